@@ -1,0 +1,167 @@
+"""Validate a criteria list against the catalog, then score a testbed with it.
+
+Validation happens before anything runs: the list must match the catalog's JSON Schema,
+each comparator must parse, each path must be testbed-relative (an expected file may point
+into the task's ``reference/``). Problems are reported per criterion, with the field.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from jsonschema import Draft202012Validator
+
+from office_env.errors import OfficeError
+from office_env.evaluation import comparator
+from office_env.evaluation.checks import CHECKS, Context, check_time_args, reference_tail
+from office_env.workspace import Workspace, relative_parts
+
+
+def criteria_schema() -> dict[str, Any]:
+    """JSON Schema of a criteria list: ``[{"function": name, "args": {...}}, ...]``."""
+    branches = [
+        {"if": {"properties": {"function": {"const": name}}},
+         "then": {"properties": {"args": spec.args_schema}}}
+        for name, spec in sorted(CHECKS.items())
+    ]
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "homeragents evaluation criteria",
+        "type": "array",
+        "minItems": 1,
+        "items": {
+            "type": "object",
+            "properties": {"function": {"enum": sorted(CHECKS)}, "args": {"type": "object"}},
+            "required": ["function", "args"],
+            "additionalProperties": False,
+            "allOf": branches,
+        },
+    }
+
+
+_ITEM_VALIDATOR = Draft202012Validator(
+    {"type": "object", "properties": {"function": {"type": "string"}, "args": {"type": "object"}},
+     "required": ["function", "args"], "additionalProperties": False}
+)
+_ARGS_VALIDATORS = {name: Draft202012Validator(spec.args_schema) for name, spec in CHECKS.items()}
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with an input, located by file and field."""
+
+    field: str
+    message: str
+    file: str = ""
+
+    def __str__(self) -> str:
+        where = f"{self.file}: " if self.file else ""
+        return f"{where}{self.field}: {self.message}"
+
+
+class InvalidCriteria(OfficeError):
+    def __init__(self, problems: list[Problem]) -> None:
+        self.problems = problems
+        super().__init__("; ".join(str(p) for p in problems))
+
+
+def _where(base: str, error: Any) -> str:
+    path = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
+    return base + path
+
+
+def validate_criteria(criteria: Any, *, file: str = "", base: str = "evaluation") -> list[Problem]:
+    """Every problem with a criteria list; an empty list means it may be run."""
+    if not isinstance(criteria, list):
+        return [Problem(base, f"must be a list of criteria, got {type(criteria).__name__}", file)]
+    if not criteria:
+        return [Problem(base, "is empty; a task needs at least one criterion", file)]
+    problems: list[Problem] = []
+    for index, item in enumerate(criteria):
+        where = f"{base}[{index}]"
+        shape = list(_ITEM_VALIDATOR.iter_errors(item))
+        if shape:
+            problems.extend(Problem(_where(where, e), e.message, file) for e in shape)
+            continue
+        name, args = item["function"], item["args"]
+        if name not in CHECKS:
+            problems.append(Problem(f"{where}.function", f"unknown function {name!r}", file))
+            continue
+        errors = sorted(_ARGS_VALIDATORS[name].iter_errors(args), key=lambda e: list(e.absolute_path))
+        if errors:
+            problems.extend(Problem(_where(f"{where}.args", e), e.message, file) for e in errors)
+            continue
+        problems.extend(_semantic_problems(name, args, f"{where}.args", file))
+    return problems
+
+
+def _semantic_problems(name: str, args: dict[str, Any], where: str, file: str) -> list[Problem]:
+    problems = []
+    for key in CHECKS[name].path_args:
+        if key in args:
+            try:
+                if key == "expected_file":
+                    reference_tail(args[key], key)
+                else:
+                    relative_parts(args[key], field=key)
+            except OfficeError as exc:
+                problems.append(Problem(f"{where}.{key}", str(exc).removeprefix(f"{key}: "), file))
+    if name == "evaluate_excel_cell_comparator":
+        for i, match in enumerate(args["matches"]):
+            try:
+                comparator.parse(match["comparator"])
+            except OfficeError as exc:
+                problems.append(Problem(f"{where}.matches[{i}].comparator", str(exc), file))
+    if name == "evaluate_calendar_event":
+        try:
+            check_time_args(args)
+        except OfficeError as exc:
+            problems.append(Problem(where, str(exc), file))
+    return problems
+
+
+@dataclass(frozen=True)
+class CriterionResult:
+    index: int
+    function: str
+    passed: bool
+    reason: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"index": self.index, "function": self.function, "passed": self.passed, "reason": self.reason}
+
+
+@dataclass(frozen=True)
+class EvaluationReport:
+    results: list[CriterionResult] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        return bool(self.results) and all(r.passed for r in self.results)
+
+    def failures(self) -> list[CriterionResult]:
+        return [r for r in self.results if not r.passed]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"passed": self.passed, "results": [r.to_dict() for r in self.results]}
+
+
+def evaluate_criteria(workspace: Workspace, criteria: list[dict[str, Any]],
+                      reference_dir: str | Path | None = None, *, file: str = "") -> EvaluationReport:
+    """Score ``workspace``: one result per criterion. Raises ``InvalidCriteria`` before running
+    anything if the list does not validate."""
+    problems = validate_criteria(criteria, file=file)
+    if problems:
+        raise InvalidCriteria(problems)
+    ctx = Context(workspace, Path(reference_dir) if reference_dir is not None else None)
+    results = []
+    for index, item in enumerate(criteria):
+        name = item["function"]
+        try:
+            passed, reason = CHECKS[name].func(ctx, item["args"])
+        except OfficeError as exc:
+            passed, reason = False, str(exc)
+        results.append(CriterionResult(index, name, bool(passed), reason))
+    return EvaluationReport(results)

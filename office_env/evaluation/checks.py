@@ -1,0 +1,343 @@
+"""The evaluation criteria: OfficeBench's nine functions plus three of ours.
+
+Each check takes the scoring context and validated arguments and returns ``(passed, reason)``;
+the reason says what was looked at and what was found, so a failing task can be fixed.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from office_env import calendar_store, mail_store
+from office_env.errors import OfficeError, PathError
+from office_env.evaluation import comparator as comparators
+from office_env.evaluation import keywords as kw
+from office_env.evaluation.content import DOC_TYPES, find_mailbox_user, mailbox_text, read_document
+from office_env.formats import xlsx_io
+from office_env.workspace import ANSWER_FILE, Workspace, relative_parts
+
+Outcome = tuple[bool, str]
+
+
+@dataclass(frozen=True)
+class Context:
+    """What a check may look at: the testbed and, for expected files, the task's reference/."""
+
+    workspace: Workspace
+    reference_dir: Path | None = None
+
+    def path(self, relpath: str, field: str) -> Path:
+        return self.workspace.resolve(relpath, field=field)
+
+    def expected_path(self, relpath: str, field: str = "expected_file") -> Path:
+        """An expected file: inside the testbed, or (OfficeBench's ``../../../../reference/x``)
+        inside the task's reference folder. The ``..`` path is never followed."""
+        tail = reference_tail(relpath, field)
+        if tail is None:
+            return self.path(relpath, field)
+        if self.reference_dir is None:
+            raise PathError(f"{field}: {relpath!r} needs the task's reference folder, which was not given")
+        root = self.reference_dir.resolve()
+        real = root.joinpath(*tail).resolve()
+        if root not in real.parents:
+            raise PathError(f"{field}: {relpath!r} leads outside the reference folder")
+        return real
+
+
+def reference_tail(relpath: str, field: str = "expected_file") -> list[str] | None:
+    """Parts of ``relpath`` inside reference/ when it has the form ``../…/reference/x``;
+    ``None`` for a plain testbed path; ``PathError`` for any other escape."""
+    parts = relative_parts(relpath, field=field, allow_parent=True)
+    if ".." not in parts:
+        return None
+    tail = parts[len(parts) - parts[::-1].index(".."):]
+    if len(tail) < 2 or tail[0] != "reference":
+        raise PathError(f"{field}: {relpath!r} points outside the testbed and not into reference/")
+    return tail[1:]
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    description: str
+    args_schema: dict[str, Any]
+    func: Callable[[Context, dict[str, Any]], Outcome]
+    path_args: tuple[str, ...] = ()
+
+
+CHECKS: dict[str, Check] = {}
+
+# -- argument schema pieces ------------------------------------------------------------------
+PATH = {"type": "string", "minLength": 1}
+KEYWORDS = {"type": "array", "minItems": 1, "items": {"type": ["string", "number"]}}
+INDEX = {"type": ["integer", "string"], "minimum": 1, "pattern": "^[1-9][0-9]*$"}
+SCALAR = {"type": ["string", "number", "boolean"]}
+USERNAME = {"type": "string", "minLength": 1}
+TIME = {"type": "string", "pattern": r"^\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(:\d{2})?$"}
+
+
+def check(name: str, description: str, properties: dict[str, Any], required: list[str],
+          path_args: tuple[str, ...] = (), extra: dict[str, Any] | None = None):
+    def decorate(func: Callable[[Context, dict[str, Any]], Outcome]):
+        schema = {"type": "object", "properties": properties, "required": required,
+                  "additionalProperties": False, **(extra or {})}
+        CHECKS[name] = Check(name, description, schema, func, path_args)
+        return func
+    return decorate
+
+
+# -- text containment ------------------------------------------------------------------------
+
+def _content(ctx: Context, args: dict[str, Any]) -> tuple[str, str]:
+    """(label, text) of what a contain check searches."""
+    doc_type = args["doc_type"]
+    if doc_type == "email":
+        user = find_mailbox_user(ctx.workspace, args["username"])
+        return f"{user}'s mailbox", mailbox_text(ctx.workspace, user)
+    return args["file"], read_document(ctx.path(args["file"], "file"), args["file"], doc_type)
+
+
+_CONTAIN_PROPS = {"doc_type": {"enum": list(DOC_TYPES)}, "file": PATH, "username": USERNAME, "keywords": KEYWORDS}
+_CONTAIN_RULES = {"if": {"properties": {"doc_type": {"const": "email"}}},
+                  "then": {"required": ["username"]}, "else": {"required": ["file"]}}
+
+
+@check("evaluate_contain", "A document, or a user's mailbox, contains every keyword (case-insensitive).",
+       _CONTAIN_PROPS, ["doc_type", "keywords"], ("file",), _CONTAIN_RULES)
+def evaluate_contain(ctx: Context, args: dict[str, Any]) -> Outcome:
+    label, text = _content(ctx, args)
+    absent = kw.missing(text, args["keywords"])
+    if absent:
+        return False, f"{label} lacks {', '.join(repr(a) for a in absent)}"
+    return True, f"{label} contains all {len(args['keywords'])} keyword(s)"
+
+
+@check("evaluate_not_contain",
+       "A document, or a user's mailbox, contains none of the keywords; a missing file contains none.",
+       _CONTAIN_PROPS, ["doc_type", "keywords"], ("file",), _CONTAIN_RULES)
+def evaluate_not_contain(ctx: Context, args: dict[str, Any]) -> Outcome:
+    if args["doc_type"] != "email" and not ctx.path(args["file"], "file").exists():
+        return True, f"{args['file']} does not exist, so it contains none of the keywords"
+    label, text = _content(ctx, args)
+    found = kw.present(text, args["keywords"])
+    if found:
+        return False, f"{label} still contains {', '.join(repr(f) for f in found)}"
+    return True, f"{label} contains none of the keywords"
+
+
+# -- files -----------------------------------------------------------------------------------
+
+@check("evaluate_file_exist", "A file exists in the testbed.", {"file": PATH}, ["file"], ("file",))
+def evaluate_file_exist(ctx: Context, args: dict[str, Any]) -> Outcome:
+    exists = ctx.path(args["file"], "file").exists()
+    return exists, f"{args['file']} {'exists' if exists else 'does not exist'}"
+
+
+@check("evaluate_file_not_exist", "A file does not exist in the testbed.", {"file": PATH}, ["file"], ("file",))
+def evaluate_file_not_exist(ctx: Context, args: dict[str, Any]) -> Outcome:
+    exists = ctx.path(args["file"], "file").exists()
+    return not exists, f"{args['file']} {'still exists' if exists else 'does not exist'}"
+
+
+def _first_difference(a: str, b: str) -> str:
+    for n, (left, right) in enumerate(zip(a.splitlines(), b.splitlines()), start=1):
+        if left != right:
+            return f"line {n}: {left[:60]!r} vs expected {right[:60]!r}"
+    return f"{len(a.splitlines())} lines vs expected {len(b.splitlines())}"
+
+
+@check("evaluate_exact_match", "A result file has exactly the content of an expected file.",
+       {"doc_type": {"enum": ["txt", "ics", "doc", "docx", "pdf", "xlsx"]}, "result_file": PATH, "expected_file": PATH},
+       ["doc_type", "result_file", "expected_file"], ("result_file", "expected_file"))
+def evaluate_exact_match(ctx: Context, args: dict[str, Any]) -> Outcome:
+    result, doc_type = args["result_file"], args["doc_type"]
+    expected_path = ctx.expected_path(args["expected_file"])
+    result_path = ctx.path(result, "result_file")
+    if not result_path.exists():
+        return False, f"{result} does not exist"
+    if not expected_path.exists():
+        return False, f"expected file {args['expected_file']} is missing from the task"
+    if doc_type == "xlsx":
+        got = xlsx_io.cells(xlsx_io.load(result_path, result).active)
+        want = xlsx_io.cells(xlsx_io.load(expected_path, args["expected_file"]).active)
+        for key in sorted(set(got) | set(want)):
+            if got.get(key) != want.get(key):
+                return False, (f"{result} cell {key} is {xlsx_io.render_value(got.get(key))!r}, "
+                               f"expected {xlsx_io.render_value(want.get(key))!r}")
+        return True, f"{result} matches the expected sheet ({len(want)} cells)"
+    got_text = read_document(result_path, result, doc_type)
+    want_text = read_document(expected_path, args["expected_file"], doc_type)
+    if got_text != want_text:
+        return False, f"{result} differs from the expected file at {_first_difference(got_text, want_text)}"
+    return True, f"{result} matches the expected file"
+
+
+@check("evaluate_diff_contain_text",
+       "The changes from an input file to an output file mention every keyword.",
+       {"doc_type": {"enum": ["xlsx", "doc", "docx"]}, "input_file": PATH, "output_file": PATH, "keywords": KEYWORDS},
+       ["doc_type", "input_file", "output_file", "keywords"], ("input_file", "output_file"))
+def evaluate_diff_contain_text(ctx: Context, args: dict[str, Any]) -> Outcome:
+    doc_type = args["doc_type"]
+    before = read_document(ctx.path(args["input_file"], "input_file"), args["input_file"], doc_type)
+    after = read_document(ctx.path(args["output_file"], "output_file"), args["output_file"], doc_type)
+    if before == after:
+        return False, f"{args['output_file']} has the same content as {args['input_file']}"
+    diff = "\n".join(difflib.unified_diff(before.split("\n"), after.split("\n"), n=0, lineterm=""))
+    absent = kw.missing(diff, args["keywords"])
+    if absent:
+        return False, f"the changes to {args['output_file']} do not mention {', '.join(repr(a) for a in absent)}"
+    return True, f"the changes to {args['output_file']} mention every keyword"
+
+
+# -- spreadsheets ----------------------------------------------------------------------------
+
+def _cell_matches(value: Any, expected: Any) -> bool:
+    if xlsx_io.render_value(value).strip() == str(expected).strip():
+        return True
+    got, want = comparators.as_number(value), comparators.as_number(expected)
+    return got is not None and want is not None and abs(got - want) <= 1e-9 * max(1.0, abs(want))
+
+
+def _sheet(ctx: Context, args: dict[str, Any]):
+    return xlsx_io.sheet_of(xlsx_io.load(ctx.path(args["file"], "file"), args["file"]), args.get("sheet"), args["file"])
+
+
+@check("evaluate_excel_cell_value", "Cells of a sheet hold the given values (row and col 1-based).",
+       {"file": PATH, "sheet": {"type": "string"},
+        "matches": {"type": "array", "minItems": 1, "items": {
+            "type": "object", "properties": {"row": INDEX, "col": INDEX, "value": SCALAR},
+            "required": ["row", "col", "value"], "additionalProperties": False}}},
+       ["file", "matches"], ("file",))
+def evaluate_excel_cell_value(ctx: Context, args: dict[str, Any]) -> Outcome:
+    if not ctx.path(args["file"], "file").exists():
+        return False, f"{args['file']} does not exist"
+    sheet = _sheet(ctx, args)
+    for match in args["matches"]:
+        row, col = int(match["row"]), int(match["col"])
+        value = sheet.cell(row=row, column=col).value
+        if not _cell_matches(value, match["value"]):
+            return False, f"{args['file']} ({row}, {col}) is {xlsx_io.render_value(value)!r}, expected {match['value']!r}"
+    return True, f"{args['file']}: all {len(args['matches'])} cell(s) hold the expected values"
+
+
+@check("evaluate_excel_cell_comparator",
+       "Cells of a sheet satisfy comparators such as '> 100' or '== \"Done\"' (no code is run).",
+       {"file": PATH, "sheet": {"type": "string"},
+        "matches": {"type": "array", "minItems": 1, "items": {
+            "type": "object", "properties": {"row": INDEX, "col": INDEX, "comparator": {"type": "string"}},
+            "required": ["row", "col", "comparator"], "additionalProperties": False}}},
+       ["file", "matches"], ("file",))
+def evaluate_excel_cell_comparator(ctx: Context, args: dict[str, Any]) -> Outcome:
+    if not ctx.path(args["file"], "file").exists():
+        return False, f"{args['file']} does not exist"
+    sheet = _sheet(ctx, args)
+    for match in args["matches"]:
+        row, col = int(match["row"]), int(match["col"])
+        ok, why = comparators.parse(match["comparator"]).test(sheet.cell(row=row, column=col).value)
+        if not ok:
+            return False, f"{args['file']} ({row}, {col}): {why}"
+    return True, f"{args['file']}: all {len(args['matches'])} cell(s) satisfy their comparators"
+
+
+# -- calendars -------------------------------------------------------------------------------
+
+@check("evaluate_calendar_no_overlap", "No two events in a user's calendar overlap.",
+       {"username": USERNAME}, ["username"])
+def evaluate_calendar_no_overlap(ctx: Context, args: dict[str, Any]) -> Outcome:
+    events = calendar_store.events(ctx.workspace, args["username"], field="username")
+    clashes = calendar_store.overlaps(events)
+    if clashes:
+        a, b = clashes[0]
+        return False, (f"{args['username']}'s calendar: {a.summary!r} ({a.start:%Y-%m-%d %H:%M}-{a.end:%H:%M}) overlaps "
+                       f"{b.summary!r} ({b.start:%Y-%m-%d %H:%M}-{b.end:%H:%M})")
+    return True, f"{args['username']}'s calendar has {len(events)} event(s), none overlapping"
+
+
+@check("evaluate_calendar_event",
+       "A user's calendar has an event whose title contains the keywords, at the given start and end.",
+       {"username": USERNAME, "summary": {"anyOf": [{"type": "string", "minLength": 1}, KEYWORDS]},
+        "start": TIME, "end": TIME},
+       ["username", "summary"])
+def evaluate_calendar_event(ctx: Context, args: dict[str, Any]) -> Outcome:
+    words = args["summary"] if isinstance(args["summary"], list) else [args["summary"]]
+    start = calendar_store.parse_time(args["start"], "start") if args.get("start") else None
+    end = calendar_store.parse_time(args["end"], "end") if args.get("end") else None
+    events = calendar_store.events(ctx.workspace, args["username"], field="username", missing_ok=True)
+    titled = [e for e in events if not kw.missing(e.summary, words)]
+    for event in titled:
+        if (start is None or event.start == start) and (end is None or event.end == end):
+            return True, f"{args['username']}'s calendar has {event.summary!r} at {event.start:%Y-%m-%d %H:%M}"
+    if titled:
+        found = ", ".join(f"{e.start:%Y-%m-%d %H:%M}-{e.end:%H:%M}" for e in titled)
+        return False, f"{args['username']}'s events titled like {words!r} are at {found}, not at the required time"
+    return False, f"{args['username']}'s calendar has no event titled like {words!r}"
+
+
+# -- e-mail and answers ----------------------------------------------------------------------
+
+def _same_person(header: str, who: str) -> bool:
+    local = who.strip().lower().split("@")[0]
+    return any(part.split("@")[0].strip(" <>\"'") == local or who.strip().lower() in part
+               for part in header.lower().replace(",", " ").split())
+
+
+@check("evaluate_email_sent",
+       "A message from the sender and/or to the recipient exists whose subject and body contain the keywords.",
+       {"sender": USERNAME, "recipient": USERNAME, "subject_keywords": KEYWORDS, "body_keywords": KEYWORDS},
+       [], extra={"anyOf": [{"required": ["sender"]}, {"required": ["recipient"]}]})
+def evaluate_email_sent(ctx: Context, args: dict[str, Any]) -> Outcome:
+    owner = args.get("sender") or args["recipient"]
+    user = find_mailbox_user(ctx.workspace, owner)
+    candidates = []
+    for email_id, mail in mail_store.messages(ctx.workspace, user, field="sender" if args.get("sender") else "recipient"):
+        if args.get("sender") and not _same_person(mail.sender, args["sender"]):
+            continue
+        if args.get("recipient") and not _same_person(mail.recipient, args["recipient"]):
+            continue
+        candidates.append((email_id, mail))
+        absent = kw.missing(mail.subject, args.get("subject_keywords", [])) + \
+            kw.missing(mail.body, args.get("body_keywords", []))
+        if not absent:
+            return True, f"{email_id} in {user}'s mailbox matches"
+    who = " ".join(f"{k} {args[k]}" for k in ("sender", "recipient") if args.get(k))
+    if not candidates:
+        return False, f"no message with {who} in {user}'s mailbox"
+    return False, f"{len(candidates)} message(s) with {who}, but none has all the subject and body keywords"
+
+
+@check("evaluate_answer",
+       f"The answer file ({ANSWER_FILE} unless given) holds the keywords, or a number within a tolerance.",
+       {"file": PATH, "keywords": KEYWORDS, "number": {"type": "number"},
+        "tolerance": {"type": "number", "minimum": 0}},
+       [], ("file",), extra={"oneOf": [{"required": ["keywords"]}, {"required": ["number"]}]})
+def evaluate_answer(ctx: Context, args: dict[str, Any]) -> Outcome:
+    file = args.get("file", ANSWER_FILE)
+    path = ctx.path(file, "file")
+    if not path.exists():
+        return False, f"{file} does not exist (no answer was written)"
+    text = read_document(path, file, "txt")
+    if "keywords" in args:
+        absent = kw.missing(text, args["keywords"])
+        return (not absent), (f"{file} lacks {', '.join(repr(a) for a in absent)}" if absent
+                              else f"{file} holds the expected answer")
+    target, tolerance = float(args["number"]), float(args.get("tolerance", 1e-6))
+    numbers = kw.numbers_in(text)
+    for number in numbers:
+        if abs(number - target) <= tolerance:
+            return True, f"{file} holds {number:g} (expected {target:g} +/- {tolerance:g})"
+    shown = ", ".join(f"{n:g}" for n in numbers[:5]) or "no number"
+    return False, f"{file} holds {shown}, expected {target:g} +/- {tolerance:g}"
+
+
+def check_time_args(args: dict[str, Any]) -> None:
+    """Times in arguments must parse (the schema only checks their shape)."""
+    for key in ("start", "end"):
+        if args.get(key):
+            calendar_store.parse_time(args[key], key)
+    if args.get("start") and args.get("end"):
+        if calendar_store.parse_time(args["end"], "end") <= calendar_store.parse_time(args["start"], "start"):
+            raise OfficeError("end: must be after start")
+

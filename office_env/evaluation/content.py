@@ -1,0 +1,73 @@
+"""Text views of testbed content that criteria search: documents by type, mailboxes, calendars."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from office_env import calendar_store, mail_store
+from office_env.errors import CorruptFileError, MissingFileError, OfficeError
+from office_env.formats import docx_io, pdf_io, xlsx_io
+from office_env.workspace import EMAILS_DIR, Workspace
+
+DOC_TYPES = ("txt", "ics", "doc", "docx", "xlsx", "pdf", "email")
+_FOLD_RE = re.compile(r"\r?\n[ \t]")
+
+
+def read_plain(path: Path, label: str) -> str:
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise CorruptFileError(f"{label}: not a UTF-8 text file") from None
+
+
+def read_ics(path: Path, label: str) -> str:
+    """The raw calendar (long lines unfolded) followed by a readable list of its events."""
+    raw = _FOLD_RE.sub("", read_plain(path, label))
+    lines = [raw]
+    for event in calendar_store.ics_io.read_events(path, label):
+        lines.append(f"{event.summary} {event.start:%Y-%m-%d %H:%M:%S} {event.end:%Y-%m-%d %H:%M:%S} "
+                     f"{event.location} {event.description}")
+    return "\n".join(lines)
+
+
+def read_document(path: Path, label: str, doc_type: str) -> str:
+    """Text of one file read as ``doc_type``; raises OfficeError naming the file."""
+    if not path.exists():
+        raise MissingFileError(f"{label}: file does not exist")
+    if not path.is_file():
+        raise OfficeError(f"{label}: is a folder, not a file")
+    if doc_type == "txt":
+        return read_plain(path, label)
+    if doc_type == "ics":
+        return read_ics(path, label)
+    if doc_type in ("doc", "docx"):
+        return docx_io.read_text(path, label)
+    if doc_type == "xlsx":
+        return xlsx_io.read_text(path, label)
+    if doc_type == "pdf":
+        return pdf_io.read_text(path, label)
+    raise OfficeError(f"doc_type: {doc_type!r} is not one of {', '.join(DOC_TYPES)}")
+
+
+def find_mailbox_user(ws: Workspace, username: str) -> str:
+    """Mailbox owner for ``username``: exact, case-insensitive, then a unique partial match."""
+    name = ws.check_user(username, field="username")
+    if ws.find_user_entry(EMAILS_DIR, name) is not None:
+        return name
+    folder = ws.root / EMAILS_DIR
+    boxes = sorted(p.name for p in folder.iterdir() if p.is_dir()) if folder.is_dir() else []
+    partial = [b for b in boxes if name.lower() in b.lower() or b.lower() in name.lower()]
+    if len(partial) == 1:
+        return partial[0]
+    raise MissingFileError(f"username: no mailbox for {username!r} (mailboxes: {', '.join(boxes) or 'none'})")
+
+
+def mailbox_text(ws: Workspace, username: str) -> str:
+    user = find_mailbox_user(ws, username)
+    parts = []
+    for email_id, mail in mail_store.messages(ws, user, field="username"):
+        parts.append(f"Email ID: {email_id}\nFrom: {mail.sender}\nTo: {mail.recipient}\n"
+                     f"Subject: {mail.subject}\nContent: {mail.body}")
+    return "\n".join(parts)

@@ -1,0 +1,60 @@
+"""Keyword matching as OfficeBench defines it, made a little more exact.
+
+Case is ignored and runs of white space count as one space (text wrapped in a PDF still
+matches). A keyword that is a number matches a number of equal value in the text, with
+thousands separators removed (``12500`` matches ``12,500`` and ``12500.0``, not ``125000``).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Iterable
+
+_SPACE_RE = re.compile(r"\s+")
+_THOUSANDS_RE = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
+_KEYWORD_NUMBER_RE = re.compile(r"^\d+(?:\.\d+)?$")
+_TEXT_NUMBER_RE = re.compile(r"(?<![\d.])\d+(?:\.\d+)?(?![\d])")
+
+
+def normalize(text: str) -> str:
+    return _SPACE_RE.sub(" ", text).strip().lower()
+
+
+class Haystack:
+    """A text prepared once for many keyword look-ups."""
+
+    def __init__(self, text: str) -> None:
+        self.text = normalize(text)
+        self._numbers: set[float] | None = None
+
+    def numbers(self) -> set[float]:
+        if self._numbers is None:
+            plain = _THOUSANDS_RE.sub("", self.text)
+            self._numbers = {float(n) for n in _TEXT_NUMBER_RE.findall(plain)}
+        return self._numbers
+
+    def has(self, keyword: Any) -> bool:
+        needle = normalize(str(keyword))
+        number_text = needle.replace(",", "")
+        if _KEYWORD_NUMBER_RE.match(number_text):
+            return float(number_text) in self.numbers()
+        return needle in self.text
+
+
+_SIGNED_NUMBER_RE = re.compile(r"(?<![\d.])-?\d+(?:\.\d+)?(?![\d])")
+
+
+def numbers_in(text: str) -> list[float]:
+    """Every number written in ``text``, in order, thousands separators removed."""
+    return [float(n) for n in _SIGNED_NUMBER_RE.findall(_THOUSANDS_RE.sub("", text))]
+
+
+def missing(text: str, keywords: Iterable[Any]) -> list[str]:
+    """The keywords not found in ``text`` (empty when all are present)."""
+    hay = Haystack(text)
+    return [str(k) for k in keywords if not hay.has(k)]
+
+
+def present(text: str, keywords: Iterable[Any]) -> list[str]:
+    hay = Haystack(text)
+    return [str(k) for k in keywords if hay.has(k)]

@@ -1,0 +1,127 @@
+"""iCalendar files (.ics) through the ``icalendar`` library.
+
+Times are compared as naive datetimes: aware times are converted to UTC, all-day dates start
+at midnight. New events get a UID and DTSTAMP derived from their content and the office clock
+so that the same calls write the same bytes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta, timezone
+from pathlib import Path
+
+import icalendar
+
+from office_env.errors import CorruptFileError
+from office_env.formats.ooxml import DEFAULT_STAMP
+
+PRODID = "-//homeragents//office_env//EN"
+
+
+@dataclass(frozen=True)
+class CalendarEvent:
+    summary: str
+    start: datetime
+    end: datetime
+    location: str = ""
+    description: str = ""
+
+
+def naive(value: date | datetime) -> datetime:
+    if isinstance(value, datetime):
+        if value.tzinfo is not None:
+            return value.astimezone(timezone.utc).replace(tzinfo=None)
+        return value
+    return datetime(value.year, value.month, value.day)
+
+
+def load(path: Path, label: str) -> icalendar.Calendar:
+    try:
+        calendar = icalendar.Calendar.from_ical(path.read_bytes())
+    except Exception as exc:
+        raise CorruptFileError(f"{label}: not a readable iCalendar (.ics) file ({type(exc).__name__})") from None
+    if not isinstance(calendar, icalendar.Calendar):
+        raise CorruptFileError(f"{label}: not an iCalendar (.ics) file (no VCALENDAR)")
+    return calendar
+
+
+def events_of(calendar: icalendar.Calendar, label: str) -> list[CalendarEvent]:
+    events = []
+    for component in calendar.walk("VEVENT"):
+        start_prop = component.get("dtstart")
+        if start_prop is None:
+            raise CorruptFileError(f"{label}: event {str(component.get('summary', ''))!r} has no DTSTART")
+        try:
+            start = naive(start_prop.dt)
+            end_prop = component.get("dtend")
+            if end_prop is not None:
+                end = naive(end_prop.dt)
+            elif component.get("duration") is not None:
+                end = start + component.get("duration").dt
+            else:
+                end = start + (timedelta(days=1) if not isinstance(start_prop.dt, datetime) else timedelta(0))
+        except Exception as exc:
+            raise CorruptFileError(f"{label}: event has an unreadable time ({type(exc).__name__})") from None
+        events.append(
+            CalendarEvent(
+                summary=str(component.get("summary", "")),
+                start=start,
+                end=end,
+                location=str(component.get("location", "")),
+                description=str(component.get("description", "")),
+            )
+        )
+    events.sort(key=lambda e: (e.start, e.end, e.summary))
+    return events
+
+
+def read_events(path: Path, label: str) -> list[CalendarEvent]:
+    return events_of(load(path, label), label)
+
+
+def new_calendar() -> icalendar.Calendar:
+    calendar = icalendar.Calendar()
+    calendar.add("prodid", PRODID)
+    calendar.add("version", "2.0")
+    return calendar
+
+
+def add_event(calendar: icalendar.Calendar, event: CalendarEvent, owner: str, stamp: datetime | None) -> None:
+    component = icalendar.Event()
+    key = f"{owner}\n{event.summary}\n{event.start.isoformat()}\n{event.end.isoformat()}"
+    component.add("uid", hashlib.sha1(key.encode()).hexdigest()[:24] + "@homeragents")
+    component.add("dtstamp", (stamp or DEFAULT_STAMP).replace(microsecond=0))
+    component.add("summary", event.summary)
+    component.add("dtstart", event.start)
+    component.add("dtend", event.end)
+    if event.location:
+        component.add("location", event.location)
+    if event.description:
+        component.add("description", event.description)
+    calendar.add_component(component)
+
+
+def remove_events(calendar: icalendar.Calendar, summary: str) -> int:
+    """Remove every event whose summary equals ``summary`` (ignoring case); return the count."""
+    wanted = summary.strip().lower()
+    keep, removed = [], 0
+    for component in calendar.subcomponents:
+        if component.name == "VEVENT" and str(component.get("summary", "")).strip().lower() == wanted:
+            removed += 1
+        else:
+            keep.append(component)
+    calendar.subcomponents[:] = keep
+    return removed
+
+
+def to_bytes(calendar: icalendar.Calendar) -> bytes:
+    return calendar.to_ical()
+
+
+def build(events: list[CalendarEvent], owner: str, stamp: datetime | None = None) -> bytes:
+    calendar = new_calendar()
+    for event in events:
+        add_event(calendar, event, owner, stamp)
+    return to_bytes(calendar)

@@ -1,0 +1,58 @@
+"""Calendar tools: list, create and delete events."""
+
+from __future__ import annotations
+
+from office_env import calendar_store
+from office_env.errors import OfficeError
+from office_env.formats.ics_io import CalendarEvent
+from office_env.tools.common import USER
+from office_env.tools.registry import tool
+from office_env.workspace import Workspace
+
+TIME = {"type": "string", "description": "Local time as 'YYYY-MM-DD HH:MM:SS'"}
+FMT = "%Y-%m-%d %H:%M:%S"
+
+
+@tool("calendar", "list_events", "List the events of a user's calendar in time order.", writes=False,
+      properties={"user": USER}, required=["user"])
+def list_events(ws: Workspace, user: str) -> str:
+    items = calendar_store.events(ws, user)
+    if not items:
+        return f"No events in {user}'s calendar."
+    lines = [f"{len(items)} event(s) in {user}'s calendar:"]
+    for event in items:
+        where = f" | location: {event.location}" if event.location else ""
+        lines.append(f"- {event.start:{FMT}} to {event.end:{FMT}} | {event.summary}{where}")
+    return "\n".join(lines)
+
+
+@tool("calendar", "create_event", "Add an event to a user's calendar (creates the calendar if needed).",
+      writes=True,
+      properties={
+          "user": USER,
+          "summary": {"type": "string", "minLength": 1, "description": "Event title"},
+          "start": TIME,
+          "end": TIME,
+          "location": {"type": "string"},
+      },
+      required=["user", "summary", "start", "end"])
+def create_event(ws: Workspace, user: str, summary: str, start: str, end: str, location: str = "") -> str:
+    event = CalendarEvent(
+        summary=summary,
+        start=calendar_store.parse_time(start, "start"),
+        end=calendar_store.parse_time(end, "end"),
+        location=location,
+    )
+    calendar_store.create(ws, user, event)
+    return f"Added {summary!r} to {user}'s calendar, {event.start:{FMT}} to {event.end:{FMT}}."
+
+
+@tool("calendar", "delete_event", "Delete every event with this exact title from a user's calendar.",
+      writes=True,
+      properties={"user": USER, "summary": {"type": "string", "minLength": 1}},
+      required=["user", "summary"])
+def delete_event(ws: Workspace, user: str, summary: str) -> str:
+    removed = calendar_store.delete(ws, user, summary)
+    if not removed:
+        raise OfficeError(f"summary: no event titled {summary!r} in {user}'s calendar")
+    return f"Deleted {removed} event(s) titled {summary!r} from {user}'s calendar."

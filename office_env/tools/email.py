@@ -1,0 +1,53 @@
+"""E-mail tools: list a mailbox, read a message, send a message."""
+
+from __future__ import annotations
+
+from office_env import mail_store
+from office_env.tools.common import USER
+from office_env.tools.registry import tool
+from office_env.workspace import Workspace
+
+PREVIEW = 80
+
+
+@tool("email", "list_emails", "List the messages in a user's mailbox (id, date, from, to, subject, preview).",
+      writes=False, properties={"user": USER}, required=["user"])
+def list_emails(ws: Workspace, user: str) -> str:
+    items = mail_store.messages(ws, user)
+    if not items:
+        return f"No emails for {user}."
+    lines = [f"{len(items)} email(s) for {user}:"]
+    for email_id, mail in items:
+        preview = " ".join(mail.body.split())
+        if len(preview) > PREVIEW:
+            preview = preview[:PREVIEW] + "..."
+        lines.append(
+            f"- id: {email_id} | date: {mail.date} | from: {mail.sender} | to: {mail.recipient} | "
+            f"subject: {mail.subject} | {preview}"
+        )
+    return "\n".join(lines)
+
+
+@tool("email", "read_email", "Read one message of a user's mailbox by its id from email_list_emails.",
+      writes=False,
+      properties={"user": USER, "email_id": {"type": "string", "description": "Message id, e.g. Budget.eml"}},
+      required=["user", "email_id"])
+def read_email(ws: Workspace, user: str, email_id: str) -> str:
+    mail = mail_store.read(ws, user, email_id)
+    return (
+        f"From: {mail.sender}\nTo: {mail.recipient}\nDate: {mail.date}\nSubject: {mail.subject}\n\n{mail.body}"
+    )
+
+
+@tool("email", "send_email",
+      "Send an e-mail; it is stored in both the sender's and the recipient's mailbox.", writes=True,
+      properties={
+          "sender": {"type": "string", "description": "Sender user name or address"},
+          "recipient": {"type": "string", "description": "Recipient user name or address"},
+          "subject": {"type": "string", "minLength": 1},
+          "content": {"type": "string"},
+      },
+      required=["sender", "recipient", "subject", "content"])
+def send_email(ws: Workspace, sender: str, recipient: str, subject: str, content: str) -> str:
+    email_id = mail_store.deliver(ws, sender, recipient, subject, content)
+    return f"Sent {subject!r} from {sender} to {recipient} (id {email_id})."

@@ -1,0 +1,82 @@
+"""Excel tools: read cells, create, set and delete cells, convert to PDF."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from office_env.errors import OfficeError
+from office_env.formats import pdf_io, xlsx_io
+from office_env.tools.common import FILE_PATH, OUTPUT_PATH, check_suffix, existing_file, target_path
+from office_env.tools.registry import tool
+from office_env.workspace import Workspace
+
+XLSX = (".xlsx",)
+SHEET = {"type": "string", "description": "Sheet name; the active sheet when omitted"}
+ROW = {"type": "integer", "minimum": 1, "maximum": 1048576, "description": "1-based row index"}
+COL = {"type": "integer", "minimum": 1, "maximum": 16384, "description": "1-based column index"}
+VALUE = {"type": ["string", "number", "boolean", "null"], "description": "New cell value"}
+
+
+@tool("excel", "read_file",
+      "Read an Excel (.xlsx) sheet as '(row, col): value' cells, 1-based, one line per row.",
+      writes=False, properties={"file_path": FILE_PATH, "sheet": SHEET}, required=["file_path"])
+def read_file(ws: Workspace, file_path: str, sheet: str | None = None) -> str:
+    path = existing_file(ws, file_path, "file_path", XLSX)
+    workbook = xlsx_io.load(path, file_path)
+    target = xlsx_io.sheet_of(workbook, sheet, file_path)
+    header = f"{file_path} (sheet {target.title!r}; sheets: {', '.join(workbook.sheetnames)}):"
+    body = xlsx_io.render(target)
+    return f"{header}\n{body}" if body else f"{header}\n(empty sheet)"
+
+
+@tool("excel", "create_new_file", "Create a new, empty Excel (.xlsx) workbook.", writes=True,
+      properties={"file_path": FILE_PATH, "sheet_name": {"type": "string", "minLength": 1, "maxLength": 31}},
+      required=["file_path"])
+def create_new_file(ws: Workspace, file_path: str, sheet_name: str | None = None) -> str:
+    path = ws.resolve(file_path, field="file_path")
+    check_suffix(file_path, "file_path", XLSX)
+    if path.exists():
+        raise OfficeError(f"{file_path}: already exists; use excel_set_cell to change it")
+    ws.write_bytes(file_path, xlsx_io.build([], sheet_name, ws.now), field="file_path")
+    return f"Created {file_path}."
+
+
+def _edit_cell(ws: Workspace, file_path: str, row: int, col: int, value: Any, sheet: str | None) -> Any:
+    path = existing_file(ws, file_path, "file_path", XLSX)
+    workbook = xlsx_io.load(path, file_path)
+    target = xlsx_io.sheet_of(workbook, sheet, file_path)
+    old = target.cell(row=row, column=col).value
+    xlsx_io.set_value(target, row, col, value)
+    ws.write_bytes(file_path, xlsx_io.to_bytes(workbook, ws.now), field="file_path")
+    return old
+
+
+@tool("excel", "set_cell", "Set one cell of an Excel (.xlsx) sheet (row and col are 1-based).", writes=True,
+      properties={"file_path": FILE_PATH, "row": ROW, "col": COL, "value": VALUE, "sheet": SHEET},
+      required=["file_path", "row", "col", "value"])
+def set_cell(ws: Workspace, file_path: str, row: int, col: int, value: Any, sheet: str | None = None) -> str:
+    old = _edit_cell(ws, file_path, row, col, value, sheet)
+    return f"Set ({row}, {col}) of {file_path} to {xlsx_io.render_value(xlsx_io.coerce(value))} (was {xlsx_io.render_value(old)})."
+
+
+@tool("excel", "delete_cell", "Clear one cell of an Excel (.xlsx) sheet (row and col are 1-based).", writes=True,
+      properties={"file_path": FILE_PATH, "row": ROW, "col": COL, "sheet": SHEET},
+      required=["file_path", "row", "col"])
+def delete_cell(ws: Workspace, file_path: str, row: int, col: int, sheet: str | None = None) -> str:
+    old = _edit_cell(ws, file_path, row, col, None, sheet)
+    return f"Cleared ({row}, {col}) of {file_path} (was {xlsx_io.render_value(old)})."
+
+
+@tool("excel", "convert_to_pdf", "Convert the active sheet of an Excel (.xlsx) workbook to a PDF table.",
+      writes=True, properties={"file_path": FILE_PATH, "output_path": OUTPUT_PATH}, required=["file_path"])
+def convert_to_pdf(ws: Workspace, file_path: str, output_path: str | None = None) -> str:
+    path = existing_file(ws, file_path, "file_path", XLSX)
+    out = target_path(file_path, output_path, ".pdf")
+    ws.resolve(out, field="output_path")
+    sheet = xlsx_io.load(path, file_path).active
+    lines = [
+        " | ".join("" if v is None else str(v) for v in row)
+        for row in sheet.iter_rows(values_only=True)
+    ]
+    ws.write_bytes(out, pdf_io.build("\n".join(lines), title=file_path, stamp=ws.now), field="output_path")
+    return f"Converted {file_path} to {out}."

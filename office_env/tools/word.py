@@ -1,0 +1,64 @@
+"""Word tools: read, create, write, convert to PDF."""
+
+from __future__ import annotations
+
+from office_env.errors import OfficeError
+from office_env.formats import docx_io, pdf_io
+from office_env.tools.common import FILE_PATH, OUTPUT_PATH, check_suffix, existing_file, target_path
+from office_env.tools.registry import tool
+from office_env.workspace import Workspace
+
+DOCX = (".docx",)
+
+
+@tool("word", "read_file", "Read the text of a Word (.docx) document.", writes=False,
+      properties={"file_path": FILE_PATH}, required=["file_path"])
+def read_file(ws: Workspace, file_path: str) -> str:
+    path = existing_file(ws, file_path, "file_path", DOCX)
+    text = docx_io.read_text(path, file_path)
+    return f"{file_path}:\n{text}" if text.strip() else f"{file_path} is empty."
+
+
+@tool("word", "create_new_file", "Create a new, empty Word (.docx) document.", writes=True,
+      properties={"file_path": FILE_PATH}, required=["file_path"])
+def create_new_file(ws: Workspace, file_path: str) -> str:
+    path = ws.resolve(file_path, field="file_path")
+    check_suffix(file_path, "file_path", DOCX)
+    if path.exists():
+        raise OfficeError(f"{file_path}: already exists; use word_write_to_file to change it")
+    ws.write_bytes(file_path, docx_io.build("", ws.now), field="file_path")
+    return f"Created {file_path}."
+
+
+@tool("word", "write_to_file",
+      "Write text into a Word (.docx) document, one paragraph per line; creates the file if needed. "
+      "mode 'overwrite' (default) replaces the content, 'append' adds after it.",
+      writes=True,
+      properties={
+          "file_path": FILE_PATH,
+          "content": {"type": "string", "description": "Text to write; each line becomes a paragraph"},
+          "mode": {"type": "string", "enum": ["overwrite", "append"]},
+      },
+      required=["file_path", "content"])
+def write_to_file(ws: Workspace, file_path: str, content: str, mode: str = "overwrite") -> str:
+    path = ws.resolve(file_path, field="file_path")
+    check_suffix(file_path, "file_path", DOCX)
+    if mode == "append" and path.exists():
+        document = docx_io.load(path, file_path)
+    else:
+        document = docx_io.new_document(ws.now)
+    docx_io.add_paragraphs(document, content)
+    ws.write_bytes(file_path, docx_io.to_bytes(document, ws.now), field="file_path")
+    verb = "Appended to" if mode == "append" else "Wrote"
+    return f"{verb} {file_path} ({len(content.splitlines()) or 1} paragraph(s))."
+
+
+@tool("word", "convert_to_pdf", "Convert a Word (.docx) document to PDF.", writes=True,
+      properties={"file_path": FILE_PATH, "output_path": OUTPUT_PATH}, required=["file_path"])
+def convert_to_pdf(ws: Workspace, file_path: str, output_path: str | None = None) -> str:
+    path = existing_file(ws, file_path, "file_path", DOCX)
+    out = target_path(file_path, output_path, ".pdf")
+    ws.resolve(out, field="output_path")
+    text = docx_io.read_text(path, file_path)
+    ws.write_bytes(out, pdf_io.build(text, title=file_path, stamp=ws.now), field="output_path")
+    return f"Converted {file_path} to {out}."

@@ -1,0 +1,183 @@
+"""One testbed folder in the OfficeBench layout, with every path kept inside it.
+
+``data/`` holds documents, ``emails/<user>/*.eml`` one mailbox per person and
+``calendar/<user>.ics`` one calendar per person. All path arguments from tasks, tools and
+criteria go through :meth:`Workspace.resolve`, which refuses absolute paths, ``..``, NUL bytes
+and symlinks that lead out of the root.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import tempfile
+from datetime import datetime
+from pathlib import Path, PurePosixPath
+
+from office_env.errors import PathError
+from office_env.snapshot import Snapshot
+
+DATA_DIR = "data"
+EMAILS_DIR = "emails"
+CALENDAR_DIR = "calendar"
+ANSWER_FILE = "data/answer.txt"
+
+_USER_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._ -]{0,63}$")
+_DRIVE_RE = re.compile(r"^[A-Za-z]:")
+
+
+class Workspace:
+    """A sandboxed testbed folder.
+
+    ``now`` is the simulated "current time" of the office; tools stamp new e-mails and events
+    with it so that replaying the same calls gives the same bytes.
+    """
+
+    def __init__(self, root: str | os.PathLike[str], now: datetime | None = None) -> None:
+        path = Path(root)
+        if not path.is_dir():
+            raise PathError(f"{root}: testbed folder does not exist")
+        self.root = path.resolve()
+        self.now = now
+
+    def __repr__(self) -> str:
+        return f"Workspace({str(self.root)!r})"
+
+    # -- paths -------------------------------------------------------------------------------
+
+    def resolve(self, relpath: str, *, field: str = "path") -> Path:
+        """Return the absolute path of ``relpath`` inside the testbed, or raise PathError."""
+        parts = relative_parts(relpath, field=field)
+        real = self.root.joinpath(*parts).resolve()
+        if real != self.root and self.root not in real.parents:
+            raise PathError(f"{field}: {relpath!r} leads outside the testbed (through a symlink)")
+        return real
+
+    def relative(self, path: Path) -> str:
+        """The testbed-relative POSIX form of an absolute path inside the testbed."""
+        return path.resolve().relative_to(self.root).as_posix()
+
+    @staticmethod
+    def check_user(user: str, *, field: str = "user") -> str:
+        """Validate a mailbox/calendar owner name; ``alice@example.com`` maps to ``alice``."""
+        if not isinstance(user, str):
+            raise PathError(f"{field}: expected a user name, got {type(user).__name__}")
+        name = user.strip()
+        if "@" in name:
+            name = name.split("@", 1)[0]
+        if not _USER_RE.match(name) or name in {".", ".."}:
+            raise PathError(f"{field}: {user!r} is not a valid user name")
+        return name
+
+    def mailbox(self, user: str, *, field: str = "user") -> Path:
+        """Folder of a user's mailbox; an existing folder matching case-insensitively wins."""
+        name = self.check_user(user, field=field)
+        found = self.find_user_entry(EMAILS_DIR, name)
+        return found if found is not None else self.resolve(f"{EMAILS_DIR}/{name}", field=field)
+
+    def calendar_file(self, user: str, *, field: str = "user") -> Path:
+        name = self.check_user(user, field=field)
+        found = self.find_user_entry(CALENDAR_DIR, name, suffix=".ics")
+        return found if found is not None else self.resolve(f"{CALENDAR_DIR}/{name}.ics", field=field)
+
+    def find_user_entry(self, folder: str, name: str, suffix: str = "") -> Path | None:
+        """The entry ``folder/<name><suffix>``, matched exactly first, then ignoring case."""
+        base = self.root / folder
+        exact = base / f"{name}{suffix}"
+        if exact.exists():
+            return self.resolve(f"{folder}/{name}{suffix}")
+        if base.is_dir():
+            wanted = f"{name}{suffix}".lower()
+            for entry in sorted(base.iterdir()):
+                if entry.name.lower() == wanted:
+                    return self.resolve(f"{folder}/{entry.name}")
+        return None
+
+    def users(self) -> list[str]:
+        """Everyone with a mailbox or a calendar in this testbed."""
+        names = set()
+        if (self.root / EMAILS_DIR).is_dir():
+            names.update(p.name for p in (self.root / EMAILS_DIR).iterdir() if p.is_dir())
+        if (self.root / CALENDAR_DIR).is_dir():
+            names.update(p.stem for p in (self.root / CALENDAR_DIR).glob("*.ics"))
+        return sorted(names)
+
+    def list_files(self, subdir: str = "") -> list[str]:
+        """Every regular file under ``subdir`` (testbed-relative, sorted)."""
+        base = self.root if subdir.strip() in ("", ".", "./") else self.resolve(subdir, field="folder")
+        if not base.exists():
+            return []
+        out = []
+        for path in sorted(base.rglob("*")):
+            if path.is_file() and not path.is_symlink():
+                out.append(path.relative_to(self.root).as_posix())
+        return out
+
+    # -- writing -----------------------------------------------------------------------------
+
+    def write_bytes(self, relpath: str, data: bytes, *, field: str = "path") -> Path:
+        """Write atomically: a temporary file in the same folder, then a rename."""
+        target = self.resolve(relpath, field=field)
+        atomic_write(target, data)
+        return target
+
+    # -- copies and snapshots ----------------------------------------------------------------
+
+    def copy_to(self, dest: str | os.PathLike[str]) -> "Workspace":
+        """Copy the testbed into ``dest`` (which must not exist) and return the copy.
+
+        Symlinks are not followed or copied, so a copy can never reach outside its root.
+        """
+        dest_path = Path(dest)
+        if dest_path.exists():
+            raise PathError(f"{dest}: destination already exists")
+        shutil.copytree(self.root, dest_path, symlinks=True, ignore=_ignore_symlinks)
+        return Workspace(dest_path, now=self.now)
+
+    def snapshot(self) -> Snapshot:
+        return Snapshot.of(self.root)
+
+
+def relative_parts(relpath: object, *, field: str = "path", allow_parent: bool = False) -> list[str]:
+    """Split a testbed-relative path into its parts, refusing anything that could escape.
+
+    Refused: non-strings, empty paths, NUL bytes, absolute or drive paths, ``~`` and (unless
+    ``allow_parent``) any ``..`` part. ``./`` parts and backslashes are normalised.
+    """
+    if not isinstance(relpath, str):
+        raise PathError(f"{field}: expected a path string, got {type(relpath).__name__}")
+    text = relpath.strip()
+    if not text:
+        raise PathError(f"{field}: empty path")
+    if "\x00" in text:
+        raise PathError(f"{field}: path contains a NUL byte")
+    text = text.replace("\\", "/")
+    if text.startswith("/") or _DRIVE_RE.match(text) or text.startswith("~"):
+        raise PathError(f"{field}: {relpath!r} is absolute; give a path relative to the testbed")
+    parts = [p for p in PurePosixPath(text).parts if p != "."]
+    if ".." in parts and not allow_parent:
+        raise PathError(f"{field}: {relpath!r} contains '..'; paths must stay inside the testbed")
+    if not parts:
+        raise PathError(f"{field}: {relpath!r} names the testbed itself, not a file")
+    return parts
+
+
+def _ignore_symlinks(folder: str, names: list[str]) -> set[str]:
+    return {n for n in names if os.path.islink(os.path.join(folder, n))}
+
+
+def atomic_write(target: Path, data: bytes) -> None:
+    """Write ``data`` to ``target`` so that readers see the old or the new file, never half."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise

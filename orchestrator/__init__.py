@@ -1,0 +1,1 @@
+"""Top of the stack: graphs, batch runners and the ``homer`` command line."""
