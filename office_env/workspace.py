@@ -15,7 +15,7 @@ import tempfile
 from datetime import datetime
 from pathlib import Path, PurePosixPath
 
-from office_env.errors import PathError
+from office_env.errors import OfficeError, PathError
 from office_env.snapshot import Snapshot
 
 DATA_DIR = "data"
@@ -119,6 +119,8 @@ class Workspace:
     def write_bytes(self, relpath: str, data: bytes, *, field: str = "path") -> Path:
         """Write atomically: a temporary file in the same folder, then a rename."""
         target = self.resolve(relpath, field=field)
+        if target.is_dir():
+            raise OfficeError(f"{relpath}: is a folder, not a file")
         atomic_write(target, data)
         return target
 

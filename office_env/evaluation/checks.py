@@ -185,7 +185,9 @@ def evaluate_diff_contain_text(ctx: Context, args: dict[str, Any]) -> Outcome:
     after = read_document(ctx.path(args["output_file"], "output_file"), args["output_file"], doc_type)
     if before == after:
         return False, f"{args['output_file']} has the same content as {args['input_file']}"
-    diff = "\n".join(difflib.unified_diff(before.split("\n"), after.split("\n"), n=0, lineterm=""))
+    lines = list(difflib.unified_diff(before.split("\n"), after.split("\n"), n=0, lineterm=""))[2:]
+    # only the changed lines: the ---/+++ header and @@ line numbers are not part of the change
+    diff = "\n".join(line[1:] for line in lines if not line.startswith("@@"))
     absent = kw.missing(diff, args["keywords"])
     if absent:
         return False, f"the changes to {args['output_file']} do not mention {', '.join(repr(a) for a in absent)}"
@@ -279,8 +281,9 @@ def evaluate_calendar_event(ctx: Context, args: dict[str, Any]) -> Outcome:
 # -- e-mail and answers ----------------------------------------------------------------------
 
 def _same_person(header: str, who: str) -> bool:
+    """Whether a From/To header names ``who`` (a user name or an address; the domain is ignored)."""
     local = who.strip().lower().split("@")[0]
-    return any(part.split("@")[0].strip(" <>\"'") == local or who.strip().lower() in part
+    return any(part.strip(" <>\"'").split("@")[0] == local
                for part in header.lower().replace(",", " ").split())
 
 

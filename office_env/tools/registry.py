@@ -85,6 +85,15 @@ def _describe(error: Any) -> str:
     return f"argument '{where}': {error.message}" if where else error.message
 
 
+def _integers(parameters: dict[str, Any], args: dict[str, Any]) -> dict[str, Any]:
+    """JSON Schema accepts 2.0 as an integer; give the tool a real ``int`` for such arguments."""
+    properties = parameters.get("properties", {})
+    return {
+        key: int(value) if isinstance(value, float) and properties.get(key, {}).get("type") == "integer" else value
+        for key, value in args.items()
+    }
+
+
 class ToolRegistry:
     """A named set of tools with argument validation and safe dispatch."""
 
@@ -139,7 +148,7 @@ class ToolRegistry:
             known = "" if name in self._tools else f" (available: {', '.join(self._tools)})"
             return ToolResult(name, False, f"Error: {name}: " + "; ".join(problems) + known)
         try:
-            observation = self._tools[name].func(workspace, **args)
+            observation = self._tools[name].func(workspace, **_integers(self._tools[name].parameters, args))
         except OfficeError as exc:
             return ToolResult(name, False, f"Error: {exc}")
         except IsADirectoryError as exc:
