@@ -70,9 +70,12 @@ def deliver(ws: Workspace, sender: str, recipient: str, subject: str, body: str)
     recipient_box = ws.check_user(recipient, field="recipient")
     when = ws.now or datetime.now().replace(microsecond=0)
     data = eml_io.build(sender, recipient, subject, body, when)
-    ids = []
-    for box in dict.fromkeys([recipient_box, sender_box]):
-        folder = ws.mailbox(box)
+    ids, folders = [], set()
+    for box in (recipient_box, sender_box):
+        folder = ws.mailbox(box)  # looked up after the recipient's folder exists: "Bob" and "bob" are one box
+        if folder in folders:
+            continue
+        folders.add(folder)
         folder.mkdir(parents=True, exist_ok=True)
         name = _file_name(folder, subject)
         ws.write_bytes(f"{ws.relative(folder)}/{name}", data)

@@ -1,8 +1,10 @@
 """Import OfficeBench task folders: ``tasks/<apps>-<k>/subtasks/<i>.json`` + ``testbed/``.
 
 Every subtask is validated (fields, date and time formats, the criteria list against the
-catalog, expected files present in ``reference/``); a bad one is reported with its file and
-field and the rest still load. The number of apps comes from the folder name's prefix.
+catalog); a bad one is reported with its file and field and the rest still load. Expected
+files missing from ``reference/`` are warnings: the task loads, and that criterion fails when
+scored. A folder without ``testbed/`` (git keeps no empty folders) is an empty office. The
+number of apps comes from the folder name's prefix.
 """
 
 from __future__ import annotations
@@ -18,7 +20,9 @@ from typing import Any
 from jsonschema import Draft202012Validator
 
 from office_env.evaluation.catalog import Problem, validate_criteria
-from office_env.evaluation.checks import reference_tail
+from office_env.evaluation.checks import CHECKS
+from office_env.evaluation.paths import external_target
+from office_env.workspace import Workspace
 
 FOLDER_RE = re.compile(r"^(\d+)-(\d+)$")
 WEEKDAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
@@ -62,6 +66,13 @@ class SeedTask:
     def now(self) -> datetime:
         return datetime.combine(datetime.strptime(self.date, "%Y-%m-%d").date(), parse_clock(self.time).time())
 
+    def copy_testbed(self, dest: Path) -> Workspace:
+        """A scratch copy of the initial testbed (an absent testbed/ is an empty office)."""
+        if self.testbed.is_dir():
+            return Workspace(self.testbed, now=self.now).copy_to(dest)
+        dest.mkdir(parents=True)
+        return Workspace(dest, now=self.now)
+
     def to_subtask_json(self) -> dict[str, Any]:
         return {"username": self.username, "date": self.date, "weekday": self.weekday, "time": self.time,
                 "task": self.instruction, "evaluation": self.evaluation}
@@ -71,6 +82,7 @@ class SeedTask:
 class LoadReport:
     tasks: list[SeedTask] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
+    warnings: list[Problem] = field(default_factory=list)
     folders: int = 0
     subtask_files: int = 0
 
@@ -136,33 +148,33 @@ def load_officebench(path: str | Path) -> LoadReport:
         if not subtask_dir.is_dir():
             report.problems.append(Problem("subtasks", "folder is missing", str(folder)))
             continue
-        if not testbed.is_dir():
-            report.problems.append(Problem("testbed", "folder is missing", str(folder)))
-            continue
         reference = folder / "reference" if (folder / "reference").is_dir() else None
         for file in sorted(subtask_dir.glob("*.json"), key=_subtask_key):
             report.subtask_files += 1
-            task, problems = load_subtask(file, app_count, testbed, reference)
+            task, problems, warnings = load_subtask(file, app_count, testbed, reference)
             report.problems.extend(problems)
+            report.warnings.extend(warnings)
             if task is not None:
                 report.tasks.append(task)
     return report
 
 
-def load_subtask(file: Path, app_count: int, testbed: Path, reference: Path | None) -> tuple[SeedTask | None, list[Problem]]:
+def load_subtask(file: Path, app_count: int, testbed: Path, reference: Path | None
+                 ) -> tuple[SeedTask | None, list[Problem], list[Problem]]:
+    """One subtask file -> (task or None, problems, warnings)."""
     label = str(file)
     try:
         data = json.loads(file.read_text(encoding="utf-8"))
     except UnicodeDecodeError:
-        return None, [Problem("file", "is not UTF-8 text", label)]
+        return None, [Problem("file", "is not UTF-8 text", label)], []
     except json.JSONDecodeError as exc:
-        return None, [Problem("json", f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}", label)]
+        return None, [Problem("json", f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}", label)], []
     problems = [
         Problem(".".join(str(p) for p in e.absolute_path) or "(top level)", e.message, label)
         for e in _SUBTASK_VALIDATOR.iter_errors(data)
     ]
     if problems:
-        return None, problems
+        return None, problems, []
     try:
         datetime.strptime(data["date"], "%Y-%m-%d")
     except ValueError:
@@ -173,41 +185,63 @@ def load_subtask(file: Path, app_count: int, testbed: Path, reference: Path | No
         problems.append(Problem("time", str(exc), label))
     if data["weekday"].strip().capitalize() not in WEEKDAYS:
         problems.append(Problem("weekday", f"{data['weekday']!r} is not a weekday name", label))
-    problems.extend(validate_criteria(data["evaluation"], file=label))
-    if not problems:
-        problems.extend(_reference_problems(data["evaluation"], reference, label))
+    evaluation = normalize_criteria(data["evaluation"])
+    problems.extend(validate_criteria(evaluation, file=label))
     if problems:
-        return None, problems
+        return None, problems, []
     folder = file.parent.parent
-    return SeedTask(
+    task = SeedTask(
         id=f"{folder.name}/{file.stem}",
         app_count=app_count,
         username=data["username"],
         date=data["date"],
         weekday=data["weekday"],
         time=data["time"],
-        instruction=data["task"],
-        evaluation=data["evaluation"],
+        instruction=data["task"].strip(),
+        evaluation=evaluation,
         folder=folder,
         subtask_file=file,
         testbed=testbed,
         reference=reference,
-    ), []
+    )
+    return task, [], _reference_warnings(evaluation, reference, label)
 
 
-def _reference_problems(evaluation: list[dict[str, Any]], reference: Path | None, label: str) -> list[Problem]:
-    """Expected files that point into reference/ must exist there."""
-    problems = []
+def normalize_criteria(items: Any) -> Any:
+    """OfficeBench quirk: some items put an argument (``file``) beside ``function`` instead of
+    inside ``args``. Move such a key into ``args`` when the function takes it and ``args`` lacks
+    it; drop it when ``args`` already says the same thing. Anything else is left for validation."""
+    if not isinstance(items, list):
+        return items
+    fixed = []
+    for item in items:
+        if isinstance(item, dict) and isinstance(item.get("args"), dict) and item.get("function") in CHECKS:
+            extra = {k: v for k, v in item.items() if k not in ("function", "args")}
+            if extra:
+                known = CHECKS[item["function"]].args_schema["properties"]
+                args = dict(item["args"])
+                for key, value in extra.items():
+                    if key in known and key not in args:
+                        args[key] = value
+                item = {"function": item["function"], "args": args}
+        fixed.append(item)
+    return fixed
+
+
+def _reference_warnings(evaluation: list[dict[str, Any]], reference: Path | None, label: str) -> list[Problem]:
+    """Expected files that point into reference/ should exist there; the task still loads (its
+    criterion will fail with that reason when scored)."""
+    warnings = []
     for index, item in enumerate(evaluation):
-        expected = item["args"].get("expected_file")
-        if not expected:
-            continue
-        tail = reference_tail(expected)
-        if tail is None:
-            continue
-        where = f"evaluation[{index}].args.expected_file"
-        if reference is None:
-            problems.append(Problem(where, f"{expected!r} needs a reference/ folder next to testbed/", label))
-        elif not reference.joinpath(*tail).is_file():
-            problems.append(Problem(where, f"{'/'.join(tail)} is missing from reference/", label))
-    return problems
+        for key, value in item["args"].items():
+            if key not in CHECKS[item["function"]].path_args:
+                continue
+            target = external_target(value, key)
+            if target is None or target.place != "reference":
+                continue
+            where = f"evaluation[{index}].args.{key}"
+            if reference is None:
+                warnings.append(Problem(where, f"{value!r} needs a reference/ folder next to testbed/", label))
+            elif not reference.joinpath(*target.parts).is_file():
+                warnings.append(Problem(where, f"{'/'.join(target.parts)} is missing from reference/", label))
+    return warnings

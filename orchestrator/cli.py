@@ -13,6 +13,7 @@ from typing import Any, Optional
 import typer
 
 from office_env import InvalidCriteria, OfficeError, Workspace, evaluate_criteria, load_officebench
+from office_env.officebench import normalize_criteria
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="homeragents: build, check and score long-horizon office-agent tasks.")
@@ -35,6 +36,8 @@ def officebench_check(path: Path = typer.Argument(..., help="An OfficeBench chec
     per_apps = ", ".join(f"{n} app{'s' if n > 1 else ''}: {c}" for n, c in counts.items()) or "none"
     typer.echo(f"loaded {len(report.tasks)} of {report.subtask_files} subtasks from {report.folders} task folders "
                f"({per_apps})")
+    for warning in report.warnings:
+        typer.echo(f"warning: {warning}")
     for problem in report.problems:
         typer.echo(f"problem: {problem}")
     if report.problems:
@@ -42,8 +45,9 @@ def officebench_check(path: Path = typer.Argument(..., help="An OfficeBench chec
         raise typer.Exit(1)
 
 
-def _criteria_from(file: Path) -> tuple[list[Any], Optional[Path]]:
-    """Criteria and the default reference folder from a subtask JSON, a task JSON or a bare list."""
+def _criteria_from(file: Path) -> tuple[list[Any], Optional[Path], Optional[Path]]:
+    """Criteria, default reference folder and default initial testbed from a subtask JSON
+    (``<task>/subtasks/<i>.json``), a task JSON (``<task>/task.json``) or a bare list."""
     try:
         data = json.loads(file.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as exc:
@@ -53,14 +57,14 @@ def _criteria_from(file: Path) -> tuple[list[Any], Optional[Path]]:
     if isinstance(data, dict):
         if "evaluation" not in data:
             _fail(f"{file}: evaluation: missing (expected a subtask or task JSON, or a list of criteria)")
-        criteria = data["evaluation"]
+        criteria = normalize_criteria(data["evaluation"])
     else:
         criteria = data
     folder = file.resolve().parent
-    candidates = [folder.parent / "reference"] if folder.name == "subtasks" else []
-    candidates.append(folder / "reference")
-    reference = next((c for c in candidates if c.is_dir()), None)
-    return criteria, reference
+    task_dir = folder.parent if folder.name == "subtasks" else folder
+    reference = task_dir / "reference" if (task_dir / "reference").is_dir() else None
+    initial = task_dir / "testbed" if (task_dir / "testbed").is_dir() else None
+    return criteria, reference, initial
 
 
 @app.command("score")
@@ -68,13 +72,15 @@ def score(
     testbed: Path = typer.Argument(..., help="Testbed folder to score (data/, emails/, calendar/)"),
     criteria: Path = typer.Option(..., "--criteria", "-c", help="Subtask or task JSON, or a JSON list of criteria"),
     reference: Optional[Path] = typer.Option(None, "--reference", help="Folder for expected files (default: the task's reference/)"),
+    initial: Optional[Path] = typer.Option(None, "--initial", help="The testbed before the agent acted (default: the task's testbed/)"),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON"),
 ) -> None:
     """Score a testbed with a criteria list; exit 0 only if every criterion passes."""
-    items, default_reference = _criteria_from(criteria)
+    items, default_reference, default_initial = _criteria_from(criteria)
     try:
         workspace = Workspace(testbed)
-        report = evaluate_criteria(workspace, items, reference or default_reference, file=str(criteria))
+        report = evaluate_criteria(workspace, items, reference or default_reference,
+                                   initial_dir=initial or default_initial, file=str(criteria))
     except InvalidCriteria as exc:
         for problem in exc.problems:
             typer.echo(f"invalid: {problem}", err=True)

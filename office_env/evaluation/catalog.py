@@ -15,8 +15,9 @@ from jsonschema import Draft202012Validator
 
 from office_env.errors import OfficeError
 from office_env.evaluation import comparator
-from office_env.evaluation.checks import CHECKS, Context, check_time_args, reference_tail
-from office_env.workspace import Workspace, relative_parts
+from office_env.evaluation.checks import CHECKS, Context, check_time_args
+from office_env.evaluation.paths import external_target
+from office_env.workspace import Workspace
 
 
 def criteria_schema() -> dict[str, Any]:
@@ -102,10 +103,7 @@ def _semantic_problems(name: str, args: dict[str, Any], where: str, file: str) -
     for key in CHECKS[name].path_args:
         if key in args:
             try:
-                if key == "expected_file":
-                    reference_tail(args[key], key)
-                else:
-                    relative_parts(args[key], field=key)
+                external_target(args[key], key)
             except OfficeError as exc:
                 problems.append(Problem(f"{where}.{key}", str(exc).removeprefix(f"{key}: "), file))
     if name == "evaluate_excel_cell_comparator":
@@ -149,13 +147,19 @@ class EvaluationReport:
 
 
 def evaluate_criteria(workspace: Workspace, criteria: list[dict[str, Any]],
-                      reference_dir: str | Path | None = None, *, file: str = "") -> EvaluationReport:
+                      reference_dir: str | Path | None = None, *, initial_dir: str | Path | None = None,
+                      file: str = "") -> EvaluationReport:
     """Score ``workspace``: one result per criterion. Raises ``InvalidCriteria`` before running
-    anything if the list does not validate."""
+    anything if the list does not validate.
+
+    ``reference_dir`` holds expected files (``../reference/x``); ``initial_dir`` is the testbed
+    before the agent acted (``../cache/<i>/testbed/x``)."""
     problems = validate_criteria(criteria, file=file)
     if problems:
         raise InvalidCriteria(problems)
-    ctx = Context(workspace, Path(reference_dir) if reference_dir is not None else None)
+    ctx = Context(workspace,
+                  Path(reference_dir) if reference_dir is not None else None,
+                  Path(initial_dir) if initial_dir is not None else None)
     results = []
     for index, item in enumerate(criteria):
         name = item["function"]

@@ -17,46 +17,30 @@ from office_env.evaluation import comparator as comparators
 from office_env.evaluation import keywords as kw
 from office_env.evaluation.content import DOC_TYPES, find_mailbox_user, mailbox_text, read_document
 from office_env.formats import xlsx_io
-from office_env.workspace import ANSWER_FILE, Workspace, relative_parts
+from office_env.evaluation.paths import external_target, inside
+from office_env.workspace import ANSWER_FILE, Workspace
 
 Outcome = tuple[bool, str]
 
 
 @dataclass(frozen=True)
 class Context:
-    """What a check may look at: the testbed and, for expected files, the task's reference/."""
+    """What a check may look at: the testbed, the task's reference/ folder (expected files)
+    and the initial testbed (the state before the agent acted)."""
 
     workspace: Workspace
     reference_dir: Path | None = None
+    initial_dir: Path | None = None
 
     def path(self, relpath: str, field: str) -> Path:
-        return self.workspace.resolve(relpath, field=field)
-
-    def expected_path(self, relpath: str, field: str = "expected_file") -> Path:
-        """An expected file: inside the testbed, or (OfficeBench's ``../../../../reference/x``)
-        inside the task's reference folder. The ``..`` path is never followed."""
-        tail = reference_tail(relpath, field)
-        if tail is None:
-            return self.path(relpath, field)
-        if self.reference_dir is None:
-            raise PathError(f"{field}: {relpath!r} needs the task's reference folder, which was not given")
-        root = self.reference_dir.resolve()
-        real = root.joinpath(*tail).resolve()
-        if root not in real.parents:
-            raise PathError(f"{field}: {relpath!r} leads outside the reference folder")
-        return real
-
-
-def reference_tail(relpath: str, field: str = "expected_file") -> list[str] | None:
-    """Parts of ``relpath`` inside reference/ when it has the form ``../…/reference/x``;
-    ``None`` for a plain testbed path; ``PathError`` for any other escape."""
-    parts = relative_parts(relpath, field=field, allow_parent=True)
-    if ".." not in parts:
-        return None
-    tail = parts[len(parts) - parts[::-1].index(".."):]
-    if len(tail) < 2 or tail[0] != "reference":
-        raise PathError(f"{field}: {relpath!r} points outside the testbed and not into reference/")
-    return tail[1:]
+        target = external_target(relpath, field)
+        if target is None:
+            return self.workspace.resolve(relpath, field=field)
+        root = self.reference_dir if target.place == "reference" else self.initial_dir
+        if root is None:
+            what = "reference folder" if target.place == "reference" else "initial testbed"
+            raise PathError(f"{field}: {relpath!r} needs the task's {what}, which was not given")
+        return inside(root, target.parts, relpath, field)
 
 
 @dataclass(frozen=True)
@@ -154,7 +138,7 @@ def _first_difference(a: str, b: str) -> str:
        ["doc_type", "result_file", "expected_file"], ("result_file", "expected_file"))
 def evaluate_exact_match(ctx: Context, args: dict[str, Any]) -> Outcome:
     result, doc_type = args["result_file"], args["doc_type"]
-    expected_path = ctx.expected_path(args["expected_file"])
+    expected_path = ctx.path(args["expected_file"], "expected_file")
     result_path = ctx.path(result, "result_file")
     if not result_path.exists():
         return False, f"{result} does not exist"

@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from office_env import calendar_store, mail_store
+from office_env import mail_store
 from office_env.errors import CorruptFileError, MissingFileError, OfficeError
-from office_env.formats import docx_io, pdf_io, xlsx_io
+from office_env.formats import docx_io, ics_io, pdf_io, xlsx_io
 from office_env.workspace import EMAILS_DIR, Workspace
 
 DOC_TYPES = ("txt", "ics", "doc", "docx", "xlsx", "pdf", "email")
@@ -23,10 +23,17 @@ def read_plain(path: Path, label: str) -> str:
 
 
 def read_ics(path: Path, label: str) -> str:
-    """The raw calendar (long lines unfolded) followed by a readable list of its events."""
+    """The raw text (long lines unfolded) followed by a readable list of its events.
+
+    OfficeBench reads ``ics`` as plain text, and some of its tasks name a .txt file so; a file
+    that does not parse as a calendar is therefore searched as its raw text alone."""
     raw = _FOLD_RE.sub("", read_plain(path, label))
     lines = [raw]
-    for event in calendar_store.ics_io.read_events(path, label):
+    try:
+        events = ics_io.read_events(path, label)
+    except CorruptFileError:
+        events = []
+    for event in events:
         lines.append(f"{event.summary} {event.start:%Y-%m-%d %H:%M:%S} {event.end:%Y-%m-%d %H:%M:%S} "
                      f"{event.location} {event.description}")
     return "\n".join(lines)
