@@ -9,7 +9,7 @@ import re
 from datetime import datetime
 from pathlib import Path
 
-from office_env.errors import MissingFileError, OfficeError
+from office_env.errors import CorruptFileError, MissingFileError, OfficeError
 from office_env.formats import eml_io
 from office_env.formats.eml_io import Mail
 from office_env.workspace import EMAILS_DIR, Workspace
@@ -26,16 +26,25 @@ def mailbox_or_error(ws: Workspace, user: str, field: str = "user") -> Path:
     return folder
 
 
-def messages(ws: Workspace, user: str, field: str = "user") -> list[tuple[str, Mail]]:
-    """``(email_id, Mail)`` for every message of ``user``, oldest first (then by id)."""
+def scan(ws: Workspace, user: str, field: str = "user") -> tuple[list[tuple[str, Mail]], list[str]]:
+    """Readable messages of ``user`` as ``(email_id, Mail)``, oldest first (then by id), and one
+    line for each file that could not be read, so one damaged message hides no others."""
     folder = mailbox_or_error(ws, user, field)
-    out = []
+    out, unreadable = [], []
     for path in sorted(folder.glob("*.eml")):
         if path.is_symlink() or not path.is_file():
             continue
-        out.append((path.name, eml_io.read(path, ws.relative(path))))
+        try:
+            out.append((path.name, eml_io.read(path, ws.relative(path))))
+        except CorruptFileError as exc:
+            unreadable.append(str(exc))
     out.sort(key=lambda item: (_sort_time(item[1]), item[0]))
-    return out
+    return out, unreadable
+
+
+def messages(ws: Workspace, user: str, field: str = "user") -> list[tuple[str, Mail]]:
+    """The readable messages of ``user`` (see ``scan``)."""
+    return scan(ws, user, field)[0]
 
 
 def _sort_time(mail: Mail) -> datetime:

@@ -141,7 +141,10 @@ def load_officebench(path: str | Path) -> LoadReport:
     if not root.is_dir():
         report.problems.append(Problem("path", "is not a folder", str(path)))
         return report
-    for folder, app_count, _ in _task_folders(root, report):
+    folders = _task_folders(root, report)
+    if not folders and not report.problems:
+        report.problems.append(Problem("tasks", "no task folders (<apps>-<k>/subtasks/*.json) found", str(path)))
+    for folder, app_count, _ in folders:
         report.folders += 1
         subtask_dir = folder / "subtasks"
         testbed = folder / "testbed"
@@ -169,10 +172,7 @@ def load_subtask(file: Path, app_count: int, testbed: Path, reference: Path | No
         return None, [Problem("file", "is not UTF-8 text", label)], []
     except json.JSONDecodeError as exc:
         return None, [Problem("json", f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}", label)], []
-    problems = [
-        Problem(".".join(str(p) for p in e.absolute_path) or "(top level)", e.message, label)
-        for e in _SUBTASK_VALIDATOR.iter_errors(data)
-    ]
+    problems = [_schema_problem(e, label) for e in _SUBTASK_VALIDATOR.iter_errors(data)]
     if problems:
         return None, problems, []
     try:
@@ -205,6 +205,15 @@ def load_subtask(file: Path, app_count: int, testbed: Path, reference: Path | No
         reference=reference,
     )
     return task, [], _reference_warnings(evaluation, reference, label)
+
+
+def _schema_problem(error: Any, label: str) -> Problem:
+    """Name the field: a missing one by its own name, others by their path."""
+    if error.validator == "required":
+        missing = next((k for k in error.validator_value if k in error.message), None)
+        if missing:
+            return Problem(missing, "is missing", label)
+    return Problem(".".join(str(p) for p in error.absolute_path) or "(top level)", error.message, label)
 
 
 def normalize_criteria(items: Any) -> Any:

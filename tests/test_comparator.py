@@ -45,6 +45,10 @@ def test_accepted_forms_parse_to_operator_and_operand(text, op, operand):
         ("> 1; import os", "not allowed"),
         ('< "text"', "only be compared with == or !="),
         ("lambda x: x >= 'b'", "only be compared with == or !="),
+        ("in 5", "needs a list"),
+        ("== [1, 2]", "a list goes only with in / not in"),
+        ("in [1, os]", "not allowed"),
+        ("in []", "not allowed"),
     ],
 )
 def test_refused_forms_raise_office_error_with_help(text, hint):
@@ -131,10 +135,46 @@ def test_string_comparisons(text, value, expected):
     assert str(ok) in why
 
 
+@pytest.mark.parametrize(
+    "text, op, items",
+    [
+        ("in [1, 2, 3]", "in", (1.0, 2.0, 3.0)),
+        ("not in ['Open', \"Blocked\"]", "not in", ("Open", "Blocked")),
+        ("lambda x: x in ['1', '2']", "in", ("1", "2")),
+        ("lambda x: int(x) not  in [90, 95,]", "not in", (90.0, 95.0)),
+    ],
+)
+def test_membership_forms(text, op, items):
+    comp = parse(text)
+    assert (comp.op, comp.operand) == (op, items)
+
+
+@pytest.mark.parametrize(
+    "text, value, expected",
+    [
+        ("in [1, 2, 3]", 2, True),
+        ("in [1, 2, 3]", "3", True),  # numeric strings equal numbers
+        ("in [1, 2, 3]", 4, False),
+        ("lambda x: x in ['1', '2']", 1, True),
+        ("lambda x: x in ['1', '2']", "12", False),
+        ("in ['Done', 'Closed']", " Done ", True),
+        ("in ['Done', 'Closed']", "done", False),
+        ("not in ['Open']", "Done", True),
+        ("not in ['Open']", "Open", False),
+        ("not in ['Open']", None, True),
+    ],
+)
+def test_membership_semantics(text, value, expected):
+    ok, why = parse(text).test(value)
+    assert ok is expected
+    assert str(ok) in why
+
+
 def test_str_renders_the_comparator_back():
     assert str(parse(">= 1,200")) == ">= 1200"
     assert str(parse("lambda x: x == 'Done'")) == '== "Done"'
     assert str(Comparator("<", 3.5)) == "< 3.5"
+    assert str(parse("in [1, 'a']")) == 'in [1, "a"]'
 
 
 @pytest.mark.parametrize(

@@ -80,7 +80,11 @@ def _content(ctx: Context, args: dict[str, Any]) -> tuple[str, str]:
     doc_type = args["doc_type"]
     if doc_type == "email":
         user = find_mailbox_user(ctx.workspace, args["username"])
-        return f"{user}'s mailbox", mailbox_text(ctx.workspace, user)
+        text, unreadable = mailbox_text(ctx.workspace, user)
+        label = f"{user}'s mailbox"
+        if unreadable:
+            label += f" (skipped {len(unreadable)} unreadable: {'; '.join(unreadable)})"
+        return label, text
     return args["file"], read_document(ctx.path(args["file"], "file"), args["file"], doc_type)
 
 

@@ -71,10 +71,10 @@ def find_mailbox_user(ws: Workspace, username: str) -> str:
     raise MissingFileError(f"username: no mailbox for {username!r} (mailboxes: {', '.join(boxes) or 'none'})")
 
 
-def mailbox_text(ws: Workspace, username: str) -> str:
+def mailbox_text(ws: Workspace, username: str) -> tuple[str, list[str]]:
+    """All readable messages of a mailbox as one text, and a line per unreadable file."""
     user = find_mailbox_user(ws, username)
-    parts = []
-    for email_id, mail in mail_store.messages(ws, user, field="username"):
-        parts.append(f"Email ID: {email_id}\nFrom: {mail.sender}\nTo: {mail.recipient}\n"
-                     f"Subject: {mail.subject}\nContent: {mail.body}")
-    return "\n".join(parts)
+    items, unreadable = mail_store.scan(ws, user, field="username")
+    parts = [f"Email ID: {email_id}\nFrom: {mail.sender}\nTo: {mail.recipient}\n"
+             f"Subject: {mail.subject}\nContent: {mail.body}" for email_id, mail in items]
+    return "\n".join(parts), unreadable

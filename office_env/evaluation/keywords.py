@@ -41,7 +41,8 @@ class Haystack:
         return needle in self.text
 
 
-_SIGNED_NUMBER_RE = re.compile(r"(?<![\d.])-?\d+(?:\.\d+)?(?![\d])")
+# A minus sign counts only where it cannot be a hyphen (2024-05-31 reads as 2024, 5, 31).
+_SIGNED_NUMBER_RE = re.compile(r"(?:(?<![\w.-])-)?(?<![\d.])\d+(?:\.\d+)?(?!\d)")
 
 
 def numbers_in(text: str) -> list[float]:

@@ -26,7 +26,7 @@ def existing_file(ws: Workspace, relpath: str, field: str, suffixes: tuple[str, 
 
 
 def check_suffix(relpath: str, field: str, suffixes: tuple[str, ...]) -> None:
-    if PurePosixPath(relpath.replace("\\", "/")).suffix.lower() not in suffixes:
+    if PurePosixPath(relpath.strip().replace("\\", "/")).suffix.lower() not in suffixes:
         raise OfficeError(f"{field}: {relpath!r} must end with {' or '.join(suffixes)}")
 
 

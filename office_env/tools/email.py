@@ -13,10 +13,8 @@ PREVIEW = 80
 @tool("email", "list_emails", "List the messages in a user's mailbox (id, date, from, to, subject, preview).",
       writes=False, properties={"user": USER}, required=["user"])
 def list_emails(ws: Workspace, user: str) -> str:
-    items = mail_store.messages(ws, user)
-    if not items:
-        return f"No emails for {user}."
-    lines = [f"{len(items)} email(s) for {user}:"]
+    items, unreadable = mail_store.scan(ws, user)
+    lines = [f"{len(items)} email(s) for {user}:" if items else f"No emails for {user}."]
     for email_id, mail in items:
         preview = " ".join(mail.body.split())
         if len(preview) > PREVIEW:
@@ -25,6 +23,7 @@ def list_emails(ws: Workspace, user: str) -> str:
             f"- id: {email_id} | date: {mail.date} | from: {mail.sender} | to: {mail.recipient} | "
             f"subject: {mail.subject} | {preview}"
         )
+    lines.extend(f"- unreadable: {problem}" for problem in unreadable)
     return "\n".join(lines)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from office_env.errors import OfficeError
 from office_env.tools.common import FILE_PATH, existing_file
 from office_env.tools.registry import tool
 from office_env.workspace import ANSWER_FILE, Workspace
@@ -13,6 +14,8 @@ MAX_CHARS = 20000
 @tool("system", "list_files", "List the files in the testbed (or in one folder of it).", writes=False,
       properties={"folder": {"type": "string", "description": "Folder relative to the testbed, e.g. data"}})
 def list_files(ws: Workspace, folder: str = "") -> str:
+    if folder.strip() not in ("", ".", "./") and ws.resolve(folder, field="folder").is_file():
+        raise OfficeError(f"folder: {folder!r} is a file, not a folder")
     files = ws.list_files(folder)
     if not files:
         return f"No files in {folder or 'the testbed'}."

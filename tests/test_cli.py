@@ -1,0 +1,174 @@
+"""The ``homer`` console script, run as a real subprocess: exit codes and what it prints."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import write_json, write_office
+from office_env.formats import xlsx_io
+
+HOMER = Path(sys.executable).parent / "homer"
+
+
+def homer(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess:
+    command = [str(HOMER)] if HOMER.exists() else [sys.executable, "-m", "orchestrator.cli"]
+    env = {**os.environ, "NO_COLOR": "1", "TERM": "dumb", "COLUMNS": "200"}
+    proc = subprocess.run([*command, *map(str, args)], cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stdout, proc.stdout
+    return proc
+
+
+def subtask(evaluation: list, **overrides) -> dict:
+    return {"username": "Alice", "date": "2020-05-01", "weekday": "Friday", "time": "10:00 AM",
+            "task": "Do the thing.", "evaluation": evaluation, **overrides}
+
+
+MAIL = {"function": "evaluate_contain", "args": {"doc_type": "email", "username": "Bob", "keywords": ["thanks"]}}
+
+
+EXACT = {"function": "evaluate_exact_match", "args": {"doc_type": "xlsx", "result_file": "data/out.xlsx",
+                                                   "expected_file": "../../../../reference/expected.xlsx"}}
+
+
+def make_tree(root: Path, bad_date: bool = False) -> Path:
+    """tasks/1-1 (two subtasks), tasks/2-4 (expected file missing: a warning) and tasks/3-1."""
+    tasks = root / "tasks"
+    layout = {"1-1": [subtask([MAIL]), subtask([MAIL], date="2020-13-45" if bad_date else "2020-05-02")],
+              "2-4": [subtask([MAIL, EXACT])], "3-1": [subtask([MAIL])]}
+    for folder, items in layout.items():
+        (tasks / folder / "testbed" / "data").mkdir(parents=True)
+        for index, item in enumerate(items):
+            write_json(tasks / folder / "subtasks" / f"{index}.json", item)
+    return root
+
+
+def test_check_clean_tree(tmp_path: Path):
+    make_tree(tmp_path / "OfficeBench")
+    proc = homer("officebench", "check", tmp_path / "OfficeBench", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "loaded 4 of 4 subtasks from 3 task folders (1 app: 2, 2 apps: 1, 3 apps: 1)" in proc.stdout
+    assert "problem:" not in proc.stdout
+    warnings = [line for line in proc.stdout.splitlines() if line.startswith("warning: ")]
+    assert len(warnings) == 1
+    assert str(Path("2-4") / "subtasks" / "0.json") in warnings[0]
+    assert "evaluation[1].args.expected_file" in warnings[0] and "reference/" in warnings[0]
+
+
+def test_check_reports_problems(tmp_path: Path):
+    make_tree(tmp_path, bad_date=True)
+    (tmp_path / "tasks" / "misc").mkdir()
+    proc = homer("officebench", "check", "tasks", cwd=tmp_path)
+    assert proc.returncode == 1
+    assert "loaded 3 of 4 subtasks from 3 task folders (1 app: 1, 2 apps: 1, 3 apps: 1)" in proc.stdout
+    problems = [line for line in proc.stdout.splitlines() if line.startswith("problem: ")]
+    bad_file = str(Path("tasks") / "1-1" / "subtasks" / "1.json")
+    assert len(problems) == 2
+    assert any(bad_file in line and "date: '2020-13-45' is not a real date" in line for line in problems)
+    assert any(str(Path("tasks") / "misc") in line and "folder:" in line for line in problems)
+    assert "2 problem(s)" in proc.stdout
+
+
+def test_check_missing_path(tmp_path: Path):
+    proc = homer("officebench", "check", tmp_path / "absent", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert "error:" in proc.stderr and "absent" in proc.stderr and "does not exist" in proc.stderr
+
+
+@pytest.fixture
+def criteria(tmp_path: Path) -> Path:
+    return write_json(tmp_path / "criteria.json", [
+        {"function": "evaluate_contain", "args": {"doc_type": "pdf", "file": "data/invoice.pdf", "keywords": ["12500"]}},
+        {"function": "evaluate_excel_cell_value", "args": {"file": "data/scores.xlsx",
+                                                           "matches": [{"row": 3, "col": 3, "value": "Done"}]}},
+    ])
+
+
+def test_score_failing_criterion_then_passing(testbed: Path, criteria: Path, ws, registry, tmp_path: Path):
+    proc = homer("score", testbed, "--criteria", criteria, cwd=tmp_path)
+    assert proc.returncode == 1
+    assert "PASS [0] evaluate_contain" in proc.stdout
+    fail = [line for line in proc.stdout.splitlines() if line.startswith("FAIL [1]")]
+    assert len(fail) == 1 and "data/scores.xlsx" in fail[0] and "(3, 3)" in fail[0] and "'Open'" in fail[0]
+    assert "1/2 criteria passed: task FAILED" in proc.stdout
+
+    assert registry.call(ws, "excel_set_cell", {"file_path": "data/scores.xlsx", "row": 3, "col": 3, "value": "Done"}).ok
+    proc = homer("score", testbed, "-c", criteria, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout
+    assert "2/2 criteria passed: task PASSED" in proc.stdout
+
+
+def test_score_json_output(testbed: Path, criteria: Path, tmp_path: Path):
+    proc = homer("score", testbed, "--criteria", criteria, "--json", cwd=tmp_path)
+    assert proc.returncode == 1
+    report = json.loads(proc.stdout)
+    assert report["passed"] is False
+    assert [(r["index"], r["function"], r["passed"]) for r in report["results"]] == [
+        (0, "evaluate_contain", True), (1, "evaluate_excel_cell_value", False)]
+    assert "data/scores.xlsx" in report["results"][1]["reason"]
+
+
+def test_score_invalid_criteria(testbed: Path, tmp_path: Path):
+    bad = write_json(tmp_path / "bad.json", {"evaluation": [
+        {"function": "evaluate_teleport", "args": {}},
+        {"function": "evaluate_file_exist", "args": {"file": "../../etc/passwd"}},
+    ]})
+    proc = homer("score", testbed, "--criteria", bad, cwd=tmp_path)
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    lines = proc.stderr.strip().splitlines()
+    assert lines == [
+        f"invalid: {bad}: evaluation[0].function: unknown function 'evaluate_teleport'",
+        f"invalid: {bad}: evaluation[1].args.file: '../../etc/passwd' points outside the testbed "
+        "(only ../reference/ and ../cache/<i>/testbed/ are understood)",
+    ]
+
+
+@pytest.mark.parametrize(
+    "content, words",
+    [
+        ('[{"function": "evaluate_file_exist",\n "args": {"file": }}]', "invalid JSON at line 2 column"),
+        ('{"task": "no criteria here"}', "evaluation: missing"),
+    ],
+)
+def test_score_unreadable_criteria_file(testbed: Path, tmp_path: Path, content: str, words: str):
+    file = tmp_path / "criteria.json"
+    file.write_text(content, encoding="utf-8")
+    proc = homer("score", testbed, "--criteria", file, cwd=tmp_path)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith(f"error: {file}: ") and words in proc.stderr
+
+
+def test_score_missing_testbed(criteria: Path, tmp_path: Path):
+    proc = homer("score", tmp_path / "no-testbed", "--criteria", criteria, cwd=tmp_path)
+    assert proc.returncode == 2
+    assert "error:" in proc.stderr and "no-testbed" in proc.stderr and "does not exist" in proc.stderr
+
+
+def test_score_subtask_file_finds_reference_folder(tmp_path: Path):
+    task = tmp_path / "tasks" / "1-1"
+    write_office(task / "testbed")
+    (task / "reference").mkdir()
+    shutil.copy(task / "testbed" / "data" / "scores.xlsx", task / "reference" / "expected.xlsx")
+    subtask_file = write_json(task / "subtasks" / "0.json", subtask([
+        {"function": "evaluate_exact_match", "args": {"doc_type": "xlsx", "result_file": "data/scores.xlsx",
+                                                      "expected_file": "../../../../reference/expected.xlsx"}}]))
+    proc = homer("score", task / "testbed", "--criteria", subtask_file, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "PASS [0] evaluate_exact_match" in proc.stdout
+
+    # --reference overrides the task's own folder
+    other = tmp_path / "other-reference"
+    other.mkdir()
+    (other / "expected.xlsx").write_bytes(xlsx_io.build([["Name", "Score", "Status"], ["Zoe", 1, "Open"]]))
+    proc = homer("score", task / "testbed", "--criteria", subtask_file, "--reference", other, "--json", cwd=tmp_path)
+    assert proc.returncode == 1
+    result = json.loads(proc.stdout)["results"][0]
+    assert result["passed"] is False and "(2, 1)" in result["reason"] and "'Zoe'" in result["reason"]
