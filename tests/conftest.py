@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -12,9 +13,16 @@ from office_env.sample import SAMPLE_NOW as NOW
 from office_env.sample import write_sample_office as write_office
 
 
+@pytest.fixture(scope="session")
+def _sample_office(tmp_path_factory) -> Path:
+    """The sample testbed, written once per run (the writers are the slow part)."""
+    return write_office(tmp_path_factory.mktemp("sample") / "testbed")
+
+
 @pytest.fixture
-def testbed(tmp_path: Path) -> Path:
-    return write_office(tmp_path / "testbed")
+def testbed(tmp_path: Path, _sample_office: Path) -> Path:
+    """A fresh copy of the sample testbed for each test."""
+    return Path(shutil.copytree(_sample_office, tmp_path / "testbed", symlinks=True))
 
 
 @pytest.fixture

@@ -17,21 +17,11 @@ import openpyxl
 import pytest
 from jsonschema import Draft202012Validator
 
-from conftest import NOW, write_office
+from conftest import NOW
 from office_env import ToolResult, Workspace
 from office_env.formats import docx_io, pdf_io
 
 
-@pytest.fixture(scope="module")
-def _sample_office(tmp_path_factory) -> Path:
-    """The conftest testbed, written once per module (the writers are the slow part)."""
-    return write_office(tmp_path_factory.mktemp("sample") / "testbed")
-
-
-@pytest.fixture
-def testbed(tmp_path: Path, _sample_office: Path) -> Path:
-    """A fresh copy of the sample testbed for each test (overrides the conftest fixture)."""
-    return Path(shutil.copytree(_sample_office, tmp_path / "testbed", symlinks=True))
 
 
 @pytest.fixture(scope="module")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 
 import pytest
@@ -13,16 +12,6 @@ from office_env import OfficeError, PathError, Snapshot, Workspace
 from office_env import workspace as workspace_module
 
 
-@pytest.fixture(scope="module")
-def _sample_office(tmp_path_factory) -> Path:
-    """The conftest testbed, written once per module (the writers are the slow part)."""
-    return write_office(tmp_path_factory.mktemp("sample") / "testbed")
-
-
-@pytest.fixture
-def testbed(tmp_path: Path, _sample_office: Path) -> Path:
-    """A fresh copy of the sample testbed for each test (overrides the conftest fixture)."""
-    return Path(shutil.copytree(_sample_office, tmp_path / "testbed", symlinks=True))
 
 
 @pytest.fixture
