@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import NOW, write_office
+from conftest import NOW
 from office_env import OfficeError, PathError, Snapshot, Workspace
 from office_env import workspace as workspace_module
 
