@@ -7,6 +7,9 @@ Exit codes: 0 success, 1 the thing checked failed (a task, a criterion), 2 bad i
 from __future__ import annotations
 
 import json
+import os
+import sys
+import time
 from pathlib import Path
 from typing import Any, Optional
 
@@ -96,6 +99,104 @@ def score(
         passed = sum(r.passed for r in report.results)
         typer.echo(f"{passed}/{len(report.results)} criteria passed: task {'PASSED' if report.passed else 'FAILED'}")
     raise typer.Exit(0 if report.passed else 1)
+
+
+# -- dataset build, verify, stats ------------------------------------------------------------
+
+def _parse_apps(text: str) -> tuple[int, ...]:
+    try:
+        counts = tuple(sorted({int(part) for part in text.split(",") if part.strip()}))
+    except ValueError:
+        counts = ()
+    if not counts or any(c not in (1, 2, 3) for c in counts):
+        _fail(f"--apps: {text!r} must be a comma-separated list of app counts from 1, 2, 3 (e.g. 1,2,3)")
+    return counts
+
+
+@app.command("build")
+def build_command(
+    out: Path = typer.Option(..., "--out", "-o", help="Dataset folder to create (must be empty unless --resume)"),
+    n: int = typer.Option(20, "--n", help="Number of tasks to build"),
+    seed: int = typer.Option(0, "--seed", help="Seed: the same seed gives the same dataset, byte for byte"),
+    apps: str = typer.Option("1,2,3", "--apps", help="App counts to draw from, e.g. 1,2,3 or 2"),
+    days: int = typer.Option(5, "--days", help="Days (sessions) of dialogue per task"),
+    utterances: int = typer.Option(70, "--utterances", help="Utterances per day, about"),
+    workers: int = typer.Option(max(1, min(4, os.cpu_count() or 1)), "--workers", "-w", help="Worker processes"),
+    resume: bool = typer.Option(False, "--resume", help="Continue an interrupted build in --out"),
+) -> None:
+    """Build a verified Neo dataset on the offline backend (no key, no network)."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from orchestrator.build import BuildError, build
+    from orchestrator.roles import BuildConfig
+
+    if days < 1:
+        _fail(f"--days must be at least 1 (got {days})")
+    if utterances < 4:
+        _fail(f"--utterances must be at least 4 (got {utterances})")
+    config = BuildConfig(seed=seed, app_counts=_parse_apps(apps), days=days, utterances_per_day=utterances)
+    started = time.perf_counter()
+    try:
+        with Progress(TextColumn("building"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                      transient=True, disable=not sys.stderr.isatty()) as bar:
+            task = bar.add_task("build", total=n)
+            summary = build(out, n, config, workers=workers, resume=resume,
+                            on_progress=lambda done, total: bar.update(task, completed=done))
+    except BuildError as exc:
+        _fail(str(exc))
+    elapsed = time.perf_counter() - started
+    drops = ", ".join(f"{k}: {v}" for k, v in sorted(summary.drops.items())) or "none"
+    typer.echo(f"built {summary.accepted} task(s) in {out} from {summary.attempts} attempt(s) "
+               f"in {elapsed:.1f} s (dropped: {drops})")
+    if summary.accepted < n:
+        typer.echo(f"error: only {summary.accepted} of {n} tasks passed the gates", err=True)
+        raise typer.Exit(1)
+
+
+@app.command("verify")
+def verify_command(dataset_dir: Path = typer.Argument(..., help="A dataset folder written by homer build")) -> None:
+    """Re-run every gate on a written dataset; one line per task; exit 1 on any failure."""
+    from orchestrator.dataset import iter_tasks
+    from verifier.gates import run_gates
+
+    if not (dataset_dir / "tasks").is_dir():
+        _fail(f"{dataset_dir}: not a dataset folder (no tasks/)")
+    failures = total = 0
+    for task in iter_tasks(dataset_dir):
+        total += 1
+        if task.record is None:
+            failures += 1
+            typer.echo(f"FAIL {task.id}: {task.error}")
+            continue
+        results = run_gates(task.record, task.testbed, task.reference)
+        bad = {k: r for k, r in results.items() if not r.passed}
+        if bad:
+            failures += 1
+            typer.echo(f"FAIL {task.id}: " + "; ".join(f"{k}: {r.detail}" for k, r in bad.items()))
+        else:
+            typer.echo(f"ok   {task.id}")
+    typer.echo(f"{total - failures}/{total} tasks pass every gate")
+    if failures or not total:
+        raise typer.Exit(1)
+
+
+@app.command("stats")
+def stats_command(dataset_dir: Path = typer.Argument(..., help="A dataset folder written by homer build")) -> None:
+    """Print the dataset card's statistics (per app count: sessions, utterances, tokens)."""
+    from orchestrator.card import statistics, table
+    from orchestrator.dataset import iter_tasks
+
+    if not (dataset_dir / "tasks").is_dir():
+        _fail(f"{dataset_dir}: not a dataset folder (no tasks/)")
+    loaded = list(iter_tasks(dataset_dir))
+    for task in loaded:
+        if task.record is None:
+            typer.echo(f"skipped {task.id}: {task.error}", err=True)
+    stats = statistics([t.record for t in loaded if t.record is not None])
+    typer.echo(table(stats))
+    typer.echo("families: " + ", ".join(f"{k} {v}" for k, v in stats["families"].items()))
+    typer.echo("apps: " + ", ".join(f"{k} {v}" for k, v in stats["apps"].items()))
+    typer.echo(f"tokens: {stats['token_counter']}")
 
 
 def main() -> None:

@@ -80,15 +80,6 @@ def test_ooxml_packages_carry_the_stamp(kind):
     assert package.testzip() is None
 
 
-def test_normalize_package_is_idempotent_and_clamps_old_dates():
-    data = docx_io.build("x", NOW)
-    assert ooxml.normalize_package(data, NOW) == data
-    old = ooxml.normalize_package(data, datetime(1970, 1, 1))
-    assert {i.date_time[0] for i in zipfile.ZipFile(io.BytesIO(old)).infolist()} == {1980}
-
-
-# -- docx ---------------------------------------------------------------------------------------
-
 def test_docx_reader_returns_written_text(tmp_path):
     path = write(tmp_path, "notes.docx", docx_io.build(TEXT, NOW))
     assert docx_io.read_text(path, "notes.docx") == TEXT

@@ -17,7 +17,7 @@ from lxml import etree
 from docx.document import Document as DocumentObject
 
 from office_env.errors import CorruptFileError
-from office_env.formats.ooxml import DEFAULT_STAMP, normalize_package
+from office_env.formats.ooxml import DEFAULT_STAMP, reproducible_zip
 
 
 def load(path: Path, label: str) -> DocumentObject:
@@ -92,8 +92,9 @@ def add_paragraphs(document: DocumentObject, text: str) -> None:
 
 def to_bytes(document: DocumentObject, stamp: datetime | None = None) -> bytes:
     buffer = io.BytesIO()
-    document.save(buffer)
-    return normalize_package(buffer.getvalue(), stamp)
+    with reproducible_zip(stamp):
+        document.save(buffer)
+    return buffer.getvalue()
 
 
 def build(text: str, stamp: datetime | None = None) -> bytes:

@@ -13,7 +13,7 @@ from openpyxl.workbook.workbook import Workbook
 from openpyxl.worksheet.worksheet import Worksheet
 
 from office_env.errors import CorruptFileError, OfficeError
-from office_env.formats.ooxml import normalize_package
+from office_env.formats.ooxml import reproducible_zip
 
 EMPTY_CELL = "[Empty Cell]"
 _INT_RE = re.compile(r"^-?(0|[1-9]\d*)$")
@@ -103,5 +103,6 @@ def build(rows: Iterable[Iterable[Any]], sheet_name: str | None = None, stamp: d
 
 def to_bytes(workbook: Workbook, stamp: datetime | None = None) -> bytes:
     buffer = io.BytesIO()
-    workbook.save(buffer)
-    return normalize_package(buffer.getvalue(), stamp)
+    with reproducible_zip(stamp):
+        workbook.save(buffer)
+    return buffer.getvalue()

@@ -141,6 +141,10 @@ class ToolRegistry:
         errors = sorted(self._validators[name].iter_errors(args), key=lambda e: list(e.absolute_path))
         return [_describe(e) for e in errors]
 
+    def run(self, workspace: Workspace, calls: Iterable[tuple[str, Any]]) -> list[ToolResult]:
+        """Run a plan (``(tool, args)`` pairs) in order; every call runs, failures included."""
+        return [self.call(workspace, name, args) for name, args in calls]
+
     def call(self, workspace: Workspace, name: str, args: Any) -> ToolResult:
         """Run one tool. User errors come back as ``ok=False`` observations, never exceptions."""
         problems = self.validate(name, args)

@@ -1,0 +1,79 @@
+"""Benchmark: offline Neo build throughput and where the time goes.
+
+Builds N tasks (default 200) with W workers (default 2) and prints verified tasks per second;
+then builds a smaller sample in one process under cProfile and prints the share of time spent
+in file writing (workspace synthesis and task staging), oracle/baseline replay, and checks
+(criteria evaluation and dialogue rules). Target: at least 20 verified tasks per second on a
+2-core machine. Run: ``python bench/build.py [--n 200] [--workers 2] [--profile-n 40]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import pstats
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+# bench/office_env.py would shadow the office_env package: keep bench/ off the import path.
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+
+from orchestrator.build import build  # noqa: E402
+from orchestrator.roles import BuildConfig  # noqa: E402
+
+SECTIONS = {
+    "file writing": [("office_env/synthesis/documents.py", "write_workspace"), ("orchestrator/dataset.py", "stage_task")],
+    "oracle/baseline replay": [("office_env/tools/registry.py", "run")],
+    "checks": [("office_env/evaluation/catalog.py", "evaluate_criteria"),
+               ("verifier/dialogue_rules.py", "check_dialogue"), ("verifier/gates.py", "evidence_gate")],
+    "dialogue generation": [("generators/dialogue_offline.py", "generate_dialogue")],
+    "exploration": [("surfers/offline.py", "explore")],
+}
+
+
+def _cumulative(stats: pstats.Stats, file_suffix: str, function: str) -> float:
+    total = 0.0
+    for (filename, _, name), (_, _, _, cumtime, _) in stats.stats.items():  # type: ignore[attr-defined]
+        if name == function and filename.replace("\\", "/").endswith(file_suffix):
+            total += cumtime
+    return total
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=200)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--profile-n", type=int, default=40)
+    parser.add_argument("--seed", type=int, default=7)
+    args = parser.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="bench-build-"))
+    try:
+        config = BuildConfig(seed=args.seed)
+        start = time.perf_counter()
+        summary = build(tmp / "full", args.n, config, workers=args.workers)
+        elapsed = time.perf_counter() - start
+        rate = summary.accepted / elapsed
+        print(f"built {summary.accepted} verified tasks from {summary.attempts} attempts "
+              f"with {args.workers} workers in {elapsed:.2f} s")
+        print(f"throughput: {rate:.1f} verified tasks/s (target >= 20: {'met' if rate >= 20 else 'MISSED'})")
+
+        profiler = cProfile.Profile()
+        start = time.perf_counter()
+        profiler.enable()
+        build(tmp / "profiled", args.profile_n, BuildConfig(seed=args.seed + 1), workers=1)
+        profiler.disable()
+        wall = time.perf_counter() - start
+        stats = pstats.Stats(profiler)
+        print(f"\nwhere one process spends its time ({args.profile_n} tasks, {wall:.2f} s under the profiler):")
+        for section, targets in SECTIONS.items():
+            seconds = sum(_cumulative(stats, f, fn) for f, fn in targets)
+            print(f"  {section:24} {seconds:6.2f} s  {100 * seconds / wall:5.1f} %")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

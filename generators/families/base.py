@@ -1,0 +1,163 @@
+"""What every offline task family shares: its declaration, its inputs, and note helpers.
+
+A family is code that samples one concrete task from a workspace's context notes: it emits the
+full description, the intent (no specifics), subtasks, catalog criteria, the memory the chat
+must carry, a query sentence, an oracle plan and the intent-only baseline plan. It returns
+``None`` when the workspace offers nothing it can build on.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Callable
+
+from generators.model import MemoryPiece, TaskDraft, ToolCall
+
+_NUMBER_RE = re.compile(r"^-?\d+(?:\.\d+)?$")
+
+
+@dataclass(frozen=True)
+class FamilyInput:
+    rng: random.Random
+    notes: dict[str, dict[str, Any]]  # app -> surfer notes
+    user: str  # the office user's mailbox / calendar name
+    user_name: str  # "Dana Reyes"
+    colleagues: tuple[tuple[str, str], ...]  # (user, full name) of colleagues
+    now: datetime
+
+
+@dataclass(frozen=True)
+class Family:
+    name: str
+    apps: tuple[str, ...]
+    difficulty: str
+    build: Callable[[FamilyInput], TaskDraft | None]
+
+
+FAMILIES: dict[str, Family] = {}
+
+
+def family(name: str, apps: tuple[str, ...], difficulty: str):
+    def register(build: Callable[[FamilyInput], TaskDraft | None]):
+        if name in FAMILIES:
+            raise ValueError(f"duplicate family {name}")
+        FAMILIES[name] = Family(name, apps, difficulty, build)
+        return build
+    return register
+
+
+# -- helpers over surfer notes ----------------------------------------------------------------
+
+def number(text: str) -> float | None:
+    cleaned = str(text).replace(",", "").strip()
+    return float(cleaned) if _NUMBER_RE.match(cleaned) else None
+
+
+def fmt(value: float) -> str:
+    """A number as people write it in a file: 1200, 12.5 (no trailing .0)."""
+    return f"{value:.2f}".rstrip("0").rstrip(".") if value != int(value) else str(int(value))
+
+
+@dataclass(frozen=True)
+class Table:
+    file: str
+    sheet: str
+    headers: list[str]
+    rows: list[list[str]]
+
+    def numeric_columns(self) -> list[int]:
+        """Columns (0-based) where every row holds a number."""
+        out = []
+        for c in range(len(self.headers)):
+            values = [number(r[c]) if c < len(r) else None for r in self.rows]
+            if self.rows and all(v is not None for v in values):
+                out.append(c)
+        return out
+
+    def label_column(self) -> int | None:
+        """The first column of distinct non-numeric labels (names, items, categories)."""
+        for c in range(len(self.headers)):
+            values = [r[c] if c < len(r) else "" for r in self.rows]
+            if all(v and number(v) is None for v in values) and len(set(values)) == len(values):
+                return c
+        return None
+
+    def column(self, c: int) -> list[float]:
+        return [number(r[c]) for r in self.rows]  # type: ignore[misc]
+
+
+def tables(notes: dict[str, dict[str, Any]]) -> list[Table]:
+    out = []
+    for entry in notes.get("excel", {}).get("files", []):
+        if "error" in entry or not entry.get("headers") or len(entry.get("rows", [])) < 2:
+            continue
+        out.append(Table(entry["file"], entry.get("sheet", ""), list(entry["headers"]), [list(r) for r in entry["rows"]]))
+    return out
+
+
+def labelled_tables(notes: dict[str, dict[str, Any]]) -> list[tuple[Table, int, list[int]]]:
+    """Tables with a label column and at least one numeric column."""
+    out = []
+    for table in tables(notes):
+        label, numeric = table.label_column(), table.numeric_columns()
+        if label is not None and numeric:
+            out.append((table, label, numeric))
+    return out
+
+
+def docs(notes: dict[str, dict[str, Any]], app: str) -> list[dict[str, Any]]:
+    return [f for f in notes.get(app, {}).get("files", []) if "error" not in f and f.get("lines")]
+
+
+def calendar_of(notes: dict[str, dict[str, Any]], user: str) -> dict[str, Any] | None:
+    for cal in notes.get("calendar", {}).get("calendars", []):
+        if cal.get("user", "").lower() == user.lower():
+            return cal
+    return None
+
+
+def inbox_of(notes: dict[str, dict[str, Any]], user: str) -> list[dict[str, Any]]:
+    for box in notes.get("email", {}).get("mailboxes", []):
+        if box.get("user", "").lower() == user.lower():
+            return list(box.get("messages", []))
+    return []
+
+
+def piece(index: int, kind: str, text: str, value: str) -> MemoryPiece:
+    return MemoryPiece(id=f"m{index}", kind=kind, text=text, value=value)  # type: ignore[arg-type]
+
+
+def call(tool: str, **args: Any) -> ToolCall:
+    return ToolCall(tool, args)
+
+
+def stem(path: str) -> str:
+    return path.rsplit("/", 1)[-1]
+
+
+def invoice_facts(inp: FamilyInput) -> tuple[str, str, float] | None:
+    """(file, invoice number, total) from a PDF whose lines name an invoice number and a total;
+    the last number on the last line mentioning a total is the amount due."""
+    candidates = docs(inp.notes, "pdf")
+    for doc in inp.rng.sample(candidates, len(candidates)):
+        number = next((word for line in doc["lines"] if "invoice" in line.lower() and "number" in line.lower()
+                       for word in line.replace(":", " ").replace("#", " ").split()
+                       if any(ch.isdigit() for ch in word)), None)
+        totals = [n for line in doc["lines"] if "total" in line.lower()
+                  for n in (number_in_words(line),) if n is not None]
+        if number and totals:
+            return doc["file"], number, totals[-1]
+    return None
+
+
+def number_in_words(line: str) -> float | None:
+    """The last number written in ``line`` (thousands separators and currency signs ignored)."""
+    found = None
+    for word in line.replace("$", " ").split():
+        value = number(word.strip(".,;:()"))
+        if value is not None:
+            found = value
+    return found

@@ -1,0 +1,252 @@
+"""The batch runner behind ``homer build``: worlds, workers, staging, resume, finalisation.
+
+Attempt ``i`` is fully determined by ``(seed, i)``: it uses world ``i // TASKS_PER_WORLD``
+(written once per worker process) and its own random streams. Workers stage finished task
+folders; only the parent publishes them (one rename each) and records outcomes in a progress
+file, so an interrupted build resumes without redoing or doubling tasks. The dataset keeps the
+first ``n`` accepted attempts in index order, so any number of workers gives the same bytes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from collections import Counter
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Callable
+
+from office_env.synthesis import World, make_world, write_workspace
+from orchestrator import dataset
+from orchestrator.card import render_card, statistics
+from orchestrator.neo_graph import NeoState, build_neo_graph
+from orchestrator.offline_roles import OfflineRoles
+from orchestrator.record import build_record
+from orchestrator.roles import BuildConfig, Job
+from verifier.gates import run_gates
+
+GENERATOR_VERSION = "neo-offline-1"
+TASKS_PER_WORLD = 8
+
+
+class BuildError(Exception):
+    """Bad build input (the message names the option or folder)."""
+
+
+def config_hash(config: BuildConfig) -> str:
+    data = {**config.to_dict(), "generator": GENERATOR_VERSION, "tasks_per_world": TASKS_PER_WORLD}
+    return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def task_id(index: int) -> str:
+    return f"neo-{index:05d}"
+
+
+def world_seed(seed: int, world_index: int) -> int:
+    return int(hashlib.sha256(f"{seed}:world:{world_index}".encode()).hexdigest()[:8], 16)
+
+
+# -- one attempt (runs in a worker) ----------------------------------------------------------
+
+@lru_cache(maxsize=64)
+def _world(out: str, seed: int, world_index: int) -> tuple[World, Path]:
+    world = make_world(world_seed(seed, world_index))
+    root = Path(out) / dataset.WORK / "worlds" / f"w{world_index:05d}"
+    testbed = root / "testbed"
+    if not testbed.is_dir():
+        root.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=".testbed.", dir=root))
+        write_workspace(world, tmp)
+        try:
+            os.replace(tmp, testbed)
+        except OSError:  # another worker finished the same (identical) world first
+            shutil.rmtree(tmp, ignore_errors=True)
+    return world, testbed
+
+
+def _gate(state: NeoState) -> dict[str, Any]:
+    job, draft = state["job"], state["draft"]
+    record = build_record(job, draft, state["dialogue"], state["rounds"], state.get("feedback_log", []))
+    scratch = Path(tempfile.mkdtemp(prefix=f".{job.task_id}.", dir=job.staging))
+    try:
+        results = run_gates(record, job.testbed, scratch=scratch)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    record["provenance"]["gates"] = {name: r.to_dict() for name, r in results.items()}
+    failed = [name for name, r in results.items() if not r.passed]
+    if failed:
+        first = failed[0]
+        return {"outcome": {"status": "dropped", "reason": f"gate {first}: {results[first].detail}"}}
+    return {"outcome": {"status": "gated", "record": record}}
+
+
+def _write(state: NeoState) -> dict[str, Any]:
+    job, record = state["job"], state["outcome"]["record"]
+    staged = dataset.stage_task(job.staging, record, job.testbed)
+    return {"outcome": {"status": "accepted", "staged": str(staged), "record": record}}
+
+
+@lru_cache(maxsize=1)
+def _graph():
+    return build_neo_graph(OfflineRoles(), _gate, _write)
+
+
+def run_attempt(out: str, config: BuildConfig, index: int) -> dict[str, Any]:
+    """Make (or fail to make) task ``index``; returns a JSON-able outcome."""
+    world, testbed = _world(out, config.seed, index // TASKS_PER_WORLD)
+    staging = Path(out) / dataset.WORK / "staging"
+    staging.mkdir(parents=True, exist_ok=True)
+    job = Job(index=index, task_id=task_id(index), config=config, world=world, testbed=testbed, staging=staging)
+    state = _graph().invoke({"job": job})
+    outcome = dict(state.get("outcome") or {"status": "dropped", "reason": "graph ended without an outcome"})
+    plan = state.get("plan")
+    summary = {"index": index, "id": job.task_id, "status": outcome["status"], "reason": outcome.get("reason", ""),
+               "family": plan.family if plan else None, "rounds": state.get("rounds", 0)}
+    if outcome["status"] == "accepted":
+        record = outcome["record"]
+        summary.update(staged=outcome["staged"], family=record["family"], app_count=record["app_count"])
+    return summary
+
+
+# -- the batch (runs in the parent) ----------------------------------------------------------
+
+@dataclass
+class BuildSummary:
+    out: Path
+    accepted: int = 0
+    attempts: int = 0
+    drops: Counter = field(default_factory=Counter)
+
+
+def _previous_build(out: Path) -> dict[str, Any] | None:
+    try:
+        return json.loads((out / dataset.BUILD).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def _drop_category(reason: str) -> str:
+    return reason.split(":", 1)[0].strip() or "unknown"
+
+
+def _prepare(out: Path, config: BuildConfig, resume: bool) -> dict[int, dict[str, Any]]:
+    """Check the output folder; return outcomes already recorded (resume)."""
+    build_file = out / dataset.BUILD
+    if out.exists() and not out.is_dir():
+        raise BuildError(f"--out {out}: exists and is not a folder")
+    if out.exists() and any(out.iterdir()):
+        if not resume:
+            raise BuildError(f"--out {out}: folder is not empty (use --resume to continue an interrupted build)")
+        if not build_file.is_file():
+            raise BuildError(f"--out {out}: not a homeragents build folder (no {dataset.BUILD}); cannot resume")
+        try:
+            previous = json.loads(build_file.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            raise BuildError(f"--resume: {build_file} is unreadable; start a new folder") from None
+        if previous.get("config_hash") != config_hash(config):
+            raise BuildError(f"--resume: {out} was built with a different configuration "
+                             f"({previous.get('config')}); use the same --seed/--apps/--days or a new folder")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        probe = out / ".write-test"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as exc:
+        raise BuildError(f"--out {out}: cannot write there ({exc.strerror})") from None
+    dataset.write_json(build_file, {"config": config.to_dict(), "config_hash": config_hash(config),
+                                    "generator": GENERATOR_VERSION, "status": "running"})
+    done: dict[int, dict[str, Any]] = {}
+    for log in (out / dataset.ATTEMPTS, out / dataset.PROGRESS):
+        if not resume or not log.is_file():
+            continue
+        for line in log.read_text(encoding="utf-8").splitlines():
+            try:
+                item = json.loads(line)
+            except json.JSONDecodeError:
+                continue  # a line cut short by the interruption: that attempt is simply redone
+            if item["status"] == "accepted" and not (out / dataset.TASKS / item["id"] / "task.json").is_file():
+                continue
+            done[item["index"]] = item
+    return done
+
+
+def build(out: Path, n: int, config: BuildConfig, workers: int = 1, resume: bool = False,
+          on_progress: Callable[[int, int], None] | None = None) -> BuildSummary:
+    """Build ``n`` accepted tasks into ``out``."""
+    if n < 1:
+        raise BuildError(f"--n must be at least 1 (got {n})")
+    if workers < 1:
+        raise BuildError(f"--workers must be at least 1 (got {workers})")
+    previous = _previous_build(out) if resume else None
+    if previous and previous.get("status") == "complete" and previous.get("accepted", 0) >= n \
+            and previous.get("config_hash") == config_hash(config):
+        return BuildSummary(out, previous["accepted"], previous.get("attempts", 0), Counter(previous.get("drops", {})))
+    done = _prepare(out, config, resume)
+    progress_file = (out / dataset.PROGRESS).open("a", encoding="utf-8")
+    max_attempts = n * 4 + 20
+    summary = BuildSummary(out)
+
+    def accepted_indices() -> list[int]:
+        return sorted(i for i, item in done.items() if item["status"] == "accepted")
+
+    def record(item: dict[str, Any]) -> None:
+        if item["status"] == "accepted":
+            dataset.publish(Path(item.pop("staged")), out)
+        done[item["index"]] = item
+        progress_file.write(json.dumps(item) + "\n")
+        progress_file.flush()
+        if on_progress:
+            on_progress(min(len(accepted_indices()), n), n)
+
+    pool = ProcessPoolExecutor(max_workers=workers) if workers > 1 else None
+    try:
+        next_index = 0
+        while len(accepted_indices()) < n and next_index < max_attempts:
+            need = n - len(accepted_indices())
+            batch_size = max(need + need // 4 + 1, workers * 2)
+            batch = []
+            while len(batch) < batch_size and next_index < max_attempts:
+                if next_index not in done:
+                    batch.append(next_index)
+                next_index += 1
+            if pool is None:
+                for index in batch:
+                    record(run_attempt(str(out), config, index))
+            else:
+                futures = [pool.submit(run_attempt, str(out), config, index) for index in batch]
+                for future in as_completed(futures):
+                    record(future.result())
+    finally:
+        if pool is not None:
+            pool.shutdown()
+        progress_file.close()
+    return _finalize(out, n, config, done, summary)
+
+
+def _finalize(out: Path, n: int, config: BuildConfig, done: dict[int, dict[str, Any]],
+              summary: BuildSummary) -> BuildSummary:
+    accepted = sorted(i for i, item in done.items() if item["status"] == "accepted")
+    keep, extra = accepted[:n], accepted[n:]
+    for index in extra:  # more succeeded than asked for: keep the first n in index order
+        shutil.rmtree(out / dataset.TASKS / task_id(index), ignore_errors=True)
+    last = keep[-1] if keep else max(done, default=-1)
+    considered = [done[i] for i in sorted(done) if i <= last or not keep]
+    drops = Counter(_drop_category(item["reason"]) for item in considered if item["status"] != "accepted")
+    records = [t.record for t in dataset.iter_tasks(out) if t.record is not None]
+    build_info = {"config": config.to_dict(), "config_hash": config_hash(config), "generator": GENERATOR_VERSION,
+                  "status": "complete" if len(keep) >= n else "incomplete",
+                  "attempts": len(considered), "accepted": len(keep), "drops": dict(sorted(drops.items()))}
+    dataset.write_text(out / dataset.ATTEMPTS, "".join(json.dumps(item) + "\n" for item in considered))
+    dataset.write_index(out, records)
+    dataset.write_schemas(out)
+    dataset.write_text(out / "README.md", render_card(statistics(records), build_info))
+    dataset.write_json(out / dataset.BUILD, build_info)
+    shutil.rmtree(out / dataset.WORK, ignore_errors=True)
+    (out / dataset.PROGRESS).unlink(missing_ok=True)
+    summary.accepted, summary.attempts, summary.drops = len(keep), len(considered), drops
+    return summary

@@ -1,0 +1,93 @@
+"""Dataset statistics in the shape of the paper's Table 4, and the dataset card around them."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from backends.tokens import COUNTER_DESCRIPTION, count_tokens
+
+
+def _row(records: list[dict[str, Any]]) -> dict[str, float]:
+    conversations = len(records)
+    sessions = [s for r in records for s in r["dialogue"]]
+    turns = [t for s in sessions for t in s["turns"]]
+    tokens = sum(count_tokens(t["text"]) for t in turns)
+    return {
+        "conversations": conversations,
+        "sessions_per_conversation": len(sessions) / conversations if conversations else 0.0,
+        "utterances_per_session": len(turns) / len(sessions) if sessions else 0.0,
+        "tokens_per_conversation": tokens / conversations if conversations else 0.0,
+        "tokens_per_session": tokens / len(sessions) if sessions else 0.0,
+        "tokens_per_utterance": tokens / len(turns) if turns else 0.0,
+    }
+
+
+def statistics(records: list[dict[str, Any]]) -> dict[str, Any]:
+    by_apps: dict[str, Any] = {}
+    for count in sorted({r["app_count"] for r in records}):
+        by_apps[str(count)] = _row([r for r in records if r["app_count"] == count])
+    return {
+        "by_app_count": by_apps,
+        "overall": _row(records),
+        "families": dict(sorted(Counter(r.get("family", "?") for r in records).items())),
+        "apps": dict(sorted(Counter(a for r in records for a in r["apps"]).items())),
+        "difficulty": dict(sorted(Counter(r.get("difficulty", "?") for r in records).items())),
+        "token_counter": COUNTER_DESCRIPTION,
+    }
+
+
+def table(stats: dict[str, Any]) -> str:
+    head = ("| apps | conversations | sessions / conversation | utterances / session | tokens / conversation "
+            "| tokens / session | tokens / utterance |\n|---|---:|---:|---:|---:|---:|---:|\n")
+    rows = []
+    for label, row in [*stats["by_app_count"].items(), ("all", stats["overall"])]:
+        rows.append(f"| {label} | {row['conversations']} | {row['sessions_per_conversation']:.2f} | "
+                    f"{row['utterances_per_session']:.1f} | {row['tokens_per_conversation']:.0f} | "
+                    f"{row['tokens_per_session']:.0f} | {row['tokens_per_utterance']:.1f} |")
+    return head + "\n".join(rows) + "\n"
+
+
+def _counts(title: str, counts: dict[str, int]) -> str:
+    lines = [f"| {title} | tasks |", "|---|---:|"] + [f"| {k} | {v} |" for k, v in counts.items()]
+    return "\n".join(lines) + "\n"
+
+
+def render_card(stats: dict[str, Any], build: dict[str, Any]) -> str:
+    config = build.get("config", {})
+    drops = build.get("drops", {})
+    drop_lines = "\n".join(f"| {reason} | {count} |" for reason, count in sorted(drops.items())) or "| (none) | 0 |"
+    return f"""# homeragents dataset
+
+Neo split built by homeragents (`homer build`), backend `{config.get('backend', 'offline')}`, seed {config.get('seed')},
+{config.get('days')} days of dialogue per task, about {config.get('utterances_per_day')} utterances a day.
+Every task passed the gates (schema, criteria fail untouched, oracle passes, memory evidence, intent-only baseline fails);
+`homer verify` re-runs them.
+
+## Statistics
+
+{table(stats)}
+Tokens are counted with an {stats['token_counter']}.
+
+## Families
+
+{_counts('family', stats['families'])}
+## Apps
+
+{_counts('app', stats['apps'])}
+## Difficulty
+
+{_counts('difficulty', stats['difficulty'])}
+## Build
+
+Attempts: {build.get('attempts', 0)}; accepted: {build.get('accepted', 0)}; dropped: {sum(drops.values())}.
+
+| dropped because | attempts |
+|---|---:|
+{drop_lines}
+
+## Files
+
+- `index.jsonl`: one line per task; `tasks/<id>/task.json`: the task; `tasks/<id>/testbed/`: its initial office.
+- `schemas/task.schema.json`, `schemas/criteria.schema.json`: what every record validates against.
+"""

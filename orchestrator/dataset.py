@@ -1,0 +1,124 @@
+"""The dataset folder: layout, atomic writes, loading, and the files derived from the tasks.
+
+```
+DIR/
+  build.json            the build configuration, its hash, attempt and drop counts
+  attempts.jsonl        every attempt in index order: accepted, or dropped with its reason
+  index.jsonl           one line per task (derived from tasks/*/task.json, sorted by id)
+  README.md             the dataset card (statistics; derived)
+  schemas/              task.schema.json and criteria.schema.json
+  tasks/<id>/task.json  the task record
+  tasks/<id>/testbed/   the initial workspace
+```
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator
+
+from office_env import criteria_schema
+from office_env.workspace import atomic_write
+from verifier.gates import SCHEMA_DIR
+
+TASKS = "tasks"
+WORK = ".work"
+PROGRESS = ".progress.jsonl"
+ATTEMPTS = "attempts.jsonl"
+BUILD = "build.json"
+
+
+def dumps(data: Any) -> str:
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def write_json(path: Path, data: Any) -> None:
+    atomic_write(path, dumps(data).encode("utf-8"))
+
+
+def write_text(path: Path, text: str) -> None:
+    atomic_write(path, text.encode("utf-8"))
+
+
+def stage_task(staging: Path, record: dict[str, Any], testbed: Path) -> Path:
+    """Write ``<staging>/<id>`` completely under a temporary name, then rename it into place."""
+    final = staging / record["id"]
+    tmp = Path(tempfile.mkdtemp(prefix=f".{record['id']}.", dir=staging))
+    shutil.copytree(testbed, tmp / "testbed", symlinks=True)
+    (tmp / "task.json").write_text(dumps(record), encoding="utf-8")
+    if final.exists():
+        shutil.rmtree(final)
+    os.replace(tmp, final)
+    return final
+
+
+def publish(staged: Path, out: Path) -> Path:
+    """Move a staged task folder into ``out/tasks`` (one rename: it is there whole or not at all)."""
+    target = out / TASKS / staged.name
+    if target.exists():
+        shutil.rmtree(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    os.replace(staged, target)
+    return target
+
+
+@dataclass(frozen=True)
+class LoadedTask:
+    id: str
+    folder: Path
+    record: dict[str, Any] | None
+    error: str | None = None
+
+    @property
+    def testbed(self) -> Path:
+        return self.folder / "testbed"
+
+    @property
+    def reference(self) -> Path | None:
+        ref = self.folder / "reference"
+        return ref if ref.is_dir() else None
+
+
+def iter_tasks(out: Path) -> Iterator[LoadedTask]:
+    """Every task folder, sorted by id; an unreadable task.json is reported, not raised."""
+    root = out / TASKS
+    if not root.is_dir():
+        return
+    for folder in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")):
+        path = folder / "task.json"
+        try:
+            record = json.loads(path.read_text(encoding="utf-8"))
+            if not isinstance(record, dict):
+                raise ValueError("top level is not an object")
+            yield LoadedTask(folder.name, folder, record)
+        except FileNotFoundError:
+            yield LoadedTask(folder.name, folder, None, f"{path}: missing")
+        except (UnicodeDecodeError, ValueError) as exc:
+            where = f" at line {exc.lineno} column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else ""
+            yield LoadedTask(folder.name, folder, None, f"{path}: not valid JSON{where} ({exc.__class__.__name__})")
+
+
+def index_line(record: dict[str, Any]) -> dict[str, Any]:
+    sessions = record["dialogue"]
+    return {
+        "id": record["id"], "split": record["split"], "family": record.get("family"),
+        "difficulty": record.get("difficulty"), "apps": record["apps"], "app_count": record["app_count"],
+        "sessions": len(sessions), "utterances": sum(len(s["turns"]) for s in sessions),
+        "tokens": record["provenance"].get("tokens", {}).get("dialogue"),
+        "path": f"{TASKS}/{record['id']}/task.json",
+    }
+
+
+def write_index(out: Path, records: list[dict[str, Any]]) -> None:
+    lines = "".join(json.dumps(index_line(r), ensure_ascii=False) + "\n" for r in sorted(records, key=lambda r: r["id"]))
+    write_text(out / "index.jsonl", lines)
+
+
+def write_schemas(out: Path) -> None:
+    write_json(out / "schemas" / "criteria.schema.json", criteria_schema())
+    write_text(out / "schemas" / "task.schema.json", (SCHEMA_DIR / "task.schema.json").read_text(encoding="utf-8"))

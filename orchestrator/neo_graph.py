@@ -1,0 +1,106 @@
+"""The Neo build graph (LangGraph).
+
+plan -> explore (one surfer per planned app, fanned out with ``Send``, notes merged by a
+reducer) -> generate_task -> generate_dialogue -> verify (back to generate_dialogue with the
+feedback, at most ``max_rounds`` rounds, counted in state) -> gates -> write.
+A task that fails anywhere ends with ``outcome = {"status": "dropped", "reason": ...}``.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Annotated, Any, Callable, TypedDict
+
+from langgraph.graph import END, START, StateGraph
+from langgraph.types import Send
+
+from generators.model import Session, TaskDraft, Verdict
+from orchestrator.roles import Job, Plan, Roles
+
+
+def merge_notes(left: dict[str, Any] | None, right: dict[str, Any] | None) -> dict[str, Any]:
+    """Reducer: surfers run in parallel, each adds its app's notes."""
+    return {**(left or {}), **(right or {})}
+
+
+class NeoState(TypedDict, total=False):
+    job: Job
+    plan: Plan
+    notes: Annotated[dict[str, Any], merge_notes]
+    draft: TaskDraft | None
+    dialogue: list[Session]
+    verdict: Verdict
+    rounds: int
+    feedback_log: Annotated[list[str], operator.add]
+    outcome: dict[str, Any]
+
+
+ExploreInput = TypedDict("ExploreInput", {"job": Job, "app": str})
+
+
+def build_neo_graph(roles: Roles, gate: Callable[[NeoState], dict[str, Any]],
+                    write: Callable[[NeoState], dict[str, Any]]):
+    """Compile the graph. ``gate`` runs the quality gates and returns ``{"outcome": ...}`` (status
+    ``gated`` or ``dropped``); ``write`` stores an accepted task and returns its final outcome."""
+
+    def plan(state: NeoState) -> dict[str, Any]:
+        return {"plan": roles.plan(state["job"]), "rounds": 0}
+
+    def fan_out(state: NeoState) -> list[Send]:
+        return [Send("explore", {"job": state["job"], "app": app}) for app in state["plan"].apps]
+
+    def explore(payload: ExploreInput) -> dict[str, Any]:
+        return {"notes": {payload["app"]: roles.explore(payload["app"], payload["job"])}}
+
+    def generate_task(state: NeoState) -> dict[str, Any]:
+        draft = roles.generate_task(state["job"], state["plan"], state.get("notes", {}))
+        if draft is None:
+            return {"draft": None, "outcome": {"status": "dropped", "reason": "generator: no task fits this workspace"}}
+        return {"draft": draft}
+
+    def after_task(state: NeoState) -> str:
+        return "generate_dialogue" if state.get("draft") is not None else END
+
+    def generate_dialogue(state: NeoState) -> dict[str, Any]:
+        feedback = state["verdict"].feedback if state.get("verdict") else ""
+        rounds = state.get("rounds", 0) + 1
+        sessions = roles.generate_dialogue(state["job"], state["plan"], state["draft"], feedback, rounds)
+        return {"dialogue": sessions, "rounds": rounds}
+
+    def verify(state: NeoState) -> dict[str, Any]:
+        verdict = roles.verify(state["job"], state["plan"], state["draft"], state["dialogue"])
+        return {"verdict": verdict, "feedback_log": [] if verdict.passed else [verdict.feedback]}
+
+    def after_verify(state: NeoState) -> str:
+        if state["verdict"].passed:
+            return "gates"
+        if state["rounds"] < state["job"].config.max_rounds:
+            return "generate_dialogue"
+        return "give_up"
+
+    def give_up(state: NeoState) -> dict[str, Any]:
+        return {"outcome": {"status": "dropped",
+                            "reason": f"verifier: rejected {state['rounds']} rounds: {state['verdict'].feedback}"}}
+
+    def after_gates(state: NeoState) -> str:
+        return "write" if state["outcome"]["status"] == "gated" else END
+
+    graph = StateGraph(NeoState)
+    graph.add_node("plan", plan)
+    graph.add_node("explore", explore)
+    graph.add_node("generate_task", generate_task)
+    graph.add_node("generate_dialogue", generate_dialogue)
+    graph.add_node("verify", verify)
+    graph.add_node("give_up", give_up)
+    graph.add_node("gates", gate)
+    graph.add_node("write", write)
+    graph.add_edge(START, "plan")
+    graph.add_conditional_edges("plan", fan_out, ["explore"])
+    graph.add_edge("explore", "generate_task")
+    graph.add_conditional_edges("generate_task", after_task, ["generate_dialogue", END])
+    graph.add_edge("generate_dialogue", "verify")
+    graph.add_conditional_edges("verify", after_verify, ["gates", "generate_dialogue", "give_up"])
+    graph.add_edge("give_up", END)
+    graph.add_conditional_edges("gates", after_gates, ["write", END])
+    graph.add_edge("write", END)
+    return graph.compile()

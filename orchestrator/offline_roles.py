@@ -1,0 +1,57 @@
+"""The offline backend: every role answered procedurally, seeded, with no network."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from generators.dialogue_offline import generate_dialogue
+from generators.families import FAMILIES, FamilyInput
+from generators.model import Session, TaskDraft, Verdict
+from office_env import Workspace
+from orchestrator.planner import families_for, plan_offline
+from orchestrator.roles import Job, Plan
+from surfers import explore as surf
+from verifier.dialogue_rules import check_dialogue
+
+_NOTES_CACHE: dict[tuple[str, str], dict[str, Any]] = {}
+
+
+class OfflineRoles:
+    name = "offline"
+
+    def plan(self, job: Job) -> Plan:
+        return plan_offline(job)
+
+    def explore(self, app: str, job: Job) -> dict[str, Any]:
+        # Jobs of one world share a read-only testbed; its notes are the same for each of them.
+        key = (str(job.testbed), app)
+        if key not in _NOTES_CACHE:
+            _NOTES_CACHE[key] = surf(app, Workspace(job.testbed, now=job.world.now))
+        return _NOTES_CACHE[key]
+
+    def generate_task(self, job: Job, plan: Plan, notes: dict[str, dict[str, Any]]) -> TaskDraft | None:
+        world = job.world
+        colleagues = tuple((p.user, p.name) for p in world.colleagues)
+        order = [plan.family] + [f for f in families_for(len(plan.apps)) if f != plan.family]
+        for name in order:
+            fam = FAMILIES[name]
+            missing = [a for a in fam.apps if a not in notes]
+            for app in missing:
+                notes = {**notes, app: self.explore(app, job)}
+            rng = random.Random(f"{job.config.seed}:{job.index}:task:{name}")
+            draft = fam.build(FamilyInput(rng, notes, world.user.user, world.user.name, colleagues, world.now))
+            if draft is not None:
+                return draft
+        return None
+
+    def generate_dialogue(self, job: Job, plan: Plan, draft: TaskDraft, feedback: str, round_: int) -> list[Session]:
+        world = job.world
+        return generate_dialogue(
+            draft, seed=job.config.seed * 1_000_003 + job.index, now=world.now, user_first=world.user.first,
+            colleagues=[p.first for p in world.colleagues], company=world.company, projects=list(world.projects),
+            days=plan.days, utterances_per_day=plan.utterances_per_day, feedback=feedback,
+        )
+
+    def verify(self, job: Job, plan: Plan, draft: TaskDraft, sessions: list[Session]) -> Verdict:
+        return check_dialogue(draft, sessions, min_days=plan.days, now=job.world.now)

@@ -1,0 +1,72 @@
+"""The agent roles a Neo build needs, as one protocol both backends implement.
+
+The graph calls these methods and never asks which backend it runs: the offline backend
+answers procedurally; the llm backend (later) answers through an OpenAI-compatible endpoint.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from generators.model import Session, TaskDraft, Verdict
+from office_env.synthesis import World
+
+
+@dataclass(frozen=True)
+class BuildConfig:
+    seed: int = 0
+    app_counts: tuple[int, ...] = (1, 2, 3)
+    days: int = 5
+    utterances_per_day: int = 70
+    max_rounds: int = 5
+    backend: str = "offline"
+    model: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"seed": self.seed, "app_counts": list(self.app_counts), "days": self.days,
+                "utterances_per_day": self.utterances_per_day, "max_rounds": self.max_rounds,
+                "backend": self.backend, "model": self.model}
+
+
+@dataclass(frozen=True)
+class Job:
+    """One attempt to make one task: its index, its world and the world's (read-only) testbed."""
+
+    index: int
+    task_id: str
+    config: BuildConfig
+    world: World
+    testbed: Path
+    staging: Path  # where the writer puts the finished task folder
+
+
+@dataclass(frozen=True)
+class Plan:
+    apps: tuple[str, ...]
+    family: str
+    difficulty: str
+    days: int
+    utterances_per_day: int
+    exploration: str
+    dialogue_shape: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"apps": list(self.apps), "family": self.family, "difficulty": self.difficulty, "days": self.days,
+                "utterances_per_day": self.utterances_per_day, "exploration": self.exploration,
+                "dialogue_shape": self.dialogue_shape}
+
+
+class Roles(Protocol):
+    name: str
+
+    def plan(self, job: Job) -> Plan: ...
+
+    def explore(self, app: str, job: Job) -> dict[str, Any]: ...
+
+    def generate_task(self, job: Job, plan: Plan, notes: dict[str, dict[str, Any]]) -> TaskDraft | None: ...
+
+    def generate_dialogue(self, job: Job, plan: Plan, draft: TaskDraft, feedback: str, round_: int) -> list[Session]: ...
+
+    def verify(self, job: Job, plan: Plan, draft: TaskDraft, sessions: list[Session]) -> Verdict: ...

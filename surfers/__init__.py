@@ -1,0 +1,27 @@
+"""Surfers: one explorer per app that reads a workspace through read-only office tools.
+
+``explore(app, workspace)`` returns that app's context notes, a plain JSON-able dictionary
+whose shape ``surfers.notes.NOTES_SCHEMA`` defines (``validate_notes`` checks it).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from office_env import Workspace
+from surfers.notes import NOTES_SCHEMA, validate_notes
+from surfers.offline import EXPLORERS
+
+APPS: tuple[str, ...] = ("word", "excel", "pdf", "email", "calendar")
+
+
+def explore(app: str, workspace: Workspace | str | os.PathLike[str], users: list[str] | None = None) -> dict[str, Any]:
+    """Context notes for one app; ``users`` limits which mailboxes and calendars are read."""
+    if app not in EXPLORERS:
+        raise ValueError(f"app: {app!r} is not one of {', '.join(APPS)}")
+    ws = workspace if isinstance(workspace, Workspace) else Workspace(workspace)
+    return EXPLORERS[app](ws, users)
+
+
+__all__ = ["APPS", "NOTES_SCHEMA", "explore", "validate_notes"]

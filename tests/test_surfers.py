@@ -1,0 +1,306 @@
+"""Offline surfers: notes that fit the schema, hold what is really in the files, and never write."""
+
+from __future__ import annotations
+
+import copy
+import shutil
+from datetime import datetime, timedelta
+from email import policy
+from email.parser import BytesParser
+from pathlib import Path
+
+import docx
+import openpyxl
+import pytest
+from pypdf import PdfReader
+
+from office_env import Snapshot, Workspace, default_registry
+from office_env.formats import ics_io, xlsx_io
+from office_env.synthesis import make_world, write_workspace
+from office_env.tools import ToolRegistry
+from surfers import APPS, NOTES_SCHEMA, explore, validate_notes
+from surfers.offline import free_slots, numbers_in, parse_cells, people_in
+
+SEED = 21
+FMT = "%Y-%m-%d %H:%M:%S"
+
+
+@pytest.fixture(scope="module")
+def world_bed(tmp_path_factory):
+    world = make_world(SEED)
+    root = tmp_path_factory.mktemp("surf") / "testbed"
+    manifest = write_workspace(world, root)
+    return world, root, manifest
+
+
+@pytest.fixture(scope="module")
+def all_notes(world_bed):
+    world, root, _ = world_bed
+    ws = Workspace(root, now=world.now)
+    return {app: explore(app, ws) for app in APPS}
+
+
+@pytest.fixture
+def fresh_bed(world_bed, tmp_path):
+    """A private copy of the world's testbed for tests that damage files."""
+    world, root, manifest = world_bed
+    return world, Path(shutil.copytree(root, tmp_path / "testbed")), manifest
+
+
+def _path_of(manifest: dict[str, str], kind: str) -> str:
+    (path,) = [p for p, k in manifest.items() if k == kind]
+    return path
+
+
+def _entry(notes: dict, file: str) -> dict:
+    (entry,) = [e for e in notes["files"] if e["file"] == file]
+    return entry
+
+
+# -- shape -------------------------------------------------------------------------------------
+
+def test_apps_and_every_note_validates(all_notes):
+    assert APPS == ("word", "excel", "pdf", "email", "calendar")
+    for app, notes in all_notes.items():
+        assert notes["app"] == app
+        assert validate_notes(notes) == [], app
+        assert not any("error" in e for e in notes.get("files", [])), app
+
+
+def test_schema_is_draft_2020_12_and_rejects_bad_notes(all_notes):
+    assert NOTES_SCHEMA["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    bad = copy.deepcopy(all_notes["excel"])
+    bad["files"][0]["rows"][0][0] = 5  # cells are strings
+    problems = validate_notes(bad)
+    assert problems and problems[0].startswith("files/0/rows/0/0:")
+    bad = copy.deepcopy(all_notes["calendar"])
+    bad["calendars"][0]["events"][0]["start"] = "tomorrow"
+    assert any("calendars/0/events/0/start" in p for p in validate_notes(bad))
+    bad = copy.deepcopy(all_notes["email"])
+    del bad["mailboxes"][0]["messages"][0]["body"]
+    assert validate_notes(bad)
+    assert validate_notes({"app": "fax", "files": []}) == ["app: 'fax' is not one of word, excel, pdf, email, calendar"]
+    assert validate_notes([]) != []
+    assert validate_notes({"app": "word", "files": [{"file": "x.docx", "error": "Error: broken"}]}) == []
+    assert validate_notes({"app": "word", "files": [{"file": "x.docx", "error": "e", "lines": []}]})
+
+
+def test_unknown_app_is_refused(world_bed):
+    with pytest.raises(ValueError, match="not one of"):
+        explore("fax", Workspace(world_bed[1]))
+
+
+# -- facts really in the files -----------------------------------------------------------------
+
+def test_excel_notes_hold_the_cells_openpyxl_reads(world_bed, all_notes):
+    world, root, manifest = world_bed
+    notes = all_notes["excel"]
+    xlsx_files = sorted(p for p in manifest if p.endswith(".xlsx"))
+    assert sorted(e["file"] for e in notes["files"]) == xlsx_files
+    for entry in notes["files"]:
+        sheet = openpyxl.load_workbook(root / entry["file"]).active
+        values = list(sheet.iter_rows(values_only=True))
+        assert entry["sheet"] == sheet.title
+        assert entry["headers"] == [str(v) for v in values[0]]
+        assert entry["rows"] == [["" if v is None else str(v) for v in row] for row in values[1:]]
+    salaries = _entry(notes, _path_of(manifest, "salaries"))
+    assert salaries["headers"] == ["Name", "Department", "Title", "Salary"]
+    by_name = {row[0]: row[3] for row in salaries["rows"]}
+    sheet = openpyxl.load_workbook(root / salaries["file"]).active
+    for row in sheet.iter_rows(min_row=2, values_only=True):
+        assert by_name[row[0]] == str(row[3])
+    assert by_name[world.user.name] == str(next(r[3] for r in sheet.iter_rows(values_only=True) if r[0] == world.user.name))
+
+
+def test_word_notes_hold_the_paragraphs_and_people(world_bed, all_notes):
+    world, root, manifest = world_bed
+    notes = all_notes["word"]
+    assert sorted(e["file"] for e in notes["files"]) == sorted(p for p in manifest if p.endswith(".docx"))
+    for entry in notes["files"]:
+        paragraphs = [p.text.strip() for p in docx.Document(str(root / entry["file"])).paragraphs if p.text.strip()]
+        assert entry["lines"] == paragraphs
+    meeting = _entry(notes, _path_of(manifest, "meeting_notes"))
+    attendees = next(line for line in meeting["lines"] if line.startswith("Attendees: "))
+    named = attendees[len("Attendees: "):].split(", ")
+    assert world.user.name in named
+    assert meeting["people"][: len(named)] == named
+    assert set(meeting["people"]) <= {p.name for p in world.people}
+
+
+def test_pdf_notes_hold_the_text_and_the_invoice_total(world_bed, all_notes):
+    _, root, manifest = world_bed
+    notes = all_notes["pdf"]
+    invoice = _entry(notes, _path_of(manifest, "invoice"))
+    text = "\n".join(page.extract_text() for page in PdfReader(str(root / invoice["file"])).pages)
+    assert invoice["lines"] == [line.strip() for line in text.splitlines() if line.strip()]
+    total = next(line for line in invoice["lines"] if line.startswith("Total due: ")).split()[2]
+    assert total in invoice["numbers"]
+    assert not any(n.startswith("INV") for n in invoice["numbers"])
+    handbook = _entry(notes, _path_of(manifest, "handbook"))
+    assert 8 <= len(handbook["lines"]) <= 15
+
+
+def test_email_notes_hold_every_message_with_its_body(world_bed, all_notes):
+    world, root, manifest = world_bed
+    (mailbox,) = all_notes["email"]["mailboxes"]
+    assert mailbox["user"] == world.user.user
+    paths = sorted(p for p, k in manifest.items() if k == "email")
+    assert sorted(f"emails/{world.user.user}/{m['id']}" for m in mailbox["messages"]) == paths
+    for message in mailbox["messages"]:
+        parsed = BytesParser(policy=policy.default).parsebytes((root / "emails" / world.user.user / message["id"]).read_bytes())
+        assert message["from"] == parsed["From"]
+        assert message["to"] == parsed["To"] == world.user.email
+        assert message["subject"] == parsed["Subject"]
+        assert message["date"] == parsed["Date"]
+        assert message["body"] == parsed.get_content().strip("\n")
+    subjects = [m["subject"] for m in mailbox["messages"]]
+    assert any(s.startswith("Re: ") and s[4:] in subjects for s in subjects)
+
+
+def test_calendar_notes_hold_events_and_true_free_slots(world_bed, all_notes):
+    world, root, manifest = world_bed
+    calendars = all_notes["calendar"]["calendars"]
+    assert sorted(c["user"] for c in calendars) == sorted(Path(p).stem for p, k in manifest.items() if k == "calendar")
+    monday = world.now.date() - timedelta(days=world.now.weekday())
+    all_hours = {datetime(d.year, d.month, d.day, h) for d in (monday + timedelta(days=i) for i in range(5)) for h in range(9, 17)}
+    for calendar in calendars:
+        events = ics_io.read_events(root / "calendar" / f"{calendar['user']}.ics", "x")
+        assert calendar["events"] == [
+            {"summary": e.summary, "start": e.start.strftime(FMT), "end": e.end.strftime(FMT)} for e in events
+        ]
+        free = {datetime.strptime(s["start"], FMT) for s in calendar["free_slots"]}
+        assert all(datetime.strptime(s["end"], FMT) - datetime.strptime(s["start"], FMT) == timedelta(hours=1)
+                   for s in calendar["free_slots"])
+        for hour in all_hours:
+            clashes = any(e.start < hour + timedelta(hours=1) and e.end > hour for e in events)
+            assert (hour in free) != clashes, (calendar["user"], hour)
+    mine = next(c for c in calendars if c["user"] == world.user.user)
+    for other in calendars:
+        shared = {s["start"] for s in mine["free_slots"]} & {s["start"] for s in other["free_slots"]}
+        assert shared, f"no common free hour with {other['user']}"
+
+
+def test_free_slots_edges():
+    events = [
+        {"summary": "a", "start": "2024-05-06 10:30:00", "end": "2024-05-06 11:00:00"},
+        {"summary": "b", "start": "2024-05-06 12:00:00", "end": "2024-05-06 13:00:00"},
+        {"summary": "c", "start": "2024-05-07 08:00:00", "end": "2024-05-07 09:00:00"},
+        {"summary": "d", "start": "2024-05-10 16:59:00", "end": "2024-05-10 18:00:00"},
+    ]
+    slots = {s["start"][5:16] for s in free_slots(events, datetime(2024, 5, 6).date())}
+    assert len(slots) == 40 - 3
+    assert "05-06 10:00" not in slots and "05-06 12:00" not in slots and "05-10 16:00" not in slots
+    assert {"05-06 11:00", "05-06 13:00", "05-07 09:00", "05-06 09:00"} <= slots
+    assert free_slots([], None) == []
+
+
+def test_users_limit_the_mailboxes_and_calendars(world_bed):
+    world, root, manifest = world_bed
+    ws = Workspace(root, now=world.now)
+    others = [Path(p).stem for p, k in manifest.items() if k == "calendar" and Path(p).stem != world.user.user]
+    notes = explore("calendar", ws, users=[others[0]])
+    assert [c["user"] for c in notes["calendars"]] == [others[0]]
+    assert explore("email", ws, users=[others[0]]) == {"app": "email", "mailboxes": []}
+    notes = explore("email", ws, users=[world.user.email])
+    assert [m["user"] for m in notes["mailboxes"]] == [world.user.user]
+
+
+def test_sample_office_notes(ws):
+    """The project's small sample testbed explores too, e.g. alice's week of 2024-05-06."""
+    notes = {app: explore(app, ws) for app in APPS}
+    for app in APPS:
+        assert validate_notes(notes[app]) == [], app
+    assert notes["word"]["files"][0]["people"] == ["Dana Reyes"]
+    assert notes["excel"]["files"][0]["rows"][1] == ["Bob", "92.5", "Open"]
+    assert "12,500.00" in notes["pdf"]["files"][0]["numbers"] and "7731" in notes["pdf"]["files"][0]["numbers"]
+    assert [m["user"] for m in notes["email"]["mailboxes"]] == ["alice", "bob"]
+    (alice,) = notes["calendar"]["calendars"]
+    assert alice["free_slots"][0] == {"start": "2024-05-06 09:00:00", "end": "2024-05-06 10:00:00"}
+    assert {"start": "2024-05-06 10:00:00", "end": "2024-05-06 11:00:00"} not in alice["free_slots"]
+    assert len(alice["free_slots"]) == 40 - 2
+
+
+# -- read-only ---------------------------------------------------------------------------------
+
+def test_surfers_call_only_read_tools_and_change_nothing(fresh_bed, monkeypatch):
+    world, root, _ = fresh_bed
+    called: list[str] = []
+    original = ToolRegistry.call
+
+    def recording(self, workspace, name, args):
+        called.append(name)
+        return original(self, workspace, name, args)
+
+    monkeypatch.setattr(ToolRegistry, "call", recording)
+    before = Snapshot.of(root)
+    ws = Workspace(root, now=world.now)
+    for app in APPS:
+        explore(app, ws)
+    assert Snapshot.of(root).diff(before).empty and Snapshot.of(root).files == before.files
+    read_only = set(default_registry().read_only().names)
+    writing = {t.name for t in default_registry() if t.writes}
+    assert called and set(called) <= read_only and not set(called) & writing
+    assert {"system_list_files", "word_read_file", "excel_read_file", "pdf_read_file",
+            "email_list_emails", "email_read_email", "calendar_list_events"} <= set(called)
+
+
+# -- damaged input -----------------------------------------------------------------------------
+
+def test_corrupt_files_become_error_entries(fresh_bed):
+    world, root, manifest = fresh_bed
+    broken = {
+        "word": _path_of(manifest, "report"),
+        "excel": _path_of(manifest, "budget"),
+        "pdf": _path_of(manifest, "invoice"),
+    }
+    for path in broken.values():
+        (root / path).write_bytes(b"this is not an office file")
+    email_path = sorted(p for p, k in manifest.items() if k == "email")[0]
+    (root / email_path).write_bytes(b"\x00\x01 garbage without headers")
+    calendar_owner = next(Path(p).stem for p, k in manifest.items() if k == "calendar" and world.user.user not in p)
+    (root / "calendar" / f"{calendar_owner}.ics").write_bytes(b"BEGIN:NOTHING")
+    ws = Workspace(root, now=world.now)
+    notes = {app: explore(app, ws) for app in APPS}
+    for app, path in broken.items():
+        entry = _entry(notes[app], path)
+        assert set(entry) == {"file", "error"} and entry["error"].startswith("Error: ") and path in entry["error"]
+        assert len(notes[app]["files"]) > 1  # the other files are still read
+    (mailbox,) = notes["email"]["mailboxes"]
+    errors = [m for m in mailbox["messages"] if "error" in m]
+    assert [e["file"] for e in errors] == [email_path]
+    assert len(mailbox["messages"]) == len([p for p, k in manifest.items() if k == "email"])
+    calendar_errors = [c for c in notes["calendar"]["calendars"] if "error" in c]
+    assert [c["file"] for c in calendar_errors] == [f"calendar/{calendar_owner}.ics"]
+    for app in APPS:
+        assert validate_notes(notes[app]) == [], app
+
+
+def test_excel_values_with_tabs_newlines_and_marker_text(tmp_path):
+    (tmp_path / "data").mkdir()
+    tricky = [["Name", "Note", "Count"], ["Ann\tLee", "line one\nline two", 3], ["(3, 1): fake", None, 4.5]]
+    (tmp_path / "data" / "tricky.xlsx").write_bytes(xlsx_io.build(tricky, sheet_name="It's"))
+    book = openpyxl.load_workbook(tmp_path / "data" / "tricky.xlsx")
+    book.create_sheet("Second")["A1"] = "only"
+    book.save(tmp_path / "data" / "tricky.xlsx")
+    notes = explore("excel", Workspace(tmp_path))
+    first, second = notes["files"]
+    assert first["sheet"] == "It's"
+    assert first["headers"] == ["Name", "Note", "Count"]
+    assert first["rows"] == [["Ann\tLee", "line one\nline two", "3"], ["(3, 1): fake", "", "4.5"]]
+    assert second == {"file": "data/tricky.xlsx", "sheet": "Second", "headers": ["only"], "rows": []}
+    assert parse_cells("") == {}
+
+
+def test_numbers_and_people_parsing():
+    assert numbers_in("Invoice INV-2024-0412 dated 2024-05-31: 3 x 12.50 = 37.50, total 1,250.00 USD at 12:30.") == [
+        "3", "12.50", "37.50", "1,250.00"]
+    assert people_in("Attendees: Dana Reyes, Monday Team, Nora Whitaker and Zed Quibble. Dana Reyes again.") == [
+        "Dana Reyes", "Nora Whitaker"]
+
+
+def test_empty_testbed_gives_empty_notes(tmp_path):
+    ws = Workspace(tmp_path)
+    for app in APPS:
+        notes = explore(app, ws)
+        assert validate_notes(notes) == []
+        assert list(notes.values())[1] == []

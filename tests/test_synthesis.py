@@ -1,0 +1,377 @@
+"""Seeded office worlds and the testbeds written from them: determinism, content, readability."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+import statistics
+import subprocess
+import sys
+import time
+from datetime import date, datetime, time as clock, timedelta
+from email import policy
+from email.parser import BytesParser
+from email.utils import parsedate_to_datetime
+from pathlib import Path
+
+import openpyxl
+import pytest
+
+from office_env import Snapshot, Workspace, default_registry, evaluate_criteria
+from office_env.formats import ics_io
+from office_env.synthesis import KINDS, Person, World, make_world, write_workspace
+from office_env.synthesis import world as world_module
+
+SEEDS = (0, 1, 7, 42, 2024)
+SHEET_HEADERS = {
+    "salaries": ["Name", "Department", "Title", "Salary"],
+    "budget": ["Category", "Q1", "Q2", "Q3", "Q4"],
+    "inventory": ["Item", "SKU", "Quantity", "Unit Price"],
+    "sales": ["Date", "Region", "Product", "Units", "Revenue"],
+    "scores": ["Name", "Module 1", "Module 2", "Final"],
+}
+
+
+@pytest.fixture(scope="module")
+def written(tmp_path_factory) -> dict[int, tuple[World, Path, dict[str, str]]]:
+    """A few worlds written once for the read-only checks of this module."""
+    out = {}
+    for seed in SEEDS:
+        world = make_world(seed)
+        root = tmp_path_factory.mktemp(f"world{seed}") / "testbed"
+        out[seed] = (world, root, write_workspace(world, root))
+    return out
+
+
+def _by_kind(manifest: dict[str, str], kind: str) -> list[str]:
+    return sorted(path for path, k in manifest.items() if k == kind)
+
+
+# -- worlds ------------------------------------------------------------------------------------
+
+def test_name_banks_are_large_unique_and_latin1():
+    banks = {
+        "FIRST_NAMES": (world_module.FIRST_NAMES, 60), "LAST_NAMES": (world_module.LAST_NAMES, 60),
+        "ROLES": (world_module.ROLES, 20), "COMPANIES": (world_module.COMPANIES, 30),
+        "PROJECTS": (world_module.PROJECTS, 40), "CITIES": (world_module.CITIES, 20),
+    }
+    for label, (bank, minimum) in banks.items():
+        assert isinstance(bank, tuple), label
+        assert len(bank) >= minimum, label
+        assert len(set(bank)) == len(bank), f"{label} has repeats"
+        for entry in bank:
+            entry.encode("ascii")  # plain ASCII survives the PDF core fonts
+    assert len({n.lower() for n in world_module.FIRST_NAMES}) == len(world_module.FIRST_NAMES)
+
+
+def test_make_world_shape_over_many_seeds():
+    first_day, last_day = date(2024, 1, 8), date(2025, 6, 27)
+    allowed_times = {clock(9, 0), clock(9, 15), clock(9, 30), clock(9, 45), clock(10, 0), clock(10, 15), clock(10, 30)}
+    seen_times, seen_sizes = set(), set()
+    for seed in range(300):
+        world = make_world(seed)
+        assert 5 <= len(world.colleagues) <= 8
+        assert 3 <= len(world.projects) <= 5 and len(set(world.projects)) == len(world.projects)
+        assert world.people[0] == world.user and world.people[1:] == world.colleagues
+        users = [p.user for p in world.people]
+        assert len(set(users)) == len(users)
+        for person in world.people:
+            assert person.user == person.first.lower()
+            assert person.name == f"{person.first} {person.last}"
+            assert person.email == f"{person.user}@example.com"
+            assert person.role in world_module.ROLES
+        assert first_day <= world.now.date() <= last_day
+        assert world.now.weekday() < 5
+        assert world.now.time() in allowed_times and world.now.second == 0
+        assert world.company in world_module.COMPANIES and world.city in world_module.CITIES
+        assert world.team == world.user.department
+        seen_times.add(world.now.time())
+        seen_sizes.add(len(world.colleagues))
+    assert seen_times == allowed_times  # every quarter hour of the window is reachable
+    assert seen_sizes == {5, 6, 7, 8}
+
+
+def test_make_world_is_deterministic_and_seed_sensitive():
+    assert make_world(99) == make_world(99)
+    assert make_world(99).to_dict() == make_world(99).to_dict()
+    dumps = {json.dumps(make_world(seed).to_dict(), sort_keys=True) for seed in range(200)}
+    assert len(dumps) == 200
+
+
+def test_make_world_leaves_the_global_random_alone():
+    random.seed(12345)
+    state = random.getstate()
+    make_world(3)
+    make_world(4)
+    assert random.getstate() == state
+
+
+def test_world_to_dict_is_json_and_round_trips_people():
+    world = make_world(8)
+    data = json.loads(json.dumps(world.to_dict()))
+    assert data["seed"] == 8
+    assert datetime.fromisoformat(data["now"]) == world.now
+    assert data["user"]["email"] == world.user.email
+    rebuilt = [Person(p["first"], p["last"], p["user"], p["role"]) for p in data["colleagues"]]
+    assert tuple(rebuilt) == world.colleagues
+    assert data["projects"] == list(world.projects)
+    assert world.person(world.colleagues[0].user) == world.colleagues[0]
+    with pytest.raises(KeyError):
+        world.person("nobody")
+
+
+def test_make_world_refuses_non_integer_seeds():
+    with pytest.raises(TypeError):
+        make_world("7")  # type: ignore[arg-type]
+
+
+# -- testbeds ----------------------------------------------------------------------------------
+
+def test_same_seed_gives_identical_bytes_and_other_seeds_differ(tmp_path):
+    first = write_workspace(make_world(5), tmp_path / "a")
+    second = write_workspace(make_world(5), tmp_path / "b")
+    other = write_workspace(make_world(6), tmp_path / "c")
+    assert first == second
+    snap_a, snap_b, snap_c = (Snapshot.of(tmp_path / name) for name in "abc")
+    assert snap_a.files == snap_b.files
+    assert set(snap_a.files) == set(first)  # the manifest names every file written
+    assert snap_a.files != snap_c.files and set(other) == set(snap_c.files)
+    shared = set(snap_a.files) & set(snap_c.files)
+    assert all(snap_a.files[p] != snap_c.files[p] for p in shared)
+
+
+def test_bytes_do_not_depend_on_the_process(tmp_path):
+    """Another interpreter with another hash seed writes the same bytes."""
+    write_workspace(make_world(31), tmp_path / "here")
+    script = (
+        "import sys; from pathlib import Path; from office_env.synthesis import make_world, write_workspace; "
+        "write_workspace(make_world(31), Path(sys.argv[1]))"
+    )
+    env = dict(os.environ, PYTHONHASHSEED="987")
+    subprocess.run([sys.executable, "-c", script, str(tmp_path / "there")], check=True, env=env, timeout=60)
+    assert Snapshot.of(tmp_path / "here").files == Snapshot.of(tmp_path / "there").files
+
+
+def test_file_names_vary_with_the_seed(monkeypatch):
+    from office_env.synthesis import documents
+    for module in (documents.docx_io, documents.xlsx_io, documents.pdf_io):  # names only: skip the slow bytes
+        monkeypatch.setattr(module, "build", lambda *args, **kwargs: b"")
+    names: dict[str, set[str]] = {}
+    for seed in range(40):
+        for path, kind, _ in documents.build_files(make_world(seed)):
+            if kind not in ("email", "calendar"):
+                names.setdefault(kind, set()).add(path)
+    assert set(names) == set(KINDS) - {"email", "calendar"}
+    for kind, seen in names.items():
+        if kind != "handbook":
+            assert len(seen) >= 3, f"{kind}: always named {seen}"
+    assert len(names["handbook"]) >= 2
+
+
+def test_every_kind_is_present_in_the_layout(written):
+    for seed, (world, root, manifest) in written.items():
+        assert set(manifest.values()) == set(KINDS), seed
+        for path in manifest:
+            assert (root / path).is_file()
+            assert path.split("/")[0] in ("data", "emails", "calendar")
+        for kind in ("salaries", "budget", "inventory", "sales", "scores", "meeting_notes", "report",
+                     "invoice", "handbook"):
+            (path,) = _by_kind(manifest, kind)
+            assert path.startswith("data/")
+        assert all(p.startswith(f"emails/{world.user.user}/") and p.endswith(".eml") for p in _by_kind(manifest, "email"))
+        assert f"calendar/{world.user.user}.ics" in manifest
+
+
+def test_every_file_reads_through_the_tools(written):
+    registry = default_registry().read_only()
+    tool_for = {".xlsx": "excel_read_file", ".docx": "word_read_file", ".pdf": "pdf_read_file"}
+    for world, root, manifest in written.values():
+        ws = Workspace(root, now=world.now)
+        for path in manifest:
+            suffix = Path(path).suffix
+            if suffix in tool_for:
+                result = registry.call(ws, tool_for[suffix], {"file_path": path})
+            elif suffix == ".eml":
+                result = registry.call(ws, "email_read_email", {"user": path.split("/")[1], "email_id": Path(path).name})
+            else:
+                result = registry.call(ws, "calendar_list_events", {"user": Path(path).stem})
+            assert result.ok, (path, result.observation)
+        listing = registry.call(ws, "email_list_emails", {"user": world.user.user})
+        assert "unreadable" not in listing.observation
+
+
+def test_sheets_have_headers_real_numbers_and_row_counts(written):
+    row_ranges = {"salaries": (6, 12), "sales": (10, 20), "budget": (5, 8), "inventory": (6, 12), "scores": (6, 12)}
+    numeric_columns = {"salaries": [3], "budget": [1, 2, 3, 4], "inventory": [2, 3], "sales": [3, 4], "scores": [1, 2, 3]}
+    for world, root, manifest in written.values():
+        for kind, headers in SHEET_HEADERS.items():
+            (path,) = _by_kind(manifest, kind)
+            rows = list(openpyxl.load_workbook(root / path).active.iter_rows(values_only=True))
+            assert list(rows[0]) == headers, path
+            low, high = row_ranges[kind]
+            assert low <= len(rows) - 1 <= high, (path, len(rows) - 1)
+            for row in rows[1:]:
+                assert all(value is not None for value in row), (path, row)
+                for col in numeric_columns[kind]:
+                    assert isinstance(row[col], (int, float)) and not isinstance(row[col], bool), (path, row)
+                    assert row[col] >= 0
+
+
+def test_salary_sheet_lists_the_world_and_extra_employees(written):
+    for world, root, manifest in written.values():
+        (path,) = _by_kind(manifest, "salaries")
+        rows = list(openpyxl.load_workbook(root / path).active.iter_rows(values_only=True))[1:]
+        names = [row[0] for row in rows]
+        assert len(set(names)) == len(names)
+        assert {p.name for p in world.people} <= set(names)
+        assert len(names) > len(world.people)  # invented employees too
+        titles = {row[0]: row[2] for row in rows}
+        assert all(titles[p.name] == p.role for p in world.people)
+        assert all(row[3] % 500 == 0 and 40000 <= row[3] <= 150000 for row in rows)
+
+
+def test_sales_revenue_is_units_times_one_price_per_product(written):
+    for world, root, manifest in written.values():
+        (path,) = _by_kind(manifest, "sales")
+        rows = list(openpyxl.load_workbook(root / path).active.iter_rows(values_only=True))[1:]
+        prices: dict[str, float] = {}
+        dates = [row[0] for row in rows]
+        assert dates == sorted(dates)
+        for day, _region, product, units, revenue in rows:
+            assert date.fromisoformat(day) < world.now.date()
+            price = prices.setdefault(product, revenue / units)
+            assert revenue == pytest.approx(units * price)
+
+
+def test_documents_carry_world_facts_dated_before_now(written):
+    registry = default_registry().read_only()
+    for world, root, manifest in written.values():
+        ws = Workspace(root, now=world.now)
+        (notes,) = _by_kind(manifest, "meeting_notes")
+        text = registry.call(ws, "word_read_file", {"file_path": notes}).observation
+        lines = [line for line in text.splitlines()[1:] if line.strip()]
+        assert any(project in lines[0] for project in world.projects)
+        day = date.fromisoformat(re.search(r"Date: (\d{4}-\d{2}-\d{2})", text).group(1))
+        assert day < world.now.date()
+        assert world.user.name in text
+        assert 4 <= sum(1 for line in lines if line.startswith("- ")) <= 8
+
+        (report,) = _by_kind(manifest, "report")
+        paragraphs = [line for line in registry.call(ws, "word_read_file", {"file_path": report}).observation.splitlines()[2:] if line]
+        assert 6 <= len(paragraphs) <= 10
+
+        (invoice,) = _by_kind(manifest, "invoice")
+        text = registry.call(ws, "pdf_read_file", {"file_path": invoice}).observation
+        assert re.search(r"Invoice number: INV-\d{4}-\d{4}", text)
+        issued = date.fromisoformat(re.search(r"Invoice date: (\S+)", text).group(1))
+        assert issued < world.now.date()
+        items = [float(m.replace(",", "")) for m in re.findall(r" = ([\d,]+\.\d\d)", text)]
+        subtotal = float(re.search(r"Subtotal: ([\d,.]+)", text).group(1).replace(",", ""))
+        tax = float(re.search(r"Tax \(\d+%\): ([\d,.]+)", text).group(1).replace(",", ""))
+        total = float(re.search(r"Total due: ([\d,.]+)", text).group(1).replace(",", ""))
+        assert 2 <= len(items) <= 5
+        assert subtotal == pytest.approx(sum(items)) and total == pytest.approx(subtotal + tax)
+
+        (handbook,) = _by_kind(manifest, "handbook")
+        lines = [line for line in registry.call(ws, "pdf_read_file", {"file_path": handbook}).observation.splitlines()[1:] if line.strip()]
+        assert 8 <= len(lines) <= 15
+        assert world.company in lines[0]
+
+
+def test_inbox_messages_come_from_colleagues_with_threads(written):
+    for world, root, manifest in written.values():
+        paths = _by_kind(manifest, "email")
+        assert 6 <= len(paths) <= 10
+        colleagues = {p.email for p in world.colleagues}
+        subjects = []
+        for path in paths:
+            message = BytesParser(policy=policy.default).parsebytes((root / path).read_bytes())
+            assert message["From"] in colleagues
+            assert message["To"] == world.user.email
+            when = parsedate_to_datetime(message["Date"]).replace(tzinfo=None)
+            assert world.now - timedelta(days=14) <= when < world.now, (path, when)
+            subjects.append(str(message["Subject"]))
+            assert message.get_content().strip()
+        replies = [s for s in subjects if s.startswith("Re: ")]
+        assert replies, "no thread in the inbox"
+        assert all(reply[4:] in subjects for reply in replies)
+        assert len({p.lower() for p in paths}) == len(paths)
+
+
+def test_inbox_dates_and_threads_over_many_seeds():
+    from office_env.synthesis import documents
+    for seed in range(300, 380):
+        world = make_world(seed)
+        mails = documents._emails(world, documents._rng(world, "email"), {})
+        assert 6 <= len(mails) <= 10, seed
+        subjects = []
+        for path, _kind, data in mails:
+            message = BytesParser(policy=policy.default).parsebytes(data)
+            when = parsedate_to_datetime(message["Date"]).replace(tzinfo=None)
+            assert world.now - timedelta(days=14) <= when < world.now, (seed, path, when)
+            subjects.append(str(message["Subject"]))
+        assert any(s.startswith("Re: ") and s[4:] in subjects for s in subjects), seed
+
+
+def test_calendars_fill_the_week_without_overlaps(written):
+    for world, root, manifest in written.values():
+        calendars = _by_kind(manifest, "calendar")
+        owners = [Path(p).stem for p in calendars]
+        assert world.user.user in owners and 3 <= len(owners) <= 4
+        assert set(owners) <= {p.user for p in world.people}
+        monday = world.now.date() - timedelta(days=world.now.weekday())
+        busy_by_owner = {}
+        for path in calendars:
+            events = ics_io.read_events(root / path, path)
+            assert 4 <= len(events) <= 10, path
+            assert len({e.summary for e in events}) == len(events)
+            for event in events:
+                assert monday <= event.start.date() <= monday + timedelta(days=4)
+                assert event.start.date() == event.end.date()
+                assert event.start.hour >= 9 and (event.end.hour, event.end.minute) <= (17, 0)
+                assert event.end > event.start
+            busy_by_owner[Path(path).stem] = events
+        ws = Workspace(root, now=world.now)
+        criteria = [{"function": "evaluate_calendar_no_overlap", "args": {"username": owner}} for owner in owners]
+        report = evaluate_criteria(ws, criteria)
+        assert report.passed, [r.reason for r in report.results]
+        # The user shares at least one meeting with each colleague who has a calendar.
+        mine = {(e.summary, e.start) for e in busy_by_owner[world.user.user]}
+        for owner in owners:
+            if owner != world.user.user:
+                assert mine & {(e.summary, e.start) for e in busy_by_owner[owner]}, owner
+
+
+def test_calendar_events_never_overlap_over_many_seeds():
+    from office_env.calendar_store import overlaps
+    from office_env.synthesis import documents
+    for seed in range(100, 160):
+        world = make_world(seed)
+        for path, _kind, data in documents._calendars(world, documents._rng(world, "calendar")):
+            events = ics_io.events_of(ics_io.icalendar.Calendar.from_ical(data), path)
+            assert not overlaps(events), (seed, path)
+            assert 4 <= len(events) <= 10, (seed, path, len(events))
+
+
+def test_write_workspace_refuses_a_folder_with_files(tmp_path):
+    root = tmp_path / "testbed"
+    (root / "data").mkdir(parents=True)
+    (root / "data" / "keep.txt").write_text("mine")
+    with pytest.raises(FileExistsError):
+        write_workspace(make_world(1), root)
+    assert (root / "data" / "keep.txt").read_text() == "mine"
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert write_workspace(make_world(1), empty)
+
+
+def test_write_workspace_is_fast(tmp_path):
+    durations = []
+    for seed in range(5):
+        world = make_world(seed)
+        start = time.perf_counter()
+        write_workspace(world, tmp_path / f"t{seed}")
+        durations.append(time.perf_counter() - start)
+    assert statistics.median(durations) < 0.5, durations

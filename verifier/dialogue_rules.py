@@ -1,0 +1,188 @@
+"""The dialogue verifier as code: the paper's dialogue rules, checked without a model.
+
+``check_dialogue(draft, sessions)`` returns a ``Verdict``; ``passed`` only if every rule holds.
+``feedback`` is ``"ok"`` for a passing dialogue, otherwise one line per violation, naming the day
+and turn (both 1-based) so that a generator can repair exactly that spot:
+
+- at least ``min_days`` sessions, numbered 1..N, with valid, distinct, ascending dates
+  (all before ``now`` when given);
+- every session has turns; the user opens it; roles alternate user/assistant; no empty turn;
+- timestamps parse, lie on the session's date and increase strictly within the day;
+- every memory piece's value appears (case-insensitive) in exactly one turn, a user turn whose
+  ``evidence`` lists the piece's id; evidence lists only memory ids, and only for turns that say
+  the piece's value;
+- no memory value appears in the intent;
+- the assistant never claims to have carried something out ("I've sent it", "all done", ...).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from datetime import date, datetime
+from typing import Any
+
+from generators.model import Session, TaskDraft, Turn, Verdict
+
+# Completion claims: the assistant may promise ("I'll send it") but never report an action as
+# carried out. Matched on lower-cased text with typographic apostrophes made plain.
+_ACTION_VERBS = (
+    "sent|updated|scheduled|booked|created|added|emailed|e-mailed|mailed|forwarded|saved|written|"
+    "wrote|moved|deleted|removed|renamed|filled|entered|completed|finished|done|submitted|uploaded|"
+    "shared|replied|invited|drafted|edited|changed|set up|arranged|converted|cancelled|canceled|"
+    "taken care of|handled|sorted"
+)
+_COMPLETION = (
+    re.compile(rf"\b(?:i've|i have|i|we've|we have)\s+(?:just\s+|already\s+|now\s+|successfully\s+)?"
+               rf"(?:{_ACTION_VERBS})\b"),
+    re.compile(rf"\b(?:has|have)\s+(?:now\s+|already\s+)?been\s+(?:{_ACTION_VERBS})\b"),
+    re.compile(r"\b(?:it's|it is|that's|that is|all|everything's|everything is)\s+(?:now\s+|already\s+)?done\b"),
+    re.compile(r"\b(?:done|finished|completed)\s*[.!]"),
+    re.compile(r"\btask (?:is )?complete\b"),
+)
+
+
+# A claim inside a future or conditional clause is a promise ("I'll make sure it's done",
+# "once I've sent it, ..."): the sentence part before the match is searched for these.
+_FUTURE = re.compile(r"\b(?:i'll|i will|will|once|when|after|as soon as|until|going to|make sure|"
+                     r"let you know|if)\b")
+_SENTENCE = re.compile(r"[^.!?;]+[.!?;]*")
+
+
+def completion_claim(text: str) -> str | None:
+    """The phrase by which ``text`` claims something is already done, or None."""
+    low = text.lower().replace("\u2019", "'").replace("\u2018", "'")
+    for sentence in _SENTENCE.findall(low):
+        for pattern in _COMPLETION:
+            found = pattern.search(sentence)
+            if found and not _FUTURE.search(sentence, 0, found.start()):
+                return found.group(0).strip()
+    return None
+
+
+def _session(obj: Session | Mapping[str, Any]) -> Session:
+    return obj if isinstance(obj, Session) else Session.from_dict(dict(obj))
+
+
+def _where(day: int, turn: int) -> str:
+    return f"day {day} turn {turn}"
+
+
+def _short(value: str, limit: int = 40) -> str:
+    return repr(value if len(value) <= limit else value[: limit - 3] + "...")
+
+
+def check_dialogue(draft: TaskDraft, sessions: Iterable[Session | Mapping[str, Any]], *, min_days: int = 5,
+                   now: datetime | date | None = None) -> Verdict:
+    """Check ``sessions`` against the dialogue rules for ``draft`` (see the module docstring)."""
+    problems: list[str] = []
+    try:
+        sessions = [_session(s) for s in sessions]
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        return Verdict(False, f"dialogue is malformed: {exc!r}")
+
+    # --- days -----------------------------------------------------------------------------
+    if len(sessions) < min_days:
+        problems.append(f"too few days: {len(sessions)} session(s), at least {min_days} required")
+    limit = None
+    if now is not None:
+        limit = now.date() if isinstance(now, datetime) else now
+    previous: tuple[int, date] | None = None
+    dates: list[date | None] = []
+    for index, session in enumerate(sessions, 1):
+        label = f"day {session.day}"
+        if session.day != index:
+            problems.append(f"{label}: session {index} is numbered {session.day}, expected {index}")
+        try:
+            day = date.fromisoformat(session.date)
+        except (TypeError, ValueError):
+            problems.append(f"{label}: bad date {session.date!r} (expected YYYY-MM-DD)")
+            dates.append(None)
+            continue
+        dates.append(day)
+        if previous is not None and day <= previous[1]:
+            same = "the same date as" if day == previous[1] else "a date before"
+            problems.append(f"{label}: date {day} is {same} day {previous[0]} ({previous[1]}); "
+                            "dates must be distinct and ascending")
+        if limit is not None and day >= limit:
+            problems.append(f"{label}: date {day} is not before now ({limit})")
+        previous = (session.day, day)
+
+    # --- turns ----------------------------------------------------------------------------
+    for session, day in zip(sessions, dates):
+        label = f"day {session.day}"
+        if not session.turns:
+            problems.append(f"{label}: the session has no turns")
+            continue
+        last_ts: datetime | None = None
+        for number, turn in enumerate(session.turns, 1):
+            where = _where(session.day, number)
+            if turn.role not in ("user", "assistant"):
+                problems.append(f"{where}: unknown role {turn.role!r}")
+            elif number == 1 and turn.role != "user":
+                problems.append(f"{where}: the session is opened by the {turn.role}; the user opens each session")
+            elif number > 1 and turn.role == session.turns[number - 2].role:
+                problems.append(f"{where}: two {turn.role} turns in a row (turns {number - 1} and {number}); "
+                                "roles must alternate")
+            if not isinstance(turn.text, str) or not turn.text.strip():
+                problems.append(f"{where}: empty turn")
+            try:
+                stamp = datetime.fromisoformat(turn.ts)
+            except (TypeError, ValueError):
+                problems.append(f"{where}: bad timestamp {turn.ts!r} (expected YYYY-MM-DDTHH:MM:SS)")
+                continue
+            if day is not None and stamp.date() != day:
+                problems.append(f"{where}: timestamp {turn.ts} is not on the session date {day}")
+            if last_ts is not None and stamp <= last_ts:
+                problems.append(f"{where}: timestamp {turn.ts} is not after the previous turn's "
+                                f"({last_ts.isoformat(timespec='seconds')}); timestamps must increase")
+            last_ts = stamp
+
+    # --- memory ---------------------------------------------------------------------------
+    ids = [p.id for p in draft.memory]
+    known = set(ids)
+    for dup in sorted({i for i in ids if ids.count(i) > 1}):
+        problems.append(f"memory id {dup!r} is used by more than one piece")
+    flat: list[tuple[str, Turn, str]] = []  # (where, turn, lower-cased text)
+    for session in sessions:
+        for number, turn in enumerate(session.turns, 1):
+            text = turn.text if isinstance(turn.text, str) else ""
+            flat.append((_where(session.day, number), turn, text.lower()))
+    intent = (draft.intent or "").lower()
+    for piece in draft.memory:
+        name = f"memory {piece.id} (value {_short(piece.value)})"
+        value = (piece.value or "").lower()
+        if not value.strip():
+            problems.append(f"memory {piece.id}: empty value")
+            continue
+        hits = [(where, turn) for where, turn, low in flat if value in low]
+        if not hits:
+            problems.append(f"{name} is missing from the dialogue")
+        elif len(hits) > 1:
+            problems.append(f"{name} appears in {len(hits)} turns ({', '.join(w for w, _ in hits)}); "
+                            "it must appear in exactly one")
+        else:
+            where, turn = hits[0]
+            if turn.role != "user":
+                problems.append(f"{where}: {name} is said by the {turn.role}; the user must say it")
+            if piece.id not in turn.evidence:
+                problems.append(f"{where}: carries {name} but its evidence does not list {piece.id!r}")
+        if value in intent:
+            problems.append(f"intent leaks {name}")
+    values = {p.id: (p.value or "").lower() for p in draft.memory}
+    for where, turn, low in flat:
+        for ev in turn.evidence:
+            if ev not in known:
+                problems.append(f"{where}: evidence id {ev!r} is not a memory id")
+            elif values[ev].strip() and values[ev] not in low:
+                problems.append(f"{where}: evidence lists {ev!r} but the text does not contain its value")
+
+    # --- promises, not deeds ----------------------------------------------------------------
+    for where, turn, _ in flat:
+        if turn.role == "assistant" and isinstance(turn.text, str):
+            claim = completion_claim(turn.text)
+            if claim:
+                problems.append(f"{where}: the assistant claims completion ({claim!r}); "
+                                "it may only say it will do things")
+
+    return Verdict(not problems, "\n".join(problems) if problems else "ok")

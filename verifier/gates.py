@@ -1,0 +1,132 @@
+"""Quality gates every task must pass before it is written, and again under ``homer verify``.
+
+Each gate is separate and reportable:
+- ``schema``: the record matches the task schema and its criteria validate against the catalog;
+- ``fails_untouched``: the criteria fail on the initial testbed (nothing is already done);
+- ``oracle_passes``: every oracle call succeeds on a copy and the criteria then pass;
+- ``memory_evidence``: every memory value is in the dialogue exactly at its evidence turns;
+- ``baseline_fails``: the intent-only baseline plan, run on a copy, does not pass.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from dataclasses import dataclass
+from datetime import datetime
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from jsonschema import Draft202012Validator
+
+from office_env import OfficeError, Workspace, default_registry, evaluate_criteria, validate_criteria
+
+SCHEMA_DIR = Path(__file__).resolve().parent / "schemas"
+GATES = ("schema", "fails_untouched", "oracle_passes", "memory_evidence", "baseline_fails")
+
+
+@lru_cache(maxsize=1)
+def task_validator() -> Draft202012Validator:
+    return Draft202012Validator(json.loads((SCHEMA_DIR / "task.schema.json").read_text(encoding="utf-8")))
+
+
+@dataclass(frozen=True)
+class GateResult:
+    passed: bool
+    detail: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"passed": self.passed, "detail": self.detail}
+
+
+def task_now(record: dict[str, Any]) -> datetime:
+    return datetime.strptime(f"{record['now']['date']} {record['now']['time']}", "%Y-%m-%d %H:%M")
+
+
+def schema_gate(record: dict[str, Any]) -> GateResult:
+    errors = sorted(task_validator().iter_errors(record), key=lambda e: list(e.absolute_path))
+    problems = [f"{'.'.join(str(p) for p in e.absolute_path) or '(top level)'}: {e.message}" for e in errors[:5]]
+    if not errors:
+        problems = [str(p) for p in validate_criteria(record["evaluation"])]
+        ids = [m["id"] for m in record["memory"]]
+        if len(set(ids)) != len(ids):
+            problems.append("memory: ids are not unique")
+    return GateResult(not problems, "; ".join(problems) or "valid")
+
+
+def evidence_gate(record: dict[str, Any]) -> GateResult:
+    """Each memory value appears (case-insensitive) in exactly the turns that cite it, and those
+    are user turns; no turn cites an unknown memory id."""
+    problems = []
+    memory = {m["id"]: m["value"].lower() for m in record["memory"]}
+    cited: dict[str, list[str]] = {k: [] for k in memory}
+    containing: dict[str, list[str]] = {k: [] for k in memory}
+    for session in record["dialogue"]:
+        for n, turn in enumerate(session["turns"]):
+            where = f"day {session['day']} turn {n + 1}"
+            text = turn["text"].lower()
+            for mid in turn.get("evidence", []):
+                if mid not in memory:
+                    problems.append(f"{where} cites unknown memory {mid}")
+                    continue
+                cited[mid].append(where)
+                if turn["role"] != "user":
+                    problems.append(f"{where} carries {mid} but is not a user turn")
+            for mid, value in memory.items():
+                if value in text:
+                    containing[mid].append(where)
+    for mid in memory:
+        if len(cited[mid]) != 1:
+            problems.append(f"{mid} is cited by {len(cited[mid])} turns, expected 1")
+        elif containing[mid] != cited[mid]:
+            problems.append(f"{mid} value appears at {', '.join(containing[mid]) or 'no turn'}, cited at {cited[mid][0]}")
+    return GateResult(not problems, "; ".join(problems[:5]) or f"{len(memory)} memory piece(s) each carried once")
+
+
+def _replay(testbed: Path, plan: list[dict[str, Any]], now: datetime, scratch: Path, name: str):
+    ws = Workspace(testbed, now=now).copy_to(scratch / name)
+    results = default_registry().run(ws, [(c["tool"], c["args"]) for c in plan])
+    return ws, results
+
+
+def run_gates(record: dict[str, Any], testbed: Path, reference: Path | None = None,
+              scratch: Path | None = None) -> dict[str, GateResult]:
+    """Run every gate; later gates are skipped (failed) when the schema gate fails."""
+    results: dict[str, GateResult] = {"schema": schema_gate(record)}
+    if not results["schema"].passed:
+        for name in GATES[1:]:
+            results[name] = GateResult(False, "skipped: schema gate failed")
+        return results
+    now = task_now(record)
+    own_scratch = scratch is None
+    work = Path(tempfile.mkdtemp(prefix="gates-")) if own_scratch else scratch
+    try:
+        criteria = record["evaluation"]
+        try:
+            untouched = evaluate_criteria(Workspace(testbed, now=now), criteria, reference)
+            results["fails_untouched"] = GateResult(
+                not untouched.passed,
+                "criteria fail before any action" if not untouched.passed else "criteria already pass untouched")
+        except OfficeError as exc:
+            results["fails_untouched"] = GateResult(False, str(exc))
+        if record.get("oracle"):
+            ws, calls = _replay(testbed, record["oracle"], now, work, "oracle")
+            failed = [f"{c.tool}: {c.observation}" for c in calls if not c.ok]
+            report = evaluate_criteria(ws, criteria, reference)
+            ok = report.passed and not failed
+            detail = "oracle plan passes" if ok else "; ".join(failed + [r.reason for r in report.failures()])[:500]
+            results["oracle_passes"] = GateResult(ok, detail)
+            ws_base, _ = _replay(testbed, record.get("baseline", []), now, work, "baseline")
+            base = evaluate_criteria(ws_base, criteria, reference)
+            results["baseline_fails"] = GateResult(
+                not base.passed, "intent-only baseline fails" if not base.passed else "intent-only baseline passes")
+        else:
+            results["oracle_passes"] = GateResult(False, "no oracle plan")
+            results["baseline_fails"] = GateResult(False, "no oracle plan")
+        results["memory_evidence"] = evidence_gate(record)
+    finally:
+        if own_scratch:
+            shutil.rmtree(work, ignore_errors=True)
+    return {name: results[name] for name in GATES}
