@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -254,3 +255,16 @@ def _reference_warnings(evaluation: list[dict[str, Any]], reference: Path | None
             elif not reference.joinpath(*target.parts).is_file():
                 warnings.append(Problem(where, f"{'/'.join(target.parts)} is missing from reference/", label))
     return warnings
+
+
+def write_task_folder(folder: Path, subtasks: list[dict[str, Any]], testbed: Path) -> None:
+    """Write one OfficeBench task folder: ``subtasks/<i>.json`` and a copy of ``testbed/``."""
+    for index, subtask in enumerate(subtasks):
+        problems = [_schema_problem(e, str(folder)) for e in _SUBTASK_VALIDATOR.iter_errors(subtask)]
+        problems += validate_criteria(subtask.get("evaluation"), file=str(folder))
+        if problems:
+            raise ValueError("; ".join(str(p) for p in problems))
+        path = folder / "subtasks" / f"{index}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(subtask, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    shutil.copytree(testbed, folder / "testbed", symlinks=True, copy_function=shutil.copyfile)

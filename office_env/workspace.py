@@ -126,15 +126,19 @@ class Workspace:
 
     # -- copies and snapshots ----------------------------------------------------------------
 
-    def copy_to(self, dest: str | os.PathLike[str]) -> "Workspace":
+    def copy_to(self, dest: str | os.PathLike[str], *, link: bool = False) -> "Workspace":
         """Copy the testbed into ``dest`` (which must not exist) and return the copy.
 
         Symlinks are not followed or copied, so a copy can never reach outside its root.
+        ``link=True`` hard-links the files instead of copying them (falling back to a copy across
+        file systems): safe for scratch copies that only the office tools change, because every
+        tool write replaces a file by rename and never edits one in place.
         """
         dest_path = Path(dest)
         if dest_path.exists():
             raise PathError(f"{dest}: destination already exists")
-        shutil.copytree(self.root, dest_path, symlinks=True, ignore=_ignore_symlinks)
+        shutil.copytree(self.root, dest_path, symlinks=True, ignore=_ignore_symlinks,
+                        copy_function=_link_or_copy if link else shutil.copyfile)
         return Workspace(dest_path, now=self.now)
 
     def snapshot(self) -> Snapshot:
@@ -163,6 +167,13 @@ def relative_parts(relpath: object, *, field: str = "path", allow_parent: bool =
     if not parts:
         raise PathError(f"{field}: {relpath!r} names the testbed itself, not a file")
     return parts
+
+
+def _link_or_copy(src: str, dst: str) -> None:
+    try:
+        os.link(src, dst)
+    except OSError:
+        shutil.copyfile(src, dst)
 
 
 def _ignore_symlinks(folder: str, names: list[str]) -> set[str]:

@@ -54,8 +54,14 @@ def world_seed(seed: int, world_index: int) -> int:
 # -- one attempt (runs in a worker) ----------------------------------------------------------
 
 @lru_cache(maxsize=64)
+def _make_world(seed: int, world_index: int) -> World:
+    return make_world(world_seed(seed, world_index))
+
+
 def _world(out: str, seed: int, world_index: int) -> tuple[World, Path]:
-    world = make_world(world_seed(seed, world_index))
+    # Only the world is cached: its testbed is (re)written whenever it is missing, since a
+    # finished build removes its work folder and a later build in this process may reuse the path.
+    world = _make_world(seed, world_index)
     root = Path(out) / dataset.WORK / "worlds" / f"w{world_index:05d}"
     testbed = root / "testbed"
     if not testbed.is_dir():
@@ -208,7 +214,9 @@ def build(out: Path, n: int, config: BuildConfig, workers: int = 1, resume: bool
         next_index = 0
         while len(accepted_indices()) < n and next_index < max_attempts:
             need = n - len(accepted_indices())
-            batch_size = max(need + need // 4 + 1, workers * 2)
+            tried = len(done)
+            drop_rate = (tried - len(accepted_indices())) / tried if tried else 0.0
+            batch_size = max(need + int(need * drop_rate / max(1e-9, 1 - drop_rate)) + (1 if drop_rate else 0), workers)
             batch = []
             while len(batch) < batch_size and next_index < max_attempts:
                 if next_index not in done:

@@ -5,14 +5,22 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from backends.tokens import COUNTER_DESCRIPTION, count_tokens
+from backends.tokens import COUNTER_DESCRIPTION, COUNTER_NAME, count_tokens
+
+
+def _tokens(record: dict[str, Any]) -> int:
+    """Dialogue tokens, from provenance when the record carries them (same counter)."""
+    counted = record.get("provenance", {}).get("tokens", {})
+    if counted.get("counter") == COUNTER_NAME and isinstance(counted.get("dialogue"), int):
+        return counted["dialogue"]
+    return sum(count_tokens(t["text"]) for s in record["dialogue"] for t in s["turns"])
 
 
 def _row(records: list[dict[str, Any]]) -> dict[str, float]:
     conversations = len(records)
     sessions = [s for r in records for s in r["dialogue"]]
     turns = [t for s in sessions for t in s["turns"]]
-    tokens = sum(count_tokens(t["text"]) for t in turns)
+    tokens = sum(_tokens(r) for r in records)
     return {
         "conversations": conversations,
         "sessions_per_conversation": len(sessions) / conversations if conversations else 0.0,

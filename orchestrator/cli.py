@@ -10,6 +10,7 @@ import json
 import os
 import sys
 import time
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Optional
 
@@ -197,6 +198,44 @@ def stats_command(dataset_dir: Path = typer.Argument(..., help="A dataset folder
     typer.echo("families: " + ", ".join(f"{k} {v}" for k, v in stats["families"].items()))
     typer.echo("apps: " + ", ".join(f"{k} {v}" for k, v in stats["apps"].items()))
     typer.echo(f"tokens: {stats['token_counter']}")
+
+
+@app.command("export")
+def export_command(
+    dataset_dir: Path = typer.Argument(..., help="A dataset folder written by homer build"),
+    out: Path = typer.Option(..., "--officebench", help="Folder to write OfficeBench's tasks/ layout into"),
+) -> None:
+    """Export a dataset to OfficeBench's folder layout (tasks/<apps>-<k>/subtasks/0.json + testbed/)."""
+    from orchestrator.dataset import iter_tasks
+    from office_env.officebench import write_task_folder
+
+    if not (dataset_dir / "tasks").is_dir():
+        _fail(f"{dataset_dir}: not a dataset folder (no tasks/)")
+    if out.exists() and any(out.iterdir()):
+        _fail(f"--officebench {out}: folder is not empty")
+    counters: dict[int, int] = {}
+    written = skipped = 0
+    for task in iter_tasks(dataset_dir):
+        if task.record is None:
+            typer.echo(f"skipped {task.id}: {task.error}", err=True)
+            skipped += 1
+            continue
+        record = task.record
+        apps = record["app_count"]
+        counters[apps] = counters.get(apps, 0) + 1
+        clock = datetime.strptime(record["now"]["time"], "%H:%M").strftime("%I:%M %p")
+        subtask = {"username": record["user"]["username"], "date": record["now"]["date"],
+                   "weekday": record["now"]["weekday"], "time": clock, "task": record["description"],
+                   "evaluation": record["evaluation"]}
+        try:
+            write_task_folder(out / "tasks" / f"{apps}-{counters[apps]}", [subtask], task.testbed)
+        except (ValueError, OSError) as exc:
+            typer.echo(f"skipped {task.id}: {exc}", err=True)
+            skipped += 1
+            continue
+        written += 1
+    typer.echo(f"exported {written} task(s) to {out / 'tasks'}" + (f" ({skipped} skipped)" if skipped else ""))
+    raise typer.Exit(1 if skipped else 0)
 
 
 def main() -> None:

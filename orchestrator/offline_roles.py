@@ -14,7 +14,7 @@ from orchestrator.roles import Job, Plan
 from surfers import explore as surf
 from verifier.dialogue_rules import check_dialogue
 
-_NOTES_CACHE: dict[tuple[str, str], dict[str, Any]] = {}
+_NOTES_CACHE: dict[tuple[str, int, str], dict[str, Any]] = {}
 
 
 class OfflineRoles:
@@ -25,7 +25,8 @@ class OfflineRoles:
 
     def explore(self, app: str, job: Job) -> dict[str, Any]:
         # Jobs of one world share a read-only testbed; its notes are the same for each of them.
-        key = (str(job.testbed), app)
+        # The world seed is part of the key: a later build may reuse the path for another world.
+        key = (str(job.testbed), job.world.seed, app)
         if key not in _NOTES_CACHE:
             _NOTES_CACHE[key] = surf(app, Workspace(job.testbed, now=job.world.now))
         return _NOTES_CACHE[key]

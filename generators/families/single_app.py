@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from generators.families.base import (
-    FamilyInput, call, calendar_of, docs, family, fmt, invoice_facts, labelled_tables, piece, stem,
+    FamilyInput, call, calendar_of, docs, family, fmt, inbox_of, invoice_facts, labelled_tables, piece, stem,
 )
 from generators.model import TaskDraft
 
@@ -48,8 +48,8 @@ def sheet_question(inp: FamilyInput) -> TaskDraft | None:
         subtasks=[f"Read {table.file}.", f"Find the {table.headers[label]} with the {which} {table.headers[col]}.",
                   "Write it into data/answer.txt."],
         evaluation=[{"function": "evaluate_answer", "args": {"keywords": [answer]}}],
-        memory=[piece(1, "fact", f"my manager wants to know {question}", f"{which} {table.headers[col]}"),
-                piece(2, "fact", f"the numbers for that are in {stem(table.file)}", stem(table.file))],
+        memory=[piece(1, "fact", f"my manager wants to know which {table.headers[label]} has the {which} {table.headers[col]}", f"{which} {table.headers[col]}"),
+                piece(2, "fact", f"the numbers for my manager's question are in {stem(table.file)}", stem(table.file))],
         query="Can you answer the spreadsheet question from my manager now?",
         oracle=[call("excel_read_file", file_path=table.file), call("system_write_answer", text=answer)],
         baseline=[call("system_write_answer", text="I do not know which question you mean.")],
@@ -72,7 +72,7 @@ def sheet_total(inp: FamilyInput) -> TaskDraft | None:
         subtasks=[f"Read {table.file}.", f"Sum the {header} column.", "Write the total into data/answer.txt."],
         evaluation=[{"function": "evaluate_answer", "args": {"number": total, "tolerance": 0.01}}],
         memory=[piece(1, "action", f"I need the total of the {header} column", f"total of the {header} column"),
-                piece(2, "fact", f"use the sheet {stem(table.file)} for that total", stem(table.file))],
+                piece(2, "fact", f"the {header} total should come from {stem(table.file)}", stem(table.file))],
         query="Could you get me that total from the sheet?",
         oracle=[call("excel_read_file", file_path=table.file), call("system_write_answer", text=fmt(total))],
         baseline=[call("system_write_answer", text="0")],
@@ -146,7 +146,7 @@ def doc_to_pdf(inp: FamilyInput) -> TaskDraft | None:
         evaluation=[{"function": "evaluate_file_exist", "args": {"file": out}},
                     {"function": "evaluate_contain", "args": {"doc_type": "pdf", "file": out, "keywords": words}}],
         memory=[piece(1, "fact", f"the document to share is {stem(doc['file'])}", stem(doc["file"])),
-                piece(2, "action", f"the PDF copy should be called {stem(out)}", stem(out))],
+                piece(2, "action", f"the shared PDF copy should be called {stem(out)}", stem(out))],
         query="Please make the PDF copy I asked for.",
         oracle=[call("word_convert_to_pdf", file_path=doc["file"], output_path=out)],
         baseline=[],
@@ -182,7 +182,7 @@ def schedule_meeting(inp: FamilyInput) -> TaskDraft | None:
                               "end": f"{end:%Y-%m-%d %H:%M:%S}"}},
                     {"function": "evaluate_calendar_no_overlap", "args": {"username": inp.user}}],
         memory=[piece(1, "fact", f"there will be a meeting called {title}", title),
-                piece(2, "fact", f"that meeting is at {when}, for one hour", when)],
+                piece(2, "fact", f"the new meeting is at {when}, for one hour", when)],
         query="Can you put that meeting on my calendar?",
         oracle=[call("calendar_create_event", user=inp.user, summary=title, start=f"{start:%Y-%m-%d %H:%M:%S}",
                      end=f"{end:%Y-%m-%d %H:%M:%S}")],
@@ -206,4 +206,47 @@ def pdf_total(inp: FamilyInput) -> TaskDraft | None:
         query="Could you look up that amount for accounting?",
         oracle=[call("pdf_read_file", file_path=pdf), call("system_write_answer", text=fmt(total))],
         baseline=[call("system_write_answer", text="0")],
+    )
+
+
+REPLY_POINTS = (
+    ("the review can move to Room 4B", "Room 4B"),
+    ("we can approve up to 3,200 dollars for it", "3,200 dollars"),
+    ("the deadline is now the 28th", "the 28th"),
+    ("Jordan from legal should be copied next time", "Jordan from legal"),
+    ("the vendor quote came in at 7,450", "7,450"),
+    ("we should use the blue template this time", "blue template"),
+    ("the client asked for a call after 3 pm", "after 3 pm"),
+    ("the draft needs one more section on risks", "section on risks"),
+    ("the second shipment arrives on Thursday morning", "Thursday morning"),
+    ("the offsite is capped at 14 people", "14 people"),
+)
+
+
+@family("reply_to_mail", ("email",), "easy")
+def reply_to_mail(inp: FamilyInput) -> TaskDraft | None:
+    inbox = [m for m in inbox_of(inp.notes, inp.user)
+             if not m.get("subject", "").lower().startswith("re:") and "@" in m.get("from", "")]
+    if not inbox:
+        return None
+    message = inp.rng.choice(inbox)
+    point, value = inp.rng.choice(REPLY_POINTS)
+    sender = message["from"].split("@")[0].strip(" <>\"'")
+    subject = message["subject"]
+    return TaskDraft(
+        family="reply_to_mail", apps=["email"], difficulty="easy",
+        description=f"Reply to the email '{subject}' from {message['from']} (subject 'Re: {subject}') "
+                    f"and tell them that {point}.",
+        intent="Reply to the email I mentioned with the answer I gave you.",
+        subtasks=[f"Find the email '{subject}'.", "Send the reply with the point I gave you."],
+        evaluation=[{"function": "evaluate_email_sent",
+                     "args": {"sender": inp.user, "recipient": sender, "subject_keywords": [subject],
+                              "body_keywords": [value]}}],
+        memory=[piece(1, "fact", f"about the '{subject}' email, {point}", value)],
+        query="Could you answer that email for me now?",
+        oracle=[call("email_list_emails", user=inp.user),
+                call("email_send_email", sender=inp.user, recipient=sender, subject=f"Re: {subject}",
+                     content=f"Hi,\n\nThanks for your message: {point}.\n\nBest regards,\n{inp.user_name}")],
+        baseline=[call("email_send_email", sender=inp.user, recipient=sender, subject=f"Re: {subject}",
+                       content="Thanks, I will get back to you on this.")],
     )
