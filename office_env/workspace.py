@@ -187,6 +187,7 @@ def atomic_write(target: Path, data: bytes) -> None:
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
+        os.chmod(tmp, 0o644)  # mkstemp creates 0600; written files are ordinary shared files
         os.replace(tmp, target)
     except BaseException:
         try:

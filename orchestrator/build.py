@@ -67,6 +67,7 @@ def _world(out: str, seed: int, world_index: int) -> tuple[World, Path]:
     if not testbed.is_dir():
         root.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=".testbed.", dir=root))
+        tmp.chmod(0o755)  # mkdtemp creates 0700; copies of the testbed keep this mode
         write_workspace(world, tmp)
         try:
             os.replace(tmp, testbed)
@@ -189,9 +190,12 @@ def build(out: Path, n: int, config: BuildConfig, workers: int = 1, resume: bool
     if workers < 1:
         raise BuildError(f"--workers must be at least 1 (got {workers})")
     previous = _previous_build(out) if resume else None
-    if previous and previous.get("status") == "complete" and previous.get("accepted", 0) >= n \
-            and previous.get("config_hash") == config_hash(config):
-        return BuildSummary(out, previous["accepted"], previous.get("attempts", 0), Counter(previous.get("drops", {})))
+    if previous and previous.get("status") == "complete" and previous.get("config_hash") == config_hash(config):
+        if previous.get("accepted", 0) > n:
+            raise BuildError(f"--n {n}: {out} already holds {previous['accepted']} tasks; "
+                             "resume can extend a build, not shrink it")
+        if previous.get("accepted", 0) == n:
+            return BuildSummary(out, n, previous.get("attempts", 0), Counter(previous.get("drops", {})))
     done = _prepare(out, config, resume)
     progress_file = (out / dataset.PROGRESS).open("a", encoding="utf-8")
     max_attempts = n * 4 + 20

@@ -54,6 +54,7 @@ def stage_task(staging: Path, record: dict[str, Any], testbed: Path) -> Path:
     """Write ``<staging>/<id>`` completely under a temporary name, then rename it into place."""
     final = staging / record["id"]
     tmp = Path(tempfile.mkdtemp(prefix=f".{record['id']}.", dir=staging))
+    tmp.chmod(0o755)  # mkdtemp creates 0700; a dataset is meant to be shared
     shutil.copytree(testbed, tmp / "testbed", symlinks=True, copy_function=shutil.copyfile)
     (tmp / "task.json").write_text(dumps(record), encoding="utf-8")
     if final.exists():

@@ -1,0 +1,151 @@
+"""Offline task families on real synthesized offices: shape, leakage, and execution proofs.
+
+Every family is built from surfer notes of a few real worlds. A draft must be well formed
+(apps, 1-5 subtasks, catalog criteria, clean memory) and provably right: its criteria fail on
+the untouched testbed, pass after its oracle plan runs on a copy, and fail after its
+intent-only baseline runs on a fresh copy.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from generators.families import FAMILIES, FamilyInput
+from generators.model import TaskDraft
+from office_env import Workspace, default_registry, evaluate_criteria, validate_criteria
+from office_env.synthesis import World, make_world, write_workspace
+from surfers import APPS, explore
+
+WORLD_SEEDS = (0, 1, 2)
+FAMILY_NAMES = sorted(FAMILIES)
+
+
+@pytest.fixture(scope="module")
+def worlds(tmp_path_factory) -> list[tuple[World, Path, dict]]:
+    """(world, testbed, notes for every app) for each world seed, written once."""
+    out = []
+    for seed in WORLD_SEEDS:
+        world = make_world(seed)
+        testbed = tmp_path_factory.mktemp(f"families-world{seed}") / "testbed"
+        write_workspace(world, testbed)
+        ws = Workspace(testbed, now=world.now)
+        out.append((world, testbed, {app: explore(app, ws) for app in APPS}))
+    return out
+
+
+def family_input(world: World, notes: dict, salt: str) -> FamilyInput:
+    return FamilyInput(random.Random(f"{world.seed}:{salt}"), notes, world.user.user, world.user.name,
+                       tuple((p.user, p.name) for p in world.colleagues), world.now)
+
+
+@pytest.fixture(scope="module")
+def drafts(worlds) -> dict[str, list[tuple[int, TaskDraft]]]:
+    """family -> [(world position, draft)] for every world where the family built a task."""
+    out: dict[str, list[tuple[int, TaskDraft]]] = {name: [] for name in FAMILY_NAMES}
+    for position, (world, _, notes) in enumerate(worlds):
+        for name in FAMILY_NAMES:
+            draft = FAMILIES[name].build(family_input(world, notes, name))
+            if draft is not None:
+                out[name].append((position, draft))
+    return out
+
+
+def test_registry_has_enough_families_over_one_two_and_three_apps():
+    assert len(FAMILIES) >= 15, sorted(FAMILIES)
+    by_count = Counter(len(fam.apps) for fam in FAMILIES.values())
+    assert set(by_count) == {1, 2, 3}, by_count
+    assert all(by_count[c] >= 2 for c in (1, 2, 3)), by_count
+    for name, fam in FAMILIES.items():
+        assert fam.name == name
+        assert fam.apps and set(fam.apps) <= set(APPS), (name, fam.apps)
+        assert len(set(fam.apps)) == len(fam.apps), (name, fam.apps)
+        assert fam.difficulty in ("easy", "medium", "hard"), (name, fam.difficulty)
+
+
+@pytest.mark.parametrize("name", FAMILY_NAMES)
+def test_family_drafts_are_well_formed(name, drafts):
+    fam = FAMILIES[name]
+    built = drafts[name]
+    assert built, f"{name}: built no task on any of the worlds {WORLD_SEEDS}"
+    registry = default_registry()
+    for position, draft in built:
+        where = f"{name} on world {WORLD_SEEDS[position]}"
+        assert draft.family == name, where
+        assert tuple(draft.apps) == fam.apps, where
+        assert draft.difficulty == fam.difficulty, where
+        assert 1 <= len(draft.subtasks) <= 5, (where, draft.subtasks)
+        assert all(s.strip() for s in draft.subtasks), where
+        assert draft.description.strip() and draft.intent.strip() and draft.query.strip(), where
+        assert draft.evaluation, where
+        assert validate_criteria(draft.evaluation) == [], (where, validate_criteria(draft.evaluation))
+
+        memory = draft.memory
+        assert memory, f"{where}: no memory for the dialogue to carry"
+        ids = [m.id for m in memory]
+        assert len(set(ids)) == len(ids), (where, ids)
+        assert all(m.kind in ("fact", "action") for m in memory), where
+        values = [m.value.strip().lower() for m in memory]
+        assert all(values), (where, values)
+        assert len(set(values)) == len(values), (where, values)
+        intent = draft.intent.lower()
+        for m in memory:
+            assert m.value.lower() not in intent, f"{where}: intent leaks {m.id} value {m.value!r}: {draft.intent!r}"
+            assert m.text.strip(), where
+            for other in memory:
+                if other is not m:
+                    assert other.value.lower() not in m.text.lower(), \
+                        f"{where}: {m.id} text {m.text!r} names {other.id}'s value {other.value!r}"
+
+        assert draft.oracle, f"{where}: no oracle plan"
+        for plan in (draft.oracle, draft.baseline):
+            for call in plan:
+                assert call.tool in registry, (where, call.tool)
+                assert registry.validate(call.tool, call.args) == [], (where, call.tool, call.args)
+
+        # A draft survives the trip through task.json unchanged.
+        assert TaskDraft.from_dict(draft.to_dict()) == draft, where
+
+
+@pytest.mark.parametrize("name", FAMILY_NAMES)
+def test_family_is_deterministic_for_its_seed(name, worlds, drafts):
+    for position, draft in drafts[name]:
+        world, _, notes = worlds[position]
+        again = FAMILIES[name].build(family_input(world, notes, name))
+        assert again is not None and again.to_dict() == draft.to_dict(), name
+
+
+@pytest.mark.parametrize("name", FAMILY_NAMES)
+def test_family_execution_proof(name, worlds, drafts, tmp_path):
+    """Criteria fail untouched, pass after the oracle, fail after the baseline (each on a copy)."""
+    assert drafts[name], f"{name}: built no task"
+    registry = default_registry()
+    for position, draft in drafts[name]:
+        world, testbed, _ = worlds[position]
+        where = f"{name} on world {world.seed}"
+        source = Workspace(testbed, now=world.now)
+        before = source.snapshot()
+
+        untouched = source.copy_to(tmp_path / f"untouched{position}")
+        report = evaluate_criteria(untouched, draft.evaluation)
+        assert not report.passed, f"{where}: criteria already pass on the untouched testbed"
+
+        oracle_ws = source.copy_to(tmp_path / f"oracle{position}")
+        results = registry.run(oracle_ws, [(c.tool, c.args) for c in draft.oracle])
+        assert len(results) == len(draft.oracle)
+        failed = [r.to_dict() for r in results if not r.ok]
+        assert not failed, f"{where}: oracle calls failed: {failed}"
+        report = evaluate_criteria(oracle_ws, draft.evaluation)
+        assert report.passed, f"{where}: oracle does not pass: {[r.to_dict() for r in report.failures()]}"
+
+        baseline_ws = source.copy_to(tmp_path / f"baseline{position}")
+        registry.run(baseline_ws, [(c.tool, c.args) for c in draft.baseline])
+        report = evaluate_criteria(baseline_ws, draft.evaluation)
+        assert not report.passed, f"{where}: the intent-only baseline passes"
+
+        # None of this touched the source testbed.
+        diff = before.diff(source.snapshot())
+        assert diff.empty, f"{where}: the source testbed changed: {diff.summary()}"

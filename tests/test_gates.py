@@ -1,0 +1,254 @@
+"""The five quality gates on real built tasks, and each gate catching its own kind of breakage.
+
+A small dataset is built once per module with the real offline pipeline; every task passes
+every gate. Then, for broken copies of a record, the matching gate fails with a detail that
+names the problem while the unrelated gates keep passing.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from typing import Any
+
+import pytest
+
+from office_env import Snapshot, Workspace, default_registry, evaluate_criteria
+from orchestrator.build import build
+from orchestrator.dataset import LoadedTask, iter_tasks
+from orchestrator.roles import BuildConfig
+from verifier.gates import GATES, run_gates, task_now
+
+VALUE_KEYS = ("value", "text", "content", "summary")
+
+
+@pytest.fixture(scope="module")
+def tasks(tmp_path_factory) -> list[LoadedTask]:
+    out = tmp_path_factory.mktemp("gates") / "ds"
+    summary = build(out, 3, BuildConfig(seed=1, days=2, utterances_per_day=12), workers=1)
+    assert summary.accepted == 3
+    loaded = list(iter_tasks(out))
+    assert len(loaded) == 3 and all(t.record is not None for t in loaded), [t.error for t in loaded]
+    return loaded
+
+
+def _value_call(record: dict[str, Any]) -> tuple[int, str] | None:
+    """(oracle index, arg name) of the last oracle call that writes a value the criteria check."""
+    for i in reversed(range(len(record.get("oracle", [])))):
+        args = record["oracle"][i]["args"]
+        for key in VALUE_KEYS:
+            if isinstance(args.get(key), (str, int, float)) and not isinstance(args.get(key), bool):
+                return i, key
+    return None
+
+
+@pytest.fixture(scope="module")
+def task(tasks) -> LoadedTask:
+    """A task whose oracle writes a checkable value and whose chat carries some memory."""
+    for t in tasks:
+        if _value_call(t.record) is not None and t.record["memory"]:
+            return t
+    pytest.fail("no built task has an oracle call that writes a value")
+
+
+def gates(record: dict[str, Any], task: LoadedTask) -> dict[str, Any]:
+    results = run_gates(record, task.testbed, task.reference)
+    assert tuple(results) == GATES
+    return results
+
+
+def failing(results: dict[str, Any]) -> set[str]:
+    return {name for name, r in results.items() if not r.passed}
+
+
+def cited(record: dict[str, Any], mid: str) -> tuple[int, int]:
+    """(session index, turn index) of the turn whose evidence lists ``mid``."""
+    for s, session in enumerate(record["dialogue"]):
+        for n, turn in enumerate(session["turns"]):
+            if mid in turn.get("evidence", []):
+                return s, n
+    raise AssertionError(f"{mid} is cited nowhere")
+
+
+def where(record: dict[str, Any], s: int, n: int) -> str:
+    return f"day {record['dialogue'][s]['day']} turn {n + 1}"
+
+
+def without(text: str, value: str) -> str:
+    return re.sub(re.escape(value), "that", text, flags=re.IGNORECASE)
+
+
+# -- a good record passes ----------------------------------------------------------------------
+
+def test_every_built_task_passes_every_gate_and_matches_its_recorded_results(tasks):
+    for t in tasks:
+        before = Snapshot.of(t.testbed)
+        results = gates(t.record, t)
+        assert not failing(results), {k: r.detail for k, r in results.items() if not r.passed}
+        assert all(r.detail for r in results.values())
+        # `homer verify` reproduces what the build recorded, gate for gate.
+        assert t.record["provenance"]["gates"] == {k: r.to_dict() for k, r in results.items()}
+        # Replaying the oracle and the baseline never touches the task's own testbed.
+        diff = before.diff(Snapshot.of(t.testbed))
+        assert diff.empty, diff.summary()
+
+
+# -- schema --------------------------------------------------------------------------------------
+
+def test_schema_gate_rejects_empty_subtasks_and_skips_the_rest(task):
+    record = copy.deepcopy(task.record)
+    record["subtasks"] = []
+    results = gates(record, task)
+    assert failing(results) == set(GATES)
+    assert "subtasks" in results["schema"].detail
+    assert all("skipped" in results[name].detail for name in GATES[1:])
+
+
+def test_schema_gate_rejects_an_unknown_criterion(task):
+    record = copy.deepcopy(task.record)
+    record["evaluation"].append({"function": "evaluate_moon_phase", "args": {"phase": "full"}})
+    results = gates(record, task)
+    assert "schema" in failing(results)
+    assert "evaluate_moon_phase" in results["schema"].detail
+
+
+def test_schema_gate_rejects_duplicate_memory_ids(task):
+    record = copy.deepcopy(task.record)
+    record["memory"].append(dict(record["memory"][0], value="something else entirely"))
+    results = gates(record, task)
+    assert "schema" in failing(results)
+    assert "not unique" in results["schema"].detail
+
+
+# -- fails_untouched -----------------------------------------------------------------------------
+
+def test_fails_untouched_gate_rejects_criteria_that_already_hold(task):
+    existing = sorted(p for p in (task.testbed / "data").iterdir() if p.is_file())[0]
+    record = copy.deepcopy(task.record)
+    record["evaluation"] = [{"function": "evaluate_file_exist",
+                             "args": {"file": existing.relative_to(task.testbed).as_posix()}}]
+    results = gates(record, task)
+    assert results["schema"].passed and results["oracle_passes"].passed
+    assert not results["fails_untouched"].passed
+    assert "already pass" in results["fails_untouched"].detail
+    # The baseline passes too: nothing was needed.
+    assert failing(results) == {"fails_untouched", "baseline_fails"}
+
+
+# -- oracle_passes -------------------------------------------------------------------------------
+
+def test_oracle_gate_rejects_a_missing_oracle(task):
+    record = copy.deepcopy(task.record)
+    record["oracle"] = []
+    results = gates(record, task)
+    assert failing(results) == {"oracle_passes", "baseline_fails"}
+    assert "no oracle" in results["oracle_passes"].detail
+
+
+def test_oracle_gate_rejects_an_oracle_call_with_a_wrong_value(task, tmp_path):
+    record = copy.deepcopy(task.record)
+    index, key = _value_call(record)
+    old = record["oracle"][index]["args"][key]
+    record["oracle"][index]["args"][key] = old + 1000 if isinstance(old, (int, float)) else "WRONG VALUE"
+    results = gates(record, task)
+    assert failing(results) == {"oracle_passes"}, {k: r.detail for k, r in results.items()}
+    detail = results["oracle_passes"].detail
+    assert detail and detail != "oracle plan passes"
+    # The detail gives the reason of each criterion that failed after the broken oracle.
+    ws = Workspace(task.testbed, now=task_now(record)).copy_to(tmp_path / "replay")
+    calls = default_registry().run(ws, [(c["tool"], c["args"]) for c in record["oracle"]])
+    assert all(c.ok for c in calls)
+    reasons = [r.reason for r in evaluate_criteria(ws, record["evaluation"], task.reference).failures()]
+    assert reasons and all(reason in detail for reason in reasons), (reasons, detail)
+
+
+def test_oracle_gate_names_a_failing_tool_call(task):
+    record = copy.deepcopy(task.record)
+    record["oracle"].insert(0, {"tool": "word_read_file", "args": {"file_path": "data/no_such_file_here.docx"}})
+    results = gates(record, task)
+    assert failing(results) == {"oracle_passes"}
+    assert "word_read_file" in results["oracle_passes"].detail
+    assert "no_such_file_here.docx" in results["oracle_passes"].detail
+
+
+# -- memory_evidence -----------------------------------------------------------------------------
+
+def test_evidence_gate_rejects_a_value_removed_from_its_turn(task):
+    record = copy.deepcopy(task.record)
+    piece = record["memory"][0]
+    s, n = cited(record, piece["id"])
+    turn = record["dialogue"][s]["turns"][n]
+    turn["text"] = without(turn["text"], piece["value"])
+    results = gates(record, task)
+    assert failing(results) == {"memory_evidence"}
+    assert f"{piece['id']} value appears at no turn, cited at {where(record, s, n)}" in results["memory_evidence"].detail
+
+
+def test_evidence_gate_rejects_a_value_said_in_a_second_turn(task):
+    record = copy.deepcopy(task.record)
+    piece = record["memory"][0]
+    s, n = cited(record, piece["id"])
+    other_s = len(record["dialogue"]) - 1 if s == 0 else 0
+    turn = record["dialogue"][other_s]["turns"][-1]
+    turn["text"] += f" Also, {piece['value'].upper()}."  # matching is case-insensitive
+    results = gates(record, task)
+    assert failing(results) == {"memory_evidence"}
+    detail = results["memory_evidence"].detail
+    assert piece["id"] in detail and where(record, other_s, len(record["dialogue"][other_s]["turns"]) - 1) in detail
+
+
+def test_evidence_gate_rejects_evidence_on_an_assistant_turn(task):
+    record = copy.deepcopy(task.record)
+    piece = record["memory"][0]
+    s, n = cited(record, piece["id"])
+    turns = record["dialogue"][s]["turns"]
+    user_turn = turns[n]
+    a = next(i for i in range(n + 1, len(turns)) if turns[i]["role"] == "assistant")
+    # Move the piece (its value and its evidence) from the user turn to the assistant's reply.
+    user_turn["text"] = without(user_turn["text"], piece["value"])
+    user_turn["evidence"] = [e for e in user_turn["evidence"] if e != piece["id"]]
+    if not user_turn["evidence"]:
+        del user_turn["evidence"]
+    turns[a]["text"] += f" Noted: {piece['value']}."
+    turns[a]["evidence"] = [piece["id"]]
+    results = gates(record, task)
+    assert failing(results) == {"memory_evidence"}
+    assert f"{where(record, s, a)} carries {piece['id']} but is not a user turn" in results["memory_evidence"].detail
+
+
+def test_evidence_gate_rejects_an_unknown_evidence_id(task):
+    record = copy.deepcopy(task.record)
+    s, n = cited(record, record["memory"][0]["id"])
+    record["dialogue"][s]["turns"][n]["evidence"].append("m99")
+    results = gates(record, task)
+    assert failing(results) == {"memory_evidence"}
+    assert f"{where(record, s, n)} cites unknown memory m99" in results["memory_evidence"].detail
+
+
+def test_evidence_gate_rejects_a_piece_cited_nowhere(task):
+    record = copy.deepcopy(task.record)
+    piece = record["memory"][-1]
+    s, n = cited(record, piece["id"])
+    turn = record["dialogue"][s]["turns"][n]
+    turn["evidence"] = [e for e in turn["evidence"] if e != piece["id"]]
+    if not turn["evidence"]:
+        del turn["evidence"]
+    results = gates(record, task)
+    assert failing(results) == {"memory_evidence"}
+    assert f"{piece['id']} is cited by 0 turns" in results["memory_evidence"].detail
+
+
+# -- baseline_fails ------------------------------------------------------------------------------
+
+def test_baseline_gate_rejects_a_baseline_that_solves_the_task(task):
+    record = copy.deepcopy(task.record)
+    record["baseline"] = copy.deepcopy(record["oracle"])
+    results = gates(record, task)
+    assert failing(results) == {"baseline_fails"}
+    assert "baseline passes" in results["baseline_fails"].detail
+
+
+def test_gates_do_not_change_the_record(task):
+    record = copy.deepcopy(task.record)
+    gates(record, task)
+    assert record == task.record
