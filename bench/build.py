@@ -30,7 +30,7 @@ SECTIONS = {
     "checks": [("office_env/evaluation/catalog.py", "evaluate_criteria"),
                ("verifier/dialogue_rules.py", "check_dialogue"), ("verifier/gates.py", "evidence_gate")],
     "dialogue generation": [("generators/dialogue_offline.py", "generate_dialogue")],
-    "exploration": [("surfers/offline.py", "explore")],
+    "exploration": [("surfers/__init__.py", "explore")],
 }
 
 

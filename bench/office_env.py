@@ -17,6 +17,7 @@ from pathlib import Path
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 
 from office_env import Workspace, default_registry, evaluate_criteria  # noqa: E402
+from office_env.formats import read_cache  # noqa: E402
 from office_env.sample import SAMPLE_NOW, write_sample_office  # noqa: E402
 
 READS = [
@@ -74,16 +75,19 @@ def main() -> None:
         (ws.root / "data" / "answer.txt").write_text("Invoice 7731 total 12,500", encoding="utf-8")
         rows: list[tuple[str, str, float]] = []
         for name, call_args in READS:
-            samples = []
+            cold, warm = [], []
             for _ in range(args.repeat):
                 result = None
 
                 def run():
                     nonlocal result
                     result = registry.call(ws, name, call_args)
-                samples.append(timed(run))
+                read_cache.clear()  # cold: the file is parsed, as on its first read after a change
+                cold.append(timed(run))
+                warm.append(timed(run))  # warm: the same file version again, served from the cache
                 assert result.ok, result.observation
-            rows.append(("read", name, statistics.median(samples)))
+            rows.append(("read", name, statistics.median(cold)))
+            rows.append(("warm", name, statistics.median(warm)))
         write_samples: dict[str, list[float]] = {}
         for i in range(args.repeat):
             for name, call_args in writes(i):
@@ -104,6 +108,7 @@ def main() -> None:
             def run():
                 nonlocal report
                 report = evaluate_criteria(ws, TASK_CRITERIA)
+            read_cache.clear()
             score_samples.append(timed(run))
             assert report.passed, report.to_dict()
 
@@ -114,6 +119,7 @@ def main() -> None:
     write_max = max(ms for kind, _, ms in rows if kind == "write")
     score = statistics.median(score_samples)
     print(f"score  {'criteria list (5 criteria)':28} {score:10.2f}")
+    print("(read and score: cold, files parsed afresh; warm: the same file version, served from the read cache)")
     print()
     print(f"slowest read  {read_max:7.2f} ms  (target < 20 ms: {'met' if read_max < 20 else 'MISSED'})")
     print(f"slowest write {write_max:7.2f} ms")

@@ -31,7 +31,7 @@ from orchestrator.roles import BuildConfig, Job
 from verifier.gates import run_gates
 
 GENERATOR_VERSION = "neo-offline-1"
-TASKS_PER_WORLD = 8
+TASKS_PER_WORLD = 10
 
 
 class BuildError(Exception):

@@ -149,8 +149,8 @@ def evaluate_exact_match(ctx: Context, args: dict[str, Any]) -> Outcome:
     if not expected_path.exists():
         return False, f"expected file {args['expected_file']} is missing from the task"
     if doc_type == "xlsx":
-        got = xlsx_io.cells(xlsx_io.load(result_path, result).active)
-        want = xlsx_io.cells(xlsx_io.load(expected_path, args["expected_file"]).active)
+        got = xlsx_io.read_book(result_path, result).sheet(None, result).cells
+        want = xlsx_io.read_book(expected_path, args["expected_file"]).sheet(None, args["expected_file"]).cells
         for key in sorted(set(got) | set(want)):
             if got.get(key) != want.get(key):
                 return False, (f"{result} cell {key} is {xlsx_io.render_value(got.get(key))!r}, "
@@ -192,7 +192,7 @@ def _cell_matches(value: Any, expected: Any) -> bool:
 
 
 def _sheet(ctx: Context, args: dict[str, Any]):
-    return xlsx_io.sheet_of(xlsx_io.load(ctx.path(args["file"], "file"), args["file"]), args.get("sheet"), args["file"])
+    return xlsx_io.read_book(ctx.path(args["file"], "file"), args["file"]).sheet(args.get("sheet"), args["file"])
 
 
 @check("evaluate_excel_cell_value", "Cells of a sheet hold the given values (row and col 1-based).",
@@ -207,7 +207,7 @@ def evaluate_excel_cell_value(ctx: Context, args: dict[str, Any]) -> Outcome:
     sheet = _sheet(ctx, args)
     for match in args["matches"]:
         row, col = int(match["row"]), int(match["col"])
-        value = sheet.cell(row=row, column=col).value
+        value = sheet.value(row, col)
         if not _cell_matches(value, match["value"]):
             return False, f"{args['file']} ({row}, {col}) is {xlsx_io.render_value(value)!r}, expected {match['value']!r}"
     return True, f"{args['file']}: all {len(args['matches'])} cell(s) hold the expected values"
@@ -226,7 +226,7 @@ def evaluate_excel_cell_comparator(ctx: Context, args: dict[str, Any]) -> Outcom
     sheet = _sheet(ctx, args)
     for match in args["matches"]:
         row, col = int(match["row"]), int(match["col"])
-        ok, why = comparators.parse(match["comparator"]).test(sheet.cell(row=row, column=col).value)
+        ok, why = comparators.parse(match["comparator"]).test(sheet.value(row, col))
         if not ok:
             return False, f"{args['file']} ({row}, {col}): {why}"
     return True, f"{args['file']}: all {len(args['matches'])} cell(s) satisfy their comparators"

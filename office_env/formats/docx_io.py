@@ -18,6 +18,7 @@ from docx.document import Document as DocumentObject
 
 from office_env.errors import CorruptFileError
 from office_env.formats.ooxml import DEFAULT_STAMP, reproducible_zip
+from office_env.formats.read_cache import cached_read
 
 
 def load(path: Path, label: str) -> DocumentObject:
@@ -57,6 +58,10 @@ def _block_lines(container: etree._Element, lines: list[str]) -> None:
 
 def read_text(path: Path, label: str) -> str:
     """Body paragraphs and table rows, in document order, one per line."""
+    return cached_read("docx", path, lambda: _read_text(path, label))
+
+
+def _read_text(path: Path, label: str) -> str:
     try:
         with zipfile.ZipFile(path) as package:
             root = etree.fromstring(package.read("word/document.xml"), _PARSER)

@@ -18,6 +18,7 @@ from email.utils import format_datetime, parsedate_to_datetime
 from pathlib import Path
 
 from office_env.errors import CorruptFileError
+from office_env.formats.read_cache import cached_read
 
 MAIL_DOMAIN = "example.com"
 
@@ -107,4 +108,4 @@ def parse(data: bytes, label: str) -> Mail:
 
 
 def read(path: Path, label: str) -> Mail:
-    return parse(path.read_bytes(), label)
+    return cached_read("eml", path, lambda: parse(path.read_bytes(), label))

@@ -16,6 +16,7 @@ import icalendar
 
 from office_env.errors import CorruptFileError
 from office_env.formats.ooxml import DEFAULT_STAMP
+from office_env.formats.read_cache import cached_read
 
 PRODID = "-//homeragents//office_env//EN"
 
@@ -78,7 +79,7 @@ def events_of(calendar: icalendar.Calendar, label: str) -> list[CalendarEvent]:
 
 
 def read_events(path: Path, label: str) -> list[CalendarEvent]:
-    return events_of(load(path, label), label)
+    return list(cached_read("ics", path, lambda: tuple(events_of(load(path, label), label))))
 
 
 def new_calendar() -> icalendar.Calendar:

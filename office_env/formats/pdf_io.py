@@ -12,6 +12,7 @@ from pypdf import PdfReader
 
 from office_env.errors import CorruptFileError
 from office_env.formats.ooxml import DEFAULT_STAMP
+from office_env.formats.read_cache import cached_read
 
 logging.getLogger("pypdf").setLevel(logging.ERROR)
 logging.getLogger("fontTools").setLevel(logging.ERROR)
@@ -49,6 +50,10 @@ def build(text: str, title: str | None = None, stamp: datetime | None = None) ->
 
 
 def read_text(path: Path, label: str) -> str:
+    return cached_read("pdf", path, lambda: _read_text(path, label))
+
+
+def _read_text(path: Path, label: str) -> str:
     try:
         with path.open("rb") as handle:
             head = handle.read(1024)

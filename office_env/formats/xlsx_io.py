@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import re
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterable
@@ -14,6 +15,7 @@ from openpyxl.worksheet.worksheet import Worksheet
 
 from office_env.errors import CorruptFileError, OfficeError
 from office_env.formats.ooxml import reproducible_zip
+from office_env.formats.read_cache import cached_read
 
 EMPTY_CELL = "[Empty Cell]"
 _INT_RE = re.compile(r"^-?(0|[1-9]\d*)$")
@@ -58,8 +60,49 @@ def cells(sheet: Worksheet) -> dict[tuple[int, int], Any]:
     }
 
 
+@dataclass(frozen=True)
+class SheetView:
+    """A read-only snapshot of one sheet: its OfficeBench rendering, cells and value rows."""
+
+    title: str
+    text: str
+    cells: dict[tuple[int, int], Any]
+    rows: tuple[tuple[Any, ...], ...]
+
+    def value(self, row: int, col: int) -> Any:
+        return self.cells.get((row, col))
+
+
+@dataclass(frozen=True)
+class BookView:
+    sheetnames: tuple[str, ...]
+    active: str
+    sheets: dict[str, SheetView]
+
+    def sheet(self, name: str | None, label: str) -> SheetView:
+        if name is None:
+            return self.sheets[self.active]
+        if name not in self.sheets:
+            raise OfficeError(f"{label}: no sheet named {name!r} (sheets: {', '.join(self.sheetnames)})")
+        return self.sheets[name]
+
+
+def read_book(path: Path, label: str) -> BookView:
+    """Every sheet of a workbook, parsed once per file version (see ``read_cache``)."""
+    return cached_read("xlsx", path, lambda: _read_book(path, label))
+
+
+def _read_book(path: Path, label: str) -> BookView:
+    workbook = load(path, label)
+    sheets = {
+        ws.title: SheetView(ws.title, render(ws), cells(ws), tuple(ws.iter_rows(values_only=True)))
+        for ws in workbook.worksheets
+    }
+    return BookView(tuple(workbook.sheetnames), workbook.active.title, sheets)
+
+
 def read_text(path: Path, label: str, sheet: str | None = None) -> str:
-    return render(sheet_of(load(path, label), sheet, label))
+    return read_book(path, label).sheet(sheet, label).text
 
 
 def coerce(value: Any) -> Any:

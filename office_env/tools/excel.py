@@ -22,10 +22,10 @@ VALUE = {"type": ["string", "number", "boolean", "null"], "description": "New ce
       writes=False, properties={"file_path": FILE_PATH, "sheet": SHEET}, required=["file_path"])
 def read_file(ws: Workspace, file_path: str, sheet: str | None = None) -> str:
     path = existing_file(ws, file_path, "file_path", XLSX)
-    workbook = xlsx_io.load(path, file_path)
-    target = xlsx_io.sheet_of(workbook, sheet, file_path)
-    header = f"{file_path} (sheet {target.title!r}; sheets: {', '.join(workbook.sheetnames)}):"
-    body = xlsx_io.render(target)
+    book = xlsx_io.read_book(path, file_path)
+    target = book.sheet(sheet, file_path)
+    header = f"{file_path} (sheet {target.title!r}; sheets: {', '.join(book.sheetnames)}):"
+    body = target.text
     return f"{header}\n{body}" if body else f"{header}\n(empty sheet)"
 
 
@@ -73,10 +73,7 @@ def convert_to_pdf(ws: Workspace, file_path: str, output_path: str | None = None
     path = existing_file(ws, file_path, "file_path", XLSX)
     out = target_path(file_path, output_path, ".pdf")
     ws.resolve(out, field="output_path")
-    sheet = xlsx_io.load(path, file_path).active
-    lines = [
-        " | ".join("" if v is None else str(v) for v in row)
-        for row in sheet.iter_rows(values_only=True)
-    ]
+    sheet = xlsx_io.read_book(path, file_path).sheet(None, file_path)
+    lines = [" | ".join("" if v is None else str(v) for v in row) for row in sheet.rows]
     ws.write_bytes(out, pdf_io.build("\n".join(lines), title=file_path, stamp=ws.now), field="output_path")
     return f"Converted {file_path} to {out}."

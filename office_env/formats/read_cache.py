@@ -1,0 +1,34 @@
+"""A small cache of parsed file contents, keyed by the file's identity and version.
+
+The key is (device, inode, size, mtime): every write in this project replaces a file by rename
+(new inode), so a changed file is never served from the cache, while the unchanged files of a
+testbed -- and of its hard-linked scratch copies -- are parsed once. Only immutable results
+(text, frozen records, read-only views) are cached; errors are not.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from pathlib import Path
+from typing import Callable, TypeVar
+
+T = TypeVar("T")
+MAX_ENTRIES = 512
+_CACHE: "OrderedDict[tuple, object]" = OrderedDict()
+
+
+def cached_read(kind: str, path: Path, read: Callable[[], T]) -> T:
+    st = path.stat()
+    key = (kind, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+    if key in _CACHE:
+        _CACHE.move_to_end(key)
+        return _CACHE[key]  # type: ignore[return-value]
+    value = read()
+    _CACHE[key] = value
+    if len(_CACHE) > MAX_ENTRIES:
+        _CACHE.popitem(last=False)
+    return value
+
+
+def clear() -> None:
+    _CACHE.clear()
