@@ -1,0 +1,125 @@
+"""The Neo graph's control flow: fan-out to surfers, the verifier loop, and early drops.
+
+The roles are the real offline ones; a test subclass changes only the verdicts (or the task
+generator's answer) to drive each path, and records what the graph passed to each role.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from generators.model import Verdict
+from office_env.synthesis import make_world, write_workspace
+from orchestrator.neo_graph import build_neo_graph
+from orchestrator.offline_roles import OfflineRoles
+from orchestrator.roles import BuildConfig, Job
+
+
+class ScriptedVerdicts(OfflineRoles):
+    """Offline roles whose verifier rejects the first ``reject`` rounds."""
+
+    def __init__(self, reject: int, no_task: bool = False) -> None:
+        self.reject, self.no_task = reject, no_task
+        self.feedback_seen: list[str] = []
+        self.explored: list[str] = []
+        self.verified = 0
+
+    def explore(self, app, job):
+        self.explored.append(app)
+        return super().explore(app, job)
+
+    def generate_task(self, job, plan, notes):
+        if self.no_task:
+            return None
+        assert set(plan.apps) <= set(notes), "every planned app's notes reach the task generator"
+        return super().generate_task(job, plan, notes)
+
+    def generate_dialogue(self, job, plan, draft, feedback, round_):
+        self.feedback_seen.append(feedback)
+        return super().generate_dialogue(job, plan, draft, feedback, round_)
+
+    def verify(self, job, plan, draft, sessions):
+        self.verified += 1
+        real = super().verify(job, plan, draft, sessions)
+        if self.verified <= self.reject:
+            return Verdict(False, f"round {self.verified}: day 1 needs more small talk")
+        return real
+
+
+@pytest.fixture(scope="module")
+def world_testbed(tmp_path_factory):
+    world = make_world(4242)
+    root = tmp_path_factory.mktemp("graph") / "testbed"
+    write_workspace(world, root)
+    return world, root
+
+
+def _run(roles, world_testbed, tmp_path: Path, index: int = 3):
+    world, testbed = world_testbed
+    staging = tmp_path / "staging"
+    staging.mkdir()
+    job = Job(index=index, task_id=f"t-{index}", config=BuildConfig(seed=9, days=2, utterances_per_day=10),
+              world=world, testbed=testbed, staging=staging)
+    gated: list[int] = []
+
+    def gate(state):
+        gated.append(state["rounds"])
+        return {"outcome": {"status": "gated", "record": {"id": job.task_id}}}
+
+    def write(state):
+        return {"outcome": {"status": "accepted", "rounds": state["rounds"]}}
+
+    state = build_neo_graph(roles, gate, write).invoke({"job": job})
+    return state, gated
+
+
+def test_surfers_fan_out_once_per_planned_app(world_testbed, tmp_path):
+    roles = ScriptedVerdicts(reject=0)
+    state, _ = _run(roles, world_testbed, tmp_path)
+    assert sorted(roles.explored) == sorted(state["plan"].apps)
+    assert set(state["notes"]) >= set(state["plan"].apps)
+    assert state["outcome"]["status"] == "accepted"
+
+
+def test_rejected_round_sends_feedback_to_the_next_generator_round(world_testbed, tmp_path):
+    roles = ScriptedVerdicts(reject=1)
+    state, gated = _run(roles, world_testbed, tmp_path)
+    assert roles.feedback_seen == ["", "round 1: day 1 needs more small talk"]
+    assert state["rounds"] == 2 and gated == [2]
+    assert state["feedback_log"] == ["round 1: day 1 needs more small talk"]
+    assert state["outcome"]["status"] == "accepted"
+
+
+def test_five_rejections_drop_the_task_without_gating(world_testbed, tmp_path):
+    roles = ScriptedVerdicts(reject=99)
+    state, gated = _run(roles, world_testbed, tmp_path)
+    assert state["rounds"] == 5 and roles.verified == 5 and gated == []
+    assert state["outcome"]["status"] == "dropped"
+    assert state["outcome"]["reason"].startswith("verifier: rejected 5 rounds")
+
+
+def test_no_task_ends_the_graph_before_any_dialogue(world_testbed, tmp_path):
+    roles = ScriptedVerdicts(reject=0, no_task=True)
+    state, gated = _run(roles, world_testbed, tmp_path)
+    assert roles.feedback_seen == [] and gated == []
+    assert state["outcome"] == {"status": "dropped", "reason": "generator: no task fits this workspace"}
+
+
+def test_a_dropped_attempt_is_counted_with_its_reason(tmp_path, monkeypatch):
+    from orchestrator import build as build_module
+
+    class AlwaysReject(OfflineRoles):
+        def verify(self, job, plan, draft, sessions):
+            return Verdict(False, "never good enough")
+
+    monkeypatch.setattr(build_module, "OfflineRoles", AlwaysReject)
+    build_module._graph.cache_clear()
+    try:
+        summary = build_module.build(tmp_path / "ds", 1, BuildConfig(seed=2, days=1, utterances_per_day=6), workers=1)
+    finally:
+        build_module._graph.cache_clear()
+    assert summary.accepted == 0 and summary.drops == {"verifier": summary.attempts}
+    assert summary.attempts == 24  # n * 4 + 20 attempts, then the build stops
+    assert "| verifier | 24 |" in (tmp_path / "ds" / "README.md").read_text()
