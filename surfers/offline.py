@@ -13,7 +13,7 @@ import ast
 import re
 from datetime import date, datetime, timedelta
 from functools import lru_cache
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from office_env import Workspace, default_registry
 from office_env.formats.xlsx_io import EMPTY_CELL
@@ -129,17 +129,22 @@ def people_in(text: str) -> list[str]:
     return found
 
 
-def explore_word(ws: Workspace, users: list[str] | None = None) -> dict[str, Any]:
+def _explore_texts(ws: Workspace, suffix: str, tool: str, empty: str, key: str,
+                   extract: Callable[[str], list[str]]) -> list[dict[str, Any]]:
+    """Read every document with ``suffix`` through ``tool``: its lines and ``key`` = extract(text)."""
     files = []
-    for path in _documents(list_files(ws), ".docx"):
-        result = _call(ws, "word_read_file", {"file_path": path})
+    for path in _documents(list_files(ws), suffix):
+        result = _call(ws, tool, {"file_path": path})
         if not result.ok:
             files.append(_error(path, result))
             continue
-        empty = result.observation == f"{path} is empty."
-        lines = [] if empty else _lines(_body(result.observation, path))
-        files.append({"file": path, "lines": lines, "people": people_in("\n".join(lines))})
-    return {"app": "word", "files": files}
+        lines = [] if result.observation == f"{path} {empty}" else _lines(_body(result.observation, path))
+        files.append({"file": path, "lines": lines, key: extract("\n".join(lines))})
+    return files
+
+
+def explore_word(ws: Workspace, users: list[str] | None = None) -> dict[str, Any]:
+    return {"app": "word", "files": _explore_texts(ws, ".docx", "word_read_file", "is empty.", "people", people_in)}
 
 
 # -- excel -------------------------------------------------------------------------------------
@@ -242,15 +247,7 @@ def numbers_in(text: str) -> list[str]:
 
 
 def explore_pdf(ws: Workspace, users: list[str] | None = None) -> dict[str, Any]:
-    files = []
-    for path in _documents(list_files(ws), ".pdf"):
-        result = _call(ws, "pdf_read_file", {"file_path": path})
-        if not result.ok:
-            files.append(_error(path, result))
-            continue
-        empty = result.observation == f"{path} has no extractable text."
-        lines = [] if empty else _lines(_body(result.observation, path))
-        files.append({"file": path, "lines": lines, "numbers": numbers_in("\n".join(lines))})
+    files = _explore_texts(ws, ".pdf", "pdf_read_file", "has no extractable text.", "numbers", numbers_in)
     return {"app": "pdf", "files": files}
 
 

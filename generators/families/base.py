@@ -108,6 +108,15 @@ def labelled_tables(notes: dict[str, dict[str, Any]]) -> list[tuple[Table, int, 
     return out
 
 
+def pick_column(inp: FamilyInput, min_rows: int = 2) -> tuple[Table, int, int] | None:
+    """A random (table, label column, numeric column) from the workspace's sheets, or None."""
+    options = [(t, label, numeric) for t, label, numeric in labelled_tables(inp.notes) if len(t.rows) >= min_rows]
+    if not options:
+        return None
+    table, label, numeric = inp.rng.choice(options)
+    return table, label, inp.rng.choice(numeric)
+
+
 def docs(notes: dict[str, dict[str, Any]], app: str) -> list[dict[str, Any]]:
     return [f for f in notes.get(app, {}).get("files", []) if "error" not in f and f.get("lines")]
 

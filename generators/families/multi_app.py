@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from generators.families.base import (
-    FamilyInput, call, calendar_of, docs, family, fmt, invoice_facts, labelled_tables, piece, stem,
+    FamilyInput, call, calendar_of, docs, family, fmt, invoice_facts, pick_column, piece, stem,
 )
 from generators.families.single_app import MEETING_TITLES, MEMO_TOPICS, _out_name, free_slots_after
 from generators.model import TaskDraft
@@ -16,11 +16,10 @@ def _colleague(inp: FamilyInput) -> tuple[str, str]:
 
 
 def _total(inp: FamilyInput):
-    options = [(t, l, n) for t, l, n in labelled_tables(inp.notes) if len(t.rows) >= 3]
-    if not options:
+    picked = pick_column(inp, min_rows=3)
+    if not picked:
         return None
-    table, _, numeric = inp.rng.choice(options)
-    col = inp.rng.choice(numeric)
+    table, _, col = picked
     return table, table.headers[col], round(sum(table.column(col)), 2)
 
 
@@ -156,11 +155,10 @@ def common_slot(inp: FamilyInput) -> TaskDraft | None:
 
 @family("sheet_to_report", ("excel", "word"), "medium")
 def sheet_to_report(inp: FamilyInput) -> TaskDraft | None:
-    options = labelled_tables(inp.notes)
-    if not options:
+    picked = pick_column(inp)
+    if not picked:
         return None
-    table, label, numeric = inp.rng.choice(options)
-    col = inp.rng.choice(numeric)
+    table, label, col = picked
     values = table.column(col)
     top = max(values)
     if values.count(top) != 1:

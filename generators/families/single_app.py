@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from generators.families.base import (
-    FamilyInput, call, calendar_of, docs, family, fmt, inbox_of, invoice_facts, labelled_tables, piece, stem,
+    FamilyInput, call, calendar_of, docs, family, fmt, inbox_of, invoice_facts, pick_column, piece, stem,
 )
 from generators.model import TaskDraft
 
@@ -28,11 +28,10 @@ def _out_name(inp: FamilyInput, prefix: str, ext: str) -> str:
 
 @family("sheet_question", ("excel",), "easy")
 def sheet_question(inp: FamilyInput) -> TaskDraft | None:
-    options = labelled_tables(inp.notes)
-    if not options:
+    picked = pick_column(inp)
+    if not picked:
         return None
-    table, label, numeric = inp.rng.choice(options)
-    col = inp.rng.choice(numeric)
+    table, label, col = picked
     values = table.column(col)
     highest = inp.rng.random() < 0.5
     target = max(values) if highest else min(values)
@@ -58,11 +57,10 @@ def sheet_question(inp: FamilyInput) -> TaskDraft | None:
 
 @family("sheet_total", ("excel",), "medium")
 def sheet_total(inp: FamilyInput) -> TaskDraft | None:
-    options = [(t, l, n) for t, l, n in labelled_tables(inp.notes) if len(t.rows) >= 3]
-    if not options:
+    picked = pick_column(inp, min_rows=3)
+    if not picked:
         return None
-    table, _, numeric = inp.rng.choice(options)
-    col = inp.rng.choice(numeric)
+    table, _, col = picked
     total = round(sum(table.column(col)), 2)
     header = table.headers[col]
     return TaskDraft(
@@ -81,11 +79,10 @@ def sheet_total(inp: FamilyInput) -> TaskDraft | None:
 
 @family("sheet_update", ("excel",), "easy")
 def sheet_update(inp: FamilyInput) -> TaskDraft | None:
-    options = labelled_tables(inp.notes)
-    if not options:
+    picked = pick_column(inp)
+    if not picked:
         return None
-    table, label, numeric = inp.rng.choice(options)
-    col = inp.rng.choice(numeric)
+    table, label, col = picked
     r = inp.rng.randrange(len(table.rows))
     old = table.column(col)[r]
     new = round(old * inp.rng.choice((1.1, 1.25, 0.8, 1.5)) + inp.rng.randint(1, 9), 0 if old == int(old) else 2)
