@@ -11,8 +11,8 @@ import re
 
 COUNTER_NAME = "approx-words-punct-v1"
 COUNTER_DESCRIPTION = (
-    "approximate: one token per word or punctuation mark, words longer than 4 characters count "
-    "one token per 4 characters (no tokenizer download needed)"
+    "an approximate counter: one token per word, digit run or punctuation mark, and one more for "
+    "every further 4 characters of a longer word (no tokenizer download needed)"
 )
 
 _PIECE_RE = re.compile(r"[A-Za-z]+|\d+|[^\sA-Za-z\d]")

@@ -75,7 +75,7 @@ Every task passed the gates (schema, criteria fail untouched, oracle passes, mem
 ## Statistics
 
 {table(stats)}
-Tokens are counted with an {stats['token_counter']}.
+Tokens are counted with {stats['token_counter']}.
 
 ## Families
 
