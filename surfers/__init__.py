@@ -11,7 +11,7 @@ from typing import Any
 
 from office_env import Workspace
 from surfers.notes import NOTES_SCHEMA, validate_notes
-from surfers.offline import EXPLORERS
+from surfers.offline import EXPLORERS, Reader, WorkspaceReader
 
 APPS: tuple[str, ...] = ("word", "excel", "pdf", "email", "calendar")
 
@@ -21,7 +21,7 @@ def explore(app: str, workspace: Workspace | str | os.PathLike[str], users: list
     if app not in EXPLORERS:
         raise ValueError(f"app: {app!r} is not one of {', '.join(APPS)}")
     ws = workspace if isinstance(workspace, Workspace) else Workspace(workspace)
-    return EXPLORERS[app](ws, users)
+    return EXPLORERS[app](WorkspaceReader(ws), users)
 
 
-__all__ = ["APPS", "NOTES_SCHEMA", "explore", "validate_notes"]
+__all__ = ["APPS", "NOTES_SCHEMA", "Reader", "WorkspaceReader", "explore", "validate_notes"]

@@ -13,7 +13,7 @@ import ast
 import re
 from datetime import date, datetime, timedelta
 from functools import lru_cache
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Protocol
 
 from office_env import Workspace, default_registry
 from office_env.formats.xlsx_io import EMPTY_CELL
@@ -29,9 +29,26 @@ def _registry() -> ToolRegistry:
     return default_registry().read_only()
 
 
-def _call(ws: Workspace, name: str, args: dict[str, Any]) -> ToolResult:
-    """One read-only tool call; a writing tool is not even in this registry."""
-    return _registry().call(ws, name, args)
+class Reader(Protocol):
+    """Where explorers get tool results from: a workspace through the read-only registry
+    (``WorkspaceReader``), or any other source of the same observations."""
+
+    now: datetime | None
+
+    def call(self, name: str, args: dict[str, Any]) -> ToolResult: ...
+
+
+class WorkspaceReader:
+    def __init__(self, ws: Workspace) -> None:
+        self.ws, self.now = ws, ws.now
+
+    def call(self, name: str, args: dict[str, Any]) -> ToolResult:
+        """One read-only tool call; a writing tool is not even in this registry."""
+        return _registry().call(self.ws, name, args)
+
+
+def _call(ws: Reader, name: str, args: dict[str, Any]) -> ToolResult:
+    return ws.call(name, args)
 
 
 def _error(file: str, result: ToolResult) -> dict[str, str]:
@@ -50,7 +67,7 @@ def _lines(text: str) -> list[str]:
 
 # -- finding files -----------------------------------------------------------------------------
 
-def list_files(ws: Workspace) -> list[str]:
+def list_files(ws: Reader) -> list[str]:
     """Every file of the testbed, as ``system_list_files`` reports it."""
     result = _call(ws, "system_list_files", {})
     if not result.ok or result.observation.startswith("No files in"):
@@ -129,7 +146,7 @@ def people_in(text: str) -> list[str]:
     return found
 
 
-def _explore_texts(ws: Workspace, suffix: str, tool: str, empty: str, key: str,
+def _explore_texts(ws: Reader, suffix: str, tool: str, empty: str, key: str,
                    extract: Callable[[str], list[str]]) -> list[dict[str, Any]]:
     """Read every document with ``suffix`` through ``tool``: its lines and ``key`` = extract(text)."""
     files = []
@@ -143,7 +160,7 @@ def _explore_texts(ws: Workspace, suffix: str, tool: str, empty: str, key: str,
     return files
 
 
-def explore_word(ws: Workspace, users: list[str] | None = None) -> dict[str, Any]:
+def explore_word(ws: Reader, users: list[str] | None = None) -> dict[str, Any]:
     return {"app": "word", "files": _explore_texts(ws, ".docx", "word_read_file", "is empty.", "people", people_in)}
 
 
@@ -195,7 +212,7 @@ def table_of(cells: dict[tuple[int, int], str]) -> tuple[list[str], list[list[st
     return grid[0], grid[1:]
 
 
-def _sheet_entry(ws: Workspace, path: str, sheet: str | None) -> tuple[dict[str, Any], list[str]]:
+def _sheet_entry(ws: Reader, path: str, sheet: str | None) -> tuple[dict[str, Any], list[str]]:
     """One sheet's notes and the names of all sheets (empty when unknown)."""
     args: dict[str, Any] = {"file_path": path}
     if sheet is not None:
@@ -217,7 +234,7 @@ def _sheet_entry(ws: Workspace, path: str, sheet: str | None) -> tuple[dict[str,
     return {"file": path, "sheet": name, "headers": headers, "rows": rows}, sheets
 
 
-def explore_excel(ws: Workspace, users: list[str] | None = None) -> dict[str, Any]:
+def explore_excel(ws: Reader, users: list[str] | None = None) -> dict[str, Any]:
     """Every sheet of every workbook: the active sheet first, then the others by name."""
     files: list[dict[str, Any]] = []
     for path in _documents(list_files(ws), ".xlsx"):
@@ -246,7 +263,7 @@ def numbers_in(text: str) -> list[str]:
     return found
 
 
-def explore_pdf(ws: Workspace, users: list[str] | None = None) -> dict[str, Any]:
+def explore_pdf(ws: Reader, users: list[str] | None = None) -> dict[str, Any]:
     files = _explore_texts(ws, ".pdf", "pdf_read_file", "has no extractable text.", "numbers", numbers_in)
     return {"app": "pdf", "files": files}
 
@@ -271,7 +288,7 @@ def parse_message(observation: str) -> dict[str, str]:
     return fields
 
 
-def _mailbox(ws: Workspace, user: str) -> dict[str, Any]:
+def _mailbox(ws: Reader, user: str) -> dict[str, Any]:
     listing = _call(ws, "email_list_emails", {"user": user})
     if not listing.ok:
         return _error(f"emails/{user}", listing)
@@ -294,7 +311,7 @@ def _mailbox(ws: Workspace, user: str) -> dict[str, Any]:
     return {"user": user, "messages": messages}
 
 
-def explore_email(ws: Workspace, users: list[str] | None = None) -> dict[str, Any]:
+def explore_email(ws: Reader, users: list[str] | None = None) -> dict[str, Any]:
     """Every message of every (selected) mailbox, oldest first, with its full body."""
     found = mailbox_users(list_files(ws))
     return {"app": "email", "mailboxes": [_mailbox(ws, user) for user in _selected(found, users)]}
@@ -353,7 +370,7 @@ def free_slots(events: list[dict[str, str]], monday: date | None) -> list[dict[s
     return slots
 
 
-def _calendar(ws: Workspace, user: str) -> dict[str, Any]:
+def _calendar(ws: Reader, user: str) -> dict[str, Any]:
     result = _call(ws, "calendar_list_events", {"user": user})
     if not result.ok:
         return _error(f"calendar/{user}.ics", result)
@@ -361,7 +378,7 @@ def _calendar(ws: Workspace, user: str) -> dict[str, Any]:
     return {"user": user, "events": events, "free_slots": free_slots(events, calendar_week(events, ws.now))}
 
 
-def explore_calendar(ws: Workspace, users: list[str] | None = None) -> dict[str, Any]:
+def explore_calendar(ws: Reader, users: list[str] | None = None) -> dict[str, Any]:
     found = calendar_users(list_files(ws))
     return {"app": "calendar", "calendars": [_calendar(ws, user) for user in _selected(found, users)]}
 
