@@ -354,7 +354,8 @@ def _day_length(target: int, carries: int, rng: random.Random) -> int:
     return max(n, 2 * carries + 2)
 
 
-def _timestamps(day: date, n: int, rng: random.Random) -> list[str]:
+def timestamps(day: date, n: int, rng: random.Random) -> list[str]:
+    """``n`` strictly increasing ISO timestamps on ``day``, starting in the morning."""
     start = rng.randint(_START_EARLIEST, _START_LATEST)
     lo, hi = _GAP_MIN, _GAP_MAX
     room = 86399 - start
@@ -546,7 +547,7 @@ def generate_dialogue(
         turns_spec = opening + [t for block in blocks for t in block]
         if closer:
             turns_spec += pick_exchange(closer_deck, "session closer")
-        stamps = _timestamps(day, len(turns_spec), rng)
+        stamps = timestamps(day, len(turns_spec), rng)
         turns = tuple(Turn(role=role, text=text, ts=ts, evidence=ev)
                       for (role, text, ev), ts in zip(turns_spec, stamps))
         sessions.append(Session(day=index + 1, date=day.isoformat(), turns=turns))

@@ -7,7 +7,9 @@ land in ``task.json`` unchanged. Surfer notes stay plain JSON dictionaries (see
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, field
+from datetime import datetime
 from typing import Any, Literal
 
 Role = Literal["user", "assistant"]
@@ -124,3 +126,41 @@ class Verdict:
 
     def to_dict(self) -> dict[str, Any]:
         return {"passed": self.passed, "feedback": self.feedback}
+
+
+_TURN_LINE = re.compile(r"^\[(\d{2}:\d{2}:\d{2})\] (user|assistant): (.*?)(?: \{([m0-9, ]+)\})?$")
+_DAY_LINE = re.compile(r"^## Day (\d+) - (\d{4}-\d{2}-\d{2})")
+
+
+def transcript(sessions: list[Session], *, evidence: bool = False) -> str:
+    """The dialogue as plain text: a header per day, one ``[HH:MM:SS] role: text`` line per turn
+    (with ``{m1, m2}`` evidence marks when asked). Far fewer tokens than JSON, and readable."""
+    lines = []
+    for session in sessions:
+        weekday = datetime.strptime(session.date, "%Y-%m-%d").strftime("%A")
+        lines.append(f"## Day {session.day} - {session.date} ({weekday})")
+        for turn in session.turns:
+            mark = f" {{{', '.join(turn.evidence)}}}" if evidence and turn.evidence else ""
+            text = " ".join(turn.text.split())
+            lines.append(f"[{turn.ts[11:19]}] {turn.role}: {text}{mark}")
+    return "\n".join(lines)
+
+
+def parse_transcript(text: str) -> list[Session]:
+    """The inverse of ``transcript`` (turn texts with their white space folded)."""
+    sessions: list[Session] = []
+    day, date, turns = 0, "", []
+    for line in text.splitlines():
+        header = _DAY_LINE.match(line)
+        if header:
+            if date:
+                sessions.append(Session(day, date, tuple(turns)))
+            day, date, turns = int(header.group(1)), header.group(2), []
+            continue
+        match = _TURN_LINE.match(line)
+        if match and date:
+            marks = tuple(m.strip() for m in (match.group(4) or "").split(",") if m.strip())
+            turns.append(Turn(match.group(2), match.group(3), f"{date}T{match.group(1)}", marks))  # type: ignore[arg-type]
+    if date:
+        sessions.append(Session(day, date, tuple(turns)))
+    return sessions

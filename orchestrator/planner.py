@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import random
+from typing import Any
 
+from backends.prompts import render
 from generators.families import FAMILIES
 from orchestrator.roles import Job, Plan
 
@@ -27,3 +29,40 @@ def plan_offline(job: Job) -> Plan:
         dialogue_shape=f"{job.config.days} working days before now, about {job.config.utterances_per_day} "
                        "utterances a day, memory spread over the days, the rest small talk",
     )
+
+
+PLAN_SCHEMA: dict[str, Any] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "title": "task plan",
+    "type": "object",
+    "properties": {
+        "apps": {"type": "array", "minItems": 1, "maxItems": 3, "uniqueItems": True,
+                 "items": {"enum": ["word", "excel", "pdf", "email", "calendar"]}},
+        "task_kind": {"type": "string", "minLength": 1},
+        "difficulty": {"enum": ["easy", "medium", "hard"]},
+        "exploration": {"type": "string", "minLength": 1},
+        "dialogue_shape": {"type": "string", "minLength": 1},
+    },
+    "required": ["apps", "task_kind", "difficulty", "exploration", "dialogue_shape"],
+    "additionalProperties": False,
+}
+
+
+def plan_llm(client: Any, job: Job, files: list[str]) -> Plan:
+    """The app count is drawn in code (so ``--apps`` holds); the model picks apps and task kind."""
+    rng = random.Random(f"{job.config.seed}:{job.index}:plan")
+    app_count = rng.choice([c for c in job.config.app_counts if families_for(c)])
+    inputs = {
+        "app_count": app_count, "available_apps": ["word", "excel", "pdf", "email", "calendar"],
+        "task_kinds": sorted(FAMILIES), "suggested_kind": rng.choice(families_for(app_count)),
+        "files": files, "user": job.world.user.user,
+        "now": job.world.now.strftime("%Y-%m-%d %H:%M (%A)"),
+        "days": job.config.days, "utterances_per_day": job.config.utterances_per_day,
+    }
+    data = client.structured("planner", render("planner", inputs=inputs, schema=PLAN_SCHEMA), PLAN_SCHEMA)
+    apps = tuple(data["apps"])
+    if len(apps) != app_count:
+        raise ValueError(f"planner: asked for {app_count} app(s), got {len(apps)} ({', '.join(apps)})")
+    return Plan(apps=apps, family=data["task_kind"], difficulty=data["difficulty"], days=job.config.days,
+                utterances_per_day=job.config.utterances_per_day, exploration=data["exploration"],
+                dialogue_shape=data["dialogue_shape"])

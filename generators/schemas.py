@@ -1,0 +1,85 @@
+"""JSON Schemas for what the llm generators must return (validated before anything is used)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+MEMORY_ITEM: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "id": {"type": "string", "pattern": "^m[0-9]+$"},
+        "kind": {"enum": ["fact", "action"]},
+        "text": {"type": "string", "minLength": 1},
+        "value": {"type": "string", "minLength": 1},
+    },
+    "required": ["id", "kind", "text", "value"],
+    "additionalProperties": False,
+}
+
+PLAN_CALL: dict[str, Any] = {
+    "type": "array",
+    "items": {"type": "object", "properties": {"tool": {"type": "string"}, "args": {"type": "object"}},
+              "required": ["tool", "args"], "additionalProperties": False},
+}
+
+TURN: dict[str, Any] = {  # timestamps are assigned in code, not asked of the model
+    "type": "object",
+    "properties": {
+        "role": {"enum": ["user", "assistant"]},
+        "text": {"type": "string", "minLength": 1},
+        "evidence": {"type": "array", "items": {"type": "string", "pattern": "^m[0-9]+$"}},
+    },
+    "required": ["role", "text"],
+    "additionalProperties": False,
+}
+
+TASK_DRAFT_SCHEMA: dict[str, Any] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "title": "task draft",
+    "type": "object",
+    "properties": {
+        "family": {"type": "string", "minLength": 1},
+        "apps": {"type": "array", "minItems": 1, "items": {"enum": ["word", "excel", "pdf", "email", "calendar"]}},
+        "difficulty": {"enum": ["easy", "medium", "hard"]},
+        "description": {"type": "string", "minLength": 1},
+        "intent": {"type": "string", "minLength": 1},
+        "subtasks": {"type": "array", "minItems": 1, "maxItems": 5, "items": {"type": "string", "minLength": 1}},
+        "evaluation": {"type": "array", "minItems": 1,
+                       "items": {"type": "object", "properties": {"function": {"type": "string"}, "args": {"type": "object"}},
+                                 "required": ["function", "args"], "additionalProperties": False}},
+        "memory": {"type": "array", "minItems": 1, "items": MEMORY_ITEM},
+        "query": {"type": "string", "minLength": 1},
+        "oracle": PLAN_CALL,
+        "baseline": PLAN_CALL,
+    },
+    "required": ["family", "apps", "difficulty", "description", "intent", "subtasks", "evaluation", "memory", "query"],
+    "additionalProperties": False,
+}
+
+DIALOGUE_DAY_SCHEMA: dict[str, Any] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "title": "one day of dialogue",
+    "type": "object",
+    "properties": {"turns": {"type": "array", "minItems": 2, "items": TURN}},
+    "required": ["turns"],
+    "additionalProperties": False,
+}
+
+PLUS_SCHEMA: dict[str, Any] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "title": "regenerated task (intent, memory, multi-day dialogue)",
+    "type": "object",
+    "properties": {
+        "intent": {"type": "string", "minLength": 1},
+        "subtasks": {"type": "array", "minItems": 1, "maxItems": 5, "items": {"type": "string", "minLength": 1}},
+        "memory": {"type": "array", "minItems": 1, "items": MEMORY_ITEM},
+        "dialogue": {"type": "array", "minItems": 1, "items": {
+            "type": "object",
+            "properties": {"day": {"type": "integer", "minimum": 1},
+                           "date": {"type": "string", "pattern": r"^\d{4}-\d{2}-\d{2}$"},
+                           "turns": {"type": "array", "minItems": 2, "items": TURN}},
+            "required": ["day", "date", "turns"], "additionalProperties": False}},
+    },
+    "required": ["intent", "subtasks", "memory", "dialogue"],
+    "additionalProperties": False,
+}

@@ -1,0 +1,176 @@
+"""Answer each role's prompt the way the offline backend would, so whole llm builds run
+through the fake endpoint with no model.
+
+The role is recognised from the opening of the system prompt and the inputs are read from the
+JSON block the prompt shows the model, exactly as a model would see them. Answers are seeded by
+the request's inputs, so the same request always gets the same answer.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import re
+from datetime import datetime, timedelta
+from typing import Any
+
+from generators.dialogue_offline import generate_dialogue
+from generators.families import FAMILIES, FamilyInput
+from generators.model import MemoryPiece, TaskDraft, parse_transcript
+from office_env.tools import ToolResult
+from orchestrator.fake_llm.server import Reply
+from surfers.offline import EXPLORERS
+from verifier.dialogue_rules import check_dialogue
+
+# How each role's system prompt opens (templates/prompts/<role>.j2).
+ROLE_OPENINGS = {
+    "planner": "You are the planner of an office-task workshop",
+    "surfer": "You are an explorer of a simulated office",
+    "task_generator": "You write realistic, machine-checkable office tasks",
+    "dialogue_day": "You write one day of a realistic chat",
+    "verifier": "You check a task's intent and multi-day chat",
+    "plus_generator": "You turn a precise office instruction",
+    "judge": "You are one of five independent judges",
+}
+_JSON_BLOCK_RE = re.compile(r"```json\n(.*?)\n```", re.S)
+_NOW_RE = re.compile(r"^(\d{4}-\d{2}-\d{2} \d{2}:\d{2})")
+
+
+class UnknownPrompt(ValueError):
+    """The request is not one of the project's role prompts."""
+
+
+def role_of(messages: list[dict[str, Any]]) -> str:
+    system = next((m.get("content") or "" for m in messages if m.get("role") == "system"), "")
+    for role, opening in ROLE_OPENINGS.items():
+        if system.startswith(opening):
+            return role
+    raise UnknownPrompt("not a homeragents role prompt")
+
+
+def inputs_of(messages: list[dict[str, Any]]) -> dict[str, Any]:
+    user = next((m.get("content") or "" for m in messages if m.get("role") == "user"), "")
+    match = _JSON_BLOCK_RE.search(user)
+    if not match:
+        raise UnknownPrompt("the prompt has no JSON input block")
+    return json.loads(match.group(1))
+
+
+def _rng(role: str, inputs: dict[str, Any], extra: str = "") -> random.Random:
+    digest = hashlib.sha256(f"{role}\n{json.dumps(inputs, sort_keys=True)}\n{extra}".encode()).hexdigest()
+    return random.Random(digest)
+
+
+def _now(text: str) -> datetime:
+    return datetime.strptime(_NOW_RE.match(text).group(1), "%Y-%m-%d %H:%M")
+
+
+def _feedback(messages: list[dict[str, Any]]) -> str:
+    user = next((m.get("content") or "" for m in messages if m.get("role") == "user"), "")
+    marker = "rejected for this reason; fix it:\n"
+    return user.split(marker, 1)[1].split("\n\n", 1)[0] if marker in user else ""
+
+
+# -- roles -------------------------------------------------------------------------------------
+
+def _plan(inputs: dict[str, Any], messages: list[dict[str, Any]]) -> dict[str, Any]:
+    names = sorted(n for n, f in FAMILIES.items() if len(f.apps) == inputs["app_count"])
+    suggested = inputs.get("suggested_kind")
+    family = FAMILIES[suggested if suggested in names else _rng("planner", inputs).choice(names)]
+    return {"apps": list(family.apps), "task_kind": family.name, "difficulty": family.difficulty,
+            "exploration": f"read every {', '.join(family.apps)} item",
+            "dialogue_shape": f"{inputs['days']} days, about {inputs['utterances_per_day']} utterances a day"}
+
+
+class _HistoryReader:
+    """Serves tool results from the conversation; records the calls it does not have yet."""
+
+    def __init__(self, inputs: dict[str, Any], messages: list[dict[str, Any]]) -> None:
+        self.now = _now(inputs["now"])
+        self.files = inputs["files"]
+        self.pending: list[tuple[str, dict[str, Any]]] = []
+        self.results: dict[tuple[str, str], str] = {}
+        calls: dict[str, tuple[str, str]] = {}
+        for message in messages:
+            for call in message.get("tool_calls") or []:
+                fn = call["function"]
+                calls[call["id"]] = (fn["name"], json.dumps(json.loads(fn["arguments"] or "{}"), sort_keys=True))
+            if message.get("role") == "tool" and message.get("tool_call_id") in calls:
+                self.results[calls[message["tool_call_id"]]] = message.get("content") or ""
+
+    def call(self, name: str, args: dict[str, Any]) -> ToolResult:
+        if name == "system_list_files":
+            return ToolResult(name, True, "\n".join(self.files))
+        key = (name, json.dumps(args, sort_keys=True))
+        if key in self.results:
+            text = self.results[key]
+            return ToolResult(name, not text.startswith("Error:"), text)
+        if (name, args) not in self.pending:
+            self.pending.append((name, args))
+        return ToolResult(name, False, "Error: not read yet")
+
+
+def _surf(inputs: dict[str, Any], messages: list[dict[str, Any]]) -> Reply:
+    reader = _HistoryReader(inputs, messages)
+    notes = EXPLORERS[inputs["app"]](reader, inputs.get("users"))
+    if reader.pending:
+        return Reply(tool_calls=[{"name": n, "arguments": a} for n, a in reader.pending], finish_reason="tool_calls")
+    return Reply(content=json.dumps(notes))
+
+
+def _task(inputs: dict[str, Any], messages: list[dict[str, Any]]) -> dict[str, Any]:
+    plan, now = inputs["plan"], _now(inputs["now"])
+    colleagues = tuple((c["username"], c["name"]) for c in inputs["colleagues"])
+    feedback = _feedback(messages)
+    same_count = sorted(n for n, f in FAMILIES.items() if len(f.apps) == len(plan["apps"]))
+    order = ([plan["task_kind"]] if plan["task_kind"] in FAMILIES else []) + [n for n in same_count if n != plan["task_kind"]]
+    for name in order:
+        draft = FAMILIES[name].build(FamilyInput(_rng("task", inputs, name + feedback), inputs["notes"],
+                                                 inputs["user"]["username"], inputs["user"]["name"], colleagues, now))
+        if draft is not None:
+            return draft.to_dict()
+    return {"error": "no task fits this office"}
+
+
+def _day(inputs: dict[str, Any], messages: list[dict[str, Any]]) -> dict[str, Any]:
+    day = datetime.strptime(inputs["date"], "%Y-%m-%d")
+    memory = [MemoryPiece(m["id"], "fact", m["text"], m["value"]) for m in inputs["memory"]]
+    draft = TaskDraft("chat", [], "easy", "-", "-", ["-"], [], memory, "-", [])
+    seed = int(_rng("dialogue_day", inputs, _feedback(messages)).random() * 2**31)
+    [session] = generate_dialogue(draft, seed=seed, now=day + timedelta(days=1), user_first=inputs["user_first"],
+                                  colleagues=inputs["colleagues"], company=inputs["company"],
+                                  projects=inputs["projects"], days=1, utterances_per_day=inputs["utterances"])
+    return {"turns": [{k: v for k, v in t.to_dict().items() if k != "ts"} for t in session.turns]}
+
+
+def _verify(inputs: dict[str, Any], messages: list[dict[str, Any]]) -> dict[str, Any]:
+    memory = [MemoryPiece(m["id"], "fact", m["value"], m["value"]) for m in inputs["memory"]]
+    draft = TaskDraft("chat", [], "easy", "-", inputs["intent"], ["-"], [], memory, "-", [])
+    user = next((m.get("content") or "" for m in messages if m.get("role") == "user"), "")
+    sessions = parse_transcript(user)
+    verdict = check_dialogue(draft, sessions, min_days=inputs["min_days"])
+    return verdict.to_dict()
+
+
+def _judge(inputs: dict[str, Any], messages: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"vote": "accept", "reason": "complete and clear: every detail the task needs is in the chat"}
+
+
+_ANSWERS = {"planner": _plan, "task_generator": _task, "dialogue_day": _day, "verifier": _verify, "judge": _judge}
+
+
+def offline_responder(body: dict[str, Any]) -> Reply:
+    """The fake endpoint's default answer to one chat-completions request."""
+    messages = body.get("messages", [])
+    try:
+        role, inputs = role_of(messages), inputs_of(messages)
+    except (UnknownPrompt, json.JSONDecodeError) as exc:
+        return Reply(content=json.dumps({"error": str(exc)}))
+    if role == "surfer":
+        return _surf(inputs, messages)
+    if role == "plus_generator":
+        from orchestrator.fake_llm.plus_answer import answer_plus
+
+        return Reply(content=json.dumps(answer_plus(inputs, _feedback(messages))))
+    return Reply(content=json.dumps(_ANSWERS[role](inputs, messages)))

@@ -1,0 +1,53 @@
+"""The llm backend: every Neo role answered by a model behind an OpenAI-compatible endpoint."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from generators.dialogue_llm import generate_dialogue_llm
+from generators.model import Session, TaskDraft, Verdict
+from generators.task_llm import generate_task_llm
+from office_env import Workspace
+from orchestrator.planner import plan_llm
+from orchestrator.roles import Job, Plan
+from surfers.llm import explore_llm
+from surfers.offline import WorkspaceReader, list_files
+from verifier.llm_verifier import verify_llm
+
+
+class LLMRoles:
+    name = "llm"
+
+    def __init__(self, client: Any) -> None:
+        self.client = client
+        self._notes: dict[tuple[str, int, str], dict[str, Any]] = {}
+
+    def plan(self, job: Job) -> Plan:
+        files = list_files(WorkspaceReader(Workspace(job.testbed, now=job.world.now)))
+        return plan_llm(self.client, job, files)
+
+    def explore(self, app: str, job: Job) -> dict[str, Any]:
+        # One exploration per world and app: the jobs of a world share its read-only testbed.
+        key = (str(job.testbed), job.world.seed, app)
+        if key not in self._notes:
+            self._notes[key] = explore_llm(self.client, app, Workspace(job.testbed, now=job.world.now))
+        return self._notes[key]
+
+    def generate_task(self, job: Job, plan: Plan, notes: dict[str, dict[str, Any]]) -> TaskDraft | None:
+        world = job.world
+        return generate_task_llm(
+            self.client, plan={"apps": list(plan.apps), "task_kind": plan.family, "difficulty": plan.difficulty},
+            notes=notes, user={"username": world.user.user, "name": world.user.name},
+            colleagues=[{"username": p.user, "name": p.name} for p in world.colleagues], now=world.now,
+        )
+
+    def generate_dialogue(self, job: Job, plan: Plan, draft: TaskDraft, feedback: str, round_: int) -> list[Session]:
+        world = job.world
+        return generate_dialogue_llm(
+            self.client, draft, now=world.now, user_first=world.user.first,
+            colleagues=[p.first for p in world.colleagues], company=world.company, projects=list(world.projects),
+            days=plan.days, utterances_per_day=plan.utterances_per_day, feedback=feedback,
+        )
+
+    def verify(self, job: Job, plan: Plan, draft: TaskDraft, sessions: list[Session]) -> Verdict:
+        return verify_llm(self.client, draft, sessions, min_days=plan.days, now=job.world.now)

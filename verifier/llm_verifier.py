@@ -1,0 +1,23 @@
+"""The llm verifier: the dialogue rules as code first (free), then the model's judgement."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from backends.prompts import render
+from generators.model import Session, TaskDraft, Verdict, transcript
+from verifier.dialogue_rules import check_dialogue
+from verifier.schemas import VERDICT_SCHEMA
+
+
+def verify_llm(client: Any, draft: TaskDraft, sessions: list[Session], *, min_days: int,
+               now: datetime | None = None) -> Verdict:
+    ruled = check_dialogue(draft, sessions, min_days=min_days, now=now)
+    if not ruled.passed:
+        return ruled  # a rule broken in code needs no model to say so
+    inputs = {"min_days": min_days, "intent": draft.intent,
+              "memory": [{"id": m.id, "value": m.value} for m in draft.memory]}
+    messages = render("verifier", inputs=inputs, transcript=transcript(sessions, evidence=True), schema=VERDICT_SCHEMA)
+    data = client.structured("verifier", messages, VERDICT_SCHEMA)
+    return Verdict(bool(data["passed"]), data["feedback"].strip() or ("ok" if data["passed"] else "rejected"))
