@@ -137,12 +137,16 @@ def _previous_build(out: Path) -> dict[str, Any] | None:
         return None
 
 
-def _drop_category(reason: str) -> str:
+def drop_category(reason: str) -> str:
+    """The part of a drop reason before its first colon: ``verifier``, ``gate schema``, ..."""
     return reason.split(":", 1)[0].strip() or "unknown"
 
 
-def _prepare(out: Path, config: BuildConfig, resume: bool) -> dict[int, dict[str, Any]]:
-    """Check the output folder; return outcomes already recorded (resume)."""
+
+def check_out_folder(out: Path, digest: str, resume: bool, same_options: str = "--seed/--apps/--days") -> None:
+    """Refuse an output folder that is not empty (unless resuming a build with the same
+    configuration hash ``digest``) or not writable. ``same_options`` names the options a
+    resumed run must repeat."""
     build_file = out / dataset.BUILD
     if out.exists() and not out.is_dir():
         raise BuildError(f"--out {out}: exists and is not a folder")
@@ -155,9 +159,9 @@ def _prepare(out: Path, config: BuildConfig, resume: bool) -> dict[int, dict[str
             previous = json.loads(build_file.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             raise BuildError(f"--resume: {build_file} is unreadable; start a new folder") from None
-        if previous.get("config_hash") != config_hash(config):
+        if previous.get("config_hash") != digest:
             raise BuildError(f"--resume: {out} was built with a different configuration "
-                             f"({previous.get('config')}); use the same --seed/--apps/--days or a new folder")
+                             f"({previous.get('config')}); use the same {same_options} or a new folder")
     try:
         out.mkdir(parents=True, exist_ok=True)
         probe = out / ".write-test"
@@ -165,8 +169,11 @@ def _prepare(out: Path, config: BuildConfig, resume: bool) -> dict[int, dict[str
         probe.unlink()
     except OSError as exc:
         raise BuildError(f"--out {out}: cannot write there ({exc.strerror})") from None
-    dataset.write_json(build_file, {"config": config.to_dict(), "config_hash": config_hash(config),
-                                    "generator": GENERATOR_VERSION, "status": "running"})
+
+
+def read_outcomes(out: Path, resume: bool) -> dict[int, dict[str, Any]]:
+    """Outcomes already recorded by an interrupted run, by attempt index (empty unless resuming);
+    an accepted attempt whose task folder is gone is left out, so it is redone."""
     done: dict[int, dict[str, Any]] = {}
     for log in (out / dataset.ATTEMPTS, out / dataset.PROGRESS):
         if not resume or not log.is_file():
@@ -180,6 +187,14 @@ def _prepare(out: Path, config: BuildConfig, resume: bool) -> dict[int, dict[str
                 continue
             done[item["index"]] = item
     return done
+
+
+def _prepare(out: Path, config: BuildConfig, resume: bool) -> dict[int, dict[str, Any]]:
+    """Check the output folder; return outcomes already recorded (resume)."""
+    check_out_folder(out, config_hash(config), resume)
+    dataset.write_json(out / dataset.BUILD, {"config": config.to_dict(), "config_hash": config_hash(config),
+                                             "generator": GENERATOR_VERSION, "status": "running"})
+    return read_outcomes(out, resume)
 
 
 def build(out: Path, n: int, config: BuildConfig, workers: int = 1, resume: bool = False,
@@ -248,7 +263,7 @@ def _finalize(out: Path, n: int, config: BuildConfig, done: dict[int, dict[str, 
         shutil.rmtree(out / dataset.TASKS / task_id(index), ignore_errors=True)
     last = keep[-1] if keep else max(done, default=-1)
     considered = [done[i] for i in sorted(done) if i <= last or not keep]
-    drops = Counter(_drop_category(item["reason"]) for item in considered if item["status"] != "accepted")
+    drops = Counter(drop_category(item["reason"]) for item in considered if item["status"] != "accepted")
     records = [t.record for t in dataset.iter_tasks(out) if t.record is not None]
     build_info = {"config": config.to_dict(), "config_hash": config_hash(config), "generator": GENERATOR_VERSION,
                   "status": "complete" if len(keep) >= n else "incomplete",

@@ -9,6 +9,7 @@ DIR/
   schemas/              task.schema.json and criteria.schema.json
   tasks/<id>/task.json  the task record
   tasks/<id>/testbed/   the initial workspace
+  tasks/<id>/reference/ expected files (Plus tasks whose seed has them)
 ```
 """
 
@@ -50,12 +51,20 @@ def write_text(path: Path, text: str) -> None:
     atomic_write(path, text.encode("utf-8"))
 
 
-def stage_task(staging: Path, record: dict[str, Any], testbed: Path) -> Path:
-    """Write ``<staging>/<id>`` completely under a temporary name, then rename it into place."""
+def stage_task(staging: Path, record: dict[str, Any], testbed: Path | None, reference: Path | None = None) -> Path:
+    """Write ``<staging>/<id>`` completely under a temporary name, then rename it into place.
+
+    ``testbed`` is copied to ``testbed/`` (an absent one gives an empty ``testbed/``), and
+    ``reference`` (expected files of a seed task), when given, to ``reference/``."""
     final = staging / record["id"]
     tmp = Path(tempfile.mkdtemp(prefix=f".{record['id']}.", dir=staging))
     tmp.chmod(0o755)  # mkdtemp creates 0700; a dataset is meant to be shared
-    shutil.copytree(testbed, tmp / "testbed", symlinks=True, copy_function=shutil.copyfile)
+    if testbed is not None and testbed.is_dir():
+        shutil.copytree(testbed, tmp / "testbed", symlinks=True, copy_function=shutil.copyfile)
+    else:
+        (tmp / "testbed").mkdir()
+    if reference is not None:
+        shutil.copytree(reference, tmp / "reference", symlinks=True, copy_function=shutil.copyfile)
     (tmp / "task.json").write_text(dumps(record), encoding="utf-8")
     if final.exists():
         shutil.rmtree(final)

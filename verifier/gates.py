@@ -6,6 +6,14 @@ Each gate is separate and reportable:
 - ``oracle_passes``: every oracle call succeeds on a copy and the criteria then pass;
 - ``memory_evidence``: every memory value is in the dialogue exactly at its evidence turns;
 - ``baseline_fails``: the intent-only baseline plan, run on a copy, does not pass.
+
+A Plus record (split ``plus``, regenerated from an OfficeBench seed) has no oracle plan: its
+``oracle_passes`` and ``baseline_fails`` are recorded as skipped (``passed`` and ``skipped``
+true, detail ``NO_ORACLE``), and it has one more gate:
+- ``specifics``: every specific of the description (times, numbers, file names, app names,
+  people ...; see ``generators.specifics``) is in the dialogue, and none is in the intent.
+A Neo task written by a model without an oracle plan gets the same skip; an offline Neo record
+always has a plan, so without one it fails those two gates.
 """
 
 from __future__ import annotations
@@ -23,9 +31,17 @@ import jsonschema_rs
 from jsonschema import Draft202012Validator
 
 from office_env import OfficeError, Workspace, default_registry, evaluate_criteria, validate_criteria
+from generators.specifics import check_specifics, find_specifics
 
 SCHEMA_DIR = Path(__file__).resolve().parent / "schemas"
 GATES = ("schema", "fails_untouched", "oracle_passes", "memory_evidence", "baseline_fails")
+PLUS_GATES = GATES + ("specifics",)
+NO_ORACLE = "no oracle plan: solvability is left to the harness"
+
+
+def gates_for(record: dict[str, Any]) -> tuple[str, ...]:
+    """The gates a record must pass: ``PLUS_GATES`` for split ``plus``, else ``GATES``."""
+    return PLUS_GATES if isinstance(record, dict) and record.get("split") == "plus" else GATES
 
 
 @lru_cache(maxsize=1)
@@ -49,9 +65,13 @@ def _fast_task_validator() -> "jsonschema_rs.Draft202012Validator":
 class GateResult:
     passed: bool
     detail: str
+    skipped: bool = False  # not applicable to this record (counts as passed)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"passed": self.passed, "detail": self.detail}
+        data: dict[str, Any] = {"passed": self.passed, "detail": self.detail}
+        if self.skipped:
+            data["skipped"] = True
+        return data
 
 
 def task_now(record: dict[str, Any]) -> datetime:
@@ -99,6 +119,16 @@ def evidence_gate(record: dict[str, Any]) -> GateResult:
     return GateResult(not problems, "; ".join(problems[:5]) or f"{len(memory)} memory piece(s) each carried once")
 
 
+def specifics_gate(record: dict[str, Any]) -> GateResult:
+    """Every specific of the description is in the dialogue; none is in the intent."""
+    text = "\n".join(t["text"] for s in record["dialogue"] for t in s["turns"])
+    problems = check_specifics(record["description"], record["intent"], text)
+    if problems:
+        return GateResult(False, "; ".join(problems[:8]) + (f" (+{len(problems) - 8} more)" if len(problems) > 8 else ""))
+    count = len(find_specifics(record["description"]))
+    return GateResult(True, f"{count} specific(s) carried by the dialogue, none in the intent")
+
+
 def _replay(testbed: Path, plan: list[dict[str, Any]], now: datetime, scratch: Path, name: str):
     ws = Workspace(testbed, now=now).copy_to(scratch / name, link=True)
     results = default_registry().run(ws, [(c["tool"], c["args"]) for c in plan])
@@ -107,10 +137,12 @@ def _replay(testbed: Path, plan: list[dict[str, Any]], now: datetime, scratch: P
 
 def run_gates(record: dict[str, Any], testbed: Path, reference: Path | None = None,
               scratch: Path | None = None) -> dict[str, GateResult]:
-    """Run every gate; later gates are skipped (failed) when the schema gate fails."""
+    """Run every gate of ``gates_for(record)``; later gates are skipped (failed) when the schema
+    gate fails."""
+    names = gates_for(record)
     results: dict[str, GateResult] = {"schema": schema_gate(record)}
     if not results["schema"].passed:
-        for name in GATES[1:]:
+        for name in names[1:]:
             results[name] = GateResult(False, "skipped: schema gate failed")
         return results
     now = task_now(record)
@@ -136,11 +168,17 @@ def run_gates(record: dict[str, Any], testbed: Path, reference: Path | None = No
             base = evaluate_criteria(ws_base, criteria, reference)
             results["baseline_fails"] = GateResult(
                 not base.passed, "intent-only baseline fails" if not base.passed else "intent-only baseline passes")
+        elif record["split"] == "plus" or record["provenance"].get("backend") == "llm":
+            # a seed task or a model-written task may come without a plan: the harness decides
+            results["oracle_passes"] = GateResult(True, NO_ORACLE, skipped=True)
+            results["baseline_fails"] = GateResult(True, NO_ORACLE, skipped=True)
         else:
             results["oracle_passes"] = GateResult(False, "no oracle plan")
             results["baseline_fails"] = GateResult(False, "no oracle plan")
         results["memory_evidence"] = evidence_gate(record)
+        if "specifics" in names:
+            results["specifics"] = specifics_gate(record)
     finally:
         if own_scratch:
             shutil.rmtree(work, ignore_errors=True)
-    return {name: results[name] for name in GATES}
+    return {name: results[name] for name in names}

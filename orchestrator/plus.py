@@ -1,0 +1,409 @@
+"""HomerAgents+ ("Plus"): regenerate a split from OfficeBench seed tasks (``homer regenerate``).
+
+Each seed subtask becomes one task. The graph (LangGraph):
+
+    generate -> verify -> (back to generate with the verifier's feedback, at most
+    ``max_rounds`` rounds, counted in state) -> gates -> write
+
+- generate: the roles' generator (offline: ``generators.plus_offline.regenerate``) writes the
+  intent, memory, subtasks and a multi-day dialogue;
+- verify: the dialogue rules (``check_dialogue``) and the specifics check (every specific of the
+  instruction in the joined dialogue text, none in the intent) -> ``{"passed", "feedback"}``;
+- gates: ``schema``, ``fails_untouched`` (on the seed's untouched testbed, with its reference
+  folder), ``memory_evidence``, ``specifics``; with no oracle plan, ``oracle_passes`` and
+  ``baseline_fails`` are recorded as skipped;
+- write: the task folder is staged (``task.json``, the seed's ``testbed/`` and ``reference/``)
+  and published by the parent process in one rename.
+
+``regenerate_split`` runs it over every seed of an OfficeBench tree. Seeds that fail to load
+are reported (file, field, message) and skipped; the batch goes on. The dataset folder has the
+layout of a Neo build (``orchestrator.dataset``), with a Plus dataset card. The same seeds and
+options give the same bytes, whatever ``workers``; ``resume`` continues an interrupted run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import operator
+import re
+import shutil
+import tempfile
+from collections import Counter
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from datetime import datetime
+from functools import lru_cache
+from pathlib import Path
+from typing import Annotated, Any, Callable, Protocol, TypedDict
+
+from langgraph.graph import END, START, StateGraph
+
+from generators.model import Verdict
+from generators.plus_offline import PlusDraft, infer_apps, regenerate
+from office_env import SeedTask, load_officebench
+from orchestrator import dataset
+from orchestrator.build import BuildError, check_out_folder, drop_category, read_outcomes
+from orchestrator.card import render_plus_card, statistics
+from orchestrator.record import dialogue_tokens
+from verifier.dialogue_rules import check_dialogue
+from verifier.gates import run_gates
+from generators.specifics import check_specifics
+
+GENERATOR_VERSION = "plus-offline-1"
+
+
+@dataclass(frozen=True)
+class PlusConfig:
+    seed: int = 0
+    days: int = 5
+    utterances_per_day: int = 70
+    max_rounds: int = 5
+    backend: str = "offline"
+    model: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"split": "plus", "seed": self.seed, "days": self.days, "utterances_per_day": self.utterances_per_day,
+                "max_rounds": self.max_rounds, "backend": self.backend, "model": self.model}
+
+
+@dataclass(frozen=True)
+class PlusJob:
+    """One seed subtask to regenerate: its position in the batch, its task id, where to stage."""
+
+    index: int
+    task_id: str
+    seed_task: SeedTask
+    config: PlusConfig
+    staging: Path
+
+
+class PlusRoles(Protocol):
+    name: str
+
+    def generate(self, job: PlusJob, feedback: str, round_: int) -> PlusDraft: ...
+
+    def verify(self, job: PlusJob, draft: PlusDraft) -> Verdict: ...
+
+
+def verify_plus(draft: PlusDraft, instruction: str, *, now: datetime, min_days: int) -> Verdict:
+    """The Plus verifier: dialogue rules plus the specifics check, one feedback line per problem."""
+    verdict = check_dialogue(draft.task_draft(), draft.sessions, min_days=min_days, now=now)
+    problems = [] if verdict.passed else verdict.feedback.splitlines()
+    problems += check_specifics(instruction, draft.intent, draft.dialogue_text())
+    return Verdict(not problems, "\n".join(problems) if problems else "ok")
+
+
+class OfflinePlusRoles:
+    """The offline backend: rule-based rewriting and the code verifier."""
+
+    name = "offline"
+
+    def generate(self, job: PlusJob, feedback: str, round_: int) -> PlusDraft:
+        c = job.config
+        return regenerate(job.seed_task, seed=c.seed, days=c.days, utterances_per_day=c.utterances_per_day,
+                          feedback=feedback)
+
+    def verify(self, job: PlusJob, draft: PlusDraft) -> Verdict:
+        return verify_plus(draft, job.seed_task.instruction, now=job.seed_task.now, min_days=job.config.days)
+
+
+# -- the graph -----------------------------------------------------------------------------------
+
+class PlusState(TypedDict, total=False):
+    job: PlusJob
+    draft: PlusDraft | None
+    verdict: Verdict
+    rounds: int
+    feedback_log: Annotated[list[str], operator.add]
+    outcome: dict[str, Any]
+
+
+def build_plus_graph(roles: PlusRoles, gate: Callable[[PlusState], dict[str, Any]],
+                     write: Callable[[PlusState], dict[str, Any]]):
+    """Compile the Plus graph. ``gate`` returns ``{"outcome": ...}`` with status ``gated`` (and
+    the record) or ``dropped``; ``write`` stores an accepted task and returns its final outcome."""
+
+    def generate(state: PlusState) -> dict[str, Any]:
+        feedback = state["verdict"].feedback if state.get("verdict") else ""
+        rounds = state.get("rounds", 0) + 1
+        try:
+            draft = roles.generate(state["job"], feedback, rounds)
+        except ValueError as exc:
+            return {"draft": None, "rounds": rounds,
+                    "outcome": {"status": "dropped", "reason": f"generator: {exc}"}}
+        return {"draft": draft, "rounds": rounds}
+
+    def after_generate(state: PlusState) -> str:
+        return "verify" if state.get("draft") is not None else END
+
+    def verify(state: PlusState) -> dict[str, Any]:
+        verdict = roles.verify(state["job"], state["draft"])
+        return {"verdict": verdict, "feedback_log": [] if verdict.passed else [verdict.feedback]}
+
+    def after_verify(state: PlusState) -> str:
+        if state["verdict"].passed:
+            return "gates"
+        if state["rounds"] < state["job"].config.max_rounds:
+            return "generate"
+        return "give_up"
+
+    def give_up(state: PlusState) -> dict[str, Any]:
+        first = state["verdict"].feedback.splitlines()[0] if state["verdict"].feedback else ""
+        return {"outcome": {"status": "dropped", "reason": f"verifier: rejected {state['rounds']} rounds: {first}"}}
+
+    def after_gates(state: PlusState) -> str:
+        return "write" if state["outcome"]["status"] == "gated" else END
+
+    graph = StateGraph(PlusState)
+    graph.add_node("generate", generate)
+    graph.add_node("verify", verify)
+    graph.add_node("give_up", give_up)
+    graph.add_node("gates", gate)
+    graph.add_node("write", write)
+    graph.add_edge(START, "generate")
+    graph.add_conditional_edges("generate", after_generate, ["verify", END])
+    graph.add_conditional_edges("verify", after_verify, ["gates", "generate", "give_up"])
+    graph.add_edge("give_up", END)
+    graph.add_conditional_edges("gates", after_gates, ["write", END])
+    graph.add_edge("write", END)
+    return graph.compile()
+
+
+# -- record, gates, writer -----------------------------------------------------------------------
+
+def plus_task_id(seed_id: str) -> str:
+    """``1-14/0`` -> ``plus-1-14-0`` (characters a task id may not hold become ``_``)."""
+    return "plus-" + re.sub(r"[^A-Za-z0-9._-]+", "_", seed_id.replace("/", "-"))[:120]
+
+
+def _display_name(username: str) -> str:
+    words = [w for w in re.split(r"[._\s-]+", username.strip()) if w]
+    return " ".join(w[:1].upper() + w[1:] for w in words) or username
+
+
+def build_plus_record(job: PlusJob, draft: PlusDraft, rounds: int, feedback_log: list[str]) -> dict[str, Any]:
+    """The ``task.json`` record of a Plus task (DESIGN.md's dataset format, split ``plus``)."""
+    seed = job.seed_task
+    dialogue = [s.to_dict() for s in draft.sessions]
+    return {
+        "id": job.task_id,
+        "split": "plus",
+        "apps": infer_apps(seed.instruction, seed.evaluation),
+        "app_count": seed.app_count,
+        "user": {"name": _display_name(seed.username), "username": seed.username},
+        "now": {"date": seed.date, "weekday": seed.weekday.strip().capitalize(), "time": f"{seed.now:%H:%M}"},
+        "description": seed.instruction,
+        "intent": draft.intent,
+        "subtasks": list(draft.subtasks),
+        "query": draft.query,
+        "memory": [{"id": m.id, "kind": m.kind, "text": m.text, "value": m.value} for m in draft.memory],
+        "evaluation": seed.evaluation,
+        "dialogue": dialogue,
+        "provenance": {
+            "backend": job.config.backend,
+            "model": job.config.model,
+            "seed": job.config.seed,
+            "seed_task": seed.id,
+            "rounds": rounds,
+            "verifier_feedback": feedback_log,
+            "gates": {},
+            "tokens": dialogue_tokens(dialogue),
+        },
+    }
+
+
+def plus_gate(state: PlusState) -> dict[str, Any]:
+    job = state["job"]
+    record = build_plus_record(job, state["draft"], state["rounds"], state.get("feedback_log", []))
+    seed = job.seed_task
+    job.staging.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix=f".{job.task_id}.", dir=job.staging))
+    try:
+        testbed = seed.testbed
+        if not testbed.is_dir():  # no testbed/ in the seed: an empty office
+            testbed = scratch / "empty-testbed"
+            testbed.mkdir()
+        results = run_gates(record, testbed, seed.reference, scratch=scratch)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    record["provenance"]["gates"] = {name: r.to_dict() for name, r in results.items()}
+    failed = [name for name, r in results.items() if not r.passed]
+    if failed:
+        first = failed[0]
+        return {"outcome": {"status": "dropped", "reason": f"gate {first}: {results[first].detail}"}}
+    return {"outcome": {"status": "gated", "record": record}}
+
+
+def plus_write(state: PlusState) -> dict[str, Any]:
+    job, record = state["job"], state["outcome"]["record"]
+    seed = job.seed_task
+    staged = dataset.stage_task(job.staging, record, seed.testbed, seed.reference)
+    return {"outcome": {"status": "accepted", "staged": str(staged), "record": record}}
+
+
+@lru_cache(maxsize=8)
+def plus_graph(roles: PlusRoles | None = None):
+    """The compiled graph for ``roles`` (default: the offline roles) with the real gates and writer."""
+    return build_plus_graph(roles or OfflinePlusRoles(), plus_gate, plus_write)
+
+
+def run_seed(out: str, config: PlusConfig, index: int, task_id: str, seed_task: SeedTask,
+             roles: PlusRoles | None = None) -> dict[str, Any]:
+    """Regenerate one seed (runs in a worker); returns a JSON-able outcome."""
+    staging = Path(out) / dataset.WORK / "staging"
+    staging.mkdir(parents=True, exist_ok=True)
+    job = PlusJob(index=index, task_id=task_id, seed_task=seed_task, config=config, staging=staging)
+    state = plus_graph(roles).invoke({"job": job})
+    outcome = dict(state.get("outcome") or {"status": "dropped", "reason": "graph ended without an outcome"})
+    summary = {"index": index, "id": task_id, "seed": seed_task.id, "status": outcome["status"],
+               "reason": outcome.get("reason", ""), "rounds": state.get("rounds", 0)}
+    if outcome["status"] == "accepted":
+        summary["staged"] = outcome["staged"]
+    return summary
+
+
+# -- the batch -----------------------------------------------------------------------------------
+
+@dataclass
+class PlusSummary:
+    out: Path
+    loaded: int = 0
+    subtask_files: int = 0
+    written: int = 0
+    dropped: list[dict[str, Any]] = field(default_factory=list)   # {"seed", "id", "reason"}
+    skipped: list[dict[str, str]] = field(default_factory=list)   # {"file", "field", "message"}
+    warnings: list[dict[str, str]] = field(default_factory=list)  # {"file", "field", "message"}
+
+    @property
+    def skipped_files(self) -> list[str]:
+        return sorted({s["file"] for s in self.skipped})
+
+    @property
+    def drops(self) -> Counter:
+        return Counter(drop_category(d["reason"]) for d in self.dropped)
+
+
+def _relative(file: str, root: Path) -> str:
+    """A loader path relative to the seeds folder (so that the dataset does not depend on where
+    the seeds lie); unchanged when it is not inside it."""
+    try:
+        rel = Path(file).resolve().relative_to(root.resolve()).as_posix()
+    except (ValueError, OSError):
+        return file
+    return rel if rel != "." else root.name
+
+
+def _problem_dicts(problems: list[Any], root: Path) -> list[dict[str, str]]:
+    return [{"file": _relative(p.file, root), "field": p.field, "message": p.message} for p in problems]
+
+
+def _fingerprint(tasks: list[SeedTask], skipped: list[dict[str, str]], root: Path) -> str:
+    digest = hashlib.sha256()
+    for task in tasks:
+        digest.update(json.dumps([task.id, _relative(str(task.subtask_file), root)]).encode())
+        digest.update(hashlib.sha256(task.subtask_file.read_bytes()).digest())
+    digest.update(json.dumps(skipped, sort_keys=True).encode())
+    return digest.hexdigest()
+
+
+def _config_hash(config: PlusConfig, fingerprint: str) -> str:
+    data = {**config.to_dict(), "generator": GENERATOR_VERSION, "seeds": fingerprint}
+    return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def _task_ids(tasks: list[SeedTask]) -> list[str]:
+    ids: list[str] = []
+    for index, task in enumerate(tasks):
+        tid = plus_task_id(task.id)
+        ids.append(tid if tid not in ids else f"{tid}-{index}")
+    return ids
+
+
+def regenerate_split(seeds_path: str | Path, out: str | Path, *, seed: int = 0, days: int = 5,
+                     utterances_per_day: int = 70, workers: int = 1, resume: bool = False, max_rounds: int = 5,
+                     roles: PlusRoles | None = None,
+                     on_progress: Callable[[int, int], None] | None = None) -> PlusSummary:
+    """Regenerate every seed subtask under ``seeds_path`` into a Plus dataset in ``out``.
+
+    Raises ``BuildError`` for bad options or an unusable output folder; seeds that fail to
+    load are skipped and reported in the summary (and the card), never raised."""
+    if days < 1:
+        raise BuildError(f"--days must be at least 1 (got {days})")
+    if utterances_per_day < 2:
+        raise BuildError(f"--utterances must be at least 2 (got {utterances_per_day})")
+    if workers < 1:
+        raise BuildError(f"--workers must be at least 1 (got {workers})")
+    if max_rounds < 1:
+        raise BuildError(f"max_rounds must be at least 1 (got {max_rounds})")
+    root, out = Path(seeds_path), Path(out)
+    config = PlusConfig(seed=seed, days=days, utterances_per_day=utterances_per_day, max_rounds=max_rounds,
+                        backend=getattr(roles, "name", "offline") if roles is not None else "offline")
+    report = load_officebench(root)
+    summary = PlusSummary(out, loaded=len(report.tasks), subtask_files=report.subtask_files,
+                          skipped=_problem_dicts(report.problems, root),
+                          warnings=_problem_dicts(report.warnings, root))
+    digest = _config_hash(config, _fingerprint(report.tasks, summary.skipped, root))
+    check_out_folder(out, digest, resume, same_options="--seeds/--seed/--days/--utterances")
+    dataset.write_json(out / dataset.BUILD, {"config": config.to_dict(), "config_hash": digest,
+                                             "generator": GENERATOR_VERSION, "status": "running"})
+    done = read_outcomes(out, resume)
+    ids = _task_ids(report.tasks)
+    todo = [i for i in range(len(report.tasks)) if i not in done or done[i].get("id") != ids[i]]
+    progress = (out / dataset.PROGRESS).open("a", encoding="utf-8")
+
+    def record(item: dict[str, Any]) -> None:
+        if item["status"] == "accepted":
+            dataset.publish(Path(item.pop("staged")), out)
+        done[item["index"]] = item
+        progress.write(json.dumps(item) + "\n")
+        progress.flush()
+        if on_progress:
+            on_progress(len(done), len(report.tasks))
+
+    pool = ProcessPoolExecutor(max_workers=workers) if workers > 1 and len(todo) > 1 else None
+    try:
+        if pool is None:
+            for i in todo:
+                record(run_seed(str(out), config, i, ids[i], report.tasks[i], roles))
+        else:
+            futures = [pool.submit(run_seed, str(out), config, i, ids[i], report.tasks[i], roles) for i in todo]
+            for future in as_completed(futures):
+                record(future.result())
+    finally:
+        if pool is not None:
+            pool.shutdown()
+        progress.close()
+    return _finalize(out, config, digest, done, summary, len(report.tasks))
+
+
+def _finalize(out: Path, config: PlusConfig, digest: str, done: dict[int, dict[str, Any]], summary: PlusSummary,
+              n_seeds: int) -> PlusSummary:
+    considered = [done[i] for i in sorted(done) if i < n_seeds]
+    keep = {item["id"] for item in considered if item["status"] == "accepted"}
+    tasks_dir = out / dataset.TASKS
+    if tasks_dir.is_dir():  # a resumed run over changed ids: nothing but this run's tasks stays
+        for folder in tasks_dir.iterdir():
+            if folder.is_dir() and not folder.name.startswith(".") and folder.name not in keep:
+                shutil.rmtree(folder, ignore_errors=True)
+    summary.dropped = [{"seed": item["seed"], "id": item["id"], "reason": item["reason"]}
+                       for item in considered if item["status"] != "accepted"]
+    summary.written = len(keep)
+    records = [t.record for t in dataset.iter_tasks(out) if t.record is not None]
+    build_info = {
+        "split": "plus", "config": config.to_dict(), "config_hash": digest, "generator": GENERATOR_VERSION,
+        "status": "complete",
+        "seeds": {"subtask_files": summary.subtask_files, "loaded": summary.loaded,
+                  "skipped": len(summary.skipped_files)},
+        "attempts": len(considered), "accepted": summary.written,
+        "drops": dict(sorted(summary.drops.items())), "dropped": summary.dropped,
+        "skipped": summary.skipped, "warnings": summary.warnings,
+    }
+    dataset.write_text(out / dataset.ATTEMPTS, "".join(json.dumps(item) + "\n" for item in considered))
+    dataset.write_index(out, records)
+    dataset.write_schemas(out)
+    dataset.write_text(out / "README.md", render_plus_card(statistics(records), build_info))
+    dataset.write_json(out / dataset.BUILD, build_info)
+    shutil.rmtree(out / dataset.WORK, ignore_errors=True)
+    (out / dataset.PROGRESS).unlink(missing_ok=True)
+    return summary
