@@ -71,6 +71,7 @@ PLUS_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
         "intent": {"type": "string", "minLength": 1},
+        "query": {"type": "string", "minLength": 1},
         "subtasks": {"type": "array", "minItems": 1, "maxItems": 5, "items": {"type": "string", "minLength": 1}},
         "memory": {"type": "array", "minItems": 1, "items": MEMORY_ITEM},
         "dialogue": {"type": "array", "minItems": 1, "items": {
@@ -80,6 +81,6 @@ PLUS_SCHEMA: dict[str, Any] = {
                            "turns": {"type": "array", "minItems": 2, "items": TURN}},
             "required": ["day", "date", "turns"], "additionalProperties": False}},
     },
-    "required": ["intent", "subtasks", "memory", "dialogue"],
+    "required": ["intent", "query", "subtasks", "memory", "dialogue"],
     "additionalProperties": False,
 }

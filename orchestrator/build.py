@@ -30,7 +30,7 @@ from orchestrator.record import build_record
 from orchestrator.roles import BuildConfig, Job
 from verifier.gates import run_gates
 
-GENERATOR_VERSION = "neo-offline-1"
+GENERATOR_VERSION = "neo-1"
 TASKS_PER_WORLD = 10
 
 
@@ -76,9 +76,21 @@ def _world(out: str, seed: int, world_index: int) -> tuple[World, Path]:
     return world, testbed
 
 
+_JOB_USAGE: dict[str, dict[str, Any]] = {}  # usage snapshot at the start of each running job
+
+
+def is_role_failure(exc: Exception) -> bool:
+    """A model role that failed for good: the endpoint, its output, or what the output said."""
+    from backends.llm import LLMError
+
+    return isinstance(exc, (LLMError, ValueError))
+
+
 def _gate(state: NeoState) -> dict[str, Any]:
     job, draft = state["job"], state["draft"]
     record = build_record(job, draft, state["dialogue"], state["rounds"], state.get("feedback_log", []))
+    if job.config.backend == "llm":  # every model call of this task happened before its gates
+        record["provenance"]["tokens"]["llm"] = usage_delta(_JOB_USAGE.get(job.task_id, {}), _usage_now(job.config))
     scratch = Path(tempfile.mkdtemp(prefix=f".{job.task_id}.", dir=job.staging))
     try:
         results = run_gates(record, job.testbed, scratch=scratch)
@@ -98,9 +110,40 @@ def _write(state: NeoState) -> dict[str, Any]:
     return {"outcome": {"status": "accepted", "staged": str(staged), "record": record}}
 
 
-@lru_cache(maxsize=1)
-def _graph():
-    return build_neo_graph(OfflineRoles(), _gate, _write)
+@lru_cache(maxsize=4)
+def _roles(config: BuildConfig) -> Any:
+    """The roles for a build, once per worker process (an llm client keeps its connections)."""
+    if config.backend == "llm":
+        from backends.llm import LLMClient, LLMSettings, ResponseCache, Usage
+        from orchestrator.llm_roles import LLMRoles
+
+        settings = LLMSettings.load(config.llm_config, base_url=config.base_url, model=config.model)
+        cache = ResponseCache(Path(config.cache_path)) if config.cache_path else None
+        return LLMRoles(LLMClient(settings, usage=Usage(), cache=cache))
+    return OfflineRoles()
+
+
+@lru_cache(maxsize=4)
+def _graph(config: BuildConfig):
+    return build_neo_graph(_roles(config), _gate, _write)
+
+
+def _usage_now(config: BuildConfig) -> dict[str, Any]:
+    roles = _roles(config)
+    client = getattr(roles, "client", None)
+    return client.usage.to_dict() if client is not None else {}
+
+
+def usage_delta(before: dict[str, Any], after: dict[str, Any]) -> dict[str, dict[str, int]]:
+    """Per-role calls and tokens spent between two usage snapshots."""
+    keys = ("calls", "cached_calls", "prompt_tokens", "completion_tokens")
+    delta = {}
+    for role, now in after.items():
+        then = before.get(role, {})
+        spent = {k: now.get(k, 0) - then.get(k, 0) for k in keys}
+        if any(spent.values()):
+            delta[role] = spent
+    return dict(sorted(delta.items()))
 
 
 def run_attempt(out: str, config: BuildConfig, index: int) -> dict[str, Any]:
@@ -109,7 +152,16 @@ def run_attempt(out: str, config: BuildConfig, index: int) -> dict[str, Any]:
     staging = Path(out) / dataset.WORK / "staging"
     staging.mkdir(parents=True, exist_ok=True)
     job = Job(index=index, task_id=task_id(index), config=config, world=world, testbed=testbed, staging=staging)
-    state = _graph().invoke({"job": job})
+    _JOB_USAGE[job.task_id] = _usage_now(config)
+    try:
+        state = _graph(config).invoke({"job": job})
+    except Exception as exc:  # a model role failed for good (e.g. an endpoint that keeps answering 500)
+        if config.backend != "llm" or not is_role_failure(exc):
+            raise
+        return {"index": index, "id": job.task_id, "status": "dropped", "family": None, "rounds": 0,
+                "reason": f"{config.backend} role failed: {str(exc).splitlines()[0][:300]}"}
+    finally:
+        _JOB_USAGE.pop(job.task_id, None)
     outcome = dict(state.get("outcome") or {"status": "dropped", "reason": "graph ended without an outcome"})
     plan = state.get("plan")
     summary = {"index": index, "id": job.task_id, "status": outcome["status"], "reason": outcome.get("reason", ""),

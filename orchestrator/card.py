@@ -31,6 +31,36 @@ def _row(records: list[dict[str, Any]]) -> dict[str, float]:
     }
 
 
+def llm_usage(records: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    """Model calls and tokens per role, summed over the tasks and per task."""
+    totals: dict[str, dict[str, int]] = {}
+    for record in records:
+        for role, spent in record.get("provenance", {}).get("tokens", {}).get("llm", {}).items():
+            bucket = totals.setdefault(role, {"calls": 0, "cached_calls": 0, "prompt_tokens": 0, "completion_tokens": 0})
+            for key in bucket:
+                bucket[key] += spent.get(key, 0)
+    n = max(1, len(records))
+    return {role: {**t, "calls_per_task": t["calls"] / n,
+                   "tokens_per_task": (t["prompt_tokens"] + t["completion_tokens"]) / n}
+            for role, t in sorted(totals.items())}
+
+
+def usage_table(usage: dict[str, dict[str, float]]) -> str:
+    if not usage:
+        return ""
+    lines = ["| role | calls | cached | prompt tokens | completion tokens | calls / task | tokens / task |",
+             "|---|---:|---:|---:|---:|---:|---:|"]
+    for role, u in usage.items():
+        lines.append(f"| {role} | {u['calls']} | {u['cached_calls']} | {u['prompt_tokens']} | {u['completion_tokens']} "
+                     f"| {u['calls_per_task']:.2f} | {u['tokens_per_task']:.0f} |")
+    calls = sum(u["calls_per_task"] for u in usage.values())
+    tokens = sum(u["tokens_per_task"] for u in usage.values())
+    lines.append(f"| all | {sum(u['calls'] for u in usage.values())} | {sum(u['cached_calls'] for u in usage.values())} "
+                 f"| {sum(u['prompt_tokens'] for u in usage.values())} | {sum(u['completion_tokens'] for u in usage.values())} "
+                 f"| {calls:.2f} | {tokens:.0f} |")
+    return "\n".join(lines) + "\n"
+
+
 def statistics(records: list[dict[str, Any]]) -> dict[str, Any]:
     by_apps: dict[str, Any] = {}
     for count in sorted({r["app_count"] for r in records}):
@@ -42,6 +72,7 @@ def statistics(records: list[dict[str, Any]]) -> dict[str, Any]:
         "apps": dict(sorted(Counter(a for r in records for a in r["apps"]).items())),
         "difficulty": dict(sorted(Counter(r.get("difficulty", "?") for r in records).items())),
         "token_counter": COUNTER_DESCRIPTION,
+        "llm_usage": llm_usage(records),
     }
 
 
@@ -61,6 +92,14 @@ def _counts(title: str, counts: dict[str, int]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _llm_section(stats: dict[str, Any]) -> str:
+    usage = stats.get("llm_usage") or {}
+    if not usage:
+        return ""
+    return ("## Model usage\n\nCalls and tokens reported by the endpoint, per role (exploration of a shared office "
+            "is counted once, on the first task that needed it):\n\n" + usage_table(usage) + "\n")
+
+
 def render_card(stats: dict[str, Any], build: dict[str, Any]) -> str:
     config = build.get("config", {})
     drops = build.get("drops", {})
@@ -77,7 +116,7 @@ Every task passed the gates (schema, criteria fail untouched, oracle passes, mem
 {table(stats)}
 Tokens are counted with {stats['token_counter']}.
 
-## Families
+{_llm_section(stats)}## Families
 
 {_counts('family', stats['families'])}
 ## Apps

@@ -114,6 +114,30 @@ def _parse_apps(text: str) -> tuple[int, ...]:
     return counts
 
 
+def _default_cache() -> Path:
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return base / "homeragents" / "llm-cache.sqlite"
+
+
+def _llm_options(backend: str, model: Optional[str], base_url: Optional[str], llm_config: Optional[Path],
+                 cache: Optional[Path], no_cache: bool) -> dict[str, Any]:
+    """Check the llm options (and the settings they resolve to) before any work starts."""
+    if backend not in ("offline", "llm"):
+        _fail(f"--backend {backend!r}: must be offline or llm")
+    if backend == "offline":
+        return {}
+    from backends.llm import LLMConfigError, LLMSettings
+
+    try:
+        settings = LLMSettings.load(llm_config, base_url=base_url, model=model)
+    except LLMConfigError as exc:
+        _fail(str(exc))
+    cache_path = None if no_cache else (cache or settings.cache_path or _default_cache())
+    return {"backend": "llm", "model": settings.model, "base_url": settings.endpoint,
+            "llm_config": str(llm_config) if llm_config else None,
+            "cache_path": str(cache_path) if cache_path else None}
+
+
 @app.command("build")
 def build_command(
     out: Path = typer.Option(..., "--out", "-o", help="Dataset folder to create (must be empty unless --resume)"),
@@ -124,8 +148,15 @@ def build_command(
     utterances: int = typer.Option(70, "--utterances", help="Utterances per day, about"),
     workers: int = typer.Option(max(1, min(4, os.cpu_count() or 1)), "--workers", "-w", help="Worker processes"),
     resume: bool = typer.Option(False, "--resume", help="Continue an interrupted build in --out"),
+    backend: str = typer.Option("offline", "--backend", help="offline (procedural, no key) or llm"),
+    model: Optional[str] = typer.Option(None, "--model", help="llm: model name (default from --llm-config or gpt-4o-mini)"),
+    base_url: Optional[str] = typer.Option(None, "--base-url", help="llm: OpenAI-compatible base URL (default: OPENAI_BASE_URL)"),
+    llm_config: Optional[Path] = typer.Option(None, "--llm-config", help="llm: JSON or TOML settings file"),
+    cache: Optional[Path] = typer.Option(None, "--cache", help="llm: response cache file (default: in the user cache folder)"),
+    no_cache: bool = typer.Option(False, "--no-cache", help="llm: do not cache responses"),
 ) -> None:
-    """Build a verified Neo dataset on the offline backend (no key, no network)."""
+    """Build a verified Neo dataset: on the offline backend (default; no key, no network) or through
+    an OpenAI-compatible endpoint (--backend llm)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from orchestrator.build import BuildError, build
@@ -135,7 +166,8 @@ def build_command(
         _fail(f"--days must be at least 1 (got {days})")
     if utterances < 4:
         _fail(f"--utterances must be at least 4 (got {utterances})")
-    config = BuildConfig(seed=seed, app_counts=_parse_apps(apps), days=days, utterances_per_day=utterances)
+    llm = _llm_options(backend, model, base_url, llm_config, cache, no_cache)
+    config = BuildConfig(seed=seed, app_counts=_parse_apps(apps), days=days, utterances_per_day=utterances, **llm)
     started = time.perf_counter()
     try:
         with Progress(TextColumn("building"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
@@ -236,6 +268,82 @@ def export_command(
         written += 1
     typer.echo(f"exported {written} task(s) to {out / 'tasks'}" + (f" ({skipped} skipped)" if skipped else ""))
     raise typer.Exit(1 if skipped else 0)
+
+
+@app.command("fake-llm")
+def fake_llm_command(
+    port: int = typer.Option(8000, "--port", "-p", help="Port to listen on (0 picks a free one)"),
+    host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on"),
+) -> None:
+    """Serve a local OpenAI-compatible endpoint (chat, embeddings, models) until Ctrl-C."""
+    import signal
+    import threading
+
+    from orchestrator.fake_llm import FakeLLMServer, default_responder
+    from orchestrator.fake_llm.server import serve_forever
+
+    def _interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _interrupt)  # `kill` stops it as cleanly as Ctrl-C
+    try:
+        server = FakeLLMServer(default_responder(), host=host, port=port).start()
+    except OSError as exc:
+        _fail(f"--host {host} --port {port}: cannot listen ({exc.strerror or exc})")
+    serve_forever(server, ready=lambda s: typer.echo(f"fake OpenAI-compatible endpoint at {s.url} (Ctrl-C to stop)"))
+
+
+@app.command("regenerate")
+def regenerate_command(
+    seeds: Path = typer.Option(..., "--seeds", help="OfficeBench seed tasks: a checkout, its tasks/ folder, or one task folder"),
+    out: Path = typer.Option(..., "--out", "-o", help="Dataset folder to create (must be empty unless --resume)"),
+    backend: str = typer.Option("offline", "--backend", help="offline (procedural, no key) or llm"),
+    seed: int = typer.Option(0, "--seed", help="Seed: the same seeds and seed give the same dataset, byte for byte"),
+    days: int = typer.Option(5, "--days", help="Days (sessions) of dialogue per task"),
+    utterances: int = typer.Option(70, "--utterances", help="Utterances per day, about"),
+    workers: int = typer.Option(1, "--workers", "-w", help="Worker processes"),
+    resume: bool = typer.Option(False, "--resume", help="Continue an interrupted run in --out"),
+    model: Optional[str] = typer.Option(None, "--model", help="llm: model name"),
+    base_url: Optional[str] = typer.Option(None, "--base-url", help="llm: OpenAI-compatible base URL"),
+    llm_config: Optional[Path] = typer.Option(None, "--llm-config", help="llm: JSON or TOML settings file"),
+    cache: Optional[Path] = typer.Option(None, "--cache", help="llm: response cache file"),
+    no_cache: bool = typer.Option(False, "--no-cache", help="llm: do not cache responses"),
+) -> None:
+    """Regenerate a Plus split from OfficeBench seed tasks: one task per seed subtask, with an intent
+    and a multi-day dialogue carrying the instruction's specifics; evaluation, testbed and reference
+    files are kept. Exit 0 when a task was written and every seed loaded, 1 otherwise (the rest is
+    still written), 2 for bad input."""
+    from orchestrator.build import BuildError
+    from orchestrator.plus import regenerate_split
+
+    llm = _llm_options(backend, model, base_url, llm_config, cache, no_cache)
+    if not seeds.exists():
+        _fail(f"--seeds {seeds}: does not exist")
+    if days < 1:
+        _fail(f"--days must be at least 1 (got {days})")
+    if utterances < 4:
+        _fail(f"--utterances must be at least 4 (got {utterances})")
+    started = time.perf_counter()
+    try:
+        summary = regenerate_split(seeds, out, seed=seed, days=days, utterances_per_day=utterances,
+                                   workers=workers, resume=resume, **llm)
+    except BuildError as exc:
+        _fail(str(exc))
+    for warning in summary.warnings:
+        typer.echo(f"warning: {warning['file']}: {warning['field']}: {warning['message']}")
+    for problem in summary.skipped:
+        typer.echo(f"skipped: {problem['file']}: {problem['field']}: {problem['message']}")
+    for item in summary.dropped:
+        typer.echo(f"dropped: {item['seed']} ({item['id']}): {item['reason']}")
+    elapsed = time.perf_counter() - started
+    drops = ", ".join(f"{k}: {v}" for k, v in sorted(summary.drops.items())) or "none"
+    typer.echo(f"regenerated {summary.written} task(s) in {out} from {summary.loaded} seed(s) in {elapsed:.1f} s "
+               f"(skipped seeds: {len(summary.skipped_files)}; dropped: {drops})")
+    if summary.skipped_files or not summary.written:
+        if not summary.written:
+            typer.echo("error: no task was written", err=True)
+        raise typer.Exit(1)
 
 
 def main() -> None:

@@ -43,7 +43,9 @@ from generators.model import Verdict
 from generators.plus_offline import PlusDraft, infer_apps, regenerate
 from office_env import SeedTask, load_officebench
 from orchestrator import dataset
-from orchestrator.build import BuildError, check_out_folder, drop_category, read_outcomes
+from generators.plus_llm import regenerate_llm
+from orchestrator.build import BuildError, is_role_failure, check_out_folder, drop_category, read_outcomes, usage_delta
+from verifier.llm_verifier import verify_llm
 from orchestrator.card import render_plus_card, statistics
 from orchestrator.record import dialogue_tokens
 from verifier.dialogue_rules import check_dialogue
@@ -61,10 +63,17 @@ class PlusConfig:
     max_rounds: int = 5
     backend: str = "offline"
     model: str | None = None
+    base_url: str | None = None
+    llm_config: str | None = None
+    cache_path: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"split": "plus", "seed": self.seed, "days": self.days, "utterances_per_day": self.utterances_per_day,
-                "max_rounds": self.max_rounds, "backend": self.backend, "model": self.model}
+        data: dict[str, Any] = {"split": "plus", "seed": self.seed, "days": self.days,
+                                "utterances_per_day": self.utterances_per_day, "max_rounds": self.max_rounds,
+                                "backend": self.backend, "model": self.model}
+        if self.backend == "llm":
+            data["base_url"] = self.base_url
+        return data
 
 
 @dataclass(frozen=True)
@@ -106,6 +115,39 @@ class OfflinePlusRoles:
 
     def verify(self, job: PlusJob, draft: PlusDraft) -> Verdict:
         return verify_plus(draft, job.seed_task.instruction, now=job.seed_task.now, min_days=job.config.days)
+
+
+class LLMPlusRoles:
+    """The llm backend: one model call rewrites the seed; the rules in code check it first, then
+    the model verifier."""
+
+    name = "llm"
+
+    def __init__(self, client: Any) -> None:
+        self.client = client
+
+    def generate(self, job: PlusJob, feedback: str, round_: int) -> PlusDraft:
+        c = job.config
+        return regenerate_llm(self.client, job.seed_task, days=c.days, utterances_per_day=c.utterances_per_day,
+                              feedback=feedback)
+
+    def verify(self, job: PlusJob, draft: PlusDraft) -> Verdict:
+        ruled = verify_plus(draft, job.seed_task.instruction, now=job.seed_task.now, min_days=job.config.days)
+        if not ruled.passed:
+            return ruled
+        return verify_llm(self.client, draft.task_draft(), draft.sessions, min_days=job.config.days,
+                          now=job.seed_task.now)
+
+
+@lru_cache(maxsize=4)
+def _roles_for(config: PlusConfig) -> PlusRoles:
+    if config.backend == "llm":
+        from backends.llm import LLMClient, LLMSettings, ResponseCache, Usage
+
+        settings = LLMSettings.load(config.llm_config, base_url=config.base_url, model=config.model)
+        cache = ResponseCache(Path(config.cache_path)) if config.cache_path else None
+        return LLMPlusRoles(LLMClient(settings, usage=Usage(), cache=cache))
+    return OfflinePlusRoles()
 
 
 # -- the graph -----------------------------------------------------------------------------------
@@ -213,9 +255,15 @@ def build_plus_record(job: PlusJob, draft: PlusDraft, rounds: int, feedback_log:
     }
 
 
+_JOB_USAGE: dict[str, tuple[Any, dict[str, Any]]] = {}  # (client, usage at the job's start)
+
+
 def plus_gate(state: PlusState) -> dict[str, Any]:
     job = state["job"]
     record = build_plus_record(job, state["draft"], state["rounds"], state.get("feedback_log", []))
+    client, before = _JOB_USAGE.get(job.task_id, (None, {}))
+    if client is not None:
+        record["provenance"]["tokens"]["llm"] = usage_delta(before, client.usage.to_dict())
     seed = job.seed_task
     job.staging.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix=f".{job.task_id}.", dir=job.staging))
@@ -254,7 +302,18 @@ def run_seed(out: str, config: PlusConfig, index: int, task_id: str, seed_task: 
     staging = Path(out) / dataset.WORK / "staging"
     staging.mkdir(parents=True, exist_ok=True)
     job = PlusJob(index=index, task_id=task_id, seed_task=seed_task, config=config, staging=staging)
-    state = plus_graph(roles).invoke({"job": job})
+    roles = roles or _roles_for(config)
+    client = getattr(roles, "client", None)
+    _JOB_USAGE[task_id] = (client, client.usage.to_dict() if client is not None else {})
+    try:
+        state = plus_graph(roles).invoke({"job": job})
+    except Exception as exc:  # a model role failed for good: this seed is dropped, the batch goes on
+        if config.backend != "llm" or not is_role_failure(exc):
+            raise
+        return {"index": index, "id": task_id, "seed": seed_task.id, "status": "dropped", "rounds": 0,
+                "reason": f"llm role failed: {str(exc).splitlines()[0][:300]}"}
+    finally:
+        _JOB_USAGE.pop(task_id, None)
     outcome = dict(state.get("outcome") or {"status": "dropped", "reason": "graph ended without an outcome"})
     summary = {"index": index, "id": task_id, "seed": seed_task.id, "status": outcome["status"],
                "reason": outcome.get("reason", ""), "rounds": state.get("rounds", 0)}
@@ -322,7 +381,8 @@ def _task_ids(tasks: list[SeedTask]) -> list[str]:
 
 def regenerate_split(seeds_path: str | Path, out: str | Path, *, seed: int = 0, days: int = 5,
                      utterances_per_day: int = 70, workers: int = 1, resume: bool = False, max_rounds: int = 5,
-                     roles: PlusRoles | None = None,
+                     roles: PlusRoles | None = None, backend: str = "offline", model: str | None = None,
+                     base_url: str | None = None, llm_config: str | None = None, cache_path: str | None = None,
                      on_progress: Callable[[int, int], None] | None = None) -> PlusSummary:
     """Regenerate every seed subtask under ``seeds_path`` into a Plus dataset in ``out``.
 
@@ -338,7 +398,8 @@ def regenerate_split(seeds_path: str | Path, out: str | Path, *, seed: int = 0, 
         raise BuildError(f"max_rounds must be at least 1 (got {max_rounds})")
     root, out = Path(seeds_path), Path(out)
     config = PlusConfig(seed=seed, days=days, utterances_per_day=utterances_per_day, max_rounds=max_rounds,
-                        backend=getattr(roles, "name", "offline") if roles is not None else "offline")
+                        backend=getattr(roles, "name", backend) if roles is not None else backend, model=model,
+                        base_url=base_url, llm_config=llm_config, cache_path=cache_path)
     report = load_officebench(root)
     summary = PlusSummary(out, loaded=len(report.tasks), subtask_files=report.subtask_files,
                           skipped=_problem_dicts(report.problems, root),

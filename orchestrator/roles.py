@@ -23,11 +23,18 @@ class BuildConfig:
     max_rounds: int = 5
     backend: str = "offline"
     model: str | None = None
+    base_url: str | None = None
+    llm_config: str | None = None  # a JSON/TOML settings file for the llm backend
+    cache_path: str | None = None  # the llm response cache (None: no cache)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"seed": self.seed, "app_counts": list(self.app_counts), "days": self.days,
-                "utterances_per_day": self.utterances_per_day, "max_rounds": self.max_rounds,
-                "backend": self.backend, "model": self.model}
+        """What defines the dataset (the cache location and the key do not)."""
+        data: dict[str, Any] = {"seed": self.seed, "app_counts": list(self.app_counts), "days": self.days,
+                                "utterances_per_day": self.utterances_per_day, "max_rounds": self.max_rounds,
+                                "backend": self.backend, "model": self.model}
+        if self.backend == "llm":
+            data["base_url"] = self.base_url
+        return data
 
 
 @dataclass(frozen=True)

@@ -261,13 +261,13 @@ def test_cli_refusals(runs, tmp_path):
     folder, _ = runs["a"]
     copy_dir = tmp_path / "resumed"
     shutil.copytree(folder, copy_dir)
-    jobs = [("--seeds", SAMPLE, "--out", tmp_path / "x", "--backend", "llm"),
+    jobs = [("--seeds", SAMPLE, "--out", tmp_path / "x", "--backend", "cloud"),
             ("--seeds", tmp_path / "absent", "--out", tmp_path / "y"),
             ("--seeds", SAMPLE, "--out", folder, "--seed", "3"),
             ("--seeds", SAMPLE, "--out", copy_dir, "--seed", "4", "--resume")]
     with ThreadPoolExecutor(max_workers=4) as pool:
         procs = list(pool.map(lambda args: homer("regenerate", *args), jobs))
-    messages = ["not available yet", "does not exist", "not empty", "different configuration"]
+    messages = ["must be offline or llm", "does not exist", "not empty", "different configuration"]
     for proc, message in zip(procs, messages):
         assert proc.returncode == 2 and message in proc.stderr, (message, proc.stdout, proc.stderr)
     assert tree(copy_dir) == tree(folder)

@@ -1,0 +1,352 @@
+"""The one door to an OpenAI-compatible endpoint that every llm role goes through.
+
+``LLMClient`` wraps ``openai.OpenAI`` and adds what the roles need on top of it:
+
+- retries are the openai client's own (``max_retries``; they honour ``Retry-After`` and
+  ``retry-after-ms`` and back off exponentially on 408/409/429/5xx, timeouts and connection
+  errors); what is left after them becomes one :class:`LLMError` naming role, model, endpoint and
+  the HTTP status or the timeout;
+- a concurrency limit per endpoint: one ``threading.BoundedSemaphore`` per base URL (and
+  ``max_concurrency``), shared by all clients in the process; a slot is held for a whole call,
+  including the client's waits between retries, so a rate-limited endpoint is not hit harder by
+  the other threads;
+- the response cache (:class:`~backends.llm.cache.ResponseCache`): a hit makes no HTTP request;
+- usage accounting per role (:class:`~backends.llm.usage.Usage`), from each response's ``usage``;
+- :meth:`LLMClient.structured`: JSON out of a reply (bare, fenced, or with prose around it),
+  validated against a JSON Schema (Draft 2020-12), repaired by asking again with the exact error.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Sequence
+
+import openai
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import SchemaError, best_match
+
+from backends.llm.cache import ResponseCache, request_key
+from backends.llm.settings import PLACEHOLDER_KEY, LLMSettings
+from backends.llm.usage import Usage
+
+EMBEDDING_BATCH = 256
+EMBEDDINGS_ROLE = "embeddings"
+
+_SLOTS: dict[tuple[str, int], threading.BoundedSemaphore] = {}
+_SLOTS_LOCK = threading.Lock()
+
+
+class LLMError(RuntimeError):
+    """A call failed for good (after the client's retries). ``status`` is the HTTP status, or None
+    for a timeout or connection failure (``timed_out`` tells which)."""
+
+    def __init__(self, message: str, *, role: str | None = None, model: str | None = None,
+                 status: int | None = None, timed_out: bool = False):
+        super().__init__(message)
+        self.role, self.model, self.status, self.timed_out = role, model, status, timed_out
+
+
+class StructuredOutputError(LLMError):
+    """No reply validated after all repairs; ``error`` is the last problem, ``attempts`` the number of
+    requests made, ``content`` the last reply's text."""
+
+    def __init__(self, message: str, *, role: str, model: str, error: str, attempts: int, content: str | None):
+        super().__init__(message, role=role, model=model)
+        self.error, self.attempts, self.content = error, attempts, content
+
+
+@dataclass
+class ToolCallRequest:
+    """A tool call the model asked for. ``arguments`` is None when ``raw_arguments`` is not a JSON object."""
+
+    id: str
+    name: str
+    arguments: dict | None
+    raw_arguments: str
+
+
+@dataclass
+class ChatResult:
+    content: str | None
+    tool_calls: list[ToolCallRequest] = field(default_factory=list)
+    finish_reason: str = "stop"
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached: bool = False
+    model: str = ""
+
+    def message(self) -> dict[str, Any]:
+        """This reply as an assistant message to append to the conversation."""
+        message: dict[str, Any] = {"role": "assistant", "content": self.content}
+        if self.tool_calls:
+            message["tool_calls"] = [{"id": c.id, "type": "function",
+                                      "function": {"name": c.name, "arguments": c.raw_arguments}}
+                                     for c in self.tool_calls]
+        return message
+
+
+def endpoint_slots(base_url: str, limit: int) -> threading.BoundedSemaphore:
+    """The process-wide semaphore with ``limit`` slots for ``base_url``: every client configured with
+    the same base URL and limit shares it (a client configured with another limit gets its own)."""
+    key = (base_url.rstrip("/"), limit)
+    with _SLOTS_LOCK:
+        slots = _SLOTS.get(key)
+        if slots is None:
+            slots = _SLOTS[key] = threading.BoundedSemaphore(limit)
+        return slots
+
+
+class LLMClient:
+    def __init__(self, settings: LLMSettings, usage: Usage | None = None, cache: ResponseCache | None = None):
+        self.settings = settings.validate()
+        self.usage = usage if usage is not None else Usage()
+        self._owns_cache = cache is None and settings.cache_path is not None
+        self.cache = cache if cache is not None else (
+            ResponseCache(settings.cache_path) if settings.cache_path is not None else None)
+        self._openai = openai.OpenAI(base_url=settings.endpoint, api_key=settings.api_key or PLACEHOLDER_KEY,
+                                     timeout=settings.timeout, max_retries=settings.max_retries)
+        self._slots = endpoint_slots(settings.endpoint, settings.max_concurrency)
+
+    # -- chat ---------------------------------------------------------------------------------
+
+    def chat(self, role: str, messages: Sequence[dict], *, tools: list[dict] | None = None,
+             tool_choice: str | dict | None = None, temperature: float = 0.0, max_tokens: int | None = None,
+             response_format: dict | None = None) -> ChatResult:
+        """One chat completion for ``role`` (its model from the settings)."""
+        model = self.settings.model_for(role)
+        request: dict[str, Any] = {"model": model, "messages": list(messages), "temperature": temperature}
+        for name, value in (("tools", tools), ("tool_choice", tool_choice), ("max_tokens", max_tokens),
+                            ("response_format", response_format)):
+            if value is not None:
+                request[name] = value
+        key = None
+        if self.cache is not None:
+            key = request_key({"endpoint": self.settings.endpoint, "api": "chat.completions",
+                               "model": model, "messages": request["messages"], "tools": tools,
+                               "tool_choice": tool_choice, "temperature": temperature,
+                               "max_tokens": max_tokens, "response_format": response_format})
+            hit = self.cache.get(key)
+            if hit is not None:
+                result = _chat_result(hit, role, model, cached=True)
+                self.usage.add(role, result.prompt_tokens, result.completion_tokens, cached=True, model=model)
+                return result
+        data = self._call(role, model, lambda: self._openai.chat.completions.create(**request))
+        result = _chat_result(data, role, model, cached=False)
+        self.usage.add(role, result.prompt_tokens, result.completion_tokens, model=model)
+        if key is not None:
+            self.cache.put(key, data)
+        return result
+
+    def structured(self, role: str, messages: Sequence[dict], schema: dict, *, max_repairs: int = 2,
+                   **chat_kwargs: Any) -> dict:
+        """A JSON value valid against ``schema``, repaired up to ``max_repairs`` times: after a bad
+        reply (invalid JSON, a schema violation, or a reply cut off at the token limit) the reply and a
+        user message quoting the exact error are appended and the model is asked again."""
+        try:
+            Draft202012Validator.check_schema(schema)
+        except SchemaError as exc:
+            raise ValueError(f"{role}: the output schema itself is invalid: {exc.message}") from None
+        validator = Draft202012Validator(schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
+        conversation = list(messages)
+        model = self.settings.model_for(role)
+        error, content, attempts = "", None, 0
+        for _ in range(max_repairs + 1):
+            attempts += 1
+            result = self.chat(role, conversation, **chat_kwargs)
+            content = result.content
+            value, error = check_reply(result, validator)
+            if not error:
+                return value
+            conversation = [*conversation, {"role": "assistant", "content": content or ""},
+                            {"role": "user", "content": repair_prompt(error)}]
+        raise StructuredOutputError(
+            f"{role}: model {model} gave no valid JSON after {attempts} attempt(s) ({max_repairs} repair(s)); "
+            f"last error: {error}", role=role, model=model, error=error, attempts=attempts, content=content)
+
+    # -- embeddings ---------------------------------------------------------------------------
+
+    def embed(self, texts: Sequence[str], model: str | None = None) -> list[list[float]]:
+        """One vector per text, in order (batched; cached when the cache is configured)."""
+        if isinstance(texts, str):
+            raise TypeError("embed() takes a list of strings, not one string")
+        model = model or self.settings.embedding_model
+        vectors: list[list[float]] = []
+        items = list(texts)
+        for start in range(0, len(items), EMBEDDING_BATCH):
+            batch = items[start:start + EMBEDDING_BATCH]
+            request = {"model": model, "input": batch, "encoding_format": "float"}
+            key = None
+            if self.cache is not None:
+                key = request_key({"endpoint": self.settings.endpoint, "api": "embeddings", **request})
+                hit = self.cache.get(key)
+                if hit is not None:
+                    vectors.extend(_embedding_vectors(hit, len(batch), model))
+                    self.usage.add(EMBEDDINGS_ROLE, 0, 0, cached=True, model=model)
+                    continue
+            data = self._call(EMBEDDINGS_ROLE, model, lambda: self._openai.embeddings.create(**request))
+            vectors.extend(_embedding_vectors(data, len(batch), model))
+            tokens = (data.get("usage") or {}).get("prompt_tokens") or 0
+            self.usage.add(EMBEDDINGS_ROLE, int(tokens), 0, model=model)
+            if key is not None:
+                self.cache.put(key, data)
+        return vectors
+
+    # -- plumbing -----------------------------------------------------------------------------
+
+    def _call(self, role: str, model: str, send: Callable[[], Any]) -> dict:
+        where = f"{role}: model {model} at {self.settings.endpoint}"
+        retries = self.settings.max_retries
+        with self._slots:
+            try:
+                return send().to_dict(mode="json")
+            except openai.APITimeoutError:
+                raise LLMError(f"{where}: request timed out after {self.settings.timeout:g} s "
+                               f"({retries + 1} attempt(s))", role=role, model=model, timed_out=True) from None
+            except openai.APIStatusError as exc:
+                raise LLMError(f"{where}: HTTP {exc.status_code}: {_error_text(exc)} (max_retries={retries})",
+                               role=role, model=model, status=exc.status_code) from None
+            except openai.APIConnectionError as exc:
+                cause = exc.__cause__ or exc
+                raise LLMError(f"{where}: cannot connect ({cause.__class__.__name__}: {cause}) "
+                               f"after {retries + 1} attempt(s)", role=role, model=model) from None
+            except openai.OpenAIError as exc:
+                raise LLMError(f"{where}: {exc.__class__.__name__}: {exc}", role=role, model=model) from None
+
+    def close(self) -> None:
+        self._openai.close()
+        if self._owns_cache and self.cache is not None:
+            self.cache.close()
+
+    def __enter__(self) -> "LLMClient":
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+def _error_text(exc: openai.APIStatusError) -> str:
+    body = exc.body
+    if isinstance(body, dict):
+        inner = body.get("error") if isinstance(body.get("error"), dict) else body
+        if isinstance(inner.get("message"), str):
+            return inner["message"]
+    return exc.message
+
+
+def _chat_result(data: dict, role: str, model: str, cached: bool) -> ChatResult:
+    choices = data.get("choices") or []
+    if not choices or not isinstance(choices[0], dict):
+        raise LLMError(f"{role}: model {model}: the response has no choices", role=role, model=model)
+    choice = choices[0]
+    message = choice.get("message") or {}
+    calls = []
+    for call in message.get("tool_calls") or []:
+        function = call.get("function") or {}
+        raw = function.get("arguments") or ""
+        try:
+            arguments = json.loads(raw) if raw.strip() else {}
+        except json.JSONDecodeError:
+            arguments = None
+        calls.append(ToolCallRequest(id=call.get("id") or "", name=function.get("name") or "",
+                                     arguments=arguments if isinstance(arguments, dict) else None,
+                                     raw_arguments=raw))
+    usage = data.get("usage") or {}
+    return ChatResult(content=message.get("content"), tool_calls=calls,
+                      finish_reason=choice.get("finish_reason") or "stop",
+                      prompt_tokens=int(usage.get("prompt_tokens") or 0),
+                      completion_tokens=int(usage.get("completion_tokens") or 0),
+                      cached=cached, model=data.get("model") or model)
+
+
+def _embedding_vectors(data: dict, expected: int, model: str) -> list[list[float]]:
+    rows = sorted(data.get("data") or [], key=lambda row: row.get("index", 0))
+    if len(rows) != expected or not all(isinstance(row.get("embedding"), list) for row in rows):
+        raise LLMError(f"embeddings: model {model}: expected {expected} float vectors, got {len(rows)}",
+                       role=EMBEDDINGS_ROLE, model=model)
+    return [[float(x) for x in row["embedding"]] for row in rows]
+
+
+# -- structured output ----------------------------------------------------------------------
+
+_FENCE = re.compile(r"```[ \t]*[A-Za-z0-9_+-]*[ \t]*\r?\n(.*?)```", re.S)
+_LINE_START_BRACE = re.compile(r"^[ \t]*\{", re.M)
+
+
+class JSONExtractionError(ValueError):
+    pass
+
+
+def extract_json(text: str) -> Any:
+    """The JSON value in a reply: the whole text, else the first ``` / ```json fenced block that
+    parses, else a top-level object with prose around it (starting at the first ``{`` or at a line
+    that starts with ``{``). Raises :class:`JSONExtractionError` with the most relevant parse error."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        whole_error: json.JSONDecodeError = exc
+    fence_error = None
+    for match in _FENCE.finditer(text):
+        try:
+            return json.loads(match.group(1))
+        except json.JSONDecodeError as exc:
+            fence_error = fence_error or exc
+    decoder = json.JSONDecoder()
+    starts = sorted({m.end() - 1 for m in _LINE_START_BRACE.finditer(text)} | {text.find("{")} - {-1})
+    object_error = None
+    for start in starts:
+        try:
+            value, _ = decoder.raw_decode(text, start)
+        except json.JSONDecodeError as exc:
+            object_error = object_error or exc
+            continue
+        if isinstance(value, dict):
+            return value
+    error = fence_error or object_error
+    if error is None:
+        if not text.strip():
+            raise JSONExtractionError("the reply is empty; expected a JSON object")
+        if "{" not in text and "[" not in text:
+            raise JSONExtractionError("no JSON object found in the reply")
+        error = whole_error
+    raise JSONExtractionError(f"invalid JSON: {error}")
+
+
+def check_reply(result: ChatResult, validator: Draft202012Validator) -> tuple[Any, str]:
+    """``(value, "")`` for a usable reply, else ``(None, error text)``."""
+    if result.finish_reason == "length":
+        return None, ("the reply was cut off at the token limit (finish_reason 'length') before the JSON was "
+                      "complete; give a shorter, complete JSON object")
+    if result.content is None:
+        if result.tool_calls:
+            return None, "expected a JSON object in the message text, got tool calls instead"
+        return None, "the reply is empty; expected a JSON object"
+    try:
+        value = extract_json(result.content)
+    except JSONExtractionError as exc:
+        return None, str(exc)
+    errors = list(validator.iter_errors(value))
+    if not errors:
+        return value, ""
+    return None, schema_error_text(errors)
+
+
+def schema_error_text(errors: Iterable[Any], limit: int = 5) -> str:
+    """The best-matching schema violation first, then up to ``limit - 1`` others, each with the
+    instance path and the schema path."""
+    errors = list(errors)
+    best = best_match(errors)
+    ordered = [best] + sorted((e for e in errors if e is not best), key=lambda e: (e.json_path, e.message))
+    lines = [f"schema violation at {e.json_path}: {e.message} (schema path: "
+             f"{'/'.join(str(p) for p in e.schema_path) or '(root)'})" for e in ordered[:limit]]
+    if len(ordered) > limit:
+        lines.append(f"... and {len(ordered) - limit} more")
+    return "; ".join(lines)
+
+
+def repair_prompt(error: str) -> str:
+    return (f"Your previous reply could not be used: {error}\n"
+            "Reply again with only the corrected JSON object (no prose, no code fences), valid against the "
+            "JSON Schema you were given.")

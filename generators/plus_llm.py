@@ -1,0 +1,36 @@
+"""The llm Plus generator: one structured call turns an instruction into intent, memory and a
+multi-day dialogue (timestamps are assigned in code)."""
+
+from __future__ import annotations
+
+import random
+from datetime import date
+from typing import Any
+
+from backends.prompts import render
+from generators.dialogue_offline import timestamps, working_days_before
+from generators.model import MemoryPiece, Session, Turn
+from generators.plus_offline import PlusDraft, SeedLike, infer_apps
+from generators.schemas import PLUS_SCHEMA
+from generators.specifics import find_specifics
+
+
+def regenerate_llm(client: Any, seed_task: SeedLike, *, days: int = 5, utterances_per_day: int = 70,
+                   feedback: str = "") -> PlusDraft:
+    instruction = seed_task.instruction.strip()
+    now = seed_task.now
+    dates = working_days_before(now.date(), days)
+    specifics = find_specifics(instruction)
+    inputs = {"instruction": instruction, "username": seed_task.username, "now": now.strftime("%Y-%m-%d %H:%M (%A)"),
+              "days": days, "dates": [d.isoformat() for d in dates], "utterances_per_day": utterances_per_day,
+              "specifics": [s.text for s in specifics]}
+    messages = render("plus_generator", inputs=inputs, schema=PLUS_SCHEMA, feedback=feedback)
+    data = client.structured("plus_generator", messages, PLUS_SCHEMA)
+    sessions = []
+    for day in data["dialogue"]:
+        stamps = timestamps(date.fromisoformat(day["date"]), len(day["turns"]), random.Random(f"{day['date']}:{feedback}"))
+        sessions.append(Session(day["day"], day["date"], tuple(
+            Turn(t["role"], t["text"], ts, tuple(t.get("evidence", ()))) for t, ts in zip(day["turns"], stamps))))
+    return PlusDraft(intent=data["intent"], query=data["query"],
+                     memory=[MemoryPiece.from_dict(m) for m in data["memory"]], subtasks=list(data["subtasks"]),
+                     sessions=sessions, apps=infer_apps(instruction), description=instruction, specifics=specifics)

@@ -1,0 +1,33 @@
+"""The fake endpoint's answer to the Plus generator prompt, computed by the offline rewriter."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from generators.plus_offline import regenerate
+
+
+@dataclass(frozen=True)
+class _Seed:
+    instruction: str
+    username: str
+    now: datetime
+    app_count: int = 1
+
+
+def answer_plus(inputs: dict[str, Any], feedback: str) -> dict[str, Any]:
+    now = datetime.strptime(inputs["now"][:16], "%Y-%m-%d %H:%M")
+    seed = int(hashlib.sha256(json.dumps([inputs, feedback], sort_keys=True).encode()).hexdigest()[:8], 16)
+    draft = regenerate(_Seed(inputs["instruction"], inputs["username"], now), seed=seed, days=inputs["days"],
+                       utterances_per_day=inputs["utterances_per_day"], feedback=feedback)
+    return {
+        "intent": draft.intent, "query": draft.query, "subtasks": draft.subtasks,
+        "memory": [{"id": m.id, "kind": m.kind, "text": m.text, "value": m.value} for m in draft.memory],
+        "dialogue": [{"day": s.day, "date": s.date,
+                      "turns": [{k: v for k, v in t.to_dict().items() if k != "ts"} for t in s.turns]}
+                     for s in draft.sessions],
+    }

@@ -1,0 +1,175 @@
+"""Whole Neo and Plus builds on the llm backend, over real HTTP to the local fake endpoint.
+
+The endpoint answers every role prompt the way the offline backend would; tests wrap that
+responder to inject faults and scripted verdicts, and read the recorded requests.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from orchestrator.build import build
+from orchestrator.dataset import iter_tasks
+from orchestrator.fake_llm import FakeLLMServer, default_responder
+from orchestrator.fake_llm.offline_responder import inputs_of, role_of
+from orchestrator.plus import regenerate_split
+from orchestrator.roles import BuildConfig
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLE = ROOT / "datasets" / "officebench-sample"
+HOMER = Path(sys.executable).parent / "homer"
+SMALL = {"days": 2, "utterances_per_day": 10}
+
+
+def llm_config(server: FakeLLMServer, tmp_path: Path, **extra) -> BuildConfig:
+    settings = tmp_path / "llm.json"
+    settings.write_text(json.dumps({"timeout": 10, "max_retries": 2}))
+    return BuildConfig(seed=4, backend="llm", model="fake-model", base_url=server.url, llm_config=str(settings),
+                       **SMALL, **extra)
+
+
+def roles_requested(server: FakeLLMServer) -> list[str]:
+    return [role_of(r.body["messages"]) for r in server.chat_requests() if r.status == 200]
+
+
+def test_neo_build_over_http_passes_verify_and_records_usage(tmp_path):
+    with FakeLLMServer(default_responder()) as server:
+        summary = build(tmp_path / "ds", 3, llm_config(server, tmp_path), workers=1)
+        roles = roles_requested(server)
+    assert summary.accepted == 3
+    assert {"planner", "surfer", "task_generator", "dialogue_day", "verifier"} <= set(roles)
+    assert roles.count("dialogue_day") == 3 * SMALL["days"]  # one call per day
+    for task in iter_tasks(tmp_path / "ds"):
+        usage = task.record["provenance"]["tokens"]["llm"]
+        assert usage["task_generator"]["calls"] == 1 and usage["dialogue_day"]["calls"] == SMALL["days"]
+        assert all(u["prompt_tokens"] > 0 for u in usage.values())
+        assert task.record["provenance"]["backend"] == "llm"
+    card = (tmp_path / "ds" / "README.md").read_text()
+    assert "## Model usage" in card and "| dialogue_day |" in card
+    proc = subprocess.run([str(HOMER), "verify", str(tmp_path / "ds")], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_plus_build_over_http_keeps_the_seeds_and_passes_verify(tmp_path):
+    with FakeLLMServer(default_responder()) as server:
+        summary = regenerate_split(SAMPLE, tmp_path / "plus", seed=2, days=5, utterances_per_day=12,
+                                   backend="llm", model="fake-model", base_url=server.url)
+        roles = roles_requested(server)
+    assert summary.written == 5 and roles.count("plus_generator") == 5
+    assert len(roles) <= 4 * summary.written
+    proc = subprocess.run([str(HOMER), "verify", str(tmp_path / "plus")], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_malformed_json_is_repaired_and_the_repair_quotes_the_error(tmp_path):
+    with FakeLLMServer(default_responder()) as server:
+        server.queue_faults("malformed")  # the very first chat answer: the planner's
+        summary = build(tmp_path / "ds", 1, llm_config(server, tmp_path), workers=1)
+        first, second = server.chat_requests()[:2]
+    assert summary.accepted == 1
+    assert first.fault == "malformed" and role_of(second.body["messages"]) == "planner"
+    assert "could not be used: invalid JSON" in second.body["messages"][-1]["content"]
+
+
+def test_429_is_retried_after_its_delay(tmp_path):
+    with FakeLLMServer(default_responder(), retry_after=0.5) as server:
+        server.queue_faults("429")
+        summary = build(tmp_path / "ds", 1, llm_config(server, tmp_path), workers=1)
+        first, second = server.chat_requests()[:2]
+    assert summary.accepted == 1
+    assert first.status == 429 and second.status == 200
+    assert second.started - first.ended >= 0.5
+
+
+def test_persistent_500_on_one_task_drops_it_and_the_batch_finishes(tmp_path):
+    poisoned: list[str] = []
+    lock = threading.Lock()
+
+    def responder(body):
+        if role_of(body["messages"]) == "planner":
+            key = json.dumps(body["messages"], sort_keys=True)
+            with lock:
+                if not poisoned:
+                    poisoned.append(key)  # the first task's planner request, and every retry of it
+            if key in poisoned:
+                raise RuntimeError("upstream is down for this request")
+        return default_responder()(body)
+
+    with FakeLLMServer(responder) as server:
+        summary = build(tmp_path / "ds", 2, llm_config(server, tmp_path), workers=1)
+        failed = [r for r in server.chat_requests() if r.status == 500]
+    assert summary.accepted == 2 and summary.attempts == 3
+    assert summary.drops == {"llm role failed": 1}
+    assert len(failed) == 3  # the first try and max_retries = 2 retries
+    attempts = [json.loads(line) for line in (tmp_path / "ds" / "attempts.jsonl").read_text().splitlines()]
+    assert attempts[0]["status"] == "dropped" and "planner" in attempts[0]["reason"]
+    assert [a["status"] for a in attempts[1:]] == ["accepted", "accepted"]
+
+
+def test_rejected_round_one_puts_the_feedback_in_round_two_prompts(tmp_path):
+    feedback = "day 2 needs a few more lines about the weekend"
+    rejected: list[bool] = []
+
+    def responder(body):
+        if role_of(body["messages"]) == "verifier" and not rejected:
+            rejected.append(True)
+            return json.dumps({"passed": False, "feedback": feedback})
+        return default_responder()(body)
+
+    with FakeLLMServer(responder) as server:
+        summary = build(tmp_path / "ds", 1, llm_config(server, tmp_path), workers=1)
+        requests = [r for r in server.chat_requests() if role_of(r.body["messages"]) == "dialogue_day"]
+    assert summary.accepted == 1
+    first_round, second_round = requests[:SMALL["days"]], requests[SMALL["days"]:]
+    assert len(second_round) == SMALL["days"]
+    assert all(feedback not in r.body["messages"][-1]["content"] for r in first_round)
+    assert all(feedback in r.body["messages"][-1]["content"] for r in second_round)
+    record = next(iter_tasks(tmp_path / "ds")).record
+    assert record["provenance"]["rounds"] == 2 and record["provenance"]["verifier_feedback"] == [feedback]
+
+
+def test_a_rerun_with_the_cache_sends_no_request(tmp_path):
+    cache = tmp_path / "cache.sqlite"
+    with FakeLLMServer(default_responder()) as server:
+        config = llm_config(server, tmp_path, cache_path=str(cache))
+        build(tmp_path / "first", 2, config, workers=1)
+        sent = len(server.chat_requests())
+        summary = build(tmp_path / "second", 2, config, workers=1)
+        assert len(server.chat_requests()) == sent
+    assert summary.accepted == 2
+    first = sorted(p.read_bytes() for p in (tmp_path / "first" / "tasks").glob("*/task.json"))
+    second = sorted(p.read_bytes() for p in (tmp_path / "second" / "tasks").glob("*/task.json"))
+    assert [json.loads(b)["dialogue"] for b in first] == [json.loads(b)["dialogue"] for b in second]
+    usage = json.loads(second[0])["provenance"]["tokens"]["llm"]
+    assert all(u["cached_calls"] == u["calls"] for u in usage.values())
+
+
+def test_build_cli_refuses_a_remote_endpoint_without_a_key(tmp_path):
+    env = {k: v for k, v in __import__("os").environ.items() if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
+    proc = subprocess.run([str(HOMER), "build", "--out", str(tmp_path / "x"), "--n", "1", "--backend", "llm",
+                           "--base-url", "https://models.example.invalid/v1"], capture_output=True, text=True, env=env)
+    assert proc.returncode == 2 and "OPENAI_API_KEY" in proc.stderr and "Traceback" not in proc.stderr
+    assert not (tmp_path / "x").exists()
+
+
+@pytest.mark.parametrize("fault", ["fenced", "truncated"])
+def test_fenced_and_truncated_answers_still_build(tmp_path, fault):
+    with FakeLLMServer(default_responder()) as server:
+        server.queue_faults(fault, fault)
+        summary = build(tmp_path / "ds", 1, llm_config(server, tmp_path), workers=1)
+        faults = [r.fault for r in server.chat_requests()][:2]
+    assert summary.accepted == 1 and faults == [fault, fault]
+
+
+def test_inputs_block_is_what_the_prompt_shows():
+    from backends.prompts import render
+
+    messages = render("planner", inputs={"app_count": 1, "available_apps": ["word"], "task_kinds": ["x"],
+                                         "suggested_kind": "x", "days": 5, "utterances_per_day": 70}, schema={})
+    assert role_of(messages) == "planner" and inputs_of(messages)["suggested_kind"] == "x"

@@ -1,0 +1,433 @@
+"""The LLM client layer against the fake endpoint over real HTTP on 127.0.0.1: chat and tool calls,
+structured output and its repairs, retries (Retry-After, 500s, timeouts), usage, the response cache,
+the per-endpoint concurrency limit, and settings."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+from backends.llm import (
+    CacheError,
+    ChatResult,
+    LLMClient,
+    LLMConfigError,
+    LLMError,
+    LLMSettings,
+    ResponseCache,
+    StructuredOutputError,
+    ToolCallRequest,
+    Usage,
+    extract_json,
+    request_key,
+)
+from backends.tokens import count_tokens
+from orchestrator.fake_llm import FakeLLMServer, Reply, scripted
+
+SCHEMA = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "type": "object",
+    "properties": {"title": {"type": "string"}, "minutes": {"type": "integer", "minimum": 1}},
+    "required": ["title", "minutes"],
+    "additionalProperties": False,
+}
+GOOD = {"title": "Q3 budget review", "minutes": 30}
+ASK = [{"role": "system", "content": "Answer with JSON only."}, {"role": "user", "content": "Plan the meeting."}]
+
+
+@pytest.fixture(autouse=True)
+def _no_openai_env(monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+
+
+def fixed(value):
+    text = value if isinstance(value, str) else json.dumps(value)
+    return lambda body: Reply(content=text)
+
+
+def make_client(server: FakeLLMServer, usage: Usage | None = None, cache: ResponseCache | None = None,
+                **overrides) -> LLMClient:
+    settings = LLMSettings(base_url=server.url, api_key=None, **{"timeout": 5, "max_retries": 2, **overrides})
+    return LLMClient(settings, usage=usage, cache=cache)
+
+
+def last_user_text(body: dict) -> str:
+    return [m for m in body["messages"] if m["role"] == "user"][-1]["content"]
+
+
+# -- chat ------------------------------------------------------------------------------------
+
+def test_chat_uses_the_role_model_and_counts_usage_per_role():
+    with FakeLLMServer(fixed(GOOD)) as server:
+        client = make_client(server, model="base-model", role_models={"judge": "judge-model"})
+        planner = client.chat("planner", ASK, temperature=0.3, max_tokens=200)
+        judge = client.chat("judge", ASK)
+        client.chat("judge", ASK[1:])
+        bodies = [r.body for r in server.requests]
+    assert isinstance(planner, ChatResult)
+    assert json.loads(planner.content) == GOOD and planner.finish_reason == "stop" and not planner.cached
+    assert planner.tool_calls == [] and planner.model == "base-model" and judge.model == "judge-model"
+    assert [b["model"] for b in bodies] == ["base-model", "judge-model", "judge-model"]
+    assert bodies[0]["temperature"] == 0.3 and bodies[0]["max_tokens"] == 200
+    assert bodies[1]["temperature"] == 0.0 and "max_tokens" not in bodies[1] and "tools" not in bodies[1]
+    prompt = count_tokens("Answer with JSON only.") + count_tokens("Plan the meeting.")
+    assert (planner.prompt_tokens, planner.completion_tokens) == (prompt, count_tokens(json.dumps(GOOD)))
+    usage = client.usage.to_dict()
+    assert usage["planner"]["calls"] == 1 and usage["judge"]["calls"] == 2
+    assert usage["planner"]["prompt_tokens"] == prompt
+    assert usage["judge"]["prompt_tokens"] == prompt + count_tokens("Plan the meeting.")
+    assert usage["judge"]["completion_tokens"] == 2 * count_tokens(json.dumps(GOOD))
+    assert usage["judge"]["models"] == {"judge-model": {"prompt_tokens": usage["judge"]["prompt_tokens"],
+                                                        "completion_tokens": usage["judge"]["completion_tokens"]}}
+    assert client.usage.totals()["calls"] == 3 and client.usage.totals()["cached_calls"] == 0
+
+
+def test_tool_calls_are_parsed_and_bad_arguments_kept_raw():
+    tools = [{"type": "function", "function": {"name": "email_send_email", "parameters": {"type": "object"}}}]
+    reply = Reply(tool_calls=[{"name": "email_send_email", "arguments": {"to": "bob", "subject": "Q3"}},
+                              {"name": "email_send_email", "arguments": '{"to": "carol"'}])
+    with FakeLLMServer(lambda body: reply) as server:
+        client = make_client(server)
+        result = client.chat("solver", ASK, tools=tools, tool_choice="required")
+        assert server.requests[0].body["tools"] == tools and server.requests[0].body["tool_choice"] == "required"
+        follow_up = [*ASK, result.message(),
+                     {"role": "tool", "tool_call_id": "call_1", "content": "sent"},
+                     {"role": "tool", "tool_call_id": "call_2", "content": "error: bad arguments"}]
+        client.chat("solver", follow_up, tools=tools)
+        assert server.requests[1].body["messages"][2]["tool_calls"][1]["function"]["arguments"] == '{"to": "carol"'
+    assert result.finish_reason == "tool_calls" and result.content is None
+    assert result.tool_calls == [
+        ToolCallRequest(id="call_1", name="email_send_email", arguments={"to": "bob", "subject": "Q3"},
+                        raw_arguments='{"to": "bob", "subject": "Q3"}'),
+        ToolCallRequest(id="call_2", name="email_send_email", arguments=None, raw_arguments='{"to": "carol"'),
+    ]
+
+
+# -- structured output -----------------------------------------------------------------------
+
+def test_malformed_json_is_repaired_on_the_second_request():
+    with FakeLLMServer(fixed(GOOD)) as server:
+        server.queue_faults("malformed")
+        value = make_client(server).structured("taskgen", ASK, SCHEMA)
+        first, second = server.requests
+    assert value == GOOD
+    bad = json.dumps(GOOD)[:-1] + " Let me know if you need anything else!"
+    with pytest.raises(json.JSONDecodeError) as parse_error:
+        json.loads(bad)
+    assert second.body["messages"][:2] == ASK
+    assert second.body["messages"][2] == {"role": "assistant", "content": bad}
+    repair = last_user_text(second.body)
+    assert f"invalid JSON: {parse_error.value}" in repair
+
+
+def test_fenced_json_and_prose_around_an_object_are_accepted_without_repair():
+    with FakeLLMServer(fixed(GOOD)) as server:
+        server.queue_faults("fenced")
+        assert make_client(server).structured("taskgen", ASK, SCHEMA) == GOOD
+        assert len(server.requests) == 1
+    prose = f"Sure, here it is:\n{json.dumps(GOOD, indent=2)}\nTell me if you want changes."
+    with FakeLLMServer(fixed(prose)) as server:
+        assert make_client(server).structured("taskgen", ASK, SCHEMA) == GOOD
+        assert len(server.requests) == 1
+    assert extract_json("```\n[1, 2]\n```") == [1, 2]
+    assert extract_json('Note {braces} in prose.\n{"a": {"b": 1}}\ndone') == {"a": {"b": 1}}
+
+
+def test_truncated_reply_is_asked_again():
+    with FakeLLMServer(fixed(GOOD)) as server:
+        server.queue_faults("truncated")
+        assert make_client(server).structured("taskgen", ASK, SCHEMA) == GOOD
+        first, second = server.requests
+    assert second.body["messages"][2]["content"] == json.dumps(GOOD)[: len(json.dumps(GOOD)) // 2]
+    assert "finish_reason 'length'" in last_user_text(second.body)
+
+
+def test_schema_violation_is_asked_again_quoting_the_schema_error():
+    with FakeLLMServer(scripted(json.dumps({"title": 5, "minutes": 30}), json.dumps(GOOD))) as server:
+        assert make_client(server).structured("taskgen", ASK, SCHEMA) == GOOD
+        repair = last_user_text(server.requests[1].body)
+    assert "schema violation at $.title: 5 is not of type 'string'" in repair
+    assert "(schema path: properties/title/type)" in repair
+
+
+def test_repairs_exhausted_raise_structured_output_error():
+    with FakeLLMServer(fixed({"title": "x"})) as server:
+        with pytest.raises(StructuredOutputError) as caught:
+            make_client(server).structured("verifier", ASK, SCHEMA, max_repairs=1)
+        assert len(server.requests) == 2
+    error = caught.value
+    assert error.role == "verifier" and error.attempts == 2
+    assert "verifier" in str(error) and "'minutes' is a required property" in str(error)
+    assert error.error in str(error) and error.content == '{"title": "x"}'
+    with pytest.raises(ValueError, match="schema itself is invalid"):
+        make_client(server).structured("verifier", ASK, {"type": "no-such-type"})
+
+
+def test_structured_passes_chat_options_through():
+    with FakeLLMServer(fixed(GOOD)) as server:
+        make_client(server).structured("taskgen", ASK, SCHEMA, temperature=0.7,
+                                       response_format={"type": "json_object"})
+        body = server.requests[0].body
+    assert body["temperature"] == 0.7 and body["response_format"] == {"type": "json_object"}
+
+
+# -- retries and errors ----------------------------------------------------------------------
+
+def test_429_is_retried_after_the_retry_after_delay():
+    with FakeLLMServer(fixed(GOOD), retry_after=0.8) as server:
+        server.queue_faults("429")
+        result = make_client(server).chat("planner", ASK)
+        first, second = server.requests
+    assert json.loads(result.content) == GOOD
+    assert (first.status, first.fault, second.status, second.fault) == (429, "429", 200, None)
+    # the openai client's own first backoff is at most 0.5 s: 0.8 s means it honoured Retry-After
+    assert second.started - first.started >= 0.8
+
+
+def test_persistent_500_raises_llm_error_after_max_retries_plus_one_requests():
+    with FakeLLMServer(fixed(GOOD), fail_model="doomed-model") as server:
+        client = make_client(server, max_retries=2, role_models={"judge": "doomed-model"})
+        with pytest.raises(LLMError) as caught:
+            client.chat("judge", ASK)
+        assert len(server.requests) == 3 and {r.status for r in server.requests} == {500}
+        assert client.chat("planner", ASK).content  # other models still answer
+    error = caught.value
+    assert (error.role, error.model, error.status, error.timed_out) == ("judge", "doomed-model", 500, False)
+    assert "judge" in str(error) and "doomed-model" in str(error) and "HTTP 500" in str(error)
+    assert "judge" not in client.usage.to_dict()  # a failed call spends nothing
+
+
+def test_a_slow_reply_is_retried_after_the_client_times_out():
+    with FakeLLMServer(fixed(GOOD), slow_seconds=1.5) as server:
+        server.queue_faults("slow")
+        result = make_client(server, timeout=0.3, max_retries=1).chat("planner", ASK)
+        assert json.loads(result.content) == GOOD
+        assert [r.fault for r in server.requests] == ["slow", None]
+
+
+def test_timeouts_after_all_retries_raise_llm_error():
+    with FakeLLMServer(fixed(GOOD), slow_seconds=1.5) as server:
+        server.queue_faults("slow", "slow")
+        with pytest.raises(LLMError) as caught:
+            make_client(server, timeout=0.3, max_retries=1).chat("surfer", ASK)
+        assert len(server.requests) == 2
+    assert caught.value.timed_out and caught.value.status is None
+    assert "surfer" in str(caught.value) and "timed out after 0.3 s" in str(caught.value)
+
+
+def test_nothing_listening_is_a_connection_error():
+    with FakeLLMServer() as server:
+        url = server.url
+    client = LLMClient(LLMSettings(base_url=url, timeout=2, max_retries=0))
+    with pytest.raises(LLMError, match="cannot connect"):
+        client.chat("planner", ASK)
+
+
+# -- cache -----------------------------------------------------------------------------------
+
+def test_cache_hit_makes_no_request_and_counts_as_cached(tmp_path):
+    cache_path = tmp_path / "cache" / "responses.sqlite"
+    with FakeLLMServer(fixed(GOOD)) as server:
+        client = make_client(server, cache_path=cache_path)
+        first = client.chat("planner", ASK)
+        second = client.chat("planner", ASK)
+        assert len(server.requests) == 1
+        assert not first.cached and second.cached
+        assert (second.content, second.prompt_tokens, second.completion_tokens) == (
+            first.content, first.prompt_tokens, first.completion_tokens)
+        assert client.usage.to_dict()["planner"] | {"models": None} == {
+            "calls": 2, "cached_calls": 1, "prompt_tokens": first.prompt_tokens,
+            "completion_tokens": first.completion_tokens, "models": None}
+        # any difference in the request misses
+        client.chat("planner", ASK, temperature=0.5)
+        client.chat("planner", ASK[1:])
+        client.chat("planner", ASK, max_tokens=10)
+        assert len(server.requests) == 4
+        # a new client (a new process, say) on the same file hits too, also for structured()
+        other = make_client(server, cache_path=cache_path)
+        assert other.chat("planner", ASK).cached
+        assert other.structured("planner", ASK, SCHEMA) == GOOD
+        assert len(server.requests) == 4
+        # embeddings are cached as well
+        vectors = other.embed(["alpha", "beta"])
+        assert other.embed(["alpha", "beta"]) == vectors and len(server.requests) == 5
+    assert request_key({"endpoint": "http://a/v1", "model": "m"}) != request_key({"endpoint": "http://b/v1", "model": "m"})
+    assert request_key({"b": 1, "a": [1, 2]}) == request_key({"a": [1, 2], "b": 1})
+
+
+def test_cache_is_shared_across_threads_and_processes(tmp_path):
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    threads = [threading.Thread(target=lambda i=i: [cache.put(f"k{i}-{j}", {"i": i, "j": j}) for j in range(20)])
+               for i in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(cache) == 80 and cache.get("k3-19") == {"i": 3, "j": 19} and cache.get("nope") is None
+    code = ("from backends.llm import ResponseCache; import sys; c = ResponseCache(sys.argv[1]); "
+            "print(c.get('k1-1')['j']); c.put('from-child', [1, 2])")
+    proc = subprocess.run([sys.executable, "-c", code, str(tmp_path / "c.sqlite")], capture_output=True, text=True,
+                          timeout=30)
+    assert proc.stdout.strip() == "1", proc.stderr
+    assert cache.get("from-child") == [1, 2]
+    assert sqlite3.connect(tmp_path / "c.sqlite").execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    cache.close()
+
+
+def test_corrupt_or_locked_cache_is_a_clear_error(tmp_path):
+    corrupt = tmp_path / "corrupt.sqlite"
+    corrupt.write_bytes(b"this is not a database at all" * 100)
+    with pytest.raises(CacheError, match=r"corrupt\.sqlite.*not a usable SQLite database"):
+        ResponseCache(corrupt)
+    path = tmp_path / "busy.sqlite"
+    cache = ResponseCache(path, busy_timeout=0.2)
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    holder.execute("INSERT INTO responses VALUES ('x', '1', 0)")
+    try:
+        with pytest.raises(CacheError, match=r"busy\.sqlite: database is locked"):
+            cache.put("k", {"v": 1})
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    cache.put("k", {"v": 1})
+    assert cache.get("k") == {"v": 1}
+
+
+# -- concurrency -----------------------------------------------------------------------------
+
+def _run_two_calls(limit: int) -> list[tuple[float, float]]:
+    intervals: list[tuple[float, float]] = []
+    lock = threading.Lock()
+
+    def responder(body: dict) -> Reply:
+        start = time.monotonic()
+        time.sleep(0.25)
+        with lock:
+            intervals.append((start, time.monotonic()))
+        return Reply(content=json.dumps(GOOD))
+
+    with FakeLLMServer(responder) as server:
+        clients = [make_client(server, max_concurrency=limit) for _ in range(2)]
+        assert clients[0]._slots is clients[1]._slots  # one semaphore per endpoint
+        errors: list[BaseException] = []
+
+        def call(client: LLMClient, role: str) -> None:
+            try:
+                client.chat(role, ASK)
+            except BaseException as exc:  # pragma: no cover - surfaced below
+                errors.append(exc)
+
+        threads = [threading.Thread(target=call, args=(c, f"role{i}")) for i, c in enumerate(clients)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    assert not errors
+    return sorted(intervals)
+
+
+def test_max_concurrency_one_never_overlaps_requests():
+    (a_start, a_end), (b_start, b_end) = _run_two_calls(limit=1)
+    assert a_end <= b_start
+
+
+def test_max_concurrency_two_does_overlap():
+    (a_start, a_end), (b_start, b_end) = _run_two_calls(limit=2)
+    assert b_start < a_end
+
+
+# -- embeddings ------------------------------------------------------------------------------
+
+def test_embed_returns_one_vector_per_text_in_order():
+    with FakeLLMServer() as server:
+        client = make_client(server, embedding_model="emb-small")
+        vectors = client.embed(["alpha", "beta", "alpha"])
+        assert server.requests[0].body == {"model": "emb-small", "input": ["alpha", "beta", "alpha"],
+                                           "encoding_format": "float"}
+        assert client.embed(["beta"], model="emb-large") == [vectors[1]]
+    assert len(vectors) == 3 and vectors[0] == vectors[2] != vectors[1] and len(vectors[0]) == 64
+    usage = client.usage.to_dict()["embeddings"]
+    assert usage["calls"] == 2 and usage["prompt_tokens"] == 2 * count_tokens("alpha") + 2 * count_tokens("beta")
+    with pytest.raises(TypeError):
+        client.embed("alpha")
+
+
+# -- usage -----------------------------------------------------------------------------------
+
+def test_usage_is_thread_safe_merges_and_prices_by_model():
+    usage = Usage()
+    threads = [threading.Thread(target=lambda: [usage.add("planner", 10, 5, model="m1") for _ in range(500)])
+               for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    usage.add("judge", 1000, 2000, model="m2")
+    usage.add("judge", 1000, 2000, cached=True, model="m2")
+    assert usage.to_dict()["planner"]["calls"] == 2000 and usage.to_dict()["planner"]["prompt_tokens"] == 20000
+    assert usage.to_dict()["judge"]["cached_calls"] == 1 and usage.to_dict()["judge"]["prompt_tokens"] == 1000
+    prices = {"m1": (0.1, 0.2), "m2": (1.0, 2.0)}
+    assert usage.cost(prices) == pytest.approx(20 * 0.1 + 10 * 0.2 + 1 * 1.0 + 2 * 2.0)
+    assert usage.unpriced({"m1": (0, 0)}) == ["m2"]
+    merged = Usage.from_dict(usage.to_dict()).merge(usage)
+    assert merged.to_dict()["planner"]["calls"] == 4000 and merged.cost(prices) == pytest.approx(2 * usage.cost(prices))
+    assert merged.per_item(4000)["planner"]["calls"] == 1.0
+
+
+# -- settings --------------------------------------------------------------------------------
+
+def test_settings_precedence_file_then_env_then_overrides(tmp_path, monkeypatch):
+    config = tmp_path / "llm.toml"
+    config.write_text('base_url = "http://file.example/v1"\napi_key = "file-key"\nmodel = "file-model"\n'
+                      'timeout = 12.5\ncache_path = "cache/llm.sqlite"\n'
+                      '[role_models]\njudge = "judge-model"\n[prices]\n"file-model" = [0.15, 0.6]\n')
+    loaded = LLMSettings.load(config)
+    assert (loaded.base_url, loaded.api_key, loaded.model, loaded.timeout) == (
+        "http://file.example/v1", "file-key", "file-model", 12.5)
+    assert loaded.cache_path == tmp_path / "cache" / "llm.sqlite" and loaded.prices == {"file-model": (0.15, 0.6)}
+    assert loaded.model_for("judge") == "judge-model" and loaded.model_for("planner") == "file-model"
+    monkeypatch.setenv("OPENAI_API_KEY", "env-key")
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://env.example/v1")
+    loaded = LLMSettings.load(config)
+    assert (loaded.base_url, loaded.api_key, loaded.model) == ("http://env.example/v1", "env-key", "file-model")
+    loaded = LLMSettings.load(config, model="flag-model", api_key="flag-key", base_url=None, max_concurrency=2)
+    assert (loaded.base_url, loaded.api_key, loaded.model, loaded.max_concurrency) == (
+        "http://env.example/v1", "flag-key", "flag-model", 2)
+    json_config = tmp_path / "llm.json"
+    json_config.write_text(json.dumps({"llm": {"model": "json-model", "max_retries": 0}}))
+    loaded = LLMSettings.load(json_config)
+    assert (loaded.model, loaded.max_retries, loaded.api_key) == ("json-model", 0, "env-key")
+
+
+def test_settings_errors_name_what_to_fix(tmp_path):
+    with pytest.raises(LLMConfigError, match="OPENAI_API_KEY"):
+        LLMSettings.load()  # OpenAI's own endpoint needs a key
+    with pytest.raises(LLMConfigError, match=r"no API key for https://llm\.example\.com/v1: set OPENAI_API_KEY"):
+        LLMSettings.load(base_url="https://llm.example.com/v1")
+    with pytest.raises(LLMConfigError, match="OPENAI_API_KEY"):
+        LLMClient(LLMSettings(base_url="https://llm.example.com/v1"))
+    assert LLMSettings.load(base_url="http://127.0.0.1:9/v1").api_key is None  # local: no key needed
+    config = tmp_path / "llm.toml"
+    config.write_text('model = "m"\ntemprature = 0.2\n')
+    with pytest.raises(LLMConfigError, match=r"llm\.toml: unknown key 'temprature'"):
+        LLMSettings.load(config)
+    config.write_text('model = "m"\nmax_retries = -1\n')
+    with pytest.raises(LLMConfigError, match=r"llm\.toml: max_retries must be an integer >= 0"):
+        LLMSettings.load(config, api_key="k")
+    config.write_text('model = "m\n')
+    with pytest.raises(LLMConfigError, match=r"llm\.toml: invalid TOML"):
+        LLMSettings.load(config)
+    with pytest.raises(LLMConfigError, match="unknown setting"):
+        LLMSettings.load(api_key="k", modle="m")
+    with pytest.raises(LLMConfigError, match="cannot read"):
+        LLMSettings.load(tmp_path / "missing.toml")
+    with pytest.raises(LLMConfigError, match="must be an http"):
+        LLMSettings.load(base_url="ftp://x", api_key="k")
