@@ -90,7 +90,11 @@ def _gate(state: NeoState) -> dict[str, Any]:
     job, draft = state["job"], state["draft"]
     record = build_record(job, draft, state["dialogue"], state["rounds"], state.get("feedback_log", []))
     if job.config.backend == "llm":  # every model call of this task happened before its gates
-        record["provenance"]["tokens"]["llm"] = usage_delta(_JOB_USAGE.get(job.task_id, {}), _usage_now(job.config))
+        spent = usage_delta(_JOB_USAGE.get(job.task_id, {}), _usage_now(job.config))
+        record["provenance"]["tokens"]["llm"] = spent
+        settings = _roles(job.config).client.settings
+        if settings.prices:
+            record["provenance"]["cost_usd"] = usage_cost(spent, settings)
     scratch = Path(tempfile.mkdtemp(prefix=f".{job.task_id}.", dir=job.staging))
     try:
         results = run_gates(record, job.testbed, scratch=scratch)
@@ -132,6 +136,18 @@ def _usage_now(config: BuildConfig) -> dict[str, Any]:
     roles = _roles(config)
     client = getattr(roles, "client", None)
     return client.usage.to_dict() if client is not None else {}
+
+
+def usage_cost(delta: dict[str, dict[str, int]], settings: Any) -> float | None:
+    """USD for a usage delta from the settings' price table (per 1K tokens, by each role's model);
+    None when a model used has no price."""
+    total = 0.0
+    for role, spent in delta.items():
+        price = settings.prices.get(settings.model_for(role))
+        if price is None:
+            return None
+        total += spent["prompt_tokens"] / 1000 * price[0] + spent["completion_tokens"] / 1000 * price[1]
+    return round(total, 6)
 
 
 def usage_delta(before: dict[str, Any], after: dict[str, Any]) -> dict[str, dict[str, int]]:

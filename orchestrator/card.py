@@ -45,6 +45,11 @@ def llm_usage(records: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
             for role, t in sorted(totals.items())}
 
 
+def _cost(records: list[dict[str, Any]]) -> float | None:
+    costs = [r.get("provenance", {}).get("cost_usd") for r in records]
+    return round(sum(costs), 6) if costs and all(isinstance(c, (int, float)) for c in costs) else None
+
+
 def usage_table(usage: dict[str, dict[str, float]]) -> str:
     if not usage:
         return ""
@@ -73,6 +78,7 @@ def statistics(records: list[dict[str, Any]]) -> dict[str, Any]:
         "difficulty": dict(sorted(Counter(r.get("difficulty", "?") for r in records).items())),
         "token_counter": COUNTER_DESCRIPTION,
         "llm_usage": llm_usage(records),
+        "cost_usd": _cost(records),
     }
 
 
@@ -96,8 +102,10 @@ def _llm_section(stats: dict[str, Any]) -> str:
     usage = stats.get("llm_usage") or {}
     if not usage:
         return ""
+    cost = stats.get("cost_usd")
+    priced = f"Cost from the price table: {cost:.4f} USD in all.\n\n" if cost is not None else ""
     return ("## Model usage\n\nCalls and tokens reported by the endpoint, per role (exploration of a shared office "
-            "is counted once, on the first task that needed it):\n\n" + usage_table(usage) + "\n")
+            "is counted once, on the first task that needed it):\n\n" + usage_table(usage) + "\n" + priced)
 
 
 def render_card(stats: dict[str, Any], build: dict[str, Any]) -> str:

@@ -274,13 +274,22 @@ def export_command(
 def fake_llm_command(
     port: int = typer.Option(8000, "--port", "-p", help="Port to listen on (0 picks a free one)"),
     host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on"),
+    fault: list[str] = typer.Option([], "--fault", help="Fault for the next chat request, in order (repeatable): "
+                                    "malformed, fenced, truncated, 429, 500, slow; a request header X-Fake-Fault also works"),
+    fail_model: Optional[str] = typer.Option(None, "--fail-model", help="Answer every request for this model with HTTP 500"),
+    retry_after: float = typer.Option(1.0, "--retry-after", help="Seconds in the Retry-After header of a 429"),
 ) -> None:
-    """Serve a local OpenAI-compatible endpoint (chat, embeddings, models) until Ctrl-C."""
+    """Serve a local OpenAI-compatible endpoint (chat, embeddings, models) until Ctrl-C; every role
+    prompt of this project is answered the way the offline backend would."""
     import signal
     import threading
 
-    from orchestrator.fake_llm import FakeLLMServer, default_responder
+    from orchestrator.fake_llm import FAULTS, FakeLLMServer, default_responder
     from orchestrator.fake_llm.server import serve_forever
+
+    unknown = [f for f in fault if f not in FAULTS]
+    if unknown:
+        _fail(f"--fault {unknown[0]!r}: must be one of {', '.join(FAULTS)}")
 
     def _interrupt(signum: int, frame: object) -> None:
         raise KeyboardInterrupt
@@ -288,7 +297,9 @@ def fake_llm_command(
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _interrupt)  # `kill` stops it as cleanly as Ctrl-C
     try:
-        server = FakeLLMServer(default_responder(), host=host, port=port).start()
+        server = FakeLLMServer(default_responder(), host=host, port=port, retry_after=retry_after,
+                               fail_model=fail_model).start()
+        server.queue_faults(*fault)
     except OSError as exc:
         _fail(f"--host {host} --port {port}: cannot listen ({exc.strerror or exc})")
     serve_forever(server, ready=lambda s: typer.echo(f"fake OpenAI-compatible endpoint at {s.url} (Ctrl-C to stop)"))

@@ -44,7 +44,9 @@ from generators.plus_offline import PlusDraft, infer_apps, regenerate
 from office_env import SeedTask, load_officebench
 from orchestrator import dataset
 from generators.plus_llm import regenerate_llm
-from orchestrator.build import BuildError, is_role_failure, check_out_folder, drop_category, read_outcomes, usage_delta
+from orchestrator.build import (
+    BuildError, check_out_folder, drop_category, is_role_failure, read_outcomes, usage_cost, usage_delta,
+)
 from verifier.llm_verifier import verify_llm
 from orchestrator.card import render_plus_card, statistics
 from orchestrator.record import dialogue_tokens
@@ -263,7 +265,10 @@ def plus_gate(state: PlusState) -> dict[str, Any]:
     record = build_plus_record(job, state["draft"], state["rounds"], state.get("feedback_log", []))
     client, before = _JOB_USAGE.get(job.task_id, (None, {}))
     if client is not None:
-        record["provenance"]["tokens"]["llm"] = usage_delta(before, client.usage.to_dict())
+        spent = usage_delta(before, client.usage.to_dict())
+        record["provenance"]["tokens"]["llm"] = spent
+        if client.settings.prices:
+            record["provenance"]["cost_usd"] = usage_cost(spent, client.settings)
     seed = job.seed_task
     job.staging.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix=f".{job.task_id}.", dir=job.staging))

@@ -173,3 +173,19 @@ def test_inputs_block_is_what_the_prompt_shows():
     messages = render("planner", inputs={"app_count": 1, "available_apps": ["word"], "task_kinds": ["x"],
                                          "suggested_kind": "x", "days": 5, "utterances_per_day": 70}, schema={})
     assert role_of(messages) == "planner" and inputs_of(messages)["suggested_kind"] == "x"
+
+
+def test_a_price_table_gives_the_cost_of_each_task_and_of_the_dataset(tmp_path):
+    settings = tmp_path / "priced.toml"
+    settings.write_text('timeout = 10\nmax_retries = 1\n[prices]\n"fake-model" = [0.5, 2.0]\n')
+    with FakeLLMServer(default_responder()) as server:
+        config = BuildConfig(seed=4, backend="llm", model="fake-model", base_url=server.url, llm_config=str(settings),
+                             **SMALL)
+        build(tmp_path / "ds", 2, config, workers=1)
+    records = [t.record for t in iter_tasks(tmp_path / "ds")]
+    for record in records:
+        spent = record["provenance"]["tokens"]["llm"]
+        expected = sum(u["prompt_tokens"] * 0.5 + u["completion_tokens"] * 2.0 for u in spent.values()) / 1000
+        assert record["provenance"]["cost_usd"] == pytest.approx(expected)
+    total = sum(r["provenance"]["cost_usd"] for r in records)
+    assert f"Cost from the price table: {total:.4f} USD" in (tmp_path / "ds" / "README.md").read_text()
