@@ -8,7 +8,8 @@ from datetime import date
 from typing import Any
 
 from backends.prompts import render
-from generators.dialogue_offline import timestamps, working_days_before
+from generators.dialogue_llm import turn_times
+from generators.dialogue_offline import working_days_before
 from generators.model import MemoryPiece, Session, Turn
 from generators.plus_offline import PlusDraft, SeedLike, infer_apps
 from generators.schemas import PLUS_SCHEMA
@@ -28,7 +29,7 @@ def regenerate_llm(client: Any, seed_task: SeedLike, *, days: int = 5, utterance
     data = client.structured("plus_generator", messages, PLUS_SCHEMA)
     sessions = []
     for day in data["dialogue"]:
-        stamps = timestamps(date.fromisoformat(day["date"]), len(day["turns"]), random.Random(f"{day['date']}:{feedback}"))
+        stamps = turn_times(day["turns"], date.fromisoformat(day["date"]), random.Random(f"{day['date']}:{feedback}"))
         sessions.append(Session(day["day"], day["date"], tuple(
             Turn(t["role"], t["text"], ts, tuple(t.get("evidence", ()))) for t, ts in zip(day["turns"], stamps))))
     return PlusDraft(intent=data["intent"], query=data["query"],

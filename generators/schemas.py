@@ -22,11 +22,12 @@ PLAN_CALL: dict[str, Any] = {
               "required": ["tool", "args"], "additionalProperties": False},
 }
 
-TURN: dict[str, Any] = {  # timestamps are assigned in code, not asked of the model
+TURN: dict[str, Any] = {  # a timestamp is optional: code assigns one when the model gives none
     "type": "object",
     "properties": {
         "role": {"enum": ["user", "assistant"]},
         "text": {"type": "string", "minLength": 1},
+        "ts": {"type": "string", "pattern": r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}$"},
         "evidence": {"type": "array", "items": {"type": "string", "pattern": "^m[0-9]+$"}},
     },
     "required": ["role", "text"],

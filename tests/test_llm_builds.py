@@ -189,3 +189,19 @@ def test_a_price_table_gives_the_cost_of_each_task_and_of_the_dataset(tmp_path):
         assert record["provenance"]["cost_usd"] == pytest.approx(expected)
     total = sum(r["provenance"]["cost_usd"] for r in records)
     assert f"Cost from the price table: {total:.4f} USD" in (tmp_path / "ds" / "README.md").read_text()
+
+
+def test_model_timestamps_are_kept_when_usable_and_replaced_otherwise():
+    import random
+    from datetime import date
+
+    from generators.dialogue_llm import turn_times
+
+    day = date(2024, 5, 6)
+    good = [{"ts": "2024-05-06T09:00:00"}, {"ts": "2024-05-06T09:00:30"}]
+    assert turn_times(good, day, random.Random(1)) == ["2024-05-06T09:00:00", "2024-05-06T09:00:30"]
+    for bad in ([{"ts": "2024-05-06T09:00:00"}, {"ts": "2024-05-06T08:00:00"}],  # going back
+                [{"ts": "2024-05-07T09:00:00"}, {"ts": "2024-05-07T09:01:00"}],  # another day
+                [{"ts": "2024-05-06T09:00:00"}, {}]):                              # one missing
+        times = turn_times(bad, day, random.Random(1))
+        assert all(t.startswith("2024-05-06") for t in times) and times[0] < times[1]
