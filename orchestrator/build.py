@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import shutil
 import tempfile
@@ -97,7 +98,9 @@ def _gate(state: NeoState) -> dict[str, Any]:
             record["provenance"]["cost_usd"] = usage_cost(spent, settings)
     scratch = Path(tempfile.mkdtemp(prefix=f".{job.task_id}.", dir=job.staging))
     try:
-        results = run_gates(record, job.testbed, scratch=scratch)
+        client = getattr(_roles(job.config), "client", None)
+        results = run_gates(record, job.testbed, scratch=scratch, extra=job.config.gates, client=client,
+                            agents=gate_agents_for(job.config.gates, job.config.backend, client))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     record["provenance"]["gates"] = {name: r.to_dict() for name, r in results.items()}
@@ -130,6 +133,15 @@ def _roles(config: BuildConfig) -> Any:
 @lru_cache(maxsize=4)
 def _graph(config: BuildConfig):
     return build_neo_graph(_roles(config), _gate, _write)
+
+
+def gate_agents_for(gates: tuple[str, ...], backend: str, client: Any) -> Any:
+    """The agents the solvability and leakage gates run (built only when those gates are chosen)."""
+    if not {"solvability", "leakage"} & set(gates):
+        return None
+    from verifier.agent_gates import gate_agents
+
+    return gate_agents(backend, client)
 
 
 def _usage_now(config: BuildConfig) -> dict[str, Any]:
@@ -302,8 +314,9 @@ def build(out: Path, n: int, config: BuildConfig, workers: int = 1, resume: bool
         while len(accepted_indices()) < n and next_index < max_attempts:
             need = n - len(accepted_indices())
             tried = len(done)
-            drop_rate = (tried - len(accepted_indices())) / tried if tried else 0.0
-            batch_size = max(need + int(need * drop_rate / max(1e-9, 1 - drop_rate)) + (1 if drop_rate else 0), workers)
+            drop_rate = min(0.75, (tried - len(accepted_indices())) / tried) if tried else 0.0
+            # one process: just the attempts still needed; several: the expected number, to keep all busy
+            batch_size = need if workers == 1 else max(math.ceil(need / (1 - drop_rate)), workers)
             batch = []
             while len(batch) < batch_size and next_index < max_attempts:
                 if next_index not in done:

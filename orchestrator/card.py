@@ -45,6 +45,27 @@ def llm_usage(records: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
             for role, t in sorted(totals.items())}
 
 
+def gate_counts(records: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
+    """Per gate: how many written tasks it checked and passed, and how many it skipped."""
+    counts: dict[str, dict[str, int]] = {}
+    for record in records:
+        for name, result in record.get("provenance", {}).get("gates", {}).items():
+            bucket = counts.setdefault(name, {"passed": 0, "skipped": 0})
+            bucket["skipped" if result.get("skipped") else "passed"] += bool(result.get("passed"))
+    return counts
+
+
+def _gate_table(stats: dict[str, Any], drops: dict[str, int]) -> str:
+    names = list(stats.get("gates", {})) + [k[5:] for k in drops if k.startswith("gate ") and k[5:] not in stats.get("gates", {})]
+    if not names:
+        return ""
+    lines = ["| gate | passed (written tasks) | skipped | dropped attempts |", "|---|---:|---:|---:|"]
+    for name in names:
+        c = stats.get("gates", {}).get(name, {"passed": 0, "skipped": 0})
+        lines.append(f"| {name} | {c['passed']} | {c['skipped']} | {drops.get(f'gate {name}', 0)} |")
+    return "\n".join(lines) + "\n"
+
+
 def _cost(records: list[dict[str, Any]]) -> float | None:
     costs = [r.get("provenance", {}).get("cost_usd") for r in records]
     return round(sum(costs), 6) if costs and all(isinstance(c, (int, float)) for c in costs) else None
@@ -78,6 +99,7 @@ def statistics(records: list[dict[str, Any]]) -> dict[str, Any]:
         "difficulty": dict(sorted(Counter(r.get("difficulty", "?") for r in records).items())),
         "token_counter": COUNTER_DESCRIPTION,
         "llm_usage": llm_usage(records),
+        "gates": gate_counts(records),
         "cost_usd": _cost(records),
     }
 
@@ -137,6 +159,7 @@ Tokens are counted with {stats['token_counter']}.
 
 Attempts: {build.get('attempts', 0)}; accepted: {build.get('accepted', 0)}; dropped: {sum(drops.values())}.
 
+{_gate_table(stats, drops)}
 | dropped because | attempts |
 |---|---:|
 {drop_lines}

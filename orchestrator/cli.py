@@ -114,6 +114,16 @@ def _parse_apps(text: str) -> tuple[int, ...]:
     return counts
 
 
+def _parse_gates(text: str) -> tuple[str, ...]:
+    from verifier.gates import parse_gates
+
+    try:
+        return parse_gates(text)
+    except ValueError as exc:
+        _fail(str(exc))
+    return ()
+
+
 def _default_cache() -> Path:
     base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
     return base / "homeragents" / "llm-cache.sqlite"
@@ -154,6 +164,8 @@ def build_command(
     llm_config: Optional[Path] = typer.Option(None, "--llm-config", help="llm: JSON or TOML settings file"),
     cache: Optional[Path] = typer.Option(None, "--cache", help="llm: response cache file (default: in the user cache folder)"),
     no_cache: bool = typer.Option(False, "--no-cache", help="llm: do not cache responses"),
+    gates: str = typer.Option("default", "--gates", help="Extra gates: solvability, leakage, judges (comma list), "
+                              "'all', or 'default' (only the built-in gates)"),
 ) -> None:
     """Build a verified Neo dataset: on the offline backend (default; no key, no network) or through
     an OpenAI-compatible endpoint (--backend llm)."""
@@ -167,7 +179,8 @@ def build_command(
     if utterances < 4:
         _fail(f"--utterances must be at least 4 (got {utterances})")
     llm = _llm_options(backend, model, base_url, llm_config, cache, no_cache)
-    config = BuildConfig(seed=seed, app_counts=_parse_apps(apps), days=days, utterances_per_day=utterances, **llm)
+    config = BuildConfig(seed=seed, app_counts=_parse_apps(apps), days=days, utterances_per_day=utterances,
+                         gates=_parse_gates(gates), **llm)
     started = time.perf_counter()
     try:
         with Progress(TextColumn("building"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
@@ -190,7 +203,7 @@ def build_command(
 def verify_command(dataset_dir: Path = typer.Argument(..., help="A dataset folder written by homer build")) -> None:
     """Re-run every gate on a written dataset; one line per task; exit 1 on any failure."""
     from orchestrator.dataset import iter_tasks
-    from verifier.gates import run_gates
+    from verifier.gates import AGENT_GATES, run_gates
 
     if not (dataset_dir / "tasks").is_dir():
         _fail(f"{dataset_dir}: not a dataset folder (no tasks/)")
@@ -201,7 +214,14 @@ def verify_command(dataset_dir: Path = typer.Argument(..., help="A dataset folde
             failures += 1
             typer.echo(f"FAIL {task.id}: {task.error}")
             continue
-        results = run_gates(task.record, task.testbed, task.reference)
+        recorded = task.record.get("provenance", {}).get("gates", {})
+        extra = tuple(g for g in AGENT_GATES if g in recorded)  # re-run the extra gates it was built with
+        agents = None
+        if {"solvability", "leakage"} & set(extra):
+            from verifier.agent_gates import gate_agents
+
+            agents = gate_agents("offline", None)
+        results = run_gates(task.record, task.testbed, task.reference, extra=extra, agents=agents)
         bad = {k: r for k, r in results.items() if not r.passed}
         if bad:
             failures += 1
@@ -320,6 +340,8 @@ def regenerate_command(
     llm_config: Optional[Path] = typer.Option(None, "--llm-config", help="llm: JSON or TOML settings file"),
     cache: Optional[Path] = typer.Option(None, "--cache", help="llm: response cache file"),
     no_cache: bool = typer.Option(False, "--no-cache", help="llm: do not cache responses"),
+    gates: str = typer.Option("default", "--gates", help="Extra gates: solvability, leakage, judges (comma list), "
+                              "'all', or 'default'"),
 ) -> None:
     """Regenerate a Plus split from OfficeBench seed tasks: one task per seed subtask, with an intent
     and a multi-day dialogue carrying the instruction's specifics; evaluation, testbed and reference
@@ -338,7 +360,7 @@ def regenerate_command(
     started = time.perf_counter()
     try:
         summary = regenerate_split(seeds, out, seed=seed, days=days, utterances_per_day=utterances,
-                                   workers=workers, resume=resume, **llm)
+                                   workers=workers, resume=resume, gates=_parse_gates(gates), **llm)
     except BuildError as exc:
         _fail(str(exc))
     for warning in summary.warnings:
@@ -355,6 +377,61 @@ def regenerate_command(
         if not summary.written:
             typer.echo("error: no task was written", err=True)
         raise typer.Exit(1)
+
+
+@app.command("eval")
+def eval_command(
+    dataset_dir: Path = typer.Argument(..., help="A dataset folder written by homer build or homer regenerate"),
+    agent: str = typer.Option(..., "--agent", help="llm (a model through an OpenAI-compatible endpoint), "
+                              "oracle (replays the reference plan) or none (does nothing)"),
+    mode: str = typer.Option(..., "--mode", help="long-context (the whole chat in the prompt) or rag (retrieval over it)"),
+    out: Path = typer.Option(..., "--out", "-o", help="Run folder to write (empty, or an earlier run to replace)"),
+    storage: str = typer.Option("raw", "--storage", help="rag: raw (the chat itself) or summary (summaries of it)"),
+    granularity: str = typer.Option("session", "--granularity", help="rag: session or utterance (raw); session or chunk (summary)"),
+    top_k: int = typer.Option(5, "--top-k", help="rag: units retrieved per task"),
+    chunk_sessions: int = typer.Option(2, "--chunk-sessions", help="rag summary/chunk: days per chunk"),
+    embeddings: Optional[str] = typer.Option(None, "--embeddings", help="rag: rank by this embedding model on the endpoint (default: BM25)"),
+    trials: int = typer.Option(1, "--trials", help="Runs per task (pass^k over them)"),
+    workers: int = typer.Option(1, "--workers", "-w", help="Worker processes"),
+    step_cap: int = typer.Option(30, "--step-cap", help="Tool calls allowed per run"),
+    model: Optional[str] = typer.Option(None, "--model", help="llm: model name (default from --llm-config or gpt-4o-mini)"),
+    base_url: Optional[str] = typer.Option(None, "--base-url", help="llm: OpenAI-compatible base URL (default: OPENAI_BASE_URL)"),
+    llm_config: Optional[Path] = typer.Option(None, "--llm-config", help="llm: JSON or TOML settings file"),
+) -> None:
+    """Evaluate an agent on a dataset (long-context or RAG history); write results.jsonl, report.md
+    and run.json into --out and print the report's table. Exit 0 when the run completed (whatever the
+    pass rate), 2 for bad options."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from harness.context import ContextConfig
+    from harness.report import table
+    from harness.runner import EvalConfig, EvalError, evaluate
+
+    if not dataset_dir.is_dir() or not (dataset_dir / "tasks").is_dir():
+        _fail(f"{dataset_dir}: not a dataset folder (no tasks/)")
+    if llm_config is not None and not llm_config.is_file():
+        _fail(f"--llm-config {llm_config}: no such file")
+    context = ContextConfig(mode=mode, storage=storage, granularity=granularity, top_k=top_k,
+                            chunk_sessions=chunk_sessions, embeddings=embeddings)
+    config = EvalConfig(agent=agent, context=context, trials=trials, step_cap=step_cap, workers=workers, model=model,
+                        base_url=base_url, llm_config=str(llm_config) if llm_config else None)
+    try:
+        config.validate()
+        with Progress(TextColumn("evaluating"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                      transient=True, disable=not sys.stderr.isatty()) as bar:
+            task = bar.add_task("eval", total=None)
+            summary = evaluate(dataset_dir, out, config,
+                               on_progress=lambda done, total: bar.update(task, completed=done, total=total))
+    except EvalError as exc:
+        _fail(str(exc).replace("\n", " "))
+    for item in summary.skipped:
+        typer.echo(f"skipped {item['id']}: {item['error']}", err=True)
+    typer.echo(table(summary.metrics, rag=mode == "rag"))
+    overall = summary.overall
+    errors = f", {overall['errors']} run(s) ended with an error" if overall["errors"] else ""
+    typer.echo(f"evaluated {overall['tasks']} task(s) x {trials} trial(s) with the {agent} agent "
+               f"({context.label()}) in {summary.elapsed:.1f} s; skipped {len(summary.skipped)}{errors}; "
+               f"report: {out / 'report.md'}")
 
 
 def main() -> None:

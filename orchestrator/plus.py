@@ -45,7 +45,8 @@ from office_env import SeedTask, load_officebench
 from orchestrator import dataset
 from generators.plus_llm import regenerate_llm
 from orchestrator.build import (
-    BuildError, check_out_folder, drop_category, is_role_failure, read_outcomes, usage_cost, usage_delta,
+    BuildError, check_out_folder, drop_category, gate_agents_for, is_role_failure, read_outcomes, usage_cost,
+    usage_delta,
 )
 from verifier.llm_verifier import verify_llm
 from orchestrator.card import render_plus_card, statistics
@@ -68,6 +69,7 @@ class PlusConfig:
     base_url: str | None = None
     llm_config: str | None = None
     cache_path: str | None = None
+    gates: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"split": "plus", "seed": self.seed, "days": self.days,
@@ -75,6 +77,8 @@ class PlusConfig:
                                 "backend": self.backend, "model": self.model}
         if self.backend == "llm":
             data["base_url"] = self.base_url
+        if self.gates:
+            data["gates"] = list(self.gates)
         return data
 
 
@@ -277,7 +281,8 @@ def plus_gate(state: PlusState) -> dict[str, Any]:
         if not testbed.is_dir():  # no testbed/ in the seed: an empty office
             testbed = scratch / "empty-testbed"
             testbed.mkdir()
-        results = run_gates(record, testbed, seed.reference, scratch=scratch)
+        results = run_gates(record, testbed, seed.reference, scratch=scratch, extra=job.config.gates, client=client,
+                            agents=gate_agents_for(job.config.gates, job.config.backend, client))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     record["provenance"]["gates"] = {name: r.to_dict() for name, r in results.items()}
@@ -388,6 +393,7 @@ def regenerate_split(seeds_path: str | Path, out: str | Path, *, seed: int = 0, 
                      utterances_per_day: int = 70, workers: int = 1, resume: bool = False, max_rounds: int = 5,
                      roles: PlusRoles | None = None, backend: str = "offline", model: str | None = None,
                      base_url: str | None = None, llm_config: str | None = None, cache_path: str | None = None,
+                     gates: tuple[str, ...] = (),
                      on_progress: Callable[[int, int], None] | None = None) -> PlusSummary:
     """Regenerate every seed subtask under ``seeds_path`` into a Plus dataset in ``out``.
 
@@ -404,7 +410,7 @@ def regenerate_split(seeds_path: str | Path, out: str | Path, *, seed: int = 0, 
     root, out = Path(seeds_path), Path(out)
     config = PlusConfig(seed=seed, days=days, utterances_per_day=utterances_per_day, max_rounds=max_rounds,
                         backend=getattr(roles, "name", backend) if roles is not None else backend, model=model,
-                        base_url=base_url, llm_config=llm_config, cache_path=cache_path)
+                        base_url=base_url, llm_config=llm_config, cache_path=cache_path, gates=tuple(gates))
     report = load_officebench(root)
     summary = PlusSummary(out, loaded=len(report.tasks), subtask_files=report.subtask_files,
                           skipped=_problem_dicts(report.problems, root),

@@ -26,6 +26,7 @@ class BuildConfig:
     base_url: str | None = None
     llm_config: str | None = None  # a JSON/TOML settings file for the llm backend
     cache_path: str | None = None  # the llm response cache (None: no cache)
+    gates: tuple[str, ...] = ()  # extra gates that need an agent or judges (verifier.gates.AGENT_GATES)
 
     def to_dict(self) -> dict[str, Any]:
         """What defines the dataset (the cache location and the key do not)."""
@@ -34,6 +35,8 @@ class BuildConfig:
                                 "backend": self.backend, "model": self.model}
         if self.backend == "llm":
             data["base_url"] = self.base_url
+        if self.gates:
+            data["gates"] = list(self.gates)
         return data
 
 

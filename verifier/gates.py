@@ -31,17 +31,36 @@ import jsonschema_rs
 from jsonschema import Draft202012Validator
 
 from office_env import OfficeError, Workspace, default_registry, evaluate_criteria, validate_criteria
+from verifier.judges import judge_panel
 from generators.specifics import check_specifics, find_specifics
 
 SCHEMA_DIR = Path(__file__).resolve().parent / "schemas"
 GATES = ("schema", "fails_untouched", "oracle_passes", "memory_evidence", "baseline_fails")
 PLUS_GATES = GATES + ("specifics",)
+AGENT_GATES = ("solvability", "leakage", "judges")  # need an agent or judges; chosen with --gates
 NO_ORACLE = "no oracle plan: solvability is left to the harness"
 
 
-def gates_for(record: dict[str, Any]) -> tuple[str, ...]:
-    """The gates a record must pass: ``PLUS_GATES`` for split ``plus``, else ``GATES``."""
-    return PLUS_GATES if isinstance(record, dict) and record.get("split") == "plus" else GATES
+def gates_for(record: dict[str, Any], extra: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """The gates a record must pass: ``PLUS_GATES`` for split ``plus``, else ``GATES``, then the
+    chosen ``extra`` gates (from ``AGENT_GATES``) in their canonical order."""
+    base = PLUS_GATES if isinstance(record, dict) and record.get("split") == "plus" else GATES
+    return base + tuple(g for g in AGENT_GATES if g in extra)
+
+
+def parse_gates(text: str) -> tuple[str, ...]:
+    """``--gates``: ``default`` (the built-in gates), ``all``, or a comma list of extra gates."""
+    text = text.strip().lower()
+    if text in ("", "default"):
+        return ()
+    if text == "all":
+        return AGENT_GATES
+    chosen = tuple(g.strip() for g in text.split(",") if g.strip())
+    unknown = [g for g in chosen if g not in AGENT_GATES + GATES + ("specifics",)]
+    if unknown:
+        raise ValueError(f"--gates: unknown gate {unknown[0]!r}; choose from {', '.join(AGENT_GATES)}, "
+                         "or 'default' / 'all' (the built-in gates always run)")
+    return tuple(g for g in AGENT_GATES if g in chosen)
 
 
 @lru_cache(maxsize=1)
@@ -66,11 +85,14 @@ class GateResult:
     passed: bool
     detail: str
     skipped: bool = False  # not applicable to this record (counts as passed)
+    votes: tuple[dict[str, Any], ...] | list[dict[str, Any]] = ()  # the judge panel's votes and reasons
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"passed": self.passed, "detail": self.detail}
         if self.skipped:
             data["skipped"] = True
+        if self.votes:
+            data["votes"] = list(self.votes)
         return data
 
 
@@ -136,10 +158,12 @@ def _replay(testbed: Path, plan: list[dict[str, Any]], now: datetime, scratch: P
 
 
 def run_gates(record: dict[str, Any], testbed: Path, reference: Path | None = None,
-              scratch: Path | None = None) -> dict[str, GateResult]:
-    """Run every gate of ``gates_for(record)``; later gates are skipped (failed) when the schema
-    gate fails."""
-    names = gates_for(record)
+              scratch: Path | None = None, *, extra: tuple[str, ...] = (), client: Any = None,
+              agents: Any = None) -> dict[str, GateResult]:
+    """Run every gate of ``gates_for(record, extra)``; later gates are skipped (failed) when the
+    schema gate fails. ``client`` makes the judges model calls (else rule judges); ``agents``
+    (see ``verifier.agent_gates``) runs the solvability and leakage gates."""
+    names = gates_for(record, extra)
     results: dict[str, GateResult] = {"schema": schema_gate(record)}
     if not results["schema"].passed:
         for name in names[1:]:
@@ -178,6 +202,13 @@ def run_gates(record: dict[str, Any], testbed: Path, reference: Path | None = No
         results["memory_evidence"] = evidence_gate(record)
         if "specifics" in names:
             results["specifics"] = specifics_gate(record)
+        if "solvability" in names or "leakage" in names:
+            from verifier.agent_gates import agent_gates
+
+            results.update(agent_gates(record, testbed, reference, work, agents, names))
+        if "judges" in names:
+            passed, detail, votes = judge_panel(record, client)
+            results["judges"] = GateResult(passed, detail, votes=votes)
     finally:
         if own_scratch:
             shutil.rmtree(work, ignore_errors=True)

@@ -17,7 +17,7 @@ from typing import Any
 
 from generators.dialogue_offline import generate_dialogue
 from generators.families import FAMILIES, FamilyInput
-from generators.model import MemoryPiece, TaskDraft, parse_transcript
+from generators.model import MemoryPiece, Session, TaskDraft, parse_transcript
 from office_env.tools import ToolResult
 from orchestrator.fake_llm.server import Reply
 from surfers.offline import EXPLORERS
@@ -32,6 +32,8 @@ ROLE_OPENINGS = {
     "verifier": "You check a task's intent and multi-day chat",
     "plus_generator": "You turn a precise office instruction",
     "judge": "You are one of five independent judges",
+    "summarizer": "You summarize days of chat between a user",
+    "agent": "You are the personal assistant of",
 }
 _JSON_BLOCK_RE = re.compile(r"```json\n(.*?)\n```", re.S)
 _NOW_RE = re.compile(r"^(\d{4}-\d{2}-\d{2} \d{2}:\d{2})")
@@ -157,14 +159,26 @@ def _judge(inputs: dict[str, Any], messages: list[dict[str, Any]]) -> dict[str, 
     return {"vote": "accept", "reason": "complete and clear: every detail the task needs is in the chat"}
 
 
-_ANSWERS = {"planner": _plan, "task_generator": _task, "dialogue_day": _day, "verifier": _verify, "judge": _judge}
+def _summarize(inputs: dict[str, Any], messages: list[dict[str, Any]]) -> dict[str, Any]:
+    from harness.summaries import extractive_summary  # imported here: no import cycle through harness/__init__
+
+    return {"summary": extractive_summary([Session.from_dict(s) for s in inputs["sessions"]])}
+
+
+_ANSWERS = {"planner": _plan, "task_generator": _task, "dialogue_day": _day, "verifier": _verify, "judge": _judge,
+            "summarizer": _summarize}
 
 
 def offline_responder(body: dict[str, Any]) -> Reply:
     """The fake endpoint's default answer to one chat-completions request."""
     messages = body.get("messages", [])
     try:
-        role, inputs = role_of(messages), inputs_of(messages)
+        role = role_of(messages)
+        if role == "agent":  # no plans here: the agent takes no action (agent_answer.agent_responder has them)
+            from orchestrator.fake_llm.agent_answer import answer_agent
+
+            return answer_agent(messages, {}, "none")
+        inputs = inputs_of(messages)
     except (UnknownPrompt, json.JSONDecodeError) as exc:
         return Reply(content=json.dumps({"error": str(exc)}))
     if role == "surfer":

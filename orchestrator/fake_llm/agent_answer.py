@@ -1,0 +1,141 @@
+"""The fake endpoint's answers to the evaluated agent's prompt (``templates/prompts/agent.j2``).
+
+Two modes, so the harness's LLM agent can be tested end to end over real HTTP:
+
+- ``"oracle"``: the agent is given the task's oracle plan, one tool call per reply, then a final
+  message without tool calls;
+- ``"none"``: a final message straight away, no tool calls.
+
+The plans reach the server through a responder factory rather than a module-level registry (no
+global state, one server per set of plans, safe with several servers in one process)::
+
+    plans = dataset_agent_plans(dataset_dir)             # [(request text, plan), ...]
+    server = FakeLLMServer(agent_responder(plans, mode="oracle"))
+
+``agent_responder`` answers agent prompts itself and hands every other request to the offline
+responder (or the ``fallback`` given). The default responder (``homer fake-llm``) knows no plans
+and answers agent prompts in ``"none"`` mode.
+
+The task is identified by the request text, read from the prompt after the line
+``harness.agents.REQUEST_MARKER``. Several tasks may share a request (an intent is written per task
+family); the candidate plan whose specifics -- the string arguments of its calls, file names
+without their folder -- occur most often in the prompt (the history context carries them) is
+chosen, the first one on a tie.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping
+
+from orchestrator.fake_llm.server import Reply
+
+MODES = ("oracle", "none")
+FINAL_MESSAGE = "Done: I handled your request."
+NOTHING_MESSAGE = "I will not take any action."
+
+Plan = list[dict[str, Any]]
+PlanSource = Mapping[str, Plan] | Iterable[tuple[str, Plan]]
+
+
+def request_of(messages: list[dict[str, Any]]) -> str:
+    """The request text of an agent prompt (after the marker line of its first user message)."""
+    from harness.agents import REQUEST_MARKER
+
+    user = next((m.get("content") or "" for m in messages if m.get("role") == "user"), "")
+    head, marker, tail = user.rpartition(f"\n{REQUEST_MARKER}\n")
+    return tail.strip() if marker else ""
+
+
+def _specifics(plan: Plan) -> set[str]:
+    found: set[str] = set()
+
+    def walk(value: Any) -> None:
+        if isinstance(value, str):
+            text = value.strip().rsplit("/", 1)[-1].lower()
+            if len(text) >= 4:
+                found.add(text)
+        elif isinstance(value, dict):
+            for item in value.values():
+                walk(item)
+        elif isinstance(value, list):
+            for item in value:
+                walk(item)
+
+    for call in plan:
+        walk(call.get("args"))
+    return found
+
+
+def choose_plan(candidates: list[Plan], prompt: str) -> Plan:
+    """The candidate whose specifics occur most in ``prompt`` (the first on a tie)."""
+    if len(candidates) == 1:
+        return candidates[0]
+    text = prompt.lower()
+    scores = [sum(s in text for s in _specifics(plan)) for plan in candidates]
+    return candidates[scores.index(max(scores))]
+
+
+def answer_agent(messages: list[dict[str, Any]], plans: Mapping[str, list[Plan]], mode: str) -> Reply:
+    """One reply to an agent conversation: the next call of the chosen plan, or the final message."""
+    if mode == "none":
+        return Reply(content=NOTHING_MESSAGE)
+    candidates = plans.get(request_of(messages))
+    if not candidates:
+        return Reply(content="I do not know this request; I will not take any action.")
+    opening = "\n".join(m.get("content") or "" for m in messages[:2])
+    plan = choose_plan(candidates, opening)
+    done = sum(len(m.get("tool_calls") or []) for m in messages if m.get("role") == "assistant")
+    if done < len(plan):
+        call = plan[done]
+        return Reply(tool_calls=[{"name": call["tool"], "arguments": call["args"]}], finish_reason="tool_calls")
+    return Reply(content=FINAL_MESSAGE)
+
+
+def _grouped(plans: PlanSource) -> dict[str, list[Plan]]:
+    pairs = plans.items() if isinstance(plans, Mapping) else plans
+    grouped: dict[str, list[Plan]] = {}
+    for request, plan in pairs:
+        grouped.setdefault(str(request).strip(), []).append(list(plan))
+    return grouped
+
+
+def agent_responder(plans: PlanSource, mode: str = "oracle",
+                    fallback: Callable[[dict], Reply | str] | None = None) -> Callable[[dict], Reply | str]:
+    """A responder for :class:`FakeLLMServer`: agent prompts answered from ``plans`` (``{request: plan}``
+    or ``(request, plan)`` pairs; pairs allow several tasks with the same request) in ``mode``; every
+    other request goes to ``fallback`` (default: the offline responder)."""
+    if mode not in MODES:
+        raise ValueError(f"unknown agent mode {mode!r}: expected one of {', '.join(MODES)}")
+    grouped = _grouped(plans)
+    if fallback is None:
+        from orchestrator.fake_llm.offline_responder import offline_responder as fallback
+    from orchestrator.fake_llm.offline_responder import UnknownPrompt, role_of
+
+    def responder(body: dict) -> Reply | str:
+        messages = body.get("messages") or []
+        try:
+            role = role_of(messages)
+        except UnknownPrompt:
+            role = None
+        if role == "agent":
+            return answer_agent(messages, grouped, mode)
+        return fallback(body)
+
+    return responder
+
+
+def dataset_agent_plans(dataset_dir: Path | str, request: str = "intent") -> list[tuple[str, Plan]]:
+    """``(request text, oracle plan)`` for every readable task of a dataset with a plan; ``request`` is
+    the record field the harness shows the agent (``intent`` or ``description``)."""
+    from orchestrator.dataset import iter_tasks
+
+    pairs = []
+    for task in iter_tasks(Path(dataset_dir)):
+        record = task.record
+        if record and record.get("oracle") and isinstance(record.get(request), str):
+            pairs.append((record[request], [{"tool": c["tool"], "args": c["args"]} for c in record["oracle"]]))
+    return pairs
+
+
+__all__ = ["agent_responder", "answer_agent", "dataset_agent_plans", "request_of", "choose_plan", "MODES"]
