@@ -1,0 +1,70 @@
+"""The gates that need an agent: solvability and leakage.
+
+- solvability: an agent given the full description T (and no chat) must pass the criteria;
+- leakage: the same agent given only the intent (and no chat) must fail them -- otherwise the
+  multi-day dialogue is not needed.
+On the llm backend the agent is the model agent of the harness. Offline there is no model: the
+agent that knows T is the oracle plan, and the agent that knows only the intent is the baseline
+plan (so these gates repeat the oracle and baseline gates with an agent's bookkeeping); a task
+without a plan has its solvability left to ``homer eval``, recorded as skipped.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from harness.agents import Agent, Episode, LLMAgent, OracleAgent
+from office_env import Workspace, default_registry, evaluate_criteria
+from verifier.gates import GateResult, task_now
+
+AgentFor = Callable[[dict[str, Any], str], Agent | None]  # (record, "description" | "intent") -> agent
+
+
+@dataclass(frozen=True)
+class GateAgents:
+    name: str
+    agent_for: AgentFor
+
+
+def gate_agents(backend: str, client: Any) -> GateAgents:
+    if backend == "llm" and client is not None:
+        agent = LLMAgent(client)
+        return GateAgents("llm", lambda record, request: agent)
+
+    def offline(record: dict[str, Any], request: str) -> Agent | None:
+        if not record.get("oracle"):
+            return None
+        return OracleAgent(record["oracle"] if request == "description" else record.get("baseline", []))
+
+    return GateAgents("offline", offline)
+
+
+def _attempt(record: dict[str, Any], testbed: Path, reference: Path | None, work: Path, agent: Agent,
+             request: str, name: str) -> tuple[bool, int]:
+    now = task_now(record)
+    ws = Workspace(testbed, now=now).copy_to(work / f"agent-{name}", link=True)
+    episode = Episode(task_id=record["id"], user_name=record["user"]["name"], username=record["user"]["username"],
+                      now=record["now"], request=record[request], context="", workspace=ws,
+                      registry=default_registry())
+    trajectory = agent.run(episode)
+    return evaluate_criteria(ws, record["evaluation"], reference).passed, trajectory.step_count
+
+
+def agent_gates(record: dict[str, Any], testbed: Path, reference: Path | None, work: Path, agents: GateAgents | None,
+                names: tuple[str, ...]) -> dict[str, GateResult]:
+    results: dict[str, GateResult] = {}
+    for name, request, must_pass in (("solvability", "description", True), ("leakage", "intent", False)):
+        if name not in names:
+            continue
+        agent = agents.agent_for(record, request) if agents is not None else None
+        if agent is None:
+            results[name] = GateResult(True, f"no {request} agent here: left to the harness", skipped=True)
+            continue
+        passed, steps = _attempt(record, testbed, reference, work, agent, request, name)
+        ok = passed if must_pass else not passed
+        who = f"the {agents.name} agent given only the {request}"
+        verdict = ("passes" if passed else "fails") + f" ({steps} steps)"
+        results[name] = GateResult(ok, f"{who} {verdict}")
+    return results
