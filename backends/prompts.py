@@ -14,7 +14,8 @@ from typing import Any
 import jinja2
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
-ROLES = ("planner", "surfer", "task_generator", "dialogue_day", "verifier", "plus_generator", "judge")
+ROLES = ("planner", "surfer", "task_generator", "dialogue_day", "verifier", "plus_generator", "judge",
+         "agent", "summarizer")
 
 
 @lru_cache(maxsize=1)

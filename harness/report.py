@@ -1,0 +1,137 @@
+"""Scores of an evaluation run, and its Markdown report in the paper's shape.
+
+``metrics(rows, trials)`` groups the result rows (one per task and trial) by app count:
+
+- ``pass_rate``: the macro average over tasks of each task's pass fraction over its trials
+  (pass@1 as the mean over trials);
+- ``pass_k``: the share of tasks that passed every one of their ``k`` trials (only reported when
+  ``trials > 1``);
+- ``context_tokens`` and ``steps``: means over runs; ``recall``: the mean evidence recall of the
+  retrieved context over runs that have one (RAG only);
+- ``errors``: runs that ended with an error (the endpoint failed, the agent crashed).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from statistics import fmean
+from typing import Any, Iterable
+
+APP_COUNTS = (1, 2, 3)
+OVERALL = "overall"
+
+
+def _group(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    by_task: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for row in rows:
+        by_task[row["id"]].append(row)
+    recalls = [r["evidence_recall"] for r in rows if r.get("evidence_recall") is not None]
+    return {
+        "tasks": len(by_task),
+        "runs": len(rows),
+        "pass_rate": fmean(fmean(1.0 if r["passed"] else 0.0 for r in runs) for runs in by_task.values())
+        if by_task else None,
+        "pass_k": fmean(1.0 if all(r["passed"] for r in runs) else 0.0 for runs in by_task.values())
+        if by_task else None,
+        "context_tokens": fmean(r["context_tokens"] for r in rows) if rows else None,
+        "steps": fmean(r["steps"] for r in rows) if rows else None,
+        "recall": fmean(recalls) if recalls else None,
+        "errors": sum(1 for r in rows if r.get("error")),
+    }
+
+
+def metrics(rows: Iterable[dict[str, Any]], trials: int) -> dict[str, Any]:
+    """``{"trials": k, "groups": {"1": {...}, "2": {...}, "3": {...}, "overall": {...}}}``."""
+    rows = list(rows)
+    groups = {str(n): _group([r for r in rows if r.get("app_count") == n]) for n in APP_COUNTS}
+    others = sorted({r.get("app_count") for r in rows} - set(APP_COUNTS), key=str)
+    for n in others:  # an odd app count still shows up, never silently merged
+        groups[str(n)] = _group([r for r in rows if r.get("app_count") == n])
+    groups[OVERALL] = _group(rows)
+    usage = {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0}
+    for row in rows:
+        for key, value in ((row.get("trajectory") or {}).get("usage") or {}).items():
+            if key in usage:
+                usage[key] += int(value)
+    return {"trials": trials, "groups": groups, "agent_usage": usage if usage["calls"] else None}
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.1f}"
+
+
+def _num(value: float | None) -> str:
+    return "-" if value is None else f"{value:,.1f}"
+
+
+def table(data: dict[str, Any], *, rag: bool) -> str:
+    """The results table: a row per app count and one overall."""
+    k = data["trials"]
+    headers = ["apps", "tasks", "pass@1 (%)" if k > 1 else "pass rate (%)"]
+    if k > 1:
+        headers.append(f"pass^{k} (%)")
+    headers += ["avg context tokens", "avg steps"]
+    if rag:
+        headers.append("retrieval recall (%)")
+    lines = ["| " + " | ".join(headers) + " |", "|" + "|".join(" --- " if i == 0 else " ---: " for i in range(len(headers))) + "|"]
+    for name, group in data["groups"].items():
+        label = "overall" if name == OVERALL else f"{name} app{'s' if name != '1' else ''}"
+        cells = [f"**{label}**" if name == OVERALL else label, str(group["tasks"]), _pct(group["pass_rate"])]
+        if k > 1:
+            cells.append(_pct(group["pass_k"]))
+        cells += [_num(group["context_tokens"]), _num(group["steps"])]
+        if rag:
+            cells.append(_pct(group["recall"]))
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def render_report(data: dict[str, Any], config: dict[str, Any], *, dataset: str,
+                  skipped: list[dict[str, str]], errors: list[dict[str, Any]], elapsed: float | None = None) -> str:
+    """The whole ``report.md``."""
+    context = config.get("context") or {}
+    rag = context.get("mode") == "rag"
+    overall = data["groups"][OVERALL]
+    k = data["trials"]
+    out = [f"# Evaluation: {config['agent']} agent, {config.get('context_label') or context.get('mode')}", ""]
+    summary = (f"{overall['tasks']} task(s) of `{dataset}`, {k} trial(s) each: pass rate "
+               f"{_pct(overall['pass_rate'])} %")
+    if k > 1:
+        summary += f" (pass@1, mean over trials), pass^{k} {_pct(overall['pass_k'])} %"
+    out += [summary + ".", "", "## Results", "", table(data, rag=rag), ""]
+    out += ["Pass rates are macro averages over tasks; a task passes a trial only if every criterion passes.",
+            "Context tokens are counted with the project's approximate counter (`backends.tokens`)."]
+    if rag:
+        out.append("Retrieval recall: the share of the task's evidence turns present in the retrieved context.")
+    if k > 1:
+        out.append(f"pass^{k}: a task counts only if all {k} of its trials pass.")
+    out.append("")
+    if data.get("agent_usage"):
+        usage = data["agent_usage"]
+        runs = max(1, overall["runs"])
+        out += ["## Agent model usage", "",
+                f"{usage['calls']} call(s), {usage['prompt_tokens']:,} prompt and {usage['completion_tokens']:,} "
+                f"completion tokens ({usage['calls'] / runs:.1f} calls and "
+                f"{(usage['prompt_tokens'] + usage['completion_tokens']) / runs:,.0f} tokens per run).", ""]
+    out += ["## Configuration", ""]
+    for key, value in config.items():
+        if key == "context" and isinstance(value, dict):
+            value = ", ".join(f"{k_}={v}" for k_, v in value.items())
+        out.append(f"- {key}: {'-' if value is None else value}")
+    if elapsed is not None:
+        out.append(f"- elapsed: {elapsed:.1f} s")
+    out.append("")
+    if skipped:
+        out += [f"## Skipped tasks ({len(skipped)})", ""]
+        out += [f"- `{item['id']}`: {item['error']}" for item in skipped]
+        out.append("")
+    if errors:
+        out += [f"## Runs that ended with an error ({len(errors)})", ""]
+        out += [f"- `{item['id']}` trial {item['trial']}: {item['error']}" for item in errors[:50]]
+        if len(errors) > 50:
+            out.append(f"- ... and {len(errors) - 50} more (see results.jsonl)")
+        out.append("")
+    return "\n".join(out)
+
+
+__all__ = ["metrics", "table", "render_report", "APP_COUNTS", "OVERALL"]

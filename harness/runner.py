@@ -1,0 +1,337 @@
+"""Evaluate an agent on a dataset: ``evaluate(dataset_dir, out_dir, config)``.
+
+For every task (and every trial): a fresh copy of the task's initial testbed under
+``out_dir/.work`` (removed afterwards), the history context (``harness.context.build_context``,
+built once per task; summaries cached under ``out_dir/.cache``), the agent's run, then the task's
+criteria on the copy (``office_env.evaluate_criteria``). Tasks run in worker processes when
+``workers > 1``. A task whose ``task.json`` is unreadable or unusable is reported and skipped; the
+rest is evaluated.
+
+The output folder::
+
+    run.json        the configuration, the dataset, the figures, skipped tasks
+    results.jsonl   one line per task and trial, sorted by id then trial
+    report.md       the Markdown report (harness.report)
+    .cache/         summaries of the history (kept: a rerun into the same folder reuses them)
+
+The LLM agent's calls are not answered from the response cache (trials must be independent), and
+its conversation never holds the criteria, the memory, the evidence marks or the oracle plan.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import asdict, dataclass, field, is_dataclass, replace
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Callable
+
+from harness.agents import (DEFAULT_STEP_CAP, STOP_ERROR, Agent, Episode, LLMAgent, NoneAgent, OracleAgent,
+                            Trajectory, plan_of)
+from harness.context import ContextConfig, build_context
+from harness.report import metrics, render_report
+from office_env import Workspace, default_registry, evaluate_criteria, validate_criteria
+from office_env.workspace import atomic_write
+
+AGENTS = ("llm", "oracle", "none")
+REQUESTS = ("intent", "description")
+WORK = ".work"
+CACHE = ".cache"
+PROGRESS = ".progress.jsonl"
+RESULTS = "results.jsonl"
+REPORT = "report.md"
+RUN = "run.json"
+
+
+class EvalError(ValueError):
+    """Bad evaluation input; the message names the option or folder."""
+
+
+@dataclass(frozen=True)
+class EvalConfig:
+    agent: str
+    context: ContextConfig
+    trials: int = 1
+    step_cap: int = DEFAULT_STEP_CAP
+    workers: int = 1
+    model: str | None = None
+    base_url: str | None = None
+    llm_config: str | None = None
+    request: str = "intent"  # what the agent is asked: the task's intent, or its full description (gates)
+
+    def validate(self) -> "EvalConfig":
+        if self.agent not in AGENTS:
+            raise EvalError(f"--agent {self.agent!r}: must be one of {', '.join(AGENTS)}")
+        if self.request not in REQUESTS:
+            raise EvalError(f"request {self.request!r}: must be one of {', '.join(REQUESTS)}")
+        for name, value in (("--trials", self.trials), ("--step-cap", self.step_cap), ("--workers", self.workers)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise EvalError(f"{name} must be an integer >= 1 (got {value!r})")
+        try:
+            self.context.validate()
+        except ValueError as exc:
+            raise EvalError(str(exc)) from None
+        if self.needs_client():
+            from backends.llm import LLMConfigError
+
+            try:
+                llm_settings(self.model, self.base_url, self.llm_config)
+            except LLMConfigError as exc:
+                raise EvalError(str(exc)) from None
+        return self
+
+    def needs_client(self) -> bool:
+        """An endpoint is used: by the LLM agent, or by the context (embeddings)."""
+        return self.agent == "llm" or bool(getattr(self.context, "embeddings", None))
+
+    def to_dict(self) -> dict[str, Any]:
+        context = asdict(self.context) if is_dataclass(self.context) else dict(vars(self.context))
+        context = {k: (str(v) if isinstance(v, Path) else v) for k, v in context.items()}
+        return {"agent": self.agent, "context": context, "context_label": self.context.label(),
+                "trials": self.trials, "step_cap": self.step_cap, "workers": self.workers, "model": self.model,
+                "base_url": self.base_url, "llm_config": self.llm_config, "request": self.request}
+
+
+@dataclass
+class RunSummary:
+    out: Path
+    config: EvalConfig
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    skipped: list[dict[str, str]] = field(default_factory=list)
+    metrics: dict[str, Any] = field(default_factory=dict)
+    elapsed: float = 0.0
+
+    @property
+    def overall(self) -> dict[str, Any]:
+        return self.metrics["groups"]["overall"]
+
+    @property
+    def pass_rate(self) -> float | None:
+        return self.overall["pass_rate"]
+
+    @property
+    def pass_k(self) -> float | None:
+        return self.overall["pass_k"]
+
+    @property
+    def errors(self) -> list[dict[str, Any]]:
+        return [{"id": r["id"], "trial": r["trial"], "error": r["error"]} for r in self.rows if r.get("error")]
+
+
+# -- per worker process ------------------------------------------------------------------------
+
+def llm_settings(model: str | None, base_url: str | None, llm_config: str | None) -> Any:
+    """The endpoint settings, without a response cache: a cached answer would make every trial the
+    same run. Raises ``LLMConfigError``."""
+    from backends.llm import LLMSettings
+
+    return replace(LLMSettings.load(llm_config, base_url=base_url, model=model), cache_path=None)
+
+
+@lru_cache(maxsize=4)
+def _client(model: str | None, base_url: str | None, llm_config: str | None) -> Any:
+    """One client per worker process and endpoint configuration (it keeps its connections)."""
+    from backends.llm import LLMClient, Usage
+
+    return LLMClient(llm_settings(model, base_url, llm_config), usage=Usage())
+
+
+def _config_client(config: EvalConfig) -> Any:
+    return _client(config.model, config.base_url, config.llm_config) if config.needs_client() else None
+
+
+def make_agent(config: EvalConfig, record: dict[str, Any]) -> Agent:
+    """The agent for one run: the oracle gets the record's plan from here, never through the episode."""
+    if config.agent == "oracle":
+        return OracleAgent(plan_of(record))
+    if config.agent == "none":
+        return NoneAgent()
+    return LLMAgent(_config_client(config))
+
+
+def record_problem(record: dict[str, Any], request: str) -> str | None:
+    """Why a record cannot be evaluated (None when it can)."""
+    try:
+        for key in ("id", "apps", "user", "now", "evaluation", "dialogue"):
+            if key not in record:
+                return f"{key}: missing"
+        if not isinstance(record.get(request), str) or not record[request].strip():
+            return f"{request}: missing or empty"
+        for key in ("name", "username"):
+            if not isinstance(record["user"].get(key), str):
+                return f"user.{key}: missing"
+        from verifier.gates import task_now
+
+        task_now(record)
+        if not isinstance(record["now"].get("weekday"), str):
+            return "now.weekday: missing"
+        problems = validate_criteria(record["evaluation"])
+        if problems:
+            return "; ".join(str(p) for p in problems[:3])
+    except (AttributeError, TypeError, ValueError, KeyError) as exc:
+        return f"unusable record ({exc.__class__.__name__}: {exc})"
+    return None
+
+
+def _app_count(record: dict[str, Any]) -> int:
+    count = record.get("app_count")
+    return count if isinstance(count, int) else len(record["apps"])
+
+
+def run_task(dataset_dir: str, task_id: str, record: dict[str, Any], out_dir: str, config: EvalConfig) -> dict[str, Any]:
+    """Every trial of one task; ``{"id", "rows"}``, or ``{"id", "skipped"}`` when the task cannot run
+    (an unexpected failure skips that task with its reason; the run goes on)."""
+    try:
+        return _run_task(dataset_dir, task_id, record, out_dir, config)
+    except Exception as exc:
+        return {"id": task_id, "skipped": f"evaluation failed: {exc.__class__.__name__}: {str(exc)[:300]}"}
+
+
+def _run_task(dataset_dir: str, task_id: str, record: dict[str, Any], out_dir: str, config: EvalConfig) -> dict[str, Any]:
+    from verifier.gates import task_now
+
+    folder = Path(dataset_dir) / "tasks" / task_id
+    testbed, reference = folder / "testbed", folder / "reference"
+    reference_dir = reference if reference.is_dir() else None
+    out = Path(out_dir)
+    if not testbed.is_dir():
+        return {"id": task_id, "skipped": f"{testbed}: missing"}
+    now = task_now(record)
+    try:
+        context = build_context(record, config.context, client=_config_client(config), summary_cache=out / CACHE)
+    except Exception as exc:  # the context could not be built (e.g. an embeddings endpoint failed for good)
+        return {"id": task_id, "skipped": f"history context: {exc.__class__.__name__}: {str(exc).splitlines()[0][:300]}"}
+    registry = default_registry()
+    rows = []
+    for trial in range(1, config.trials + 1):
+        work = out / WORK / f"{task_id}.t{trial}"
+        shutil.rmtree(work, ignore_errors=True)
+        workspace = Workspace(testbed, now=now).copy_to(work, link=True)
+        try:
+            episode = Episode(task_id=task_id, user_name=record["user"]["name"], username=record["user"]["username"],
+                              now=dict(record["now"]), request=record[config.request], context=context.text,
+                              workspace=workspace, registry=registry, step_cap=config.step_cap)
+            try:
+                trajectory = make_agent(config, record).run(episode)
+                if config.agent == "oracle" and not record.get("oracle"):
+                    trajectory.error = "the task has no oracle plan"
+            except Exception as exc:  # an agent bug must not stop the run: it fails this trial
+                trajectory = Trajectory(error=f"agent crashed: {exc.__class__.__name__}: {exc}"[:500],
+                                        stop_reason=STOP_ERROR)
+            report = evaluate_criteria(workspace, record["evaluation"], reference_dir, initial_dir=testbed)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        rows.append({
+            "id": task_id, "trial": trial, "app_count": _app_count(record), "apps": record["apps"],
+            "family": record.get("family"), "passed": report.passed,
+            "criteria": [r.to_dict() for r in report.results], "steps": trajectory.step_count,
+            "context_tokens": context.tokens, "context_units": list(context.units),
+            "evidence_recall": context.evidence_recall, "trajectory": trajectory.to_dict(),
+            "error": trajectory.error,
+        })
+    return {"id": task_id, "rows": rows}
+
+
+# -- the run (in the parent) ------------------------------------------------------------------
+
+def _check_out(out: Path) -> None:
+    if out.exists() and not out.is_dir():
+        raise EvalError(f"--out {out}: exists and is not a folder")
+    if out.is_dir() and any(p.name not in (CACHE, WORK, PROGRESS) for p in out.iterdir()) and not (out / RUN).is_file():
+        raise EvalError(f"--out {out}: folder is not empty and holds no earlier evaluation run")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        probe = out / ".write-test"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as exc:
+        raise EvalError(f"--out {out}: cannot write there ({exc.strerror or exc})") from None
+
+
+def _dumps(data: Any) -> str:
+    return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
+
+
+def evaluate(dataset_dir: Path | str, out_dir: Path | str, config: EvalConfig,
+             on_progress: Callable[[int, int], None] | None = None) -> RunSummary:
+    """Run ``config.agent`` on every task of ``dataset_dir``; write results, report and config into
+    ``out_dir``. Raises :class:`EvalError` for bad input (before any work)."""
+    from orchestrator.dataset import iter_tasks
+
+    dataset, out = Path(dataset_dir), Path(out_dir)
+    config.validate()
+    if not (dataset / "tasks").is_dir():
+        raise EvalError(f"{dataset}: not a dataset folder (no tasks/)")
+    _check_out(out)
+    started = time.perf_counter()
+    summary = RunSummary(out=out, config=config)
+    jobs: list[tuple[str, dict[str, Any]]] = []
+    for task in iter_tasks(dataset):
+        if task.record is None:
+            summary.skipped.append({"id": task.id, "error": task.error or "unreadable"})
+            continue
+        problem = record_problem(task.record, config.request)
+        if problem:
+            summary.skipped.append({"id": task.id, "error": f"{task.folder / 'task.json'}: {problem}"})
+            continue
+        jobs.append((task.id, task.record))
+    total = len(jobs)
+    progress = (out / PROGRESS).open("w", encoding="utf-8")
+    done = 0
+
+    def collect(outcome: dict[str, Any]) -> None:
+        nonlocal done
+        done += 1
+        if "skipped" in outcome:
+            summary.skipped.append({"id": outcome["id"], "error": outcome["skipped"]})
+        else:
+            summary.rows.extend(outcome["rows"])
+            for row in outcome["rows"]:
+                progress.write(json.dumps(row, ensure_ascii=False) + "\n")
+            progress.flush()
+        if on_progress:
+            on_progress(done, total)
+
+    if on_progress:
+        on_progress(0, total)
+    workers = min(config.workers, max(1, total))
+    try:
+        if workers == 1:
+            for task_id, record in jobs:
+                collect(run_task(str(dataset), task_id, record, str(out), config))
+        else:
+            with ProcessPoolExecutor(max_workers=workers) as pool:
+                futures = [pool.submit(run_task, str(dataset), task_id, record, str(out), config)
+                           for task_id, record in jobs]
+                for future in as_completed(futures):
+                    collect(future.result())
+    finally:
+        progress.close()
+        shutil.rmtree(out / WORK, ignore_errors=True)
+    summary.rows.sort(key=lambda r: (r["id"], r["trial"]))
+    summary.skipped.sort(key=lambda s: s["id"])
+    summary.metrics = metrics(summary.rows, config.trials)
+    summary.elapsed = time.perf_counter() - started
+    _write(summary, dataset)
+    (out / PROGRESS).unlink(missing_ok=True)
+    return summary
+
+
+def _write(summary: RunSummary, dataset: Path) -> None:
+    out, config = summary.out, summary.config.to_dict()
+    lines = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in summary.rows)
+    atomic_write(out / RESULTS, lines.encode("utf-8"))
+    report = render_report(summary.metrics, config, dataset=str(dataset), skipped=summary.skipped,
+                           errors=summary.errors, elapsed=summary.elapsed)
+    atomic_write(out / REPORT, report.encode("utf-8"))
+    run = {"config": config, "dataset": str(dataset.resolve()), "tasks": summary.metrics["groups"]["overall"]["tasks"],
+           "runs": len(summary.rows), "skipped": summary.skipped, "metrics": summary.metrics,
+           "elapsed_seconds": round(summary.elapsed, 3), "finished": time.strftime("%Y-%m-%dT%H:%M:%S")}
+    atomic_write(out / RUN, _dumps(run).encode("utf-8"))
+
+
+__all__ = ["EvalConfig", "EvalError", "RunSummary", "evaluate", "run_task", "make_agent", "record_problem",
+           "AGENTS", "REQUESTS"]
