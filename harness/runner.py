@@ -163,7 +163,7 @@ def record_problem(record: dict[str, Any], request: str) -> str | None:
         for key in ("name", "username"):
             if not isinstance(record["user"].get(key), str):
                 return f"user.{key}: missing"
-        from verifier.gates import task_now
+        from backends.dataset import task_now
 
         task_now(record)
         if not isinstance(record["now"].get("weekday"), str):
@@ -191,7 +191,7 @@ def run_task(dataset_dir: str, task_id: str, record: dict[str, Any], out_dir: st
 
 
 def _run_task(dataset_dir: str, task_id: str, record: dict[str, Any], out_dir: str, config: EvalConfig) -> dict[str, Any]:
-    from verifier.gates import task_now
+    from backends.dataset import task_now
 
     folder = Path(dataset_dir) / "tasks" / task_id
     testbed, reference = folder / "testbed", folder / "reference"
@@ -259,7 +259,7 @@ def evaluate(dataset_dir: Path | str, out_dir: Path | str, config: EvalConfig,
              on_progress: Callable[[int, int], None] | None = None) -> RunSummary:
     """Run ``config.agent`` on every task of ``dataset_dir``; write results, report and config into
     ``out_dir``. Raises :class:`EvalError` for bad input (before any work)."""
-    from orchestrator.dataset import iter_tasks
+    from backends.dataset import iter_tasks
 
     dataset, out = Path(dataset_dir), Path(out_dir)
     config.validate()

@@ -19,15 +19,14 @@ import json
 import os
 import shutil
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
+from backends.dataset import TASKS, LoadedTask, iter_tasks  # noqa: F401  (reading lives below; re-exported)
 from office_env import criteria_schema
 from office_env.workspace import atomic_write
 from verifier.gates import SCHEMA_DIR
 
-TASKS = "tasks"
 WORK = ".work"
 PROGRESS = ".progress.jsonl"
 ATTEMPTS = "attempts.jsonl"
@@ -80,42 +79,6 @@ def publish(staged: Path, out: Path) -> Path:
     target.parent.mkdir(parents=True, exist_ok=True)
     os.replace(staged, target)
     return target
-
-
-@dataclass(frozen=True)
-class LoadedTask:
-    id: str
-    folder: Path
-    record: dict[str, Any] | None
-    error: str | None = None
-
-    @property
-    def testbed(self) -> Path:
-        return self.folder / "testbed"
-
-    @property
-    def reference(self) -> Path | None:
-        ref = self.folder / "reference"
-        return ref if ref.is_dir() else None
-
-
-def iter_tasks(out: Path) -> Iterator[LoadedTask]:
-    """Every task folder, sorted by id; an unreadable task.json is reported, not raised."""
-    root = out / TASKS
-    if not root.is_dir():
-        return
-    for folder in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")):
-        path = folder / "task.json"
-        try:
-            record = json.loads(path.read_text(encoding="utf-8"))
-            if not isinstance(record, dict):
-                raise ValueError("top level is not an object")
-            yield LoadedTask(folder.name, folder, record)
-        except FileNotFoundError:
-            yield LoadedTask(folder.name, folder, None, f"{path}: missing")
-        except (UnicodeDecodeError, ValueError) as exc:
-            where = f" at line {exc.lineno} column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else ""
-            yield LoadedTask(folder.name, folder, None, f"{path}: not valid JSON{where} ({exc.__class__.__name__})")
 
 
 def index_line(record: dict[str, Any]) -> dict[str, Any]:

@@ -30,6 +30,7 @@ from typing import Any
 import jsonschema_rs
 from jsonschema import Draft202012Validator
 
+from backends.dataset import task_now
 from office_env import OfficeError, Workspace, default_registry, evaluate_criteria, validate_criteria
 from verifier.judges import judge_panel
 from generators.specifics import check_specifics, find_specifics
@@ -94,10 +95,6 @@ class GateResult:
         if self.votes:
             data["votes"] = list(self.votes)
         return data
-
-
-def task_now(record: dict[str, Any]) -> datetime:
-    return datetime.strptime(f"{record['now']['date']} {record['now']['time']}", "%Y-%m-%d %H:%M")
 
 
 def schema_gate(record: dict[str, Any]) -> GateResult:
