@@ -205,3 +205,20 @@ def test_model_timestamps_are_kept_when_usable_and_replaced_otherwise():
                 [{"ts": "2024-05-06T09:00:00"}, {}]):                              # one missing
         times = turn_times(bad, day, random.Random(1))
         assert all(t.startswith("2024-05-06") for t in times) and times[0] < times[1]
+
+
+def test_solvability_and_leakage_gates_run_the_model_agent(tmp_path):
+    with FakeLLMServer(default_responder()) as server:
+        config = llm_config(server, tmp_path, gates=("solvability", "leakage"))
+        summary = build(tmp_path / "ds", 2, config, workers=1)
+        agent_requests = [r for r in server.chat_requests() if role_of(r.body["messages"]) == "agent"]
+    assert summary.accepted == 2
+    for task in iter_tasks(tmp_path / "ds"):
+        gates = task.record["provenance"]["gates"]
+        assert gates["solvability"]["passed"] and "llm agent given only the description passes" in gates["solvability"]["detail"]
+        assert gates["leakage"]["passed"] and "given only the intent fails" in gates["leakage"]["detail"]
+    requests = [r.body["messages"][1]["content"] for r in agent_requests]
+    descriptions = [t.record["description"] for t in iter_tasks(tmp_path / "ds")]
+    intents = [t.record["intent"] for t in iter_tasks(tmp_path / "ds")]
+    assert any(d in text for d in descriptions for text in requests)
+    assert any(i in text for i in intents for text in requests)

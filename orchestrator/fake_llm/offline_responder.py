@@ -12,6 +12,8 @@ import hashlib
 import json
 import random
 import re
+import threading
+from collections import OrderedDict
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -131,8 +133,29 @@ def _task(inputs: dict[str, Any], messages: list[dict[str, Any]]) -> dict[str, A
         draft = FAMILIES[name].build(FamilyInput(_rng("task", inputs, name + feedback), inputs["notes"],
                                                  inputs["user"]["username"], inputs["user"]["name"], colleagues, now))
         if draft is not None:
+            _remember_plan(draft.description, draft.to_dict()["oracle"])
             return draft.to_dict()
     return {"error": "no task fits this office"}
+
+
+# The plans of the tasks this endpoint wrote, by full description: asked to do a task described in
+# full, the fake agent can replay its plan; asked with only an intent, it cannot, and does nothing.
+_WRITTEN_PLANS: "OrderedDict[str, list[dict[str, Any]]]" = OrderedDict()
+_PLANS_LOCK = threading.Lock()
+MAX_WRITTEN_PLANS = 4096
+
+
+def _remember_plan(description: str, plan: list[dict[str, Any]]) -> None:
+    with _PLANS_LOCK:
+        _WRITTEN_PLANS[description.strip()] = plan
+        _WRITTEN_PLANS.move_to_end(description.strip())
+        while len(_WRITTEN_PLANS) > MAX_WRITTEN_PLANS:
+            _WRITTEN_PLANS.popitem(last=False)
+
+
+def _written_plans() -> dict[str, list[list[dict[str, Any]]]]:
+    with _PLANS_LOCK:
+        return {description: [plan] for description, plan in _WRITTEN_PLANS.items()}
 
 
 def _day(inputs: dict[str, Any], messages: list[dict[str, Any]]) -> dict[str, Any]:
@@ -174,10 +197,10 @@ def offline_responder(body: dict[str, Any]) -> Reply:
     messages = body.get("messages", [])
     try:
         role = role_of(messages)
-        if role == "agent":  # no plans here: the agent takes no action (agent_answer.agent_responder has them)
+        if role == "agent":  # a task it wrote, described in full: replay; anything else: no action
             from orchestrator.fake_llm.agent_answer import answer_agent
 
-            return answer_agent(messages, {}, "none")
+            return answer_agent(messages, _written_plans(), "oracle")
         inputs = inputs_of(messages)
     except (UnknownPrompt, json.JSONDecodeError) as exc:
         return Reply(content=json.dumps({"error": str(exc)}))
