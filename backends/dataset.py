@@ -15,6 +15,14 @@ from typing import Any, Iterator
 TASKS = "tasks"
 
 
+def ensure_writable_folder(out: Path) -> None:
+    """Create ``out`` if needed and prove it takes files (raises ``OSError`` otherwise)."""
+    out.mkdir(parents=True, exist_ok=True)
+    probe = out / ".write-test"
+    probe.write_bytes(b"")
+    probe.unlink()
+
+
 def task_now(record: dict[str, Any]) -> datetime:
     """The simulated "now" of a task record."""
     return datetime.strptime(f"{record['now']['date']} {record['now']['time']}", "%Y-%m-%d %H:%M")

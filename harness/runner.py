@@ -29,6 +29,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable
 
+from backends.dataset import ensure_writable_folder
 from harness.agents import (DEFAULT_STEP_CAP, STOP_ERROR, Agent, Episode, LLMAgent, NoneAgent, OracleAgent,
                             Trajectory, plan_of)
 from harness.context import ContextConfig, build_context
@@ -243,10 +244,7 @@ def _check_out(out: Path) -> None:
     if out.is_dir() and any(p.name not in (CACHE, WORK, PROGRESS) for p in out.iterdir()) and not (out / RUN).is_file():
         raise EvalError(f"--out {out}: folder is not empty and holds no earlier evaluation run")
     try:
-        out.mkdir(parents=True, exist_ok=True)
-        probe = out / ".write-test"
-        probe.write_bytes(b"")
-        probe.unlink()
+        ensure_writable_folder(out)
     except OSError as exc:
         raise EvalError(f"--out {out}: cannot write there ({exc.strerror or exc})") from None
 

@@ -22,6 +22,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable
 
+from backends.dataset import ensure_writable_folder
 from office_env.synthesis import World, make_world, write_workspace
 from orchestrator import dataset
 from orchestrator.card import render_card, statistics
@@ -96,19 +97,29 @@ def _gate(state: NeoState) -> dict[str, Any]:
         settings = _roles(job.config).client.settings
         if settings.prices:
             record["provenance"]["cost_usd"] = usage_cost(spent, settings)
-    scratch = Path(tempfile.mkdtemp(prefix=f".{job.task_id}.", dir=job.staging))
+    client = getattr(_roles(job.config), "client", None)
+    return {"outcome": gate_record(record, job.testbed, None, job.staging, job.config, client)}
+
+
+def gate_record(record: dict[str, Any], testbed: Path | None, reference: Path | None, staging: Path,
+                config: Any, client: Any) -> dict[str, Any]:
+    """Run the gates on a record (in a scratch folder under ``staging``), keep their results in its
+    provenance, and say ``gated`` or ``dropped`` with the first failing gate. ``testbed=None`` is an
+    empty office."""
+    scratch = Path(tempfile.mkdtemp(prefix=f".{record['id']}.", dir=staging))
     try:
-        client = getattr(_roles(job.config), "client", None)
-        results = run_gates(record, job.testbed, scratch=scratch, extra=job.config.gates, client=client,
-                            agents=gate_agents_for(job.config.gates, job.config.backend, client))
+        if testbed is None or not testbed.is_dir():
+            testbed = scratch / "empty-testbed"
+            testbed.mkdir()
+        results = run_gates(record, testbed, reference, scratch=scratch, extra=config.gates, client=client,
+                            agents=gate_agents_for(config.gates, config.backend, client))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     record["provenance"]["gates"] = {name: r.to_dict() for name, r in results.items()}
     failed = [name for name, r in results.items() if not r.passed]
     if failed:
-        first = failed[0]
-        return {"outcome": {"status": "dropped", "reason": f"gate {first}: {results[first].detail}"}}
-    return {"outcome": {"status": "gated", "record": record}}
+        return {"status": "dropped", "reason": f"gate {failed[0]}: {results[failed[0]].detail}"}
+    return {"status": "gated", "record": record}
 
 
 def _write(state: NeoState) -> dict[str, Any]:
@@ -243,12 +254,9 @@ def check_out_folder(out: Path, digest: str, resume: bool, same_options: str = "
             raise BuildError(f"--resume: {out} was built with a different configuration "
                              f"({previous.get('config')}); use the same {same_options} or a new folder")
     try:
-        out.mkdir(parents=True, exist_ok=True)
-        probe = out / ".write-test"
-        probe.write_bytes(b"")
-        probe.unlink()
+        ensure_writable_folder(out)
     except OSError as exc:
-        raise BuildError(f"--out {out}: cannot write there ({exc.strerror})") from None
+        raise BuildError(f"--out {out}: cannot write there ({exc.strerror or exc})") from None
 
 
 def read_outcomes(out: Path, resume: bool) -> dict[int, dict[str, Any]]:

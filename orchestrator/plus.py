@@ -28,7 +28,6 @@ import json
 import operator
 import re
 import shutil
-import tempfile
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
@@ -45,14 +44,13 @@ from office_env import SeedTask, load_officebench
 from orchestrator import dataset
 from generators.plus_llm import regenerate_llm
 from orchestrator.build import (
-    BuildError, check_out_folder, drop_category, gate_agents_for, is_role_failure, read_outcomes, usage_cost,
+    BuildError, check_out_folder, drop_category, gate_record, is_role_failure, read_outcomes, usage_cost,
     usage_delta,
 )
 from verifier.llm_verifier import verify_llm
 from orchestrator.card import render_plus_card, statistics
 from orchestrator.record import dialogue_tokens
 from verifier.dialogue_rules import check_dialogue
-from verifier.gates import run_gates
 from generators.specifics import check_specifics
 
 GENERATOR_VERSION = "plus-offline-1"
@@ -275,22 +273,7 @@ def plus_gate(state: PlusState) -> dict[str, Any]:
             record["provenance"]["cost_usd"] = usage_cost(spent, client.settings)
     seed = job.seed_task
     job.staging.mkdir(parents=True, exist_ok=True)
-    scratch = Path(tempfile.mkdtemp(prefix=f".{job.task_id}.", dir=job.staging))
-    try:
-        testbed = seed.testbed
-        if not testbed.is_dir():  # no testbed/ in the seed: an empty office
-            testbed = scratch / "empty-testbed"
-            testbed.mkdir()
-        results = run_gates(record, testbed, seed.reference, scratch=scratch, extra=job.config.gates, client=client,
-                            agents=gate_agents_for(job.config.gates, job.config.backend, client))
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
-    record["provenance"]["gates"] = {name: r.to_dict() for name, r in results.items()}
-    failed = [name for name, r in results.items() if not r.passed]
-    if failed:
-        first = failed[0]
-        return {"outcome": {"status": "dropped", "reason": f"gate {first}: {results[first].detail}"}}
-    return {"outcome": {"status": "gated", "record": record}}
+    return {"outcome": gate_record(record, seed.testbed, seed.reference, job.staging, job.config, client)}
 
 
 def plus_write(state: PlusState) -> dict[str, Any]:
