@@ -132,12 +132,11 @@ def _write(state: NeoState) -> dict[str, Any]:
 def _roles(config: BuildConfig) -> Any:
     """The roles for a build, once per worker process (an llm client keeps its connections)."""
     if config.backend == "llm":
-        from backends.llm import LLMClient, LLMSettings, ResponseCache, Usage
+        from backends.llm import LLMClient
         from orchestrator.llm_roles import LLMRoles
 
-        settings = LLMSettings.load(config.llm_config, base_url=config.base_url, model=config.model)
-        cache = ResponseCache(Path(config.cache_path)) if config.cache_path else None
-        return LLMRoles(LLMClient(settings, usage=Usage(), cache=cache))
+        return LLMRoles(LLMClient.from_options(model=config.model, base_url=config.base_url,
+                                               llm_config=config.llm_config, cache_path=config.cache_path))
     return OfflineRoles()
 
 

@@ -146,11 +146,10 @@ class LLMPlusRoles:
 @lru_cache(maxsize=4)
 def _roles_for(config: PlusConfig) -> PlusRoles:
     if config.backend == "llm":
-        from backends.llm import LLMClient, LLMSettings, ResponseCache, Usage
+        from backends.llm import LLMClient
 
-        settings = LLMSettings.load(config.llm_config, base_url=config.base_url, model=config.model)
-        cache = ResponseCache(Path(config.cache_path)) if config.cache_path else None
-        return LLMPlusRoles(LLMClient(settings, usage=Usage(), cache=cache))
+        return LLMPlusRoles(LLMClient.from_options(model=config.model, base_url=config.base_url,
+                                                   llm_config=config.llm_config, cache_path=config.cache_path))
     return OfflinePlusRoles()
 
 

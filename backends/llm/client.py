@@ -22,6 +22,7 @@ import json
 import re
 import threading
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
 import openai
@@ -214,6 +215,15 @@ class LLMClient:
                                f"after {retries + 1} attempt(s)", role=role, model=model) from None
             except openai.OpenAIError as exc:
                 raise LLMError(f"{where}: {exc.__class__.__name__}: {exc}", role=role, model=model) from None
+
+    @classmethod
+    def from_options(cls, *, model: str | None = None, base_url: str | None = None,
+                     llm_config: str | Path | None = None, cache_path: str | Path | None = None) -> "LLMClient":
+        """A client from the command-line options (settings file < environment < flags), counting
+        usage, with a response cache at ``cache_path`` (None: no cache)."""
+        settings = LLMSettings.load(llm_config, base_url=base_url, model=model)
+        cache = ResponseCache(Path(cache_path)) if cache_path else None
+        return cls(settings, usage=Usage(), cache=cache)
 
     def close(self) -> None:
         self._openai.close()
