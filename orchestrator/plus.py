@@ -50,6 +50,7 @@ from orchestrator.build import (
 from verifier.llm_verifier import verify_llm
 from orchestrator.card import render_plus_card, statistics
 from orchestrator.record import dialogue_tokens
+from orchestrator.roles import GenerationOptions
 from verifier.dialogue_rules import check_dialogue
 from generators.specifics import check_specifics
 
@@ -57,27 +58,9 @@ GENERATOR_VERSION = "plus-offline-1"
 
 
 @dataclass(frozen=True)
-class PlusConfig:
-    seed: int = 0
-    days: int = 5
-    utterances_per_day: int = 70
-    max_rounds: int = 5
-    backend: str = "offline"
-    model: str | None = None
-    base_url: str | None = None
-    llm_config: str | None = None
-    cache_path: str | None = None
-    gates: tuple[str, ...] = ()
-
+class PlusConfig(GenerationOptions):
     def to_dict(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"split": "plus", "seed": self.seed, "days": self.days,
-                                "utterances_per_day": self.utterances_per_day, "max_rounds": self.max_rounds,
-                                "backend": self.backend, "model": self.model}
-        if self.backend == "llm":
-            data["base_url"] = self.base_url
-        if self.gates:
-            data["gates"] = list(self.gates)
-        return data
+        return {"split": "plus", "seed": self.seed, **self._shape()}
 
 
 @dataclass(frozen=True)

@@ -15,9 +15,10 @@ from office_env.synthesis import World
 
 
 @dataclass(frozen=True)
-class BuildConfig:
+class GenerationOptions:
+    """What Neo builds and Plus regenerations share: seed, dialogue shape, backend, extra gates."""
+
     seed: int = 0
-    app_counts: tuple[int, ...] = (1, 2, 3)
     days: int = 5
     utterances_per_day: int = 70
     max_rounds: int = 5
@@ -28,16 +29,23 @@ class BuildConfig:
     cache_path: str | None = None  # the llm response cache (None: no cache)
     gates: tuple[str, ...] = ()  # extra gates that need an agent or judges (verifier.gates.AGENT_GATES)
 
-    def to_dict(self) -> dict[str, Any]:
-        """What defines the dataset (the cache location and the key do not)."""
-        data: dict[str, Any] = {"seed": self.seed, "app_counts": list(self.app_counts), "days": self.days,
-                                "utterances_per_day": self.utterances_per_day, "max_rounds": self.max_rounds,
-                                "backend": self.backend, "model": self.model}
+    def _shape(self) -> dict[str, Any]:
+        """The options that define the output (the cache location and the key do not)."""
+        data: dict[str, Any] = {"days": self.days, "utterances_per_day": self.utterances_per_day,
+                                "max_rounds": self.max_rounds, "backend": self.backend, "model": self.model}
         if self.backend == "llm":
             data["base_url"] = self.base_url
         if self.gates:
             data["gates"] = list(self.gates)
         return data
+
+
+@dataclass(frozen=True)
+class BuildConfig(GenerationOptions):
+    app_counts: tuple[int, ...] = (1, 2, 3)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"seed": self.seed, "app_counts": list(self.app_counts), **self._shape()}
 
 
 @dataclass(frozen=True)
