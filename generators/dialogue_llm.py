@@ -1,23 +1,23 @@
-"""The llm dialogue generator: one call per day, each given exactly that day's memory pieces."""
+"""The llm dialogue generator: one call per day, each given exactly that day's planned events.
+
+The history plan (``generators.history_plan``, the same one the offline writer follows) says
+what happens in each thread of the task's work on each day: raised, a detail stated, an earlier
+value corrected, a near-miss mentioned, a check-in. The model writes the day around those
+events, with other work and small talk, and marks the turns; the rules and gates then check it.
+"""
 
 from __future__ import annotations
 
+import json
 import random
 from datetime import date, datetime
-from typing import Any
+from typing import Any, Sequence
 
 from backends.prompts import render
-from generators.dialogue_offline import timestamps, working_days_before
-from generators.model import MemoryPiece, Session, TaskDraft, Turn
+from generators.dialogue_offline import task_values, timestamps
+from generators.history_plan import DayPlan
+from generators.model import Session, TaskDraft, Turn
 from generators.schemas import DIALOGUE_DAY_SCHEMA
-
-
-def assign_days(memory: list[MemoryPiece], days: int) -> list[list[MemoryPiece]]:
-    """Spread the pieces over the days in order, as evenly as possible."""
-    plan: list[list[MemoryPiece]] = [[] for _ in range(days)]
-    for index, piece in enumerate(memory):
-        plan[min(days - 1, index * days // max(1, len(memory)))].append(piece)
-    return plan
 
 
 def turn_times(turns: list[dict[str, Any]], day: date, rng: random.Random) -> list[str]:
@@ -29,22 +29,53 @@ def turn_times(turns: list[dict[str, Any]], day: date, rng: random.Random) -> li
     return timestamps(day, len(turns), rng)
 
 
-def generate_dialogue_llm(client: Any, draft: TaskDraft, *, now: datetime, user_first: str,
-                          colleagues: list[str], company: str, projects: list[str], days: int,
-                          utterances_per_day: int, feedback: str = "") -> list[Session]:
-    dates = working_days_before(now.date(), days)
-    sessions = []
-    for day, (when, pieces) in enumerate(zip(dates, assign_days(draft.memory, days)), start=1):
+def generate_dialogue_llm(client: Any, draft: TaskDraft, plan: list[DayPlan], *, now: datetime, user_first: str,
+                          colleagues: Sequence[str], company: str, projects: Sequence[str], city: str = "",
+                          files: Sequence[str] = (), utterances_per_day: int, feedback: str = "") -> list[Session]:
+    sessions: list[Session] = []
+    said: dict[str, str] = {}  # folded text -> where it was said
+    values = sorted(set(task_values(draft.memory)))
+    for day in plan:
         inputs = {
-            "day": day, "total_days": days, "date": when.isoformat(), "start_time": "09:00",
-            "utterances": utterances_per_day, "user_first": user_first, "colleagues": colleagues,
-            "company": company, "projects": projects,
-            "memory": [{"id": p.id, "text": p.text, "value": p.value} for p in pieces],
+            "day": day.day, "total_days": len(plan), "date": day.date.isoformat(), "weekday": day.date.strftime("%A"),
+            "utterances": utterances_per_day, "user_first": user_first, "colleagues": list(colleagues),
+            "company": company, "projects": list(projects), "city": city, "files": list(files),
+            "events": [e.to_dict() for e in day.events], "task_values": values,
         }
-        messages = render("dialogue_day", inputs=inputs, schema=DIALOGUE_DAY_SCHEMA, feedback=feedback)
-        data = client.structured("dialogue_day", messages, DIALOGUE_DAY_SCHEMA)
-        stamps = turn_times(data["turns"], when, random.Random(f"{now.isoformat()}:{day}:{feedback}"))
-        turns = tuple(Turn(t["role"], t["text"], ts, tuple(t.get("evidence", ())))
+        note = feedback
+        for attempt in range(1 + DAY_RETRIES):
+            messages = render("dialogue_day", inputs=inputs, schema=DIALOGUE_DAY_SCHEMA, feedback=note)
+            data = client.structured("dialogue_day", messages, DIALOGUE_DAY_SCHEMA)
+            repeats = _repeats(data["turns"], said, day.day)
+            if not repeats or attempt == DAY_RETRIES:
+                break  # what is left is the verifier's to report
+            note = "\n".join(([feedback] if feedback else []) + [
+                "These lines were already said; write new ones instead:"] + repeats[:20])
+        stamps = turn_times(data["turns"], day.date, random.Random(f"{now.isoformat()}:{day.day}:{feedback}"))
+        turns = tuple(Turn(t["role"], t["text"], ts, tuple(t.get("evidence", ())), tuple(t.get("superseded", ())),
+                           tuple(t.get("distractor", ())), t.get("thread", ""))
                       for t, ts in zip(data["turns"], stamps))
-        sessions.append(Session(day, when.isoformat(), turns))
+        for index, turn in enumerate(turns, 1):
+            said.setdefault(_fold(turn.text), f"day {day.day} turn {index}")
+        sessions.append(Session(day.day, day.date.isoformat(), turns))
     return sessions
+
+
+DAY_RETRIES = 2  # a day that repeats earlier lines is asked again, with those lines quoted
+
+
+def _fold(text: str) -> str:
+    return " ".join(str(text).lower().split())
+
+
+def _repeats(turns: list[dict[str, Any]], said: dict[str, str], day: int) -> list[str]:
+    """The lines of a day's answer already said on an earlier day or earlier that day."""
+    seen = dict(said)
+    out = []
+    for index, turn in enumerate(turns, 1):
+        key = _fold(turn.get("text", ""))
+        if key in seen:
+            out.append(f"- {json.dumps(str(turn.get('text', '')))} (said at {seen[key]})")
+        else:
+            seen[key] = f"day {day} turn {index}"
+    return out

@@ -1,21 +1,21 @@
-"""The offline dialogue generator: seeded, deterministic, template-bank driven, no network.
+"""The offline dialogue generator: seeded, deterministic, composed from banks, no network.
 
-``generate_dialogue(draft, seed=..., now=..., user_first=...)`` writes ``days`` sessions of
-user/assistant chat, one per working day before ``now``. Every memory piece of the draft is said
-exactly once, by the user, in a turn that contains its value verbatim and lists the piece's id in
-``evidence``; the assistant acknowledges it with a promise (never a claim that it is carried out,
-never the value). Everything else is small talk that asks for nothing.
+``generate_dialogue(draft, seed=..., now=..., user_first=...)`` writes ``days`` sessions of chat,
+one per working day before ``now``, following ``generators.history_plan``: each thread of the
+task's work is raised, its details arrive over the days in the user's own words (the value
+verbatim, the sentence from ``templates/dialogue/threads.j2``), the assistant asks for details
+and promises, never doing; an earlier value is corrected on a later day, near-miss details come
+up. Around that work: other work that is not the task (``generators.other_work``) and small talk
+that belongs to this person and this day (``generators.small_talk``). Sessions start at varied
+times of day and some break for a few hours.
 
-Wording lives in Jinja2 banks under ``templates/dialogue/`` (see ``small_talk.j2`` for the
-format): ``small_talk.j2``, ``carry.j2``, ``acknowledge.j2``, ``openers.j2``, ``closers.j2`` and
-``statement.j2``. A bank file is a list of entries separated by a line ``---``; ``#`` lines are
-comments; ``@key: value`` lines tag the entry; ``U:``/``A:`` lines are user/assistant turns and
-``T:`` lines plain text, each one a Jinja2 template. Banks are parsed and compiled once, at
-import; an entry whose slots cannot be filled (no colleague given, say) is skipped.
+Marks: a turn stating a piece's final value lists it in ``evidence``; an earlier, corrected value
+in ``superseded``; a near-miss in ``distractor``. Task turns carry ``thread`` "t<n>", other work
+"w<n>". No other turn holds any of those values (checked as text is composed).
 
-Pieces whose wording names another piece's value (or whose values overlap, such as ``14`` and
-``14.50``) cannot be said in separate turns without one value appearing twice; such pieces are
-carried together in one user turn whose ``evidence`` lists all of them.
+Banks are files of entries separated by ``---``; ``#`` lines are comments; ``@key: value`` lines
+tag the entry; ``U:``/``A:``/``T:`` lines are user / assistant / text lines, each a Jinja2
+template. Banks are parsed and compiled once, at import.
 """
 
 from __future__ import annotations
@@ -30,25 +30,15 @@ from typing import Any, Callable, Generic, Mapping, Sequence, TypeVar
 import jinja2
 from jinja2 import meta
 
+from generators.history_plan import DayPlan, Event, plan_history
 from generators.model import MemoryPiece, Session, TaskDraft, Turn
+from generators.other_work import OtherWork
+from generators.small_talk import SmallTalk
 
 TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "templates"
 DIALOGUE_DIR = TEMPLATES_DIR / "dialogue"
 
 _ENV = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=False)
-
-# Calendar constants (not dialogue wording): names for the {{ weekday }} slot, locale-independent.
-_WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
-
-# First words that may be lower-cased when a piece's text continues a carry sentence
-# ("By the way, the taxi cost ..."); anything else (names, file names, "I") keeps its case.
-_LOWERABLE = frozenset(
-    "a an the my our your their his her its this that these those there it we they you "
-    "please remember send make book put add schedule move set update use call email mail tell "
-    "check ask write create delete rename fill save forward reply invite plan arrange note keep "
-    "also for in on at by from with when if next after before every each all both some any "
-    "don't do let".split()
-)
 
 _START_EARLIEST = 8 * 3600 + 30 * 60  # 08:30:00
 _START_LATEST = 10 * 3600  # 10:00:00
@@ -170,43 +160,6 @@ def load_bank(name: str, directory: Path = DIALOGUE_DIR) -> tuple[BankEntry, ...
     return entries
 
 
-def _load_all() -> dict[str, tuple[BankEntry, ...]]:
-    banks = {
-        "small_talk": load_bank("small_talk.j2"),
-        "carry": load_bank("carry.j2"),
-        "acknowledge": load_bank("acknowledge.j2"),
-        "openers": load_bank("openers.j2"),
-        "closers": load_bank("closers.j2"),
-        "statement": load_bank("statement.j2"),
-    }
-    _check_shape(banks["small_talk"], "small-talk", _alternating, "alternating U/A lines from U to A")
-    for name in ("openers", "closers"):
-        _check_shape(banks[name], name, lambda r: r == "UA", "one U line then one A line")
-    _check_shape(banks["carry"], "carry", lambda r: r == "U", "one U line")
-    _check_shape(banks["acknowledge"], "acknowledge", lambda r: r == "A", "one A line")
-    _check_shape(banks["statement"], "statement", lambda r: r == "T", "one T line")
-    for name in ("carry", "acknowledge"):
-        for entry in banks[name]:
-            if entry.tags.get("kind", "any") not in ("any", "fact", "action"):
-                raise BankError(f"{entry.where}: @kind must be any, fact or action")
-    for entry in banks["statement"]:
-        if entry.tags.get("use") not in ("wrap", "join"):
-            raise BankError(f"{entry.where}: @use must be wrap or join")
-    for use in ("wrap", "join"):
-        if not any(e.tags.get("use") == use for e in banks["statement"]):
-            raise BankError(f"statement.j2: no '@use: {use}' entry")
-    return banks
-
-
-BANKS: dict[str, tuple[BankEntry, ...]] = _load_all()
-_WRAPS = tuple(e for e in BANKS["statement"] if e.tags["use"] == "wrap")
-_JOINS = tuple(e for e in BANKS["statement"] if e.tags["use"] == "join")
-
-
-def bank_sizes() -> dict[str, int]:
-    """Number of entries per bank (for reports and tests)."""
-    return {name: len(entries) for name, entries in BANKS.items()}
-
 
 # --------------------------------------------------------------------------------------------
 # Helpers
@@ -225,30 +178,6 @@ def working_days_before(day: date, count: int) -> list[date]:
             out.append(current)
     out.reverse()
     return out
-
-
-def _keep_values(candidate: str, fallback: str, values: Sequence[str]) -> str:
-    """``candidate`` unless it lost one of the ``values`` that ``fallback`` contains verbatim."""
-    return candidate if all(v in candidate for v in values if v in fallback) else fallback
-
-
-def _lower_start(text: str, values: Sequence[str]) -> str:
-    first = text.split(" ", 1)[0]
-    if first and first[0].isupper() and first[1:] == first[1:].lower() and first.lower() in _LOWERABLE:
-        return _keep_values(text[0].lower() + text[1:], text, values)
-    return text
-
-
-def _upper_start(text: str, values: Sequence[str]) -> str:
-    if text and text[0].islower():
-        return _keep_values(text[0].upper() + text[1:], text, values)
-    return text
-
-
-def _trim(text: str, values: Sequence[str]) -> str:
-    """Collapse white space and drop end punctuation, as long as the values survive verbatim."""
-    text = _keep_values(" ".join(text.split()), text.strip(), values)
-    return _keep_values(text.rstrip(" .!?;:,"), text, values)
 
 
 class _Deck(Generic[T]):
@@ -279,81 +208,6 @@ class _Deck(Generic[T]):
         return None
 
 
-@dataclass
-class _Unit:
-    """What one carrying user turn says: one piece, or pieces that must travel together."""
-
-    pieces: list[MemoryPiece]
-    statement: str
-
-    @property
-    def kind(self) -> str:
-        return "action" if any(p.kind == "action" for p in self.pieces) else "fact"
-
-
-def _units(pieces: Sequence[MemoryPiece], rng: random.Random) -> list[_Unit]:
-    statements: list[str] = []
-    for piece in pieces:
-        text = _trim(piece.text or "", [piece.value])
-        if piece.value not in text:
-            base = _trim(piece.text or "", [])
-            if base:
-                wrap = _WRAPS[rng.randrange(len(_WRAPS))]
-                text = wrap.lines[0].render({"text": base, "value": piece.value})
-            else:
-                text = piece.value
-        statements.append(text)
-    # Pieces whose statements name each other's values are carried in one turn.
-    parent = list(range(len(pieces)))
-
-    def root(i: int) -> int:
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
-    lowered = [p.value.lower() for p in pieces]
-    for i, stmt in enumerate(statements):
-        low = stmt.lower()
-        for j, value in enumerate(lowered):
-            if i != j and value in low:
-                parent[root(j)] = root(i)
-    groups: dict[int, list[int]] = {}
-    for i in range(len(pieces)):
-        groups.setdefault(root(i), []).append(i)
-    units: list[_Unit] = []
-    for members in sorted(groups.values(), key=lambda m: m[0]):
-        text = statements[members[0]]
-        for j in members[1:]:
-            join = _JOINS[rng.randrange(len(_JOINS))]
-            values = [pieces[m].value for m in members]
-            text = join.lines[0].render({"first": text, "second": _lower_start(statements[j], values)})
-        units.append(_Unit([pieces[m] for m in members], text))
-    return units
-
-
-def _spread(n_units: int, n_days: int, rng: random.Random) -> list[int]:
-    """Day index (0-based, non-decreasing) for each unit: order kept, shares as even as possible."""
-    if n_units == 0:
-        return []
-    if n_units <= n_days:
-        return sorted(rng.sample(range(n_days), n_units))
-    base, extra = divmod(n_units, n_days)
-    bigger = set(rng.sample(range(n_days), extra))
-    out: list[int] = []
-    for day in range(n_days):
-        out.extend([day] * (base + (1 if day in bigger else 0)))
-    return out
-
-
-def _day_length(target: int, carries: int, rng: random.Random) -> int:
-    lo = -(-target * 9 // 10)
-    hi = target * 11 // 10
-    evens = [n for n in range(lo, hi + 1) if n % 2 == 0]
-    n = rng.choice(evens) if evens else target + (target % 2)
-    return max(n, 2 * carries + 2)
-
-
 def timestamps(day: date, n: int, rng: random.Random) -> list[str]:
     """``n`` strictly increasing ISO timestamps on ``day``, starting in the morning."""
     start = rng.randint(_START_EARLIEST, _START_LATEST)
@@ -374,9 +228,338 @@ def timestamps(day: date, n: int, rng: random.Random) -> list[str]:
     return out
 
 
+
+
+# --------------------------------------------------------------------------------------------
+# The thread bank
+# --------------------------------------------------------------------------------------------
+
+_MOVES = ("raise", "raise_reply", "state", "correct", "ask", "after", "distract", "lead", "recap", "recap_reply",
+          "about")
+_MOVE_ROLES = {"raise": "U", "raise_reply": "A", "state": "U", "correct": "U", "ask": "A", "after": "A",
+               "distract": "U", "lead": "T", "recap": "U", "recap_reply": "A", "about": "T"}
+
+
+def _load_threads() -> dict[tuple[str, str], tuple[BankEntry, ...]]:
+    entries = load_bank("threads.j2")
+    out: dict[tuple[str, str], list[BankEntry]] = {}
+    for entry in entries:
+        move = entry.tags.get("move", "")
+        if move not in _MOVES:
+            raise BankError(f"{entry.where}: @move must be one of {', '.join(_MOVES)}")
+        if entry.roles != _MOVE_ROLES[move]:
+            raise BankError(f"{entry.where}: a {move} entry is one {_MOVE_ROLES[move]} line, got {entry.roles!r}")
+        out.setdefault((move, entry.tags.get("cue", "any")), []).append(entry)
+    for move in _MOVES:
+        if not any(m == move for m, _ in out):
+            raise BankError(f"threads.j2: no '@move: {move}' entry")
+    return {key: tuple(value) for key, value in out.items()}
+
+
+THREADS = _load_threads()
+CUES = frozenset(cue for (move, cue) in THREADS if move == "state" and cue != "any")
+GENERIC_ABOUTS = tuple(e.lines[0].render({}) for e in THREADS[("about", "any")])
+
+
+def bank_sizes() -> dict[str, int]:
+    """Number of entries per (move) of the thread bank (for reports and tests)."""
+    sizes: dict[str, int] = {}
+    for (move, _), entries in THREADS.items():
+        sizes[move] = sizes.get(move, 0) + len(entries)
+    return sizes
+
+
 # --------------------------------------------------------------------------------------------
 # The generator
 # --------------------------------------------------------------------------------------------
+
+TurnSpec = tuple[str, str, dict[str, tuple[str, ...]], str]  # (role, text, marks, thread)
+
+_WORK_SHARE = 0.36  # target share of work turns (task and other work) in a day
+
+
+def history_dates(now: datetime | date, days: int) -> list[date]:
+    today = now.date() if isinstance(now, datetime) else now
+    return working_days_before(today, days)
+
+
+def plan_dialogue(draft: TaskDraft, *, seed: int, now: datetime, days: int,
+                  feedback: str = "") -> tuple[list[DayPlan], TaskDraft]:
+    """The history plan for ``draft`` (seeded) and the draft with ``said_as`` filled in."""
+    if days < 1:
+        raise ValueError(f"days must be at least 1, got {days}")
+    _check_memory(draft.memory)
+    rng = random.Random(json.dumps(["homeragents.history/1", seed, feedback, str(now), days,
+                                    [p.to_dict() for p in draft.memory]], ensure_ascii=False, default=str))
+    plans, memory = plan_history(list(draft.memory), history_dates(now, days), rng)
+    return plans, TaskDraft(**{**draft.__dict__, "memory": memory})
+
+
+def _check_memory(pieces: Sequence[MemoryPiece]) -> None:
+    seen: set[str] = set()
+    for piece in pieces:
+        if not piece.value or not piece.value.strip():
+            raise ValueError(f"memory piece {piece.id!r} has an empty value")
+        if piece.id in seen:
+            raise ValueError(f"memory id {piece.id!r} is used twice")
+        seen.add(piece.id)
+
+
+def task_values(pieces: Sequence[MemoryPiece]) -> list[str]:
+    """Every specific a history says about the task, lower-cased: final values (and their
+    relative phrases), superseded values and near-miss values."""
+    out: list[str] = []
+    for p in pieces:
+        out += [p.value, *p.superseded, *(d.value for d in p.distractors)]
+        if p.said_as:
+            out.append(p.said_as)
+    return [v.lower() for v in out if v.strip()]
+
+
+def _part_of_day(when: datetime) -> str:
+    if when.hour < 12:
+        return "this morning"
+    return "this afternoon" if when.hour < 17 else "this evening"
+
+
+class HistoryWriter:
+    """Writes the sessions of one history, day by day, from its plan. Holds what must not repeat
+    (every composer remembers what it produced) and the values no unmarked turn may hold."""
+
+    def __init__(self, pieces: Sequence[MemoryPiece], *, rng: random.Random, user_first: str,
+                 assistant_name: str = "Assistant", colleagues: Sequence[str] = (), company: str = "",
+                 projects: Sequence[str] = (), city: str = "", files: Sequence[str] = (),
+                 values: Sequence[str] | None = None, banned: Sequence[str] = ()) -> None:
+        self.rng = rng
+        self.banned = {" ".join(t.lower().split()) for t in banned}  # lines said already elsewhere
+        self.pieces = list(pieces)
+        self.values = [v.lower() for v in values] if values is not None else task_values(pieces)
+        clean = self.clean
+        self.user = user_first if user_first and clean(user_first) else ""
+        self.small = SmallTalk(rng=rng, user_first=self.user, assistant=assistant_name,
+                               colleagues=[c for c in colleagues if clean(c)], company=company if clean(company) else "",
+                               city=city, projects=[p for p in projects if clean(p)], avoid=clean)
+        self.work = OtherWork(rng=rng, user_first=self.user, colleagues=[c for c in colleagues if clean(c)],
+                              company=company if clean(company) else "", projects=[p for p in projects if clean(p)],
+                              files=[f for f in files if clean(f)], avoid=clean)
+        self.decks = {key: _Deck(entries, rng) for key, entries in THREADS.items()}
+        self.said: set[str] = set()
+        self.work_threads = 0
+        self.abouts: dict[str, str] = {}  # a name for the work of pieces that came without one
+
+    def clean(self, text: str) -> bool:
+        low = text.lower()
+        return not any(v in low for v in self.values) and (not self.banned or " ".join(low.split()) not in self.banned)
+
+    # -- task threads -------------------------------------------------------------------------
+
+    def _line(self, move: str, cue: str, ctx: dict[str, Any], must: str = "") -> str:
+        """A fresh line of ``move`` (for ``cue``, else any cue) that holds ``must`` and no other
+        task value; lines already said in this history are skipped while others remain."""
+        allowed = [v for v in self.values if must and v in must.lower()]
+
+        def ok(text: str) -> bool:
+            low = text.lower()
+            if must and must not in text:
+                return False
+            return (not any(v in low for v in self.values if v not in allowed) and text not in self.said
+                    and " ".join(low.split()) not in self.banned)
+
+        keys = [(move, cue), (move, "any")]
+        if move in ("after", "ask", "raise_reply"):  # replies can borrow from each other before giving up
+            keys += [("after", "any"), ("raise_reply", "any"), ("recap_reply", "any")]
+        for key in keys:
+            deck = self.decks.get(key)
+            if deck is None:
+                continue
+            blank = {k for k, v in ctx.items() if not v}  # e.g. no usable user name: skip lines that use it
+            text = deck.draw(lambda e: None if e.needs & blank else (lambda t: t if ok(t) else None)(e.lines[0].render(ctx)))
+            if text is not None:
+                return text
+        raise ValueError(f"no {move} wording for {cue or 'any'} avoids the other task values "
+                         f"({', '.join(repr(v) for v in self.values)}); are they too generic?")
+
+    def _lead(self, text: str) -> str:
+        if self.rng.random() < 0.3:
+            lead = self.decks[("lead", "any")].draw(lambda e: e.lines[0].render({}))
+            if lead:
+                return f"{lead} {text}"
+        return text
+
+    def _ctx(self, event: Event, when: datetime) -> dict[str, Any]:
+        piece = event.piece
+        if piece is not None and piece.about and self.clean(piece.about):
+            about = piece.about
+        else:
+            key = piece.id if piece is not None else event.thread
+            if key not in self.abouts:
+                self.abouts[key] = GENERIC_ABOUTS[len(self.abouts) % len(GENERIC_ABOUTS)]
+            about = self.abouts[key]
+        return {"about": about, "About": about[:1].upper() + about[1:], "user": self.user,
+                "weekday": when.strftime("%A"), "when": _part_of_day(when)}
+
+    def _user_line(self, event: Event, when: datetime) -> tuple[str, dict[str, tuple[str, ...]]]:
+        ctx = self._ctx(event, when)
+        piece = event.piece
+        marks: dict[str, tuple[str, ...]] = {}
+        if event.mark and piece is not None:
+            marks[event.mark] = (piece.id,)
+        if event.move == "raise":
+            return self._line("raise", "any", ctx), marks
+        if event.move == "recap":
+            return self._line("recap", "any", ctx), marks
+        if event.move == "distract":
+            ctx["text"] = event.text
+            return self._line("distract", "any", ctx, event.said), marks
+        assert piece is not None
+        cue = piece.cue if piece.cue in CUES else "note"
+        move = "correct" if event.move == "correct" else "state"
+        if cue != "note":
+            ctx["value"] = event.said
+            return self._line(move, cue if move == "state" else "any", ctx, event.said), marks
+        # No cue: the piece's own sentence carries the value. When that sentence names another
+        # piece's value too, the turn states both and is marked for both.
+        sentence = piece.text.rstrip(" .")
+        ctx["value"] = (sentence.replace(piece.value, event.said) if piece.value in sentence
+                        else f"{sentence}: {event.said}")
+        text = self._line(move, "note" if move == "state" else "any", ctx, ctx["value"])
+        low = text.lower()
+        also = tuple(p.id for p in self.pieces if p.id != piece.id and p.said.lower() in low)
+        if also and event.mark == "evidence":
+            marks["evidence"] = (piece.id, *also)
+        return text, marks
+
+    def thread_block(self, events: list[Event], clock: "_Clock") -> list[TurnSpec]:
+        """The turns of one thread's events on one day, as one exchange."""
+        turns: list[TurnSpec] = []
+        for index, event in enumerate(events):
+            when = clock.peek()
+            text, marks = self._user_line(event, when)
+            if index == 0 and event.move in ("state", "correct"):
+                text = self._lead(text)
+            turns.append(("user", text, marks, event.thread))
+            clock.tick()
+            nxt = events[index + 1] if index + 1 < len(events) else None
+            ctx = self._ctx(event, clock.peek())
+            if event.move == "recap":
+                reply = self._line("recap_reply", "any", ctx)
+            elif nxt is not None and nxt.move == "state" and nxt.piece is not None and self.rng.random() < 0.6:
+                reply = self._line("ask", nxt.piece.cue or "any", self._ctx(nxt, clock.peek()))
+            elif event.move == "raise":
+                reply = self._line("raise_reply", "any", ctx)
+            else:
+                reply = self._line("after", "any", ctx)
+            turns.append(("assistant", reply, {}, event.thread))
+            clock.tick()
+        for _, text, _, _ in turns:
+            self.said.add(text)
+        return turns
+
+    # -- the day ------------------------------------------------------------------------------
+
+    def day(self, plan: DayPlan, utterances: int) -> Session:
+        rng = self.rng
+        lo, hi = -(-utterances * 9 // 10), utterances * 11 // 10
+        evens = [n for n in range(lo, hi + 1) if n % 2 == 0]
+        pairs = max(2, (rng.choice(evens) if evens else utterances + utterances % 2) // 2)
+        by_thread: dict[str, list[Event]] = {}
+        for event in plan.events:
+            by_thread.setdefault(event.thread, []).append(event)
+        task_pairs = sum(len(v) for v in by_thread.values())
+        room = max(0, pairs - 2 - task_pairs)
+        work_pairs = min(room, max(2, round(_WORK_SHARE * pairs) - task_pairs))
+        small_pairs = room - work_pairs
+        blocks: list[tuple[str, Any]] = [("task", events) for events in by_thread.values()]
+        blocks += [("work", n) for n in _split(work_pairs, 1, 3, rng)]
+        smalls = [("small", n) for n in _split(small_pairs, 1, 4, rng)]
+        # Task blocks keep their order; the rest is shuffled around them.
+        rest = blocks[len(by_thread):] + smalls
+        rng.shuffle(rest)
+        order: list[tuple[str, Any]] = []
+        tasks = blocks[:len(by_thread)]
+        slots = sorted(rng.sample(range(len(rest) + 1), len(tasks))) if len(tasks) <= len(rest) + 1 else \
+            [min(i, len(rest)) for i in range(len(tasks))]
+        t = 0
+        for g in range(len(rest) + 1):
+            while t < len(tasks) and slots[t] == g:
+                order.append(tasks[t])
+                t += 1
+            if g < len(rest):
+                order.append(rest[g])
+        clock = _Clock(plan.date, 2 * (2 + task_pairs + room), rng)
+        specs: list[TurnSpec] = [(r, t, {}, "") for r, t in self.small.opener(clock.peek())]
+        clock.tick(2)
+        breaks_at = rng.randrange(1, len(order)) if len(order) > 3 and rng.random() < 0.35 else -1
+        for index, (kind, item) in enumerate(order):
+            if index == breaks_at:
+                clock.pause()
+            if kind == "task":
+                specs += self.thread_block(item, clock)
+                continue
+            if kind == "work":
+                self.work_threads += 1
+                thread = f"w{min(self.work_threads, 99)}"
+                turns = [turn for user, reply in self.work.exchange(clock.peek(), item)
+                         for turn in (("user", user), ("assistant", reply))]
+                specs += [(r, t, {}, thread) for r, t in turns]
+            else:
+                turns = self.small.exchange(clock.peek(), item)
+                specs += [(r, t, {}, "") for r, t in turns]
+            clock.tick(len(turns))
+        specs += [(r, t, {}, "") for r, t in self.small.closer(clock.peek())]
+        clock.tick(2)
+        stamps = clock.stamps[:len(specs)]
+        turns = tuple(Turn(role=role, text=text, ts=ts, evidence=marks.get("evidence", ()),  # type: ignore[arg-type]
+                           superseded=marks.get("superseded", ()), distractor=marks.get("distractor", ()),
+                           thread=thread)
+                      for (role, text, marks, thread), ts in zip(specs, stamps))
+        return Session(day=plan.day, date=plan.date.isoformat(), turns=turns)
+
+
+def _split(total: int, low: int, high: int, rng: random.Random) -> list[int]:
+    """``total`` as a list of sizes between ``low`` and ``high`` (the last may be smaller)."""
+    out = []
+    while total > 0:
+        size = min(total, rng.randint(low, high))
+        out.append(size)
+        total -= size
+    return out
+
+
+class _Clock:
+    """Timestamps of one session, handed out as turns are written: a start at a varied time of
+    day, 20-150 s between turns, and at most one break of a few hours; never past the date."""
+
+    def __init__(self, day: date, turns: int, rng: random.Random) -> None:
+        self.rng = rng
+        self.day = day
+        window = rng.choices(((8 * 3600, 10 * 3600 + 1800), (10 * 3600 + 1800, 13 * 3600), (13 * 3600, 16 * 3600)),
+                             weights=(5, 2, 3))[0]
+        self.seconds = rng.randint(*window)
+        self.budget = max(1, turns + 4)
+        self.stamps: list[str] = []
+        self.midnight = datetime.combine(day, time())
+        self._room = 86399
+
+    def _gap(self) -> int:
+        left = self._room - self.seconds
+        per_turn = left // max(1, self.budget - len(self.stamps))
+        return max(1, min(self.rng.randint(_GAP_MIN, _GAP_MAX), per_turn))
+
+    def peek(self) -> datetime:
+        return self.midnight + timedelta(seconds=self.seconds)
+
+    def tick(self, count: int = 1) -> None:
+        for _ in range(count):
+            self.stamps.append((self.midnight + timedelta(seconds=self.seconds)).strftime(_TS_FORMAT))
+            self.seconds += self._gap()
+
+    def pause(self) -> None:
+        """A break of 1.5-3 hours, if the rest of the session still fits before late evening."""
+        left = max(0, self.budget - len(self.stamps))
+        pause = self.rng.randint(5400, 10800)
+        if self.seconds + pause + left * _GAP_MAX < 21 * 3600:
+            self.seconds += pause
 
 
 def generate_dialogue(
@@ -389,197 +572,31 @@ def generate_dialogue(
     colleagues: Sequence[str] = (),
     company: str = "",
     projects: Sequence[str] = (),
+    city: str = "",
+    files: Sequence[str] = (),
     days: int = 5,
-    utterances_per_day: int = 70,
+    utterances_per_day: int = 72,
     feedback: str = "",
+    plan: list[DayPlan] | None = None,
 ) -> list[Session]:
-    """Write ``days`` sessions of chat carrying ``draft.memory`` (see the module docstring).
+    """Write ``days`` sessions of chat for ``draft`` (see the module docstring).
 
-    The same arguments give the same sessions; another ``seed`` or ``feedback`` gives another
-    dialogue. Raises ``ValueError`` for impossible input (``days`` < 1, ``utterances_per_day``
-    < 2, an empty memory value, duplicate memory ids, or a value so generic that no wording
-    avoids it).
+    ``plan`` is the history plan (``plan_dialogue``); without one it is made here, and the
+    draft's pieces must then already carry any ``said_as`` (use ``plan_dialogue`` to get both).
+    The same arguments give the same sessions; another ``seed`` or ``feedback`` another history.
+    Raises ``ValueError`` for impossible input (``days`` < 1, ``utterances_per_day`` < 2, an
+    empty memory value, duplicate memory ids, a correction with one day, or a value so generic
+    that no wording avoids it).
     """
-    if days < 1:
-        raise ValueError(f"days must be at least 1, got {days}")
     if utterances_per_day < 2:
         raise ValueError(f"utterances_per_day must be at least 2, got {utterances_per_day}")
-    pieces = list(draft.memory)
-    seen: set[str] = set()
-    for piece in pieces:
-        if not piece.value or not piece.value.strip():
-            raise ValueError(f"memory piece {piece.id!r} has an empty value")
-        if piece.id in seen:
-            raise ValueError(f"memory id {piece.id!r} is used twice")
-        seen.add(piece.id)
-
+    if plan is None:
+        plan, draft = plan_dialogue(draft, seed=seed, now=now, days=days, feedback=feedback)
+    _check_memory(draft.memory)
     rng = random.Random(json.dumps(
-        ["homeragents.dialogue_offline/1", seed, feedback,
-         now.isoformat(), user_first, assistant_name, list(colleagues), company, list(projects),
-         days, utterances_per_day, draft.intent,
-         [[p.id, p.kind, p.text, p.value] for p in pieces]],
-        ensure_ascii=False, default=str))
-    today = now.date() if isinstance(now, datetime) else now
-    dates = working_days_before(today, days)
-
-    values_low = tuple(p.value.lower() for p in pieces)
-
-    def clean(text: str) -> bool:
-        low = text.lower()
-        return not any(v in low for v in values_low)
-
-    # Names that would spell out a memory value are kept out of the small talk altogether.
-    mates = [c for c in dict.fromkeys(colleagues) if c and clean(c)]
-    works = [p for p in dict.fromkeys(projects) if p and clean(p)]
-    base_ctx: dict[str, Any] = {}
-    if user_first and clean(user_first):
-        base_ctx["user"] = user_first
-    if assistant_name and clean(assistant_name):
-        base_ctx["assistant"] = assistant_name
-    if company and clean(company):
-        base_ctx["company"] = company
-    available = set(base_ctx) | {"weekday"}
-    if mates:
-        available.add("colleague")
-    if len(mates) >= 2:
-        available.add("colleague2")
-    if works:
-        available.add("project")
-
-    def usable(bank: str) -> list[BankEntry]:
-        slots = available | {"statement", "sentence"} if bank == "carry" else available
-        return [e for e in BANKS[bank] if e.needs <= slots]
-
-    small_deck = _Deck(usable("small_talk"), rng)
-    opener_deck = _Deck(usable("openers"), rng)
-    closer_deck = _Deck(usable("closers"), rng)
-    carry_decks = {k: _Deck([e for e in usable("carry") if e.tags.get("kind", "any") in ("any", k)], rng)
-                   for k in ("fact", "action")}
-    ack_decks = {k: _Deck([e for e in usable("acknowledge") if e.tags.get("kind", "any") in ("any", k)], rng)
-                 for k in ("fact", "action")}
-
-    units = _units(pieces, rng)
-    unit_days = _spread(len(units), days, rng)
-
-    def render_clean(entry: BankEntry, ctx: Mapping[str, Any]) -> list[str] | None:
-        texts = [line.render(ctx) for line in entry.lines]
-        return texts if all(clean(t) for t in texts) else None
-
-    def context(weekday: str) -> dict[str, Any]:
-        ctx = dict(base_ctx, weekday=weekday)
-        if mates:
-            pair = rng.sample(mates, 2) if len(mates) >= 2 else [mates[0]]
-            ctx["colleague"] = pair[0]
-            if len(pair) > 1:
-                ctx["colleague2"] = pair[1]
-        if works:
-            ctx["project"] = works[rng.randrange(len(works))]
-        return ctx
-
-    def fail(what: str) -> ValueError:
-        shown = ", ".join(repr(p.value) for p in pieces)
-        return ValueError(f"no {what} wording avoids the memory values ({shown}); are they too generic?")
-
-    sessions: list[Session] = []
-    for index, day in enumerate(dates):
-        weekday = _WEEKDAYS[day.weekday()]
-        todays = [u for u, d in zip(units, unit_days) if d == index]
-        n = _day_length(utterances_per_day, len(todays), rng)
-        pairs = n // 2
-        closer = pairs >= len(todays) + 2
-        small = pairs - 1 - len(todays) - (1 if closer else 0)
-
-        # Each block is a list of (role, text, evidence) turns.
-        def pick_exchange(deck: _Deck, what: str) -> list[tuple[str, str, tuple[str, ...]]]:
-            ctx = context(weekday)
-            texts = deck.draw(lambda e: render_clean(e, ctx))
-            if texts is None:
-                raise fail(what)
-            return [("user" if i % 2 == 0 else "assistant", t, ()) for i, t in enumerate(texts)]
-
-        opening = pick_exchange(opener_deck, "session opener")
-
-        blocks: list[list[tuple[str, str, tuple[str, ...]]]] = []
-        used_today: set[int] = set()
-        remaining = small
-        while remaining > 0:
-            ctx = context(weekday)
-            left = remaining
-
-            def accept(entry: BankEntry, fresh: bool = True) -> list[str] | None:
-                if entry.pairs > left or (fresh and id(entry) in used_today):
-                    return None
-                texts = render_clean(entry, ctx)
-                if texts is not None:
-                    used_today.add(id(entry))
-                return texts
-
-            texts = small_deck.draw(accept)
-            if texts is None:  # every fitting entry was used today already: allow a repeat
-                texts = small_deck.draw(lambda e: accept(e, fresh=False))
-            if texts is None:
-                raise fail("small-talk")
-            blocks.append([("user" if i % 2 == 0 else "assistant", t, ()) for i, t in enumerate(texts)])
-            remaining -= len(texts) // 2
-
-        carried: list[list[tuple[str, str, tuple[str, ...]]]] = []
-        for unit in todays:
-            carried.append(_carry(unit, weekday, base_ctx, carry_decks[unit.kind], ack_decks[unit.kind],
-                                  values_low, clean, fail))
-
-        # Carries go between small-talk blocks, in order, at distinct gaps where possible.
-        gaps = len(blocks) + 1
-        if carried:
-            if len(carried) <= gaps:
-                slots = sorted(rng.sample(range(gaps), len(carried)))
-            else:
-                slots = sorted(rng.randrange(gaps) for _ in carried)
-            merged: list[list[tuple[str, str, tuple[str, ...]]]] = []
-            c = 0
-            for g in range(gaps):
-                while c < len(carried) and slots[c] == g:
-                    merged.append(carried[c])
-                    c += 1
-                if g < len(blocks):
-                    merged.append(blocks[g])
-            blocks = merged
-
-        turns_spec = opening + [t for block in blocks for t in block]
-        if closer:
-            turns_spec += pick_exchange(closer_deck, "session closer")
-        stamps = timestamps(day, len(turns_spec), rng)
-        turns = tuple(Turn(role=role, text=text, ts=ts, evidence=ev)
-                      for (role, text, ev), ts in zip(turns_spec, stamps))
-        sessions.append(Session(day=index + 1, date=day.isoformat(), turns=turns))
-    return sessions
-
-
-def _carry(unit: _Unit, weekday: str, base_ctx: Mapping[str, Any], carry_deck: _Deck, ack_deck: _Deck,
-           values_low: Sequence[str], clean: Callable[[str], bool],
-           fail: Callable[[str], ValueError]) -> list[tuple[str, str, tuple[str, ...]]]:
-    own = [p.value for p in unit.pieces]
-    own_low = {v.lower() for v in own}
-    foreign = [v for v in values_low if v not in own_low]
-    ctx = dict(base_ctx, weekday=weekday,
-               statement=_lower_start(unit.statement, own), sentence=_upper_start(unit.statement, own))
-
-    def accept_carry(entry: BankEntry) -> str | None:
-        text = entry.lines[0].render(ctx)
-        low = text.lower()
-        if all(v in text for v in own) and not any(v in low for v in foreign):
-            return text
-        return None
-
-    said = carry_deck.draw(accept_carry)
-    if said is None:
-        raise fail("carry")
-    ack_ctx = dict(base_ctx, weekday=weekday)
-
-    def accept_ack(entry: BankEntry) -> str | None:
-        text = entry.lines[0].render(ack_ctx)
-        return text if clean(text) else None
-
-    reply = ack_deck.draw(accept_ack)
-    if reply is None:
-        raise fail("acknowledgement")
-    return [("user", said, tuple(p.id for p in unit.pieces)), ("assistant", reply, ())]
+        ["homeragents.dialogue_offline/2", seed, feedback, str(now), user_first, assistant_name, list(colleagues),
+         company, list(projects), city, list(files), days, utterances_per_day, draft.intent,
+         [p.to_dict() for p in draft.memory]], ensure_ascii=False, default=str))
+    writer = HistoryWriter(draft.memory, rng=rng, user_first=user_first, assistant_name=assistant_name,
+                           colleagues=colleagues, company=company, projects=projects, city=city, files=files)
+    return [writer.day(day_plan, utterances_per_day) for day_plan in plan]

@@ -16,21 +16,88 @@ Role = Literal["user", "assistant"]
 
 
 @dataclass(frozen=True)
+class Distractor:
+    """A near-miss detail said in the chat that resembles a memory piece but is not it (another
+    meeting, a similar file, a figure for someone else). ``text`` states it and holds ``value``."""
+
+    value: str
+    text: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"value": self.value, "text": self.text}
+
+
+@dataclass(frozen=True)
 class MemoryPiece:
     """A fact or action item that exists only in the chat.
 
-    ``value`` is the specific (a number, a file name, a time, a person) that the carrying turn
-    must contain verbatim; ``text`` says it as the user would mean it.
+    ``value`` is the final specific (a number, a file name, a time, a person) that its evidence
+    turns contain verbatim (or, when ``said_as`` is set, the relative phrase that resolves to it
+    on the day it is said); ``text`` says it as the user would mean it. ``thread`` groups the
+    pieces of one line of work; ``superseded`` are earlier values said and later corrected, in
+    order; ``distractors`` are near-miss details. ``cue`` (what role the value plays: a file to
+    read, a recipient, a meeting time ...) and ``about`` (a short noun phrase for the work it
+    belongs to) let a dialogue writer put it in the user's own words.
     """
 
     id: str
     kind: Literal["fact", "action"]
     text: str
     value: str
+    thread: str = ""
+    superseded: tuple[str, ...] = ()
+    distractors: tuple[Distractor, ...] = ()
+    said_as: str = ""
+    cue: str = ""
+    about: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"id": self.id, "kind": self.kind, "text": self.text, "value": self.value}
+        if self.thread:
+            data["thread"] = self.thread
+        if self.superseded:
+            data["superseded"] = list(self.superseded)
+        if self.distractors:
+            data["distractors"] = [d.to_dict() for d in self.distractors]
+        if self.said_as:
+            data["said_as"] = self.said_as
+        if self.cue:
+            data["cue"] = self.cue
+        if self.about:
+            data["about"] = self.about
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "MemoryPiece":
-        return cls(id=data["id"], kind=data["kind"], text=data["text"], value=data["value"])
+        return cls(id=data["id"], kind=data["kind"], text=data["text"], value=data["value"],
+                   thread=data.get("thread", ""), superseded=tuple(data.get("superseded", ())),
+                   distractors=tuple(Distractor(d["value"], d["text"]) for d in data.get("distractors", ())),
+                   said_as=data.get("said_as", ""), cue=data.get("cue", ""), about=data.get("about", ""))
+
+    @property
+    def said(self) -> str:
+        """What the evidence turns must contain: the relative phrase when there is one, else the value."""
+        return self.said_as or self.value
+
+
+@dataclass(frozen=True)
+class Misreading:
+    """The oracle plan with a superseded or distractor ``value`` in place of memory ``memory``'s
+    final one: what an agent that took the first mention or the near-miss would do. It must fail
+    the criteria, or the correction (or distractor) does not matter."""
+
+    memory: str
+    dynamic: Literal["superseded", "distractor"]
+    value: str
+    plan: list["ToolCall"]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"memory": self.memory, "dynamic": self.dynamic, "value": self.value,
+                "plan": [{"tool": c.tool, "args": c.args} for c in self.plan]}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Misreading":
+        return cls(data["memory"], data["dynamic"], data["value"], [ToolCall.from_dict(c) for c in data["plan"]])
 
 
 @dataclass(frozen=True)
@@ -67,9 +134,13 @@ class TaskDraft:
     query: str
     oracle: list[ToolCall]
     baseline: list[ToolCall] = field(default_factory=list)
+    misreadings: list[Misreading] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        data = asdict(self)
+        data["memory"] = [m.to_dict() for m in self.memory]
+        data["misreadings"] = [m.to_dict() for m in self.misreadings]
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "TaskDraft":
@@ -80,25 +151,39 @@ class TaskDraft:
             memory=[MemoryPiece.from_dict(m) for m in data["memory"]], query=data["query"],
             oracle=[ToolCall.from_dict(c) for c in data["oracle"]],
             baseline=[ToolCall.from_dict(c) for c in data.get("baseline", [])],
+            misreadings=[Misreading.from_dict(m) for m in data.get("misreadings", [])],
         )
 
 
 @dataclass(frozen=True)
 class Turn:
+    """One utterance. Marks are memory ids: ``evidence`` (the turn states the piece's final
+    value), ``superseded`` (an earlier value, corrected later), ``distractor`` (a near-miss
+    detail resembling the piece). ``thread`` is set on work turns: "t<n>" for the task's own
+    threads, "w<n>" for other work; small talk has none."""
+
     role: Role
     text: str
     ts: str  # ISO 8601 local time, e.g. 2024-05-01T09:02:00
-    evidence: tuple[str, ...] = ()  # ids of the memory pieces this turn carries
+    evidence: tuple[str, ...] = ()
+    superseded: tuple[str, ...] = ()
+    distractor: tuple[str, ...] = ()
+    thread: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"role": self.role, "text": self.text, "ts": self.ts}
-        if self.evidence:
-            data["evidence"] = list(self.evidence)
+        for mark in ("evidence", "superseded", "distractor"):
+            if getattr(self, mark):
+                data[mark] = list(getattr(self, mark))
+        if self.thread:
+            data["thread"] = self.thread
         return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "Turn":
-        return cls(role=data["role"], text=data["text"], ts=data["ts"], evidence=tuple(data.get("evidence", ())))
+        return cls(role=data["role"], text=data["text"], ts=data["ts"], evidence=tuple(data.get("evidence", ())),
+                   superseded=tuple(data.get("superseded", ())), distractor=tuple(data.get("distractor", ())),
+                   thread=data.get("thread", ""))
 
 
 @dataclass(frozen=True)
@@ -128,19 +213,25 @@ class Verdict:
         return {"passed": self.passed, "feedback": self.feedback}
 
 
-_TURN_LINE = re.compile(r"^\[(\d{2}:\d{2}:\d{2})\] (user|assistant): (.*?)(?: \{([m0-9, ]+)\})?$")
+_TURN_LINE = re.compile(r"^\[(\d{2}:\d{2}:\d{2})\] (user|assistant): (.*?)(?: \{((?:(?:old:|near:)?m[0-9]+(?:, )?)+)\})?$")
 _DAY_LINE = re.compile(r"^## Day (\d+) - (\d{4}-\d{2}-\d{2})")
+
+
+def _marks(turn: Turn) -> str:
+    marks = [*turn.evidence, *(f"old:{m}" for m in turn.superseded), *(f"near:{m}" for m in turn.distractor)]
+    return f" {{{', '.join(marks)}}}" if marks else ""
 
 
 def transcript(sessions: list[Session], *, evidence: bool = False) -> str:
     """The dialogue as plain text: a header per day, one ``[HH:MM:SS] role: text`` line per turn
-    (with ``{m1, m2}`` evidence marks when asked). Far fewer tokens than JSON, and readable."""
+    (with marks when asked: ``{m1}`` evidence, ``{old:m2}`` superseded, ``{near:m3}``
+    distractor). Far fewer tokens than JSON, and readable."""
     lines = []
     for session in sessions:
         weekday = datetime.strptime(session.date, "%Y-%m-%d").strftime("%A")
         lines.append(f"## Day {session.day} - {session.date} ({weekday})")
         for turn in session.turns:
-            mark = f" {{{', '.join(turn.evidence)}}}" if evidence and turn.evidence else ""
+            mark = _marks(turn) if evidence else ""
             text = " ".join(turn.text.split())
             lines.append(f"[{turn.ts[11:19]}] {turn.role}: {text}{mark}")
     return "\n".join(lines)
@@ -159,8 +250,11 @@ def parse_transcript(text: str) -> list[Session]:
             continue
         match = _TURN_LINE.match(line)
         if match and date:
-            marks = tuple(m.strip() for m in (match.group(4) or "").split(",") if m.strip())
-            turns.append(Turn(match.group(2), match.group(3), f"{date}T{match.group(1)}", marks))  # type: ignore[arg-type]
+            marks = [m.strip() for m in (match.group(4) or "").split(",") if m.strip()]
+            turns.append(Turn(match.group(2), match.group(3), f"{date}T{match.group(1)}",  # type: ignore[arg-type]
+                              evidence=tuple(m for m in marks if ":" not in m),
+                              superseded=tuple(m[4:] for m in marks if m.startswith("old:")),
+                              distractor=tuple(m[5:] for m in marks if m.startswith("near:"))))
     if date:
         sessions.append(Session(day, date, tuple(turns)))
     return sessions

@@ -23,6 +23,21 @@ def draft_problems(data: dict[str, Any]) -> list[str]:
             problems.append(f"memory {piece['id']}: value {piece['value']!r} must appear verbatim in its text")
         if piece["value"].lower() in intent:
             problems.append(f"intent: contains the memory value {piece['value']!r}; remove every specific")
+        for near in piece.get("distractors", ()):
+            if near["value"].lower() not in near["text"].lower():
+                problems.append(f"memory {piece['id']}: distractor value {near['value']!r} must appear verbatim in its text")
+    values = [(p["id"], v) for p in data["memory"]
+              for v in (p["value"], *p.get("superseded", ()), *(d["value"] for d in p.get("distractors", ())))]
+    for index, (mid, value) in enumerate(values):
+        for other_id, other in values[index + 1:]:
+            if value.lower() in other.lower() or other.lower() in value.lower():
+                problems.append(f"memory {mid} and {other_id}: the values {value!r} and {other!r} overlap; "
+                                "every value must be distinct and contain no other")
+    known = {(p["id"], v) for p in data["memory"] for v in p.get("superseded", ())} | \
+        {(p["id"], d["value"]) for p in data["memory"] for d in p.get("distractors", ())}
+    for m in data.get("misreadings", ()):
+        if (m["memory"], m["value"]) not in known:
+            problems.append(f"misreadings: {m['memory']} has no superseded or near-miss value {m['value']!r}")
     return problems
 
 
@@ -37,6 +52,7 @@ def generate_task_llm(client: Any, *, plan: dict[str, Any], notes: dict[str, Any
         data = client.structured("task_generator", messages, TASK_DRAFT_SCHEMA)
         problems = draft_problems(data)
         if not problems:
-            return TaskDraft.from_dict({**data, "oracle": data.get("oracle", []), "baseline": data.get("baseline", [])})
+            return TaskDraft.from_dict({**data, "oracle": data.get("oracle", []), "baseline": data.get("baseline", []),
+                                        "misreadings": data.get("misreadings", []) if data.get("oracle") else []})
         feedback = "\n".join(problems)
     raise ValueError(f"task generator: {feedback.splitlines()[0]}")

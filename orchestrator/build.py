@@ -36,6 +36,9 @@ GENERATOR_VERSION = "neo-1"
 TASKS_PER_WORLD = 10
 
 
+MIN_DAYS = 2  # a correction is said on a later day than the value it corrects
+
+
 class BuildError(Exception):
     """Bad build input (the message names the option or folder)."""
 
@@ -291,6 +294,9 @@ def build(out: Path, n: int, config: BuildConfig, workers: int = 1, resume: bool
         raise BuildError(f"--n must be at least 1 (got {n})")
     if workers < 1:
         raise BuildError(f"--workers must be at least 1 (got {workers})")
+    if config.days < MIN_DAYS:
+        raise BuildError(f"--days must be at least {MIN_DAYS} (got {config.days}): a history needs one day to say "
+                         "a value and a later one to correct it")
     previous = _previous_build(out) if resume else None
     if previous and previous.get("status") == "complete" and previous.get("config_hash") == config_hash(config):
         if previous.get("accepted", 0) > n:

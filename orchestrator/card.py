@@ -6,6 +6,7 @@ from collections import Counter
 from typing import Any
 
 from backends.tokens import COUNTER_DESCRIPTION, COUNTER_NAME, count_tokens
+from verifier.gameability import DETECTORS, THRESHOLD, dynamics, gameability, missed, text_stats
 
 
 def _tokens(record: dict[str, Any]) -> int:
@@ -101,6 +102,9 @@ def statistics(records: list[dict[str, Any]]) -> dict[str, Any]:
         "llm_usage": llm_usage(records),
         "gates": gate_counts(records),
         "cost_usd": _cost(records),
+        "gameability": gameability(records),
+        "dynamics": dynamics(records),
+        "text": text_stats(records),
     }
 
 
@@ -113,6 +117,99 @@ def table(stats: dict[str, Any]) -> str:
                     f"{row['utterances_per_session']:.1f} | {row['tokens_per_conversation']:.0f} | "
                     f"{row['tokens_per_session']:.0f} | {row['tokens_per_utterance']:.1f} |")
     return head + "\n".join(rows) + "\n"
+
+
+DETECTOR_DESCRIPTIONS = {
+    "unique_user_turn": "user turns whose text occurs in no other task",
+    "value_token": "user turns holding a digit, clock time, file name or e-mail address",
+    "acknowledged": "user turns the assistant answers with an acknowledgement or a promise",
+    "first_last_mention": "turns with the first or the last mention of a value-like token",
+}
+
+DYNAMIC_DESCRIPTIONS = {
+    "knowledge_update": "a memory piece whose value is corrected later (`superseded`)",
+    "distractor": "a turn with a near-miss detail (`distractor` mark)",
+    "multi_session": "a memory thread whose evidence turns lie on two or more days",
+    "relative_time": "a value said with a relative phrase (`said_as`)",
+}
+
+
+def gameability_verdict(result: dict[str, Any]) -> str:
+    """One sentence: passed, or which detectors are above the threshold."""
+    over = missed(result)
+    if not over:
+        return (f"Passed: every detector's precision is at most {THRESHOLD:.2f}, so none of these shallow "
+                "cues picks out the evidence turns.")
+    names = ", ".join(f"`{name}` ({result[name]['precision']:.3f})" for name in over)
+    return (f"MISSED: {names} {'has' if len(over) == 1 else 'have'} a precision above {THRESHOLD:.2f}: "
+            "a system that does not read the chat finds the evidence turns by "
+            f"{'this cue' if len(over) == 1 else 'these cues'} alone.")
+
+
+def gameability_line(result: dict[str, Any]) -> str:
+    """The gameability result on one line (``homer verify``, ``homer build``)."""
+    figures = ", ".join(f"{name} {result[name]['precision']:.3f}" for name in DETECTORS)
+    over = missed(result)
+    verdict = f"MISSED by {', '.join(over)}" if over else "passed"
+    return f"gameability (detector precision on evidence turns, threshold {THRESHOLD:.2f}): {figures}: {verdict}"
+
+
+def gameability_section(stats: dict[str, Any], level: int = 2) -> str:
+    """The gameability table, its verdict, the memory dynamics and the text statistics (markdown)."""
+    result, shares, text = stats["gameability"], stats["dynamics"], stats["text"]
+    tasks = stats["overall"]["conversations"]
+    head = "#" * level
+    rows = [f"| {name} | {DETECTOR_DESCRIPTIONS.get(name, '')} | {result[name]['precision']:.3f} | "
+            f"{result[name]['recall']:.3f} | {result[name]['hits']} | {result[name]['evidence_hits']} | "
+            f"{result[name]['evidence_turns']} |" for name in DETECTORS]
+    dynamic_rows = [f"| {name} | {DYNAMIC_DESCRIPTIONS.get(name, '')} | {round(share * tasks)} | {100 * share:.1f} % |"
+                    for name, share in shares.items()]
+    return f"""{head} Gameability
+
+Detectors that do not read the text try to pick out the evidence turns (turns with an `evidence` mark):
+precision is the share of a detector's hits that are evidence turns, recall the share of evidence turns
+it hits (user turns for the first three detectors, turns of either role for the last), over the whole
+dataset. Threshold: every detector's precision at most {THRESHOLD:.2f} (`homer build --strict` and
+`homer verify --strict` exit 1 when a detector misses it).
+
+| detector | flags | precision | recall | hits | evidence hits | evidence turns |
+|---|---|---:|---:|---:|---:|---:|
+{chr(10).join(rows)}
+
+{gameability_verdict(result)}
+
+{head}# Memory dynamics
+
+| dynamic | a task has it when it has | tasks | share |
+|---|---|---:|---:|
+{chr(10).join(dynamic_rows)}
+
+{head}# Text
+
+- utterances: {text['utterances']}; distinct texts: {100 * text['distinct_share']:.1f} % of them
+  (texts compared with white space collapsed and case folded);
+- said verbatim in another task too: {100 * text['cross_task_share']:.1f} % of the utterances;
+- repeats inside a history: {text['repeats']} utterance(s) repeat an earlier one of the same history, in {text['histories_with_repeats']} histor{'y' if text['histories_with_repeats'] == 1 else 'ies'};
+- work turns (with a `thread` mark): {100 * text['work_turn_share']:.1f} % of the turns.
+"""
+
+
+FORMAT = """## Format
+
+`task.json` holds the task (`description`, `intent`, `subtasks`, `evaluation`, `oracle` when known,
+`provenance`), the `query` sentence the user says at evaluation time, the ground-truth `memory` and the
+`dialogue`: `[{day, date, turns: [{role, text, ts, ...marks}]}]`. Turn marks (lists of memory ids;
+absent or empty when they do not apply): `evidence`, the turn states the memory piece's final value;
+`superseded`, it states an earlier value that is corrected later; `distractor`, it holds a near-miss
+detail resembling that piece. `thread` (a string) marks work turns: `t1`, `t2`, ... for threads of this
+task's work, `w1`, `w2`, ... for other work; small talk has none. A memory item is `{id, kind, text,
+value}` with, when they apply, `thread` (the thread it belongs to), `superseded` (its earlier values, in
+the order said), `distractors` (`[{value, text}]`: the near misses), `said_as` (the relative phrase,
+e.g. "Tuesday next week at 14:00", by which the value was said on its evidence turn's day), and `cue` /
+`about` (the role the value plays and the work it belongs to). `misreadings` holds, for each earlier
+or near-miss value, the oracle plan with that value in place of the final one: the gates check that
+each fails the criteria.
+"""
 
 
 def _counts(title: str, counts: dict[str, int]) -> str:
@@ -155,6 +252,7 @@ Tokens are counted with {stats['token_counter']}.
 ## Difficulty
 
 {_counts('difficulty', stats['difficulty'])}
+{gameability_section(stats)}
 ## Build
 
 Attempts: {build.get('attempts', 0)}; accepted: {build.get('accepted', 0)}; dropped: {sum(drops.values())}.
@@ -168,7 +266,8 @@ Attempts: {build.get('attempts', 0)}; accepted: {build.get('accepted', 0)}; drop
 
 - `index.jsonl`: one line per task; `tasks/<id>/task.json`: the task; `tasks/<id>/testbed/`: its initial office.
 - `schemas/task.schema.json`, `schemas/criteria.schema.json`: what every record validates against.
-"""
+
+{FORMAT}"""
 
 
 def _cell(text: Any, limit: int = 300) -> str:
@@ -216,6 +315,7 @@ Tokens are counted with {stats['token_counter']}.
 ## Apps
 
 {_counts('app', stats['apps'])}
+{gameability_section(stats)}
 ## Regeneration
 
 Seed subtask files: {seeds.get('subtask_files', 0)}; loaded: {seeds.get('loaded', 0)}; skipped (failed to load): {skipped_files};
@@ -240,4 +340,5 @@ tasks written: {build.get('accepted', 0)}; dropped: {sum(drops.values())}.
 - `index.jsonl`: one line per task; `tasks/<id>/task.json`: the task; `tasks/<id>/testbed/`: its initial office;
   `tasks/<id>/reference/`: the seed's expected files, when it has them.
 - `schemas/task.schema.json`, `schemas/criteria.schema.json`: what every record validates against.
-"""
+
+{FORMAT}"""

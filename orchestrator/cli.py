@@ -155,7 +155,7 @@ def build_command(
     seed: int = typer.Option(0, "--seed", help="Seed: the same seed gives the same dataset, byte for byte"),
     apps: str = typer.Option("1,2,3", "--apps", help="App counts to draw from, e.g. 1,2,3 or 2"),
     days: int = typer.Option(5, "--days", help="Days (sessions) of dialogue per task"),
-    utterances: int = typer.Option(70, "--utterances", help="Utterances per day, about"),
+    utterances: int = typer.Option(72, "--utterances", help="Utterances per day, about"),
     workers: int = typer.Option(max(1, min(4, os.cpu_count() or 1)), "--workers", "-w", help="Worker processes"),
     resume: bool = typer.Option(False, "--resume", help="Continue an interrupted build in --out"),
     backend: str = typer.Option("offline", "--backend", help="offline (procedural, no key) or llm"),
@@ -166,6 +166,8 @@ def build_command(
     no_cache: bool = typer.Option(False, "--no-cache", help="llm: do not cache responses"),
     gates: str = typer.Option("default", "--gates", help="Extra gates: solvability, leakage, judges (comma list), "
                               "'all', or 'default' (only the built-in gates)"),
+    strict: bool = typer.Option(False, "--strict", help="Exit 1 when the dataset misses the gameability threshold "
+                                "(everything is still written; the card says so)"),
 ) -> None:
     """Build a verified Neo dataset: on the offline backend (default; no key, no network) or through
     an OpenAI-compatible endpoint (--backend llm)."""
@@ -194,26 +196,59 @@ def build_command(
     drops = ", ".join(f"{k}: {v}" for k, v in sorted(summary.drops.items())) or "none"
     typer.echo(f"built {summary.accepted} task(s) in {out} from {summary.attempts} attempt(s) "
                f"in {elapsed:.1f} s (dropped: {drops})")
+    result = _gameability(out)
+    failed = False
     if summary.accepted < n:
         typer.echo(f"error: only {summary.accepted} of {n} tasks passed the gates", err=True)
+        failed = True
+    if strict and not result["passed"]:
+        _strict_error(result)
+        failed = True
+    if failed:
         raise typer.Exit(1)
 
 
-@app.command("verify")
-def verify_command(dataset_dir: Path = typer.Argument(..., help="A dataset folder written by homer build")) -> None:
-    """Re-run every gate on a written dataset; one line per task; exit 1 on any failure."""
+def _gameability(dataset_dir: Path) -> dict[str, Any]:
+    """Print the gameability line of a written dataset; return the result."""
+    from orchestrator.card import gameability_line
     from orchestrator.dataset import iter_tasks
+    from verifier.gameability import gameability
+
+    result = gameability([t.record for t in iter_tasks(dataset_dir) if t.record is not None])
+    typer.echo(gameability_line(result))
+    return result
+
+
+def _strict_error(result: dict[str, Any]) -> None:
+    from verifier.gameability import THRESHOLD, missed
+
+    over = ", ".join(f"{name} {result[name]['precision']:.3f}" for name in missed(result))
+    typer.echo(f"error: --strict: gameability missed: detector precision above {THRESHOLD:.2f} ({over})", err=True)
+
+
+@app.command("verify")
+def verify_command(
+    dataset_dir: Path = typer.Argument(..., help="A dataset folder written by homer build"),
+    strict: bool = typer.Option(False, "--strict", help="Also exit 1 when the dataset misses the gameability threshold"),
+) -> None:
+    """Re-run every gate on a written dataset; one line per task, then the gameability line; exit 1 on
+    any failure (and, with --strict, when a gameability detector is above the threshold)."""
+    from orchestrator.card import gameability_line
+    from orchestrator.dataset import iter_tasks
+    from verifier.gameability import gameability
     from verifier.gates import AGENT_GATES, run_gates
 
     if not (dataset_dir / "tasks").is_dir():
         _fail(f"{dataset_dir}: not a dataset folder (no tasks/)")
     failures = total = 0
+    records = []
     for task in iter_tasks(dataset_dir):
         total += 1
         if task.record is None:
             failures += 1
             typer.echo(f"FAIL {task.id}: {task.error}")
             continue
+        records.append(task.record)
         recorded = task.record.get("provenance", {}).get("gates", {})
         extra = tuple(g for g in AGENT_GATES if g in recorded)  # re-run the extra gates it was built with
         agents = None
@@ -229,14 +264,20 @@ def verify_command(dataset_dir: Path = typer.Argument(..., help="A dataset folde
         else:
             typer.echo(f"ok   {task.id}")
     typer.echo(f"{total - failures}/{total} tasks pass every gate")
-    if failures or not total:
+    result = gameability(records)
+    typer.echo(gameability_line(result))
+    missed_strict = strict and not result["passed"]
+    if missed_strict:
+        _strict_error(result)
+    if failures or not total or missed_strict:
         raise typer.Exit(1)
 
 
 @app.command("stats")
 def stats_command(dataset_dir: Path = typer.Argument(..., help="A dataset folder written by homer build")) -> None:
-    """Print the dataset card's statistics (per app count: sessions, utterances, tokens)."""
-    from orchestrator.card import statistics, table
+    """Print the dataset card's statistics (per app count: sessions, utterances, tokens), then its
+    gameability section (detectors, memory dynamics, text statistics)."""
+    from orchestrator.card import gameability_section, statistics, table
     from orchestrator.dataset import iter_tasks
 
     if not (dataset_dir / "tasks").is_dir():
@@ -250,6 +291,8 @@ def stats_command(dataset_dir: Path = typer.Argument(..., help="A dataset folder
     typer.echo("families: " + ", ".join(f"{k} {v}" for k, v in stats["families"].items()))
     typer.echo("apps: " + ", ".join(f"{k} {v}" for k, v in stats["apps"].items()))
     typer.echo(f"tokens: {stats['token_counter']}")
+    typer.echo("")
+    typer.echo(gameability_section(stats).rstrip("\n"))
 
 
 @app.command("export")

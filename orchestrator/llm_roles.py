@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from generators.dialogue_llm import generate_dialogue_llm
+from generators.dialogue_offline import plan_dialogue
+from orchestrator.offline_roles import office_files
 from generators.model import Session, TaskDraft, Verdict
 from generators.task_llm import generate_task_llm
 from office_env import Workspace
@@ -41,13 +43,18 @@ class LLMRoles:
             colleagues=[{"username": p.user, "name": p.name} for p in world.colleagues], now=world.now,
         )
 
-    def generate_dialogue(self, job: Job, plan: Plan, draft: TaskDraft, feedback: str, round_: int) -> list[Session]:
+    def generate_dialogue(self, job: Job, plan: Plan, draft: TaskDraft, feedback: str,
+                          round_: int) -> tuple[list[Session], TaskDraft]:
         world = job.world
-        return generate_dialogue_llm(
-            self.client, draft, now=world.now, user_first=world.user.first,
+        days, draft = plan_dialogue(draft, seed=job.config.seed * 1_000_003 + job.index, now=world.now,
+                                    days=plan.days, feedback=feedback)
+        sessions = generate_dialogue_llm(
+            self.client, draft, days, now=world.now, user_first=world.user.first,
             colleagues=[p.first for p in world.colleagues], company=world.company, projects=list(world.projects),
-            days=plan.days, utterances_per_day=plan.utterances_per_day, feedback=feedback,
+            city=world.city, files=office_files(job.testbed), utterances_per_day=plan.utterances_per_day,
+            feedback=feedback,
         )
+        return sessions, draft
 
     def verify(self, job: Job, plan: Plan, draft: TaskDraft, sessions: list[Session]) -> Verdict:
         return verify_llm(self.client, draft, sessions, min_days=plan.days, now=job.world.now)

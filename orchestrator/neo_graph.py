@@ -64,8 +64,8 @@ def build_neo_graph(roles: Roles, gate: Callable[[NeoState], dict[str, Any]],
     def generate_dialogue(state: NeoState) -> dict[str, Any]:
         feedback = state["verdict"].feedback if state.get("verdict") else ""
         rounds = state.get("rounds", 0) + 1
-        sessions = roles.generate_dialogue(state["job"], state["plan"], state["draft"], feedback, rounds)
-        return {"dialogue": sessions, "rounds": rounds}
+        sessions, draft = roles.generate_dialogue(state["job"], state["plan"], state["draft"], feedback, rounds)
+        return {"dialogue": sessions, "draft": draft, "rounds": rounds}
 
     def verify(state: NeoState) -> dict[str, Any]:
         verdict = roles.verify(state["job"], state["plan"], state["draft"], state["dialogue"])

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import random
+from pathlib import Path
 from typing import Any
 
-from generators.dialogue_offline import generate_dialogue
+from generators.dialogue_offline import generate_dialogue, plan_dialogue
 from generators.families import FAMILIES, FamilyInput
 from generators.model import Session, TaskDraft, Verdict
 from office_env import Workspace
@@ -15,6 +16,15 @@ from surfers import explore as surf
 from verifier.dialogue_rules import check_dialogue
 
 _NOTES_CACHE: dict[tuple[str, int, str], dict[str, Any]] = {}
+
+
+def office_files(testbed: Path) -> list[str]:
+    """The documents of a testbed (``data/...``), sorted: other work in the chat mentions them."""
+    data = Path(testbed) / "data"
+    try:
+        return sorted(f"data/{p.name}" for p in data.iterdir() if p.is_file() and not p.is_symlink())
+    except OSError:
+        return []
 
 
 class OfflineRoles:
@@ -46,13 +56,18 @@ class OfflineRoles:
                 return draft
         return None
 
-    def generate_dialogue(self, job: Job, plan: Plan, draft: TaskDraft, feedback: str, round_: int) -> list[Session]:
+    def generate_dialogue(self, job: Job, plan: Plan, draft: TaskDraft, feedback: str,
+                          round_: int) -> tuple[list[Session], TaskDraft]:
         world = job.world
-        return generate_dialogue(
-            draft, seed=job.config.seed * 1_000_003 + job.index, now=world.now, user_first=world.user.first,
+        seed = job.config.seed * 1_000_003 + job.index
+        days, draft = plan_dialogue(draft, seed=seed, now=world.now, days=plan.days, feedback=feedback)
+        sessions = generate_dialogue(
+            draft, seed=seed, now=world.now, user_first=world.user.first,
             colleagues=[p.first for p in world.colleagues], company=world.company, projects=list(world.projects),
-            days=plan.days, utterances_per_day=plan.utterances_per_day, feedback=feedback,
+            city=world.city, files=office_files(job.testbed), days=plan.days,
+            utterances_per_day=plan.utterances_per_day, feedback=feedback, plan=days,
         )
+        return sessions, draft
 
     def verify(self, job: Job, plan: Plan, draft: TaskDraft, sessions: list[Session]) -> Verdict:
         return check_dialogue(draft, sessions, min_days=plan.days, now=job.world.now)

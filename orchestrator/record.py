@@ -31,11 +31,12 @@ def build_record(job: Job, draft: TaskDraft, sessions: list[Session], rounds: in
         "intent": draft.intent,
         "subtasks": list(draft.subtasks),
         "query": draft.query,
-        "memory": [{"id": m.id, "kind": m.kind, "text": m.text, "value": m.value} for m in draft.memory],
+        "memory": [m.to_dict() for m in draft.memory],
         "evaluation": draft.evaluation,
         "dialogue": dialogue,
         "oracle": [{"tool": c.tool, "args": c.args} for c in draft.oracle],
         "baseline": [{"tool": c.tool, "args": c.args} for c in draft.baseline],
+        "misreadings": [m.to_dict() for m in draft.misreadings],
         "provenance": {
             "backend": job.config.backend,
             "model": job.config.model,

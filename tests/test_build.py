@@ -161,7 +161,7 @@ def test_default_dialogue_shape(built):
         assert dates == sorted(set(dates)), dates
         assert all(d.weekday() < 5 and d < now.date() for d in dates), (dates, now)
         for s in sessions:
-            assert 63 <= len(s["turns"]) <= 77, (record["id"], s["day"], len(s["turns"]))
+            assert 58 <= len(s["turns"]) <= 88, (record["id"], s["day"], len(s["turns"]))  # 73 +- 20 %
             assert all(t["ts"].startswith(s["date"]) for t in s["turns"])
 
 
@@ -171,7 +171,9 @@ def test_apps_and_days_options(built):
     for line, record in zip(lines, records(built["b"])):
         assert line["app_count"] == 2 and len(record["apps"]) == 2, record["apps"]
         assert line["sessions"] == 6 and len(record["dialogue"]) == 6
-        assert all(9 <= len(s["turns"]) <= 11 for s in record["dialogue"])
+        for s in record["dialogue"]:  # about 10, and more on a day whose task work needs it
+            task_turns = sum(1 for t in s["turns"] if t.get("thread", "").startswith("t"))
+            assert 9 <= len(s["turns"]) <= max(11, task_turns + 4), (len(s["turns"]), task_turns)
 
 
 # -- determinism -----------------------------------------------------------------------------------
@@ -206,6 +208,7 @@ def bad_runs(built, tmp_path_factory) -> dict[str, tuple[subprocess.CompletedPro
         "apps4": (root / "apps4", ("--n", "2", "--apps", "4")),
         "appsx": (root / "appsx", ("--n", "2", "--apps", "x")),
         "days0": (root / "days0", ("--n", "2", "--days", "0")),
+        "days1": (root / "days1", ("--n", "2", "--days", "1")),
         "busy": (root / "busy", ("--n", "2", *SMALL)),
         "file": (root / "plain.txt", ("--n", "2", *SMALL)),
         "other-seed": (root / "other-seed", ("--n", "4", "--seed", SEED + 5, *SMALL, "--resume")),
@@ -221,6 +224,7 @@ def bad_runs(built, tmp_path_factory) -> dict[str, tuple[subprocess.CompletedPro
     ("apps4", "--apps"),
     ("appsx", "--apps"),
     ("days0", "--days"),
+    ("days1", "--days must be at least 2"),
     ("busy", "not empty"),
     ("file", "not a folder"),
     ("other-seed", "different configuration"),

@@ -1,23 +1,27 @@
-"""The offline dialogue generator and the dialogue verifier."""
+"""The offline dialogue generator (work threads, memory dynamics, composed talk) and the
+dialogue verifier."""
 
 from __future__ import annotations
 
 import dataclasses
 import re
+from collections import Counter
 from datetime import date, datetime, timedelta
 
 import pytest
 
-from generators.dialogue_offline import BANKS, BankError, bank_sizes, generate_dialogue, parse_bank
-from generators.model import MemoryPiece, Session, TaskDraft, Turn
+from generators.dialogue_offline import (
+    CUES, THREADS, BankError, bank_sizes, generate_dialogue, parse_bank, plan_dialogue,
+)
+from generators.families import FAMILIES
+from generators.model import Distractor, MemoryPiece, Session, TaskDraft, Turn
 from verifier import check_dialogue
 from verifier.dialogue_rules import completion_claim
 
 NOW = datetime(2024, 5, 20, 9, 30)  # a Monday
 PEOPLE = dict(user_first="Alex", colleagues=["Sam", "Priya", "Jordan"], company="Northwind",
-              projects=["Project Heron", "the intranet relaunch"])
-ACTION_WORDS = ("please", "remind me", "send", "schedule", "update", "can you", "could you")
-PROMISE_WORDS = ("i'll", "i will", "let me")
+              projects=["Project Heron", "the intranet relaunch"], city="Leeds",
+              files=["data/budget_2024.xlsx", "data/team_notes.docx"])
 
 
 def make_draft(memory: list[MemoryPiece], intent: str = "Prepare the quarterly review for the team.") -> TaskDraft:
@@ -27,24 +31,34 @@ def make_draft(memory: list[MemoryPiece], intent: str = "Prepare the quarterly r
 
 
 PIECES = [
-    MemoryPiece("m1", "fact", "The taxi to the airport cost 14.50 euros.", "14.50"),
-    MemoryPiece("m2", "fact", "the quarterly summary lives in report_q3.docx", "report_q3.docx"),
-    MemoryPiece("m3", "action", "Book the review meeting for 2024-05-17 15:00.", "2024-05-17 15:00"),
-    MemoryPiece("m4", "action", "Priya should be copied on the summary mail.", "Priya"),
+    MemoryPiece("m1", "fact", "the review is at 2024-05-23 15:00", "2024-05-23 15:00", thread="t1",
+                superseded=("2024-05-22 10:00",), cue="meeting_time", about="the review meeting"),
+    MemoryPiece("m2", "fact", "the review is called Vendor review", "Vendor review", thread="t1",
+                cue="meeting_title", about="the review meeting",
+                distractors=(Distractor("Budget check-in", "the Budget check-in is a different meeting"),)),
+    MemoryPiece("m3", "fact", "the summary lives in report_q3.docx", "report_q3.docx", thread="t2",
+                cue="document", about="the summary mail"),
+    MemoryPiece("m4", "action", "Priya Okafor should get the summary", "Priya Okafor", thread="t2",
+                cue="recipient", about="the summary mail"),
 ]
 DRAFT = make_draft(PIECES)
 
 
 def many_pieces(n: int) -> list[MemoryPiece]:
     kinds = ("fact", "action")
-    return [MemoryPiece(f"p{i}", kinds[i % 2], f"reference code number {i} is", f"ZX-{4000 + 37 * i}")
+    return [MemoryPiece(f"m{i}", kinds[i % 2], f"reference code number {i} is", f"ZX-{4000 + 37 * i}")
             for i in range(n)]
 
 
 def gen(draft: TaskDraft = DRAFT, seed: int = 7, **kw) -> list[Session]:
     args = dict(PEOPLE, now=NOW)
     args.update(kw)
-    return generate_dialogue(draft, seed=seed, **args)
+    plan, draft = plan_dialogue(draft, seed=seed, now=args["now"], days=args.get("days", 5))
+    return generate_dialogue(draft, seed=seed, plan=plan, **args)
+
+
+def planned(seed: int = 7, draft: TaskDraft = DRAFT, days: int = 5) -> TaskDraft:
+    return plan_dialogue(draft, seed=seed, now=NOW, days=days)[1]
 
 
 def all_turns(sessions: list[Session]) -> list[Turn]:
@@ -56,45 +70,31 @@ def carriers(sessions: list[Session]) -> list[Turn]:
 
 
 # ---------------------------------------------------------------------------------------------
-# Banks
+# The thread bank
 # ---------------------------------------------------------------------------------------------
 
 
-def test_bank_sizes_meet_the_minimums():
+def test_every_family_cue_has_wording_and_questions():
+    import inspect
+
+    used = set()
+    for fam in FAMILIES.values():
+        used |= set(re.findall(r'cue="([a-z_]+)"', inspect.getsource(fam.build)))
+    assert used and used <= CUES, used - CUES
+    for cue in used:
+        assert len(THREADS[("state", cue)]) >= 2, cue
+        assert ("ask", cue) in THREADS, cue
     sizes = bank_sizes()
-    assert sizes["small_talk"] >= 120
-    assert sizes["carry"] >= 25
-    assert sizes["acknowledge"] >= 20
-    assert sizes["openers"] >= 10 and sizes["closers"] >= 10
+    assert sizes["raise"] >= 6 and sizes["correct"] >= 5 and sizes["after"] >= 10 and sizes["distract"] >= 5
 
 
-def _render_all(bank: str, extra: dict | None = None) -> list[tuple[str, str]]:
-    ctx = dict(user="Alex", assistant="Assistant", weekday="Tuesday", colleague="Sam", colleague2="Jordan",
-               project="Project Heron", company="Northwind", statement="x marks 42", sentence="X marks 42")
-    ctx.update(extra or {})
-    return [(line.role, line.render(ctx)) for entry in BANKS[bank] for line in entry.lines]
-
-
-def test_small_talk_asks_for_nothing_and_promises_nothing():
-    rendered = _render_all("small_talk") + _render_all("openers") + _render_all("closers")
-    for role, text in rendered:
-        low = text.lower()
-        if role == "U":
-            assert not any(w in low for w in ACTION_WORDS), text
-        else:
-            assert not any(w in low for w in PROMISE_WORDS), text
-            assert completion_claim(text) is None, text
-    distinct = {tuple(line.render(dict.fromkeys(e.needs, "X")) for line in e.lines)
-                for e in BANKS["small_talk"]}
-    assert len(distinct) >= 120
-
-
-def test_acknowledgements_promise_and_never_claim():
-    for _, text in _render_all("acknowledge"):
-        low = text.lower()
-        assert "i'll" in low or "will" in low, text
-        assert not re.search(r"\bdone\b|completed|i have sent|i've updated", low), text
-        assert completion_claim(text) is None, text
+def test_assistant_thread_lines_promise_at_most():
+    ctx = {"about": "the review", "About": "The review", "user": "Alex", "weekday": "Tuesday", "when": "this morning"}
+    for (move, _), entries in THREADS.items():
+        for entry in entries:
+            if entry.roles == "A":
+                text = entry.lines[0].render(ctx)
+                assert completion_claim(text) is None, text
 
 
 def test_bank_parser_names_the_bad_line():
@@ -117,142 +117,161 @@ def test_deterministic_and_seed_sensitive():
     assert a == b
     assert [s.to_dict() for s in a] == [s.to_dict() for s in b]
     assert gen(seed=12) != a
-    assert gen(seed=11, feedback="memory m1 is missing") != a
 
 
-def test_default_shape():
-    sessions = gen()
-    assert len(sessions) == 5
-    assert [s.day for s in sessions] == [1, 2, 3, 4, 5]
-    dates = [date.fromisoformat(s.date) for s in sessions]
-    assert dates == sorted(dates) and len(set(dates)) == 5
-    assert all(d.weekday() < 5 and d < NOW.date() for d in dates)
-    assert dates[-1] == date(2024, 5, 17)  # Friday before the Monday "now"
-    assert dates[0] == date(2024, 5, 13)
-    for s in sessions:
-        n = len(s.turns)
-        assert n % 2 == 0 and 63 <= n <= 77, n
-        stamps = [datetime.fromisoformat(t.ts) for t in s.turns]
-        assert all(st.date().isoformat() == s.date for st in stamps)
-        first = stamps[0].time()
-        assert (8, 30) <= (first.hour, first.minute) and first <= datetime(2000, 1, 1, 10).time()
-        gaps = [(b - a).total_seconds() for a, b in zip(stamps, stamps[1:])]
-        assert all(20 <= g <= 150 for g in gaps)
-        assert all(re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d", t.ts) for t in s.turns)
+def test_default_shape_and_varied_session_times():
+    starts = set()
+    for seed in range(6):
+        sessions = gen(seed=seed)
+        assert [s.day for s in sessions] == [1, 2, 3, 4, 5]
+        dates = [date.fromisoformat(s.date) for s in sessions]
+        assert dates == [date(2024, 5, 13) + timedelta(days=i) for i in range(5)]
+        for s in sessions:
+            assert 58 <= len(s.turns) <= 88, len(s.turns)  # about 72, within 20 %
+            stamps = [datetime.fromisoformat(t.ts) for t in s.turns]
+            assert all(st.date().isoformat() == s.date for st in stamps)
+            assert all(a < b for a, b in zip(stamps, stamps[1:]))
+            starts.add(stamps[0].hour)
+    assert min(starts) < 11 and max(starts) >= 13  # mornings and afternoons
 
 
-def test_every_piece_once_with_evidence_and_nowhere_else():
+def test_marks_hold_and_the_verifier_agrees():
+    for seed in range(12):
+        draft = planned(seed)
+        sessions = gen(seed=seed)
+        verdict = check_dialogue(draft, sessions, now=NOW)
+        assert verdict.passed, verdict.feedback
+        by_id = {p.id: p for p in draft.memory}
+        for t in all_turns(sessions):
+            for mid in t.evidence:
+                assert by_id[mid].said in t.text
+            for mid in t.superseded:
+                assert any(v in t.text for v in by_id[mid].superseded)
+            for mid in t.distractor:
+                assert any(d.value in t.text for d in by_id[mid].distractors)
+        # the earlier value comes on an earlier day than its correction
+        day_of = {}
+        for s in sessions:
+            for t in s.turns:
+                for mid in t.superseded:
+                    day_of.setdefault(("old", mid), s.day)
+                for mid in t.evidence:
+                    day_of.setdefault(("new", mid), s.day)
+        assert day_of[("old", "m1")] < day_of[("new", "m1")]
+
+
+def test_values_come_in_the_users_words_not_the_memory_text():
+    for seed in range(6):
+        for t in carriers(gen(seed=seed)):
+            assert t.role == "user"
+            assert not any(p.text.lower() in t.text.lower() for p in PIECES), t.text
+
+
+def test_work_threads_other_work_and_no_repeats():
     for seed in range(4):
         sessions = gen(seed=seed)
-        carried = carriers(sessions)
-        assert sorted(i for t in carried for i in t.evidence) == ["m1", "m2", "m3", "m4"]
-        by_id = {p.id: p for p in PIECES}
-        for t in carried:
-            assert t.role == "user" and len(t.evidence) == 1
-            assert by_id[t.evidence[0]].value in t.text  # verbatim
-        for t in all_turns(sessions):
-            hits = [p.id for p in PIECES if p.value.lower() in t.text.lower()]
-            assert hits == list(t.evidence), (t.text, hits)
-        # pieces keep their order across the days
-        order = [t.evidence[0] for t in carried]
-        assert order == ["m1", "m2", "m3", "m4"]
+        turns = all_turns(sessions)
+        threads = Counter(t.thread[:1] for t in turns if t.thread)
+        assert threads["t"] >= 8 and threads["w"] >= 20, threads
+        assert (threads["t"] + threads["w"]) / len(turns) >= 0.3
+        texts = [" ".join(t.text.lower().split()) for t in turns]
+        assert len(texts) == len(set(texts))
+        task_threads = {t.thread for t in turns if t.thread.startswith("t")}
+        assert task_threads == {"t1", "t2"}
+        # a thread is talked about on more than one day
+        days = {th: {s.day for s in sessions for t in s.turns if t.thread == th} for th in task_threads}
+        assert max(len(d) for d in days.values()) >= 2
+
+
+def test_relative_times_are_said_and_resolvable():
+    relative = 0
+    for seed in range(30):
+        draft = planned(seed)
+        m1 = draft.memory[0]
+        if not m1.said_as:
+            continue
+        relative += 1
+        sessions = gen(seed=seed)
+        turn_day = next(s for s in sessions for t in s.turns if "m1" in t.evidence)
+        said_on = date.fromisoformat(turn_day.date)
+        weekday, _, clock = m1.said_as.replace("this ", "").replace(" next week", "").partition(" at ")
+        target = datetime.strptime(m1.value, "%Y-%m-%d %H:%M")
+        assert clock == target.strftime("%H:%M")
+        if weekday == "tomorrow":
+            assert target.date() == said_on + timedelta(days=1)
+        else:
+            assert weekday == target.strftime("%A") and 0 < (target.date() - said_on).days < 14
+    assert relative >= 5
 
 
 def test_roles_alternate_and_the_user_opens():
     for s in gen(seed=3):
         assert [t.role for t in s.turns] == ["user", "assistant"] * (len(s.turns) // 2)
         assert all(t.text.strip() for t in s.turns)
+        for t in s.turns:
+            if t.role == "assistant":
+                assert completion_claim(t.text) is None, t.text
 
 
-def test_acknowledgement_follows_each_carry_and_small_talk_is_clean():
-    sessions = gen(seed=5)
-    for s in sessions:
-        for i, t in enumerate(s.turns):
-            if t.evidence:
-                reply = s.turns[i + 1]
-                assert reply.role == "assistant" and "i'll" in reply.text.lower()
-                assert completion_claim(reply.text) is None
-            elif t.role == "user" and i > 0:
-                assert not any(w in t.text.lower() for w in ACTION_WORDS), t.text
-
-
-def test_piece_spread_over_days():
-    sessions = gen(days=8)
-    per_day = [sum(1 for t in s.turns if t.evidence) for s in sessions]
-    assert sum(per_day) == 4 and max(per_day) == 1
-    sessions = gen(draft=make_draft(many_pieces(8)), days=3)
-    per_day = [sum(1 for t in s.turns if t.evidence) for s in sessions]
-    assert sorted(per_day) == [2, 3, 3]
-
-
-@pytest.mark.parametrize("days", range(1, 9))
-def test_verifier_passes_generated_dialogues(days):
-    for n in range(9):
+@pytest.mark.parametrize("days", (1, 2, 5, 8))
+def test_verifier_passes_pieces_without_cues(days):
+    for n in range(0, 9, 2):
         draft = make_draft(many_pieces(n))
-        for seed in (1, 2):
-            sessions = gen(draft=draft, seed=seed * 100 + n, days=days)
-            assert len(sessions) == days
-            verdict = check_dialogue(draft, sessions, min_days=days, now=NOW)
-            assert verdict.passed, verdict.feedback
-            assert verdict.feedback == "ok"
-            assert len(carriers(sessions)) == n
+        sessions = gen(draft=draft, seed=100 + n, days=days)
+        assert len(sessions) == days
+        verdict = check_dialogue(draft, sessions, min_days=days, now=NOW)
+        assert verdict.passed, verdict.feedback
+        assert len({m for t in carriers(sessions) for m in t.evidence}) == n
+
+
+def test_pieces_that_name_each_other_are_marked_together():
+    memory = [MemoryPiece("a", "action", "mail report_q3.docx to Priya", "report_q3.docx"),
+              MemoryPiece("b", "fact", "Priya is the reviewer", "Priya")]
+    draft = make_draft(memory)
+    sessions = gen(draft=draft, colleagues=["Sam"])
+    verdict = check_dialogue(draft, sessions, now=NOW)
+    assert verdict.passed, verdict.feedback
+    assert ("a", "b") in [t.evidence for t in carriers(sessions)]
 
 
 def test_handles_names_and_values_that_collide():
-    # The user's name, a colleague and the company are memory values; they must not leak.
     memory = [MemoryPiece("a", "fact", "Alex owns the budget file", "Alex"),
-              MemoryPiece("b", "action", "loop in Sam on the invite", "Sam"),
+              MemoryPiece("b", "action", "loop in Sam on the invite", "Sam", cue="recipient", about="the invite"),
               MemoryPiece("c", "fact", "the supplier is Northwind", "Northwind")]
     draft = make_draft(memory)
-    for seed in range(5):
+    for seed in range(3):
         sessions = gen(draft=draft, seed=seed)
         assert check_dialogue(draft, sessions, now=NOW).passed
 
 
-def test_pieces_that_name_each_other_travel_together():
-    memory = [MemoryPiece("a", "action", "mail report_q3.docx to Priya", "report_q3.docx"),
-              MemoryPiece("b", "fact", "Priya is the reviewer", "Priya"),
-              MemoryPiece("c", "fact", "the fee is 14 euros", "14"),
-              MemoryPiece("d", "fact", "the discounted fee is 14.50", "14.50")]
-    draft = make_draft(memory)
-    sessions = gen(draft=draft)
-    verdict = check_dialogue(draft, sessions, now=NOW)
-    assert verdict.passed, verdict.feedback
-    assert [t.evidence for t in carriers(sessions)] == [("a", "b"), ("c", "d")]
-
-
-def test_short_and_long_days():
-    draft = make_draft(many_pieces(6))
-    sessions = gen(draft=draft, days=2, utterances_per_day=2)
-    assert [len(s.turns) for s in sessions] == [8, 8]  # 2 per piece + 2 (opener)
-    assert check_dialogue(draft, sessions, min_days=2, now=NOW).passed
-    sessions = gen(draft=draft, days=1, utterances_per_day=1200)
-    assert check_dialogue(draft, sessions, min_days=1, now=NOW).passed
-
-
 def test_without_colleagues_projects_or_company():
-    sessions = generate_dialogue(DRAFT, seed=1, now=NOW, user_first="Kim")
-    assert check_dialogue(DRAFT, sessions, now=NOW).passed
+    plan, draft = plan_dialogue(DRAFT, seed=1, now=NOW, days=5)
+    sessions = generate_dialogue(draft, seed=1, now=NOW, user_first="Kim", plan=plan)
+    assert check_dialogue(draft, sessions, now=NOW).passed
 
 
 def test_bad_input():
     with pytest.raises(ValueError, match="days"):
         gen(days=0)
+    with pytest.raises(ValueError, match="at least 2 days"):
+        gen(days=1)
     with pytest.raises(ValueError, match="empty value"):
         gen(draft=make_draft([MemoryPiece("x", "fact", "nothing", " ")]))
     with pytest.raises(ValueError, match="used twice"):
-        gen(draft=make_draft([PIECES[0], PIECES[0]]))
+        gen(draft=make_draft([PIECES[2], PIECES[2]]))
 
 
 def test_sunday_now_and_now_as_date():
     sessions = gen(now=datetime(2024, 5, 19, 12))  # Sunday -> last session Friday 17th
     assert sessions[-1].date == "2024-05-17" and sessions[0].date == "2024-05-13"
-    assert gen(now=date(2024, 5, 22))[-1].date == "2024-05-21"
 
 
 # ---------------------------------------------------------------------------------------------
 # Verifier on hand-broken dialogues
 # ---------------------------------------------------------------------------------------------
+
+
+BASE = planned(21)
 
 
 def _base() -> list[Session]:
@@ -275,7 +294,7 @@ def _locate(sessions: list[Session], piece_id: str) -> tuple[int, int]:
     raise AssertionError(piece_id)
 
 
-def _fails(sessions, needle, draft=DRAFT, **kw):
+def _fails(sessions, needle, draft=BASE, **kw):
     verdict = check_dialogue(draft, sessions, now=NOW, **kw)
     assert not verdict.passed
     lines = verdict.feedback.splitlines()
@@ -285,8 +304,8 @@ def _fails(sessions, needle, draft=DRAFT, **kw):
 
 def test_verifier_ok_on_generated_and_on_dicts():
     sessions = _base()
-    assert check_dialogue(DRAFT, sessions, now=NOW).to_dict() == {"passed": True, "feedback": "ok"}
-    assert check_dialogue(DRAFT, [s.to_dict() for s in sessions], now=NOW).passed
+    assert check_dialogue(BASE, sessions, now=NOW).to_dict() == {"passed": True, "feedback": "ok"}
+    assert check_dialogue(BASE, [s.to_dict() for s in sessions], now=NOW).passed
 
 
 def test_missing_piece():
@@ -295,12 +314,37 @@ def test_missing_piece():
     _fails(broken, r"memory m2 .*missing")
 
 
-def test_repeated_piece():
+def test_value_in_an_unmarked_turn():
     sessions = _base()
-    d, i = _locate(sessions, "m1")
+    d, i = _locate(sessions, "m3")
     other = (d + 1) % len(sessions)
-    broken = _replace_turn(sessions, other, 2, text="The taxi was 14.50, did I say?")
-    _fails(broken, rf"memory m1 .*appears in 2 turns .*day {other + 1} turn 3")
+    broken = _replace_turn(sessions, other, 2, text="The file was REPORT_Q3.DOCX, did I say?")
+    _fails(broken, rf"day {other + 1} turn 3: holds memory m3 .*evidence does not list 'm3'")
+
+
+def test_earlier_value_after_its_correction_or_unmarked():
+    sessions = _base()
+    d, _ = _locate(sessions, "m1")
+    late = _replace_turn(sessions, d, 2, text="Oh, it was 2024-05-22 10:00 at first.", superseded=("m1",))
+    _fails(late, rf"day {d + 1} turn 3: an earlier value of m1 is said on or after the day of its correction")
+    unmarked = _replace_turn(sessions, 0, 2, text="Oh, it was 2024-05-22 10:00 at first.")
+    _fails(unmarked, r"day 1 turn 3: holds an earlier value of m1 but is not marked superseded")
+    wrong = _replace_turn(sessions, 0, 2, superseded=("m1",))
+    _fails(wrong, r"day 1 turn 3: marked superseded for m1 but holds none of its earlier values")
+
+
+def test_near_miss_unmarked_or_marked_wrongly():
+    sessions = _base()
+    unmarked = _replace_turn(sessions, 0, 2, text="The budget check-in ran long again.")
+    _fails(unmarked, r"day 1 turn 3: holds a near-miss of m2 but is not marked distractor")
+    wrong = _replace_turn(sessions, 0, 2, distractor=("m2",))
+    _fails(wrong, r"day 1 turn 3: marked distractor for m2 but holds none of its near-miss values")
+
+
+def test_repeated_utterance():
+    sessions = _base()
+    broken = _replace_turn(sessions, 2, 4, text=sessions[0].turns[2].text.upper())
+    _fails(broken, r"day 3 turn 5: repeats day 1 turn 3 word for word")
 
 
 def test_two_user_turns_in_a_row():
@@ -334,22 +378,24 @@ def test_timestamp_off_the_session_date():
 
 
 def test_too_few_days():
-    sessions = gen(days=3)
-    _fails(sessions, r"too few days: 3")
-    assert check_dialogue(DRAFT, sessions, min_days=3, now=NOW).passed
+    sessions = gen(seed=21, days=3)
+    draft = planned(21, days=3)
+    _fails(sessions, r"too few days: 3", draft=draft)
+    assert check_dialogue(draft, sessions, min_days=3, now=NOW).passed
 
 
 def test_dates_out_of_order_or_not_before_now():
     sessions = _base()
     swapped = [sessions[1], sessions[0]] + sessions[2:]
     _fails(swapped, r"date .* (distinct and ascending)")
-    late = gen(now=datetime(2024, 5, 27, 9))
-    _fails(late, r"day 5: date 2024-05-24 is not before now \(2024-05-20\)")
+    late = gen(seed=21, now=datetime(2024, 5, 27, 9))
+    draft = plan_dialogue(DRAFT, seed=21, now=datetime(2024, 5, 27, 9), days=5)[1]
+    _fails(late, r"day 5: date 2024-05-24 is not before now \(2024-05-20\)", draft=draft)
 
 
 def test_value_leaked_into_intent():
-    draft = make_draft(PIECES, intent="Book the review and copy priya on the mail.")
-    lines = _fails(gen(draft=draft), r"intent leaks memory m4 \(value 'Priya'\)", draft=draft)
+    draft = dataclasses.replace(BASE, intent="Book the review and copy priya okafor on the mail.")
+    lines = _fails(_base(), r"intent leaks memory m4 \(value 'Priya Okafor'\)", draft=draft)
     assert len(lines) == 1
 
 
@@ -363,20 +409,22 @@ def test_assistant_claims_completion():
 def test_value_said_by_assistant_and_evidence_problems():
     sessions = _base()
     d, i = _locate(sessions, "m4")
+    user = sessions[d].turns[i]
     moved = _replace_turn(sessions, d, i, text="Something to keep in mind.", evidence=())
-    moved = _replace_turn(moved, d, i + 1, text="Understood, Priya will be copied; I'll remember.")
-    _fails(moved, rf"day {d + 1} turn {i + 2}: memory m4 .* said by the assistant")
+    moved = _replace_turn(moved, d, i + 1, text="Understood, Priya Okafor will get it; I'll remember.", evidence=("m4",))
+    _fails(moved, rf"day {d + 1} turn {i + 2}: memory m4 .* first said by the assistant")
     no_ev = _replace_turn(sessions, d, i, evidence=())
     _fails(no_ev, r"evidence does not list 'm4'")
+    assert user.text != "Something to keep in mind."
     bogus = _replace_turn(sessions, 0, 2, evidence=("m9",))
-    _fails(bogus, r"day 1 turn 3: evidence id 'm9' is not a memory id")
+    _fails(bogus, r"day 1 turn 3: marks 'm9', which is not a memory id")
 
 
 def test_every_violation_is_reported_on_its_own_line():
     sessions = _base()
     broken = _replace_turn(sessions, 0, 4, text="")
     broken = _replace_turn(broken, 1, 3, role="user")
-    verdict = check_dialogue(DRAFT, broken[:4], now=NOW)
+    verdict = check_dialogue(BASE, broken[:4], now=NOW)
     lines = verdict.feedback.splitlines()
     assert any("too few days" in x for x in lines)
     assert any("day 1 turn 5: empty turn" in x for x in lines)

@@ -93,14 +93,22 @@ def test_official_client_reads_the_answer(json_server):
 def test_default_responder_answers_role_prompts_and_refuses_others():
     assert json.loads(default_responder()({"messages": [{"role": "user", "content": "hi"}]}).content) == {
         "error": "not a homeragents role prompt"}
-    day = render("dialogue_day", inputs={"day": 1, "total_days": 5, "date": "2024-05-06", "start_time": "09:00",
-                                         "utterances": 10, "user_first": "Ana", "colleagues": ["Bo"],
-                                         "company": "Acme", "projects": ["Atlas"],
-                                         "memory": [{"id": "m1", "text": "the code is 4471", "value": "4471"}]},
+    events = [{"move": "raise", "thread": "t1", "memory": "m1", "cue": "invoice_number", "about": "the supplier bill"},
+              {"move": "state", "thread": "t1", "memory": "m1", "cue": "invoice_number", "about": "the supplier bill",
+               "say": "INV-4471", "mark": "evidence"},
+              {"move": "distract", "thread": "t1", "memory": "m1", "cue": "invoice_number", "about": "the supplier bill",
+               "say": "INV-3302", "text": "INV-3302 was paid in March", "mark": "distractor"}]
+    day = render("dialogue_day", inputs={"day": 1, "total_days": 5, "date": "2024-05-06", "weekday": "Monday",
+                                         "utterances": 24, "user_first": "Ana", "colleagues": ["Bo"],
+                                         "company": "Acme", "projects": ["Atlas"], "city": "Porto", "files": [],
+                                         "events": events, "task_values": ["INV-4471", "INV-3302"]},
                  schema={}, feedback="")
     turns = json.loads(default_responder()({"messages": day}).content)["turns"]
-    assert turns[0]["role"] == "user" and sum("4471" in t["text"] for t in turns) == 1
-    assert [t.get("evidence") for t in turns if "4471" in t["text"]] == [["m1"]]
+    assert turns[0]["role"] == "user" and [t["role"] for t in turns] == ["user", "assistant"] * (len(turns) // 2)
+    assert [t.get("evidence") for t in turns if "INV-4471" in t["text"]] == [["m1"]]
+    assert [t.get("distractor") for t in turns if "INV-3302" in t["text"]] == [["m1"]]
+    assert {t.get("thread") for t in turns if "INV-" in t["text"]} == {"t1"}
+    assert any(t.get("thread", "").startswith("w") for t in turns)
 
 
 def test_echo_responder_echoes_the_last_user_message():

@@ -132,7 +132,7 @@ def test_fails_untouched_gate_rejects_criteria_that_already_hold(task):
     assert not results["fails_untouched"].passed
     assert "already pass" in results["fails_untouched"].detail
     # The baseline passes too: nothing was needed.
-    assert failing(results) == {"fails_untouched", "baseline_fails"}
+    assert failing(results) - {"corrections_bite", "distractors_bite"} == {"fails_untouched", "baseline_fails"}
 
 
 # -- oracle_passes -------------------------------------------------------------------------------
@@ -181,7 +181,8 @@ def test_evidence_gate_rejects_a_value_removed_from_its_turn(task):
     turn["text"] = without(turn["text"], piece["value"])
     results = gates(record, task)
     assert failing(results) == {"memory_evidence"}
-    assert f"{piece['id']} value appears at no turn, cited at {where(record, s, n)}" in results["memory_evidence"].detail
+    assert f"{where(record, s, n)}: evidence lists {piece['id']!r} but the text does not hold its value" \
+        in results["memory_evidence"].detail
 
 
 def test_evidence_gate_rejects_a_value_said_in_a_second_turn(task):
@@ -213,7 +214,8 @@ def test_evidence_gate_rejects_evidence_on_an_assistant_turn(task):
     turns[a]["evidence"] = [piece["id"]]
     results = gates(record, task)
     assert failing(results) == {"memory_evidence"}
-    assert f"{where(record, s, a)} carries {piece['id']} but is not a user turn" in results["memory_evidence"].detail
+    assert f"{where(record, s, a)}: memory {piece['id']}" in results["memory_evidence"].detail
+    assert "is first said by the assistant; the user must say it" in results["memory_evidence"].detail
 
 
 def test_evidence_gate_rejects_an_unknown_evidence_id(task):
@@ -222,7 +224,7 @@ def test_evidence_gate_rejects_an_unknown_evidence_id(task):
     record["dialogue"][s]["turns"][n]["evidence"].append("m99")
     results = gates(record, task)
     assert failing(results) == {"memory_evidence"}
-    assert f"{where(record, s, n)} cites unknown memory m99" in results["memory_evidence"].detail
+    assert f"{where(record, s, n)}: marks 'm99', which is not a memory id" in results["memory_evidence"].detail
 
 
 def test_evidence_gate_rejects_a_piece_cited_nowhere(task):
@@ -235,7 +237,8 @@ def test_evidence_gate_rejects_a_piece_cited_nowhere(task):
         del turn["evidence"]
     results = gates(record, task)
     assert failing(results) == {"memory_evidence"}
-    assert f"{piece['id']} is cited by 0 turns" in results["memory_evidence"].detail
+    assert f"{where(record, s, n)}: holds memory {piece['id']}" in results["memory_evidence"].detail
+    assert f"but its evidence does not list {piece['id']!r}" in results["memory_evidence"].detail
 
 
 # -- baseline_fails ------------------------------------------------------------------------------
@@ -252,3 +255,60 @@ def test_gates_do_not_change_the_record(task):
     record = copy.deepcopy(task.record)
     gates(record, task)
     assert record == task.record
+
+
+# -- corrections and distractors bite -------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def dynamic_tasks(tmp_path_factory) -> list[LoadedTask]:
+    """Built tasks with both a corrected value and a near-miss (and their misreading plans)."""
+    out = tmp_path_factory.mktemp("gates-dyn") / "ds"
+    build(out, 12, BuildConfig(seed=5, days=3, utterances_per_day=12), workers=1)
+    found = [t for t in iter_tasks(out) if t.record is not None
+             and {m["dynamic"] for m in t.record.get("misreadings", [])} == {"superseded", "distractor"}]
+    assert found, "no built task has both a correction and a near-miss"
+    return found
+
+
+def test_misreading_plans_are_replayed_and_fail_the_criteria(dynamic_tasks):
+    for t in dynamic_tasks:
+        results = gates(t.record, t)
+        for name in ("corrections_bite", "distractors_bite"):
+            assert results[name].passed and not results[name].skipped, results[name].detail
+            assert "plan(s) fail the criteria" in results[name].detail
+
+
+def test_a_correction_that_changes_nothing_is_caught(dynamic_tasks):
+    t = dynamic_tasks[0]
+    record = copy.deepcopy(t.record)
+    plan = next(m for m in record["misreadings"] if m["dynamic"] == "superseded")
+    plan["plan"] = copy.deepcopy(record["oracle"])  # taking the earlier value would still pass
+    results = gates(record, t)
+    assert failing(results) == {"corrections_bite"}
+    assert f"{plan['memory']}: taking the correction {plan['value']!r} still passes the criteria" \
+        in results["corrections_bite"].detail
+
+
+def test_a_near_miss_without_a_plan_is_caught(dynamic_tasks):
+    t = dynamic_tasks[0]
+    record = copy.deepcopy(t.record)
+    dropped = next(m for m in record["misreadings"] if m["dynamic"] == "distractor")
+    record["misreadings"].remove(dropped)
+    results = gates(record, t)
+    assert failing(results) == {"distractors_bite"}
+    assert f"{dropped['memory']}: no misreading plan for the near-miss {dropped['value']!r}" \
+        in results["distractors_bite"].detail
+
+
+def test_a_history_without_dynamics_skips_the_bite_gates(tasks):
+    for t in tasks:
+        record = copy.deepcopy(t.record)
+        for m in record["memory"]:
+            m.pop("superseded", None)
+            m.pop("distractors", None)
+        for s in record["dialogue"]:  # the earlier and near-miss turns go too
+            s["turns"] = [turn for turn in s["turns"] if not turn.get("superseded") and not turn.get("distractor")]
+        record["misreadings"] = []
+        results = run_gates(record, t.testbed, t.reference)
+        for name in ("corrections_bite", "distractors_bite"):
+            assert results[name].passed and results[name].skipped

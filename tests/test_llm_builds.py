@@ -50,6 +50,12 @@ def test_neo_build_over_http_passes_verify_and_records_usage(tmp_path):
         assert usage["task_generator"]["calls"] == 1 and usage["dialogue_day"]["calls"] == SMALL["days"]
         assert all(u["prompt_tokens"] > 0 for u in usage.values())
         assert task.record["provenance"]["backend"] == "llm"
+    # the model's histories follow the same plan: work threads, near-misses or corrections, marked
+    records = [t.record for t in iter_tasks(tmp_path / "ds")]
+    turns = [turn for r in records for s in r["dialogue"] for turn in s["turns"]]
+    assert any(turn.get("thread", "").startswith("t") for turn in turns)
+    assert any(turn.get("thread", "").startswith("w") for turn in turns)
+    assert any(turn.get("distractor") or turn.get("superseded") for turn in turns)
     card = (tmp_path / "ds" / "README.md").read_text()
     assert "## Model usage" in card and "| dialogue_day |" in card
     proc = subprocess.run([str(HOMER), "verify", str(tmp_path / "ds")], capture_output=True, text=True)

@@ -117,7 +117,7 @@ def test_a_dropped_attempt_is_counted_with_its_reason(tmp_path, monkeypatch):
     monkeypatch.setattr(build_module, "OfflineRoles", AlwaysReject)
     build_module._graph.cache_clear()
     try:
-        summary = build_module.build(tmp_path / "ds", 1, BuildConfig(seed=2, days=1, utterances_per_day=6), workers=1)
+        summary = build_module.build(tmp_path / "ds", 1, BuildConfig(seed=2, days=2, utterances_per_day=6), workers=1)
     finally:
         build_module._graph.cache_clear()
     assert summary.accepted == 0 and summary.drops == {"verifier": summary.attempts}

@@ -142,8 +142,10 @@ def test_records_keep_the_seed_and_validate(runs, sample_seeds):
         assert tuple(prov["gates"]) == PLUS_GATES
         for name in ("oracle_passes", "baseline_fails"):
             assert prov["gates"][name] == {"passed": True, "detail": NO_ORACLE, "skipped": True}
+        for name in ("corrections_bite", "distractors_bite"):  # Plus histories have no corrections yet
+            assert prov["gates"][name]["passed"] and prov["gates"][name].get("skipped")
         assert all(g["passed"] and "skipped" not in g for k, g in prov["gates"].items()
-                   if k not in ("oracle_passes", "baseline_fails"))
+                   if k not in ("oracle_passes", "baseline_fails", "corrections_bite", "distractors_bite"))
         assert "oracle" not in record
     assert got["plus-1-1-0"]["apps"] == ["excel"]
     assert got["plus-1-1-1"]["apps"] == ["excel"]  # the workbook named in the instruction; answer.txt adds none

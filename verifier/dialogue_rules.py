@@ -8,10 +8,11 @@ and turn (both 1-based) so that a generator can repair exactly that spot:
   (all before ``now`` when given);
 - every session has turns; the user opens it; roles alternate user/assistant; no empty turn;
 - timestamps parse, lie on the session's date and increase strictly within the day;
-- every memory piece's value appears (case-insensitive) in exactly one turn, a user turn whose
-  ``evidence`` lists the piece's id; evidence lists only memory ids, and only for turns that say
-  the piece's value;
+- the memory marks hold (``mark_problems``): final values exactly at their evidence turns,
+  earlier values only at superseded turns before the correction's day, near-misses only at
+  distractor turns;
 - no memory value appears in the intent;
+- no utterance repeats word for word inside the history;
 - the assistant never claims to have carried something out ("I've sent it", "all done", ...).
 """
 
@@ -70,6 +71,73 @@ def _where(day: int, turn: int) -> str:
 
 def _short(value: str, limit: int = 40) -> str:
     return repr(value if len(value) <= limit else value[: limit - 3] + "...")
+
+
+def _days(sessions: list[Session]) -> list[int]:
+    return [session.day for session in sessions for _ in session.turns]
+
+
+# (where, day, role, lower-cased text, evidence ids, superseded ids, distractor ids)
+MarkedTurn = tuple[str, int, str, str, tuple[str, ...], tuple[str, ...], tuple[str, ...]]
+
+
+def mark_problems(memory: list[dict[str, Any]], turns: list[MarkedTurn]) -> list[str]:
+    """What is wrong with the memory marks of a dialogue (one line each, naming day and turn):
+
+    - each piece's final value (or its ``said_as`` phrase) is in at least one turn, every turn
+      holding it lists the piece in ``evidence``, every turn listing it holds it, and the first
+      such turn is the user's;
+    - each superseded value is held only by turns that list the piece in ``superseded`` (and
+      every such turn holds one), all on days before the first evidence turn's day;
+    - each near-miss value is held only by turns that list the piece in ``distractor`` (and
+      every such turn holds one);
+    - marks name only memory ids.
+    """
+    problems: list[str] = []
+    known = {m.get("id") for m in memory}
+    for where, _, _, _, evidence, superseded, distractor in turns:
+        for mid in (*evidence, *superseded, *distractor):
+            if mid not in known:
+                problems.append(f"{where}: marks {mid!r}, which is not a memory id")
+    for m in memory:
+        mid, value = m["id"], str(m.get("value") or "")
+        said = str(m.get("said_as") or value).lower()
+        name = f"memory {mid} (value {_short(m.get('said_as') or value)})"
+        if not said.strip():
+            problems.append(f"memory {mid}: empty value")
+            continue
+        holding = [t for t in turns if said in t[3] or value.lower() in t[3]]
+        marked = [t for t in turns if mid in t[4]]
+        if not holding:
+            problems.append(f"{name} is missing from the dialogue")
+        for t in holding:
+            if mid not in t[4]:
+                problems.append(f"{t[0]}: holds {name} but its evidence does not list {mid!r}")
+        for t in marked:
+            if said not in t[3] and value.lower() not in t[3]:
+                problems.append(f"{t[0]}: evidence lists {mid!r} but the text does not hold its value")
+        if marked and marked[0][2] != "user":
+            problems.append(f"{marked[0][0]}: {name} is first said by the {marked[0][2]}; the user must say it")
+        first_day = marked[0][1] if marked else None
+        olds = [str(v).lower() for v in m.get("superseded", ()) if str(v).strip()]
+        for t in turns:
+            holds_old = any(v in t[3] for v in olds)
+            if holds_old and mid not in t[5]:
+                problems.append(f"{t[0]}: holds an earlier value of {mid} but is not marked superseded")
+            if mid in t[5]:
+                if not holds_old:
+                    problems.append(f"{t[0]}: marked superseded for {mid} but holds none of its earlier values")
+                if first_day is not None and t[1] >= first_day:
+                    problems.append(f"{t[0]}: an earlier value of {mid} is said on or after the day of its "
+                                    f"correction (day {first_day}); say it on an earlier day")
+        nears = [str(d.get("value", "")).lower() for d in m.get("distractors", ()) if str(d.get("value", "")).strip()]
+        for t in turns:
+            holds_near = any(v in t[3] for v in nears)
+            if holds_near and mid not in t[6]:
+                problems.append(f"{t[0]}: holds a near-miss of {mid} but is not marked distractor")
+            if mid in t[6] and not holds_near:
+                problems.append(f"{t[0]}: marked distractor for {mid} but holds none of its near-miss values")
+    return problems
 
 
 def check_dialogue(draft: TaskDraft, sessions: Iterable[Session | Mapping[str, Any]], *, min_days: int = 5,
@@ -140,7 +208,6 @@ def check_dialogue(draft: TaskDraft, sessions: Iterable[Session | Mapping[str, A
 
     # --- memory ---------------------------------------------------------------------------
     ids = [p.id for p in draft.memory]
-    known = set(ids)
     for dup in sorted({i for i in ids if ids.count(i) > 1}):
         problems.append(f"memory id {dup!r} is used by more than one piece")
     flat: list[tuple[str, Turn, str]] = []  # (where, turn, lower-cased text)
@@ -148,34 +215,22 @@ def check_dialogue(draft: TaskDraft, sessions: Iterable[Session | Mapping[str, A
         for number, turn in enumerate(session.turns, 1):
             text = turn.text if isinstance(turn.text, str) else ""
             flat.append((_where(session.day, number), turn, text.lower()))
+    problems += mark_problems([p.to_dict() for p in draft.memory],
+                              [(where, session_day, turn.role, low, turn.evidence, turn.superseded, turn.distractor)
+                               for (where, turn, low), session_day in zip(flat, _days(sessions))])
     intent = (draft.intent or "").lower()
     for piece in draft.memory:
-        name = f"memory {piece.id} (value {_short(piece.value)})"
-        value = (piece.value or "").lower()
-        if not value.strip():
-            problems.append(f"memory {piece.id}: empty value")
-            continue
-        hits = [(where, turn) for where, turn, low in flat if value in low]
-        if not hits:
-            problems.append(f"{name} is missing from the dialogue")
-        elif len(hits) > 1:
-            problems.append(f"{name} appears in {len(hits)} turns ({', '.join(w for w, _ in hits)}); "
-                            "it must appear in exactly one")
-        else:
-            where, turn = hits[0]
-            if turn.role != "user":
-                problems.append(f"{where}: {name} is said by the {turn.role}; the user must say it")
-            if piece.id not in turn.evidence:
-                problems.append(f"{where}: carries {name} but its evidence does not list {piece.id!r}")
-        if value in intent:
-            problems.append(f"intent leaks {name}")
-    values = {p.id: (p.value or "").lower() for p in draft.memory}
+        if piece.value and piece.value.lower() in intent:
+            problems.append(f"intent leaks memory {piece.id} (value {_short(piece.value)})")
+
+    # --- no utterance said twice --------------------------------------------------------------
+    first_at: dict[str, str] = {}
     for where, turn, low in flat:
-        for ev in turn.evidence:
-            if ev not in known:
-                problems.append(f"{where}: evidence id {ev!r} is not a memory id")
-            elif values[ev].strip() and values[ev] not in low:
-                problems.append(f"{where}: evidence lists {ev!r} but the text does not contain its value")
+        key = " ".join(low.split())
+        if key in first_at:
+            problems.append(f"{where}: repeats {first_at[key]} word for word; no utterance may repeat")
+        else:
+            first_at[key] = where
 
     # --- promises, not deeds ----------------------------------------------------------------
     for where, turn, _ in flat:

@@ -5,7 +5,10 @@ Each gate is separate and reportable:
 - ``fails_untouched``: the criteria fail on the initial testbed (nothing is already done);
 - ``oracle_passes``: every oracle call succeeds on a copy and the criteria then pass;
 - ``memory_evidence``: every memory value is in the dialogue exactly at its evidence turns;
-- ``baseline_fails``: the intent-only baseline plan, run on a copy, does not pass.
+- ``baseline_fails``: the intent-only baseline plan, run on a copy, does not pass;
+- ``corrections_bite``: the oracle plan with any corrected (earlier) value in place of the final
+  one fails the criteria, so an agent that takes the first mention fails;
+- ``distractors_bite``: the same with any near-miss value.
 
 A Plus record (split ``plus``, regenerated from an OfficeBench seed) has no oracle plan: its
 ``oracle_passes`` and ``baseline_fails`` are recorded as skipped (``passed`` and ``skipped``
@@ -34,9 +37,11 @@ from backends.dataset import task_now
 from office_env import OfficeError, Workspace, default_registry, evaluate_criteria, validate_criteria
 from verifier.judges import judge_panel
 from generators.specifics import check_specifics, find_specifics
+from verifier.dialogue_rules import mark_problems
 
 SCHEMA_DIR = Path(__file__).resolve().parent / "schemas"
-GATES = ("schema", "fails_untouched", "oracle_passes", "memory_evidence", "baseline_fails")
+GATES = ("schema", "fails_untouched", "oracle_passes", "memory_evidence", "baseline_fails", "corrections_bite",
+         "distractors_bite")
 PLUS_GATES = GATES + ("specifics",)
 AGENT_GATES = ("solvability", "leakage", "judges")  # need an agent or judges; chosen with --gates
 NO_ORACLE = "no oracle plan: solvability is left to the harness"
@@ -110,32 +115,42 @@ def schema_gate(record: dict[str, Any]) -> GateResult:
 
 
 def evidence_gate(record: dict[str, Any]) -> GateResult:
-    """Each memory value appears (case-insensitive) in exactly the turns that cite it, and those
-    are user turns; no turn cites an unknown memory id."""
-    problems = []
-    memory = {m["id"]: m["value"].lower() for m in record["memory"]}
-    cited: dict[str, list[str]] = {k: [] for k in memory}
-    containing: dict[str, list[str]] = {k: [] for k in memory}
-    for session in record["dialogue"]:
-        for n, turn in enumerate(session["turns"]):
-            where = f"day {session['day']} turn {n + 1}"
-            text = turn["text"].lower()
-            for mid in turn.get("evidence", []):
-                if mid not in memory:
-                    problems.append(f"{where} cites unknown memory {mid}")
-                    continue
-                cited[mid].append(where)
-                if turn["role"] != "user":
-                    problems.append(f"{where} carries {mid} but is not a user turn")
-            for mid, value in memory.items():
-                if value in text:
-                    containing[mid].append(where)
-    for mid in memory:
-        if len(cited[mid]) != 1:
-            problems.append(f"{mid} is cited by {len(cited[mid])} turns, expected 1")
-        elif containing[mid] != cited[mid]:
-            problems.append(f"{mid} value appears at {', '.join(containing[mid]) or 'no turn'}, cited at {cited[mid][0]}")
-    return GateResult(not problems, "; ".join(problems[:5]) or f"{len(memory)} memory piece(s) each carried once")
+    """The memory marks hold (see ``verifier.dialogue_rules.mark_problems``): every final value at
+    its evidence turns, earlier values only at superseded turns before their correction, near-miss
+    values only at distractor turns, and no unmarked turn holds any of them."""
+    turns = [(f"day {s['day']} turn {n + 1}", s["day"], t["role"], t["text"].lower(), tuple(t.get("evidence", ())),
+              tuple(t.get("superseded", ())), tuple(t.get("distractor", ())))
+             for s in record["dialogue"] for n, t in enumerate(s["turns"])]
+    problems = mark_problems(record["memory"], turns)
+    memory = record["memory"]
+    olds = sum(len(m.get("superseded", ())) for m in memory)
+    nears = sum(len(m.get("distractors", ())) for m in memory)
+    detail = f"{len(memory)} memory piece(s) at their evidence turns, {olds} correction(s), {nears} near-miss(es)"
+    return GateResult(not problems, "; ".join(problems[:5]) or detail)
+
+
+def misreading_gate(record: dict[str, Any], dynamic: str, testbed: Path, reference: Path | None, now: datetime,
+                    work: Path) -> GateResult:
+    """Each ``misreadings`` plan of kind ``dynamic`` (the oracle with an earlier or a near-miss
+    value in place of the final one) fails the criteria, so taking the first mention or the
+    near-miss costs the task; and every earlier (near-miss) value of the memory has such a plan."""
+    word = "correction" if dynamic == "superseded" else "near-miss"
+    plans = [m for m in record.get("misreadings", []) if m["dynamic"] == dynamic]
+    said = [(m["id"], v) for m in record["memory"]
+            for v in (m.get("superseded", ()) if dynamic == "superseded" else [d["value"] for d in m.get("distractors", ())])]
+    if not said:
+        return GateResult(True, f"no {word} in this history", skipped=True)
+    if not record.get("oracle"):
+        return GateResult(True, NO_ORACLE, skipped=True)
+    covered = {(m["memory"], m["value"]) for m in plans}
+    problems = [f"{mid}: no misreading plan for the {word} {value!r}" for mid, value in said if (mid, value) not in covered]
+    for index, m in enumerate(plans):
+        ws, _ = _replay(testbed, m["plan"], now, work, f"misread-{dynamic}-{index}")
+        if evaluate_criteria(ws, record["evaluation"], reference).passed:
+            problems.append(f"{m['memory']}: taking the {word} {m['value']!r} still passes the criteria")
+    if problems:
+        return GateResult(False, "; ".join(problems[:5]))
+    return GateResult(True, f"{len(plans)} {word} plan(s) fail the criteria")
 
 
 def specifics_gate(record: dict[str, Any]) -> GateResult:
@@ -197,6 +212,8 @@ def run_gates(record: dict[str, Any], testbed: Path, reference: Path | None = No
             results["oracle_passes"] = GateResult(False, "no oracle plan")
             results["baseline_fails"] = GateResult(False, "no oracle plan")
         results["memory_evidence"] = evidence_gate(record)
+        results["corrections_bite"] = misreading_gate(record, "superseded", testbed, reference, now, work)
+        results["distractors_bite"] = misreading_gate(record, "distractor", testbed, reference, now, work)
         if "specifics" in names:
             results["specifics"] = specifics_gate(record)
         if "solvability" in names or "leakage" in names:

@@ -37,7 +37,8 @@ def _turns(record: dict[str, Any]) -> list[dict[str, Any]]:
 
 def _completeness(record: dict[str, Any]) -> Vote:
     text = " ".join(t["text"] for t in _turns(record)).lower()
-    missing = [m["value"] for m in record["memory"] if m["value"].lower() not in text]
+    missing = [m.get("said_as") or m["value"] for m in record["memory"]
+               if (m.get("said_as") or m["value"]).lower() not in text]
     if missing:
         return Vote("completeness", False, f"the chat never gives {missing[0]!r}")
     return Vote("completeness", True, "every detail the task needs is in the chat")
@@ -63,7 +64,7 @@ def _clarity(record: dict[str, Any]) -> Vote:
 
 def _realism(record: dict[str, Any]) -> Vote:
     turns = _turns(record)
-    carrying = sum(1 for t in turns if t.get("evidence"))
+    carrying = sum(1 for t in turns if t.get("evidence") or t.get("superseded") or t.get("distractor"))
     if len(record["dialogue"]) < 2:
         return Vote("realism", False, "a single session is not a working relationship")
     if turns and carrying / len(turns) > 0.5:

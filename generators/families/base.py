@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Callable
 
-from generators.model import MemoryPiece, TaskDraft, ToolCall
+from generators.model import Distractor, MemoryPiece, Misreading, TaskDraft, ToolCall
 
 _NUMBER_RE = re.compile(r"^-?\d+(?:\.\d+)?$")
 
@@ -135,8 +135,44 @@ def inbox_of(notes: dict[str, dict[str, Any]], user: str) -> list[dict[str, Any]
     return []
 
 
-def piece(index: int, kind: str, text: str, value: str) -> MemoryPiece:
-    return MemoryPiece(id=f"m{index}", kind=kind, text=text, value=value)  # type: ignore[arg-type]
+def piece(index: int, kind: str, text: str, value: str, *, cue: str = "", about: str = "", thread: int = 1,
+          superseded: tuple[str, ...] = (), distractors: tuple[Distractor, ...] = ()) -> MemoryPiece:
+    """Memory piece ``m<index>`` of thread ``t<thread>``; ``cue`` and ``about`` let the dialogue
+    say it in the user's words; ``superseded`` values are said first and corrected later."""
+    return MemoryPiece(id=f"m{index}", kind=kind, text=text, value=value, thread=f"t{thread}",  # type: ignore[arg-type]
+                       superseded=tuple(superseded), distractors=tuple(distractors), cue=cue, about=about)
+
+
+def near(value: str, text: str) -> Distractor:
+    """A near-miss detail: ``text`` states ``value``, which resembles a memory piece's value."""
+    if value not in text:
+        raise ValueError(f"distractor text {text!r} does not hold its value {value!r}")
+    return Distractor(value, text)
+
+
+def misread(memory: MemoryPiece, dynamic: str, value: str, plan: list[ToolCall]) -> Misreading:
+    return Misreading(memory.id, dynamic, value, plan)  # type: ignore[arg-type]
+
+
+def misreadings_of(pieces: list[MemoryPiece], plan_for: Callable[[str, str], list[ToolCall] | None]) -> list[Misreading]:
+    """For every superseded and distractor value of ``pieces``, the plan an agent that took it
+    for the final value would run (``plan_for(memory id, value)``; None: no plan for it)."""
+    out = []
+    for p in pieces:
+        for value in p.superseded:
+            plan = plan_for(p.id, value)
+            if plan is not None:
+                out.append(misread(p, "superseded", value, plan))
+        for d in p.distractors:
+            plan = plan_for(p.id, d.value)
+            if plan is not None:
+                out.append(misread(p, "distractor", d.value, plan))
+    return out
+
+
+def chance(inp: "FamilyInput", p: float) -> bool:
+    """A seeded coin: memory dynamics are drawn per task, not per family."""
+    return inp.rng.random() < p
 
 
 def call(tool: str, **args: Any) -> ToolCall:

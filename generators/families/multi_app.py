@@ -3,16 +3,26 @@
 from __future__ import annotations
 
 from generators.families.base import (
-    FamilyInput, call, calendar_of, docs, family, fmt, invoice_facts, pick_column, piece, stem,
+    FamilyInput, call, calendar_of, chance, docs, family, fmt, invoice_facts, misreadings_of, near, pick_column,
+    piece, stem,
 )
-from generators.families.single_app import MEETING_TITLES, MEMO_TOPICS, _out_name, free_slots_after
+from generators.families.single_app import (
+    MEETING_TITLES, MEMO_TOPICS, P_CORRECT, P_DISTRACT, _distinct, _label_for, _out_name, free_slots_after,
+)
 from generators.model import TaskDraft
 
 SUBJECTS = ("Quick numbers", "Figures you asked for", "Follow-up", "For your review", "Heads-up", "Numbers for Friday")
+FMT_T = "%Y-%m-%d %H:%M:%S"
 
 
 def _colleague(inp: FamilyInput) -> tuple[str, str]:
     return inp.rng.choice(inp.colleagues)
+
+
+def _other_colleague(inp: FamilyInput, *taken: str) -> tuple[str, str] | None:
+    """A colleague other than the ``taken`` names whose name neither holds nor is held by them."""
+    options = [(u, n) for u, n in inp.colleagues if all(_distinct(n, t) and n.split()[0] != t.split()[0] for t in taken)]
+    return inp.rng.choice(options) if options else None
 
 
 def _total(inp: FamilyInput):
@@ -23,6 +33,14 @@ def _total(inp: FamilyInput):
     return table, table.headers[col], round(sum(table.column(col)), 2)
 
 
+def _renamed(inp: FamilyInput, out: str, prefix: str, ext: str) -> tuple[str, ...]:
+    """Sometimes an earlier output name, corrected later in the chat."""
+    if not chance(inp, P_CORRECT):
+        return ()
+    first = _out_name(inp, prefix, ext)
+    return (stem(first),) if _distinct(stem(first)[: -len(ext) - 1], stem(out)[: -len(ext) - 1]) else ()
+
+
 @family("sheet_total_email", ("excel", "email"), "medium")
 def sheet_total_email(inp: FamilyInput) -> TaskDraft | None:
     found = _total(inp)
@@ -31,7 +49,31 @@ def sheet_total_email(inp: FamilyInput) -> TaskDraft | None:
     table, header, total = found
     who, name = _colleague(inp)
     subject = inp.rng.choice(SUBJECTS)
-    body = f"Hi {name.split()[0]}, the total {header} in {stem(table.file)} is {fmt(total)}."
+    users = {name: who}
+    superseded: tuple[str, ...] = ()
+    distractors = ()
+    first = _other_colleague(inp, name)
+    if first and chance(inp, P_CORRECT):
+        superseded, users[first[1]] = (first[1],), first[0]
+    other = _other_colleague(inp, name, *superseded)
+    if other and chance(inp, P_DISTRACT):
+        distractors, users[other[1]] = (near(other[1], f"{other[1]} had the same kind of question last quarter, "
+                                                       "and that one is closed"),), other[0]
+
+    def body(person: str) -> str:
+        return f"Hi {person.split()[0]}, the total {header} in {stem(table.file)} is {fmt(total)}."
+
+    m1 = piece(1, "fact", f"{name} asked me for the total {header}", name, cue="requester",
+               about=f"the {header} total", superseded=superseded, distractors=distractors)
+    m2 = piece(2, "fact", f"the {header} figures to add up are in {stem(table.file)}", stem(table.file),
+               cue="source_file", about=f"the {header} total")
+    m3 = piece(3, "action", f"the email with the {header} total should have the subject '{subject}'", subject,
+               cue="subject", about=f"the {header} total", thread=2)
+
+    def plan(person: str) -> list:
+        return [call("excel_read_file", file_path=table.file),
+                call("email_send_email", sender=inp.user, recipient=users[person], subject=subject, content=body(person))]
+
     return TaskDraft(
         family="sheet_total_email", apps=["excel", "email"], difficulty="medium",
         description=f"Sum the {header} column of {table.file} and email the total to {name} ({who}) "
@@ -40,14 +82,22 @@ def sheet_total_email(inp: FamilyInput) -> TaskDraft | None:
         subtasks=[f"Read {table.file}.", f"Sum the {header} column.", f"Email the total to {name}."],
         evaluation=[{"function": "evaluate_email_sent",
                      "args": {"sender": inp.user, "recipient": who, "body_keywords": [fmt(total)]}}],
-        memory=[piece(1, "fact", f"{name} asked me for the total {header}", name),
-                piece(2, "fact", f"the {header} figures to add up are in {stem(table.file)}", stem(table.file)),
-                piece(3, "action", f"the email with the {header} total should have the subject '{subject}'", subject)],
-        query="Can you send that total to my colleague?",
-        oracle=[call("excel_read_file", file_path=table.file),
-                call("email_send_email", sender=inp.user, recipient=who, subject=subject, content=body)],
+        memory=[m1, m2, m3],
+        query=f"Can you send the {header} total to my colleague?",
+        oracle=plan(name),
         baseline=[],
+        misreadings=misreadings_of([m1], lambda mid, person: plan(person)),
     )
+
+
+def _invoice_rows(out: str, number: str, total: float, first: str = "Invoice") -> list:
+    pair = {"Invoice": number, "Total": total}
+    second = "Total" if first == "Invoice" else "Invoice"
+    return [call("excel_create_new_file", file_path=out),
+            call("excel_set_cell", file_path=out, row=1, col=1, value=first),
+            call("excel_set_cell", file_path=out, row=1, col=2, value=second),
+            call("excel_set_cell", file_path=out, row=2, col=1, value=pair[first]),
+            call("excel_set_cell", file_path=out, row=2, col=2, value=pair[second])]
 
 
 @family("invoice_to_sheet", ("pdf", "excel"), "medium")
@@ -57,6 +107,22 @@ def invoice_to_sheet(inp: FamilyInput) -> TaskDraft | None:
         return None
     pdf, number, total = found
     out = _out_name(inp, "invoices", "xlsx")
+    superseded = _renamed(inp, out, "invoices", "xlsx")
+    distractors = ()
+    if chance(inp, P_DISTRACT):
+        distractors = (near("Total then Invoice", "the old payables log had Total then Invoice, which nobody liked"),)
+    m1 = piece(1, "action", f"the invoice log should be a new sheet called {stem(out)}", stem(out), cue="output_file",
+               about="the invoice log", superseded=superseded)
+    m2 = piece(2, "fact", f"the invoice we need to log is the one in {stem(pdf)}", stem(pdf), cue="document",
+               about="the invoice log")
+    m3 = piece(3, "fact", "the log needs two columns, Invoice then Total", "Invoice then Total", cue="layout",
+               about="the invoice log", distractors=distractors)
+
+    def plan(mid: str, value: str) -> list:
+        if mid == "m1":
+            return [call("pdf_read_file", file_path=pdf), *_invoice_rows(f"data/{value}", number, total)]
+        return [call("pdf_read_file", file_path=pdf), *_invoice_rows(out, number, total, first="Total")]
+
     return TaskDraft(
         family="invoice_to_sheet", apps=["pdf", "excel"], difficulty="medium",
         description=f"Create {out} with the header Invoice, Total in row 1 and the invoice number and total "
@@ -68,16 +134,11 @@ def invoice_to_sheet(inp: FamilyInput) -> TaskDraft | None:
                                                        {"row": 1, "col": 2, "value": "Total"},
                                                        {"row": 2, "col": 1, "value": number},
                                                        {"row": 2, "col": 2, "value": fmt(total)}]}}],
-        memory=[piece(1, "action", f"the invoice log should be a new sheet called {stem(out)}", stem(out)),
-                piece(2, "fact", f"the invoice we need to log is the one in {stem(pdf)}", stem(pdf)),
-                piece(3, "fact", "the log needs two columns, Invoice then Total", "Invoice then Total")],
-        query="Please log that invoice in the new sheet.",
-        oracle=[call("pdf_read_file", file_path=pdf), call("excel_create_new_file", file_path=out),
-                call("excel_set_cell", file_path=out, row=1, col=1, value="Invoice"),
-                call("excel_set_cell", file_path=out, row=1, col=2, value="Total"),
-                call("excel_set_cell", file_path=out, row=2, col=1, value=number),
-                call("excel_set_cell", file_path=out, row=2, col=2, value=total)],
+        memory=[m1, m2, m3],
+        query="Please do the invoice log in the new sheet now.",
+        oracle=[call("pdf_read_file", file_path=pdf), *_invoice_rows(out, number, total)],
         baseline=[call("excel_create_new_file", file_path="data/invoices.xlsx")],
+        misreadings=misreadings_of([m1, m3], plan),
     )
 
 
@@ -88,27 +149,56 @@ def notes_to_email(inp: FamilyInput) -> TaskDraft | None:
         return None
     doc = inp.rng.choice(options)
     who, name = _colleague(inp)
-    subject = f"{inp.rng.choice(('Notes', 'Summary', 'Recap'))}: {doc['lines'][0][:40]}".strip()
+
+    def subject_of(d: dict) -> str:
+        return f"Recap: {d['lines'][0][:40]}".strip()
+
     key = max(doc["lines"][1:], key=len)
     words = [w.strip(".,;:") for w in key.split() if len(w.strip(".,;:")) > 4][:2]
     if not words:
         return None
+    users = {name: who}
+    superseded: tuple[str, ...] = ()
+    first = _other_colleague(inp, name)
+    if first and chance(inp, P_CORRECT):
+        superseded, users[first[1]] = (first[1],), first[0]
+    distractors = ()
+    others = [d for d in options if d is not doc and _distinct(stem(d["file"]), stem(doc["file"]))
+              and d["lines"][0][:40] != doc["lines"][0][:40]]
+    if others and chance(inp, P_DISTRACT):
+        other = inp.rng.choice(others)
+        distractors = (near(stem(other["file"]), f"{stem(other['file'])} has the notes from the meeting before, "
+                                                 "those went round already"),)
+    m1 = piece(1, "fact", f"{name} missed the discussion and needs the notes", name, cue="recipient",
+               about="the notes hand-off", superseded=superseded)
+    m2 = piece(2, "fact", f"the notes to forward are in {stem(doc['file'])}", stem(doc["file"]), cue="document",
+               about="the notes hand-off", distractors=distractors)
+
+    def plan(mid: str, value: str) -> list:
+        d = doc if mid == "m1" else next(o for o in options if stem(o["file"]) == value)
+        person = value if mid == "m1" else name
+        return [call("word_read_file", file_path=d["file"]),
+                call("email_send_email", sender=inp.user, recipient=users[person], subject=subject_of(d),
+                     content="\n".join(d["lines"]))]
+
     return TaskDraft(
         family="notes_to_email", apps=["word", "email"], difficulty="easy",
-        description=f"Email the content of {doc['file']} to {name} ({who}) with the subject '{subject}'.",
+        description=f"Email the content of {doc['file']} to {name} ({who}) with the subject '{subject_of(doc)}'.",
         intent="Forward the document I mentioned to the colleague I named.",
         subtasks=[f"Read {doc['file']}.", f"Email its content to {name}."],
         evaluation=[{"function": "evaluate_email_sent",
                      "args": {"sender": inp.user, "recipient": who, "subject_keywords": [doc["lines"][0][:40]],
                               "body_keywords": words}}],
-        memory=[piece(1, "fact", f"{name} missed the discussion and needs the notes", name),
-                piece(2, "fact", f"the notes to forward are in {stem(doc['file'])}", stem(doc["file"]))],
-        query="Can you forward those notes now?",
-        oracle=[call("word_read_file", file_path=doc["file"]),
-                call("email_send_email", sender=inp.user, recipient=who, subject=subject,
-                     content="\n".join(doc["lines"]))],
+        memory=[m1, m2],
+        query="Can you do the notes hand-off now and forward them?",
+        oracle=plan("m1", name),
         baseline=[],
+        misreadings=misreadings_of([m1, m2], plan),
     )
+
+
+def _day_text(day) -> str:
+    return day.strftime("%A %B %d").replace(" 0", " ")
 
 
 @family("common_slot", ("calendar", "email"), "hard")
@@ -124,11 +214,34 @@ def common_slot(inp: FamilyInput) -> TaskDraft | None:
     common = sorted(s for s in free_slots_after(mine, inp.now) if s in theirs)
     if not common:
         return None
-    day = inp.rng.choice(sorted({s[0].date() for s in common}))
+    days = sorted({s[0].date() for s in common})
+    day = inp.rng.choice(days)
     start, end = next(s for s in common if s[0].date() == day)
     title = inp.rng.choice(MEETING_TITLES)
-    day_text = day.strftime("%A %B %d").replace(" 0", " ")
-    fmt_t = "%Y-%m-%d %H:%M:%S"
+    day_text = _day_text(day)
+    firsts = {_day_text(d): next(s for s in common if s[0].date() == d) for d in days}
+    superseded: tuple[str, ...] = ()
+    earlier = [t for t in firsts if _distinct(t, day_text)]
+    if earlier and chance(inp, P_CORRECT):
+        superseded = (inp.rng.choice(earlier),)
+    distractors = ()
+    titles = [t for t in MEETING_TITLES if _distinct(t, title)]
+    if chance(inp, P_DISTRACT):
+        other = inp.rng.choice(titles)
+        distractors = (near(other, f"the {other} is another meeting altogether, nothing to do with this one"),)
+    m1 = piece(1, "action", f"I need an hour with {name} for a {title}", title, cue="meeting_title",
+               about=f"the meeting with {name.split()[0]}", distractors=distractors)
+    m2 = piece(2, "fact", f"the meeting with {name} should be on {day_text}, the earliest hour we are both free",
+               day_text, cue="meeting_day", about=f"the meeting with {name.split()[0]}", superseded=superseded)
+
+    def plan(mid: str, value: str) -> list:
+        summary, (s0, e0) = (value, (start, end)) if mid == "m1" else (title, firsts[value])
+        return [call("calendar_list_events", user=inp.user), call("calendar_list_events", user=who),
+                call("calendar_create_event", user=inp.user, summary=summary, start=s0.strftime(FMT_T),
+                     end=e0.strftime(FMT_T)),
+                call("email_send_email", sender=inp.user, recipient=who, subject=summary,
+                     content=f"{summary} is booked for {s0:%Y-%m-%d %H:%M}-{e0:%H:%M}.")]
+
     return TaskDraft(
         family="common_slot", apps=["calendar", "email"], difficulty="hard",
         description=f"Find the earliest hour on {day:%Y-%m-%d} when both {inp.user} and {name} ({who}) are free, "
@@ -136,20 +249,16 @@ def common_slot(inp: FamilyInput) -> TaskDraft | None:
         intent="Find a time that works for me and my colleague, book it, and let them know.",
         subtasks=["Check both calendars on that day.", "Book the earliest common free hour.", f"Email {name} the time."],
         evaluation=[{"function": "evaluate_calendar_event",
-                     "args": {"username": inp.user, "summary": title, "start": start.strftime(fmt_t),
-                              "end": end.strftime(fmt_t)}},
+                     "args": {"username": inp.user, "summary": title, "start": start.strftime(FMT_T),
+                              "end": end.strftime(FMT_T)}},
                     {"function": "evaluate_calendar_no_overlap", "args": {"username": inp.user}},
                     {"function": "evaluate_email_sent",
                      "args": {"sender": inp.user, "recipient": who, "body_keywords": [title]}}],
-        memory=[piece(1, "action", f"I need an hour with {name} for a {title}", title),
-                piece(2, "fact", f"the meeting with {name} should be on {day_text}, the earliest hour we are both free", day_text)],
-        query="Please set up that meeting with my colleague.",
-        oracle=[call("calendar_list_events", user=inp.user), call("calendar_list_events", user=who),
-                call("calendar_create_event", user=inp.user, summary=title, start=start.strftime(fmt_t),
-                     end=end.strftime(fmt_t)),
-                call("email_send_email", sender=inp.user, recipient=who, subject=title,
-                     content=f"{title} is booked for {start:%Y-%m-%d %H:%M}-{end:%H:%M}.")],
+        memory=[m1, m2],
+        query=f"Please set up the meeting with {name.split()[0]} now.",
+        oracle=plan("m1", title),
         baseline=[],
+        misreadings=misreadings_of([m1, m2], plan),
     )
 
 
@@ -160,12 +269,42 @@ def sheet_to_report(inp: FamilyInput) -> TaskDraft | None:
         return None
     table, label, col = picked
     values = table.column(col)
-    top = max(values)
-    if values.count(top) != 1:
+    who = _label_for(table, label, col, True)
+    if who is None:
         return None
-    who = table.rows[values.index(top)][label]
+    top = max(values)
     out = _out_name(inp, "report", "docx")
     header = table.headers[col]
+    superseded: tuple[str, ...] = ()
+    low = _label_for(table, label, col, False)
+    if low and low != who and chance(inp, P_CORRECT):
+        superseded = (f"lowest {header}",)
+    distractors = ()
+    others = [c for c in table.numeric_columns() if c != col and _distinct(table.headers[c], header)
+              and _label_for(table, label, c, True) not in (None, who)]
+    if others and chance(inp, P_DISTRACT):
+        c2 = inp.rng.choice(others)
+        distractors = (near(f"highest {table.headers[c2]}",
+                            f"the last report was about the highest {table.headers[c2]}, that one is old news"),)
+
+    def content(mid: str, said: str) -> str:
+        which, _, head = said.partition(" ")
+        c = table.headers.index(head)
+        name = _label_for(table, label, c, which == "highest")
+        amount = max(table.column(c)) if which == "highest" else min(table.column(c))
+        return f"Report\n{which.capitalize()} {head}: {name} with {fmt(amount)}."
+
+    m1 = piece(1, "action", f"the report should say who has the highest {header}", f"highest {header}",
+               cue="question", about="the little report", superseded=superseded, distractors=distractors)
+    m2 = piece(2, "fact", f"the little report should use the figures in {stem(table.file)}", stem(table.file),
+               cue="source_file", about="the little report")
+    m3 = piece(3, "action", f"save the report as {stem(out)}", stem(out), cue="output_file",
+               about="the little report", thread=2)
+
+    def plan(mid: str, said: str) -> list:
+        return [call("excel_read_file", file_path=table.file),
+                call("word_write_to_file", file_path=out, content=content(mid, said))]
+
     return TaskDraft(
         family="sheet_to_report", apps=["excel", "word"], difficulty="medium",
         description=f"Write {out} naming the {table.headers[label]} with the highest {header} in {table.file} "
@@ -174,14 +313,12 @@ def sheet_to_report(inp: FamilyInput) -> TaskDraft | None:
         subtasks=[f"Read {table.file}.", f"Find the highest {header}.", f"Write {out}."],
         evaluation=[{"function": "evaluate_contain",
                      "args": {"doc_type": "docx", "file": out, "keywords": [who, fmt(top)]}}],
-        memory=[piece(1, "action", f"the report should say who has the highest {header}", f"highest {header}"),
-                piece(2, "fact", f"the little report should use the figures in {stem(table.file)}", stem(table.file)),
-                piece(3, "action", f"save the report as {stem(out)}", stem(out))],
+        memory=[m1, m2, m3],
         query="Could you write that little report now?",
         oracle=[call("excel_read_file", file_path=table.file),
-                call("word_write_to_file", file_path=out,
-                     content=f"Report\nHighest {header}: {who} with {fmt(top)}.")],
+                call("word_write_to_file", file_path=out, content=f"Report\nHighest {header}: {who} with {fmt(top)}.")],
         baseline=[call("word_write_to_file", file_path="data/report.docx", content="Report\nTo be completed.")],
+        misreadings=misreadings_of([m1], plan),
     )
 
 
@@ -193,6 +330,27 @@ def invoice_pipeline(inp: FamilyInput) -> TaskDraft | None:
     pdf, number, total = found
     out = _out_name(inp, "payables", "xlsx")
     who, name = _colleague(inp)
+    users = {name: who}
+    superseded = _renamed(inp, out, "payables", "xlsx")
+    distractors = ()
+    other = _other_colleague(inp, name)
+    if other and chance(inp, P_DISTRACT):
+        distractors, users[other[1]] = (near(other[1], f"{other[1]} used to look after supplier invoices, "
+                                                       "before the team changed"),), other[0]
+    m1 = piece(1, "fact", f"the invoice in {stem(pdf)} has to be logged", stem(pdf), cue="document",
+               about="the supplier invoice")
+    m2 = piece(2, "action", f"the invoice goes into a new sheet named {stem(out)}", stem(out), cue="output_file",
+               about="the supplier invoice", superseded=superseded)
+    m3 = piece(3, "action", f"{name} should get the invoice number and amount by email", name, cue="recipient",
+               about="the supplier invoice", thread=2, distractors=distractors)
+
+    def plan(mid: str, value: str) -> list:
+        sheet = f"data/{value}" if mid == "m2" else out
+        person = value if mid == "m3" else name
+        return [call("pdf_read_file", file_path=pdf), *_invoice_rows(sheet, number, total),
+                call("email_send_email", sender=inp.user, recipient=users[person], subject=f"Invoice {number}",
+                     content=f"Invoice {number} totals {fmt(total)}.")]
+
     return TaskDraft(
         family="invoice_pipeline", apps=["pdf", "excel", "email"], difficulty="hard",
         description=f"Read {pdf}, create {out} with Invoice and Total in row 1 and the invoice number and total in "
@@ -204,18 +362,11 @@ def invoice_pipeline(inp: FamilyInput) -> TaskDraft | None:
                                                        {"row": 2, "col": 2, "value": fmt(total)}]}},
                     {"function": "evaluate_email_sent",
                      "args": {"sender": inp.user, "recipient": who, "body_keywords": [number, fmt(total)]}}],
-        memory=[piece(1, "fact", f"the invoice in {stem(pdf)} has to be logged", stem(pdf)),
-                piece(2, "action", f"the invoice goes into a new sheet named {stem(out)}", stem(out)),
-                piece(3, "action", f"{name} should get the invoice number and amount by email", name)],
-        query="Please handle that invoice now.",
-        oracle=[call("pdf_read_file", file_path=pdf), call("excel_create_new_file", file_path=out),
-                call("excel_set_cell", file_path=out, row=1, col=1, value="Invoice"),
-                call("excel_set_cell", file_path=out, row=1, col=2, value="Total"),
-                call("excel_set_cell", file_path=out, row=2, col=1, value=number),
-                call("excel_set_cell", file_path=out, row=2, col=2, value=total),
-                call("email_send_email", sender=inp.user, recipient=who, subject=f"Invoice {number}",
-                     content=f"Invoice {number} totals {fmt(total)}.")],
+        memory=[m1, m2, m3],
+        query="Please handle the supplier invoice now.",
+        oracle=plan("", ""),
         baseline=[],
+        misreadings=misreadings_of([m2, m3], plan),
     )
 
 
@@ -227,6 +378,28 @@ def report_pdf(inp: FamilyInput) -> TaskDraft | None:
     table, header, total = found
     doc = _out_name(inp, "totals", "docx")
     pdf = doc[:-5] + ".pdf"
+    totals = {table.headers[c]: round(sum(table.column(c)), 2) for c in table.numeric_columns()}
+    others = [h for h, v in totals.items() if _distinct(h, header) and v != total]
+    superseded: tuple[str, ...] = ()
+    distractors = ()
+    if others and chance(inp, P_CORRECT):
+        superseded = (f"total {others.pop(inp.rng.randrange(len(others)))}",)
+    if others and chance(inp, P_DISTRACT):
+        h2 = inp.rng.choice(others)
+        distractors = (near(f"{h2} figures", f"the {h2} figures went into last month's pack"),)
+
+    def plan(mid: str, said: str) -> list:
+        head = said[len("total "):] if said.startswith("total ") else said[: -len(" figures")]
+        return [call("excel_read_file", file_path=table.file),
+                call("word_write_to_file", file_path=doc, content=f"Total {head}: {fmt(totals[head])}"),
+                call("word_convert_to_pdf", file_path=doc)]
+
+    m1 = piece(1, "action", f"I need the total {header} written up", f"total {header}", cue="column_total",
+               about="the totals write-up", superseded=superseded, distractors=distractors)
+    m2 = piece(2, "fact", f"the {header} figures for that write-up are in {stem(table.file)}", stem(table.file),
+               cue="source_file", about="the totals write-up")
+    m3 = piece(3, "action", f"the {header} write-up should be saved as {stem(doc)}, plus a PDF copy", stem(doc),
+               cue="output_file", about="the totals write-up", thread=2)
     return TaskDraft(
         family="report_pdf", apps=["excel", "word", "pdf"], difficulty="hard",
         description=f"Sum the {header} column of {table.file}, write the total into {doc}, and convert it to {pdf}.",
@@ -234,15 +407,12 @@ def report_pdf(inp: FamilyInput) -> TaskDraft | None:
         subtasks=[f"Read {table.file}.", f"Write the total into {doc}.", f"Convert {doc} to PDF."],
         evaluation=[{"function": "evaluate_file_exist", "args": {"file": pdf}},
                     {"function": "evaluate_contain", "args": {"doc_type": "pdf", "file": pdf, "keywords": [fmt(total)]}}],
-        memory=[piece(1, "action", f"I need the total {header} written up", f"total {header}"),
-                piece(2, "fact", f"the {header} figures for that write-up are in {stem(table.file)}", stem(table.file)),
-                piece(3, "action", f"the {header} write-up should be saved as {stem(doc)}, plus a PDF copy", stem(doc))],
-        query="Can you prepare that totals document and the PDF?",
-        oracle=[call("excel_read_file", file_path=table.file),
-                call("word_write_to_file", file_path=doc, content=f"Total {header}: {fmt(total)}"),
-                call("word_convert_to_pdf", file_path=doc)],
+        memory=[m1, m2, m3],
+        query="Can you prepare the totals write-up and its PDF now?",
+        oracle=plan("m1", f"total {header}"),
         baseline=[call("word_write_to_file", file_path="data/totals.docx", content="Total: to be confirmed"),
                   call("word_convert_to_pdf", file_path="data/totals.docx")],
+        misreadings=misreadings_of([m1], plan),
     )
 
 
@@ -258,7 +428,35 @@ def meeting_pack(inp: FamilyInput) -> TaskDraft | None:
     points = list(inp.rng.choice(MEMO_TOPICS))[:2]
     agenda = _out_name(inp, "agenda", "docx")
     when = start.strftime("%Y-%m-%d %H:%M")
-    fmt_t = "%Y-%m-%d %H:%M:%S"
+    spans = {when: (start, end)}
+    superseded: tuple[str, ...] = ()
+    earlier = [sl for sl in slots if sl[0] != start and _distinct(sl[0].strftime("%Y-%m-%d %H:%M"), when)]
+    if earlier and chance(inp, P_CORRECT):
+        first = inp.rng.choice(earlier)
+        superseded = (first[0].strftime("%Y-%m-%d %H:%M"),)
+        spans[superseded[0]] = first
+    distractors = ()
+    titles = [t for t in MEETING_TITLES if _distinct(t, title)]
+    if chance(inp, P_DISTRACT):
+        other = inp.rng.choice(titles)
+        distractors = (near(other, f"the {other} is a separate meeting, that one runs itself"),)
+    m1 = piece(1, "fact", f"we are holding a meeting at {when}", when, cue="meeting_time", about="the meeting",
+               superseded=superseded)
+    m2 = piece(2, "fact", f"the upcoming meeting will be called the {title}", title, cue="meeting_title",
+               about="the meeting", distractors=distractors)
+    m3 = piece(3, "action", f"the agenda goes in {stem(agenda)} and covers {points[0]} and {points[1]}",
+               stem(agenda), cue="output_file", about="the agenda", thread=2)
+    m4 = piece(4, "action", f"{name} should be invited to the meeting by email", name, cue="recipient",
+               about="the meeting invite", thread=3)
+
+    def plan(mid: str, value: str) -> list:
+        summary, (s0, e0) = (title, spans[value]) if mid == "m1" else (value, (start, end))
+        return [call("calendar_create_event", user=inp.user, summary=summary, start=s0.strftime(FMT_T),
+                     end=e0.strftime(FMT_T)),
+                call("word_write_to_file", file_path=agenda, content="Agenda\n" + "\n".join(points)),
+                call("email_send_email", sender=inp.user, recipient=who, subject=f"Invitation: {summary}",
+                     content=f"Please join the {summary} on {s0:%Y-%m-%d %H:%M}. Agenda: {agenda}.")]
+
     return TaskDraft(
         family="meeting_pack", apps=["calendar", "word", "email"], difficulty="hard",
         description=f"Book '{title}' on {inp.user}'s calendar at {when}-{end:%H:%M}, write the agenda {agenda} "
@@ -266,24 +464,15 @@ def meeting_pack(inp: FamilyInput) -> TaskDraft | None:
         intent="Set up the meeting I described: book it, write its agenda and invite my colleague.",
         subtasks=["Book the meeting.", f"Write the agenda {agenda}.", f"Email {name}."],
         evaluation=[{"function": "evaluate_calendar_event",
-                     "args": {"username": inp.user, "summary": title, "start": start.strftime(fmt_t),
-                              "end": end.strftime(fmt_t)}},
+                     "args": {"username": inp.user, "summary": title, "start": start.strftime(FMT_T),
+                              "end": end.strftime(FMT_T)}},
                     {"function": "evaluate_contain",
                      "args": {"doc_type": "docx", "file": agenda, "keywords": points}},
                     {"function": "evaluate_email_sent",
                      "args": {"sender": inp.user, "recipient": who, "body_keywords": [title]}}],
-        memory=[piece(1, "fact", f"we are holding a meeting at {when}", when),
-                piece(2, "fact", f"the upcoming meeting will be called the {title}", title),
-                piece(3, "action", f"the agenda goes in {stem(agenda)} and covers {points[0]} and {points[1]}",
-                      stem(agenda)),
-                piece(4, "action", f"{name} should be invited to the meeting by email", name)],
+        memory=[m1, m2, m3, m4],
         query="Please set up that meeting with the agenda.",
-        oracle=[call("calendar_create_event", user=inp.user, summary=title, start=start.strftime(fmt_t),
-                     end=end.strftime(fmt_t)),
-                call("word_write_to_file", file_path=agenda, content="Agenda\n" + "\n".join(points)),
-                call("email_send_email", sender=inp.user, recipient=who, subject=f"Invitation: {title}",
-                     content=f"Please join the {title} on {when}. Agenda: {agenda}.")],
+        oracle=plan("m1", when),
         baseline=[],
+        misreadings=misreadings_of([m1, m2], plan),
     )
-
-

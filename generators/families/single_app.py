@@ -5,7 +5,8 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from generators.families.base import (
-    FamilyInput, call, calendar_of, docs, family, fmt, inbox_of, invoice_facts, pick_column, piece, stem,
+    FamilyInput, call, calendar_of, chance, docs, family, fmt, inbox_of, invoice_facts, misreadings_of, near,
+    pick_column, piece, stem,
 )
 from generators.model import TaskDraft
 
@@ -26,32 +27,65 @@ def _out_name(inp: FamilyInput, prefix: str, ext: str) -> str:
     return f"data/{prefix}_{inp.rng.choice(FILE_WORDS)}_{month}{inp.rng.randint(2, 99)}.{ext}"
 
 
+P_CORRECT = 0.55  # share of drafts whose key value is said, then corrected on a later day
+P_DISTRACT = 0.85  # share of drafts that get a near-miss detail where the family has one
+
+
+def _label_for(table, label: int, col: int, highest: bool) -> str | None:
+    """The label of the row with the highest (or lowest) value of ``col``; None on a tie."""
+    values = table.column(col)
+    target = max(values) if highest else min(values)
+    return table.rows[values.index(target)][label] if values.count(target) == 1 else None
+
+
 @family("sheet_question", ("excel",), "easy")
 def sheet_question(inp: FamilyInput) -> TaskDraft | None:
     picked = pick_column(inp)
     if not picked:
         return None
     table, label, col = picked
-    values = table.column(col)
     highest = inp.rng.random() < 0.5
-    target = max(values) if highest else min(values)
-    if values.count(target) != 1:
+    answer = _label_for(table, label, col, highest)
+    if answer is None:
         return None
-    answer = table.rows[values.index(target)][label]
     which = "highest" if highest else "lowest"
-    question = f"which {table.headers[label]} has the {which} {table.headers[col]} in {stem(table.file)}"
+    header, what = table.headers[col], table.headers[label]
+    question = f"which {what} has the {which} {header} in {stem(table.file)}"
+    asked = f"{which} {header}"
+    answers = {asked: answer}
+    superseded: tuple[str, ...] = ()
+    other = f"{'lowest' if highest else 'highest'} {header}"
+    alt = _label_for(table, label, col, not highest)
+    if alt and alt != answer and chance(inp, P_CORRECT):
+        superseded, answers[other] = (other,), alt
+    distractors = ()
+    others = [c for c in table.numeric_columns() if c != col]
+    if others and chance(inp, P_DISTRACT):
+        c2 = inp.rng.choice(others)
+        near_q = f"{which} {table.headers[c2]}"
+        alt2 = _label_for(table, label, c2, highest)
+        if alt2 and alt2 != answer and near_q.lower() not in asked.lower():
+            distractors, answers[near_q] = (near(near_q, f"last month the question was the {near_q}, and that one is settled"),), alt2
+    m1 = piece(1, "fact", f"my manager wants to know which {what} has the {which} {header}", asked,
+               cue="question", about="my manager's question", superseded=superseded, distractors=distractors)
+    m2 = piece(2, "fact", f"the numbers for my manager's question are in {stem(table.file)}", stem(table.file),
+               cue="source_file", about="my manager's question")
+
+    def plan(value_of: str) -> list:
+        return [call("excel_read_file", file_path=table.file), call("system_write_answer", text=value_of)]
+
     return TaskDraft(
         family="sheet_question", apps=["excel"], difficulty="easy",
         description=f"Find {question} (file {table.file}) and write the answer into data/answer.txt.",
         intent="Answer the spreadsheet question I mentioned and put the answer in the answer file.",
-        subtasks=[f"Read {table.file}.", f"Find the {table.headers[label]} with the {which} {table.headers[col]}.",
+        subtasks=[f"Read {table.file}.", f"Find the {what} with the {which} {header}.",
                   "Write it into data/answer.txt."],
         evaluation=[{"function": "evaluate_answer", "args": {"keywords": [answer]}}],
-        memory=[piece(1, "fact", f"my manager wants to know which {table.headers[label]} has the {which} {table.headers[col]}", f"{which} {table.headers[col]}"),
-                piece(2, "fact", f"the numbers for my manager's question are in {stem(table.file)}", stem(table.file))],
+        memory=[m1, m2],
         query="Can you answer the spreadsheet question from my manager now?",
-        oracle=[call("excel_read_file", file_path=table.file), call("system_write_answer", text=answer)],
+        oracle=plan(answer),
         baseline=[call("system_write_answer", text="I do not know which question you mean.")],
+        misreadings=misreadings_of([m1], lambda mid, value: plan(answers[value])),
     )
 
 
@@ -61,20 +95,51 @@ def sheet_total(inp: FamilyInput) -> TaskDraft | None:
     if not picked:
         return None
     table, _, col = picked
-    total = round(sum(table.column(col)), 2)
+    totals = {table.headers[c]: round(sum(table.column(c)), 2) for c in table.numeric_columns()}
     header = table.headers[col]
+    total = totals[header]
+    others = [h for h in totals if h != header and totals[h] != total and h.lower() not in header.lower()
+              and header.lower() not in h.lower()]
+    value = f"total of the {header} column"
+    superseded: tuple[str, ...] = ()
+    distractors = ()
+    if others and chance(inp, P_CORRECT):
+        superseded = (f"total of the {others.pop(inp.rng.randrange(len(others)))} column",)
+    if others and chance(inp, P_DISTRACT):
+        h2 = inp.rng.choice(others)
+        distractors = (near(f"{h2} total", f"the {h2} total was already sent round last week"),)
+    about = inp.rng.choice(("the Friday total", "the total for the review", "the quarter-end total",
+                            "the total for finance"))
+    m1 = piece(1, "action", f"I need the total of the {header} column", value, cue="column_total",
+               about=about, superseded=superseded, distractors=distractors)
+    m2 = piece(2, "fact", f"the {header} total should come from {stem(table.file)}", stem(table.file),
+               cue="source_file", about=about)
+
+    def plan(amount: float) -> list:
+        return [call("excel_read_file", file_path=table.file), call("system_write_answer", text=fmt(amount))]
+
+    def misread_plan(mid: str, said: str) -> list:
+        for h, amount in totals.items():
+            if said in (f"total of the {h} column", f"{h} total"):
+                return plan(amount)
+        return None
+
     return TaskDraft(
         family="sheet_total", apps=["excel"], difficulty="medium",
         description=f"Add up the {header} column of {table.file} and write the total into data/answer.txt.",
         intent="Work out the total I asked for from one of our sheets and write it in the answer file.",
         subtasks=[f"Read {table.file}.", f"Sum the {header} column.", "Write the total into data/answer.txt."],
         evaluation=[{"function": "evaluate_answer", "args": {"number": total, "tolerance": 0.01}}],
-        memory=[piece(1, "action", f"I need the total of the {header} column", f"total of the {header} column"),
-                piece(2, "fact", f"the {header} total should come from {stem(table.file)}", stem(table.file))],
-        query="Could you get me that total from the sheet?",
-        oracle=[call("excel_read_file", file_path=table.file), call("system_write_answer", text=fmt(total))],
+        memory=[m1, m2],
+        query=f"Could you get me {about} from the sheet now?",
+        oracle=plan(total),
         baseline=[call("system_write_answer", text="0")],
+        misreadings=misreadings_of([m1], misread_plan),
     )
+
+
+def _bumped(inp: FamilyInput, old: float) -> float:
+    return round(old * inp.rng.choice((1.1, 1.25, 0.8, 1.5)) + inp.rng.randint(1, 9), 0 if old == int(old) else 2)
 
 
 @family("sheet_update", ("excel",), "easy")
@@ -85,10 +150,30 @@ def sheet_update(inp: FamilyInput) -> TaskDraft | None:
     table, label, col = picked
     r = inp.rng.randrange(len(table.rows))
     old = table.column(col)[r]
-    new = round(old * inp.rng.choice((1.1, 1.25, 0.8, 1.5)) + inp.rng.randint(1, 9), 0 if old == int(old) else 2)
+    new = _bumped(inp, old)
     if new == old:
         return None
     who, header, value = table.rows[r][label], table.headers[col], fmt(new)
+    taken = {fmt(v) for v in table.column(col)} | {value}
+    superseded: tuple[str, ...] = ()
+    distractors = ()
+    first = fmt(_bumped(inp, old))
+    if first not in taken and value not in first and first not in value and chance(inp, P_CORRECT):
+        superseded = (first,)
+        taken.add(first)
+    others = [i for i in range(len(table.rows)) if i != r]
+    if others and chance(inp, P_DISTRACT):
+        o = inp.rng.choice(others)
+        figure = fmt(_bumped(inp, table.column(col)[o]))
+        if figure not in taken and all(figure not in t and t not in figure for t in taken):
+            distractors = (near(figure, f"{table.rows[o][label]}'s {header} may go to {figure} next quarter, "
+                                        "but nothing is decided there yet"),)
+    m1 = piece(1, "fact", f"{who}'s {header} in {stem(table.file)} is changing to {value}", value, cue="new_figure",
+               about=f"{who}'s {header}", superseded=superseded, distractors=distractors)
+
+    def plan(figure: str) -> list:
+        return [call("excel_set_cell", file_path=table.file, row=r + 2, col=col + 1, value=float(figure) if "." in figure else int(figure))]
+
     return TaskDraft(
         family="sheet_update", apps=["excel"], difficulty="easy",
         description=f"In {table.file}, set the {header} of {who} (row {r + 2}, column {col + 1}) to {value}.",
@@ -96,10 +181,11 @@ def sheet_update(inp: FamilyInput) -> TaskDraft | None:
         subtasks=[f"Open {table.file}.", f"Set {who}'s {header} to the new value."],
         evaluation=[{"function": "evaluate_excel_cell_value",
                      "args": {"file": table.file, "matches": [{"row": r + 2, "col": col + 1, "value": value}]}}],
-        memory=[piece(1, "fact", f"{who}'s {header} in {stem(table.file)} is changing to {value}", value)],
-        query="Please make that spreadsheet change we talked about.",
-        oracle=[call("excel_set_cell", file_path=table.file, row=r + 2, col=col + 1, value=new)],
+        memory=[m1],
+        query=f"Please make the change to {who}'s {header} we talked about.",
+        oracle=plan(value),
         baseline=[call("excel_read_file", file_path=table.file)],
+        misreadings=misreadings_of([m1], lambda mid, figure: plan(figure)),
     )
 
 
@@ -108,9 +194,32 @@ def write_memo(inp: FamilyInput) -> TaskDraft | None:
     topics = inp.rng.choice(MEMO_TOPICS)
     out = _out_name(inp, "memo", "docx")
     points = list(topics)
-    content = "Memo\n" + "\n".join(f"- {p.capitalize()}: to be discussed this week." for p in points)
-    memory = [piece(1, "action", f"I want a memo saved as {stem(out)}", stem(out))]
-    memory += [piece(i + 2, "fact", f"the memo has to cover the {p}", p) for i, p in enumerate(points)]
+    superseded: tuple[str, ...] = ()
+    if chance(inp, P_CORRECT):
+        first = _out_name(inp, "memo", "docx")
+        if stem(first) != stem(out) and stem(first)[:-5] not in stem(out) and stem(out)[:-5] not in stem(first):
+            superseded = (stem(first),)
+    distractors = ()
+    spare = [t for group in MEMO_TOPICS if group != topics for t in group
+             if all(t not in p and p not in t for p in points)]
+    if chance(inp, P_DISTRACT):
+        other = inp.rng.choice(spare)
+        distractors = (near(other, f"the memo for next month is the one about the {other}, not this one"),)
+
+    def content_of(items: list[str]) -> str:
+        return "Memo\n" + "\n".join(f"- {p.capitalize()}: to be discussed this week." for p in items)
+
+    memory = [piece(1, "action", f"I want a memo saved as {stem(out)}", stem(out), cue="output_file",
+                    about="the memo", superseded=superseded)]
+    memory += [piece(i + 2, "fact", f"the memo has to cover the {p}", p, cue="memo_point", about="the memo",
+                     distractors=distractors if i == 0 else ())
+               for i, p in enumerate(points)]
+
+    def plan(mid: str, value: str) -> list:
+        if mid == "m1":
+            return [call("word_write_to_file", file_path=f"data/{value}", content=content_of(points))]
+        return [call("word_write_to_file", file_path=out, content=content_of([value] + points[1:]))]
+
     return TaskDraft(
         family="write_memo", apps=["word"], difficulty="medium",
         description=f"Write a Word memo {out} that covers: {', '.join(points)}.",
@@ -120,8 +229,9 @@ def write_memo(inp: FamilyInput) -> TaskDraft | None:
                     {"function": "evaluate_contain", "args": {"doc_type": "docx", "file": out, "keywords": points}}],
         memory=memory,
         query="Can you write the memo I asked about?",
-        oracle=[call("word_write_to_file", file_path=out, content=content)],
+        oracle=[call("word_write_to_file", file_path=out, content=content_of(points))],
         baseline=[call("word_write_to_file", file_path="data/memo.docx", content="Memo\n- Points to be confirmed.")],
+        misreadings=misreadings_of(memory[:2], plan),
     )
 
 
@@ -135,6 +245,29 @@ def doc_to_pdf(inp: FamilyInput) -> TaskDraft | None:
     words = [w for w in " ".join(doc["lines"][:3]).replace(",", " ").split() if len(w) > 5][:2]
     if not words:
         return None
+    distractors = ()
+    others = [d for d in options if d is not doc and stem(d["file"]) not in stem(doc["file"])
+              and stem(doc["file"]) not in stem(d["file"])
+              and not all(w in " ".join(d["lines"]) for w in words)]
+    if others and chance(inp, P_DISTRACT):
+        other = inp.rng.choice(others)
+        distractors = (near(stem(other["file"]), f"{stem(other['file'])} is the older write-up, it stays internal"),)
+    superseded: tuple[str, ...] = ()
+    if chance(inp, P_CORRECT):
+        first = _out_name(inp, "shared", "pdf")
+        if stem(first)[:-4] not in stem(out) and stem(out)[:-4] not in stem(first):
+            superseded = (stem(first),)
+    m1 = piece(1, "fact", f"the document to share is {stem(doc['file'])}", stem(doc["file"]), cue="document",
+               about="the PDF copy", distractors=distractors)
+    m2 = piece(2, "action", f"the shared PDF copy should be called {stem(out)}", stem(out), cue="output_file",
+               about="the PDF copy", superseded=superseded)
+
+    def plan(mid: str, value: str) -> list:
+        if mid == "m1":
+            path = next(d["file"] for d in options if stem(d["file"]) == value)
+            return [call("word_convert_to_pdf", file_path=path, output_path=out)]
+        return [call("word_convert_to_pdf", file_path=doc["file"], output_path=f"data/{value}")]
+
     return TaskDraft(
         family="doc_to_pdf", apps=["word"], difficulty="easy",
         description=f"Convert {doc['file']} to PDF and save it as {out}.",
@@ -142,11 +275,11 @@ def doc_to_pdf(inp: FamilyInput) -> TaskDraft | None:
         subtasks=[f"Convert {doc['file']} to PDF.", f"Save it as {out}."],
         evaluation=[{"function": "evaluate_file_exist", "args": {"file": out}},
                     {"function": "evaluate_contain", "args": {"doc_type": "pdf", "file": out, "keywords": words}}],
-        memory=[piece(1, "fact", f"the document to share is {stem(doc['file'])}", stem(doc["file"])),
-                piece(2, "action", f"the shared PDF copy should be called {stem(out)}", stem(out))],
+        memory=[m1, m2],
         query="Please make the PDF copy I asked for.",
         oracle=[call("word_convert_to_pdf", file_path=doc["file"], output_path=out)],
         baseline=[],
+        misreadings=misreadings_of([m1, m2], plan),
     )
 
 
@@ -159,6 +292,11 @@ def free_slots_after(cal: dict, now: datetime) -> list[tuple[datetime, datetime]
     return slots
 
 
+def _distinct(a: str, b: str) -> bool:
+    """Neither value holds the other (case-insensitive), so each can be found in a turn on its own."""
+    return a.lower() not in b.lower() and b.lower() not in a.lower()
+
+
 @family("schedule_meeting", ("calendar",), "medium")
 def schedule_meeting(inp: FamilyInput) -> TaskDraft | None:
     cal = calendar_of(inp.notes, inp.user)
@@ -168,6 +306,29 @@ def schedule_meeting(inp: FamilyInput) -> TaskDraft | None:
     start, end = inp.rng.choice(slots)
     title = inp.rng.choice(MEETING_TITLES)
     when = start.strftime("%Y-%m-%d %H:%M")
+    fmt_t = "%Y-%m-%d %H:%M:%S"
+    spans = {when: (start, end)}
+    superseded: tuple[str, ...] = ()
+    earlier = [sl for sl in slots if sl[0] != start and _distinct(sl[0].strftime("%Y-%m-%d %H:%M"), when)]
+    if earlier and chance(inp, P_CORRECT):
+        first = inp.rng.choice(earlier)
+        superseded = (first[0].strftime("%Y-%m-%d %H:%M"),)
+        spans[superseded[0]] = first
+    distractors = ()
+    titles = [t for t in MEETING_TITLES if _distinct(t, title)]
+    if chance(inp, P_DISTRACT):
+        other = inp.rng.choice(titles)
+        distractors = (near(other, f"the {other} is a different meeting, and it is already in the diary"),)
+    m1 = piece(1, "fact", f"there will be a meeting called {title}", title, cue="meeting_title",
+               about="the new meeting", distractors=distractors)
+    m2 = piece(2, "fact", f"the new meeting is at {when}, for one hour", when, cue="meeting_time",
+               about="the new meeting", superseded=superseded)
+
+    def plan(mid: str, value: str) -> list:
+        summary, (s0, e0) = (value, (start, end)) if mid == "m1" else (title, spans[value])
+        return [call("calendar_create_event", user=inp.user, summary=summary, start=s0.strftime(fmt_t),
+                     end=e0.strftime(fmt_t))]
+
     return TaskDraft(
         family="schedule_meeting", apps=["calendar"], difficulty="medium",
         description=f"Add '{title}' to {inp.user}'s calendar from {start:%Y-%m-%d %H:%M} to {end:%H:%M}, "
@@ -175,15 +336,15 @@ def schedule_meeting(inp: FamilyInput) -> TaskDraft | None:
         intent="Put the meeting I told you about on my calendar.",
         subtasks=["Check my calendar.", "Create the event at the agreed time."],
         evaluation=[{"function": "evaluate_calendar_event",
-                     "args": {"username": inp.user, "summary": title, "start": f"{start:%Y-%m-%d %H:%M:%S}",
-                              "end": f"{end:%Y-%m-%d %H:%M:%S}"}},
+                     "args": {"username": inp.user, "summary": title, "start": start.strftime(fmt_t),
+                              "end": end.strftime(fmt_t)}},
                     {"function": "evaluate_calendar_no_overlap", "args": {"username": inp.user}}],
-        memory=[piece(1, "fact", f"there will be a meeting called {title}", title),
-                piece(2, "fact", f"the new meeting is at {when}, for one hour", when)],
-        query="Can you put that meeting on my calendar?",
-        oracle=[call("calendar_create_event", user=inp.user, summary=title, start=f"{start:%Y-%m-%d %H:%M:%S}",
-                     end=f"{end:%Y-%m-%d %H:%M:%S}")],
+        memory=[m1, m2],
+        query="Can you put the new meeting on my calendar?",
+        oracle=[call("calendar_create_event", user=inp.user, summary=title, start=start.strftime(fmt_t),
+                     end=end.strftime(fmt_t))],
         baseline=[call("calendar_list_events", user=inp.user)],
+        misreadings=misreadings_of([m1, m2], plan),
     )
 
 
@@ -193,30 +354,48 @@ def pdf_total(inp: FamilyInput) -> TaskDraft | None:
     if not found:
         return None
     pdf, number, total = found
+    distractors = ()
+    deposit = fmt(round(total * inp.rng.choice((0.2, 0.25, 0.3)), 2))
+    if _distinct(deposit, fmt(total)) and chance(inp, P_DISTRACT):
+        distractors = (near(deposit, f"we already paid a deposit of {deposit} on that supplier's account"),)
+    m1 = piece(1, "fact", f"accounting needs the total due on invoice {number}", number, cue="invoice_number",
+               about="the amount accounting needs", distractors=distractors)
+
+    def plan(amount: str) -> list:
+        return [call("pdf_read_file", file_path=pdf), call("system_write_answer", text=amount)]
+
     return TaskDraft(
         family="pdf_total", apps=["pdf"], difficulty="easy",
         description=f"Read the total amount due from {pdf} (invoice {number}) and write it into data/answer.txt.",
         intent="Look up the amount I asked about in the PDF and write it in the answer file.",
         subtasks=[f"Read {pdf}.", "Write the total due into data/answer.txt."],
         evaluation=[{"function": "evaluate_answer", "args": {"number": total, "tolerance": 0.01}}],
-        memory=[piece(1, "fact", f"accounting needs the total due on invoice {number}", number)],
+        memory=[m1],
         query="Could you look up that amount for accounting?",
-        oracle=[call("pdf_read_file", file_path=pdf), call("system_write_answer", text=fmt(total))],
+        oracle=plan(fmt(total)),
         baseline=[call("system_write_answer", text="0")],
+        misreadings=misreadings_of([m1], lambda mid, value: plan(value)),
     )
 
 
+# (what the reply says, with {} for the value; values to choose from; a near-miss sentence)
 REPLY_POINTS = (
-    ("the review can move to Room 4B", "Room 4B"),
-    ("we can approve up to 3,200 dollars for it", "3,200 dollars"),
-    ("the deadline is now the 28th", "the 28th"),
-    ("Jordan from legal should be copied next time", "Jordan from legal"),
-    ("the vendor quote came in at 7,450", "7,450"),
-    ("we should use the blue template this time", "blue template"),
-    ("the client asked for a call after 3 pm", "after 3 pm"),
-    ("the draft needs one more section on risks", "section on risks"),
-    ("the second shipment arrives on Thursday morning", "Thursday morning"),
-    ("the offsite is capped at 14 people", "14 people"),
+    ("the review can move to {}", ("Room 4B", "Room 2A", "Room 5C", "Room 3D"), "the training next week is in {}"),
+    ("we can approve up to {} for it", ("3,200 dollars", "2,750 dollars", "4,100 dollars"),
+     "the spring offsite budget is {}"),
+    ("the deadline is now {}", ("the 28th", "the 19th", "the 23rd"), "the audit paperwork is due {}"),
+    ("{} should be copied next time", ("Jordan from legal", "Priya from finance", "Sam from procurement"),
+     "{} is out until the end of the month"),
+    ("the vendor quote came in at {}", ("7,450", "6,980", "8,120"), "the old quote from last year was {}"),
+    ("we should use the {} this time", ("blue template", "green template", "short template"),
+     "the board pack always uses the {}"),
+    ("the client asked for a call {}", ("after 3 pm", "before 11 am", "after 4 pm"),
+     "the supplier prefers calls {}"),
+    ("the draft needs one more section on {}", ("risks", "costs", "timelines"),
+     "last quarter's draft was missing a section on {}"),
+    ("the second shipment arrives on {}", ("Thursday morning", "Friday afternoon", "Monday morning"),
+     "the first shipment came on {}"),
+    ("the offsite is capped at {}", ("14 people", "18 people", "22 people"), "the kickoff dinner is for {}"),
 )
 
 
@@ -227,9 +406,26 @@ def reply_to_mail(inp: FamilyInput) -> TaskDraft | None:
     if not inbox:
         return None
     message = inp.rng.choice(inbox)
-    point, value = inp.rng.choice(REPLY_POINTS)
+    shape, choices, near_shape = inp.rng.choice(REPLY_POINTS)
+    value, *rest = inp.rng.sample(choices, len(choices))
+    rest = [r for r in rest if _distinct(r, value)]
+    point = shape.format(value)
     sender = message["from"].split("@")[0].strip(" <>\"'")
     subject = message["subject"]
+    superseded: tuple[str, ...] = ()
+    if rest and chance(inp, P_CORRECT):
+        superseded = (rest.pop(),)
+    distractors = ()
+    if rest and chance(inp, P_DISTRACT):
+        distractors = (near(rest[0], near_shape.format(rest[0])),)
+    m1 = piece(1, "fact", f"about the '{subject}' email, {point}", value, cue="reply_point",
+               about=f"the reply about {subject}", superseded=superseded, distractors=distractors)
+
+    def plan(said: str) -> list:
+        return [call("email_list_emails", user=inp.user),
+                call("email_send_email", sender=inp.user, recipient=sender, subject=f"Re: {subject}",
+                     content=f"Hi,\n\nThanks for your message: {shape.format(said)}.\n\nBest regards,\n{inp.user_name}")]
+
     return TaskDraft(
         family="reply_to_mail", apps=["email"], difficulty="easy",
         description=f"Reply to the email '{subject}' from {message['from']} (subject 'Re: {subject}') "
@@ -239,11 +435,10 @@ def reply_to_mail(inp: FamilyInput) -> TaskDraft | None:
         evaluation=[{"function": "evaluate_email_sent",
                      "args": {"sender": inp.user, "recipient": sender, "subject_keywords": [subject],
                               "body_keywords": [value]}}],
-        memory=[piece(1, "fact", f"about the '{subject}' email, {point}", value)],
-        query="Could you answer that email for me now?",
-        oracle=[call("email_list_emails", user=inp.user),
-                call("email_send_email", sender=inp.user, recipient=sender, subject=f"Re: {subject}",
-                     content=f"Hi,\n\nThanks for your message: {point}.\n\nBest regards,\n{inp.user_name}")],
+        memory=[m1],
+        query=f"Could you send the reply about {subject} now?",
+        oracle=plan(value),
         baseline=[call("email_send_email", sender=inp.user, recipient=sender, subject=f"Re: {subject}",
                        content="Thanks, I will get back to you on this.")],
+        misreadings=misreadings_of([m1], lambda mid, said: plan(said)),
     )

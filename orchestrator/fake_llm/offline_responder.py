@@ -14,10 +14,11 @@ import random
 import re
 import threading
 from collections import OrderedDict
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
-from generators.dialogue_offline import generate_dialogue
+from generators.dialogue_offline import HistoryWriter
+from generators.history_plan import DayPlan, Event
 from generators.families import FAMILIES, FamilyInput
 from generators.model import MemoryPiece, Session, TaskDraft, parse_transcript
 from office_env.tools import ToolResult
@@ -159,18 +160,68 @@ def _written_plans() -> dict[str, list[list[dict[str, Any]]]]:
 
 
 def _day(inputs: dict[str, Any], messages: list[dict[str, Any]]) -> dict[str, Any]:
-    day = datetime.strptime(inputs["date"], "%Y-%m-%d")
-    memory = [MemoryPiece(m["id"], "fact", m["text"], m["value"]) for m in inputs["memory"]]
-    draft = TaskDraft("chat", [], "easy", "-", "-", ["-"], [], memory, "-", [])
-    seed = int(_rng("dialogue_day", inputs, _feedback(messages)).random() * 2**31)
-    [session] = generate_dialogue(draft, seed=seed, now=day + timedelta(days=1), user_first=inputs["user_first"],
-                                  colleagues=inputs["colleagues"], company=inputs["company"],
-                                  projects=inputs["projects"], days=1, utterances_per_day=inputs["utterances"])
+    """One day written by the offline history writer from the day's planned events."""
+    day = datetime.strptime(inputs["date"], "%Y-%m-%d").date()
+    events = [Event.from_dict(e) for e in inputs["events"]]
+    # Each day is written on its own (the prompt holds one day), so the persona's details may differ
+    # between days; lines repeated from earlier days are caught and the day is asked again.
+    rng = _rng("dialogue_day", inputs, _feedback(messages))
+    writer = HistoryWriter([], rng=rng, user_first=inputs["user_first"], colleagues=inputs["colleagues"],
+                           company=inputs["company"], projects=inputs["projects"], city=inputs.get("city", ""),
+                           files=inputs.get("files", []), values=[str(v) for v in inputs.get("task_values", [])],
+                           banned=_already_said(messages) + _earlier_days(inputs))
+    session = writer.day(DayPlan(inputs["day"], day, events), inputs["utterances"])
+    _remember_day(inputs, [t.text for t in session.turns])
     return {"turns": [{k: v for k, v in t.to_dict().items() if k != "ts"} for t in session.turns]}
 
 
+# What this endpoint wrote for each history, day by day: a model that writes a history day by day
+# remembers its earlier days, so a later day does not repeat their lines.
+_HISTORIES: "OrderedDict[str, dict[int, list[str]]]" = OrderedDict()
+_HISTORIES_LOCK = threading.Lock()
+MAX_HISTORIES = 256
+
+
+def _history_key(inputs: dict[str, Any]) -> str:
+    keep = {k: inputs.get(k) for k in ("user_first", "colleagues", "company", "projects", "city", "files",
+                                        "task_values", "total_days", "utterances")}
+    return json.dumps(keep, sort_keys=True, default=str)
+
+
+def _earlier_days(inputs: dict[str, Any]) -> list[str]:
+    with _HISTORIES_LOCK:
+        days = _HISTORIES.get(_history_key(inputs), {})
+        return [line for day, lines in days.items() if day < inputs["day"] for line in lines]
+
+
+def _remember_day(inputs: dict[str, Any], lines: list[str]) -> None:
+    key = _history_key(inputs)
+    with _HISTORIES_LOCK:
+        _HISTORIES.setdefault(key, {})[inputs["day"]] = lines
+        _HISTORIES.move_to_end(key)
+        while len(_HISTORIES) > MAX_HISTORIES:
+            _HISTORIES.popitem(last=False)
+
+
+_SAID_RE = re.compile(r'^- ("(?:[^"\\]|\\.)*") \(said at day \d+ turn \d+\)$')
+
+
+def _already_said(messages: list[dict[str, Any]]) -> list[str]:
+    """Lines the prompt says were said already (a day asked again), as a model would read them."""
+    user = next((m.get("content") or "" for m in messages if m.get("role") == "user"), "")
+    out = []
+    for line in user.splitlines():
+        match = _SAID_RE.match(line.strip())
+        if match:
+            try:
+                out.append(json.loads(match.group(1)))
+            except json.JSONDecodeError:
+                continue
+    return out
+
+
 def _verify(inputs: dict[str, Any], messages: list[dict[str, Any]]) -> dict[str, Any]:
-    memory = [MemoryPiece(m["id"], "fact", m["value"], m["value"]) for m in inputs["memory"]]
+    memory = [MemoryPiece.from_dict({"kind": "fact", "text": m["value"], **m}) for m in inputs["memory"]]
     draft = TaskDraft("chat", [], "easy", "-", inputs["intent"], ["-"], [], memory, "-", [])
     user = next((m.get("content") or "" for m in messages if m.get("role") == "user"), "")
     sessions = parse_transcript(user)

@@ -1,0 +1,153 @@
+"""Benchmark: how realistic and how hard to game a dataset's chat histories are.
+
+Builds an offline dataset (default 60 tasks, seed 11, default build options) in a temporary
+folder, or reads an existing one (``--dataset DIR``), and prints each figure with its target and
+PASS or MISS (``info`` where there is no target):
+
+- text: distinct-utterance share, cross-task verbatim share (target <= 20 %), repeats inside a
+  history (target: none), work-turn share (target >= 30 %) -- ``verifier.gameability.text_stats``;
+- gameability: each shallow detector's precision (target <= 0.35) and recall on the evidence
+  turns -- ``verifier.gameability.gameability``;
+- memory dynamics: the share of tasks with a knowledge update (target >= 30 %), a distractor
+  (>= 60 %), a multi-session thread (>= 30 %), a relative-time value (no target) --
+  ``verifier.gameability.dynamics``;
+- retrieval: BM25 top-5 recall of the evidence utterances from the task's query (the harness's
+  rag raw/utterance context, mean over tasks with evidence; target >= 60 %);
+- the paper's Table 4 shape (``orchestrator.card.statistics``, tokens by ``backends.tokens``):
+  sessions per conversation (5), utterances per session (~73), tokens per session (~1,026) and
+  tokens per utterance (~14, i.e. 1,026 / 73), each within +-20 %.
+
+Run: ``python bench/quality.py [--n 60] [--seed 11] [--workers W] [--dataset DIR] [--json]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+# bench/office_env.py would shadow the office_env package: keep bench/ off the import path.
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+
+from backends.dataset import iter_tasks  # noqa: E402
+from harness.context import ContextConfig, build_context  # noqa: E402
+from orchestrator.card import statistics  # noqa: E402
+from verifier.gameability import DETECTORS, DYNAMICS, THRESHOLD, dynamics, gameability, text_stats  # noqa: E402
+
+TOP_K = 5
+# Targets; None: no target (the figure is reported as info).
+DYNAMIC_TARGETS = {"knowledge_update": 0.30, "distractor": 0.60, "multi_session": 0.30, "relative_time": None}
+SHAPE_TARGETS = {"sessions_per_conversation": 5.0, "utterances_per_session": 73.0, "tokens_per_session": 1026.0,
+                 "tokens_per_utterance": 1026.0 / 73.0}
+SHAPE_TOLERANCE = 0.20
+RECALL_TARGET = 0.60
+CROSS_TASK_TARGET = 0.20
+WORK_TURN_TARGET = 0.30
+
+
+def bm25_recall(records: list[dict[str, Any]], k: int = TOP_K) -> tuple[float | None, int]:
+    """Mean recall@k of the evidence utterances (rag, raw utterances, BM25 on the query), over
+    the tasks that have evidence; and how many tasks that is."""
+    config = ContextConfig(mode="rag", storage="raw", granularity="utterance", top_k=k)
+    recalls = [r for r in (build_context(record, config).evidence_recall for record in records) if r is not None]
+    return (sum(recalls) / len(recalls) if recalls else None), len(recalls)
+
+
+def _line(name: str, value: Any, shown: str, target: str, ok: bool | None) -> dict[str, Any]:
+    return {"figure": name, "value": value, "shown": shown, "target": target,
+            "status": "info" if ok is None else "PASS" if ok else "MISS"}
+
+
+def figures(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every figure of the benchmark, with its target and status."""
+    text = text_stats(records)
+    game = gameability(records)
+    shares = dynamics(records)
+    recall, with_evidence = bm25_recall(records)
+    shape = statistics(records)["overall"]
+    lines = [
+        _line("distinct-utterance share", text["distinct_share"], f"{100 * text['distinct_share']:.1f} %",
+              "-", None),
+        _line("cross-task verbatim share", text["cross_task_share"], f"{100 * text['cross_task_share']:.1f} %",
+              f"<= {100 * CROSS_TASK_TARGET:.0f} %", text["cross_task_share"] <= CROSS_TASK_TARGET),
+        _line("within-history repeats", text["repeats"],
+              f"{text['repeats']} in {text['histories_with_repeats']} histories", "0", text["repeats"] == 0),
+        _line("work-turn share", text["work_turn_share"], f"{100 * text['work_turn_share']:.1f} %",
+              f">= {100 * WORK_TURN_TARGET:.0f} %", text["work_turn_share"] >= WORK_TURN_TARGET),
+    ]
+    for name in DETECTORS:
+        d = game[name]
+        lines.append(_line(f"detector {name} precision", d["precision"],
+                           f"{d['precision']:.3f} ({d['evidence_hits']}/{d['hits']})", f"<= {THRESHOLD:.2f}",
+                           d["precision"] <= THRESHOLD))
+        lines.append(_line(f"detector {name} recall", d["recall"],
+                           f"{d['recall']:.3f} ({d['evidence_hits']}/{d['evidence_turns']})", "-", None))
+    for name in DYNAMICS:
+        target = DYNAMIC_TARGETS.get(name)
+        lines.append(_line(f"tasks with {name}", shares[name], f"{100 * shares[name]:.1f} %",
+                           f">= {100 * target:.0f} %" if target is not None else "-",
+                           shares[name] >= target if target is not None else None))
+    lines.append(_line(f"BM25 top-{TOP_K} evidence recall", recall,
+                       f"{100 * recall:.1f} % ({with_evidence} tasks)" if recall is not None else "n/a",
+                       f">= {100 * RECALL_TARGET:.0f} %", recall is not None and recall >= RECALL_TARGET))
+    for name, target in SHAPE_TARGETS.items():
+        value = shape[name]
+        lines.append(_line(name.replace("_", " "), value, f"{value:,.1f}",
+                           f"{target:,.0f} +-{100 * SHAPE_TOLERANCE:.0f} %",
+                           abs(value - target) <= SHAPE_TOLERANCE * target))
+    return lines
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=60)
+    parser.add_argument("--seed", type=int, default=11)
+    parser.add_argument("--workers", type=int, default=max(1, min(4, os.cpu_count() or 1)))
+    parser.add_argument("--dataset", type=Path, default=None, help="Read this dataset instead of building one")
+    parser.add_argument("--json", action="store_true", help="Print the figures as JSON")
+    args = parser.parse_args()
+    tmp = None
+    try:
+        if args.dataset is not None:
+            if not (args.dataset / "tasks").is_dir():
+                sys.exit(f"error: --dataset {args.dataset}: not a dataset folder (no tasks/)")
+            folder, source = args.dataset, f"dataset {args.dataset}"
+        else:
+            from orchestrator.build import build
+            from orchestrator.roles import BuildConfig
+
+            tmp = Path(tempfile.mkdtemp(prefix="bench-quality-"))
+            folder = tmp / "ds"
+            start = time.perf_counter()
+            built = build(folder, args.n, BuildConfig(seed=args.seed), workers=args.workers)
+            source = (f"offline build of {built.accepted} tasks (seed {args.seed}) in "
+                      f"{time.perf_counter() - start:.1f} s")
+        records = [t.record for t in iter_tasks(folder) if t.record is not None]
+        start = time.perf_counter()
+        lines = figures(records)
+        elapsed = time.perf_counter() - start
+        if args.json:
+            print(json.dumps({"source": source, "tasks": len(records), "figures": lines}, indent=2))
+            return
+        print(f"{source}; {len(records)} tasks measured in {elapsed:.2f} s")
+        width = max(len(line["figure"]) for line in lines)
+        shown = max(len(line["shown"]) for line in lines)
+        target = max(len(line["target"]) for line in lines)
+        for line in lines:
+            print(f"  {line['figure']:{width}}  {line['shown']:>{shown}}  target {line['target']:{target}}  {line['status']}")
+        misses = sum(line["status"] == "MISS" for line in lines)
+        checked = sum(line["status"] != "info" for line in lines)
+        print(f"{checked - misses}/{checked} targets met")
+    finally:
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,174 @@
+"""When each memory piece comes up in a history: the plan both dialogue writers follow.
+
+A history is a few working days of chat. Each thread of the task's work (the memory pieces that
+share a ``thread``) is raised on some day, its details arrive over that day and later ones, an
+earlier value is said and corrected on a later day (``superseded``), and near-miss details
+(``distractors``) come up along the way. ``plan_history`` lays these events out over the days,
+seeded and deterministic; the offline generator renders them from the banks, the llm generator
+hands each day's events to the model. A meeting time may be said relative to the day it is said
+on ("Thursday next week at 14:00"): the plan decides that too and records the phrase as the
+piece's ``said_as``.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field, replace
+from datetime import date, datetime, timedelta
+from typing import Literal
+
+from generators.model import MemoryPiece
+
+Move = Literal["raise", "state", "correct", "distract", "recap"]
+Mark = Literal["evidence", "superseded", "distractor", ""]
+
+P_RELATIVE = 0.5  # share of meeting times said relative to the day they are said on
+P_RECAP = 0.5  # share of threads checked on once more after their last detail
+
+
+@dataclass(frozen=True)
+class Event:
+    """One thing that happens in a thread on a day. ``said`` is the specific the user's line must
+    hold verbatim (a value, an earlier value, a near-miss, or a relative phrase); ``text`` is the
+    near-miss sentence of a ``distract`` event."""
+
+    move: Move
+    thread: str
+    piece: MemoryPiece | None = None
+    said: str = ""
+    text: str = ""
+    mark: Mark = ""
+
+    def to_dict(self) -> dict[str, str]:
+        data = {"move": self.move, "thread": self.thread}
+        if self.piece is not None:
+            data.update(memory=self.piece.id, cue=self.piece.cue or "note", about=self.piece.about)
+            if not self.piece.cue:  # no cue: the piece's own sentence is the only guide to its wording
+                data["detail"] = self.piece.text
+        if self.said:
+            data["say"] = self.said
+        if self.text:
+            data["text"] = self.text
+        if self.mark:
+            data["mark"] = self.mark
+        return data
+
+
+    @classmethod
+    def from_dict(cls, data: dict[str, str]) -> "Event":
+        """An event as a prompt shows it (the piece holds what a writer needs: id, cue, about)."""
+        piece = None
+        if data.get("memory"):
+            cue = data.get("cue", "note")
+            piece = MemoryPiece(id=data["memory"], kind="fact", text=data.get("detail") or data.get("say", ""),
+                                value=data.get("say", "") or data.get("detail", ""), thread=data["thread"],
+                                cue="" if cue == "note" else cue, about=data.get("about", ""))
+        return cls(data["move"], data["thread"], piece, data.get("say", ""), data.get("text", ""),  # type: ignore[arg-type]
+                   data.get("mark", ""))  # type: ignore[arg-type]
+
+
+@dataclass
+class DayPlan:
+    day: int  # 1-based
+    date: date
+    events: list[Event] = field(default_factory=list)
+
+
+def threads_of(pieces: list[MemoryPiece]) -> dict[str, list[MemoryPiece]]:
+    """Pieces grouped by thread, in order of first appearance (a piece without one is its own)."""
+    out: dict[str, list[MemoryPiece]] = {}
+    for index, piece in enumerate(pieces):
+        out.setdefault(piece.thread or f"t{100 + index}", []).append(piece)
+    return out
+
+
+def relative_phrase(when: datetime, said_on: date) -> str | None:
+    """``when`` as a person would say it on ``said_on``: "tomorrow at 14:00", "on Thursday at
+    14:00" (later the same week), "Thursday next week at 14:00"; None when it is further off."""
+    delta = (when.date() - said_on).days
+    clock = when.strftime("%H:%M")
+    weekday = when.strftime("%A")
+    if delta == 1:
+        return f"tomorrow at {clock}"
+    monday = said_on - timedelta(days=said_on.weekday())
+    if 1 < delta and when.date() < monday + timedelta(days=7):
+        return f"this {weekday} at {clock}"
+    if monday + timedelta(days=7) <= when.date() < monday + timedelta(days=14):
+        return f"{weekday} next week at {clock}"
+    return None
+
+
+def _meeting_time(value: str) -> datetime | None:
+    try:
+        return datetime.strptime(value, "%Y-%m-%d %H:%M")
+    except ValueError:
+        return None
+
+
+def plan_history(pieces: list[MemoryPiece], dates: list[date], rng: random.Random, *,
+                 relative: bool = True) -> tuple[list[DayPlan], list[MemoryPiece]]:
+    """Lay the threads of ``pieces`` over ``dates``; return the day plans and the pieces (with
+    ``said_as`` set where a value is said relatively). Needs two days for a correction: with one
+    day, superseded values raise ``ValueError``."""
+    days = [DayPlan(i + 1, d) for i, d in enumerate(dates)]
+    n = len(days)
+    if n < 1:
+        raise ValueError("a history needs at least one day")
+    if n < 2 and any(p.superseded for p in pieces):
+        raise ValueError("a correction needs at least 2 days (one to say the value, a later one to correct it)")
+    updated: dict[str, MemoryPiece] = {}
+    groups = list(threads_of(pieces).items())
+    # Threads start on staggered days in the first part of the history, so that their details can
+    # still arrive over the following days.
+    last_start = max(0, n - 2)
+    raised: dict[str, int] = {}  # about -> the day its work was raised
+    for index, (thread, members) in enumerate(groups):
+        about = members[0].about
+        start = min(last_start, rng.randint(0, max(0, min(last_start, n // 2))) + (index % 2))
+        if about in raised:  # another thread of work already raised: carry on from there
+            start = max(start, raised[about])
+        elif about:
+            raised[about] = start
+            days[start].events.append(Event("raise", thread, members[0]))
+        day = start
+        final_days: list[int] = []
+        for position, piece in enumerate(members):
+            if position:  # details of one thread come over several days
+                day = min(n - 1, day + rng.choice((0, 1, 1, 2)))
+            if piece.superseded:
+                day = min(day, n - 2)
+                for old in piece.superseded:
+                    days[day].events.append(Event("state", thread, piece, old, mark="superseded"))
+                fix_day = rng.randint(day + 1, n - 1)
+            else:
+                fix_day = day
+            said = piece.value
+            when = _meeting_time(piece.value) if relative and piece.cue == "meeting_time" else None
+            if when is not None and rng.random() < P_RELATIVE:
+                phrase = relative_phrase(when, dates[fix_day])
+                if phrase:
+                    said = phrase
+                    piece = replace(piece, said_as=phrase)
+            move: Move = "correct" if piece.superseded else "state"
+            days[fix_day].events.append(Event(move, thread, piece, said, mark="evidence"))
+            final_days.append(fix_day)
+            updated[piece.id] = piece
+            for near in piece.distractors:
+                d = rng.randint(start, n - 1)
+                days[d].events.append(Event("distract", thread, piece, near.value, near.text, "distractor"))
+        last = max(final_days)
+        if about and last < n - 1 and rng.random() < P_RECAP:
+            days[rng.randint(last + 1, n - 1)].events.append(Event("recap", thread, members[0]))
+    for plan in days:  # within a day: each thread's events in the order they were planned
+        plan.events = _stable_by_thread(plan.events)
+    return days, [updated.get(p.id, p) for p in pieces]
+
+
+def _stable_by_thread(events: list[Event]) -> list[Event]:
+    """Events grouped by thread (first appearance order), keeping each thread's own order, with a
+    thread's ``raise`` first and ``recap`` last."""
+    order: dict[str, list[Event]] = {}
+    for event in events:
+        order.setdefault(event.thread, []).append(event)
+    rank = {"raise": 0, "state": 1, "correct": 1, "distract": 1, "recap": 2}
+    return [e for group in order.values() for e in sorted(group, key=lambda e: rank[e.move])]

@@ -1,0 +1,96 @@
+"""The history plan: threads over days, corrections on later days, near-misses, relative times."""
+
+from __future__ import annotations
+
+import random
+from datetime import date, datetime
+
+import pytest
+
+from generators.history_plan import Event, plan_history, relative_phrase, threads_of
+from generators.model import Distractor, MemoryPiece
+
+DATES = [date(2024, 5, 13), date(2024, 5, 14), date(2024, 5, 15), date(2024, 5, 16), date(2024, 5, 17)]
+PIECES = [
+    MemoryPiece("m1", "fact", "the meeting is at 2024-05-23 14:00", "2024-05-23 14:00", thread="t1",
+                superseded=("2024-05-22 10:00",), cue="meeting_time", about="the vendor meeting"),
+    MemoryPiece("m2", "fact", "it is called Vendor review", "Vendor review", thread="t1", cue="meeting_title",
+                about="the vendor meeting", distractors=(Distractor("Budget check-in", "the Budget check-in is another one"),)),
+    MemoryPiece("m3", "action", "save it as notes_may.docx", "notes_may.docx", thread="t2", cue="output_file",
+                about="the notes"),
+]
+
+
+def events(plans):
+    return [(plan.day, e) for plan in plans for e in plan.events]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_every_piece_is_stated_once_and_corrections_come_later(seed):
+    plans, memory = plan_history(PIECES, DATES, random.Random(seed))
+    assert [p.day for p in plans] == [1, 2, 3, 4, 5]
+    finals = [(d, e) for d, e in events(plans) if e.mark == "evidence"]
+    assert sorted(e.piece.id for _, e in finals) == ["m1", "m2", "m3"]
+    olds = [(d, e) for d, e in events(plans) if e.mark == "superseded"]
+    assert [(e.piece.id, e.said) for _, e in olds] == [("m1", "2024-05-22 10:00")]
+    fix_day = next(d for d, e in finals if e.piece.id == "m1")
+    assert olds[0][0] < fix_day
+    assert next(e for _, e in finals if e.piece.id == "m1").move == "correct"
+    nears = [e for _, e in events(plans) if e.mark == "distractor"]
+    assert [(e.piece.id, e.said, e.text) for e in nears] == [("m2", "Budget check-in", "the Budget check-in is another one")]
+    # each thread is raised no later than its first detail
+    for thread in ("t1", "t2"):
+        raised = min(d for d, e in events(plans) if e.thread == thread and e.move == "raise")
+        assert raised == min(d for d, e in events(plans) if e.thread == thread)
+    # a relative phrase, when used, is what the final statement says and resolves to the value
+    m1 = next(p for p in memory if p.id == "m1")
+    said = next(e.said for _, e in finals if e.piece.id == "m1")
+    assert said == (m1.said_as or m1.value)
+    if m1.said_as:
+        assert relative_phrase(datetime(2024, 5, 23, 14), DATES[fix_day - 1]) == m1.said_as
+
+
+def test_relative_times_appear_and_threads_span_days():
+    relative = spans = 0
+    for seed in range(60):
+        plans, memory = plan_history(PIECES, DATES, random.Random(seed))
+        relative += bool(next(p for p in memory if p.id == "m1").said_as)
+        days = {d for d, e in events(plans) if e.thread == "t1" and e.mark in ("evidence", "superseded")}
+        spans += len(days) >= 2
+    assert 10 < relative < 50
+    assert spans == 60  # the correction alone puts t1 on two days
+
+
+def test_relative_phrases():
+    wednesday = date(2024, 5, 15)
+    assert relative_phrase(datetime(2024, 5, 16, 9, 30), wednesday) == "tomorrow at 09:30"
+    assert relative_phrase(datetime(2024, 5, 17, 14, 0), wednesday) == "this Friday at 14:00"
+    assert relative_phrase(datetime(2024, 5, 21, 11, 0), wednesday) == "Tuesday next week at 11:00"
+    assert relative_phrase(datetime(2024, 6, 21, 11, 0), wednesday) is None
+    assert relative_phrase(datetime(2024, 5, 15, 16, 0), wednesday) is None  # same day: say it outright
+
+
+def test_deterministic_and_bad_input():
+    a = plan_history(PIECES, DATES, random.Random(3))
+    b = plan_history(PIECES, DATES, random.Random(3))
+    assert [[e.to_dict() for e in p.events] for p in a[0]] == [[e.to_dict() for e in p.events] for p in b[0]]
+    with pytest.raises(ValueError, match="at least 2 days"):
+        plan_history(PIECES, DATES[:1], random.Random(0))
+    with pytest.raises(ValueError, match="at least one day"):
+        plan_history(PIECES, [], random.Random(0))
+    plans, _ = plan_history(PIECES[1:], DATES[:1], random.Random(0))  # no correction: one day is enough
+    assert len(plans) == 1
+
+
+def test_events_round_trip_through_prompts():
+    plans, _ = plan_history(PIECES, DATES, random.Random(5))
+    for plan in plans:
+        for event in plan.events:
+            again = Event.from_dict(event.to_dict())
+            assert again.to_dict() == event.to_dict()
+
+
+def test_threads_group_pieces_and_lone_pieces_get_their_own():
+    lone = [MemoryPiece("m1", "fact", "a", "x1"), MemoryPiece("m2", "fact", "b", "x2")]
+    assert list(threads_of(lone)) == ["t100", "t101"]
+    assert [p.id for p in threads_of(PIECES)["t1"]] == ["m1", "m2"]

@@ -1,0 +1,466 @@
+"""Talk about other work (generators/other_work.py): composed, varied, value-rich, asks for nothing."""
+
+from __future__ import annotations
+
+import random
+import re
+import time
+from collections import Counter
+from datetime import date, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from generators import other_work
+from generators.other_work import ACK_WORDS, OtherWork, WorkBankError, load_work_banks, parse_work_bank
+
+NAMES = ("Rosa Bilal Chen Dana Emeka Farah Goran Hiro Ines Jonas Kavya Luis Mia Nadia Oscar Petra Quinn Ravi "
+         "Sofia Tariq Uma Viktor Wen Yara Zoe Abel Bea Cyrus Dina Eli").split()
+PROJECTS = ("Apollo Orion Falcon Cobalt Juniper Sequoia Quartz Pegasus Nimbus Saturn Vega Helix Mosaic Titan "
+            "Zephyr Phoenix Aurora Delta Summit Prism").split()
+COMPANIES = ("Northwind Traders", "Acme Logistics", "Globex", "Initech", "Umbrella Foods", "Stark Textiles",
+             "Bluebird Media", "Contoso")
+OFFICE_FILES = ("data/sales_march.xlsx", "data/budget_2024.xlsx", "data/team_notes.docx", "data/vendor_list.pdf",
+                "data/q1_report.pdf")
+MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+          "November", "December")
+WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+
+
+def make(seed: int, **kw) -> OtherWork:
+    r = random.Random(f"setup-{seed}")
+    colleagues = r.sample(NAMES, r.randint(3, 7))
+    args = dict(rng=random.Random(seed), user_first=r.choice([n for n in NAMES if n not in colleagues]),
+                colleagues=colleagues, company=r.choice(COMPANIES), projects=r.sample(PROJECTS, r.randint(2, 4)),
+                files=r.sample(OFFICE_FILES, 3))
+    args.update(kw)
+    return OtherWork(**args)
+
+
+def simulate(seed: int, days: int = 5, per_day: int = 8, start: date = date(2024, 3, 11), **kw):
+    """One history's other-work talk: [(when, [(user, assistant), ...]), ...] and the composer."""
+    ow = make(seed, **kw)
+    r = random.Random(f"plan-{seed}")
+    out = []
+    day = start
+    for _ in range(days):
+        while day.weekday() >= 5:
+            day += timedelta(days=1)
+        left, hour = per_day, 9
+        while left:
+            pairs = min(left, r.choice((1, 2, 2, 3)))
+            when = datetime.combine(day, datetime.min.time()) + timedelta(hours=hour, minutes=r.randint(0, 50))
+            out.append((when, ow.exchange(when, pairs)))
+            left -= pairs
+            hour += 1
+        day += timedelta(days=1)
+    return out, ow
+
+
+@pytest.fixture(scope="module")
+def histories():
+    # different start days too (month ends, a year end) so dates and far-off months wrap
+    starts = [date(2024, 3, 11), date(2024, 1, 29), date(2024, 12, 16), date(2025, 6, 23), date(2024, 9, 30)]
+    return [simulate(seed, start=starts[seed % len(starts)])[0] for seed in range(20)]
+
+
+def utterances(history):
+    return [u for _, exchange in history for pair in exchange for u in pair]
+
+
+def user_lines(histories):
+    return [(when, u) for h in histories for when, ex in h for u, _ in ex]
+
+
+def assistant_lines(histories):
+    return [(when, a) for h in histories for when, ex in h for _, a in ex]
+
+
+# --------------------------------------------------------------------------------------------
+# Shape, determinism, purity
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("pairs", [1, 2, 3, 5, 8, 12])
+def test_exchange_returns_exactly_the_pairs_asked_for(pairs):
+    ow = make(1)
+    for d in range(4):
+        ex = ow.exchange(datetime(2024, 5, 6 + d, 10, 30), pairs)
+        assert len(ex) == pairs
+        for user, assistant in ex:
+            assert isinstance(user, str) and isinstance(assistant, str) and user and assistant
+            assert user != assistant
+
+
+def test_pairs_must_be_positive():
+    with pytest.raises(ValueError):
+        make(1).exchange(datetime(2024, 5, 6, 10), 0)
+
+
+def test_same_seed_same_talk_other_seed_other_talk():
+    a, _ = simulate(7)
+    b, _ = simulate(7)
+    c, _ = simulate(8)
+    assert a == b
+    assert utterances(a) != utterances(c)
+
+
+def test_uses_no_global_random_state():
+    random.seed(1234)
+    expected = [random.random() for _ in range(3)]
+    random.seed(1234)
+    simulate(3)
+    assert [random.random() for _ in range(3)] == expected
+
+
+def test_no_utterance_repeats_inside_a_history(histories):
+    for h in histories:
+        us = utterances(h)
+        dup = [u for u, n in Counter(us).items() if n > 1]
+        assert not dup, dup[:3]
+
+
+def test_little_verbatim_overlap_between_histories(histories):
+    per = [set(utterances(h)) for h in histories]
+    seen = Counter(u for us in per for u in us)
+    total = sum(len(utterances(h)) for h in histories)
+    shared = sum(1 for h in histories for u in utterances(h) if seen[u] > 1)
+    assert shared / total <= 0.10, (shared / total, seen.most_common(5))
+
+
+# --------------------------------------------------------------------------------------------
+# What the lines look like
+# --------------------------------------------------------------------------------------------
+
+VALUE = re.compile(
+    r"\d+\.\d+"  # decimals
+    r"|\b\d{1,3}(?:,\d{3})+\b"  # thousands separators
+    r"|[$]\d|\b(?:EUR|GBP) \d"  # money
+    r"|\d%"  # percentages
+    r"|\b\d{1,2}:\d{2}\b"  # clock times
+    r"|\b(?:" + "|".join(MONTHS) + r") \d{1,2}\b|\b\d{4}-\d{2}-\d{2}\b|\bthe \d{1,2}(?:st|nd|rd|th)\b"  # dates
+    r"|\b[\w./-]+\.(?:xlsx|docx|pdf|csv|pptx|zip)\b"  # file names
+    r"|\b[\w.+-]+@[\w-]+\.[\w.]+"  # e-mail addresses
+)
+
+
+def test_most_user_lines_carry_a_value_like_token(histories):
+    lines = [u for _, u in user_lines(histories)]
+    share = sum(bool(VALUE.search(u)) for u in lines) / len(lines)
+    assert share >= 0.60, share
+
+
+def test_about_half_the_replies_acknowledge(histories):
+    ack = re.compile("|".join(re.escape(w) for w in ACK_WORDS), re.I)
+    lines = [a for _, a in assistant_lines(histories)]
+    share = sum(bool(ack.search(a)) for a in lines) / len(lines)
+    assert 0.38 <= share <= 0.65, share
+
+
+def test_lengths_and_ascii(histories):
+    words = []
+    for h in histories:
+        for u in utterances(h):
+            n = len(u.split())
+            assert 5 <= n <= 30, u
+            assert u.isascii(), u
+            assert "{" not in u and "}" not in u and "  " not in u, u
+            assert not u[0].islower(), u
+            words.append(n)
+    assert 10 <= sum(words) / len(words) <= 15
+
+
+def test_office_files_and_invented_files_are_mentioned(histories):
+    text = " ".join(u for h in histories for u in utterances(h))
+    assert any(f in text for f in OFFICE_FILES)
+    invented = {m for m in re.findall(r"\b[\w-]+\.(?:xlsx|docx|pdf|csv|pptx|zip)\b", text)} - {
+        f.split("/")[-1] for f in OFFICE_FILES}
+    assert len(invented) >= 30
+
+
+# --------------------------------------------------------------------------------------------
+# No action item for today
+# --------------------------------------------------------------------------------------------
+
+REQUEST = re.compile(r"\b(please|can you|could you|would you|will you|remind me|don't forget|do not forget|"
+                     r"make sure|let's|you should|you need to|you could)\b", re.I)
+IMPERATIVES = set("send book schedule add update email e-mail forward call remind note remember check prepare draft "
+                  "write put set move create save file tell ask reply invite arrange fill keep find make".split())
+# An imperative: a sentence (or the clause after a lead such as "By the way,") starting with a
+# verb followed by its object ("Send the ...", "Update it ..."); "Update on the ..." is a noun.
+SENTENCE_START = re.compile(r"(?:^|[.:;!?]\s+|^[A-Z][\w ,']*?,\s)([A-Za-z']+) (the|a|an|it|this|that|these|those|"
+                            r"my|our|your|me|him|her|them|everyone|up|out|in|off)\b")
+
+
+def test_user_lines_ask_the_assistant_for_nothing(histories):
+    for _, u in user_lines(histories):
+        assert not REQUEST.search(u), u
+        assert "?" not in u, u
+        for first, _obj in SENTENCE_START.findall(u):
+            assert first.lower() not in IMPERATIVES, u
+
+
+CLAIM = re.compile(r"\b(I've|I have|I had|I did|I just|I already|I sent|I updated|I saved|I booked|I scheduled|"
+                   r"I added|I created|I moved|I forwarded|I emailed|I wrote|I filed|I noted|done|all set|"
+                   r"taken care of|let me|I'm on it|on it now)\b", re.I)
+PROMISE = re.compile(r"\b(I'll|I will|will do|I'm going to|I am going to|I shall)\b", re.I)
+NEAR = re.compile(r"\b(today|tomorrow|tonight|this (morning|afternoon|evening|week)|right away|now|soon|"
+                  r"later today|shortly|in a bit)\b", re.I)
+
+
+def _later_months(when: datetime) -> set[str]:
+    return {MONTHS[(when.month - 1 + k) % 12] for k in (1, 2, 3)}
+
+
+def _later_quarters(when: datetime) -> set[str]:
+    q, y = (when.month - 1) // 3 + 1, when.year
+    out = set()
+    for k in (1, 2):
+        qq, yy = (q - 1 + k) % 4 + 1, y + (q - 1 + k) // 4
+        out.add(f"Q{qq} {yy}" if yy != y else f"Q{qq}")
+    return out
+
+
+def test_assistant_claims_nothing_and_promises_only_for_much_later(histories):
+    promises = 0
+    for when, a in assistant_lines(histories):
+        assert not CLAIM.search(a), a
+        for sentence in re.split(r"(?<=[.!?])\s+", a):
+            if not PROMISE.search(sentence):
+                continue
+            promises += 1
+            assert not NEAR.search(sentence), (when, sentence)
+            months = set(re.findall(r"\b(" + "|".join(MONTHS) + r")\b", sentence))
+            quarters = set(re.findall(r"\bQ[1-4](?: \d{4})?", sentence))
+            assert months or quarters, (when, sentence)
+            assert months <= _later_months(when), (when, sentence)
+            assert quarters <= _later_quarters(when), (when, sentence)
+    assert promises > 50
+
+
+# --------------------------------------------------------------------------------------------
+# Dates and storylines
+# --------------------------------------------------------------------------------------------
+
+_WD = "|".join(WEEKDAYS)
+_MO = "|".join(MONTHS)
+
+
+def _resolve(day: int, month: str | None, when: datetime) -> list[date]:
+    """Dates within 100 days of ``when`` with that day (and month)."""
+    out = []
+    for delta in range(-100, 101):
+        d = when.date() + timedelta(days=delta)
+        if d.day == day and (month is None or MONTHS[d.month - 1] == month):
+            out.append(d)
+    return out
+
+
+def test_weekday_and_date_pairs_are_real_dates(histories):
+    checked = 0
+    for h in histories:
+        for when, ex in h:
+            for u in (x for pair in ex for x in pair):
+                for wd, day in re.findall(rf"\b({_WD}) the (\d+)(?:st|nd|rd|th)\b", u):
+                    assert any(WEEKDAYS[d.weekday()] == wd for d in _resolve(int(day), None, when)), (when, u)
+                    checked += 1
+                for wd, mo, day in re.findall(rf"\b({_WD}),? ({_MO}) (\d+)\b", u):
+                    assert any(WEEKDAYS[d.weekday()] == wd for d in _resolve(int(day), mo, when)), (when, u)
+                    checked += 1
+    assert checked > 20
+
+
+def _day_after(phrase_at: str, when: datetime, lead: str = "on ") -> date | None:
+    """The day a phrase at the start of ``phrase_at`` names, read from ``when``: "yesterday",
+    "today", "(on) March 12", "(on) Tuesday March 12", "(on) Tuesday the 12th"; None otherwise."""
+    m = re.match(rf"(?:{lead})?(?:(yesterday|today|earlier today|tomorrow)\b|"
+                 rf"(?:({_WD}),? )?(?:({_MO}) (\d+)\b|the (\d+)(?:st|nd|rd|th)\b))", phrase_at)
+    if not m:
+        return None
+    word, wd, mo, day, nth = m.groups()
+    if word:
+        return when.date() + timedelta(days={"yesterday": -1, "tomorrow": 1}.get(word, 0))
+    options = [d for d in _resolve(int(day or nth), mo, when) if wd is None or WEEKDAYS[d.weekday()] == wd]
+    return min(options, key=lambda d: abs((d - when.date()).days)) if options else None
+
+
+FINISHED = re.compile(r"(?<!be )(?<!to )\b(?:wrapped up|finished|was completed|closed out|signed off|came back|"
+                      r"returned|got back|went out|finished the [^.;]*?) ")
+MOVED = re.compile(r"\b(?:slipped to|new target is|delayed until|deadline from [^.;]*? to|now says|new date is|"
+                   r"now aiming for|end date to|so) ")
+
+
+def test_past_and_future_dates_point_the_right_way(histories):
+    """Things finished lie on or before the day they are told; new deadlines after it."""
+    past = future = 0
+    for h in histories:
+        for when, ex in h:
+            for u, _ in ex:
+                for m in FINISHED.finditer(u):
+                    d = _day_after(u[m.end():], when)
+                    if d is not None:
+                        assert d <= when.date(), (when, u)
+                        past += 1
+                if re.search(r"slipped|delayed|pushed|moved the|missed its|new target|now aiming|won't make|late", u):
+                    for m in MOVED.finditer(u):
+                        d = _day_after(u[m.end():], when, "on |until |to |is |for ")
+                        if d is not None:
+                            assert d > when.date(), (when, u)
+                            future += 1
+    assert past >= 5 and future >= 5, (past, future)
+
+
+FINISH_WORDS = re.compile(r"(?<!be )(?<!to )\b(wrapped up|finished|was completed|closed out|signed off)\b")
+OPEN_WORDS = re.compile(r"\b(slipped|delayed|pushed|still on track|still set to|is under way|is planned|kicks off|"
+                        r"holding steady|got the green light|to go\b|left,|left out of|won't make)")
+
+
+def test_storylines_continue_over_days_and_never_reopen():
+    long_runs = 0
+    for seed in range(12):
+        history, ow = simulate(seed, days=6)
+        for arc in ow.arcs:
+            if arc.kind != "milestone":
+                continue
+            project, milestone = arc.vals["project"], arc.vals["milestone"]
+            names = (f"{project} {milestone}", f"{milestone} for {project}", f"{milestone} on {project}")
+            said = [(when, u) for when, ex in history for u, _ in ex if any(n in u for n in names)]
+            days = sorted({when.date() for when, _ in said})
+            if len(days) >= 3:
+                long_runs += 1
+            closed = None
+            for when, u in said:
+                if closed is not None:  # finished: later lines look back, never reopen it
+                    assert not OPEN_WORDS.search(u), (seed, u)
+                if FINISH_WORDS.search(u) and closed is None:
+                    closed = when.date()
+    assert long_runs >= 6
+
+
+def test_one_storyline_mention_a_day_and_dates_follow_from_when():
+    for seed in range(6):
+        ow = make(seed)
+        monday = datetime(2024, 4, 8, 9, 30)
+        for d in range(10):
+            when = monday + timedelta(days=d)
+            before = {id(a): a.mentions for a in ow.arcs}
+            for k in range(5):
+                ow.exchange(when + timedelta(minutes=50 * k), 2)
+            for a in ow.arcs:
+                assert a.mentions - before.get(id(a), 0) <= 1  # at most once a day
+                assert a.last is not None and a.last <= when.date()
+                if a.kind == "milestone" and "done" in a.dates:
+                    assert a.dates["done"] <= a.last
+                if a.kind == "milestone" and not a.closed and a.stage not in ("done", "done_late"):
+                    assert a.dates["due"] > a.last or a.stage in ("running", "progress", "started", "ontrack")
+        assert sum(a.closed for a in ow.arcs) >= 1
+
+
+# --------------------------------------------------------------------------------------------
+# avoid(), thin inputs, speed
+# --------------------------------------------------------------------------------------------
+
+
+def test_avoid_is_respected():
+    banned = ("Rosa", "%", "$", "March")
+
+    def avoid(text: str) -> bool:
+        return not any(b in text for b in banned)
+
+    history, _ = simulate(2, colleagues=["Rosa", "Ben", "Ida", "Omar"], avoid=avoid)
+    for u in utterances(history):
+        assert avoid(u), u
+
+
+def test_thin_inputs_still_work():
+    ow = OtherWork(rng=random.Random(0), user_first="Sam", colleagues=[], company="", projects=[], files=[])
+    for d in range(5):
+        assert len(ow.exchange(datetime(2024, 2, 26 + d % 3, 11), 3)) == 3
+
+
+def test_composing_a_history_takes_under_3_ms():
+    def run() -> float:
+        t0 = time.perf_counter()
+        for seed in range(30):
+            ow = make(seed)
+            monday = datetime(2024, 3, 11, 9)
+            for d in range(5):
+                for k in range(4):
+                    ow.exchange(monday + timedelta(days=d, hours=k), 2)  # 40 pairs in all
+        return (time.perf_counter() - t0) / 30
+
+    best = min(run() for _ in range(3))
+    assert best < 0.003, f"{best * 1000:.2f} ms per history"
+
+
+# --------------------------------------------------------------------------------------------
+# The banks
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text, needle", [
+    ("orphan line\n", "x.txt:1: text outside a [section]"),
+    ("[ack]\nNoted {nope}.\n", "x.txt:2: unknown slot {nope}"),
+    ("[ack]\nNoted {user.\n", "x.txt:2: malformed braces"),
+    ("[ack]\nNoted {user!r}.\n", "x.txt:2: slot {user}"),
+    ("[ack]\nNoted {0}.\n", "x.txt:2: bad slot"),
+    ("# c\n[data.city: city | country]\nLyon | France\nDublin\n", "x.txt:4: expected 2 fields"),
+    ("[data.city]\nLyon\n", "x.txt:1: data section [data.city] must declare its fields"),
+    ("[ack: a]\nNoted.\n", "x.txt:1: only data.* sections declare fields"),
+    ("[ack\n", "x.txt:1: malformed section header"),
+    ("[ack]\nNot\u00e9d.\n", "x.txt:2: non-ASCII"),
+    ("[date.on.today]\n{user}\n", "x.txt:2: unknown slot {user}"),
+    ("[data.x: money]\n5\n", "x.txt:1: field 'money' is a built-in slot"),
+])
+def test_malformed_bank_lines_name_file_and_line(text, needle):
+    with pytest.raises(WorkBankError) as err:
+        parse_work_bank(text, "x.txt")
+    assert needle in str(err.value)
+
+
+def test_bank_folder_problems_are_reported(tmp_path: Path):
+    with pytest.raises(WorkBankError, match="no \\*.txt banks"):
+        load_work_banks(tmp_path)
+    (tmp_path / "a.txt").write_text("[ack]\nNoted.\n[promise]\n")
+    with pytest.raises(WorkBankError, match=r"a.txt:3: section \[promise\] has no lines"):
+        load_work_banks(tmp_path)
+    (tmp_path / "a.txt").write_text("[ack]\nNoted.\n")
+    with pytest.raises(WorkBankError, match=r"missing section\(s\).*\[lead.aside\]"):
+        load_work_banks(tmp_path)
+
+
+def test_shipped_banks_load_and_sections_continue_across_files(tmp_path: Path):
+    banks = load_work_banks()
+    assert len(banks) > 100
+    for src in other_work.WORK_DIR.glob("*.txt"):
+        (tmp_path / src.name).write_text(src.read_text())
+    (tmp_path / "zz_more.txt").write_text("[ack]\nNoted, cheers.\n")
+    more = load_work_banks(tmp_path)
+    assert len(more["ack"].rows) == len(banks["ack"].rows) + 1
+
+
+def _bank_lines(prefixes: tuple[str, ...]):
+    for name, sec in load_work_banks().items():
+        if name.startswith(prefixes) and not sec.fields:
+            for row in sec.rows:
+                yield name, row[0].text
+
+
+USER_SECTIONS = ("intro.", "answer.", "chat.", "lead.", "tail.")
+ASSISTANT_SECTIONS = ("react.", "ask.", "ack", "promise")
+
+
+def test_every_bank_line_follows_the_rules():
+    for name, text in _bank_lines(USER_SECTIONS):
+        assert not REQUEST.search(text), (name, text)
+        assert "?" not in text, (name, text)
+    ack = re.compile("|".join(re.escape(w) for w in ACK_WORDS), re.I)
+    for name, text in _bank_lines(ASSISTANT_SECTIONS):
+        assert not CLAIM.search(text), (name, text)
+        if not name.startswith("promise"):
+            assert not PROMISE.search(text), (name, text)
+        else:
+            assert re.search(r"\{(later|later_month|next_q)\}", text), (name, text)
+        if name.startswith(("react.", "ask.")):
+            assert not ack.search(text), (name, text)
+        assert text.endswith("?") == name.startswith("ask."), (name, text)

@@ -1,0 +1,272 @@
+"""How far a system that does not read the chat can find its evidence turns: shallow detectors,
+the memory dynamics a dataset exercises, and text statistics of its histories.
+
+A good history hides its details among ordinary talk: a detector that only looks at surface
+shape (a turn said once in the dataset, a turn with a number in it, a turn the assistant answers
+with "noted", the first and the last mention of a value) should not pick out the evidence turns
+(``evidence``-marked) with a precision above :data:`THRESHOLD`. :func:`gameability` runs the
+detectors over a dataset (a list of ``task.json`` records) and reports, per detector, precision and
+recall on the evidence turns, micro-averaged over the dataset:
+
+- ``unique_user_turn``: user turns whose text (white space collapsed, case folded) occurs in no
+  other task of the dataset (any role);
+- ``value_token``: user turns holding a digit, a clock time, a file name (a word with an office or
+  text extension, :data:`FILE_EXTENSIONS`) or an e-mail address;
+- ``acknowledged``: user turns whose next turn (same day) is an assistant reply that acknowledges
+  or promises (:data:`ACK_PATTERNS`);
+- ``first_last_mention``: for every value-like token of a history (numbers with decimals or
+  thousands separators, clock times, dates, file names, e-mail addresses; :func:`value_tokens`),
+  the turns (either role) holding its first and its last mention.
+
+For the user-turn detectors the evidence set is the evidence-marked user turns; for
+``first_last_mention`` every evidence-marked turn. A detector with no hits has precision 0.
+
+:func:`dynamics` gives the share of tasks with each memory dynamic (knowledge update,
+distractor, multi-session, relative time); :func:`text_stats` the distinct and cross-task
+verbatim shares of utterances, repeats inside a history and the share of work turns.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from typing import Any, Iterator
+
+THRESHOLD = 0.35
+DETECTORS = ("unique_user_turn", "value_token", "acknowledged", "first_last_mention")
+DYNAMICS = ("knowledge_update", "distractor", "multi_session", "relative_time")
+
+FILE_EXTENSIONS = ("docx", "doc", "xlsx", "xls", "xlsm", "csv", "pdf", "pptx", "ppt", "txt", "md", "rtf",
+                   "odt", "ods", "odp", "json", "xml", "html", "eml", "ics", "zip")
+
+# What an assistant says when it acknowledges a detail or promises to act on it. Matched anywhere
+# in the lower-cased reply (typographic apostrophes are read as '), so write them in lower case.
+ACK_PATTERNS = (
+    r"\bnoted\b",                     # "Noted.", "duly noted"
+    r"\bwill do\b",
+    r"\bgot it\b",
+    r"\bunderstood\b",
+    r"\bon (?:my|the) (?:list|radar|to-do list)\b",
+    r"\bconsider it done\b",
+    r"\bleave it with me\b",
+    r"\bgood to know\b",
+    r"\bthanks for (?:telling|flagging|letting|mentioning|the heads[- ]up|the reminder)\b",
+    r"\bkeep (?:that|it|this) in mind\b",
+    r"\bmak(?:e|ing) a note\b",
+    r"\bi(?:'ve| have) (?:noted|added|saved|made a note|written)\b",
+    # a promise: "I'll remember", "I'll keep that ...", "I will make sure", "I'll take care ..."
+    r"\bi(?:'ll| will) (?:\w+ ){0,2}(?:remember|keep|make sure|make a point|take care|note|handle|do|get|sort|"
+    r"see|look after|deal|hold|file|put|have|take|come back|add|set|send|book|schedule|prepare|draft|update|"
+    r"remind|follow|track|save|use|write|create|arrange|bear|log|record|flag|check|pass)\b",
+)
+_ACK_RE = re.compile("|".join(f"(?:{p})" for p in ACK_PATTERNS))  # on lower-cased text: 4x faster
+
+_MONTHS = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
+           r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)")
+_EXT = "|".join(FILE_EXTENSIONS)
+_EMAIL = r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"
+_FILE = rf"[\w][\w.-]*\.(?:{_EXT})(?![\w])"
+_TIME = r"\d{1,2}:\d{2}(?::\d{2})?(?:\s*[ap]\.?m\b\.?)?|\d{1,2}\s*[ap]\.?m\b\.?|\bnoon\b|\bmidnight\b"
+_DATE = (rf"\d{{4}}-\d{{2}}-\d{{2}}|\d{{1,2}}/\d{{1,2}}(?:/\d{{2,4}})?|"
+         rf"\b{_MONTHS}\.? \d{{1,2}}(?:st|nd|rd|th)?(?:,? \d{{4}})?(?!\d)|"
+         rf"\d{{1,2}}(?:st|nd|rd|th)? (?:of )?{_MONTHS}\b(?: \d{{4}})?")
+_NUMBER = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
+# Order matters: at one position the first alternative that matches wins (a file name before
+# the number inside it, a date or a time before a bare number).
+_VALUE_RE = re.compile(rf"(?<![\w@.-])(?:(?P<email>{_EMAIL})|(?P<file>{_FILE})|(?P<date>{_DATE})|"
+                       rf"(?P<time>{_TIME})|(?P<number>{_NUMBER}))", re.IGNORECASE)
+# The cheap tests behind has_value_token (also the filter before _VALUE_RE): each starts with a
+# literal, which the regex engine finds fast.
+_DIGIT_RE = re.compile(r"\d")
+_EMAIL_RE = re.compile(r"[\w.+-]@[\w-]+\.[\w-]")
+_EXTENSION_RE = re.compile(rf"(?<=\w)\.(?:{_EXT})(?![\w])", re.IGNORECASE)
+_CLOCK_WORD_RE = re.compile(r"\b(?:noon|midnight)\b")
+
+
+def normalize(text: str) -> str:
+    """White space collapsed, case folded: the form texts are compared in."""
+    return " ".join(str(text).split()).casefold()
+
+
+def value_tokens(text: str) -> list[str]:
+    """The value-like tokens of a text, normalized (case folded; numbers without thousands
+    separators; times and dates without inner spaces and dots)."""
+    found: list[str] = []
+    if not has_value_token(text):
+        return found
+    for match in _VALUE_RE.finditer(text):
+        kind = match.lastgroup
+        token = match.group(0).casefold()
+        if kind == "number":
+            token = token.replace(",", "")
+        elif kind in ("time", "date"):
+            token = re.sub(r"[\s.,]", "", token)
+        found.append(f"{kind}:{token}")
+    return found
+
+
+def has_value_token(text: str) -> bool:
+    """A digit, a clock time, a file name or an e-mail address."""
+    if _DIGIT_RE.search(text):
+        return True
+    if "@" in text and _EMAIL_RE.search(text):
+        return True
+    if "." in text and _EXTENSION_RE.search(text):
+        return True
+    lower = text.lower()
+    return ("noon" in lower or "midnight" in lower) and _CLOCK_WORD_RE.search(lower) is not None
+
+
+def acknowledges(text: str) -> bool:
+    """An acknowledgement or a promise (:data:`ACK_PATTERNS`)."""
+    return _ACK_RE.search(str(text).lower().replace("\u2019", "'")) is not None
+
+
+# -- walking a record --------------------------------------------------------------------------
+
+def _sessions(record: dict[str, Any]) -> list[dict[str, Any]]:
+    sessions = [s for s in record.get("dialogue") or [] if isinstance(s, dict)]
+    return sorted(sessions, key=lambda s: s.get("day", 0) if isinstance(s.get("day"), (int, float)) else 0)
+
+
+def _turns(record: dict[str, Any]) -> Iterator[tuple[int, int, dict[str, Any], dict[str, Any] | None]]:
+    """``(day, position in the history, turn, next turn of the same day or None)``."""
+    position = 0
+    for session in _sessions(record):
+        turns = [t for t in session.get("turns") or [] if isinstance(t, dict)]
+        for i, turn in enumerate(turns):
+            yield session.get("day", 0), position, turn, turns[i + 1] if i + 1 < len(turns) else None
+            position += 1
+
+
+def _ids(turn: dict[str, Any], mark: str) -> list[str]:
+    value = turn.get(mark)
+    return [str(v) for v in value] if isinstance(value, list) else []
+
+
+def _text(turn: dict[str, Any]) -> str:
+    return str(turn.get("text") or "")
+
+
+def _task_texts(records: list[dict[str, Any]]) -> tuple[list[list[str]], Counter]:
+    """Per record the normalized texts of its turns, and per text the number of tasks saying it."""
+    texts = [[normalize(_text(turn)) for _, _, turn, _ in _turns(record)] for record in records]
+    tasks_with = Counter()
+    for task in texts:
+        tasks_with.update(set(task))
+    return texts, tasks_with
+
+
+# -- gameability -------------------------------------------------------------------------------
+
+def _score(hits: set, evidence: set) -> dict[str, Any]:
+    both = len(hits & evidence)
+    return {"precision": both / len(hits) if hits else 0.0,
+            "recall": both / len(evidence) if evidence else 0.0,
+            "hits": len(hits), "evidence_hits": both, "evidence_turns": len(evidence)}
+
+
+def gameability(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """Per detector (:data:`DETECTORS`) ``{precision, recall, hits, evidence_hits,
+    evidence_turns}`` over the whole dataset, and ``passed``: every precision <= :data:`THRESHOLD`."""
+    texts, tasks_with = _task_texts(records)
+    hits: dict[str, set] = {name: set() for name in DETECTORS}
+    user_evidence: set = set()
+    all_evidence: set = set()
+    for n, record in enumerate(records):
+        first: dict[str, int] = {}
+        last: dict[str, int] = {}
+        for _, position, turn, following in _turns(record):
+            key = (n, position)
+            text = _text(turn)
+            user = turn.get("role") == "user"
+            if _ids(turn, "evidence"):
+                all_evidence.add(key)
+                if user:
+                    user_evidence.add(key)
+            for token in value_tokens(text):
+                first.setdefault(token, position)
+                last[token] = position
+            if not user:
+                continue
+            if tasks_with[texts[n][position]] == 1:
+                hits["unique_user_turn"].add(key)
+            if has_value_token(text):
+                hits["value_token"].add(key)
+            if following is not None and following.get("role") == "assistant" and acknowledges(_text(following)):
+                hits["acknowledged"].add(key)
+        hits["first_last_mention"].update((n, p) for p in (*first.values(), *last.values()))
+    result: dict[str, Any] = {}
+    for name in DETECTORS:
+        result[name] = _score(hits[name], all_evidence if name == "first_last_mention" else user_evidence)
+    result["passed"] = all(result[name]["precision"] <= THRESHOLD for name in DETECTORS)
+    return result
+
+
+def missed(result: dict[str, Any]) -> list[str]:
+    """The detectors of a :func:`gameability` result whose precision is above the threshold."""
+    return [name for name in DETECTORS if name in result and result[name]["precision"] > THRESHOLD]
+
+
+# -- memory dynamics ---------------------------------------------------------------------------
+
+def _memory(record: dict[str, Any]) -> list[dict[str, Any]]:
+    return [m for m in record.get("memory") or [] if isinstance(m, dict)]
+
+
+def _multi_session(record: dict[str, Any]) -> bool:
+    """Some memory thread (the items sharing a ``thread``, or a lone item) has evidence turns on two
+    or more days."""
+    group_of: dict[str, str] = {}
+    for item in _memory(record):
+        thread = item.get("thread")
+        group_of[str(item.get("id"))] = f"thread:{thread}" if thread else f"item:{item.get('id')}"
+    days: dict[str, set] = {}
+    for day, _, turn, _ in _turns(record):
+        for memory_id in _ids(turn, "evidence"):
+            days.setdefault(group_of.get(memory_id, f"item:{memory_id}"), set()).add(day)
+    return any(len(d) >= 2 for d in days.values())
+
+
+def task_dynamics(record: dict[str, Any]) -> dict[str, bool]:
+    """Which memory dynamics (:data:`DYNAMICS`) one task has."""
+    memory = _memory(record)
+    return {
+        "knowledge_update": any(isinstance(m.get("superseded"), list) and m["superseded"] for m in memory),
+        "distractor": any(_ids(turn, "distractor") for _, _, turn, _ in _turns(record)),
+        "multi_session": _multi_session(record),
+        "relative_time": any(isinstance(m.get("said_as"), str) and m["said_as"].strip() for m in memory),
+    }
+
+
+def dynamics(records: list[dict[str, Any]]) -> dict[str, float]:
+    """The share of tasks (0-1) with each memory dynamic (:data:`DYNAMICS`)."""
+    counts = Counter()
+    for record in records:
+        counts.update(name for name, present in task_dynamics(record).items() if present)
+    return {name: counts[name] / len(records) if records else 0.0 for name in DYNAMICS}
+
+
+# -- text statistics ---------------------------------------------------------------------------
+
+def text_stats(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """Over every utterance of the dataset (texts compared white space collapsed, case folded):
+
+    - ``utterances``: how many;
+    - ``distinct_share``: distinct texts / utterances;
+    - ``cross_task_share``: utterances whose text occurs in another task / utterances;
+    - ``repeats``: utterances repeating an earlier text of the same history, and
+      ``histories_with_repeats``: the histories that have any;
+    - ``work_turn_share``: turns with a ``thread`` mark / all turns.
+    """
+    texts, tasks_with = _task_texts(records)
+    utterances = sum(len(task) for task in texts)
+    distinct = len({text for task in texts for text in task})
+    cross = sum(1 for task in texts for text in task if tasks_with[text] > 1)
+    repeats = [len(task) - len(set(task)) for task in texts]
+    work = sum(1 for record in records for _, _, turn, _ in _turns(record) if turn.get("thread"))
+    share = (lambda k: k / utterances) if utterances else (lambda k: 0.0)
+    return {"utterances": utterances, "distinct_share": share(distinct), "cross_task_share": share(cross),
+            "repeats": sum(repeats), "histories_with_repeats": sum(1 for r in repeats if r),
+            "work_turn_share": share(work)}
+
