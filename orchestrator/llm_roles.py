@@ -6,10 +6,10 @@ from typing import Any
 
 from generators.dialogue_llm import generate_dialogue_llm
 from generators.dialogue_offline import plan_dialogue
-from orchestrator.offline_roles import office_files
 from generators.model import Session, TaskDraft, Verdict
 from generators.task_llm import generate_task_llm
 from office_env import Workspace
+from orchestrator.offline_roles import office_files
 from orchestrator.planner import plan_llm
 from orchestrator.roles import Job, Plan
 from surfers.llm import explore_llm

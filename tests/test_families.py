@@ -146,6 +146,19 @@ def test_family_execution_proof(name, worlds, drafts, tmp_path):
         report = evaluate_criteria(baseline_ws, draft.evaluation)
         assert not report.passed, f"{where}: the intent-only baseline passes"
 
+        # Taking a corrected (earlier) or a near-miss value instead of the final one fails; each
+        # such value said in the chat has its misreading plan.
+        planned = {(m.memory, m.value) for m in draft.misreadings}
+        for piece in draft.memory:
+            for value in (*piece.superseded, *(d.value for d in piece.distractors)):
+                assert (piece.id, value) in planned, f"{where}: no misreading plan for {piece.id} {value!r}"
+                assert value.lower() not in piece.value.lower() and piece.value.lower() not in value.lower()
+        for index, misreading in enumerate(draft.misreadings):
+            misread_ws = source.copy_to(tmp_path / f"misread{position}-{index}")
+            registry.run(misread_ws, [(c.tool, c.args) for c in misreading.plan])
+            report = evaluate_criteria(misread_ws, draft.evaluation)
+            assert not report.passed, f"{where}: taking {misreading.value!r} for {misreading.memory} still passes"
+
         # None of this touched the source testbed.
         diff = before.diff(source.snapshot())
         assert diff.empty, f"{where}: the source testbed changed: {diff.summary()}"

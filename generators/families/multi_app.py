@@ -8,6 +8,7 @@ from generators.families.base import (
 )
 from generators.families.single_app import (
     MEETING_TITLES, MEMO_TOPICS, P_CORRECT, P_DISTRACT, _distinct, _label_for, _out_name, free_slots_after,
+    meeting_dynamics,
 )
 from generators.model import TaskDraft
 
@@ -427,19 +428,8 @@ def meeting_pack(inp: FamilyInput) -> TaskDraft | None:
     who, name = _colleague(inp)
     points = list(inp.rng.choice(MEMO_TOPICS))[:2]
     agenda = _out_name(inp, "agenda", "docx")
-    when = start.strftime("%Y-%m-%d %H:%M")
-    spans = {when: (start, end)}
-    superseded: tuple[str, ...] = ()
-    earlier = [sl for sl in slots if sl[0] != start and _distinct(sl[0].strftime("%Y-%m-%d %H:%M"), when)]
-    if earlier and chance(inp, P_CORRECT):
-        first = inp.rng.choice(earlier)
-        superseded = (first[0].strftime("%Y-%m-%d %H:%M"),)
-        spans[superseded[0]] = first
-    distractors = ()
-    titles = [t for t in MEETING_TITLES if _distinct(t, title)]
-    if chance(inp, P_DISTRACT):
-        other = inp.rng.choice(titles)
-        distractors = (near(other, f"the {other} is a separate meeting, that one runs itself"),)
+    when, spans, superseded, distractors = meeting_dynamics(
+        inp, slots, (start, end), title, "the {} is a separate meeting, that one runs itself")
     m1 = piece(1, "fact", f"we are holding a meeting at {when}", when, cue="meeting_time", about="the meeting",
                superseded=superseded)
     m2 = piece(2, "fact", f"the upcoming meeting will be called the {title}", title, cue="meeting_title",

@@ -297,6 +297,26 @@ def _distinct(a: str, b: str) -> bool:
     return a.lower() not in b.lower() and b.lower() not in a.lower()
 
 
+def meeting_dynamics(inp: FamilyInput, slots: list[tuple[datetime, datetime]], slot: tuple[datetime, datetime],
+                     title: str, near_text: str):
+    """A meeting's time as said (``when``), the span of every time said for it, sometimes an
+    earlier free slot said first and corrected later, and sometimes another meeting's title as a
+    near-miss (``near_text`` with ``{}`` for it)."""
+    when = slot[0].strftime("%Y-%m-%d %H:%M")
+    spans = {when: slot}
+    superseded: tuple[str, ...] = ()
+    earlier = [sl for sl in slots if sl[0] != slot[0] and _distinct(sl[0].strftime("%Y-%m-%d %H:%M"), when)]
+    if earlier and chance(inp, P_CORRECT):
+        first = inp.rng.choice(earlier)
+        superseded = (first[0].strftime("%Y-%m-%d %H:%M"),)
+        spans[superseded[0]] = first
+    distractors: tuple = ()
+    if chance(inp, P_DISTRACT):
+        other = inp.rng.choice([t for t in MEETING_TITLES if _distinct(t, title)])
+        distractors = (near(other, near_text.format(other)),)
+    return when, spans, superseded, distractors
+
+
 @family("schedule_meeting", ("calendar",), "medium")
 def schedule_meeting(inp: FamilyInput) -> TaskDraft | None:
     cal = calendar_of(inp.notes, inp.user)
@@ -305,20 +325,9 @@ def schedule_meeting(inp: FamilyInput) -> TaskDraft | None:
         return None
     start, end = inp.rng.choice(slots)
     title = inp.rng.choice(MEETING_TITLES)
-    when = start.strftime("%Y-%m-%d %H:%M")
     fmt_t = "%Y-%m-%d %H:%M:%S"
-    spans = {when: (start, end)}
-    superseded: tuple[str, ...] = ()
-    earlier = [sl for sl in slots if sl[0] != start and _distinct(sl[0].strftime("%Y-%m-%d %H:%M"), when)]
-    if earlier and chance(inp, P_CORRECT):
-        first = inp.rng.choice(earlier)
-        superseded = (first[0].strftime("%Y-%m-%d %H:%M"),)
-        spans[superseded[0]] = first
-    distractors = ()
-    titles = [t for t in MEETING_TITLES if _distinct(t, title)]
-    if chance(inp, P_DISTRACT):
-        other = inp.rng.choice(titles)
-        distractors = (near(other, f"the {other} is a different meeting, and it is already in the diary"),)
+    when, spans, superseded, distractors = meeting_dynamics(
+        inp, slots, (start, end), title, "the {} is a different meeting, and it is already in the diary")
     m1 = piece(1, "fact", f"there will be a meeting called {title}", title, cue="meeting_title",
                about="the new meeting", distractors=distractors)
     m2 = piece(2, "fact", f"the new meeting is at {when}, for one hour", when, cue="meeting_time",
