@@ -20,9 +20,11 @@ that mention that persona, the given colleagues, company, city and projects, and
 
 Every utterance is assembled from fragments (alternatives, slots, nested pools), assistant lines
 echo what the user just said, and the object remembers everything it produced: no utterance
-repeats within its history (compared case-folded). Small talk asks for nothing and promises
-nothing. ``avoid(text)`` returning False rejects a text (and persona values) containing a task
-value; such texts are recomposed. :class:`ValueError` only when nothing can be composed.
+repeats within its history (compared case-folded). Lines are short, like real chat: about a
+dozen tokens (``backends.tokens.count_tokens``), at least ``MIN_WORDS`` words and at most
+``MAX_TOKENS`` tokens. Small talk asks for nothing and promises nothing. ``avoid(text)``
+returning False rejects a text (and persona values) containing a task value; such texts are
+recomposed. :class:`ValueError` only when nothing can be composed.
 
 The words live in fragment banks under ``templates/dialogue/small_talk/`` (``*.bank``), parsed
 and checked once at import. Format, one statement per line::
@@ -38,21 +40,26 @@ Inside an entry ``{slot}`` inserts a value (a persona or calendar value, or a ca
 ``[a|b|c]`` one of the alternatives (``[a|]``: a or nothing), ``<pool>`` a fragment drawn from
 another pool, ``<pool=name>`` also captures the drawn fragment as slot ``name`` (its further
 fields as ``name.1``, ``name.2`` ... , expanded where they are used) for the later lines of the
-same exchange, and ``^`` (``{^slot}``, ``<^pool>``) upper-cases the first letter. A pool
+same exchange, and ``^`` (``{^slot}``, ``<^pool>``) upper-cases the first letter. In the fields
+of a captured entry, an ``[a|b|c]`` group with the same alternatives as one in an earlier field
+makes the same choice (``- a [rose|fig] cutting | a [rose|fig] from {neighbour}``). A pool
 reference whose first segment is an alias (``hob``, ``pet``, ``com``, ``wx``, ``hol``, ``city``)
 goes to this persona's (or this day's) member of a family of pools: ``<hob.news>`` is
 ``hobbies.<id>.news`` for the person's hobby. An entry that names a persona slot the person
 lacks (``{pet}`` for a person without a pet) is left out automatically. The composer capitalises
-the first letter of every utterance and addresses the user by name at most once per turn.
+the first letter of every utterance, writes "an" before a capitalised vowel ("a {park} mural"
+with Elm Park: "an Elm Park mural") and addresses the user by name at most once per turn.
 
 A topic ``T`` is a set of pools: ``T.open`` (the user's first line), ``T.reply`` (the assistant's
 answer when the exchange is one pair) and beats ``T.<beat>.ask`` (the assistant's follow-up
 question), ``T.<beat>.ans`` (the user answers) and ``T.<beat>.end`` (the assistant's last word).
 An exchange of ``n`` pairs is the opening line, ``n - 1`` beats (in the order the banks define
-them) and the last beat's end; a follow-up question usually starts with the reaction to the
-user's previous line. Malformed banks raise :class:`BankError` naming the file and line:
-unknown flags, slots, pools or aliases, stray brackets, captures that an earlier line of the
-exchange does not always set, cycles, non-ASCII text, missing topics or families.
+them) and the last beat's end. The follow-up to the user's opening line starts with the reaction
+to it (``T.reply``), a later one now and then (``_REACT_SHARE``) with the reaction to the user's
+answer: a short question (under ``MIN_WORDS`` words) after a reaction, a longer one on its own.
+Malformed banks raise :class:`BankError` naming the file and line: unknown flags, slots, pools or
+aliases, stray brackets, captures that an earlier line of the exchange does not always set,
+cycles, non-ASCII text, missing topics or families.
 """
 
 from __future__ import annotations
@@ -723,7 +730,10 @@ _FITTING: dict[tuple[str, int, int], tuple[str, ...]] = {}
 
 _ELIGIBLE: dict[tuple[str, int], tuple[_Entry, ...]] = {}
 _SPACE_PUNCT = re.compile(r" +([,.!?;:])")
-_AN = re.compile(r"\b([Aa]) (?=[AEIOU])")
+# "a" before a slot value with a capital vowel becomes "an" (the article is the end of a literal)
+_VOWELS = frozenset("AEIOU")
+_A_SPACE = frozenset({"a ", "A "})
+_BEFORE_A = frozenset({"", " ", "(", '"'})
 
 
 def _group(pool: _Pool) -> tuple[tuple[int, int, tuple[_Entry, ...]], ...]:
@@ -777,8 +787,32 @@ for _pool in _POOLS.values():
     _pool.entries = [_Entry(_compile_choices(e.parts), tuple(_compile_choices(f) for f in e.fields),
                             e.need, e.forbid, e.where) for e in _pool.entries]
 
+
+def _word_bounds(parts: tuple) -> tuple[int, float]:
+    """At most the fewest and at least the most words the text of ``parts`` can have (most: inf
+    when a slot or a pool of unknown length is in it): an empty choice can swallow a space."""
+    lo, hi = 0, 0.0
+    for part in parts:
+        kind = part[0]
+        if kind == 0:
+            lo += part[1].count(" ")
+            hi += part[1].count(" ")
+        elif kind == 3:
+            lo += min(o.count(" ") for o in part[1]) - ("" in part[1])
+            hi += max(o.count(" ") for o in part[1])
+        elif kind == 4:
+            lo -= 1
+            hi += 1  # ", Dana"
+        else:
+            hi = float("inf")
+    return max(lo, 0) + 1, hi + 1
+
+
 # Each pool's entries grouped by condition: filtering looks at a few groups, not every entry.
 _GROUPS: dict[str, tuple[tuple[int, int, tuple[_Entry, ...]], ...]] = {n: _group(p) for n, p in _POOLS.items()}
+# id(entry) -> the word bounds of its text (first field), for drawing only entries that can fit
+_WORDS: dict[int, tuple[int, float]] = {id(e): _word_bounds(e.parts) for p in _POOLS.values() for e in p.entries}
+_FITS: dict[tuple[str, int, int, int], tuple[_Entry, ...]] = {}  # the entries of a pool with so many words
 
 
 # The flag bits each pool's conditions look at: caches are keyed on these bits only.
@@ -1190,6 +1224,8 @@ class SmallTalk:
                     value = self._expand(value.parts, ctx, value.flags, value.aliases, rng, value.links)
                 if part[2] and value:
                     value = value[0].upper() + value[1:]
+                elif value[:1] in _VOWELS and out and out[-1][-2:] in _A_SPACE and out[-1][-3:-2] in _BEFORE_A:
+                    out[-1] = out[-1][:-1] + "n "  # "a {park} mural" with Elm Park: "an Elm Park mural"
                 add(value)
             else:
                 if part[1]:
@@ -1232,9 +1268,10 @@ class SmallTalk:
         return head + address + tail.replace(address, "")
 
     def _line(self, pool: str, ctx: dict[str, str], flags: int, aliases: dict[str, str],
-              pending: set[str], minimum: int = MIN_WORDS, most: int = 99) -> str | None:
+              pending: set[str], minimum: int = MIN_WORDS, most: int = 99, fit: bool = False) -> str | None:
         """A fresh utterance from ``pool``: not said before, accepted by ``avoid``, with
-        ``minimum`` (MIN_WORDS unless told) to ``most`` words and at most MAX_TOKENS tokens."""
+        ``minimum`` (MIN_WORDS unless told) to ``most`` words and at most MAX_TOKENS tokens.
+        ``fit``: draw only from the entries that can have so many words (for pools of plain text)."""
         rng = self._rng
         rand = rng.random
         if flags is not self._ec_flags:
@@ -1243,6 +1280,14 @@ class SmallTalk:
         entries = self._ec.get(pool)
         if entries is None:
             entries = self._ec[pool] = _eligible(pool, flags)
+        if fit:  # only the entries that can have so many words
+            key = (pool, flags & _RELEVANT[pool], minimum, most)
+            fit = _FITS.get(key)
+            if fit is None:
+                if len(_FITS) > 200_000:
+                    _FITS.clear()
+                fit = _FITS[key] = tuple(e for e in entries if _WORDS[id(e)][0] <= most and _WORDS[id(e)][1] >= minimum)
+            entries = fit
         if not entries:
             return None
         said = self._said
@@ -1262,14 +1307,12 @@ class SmallTalk:
             if not text:
                 continue
             text = text[0].upper() + text[1:]
-            if "a A" in text or "a E" in text or "a I" in text or "a O" in text or "a U" in text:
-                text = _AN.sub(r"\1n ", text)  # "a {park} mural" with Elm Park: "an Elm Park mural"
             if address and text.count(address) > 1:
                 text = self._name_once(text)
             key = text.casefold()
             words = text.count(" ") + 1
-            if (words < minimum or words > most or key in said or key in pending or _too_long(text)
-                    or not self._avoid(text)):
+            if (words < minimum or words > most or key in said or key in pending
+                    or len(text) > _SURELY_SHORT and count_tokens(text) > MAX_TOKENS or not self._avoid(text)):
                 if rejected is None:
                     rejected = {key}
                 elif key in rejected:
@@ -1364,8 +1407,8 @@ class SmallTalk:
             # The user's opening line always gets a reaction, later answers now and then: a short
             # question after a reaction, a longer one on its own (either, if the pool has no other).
             joined = react.endswith(".reply") or self._rng.random() < _REACT_SHARE
-            ask = self._line(pre + "ask", ctx, flags, aliases, pending, minimum=1, most=MIN_WORDS - 1) if joined else \
-                self._line(pre + "ask", ctx, flags, aliases, pending)
+            ask = self._line(pre + "ask", ctx, flags, aliases, pending, minimum=1, most=MIN_WORDS - 1, fit=True) \
+                if joined else self._line(pre + "ask", ctx, flags, aliases, pending, fit=True)
             if ask is None:
                 ask = self._line(pre + "ask", ctx, flags, aliases, pending, minimum=1)
             if ask is None:

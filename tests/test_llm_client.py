@@ -340,8 +340,28 @@ def test_max_concurrency_one_never_overlaps_requests():
 
 
 def test_max_concurrency_two_does_overlap():
-    (a_start, a_end), (b_start, b_end) = _run_two_calls(limit=2)
-    assert b_start < a_end
+    """With two slots, both requests are inside the endpoint at once: each waits (a bounded time)
+    for the other to arrive, so a loaded machine cannot make them look sequential."""
+    inside = [0, 0]  # now, most at once
+    arrived = threading.Condition()
+
+    def responder(body: dict) -> Reply:
+        with arrived:
+            inside[0] += 1
+            inside[1] = max(inside[1], inside[0])
+            arrived.notify_all()
+            arrived.wait_for(lambda: inside[1] >= 2, timeout=5)
+            inside[0] -= 1
+        return Reply(content=json.dumps(GOOD))
+
+    with FakeLLMServer(responder) as server:
+        clients = [make_client(server, max_concurrency=2) for _ in range(2)]
+        threads = [threading.Thread(target=c.chat, args=(f"role{i}", ASK)) for i, c in enumerate(clients)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=30)
+    assert inside[1] == 2
 
 
 # -- embeddings ------------------------------------------------------------------------------
