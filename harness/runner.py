@@ -23,13 +23,14 @@ from __future__ import annotations
 import json
 import shutil
 import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field, is_dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable
 
 from backends.dataset import ensure_writable_folder
+from backends.folder_lock import LOCK_NAME, FolderBusy, FolderLock
+from backends.workers import Budget, JobFailure, run_jobs
 from harness.agents import (DEFAULT_STEP_CAP, STOP_ERROR, Agent, Episode, LLMAgent, NoneAgent, OracleAgent,
                             Trajectory, plan_of)
 from harness.context import ContextConfig, build_context
@@ -210,7 +211,7 @@ def _run_task(dataset_dir: str, task_id: str, record: dict[str, Any], out_dir: s
     for trial in range(1, config.trials + 1):
         work = out / WORK / f"{task_id}.t{trial}"
         shutil.rmtree(work, ignore_errors=True)
-        workspace = Workspace(testbed, now=now).copy_to(work, link=True)
+        workspace = Workspace(testbed, now=now).copy_to(work)  # a copy: never a link into the dataset
         try:
             episode = Episode(task_id=task_id, user_name=record["user"]["name"], username=record["user"]["username"],
                               now=dict(record["now"]), request=record[config.request], context=context.text,
@@ -241,7 +242,8 @@ def _run_task(dataset_dir: str, task_id: str, record: dict[str, Any], out_dir: s
 def _check_out(out: Path) -> None:
     if out.exists() and not out.is_dir():
         raise EvalError(f"--out {out}: exists and is not a folder")
-    if out.is_dir() and any(p.name not in (CACHE, WORK, PROGRESS) for p in out.iterdir()) and not (out / RUN).is_file():
+    if out.is_dir() and any(p.name not in (CACHE, WORK, PROGRESS, LOCK_NAME) for p in out.iterdir()) \
+            and not (out / RUN).is_file():
         raise EvalError(f"--out {out}: folder is not empty and holds no earlier evaluation run")
     try:
         ensure_writable_folder(out)
@@ -253,19 +255,83 @@ def _dumps(data: Any) -> str:
     return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
 
 
-def evaluate(dataset_dir: Path | str, out_dir: Path | str, config: EvalConfig,
-             on_progress: Callable[[int, int], None] | None = None) -> RunSummary:
-    """Run ``config.agent`` on every task of ``dataset_dir``; write results, report and config into
-    ``out_dir``. Raises :class:`EvalError` for bad input (before any work)."""
-    from backends.dataset import iter_tasks
+def failed_rows(task_id: str, record: dict[str, Any], trials: int, failure: JobFailure) -> dict[str, Any]:
+    """Rows for a task whose runs gave no result (time or memory budget, a dead worker): failed,
+    with the reason as their error."""
+    rows = [{"id": task_id, "trial": trial, "app_count": _app_count(record), "apps": record["apps"],
+             "family": record.get("family"), "passed": False, "criteria": [], "steps": 0, "context_tokens": 0,
+             "context_units": [], "evidence_recall": None, "trajectory": {}, "error": failure.reason}
+            for trial in range(1, trials + 1)]
+    return {"id": task_id, "rows": rows}
 
+
+def _progress_header(config: EvalConfig, dataset: Path) -> dict[str, Any]:
+    settings = {k: v for k, v in config.to_dict().items() if k != "workers"}
+    return {"header": {"config": settings, "dataset": str(dataset.resolve())}}
+
+
+def _resumed(out: Path, header: dict[str, Any], trials: int) -> dict[str, dict[str, Any]]:
+    """Outcomes of an interrupted run in ``out`` (by task id): tasks with every trial's row, and
+    tasks skipped. Raises EvalError when that run had another configuration."""
+    path = out / PROGRESS
+    if not path.is_file():
+        return {}
+    lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    try:
+        first = json.loads(lines[0]) if lines else None
+    except ValueError:
+        first = None
+    if first != header:
+        raise EvalError(f"--resume: {out} holds a run with another agent, context, dataset or trial count "
+                        "(or none at all); use the same options or a new --out")
+    rows: dict[str, dict[int, dict[str, Any]]] = {}
+    outcomes: dict[str, dict[str, Any]] = {}
+    for line in lines[1:]:
+        try:
+            item = json.loads(line)
+        except ValueError:
+            continue  # a line cut short by the interruption
+        if not isinstance(item, dict) or not isinstance(item.get("id"), str):
+            continue
+        if "skipped" in item:
+            outcomes[item["id"]] = {"id": item["id"], "skipped": str(item["skipped"])}
+        elif isinstance(item.get("trial"), int) and not str(item.get("error") or "").startswith("error:"):
+            rows.setdefault(item["id"], {})[item["trial"]] = item
+    for task_id, by_trial in rows.items():
+        if set(by_trial) >= set(range(1, trials + 1)):
+            outcomes[task_id] = {"id": task_id, "rows": [by_trial[t] for t in range(1, trials + 1)]}
+    return outcomes
+
+
+def evaluate(dataset_dir: Path | str, out_dir: Path | str, config: EvalConfig,
+             on_progress: Callable[[int, int], None] | None = None, *, resume: bool = False,
+             budget: Budget | None = None) -> RunSummary:
+    """Run ``config.agent`` on every task of ``dataset_dir``; write results, report and config into
+    ``out_dir`` (holding its lock). Raises :class:`EvalError` for bad input (before any work), and
+    ``backends.workers.Interrupted`` after Ctrl-C (finished rows are kept for ``resume``)."""
     dataset, out = Path(dataset_dir), Path(out_dir)
     config.validate()
     if not (dataset / "tasks").is_dir():
         raise EvalError(f"{dataset}: not a dataset folder (no tasks/)")
     _check_out(out)
+    try:
+        lock = FolderLock(out, "homer eval").acquire()
+    except FolderBusy as exc:
+        raise EvalError(str(exc)) from None
+    try:
+        return _evaluate_locked(dataset, out, config, on_progress, resume, budget or Budget())
+    finally:
+        lock.release()
+
+
+def _evaluate_locked(dataset: Path, out: Path, config: EvalConfig, on_progress: Callable[[int, int], None] | None,
+                     resume: bool, budget: Budget) -> RunSummary:
+    from backends.dataset import iter_tasks
+
     started = time.perf_counter()
     summary = RunSummary(out=out, config=config)
+    header = _progress_header(config, dataset)
+    earlier = _resumed(out, header, config.trials) if resume else {}
     jobs: list[tuple[str, dict[str, Any]]] = []
     for task in iter_tasks(dataset):
         if task.record is None:
@@ -277,38 +343,40 @@ def evaluate(dataset_dir: Path | str, out_dir: Path | str, config: EvalConfig,
             continue
         jobs.append((task.id, task.record))
     total = len(jobs)
-    progress = (out / PROGRESS).open("w", encoding="utf-8")
     done = 0
+    kept = [earlier[task_id] for task_id, _ in jobs if task_id in earlier]
+    todo = [(task_id, record) for task_id, record in jobs if task_id not in earlier]
+    shutil.rmtree(out / WORK, ignore_errors=True)
 
-    def collect(outcome: dict[str, Any]) -> None:
-        nonlocal done
-        done += 1
-        if "skipped" in outcome:
-            summary.skipped.append({"id": outcome["id"], "error": outcome["skipped"]})
-        else:
-            summary.rows.extend(outcome["rows"])
-            for row in outcome["rows"]:
-                progress.write(json.dumps(row, ensure_ascii=False) + "\n")
-            progress.flush()
+    with (out / PROGRESS).open("w", encoding="utf-8") as progress:
+        def collect(outcome: dict[str, Any], write: bool = True) -> None:
+            nonlocal done
+            done += 1
+            if "skipped" in outcome:
+                summary.skipped.append({"id": outcome["id"], "error": outcome["skipped"]})
+                lines = [{"id": outcome["id"], "skipped": outcome["skipped"]}]
+            else:
+                summary.rows.extend(outcome["rows"])
+                lines = outcome["rows"]
+            if write:
+                progress.write("".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines))
+                progress.flush()
+            if on_progress:
+                on_progress(done, total)
+
+        progress.write(json.dumps(header, ensure_ascii=False) + "\n")
+        for outcome in kept:  # the interrupted run's rows, rewritten so that a later resume keeps them too
+            collect(outcome)
         if on_progress:
             on_progress(done, total)
-
-    if on_progress:
-        on_progress(0, total)
-    workers = min(config.workers, max(1, total))
-    try:
-        if workers == 1:
-            for task_id, record in jobs:
-                collect(run_task(str(dataset), task_id, record, str(out), config))
-        else:
-            with ProcessPoolExecutor(max_workers=workers) as pool:
-                futures = [pool.submit(run_task, str(dataset), task_id, record, str(out), config)
-                           for task_id, record in jobs]
-                for future in as_completed(futures):
-                    collect(future.result())
-    finally:
-        progress.close()
-        shutil.rmtree(out / WORK, ignore_errors=True)
+        try:
+            run_jobs(lambda job: run_task(str(dataset), job[0], job[1], str(out), config), todo,
+                     workers=min(config.workers, max(1, len(todo))), budget=budget,
+                     on_result=lambda position, outcome: collect(outcome),
+                     on_failure=lambda position, failure: collect(
+                         failed_rows(todo[position][0], todo[position][1], config.trials, failure)))
+        finally:
+            shutil.rmtree(out / WORK, ignore_errors=True)
     summary.rows.sort(key=lambda r: (r["id"], r["trial"]))
     summary.skipped.sort(key=lambda s: s["id"])
     summary.metrics = metrics(summary.rows, config.trials)

@@ -16,13 +16,14 @@ import os
 import shutil
 import tempfile
 from collections import Counter
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable
 
 from backends.dataset import ensure_writable_folder
+from backends.folder_lock import LOCK_NAME, FolderBusy, FolderLock
+from backends.workers import Budget, JobFailure, run_jobs
 from office_env.synthesis import World, make_world, write_workspace
 from orchestrator import dataset
 from orchestrator.card import render_card, statistics
@@ -243,7 +244,7 @@ def check_out_folder(out: Path, digest: str, resume: bool, same_options: str = "
     build_file = out / dataset.BUILD
     if out.exists() and not out.is_dir():
         raise BuildError(f"--out {out}: exists and is not a folder")
-    if out.exists() and any(out.iterdir()):
+    if out.exists() and any(p.name != LOCK_NAME for p in out.iterdir()):
         if not resume:
             raise BuildError(f"--out {out}: folder is not empty (use --resume to continue an interrupted build)")
         if not build_file.is_file():
@@ -268,28 +269,80 @@ def read_outcomes(out: Path, resume: bool) -> dict[int, dict[str, Any]]:
     for log in (out / dataset.ATTEMPTS, out / dataset.PROGRESS):
         if not resume or not log.is_file():
             continue
-        for line in log.read_text(encoding="utf-8").splitlines():
+        for line in log.read_text(encoding="utf-8", errors="replace").splitlines():
             try:
                 item = json.loads(line)
             except json.JSONDecodeError:
                 continue  # a line cut short by the interruption: that attempt is simply redone
-            if item["status"] == "accepted" and not (out / dataset.TASKS / item["id"] / "task.json").is_file():
+            if not isinstance(item, dict) or not isinstance(item.get("index"), int):
                 continue
+            if item.get("status") == "accepted" and not (out / dataset.TASKS / str(item.get("id")) / "task.json").is_file():
+                continue
+            if str(item.get("reason", "")).startswith("error:"):
+                continue  # ran out of time or memory, or its worker died: worth another try
             done[item["index"]] = item
     return done
 
 
+def repair(out: Path, done: dict[int, dict[str, Any]]) -> list[str]:
+    """Bring a resumed folder back to a state its outcomes explain: remove staging leftovers and
+    task folders that no recorded accepted outcome owns (a run killed between publishing a task and
+    recording it, or a task folder left half-written). Returns what was removed, for the log."""
+    removed = []
+    staging = out / dataset.WORK / "staging"
+    if staging.is_dir():
+        for entry in staging.iterdir():
+            shutil.rmtree(entry, ignore_errors=True) if entry.is_dir() else entry.unlink(missing_ok=True)
+            removed.append(f"{dataset.WORK}/staging/{entry.name}")
+    owned = {str(item.get("id")) for item in done.values() if item.get("status") == "accepted"}
+    tasks = out / dataset.TASKS
+    if tasks.is_dir():
+        for folder in sorted(tasks.iterdir()):
+            if folder.name in owned and (folder / "task.json").is_file():
+                continue
+            if folder.is_dir() and not folder.is_symlink():
+                shutil.rmtree(folder, ignore_errors=True)
+            else:
+                folder.unlink(missing_ok=True)
+            removed.append(f"{dataset.TASKS}/{folder.name}")
+    return removed
+
+
 def _prepare(out: Path, config: BuildConfig, resume: bool) -> dict[int, dict[str, Any]]:
-    """Check the output folder; return outcomes already recorded (resume)."""
+    """Check the output folder; return outcomes already recorded (resume), after repairing it."""
     check_out_folder(out, config_hash(config), resume)
     dataset.write_json(out / dataset.BUILD, {"config": config.to_dict(), "config_hash": config_hash(config),
                                              "generator": GENERATOR_VERSION, "status": "running"})
-    return read_outcomes(out, resume)
+    done = read_outcomes(out, resume)
+    if resume:
+        repair(out, done)
+    return done
+
+
+def failed_attempt(index: int, failure: JobFailure) -> dict[str, Any]:
+    """The outcome of an attempt that gave no result (time or memory budget, a dead worker)."""
+    return {"index": index, "id": task_id(index), "status": "dropped", "family": None, "rounds": 0,
+            "reason": failure.reason}
+
+
+def is_consistent(out: Path) -> bool:
+    """A finished folder whose index lines and task folders agree, with no work files left."""
+    if (out / dataset.WORK).exists() or (out / dataset.PROGRESS).exists():
+        return False
+    try:
+        lines = (out / "index.jsonl").read_text(encoding="utf-8").splitlines()
+        listed = {json.loads(line)["id"] for line in lines if line.strip()}
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+    tasks = out / dataset.TASKS
+    present = {p.name for p in tasks.iterdir()} if tasks.is_dir() else set()
+    return listed == present and all((tasks / name / "task.json").is_file() for name in present)
 
 
 def build(out: Path, n: int, config: BuildConfig, workers: int = 1, resume: bool = False,
-          on_progress: Callable[[int, int], None] | None = None) -> BuildSummary:
-    """Build ``n`` accepted tasks into ``out``."""
+          on_progress: Callable[[int, int], None] | None = None, budget: Budget | None = None) -> BuildSummary:
+    """Build ``n`` accepted tasks into ``out``, holding the folder's lock. Raises
+    ``backends.workers.Interrupted`` after Ctrl-C (what finished is kept for ``--resume``)."""
     if n < 1:
         raise BuildError(f"--n must be at least 1 (got {n})")
     if workers < 1:
@@ -297,32 +350,46 @@ def build(out: Path, n: int, config: BuildConfig, workers: int = 1, resume: bool
     if config.days < MIN_DAYS:
         raise BuildError(f"--days must be at least {MIN_DAYS} (got {config.days}): a history needs one day to say "
                          "a value and a later one to correct it")
+    if out.exists() and not out.is_dir():
+        raise BuildError(f"--out {out}: exists and is not a folder")
+    try:
+        lock = FolderLock(out, "homer build").acquire()
+    except FolderBusy as exc:
+        raise BuildError(str(exc)) from None
+    except OSError as exc:
+        raise BuildError(f"--out {out}: cannot write there ({exc.strerror or exc})") from None
+    try:
+        return _build_locked(out, n, config, workers, resume, on_progress, budget or Budget())
+    finally:
+        lock.release()
+
+
+def _build_locked(out: Path, n: int, config: BuildConfig, workers: int, resume: bool,
+                  on_progress: Callable[[int, int], None] | None, budget: Budget) -> BuildSummary:
     previous = _previous_build(out) if resume else None
     if previous and previous.get("status") == "complete" and previous.get("config_hash") == config_hash(config):
         if previous.get("accepted", 0) > n:
             raise BuildError(f"--n {n}: {out} already holds {previous['accepted']} tasks; "
                              "resume can extend a build, not shrink it")
-        if previous.get("accepted", 0) == n:
+        if previous.get("accepted", 0) == n and is_consistent(out):
             return BuildSummary(out, n, previous.get("attempts", 0), Counter(previous.get("drops", {})))
     done = _prepare(out, config, resume)
-    progress_file = (out / dataset.PROGRESS).open("a", encoding="utf-8")
     max_attempts = n * 4 + 20
     summary = BuildSummary(out)
 
     def accepted_indices() -> list[int]:
         return sorted(i for i, item in done.items() if item["status"] == "accepted")
 
-    def record(item: dict[str, Any]) -> None:
-        if item["status"] == "accepted":
-            dataset.publish(Path(item.pop("staged")), out)
-        done[item["index"]] = item
-        progress_file.write(json.dumps(item) + "\n")
-        progress_file.flush()
-        if on_progress:
-            on_progress(min(len(accepted_indices()), n), n)
+    with (out / dataset.PROGRESS).open("a", encoding="utf-8") as progress_file:
+        def record(item: dict[str, Any]) -> None:
+            if item["status"] == "accepted":
+                dataset.publish(Path(item.pop("staged")), out)
+            done[item["index"]] = item
+            progress_file.write(json.dumps(item) + "\n")
+            progress_file.flush()
+            if on_progress:
+                on_progress(min(len(accepted_indices()), n), n)
 
-    pool = ProcessPoolExecutor(max_workers=workers) if workers > 1 else None
-    try:
         next_index = 0
         while len(accepted_indices()) < n and next_index < max_attempts:
             need = n - len(accepted_indices())
@@ -335,26 +402,21 @@ def build(out: Path, n: int, config: BuildConfig, workers: int = 1, resume: bool
                 if next_index not in done:
                     batch.append(next_index)
                 next_index += 1
-            if pool is None:
-                for index in batch:
-                    record(run_attempt(str(out), config, index))
-            else:
-                futures = [pool.submit(run_attempt, str(out), config, index) for index in batch]
-                for future in as_completed(futures):
-                    record(future.result())
-    finally:
-        if pool is not None:
-            pool.shutdown()
-        progress_file.close()
+            run_jobs(lambda index: run_attempt(str(out), config, index), batch, workers=workers, budget=budget,
+                     on_result=lambda position, item: record(item),
+                     on_failure=lambda position, failure: record(failed_attempt(batch[position], failure)))
     return _finalize(out, n, config, done, summary)
 
 
 def _finalize(out: Path, n: int, config: BuildConfig, done: dict[int, dict[str, Any]],
               summary: BuildSummary) -> BuildSummary:
     accepted = sorted(i for i, item in done.items() if item["status"] == "accepted")
-    keep, extra = accepted[:n], accepted[n:]
-    for index in extra:  # more succeeded than asked for: keep the first n in index order
-        shutil.rmtree(out / dataset.TASKS / task_id(index), ignore_errors=True)
+    keep = accepted[:n]
+    kept = {task_id(index) for index in keep}
+    tasks = out / dataset.TASKS
+    for folder in (sorted(tasks.iterdir()) if tasks.is_dir() else []):
+        if folder.name not in kept:  # more succeeded than asked for (keep the first n), or a stray folder
+            shutil.rmtree(folder, ignore_errors=True) if folder.is_dir() else folder.unlink(missing_ok=True)
     last = keep[-1] if keep else max(done, default=-1)
     considered = [done[i] for i in sorted(done) if i <= last or not keep]
     drops = Counter(drop_category(item["reason"]) for item in considered if item["status"] != "accepted")

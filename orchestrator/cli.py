@@ -16,7 +16,7 @@ from typing import Any, Optional
 
 import typer
 
-from office_env import InvalidCriteria, OfficeError, Workspace, evaluate_criteria, load_officebench
+from office_env import InvalidCriteria, OfficeError, Workspace, evaluate_criteria, limits, load_officebench
 from office_env.officebench import normalize_criteria
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
@@ -28,6 +28,22 @@ app.add_typer(officebench_app, name="officebench")
 def _fail(message: str, code: int = 2) -> None:
     typer.echo(f"error: {message}", err=True)
     raise typer.Exit(code)
+
+
+def _budget(task_timeout: float, task_memory: int) -> Any:
+    """The per-task budget from ``--task-timeout`` / ``--task-memory`` (0 turns a limit off)."""
+    from backends.workers import Budget
+
+    if task_timeout < 0:
+        _fail(f"--task-timeout must be 0 or more seconds (got {task_timeout:g})")
+    if task_memory < 0 or 0 < task_memory < 64:
+        _fail(f"--task-memory must be 0 (no limit) or at least 64 MiB (got {task_memory})")
+    return Budget(seconds=task_timeout or None, memory_bytes=task_memory * limits.MiB or None)
+
+
+def _interrupted(exc: Any, what: str = "tasks") -> None:
+    typer.echo(f"\ninterrupted: {exc.done} of {exc.total} {what} done; rerun with --resume to continue", err=True)
+    raise typer.Exit(exc.exit_code)
 
 
 @officebench_app.command("check")
@@ -168,14 +184,20 @@ def build_command(
                               "'all', or 'default' (only the built-in gates)"),
     strict: bool = typer.Option(False, "--strict", help="Exit 1 when the dataset misses the gameability threshold "
                                 "(everything is still written; the card says so)"),
+    task_timeout: float = typer.Option(limits.TASK_SECONDS, "--task-timeout", help="Seconds one task may take "
+                                       "(0: no limit); a task over it is recorded as 'error: timeout'"),
+    task_memory: int = typer.Option(limits.TASK_MEMORY_BYTES // limits.MiB, "--task-memory", help="MiB of memory one "
+                                    "task may add to its worker (0: no limit); over it: 'error: memory'"),
 ) -> None:
     """Build a verified Neo dataset: on the offline backend (default; no key, no network) or through
     an OpenAI-compatible endpoint (--backend llm)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+    from backends.workers import Interrupted
     from orchestrator.build import BuildError, build
     from orchestrator.roles import BuildConfig
 
+    budget = _budget(task_timeout, task_memory)
     if days < 1:
         _fail(f"--days must be at least 1 (got {days})")
     if utterances < 4:
@@ -188,10 +210,12 @@ def build_command(
         with Progress(TextColumn("building"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                       transient=True, disable=not sys.stderr.isatty()) as bar:
             task = bar.add_task("build", total=n)
-            summary = build(out, n, config, workers=workers, resume=resume,
+            summary = build(out, n, config, workers=workers, resume=resume, budget=budget,
                             on_progress=lambda done, total: bar.update(task, completed=done))
     except BuildError as exc:
         _fail(str(exc))
+    except Interrupted as exc:
+        _interrupted(exc, "attempts")
     elapsed = time.perf_counter() - started
     drops = ", ".join(f"{k}: {v}" for k, v in sorted(summary.drops.items())) or "none"
     typer.echo(f"built {summary.accepted} task(s) in {out} from {summary.attempts} attempt(s) "
@@ -385,14 +409,20 @@ def regenerate_command(
     no_cache: bool = typer.Option(False, "--no-cache", help="llm: do not cache responses"),
     gates: str = typer.Option("default", "--gates", help="Extra gates: solvability, leakage, judges (comma list), "
                               "'all', or 'default'"),
+    task_timeout: float = typer.Option(limits.TASK_SECONDS, "--task-timeout", help="Seconds one task may take "
+                                       "(0: no limit); a task over it is recorded as 'error: timeout'"),
+    task_memory: int = typer.Option(limits.TASK_MEMORY_BYTES // limits.MiB, "--task-memory", help="MiB of memory one "
+                                    "task may add to its worker (0: no limit); over it: 'error: memory'"),
 ) -> None:
     """Regenerate a Plus split from OfficeBench seed tasks: one task per seed subtask, with an intent
     and a multi-day dialogue carrying the instruction's specifics; evaluation, testbed and reference
     files are kept. Exit 0 when a task was written and every seed loaded, 1 otherwise (the rest is
     still written), 2 for bad input."""
+    from backends.workers import Interrupted
     from orchestrator.build import BuildError
     from orchestrator.plus import regenerate_split
 
+    budget = _budget(task_timeout, task_memory)
     llm = _llm_options(backend, model, base_url, llm_config, cache, no_cache)
     if not seeds.exists():
         _fail(f"--seeds {seeds}: does not exist")
@@ -403,9 +433,11 @@ def regenerate_command(
     started = time.perf_counter()
     try:
         summary = regenerate_split(seeds, out, seed=seed, days=days, utterances_per_day=utterances,
-                                   workers=workers, resume=resume, gates=_parse_gates(gates), **llm)
+                                   workers=workers, resume=resume, gates=_parse_gates(gates), budget=budget, **llm)
     except BuildError as exc:
         _fail(str(exc))
+    except Interrupted as exc:
+        _interrupted(exc, "seeds")
     for warning in summary.warnings:
         typer.echo(f"warning: {warning['file']}: {warning['field']}: {warning['message']}")
     for problem in summary.skipped:
@@ -440,6 +472,11 @@ def eval_command(
     model: Optional[str] = typer.Option(None, "--model", help="llm: model name (default from --llm-config or gpt-4o-mini)"),
     base_url: Optional[str] = typer.Option(None, "--base-url", help="llm: OpenAI-compatible base URL (default: OPENAI_BASE_URL)"),
     llm_config: Optional[Path] = typer.Option(None, "--llm-config", help="llm: JSON or TOML settings file"),
+    resume: bool = typer.Option(False, "--resume", help="Continue an interrupted run in --out (finished tasks are kept)"),
+    task_timeout: float = typer.Option(limits.TASK_SECONDS, "--task-timeout", help="Seconds one task may take "
+                                       "(0: no limit); a task over it is recorded as 'error: timeout'"),
+    task_memory: int = typer.Option(limits.TASK_MEMORY_BYTES // limits.MiB, "--task-memory", help="MiB of memory one "
+                                    "task may add to its worker (0: no limit); over it: 'error: memory'"),
 ) -> None:
     """Evaluate an agent on a dataset (long-context or RAG history); write results.jsonl, report.md
     and run.json into --out and print the report's table. Exit 0 when the run completed (whatever the
@@ -448,8 +485,10 @@ def eval_command(
 
     from harness.context import ContextConfig
     from harness.report import table
+    from backends.workers import Interrupted
     from harness.runner import EvalConfig, EvalError, evaluate
 
+    budget = _budget(task_timeout, task_memory)
     if not dataset_dir.is_dir() or not (dataset_dir / "tasks").is_dir():
         _fail(f"{dataset_dir}: not a dataset folder (no tasks/)")
     if llm_config is not None and not llm_config.is_file():
@@ -463,10 +502,12 @@ def eval_command(
         with Progress(TextColumn("evaluating"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                       transient=True, disable=not sys.stderr.isatty()) as bar:
             task = bar.add_task("eval", total=None)
-            summary = evaluate(dataset_dir, out, config,
+            summary = evaluate(dataset_dir, out, config, resume=resume, budget=budget,
                                on_progress=lambda done, total: bar.update(task, completed=done, total=total))
     except EvalError as exc:
         _fail(str(exc).replace("\n", " "))
+    except Interrupted as exc:
+        _interrupted(exc)
     for item in summary.skipped:
         typer.echo(f"skipped {item['id']}: {item['error']}", err=True)
     typer.echo(table(summary.metrics, rag=mode == "rag"))
@@ -478,7 +519,11 @@ def eval_command(
 
 
 def main() -> None:
-    app()
+    try:
+        app()
+    except KeyboardInterrupt:  # Ctrl-C outside a batch (while starting, or in a one-shot command)
+        typer.echo("\ninterrupted", err=True)
+        sys.exit(130)
 
 
 if __name__ == "__main__":

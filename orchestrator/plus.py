@@ -29,7 +29,6 @@ import operator
 import re
 import shutil
 from collections import Counter
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import lru_cache
@@ -43,8 +42,10 @@ from generators.plus_offline import PlusDraft, infer_apps, regenerate
 from office_env import SeedTask, load_officebench
 from orchestrator import dataset
 from generators.plus_llm import regenerate_llm
+from backends.folder_lock import FolderBusy, FolderLock
+from backends.workers import Budget, run_jobs
 from orchestrator.build import (
-    BuildError, check_out_folder, drop_category, gate_record, is_role_failure, read_outcomes, usage_cost,
+    BuildError, check_out_folder, drop_category, gate_record, is_role_failure, read_outcomes, repair, usage_cost,
     usage_delta,
 )
 from verifier.llm_verifier import verify_llm
@@ -358,7 +359,7 @@ def regenerate_split(seeds_path: str | Path, out: str | Path, *, seed: int = 0, 
                      utterances_per_day: int = 70, workers: int = 1, resume: bool = False, max_rounds: int = 5,
                      roles: PlusRoles | None = None, backend: str = "offline", model: str | None = None,
                      base_url: str | None = None, llm_config: str | None = None, cache_path: str | None = None,
-                     gates: tuple[str, ...] = (),
+                     gates: tuple[str, ...] = (), budget: Budget | None = None,
                      on_progress: Callable[[int, int], None] | None = None) -> PlusSummary:
     """Regenerate every seed subtask under ``seeds_path`` into a Plus dataset in ``out``.
 
@@ -376,6 +377,23 @@ def regenerate_split(seeds_path: str | Path, out: str | Path, *, seed: int = 0, 
     config = PlusConfig(seed=seed, days=days, utterances_per_day=utterances_per_day, max_rounds=max_rounds,
                         backend=getattr(roles, "name", backend) if roles is not None else backend, model=model,
                         base_url=base_url, llm_config=llm_config, cache_path=cache_path, gates=tuple(gates))
+    if out.exists() and not out.is_dir():
+        raise BuildError(f"--out {out}: exists and is not a folder")
+    try:
+        lock = FolderLock(out, "homer regenerate").acquire()
+    except FolderBusy as exc:
+        raise BuildError(str(exc)) from None
+    except OSError as exc:
+        raise BuildError(f"--out {out}: cannot write there ({exc.strerror or exc})") from None
+    try:
+        return _regenerate_locked(root, out, config, workers, resume, roles, budget or Budget(), on_progress)
+    finally:
+        lock.release()
+
+
+def _regenerate_locked(root: Path, out: Path, config: PlusConfig, workers: int, resume: bool,
+                       roles: PlusRoles | None, budget: Budget,
+                       on_progress: Callable[[int, int], None] | None) -> PlusSummary:
     report = load_officebench(root)
     summary = PlusSummary(out, loaded=len(report.tasks), subtask_files=report.subtask_files,
                           skipped=_problem_dicts(report.problems, root),
@@ -386,31 +404,29 @@ def regenerate_split(seeds_path: str | Path, out: str | Path, *, seed: int = 0, 
                                              "generator": GENERATOR_VERSION, "status": "running"})
     done = read_outcomes(out, resume)
     ids = _task_ids(report.tasks)
-    todo = [i for i in range(len(report.tasks)) if i not in done or done[i].get("id") != ids[i]]
-    progress = (out / dataset.PROGRESS).open("a", encoding="utf-8")
+    done = {i: item for i, item in done.items() if i < len(ids) and item.get("id") == ids[i]}
+    if resume:
+        repair(out, done)
+    todo = [i for i in range(len(report.tasks)) if i not in done]
 
-    def record(item: dict[str, Any]) -> None:
-        if item["status"] == "accepted":
-            dataset.publish(Path(item.pop("staged")), out)
-        done[item["index"]] = item
-        progress.write(json.dumps(item) + "\n")
-        progress.flush()
-        if on_progress:
-            on_progress(len(done), len(report.tasks))
+    with (out / dataset.PROGRESS).open("a", encoding="utf-8") as progress:
+        def record(item: dict[str, Any]) -> None:
+            if item["status"] == "accepted":
+                dataset.publish(Path(item.pop("staged")), out)
+            done[item["index"]] = item
+            progress.write(json.dumps(item) + "\n")
+            progress.flush()
+            if on_progress:
+                on_progress(len(done), len(report.tasks))
 
-    pool = ProcessPoolExecutor(max_workers=workers) if workers > 1 and len(todo) > 1 else None
-    try:
-        if pool is None:
-            for i in todo:
-                record(run_seed(str(out), config, i, ids[i], report.tasks[i], roles))
-        else:
-            futures = [pool.submit(run_seed, str(out), config, i, ids[i], report.tasks[i], roles) for i in todo]
-            for future in as_completed(futures):
-                record(future.result())
-    finally:
-        if pool is not None:
-            pool.shutdown()
-        progress.close()
+        def failed(position: int, failure: Any) -> None:
+            i = todo[position]
+            record({"index": i, "id": ids[i], "seed": report.tasks[i].id, "status": "dropped", "rounds": 0,
+                    "reason": failure.reason})
+
+        run_jobs(lambda i: run_seed(str(out), config, i, ids[i], report.tasks[i], roles), todo,
+                 workers=min(workers, max(1, len(todo))), budget=budget,
+                 on_result=lambda position, item: record(item), on_failure=failed)
     return _finalize(out, config, digest, done, summary, len(report.tasks))
 
 

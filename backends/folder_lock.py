@@ -1,0 +1,78 @@
+"""One writer per output folder: an exclusive lock held while a build, regeneration or evaluation
+writes it.
+
+Two runs writing one dataset interleave their task folders and index lines and each believes
+it finished. The lock is ``flock`` on ``<folder>/.lock`` (released by the kernel when the
+process dies, so a killed run never leaves a stale lock); the file holds the owner's pid for the
+error message and is removed on release. A waiting writer that finds the file replaced under
+it (removed by the previous owner) locks the new one instead.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+from pathlib import Path
+
+LOCK_NAME = ".lock"
+
+
+class FolderBusy(Exception):
+    """Another process holds the folder's lock."""
+
+
+class FolderLock:
+    """``with FolderLock(folder, "homer build"):`` -- raises :class:`FolderBusy` at once when taken."""
+
+    def __init__(self, folder: Path, what: str = "homer") -> None:
+        self.path = Path(folder) / LOCK_NAME
+        self.what = what
+        self.fd: int | None = None
+
+    def acquire(self) -> "FolderLock":
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        while True:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                owner = _read_owner(fd)
+                os.close(fd)
+                raise FolderBusy(f"{self.path.parent}: another process{owner} is writing this folder; "
+                                 "wait for it to finish or stop it first") from None
+            try:
+                same = os.fstat(fd).st_ino == os.stat(self.path, follow_symlinks=False).st_ino
+            except FileNotFoundError:
+                same = False
+            if same:
+                break
+            os.close(fd)  # the previous owner removed the file between our open and lock: retry
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()} {self.what}\n".encode())
+        self.fd = fd
+        return self
+
+    def release(self) -> None:
+        if self.fd is None:
+            return
+        try:
+            os.unlink(self.path)
+        except FileNotFoundError:
+            pass
+        os.close(self.fd)
+        self.fd = None
+
+    def __enter__(self) -> "FolderLock":
+        return self.acquire()
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
+def _read_owner(fd: int) -> str:
+    try:
+        text = os.pread(fd, 200, 0).decode("utf-8", "replace").strip()
+    except OSError:
+        return ""
+    pid, _, what = text.partition(" ")
+    return f" ({what or 'homer'}, pid {pid})" if pid.isdigit() else ""

@@ -1,0 +1,319 @@
+"""Run a batch of jobs in worker processes, each job within a time and memory budget.
+
+Builds, regenerations and evaluations hand their jobs to :func:`run_jobs`. Why not a stock
+process pool: a stock pool submits everything at once, cannot stop one job that hangs, and leaves
+its workers behind when the parent is killed. Here:
+
+- at most one job per worker is in flight, so an interrupt stops scheduling at once;
+- a job over its time budget gets ``BudgetExceeded`` inside its worker (``SIGALRM``); a worker
+  that does not answer a few seconds later is killed and replaced, and the job is reported as
+  ``timeout``; a job that exhausts its memory budget (``RLIMIT_AS`` above what the worker held
+  when it started) is reported as ``memory``; a worker that dies is reported as ``crashed``; the
+  batch goes on in every case;
+- workers ignore Ctrl-C (the terminal sends it to the whole process group) and die with their
+  parent (``PR_SET_PDEATHSIG`` on Linux, and a parent check before every job);
+- with one worker and no budget (a library caller), jobs run in the calling process instead;
+- on the first Ctrl-C or SIGTERM the parent stops scheduling, waits at most ``drain_seconds``
+  for jobs in flight, kills the rest and raises :class:`Interrupted`; a second Ctrl-C exits at once.
+
+Workers are forked, so jobs and the job function are never pickled (only results are), and a
+worker starts in milliseconds with everything the parent had imported.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import os
+import signal
+import threading
+import time
+import traceback
+from collections import deque
+from dataclasses import dataclass
+from multiprocessing import connection, get_context
+from typing import Any, Callable, Sequence
+
+GRACE_SECONDS = 5.0   # a worker past its budget by this much is killed from outside
+DRAIN_SECONDS = 2.0   # how long jobs in flight may finish after an interrupt
+POLL_SECONDS = 0.1
+
+TIMEOUT, MEMORY, CRASHED = "timeout", "memory", "crashed"
+
+
+class BudgetExceeded(BaseException):
+    """Raised inside a job that ran out of time; a ``BaseException`` so that the job's own
+    ``except Exception`` handlers cannot swallow it."""
+
+
+class Interrupted(Exception):
+    """The batch was stopped by Ctrl-C or SIGTERM; ``done`` of ``total`` jobs reported."""
+
+    def __init__(self, done: int, total: int, signum: int) -> None:
+        super().__init__(f"interrupted: {done} of {total} done")
+        self.done, self.total, self.signum = done, total, signum
+
+    @property
+    def exit_code(self) -> int:
+        return 128 + self.signum
+
+
+@dataclass(frozen=True)
+class Budget:
+    """Per-job limits; ``None`` means unlimited."""
+
+    seconds: float | None = None
+    memory_bytes: int | None = None
+
+    def describe(self, kind: str) -> str:
+        if kind == TIMEOUT and self.seconds:
+            return f"over the {self.seconds:g} s time budget"
+        if kind == MEMORY and self.memory_bytes:
+            return f"over the {self.memory_bytes // (1024 * 1024)} MiB memory budget"
+        return kind
+
+
+@dataclass(frozen=True)
+class JobFailure:
+    """Why a job gave no result: ``kind`` is timeout, memory or crashed."""
+
+    kind: str
+    detail: str
+
+    @property
+    def reason(self) -> str:
+        return f"error: {self.kind} ({self.detail})"
+
+
+# -- in the worker -----------------------------------------------------------------------------
+
+def _die_with_parent() -> None:
+    libc_name = ctypes.util.find_library("c")
+    if not libc_name:
+        return
+    try:
+        libc = ctypes.CDLL(libc_name, use_errno=True)
+        libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass  # not Linux: the parent check before each job still holds
+
+
+def _address_space() -> int | None:
+    try:
+        with open("/proc/self/statm", "rb") as handle:
+            return int(handle.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _limit_memory(extra: int) -> None:
+    import resource
+
+    base = _address_space()
+    if base is None:
+        return
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    wanted = base + extra
+    if hard != resource.RLIM_INFINITY:
+        wanted = min(wanted, hard)
+    if soft == resource.RLIM_INFINITY or wanted < soft:
+        resource.setrlimit(resource.RLIMIT_AS, (wanted, hard))
+
+
+def _on_alarm(signum: int, frame: Any) -> None:
+    raise BudgetExceeded
+
+
+def _worker(fn: Callable[[Any], Any], jobs: Sequence[Any], conn: Any, budget: Budget, parent: int) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    _die_with_parent()
+    if budget.memory_bytes:
+        _limit_memory(budget.memory_bytes)
+    signal.signal(signal.SIGALRM, _on_alarm)
+    while True:
+        try:
+            index = conn.recv()
+        except (EOFError, OSError):
+            return
+        if index is None or os.getppid() != parent:
+            return
+        try:
+            if budget.seconds:
+                signal.setitimer(signal.ITIMER_REAL, budget.seconds)
+            try:
+                message = ("ok", index, fn(jobs[index]))
+            finally:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+        except BudgetExceeded:
+            message = ("failed", index, TIMEOUT, budget.describe(TIMEOUT))
+        except MemoryError:
+            message = ("failed", index, MEMORY, budget.describe(MEMORY))
+        except Exception as exc:  # a bug in one job must not end the batch: it is reported
+            where = traceback.extract_tb(exc.__traceback__)[-1:]
+            at = f" at {os.path.basename(where[0].filename)}:{where[0].lineno}" if where else ""
+            message = ("failed", index, CRASHED, f"{type(exc).__name__}: {str(exc)[:300]}{at}")
+        try:
+            conn.send(message)
+        except Exception as exc:  # the result could not be sent (e.g. not picklable)
+            conn.send(("failed", index, CRASHED, f"result not transferable: {type(exc).__name__}"))
+
+
+# -- in the parent -----------------------------------------------------------------------------
+
+class _Slot:
+    def __init__(self, context: Any, fn: Callable[[Any], Any], jobs: Sequence[Any], budget: Budget) -> None:
+        parent_end, child_end = context.Pipe()
+        self.process = context.Process(target=_worker, args=(fn, jobs, child_end, budget, os.getpid()), daemon=True)
+        self.process.start()
+        child_end.close()
+        self.conn = parent_end
+        self.job: int | None = None
+        self.started = 0.0
+
+    def give(self, index: int) -> None:
+        self.job, self.started = index, time.monotonic()
+        self.conn.send(index)
+
+    def kill(self) -> None:
+        if self.process.is_alive():
+            self.process.kill()
+        self.process.join(timeout=2)
+        self.conn.close()
+
+    def close(self) -> None:
+        try:
+            self.conn.send(None)
+        except OSError:
+            pass
+        self.process.join(timeout=2)
+        if self.process.is_alive():
+            self.process.kill()
+            self.process.join(timeout=2)
+        self.conn.close()
+
+
+class _Signals:
+    """The first Ctrl-C/SIGTERM sets a flag; a second Ctrl-C kills the workers and exits."""
+
+    def __init__(self, slots: list[_Slot]) -> None:
+        self.slots = slots
+        self.signum = 0
+        self.previous: dict[int, Any] = {}
+
+    def __enter__(self) -> "_Signals":
+        if threading.current_thread() is threading.main_thread():
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                self.previous[signum] = signal.signal(signum, self._handle)
+        return self
+
+    def _handle(self, signum: int, frame: Any) -> None:
+        if self.signum:
+            for slot in self.slots:
+                if slot.process.is_alive():
+                    slot.process.kill()
+            os._exit(128 + signum)
+        self.signum = signum
+
+    def __exit__(self, *exc: Any) -> None:
+        for signum, handler in self.previous.items():
+            signal.signal(signum, handler)
+
+
+def run_jobs(fn: Callable[[Any], Any], jobs: Sequence[Any], *, workers: int, budget: Budget,
+             on_result: Callable[[int, Any], None], on_failure: Callable[[int, JobFailure], None],
+             drain_seconds: float = DRAIN_SECONDS) -> None:
+    """Run ``fn(job)`` for every job on ``workers`` forked processes.
+
+    ``on_result(index, result)`` or ``on_failure(index, JobFailure)`` is called in the parent,
+    in completion order, once per job. Raises :class:`Interrupted` after Ctrl-C or SIGTERM (every
+    job that finished by then has been reported)."""
+    if not jobs:
+        return
+    if workers == 1 and budget == Budget():
+        _run_here(fn, jobs, on_result, on_failure)
+        return
+    context = get_context("fork")
+    pending = deque(range(len(jobs)))
+    slots: list[_Slot] = []
+    reported = 0
+    with _Signals(slots) as signals:
+        try:
+            for _ in range(min(workers, len(jobs))):
+                slots.append(_Slot(context, fn, jobs, budget))
+            stop_at: float | None = None
+            while True:
+                if signals.signum and stop_at is None:
+                    stop_at = time.monotonic() + drain_seconds
+                if stop_at is None:
+                    for slot in slots:
+                        if slot.job is None and pending:
+                            slot.give(pending.popleft())
+                busy = [slot for slot in slots if slot.job is not None]
+                if not busy:
+                    break
+                if stop_at is not None and time.monotonic() >= stop_at:
+                    break
+                ready = connection.wait([slot.conn for slot in busy], timeout=POLL_SECONDS)
+                for slot in busy:
+                    if slot.conn in ready:
+                        try:
+                            message = slot.conn.recv()
+                        except (EOFError, OSError):
+                            message = None
+                        if message is not None:
+                            index = slot.job
+                            slot.job = None
+                            if message[0] == "ok":
+                                on_result(index, message[2])
+                            else:
+                                on_failure(index, JobFailure(message[2], message[3]))
+                            reported += 1
+                            continue
+                    failure = _stuck(slot, budget)
+                    if failure is not None:
+                        index = slot.job
+                        slot.kill()
+                        slots[slots.index(slot)] = _Slot(context, fn, jobs, budget)
+                        on_failure(index, failure)
+                        reported += 1
+            if signals.signum:
+                raise Interrupted(reported, len(jobs), signals.signum)
+        finally:
+            for slot in slots:
+                if slot.job is not None:
+                    slot.kill()
+                else:
+                    slot.close()
+
+
+def _run_here(fn: Callable[[Any], Any], jobs: Sequence[Any], on_result: Callable[[int, Any], None],
+              on_failure: Callable[[int, JobFailure], None]) -> None:
+    """No budget and one worker: run in this process (a library caller's objects stay shared)."""
+    reported = 0
+    try:
+        for index, job in enumerate(jobs):
+            try:
+                result = fn(job)
+            except MemoryError:
+                reported += 1
+                on_failure(index, JobFailure(MEMORY, "out of memory"))
+            except Exception as exc:  # reported like a worker's failure: the batch goes on
+                reported += 1
+                on_failure(index, JobFailure(CRASHED, f"{type(exc).__name__}: {str(exc)[:300]}"))
+            else:
+                reported += 1
+                on_result(index, result)
+    except KeyboardInterrupt:
+        raise Interrupted(reported, len(jobs), signal.SIGINT) from None
+
+
+def _stuck(slot: _Slot, budget: Budget) -> JobFailure | None:
+    """A busy worker that died, or that overran its time budget and did not give up by itself."""
+    if not slot.process.is_alive():
+        code = slot.process.exitcode
+        how = f"signal {-code}" if code is not None and code < 0 else f"exit code {code}"
+        return JobFailure(CRASHED, f"worker process ended ({how})")
+    if budget.seconds and time.monotonic() - slot.started > budget.seconds + GRACE_SECONDS:
+        return JobFailure(TIMEOUT, budget.describe(TIMEOUT))
+    return None

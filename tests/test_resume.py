@@ -1,0 +1,148 @@
+"""One writer per folder, and resumes that repair what an interruption left behind."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import harness.runner as runner
+from backends.folder_lock import FolderLock
+from backends.workers import Budget, Interrupted
+from harness.context import ContextConfig
+from harness.runner import EvalConfig, EvalError, evaluate
+from orchestrator.build import BuildError, build
+from orchestrator.dataset import BUILD, PROGRESS, WORK
+from orchestrator.roles import BuildConfig
+
+CONFIG = BuildConfig(seed=5, days=2, utterances_per_day=12)
+HOMER = Path(sys.executable).parent / "homer"
+
+
+def tree(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("ref") / "ds"
+    build(out, 4, CONFIG)
+    return out
+
+
+def test_a_second_build_into_a_locked_folder_is_refused_and_changes_nothing(tmp_path, reference):
+    out = tmp_path / "ds"
+    with FolderLock(out, "homer build"):
+        with pytest.raises(BuildError, match="writing this folder"):
+            build(out, 4, CONFIG, resume=True)
+        assert [p.name for p in out.iterdir()] == [".lock"]
+
+
+def test_resume_repairs_strays_left_by_a_kill_and_gives_the_same_bytes(tmp_path, reference):
+    out = tmp_path / "ds"
+    build(out, 4, CONFIG)
+    info = json.loads((out / BUILD).read_text())
+    # what a kill during finalisation, or between publishing and recording, leaves behind
+    (out / WORK / "staging" / ".neo-00009.abc").mkdir(parents=True)
+    (out / PROGRESS).write_text("")
+    (out / "tasks" / "neo-00074").mkdir()
+    assert info["status"] == "complete"
+    build(out, 4, CONFIG, resume=True)
+    assert tree(out) == tree(reference)
+
+
+def test_resume_redoes_an_accepted_attempt_whose_folder_is_empty(tmp_path, reference):
+    out = tmp_path / "ds"
+    build(out, 4, CONFIG)
+    victim = out / "tasks" / "neo-00002"
+    for path in sorted(victim.rglob("*"), reverse=True):
+        path.rmdir() if path.is_dir() else path.unlink()
+    info = json.loads((out / BUILD).read_text())
+    info["status"] = "running"
+    (out / BUILD).write_text(json.dumps(info))
+    build(out, 4, CONFIG, resume=True)
+    assert tree(out) == tree(reference)
+
+
+def test_attempts_that_ran_out_of_budget_are_dropped_then_retried_on_resume(tmp_path, reference):
+    out = tmp_path / "ds"
+    summary = build(out, 2, CONFIG, budget=Budget(seconds=0.001))
+    assert summary.accepted == 0 and summary.drops == {"error": summary.attempts}
+    attempts = [json.loads(line) for line in (out / "attempts.jsonl").read_text().splitlines()]
+    assert all(a["reason"] == "error: timeout (over the 0.001 s time budget)" for a in attempts)
+    build(out, 4, CONFIG, resume=True)
+    assert tree(out) == tree(reference)
+
+
+def _eval_config(workers: int = 1) -> EvalConfig:
+    return EvalConfig(agent="oracle", context=ContextConfig(mode="long-context"), workers=workers)
+
+
+def test_eval_resume_keeps_finished_rows_and_runs_only_the_rest(tmp_path, reference, monkeypatch):
+    full = evaluate(reference, tmp_path / "full", _eval_config())
+    out = tmp_path / "run"
+
+    def stop_after_two(done: int, total: int) -> None:
+        if done == 2:
+            raise KeyboardInterrupt
+
+    with pytest.raises(Interrupted) as caught:
+        evaluate(reference, out, _eval_config(), on_progress=stop_after_two)
+    assert (caught.value.done, caught.value.total) == (2, 4)
+    assert not (out / "results.jsonl").exists()
+    ran = []
+    real = runner.run_task
+    monkeypatch.setattr(runner, "run_task", lambda *args: ran.append(args[1]) or real(*args))
+    resumed = evaluate(reference, out, _eval_config(), resume=True)
+    assert ran == [row["id"] for row in full.rows[2:]]
+    assert [(r["id"], r["passed"], r["criteria"]) for r in resumed.rows] == \
+        [(r["id"], r["passed"], r["criteria"]) for r in full.rows]
+    assert not (out / PROGRESS).exists() and not (out / ".lock").exists()
+
+
+def test_eval_resume_refuses_a_run_with_other_options(tmp_path, reference):
+    out = tmp_path / "run"
+
+    def stop(done: int, total: int) -> None:
+        if done == 1:
+            raise KeyboardInterrupt
+
+    with pytest.raises(Interrupted):
+        evaluate(reference, out, _eval_config(), on_progress=stop)
+    other = EvalConfig(agent="none", context=ContextConfig(mode="long-context"))
+    with pytest.raises(EvalError, match="--resume: .* another agent"):
+        evaluate(reference, out, other, resume=True)
+
+
+def test_ctrl_c_stops_a_build_within_three_seconds_and_resume_finishes_it(tmp_path, reference):
+    out = tmp_path / "ds"
+    env = {**os.environ, "NO_COLOR": "1"}
+    proc = subprocess.Popen([str(HOMER), "build", "--out", str(out), "--n", "400", "--seed", "5", "--days", "2",
+                             "--utterances", "12", "--workers", "2"], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not (out / "tasks").is_dir():
+        time.sleep(0.05)
+    time.sleep(0.3)
+    proc.send_signal(signal.SIGINT)
+    sent = time.monotonic()
+    _, err = proc.communicate(timeout=30)
+    assert time.monotonic() - sent < 3
+    assert proc.returncode == 130
+    assert "Traceback" not in err
+    done = int(err.split("interrupted: ")[1].split(" of ")[0])
+    assert 0 < done < 400
+    progress = (out / PROGRESS).read_text().splitlines()
+    assert len(progress) == done
+    assert not (out / ".lock").exists()
+    finish = subprocess.run([str(HOMER), "build", "--out", str(out), "--n", "4", "--seed", "5", "--days", "2",
+                             "--utterances", "12", "--resume"], env=env, capture_output=True, text=True)
+    # a resume with a smaller --n keeps the first n in index order: the same bytes as a fresh 4-task build
+    assert finish.returncode == 0, finish.stderr
+    assert tree(out) == tree(reference)

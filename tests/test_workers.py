@@ -1,0 +1,163 @@
+"""The worker pool: budgets, failures, interrupts and dying with the parent; the folder lock."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from backends.folder_lock import LOCK_NAME, FolderBusy, FolderLock
+from backends.workers import CRASHED, MEMORY, TIMEOUT, Budget, Interrupted, run_jobs
+
+
+def _collect(fn, jobs, **kwargs):
+    results, failures = {}, {}
+    run_jobs(fn, jobs, on_result=results.__setitem__, on_failure=failures.__setitem__, **kwargs)
+    return results, failures
+
+
+def _job(kind):
+    if kind == "sleep":
+        time.sleep(60)
+    if kind == "busy":
+        while True:
+            pass
+    if kind == "swallow":  # a job that catches every Exception must still be stopped
+        while True:
+            try:
+                time.sleep(60)
+            except Exception:
+                pass
+    if kind == "memory":
+        hoard = []
+        while True:
+            hoard.append(bytearray(50 * 1024 * 1024))
+    if kind == "raise":
+        raise ValueError("bad input in job")
+    if kind == "die":
+        os._exit(3)
+    return kind.upper()
+
+
+def test_results_come_back_for_every_job_with_several_workers():
+    jobs = [f"j{i}" for i in range(12)]
+    results, failures = _collect(_job, jobs, workers=3, budget=Budget(seconds=30))
+    assert failures == {}
+    assert results == {i: f"J{i}" for i in range(12)}
+
+
+@pytest.mark.parametrize("kind", ["sleep", "busy", "swallow"])
+def test_a_job_over_its_time_budget_is_a_timeout_and_the_batch_goes_on(kind):
+    results, failures = _collect(_job, ["a", kind, "b"], workers=1, budget=Budget(seconds=0.5))
+    assert results == {0: "A", 2: "B"}
+    assert failures[1].kind == TIMEOUT
+    assert failures[1].reason.startswith("error: timeout")
+
+
+def test_a_job_over_its_memory_budget_is_reported_as_memory():
+    results, failures = _collect(_job, ["memory", "after"], workers=1,
+                                 budget=Budget(seconds=60, memory_bytes=300 * 1024 * 1024))
+    assert failures[0].kind == MEMORY
+    assert results == {1: "AFTER"}
+
+
+def test_a_raising_job_and_a_dying_worker_are_reported_and_replaced():
+    results, failures = _collect(_job, ["raise", "die", "ok"], workers=1, budget=Budget(seconds=30))
+    assert failures[0].kind == CRASHED and "ValueError: bad input in job" in failures[0].detail
+    assert failures[1].kind == CRASHED and "exit code 3" in failures[1].detail
+    assert results == {2: "OK"}
+
+
+def test_without_a_budget_one_worker_runs_in_this_process():
+    seen = []
+    results, failures = _collect(lambda job: seen.append(job) or job, ["x", "y"], workers=1, budget=Budget())
+    assert seen == ["x", "y"] and results == {0: "x", 1: "y"}
+
+
+def test_an_interrupt_stops_scheduling_drains_and_raises():
+    started = time.monotonic()
+
+    def interrupt_soon():
+        time.sleep(0.6)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    threading.Thread(target=interrupt_soon, daemon=True).start()
+    results, failures = {}, {}
+    with pytest.raises(Interrupted) as caught:
+        run_jobs(lambda job: time.sleep(0.25) or job, list(range(100)), workers=2, budget=Budget(seconds=30),
+                 on_result=results.__setitem__, on_failure=failures.__setitem__, drain_seconds=1.0)
+    assert time.monotonic() - started < 3
+    assert caught.value.total == 100 and caught.value.done == len(results) < 100
+    assert caught.value.exit_code == 130
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # the handler is put back
+
+
+def test_workers_die_with_their_parent(tmp_path):
+    """A parent killed with SIGKILL leaves no worker behind."""
+    pids = tmp_path / "pids"
+    script = textwrap.dedent(f"""
+        import os, time
+        from backends.workers import Budget, run_jobs
+        def job(i):
+            with open({str(pids)!r}, "a") as f:
+                f.write(f"{{os.getpid()}}\\n")
+            time.sleep(60)
+        run_jobs(job, [0, 1], workers=2, budget=Budget(seconds=120), on_result=print, on_failure=print)
+    """)
+    parent = subprocess.Popen([sys.executable, "-c", script], cwd=Path(__file__).resolve().parents[1])
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and (not pids.exists() or len(pids.read_text().split()) < 2):
+        time.sleep(0.05)
+    children = [int(p) for p in pids.read_text().split()]
+    assert len(children) == 2
+    parent.kill()
+    parent.wait()
+    deadline = time.monotonic() + 5
+    alive = children
+    while alive and time.monotonic() < deadline:
+        alive = [pid for pid in children if _alive(pid)]
+        time.sleep(0.05)
+    assert alive == []
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().split(") ")[1][0] != "Z"
+    except (FileNotFoundError, IndexError):
+        return False
+
+
+def test_a_second_writer_is_refused_and_the_lock_file_goes_away(tmp_path):
+    with FolderLock(tmp_path, "homer build"):
+        with pytest.raises(FolderBusy, match=rf"{os.getpid()}.*writing this folder"):
+            FolderLock(tmp_path).acquire()
+        assert (tmp_path / LOCK_NAME).is_file()
+    assert not (tmp_path / LOCK_NAME).exists()
+    with FolderLock(tmp_path):  # free again
+        pass
+
+
+def test_a_lock_held_by_another_process_is_refused_and_freed_when_it_dies(tmp_path):
+    holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
+        import time
+        from pathlib import Path
+        from backends.folder_lock import FolderLock
+        FolderLock(Path({str(tmp_path)!r}), "homer eval").acquire()
+        print("locked", flush=True)
+        time.sleep(60)
+    """)], cwd=Path(__file__).resolve().parents[1], stdout=subprocess.PIPE, text=True)
+    assert holder.stdout.readline().strip() == "locked"
+    with pytest.raises(FolderBusy, match=r"homer eval, pid"):
+        FolderLock(tmp_path).acquire()
+    holder.kill()
+    holder.wait()
+    with FolderLock(tmp_path):  # the kernel released the dead holder's lock
+        pass
