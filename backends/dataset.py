@@ -2,15 +2,34 @@
 
 Shared by everything that consumes datasets -- the harness, ``homer verify``/``stats``/``export``
 -- so it sits below them; writing datasets is the orchestrator's (``orchestrator.dataset``).
+
+A dataset may come from a stranger, so every task is opened with :mod:`office_env.untrusted`
+before anything uses it, and a bad task is reported (``LoadedTask.error``, one line naming the
+file and the reason) while the others go on:
+
+- a task folder, ``task.json``, ``testbed/`` or ``reference/`` that is a symlink is refused;
+- ``task.json`` is read with the JSON limits (a regular file, at most ``MAX_JSON_BYTES``, nested
+  at most ``MAX_JSON_DEPTH`` levels) and must hold an object;
+- a ``testbed/`` or ``reference/`` holding anything :func:`~office_env.untrusted.scan_tree`
+  refuses (a symlink, a special file, a hard link to a file outside it, an odd name, more than
+  the tree limits) makes the whole task unusable rather than skipping the entry: scoring an
+  agent against a partial testbed would silently give a wrong result.
+
+Task folder names that would not print on one line are shown escaped (``\\n``, ``\\xff``).
 """
 
 from __future__ import annotations
 
-import json
+import os
+import stat
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterator
+
+from office_env.untrusted import (
+    MISSING, UntrustedInputError, is_real_dir, load_json, name_problem, printable, tree_problem,
+)
 
 TASKS = "tasks"
 
@@ -42,25 +61,60 @@ class LoadedTask:
     @property
     def reference(self) -> Path | None:
         ref = self.folder / "reference"
-        return ref if ref.is_dir() else None
+        return ref if is_real_dir(ref) else None
 
 
 def iter_tasks(out: Path) -> Iterator[LoadedTask]:
-    """Every task folder, sorted by id; an unreadable task.json is reported, not raised."""
+    """Every task folder, sorted by id; a task that cannot be used is reported, not raised."""
     root = out / TASKS
-    if not root.is_dir():
+    try:
+        mode = os.lstat(root).st_mode
+    except OSError:
         return
-    for folder in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")):
-        path = folder / "task.json"
-        try:
-            record = json.loads(path.read_text(encoding="utf-8"))
-            if not isinstance(record, dict):
-                raise ValueError("top level is not an object")
-            yield LoadedTask(folder.name, folder, record)
-        except FileNotFoundError:
-            yield LoadedTask(folder.name, folder, None, f"{path}: missing")
-        except (UnicodeDecodeError, ValueError) as exc:
-            where = f" at line {exc.lineno} column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else ""
-            yield LoadedTask(folder.name, folder, None, f"{path}: not valid JSON{where} ({exc.__class__.__name__})")
+    if stat.S_ISLNK(mode):
+        yield LoadedTask(TASKS, root, None, f"{printable(root)}: is a symlink; refused")
+        return
+    if not stat.S_ISDIR(mode):
+        return
+    try:
+        entries = sorted(os.scandir(root), key=lambda e: e.name)
+    except OSError as exc:
+        yield LoadedTask(TASKS, root, None, f"{printable(root)}: cannot be read ({exc.strerror or exc})")
+        return
+    for entry in entries:
+        if entry.name.startswith("."):
+            continue
+        folder = Path(entry.path)
+        task_id = printable(entry.name)
+        if entry.is_symlink():
+            yield LoadedTask(task_id, folder, None, f"{printable(folder)}: is a symlink; refused")
+            continue
+        if not entry.is_dir(follow_symlinks=False):
+            continue
+        odd = name_problem(entry.name)
+        if odd is not None:
+            yield LoadedTask(task_id, folder, None, f"{printable(folder)}: odd folder name ({odd}); refused")
+            continue
+        yield _load_task(task_id, folder)
 
+
+def _load_task(task_id: str, folder: Path) -> LoadedTask:
+    path = folder / "task.json"
+    try:
+        record = load_json(path)
+    except UntrustedInputError as exc:
+        if exc.reason == MISSING:
+            return LoadedTask(task_id, folder, None, f"{printable(path)}: missing")
+        if exc.line is not None:
+            return LoadedTask(task_id, folder, None, f"{printable(path)}: not valid JSON at line {exc.line} "
+                                                     f"column {exc.column}: {exc.detail}")
+        return LoadedTask(task_id, folder, None, str(exc))
+    if not isinstance(record, dict):
+        return LoadedTask(task_id, folder, None, f"{printable(path)}: not valid JSON for a task (the top level "
+                                                 "is not an object)")
+    for name in ("testbed", "reference"):
+        problem = tree_problem(folder / name, optional=True)
+        if problem is not None:
+            return LoadedTask(task_id, folder, None, f"{problem}; the task is unusable")
+    return LoadedTask(task_id, folder, record)
 

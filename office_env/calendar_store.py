@@ -1,13 +1,23 @@
-"""Calendars: ``calendar/<user>.ics``, shared by the calendar tools and the catalog."""
+"""Calendars: ``calendar/<user>.ics``, shared by the calendar tools and the catalog.
+
+Event titles and places are one line each (``MAX_HEADER_CHARS`` at most), and a calendar is never
+written larger than a reader accepts (``MAX_ICS_BYTES``).
+"""
 
 from __future__ import annotations
 
 from datetime import datetime
+from pathlib import Path
 
 from office_env.errors import MissingFileError, OfficeError
 from office_env.formats import ics_io
+from office_env.formats.bounded import size_text
 from office_env.formats.ics_io import CalendarEvent
+from office_env.formats.text import check_line
+from office_env.limits import MAX_ICS_BYTES
 from office_env.workspace import Workspace
+
+MAX_OVERLAPS = 1_000  # clashes reported at most: a calendar of thousands of clashing events has millions of pairs
 
 TIME_FORMATS = ("%Y-%m-%d %H:%M:%S", "%Y-%m-%d %H:%M", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%dT%H:%M")
 
@@ -22,8 +32,14 @@ def parse_time(text: str, field: str) -> datetime:
     raise OfficeError(f"{field}: {text!r} is not a time; use 'YYYY-MM-DD HH:MM:SS'")
 
 
+def calendar_path(ws: Workspace, user: str, field: str = "user") -> Path:
+    """``ws.calendar_file`` for a user name that is one line (no control character in a file name)."""
+    check_line(user, field)
+    return ws.calendar_file(user, field=field)
+
+
 def events(ws: Workspace, user: str, field: str = "user", missing_ok: bool = False) -> list[CalendarEvent]:
-    path = ws.calendar_file(user, field=field)
+    path = calendar_path(ws, user, field)
     if not path.is_file():
         if missing_ok:
             return []
@@ -31,35 +47,48 @@ def events(ws: Workspace, user: str, field: str = "user", missing_ok: bool = Fal
     return ics_io.read_events(path, ws.relative(path))
 
 
+def _write(ws: Workspace, label: str, data: bytes) -> None:
+    if len(data) > MAX_ICS_BYTES:
+        raise OfficeError(f"{label}: the calendar would be {size_text(len(data))}, over the "
+                          f"{size_text(MAX_ICS_BYTES)} limit for one calendar")
+    ws.write_bytes(label, data)
+
+
 def create(ws: Workspace, user: str, event: CalendarEvent) -> None:
+    check_line(event.summary, "summary")
+    check_line(event.location, "location")
     if event.end <= event.start:
         raise OfficeError(f"end: {event.end:%Y-%m-%d %H:%M:%S} is not after start {event.start:%Y-%m-%d %H:%M:%S}")
-    path = ws.calendar_file(user)
+    path = calendar_path(ws, user)
     label = ws.relative(path)
     calendar = ics_io.load(path, label) if path.exists() else ics_io.new_calendar()
     ics_io.add_event(calendar, event, ws.check_user(user), ws.now)
-    ws.write_bytes(label, ics_io.to_bytes(calendar))
+    _write(ws, label, ics_io.to_bytes(calendar))
 
 
 def delete(ws: Workspace, user: str, summary: str) -> int:
-    path = ws.calendar_file(user)
+    path = calendar_path(ws, user)
     label = ws.relative(path)
     if not path.is_file():
         raise MissingFileError(f"user: no calendar for {user!r}")
     calendar = ics_io.load(path, label)
     removed = ics_io.remove_events(calendar, summary)
     if removed:
-        ws.write_bytes(label, ics_io.to_bytes(calendar))
+        _write(ws, label, ics_io.to_bytes(calendar))
     return removed
 
 
-def overlaps(items: list[CalendarEvent]) -> list[tuple[CalendarEvent, CalendarEvent]]:
-    """Pairs of events whose time ranges intersect (touching end/start is no overlap)."""
+def overlaps(items: list[CalendarEvent], limit: int = MAX_OVERLAPS) -> list[tuple[CalendarEvent, CalendarEvent]]:
+    """Pairs of events whose time ranges intersect (touching end/start is no overlap), in time
+    order, at most ``limit`` of them."""
     ordered = sorted(items, key=lambda e: (e.start, e.end))
     found = []
     for i, first in enumerate(ordered):
-        for second in ordered[i + 1:]:
+        for j in range(i + 1, len(ordered)):
+            second = ordered[j]
             if second.start >= first.end:
                 break
             found.append((first, second))
+            if len(found) >= limit:
+                return found
     return found

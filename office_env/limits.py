@@ -15,6 +15,8 @@ MAX_FILE_BYTES = 32 * MiB            # any single file read from a testbed, on d
 MAX_TREE_FILES = 5_000               # files in one testbed / reference / seed task folder
 MAX_TREE_DEPTH = 16                  # folder nesting below a tree's root
 MAX_NAME_CHARS = 200                 # one path component (file or folder name)
+MAX_NAME_BYTES = 255                 # the same in UTF-8: the file system's own limit (NAME_MAX)
+MAX_PATH_BYTES = 1024                # a whole path argument in UTF-8, well inside PATH_MAX with the root
 
 # -- Office Open XML packages (docx, xlsx): checked on the zip directory before parsing -------
 MAX_PACKAGE_MEMBERS = 1_000
@@ -25,11 +27,16 @@ MAX_PACKAGE_RATIO = 200              # uncompressed / compressed, per member ove
 MAX_SHEET_ROWS = 10_000              # write tools refuse cells beyond these bounds
 MAX_SHEET_COLS = 1_000
 MAX_RENDER_CELLS = 200_000           # readers render at most this many cells of a sheet
+MAX_BOOK_CELLS = 1_000_000           # cells a read workbook may make (cells, merged and linked ranges)
 
 # -- PDF, mail, calendar ---------------------------------------------------------------------
 MAX_PDF_PAGES = 500
+MAX_PDF_STREAM_BYTES = 8 * MiB       # one decompressed PDF stream (a content stream, an image)
+MAX_PDF_CONTENT_BYTES = 4 * MiB      # page content of all pages, decompressed (text extraction: ~0.5 MB/s)
 MAX_MAIL_BYTES = 2 * MiB             # one .eml file
 MAX_ICS_BYTES = 8 * MiB              # one .ics file
+MAX_TEXT_CHARS = 8 * MiB             # text one reader extracts from a document (pdf, rendered sheet)
+MAX_HEADER_CHARS = 998               # one mail subject or event title (RFC 5322's line length)
 
 # -- what an agent gets back from one tool call ----------------------------------------------
 MAX_OBSERVATION_CHARS = 20_000       # longer observations are cut, with a marker saying so
@@ -37,7 +44,14 @@ MAX_OBSERVATION_CHARS = 20_000       # longer observations are cut, with a marke
 # -- JSON from strangers (task.json, subtask files, criteria files, endpoint replies) --------
 MAX_JSON_BYTES = 16 * MiB
 MAX_JSON_DEPTH = 64
+MAX_COMPARATOR_CHARS = 1_000         # one spreadsheet comparator ('>= 90', 'in [1, 2]') in a criterion
 
 # -- per-task budgets (eval, score, builds); overridable on the command line ------------------
 TASK_SECONDS = 600.0
 TASK_MEMORY_BYTES = 2048 * MiB
+
+# -- the fake OpenAI-compatible endpoint (homer fake-llm) and the requests it accepts ----------
+MAX_REQUEST_BYTES = 8 * MiB          # one request body; a larger Content-Length is answered 413
+MAX_EMBEDDING_INPUTS = 2_048         # inputs in one embeddings request
+MAX_EMBEDDING_DIMENSIONS = 8_192     # 'dimensions' of one embeddings request
+MAX_EMBEDDING_VALUES = 1_048_576     # inputs x dimensions in one embeddings request

@@ -1,6 +1,9 @@
 """Mailboxes: ``emails/<user>/*.eml``, read and delivered as real RFC 822 files.
 
-Shared by the e-mail tools and the evaluation catalog so both see mail the same way.
+Shared by the e-mail tools and the evaluation catalog so both see mail the same way. A message
+file over ``MAX_MAIL_BYTES`` or otherwise unreadable is reported by name and skipped, never
+parsed. Addresses and subjects are checked before a message is built, so a line break cannot
+add a header.
 """
 
 from __future__ import annotations
@@ -11,13 +14,19 @@ from pathlib import Path
 
 from office_env.errors import CorruptFileError, MissingFileError, OfficeError
 from office_env.formats import eml_io
+from office_env.formats.bounded import size_text
 from office_env.formats.eml_io import Mail
+from office_env.formats.text import check_line
+from office_env.limits import MAX_MAIL_BYTES, MAX_NAME_BYTES
+from office_env.untrusted import name_problem
 from office_env.workspace import EMAILS_DIR, Workspace
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9 _.-]+")
+_LABEL_RE = re.compile(r"^[A-Za-z0-9-]{1,63}$")
 
 
 def mailbox_or_error(ws: Workspace, user: str, field: str = "user") -> Path:
+    check_line(user, field)
     folder = ws.mailbox(user, field=field)
     if not folder.is_dir():
         known = [p.name for p in sorted((ws.root / EMAILS_DIR).glob("*")) if p.is_dir()]
@@ -57,8 +66,10 @@ def _sort_time(mail: Mail) -> datetime:
 def read(ws: Workspace, user: str, email_id: str) -> Mail:
     folder = mailbox_or_error(ws, user)
     name = email_id if email_id.endswith(".eml") else f"{email_id}.eml"
-    if "/" in name or "\\" in name or name.startswith("."):
-        raise OfficeError(f"email_id: {email_id!r} is not a message id from email_list_emails")
+    if ("/" in name or "\\" in name or name.startswith(".") or name_problem(name) is not None
+            or len(name.encode("utf-8")) > MAX_NAME_BYTES):
+        shown = email_id if len(email_id) <= 80 else email_id[:80] + "..."
+        raise OfficeError(f"email_id: {shown!r} is not a message id from email_list_emails")
     path = ws.resolve(f"{ws.relative(folder)}/{name}", field="email_id")
     if not path.is_file():
         raise MissingFileError(f"email_id: no message {email_id!r} in {user}'s mailbox")
@@ -73,12 +84,28 @@ def _file_name(folder: Path, subject: str) -> str:
     return name
 
 
+def check_address(user_or_address: str, field: str) -> None:
+    """A user name, or ``name@domain`` with a plain host name: nothing that could end a header."""
+    check_line(user_or_address, field)
+    text = user_or_address.strip()
+    if "@" in text:
+        domain = text.split("@", 1)[1]
+        if len(domain) > 253 or not all(_LABEL_RE.fullmatch(label) for label in domain.split(".")):
+            shown = text if len(text) <= 80 else text[:80] + "..."
+            raise OfficeError(f"{field}: {shown!r} is not a user name or an address like bob@example.com")
+
+
 def deliver(ws: Workspace, sender: str, recipient: str, subject: str, body: str) -> str:
     """Write one message into the sender's and the recipient's mailbox; return its id."""
+    check_address(sender, "sender")
+    check_address(recipient, "recipient")
     sender_box = ws.check_user(sender, field="sender")
     recipient_box = ws.check_user(recipient, field="recipient")
     when = ws.now or datetime.now().replace(microsecond=0)
     data = eml_io.build(sender, recipient, subject, body, when)
+    if len(data) > MAX_MAIL_BYTES:
+        raise OfficeError(f"content: the message would be {size_text(len(data))}, over the "
+                          f"{size_text(MAX_MAIL_BYTES)} limit for one message")
     ids, folders = [], set()
     for box in (recipient_box, sender_box):
         folder = ws.mailbox(box)  # looked up after the recipient's folder exists: "Bob" and "bob" are one box

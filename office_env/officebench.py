@@ -5,13 +5,25 @@ catalog); a bad one is reported with its file and field and the rest still load.
 files missing from ``reference/`` are warnings: the task loads, and that criterion fails when
 scored. A folder without ``testbed/`` (git keeps no empty folders) is an empty office. The
 number of apps comes from the folder name's prefix.
+
+Seed folders come from strangers, so they are opened as untrusted trees
+(:mod:`office_env.untrusted`) before anything in them is read. A task folder, ``subtasks/``,
+``testbed/`` or ``reference/`` that is a symlink, or a testbed or reference holding a symlink, a
+special file, a hard link to a file outside it, a badly named file or more than the tree limits,
+is one problem naming that path, and none of the folder's subtasks load: scoring against a
+partial testbed would be wrong. A subtask file is read with the JSON limits (size, nesting);
+one with an odd name (control characters, bytes that are not UTF-8, ...) or that is not a
+regular file is named and skipped, and the others load. :func:`write_task_folder` copies a
+testbed the same way, so an export never holds a link.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
+import stat
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -23,9 +35,14 @@ from jsonschema import Draft202012Validator
 from office_env.evaluation.catalog import Problem, validate_criteria
 from office_env.evaluation.checks import CHECKS
 from office_env.evaluation.paths import external_target
+from office_env.untrusted import (
+    UntrustedInputError, copy_tree, entry_problem, is_real_dir, load_json, name_problem, printable, scan_tree,
+)
 from office_env.workspace import Workspace
 
-FOLDER_RE = re.compile(r"^(\d+)-(\d+)$")
+FOLDER_RE = re.compile(r"^(\d+)-(\d+)$", re.ASCII)
+SUBTASK_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}\.json$", re.ASCII)  # the stem goes into task ids
+MAX_PROBLEMS_PER_TREE = 5  # refused entries named one by one per testbed / reference
 WEEKDAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
 TIME_FORMATS = ("%I:%M %p", "%I:%M%p", "%H:%M", "%H:%M:%S", "%I:%M:%S %p")
 
@@ -112,27 +129,99 @@ def tasks_root(path: Path) -> Path:
 
 
 def _task_folders(root: Path, report: LoadReport) -> list[tuple[Path, int, int]]:
-    if (root / "subtasks").is_dir():
+    if (root / "subtasks").exists() or (root / "subtasks").is_symlink():
         match = FOLDER_RE.match(root.name)
         if not match:
-            report.problems.append(Problem("folder", "task folder name must look like <apps>-<k>, e.g. 2-15", str(root)))
+            report.problems.append(Problem("folder", "task folder name must look like <apps>-<k>, e.g. 2-15",
+                                           printable(root)))
             return []
         return [(root, int(match.group(1)), int(match.group(2)))]
     folders = []
-    for child in sorted(root.iterdir()):
-        if not child.is_dir() or child.name.startswith("."):
+    try:
+        children = sorted(os.scandir(root), key=lambda e: e.name)
+    except OSError as exc:
+        report.problems.append(Problem("path", f"cannot be read ({exc.strerror or exc.__class__.__name__})",
+                                       printable(root)))
+        return []
+    for child in children:
+        if child.name.startswith("."):
+            continue
+        if child.is_symlink():
+            if child.is_dir():  # a linked task folder; a linked file here is ignored like any file
+                report.problems.append(Problem("folder", "is a symlink; refused", printable(child.path)))
+            continue
+        if not child.is_dir(follow_symlinks=False):
             continue
         match = FOLDER_RE.match(child.name)
         if not match:
-            report.problems.append(Problem("folder", "task folder name must look like <apps>-<k>, e.g. 2-15", str(child)))
+            report.problems.append(Problem("folder", "task folder name must look like <apps>-<k>, e.g. 2-15",
+                                           printable(child.path)))
             continue
-        folders.append((child, int(match.group(1)), int(match.group(2))))
+        folders.append((Path(child.path), int(match.group(1)), int(match.group(2))))
     folders.sort(key=lambda item: (item[1], item[2]))
     return folders
 
 
 def _subtask_key(path: Path) -> tuple[int, str]:
-    return (int(path.stem), "") if path.stem.isdigit() else (10**9, path.stem)
+    stem = path.stem
+    return (int(stem), "") if stem.isascii() and stem.isdigit() else (10**9, stem)
+
+
+def _subtask_files(subtask_dir: Path, report: LoadReport) -> list[Path]:
+    """The ``*.json`` regular files of ``subtasks/``; odd names and non-files are problems."""
+    files = []
+    try:
+        entries = list(os.scandir(subtask_dir))
+    except OSError as exc:
+        report.problems.append(Problem("subtasks", f"cannot be read ({exc.strerror or exc.__class__.__name__})",
+                                       printable(subtask_dir)))
+        return []
+    for entry in entries:
+        if not entry.name.endswith(".json"):
+            continue
+        label = printable(entry.path)
+        if not SUBTASK_NAME_RE.match(entry.name):
+            odd = name_problem(entry.name) or "use ASCII letters, digits, '.', '_' and '-', like 0.json"
+            report.subtask_files += 1
+            report.problems.append(Problem("file", f"odd file name ({odd}); skipped", label))
+            continue
+        try:
+            mode = entry.stat(follow_symlinks=False).st_mode
+        except OSError:
+            continue
+        if stat.S_ISDIR(mode):
+            continue
+        if not stat.S_ISREG(mode):
+            report.subtask_files += 1
+            kind = "a symlink" if stat.S_ISLNK(mode) else "not a regular file"
+            report.problems.append(Problem("file", f"is {kind}; skipped", label))
+            continue
+        files.append(Path(entry.path))
+    return sorted(files, key=_subtask_key)
+
+
+def _folder_problems(folder: Path) -> list[Problem]:
+    """What makes a seed folder unusable: a symlinked subtasks/, testbed/ or reference/, or a
+    refused entry anywhere in testbed/ or reference/ (named, up to a few per tree)."""
+    problems = []
+    for name in ("subtasks", "testbed", "reference"):
+        path = folder / name
+        problem = entry_problem(path, folder=True)
+        if problem is not None:
+            problems.append(Problem(name, f"{problem}; the task folder is skipped", printable(path)))
+            continue
+        if name == "subtasks":
+            continue
+        tree = scan_tree(path)
+        if tree.ok or tree.refused:  # refused here only when missing: an absent testbed is an empty office
+            continue
+        for skipped in tree.skipped[:MAX_PROBLEMS_PER_TREE]:
+            problems.append(Problem(name, f"{skipped.reason}; the task folder is skipped",
+                                    printable(path / skipped.path)))
+        more = tree.skipped_count - MAX_PROBLEMS_PER_TREE
+        if more > 0:
+            problems.append(Problem(name, f"{more} more refused entr{'y' if more == 1 else 'ies'}", printable(path)))
+    return problems
 
 
 def load_officebench(path: str | Path) -> LoadReport:
@@ -149,11 +238,17 @@ def load_officebench(path: str | Path) -> LoadReport:
         report.folders += 1
         subtask_dir = folder / "subtasks"
         testbed = folder / "testbed"
-        if not subtask_dir.is_dir():
-            report.problems.append(Problem("subtasks", "folder is missing", str(folder)))
+        unusable = _folder_problems(folder)
+        if unusable:
+            report.problems.extend(unusable)
+            if is_real_dir(subtask_dir):
+                report.subtask_files += sum(1 for _ in subtask_dir.glob("*.json"))
             continue
-        reference = folder / "reference" if (folder / "reference").is_dir() else None
-        for file in sorted(subtask_dir.glob("*.json"), key=_subtask_key):
+        if not subtask_dir.is_dir():
+            report.problems.append(Problem("subtasks", "folder is missing", printable(folder)))
+            continue
+        reference = folder / "reference" if is_real_dir(folder / "reference") else None
+        for file in _subtask_files(subtask_dir, report):
             report.subtask_files += 1
             task, problems, warnings = load_subtask(file, app_count, testbed, reference)
             report.problems.extend(problems)
@@ -166,13 +261,11 @@ def load_officebench(path: str | Path) -> LoadReport:
 def load_subtask(file: Path, app_count: int, testbed: Path, reference: Path | None
                  ) -> tuple[SeedTask | None, list[Problem], list[Problem]]:
     """One subtask file -> (task or None, problems, warnings)."""
-    label = str(file)
+    label = printable(file)
     try:
-        data = json.loads(file.read_text(encoding="utf-8"))
-    except UnicodeDecodeError:
-        return None, [Problem("file", "is not UTF-8 text", label)], []
-    except json.JSONDecodeError as exc:
-        return None, [Problem("json", f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}", label)], []
+        data = load_json(file, label)
+    except UntrustedInputError as exc:
+        return None, [Problem(exc.kind, exc.reason, label)], []
     problems = [_schema_problem(e, label) for e in _SUBTASK_VALIDATOR.iter_errors(data)]
     if problems:
         return None, problems, []
@@ -258,13 +351,24 @@ def _reference_warnings(evaluation: list[dict[str, Any]], reference: Path | None
 
 
 def write_task_folder(folder: Path, subtasks: list[dict[str, Any]], testbed: Path) -> None:
-    """Write one OfficeBench task folder: ``subtasks/<i>.json`` and a copy of ``testbed/``."""
-    for index, subtask in enumerate(subtasks):
+    """Write one OfficeBench task folder: ``subtasks/<i>.json`` and a copy of ``testbed/``.
+
+    Every subtask is validated and the testbed copied (as an untrusted tree: refused paths raise
+    ``UntrustedInputError``, an ``OfficeError`` naming the path) before any subtask is written,
+    and a failure leaves no folder behind; the copy never holds a link."""
+    for subtask in subtasks:
         problems = [_schema_problem(e, str(folder)) for e in _SUBTASK_VALIDATOR.iter_errors(subtask)]
         problems += validate_criteria(subtask.get("evaluation"), file=str(folder))
         if problems:
             raise ValueError("; ".join(str(p) for p in problems))
-        path = folder / "subtasks" / f"{index}.json"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(subtask, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    shutil.copytree(testbed, folder / "testbed", symlinks=True, copy_function=shutil.copyfile)
+    created = not folder.exists()
+    try:
+        copy_tree(testbed, folder / "testbed")
+        for index, subtask in enumerate(subtasks):
+            path = folder / "subtasks" / f"{index}.json"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(subtask, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    except BaseException:
+        if created:
+            shutil.rmtree(folder, ignore_errors=True)
+        raise

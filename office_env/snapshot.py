@@ -2,13 +2,21 @@
 
 Used to prove what an action changed (and what it must not have changed): a diff lists
 added, removed and changed files with a summary a person can read.
+
+Only regular files are hashed, found by the same walk that opens strangers' trees
+(:func:`office_env.untrusted.scan_tree`): symlinks (to files or folders) are never read through,
+and FIFOs, sockets and devices are skipped, because reading a FIFO blocks forever. Files are
+opened without following links and hashed in chunks, so a large file costs time, not memory.
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from office_env.untrusted import iter_files, scan_tree
 
 
 @dataclass(frozen=True)
@@ -20,9 +28,14 @@ class Snapshot:
     @classmethod
     def of(cls, root: Path) -> "Snapshot":
         files: dict[str, str] = {}
-        for path in sorted(root.rglob("*")):
-            if path.is_file() and not path.is_symlink():
-                files[path.relative_to(root).as_posix()] = hashlib.sha256(path.read_bytes()).hexdigest()
+        tree = scan_tree(root, check_links=False, max_file_bytes=None)
+        if tree.refused:
+            return cls(files)
+        for entry, fd in iter_files(tree, check_links=False, skip_errors=True):
+            digest = hashlib.sha256()
+            while chunk := os.read(fd, 1 << 20):
+                digest.update(chunk)
+            files[entry.rel] = digest.hexdigest()
         return cls(files)
 
     def diff(self, after: "Snapshot") -> "SnapshotDiff":

@@ -4,19 +4,27 @@
 ``calendar/<user>.ics`` one calendar per person. All path arguments from tasks, tools and
 criteria go through :meth:`Workspace.resolve`, which refuses absolute paths, ``..``, NUL bytes
 and symlinks that lead out of the root.
+
+A testbed usually comes from a stranger (a dataset, a seed folder), so the root itself must be a
+real folder, not a symlink, and :meth:`Workspace.copy_to` opens it as an untrusted tree
+(:mod:`office_env.untrusted`): the copy is refused, naming the path, when anything in it is a
+symlink, a special file, a hard link to a file outside it, a bad name or beyond the tree limits,
+and otherwise holds fresh regular files only. Listings and snapshots walk the same way and skip
+such entries.
 """
 
 from __future__ import annotations
 
 import os
 import re
-import shutil
+import stat
 import tempfile
 from datetime import datetime
 from pathlib import Path, PurePosixPath
 
 from office_env.errors import OfficeError, PathError
 from office_env.snapshot import Snapshot
+from office_env.untrusted import copy_tree, scan_tree
 
 DATA_DIR = "data"
 EMAILS_DIR = "emails"
@@ -31,15 +39,24 @@ class Workspace:
     """A sandboxed testbed folder.
 
     ``now`` is the simulated "current time" of the office; tools stamp new e-mails and events
-    with it so that replaying the same calls gives the same bytes.
+    with it so that replaying the same calls gives the same bytes. ``trusted`` marks a folder
+    this project wrote itself (every copy made by :meth:`copy_to` is one); only those may be
+    hard-linked by ``copy_to(link=True)``.
     """
 
-    def __init__(self, root: str | os.PathLike[str], now: datetime | None = None) -> None:
+    def __init__(self, root: str | os.PathLike[str], now: datetime | None = None, *, trusted: bool = False) -> None:
         path = Path(root)
-        if not path.is_dir():
-            raise PathError(f"{root}: testbed folder does not exist")
+        try:
+            mode = os.lstat(path).st_mode
+        except OSError:
+            raise PathError(f"{root}: testbed folder does not exist") from None
+        if stat.S_ISLNK(mode):
+            raise PathError(f"{root}: testbed folder is a symlink; give the real folder")
+        if not stat.S_ISDIR(mode):
+            raise PathError(f"{root}: testbed folder does not exist (not a folder)")
         self.root = path.resolve()
         self.now = now
+        self.trusted = trusted
 
     def __repr__(self) -> str:
         return f"Workspace({str(self.root)!r})"
@@ -98,7 +115,7 @@ class Workspace:
         """Everyone with a mailbox or a calendar in this testbed."""
         names = set()
         if (self.root / EMAILS_DIR).is_dir():
-            names.update(p.name for p in (self.root / EMAILS_DIR).iterdir() if p.is_dir())
+            names.update(p.name for p in (self.root / EMAILS_DIR).iterdir() if p.is_dir() and not p.is_symlink())
         if (self.root / CALENDAR_DIR).is_dir():
             names.update(p.stem for p in (self.root / CALENDAR_DIR).glob("*.ics"))
         return sorted(names)
@@ -108,11 +125,9 @@ class Workspace:
         base = self.root if subdir.strip() in ("", ".", "./") else self.resolve(subdir, field="folder")
         if not base.exists():
             return []
-        out = []
-        for path in sorted(base.rglob("*")):
-            if path.is_file() and not path.is_symlink():
-                out.append(path.relative_to(self.root).as_posix())
-        return out
+        prefix = base.relative_to(self.root).parts
+        tree = scan_tree(base, check_links=False, max_file_bytes=None)
+        return ["/".join(prefix + entry.parts) for entry in tree.files]
 
     # -- writing -----------------------------------------------------------------------------
 
@@ -129,17 +144,20 @@ class Workspace:
     def copy_to(self, dest: str | os.PathLike[str], *, link: bool = False) -> "Workspace":
         """Copy the testbed into ``dest`` (which must not exist) and return the copy.
 
-        Symlinks are not followed or copied, so a copy can never reach outside its root.
-        ``link=True`` hard-links the files instead of copying them (falling back to a copy across
-        file systems): safe for scratch copies that only the office tools change, because every
-        tool write replaces a file by rename and never edits one in place.
+        The source is opened as an untrusted tree: a symlink, special file, hard link to a file
+        outside it, bad name or anything beyond the tree limits raises ``PathError`` naming the
+        path (and no ``dest`` is left); the copy holds fresh regular files only.
+
+        ``link=True`` hard-links the files instead of copying them, but only when this workspace
+        is ``trusted`` (the project's own copy); from any other source it copies, so a dataset or
+        seed file is never linked. Links are safe for scratch copies that only the office tools
+        change, because every tool write replaces a file by rename and never edits one in place.
         """
         dest_path = Path(dest)
-        if dest_path.exists():
+        if dest_path.exists() or dest_path.is_symlink():
             raise PathError(f"{dest}: destination already exists")
-        shutil.copytree(self.root, dest_path, symlinks=True, ignore=_ignore_symlinks,
-                        copy_function=_link_or_copy if link else shutil.copyfile)
-        return Workspace(dest_path, now=self.now)
+        copy_tree(self.root, dest_path, link=link and self.trusted)
+        return Workspace(dest_path, now=self.now, trusted=True)
 
     def snapshot(self) -> Snapshot:
         return Snapshot.of(self.root)
@@ -167,17 +185,6 @@ def relative_parts(relpath: object, *, field: str = "path", allow_parent: bool =
     if not parts:
         raise PathError(f"{field}: {relpath!r} names the testbed itself, not a file")
     return parts
-
-
-def _link_or_copy(src: str, dst: str) -> None:
-    try:
-        os.link(src, dst)
-    except OSError:
-        shutil.copyfile(src, dst)
-
-
-def _ignore_symlinks(folder: str, names: list[str]) -> set[str]:
-    return {n for n in names if os.path.islink(os.path.join(folder, n))}
 
 
 def atomic_write(target: Path, data: bytes) -> None:

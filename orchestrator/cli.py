@@ -67,24 +67,34 @@ def officebench_check(path: Path = typer.Argument(..., help="An OfficeBench chec
 
 def _criteria_from(file: Path) -> tuple[list[Any], Optional[Path], Optional[Path]]:
     """Criteria, default reference folder and default initial testbed from a subtask JSON
-    (``<task>/subtasks/<i>.json``), a task JSON (``<task>/task.json``) or a bare list."""
+    (``<task>/subtasks/<i>.json``), a task JSON (``<task>/task.json``) or a bare list.
+
+    The file is read with the JSON limits and never through a symlink; the task's own
+    ``reference/`` and ``testbed/`` are taken only when they are real folders (a symlinked one
+    is an error, not a fallback)."""
+    from office_env.untrusted import SYMLINK, UntrustedInputError, entry_problem, is_real_dir, load_json, printable
+
     try:
-        data = json.loads(file.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        _fail(f"{file}: cannot read ({exc.__class__.__name__})")
-    except json.JSONDecodeError as exc:
-        _fail(f"{file}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}")
+        data = load_json(file)
+    except UntrustedInputError as exc:
+        _fail(str(exc))
     if isinstance(data, dict):
         if "evaluation" not in data:
-            _fail(f"{file}: evaluation: missing (expected a subtask or task JSON, or a list of criteria)")
+            _fail(f"{printable(file)}: evaluation: missing (expected a subtask or task JSON, or a list of criteria)")
         criteria = normalize_criteria(data["evaluation"])
     else:
         criteria = data
-    folder = file.resolve().parent
-    task_dir = folder.parent if folder.name == "subtasks" else folder
-    reference = task_dir / "reference" if (task_dir / "reference").is_dir() else None
-    initial = task_dir / "testbed" if (task_dir / "testbed").is_dir() else None
-    return criteria, reference, initial
+    folder = Path(os.path.abspath(file)).parent
+    task_dir = folder.parent if folder.name == "subtasks" and is_real_dir(folder) else folder
+    found = []
+    for name in ("reference", "testbed"):
+        path = task_dir / name
+        problem = entry_problem(path, folder=True)
+        if problem == SYMLINK:
+            _fail(f"{printable(path)}: {problem}; refused (give --{'reference' if name == 'reference' else 'initial'} "
+                  "explicitly to use another folder)")
+        found.append(path if is_real_dir(path) else None)
+    return criteria, found[0], found[1]
 
 
 @app.command("score")
@@ -95,18 +105,34 @@ def score(
     initial: Optional[Path] = typer.Option(None, "--initial", help="The testbed before the agent acted (default: the task's testbed/)"),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON"),
 ) -> None:
-    """Score a testbed with a criteria list; exit 0 only if every criterion passes."""
+    """Score a testbed with a criteria list; exit 0 only if every criterion passes.
+
+    The testbed, the reference folder and the initial testbed are opened as untrusted trees
+    (office_env.untrusted): one that is a symlink or holds a symlink, special file, hard link to a
+    file outside it, odd name or more than the tree limits is refused (exit 2, one line naming the
+    path), because scoring through a link could read and print any file of the machine."""
+    from office_env.untrusted import printable, tree_problem
+
     items, default_reference, default_initial = _criteria_from(criteria)
+    if not testbed.exists() and not testbed.is_symlink():
+        _fail(f"{printable(testbed)}: testbed folder does not exist")
+    reference_dir, initial_dir = reference or default_reference, initial or default_initial
+    for option, folder in (("testbed", testbed), ("--reference", reference_dir), ("--initial", initial_dir)):
+        problem = tree_problem(folder) if folder is not None else None
+        if problem is not None:
+            _fail(f"{option}: {problem}")
     try:
         workspace = Workspace(testbed)
-        report = evaluate_criteria(workspace, items, reference or default_reference,
-                                   initial_dir=initial or default_initial, file=str(criteria))
+        report = evaluate_criteria(workspace, items, reference_dir, initial_dir=initial_dir, file=printable(criteria))
     except InvalidCriteria as exc:
         for problem in exc.problems:
             typer.echo(f"invalid: {problem}", err=True)
         raise typer.Exit(2)
     except OfficeError as exc:
         _fail(str(exc))
+    except Exception as exc:  # a reader that failed on hostile content (memory, recursion, a library bug)
+        _fail(f"{printable(criteria)}: scoring {printable(testbed)} failed ({exc.__class__.__name__}: "
+              f"{printable(str(exc).splitlines()[0][:300] if str(exc) else 'no detail')})")
     if as_json:
         typer.echo(json.dumps(report.to_dict(), indent=2))
     else:
@@ -256,7 +282,11 @@ def verify_command(
     strict: bool = typer.Option(False, "--strict", help="Also exit 1 when the dataset misses the gameability threshold"),
 ) -> None:
     """Re-run every gate on a written dataset; one line per task, then the gameability line; exit 1 on
-    any failure (and, with --strict, when a gameability detector is above the threshold)."""
+    any failure (and, with --strict, when a gameability detector is above the threshold).
+
+    A task that cannot be loaded or whose gates fail on malformed content is one FAIL line; the
+    other tasks are still checked."""
+    from office_env.untrusted import printable
     from orchestrator.card import gameability_line
     from orchestrator.dataset import iter_tasks
     from verifier.gameability import gameability
@@ -270,21 +300,30 @@ def verify_command(
         total += 1
         if task.record is None:
             failures += 1
-            typer.echo(f"FAIL {task.id}: {task.error}")
+            typer.echo(f"FAIL {task.id}: {printable(task.error)}")
             continue
-        records.append(task.record)
-        recorded = task.record.get("provenance", {}).get("gates", {})
+        provenance = task.record.get("provenance")
+        recorded = provenance.get("gates") if isinstance(provenance, dict) else None
+        recorded = recorded if isinstance(recorded, dict) else {}
         extra = tuple(g for g in AGENT_GATES if g in recorded)  # re-run the extra gates it was built with
         agents = None
         if {"solvability", "leakage"} & set(extra):
             from verifier.agent_gates import gate_agents
 
             agents = gate_agents("offline", None)
-        results = run_gates(task.record, task.testbed, task.reference, extra=extra, agents=agents)
+        try:
+            results = run_gates(task.record, task.testbed, task.reference, extra=extra, agents=agents)
+        except Exception as exc:  # malformed content the schema lets through must not stop the others
+            failures += 1
+            typer.echo(f"FAIL {task.id}: gates could not run ({exc.__class__.__name__}: "
+                       f"{printable(str(exc).splitlines()[0][:300] if str(exc) else '')})")
+            continue
+        if results["schema"].passed:
+            records.append(task.record)
         bad = {k: r for k, r in results.items() if not r.passed}
         if bad:
             failures += 1
-            typer.echo(f"FAIL {task.id}: " + "; ".join(f"{k}: {r.detail}" for k, r in bad.items()))
+            typer.echo(printable(f"FAIL {task.id}: " + "; ".join(f"{k}: {r.detail}" for k, r in bad.items())))
         else:
             typer.echo(f"ok   {task.id}")
     typer.echo(f"{total - failures}/{total} tasks pass every gate")
@@ -301,16 +340,24 @@ def verify_command(
 def stats_command(dataset_dir: Path = typer.Argument(..., help="A dataset folder written by homer build")) -> None:
     """Print the dataset card's statistics (per app count: sessions, utterances, tokens), then its
     gameability section (detectors, memory dynamics, text statistics)."""
+    from office_env.untrusted import printable
     from orchestrator.card import gameability_section, statistics, table
     from orchestrator.dataset import iter_tasks
+    from verifier.gates import schema_gate
 
     if not (dataset_dir / "tasks").is_dir():
         _fail(f"{dataset_dir}: not a dataset folder (no tasks/)")
-    loaded = list(iter_tasks(dataset_dir))
-    for task in loaded:
+    records = []
+    for task in iter_tasks(dataset_dir):
         if task.record is None:
-            typer.echo(f"skipped {task.id}: {task.error}", err=True)
-    stats = statistics([t.record for t in loaded if t.record is not None])
+            typer.echo(f"skipped {task.id}: {printable(task.error)}", err=True)
+            continue
+        schema = schema_gate(task.record)  # the statistics read every field the schema requires
+        if not schema.passed:
+            typer.echo(printable(f"skipped {task.id}: {task.folder / 'task.json'}: {schema.detail}"), err=True)
+            continue
+        records.append(task.record)
+    stats = statistics(records)
     typer.echo(table(stats))
     typer.echo("families: " + ", ".join(f"{k} {v}" for k, v in stats["families"].items()))
     typer.echo("apps: " + ", ".join(f"{k} {v}" for k, v in stats["apps"].items()))
@@ -324,34 +371,46 @@ def export_command(
     dataset_dir: Path = typer.Argument(..., help="A dataset folder written by homer build"),
     out: Path = typer.Option(..., "--officebench", help="Folder to write OfficeBench's tasks/ layout into"),
 ) -> None:
-    """Export a dataset to OfficeBench's folder layout (tasks/<apps>-<k>/subtasks/0.json + testbed/)."""
+    """Export a dataset to OfficeBench's folder layout (tasks/<apps>-<k>/subtasks/0.json + testbed/).
+
+    A task that cannot be loaded, fails the schema or holds a testbed the untrusted-tree copy
+    refuses is skipped with one line naming it; the others are exported (exit 1 if any skipped)."""
+    from office_env.untrusted import printable
     from orchestrator.dataset import iter_tasks
     from office_env.officebench import write_task_folder
+    from verifier.gates import schema_gate
 
     if not (dataset_dir / "tasks").is_dir():
         _fail(f"{dataset_dir}: not a dataset folder (no tasks/)")
+    if out.exists() and not out.is_dir():
+        _fail(f"--officebench {out}: not a folder")
     if out.exists() and any(out.iterdir()):
         _fail(f"--officebench {out}: folder is not empty")
     counters: dict[int, int] = {}
     written = skipped = 0
     for task in iter_tasks(dataset_dir):
         if task.record is None:
-            typer.echo(f"skipped {task.id}: {task.error}", err=True)
+            typer.echo(f"skipped {task.id}: {printable(task.error)}", err=True)
             skipped += 1
             continue
         record = task.record
-        apps = record["app_count"]
-        counters[apps] = counters.get(apps, 0) + 1
-        clock = datetime.strptime(record["now"]["time"], "%H:%M").strftime("%I:%M %p")
-        subtask = {"username": record["user"]["username"], "date": record["now"]["date"],
-                   "weekday": record["now"]["weekday"], "time": clock, "task": record["description"],
-                   "evaluation": record["evaluation"]}
-        try:
-            write_task_folder(out / "tasks" / f"{apps}-{counters[apps]}", [subtask], task.testbed)
-        except (ValueError, OSError) as exc:
-            typer.echo(f"skipped {task.id}: {exc}", err=True)
+        schema = schema_gate(record)  # app_count, now and user must be what the layout needs
+        if not schema.passed:
+            typer.echo(printable(f"skipped {task.id}: {task.folder / 'task.json'}: {schema.detail}"), err=True)
             skipped += 1
             continue
+        apps = record["app_count"]
+        try:
+            clock = datetime.strptime(record["now"]["time"], "%H:%M").strftime("%I:%M %p")
+            subtask = {"username": record["user"]["username"], "date": record["now"]["date"],
+                       "weekday": record["now"]["weekday"], "time": clock, "task": record["description"],
+                       "evaluation": record["evaluation"]}
+            write_task_folder(out / "tasks" / f"{apps}-{counters.get(apps, 0) + 1}", [subtask], task.testbed)
+        except (ValueError, OSError, OfficeError) as exc:
+            typer.echo(printable(f"skipped {task.id}: {exc}"), err=True)
+            skipped += 1
+            continue
+        counters[apps] = counters.get(apps, 0) + 1
         written += 1
     typer.echo(f"exported {written} task(s) to {out / 'tasks'}" + (f" ({skipped} skipped)" if skipped else ""))
     raise typer.Exit(1 if skipped else 0)

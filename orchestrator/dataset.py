@@ -11,6 +11,11 @@ DIR/
   tasks/<id>/testbed/   the initial workspace
   tasks/<id>/reference/ expected files (Plus tasks whose seed has them)
 ```
+
+Testbeds and reference folders are copied into a task with :func:`office_env.untrusted.copy_tree`:
+a seed's folders come from strangers, so a symlink, special file, hard link to a file outside the
+folder, odd name or anything beyond the tree limits refuses the copy with an error naming the
+path, and what is written holds fresh regular files only -- never a link to follow later.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from typing import Any
 
 from backends.dataset import TASKS, LoadedTask, iter_tasks  # noqa: F401  (reading lives below; re-exported)
 from office_env import criteria_schema
+from office_env.untrusted import copy_tree, is_real_dir
 from office_env.workspace import atomic_write
 from verifier.gates import SCHEMA_DIR
 
@@ -54,17 +60,22 @@ def stage_task(staging: Path, record: dict[str, Any], testbed: Path | None, refe
     """Write ``<staging>/<id>`` completely under a temporary name, then rename it into place.
 
     ``testbed`` is copied to ``testbed/`` (an absent one gives an empty ``testbed/``), and
-    ``reference`` (expected files of a seed task), when given, to ``reference/``."""
+    ``reference`` (expected files of a seed task), when given, to ``reference/``; both as
+    untrusted trees (``UntrustedInputError`` names a refused path, and nothing is left behind)."""
     final = staging / record["id"]
     tmp = Path(tempfile.mkdtemp(prefix=f".{record['id']}.", dir=staging))
-    tmp.chmod(0o755)  # mkdtemp creates 0700; a dataset is meant to be shared
-    if testbed is not None and testbed.is_dir():
-        shutil.copytree(testbed, tmp / "testbed", symlinks=True, copy_function=shutil.copyfile)
-    else:
-        (tmp / "testbed").mkdir()
-    if reference is not None:
-        shutil.copytree(reference, tmp / "reference", symlinks=True, copy_function=shutil.copyfile)
-    (tmp / "task.json").write_text(dumps(record), encoding="utf-8")
+    try:
+        tmp.chmod(0o755)  # mkdtemp creates 0700; a dataset is meant to be shared
+        if testbed is not None and (is_real_dir(testbed) or testbed.is_symlink()):
+            copy_tree(testbed, tmp / "testbed")
+        else:
+            (tmp / "testbed").mkdir()
+        if reference is not None:
+            copy_tree(reference, tmp / "reference")
+        (tmp / "task.json").write_text(dumps(record), encoding="utf-8")
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
     if final.exists():
         shutil.rmtree(final)
     os.replace(tmp, final)

@@ -2,7 +2,8 @@
 
 The model is shown the office's file list (and mailbox / calendar owners) up front, may call only
 read-only tools, and must end with notes valid against the app's part of ``NOTES_SCHEMA``.
-A step cap bounds the loop; a bad final answer is repaired like any structured output.
+A step cap bounds the loop (then one last reply without tools gives the notes); a bad final answer
+is repaired like any structured output.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from jsonschema import Draft202012Validator
 from backends.llm.client import LLMError, check_reply, repair_prompt
 from backends.prompts import render
 from office_env import Workspace, default_registry
+from office_env.limits import MAX_OBSERVATION_CHARS
 from office_env.tools import ToolRegistry
 from surfers.notes import NOTES_SCHEMA
 from surfers.offline import WorkspaceReader, calendar_users, list_files, mailbox_users
@@ -26,6 +28,9 @@ APP_TOOLS = {
     "email": ("email_list_emails", "email_read_email"),
     "calendar": ("calendar_list_events",),
 }
+MAX_CALLS_PER_REPLY = 16
+OUT_OF_STEPS = ("You have used all {steps} steps for tool calls. Reply now with only the notes JSON object, "
+                "valid against the schema, from what you have read so far.")
 
 
 @lru_cache(maxsize=8)
@@ -39,6 +44,10 @@ def _tools(app: str) -> ToolRegistry:
 
 
 def explore_llm(client: Any, app: str, ws: Workspace, *, max_steps: int = 6, max_repairs: int = 2) -> dict[str, Any]:
+    """Notes on ``app`` from a tool-calling conversation of at most ``max_steps`` replies and one
+    last reply without tools. A bad tool call (an unknown tool, arguments that are not a JSON
+    object, a tool that fails) is the model's mistake: it gets an error observation and goes on.
+    Only the endpoint failing or no valid notes at the end raise :class:`LLMError`."""
     files = list_files(WorkspaceReader(ws))
     inputs = {"app": app, "files": files, "now": ws.now.strftime("%Y-%m-%d %H:%M (%A)") if ws.now else "",
               "users": mailbox_users(files) if app == "email" else calendar_users(files) if app == "calendar" else []}
@@ -47,24 +56,46 @@ def explore_llm(client: Any, app: str, ws: Workspace, *, max_steps: int = 6, max
     tools = _tools(app)
     messages = render("surfer", app=app, inputs=inputs, schema=schema)
     repairs = 0
-    for _ in range(max_steps):
-        result = client.chat("surfer", messages, tools=tools.openai_tools())
+    error = ""
+    for step in range(max_steps + 1):
+        last = step == max_steps
+        if last:  # out of steps: the notes now, from what was read so far
+            messages.append({"role": "user", "content": OUT_OF_STEPS.format(steps=max_steps)})
+            result = client.chat("surfer", messages, tools=tools.openai_tools(), tool_choice="none")
+        else:
+            result = client.chat("surfer", messages, tools=tools.openai_tools())
         messages = [*messages, result.message()]
-        if result.tool_calls:
-            for request in result.tool_calls:
-                if request.arguments is None:
-                    observation = f"Error: arguments of {request.name} are not a JSON object"
-                else:
-                    observation = tools.call(ws, request.name, request.arguments).observation
+        if result.tool_calls and not last:
+            for i, request in enumerate(result.tool_calls):
+                observation = _observe(tools, ws, request) if i < MAX_CALLS_PER_REPLY else (
+                    f"Error: not run: at most {MAX_CALLS_PER_REPLY} tool calls per reply")
                 messages.append({"role": "tool", "tool_call_id": request.id, "content": observation})
             continue
         notes, error = check_reply(result, validator)
         if not error:
             return notes
+        if last:
+            break
         repairs += 1
         if repairs > max_repairs:
             break
         messages.append({"role": "user", "content": repair_prompt(error)})
-    raise LLMError(f"surfer ({app}): no valid notes after {max_steps} steps", role="surfer")
+    raise LLMError(f"surfer ({app}): no valid notes after {step + 1} replies (max_steps={max_steps}); "
+                   f"last problem: {error}", role="surfer")
 
 
+def _observe(tools: ToolRegistry, ws: Workspace, request: Any) -> str:
+    """What one requested tool call gives the model: the tool's observation, or an error saying
+    what was wrong with the call. Never raises."""
+    name = request.name if isinstance(request.name, str) else repr(request.name)
+    if request.arguments is None:
+        return f"Error: the arguments of {name[:100]} are not a JSON object: {request.raw_arguments[:200]}"
+    try:
+        observation = tools.call(ws, name, request.arguments).observation
+    except Exception as exc:  # a tool bug must not end the exploration: the model reads the error
+        return f"Error: {name[:100]} failed: {exc.__class__.__name__}: {str(exc)[:500]}"
+    if not isinstance(observation, str):
+        return f"Error: {name[:100]} gave no text"
+    if len(observation) > MAX_OBSERVATION_CHARS:
+        observation = observation[:MAX_OBSERVATION_CHARS] + f"\n[cut at {MAX_OBSERVATION_CHARS} characters]"
+    return observation

@@ -4,6 +4,7 @@ every fault, request recording, and ``homer fake-llm`` as a subprocess."""
 
 from __future__ import annotations
 
+import http.client
 import json
 import math
 import os
@@ -20,8 +21,12 @@ import pytest
 
 from backends.prompts import render
 from backends.tokens import count_tokens
+from office_env.limits import MAX_EMBEDDING_DIMENSIONS, MAX_EMBEDDING_INPUTS, MAX_REQUEST_BYTES
 from orchestrator.fake_llm import FakeLLMServer, Reply, default_responder, echo_responder, scripted
-from orchestrator.fake_llm.server import CREATED, FENCE_PROSE, MALFORMED_TAIL
+from orchestrator.fake_llm import offline_responder as responder_module
+from orchestrator.fake_llm import server as server_module
+from orchestrator.fake_llm.agent_answer import agent_responder
+from orchestrator.fake_llm.server import CREATED, FENCE_PROSE, MALFORMED_TAIL, MAX_RECORDED_REQUESTS, REPLY_FAULTS
 
 HOMER = Path(sys.executable).parent / "homer"
 ANSWER = {"title": "Q3 budget review", "attendees": ["Alice", "Bob"], "minutes": 30}
@@ -309,6 +314,267 @@ def test_stop_is_prompt_with_a_slow_request_in_flight():
     server.stop()
     assert time.monotonic() - started < 2
     server.stop()  # idempotent
+
+
+# -- faults stay with their request ---------------------------------------------------------
+
+SURFER_INPUTS = {"app": "excel", "files": ["data/budget.xlsx"], "now": "2024-05-06 09:00 (Monday)", "users": []}
+
+
+def test_a_malformed_tool_call_poisons_no_later_request():
+    """The broken reply is in the next request's history (the client sends it back); the endpoint
+    still answers, and asks again for the call that never ran."""
+    messages = render("surfer", app="excel", inputs=SURFER_INPUTS, schema={})
+    body = {"model": "fake-model", "messages": messages}
+    with FakeLLMServer(default_responder()) as server:
+        server.queue_faults("malformed")
+        status, _, broken = post(server, "/chat/completions", body)
+        assert status == 200
+        (bad_call,) = broken["choices"][0]["message"]["tool_calls"]
+        with pytest.raises(json.JSONDecodeError):
+            json.loads(bad_call["function"]["arguments"])
+        # request k + 1 with the same messages: the normal answer
+        status, _, same = post(server, "/chat/completions", body)
+        assert status == 200
+        (call,) = same["choices"][0]["message"]["tool_calls"]
+        assert json.loads(call["function"]["arguments"]) == {"file_path": "data/budget.xlsx"}
+        # the conversation that carries the broken call on: the call is asked for again
+        history = [*messages, broken["choices"][0]["message"],
+                   {"role": "tool", "tool_call_id": bad_call["id"], "content": "Error: not a JSON object"}]
+        status, _, again = post(server, "/chat/completions", {"model": "fake-model", "messages": history})
+        assert status == 200
+        (retry,) = again["choices"][0]["message"]["tool_calls"]
+        assert retry["function"]["name"] == "excel_read_file" and retry["id"] == "call_2"
+        assert json.loads(retry["function"]["arguments"]) == {"file_path": "data/budget.xlsx"}
+        assert [r.status for r in server.requests] == [200, 200, 200] and server.errors == []
+
+
+def test_a_broken_agent_call_is_sent_again_not_skipped():
+    from harness.agents import REQUEST_MARKER
+
+    plan = [{"tool": "word_read_file", "args": {"file_path": "a.docx"}},
+            {"tool": "email_send_email", "args": {"to": "bob"}}]
+    messages = [{"role": "system", "content": "You are the personal assistant of Ana."},
+                {"role": "user", "content": f"Context.\n{REQUEST_MARKER}\nSend it to Bob."}]
+    with FakeLLMServer(agent_responder({"Send it to Bob.": plan})) as server:
+        server.queue_faults("truncated")
+        broken = post(server, "/chat/completions", {"model": "m", "messages": messages})[2]["choices"][0]["message"]
+        history = [*messages, broken, {"role": "tool", "tool_call_id": "call_1", "content": "Error: bad arguments"}]
+        again = post(server, "/chat/completions", {"model": "m", "messages": history})[2]["choices"][0]["message"]
+    assert again["tool_calls"][0]["function"]["name"] == "word_read_file"
+    assert json.loads(again["tool_calls"][0]["function"]["arguments"]) == {"file_path": "a.docx"}
+
+
+@pytest.mark.parametrize("fault", REPLY_FAULTS)
+def test_reply_faults_break_one_answer_and_the_next_is_whole(fault):
+    reply = Reply(tool_calls=[{"name": "word_read_file", "arguments": {"file_path": "a.docx"}}])
+    with FakeLLMServer(lambda body: reply) as server:
+        server.queue_faults(fault)
+        request = urllib.request.Request(server.url + "/chat/completions", data=json.dumps(chat_body()).encode(),
+                                         headers={"Content-Type": "application/json"}, method="POST")
+        with urllib.request.urlopen(request, timeout=10) as response:
+            status, raw = response.status, response.read()
+        status_after, _, after = post(server, "/chat/completions", chat_body())
+    assert status == 200
+    if fault == "body_deep":
+        assert raw == b"[" * 100_000 + b"]" * 100_000
+        return
+    if fault == "body_not_json":
+        with pytest.raises(json.JSONDecodeError):
+            json.loads(raw)
+        return
+    broken = json.loads(raw)
+    if fault == "body_array":
+        assert isinstance(broken, list) and broken[0]["object"] == "chat.completion"
+    elif fault == "usage_strings":
+        assert all(isinstance(v, str) for v in broken["usage"].values())
+    elif fault == "message_string":
+        assert isinstance(broken["choices"][0]["message"], str)
+    elif fault == "choices_empty":
+        assert broken["choices"] == []
+    elif fault == "choices_object":
+        assert isinstance(broken["choices"], dict)
+    elif fault == "content_object":
+        assert isinstance(broken["choices"][0]["message"]["content"], dict)
+    elif fault == "tool_calls_object":
+        assert isinstance(broken["choices"][0]["message"]["tool_calls"], dict)
+    elif fault == "function_missing":
+        assert "function" not in broken["choices"][0]["message"]["tool_calls"][0]
+    elif fault == "arguments_object":
+        assert broken["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"] == {"file_path": "a.docx"}
+    elif fault == "arguments_deep":
+        assert broken["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"].startswith("[" * 1000)
+    assert status_after == 200
+    assert after["choices"][0]["message"]["tool_calls"][0]["function"] == {
+        "name": "word_read_file", "arguments": '{"file_path": "a.docx"}'}
+
+
+# -- bad HTTP input ----------------------------------------------------------------------------
+
+def raw_request(server: FakeLLMServer, headers: list[tuple[str, str]], body: bytes = b"",
+                path: str = "/v1/chat/completions", method: str = "POST") -> tuple[int, dict]:
+    """Send exactly these headers and bytes with http.client; (status, JSON error body)."""
+    conn = http.client.HTTPConnection(server.host, server.port, timeout=10)
+    try:
+        conn.putrequest(method, path, skip_accept_encoding=True)
+        for name, value in headers:
+            conn.putheader(name, value)
+        conn.endheaders()
+        if body:
+            conn.send(body)
+        response = conn.getresponse()
+        assert response.getheader("Content-Type") == "application/json"
+        return response.status, json.loads(response.read())
+    finally:
+        conn.close()
+
+
+def sized(body: bytes) -> list[tuple[str, str]]:
+    return [("Content-Type", "application/json"), ("Content-Length", str(len(body)))]
+
+
+GOOD_CHAT = json.dumps(chat_body()).encode()
+BAD_INPUT = [
+    ("length not a number", [("Content-Length", "abc")], b"{}", 400,
+     "Content-Length 'abc' is not a non-negative integer"),
+    ("negative length", [("Content-Length", "-5")], b"", 400, "Content-Length '-5' is not a non-negative integer"),
+    ("huge length", [("Content-Length", str(10 ** 15))], b"", 413, "larger than the limit"),
+    ("length with 5,000 digits", [("Content-Length", "9" * 5000)], b"", 413, "larger than the limit"),
+    ("conflicting lengths", [("Content-Length", "2"), ("Content-Length", "3")], b"{}", 400,
+     "conflicting Content-Length"),
+    ("chunked", [("Transfer-Encoding", "chunked")], b"0\r\n\r\n", 411, "Content-Length"),
+    ("not JSON", sized(b"{not json"), b"{not json", 400, "request body is not valid JSON"),
+    ("not UTF-8", sized(b'{"model": "\xff"}'), b'{"model": "\xff"}', 400, "request body is not UTF-8"),
+    ("JSON not an object", sized(b"[1, 2]"), b"[1, 2]", 400, "request body must be a JSON object, got array"),
+    ("nested 100,000 deep", sized(b"[" * 100_000 + b"]" * 100_000), b"[" * 100_000 + b"]" * 100_000, 400,
+     "nested deeper than 64 levels"),
+    ("object nested 100,000 deep", sized(b'{"a":' * 100_000 + b"1" + b"}" * 100_000),
+     b'{"a":' * 100_000 + b"1" + b"}" * 100_000, 400, "nested deeper than 64 levels"),
+]
+BAD_BODIES = [
+    ({"messages": [{"role": "user", "content": "x"}]}, "'model' is required"),
+    ({"model": 5, "messages": [{"role": "user", "content": "x"}]}, "'model' must be a non-empty string"),
+    ({"model": "m", "messages": "hello"}, "'messages' must be a non-empty array"),
+    ({"model": "m", "messages": ["hello"]}, "'messages[0]' must be an object, got string"),
+    ({"model": "m", "messages": [{"content": "x"}]}, "'messages[0].role' must be a string"),
+    ({"model": "m", "messages": [{"role": "user", "content": 5}]}, "'messages[0].content' must be a string"),
+    ({"model": "m", "messages": [{"role": "assistant", "tool_calls": 5}]}, "'messages[0].tool_calls' must be an array"),
+    ({"model": "m", "messages": [{"role": "assistant", "tool_calls": [{"id": "c"}]}]},
+     "'messages[0].tool_calls[0].function' must be an object"),
+    ({"model": "m", "messages": [{"role": "assistant", "tool_calls": [{"function": {"name": "f", "arguments": {}}}]}]},
+     "'messages[0].tool_calls[0].function.arguments' must be a string"),
+]
+
+
+def test_bad_http_input_is_a_json_error_and_the_server_keeps_serving(json_server, capfd):
+    for label, headers, body, status, message in BAD_INPUT:
+        got_status, got = raw_request(json_server, headers, body)
+        assert (got_status, got["error"]["type"]) == (status, "invalid_request_error"), label
+        assert message in got["error"]["message"], label
+        assert raw_request(json_server, sized(GOOD_CHAT), GOOD_CHAT)[0] == 200, label
+    for body, message in BAD_BODIES:
+        status, got = raw_request(json_server, sized(json.dumps(body).encode()), json.dumps(body).encode())
+        assert status == 400 and message in got["error"]["message"], body
+        assert raw_request(json_server, sized(GOOD_CHAT), GOOD_CHAT)[0] == 200
+    status, got = raw_request(json_server, sized(GOOD_CHAT), GOOD_CHAT, method="PUT")
+    assert status == 501 and "Unsupported method" in got["error"]["message"]
+    assert json_server.errors == []
+    assert "Traceback" not in capfd.readouterr().err
+
+
+def test_a_body_over_the_limit_is_413_even_when_the_client_sends_it_all(json_server, capfd):
+    body = b" " * (MAX_REQUEST_BYTES + 1)
+    status, got = raw_request(json_server, sized(body), body)
+    assert status == 413 and f"limit of {MAX_REQUEST_BYTES} bytes" in got["error"]["message"]
+    assert json_server.requests[-1].body is None and json_server.requests[-1].status == 413
+    assert raw_request(json_server, sized(GOOD_CHAT), GOOD_CHAT)[0] == 200
+    assert "Traceback" not in capfd.readouterr().err
+
+
+def test_a_bug_inside_the_server_is_a_quiet_500(json_server, monkeypatch, capfd):
+    def broken(self, body, fault):
+        raise KeyError("oops")
+
+    monkeypatch.setattr(FakeLLMServer, "handle_chat", broken)
+    status, _, body = post(json_server, "/chat/completions", chat_body())
+    assert status == 500 and "internal error in the fake endpoint: KeyError" in body["error"]["message"]
+    assert json_server.errors == ["KeyError: 'oops'"]
+    monkeypatch.undo()
+    assert post(json_server, "/chat/completions", chat_body())[0] == 200
+    assert "Traceback" not in capfd.readouterr().err
+
+
+# -- bounded resources -------------------------------------------------------------------------
+
+def test_embeddings_are_bounded_in_dimensions_and_inputs(json_server):
+    status, _, body = post(json_server, "/embeddings", {"model": "e", "input": "x", "dimensions": 100_000_000})
+    assert status == 400 and body["error"]["param"] == "dimensions"
+    assert f"at most {MAX_EMBEDDING_DIMENSIONS}" in body["error"]["message"]
+    many = ["x"] * (MAX_EMBEDDING_INPUTS + 1)
+    status, _, body = post(json_server, "/embeddings", {"model": "e", "input": many})
+    assert status == 400 and f"at most {MAX_EMBEDDING_INPUTS} per request" in body["error"]["message"]
+    status, _, body = post(json_server, "/embeddings", {"model": "e", "input": ["x"] * 200,
+                                                        "dimensions": MAX_EMBEDDING_DIMENSIONS})
+    assert status == 400 and "values; at most" in body["error"]["message"]
+    for bad in (0, -1, True, "64", 1.5):
+        assert post(json_server, "/embeddings", {"model": "e", "input": "x", "dimensions": bad})[0] == 400
+    assert post(json_server, "/embeddings", {"model": "e", "input": [{"a": 1}]})[0] == 400
+    status, _, body = post(json_server, "/embeddings",
+                           {"model": "e", "input": "x", "dimensions": MAX_EMBEDDING_DIMENSIONS})
+    assert status == 200 and len(body["data"][0]["embedding"]) == MAX_EMBEDDING_DIMENSIONS
+    assert post(json_server, "/embeddings", {"model": "e", "input": [1, 2, 3]})[0] == 200  # one token array
+
+
+def test_recorded_requests_keep_the_last_ones(monkeypatch):
+    assert FakeLLMServer().keep_requests == MAX_RECORDED_REQUESTS == 1000
+    with FakeLLMServer(keep_requests=3) as server:
+        for i in range(5):
+            post(server, "/chat/completions", chat_body(f"request {i}"))
+        post(server, "/embeddings", {"model": "e", "input": "x"})
+        assert [r.body["messages"][1]["content"] for r in server.chat_requests()] == ["request 3", "request 4"]
+        assert len(server.requests) == 3 and server.chat_request_total == 5
+    with FakeLLMServer() as server:
+        post(server, "/chat/completions", chat_body("0" * 1000))
+        one = server.requests[0].size
+        assert one > 1000
+        monkeypatch.setattr(server_module, "MAX_RECORDED_BYTES", int(2.5 * one))
+        for i in range(1, 3):
+            post(server, "/chat/completions", chat_body(f"{i}" * 1000))
+        kept = server.requests
+        assert len(kept) == 2 and kept[-1].body["messages"][1]["content"] == "2" * 1000
+        post(server, "/chat/completions", chat_body("x" * 10 * one))  # alone over the limit: still the newest kept
+        assert [r.body["messages"][1]["content"] for r in server.requests] == ["x" * 10 * one]
+        server.reset()
+        assert server.requests == [] and server.chat_request_total == 0
+    with pytest.raises(ValueError, match="keep_requests"):
+        FakeLLMServer(keep_requests=0)
+
+
+def test_models_seen_are_bounded(json_server, monkeypatch):
+    monkeypatch.setattr(server_module, "MAX_SEEN_MODELS", 3)
+    for name in ("a", "b", "c", "d"):
+        post(json_server, "/chat/completions", {**chat_body(), "model": name})
+    assert json_server.models == ["fake-model", "a", "b"]
+    assert post(json_server, "/chat/completions", {**chat_body(), "model": "x" * 300})[0] == 400
+
+
+def test_the_responder_memory_of_histories_is_a_bounded_lru(monkeypatch):
+    monkeypatch.setattr(responder_module, "_HISTORIES", type(responder_module._HISTORIES)())
+    monkeypatch.setattr(responder_module, "_HISTORY_CHARS", [0])
+    monkeypatch.setattr(responder_module, "MAX_HISTORIES", 2)
+    remember, earlier = responder_module._remember_day, responder_module._earlier_days
+    inputs = [{"user_first": name, "files": ["x" * 10_000], "day": 1} for name in ("Ana", "Bo", "Cy")]
+    remember(inputs[0], ["hello"])
+    remember(inputs[1], ["hi"])
+    assert earlier({**inputs[0], "day": 2}) == ["hello"]  # a read makes Ana the most recent
+    remember(inputs[2], ["hey"])
+    assert earlier({**inputs[1], "day": 2}) == [] and earlier({**inputs[0], "day": 2}) == ["hello"]
+    assert all(len(key) == 64 for key in responder_module._HISTORIES)  # a digest, not the inputs
+    remember({**inputs[0], "day": 10 ** 9}, ["far"])  # a day no history has: not kept
+    assert earlier({**inputs[0], "day": 10 ** 10}) == ["hello"]
+    monkeypatch.setattr(responder_module, "MAX_HISTORY_CHARS", 12)
+    remember(inputs[1], ["x" * 10])
+    assert len(responder_module._HISTORIES) == 1 and responder_module._HISTORY_CHARS == [10]
 
 
 # -- homer fake-llm --------------------------------------------------------------------------

@@ -20,6 +20,7 @@ from backends.llm import (
     LLMConfigError,
     LLMError,
     LLMSettings,
+    MalformedReplyError,
     ResponseCache,
     StructuredOutputError,
     ToolCallRequest,
@@ -29,6 +30,7 @@ from backends.llm import (
 )
 from backends.tokens import count_tokens
 from orchestrator.fake_llm import FakeLLMServer, Reply, scripted
+from orchestrator.fake_llm.server import REPLY_FAULTS
 
 SCHEMA = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -108,6 +110,111 @@ def test_tool_calls_are_parsed_and_bad_arguments_kept_raw():
                         raw_arguments='{"to": "bob", "subject": "Q3"}'),
         ToolCallRequest(id="call_2", name="email_send_email", arguments=None, raw_arguments='{"to": "carol"'),
     ]
+
+
+# -- malformed replies -----------------------------------------------------------------------
+
+ENVELOPE_PROBLEMS = {
+    "message_string": "'choices[0].message' is a string, not an object",
+    "choices_empty": "'choices' is empty",
+    "choices_object": "'choices' is an object, not an array",
+    "content_object": "'choices[0].message.content' is an object, not a string",
+    "tool_calls_object": "'choices[0].message.tool_calls' is an object, not an array",
+    "function_missing": "'choices[0].message.tool_calls[0].function' is missing, not an object",
+    "arguments_object": "'choices[0].message.tool_calls[0].function.arguments' is an object, not a string",
+    "usage_strings": "'usage.prompt_tokens' is a string, not an integer",
+    "body_array": "the response body is an array, not an object",
+    "body_deep": "the response body is nested deeper than 64 levels",
+    "body_not_json": "the response body is not valid JSON",
+}
+
+
+def test_every_envelope_fault_is_named():
+    assert set(ENVELOPE_PROBLEMS) == set(REPLY_FAULTS) - {"arguments_deep"}
+
+
+@pytest.mark.parametrize("fault", sorted(ENVELOPE_PROBLEMS))
+def test_a_malformed_reply_is_an_llm_error_naming_the_field(fault):
+    with FakeLLMServer(fixed(GOOD)) as server:
+        server.queue_faults(fault)
+        client = make_client(server, max_retries=0)
+        with pytest.raises(MalformedReplyError) as caught:
+            client.chat("planner", ASK)
+        assert json.loads(client.chat("planner", ASK).content) == GOOD  # the next request is whole
+    error = caught.value
+    assert isinstance(error, LLMError) and error.problem.startswith(ENVELOPE_PROBLEMS[fault])
+    assert (error.role, error.status, error.attempts) == ("planner", 200, 1)
+    assert "planner" in str(error) and "malformed reply after 1 attempt(s)" in str(error)
+    assert client.usage.to_dict()["planner"]["calls"] == 1  # the malformed reply counted nothing
+
+
+@pytest.mark.parametrize("fault", ["message_string", "body_deep", "usage_strings"])
+def test_a_malformed_reply_is_asked_again_within_max_retries(fault):
+    with FakeLLMServer(fixed(GOOD)) as server:
+        server.queue_faults(fault)
+        client = make_client(server, max_retries=1)
+        assert client.structured("taskgen", ASK, SCHEMA) == GOOD
+        first, second = server.requests
+    assert first.fault == fault and second.fault is None
+    assert second.body["messages"] == ASK  # asked again as it was, not repaired
+    assert client.usage.to_dict()["taskgen"]["calls"] == 1
+
+
+def test_persistently_malformed_replies_end_the_call_after_max_retries():
+    with FakeLLMServer(fixed(GOOD)) as server:
+        server.queue_faults("choices_empty", "choices_empty", "choices_empty")
+        with pytest.raises(MalformedReplyError, match=r"after 3 attempt\(s\): 'choices' is empty") as caught:
+            make_client(server, max_retries=2).structured("verifier", ASK, SCHEMA)
+        assert len(server.requests) == 3
+    assert caught.value.attempts == 3 and caught.value.role == "verifier"
+
+
+def test_tool_call_arguments_nested_100000_deep_are_kept_raw_not_parsed():
+    reply = Reply(tool_calls=[{"name": "word_read_file", "arguments": {"file_path": "a.docx"}}])
+    with FakeLLMServer(lambda body: reply) as server:
+        server.queue_faults("arguments_deep")
+        result = make_client(server, max_retries=0).chat("solver", ASK)
+    (call,) = result.tool_calls
+    assert call.arguments is None and call.raw_arguments == "[" * 100_000 + "]" * 100_000
+    assert result.message()["tool_calls"][0]["function"]["arguments"] == call.raw_arguments
+
+
+@pytest.mark.parametrize("data, problem", [
+    ({"data": [{"index": 0, "embedding": ["x"]}]}, "'data[0].embedding' holds something that is not a number"),
+    ({"data": [{"index": 0}]}, "'data[0].embedding' is missing, not an array"),
+    ({"data": ["v"]}, "'data[0]' is a string, not an object"),
+    ({"data": []}, "'data' has 0 embeddings for 1 inputs"),
+    ({"data": {"0": [1.0]}}, "'data' is an object, not an array"),
+    ({"data": [{"index": 3, "embedding": [1.0]}]}, "'data[0].index' is 3"),
+    ({"data": [{"index": 0, "embedding": [1.0]}], "usage": {"prompt_tokens": "2"}},
+     "'usage.prompt_tokens' is a string, not an integer"),
+])
+def test_a_malformed_embeddings_reply_is_an_llm_error(data, problem):
+    class Broken(FakeLLMServer):
+        def handle_embeddings(self, body, fault):
+            return data
+
+    with Broken() as server:
+        with pytest.raises(MalformedReplyError) as caught:
+            make_client(server, max_retries=0).embed(["alpha"])
+    assert caught.value.problem.startswith(problem) and caught.value.role == "embeddings"
+
+
+def test_an_unusable_cache_entry_is_asked_again(tmp_path):
+    cache_path = tmp_path / "cache.sqlite"
+    with FakeLLMServer(fixed(GOOD)) as server:
+        client = make_client(server, cache_path=cache_path)
+        client.chat("planner", ASK)
+        client.embed(["alpha"])
+        client.close()
+        with sqlite3.connect(cache_path) as db:
+            db.execute("UPDATE responses SET value = ?", (json.dumps({"choices": "nope", "data": 5}),))
+        client = make_client(server, cache_path=cache_path)
+        result = client.chat("planner", ASK)
+        assert not result.cached and json.loads(result.content) == GOOD
+        assert len(client.embed(["alpha"])[0]) == 64
+        assert len(server.requests) == 4
+        assert client.chat("planner", ASK).cached  # the good reply replaced the entry
 
 
 # -- structured output -----------------------------------------------------------------------

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 import shutil
 from datetime import datetime, timedelta
 from email import policy
@@ -14,11 +15,14 @@ import openpyxl
 import pytest
 from pypdf import PdfReader
 
+from backends.llm import LLMClient, LLMError, LLMSettings
 from office_env import Snapshot, Workspace, default_registry
 from office_env.formats import ics_io, xlsx_io
 from office_env.synthesis import make_world, write_workspace
 from office_env.tools import ToolRegistry
+from orchestrator.fake_llm import FakeLLMServer, Reply, default_responder, scripted
 from surfers import APPS, NOTES_SCHEMA, explore, validate_notes
+from surfers.llm import MAX_CALLS_PER_REPLY, OUT_OF_STEPS, explore_llm
 from surfers.offline import free_slots, numbers_in, parse_cells, people_in
 
 SEED = 21
@@ -304,3 +308,100 @@ def test_empty_testbed_gives_empty_notes(tmp_path):
         notes = explore(app, ws)
         assert validate_notes(notes) == []
         assert list(notes.values())[1] == []
+
+
+# -- the llm surfer against the fake endpoint --------------------------------------------------
+
+def llm_client(server: FakeLLMServer) -> LLMClient:
+    return LLMClient(LLMSettings(base_url=server.url, api_key=None, model="fake-model", timeout=10, max_retries=0))
+
+
+def tool_messages(body: dict) -> list[str]:
+    return [m["content"] for m in body["messages"] if m["role"] == "tool"]
+
+
+def test_llm_surfer_matches_the_offline_notes_and_survives_a_malformed_call(ws):
+    with FakeLLMServer(default_responder()) as server:
+        clean = explore_llm(llm_client(server), "excel", ws)
+        server.reset()
+        server.queue_faults("malformed")
+        notes = explore_llm(llm_client(server), "excel", ws)
+        statuses = [r.status for r in server.chat_requests()]
+    assert notes == clean == explore("excel", ws)
+    assert statuses == [200] * len(statuses) and len(statuses) == 3  # the broken call, asked again, notes
+
+
+def test_llm_surfer_answers_bad_tool_calls_with_errors_and_goes_on(ws):
+    calls = [
+        {"name": "email_send_email", "arguments": {"to": "bob"}},                    # not one of its tools
+        {"name": "system_list_files", "arguments": {"folder": "f" * 300}},            # a 300-character folder
+        {"name": "word_read_file", "arguments": {"file_path": "d" * 300 + "/a.docx"}},
+        {"name": "word_read_file", "arguments": '["data/report.docx"]'},             # JSON, not an object
+        {"name": "word_read_file", "arguments": '{"file_path": "data/'},             # not JSON
+        {"name": "word_read_file", "arguments": "[" * 100_000 + "]" * 100_000},      # nested too deep
+        {"name": "word_read_file", "arguments": {"file_path": 7}},                   # the wrong type
+        {"name": "word_read_file", "arguments": {"file_path": "../../etc/passwd"}},  # outside the testbed
+    ]
+    final = json.dumps({"app": "word", "files": []})
+    with FakeLLMServer(scripted(Reply(tool_calls=calls), final)) as server:
+        notes = explore_llm(llm_client(server), "word", ws)
+        second = server.chat_requests()[1].body
+    assert notes == {"app": "word", "files": []}
+    observations = tool_messages(second)
+    assert len(observations) == len(calls) and all(o.startswith("Error: ") for o in observations), observations
+    assert "unknown tool 'email_send_email'" in observations[0]
+    assert "not a JSON object" in observations[3] and "not a JSON object" in observations[5]
+
+
+def test_llm_surfer_turns_a_raising_tool_into_an_observation(ws, monkeypatch):
+    original = ToolRegistry.call
+
+    def explode(self, workspace, name, args):
+        if name == "word_read_file":
+            raise OSError(36, "File name too long")
+        return original(self, workspace, name, args)
+
+    monkeypatch.setattr(ToolRegistry, "call", explode)
+    script = scripted(Reply(tool_calls=[{"name": "word_read_file", "arguments": {"file_path": "data/a.docx"}}]),
+                      json.dumps({"app": "word", "files": []}))
+    with FakeLLMServer(script) as server:
+        assert explore_llm(llm_client(server), "word", ws) == {"app": "word", "files": []}
+        (observation,) = tool_messages(server.chat_requests()[1].body)
+    assert observation.startswith("Error: word_read_file failed: OSError")
+
+
+def test_llm_surfer_runs_at_most_the_calls_it_allows_per_reply(ws):
+    many = [{"name": "system_list_files", "arguments": {}}] * (MAX_CALLS_PER_REPLY + 4)
+    with FakeLLMServer(scripted(Reply(tool_calls=many), json.dumps({"app": "word", "files": []}))) as server:
+        explore_llm(llm_client(server), "word", ws)
+        observations = tool_messages(server.chat_requests()[1].body)
+    assert len(observations) == len(many)
+    assert [o.startswith("Error: not run") for o in observations] == [False] * MAX_CALLS_PER_REPLY + [True] * 4
+
+
+def test_llm_surfer_out_of_steps_asks_once_for_the_notes_without_tools(ws):
+    def responder(body):
+        if body.get("tool_choice") == "none":
+            return json.dumps({"app": "word", "files": []})
+        return Reply(tool_calls=[{"name": "system_list_files", "arguments": {}}])
+
+    with FakeLLMServer(responder) as server:
+        assert explore_llm(llm_client(server), "word", ws, max_steps=3) == {"app": "word", "files": []}
+        bodies = [r.body for r in server.chat_requests()]
+    assert len(bodies) == 4 and bodies[-1]["tool_choice"] == "none"
+    assert bodies[-1]["messages"][-1] == {"role": "user", "content": OUT_OF_STEPS.format(steps=3)}
+
+
+def test_llm_surfer_that_never_stops_calling_tools_is_an_llm_error(ws):
+    with FakeLLMServer(lambda body: Reply(tool_calls=[{"name": "system_list_files", "arguments": {}}])) as server:
+        with pytest.raises(LLMError, match=r"surfer \(word\): no valid notes after 4 replies .*got tool calls"):
+            explore_llm(llm_client(server), "word", ws, max_steps=3)
+        assert len(server.chat_requests()) == 4
+
+
+def test_llm_surfer_reports_a_malformed_reply_as_an_llm_error(ws):
+    with FakeLLMServer(lambda body: json.dumps({"app": "word", "files": []})) as server:
+        server.queue_faults("message_string")
+        with pytest.raises(LLMError, match=r"'choices\[0\]\.message' is a string, not an object"):
+            explore_llm(llm_client(server), "word", ws)
+        assert explore_llm(llm_client(server), "word", ws) == {"app": "word", "files": []}

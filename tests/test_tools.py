@@ -399,8 +399,9 @@ def test_system_read_text_reads_eml_and_ics(registry, ws):
 def test_system_read_text_truncates_long_files(registry, ws, testbed):
     (testbed / "data" / "long.txt").write_text("y" * 20050, encoding="utf-8")
     observation = ok(registry, ws, "system_read_text", {"file_path": "data/long.txt"})
-    assert observation.endswith("\n... (50 more characters)")
-    assert observation.count("y") == 20000
+    header = "data/long.txt:\n"
+    assert observation.endswith(f"\n... [cut: {20050 + len(header) - 20000} more characters]")
+    assert observation.count("y") == 20000 - len(header)
 
 
 def test_system_write_answer_writes_and_replaces(registry, ws, testbed):
@@ -517,7 +518,8 @@ def test_wrong_type_is_named(registry, shared_ws, name, arg, bad):
     ({"row": 2.5}, "argument 'row': 2.5 is not of type 'integer'"),
     ({"row": True}, "argument 'row': True is not of type 'integer'"),
     ({"col": 0}, "argument 'col': 0 is less than the minimum of 1"),
-    ({"col": 16385}, "argument 'col': 16385 is greater than the maximum of 16384"),
+    ({"col": 1001}, "argument 'col': 1001 is greater than the maximum of 1000"),
+    ({"row": 10001}, "argument 'row': 10001 is greater than the maximum of 10000"),
     ({"sheet": ""}, None),  # allowed by the schema, refused as an unknown sheet
 ])
 def test_excel_cell_argument_checks(registry, ws, args, message):
@@ -786,3 +788,87 @@ def test_a_different_office_clock_changes_the_bytes(registry, ws, tmp_path):
 def test_list_files_refuses_a_file_as_folder(registry, ws):
     assert "is a file, not a folder" in fails(registry, ws, "system_list_files", {"folder": "data/readme.txt"})
     assert "data/readme.txt" in ok(registry, ws, "system_list_files", {"folder": "data"})
+
+
+# -- input a file cannot hold: refused by a deliberate check, naming the argument ---------------
+
+@pytest.mark.parametrize("name, args, message", [
+    ("word_write_to_file", {"file_path": "data/" + "a" * 300 + ".docx", "content": "x"},
+     "Error: file_path: the name 'aaaa"),
+    ("word_write_to_file", {"file_path": "data/" + "\u00e9" * 130 + ".docx", "content": "x"},
+     "bytes in UTF-8, over the file system's 255-byte limit"),
+    ("system_read_text", {"file_path": "/".join(["d"] * 40) + "/x.txt"}, "deeper than the 16-folder limit"),
+    ("system_list_files", {"folder": "data/new\nline"}, "contains a control character"),
+    ("word_write_to_file", {"file_path": "data/v.docx", "content": "a\x0bb"},
+     "Error: content: contains the control character U+000B at position 1, which a Word document cannot hold"),
+    ("word_write_to_file", {"file_path": "data/v.docx", "content": "a\ufffe"}, "U+FFFE at position 1"),
+    ("word_write_to_file", {"file_path": "data/v.docx", "content": "x\ud800"},
+     "Error: word_write_to_file: argument 'content': contains the unpaired surrogate U+D800 at position 1"),
+    ("excel_set_cell", {"file_path": "data/scores.xlsx", "row": 1, "col": 1, "value": "a\x01"},
+     "Error: value: contains the control character U+0001 at position 1, which an Excel cell cannot hold"),
+    ("excel_set_cell", {"file_path": "data/scores.xlsx", "row": 1, "col": 1, "value": float("nan")},
+     "Error: value: nan is not a number a cell can hold"),
+    ("excel_create_new_file", {"file_path": "data/n.xlsx", "sheet_name": "a/b"},
+     "Error: sheet_name: a sheet name cannot contain '/'"),
+    ("excel_create_new_file", {"file_path": "data/n.xlsx", "sheet_name": "a\x01"}, "Error: sheet_name: contains"),
+    ("email_send_email", {"sender": "alice", "recipient": "bob", "subject": "Hi\nBcc: eve@example.com", "content": "x"},
+     "Error: subject: contains a line break (U+000A) at position 2; it must be one line"),
+    ("email_send_email", {"sender": "alice", "recipient": "bob@example.com\r\nBcc: eve", "subject": "Hi", "content": "x"},
+     "Error: recipient: contains a line break"),
+    ("email_send_email", {"sender": "ali\n@example.com", "recipient": "bob", "subject": "Hi", "content": "x"},
+     "Error: sender: contains a line break"),
+    ("email_send_email", {"sender": "alice@exa mple.com", "recipient": "bob", "subject": "Hi", "content": "x"},
+     "is not a user name or an address like bob@example.com"),
+    ("email_read_email", {"user": "alice", "email_id": "x" * 300}, "is not a message id from email_list_emails"),
+    ("calendar_create_event", {"user": "alice", "summary": "Sync\r\nX-INJECT: 1", "start": "2024-05-07 10:00:00",
+                               "end": "2024-05-07 11:00:00"}, "Error: summary: contains a line break"),
+    ("calendar_list_events", {"user": "ali\n@example.com"}, "Error: user: contains a line break"),
+])
+def test_input_files_cannot_hold_is_refused(registry, ws, name, args, message):
+    assert message in fails(registry, ws, name, args)
+
+
+def test_numeric_text_too_long_for_a_number_stays_text(registry, ws, testbed):
+    digits = "9" * 5000
+    ok(registry, ws, "excel_set_cell", {"file_path": "data/scores.xlsx", "row": 1, "col": 5, "value": digits})
+    assert openpyxl.load_workbook(testbed / "data" / "scores.xlsx").active.cell(1, 5).value == digits
+
+
+def test_control_characters_in_pdf_text_are_dropped_on_conversion(registry, ws, testbed, monkeypatch):
+    monkeypatch.setattr(pdf_io, "read_text", lambda path, label: "Invoice\x00 7731\x0b")
+    ok(registry, ws, "pdf_convert_to_word", {"file_path": "data/invoice.pdf", "output_path": "data/inv.docx"})
+    assert docx_io.read_text(testbed / "data" / "inv.docx", "inv.docx") == "Invoice 7731"
+
+
+# -- the registry's last line of defence --------------------------------------------------------
+
+def _raising(exc: BaseException):
+    from office_env.tools.registry import Tool, ToolRegistry
+
+    def func(ws):
+        raise exc
+    return ToolRegistry([Tool("test_boom", "test", "Raises.", {"type": "object", "properties": {}}, func, False)])
+
+
+def test_an_unexpected_exception_becomes_an_internal_error_observation(ws):
+    result = _raising(ValueError(f"bad value in {ws.root}/data/x")).call(ws, "test_boom", {})
+    assert not result.ok
+    assert result.observation == "Error: test_boom: internal error (ValueError: bad value in <testbed>/data/x)"
+
+
+@pytest.mark.parametrize("exc", [MemoryError(), KeyboardInterrupt(), SystemExit(3)])
+def test_memory_errors_interrupts_and_exits_pass_through(ws, exc):
+    with pytest.raises(type(exc)):
+        _raising(exc).call(ws, "test_boom", {})
+
+
+def test_budget_exceptions_pass_through_even_as_exception_subclasses(ws):
+    class BudgetExceeded(BaseException):
+        pass
+
+    class TaskBudgetExceeded(RuntimeError):
+        pass
+
+    for exc in (BudgetExceeded(), TaskBudgetExceeded()):
+        with pytest.raises(type(exc)):
+            _raising(exc).call(ws, "test_boom", {})

@@ -247,15 +247,36 @@ def test_copy_is_independent(ws, testbed, tmp_path):
     }
 
 
-def test_copy_does_not_copy_symlinks_pointing_outside(ws, testbed, tmp_path, outside):
+def test_copy_refuses_a_testbed_holding_symlinks(ws, testbed, tmp_path, outside):
     os.symlink(outside, testbed / "data" / "out")
     os.symlink(outside / "secret.txt", testbed / "data" / "secret.txt")
+    with pytest.raises(PathError) as info:
+        ws.copy_to(tmp_path / "copy")
+    assert str(info.value) == f"{testbed.resolve()}/data/out: is a symlink (and 1 more refused entry)"
+    assert not (tmp_path / "copy").exists()
+
+
+def test_copy_holds_fresh_files_and_links_only_trusted_sources(ws, testbed, tmp_path):
+    copy = ws.copy_to(tmp_path / "copy", link=True)  # an untrusted source: copied, never linked
+    source, copied = testbed / "data" / "notes.docx", copy.root / "data" / "notes.docx"
+    assert copied.read_bytes() == source.read_bytes()
+    assert os.stat(copied).st_ino != os.stat(source).st_ino and os.stat(source).st_nlink == 1
+    assert copy.trusted and not ws.trusted
+    scratch = copy.copy_to(tmp_path / "scratch", link=True)  # the project's own copy: linked
+    assert os.stat(scratch.root / "data" / "notes.docx").st_ino == os.stat(copied).st_ino
+    assert scratch.snapshot() == copy.snapshot() == ws.snapshot()
+
+
+def test_copy_keeps_empty_folders(ws, testbed, tmp_path):
+    (testbed / "data" / "empty" / "deeper").mkdir(parents=True)
     copy = ws.copy_to(tmp_path / "copy")
-    for name in ("out", "secret.txt"):
-        entry = copy.root / "data" / name
-        assert not entry.exists() and not entry.is_symlink()
-    assert copy.list_files() == ALL_FILES
-    assert not any("secret" in str(p) for p in copy.root.rglob("*"))
+    assert (copy.root / "data" / "empty" / "deeper").is_dir()
+
+
+def test_symlinked_root_is_refused(testbed, tmp_path):
+    os.symlink(testbed, tmp_path / "link")
+    with pytest.raises(PathError, match="is a symlink"):
+        Workspace(tmp_path / "link")
 
 
 def test_copy_refuses_existing_destination(ws, tmp_path):
@@ -271,6 +292,8 @@ def test_copy_refuses_existing_destination(ws, tmp_path):
 
 def test_snapshot_hashes_every_regular_file(ws, testbed, outside):
     os.symlink(outside / "secret.txt", testbed / "data" / "secret.txt")
+    os.symlink(outside, testbed / "data" / "out")
+    os.mkfifo(testbed / "data" / "pipe")  # reading it would block forever
     snap = ws.snapshot()
     assert sorted(snap.files) == ALL_FILES
     assert all(len(digest) == 64 for digest in snap.files.values())

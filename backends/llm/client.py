@@ -13,7 +13,11 @@
 - the response cache (:class:`~backends.llm.cache.ResponseCache`): a hit makes no HTTP request;
 - usage accounting per role (:class:`~backends.llm.usage.Usage`), from each response's ``usage``;
 - :meth:`LLMClient.structured`: JSON out of a reply (bare, fenced, or with prose around it),
-  validated against a JSON Schema (Draft 2020-12), repaired by asking again with the exact error.
+  validated against a JSON Schema (Draft 2020-12), repaired by asking again with the exact error;
+- replies are read from the raw body, not through the openai package's models (which accept any
+  shape: a ``message`` that is a string comes through as a string). A body that is not JSON within
+  ``MAX_JSON_BYTES``/``MAX_JSON_DEPTH`` or does not have the OpenAI shape is asked again like a 5xx,
+  up to ``max_retries`` times, then raised as :class:`MalformedReplyError` naming the bad field.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from jsonschema.exceptions import SchemaError, best_match
 
 from backends.llm.cache import ResponseCache, request_key
 from backends.llm.settings import PLACEHOLDER_KEY, LLMSettings
+from backends.llm.strict_json import JSONLimitError, loads_limited
 from backends.llm.usage import Usage
 
 EMBEDDING_BATCH = 256
@@ -48,6 +53,19 @@ class LLMError(RuntimeError):
                  status: int | None = None, timed_out: bool = False):
         super().__init__(message)
         self.role, self.model, self.status, self.timed_out = role, model, status, timed_out
+
+
+class MalformedReplyError(LLMError):
+    """Every attempt got HTTP 200 with a body that is not a usable reply; ``problem`` names the
+    field that is wrong in the last one (``'choices[0].message' is a string, not an object``)."""
+
+    def __init__(self, message: str, *, role: str, model: str, problem: str, attempts: int):
+        super().__init__(message, role=role, model=model, status=200)
+        self.problem, self.attempts = problem, attempts
+
+
+class ReplyShapeError(ValueError):
+    """One reply body that does not have the OpenAI shape; the message names the field."""
 
 
 class StructuredOutputError(LLMError):
@@ -130,12 +148,15 @@ class LLMClient:
                                "tool_choice": tool_choice, "temperature": temperature,
                                "max_tokens": max_tokens, "response_format": response_format})
             hit = self.cache.get(key)
-            if hit is not None:
-                result = _chat_result(hit, role, model, cached=True)
+            try:
+                result = _chat_result(hit, model, cached=True) if hit is not None else None
+            except ReplyShapeError:
+                result = None  # an entry no reply should have made: ask the endpoint again
+            if result is not None:
                 self.usage.add(role, result.prompt_tokens, result.completion_tokens, cached=True, model=model)
                 return result
-        data = self._call(role, model, lambda: self._openai.chat.completions.create(**request))
-        result = _chat_result(data, role, model, cached=False)
+        data, result = self._reply(role, model, lambda: self._openai.chat.completions.with_raw_response.create(
+            **request), lambda data: _chat_result(data, model, cached=False))
         self.usage.add(role, result.prompt_tokens, result.completion_tokens, model=model)
         if key is not None:
             self.cache.put(key, data)
@@ -183,26 +204,52 @@ class LLMClient:
             if self.cache is not None:
                 key = request_key({"endpoint": self.settings.endpoint, "api": "embeddings", **request})
                 hit = self.cache.get(key)
-                if hit is not None:
-                    vectors.extend(_embedding_vectors(hit, len(batch), model))
+                try:
+                    found = _embedding_vectors(hit, len(batch)) if hit is not None else None
+                except ReplyShapeError:
+                    found = None
+                if found is not None:
+                    vectors.extend(found[0])
                     self.usage.add(EMBEDDINGS_ROLE, 0, 0, cached=True, model=model)
                     continue
-            data = self._call(EMBEDDINGS_ROLE, model, lambda: self._openai.embeddings.create(**request))
-            vectors.extend(_embedding_vectors(data, len(batch), model))
-            tokens = (data.get("usage") or {}).get("prompt_tokens") or 0
-            self.usage.add(EMBEDDINGS_ROLE, int(tokens), 0, model=model)
+            data, (batch_vectors, tokens) = self._reply(
+                EMBEDDINGS_ROLE, model, lambda: self._openai.embeddings.with_raw_response.create(**request),
+                lambda data: _embedding_vectors(data, len(batch)))
+            vectors.extend(batch_vectors)
+            self.usage.add(EMBEDDINGS_ROLE, tokens, 0, model=model)
             if key is not None:
                 self.cache.put(key, data)
         return vectors
 
     # -- plumbing -----------------------------------------------------------------------------
 
-    def _call(self, role: str, model: str, send: Callable[[], Any]) -> dict:
+    def _reply(self, role: str, model: str, send: Callable[[], Any],
+               read: Callable[[dict], Any]) -> tuple[dict, Any]:
+        """``(body, read(body))`` of the first reply that parses and has the expected shape; a
+        malformed 200 is asked again up to ``max_retries`` times, then raised."""
+        attempts = self.settings.max_retries + 1
+        problem = ""
+        for _ in range(attempts):
+            raw = self._call(role, model, send)
+            try:
+                data = loads_limited(raw)
+            except JSONLimitError as exc:
+                problem = f"the response body is {exc}"
+                continue
+            try:
+                return data, read(data)
+            except ReplyShapeError as exc:
+                problem = str(exc)
+        raise MalformedReplyError(f"{role}: model {model} at {self.settings.endpoint}: malformed reply after "
+                                  f"{attempts} attempt(s): {problem}", role=role, model=model, problem=problem,
+                                  attempts=attempts)
+
+    def _call(self, role: str, model: str, send: Callable[[], Any]) -> bytes:
         where = f"{role}: model {model} at {self.settings.endpoint}"
         retries = self.settings.max_retries
         with self._slots:
             try:
-                return send().to_dict(mode="json")
+                return send().content
             except openai.APITimeoutError:
                 raise LLMError(f"{where}: request timed out after {self.settings.timeout:g} s "
                                f"({retries + 1} attempt(s))", role=role, model=model, timed_out=True) from None
@@ -246,37 +293,107 @@ def _error_text(exc: openai.APIStatusError) -> str:
     return exc.message
 
 
-def _chat_result(data: dict, role: str, model: str, cached: bool) -> ChatResult:
-    choices = data.get("choices") or []
-    if not choices or not isinstance(choices[0], dict):
-        raise LLMError(f"{role}: model {model}: the response has no choices", role=role, model=model)
+def _kind(value: Any) -> str:
+    """A JSON value's type as the API documentation names it."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    return {str: "a string", list: "an array", dict: "an object"}.get(type(value), type(value).__name__)
+
+
+_EXPECTED = {str: "a string", int: "an integer", list: "an array", dict: "an object"}
+
+
+def _field(container: dict, name: str, where: str, kinds: tuple[type, ...], required: bool = False) -> Any:
+    """``container[name]`` when it is one of ``kinds`` (or absent/null and not ``required``)."""
+    value = container.get(name)
+    if value is None and not required:
+        return None
+    if not isinstance(value, kinds) or isinstance(value, bool):
+        got = "missing" if name not in container else _kind(value)
+        raise ReplyShapeError(f"'{where}{name}' is {got}, not {' or '.join(_EXPECTED[k] for k in kinds)}")
+    return value
+
+
+def _check_object(data: Any) -> None:
+    if not isinstance(data, dict):
+        raise ReplyShapeError(f"the response body is {_kind(data)}, not an object")
+
+
+def _count(usage: dict, name: str) -> int:
+    value = _field(usage, name, "usage.", (int,))
+    if value is not None and value < 0:
+        raise ReplyShapeError(f"'usage.{name}' is negative ({value})")
+    return value or 0
+
+
+def _chat_result(data: dict, model: str, cached: bool) -> ChatResult:
+    """The reply in ``data`` (a chat.completion body); :class:`ReplyShapeError` names the first
+    field that does not have the OpenAI shape."""
+    _check_object(data)
+    choices = _field(data, "choices", "", (list,), required=True)
+    if not choices:
+        raise ReplyShapeError("'choices' is empty")
     choice = choices[0]
-    message = choice.get("message") or {}
+    if not isinstance(choice, dict):
+        raise ReplyShapeError(f"'choices[0]' is {_kind(choice)}, not an object")
+    message = _field(choice, "message", "choices[0].", (dict,), required=True)
+    where = "choices[0].message."
+    content = _field(message, "content", where, (str,))
     calls = []
-    for call in message.get("tool_calls") or []:
-        function = call.get("function") or {}
-        raw = function.get("arguments") or ""
-        try:
-            arguments = json.loads(raw) if raw.strip() else {}
-        except json.JSONDecodeError:
-            arguments = None
-        calls.append(ToolCallRequest(id=call.get("id") or "", name=function.get("name") or "",
-                                     arguments=arguments if isinstance(arguments, dict) else None,
-                                     raw_arguments=raw))
-    usage = data.get("usage") or {}
-    return ChatResult(content=message.get("content"), tool_calls=calls,
-                      finish_reason=choice.get("finish_reason") or "stop",
-                      prompt_tokens=int(usage.get("prompt_tokens") or 0),
-                      completion_tokens=int(usage.get("completion_tokens") or 0),
-                      cached=cached, model=data.get("model") or model)
+    for i, call in enumerate(_field(message, "tool_calls", where, (list,)) or []):
+        at = f"{where}tool_calls[{i}]"
+        if not isinstance(call, dict):
+            raise ReplyShapeError(f"'{at}' is {_kind(call)}, not an object")
+        function = _field(call, "function", f"{at}.", (dict,), required=True)
+        name = _field(function, "name", f"{at}.function.", (str,), required=True)
+        raw = _field(function, "arguments", f"{at}.function.", (str,)) or ""
+        call_id = _field(call, "id", f"{at}.", (str,)) or ""
+        calls.append(ToolCallRequest(id=call_id, name=name, arguments=_arguments(raw), raw_arguments=raw))
+    usage = _field(data, "usage", "", (dict,)) or {}
+    reply_model = _field(data, "model", "", (str,))
+    return ChatResult(content=content, tool_calls=calls,
+                      finish_reason=_field(choice, "finish_reason", "choices[0].", (str,)) or "stop",
+                      prompt_tokens=_count(usage, "prompt_tokens"),
+                      completion_tokens=_count(usage, "completion_tokens"),
+                      cached=cached, model=reply_model or model)
 
 
-def _embedding_vectors(data: dict, expected: int, model: str) -> list[list[float]]:
-    rows = sorted(data.get("data") or [], key=lambda row: row.get("index", 0))
-    if len(rows) != expected or not all(isinstance(row.get("embedding"), list) for row in rows):
-        raise LLMError(f"embeddings: model {model}: expected {expected} float vectors, got {len(rows)}",
-                       role=EMBEDDINGS_ROLE, model=model)
-    return [[float(x) for x in row["embedding"]] for row in rows]
+def _arguments(raw: str) -> dict | None:
+    """Tool-call arguments as an object, or None when they are not a JSON object within the limits
+    (the caller tells the model; a bad call is the model's mistake, not a broken reply)."""
+    if not raw.strip():
+        return {}
+    try:
+        value = loads_limited(raw)
+    except JSONLimitError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _embedding_vectors(data: dict, expected: int) -> tuple[list[list[float]], int]:
+    """The vectors of an embeddings body in input order, and its prompt tokens."""
+    _check_object(data)
+    rows = _field(data, "data", "", (list,), required=True)
+    if len(rows) != expected:
+        raise ReplyShapeError(f"'data' has {len(rows)} embeddings for {expected} inputs")
+    by_index: dict[int, list[float]] = {}
+    for i, row in enumerate(rows):
+        if not isinstance(row, dict):
+            raise ReplyShapeError(f"'data[{i}]' is {_kind(row)}, not an object")
+        index = _field(row, "index", f"data[{i}].", (int,))
+        index = i if index is None else index
+        vector = _field(row, "embedding", f"data[{i}].", (list,), required=True)
+        if not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in vector):
+            raise ReplyShapeError(f"'data[{i}].embedding' holds something that is not a number")
+        if index in by_index or not 0 <= index < expected:
+            raise ReplyShapeError(f"'data[{i}].index' is {index}: repeated or out of range")
+        by_index[index] = [float(x) for x in vector]
+    usage = _field(data, "usage", "", (dict,)) or {}
+    return [by_index[i] for i in range(expected)], _count(usage, "prompt_tokens")
 
 
 # -- structured output ----------------------------------------------------------------------

@@ -5,7 +5,9 @@ Grammar: ``OP OPERAND`` where OP is one of ``== != > >= < <=`` and OPERAND is a 
 ``!=`` take strings); or ``in [V, ...]`` / ``not in [V, ...]`` with numbers or quoted strings.
 OfficeBench's own forms ``lambda x: int(x) >= 90`` (also ``float(x)``, ``str(x)``, ``x``) and
 ``lambda x: x in ['1', '2']`` are recognised by pattern and mapped to the same grammar; nothing
-else is accepted.
+else is accepted. A comparator longer than ``MAX_COMPARATOR_CHARS`` is refused before matching
+(criteria come from strangers, and a list pattern backtracks quadratically on long runs of
+spaces), and error messages quote at most the first 80 characters.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from office_env.errors import OfficeError
+from office_env.limits import MAX_COMPARATOR_CHARS
 
 _OPS: dict[str, Callable[[Any, Any], bool]] = {
     "==": operator.eq, "!=": operator.ne, ">=": operator.ge, "<=": operator.le, ">": operator.gt, "<": operator.lt,
@@ -97,6 +100,9 @@ def parse(text: Any) -> Comparator:
     """Parse a comparator or raise ``OfficeError`` saying what is accepted."""
     if not isinstance(text, str):
         raise OfficeError(f"comparator must be a string like '> 100', got {type(text).__name__}")
+    if len(text) > MAX_COMPARATOR_CHARS:
+        raise OfficeError(f"comparator {text[:80]!r}... is {len(text)} characters long; the limit is "
+                          f"{MAX_COMPARATOR_CHARS}")
     match = _PLAIN_RE.match(text) or _LAMBDA_RE.match(text)
     if not match:
         raise OfficeError(

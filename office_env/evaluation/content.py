@@ -8,6 +8,7 @@ from pathlib import Path
 from office_env import mail_store
 from office_env.errors import CorruptFileError, MissingFileError, OfficeError
 from office_env.formats import docx_io, ics_io, pdf_io, xlsx_io
+from office_env.formats.bounded import read_bytes
 from office_env.workspace import EMAILS_DIR, Workspace
 
 DOC_TYPES = ("txt", "ics", "doc", "docx", "xlsx", "pdf", "email")
@@ -15,7 +16,8 @@ _FOLD_RE = re.compile(r"\r?\n[ \t]")
 
 
 def read_plain(path: Path, label: str) -> str:
-    data = path.read_bytes()
+    """The text of a UTF-8 file of at most ``MAX_FILE_BYTES``."""
+    data = read_bytes(path, label)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:

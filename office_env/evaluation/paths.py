@@ -5,10 +5,17 @@ OfficeBench scores an output folder whose criteria reach two places beside the t
 ``../../../../cache/<i>/testbed/x`` (the untouched initial testbed, for before/after diffs).
 These two forms are recognised and mapped to folders given to the scorer; every other ``..``
 path is refused.
+
+Those folders come with the task, so they are strangers' trees: :func:`inside` never resolves
+them. The folder itself must be a real folder (``lstat``: a ``reference`` that is a symlink to
+``/etc`` is refused, not followed), and no component between it and the target may be a
+symlink, even one pointing back inside.
 """
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 from typing import Literal, NamedTuple
 
@@ -39,9 +46,28 @@ def external_target(relpath: str, field: str) -> ExternalTarget | None:
 
 
 def inside(root: Path, parts: list[str], relpath: str, field: str) -> Path:
-    """``root/parts`` resolved, refusing symlinks that lead out of ``root``."""
-    base = root.resolve()
-    real = base.joinpath(*parts).resolve()
-    if base not in real.parents:
-        raise PathError(f"{field}: {relpath!r} leads outside its folder")
-    return real
+    """``root/parts`` without following any symlink: refused when ``root`` is not a real folder
+    or when any existing component on the way is a symlink."""
+    try:
+        mode = os.lstat(root).st_mode
+    except OSError:
+        raise PathError(f"{field}: {relpath!r} needs the folder {root}, which does not exist") from None
+    if stat.S_ISLNK(mode):
+        raise PathError(f"{field}: {relpath!r}: the folder {root} is a symlink; refused")
+    if not stat.S_ISDIR(mode):
+        raise PathError(f"{field}: {relpath!r}: {root} is not a folder")
+    base = Path(os.path.abspath(root))
+    current = base
+    for index, part in enumerate(parts):
+        if part in ("", ".", ".."):
+            raise PathError(f"{field}: {relpath!r} leads outside its folder")
+        current = current / part
+        try:
+            mode = os.lstat(current).st_mode
+        except OSError:
+            break  # the rest does not exist: nothing to follow
+        if stat.S_ISLNK(mode):
+            link = "/".join(parts[:index + 1])
+            raise PathError(f"{field}: {relpath!r} leads outside its folder (through the symlink {link!r}); "
+                            "refused")
+    return base.joinpath(*parts)

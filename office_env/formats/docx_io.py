@@ -2,13 +2,13 @@
 
 Documents are written with python-docx. Reading text -- the hot path of agents and scoring --
 walks ``word/document.xml`` directly with lxml, ten times faster than building python-docx's
-object model, and gives the same text (paragraphs and table rows in body order).
+object model, and gives the same text (paragraphs and table rows in body order). Both paths open
+the package through :mod:`office_env.formats.ooxml`, which refuses zip bombs before inflating.
 """
 
 from __future__ import annotations
 
 import io
-import zipfile
 from datetime import datetime
 from pathlib import Path
 
@@ -17,13 +17,17 @@ from lxml import etree
 from docx.document import Document as DocumentObject
 
 from office_env.errors import CorruptFileError
-from office_env.formats.ooxml import DEFAULT_STAMP, reproducible_zip
+from office_env.formats.ooxml import DEFAULT_STAMP, open_package, read_member, reproducible_zip, stored_copy
 from office_env.formats.read_cache import cached_read
 
 
+KIND = "Word (.docx)"
+
+
 def load(path: Path, label: str) -> DocumentObject:
+    package = stored_copy(path, label, KIND)
     try:
-        return docx.Document(str(path))
+        return docx.Document(package)
     except Exception as exc:  # python-docx raises zip, KeyError and XML errors alike
         raise CorruptFileError(f"{label}: not a readable Word (.docx) file ({type(exc).__name__})") from None
 
@@ -62,11 +66,11 @@ def read_text(path: Path, label: str) -> str:
 
 
 def _read_text(path: Path, label: str) -> str:
-    try:
-        with zipfile.ZipFile(path) as package:
-            root = etree.fromstring(package.read("word/document.xml"), _PARSER)
-    except Exception as exc:  # zip, missing part and XML errors alike
-        raise CorruptFileError(f"{label}: not a readable Word (.docx) file ({type(exc).__name__})") from None
+    with open_package(path, label, KIND) as package:
+        try:
+            root = etree.fromstring(read_member(package, "word/document.xml"), _PARSER)
+        except Exception as exc:  # zip, missing part and XML errors alike
+            raise CorruptFileError(f"{label}: not a readable Word (.docx) file ({type(exc).__name__})") from None
     body = root.find(f"{_W}body")
     if body is None:
         raise CorruptFileError(f"{label}: not a readable Word (.docx) file (no document body)")

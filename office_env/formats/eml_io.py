@@ -3,6 +3,11 @@
 Messages are written with the modern ``EmailMessage`` API. They are read with the compat32
 parser and explicit header decoding: the same result for our purposes, twenty times faster,
 which matters when a mailbox is listed or searched on every step.
+
+A message file over ``MAX_MAIL_BYTES`` is refused unread. Decoding encoded words takes time
+quadratic in a header's length, so a header is decoded from at most ``_MAX_RAW_HEADER`` characters.
+A message written here has a one-line subject (no header injection) of at most
+``MAX_HEADER_CHARS`` characters: folding a long header is quadratic too.
 """
 
 from __future__ import annotations
@@ -18,9 +23,13 @@ from email.utils import format_datetime, parsedate_to_datetime
 from pathlib import Path
 
 from office_env.errors import CorruptFileError
+from office_env.formats.bounded import read_bytes
 from office_env.formats.read_cache import cached_read
+from office_env.formats.text import check_line
+from office_env.limits import MAX_HEADER_CHARS, MAX_MAIL_BYTES
 
 MAIL_DOMAIN = "example.com"
+_MAX_RAW_HEADER = 16 * MAX_HEADER_CHARS
 
 
 @dataclass(frozen=True)
@@ -45,6 +54,8 @@ def address(user_or_address: str) -> str:
 
 
 def build(sender: str, recipient: str, subject: str, body: str, when: datetime) -> bytes:
+    """One message; ``OfficeError`` when the subject is not one line of at most ``MAX_HEADER_CHARS``."""
+    check_line(subject, "subject")
     message = EmailMessage(policy=policy.default.clone(linesep="\n"))
     message["From"] = address(sender)
     message["To"] = address(recipient)
@@ -60,10 +71,13 @@ def _header(message: Message, name: str) -> str:
     raw = message.get(name)
     if raw is None:
         return ""
+    raw = str(raw)
+    if len(raw) > _MAX_RAW_HEADER:
+        raw = raw[:_MAX_RAW_HEADER] + " [cut]"
     try:
-        return str(make_header(decode_header(str(raw))))
+        return str(make_header(decode_header(raw)))
     except (LookupError, UnicodeError, ValueError):
-        return str(raw)
+        return raw
 
 
 def _decode(part: Message) -> str:
@@ -108,4 +122,5 @@ def parse(data: bytes, label: str) -> Mail:
 
 
 def read(path: Path, label: str) -> Mail:
-    return cached_read("eml", path, lambda: parse(path.read_bytes(), label))
+    """The message at ``path``; ``CorruptFileError`` for one over ``MAX_MAIL_BYTES`` or unparsable."""
+    return cached_read("eml", path, lambda: parse(read_bytes(path, label, MAX_MAIL_BYTES), label))

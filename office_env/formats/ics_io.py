@@ -2,7 +2,8 @@
 
 Times are compared as naive datetimes: aware times are converted to UTC, all-day dates start
 at midnight. New events get a UID and DTSTAMP derived from their content and the office clock
-so that the same calls write the same bytes.
+so that the same calls write the same bytes. A calendar file over ``MAX_ICS_BYTES`` is refused
+unread.
 """
 
 from __future__ import annotations
@@ -15,8 +16,10 @@ from pathlib import Path
 import icalendar
 
 from office_env.errors import CorruptFileError
+from office_env.formats.bounded import read_bytes
 from office_env.formats.ooxml import DEFAULT_STAMP
 from office_env.formats.read_cache import cached_read
+from office_env.limits import MAX_ICS_BYTES
 
 PRODID = "-//homeragents//office_env//EN"
 
@@ -39,8 +42,9 @@ def naive(value: date | datetime) -> datetime:
 
 
 def load(path: Path, label: str) -> icalendar.Calendar:
+    data = read_bytes(path, label, MAX_ICS_BYTES)
     try:
-        calendar = icalendar.Calendar.from_ical(path.read_bytes())
+        calendar = icalendar.Calendar.from_ical(data)
     except Exception as exc:
         raise CorruptFileError(f"{label}: not a readable iCalendar (.ics) file ({type(exc).__name__})") from None
     if not isinstance(calendar, icalendar.Calendar):

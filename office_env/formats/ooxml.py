@@ -6,16 +6,32 @@ worksheets with ``ZipFile.write(tempfile, name)``), which stamp the entry with t
 fixed core-property dates and fast (level 1) deflate, so the package is written once, already
 reproducible, instead of being re-zipped afterwards. The patch is process-wide for the duration
 of one save, so a lock serialises saves.
+
+Reading goes through :func:`open_package` (and :func:`stored_copy` for parsers that read whole
+members): a package from a stranger may be a zip bomb, so its directory is checked against the
+package limits of :mod:`office_env.limits` before any member is inflated -- the entry count from
+the end record (before ``ZipFile`` builds one object per entry), then each member's compression
+method, declared size and ratio. ``ZipExtFile.read()`` with no size inflates up to 1 GiB in one
+step before cutting the result at the declared size, so a member that declares 1 KiB but holds
+1 GiB would still cost 1 GiB; members are therefore read in bounded chunks (:func:`read_member`),
+where each inflate step is bounded by the chunk size and the total by the declared size, and the
+parsers that read members whole get a copy re-packed without compression.
 """
 
 from __future__ import annotations
 
+import io
 import re
 import threading
 import zipfile
 from contextlib import contextmanager
 from datetime import datetime
+from pathlib import Path
 from typing import Iterator
+
+from office_env.errors import CorruptFileError
+from office_env.formats.bounded import over_limit, read_bytes, size_text
+from office_env.limits import MAX_PACKAGE_MEMBERS, MAX_PACKAGE_RATIO, MAX_PACKAGE_UNCOMPRESSED, MiB
 
 DEFAULT_STAMP = datetime(2020, 1, 1, 9, 0, 0)
 
@@ -57,3 +73,106 @@ def reproducible_zip(stamp: datetime | None = None) -> Iterator[None]:
         finally:
             zipfile.ZipFile.writestr = _ORIGINAL_WRITESTR  # type: ignore[method-assign]
             zipfile.ZipFile.write = _ORIGINAL_WRITE  # type: ignore[method-assign]
+
+
+# -- reading packages from strangers ---------------------------------------------------------
+
+_EOCD = b"PK\x05\x06"
+_EOCD64_LOCATOR = b"PK\x06\x07"
+_EOCD64 = b"PK\x06\x06"
+_MAX_DIRECTORY_BYTES = MAX_PACKAGE_MEMBERS * 1024  # a central directory entry is 46 bytes plus its name
+_RATIO_FLOOR = MiB                                 # small members may compress as well as they like
+_CHUNK = 1 << 20
+_METHODS = (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED)
+
+
+def _end_record(data: bytes) -> tuple[int, int] | None:
+    """(entries, directory bytes) from the end-of-central-directory record (zip64 aware), or
+    ``None`` when there is none; ``ZipFile`` then says why the bytes are not a zip."""
+    at = data.rfind(_EOCD, max(0, len(data) - (0xFFFF + 22)))
+    if at < 0 or at + 22 > len(data):
+        return None
+    entries = int.from_bytes(data[at + 10:at + 12], "little")
+    directory = int.from_bytes(data[at + 12:at + 16], "little")
+    locator = at - 20
+    if locator >= 0 and data[locator:locator + 4] == _EOCD64_LOCATOR:
+        offset = int.from_bytes(data[locator + 8:locator + 16], "little")
+        if data[offset:offset + 4] == _EOCD64 and offset + 48 <= len(data):
+            entries = max(entries, int.from_bytes(data[offset + 32:offset + 40], "little"))
+            directory = max(directory, int.from_bytes(data[offset + 40:offset + 48], "little"))
+    return entries, directory
+
+
+def check_directory(package: zipfile.ZipFile, label: str) -> None:
+    """Refuse a package whose directory promises more than the package limits allow."""
+    members = package.infolist()
+    if len(members) > MAX_PACKAGE_MEMBERS:
+        raise CorruptFileError(f"{label}: holds {len(members):,} parts, over the {MAX_PACKAGE_MEMBERS:,}-part limit")
+    for info in members:
+        if info.compress_type not in _METHODS:
+            raise CorruptFileError(f"{label}: part {info.filename!r} uses zip compression method "
+                                   f"{info.compress_type}; only stored and deflated parts are read")
+        if info.flag_bits & 0x1:
+            raise CorruptFileError(f"{label}: part {info.filename!r} is encrypted")
+    total = sum(info.file_size for info in members)
+    if total > MAX_PACKAGE_UNCOMPRESSED:
+        raise over_limit(label, "unpacks to", total, MAX_PACKAGE_UNCOMPRESSED)
+    for info in members:
+        if info.file_size > _RATIO_FLOOR and info.file_size > MAX_PACKAGE_RATIO * max(info.compress_size, 1):
+            ratio = info.file_size / max(info.compress_size, 1)
+            raise CorruptFileError(f"{label}: part {info.filename!r} unpacks {ratio:,.0f} times its packed size "
+                                   f"({size_text(info.file_size)}), over the {MAX_PACKAGE_RATIO}x limit")
+
+
+def open_package(path: Path, label: str, kind: str) -> zipfile.ZipFile:
+    """The checked package at ``path``; ``kind`` (``Word (.docx)``) names the format in errors."""
+    data = read_bytes(path, label)
+    end = _end_record(data)
+    if end is not None:
+        entries, directory = end
+        if entries > MAX_PACKAGE_MEMBERS:
+            raise CorruptFileError(f"{label}: holds {entries:,} parts, over the {MAX_PACKAGE_MEMBERS:,}-part limit")
+        if directory > _MAX_DIRECTORY_BYTES:
+            raise over_limit(label, "has a zip directory of", directory, _MAX_DIRECTORY_BYTES)
+    try:
+        package = zipfile.ZipFile(io.BytesIO(data))
+    except Exception as exc:  # BadZipFile, and struct or value errors from damaged records
+        raise CorruptFileError(f"{label}: not a readable {kind} file ({type(exc).__name__})") from None
+    try:
+        check_directory(package, label)
+    except BaseException:
+        package.close()
+        raise
+    return package
+
+
+def read_member(package: zipfile.ZipFile, name: str | zipfile.ZipInfo) -> bytes:
+    """One member, inflated in bounded steps and never past its declared (checked) size."""
+    chunks = []
+    with package.open(name) as stream:
+        while True:
+            chunk = stream.read(_CHUNK)
+            if not chunk:
+                return b"".join(chunks)
+            chunks.append(chunk)
+
+
+def stored_copy(path: Path, label: str, kind: str) -> io.BytesIO:
+    """The checked package re-packed without compression, for parsers that read members whole
+    (python-docx, openpyxl): reading a stored member inflates nothing."""
+    with open_package(path, label, kind) as package:
+        out = io.BytesIO()
+        try:
+            with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as copy:
+                for info in package.infolist():
+                    if package.NameToInfo.get(info.filename) is not info:
+                        continue  # a repeated name: zipfile reads the last one, so does the copy
+                    entry = zipfile.ZipInfo(info.filename, date_time=DEFAULT_STAMP.timetuple()[:6])
+                    entry.external_attr = 0o644 << 16
+                    _ORIGINAL_WRITESTR(copy, entry, read_member(package, info), zipfile.ZIP_STORED)
+        except CorruptFileError:
+            raise
+        except Exception as exc:  # bad CRC, truncated data, inflate errors
+            raise CorruptFileError(f"{label}: not a readable {kind} file ({type(exc).__name__})") from None
+    out.seek(0)
+    return out

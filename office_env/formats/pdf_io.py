@@ -1,18 +1,34 @@
-"""PDF files: written with fpdf2 (core fonts, reproducible), read with pypdf."""
+"""PDF files: written with fpdf2 (core fonts, reproducible), read with pypdf.
+
+A PDF from a stranger is read within the PDF limits: at most ``MAX_FILE_BYTES`` on disk, at most
+``MAX_PDF_PAGES`` pages, each decompressed stream at most ``MAX_PDF_STREAM_BYTES`` (pypdf's own
+defaults allow 75 MB per stream) and the page content of all pages together at most
+``MAX_PDF_CONTENT_BYTES``: pypdf extracts text from content at about half a megabyte a second, so
+a 20 KB file whose stream inflates to 8 MB of text operators would otherwise cost many seconds.
+At most ``MAX_TEXT_CHARS`` characters of text are returned. Writing refuses text that would need more pages
+than a reader accepts.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import logging
+from contextlib import nullcontext
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any, ContextManager
 
+import pypdf
 from fpdf import FPDF
 from pypdf import PdfReader
+from pypdf.errors import LimitReachedError
 
-from office_env.errors import CorruptFileError
+from office_env.errors import CorruptFileError, OfficeError
+from office_env.formats.bounded import read_bytes, size_text
 from office_env.formats.ooxml import DEFAULT_STAMP
 from office_env.formats.read_cache import cached_read
+from office_env.limits import MAX_PDF_CONTENT_BYTES, MAX_PDF_PAGES, MAX_PDF_STREAM_BYTES, MAX_TEXT_CHARS
 
 logging.getLogger("pypdf").setLevel(logging.ERROR)
 logging.getLogger("fontTools").setLevel(logging.ERROR)
@@ -28,8 +44,19 @@ def _latin1(text: str) -> str:
     return text.translate(_ASCII_MAP).encode("latin-1", "replace").decode("latin-1")
 
 
+# What one A4 page holds at 11 pt with 6 mm lines: used to refuse text before laying it out.
+_LINES_PER_PAGE = 44
+_CHARS_PER_PAGE = _LINES_PER_PAGE * 100
+
+
 def build(text: str, title: str | None = None, stamp: datetime | None = None) -> bytes:
-    """A PDF with one line of ``text`` per paragraph, long lines wrapped at word breaks."""
+    """A PDF with one line of ``text`` per paragraph, long lines wrapped at word breaks; more than
+    ``MAX_PDF_PAGES`` pages is refused (``OfficeError`` naming ``title``)."""
+    label = title or "text"
+    lines = text.count("\n") + 1
+    if len(text) > MAX_PDF_PAGES * _CHARS_PER_PAGE or lines > MAX_PDF_PAGES * _LINES_PER_PAGE:
+        raise OfficeError(f"{label}: {len(text):,} characters in {lines:,} lines would make more than "
+                          f"{MAX_PDF_PAGES} PDF pages (the PDF limit)")
     pdf = FPDF(format="A4")
     when = (stamp or DEFAULT_STAMP).replace(microsecond=0)
     pdf.set_creation_date(when if when.tzinfo else when.replace(tzinfo=timezone.utc))
@@ -46,6 +73,8 @@ def build(text: str, title: str | None = None, stamp: datetime | None = None) ->
             pdf.multi_cell(width, 6, _latin1(line), new_x="LMARGIN", new_y="NEXT")
         else:
             pdf.ln(6)
+        if pdf.page > MAX_PDF_PAGES:
+            raise OfficeError(f"{label}: the text needs more than {MAX_PDF_PAGES} PDF pages (the PDF limit)")
     return bytes(pdf.output())
 
 
@@ -53,16 +82,61 @@ def read_text(path: Path, label: str) -> str:
     return cached_read("pdf", path, lambda: _read_text(path, label))
 
 
+_STREAM_LIMITS = {
+    "zlib_maximum_output_length": MAX_PDF_STREAM_BYTES,
+    "lzw_maximum_output_length": MAX_PDF_STREAM_BYTES,
+    "run_length_maximum_output_length": MAX_PDF_STREAM_BYTES,
+    "brotli_maximum_output_length": MAX_PDF_STREAM_BYTES,
+    "jbig2_maximum_output_length": MAX_PDF_STREAM_BYTES,
+    "array_based_stream_maximum_output_length": MAX_PDF_STREAM_BYTES,
+    "image_maximum_buffer_size": MAX_PDF_STREAM_BYTES,
+    "stream_decoding_work_maximum_length": 4 * MAX_PDF_STREAM_BYTES,
+    "xform_maximum_invocations_per_extraction": 200,
+}
+
+
+def _stream_limits() -> ContextManager[Any]:
+    """pypdf's configuration with our stream limits, for the fields this pypdf version has."""
+    apply = getattr(pypdf, "apply_configuration", None)
+    configuration = getattr(pypdf, "Configuration", None)
+    if apply is None or configuration is None:
+        return nullcontext()
+    known = {f.name for f in dataclasses.fields(configuration)}
+    return apply(**{name: value for name, value in _STREAM_LIMITS.items() if name in known})
+
+
 def _read_text(path: Path, label: str) -> str:
+    data = read_bytes(path, label)
+    if b"%PDF-" not in data[:1024]:
+        raise CorruptFileError(f"{label}: not a PDF file (no %PDF header)")
+    pieces, chars = [], 0
     try:
-        with path.open("rb") as handle:
-            head = handle.read(1024)
-        if b"%PDF-" not in head:
-            raise CorruptFileError(f"{label}: not a PDF file (no %PDF header)")
-        reader = PdfReader(io.BytesIO(path.read_bytes()))
-        pages = [page.extract_text() or "" for page in reader.pages]
+        with _stream_limits():
+            reader = PdfReader(io.BytesIO(data))
+            count = len(reader.pages)
+            if count > MAX_PDF_PAGES:
+                raise CorruptFileError(f"{label}: has {count:,} pages, over the {MAX_PDF_PAGES}-page limit")
+            content = 0
+            for page in reader.pages:
+                stream = page.get_contents()
+                content += len(stream.get_data()) if stream is not None else 0
+                if content > MAX_PDF_CONTENT_BYTES:
+                    raise CorruptFileError(f"{label}: its page content unpacks past the "
+                                           f"{size_text(MAX_PDF_CONTENT_BYTES)} limit")
+            for number, page in enumerate(reader.pages, start=1):
+                text = page.extract_text() or ""
+                if chars + len(text) > MAX_TEXT_CHARS:
+                    pieces.append(text[:MAX_TEXT_CHARS - chars])
+                    pieces.append(f"... [cut at {MAX_TEXT_CHARS:,} characters: pages {number} to {count} "
+                                  "not fully read]")
+                    break
+                pieces.append(text)
+                chars += len(text) + 1
     except CorruptFileError:
         raise
+    except LimitReachedError:
+        raise CorruptFileError(f"{label}: a stream in it unpacks past the {size_text(MAX_PDF_STREAM_BYTES)} "
+                               "limit (or past another PDF reading limit)") from None
     except Exception as exc:  # pypdf raises many error types for damaged files
         raise CorruptFileError(f"{label}: not a readable PDF file ({type(exc).__name__})") from None
-    return "\n".join(pages).strip("\n")
+    return "\n".join(pieces).strip("\n")

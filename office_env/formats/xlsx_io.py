@@ -1,32 +1,137 @@
-"""Excel workbooks as OfficeBench sees them: ``(row, col): value`` cells, 1-based."""
+"""Excel workbooks as OfficeBench sees them: ``(row, col): value`` cells, 1-based.
+
+A workbook from a stranger can ask openpyxl for billions of cell objects: a merged range or a
+hyperlink over ``A1:XFD1048576``, a comment on a whole column, or just millions of ``<c>``
+elements. Reading therefore runs under a cell budget (``MAX_BOOK_CELLS``) that openpyxl's sheet
+and comment readers spend before they create cells, and the views built from a sheet walk the
+cells that exist (``Worksheet._cells``), never the rectangle up to the last one: a sheet with
+one cell at XFD1048576 reads as fast as any other, and its listing is cut at ``MAX_RENDER_CELLS``
+cells and ``MAX_TEXT_CHARS`` characters, each with a marker saying so.
+"""
 
 from __future__ import annotations
 
 import io
+import math
 import re
+from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 import openpyxl
+import openpyxl.reader.excel
+from openpyxl.comments.comment_sheet import CommentSheet
+from openpyxl.utils.cell import range_boundaries
 from openpyxl.workbook.workbook import Workbook
+from openpyxl.worksheet._reader import WorksheetReader
 from openpyxl.worksheet.worksheet import Worksheet
 
 from office_env.errors import CorruptFileError, OfficeError
-from office_env.formats.ooxml import reproducible_zip
+from office_env.formats.ooxml import reproducible_zip, stored_copy
 from office_env.formats.read_cache import cached_read
+from office_env.limits import MAX_BOOK_CELLS, MAX_RENDER_CELLS, MAX_SHEET_COLS, MAX_TEXT_CHARS
 
+KIND = "Excel (.xlsx)"
 EMPTY_CELL = "[Empty Cell]"
 _INT_RE = re.compile(r"^-?(0|[1-9]\d*)$")
 _FLOAT_RE = re.compile(r"^-?(0|[1-9]\d*)\.\d+$")
+_MAX_INT_DIGITS = 4000  # below Python's int/str conversion limit (4300 digits)
+
+
+# -- reading under a cell budget -------------------------------------------------------------
+
+class _OverBudget(Exception):
+    def __init__(self, what: str) -> None:
+        super().__init__(what)
+        self.what = what
+
+
+class _CellBudget:
+    def __init__(self, limit: int) -> None:
+        self.left = limit
+
+    def spend(self, cells: int, what: str) -> None:
+        self.left -= cells
+        if self.left < 0:
+            raise _OverBudget(what)
+
+
+_BUDGET: ContextVar[_CellBudget | None] = ContextVar("xlsx_cell_budget", default=None)
+
+
+def _spend(cells: int, what: str) -> None:
+    budget = _BUDGET.get()
+    if budget is not None:
+        budget.spend(cells, what)
+
+
+def _cells_in(ref: str, what: str) -> int:
+    """Cells in a bounded range such as ``A1:C3``; a whole row or column (``A``, ``5``, ``A:C``)
+    is refused, since openpyxl walks it from the sheet's extent, once per range."""
+    min_col, min_row, max_col, max_row = range_boundaries(ref)
+    if None in (min_col, min_row, max_col, max_row):
+        raise ValueError(f"{what} on {ref!r} is not on a cell range")
+    return (max_row - min_row + 1) * (max_col - min_col + 1)
+
+
+class _BudgetedWorksheetReader(WorksheetReader):
+    """openpyxl's sheet reader, spending the budget before cells, merged ranges and linked ranges
+    become objects."""
+
+    def bind_cells(self) -> None:
+        parse = self.parser.parse
+
+        def counted() -> Iterator[Any]:
+            for index, row in parse():
+                _spend(len(row), "cells")
+                yield index, row
+
+        self.parser.parse = counted
+        super().bind_cells()
+
+    def bind_merged_cells(self) -> None:
+        if self.parser.merged_cells and _BUDGET.get() is not None:
+            for merged in self.parser.merged_cells.mergeCell:
+                _spend(_cells_in(merged.ref, "a merged range"), "merged cells")
+        super().bind_merged_cells()
+
+    def bind_hyperlinks(self) -> None:
+        if _BUDGET.get() is not None:
+            for link in self.parser.hyperlinks.hyperlink:
+                _spend(_cells_in(link.ref, "a hyperlink"), "linked cells")
+        super().bind_hyperlinks()
+
+
+class _BudgetedCommentSheet(CommentSheet):
+    """openpyxl's comment part, spending the budget for the cells each comment's range makes."""
+
+    @property
+    def comments(self) -> Iterator[Any]:
+        for ref, comment in super().comments:
+            if _BUDGET.get() is not None:
+                _spend(_cells_in(ref, "a comment"), "commented cells")
+            yield ref, comment
+
+
+# The workbook reader looks these two names up in its module; without a budget they behave as before.
+openpyxl.reader.excel.WorksheetReader = _BudgetedWorksheetReader
+openpyxl.reader.excel.CommentSheet = _BudgetedCommentSheet
 
 
 def load(path: Path, label: str) -> Workbook:
+    package = stored_copy(path, label, KIND)
+    token = _BUDGET.set(_CellBudget(MAX_BOOK_CELLS))
     try:
-        return openpyxl.load_workbook(str(path))
+        return openpyxl.load_workbook(package)
+    except _OverBudget as exc:
+        raise CorruptFileError(f"{label}: its {exc.what} pass the limit of {MAX_BOOK_CELLS:,} cells "
+                               "a workbook may hold") from None
     except Exception as exc:  # zip, XML and KeyError failures all mean "not a workbook"
         raise CorruptFileError(f"{label}: not a readable Excel (.xlsx) file ({type(exc).__name__})") from None
+    finally:
+        _BUDGET.reset(token)
 
 
 def sheet_of(workbook: Workbook, sheet: str | None, label: str) -> Worksheet:
@@ -42,22 +147,99 @@ def render_value(value: Any) -> str:
     return EMPTY_CELL if value is None else str(value)
 
 
+def _extent(sheet: Worksheet) -> tuple[int, int]:
+    """(last row, last column) as openpyxl's ``iter_rows()`` sees them; (0, 0) for an empty sheet."""
+    if sheet._current_row == 0:
+        return 0, 0
+    return sheet.max_row, sheet.max_column
+
+
+def _values(sheet: Worksheet) -> dict[tuple[int, int], Any]:
+    return {key: cell.value for key, cell in sheet._cells.items()}
+
+
+class _Listing:
+    """Lines of text up to ``MAX_TEXT_CHARS`` characters; past it, only a count of what is left."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.chars = 0
+
+    def add(self, line: str) -> bool:
+        if self.chars + len(line) + 1 > MAX_TEXT_CHARS:
+            return False
+        self.lines.append(line)
+        self.chars += len(line) + 1
+        return True
+
+
 def render(sheet: Worksheet) -> str:
-    """The OfficeBench cell listing: ``(row, col): value`` tab-separated, one line per row."""
-    lines = []
-    for row in sheet.iter_rows():
-        lines.append("".join(f"({cell.row}, {cell.column}): {render_value(cell.value)}\t" for cell in row))
-    return "\n".join(lines) + ("\n" if lines else "")
+    """The OfficeBench cell listing: ``(row, col): value`` tab-separated, one line per row.
+
+    A sheet whose rectangle up to its last cell holds more than ``MAX_RENDER_CELLS`` cells lists
+    only the cells that hold a value, after a line saying so; every listing stops at
+    ``MAX_TEXT_CHARS`` characters with a marker."""
+    rows, cols = _extent(sheet)
+    if rows == 0:
+        return ""
+    values = _values(sheet)
+    listing = _Listing()
+    if rows * cols <= MAX_RENDER_CELLS:
+        for r in range(1, rows + 1):
+            line = "".join(f"({r}, {c}): {render_value(values.get((r, c)))}\t" for c in range(1, cols + 1))
+            if not listing.add(line):
+                listing.lines.append(f"... [cut at {MAX_TEXT_CHARS:,} characters: rows {r:,} to {rows:,} not listed]")
+                break
+        return "\n".join(listing.lines) + "\n"
+    filled = sorted(key for key, value in values.items() if value is not None)
+    listing.add(f"[sheet of {rows:,} rows x {cols:,} columns, too large to list every cell: "
+                f"only the {len(filled):,} cell(s) holding a value are listed]")
+    shown = 0
+    for r, group in _by_row(filled[:MAX_RENDER_CELLS]):
+        line = "".join(f"({r}, {c}): {render_value(values[(r, c)])}\t" for c in group)
+        if not listing.add(line):
+            break
+        shown += len(group)
+    if shown < len(filled):
+        listing.lines.append(f"... [cut: {len(filled) - shown:,} more cell(s) not listed]")
+    return "\n".join(listing.lines) + "\n"
+
+
+def _by_row(keys: list[tuple[int, int]]) -> Iterator[tuple[int, list[int]]]:
+    row, cols = None, []
+    for r, c in keys:
+        if r != row and cols:
+            yield row, cols
+            cols = []
+        row = r
+        cols.append(c)
+    if cols:
+        yield row, cols
 
 
 def cells(sheet: Worksheet) -> dict[tuple[int, int], Any]:
-    """Non-empty cells keyed by (row, col)."""
-    return {
-        (cell.row, cell.column): cell.value
-        for row in sheet.iter_rows()
-        for cell in row
-        if cell.value is not None
-    }
+    """Non-empty cells keyed by (row, col), in row order."""
+    if sheet._current_row == 0:
+        return {}
+    return {key: cell.value for key, cell in sorted(sheet._cells.items()) if cell.value is not None}
+
+
+def value_rows(sheet: Worksheet) -> tuple[tuple[tuple[Any, ...], ...], bool]:
+    """The values of the rectangle up to the last cell, row by row, and whether that is all of it.
+
+    Past ``MAX_RENDER_CELLS`` cells only a top-left part is kept: as many columns as hold a value
+    within ``MAX_SHEET_COLS`` and as many rows as then fit, trimmed to the last row with a value."""
+    rows, cols = _extent(sheet)
+    if rows == 0:
+        return (), True
+    values = _values(sheet)
+    complete = rows * cols <= MAX_RENDER_CELLS
+    if not complete:
+        inside = [key for key, value in values.items() if value is not None and key[1] <= MAX_SHEET_COLS]
+        cols = max((c for _, c in inside), default=1)
+        fit = max(1, MAX_RENDER_CELLS // cols)
+        rows = max((r for r, _ in inside if r <= fit), default=1)
+    return tuple(tuple(values.get((r, c)) for c in range(1, cols + 1)) for r in range(1, rows + 1)), complete
 
 
 @dataclass(frozen=True)
@@ -68,6 +250,7 @@ class SheetView:
     text: str
     cells: dict[tuple[int, int], Any]
     rows: tuple[tuple[Any, ...], ...]
+    complete: bool = True  # False when ``rows`` holds only the top-left part of a huge sheet
 
     def value(self, row: int, col: int) -> Any:
         return self.cells.get((row, col))
@@ -94,10 +277,7 @@ def read_book(path: Path, label: str) -> BookView:
 
 def _read_book(path: Path, label: str) -> BookView:
     workbook = load(path, label)
-    sheets = {
-        ws.title: SheetView(ws.title, render(ws), cells(ws), tuple(ws.iter_rows(values_only=True)))
-        for ws in workbook.worksheets
-    }
+    sheets = {ws.title: SheetView(ws.title, render(ws), cells(ws), *value_rows(ws)) for ws in workbook.worksheets}
     return BookView(tuple(workbook.sheetnames), workbook.active.title, sheets)
 
 
@@ -106,13 +286,15 @@ def read_text(path: Path, label: str, sheet: str | None = None) -> str:
 
 
 def coerce(value: Any) -> Any:
-    """Numbers stay numbers; numeric strings become numbers; other text stays text."""
+    """Numbers stay numbers; numeric strings become numbers; other text stays text (so does a
+    numeric string too long for an int or too large for a float)."""
     if isinstance(value, str):
         stripped = value.strip()
-        if _INT_RE.match(stripped):
+        if len(stripped) <= _MAX_INT_DIGITS and _INT_RE.match(stripped):
             return int(stripped)
-        if _FLOAT_RE.match(stripped):
-            return float(stripped)
+        if len(stripped) <= _MAX_INT_DIGITS and _FLOAT_RE.match(stripped):
+            number = float(stripped)
+            return number if math.isfinite(number) else value
     return value
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from office_env import calendar_store
 from office_env.errors import OfficeError
 from office_env.formats.ics_io import CalendarEvent
+from office_env.limits import MAX_HEADER_CHARS
 from office_env.tools.common import USER
 from office_env.tools.registry import tool
 from office_env.workspace import Workspace
@@ -30,10 +31,10 @@ def list_events(ws: Workspace, user: str) -> str:
       writes=True,
       properties={
           "user": USER,
-          "summary": {"type": "string", "minLength": 1, "description": "Event title"},
+          "summary": {"type": "string", "minLength": 1, "maxLength": MAX_HEADER_CHARS, "description": "Event title (one line)"},
           "start": TIME,
           "end": TIME,
-          "location": {"type": "string"},
+          "location": {"type": "string", "maxLength": MAX_HEADER_CHARS, "description": "One line"},
       },
       required=["user", "summary", "start", "end"])
 def create_event(ws: Workspace, user: str, summary: str, start: str, end: str, location: str = "") -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from office_env import mail_store
+from office_env.limits import MAX_HEADER_CHARS
 from office_env.tools.common import USER
 from office_env.tools.registry import tool
 from office_env.workspace import Workspace
@@ -43,7 +44,7 @@ def read_email(ws: Workspace, user: str, email_id: str) -> str:
       properties={
           "sender": {"type": "string", "description": "Sender user name or address"},
           "recipient": {"type": "string", "description": "Recipient user name or address"},
-          "subject": {"type": "string", "minLength": 1},
+          "subject": {"type": "string", "minLength": 1, "maxLength": MAX_HEADER_CHARS, "description": "One line"},
           "content": {"type": "string"},
       },
       required=["sender", "recipient", "subject", "content"])

@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from office_env.errors import OfficeError
 from office_env.formats import pdf_io, xlsx_io
-from office_env.tools.common import FILE_PATH, OUTPUT_PATH, check_suffix, existing_file, target_path
+from office_env.formats.text import MAX_SHEET_TITLE_CHARS, check_sheet_title, check_xml_text
+from office_env.limits import MAX_SHEET_COLS, MAX_SHEET_ROWS
+from office_env.tools.common import FILE_PATH, OUTPUT_PATH, check_suffix, existing_file, resolve, target_path, write
 from office_env.tools.registry import tool
 from office_env.workspace import Workspace
 
 XLSX = (".xlsx",)
 SHEET = {"type": "string", "description": "Sheet name; the active sheet when omitted"}
-ROW = {"type": "integer", "minimum": 1, "maximum": 1048576, "description": "1-based row index"}
-COL = {"type": "integer", "minimum": 1, "maximum": 16384, "description": "1-based column index"}
+ROW = {"type": "integer", "minimum": 1, "maximum": MAX_SHEET_ROWS, "description": f"1-based row index (at most {MAX_SHEET_ROWS:,})"}
+COL = {"type": "integer", "minimum": 1, "maximum": MAX_SHEET_COLS, "description": f"1-based column index (at most {MAX_SHEET_COLS:,})"}
 VALUE = {"type": ["string", "number", "boolean", "null"], "description": "New cell value"}
 
 
@@ -30,24 +33,43 @@ def read_file(ws: Workspace, file_path: str, sheet: str | None = None) -> str:
 
 
 @tool("excel", "create_new_file", "Create a new, empty Excel (.xlsx) workbook.", writes=True,
-      properties={"file_path": FILE_PATH, "sheet_name": {"type": "string", "minLength": 1, "maxLength": 31}},
+      properties={"file_path": FILE_PATH,
+                  "sheet_name": {"type": "string", "minLength": 1, "maxLength": MAX_SHEET_TITLE_CHARS,
+                                 "description": "Name of the first sheet; none of \\ * ? : / [ ]"}},
       required=["file_path"])
 def create_new_file(ws: Workspace, file_path: str, sheet_name: str | None = None) -> str:
-    path = ws.resolve(file_path, field="file_path")
+    path = resolve(ws, file_path, "file_path")
     check_suffix(file_path, "file_path", XLSX)
+    if sheet_name is not None:
+        check_sheet_title(sheet_name, "sheet_name")
     if path.exists():
         raise OfficeError(f"{file_path}: already exists; use excel_set_cell to change it")
-    ws.write_bytes(file_path, xlsx_io.build([], sheet_name, ws.now), field="file_path")
+    write(ws, file_path, xlsx_io.build([], sheet_name, ws.now), "file_path")
     return f"Created {file_path}."
 
 
+def _check_cell(row: int, col: int, value: Any) -> None:
+    """Refuse what a sheet cannot hold; the schema states the same bounds for agents to see."""
+    if not 1 <= row <= MAX_SHEET_ROWS:
+        raise OfficeError(f"row: {row} is outside 1..{MAX_SHEET_ROWS:,}")
+    if not 1 <= col <= MAX_SHEET_COLS:
+        raise OfficeError(f"col: {col} is outside 1..{MAX_SHEET_COLS:,}")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise OfficeError(f"value: {value} is not a number a cell can hold")
+    if isinstance(value, int) and value.bit_length() > 1023:
+        raise OfficeError("value: a number of more than 300 digits is too large for a cell")
+    if isinstance(value, str):
+        check_xml_text(value, "value", "an Excel cell")
+
+
 def _edit_cell(ws: Workspace, file_path: str, row: int, col: int, value: Any, sheet: str | None) -> Any:
+    _check_cell(row, col, value)
     path = existing_file(ws, file_path, "file_path", XLSX)
     workbook = xlsx_io.load(path, file_path)
     target = xlsx_io.sheet_of(workbook, sheet, file_path)
     old = target.cell(row=row, column=col).value
     xlsx_io.set_value(target, row, col, value)
-    ws.write_bytes(file_path, xlsx_io.to_bytes(workbook, ws.now), field="file_path")
+    write(ws, file_path, xlsx_io.to_bytes(workbook, ws.now), "file_path")
     return old
 
 
@@ -72,8 +94,11 @@ def delete_cell(ws: Workspace, file_path: str, row: int, col: int, sheet: str | 
 def convert_to_pdf(ws: Workspace, file_path: str, output_path: str | None = None) -> str:
     path = existing_file(ws, file_path, "file_path", XLSX)
     out = target_path(file_path, output_path, ".pdf")
-    ws.resolve(out, field="output_path")
+    resolve(ws, out, "output_path")
     sheet = xlsx_io.read_book(path, file_path).sheet(None, file_path)
     lines = [" | ".join("" if v is None else str(v) for v in row) for row in sheet.rows]
-    ws.write_bytes(out, pdf_io.build("\n".join(lines), title=file_path, stamp=ws.now), field="output_path")
-    return f"Converted {file_path} to {out}."
+    if not sheet.complete:
+        lines.append(f"[only the first {len(sheet.rows):,} rows and {len(sheet.rows[0]):,} columns of a larger sheet]")
+    write(ws, out, pdf_io.build("\n".join(lines), title=file_path, stamp=ws.now), "output_path")
+    suffix = "" if sheet.complete else f" (only its first {len(sheet.rows):,} rows and {len(sheet.rows[0]):,} columns)"
+    return f"Converted {file_path} to {out}{suffix}."

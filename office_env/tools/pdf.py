@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from office_env.formats import docx_io, pdf_io
-from office_env.tools.common import FILE_PATH, OUTPUT_PATH, existing_file, target_path
+from office_env.formats.text import xml_safe
+from office_env.tools.common import FILE_PATH, OUTPUT_PATH, existing_file, resolve, target_path, write
 from office_env.tools.registry import tool
 from office_env.workspace import Workspace
 
@@ -23,7 +24,7 @@ def read_file(ws: Workspace, file_path: str) -> str:
 def convert_to_word(ws: Workspace, file_path: str, output_path: str | None = None) -> str:
     path = existing_file(ws, file_path, "file_path", PDF)
     out = target_path(file_path, output_path, ".docx")
-    ws.resolve(out, field="output_path")
+    resolve(ws, out, "output_path")
     text = pdf_io.read_text(path, file_path)
-    ws.write_bytes(out, docx_io.build(text, ws.now), field="output_path")
+    write(ws, out, docx_io.build(xml_safe(text), ws.now), "output_path")
     return f"Converted {file_path} to {out}."

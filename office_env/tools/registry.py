@@ -3,17 +3,30 @@
 A registry validates arguments before a call, turns every user error into an observation
 (never an exception), and emits OpenAI function-calling definitions. Surfers get the
 read-only view; agents get everything.
+
+Arguments come from strangers (an agent, a dataset's plan). Beyond the JSON schema, every string
+argument must be valid Unicode (a lone surrogate such as ``"\\ud800"`` is refused, naming the
+argument), and every tool checks what its files can hold. Anything a tool still raises is a bug:
+it comes back as an ``Error: <tool>: internal error (...)`` observation instead of ending the
+run, and the fuzz tests assert that this never happens. ``MemoryError`` and exceptions that are
+not ``Exception`` subclasses (interrupts, the per-task budget's ``BudgetExceeded``) pass through.
+Every observation is cut at ``MAX_OBSERVATION_CHARS`` with a marker saying how much was cut.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
 from jsonschema import Draft202012Validator
 
 from office_env.errors import OfficeError
+from office_env.limits import MAX_OBSERVATION_CHARS
 from office_env.workspace import Workspace
+
+INTERNAL_ERROR = "internal error"
+_SURROGATE_RE = re.compile(r"[\ud800-\udfff]")
 
 ToolFunc = Callable[..., str]
 
@@ -82,7 +95,37 @@ def _describe(error: Any) -> str:
         return error.message
     if error.validator == "required":
         return error.message
+    if error.validator == "maxLength" and isinstance(error.instance, str):
+        return f"argument '{where}': {len(error.instance):,} characters, over the {error.validator_value:,}-character limit"
     return f"argument '{where}': {error.message}" if where else error.message
+
+
+def _text_problems(args: dict[str, Any]) -> list[str]:
+    """Strings that are not valid Unicode (a lone surrogate cannot be encoded, written or sent)."""
+    problems = []
+    for key, value in args.items():
+        strings = [value] if isinstance(value, str) else []
+        if isinstance(value, (list, dict)):
+            strings = [v for v in (value.values() if isinstance(value, dict) else value) if isinstance(v, str)]
+        for text in strings:
+            found = _SURROGATE_RE.search(text)
+            if found:
+                problems.append(f"argument '{key}': contains the unpaired surrogate U+{ord(found.group()):04X} at "
+                                f"position {found.start()}, which is not valid Unicode text")
+                break
+    return problems
+
+
+def cut(observation: str, limit: int = MAX_OBSERVATION_CHARS) -> str:
+    """``observation`` at most ``limit`` characters long plus a marker saying how much was cut,
+    with any unpaired surrogate (from a file name that is not UTF-8) replaced by U+FFFD."""
+    if len(observation) > limit:
+        observation = observation[:limit] + f"\n... [cut: {len(observation) - limit:,} more characters]"
+    return _SURROGATE_RE.sub("\ufffd", observation)
+
+
+def _is_budget(exc: BaseException) -> bool:
+    return any("Budget" in cls.__name__ for cls in type(exc).__mro__)
 
 
 def _integers(parameters: dict[str, Any], args: dict[str, Any]) -> dict[str, Any]:
@@ -147,16 +190,30 @@ class ToolRegistry:
 
     def call(self, workspace: Workspace, name: str, args: Any) -> ToolResult:
         """Run one tool. User errors come back as ``ok=False`` observations, never exceptions."""
-        problems = self.validate(name, args)
+        ok, observation = self._call(workspace, name, args)
+        return ToolResult(name, ok, cut(observation))
+
+    def _call(self, workspace: Workspace, name: str, args: Any) -> tuple[bool, str]:
+        problems = self.validate(name, args) or _text_problems(args)
         if problems:
             known = "" if name in self._tools else f" (available: {', '.join(self._tools)})"
-            return ToolResult(name, False, f"Error: {name}: " + "; ".join(problems) + known)
+            return False, f"Error: {name}: " + "; ".join(problems) + known
         try:
-            observation = self._tools[name].func(workspace, **_integers(self._tools[name].parameters, args))
+            return True, self._tools[name].func(workspace, **_integers(self._tools[name].parameters, args))
         except OfficeError as exc:
-            return ToolResult(name, False, f"Error: {exc}")
+            return False, f"Error: {exc}"
         except IsADirectoryError as exc:
-            return ToolResult(name, False, f"Error: {exc.filename}: is a folder, not a file")
+            return False, f"Error: {exc.filename}: is a folder, not a file"
         except PermissionError as exc:
-            return ToolResult(name, False, f"Error: {exc.filename}: permission denied")
-        return ToolResult(name, True, observation)
+            return False, f"Error: {exc.filename}: permission denied"
+        except MemoryError:
+            raise
+        except Exception as exc:  # a bug: every input should meet a deliberate check first
+            if _is_budget(exc):
+                raise
+            try:
+                detail = str(exc).replace(str(workspace.root), "<testbed>")
+            except Exception:  # an exception whose message cannot be built
+                detail = "no message"
+            detail = detail if len(detail) <= 200 else detail[:200] + "..."
+            return False, f"Error: {name}: {INTERNAL_ERROR} ({type(exc).__name__}: {detail})"

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from office_env.errors import OfficeError
 from office_env.formats import docx_io, pdf_io
-from office_env.tools.common import FILE_PATH, OUTPUT_PATH, check_suffix, existing_file, target_path
+from office_env.formats.text import check_xml_text
+from office_env.tools.common import FILE_PATH, OUTPUT_PATH, check_suffix, existing_file, resolve, target_path, write
 from office_env.tools.registry import tool
 from office_env.workspace import Workspace
 
@@ -22,11 +23,11 @@ def read_file(ws: Workspace, file_path: str) -> str:
 @tool("word", "create_new_file", "Create a new, empty Word (.docx) document.", writes=True,
       properties={"file_path": FILE_PATH}, required=["file_path"])
 def create_new_file(ws: Workspace, file_path: str) -> str:
-    path = ws.resolve(file_path, field="file_path")
+    path = resolve(ws, file_path, "file_path")
     check_suffix(file_path, "file_path", DOCX)
     if path.exists():
         raise OfficeError(f"{file_path}: already exists; use word_write_to_file to change it")
-    ws.write_bytes(file_path, docx_io.build("", ws.now), field="file_path")
+    write(ws, file_path, docx_io.build("", ws.now), "file_path")
     return f"Created {file_path}."
 
 
@@ -41,14 +42,15 @@ def create_new_file(ws: Workspace, file_path: str) -> str:
       },
       required=["file_path", "content"])
 def write_to_file(ws: Workspace, file_path: str, content: str, mode: str = "overwrite") -> str:
-    path = ws.resolve(file_path, field="file_path")
+    path = resolve(ws, file_path, "file_path")
     check_suffix(file_path, "file_path", DOCX)
+    check_xml_text(content, "content", "a Word document")
     if mode == "append" and path.exists():
         document = docx_io.load(path, file_path)
     else:
         document = docx_io.new_document(ws.now)
     docx_io.add_paragraphs(document, content)
-    ws.write_bytes(file_path, docx_io.to_bytes(document, ws.now), field="file_path")
+    write(ws, file_path, docx_io.to_bytes(document, ws.now), "file_path")
     verb = "Appended to" if mode == "append" else "Wrote"
     return f"{verb} {file_path} ({len(content.splitlines()) or 1} paragraph(s))."
 
@@ -58,7 +60,7 @@ def write_to_file(ws: Workspace, file_path: str, content: str, mode: str = "over
 def convert_to_pdf(ws: Workspace, file_path: str, output_path: str | None = None) -> str:
     path = existing_file(ws, file_path, "file_path", DOCX)
     out = target_path(file_path, output_path, ".pdf")
-    ws.resolve(out, field="output_path")
+    resolve(ws, out, "output_path")
     text = docx_io.read_text(path, file_path)
-    ws.write_bytes(out, pdf_io.build(text, title=file_path, stamp=ws.now), field="output_path")
+    write(ws, out, pdf_io.build(text, title=file_path, stamp=ws.now), "output_path")
     return f"Converted {file_path} to {out}."

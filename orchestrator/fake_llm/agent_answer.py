@@ -28,7 +28,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
-from orchestrator.fake_llm.server import Reply
+from orchestrator.fake_llm.server import Reply, message_text
 
 MODES = ("oracle", "none")
 FINAL_MESSAGE = "Done: I handled your request."
@@ -42,7 +42,7 @@ def request_of(messages: list[dict[str, Any]]) -> str:
     """The request text of an agent prompt (after the marker line of its first user message)."""
     from harness.agents import REQUEST_MARKER
 
-    user = next((m.get("content") or "" for m in messages if m.get("role") == "user"), "")
+    user = next((message_text(m) for m in messages if m.get("role") == "user"), "")
     head, marker, tail = user.rpartition(f"\n{REQUEST_MARKER}\n")
     return tail.strip() if marker else ""
 
@@ -83,13 +83,27 @@ def answer_agent(messages: list[dict[str, Any]], plans: Mapping[str, list[Plan]]
     candidates = plans.get(request_of(messages))
     if not candidates:
         return Reply(content="I do not know this request; I will not take any action.")
-    opening = "\n".join(m.get("content") or "" for m in messages[:2])
+    opening = "\n".join(m.get("content") if isinstance(m.get("content"), str) else "" for m in messages[:2])
     plan = choose_plan(candidates, opening)
-    done = sum(len(m.get("tool_calls") or []) for m in messages if m.get("role") == "assistant")
+    done = sum(_ran(call) for m in messages if m.get("role") == "assistant" for call in m.get("tool_calls") or [])
     if done < len(plan):
         call = plan[done]
         return Reply(tool_calls=[{"name": call["tool"], "arguments": call["args"]}], finish_reason="tool_calls")
     return Reply(content=FINAL_MESSAGE)
+
+
+def _ran(call: Any) -> bool:
+    """Whether the agent could run this call of its history: one whose arguments are not a JSON
+    object (a reply broken by a fault) ran nothing, so that step of the plan is sent again."""
+    from backends.llm.strict_json import JSONLimitError, loads_limited
+
+    function = call.get("function") if isinstance(call, dict) else None
+    if not isinstance(function, dict) or not isinstance(function.get("arguments"), str):
+        return False
+    try:
+        return isinstance(loads_limited(function["arguments"] or "{}"), dict)
+    except JSONLimitError:
+        return False
 
 
 def _grouped(plans: PlanSource) -> dict[str, list[Plan]]:

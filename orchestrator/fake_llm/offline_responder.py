@@ -17,12 +17,13 @@ from collections import OrderedDict
 from datetime import datetime
 from typing import Any
 
+from backends.llm.strict_json import JSONLimitError, loads_limited
 from generators.dialogue_offline import HistoryWriter
 from generators.history_plan import DayPlan, Event
 from generators.families import FAMILIES, FamilyInput
 from generators.model import MemoryPiece, Session, TaskDraft, parse_transcript
 from office_env.tools import ToolResult
-from orchestrator.fake_llm.server import Reply
+from orchestrator.fake_llm.server import Reply, message_text
 from surfers.offline import EXPLORERS
 from verifier.dialogue_rules import check_dialogue
 
@@ -47,7 +48,7 @@ class UnknownPrompt(ValueError):
 
 
 def role_of(messages: list[dict[str, Any]]) -> str:
-    system = next((m.get("content") or "" for m in messages if m.get("role") == "system"), "")
+    system = next((message_text(m) for m in messages if m.get("role") == "system"), "")
     for role, opening in ROLE_OPENINGS.items():
         if system.startswith(opening):
             return role
@@ -55,11 +56,17 @@ def role_of(messages: list[dict[str, Any]]) -> str:
 
 
 def inputs_of(messages: list[dict[str, Any]]) -> dict[str, Any]:
-    user = next((m.get("content") or "" for m in messages if m.get("role") == "user"), "")
+    user = next((message_text(m) for m in messages if m.get("role") == "user"), "")
     match = _JSON_BLOCK_RE.search(user)
     if not match:
         raise UnknownPrompt("the prompt has no JSON input block")
-    return json.loads(match.group(1))
+    try:
+        inputs = loads_limited(match.group(1))
+    except JSONLimitError as exc:
+        raise UnknownPrompt(f"the prompt's JSON input block is {exc}") from None
+    if not isinstance(inputs, dict):
+        raise UnknownPrompt("the prompt's JSON input block is not an object")
+    return inputs
 
 
 def _rng(role: str, inputs: dict[str, Any], extra: str = "") -> random.Random:
@@ -72,7 +79,7 @@ def _now(text: str) -> datetime:
 
 
 def _feedback(messages: list[dict[str, Any]]) -> str:
-    user = next((m.get("content") or "" for m in messages if m.get("role") == "user"), "")
+    user = next((message_text(m) for m in messages if m.get("role") == "user"), "")
     marker = "rejected for this reason; fix it:\n"
     return user.split(marker, 1)[1].split("\n\n", 1)[0] if marker in user else ""
 
@@ -89,7 +96,10 @@ def _plan(inputs: dict[str, Any], messages: list[dict[str, Any]]) -> dict[str, A
 
 
 class _HistoryReader:
-    """Serves tool results from the conversation; records the calls it does not have yet."""
+    """Serves tool results from the conversation; records the calls it does not have yet.
+
+    A call in the history whose arguments are not a JSON object (a reply broken by a fault) ran
+    nothing, so it is not a result: the call is asked for again."""
 
     def __init__(self, inputs: dict[str, Any], messages: list[dict[str, Any]]) -> None:
         self.now = _now(inputs["now"])
@@ -99,10 +109,12 @@ class _HistoryReader:
         calls: dict[str, tuple[str, str]] = {}
         for message in messages:
             for call in message.get("tool_calls") or []:
-                fn = call["function"]
-                calls[call["id"]] = (fn["name"], json.dumps(json.loads(fn["arguments"] or "{}"), sort_keys=True))
+                key = _call_key(call)
+                if key is not None and isinstance(call.get("id"), str):
+                    calls[call["id"]] = key
             if message.get("role") == "tool" and message.get("tool_call_id") in calls:
-                self.results[calls[message["tool_call_id"]]] = message.get("content") or ""
+                content = message.get("content")
+                self.results[calls[message["tool_call_id"]]] = content if isinstance(content, str) else ""
 
     def call(self, name: str, args: dict[str, Any]) -> ToolResult:
         if name == "system_list_files":
@@ -114,6 +126,21 @@ class _HistoryReader:
         if (name, args) not in self.pending:
             self.pending.append((name, args))
         return ToolResult(name, False, "Error: not read yet")
+
+
+def _call_key(call: Any) -> tuple[str, str] | None:
+    """``(name, canonical arguments)`` of a tool call in a conversation, or None when its arguments
+    are not a JSON object."""
+    function = call.get("function") if isinstance(call, dict) else None
+    if not isinstance(function, dict) or not isinstance(function.get("name"), str):
+        return None
+    try:
+        arguments = loads_limited(function.get("arguments") or "{}")
+    except (JSONLimitError, TypeError):
+        return None
+    if not isinstance(arguments, dict):
+        return None
+    return function["name"], json.dumps(arguments, sort_keys=True)
 
 
 def _surf(inputs: dict[str, Any], messages: list[dict[str, Any]]) -> Reply:
@@ -144,9 +171,12 @@ def _task(inputs: dict[str, Any], messages: list[dict[str, Any]]) -> dict[str, A
 _WRITTEN_PLANS: "OrderedDict[str, list[dict[str, Any]]]" = OrderedDict()
 _PLANS_LOCK = threading.Lock()
 MAX_WRITTEN_PLANS = 4096
+MAX_PLAN_CHARS = 64 * 1024  # a task's description and plan; real ones are a few hundred characters
 
 
 def _remember_plan(description: str, plan: list[dict[str, Any]]) -> None:
+    if len(description) + len(json.dumps(plan, default=str)) > MAX_PLAN_CHARS:
+        return  # an office this large came from a hostile request: not worth keeping
     with _PLANS_LOCK:
         _WRITTEN_PLANS[description.strip()] = plan
         _WRITTEN_PLANS.move_to_end(description.strip())
@@ -161,6 +191,9 @@ def _written_plans() -> dict[str, list[list[dict[str, Any]]]]:
 
 def _day(inputs: dict[str, Any], messages: list[dict[str, Any]]) -> dict[str, Any]:
     """One day written by the offline history writer from the day's planned events."""
+    utterances = inputs.get("utterances")
+    if not isinstance(utterances, int) or not 1 <= utterances <= MAX_UTTERANCES_PER_DAY:
+        return {"error": f"'utterances' must be an integer from 1 to {MAX_UTTERANCES_PER_DAY}"}
     day = datetime.strptime(inputs["date"], "%Y-%m-%d").date()
     events = [Event.from_dict(e) for e in inputs["events"]]
     # Each day is written on its own (the prompt holds one day), so the persona's details may differ
@@ -177,30 +210,50 @@ def _day(inputs: dict[str, Any], messages: list[dict[str, Any]]) -> dict[str, An
 
 # What this endpoint wrote for each history, day by day: a model that writes a history day by day
 # remembers its earlier days, so a later day does not repeat their lines.
+# Bounded as an LRU cache in histories and in characters, so a long-running endpoint (or one fed
+# hostile requests) keeps a fixed amount of memory; a history forgotten only repeats more lines.
 _HISTORIES: "OrderedDict[str, dict[int, list[str]]]" = OrderedDict()
 _HISTORIES_LOCK = threading.Lock()
+_HISTORY_CHARS = [0]  # characters of every line kept in _HISTORIES
 MAX_HISTORIES = 256
+MAX_HISTORY_DAYS = 366
+MAX_HISTORY_CHARS = 16 * 1024 * 1024
+MAX_UTTERANCES_PER_DAY = 1_000
 
 
 def _history_key(inputs: dict[str, Any]) -> str:
     keep = {k: inputs.get(k) for k in ("user_first", "colleagues", "company", "projects", "city", "files",
                                         "task_values", "total_days", "utterances")}
-    return json.dumps(keep, sort_keys=True, default=str)
+    return hashlib.sha256(json.dumps(keep, sort_keys=True, default=str).encode("utf-8")).hexdigest()
+
+
+def _chars(lines: list[str]) -> int:
+    return sum(len(line) for line in lines)
 
 
 def _earlier_days(inputs: dict[str, Any]) -> list[str]:
+    key = _history_key(inputs)
     with _HISTORIES_LOCK:
-        days = _HISTORIES.get(_history_key(inputs), {})
+        days = _HISTORIES.get(key)
+        if days is None:
+            return []
+        _HISTORIES.move_to_end(key)
         return [line for day, lines in days.items() if day < inputs["day"] for line in lines]
 
 
 def _remember_day(inputs: dict[str, Any], lines: list[str]) -> None:
+    day = inputs.get("day")
+    if not isinstance(day, int) or not 1 <= day <= MAX_HISTORY_DAYS:
+        return
     key = _history_key(inputs)
     with _HISTORIES_LOCK:
-        _HISTORIES.setdefault(key, {})[inputs["day"]] = lines
+        days = _HISTORIES.setdefault(key, {})
+        _HISTORY_CHARS[0] += _chars(lines) - _chars(days.get(day, []))
+        days[day] = lines
         _HISTORIES.move_to_end(key)
-        while len(_HISTORIES) > MAX_HISTORIES:
-            _HISTORIES.popitem(last=False)
+        while len(_HISTORIES) > 1 and (len(_HISTORIES) > MAX_HISTORIES or _HISTORY_CHARS[0] > MAX_HISTORY_CHARS):
+            _, dropped = _HISTORIES.popitem(last=False)
+            _HISTORY_CHARS[0] -= sum(_chars(old) for old in dropped.values())
 
 
 _SAID_RE = re.compile(r'^- ("(?:[^"\\]|\\.)*") \(said at day \d+ turn \d+\)$')
@@ -208,7 +261,7 @@ _SAID_RE = re.compile(r'^- ("(?:[^"\\]|\\.)*") \(said at day \d+ turn \d+\)$')
 
 def _already_said(messages: list[dict[str, Any]]) -> list[str]:
     """Lines the prompt says were said already (a day asked again), as a model would read them."""
-    user = next((m.get("content") or "" for m in messages if m.get("role") == "user"), "")
+    user = next((message_text(m) for m in messages if m.get("role") == "user"), "")
     out = []
     for line in user.splitlines():
         match = _SAID_RE.match(line.strip())
@@ -223,7 +276,7 @@ def _already_said(messages: list[dict[str, Any]]) -> list[str]:
 def _verify(inputs: dict[str, Any], messages: list[dict[str, Any]]) -> dict[str, Any]:
     memory = [MemoryPiece.from_dict({"kind": "fact", "text": m["value"], **m}) for m in inputs["memory"]]
     draft = TaskDraft("chat", [], "easy", "-", inputs["intent"], ["-"], [], memory, "-", [])
-    user = next((m.get("content") or "" for m in messages if m.get("role") == "user"), "")
+    user = next((message_text(m) for m in messages if m.get("role") == "user"), "")
     sessions = parse_transcript(user)
     verdict = check_dialogue(draft, sessions, min_days=inputs["min_days"])
     return verdict.to_dict()

@@ -19,7 +19,15 @@ class _Seed:
     app_count: int = 1
 
 
+MAX_DAYS = 366
+MAX_UTTERANCES_PER_DAY = 1_000
+
+
 def answer_plus(inputs: dict[str, Any], feedback: str) -> dict[str, Any]:
+    for field, most in (("days", MAX_DAYS), ("utterances_per_day", MAX_UTTERANCES_PER_DAY)):
+        value = inputs.get(field)
+        if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= most:
+            return {"error": f"'{field}' must be an integer from 1 to {most}"}  # the work grows with it
     now = datetime.strptime(inputs["now"][:16], "%Y-%m-%d %H:%M")
     seed = int(hashlib.sha256(json.dumps([inputs, feedback], sort_keys=True).encode()).hexdigest()[:8], 16)
     draft = regenerate(_Seed(inputs["instruction"], inputs["username"], now), seed=seed, days=inputs["days"],

@@ -6,7 +6,9 @@ injectable faults.
 from a *responder*: a callable that takes the parsed request body and returns a :class:`Reply`.
 
 Faults, chosen per request by the ``X-Fake-Fault`` header or queued with
-:meth:`FakeLLMServer.queue_faults` (one per chat request, in order):
+:meth:`FakeLLMServer.queue_faults` (one per chat request, in order). A fault changes the one answer
+it is chosen for and nothing else: the next request, with the same messages or with the broken
+reply in its history, is answered as if the fault had never happened.
 
 - ``malformed``: the reply's content with its last ``}`` removed and a sentence appended
   (tool-call arguments are broken the same way);
@@ -16,10 +18,26 @@ Faults, chosen per request by the ``X-Fake-Fault`` header or queued with
 - ``500``: HTTP 500 with an OpenAI-style error body;
 - ``slow``: wait ``slow_seconds``, then answer normally.
 
+Reply faults answer HTTP 200 with a body that breaks the OpenAI format, for testing clients:
+``message_string`` (``choices[0].message`` is the content string), ``choices_empty``,
+``choices_object`` (``choices`` is an object), ``content_object`` (``message.content`` is an
+object), ``tool_calls_object`` (``message.tool_calls`` is an object), ``function_missing`` (tool
+calls without ``function``), ``arguments_object`` (tool-call arguments as an object, not a string),
+``arguments_deep`` (arguments nested 100,000 levels), ``usage_strings`` (usage counts as strings),
+``body_array`` (the answer inside a JSON array), ``body_deep`` (a body nested 100,000 levels) and
+``body_not_json``. The tool-call faults give a reply without tool calls one; on embeddings only
+``usage_strings`` and the ``body_*`` faults apply.
+
 ``fail_model="name"`` makes every request for that model answer 500 (a persistently failing task).
 Everything except the timing of ``slow`` and ``429`` is deterministic: ``created`` is a fixed
 number, completion ids are a hash of the request, tool-call ids are ``call_<n>`` numbered along the
 conversation.
+
+Requests come from strangers (``homer fake-llm --host 0.0.0.0``), so bad input is a JSON error,
+never a traceback: a bad ``Content-Length`` or body is 400, a body over ``MAX_REQUEST_BYTES`` is 413,
+JSON nested deeper than ``MAX_JSON_DEPTH`` is refused before it is parsed, and embeddings are bounded
+in inputs and dimensions. The server keeps the last ``keep_requests`` requests (and at most
+``MAX_RECORDED_BYTES`` of them), so a long run does not grow without bound.
 """
 
 from __future__ import annotations
@@ -28,7 +46,10 @@ import base64
 import hashlib
 import json
 import math
+import re
+import socket
 import struct
+import sys
 import threading
 import time
 from collections import deque
@@ -36,14 +57,31 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
 
+from backends.llm.strict_json import JSONLimitError, loads_limited
 from backends.tokens import count_tokens
+from office_env.limits import (
+    MAX_EMBEDDING_DIMENSIONS, MAX_EMBEDDING_INPUTS, MAX_EMBEDDING_VALUES, MAX_REQUEST_BYTES, MiB,
+)
 
-FAULTS = ("malformed", "fenced", "truncated", "429", "500", "slow")
+REPLY_FAULTS = ("message_string", "choices_empty", "choices_object", "content_object", "tool_calls_object",
+                "function_missing", "arguments_object", "arguments_deep", "usage_strings", "body_array",
+                "body_deep", "body_not_json")
+FAULTS = ("malformed", "fenced", "truncated", "429", "500", "slow", *REPLY_FAULTS)
 DEFAULT_MODEL = "fake-model"
 CREATED = 1_700_000_000  # a fixed timestamp: answers do not depend on the clock
 EMBEDDING_DIMENSIONS = 64
 MALFORMED_TAIL = " Let me know if you need anything else!"
 FENCE_PROSE = "Sure! Here is the JSON you asked for:"
+DEEP_LEVELS = 100_000                # nesting of the arguments_deep and body_deep faults
+MAX_RECORDED_REQUESTS = 1_000        # requests kept for inspection, newest last
+MAX_RECORDED_BYTES = 64 * MiB        # bodies and headers of the kept requests, as parsed (estimated)
+MAX_MODEL_CHARS = 256                # one model name
+MAX_SEEN_MODELS = 1_000              # model names /v1/models lists
+MAX_KEPT_ERRORS = 100                # internal errors kept for inspection
+READ_SECONDS = 30.0                  # a client that stops sending its request is dropped after this
+MAX_DISCARD_BYTES = 64 * MiB         # of a refused body, read and thrown away before closing
+DISCARD_SECONDS = 5.0
+_DIGITS_RE = re.compile(r"[0-9]+")
 
 
 @dataclass
@@ -62,7 +100,8 @@ Responder = Callable[[dict], "Reply | str"]
 @dataclass
 class RecordedRequest:
     """One request as the server saw it. ``started``/``ended`` are ``time.monotonic()`` readings
-    (arrival, and the moment the answer was ready to send); ``status`` is the HTTP status answered."""
+    (arrival, and the moment the answer was ready to send); ``status`` is the HTTP status answered;
+    ``size`` estimates the memory its body and headers take (what counts against ``MAX_RECORDED_BYTES``)."""
 
     method: str
     path: str
@@ -72,6 +111,7 @@ class RecordedRequest:
     started: float = 0.0
     ended: float | None = None
     status: int | None = None
+    size: int = 0
 
 
 def echo_responder(body: dict) -> Reply:
@@ -134,10 +174,31 @@ def embedding_for(text: str, dimensions: int = EMBEDDING_DIMENSIONS) -> list[flo
 
 class _FaultError(Exception):
     def __init__(self, status: int, message: str, kind: str, code: str | None = None,
-                 headers: dict[str, str] | None = None):
+                 headers: dict[str, str] | None = None, param: str | None = None):
         super().__init__(message)
-        self.status, self.message, self.kind, self.code = status, message, kind, code
+        self.status, self.message, self.kind, self.code, self.param = status, message, kind, code, param
         self.headers = headers or {}
+
+
+def _parsed_size(raw: bytes) -> int:
+    """About the memory the parsed JSON of ``raw`` takes: its text, plus the objects that a body of
+    many small values (``[[],[],...]``) makes out of a few bytes each."""
+    return len(raw) + 96 * (raw.count(b"[") + raw.count(b"{")) + 48 * raw.count(b",")
+
+
+def _bad_request(message: str, param: str | None = None, status: int = 400) -> _FaultError:
+    return _FaultError(status, message, "invalid_request_error", param=param)
+
+
+def _kind(value: Any) -> str:
+    """A JSON value's type as the API documentation names it."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    return {str: "string", list: "array", dict: "object"}.get(type(value), type(value).__name__)
 
 
 class FakeLLMServer:
@@ -148,15 +209,22 @@ class FakeLLMServer:
     """
 
     def __init__(self, responder: Responder | None = None, host: str = "127.0.0.1", port: int = 0,
-                 retry_after: float = 1.0, slow_seconds: float = 2.0, fail_model: str | None = None):
+                 retry_after: float = 1.0, slow_seconds: float = 2.0, fail_model: str | None = None,
+                 keep_requests: int = MAX_RECORDED_REQUESTS):
+        if keep_requests < 1:
+            raise ValueError(f"keep_requests must be at least 1, got {keep_requests}")
         self.responder: Responder = responder or echo_responder
         self.host = host
         self.port = port
         self.retry_after = retry_after
         self.slow_seconds = slow_seconds
         self.fail_model = fail_model
+        self.keep_requests = keep_requests
         self._lock = threading.Lock()
-        self._requests: list[RecordedRequest] = []
+        self._requests: deque[RecordedRequest] = deque()
+        self._recorded_bytes = 0
+        self._chat_total = 0
+        self._errors: deque[str] = deque(maxlen=MAX_KEPT_ERRORS)
         self._faults: deque[str] = deque()
         self._models: list[str] = [DEFAULT_MODEL]
         self._stopping = threading.Event()
@@ -169,9 +237,8 @@ class FakeLLMServer:
         if self._httpd is not None:
             return self
         handler = type("_BoundHandler", (_Handler,), {"fake": self})
-        httpd = ThreadingHTTPServer((self.host, self.port), handler)
-        httpd.daemon_threads = True
-        httpd.block_on_close = False  # a slow handler must not hold up stop()
+        httpd = _HTTPServer((self.host, self.port), handler)
+        httpd.fake = self
         self._httpd = httpd
         self.port = httpd.server_address[1]
         self._stopping.clear()
@@ -215,18 +282,34 @@ class FakeLLMServer:
 
     @property
     def requests(self) -> list[RecordedRequest]:
-        """A snapshot of the requests received so far, oldest first."""
+        """A snapshot of the last requests received (``keep_requests`` of them at most), oldest first."""
         with self._lock:
             return list(self._requests)
+
+    @property
+    def errors(self) -> list[str]:
+        """Unexpected errors inside the server (a bug, not a bad request), newest last; each was
+        answered 500 or dropped the connection, and none was printed."""
+        with self._lock:
+            return list(self._errors)
 
     def chat_requests(self) -> list[RecordedRequest]:
         return [r for r in self.requests if r.path.endswith("/chat/completions")]
 
+    @property
+    def chat_request_total(self) -> int:
+        """Chat requests received since the start (or :meth:`reset`), also those no longer kept."""
+        with self._lock:
+            return self._chat_total
+
     def reset(self) -> None:
-        """Forget recorded requests and queued faults."""
+        """Forget recorded requests, queued faults and internal errors."""
         with self._lock:
             self._requests.clear()
+            self._recorded_bytes = 0
+            self._chat_total = 0
             self._faults.clear()
+            self._errors.clear()
 
     @property
     def models(self) -> list[str]:
@@ -238,11 +321,20 @@ class FakeLLMServer:
     def _record(self, request: RecordedRequest) -> None:
         with self._lock:
             self._requests.append(request)
+            self._recorded_bytes += request.size
+            self._chat_total += request.path.split("?", 1)[0].rstrip("/").endswith("/chat/completions")
+            while len(self._requests) > 1 and (len(self._requests) > self.keep_requests
+                                               or self._recorded_bytes > MAX_RECORDED_BYTES):
+                self._recorded_bytes -= self._requests.popleft().size
+
+    def _internal_error(self, exc: BaseException) -> None:
+        with self._lock:
+            self._errors.append(f"{exc.__class__.__name__}: {exc}"[:1000])
 
     def _see_model(self, model: Any) -> None:
         if isinstance(model, str) and model:
             with self._lock:
-                if model not in self._models:
+                if model not in self._models and len(self._models) < MAX_SEEN_MODELS:
                     self._models.append(model)
 
     def _choose_fault(self, header: str | None, model: Any, chat: bool) -> str | None:
@@ -269,8 +361,7 @@ class FakeLLMServer:
             self._stopping.wait(self.slow_seconds)
 
     def handle_chat(self, body: dict, fault: str | None) -> dict:
-        if not isinstance(body.get("messages"), list) or not body["messages"]:
-            raise _FaultError(400, "'messages' must be a non-empty array", "invalid_request_error")
+        check_chat_request(body)
         model = body.get("model") or DEFAULT_MODEL
         self._apply_transport_fault(fault)
         try:
@@ -328,14 +419,8 @@ class FakeLLMServer:
         return {"name": call["name"], "arguments": text}
 
     def handle_embeddings(self, body: dict, fault: str | None) -> dict:
-        raw = body.get("input")
-        items = raw if isinstance(raw, list) and raw and not isinstance(raw[0], int) else [raw]
-        if raw is None or raw == [] or raw == "":
-            raise _FaultError(400, "'input' must be a non-empty string or array", "invalid_request_error")
+        items, dimensions = check_embeddings_request(body)
         self._apply_transport_fault(fault)
-        dimensions = body.get("dimensions") or EMBEDDING_DIMENSIONS
-        if not isinstance(dimensions, int) or dimensions < 1:
-            raise _FaultError(400, "'dimensions' must be a positive integer", "invalid_request_error")
         as_base64 = body.get("encoding_format") == "base64"
         data, tokens = [], 0
         for index, item in enumerate(items):
@@ -363,16 +448,173 @@ def _break_json(text: str) -> str:
     return text + MALFORMED_TAIL
 
 
+# -- what a request must look like -------------------------------------------------------------
+
+def check_model(body: dict) -> None:
+    """Refuse a request without a usable model name (the API requires one; /v1/models lists it)."""
+    model = body.get("model")
+    if model is None:
+        raise _bad_request("'model' is required", "model")
+    if not isinstance(model, str) or not model.strip():
+        raise _bad_request(f"'model' must be a non-empty string, got {_kind(model)}", "model")
+    if len(model) > MAX_MODEL_CHARS:
+        raise _bad_request(f"'model' is longer than {MAX_MODEL_CHARS} characters", "model")
+
+
+def check_chat_request(body: dict) -> None:
+    """Refuse a chat request the responders could not read, naming the first bad field."""
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        raise _bad_request(f"'messages' must be a non-empty array, got {_kind(messages)}"
+                           f"{' (empty)' if messages == [] else ''}", "messages")
+    for i, message in enumerate(messages):
+        where = f"messages[{i}]"
+        if not isinstance(message, dict):
+            raise _bad_request(f"'{where}' must be an object, got {_kind(message)}", "messages")
+        if not isinstance(message.get("role"), str):
+            raise _bad_request(f"'{where}.role' must be a string, got {_kind(message.get('role'))}", "messages")
+        content = message.get("content")
+        if content is not None and not isinstance(content, (str, list)):
+            raise _bad_request(f"'{where}.content' must be a string, an array of parts or null, got "
+                               f"{_kind(content)}", "messages")
+        for j, part in enumerate(content if isinstance(content, list) else []):
+            if not isinstance(part, dict):
+                raise _bad_request(f"'{where}.content[{j}]' must be an object, got {_kind(part)}", "messages")
+        calls = message.get("tool_calls")
+        if calls is None:
+            continue
+        if not isinstance(calls, list):
+            raise _bad_request(f"'{where}.tool_calls' must be an array, got {_kind(calls)}", "messages")
+        for j, call in enumerate(calls):
+            function = call.get("function") if isinstance(call, dict) else None
+            if not isinstance(function, dict):
+                raise _bad_request(f"'{where}.tool_calls[{j}].function' must be an object", "messages")
+            for field in ("name", "arguments"):
+                if not isinstance(function.get(field), str):
+                    raise _bad_request(f"'{where}.tool_calls[{j}].function.{field}' must be a string, got "
+                                       f"{_kind(function.get(field))}", "messages")
+
+
+def check_embeddings_request(body: dict) -> tuple[list[Any], int]:
+    """The inputs and dimensions of an embeddings request, within the limits; else a 400 naming the field."""
+    raw = body.get("input")
+    if raw is None or raw == "" or raw == []:
+        raise _bad_request("'input' must be a non-empty string or array", "input")
+    if isinstance(raw, str) or (isinstance(raw, list) and all(_token_id(x) for x in raw)):
+        items: list[Any] = [raw]
+    elif isinstance(raw, list):
+        items = raw
+        for i, item in enumerate(items):
+            if not isinstance(item, str) and not (isinstance(item, list) and item and all(_token_id(x) for x in item)):
+                raise _bad_request(f"'input[{i}]' must be a string or an array of token ids, got {_kind(item)}",
+                                   "input")
+    else:
+        raise _bad_request(f"'input' must be a string or an array, got {_kind(raw)}", "input")
+    if len(items) > MAX_EMBEDDING_INPUTS:
+        raise _bad_request(f"'input' has {len(items)} items; at most {MAX_EMBEDDING_INPUTS} per request", "input")
+    dimensions = body.get("dimensions", EMBEDDING_DIMENSIONS)
+    if isinstance(dimensions, bool) or not isinstance(dimensions, int) or dimensions < 1:
+        raise _bad_request("'dimensions' must be a positive integer", "dimensions")
+    if dimensions > MAX_EMBEDDING_DIMENSIONS:
+        raise _bad_request(f"'dimensions' must be at most {MAX_EMBEDDING_DIMENSIONS}, got {dimensions}", "dimensions")
+    if len(items) * dimensions > MAX_EMBEDDING_VALUES:
+        raise _bad_request(f"{len(items)} inputs of {dimensions} dimensions is {len(items) * dimensions} values; "
+                           f"at most {MAX_EMBEDDING_VALUES} per request", "input")
+    if body.get("encoding_format", "float") not in ("float", "base64"):
+        raise _bad_request("'encoding_format' must be 'float' or 'base64'", "encoding_format")
+    return items, dimensions
+
+
+def _token_id(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+# -- reply faults ------------------------------------------------------------------------------
+
+def apply_reply_fault(answer: dict, fault: str | None) -> dict | list | bytes:
+    """The body to send for ``answer`` under a reply fault (``answer`` itself for any other fault)."""
+    if fault == "body_array":
+        return [answer]
+    if fault == "body_deep":
+        return b"[" * DEEP_LEVELS + b"]" * DEEP_LEVELS
+    if fault == "body_not_json":
+        return b"<html><body>502 Bad Gateway</body></html>"
+    if fault == "usage_strings":
+        answer["usage"] = {key: str(value) for key, value in answer.get("usage", {}).items()}
+        return answer
+    choices = answer.get("choices")
+    if fault not in REPLY_FAULTS or not isinstance(choices, list):  # embeddings: no choices
+        return answer
+    choice = choices[0]
+    message = choice["message"]
+    if fault == "message_string":
+        choice["message"] = message.get("content") or ""
+    elif fault == "choices_empty":
+        answer["choices"] = []
+    elif fault == "choices_object":
+        answer["choices"] = choice
+    elif fault == "content_object":
+        message["content"] = {"text": message.get("content")}
+    else:
+        calls = message.setdefault("tool_calls", [
+            {"id": "call_1", "type": "function", "function": {"name": "system_list_files", "arguments": "{}"}}])
+        if fault == "tool_calls_object":
+            message["tool_calls"] = {"calls": calls}
+        for call in calls:
+            if fault == "function_missing":
+                del call["function"]
+            elif fault == "arguments_object":
+                try:
+                    call["function"]["arguments"] = json.loads(call["function"]["arguments"])
+                except json.JSONDecodeError:
+                    call["function"]["arguments"] = {"text": call["function"]["arguments"]}
+            elif fault == "arguments_deep":
+                call["function"]["arguments"] = "[" * DEEP_LEVELS + "]" * DEEP_LEVELS
+    return answer
+
+
+class _HTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+    block_on_close = False  # a slow handler must not hold up stop()
+    fake: FakeLLMServer
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """Keep stderr clean: a client that went away is not an error, anything else is kept in
+        :attr:`FakeLLMServer.errors`."""
+        exc = sys.exc_info()[1]
+        if exc is not None and not isinstance(exc, OSError):
+            self.fake._internal_error(exc)
+
+
 class _Handler(BaseHTTPRequestHandler):
     fake: FakeLLMServer  # set on the per-server subclass
     protocol_version = "HTTP/1.1"
     server_version = "homeragents-fake-llm/1"
+    timeout = READ_SECONDS
 
     def log_message(self, format: str, *args: Any) -> None:  # quiet: tests read .requests
         pass
 
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """Errors found by the HTTP parser (a bad request line, an unknown method) in the same JSON
+        shape as the API's own errors."""
+        text = message or self.responses.get(code, ("error",))[0]
+        self.close_connection = True
+        try:
+            data = json.dumps({"error": {"message": text, "type": "invalid_request_error", "param": None,
+                                         "code": None}}).encode("utf-8")
+            self.send_response(code)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.send_header("Connection", "close")
+            self.end_headers()
+            if self.command != "HEAD":
+                self.wfile.write(data)
+        except OSError:
+            pass
+
     def do_GET(self) -> None:
-        record = self._begin(None)
+        record = self._begin(None, time.monotonic())
         path = self.path.split("?", 1)[0].rstrip("/")
         if path == "/v1/models":
             self._send(record, 200, self.fake.handle_models())
@@ -381,54 +623,116 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(record, 200, {"id": name, "object": "model", "created": CREATED,
                                      "owned_by": "homeragents-fake"})
         else:
-            self._send_error(record, _FaultError(404, f"no such route: GET {path}", "invalid_request_error"))
+            self._send_error(record, _FaultError(404, f"no such route: GET {path[:200]}", "invalid_request_error"))
 
     def do_POST(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length > 0 else b""
+        started = time.monotonic()
+        self._answered = False
         try:
-            body = json.loads(raw.decode("utf-8")) if raw else None
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            record = self._begin(raw.decode("utf-8", "replace"))
-            self._send_error(record, _FaultError(400, f"request body is not valid JSON: {exc}",
-                                                 "invalid_request_error"))
+            self._post(started)
+        except Exception as exc:  # a bug in the server: answer 500 and keep serving
+            self.fake._internal_error(exc)
+            if not self._answered:
+                record = RecordedRequest(self.command, self.path, {}, None, started=started)
+                self._send_error(record, _FaultError(500, f"internal error in the fake endpoint: "
+                                                          f"{exc.__class__.__name__}: {exc}", "server_error"))
+            self.close_connection = True
+
+    def _post(self, started: float) -> None:
+        self._unread = MiB  # what to discard of a refused body whose length is unknown
+        try:
+            raw = self._read_body()
+        except _FaultError as error:
+            self._send_error(self._begin(None, started), error)
+            self._discard_unread(self._unread)
             return
-        record = self._begin(body)
+        try:
+            body = loads_limited(raw, max_bytes=MAX_REQUEST_BYTES) if raw else None
+        except JSONLimitError as exc:
+            record = self._begin(raw.decode("utf-8", "replace"), started, len(raw))
+            self._send_error(record, _bad_request(f"request body is {exc}"))
+            return
+        record = self._begin(body, started, _parsed_size(raw))
         path = self.path.split("?", 1)[0].rstrip("/")
         chat = path == "/v1/chat/completions"
-        if not chat and path != "/v1/embeddings":
-            self._send_error(record, _FaultError(404, f"no such route: POST {path}", "invalid_request_error"))
-            return
-        if not isinstance(body, dict):
-            self._send_error(record, _FaultError(400, "request body must be a JSON object",
-                                                 "invalid_request_error"))
-            return
-        self.fake._see_model(body.get("model"))
-        fault = self.fake._choose_fault(self.headers.get("X-Fake-Fault"), body.get("model"), chat)
-        record.fault = fault
         try:
+            if not chat and path != "/v1/embeddings":
+                raise _FaultError(404, f"no such route: POST {path[:200]}", "invalid_request_error")
+            if not isinstance(body, dict):
+                raise _bad_request(f"request body must be a JSON object, got {_kind(body)}")
+            check_model(body)
+            if chat:
+                check_chat_request(body)
+            else:
+                check_embeddings_request(body)
+            self.fake._see_model(body["model"])
+            fault = self.fake._choose_fault(self.headers.get("X-Fake-Fault"), body["model"], chat)
+            record.fault = fault
             if fault is not None and fault not in FAULTS:
-                raise _FaultError(400, f"unknown X-Fake-Fault {fault!r}: expected one of {', '.join(FAULTS)}",
-                                  "invalid_request_error")
+                raise _bad_request(f"unknown X-Fake-Fault {fault[:100]!r}: expected one of {', '.join(FAULTS)}")
             answer = self.fake.handle_chat(body, fault) if chat else self.fake.handle_embeddings(body, fault)
         except _FaultError as error:
             self._send_error(record, error)
             return
-        self._send(record, 200, answer)
+        self._send(record, 200, apply_reply_fault(answer, fault))
 
-    def _begin(self, body: Any) -> RecordedRequest:
-        record = RecordedRequest(method=self.command, path=self.path, headers=dict(self.headers.items()),
-                                 body=body, started=time.monotonic())
+    def _read_body(self) -> bytes:
+        """The request body, read only when its declared length is a number within the limit."""
+        if self.headers.get("Transfer-Encoding"):
+            raise _bad_request("send the body with a Content-Length header, not Transfer-Encoding", status=411)
+        values = [v.strip() for v in self.headers.get_all("Content-Length") or []]
+        if not values:
+            return b""
+        if len(set(values)) > 1:
+            raise _bad_request("the request has conflicting Content-Length headers")
+        text = values[0]
+        if not _DIGITS_RE.fullmatch(text):
+            raise _bad_request(f"Content-Length {text[:40]!r} is not a non-negative integer")
+        if len(text) > 15 or int(text) > MAX_REQUEST_BYTES:
+            self._unread = min(int(text[:15]), MAX_DISCARD_BYTES)
+            raise _bad_request(f"request body of {text[:40]} bytes is larger than the limit of {MAX_REQUEST_BYTES} "
+                               f"bytes ({MAX_REQUEST_BYTES / MiB:g} MiB)", status=413)
+        length = int(text)
+        try:
+            raw = self.rfile.read(length)
+        except OSError:  # the client stalled past READ_SECONDS, or went away
+            self.close_connection = True
+            raise _bad_request("the request body did not arrive in time", status=408) from None
+        if len(raw) < length:
+            raise _bad_request(f"the request body ended after {len(raw)} of {length} bytes")
+        return raw
+
+    def _discard_unread(self, limit: int, seconds: float = DISCARD_SECONDS) -> None:
+        """Read what the client is still sending of a refused body (up to ``limit`` bytes, for a
+        few seconds), so that a client that sends its whole body before reading gets the answer
+        instead of a reset connection."""
+        try:
+            self.connection.shutdown(socket.SHUT_WR)
+            self.connection.settimeout(seconds)
+            deadline, seen = time.monotonic() + seconds, 0
+            while seen < limit and time.monotonic() < deadline:
+                chunk = self.connection.recv(65536)
+                if not chunk:
+                    break
+                seen += len(chunk)
+        except OSError:
+            pass
+
+    def _begin(self, body: Any, started: float, size: int = 0) -> RecordedRequest:
+        headers = dict(self.headers.items())
+        record = RecordedRequest(method=self.command, path=self.path, headers=headers, body=body, started=started,
+                                 size=size + sum(len(k) + len(v) for k, v in headers.items()))
         self.fake._record(record)
         return record
 
     def _send_error(self, record: RecordedRequest, error: _FaultError) -> None:
-        body = {"error": {"message": error.message, "type": error.kind, "param": None, "code": error.code}}
+        body = {"error": {"message": error.message, "type": error.kind, "param": error.param, "code": error.code}}
         self._send(record, error.status, body, error.headers)
 
-    def _send(self, record: RecordedRequest, status: int, payload: dict,
+    def _send(self, record: RecordedRequest, status: int, payload: dict | list | bytes,
               headers: dict[str, str] | None = None) -> None:
-        data = json.dumps(payload).encode("utf-8")
+        data = payload if isinstance(payload, bytes) else json.dumps(payload).encode("utf-8")
+        self._answered = True
         record.status = status
         record.ended = time.monotonic()  # before writing: the client cannot have the answer earlier
         try:
@@ -462,4 +766,4 @@ def serve_forever(server: FakeLLMServer, ready: Callable[[FakeLLMServer], None] 
 
 
 __all__ = ["FakeLLMServer", "Reply", "RecordedRequest", "echo_responder", "scripted",
-                          "embedding_for", "FAULTS", "DEFAULT_MODEL"]
+           "embedding_for", "FAULTS", "REPLY_FAULTS", "DEFAULT_MODEL"]
