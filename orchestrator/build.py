@@ -350,18 +350,23 @@ def build(out: Path, n: int, config: BuildConfig, workers: int = 1, resume: bool
     if config.days < MIN_DAYS:
         raise BuildError(f"--days must be at least {MIN_DAYS} (got {config.days}): a history needs one day to say "
                          "a value and a later one to correct it")
-    if out.exists() and not out.is_dir():
-        raise BuildError(f"--out {out}: exists and is not a folder")
-    try:
-        lock = FolderLock(out, "homer build").acquire()
-    except FolderBusy as exc:
-        raise BuildError(str(exc)) from None
-    except OSError as exc:
-        raise BuildError(f"--out {out}: cannot write there ({exc.strerror or exc})") from None
+    lock = lock_out_folder(out, "homer build")
     try:
         return _build_locked(out, n, config, workers, resume, on_progress, budget or Budget())
     finally:
         lock.release()
+
+
+def lock_out_folder(out: Path, what: str) -> FolderLock:
+    """Take ``out``'s writer lock, or raise BuildError naming why not (busy, not a folder, not writable)."""
+    if out.exists() and not out.is_dir():
+        raise BuildError(f"--out {out}: exists and is not a folder")
+    try:
+        return FolderLock(out, what).acquire()
+    except FolderBusy as exc:
+        raise BuildError(str(exc)) from None
+    except OSError as exc:
+        raise BuildError(f"--out {out}: cannot write there ({exc.strerror or exc})") from None
 
 
 def _build_locked(out: Path, n: int, config: BuildConfig, workers: int, resume: bool,

@@ -42,10 +42,9 @@ from generators.plus_offline import PlusDraft, infer_apps, regenerate
 from office_env import SeedTask, load_officebench
 from orchestrator import dataset
 from generators.plus_llm import regenerate_llm
-from backends.folder_lock import FolderBusy, FolderLock
 from backends.workers import Budget, run_jobs
 from orchestrator.build import (
-    BuildError, check_out_folder, drop_category, gate_record, is_role_failure, read_outcomes, repair, usage_cost,
+    BuildError, check_out_folder, drop_category, gate_record, is_role_failure, lock_out_folder, read_outcomes, repair, usage_cost,
     usage_delta,
 )
 from verifier.llm_verifier import verify_llm
@@ -377,14 +376,7 @@ def regenerate_split(seeds_path: str | Path, out: str | Path, *, seed: int = 0, 
     config = PlusConfig(seed=seed, days=days, utterances_per_day=utterances_per_day, max_rounds=max_rounds,
                         backend=getattr(roles, "name", backend) if roles is not None else backend, model=model,
                         base_url=base_url, llm_config=llm_config, cache_path=cache_path, gates=tuple(gates))
-    if out.exists() and not out.is_dir():
-        raise BuildError(f"--out {out}: exists and is not a folder")
-    try:
-        lock = FolderLock(out, "homer regenerate").acquire()
-    except FolderBusy as exc:
-        raise BuildError(str(exc)) from None
-    except OSError as exc:
-        raise BuildError(f"--out {out}: cannot write there ({exc.strerror or exc})") from None
+    lock = lock_out_folder(out, "homer regenerate")
     try:
         return _regenerate_locked(root, out, config, workers, resume, roles, budget or Budget(), on_progress)
     finally:
