@@ -51,11 +51,11 @@ def main() -> None:
         with FakeLLMServer(default_responder()) as server:
             config = BuildConfig(seed=args.seed, backend="llm", model="fake-model", base_url=server.url)
             build(tmp / "neo", args.neo, config, workers=1)
-            report("Neo", tmp / "neo", len(server.chat_requests()), 12, 40_000)
-            before = len(server.chat_requests())
+            report("Neo", tmp / "neo", server.chat_request_total, 12, 40_000)
+            before = server.chat_request_total
             regenerate_split(args.seeds, tmp / "plus", seed=args.seed, backend="llm", model="fake-model",
                              base_url=server.url)
-            report("Plus", tmp / "plus", len(server.chat_requests()) - before, 4, None)
+            report("Plus", tmp / "plus", server.chat_request_total - before, 4, None)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

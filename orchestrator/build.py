@@ -385,15 +385,9 @@ def _build_locked(out: Path, n: int, config: BuildConfig, workers: int, resume: 
     def accepted_indices() -> list[int]:
         return sorted(i for i, item in done.items() if item["status"] == "accepted")
 
-    with (out / dataset.PROGRESS).open("a", encoding="utf-8") as progress_file:
-        def record(item: dict[str, Any]) -> None:
-            if item["status"] == "accepted":
-                dataset.publish(Path(item.pop("staged")), out)
-            done[item["index"]] = item
-            progress_file.write(json.dumps(item) + "\n")
-            progress_file.flush()
-            if on_progress:
-                on_progress(min(len(accepted_indices()), n), n)
+    report = (lambda _: on_progress(min(len(accepted_indices()), n), n)) if on_progress else None
+    with dataset.OutcomeLog(out, done, report) as log:
+        record = log.record
 
         next_index = 0
         while len(accepted_indices()) < n and next_index < max_attempts:

@@ -104,13 +104,18 @@ def score(
     reference: Optional[Path] = typer.Option(None, "--reference", help="Folder for expected files (default: the task's reference/)"),
     initial: Optional[Path] = typer.Option(None, "--initial", help="The testbed before the agent acted (default: the task's testbed/)"),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON"),
+    task_timeout: float = typer.Option(600.0, "--task-timeout", help="Seconds scoring may take (0: no limit)"),
+    task_memory: int = typer.Option(2048, "--task-memory", help="MiB of memory scoring may use (0: no limit)"),
 ) -> None:
     """Score a testbed with a criteria list; exit 0 only if every criterion passes.
 
     The testbed, the reference folder and the initial testbed are opened as untrusted trees
     (office_env.untrusted): one that is a symlink or holds a symlink, special file, hard link to a
     file outside it, odd name or more than the tree limits is refused (exit 2, one line naming the
-    path), because scoring through a link could read and print any file of the machine."""
+    path), because scoring through a link could read and print any file of the machine. Scoring
+    runs in a worker process within the time and memory budget: a testbed that would take longer
+    or more is reported (exit 2) instead of hanging the command."""
+    from backends.workers import Interrupted, JobFailure, run_jobs
     from office_env.untrusted import printable, tree_problem
 
     items, default_reference, default_initial = _criteria_from(criteria)
@@ -121,18 +126,36 @@ def score(
         problem = tree_problem(folder) if folder is not None else None
         if problem is not None:
             _fail(f"{option}: {problem}")
+    budget = _budget(task_timeout, task_memory)
+
+    def scored(_: None) -> tuple[str, Any]:
+        try:
+            workspace = Workspace(testbed)
+            return "ok", evaluate_criteria(workspace, items, reference_dir, initial_dir=initial_dir,
+                                           file=printable(criteria))
+        except InvalidCriteria as exc:
+            return "invalid", list(exc.problems)
+        except OfficeError as exc:
+            return "error", str(exc)
+
+    outcome: list[tuple[str, Any]] = []
+
+    def failed(_: int, failure: JobFailure) -> None:
+        outcome.append(("error", f"{printable(criteria)}: scoring {printable(testbed)} failed ({failure.reason})"))
+
     try:
-        workspace = Workspace(testbed)
-        report = evaluate_criteria(workspace, items, reference_dir, initial_dir=initial_dir, file=printable(criteria))
-    except InvalidCriteria as exc:
-        for problem in exc.problems:
+        run_jobs(scored, [None], workers=1, budget=budget, on_result=lambda _, result: outcome.append(result),
+                 on_failure=failed)
+    except Interrupted as exc:
+        typer.echo("\ninterrupted: nothing scored", err=True)
+        raise typer.Exit(exc.exit_code)
+    kind, report = outcome[0]
+    if kind == "invalid":
+        for problem in report:
             typer.echo(f"invalid: {problem}", err=True)
         raise typer.Exit(2)
-    except OfficeError as exc:
-        _fail(str(exc))
-    except Exception as exc:  # a reader that failed on hostile content (memory, recursion, a library bug)
-        _fail(f"{printable(criteria)}: scoring {printable(testbed)} failed ({exc.__class__.__name__}: "
-              f"{printable(str(exc).splitlines()[0][:300] if str(exc) else 'no detail')})")
+    if kind == "error":
+        _fail(report)
     if as_json:
         typer.echo(json.dumps(report.to_dict(), indent=2))
     else:
@@ -421,7 +444,10 @@ def fake_llm_command(
     port: int = typer.Option(8000, "--port", "-p", help="Port to listen on (0 picks a free one)"),
     host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on"),
     fault: list[str] = typer.Option([], "--fault", help="Fault for the next chat request, in order (repeatable): "
-                                    "malformed, fenced, truncated, 429, 500, slow; a request header X-Fake-Fault also works"),
+                                    "malformed, fenced, truncated, 429, 500, slow, or a broken reply shape (message_string, "
+                                    "choices_empty, choices_object, content_object, tool_calls_object, function_missing, "
+                                    "arguments_object, arguments_deep, usage_strings, body_array, body_deep, body_not_json); "
+                                    "a request header X-Fake-Fault also works"),
     fail_model: Optional[str] = typer.Option(None, "--fail-model", help="Answer every request for this model with HTTP 500"),
     retry_after: float = typer.Option(1.0, "--retry-after", help="Seconds in the Retry-After header of a 429"),
 ) -> None:

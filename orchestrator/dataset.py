@@ -25,7 +25,7 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from backends.dataset import TASKS, LoadedTask, iter_tasks  # noqa: F401  (reading lives below; re-exported)
 from office_env import criteria_schema
@@ -90,6 +90,36 @@ def publish(staged: Path, out: Path) -> Path:
     target.parent.mkdir(parents=True, exist_ok=True)
     os.replace(staged, target)
     return target
+
+
+class OutcomeLog:
+    """The append-only log of attempt outcomes (``.progress.jsonl``) of a build or regeneration.
+
+    An accepted attempt's staged folder is published before its line is written: a kill between
+    the two leaves a task folder no line owns, which resume's repair removes, never a line
+    without its task. ``done`` (index -> outcome) is kept up to date; ``on_record(done)`` is
+    called after each line."""
+
+    def __init__(self, out: Path, done: dict[int, dict[str, Any]],
+                 on_record: Callable[[dict[int, dict[str, Any]]], None] | None = None) -> None:
+        self.out, self.done, self.on_record = out, done, on_record
+        self._file: Any = None
+
+    def __enter__(self) -> "OutcomeLog":
+        self._file = (self.out / PROGRESS).open("a", encoding="utf-8")
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._file.close()
+
+    def record(self, item: dict[str, Any]) -> None:
+        if item["status"] == "accepted":
+            publish(Path(item.pop("staged")), self.out)
+        self.done[item["index"]] = item
+        self._file.write(json.dumps(item) + "\n")
+        self._file.flush()
+        if self.on_record:
+            self.on_record(self.done)
 
 
 def index_line(record: dict[str, Any]) -> dict[str, Any]:

@@ -401,15 +401,9 @@ def _regenerate_locked(root: Path, out: Path, config: PlusConfig, workers: int, 
         repair(out, done)
     todo = [i for i in range(len(report.tasks)) if i not in done]
 
-    with (out / dataset.PROGRESS).open("a", encoding="utf-8") as progress:
-        def record(item: dict[str, Any]) -> None:
-            if item["status"] == "accepted":
-                dataset.publish(Path(item.pop("staged")), out)
-            done[item["index"]] = item
-            progress.write(json.dumps(item) + "\n")
-            progress.flush()
-            if on_progress:
-                on_progress(len(done), len(report.tasks))
+    report_progress = (lambda _: on_progress(len(done), len(report.tasks))) if on_progress else None
+    with dataset.OutcomeLog(out, done, report_progress) as log:
+        record = log.record
 
         def failed(position: int, failure: Any) -> None:
             i = todo[position]

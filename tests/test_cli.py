@@ -152,6 +152,22 @@ def test_score_missing_testbed(criteria: Path, tmp_path: Path):
     assert "error:" in proc.stderr and "no-testbed" in proc.stderr and "does not exist" in proc.stderr
 
 
+def test_score_runs_within_its_time_budget(testbed: Path, tmp_path: Path):
+    """A testbed that takes longer to score than --task-timeout is reported, not waited on."""
+    rows = [["Name", "Score"]] + [[f"person {i}", i] for i in range(20000)]
+    (testbed / "data" / "big.xlsx").write_bytes(xlsx_io.build(rows))
+    items = write_json(tmp_path / "big.json", [{"function": "evaluate_contain", "args": {
+        "doc_type": "xlsx", "file": "data/big.xlsx", "keywords": ["person 19999"]}}])
+    proc = homer("score", testbed, "--criteria", items, "--task-timeout", "0.05", cwd=tmp_path)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert proc.stdout == ""
+    assert proc.stderr.startswith(f"error: {items}: scoring {testbed} failed (error: timeout (over the 0.05 s time budget))")
+    proc = homer("score", testbed, "--criteria", items, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "1/1 criteria passed" in proc.stdout
+    assert homer("score", testbed, "--criteria", items, "--task-memory", "10", cwd=tmp_path).returncode == 2
+
+
 def test_score_subtask_file_finds_reference_folder(tmp_path: Path):
     task = tmp_path / "tasks" / "1-1"
     write_office(task / "testbed")
