@@ -135,6 +135,7 @@ class TaskDraft:
     oracle: list[ToolCall]
     baseline: list[ToolCall] = field(default_factory=list)
     misreadings: list[Misreading] = field(default_factory=list)
+    computed: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -152,6 +153,7 @@ class TaskDraft:
             oracle=[ToolCall.from_dict(c) for c in data["oracle"]],
             baseline=[ToolCall.from_dict(c) for c in data.get("baseline", [])],
             misreadings=[Misreading.from_dict(m) for m in data.get("misreadings", [])],
+            computed=[dict(c) for c in data.get("computed", [])],
         )
 
 

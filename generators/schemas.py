@@ -46,6 +46,18 @@ TURN: dict[str, Any] = {  # a timestamp is optional: code assigns one when the m
     "additionalProperties": False,
 }
 
+SCALAR: dict[str, Any] = {"type": ["string", "number"]}
+COMPUTED: dict[str, Any] = {
+    "type": "array", "maxItems": 50,
+    "items": {"type": "object",
+              "properties": {"value": SCALAR, "op": {"enum": ["sum", "mean", "min", "max", "count", "difference",
+                                                              "product", "ratio", "percent", "round", "add_minutes",
+                                                              "rule"]},
+                             "inputs": {"type": "array", "maxItems": 10_000, "items": SCALAR},
+                             "rule": {"type": "string", "maxLength": 500}, "note": {"type": "string", "maxLength": 500}},
+              "required": ["value", "op", "inputs"], "additionalProperties": False},
+}
+
 TASK_DRAFT_SCHEMA: dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "title": "task draft",
@@ -70,6 +82,7 @@ TASK_DRAFT_SCHEMA: dict[str, Any] = {
                            "dynamic": {"enum": ["superseded", "distractor"]},
                            "value": {"type": "string", "minLength": 1}, "plan": PLAN_CALL},
             "required": ["memory", "dynamic", "value", "plan"], "additionalProperties": False}},
+        "computed": COMPUTED,
     },
     "required": ["family", "apps", "difficulty", "description", "intent", "subtasks", "evaluation", "memory", "query"],
     "additionalProperties": False,

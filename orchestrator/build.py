@@ -25,16 +25,16 @@ from backends.dataset import ensure_writable_folder
 from backends.folder_lock import LOCK_NAME, FolderBusy, FolderLock
 from backends.workers import Budget, JobFailure, run_jobs
 from office_env.synthesis import World, make_world, write_workspace
+from verifier.duplicates import duplicate_keys, first_of_each
 from orchestrator import dataset
 from orchestrator.card import render_card, statistics
 from orchestrator.neo_graph import NeoState, build_neo_graph
 from orchestrator.offline_roles import OfflineRoles
 from orchestrator.record import build_record
-from orchestrator.roles import BuildConfig, Job
+from orchestrator.roles import TASKS_PER_WORLD, BuildConfig, Job
 from verifier.gates import run_gates
 
 GENERATOR_VERSION = "neo-1"
-TASKS_PER_WORLD = 10
 
 
 MIN_DAYS = 2  # a correction is said on a later day than the value it corrects
@@ -210,7 +210,8 @@ def run_attempt(out: str, config: BuildConfig, index: int) -> dict[str, Any]:
                "family": plan.family if plan else None, "rounds": state.get("rounds", 0)}
     if outcome["status"] == "accepted":
         record = outcome["record"]
-        summary.update(staged=outcome["staged"], family=record["family"], app_count=record["app_count"])
+        summary.update(staged=outcome["staged"], family=record["family"], app_count=record["app_count"],
+                       keys=duplicate_keys(record))
     return summary
 
 
@@ -229,6 +230,13 @@ def _previous_build(out: Path) -> dict[str, Any] | None:
         return json.loads((out / dataset.BUILD).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
+
+
+def unique_accepted(done: dict[int, dict[str, Any]]) -> tuple[list[int], dict[int, int]]:
+    """Accepted attempts in index order without duplicates (the first of each task identity is
+    kept, whatever order workers finished in), and the duplicates with the index they repeat."""
+    return first_of_each([(i, list(item.get("keys") or [])) for i, item in done.items()
+                          if item["status"] == "accepted"])
 
 
 def drop_category(reason: str) -> str:
@@ -383,7 +391,7 @@ def _build_locked(out: Path, n: int, config: BuildConfig, workers: int, resume: 
     summary = BuildSummary(out)
 
     def accepted_indices() -> list[int]:
-        return sorted(i for i, item in done.items() if item["status"] == "accepted")
+        return unique_accepted(done)[0]
 
     report = (lambda _: on_progress(min(len(accepted_indices()), n), n)) if on_progress else None
     with dataset.OutcomeLog(out, done, report) as log:
@@ -409,7 +417,10 @@ def _build_locked(out: Path, n: int, config: BuildConfig, workers: int, resume: 
 
 def _finalize(out: Path, n: int, config: BuildConfig, done: dict[int, dict[str, Any]],
               summary: BuildSummary) -> BuildSummary:
-    accepted = sorted(i for i, item in done.items() if item["status"] == "accepted")
+    accepted, duplicates = unique_accepted(done)
+    for index, original in duplicates.items():
+        done[index] = {**{k: v for k, v in done[index].items() if k not in ("staged", "keys")},
+                       "status": "dropped", "reason": f"duplicate: the same task as {task_id(original)}"}
     keep = accepted[:n]
     kept = {task_id(index) for index in keep}
     tasks = out / dataset.TASKS

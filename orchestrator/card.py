@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from collections import Counter
+from statistics import median
 from typing import Any
 
 from backends.tokens import COUNTER_DESCRIPTION, COUNTER_NAME, count_tokens
+from verifier.duplicates import near_duplicates
 from verifier.gameability import DETECTORS, THRESHOLD, dynamics, gameability, missed, text_stats
 
 
@@ -88,6 +90,16 @@ def usage_table(usage: dict[str, dict[str, float]]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _steps_by_app_count(records: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    """Oracle steps per task by app count: median, min and max (tasks without a plan left out)."""
+    out: dict[str, dict[str, float]] = {}
+    for count in sorted({r["app_count"] for r in records}):
+        steps = sorted(len(r["oracle"]) for r in records if r["app_count"] == count and r.get("oracle"))
+        if steps:
+            out[str(count)] = {"median": float(median(steps)), "min": steps[0], "max": steps[-1]}
+    return out
+
+
 def statistics(records: list[dict[str, Any]]) -> dict[str, Any]:
     by_apps: dict[str, Any] = {}
     for count in sorted({r["app_count"] for r in records}):
@@ -98,6 +110,8 @@ def statistics(records: list[dict[str, Any]]) -> dict[str, Any]:
         "families": dict(sorted(Counter(r.get("family", "?") for r in records).items())),
         "apps": dict(sorted(Counter(a for r in records for a in r["apps"]).items())),
         "difficulty": dict(sorted(Counter(r.get("difficulty", "?") for r in records).items())),
+        "steps_by_app_count": _steps_by_app_count(records),
+        "near_duplicates": [list(pair) for pair in near_duplicates(records)],
         "token_counter": COUNTER_DESCRIPTION,
         "llm_usage": llm_usage(records),
         "gates": gate_counts(records),
@@ -217,6 +231,14 @@ def _counts(title: str, counts: dict[str, int]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _steps_table(stats: dict[str, Any]) -> str:
+    rows = stats.get("steps_by_app_count") or {}
+    lines = ["| tasks of | median oracle steps | min | max |", "|---|---:|---:|---:|"]
+    lines += [f"| {apps} app{'s' if apps != '1' else ''} | {row['median']:g} | {row['min']} | {row['max']} |"
+              for apps, row in rows.items()]
+    return "\n".join(lines) + "\n"
+
+
 def _llm_section(stats: dict[str, Any]) -> str:
     usage = stats.get("llm_usage") or {}
     if not usage:
@@ -251,7 +273,14 @@ Tokens are counted with {stats['token_counter']}.
 {_counts('app', stats['apps'])}
 ## Difficulty
 
+Measured from each task's oracle steps, memory pieces, corrections and near-misses, computations and
+apps (`generators/difficulty.py`), not declared by its family.
+
 {_counts('difficulty', stats['difficulty'])}
+{_steps_table(stats)}
+Near-duplicate pairs (same description; same world, family and checked values; or descriptions at
+least 90 % alike): {len(stats['near_duplicates'])}.
+
 {gameability_section(stats)}
 ## Build
 

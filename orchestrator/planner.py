@@ -7,18 +7,31 @@ from typing import Any
 
 from backends.prompts import render
 from generators.families import FAMILIES
-from orchestrator.roles import Job, Plan
+from orchestrator.roles import TASKS_PER_WORLD, Job, Plan
 
 
 def families_for(app_count: int) -> list[str]:
     return sorted(name for name, fam in FAMILIES.items() if len(fam.apps) == app_count)
 
 
+def _app_count(seed: int, index: int, counts: list[int]) -> int:
+    return random.Random(f"{seed}:{index}:plan").choice(counts)
+
+
+def world_family(seed: int, index: int, counts: list[int]) -> str:
+    """The family of attempt ``index``: the attempts of one world walk a seeded order of the
+    families of their app count, so a world repeats a family only after using every other one."""
+    app_count = _app_count(seed, index, counts)
+    first = index - index % TASKS_PER_WORLD
+    earlier = sum(_app_count(seed, i, counts) == app_count for i in range(first, index))
+    order = random.Random(f"{seed}:{first // TASKS_PER_WORLD}:{app_count}:families").sample(
+        families_for(app_count), len(families_for(app_count)))
+    return order[earlier % len(order)]
+
+
 def plan_offline(job: Job) -> Plan:
-    rng = random.Random(f"{job.config.seed}:{job.index}:plan")
     counts = [c for c in job.config.app_counts if families_for(c)]
-    app_count = rng.choice(counts)
-    family = FAMILIES[rng.choice(families_for(app_count))]
+    family = FAMILIES[world_family(job.config.seed, job.index, counts)]
     return Plan(
         apps=family.apps,
         family=family.name,

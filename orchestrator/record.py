@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from backends.tokens import COUNTER_NAME, count_tokens
+from generators.difficulty import measure_difficulty
 from generators.model import Session, TaskDraft
 from orchestrator.roles import Job
 
@@ -18,11 +19,12 @@ def build_record(job: Job, draft: TaskDraft, sessions: list[Session], rounds: in
                  feedback_log: list[str]) -> dict[str, Any]:
     world = job.world
     dialogue = [s.to_dict() for s in sessions]
+    difficulty = measure_difficulty(draft)
     return {
         "id": job.task_id,
         "split": "neo",
         "family": draft.family,
-        "difficulty": draft.difficulty,
+        "difficulty": difficulty["label"],
         "apps": list(draft.apps),
         "app_count": len(draft.apps),
         "user": {"name": world.user.name, "username": world.user.user, "email": world.user.email},
@@ -37,6 +39,7 @@ def build_record(job: Job, draft: TaskDraft, sessions: list[Session], rounds: in
         "oracle": [{"tool": c.tool, "args": c.args} for c in draft.oracle],
         "baseline": [{"tool": c.tool, "args": c.args} for c in draft.baseline],
         "misreadings": [m.to_dict() for m in draft.misreadings],
+        "computed": [dict(c) for c in draft.computed],
         "provenance": {
             "backend": job.config.backend,
             "model": job.config.model,
@@ -47,5 +50,6 @@ def build_record(job: Job, draft: TaskDraft, sessions: list[Session], rounds: in
             "verifier_feedback": feedback_log,
             "gates": {},
             "tokens": dialogue_tokens(dialogue),
+            "difficulty": difficulty,
         },
     }

@@ -48,6 +48,9 @@ class BuildConfig(GenerationOptions):
         return {"seed": self.seed, "app_counts": list(self.app_counts), **self._shape()}
 
 
+TASKS_PER_WORLD = 10  # attempts that share one world (and its testbed)
+
+
 @dataclass(frozen=True)
 class Job:
     """One attempt to make one task: its index, its world and the world's (read-only) testbed."""

@@ -1,0 +1,84 @@
+"""Duplicate tasks: identities, the first of each kept by index, near-duplicates for the card."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+from orchestrator.build import build
+from orchestrator.roles import BuildConfig
+from verifier.duplicates import duplicate_keys, first_of_each, near_duplicates
+
+
+def task(tid: str, out: str, total: str = "15766.74", world: int = 7, description: str | None = None) -> dict:
+    return {
+        "id": tid, "family": "sheet_total", "user": {"username": "dana"},
+        "description": description or f"Add up the Salary column of data/team.xlsx and save it in {out}.",
+        "provenance": {"world_seed": world},
+        "evaluation": [{"function": "evaluate_contain", "args": {"doc_type": "docx", "file": out, "keywords": [total]}},
+                       {"function": "evaluate_email_sent", "args": {"sender": "dana", "recipient": "marcus",
+                                                                    "body_keywords": [total]}}],
+    }
+
+
+def test_tasks_that_differ_only_in_the_output_name_are_one_task():
+    a, b = task("a", "data/memo_x.docx", description="Same words."), task("b", "data/memo_y.docx", description="Other.")
+    assert set(duplicate_keys(a)) & set(duplicate_keys(b))
+    assert not set(duplicate_keys(a)) & set(duplicate_keys(task("c", "data/memo_x.docx", total="99", description="Z.")))
+    assert not set(duplicate_keys(a)) & set(duplicate_keys(task("d", "data/memo_x.docx", world=8, description="Q.")))
+
+
+def test_the_same_description_is_a_duplicate_whatever_it_checks():
+    a = task("a", "data/a.docx", description="Email Marcus the total.")
+    b = task("b", "data/b.docx", total="1", world=9, description="Email  marcus the TOTAL.")
+    assert set(duplicate_keys(a)) & set(duplicate_keys(b))
+
+
+def test_first_of_each_keeps_the_lowest_index_whatever_the_order():
+    items = [(5, ["k1"]), (2, ["k2", "k1"]), (9, ["k3"]), (7, ["k2"]), (1, [])]
+    kept, dropped = first_of_each(items)
+    assert kept == [1, 2, 9]
+    assert dropped == {5: 2, 7: 2}
+    assert first_of_each(list(reversed(items))) == (kept, dropped)
+
+
+def test_near_duplicates_name_pairs_and_reasons():
+    base = task("a", "data/a.docx", description="Write the quarterly salary summary for the finance review today.")
+    same = copy.deepcopy(base) | {"id": "b"}
+    alike = task("c", "data/c.docx", total="5", world=3,
+                 description="Write the quarterly salary summary for the finance review today please.")
+    other = task("d", "data/d.docx", total="6", world=4, description="Book a meeting with Marcus on Friday.")
+    pairs = near_duplicates([base, same, alike, other])
+    assert ("a", "b", "same description") in pairs
+    assert any(p[:2] == ("a", "c") and p[2].startswith("descriptions 9") for p in pairs)
+    assert not [p for p in pairs if "d" in p[:2]]
+
+
+def test_a_build_holds_no_duplicates_and_says_which_it_dropped(tmp_path: Path):
+    out = tmp_path / "ds"
+    summary = build(out, 24, BuildConfig(seed=3, app_counts=(3,)))
+    records = [json.loads(p.read_text()) for p in sorted((out / "tasks").glob("*/task.json"))]
+    assert len(records) == summary.accepted == 24
+    assert near_duplicates(records) == []
+    attempts = [json.loads(line) for line in (out / "attempts.jsonl").read_text().splitlines()]
+    duplicates = [a for a in attempts if a["reason"].startswith("duplicate: the same task as neo-")]
+    assert summary.drops.get("duplicate", 0) == len(duplicates)
+    kept = {r["id"] for r in records}
+    assert all(a["reason"].split()[-1] in kept for a in duplicates)
+
+
+def test_the_attempts_of_one_world_repeat_a_family_only_after_using_all_others():
+    from collections import Counter
+
+    from orchestrator.planner import families_for, world_family
+    from orchestrator.roles import TASKS_PER_WORLD
+
+    for seed in range(5):
+        for world in range(3):
+            picked = [world_family(seed, world * TASKS_PER_WORLD + slot, [1, 2, 3]) for slot in range(TASKS_PER_WORLD)]
+            by_count = Counter(picked)
+            for count in (1, 2, 3):
+                names = families_for(count)
+                used = [by_count[name] for name in names]
+                assert max(used) - min(used) <= 1, (seed, world, count, picked)

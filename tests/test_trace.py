@@ -1,0 +1,184 @@
+"""The criteria trace: every checked value is said, in the office, or computed; every
+requirement is checked; a task must need the office's data."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pytest
+
+from conftest import write_office
+from verifier.trace import OfficeText, leaves_of, office_text, recompute, same_value, trace_task
+
+OFFICE = OfficeText.of({
+    "data/sales.xlsx": "Region Amount\nNorth 1,200.50\nSouth 800\nWest 455.25",
+    "emails/dana/1.eml": "From: Marcus Reyes <marcus@example.com>\nTo: dana@example.com\nSubject: Q2\n"
+                         "Could you send me the regional total?",
+    "calendar/dana.ics": "Budget check-in 2025-03-26 10:00:00 2025-03-26 11:00:00",
+})
+
+
+def record(**overrides):
+    base = {
+        "user": {"name": "Dana Reyes", "username": "dana", "email": "dana@example.com"},
+        "memory": [
+            {"id": "m1", "kind": "fact", "text": "Marcus wants the sales total", "value": "Marcus Reyes", "cue": "recipient"},
+            {"id": "m2", "kind": "fact", "text": "the figures are in sales.xlsx", "value": "sales.xlsx", "cue": "source_file"},
+            {"id": "m3", "kind": "action", "text": "the subject should be Regional total", "value": "Regional total",
+             "cue": "subject"},
+        ],
+        "evaluation": [{"function": "evaluate_email_sent", "args": {
+            "sender": "dana", "recipient": "marcus", "subject_keywords": ["Regional total"],
+            "body_keywords": ["2455.75"]}}],
+        "computed": [{"value": 2455.75, "op": "sum", "inputs": ["1,200.50", "800", "455.25"]}],
+        "oracle": [{"tool": "excel_read_file", "args": {"file_path": "data/sales.xlsx"}}],
+        "dialogue": [{"day": 1, "date": "2025-03-20", "turns": [
+            {"role": "user", "text": "Marcus wants the sales total, the figures are in sales.xlsx", "ts": "x"},
+            {"role": "user", "text": "the subject should be Regional total", "ts": "x"}]}],
+    }
+    base.update(overrides)
+    return base
+
+
+def test_a_fair_task_traces_every_argument_to_its_source():
+    trace = trace_task(record(), OFFICE)
+    assert trace.passed, trace.problems
+    assert trace.sources == {
+        "evaluation[0].args.sender": "user",
+        "evaluation[0].args.recipient": "memory:m1",
+        "evaluation[0].args.subject_keywords[0]": "memory:m3",
+        "evaluation[0].args.body_keywords[0]": "computed:0",
+    }
+    assert trace.traced_share == 1.0
+
+
+def test_an_undeclared_total_is_a_hidden_value():
+    trace = trace_task(record(computed=[]), OFFICE)
+    assert not trace.passed
+    assert any(p.startswith("evaluation[0].args.body_keywords[0]: '2455.75' is neither said") for p in trace.problems)
+
+
+def test_a_wrong_computation_is_named():
+    bad = record(computed=[{"value": 2455.75, "op": "sum", "inputs": ["1,200.50", "800"]}])
+    trace = trace_task(bad, OFFICE)
+    assert "computed[0]: sum of the inputs is 2000.5, not 2455.75" in trace.problems
+
+
+def test_computation_inputs_must_come_from_somewhere():
+    bad = record(computed=[{"value": 2455.75, "op": "sum", "inputs": ["1,200.50", "800", "300", "155.25"]}])
+    assert any(p.startswith("computed[0].inputs[2]: '300'") for p in trace_task(bad, OFFICE).problems)
+
+
+def test_an_unchecked_subject_is_a_missing_requirement():
+    loose = record()
+    del loose["evaluation"][0]["args"]["subject_keywords"]
+    problems = trace_task(loose, OFFICE).problems
+    assert problems == ["memory m3 (subject: 'Regional total') states a requirement that no criterion checks"]
+
+
+def test_an_unused_input_memory_piece_is_reported():
+    task = record()
+    task["memory"].append({"id": "m4", "kind": "fact", "text": "it was about the parking passes",
+                           "value": "parking passes", "cue": "topic"})
+    assert trace_task(task, OFFICE).problems == [
+        "memory m4 (topic: 'parking passes') is never used: no criterion, computation or oracle step needs it"]
+
+
+def test_echoing_the_chat_is_not_work_on_the_office():
+    echo = record(computed=[], evaluation=[{"function": "evaluate_email_sent", "args": {
+        "sender": "dana", "recipient": "marcus", "subject_keywords": ["Regional total"],
+        "body_keywords": ["sales.xlsx"]}}])
+    problems = trace_task(echo, OFFICE).problems
+    assert any("pasting the chat would pass" in p for p in problems)
+
+
+def test_a_meeting_end_needs_a_stated_duration():
+    meeting = record(
+        memory=[{"id": "m1", "kind": "fact", "text": "the review is at 2025-03-27 13:00", "value": "2025-03-27 13:00",
+                 "cue": "meeting_time"},
+                {"id": "m2", "kind": "fact", "text": "it is called Budget review", "value": "Budget review",
+                 "cue": "meeting_title"}],
+        evaluation=[{"function": "evaluate_calendar_event", "args": {
+            "username": "dana", "summary": "Budget review", "start": "2025-03-27 13:00:00", "end": "2025-03-27 14:00:00"}},
+            {"function": "evaluate_contain", "args": {"doc_type": "ics", "file": "calendar/dana.ics",
+                                                      "keywords": ["Budget check-in"]}}],
+        computed=[])
+    hidden = trace_task(meeting, OFFICE)
+    assert [p for p in hidden.problems if "end" in p] == [
+        "evaluation[0].args.end: '2025-03-27 14:00:00' is neither said in the chat, in the office, nor computed "
+        "(a hidden convention?)"]
+    stated = copy.deepcopy(meeting)
+    stated["memory"].append({"id": "m3", "kind": "fact", "text": "it runs for 60 minutes", "value": "60",
+                             "cue": "duration"})
+    stated["computed"] = [{"value": "2025-03-27 14:00:00", "op": "add_minutes", "inputs": ["2025-03-27 13:00", "60"]}]
+    trace = trace_task(stated, OFFICE)
+    assert trace.sources["evaluation[0].args.end"] == "computed:0"
+    assert trace.sources["evaluation[0].args.start"] == "memory:m1"
+    assert not [p for p in trace.problems if "end" in p or "m3" in p]
+
+
+def test_a_rule_must_be_stated_in_the_chat():
+    task = record(computed=[{"value": 2455.75, "op": "rule", "rule": "earliest hour both are free", "inputs": []}])
+    assert "computed[0]: the rule 'earliest hour both are free' it follows is not stated in any memory piece" \
+        in trace_task(task, OFFICE).problems
+    task["memory"].append({"id": "m4", "kind": "fact", "value": "Thursday", "cue": "meeting_day",
+                           "text": "book the earliest hour both are free on Thursday"})
+    assert not [p for p in trace_task(task, OFFICE).problems if p.startswith("computed")]
+
+
+def test_an_output_pdf_named_after_a_said_document_is_derived():
+    task = record()
+    task["memory"].append({"id": "m4", "kind": "action", "text": "save it as recap.docx", "value": "recap.docx",
+                           "cue": "output_file"})
+    task["evaluation"].append({"function": "evaluate_file_exist", "args": {"file": "data/recap.pdf"}})
+    trace = trace_task(task, OFFICE)
+    assert trace.sources["evaluation[1].args.file"] == "derived:recap.docx"
+    assert trace.passed, trace.problems
+
+
+@pytest.mark.parametrize("entry, value", [
+    ({"op": "mean", "inputs": [1, 2, 4]}, 2.33),
+    ({"op": "difference", "inputs": ["1,000", 250.5]}, 749.5),
+    ({"op": "percent", "inputs": [25, 200]}, 12.5),
+    ({"op": "count", "inputs": ["a", "b"]}, 2),
+    ({"op": "add_minutes", "inputs": ["2025-01-02 09:30", 45]}, "2025-01-02 10:15:00"),
+])
+def test_recompute(entry, value):
+    assert same_value(recompute(entry), value)
+
+
+@pytest.mark.parametrize("entry, words", [
+    ({"op": "eval", "inputs": []}, "op 'eval' is not one of"),
+    ({"op": "sum", "inputs": ["x"]}, "sum needs numbers"),
+    ({"op": "ratio", "inputs": [1, 0]}, "divides by zero"),
+])
+def test_recompute_refuses_bad_entries(entry, words):
+    with pytest.raises(ValueError, match=words):
+        recompute(entry)
+
+
+def test_leaves_cover_every_value_bearing_argument():
+    criteria = [{"function": "evaluate_excel_cell_value", "args": {"file": "data/a.xlsx", "matches": [
+        {"row": 2, "col": 1, "value": "INV-7"}]}},
+        {"function": "evaluate_excel_cell_comparator", "args": {"file": "data/a.xlsx", "matches": [
+            {"row": 2, "col": 2, "comparator": ">= 90"}]}},
+        {"function": "evaluate_answer", "args": {"number": 12.5, "tolerance": 0.01}},
+        {"function": "evaluate_calendar_event", "args": {"username": "dana", "summary": ["Sync"], "start": "2025-01-02 09:00"}}]
+    assert [(leaf.where, leaf.role, leaf.value) for leaf in leaves_of(criteria)] == [
+        ("evaluation[0].args.file", "file", "data/a.xlsx"),
+        ("evaluation[0].args.matches[0].value", "value", "INV-7"),
+        ("evaluation[1].args.file", "file", "data/a.xlsx"),
+        ("evaluation[1].args.matches[0].comparator#0", "value", "90"),
+        ("evaluation[2].args.number", "value", 12.5),
+        ("evaluation[3].args.username", "person", "dana"),
+        ("evaluation[3].args.summary[0]", "keyword", "Sync"),
+        ("evaluation[3].args.start", "time", "2025-01-02 09:00"),
+    ]
+
+
+def test_office_text_reads_a_real_testbed(tmp_path: Path):
+    root = write_office(tmp_path / "testbed")
+    office = office_text(root)
+    assert office.find("12500") == "data/invoice.pdf"
+    assert all(not path.startswith("/") for path in office.files)

@@ -1,0 +1,81 @@
+"""When two tasks are the same task: one world, one computation, one answer, or one description.
+
+A benchmark that holds the same task twice counts one skill twice and tells a reader less than
+its size says. ``duplicate_keys`` gives a task's identities (its description, and its world,
+family and checked values with output names left out, so two tasks that differ only in the name
+of the file they write are one task); a build keeps the first task of each identity, by index.
+``near_duplicates`` also finds descriptions that are almost the same, for the dataset card.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from itertools import combinations
+from typing import Any
+
+from office_env.evaluation.keywords import normalize
+from verifier.trace import leaves_of
+
+NEAR_JACCARD = 0.9
+_WORD_RE = re.compile(r"[a-z0-9]+(?:[.'][a-z0-9]+)*")
+
+
+def _digest(kind: str, text: str) -> str:
+    return f"{kind}:{hashlib.sha256(text.encode('utf-8')).hexdigest()[:16]}"
+
+
+def answer_signature(record: dict[str, Any]) -> list[str]:
+    """The values a task checks, output file names and the user left out, sorted."""
+    user = str((record.get("user") or {}).get("username", "")).lower()
+    values = []
+    for leaf in leaves_of(record.get("evaluation") or []):
+        if leaf.role == "file" or (leaf.role == "person" and str(leaf.value).lower() == user):
+            continue
+        values.append(normalize(str(leaf.value)))
+    return sorted(values)
+
+
+def duplicate_keys(record: dict[str, Any]) -> list[str]:
+    """The identities of a task: any shared key makes two tasks duplicates."""
+    world = (record.get("provenance") or {}).get("world_seed")
+    computation = json.dumps([record.get("family"), world, answer_signature(record)], sort_keys=True)
+    return [_digest("description", normalize(str(record.get("description", "")))), _digest("answer", computation)]
+
+
+def first_of_each(items: list[tuple[int, list[str]]]) -> tuple[list[int], dict[int, int]]:
+    """Given (index, keys) pairs, the indices to keep (the first of each identity, by index) and,
+    for every other index, the kept index it duplicates."""
+    seen: dict[str, int] = {}
+    kept: list[int] = []
+    dropped: dict[int, int] = {}
+    for index, keys in sorted(items):
+        earlier = next((seen[k] for k in keys if k in seen), None)
+        if earlier is not None:
+            dropped[index] = earlier
+            continue
+        kept.append(index)
+        for key in keys:
+            seen[key] = index
+    return kept, dropped
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(_WORD_RE.findall(text.lower()))
+
+
+def near_duplicates(records: list[dict[str, Any]], threshold: float = NEAR_JACCARD) -> list[tuple[str, str, str]]:
+    """Pairs of task ids that share an identity, or whose descriptions share at least
+    ``threshold`` of their words (Jaccard), with the reason."""
+    pairs = []
+    keyed = [(r.get("id", "?"), set(duplicate_keys(r)), _words(str(r.get("description", "")))) for r in records]
+    for (a, keys_a, words_a), (b, keys_b, words_b) in combinations(keyed, 2):
+        if keys_a & keys_b:
+            pairs.append((a, b, "same description" if any(k.startswith("description") for k in keys_a & keys_b)
+                          else "same world, family and checked values"))
+            continue
+        union = words_a | words_b
+        if union and len(words_a & words_b) / len(union) >= threshold:
+            pairs.append((a, b, f"descriptions {100 * len(words_a & words_b) / len(union):.0f} % alike"))
+    return pairs

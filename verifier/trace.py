@@ -1,0 +1,417 @@
+"""Where every criterion argument comes from: the chat, the office, or a stated computation.
+
+A task is only fair if an agent can derive everything its criteria check. ``trace_task`` follows
+each value-bearing argument of each criterion (file names, people, keywords, cell values, times,
+numbers) to one source:
+
+- ``user``: the office user themself (the task header names them);
+- ``memory:<id>``: the final value of a memory piece, said in the chat;
+- ``testbed:<path>``: text of a file of the initial testbed (a mail, a sheet, a PDF ...);
+- ``computed:<i>``: entry ``i`` of the record's ``computed`` list, whose inputs are traced the
+  same way and whose operation is re-done here (a sum, a mean, a start plus a duration ...);
+- ``derived:<path>``: an output file named after a traced one (``report.docx`` -> ``report.pdf``).
+
+It also checks completeness and fairness:
+- every memory piece that states a requirement (an output name, a subject, a recipient, a time,
+  a duration, a title ...) is checked by some criterion, and every other piece is used (read by
+  the oracle plan, an input of a computation, or checked);
+- no check hides a convention: a value nobody said and nothing computes is untraced;
+- a task checks some work on the office's data: at least one argument traced to the testbed
+  or a computation that the chat never says, so pasting the chat cannot pass.
+
+The same rules hold for both backends; a task that breaks one is dropped with the reason.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any, Iterable
+
+from office_env.evaluation.keywords import Haystack, normalize
+
+# Memory cues that state a requirement the criteria must check.
+OUTPUT_CUES = frozenset({
+    "output_file", "subject", "recipient", "requester", "meeting_time", "meeting_day", "meeting_title",
+    "duration", "layout", "title", "new_figure", "reply_point", "attendee", "location", "deadline",
+})
+FILE_KEYS = ("file", "result_file", "input_file", "output_file")
+PERSON_KEYS = ("username", "sender", "recipient")
+KEYWORD_KEYS = ("keywords", "subject_keywords", "body_keywords")
+TIME_KEYS = ("start", "end")
+OPS = ("sum", "mean", "min", "max", "count", "difference", "product", "ratio", "percent", "round",
+       "add_minutes", "rule")
+TOLERANCE = 0.005
+_ADDRESS_RE = re.compile(r"([A-Z][A-Za-z'.-]+(?: [A-Z][A-Za-z'.-]+){0,3})\s*<([A-Za-z0-9._%+-]+)@[^>\s]+>")
+_NUMBER_RE = re.compile(r"^-?\d+(?:\.\d+)?$")
+_TIME_FORMATS = ("%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M", "%Y-%m-%dT%H:%M")
+
+
+@dataclass(frozen=True)
+class Leaf:
+    """One value-bearing argument: ``where`` names it (``evaluation[0].args.keywords[1]``)."""
+
+    criterion: int
+    where: str
+    role: str  # file | person | keyword | value | time
+    value: Any
+
+
+@dataclass
+class Trace:
+    sources: dict[str, str] = field(default_factory=dict)  # leaf.where -> source
+    problems: list[str] = field(default_factory=list)
+    leaves: int = 0
+
+    @property
+    def passed(self) -> bool:
+        return not self.problems
+
+    @property
+    def traced_share(self) -> float:
+        return len(self.sources) / self.leaves if self.leaves else 1.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"leaves": self.leaves, "traced": len(self.sources), "sources": dict(self.sources),
+                "problems": list(self.problems)}
+
+
+# -- the office as text ------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class OfficeText:
+    """The initial testbed as searchable text, one entry per file, and who has which address."""
+
+    files: dict[str, Haystack]
+    names: dict[str, frozenset[str]]  # address local part -> names written next to it
+
+    @classmethod
+    def of(cls, texts: dict[str, str]) -> "OfficeText":
+        names: dict[str, set[str]] = {}
+        for text in texts.values():
+            for name, local in _ADDRESS_RE.findall(text):
+                names.setdefault(local.lower(), set()).add(name.strip())
+        return cls({path: Haystack(text) for path, text in texts.items()},
+                   {k: frozenset(v) for k, v in names.items()})
+
+    def find(self, value: Any) -> str | None:
+        """The first file (in path order) whose text holds ``value``."""
+        for path in sorted(self.files):
+            if self.files[path].has(value):
+                return path
+        return None
+
+
+def office_text(root: Path) -> OfficeText:
+    """Read every document, mail and calendar of a testbed through the project's readers (an
+    unreadable file is left out: its content cannot be a source)."""
+    from office_env.errors import OfficeError
+    from office_env.evaluation.content import read_document
+    from office_env.formats import eml_io
+
+    texts: dict[str, str] = {}
+    root = Path(root)
+    for path in sorted(p for p in root.rglob("*") if p.is_file() and not p.is_symlink()):
+        rel = path.relative_to(root).as_posix()
+        suffix = path.suffix.lower().lstrip(".")
+        try:
+            if suffix == "eml":
+                mail = eml_io.read(path, rel)
+                texts[rel] = f"From: {mail.sender}\nTo: {mail.recipient}\nSubject: {mail.subject}\n{mail.body}"
+            elif suffix in ("docx", "xlsx", "pdf", "ics", "txt"):
+                texts[rel] = read_document(path, rel, suffix)
+        except (OfficeError, ValueError, OSError):
+            continue
+    return OfficeText.of(texts)
+
+
+# -- leaves ------------------------------------------------------------------------------------
+
+def leaves_of(criteria: list[dict[str, Any]]) -> list[Leaf]:
+    out: list[Leaf] = []
+    for i, item in enumerate(criteria):
+        args = item.get("args", {}) if isinstance(item, dict) else {}
+        base = f"evaluation[{i}].args"
+        for key in FILE_KEYS:
+            if isinstance(args.get(key), str):
+                out.append(Leaf(i, f"{base}.{key}", "file", args[key]))
+        for key in PERSON_KEYS:
+            if isinstance(args.get(key), str):
+                out.append(Leaf(i, f"{base}.{key}", "person", args[key]))
+        for key in KEYWORD_KEYS:
+            for k, word in enumerate(args.get(key) or []):
+                out.append(Leaf(i, f"{base}.{key}[{k}]", "keyword", word))
+        summary = args.get("summary")
+        for k, word in enumerate(summary if isinstance(summary, list) else [summary] if summary else []):
+            out.append(Leaf(i, f"{base}.summary" + (f"[{k}]" if isinstance(summary, list) else ""), "keyword", word))
+        for k, match in enumerate(args.get("matches") or []):
+            if isinstance(match, dict) and "value" in match:
+                out.append(Leaf(i, f"{base}.matches[{k}].value", "value", match["value"]))
+            if isinstance(match, dict) and "comparator" in match:
+                for n, number in enumerate(re.findall(r"-?\d+(?:\.\d+)?", str(match["comparator"]))):
+                    out.append(Leaf(i, f"{base}.matches[{k}].comparator#{n}", "value", number))
+        if "number" in args:
+            out.append(Leaf(i, f"{base}.number", "value", args["number"]))
+        for key in TIME_KEYS:
+            if isinstance(args.get(key), str):
+                out.append(Leaf(i, f"{base}.{key}", "time", args[key]))
+    return out
+
+
+# -- matching ----------------------------------------------------------------------------------
+
+def _number(value: Any) -> float | None:
+    text = str(value).replace(",", "").strip()
+    return float(text) if _NUMBER_RE.match(text) else None
+
+
+def _time(value: Any) -> datetime | None:
+    for fmt in _TIME_FORMATS:
+        try:
+            return datetime.strptime(str(value).strip(), fmt)
+        except ValueError:
+            continue
+    return None
+
+
+def same_value(a: Any, b: Any) -> bool:
+    """Equal as numbers (within a cent), as times (to the minute) or as text (case and spaces
+    folded)."""
+    na, nb = _number(a), _number(b)
+    if na is not None and nb is not None:
+        return abs(na - nb) <= TOLERANCE
+    ta, tb = _time(a), _time(b)
+    if ta is not None and tb is not None:
+        return ta.replace(second=0) == tb.replace(second=0)
+    return normalize(str(a)) == normalize(str(b))
+
+
+def _said_in(value: Any, memory_value: str) -> bool:
+    """``value`` is the memory value, holds it (a path ``data/x.docx`` for ``x.docx``), or is a
+    time the memory value states (``2025-03-26 13:00``)."""
+    if same_value(value, memory_value):
+        return True
+    text, said = normalize(str(value)), normalize(memory_value)
+    if len(said) >= 4 and (text.endswith("/" + said) or said == text.rsplit("/", 1)[-1]):
+        return True
+    when = _time(value)
+    return when is not None and f"{when:%Y-%m-%d %H:%M}" in said
+
+
+def _stem(path: str) -> str:
+    name = str(path).rsplit("/", 1)[-1]
+    return name.rsplit(".", 1)[0].lower() if "." in name else name.lower()
+
+
+# -- computations ------------------------------------------------------------------------------
+
+def recompute(entry: dict[str, Any]) -> Any:
+    """The value an entry of ``computed`` should have, or raise ValueError saying why not."""
+    op, inputs = entry.get("op"), entry.get("inputs", [])
+    if op not in OPS:
+        raise ValueError(f"op {op!r} is not one of {', '.join(OPS)}")
+    if op == "rule":
+        return entry.get("value")
+    if op == "add_minutes":
+        start, minutes = _time(inputs[0]) if inputs else None, _number(inputs[1]) if len(inputs) > 1 else None
+        if start is None or minutes is None:
+            raise ValueError("add_minutes needs a time and a number of minutes")
+        return (start + timedelta(minutes=minutes)).strftime("%Y-%m-%d %H:%M:%S")
+    if op == "count":
+        return len(inputs)
+    numbers = [_number(v) for v in inputs]
+    if not numbers or any(n is None for n in numbers):
+        raise ValueError(f"{op} needs numbers, got {inputs!r}"[:200])
+    values: list[float] = numbers  # type: ignore[assignment]
+    if op == "sum":
+        return round(sum(values), 2)
+    if op == "mean":
+        return round(sum(values) / len(values), 2)
+    if op == "min":
+        return min(values)
+    if op == "max":
+        return max(values)
+    if op == "round":
+        return round(values[0], int(values[1]) if len(values) > 1 else 0)
+    if len(values) != 2:
+        raise ValueError(f"{op} needs two inputs")
+    a, b = values
+    if op == "difference":
+        return round(a - b, 2)
+    if op == "product":
+        return round(a * b, 2)
+    if b == 0:
+        raise ValueError(f"{op} divides by zero")
+    return round(a / b, 4) if op == "ratio" else round(100 * a / b, 2)
+
+
+# -- the trace ---------------------------------------------------------------------------------
+
+class _Tracer:
+    def __init__(self, record: dict[str, Any], office: OfficeText) -> None:
+        self.record, self.office = record, office
+        self.memory = [m for m in record.get("memory", []) if isinstance(m, dict)]
+        user = record.get("user") or {}
+        self.user_ids = {normalize(str(user.get(k, ""))) for k in ("username", "email", "name")} - {""}
+        self.dialogue = normalize(" ".join(t.get("text", "") for s in record.get("dialogue", [])
+                                           for t in s.get("turns", [])))
+        self.computed = [c for c in record.get("computed", []) if isinstance(c, dict)]
+        self.used: set[str] = set()  # memory ids a leaf, an input or the oracle uses
+        self.checked: set[str] = set()  # memory ids a criterion checks
+        self.problems: list[str] = []
+        self.inputs_said: dict[int, set[str]] = {}  # computed entry -> memory ids among its inputs
+        self.computed_ok = [self._check_computed(i, c) for i, c in enumerate(self.computed)]
+
+    def _memory_source(self, value: Any) -> str | None:
+        for m in self.memory:
+            if _said_in(value, str(m.get("value", ""))):
+                return str(m.get("id"))
+        return None
+
+    def _check_computed(self, i: int, entry: dict[str, Any]) -> bool:
+        where = f"computed[{i}]"
+        try:
+            expected = recompute(entry)
+        except (ValueError, TypeError, IndexError) as exc:
+            self.problems.append(f"{where}: {exc}")
+            return False
+        if not same_value(expected, entry.get("value")):
+            self.problems.append(f"{where}: {entry.get('op')} of the inputs is {expected!r}, not {entry.get('value')!r}")
+            return False
+        if entry.get("op") == "rule":
+            rule = str(entry.get("rule", ""))
+            stated = [m["id"] for m in self.memory if rule and normalize(rule) in normalize(str(m.get("text", "")))]
+            if not rule or not stated:
+                self.problems.append(f"{where}: the rule {rule!r} it follows is not stated in any memory piece")
+                return False
+            self.used.update(stated)
+        for k, value in enumerate(entry.get("inputs", [])):
+            source = self._plain_source(value, earlier=i)
+            if source and source.startswith("memory:"):
+                self.inputs_said.setdefault(i, set()).add(source.split(":", 1)[1])
+            if source and source.startswith("computed:"):
+                self.inputs_said.setdefault(i, set()).update(self.inputs_said.get(int(source.split(":")[1]), ()))
+            if source is None:
+                self.problems.append(f"{where}.inputs[{k}]: {str(value)[:80]!r} is neither said, in the office, "
+                                     "nor computed before")
+                return False
+        return True
+
+    def _plain_source(self, value: Any, earlier: int | None = None) -> str | None:
+        mid = self._memory_source(value)
+        if mid:
+            self.used.add(mid)
+            return f"memory:{mid}"
+        limit = len(self.computed) if earlier is None else earlier
+        for j in range(limit):
+            if (earlier is not None or self.computed_ok[j]) and same_value(value, self.computed[j].get("value")):
+                return f"computed:{j}"
+        path = self.office.find(value)
+        return f"testbed:{path}" if path else None
+
+    def _person(self, value: str) -> str | None:
+        key = normalize(value)
+        if key in self.user_ids or key.split("@")[0] in {u.split("@")[0] for u in self.user_ids}:
+            return "user"
+        local = key.split("@")[0]
+        for name in sorted(self.office.names.get(local, ())):
+            for m in self.memory:
+                said = normalize(str(m.get("value", "")))
+                if said and (said == normalize(name) or said == normalize(name.split()[0])):
+                    self.used.add(str(m["id"]))
+                    self.checked.add(str(m["id"]))
+                    return f"memory:{m['id']}"
+        for m in self.memory:  # a mailbox is named after its owner's first name ("sofia" for Sofia Okafor)
+            said = normalize(str(m.get("value", ""))).split()
+            if said and said[0] == local and m.get("cue") in OUTPUT_CUES | {"requester", "person"}:
+                self.used.add(str(m["id"]))
+                self.checked.add(str(m["id"]))
+                return f"memory:{m['id']}"
+        mid = self._memory_source(value)
+        if mid:
+            self.used.add(mid)
+            self.checked.add(mid)
+            return f"memory:{mid}"
+        path = self.office.find(f"{local}@") or (self.office.find(value) if "@" in value else None)
+        return f"testbed:{path}" if path else None
+
+    def _file(self, value: str, named: dict[str, str]) -> str | None:
+        mid = self._memory_source(value)
+        if mid:
+            self.used.add(mid)
+            self.checked.add(mid)
+            return f"memory:{mid}"
+        if value in self.office.files or value.lstrip("./") in self.office.files:
+            return f"testbed:{value}"
+        stem = _stem(value)
+        for m in self.memory:
+            if _stem(str(m.get("value", ""))) == stem and len(stem) >= 3:
+                self.checked.add(str(m["id"]))
+                return f"derived:{m['value']}"
+        for path in named:
+            if _stem(path) == stem:
+                return f"derived:{path}"
+        return None
+
+    def run(self) -> Trace:
+        trace = Trace()
+        criteria = self.record.get("evaluation", [])
+        leaves = leaves_of(criteria)
+        trace.leaves = len(leaves)
+        named = {p: "" for p in self.office.files}
+        data_work = False
+        for leaf in leaves:
+            if leaf.role == "file":
+                source = self._file(str(leaf.value), named)
+            elif leaf.role == "person":
+                source = self._person(str(leaf.value))
+            else:
+                source = self._plain_source(leaf.value)
+                if source and source.startswith("memory:"):
+                    self.checked.add(source.split(":", 1)[1])
+                if source and source.startswith("computed:"):  # a checked result checks what it was made of
+                    self.checked.update(self.inputs_said.get(int(source.split(":")[1]), ()))
+            if source is None:
+                trace.problems.append(f"{leaf.where}: {str(leaf.value)[:80]!r} is neither said in the chat, "
+                                      "in the office, nor computed (a hidden convention?)")
+                continue
+            trace.sources[leaf.where] = source
+            if leaf.role in ("keyword", "value") and (source.startswith("testbed:") or source.startswith("computed:")):
+                if not Haystack(self.dialogue).has(leaf.value):
+                    data_work = True
+        oracle_text = " ".join(str(v) for call in self.record.get("oracle") or []
+                               for v in _flat(call.get("args", {}) if isinstance(call, dict) else {}))
+        oracle_hay = Haystack(oracle_text)
+        for m in self.memory:
+            mid, value = str(m.get("id")), str(m.get("value", ""))
+            if m.get("cue") in OUTPUT_CUES:
+                if mid not in self.checked:
+                    trace.problems.append(f"memory {mid} ({m.get('cue')}: {value[:60]!r}) states a requirement "
+                                          "that no criterion checks")
+            elif mid not in self.used and not (value and oracle_hay.has(value)):
+                trace.problems.append(f"memory {mid} ({m.get('cue') or m.get('kind')}: {value[:60]!r}) is never "
+                                      "used: no criterion, computation or oracle step needs it")
+        if leaves and not data_work:
+            trace.problems.append("no criterion checks a value taken from the office or computed from it that the "
+                                  "chat does not already say: pasting the chat would pass")
+        trace.problems[:0] = self.problems
+        return trace
+
+
+def _flat(value: Any) -> Iterable[Any]:
+    if isinstance(value, dict):
+        for v in value.values():
+            yield from _flat(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _flat(v)
+    else:
+        yield value
+
+
+def trace_task(record: dict[str, Any], office: OfficeText) -> Trace:
+    """Trace every criterion argument of ``record`` against its memory, ``office`` (its initial
+    testbed as text) and its ``computed`` entries; the trace lists every problem found."""
+    return _Tracer(record, office).run()
