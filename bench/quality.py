@@ -15,7 +15,12 @@ PASS or MISS (``info`` where there is no target):
   rag raw/utterance context, mean over tasks with evidence; target >= 60 %);
 - the paper's Table 4 shape (``orchestrator.card.statistics``, tokens by ``backends.tokens``):
   sessions per conversation (5), utterances per session (~73), tokens per session (~1,026) and
-  tokens per utterance (~14, i.e. 1,026 / 73), each within +-20 %.
+  tokens per utterance (~14, i.e. 1,026 / 73), each within +-20 %;
+- task design (``verifier.design_stats``): families (target >= 40) and tasks per app count,
+  distinct intents and queries per family (>= 3), median oracle steps per app count and of hard
+  tasks (>= 6), the difficulty mix, near-duplicate pairs (0), office size per world (files 30-60,
+  median sheet rows 30-300, median PDF pages 2-6), and the share of criteria arguments traced to
+  the chat, the office or a stated computation, and of tasks passing that trace (100 %).
 
 Run: ``python bench/quality.py [--n 60] [--seed 11] [--workers W] [--dataset DIR] [--json]``.
 """
@@ -38,6 +43,7 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__)
 from backends.dataset import iter_tasks  # noqa: E402
 from harness.context import ContextConfig, build_context  # noqa: E402
 from orchestrator.card import statistics  # noqa: E402
+from verifier.design_stats import design_figures  # noqa: E402
 from verifier.gameability import DETECTORS, DYNAMICS, THRESHOLD, dynamics, gameability, text_stats  # noqa: E402
 
 TOP_K = 5
@@ -49,6 +55,12 @@ SHAPE_TOLERANCE = 0.20
 RECALL_TARGET = 0.60
 CROSS_TASK_TARGET = 0.20
 WORK_TURN_TARGET = 0.30
+FAMILY_TARGET = 40
+PHRASING_TARGET = 3
+HARD_STEPS_TARGET = 6
+FILES_TARGET = (30, 60)
+ROWS_TARGET = (30, 300)
+PAGES_TARGET = (2, 6)
 
 
 def bm25_recall(records: list[dict[str, Any]], k: int = TOP_K) -> tuple[float | None, int]:
@@ -62,6 +74,49 @@ def bm25_recall(records: list[dict[str, Any]], k: int = TOP_K) -> tuple[float | 
 def _line(name: str, value: Any, shown: str, target: str, ok: bool | None) -> dict[str, Any]:
     return {"figure": name, "value": value, "shown": shown, "target": target,
             "status": "info" if ok is None else "PASS" if ok else "MISS"}
+
+
+def design_lines(design: dict[str, Any]) -> list[dict[str, Any]]:
+    """The task-design figures (``verifier.design_stats``) with their targets."""
+    def share(v: float | None) -> str:
+        return "n/a" if v is None else f"{100 * v:.1f} %"
+
+    def within(v: float | None, low: float, high: float) -> bool:
+        return v is not None and low <= v <= high
+
+    by_apps = design["families_by_app_count"]
+    lines = [
+        _line("families", design["families"], f"{design['families']} ({', '.join(f'{k} app: {v}' for k, v in by_apps.items())})",
+              f">= {FAMILY_TARGET}", design["families"] >= FAMILY_TARGET),
+        _line("tasks per app count", design["tasks_by_app_count"],
+              ", ".join(f"{k}: {v}" for k, v in design["tasks_by_app_count"].items()), "-", None),
+        _line("distinct intents per family (3+ tasks)", design["intents_per_family"],
+              "n/a" if design["intents_per_family"] is None else f"{design['intents_per_family']:.1f}",
+              f">= {PHRASING_TARGET}", (design["intents_per_family"] or 0) >= PHRASING_TARGET),
+        _line("distinct queries per family (3+ tasks)", design["queries_per_family"],
+              "n/a" if design["queries_per_family"] is None else f"{design['queries_per_family']:.1f}",
+              f">= {PHRASING_TARGET}", (design["queries_per_family"] or 0) >= PHRASING_TARGET),
+        _line("median oracle steps by app count", design["median_steps_by_app_count"],
+              ", ".join(f"{k}: {v:g}" for k, v in design["median_steps_by_app_count"].items()), "-", None),
+        _line("median oracle steps of hard tasks", design["median_hard_steps"],
+              "n/a" if design["median_hard_steps"] is None else f"{design['median_hard_steps']:g}",
+              f">= {HARD_STEPS_TARGET}", (design["median_hard_steps"] or 0) >= HARD_STEPS_TARGET),
+        _line("difficulty", design["difficulty"], ", ".join(f"{k}: {v}" for k, v in design["difficulty"].items()),
+              "-", None),
+        _line("near-duplicate pairs", design["near_duplicates"], str(design["near_duplicates"]), "0",
+              design["near_duplicates"] == 0),
+        _line("files per world (median)", design["files_per_world"], f"{design['files_per_world']}",
+              f"{FILES_TARGET[0]}-{FILES_TARGET[1]}", within(design["files_per_world"], *FILES_TARGET)),
+        _line("sheet rows (median)", design["median_sheet_rows"], f"{design['median_sheet_rows']}",
+              f"{ROWS_TARGET[0]}-{ROWS_TARGET[1]}", within(design["median_sheet_rows"], *ROWS_TARGET)),
+        _line("PDF pages (median)", design["median_pdf_pages"], f"{design['median_pdf_pages']}",
+              f"{PAGES_TARGET[0]}-{PAGES_TARGET[1]}", within(design["median_pdf_pages"], *PAGES_TARGET)),
+        _line("criteria arguments traced", design["criteria_traced_share"], share(design["criteria_traced_share"]),
+              "100 %", design["criteria_traced_share"] == 1.0),
+        _line("tasks passing the trace", design["tasks_passing_trace"], share(design["tasks_passing_trace"]),
+              "100 %", design["tasks_passing_trace"] == 1.0),
+    ]
+    return lines
 
 
 def figures(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -128,9 +183,10 @@ def main() -> None:
             built = build(folder, args.n, BuildConfig(seed=args.seed), workers=args.workers)
             source = (f"offline build of {built.accepted} tasks (seed {args.seed}) in "
                       f"{time.perf_counter() - start:.1f} s")
-        records = [t.record for t in iter_tasks(folder) if t.record is not None]
+        tasks = [t for t in iter_tasks(folder) if t.record is not None]
+        records = [t.record for t in tasks]
         start = time.perf_counter()
-        lines = figures(records)
+        lines = figures(records) + design_lines(design_figures(tasks))
         elapsed = time.perf_counter() - start
         if args.json:
             print(json.dumps({"source": source, "tasks": len(records), "figures": lines}, indent=2))
