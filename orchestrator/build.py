@@ -24,6 +24,7 @@ from typing import Any, Callable
 from backends.dataset import ensure_writable_folder
 from backends.folder_lock import LOCK_NAME, FolderBusy, FolderLock
 from backends.workers import Budget, JobFailure, run_jobs
+from generators.families import check_families
 from office_env.synthesis import World, make_world, write_workspace
 from verifier.duplicates import duplicate_keys, first_of_each
 from orchestrator import dataset
@@ -358,6 +359,7 @@ def build(out: Path, n: int, config: BuildConfig, workers: int = 1, resume: bool
     if config.days < MIN_DAYS:
         raise BuildError(f"--days must be at least {MIN_DAYS} (got {config.days}): a history needs one day to say "
                          "a value and a later one to correct it")
+    check_families()  # a broken family definition stops the build here, before any folder is touched
     lock = lock_out_folder(out, "homer build")
     try:
         return _build_locked(out, n, config, workers, resume, on_progress, budget or Budget())

@@ -604,8 +604,13 @@ def eval_command(
 
 
 def main() -> None:
+    from generators.families.phrasing import FamilyDefinitionError
+
     try:
         app()
+    except FamilyDefinitionError as exc:  # a broken family definition or phrasing file: found at start
+        typer.echo(f"error: {exc}", err=True)
+        sys.exit(2)
     except KeyboardInterrupt:  # Ctrl-C outside a batch (while starting, or in a one-shot command)
         typer.echo("\ninterrupted", err=True)
         sys.exit(130)

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from generators.dialogue_offline import generate_dialogue, plan_dialogue
-from generators.families import FAMILIES, FamilyInput
+from generators.families import FAMILIES
 from generators.model import Session, TaskDraft, Verdict
 from office_env import Workspace
 from orchestrator.planner import families_for, plan_offline
@@ -51,7 +51,7 @@ class OfflineRoles:
             for app in missing:
                 notes = {**notes, app: self.explore(app, job)}
             rng = random.Random(f"{job.config.seed}:{job.index}:task:{name}")
-            draft = fam.build(FamilyInput(rng, notes, world.user.user, world.user.name, colleagues, world.now))
+            draft = fam.build(fam.input(rng, notes, world.user.user, world.user.name, colleagues, world.now))
             if draft is not None:
                 return draft
         return None

@@ -38,8 +38,8 @@ def worlds(tmp_path_factory) -> list[tuple[World, Path, dict]]:
 
 
 def family_input(world: World, notes: dict, salt: str) -> FamilyInput:
-    return FamilyInput(random.Random(f"{world.seed}:{salt}"), notes, world.user.user, world.user.name,
-                       tuple((p.user, p.name) for p in world.colleagues), world.now)
+    return FAMILIES[salt].input(random.Random(f"{world.seed}:{salt}"), notes, world.user.user, world.user.name,
+                                tuple((p.user, p.name) for p in world.colleagues), world.now)
 
 
 @pytest.fixture(scope="module")

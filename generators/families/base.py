@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Callable
 
+from generators.families.phrasing import FamilyDefinitionError, Phrasing, load_phrasing
 from generators.model import Distractor, MemoryPiece, Misreading, TaskDraft, ToolCall
 
 _NUMBER_RE = re.compile(r"^-?\d+(?:\.\d+)?$")
@@ -27,6 +28,22 @@ class FamilyInput:
     user_name: str  # "Dana Reyes"
     colleagues: tuple[tuple[str, str], ...]  # (user, full name) of colleagues
     now: datetime
+    phrasing: Phrasing | None = None  # the family's intents and queries
+
+    def intent(self) -> str:
+        """One of the family's intents (seeded)."""
+        if self.phrasing is None:
+            raise FamilyDefinitionError("this input carries no phrasing (build it with Family.input)")
+        return self.phrasing.intent(self.rng)
+
+    def query(self, **slots: str) -> str:
+        """One of the family's queries that the given slots can fill (seeded)."""
+        if self.phrasing is None:
+            raise FamilyDefinitionError("this input carries no phrasing (build it with Family.input)")
+        return self.phrasing.query(self.rng, **slots)
+
+
+APPS = ("word", "excel", "pdf", "email", "calendar")
 
 
 @dataclass(frozen=True)
@@ -36,14 +53,34 @@ class Family:
     difficulty: str
     build: Callable[[FamilyInput], TaskDraft | None]
 
+    @property
+    def phrasing(self) -> Phrasing:
+        return load_phrasing(self.name)
+
+    def input(self, rng: random.Random, notes: dict[str, dict[str, Any]], user: str, user_name: str,
+              colleagues: tuple[tuple[str, str], ...], now: datetime) -> FamilyInput:
+        return FamilyInput(rng, notes, user, user_name, colleagues, now, self.phrasing)
+
 
 FAMILIES: dict[str, Family] = {}
 
 
-def family(name: str, apps: tuple[str, ...], difficulty: str):
+def check_families() -> None:
+    """Load every family's phrasing file now: a command that builds tasks calls this first, so
+    a broken definition stops it at start with one line naming the file and field."""
+    if not FAMILIES:
+        raise FamilyDefinitionError("no task family is registered")
+    for fam in FAMILIES.values():
+        fam.phrasing
+
+
+def family(name: str, apps: tuple[str, ...], difficulty: str = "measured"):
+    """Register a family (its phrasing file is read on first use; see ``check_families``)."""
     def register(build: Callable[[FamilyInput], TaskDraft | None]):
         if name in FAMILIES:
-            raise ValueError(f"duplicate family {name}")
+            raise FamilyDefinitionError(f"family {name}: defined twice")
+        if not apps or len(set(apps)) != len(apps) or any(a not in APPS for a in apps):
+            raise FamilyDefinitionError(f"family {name}: apps: {apps!r} must be distinct names from {', '.join(APPS)}")
         FAMILIES[name] = Family(name, apps, difficulty, build)
         return build
     return register

@@ -20,7 +20,7 @@ from typing import Any
 from backends.llm.strict_json import JSONLimitError, loads_limited
 from generators.dialogue_offline import HistoryWriter
 from generators.history_plan import DayPlan, Event
-from generators.families import FAMILIES, FamilyInput
+from generators.families import FAMILIES
 from generators.model import MemoryPiece, Session, TaskDraft, parse_transcript
 from office_env.tools import ToolResult
 from orchestrator.fake_llm.server import Reply, message_text
@@ -158,8 +158,9 @@ def _task(inputs: dict[str, Any], messages: list[dict[str, Any]]) -> dict[str, A
     same_count = sorted(n for n, f in FAMILIES.items() if len(f.apps) == len(plan["apps"]))
     order = ([plan["task_kind"]] if plan["task_kind"] in FAMILIES else []) + [n for n in same_count if n != plan["task_kind"]]
     for name in order:
-        draft = FAMILIES[name].build(FamilyInput(_rng("task", inputs, name + feedback), inputs["notes"],
-                                                 inputs["user"]["username"], inputs["user"]["name"], colleagues, now))
+        draft = FAMILIES[name].build(FAMILIES[name].input(_rng("task", inputs, name + feedback), inputs["notes"],
+                                                          inputs["user"]["username"], inputs["user"]["name"],
+                                                          colleagues, now))
         if draft is not None:
             _remember_plan(draft.description, draft.to_dict()["oracle"])
             return draft.to_dict()

@@ -1,0 +1,61 @@
+"""Small rules of written English for generated text: possessives, articles, lists, and column
+names shown to people.
+
+Slot-filled text gives itself away ("Office supplies's Q2", "a invoice", "unit_price"); these
+helpers are what every family and document writer uses instead of bare f-strings.
+"""
+
+from __future__ import annotations
+
+import re
+
+_VOWEL_SOUND_EXCEPTIONS = ("hour", "honest", "honour", "heir")
+_CONSONANT_SOUND_EXCEPTIONS = ("uni", "use", "usu", "eu", "one", "once")
+_ACRONYM_RE = re.compile(r"^[A-Z0-9]{2,}$")
+_SPLIT_RE = re.compile(r"[_\-]+|(?<=[a-z0-9])(?=[A-Z])")
+
+
+def possessive(name: str) -> str:
+    """``Marcus's``, ``the team's``, ``the sales teams'`` (a plural in -s takes only the apostrophe)."""
+    name = name.strip()
+    if not name:
+        return name
+    if name.endswith("s") and name.split()[-1][:1].islower() and name.split()[-1] not in ("boss", "business", "class"):
+        return f"{name}'"
+    return f"{name}'s"
+
+
+def article(phrase: str) -> str:
+    """``a`` or ``an`` for ``phrase`` by its first sound (``an invoice``, ``a unit price``, ``an hour``,
+    ``an HR review``)."""
+    word = phrase.strip().split()[0] if phrase.strip() else ""
+    lower = word.lower()
+    if _ACRONYM_RE.match(word):
+        return "an" if word[0] in "AEFHILMNORSX8" else "a"
+    if lower.startswith(_VOWEL_SOUND_EXCEPTIONS):
+        return "an"
+    if lower.startswith(_CONSONANT_SOUND_EXCEPTIONS):
+        return "a"
+    return "an" if lower[:1] in "aeiou" else "a"
+
+
+def with_article(phrase: str) -> str:
+    return f"{article(phrase)} {phrase}"
+
+
+def join_and(items: list[str], conjunction: str = "and") -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    items = [i for i in items if i]
+    if len(items) <= 1:
+        return "".join(items)
+    return f"{', '.join(items[:-1])} {conjunction} {items[-1]}"
+
+
+def column_words(header: str) -> str:
+    """A column name as a person says it inside a sentence: ``unit_price`` -> ``unit price``,
+    ``TotalAmount`` -> ``total amount``; acronyms (``VAT``, ``Q2``) keep their case."""
+    parts = [p for p in _SPLIT_RE.split(header.strip()) if p]
+    words = []
+    for part in " ".join(parts).split():
+        words.append(part if _ACRONYM_RE.match(part) else part.lower())
+    return " ".join(words)

@@ -1,0 +1,110 @@
+"""How a family's task is asked: pools of intents and queries, kept as data in
+``templates/families/<family>.toml``.
+
+One string per family made every task of a kind read the same, and an agent could learn the
+string instead of the work. Each family has at least ``MIN_PHRASES`` intents and queries. An
+intent names the work without its specifics, so it takes no slots; a query may use the slots its
+family passes (a colleague's first name, a short name for the work), rendered with Jinja2 and
+strict undefined names. A missing, unreadable or malformed file is a ``FamilyDefinitionError``
+naming the file and field, raised when the families are loaded, before any task is built.
+"""
+
+from __future__ import annotations
+
+import random
+import tomllib
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import jinja2
+from jinja2 import meta
+
+FAMILY_TEMPLATES = Path(__file__).resolve().parents[2] / "templates" / "families"
+MIN_PHRASES = 3
+MAX_PHRASE_CHARS = 300
+QUERY_SLOTS = frozenset({"first", "about", "what", "when", "doc"})
+
+_ENV = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False)
+
+
+class FamilyDefinitionError(ValueError):
+    """A family's definition (its code registration or its phrasing file) is unusable."""
+
+
+@dataclass(frozen=True)
+class Phrasing:
+    intents: tuple[str, ...]
+    queries: tuple[jinja2.Template, ...]
+    query_slots: tuple[frozenset[str], ...]
+
+    def intent(self, rng: random.Random) -> str:
+        return rng.choice(self.intents)
+
+    def query(self, rng: random.Random, **slots: str) -> str:
+        """A query from the pool, among those whose slots are all given."""
+        usable = [t for t, needs in zip(self.queries, self.query_slots) if needs <= slots.keys()]
+        if not usable:
+            raise FamilyDefinitionError(f"no query can be rendered with the slots {sorted(slots)}")
+        return " ".join(rng.choice(usable).render(**slots).split())
+
+
+def _strings(data: dict, key: str, label: str) -> list[str]:
+    value = data.get(key)
+    if not isinstance(value, list) or len(value) < MIN_PHRASES:
+        raise FamilyDefinitionError(f"{label}: {key}: expected a list of at least {MIN_PHRASES} phrasings")
+    for i, text in enumerate(value):
+        if not isinstance(text, str) or not text.strip():
+            raise FamilyDefinitionError(f"{label}: {key}[{i}]: expected a non-empty string")
+        if len(text) > MAX_PHRASE_CHARS:
+            raise FamilyDefinitionError(f"{label}: {key}[{i}]: longer than {MAX_PHRASE_CHARS} characters")
+    if len(set(value)) != len(value):
+        raise FamilyDefinitionError(f"{label}: {key}: holds the same phrasing twice")
+    return value
+
+
+def _slots(text: str, where: str) -> tuple[jinja2.Template, frozenset[str]]:
+    try:
+        names = frozenset(meta.find_undeclared_variables(_ENV.parse(text)))
+        return _ENV.from_string(text), names
+    except jinja2.TemplateSyntaxError as exc:
+        raise FamilyDefinitionError(f"{where}: not a valid template ({exc.message})") from None
+
+
+def load_phrasing(name: str, folder: Path | None = None) -> Phrasing:
+    """The phrasing pools of family ``name`` (from ``folder``, default ``FAMILY_TEMPLATES``);
+    raises FamilyDefinitionError naming file and field."""
+    return _load(name, folder or FAMILY_TEMPLATES)
+
+
+@lru_cache(maxsize=None)
+def _load(name: str, folder: Path) -> Phrasing:
+    path = folder / f"{name}.toml"
+    label = str(path)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise FamilyDefinitionError(f"{label}: missing (every family needs its intents and queries)") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise FamilyDefinitionError(f"{label}: unreadable ({exc})") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise FamilyDefinitionError(f"{label}: not valid TOML ({exc})") from None
+    unknown = sorted(set(data) - {"intents", "queries"})
+    if unknown:
+        raise FamilyDefinitionError(f"{label}: {unknown[0]}: unknown field (expected intents and queries)")
+    intents = _strings(data, "intents", label)
+    for i, text in enumerate(intents):
+        if _slots(text, f"{label}: intents[{i}]")[1]:
+            raise FamilyDefinitionError(f"{label}: intents[{i}]: an intent names no specifics, so it takes no slots")
+    queries, needs = [], []
+    for i, text in enumerate(_strings(data, "queries", label)):
+        template, names = _slots(text, f"{label}: queries[{i}]")
+        extra = sorted(names - QUERY_SLOTS)
+        if extra:
+            raise FamilyDefinitionError(f"{label}: queries[{i}]: unknown slot {extra[0]!r} "
+                                        f"(slots: {', '.join(sorted(QUERY_SLOTS))})")
+        queries.append(template)
+        needs.append(names)
+    if not any(not n for n in needs):
+        raise FamilyDefinitionError(f"{label}: queries: at least one query must take no slots")
+    return Phrasing(tuple(intents), tuple(queries), tuple(needs))

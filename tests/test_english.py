@@ -1,0 +1,38 @@
+"""Written-English helpers for generated text."""
+
+from __future__ import annotations
+
+import pytest
+
+from generators.english import article, column_words, join_and, possessive
+
+
+@pytest.mark.parametrize("name, expected", [
+    ("Marcus", "Marcus's"), ("Dana Reyes", "Dana Reyes's"), ("the team", "the team's"),
+    ("Office supplies", "Office supplies'"), ("the boss", "the boss's"), ("", ""),
+])
+def test_possessive(name, expected):
+    assert possessive(name) == expected
+
+
+@pytest.mark.parametrize("phrase, expected", [
+    ("invoice", "an"), ("unit price", "a"), ("hour", "an"), ("HR review", "an"), ("KPI", "a"),
+    ("European office", "a"), ("order", "an"), ("budget", "a"), ("one-off fee", "a"), ("SLA", "an"),
+])
+def test_article(phrase, expected):
+    assert article(phrase) == expected
+
+
+def test_join_and():
+    assert join_and([]) == ""
+    assert join_and(["a"]) == "a"
+    assert join_and(["a", "b"]) == "a and b"
+    assert join_and(["a", "b", "c"], "or") == "a, b or c"
+
+
+@pytest.mark.parametrize("header, expected", [
+    ("unit_price", "unit price"), ("TotalAmount", "total amount"), ("Q2 Sales", "Q2 sales"),
+    ("VAT", "VAT"), ("Order-ID", "order ID"), ("Region", "region"),
+])
+def test_column_words(header, expected):
+    assert column_words(header) == expected
