@@ -80,6 +80,11 @@ PENDING_CELLS = "sheet render limits in the xlsx reader (office_env/formats)"
 
 # -- building the hostile inputs ---------------------------------------------------------------
 
+def first_task(base: Path) -> Path:
+    """The base build's first task folder (which attempt numbers were kept depends on the gates)."""
+    return sorted(p for p in (base / "tasks").iterdir() if p.is_dir())[0]
+
+
 def build_base(work: Path) -> Path:
     """A small real dataset (2 tasks) to start from."""
     from orchestrator.build import build
@@ -170,7 +175,7 @@ def hostile_dataset(work: Path, base: Path, outside: Path) -> tuple[Path, list[t
     fragments its one-line error must hold."""
     ds = Path(shutil.copytree(base, work / "hostile-ds", symlinks=True))
     tasks = ds / "tasks"
-    base_task = base / "tasks" / "neo-00000"
+    base_task = first_task(base)
     secret = outside / "secret.txt"
     expected: list[tuple[str, ...]] = []
 
@@ -236,7 +241,7 @@ def hostile_dataset(work: Path, base: Path, outside: Path) -> tuple[Path, list[t
 def formats_dataset(work: Path, base: Path) -> Path:
     """The base dataset plus a zip-bomb .docx task and a huge-sheet .xlsx task."""
     ds = Path(shutil.copytree(base, work / "formats-ds", symlinks=True))
-    base_task = base / "tasks" / "neo-00000"
+    base_task = first_task(base)
     folder = _variant(ds / "tasks", base_task, "zip-bomb", [BOMB])
     write_zip_bomb(folder / "testbed" / "data" / "bomb.docx")
     folder = _variant(ds / "tasks", base_task, "huge-cell", [HUGE])
@@ -425,7 +430,7 @@ def build_cases(work: Path) -> tuple[list[Case], Path]:
     """Every hostile input and the command-line runs over them; returns the cases and the
     secret folder (whose content must not change)."""
     base = build_base(work)
-    base_task = base / "tasks" / "neo-00000"
+    base_task = first_task(base)
     outside = make_outside(work, base_task / "testbed", base_task)
     ds, ds_lines = hostile_dataset(work, base, outside)
     fmt = formats_dataset(work, base)
@@ -437,7 +442,7 @@ def build_cases(work: Path) -> tuple[list[Case], Path]:
         Case("regenerate", ["regenerate", "--seeds", str(seeds), "--out", str(runs / "regenerated"), "--days", "2",
                             "--utterances", "12", "--task-timeout", "30"], (1,),
              [*seed_lines[:6], ("regenerated 3 task(s)",)], [runs / "regenerated"]),
-        Case("verify", ["verify", str(ds)], (1,), [("ok   neo-00000",), *[("FAIL", *e) for e in ds_lines]]),
+        Case("verify", ["verify", str(ds)], (1,), [(f"ok   {base_task.name}",), *[("FAIL", *e) for e in ds_lines]]),
         Case("stats", ["stats", str(ds)], (0,), [("conversations",), *[("skipped", *e) for e in ds_lines]]),
         Case("export", ["export", str(ds), "--officebench", str(runs / "export")], (1,),
              [("exported 2 task(s)",), *[("skipped", *e) for e in ds_lines]], [runs / "export"]),
@@ -448,7 +453,7 @@ def build_cases(work: Path) -> tuple[list[Case], Path]:
                            "--task-timeout", "30"], (0,),
              [("evaluated 2 task(s)",), *[("skipped", *e) for e in ds_lines]], [runs / "eval-none"]),
         Case("formats-verify", ["verify", str(fmt)], (1,),
-             [("ok   neo-00000",), ("FAIL zip-bomb",), ("FAIL huge-cell",)], pending=f"{PENDING_ZIP}; {PENDING_CELLS}"),
+             [(f"ok   {base_task.name}",), ("FAIL zip-bomb",), ("FAIL huge-cell",)], pending=f"{PENDING_ZIP}; {PENDING_CELLS}"),
         Case("formats-eval", ["eval", str(fmt), "--agent", "oracle", "--mode", "long-context", "--out",
                               str(runs / "formats-eval"), "--task-timeout", "30"], (0,), [("evaluated 4 task(s)",)],
              [runs / "formats-eval"], pending=f"{PENDING_ZIP}; {PENDING_CELLS}"),

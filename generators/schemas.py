@@ -52,9 +52,10 @@ COMPUTED: dict[str, Any] = {
     "items": {"type": "object",
               "properties": {"value": SCALAR, "op": {"enum": ["sum", "mean", "min", "max", "count", "difference",
                                                               "product", "ratio", "percent", "round", "add_minutes",
-                                                              "rule"]},
+                                                              "argmax", "argmin", "rule"]},
                              "inputs": {"type": "array", "maxItems": 10_000, "items": SCALAR},
-                             "rule": {"type": "string", "maxLength": 500}, "note": {"type": "string", "maxLength": 500}},
+                             "rule": {"type": "string", "maxLength": 500}, "note": {"type": "string", "maxLength": 500},
+                             "given": {"type": "array", "maxItems": 20, "items": {"type": "string", "pattern": "^m[0-9]+$"}}},
               "required": ["value", "op", "inputs"], "additionalProperties": False},
 }
 

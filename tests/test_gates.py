@@ -132,7 +132,9 @@ def test_fails_untouched_gate_rejects_criteria_that_already_hold(task):
     assert not results["fails_untouched"].passed
     assert "already pass" in results["fails_untouched"].detail
     # The baseline passes too: nothing was needed.
-    assert failing(results) - {"corrections_bite", "distractors_bite"} == {"fails_untouched", "baseline_fails"}
+    assert failing(results) - {"corrections_bite", "distractors_bite"} == {"fails_untouched", "baseline_fails",
+                                                                           "criteria_traced"}
+    assert "no criterion checks" in results["criteria_traced"].detail
 
 
 # -- oracle_passes -------------------------------------------------------------------------------
@@ -175,7 +177,7 @@ def test_oracle_gate_names_a_failing_tool_call(task):
 
 def test_evidence_gate_rejects_a_value_removed_from_its_turn(task):
     record = copy.deepcopy(task.record)
-    piece = record["memory"][0]
+    piece = next(m for m in record["memory"] if not m.get("said_as"))  # said as its value
     s, n = cited(record, piece["id"])
     turn = record["dialogue"][s]["turns"][n]
     turn["text"] = without(turn["text"], piece["value"])
@@ -187,7 +189,7 @@ def test_evidence_gate_rejects_a_value_removed_from_its_turn(task):
 
 def test_evidence_gate_rejects_a_value_said_in_a_second_turn(task):
     record = copy.deepcopy(task.record)
-    piece = record["memory"][0]
+    piece = next(m for m in record["memory"] if not m.get("said_as"))  # said as its value
     s, n = cited(record, piece["id"])
     other_s = len(record["dialogue"]) - 1 if s == 0 else 0
     turn = record["dialogue"][other_s]["turns"][-1]
@@ -200,7 +202,7 @@ def test_evidence_gate_rejects_a_value_said_in_a_second_turn(task):
 
 def test_evidence_gate_rejects_evidence_on_an_assistant_turn(task):
     record = copy.deepcopy(task.record)
-    piece = record["memory"][0]
+    piece = next(m for m in record["memory"] if not m.get("said_as"))  # said as its value
     s, n = cited(record, piece["id"])
     turns = record["dialogue"][s]["turns"]
     user_turn = turns[n]

@@ -268,20 +268,22 @@ def test_fake_endpoint_agent_prompts(records):
 def test_a_corrupt_task_is_reported_and_the_rest_evaluated(dataset, tmp_path):
     copy = tmp_path / "ds"
     shutil.copytree(dataset, copy)
-    (copy / "tasks" / "neo-00002" / "task.json").write_text("{ not json")
-    record = json.loads((copy / "tasks" / "neo-00004" / "task.json").read_text())
+    ids = sorted(p.name for p in (copy / "tasks").iterdir())
+    broken, incomplete = ids[1], ids[3]
+    (copy / "tasks" / broken / "task.json").write_text("{ not json")
+    record = json.loads((copy / "tasks" / incomplete / "task.json").read_text())
     del record["evaluation"]
-    (copy / "tasks" / "neo-00004" / "task.json").write_text(json.dumps(record))
+    (copy / "tasks" / incomplete / "task.json").write_text(json.dumps(record))
     proc = homer("eval", copy, "--agent", "oracle", "--mode", "long-context", "--out", tmp_path / "run")
     assert proc.returncode == 0, proc.stderr
-    assert "skipped neo-00002:" in proc.stderr and "not valid JSON" in proc.stderr
-    assert "skipped neo-00004:" in proc.stderr and "evaluation: missing" in proc.stderr
+    assert f"skipped {broken}:" in proc.stderr and "not valid JSON" in proc.stderr
+    assert f"skipped {incomplete}:" in proc.stderr and "evaluation: missing" in proc.stderr
     rows = read_rows(tmp_path / "run")
-    assert len(rows) == 4 and not {"neo-00002", "neo-00004"} & {r["id"] for r in rows} and all(r["passed"] for r in rows)
+    assert len(rows) == 4 and not {broken, incomplete} & {r["id"] for r in rows} and all(r["passed"] for r in rows)
     report = (tmp_path / "run" / "report.md").read_text()
-    assert "## Skipped tasks (2)" in report and "`neo-00002`" in report and "`neo-00004`" in report
+    assert "## Skipped tasks (2)" in report and f"`{broken}`" in report and f"`{incomplete}`" in report
     skipped = json.loads((tmp_path / "run" / "run.json").read_text())["skipped"]
-    assert [s["id"] for s in skipped] == ["neo-00002", "neo-00004"]
+    assert [s["id"] for s in skipped] == [broken, incomplete]
 
 
 def test_evaluate_refuses_bad_config(dataset, tmp_path):

@@ -8,7 +8,10 @@ Each gate is separate and reportable:
 - ``baseline_fails``: the intent-only baseline plan, run on a copy, does not pass;
 - ``corrections_bite``: the oracle plan with any corrected (earlier) value in place of the final
   one fails the criteria, so an agent that takes the first mention fails;
-- ``distractors_bite``: the same with any near-miss value.
+- ``distractors_bite``: the same with any near-miss value;
+- ``criteria_traced``: every argument of every criterion comes from the chat, the office or a
+  stated computation, every requirement the chat states is checked, and some check needs the
+  office's data (``verifier.trace``); the sources are kept in the record's provenance.
 
 A Plus record (split ``plus``, regenerated from an OfficeBench seed) has no oracle plan: its
 ``oracle_passes`` and ``baseline_fails`` are recorded as skipped (``passed`` and ``skipped``
@@ -38,11 +41,13 @@ from office_env import OfficeError, Workspace, default_registry, evaluate_criter
 from verifier.judges import judge_panel
 from generators.specifics import check_specifics, find_specifics
 from verifier.dialogue_rules import mark_problems
+from verifier.trace import OfficeText, office_text, trace_task
 
 SCHEMA_DIR = Path(__file__).resolve().parent / "schemas"
-GATES = ("schema", "fails_untouched", "oracle_passes", "memory_evidence", "baseline_fails", "corrections_bite",
-         "distractors_bite")
-PLUS_GATES = GATES + ("specifics",)
+BASE_GATES = ("schema", "fails_untouched", "oracle_passes", "memory_evidence", "baseline_fails", "corrections_bite",
+              "distractors_bite")
+GATES = BASE_GATES + ("criteria_traced",)
+PLUS_GATES = BASE_GATES + ("specifics",)
 AGENT_GATES = ("solvability", "leakage", "judges")  # need an agent or judges; chosen with --gates
 NO_ORACLE = "no oracle plan: solvability is left to the harness"
 
@@ -153,6 +158,33 @@ def misreading_gate(record: dict[str, Any], dynamic: str, testbed: Path, referen
     return GateResult(True, f"{len(plans)} {word} plan(s) fail the criteria")
 
 
+def trace_gate(record: dict[str, Any], testbed: Path | None) -> GateResult:
+    """``verifier.trace`` over the record and its initial testbed; the sources go into the record's
+    provenance (``trace``), so a reader sees where each checked value comes from."""
+    trace = trace_task(record, _office(testbed) if testbed is not None else OfficeText.of({}))
+    record.setdefault("provenance", {})["trace"] = dict(trace.sources)
+    if trace.problems:
+        more = f" (+{len(trace.problems) - 4} more)" if len(trace.problems) > 4 else ""
+        return GateResult(False, "; ".join(trace.problems[:4]) + more)
+    return GateResult(True, f"{trace.leaves} criterion argument(s) traced to the chat, the office or a computation")
+
+
+def _office(testbed: Path) -> OfficeText:
+    """The testbed as text, cached while its files are unchanged (the tasks of one world share it)."""
+    root = Path(testbed)
+    try:
+        signature = tuple(sorted((str(p.relative_to(root)), p.stat().st_size, p.stat().st_mtime_ns)
+                                 for p in root.rglob("*") if p.is_file() and not p.is_symlink()))
+    except OSError:
+        signature = ()
+    return _office_cached(str(root.resolve()), signature)
+
+
+@lru_cache(maxsize=8)
+def _office_cached(root: str, signature: tuple) -> OfficeText:
+    return office_text(Path(root))
+
+
 def specifics_gate(record: dict[str, Any]) -> GateResult:
     """Every specific of the description is in the dialogue; none is in the intent."""
     text = "\n".join(t["text"] for s in record["dialogue"] for t in s["turns"])
@@ -216,6 +248,8 @@ def run_gates(record: dict[str, Any], testbed: Path, reference: Path | None = No
         results["distractors_bite"] = misreading_gate(record, "distractor", testbed, reference, now, work)
         if "specifics" in names:
             results["specifics"] = specifics_gate(record)
+        if "criteria_traced" in names:
+            results["criteria_traced"] = trace_gate(record, testbed)
         if "solvability" in names or "leakage" in names:
             from verifier.agent_gates import agent_gates
 

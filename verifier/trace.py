@@ -5,6 +5,7 @@ each value-bearing argument of each criterion (file names, people, keywords, cel
 numbers) to one source:
 
 - ``user``: the office user themself (the task header names them);
+- ``query``: the request the agent is given when the task starts;
 - ``memory:<id>``: the final value of a memory piece, said in the chat;
 - ``testbed:<path>``: text of a file of the initial testbed (a mail, a sheet, a PDF ...);
 - ``computed:<i>``: entry ``i`` of the record's ``computed`` list, whose inputs are traced the
@@ -35,14 +36,15 @@ from office_env.evaluation.keywords import Haystack, normalize
 # Memory cues that state a requirement the criteria must check.
 OUTPUT_CUES = frozenset({
     "output_file", "subject", "recipient", "requester", "meeting_time", "meeting_day", "meeting_title",
-    "duration", "layout", "title", "new_figure", "reply_point", "attendee", "location", "deadline",
+    "duration", "layout", "title", "new_figure", "reply_point", "attendee", "location", "deadline", "memo_point",
+    "agenda_point",
 })
 FILE_KEYS = ("file", "result_file", "input_file", "output_file")
 PERSON_KEYS = ("username", "sender", "recipient")
 KEYWORD_KEYS = ("keywords", "subject_keywords", "body_keywords")
 TIME_KEYS = ("start", "end")
 OPS = ("sum", "mean", "min", "max", "count", "difference", "product", "ratio", "percent", "round",
-       "add_minutes", "rule")
+       "add_minutes", "argmax", "argmin", "rule")
 TOLERANCE = 0.005
 _ADDRESS_RE = re.compile(r"([A-Z][A-Za-z'.-]+(?: [A-Z][A-Za-z'.-]+){0,3})\s*<([A-Za-z0-9._%+-]+)@[^>\s]+>")
 _NUMBER_RE = re.compile(r"^-?\d+(?:\.\d+)?$")
@@ -221,6 +223,17 @@ def recompute(entry: dict[str, Any]) -> Any:
         return (start + timedelta(minutes=minutes)).strftime("%Y-%m-%d %H:%M:%S")
     if op == "count":
         return len(inputs)
+    if op in ("argmax", "argmin"):  # inputs: label, number, label, number ...; a tie has no answer
+        if len(inputs) < 2 or len(inputs) % 2:
+            raise ValueError(f"{op} needs label, number pairs")
+        pairs = [(inputs[i], _number(inputs[i + 1])) for i in range(0, len(inputs), 2)]
+        if any(n is None for _, n in pairs):
+            raise ValueError(f"{op} needs a number after each label")
+        best = (max if op == "argmax" else min)(n for _, n in pairs)  # type: ignore[type-var]
+        winners = [label for label, n in pairs if n == best]
+        if len(winners) != 1:
+            raise ValueError(f"{op} has a tie between {winners[:3]!r}")
+        return winners[0]
     numbers = [_number(v) for v in inputs]
     if not numbers or any(n is None for n in numbers):
         raise ValueError(f"{op} needs numbers, got {inputs!r}"[:200])
@@ -255,6 +268,7 @@ class _Tracer:
         self.memory = [m for m in record.get("memory", []) if isinstance(m, dict)]
         user = record.get("user") or {}
         self.user_ids = {normalize(str(user.get(k, ""))) for k in ("username", "email", "name")} - {""}
+        self.query = Haystack(str(record.get("query", "")))
         self.dialogue = normalize(" ".join(t.get("text", "") for s in record.get("dialogue", [])
                                            for t in s.get("turns", [])))
         self.computed = [c for c in record.get("computed", []) if isinstance(c, dict)]
@@ -268,6 +282,12 @@ class _Tracer:
         for m in self.memory:
             if _said_in(value, str(m.get("value", ""))):
                 return str(m.get("id"))
+        words = normalize(str(value))
+        if len(words) >= 2:  # part of a stated requirement: "Invoice" of "Invoice then Total", "60" of "60 minutes"
+            for m in self.memory:
+                if m.get("cue") in OUTPUT_CUES and re.search(rf"(?<!\w){re.escape(words)}(?!\w)",
+                                                             normalize(str(m.get("value", "")))):
+                    return str(m.get("id"))
         return None
 
     def _check_computed(self, i: int, entry: dict[str, Any]) -> bool:
@@ -280,6 +300,13 @@ class _Tracer:
         if not same_value(expected, entry.get("value")):
             self.problems.append(f"{where}: {entry.get('op')} of the inputs is {expected!r}, not {entry.get('value')!r}")
             return False
+        given = [str(g) for g in entry.get("given", [])]
+        unknown = [g for g in given if g not in {str(m.get("id")) for m in self.memory}]
+        if unknown:
+            self.problems.append(f"{where}.given: {unknown[0]!r} is not a memory piece")
+            return False
+        self.used.update(given)
+        self.inputs_said.setdefault(i, set()).update(given)
         if entry.get("op") == "rule":
             rule = str(entry.get("rule", ""))
             stated = [m["id"] for m in self.memory if rule and normalize(rule) in normalize(str(m.get("text", "")))]
@@ -334,8 +361,16 @@ class _Tracer:
             self.used.add(mid)
             self.checked.add(mid)
             return f"memory:{mid}"
+        if len(local) >= 3 and re.search(rf"(?<!\w){re.escape(local)}(?!\w)", self.query.text):
+            return "query"
         path = self.office.find(f"{local}@") or (self.office.find(value) if "@" in value else None)
         return f"testbed:{path}" if path else None
+
+    def _names_office(self, value: str) -> bool:
+        """Without an oracle plan, a piece is taken as used when it names a file of the office or
+        something written in one (what an agent would look for)."""
+        name = normalize(value)
+        return any(path.lower().endswith("/" + name) for path in self.office.files) or self.office.find(value) is not None
 
     def _file(self, value: str, named: dict[str, str]) -> str | None:
         mid = self._memory_source(value)
@@ -362,6 +397,11 @@ class _Tracer:
         trace.leaves = len(leaves)
         named = {p: "" for p in self.office.files}
         data_work = False
+        for item in criteria if isinstance(criteria, list) else []:
+            item = item if isinstance(item, dict) else {}
+            args = item.get("args") if isinstance(item.get("args"), dict) else {}
+            if str(item.get("function", "")).startswith("evaluate_excel_cell") and args.get("file") in self.office.files:
+                data_work = True  # the cell to change is found in the office's own sheet
         for leaf in leaves:
             if leaf.role == "file":
                 source = self._file(str(leaf.value), named)
@@ -378,19 +418,22 @@ class _Tracer:
                                       "in the office, nor computed (a hidden convention?)")
                 continue
             trace.sources[leaf.where] = source
-            if leaf.role in ("keyword", "value") and (source.startswith("testbed:") or source.startswith("computed:")):
+            if leaf.role in ("keyword", "value", "time") and source.startswith(("testbed:", "computed:")):
                 if not Haystack(self.dialogue).has(leaf.value):
                     data_work = True
-        oracle_text = " ".join(str(v) for call in self.record.get("oracle") or []
-                               for v in _flat(call.get("args", {}) if isinstance(call, dict) else {}))
-        oracle_hay = Haystack(oracle_text)
+        calls = [c for c in self.record.get("oracle") or [] if isinstance(c, dict)]
+        oracle_hay = Haystack(" ".join(str(v) for call in calls for v in _flat(call.get("args", {}))))
+        read = [self.office.files[p] for p in sorted({str(c.get("args", {}).get("file_path", "")) for c in calls
+                                                      if str(c.get("tool", "")).endswith("_read_file")})
+                if p in self.office.files]
         for m in self.memory:
             mid, value = str(m.get("id")), str(m.get("value", ""))
             if m.get("cue") in OUTPUT_CUES:
                 if mid not in self.checked:
                     trace.problems.append(f"memory {mid} ({m.get('cue')}: {value[:60]!r}) states a requirement "
                                           "that no criterion checks")
-            elif mid not in self.used and not (value and oracle_hay.has(value)):
+            elif mid not in self.used and not (value and (oracle_hay.has(value) or any(h.has(value) for h in read)
+                                                          or (not calls and self._names_office(value)))):
                 trace.problems.append(f"memory {mid} ({m.get('cue') or m.get('kind')}: {value[:60]!r}) is never "
                                       "used: no criterion, computation or oracle step needs it")
         if leaves and not data_work:

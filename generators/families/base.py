@@ -145,9 +145,12 @@ def labelled_tables(notes: dict[str, dict[str, Any]]) -> list[tuple[Table, int, 
     return out
 
 
-def pick_column(inp: FamilyInput, min_rows: int = 2) -> tuple[Table, int, int] | None:
-    """A random (table, label column, numeric column) from the workspace's sheets, or None."""
-    options = [(t, label, numeric) for t, label, numeric in labelled_tables(inp.notes) if len(t.rows) >= min_rows]
+def pick_column(inp: FamilyInput, min_rows: int = 2, summable: bool = False) -> tuple[Table, int, int] | None:
+    """A random (table, label column, numeric column) from the workspace's sheets, or None;
+    ``summable``: only columns whose total means something (see ``additive``)."""
+    options = [(t, label, [c for c in numeric if additive(t.headers[c]) or not summable])
+               for t, label, numeric in labelled_tables(inp.notes) if len(t.rows) >= min_rows]
+    options = [o for o in options if o[2]]
     if not options:
         return None
     table, label, numeric = inp.rng.choice(options)
@@ -243,3 +246,59 @@ def number_in_words(line: str) -> float | None:
         if value is not None:
             found = value
     return found
+
+
+# -- what a column's numbers mean ------------------------------------------------------------
+
+_LEVEL_WORDS = ("price", "rate", "score", "grade", "percent", "%", "rating", "age", "average", "mean", "final",
+                "module", "index", "ratio", "margin", "per ", "score", "level", "discount")
+_ADDITIVE_WORDS = ("amount", "total", "cost", "revenue", "sales", "salary", "units", "quantity", "qty", "hours",
+                   "spend", "spent", "budget", "actual", "paid", "count", "headcount", "stock", "on hand",
+                   "q1", "q2", "q3", "q4", "value", "fee", "expense", "invoiced", "ordered", "received")
+
+
+def additive(header: str) -> bool:
+    """Whether a column's numbers add up to something meaningful (amounts, counts, hours), as
+    opposed to levels (prices, rates, scores) that one averages or compares but never totals."""
+    text = f" {header.lower()} "
+    if any(word in text for word in _LEVEL_WORDS):
+        return False
+    return any(word in text for word in _ADDITIVE_WORDS)
+
+
+def computed(value: Any, op: str, inputs: list[Any], *, given: tuple[str, ...] = (), rule: str = "",
+             note: str = "") -> dict[str, Any]:
+    """One entry of a draft's ``computed`` list (checked by ``verifier.trace``)."""
+    entry: dict[str, Any] = {"value": value, "op": op, "inputs": list(inputs)}
+    if given:
+        entry["given"] = list(given)
+    if rule:
+        entry["rule"] = rule
+    if note:
+        entry["note"] = note
+    return entry
+
+
+def column_sum(table: "Table", col: int, given: tuple[str, ...] = ()) -> dict[str, Any]:
+    values = table.column(col)
+    return computed(round(sum(values), 2), "sum", [fmt(v) for v in values], given=given,
+                    note=f"{table.headers[col]} column of {table.file}")
+
+
+def extreme(table: "Table", label: int, col: int, highest: bool, given: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The label of the row with the highest (or lowest) value of ``col``, as a computation."""
+    pairs = [x for row, v in zip(table.rows, table.column(col)) for x in (row[label], fmt(v))]
+    values = table.column(col)
+    target = max(values) if highest else min(values)
+    return computed(table.rows[values.index(target)][label], "argmax" if highest else "argmin", pairs, given=given,
+                    note=f"{table.headers[label]} with the {'highest' if highest else 'lowest'} {table.headers[col]}")
+
+
+_FACT_RE = re.compile(r"\b(?:\d{4}-\d{2}-\d{2}|\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)? (?:USD|EUR|GBP|days|units|people)"
+                      r"|\d{1,2}:\d{2})\b")
+
+
+def facts_in(text: str) -> list[str]:
+    """Specifics written in ``text`` that a reply or a memo could have to repeat: dates, amounts
+    with thousands separators or a unit, clock times."""
+    return _FACT_RE.findall(text)

@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 from generators.families.base import (
-    FamilyInput, call, calendar_of, chance, docs, family, fmt, invoice_facts, misreadings_of, near, pick_column,
-    piece, stem,
+    FamilyInput, additive, call, calendar_of, chance, column_sum, computed, docs, extreme, family, fmt, invoice_facts,
+    facts_in, misreadings_of, near, pick_column, piece, stem,
 )
+from generators.english import join_and, possessive
 from generators.families.single_app import (
-    MEETING_TITLES, MEMO_TOPICS, P_CORRECT, P_DISTRACT, _distinct, _label_for, _out_name, free_slots_after,
+    MEETING_TITLES, MEMO_TOPICS, P_CORRECT, P_DISTRACT, _distinct, _label_for, _out_name, earliest_start,
+    free_slots_after,
     meeting_dynamics,
 )
 from generators.model import TaskDraft
 
 SUBJECTS = ("Quick numbers", "Figures you asked for", "Follow-up", "For your review", "Heads-up", "Numbers for Friday")
 FMT_T = "%Y-%m-%d %H:%M:%S"
+SLOT_RULE = "the earliest whole hour, on the hour between 9:00 and 17:00, when we are both free"
 
 
 def _colleague(inp: FamilyInput) -> tuple[str, str]:
@@ -27,11 +30,11 @@ def _other_colleague(inp: FamilyInput, *taken: str) -> tuple[str, str] | None:
 
 
 def _total(inp: FamilyInput):
-    picked = pick_column(inp, min_rows=3)
+    picked = pick_column(inp, min_rows=3, summable=True)
     if not picked:
         return None
     table, _, col = picked
-    return table, table.headers[col], round(sum(table.column(col)), 2)
+    return table, table.headers[col], round(sum(table.column(col)), 2), col
 
 
 def _renamed(inp: FamilyInput, out: str, prefix: str, ext: str) -> tuple[str, ...]:
@@ -47,7 +50,7 @@ def sheet_total_email(inp: FamilyInput) -> TaskDraft | None:
     found = _total(inp)
     if not found or not inp.colleagues:
         return None
-    table, header, total = found
+    table, header, total, col = found
     who, name = _colleague(inp)
     subject = inp.rng.choice(SUBJECTS)
     users = {name: who}
@@ -82,12 +85,14 @@ def sheet_total_email(inp: FamilyInput) -> TaskDraft | None:
         intent=inp.intent(),
         subtasks=[f"Read {table.file}.", f"Sum the {header} column.", f"Email the total to {name}."],
         evaluation=[{"function": "evaluate_email_sent",
-                     "args": {"sender": inp.user, "recipient": who, "body_keywords": [fmt(total)]}}],
+                     "args": {"sender": inp.user, "recipient": who, "subject_keywords": [subject],
+                              "body_keywords": [fmt(total)]}}],
         memory=[m1, m2, m3],
         query=inp.query(),
         oracle=plan(name),
         baseline=[],
         misreadings=misreadings_of([m1], lambda mid, person: plan(person)),
+        computed=[column_sum(table, col, given=("m2",))],
     )
 
 
@@ -220,6 +225,9 @@ def common_slot(inp: FamilyInput) -> TaskDraft | None:
     start, end = next(s for s in common if s[0].date() == day)
     title = inp.rng.choice(MEETING_TITLES)
     day_text = _day_text(day)
+    rule = SLOT_RULE
+    if day == inp.now.date():  # today: the earliest start allowed is said, not assumed
+        rule = f"{SLOT_RULE}, from {earliest_start(inp.now):%H:%M} on"
     firsts = {_day_text(d): next(s for s in common if s[0].date() == d) for d in days}
     superseded: tuple[str, ...] = ()
     earlier = [t for t in firsts if _distinct(t, day_text)]
@@ -230,10 +238,13 @@ def common_slot(inp: FamilyInput) -> TaskDraft | None:
     if chance(inp, P_DISTRACT):
         other = inp.rng.choice(titles)
         distractors = (near(other, f"the {other} is another meeting altogether, nothing to do with this one"),)
-    m1 = piece(1, "action", f"I need an hour with {name} for a {title}", title, cue="meeting_title",
+    m1 = piece(1, "action", f"I need an hour for a {title}", title, cue="meeting_title",
                about=f"the meeting with {name.split()[0]}", distractors=distractors)
-    m2 = piece(2, "fact", f"the meeting with {name} should be on {day_text}, the earliest hour we are both free",
+    m2 = piece(2, "fact", f"that meeting should be on {day_text}, {rule}",
                day_text, cue="meeting_day", about=f"the meeting with {name.split()[0]}", superseded=superseded)
+
+    m3 = piece(3, "fact", f"the meeting is with {name}, who should get the time by email", name, cue="attendee",
+               about=f"the {title}", thread=2)
 
     def plan(mid: str, value: str) -> list:
         summary, (s0, e0) = (value, (start, end)) if mid == "m1" else (title, firsts[value])
@@ -254,12 +265,15 @@ def common_slot(inp: FamilyInput) -> TaskDraft | None:
                               "end": end.strftime(FMT_T)}},
                     {"function": "evaluate_calendar_no_overlap", "args": {"username": inp.user}},
                     {"function": "evaluate_email_sent",
-                     "args": {"sender": inp.user, "recipient": who, "body_keywords": [title]}}],
-        memory=[m1, m2],
-        query=inp.query(first=name.split()[0]),
+                     "args": {"sender": inp.user, "recipient": who, "body_keywords": [title, f"{start:%H:%M}"]}}],
+        memory=[m1, m2, m3],
+        query=inp.query(),
         oracle=plan("m1", title),
         baseline=[],
         misreadings=misreadings_of([m1, m2], plan),
+        computed=[computed(start.strftime(FMT_T), "rule", [], rule=rule, given=("m2",)),
+                  computed(end.strftime(FMT_T), "rule", [], rule=rule, given=("m2",)),
+                  computed(f"{start:%H:%M}", "rule", [], rule=rule, given=("m2",))],
     )
 
 
@@ -320,6 +334,7 @@ def sheet_to_report(inp: FamilyInput) -> TaskDraft | None:
                 call("word_write_to_file", file_path=out, content=f"Report\nHighest {header}: {who} with {fmt(top)}.")],
         baseline=[call("word_write_to_file", file_path="data/report.docx", content="Report\nTo be completed.")],
         misreadings=misreadings_of([m1], plan),
+        computed=[extreme(table, label, col, True, given=("m1",))],
     )
 
 
@@ -376,10 +391,11 @@ def report_pdf(inp: FamilyInput) -> TaskDraft | None:
     found = _total(inp)
     if not found:
         return None
-    table, header, total = found
+    table, header, total, col = found
     doc = _out_name(inp, "totals", "docx")
     pdf = doc[:-5] + ".pdf"
-    totals = {table.headers[c]: round(sum(table.column(c)), 2) for c in table.numeric_columns()}
+    totals = {table.headers[c]: round(sum(table.column(c)), 2) for c in table.numeric_columns()
+              if additive(table.headers[c])}
     others = [h for h, v in totals.items() if _distinct(h, header) and v != total]
     superseded: tuple[str, ...] = ()
     distractors = ()
@@ -414,18 +430,25 @@ def report_pdf(inp: FamilyInput) -> TaskDraft | None:
         baseline=[call("word_write_to_file", file_path="data/totals.docx", content="Total: to be confirmed"),
                   call("word_convert_to_pdf", file_path="data/totals.docx")],
         misreadings=misreadings_of([m1], plan),
+        computed=[column_sum(table, col, given=("m1",))],
     )
 
 
 @family("meeting_pack", ("calendar", "word", "email"), "hard")
 def meeting_pack(inp: FamilyInput) -> TaskDraft | None:
+    """Book a meeting said in the chat, write its agenda (points from the chat plus the date of the
+    previous meeting, read from its notes in the office), and invite a colleague."""
     cal = calendar_of(inp.notes, inp.user)
     slots = free_slots_after(cal, inp.now) if cal else []
-    if not slots or not inp.colleagues:
+    notes = [(d, fact) for d in docs(inp.notes, "word") for line in d["lines"][:4] if line.lower().startswith("date")
+             for fact in facts_in(line)[:1]]
+    if not slots or not inp.colleagues or not notes:
         return None
     start, end = inp.rng.choice(slots)
+    minutes = int((end - start).total_seconds() // 60)
     title = inp.rng.choice(MEETING_TITLES)
     who, name = _colleague(inp)
+    doc, last = inp.rng.choice(notes)
     points = list(inp.rng.choice(MEMO_TOPICS))[:2]
     agenda = _out_name(inp, "agenda", "docx")
     when, spans, superseded, distractors = meeting_dynamics(
@@ -434,35 +457,51 @@ def meeting_pack(inp: FamilyInput) -> TaskDraft | None:
                superseded=superseded)
     m2 = piece(2, "fact", f"the upcoming meeting will be called the {title}", title, cue="meeting_title",
                about="the meeting", distractors=distractors)
-    m3 = piece(3, "action", f"the agenda goes in {stem(agenda)} and covers {points[0]} and {points[1]}",
-               stem(agenda), cue="output_file", about="the agenda", thread=2)
-    m4 = piece(4, "action", f"{name} should be invited to the meeting by email", name, cue="recipient",
+    m3 = piece(3, "fact", f"the meeting runs for {minutes} minutes", f"{minutes} minutes", cue="duration",
+               about="the meeting")
+    m4 = piece(4, "action", f"the agenda goes in {stem(agenda)}", stem(agenda), cue="output_file",
+               about="the agenda", thread=2)
+    m5 = piece(5, "action", f"the agenda covers {points[0]}", points[0], cue="agenda_point", about="the agenda", thread=2)
+    m6 = piece(6, "action", f"the agenda also covers {points[1]}", points[1], cue="agenda_point", about="the agenda",
+               thread=2)
+    m7 = piece(7, "fact", f"the agenda opens with the date of the previous meeting, from {stem(doc['file'])}",
+               stem(doc["file"]),
+               cue="document", about="the agenda", thread=2)
+    m8 = piece(8, "action", f"{name} should be invited to the meeting by email", name, cue="recipient",
                about="the meeting invite", thread=3)
 
     def plan(mid: str, value: str) -> list:
         summary, (s0, e0) = (title, spans[value]) if mid == "m1" else (value, (start, end))
-        return [call("calendar_create_event", user=inp.user, summary=summary, start=s0.strftime(FMT_T),
+        return [call("calendar_list_events", user=inp.user),
+                call("calendar_create_event", user=inp.user, summary=summary, start=s0.strftime(FMT_T),
                      end=e0.strftime(FMT_T)),
-                call("word_write_to_file", file_path=agenda, content="Agenda\n" + "\n".join(points)),
+                call("word_read_file", file_path=doc["file"]),
+                call("word_write_to_file", file_path=agenda,
+                     content=f"Agenda: {summary}\nPrevious meeting: {last}\n" + "\n".join(points)),
                 call("email_send_email", sender=inp.user, recipient=who, subject=f"Invitation: {summary}",
-                     content=f"Please join the {summary} on {s0:%Y-%m-%d %H:%M}. Agenda: {agenda}.")]
+                     content=f"Please join the {summary} on {s0:%Y-%m-%d} from {s0:%H:%M} to {e0:%H:%M}. "
+                             f"Agenda: {agenda}.")]
 
     return TaskDraft(
         family="meeting_pack", apps=["calendar", "word", "email"], difficulty="hard",
-        description=f"Book '{title}' on {inp.user}'s calendar at {when}-{end:%H:%M}, write the agenda {agenda} "
-                    f"covering {', '.join(points)}, and email {name} ({who}) about it.",
+        description=f"Book '{title}' on {possessive(inp.user_name)} calendar ({inp.user}) at {when}-{end:%H:%M} "
+                    f"({minutes} minutes), write the agenda {agenda} covering {join_and(points)} and opening with the "
+                    f"date of the previous meeting from {doc['file']} ({last}), and email {name} ({who}) the invitation "
+                    "with the time.",
         intent=inp.intent(),
-        subtasks=["Book the meeting.", f"Write the agenda {agenda}.", f"Email {name}."],
+        subtasks=["Book the meeting.", f"Read {doc['file']} for the previous meeting's date.",
+                  f"Write the agenda {agenda}.", f"Email {name} the invitation."],
         evaluation=[{"function": "evaluate_calendar_event",
                      "args": {"username": inp.user, "summary": title, "start": start.strftime(FMT_T),
                               "end": end.strftime(FMT_T)}},
                     {"function": "evaluate_contain",
-                     "args": {"doc_type": "docx", "file": agenda, "keywords": points}},
+                     "args": {"doc_type": "docx", "file": agenda, "keywords": [*points, last]}},
                     {"function": "evaluate_email_sent",
-                     "args": {"sender": inp.user, "recipient": who, "body_keywords": [title]}}],
-        memory=[m1, m2, m3, m4],
+                     "args": {"sender": inp.user, "recipient": who, "body_keywords": [title, f"{start:%H:%M}"]}}],
+        memory=[m1, m2, m3, m4, m5, m6, m7, m8],
         query=inp.query(),
         oracle=plan("m1", when),
         baseline=[],
         misreadings=misreadings_of([m1, m2], plan),
+        computed=[computed(end.strftime(FMT_T), "add_minutes", [when, str(minutes)], given=("m3",))],
     )

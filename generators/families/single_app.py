@@ -5,9 +5,10 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from generators.families.base import (
-    FamilyInput, call, calendar_of, chance, docs, family, fmt, inbox_of, invoice_facts, misreadings_of, near,
-    pick_column, piece, stem,
+    FamilyInput, additive, call, calendar_of, chance, column_sum, computed, docs, extreme, family, fmt, inbox_of,
+    facts_in, invoice_facts, misreadings_of, near, pick_column, piece, stem,
 )
+from generators.english import join_and
 from generators.model import TaskDraft
 
 MEMO_TOPICS = (
@@ -86,16 +87,18 @@ def sheet_question(inp: FamilyInput) -> TaskDraft | None:
         oracle=plan(answer),
         baseline=[call("system_write_answer", text="I do not know which question you mean.")],
         misreadings=misreadings_of([m1], lambda mid, value: plan(answers[value])),
+        computed=[extreme(table, label, col, highest, given=("m1",))],
     )
 
 
 @family("sheet_total", ("excel",), "medium")
 def sheet_total(inp: FamilyInput) -> TaskDraft | None:
-    picked = pick_column(inp, min_rows=3)
+    picked = pick_column(inp, min_rows=3, summable=True)
     if not picked:
         return None
     table, _, col = picked
-    totals = {table.headers[c]: round(sum(table.column(c)), 2) for c in table.numeric_columns()}
+    totals = {table.headers[c]: round(sum(table.column(c)), 2) for c in table.numeric_columns()
+              if additive(table.headers[c])}
     header = table.headers[col]
     total = totals[header]
     others = [h for h in totals if h != header and totals[h] != total and h.lower() not in header.lower()
@@ -135,6 +138,7 @@ def sheet_total(inp: FamilyInput) -> TaskDraft | None:
         oracle=plan(total),
         baseline=[call("system_write_answer", text="0")],
         misreadings=misreadings_of([m1], misread_plan),
+        computed=[column_sum(table, col, given=("m1",))],
     )
 
 
@@ -191,9 +195,16 @@ def sheet_update(inp: FamilyInput) -> TaskDraft | None:
 
 @family("write_memo", ("word",), "medium")
 def write_memo(inp: FamilyInput) -> TaskDraft | None:
+    """A memo on points given in the chat that must also repeat a decision recorded in one of the
+    office's documents (which one is said in the chat)."""
+    sources = [(d, line, fact) for d in docs(inp.notes, "word") for line in d["lines"]
+               if any(w in line.lower() for w in ("decision", "approved", "agreed")) for fact in facts_in(line)[:1]]
+    if not sources:
+        return None
+    doc, line, fact = inp.rng.choice(sources)
     topics = inp.rng.choice(MEMO_TOPICS)
     out = _out_name(inp, "memo", "docx")
-    points = list(topics)
+    points = list(topics)[:2]
     superseded: tuple[str, ...] = ()
     if chance(inp, P_CORRECT):
         first = _out_name(inp, "memo", "docx")
@@ -206,30 +217,38 @@ def write_memo(inp: FamilyInput) -> TaskDraft | None:
         other = inp.rng.choice(spare)
         distractors = (near(other, f"the memo for next month is the one about the {other}, not this one"),)
 
-    def content_of(items: list[str]) -> str:
-        return "Memo\n" + "\n".join(f"- {p.capitalize()}: to be discussed this week." for p in items)
+    def content_of(items: list[str], decision: str) -> str:
+        return ("Memo\n" + "\n".join(f"- {p.capitalize()}: to be discussed this week." for p in items)
+                + f"\n- Recorded decision: {decision}")
 
     memory = [piece(1, "action", f"I want a memo saved as {stem(out)}", stem(out), cue="output_file",
                     about="the memo", superseded=superseded)]
     memory += [piece(i + 2, "fact", f"the memo has to cover the {p}", p, cue="memo_point", about="the memo",
                      distractors=distractors if i == 0 else ())
                for i, p in enumerate(points)]
+    memory.append(piece(len(points) + 2, "fact", f"the memo should repeat the decision written in {stem(doc['file'])}",
+                        stem(doc["file"]), cue="document", about="the memo", thread=2))
 
     def plan(mid: str, value: str) -> list:
         if mid == "m1":
-            return [call("word_write_to_file", file_path=f"data/{value}", content=content_of(points))]
-        return [call("word_write_to_file", file_path=out, content=content_of([value] + points[1:]))]
+            return [call("word_read_file", file_path=doc["file"]),
+                    call("word_write_to_file", file_path=f"data/{value}", content=content_of(points, line))]
+        return [call("word_read_file", file_path=doc["file"]),
+                call("word_write_to_file", file_path=out, content=content_of([value] + points[1:], line))]
 
     return TaskDraft(
         family="write_memo", apps=["word"], difficulty="medium",
-        description=f"Write a Word memo {out} that covers: {', '.join(points)}.",
+        description=f"Write a Word memo {out} that covers {join_and(points)} and repeats the decision recorded in "
+                    f"{doc['file']} ({fact}).",
         intent=inp.intent(),
-        subtasks=[f"Create {out}.", "Write one line per required point."],
+        subtasks=[f"Read {doc['file']} for the decision.", f"Create {out}.", "Write one line per point and the decision."],
         evaluation=[{"function": "evaluate_file_exist", "args": {"file": out}},
-                    {"function": "evaluate_contain", "args": {"doc_type": "docx", "file": out, "keywords": points}}],
+                    {"function": "evaluate_contain", "args": {"doc_type": "docx", "file": out,
+                                                              "keywords": [*points, fact]}}],
         memory=memory,
         query=inp.query(),
-        oracle=[call("word_write_to_file", file_path=out, content=content_of(points))],
+        oracle=[call("word_read_file", file_path=doc["file"]),
+                call("word_write_to_file", file_path=out, content=content_of(points, line))],
         baseline=[call("word_write_to_file", file_path="data/memo.docx", content="Memo\n- Points to be confirmed.")],
         misreadings=misreadings_of(memory[:2], plan),
     )
@@ -242,7 +261,8 @@ def doc_to_pdf(inp: FamilyInput) -> TaskDraft | None:
         return None
     doc = inp.rng.choice(options)
     out = _out_name(inp, "shared", "pdf")
-    words = [w for w in " ".join(doc["lines"][:3]).replace(",", " ").split() if len(w) > 5][:2]
+    words = sorted({w.strip(".,;:()") for w in " ".join(doc["lines"][2:]).split()
+                    if len(w.strip(".,;:()")) > 6 and w.strip(".,;:()").isalpha()}, key=lambda w: (-len(w), w))[:2]
     if not words:
         return None
     distractors = ()
@@ -283,11 +303,17 @@ def doc_to_pdf(inp: FamilyInput) -> TaskDraft | None:
     )
 
 
+def earliest_start(now: datetime) -> datetime:
+    """The first whole hour more than an hour after ``now``: a meeting booked today starts no earlier
+    (and a task that books one today says so in the chat)."""
+    return (now + timedelta(hours=1)).replace(minute=0, second=0, microsecond=0) + timedelta(hours=1)
+
+
 def free_slots_after(cal: dict, now: datetime) -> list[tuple[datetime, datetime]]:
     slots = []
     for slot in cal.get("free_slots", []):
         start = datetime.strptime(slot["start"], "%Y-%m-%d %H:%M:%S")
-        if start > now + timedelta(hours=1):
+        if start >= earliest_start(now):
             slots.append((start, datetime.strptime(slot["end"], "%Y-%m-%d %H:%M:%S")))
     return slots
 
@@ -317,43 +343,67 @@ def meeting_dynamics(inp: FamilyInput, slots: list[tuple[datetime, datetime]], s
     return when, spans, superseded, distractors
 
 
+SLOT_RULE_MINE = "in my first free whole hour, on the hour between 9:00 and 17:00"
+
+
+def _day_text(day) -> str:
+    return day.strftime("%A %B %d").replace(" 0", " ")
+
+
 @family("schedule_meeting", ("calendar",), "medium")
 def schedule_meeting(inp: FamilyInput) -> TaskDraft | None:
+    """Book a meeting in the first free hour of a day said in the chat: the time comes from the
+    calendar, the day and the rule from the chat."""
     cal = calendar_of(inp.notes, inp.user)
     slots = free_slots_after(cal, inp.now) if cal else []
     if not slots:
         return None
-    start, end = inp.rng.choice(slots)
+    firsts = {}
+    for slot in sorted(slots):
+        firsts.setdefault(_day_text(slot[0].date()), slot)
+    day_text = inp.rng.choice(sorted(firsts))
+    start, end = firsts[day_text]
+    rule = SLOT_RULE_MINE
+    if start.date() == inp.now.date():  # today: the earliest start allowed is said, not assumed
+        rule = f"{SLOT_RULE_MINE}, from {earliest_start(inp.now):%H:%M} on"
     title = inp.rng.choice(MEETING_TITLES)
     fmt_t = "%Y-%m-%d %H:%M:%S"
-    when, spans, superseded, distractors = meeting_dynamics(
-        inp, slots, (start, end), title, "the {} is a different meeting, and it is already in the diary")
+    superseded: tuple[str, ...] = ()
+    earlier = [d for d in firsts if _distinct(d, day_text)]
+    if earlier and chance(inp, P_CORRECT):
+        superseded = (inp.rng.choice(earlier),)
+    distractors = ()
+    if chance(inp, P_DISTRACT):
+        other = inp.rng.choice([t for t in MEETING_TITLES if _distinct(t, title)])
+        distractors = (near(other, f"the {other} is a different meeting, and it is already in the diary"),)
     m1 = piece(1, "fact", f"there will be a meeting called {title}", title, cue="meeting_title",
                about="the new meeting", distractors=distractors)
-    m2 = piece(2, "fact", f"the new meeting is at {when}, for one hour", when, cue="meeting_time",
+    m2 = piece(2, "fact", f"the new meeting goes on {day_text}, {rule}", day_text, cue="meeting_day",
                about="the new meeting", superseded=superseded)
 
     def plan(mid: str, value: str) -> list:
-        summary, (s0, e0) = (value, (start, end)) if mid == "m1" else (title, spans[value])
-        return [call("calendar_create_event", user=inp.user, summary=summary, start=s0.strftime(fmt_t),
+        summary, (s0, e0) = (value, (start, end)) if mid == "m1" else (title, firsts[value])
+        return [call("calendar_list_events", user=inp.user),
+                call("calendar_create_event", user=inp.user, summary=summary, start=s0.strftime(fmt_t),
                      end=e0.strftime(fmt_t))]
 
     return TaskDraft(
         family="schedule_meeting", apps=["calendar"], difficulty="medium",
-        description=f"Add '{title}' to {inp.user}'s calendar from {start:%Y-%m-%d %H:%M} to {end:%H:%M}, "
-                    "without overlapping other events.",
+        description=f"Add '{title}' to {inp.user}'s calendar on {start:%Y-%m-%d} in the first free whole hour between "
+                    f"9:00 and 17:00 (that is {start:%H:%M}-{end:%H:%M}), without overlapping other events.",
         intent=inp.intent(),
-        subtasks=["Check my calendar.", "Create the event at the agreed time."],
+        subtasks=["Check my calendar on that day.", "Create the event in the first free hour."],
         evaluation=[{"function": "evaluate_calendar_event",
                      "args": {"username": inp.user, "summary": title, "start": start.strftime(fmt_t),
                               "end": end.strftime(fmt_t)}},
                     {"function": "evaluate_calendar_no_overlap", "args": {"username": inp.user}}],
         memory=[m1, m2],
         query=inp.query(),
-        oracle=[call("calendar_create_event", user=inp.user, summary=title, start=start.strftime(fmt_t),
-                     end=end.strftime(fmt_t))],
+        oracle=plan("m1", title),
         baseline=[call("calendar_list_events", user=inp.user)],
         misreadings=misreadings_of([m1, m2], plan),
+        computed=[computed(start.strftime(fmt_t), "rule", [], rule=rule, given=("m2",)),
+                  computed(end.strftime(fmt_t), "rule", [], rule=rule, given=("m2",))],
     )
 
 
@@ -390,12 +440,6 @@ def pdf_total(inp: FamilyInput) -> TaskDraft | None:
 # (what the reply says, with {} for the value; values to choose from; a near-miss sentence)
 REPLY_POINTS = (
     ("the review can move to {}", ("Room 4B", "Room 2A", "Room 5C", "Room 3D"), "the training next week is in {}"),
-    ("we can approve up to {} for it", ("3,200 dollars", "2,750 dollars", "4,100 dollars"),
-     "the spring offsite budget is {}"),
-    ("the deadline is now {}", ("the 28th", "the 19th", "the 23rd"), "the audit paperwork is due {}"),
-    ("{} should be copied next time", ("Jordan from legal", "Priya from finance", "Sam from procurement"),
-     "{} is out until the end of the month"),
-    ("the vendor quote came in at {}", ("7,450", "6,980", "8,120"), "the old quote from last year was {}"),
     ("we should use the {} this time", ("blue template", "green template", "short template"),
      "the board pack always uses the {}"),
     ("the client asked for a call {}", ("after 3 pm", "before 11 am", "after 4 pm"),
@@ -405,16 +449,21 @@ REPLY_POINTS = (
     ("the second shipment arrives on {}", ("Thursday morning", "Friday afternoon", "Monday morning"),
      "the first shipment came on {}"),
     ("the offsite is capped at {}", ("14 people", "18 people", "22 people"), "the kickoff dinner is for {}"),
+    ("{} should be copied next time", ("Jordan from legal", "Priya from finance", "Sam from procurement"),
+     "{} is out until the end of the month"),
 )
 
 
 @family("reply_to_mail", ("email",), "easy")
 def reply_to_mail(inp: FamilyInput) -> TaskDraft | None:
-    inbox = [m for m in inbox_of(inp.notes, inp.user)
+    """A reply that passes on a point given in the chat and confirms the specific (a date, an
+    amount, a time) the sender wrote, so the agent has to open the right message."""
+    inbox = [(m, facts_in(m.get("body", ""))) for m in inbox_of(inp.notes, inp.user)
              if not m.get("subject", "").lower().startswith("re:") and "@" in m.get("from", "")]
+    inbox = [(m, facts[0]) for m, facts in inbox if facts]
     if not inbox:
         return None
-    message = inp.rng.choice(inbox)
+    message, fact = inp.rng.choice(inbox)
     shape, choices, near_shape = inp.rng.choice(REPLY_POINTS)
     value, *rest = inp.rng.sample(choices, len(choices))
     rest = [r for r in rest if _distinct(r, value)]
@@ -432,22 +481,25 @@ def reply_to_mail(inp: FamilyInput) -> TaskDraft | None:
 
     def plan(said: str) -> list:
         return [call("email_list_emails", user=inp.user),
+                call("email_read_email", user=inp.user, email_id=message["id"]),
                 call("email_send_email", sender=inp.user, recipient=sender, subject=f"Re: {subject}",
-                     content=f"Hi,\n\nThanks for your message: {shape.format(said)}.\n\nBest regards,\n{inp.user_name}")]
+                     content=f"Hi,\n\nThanks for your message: {shape.format(said)}. Confirming {fact} as you wrote."
+                             f"\n\nBest regards,\n{inp.user_name}")]
 
     return TaskDraft(
         family="reply_to_mail", apps=["email"], difficulty="easy",
-        description=f"Reply to the email '{subject}' from {message['from']} (subject 'Re: {subject}') "
-                    f"and tell them that {point}.",
+        description=f"Reply to the email '{subject}' from {message['from']} (subject 'Re: {subject}'), tell them that "
+                    f"{point}, and confirm the {fact} they gave.",
         intent=inp.intent(),
-        subtasks=[f"Find the email '{subject}'.", "Send the reply with the point I gave you."],
+        subtasks=[f"Find the email '{subject}' and read it.", "Send the reply with my point and their detail confirmed."],
         evaluation=[{"function": "evaluate_email_sent",
                      "args": {"sender": inp.user, "recipient": sender, "subject_keywords": [subject],
-                              "body_keywords": [value]}}],
+                              "body_keywords": [value, fact]}}],
         memory=[m1],
         query=inp.query(about=subject),
         oracle=plan(value),
-        baseline=[call("email_send_email", sender=inp.user, recipient=sender, subject=f"Re: {subject}",
+        baseline=[call("email_list_emails", user=inp.user),
+                  call("email_send_email", sender=inp.user, recipient=sender, subject=f"Re: {subject}",
                        content="Thanks, I will get back to you on this.")],
         misreadings=misreadings_of([m1], lambda mid, said: plan(said)),
     )
