@@ -74,11 +74,15 @@ def check_families() -> None:
         fam.phrasing
 
 
-def family(name: str, apps: tuple[str, ...], difficulty: str = "measured"):
-    """Register a family (its phrasing file is read on first use; see ``check_families``)."""
+def family(name: str, apps: tuple[str, ...], difficulty: str):
+    """Register a family (its phrasing file is read on first use; see ``check_families``).
+    ``difficulty`` is the family's aim, given to a model as a hint; a task's recorded difficulty is
+    measured (``generators.difficulty``)."""
     def register(build: Callable[[FamilyInput], TaskDraft | None]):
         if name in FAMILIES:
             raise FamilyDefinitionError(f"family {name}: defined twice")
+        if difficulty not in ("easy", "medium", "hard"):
+            raise FamilyDefinitionError(f"family {name}: difficulty: {difficulty!r} must be easy, medium or hard")
         if not apps or len(set(apps)) != len(apps) or any(a not in APPS for a in apps):
             raise FamilyDefinitionError(f"family {name}: apps: {apps!r} must be distinct names from {', '.join(APPS)}")
         FAMILIES[name] = Family(name, apps, difficulty, build)

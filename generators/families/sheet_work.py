@@ -1,0 +1,304 @@
+"""Task families that work on a sheet's rows: a group the chat names, a threshold it sets, two
+periods it compares. The chat says which group, threshold or periods; the answer comes from the
+rows, so neither the chat nor the sheet alone is enough.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from generators.english import column_words, join_and
+from generators.families.base import (
+    FamilyInput, Table, additive, call, chance, computed, family, fmt, misreadings_of, near, number, piece, stem,
+    tables,
+)
+from generators.families.single_app import P_CORRECT, P_DISTRACT, _distinct, _out_name
+from generators.model import TaskDraft
+
+MAX_LISTED = 8  # a list longer than this is not something one writes into an email by hand
+
+
+def _colleague(inp: FamilyInput, *taken: str) -> tuple[str, str] | None:
+    options = [(u, n) for u, n in inp.colleagues if all(_distinct(n, t) for t in taken)]
+    return inp.rng.choice(options) if options else None
+
+
+def group_columns(table: Table) -> list[int]:
+    """Text columns whose values repeat (a region, a department, a product): rows form groups."""
+    out = []
+    for c in range(len(table.headers)):
+        values = [r[c] if c < len(r) else "" for r in table.rows]
+        if all(v and number(v) is None for v in values) and 2 <= len(set(values)) <= len(values) // 2:
+            out.append(c)
+    return out
+
+
+def label_column(table: Table) -> int | None:
+    return table.label_column()
+
+
+def _dynamics(inp: FamilyInput, key: str, others: list[str], near_text: str) -> tuple[tuple[str, ...], tuple]:
+    """An earlier key said and corrected later, and a near-miss key, drawn from ``others`` (keys
+    whose answers differ from ``key``'s); either may be absent."""
+    others = [o for o in others if _distinct(o, key)]
+    inp.rng.shuffle(others)
+    superseded: tuple[str, ...] = ()
+    distractors: tuple = ()
+    if others and chance(inp, P_CORRECT):
+        superseded = (others.pop(),)
+    others = [o for o in others if all(_distinct(o, s) for s in superseded)]
+    if others and chance(inp, P_DISTRACT):
+        other = others.pop()
+        distractors = (near(other, near_text.format(other)),)
+    return superseded, distractors
+
+
+# -- a group's total, emailed -------------------------------------------------------------------
+
+@family("group_total_email", ("excel", "email"), "medium")
+def group_total_email(inp: FamilyInput) -> TaskDraft | None:
+    """Email a colleague the total of one group (a region, a product) of a sheet's amount column."""
+    options = [(t, g, c) for t in tables(inp.notes) for g in group_columns(t) for c in t.numeric_columns()
+               if additive(t.headers[c])]
+    person = _colleague(inp)
+    if not options or person is None:
+        return None
+    table, g, c = inp.rng.choice(options)
+    who, name = person
+    groups = sorted({r[g] for r in table.rows})
+    totals = {k: round(sum(v for r, v in zip(table.rows, table.column(c)) if r[g] == k), 2) for k in groups}
+    key = inp.rng.choice(groups)
+    group_word, amount_word = column_words(table.headers[g]), column_words(table.headers[c])
+    superseded, distractors = _dynamics(inp, key, [k for k in groups if totals[k] != totals[key]],
+                                        f"{{}} was last month's question, and that one is answered")
+    about = f"the {amount_word} figure for {name.split()[0]}"
+    m1 = piece(1, "fact", f"the total {amount_word} that was asked for is the one for {key}", key, cue="filter_value",
+               about=about,
+               superseded=superseded, distractors=distractors)
+    m2 = piece(2, "fact", f"{name} is the one who asked for that total", name, cue="recipient", about=about,
+               thread=2)
+    m3 = piece(3, "fact", f"the figures are in {stem(table.file)}", stem(table.file), cue="source_file", about=about)
+
+    def plan(value: str) -> list:
+        return [call("excel_read_file", file_path=table.file),
+                call("email_send_email", sender=inp.user, recipient=who, subject=f"{table.headers[c]} for {value}",
+                     content=f"Hi {name.split()[0]},\n\nThe total {amount_word} for {value} in {stem(table.file)} "
+                             f"is {fmt(totals[value])}.\n\nBest,\n{inp.user_name.split()[0]}")]
+
+    rows = [v for r, v in zip(table.rows, table.column(c)) if r[g] == key]
+    return TaskDraft(
+        family="group_total_email", apps=["excel", "email"], difficulty="medium",
+        description=f"Add up the {table.headers[c]} of the rows of {table.file} whose {table.headers[g]} is {key} and "
+                    f"email the total to {name} ({who}).",
+        intent=inp.intent(),
+        subtasks=[f"Read {table.file}.", f"Add up {amount_word} for {key}.", f"Email the total to {name}."],
+        evaluation=[{"function": "evaluate_email_sent",
+                     "args": {"sender": inp.user, "recipient": who, "body_keywords": [fmt(totals[key])]}}],
+        memory=[m1, m2, m3],
+        query=inp.query(),
+        oracle=plan(key),
+        baseline=[call("excel_read_file", file_path=table.file),
+                  call("email_send_email", sender=inp.user, recipient=inp.colleagues[0][0],
+                       subject=table.headers[c], content=f"The total is {fmt(round(sum(table.column(c)), 2))}.")],
+        misreadings=misreadings_of([m1], lambda mid, value: plan(value)),
+        computed=[computed(totals[key], "sum", [fmt(v) for v in rows], given=("m1",),
+                           note=f"{table.headers[c]} where {table.headers[g]} is {key}")],
+    )
+
+
+# -- a group's average, in the answer file ----------------------------------------------------
+
+@family("group_average", ("excel",), "easy")
+def group_average(inp: FamilyInput) -> TaskDraft | None:
+    """The average of a column over one group the chat names, written in the answer file."""
+    options = [(t, g, c) for t in tables(inp.notes) for g in group_columns(t) for c in t.numeric_columns()]
+    if not options:
+        return None
+    table, g, c = inp.rng.choice(options)
+    groups = sorted({r[g] for r in table.rows})
+    means = {k: round(sum(vals) / len(vals), 2) for k in groups
+             for vals in ([v for r, v in zip(table.rows, table.column(c)) if r[g] == k],)}
+    key = inp.rng.choice(groups)
+    group_word, value_word = column_words(table.headers[g]), column_words(table.headers[c])
+    superseded, distractors = _dynamics(inp, key, [k for k in groups if means[k] != means[key]],
+                                        "{} already has its figure from the last review")
+    about = f"the average {value_word}"
+    m1 = piece(1, "fact", f"the average {value_word} is wanted for {key} only", key, cue="filter_value", about=about,
+               superseded=superseded, distractors=distractors)
+    m2 = piece(2, "fact", f"the numbers are in {stem(table.file)}", stem(table.file), cue="source_file", about=about)
+
+    def plan(value: str) -> list:
+        return [call("excel_read_file", file_path=table.file), call("system_write_answer", text=fmt(means[value]))]
+
+    rows = [v for r, v in zip(table.rows, table.column(c)) if r[g] == key]
+    return TaskDraft(
+        family="group_average", apps=["excel"], difficulty="easy",
+        description=f"Work out the average {table.headers[c]} of the rows of {table.file} whose {table.headers[g]} is "
+                    f"{key} (to two decimals) and write it into data/answer.txt.",
+        intent=inp.intent(),
+        subtasks=[f"Read {table.file}.", f"Average {value_word} over {key}.", "Write it into data/answer.txt."],
+        evaluation=[{"function": "evaluate_answer", "args": {"number": means[key], "tolerance": 0.01}}],
+        memory=[m1, m2],
+        query=inp.query(),
+        oracle=plan(key),
+        baseline=[call("excel_read_file", file_path=table.file),
+                  call("system_write_answer", text=fmt(round(sum(table.column(c)) / len(table.rows), 2)))],
+        misreadings=misreadings_of([m1], lambda mid, value: plan(value)),
+        computed=[computed(means[key], "mean", [fmt(v) for v in rows], given=("m1",),
+                           note=f"{table.headers[c]} where {table.headers[g]} is {key}")],
+    )
+
+
+# -- rows under a threshold, listed in an email ------------------------------------------------
+
+def _threshold_family(name: str, wanted: Callable[[str], bool], what: str, near_text: str,
+                      marks: tuple[int, ...]) -> None:
+    """Register a family that emails the labels of the rows whose column is below a threshold said
+    in the chat (people under a pass mark, items under a reorder level)."""
+
+    @family(name, ("excel", "email"), "medium")
+    def build(inp: FamilyInput) -> TaskDraft | None:
+        options = [(t, label, c) for t in tables(inp.notes) for label in [label_column(t)] if label is not None
+                   for c in t.numeric_columns() if wanted(t.headers[c])]
+        person = _colleague(inp)
+        if not options or person is None:
+            return None
+        table, label, c = inp.rng.choice(options)
+        who, colleague = person
+        column_values = table.column(c)
+        limit = min(MAX_LISTED, len(column_values) // 2)
+        cuts = [float(m) for m in marks if 1 <= sum(x < m for x in column_values) <= limit]
+        if not cuts:
+            return None
+        cut = inp.rng.choice(cuts)
+        below = [r[label] for r, v in zip(table.rows, table.column(c)) if v < cut]
+        lower = [fmt(v) for v in cuts if v < cut and sum(x < v for x in table.column(c)) < len(below)]
+        # an earlier or near-miss threshold is lower, so it lists fewer rows and misses some
+        superseded, distractors = _dynamics(inp, fmt(cut), lower, near_text)
+        column = column_words(table.headers[c])
+        about = f"the {what} list"
+        m1 = piece(1, "fact", f"anything with a {column} under {fmt(cut)} goes on the {what} list", fmt(cut),
+                   cue="threshold", about=about, superseded=superseded, distractors=distractors)
+        m2 = piece(2, "fact", f"{colleague} should get the {what} list by email", colleague, cue="recipient",
+                   about=about, thread=2)
+        m3 = piece(3, "fact", f"the {what} list comes from {stem(table.file)}", stem(table.file), cue="source_file",
+                   about=about)
+
+        def plan(threshold: str) -> list:
+            t = float(threshold)
+            names = [r[label] for r, v in zip(table.rows, table.column(c)) if v < t]
+            return [call("excel_read_file", file_path=table.file),
+                    call("email_send_email", sender=inp.user, recipient=who, subject=f"{what.capitalize()} list",
+                         content=f"Hi {colleague.split()[0]},\n\nBelow {fmt(t)} {column}: {join_and(names)}.\n\n"
+                                 f"Best,\n{inp.user_name.split()[0]}")]
+
+        return TaskDraft(
+            family=name, apps=["excel", "email"], difficulty="medium",
+            description=f"Find the rows of {table.file} whose {table.headers[c]} is below {fmt(cut)} and email their "
+                        f"{table.headers[label]} values ({join_and(below)}) to {colleague} ({who}).",
+            intent=inp.intent(),
+            subtasks=[f"Read {table.file}.", f"List every {column_words(table.headers[label])} under the threshold.",
+                      f"Email the list to {colleague}."],
+            evaluation=[{"function": "evaluate_email_sent",
+                         "args": {"sender": inp.user, "recipient": who, "body_keywords": below}}],
+            memory=[m1, m2, m3],
+            query=inp.query(),
+            oracle=plan(fmt(cut)),
+            baseline=[call("excel_read_file", file_path=table.file),
+                      call("email_send_email", sender=inp.user, recipient=inp.colleagues[0][0],
+                           subject=f"{what.capitalize()} list", content=f"Lowest: {table.rows[0][label]}.")],
+            misreadings=misreadings_of([m1], lambda mid, value: plan(value)),
+            computed=[computed(len(below), "count", below, given=("m1",),
+                               note=f"{table.headers[label]} with {table.headers[c]} below {fmt(cut)}")],
+        )
+
+
+def _is_score(header: str) -> bool:
+    return any(w in header.lower() for w in ("final", "score", "grade", "module", "result"))
+
+
+def _is_stock(header: str) -> bool:
+    return any(w in header.lower() for w in ("quantity", "stock", "on hand", "units in"))
+
+
+_threshold_family("pass_mark_email", _is_score, "follow-up", "the pass mark for the old course was {}",
+                  (50, 55, 60, 65, 70, 75, 80, 85))
+_threshold_family("reorder_email", _is_stock, "reorder", "the warehouse uses {} for the big items",
+                  (5, 10, 15, 20, 25, 30, 40, 50, 60, 75, 100, 150))
+
+
+# -- the largest change between two periods, in a memo -----------------------------------------
+
+@family("period_change_memo", ("excel", "word"), "hard")
+def period_change_memo(inp: FamilyInput) -> TaskDraft | None:
+    """A memo naming the row with the largest increase between two period columns the chat names,
+    and by how much."""
+    options = []
+    for t in tables(inp.notes):
+        label = label_column(t)
+        periods = [c for c in t.numeric_columns() if additive(t.headers[c])]
+        if label is not None and len(periods) >= 3 and len(t.rows) <= 40:  # one computed change per row
+            options.append((t, label, periods))
+    if not options:
+        return None
+    table, label, periods = inp.rng.choice(options)
+    pairs = [(a, b) for i, a in enumerate(periods) for b in periods[i + 1:]]
+
+    def changes(a: int, b: int) -> dict[str, float]:
+        return {r[label]: round(vb - va, 2) for r, va, vb in zip(table.rows, table.column(a), table.column(b))}
+
+    def winner(a: int, b: int) -> str | None:
+        diff = changes(a, b)
+        best = max(diff.values())
+        tops = [k for k, v in diff.items() if v == best]
+        return tops[0] if len(tops) == 1 and best > 0 else None
+
+    pairs = [(a, b) for a, b in pairs if winner(a, b) is not None]
+    if not pairs:
+        return None
+    a, b = inp.rng.choice(pairs)
+    said = {f"{table.headers[x]} to {table.headers[y]}": (x, y) for x, y in pairs}
+    key = f"{table.headers[a]} to {table.headers[b]}"
+    others = [k for k, (x, y) in said.items() if winner(x, y) != winner(a, b)]
+    superseded, distractors = _dynamics(inp, key, others, "{} was the comparison in last year's pack")
+    out = _out_name(inp, "change", "docx")
+    about = "the change memo"
+    m1 = piece(1, "fact", f"the memo compares {key}", key, cue="periods", about=about, superseded=superseded,
+               distractors=distractors)
+    m2 = piece(2, "action", f"the memo is saved as {stem(out)}", stem(out), cue="output_file", about=about, thread=2)
+    m3 = piece(3, "fact", f"the numbers are in {stem(table.file)}", stem(table.file), cue="source_file", about=about)
+
+    def content(value: str) -> str:
+        x, y = said[value]
+        top = winner(x, y)
+        return (f"Change memo\nLargest increase from {value}: {top}, up {fmt(changes(x, y)[top])}.")
+
+    def plan(mid: str, value: str) -> list:
+        return [call("excel_read_file", file_path=table.file), call("word_write_to_file", file_path=out,
+                                                                    content=content(value))]
+
+    top = winner(a, b)
+    diff = changes(a, b)
+    steps: list[dict[str, Any]] = []
+    for r, va, vb in zip(table.rows, table.column(a), table.column(b)):
+        steps.append(computed(diff[r[label]], "difference", [fmt(vb), fmt(va)], given=("m1",),
+                              note=f"{r[label]}: {table.headers[b]} minus {table.headers[a]}"))
+    pairs_in = [x for r in table.rows for x in (r[label], fmt(diff[r[label]]))]
+    steps.append(computed(top, "argmax", pairs_in, given=("m1",), note="largest increase"))
+    return TaskDraft(
+        family="period_change_memo", apps=["excel", "word"], difficulty="hard",
+        description=f"In {table.file}, find the {table.headers[label]} whose value grew most from {table.headers[a]} "
+                    f"to {table.headers[b]} ({top}, up {fmt(diff[top])}) and write it, with the increase, into {out}.",
+        intent=inp.intent(),
+        subtasks=[f"Read {table.file}.", f"Work out each change from {table.headers[a]} to {table.headers[b]}.",
+                  f"Write the largest one into {out}."],
+        evaluation=[{"function": "evaluate_contain",
+                     "args": {"doc_type": "docx", "file": out, "keywords": [top, fmt(diff[top])]}}],
+        memory=[m1, m2, m3],
+        query=inp.query(),
+        oracle=plan("m1", key),
+        baseline=[call("excel_read_file", file_path=table.file),
+                  call("word_write_to_file", file_path="data/memo.docx", content="Change memo\nTo be completed.")],
+        misreadings=misreadings_of([m1], plan),
+        computed=steps,
+    )
