@@ -99,9 +99,12 @@ class OfficeText:
                    {k: frozenset(v) for k, v in names.items()})
 
     def find(self, value: Any) -> str | None:
-        """The first file (in path order) whose text holds ``value``."""
+        """The first file (in path order) whose text holds ``value``; a time (``2025-03-31 14:00:00``)
+        is found in a file that holds both its date and its clock time (``on 2025-03-31 from 14:00``)."""
+        when = _time(value)
+        parts = [f"{when:%Y-%m-%d}", f"{when:%H:%M}"] if when is not None else [value]
         for path in sorted(self.files):
-            if self.files[path].has(value):
+            if all(self.files[path].has(part) for part in parts):
                 return path
         return None
 
@@ -423,9 +426,7 @@ class _Tracer:
                     data_work = True
         calls = [c for c in self.record.get("oracle") or [] if isinstance(c, dict)]
         oracle_hay = Haystack(" ".join(str(v) for call in calls for v in _flat(call.get("args", {}))))
-        read = [self.office.files[p] for p in sorted({str(c.get("args", {}).get("file_path", "")) for c in calls
-                                                      if str(c.get("tool", "")).endswith("_read_file")})
-                if p in self.office.files]
+        read = [self.office.files[p] for p in sorted(_read_paths(calls)) if p in self.office.files]
         for m in self.memory:
             mid, value = str(m.get("id")), str(m.get("value", ""))
             if m.get("cue") in OUTPUT_CUES:
@@ -433,6 +434,7 @@ class _Tracer:
                     trace.problems.append(f"memory {mid} ({m.get('cue')}: {value[:60]!r}) states a requirement "
                                           "that no criterion checks")
             elif mid not in self.used and not (value and (oracle_hay.has(value) or any(h.has(value) for h in read)
+                                                          or any(_signs(value, h) for h in read)
                                                           or (not calls and self._names_office(value)))):
                 trace.problems.append(f"memory {mid} ({m.get('cue') or m.get('kind')}: {value[:60]!r}) is never "
                                       "used: no criterion, computation or oracle step needs it")
@@ -441,6 +443,24 @@ class _Tracer:
                                   "chat does not already say: pasting the chat would pass")
         trace.problems[:0] = self.problems
         return trace
+
+
+def _read_paths(calls: list[dict[str, Any]]) -> set[str]:
+    """Testbed files an oracle plan reads (documents by path, mails by mailbox and id)."""
+    paths = set()
+    for call in calls:
+        tool, args = str(call.get("tool", "")), call.get("args") if isinstance(call.get("args"), dict) else {}
+        if tool.endswith("_read_file") and isinstance(args.get("file_path"), str):
+            paths.add(args["file_path"].lstrip("./"))
+        elif tool == "email_read_email":
+            paths.add(f"emails/{args.get('user', '')}/{args.get('email_id', '')}")
+    return paths
+
+
+def _signs(value: str, text: Haystack) -> bool:
+    """A person's full name whose mailbox (their first name) sent or received the text."""
+    words = normalize(value).split()
+    return len(words) >= 2 and f"{words[0]}@" in text.text
 
 
 def _flat(value: Any) -> Iterable[Any]:

@@ -1,0 +1,272 @@
+"""Task families that carry a detail out of a message or a document into another app: a booking
+from a mail into the calendar, a quote from a mail into a log, the next meeting from the notes into
+the calendar and an invitation, a message forwarded with its figures.
+
+The chat says which message or document and what to do with it; the detail itself (a date, a
+time, an amount) is only in the office, so an agent has to find and read it.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timedelta
+
+from generators.english import possessive
+from generators.families.base import (
+    FamilyInput, call, chance, computed, docs, facts_in, family, fmt, inbox_of, misreadings_of, near, number, piece,
+    stem,
+)
+from generators.families.single_app import MEETING_TITLES, P_CORRECT, P_DISTRACT, _distinct, _out_name
+from generators.model import TaskDraft
+
+FMT_T = "%Y-%m-%d %H:%M:%S"
+_BOOKING_RE = re.compile(r"on (\d{4}-\d{2}-\d{2}) from (\d{1,2}:\d{2}) to (\d{1,2}:\d{2})")
+_NEXT_RE = re.compile(r"next meeting on (\d{4}-\d{2}-\d{2}) at (\d{1,2}:\d{2})", re.IGNORECASE)
+_AMOUNT_RE = re.compile(r"(\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)? (USD|EUR|GBP)")
+
+
+def _first(full_name: str) -> str:
+    return full_name.split()[0]
+
+
+def _sender_user(message: dict) -> str:
+    return message.get("from", "").split("@")[0].strip(" <>\"'")
+
+
+def _name_of(inp: FamilyInput, user: str) -> str | None:
+    return next((n for u, n in inp.colleagues if u == user), None)
+
+
+def _other_titles(inp: FamilyInput, title: str, near_text: str) -> tuple:
+    if not chance(inp, P_DISTRACT):
+        return ()
+    other = inp.rng.choice([t for t in MEETING_TITLES if _distinct(t, title)])
+    return (near(other, near_text.format(other)),)
+
+
+@family("mail_to_calendar", ("email", "calendar"), "medium")
+def mail_to_calendar(inp: FamilyInput) -> TaskDraft | None:
+    """Put the slot a colleague booked (given in their mail) on the user's calendar, under the title
+    the chat gives."""
+    found = []
+    for m in inbox_of(inp.notes, inp.user):
+        match = _BOOKING_RE.search(m.get("body", ""))
+        who = _name_of(inp, _sender_user(m))
+        if match and who and not m.get("subject", "").lower().startswith("re:"):
+            start = datetime.strptime(f"{match.group(1)} {match.group(2)}", "%Y-%m-%d %H:%M")
+            end = datetime.strptime(f"{match.group(1)} {match.group(3)}", "%Y-%m-%d %H:%M")
+            if end > start > inp.now:
+                found.append((m, who, start, end))
+    if not found:
+        return None
+    message, sender, start, end = inp.rng.choice(found)
+    title = inp.rng.choice(MEETING_TITLES)
+    others = [n for _, n, _, _ in found if n != sender and _distinct(n, sender)]
+    superseded: tuple[str, ...] = ()
+    if others and chance(inp, P_CORRECT):
+        superseded = (inp.rng.choice(others),)
+    about = "the room booking"
+    m1 = piece(1, "fact", f"the booking to put in my calendar is the one {sender} sent", sender, cue="sender",
+               about=about, superseded=superseded)
+    m2 = piece(2, "action", f"call it {title} in my calendar", title, cue="meeting_title", about=about,
+               distractors=_other_titles(inp, title, "the {} is already in the diary, leave it alone"))
+
+    def plan(mid: str, value: str) -> list:
+        if mid == "m1":
+            m, _, s0, e0 = next(f for f in found if f[1] == value)
+            summary = title
+        else:
+            m, s0, e0, summary = message, start, end, value
+        return [call("email_list_emails", user=inp.user), call("email_read_email", user=inp.user, email_id=m["id"]),
+                call("calendar_create_event", user=inp.user, summary=summary, start=s0.strftime(FMT_T),
+                     end=e0.strftime(FMT_T))]
+
+    return TaskDraft(
+        family="mail_to_calendar", apps=["email", "calendar"], difficulty="medium",
+        description=f"Add '{title}' to {possessive(inp.user_name)} calendar ({inp.user}) at the time {sender} booked "
+                    f"in the mail '{message['subject']}': {start:%Y-%m-%d %H:%M}-{end:%H:%M}.",
+        intent=inp.intent(),
+        subtasks=["Find the booking mail and read it.", "Add the event at the booked time."],
+        evaluation=[{"function": "evaluate_calendar_event",
+                     "args": {"username": inp.user, "summary": title, "start": start.strftime(FMT_T),
+                              "end": end.strftime(FMT_T)}}],
+        memory=[m1, m2],
+        query=inp.query(),
+        oracle=plan("m2", title),
+        baseline=[call("email_list_emails", user=inp.user), call("calendar_list_events", user=inp.user)],
+        misreadings=misreadings_of([m1, m2], plan),
+    )
+
+
+@family("quote_to_sheet", ("email", "excel"), "medium")
+def quote_to_sheet(inp: FamilyInput) -> TaskDraft | None:
+    """Log the amount a colleague's mail quotes in a new sheet named in the chat."""
+    found = []
+    for m in inbox_of(inp.notes, inp.user):
+        match = _AMOUNT_RE.search(m.get("body", ""))
+        who = _name_of(inp, _sender_user(m))
+        if match and who:
+            found.append((m, who, match.group(0), number(match.group(1))))
+    found = [f for f in found if f[3] is not None]
+    if not found:
+        return None
+    message, sender, amount_text, amount = inp.rng.choice(found)
+    out = _out_name(inp, "quotes", "xlsx")
+    superseded: tuple[str, ...] = ()
+    others = [f for f in found if f[3] != amount and f[1] != sender and _distinct(f[1], sender)]
+    if others and chance(inp, P_CORRECT):
+        superseded = (inp.rng.choice(others)[1],)
+    about = "the quote log"
+    m1 = piece(1, "fact", f"the quote to log came from {sender} by mail", sender, cue="sender", about=about,
+               superseded=superseded)
+    m2 = piece(2, "action", f"the quote goes into a new sheet called {stem(out)}", stem(out), cue="output_file",
+               about=about, thread=2)
+    m3 = piece(3, "fact", "the log has Sender and Amount as its headers", "Sender and Amount", cue="layout",
+               about=about, thread=2)
+
+    def rows(path: str, who: str, value: float) -> list:
+        return [call("excel_create_new_file", file_path=path),
+                call("excel_set_cell", file_path=path, row=1, col=1, value="Sender"),
+                call("excel_set_cell", file_path=path, row=1, col=2, value="Amount"),
+                call("excel_set_cell", file_path=path, row=2, col=1, value=who),
+                call("excel_set_cell", file_path=path, row=2, col=2, value=value)]
+
+    def plan(mid: str, value: str) -> list:
+        m, who, _, figure = next(f for f in found if f[1] == value)
+        return [call("email_list_emails", user=inp.user), call("email_read_email", user=inp.user, email_id=m["id"]),
+                *rows(out, who, figure)]
+
+    return TaskDraft(
+        family="quote_to_sheet", apps=["email", "excel"], difficulty="medium",
+        description=f"Create {out} with Sender and Amount in row 1, and in row 2 {sender} and the amount their mail "
+                    f"'{message['subject']}' quotes ({amount_text}).",
+        intent=inp.intent(),
+        subtasks=["Find the quote in the mail and read it.", f"Create {out}.", "Write the header and the quote."],
+        evaluation=[{"function": "evaluate_excel_cell_value",
+                     "args": {"file": out, "matches": [{"row": 1, "col": 1, "value": "Sender"},
+                                                       {"row": 1, "col": 2, "value": "Amount"},
+                                                       {"row": 2, "col": 1, "value": sender},
+                                                       {"row": 2, "col": 2, "value": fmt(amount)}]}}],
+        memory=[m1, m2, m3],
+        query=inp.query(),
+        oracle=[call("email_list_emails", user=inp.user), call("email_read_email", user=inp.user, email_id=message["id"]),
+                *rows(out, sender, amount)],
+        baseline=[call("email_list_emails", user=inp.user), call("excel_create_new_file", file_path="data/quotes.xlsx")],
+        misreadings=misreadings_of([m1], plan),
+    )
+
+
+@family("next_meeting_invite", ("word", "calendar", "email"), "hard")
+def next_meeting_invite(inp: FamilyInput) -> TaskDraft | None:
+    """Book the next meeting the notes of a project fix (date and time from the notes, length and
+    title from the chat) and send a colleague the invitation with the time."""
+    found = []
+    for d in docs(inp.notes, "word"):
+        for line in d["lines"]:
+            match = _NEXT_RE.search(line)
+            if match:
+                start = datetime.strptime(f"{match.group(1)} {match.group(2)}", "%Y-%m-%d %H:%M")
+                if start > inp.now:
+                    found.append((d, start))
+    if not found or not inp.colleagues:
+        return None
+    doc, start = inp.rng.choice(found)
+    minutes = inp.rng.choice((30, 45, 60, 90))
+    end = start + timedelta(minutes=minutes)
+    title = inp.rng.choice(MEETING_TITLES)
+    who, name = inp.rng.choice(inp.colleagues)
+    others = [f for f in found if f[1] != start and _distinct(stem(f[0]["file"]), stem(doc["file"]))]
+    distractors = ()
+    if others and chance(inp, P_DISTRACT):
+        other = inp.rng.choice(others)[0]
+        distractors = (near(stem(other["file"]), f"{stem(other['file'])} is from the other project, ignore that one"),)
+    about = "the follow-up meeting"
+    m1 = piece(1, "fact", f"the next meeting is the one fixed in {stem(doc['file'])}", stem(doc["file"]),
+               cue="document", about=about, distractors=distractors)
+    m2 = piece(2, "action", f"book it as {title}", title, cue="meeting_title", about=about)
+    m3 = piece(3, "fact", f"the follow-up meeting runs {minutes} minutes", f"{minutes} minutes", cue="duration",
+               about=about)
+    m4 = piece(4, "action", f"{name} should get the invitation with the time", name, cue="recipient", about=about,
+               thread=2)
+
+    def plan(mid: str, value: str) -> list:
+        d, s0 = (next(f for f in found if stem(f[0]["file"]) == value) if mid == "m1" else (doc, start))
+        e0 = s0 + timedelta(minutes=minutes)
+        return [call("word_read_file", file_path=d["file"]),
+                call("calendar_create_event", user=inp.user, summary=title, start=s0.strftime(FMT_T),
+                     end=e0.strftime(FMT_T)),
+                call("email_send_email", sender=inp.user, recipient=who, subject=f"Invitation: {title}",
+                     content=f"Hi {_first(name)},\n\nPlease join the {title} on {s0:%Y-%m-%d} from {s0:%H:%M} to "
+                             f"{e0:%H:%M}.\n\nBest,\n{_first(inp.user_name)}")]
+
+    return TaskDraft(
+        family="next_meeting_invite", apps=["word", "calendar", "email"], difficulty="hard",
+        description=f"Read the next meeting's date and time in {doc['file']} ({start:%Y-%m-%d %H:%M}), add '{title}' "
+                    f"for {minutes} minutes to {possessive(inp.user_name)} calendar ({inp.user}), and email {name} "
+                    f"({who}) the invitation with the date and start time.",
+        intent=inp.intent(),
+        subtasks=[f"Read {doc['file']}.", "Book the meeting for the length I gave.", f"Email {name} the invitation."],
+        evaluation=[{"function": "evaluate_calendar_event",
+                     "args": {"username": inp.user, "summary": title, "start": start.strftime(FMT_T),
+                              "end": end.strftime(FMT_T)}},
+                    {"function": "evaluate_email_sent",
+                     "args": {"sender": inp.user, "recipient": who,
+                              "body_keywords": [title, f"{start:%Y-%m-%d}", f"{start:%H:%M}"]}}],
+        memory=[m1, m2, m3, m4],
+        query=inp.query(),
+        oracle=plan("", ""),
+        baseline=[call("calendar_list_events", user=inp.user)],
+        misreadings=misreadings_of([m1], plan),
+        computed=[computed(end.strftime(FMT_T), "add_minutes", [start.strftime("%Y-%m-%d %H:%M"), str(minutes)],
+                           given=("m3",))],
+    )
+
+
+@family("forward_mail", ("email",), "easy")
+def forward_mail(inp: FamilyInput) -> TaskDraft | None:
+    """Forward a colleague's mail (named by its sender in the chat) to another colleague, with its
+    figures and dates in the body."""
+    found = []
+    for m in inbox_of(inp.notes, inp.user):
+        facts = facts_in(m.get("body", ""))
+        sender = _name_of(inp, _sender_user(m))
+        if facts and sender and not m.get("subject", "").lower().startswith("re:"):
+            found.append((m, sender, facts[:2]))
+    if not found:
+        return None
+    message, sender, facts = inp.rng.choice(found)
+    targets = [(u, n) for u, n in inp.colleagues if n != sender and _distinct(n, sender)]
+    if not targets:
+        return None
+    who, name = inp.rng.choice(targets)
+    superseded: tuple[str, ...] = ()
+    olds = [n for u, n in targets if n != name and _distinct(n, name)]
+    if olds and chance(inp, P_CORRECT):
+        superseded = (inp.rng.choice(olds),)
+    users = {n: u for u, n in inp.colleagues}
+    about = f"{possessive(_first(sender))} mail"
+    m1 = piece(1, "fact", f"the mail to pass on is the one from {sender} about {message['subject']}", sender,
+               cue="sender", about=about)
+    m2 = piece(2, "action", f"it should be forwarded to {name}", name, cue="recipient", about=about,
+               superseded=superseded, thread=2)
+
+    def plan(person: str) -> list:
+        return [call("email_list_emails", user=inp.user), call("email_read_email", user=inp.user, email_id=message["id"]),
+                call("email_send_email", sender=inp.user, recipient=users[person], subject=f"Fwd: {message['subject']}",
+                     content=f"Forwarding {possessive(_first(sender))} message:\n\n{message.get('body', '')}")]
+
+    return TaskDraft(
+        family="forward_mail", apps=["email"], difficulty="easy",
+        description=f"Forward the mail '{message['subject']}' from {sender} to {name} ({users[name]}), keeping its "
+                    f"text (with {', '.join(facts)}).",
+        intent=inp.intent(),
+        subtasks=["Find the mail and read it.", f"Forward it to {name} with its text."],
+        evaluation=[{"function": "evaluate_email_sent",
+                     "args": {"sender": inp.user, "recipient": users[name], "subject_keywords": [message["subject"]],
+                              "body_keywords": facts}}],
+        memory=[m1, m2],
+        query=inp.query(),
+        oracle=plan(name),
+        baseline=[call("email_list_emails", user=inp.user)],
+        misreadings=misreadings_of([m2], lambda mid, person: plan(person)),
+    )
