@@ -1,0 +1,294 @@
+"""Task families built on what documents state: an invoice's due date and line items, a policy's
+figures, a results sheet that decides who needs a follow-up session.
+
+The chat says which document, what to book or log and for whom; the dates, amounts and names are
+in the office, and one app's finding decides what happens in the next.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timedelta
+
+from generators.english import join_and, possessive
+from generators.families.base import (
+    FamilyInput, call, calendar_of, chance, computed, docs, family, fmt, misreadings_of, near, number, piece, stem,
+    tables,
+)
+from generators.families.sheet_work import MAX_LISTED, label_column
+from generators.families.single_app import (
+    MEETING_TITLES, P_CORRECT, P_DISTRACT, _distinct, _out_name, earliest_start, free_slots_after,
+)
+from generators.model import TaskDraft
+
+FMT_T = "%Y-%m-%d %H:%M:%S"
+_ITEM_RE = re.compile(r"^(?P<item>.+?) - (?P<qty>\d+) x (?P<price>[\d,]+\.\d{2}) = (?P<amount>[\d,]+\.\d{2})$")
+_POLICY_RE = re.compile(r"^(?P<topic>[A-Z][A-Za-z ]{3,40}?)(?::| is| are| cost| costs)\b.*?(?P<number>\d[\d,]*(?:\.\d+)?)")
+
+
+def _invoices(inp: FamilyInput) -> list[dict]:
+    """Invoice PDFs as {file, number, vendor, due, total, items}, from their lines."""
+    out = []
+    for doc in docs(inp.notes, "pdf"):
+        fields = {}
+        items = []
+        for line in doc["lines"]:
+            key, _, value = line.partition(":")
+            fields[key.strip().lower()] = value.strip()
+            match = _ITEM_RE.match(line.strip())
+            if match:
+                items.append((match["item"], int(match["qty"]), number(match["amount"])))
+        total = number(fields.get("total due", "").split(" ")[0]) if fields.get("total due") else None
+        try:
+            due = datetime.strptime(fields.get("due date", ""), "%Y-%m-%d")
+        except ValueError:
+            due = None
+        if fields.get("invoice number") and fields.get("vendor") and due and total is not None:
+            out.append({"file": doc["file"], "number": fields["invoice number"], "vendor": fields["vendor"],
+                        "due": due, "total": total, "items": items})
+    return out
+
+
+def _colleague(inp: FamilyInput) -> tuple[str, str] | None:
+    return inp.rng.choice(inp.colleagues) if inp.colleagues else None
+
+
+@family("invoice_due_reminder", ("pdf", "calendar", "email"), "hard")
+def invoice_due_reminder(inp: FamilyInput) -> TaskDraft | None:
+    """A reminder on the due date of the vendor's invoice the chat names, and a note to a colleague
+    with the invoice's number and amount."""
+    invoices = [i for i in _invoices(inp) if i["due"].date() > inp.now.date()]
+    person = _colleague(inp)
+    if not invoices or person is None:
+        return None
+    invoice = inp.rng.choice(invoices)
+    who, name = person
+    hour = inp.rng.choice((9, 10, 14))
+    minutes = inp.rng.choice((15, 30))
+    start = invoice["due"].replace(hour=hour)
+    end = start + timedelta(minutes=minutes)
+    title = f"Pay {invoice['vendor']}"
+    rule = f"at {hour}:00 on the day it falls due"
+    others = [i for i in _invoices(inp) if i["vendor"] != invoice["vendor"] and _distinct(i["vendor"], invoice["vendor"])]
+    distractors = ()
+    if others and chance(inp, P_DISTRACT):
+        other = inp.rng.choice(others)["vendor"]
+        distractors = (near(other, f"the {other} bill was settled last week"),)
+    about = "the invoice reminder"
+    m1 = piece(1, "fact", f"the invoice to watch is the one from {invoice['vendor']}", invoice["vendor"], cue="vendor",
+               about=about, distractors=distractors)
+    m2 = piece(2, "action", f"put a reminder of {minutes} minutes in my calendar {rule}", f"{minutes} minutes",
+               cue="duration", about=about)
+    m3 = piece(3, "fact", f"{name} in accounts needs the invoice number and amount by email", name, cue="recipient",
+               about=about, thread=2)
+
+    def plan(vendor: str) -> list:
+        inv = next(i for i in _invoices(inp) if i["vendor"] == vendor)
+        s0 = inv["due"].replace(hour=hour)
+        return [call("pdf_read_file", file_path=inv["file"]),
+                call("calendar_create_event", user=inp.user, summary=f"Pay {inv['vendor']}", start=s0.strftime(FMT_T),
+                     end=(s0 + timedelta(minutes=minutes)).strftime(FMT_T)),
+                call("email_send_email", sender=inp.user, recipient=who, subject=f"Invoice {inv['number']}",
+                     content=f"Hi {name.split()[0]},\n\n{inv['vendor']} invoice {inv['number']} for "
+                             f"{fmt(inv['total'])} is due on {inv['due']:%Y-%m-%d}.\n\nBest,\n{inp.user_name.split()[0]}")]
+
+    return TaskDraft(
+        family="invoice_due_reminder", apps=["pdf", "calendar", "email"], difficulty="hard",
+        description=f"Read {invoice['file']} (from {invoice['vendor']}), add a {minutes}-minute '{title}' reminder to "
+                    f"{possessive(inp.user_name)} calendar ({inp.user}) at {hour}:00 on its due date "
+                    f"({invoice['due']:%Y-%m-%d}), and email {name} ({who}) its number {invoice['number']} and amount "
+                    f"{fmt(invoice['total'])}.",
+        intent=inp.intent(),
+        subtasks=["Find the vendor's invoice and read it.", "Add the reminder on its due date.",
+                  f"Email {name} the number and amount."],
+        evaluation=[{"function": "evaluate_calendar_event",
+                     "args": {"username": inp.user, "summary": [invoice["vendor"]], "start": start.strftime(FMT_T),
+                              "end": end.strftime(FMT_T)}},
+                    {"function": "evaluate_email_sent",
+                     "args": {"sender": inp.user, "recipient": who,
+                              "body_keywords": [invoice["number"], fmt(invoice["total"])]}}],
+        memory=[m1, m2, m3],
+        query=inp.query(),
+        oracle=plan(invoice["vendor"]),
+        baseline=[call("pdf_read_file", file_path=invoice["file"])],
+        misreadings=misreadings_of([m1], lambda mid, vendor: plan(vendor)),
+        computed=[computed(start.strftime(FMT_T), "rule", [], rule=rule, given=("m2",)),
+                  computed(end.strftime(FMT_T), "add_minutes", [start.strftime(FMT_T), str(minutes)], given=("m2",))],
+    )
+
+
+@family("invoice_items_to_sheet", ("pdf", "excel"), "hard")
+def invoice_items_to_sheet(inp: FamilyInput) -> TaskDraft | None:
+    """Copy every line item of the vendor's invoice into a new sheet, one row each."""
+    invoices = [i for i in _invoices(inp) if 2 <= len(i["items"]) <= 6]
+    if not invoices:
+        return None
+    invoice = inp.rng.choice(invoices)
+    out = _out_name(inp, "invoice_lines", "xlsx")
+    superseded: tuple[str, ...] = ()
+    others = [i for i in invoices if i["vendor"] != invoice["vendor"] and _distinct(i["vendor"], invoice["vendor"])]
+    if others and chance(inp, P_CORRECT):
+        superseded = (inp.rng.choice(others)["vendor"],)
+    about = "the invoice breakdown"
+    m1 = piece(1, "fact", f"the breakdown is for the invoice from {invoice['vendor']}", invoice["vendor"], cue="vendor",
+               about=about, superseded=superseded)
+    m2 = piece(2, "action", f"the breakdown goes into a new sheet called {stem(out)}", stem(out), cue="output_file",
+               about=about, thread=2)
+    m3 = piece(3, "fact", "the columns are Item, Quantity and Amount", "Item, Quantity and Amount", cue="layout",
+               about=about, thread=2)
+
+    def rows(inv: dict) -> list:
+        calls = [call("excel_create_new_file", file_path=out)]
+        for col, head in enumerate(("Item", "Quantity", "Amount"), start=1):
+            calls.append(call("excel_set_cell", file_path=out, row=1, col=col, value=head))
+        for r, (item, qty, amount) in enumerate(inv["items"], start=2):
+            calls += [call("excel_set_cell", file_path=out, row=r, col=1, value=item),
+                      call("excel_set_cell", file_path=out, row=r, col=2, value=qty),
+                      call("excel_set_cell", file_path=out, row=r, col=3, value=amount)]
+        return calls
+
+    def plan(vendor: str) -> list:
+        inv = next(i for i in invoices if i["vendor"] == vendor)
+        return [call("pdf_read_file", file_path=inv["file"]), *rows(inv)]
+
+    matches = [{"row": 1, "col": c, "value": h} for c, h in enumerate(("Item", "Quantity", "Amount"), start=1)]
+    for r, (item, qty, amount) in enumerate(invoice["items"], start=2):
+        matches += [{"row": r, "col": 1, "value": item}, {"row": r, "col": 2, "value": str(qty)},
+                    {"row": r, "col": 3, "value": fmt(amount)}]
+    return TaskDraft(
+        family="invoice_items_to_sheet", apps=["pdf", "excel"], difficulty="hard",
+        description=f"Create {out} with Item, Quantity and Amount in row 1 and one row per line item of "
+                    f"{invoice['file']} (the {invoice['vendor']} invoice), in the invoice's order.",
+        intent=inp.intent(),
+        subtasks=["Find the vendor's invoice and read it.", f"Create {out} with the header.", "Add one row per item."],
+        evaluation=[{"function": "evaluate_excel_cell_value", "args": {"file": out, "matches": matches}}],
+        memory=[m1, m2, m3],
+        query=inp.query(),
+        oracle=plan(invoice["vendor"]),
+        baseline=[call("excel_create_new_file", file_path="data/invoice_lines.xlsx")],
+        misreadings=misreadings_of([m1], lambda mid, vendor: plan(vendor)),
+    )
+
+
+@family("policy_answer", ("pdf",), "easy")
+def policy_answer(inp: FamilyInput) -> TaskDraft | None:
+    """Answer a question a colleague asked about a policy figure (leave days, a budget, a fee) from
+    the policy document the chat names."""
+    found = []
+    for doc in docs(inp.notes, "pdf"):
+        for line in doc["lines"]:
+            match = _POLICY_RE.match(line.strip())
+            if match and number(match["number"]) is not None and not re.search(r"\d:\d", line):
+                found.append((doc, match["topic"].strip().lower(), number(match["number"]), line))
+    topics = {}
+    for doc, topic, value, line in found:
+        topics.setdefault(topic, []).append((doc, value, line))
+    unique = {t: v[0] for t, v in topics.items() if len(v) == 1 and len(t.split()) >= 2}
+    person = _colleague(inp)
+    if not unique or person is None:
+        return None
+    topic = inp.rng.choice(sorted(unique))
+    doc, value, line = unique[topic]
+    _, name = person
+    others = [t for t in unique if _distinct(t, topic) and unique[t][1] != value]
+    distractors = ()
+    superseded: tuple[str, ...] = ()
+    inp.rng.shuffle(others)
+    if others and chance(inp, P_CORRECT):
+        superseded = (others.pop(),)
+    if others and chance(inp, P_DISTRACT):
+        other = others.pop()
+        distractors = (near(other, f"someone else asked about {other} last month"),)
+    about = f"{possessive(name.split()[0])} question"
+    m1 = piece(1, "fact", f"{name.split()[0]} asked me about the {topic}", topic, cue="question", about=about,
+               superseded=superseded, distractors=distractors)
+    m2 = piece(2, "fact", f"the answer is in {stem(doc['file'])}", stem(doc["file"]), cue="document", about=about)
+
+    def plan(asked: str) -> list:
+        d, v, _ = unique[asked]
+        return [call("pdf_read_file", file_path=d["file"]), call("system_write_answer", text=fmt(v))]
+
+    return TaskDraft(
+        family="policy_answer", apps=["pdf"], difficulty="easy",
+        description=f"Find the {topic} figure in {doc['file']} ('{line}') and write the number into data/answer.txt.",
+        intent=inp.intent(),
+        subtasks=[f"Read {doc['file']}.", f"Find the {topic}.", "Write the figure into data/answer.txt."],
+        evaluation=[{"function": "evaluate_answer", "args": {"number": value, "tolerance": 0.01}}],
+        memory=[m1, m2],
+        query=inp.query(),
+        oracle=plan(topic),
+        baseline=[call("pdf_read_file", file_path=doc["file"]), call("system_write_answer", text="0")],
+        misreadings=misreadings_of([m1], lambda mid, asked: plan(asked)),
+    )
+
+
+@family("followup_session", ("excel", "calendar", "email"), "hard")
+def followup_session(inp: FamilyInput) -> TaskDraft | None:
+    """Book a follow-up session in the first free hour of a day the chat gives, for the people whose
+    score is under the mark the chat gives, and email a colleague the names and the time."""
+    cal = calendar_of(inp.notes, inp.user)
+    slots = free_slots_after(cal, inp.now) if cal else []
+    options = [(t, label, c) for t in tables(inp.notes) for label in [label_column(t)] if label is not None
+               for c in t.numeric_columns() if any(w in t.headers[c].lower() for w in ("final", "score", "grade"))]
+    if not slots or not options or not inp.colleagues:
+        return None
+    table, label, c = inp.rng.choice(options)
+    values = table.column(c)
+    marks = [m for m in (50, 55, 60, 65, 70, 75, 80) if 1 <= sum(v < m for v in values) <= min(MAX_LISTED, len(values) // 2)]
+    if not marks:
+        return None
+    mark = inp.rng.choice(marks)
+    names = [r[label] for r, v in zip(table.rows, values) if v < mark]
+    firsts: dict[str, tuple[datetime, datetime]] = {}
+    for slot in sorted(slots):
+        firsts.setdefault(f"{slot[0]:%A}", slot)
+    day = inp.rng.choice(sorted(firsts))
+    start, end = firsts[day]
+    rule = "in my first free whole hour, on the hour between 9:00 and 17:00"
+    if start.date() == inp.now.date():
+        rule += f", from {earliest_start(inp.now):%H:%M} on"
+    who, name = inp.rng.choice(inp.colleagues)
+    title = inp.rng.choice(("Refresher session", "Practice catch-up", "Extra training hour"))
+    lower = [m for m in marks if m < mark and sum(v < m for v in values) < len(names)]
+    superseded = (str(inp.rng.choice(lower)),) if lower and chance(inp, P_CORRECT) else ()
+    about = "the follow-up session"
+    m1 = piece(1, "fact", f"everyone under {mark} needs the follow-up session", str(mark), cue="threshold",
+               about=about, superseded=superseded)
+    m2 = piece(2, "fact", f"the session goes on {day}, {rule}", day, cue="meeting_day", about=about)
+    m3 = piece(3, "action", f"call the session {title}", title, cue="meeting_title", about=about)
+    m4 = piece(4, "fact", f"{name} organises it and needs the names and the time by email", name, cue="recipient",
+               about=about, thread=2)
+    m5 = piece(5, "fact", f"the results are in {stem(table.file)}", stem(table.file), cue="source_file", about=about)
+
+    def plan(cut: str) -> list:
+        listed = [r[label] for r, v in zip(table.rows, values) if v < float(cut)]
+        return [call("excel_read_file", file_path=table.file), call("calendar_list_events", user=inp.user),
+                call("calendar_create_event", user=inp.user, summary=title, start=start.strftime(FMT_T),
+                     end=end.strftime(FMT_T)),
+                call("email_send_email", sender=inp.user, recipient=who, subject=title,
+                     content=f"Hi {name.split()[0]},\n\nThe {title.lower()} is on {start:%Y-%m-%d} at {start:%H:%M}. "
+                             f"Attending: {join_and(listed)}.\n\nBest,\n{inp.user_name.split()[0]}")]
+
+    return TaskDraft(
+        family="followup_session", apps=["excel", "calendar", "email"], difficulty="hard",
+        description=f"From {table.file}, list everyone whose {table.headers[c]} is under {mark} ({join_and(names)}); book "
+                    f"'{title}' on {start:%Y-%m-%d} in {possessive(inp.user_name)} first free whole hour "
+                    f"({start:%H:%M}-{end:%H:%M}); email {name} ({who}) the names and the start time.",
+        intent=inp.intent(),
+        subtasks=[f"Read {table.file} and list who is under the mark.", "Book the session in the first free hour.",
+                  f"Email {name} the names and the time."],
+        evaluation=[{"function": "evaluate_calendar_event",
+                     "args": {"username": inp.user, "summary": title, "start": start.strftime(FMT_T),
+                              "end": end.strftime(FMT_T)}},
+                    {"function": "evaluate_email_sent",
+                     "args": {"sender": inp.user, "recipient": who, "body_keywords": [*names, f"{start:%H:%M}"]}}],
+        memory=[m1, m2, m3, m4, m5],
+        query=inp.query(),
+        oracle=plan(str(mark)),
+        baseline=[call("excel_read_file", file_path=table.file), call("calendar_list_events", user=inp.user)],
+        misreadings=misreadings_of([m1], lambda mid, cut: plan(cut)),
+        computed=[computed(len(names), "count", names, given=("m1",)),
+                  computed(start.strftime(FMT_T), "rule", [], rule=rule, given=("m2",)),
+                  computed(end.strftime(FMT_T), "rule", [], rule=rule, given=("m2",)),
+                  computed(f"{start:%H:%M}", "rule", [], rule=rule, given=("m2",))],
+    )
