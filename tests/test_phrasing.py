@@ -32,9 +32,11 @@ def test_queries_use_only_the_slots_given(tmp_path: Path):
     phrasing = load_phrasing("fam", tmp_path)
     rng = random.Random(3)
     assert {phrasing.query(rng) for _ in range(30)} == {"Plain."}
-    assert {phrasing.query(rng, first="Marcus") for _ in range(60)} == {"Plain.", "Ask Marcus."}
-    assert {phrasing.query(rng, first="Marcus", about="the  budget") for _ in range(90)} == {
-        "Plain.", "Ask Marcus.", "Tell Marcus about the budget."}
+    # a query that uses every slot given is preferred: naming the work helps find its history
+    assert {phrasing.query(rng, first="Marcus") for _ in range(60)} == {"Ask Marcus."}
+    assert {phrasing.query(rng, first="Marcus", about="the  budget") for _ in range(30)} == {
+        "Tell Marcus about the budget."}
+    assert {phrasing.query(rng, about="the budget") for _ in range(30)} == {"Plain."}
 
 
 @pytest.mark.parametrize("text, words", [

@@ -13,6 +13,7 @@ from pathlib import Path
 from statistics import mean, median
 from typing import Any, Iterable
 
+from generators.families import FAMILIES
 from verifier.duplicates import near_duplicates
 from verifier.trace import office_text, trace_task
 
@@ -86,6 +87,8 @@ def design_figures(tasks: Iterable[Any]) -> dict[str, Any]:
         "tasks_by_app_count": dict(sorted(Counter(str(r["app_count"]) for r in records).items())),
         "intents_per_family": mean(len(intents[f]) for f in repeated) if repeated else None,
         "queries_per_family": mean(len(queries[f]) for f in repeated) if repeated else None,
+        "intent_pool_min": min((len(FAMILIES[f].phrasing.intents) for f in counts if f in FAMILIES), default=None),
+        "query_pool_min": min((len(FAMILIES[f].phrasing.queries) for f in counts if f in FAMILIES), default=None),
         "median_steps_by_app_count": {str(k): median(v) for k, v in sorted(steps.items())},
         "median_hard_steps": median(hard_steps) if hard_steps else None,
         "difficulty": dict(sorted(Counter(r.get("difficulty", "?") for r in records).items())),

@@ -49,6 +49,20 @@ def _invoices(inp: FamilyInput) -> list[dict]:
     return out
 
 
+OTHER_VENDORS = ("Harrow Office Supply", "Bellwether Catering", "Quayside Print Works", "Fenwick IT Services",
+                 "Marlow Cleaning Co", "Tamsin Travel Partners")
+
+
+def _vendor_near_miss(inp: FamilyInput, invoices: list[dict], vendor: str, text: str) -> tuple:
+    """A near-miss supplier: another invoice's vendor, or one the office has no invoice from."""
+    if not chance(inp, P_DISTRACT):
+        return ()
+    others = [i["vendor"] for i in invoices if _distinct(i["vendor"], vendor)]
+    others = others or [v for v in OTHER_VENDORS if _distinct(v, vendor)]
+    other = inp.rng.choice(others)
+    return (near(other, text.format(other)),)
+
+
 def _colleague(inp: FamilyInput) -> tuple[str, str] | None:
     return inp.rng.choice(inp.colleagues) if inp.colleagues else None
 
@@ -69,11 +83,7 @@ def invoice_due_reminder(inp: FamilyInput) -> TaskDraft | None:
     end = start + timedelta(minutes=minutes)
     title = f"Pay {invoice['vendor']}"
     rule = f"at {hour}:00 on the day it falls due"
-    others = [i for i in _invoices(inp) if i["vendor"] != invoice["vendor"] and _distinct(i["vendor"], invoice["vendor"])]
-    distractors = ()
-    if others and chance(inp, P_DISTRACT):
-        other = inp.rng.choice(others)["vendor"]
-        distractors = (near(other, f"the {other} bill was settled last week"),)
+    distractors = _vendor_near_miss(inp, _invoices(inp), invoice["vendor"], "the {} bill was settled last week")
     about = "the invoice reminder"
     m1 = piece(1, "fact", f"the invoice to watch is the one from {invoice['vendor']}", invoice["vendor"], cue="vendor",
                about=about, distractors=distractors)
@@ -83,7 +93,9 @@ def invoice_due_reminder(inp: FamilyInput) -> TaskDraft | None:
                about=about, thread=2)
 
     def plan(vendor: str) -> list:
-        inv = next(i for i in _invoices(inp) if i["vendor"] == vendor)
+        inv = next((i for i in _invoices(inp) if i["vendor"] == vendor), None)
+        if inv is None:  # a supplier the office has no invoice from: nothing to book or send
+            return [call("system_list_files", folder="data")]
         s0 = inv["due"].replace(hour=hour)
         return [call("pdf_read_file", file_path=inv["file"]),
                 call("calendar_create_event", user=inp.user, summary=f"Pay {inv['vendor']}", start=s0.strftime(FMT_T),
@@ -108,7 +120,7 @@ def invoice_due_reminder(inp: FamilyInput) -> TaskDraft | None:
                      "args": {"sender": inp.user, "recipient": who,
                               "body_keywords": [invoice["number"], fmt(invoice["total"])]}}],
         memory=[m1, m2, m3],
-        query=inp.query(),
+        query=inp.query(about=m1.about),
         oracle=plan(invoice["vendor"]),
         baseline=[call("pdf_read_file", file_path=invoice["file"])],
         misreadings=misreadings_of([m1], lambda mid, vendor: plan(vendor)),
@@ -131,7 +143,9 @@ def invoice_items_to_sheet(inp: FamilyInput) -> TaskDraft | None:
         superseded = (inp.rng.choice(others)["vendor"],)
     about = "the invoice breakdown"
     m1 = piece(1, "fact", f"the breakdown is for the invoice from {invoice['vendor']}", invoice["vendor"], cue="vendor",
-               about=about, superseded=superseded)
+               about=about, superseded=superseded,
+               distractors=_vendor_near_miss(inp, [i for i in invoices if i["vendor"] not in superseded],
+                                             invoice["vendor"], "the {} invoice was broken down last quarter"))
     m2 = piece(2, "action", f"the breakdown goes into a new sheet called {stem(out)}", stem(out), cue="output_file",
                about=about, thread=2)
     m3 = piece(3, "fact", "the columns are Item, Quantity and Amount", "Item, Quantity and Amount", cue="layout",
@@ -148,7 +162,9 @@ def invoice_items_to_sheet(inp: FamilyInput) -> TaskDraft | None:
         return calls
 
     def plan(vendor: str) -> list:
-        inv = next(i for i in invoices if i["vendor"] == vendor)
+        inv = next((i for i in invoices if i["vendor"] == vendor), None)
+        if inv is None:  # a supplier the office has no invoice from: nothing to copy
+            return [call("excel_create_new_file", file_path=out)]
         return [call("pdf_read_file", file_path=inv["file"]), *rows(inv)]
 
     matches = [{"row": 1, "col": c, "value": h} for c, h in enumerate(("Item", "Quantity", "Amount"), start=1)]
@@ -163,7 +179,7 @@ def invoice_items_to_sheet(inp: FamilyInput) -> TaskDraft | None:
         subtasks=["Find the vendor's invoice and read it.", f"Create {out} with the header.", "Add one row per item."],
         evaluation=[{"function": "evaluate_excel_cell_value", "args": {"file": out, "matches": matches}}],
         memory=[m1, m2, m3],
-        query=inp.query(),
+        query=inp.query(about=m1.about),
         oracle=plan(invoice["vendor"]),
         baseline=[call("excel_create_new_file", file_path="data/invoice_lines.xlsx")],
         misreadings=misreadings_of([m1], lambda mid, vendor: plan(vendor)),
@@ -215,7 +231,7 @@ def policy_answer(inp: FamilyInput) -> TaskDraft | None:
         subtasks=[f"Read {doc['file']}.", f"Find the {topic}.", "Write the figure into data/answer.txt."],
         evaluation=[{"function": "evaluate_answer", "args": {"number": value, "tolerance": 0.01}}],
         memory=[m1, m2],
-        query=inp.query(),
+        query=inp.query(about=m1.about),
         oracle=plan(topic),
         baseline=[call("pdf_read_file", file_path=doc["file"]), call("system_write_answer", text="0")],
         misreadings=misreadings_of([m1], lambda mid, asked: plan(asked)),
@@ -250,10 +266,13 @@ def followup_session(inp: FamilyInput) -> TaskDraft | None:
     who, name = inp.rng.choice(inp.colleagues)
     title = inp.rng.choice(("Refresher session", "Practice catch-up", "Extra training hour"))
     lower = [m for m in marks if m < mark and sum(v < m for v in values) < len(names)]
-    superseded = (str(inp.rng.choice(lower)),) if lower and chance(inp, P_CORRECT) else ()
+    inp.rng.shuffle(lower)
+    superseded = (str(lower.pop()),) if lower and chance(inp, P_CORRECT) else ()
+    distractors = ((near(str(lower[0]), f"the old course used {lower[0]} as its pass mark"),)
+                   if lower and chance(inp, P_DISTRACT) else ())
     about = "the follow-up session"
     m1 = piece(1, "fact", f"everyone under {mark} needs the follow-up session", str(mark), cue="threshold",
-               about=about, superseded=superseded)
+               about=about, superseded=superseded, distractors=distractors)
     m2 = piece(2, "fact", f"the session goes on {day}, {rule}", day, cue="meeting_day", about=about)
     m3 = piece(3, "action", f"call the session {title}", title, cue="meeting_title", about=about)
     m4 = piece(4, "fact", f"{name} organises it and needs the names and the time by email", name, cue="recipient",
@@ -283,7 +302,7 @@ def followup_session(inp: FamilyInput) -> TaskDraft | None:
                     {"function": "evaluate_email_sent",
                      "args": {"sender": inp.user, "recipient": who, "body_keywords": [*names, f"{start:%H:%M}"]}}],
         memory=[m1, m2, m3, m4, m5],
-        query=inp.query(),
+        query=inp.query(about=m1.about),
         oracle=plan(str(mark)),
         baseline=[call("excel_read_file", file_path=table.file), call("calendar_list_events", user=inp.user)],
         misreadings=misreadings_of([m1], lambda mid, cut: plan(cut)),

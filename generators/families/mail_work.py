@@ -91,7 +91,7 @@ def mail_to_calendar(inp: FamilyInput) -> TaskDraft | None:
                      "args": {"username": inp.user, "summary": title, "start": start.strftime(FMT_T),
                               "end": end.strftime(FMT_T)}}],
         memory=[m1, m2],
-        query=inp.query(),
+        query=inp.query(about=m1.about),
         oracle=plan("m2", title),
         baseline=[call("email_list_emails", user=inp.user), call("calendar_list_events", user=inp.user)],
         misreadings=misreadings_of([m1, m2], plan),
@@ -122,16 +122,23 @@ def quote_to_sheet(inp: FamilyInput) -> TaskDraft | None:
     m2 = piece(2, "action", f"the quote goes into a new sheet called {stem(out)}", stem(out), cue="output_file",
                about=about, thread=2)
     m3 = piece(3, "fact", "the log has Sender and Amount as its headers", "Sender and Amount", cue="layout",
-               about=about, thread=2)
+               about=about, thread=2,
+               distractors=((near("Amount and Sender", "the old quote log had Amount and Sender, the wrong way round"),)
+                            if chance(inp, P_DISTRACT) else ()))
 
-    def rows(path: str, who: str, value: float) -> list:
+    def rows(path: str, who: str, value: float, swapped: bool = False) -> list:
+        pair = [("Sender", who), ("Amount", value)]
+        if swapped:
+            pair.reverse()
         return [call("excel_create_new_file", file_path=path),
-                call("excel_set_cell", file_path=path, row=1, col=1, value="Sender"),
-                call("excel_set_cell", file_path=path, row=1, col=2, value="Amount"),
-                call("excel_set_cell", file_path=path, row=2, col=1, value=who),
-                call("excel_set_cell", file_path=path, row=2, col=2, value=value)]
+                *[c for col, (head, cell) in enumerate(pair, start=1)
+                  for c in (call("excel_set_cell", file_path=path, row=1, col=col, value=head),
+                            call("excel_set_cell", file_path=path, row=2, col=col, value=cell))]]
 
     def plan(mid: str, value: str) -> list:
+        if mid == "m3":
+            return [call("email_read_email", user=inp.user, email_id=message["id"]),
+                    *rows(out, sender, amount, swapped=True)]
         m, who, _, figure = next(f for f in found if f[1] == value)
         return [call("email_list_emails", user=inp.user), call("email_read_email", user=inp.user, email_id=m["id"]),
                 *rows(out, who, figure)]
@@ -148,11 +155,11 @@ def quote_to_sheet(inp: FamilyInput) -> TaskDraft | None:
                                                        {"row": 2, "col": 1, "value": sender},
                                                        {"row": 2, "col": 2, "value": fmt(amount)}]}}],
         memory=[m1, m2, m3],
-        query=inp.query(),
+        query=inp.query(about=m1.about),
         oracle=[call("email_list_emails", user=inp.user), call("email_read_email", user=inp.user, email_id=message["id"]),
                 *rows(out, sender, amount)],
         baseline=[call("email_list_emails", user=inp.user), call("excel_create_new_file", file_path="data/quotes.xlsx")],
-        misreadings=misreadings_of([m1], plan),
+        misreadings=misreadings_of([m1, m3], plan),
     )
 
 
@@ -183,7 +190,8 @@ def next_meeting_invite(inp: FamilyInput) -> TaskDraft | None:
     about = "the follow-up meeting"
     m1 = piece(1, "fact", f"the next meeting is the one fixed in {stem(doc['file'])}", stem(doc["file"]),
                cue="document", about=about, distractors=distractors)
-    m2 = piece(2, "action", f"book it as {title}", title, cue="meeting_title", about=about)
+    m2 = piece(2, "action", f"book it as {title}", title, cue="meeting_title", about=about,
+               distractors=_other_titles(inp, title, "the {} is a different series, not this one"))
     m3 = piece(3, "fact", f"the follow-up meeting runs {minutes} minutes", f"{minutes} minutes", cue="duration",
                about=about)
     m4 = piece(4, "action", f"{name} should get the invitation with the time", name, cue="recipient", about=about,
@@ -192,8 +200,9 @@ def next_meeting_invite(inp: FamilyInput) -> TaskDraft | None:
     def plan(mid: str, value: str) -> list:
         d, s0 = (next(f for f in found if stem(f[0]["file"]) == value) if mid == "m1" else (doc, start))
         e0 = s0 + timedelta(minutes=minutes)
+        summary = value if mid == "m2" else title
         return [call("word_read_file", file_path=d["file"]),
-                call("calendar_create_event", user=inp.user, summary=title, start=s0.strftime(FMT_T),
+                call("calendar_create_event", user=inp.user, summary=summary, start=s0.strftime(FMT_T),
                      end=e0.strftime(FMT_T)),
                 call("email_send_email", sender=inp.user, recipient=who, subject=f"Invitation: {title}",
                      content=f"Hi {_first(name)},\n\nPlease join the {title} on {s0:%Y-%m-%d} from {s0:%H:%M} to "
@@ -213,10 +222,10 @@ def next_meeting_invite(inp: FamilyInput) -> TaskDraft | None:
                      "args": {"sender": inp.user, "recipient": who,
                               "body_keywords": [title, f"{start:%Y-%m-%d}", f"{start:%H:%M}"]}}],
         memory=[m1, m2, m3, m4],
-        query=inp.query(),
+        query=inp.query(about=m1.about),
         oracle=plan("", ""),
         baseline=[call("calendar_list_events", user=inp.user)],
-        misreadings=misreadings_of([m1], plan),
+        misreadings=misreadings_of([m1, m2], plan),
         computed=[computed(end.strftime(FMT_T), "add_minutes", [start.strftime("%Y-%m-%d %H:%M"), str(minutes)],
                            given=("m3",))],
     )
@@ -241,14 +250,17 @@ def forward_mail(inp: FamilyInput) -> TaskDraft | None:
     who, name = inp.rng.choice(targets)
     superseded: tuple[str, ...] = ()
     olds = [n for u, n in targets if n != name and _distinct(n, name)]
+    inp.rng.shuffle(olds)
     if olds and chance(inp, P_CORRECT):
-        superseded = (inp.rng.choice(olds),)
+        superseded = (olds.pop(),)
+    distractors = ((near(olds[0], f"{olds[0]} already has a copy of that one"),)
+                   if olds and chance(inp, P_DISTRACT) else ())
     users = {n: u for u, n in inp.colleagues}
-    about = f"{possessive(_first(sender))} mail"
+    about = "the mail to pass on"
     m1 = piece(1, "fact", f"the mail to pass on is the one from {sender} about {message['subject']}", sender,
                cue="sender", about=about)
     m2 = piece(2, "action", f"it should be forwarded to {name}", name, cue="recipient", about=about,
-               superseded=superseded, thread=2)
+               superseded=superseded, distractors=distractors, thread=2)
 
     def plan(person: str) -> list:
         return [call("email_list_emails", user=inp.user), call("email_read_email", user=inp.user, email_id=message["id"]),
@@ -265,7 +277,7 @@ def forward_mail(inp: FamilyInput) -> TaskDraft | None:
                      "args": {"sender": inp.user, "recipient": users[name], "subject_keywords": [message["subject"]],
                               "body_keywords": facts}}],
         memory=[m1, m2],
-        query=inp.query(),
+        query=inp.query(about=m1.about),
         oracle=plan(name),
         baseline=[call("email_list_emails", user=inp.user)],
         misreadings=misreadings_of([m2], lambda mid, person: plan(person)),

@@ -88,7 +88,7 @@ def sheet_total_email(inp: FamilyInput) -> TaskDraft | None:
                      "args": {"sender": inp.user, "recipient": who, "subject_keywords": [subject],
                               "body_keywords": [fmt(total)]}}],
         memory=[m1, m2, m3],
-        query=inp.query(),
+        query=inp.query(about=m1.about),
         oracle=plan(name),
         baseline=[],
         misreadings=misreadings_of([m1], lambda mid, person: plan(person)),
@@ -141,7 +141,7 @@ def invoice_to_sheet(inp: FamilyInput) -> TaskDraft | None:
                                                        {"row": 2, "col": 1, "value": number},
                                                        {"row": 2, "col": 2, "value": fmt(total)}]}}],
         memory=[m1, m2, m3],
-        query=inp.query(),
+        query=inp.query(about=m1.about),
         oracle=[call("pdf_read_file", file_path=pdf), *_invoice_rows(out, number, total)],
         baseline=[call("excel_create_new_file", file_path="data/invoices.xlsx")],
         misreadings=misreadings_of([m1, m3], plan),
@@ -196,7 +196,7 @@ def notes_to_email(inp: FamilyInput) -> TaskDraft | None:
                      "args": {"sender": inp.user, "recipient": who, "subject_keywords": [doc["lines"][0][:40]],
                               "body_keywords": words}}],
         memory=[m1, m2],
-        query=inp.query(),
+        query=inp.query(about=m1.about),
         oracle=plan("m1", name),
         baseline=[],
         misreadings=misreadings_of([m1, m2], plan),
@@ -239,12 +239,12 @@ def common_slot(inp: FamilyInput) -> TaskDraft | None:
         other = inp.rng.choice(titles)
         distractors = (near(other, f"the {other} is another meeting altogether, nothing to do with this one"),)
     m1 = piece(1, "action", f"I need an hour for a {title}", title, cue="meeting_title",
-               about=f"the meeting with {name.split()[0]}", distractors=distractors)
+               about="the meeting I need", distractors=distractors)
     m2 = piece(2, "fact", f"that meeting should be on {day_text}, {rule}",
-               day_text, cue="meeting_day", about=f"the meeting with {name.split()[0]}", superseded=superseded)
+               day_text, cue="meeting_day", about="the meeting I need", superseded=superseded)
 
     m3 = piece(3, "fact", f"the meeting is with {name}, who should get the time by email", name, cue="attendee",
-               about=f"the {title}", thread=2)
+               about="the meeting I need", thread=2)
 
     def plan(mid: str, value: str) -> list:
         summary, (s0, e0) = (value, (start, end)) if mid == "m1" else (title, firsts[value])
@@ -267,7 +267,7 @@ def common_slot(inp: FamilyInput) -> TaskDraft | None:
                     {"function": "evaluate_email_sent",
                      "args": {"sender": inp.user, "recipient": who, "body_keywords": [title, f"{start:%H:%M}"]}}],
         memory=[m1, m2, m3],
-        query=inp.query(),
+        query=inp.query(about=m1.about),
         oracle=plan("m1", title),
         baseline=[],
         misreadings=misreadings_of([m1, m2], plan),
@@ -329,7 +329,7 @@ def sheet_to_report(inp: FamilyInput) -> TaskDraft | None:
         evaluation=[{"function": "evaluate_contain",
                      "args": {"doc_type": "docx", "file": out, "keywords": [who, fmt(top)]}}],
         memory=[m1, m2, m3],
-        query=inp.query(),
+        query=inp.query(about=m1.about),
         oracle=[call("excel_read_file", file_path=table.file),
                 call("word_write_to_file", file_path=out, content=f"Report\nHighest {header}: {who} with {fmt(top)}.")],
         baseline=[call("word_write_to_file", file_path="data/report.docx", content="Report\nTo be completed.")],
@@ -379,7 +379,7 @@ def invoice_pipeline(inp: FamilyInput) -> TaskDraft | None:
                     {"function": "evaluate_email_sent",
                      "args": {"sender": inp.user, "recipient": who, "body_keywords": [number, fmt(total)]}}],
         memory=[m1, m2, m3],
-        query=inp.query(),
+        query=inp.query(about=m1.about),
         oracle=plan("", ""),
         baseline=[],
         misreadings=misreadings_of([m2, m3], plan),
@@ -425,7 +425,7 @@ def report_pdf(inp: FamilyInput) -> TaskDraft | None:
         evaluation=[{"function": "evaluate_file_exist", "args": {"file": pdf}},
                     {"function": "evaluate_contain", "args": {"doc_type": "pdf", "file": pdf, "keywords": [fmt(total)]}}],
         memory=[m1, m2, m3],
-        query=inp.query(),
+        query=inp.query(about=m1.about),
         oracle=plan("m1", f"total {header}"),
         baseline=[call("word_write_to_file", file_path="data/totals.docx", content="Total: to be confirmed"),
                   call("word_convert_to_pdf", file_path="data/totals.docx")],
@@ -499,7 +499,7 @@ def meeting_pack(inp: FamilyInput) -> TaskDraft | None:
                     {"function": "evaluate_email_sent",
                      "args": {"sender": inp.user, "recipient": who, "body_keywords": [title, f"{start:%H:%M}"]}}],
         memory=[m1, m2, m3, m4, m5, m6, m7, m8],
-        query=inp.query(),
+        query=inp.query(about=m1.about),
         oracle=plan("m1", when),
         baseline=[],
         misreadings=misreadings_of([m1, m2], plan),

@@ -42,8 +42,11 @@ class Phrasing:
         return rng.choice(self.intents)
 
     def query(self, rng: random.Random, **slots: str) -> str:
-        """A query from the pool, among those whose slots are all given."""
+        """A query from the pool that uses every slot given (naming the work helps an agent find its
+        history), or failing that one whose slots are all given."""
         usable = [t for t, needs in zip(self.queries, self.query_slots) if needs <= slots.keys()]
+        richest = [t for t, needs in zip(self.queries, self.query_slots) if slots and needs == set(slots)]
+        usable = richest or usable
         if not usable:
             raise FamilyDefinitionError(f"no query can be rendered with the slots {sorted(slots)}")
         return " ".join(rng.choice(usable).render(**slots).split())

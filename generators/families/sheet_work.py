@@ -71,7 +71,7 @@ def group_total_email(inp: FamilyInput) -> TaskDraft | None:
     group_word, amount_word = column_words(table.headers[g]), column_words(table.headers[c])
     superseded, distractors = _dynamics(inp, key, [k for k in groups if totals[k] != totals[key]],
                                         f"{{}} was last month's question, and that one is answered")
-    about = f"the {amount_word} figure for {name.split()[0]}"
+    about = f"the {amount_word} figure"
     m1 = piece(1, "fact", f"the total {amount_word} that was asked for is the one for {key}", key, cue="filter_value",
                about=about,
                superseded=superseded, distractors=distractors)
@@ -95,7 +95,7 @@ def group_total_email(inp: FamilyInput) -> TaskDraft | None:
         evaluation=[{"function": "evaluate_email_sent",
                      "args": {"sender": inp.user, "recipient": who, "body_keywords": [fmt(totals[key])]}}],
         memory=[m1, m2, m3],
-        query=inp.query(),
+        query=inp.query(about=m1.about),
         oracle=plan(key),
         baseline=[call("excel_read_file", file_path=table.file),
                   call("email_send_email", sender=inp.user, recipient=inp.colleagues[0][0],
@@ -139,7 +139,7 @@ def group_average(inp: FamilyInput) -> TaskDraft | None:
         subtasks=[f"Read {table.file}.", f"Average {value_word} over {key}.", "Write it into data/answer.txt."],
         evaluation=[{"function": "evaluate_answer", "args": {"number": means[key], "tolerance": 0.01}}],
         memory=[m1, m2],
-        query=inp.query(),
+        query=inp.query(about=m1.about),
         oracle=plan(key),
         baseline=[call("excel_read_file", file_path=table.file),
                   call("system_write_answer", text=fmt(round(sum(table.column(c)) / len(table.rows), 2)))],
@@ -202,7 +202,7 @@ def _threshold_family(name: str, wanted: Callable[[str], bool], what: str, near_
             evaluation=[{"function": "evaluate_email_sent",
                          "args": {"sender": inp.user, "recipient": who, "body_keywords": below}}],
             memory=[m1, m2, m3],
-            query=inp.query(),
+            query=inp.query(about=m1.about),
             oracle=plan(fmt(cut)),
             baseline=[call("excel_read_file", file_path=table.file),
                       call("email_send_email", sender=inp.user, recipient=inp.colleagues[0][0],
@@ -295,7 +295,7 @@ def period_change_memo(inp: FamilyInput) -> TaskDraft | None:
         evaluation=[{"function": "evaluate_contain",
                      "args": {"doc_type": "docx", "file": out, "keywords": [top, fmt(diff[top])]}}],
         memory=[m1, m2, m3],
-        query=inp.query(),
+        query=inp.query(about=m1.about),
         oracle=plan("m1", key),
         baseline=[call("excel_read_file", file_path=table.file),
                   call("word_write_to_file", file_path="data/memo.docx", content="Change memo\nTo be completed.")],
