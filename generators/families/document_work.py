@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta
 
-from generators.english import join_and, possessive
+from generators.english import column_words, join_and, possessive
 from generators.families.base import (
     FamilyInput, call, calendar_of, chance, computed, docs, family, fmt, misreadings_of, near, number, piece, stem,
     tables,
@@ -195,7 +195,8 @@ def policy_answer(inp: FamilyInput) -> TaskDraft | None:
         for line in doc["lines"]:
             match = _POLICY_RE.match(line.strip())
             if match and number(match["number"]) is not None and not re.search(r"\d:\d", line):
-                found.append((doc, match["topic"].strip().lower(), number(match["number"]), line))
+                topic = re.sub(r"^(the|a|an|our) ", "", match["topic"].strip(), flags=re.IGNORECASE)
+                found.append((doc, column_words(topic), number(match["number"]), line))
     topics = {}
     for doc, topic, value, line in found:
         topics.setdefault(topic, []).append((doc, value, line))

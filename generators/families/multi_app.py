@@ -90,7 +90,10 @@ def sheet_total_email(inp: FamilyInput) -> TaskDraft | None:
         memory=[m1, m2, m3],
         query=inp.query(about=m1.about),
         oracle=plan(name),
-        baseline=[],
+        # the intent alone: the likeliest colleague and a plain subject
+        baseline=[call("excel_read_file", file_path=table.file),
+                  call("email_send_email", sender=inp.user, recipient=inp.colleagues[0][0], subject="Total",
+                       content=f"The total {header} is {fmt(total)}.")],
         misreadings=misreadings_of([m1], lambda mid, person: plan(person)),
         computed=[column_sum(table, col, given=("m2",))],
     )
@@ -198,7 +201,10 @@ def notes_to_email(inp: FamilyInput) -> TaskDraft | None:
         memory=[m1, m2],
         query=inp.query(about=m1.about),
         oracle=plan("m1", name),
-        baseline=[],
+        # the intent alone: the first document, to the likeliest colleague
+        baseline=[call("word_read_file", file_path=options[0]["file"]),
+                  call("email_send_email", sender=inp.user, recipient=inp.colleagues[0][0], subject="Notes",
+                       content="\n".join(options[0]["lines"]))],
         misreadings=misreadings_of([m1, m2], plan),
     )
 
@@ -269,7 +275,12 @@ def common_slot(inp: FamilyInput) -> TaskDraft | None:
         memory=[m1, m2, m3],
         query=inp.query(about=m1.about),
         oracle=plan("m1", title),
-        baseline=[],
+        # the intent alone: the first common hour, a plain title, the likeliest colleague
+        baseline=[call("calendar_list_events", user=inp.user),
+                  call("calendar_create_event", user=inp.user, summary="Meeting", start=common[0][0].strftime(FMT_T),
+                       end=common[0][1].strftime(FMT_T)),
+                  call("email_send_email", sender=inp.user, recipient=inp.colleagues[0][0], subject="Meeting",
+                       content=f"Booked for {common[0][0]:%Y-%m-%d %H:%M}.")],
         misreadings=misreadings_of([m1, m2], plan),
         computed=[computed(start.strftime(FMT_T), "rule", [], rule=rule, given=("m2",)),
                   computed(end.strftime(FMT_T), "rule", [], rule=rule, given=("m2",)),
@@ -381,7 +392,10 @@ def invoice_pipeline(inp: FamilyInput) -> TaskDraft | None:
         memory=[m1, m2, m3],
         query=inp.query(about=m1.about),
         oracle=plan("", ""),
-        baseline=[],
+        # the intent alone: a plainly named log, the likeliest colleague
+        baseline=[call("pdf_read_file", file_path=pdf), *_invoice_rows("data/invoices.xlsx", number, total),
+                  call("email_send_email", sender=inp.user, recipient=inp.colleagues[0][0], subject="Invoice",
+                       content=f"Invoice {number} totals {fmt(total)}.")],
         misreadings=misreadings_of([m2, m3], plan),
     )
 
@@ -501,7 +515,12 @@ def meeting_pack(inp: FamilyInput) -> TaskDraft | None:
         memory=[m1, m2, m3, m4, m5, m6, m7, m8],
         query=inp.query(about=m1.about),
         oracle=plan("m1", when),
-        baseline=[],
+        # the intent alone: the first free hour, a plain title and agenda, the likeliest colleague
+        baseline=[call("calendar_create_event", user=inp.user, summary="Meeting", start=slots[0][0].strftime(FMT_T),
+                       end=slots[0][1].strftime(FMT_T)),
+                  call("word_write_to_file", file_path="data/agenda.docx", content="Agenda\nTo be agreed."),
+                  call("email_send_email", sender=inp.user, recipient=inp.colleagues[0][0], subject="Invitation",
+                       content=f"Please join the meeting on {slots[0][0]:%Y-%m-%d %H:%M}.")],
         misreadings=misreadings_of([m1, m2], plan),
         computed=[computed(end.strftime(FMT_T), "add_minutes", [when, str(minutes)], given=("m3",))],
     )

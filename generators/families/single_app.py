@@ -298,7 +298,8 @@ def doc_to_pdf(inp: FamilyInput) -> TaskDraft | None:
         memory=[m1, m2],
         query=inp.query(about=m1.about),
         oracle=[call("word_convert_to_pdf", file_path=doc["file"], output_path=out)],
-        baseline=[],
+        # the intent alone: the first document, under its own name
+        baseline=[call("word_convert_to_pdf", file_path=options[0]["file"])],
         misreadings=misreadings_of([m1, m2], plan),
     )
 
