@@ -445,21 +445,24 @@ def read_fd(fd: int, limit: int | None, label: str) -> bytes:
 # -- copying ----------------------------------------------------------------------------------
 
 def copy_tree(src: str | os.PathLike[str], dest: str | os.PathLike[str], *, link: bool = False,
-              label: str | os.PathLike[str] | None = None) -> Tree:
+              label: str | os.PathLike[str] | None = None, trusted: bool = False) -> Tree:
     """Copy the tree at ``src`` into ``dest`` (which must not exist) and return the scan.
 
     Raises :class:`UntrustedInputError` (naming the path) when any entry is refused, and leaves no
     ``dest`` behind. The copy holds fresh regular files and folders only. ``link=True`` hard-links
     each file instead (falling back to a copy), and is only for trees this project wrote itself:
-    a link shares the file with its source, and the outside-hard-link check is off for them."""
+    a link shares the file with its source, and the outside-hard-link check is off for them.
+    ``trusted=True`` turns that check off for a plain copy of such a tree too (its files may be
+    linked into scratch copies while it is copied)."""
     src_path, dest_path = Path(src), Path(dest)
-    tree = scan_tree(src_path, check_links=not link).check(label if label is not None else src_path)
+    check_links = not (link or trusted)
+    tree = scan_tree(src_path, check_links=check_links).check(label if label is not None else src_path)
     dest_path.parent.mkdir(parents=True, exist_ok=True)
     os.mkdir(dest_path)
     try:
         for parts in tree.folders:
             os.mkdir(dest_path.joinpath(*parts))
-        for entry, fd in iter_files(tree, check_links=not link):
+        for entry, fd in iter_files(tree, check_links=check_links):
             target = dest_path.joinpath(*entry.parts)
             if link and _link(fd, entry, tree.root, target):
                 continue

@@ -56,18 +56,20 @@ def write_text(path: Path, text: str) -> None:
     atomic_write(path, text.encode("utf-8"))
 
 
-def stage_task(staging: Path, record: dict[str, Any], testbed: Path | None, reference: Path | None = None) -> Path:
+def stage_task(staging: Path, record: dict[str, Any], testbed: Path | None, reference: Path | None = None, *,
+               trusted: bool = False) -> Path:
     """Write ``<staging>/<id>`` completely under a temporary name, then rename it into place.
 
     ``testbed`` is copied to ``testbed/`` (an absent one gives an empty ``testbed/``), and
     ``reference`` (expected files of a seed task), when given, to ``reference/``; both as
-    untrusted trees (``UntrustedInputError`` names a refused path, and nothing is left behind)."""
+    untrusted trees (``UntrustedInputError`` names a refused path, and nothing is left behind);
+    ``trusted``: the testbed is a world this build wrote, whose files replays may hard-link."""
     final = staging / record["id"]
     tmp = Path(tempfile.mkdtemp(prefix=f".{record['id']}.", dir=staging))
     try:
         tmp.chmod(0o755)  # mkdtemp creates 0700; a dataset is meant to be shared
         if testbed is not None and (is_real_dir(testbed) or testbed.is_symlink()):
-            copy_tree(testbed, tmp / "testbed")
+            copy_tree(testbed, tmp / "testbed", trusted=trusted)
         else:
             (tmp / "testbed").mkdir()
         if reference is not None:

@@ -135,7 +135,7 @@ def evidence_gate(record: dict[str, Any]) -> GateResult:
 
 
 def misreading_gate(record: dict[str, Any], dynamic: str, testbed: Path, reference: Path | None, now: datetime,
-                    work: Path) -> GateResult:
+                    work: Path, trusted: bool = False) -> GateResult:
     """Each ``misreadings`` plan of kind ``dynamic`` (the oracle with an earlier or a near-miss
     value in place of the final one) fails the criteria, so taking the first mention or the
     near-miss costs the task; and every earlier (near-miss) value of the memory has such a plan."""
@@ -150,7 +150,7 @@ def misreading_gate(record: dict[str, Any], dynamic: str, testbed: Path, referen
     covered = {(m["memory"], m["value"]) for m in plans}
     problems = [f"{mid}: no misreading plan for the {word} {value!r}" for mid, value in said if (mid, value) not in covered]
     for index, m in enumerate(plans):
-        ws, _ = _replay(testbed, m["plan"], now, work, f"misread-{dynamic}-{index}")
+        ws, _ = _replay(testbed, m["plan"], now, work, f"misread-{dynamic}-{index}", trusted)
         if evaluate_criteria(ws, record["evaluation"], reference).passed:
             problems.append(f"{m['memory']}: taking the {word} {m['value']!r} still passes the criteria")
     if problems:
@@ -195,18 +195,20 @@ def specifics_gate(record: dict[str, Any]) -> GateResult:
     return GateResult(True, f"{count} specific(s) carried by the dialogue, none in the intent")
 
 
-def _replay(testbed: Path, plan: list[dict[str, Any]], now: datetime, scratch: Path, name: str):
-    ws = Workspace(testbed, now=now).copy_to(scratch / name, link=True)
+def _replay(testbed: Path, plan: list[dict[str, Any]], now: datetime, scratch: Path, name: str,
+            trusted: bool = False):
+    ws = Workspace(testbed, now=now, trusted=trusted).copy_to(scratch / name, link=True)
     results = default_registry().run(ws, [(c["tool"], c["args"]) for c in plan])
     return ws, results
 
 
 def run_gates(record: dict[str, Any], testbed: Path, reference: Path | None = None,
               scratch: Path | None = None, *, extra: tuple[str, ...] = (), client: Any = None,
-              agents: Any = None) -> dict[str, GateResult]:
+              agents: Any = None, trusted: bool = False) -> dict[str, GateResult]:
     """Run every gate of ``gates_for(record, extra)``; later gates are skipped (failed) when the
     schema gate fails. ``client`` makes the judges model calls (else rule judges); ``agents``
-    (see ``verifier.agent_gates``) runs the solvability and leakage gates."""
+    (see ``verifier.agent_gates``) runs the solvability and leakage gates. ``trusted``: the testbed
+    is one this project wrote (a build's world), so replays hard-link its files instead of copying."""
     names = gates_for(record, extra)
     results: dict[str, GateResult] = {"schema": schema_gate(record)}
     if not results["schema"].passed:
@@ -226,13 +228,13 @@ def run_gates(record: dict[str, Any], testbed: Path, reference: Path | None = No
         except OfficeError as exc:
             results["fails_untouched"] = GateResult(False, str(exc))
         if record.get("oracle"):
-            ws, calls = _replay(testbed, record["oracle"], now, work, "oracle")
+            ws, calls = _replay(testbed, record["oracle"], now, work, "oracle", trusted)
             failed = [f"{c.tool}: {c.observation}" for c in calls if not c.ok]
             report = evaluate_criteria(ws, criteria, reference)
             ok = report.passed and not failed
             detail = "oracle plan passes" if ok else "; ".join(failed + [r.reason for r in report.failures()])[:500]
             results["oracle_passes"] = GateResult(ok, detail)
-            ws_base, _ = _replay(testbed, record.get("baseline", []), now, work, "baseline")
+            ws_base, _ = _replay(testbed, record.get("baseline", []), now, work, "baseline", trusted)
             base = evaluate_criteria(ws_base, criteria, reference)
             results["baseline_fails"] = GateResult(
                 not base.passed, "intent-only baseline fails" if not base.passed else "intent-only baseline passes")
@@ -244,8 +246,8 @@ def run_gates(record: dict[str, Any], testbed: Path, reference: Path | None = No
             results["oracle_passes"] = GateResult(False, "no oracle plan")
             results["baseline_fails"] = GateResult(False, "no oracle plan")
         results["memory_evidence"] = evidence_gate(record)
-        results["corrections_bite"] = misreading_gate(record, "superseded", testbed, reference, now, work)
-        results["distractors_bite"] = misreading_gate(record, "distractor", testbed, reference, now, work)
+        results["corrections_bite"] = misreading_gate(record, "superseded", testbed, reference, now, work, trusted)
+        results["distractors_bite"] = misreading_gate(record, "distractor", testbed, reference, now, work, trusted)
         if "specifics" in names:
             results["specifics"] = specifics_gate(record)
         if "criteria_traced" in names:
