@@ -42,9 +42,9 @@ def gate_agents(backend: str, client: Any) -> GateAgents:
 
 
 def _attempt(record: dict[str, Any], testbed: Path, reference: Path | None, work: Path, agent: Agent,
-             request: str, name: str) -> tuple[bool, int]:
+             request: str, name: str, trusted: bool = False) -> tuple[bool, int]:
     now = task_now(record)
-    ws = Workspace(testbed, now=now).copy_to(work / f"agent-{name}", link=True)
+    ws = Workspace(testbed, now=now, trusted=trusted).copy_to(work / f"agent-{name}", link=True)
     episode = Episode(task_id=record["id"], user_name=record["user"]["name"], username=record["user"]["username"],
                       now=record["now"], request=record[request], context="", workspace=ws,
                       registry=default_registry())
@@ -53,7 +53,7 @@ def _attempt(record: dict[str, Any], testbed: Path, reference: Path | None, work
 
 
 def agent_gates(record: dict[str, Any], testbed: Path, reference: Path | None, work: Path, agents: GateAgents | None,
-                names: tuple[str, ...]) -> dict[str, GateResult]:
+                names: tuple[str, ...], trusted: bool = False) -> dict[str, GateResult]:
     results: dict[str, GateResult] = {}
     for name, request, must_pass in (("solvability", "description", True), ("leakage", "intent", False)):
         if name not in names:
@@ -62,7 +62,7 @@ def agent_gates(record: dict[str, Any], testbed: Path, reference: Path | None, w
         if agent is None:
             results[name] = GateResult(True, f"no {request} agent here: left to the harness", skipped=True)
             continue
-        passed, steps = _attempt(record, testbed, reference, work, agent, request, name)
+        passed, steps = _attempt(record, testbed, reference, work, agent, request, name, trusted)
         ok = passed if must_pass else not passed
         who = f"the {agents.name} agent given only the {request}"
         verdict = ("passes" if passed else "fails") + f" ({steps} steps)"

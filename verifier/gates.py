@@ -255,7 +255,7 @@ def run_gates(record: dict[str, Any], testbed: Path, reference: Path | None = No
         if "solvability" in names or "leakage" in names:
             from verifier.agent_gates import agent_gates
 
-            results.update(agent_gates(record, testbed, reference, work, agents, names))
+            results.update(agent_gates(record, testbed, reference, work, agents, names, trusted))
         if "judges" in names:
             passed, detail, votes = judge_panel(record, client)
             results["judges"] = GateResult(passed, detail, votes=votes)
