@@ -137,6 +137,28 @@ def test_fails_untouched_gate_rejects_criteria_that_already_hold(task):
     assert "no criterion checks" in results["criteria_traced"].detail
 
 
+def test_replays_of_a_trusted_world_link_its_files_and_never_change_them(tasks, tmp_path):
+    """A build's gates hard-link the world it wrote into their scratch copies; every tool write
+    replaces a file, so the world stays as it was and no link outlives the gates."""
+    import shutil
+
+    for t in tasks:
+        world = tmp_path / t.id
+        shutil.copytree(t.testbed, world)
+        before = Snapshot.of(world)
+        seen_links: list[int] = []
+        scratch = tmp_path / f"scratch-{t.id}"
+        scratch.mkdir()
+        results = run_gates(t.record, world, t.reference, scratch=scratch, trusted=True)
+        assert not failing(results), {k: r.detail for k, r in results.items() if not r.passed}
+        linked = [p for p in (scratch / "oracle").rglob("*") if p.is_file() and p.stat().st_nlink > 1]
+        seen_links.append(len(linked))
+        assert any(seen_links), "the oracle's scratch copy shares no file with the world"
+        assert before.diff(Snapshot.of(world)).empty
+        shutil.rmtree(scratch)
+        assert all(p.stat().st_nlink == 1 for p in world.rglob("*") if p.is_file())
+
+
 # -- oracle_passes -------------------------------------------------------------------------------
 
 def test_oracle_gate_rejects_a_missing_oracle(task):
