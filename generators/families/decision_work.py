@@ -1,0 +1,170 @@
+"""Task families where a value from one app is judged against another app's figures before
+anything is written: a quote against the budget line the chat names, a region's best product
+written up and shared as a PDF.
+"""
+
+from __future__ import annotations
+
+import re
+
+from generators.english import column_words
+from generators.families.base import (
+    FamilyInput, additive, call, chance, computed, family, fmt, inbox_of, misreadings_of, near, number, piece, stem,
+    tables,
+)
+from generators.families.sheet_work import _dynamics, group_columns, label_column
+from generators.families.single_app import P_DISTRACT, _distinct, _out_name
+from generators.model import TaskDraft
+
+VERDICT_RULE = "it is within budget when the budget covers the quote, else over budget"
+_PERIOD_RE = re.compile(r"^(?:Q[1-4]|H[12]|FY ?\d{2,4}|(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*)"
+                        r"(?: \d{4})?$")
+_QUOTE_RE = re.compile(r"quoted (\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)? (?:USD|EUR|GBP)")
+
+
+@family("quote_vs_budget", ("email", "excel", "word"), "hard")
+def quote_vs_budget(inp: FamilyInput) -> TaskDraft | None:
+    """Judge the quote in a colleague's mail against the budget line (row and period) the chat
+    names, and write the verdict and the margin into a memo."""
+    quotes = [(m, number(match.group(1))) for m in inbox_of(inp.notes, inp.user)
+              for match in [_QUOTE_RE.search(m.get("body", ""))] if match]
+    options = []
+    for t in tables(inp.notes):
+        label = label_column(t)
+        periods = [c for c in t.numeric_columns() if _PERIOD_RE.match(t.headers[c].strip())]
+        if label is not None and len(periods) >= 2 and len(t.rows) <= 40:
+            options.append((t, label, periods))
+    if not quotes or not options:
+        return None
+    message, quote = inp.rng.choice(quotes)
+    table, label, periods = inp.rng.choice(options)
+    cells = {(r[label], table.headers[c]): v for r in table.rows for c in periods
+             for v in [number(r[c]) if c < len(r) else None] if v is not None}
+    line, period = inp.rng.choice(sorted(cells))
+    budget = cells[(line, period)]
+    margin = round(budget - quote, 2)
+    verdict = "within budget" if margin >= 0 else "over budget"
+    out = _out_name(inp, "quote_check", "docx")
+    said = f"{line} in {period}"
+    others = [f"{k} in {p}" for k, p in cells if (budget - quote >= 0) != (cells[(k, p)] - quote >= 0)]
+    superseded, distractors = _dynamics(inp, said, others, "{} was the line for last year's quote")
+    sender = message.get("from", "").split("@")[0]
+    about = "the quote check"
+    m1 = piece(1, "fact", f"the quote to check is the one in {sender.capitalize()}'s mail about {message['subject']}",
+               message["subject"], cue="document", about=about)
+    m2 = piece(2, "fact", f"check it against the budget for {said}; {VERDICT_RULE}", said, cue="budget_line",
+               about=about, superseded=superseded, distractors=distractors)
+    m3 = piece(3, "action", f"write the verdict into {stem(out)}", stem(out), cue="output_file", about=about, thread=2)
+
+    def content(value: str) -> str:
+        name, _, when = value.rpartition(" in ")
+        left = round(cells[(name, when)] - quote, 2)
+        word = "within budget" if left >= 0 else "over budget"
+        return f"Quote check\nThe quote of {fmt(quote)} is {word} for {value}: margin {fmt(abs(left))}."
+
+    def plan(mid: str, value: str) -> list:
+        return [call("email_read_email", user=inp.user, email_id=message["id"]),
+                call("excel_read_file", file_path=table.file),
+                call("word_write_to_file", file_path=out, content=content(value))]
+
+    return TaskDraft(
+        family="quote_vs_budget", apps=["email", "excel", "word"], difficulty="hard",
+        description=f"Compare the quote in the mail '{message['subject']}' ({fmt(quote)}) with the {period} budget of "
+                    f"{line} in {table.file} ({fmt(budget)}) and write into {out} whether it is {verdict} and by how "
+                    f"much ({fmt(abs(margin))}).",
+        intent=inp.intent(),
+        subtasks=["Read the quote in the mail.", f"Find the budget line in {table.file}.",
+                  f"Write the verdict and the margin into {out}."],
+        evaluation=[{"function": "evaluate_contain",
+                     "args": {"doc_type": "docx", "file": out, "keywords": [verdict, fmt(abs(margin))]}}],
+        memory=[m1, m2, m3],
+        query=inp.query(about=m1.about),
+        oracle=plan("m2", said),
+        baseline=[call("email_list_emails", user=inp.user),
+                  call("word_write_to_file", file_path="data/quote_check.docx", content="Quote check\nTo be done.")],
+        misreadings=misreadings_of([m2], plan),
+        computed=[computed(abs(margin), "difference", [fmt(budget), fmt(quote)] if margin >= 0 else
+                           [fmt(quote), fmt(budget)], given=("m2",), note=f"{period} budget of {line} against the quote"),
+                  computed(verdict, "rule", [], rule=VERDICT_RULE, given=("m2",))],
+    )
+
+
+@family("top_product_pdf", ("excel", "word", "pdf"), "hard")
+def top_product_pdf(inp: FamilyInput) -> TaskDraft | None:
+    """Name the best-selling item of the group the chat names, write it up and share it as a PDF."""
+    options = []
+    for t in tables(inp.notes):
+        groups = group_columns(t)
+        amounts = [c for c in t.numeric_columns() if additive(t.headers[c])]
+        for g in groups:
+            for item in groups:
+                if item != g:
+                    for c in amounts:
+                        options.append((t, g, item, c))
+    if not options:
+        return None
+    table, g, item, c = inp.rng.choice(options)
+
+    def best(key: str) -> tuple[str, float] | None:
+        sums: dict[str, float] = {}
+        for r, v in zip(table.rows, table.column(c)):
+            if r[g] == key:
+                sums[r[item]] = round(sums.get(r[item], 0) + v, 2)
+        top = max(sums.values())
+        winners = [k for k, v in sums.items() if v == top]
+        return (winners[0], top) if len(winners) == 1 else None
+
+    keys = [k for k in sorted({r[g] for r in table.rows}) if best(k) is not None]
+    if not keys:
+        return None
+    key = inp.rng.choice(keys)
+    winner, top = best(key)  # type: ignore[misc]
+    doc = _out_name(inp, "best_seller", "docx")
+    pdf = doc[:-5] + ".pdf"
+    others = [k for k in keys if best(k)[0] != winner]  # type: ignore[index]
+    superseded, distractors = _dynamics(inp, key, others, "{} had its write-up last month")
+    about = "the best-seller note"
+    what = column_words(table.headers[item])
+    m1 = piece(1, "fact", f"the best-seller note is about {key}", key, cue="filter_value", about=about,
+               superseded=superseded, distractors=distractors)
+    m2 = piece(2, "action", f"save the note as {stem(doc)} and share a PDF of it", stem(doc), cue="output_file",
+               about=about, thread=2)
+    m3 = piece(3, "fact", f"the figures are in {stem(table.file)}", stem(table.file), cue="source_file", about=about)
+
+    def plan(mid: str, value: str) -> list:
+        name, amount = best(value)  # type: ignore[misc]
+        return [call("excel_read_file", file_path=table.file),
+                call("word_write_to_file", file_path=doc,
+                     content=f"Best seller in {value}: {name}, {fmt(amount)} {column_words(table.headers[c])}."),
+                call("word_convert_to_pdf", file_path=doc)]
+
+    pairs = []
+    for name in sorted({r[item] for r in table.rows if r[g] == key}):
+        total = round(sum(v for r, v in zip(table.rows, table.column(c)) if r[g] == key and r[item] == name), 2)
+        pairs += [name, fmt(total)]
+    sums = [computed(float(pairs[i + 1]), "sum",
+                     [fmt(v) for r, v in zip(table.rows, table.column(c)) if r[g] == key and r[item] == pairs[i]],
+                     given=("m1",), note=f"{table.headers[c]} of {pairs[i]} in {key}")
+            for i in range(0, len(pairs), 2)]
+    if len(sums) > 40:
+        return None
+    return TaskDraft(
+        family="top_product_pdf", apps=["excel", "word", "pdf"], difficulty="hard",
+        description=f"In {table.file}, find the {table.headers[item]} with the highest total {table.headers[c]} where "
+                    f"{table.headers[g]} is {key} ({winner}, {fmt(top)}), write it with that total into {doc}, and "
+                    f"convert {doc} to {pdf}.",
+        intent=inp.intent(),
+        subtasks=[f"Read {table.file}.", f"Total {column_words(table.headers[c])} per {what} for {key}.",
+                  f"Write the best one into {doc}.", f"Convert it to {pdf}."],
+        evaluation=[{"function": "evaluate_file_exist", "args": {"file": pdf}},
+                    {"function": "evaluate_contain", "args": {"doc_type": "pdf", "file": pdf,
+                                                              "keywords": [winner, fmt(top)]}}],
+        memory=[m1, m2, m3],
+        query=inp.query(about=m1.about),
+        oracle=plan("m1", key),
+        baseline=[call("excel_read_file", file_path=table.file),
+                  call("word_write_to_file", file_path="data/best_seller.docx", content="Best seller: to be checked."),
+                  call("word_convert_to_pdf", file_path="data/best_seller.docx")],
+        misreadings=misreadings_of([m1], plan),
+        computed=[*sums, computed(winner, "argmax", pairs, given=("m1",), note=f"best {what} in {key}")],
+    )
