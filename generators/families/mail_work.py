@@ -282,3 +282,109 @@ def forward_mail(inp: FamilyInput) -> TaskDraft | None:
         baseline=[call("email_list_emails", user=inp.user)],
         misreadings=misreadings_of([m2], lambda mid, person: plan(person)),
     )
+
+
+_COVER_RE = re.compile(r"out from (\d{4}-\d{2}-\d{2}) for (\d+) days?\. ([A-Z][a-z]+(?: [A-Z][a-z]+)?) has agreed to cover")
+_STARTER_RE = re.compile(r"new ([A-Z][A-Za-z ]+?) starts on (\d{4}-\d{2}-\d{2})")
+
+
+@family("cover_note", ("email", "word"), "medium")
+def cover_note(inp: FamilyInput) -> TaskDraft | None:
+    """A cover note for a colleague's absence: who is away, from when, and who covers, all taken
+    from their mail (which colleague is said in the chat)."""
+    found = []
+    for m in inbox_of(inp.notes, inp.user):
+        match = _COVER_RE.search(m.get("body", ""))
+        away = _name_of(inp, _sender_user(m))
+        if match and away:
+            found.append((m, away, match.group(1), match.group(2), match.group(3)))
+    if not found:
+        return None
+    message, away, start, days, cover = inp.rng.choice(found)
+    out = _out_name(inp, "cover", "docx")
+    distractors = ()
+    others = [n for _, n in inp.colleagues if n != away and _distinct(n, away) and _distinct(n, cover)]
+    if others and chance(inp, P_DISTRACT):
+        other = inp.rng.choice(others)
+        distractors = (near(other, f"{other} was away last month, that cover is over"),)
+    about = "the cover note"
+    m1 = piece(1, "fact", f"the cover note is for {away}'s time off", away, cue="sender", about=about,
+               distractors=distractors)
+    m2 = piece(2, "action", f"save the cover note as {stem(out)}", stem(out), cue="output_file", about=about, thread=2)
+
+    def plan(mid: str, person: str) -> list:
+        hit = next((f for f in found if f[1] == person), None)
+        if hit is None:  # nobody by that name wrote about time off: nothing to write from
+            return [call("email_list_emails", user=inp.user)]
+        m, who, s0, n, c = hit
+        return [call("email_list_emails", user=inp.user), call("email_read_email", user=inp.user, email_id=m["id"]),
+                call("word_write_to_file", file_path=out,
+                     content=f"Cover note\n{who} is away from {s0} for {n} days.\n{c} covers the open items.")]
+
+    return TaskDraft(
+        family="cover_note", apps=["email", "word"], difficulty="medium",
+        description=f"Write {out} saying that {away} is away from {start} for {days} days and that {cover} covers, as "
+                    f"{possessive(_first(away))} mail '{message['subject']}' says.",
+        intent=inp.intent(),
+        subtasks=["Find the mail about the time off and read it.", f"Write the cover note {out}."],
+        evaluation=[{"function": "evaluate_contain",
+                     "args": {"doc_type": "docx", "file": out, "keywords": [away, start, cover]}}],
+        memory=[m1, m2],
+        query=inp.query(about=m1.about),
+        oracle=plan("m1", away),
+        baseline=[call("email_list_emails", user=inp.user),
+                  call("word_write_to_file", file_path="data/cover_note.docx", content="Cover note\nTo be filled in.")],
+        misreadings=misreadings_of([m1], plan),
+    )
+
+
+@family("welcome_session", ("email", "calendar"), "medium")
+def welcome_session(inp: FamilyInput) -> TaskDraft | None:
+    """Book a welcome session on a new starter's first day (the date is in a colleague's mail; the
+    hour, length and title are said in the chat)."""
+    found = []
+    for m in inbox_of(inp.notes, inp.user):
+        match = _STARTER_RE.search(m.get("body", ""))
+        if match:
+            day = datetime.strptime(match.group(2), "%Y-%m-%d")
+            if day.date() > inp.now.date():
+                found.append((m, match.group(1), day))
+    if not found:
+        return None
+    message, role, day = inp.rng.choice(found)
+    hour = inp.rng.choice((9, 10, 11, 14))
+    minutes = inp.rng.choice((30, 45, 60))
+    start = day.replace(hour=hour)
+    end = start + timedelta(minutes=minutes)
+    title = inp.rng.choice(("New starter intro", "First-day walkthrough", "Induction hour"))
+    rule = f"at {hour}:00 on their first day"
+    about = "the welcome session"
+    m1 = piece(1, "action", f"book the welcome session for the new {role} {rule}", role, cue="attendee", about=about)
+    m2 = piece(2, "fact", f"the welcome session lasts {minutes} minutes", f"{minutes} minutes", cue="duration",
+               about=about)
+    m3 = piece(3, "action", f"call it {title}", title, cue="meeting_title", about=about,
+               distractors=_other_titles(inp, title, "the {} is a different meeting, already booked"))
+
+    def plan(mid: str, value: str) -> list:
+        summary = value if mid == "m3" else title
+        return [call("email_list_emails", user=inp.user), call("email_read_email", user=inp.user, email_id=message["id"]),
+                call("calendar_create_event", user=inp.user, summary=summary, start=start.strftime(FMT_T),
+                     end=end.strftime(FMT_T))]
+
+    return TaskDraft(
+        family="welcome_session", apps=["email", "calendar"], difficulty="medium",
+        description=f"Add '{title}' to {possessive(inp.user_name)} calendar ({inp.user}) at {hour}:00 for {minutes} "
+                    f"minutes on {day:%Y-%m-%d}, the first day of the new {role} (from the mail '{message['subject']}').",
+        intent=inp.intent(),
+        subtasks=["Find the new starter's first day in the mail.", "Book the welcome session then."],
+        evaluation=[{"function": "evaluate_calendar_event",
+                     "args": {"username": inp.user, "summary": title, "start": start.strftime(FMT_T),
+                              "end": end.strftime(FMT_T)}}],
+        memory=[m1, m2, m3],
+        query=inp.query(about=m1.about),
+        oracle=plan("", ""),
+        baseline=[call("email_list_emails", user=inp.user)],
+        misreadings=misreadings_of([m3], plan),
+        computed=[computed(start.strftime(FMT_T), "rule", [], rule=rule, given=("m1",)),
+                  computed(end.strftime(FMT_T), "add_minutes", [start.strftime(FMT_T), str(minutes)], given=("m2",))],
+    )
