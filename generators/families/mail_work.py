@@ -22,7 +22,7 @@ from generators.model import TaskDraft
 FMT_T = "%Y-%m-%d %H:%M:%S"
 _BOOKING_RE = re.compile(r"on (\d{4}-\d{2}-\d{2}) from (\d{1,2}:\d{2}) to (\d{1,2}:\d{2})")
 _NEXT_RE = re.compile(r"next meeting on (\d{4}-\d{2}-\d{2}) at (\d{1,2}:\d{2})", re.IGNORECASE)
-_AMOUNT_RE = re.compile(r"(\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)? (USD|EUR|GBP)")
+_AMOUNT_RE = re.compile(r"((?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?) (USD|EUR|GBP)")
 
 
 def _first(full_name: str) -> str:
@@ -387,4 +387,104 @@ def welcome_session(inp: FamilyInput) -> TaskDraft | None:
         misreadings=misreadings_of([m3], plan),
         computed=[computed(start.strftime(FMT_T), "rule", [], rule=rule, given=("m1",)),
                   computed(end.strftime(FMT_T), "add_minutes", [start.strftime(FMT_T), str(minutes)], given=("m2",))],
+    )
+
+
+_STOCK_RE = re.compile(r"items under (\d+)")
+_CONFIRM_RE = re.compile(r"invoice (\S+) from (\S+\.pdf)\. .*?total of ([\d,]+(?:\.\d+)?) USD")
+
+
+@family("stock_question_reply", ("email", "excel"), "medium")
+def stock_question_reply(inp: FamilyInput) -> TaskDraft | None:
+    """Answer a colleague's stock question: the items under the level their mail names, read from the
+    stock sheet (which colleague is said in the chat)."""
+    from generators.families.sheet_work import label_column
+    from generators.families.base import tables
+
+    asks = [(m, int(match.group(1))) for m in inbox_of(inp.notes, inp.user)
+            for match in [_STOCK_RE.search(m.get("body", ""))] if match and _name_of(inp, _sender_user(m))]
+    sheets = [(t, label, c) for t in tables(inp.notes) for label in [label_column(t)] if label is not None
+              for c in t.numeric_columns() if any(w in t.headers[c].lower() for w in ("quantity", "stock", "on hand"))]
+    if not asks or not sheets:
+        return None
+    message, level = inp.rng.choice(asks)
+    table, label, c = inp.rng.choice(sheets)
+    low = [r[label] for r, v in zip(table.rows, table.column(c)) if v < level]
+    if not 1 <= len(low) <= 8:
+        return None
+    sender = _name_of(inp, _sender_user(message))
+    about = "the stock question"
+    m1 = piece(1, "fact", f"the stock question came from {sender}", sender, cue="sender", about=about)
+    m2 = piece(2, "fact", f"the counts to use are in {stem(table.file)}", stem(table.file), cue="source_file",
+               about=about)
+
+    def plan(mid: str, value: str) -> list:
+        return [call("email_read_email", user=inp.user, email_id=message["id"]),
+                call("excel_read_file", file_path=table.file),
+                call("email_send_email", sender=inp.user, recipient=_sender_user(message),
+                     subject=f"Re: {message['subject']}",
+                     content=f"Hi {_first(sender)},\n\nUnder {level}: {', '.join(low)}.\n\nBest,\n{_first(inp.user_name)}")]
+
+    return TaskDraft(
+        family="stock_question_reply", apps=["email", "excel"], difficulty="medium",
+        description=f"Reply to {possessive(sender)} mail '{message['subject']}' with the items of {table.file} whose "
+                    f"{table.headers[c]} is under {level} ({', '.join(low)}).",
+        intent=inp.intent(),
+        subtasks=["Read the stock question.", f"Find the items under the level in {table.file}.", "Reply with them."],
+        evaluation=[{"function": "evaluate_email_sent",
+                     "args": {"sender": inp.user, "recipient": _sender_user(message), "body_keywords": low}}],
+        memory=[m1, m2],
+        query=inp.query(about=m1.about),
+        oracle=plan("", ""),
+        baseline=[call("email_list_emails", user=inp.user)],
+        misreadings=[],
+        computed=[computed(len(low), "count", low, note=f"{table.headers[label]} under {level}")],
+    )
+
+
+@family("invoice_confirm_reply", ("email", "pdf"), "medium")
+def invoice_confirm_reply(inp: FamilyInput) -> TaskDraft | None:
+    """Answer finance's question about an invoice with the total and due date read from the invoice
+    PDF itself (which colleague asked is said in the chat)."""
+    asks = []
+    for m in inbox_of(inp.notes, inp.user):
+        match = _CONFIRM_RE.search(" ".join(m.get("body", "").split()))
+        if match and _name_of(inp, _sender_user(m)):
+            asks.append((m, match.group(1), match.group(2)))
+    pdfs = {d["file"].rsplit("/", 1)[-1]: d for d in docs(inp.notes, "pdf")}
+    asks = [(m, n, f) for m, n, f in asks if f in pdfs]
+    if not asks:
+        return None
+    message, invoice, file = inp.rng.choice(asks)
+    lines = pdfs[file]["lines"]
+    total = next((line.split(":", 1)[1].strip().split(" ")[0] for line in lines if line.lower().startswith("total")), None)
+    due = next((line.split(":", 1)[1].strip() for line in lines if line.lower().startswith("due date")), None)
+    if not total or not due:
+        return None
+    sender = _name_of(inp, _sender_user(message))
+    about = "the invoice question"
+    m1 = piece(1, "fact", f"the invoice question came from {sender}", sender, cue="sender", about=about)
+
+    def plan(mid: str, value: str) -> list:
+        return [call("email_read_email", user=inp.user, email_id=message["id"]),
+                call("pdf_read_file", file_path=pdfs[file]["file"]),
+                call("email_send_email", sender=inp.user, recipient=_sender_user(message),
+                     subject=f"Re: {message['subject']}",
+                     content=f"Hi {_first(sender)},\n\nInvoice {invoice} totals {total} USD and is due on {due}."
+                             f"\n\nBest,\n{_first(inp.user_name)}")]
+
+    return TaskDraft(
+        family="invoice_confirm_reply", apps=["email", "pdf"], difficulty="medium",
+        description=f"Reply to {possessive(sender)} mail '{message['subject']}' with the total ({total}) and due date "
+                    f"({due}) of invoice {invoice}, read from {pdfs[file]['file']}.",
+        intent=inp.intent(),
+        subtasks=["Read the question about the invoice.", f"Read {pdfs[file]['file']}.", "Reply with its total and due date."],
+        evaluation=[{"function": "evaluate_email_sent",
+                     "args": {"sender": inp.user, "recipient": _sender_user(message),
+                              "body_keywords": [total, due]}}],
+        memory=[m1],
+        query=inp.query(about=m1.about),
+        oracle=plan("", ""),
+        baseline=[call("email_list_emails", user=inp.user)],
+        misreadings=[],
     )
