@@ -37,7 +37,7 @@ from office_env.evaluation.keywords import Haystack, normalize
 OUTPUT_CUES = frozenset({
     "output_file", "subject", "recipient", "requester", "meeting_time", "meeting_day", "meeting_title",
     "duration", "layout", "title", "new_figure", "reply_point", "attendee", "location", "deadline", "memo_point",
-    "agenda_point",
+    "agenda_point", "sheet_row",
 })
 FILE_KEYS = ("file", "result_file", "input_file", "output_file")
 PERSON_KEYS = ("username", "sender", "recipient")

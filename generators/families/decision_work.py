@@ -168,3 +168,48 @@ def top_product_pdf(inp: FamilyInput) -> TaskDraft | None:
         misreadings=misreadings_of([m1], plan),
         computed=[*sums, computed(winner, "argmax", pairs, given=("m1",), note=f"best {what} in {key}")],
     )
+
+
+_REGION_RE = re.compile(r"The (\w+) region had")
+
+
+@family("sales_mail_reply", ("email", "excel"), "medium")
+def sales_mail_reply(inp: FamilyInput) -> TaskDraft | None:
+    """Reply to a colleague's sales mail with the total of the region it praises, worked out from the
+    sheet (which colleague's mail is said in the chat)."""
+    from generators.families.mail_work import _first, _name_of, _sender_user
+
+    mails = [(m, match.group(1)) for m in inbox_of(inp.notes, inp.user)
+             for match in [_REGION_RE.search(m.get("body", ""))] if match and _name_of(inp, _sender_user(m))]
+    sheets = [(t, g, c) for t in tables(inp.notes) for g in group_columns(t) for c in t.numeric_columns()
+              if additive(t.headers[c]) and "revenue" in t.headers[c].lower()]
+    found = [(m, region, t, g, c) for m, region in mails for t, g, c in sheets if any(r[g] == region for r in t.rows)]
+    if not found:
+        return None
+    message, region, table, g, c = inp.rng.choice(found)
+    rows = [v for r, v in zip(table.rows, table.column(c)) if r[g] == region]
+    total = round(sum(rows), 2)
+    sender = _name_of(inp, _sender_user(message))
+    about = "the sales reply"
+    m1 = piece(1, "fact", f"the sales mail to answer is the one from {sender}", sender, cue="sender", about=about)
+    m2 = piece(2, "fact", f"the figures are in {stem(table.file)}", stem(table.file), cue="source_file", about=about)
+    return TaskDraft(
+        family="sales_mail_reply", apps=["email", "excel"], difficulty="medium",
+        description=f"Reply to {sender}'s mail '{message['subject']}' with the total {table.headers[c]} of the {region} "
+                    f"region in {table.file} ({fmt(total)}).",
+        intent=inp.intent(),
+        subtasks=["Read the sales mail.", f"Total the {region} rows of {table.file}.", "Reply with the total."],
+        evaluation=[{"function": "evaluate_email_sent",
+                     "args": {"sender": inp.user, "recipient": _sender_user(message), "body_keywords": [fmt(total)]}}],
+        memory=[m1, m2],
+        query=inp.query(about=m1.about),
+        oracle=[call("email_read_email", user=inp.user, email_id=message["id"]),
+                call("excel_read_file", file_path=table.file),
+                call("email_send_email", sender=inp.user, recipient=_sender_user(message),
+                     subject=f"Re: {message['subject']}",
+                     content=f"Hi {_first(sender)},\n\nThe {region} region's {column_words(table.headers[c])} comes to "
+                             f"{fmt(total)}.\n\nBest,\n{_first(inp.user_name)}")],
+        baseline=[call("email_list_emails", user=inp.user)],
+        misreadings=[],
+        computed=[computed(total, "sum", [fmt(v) for v in rows], note=f"{table.headers[c]} of {region}")],
+    )

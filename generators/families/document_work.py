@@ -312,3 +312,56 @@ def followup_session(inp: FamilyInput) -> TaskDraft | None:
                   computed(end.strftime(FMT_T), "rule", [], rule=rule, given=("m2",)),
                   computed(f"{start:%H:%M}", "rule", [], rule=rule, given=("m2",))],
     )
+
+
+@family("policy_figures_sheet", ("pdf", "excel"), "hard")
+def policy_figures_sheet(inp: FamilyInput) -> TaskDraft | None:
+    """Log the policy figures the chat asks for (several topics) into a new sheet, one row each, with
+    the values read from the policy document."""
+    found = []
+    for doc in docs(inp.notes, "pdf"):
+        for line in doc["lines"]:
+            match = _POLICY_RE.match(line.strip())
+            if match and number(match["number"]) is not None and not re.search(r"\d:\d", line):
+                topic = re.sub(r"^(the|a|an|our) ", "", match["topic"].strip(), flags=re.IGNORECASE)
+                found.append((doc, column_words(topic), number(match["number"])))
+    by_doc: dict[str, list] = {}
+    for doc, topic, value in found:
+        if len(topic.split()) >= 2:
+            by_doc.setdefault(doc["file"], []).append((topic, value))
+    options = [(f, items) for f, items in by_doc.items() if len({t for t, _ in items}) >= 3]
+    if not options:
+        return None
+    file, items = inp.rng.choice(sorted(options, key=lambda o: o[0]))
+    unique = {}
+    for topic, value in items:
+        unique.setdefault(topic, value)
+    picked = inp.rng.sample(sorted(unique), 3)
+    out = _out_name(inp, "policy_figures", "xlsx")
+    about = "the policy figures sheet"
+    memory = [piece(i + 1, "action", f"the sheet needs the {topic}", topic, cue="sheet_row", about=about)
+              for i, topic in enumerate(picked)]
+    memory.append(piece(4, "action", f"the policy figures go into {stem(out)}", stem(out), cue="output_file",
+                        about=about, thread=2))
+    memory.append(piece(5, "fact", f"the figures come from {stem(file)}", stem(file), cue="source_file", about=about))
+    calls = [call("pdf_read_file", file_path=file), call("excel_create_new_file", file_path=out),
+             call("excel_set_cell", file_path=out, row=1, col=1, value="Topic"),
+             call("excel_set_cell", file_path=out, row=1, col=2, value="Value")]
+    matches = []
+    for r, topic in enumerate(picked, start=2):
+        calls += [call("excel_set_cell", file_path=out, row=r, col=1, value=topic),
+                  call("excel_set_cell", file_path=out, row=r, col=2, value=unique[topic])]
+        matches += [{"row": r, "col": 1, "value": topic}, {"row": r, "col": 2, "value": fmt(unique[topic])}]
+    return TaskDraft(
+        family="policy_figures_sheet", apps=["pdf", "excel"], difficulty="hard",
+        description=f"Create {out} with the header Topic, Value and one row each, in this order, for the "
+                    f"{', '.join(picked)} figures of {file} ({', '.join(fmt(unique[t]) for t in picked)}).",
+        intent=inp.intent(),
+        subtasks=[f"Read {file}.", f"Create {out} with the header.", "Add one row per figure I asked for."],
+        evaluation=[{"function": "evaluate_excel_cell_value", "args": {"file": out, "matches": matches}}],
+        memory=memory,
+        query=inp.query(about=about),
+        oracle=calls,
+        baseline=[call("pdf_read_file", file_path=file), call("excel_create_new_file", file_path="data/policy.xlsx")],
+        misreadings=[],
+    )
