@@ -488,3 +488,108 @@ def invoice_confirm_reply(inp: FamilyInput) -> TaskDraft | None:
         baseline=[call("email_list_emails", user=inp.user)],
         misreadings=[],
     )
+
+
+_MILESTONE_RE = re.compile(r"The (.+?) milestone moves to (\d{4}-\d{2}-\d{2})")
+_DECISION_RE = re.compile(r"Decision: the (.+?) of ([\d,]+(?:\.\d+)?) (USD|EUR|GBP) is approved")
+
+
+@family("milestone_to_calendar", ("word", "calendar"), "medium")
+def milestone_to_calendar(inp: FamilyInput) -> TaskDraft | None:
+    """Put the milestone date recorded in a project's notes into the calendar, at the hour and for
+    the length the chat gives."""
+    found = []
+    for d in docs(inp.notes, "word"):
+        for line in d["lines"]:
+            match = _MILESTONE_RE.search(line)
+            if match:
+                day = datetime.strptime(match.group(2), "%Y-%m-%d")
+                if day.date() > inp.now.date():
+                    found.append((d, match.group(1), day))
+    if not found:
+        return None
+    doc, project, day = inp.rng.choice(found)
+    hour = inp.rng.choice((9, 11, 15))
+    minutes = inp.rng.choice((15, 30))
+    start = day.replace(hour=hour)
+    end = start + timedelta(minutes=minutes)
+    title = f"{project} milestone"
+    rule = f"at {hour}:00 on the milestone day"
+    about = "the milestone reminder"
+    others = [f for f in found if _distinct(stem(f[0]["file"]), stem(doc["file"])) and f[2] != day]
+    distractors = ()
+    if others and chance(inp, P_DISTRACT):
+        other = inp.rng.choice(others)[0]
+        distractors = (near(stem(other["file"]), f"{stem(other['file'])} is about another project"),)
+    m1 = piece(1, "fact", f"the milestone date is in {stem(doc['file'])}", stem(doc["file"]), cue="document",
+               about=about, distractors=distractors)
+    m2 = piece(2, "action", f"block {minutes} minutes for it in my calendar {rule}", f"{minutes} minutes",
+               cue="duration", about=about)
+
+    def plan(mid: str, value: str) -> list:
+        d, p, dd = next(f for f in found if stem(f[0]["file"]) == value) if mid == "m1" else (doc, project, day)
+        s0 = dd.replace(hour=hour)
+        return [call("word_read_file", file_path=d["file"]),
+                call("calendar_create_event", user=inp.user, summary=f"{p} milestone", start=s0.strftime(FMT_T),
+                     end=(s0 + timedelta(minutes=minutes)).strftime(FMT_T))]
+
+    return TaskDraft(
+        family="milestone_to_calendar", apps=["word", "calendar"], difficulty="medium",
+        description=f"Add '{title}' to {possessive(inp.user_name)} calendar ({inp.user}) at {hour}:00 for {minutes} minutes "
+                    f"on {day:%Y-%m-%d}, the milestone date recorded in {doc['file']}.",
+        intent=inp.intent(),
+        subtasks=[f"Read {doc['file']} for the milestone date.", "Book the reminder then."],
+        evaluation=[{"function": "evaluate_calendar_event",
+                     "args": {"username": inp.user, "summary": [project], "start": start.strftime(FMT_T),
+                              "end": end.strftime(FMT_T)}}],
+        memory=[m1, m2],
+        query=inp.query(about=m1.about),
+        oracle=plan("", ""),
+        baseline=[call("calendar_list_events", user=inp.user)],
+        misreadings=misreadings_of([m1], plan),
+        computed=[computed(start.strftime(FMT_T), "rule", [], rule=rule, given=("m2",)),
+                  computed(end.strftime(FMT_T), "add_minutes", [start.strftime(FMT_T), str(minutes)], given=("m2",))],
+    )
+
+
+@family("decision_email", ("word", "email"), "medium")
+def decision_email(inp: FamilyInput) -> TaskDraft | None:
+    """Tell a colleague the approved amount recorded in a project's notes (which notes and which
+    colleague are said in the chat)."""
+    found = [(d, m.group(1), m.group(2), m.group(3)) for d in docs(inp.notes, "word") for line in d["lines"]
+             for m in [_DECISION_RE.search(line)] if m]
+    if not found or not inp.colleagues:
+        return None
+    doc, what, amount, currency = inp.rng.choice(found)
+    who, name = inp.rng.choice(inp.colleagues)
+    olds = [n for u, n in inp.colleagues if n != name and _distinct(n, name)]
+    inp.rng.shuffle(olds)
+    superseded = (olds.pop(),) if olds and chance(inp, P_CORRECT) else ()
+    users = {n: u for u, n in inp.colleagues}
+    about = "the approval news"
+    m1 = piece(1, "fact", f"the approval is recorded in {stem(doc['file'])}", stem(doc["file"]), cue="document",
+               about=about)
+    m2 = piece(2, "action", f"{name} should hear about the approval by email", name, cue="recipient", about=about,
+               superseded=superseded, thread=2)
+
+    def plan(person: str) -> list:
+        return [call("word_read_file", file_path=doc["file"]),
+                call("email_send_email", sender=inp.user, recipient=users[person], subject="Approved",
+                     content=f"Hi {_first(person)},\n\nThe {what} of {amount} {currency} is approved.\n\n"
+                             f"Best,\n{_first(inp.user_name)}")]
+
+    return TaskDraft(
+        family="decision_email", apps=["word", "email"], difficulty="medium",
+        description=f"Email {name} ({users[name]}) that the {what} of {amount} {currency} is approved, as recorded in "
+                    f"{doc['file']}.",
+        intent=inp.intent(),
+        subtasks=[f"Read {doc['file']} for the decision.", f"Email {name} the approved amount."],
+        evaluation=[{"function": "evaluate_email_sent",
+                     "args": {"sender": inp.user, "recipient": users[name], "body_keywords": [amount]}}],
+        memory=[m1, m2],
+        query=inp.query(about=m1.about),
+        oracle=plan(name),
+        baseline=[call("email_send_email", sender=inp.user, recipient=inp.colleagues[0][0], subject="Approved",
+                       content="It is approved.")],
+        misreadings=misreadings_of([m2], lambda mid, person: plan(person)),
+    )

@@ -302,3 +302,41 @@ def period_change_memo(inp: FamilyInput) -> TaskDraft | None:
         misreadings=misreadings_of([m1], plan),
         computed=steps,
     )
+
+
+@family("group_headcount", ("excel",), "easy")
+def group_headcount(inp: FamilyInput) -> TaskDraft | None:
+    """How many rows (people, orders) belong to the group the chat names, in the answer file."""
+    options = [(t, g) for t in tables(inp.notes) for g in group_columns(t)]
+    if not options:
+        return None
+    table, g = inp.rng.choice(options)
+    counts = {k: sum(r[g] == k for r in table.rows) for k in sorted({r[g] for r in table.rows})}
+    key = inp.rng.choice(sorted(counts))
+    superseded, distractors = _dynamics(inp, key, [k for k in counts if counts[k] != counts[key]],
+                                        "{} was counted for the last report")
+    label = label_column(table)
+    about = f"the {column_words(table.headers[g])} count"
+    m1 = piece(1, "fact", f"the count is for {key} only", key, cue="filter_value", about=about,
+               superseded=superseded, distractors=distractors)
+    m2 = piece(2, "fact", f"count the rows of {stem(table.file)}", stem(table.file), cue="source_file", about=about)
+
+    def plan(value: str) -> list:
+        return [call("excel_read_file", file_path=table.file), call("system_write_answer", text=str(counts[value]))]
+
+    members = [r[label] if label is not None else str(i) for i, r in enumerate(table.rows) if r[g] == key]
+    return TaskDraft(
+        family="group_headcount", apps=["excel"], difficulty="easy",
+        description=f"Count the rows of {table.file} whose {table.headers[g]} is {key} ({counts[key]}) and write the "
+                    "number into data/answer.txt.",
+        intent=inp.intent(),
+        subtasks=[f"Read {table.file}.", f"Count the rows for {key}.", "Write the count into data/answer.txt."],
+        evaluation=[{"function": "evaluate_answer", "args": {"number": counts[key], "tolerance": 0}}],
+        memory=[m1, m2],
+        query=inp.query(about=m1.about),
+        oracle=plan(key),
+        baseline=[call("excel_read_file", file_path=table.file), call("system_write_answer", text=str(len(table.rows)))],
+        misreadings=misreadings_of([m1], lambda mid, value: plan(value)),
+        computed=[computed(counts[key], "count", members, given=("m1",),
+                           note=f"rows where {table.headers[g]} is {key}")],
+    )
