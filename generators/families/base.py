@@ -306,3 +306,22 @@ def facts_in(text: str) -> list[str]:
     """Specifics written in ``text`` that a reply or a memo could have to repeat: dates, amounts
     with thousands separators or a unit, clock times."""
     return _FACT_RE.findall(text)
+
+
+# -- calendar and mail pieces every meeting or message family uses -----------------------------
+
+TIME_FORMAT = "%Y-%m-%d %H:%M:%S"
+
+
+def booking(user: str, summary: str, start: datetime, end: datetime) -> ToolCall:
+    """The tool call that puts an event on ``user``'s calendar."""
+    return call("calendar_create_event", user=user, summary=summary, start=start.strftime(TIME_FORMAT),
+                end=end.strftime(TIME_FORMAT))
+
+
+def event_check(user: str, summary: Any, start: datetime, end: datetime) -> dict[str, Any]:
+    """The criterion that ``user``'s calendar holds the event, titled like ``summary``, at that time."""
+    return {"function": "evaluate_calendar_event",
+            "args": {"username": user, "summary": summary, "start": start.strftime(TIME_FORMAT),
+                     "end": end.strftime(TIME_FORMAT)}}
+

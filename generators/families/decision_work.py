@@ -9,11 +9,10 @@ import re
 
 from generators.english import column_words
 from generators.families.base import (
-    FamilyInput, additive, call, chance, computed, family, fmt, inbox_of, misreadings_of, near, number, piece, stem,
-    tables,
+    FamilyInput, additive, call, computed, family, fmt, inbox_of, misreadings_of, number, piece, stem, tables,
 )
 from generators.families.sheet_work import _dynamics, group_columns, label_column
-from generators.families.single_app import P_DISTRACT, _distinct, _out_name
+from generators.families.single_app import _out_name
 from generators.model import TaskDraft
 
 VERDICT_RULE = "it is within budget when the budget covers the quote, else over budget"

@@ -12,12 +12,12 @@ from datetime import datetime, timedelta
 
 from generators.english import column_words, join_and, possessive
 from generators.families.base import (
-    FamilyInput, call, calendar_of, chance, computed, docs, family, fmt, misreadings_of, near, number, piece, stem,
-    tables,
+    FamilyInput, booking, calendar_of, call, chance, computed, docs, event_check, family, fmt, misreadings_of, near,
+    number, piece, stem, tables,
 )
 from generators.families.sheet_work import MAX_LISTED, label_column
 from generators.families.single_app import (
-    MEETING_TITLES, P_CORRECT, P_DISTRACT, _distinct, _out_name, earliest_start, free_slots_after,
+    P_CORRECT, P_DISTRACT, _distinct, _out_name, earliest_start, free_slots_after,
 )
 from generators.model import TaskDraft
 
@@ -113,9 +113,7 @@ def invoice_due_reminder(inp: FamilyInput) -> TaskDraft | None:
         intent=inp.intent(),
         subtasks=["Find the vendor's invoice and read it.", "Add the reminder on its due date.",
                   f"Email {name} the number and amount."],
-        evaluation=[{"function": "evaluate_calendar_event",
-                     "args": {"username": inp.user, "summary": [invoice["vendor"]], "start": start.strftime(FMT_T),
-                              "end": end.strftime(FMT_T)}},
+        evaluation=[event_check(inp.user, [invoice["vendor"]], start, end),
                     {"function": "evaluate_email_sent",
                      "args": {"sender": inp.user, "recipient": who,
                               "body_keywords": [invoice["number"], fmt(invoice["total"])]}}],
@@ -283,8 +281,7 @@ def followup_session(inp: FamilyInput) -> TaskDraft | None:
     def plan(cut: str) -> list:
         listed = [r[label] for r, v in zip(table.rows, values) if v < float(cut)]
         return [call("excel_read_file", file_path=table.file), call("calendar_list_events", user=inp.user),
-                call("calendar_create_event", user=inp.user, summary=title, start=start.strftime(FMT_T),
-                     end=end.strftime(FMT_T)),
+                booking(inp.user, title, start, end),
                 call("email_send_email", sender=inp.user, recipient=who, subject=title,
                      content=f"Hi {name.split()[0]},\n\nThe {title.lower()} is on {start:%Y-%m-%d} at {start:%H:%M}. "
                              f"Attending: {join_and(listed)}.\n\nBest,\n{inp.user_name.split()[0]}")]
@@ -297,9 +294,7 @@ def followup_session(inp: FamilyInput) -> TaskDraft | None:
         intent=inp.intent(),
         subtasks=[f"Read {table.file} and list who is under the mark.", "Book the session in the first free hour.",
                   f"Email {name} the names and the time."],
-        evaluation=[{"function": "evaluate_calendar_event",
-                     "args": {"username": inp.user, "summary": title, "start": start.strftime(FMT_T),
-                              "end": end.strftime(FMT_T)}},
+        evaluation=[event_check(inp.user, title, start, end),
                     {"function": "evaluate_email_sent",
                      "args": {"sender": inp.user, "recipient": who, "body_keywords": [*names, f"{start:%H:%M}"]}}],
         memory=[m1, m2, m3, m4, m5],

@@ -13,8 +13,8 @@ from datetime import datetime, timedelta
 
 from generators.english import possessive
 from generators.families.base import (
-    FamilyInput, call, chance, computed, docs, facts_in, family, fmt, inbox_of, misreadings_of, near, number, piece,
-    stem,
+    FamilyInput, booking, call, chance, computed, docs, event_check, facts_in, family, fmt, inbox_of, misreadings_of,
+    near, number, piece, stem,
 )
 from generators.families.single_app import MEETING_TITLES, P_CORRECT, P_DISTRACT, _distinct, _out_name
 from generators.model import TaskDraft
@@ -78,8 +78,7 @@ def mail_to_calendar(inp: FamilyInput) -> TaskDraft | None:
         else:
             m, s0, e0, summary = message, start, end, value
         return [call("email_list_emails", user=inp.user), call("email_read_email", user=inp.user, email_id=m["id"]),
-                call("calendar_create_event", user=inp.user, summary=summary, start=s0.strftime(FMT_T),
-                     end=e0.strftime(FMT_T))]
+                booking(inp.user, summary, s0, e0)]
 
     return TaskDraft(
         family="mail_to_calendar", apps=["email", "calendar"], difficulty="medium",
@@ -87,9 +86,7 @@ def mail_to_calendar(inp: FamilyInput) -> TaskDraft | None:
                     f"in the mail '{message['subject']}': {start:%Y-%m-%d %H:%M}-{end:%H:%M}.",
         intent=inp.intent(),
         subtasks=["Find the booking mail and read it.", "Add the event at the booked time."],
-        evaluation=[{"function": "evaluate_calendar_event",
-                     "args": {"username": inp.user, "summary": title, "start": start.strftime(FMT_T),
-                              "end": end.strftime(FMT_T)}}],
+        evaluation=[event_check(inp.user, title, start, end)],
         memory=[m1, m2],
         query=inp.query(about=m1.about),
         oracle=plan("m2", title),
@@ -202,8 +199,7 @@ def next_meeting_invite(inp: FamilyInput) -> TaskDraft | None:
         e0 = s0 + timedelta(minutes=minutes)
         summary = value if mid == "m2" else title
         return [call("word_read_file", file_path=d["file"]),
-                call("calendar_create_event", user=inp.user, summary=summary, start=s0.strftime(FMT_T),
-                     end=e0.strftime(FMT_T)),
+                booking(inp.user, summary, s0, e0),
                 call("email_send_email", sender=inp.user, recipient=who, subject=f"Invitation: {title}",
                      content=f"Hi {_first(name)},\n\nPlease join the {title} on {s0:%Y-%m-%d} from {s0:%H:%M} to "
                              f"{e0:%H:%M}.\n\nBest,\n{_first(inp.user_name)}")]
@@ -215,9 +211,7 @@ def next_meeting_invite(inp: FamilyInput) -> TaskDraft | None:
                     f"({who}) the invitation with the date and start time.",
         intent=inp.intent(),
         subtasks=[f"Read {doc['file']}.", "Book the meeting for the length I gave.", f"Email {name} the invitation."],
-        evaluation=[{"function": "evaluate_calendar_event",
-                     "args": {"username": inp.user, "summary": title, "start": start.strftime(FMT_T),
-                              "end": end.strftime(FMT_T)}},
+        evaluation=[event_check(inp.user, title, start, end),
                     {"function": "evaluate_email_sent",
                      "args": {"sender": inp.user, "recipient": who,
                               "body_keywords": [title, f"{start:%Y-%m-%d}", f"{start:%H:%M}"]}}],
@@ -368,8 +362,7 @@ def welcome_session(inp: FamilyInput) -> TaskDraft | None:
     def plan(mid: str, value: str) -> list:
         summary = value if mid == "m3" else title
         return [call("email_list_emails", user=inp.user), call("email_read_email", user=inp.user, email_id=message["id"]),
-                call("calendar_create_event", user=inp.user, summary=summary, start=start.strftime(FMT_T),
-                     end=end.strftime(FMT_T))]
+                booking(inp.user, summary, start, end)]
 
     return TaskDraft(
         family="welcome_session", apps=["email", "calendar"], difficulty="medium",
@@ -377,9 +370,7 @@ def welcome_session(inp: FamilyInput) -> TaskDraft | None:
                     f"minutes on {day:%Y-%m-%d}, the first day of the new {role} (from the mail '{message['subject']}').",
         intent=inp.intent(),
         subtasks=["Find the new starter's first day in the mail.", "Book the welcome session then."],
-        evaluation=[{"function": "evaluate_calendar_event",
-                     "args": {"username": inp.user, "summary": title, "start": start.strftime(FMT_T),
-                              "end": end.strftime(FMT_T)}}],
+        evaluation=[event_check(inp.user, title, start, end)],
         memory=[m1, m2, m3],
         query=inp.query(about=m1.about),
         oracle=plan("", ""),
@@ -539,9 +530,7 @@ def milestone_to_calendar(inp: FamilyInput) -> TaskDraft | None:
                     f"on {day:%Y-%m-%d}, the milestone date recorded in {doc['file']}.",
         intent=inp.intent(),
         subtasks=[f"Read {doc['file']} for the milestone date.", "Book the reminder then."],
-        evaluation=[{"function": "evaluate_calendar_event",
-                     "args": {"username": inp.user, "summary": [project], "start": start.strftime(FMT_T),
-                              "end": end.strftime(FMT_T)}}],
+        evaluation=[event_check(inp.user, [project], start, end)],
         memory=[m1, m2],
         query=inp.query(about=m1.about),
         oracle=plan("", ""),

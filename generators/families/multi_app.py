@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from generators.families.base import (
-    FamilyInput, additive, call, calendar_of, chance, column_sum, computed, docs, extreme, family, fmt, invoice_facts,
-    facts_in, misreadings_of, near, pick_column, piece, stem,
+    FamilyInput, additive, booking, calendar_of, call, chance, column_sum, computed, docs, event_check, extreme,
+    facts_in, family, fmt, invoice_facts, misreadings_of, near, pick_column, piece, stem,
 )
 from generators.english import join_and, possessive
 from generators.families.single_app import (
@@ -255,8 +255,7 @@ def common_slot(inp: FamilyInput) -> TaskDraft | None:
     def plan(mid: str, value: str) -> list:
         summary, (s0, e0) = (value, (start, end)) if mid == "m1" else (title, firsts[value])
         return [call("calendar_list_events", user=inp.user), call("calendar_list_events", user=who),
-                call("calendar_create_event", user=inp.user, summary=summary, start=s0.strftime(FMT_T),
-                     end=e0.strftime(FMT_T)),
+                booking(inp.user, summary, s0, e0),
                 call("email_send_email", sender=inp.user, recipient=who, subject=summary,
                      content=f"{summary} is booked for {s0:%Y-%m-%d %H:%M}-{e0:%H:%M}.")]
 
@@ -266,9 +265,7 @@ def common_slot(inp: FamilyInput) -> TaskDraft | None:
                     f"add '{title}' to {inp.user}'s calendar then, and email {name} the time.",
         intent=inp.intent(),
         subtasks=["Check both calendars on that day.", "Book the earliest common free hour.", f"Email {name} the time."],
-        evaluation=[{"function": "evaluate_calendar_event",
-                     "args": {"username": inp.user, "summary": title, "start": start.strftime(FMT_T),
-                              "end": end.strftime(FMT_T)}},
+        evaluation=[event_check(inp.user, title, start, end),
                     {"function": "evaluate_calendar_no_overlap", "args": {"username": inp.user}},
                     {"function": "evaluate_email_sent",
                      "args": {"sender": inp.user, "recipient": who, "body_keywords": [title, f"{start:%H:%M}"]}}],
@@ -487,8 +484,7 @@ def meeting_pack(inp: FamilyInput) -> TaskDraft | None:
     def plan(mid: str, value: str) -> list:
         summary, (s0, e0) = (title, spans[value]) if mid == "m1" else (value, (start, end))
         return [call("calendar_list_events", user=inp.user),
-                call("calendar_create_event", user=inp.user, summary=summary, start=s0.strftime(FMT_T),
-                     end=e0.strftime(FMT_T)),
+                booking(inp.user, summary, s0, e0),
                 call("word_read_file", file_path=doc["file"]),
                 call("word_write_to_file", file_path=agenda,
                      content=f"Agenda: {summary}\nPrevious meeting: {last}\n" + "\n".join(points)),
@@ -505,9 +501,7 @@ def meeting_pack(inp: FamilyInput) -> TaskDraft | None:
         intent=inp.intent(),
         subtasks=["Book the meeting.", f"Read {doc['file']} for the previous meeting's date.",
                   f"Write the agenda {agenda}.", f"Email {name} the invitation."],
-        evaluation=[{"function": "evaluate_calendar_event",
-                     "args": {"username": inp.user, "summary": title, "start": start.strftime(FMT_T),
-                              "end": end.strftime(FMT_T)}},
+        evaluation=[event_check(inp.user, title, start, end),
                     {"function": "evaluate_contain",
                      "args": {"doc_type": "docx", "file": agenda, "keywords": [*points, last]}},
                     {"function": "evaluate_email_sent",

@@ -68,9 +68,9 @@ def group_total_email(inp: FamilyInput) -> TaskDraft | None:
     groups = sorted({r[g] for r in table.rows})
     totals = {k: round(sum(v for r, v in zip(table.rows, table.column(c)) if r[g] == k), 2) for k in groups}
     key = inp.rng.choice(groups)
-    group_word, amount_word = column_words(table.headers[g]), column_words(table.headers[c])
+    amount_word = column_words(table.headers[c])
     superseded, distractors = _dynamics(inp, key, [k for k in groups if totals[k] != totals[key]],
-                                        f"{{}} was last month's question, and that one is answered")
+                                        "{} was last month's question, and that one is answered")
     about = f"the {amount_word} figure"
     m1 = piece(1, "fact", f"the total {amount_word} that was asked for is the one for {key}", key, cue="filter_value",
                about=about,
@@ -119,7 +119,7 @@ def group_average(inp: FamilyInput) -> TaskDraft | None:
     means = {k: round(sum(vals) / len(vals), 2) for k in groups
              for vals in ([v for r, v in zip(table.rows, table.column(c)) if r[g] == k],)}
     key = inp.rng.choice(groups)
-    group_word, value_word = column_words(table.headers[g]), column_words(table.headers[c])
+    value_word = column_words(table.headers[c])
     superseded, distractors = _dynamics(inp, key, [k for k in groups if means[k] != means[key]],
                                         "{} already has its figure from the last review")
     about = f"the average {value_word}"

@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from generators.families.base import (
-    FamilyInput, additive, call, calendar_of, chance, column_sum, computed, docs, extreme, family, fmt, inbox_of,
-    facts_in, invoice_facts, misreadings_of, near, pick_column, piece, stem,
+    FamilyInput, additive, booking, calendar_of, call, chance, column_sum, computed, docs, event_check, extreme,
+    facts_in, family, fmt, inbox_of, invoice_facts, misreadings_of, near, pick_column, piece, stem,
 )
 from generators.english import join_and
 from generators.model import TaskDraft
@@ -385,8 +385,7 @@ def schedule_meeting(inp: FamilyInput) -> TaskDraft | None:
     def plan(mid: str, value: str) -> list:
         summary, (s0, e0) = (value, (start, end)) if mid == "m1" else (title, firsts[value])
         return [call("calendar_list_events", user=inp.user),
-                call("calendar_create_event", user=inp.user, summary=summary, start=s0.strftime(fmt_t),
-                     end=e0.strftime(fmt_t))]
+                booking(inp.user, summary, s0, e0)]
 
     return TaskDraft(
         family="schedule_meeting", apps=["calendar"], difficulty="medium",
@@ -394,9 +393,7 @@ def schedule_meeting(inp: FamilyInput) -> TaskDraft | None:
                     f"9:00 and 17:00 (that is {start:%H:%M}-{end:%H:%M}), without overlapping other events.",
         intent=inp.intent(),
         subtasks=["Check my calendar on that day.", "Create the event in the first free hour."],
-        evaluation=[{"function": "evaluate_calendar_event",
-                     "args": {"username": inp.user, "summary": title, "start": start.strftime(fmt_t),
-                              "end": end.strftime(fmt_t)}},
+        evaluation=[event_check(inp.user, title, start, end),
                     {"function": "evaluate_calendar_no_overlap", "args": {"username": inp.user}}],
         memory=[m1, m2],
         query=inp.query(about=m1.about),
