@@ -16,8 +16,9 @@ PASS or MISS (``info`` where there is no target):
 - the paper's Table 4 shape (``orchestrator.card.statistics``, tokens by ``backends.tokens``):
   sessions per conversation (5), utterances per session (~73), tokens per session (~1,026) and
   tokens per utterance (~14, i.e. 1,026 / 73), each within +-20 %;
-- task design (``verifier.design_stats``): families (target >= 40) and tasks per app count,
-  intents and queries in each family's pools (>= 5; the distinct ones seen are shown too), median oracle steps per app count and of hard
+- task design (``verifier.design_stats``): families registered (target >= 40), families and tasks
+  per app count in the dataset, intents and queries in each family's pools (>= 5; the distinct
+  ones seen are shown too), median oracle steps per app count and of hard
   tasks (>= 6), the difficulty mix, near-duplicate pairs (0), office size per world (files 30-60,
   median sheet rows 30-300, median PDF pages 2-6), and the share of criteria arguments traced to
   the chat, the office or a stated computation, and of tasks passing that trace (100 %).
@@ -85,9 +86,13 @@ def design_lines(design: dict[str, Any]) -> list[dict[str, Any]]:
         return v is not None and low <= v <= high
 
     by_apps = design["families_by_app_count"]
+    registered = design["registered_by_app_count"]
     lines = [
-        _line("families", design["families"], f"{design['families']} ({', '.join(f'{k} app: {v}' for k, v in by_apps.items())})",
-              f">= {FAMILY_TARGET}", design["families"] >= FAMILY_TARGET),
+        _line("families registered", design["families_registered"],
+              f"{design['families_registered']} ({', '.join(f'{k} app: {v}' for k, v in registered.items())})",
+              f">= {FAMILY_TARGET}", design["families_registered"] >= FAMILY_TARGET),
+        _line("families in this dataset", design["families"],
+              f"{design['families']} ({', '.join(f'{k} app: {v}' for k, v in by_apps.items())})", "-", None),
         _line("tasks per app count", design["tasks_by_app_count"],
               ", ".join(f"{k}: {v}" for k, v in design["tasks_by_app_count"].items()), "-", None),
         _line("intents per family (smallest pool)", design["intent_pool_min"], f"{design['intent_pool_min']}",

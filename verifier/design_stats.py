@@ -83,6 +83,8 @@ def design_figures(tasks: Iterable[Any]) -> dict[str, Any]:
     return {
         "tasks": len(records),
         "families": len({f for names in families.values() for f in names}),
+        "families_registered": len(FAMILIES),
+        "registered_by_app_count": dict(sorted(Counter(str(len(f.apps)) for f in FAMILIES.values()).items())),
         "families_by_app_count": {k: len(v) for k, v in sorted(families.items())},
         "tasks_by_app_count": dict(sorted(Counter(str(r["app_count"]) for r in records).items())),
         "intents_per_family": mean(len(intents[f]) for f in repeated) if repeated else None,
