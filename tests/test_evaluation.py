@@ -605,3 +605,12 @@ def test_answer_number_reads_dates_as_parts_not_negative_numbers(ws):
     assert run(ws, "evaluate_answer", {"number": 5}).passed
     assert run(ws, "evaluate_answer", {"number": -5.5}).passed
     assert not run(ws, "evaluate_answer", {"number": -31}).passed
+
+
+@pytest.mark.parametrize("row", ["9" * 5000, 10**30, 1_048_577, "12345678"])
+def test_a_cell_index_beyond_any_sheet_is_invalid_not_a_crash(row):
+    item = {"function": "evaluate_excel_cell_value",
+            "args": {"file": "data/a.xlsx", "matches": [{"row": row, "col": 1, "value": "x"}]}}
+    problems = validate_criteria([item])
+    assert len(problems) == 1 and "evaluation[0].args.matches[0].row" in str(problems[0])
+    assert validate_criteria([{**item, "args": {**item["args"], "matches": [{"row": "1048576", "col": 1, "value": "x"}]}}]) == []

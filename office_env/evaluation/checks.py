@@ -57,7 +57,9 @@ CHECKS: dict[str, Check] = {}
 # -- argument schema pieces ------------------------------------------------------------------
 PATH = {"type": "string", "minLength": 1}
 KEYWORDS = {"type": "array", "minItems": 1, "items": {"type": ["string", "number"]}}
-INDEX = {"type": ["integer", "string"], "minimum": 1, "pattern": "^[1-9][0-9]*$"}
+# a 1-based row or column: at most Excel's own bound, and a string of at most 7 digits (an endless digit
+# string is refused here rather than turned into a huge int)
+INDEX = {"type": ["integer", "string"], "minimum": 1, "maximum": 1_048_576, "pattern": "^[1-9][0-9]{0,6}$"}
 SCALAR = {"type": ["string", "number", "boolean"]}
 USERNAME = {"type": "string", "minLength": 1}
 TIME = {"type": "string", "pattern": r"^\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(:\d{2})?$"}
