@@ -45,6 +45,7 @@ MAX_OBSERVATION_CHARS = 20_000       # longer observations are cut, with a marke
 MAX_JSON_BYTES = 16 * MiB
 MAX_JSON_DEPTH = 64
 MAX_COMPARATOR_CHARS = 1_000         # one spreadsheet comparator ('>= 90', 'in [1, 2]') in a criterion
+MAX_DIFF_LINES = 5_000               # lines of two documents compared line by line; longer: a multiset difference
 
 # -- per-task budgets (eval, score, builds); overridable on the command line ------------------
 TASK_SECONDS = 600.0

@@ -347,6 +347,18 @@ def test_diff_against_the_initial_testbed(ws, registry, tmp_path):
     assert "input_file" in without.reason and "initial testbed" in without.reason
 
 
+def test_diff_contain_text_counts_only_changed_lines_of_long_documents(ws, registry):
+    """Past MAX_DIFF_LINES the diff is a multiset difference of lines, linear in length: lines kept
+    (even moved) are not changes; a line added among thousands is."""
+    lines = [f"Item {i}: unchanged line" for i in range(3000)]
+    call(registry, ws, "word_write_to_file", {"file_path": "data/long_a.docx", "content": "\n".join(lines)})
+    changed = lines[1500:] + lines[:1500] + ["Approved by Dana on Friday"]
+    call(registry, ws, "word_write_to_file", {"file_path": "data/long_b.docx", "content": "\n".join(changed)})
+    args = {"doc_type": "docx", "input_file": "data/long_a.docx", "output_file": "data/long_b.docx"}
+    assert run(ws, "evaluate_diff_contain_text", {**args, "keywords": ["approved by dana"]}).passed
+    assert not run(ws, "evaluate_diff_contain_text", {**args, "keywords": ["Item 2999"]}).passed
+
+
 def test_diff_contain_text_xlsx(ws, registry):
     shutil.copy(ws.root / "data/scores.xlsx", ws.root / "data/scores_v2.xlsx")
     call(registry, ws, "excel_set_cell", {"file_path": "data/scores_v2.xlsx", "row": 3, "col": 3, "value": "Done"})

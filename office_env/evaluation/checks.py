@@ -7,11 +7,13 @@ the reason says what was looked at and what was found, so a failing task can be 
 from __future__ import annotations
 
 import difflib
+from collections import Counter
+
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from office_env import calendar_store, mail_store
+from office_env import calendar_store, limits, mail_store
 from office_env.errors import OfficeError, PathError
 from office_env.evaluation import comparator as comparators
 from office_env.evaluation import keywords as kw
@@ -175,9 +177,15 @@ def evaluate_diff_contain_text(ctx: Context, args: dict[str, Any]) -> Outcome:
     after = read_document(ctx.path(args["output_file"], "output_file"), args["output_file"], doc_type)
     if before == after:
         return False, f"{args['output_file']} has the same content as {args['input_file']}"
-    lines = list(difflib.unified_diff(before.split("\n"), after.split("\n"), n=0, lineterm=""))[2:]
-    # only the changed lines: the ---/+++ header and @@ line numbers are not part of the change
-    diff = "\n".join(line[1:] for line in lines if not line.startswith("@@"))
+    first, second = before.split("\n"), after.split("\n")
+    if len(first) + len(second) <= limits.MAX_DIFF_LINES:
+        lines = list(difflib.unified_diff(first, second, n=0, lineterm=""))[2:]
+        # only the changed lines: the ---/+++ header and @@ line numbers are not part of the change
+        diff = "\n".join(line[1:] for line in lines if not line.startswith("@@"))
+    else:  # a line-matching diff is quadratic, and any agent can write a long document: lines
+        # removed and added as a multiset difference instead (a moved line is then no change)
+        old_lines, new_lines = Counter(first), Counter(second)
+        diff = "\n".join([*(old_lines - new_lines).elements(), *(new_lines - old_lines).elements()])
     absent = kw.missing(diff, args["keywords"])
     if absent:
         return False, f"the changes to {args['output_file']} do not mention {', '.join(repr(a) for a in absent)}"
