@@ -182,3 +182,15 @@ def test_office_text_reads_a_real_testbed(tmp_path: Path):
     office = office_text(root)
     assert office.find("12500") == "data/invoice.pdf"
     assert all(not path.startswith("/") for path in office.files)
+
+
+def test_office_text_never_reads_through_a_link(tmp_path: Path):
+    root = write_office(tmp_path / "testbed")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("password 424242", encoding="utf-8")
+    (root / "data" / "linked").symlink_to(outside, target_is_directory=True)
+    (root / "data" / "secret.txt").symlink_to(outside / "secret.txt")
+    office = office_text(root)
+    assert office.find("424242") is None
+    assert not [p for p in office.files if "secret" in p or "linked" in p]

@@ -41,7 +41,7 @@ from office_env import OfficeError, Workspace, default_registry, evaluate_criter
 from verifier.judges import judge_panel
 from generators.specifics import check_specifics, find_specifics
 from verifier.dialogue_rules import mark_problems
-from verifier.trace import OfficeText, office_text, trace_task
+from verifier.trace import OfficeText, plain_files, office_text, trace_task
 
 SCHEMA_DIR = Path(__file__).resolve().parent / "schemas"
 BASE_GATES = ("schema", "fails_untouched", "oracle_passes", "memory_evidence", "baseline_fails", "corrections_bite",
@@ -173,8 +173,8 @@ def _office(testbed: Path) -> OfficeText:
     """The testbed as text, cached while its files are unchanged (the tasks of one world share it)."""
     root = Path(testbed)
     try:
-        signature = tuple(sorted((str(p.relative_to(root)), p.stat().st_size, p.stat().st_mtime_ns)
-                                 for p in root.rglob("*") if p.is_file() and not p.is_symlink()))
+        signature = tuple((str(p.relative_to(root)), st.st_size, st.st_mtime_ns)
+                          for p in plain_files(root) for st in [p.stat()])
     except OSError:
         signature = ()
     return _office_cached(str(root.resolve()), signature)

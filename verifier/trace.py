@@ -25,6 +25,7 @@ The same rules hold for both backends; a task that breaks one is dropped with th
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -118,7 +119,7 @@ def office_text(root: Path) -> OfficeText:
 
     texts: dict[str, str] = {}
     root = Path(root)
-    for path in sorted(p for p in root.rglob("*") if p.is_file() and not p.is_symlink()):
+    for path in plain_files(root):
         rel = path.relative_to(root).as_posix()
         suffix = path.suffix.lower().lstrip(".")
         try:
@@ -130,6 +131,16 @@ def office_text(root: Path) -> OfficeText:
         except (OfficeError, ValueError, OSError):
             continue
     return OfficeText.of(texts)
+
+
+def plain_files(root: Path) -> list[Path]:
+    """Regular files below ``root``, sorted, never through a link (a testbed may come from a stranger)."""
+    found = []
+    for folder, dirs, files in os.walk(root):  # os.walk does not follow links to folders
+        dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(folder, d))]
+        found += [Path(folder, f) for f in files if not os.path.islink(os.path.join(folder, f))
+                  and os.path.isfile(os.path.join(folder, f))]
+    return sorted(found)
 
 
 # -- leaves ------------------------------------------------------------------------------------

@@ -325,3 +325,8 @@ def event_check(user: str, summary: Any, start: datetime, end: datetime) -> dict
             "args": {"username": user, "summary": summary, "start": start.strftime(TIME_FORMAT),
                      "end": end.strftime(TIME_FORMAT)}}
 
+
+
+def letter(to: str, body: str, sender: str) -> str:
+    """A short mail: greeting by first name, the text, and the sender's first name."""
+    return f"Hi {to.split()[0]},\n\n{body}\n\nBest,\n{sender.split()[0]}"

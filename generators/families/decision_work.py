@@ -9,7 +9,7 @@ import re
 
 from generators.english import column_words
 from generators.families.base import (
-    FamilyInput, additive, call, computed, family, fmt, inbox_of, misreadings_of, number, piece, stem, tables,
+    FamilyInput, additive, call, computed, family, fmt, inbox_of, letter, misreadings_of, number, piece, stem, tables,
 )
 from generators.families.sheet_work import _dynamics, group_columns, label_column
 from generators.families.single_app import _out_name
@@ -176,7 +176,7 @@ _REGION_RE = re.compile(r"The (\w+) region had")
 def sales_mail_reply(inp: FamilyInput) -> TaskDraft | None:
     """Reply to a colleague's sales mail with the total of the region it praises, worked out from the
     sheet (which colleague's mail is said in the chat)."""
-    from generators.families.mail_work import _first, _name_of, _sender_user
+    from generators.families.mail_work import _name_of, _sender_user
 
     mails = [(m, match.group(1)) for m in inbox_of(inp.notes, inp.user)
              for match in [_REGION_RE.search(m.get("body", ""))] if match and _name_of(inp, _sender_user(m))]
@@ -206,8 +206,8 @@ def sales_mail_reply(inp: FamilyInput) -> TaskDraft | None:
                 call("excel_read_file", file_path=table.file),
                 call("email_send_email", sender=inp.user, recipient=_sender_user(message),
                      subject=f"Re: {message['subject']}",
-                     content=f"Hi {_first(sender)},\n\nThe {region} region's {column_words(table.headers[c])} comes to "
-                             f"{fmt(total)}.\n\nBest,\n{_first(inp.user_name)}")],
+                     content=letter(sender, f"The {region} region's {column_words(table.headers[c])} comes to "
+                                            f"{fmt(total)}.", inp.user_name))],
         baseline=[call("email_list_emails", user=inp.user)],
         misreadings=[],
         computed=[computed(total, "sum", [fmt(v) for v in rows], note=f"{table.headers[c]} of {region}")],

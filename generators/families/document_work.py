@@ -12,12 +12,12 @@ from datetime import datetime, timedelta
 
 from generators.english import column_words, join_and, possessive
 from generators.families.base import (
-    FamilyInput, booking, calendar_of, call, chance, computed, docs, event_check, family, fmt, misreadings_of, near,
-    number, piece, stem, tables,
+    FamilyInput, booking, calendar_of, call, chance, computed, docs, event_check, family, fmt, letter, misreadings_of,
+    near, number, piece, stem, tables,
 )
 from generators.families.sheet_work import MAX_LISTED, label_column
 from generators.families.single_app import (
-    P_CORRECT, P_DISTRACT, _distinct, _out_name, earliest_start, free_slots_after,
+    P_CORRECT, P_DISTRACT, SLOT_RULE_MINE, _distinct, _out_name, free_slots_after, slot_rule,
 )
 from generators.model import TaskDraft
 
@@ -71,7 +71,8 @@ def _colleague(inp: FamilyInput) -> tuple[str, str] | None:
 def invoice_due_reminder(inp: FamilyInput) -> TaskDraft | None:
     """A reminder on the due date of the vendor's invoice the chat names, and a note to a colleague
     with the invoice's number and amount."""
-    invoices = [i for i in _invoices(inp) if i["due"].date() > inp.now.date()]
+    every = _invoices(inp)
+    invoices = [i for i in every if i["due"].date() > inp.now.date()]
     person = _colleague(inp)
     if not invoices or person is None:
         return None
@@ -83,7 +84,7 @@ def invoice_due_reminder(inp: FamilyInput) -> TaskDraft | None:
     end = start + timedelta(minutes=minutes)
     title = f"Pay {invoice['vendor']}"
     rule = f"at {hour}:00 on the day it falls due"
-    distractors = _vendor_near_miss(inp, _invoices(inp), invoice["vendor"], "the {} bill was settled last week")
+    distractors = _vendor_near_miss(inp, every, invoice["vendor"], "the {} bill was settled last week")
     about = "the invoice reminder"
     m1 = piece(1, "fact", f"the invoice to watch is the one from {invoice['vendor']}", invoice["vendor"], cue="vendor",
                about=about, distractors=distractors)
@@ -93,7 +94,7 @@ def invoice_due_reminder(inp: FamilyInput) -> TaskDraft | None:
                about=about, thread=2)
 
     def plan(vendor: str) -> list:
-        inv = next((i for i in _invoices(inp) if i["vendor"] == vendor), None)
+        inv = next((i for i in every if i["vendor"] == vendor), None)
         if inv is None:  # a supplier the office has no invoice from: nothing to book or send
             return [call("system_list_files", folder="data")]
         s0 = inv["due"].replace(hour=hour)
@@ -101,8 +102,8 @@ def invoice_due_reminder(inp: FamilyInput) -> TaskDraft | None:
                 call("calendar_create_event", user=inp.user, summary=f"Pay {inv['vendor']}", start=s0.strftime(FMT_T),
                      end=(s0 + timedelta(minutes=minutes)).strftime(FMT_T)),
                 call("email_send_email", sender=inp.user, recipient=who, subject=f"Invoice {inv['number']}",
-                     content=f"Hi {name.split()[0]},\n\n{inv['vendor']} invoice {inv['number']} for "
-                             f"{fmt(inv['total'])} is due on {inv['due']:%Y-%m-%d}.\n\nBest,\n{inp.user_name.split()[0]}")]
+                     content=letter(name, f"{inv['vendor']} invoice {inv['number']} for {fmt(inv['total'])} is due on "
+                                          f"{inv['due']:%Y-%m-%d}.", inp.user_name))]
 
     return TaskDraft(
         family="invoice_due_reminder", apps=["pdf", "calendar", "email"], difficulty="hard",
@@ -259,9 +260,7 @@ def followup_session(inp: FamilyInput) -> TaskDraft | None:
         firsts.setdefault(f"{slot[0]:%A}", slot)
     day = inp.rng.choice(sorted(firsts))
     start, end = firsts[day]
-    rule = "in my first free whole hour, on the hour between 9:00 and 17:00"
-    if start.date() == inp.now.date():
-        rule += f", from {earliest_start(inp.now):%H:%M} on"
+    rule = slot_rule(SLOT_RULE_MINE, start, inp.now)
     who, name = inp.rng.choice(inp.colleagues)
     title = inp.rng.choice(("Refresher session", "Practice catch-up", "Extra training hour"))
     lower = [m for m in marks if m < mark and sum(v < m for v in values) < len(names)]
@@ -283,8 +282,8 @@ def followup_session(inp: FamilyInput) -> TaskDraft | None:
         return [call("excel_read_file", file_path=table.file), call("calendar_list_events", user=inp.user),
                 booking(inp.user, title, start, end),
                 call("email_send_email", sender=inp.user, recipient=who, subject=title,
-                     content=f"Hi {name.split()[0]},\n\nThe {title.lower()} is on {start:%Y-%m-%d} at {start:%H:%M}. "
-                             f"Attending: {join_and(listed)}.\n\nBest,\n{inp.user_name.split()[0]}")]
+                     content=letter(name, f"The {title.lower()} is on {start:%Y-%m-%d} at {start:%H:%M}. "
+                                          f"Attending: {join_and(listed)}.", inp.user_name))]
 
     return TaskDraft(
         family="followup_session", apps=["excel", "calendar", "email"], difficulty="hard",

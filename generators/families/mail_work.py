@@ -13,8 +13,8 @@ from datetime import datetime, timedelta
 
 from generators.english import possessive
 from generators.families.base import (
-    FamilyInput, booking, call, chance, computed, docs, event_check, facts_in, family, fmt, inbox_of, misreadings_of,
-    near, number, piece, stem,
+    FamilyInput, booking, call, chance, computed, docs, event_check, facts_in, family, fmt, inbox_of, letter,
+    misreadings_of, near, number, piece, stem,
 )
 from generators.families.single_app import MEETING_TITLES, P_CORRECT, P_DISTRACT, _distinct, _out_name
 from generators.model import TaskDraft
@@ -201,8 +201,8 @@ def next_meeting_invite(inp: FamilyInput) -> TaskDraft | None:
         return [call("word_read_file", file_path=d["file"]),
                 booking(inp.user, summary, s0, e0),
                 call("email_send_email", sender=inp.user, recipient=who, subject=f"Invitation: {title}",
-                     content=f"Hi {_first(name)},\n\nPlease join the {title} on {s0:%Y-%m-%d} from {s0:%H:%M} to "
-                             f"{e0:%H:%M}.\n\nBest,\n{_first(inp.user_name)}")]
+                     content=letter(name, f"Please join the {title} on {s0:%Y-%m-%d} from {s0:%H:%M} to {e0:%H:%M}.",
+                                    inp.user_name))]
 
     return TaskDraft(
         family="next_meeting_invite", apps=["word", "calendar", "email"], difficulty="hard",
@@ -414,7 +414,7 @@ def stock_question_reply(inp: FamilyInput) -> TaskDraft | None:
                 call("excel_read_file", file_path=table.file),
                 call("email_send_email", sender=inp.user, recipient=_sender_user(message),
                      subject=f"Re: {message['subject']}",
-                     content=f"Hi {_first(sender)},\n\nUnder {level}: {', '.join(low)}.\n\nBest,\n{_first(inp.user_name)}")]
+                     content=letter(sender, f"Under {level}: {', '.join(low)}.", inp.user_name))]
 
     return TaskDraft(
         family="stock_question_reply", apps=["email", "excel"], difficulty="medium",
@@ -461,8 +461,8 @@ def invoice_confirm_reply(inp: FamilyInput) -> TaskDraft | None:
                 call("pdf_read_file", file_path=pdfs[file]["file"]),
                 call("email_send_email", sender=inp.user, recipient=_sender_user(message),
                      subject=f"Re: {message['subject']}",
-                     content=f"Hi {_first(sender)},\n\nInvoice {invoice} totals {total} USD and is due on {due}."
-                             f"\n\nBest,\n{_first(inp.user_name)}")]
+                     content=letter(sender, f"Invoice {invoice} totals {total} USD and is due on {due}.",
+                                    inp.user_name))]
 
     return TaskDraft(
         family="invoice_confirm_reply", apps=["email", "pdf"], difficulty="medium",
@@ -564,8 +564,7 @@ def decision_email(inp: FamilyInput) -> TaskDraft | None:
     def plan(person: str) -> list:
         return [call("word_read_file", file_path=doc["file"]),
                 call("email_send_email", sender=inp.user, recipient=users[person], subject="Approved",
-                     content=f"Hi {_first(person)},\n\nThe {what} of {amount} {currency} is approved.\n\n"
-                             f"Best,\n{_first(inp.user_name)}")]
+                     content=letter(person, f"The {what} of {amount} {currency} is approved.", inp.user_name))]
 
     return TaskDraft(
         family="decision_email", apps=["word", "email"], difficulty="medium",

@@ -8,9 +8,8 @@ from generators.families.base import (
 )
 from generators.english import join_and, possessive
 from generators.families.single_app import (
-    MEETING_TITLES, MEMO_TOPICS, P_CORRECT, P_DISTRACT, _distinct, _label_for, _out_name, earliest_start,
-    free_slots_after,
-    meeting_dynamics,
+    MEETING_TITLES, MEMO_TOPICS, P_CORRECT, P_DISTRACT, _distinct, _label_for, _out_name, free_slots_after,
+    meeting_dynamics, slot_rule,
 )
 from generators.model import TaskDraft
 
@@ -231,9 +230,7 @@ def common_slot(inp: FamilyInput) -> TaskDraft | None:
     start, end = next(s for s in common if s[0].date() == day)
     title = inp.rng.choice(MEETING_TITLES)
     day_text = _day_text(day)
-    rule = SLOT_RULE
-    if day == inp.now.date():  # today: the earliest start allowed is said, not assumed
-        rule = f"{SLOT_RULE}, from {earliest_start(inp.now):%H:%M} on"
+    rule = slot_rule(SLOT_RULE, start, inp.now)
     firsts = {_day_text(d): next(s for s in common if s[0].date() == d) for d in days}
     superseded: tuple[str, ...] = ()
     earlier = [t for t in firsts if _distinct(t, day_text)]

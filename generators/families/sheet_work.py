@@ -9,8 +9,8 @@ from typing import Any, Callable
 
 from generators.english import column_words, join_and
 from generators.families.base import (
-    FamilyInput, Table, additive, call, chance, computed, family, fmt, misreadings_of, near, number, piece, stem,
-    tables,
+    FamilyInput, Table, additive, call, chance, computed, family, fmt, letter, misreadings_of, near, number, piece,
+    stem, tables,
 )
 from generators.families.single_app import P_CORRECT, P_DISTRACT, _distinct, _out_name
 from generators.model import TaskDraft
@@ -82,8 +82,8 @@ def group_total_email(inp: FamilyInput) -> TaskDraft | None:
     def plan(value: str) -> list:
         return [call("excel_read_file", file_path=table.file),
                 call("email_send_email", sender=inp.user, recipient=who, subject=f"{table.headers[c]} for {value}",
-                     content=f"Hi {name.split()[0]},\n\nThe total {amount_word} for {value} in {stem(table.file)} "
-                             f"is {fmt(totals[value])}.\n\nBest,\n{inp.user_name.split()[0]}")]
+                     content=letter(name, f"The total {amount_word} for {value} in {stem(table.file)} is "
+                                          f"{fmt(totals[value])}.", inp.user_name))]
 
     rows = [v for r, v in zip(table.rows, table.column(c)) if r[g] == key]
     return TaskDraft(
@@ -189,8 +189,7 @@ def _threshold_family(name: str, wanted: Callable[[str], bool], what: str, near_
             names = [r[label] for r, v in zip(table.rows, table.column(c)) if v < t]
             return [call("excel_read_file", file_path=table.file),
                     call("email_send_email", sender=inp.user, recipient=who, subject=f"{what.capitalize()} list",
-                         content=f"Hi {colleague.split()[0]},\n\nBelow {fmt(t)} {column}: {join_and(names)}.\n\n"
-                                 f"Best,\n{inp.user_name.split()[0]}")]
+                         content=letter(colleague, f"Below {fmt(t)} {column}: {join_and(names)}.", inp.user_name))]
 
         return TaskDraft(
             family=name, apps=["excel", "email"], difficulty="medium",

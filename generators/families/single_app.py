@@ -310,6 +310,12 @@ def earliest_start(now: datetime) -> datetime:
     return (now + timedelta(hours=1)).replace(minute=0, second=0, microsecond=0) + timedelta(hours=1)
 
 
+def slot_rule(rule: str, start: datetime, now: datetime) -> str:
+    """The slot rule as the chat states it: for a slot today, the earliest start allowed is said,
+    not assumed."""
+    return f"{rule}, from {earliest_start(now):%H:%M} on" if start.date() == now.date() else rule
+
+
 def free_slots_after(cal: dict, now: datetime) -> list[tuple[datetime, datetime]]:
     slots = []
     for slot in cal.get("free_slots", []):
@@ -364,9 +370,7 @@ def schedule_meeting(inp: FamilyInput) -> TaskDraft | None:
         firsts.setdefault(_day_text(slot[0].date()), slot)
     day_text = inp.rng.choice(sorted(firsts))
     start, end = firsts[day_text]
-    rule = SLOT_RULE_MINE
-    if start.date() == inp.now.date():  # today: the earliest start allowed is said, not assumed
-        rule = f"{SLOT_RULE_MINE}, from {earliest_start(inp.now):%H:%M} on"
+    rule = slot_rule(SLOT_RULE_MINE, start, inp.now)
     title = inp.rng.choice(MEETING_TITLES)
     fmt_t = "%Y-%m-%d %H:%M:%S"
     superseded: tuple[str, ...] = ()
