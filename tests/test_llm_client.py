@@ -169,6 +169,22 @@ def test_persistently_malformed_replies_end_the_call_after_max_retries():
     assert caught.value.attempts == 3 and caught.value.role == "verifier"
 
 
+def test_http_retries_and_malformed_replies_share_one_budget_of_max_retries():
+    with FakeLLMServer(fixed(GOOD)) as server:
+        server.queue_faults("500", "choices_empty", "500", "choices_empty")
+        with pytest.raises(LLMError):
+            make_client(server, max_retries=2).structured("verifier", ASK, SCHEMA)
+        assert server.chat_request_total == 3  # max_retries + 1, not (max_retries + 1) squared
+
+
+def test_a_malformed_reply_after_an_http_retry_is_counted_in_its_attempts():
+    with FakeLLMServer(fixed(GOOD)) as server:
+        server.queue_faults("500", "choices_empty")
+        with pytest.raises(MalformedReplyError, match=r"after 2 attempt\(s\)"):
+            make_client(server, max_retries=1).chat("verifier", ASK)
+        assert server.chat_request_total == 2
+
+
 def test_tool_call_arguments_nested_100000_deep_are_kept_raw_not_parsed():
     reply = Reply(tool_calls=[{"name": "word_read_file", "arguments": {"file_path": "a.docx"}}])
     with FakeLLMServer(lambda body: reply) as server:

@@ -17,7 +17,8 @@
 - replies are read from the raw body, not through the openai package's models (which accept any
   shape: a ``message`` that is a string comes through as a string). A body that is not JSON within
   ``MAX_JSON_BYTES``/``MAX_JSON_DEPTH`` or does not have the OpenAI shape is asked again like a 5xx,
-  up to ``max_retries`` times, then raised as :class:`MalformedReplyError` naming the bad field.
+  then raised as :class:`MalformedReplyError` naming the bad field. One budget of ``max_retries``
+  covers the openai client's retries and these, so a call makes at most ``max_retries + 1`` requests.
 """
 
 from __future__ import annotations
@@ -155,7 +156,7 @@ class LLMClient:
             if result is not None:
                 self.usage.add(role, result.prompt_tokens, result.completion_tokens, cached=True, model=model)
                 return result
-        data, result = self._reply(role, model, lambda: self._openai.chat.completions.with_raw_response.create(
+        data, result = self._reply(role, model, lambda api: api.chat.completions.with_raw_response.create(
             **request), lambda data: _chat_result(data, model, cached=False))
         self.usage.add(role, result.prompt_tokens, result.completion_tokens, model=model)
         if key is not None:
@@ -213,7 +214,7 @@ class LLMClient:
                     self.usage.add(EMBEDDINGS_ROLE, 0, 0, cached=True, model=model)
                     continue
             data, (batch_vectors, tokens) = self._reply(
-                EMBEDDINGS_ROLE, model, lambda: self._openai.embeddings.with_raw_response.create(**request),
+                EMBEDDINGS_ROLE, model, lambda api: api.embeddings.with_raw_response.create(**request),
                 lambda data: _embedding_vectors(data, len(batch)))
             vectors.extend(batch_vectors)
             self.usage.add(EMBEDDINGS_ROLE, tokens, 0, model=model)
@@ -223,33 +224,43 @@ class LLMClient:
 
     # -- plumbing -----------------------------------------------------------------------------
 
-    def _reply(self, role: str, model: str, send: Callable[[], Any],
+    def _reply(self, role: str, model: str, send: Callable[[openai.OpenAI], Any],
                read: Callable[[dict], Any]) -> tuple[dict, Any]:
-        """``(body, read(body))`` of the first reply that parses and has the expected shape; a
-        malformed 200 is asked again up to ``max_retries`` times, then raised."""
-        attempts = self.settings.max_retries + 1
+        """``(body, read(body))`` of the first reply that parses and has the expected shape.
+
+        One budget of ``max_retries`` covers both layers: the openai client's own retries (on
+        429/5xx, timeouts, lost connections) and asking again after a malformed 200, so a call
+        makes at most ``max_retries + 1`` requests whatever goes wrong."""
+        left = self.settings.max_retries
+        attempts = 0
         problem = ""
-        for _ in range(attempts):
-            raw = self._call(role, model, send)
+        while True:
+            raw, retries_taken = self._call(role, model, send, left)
+            attempts += retries_taken + 1
+            left -= retries_taken
             try:
                 data = loads_limited(raw)
+                return data, read(data)
             except JSONLimitError as exc:
                 problem = f"the response body is {exc}"
-                continue
-            try:
-                return data, read(data)
             except ReplyShapeError as exc:
                 problem = str(exc)
+            if left <= 0:
+                break
+            left -= 1
         raise MalformedReplyError(f"{role}: model {model} at {self.settings.endpoint}: malformed reply after "
                                   f"{attempts} attempt(s): {problem}", role=role, model=model, problem=problem,
                                   attempts=attempts)
 
-    def _call(self, role: str, model: str, send: Callable[[], Any]) -> bytes:
+    def _call(self, role: str, model: str, send: Callable[[openai.OpenAI], Any], retries: int) -> tuple[bytes, int]:
+        """The body of one call (with up to ``retries`` retries of the openai client's own) and the
+        number of retries it took."""
         where = f"{role}: model {model} at {self.settings.endpoint}"
-        retries = self.settings.max_retries
+        api = self._openai if retries == self.settings.max_retries else self._openai.with_options(max_retries=retries)
         with self._slots:
             try:
-                return send().content
+                response = send(api)
+                return response.content, int(getattr(response, "retries_taken", 0) or 0)
             except openai.APITimeoutError:
                 raise LLMError(f"{where}: request timed out after {self.settings.timeout:g} s "
                                f"({retries + 1} attempt(s))", role=role, model=model, timed_out=True) from None
