@@ -81,6 +81,8 @@ MAX_KEPT_ERRORS = 100                # internal errors kept for inspection
 READ_SECONDS = 30.0                  # a client that stops sending its request is dropped after this
 MAX_DISCARD_BYTES = 64 * MiB         # of a refused body, read and thrown away before closing
 DISCARD_SECONDS = 5.0
+MAX_CONNECTIONS = 64                 # connections served at once; more wait up to QUEUE_SECONDS
+QUEUE_SECONDS = 10.0                 # then get 503 with Retry-After
 _DIGITS_RE = re.compile(r"[0-9]+")
 
 
@@ -573,10 +575,47 @@ def apply_reply_fault(answer: dict, fault: str | None) -> dict | list | bytes:
     return answer
 
 
+def _refuse_busy(request: Any) -> None:
+    """A short 503 in the API's error shape, written straight to the socket of a connection
+    that found every slot taken."""
+    data = json.dumps({"error": {"message": "the server is busy: too many connections", "type": "server_error",
+                                 "param": None, "code": None}}).encode("utf-8")
+    head = (f"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(data)}\r\nRetry-After: 1\r\nConnection: close\r\n\r\n").encode("ascii")
+    try:
+        request.settimeout(1.0)
+        request.sendall(head + data)
+    except OSError:
+        pass
+
+
 class _HTTPServer(ThreadingHTTPServer):
+    """One thread per connection, at most ``MAX_CONNECTIONS`` at once: a client that opens
+    thousands of connections gets 503s, not thousands of threads."""
     daemon_threads = True
     block_on_close = False  # a slow handler must not hold up stop()
     fake: FakeLLMServer
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._connections = threading.BoundedSemaphore(MAX_CONNECTIONS)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        if self._connections.acquire(timeout=QUEUE_SECONDS):
+            try:
+                super().process_request(request, client_address)
+            except BaseException:
+                self._connections.release()
+                raise
+            return
+        _refuse_busy(request)
+        self.shutdown_request(request)
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._connections.release()
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """Keep stderr clean: a client that went away is not an error, anything else is kept in
