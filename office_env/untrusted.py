@@ -49,11 +49,12 @@ import shutil
 import stat
 import unicodedata
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterator
 
 from office_env.errors import PathError
+from office_env.formats.bounded import read_upto
 from office_env.limits import (
     MAX_FILE_BYTES, MAX_JSON_BYTES, MAX_JSON_DEPTH, MAX_NAME_CHARS, MAX_TREE_DEPTH, MAX_TREE_FILES, MiB,
 )
@@ -431,15 +432,10 @@ def iter_files(tree: Tree, *, check_links: bool = True, skip_errors: bool = Fals
 
 def read_fd(fd: int, limit: int | None, label: str) -> bytes:
     """All bytes of an open file, refusing more than ``limit``."""
-    chunks, total = [], 0
-    while True:
-        chunk = os.read(fd, _CHUNK)
-        if not chunk:
-            return b"".join(chunks)
-        total += len(chunk)
-        if limit is not None and total > limit:
-            raise UntrustedInputError(label, f"{TOO_LARGE} (grew past {_size(limit)} while being read)")
-        chunks.append(chunk)
+    data = read_upto(fd, limit)
+    if data is None:
+        raise UntrustedInputError(label, f"{TOO_LARGE} (grew past {_size(limit)} while being read)")
+    return data
 
 
 # -- copying ----------------------------------------------------------------------------------
@@ -462,7 +458,9 @@ def copy_tree(src: str | os.PathLike[str], dest: str | os.PathLike[str], *, link
     try:
         for parts in tree.folders:
             os.mkdir(dest_path.joinpath(*parts))
-        for entry, fd in iter_files(tree, check_links=check_links):
+        linked = _link_all(tree, dest_path) if link else set()
+        rest = replace(tree, files=[e for e in tree.files if e.parts not in linked]) if linked else tree
+        for entry, fd in iter_files(rest, check_links=check_links):
             target = dest_path.joinpath(*entry.parts)
             if link and _link(fd, entry, tree.root, target):
                 continue
@@ -471,6 +469,19 @@ def copy_tree(src: str | os.PathLike[str], dest: str | os.PathLike[str], *, link
         shutil.rmtree(dest_path, ignore_errors=True)
         raise
     return tree
+
+
+def _link_all(tree: Tree, dest: Path) -> set[tuple[str, ...]]:
+    """Hard-link every file of a tree this project wrote (the scan found each a regular file, not a
+    link) without opening it; the parts of the files linked. The rest are copied one by one."""
+    done = set()
+    for entry in tree.files:
+        try:
+            os.link(tree.root.joinpath(*entry.parts), dest.joinpath(*entry.parts), follow_symlinks=False)
+        except OSError:
+            continue
+        done.add(entry.parts)
+    return done
 
 
 def _link(fd: int, entry: FileEntry, root: Path, target: Path) -> bool:

@@ -46,13 +46,12 @@ class Workspace:
 
     def __init__(self, root: str | os.PathLike[str], now: datetime | None = None, *, trusted: bool = False) -> None:
         path = Path(root)
-        try:
-            mode = os.lstat(path).st_mode
-        except OSError:
-            raise PathError(f"{root}: testbed folder does not exist") from None
-        if stat.S_ISLNK(mode):
+        problem = folder_problem(path)
+        if problem == "missing":
+            raise PathError(f"{root}: testbed folder does not exist")
+        if problem == "symlink":
             raise PathError(f"{root}: testbed folder is a symlink; give the real folder")
-        if not stat.S_ISDIR(mode):
+        if problem == "not a folder":
             raise PathError(f"{root}: testbed folder does not exist (not a folder)")
         self.root = path.resolve()
         self.now = now
@@ -161,6 +160,18 @@ class Workspace:
 
     def snapshot(self) -> Snapshot:
         return Snapshot.of(self.root)
+
+
+def folder_problem(path: str | os.PathLike[str]) -> str | None:
+    """Why ``path`` is not a real folder (``lstat``, never followed): "missing", "symlink",
+    "not a folder"; None when it is one."""
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return "missing"
+    if stat.S_ISLNK(mode):
+        return "symlink"
+    return None if stat.S_ISDIR(mode) else "not a folder"
 
 
 def relative_parts(relpath: object, *, field: str = "path", allow_parent: bool = False) -> list[str]:

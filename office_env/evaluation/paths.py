@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Literal, NamedTuple
 
 from office_env.errors import PathError
-from office_env.workspace import relative_parts
+from office_env.workspace import folder_problem, relative_parts
 
 Place = Literal["reference", "initial"]
 
@@ -48,13 +48,12 @@ def external_target(relpath: str, field: str) -> ExternalTarget | None:
 def inside(root: Path, parts: list[str], relpath: str, field: str) -> Path:
     """``root/parts`` without following any symlink: refused when ``root`` is not a real folder
     or when any existing component on the way is a symlink."""
-    try:
-        mode = os.lstat(root).st_mode
-    except OSError:
-        raise PathError(f"{field}: {relpath!r} needs the folder {root}, which does not exist") from None
-    if stat.S_ISLNK(mode):
+    problem = folder_problem(root)
+    if problem == "missing":
+        raise PathError(f"{field}: {relpath!r} needs the folder {root}, which does not exist")
+    if problem == "symlink":
         raise PathError(f"{field}: {relpath!r}: the folder {root} is a symlink; refused")
-    if not stat.S_ISDIR(mode):
+    if problem == "not a folder":
         raise PathError(f"{field}: {relpath!r}: {root} is not a folder")
     base = Path(os.path.abspath(root))
     current = base

@@ -61,16 +61,25 @@ def read_bytes(path: Path, label: str, limit: int = MAX_FILE_BYTES) -> bytes:
             raise OfficeError(f"{label}: is {what}, not a regular file")
         if st.st_size > limit:
             raise over_limit(label, "is", st.st_size, limit)
-        chunks, total = [], 0
-        while True:
-            chunk = os.read(fd, _CHUNK)
-            if not chunk:
-                return b"".join(chunks)
-            total += len(chunk)
-            if total > limit:
-                raise CorruptFileError(f"{label}: grew past the {size_text(limit)} limit while being read")
-            chunks.append(chunk)
+        data = read_upto(fd, limit)
+        if data is None:
+            raise CorruptFileError(f"{label}: grew past the {size_text(limit)} limit while being read")
+        return data
     except OSError as exc:
         raise OfficeError(f"{label}: cannot be read ({exc.strerror or type(exc).__name__})") from None
     finally:
         os.close(fd)
+
+
+def read_upto(fd: int, limit: int | None) -> bytes | None:
+    """All bytes of an open file, or None as soon as more than ``limit`` arrive (a file can grow
+    after its size was checked)."""
+    chunks, total = [], 0
+    while True:
+        chunk = os.read(fd, _CHUNK)
+        if not chunk:
+            return b"".join(chunks)
+        total += len(chunk)
+        if limit is not None and total > limit:
+            return None
+        chunks.append(chunk)
