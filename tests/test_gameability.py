@@ -7,7 +7,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -190,15 +189,6 @@ def test_passed_is_every_precision_at_most_the_threshold():
     assert [result[name]["hits"] for name in DETECTORS] == [6 + 12, 5 + 24, 4 + 24, 5 + 24]
     assert all(result[name]["precision"] <= THRESHOLD for name in DETECTORS), result
     assert result["passed"] is True
-
-
-def test_gameability_is_fast_on_a_dataset_sized_input():
-    filler = [t for i in range(30) for t in (u(f"Small talk line {i} about the weather."), a("Sounds nice."))]
-    days = [[*filler, u("File it as notes_42.docx.", evidence=["m1"]), a("Noted.")] for _ in range(5)]
-    records = [record(f"t{i}", days) for i in range(60)]  # 60 tasks x 310 turns
-    start = time.perf_counter()
-    gameability(records), dynamics(records), text_stats(records)
-    assert time.perf_counter() - start < 3.0
 
 
 # -- dynamics ------------------------------------------------------------------------------------------

@@ -6,10 +6,8 @@ import json
 import os
 import random
 import re
-import statistics
 import subprocess
 import sys
-import time
 from datetime import date, datetime, time as clock, timedelta
 from email import policy
 from email.parser import BytesParser
@@ -31,6 +29,8 @@ SHEET_HEADERS = {
     "inventory": ["Item", "SKU", "Quantity", "Unit Price"],
     "sales": ["Date", "Region", "Product", "Units", "Revenue"],
     "scores": ["Name", "Module 1", "Module 2", "Final"],
+    "expenses": ["Claim", "Employee", "Date", "Category", "Amount", "Status"],
+    "purchase_orders": ["PO", "Date", "Vendor", "Item", "Quantity", "Unit Price", "Amount", "Status"],
 }
 
 
@@ -203,8 +203,10 @@ def test_every_file_reads_through_the_tools(written):
 
 
 def test_sheets_have_headers_real_numbers_and_row_counts(written):
-    row_ranges = {"salaries": (6, 12), "sales": (10, 20), "budget": (5, 8), "inventory": (6, 12), "scores": (6, 12)}
-    numeric_columns = {"salaries": [3], "budget": [1, 2, 3, 4], "inventory": [2, 3], "sales": [3, 4], "scores": [1, 2, 3]}
+    row_ranges = {"salaries": (30, 60), "sales": (40, 90), "budget": (7, 11), "inventory": (30, 42), "scores": (25, 45),
+                  "expenses": (30, 60), "purchase_orders": (14, 66)}
+    numeric_columns = {"salaries": [3], "budget": [1, 2, 3, 4], "inventory": [2, 3], "sales": [3, 4], "scores": [1, 2, 3],
+                       "expenses": [4], "purchase_orders": [4, 5, 6]}
     for world, root, manifest in written.values():
         for kind, headers in SHEET_HEADERS.items():
             (path,) = _by_kind(manifest, kind)
@@ -256,7 +258,11 @@ def test_documents_carry_world_facts_dated_before_now(written):
         day = date.fromisoformat(re.search(r"Date: (\d{4}-\d{2}-\d{2})", text).group(1))
         assert day < world.now.date()
         assert world.user.name in text
-        assert 4 <= sum(1 for line in lines if line.startswith("- ")) <= 8
+        assert 5 <= sum(1 for line in lines if line.startswith("- ")) <= 9
+        (draft,) = _by_kind(manifest, "meeting_notes_old")  # the near miss beside it: an earlier draft
+        assert draft == notes.replace(".docx", "_old.docx")
+        draft_text = registry.call(ws, "word_read_file", {"file_path": draft}).observation
+        assert "Draft" in draft_text and draft_text != text
 
         (report,) = _by_kind(manifest, "report")
         paragraphs = [line for line in registry.call(ws, "word_read_file", {"file_path": report}).observation.splitlines()[2:] if line]
@@ -271,41 +277,48 @@ def test_documents_carry_world_facts_dated_before_now(written):
         subtotal = float(re.search(r"Subtotal: ([\d,.]+)", text).group(1).replace(",", ""))
         tax = float(re.search(r"Tax \(\d+%\): ([\d,.]+)", text).group(1).replace(",", ""))
         total = float(re.search(r"Total due: ([\d,.]+)", text).group(1).replace(",", ""))
-        assert 2 <= len(items) <= 5
+        assert 1 <= len(items) <= 3
         assert subtotal == pytest.approx(sum(items)) and total == pytest.approx(subtotal + tax)
+        assert "Terms and conditions" in text and "Status: paid" not in text
+        (paid,) = _by_kind(manifest, "invoice_paid")
+        assert "Status: paid on" in registry.call(ws, "pdf_read_file", {"file_path": paid}).observation
 
         (handbook,) = _by_kind(manifest, "handbook")
         lines = [line for line in registry.call(ws, "pdf_read_file", {"file_path": handbook}).observation.splitlines()[1:] if line.strip()]
-        assert 8 <= len(lines) <= 15
+        assert 30 <= len(lines) <= 90
         assert world.company in lines[0]
 
 
 def test_inbox_messages_come_from_colleagues_with_threads(written):
     for world, root, manifest in written.values():
         paths = _by_kind(manifest, "email")
-        assert 6 <= len(paths) <= 10
+        assert 15 <= len(paths) <= 40
         colleagues = {p.email for p in world.colleagues}
-        subjects = []
+        subjects, copied = [], 0
         for path in paths:
             message = BytesParser(policy=policy.default).parsebytes((root / path).read_bytes())
             assert message["From"] in colleagues
             assert message["To"] == world.user.email
+            copied += bool(message["Cc"])
+            assert all(a.strip() in colleagues for a in str(message["Cc"] or "").split(",") if a.strip())
             when = parsedate_to_datetime(message["Date"]).replace(tzinfo=None)
             assert world.now - timedelta(days=14) <= when < world.now, (path, when)
             subjects.append(str(message["Subject"]))
             assert message.get_content().strip()
         replies = [s for s in subjects if s.startswith("Re: ")]
-        assert replies, "no thread in the inbox"
+        assert len(replies) >= 2, "no threads in the inbox"
         assert all(reply[4:] in subjects for reply in replies)
+        assert copied, "nobody is ever copied"
         assert len({p.lower() for p in paths}) == len(paths)
 
 
 def test_inbox_dates_and_threads_over_many_seeds():
     from office_env.synthesis import documents
+    seen_forward = False
     for seed in range(300, 380):
         world = make_world(seed)
         mails = documents._emails(world, documents._rng(world, "email"), {})
-        assert 6 <= len(mails) <= 10, seed
+        assert 15 <= len(mails) <= 40, seed
         subjects = []
         for path, _kind, data in mails:
             message = BytesParser(policy=policy.default).parsebytes(data)
@@ -313,6 +326,10 @@ def test_inbox_dates_and_threads_over_many_seeds():
             assert world.now - timedelta(days=14) <= when < world.now, (seed, path, when)
             subjects.append(str(message["Subject"]))
         assert any(s.startswith("Re: ") and s[4:] in subjects for s in subjects), seed
+        forwards = [s for s in subjects if s.startswith("Fwd: ")]
+        assert all(s[5:] in subjects for s in forwards), seed
+        seen_forward = seen_forward or bool(forwards)
+    assert seen_forward, "no inbox holds a forwarded message"
 
 
 def test_calendars_fill_the_week_without_overlaps(written):
@@ -325,10 +342,12 @@ def test_calendars_fill_the_week_without_overlaps(written):
         busy_by_owner = {}
         for path in calendars:
             events = ics_io.read_events(root / path, path)
-            assert 4 <= len(events) <= 10, path
+            assert 9 <= len(events) <= 40, path
             assert len({e.summary for e in events}) == len(events)
+            weeks = {(e.start.date() - (monday - timedelta(days=7))).days // 7 for e in events}
+            assert weeks == {0, 1, 2}, (path, weeks)  # the week before now, its week, the week after
             for event in events:
-                assert monday <= event.start.date() <= monday + timedelta(days=4)
+                assert event.start.weekday() < 5
                 assert event.start.date() == event.end.date()
                 assert event.start.hour >= 9 and (event.end.hour, event.end.minute) <= (17, 0)
                 assert event.end > event.start
@@ -352,7 +371,7 @@ def test_calendar_events_never_overlap_over_many_seeds():
         for path, _kind, data in documents._calendars(world, documents._rng(world, "calendar")):
             events = ics_io.events_of(ics_io.icalendar.Calendar.from_ical(data), path)
             assert not overlaps(events), (seed, path)
-            assert 4 <= len(events) <= 10, (seed, path, len(events))
+            assert 9 <= len(events) <= 40, (seed, path, len(events))
 
 
 def test_write_workspace_refuses_a_folder_with_files(tmp_path):
@@ -365,13 +384,3 @@ def test_write_workspace_refuses_a_folder_with_files(tmp_path):
     empty = tmp_path / "empty"
     empty.mkdir()
     assert write_workspace(make_world(1), empty)
-
-
-def test_write_workspace_is_fast(tmp_path):
-    durations = []
-    for seed in range(5):
-        world = make_world(seed)
-        start = time.perf_counter()
-        write_workspace(world, tmp_path / f"t{seed}")
-        durations.append(time.perf_counter() - start)
-    assert statistics.median(durations) < 0.5, durations
