@@ -9,6 +9,7 @@ first ``n`` accepted attempts in index order, so any number of workers gives the
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import math
@@ -26,6 +27,7 @@ from backends.folder_lock import LOCK_NAME, FolderBusy, FolderLock
 from backends.workers import Budget, JobFailure, run_jobs
 from generators.families import check_families
 from office_env.synthesis import World, make_world, write_workspace
+from office_env.synthesis.check import WorldCheckError
 from verifier.duplicates import duplicate_keys, first_of_each
 from orchestrator import dataset
 from orchestrator.card import render_card, statistics
@@ -65,21 +67,38 @@ def _make_world(seed: int, world_index: int) -> World:
     return make_world(world_seed(seed, world_index))
 
 
+_FAILED_WORLDS: dict[tuple[str, int, int], WorldCheckError] = {}  # checked once per process, not per attempt
+
+
 def _world(out: str, seed: int, world_index: int) -> tuple[World, Path]:
     # Only the world is cached: its testbed is (re)written whenever it is missing, since a
     # finished build removes its work folder and a later build in this process may reuse the path.
     world = _make_world(seed, world_index)
+    key = (out, seed, world_index)
+    if key in _FAILED_WORLDS:
+        raise _FAILED_WORLDS[key]
     root = Path(out) / dataset.WORK / "worlds" / f"w{world_index:05d}"
     testbed = root / "testbed"
-    if not testbed.is_dir():
-        root.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=".testbed.", dir=root))
-        tmp.chmod(0o755)  # mkdtemp creates 0700; copies of the testbed keep this mode
-        write_workspace(world, tmp)
-        try:
+    if testbed.is_dir():
+        return world, testbed
+    root.mkdir(parents=True, exist_ok=True)
+    # One worker writes a world while the others that need it wait: writing it twice costs more
+    # than waiting. flock is released by the kernel if the writer dies.
+    fd = os.open(root / ".writing", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        if not testbed.is_dir():
+            tmp = Path(tempfile.mkdtemp(prefix=".testbed.", dir=root))
+            tmp.chmod(0o755)  # mkdtemp creates 0700; copies of the testbed keep this mode
+            try:
+                write_workspace(world, tmp)
+            except WorldCheckError as exc:
+                shutil.rmtree(tmp, ignore_errors=True)
+                _FAILED_WORLDS[key] = exc
+                raise
             os.replace(tmp, testbed)
-        except OSError:  # another worker finished the same (identical) world first
-            shutil.rmtree(tmp, ignore_errors=True)
+    finally:
+        os.close(fd)
     return world, testbed
 
 
@@ -192,7 +211,11 @@ def usage_delta(before: dict[str, Any], after: dict[str, Any]) -> dict[str, dict
 
 def run_attempt(out: str, config: BuildConfig, index: int) -> dict[str, Any]:
     """Make (or fail to make) task ``index``; returns a JSON-able outcome."""
-    world, testbed = _world(out, config.seed, index // TASKS_PER_WORLD)
+    try:
+        world, testbed = _world(out, config.seed, index // TASKS_PER_WORLD)
+    except WorldCheckError as exc:  # a world that does not hang together: none of its tasks is made
+        return {"index": index, "id": task_id(index), "status": "dropped", "family": None, "rounds": 0,
+                "reason": f"world check: {exc}"}
     staging = Path(out) / dataset.WORK / "staging"
     staging.mkdir(parents=True, exist_ok=True)
     job = Job(index=index, task_id=task_id(index), config=config, world=world, testbed=testbed, staging=staging)
@@ -400,9 +423,15 @@ def _build_locked(out: Path, n: int, config: BuildConfig, workers: int, resume: 
     with dataset.OutcomeLog(out, done, report) as log:
         record = log.record
 
+        def settled() -> int:
+            """Accepted attempts below the first one not yet tried: only those are surely among the
+            first n by index (a resumed run may hold later attempts from an interrupted one)."""
+            gap = next((i for i in range(max_attempts) if i not in done), max_attempts)
+            return sum(1 for i in accepted_indices() if i < gap)
+
         next_index = 0
-        while len(accepted_indices()) < n and next_index < max_attempts:
-            need = n - len(accepted_indices())
+        while settled() < n and next_index < max_attempts:
+            need = n - settled()
             tried = len(done)
             drop_rate = min(0.75, (tried - len(accepted_indices())) / tried) if tried else 0.0
             # one process: just the attempts still needed; several: the expected number, to keep all busy
@@ -412,10 +441,22 @@ def _build_locked(out: Path, n: int, config: BuildConfig, workers: int, resume: 
                 if next_index not in done:
                     batch.append(next_index)
                 next_index += 1
+            batch = spread_worlds(batch, workers)
             run_jobs(lambda index: run_attempt(str(out), config, index), batch, workers=workers, budget=budget,
                      on_result=lambda position, item: record(item),
                      on_failure=lambda position, failure: record(failed_attempt(batch[position], failure)))
     return _finalize(out, n, config, done, summary)
+
+
+def spread_worlds(batch: list[int], workers: int) -> list[int]:
+    """The batch in an order that starts the workers on different worlds: worlds are taken in
+    blocks of ``workers`` and their attempts interleaved, so no worker waits while another writes
+    the world both need. Which attempts run is unchanged, so the dataset is too."""
+    def key(index: int) -> tuple[int, int, int]:
+        world = index // TASKS_PER_WORLD
+        return world // max(1, workers), index % TASKS_PER_WORLD, world
+
+    return sorted(batch, key=key)
 
 
 def _finalize(out: Path, n: int, config: BuildConfig, done: dict[int, dict[str, Any]],

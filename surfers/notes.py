@@ -48,7 +48,8 @@ NOTES_SCHEMA: dict[str, Any] = {
             "file": _STR, "lines": _STRINGS,
             "numbers": {"type": "array", "items": {"type": "string", "pattern": r"^\d[\d,]*(\.\d+)?$"}},
         }),
-        "message": _obj({"id": _STR, "from": _STR, "to": _STR, "subject": _STR, "date": _STR, "body": _STR}),
+        "message": _obj({"id": _STR, "from": _STR, "to": _STR, "cc": _STR, "subject": _STR, "date": _STR, "body": _STR},
+                    required=["id", "from", "to", "subject", "date", "body"]),
         "mailbox": _obj({
             "user": _STR,
             "messages": {"type": "array", "items": {"oneOf": [{"$ref": "#/$defs/message"}, {"$ref": "#/$defs/error"}]}},

@@ -272,11 +272,12 @@ def explore_pdf(ws: Reader, users: list[str] | None = None) -> dict[str, Any]:
 
 _LIST_ID_RE = re.compile(r"^- id: (.*?) \| date: ")
 _UNREADABLE_RE = re.compile(r"^- unreadable: (.*)$")
-_HEADERS = (("From: ", "from"), ("To: ", "to"), ("Date: ", "date"), ("Subject: ", "subject"))
+_HEADERS = (("From: ", "from"), ("To: ", "to"), ("Cc: ", "cc"), ("Date: ", "date"), ("Subject: ", "subject"))
 
 
 def parse_message(observation: str) -> dict[str, str]:
-    """``email_read_email``'s text: four header lines, a blank line, the body."""
+    """``email_read_email``'s text: header lines (From, To, Cc when copied, Date, Subject), a blank
+    line, the body."""
     head, _, body = observation.partition("\n\n")
     fields = {key: "" for _, key in _HEADERS}
     for line in head.split("\n"):
@@ -337,21 +338,26 @@ def parse_events(observation: str) -> list[dict[str, str]]:
 
 
 def calendar_week(events: list[dict[str, str]], now: datetime | None) -> date | None:
-    """Monday of the calendar's week: the week holding most of its events (earliest on a tie);
-    with no events, the week of ``now`` (a weekend day looks ahead to the next week)."""
-    if events:
-        counts: dict[date, int] = {}
-        for event in events:
-            day = datetime.strptime(event["start"], TIME_FORMAT).date()
-            monday = day - timedelta(days=day.weekday())
-            counts[monday] = counts.get(monday, 0) + 1
-        return min(counts, key=lambda m: (-counts[m], m))
-    if now is None:
-        return None
-    day = now.date()
-    if day.weekday() >= 5:
-        day += timedelta(days=7 - day.weekday())
-    return day - timedelta(days=day.weekday())
+    """Monday of the week the office works in: the week of ``now`` (a weekend day looks ahead to
+    the next week) when the calendar has events in it; else the week holding most events among
+    those not over by ``now`` (earliest on a tie); with no events, the week of ``now``."""
+    counts: dict[date, int] = {}
+    for event in events:
+        day = datetime.strptime(event["start"], TIME_FORMAT).date()
+        monday = day - timedelta(days=day.weekday())
+        counts[monday] = counts.get(monday, 0) + 1
+    current = None
+    if now is not None:
+        day = now.date()
+        if day.weekday() >= 5:
+            day += timedelta(days=7 - day.weekday())
+        current = day - timedelta(days=day.weekday())
+        if current in counts or not counts:
+            return current
+        counts = {m: c for m, c in counts.items() if m >= current} or counts
+    if not counts:
+        return current
+    return min(counts, key=lambda m: (-counts[m], m))
 
 
 def free_slots(events: list[dict[str, str]], monday: date | None) -> list[dict[str, str]]:

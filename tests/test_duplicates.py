@@ -29,6 +29,18 @@ def test_tasks_that_differ_only_in_the_output_name_are_one_task():
     assert not set(duplicate_keys(a)) & set(duplicate_keys(task("d", "data/memo_x.docx", world=8, description="Q.")))
 
 
+def test_tasks_that_differ_only_in_who_gets_the_result_are_one_task():
+    a = task("a", "data/memo.docx", description="One.")
+    b = task("b", "data/memo.docx", description="Two.")
+    b["evaluation"][1]["args"]["recipient"] = "priya"
+    assert set(duplicate_keys(a)) & set(duplicate_keys(b))
+    only_people = task("c", "data/memo.docx", description="Three.")
+    only_people["evaluation"] = [{"function": "evaluate_email_sent", "args": {"sender": "dana", "recipient": "omar"}}]
+    other = dict(only_people, id="d", description="Four.", evaluation=[
+        {"function": "evaluate_email_sent", "args": {"sender": "dana", "recipient": "lena"}}])
+    assert not set(duplicate_keys(only_people)) & set(duplicate_keys(other))  # nothing computed: no shared key
+
+
 def test_the_same_description_is_a_duplicate_whatever_it_checks():
     a = task("a", "data/a.docx", description="Email Marcus the total.")
     b = task("b", "data/b.docx", total="1", world=9, description="Email  marcus the TOTAL.")

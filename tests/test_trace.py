@@ -194,3 +194,13 @@ def test_office_text_never_reads_through_a_link(tmp_path: Path):
     office = office_text(root)
     assert office.find("424242") is None
     assert not [p for p in office.files if "secret" in p or "linked" in p]
+
+
+def test_a_superseded_copy_is_never_a_source(tmp_path):
+    from office_env.formats import xlsx_io
+
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "budget.xlsx").write_bytes(xlsx_io.build([["Category", "Q1"], ["Travel", 4100]]))
+    (tmp_path / "data" / "budget_old.xlsx").write_bytes(xlsx_io.build([["Category", "Q1"], ["Travel", 3900]]))
+    office = office_text(tmp_path)
+    assert "data/budget.xlsx" in office.files and "data/budget_old.xlsx" not in office.files

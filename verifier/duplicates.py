@@ -1,9 +1,10 @@
 """When two tasks are the same task: one world, one computation, one answer, or one description.
 
 A benchmark that holds the same task twice counts one skill twice and tells a reader less than
-its size says. ``duplicate_keys`` gives a task's identities (its description, and its world,
-family and checked values with output names left out, so two tasks that differ only in the name
-of the file they write are one task); a build keeps the first task of each identity, by index.
+its size says. ``duplicate_keys`` gives a task's identities (its description; its world, family
+and checked values with output names left out, so two tasks that differ only in the name of the
+file they write are one task; and the same without the people, so two tasks that differ only in
+who gets the result are one task too); a build keeps the first task of each identity, by index.
 ``near_duplicates`` also finds descriptions that are almost the same, for the dataset card.
 """
 
@@ -26,22 +27,28 @@ def _digest(kind: str, text: str) -> str:
     return f"{kind}:{hashlib.sha256(text.encode('utf-8')).hexdigest()[:16]}"
 
 
-def answer_signature(record: dict[str, Any]) -> list[str]:
-    """The values a task checks, output file names and the user left out, sorted."""
+def answer_signature(record: dict[str, Any], *, people: bool = True) -> list[str]:
+    """The values a task checks, output file names and the user left out, sorted; ``people=False``
+    leaves out every person too (who receives the result is not part of the computation)."""
     user = str((record.get("user") or {}).get("username", "")).lower()
     values = []
     for leaf in leaves_of(record.get("evaluation") or []):
-        if leaf.role == "file" or (leaf.role == "person" and str(leaf.value).lower() == user):
+        if leaf.role == "file" or (leaf.role == "person" and (not people or str(leaf.value).lower() == user)):
             continue
         values.append(normalize(str(leaf.value)))
     return sorted(values)
 
 
 def duplicate_keys(record: dict[str, Any]) -> list[str]:
-    """The identities of a task: any shared key makes two tasks duplicates."""
+    """The identities of a task: any shared key makes two tasks duplicates. The same family in the
+    same world reaching the same values is one task, whoever the result goes to."""
     world = (record.get("provenance") or {}).get("world_seed")
-    computation = json.dumps([record.get("family"), world, answer_signature(record)], sort_keys=True)
-    return [_digest("description", normalize(str(record.get("description", "")))), _digest("answer", computation)]
+    answer = json.dumps([record.get("family"), world, answer_signature(record)], sort_keys=True)
+    keys = [_digest("description", normalize(str(record.get("description", "")))), _digest("answer", answer)]
+    computed = answer_signature(record, people=False)
+    if computed:
+        keys.append(_digest("computation", json.dumps([record.get("family"), world, computed], sort_keys=True)))
+    return keys
 
 
 def first_of_each(items: list[tuple[int, list[str]]]) -> tuple[list[int], dict[int, int]]:

@@ -16,6 +16,7 @@ from typing import Any, Callable
 
 from generators.families.phrasing import FamilyDefinitionError, Phrasing, load_phrasing
 from generators.model import Distractor, MemoryPiece, Misreading, TaskDraft, ToolCall
+from office_env.synthesis.documents import is_superseded
 
 _NUMBER_RE = re.compile(r"^-?\d+(?:\.\d+)?$")
 
@@ -133,7 +134,7 @@ class Table:
 def tables(notes: dict[str, dict[str, Any]]) -> list[Table]:
     out = []
     for entry in notes.get("excel", {}).get("files", []):
-        if "error" in entry or not entry.get("headers") or len(entry.get("rows", [])) < 2:
+        if "error" in entry or not entry.get("headers") or len(entry.get("rows", [])) < 2 or is_superseded(entry["file"]):
             continue
         out.append(Table(entry["file"], entry.get("sheet", ""), list(entry["headers"]), [list(r) for r in entry["rows"]]))
     return out
@@ -162,7 +163,8 @@ def pick_column(inp: FamilyInput, min_rows: int = 2, summable: bool = False) -> 
 
 
 def docs(notes: dict[str, dict[str, Any]], app: str) -> list[dict[str, Any]]:
-    return [f for f in notes.get(app, {}).get("files", []) if "error" not in f and f.get("lines")]
+    return [f for f in notes.get(app, {}).get("files", [])
+            if "error" not in f and f.get("lines") and not is_superseded(f["file"])]
 
 
 def calendar_of(notes: dict[str, dict[str, Any]], user: str) -> dict[str, Any] | None:

@@ -39,6 +39,7 @@ class Mail:
     subject: str
     date: str
     body: str
+    cc: str = ""
 
     def when(self) -> datetime | None:
         try:
@@ -53,15 +54,20 @@ def address(user_or_address: str) -> str:
     return text if "@" in text else f"{text}@{MAIL_DOMAIN}"
 
 
-def build(sender: str, recipient: str, subject: str, body: str, when: datetime) -> bytes:
-    """One message; ``OfficeError`` when the subject is not one line of at most ``MAX_HEADER_CHARS``."""
+def build(sender: str, recipient: str, subject: str, body: str, when: datetime,
+          cc: tuple[str, ...] | list[str] = ()) -> bytes:
+    """One message (``cc``: users or addresses copied); ``OfficeError`` when the subject is not
+    one line of at most ``MAX_HEADER_CHARS``."""
     check_line(subject, "subject")
     message = EmailMessage(policy=policy.default.clone(linesep="\n"))
     message["From"] = address(sender)
     message["To"] = address(recipient)
+    if cc:
+        message["Cc"] = ", ".join(address(c) for c in cc)
     message["Subject"] = subject
     message["Date"] = format_datetime(when)
-    digest = hashlib.sha1(f"{sender}\n{recipient}\n{subject}\n{body}\n{when.isoformat()}".encode()).hexdigest()
+    copied = "".join(f"\n{c}" for c in cc)  # no cc: the same id as before cc existed
+    digest = hashlib.sha1(f"{sender}\n{recipient}\n{subject}\n{body}\n{when.isoformat()}{copied}".encode()).hexdigest()
     message["Message-ID"] = f"<{digest[:20]}@{MAIL_DOMAIN}>"
     message.set_content(body)
     return message.as_bytes()
@@ -113,6 +119,7 @@ def parse(data: bytes, label: str) -> Mail:
             recipient=_header(message, "To"),
             subject=_header(message, "Subject"),
             date=_header(message, "Date"),
+            cc=_header(message, "Cc"),
             body=_body_of(message).replace("\r\n", "\n").strip("\n"),
         )
     except CorruptFileError:

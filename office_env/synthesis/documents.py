@@ -21,6 +21,7 @@ from typing import Callable
 
 from office_env.formats import docx_io, eml_io, ics_io, pdf_io, xlsx_io
 from office_env.formats.ics_io import CalendarEvent
+from office_env.synthesis.check import WorldCheckError, check_world
 from office_env.synthesis.world import (
     FIRST_NAMES,
     LAST_NAMES,
@@ -31,12 +32,21 @@ from office_env.synthesis.world import (
 )
 
 KINDS: tuple[str, ...] = (
-    "salaries", "budget", "inventory", "sales", "scores",
-    "meeting_notes", "report", "invoice", "handbook", "email", "calendar",
+    "salaries", "budget", "budget_old", "inventory", "sales", "sales_previous", "scores", "expenses",
+    "purchase_orders", "meeting_notes", "meeting_notes_old", "report", "invoice", "invoice_paid", "contract",
+    "handbook", "email", "calendar",
 )
 
 Files = list[tuple[str, str, bytes]]  # (testbed-relative path, kind, bytes)
 Facts = dict[str, str]  # what later kinds (the mailbox) may mention: file names, invoice number
+
+NEAR_MISS_MARK = "_old"  # a superseded copy beside the current file: budget_2025.xlsx, budget_2025_old.xlsx
+
+
+def is_superseded(path: str) -> bool:
+    """A file kept beside the one that replaced it (``budget_old.xlsx``): no task is set on it, no
+    checked value may come from it alone; an agent must tell the two apart."""
+    return path.rsplit("/", 1)[-1].rsplit(".", 1)[0].endswith(NEAR_MISS_MARK)
 
 WEEKDAY_NAMES = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 _UNSAFE = re.compile(r"[^A-Za-z0-9 _.-]+")
@@ -82,6 +92,16 @@ def _extra_people(world: World, rng: random.Random, count: int) -> list[tuple[st
     return [(f"{f} {n}", rng.choice(ROLES)) for f, n in zip(firsts, lasts)]
 
 
+def staff(world: World) -> list[tuple[str, str]]:
+    """(name, role) of everyone on the payroll: the world's people and 25-45 more, in a seeded
+    order. Every sheet that lists employees draws from this one directory."""
+    rng = _rng(world, "staff")
+    people = [(p.name, p.role) for p in world.people]
+    people += _extra_people(world, rng, rng.randint(25, 45))
+    rng.shuffle(people)
+    return people
+
+
 def _xlsx(rows: list[list], sheet: str, world: World) -> bytes:
     return xlsx_io.build(rows, sheet_name=sheet, stamp=world.now)
 
@@ -105,11 +125,8 @@ _SALARY_BANDS = {
 
 
 def _salaries(world: World, rng: random.Random, facts: Facts) -> Files:
-    people = [(p.name, p.role) for p in world.people]
-    people += _extra_people(world, rng, rng.randint(1, 12 - len(people)))
-    rng.shuffle(people)
     rows: list[list] = [["Name", "Department", "Title", "Salary"]]
-    for name, role in people:
+    for name, role in staff(world):
         low, high = _SALARY_BANDS.get(role, (50000, 90000))
         rows.append([name, department_of(role), role, rng.randrange(low, high + 1, 500)])
     year = world.now.year
@@ -124,30 +141,42 @@ _BUDGET_CATEGORIES = (
 
 
 def _budget(world: World, rng: random.Random, facts: Facts) -> Files:
+    """This year's budget, and beside it the superseded version it replaced (same categories,
+    other figures): a near miss for anyone who opens the first file that matches."""
+    categories = rng.sample(_BUDGET_CATEGORIES, rng.randint(7, 11))
     rows: list[list] = [["Category", "Q1", "Q2", "Q3", "Q4"]]
-    for category in rng.sample(_BUDGET_CATEGORIES, rng.randint(5, 8)):
+    old: list[list] = [list(rows[0])]
+    for category in categories:
         base = rng.randrange(2000, 40001, 100)
-        rows.append([category] + [max(100, base + rng.randrange(-1500, 3001, 100)) for _ in range(4)])
+        quarters = [max(100, base + rng.randrange(-1500, 3001, 100)) for _ in range(4)]
+        rows.append([category, *quarters])
+        old.append([category, *(max(100, q + rng.randrange(-2500, 2501, 100)) for q in quarters)])
     year = world.now.year
-    name = rng.choice(("budget.xlsx", f"budget_{year}.xlsx", "annual_budget.xlsx",
-                       f"{_slug(world.team)}_budget.xlsx"))
-    return [(f"data/{name}", "budget", _xlsx(rows, f"Budget {year}", world))]
+    stem = rng.choice(("budget", f"budget_{year}", "annual_budget", f"{_slug(world.team)}_budget"))
+    return [(f"data/{stem}.xlsx", "budget", _xlsx(rows, f"Budget {year}", world)),
+            (f"data/{stem}{NEAR_MISS_MARK}.xlsx", "budget_old", _xlsx(old, f"Budget {year}", world))]
 
 
 _INVENTORY_ITEMS = (
-    ("Printer paper A4 box", 24.5), ("Toner cartridge", 89.0), ("USB-C dock", 149.0),
-    ("Ergonomic chair", 329.0), ("Standing desk", 545.0), ("Whiteboard markers pack", 8.75),
-    ("Laptop stand", 39.9), ("Wireless mouse", 27.5), ("Noise-cancelling headset", 189.0),
-    ("27-inch monitor", 279.0), ("Notebook pack of 5", 12.4), ("Desk lamp", 34.0),
-    ("Ethernet cable 3m", 6.2), ("HDMI adapter", 15.8), ("Coffee beans 1kg", 21.0),
-    ("Label printer", 119.0), ("Webcam HD", 64.0), ("Filing cabinet", 210.0),
+    ("Printer paper A4 box", 24.5), ("Printer paper A3 box", 31.0), ("Toner cartridge black", 89.0),
+    ("Toner cartridge cyan", 96.0), ("Toner cartridge magenta", 96.0), ("Toner cartridge yellow", 96.0),
+    ("USB-C dock", 149.0), ("Ergonomic chair", 329.0), ("Standing desk", 545.0), ("Desk drawer unit", 118.0),
+    ("Whiteboard markers pack", 8.75), ("Whiteboard eraser", 4.2), ("Laptop stand", 39.9), ("Wireless mouse", 27.5),
+    ("Wireless keyboard", 45.0), ("Noise-cancelling headset", 189.0), ("USB headset", 42.0),
+    ("27-inch monitor", 279.0), ("24-inch monitor", 189.0), ("Monitor arm", 74.0), ("Notebook pack of 5", 12.4),
+    ("Sticky notes pack", 6.5), ("Ballpoint pens box", 9.8), ("Desk lamp", 34.0), ("Ethernet cable 3m", 6.2),
+    ("Ethernet cable 10m", 11.9), ("HDMI adapter", 15.8), ("USB-C charger 65W", 39.0), ("Power strip 6-way", 18.5),
+    ("Coffee beans 1kg", 21.0), ("Tea selection box", 14.0), ("Paper cups sleeve", 7.4), ("Label printer", 119.0),
+    ("Label tape roll", 13.5), ("Webcam HD", 64.0), ("Filing cabinet", 210.0), ("Archive boxes pack", 22.0),
+    ("Lever arch files pack", 16.0), ("Shredder", 149.0), ("First aid kit", 36.0), ("Hand sanitiser 5l", 28.0),
+    ("Batteries AA pack", 9.0), ("Presentation clicker", 29.0), ("Footrest", 32.0), ("Visitor badges pack", 19.0),
 )
 
 
 def _inventory(world: World, rng: random.Random, facts: Facts) -> Files:
     rows: list[list] = [["Item", "SKU", "Quantity", "Unit Price"]]
     skus: set[str] = set()
-    for item, price in rng.sample(_INVENTORY_ITEMS, rng.randint(6, 12)):
+    for item, price in rng.sample(_INVENTORY_ITEMS, rng.randint(30, 42)):
         prefix = "".join(word[0] for word in item.split() if word[0].isalpha()).upper()[:3]
         sku = f"{prefix}-{rng.randint(1000, 9999)}"
         while sku in skus:
@@ -165,29 +194,78 @@ _PRODUCTS = (
 )
 
 
-def _sales(world: World, rng: random.Random, facts: Facts) -> Files:
-    products = rng.sample(_PRODUCTS, rng.randint(3, 5))
-    regions = rng.sample(_REGIONS, rng.randint(3, 5))
-    days = sorted(_workday_before(world.now, rng, 1, 60) for _ in range(rng.randint(10, 20)))
+def _month_days(first: date) -> list[date]:
+    """The weekdays of the month that starts on ``first``."""
+    days, day = [], first
+    while day.month == first.month:
+        if day.weekday() < 5:
+            days.append(day)
+        day += timedelta(days=1)
+    return days
+
+
+def _previous_month(day: date) -> date:
+    """The first day of the month before ``day``'s."""
+    return (day.replace(day=1) - timedelta(days=1)).replace(day=1)
+
+
+def _sales_rows(rng: random.Random, month: date, products: list[tuple[str, float]], regions: list[str],
+                count: int) -> list[list]:
+    days = sorted(rng.choice(_month_days(month)) for _ in range(count))
     rows: list[list] = [["Date", "Region", "Product", "Units", "Revenue"]]
     for day in days:
         product, price = rng.choice(products)
         units = rng.randint(1, 60)
         rows.append([_iso(day), rng.choice(regions), product, units, round(units * price, 2)])
-    month = world.now.strftime("%B").lower()
-    name = rng.choice(("sales.xlsx", "sales_log.xlsx", f"sales_{month}.xlsx", "regional_sales.xlsx"))
-    return [(f"data/{name}", "sales", _xlsx(rows, "Sales", world))]
+    return rows
+
+
+def _sales(world: World, rng: random.Random, facts: Facts) -> Files:
+    """Last full month's sales (the current file) and the month before it, each file holding only
+    its own month's rows and only the world's regions and products."""
+    products = rng.sample(_PRODUCTS, rng.randint(3, 5))
+    regions = rng.sample(_REGIONS, rng.randint(3, 5))
+    month = _previous_month(world.now.date())
+    before = _previous_month(month)
+    label, earlier = month.strftime("%B").lower(), before.strftime("%B").lower()
+    name = rng.choice(("sales.xlsx", "sales_log.xlsx", f"sales_{label}.xlsx", "regional_sales.xlsx"))
+    facts.update(sales_month=month.strftime("%B"), sales_regions=",".join(regions))
+    return [(f"data/{name}", "sales", _xlsx(_sales_rows(rng, month, products, regions, rng.randint(40, 90)),
+                                            "Sales", world)),
+            (f"data/sales_{earlier}.xlsx", "sales_previous",
+             _xlsx(_sales_rows(rng, before, products, regions, rng.randint(40, 90)), "Sales", world))]
 
 
 def _scores(world: World, rng: random.Random, facts: Facts) -> Files:
+    directory = staff(world)
     names = [p.name for p in world.people]
-    names += [name for name, _ in _extra_people(world, rng, rng.randint(0, 3))]
+    pool = [name for name, _ in directory if name not in names]
+    names += rng.sample(pool, min(len(pool), rng.randint(22, 32)))
     rng.shuffle(names)
     rows: list[list] = [["Name", "Module 1", "Module 2", "Final"]]
     for name in names:
         rows.append([name, rng.randint(52, 100), rng.randint(48, 100), rng.randint(50, 100)])
     name = rng.choice(("training_scores.xlsx", "grade_book.xlsx", "course_results.xlsx", "compliance_training.xlsx"))
     return [(f"data/{name}", "scores", _xlsx(rows, "Scores", world))]
+
+
+_CLAIM_CATEGORIES = (("Travel", 40, 900), ("Meals", 12, 140), ("Hotel", 90, 420), ("Taxi", 8, 75),
+                     ("Software", 10, 300), ("Training", 50, 800), ("Office supplies", 5, 120))
+
+
+def _expenses(world: World, rng: random.Random, facts: Facts) -> Files:
+    """Expense claims of the last two months by people on the payroll."""
+    directory = staff(world)
+    rows: list[list] = [["Claim", "Employee", "Date", "Category", "Amount", "Status"]]
+    days = sorted(_workday_before(world.now, rng, 1, 60) for _ in range(rng.randint(30, 60)))
+    for number, day in enumerate(days, start=rng.randint(100, 800)):
+        category, low, high = rng.choice(_CLAIM_CATEGORIES)
+        status = "Submitted" if (world.now.date() - day).days < 7 else rng.choice(("Approved", "Approved", "Paid",
+                                                                                    "Rejected"))
+        rows.append([f"EC-{number}", rng.choice(directory)[0], _iso(day), category,
+                     round(rng.uniform(low, high), 2), status])
+    name = rng.choice(("expense_claims.xlsx", f"expenses_{world.now.year}.xlsx", "claims_log.xlsx"))
+    return [(f"data/{name}", "expenses", _xlsx(rows, "Claims", world))]
 
 
 # -- Word documents ----------------------------------------------------------------------------
@@ -209,6 +287,8 @@ _ACTION_LINES = (
 
 
 def _meeting_notes(world: World, rng: random.Random, facts: Facts) -> Files:
+    """The minutes of the last sync, and beside them the earlier draft they replaced: the same
+    meeting with some figures and dates not yet corrected."""
     project = rng.choice(world.projects)
     day = _workday_before(world.now, rng, 1, 10)
     attendees = [world.user] + rng.sample(world.colleagues, rng.randint(2, min(4, len(world.colleagues))))
@@ -221,15 +301,17 @@ def _meeting_notes(world: World, rng: random.Random, facts: Facts) -> Files:
         "amount": f"{rng.randrange(1500, 25001, 250):,}", "count": rng.randint(3, 40),
         "hour": rng.choice((10, 11, 14, 15)),
     }
-    lines = [
-        f"# {project} sync",
-        f"Date: {_iso(day)}",
-        "Attendees: " + ", ".join(p.name for p in attendees),
-    ]
-    lines += [line.format(**values) for line in rng.sample(_ACTION_LINES, rng.randint(4, 8))]
-    name = rng.choice(("meeting_notes.docx", f"{_slug(project)}_sync_notes.docx", f"notes_{_iso(day)}.docx",
-                       "team_meeting_minutes.docx"))
-    return [(f"data/{name}", "meeting_notes", docx_io.build("\n".join(lines), world.now))]
+    draft = dict(values, date=_iso(later + timedelta(days=rng.choice((-3, -2, 2, 3, 7)))),
+                 amount=f"{rng.randrange(1500, 25001, 250):,}", count=rng.randint(3, 40),
+                 hour=rng.choice([h for h in (10, 11, 14, 15) if h != values["hour"]]))
+    templates = rng.sample(_ACTION_LINES, rng.randint(5, 9))
+    head = [f"# {project} sync", f"Date: {_iso(day)}", "Attendees: " + ", ".join(p.name for p in attendees)]
+    final = head + [line.format(**values) for line in templates]
+    earlier = head[:1] + ["Draft - not yet checked by the attendees"] + head[1:] + \
+        [line.format(**draft) for line in templates[:-1]]
+    stem = rng.choice(("meeting_notes", f"{_slug(project)}_sync_notes", f"notes_{_iso(day)}", "team_meeting_minutes"))
+    return [(f"data/{stem}.docx", "meeting_notes", docx_io.build("\n".join(final), world.now)),
+            (f"data/{stem}{NEAR_MISS_MARK}.docx", "meeting_notes_old", docx_io.build("\n".join(earlier), world.now))]
 
 
 _REPORTS: dict[str, tuple[str, tuple[str, ...]]] = {
@@ -304,66 +386,243 @@ def _report(world: World, rng: random.Random, facts: Facts) -> Files:
 
 # -- PDF documents -----------------------------------------------------------------------------
 
-_VENDORS = (
-    "Greenline Office Supply", "Parkway Print Co", "Hollis & Grant IT Services", "Bluestem Catering",
-    "Northgate Cleaning", "Clearview Consulting", "Ironbark Furniture", "Sparrow Travel Desk",
-    "Tandem Courier", "Redleaf Software", "Summit Facility Care", "Larchmont Stationers",
-)
-_SERVICES = (
-    ("Consulting hours", 135.0), ("Laptop repair", 210.0), ("Catering for 20 people", 540.0),
-    ("Office cleaning (monthly)", 880.0), ("Printed brochures (500)", 325.0), ("Courier deliveries", 42.5),
-    ("Software licence (annual)", 1200.0), ("Desk assembly", 95.0), ("Meeting room hire (day)", 450.0),
-    ("Ink and toner bundle", 178.9),
-)
+# Each vendor sells what its trade sells: an invoice, a purchase order and a contract name only
+# the items of their vendor's catalogue.
+_CATALOGUE: dict[str, tuple[tuple[str, float], ...]] = {
+    "Greenline Office Supply": (("Printer paper A4 (5 boxes)", 118.0), ("Ink and toner bundle", 178.9),
+                                ("Stationery starter box", 64.5), ("Whiteboard markers (20)", 31.0)),
+    "Parkway Print Co": (("Printed brochures (500)", 325.0), ("Business cards (250)", 48.0),
+                         ("Posters A2 (10)", 86.0), ("Roll-up banner", 149.0)),
+    "Hollis & Grant IT Services": (("Laptop repair", 210.0), ("Network health check", 640.0),
+                                   ("IT support hours", 95.0), ("Device setup", 55.0)),
+    "Bluestem Catering": (("Catering for 20 people", 540.0), ("Coffee service (day)", 180.0),
+                          ("Lunch platter", 96.0), ("Afternoon snacks tray", 62.0)),
+    "Northgate Cleaning": (("Office cleaning (monthly)", 880.0), ("Window cleaning", 260.0),
+                           ("Carpet deep clean", 420.0), ("Washroom supplies refill", 74.0)),
+    "Clearview Consulting": (("Consulting hours", 135.0), ("Workshop facilitation (day)", 1450.0),
+                             ("Process review report", 2200.0)),
+    "Ironbark Furniture": (("Ergonomic chair", 329.0), ("Standing desk", 545.0), ("Desk assembly", 95.0),
+                           ("Furniture delivery", 120.0)),
+    "Sparrow Travel Desk": (("Rail ticket", 86.0), ("Hotel night", 165.0), ("Flight booking fee", 35.0)),
+    "Tandem Courier": (("Courier deliveries", 42.5), ("Same-day delivery", 68.0), ("Pallet shipment", 240.0)),
+    "Redleaf Software": (("Software licence (annual)", 1200.0), ("Support plan (month)", 240.0),
+                         ("Training seat", 310.0)),
+    "Summit Facility Care": (("Meeting room hire (day)", 450.0), ("HVAC service visit", 380.0),
+                             ("Security patrol (night)", 210.0)),
+    "Larchmont Stationers": (("Notebooks (box of 50)", 75.0), ("Ballpoint pens (box of 100)", 39.0),
+                             ("Envelopes (box of 500)", 44.0), ("Ink and toner bundle", 178.9)),
+}
+_VENDORS = tuple(_CATALOGUE)
 
 
-def _invoice(world: World, rng: random.Random, facts: Facts) -> Files:
-    number = f"INV-{world.now.year}-{rng.randint(1000, 9999)}"
-    vendor = rng.choice(_VENDORS)
-    issued = _workday_before(world.now, rng, 3, 25)
+def _vendors(world: World) -> list[str]:
+    """The world's suppliers (4-6, seeded): the invoices, orders and contract come from them."""
+    rng = _rng(world, "vendors")
+    return rng.sample(_VENDORS, rng.randint(4, 6))
+
+
+def _invoice_text(world: World, rng: random.Random, number: str, vendor: str, issued: date, po: str,
+                  items: list[tuple[str, int, float]], paid: date | None) -> tuple[str, float]:
+    """An invoice's text (page one, a page break, the vendor's terms) and its total due."""
     lines = [
         "INVOICE",
         f"Invoice number: {number}",
         f"Vendor: {vendor}",
         f"Bill to: {world.company}, {world.city}",
         f"Attention: {rng.choice(world.people).name}",
+        f"PO reference: {po}",
         f"Invoice date: {_iso(issued)}",
         f"Due date: {_iso(issued + timedelta(days=30))}",
         "Items:",
     ]
     subtotal = 0.0
-    for service, price in rng.sample(_SERVICES, rng.randint(2, 5)):
-        quantity = rng.randint(1, 12)
+    for service, quantity, price in items:
         amount = round(quantity * price, 2)
         subtotal = round(subtotal + amount, 2)
         lines.append(f"{service} - {quantity} x {_money(price)} = {_money(amount)}")
     rate = rng.choice((0, 5, 8, 10))
     tax = round(subtotal * rate / 100, 2)
+    total = round(subtotal + tax, 2)
     lines += [f"Subtotal: {_money(subtotal)} USD", f"Tax ({rate}%): {_money(tax)} USD",
-              f"Total due: {_money(subtotal + tax)} USD"]
-    facts.update(invoice_number=number, invoice_due=_iso(issued + timedelta(days=30)),
-                 invoice_total=_money(subtotal + tax))
+              f"Total due: {_money(total)} USD"]
+    if paid is not None:
+        lines.append(f"Status: paid on {_iso(paid)}")
+    lines += ["", f"Payment by bank transfer to {vendor}; quote the invoice number.", pdf_io.PAGE_BREAK,
+              "Terms and conditions", *(t.format(vendor=vendor, company=world.company) for t in _INVOICE_TERMS)]
+    return "\n".join(lines), total
+
+
+_INVOICE_TERMS = (
+    "1. Payment is due 30 days after the invoice date unless a purchase order states otherwise.",
+    "2. Late payments may carry interest of 1 percent per month on the amount outstanding.",
+    "3. Queries about this invoice must reach {vendor} within 14 days of the invoice date.",
+    "4. Goods remain the property of {vendor} until the invoice is paid in full.",
+    "5. Services are delivered as described in the purchase order issued by {company}.",
+    "6. Prices exclude tax unless stated; tax is charged at the rate shown on page one.",
+    "7. Any credit note is issued against this invoice number and offset against the next invoice.",
+    "8. These terms follow the framework agreement between {vendor} and {company}, where one exists.",
+)
+
+
+def _purchase_orders(world: World, rng: random.Random, facts: Facts) -> Files:
+    """Orders to the world's vendors, each for items of that vendor's catalogue. The first orders
+    are the ones the invoices answer (``facts``: their numbers, vendors and items)."""
+    vendors = _vendors(world)
+    rows: list[list] = [["PO", "Date", "Vendor", "Item", "Quantity", "Unit Price", "Amount", "Status"]]
+    start = rng.randint(2100, 7800)
+    orders: list[tuple[str, date, str, list[tuple[str, int, float]]]] = []
+    for index in range(rng.randint(14, 22)):
+        vendor = vendors[index % len(vendors)] if index < 2 else rng.choice(vendors)
+        day = _workday_before(world.now, rng, 10 if index < 2 else 5, 80)
+        items = [(item, rng.randint(1, 12), price)
+                 for item, price in rng.sample(_CATALOGUE[vendor], rng.randint(1, min(3, len(_CATALOGUE[vendor]))))]
+        orders.append((f"PO-{start + index}", day, vendor, items))
+    for po, day, vendor, items in sorted(orders, key=lambda o: (o[1], o[0])):
+        status = "Invoiced" if po in (orders[0][0], orders[1][0]) else rng.choice(("Open", "Received", "Received"))
+        for item, quantity, price in items:
+            rows.append([po, _iso(day), vendor, item, quantity, price, round(quantity * price, 2), status])
+    for key, (po, day, vendor, items) in zip(("current", "previous"), orders[:2]):
+        facts[f"po_{key}"] = po
+        facts[f"po_{key}_vendor"] = vendor
+        facts[f"po_{key}_day"] = _iso(day)
+        facts[f"po_{key}_items"] = "|".join(f"{i}~{q}~{p}" for i, q, p in items)
+    name = rng.choice(("purchase_orders.xlsx", f"po_log_{world.now.year}.xlsx", "procurement_orders.xlsx"))
+    return [(f"data/{name}", "purchase_orders", _xlsx(rows, "Orders", world))]
+
+
+def _ordered(facts: Facts, key: str) -> tuple[str, str, date, list[tuple[str, int, float]]]:
+    items = [(i, int(q), float(p)) for i, q, p in (part.split("~") for part in facts[f"po_{key}_items"].split("|"))]
+    return facts[f"po_{key}"], facts[f"po_{key}_vendor"], date.fromisoformat(facts[f"po_{key}_day"]), items
+
+
+def _invoice(world: World, rng: random.Random, facts: Facts) -> Files:
+    """The open invoice for the first purchase order, and an earlier, paid one for the second: two
+    invoices in one folder, told apart by number, vendor, date and status."""
+    po, vendor, ordered, items = _ordered(facts, "current")
+    number = f"INV-{world.now.year}-{rng.randint(1000, 9999)}"
+    issued = max(ordered + timedelta(days=2), _workday_before(world.now, rng, 3, 25))
+    if issued >= world.now.date():
+        issued = _workday_before(world.now, rng, 1, 2)
+    text, total = _invoice_text(world, rng, number, vendor, issued, po, items, None)
+    facts.update(invoice_number=number, invoice_due=_iso(issued + timedelta(days=30)), invoice_total=_money(total),
+                 invoice_vendor=vendor)
     name = rng.choice((f"invoice_{number.split('-')[-1]}.pdf", "invoice.pdf", f"{_slug(vendor)}_invoice.pdf"))
-    return [(f"data/{name}", "invoice", pdf_io.build("\n".join(lines), title=f"Invoice {number}", stamp=world.now))]
+    out = [(f"data/{name}", "invoice", pdf_io.build(text, title=f"Invoice {number}", stamp=world.now))]
+    po2, vendor2, ordered2, items2 = _ordered(facts, "previous")
+    number2 = f"INV-{world.now.year}-{rng.randint(1000, 9999)}"
+    while number2 == number:
+        number2 = f"INV-{world.now.year}-{rng.randint(1000, 9999)}"
+    issued2 = ordered2 + timedelta(days=rng.randint(2, 6))
+    paid = issued2 + timedelta(days=rng.randint(10, 25))
+    text2, _ = _invoice_text(world, rng, number2, vendor2, issued2, po2, items2, paid)
+    name2 = f"invoice_{number2.split('-')[-1]}.pdf"
+    if f"data/{name2}" == out[0][0]:
+        name2 = f"invoice_{number2.split('-')[-1]}_paid.pdf"
+    out.append((f"data/{name2}", "invoice_paid", pdf_io.build(text2, title=f"Invoice {number2}", stamp=world.now)))
+    return out
 
 
-_HANDBOOK_LINES = (
-    "Office hours are {start}:00 to {end}:00, Monday to Friday.",
-    "Annual leave is {leave} days per year, plus public holidays.",
-    "Book leave at least {notice} days ahead in the HR portal.",
-    "The IT helpdesk is on extension {ext}; urgent issues by phone only.",
-    "New starters meet their buddy on day one and their manager within {notice} days.",
-    "Visitors sign in at reception and wear a badge at all times.",
-    "Fire drills happen twice a year; the assembly point is the {city} car park.",
-    "Expense claims are paid with the next monthly salary run.",
-    "Laptops are replaced every {years} years; report damage to IT straight away.",
-    "The {team} team lead is {lead}.",
-    "Payroll questions go to {payroll}.",
-    "Meeting rooms are booked through the shared calendar, at most {hours} hours at a time.",
-    "Parking permits cost {fee} USD per month.",
-    "Sick days: tell your manager before {start}:30 on the first day.",
-    "Security badges cost {fee} USD to replace.",
-    "Training budget: {budget} USD per person per year.",
+_CONTRACT_CLAUSES = (
+    ("Parties", ("This agreement is made between {company} of {city} (the client) and {vendor} (the supplier).",
+                 "Each party signs through an authorised representative named at the end of this agreement.")),
+    ("Scope of services", ("The supplier provides the following to the client when ordered: {items}.",
+                           "Orders are placed as purchase orders quoting this agreement.",
+                           "The supplier names one account contact for the client's orders and queries.")),
+    ("Fees", ("The standing fee is {fee} USD per month, invoiced on the first working day of each month.",
+              "Items ordered on purchase orders are invoiced at the catalogue prices in force on the order date.",
+              "Prices may change once a year with {notice} days' written notice.")),
+    ("Term", ("This agreement starts on {start} and ends on {end}.",
+              "It renews for a further 12 months unless either party gives notice at least {notice} days "
+              "before the end date.")),
+    ("Service levels", ("The supplier answers a query within two working days.",
+                        "Faults reported before noon are handled the same working day where possible.",
+                        "Missed service levels are credited at 5 percent of the monthly fee per incident.")),
+    ("Confidentiality", ("Each party keeps the other's business information confidential during the term and "
+                         "for three years after it.",
+                         "Information that is public or independently known is not confidential.")),
+    ("Data protection", ("The supplier handles personal data only on the client's written instructions.",
+                         "A data breach is reported to the client within 48 hours of discovery.")),
+    ("Liability", ("Neither party is liable for indirect or consequential loss.",
+                   "Each party's total liability in a contract year is capped at the fees paid in that year.")),
+    ("Termination", ("Either party may end this agreement for a material breach not fixed within 30 days of "
+                     "notice.",
+                     "On termination the client pays for services delivered up to the end date.")),
+    ("Notices", ("Notices go in writing to the contacts below; e-mail is accepted when acknowledged.",
+                 "Client contact: {contact}, {contact_role}.",
+                 "Supplier contact: the account manager of {vendor}.")),
+    ("Governing law", ("This agreement is governed by the law of the place where the client is registered.",
+                       "Disputes go first to a meeting of both account contacts, then to mediation.")),
+)
+
+
+def _contract(world: World, rng: random.Random, facts: Facts) -> Files:
+    """A framework agreement with one of the world's vendors: a few pages whose dates, notice period
+    and fee are in the clauses, and whose items are that vendor's."""
+    vendor = rng.choice(_vendors(world))
+    start = _workday_before(world.now, rng, 200, 420)
+    end = start.replace(year=start.year + 1) - timedelta(days=1) if not (start.month == 2 and start.day == 29) \
+        else date(start.year + 1, 2, 28)
+    while end < world.now.date():
+        end = end.replace(year=end.year + 1) if not (end.month == 2 and end.day == 29) else date(end.year + 1, 2, 28)
+    contact = rng.choice(world.people)
+    values = {"company": world.company, "city": world.city, "vendor": vendor,
+              "items": ", ".join(item for item, _ in _CATALOGUE[vendor]), "fee": f"{rng.randrange(300, 4001, 50):,}",
+              "notice": rng.choice((30, 45, 60, 90)), "start": _iso(start), "end": _iso(end),
+              "contact": contact.name, "contact_role": contact.role}
+    lines = [f"Framework Services Agreement - {vendor}", f"Agreement reference: FSA-{start.year}-{rng.randint(100, 999)}",
+             ""]
+    for number, (heading, clauses) in enumerate(_CONTRACT_CLAUSES, start=1):
+        lines.append(f"{number}. {heading}")
+        lines += [f"{number}.{k} {clause.format(**values)}" for k, clause in enumerate(clauses, start=1)]
+        lines.append("")
+    lines += [f"Signed for {world.company}: {contact.name}, {contact.role}", f"Signed for {vendor}: account manager",
+              f"Date: {_iso(start)}"]
+    facts.update(contract_vendor=vendor, contract_end=_iso(end), contract_notice=str(values["notice"]))
+    name = rng.choice((f"{_slug(vendor)}_agreement.pdf", "supplier_contract.pdf", f"contract_{_slug(vendor)}.pdf"))
+    return [(f"data/{name}", "contract", pdf_io.build("\n".join(lines), title=f"Agreement {vendor}",
+                                                       stamp=world.now))]
+
+
+_HANDBOOK_SECTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("Working hours", (
+        "Office hours are {start}:00 to {end}:00, Monday to Friday.",
+        "Flexible starts are possible between 07:30 and 10:00 when your team agrees.",
+        "Sick days: tell your manager before {start}:30 on the first day.",
+        "Overtime is agreed in advance with your manager and recorded in the HR portal.")),
+    ("Leave", (
+        "Annual leave is {leave} days per year, plus public holidays.",
+        "Book leave at least {notice} days ahead in the HR portal.",
+        "Up to five unused days may be carried into the first quarter of the next year.",
+        "Parental, bereavement and study leave follow the separate leave guide on the intranet.")),
+    ("Your first weeks", (
+        "New starters meet their buddy on day one and their manager within {notice} days.",
+        "The {team} team lead is {lead}.",
+        "Your manager books the induction sessions; attendance is part of probation.",
+        "Probation lasts six months and ends with a review meeting.")),
+    ("IT and equipment", (
+        "The IT helpdesk is on extension {ext}; urgent issues by phone only.",
+        "Laptops are replaced every {years} years; report damage to IT straight away.",
+        "Install software only from the company catalogue; ask IT for anything else.",
+        "Lock your screen whenever you leave your desk.",
+        "Report lost devices and suspicious e-mails to IT within the hour.")),
+    ("Money matters", (
+        "Payroll questions go to {payroll}.",
+        "Expense claims are paid with the next monthly salary run.",
+        "Training budget: {budget} USD per person per year.",
+        "Parking permits cost {fee} USD per month.",
+        "Salaries are paid on the last working day of each month.")),
+    ("The building", (
+        "Visitors sign in at reception and wear a badge at all times.",
+        "Security badges cost {fee} USD to replace.",
+        "Meeting rooms are booked through the shared calendar, at most {hours} hours at a time.",
+        "Fire drills happen twice a year; the assembly point is the {city} car park.",
+        "Bicycles are parked in the basement rack; showers are on the ground floor.",
+        "The kitchen is cleaned each evening; label food you keep in the fridge.")),
+    ("Conduct", (
+        "Treat colleagues, clients and suppliers with respect; report harassment to HR in confidence.",
+        "Gifts from suppliers above a token value are declined politely and reported to your manager.",
+        "Conflicts of interest are declared to your manager and HR as soon as they arise.",
+        "Company information stays within the company unless it has been published.")),
 )
 
 
@@ -378,8 +637,15 @@ def _handbook(world: World, rng: random.Random, facts: Facts) -> Files:
         "payroll": f"{payroll.name} ({payroll.email})", "hours": rng.choice((2, 3, 4)),
         "fee": rng.choice((15, 20, 25, 35)), "budget": rng.randrange(500, 3001, 250),
     }
-    body = [line.format(**values) for line in rng.sample(_HANDBOOK_LINES, rng.randint(6, 13))]
-    lines = [f"{title} - {world.company}", f"Version {rng.randint(1, 6)}.{rng.randint(0, 9)}"] + body
+    lines = [f"{title} - {world.company}", f"Version {rng.randint(1, 6)}.{rng.randint(0, 9)}",
+             f"This guide is for everyone who works at {world.company} in {world.city}. It is updated when the "
+             "rules change; the version number above tells you which edition you are reading.", ""]
+    sections = rng.sample(_HANDBOOK_SECTIONS, rng.randint(6, len(_HANDBOOK_SECTIONS)))
+    for number, (heading, body) in enumerate(sections, start=1):
+        lines.append(f"{number}. {heading}")
+        lines += [line.format(**values) for line in body]
+        lines.append("")
+    lines.append(f"Questions about this guide go to {lead.name}, {lead.role}.")
     name = f"{_slug(title)}.pdf"
     return [(f"data/{name}", "handbook", pdf_io.build("\n".join(lines), title=title, stamp=world.now))]
 
@@ -433,6 +699,53 @@ _REPLIES = (
 )
 
 
+# Everyday mail that no task is about: notices, newsletters, social plans. Some are forwarded on.
+_NOTICES = (
+    ("IT maintenance this weekend",
+     "Hi all,\n\nThe file server and VPN will be down on Saturday from 08:00 to 14:00 for updates. "
+     "Save your work to the shared folder before you leave on Friday.\n\nIT Support, via {sender}"),
+    ("Reminder: security awareness training",
+     "Hi {to},\n\nThe yearly security awareness module is open until {date}. It takes about 40 minutes. "
+     "{count} people in the {team} team have finished it so far.\n\nThanks,\n{sender}"),
+    ("{company} newsletter",
+     "Hello everyone,\n\nThis month: the {city} office kitchen reopens, the charity run raised money for the "
+     "local food bank, and the {project} team shares what they learned.\n\nEnjoy the read,\n{sender}"),
+    ("Friday drinks",
+     "Hi all,\n\nDrinks on the roof terrace this Friday from 17:00. Partners welcome; tell me about dietary "
+     "needs.\n\n{sender}"),
+    ("Parking during the resurfacing",
+     "Hi all,\n\nThe car park is closed from {date} for three days while it is resurfaced. Please use the "
+     "public car park on the corner; keep your receipts.\n\nFacilities, {sender}"),
+    ("Updated org chart",
+     "Hi {to},\n\nThe org chart now shows the new reporting lines for {team}. Tell me if anything looks wrong "
+     "before I send it to the whole company.\n\nBest,\n{sender}"),
+    ("Lunch and learn: spreadsheets",
+     "Hi all,\n\nOn {weekday} at 12:30 {sender} walks through pivot tables and lookups in 30 minutes. "
+     "Bring your lunch and a question.\n\nSee you there"),
+    ("Out of office",
+     "Hello,\n\nI am out of the office until {date} with limited access to e-mail. For anything urgent, please "
+     "contact {other}.\n\n{sender}"),
+    ("Coffee machine on floor 2",
+     "Hi all,\n\nThe coffee machine on floor 2 is broken again; a technician is booked for {weekday}. "
+     "Floor 3's machine works.\n\n{sender}"),
+    ("Quarterly all-hands slides",
+     "Hi {to},\n\nThe slides from the all-hands are in the shared drive. The Q&A will be answered in next "
+     "month's newsletter.\n\nRegards,\n{sender}"),
+    ("Desk moves next month",
+     "Hi {to},\n\nAs part of the office changes the {team} team moves to the east wing next month. Crates "
+     "arrive the week before; label everything with your name.\n\nThanks,\n{sender}"),
+    ("Purchase order {po} received",
+     "Hi {to},\n\nThe goods on {po} from {po_vendor} arrived today and are logged in {po_file}. "
+     "Nothing was damaged.\n\nBest,\n{sender}"),
+    ("Agreement with {contract_vendor}",
+     "Hi {to},\n\nFor reference, the signed agreement with {contract_vendor} is saved as {contract_file}. "
+     "Legal keeps the original.\n\nRegards,\n{sender}"),
+    ("Expense claims this month",
+     "Hi {to},\n\nA reminder to submit this month's claims. The log is {expenses_file}; claims without "
+     "receipts are sent back.\n\nThanks,\n{sender}"),
+)
+
+
 def _safe_name(subject: str, taken: set[str]) -> str:
     stem = _UNSAFE.sub("_", subject).strip(" ._")[:80] or "message"
     name, counter = f"{stem}.eml", 2
@@ -447,14 +760,21 @@ def _mail_time(now: datetime, rng: random.Random, low: int, high: int) -> dateti
     return datetime(day.year, day.month, day.day, rng.randint(8, 17), rng.randrange(0, 60, 1))
 
 
+def _forwarded(sender: Person, when: datetime, subject: str, body: str) -> str:
+    """The quoted block of a forwarded message."""
+    return (f"---------- Forwarded message ----------\nFrom: {sender.name} <{sender.email}>\n"
+            f"Date: {when.strftime('%Y-%m-%d %H:%M')}\nSubject: {subject}\n\n{body}")
+
+
 def _emails(world: World, rng: random.Random, facts: Facts) -> Files:
     user = world.user
+    regions = facts.get("sales_regions", ",".join(_REGIONS)).split(",")
     values = {
         "quarter": f"Q{(world.now.month - 1) // 3 + 1}", "project": rng.choice(world.projects),
         "category": rng.choice(_BUDGET_CATEGORIES).lower(), "amount": f"{rng.randrange(800, 45001, 50):,}",
         "weekday": rng.choice(WEEKDAY_NAMES[:5]), "percent": rng.randrange(20, 96, 5),
-        "city": world.city, "count": rng.randint(2, 9), "month": world.now.strftime("%B"),
-        "region": rng.choice(_REGIONS), "hour": rng.choice((10, 11, 14, 15)),
+        "city": world.city, "count": rng.randint(2, 9), "month": facts.get("sales_month", world.now.strftime("%B")),
+        "region": rng.choice(regions), "hour": rng.choice((10, 11, 14, 15)),
         "role": rng.choice(ROLES), "invoice": facts.get("invoice_number", "INV-0000"),
         "invoice_due": facts.get("invoice_due", "the end of the month"),
         "invoice_total": facts.get("invoice_total", "the quoted"),
@@ -464,34 +784,55 @@ def _emails(world: World, rng: random.Random, facts: Facts) -> Files:
         "inventory_file": facts.get("inventory", "the stock list"),
         "sales_file": facts.get("sales", "the sales log"),
         "report_file": facts.get("report", "the shared folder"),
+        "po": facts.get("po_previous", "the last order"), "po_vendor": facts.get("po_previous_vendor", "the supplier"),
+        "po_file": facts.get("purchase_orders", "the order log"),
+        "contract_vendor": facts.get("contract_vendor", "the supplier"),
+        "contract_file": facts.get("contract", "the shared folder"),
+        "expenses_file": facts.get("expenses", "the claims log"),
+        "company": world.company, "team": world.team,
         "to": user.first,
     }
     values["end"] = values["hour"] + 1
     count = rng.randint(6, 10)
-    threads = rng.randint(1, 3)
-    topics = rng.sample(_MAIL_TOPICS, count - threads)
-    out: Files = []
+    threads = rng.randint(2, 4)
+    topics = [(t, True) for t in rng.sample(_MAIL_TOPICS, count)]
+    topics += [(t, False) for t in rng.sample(_NOTICES, rng.randint(7, 10))]
+    out: list[tuple[Person, str, str, datetime, tuple[str, ...]]] = []
     taken: set[str] = set()
-    for index, (subject_t, body_t) in enumerate(topics):
+    for index, ((subject_t, body_t), work) in enumerate(topics):
         sender, other = rng.sample(world.colleagues, 2)
         local = dict(values, sender=sender.first, other=other.first,
                      date=_iso(world.now + timedelta(days=rng.randint(2, 20))))
         subject = subject_t.format(**local)
-        threaded = index < threads
+        body = body_t.format(**local)
+        others = [p for p in world.colleagues if p not in (sender,)]
+        cc = tuple(p.user for p in rng.sample(others, rng.randint(0, min(2, len(others)))))
+        threaded = work and index < threads
         when = _mail_time(world.now, rng, 4, 13) if threaded else _mail_time(world.now, rng, 1, 13)
-        out.append((sender.user, subject, body_t.format(**local), when))
-        if threaded:
-            replier = rng.choice([sender, other])
-            third = rng.choice([p for p in world.colleagues if p != replier])
-            reply_when = when + timedelta(hours=rng.randint(2, 40), minutes=rng.randint(0, 59))
-            if reply_when >= world.now:
-                reply_when = world.now - timedelta(hours=1)
-            body = rng.choice(_REPLIES).format(**dict(local, sender=replier.first, other=third.first))
-            out.append((replier.user, f"Re: {subject}", body, reply_when))
+        out.append((sender, subject, body, when, cc))
+        if threaded:  # a reply, sometimes a second one, all copying the same people
+            replier = sender
+            for turn in range(rng.randint(1, 2)):
+                replier = rng.choice([p for p in (sender, other) if p != replier] or [other])
+                third = rng.choice([p for p in world.colleagues if p != replier])
+                reply_when = when + timedelta(hours=rng.randint(2, 30) * (turn + 1), minutes=rng.randint(0, 59))
+                if reply_when >= world.now:
+                    reply_when = world.now - timedelta(hours=1 + turn)
+                reply = rng.choice(_REPLIES).format(**dict(local, sender=replier.first, other=third.first))
+                quoted = "\n".join("> " + line for line in body.split("\n"))
+                out.append((replier, f"Re: {subject}", f"{reply}\n\nOn {when.strftime('%Y-%m-%d %H:%M')} "
+                            f"{sender.name} wrote:\n{quoted}", reply_when, cc))
+        elif not work and rng.random() < 0.3:  # a notice forwarded on by another colleague
+            forwarder = rng.choice([p for p in world.colleagues if p != sender])
+            fwd_when = when + timedelta(hours=rng.randint(1, 20))
+            if fwd_when >= world.now:
+                fwd_when = world.now - timedelta(minutes=30)
+            note = f"Hi {user.first},\n\nIn case this did not reach you.\n\n{forwarder.first}\n\n"
+            out.append((forwarder, f"Fwd: {subject}", note + _forwarded(sender, when, subject, body), fwd_when, ()))
     files_out: Files = []
-    for sender, subject, body, when in sorted(out, key=lambda m: m[3]):
+    for sender, subject, body, when, cc in sorted(out, key=lambda m: (m[3], m[1])):
         name = _safe_name(subject, taken)
-        data = eml_io.build(sender, user.user, subject, body, when)
+        data = eml_io.build(sender.user, user.user, subject, body, when, cc=cc)
         files_out.append((f"emails/{user.user}/{name}", "email", data))
     return files_out
 
@@ -508,20 +849,25 @@ _LOCATIONS = ("Room 2A", "Room 3B", "Board room", "Video call", "Cafe corner", "
 _DURATIONS = (30, 60, 60, 60, 90, 120)
 
 
-class _Week:
-    """Busy intervals of one person during the working week; places events without overlap."""
+class _Weeks:
+    """Busy intervals of one person over the calendar's weeks; places events without overlap."""
 
-    def __init__(self, monday: date) -> None:
-        self.monday = monday
+    def __init__(self, monday: date, weeks: int) -> None:
+        self.monday, self.weeks = monday, weeks
         self.busy: list[tuple[datetime, datetime]] = []
 
     def free(self, start: datetime, end: datetime) -> bool:
         return all(end <= s or start >= e for s, e in self.busy)
 
-    def candidates(self, rng: random.Random, minutes: int) -> list[datetime]:
+    def candidates(self, rng: random.Random, minutes: int, week: int | None = None) -> list[datetime]:
+        """Free-or-not start times on the half hour, 09:00-17:00 on weekdays, shuffled; ``week``:
+        only that week's."""
         out = []
-        for offset in range(5):
+        offsets = range(7 * self.weeks) if week is None else range(7 * week, 7 * week + 7)
+        for offset in offsets:
             day = self.monday + timedelta(days=offset)
+            if day.weekday() >= 5:
+                continue
             first = datetime(day.year, day.month, day.day, 9)
             for step in range(0, (17 * 60 - 9 * 60 - minutes) // 30 + 1):
                 out.append(first + timedelta(minutes=30 * step))
@@ -529,18 +875,22 @@ class _Week:
         return out
 
 
+CALENDAR_WEEKS = 3  # the week before "now", its week, and the week after
+
+
 def _calendars(world: World, rng: random.Random) -> Files:
-    monday = world.now.date() - timedelta(days=world.now.weekday())
+    monday = world.now.date() - timedelta(days=world.now.weekday()) - timedelta(days=7)
     owners = [world.user] + rng.sample(world.colleagues, rng.randint(2, 3))
-    weeks = {p.user: _Week(monday) for p in owners}
+    weeks = {p.user: _Weeks(monday, CALENDAR_WEEKS) for p in owners}
     events: dict[str, list[CalendarEvent]] = {p.user: [] for p in owners}
     titles: dict[str, set[str]] = {p.user: set() for p in owners}
 
-    def place(people: list[Person], summary: str, location: str, durations: tuple[int, ...] = _DURATIONS) -> bool:
+    def place(people: list[Person], summary: str, location: str, durations: tuple[int, ...] = _DURATIONS,
+              week: int | None = None) -> bool:
         if any(summary in titles[p.user] for p in people):
             return False
         minutes = rng.choice(durations)
-        for start in weeks[people[0].user].candidates(rng, minutes):
+        for start in weeks[people[0].user].candidates(rng, minutes, week):
             end = start + timedelta(minutes=minutes)
             if all(weeks[p.user].free(start, end) for p in people):
                 for p in people:
@@ -550,19 +900,22 @@ def _calendars(world: World, rng: random.Random) -> Files:
                 return True
         return False
 
-    # Meetings the user shares with each colleague who has a calendar.
+    # Meetings the user shares with each colleague who has a calendar, every week.
     for colleague in owners[1:]:
-        for _ in range(rng.randint(1, 2)):
-            summary = rng.choice((f"1:1 with {colleague.first}", f"{rng.choice(world.projects)} sync",
-                                  f"{colleague.first} / {world.user.first} catch-up"))
-            place([world.user, colleague], summary, rng.choice(_LOCATIONS), (30, 60))
+        for week in range(CALENDAR_WEEKS):
+            for _ in range(rng.randint(1, 2)):
+                summary = rng.choice((f"1:1 with {colleague.first}", f"{rng.choice(world.projects)} sync",
+                                      f"{colleague.first} / {world.user.first} catch-up",
+                                      f"Planning with {colleague.first}", f"{rng.choice(world.projects)} working session"))
+                place([world.user, colleague], summary, rng.choice(_LOCATIONS), (30, 60), week)  # a title once per person
     for person in owners:
-        target = rng.randint(4, 10)
-        attempts = 0
-        while len(events[person.user]) < target and attempts < 50:
-            attempts += 1
-            summary = rng.choice(_EVENT_TITLES).format(project=rng.choice(world.projects), role=rng.choice(ROLES))
-            place([person], summary, rng.choice(_LOCATIONS))
+        for week in range(CALENDAR_WEEKS):  # every week gets its own events
+            placed, attempts = 0, 0
+            target = rng.randint(3, 7)
+            while placed < target and attempts < 50:
+                attempts += 1
+                summary = rng.choice(_EVENT_TITLES).format(project=rng.choice(world.projects), role=rng.choice(ROLES))
+                placed += place([person], summary, rng.choice(_LOCATIONS), week=week)
     out: Files = []
     for person in owners:
         items = sorted(events[person.user], key=lambda e: (e.start, e.summary))
@@ -574,8 +927,9 @@ def _calendars(world: World, rng: random.Random) -> Files:
 
 _SHEETS_AND_DOCS: tuple[tuple[str, Callable[[World, random.Random, Facts], Files]], ...] = (
     ("salaries", _salaries), ("budget", _budget), ("inventory", _inventory), ("sales", _sales),
-    ("scores", _scores), ("meeting_notes", _meeting_notes), ("report", _report),
-    ("invoice", _invoice), ("handbook", _handbook),
+    ("scores", _scores), ("expenses", _expenses), ("purchase_orders", _purchase_orders),
+    ("meeting_notes", _meeting_notes), ("report", _report), ("invoice", _invoice), ("contract", _contract),
+    ("handbook", _handbook),
 )
 
 
@@ -596,7 +950,8 @@ def build_files(world: World) -> Files:
 
 
 def write_workspace(world: World, root: Path) -> dict[str, str]:
-    """Write the world's testbed into ``root`` (absent or empty); return path -> document kind."""
+    """Write the world's testbed into ``root`` (absent or empty) and check that it hangs together
+    (``WorldCheckError`` listing the problems); return path -> document kind."""
     root = Path(root)
     if root.exists():
         if not root.is_dir():
@@ -609,4 +964,7 @@ def write_workspace(world: World, root: Path) -> dict[str, str]:
     for path, kind, data in build_files(world):
         (root / path).write_bytes(data)
         manifest[path] = kind
+    problems = check_world(world, root, manifest)
+    if problems:
+        raise WorldCheckError(f"world {world.seed}: {len(problems)} problem(s): " + "; ".join(problems[:5]))
     return manifest

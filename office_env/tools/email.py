@@ -34,8 +34,10 @@ def list_emails(ws: Workspace, user: str) -> str:
       required=["user", "email_id"])
 def read_email(ws: Workspace, user: str, email_id: str) -> str:
     mail = mail_store.read(ws, user, email_id)
+    copied = f"Cc: {mail.cc}\n" if mail.cc else ""
     return (
-        f"From: {mail.sender}\nTo: {mail.recipient}\nDate: {mail.date}\nSubject: {mail.subject}\n\n{mail.body}"
+        f"From: {mail.sender}\nTo: {mail.recipient}\n{copied}Date: {mail.date}\nSubject: {mail.subject}\n\n"
+        f"{mail.body}"
     )
 
 

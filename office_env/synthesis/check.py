@@ -1,0 +1,168 @@
+"""The world check: a generated office must hang together before any task is set in it.
+
+``check_world(world, files)`` reads the files back through the project's own readers (as an agent
+would see them) and lists every inconsistency: a file count outside the range, a sheet named for
+a month that holds another month's rows, a mail from someone who does not work there, an invoice
+billing items its vendor does not sell or quoting a purchase order the order log lacks, a region
+praised in a mail that the sales sheet does not have, overlapping events in one calendar, a
+calendar that does not span its weeks. A build runs it on every world it writes and drops the
+world's tasks, with the problems as the reason, when it finds any.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from datetime import date, timedelta
+from pathlib import Path
+
+from office_env.formats import eml_io, ics_io, pdf_io, xlsx_io
+from office_env.synthesis.world import World
+
+FILES_RANGE = (30, 60)
+ROWS_RANGE = (1, 300)  # data rows of one sheet: every row fits in one read of the sheet
+_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september",
+           "october", "november", "december")
+_REGION_RE = re.compile(r"The (\w+) region had")
+_ITEM_RE = re.compile(r"^(?P<item>.+?) - \d+ x [\d,]+\.\d{2} = [\d,]+\.\d{2}$")
+
+
+class WorldCheckError(ValueError):
+    """A generated world that does not hang together; the message lists every problem."""
+
+
+def check_world(world: World, root: Path, manifest: dict[str, str]) -> list[str]:
+    """Every inconsistency in the testbed at ``root`` (``manifest``: path -> kind) of ``world``;
+    empty when it hangs together. Reads go through the read cache, so the surfers that explore
+    the same files next find them parsed."""
+    problems: list[str] = []
+    low, high = FILES_RANGE
+    if not low <= len(manifest) <= high:
+        problems.append(f"the office has {len(manifest)} files, outside {low}-{high}")
+    sheets, texts, mails, events = {}, {}, {}, {}
+    for path, kind in manifest.items():
+        target = Path(root) / path
+        if path.endswith(".xlsx"):
+            view = xlsx_io.read_book(target, path)
+            sheets[path] = [list(r) for r in view.sheet(None, path).rows]
+            count = len(sheets[path]) - 1
+            if not ROWS_RANGE[0] <= count <= ROWS_RANGE[1]:
+                problems.append(f"{path}: {count} data rows, outside {ROWS_RANGE[0]}-{ROWS_RANGE[1]}")
+        elif path.endswith(".pdf"):
+            texts[path] = pdf_io.read_text(target, path)
+        elif kind == "email":
+            mails[path] = eml_io.read(target, path)
+        elif kind == "calendar":
+            events[path] = ics_io.read_events(target, path)
+    problems += _sheet_months(sheets)
+    problems += _people(world, sheets, manifest, mails)
+    problems += _regions(sheets, manifest, mails)
+    problems += _invoices(sheets, manifest, texts)
+    problems += _calendars(world, events)
+    return problems
+
+
+def _column(rows: list[list], header: str) -> list:
+    if not rows or header not in rows[0]:
+        return []
+    c = rows[0].index(header)
+    return [r[c] for r in rows[1:] if c < len(r)]
+
+
+def _sheet_months(sheets: dict[str, list[list]]) -> list[str]:
+    """A sheet whose name names a month holds only that month's dates."""
+    out = []
+    for path, rows in sheets.items():
+        named = [m for m in _MONTHS if m in path.rsplit("/", 1)[-1].lower()]
+        if not named:
+            continue
+        month = _MONTHS.index(named[0]) + 1
+        stray = [d for d in _column(rows, "Date") if date.fromisoformat(str(d)[:10]).month != month]
+        if stray:
+            out.append(f"{path}: named for {named[0]} but holds rows dated {stray[0]}")
+    return out
+
+
+def _people(world: World, sheets: dict[str, list[list]], kinds: dict[str, str],
+            mails: dict[str, eml_io.Mail]) -> list[str]:
+    """Mail comes from and goes to the world's people; every listed name is on the payroll."""
+    out = []
+    addresses = {p.email for p in world.people}
+    for path, mail in mails.items():
+        for field, value in (("From", mail.sender), ("To", mail.recipient), ("Cc", mail.cc)):
+            for address in filter(None, (a.strip() for a in value.split(","))):
+                if address not in addresses:
+                    out.append(f"{path}: {field} {address} is nobody in the office")
+    payroll = next((set(_column(rows, "Name")) for path, rows in sheets.items() if kinds[path] == "salaries"), set())
+    for path, rows in sheets.items():
+        for header in ("Name", "Employee"):
+            missing = sorted(set(_column(rows, header)) - payroll)
+            if payroll and missing:
+                out.append(f"{path}: {header} {missing[0]!r} is not on the payroll")
+    return out
+
+
+def _regions(sheets: dict[str, list[list]], kinds: dict[str, str], mails: dict[str, eml_io.Mail]) -> list[str]:
+    regions = {r for path, rows in sheets.items() if kinds[path] == "sales" for r in _column(rows, "Region")}
+    out = []
+    for path, mail in mails.items():
+        for region in _REGION_RE.findall(mail.body):
+            if region not in regions:
+                out.append(f"{path}: praises the {region} region, which the sales sheet does not have")
+    return out
+
+
+def _invoices(sheets: dict[str, list[list]], kinds: dict[str, str], texts: dict[str, str]) -> list[str]:
+    """An invoice bills its purchase order's items, from that order's vendor, due after it is issued."""
+    from office_env.synthesis.documents import _CATALOGUE
+
+    orders: dict[str, tuple[str, set[str]]] = {}
+    for path, rows in sheets.items():
+        if kinds[path] == "purchase_orders":
+            for po, vendor, item in zip(_column(rows, "PO"), _column(rows, "Vendor"), _column(rows, "Item")):
+                orders.setdefault(po, (vendor, set()))[1].add(item)
+                if item not in {name for name, _ in _CATALOGUE.get(vendor, ())}:
+                    out_of_trade = f"{path}: {po} orders {item!r}, which {vendor} does not sell"
+                    return [out_of_trade]
+    out = []
+    for path, text in texts.items():
+        if not kinds[path].startswith("invoice"):
+            continue
+        fields = {k.strip().lower(): v.strip() for k, _, v in (line.partition(":") for line in text.splitlines())}
+        vendor, po = fields.get("vendor", ""), fields.get("po reference", "")
+        items = [m["item"] for m in map(_ITEM_RE.match, text.splitlines()) if m]
+        if po not in orders:
+            out.append(f"{path}: quotes {po or 'no'} purchase order, which the order log does not have")
+        elif orders[po][0] != vendor:
+            out.append(f"{path}: {vendor} bills {po}, an order to {orders[po][0]}")
+        elif set(items) != orders[po][1]:
+            out.append(f"{path}: bills {sorted(items)}, not the items of {po}")
+        try:
+            if date.fromisoformat(fields["due date"]) <= date.fromisoformat(fields["invoice date"]):
+                out.append(f"{path}: due {fields['due date']}, not after its date {fields['invoice date']}")
+        except (KeyError, ValueError):
+            out.append(f"{path}: no readable invoice and due dates")
+    return out
+
+
+def _calendars(world: World, events: dict[str, list]) -> list[str]:
+    from office_env.synthesis.documents import CALENDAR_WEEKS
+
+    out = []
+    monday = world.now.date() - timedelta(days=world.now.weekday())
+    first = monday - timedelta(days=7)
+    last = first + timedelta(days=7 * CALENDAR_WEEKS - 1)
+    for path, items in events.items():
+        items = sorted(items, key=lambda e: e.start)
+        for a, b in zip(items, items[1:]):
+            if b.start < a.end:
+                out.append(f"{path}: {a.summary!r} and {b.summary!r} overlap")
+        days = defaultdict(int)
+        for e in items:
+            days[e.start.date()] += 1
+            if not first <= e.start.date() <= last:
+                out.append(f"{path}: {e.summary!r} on {e.start.date()} is outside the calendar's weeks")
+        weeks = {(d - first).days // 7 for d in days}
+        if len(weeks) < CALENDAR_WEEKS:
+            out.append(f"{path}: events in {len(weeks)} of its {CALENDAR_WEEKS} weeks")
+    return out

@@ -1,0 +1,108 @@
+"""The world check: generated offices hang together, and a world that does not is caught and its
+tasks dropped with the reason."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from office_env.formats import eml_io, ics_io, pdf_io, xlsx_io
+from office_env.synthesis import make_world, write_workspace
+from office_env.synthesis import documents
+from office_env.synthesis.check import check_world
+
+
+@pytest.fixture(scope="module")
+def office(tmp_path_factory):
+    world = make_world(21)
+    root = tmp_path_factory.mktemp("world") / "testbed"
+    manifest = write_workspace(world, root)
+    return world, root, manifest
+
+
+def _copy(tmp_path: Path, root: Path) -> Path:
+    import shutil
+
+    target = tmp_path / "copy"
+    shutil.copytree(root, target)
+    return target
+
+
+def _path(manifest: dict[str, str], kind: str) -> str:
+    return next(p for p, k in manifest.items() if k == kind)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_generated_worlds_hang_together(tmp_path, seed):
+    world = make_world(seed)
+    manifest = write_workspace(world, tmp_path / "t")  # raises WorldCheckError otherwise
+    assert check_world(world, tmp_path / "t", manifest) == []
+    assert 30 <= len(manifest) <= 60
+
+
+def test_a_month_sheet_holding_another_month_is_caught(tmp_path, office):
+    world, root, manifest = office
+    copy = _copy(tmp_path, root)
+    path = _path(manifest, "sales_previous")  # always named for its month
+    rows = [list(r) for r in xlsx_io.read_book(copy / path, path).sheet(None, path).rows]
+    day = datetime.fromisoformat(rows[1][0]) + timedelta(days=40)
+    rows[1][0] = day.strftime("%Y-%m-%d")
+    (copy / path).write_bytes(xlsx_io.build(rows, "Sales", world.now))
+    problems = check_world(world, copy, manifest)
+    assert any(path in p and "named for" in p for p in problems), problems
+
+
+def test_mail_from_a_stranger_and_an_unknown_region_are_caught(tmp_path, office):
+    world, root, manifest = office
+    copy = _copy(tmp_path, root)
+    path = f"emails/{world.user.user}/Odd.eml"
+    (copy / path).write_bytes(eml_io.build("mallory@elsewhere.org", world.user.user, "Odd",
+                                           "The Atlantis region had a strong week.", world.now - timedelta(days=1)))
+    problems = check_world(world, copy, {**manifest, path: "email"})
+    assert any("mallory@elsewhere.org is nobody in the office" in p for p in problems), problems
+    assert any("Atlantis region" in p for p in problems), problems
+
+
+def test_an_invoice_billing_items_its_order_lacks_is_caught(tmp_path, office):
+    world, root, manifest = office
+    copy = _copy(tmp_path, root)
+    path = _path(manifest, "invoice")
+    text = pdf_io.read_text(copy / path, path)
+    lines = [line for line in text.splitlines()]
+    first = next(i for i, line in enumerate(lines) if " x " in line and " = " in line)
+    lines[first] = "Catering for 200 people - 1 x 99.00 = 99.00"
+    (copy / path).write_bytes(pdf_io.build("\n".join(lines), title="Invoice"))
+    problems = check_world(world, copy, manifest)
+    assert any(path in p and "not the items of" in p for p in problems), problems
+
+
+def test_overlapping_events_are_caught(tmp_path, office):
+    world, root, manifest = office
+    copy = _copy(tmp_path, root)
+    path = f"calendar/{world.user.user}.ics"
+    events = ics_io.read_events(copy / path, path)
+    first = events[0]
+    clash = ics_io.CalendarEvent("Clash", first.start, first.end + timedelta(minutes=30), "")
+    (copy / path).write_bytes(ics_io.build([*events, clash], world.user.user, world.now))
+    problems = check_world(world, copy, manifest)
+    assert any(path in p and "overlap" in p for p in problems), problems
+
+
+def test_a_build_drops_the_tasks_of_a_world_that_fails_the_check(tmp_path, monkeypatch):
+    from orchestrator.build import BuildConfig, build
+
+    real = documents.check_world
+
+    def strict(world, root, manifest):  # the real check, plus one rule this world breaks
+        return [*real(world, root, manifest), "data/x.xlsx: a rule this test adds"]
+
+    monkeypatch.setattr(documents, "check_world", strict)
+    out = tmp_path / "ds"
+    summary = build(out, 2, BuildConfig(seed=5), workers=1)
+    assert summary.accepted == 0
+    attempts = [json.loads(line) for line in (out / "attempts.jsonl").read_text().splitlines()]
+    assert attempts and all(a["reason"].startswith("world check: world ") for a in attempts)
+    assert "a rule this test adds" in attempts[0]["reason"]
