@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from typing import Any
 
@@ -9,6 +10,7 @@ from backends.prompts import render
 from generators.model import TaskDraft
 from generators.schemas import TASK_DRAFT_SCHEMA
 from office_env.evaluation import catalog_summary, validate_criteria
+from office_env.synthesis.documents import is_superseded
 
 
 def draft_problems(data: dict[str, Any]) -> list[str]:
@@ -41,10 +43,36 @@ def draft_problems(data: dict[str, Any]) -> list[str]:
     return problems
 
 
+_QUOTE_HEAD_RE = re.compile(r"^On .{1,120} wrote:$")
+
+
+def notes_for_prompt(notes: dict[str, Any]) -> dict[str, Any]:
+    """The surfer notes a model needs to write a task, without what costs tokens and adds nothing:
+    superseded copies (no task is set on them) and the quoted lines of replies and forwards'
+    earlier messages (each is in the inbox as its own message)."""
+    out: dict[str, Any] = {}
+    for app, note in notes.items():
+        note = dict(note)
+        if isinstance(note.get("files"), list):
+            note["files"] = [f for f in note["files"] if not (isinstance(f, dict) and is_superseded(str(f.get("file", ""))))]
+        if isinstance(note.get("mailboxes"), list):
+            note["mailboxes"] = [dict(box, messages=[_unquoted(m) for m in box.get("messages", [])])
+                                 if isinstance(box, dict) else box for box in note["mailboxes"]]
+        out[app] = note
+    return out
+
+
+def _unquoted(message: Any) -> Any:
+    if not isinstance(message, dict) or not isinstance(message.get("body"), str):
+        return message
+    lines = [line for line in message["body"].split("\n") if not line.startswith(">") and not _QUOTE_HEAD_RE.match(line)]
+    return {**message, "body": "\n".join(lines).strip()}
+
+
 def generate_task_llm(client: Any, *, plan: dict[str, Any], notes: dict[str, Any], user: dict[str, str],
                       colleagues: list[dict[str, str]], now: datetime, attempts: int = 2) -> TaskDraft:
     """Ask for a task; re-ask with the problems quoted, at most ``attempts`` times in all."""
-    inputs = {"plan": plan, "notes": notes, "user": user, "colleagues": colleagues,
+    inputs = {"plan": plan, "notes": notes_for_prompt(notes), "user": user, "colleagues": colleagues,
               "now": now.strftime("%Y-%m-%d %H:%M (%A)"), "catalog": catalog_summary()}
     feedback = ""
     for _ in range(attempts):
