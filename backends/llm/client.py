@@ -36,7 +36,7 @@ from jsonschema.exceptions import SchemaError, best_match
 
 from backends.llm.cache import ResponseCache, request_key
 from backends.llm.settings import PLACEHOLDER_KEY, LLMSettings
-from backends.llm.strict_json import JSONLimitError, loads_limited
+from backends.llm.strict_json import JSONLimitError, json_kind, loads_limited
 from backends.llm.usage import Usage
 
 EMBEDDING_BATCH = 256
@@ -305,14 +305,9 @@ def _error_text(exc: openai.APIStatusError) -> str:
 
 
 def _kind(value: Any) -> str:
-    """A JSON value's type as the API documentation names it."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    return {str: "a string", list: "an array", dict: "an object"}.get(type(value), type(value).__name__)
+    """``json_kind`` with its article: "a string", "an array", "null"."""
+    kind = json_kind(value)
+    return kind if kind == "null" else f"{'an' if kind[0] in 'aeiou' else 'a'} {kind}"
 
 
 _EXPECTED = {str: "a string", int: "an integer", list: "an array", dict: "an object"}

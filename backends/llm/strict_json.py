@@ -55,3 +55,15 @@ def loads_limited(text: str | bytes, *, max_bytes: int = MAX_JSON_BYTES, max_dep
 
 
 __all__ = ["JSONLimitError", "loads_limited", "nesting_depth"]
+
+
+def json_kind(value: Any) -> str:
+    """A JSON value's type as the API documentation names it: string, number, boolean, null,
+    array, object."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    return {str: "string", list: "array", dict: "object"}.get(type(value), type(value).__name__)

@@ -57,7 +57,7 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
 
-from backends.llm.strict_json import JSONLimitError, loads_limited
+from backends.llm.strict_json import JSONLimitError, json_kind, loads_limited
 from backends.tokens import count_tokens
 from office_env.limits import (
     MAX_EMBEDDING_DIMENSIONS, MAX_EMBEDDING_INPUTS, MAX_EMBEDDING_VALUES, MAX_REQUEST_BYTES, MiB,
@@ -190,17 +190,6 @@ def _parsed_size(raw: bytes) -> int:
 
 def _bad_request(message: str, param: str | None = None, status: int = 400) -> _FaultError:
     return _FaultError(status, message, "invalid_request_error", param=param)
-
-
-def _kind(value: Any) -> str:
-    """A JSON value's type as the API documentation names it."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, (int, float)):
-        return "number"
-    return {str: "string", list: "array", dict: "object"}.get(type(value), type(value).__name__)
 
 
 class FakeLLMServer:
@@ -458,7 +447,7 @@ def check_model(body: dict) -> None:
     if model is None:
         raise _bad_request("'model' is required", "model")
     if not isinstance(model, str) or not model.strip():
-        raise _bad_request(f"'model' must be a non-empty string, got {_kind(model)}", "model")
+        raise _bad_request(f"'model' must be a non-empty string, got {json_kind(model)}", "model")
     if len(model) > MAX_MODEL_CHARS:
         raise _bad_request(f"'model' is longer than {MAX_MODEL_CHARS} characters", "model")
 
@@ -467,26 +456,26 @@ def check_chat_request(body: dict) -> None:
     """Refuse a chat request the responders could not read, naming the first bad field."""
     messages = body.get("messages")
     if not isinstance(messages, list) or not messages:
-        raise _bad_request(f"'messages' must be a non-empty array, got {_kind(messages)}"
+        raise _bad_request(f"'messages' must be a non-empty array, got {json_kind(messages)}"
                            f"{' (empty)' if messages == [] else ''}", "messages")
     for i, message in enumerate(messages):
         where = f"messages[{i}]"
         if not isinstance(message, dict):
-            raise _bad_request(f"'{where}' must be an object, got {_kind(message)}", "messages")
+            raise _bad_request(f"'{where}' must be an object, got {json_kind(message)}", "messages")
         if not isinstance(message.get("role"), str):
-            raise _bad_request(f"'{where}.role' must be a string, got {_kind(message.get('role'))}", "messages")
+            raise _bad_request(f"'{where}.role' must be a string, got {json_kind(message.get('role'))}", "messages")
         content = message.get("content")
         if content is not None and not isinstance(content, (str, list)):
             raise _bad_request(f"'{where}.content' must be a string, an array of parts or null, got "
-                               f"{_kind(content)}", "messages")
+                               f"{json_kind(content)}", "messages")
         for j, part in enumerate(content if isinstance(content, list) else []):
             if not isinstance(part, dict):
-                raise _bad_request(f"'{where}.content[{j}]' must be an object, got {_kind(part)}", "messages")
+                raise _bad_request(f"'{where}.content[{j}]' must be an object, got {json_kind(part)}", "messages")
         calls = message.get("tool_calls")
         if calls is None:
             continue
         if not isinstance(calls, list):
-            raise _bad_request(f"'{where}.tool_calls' must be an array, got {_kind(calls)}", "messages")
+            raise _bad_request(f"'{where}.tool_calls' must be an array, got {json_kind(calls)}", "messages")
         for j, call in enumerate(calls):
             function = call.get("function") if isinstance(call, dict) else None
             if not isinstance(function, dict):
@@ -494,7 +483,7 @@ def check_chat_request(body: dict) -> None:
             for field in ("name", "arguments"):
                 if not isinstance(function.get(field), str):
                     raise _bad_request(f"'{where}.tool_calls[{j}].function.{field}' must be a string, got "
-                                       f"{_kind(function.get(field))}", "messages")
+                                       f"{json_kind(function.get(field))}", "messages")
 
 
 def check_embeddings_request(body: dict) -> tuple[list[Any], int]:
@@ -508,10 +497,10 @@ def check_embeddings_request(body: dict) -> tuple[list[Any], int]:
         items = raw
         for i, item in enumerate(items):
             if not isinstance(item, str) and not (isinstance(item, list) and item and all(_token_id(x) for x in item)):
-                raise _bad_request(f"'input[{i}]' must be a string or an array of token ids, got {_kind(item)}",
+                raise _bad_request(f"'input[{i}]' must be a string or an array of token ids, got {json_kind(item)}",
                                    "input")
     else:
-        raise _bad_request(f"'input' must be a string or an array, got {_kind(raw)}", "input")
+        raise _bad_request(f"'input' must be a string or an array, got {json_kind(raw)}", "input")
     if len(items) > MAX_EMBEDDING_INPUTS:
         raise _bad_request(f"'input' has {len(items)} items; at most {MAX_EMBEDDING_INPUTS} per request", "input")
     dimensions = body.get("dimensions", EMBEDDING_DIMENSIONS)
@@ -698,7 +687,7 @@ class _Handler(BaseHTTPRequestHandler):
             if not chat and path != "/v1/embeddings":
                 raise _FaultError(404, f"no such route: POST {path[:200]}", "invalid_request_error")
             if not isinstance(body, dict):
-                raise _bad_request(f"request body must be a JSON object, got {_kind(body)}")
+                raise _bad_request(f"request body must be a JSON object, got {json_kind(body)}")
             check_model(body)
             if chat:
                 check_chat_request(body)
