@@ -45,7 +45,8 @@ def _invoices(inp: FamilyInput) -> list[dict]:
             due = None
         if fields.get("invoice number") and fields.get("vendor") and due and total is not None:
             out.append({"file": doc["file"], "number": fields["invoice number"], "vendor": fields["vendor"],
-                        "due": due, "total": total, "items": items})
+                        "due": due, "total": total, "items": items, "po": fields.get("po reference", ""),
+                        "paid": "status" in fields and fields["status"].lower().startswith("paid")})
     return out
 
 
@@ -358,4 +359,169 @@ def policy_figures_sheet(inp: FamilyInput) -> TaskDraft | None:
         oracle=calls,
         baseline=[call("pdf_read_file", file_path=file), call("excel_create_new_file", file_path="data/policy.xlsx")],
         misreadings=[],
+    )
+
+
+# -- invoices against orders, agreements against the calendar --------------------------------
+
+def _ordered_quantities(inp: FamilyInput, po: str) -> tuple[str, dict[str, int]] | None:
+    """(file, item -> quantity) of purchase order ``po`` in the order log, if the office has one."""
+    for table in tables(inp.notes):
+        heads = [h.lower() for h in table.headers]
+        if not {"po", "item", "quantity"} <= set(heads):
+            continue
+        c_po, c_item, c_qty = heads.index("po"), heads.index("item"), heads.index("quantity")
+        lines = {r[c_item]: int(number(r[c_qty]) or 0) for r in table.rows if r[c_po] == po}
+        if lines:
+            return table.file, lines
+    return None
+
+
+@family("invoice_po_check", ("pdf", "excel", "email"), "hard")
+def invoice_po_check(inp: FamilyInput) -> TaskDraft | None:
+    """Check the supplier's open invoice against its purchase order in the order log and tell a
+    colleague which line bills a different quantity than was ordered."""
+    every = _invoices(inp)
+    person = _colleague(inp)
+    if person is None:
+        return None
+    found = []
+    for inv in every:
+        order = _ordered_quantities(inp, inv["po"]) if inv["po"] and not inv["paid"] else None
+        if order is None:
+            continue
+        log, ordered = order
+        wrong = [(item, qty, ordered[item]) for item, qty, _ in inv["items"] if item in ordered and ordered[item] != qty]
+        if len(wrong) == 1:
+            found.append((inv, log, wrong[0]))
+    if not found:
+        return None
+    invoice, log, (item, billed, ordered) = inp.rng.choice(found)
+    who, name = person
+    subject = inp.rng.choice(("Invoice check", "Invoice query", "Order mismatch", "Invoice vs order"))
+    distractors = _vendor_near_miss(inp, every, invoice["vendor"], "the {} invoice was settled already")
+    about = "the invoice check"
+    m1 = piece(1, "fact", f"the invoice to check against its order is the one from {invoice['vendor']}",
+               invoice["vendor"], cue="vendor", about=about, distractors=distractors)
+    m2 = piece(2, "action", f"send what you find to {name}", name, cue="recipient", about=about, thread=2)
+    m3 = piece(3, "action", f"use the subject {subject}", subject, cue="subject", about=about, thread=2)
+
+    def plan(vendor: str) -> list:
+        inv = next((i for i in every if i["vendor"] == vendor), None)
+        if inv is None:
+            return [call("system_list_files", folder="data")]
+        lines = _ordered_quantities(inp, inv["po"]) if inv["po"] else None
+        ordered_lines = lines[1] if lines else {}
+        diff = [(i, q, ordered_lines.get(i)) for i, q, _ in inv["items"] if ordered_lines.get(i) not in (None, q)]
+        text = (f"Invoice {inv['number']} bills {diff[0][1]} x {diff[0][0]}, but {inv['po']} ordered {diff[0][2]}."
+                if diff else f"Invoice {inv['number']} matches {inv['po'] or 'its order'}.")
+        return [call("pdf_read_file", file_path=inv["file"]), call("excel_read_file", file_path=log),
+                call("email_send_email", sender=inp.user, recipient=who, subject=subject,
+                     content=letter(name, text, inp.user_name))]
+
+    latest = every[0]
+    return TaskDraft(
+        family="invoice_po_check", apps=["pdf", "excel", "email"], difficulty="hard",
+        description=f"Compare {invoice['file']} ({invoice['vendor']}, invoice {invoice['number']}) with purchase order "
+                    f"{invoice['po']} in {log}, and email {name} ({who}) with the subject '{subject}' which line "
+                    f"differs: {item} is billed {billed} times but {ordered} were ordered.",
+        intent=inp.intent(),
+        subtasks=["Read the supplier's invoice.", "Find its purchase order in the order log.",
+                  f"Email {name} the line that differs."],
+        evaluation=[{"function": "evaluate_email_sent",
+                     "args": {"sender": inp.user, "recipient": who, "subject_keywords": [subject],
+                              "body_keywords": [invoice["po"], item, str(billed), str(ordered)]}}],
+        memory=[m1, m2, m3],
+        query=inp.query(about=m1.about),
+        oracle=plan(invoice["vendor"]),
+        # the intent alone: the first invoice in the folder, reported as fine to the first colleague
+        baseline=[call("pdf_read_file", file_path=latest["file"]),
+                  call("email_send_email", sender=inp.user, recipient=inp.colleagues[0][0], subject="Invoice",
+                       content=f"Invoice {latest['number']} looks fine.")],
+        misreadings=misreadings_of([m1], lambda mid, vendor: plan(vendor)),
+    )
+
+
+_AGREEMENT_RE = re.compile(r"ends on (\d{4}-\d{2}-\d{2})")
+_NOTICE_RE = re.compile(r"at least (\d+) days before the end date")
+
+
+def _agreements(inp: FamilyInput) -> list[dict]:
+    """Framework agreements as {file, vendor, end, notice}, from their clauses."""
+    out = []
+    for doc in docs(inp.notes, "pdf"):
+        text = " ".join(doc["lines"])
+        end, notice = _AGREEMENT_RE.search(text), _NOTICE_RE.search(text)
+        title = doc["lines"][0] if doc["lines"] else ""
+        if end and notice and " - " in title and "agreement" in title.lower():
+            out.append({"file": doc["file"], "vendor": title.split(" - ", 1)[1].strip(),
+                        "end": datetime.strptime(end.group(1), "%Y-%m-%d"), "notice": int(notice.group(1))})
+    return out
+
+
+@family("contract_notice_reminder", ("pdf", "calendar", "email"), "hard")
+def contract_notice_reminder(inp: FamilyInput) -> TaskDraft | None:
+    """Book a reminder on the last working day the supplier's agreement can still be cancelled
+    (its end date less its notice period, from the clauses) and tell a colleague the dates."""
+    person = _colleague(inp)
+    if person is None:
+        return None
+    found = []
+    for agreement in _agreements(inp):
+        deadline = agreement["end"] - timedelta(days=agreement["notice"])
+        while deadline.weekday() >= 5:
+            deadline -= timedelta(days=1)
+        if deadline.date() > inp.now.date():
+            found.append((agreement, deadline))
+    if not found:
+        return None
+    agreement, deadline = inp.rng.choice(found)
+    who, name = person
+    hour = inp.rng.choice((9, 10, 11, 14))
+    minutes = inp.rng.choice((15, 30))
+    start = deadline.replace(hour=hour)
+    end = start + timedelta(minutes=minutes)
+    title = inp.rng.choice(("Renewal decision", "Contract notice deadline", "Decide on renewal", "Supplier renewal"))
+    rule = (f"at {hour}:00 on the last working day we can still give notice (the end date less the notice period, "
+            "moved back to a weekday)")
+    about = "the renewal reminder"
+    m1 = piece(1, "fact", f"the agreement to watch is the one with {agreement['vendor']}", agreement["vendor"],
+               cue="vendor", about=about)
+    m2 = piece(2, "action", f"book {minutes} minutes called {title} {rule}", title, cue="meeting_title", about=about)
+    m3 = piece(3, "action", f"tell {name} the end date and the notice deadline", name, cue="recipient", about=about,
+               thread=2)
+    subject = f"{agreement['vendor']} agreement"
+
+    def plan(summary: str) -> list:
+        return [call("pdf_read_file", file_path=agreement["file"]), booking(inp.user, summary, start, end),
+                call("email_send_email", sender=inp.user, recipient=who, subject=subject,
+                     content=letter(name, f"The {agreement['vendor']} agreement ends on {agreement['end']:%Y-%m-%d}; "
+                                          f"notice must be given by {deadline:%Y-%m-%d}.", inp.user_name))]
+
+    return TaskDraft(
+        family="contract_notice_reminder", apps=["pdf", "calendar", "email"], difficulty="hard",
+        description=f"From {agreement['file']} (the agreement with {agreement['vendor']}, ending "
+                    f"{agreement['end']:%Y-%m-%d}, {agreement['notice']} days' notice), add a {minutes}-minute "
+                    f"'{title}' to {possessive(inp.user_name)} calendar ({inp.user}) at {hour}:00 on "
+                    f"{deadline:%Y-%m-%d}, the last weekday notice can be given, and email {name} ({who}) both dates.",
+        intent=inp.intent(),
+        subtasks=["Read the agreement's term and notice clauses.", "Book the reminder on the notice deadline.",
+                  f"Email {name} the end date and the deadline."],
+        evaluation=[event_check(inp.user, title, start, end),
+                    {"function": "evaluate_email_sent",
+                     "args": {"sender": inp.user, "recipient": who,
+                              "body_keywords": [f"{agreement['end']:%Y-%m-%d}", f"{deadline:%Y-%m-%d}"]}}],
+        memory=[m1, m2, m3],
+        query=inp.query(about=m1.about),
+        oracle=plan(title),
+        # the intent alone: a reminder on the end date itself, told to the first colleague
+        baseline=[call("pdf_read_file", file_path=agreement["file"]),
+                  booking(inp.user, "Contract renewal", agreement["end"].replace(hour=9),
+                          agreement["end"].replace(hour=9, minute=30)),
+                  call("email_send_email", sender=inp.user, recipient=inp.colleagues[0][0], subject="Contract",
+                       content=f"The agreement ends on {agreement['end']:%Y-%m-%d}.")],
+        misreadings=[],
+        computed=[computed(start.strftime(FMT_T), "rule", [], rule=rule, given=("m2",)),
+                  computed(end.strftime(FMT_T), "add_minutes", [start.strftime(FMT_T), str(minutes)], given=("m2",)),
+                  computed(f"{deadline:%Y-%m-%d}", "rule", [], rule=rule, given=("m2",))],
     )

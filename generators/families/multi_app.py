@@ -212,6 +212,10 @@ def _day_text(day) -> str:
     return day.strftime("%A %B %d").replace(" 0", " ")
 
 
+_SLOT_ABOUTS = ("the meeting I need", "the hour I have to find", "the slot I am trying to book",
+                "the meeting I have to set up", "the hour I need to block out")
+
+
 @family("common_slot", ("calendar", "email"), "hard")
 def common_slot(inp: FamilyInput) -> TaskDraft | None:
     mine = calendar_of(inp.notes, inp.user)
@@ -241,13 +245,14 @@ def common_slot(inp: FamilyInput) -> TaskDraft | None:
     if chance(inp, P_DISTRACT):
         other = inp.rng.choice(titles)
         distractors = (near(other, f"the {other} is another meeting altogether, nothing to do with this one"),)
+    about = inp.rng.choice(_SLOT_ABOUTS)
     m1 = piece(1, "action", f"I need an hour for a {title}", title, cue="meeting_title",
-               about="the meeting I need", distractors=distractors)
+               about=about, distractors=distractors)
     m2 = piece(2, "fact", f"that meeting should be on {day_text}, {rule}",
-               day_text, cue="meeting_day", about="the meeting I need", superseded=superseded)
+               day_text, cue="meeting_day", about=about, superseded=superseded)
 
     m3 = piece(3, "fact", f"the meeting is with {name}, who should get the time by email", name, cue="attendee",
-               about="the meeting I need", thread=2)
+               about=about, thread=2)
 
     def plan(mid: str, value: str) -> list:
         summary, (s0, e0) = (value, (start, end)) if mid == "m1" else (title, firsts[value])
@@ -258,8 +263,9 @@ def common_slot(inp: FamilyInput) -> TaskDraft | None:
 
     return TaskDraft(
         family="common_slot", apps=["calendar", "email"], difficulty="hard",
-        description=f"Find the earliest hour on {day:%Y-%m-%d} when both {inp.user} and {name} ({who}) are free, "
-                    f"add '{title}' to {inp.user}'s calendar then, and email {name} the time.",
+        description=f"Find the earliest hour on {day:%Y-%m-%d} when both {inp.user_name} ({inp.user}) and {name} "
+                    f"({who}) are free, add '{title}' to {possessive(inp.user_name)} calendar then, and email "
+                    f"{name} the time.",
         intent=inp.intent(),
         subtasks=["Check both calendars on that day.", "Book the earliest common free hour.", f"Email {name} the time."],
         evaluation=[event_check(inp.user, title, start, end),

@@ -496,9 +496,14 @@ def _ordered(facts: Facts, key: str) -> tuple[str, str, date, list[tuple[str, in
 
 
 def _invoice(world: World, rng: random.Random, facts: Facts) -> Files:
-    """The open invoice for the first purchase order, and an earlier, paid one for the second: two
-    invoices in one folder, told apart by number, vendor, date and status."""
+    """The open invoice for the first purchase order (often billing one line's quantity above the
+    order), and an earlier, paid one for the second: two invoices in one folder, told apart by
+    number, vendor, date and status."""
     po, vendor, ordered, items = _ordered(facts, "current")
+    if rng.random() < 0.7:  # as often happens, one line bills more than was ordered
+        k = rng.randrange(len(items))
+        item, quantity, price = items[k]
+        items = [*items[:k], (item, quantity + rng.randint(1, 3), price), *items[k + 1:]]
     number = f"INV-{world.now.year}-{rng.randint(1000, 9999)}"
     issued = max(ordered + timedelta(days=2), _workday_before(world.now, rng, 3, 25))
     if issued >= world.now.date():
