@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from generators.dialogue_llm import DAY_RETRIES
 from orchestrator.build import build
 from orchestrator.dataset import iter_tasks
 from orchestrator.fake_llm import FakeLLMServer, default_responder
@@ -44,10 +45,12 @@ def test_neo_build_over_http_passes_verify_and_records_usage(tmp_path):
         roles = roles_requested(server)
     assert summary.accepted == 3
     assert {"planner", "surfer", "task_generator", "dialogue_day", "verifier"} <= set(roles)
-    assert roles.count("dialogue_day") == 3 * SMALL["days"]  # one call per day
+    # one call per day, and again for a day whose answer repeats lines already said
+    assert 3 * SMALL["days"] <= roles.count("dialogue_day") <= 3 * SMALL["days"] * (1 + DAY_RETRIES)
     for task in iter_tasks(tmp_path / "ds"):
         usage = task.record["provenance"]["tokens"]["llm"]
-        assert usage["task_generator"]["calls"] == 1 and usage["dialogue_day"]["calls"] == SMALL["days"]
+        assert usage["task_generator"]["calls"] == 1
+        assert SMALL["days"] <= usage["dialogue_day"]["calls"] <= SMALL["days"] * (1 + DAY_RETRIES)
         assert all(u["prompt_tokens"] > 0 for u in usage.values())
         assert task.record["provenance"]["backend"] == "llm"
     # the model's histories follow the same plan: work threads, near-misses or corrections, marked
