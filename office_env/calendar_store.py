@@ -11,7 +11,7 @@ from pathlib import Path
 
 from office_env.errors import MissingFileError, OfficeError
 from office_env.formats import ics_io
-from office_env.formats.bounded import size_text
+from office_env.formats.bounded import read_bytes, size_text
 from office_env.formats.ics_io import CalendarEvent
 from office_env.formats.text import check_line
 from office_env.limits import MAX_ICS_BYTES
@@ -61,8 +61,15 @@ def create(ws: Workspace, user: str, event: CalendarEvent) -> None:
         raise OfficeError(f"end: {event.end:%Y-%m-%d %H:%M:%S} is not after start {event.start:%Y-%m-%d %H:%M:%S}")
     path = calendar_path(ws, user)
     label = ws.relative(path)
+    owner = ws.check_user(user)
+    if path.exists():
+        ics_io.read_events(path, label)  # a valid calendar (parsed once per file version), or CorruptFileError
+        data = ics_io.with_event(read_bytes(path, label, MAX_ICS_BYTES), event, owner, ws.now)
+        if data is not None:
+            _write(ws, label, data)
+            return
     calendar = ics_io.load(path, label) if path.exists() else ics_io.new_calendar()
-    ics_io.add_event(calendar, event, ws.check_user(user), ws.now)
+    ics_io.add_event(calendar, event, owner, ws.now)
     _write(ws, label, ics_io.to_bytes(calendar))
 
 

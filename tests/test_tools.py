@@ -18,7 +18,7 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from conftest import NOW
-from office_env import ToolResult, Workspace
+from office_env import ToolResult, Workspace, default_registry
 from office_env.formats import docx_io, pdf_io
 
 
@@ -872,3 +872,30 @@ def test_budget_exceptions_pass_through_even_as_exception_subclasses(ws):
     for exc in (BudgetExceeded(), TaskBudgetExceeded()):
         with pytest.raises(type(exc)):
             _raising(exc).call(ws, "test_boom", {})
+
+
+def test_creating_an_event_keeps_the_rest_of_a_foreign_calendar_byte_for_byte(tmp_path):
+    (tmp_path / "calendar").mkdir()
+    foreign = ("BEGIN:VCALENDAR\r\nPRODID:-//Other//EN\r\nVERSION:2.0\r\nX-WR-CALNAME:Team\r\n"
+               "BEGIN:VEVENT\r\nUID:a1@other\r\nSUMMARY:Standup\r\nDTSTART:20240506T090000\r\n"
+               "DTEND:20240506T091500\r\nX-OTHER-FIELD:kept\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n").encode()
+    (tmp_path / "calendar" / "alice.ics").write_bytes(foreign)
+    ws = Workspace(tmp_path, now=datetime(2024, 5, 3, 9, 0))
+    result = default_registry().call(ws, "calendar_create_event", {
+        "user": "alice", "summary": "Review", "start": "2024-05-06 10:00:00", "end": "2024-05-06 11:00:00"})
+    assert result.ok, result.observation
+    data = (tmp_path / "calendar" / "alice.ics").read_bytes()
+    assert data.startswith(foreign[: -len(b"END:VCALENDAR\r\n")])  # nothing of the original is rewritten
+    assert data.endswith(b"END:VEVENT\r\nEND:VCALENDAR\r\n") and b"SUMMARY:Review" in data
+    listing = default_registry().call(ws, "calendar_list_events", {"user": "alice"}).observation
+    assert "Standup" in listing and "Review" in listing
+
+
+def test_creating_an_event_in_a_corrupt_calendar_is_an_error_observation(tmp_path):
+    (tmp_path / "calendar").mkdir()
+    (tmp_path / "calendar" / "alice.ics").write_bytes(b"not a calendar\r\nEND:VCALENDAR\r\n")
+    ws = Workspace(tmp_path, now=datetime(2024, 5, 3, 9, 0))
+    result = default_registry().call(ws, "calendar_create_event", {
+        "user": "alice", "summary": "Review", "start": "2024-05-06 10:00:00", "end": "2024-05-06 11:00:00"})
+    assert not result.ok and "calendar/alice.ics" in result.observation
+    assert (tmp_path / "calendar" / "alice.ics").read_bytes() == b"not a calendar\r\nEND:VCALENDAR\r\n"

@@ -108,6 +108,24 @@ def add_event(calendar: icalendar.Calendar, event: CalendarEvent, owner: str, st
     calendar.add_component(component)
 
 
+_END = b"END:VCALENDAR"
+
+
+def with_event(data: bytes, event: CalendarEvent, owner: str, stamp: datetime | None) -> bytes | None:
+    """``data`` (a calendar already read and found valid) with ``event`` added just before its
+    last ``END:VCALENDAR``; None when the file does not end that way. Everything else in the file
+    stays byte for byte, and no re-parse is needed."""
+    tail = data.rstrip()
+    if not tail.endswith(_END):
+        return None
+    holder = icalendar.Calendar()
+    add_event(holder, event, owner, stamp)
+    head = tail[: -len(_END)]
+    if not head.endswith(b"\n"):
+        return None
+    return head + holder.subcomponents[0].to_ical() + _END + b"\r\n"
+
+
 def remove_events(calendar: icalendar.Calendar, summary: str) -> int:
     """Remove every event whose summary equals ``summary`` (ignoring case); return the count."""
     wanted = summary.strip().lower()
