@@ -4,6 +4,7 @@ broken phrasing file is one line naming the file and field, at start."""
 from __future__ import annotations
 
 import random
+from collections import Counter
 import shutil
 import subprocess
 import sys
@@ -32,10 +33,13 @@ def test_queries_use_only_the_slots_given(tmp_path: Path):
     phrasing = load_phrasing("fam", tmp_path)
     rng = random.Random(3)
     assert {phrasing.query(rng) for _ in range(30)} == {"Plain."}
-    # a query that uses every slot given is preferred: naming the work helps find its history
-    assert {phrasing.query(rng, first="Marcus") for _ in range(60)} == {"Ask Marcus."}
-    assert {phrasing.query(rng, first="Marcus", about="the  budget") for _ in range(30)} == {
-        "Tell Marcus about the budget."}
+    # a query that uses every slot given is twice as likely (naming the work helps find its
+    # history), but not the only one: a family's queries are not all one sentence
+    asked = Counter(phrasing.query(rng, first="Marcus") for _ in range(600))
+    assert set(asked) == {"Ask Marcus.", "Plain."} and asked["Ask Marcus."] > 1.5 * asked["Plain."]
+    both = Counter(phrasing.query(rng, first="Marcus", about="the  budget") for _ in range(600))
+    assert set(both) == {"Tell Marcus about the budget.", "Ask Marcus.", "Plain."}
+    assert both["Tell Marcus about the budget."] > both["Ask Marcus."]
     assert {phrasing.query(rng, about="the budget") for _ in range(30)} == {"Plain."}
 
 

@@ -42,11 +42,12 @@ class Phrasing:
         return rng.choice(self.intents)
 
     def query(self, rng: random.Random, **slots: str) -> str:
-        """A query from the pool that uses every slot given (naming the work helps an agent find its
-        history), or failing that one whose slots are all given."""
+        """A query from the pool whose slots are all given, twice as likely one that uses every slot
+        given (naming the work helps an agent find its history; the others keep a family's queries
+        from all being one sentence)."""
         usable = [t for t, needs in zip(self.queries, self.query_slots) if needs <= slots.keys()]
         richest = [t for t, needs in zip(self.queries, self.query_slots) if slots and needs == set(slots)]
-        usable = richest or usable
+        usable = richest + usable
         if not usable:
             raise FamilyDefinitionError(f"no query can be rendered with the slots {sorted(slots)}")
         return " ".join(rng.choice(usable).render(**slots).split())
