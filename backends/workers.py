@@ -170,10 +170,12 @@ class _Slot:
         self.conn = parent_end
         self.job: int | None = None
         self.started = 0.0
+        self.group: Any = None
 
     def give(self, index: int) -> None:
         self.job, self.started = index, time.monotonic()
         self.conn.send(index)
+
 
     def kill(self) -> None:
         if self.process.is_alive():
@@ -191,6 +193,16 @@ class _Slot:
             self.process.kill()
             self.process.join(timeout=2)
         self.conn.close()
+
+
+def _next_job(pending: deque[int], group: Any, group_of: Callable[[int], Any] | None) -> int:
+    """The first pending job of ``group`` (the group of the worker's last job), else the first one."""
+    if group_of is not None and group is not None:
+        for position, index in enumerate(pending):
+            if group_of(index) == group:
+                del pending[position]
+                return index
+    return pending.popleft()
 
 
 class _Signals:
@@ -222,12 +234,14 @@ class _Signals:
 
 def run_jobs(fn: Callable[[Any], Any], jobs: Sequence[Any], *, workers: int, budget: Budget,
              on_result: Callable[[int, Any], None], on_failure: Callable[[int, JobFailure], None],
-             drain_seconds: float = DRAIN_SECONDS) -> None:
+             drain_seconds: float = DRAIN_SECONDS, group: Callable[[Any], Any] | None = None) -> None:
     """Run ``fn(job)`` for every job on ``workers`` forked processes.
 
     ``on_result(index, result)`` or ``on_failure(index, JobFailure)`` is called in the parent,
-    in completion order, once per job. Raises :class:`Interrupted` after Ctrl-C or SIGTERM (every
-    job that finished by then has been reported)."""
+    in completion order, once per job. ``group(job)``, when given, keeps a worker on jobs of the
+    group of its last job while any is pending (jobs that share files then share the worker's read
+    caches); otherwise jobs start in order. Raises :class:`Interrupted` after Ctrl-C or SIGTERM
+    (every job that finished by then has been reported)."""
     if not jobs:
         return
     if workers == 1 and budget == Budget():
@@ -235,6 +249,7 @@ def run_jobs(fn: Callable[[Any], Any], jobs: Sequence[Any], *, workers: int, bud
         return
     context = get_context("fork")
     pending = deque(range(len(jobs)))
+    group_of = (lambda index: group(jobs[index])) if group is not None else None
     slots: list[_Slot] = []
     reported = 0
     with _Signals(slots) as signals:
@@ -248,7 +263,9 @@ def run_jobs(fn: Callable[[Any], Any], jobs: Sequence[Any], *, workers: int, bud
                 if stop_at is None:
                     for slot in slots:
                         if slot.job is None and pending:
-                            slot.give(pending.popleft())
+                            index = _next_job(pending, slot.group, group_of)
+                            slot.group = group_of(index) if group_of is not None else None
+                            slot.give(index)
                 busy = [slot for slot in slots if slot.job is not None]
                 if not busy:
                     break

@@ -39,12 +39,13 @@ def scan(ws: Workspace, user: str, field: str = "user") -> tuple[list[tuple[str,
     """Readable messages of ``user`` as ``(email_id, Mail)``, oldest first (then by id), and one
     line for each file that could not be read, so one damaged message hides no others."""
     folder = mailbox_or_error(ws, user, field)
+    where = ws.relative(folder)  # the folder is resolved: its files' labels need no resolving
     out, unreadable = [], []
     for path in sorted(folder.glob("*.eml")):
         if path.is_symlink() or not path.is_file():
             continue
         try:
-            out.append((path.name, eml_io.read(path, ws.relative(path))))
+            out.append((path.name, eml_io.read(path, f"{where}/{path.name}")))
         except CorruptFileError as exc:
             unreadable.append(str(exc))
     out.sort(key=lambda item: (_sort_time(item[1]), item[0]))

@@ -101,7 +101,7 @@ def printable(text: object) -> str:
     """``text`` with control characters and undecodable bytes escaped (``\\n``, ``\\xff``), so
     that a path always prints on one line and says what it holds."""
     text = str(text)
-    if not any(_hidden(ch) for ch in text):
+    if text.isprintable() or not any(_hidden(ch) for ch in text):  # isprintable: none is hidden
         return text
     out = []
     for ch in text:
@@ -125,6 +125,10 @@ def name_problem(name: str) -> str | None:
     """Why ``name`` is not a plain relative path component, or ``None`` when it is one."""
     if name in ("", ".", ".."):
         return "empty, . or .."
+    if name.isprintable():  # no surrogate, control or direction mark: only the plain rules are left
+        if "/" in name or "\\" in name:
+            return "contains a slash or backslash"
+        return f"longer than {MAX_NAME_CHARS} characters" if len(name) > MAX_NAME_CHARS else None
     if any(0xD800 <= ord(ch) <= 0xDFFF for ch in name):
         return "not valid UTF-8"
     if "/" in name or "\\" in name:
@@ -374,11 +378,11 @@ class _Opener:
     def open(self, entry: FileEntry, *, check_links: bool = True) -> tuple[int, os.stat_result]:
         """An open descriptor of ``entry`` after proving it is the file the scan accepted."""
         parent = self._folder(entry.parts[:-1])
-        label = printable(self.tree.root / entry.rel)
         try:
             fd = os.open(entry.parts[-1], _OPEN_FLAGS, dir_fd=parent)
         except OSError as exc:
-            raise UntrustedInputError(label, _open_reason(exc, entry.parts[-1], parent)) from None
+            raise UntrustedInputError(printable(self.tree.root / entry.rel),
+                                      _open_reason(exc, entry.parts[-1], parent)) from None
         st = os.fstat(fd)
         problem = None
         if not stat.S_ISREG(st.st_mode):
@@ -389,7 +393,7 @@ class _Opener:
             problem = OUTSIDE_LINK
         if problem:
             os.close(fd)
-            raise UntrustedInputError(label, problem)
+            raise UntrustedInputError(printable(self.tree.root / entry.rel), problem)
         return fd, st
 
 
@@ -464,7 +468,7 @@ def copy_tree(src: str | os.PathLike[str], dest: str | os.PathLike[str], *, link
             target = dest_path.joinpath(*entry.parts)
             if link and _link(fd, entry, tree.root, target):
                 continue
-            _write_fresh(fd, target, printable(tree.root / entry.rel))
+            _write_fresh(fd, target, tree.root / entry.rel)
     except BaseException:
         shutil.rmtree(dest_path, ignore_errors=True)
         raise
@@ -497,7 +501,7 @@ def _link(fd: int, entry: FileEntry, root: Path, target: Path) -> bool:
     return False
 
 
-def _write_fresh(fd: int, target: Path, label: str) -> None:
+def _write_fresh(fd: int, target: Path, source: Path) -> None:
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
     out = os.open(target, flags, 0o666)
     try:
@@ -508,7 +512,8 @@ def _write_fresh(fd: int, target: Path, label: str) -> None:
                 break
             total += len(chunk)
             if total > MAX_FILE_BYTES:
-                raise UntrustedInputError(label, f"{TOO_LARGE} (grew past {_size(MAX_FILE_BYTES)} while being copied)")
+                raise UntrustedInputError(printable(source),
+                                          f"{TOO_LARGE} (grew past {_size(MAX_FILE_BYTES)} while being copied)")
             view = memoryview(chunk)
             while view:
                 view = view[os.write(out, view):]

@@ -48,7 +48,7 @@ class BuildConfig(GenerationOptions):
         return {"seed": self.seed, "app_counts": list(self.app_counts), **self._shape()}
 
 
-TASKS_PER_WORLD = 10  # attempts that share one world (and its testbed)
+TASKS_PER_WORLD = 20  # attempts that share one world (and its testbed)
 
 
 @dataclass(frozen=True)

@@ -54,6 +54,21 @@ def test_results_come_back_for_every_job_with_several_workers():
 
 
 @pytest.mark.parametrize("kind", ["sleep", "busy", "swallow"])
+def _pid_after_a_nap(job):
+    time.sleep(0.1)
+    return os.getpid()
+
+
+def test_a_worker_stays_on_the_group_of_its_last_job_while_one_is_pending():
+    jobs = ["a0", "b0", "a1", "b1", "a2", "b2"]
+    results, failures = _collect(_pid_after_a_nap, jobs, workers=2, budget=Budget(seconds=30),
+                                 group=lambda job: job[0])
+    assert not failures
+    pids = {letter: {results[i] for i, job in enumerate(jobs) if job[0] == letter} for letter in "ab"}
+    assert len(pids["a"]) == 1 and len(pids["b"]) == 1 and pids["a"] != pids["b"]
+
+
+@pytest.mark.parametrize("kind", ["sleep", "busy", "swallow"])
 def test_a_job_over_its_time_budget_is_a_timeout_and_the_batch_goes_on(kind):
     results, failures = _collect(_job, ["a", kind, "b"], workers=1, budget=Budget(seconds=0.5))
     assert results == {0: "A", 2: "B"}
@@ -83,6 +98,7 @@ def test_without_a_budget_one_worker_runs_in_this_process():
 
 def test_an_interrupt_stops_scheduling_drains_and_raises():
     started = time.monotonic()
+    before = signal.getsignal(signal.SIGINT)  # the default, or "ignore" when the suite runs in the background
 
     def interrupt_soon():
         time.sleep(0.6)
@@ -96,7 +112,7 @@ def test_an_interrupt_stops_scheduling_drains_and_raises():
     assert time.monotonic() - started < 3
     assert caught.value.total == 100 and caught.value.done == len(results) < 100
     assert caught.value.exit_code == 130
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # the handler is put back
+    assert signal.getsignal(signal.SIGINT) is before  # the handler is put back
 
 
 def test_workers_die_with_their_parent(tmp_path):
