@@ -28,7 +28,7 @@ from backends.workers import Budget, JobFailure, run_jobs
 from generators.families import check_families
 from office_env.synthesis import World, make_world, write_workspace
 from office_env.synthesis.check import WorldCheckError
-from verifier.duplicates import duplicate_keys, first_of_each
+from verifier.duplicates import duplicate_keys, first_of_each, near_words
 from orchestrator import dataset
 from orchestrator.card import render_card, statistics
 from orchestrator.neo_graph import NeoState, build_neo_graph
@@ -37,7 +37,7 @@ from orchestrator.record import build_record
 from orchestrator.roles import TASKS_PER_WORLD, BuildConfig, Job
 from verifier.gates import run_gates
 
-GENERATOR_VERSION = "neo-1"
+GENERATOR_VERSION = "neo-2"
 
 
 MIN_DAYS = 2  # a correction is said on a later day than the value it corrects
@@ -236,7 +236,7 @@ def run_attempt(out: str, config: BuildConfig, index: int) -> dict[str, Any]:
     if outcome["status"] == "accepted":
         record = outcome["record"]
         summary.update(staged=outcome["staged"], family=record["family"], app_count=record["app_count"],
-                       keys=duplicate_keys(record))
+                       keys=duplicate_keys(record), words=near_words(record))
     return summary
 
 
@@ -257,11 +257,14 @@ def _previous_build(out: Path) -> dict[str, Any] | None:
         return None
 
 
-def unique_accepted(done: dict[int, dict[str, Any]]) -> tuple[list[int], dict[int, int]]:
+def unique_accepted(done: dict[int, dict[str, Any]], near: bool = True) -> tuple[list[int], dict[int, int]]:
     """Accepted attempts in index order without duplicates (the first of each task identity is
-    kept, whatever order workers finished in), and the duplicates with the index they repeat."""
-    return first_of_each([(i, list(item.get("keys") or [])) for i, item in done.items()
-                          if item["status"] == "accepted"])
+    kept, whatever order workers finished in), and the duplicates with the index they repeat.
+    ``near=False`` skips the near-duplicate descriptions (pairwise within a family): enough for a
+    progress count, which runs after every attempt."""
+    accepted = {i: item for i, item in done.items() if item["status"] == "accepted"}
+    words = {i: list(item.get("words") or []) for i, item in accepted.items()} if near else None
+    return first_of_each([(i, list(item.get("keys") or [])) for i, item in accepted.items()], words)
 
 
 def drop_category(reason: str) -> str:
@@ -416,10 +419,10 @@ def _build_locked(out: Path, n: int, config: BuildConfig, workers: int, resume: 
     max_attempts = n * 4 + 20
     summary = BuildSummary(out)
 
-    def accepted_indices() -> list[int]:
-        return unique_accepted(done)[0]
+    def accepted_indices(near: bool = True) -> list[int]:
+        return unique_accepted(done, near)[0]
 
-    report = (lambda _: on_progress(min(len(accepted_indices()), n), n)) if on_progress else None
+    report = (lambda _: on_progress(min(len(accepted_indices(near=False)), n), n)) if on_progress else None
     with dataset.OutcomeLog(out, done, report) as log:
         record = log.record
 
@@ -443,7 +446,7 @@ def _build_locked(out: Path, n: int, config: BuildConfig, workers: int, resume: 
                 next_index += 1
             batch = spread_worlds(batch, workers)
             run_jobs(lambda index: run_attempt(str(out), config, index), batch, workers=workers, budget=budget,
-                     on_result=lambda position, item: record(item),
+                     on_result=lambda position, item: record(item), group=lambda index: index // TASKS_PER_WORLD,
                      on_failure=lambda position, failure: record(failed_attempt(batch[position], failure)))
     return _finalize(out, n, config, done, summary)
 
@@ -463,8 +466,10 @@ def _finalize(out: Path, n: int, config: BuildConfig, done: dict[int, dict[str, 
               summary: BuildSummary) -> BuildSummary:
     accepted, duplicates = unique_accepted(done)
     for index, original in duplicates.items():
-        done[index] = {**{k: v for k, v in done[index].items() if k not in ("staged", "keys")},
-                       "status": "dropped", "reason": f"duplicate: the same task as {task_id(original)}"}
+        same = set(done[index].get("keys") or ()) & set(done[original].get("keys") or ())
+        why = "the same task as" if same else "almost the same description as"
+        done[index] = {**{k: v for k, v in done[index].items() if k not in ("staged", "keys", "words")},
+                       "status": "dropped", "reason": f"duplicate: {why} {task_id(original)}"}
     keep = accepted[:n]
     kept = {task_id(index) for index in keep}
     tasks = out / dataset.TASKS

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from pathlib import Path
 
 from orchestrator.build import build
@@ -74,7 +75,8 @@ def test_a_build_holds_no_duplicates_and_says_which_it_dropped(tmp_path: Path):
     assert len(records) == summary.accepted == 24
     assert near_duplicates(records) == []
     attempts = [json.loads(line) for line in (out / "attempts.jsonl").read_text().splitlines()]
-    duplicates = [a for a in attempts if a["reason"].startswith("duplicate: the same task as neo-")]
+    duplicates = [a for a in attempts if re.match(r"duplicate: (the same task|almost the same description) as neo-",
+                                                   a["reason"])]
     assert summary.drops.get("duplicate", 0) == len(duplicates)
     kept = {r["id"] for r in records}
     assert all(a["reason"].split()[-1] in kept for a in duplicates)
@@ -94,3 +96,13 @@ def test_the_attempts_of_one_world_repeat_a_family_only_after_using_all_others()
                 names = families_for(count)
                 used = [by_count[name] for name in names]
                 assert max(used) - min(used) <= 1, (seed, world, count, picked)
+
+
+def test_first_of_each_drops_an_almost_equal_description_of_the_same_family_only():
+    words = ("please add up every salary column of this data sheet and write its grand total into the answer "
+             "file before our finance review on monday").split()
+    near = {1: ["sheet_total", *words, "team"], 4: ["sheet_total", *words, "staff"],
+            6: ["pdf_total", *words, "staff"], 8: ["sheet_total", "book", "a", "room"]}
+    kept, dropped = first_of_each([(i, [f"k{i}"]) for i in near], near)
+    assert kept == [1, 6, 8] and dropped == {4: 1}
+    assert first_of_each([(i, [f"k{i}"]) for i in near]) == ([1, 4, 6, 8], {})  # without words: keys only

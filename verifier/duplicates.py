@@ -4,8 +4,9 @@ A benchmark that holds the same task twice counts one skill twice and tells a re
 its size says. ``duplicate_keys`` gives a task's identities (its description; its world, family
 and checked values with output names left out, so two tasks that differ only in the name of the
 file they write are one task; and the same without the people, so two tasks that differ only in
-who gets the result are one task too); a build keeps the first task of each identity, by index.
-``near_duplicates`` also finds descriptions that are almost the same, for the dataset card.
+who gets the result are one task too); a build keeps the first task of each identity, by index, and drops a task whose description is
+almost that of an earlier one of its family (``near_words``).
+``near_duplicates`` finds both kinds in a finished dataset, for the dataset card.
 """
 
 from __future__ import annotations
@@ -51,20 +52,40 @@ def duplicate_keys(record: dict[str, Any]) -> list[str]:
     return keys
 
 
-def first_of_each(items: list[tuple[int, list[str]]]) -> tuple[list[int], dict[int, int]]:
+def near_words(record: dict[str, Any]) -> list[str]:
+    """What ``first_of_each`` compares for near-duplicates: the family, then the description's words."""
+    return [str(record.get("family"))] + sorted(_words(str(record.get("description", ""))))
+
+
+def alike(words_a: frozenset[str], words_b: frozenset[str], threshold: float = NEAR_JACCARD) -> bool:
+    union = words_a | words_b
+    return bool(union) and len(words_a & words_b) >= threshold * len(union)
+
+
+def first_of_each(items: list[tuple[int, list[str]]], near: dict[int, list[str]] | None = None
+                  ) -> tuple[list[int], dict[int, int]]:
     """Given (index, keys) pairs, the indices to keep (the first of each identity, by index) and,
-    for every other index, the kept index it duplicates."""
+    for every other index, the kept index it duplicates. ``near`` maps an index to its
+    ``near_words``: a task whose description is almost that of a kept task of its family is
+    dropped too."""
     seen: dict[str, int] = {}
     kept: list[int] = []
     dropped: dict[int, int] = {}
+    families: dict[str, list[tuple[int, frozenset[str]]]] = {}
     for index, keys in sorted(items):
         earlier = next((seen[k] for k in keys if k in seen), None)
+        words = (near or {}).get(index)
+        if earlier is None and words:
+            mine = frozenset(words[1:])
+            earlier = next((i for i, other in families.get(words[0], ()) if alike(mine, other)), None)
         if earlier is not None:
             dropped[index] = earlier
             continue
         kept.append(index)
         for key in keys:
             seen[key] = index
+        if words:
+            families.setdefault(words[0], []).append((index, frozenset(words[1:])))
     return kept, dropped
 
 
@@ -83,6 +104,6 @@ def near_duplicates(records: list[dict[str, Any]], threshold: float = NEAR_JACCA
                           else "same world, family and checked values"))
             continue
         union = words_a | words_b
-        if union and len(words_a & words_b) / len(union) >= threshold:
+        if alike(words_a, words_b, threshold):
             pairs.append((a, b, f"descriptions {100 * len(words_a & words_b) / len(union):.0f} % alike"))
     return pairs
