@@ -27,7 +27,7 @@ ALL_FUNCTIONS = {
     "evaluate_contain", "evaluate_not_contain", "evaluate_file_exist", "evaluate_file_not_exist",
     "evaluate_excel_cell_value", "evaluate_excel_cell_comparator", "evaluate_exact_match",
     "evaluate_diff_contain_text", "evaluate_calendar_no_overlap", "evaluate_calendar_event",
-    "evaluate_email_sent", "evaluate_answer",
+    "evaluate_email_sent", "evaluate_answer", "evaluate_calendar_no_event",
 }
 
 
@@ -410,6 +410,22 @@ def test_calendar_event(ws, registry):
     # a user without a calendar simply has no such event
     nobody = run(ws, "evaluate_calendar_event", {"username": "carol", "summary": "Offsite"})
     assert not nobody.passed and "no event titled" in nobody.reason
+
+
+def test_calendar_no_event_passes_once_the_meeting_left_its_old_time(ws, registry):
+    call(registry, ws, "calendar_create_event",
+         {"user": "bob", "summary": "Budget review", "start": "2024-05-07 09:00:00", "end": "2024-05-07 10:00:00"})
+    args = {"username": "bob", "summary": ["budget"], "start": "2024-05-07 09:00"}
+    still = run(ws, "evaluate_calendar_no_event", args)
+    assert not still.passed and "still has 'Budget review' at 2024-05-07 09:00" in still.reason
+    # another title at that time, or the same title at another time, is not the meeting
+    assert run(ws, "evaluate_calendar_no_event", {**args, "summary": "offsite"}).passed
+    assert run(ws, "evaluate_calendar_no_event", {**args, "start": "2024-05-07 10:00"}).passed
+    call(registry, ws, "calendar_delete_event", {"user": "bob", "summary": "Budget review"})
+    call(registry, ws, "calendar_create_event",
+         {"user": "bob", "summary": "Budget review", "start": "2024-05-08 09:00:00", "end": "2024-05-08 10:00:00"})
+    assert run(ws, "evaluate_calendar_no_event", args).passed
+    assert run(ws, "evaluate_calendar_no_event", {**args, "username": "carol"}).passed  # no calendar: no event
 
 
 # -- e-mail ----------------------------------------------------------------------------------

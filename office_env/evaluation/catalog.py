@@ -122,7 +122,7 @@ def _semantic_problems(name: str, args: dict[str, Any], where: str, file: str) -
                 comparator.parse(match["comparator"])
             except OfficeError as exc:
                 problems.append(Problem(f"{where}.matches[{i}].comparator", str(exc), file))
-    if name == "evaluate_calendar_event":
+    if name in ("evaluate_calendar_event", "evaluate_calendar_no_event"):
         try:
             check_time_args(args)
         except OfficeError as exc:

@@ -276,6 +276,21 @@ def evaluate_calendar_event(ctx: Context, args: dict[str, Any]) -> Outcome:
     return False, f"{args['username']}'s calendar has no event titled like {words!r}"
 
 
+@check("evaluate_calendar_no_event",
+       "A user's calendar has no event whose title contains the keywords starting at the given time "
+       "(a meeting moved or cancelled is gone from its old place).",
+       {"username": USERNAME, "summary": {"anyOf": [{"type": "string", "minLength": 1}, KEYWORDS]}, "start": TIME},
+       ["username", "summary", "start"])
+def evaluate_calendar_no_event(ctx: Context, args: dict[str, Any]) -> Outcome:
+    words = args["summary"] if isinstance(args["summary"], list) else [args["summary"]]
+    start = calendar_store.parse_time(args["start"], "start")
+    events = calendar_store.events(ctx.workspace, args["username"], field="username", missing_ok=True)
+    left = [e for e in events if e.start == start and not kw.missing(e.summary, words)]
+    if left:
+        return False, f"{args['username']}'s calendar still has {left[0].summary!r} at {start:%Y-%m-%d %H:%M}"
+    return True, f"{args['username']}'s calendar has no event titled like {words!r} at {start:%Y-%m-%d %H:%M}"
+
+
 # -- e-mail and answers ----------------------------------------------------------------------
 
 def _same_person(header: str, who: str) -> bool:
