@@ -525,3 +525,82 @@ def contract_notice_reminder(inp: FamilyInput) -> TaskDraft | None:
                   computed(end.strftime(FMT_T), "add_minutes", [start.strftime(FMT_T), str(minutes)], given=("m2",)),
                   computed(f"{deadline:%Y-%m-%d}", "rule", [], rule=rule, given=("m2",))],
     )
+
+
+_SECOND_APPROVAL_RE = re.compile(r"claims above ([\d,]+(?:\.\d+)?) USD need a second approval", re.IGNORECASE)
+
+
+def _claim_logs(inp: FamilyInput) -> list[tuple[str, list[tuple[str, float]], list[tuple[str, float]]]]:
+    """Expense claim sheets as (file, submitted claims, all other claims), each claim (number, amount)."""
+    out = []
+    for table in tables(inp.notes):
+        heads = [h.lower() for h in table.headers]
+        if not {"claim", "amount", "status"} <= set(heads):
+            continue
+        c_id, c_amount, c_status = heads.index("claim"), heads.index("amount"), heads.index("status")
+        rows = [(r[c_id], number(r[c_amount]), r[c_status]) for r in table.rows]
+        submitted = [(c, a) for c, a, status in rows if status == "Submitted" and a is not None]
+        others = [(c, a) for c, a, status in rows if status != "Submitted" and a is not None]
+        out.append((table.file, submitted, others))
+    return out
+
+
+@family("claims_second_approval", ("pdf", "excel", "email"), "hard")
+def claims_second_approval(inp: FamilyInput) -> TaskDraft | None:
+    """Apply the handbook's second-approval limit to the expense claims still waiting, and send the
+    colleague the chat names the claims above it with their total."""
+    rules = [(doc["file"], number(m.group(1))) for doc in docs(inp.notes, "pdf") for line in doc["lines"]
+             for m in [_SECOND_APPROVAL_RE.search(line)] if m]
+    logs = [(f, sub, rest) for f, sub, rest in _claim_logs(inp)
+            if any(a > limit for _, a in sub for _, limit in rules) and any(a <= limit for _, a in sub for _, limit in rules)]
+    if not rules or not logs or len(inp.colleagues) < 2:
+        return None
+    policy, limit = inp.rng.choice(rules)
+    log, submitted, others = inp.rng.choice(logs)
+    over = [(c, a) for c, a in submitted if a > limit]
+    if not over or len(over) == len(submitted):
+        return None
+    total = round(sum(a for _, a in over), 2)
+    (who, name), (other_who, other_name) = inp.rng.sample(inp.colleagues, 2)
+    subject = inp.rng.choice(("Claims for second approval", "Expense claims over the limit", "Claims to approve",
+                              "Second approval needed"))
+    about = "the claims for second approval"
+    superseded = (other_name,) if chance(inp, P_CORRECT) and _distinct(other_name, name) else ()
+    m1 = piece(1, "fact", f"the approval rule is in {stem(policy)}", stem(policy), cue="document", about=about)
+    m2 = piece(2, "action", f"the claims go to {name} in Finance", name, cue="recipient", about=about,
+               superseded=superseded, thread=2)
+    m3 = piece(3, "action", f"use the subject {subject}", subject, cue="subject", about=about, thread=2)
+    ids = [c for c, _ in over]
+
+    def plan(to: str, to_name: str) -> list:
+        text = (f"These submitted claims are above the {fmt(limit)} USD limit and need your approval: "
+                f"{', '.join(ids)}. Together they come to {fmt(total)} USD.")
+        return [call("pdf_read_file", file_path=policy), call("excel_read_file", file_path=log),
+                call("email_send_email", sender=inp.user, recipient=to, subject=subject,
+                     content=letter(to_name, text, inp.user_name))]
+
+    by_name = {n: u for u, n in inp.colleagues}
+    everything = [c for c, _ in submitted]
+    return TaskDraft(
+        family="claims_second_approval", apps=["pdf", "excel", "email"], difficulty="hard",
+        description=f"Find the claims in {log} still marked Submitted whose amount is above the {fmt(limit)} USD "
+                    f"second-approval limit in {policy}, and email {name} ({who}) with the subject '{subject}' their "
+                    f"numbers ({join_and(ids)}) and their total, {fmt(total)} USD.",
+        intent=inp.intent(),
+        subtasks=[f"Read the approval limit in {policy}.", f"Pick the Submitted claims above it in {log}.",
+                  f"Email {name} their numbers and total."],
+        evaluation=[{"function": "evaluate_email_sent",
+                     "args": {"sender": inp.user, "recipient": who, "subject_keywords": [subject],
+                              "body_keywords": [*ids, fmt(total)]}}],
+        memory=[m1, m2, m3],
+        query=inp.query(about=m1.about),
+        oracle=plan(who, name),
+        # the intent alone: every claim still waiting, with their total, to the first colleague
+        baseline=[call("excel_read_file", file_path=log),
+                  call("email_send_email", sender=inp.user, recipient=inp.colleagues[0][0], subject="Claims",
+                       content=f"Claims waiting: {', '.join(everything)}; "
+                               f"{fmt(round(sum(a for _, a in submitted), 2))} USD in all.")],
+        misreadings=misreadings_of([m2], lambda mid, value: plan(by_name[value], value) if value in by_name else None),
+        computed=[computed(total, "sum", [fmt(a) for _, a in over],
+                           note=f"Submitted claims above {fmt(limit)} USD in {log}")],
+    )

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
+
 from generators.families.base import (
     FamilyInput, additive, booking, calendar_of, call, chance, column_sum, computed, docs, event_check, extreme,
-    facts_in, family, fmt, invoice_facts, misreadings_of, near, pick_column, piece, stem,
+    facts_in, family, fmt, invoice_facts, letter, misreadings_of, near, pick_column, piece, stem,
 )
 from generators.english import join_and, possessive
 from generators.families.single_app import (
@@ -284,6 +286,125 @@ def common_slot(inp: FamilyInput) -> TaskDraft | None:
         misreadings=misreadings_of([m1, m2], plan),
         computed=[computed(start.strftime(FMT_T), "rule", [], rule=rule, given=("m2",)),
                   computed(end.strftime(FMT_T), "rule", [], rule=rule, given=("m2",)),
+                  computed(f"{start:%H:%M}", "rule", [], rule=rule, given=("m2",))],
+    )
+
+
+MOVE_RULE = ("the earliest whole hour that day, on the hour between 9:00 and 17:00, when we are both free, "
+             "keeping its length")
+
+
+def _shared_meetings(inp: FamilyInput, mine: dict) -> list[tuple[str, str, dict]]:
+    """Meetings still ahead that the user shares with a colleague: the same title at the same time
+    in both calendars, at most an hour long (so the new one fits a free hour)."""
+    out = []
+    for who, name in inp.colleagues:
+        theirs = calendar_of(inp.notes, who)
+        if not theirs:
+            continue
+        times = {(e["summary"], e["start"], e["end"]) for e in theirs.get("events", [])}
+        for event in mine.get("events", []):
+            start = datetime.strptime(event["start"], FMT_T)
+            end = datetime.strptime(event["end"], FMT_T)
+            if ((event["summary"], event["start"], event["end"]) in times and start >= inp.now
+                    and end - start <= timedelta(hours=1)):
+                out.append((who, name, {**event, "start_t": start, "end_t": end}))
+    return out
+
+
+@family("move_shared_meeting", ("calendar", "email"), "hard")
+def move_shared_meeting(inp: FamilyInput) -> TaskDraft | None:
+    """Move a meeting the user shares with a colleague to another day the chat names, at the
+    earliest hour both calendars have free there, and tell the colleague the new time."""
+    mine = calendar_of(inp.notes, inp.user)
+    shared = _shared_meetings(inp, mine) if mine else []
+    if not shared:
+        return None
+    who, name, event = inp.rng.choice(shared)
+    title, old, length = event["summary"], event["start_t"], event["end_t"] - event["start_t"]
+    theirs = {s for s in free_slots_after(calendar_of(inp.notes, who), inp.now)}
+    common = sorted(s for s in free_slots_after(mine, inp.now) if s in theirs and s[0].date() != old.date())
+    if not common:
+        return None
+    # the intent alone moves the next shared meeting to the first hour both are free: never the answer
+    earliest = min(s for s in free_slots_after(mine, inp.now) if s in theirs)
+    guessed = earliest[0].date() if title == shared[0][2]["summary"] else None
+    firsts = {}
+    for slot in common:
+        if slot[0].date() != guessed:
+            firsts.setdefault(slot[0].date(), slot[0])
+    if not firsts:
+        return None
+    day = inp.rng.choice(sorted(firsts))
+    start = firsts[day]
+    end = start + length
+    minutes = int(length.total_seconds() // 60)
+    day_text = _day_text(day)
+    superseded: tuple[str, ...] = ()
+    earlier = [_day_text(d) for d in firsts if _distinct(_day_text(d), day_text)]
+    if earlier and chance(inp, P_CORRECT):
+        superseded = (inp.rng.choice(earlier),)
+    distractors = ()
+    others = [e["summary"] for w, _, e in shared if e["summary"] != title and _distinct(e["summary"], title)
+              and e["start_t"].date() != day]
+    if others and chance(inp, P_DISTRACT):
+        other = inp.rng.choice(others)
+        distractors = (near(other, f"the {other} stays where it is, that one is fine"),)
+    about = "the meeting I have to move"
+    rule = slot_rule(MOVE_RULE, start, inp.now)
+    m1 = piece(1, "fact", f"I can't make the {title} on {_day_text(old.date())}, it has to move", title,
+               cue="move_title", about=about, distractors=distractors)
+    m2 = piece(2, "action", f"move it to {day_text}, {rule}", day_text, cue="move_day", about=about,
+               superseded=superseded)
+    m3 = piece(3, "action", f"let {name} know the new time by email", name, cue="attendee", about=about, thread=2)
+    by_day = {_day_text(d): firsts[d] for d in firsts}
+    by_title = {e["summary"]: (w, e) for w, _, e in shared}
+
+    def plan(mid: str, value: str) -> list | None:
+        summary, to, s0, was = title, who, start, old
+        if mid == "m1":
+            if value not in by_title:
+                return None
+            to, moved = by_title[value]
+            summary, was = value, moved["start_t"]
+            if s0.date() == was.date():
+                return None
+        elif mid == "m2":
+            s0 = by_day[value]
+        return [call("calendar_list_events", user=inp.user), call("calendar_list_events", user=to),
+                call("calendar_delete_event", user=inp.user, summary=summary),
+                booking(inp.user, summary, s0, s0 + length),
+                call("email_send_email", sender=inp.user, recipient=to, subject=f"New time: {summary}",
+                     content=letter(name, f"I had to move the {summary} from {was:%Y-%m-%d %H:%M} to "
+                                          f"{s0:%Y-%m-%d %H:%M}-{s0 + length:%H:%M}.", inp.user_name))]
+
+    return TaskDraft(
+        family="move_shared_meeting", apps=["calendar", "email"], difficulty="hard",
+        description=f"Move '{title}' ({old:%Y-%m-%d %H:%M}) in {possessive(inp.user_name)} calendar ({inp.user}) to "
+                    f"{day:%Y-%m-%d} at the earliest whole hour when both {inp.user_name} and {name} ({who}) are free, "
+                    f"keeping its {minutes} minutes, remove it from its old time, and email {name} the new time.",
+        intent=inp.intent(),
+        subtasks=[f"Find the {title} in both calendars.", f"Find the earliest common free hour on {day:%Y-%m-%d}.",
+                  "Move the meeting there.", f"Email {name} the new time."],
+        evaluation=[event_check(inp.user, title, start, end),
+                    {"function": "evaluate_calendar_no_event",
+                     "args": {"username": inp.user, "summary": title, "start": old.strftime(FMT_T)}},
+                    {"function": "evaluate_calendar_no_overlap", "args": {"username": inp.user}},
+                    {"function": "evaluate_email_sent",
+                     "args": {"sender": inp.user, "recipient": who, "body_keywords": [f"{start:%H:%M}"]}}],
+        memory=[m1, m2, m3],
+        query=inp.query(about=m1.about),
+        oracle=plan("m1", title),
+        # the intent alone: the next shared meeting, moved to the first hour both are free
+        baseline=[call("calendar_list_events", user=inp.user),
+                  call("calendar_delete_event", user=inp.user, summary=shared[0][2]["summary"]),
+                  booking(inp.user, shared[0][2]["summary"], earliest[0],
+                          earliest[0] + (shared[0][2]["end_t"] - shared[0][2]["start_t"])),
+                  call("email_send_email", sender=inp.user, recipient=shared[0][0], subject="Moved",
+                       content=f"Moved to {earliest[0]:%Y-%m-%d %H:%M}.")],
+        misreadings=misreadings_of([m1, m2], plan),
+        computed=[computed(start.strftime(FMT_T), "rule", [], rule=rule, given=("m2",)),
+                  computed(end.strftime(FMT_T), "add_minutes", [start.strftime(FMT_T), str(minutes)], given=("m2",)),
                   computed(f"{start:%H:%M}", "rule", [], rule=rule, given=("m2",))],
     )
 

@@ -253,6 +253,12 @@ _CLAIM_CATEGORIES = (("Travel", 40, 900), ("Meals", 12, 140), ("Hotel", 90, 420)
                      ("Software", 10, 300), ("Training", 50, 800), ("Office supplies", 5, 120))
 
 
+def claim_limit(world: World) -> int:
+    """The amount above which an expense claim needs a second approval: one figure for the world,
+    so the handbook and an expense policy never disagree."""
+    return _rng(world, "claim_limit").choice((150, 200, 250, 300))
+
+
 def _expenses(world: World, rng: random.Random, facts: Facts) -> Files:
     """Expense claims of the last two months by people on the payroll."""
     directory = staff(world)
@@ -329,7 +335,7 @@ _REPORTS: dict[str, tuple[str, tuple[str, ...]]] = {
     )),
     "expense_policy": ("Expense Policy", (
         "{company} reimburses reasonable costs that employees incur while doing their job.",
-        "Claims above {limit} USD need a second approval from Finance.",
+        "Claims above {claim_limit} USD need a second approval from Finance.",
         "Client meals are capped at {amount} USD per person, drinks included.",
         "Software purchases must be checked with IT before anyone buys them.",
         "Submit claims monthly; claims older than {window} days are not paid.",
@@ -376,7 +382,7 @@ def _report(world: World, rng: random.Random, facts: Facts) -> Files:
         "days": rng.choice((3, 5, 7, 10, 14)), "hours": rng.randint(2, 9),
         "window": rng.choice((30, 45, 60, 90)), "per_week": rng.randint(1, 4), "score": rng.randint(68, 96),
         "amount": rng.choice((35, 40, 45, 50, 60, 75)), "limit": rng.randrange(150, 1001, 25),
-        "date": _iso(_workday_before(world.now, rng, 20, 120)),
+        "date": _iso(_workday_before(world.now, rng, 20, 120)), "claim_limit": claim_limit(world),
     }
     chosen = sorted(rng.sample(range(len(paragraphs)), rng.randint(6, 10)))
     text = "\n".join([f"# {title}"] + [paragraphs[i].format(**values) for i in chosen])
@@ -613,6 +619,7 @@ _HANDBOOK_SECTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Money matters", (
         "Payroll questions go to {payroll}.",
         "Expense claims are paid with the next monthly salary run.",
+        "Expense claims above {claim_limit} USD need a second approval from Finance before they are paid.",
         "Training budget: {budget} USD per person per year.",
         "Parking permits cost {fee} USD per month.",
         "Salaries are paid on the last working day of each month.")),
@@ -641,11 +648,15 @@ def _handbook(world: World, rng: random.Random, facts: Facts) -> Files:
         "years": rng.choice((3, 4)), "team": world.team, "lead": lead.name,
         "payroll": f"{payroll.name} ({payroll.email})", "hours": rng.choice((2, 3, 4)),
         "fee": rng.choice((15, 20, 25, 35)), "budget": rng.randrange(500, 3001, 250),
+        "claim_limit": claim_limit(world),
     }
     lines = [f"{title} - {world.company}", f"Version {rng.randint(1, 6)}.{rng.randint(0, 9)}",
              f"This guide is for everyone who works at {world.company} in {world.city}. It is updated when the "
              "rules change; the version number above tells you which edition you are reading.", ""]
     sections = rng.sample(_HANDBOOK_SECTIONS, rng.randint(6, len(_HANDBOOK_SECTIONS)))
+    money = next(section for section in _HANDBOOK_SECTIONS if section[0] == "Money matters")
+    if money not in sections:  # every handbook says how expenses are paid and approved
+        sections[rng.randrange(len(sections))] = money
     for number, (heading, body) in enumerate(sections, start=1):
         lines.append(f"{number}. {heading}")
         lines += [line.format(**values) for line in body]
