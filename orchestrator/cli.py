@@ -48,7 +48,8 @@ def _interrupted(exc: Any, what: str = "tasks") -> None:
 
 @officebench_app.command("check")
 def officebench_check(path: Path = typer.Argument(..., help="An OfficeBench checkout, its tasks/ folder, or one task folder")) -> None:
-    """Load and validate every subtask; print counts per app count and one line per problem."""
+    """Load and validate every subtask; print counts per app count and one line per problem. Exit 1
+    when a subtask cannot be loaded or a criterion needs a reference file that is missing."""
     if not path.exists():
         _fail(f"{path}: does not exist")
     report = load_officebench(path)
@@ -60,8 +61,35 @@ def officebench_check(path: Path = typer.Argument(..., help="An OfficeBench chec
         typer.echo(f"warning: {warning}")
     for problem in report.problems:
         typer.echo(f"problem: {problem}")
-    if report.problems:
-        typer.echo(f"{len(report.problems)} problem(s)")
+    if report.problems or report.warnings:
+        # a criterion that needs a missing reference file can never pass: as bad as a broken file
+        typer.echo(f"{len(report.problems)} problem(s), {len(report.warnings)} missing reference(s)")
+        raise typer.Exit(1)
+
+
+@officebench_app.command("lint")
+def officebench_lint(
+    path: Path = typer.Argument(..., help="An OfficeBench checkout, its tasks/ folder, or one task folder"),
+    as_json: bool = typer.Option(False, "--json", help="Print the report as JSON (findings with task, file, field, "
+                                 "severity, code, message, repair)"),
+) -> None:
+    """Find seed defects per subtask: criteria that pass untouched, missing references, typo'd or
+    unknown file names, doc_type against the extension, misplaced keys, weak criteria, the
+    instruction and the criteria naming different files. Exit 1 when a finding is an error."""
+    from verifier.seed_lint import lint_seeds
+
+    if not path.exists():
+        _fail(f"{path}: does not exist")
+    report = lint_seeds(path)
+    if as_json:
+        typer.echo(json.dumps(report.to_dict(), indent=2))
+    else:
+        for finding in report.findings:
+            typer.echo(str(finding))
+        counts = ", ".join(f"{code}: {n}" for code, n in report.counts().items()) or "none"
+        typer.echo(f"linted {report.loaded} of {report.subtasks} subtasks: {report.errors} error(s), "
+                   f"{len(report.findings) - report.errors} warning(s) ({counts})")
+    if report.errors:
         raise typer.Exit(1)
 
 
@@ -498,6 +526,9 @@ def regenerate_command(
                                        "(0: no limit); a task over it is recorded as 'error: timeout'"),
     task_memory: int = typer.Option(limits.TASK_MEMORY_BYTES // limits.MiB, "--task-memory", help="MiB of memory one "
                                     "task may add to its worker (0: no limit); over it: 'error: memory'"),
+    repair: bool = typer.Option(False, "--repair", help="Fix seeds whose lint errors all have an unambiguous repair "
+                                "(a typo'd file name, a doc_type against the extension) instead of dropping them; "
+                                "every repair is recorded in the task's provenance"),
 ) -> None:
     """Regenerate a Plus split from OfficeBench seed tasks: one task per seed subtask, with an intent
     and a multi-day dialogue carrying the instruction's specifics; evaluation, testbed and reference
@@ -518,7 +549,8 @@ def regenerate_command(
     started = time.perf_counter()
     try:
         summary = regenerate_split(seeds, out, seed=seed, days=days, utterances_per_day=utterances,
-                                   workers=workers, resume=resume, gates=_parse_gates(gates), budget=budget, **llm)
+                                   workers=workers, resume=resume, gates=_parse_gates(gates), budget=budget,
+                                   repair_seeds=repair, **llm)
     except BuildError as exc:
         _fail(str(exc))
     except Interrupted as exc:

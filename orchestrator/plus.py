@@ -29,7 +29,7 @@ import operator
 import re
 import shutil
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import lru_cache
 from pathlib import Path
@@ -48,6 +48,7 @@ from orchestrator.build import (
     usage_delta,
 )
 from verifier.llm_verifier import verify_llm
+from verifier.seed_lint import ERROR, apply_repairs, lint_task
 from orchestrator.card import render_plus_card, statistics
 from orchestrator.record import dialogue_tokens
 from orchestrator.roles import GenerationOptions
@@ -59,8 +60,10 @@ GENERATOR_VERSION = "plus-offline-1"
 
 @dataclass(frozen=True)
 class PlusConfig(GenerationOptions):
+    repair: bool = False  # apply the seed lint's unambiguous repairs instead of dropping those seeds
+
     def to_dict(self) -> dict[str, Any]:
-        return {"split": "plus", "seed": self.seed, **self._shape()}
+        return {"split": "plus", "seed": self.seed, **self._shape(), **({"repair": True} if self.repair else {})}
 
 
 @dataclass(frozen=True)
@@ -72,6 +75,7 @@ class PlusJob:
     seed_task: SeedTask
     config: PlusConfig
     staging: Path
+    repairs: tuple[dict[str, Any], ...] = ()  # the seed lint's repairs applied to the criteria
 
 
 class PlusRoles(Protocol):
@@ -237,6 +241,7 @@ def build_plus_record(job: PlusJob, draft: PlusDraft, rounds: int, feedback_log:
             "verifier_feedback": feedback_log,
             "gates": {},
             "tokens": dialogue_tokens(dialogue),
+            **({"repairs": list(job.repairs)} if job.repairs else {}),
         },
     }
 
@@ -272,11 +277,12 @@ def plus_graph(roles: PlusRoles | None = None):
 
 
 def run_seed(out: str, config: PlusConfig, index: int, task_id: str, seed_task: SeedTask,
-             roles: PlusRoles | None = None) -> dict[str, Any]:
+             roles: PlusRoles | None = None, repairs: tuple[dict[str, Any], ...] = ()) -> dict[str, Any]:
     """Regenerate one seed (runs in a worker); returns a JSON-able outcome."""
     staging = Path(out) / dataset.WORK / "staging"
     staging.mkdir(parents=True, exist_ok=True)
-    job = PlusJob(index=index, task_id=task_id, seed_task=seed_task, config=config, staging=staging)
+    job = PlusJob(index=index, task_id=task_id, seed_task=seed_task, config=config, staging=staging,
+                  repairs=repairs)
     roles = roles or _roles_for(config)
     client = getattr(roles, "client", None)
     _JOB_USAGE[task_id] = (client, client.usage.to_dict() if client is not None else {})
@@ -308,6 +314,7 @@ class PlusSummary:
     dropped: list[dict[str, Any]] = field(default_factory=list)   # {"seed", "id", "reason"}
     skipped: list[dict[str, str]] = field(default_factory=list)   # {"file", "field", "message"}
     warnings: list[dict[str, str]] = field(default_factory=list)  # {"file", "field", "message"}
+    lint: dict[str, Any] = field(default_factory=dict)  # {"counts", "repaired"}: the seed lint's findings
 
     @property
     def skipped_files(self) -> list[str]:
@@ -358,12 +365,15 @@ def regenerate_split(seeds_path: str | Path, out: str | Path, *, seed: int = 0, 
                      utterances_per_day: int = 70, workers: int = 1, resume: bool = False, max_rounds: int = 5,
                      roles: PlusRoles | None = None, backend: str = "offline", model: str | None = None,
                      base_url: str | None = None, llm_config: str | None = None, cache_path: str | None = None,
-                     gates: tuple[str, ...] = (), budget: Budget | None = None,
+                     gates: tuple[str, ...] = (), budget: Budget | None = None, repair_seeds: bool = False,
                      on_progress: Callable[[int, int], None] | None = None) -> PlusSummary:
     """Regenerate every seed subtask under ``seeds_path`` into a Plus dataset in ``out``.
 
-    Raises ``BuildError`` for bad options or an unusable output folder; seeds that fail to
-    load are skipped and reported in the summary (and the card), never raised."""
+    Every loaded seed is linted first (``verifier.seed_lint``): a seed with an error finding is
+    dropped with it as the reason, unless ``repair_seeds`` and every error has an unambiguous
+    repair, which is then applied and recorded in the task's provenance. Raises ``BuildError``
+    for bad options or an unusable output folder; seeds that fail to load are skipped and
+    reported in the summary (and the card), never raised."""
     if days < 1:
         raise BuildError(f"--days must be at least 1 (got {days})")
     if utterances_per_day < 2:
@@ -375,7 +385,8 @@ def regenerate_split(seeds_path: str | Path, out: str | Path, *, seed: int = 0, 
     root, out = Path(seeds_path), Path(out)
     config = PlusConfig(seed=seed, days=days, utterances_per_day=utterances_per_day, max_rounds=max_rounds,
                         backend=getattr(roles, "name", backend) if roles is not None else backend, model=model,
-                        base_url=base_url, llm_config=llm_config, cache_path=cache_path, gates=tuple(gates))
+                        base_url=base_url, llm_config=llm_config, cache_path=cache_path, gates=tuple(gates),
+                        repair=repair_seeds)
     lock = lock_out_folder(out, "homer regenerate")
     try:
         return _regenerate_locked(root, out, config, workers, resume, roles, budget or Budget(), on_progress)
@@ -399,6 +410,10 @@ def _regenerate_locked(root: Path, out: Path, config: PlusConfig, workers: int, 
     done = {i: item for i, item in done.items() if i < len(ids) and item.get("id") == ids[i]}
     if resume:
         repair(out, done)
+    tasks, repairs, refused = _lint(report.tasks, config.repair, summary)
+    for i, reason in refused.items():
+        done.setdefault(i, {"index": i, "id": ids[i], "seed": tasks[i].id, "status": "dropped", "rounds": 0,
+                            "reason": reason})
     todo = [i for i in range(len(report.tasks)) if i not in done]
 
     report_progress = (lambda _: on_progress(len(done), len(report.tasks))) if on_progress else None
@@ -407,13 +422,48 @@ def _regenerate_locked(root: Path, out: Path, config: PlusConfig, workers: int, 
 
         def failed(position: int, failure: Any) -> None:
             i = todo[position]
-            record({"index": i, "id": ids[i], "seed": report.tasks[i].id, "status": "dropped", "rounds": 0,
+            record({"index": i, "id": ids[i], "seed": tasks[i].id, "status": "dropped", "rounds": 0,
                     "reason": failure.reason})
 
-        run_jobs(lambda i: run_seed(str(out), config, i, ids[i], report.tasks[i], roles), todo,
+        run_jobs(lambda i: run_seed(str(out), config, i, ids[i], tasks[i], roles, repairs.get(i, ())), todo,
                  workers=min(workers, max(1, len(todo))), budget=budget,
                  on_result=lambda position, item: record(item), on_failure=failed)
     return _finalize(out, config, digest, done, summary, len(report.tasks))
+
+
+def _lint(tasks: list[SeedTask], repair_seeds: bool, summary: PlusSummary
+          ) -> tuple[list[SeedTask], dict[int, tuple[dict[str, Any], ...]], dict[int, str]]:
+    """Lint every seed: the seeds to run (repaired where allowed), the repairs per position and
+    the drop reason per refused position; finding counts go to ``summary.lint``."""
+    counts: Counter = Counter()
+    out, repairs, refused = list(tasks), {}, {}
+    for i, task in enumerate(tasks):
+        findings = lint_task(task)
+        counts.update(f.code for f in findings)
+        errors = [f for f in findings if f.severity == ERROR]
+        if not errors:
+            continue
+        if repair_seeds and all(f.repair is not None for f in errors):
+            evaluation, done = apply_repairs(task, findings)
+            out[i] = replace(task, evaluation=evaluation)
+            repairs[i] = tuple(done)
+            continue
+        first = errors[0]
+        refused[i] = f"seed lint: {first.code}: {first.field}: {first.message}"
+    summary.lint = {"counts": dict(sorted(counts.items())), "repaired": len(repairs), "refused": len(refused)}
+    return out, repairs, refused
+
+
+def proof_of(record: dict[str, Any]) -> str:
+    """``proven`` (the reference-applied state passes every criterion) or ``unproven``."""
+    gate = record.get("provenance", {}).get("gates", {}).get("reference_passes", {})
+    return "proven" if gate.get("passed") and not gate.get("skipped") else "unproven"
+
+
+def proof_counts(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """How many written tasks the offline proof covers, and which are left to an agent."""
+    unproven = sorted(r["id"] for r in records if proof_of(r) == "unproven")
+    return {"proven": len(records) - len(unproven), "unproven": len(unproven), "unproven_ids": unproven}
 
 
 def _finalize(out: Path, config: PlusConfig, digest: str, done: dict[int, dict[str, Any]], summary: PlusSummary,
@@ -436,7 +486,8 @@ def _finalize(out: Path, config: PlusConfig, digest: str, done: dict[int, dict[s
                   "skipped": len(summary.skipped_files)},
         "attempts": len(considered), "accepted": summary.written,
         "drops": dict(sorted(summary.drops.items())), "dropped": summary.dropped,
-        "skipped": summary.skipped, "warnings": summary.warnings,
+        "skipped": summary.skipped, "warnings": summary.warnings, "lint": summary.lint,
+        "proof": proof_counts(records),
     }
     dataset.write_text(out / dataset.ATTEMPTS, "".join(json.dumps(item) + "\n" for item in considered))
     dataset.write_index(out, records)

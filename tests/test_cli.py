@@ -50,16 +50,23 @@ def make_tree(root: Path, bad_date: bool = False) -> Path:
     return root
 
 
-def test_check_clean_tree(tmp_path: Path):
+def test_check_fails_on_a_missing_reference_then_passes_once_it_is_there(tmp_path: Path):
     make_tree(tmp_path / "OfficeBench")
     proc = homer("officebench", "check", tmp_path / "OfficeBench", cwd=tmp_path)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "0 problem(s), 1 missing reference(s)" in proc.stdout
     assert "loaded 4 of 4 subtasks from 3 task folders (1 app: 2, 2 apps: 1, 3 apps: 1)" in proc.stdout
     assert "problem:" not in proc.stdout
     warnings = [line for line in proc.stdout.splitlines() if line.startswith("warning: ")]
     assert len(warnings) == 1
     assert str(Path("2-4") / "subtasks" / "0.json") in warnings[0]
     assert "evaluation[1].args.expected_file" in warnings[0] and "reference/" in warnings[0]
+    reference = tmp_path / "OfficeBench" / "tasks" / "2-4" / "reference"
+    reference.mkdir()
+    (reference / "expected.xlsx").write_bytes(xlsx_io.build([["a"]]))
+    proc = homer("officebench", "check", tmp_path / "OfficeBench", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "warning:" not in proc.stdout
 
 
 def test_check_reports_problems(tmp_path: Path):
@@ -74,6 +81,26 @@ def test_check_reports_problems(tmp_path: Path):
     assert any(bad_file in line and "date: '2020-13-45' is not a real date" in line for line in problems)
     assert any(str(Path("tasks") / "misc") in line and "folder:" in line for line in problems)
     assert "2 problem(s)" in proc.stdout
+
+
+def test_lint_reports_findings_as_text_and_json_and_exits_1_on_an_error(tmp_path: Path):
+    make_tree(tmp_path)
+    proc = homer("officebench", "lint", "tasks", cwd=tmp_path)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    [line] = [line for line in proc.stdout.splitlines() if line.startswith("error: ")]
+    assert str(Path("2-4") / "subtasks" / "0.json") in line and "[missing_reference]" in line
+    assert "linted 4 of 4 subtasks: 1 error(s)" in proc.stdout
+    proc = homer("officebench", "lint", "tasks", "--json", cwd=tmp_path)
+    assert proc.returncode == 1
+    report = json.loads(proc.stdout)
+    assert report["errors"] == 1 and report["counts"]["missing_reference"] == 1
+    [finding] = [f for f in report["findings"] if f["severity"] == "error"]
+    assert finding["task"] == "2-4/0" and finding["field"] == "evaluation[1].args.expected_file"
+    (tmp_path / "tasks" / "2-4" / "reference").mkdir()
+    (tmp_path / "tasks" / "2-4" / "reference" / "expected.xlsx").write_bytes(xlsx_io.build([["a"]]))
+    proc = homer("officebench", "lint", "tasks", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout
+    assert "0 error(s)" in proc.stdout
 
 
 def test_check_missing_path(tmp_path: Path):

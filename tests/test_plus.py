@@ -145,7 +145,8 @@ def test_records_keep_the_seed_and_validate(runs, sample_seeds):
         for name in ("corrections_bite", "distractors_bite"):  # Plus histories have no corrections yet
             assert prov["gates"][name]["passed"] and prov["gates"][name].get("skipped")
         assert all(g["passed"] and "skipped" not in g for k, g in prov["gates"].items()
-                   if k not in ("oracle_passes", "baseline_fails", "corrections_bite", "distractors_bite"))
+                   if k not in ("oracle_passes", "baseline_fails", "corrections_bite", "distractors_bite",
+                                "reference_passes"))  # the proof: its own test below
         assert "oracle" not in record
     assert got["plus-1-1-0"]["apps"] == ["excel"]
     assert got["plus-1-1-1"]["apps"] == ["excel"]  # the workbook named in the instruction; answer.txt adds none
@@ -429,3 +430,72 @@ def test_neo_records_keep_their_gates_and_gate_results_serialise(plus_task):
     assert results["oracle_passes"].detail == "no oracle plan" and not results["oracle_passes"].skipped
     assert GateResult(True, "x").to_dict() == {"passed": True, "detail": "x"}
     assert GateResult(True, "x", skipped=True).to_dict() == {"passed": True, "detail": "x", "skipped": True}
+
+
+# -- the offline solvability proof and the seed lint ------------------------------------------------
+
+def test_the_reference_state_proves_only_the_task_it_solves_whole(runs):
+    folder, _ = runs["a"]
+    gates = {t.id: t.record["provenance"]["gates"]["reference_passes"] for t in iter_tasks(folder)}
+    assert gates["plus-1-2-0"] == {"passed": True, "detail": "proven: the reference state passes all 1 criteria"}
+    assert all(g["skipped"] and g["detail"].startswith("unproven: no expected file")
+               for tid, g in gates.items() if tid != "plus-1-2-0")
+    info = json.loads((folder / "build.json").read_text(encoding="utf-8"))
+    assert info["proof"] == {"proven": 1, "unproven": 4, "unproven_ids": sorted(set(gates) - {"plus-1-2-0"})}
+    card = (folder / "README.md").read_text(encoding="utf-8")
+    assert "| proven | 1 |" in card and "| unproven | 4 |" in card
+
+
+def test_the_reference_gate_drops_a_missing_expected_file_and_leaves_extra_criteria_unproven(runs):
+    folder, _ = runs["a"]
+    task = next(t for t in iter_tasks(folder) if t.id == "plus-1-2-0")
+    record = copy.deepcopy(task.record)
+    record["evaluation"][0]["args"]["expected_file"] = "../../../../reference/scores_final.xlsx"
+    results = run_gates(record, task.testbed, task.reference)
+    assert not results["reference_passes"].passed
+    assert "[0] expected file missing" in results["reference_passes"].detail
+    record = copy.deepcopy(task.record)
+    record["evaluation"].append({"function": "evaluate_contain",
+                                 "args": {"doc_type": "txt", "file": "data/readme.txt", "keywords": ["swapped"]}})
+    result = run_gates(record, task.testbed, task.reference)["reference_passes"]
+    assert result.passed and result.skipped
+    assert result.detail == ("unproven: the reference state passes its 1 exact-match criteria; "
+                             "1 other criteria are left to an agent")
+
+
+def typo_seeds(root: Path) -> Path:
+    """The sample with a typo'd expected file (one edit away from the reference) and a seed whose
+    criteria already pass."""
+    shutil.copytree(SAMPLE, root)
+    file = root / "tasks" / "1-2" / "subtasks" / "0.json"
+    item = json.loads(file.read_text(encoding="utf-8"))
+    item["evaluation"][0]["args"]["expected_file"] = "../../../../reference/scores_swaped.xlsx"
+    file.write_text(json.dumps(item), encoding="utf-8")
+    done = root / "tasks" / "1-1" / "subtasks" / "0.json"
+    item = json.loads(done.read_text(encoding="utf-8"))
+    item["evaluation"] = [{"function": "evaluate_file_exist", "args": {"file": "data/readme.txt"}}]
+    done.write_text(json.dumps(item), encoding="utf-8")
+    return root
+
+
+def test_regenerate_drops_linted_seeds_or_repairs_them_with_provenance(tmp_path):
+    seeds = typo_seeds(tmp_path / "seeds")
+    plain = regenerate_split(seeds, tmp_path / "plain", seed=3, days=5, utterances_per_day=20)
+    reasons = {d["seed"]: d["reason"] for d in plain.dropped}
+    assert reasons["1-2/0"].startswith("seed lint: missing_reference: evaluation[0].args.expected_file: "
+                                       "scores_swaped.xlsx is missing from reference/; closest: scores_swapped.xlsx")
+    assert reasons["1-1/0"].startswith("seed lint: passes_untouched")
+    assert plain.written == 3 and plain.lint["refused"] == 2 and plain.lint["repaired"] == 0
+    card = (tmp_path / "plain" / "README.md").read_text(encoding="utf-8")
+    assert "| seed lint | 2 |" in card and "| `missing_reference` | error | 1 |" in card
+
+    fixed = regenerate_split(seeds, tmp_path / "fixed", seed=3, days=5, utterances_per_day=20, repair_seeds=True)
+    assert [d["seed"] for d in fixed.dropped] == ["1-1/0"]  # passing untouched has no repair
+    record = records(tmp_path / "fixed")["plus-1-2-0"]
+    assert record["provenance"]["repairs"] == [{
+        "field": "evaluation[0].args.expected_file", "from": "../../../../reference/scores_swaped.xlsx",
+        "to": "../../../../reference/scores_swapped.xlsx", "code": "missing_reference"}]
+    assert record["evaluation"][0]["args"]["expected_file"].endswith("/scores_swapped.xlsx")
+    assert record["provenance"]["gates"]["reference_passes"]["detail"].startswith("proven")
+    info = json.loads((tmp_path / "fixed" / "build.json").read_text(encoding="utf-8"))
+    assert info["config"]["repair"] is True and info["lint"]["repaired"] == 1

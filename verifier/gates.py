@@ -15,7 +15,12 @@ Each gate is separate and reportable:
 
 A Plus record (split ``plus``, regenerated from an OfficeBench seed) has no oracle plan: its
 ``oracle_passes`` and ``baseline_fails`` are recorded as skipped (``passed`` and ``skipped``
-true, detail ``NO_ORACLE``), and it has one more gate:
+true, detail ``NO_ORACLE``), and it has two more gates:
+- ``reference_passes``: the offline solvability proof. The testbed with every expected file of
+  ``reference/`` copied onto the file its exact-match criterion checks must pass those criteria
+  (else the reference contradicts its own criteria: dropped); when it passes every criterion the
+  task is ``proven``; when other criteria remain, or there is no expected file, the gate is
+  skipped and the task is ``unproven`` (left to an agent), never counted as verified;
 - ``specifics``: every specific of the description (times, numbers, file names, app names,
   people ...; see ``generators.specifics``) is in the dialogue, and none is in the intent.
 A Neo task written by a model without an oracle plan gets the same skip; an offline Neo record
@@ -38,6 +43,7 @@ from jsonschema import Draft202012Validator
 
 from backends.dataset import task_now
 from office_env import OfficeError, Workspace, default_registry, evaluate_criteria, validate_criteria
+from office_env.evaluation.reference_state import EXACT, apply_reference
 from verifier.judges import judge_panel
 from generators.specifics import check_specifics, find_specifics
 from verifier.dialogue_rules import mark_problems
@@ -47,9 +53,10 @@ SCHEMA_DIR = Path(__file__).resolve().parent / "schemas"
 BASE_GATES = ("schema", "fails_untouched", "oracle_passes", "memory_evidence", "baseline_fails", "corrections_bite",
               "distractors_bite")
 GATES = BASE_GATES + ("criteria_traced",)
-PLUS_GATES = BASE_GATES + ("specifics",)
+PLUS_GATES = BASE_GATES[:2] + ("reference_passes",) + BASE_GATES[2:] + ("specifics",)
 AGENT_GATES = ("solvability", "leakage", "judges")  # need an agent or judges; chosen with --gates
 NO_ORACLE = "no oracle plan: solvability is left to the harness"
+UNPROVEN = "unproven"  # how a reference_passes detail starts when the reference state proves nothing whole
 
 
 def gates_for(record: dict[str, Any], extra: tuple[str, ...] = ()) -> tuple[str, ...]:
@@ -195,6 +202,31 @@ def specifics_gate(record: dict[str, Any]) -> GateResult:
     return GateResult(True, f"{count} specific(s) carried by the dialogue, none in the intent")
 
 
+def reference_gate(record: dict[str, Any], testbed: Path, reference: Path | None, now: datetime,
+                   work: Path) -> GateResult:
+    """The reference-applied state (``office_env.evaluation.reference_state``) passes the
+    exact-match criteria; ``proven`` when it passes them all, else skipped as ``unproven``."""
+    criteria = record["evaluation"]
+    ws = Workspace(testbed, now=now).copy_to(work / "reference-state", link=True)
+    try:
+        applied = apply_reference(ws, criteria, reference, testbed)
+    except OfficeError as exc:
+        return GateResult(False, f"reference state: {exc}")
+    exact = [i for i, c in enumerate(criteria) if c["function"] == EXACT]
+    if not exact:
+        return GateResult(True, f"{UNPROVEN}: no expected file to apply; solvability is left to an agent", skipped=True)
+    report = evaluate_criteria(ws, criteria, reference, initial_dir=testbed)
+    broken = [r for r in report.failures() if r.function == EXACT]
+    if broken or len(applied) < len(exact):
+        missing = [f"[{i}] expected file missing" for i in exact if i not in applied]
+        reasons = missing + [f"[{r.index}] {r.reason}" for r in broken if r.index in applied]
+        return GateResult(False, "reference state fails its own criteria: " + "; ".join(reasons)[:500])
+    if report.passed:
+        return GateResult(True, f"proven: the reference state passes all {len(criteria)} criteria")
+    return GateResult(True, f"{UNPROVEN}: the reference state passes its {len(applied)} exact-match criteria; "
+                      f"{len(report.failures())} other criteria are left to an agent", skipped=True)
+
+
 def _replay(testbed: Path, plan: list[dict[str, Any]], now: datetime, scratch: Path, name: str,
             trusted: bool = False):
     ws = Workspace(testbed, now=now, trusted=trusted).copy_to(scratch / name, link=True)
@@ -227,6 +259,8 @@ def run_gates(record: dict[str, Any], testbed: Path, reference: Path | None = No
                 "criteria fail before any action" if not untouched.passed else "criteria already pass untouched")
         except OfficeError as exc:
             results["fails_untouched"] = GateResult(False, str(exc))
+        if "reference_passes" in names:
+            results["reference_passes"] = reference_gate(record, testbed, reference, now, work)
         if record.get("oracle"):
             ws, calls = _replay(testbed, record["oracle"], now, work, "oracle", trusted)
             failed = [f"{c.tool}: {c.observation}" for c in calls if not c.ok]
