@@ -36,6 +36,7 @@ from harness.agents import (DEFAULT_STEP_CAP, STOP_ERROR, Agent, Episode, LLMAge
 from harness.context import ContextConfig, build_context
 from harness.report import metrics, render_report
 from office_env import Workspace, default_registry, evaluate_criteria, validate_criteria
+from office_env.evaluation.officebench_semantics import SEMANTICS, scorer
 from office_env.workspace import atomic_write
 
 AGENTS = ("llm", "oracle", "none")
@@ -63,12 +64,15 @@ class EvalConfig:
     base_url: str | None = None
     llm_config: str | None = None
     request: str = "intent"  # what the agent is asked: the task's intent, or its full description (gates)
+    semantics: str = "homer"  # how criteria are scored: homer's checks, or OfficeBench's own verdicts
 
     def validate(self) -> "EvalConfig":
         if self.agent not in AGENTS:
             raise EvalError(f"--agent {self.agent!r}: must be one of {', '.join(AGENTS)}")
         if self.request not in REQUESTS:
             raise EvalError(f"request {self.request!r}: must be one of {', '.join(REQUESTS)}")
+        if self.semantics not in SEMANTICS:
+            raise EvalError(f"--semantics {self.semantics!r}: must be one of {', '.join(SEMANTICS)}")
         for name, value in (("--trials", self.trials), ("--step-cap", self.step_cap), ("--workers", self.workers)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise EvalError(f"{name} must be an integer >= 1 (got {value!r})")
@@ -94,7 +98,8 @@ class EvalConfig:
         context = {k: (str(v) if isinstance(v, Path) else v) for k, v in context.items()}
         return {"agent": self.agent, "context": context, "context_label": self.context.label(),
                 "trials": self.trials, "step_cap": self.step_cap, "workers": self.workers, "model": self.model,
-                "base_url": self.base_url, "llm_config": self.llm_config, "request": self.request}
+                "base_url": self.base_url, "llm_config": self.llm_config, "request": self.request,
+                **({"semantics": self.semantics} if self.semantics != "homer" else {})}
 
 
 @dataclass
@@ -223,7 +228,7 @@ def _run_task(dataset_dir: str, task_id: str, record: dict[str, Any], out_dir: s
             except Exception as exc:  # an agent bug must not stop the run: it fails this trial
                 trajectory = Trajectory(error=f"agent crashed: {exc.__class__.__name__}: {exc}"[:500],
                                         stop_reason=STOP_ERROR)
-            report = evaluate_criteria(workspace, record["evaluation"], reference_dir, initial_dir=testbed)
+            report = scorer(config.semantics)(workspace, record["evaluation"], reference_dir, initial_dir=testbed)
         finally:
             shutil.rmtree(work, ignore_errors=True)
         rows.append({

@@ -104,6 +104,18 @@ def test_none_agent_passes_nothing(dataset, tmp_path):
     assert all(r["steps"] == 0 and not r["passed"] for r in summary.rows)
 
 
+def test_officebench_semantics_fails_exactly_the_criteria_officebench_has_no_function_for(dataset, records, tmp_path):
+    summary = evaluate(dataset, tmp_path / "run", EvalConfig(agent="oracle", context=LONG, semantics="officebench"))
+    ours = {"evaluate_answer", "evaluate_calendar_event", "evaluate_calendar_no_event", "evaluate_email_sent"}
+    for row in summary.rows:
+        for result in row["criteria"]:
+            assert result["passed"] == (result["function"] not in ours), (row["id"], result)
+    run = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert run["config"]["semantics"] == "officebench"
+    with pytest.raises(EvalError, match="--semantics 'loose'"):
+        EvalConfig(agent="oracle", context=LONG, semantics="loose").validate()
+
+
 def test_step_cap_stops_the_agent(dataset, records, tmp_path):
     summary = evaluate(dataset, tmp_path / "run", EvalConfig(agent="oracle", context=LONG, step_cap=1))
     for row in summary.rows:

@@ -1,0 +1,151 @@
+"""Homer's scoring against OfficeBench's own verdicts (``--semantics officebench``), on small
+states built here: one state per documented difference, scored both ways."""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from pathlib import Path
+
+import docx
+import icalendar
+import pytest
+
+from office_env import Workspace, evaluate_criteria
+from office_env.evaluation.officebench_semantics import evaluate_officebench, scorer
+from office_env.formats import docx_io, pdf_io, xlsx_io
+
+NOW = datetime(2024, 5, 3, 9, 30)
+
+
+@pytest.fixture
+def office(tmp_path: Path) -> Workspace:
+    (tmp_path / "tb" / "data").mkdir(parents=True)
+    return Workspace(tmp_path / "tb", now=NOW)
+
+
+def put(ws: Workspace, relpath: str, data: bytes | str) -> None:
+    ws.write_bytes(relpath, data.encode("utf-8") if isinstance(data, str) else data)
+
+
+def verdicts(ws: Workspace, function: str, args: dict, reference: Path | None = None) -> tuple[bool, bool]:
+    criteria = [{"function": function, "args": args}]
+    return (evaluate_criteria(ws, criteria, reference).passed, evaluate_officebench(ws, criteria, reference).passed)
+
+
+def contain(file: str, *keywords, doc_type: str = "txt") -> dict:
+    return {"doc_type": doc_type, "file": file, "keywords": list(keywords)}
+
+
+def test_a_number_inside_a_longer_number(office):
+    put(office, "data/answer.txt", "Orders in 2012: 7")
+    assert verdicts(office, "evaluate_contain", contain("data/answer.txt", "12")) == (False, True)
+    assert verdicts(office, "evaluate_contain", contain("data/answer.txt", "7")) == (True, True)
+
+
+def test_a_line_break_or_a_leading_space_inside_a_keyword(office):
+    put(office, "data/note.txt", "Budget\nreview on Friday.\nTotal: 5")
+    assert verdicts(office, "evaluate_contain", contain("data/note.txt", "budget review")) == (True, False)
+    assert verdicts(office, "evaluate_contain", contain("data/note.txt", " total")) == (True, False)
+
+
+def test_keywords_in_a_word_table(office):
+    document = docx.Document()
+    document.add_paragraph("Quarterly figures")
+    document.add_table(rows=1, cols=2).rows[0].cells[1].text = "Budget 4200"
+    document.save(office.root / "data" / "figures.docx")
+    args = contain("data/figures.docx", "4200", doc_type="docx")
+    assert verdicts(office, "evaluate_contain", args) == (True, False)
+    assert verdicts(office, "evaluate_contain", {**args, "keywords": ["quarterly"]}) == (True, True)
+
+
+def test_a_folded_ics_line(office):
+    title = "Planning session for the regional budget review with the finance and sales teams"
+    calendar = icalendar.Calendar()
+    event = icalendar.Event()
+    event.add("summary", title)
+    event.add("dtstart", datetime(2024, 5, 7, 9))
+    event.add("dtend", datetime(2024, 5, 7, 10))
+    calendar.add_component(event)
+    put(office, "calendar/alice.ics", calendar.to_ical())
+    assert b"\r\n " in (office.root / "calendar" / "alice.ics").read_bytes()  # the summary is folded
+    args = contain("calendar/alice.ics", "finance and sales teams", doc_type="ics")
+    assert verdicts(office, "evaluate_contain", args) == (True, False)
+
+
+def test_not_contain_with_several_words(office):
+    put(office, "data/note.txt", "the draft is done")
+    args = contain("data/note.txt", "draft", "final")
+    # homer: none may remain; OfficeBench: not all of them together
+    assert verdicts(office, "evaluate_not_contain", args) == (False, True)
+    assert verdicts(office, "evaluate_not_contain", {**args, "keywords": ["draft", "done"]}) == (False, False)
+
+
+def test_a_cell_value_prefix_and_a_plain_comparator(office):
+    put(office, "data/scores.xlsx", xlsx_io.build([["Name", "Score"], ["Ann", 100], ["Bo", "Done"]]))
+    value = {"file": "data/scores.xlsx", "matches": [{"row": 2, "col": 2, "value": "10"}]}
+    assert verdicts(office, "evaluate_excel_cell_value", value) == (False, True)
+    value["matches"][0]["value"] = "100"
+    assert verdicts(office, "evaluate_excel_cell_value", value) == (True, True)
+    plain = {"file": "data/scores.xlsx", "matches": [{"row": 2, "col": 2, "comparator": ">= 90"}]}
+    assert verdicts(office, "evaluate_excel_cell_comparator", plain) == (True, False)  # a syntax error there
+    for comparator, both in (("lambda x: int(x) >= 90", True), ("lambda x: int(x) < 90", False)):
+        plain["matches"][0]["comparator"] = comparator
+        assert verdicts(office, "evaluate_excel_cell_comparator", plain) == (both, both)
+    text = {"file": "data/scores.xlsx", "matches": [{"row": 3, "col": 2, "comparator": "lambda x: x == 'Done'"}]}
+    assert verdicts(office, "evaluate_excel_cell_comparator", text) == (True, True)
+    text["matches"][0]["comparator"] = "lambda x: int(x) > 1"  # int('Done') raises there: a failure
+    assert evaluate_officebench(office, [{"function": "evaluate_excel_cell_comparator", "args": text}]).results[0] \
+        .reason.startswith("OfficeBench's evaluator crashes here")
+
+
+def test_exact_match_of_word_and_pdf_files_never_passes_there(office, tmp_path):
+    reference = tmp_path / "reference"
+    reference.mkdir()
+    (reference / "report.pdf").write_bytes(pdf_io.build("Revenue 4200"))
+    (reference / "report.docx").write_bytes(docx_io.build("Revenue 4200"))
+    (reference / "out.txt").write_text("same text\n", encoding="utf-8")
+    for name, doc_type in (("report.pdf", "pdf"), ("report.docx", "doc"), ("out.txt", "txt")):
+        put(office, f"data/{name}", (reference / name).read_bytes())
+        args = {"doc_type": doc_type, "result_file": f"data/{name}", "expected_file": f"../../../../reference/{name}"}
+        assert verdicts(office, "evaluate_exact_match", args, reference) == (True, doc_type == "txt"), name
+
+
+def test_all_day_and_duration_events_crash_the_overlap_check_there(office):
+    calendar = icalendar.Calendar()
+    for summary, start, end in (("Offsite", date(2024, 5, 9), None), ("Standup", datetime(2024, 5, 7, 9),
+                                                                     datetime(2024, 5, 7, 9, 15))):
+        event = icalendar.Event()
+        event.add("summary", summary)
+        event.add("dtstart", start)
+        if end is not None:
+            event.add("dtend", end)
+        calendar.add_component(event)
+    put(office, "calendar/alice.ics", calendar.to_ical())
+    assert verdicts(office, "evaluate_calendar_no_overlap", {"username": "alice"}) == (True, False)
+    put(office, "calendar/bob.ics", calendar.to_ical().replace(b"DTSTART;VALUE=DATE:20240509",
+                                                               b"DTSTART:20240509T120000\r\nDURATION:PT1H"))
+    assert verdicts(office, "evaluate_calendar_no_overlap", {"username": "bob"}) == (True, False)
+    assert evaluate_officebench(office, [{"function": "evaluate_calendar_no_overlap",
+                                          "args": {"username": "carol"}}]).results[0].passed is False
+
+
+def test_homer_only_checks_do_not_exist_there(office):
+    put(office, "data/answer.txt", "42")
+    report = evaluate_officebench(office, [{"function": "evaluate_answer", "args": {"number": 42}}])
+    assert not report.passed and "does not exist in OfficeBench" in report.results[0].reason
+    assert evaluate_criteria(office, [{"function": "evaluate_answer", "args": {"number": 42}}]).passed
+
+
+def test_a_mailbox_is_found_by_exact_or_lower_case_name_only_there(office, registry):
+    registry.call(office, "email_send_email", {"sender": "alice", "recipient": "bob.smith", "subject": "Hi",
+                                               "content": "The plan is ready."})
+    args = {"doc_type": "email", "username": "Bob.Smith", "keywords": ["plan is ready"]}
+    assert verdicts(office, "evaluate_contain", args) == (True, True)
+    args["username"] = "bob"  # homer finds the one mailbox that holds the name; its fallback loop breaks
+    assert verdicts(office, "evaluate_contain", args) == (True, False)
+
+
+def test_scorer_names():
+    assert scorer("officebench") is evaluate_officebench and scorer("homer") is evaluate_criteria
+    with pytest.raises(ValueError, match="must be one of homer, officebench"):
+        scorer("strict")
