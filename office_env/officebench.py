@@ -350,8 +350,10 @@ def _reference_warnings(evaluation: list[dict[str, Any]], reference: Path | None
     return warnings
 
 
-def write_task_folder(folder: Path, subtasks: list[dict[str, Any]], testbed: Path) -> None:
-    """Write one OfficeBench task folder: ``subtasks/<i>.json`` and a copy of ``testbed/``.
+def write_task_folder(folder: Path, subtasks: list[dict[str, Any]], testbed: Path,
+                      reference: Path | None = None) -> None:
+    """Write one OfficeBench task folder: ``subtasks/<i>.json``, a copy of ``testbed/`` and, when
+    given, of ``reference/`` (the expected files exact-match criteria need).
 
     Every subtask is validated and the testbed copied (as an untrusted tree: refused paths raise
     ``UntrustedInputError``, an ``OfficeError`` naming the path) before any subtask is written,
@@ -364,6 +366,8 @@ def write_task_folder(folder: Path, subtasks: list[dict[str, Any]], testbed: Pat
     created = not folder.exists()
     try:
         copy_tree(testbed, folder / "testbed")
+        if reference is not None and reference.is_dir():
+            copy_tree(reference, folder / "reference")
         for index, subtask in enumerate(subtasks):
             path = folder / "subtasks" / f"{index}.json"
             path.parent.mkdir(parents=True, exist_ok=True)

@@ -132,6 +132,8 @@ def score(
     reference: Optional[Path] = typer.Option(None, "--reference", help="Folder for expected files (default: the task's reference/)"),
     initial: Optional[Path] = typer.Option(None, "--initial", help="The testbed before the agent acted (default: the task's testbed/)"),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON"),
+    semantics: str = typer.Option("homer", "--semantics", help="homer (its checks) or officebench (OfficeBench's own "
+                                  "verdicts, its substring rules and crashes as failures; see the README)"),
     task_timeout: float = typer.Option(600.0, "--task-timeout", help="Seconds scoring may take (0: no limit)"),
     task_memory: int = typer.Option(2048, "--task-memory", help="MiB of memory scoring may use (0: no limit)"),
 ) -> None:
@@ -146,6 +148,12 @@ def score(
     from backends.workers import Interrupted, JobFailure, run_jobs
     from office_env.untrusted import printable, tree_problem
 
+    from office_env.evaluation.officebench_semantics import scorer
+
+    try:
+        evaluate = scorer(semantics)
+    except ValueError as exc:
+        _fail(str(exc))
     items, default_reference, default_initial = _criteria_from(criteria)
     if not testbed.exists() and not testbed.is_symlink():
         _fail(f"{printable(testbed)}: testbed folder does not exist")
@@ -159,8 +167,7 @@ def score(
     def scored(_: None) -> tuple[str, Any]:
         try:
             workspace = Workspace(testbed)
-            return "ok", evaluate_criteria(workspace, items, reference_dir, initial_dir=initial_dir,
-                                           file=printable(criteria))
+            return "ok", evaluate(workspace, items, reference_dir, initial_dir=initial_dir, file=printable(criteria))
         except InvalidCriteria as exc:
             return "invalid", list(exc.problems)
         except OfficeError as exc:
@@ -419,17 +426,18 @@ def stats_command(dataset_dir: Path = typer.Argument(..., help="A dataset folder
 
 @app.command("export")
 def export_command(
-    dataset_dir: Path = typer.Argument(..., help="A dataset folder written by homer build"),
+    dataset_dir: Path = typer.Argument(..., help="A dataset folder written by homer build or homer regenerate"),
     out: Path = typer.Option(..., "--officebench", help="Folder to write OfficeBench's tasks/ layout into"),
+    lossy: bool = typer.Option(False, "--lossy", help="Keep a task whose criteria cannot all be carried over, "
+                               "without those criteria (they are listed)"),
 ) -> None:
-    """Export a dataset to OfficeBench's folder layout (tasks/<apps>-<k>/subtasks/0.json + testbed/).
+    """Export a dataset to OfficeBench's layout (tasks/<apps>-<k>/subtasks/0.json, testbed/, reference/),
+    with its criteria in OfficeBench's nine functions.
 
-    A task that cannot be loaded, fails the schema or holds a testbed the untrusted-tree copy
-    refuses is skipped with one line naming it; the others are exported (exit 1 if any skipped)."""
-    from office_env.untrusted import printable
-    from orchestrator.dataset import iter_tasks
-    from office_env.officebench import write_task_folder
-    from verifier.gates import schema_gate
+    A task with a criterion OfficeBench cannot express is left out with a warning (kept without it
+    under --lossy); each export is checked to fail untouched and pass when solved. A task that cannot
+    be loaded or copied is skipped with one line naming it (exit 1 if any)."""
+    from orchestrator.officebench_export import export_officebench
 
     if not (dataset_dir / "tasks").is_dir():
         _fail(f"{dataset_dir}: not a dataset folder (no tasks/)")
@@ -437,34 +445,19 @@ def export_command(
         _fail(f"--officebench {out}: not a folder")
     if out.exists() and any(out.iterdir()):
         _fail(f"--officebench {out}: folder is not empty")
-    counters: dict[int, int] = {}
-    written = skipped = 0
-    for task in iter_tasks(dataset_dir):
-        if task.record is None:
-            typer.echo(f"skipped {task.id}: {printable(task.error)}", err=True)
-            skipped += 1
-            continue
-        record = task.record
-        schema = schema_gate(record)  # app_count, now and user must be what the layout needs
-        if not schema.passed:
-            typer.echo(printable(f"skipped {task.id}: {task.folder / 'task.json'}: {schema.detail}"), err=True)
-            skipped += 1
-            continue
-        apps = record["app_count"]
-        try:
-            clock = datetime.strptime(record["now"]["time"], "%H:%M").strftime("%I:%M %p")
-            subtask = {"username": record["user"]["username"], "date": record["now"]["date"],
-                       "weekday": record["now"]["weekday"], "time": clock, "task": record["description"],
-                       "evaluation": record["evaluation"]}
-            write_task_folder(out / "tasks" / f"{apps}-{counters.get(apps, 0) + 1}", [subtask], task.testbed)
-        except (ValueError, OSError, OfficeError) as exc:
-            typer.echo(printable(f"skipped {task.id}: {exc}"), err=True)
-            skipped += 1
-            continue
-        counters[apps] = counters.get(apps, 0) + 1
-        written += 1
-    typer.echo(f"exported {written} task(s) to {out / 'tasks'}" + (f" ({skipped} skipped)" if skipped else ""))
-    raise typer.Exit(1 if skipped else 0)
+    summary = export_officebench(dataset_dir, out, lossy=lossy)
+    for line in summary.skipped:
+        typer.echo(f"skipped {line}", err=True)
+    for line in summary.left_out:
+        typer.echo(f"warning: left out {line}", err=True)
+    for line in summary.lossy:
+        typer.echo(f"warning: exported without some criteria {line}", err=True)
+    extra = [f"{len(summary.skipped)} skipped" if summary.skipped else "",
+             f"{len(summary.left_out)} left out" if summary.left_out else "",
+             f"{len(summary.lossy)} without some criteria" if summary.lossy else ""]
+    note = ", ".join(e for e in extra if e)
+    typer.echo(f"exported {summary.written} task(s) to {out / 'tasks'}" + (f" ({note})" if note else ""))
+    raise typer.Exit(1 if summary.skipped else 0)
 
 
 @app.command("fake-llm")
@@ -590,6 +583,8 @@ def eval_command(
     base_url: Optional[str] = typer.Option(None, "--base-url", help="llm: OpenAI-compatible base URL (default: OPENAI_BASE_URL)"),
     llm_config: Optional[Path] = typer.Option(None, "--llm-config", help="llm: JSON or TOML settings file"),
     resume: bool = typer.Option(False, "--resume", help="Continue an interrupted run in --out (finished tasks are kept)"),
+    semantics: str = typer.Option("homer", "--semantics", help="How criteria are scored: homer, or officebench "
+                                  "(OfficeBench's own verdicts, to compare with published numbers)"),
     task_timeout: float = typer.Option(limits.TASK_SECONDS, "--task-timeout", help="Seconds one task may take "
                                        "(0: no limit); a task over it is recorded as 'error: timeout'"),
     task_memory: int = typer.Option(limits.TASK_MEMORY_BYTES // limits.MiB, "--task-memory", help="MiB of memory one "
@@ -613,7 +608,7 @@ def eval_command(
     context = ContextConfig(mode=mode, storage=storage, granularity=granularity, top_k=top_k,
                             chunk_sessions=chunk_sessions, embeddings=embeddings)
     config = EvalConfig(agent=agent, context=context, trials=trials, step_cap=step_cap, workers=workers, model=model,
-                        base_url=base_url, llm_config=str(llm_config) if llm_config else None)
+                        base_url=base_url, llm_config=str(llm_config) if llm_config else None, semantics=semantics)
     try:
         config.validate()
         with Progress(TextColumn("evaluating"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),

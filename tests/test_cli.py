@@ -142,6 +142,22 @@ def test_score_json_output(testbed: Path, criteria: Path, tmp_path: Path):
     assert "data/scores.xlsx" in report["results"][1]["reason"]
 
 
+def test_score_under_officebench_semantics(testbed: Path, tmp_path: Path):
+    (testbed / "data" / "answer.txt").write_text("Orders in 2012: 7\n", encoding="utf-8")
+    items = write_json(tmp_path / "c.json", [
+        {"function": "evaluate_contain", "args": {"doc_type": "txt", "file": "data/answer.txt", "keywords": ["12"]}}])
+    assert homer("score", testbed, "--criteria", items, cwd=tmp_path).returncode == 1
+    proc = homer("score", testbed, "--criteria", items, "--semantics", "officebench", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout
+    assert "PASS [0] evaluate_contain: passes under OfficeBench's rules" in proc.stdout
+    answer = write_json(tmp_path / "a.json", [{"function": "evaluate_answer", "args": {"number": 7}}])
+    assert homer("score", testbed, "--criteria", answer, cwd=tmp_path).returncode == 0
+    proc = homer("score", testbed, "--criteria", answer, "--semantics", "officebench", cwd=tmp_path)
+    assert proc.returncode == 1 and "does not exist in OfficeBench (NameError)" in proc.stdout
+    proc = homer("score", testbed, "--criteria", answer, "--semantics", "strict", cwd=tmp_path)
+    assert proc.returncode == 2 and "--semantics 'strict': must be one of homer, officebench" in proc.stderr
+
+
 def test_score_invalid_criteria(testbed: Path, tmp_path: Path):
     bad = write_json(tmp_path / "bad.json", {"evaluation": [
         {"function": "evaluate_teleport", "args": {}},

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from datetime import datetime
@@ -10,11 +11,16 @@ from pathlib import Path
 
 import pytest
 
-from office_env import default_registry, evaluate_criteria, load_officebench
+from office_env import default_registry, load_officebench
+from office_env.evaluation.officebench_semantics import scorer
+from office_env.evaluation.reference_state import apply_reference
+from office_env.officebench_translate import OFFICEBENCH_FUNCTIONS, to_officebench
 from orchestrator.build import build
+from orchestrator.plus import regenerate_split
 from orchestrator.roles import BuildConfig
 
 HOMER = Path(sys.executable).parent / "homer"
+SAMPLE = Path(__file__).resolve().parents[1] / "datasets" / "officebench-sample"
 
 
 @pytest.fixture(scope="module")
@@ -24,28 +30,110 @@ def dataset(tmp_path_factory) -> Path:
     return out
 
 
-def test_export_round_trips_through_the_importer_and_scores(dataset: Path, tmp_path: Path):
+def test_export_round_trips_through_the_importer_and_scores_under_both_semantics(dataset: Path, tmp_path: Path):
     target = tmp_path / "ob"
     proc = subprocess.run([str(HOMER), "export", str(dataset), "--officebench", str(target)],
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     records = [json.loads(p.read_text()) for p in sorted((dataset / "tasks").glob("*/task.json"))]
     report = load_officebench(target)
-    assert report.problems == []
-    expected_counts: dict[int, int] = {}
-    for record in records:
-        expected_counts[record["app_count"]] = expected_counts.get(record["app_count"], 0) + 1
-    assert report.by_app_count() == dict(sorted(expected_counts.items()))
+    assert report.problems == [] and report.warnings == []
+    assert len(report.tasks) + proc.stderr.count("warning: left out") == len(records)
+    assert len(report.tasks) >= len(records) - 1
     by_description = {r["description"]: r for r in records}
     for task in report.tasks:
         record = by_description[task.instruction]
-        assert task.evaluation == record["evaluation"]
+        assert {c["function"] for c in task.evaluation} <= OFFICEBENCH_FUNCTIONS
+        assert task.evaluation == to_officebench(record["evaluation"]).criteria
         assert task.username == record["user"]["username"]
-        ws = task.copy_testbed(tmp_path / "runs" / task.id.replace("/", "_"))
-        assert not evaluate_criteria(ws, task.evaluation).passed
-        results = default_registry().run(ws, [(c["tool"], c["args"]) for c in record["oracle"]])
-        assert all(r.ok for r in results)
-        assert evaluate_criteria(ws, task.evaluation).passed
+        for semantics in ("homer", "officebench"):
+            score = scorer(semantics)
+            ws = task.copy_testbed(tmp_path / semantics / task.id.replace("/", "_"))
+            assert not score(ws, task.evaluation, task.reference).passed
+            results = default_registry().run(ws, [(c["tool"], c["args"]) for c in record["oracle"]])
+            assert all(r.ok for r in results)
+            assert score(ws, task.evaluation, task.reference).passed, (semantics, task.id, record["family"])
+
+
+def test_translation_keeps_the_meaning_or_says_what_is_lost():
+    criteria = [
+        {"function": "evaluate_answer", "args": {"number": 15766.74, "tolerance": 0.01}},
+        {"function": "evaluate_answer", "args": {"number": 3, "tolerance": 0.5}},
+        {"function": "evaluate_calendar_event", "args": {"username": "nora", "summary": "Budget review",
+                                                         "start": "2025-03-26 13:00", "end": "2025-03-26 14:00"}},
+        {"function": "evaluate_email_sent", "args": {"sender": "nora", "recipient": "malik@example.com",
+                                                     "subject_keywords": ["Moved"], "body_keywords": ["13:00"]}},
+        {"function": "evaluate_calendar_no_event", "args": {"username": "nora", "summary": "Budget review",
+                                                            "start": "2025-03-25 10:00"}},
+        {"function": "evaluate_excel_cell_comparator",
+         "args": {"file": "data/s.xlsx", "matches": [{"row": 2, "col": 3, "comparator": ">= 90"},
+                                                     {"row": 3, "col": 3, "comparator": "in ['A', 'B']"}]}},
+        {"function": "evaluate_exact_match", "args": {"doc_type": "docx", "result_file": "data/r.docx",
+                                                      "expected_file": "../reference/r.docx"}},
+        {"function": "evaluate_excel_cell_value", "args": {"file": "data/s.xlsx", "sheet": "Q2",
+                                                           "matches": [{"row": 1, "col": 1, "value": "x"}]}},
+    ]
+    out = to_officebench(criteria)
+    assert out.criteria == [
+        {"function": "evaluate_contain", "args": {"doc_type": "txt", "file": "data/answer.txt", "keywords": ["15766.74"]}},
+        {"function": "evaluate_contain", "args": {"doc_type": "ics", "file": "calendar/nora.ics",
+                                                  "keywords": ["Budget", "review", "20250326T130000", "20250326T140000"]}},
+        {"function": "evaluate_calendar_no_overlap", "args": {"username": "nora"}},
+        {"function": "evaluate_contain", "args": {"doc_type": "email", "username": "malik",
+                                                  "keywords": ["Moved", "13:00", "nora"]}},
+        {"function": "evaluate_excel_cell_comparator",
+         "args": {"file": "data/s.xlsx", "matches": [{"row": 2, "col": 3, "comparator": "lambda x: float(x) >= 90"},
+                                                     {"row": 3, "col": 3, "comparator": "lambda x: x in ['A', 'B']"}]}},
+        {"function": "evaluate_exact_match", "args": {"doc_type": "doc", "result_file": "data/r.docx",
+                                                      "expected_file": "../../../../reference/r.docx"}},
+    ]
+    assert [line.split(":")[0] for line in out.lost] == [
+        "[1] evaluate_answer", "[4] evaluate_calendar_no_event", "[7] evaluate_excel_cell_value"]
+
+
+def test_a_plus_export_keeps_its_reference_files_and_the_reference_state_passes(tmp_path: Path):
+    plus = tmp_path / "plus"
+    regenerate_split(SAMPLE, plus, seed=3, days=5, utterances_per_day=20)
+    proc = subprocess.run([str(HOMER), "export", str(plus), "--officebench", str(tmp_path / "ob")],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    check = subprocess.run([str(HOMER), "officebench", "check", str(tmp_path / "ob")], capture_output=True, text=True)
+    assert check.returncode == 0, check.stdout
+    exported = {t.instruction: t for t in load_officebench(tmp_path / "ob").tasks}
+    swap = next(t for d, t in exported.items() if "Swap the rows" in d)
+    assert swap.evaluation[0]["args"]["expected_file"] == "../../../../reference/scores_swapped.xlsx"
+    for semantics in ("homer", "officebench"):
+        ws = swap.copy_testbed(tmp_path / semantics)
+        assert not scorer(semantics)(ws, swap.evaluation, swap.reference).passed
+        assert apply_reference(ws, swap.evaluation, swap.reference) == [0]
+        assert scorer(semantics)(ws, swap.evaluation, swap.reference).passed
+    # without its reference/ the exported task can never pass, and check says so
+    shutil.rmtree(swap.reference)
+    check = subprocess.run([str(HOMER), "officebench", "check", str(tmp_path / "ob")], capture_output=True, text=True)
+    assert check.returncode == 1 and "missing reference(s)" in check.stdout
+
+
+def test_lossy_keeps_a_task_without_what_cannot_be_carried(dataset: Path, tmp_path: Path):
+    source = tmp_path / "ds"
+    shutil.copytree(dataset, source)
+    task = sorted((source / "tasks").glob("*/task.json"))[0]
+    record = json.loads(task.read_text())
+    record["evaluation"].append({"function": "evaluate_calendar_no_event",
+                                 "args": {"username": record["user"]["username"], "summary": "No such meeting",
+                                          "start": "2030-01-01 09:00"}})
+    task.write_text(json.dumps(record))
+    proc = subprocess.run([str(HOMER), "export", str(source), "--officebench", str(tmp_path / "strict")],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0
+    assert f"warning: left out {record['id']}: [{len(record['evaluation']) - 1}] evaluate_calendar_no_event" in proc.stderr
+    assert "(--lossy keeps it without them)" in proc.stderr
+    proc = subprocess.run([str(HOMER), "export", str(source), "--officebench", str(tmp_path / "lossy"), "--lossy"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert f"warning: exported without some criteria {record['id']}" in proc.stderr
+    exported = [t for t in load_officebench(tmp_path / "lossy").tasks if t.instruction == record["description"]]
+    assert len(exported) == 1
+    assert all(c["function"] != "evaluate_calendar_no_event" for c in exported[0].evaluation)
 
 
 def test_export_refuses_a_non_empty_target(dataset: Path, tmp_path: Path):
