@@ -23,7 +23,13 @@ PASS or MISS (``info`` where there is no target):
   median sheet rows 30-300, median PDF pages 2-6), and the share of criteria arguments traced to
   the chat, the office or a stated computation, and of tasks passing that trace (100 %).
 
-Run: ``python bench/quality.py [--n 60] [--seed 11] [--workers W] [--dataset DIR] [--json]``.
+A Plus split (``--dataset`` of a ``homer regenerate`` folder, or ``--plus SEEDS`` to regenerate one
+here) is measured against the paper's HomerAgents+ shape (about 28 sessions of about 11
+utterances, about 125 tokens a session) with the Plus figures instead of the task-design ones:
+clause fragments (0), queries naming the work (100 %), plain-word typos said in the chat (0), the
+seed lint's findings per class and the share of tasks proven solvable offline.
+
+Run: ``python bench/quality.py [--n 60] [--seed 11] [--workers W] [--dataset DIR | --plus SEEDS] [--json]``.
 """
 
 from __future__ import annotations
@@ -52,6 +58,9 @@ TOP_K = 5
 DYNAMIC_TARGETS = {"knowledge_update": 0.30, "distractor": 0.60, "multi_session": 0.30, "relative_time": None}
 SHAPE_TARGETS = {"sessions_per_conversation": 5.0, "utterances_per_session": 73.0, "tokens_per_session": 1026.0,
                  "tokens_per_utterance": 1026.0 / 73.0}
+# The paper's HomerAgents+ (Table 4): about 28 sessions of about 11 utterances, 125 tokens a session.
+PLUS_SHAPE_TARGETS = {"sessions_per_conversation": 28.0, "utterances_per_session": 11.0, "tokens_per_session": 125.0,
+                      "tokens_per_utterance": 125.0 / 11.0}
 SHAPE_TOLERANCE = 0.20
 RECALL_TARGET = 0.60
 CROSS_TASK_TARGET = 0.20
@@ -126,7 +135,41 @@ def design_lines(design: dict[str, Any]) -> list[dict[str, Any]]:
     return lines
 
 
-def figures(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def plus_lines(records: list[dict[str, Any]], build_info: dict[str, Any]) -> list[dict[str, Any]]:
+    """The Plus figures: fragments, queries that name the work, plain-word typos left in the chat,
+    the seed lint's findings per class and the share of tasks proven solvable offline."""
+    from generators.plus_offline import MIN_CLAUSE_WORDS, content_words
+    from generators.typos import fix_typos
+
+    long_enough = [r for r in records if len(r["description"].split()) >= MIN_CLAUSE_WORDS]
+    fragments = sum(len(m["text"].split()) < MIN_CLAUSE_WORDS for r in long_enough for m in r["memory"])
+    naming = sum(bool({w.lower() for w in r["query"].replace("?", " ").split()}
+                      & (content_words(r["description"]) | content_words(fix_typos(r["description"])[0])
+                         | {"spreadsheet", "document", "file", "message", "schedule", "task"}))
+                 for r in records)
+    typos = 0
+    for r in records:
+        said = " ".join(t["text"].lower() for s in r["dialogue"] for t in s["turns"])
+        typos += sum(f" {typo} " in f" {said} " for typo, _ in fix_typos(r["description"])[1])
+    lint = build_info.get("lint", {})
+    proof = build_info.get("proof", {})
+    proven, total = proof.get("proven", 0), proof.get("proven", 0) + proof.get("unproven", 0)
+    return [
+        _line("clause fragments (< 4 words)", fragments, f"{fragments} in {len(long_enough)} tasks", "0",
+              fragments == 0),
+        _line("queries naming the work", naming / len(records) if records else None,
+              f"{100 * naming / len(records):.1f} %" if records else "n/a", "100 %", naming == len(records)),
+        _line("plain-word typos said in the chat", typos, str(typos), "0", typos == 0),
+        _line("seed lint findings", lint.get("counts", {}),
+              ", ".join(f"{k}: {v}" for k, v in lint.get("counts", {}).items()) or "n/a", "-", None),
+        _line("seeds repaired / dropped by the lint", (lint.get("repaired"), lint.get("refused")),
+              f"{lint.get('repaired', 'n/a')} / {lint.get('refused', 'n/a')}", "-", None),
+        _line("tasks proven solvable offline", proven / total if total else None,
+              f"{100 * proven / total:.1f} % ({proven}/{total})" if total else "n/a", "-", None),
+    ]
+
+
+def figures(records: list[dict[str, Any]], shape_targets: dict[str, float] | None = None) -> list[dict[str, Any]]:
     """Every figure of the benchmark, with its target and status."""
     text = text_stats(records)
     game = gameability(records)
@@ -158,12 +201,19 @@ def figures(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     lines.append(_line(f"BM25 top-{TOP_K} evidence recall", recall,
                        f"{100 * recall:.1f} % ({with_evidence} tasks)" if recall is not None else "n/a",
                        f">= {100 * RECALL_TARGET:.0f} %", recall is not None and recall >= RECALL_TARGET))
-    for name, target in SHAPE_TARGETS.items():
+    for name, target in (shape_targets or SHAPE_TARGETS).items():
         value = shape[name]
         lines.append(_line(name.replace("_", " "), value, f"{value:,.1f}",
                            f"{target:,.0f} +-{100 * SHAPE_TOLERANCE:.0f} %",
                            abs(value - target) <= SHAPE_TOLERANCE * target))
     return lines
+
+
+def _build_info(folder: Path) -> dict[str, Any]:
+    try:
+        return json.loads((folder / "build.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
 
 
 def main() -> None:
@@ -172,6 +222,9 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=11)
     parser.add_argument("--workers", type=int, default=max(1, min(4, os.cpu_count() or 1)))
     parser.add_argument("--dataset", type=Path, default=None, help="Read this dataset instead of building one")
+    parser.add_argument("--plus", type=Path, default=None, metavar="SEEDS",
+                        help="Regenerate a Plus split from these OfficeBench seeds (default shape, --repair) and "
+                             "measure it")
     parser.add_argument("--json", action="store_true", help="Print the figures as JSON")
     args = parser.parse_args()
     tmp = None
@@ -180,6 +233,15 @@ def main() -> None:
             if not (args.dataset / "tasks").is_dir():
                 sys.exit(f"error: --dataset {args.dataset}: not a dataset folder (no tasks/)")
             folder, source = args.dataset, f"dataset {args.dataset}"
+        elif args.plus is not None:
+            from orchestrator.plus import regenerate_split
+
+            tmp = Path(tempfile.mkdtemp(prefix="bench-quality-"))
+            folder = tmp / "plus"
+            start = time.perf_counter()
+            done = regenerate_split(args.plus, folder, seed=args.seed, workers=args.workers, repair_seeds=True)
+            source = (f"Plus regeneration of {done.written} tasks from {args.plus} (seed {args.seed}) in "
+                      f"{time.perf_counter() - start:.1f} s")
         else:
             from orchestrator.build import build
             from orchestrator.roles import BuildConfig
@@ -193,14 +255,19 @@ def main() -> None:
         tasks = [t for t in iter_tasks(folder) if t.record is not None]
         records = [t.record for t in tasks]
         start = time.perf_counter()
-        lines = figures(records) + design_lines(design_figures(tasks))
+        build_info = _build_info(folder)
+        if build_info.get("split") == "plus":
+            paper = build_info.get("config", {}).get("days") == PLUS_SHAPE_TARGETS["sessions_per_conversation"]
+            lines = figures(records, PLUS_SHAPE_TARGETS if paper else SHAPE_TARGETS) + plus_lines(records, build_info)
+        else:
+            lines = figures(records) + design_lines(design_figures(tasks))
         elapsed = time.perf_counter() - start
         if args.json:
             print(json.dumps({"source": source, "tasks": len(records), "figures": lines}, indent=2))
             return
         print(f"{source}; {len(records)} tasks measured in {elapsed:.2f} s")
         width = max(len(line["figure"]) for line in lines)
-        shown = max(len(line["shown"]) for line in lines)
+        shown = min(40, max(len(line["shown"]) for line in lines))  # a long info line overflows
         target = max(len(line["target"]) for line in lines)
         for line in lines:
             print(f"  {line['figure']:{width}}  {line['shown']:>{shown}}  target {line['target']:{target}}  {line['status']}")
