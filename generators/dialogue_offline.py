@@ -258,6 +258,9 @@ def _load_threads() -> dict[tuple[str, str], tuple[BankEntry, ...]]:
 
 THREADS = _load_threads()
 CUES = frozenset(cue for (move, cue) in THREADS if move == "state" and cue != "any")
+# Cues whose line carries the piece's whole sentence, not only its value: a note (said as it is),
+# a question (asked as one) and a request (an instruction of the user, said after a lead-in).
+SENTENCE_CUES = frozenset({"note", "asked", "requested"})
 GENERIC_ABOUTS = tuple(e.lines[0].render({}) for e in THREADS[("about", "any")])
 
 
@@ -276,6 +279,8 @@ def bank_sizes() -> dict[str, int]:
 TurnSpec = tuple[str, str, dict[str, tuple[str, ...]], str]  # (role, text, marks, thread)
 
 _WORK_SHARE = 0.36  # target share of work turns (task and other work) in a day
+SHORT_SESSION = 16  # a day of at most this many utterances is a short session
+_SHORT_OPENS, _SHORT_CLOSES = 0.5, 0.45  # chances that a short session has an opener, a closer
 
 
 def history_dates(now: datetime | date, days: int) -> list[date]:
@@ -414,15 +419,18 @@ class HistoryWriter:
         assert piece is not None
         cue = piece.cue if piece.cue in CUES else "note"
         move = "correct" if event.move == "correct" else "state"
-        if cue != "note":
+        if cue not in SENTENCE_CUES:
             ctx["value"] = event.said
             return self._line(move, cue if move == "state" else "any", ctx, event.said), marks
+        if move == "correct":  # a correction names the new value only ("make it 98 instead")
+            ctx["value"] = event.said
+            return self._line(move, "any", ctx, event.said), marks
         # No cue: the piece's own sentence carries the value. When that sentence names another
         # piece's value too, the turn states both and is marked for both.
         sentence = piece.text.rstrip(" .")
         ctx["value"] = (sentence.replace(piece.value, event.said) if piece.value in sentence
                         else f"{sentence}: {event.said}")
-        text = self._line(move, "note" if move == "state" else "any", ctx, ctx["value"])
+        text = self._line(move, cue if move == "state" else "any", ctx, ctx["value"])
         low = text.lower()
         also = tuple(p.id for p in self.pieces if p.id != piece.id and p.said.lower() in low)
         if also and event.mark == "evidence":
@@ -466,8 +474,13 @@ class HistoryWriter:
         for event in plan.events:
             by_thread.setdefault(event.thread, []).append(event)
         task_pairs = sum(len(v) for v in by_thread.values())
-        room = max(0, pairs - 2 - task_pairs)
-        work_pairs = min(room, max(2, round(_WORK_SHARE * pairs) - task_pairs))
+        # A short session (the Plus shape) is a quick chat: it often starts on the point or ends
+        # without a goodbye.
+        short = utterances <= SHORT_SESSION
+        opens = not short or rng.random() < _SHORT_OPENS
+        closes = not short or rng.random() < _SHORT_CLOSES
+        room = max(0, pairs - opens - closes - task_pairs)
+        work_pairs = min(room, max(1 if short else 2, round(_WORK_SHARE * pairs) - task_pairs))
         small_pairs = room - work_pairs
         blocks: list[tuple[str, Any]] = [("task", events) for events in by_thread.values()]
         blocks += [("work", n) for n in _split(work_pairs, 1, 3, rng)]
@@ -486,9 +499,11 @@ class HistoryWriter:
                 t += 1
             if g < len(rest):
                 order.append(rest[g])
-        clock = _Clock(plan.date, 2 * (2 + task_pairs + room), rng)
-        specs: list[TurnSpec] = [(r, t, {}, "") for r, t in self.small.opener(clock.peek())]
-        clock.tick(2)
+        clock = _Clock(plan.date, 2 * (opens + closes + task_pairs + room), rng)
+        specs: list[TurnSpec] = []
+        if opens:
+            specs += [(r, t, {}, "") for r, t in self.small.opener(clock.peek())]
+            clock.tick(2)
         breaks_at = rng.randrange(1, len(order)) if len(order) > 3 and rng.random() < 0.35 else -1
         for index, (kind, item) in enumerate(order):
             if index == breaks_at:
@@ -506,8 +521,9 @@ class HistoryWriter:
                 turns = self.small.exchange(clock.peek(), item)
                 specs += [(r, t, {}, "") for r, t in turns]
             clock.tick(len(turns))
-        specs += [(r, t, {}, "") for r, t in self.small.closer(clock.peek())]
-        clock.tick(2)
+        if closes:
+            specs += [(r, t, {}, "") for r, t in self.small.closer(clock.peek())]
+            clock.tick(2)
         stamps = clock.stamps[:len(specs)]
         turns = tuple(Turn(role=role, text=text, ts=ts, evidence=marks.get("evidence", ()),  # type: ignore[arg-type]
                            superseded=marks.get("superseded", ()), distractor=marks.get("distractor", ()),

@@ -31,7 +31,8 @@ def regenerate_llm(client: Any, seed_task: SeedLike, *, days: int = 5, utterance
     for day in data["dialogue"]:
         stamps = turn_times(day["turns"], date.fromisoformat(day["date"]), random.Random(f"{day['date']}:{feedback}"))
         sessions.append(Session(day["day"], day["date"], tuple(
-            Turn(t["role"], t["text"], ts, tuple(t.get("evidence", ()))) for t, ts in zip(day["turns"], stamps))))
+            Turn(t["role"], t["text"], ts, tuple(t.get("evidence", ())), tuple(t.get("superseded", ())),
+                 tuple(t.get("distractor", ())), t.get("thread", "")) for t, ts in zip(day["turns"], stamps))))
     return PlusDraft(intent=data["intent"], query=data["query"],
                      memory=[MemoryPiece.from_dict(m) for m in data["memory"]], subtasks=list(data["subtasks"]),
                      sessions=sessions, apps=infer_apps(instruction), description=instruction, specifics=specifics)

@@ -35,13 +35,14 @@ from __future__ import annotations
 import json
 import random
 import re
-from dataclasses import dataclass, field
-from datetime import datetime
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
 from typing import Any, Iterable, Protocol, Sequence
 
 from generators.dialogue_offline import generate_dialogue
-from generators.model import MemoryPiece, Session, TaskDraft
+from generators.model import Distractor, MemoryPiece, Session, TaskDraft
 from generators.specifics import Specific, contains_specific, find_specifics, locate_specifics
+from generators.typos import fix_typos, word_frequency
 
 APP_ORDER = ("word", "excel", "pdf", "email", "calendar")
 MAX_SUBTASKS = 5
@@ -61,14 +62,15 @@ _KIND_RANK = {"file": 0, "email": 1, "date": 2, "time": 3, "number": 4, "quoted"
 _ACTION_NOUN = {
     **dict.fromkeys("change update set edit modify fill replace correct swap adjust enter insert increase "
                     "decrease raise lower mark highlight append".split(), "update"),
-    **dict.fromkeys("write create draft compose prepare make type".split(), "write-up"),
+    **dict.fromkeys("write create draft compose prepare make type generate produce".split(), "write-up"),
     **dict.fromkeys("add put include attach".split(), "addition"),
     **dict.fromkeys("delete remove cancel clear erase".split(), "clean-up"),
     **dict.fromkeys("open paste post upload download".split(), "update"),
     **dict.fromkeys("find calculate compute count sum check look read extract summarize summarise compare "
-                    "identify determine get search list average total tell answer retrieve review".split(), "lookup"),
+                    "identify determine get search list average total tell answer retrieve review scan collect gather "
+                    "obtain analyze analyse take".split(), "lookup"),
     **dict.fromkeys("convert export save turn print".split(), "conversion"),
-    **dict.fromkeys("rename move copy sort merge reorder organize organise split".split(), "reshuffle"),
+    **dict.fromkeys("rename move copy sort merge reorder organize organise split assign group".split(), "reshuffle"),
     **dict.fromkeys("send email e-mail mail reply forward notify inform invite respond share ask remind "
                     "confirm".split(), "message"),
     **dict.fromkeys("schedule book arrange reschedule".split(), "scheduling"),
@@ -86,6 +88,15 @@ _LEADS = ("Please take care of", "Could you handle", "I need you to finish", "Go
           "Please get on with")
 _TAILS = ("I described earlier", "we talked about over the last few days", "I mentioned in our chats",
           "I told you about this week", "from our recent conversations")
+# The query re-asks the intent with its topic (a word of the work, never a specific), so that a
+# retriever has something to match; "{topic}" is e.g. "the score spreadsheet".
+_TOPIC_QUERIES = ("Can you take care of {topic} now?", "Could you finish {topic} now, please?",
+                  "Time to do {topic} I asked about.", "Please get {topic} done now.",
+                  "Let's finish {topic} now.", "Where are we with {topic}? Please do it now.")
+_STOPWORDS = frozenset("""the a an of in on at to for from with and or by into as is are be been this that these
+those it its his her their our your my me all each every new file files named name based about also than then there
+some any other one two three more most less same using use used only just not no yes please should would could
+will can must need needs want wants make sure following format value values number numbers total data""".split())
 _FALLBACK_INTENTS = ("Please handle what I asked for in our recent chats.",
                      "Please do what we discussed.", "Go ahead with the plan from our chats.")
 _QUERIES = ("Can you take care of it now?", "Could you get that done now, please?",
@@ -126,9 +137,13 @@ class PlusDraft:
 
 # -- clauses -------------------------------------------------------------------------------------
 
-_SEP = re.compile(r"[,;]|[.!?]+(?=\s+[A-Z0-9\"'“‘(]|\s*$)|\s+((?i:and\s+then|then|and))\s+(?=([\w-]+))")
+_SEP = re.compile(r"[;]|[.!?]+(?=\s+[A-Z0-9\"'“‘(]|\s*$)|,?\s+((?i:and\s+then|then|and))\s+(?=([\w-]+))"
+                  r"|,\s+(?=([\w-]+))")
 _LEADING = re.compile(r"^(?:and\s+then|and|then)\s+", re.IGNORECASE)
 _TRAILING = " \t\n,;.!?"
+_WH = frozenset("how what which who whom whose when where why".split())
+_AUX = frozenset("is are was were do does did can could should will would has have".split())
+MIN_CLAUSE_WORDS = 4  # a shorter piece is a fragment: it joins its neighbour
 
 
 def _protected(text: str) -> list[bool]:
@@ -140,6 +155,10 @@ def _protected(text: str) -> list[bool]:
             if 0 <= i < len(text) and text[i] in "\"'“”‘’":
                 mask[i] = True
     return mask
+
+
+def _words(text: str) -> int:
+    return len(text.split())
 
 
 def split_clauses(instruction: str) -> list[tuple[int, int]]:
@@ -155,6 +174,8 @@ def split_clauses(instruction: str) -> list[tuple[int, int]]:
             nxt = (m.group(2) or "").lower()
             if nxt not in _AND_VERBS and nxt not in _SUBJECTS:
                 continue
+        if m.group(3) is not None and m.group(3).lower() not in _AND_VERBS | _WH:
+            continue  # a comma inside a list or a phrase ("hw1, hw2", ", with the format")
         if text[m.start()] == ".":
             before = re.search(r"([\w.]+)$", text[:m.start()])
             if before and before.group(1).lower() in _ABBREVIATIONS:
@@ -177,13 +198,12 @@ def split_clauses(instruction: str) -> list[tuple[int, int]]:
         if re.search(r"\w", text[start:end]):
             clauses.append((start, end))
     merged: list[tuple[int, int]] = []
-    for start, end in clauses:
-        if merged and len(text[start:end].split()) < 2:
+    for start, end in clauses:  # a fragment joins the clause before it
+        if merged and (_words(text[start:end]) < MIN_CLAUSE_WORDS
+                       or _words(text[merged[-1][0]:merged[-1][1]]) < MIN_CLAUSE_WORDS):
             merged[-1] = (merged[-1][0], end)
         else:
             merged.append((start, end))
-    if len(merged) > 1 and len(text[merged[0][0]:merged[0][1]].split()) < 2:
-        merged[0:2] = [(merged[0][0], merged[1][1])]
     if not merged:
         stripped = text.strip()
         merged = [(text.find(stripped), text.find(stripped) + len(stripped))] if stripped else []
@@ -194,6 +214,16 @@ def split_clauses(instruction: str) -> list[tuple[int, int]]:
             first = text.find(stripped)
             return [(first, first + len(stripped))]
     return merged
+
+
+def is_question(instruction: str, span: tuple[int, int]) -> bool:
+    """Whether a clause asks something: it ends with a question mark, or opens with a question
+    word or an auxiliary ("how many ...", "is there ...")."""
+    start, end = span
+    after = instruction[end:end + 2].lstrip(" ")
+    if after.startswith("?") or instruction[start:end].rstrip().endswith("?"):
+        return True
+    return _first_word(instruction[start:end]) in _WH | _AUX
 
 
 def group_clauses(instruction: str, clauses: Sequence[tuple[int, int]], limit: int = MAX_SUBTASKS) -> list[str]:
@@ -240,7 +270,17 @@ def memory_pieces(instruction: str, clauses: Sequence[tuple[int, int]], *, token
             if candidates:
                 value = candidates[0].text
         kind = "action" if _first_word(text) in _ACTION_NOUN else "fact"
-        pieces.append(MemoryPiece(id=f"m{index + 1}", kind=kind, text=text, value=value))
+        said, _ = fix_typos(text)
+        if _first_word(said) in _ACTION_NOUN.keys() | _WH | _AUX and not said.startswith(value):
+            said = said[:1].lower() + said[1:]  # said mid-sentence: "please add ...", "... : how many ...?"
+        if is_question(instruction, (start, end)):
+            cue = "asked"
+            said = said.rstrip(" ?") + "?"
+        else:
+            cue = "requested" if kind == "action" else "note"
+        if value == text:
+            value = said
+        pieces.append(MemoryPiece(id=f"m{index + 1}", kind=kind, text=said, value=value, cue=cue))
     return pieces
 
 
@@ -342,11 +382,122 @@ def make_intent(clauses: Sequence[str], specifics: Sequence[Specific], values: S
     return _pick(_FALLBACK_INTENTS, rng, specifics, values)
 
 
+_NOT_NOUN = ("ly", "est", "ed")  # adverbs, superlatives, participles do not name the work
+_BEFORE_NOUN = r"(?i)(?:\b(?:the|a|an|all|his|her|their|our|my|each|every|of|in|for|from|about)|'s)\s+$"
+_AFTER_NOUN = r"(?i)\s+(?:excel|file|files|pdf|word|sheet|spreadsheet|document|column|list|report|table|data)\b"
+
+
+def topic_of(instruction: str, specifics: Sequence[Specific], apps: Sequence[str]) -> str:
+    """A short name for the work: the instruction's most topical word (the rarest in English among
+    its known words that are no specific, no verb and no filler) and the app it is done in:
+    ``the salary spreadsheet``; only the app (``the spreadsheet``) when no word qualifies."""
+    masked = instruction
+    for start, end, _ in sorted(locate_specifics(instruction), reverse=True):
+        masked = masked[:start] + " " + masked[end:]
+    skip = _STOPWORDS | set(_ACTION_NOUN) | _WH | _AUX | _SUBJECTS
+    masked = fix_typos(masked)[0]
+    found = [(m.group(1).lower(), m.start(1)) for m in re.finditer(r"(?<![\w.])([A-Za-z]{4,})(?![\w.])", masked)]
+    words = [(w, at) for w, at in found if w not in skip and word_frequency(w) > 0 and not w.endswith(_NOT_NOUN)
+             and not any(contains_specific(w, s) for s in specifics)]
+    area = _AREA.get(apps[0], "work") if apps and apps[0] in _AREA else "task"
+    if not words:
+        return f"the {area}"
+    # a noun place: after an article, a possessive or a preposition, or before a file word
+    nouny = [w for w, at in words if re.search(_BEFORE_NOUN, masked[:at])
+             or re.match(_AFTER_NOUN, masked[at + len(w):])]
+    word = min(nouny or [w for w, _ in words], key=word_frequency)  # the rarest says what it is about
+    return f"the {word}" if word == area else f"the {word} {area}"
+
+
+def content_words(text: str) -> set[str]:
+    """The plain words of ``text`` that can say what it is about (four letters or more, no filler)."""
+    return {w.lower() for w in re.findall(r"[A-Za-z]{4,}", text)} - _STOPWORDS - _WH - _AUX - _SUBJECTS
+
+
+def plus_problems(draft: PlusDraft, instruction: str) -> list[str]:
+    """The Plus rules both backends must meet: every memory piece a whole clause (no fragment of
+    fewer than ``MIN_CLAUSE_WORDS`` words unless the instruction itself is that short), and a
+    query that names the work with a plain word of the instruction."""
+    problems = []
+    if _words(instruction) >= MIN_CLAUSE_WORDS:
+        for piece in draft.memory:
+            if _words(piece.text) < MIN_CLAUSE_WORDS:
+                problems.append(f"memory {piece.id}: {piece.text!r} is a fragment; keep the clause whole")
+    wanted = content_words(fix_typos(instruction)[0]) | content_words(instruction)
+    said = {w.lower() for w in re.findall(r"[A-Za-z]{4,}", draft.query)}
+    if wanted and not said & (wanted | set(_AREA.values()) | {"task"}):
+        problems.append(f"query: {draft.query!r} names nothing of the work; re-ask the intent with its topic")
+    return problems
+
+
 # -- the generator -------------------------------------------------------------------------------
 
 def _first_name(username: str) -> str:
     part = re.split(r"[._\s-]+", username.strip())[0] if username.strip() else ""
     return part[:1].upper() + part[1:] if part else "there"
+
+
+P_CORRECT = 0.6    # chance that a task's history says one value first and corrects it on a later day
+P_DISTRACT = 1.0   # chance that it mentions a near miss of one value (when one has a near miss)
+_NEAR_TEXTS = {"file": "{alt} is an old copy, not the one we use", "number": "{alt} was last year's figure, not this one",
+               "time": "{alt} is already taken by another meeting", "date": "{alt} was the old date, that one is gone",
+               "person": "{alt} asked about it too, but it isn't for {alt}"}
+_OTHER_PEOPLE = ("Priya", "Marcus", "Elena", "Tomasz", "Aisha", "Daniel", "Mei", "Oscar")
+
+
+def near_value(value: str, kind: str, rng: random.Random) -> str | None:
+    """A value that could be mistaken for ``value`` (a number a little off, the hour before or
+    after, an older copy of a file), or ``None`` for kinds that have none."""
+    if kind == "number" and re.fullmatch(r"\d{1,7}(?:\.\d{1,2})?", value):
+        number = float(value)
+        step = rng.choice((1, 2, 3, 5, 10)) * (1 if number < 10 or rng.random() < 0.5 else -1)
+        alt = number + step
+        return f"{alt:.{len(value.split('.')[1])}f}" if "." in value else str(int(alt))
+    if kind == "time" and re.fullmatch(r"\d{1,2}:\d{2}", value):
+        hour, minute = map(int, value.split(":"))
+        alt_hour = hour + 1 if hour < 17 else hour - 1
+        return f"{alt_hour:0{len(value.split(':')[0])}d}:{minute:02d}"
+    if kind == "date":
+        for fmt in ("%Y-%m-%d", "%m/%d/%Y", "%m/%d/%y"):
+            try:
+                day = datetime.strptime(value, fmt)
+            except ValueError:
+                continue
+            return (day + timedelta(days=rng.choice((-2, -1, 1, 2, 7)))).strftime(fmt)
+        return None
+    if kind == "person" and value[:1].isupper() and " " not in value:
+        return rng.choice([p for p in _OTHER_PEOPLE if p != value])
+    if kind == "file" and "." in value:
+        stem, ext = value.rsplit(".", 1)
+        return f"{stem}_{rng.choice(('old', 'draft', 'v1', 'backup'))}.{ext}"
+    return None
+
+
+def _dynamics(memory: list[MemoryPiece], kinds: dict[str, str], instruction: str, rng: random.Random
+              ) -> list[MemoryPiece]:
+    """The pieces with, by chance, one value said first and corrected later and one near miss:
+    what an agent that takes the first mention, or the wrong file, must get wrong."""
+    taken = instruction.lower()
+
+    def alternative(piece: MemoryPiece) -> str | None:
+        alt = near_value(piece.value, kinds.get(piece.value, ""), rng)
+        if not alt or alt.lower() in taken or piece.value.lower() in alt.lower() or alt.lower() in piece.value.lower():
+            return None
+        return alt
+
+    out = list(memory)
+    if rng.random() < P_CORRECT:
+        options = [(i, alt) for i, p in enumerate(out) for alt in [alternative(p)] if alt]
+        if options:
+            i, alt = rng.choice(options)
+            out[i] = replace(out[i], superseded=(alt,))
+    if rng.random() < P_DISTRACT:
+        options = [(i, alt) for i, p in enumerate(out) for alt in [alternative(p)] if alt and alt not in p.superseded]
+        if options:
+            i, alt = rng.choice(options)
+            text = _NEAR_TEXTS[kinds[out[i].value]].format(alt=alt)
+            out[i] = replace(out[i], distractors=(Distractor(alt, text),))
+    return out
 
 
 def regenerate(seed_task: SeedLike, *, seed: int, days: int = 5, utterances_per_day: int = 70,
@@ -361,11 +512,21 @@ def regenerate(seed_task: SeedLike, *, seed: int, days: int = 5, utterances_per_
     clauses = [instruction[s:e] for s, e in spans]
     apps = infer_apps(instruction)
     last_error: ValueError | None = None
+    topic = topic_of(instruction, specifics, apps)
     for token_values in (True, False):
         memory = memory_pieces(instruction, spans, token_values=token_values)
         values = [p.value for p in memory]
+        if topic and _clean(topic, specifics, values):
+            memory = [replace(p, about=topic) for p in memory]
+        memory = [replace(p, thread="t1") for p in memory]  # one line of work, told over several days
+        if days >= 2:
+            kinds = {spec.text: spec.kind for spec in specifics}
+            memory = _dynamics(memory, kinds, instruction, random.Random(rng.random()))
         intent = make_intent(clauses, specifics, values, rng)
-        query = _pick(_QUERIES, rng, specifics, values)
+        queries = [q.format(topic=topic) for q in _TOPIC_QUERIES] if topic else []
+        query = _pick(queries, rng, specifics, values) if queries else ""
+        if not query or not _clean(query, specifics, values):
+            query = _pick(_QUERIES, rng, specifics, values)
         draft = PlusDraft(intent=intent, query=query, memory=memory, subtasks=group_clauses(instruction, spans),
                           sessions=[], apps=apps, description=instruction, specifics=specifics)
         try:

@@ -378,7 +378,9 @@ skipped. `homer verify` re-runs them.
 ## Statistics
 
 {table(stats)}
-Tokens are counted with {stats['token_counter']}.
+Tokens are counted with {stats['token_counter']}. For comparison, the paper's HomerAgents+ (its Table 4) has
+about 28 sessions of about 11 utterances per conversation, about 125 tokens per session and 3,470 per
+conversation; `--shape paper` (the default) aims at that shape, `--shape neo` at five long sessions.
 
 ## App counts (from the seed folder names)
 

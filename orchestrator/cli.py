@@ -504,8 +504,10 @@ def regenerate_command(
     out: Path = typer.Option(..., "--out", "-o", help="Dataset folder to create (must be empty unless --resume)"),
     backend: str = typer.Option("offline", "--backend", help="offline (procedural, no key) or llm"),
     seed: int = typer.Option(0, "--seed", help="Seed: the same seeds and seed give the same dataset, byte for byte"),
-    days: int = typer.Option(5, "--days", help="Days (sessions) of dialogue per task"),
-    utterances: int = typer.Option(70, "--utterances", help="Utterances per day, about"),
+    shape: str = typer.Option("paper", "--shape", help="paper (about 28 short sessions of about 11 utterances, "
+                              "as HomerAgents+ has them) or neo (5 sessions of about 70)"),
+    days: Optional[int] = typer.Option(None, "--days", help="Days (sessions) of dialogue per task (default: the shape's)"),
+    utterances: Optional[int] = typer.Option(None, "--utterances", help="Utterances per day, about (default: the shape's)"),
     workers: int = typer.Option(1, "--workers", "-w", help="Worker processes"),
     resume: bool = typer.Option(False, "--resume", help="Continue an interrupted run in --out"),
     model: Optional[str] = typer.Option(None, "--model", help="llm: model name"),
@@ -535,13 +537,17 @@ def regenerate_command(
     llm = _llm_options(backend, model, base_url, llm_config, cache, no_cache)
     if not seeds.exists():
         _fail(f"--seeds {seeds}: does not exist")
-    if days < 1:
+    from orchestrator.plus import SHAPES
+
+    if shape not in SHAPES:
+        _fail(f"--shape {shape!r}: must be one of {', '.join(SHAPES)}")
+    if days is not None and days < 1:
         _fail(f"--days must be at least 1 (got {days})")
-    if utterances < 4:
+    if utterances is not None and utterances < 4:
         _fail(f"--utterances must be at least 4 (got {utterances})")
     started = time.perf_counter()
     try:
-        summary = regenerate_split(seeds, out, seed=seed, days=days, utterances_per_day=utterances,
+        summary = regenerate_split(seeds, out, seed=seed, days=days, utterances_per_day=utterances, shape=shape,
                                    workers=workers, resume=resume, gates=_parse_gates(gates), budget=budget,
                                    repair_seeds=repair, **llm)
     except BuildError as exc:

@@ -38,7 +38,7 @@ from typing import Annotated, Any, Callable, Protocol, TypedDict
 from langgraph.graph import END, START, StateGraph
 
 from generators.model import Verdict
-from generators.plus_offline import PlusDraft, infer_apps, regenerate
+from generators.plus_offline import PlusDraft, infer_apps, plus_problems, regenerate
 from office_env import SeedTask, load_officebench
 from orchestrator import dataset
 from generators.plus_llm import regenerate_llm
@@ -55,7 +55,11 @@ from orchestrator.roles import GenerationOptions
 from verifier.dialogue_rules import check_dialogue
 from generators.specifics import check_specifics
 
-GENERATOR_VERSION = "plus-offline-1"
+GENERATOR_VERSION = "plus-offline-2"
+# Dialogue shapes: (days, utterances a day). "paper": many short sessions, as HomerAgents+ has them
+# (about 28 sessions of about 11 utterances); "neo": the Neo split's few long ones.
+SHAPES = {"paper": (28, 11), "neo": (5, 70)}
+DEFAULT_SHAPE = "paper"
 
 
 @dataclass(frozen=True)
@@ -87,10 +91,12 @@ class PlusRoles(Protocol):
 
 
 def verify_plus(draft: PlusDraft, instruction: str, *, now: datetime, min_days: int) -> Verdict:
-    """The Plus verifier: dialogue rules plus the specifics check, one feedback line per problem."""
+    """The Plus verifier: dialogue rules, the specifics check and the Plus rules (whole clauses, a
+    query that names the work), one feedback line per problem."""
     verdict = check_dialogue(draft.task_draft(), draft.sessions, min_days=min_days, now=now)
     problems = [] if verdict.passed else verdict.feedback.splitlines()
     problems += check_specifics(instruction, draft.intent, draft.dialogue_text())
+    problems += plus_problems(draft, instruction)
     return Verdict(not problems, "\n".join(problems) if problems else "ok")
 
 
@@ -229,7 +235,7 @@ def build_plus_record(job: PlusJob, draft: PlusDraft, rounds: int, feedback_log:
         "intent": draft.intent,
         "subtasks": list(draft.subtasks),
         "query": draft.query,
-        "memory": [{"id": m.id, "kind": m.kind, "text": m.text, "value": m.value} for m in draft.memory],
+        "memory": [m.to_dict() for m in draft.memory],
         "evaluation": seed.evaluation,
         "dialogue": dialogue,
         "provenance": {
@@ -361,19 +367,24 @@ def _task_ids(tasks: list[SeedTask]) -> list[str]:
     return ids
 
 
-def regenerate_split(seeds_path: str | Path, out: str | Path, *, seed: int = 0, days: int = 5,
-                     utterances_per_day: int = 70, workers: int = 1, resume: bool = False, max_rounds: int = 5,
+def regenerate_split(seeds_path: str | Path, out: str | Path, *, seed: int = 0, days: int | None = None,
+                     utterances_per_day: int | None = None, shape: str = DEFAULT_SHAPE, workers: int = 1, resume: bool = False, max_rounds: int = 5,
                      roles: PlusRoles | None = None, backend: str = "offline", model: str | None = None,
                      base_url: str | None = None, llm_config: str | None = None, cache_path: str | None = None,
                      gates: tuple[str, ...] = (), budget: Budget | None = None, repair_seeds: bool = False,
                      on_progress: Callable[[int, int], None] | None = None) -> PlusSummary:
-    """Regenerate every seed subtask under ``seeds_path`` into a Plus dataset in ``out``.
+    """Regenerate every seed subtask under ``seeds_path`` into a Plus dataset in ``out``, its
+    dialogues in ``shape`` (``SHAPES``) unless ``days`` or ``utterances_per_day`` say otherwise.
 
     Every loaded seed is linted first (``verifier.seed_lint``): a seed with an error finding is
     dropped with it as the reason, unless ``repair_seeds`` and every error has an unambiguous
     repair, which is then applied and recorded in the task's provenance. Raises ``BuildError``
     for bad options or an unusable output folder; seeds that fail to load are skipped and
     reported in the summary (and the card), never raised."""
+    if shape not in SHAPES:
+        raise BuildError(f"--shape {shape!r}: must be one of {', '.join(SHAPES)}")
+    days = SHAPES[shape][0] if days is None else days
+    utterances_per_day = SHAPES[shape][1] if utterances_per_day is None else utterances_per_day
     if days < 1:
         raise BuildError(f"--days must be at least 1 (got {days})")
     if utterances_per_day < 2:

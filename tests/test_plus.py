@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import json
+from dataclasses import replace
 import os
 import shutil
 import subprocess
@@ -21,7 +22,7 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from generators.model import Verdict
-from generators.plus_offline import regenerate, split_clauses
+from generators.plus_offline import plus_problems, regenerate, split_clauses
 from office_env import load_officebench
 from orchestrator.dataset import iter_tasks
 from orchestrator.plus import (
@@ -91,10 +92,11 @@ def runs(tmp_path_factory) -> dict[str, tuple[Path, subprocess.CompletedProcess]
     jobs = {
         "a": ("regenerate", "--seeds", SAMPLE, "--out", base / "a", "--seed", "3"),
         "b": ("regenerate", "--seeds", SAMPLE, "--out", base / "b", "--seed", "3", "--workers", "2"),
+        "neo": ("regenerate", "--seeds", SAMPLE, "--out", base / "neo", "--seed", "3", "--shape", "neo"),
         "broken": ("regenerate", "--seeds", seeds, "--out", base / "broken", "--seed", "3", "--days", "5",
                    "--utterances", "20"),
     }
-    with ThreadPoolExecutor(max_workers=3) as pool:
+    with ThreadPoolExecutor(max_workers=4) as pool:
         futures = {name: pool.submit(homer, *args) for name, args in jobs.items()}
         return {name: (base / name, f.result()) for name, f in futures.items()}
 
@@ -180,14 +182,16 @@ def test_specifics_in_every_dialogue_and_none_in_the_intent(runs):
     assert [m["value"] for m in invoice["memory"]] == ["PDF", "data/invoice_summary.docx", "Carol"]
 
 
-def test_at_least_five_days_of_chat_before_now(runs):
-    folder, _ = runs["a"]
+@pytest.mark.parametrize(("run", "days", "low", "high"), [("a", 28, 8, 14), ("neo", 5, 60, 80)])
+def test_the_shape_of_the_history_before_now(runs, run, days, low, high):
+    folder, proc = runs[run]
+    assert proc.returncode == 0, proc.stdout + proc.stderr
     for record in records(folder).values():
         sessions = record["dialogue"]
-        assert len(sessions) >= 5
-        days = [date.fromisoformat(s["date"]) for s in sessions]
-        assert days == sorted(set(days)) and days[-1] < date(2024, 5, 3)
-        assert all(60 <= len(s["turns"]) <= 80 for s in sessions)
+        assert len(sessions) == days
+        days_said = [date.fromisoformat(s["date"]) for s in sessions]
+        assert days_said == sorted(set(days_said)) and days_said[-1] < date(2024, 5, 3)
+        assert all(low <= len(s["turns"]) <= high for s in sessions), [len(s["turns"]) for s in sessions]
         carried = [t for s in sessions for t in s["turns"] if t.get("evidence")]
         assert all(t["role"] == "user" for t in carried)
         assert sorted(e for t in carried for e in t["evidence"]) == sorted(m["id"] for m in record["memory"])
@@ -221,7 +225,7 @@ def test_card_says_plus(runs):
     folder, _ = runs["a"]
     card = (folder / "README.md").read_text(encoding="utf-8")
     assert "Plus split" in card and "Neo split" not in card
-    assert "| all | 5 | 5.00 |" in card
+    assert "| all | 5 | 28.00 |" in card
     assert "skipped (failed to load): 0" in card and "tasks written: 5" in card
     info = json.loads((folder / "build.json").read_text(encoding="utf-8"))
     assert info["split"] == "plus" and info["accepted"] == 5 and info["skipped"] == [] and info["dropped"] == []
@@ -301,9 +305,41 @@ def test_regenerate_splits_clauses_and_builds_a_clean_intent():
         assert contains_specific(draft.dialogue_text(), spec)
     assert len(draft.sessions) == 5
     # nothing inside a specific is split: dates with commas, thousands, times with dots
-    text = "On May 17, 2024 at 10:30 a.m. pay $12,500 to Ann and Bob and send the receipt"
+    text = "On May 17, 2024 at 10:30 a.m. pay $12,500 to Ann and Bob and send the receipt to Carol"
     assert [text[s:e] for s, e in split_clauses(text)] == [
-        "On May 17, 2024 at 10:30 a.m. pay $12,500 to Ann and Bob", "send the receipt"]
+        "On May 17, 2024 at 10:30 a.m. pay $12,500 to Ann and Bob", "send the receipt to Carol"]
+    # a clause of three words or fewer is a fragment: it stays with its neighbour
+    text = "On May 17, 2024 at 10:30 a.m. pay $12,500 to Ann and Bob and send it"
+    assert [text[s:e] for s, e in split_clauses(text)] == [text]
+
+
+def test_clauses_stay_whole_questions_stay_questions_and_plain_typos_are_corrected():
+    text = "what is total hw score of Cixarim? Add his hw1, hw2, and hw3 together, save it in seperate_totals.xlsx"
+    assert [text[s:e] for s, e in split_clauses(text)] == [
+        "what is total hw score of Cixarim", "Add his hw1, hw2, and hw3 together", "save it in seperate_totals.xlsx"]
+    draft = regenerate(Seed(text + " on seperate lines"), seed=2, days=28, utterances_per_day=11)
+    assert [(m.cue, m.text) for m in draft.memory] == [
+        ("asked", "what is total hw score of Cixarim?"), ("requested", "add his hw1, hw2, and hw3 together"),
+        ("requested", "save it in seperate_totals.xlsx on separate lines")]  # the file name keeps its typo
+    said = [t.text for s in draft.sessions for t in s.turns if t.evidence]
+    assert any(line.endswith("what is total hw score of Cixarim?") for line in said)
+    assert any("add his hw1, hw2, and hw3 together." in line for line in said)
+    assert "seperate lines" not in draft.dialogue_text() and "seperate_totals.xlsx" in draft.dialogue_text()
+    assert not plus_problems(draft, text)
+
+
+def test_the_query_names_the_work_and_holds_no_specific():
+    text = "swap the lowest and highest incoming item in salary.xlsx, then email the result to Bob"
+    draft = regenerate(Seed(text), seed=4)
+    assert "salary" not in draft.query.lower() or "salary.xlsx" not in draft.query
+    assert any(word in draft.query.lower() for word in ("incoming", "item", "spreadsheet", "message", "result"))
+    for spec in find_specifics(text):
+        assert not contains_specific(draft.query, spec)
+    bare = replace(draft, query="Can you take care of it now?")
+    assert plus_problems(bare, text) == [
+        "query: 'Can you take care of it now?' names nothing of the work; re-ask the intent with its topic"]
+    shredded = replace(draft, memory=[replace(draft.memory[0], text="Bob or Tom")])
+    assert plus_problems(shredded, text)[0] == "memory m1: 'Bob or Tom' is a fragment; keep the clause whole"
 
 
 def test_feedback_changes_the_dialogue_and_the_same_arguments_do_not():
@@ -315,10 +351,11 @@ def test_feedback_changes_the_dialogue_and_the_same_arguments_do_not():
 
 
 def test_long_instructions_keep_at_most_five_subtasks():
-    text = ("Open report.docx, copy the totals, paste them in sheet.xlsx, sort by region, add a chart, "
-            "save it as final.xlsx, then email Carol and tell Dan on Monday.")
+    text = ("Open the report.docx file, read the regional totals, paste them in sheet.xlsx, sort them by region, "
+            "add a bar chart, save it as final.xlsx, then email Carol the file and tell Dan on Monday.")
     draft = regenerate(Seed(text), seed=1, days=5, utterances_per_day=12)
     assert len(draft.subtasks) == 5 and len(draft.memory) == 8
+    assert all(len(m.text.split()) >= 4 for m in draft.memory)
     assert " ".join(draft.subtasks).count("final.xlsx") == 1
     for spec in find_specifics(text):
         assert contains_specific(draft.dialogue_text(), spec)

@@ -34,7 +34,7 @@ def answer_plus(inputs: dict[str, Any], feedback: str) -> dict[str, Any]:
                        utterances_per_day=inputs["utterances_per_day"], feedback=feedback)
     return {
         "intent": draft.intent, "query": draft.query, "subtasks": draft.subtasks,
-        "memory": [{"id": m.id, "kind": m.kind, "text": m.text, "value": m.value} for m in draft.memory],
+        "memory": [m.to_dict() for m in draft.memory],
         "dialogue": [{"day": s.day, "date": s.date,
                       "turns": [{k: v for k, v in t.to_dict().items() if k != "ts"} for t in s.turns]}
                      for s in draft.sessions],
