@@ -441,7 +441,7 @@ P_CORRECT = 0.6    # chance that a task's history says one value first and corre
 P_DISTRACT = 1.0   # chance that it mentions a near miss of one value (when one has a near miss)
 _NEAR_TEXTS = {"file": "{alt} is an old copy, not the one we use", "number": "{alt} was last year's figure, not this one",
                "time": "{alt} is already taken by another meeting", "date": "{alt} was the old date, that one is gone",
-               "person": "{alt} asked about it too, but it isn't for {alt}"}
+               "person": "{alt} has nothing to do with this one"}
 _OTHER_PEOPLE = ("Priya", "Marcus", "Elena", "Tomasz", "Aisha", "Daniel", "Mei", "Oscar")
 
 
