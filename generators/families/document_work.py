@@ -566,9 +566,15 @@ def claims_second_approval(inp: FamilyInput) -> TaskDraft | None:
                               "Second approval needed"))
     about = "the claims for second approval"
     superseded = (other_name,) if chance(inp, P_CORRECT) and _distinct(other_name, name) else ()
+    spare = [n for _, n in inp.colleagues if n not in (name, *superseded) and _distinct(n, name)
+             and all(_distinct(n, s) for s in superseded)]
+    distractors = ()
+    if spare and chance(inp, P_DISTRACT):
+        other = inp.rng.choice(spare)
+        distractors = (near(other, f"{other} only signs off travel claims, not these"),)
     m1 = piece(1, "fact", f"the approval rule is in {stem(policy)}", stem(policy), cue="document", about=about)
     m2 = piece(2, "action", f"the claims go to {name} in Finance", name, cue="recipient", about=about,
-               superseded=superseded, thread=2)
+               superseded=superseded, distractors=distractors, thread=2)
     m3 = piece(3, "action", f"use the subject {subject}", subject, cue="subject", about=about, thread=2)
     ids = [c for c, _ in over]
 

@@ -29,7 +29,7 @@ def _out_name(inp: FamilyInput, prefix: str, ext: str) -> str:
 
 
 P_CORRECT = 0.55  # share of drafts whose key value is said, then corrected on a later day
-P_DISTRACT = 0.85  # share of drafts that get a near-miss detail where the family has one
+P_DISTRACT = 0.95  # share of drafts that get a near-miss detail where the family has one
 
 
 def _label_for(table, label: int, col: int, highest: bool) -> str | None:
