@@ -149,3 +149,10 @@ def test_scorer_names():
     assert scorer("officebench") is evaluate_officebench and scorer("homer") is evaluate_criteria
     with pytest.raises(ValueError, match="must be one of homer, officebench"):
         scorer("strict")
+
+
+def test_a_sheet_named_otherwise_than_xlsx_is_not_opened_there(office):
+    put(office, "data/list.docx", xlsx_io.build([["Rachel"], ["Tina"]]))  # a workbook under a Word name
+    args = contain("data/list.docx", "Rachel", doc_type="xlsx")
+    assert verdicts(office, "evaluate_contain", args) == (True, False)
+    assert verdicts(office, "evaluate_not_contain", {**args, "keywords": ["Liam"]}) == (True, False)

@@ -7,7 +7,8 @@ testbed the way OfficeBench's ``utils/evaluate.py`` does:
 - keywords are plain substrings of the lower-cased text, commas removed only when the keyword is
   a number (``12`` is found inside ``2012``); a keyword that is not a string crashes there;
 - a Word file is its paragraphs joined by line breaks (tables unread); an ics or txt file its raw
-  bytes (folded lines stay folded); a sheet the active sheet as ``(row, col): value\\t`` cells;
+  bytes (folded lines stay folded); a sheet the active sheet as ``(row, col): value\\t`` cells,
+  and only a file named ``.xlsx`` (or another name openpyxl accepts) is opened as one;
 - ``evaluate_excel_cell_value`` is a substring of that text (``(2, 3): 10`` is found in
   ``(2, 3): 100``); ``evaluate_excel_cell_comparator`` reads the cell with ``(\\w+)\\t`` (no
   spaces, dots or signs) and applies only OfficeBench's ``lambda x: ...`` form (homer's ``> 100``
@@ -68,8 +69,14 @@ def _contain_text(content: str, keywords: list[Any]) -> bool:
     return True
 
 
+_OPENPYXL_SUFFIXES = (".xlsx", ".xlsm", ".xltx", ".xltm")  # openpyxl refuses a file named otherwise
+
+
 def _sheet_text(ctx: Context, relpath: str, field: str) -> str:
-    sheet = xlsx_io.load(ctx.path(relpath, field), relpath).active
+    path = ctx.path(relpath, field)
+    if not path.name.lower().endswith(_OPENPYXL_SUFFIXES):
+        raise _Crash(f"openpyxl does not open {path.suffix or 'extension-less'} files")
+    sheet = xlsx_io.load(path, relpath).active
     lines = []
     for row in sheet.iter_rows():
         cells = "".join(f"({c.row}, {c.column}): {'[Empty Cell]' if c.value is None else c.value}\t" for c in row)
@@ -186,8 +193,11 @@ def _exact(ctx: Context, args: dict[str, Any]) -> bool:
         return False  # lists of paragraph or page objects: never equal
     if doc_type != "xlsx":
         raise _Crash(f"doc type {doc_type!r} is not implemented there")
+    expected = ctx.path(args["expected_file"], "expected_file")
+    if not all(p.name.lower().endswith(_OPENPYXL_SUFFIXES) for p in (result, expected)):
+        raise _Crash("openpyxl does not open files named otherwise than .xlsx")
     got = xlsx_io.load(result, args["result_file"]).active
-    want = xlsx_io.load(ctx.path(args["expected_file"], "expected_file"), args["expected_file"]).active
+    want = xlsx_io.load(expected, args["expected_file"]).active
     for first, second in ((got, want), (want, got)):
         for row in first.iter_rows():
             for cell in row:
