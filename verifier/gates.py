@@ -203,11 +203,12 @@ def specifics_gate(record: dict[str, Any]) -> GateResult:
 
 
 def reference_gate(record: dict[str, Any], testbed: Path, reference: Path | None, now: datetime,
-                   work: Path) -> GateResult:
+                   work: Path, trusted: bool = False) -> GateResult:
     """The reference-applied state (``office_env.evaluation.reference_state``) passes the
-    exact-match criteria; ``proven`` when it passes them all, else skipped as ``unproven``."""
+    exact-match criteria; ``proven`` when it passes them all, else skipped as ``unproven``.
+    A seed's testbed is a stranger's tree: copied, never linked, unless ``trusted``."""
     criteria = record["evaluation"]
-    ws = Workspace(testbed, now=now).copy_to(work / "reference-state", link=True)
+    ws = Workspace(testbed, now=now).copy_to(work / "reference-state", link=trusted)
     try:
         applied = apply_reference(ws, criteria, reference, testbed)
     except OfficeError as exc:
@@ -260,7 +261,7 @@ def run_gates(record: dict[str, Any], testbed: Path, reference: Path | None = No
         except OfficeError as exc:
             results["fails_untouched"] = GateResult(False, str(exc))
         if "reference_passes" in names:
-            results["reference_passes"] = reference_gate(record, testbed, reference, now, work)
+            results["reference_passes"] = reference_gate(record, testbed, reference, now, work, trusted)
         if record.get("oracle"):
             ws, calls = _replay(testbed, record["oracle"], now, work, "oracle", trusted)
             failed = [f"{c.tool}: {c.observation}" for c in calls if not c.ok]

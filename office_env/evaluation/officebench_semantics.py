@@ -89,6 +89,7 @@ def _word_text(ctx: Context, relpath: str, field: str) -> str:
 
 
 def _mailbox_text(ws: Workspace, username: str) -> str:
+    ws.check_user(username, field="username")  # a name, never a path
     folder = ws.root / EMAILS_DIR
     for name in (username, username.lower()):
         if (folder / name).is_dir():
