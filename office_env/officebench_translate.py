@@ -24,6 +24,7 @@ differ: ``doc`` for Word in exact and diff checks, ``lambda x: ...`` comparators
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -70,14 +71,21 @@ def _unfoldable_words(summary: str) -> list[str]:
     return words
 
 
+def _operand(value: float) -> str:
+    """A comparator operand exactly as parsed (no rounding: ``> 99.999`` stays so)."""
+    return str(int(value)) if value == int(value) and abs(value) < 1e15 else repr(value)
+
+
 def _comparator(text: str) -> str:
     parsed = comparators.parse(text)
     if isinstance(parsed.operand, tuple):
-        items = ", ".join(repr(i if isinstance(i, str) else _number_text(i)) for i in parsed.operand)
+        items = ", ".join(repr(i if isinstance(i, str) else _operand(i)) for i in parsed.operand)
         return f"lambda x: x {parsed.op} [{items}]"
     if isinstance(parsed.operand, str):
         return f"lambda x: x {parsed.op} {parsed.operand!r}"
-    return f"lambda x: float(x) {parsed.op} {_number_text(parsed.operand)}"
+    if not math.isfinite(parsed.operand):
+        raise ValueError("a comparator number too large to write")
+    return f"lambda x: float(x) {parsed.op} {_operand(parsed.operand)}"
 
 
 def _word_type(doc_type: str) -> str:
@@ -90,7 +98,10 @@ def _carry(function: str, args: dict[str, Any]) -> list[dict[str, Any]] | str:
     if function in ("evaluate_excel_cell_value", "evaluate_excel_cell_comparator") and args.get("sheet"):
         return f"names sheet {args['sheet']!r}; OfficeBench reads the active sheet only"
     if function == "evaluate_excel_cell_comparator":
-        args["matches"] = [{**m, "comparator": _comparator(m["comparator"])} for m in args["matches"]]
+        try:
+            args["matches"] = [{**m, "comparator": _comparator(m["comparator"])} for m in args["matches"]]
+        except ValueError as exc:
+            return str(exc)
     if function == "evaluate_exact_match":
         target = external_target(args["expected_file"], "expected_file")
         if target is not None and target.place == "reference":

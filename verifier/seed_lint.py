@@ -46,6 +46,7 @@ CODES: dict[str, tuple[str, str]] = {  # code -> (severity, what it means)
                                      "read or copied"),
 }
 MAX_TYPO = 2  # edit distance up to which a name is a typo of another
+MAX_NAME = 255  # a longer name is compared with nothing (a stranger's name must not make the lint slow)
 _FILE_RE = re.compile(r"[A-Za-z0-9_\-]+\.(?:docx|doc|xlsx|xls|csv|pdf|txt|md|jpg|jpeg|png|eml|ics)\b")
 _MADE_BY_TOOLS = (".eml", ".ics")  # a mail or an event the instruction names is checked by user, not by file
 ANSWER = "data/answer.txt"
@@ -182,7 +183,11 @@ def _misplaced_keys(task: SeedTask, label: str) -> list[Finding]:
 
 def _closest(name: str, candidates: set[str]) -> tuple[list[str], int]:
     """The candidates nearest to ``name`` by edit distance, and that distance."""
-    scored = sorted((edit_distance(name, c), c) for c in candidates if c != name)
+    if len(name) > MAX_NAME:
+        return [], 0
+    # edit distance is at least the length difference: only names that could be close are compared
+    near = [c for c in candidates if c != name and abs(len(c) - len(name)) <= MAX_TYPO]
+    scored = sorted((edit_distance(name, c), c) for c in near)
     if not scored:
         return [], 0
     best = scored[0][0]
@@ -240,8 +245,9 @@ def _typo(task: SeedTask, label: str, where: str, code: str, value: str, rel: st
     repair = None
     if len(near) == 1 and distance <= MAX_TYPO:
         old_tail, new_tail = PurePosixPath(rel).name, PurePosixPath(near[0]).name
-        if value.endswith(old_tail):
-            repair = {"field": where, "from": value, "to": value[: len(value) - len(old_tail)] + new_tail}
+        fixed = value[: len(value) - len(old_tail)] + new_tail
+        if value.endswith(old_tail) and fixed != value and PurePosixPath(near[0]).parent == PurePosixPath(rel).parent:
+            repair = {"field": where, "from": value, "to": fixed}
     return _finding(task, label, where, code, message, repair)
 
 

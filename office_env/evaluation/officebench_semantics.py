@@ -28,6 +28,7 @@ are still read through homer's guarded readers (sizes, zip bombs, paths inside t
 from __future__ import annotations
 
 import difflib
+import math
 import re
 from datetime import date, datetime, timezone
 from typing import Any, Callable
@@ -163,13 +164,13 @@ def _apply_lambda(text: str, value: str) -> bool:
     try:
         got = cast(value)
         operand = parsed.operand
-        if isinstance(operand, float) and operand == int(operand):
+        if isinstance(operand, float) and math.isfinite(operand) and operand == int(operand):
             operand = int(operand)
         if isinstance(operand, tuple):
-            items = [int(i) if isinstance(i, float) and i == int(i) else i for i in operand]
+            items = [int(i) if isinstance(i, float) and math.isfinite(i) and i == int(i) else i for i in operand]
             return (got in items) == (parsed.op == "in")
         return bool(_PY_OPS[parsed.op](got, operand))
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, OverflowError) as exc:
         raise _Crash(str(exc)) from None
 
 
