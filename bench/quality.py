@@ -138,15 +138,12 @@ def design_lines(design: dict[str, Any]) -> list[dict[str, Any]]:
 def plus_lines(records: list[dict[str, Any]], build_info: dict[str, Any]) -> list[dict[str, Any]]:
     """The Plus figures: fragments, queries that name the work, plain-word typos left in the chat,
     the seed lint's findings per class and the share of tasks proven solvable offline."""
-    from generators.plus_offline import MIN_CLAUSE_WORDS, content_words
+    from generators.plus_offline import MIN_CLAUSE_WORDS, query_names_work
     from generators.typos import fix_typos
 
     long_enough = [r for r in records if len(r["description"].split()) >= MIN_CLAUSE_WORDS]
     fragments = sum(len(m["text"].split()) < MIN_CLAUSE_WORDS for r in long_enough for m in r["memory"])
-    naming = sum(bool({w.lower() for w in r["query"].replace("?", " ").split()}
-                      & (content_words(r["description"]) | content_words(fix_typos(r["description"])[0])
-                         | {"spreadsheet", "document", "file", "message", "schedule", "task"}))
-                 for r in records)
+    naming = sum(query_names_work(r["query"], r["description"]) for r in records)
     typos = 0
     for r in records:
         said = " ".join(t["text"].lower() for s in r["dialogue"] for t in s["turns"])

@@ -414,6 +414,14 @@ def content_words(text: str) -> set[str]:
     return {w.lower() for w in re.findall(r"[A-Za-z]{4,}", text)} - _STOPWORDS - _WH - _AUX - _SUBJECTS
 
 
+def query_names_work(query: str, instruction: str) -> bool:
+    """Whether ``query`` holds a plain word of the instruction (typos corrected or not) or the
+    name of an app's work; an instruction without such words asks nothing of its query."""
+    wanted = content_words(fix_typos(instruction)[0]) | content_words(instruction)
+    said = {w.lower() for w in re.findall(r"[A-Za-z]{4,}", query)}
+    return not wanted or bool(said & (wanted | set(_AREA.values()) | {"task"}))
+
+
 def plus_problems(draft: PlusDraft, instruction: str) -> list[str]:
     """The Plus rules both backends must meet: every memory piece a whole clause (no fragment of
     fewer than ``MIN_CLAUSE_WORDS`` words unless the instruction itself is that short), and a
@@ -423,9 +431,7 @@ def plus_problems(draft: PlusDraft, instruction: str) -> list[str]:
         for piece in draft.memory:
             if _words(piece.text) < MIN_CLAUSE_WORDS:
                 problems.append(f"memory {piece.id}: {piece.text!r} is a fragment; keep the clause whole")
-    wanted = content_words(fix_typos(instruction)[0]) | content_words(instruction)
-    said = {w.lower() for w in re.findall(r"[A-Za-z]{4,}", draft.query)}
-    if wanted and not said & (wanted | set(_AREA.values()) | {"task"}):
+    if not query_names_work(draft.query, instruction):
         problems.append(f"query: {draft.query!r} names nothing of the work; re-ask the intent with its topic")
     return problems
 
