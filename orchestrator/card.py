@@ -8,7 +8,7 @@ from typing import Any
 
 from backends.tokens import COUNTER_DESCRIPTION, COUNTER_NAME, count_tokens
 from verifier.duplicates import near_duplicates
-from verifier.gameability import DETECTORS, THRESHOLD, dynamics, gameability, missed, text_stats
+from verifier.gameability import DETECTORS, THRESHOLD, dynamics, gameability, missed, task_texts, text_stats
 
 
 def _tokens(record: dict[str, Any]) -> int:
@@ -101,6 +101,7 @@ def _steps_by_app_count(records: list[dict[str, Any]]) -> dict[str, dict[str, fl
 
 
 def statistics(records: list[dict[str, Any]]) -> dict[str, Any]:
+    texts = task_texts(records)  # shared by the gameability and text figures: the costliest walk
     by_apps: dict[str, Any] = {}
     for count in sorted({r["app_count"] for r in records}):
         by_apps[str(count)] = _row([r for r in records if r["app_count"] == count])
@@ -116,9 +117,9 @@ def statistics(records: list[dict[str, Any]]) -> dict[str, Any]:
         "llm_usage": llm_usage(records),
         "gates": gate_counts(records),
         "cost_usd": _cost(records),
-        "gameability": gameability(records),
+        "gameability": gameability(records, texts),
         "dynamics": dynamics(records),
-        "text": text_stats(records),
+        "text": text_stats(records, texts),
     }
 
 

@@ -91,9 +91,11 @@ def normalize(text: str) -> str:
 def value_tokens(text: str) -> list[str]:
     """The value-like tokens of a text, normalized (case folded; numbers without thousands
     separators; times and dates without inner spaces and dots)."""
+    return _tokens(text) if has_value_token(text) else []
+
+
+def _tokens(text: str) -> list[str]:
     found: list[str] = []
-    if not has_value_token(text):
-        return found
     for match in _VALUE_RE.finditer(text):
         kind = match.lastgroup
         token = match.group(0).casefold()
@@ -148,7 +150,7 @@ def _text(turn: dict[str, Any]) -> str:
     return str(turn.get("text") or "")
 
 
-def _task_texts(records: list[dict[str, Any]]) -> tuple[list[list[str]], Counter]:
+def task_texts(records: list[dict[str, Any]]) -> tuple[list[list[str]], Counter]:
     """Per record the normalized texts of its turns, and per text the number of tasks saying it."""
     texts = [[normalize(_text(turn)) for _, _, turn, _ in _turns(record)] for record in records]
     tasks_with = Counter()
@@ -166,10 +168,11 @@ def _score(hits: set, evidence: set) -> dict[str, Any]:
             "hits": len(hits), "evidence_hits": both, "evidence_turns": len(evidence)}
 
 
-def gameability(records: list[dict[str, Any]]) -> dict[str, Any]:
+def gameability(records: list[dict[str, Any]], texts: tuple[list[list[str]], Counter] | None = None) -> dict[str, Any]:
     """Per detector (:data:`DETECTORS`) ``{precision, recall, hits, evidence_hits,
-    evidence_turns}`` over the whole dataset, and ``passed``: every precision <= :data:`THRESHOLD`."""
-    texts, tasks_with = _task_texts(records)
+    evidence_turns}`` over the whole dataset, and ``passed``: every precision <= :data:`THRESHOLD`.
+    ``texts``: :func:`task_texts` of the records, when the caller has it already."""
+    texts, tasks_with = texts or task_texts(records)
     hits: dict[str, set] = {name: set() for name in DETECTORS}
     user_evidence: set = set()
     all_evidence: set = set()
@@ -184,14 +187,15 @@ def gameability(records: list[dict[str, Any]]) -> dict[str, Any]:
                 all_evidence.add(key)
                 if user:
                     user_evidence.add(key)
-            for token in value_tokens(text):
+            valued = has_value_token(text)
+            for token in _tokens(text) if valued else ():
                 first.setdefault(token, position)
                 last[token] = position
             if not user:
                 continue
             if tasks_with[texts[n][position]] == 1:
                 hits["unique_user_turn"].add(key)
-            if has_value_token(text):
+            if valued:
                 hits["value_token"].add(key)
             if following is not None and following.get("role") == "assistant" and acknowledges(_text(following)):
                 hits["acknowledged"].add(key)
@@ -249,7 +253,7 @@ def dynamics(records: list[dict[str, Any]]) -> dict[str, float]:
 
 # -- text statistics ---------------------------------------------------------------------------
 
-def text_stats(records: list[dict[str, Any]]) -> dict[str, Any]:
+def text_stats(records: list[dict[str, Any]], texts: tuple[list[list[str]], Counter] | None = None) -> dict[str, Any]:
     """Over every utterance of the dataset (texts compared white space collapsed, case folded):
 
     - ``utterances``: how many;
@@ -259,7 +263,7 @@ def text_stats(records: list[dict[str, Any]]) -> dict[str, Any]:
       ``histories_with_repeats``: the histories that have any;
     - ``work_turn_share``: turns with a ``thread`` mark / all turns.
     """
-    texts, tasks_with = _task_texts(records)
+    texts, tasks_with = texts or task_texts(records)
     utterances = sum(len(task) for task in texts)
     distinct = len({text for task in texts for text in task})
     cross = sum(1 for task in texts for text in task if tasks_with[text] > 1)
