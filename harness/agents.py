@@ -119,6 +119,13 @@ def agent_messages(episode: Episode) -> list[dict[str, str]]:
                   context=episode.context, request=episode.request, request_marker=REQUEST_MARKER)
 
 
+def llm_error_text(exc: Exception) -> str:
+    """How a run that the endpoint ended is recorded: ``context: ...`` when the history does not
+    fit the model (a rerun cannot help), else ``error: endpoint: ...`` (``--resume`` runs it again)."""
+    first = str(exc).splitlines()[0][:480] if str(exc) else exc.__class__.__name__
+    return f"context: {first}" if getattr(exc, "kind", None) == "context" else f"error: endpoint: {first}"
+
+
 class LLMAgent:
     """A function-calling loop over every tool of the episode's registry.
 
@@ -130,7 +137,7 @@ class LLMAgent:
 
     name = "llm"
 
-    def __init__(self, client: Any, *, role: str = "agent", temperature: float = 0.0,
+    def __init__(self, client: Any, *, role: str = "agent", temperature: Any = None,
                  max_tokens: int | None = None) -> None:
         self.client, self.role, self.temperature, self.max_tokens = client, role, temperature, max_tokens
 
@@ -142,10 +149,10 @@ class LLMAgent:
         tools = episode.registry.openai_tools()
         while True:
             try:
-                result = self.client.chat(self.role, messages, tools=tools, temperature=self.temperature,
-                                          max_tokens=self.max_tokens)
+                shaping = {} if self.temperature is None else {"temperature": self.temperature}
+                result = self.client.chat(self.role, messages, tools=tools, max_tokens=self.max_tokens, **shaping)
             except LLMError as exc:
-                trajectory.error, trajectory.stop_reason = str(exc).splitlines()[0][:500], STOP_ERROR
+                trajectory.error, trajectory.stop_reason = llm_error_text(exc), STOP_ERROR
                 return trajectory
             trajectory.usage["calls"] += 1
             trajectory.usage["prompt_tokens"] += result.prompt_tokens

@@ -8,7 +8,9 @@
   ``trials > 1``);
 - ``context_tokens`` and ``steps``: means over runs; ``recall``: the mean evidence recall of the
   retrieved context over runs that have one (RAG only);
-- ``errors``: runs that ended with an error (the endpoint failed, the agent crashed).
+- ``errors``: runs that ended with an error (the endpoint failed, the history did not fit the
+  model, the agent crashed). They are neither passes nor fails: pass rates, context tokens and
+  steps are over the other runs, and a task whose every run ended so is left out of them.
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ APP_COUNTS = (1, 2, 3)
 OVERALL = "overall"
 
 
-def _group(rows: list[dict[str, Any]]) -> dict[str, Any]:
+def _group(all_rows: list[dict[str, Any]]) -> dict[str, Any]:
+    rows = [r for r in all_rows if not r.get("error")]
     by_task: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for row in rows:
         by_task[row["id"]].append(row)
@@ -36,7 +39,7 @@ def _group(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "context_tokens": fmean(r["context_tokens"] for r in rows) if rows else None,
         "steps": fmean(r["steps"] for r in rows) if rows else None,
         "recall": fmean(recalls) if recalls else None,
-        "errors": sum(1 for r in rows if r.get("error")),
+        "errors": len(all_rows) - len(rows),
     }
 
 
@@ -73,6 +76,9 @@ def table(data: dict[str, Any], *, rag: bool) -> str:
     headers += ["avg context tokens", "avg steps"]
     if rag:
         headers.append("retrieval recall (%)")
+    errors = any(group["errors"] for group in data["groups"].values())
+    if errors:
+        headers.append("errors (runs)")
     lines = ["| " + " | ".join(headers) + " |", "|" + "|".join(" --- " if i == 0 else " ---: " for i in range(len(headers))) + "|"]
     for name, group in data["groups"].items():
         label = "overall" if name == OVERALL else f"{name} app{'s' if name != '1' else ''}"
@@ -82,6 +88,8 @@ def table(data: dict[str, Any], *, rag: bool) -> str:
         cells += [_num(group["context_tokens"]), _num(group["steps"])]
         if rag:
             cells.append(_pct(group["recall"]))
+        if errors:
+            cells.append(str(group["errors"]))
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -98,6 +106,9 @@ def render_report(data: dict[str, Any], config: dict[str, Any], *, dataset: str,
                f"{_pct(overall['pass_rate'])} %")
     if k > 1:
         summary += f" (pass@1, mean over trials), pass^{k} {_pct(overall['pass_k'])} %"
+    if overall["errors"]:
+        summary += (f"; {overall['errors']} run(s) ended with an error and are counted neither as passes nor as "
+                    "fails (see below)")
     out += [summary + ".", "", "## Results", "", table(data, rag=rag), ""]
     out += ["Pass rates are macro averages over tasks; a task passes a trial only if every criterion passes.",
             "Context tokens are counted with the project's approximate counter (`backends.tokens`)."]

@@ -10,6 +10,7 @@ import json
 import os
 import sys
 import time
+from collections import Counter
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Optional
@@ -229,6 +230,19 @@ def _default_cache() -> Path:
     return base / "homeragents" / "llm-cache.sqlite"
 
 
+def _preflight(settings: Any) -> None:
+    """Fail in seconds, with one line, when the endpoint cannot serve the run (down, key refused,
+    model not served), instead of spending every attempt on it."""
+    from backends.llm import LLMClient, PreflightError
+
+    start = time.monotonic()
+    with LLMClient(settings) as client:
+        try:
+            client.preflight()
+        except PreflightError as exc:
+            _fail(f"endpoint check failed after {time.monotonic() - start:.1f} s: {exc}")
+
+
 def _llm_options(backend: str, model: Optional[str], base_url: Optional[str], llm_config: Optional[Path],
                  cache: Optional[Path], no_cache: bool) -> dict[str, Any]:
     """Check the llm options (and the settings they resolve to) before any work starts."""
@@ -242,6 +256,7 @@ def _llm_options(backend: str, model: Optional[str], base_url: Optional[str], ll
         settings = LLMSettings.load(llm_config, base_url=base_url, model=model)
     except LLMConfigError as exc:
         _fail(str(exc))
+    _preflight(settings)
     cache_path = None if no_cache else (cache or settings.cache_path or _default_cache())
     return {"backend": "llm", "model": settings.model, "base_url": settings.endpoint,
             "llm_config": str(llm_config) if llm_config else None,
@@ -471,6 +486,9 @@ def fake_llm_command(
                                     "a request header X-Fake-Fault also works"),
     fail_model: Optional[str] = typer.Option(None, "--fail-model", help="Answer every request for this model with HTTP 500"),
     retry_after: float = typer.Option(1.0, "--retry-after", help="Seconds in the Retry-After header of a 429"),
+    profile: str = typer.Option("default", "--profile", help="Behave like a kind of server: default, openai, "
+                                "openai-reasoning, vllm, llama-cpp or ollama (refused parameters, tools ignored "
+                                "without tool_choice, context overflow as HTTP 400 or a silent cut, no embeddings)"),
 ) -> None:
     """Serve a local OpenAI-compatible endpoint (chat, embeddings, models) until Ctrl-C; every role
     prompt of this project is answered the way the offline backend would."""
@@ -480,9 +498,17 @@ def fake_llm_command(
     from orchestrator.fake_llm import FAULTS, FakeLLMServer, default_responder
     from orchestrator.fake_llm.server import serve_forever
 
+    from orchestrator.fake_llm.profiles import PROFILES
+
     unknown = [f for f in fault if f not in FAULTS]
     if unknown:
         _fail(f"--fault {unknown[0]!r}: must be one of {', '.join(FAULTS)}")
+    if profile not in PROFILES:
+        _fail(f"--profile {profile!r}: must be one of {', '.join(PROFILES)}")
+    if not 0 <= port <= 65535:
+        _fail(f"--port {port}: must be from 0 to 65535 (0 picks a free port)")
+    if retry_after < 0:
+        _fail(f"--retry-after {retry_after:g}: must be 0 or more seconds")
 
     def _interrupt(signum: int, frame: object) -> None:
         raise KeyboardInterrupt
@@ -491,11 +517,13 @@ def fake_llm_command(
         signal.signal(signal.SIGTERM, _interrupt)  # `kill` stops it as cleanly as Ctrl-C
     try:
         server = FakeLLMServer(default_responder(), host=host, port=port, retry_after=retry_after,
-                               fail_model=fail_model).start()
+                               fail_model=fail_model, profile=profile).start()
         server.queue_faults(*fault)
-    except OSError as exc:
+    except (OSError, OverflowError) as exc:
         _fail(f"--host {host} --port {port}: cannot listen ({exc.strerror or exc})")
-    serve_forever(server, ready=lambda s: typer.echo(f"fake OpenAI-compatible endpoint at {s.url} (Ctrl-C to stop)"))
+    described = "" if profile == "default" else f" behaving like {profile}"
+    serve_forever(server, ready=lambda s: typer.echo(f"fake OpenAI-compatible endpoint at {s.url}{described} "
+                                                     "(Ctrl-C to stop)"))
 
 
 @app.command("regenerate")
@@ -589,6 +617,8 @@ def eval_command(
     base_url: Optional[str] = typer.Option(None, "--base-url", help="llm: OpenAI-compatible base URL (default: OPENAI_BASE_URL)"),
     llm_config: Optional[Path] = typer.Option(None, "--llm-config", help="llm: JSON or TOML settings file"),
     resume: bool = typer.Option(False, "--resume", help="Continue an interrupted run in --out (finished tasks are kept)"),
+    max_errors: int = typer.Option(0, "--max-errors", help="Runs that may end with an error (endpoint down, history "
+                                   "too long for the model) before the command exits 1; they never count as fails"),
     semantics: str = typer.Option("homer", "--semantics", help="How criteria are scored: homer, or officebench "
                                   "(OfficeBench's own verdicts, to compare with published numbers)"),
     task_timeout: float = typer.Option(limits.TASK_SECONDS, "--task-timeout", help="Seconds one task may take "
@@ -598,7 +628,7 @@ def eval_command(
 ) -> None:
     """Evaluate an agent on a dataset (long-context or RAG history); write results.jsonl, report.md
     and run.json into --out and print the report's table. Exit 0 when the run completed (whatever the
-    pass rate), 2 for bad options."""
+    pass rate) with at most --max-errors runs ended by an error, 1 with more, 2 for bad options."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from harness.context import ContextConfig
@@ -607,6 +637,8 @@ def eval_command(
     from harness.runner import EvalConfig, EvalError, evaluate
 
     budget = _budget(task_timeout, task_memory)
+    if max_errors < 0:
+        _fail(f"--max-errors {max_errors}: must be 0 or more")
     if not dataset_dir.is_dir() or not (dataset_dir / "tasks").is_dir():
         _fail(f"{dataset_dir}: not a dataset folder (no tasks/)")
     if llm_config is not None and not llm_config.is_file():
@@ -617,6 +649,10 @@ def eval_command(
                         base_url=base_url, llm_config=str(llm_config) if llm_config else None, semantics=semantics)
     try:
         config.validate()
+        if config.needs_client():
+            from harness.runner import llm_settings
+
+            _preflight(llm_settings(config.model, config.base_url, config.llm_config))
         with Progress(TextColumn("evaluating"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                       transient=True, disable=not sys.stderr.isatty()) as bar:
             task = bar.add_task("eval", total=None)
@@ -634,6 +670,13 @@ def eval_command(
     typer.echo(f"evaluated {overall['tasks']} task(s) x {trials} trial(s) with the {agent} agent "
                f"({context.label()}) in {summary.elapsed:.1f} s; skipped {len(summary.skipped)}{errors}; "
                f"report: {out / 'report.md'}")
+    if overall["errors"] > max_errors:
+        kinds = Counter(str(e["error"]).split(":", 1)[0] if not str(e["error"]).startswith("error: ")
+                        else str(e["error"]).split(":", 2)[1].strip() for e in summary.errors)
+        detail = ", ".join(f"{n} {k}" for k, n in kinds.most_common())
+        typer.echo(f"error: {overall['errors']} run(s) ended with an error ({detail}), more than --max-errors "
+                   f"{max_errors}; pass rates leave them out; rerun with --resume after fixing the endpoint", err=True)
+        raise typer.Exit(1)
 
 
 def main() -> None:

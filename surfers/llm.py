@@ -31,6 +31,8 @@ APP_TOOLS = {
 MAX_CALLS_PER_REPLY = 16
 OUT_OF_STEPS = ("You have used all {steps} steps for tool calls. Reply now with only the notes JSON object, "
                 "valid against the schema, from what you have read so far.")
+WINDOW_FULL = ("The conversation has filled your context window. Reply now with only the notes JSON object, valid "
+               "against the schema, from what you have read so far.")
 
 
 @lru_cache(maxsize=8)
@@ -58,9 +60,11 @@ def explore_llm(client: Any, app: str, ws: Workspace, *, max_steps: int = 6, max
     repairs = 0
     error = ""
     for step in range(max_steps + 1):
-        last = step == max_steps
-        if last:  # out of steps: the notes now, from what was read so far
-            messages.append({"role": "user", "content": OUT_OF_STEPS.format(steps=max_steps)})
+        full = not client.fits("surfer", messages, tools.openai_tools())
+        last = step == max_steps or full
+        if last:  # out of steps or of context window: the notes now, from what was read so far
+            messages = _within_window(client, messages, tools)
+            messages.append({"role": "user", "content": (WINDOW_FULL if full else OUT_OF_STEPS).format(steps=max_steps)})
             result = client.chat("surfer", messages, tools=tools.openai_tools(), tool_choice="none")
         else:
             result = client.chat("surfer", messages, tools=tools.openai_tools())
@@ -82,6 +86,23 @@ def explore_llm(client: Any, app: str, ws: Workspace, *, max_steps: int = 6, max
         messages.append({"role": "user", "content": repair_prompt(error)})
     raise LLMError(f"surfer ({app}): no valid notes after {step + 1} replies (max_steps={max_steps}); "
                    f"last problem: {error}", role="surfer")
+
+
+DROPPED = "[this result was dropped: the conversation no longer fits the model's context window]"
+
+
+def _within_window(client: Any, messages: list[dict[str, Any]], tools: ToolRegistry) -> list[dict[str, Any]]:
+    """``messages`` with the longest tool results replaced by a short note, longest first, until the
+    conversation and a last request fit the context window (or no result is left to drop)."""
+    ask = [{"role": "user", "content": WINDOW_FULL}]
+    messages = list(messages)
+    while not client.fits("surfer", messages + ask, tools.openai_tools()):
+        results = [i for i, m in enumerate(messages) if m.get("role") == "tool" and m.get("content") != DROPPED]
+        if not results:
+            break
+        longest = max(results, key=lambda i: len(messages[i].get("content") or ""))
+        messages[longest] = {**messages[longest], "content": DROPPED}
+    return messages
 
 
 def _observe(tools: ToolRegistry, ws: Workspace, request: Any) -> str:

@@ -358,9 +358,13 @@ def test_a_broken_agent_call_is_sent_again_not_skipped():
                 {"role": "user", "content": f"Context.\n{REQUEST_MARKER}\nSend it to Bob."}]
     with FakeLLMServer(agent_responder({"Send it to Bob.": plan})) as server:
         server.queue_faults("truncated")
-        broken = post(server, "/chat/completions", {"model": "m", "messages": messages})[2]["choices"][0]["message"]
+        tools = [{"type": "function", "function": {"name": name, "parameters": {"type": "object"}}}
+                 for name in ("word_read_file", "email_send_email")]
+        broken = post(server, "/chat/completions", {"model": "m", "messages": messages,
+                                                    "tools": tools})[2]["choices"][0]["message"]
         history = [*messages, broken, {"role": "tool", "tool_call_id": "call_1", "content": "Error: bad arguments"}]
-        again = post(server, "/chat/completions", {"model": "m", "messages": history})[2]["choices"][0]["message"]
+        again = post(server, "/chat/completions", {"model": "m", "messages": history,
+                                                   "tools": tools})[2]["choices"][0]["message"]
     assert again["tool_calls"][0]["function"]["name"] == "word_read_file"
     assert json.loads(again["tool_calls"][0]["function"]["arguments"]) == {"file_path": "a.docx"}
 

@@ -225,9 +225,29 @@ def test_llm_agent_reports_an_endpoint_that_fails(dataset, tmp_path):
         summary = evaluate(dataset, tmp_path / "run", EvalConfig(agent="llm", context=LONG, model="broken-model",
                                                                 base_url=server.url,
                                                                 llm_config=llm_settings(tmp_path)))
-    assert summary.pass_rate == 0.0 and len(summary.errors) == 6
-    assert all(r["trajectory"]["stop_reason"] == "error" and "500" in r["error"] for r in summary.rows)
-    assert "## Runs that ended with an error (6)" in (tmp_path / "run" / "report.md").read_text()
+    # errors are not fails: no run was scored, so there is no pass rate, and the count says why
+    assert summary.pass_rate is None and summary.overall["tasks"] == 0 and len(summary.errors) == 6
+    assert all(r["trajectory"]["stop_reason"] == "error" and r["error"].startswith("error: endpoint: ")
+               and "500" in r["error"] for r in summary.rows)
+    report = (tmp_path / "run" / "report.md").read_text()
+    assert "## Runs that ended with an error (6)" in report and "| errors (runs) |" in report
+    assert "6 run(s) ended with an error and are counted neither as passes nor as fails" in report
+
+
+def test_eval_exits_1_when_errors_pass_max_errors(dataset, tmp_path):
+    def agent_fails(body: dict):
+        if role_of(body["messages"]) == "agent":  # the endpoint answers, but not the agent's requests
+            raise RuntimeError("overloaded")
+        return offline_responder(body)
+
+    settings = llm_settings(tmp_path)
+    with FakeLLMServer(agent_fails) as server:
+        args = ["eval", dataset, "--agent", "llm", "--mode", "long-context", "--model", "fake-model",
+                "--base-url", server.url, "--llm-config", settings]
+        strict = homer(*args, "--out", tmp_path / "strict")
+        lenient = homer(*args, "--out", tmp_path / "lenient", "--max-errors", 6)
+    assert strict.returncode == 1 and "6 run(s) ended with an error (6 endpoint), more than --max-errors 0" in strict.stderr
+    assert lenient.returncode == 0, lenient.stderr
 
 
 def test_llm_agent_loop_on_a_workspace(dataset, records, tmp_path):

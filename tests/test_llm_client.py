@@ -60,6 +60,11 @@ def make_client(server: FakeLLMServer, usage: Usage | None = None, cache: Respon
     return LLMClient(settings, usage=usage, cache=cache)
 
 
+def posts(server: FakeLLMServer) -> list:
+    """Chat and embeddings requests (a client also asks GET /v1/models once for context windows)."""
+    return [r for r in server.requests if r.method == "POST"]
+
+
 def last_user_text(body: dict) -> str:
     return [m for m in body["messages"] if m["role"] == "user"][-1]["content"]
 
@@ -72,13 +77,15 @@ def test_chat_uses_the_role_model_and_counts_usage_per_role():
         planner = client.chat("planner", ASK, temperature=0.3, max_tokens=200)
         judge = client.chat("judge", ASK)
         client.chat("judge", ASK[1:])
-        bodies = [r.body for r in server.requests]
+        bodies = [r.body for r in server.chat_requests()]
     assert isinstance(planner, ChatResult)
     assert json.loads(planner.content) == GOOD and planner.finish_reason == "stop" and not planner.cached
     assert planner.tool_calls == [] and planner.model == "base-model" and judge.model == "judge-model"
     assert [b["model"] for b in bodies] == ["base-model", "judge-model", "judge-model"]
     assert bodies[0]["temperature"] == 0.3 and bodies[0]["max_tokens"] == 200
-    assert bodies[1]["temperature"] == 0.0 and "max_tokens" not in bodies[1] and "tools" not in bodies[1]
+    # the settings' temperature and reply limit are always sent; no tools, no tool_choice
+    assert bodies[1]["temperature"] == 0.0 and bodies[1]["max_tokens"] == 4096
+    assert "tools" not in bodies[1] and "tool_choice" not in bodies[1]
     prompt = count_tokens("Answer with JSON only.") + count_tokens("Plan the meeting.")
     assert (planner.prompt_tokens, planner.completion_tokens) == (prompt, count_tokens(json.dumps(GOOD)))
     usage = client.usage.to_dict()
@@ -98,12 +105,12 @@ def test_tool_calls_are_parsed_and_bad_arguments_kept_raw():
     with FakeLLMServer(lambda body: reply) as server:
         client = make_client(server)
         result = client.chat("solver", ASK, tools=tools, tool_choice="required")
-        assert server.requests[0].body["tools"] == tools and server.requests[0].body["tool_choice"] == "required"
+        assert server.chat_requests()[0].body["tools"] == tools and server.chat_requests()[0].body["tool_choice"] == "required"
         follow_up = [*ASK, result.message(),
                      {"role": "tool", "tool_call_id": "call_1", "content": "sent"},
                      {"role": "tool", "tool_call_id": "call_2", "content": "error: bad arguments"}]
         client.chat("solver", follow_up, tools=tools)
-        assert server.requests[1].body["messages"][2]["tool_calls"][1]["function"]["arguments"] == '{"to": "carol"'
+        assert server.chat_requests()[1].body["messages"][2]["tool_calls"][1]["function"]["arguments"] == '{"to": "carol"'
     assert result.finish_reason == "tool_calls" and result.content is None
     assert result.tool_calls == [
         ToolCallRequest(id="call_1", name="email_send_email", arguments={"to": "bob", "subject": "Q3"},
@@ -154,7 +161,7 @@ def test_a_malformed_reply_is_asked_again_within_max_retries(fault):
         server.queue_faults(fault)
         client = make_client(server, max_retries=1)
         assert client.structured("taskgen", ASK, SCHEMA) == GOOD
-        first, second = server.requests
+        first, second = server.chat_requests()
     assert first.fault == fault and second.fault is None
     assert second.body["messages"] == ASK  # asked again as it was, not repaired
     assert client.usage.to_dict()["taskgen"]["calls"] == 1
@@ -165,7 +172,7 @@ def test_persistently_malformed_replies_end_the_call_after_max_retries():
         server.queue_faults("choices_empty", "choices_empty", "choices_empty")
         with pytest.raises(MalformedReplyError, match=r"after 3 attempt\(s\): 'choices' is empty") as caught:
             make_client(server, max_retries=2).structured("verifier", ASK, SCHEMA)
-        assert len(server.requests) == 3
+        assert len(server.chat_requests()) == 3
     assert caught.value.attempts == 3 and caught.value.role == "verifier"
 
 
@@ -229,7 +236,7 @@ def test_an_unusable_cache_entry_is_asked_again(tmp_path):
         result = client.chat("planner", ASK)
         assert not result.cached and json.loads(result.content) == GOOD
         assert len(client.embed(["alpha"])[0]) == 64
-        assert len(server.requests) == 4
+        assert len(posts(server)) == 4
         assert client.chat("planner", ASK).cached  # the good reply replaced the entry
 
 
@@ -239,7 +246,7 @@ def test_malformed_json_is_repaired_on_the_second_request():
     with FakeLLMServer(fixed(GOOD)) as server:
         server.queue_faults("malformed")
         value = make_client(server).structured("taskgen", ASK, SCHEMA)
-        first, second = server.requests
+        first, second = server.chat_requests()
     assert value == GOOD
     bad = json.dumps(GOOD)[:-1] + " Let me know if you need anything else!"
     with pytest.raises(json.JSONDecodeError) as parse_error:
@@ -254,11 +261,11 @@ def test_fenced_json_and_prose_around_an_object_are_accepted_without_repair():
     with FakeLLMServer(fixed(GOOD)) as server:
         server.queue_faults("fenced")
         assert make_client(server).structured("taskgen", ASK, SCHEMA) == GOOD
-        assert len(server.requests) == 1
+        assert len(server.chat_requests()) == 1
     prose = f"Sure, here it is:\n{json.dumps(GOOD, indent=2)}\nTell me if you want changes."
     with FakeLLMServer(fixed(prose)) as server:
         assert make_client(server).structured("taskgen", ASK, SCHEMA) == GOOD
-        assert len(server.requests) == 1
+        assert len(server.chat_requests()) == 1
     assert extract_json("```\n[1, 2]\n```") == [1, 2]
     assert extract_json('Note {braces} in prose.\n{"a": {"b": 1}}\ndone') == {"a": {"b": 1}}
 
@@ -267,7 +274,7 @@ def test_truncated_reply_is_asked_again():
     with FakeLLMServer(fixed(GOOD)) as server:
         server.queue_faults("truncated")
         assert make_client(server).structured("taskgen", ASK, SCHEMA) == GOOD
-        first, second = server.requests
+        first, second = server.chat_requests()
     assert second.body["messages"][2]["content"] == json.dumps(GOOD)[: len(json.dumps(GOOD)) // 2]
     assert "finish_reason 'length'" in last_user_text(second.body)
 
@@ -275,7 +282,7 @@ def test_truncated_reply_is_asked_again():
 def test_schema_violation_is_asked_again_quoting_the_schema_error():
     with FakeLLMServer(scripted(json.dumps({"title": 5, "minutes": 30}), json.dumps(GOOD))) as server:
         assert make_client(server).structured("taskgen", ASK, SCHEMA) == GOOD
-        repair = last_user_text(server.requests[1].body)
+        repair = last_user_text(server.chat_requests()[1].body)
     assert "schema violation at $.title: 5 is not of type 'string'" in repair
     assert "(schema path: properties/title/type)" in repair
 
@@ -284,7 +291,7 @@ def test_repairs_exhausted_raise_structured_output_error():
     with FakeLLMServer(fixed({"title": "x"})) as server:
         with pytest.raises(StructuredOutputError) as caught:
             make_client(server).structured("verifier", ASK, SCHEMA, max_repairs=1)
-        assert len(server.requests) == 2
+        assert len(server.chat_requests()) == 2
     error = caught.value
     assert error.role == "verifier" and error.attempts == 2
     assert "verifier" in str(error) and "'minutes' is a required property" in str(error)
@@ -297,7 +304,7 @@ def test_structured_passes_chat_options_through():
     with FakeLLMServer(fixed(GOOD)) as server:
         make_client(server).structured("taskgen", ASK, SCHEMA, temperature=0.7,
                                        response_format={"type": "json_object"})
-        body = server.requests[0].body
+        body = server.chat_requests()[0].body
     assert body["temperature"] == 0.7 and body["response_format"] == {"type": "json_object"}
 
 
@@ -307,7 +314,7 @@ def test_429_is_retried_after_the_retry_after_delay():
     with FakeLLMServer(fixed(GOOD), retry_after=0.8) as server:
         server.queue_faults("429")
         result = make_client(server).chat("planner", ASK)
-        first, second = server.requests
+        first, second = server.chat_requests()
     assert json.loads(result.content) == GOOD
     assert (first.status, first.fault, second.status, second.fault) == (429, "429", 200, None)
     # the openai client's own first backoff is at most 0.5 s: 0.8 s means it honoured Retry-After
@@ -319,7 +326,7 @@ def test_persistent_500_raises_llm_error_after_max_retries_plus_one_requests():
         client = make_client(server, max_retries=2, role_models={"judge": "doomed-model"})
         with pytest.raises(LLMError) as caught:
             client.chat("judge", ASK)
-        assert len(server.requests) == 3 and {r.status for r in server.requests} == {500}
+        assert len(server.chat_requests()) == 3 and {r.status for r in server.chat_requests()} == {500}
         assert client.chat("planner", ASK).content  # other models still answer
     error = caught.value
     assert (error.role, error.model, error.status, error.timed_out) == ("judge", "doomed-model", 500, False)
@@ -332,7 +339,7 @@ def test_a_slow_reply_is_retried_after_the_client_times_out():
         server.queue_faults("slow")
         result = make_client(server, timeout=0.3, max_retries=1).chat("planner", ASK)
         assert json.loads(result.content) == GOOD
-        assert [r.fault for r in server.requests] == ["slow", None]
+        assert [r.fault for r in server.chat_requests()] == ["slow", None]
 
 
 def test_timeouts_after_all_retries_raise_llm_error():
@@ -340,7 +347,7 @@ def test_timeouts_after_all_retries_raise_llm_error():
         server.queue_faults("slow", "slow")
         with pytest.raises(LLMError) as caught:
             make_client(server, timeout=0.3, max_retries=1).chat("surfer", ASK)
-        assert len(server.requests) == 2
+        assert len(server.chat_requests()) == 2
     assert caught.value.timed_out and caught.value.status is None
     assert "surfer" in str(caught.value) and "timed out after 0.3 s" in str(caught.value)
 
@@ -361,7 +368,7 @@ def test_cache_hit_makes_no_request_and_counts_as_cached(tmp_path):
         client = make_client(server, cache_path=cache_path)
         first = client.chat("planner", ASK)
         second = client.chat("planner", ASK)
-        assert len(server.requests) == 1
+        assert len(server.chat_requests()) == 1
         assert not first.cached and second.cached
         assert (second.content, second.prompt_tokens, second.completion_tokens) == (
             first.content, first.prompt_tokens, first.completion_tokens)
@@ -372,15 +379,15 @@ def test_cache_hit_makes_no_request_and_counts_as_cached(tmp_path):
         client.chat("planner", ASK, temperature=0.5)
         client.chat("planner", ASK[1:])
         client.chat("planner", ASK, max_tokens=10)
-        assert len(server.requests) == 4
+        assert len(server.chat_requests()) == 4
         # a new client (a new process, say) on the same file hits too, also for structured()
         other = make_client(server, cache_path=cache_path)
         assert other.chat("planner", ASK).cached
         assert other.structured("planner", ASK, SCHEMA) == GOOD
-        assert len(server.requests) == 4
+        assert len(posts(server)) == 4
         # embeddings are cached as well
         vectors = other.embed(["alpha", "beta"])
-        assert other.embed(["alpha", "beta"]) == vectors and len(server.requests) == 5
+        assert other.embed(["alpha", "beta"]) == vectors and len(posts(server)) == 5
     assert request_key({"endpoint": "http://a/v1", "model": "m"}) != request_key({"endpoint": "http://b/v1", "model": "m"})
     assert request_key({"b": 1, "a": [1, 2]}) == request_key({"a": [1, 2], "b": 1})
 

@@ -6,11 +6,13 @@ from __future__ import annotations
 
 from backends.llm.cache import CacheError, ResponseCache, request_key
 from backends.llm.client import (
-    ChatResult, LLMClient, LLMError, MalformedReplyError, StructuredOutputError, ToolCallRequest, extract_json,
+    ChatResult, ContextLengthError, LLMClient, LLMError, MalformedReplyError, PreflightError, StructuredOutputError,
+    ToolCallRequest,
+    extract_json,
 )
 from backends.llm.settings import LLMConfigError, LLMSettings
 from backends.llm.usage import Usage
 
 __all__ = ["LLMSettings", "LLMClient", "ChatResult", "ToolCallRequest", "Usage", "ResponseCache", "LLMError",
-           "LLMConfigError", "MalformedReplyError", "StructuredOutputError", "CacheError", "request_key",
+           "ContextLengthError", "PreflightError", "LLMConfigError", "MalformedReplyError", "StructuredOutputError", "CacheError", "request_key",
            "extract_json"]

@@ -38,9 +38,18 @@ from backends.llm.cache import ResponseCache, request_key
 from backends.llm.settings import PLACEHOLDER_KEY, LLMSettings
 from backends.llm.strict_json import JSONLimitError, json_kind, loads_limited
 from backends.llm.usage import Usage
+from backends.tokens import count_tokens
 
 EMBEDDING_BATCH = 256
 EMBEDDINGS_ROLE = "embeddings"
+SETTINGS = object()  # chat(temperature=SETTINGS): the temperature the settings give the model
+PREFLIGHT_SECONDS = 10.0
+MIN_REPLY_TOKENS = 1024      # the least reply room a request keeps when its limit is lowered to fit the window
+TRUNCATION_MIN_TOKENS = 1000  # below this, a server's count may differ from ours by too much to tell
+TRUNCATION_SHARE = 0.5        # a server that read under half of the prompt cut it
+_CONTEXT_WORDS = re.compile(r"context length|context window|context_length_exceeded|maximum context|"
+                            r"exceeds? the (?:model'?s? )?(?:max|context)|too many tokens|n_ctx", re.I)
+_WINDOW_KEYS = ("max_model_len", "context_length", "context_window", "max_context_length")
 
 _SLOTS: dict[tuple[str, int], threading.BoundedSemaphore] = {}
 _SLOTS_LOCK = threading.Lock()
@@ -54,6 +63,23 @@ class LLMError(RuntimeError):
                  status: int | None = None, timed_out: bool = False):
         super().__init__(message)
         self.role, self.model, self.status, self.timed_out = role, model, status, timed_out
+
+
+class ContextLengthError(LLMError):
+    """The prompt does not fit the model's context window: found before sending (the window is
+    known), refused by the server (HTTP 400 saying so), or cut by it (far fewer prompt tokens read
+    than sent). ``needed`` and ``window`` are token counts (``needed`` is an estimate)."""
+
+    kind = "context"
+
+    def __init__(self, message: str, *, role: str, model: str, needed: int | None = None,
+                 window: int | None = None, status: int | None = None):
+        super().__init__(message, role=role, model=model, status=status)
+        self.needed, self.window = needed, window
+
+
+class PreflightError(LLMError):
+    """The endpoint cannot serve a run: unreachable, the key refused, a model not served."""
 
 
 class MalformedReplyError(LLMError):
@@ -129,25 +155,42 @@ class LLMClient:
         self._openai = openai.OpenAI(base_url=settings.endpoint, api_key=settings.api_key or PLACEHOLDER_KEY,
                                      timeout=settings.timeout, max_retries=settings.max_retries)
         self._slots = endpoint_slots(settings.endpoint, settings.max_concurrency)
+        self._lock = threading.Lock()
+        self._served_windows: dict[str, int] | None = None
 
     # -- chat ---------------------------------------------------------------------------------
 
     def chat(self, role: str, messages: Sequence[dict], *, tools: list[dict] | None = None,
-             tool_choice: str | dict | None = None, temperature: float = 0.0, max_tokens: int | None = None,
-             response_format: dict | None = None) -> ChatResult:
-        """One chat completion for ``role`` (its model from the settings)."""
+             tool_choice: str | dict | None = None, temperature: float | None | object = SETTINGS,
+             max_tokens: int | None = None, response_format: dict | None = None) -> ChatResult:
+        """One chat completion for ``role`` (its model from the settings), shaped for the endpoint
+        (see ``backends.llm.settings``): ``tool_choice`` is ``auto`` whenever tools are sent, the
+        reply's token limit is always sent (under the parameter the model takes), the temperature
+        only when the model takes one. A prompt that cannot fit the model's context window raises
+        :class:`ContextLengthError` before anything is sent."""
         model = self.settings.model_for(role)
-        request: dict[str, Any] = {"model": model, "messages": list(messages), "temperature": temperature}
-        for name, value in (("tools", tools), ("tool_choice", tool_choice), ("max_tokens", max_tokens),
-                            ("response_format", response_format)):
-            if value is not None:
-                request[name] = value
+        request: dict[str, Any] = {"model": model, "messages": list(messages)}
+        temperature = self.settings.temperature_for(model) if temperature is SETTINGS else temperature
+        if temperature is not None:
+            request["temperature"] = temperature
+        limit = max_tokens if max_tokens is not None else self.settings.max_tokens_for(role, model)
+        estimate = prompt_tokens(messages, tools)
+        window = self.context_window(model)
+        if window is not None and estimate + limit > window and window - estimate >= MIN_REPLY_TOKENS:
+            limit = window - estimate  # a limit is a ceiling: what is left of the window still fits a reply
+        request[self.settings.token_parameter_for(model)] = limit
+        if tools:
+            request["tools"] = tools
+            request["tool_choice"] = tool_choice if tool_choice is not None else "auto"
+        elif tool_choice is not None:
+            request["tool_choice"] = tool_choice
+        if response_format is not None:
+            request["response_format"] = response_format
+        self._check_context(role, model, estimate, limit)
+        said = prompt_tokens(request["messages"])  # what any server counts, however it templates tools
         key = None
         if self.cache is not None:
-            key = request_key({"endpoint": self.settings.endpoint, "api": "chat.completions",
-                               "model": model, "messages": request["messages"], "tools": tools,
-                               "tool_choice": tool_choice, "temperature": temperature,
-                               "max_tokens": max_tokens, "response_format": response_format})
+            key = request_key({"endpoint": self.settings.endpoint, "api": "chat.completions", **request})
             hit = self.cache.get(key)
             try:
                 result = _chat_result(hit, model, cached=True) if hit is not None else None
@@ -159,6 +202,12 @@ class LLMClient:
         data, result = self._reply(role, model, lambda api: api.chat.completions.with_raw_response.create(
             **request), lambda data: _chat_result(data, model, cached=False))
         self.usage.add(role, result.prompt_tokens, result.completion_tokens, model=model)
+        if said >= TRUNCATION_MIN_TOKENS and 0 < result.prompt_tokens < said * TRUNCATION_SHARE:
+            raise ContextLengthError(
+                f"{role}: model {model} at {self.settings.endpoint} read {result.prompt_tokens:,} prompt tokens of "
+                f"about {said:,} sent: the server cut the prompt to fit its context; set context_window for "
+                f"this model (or give the server a larger context)", role=role, model=model,
+                needed=said, window=result.prompt_tokens)
         if key is not None:
             self.cache.put(key, data)
         return result
@@ -175,6 +224,8 @@ class LLMClient:
         validator = Draft202012Validator(schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
         conversation = list(messages)
         model = self.settings.model_for(role)
+        if "response_format" not in chat_kwargs:
+            chat_kwargs["response_format"] = response_format_for(self.settings.structured_output_for(model), role, schema)
         error, content, attempts = "", None, 0
         for _ in range(max_repairs + 1):
             attempts += 1
@@ -188,6 +239,96 @@ class LLMClient:
         raise StructuredOutputError(
             f"{role}: model {model} gave no valid JSON after {attempts} attempt(s) ({max_repairs} repair(s)); "
             f"last error: {error}", role=role, model=model, error=error, attempts=attempts, content=content)
+
+    # -- preflight -----------------------------------------------------------------------------
+
+    def preflight(self, models: Iterable[str] | None = None, seconds: float = PREFLIGHT_SECONDS) -> None:
+        """Check, before any work, that the endpoint answers, takes the key and serves ``models``
+        (default: every model the settings name). ``/v1/models`` is asked once; a model it does not
+        list (some servers list none, or serve any name) gets a one-token request. Raises
+        :class:`PreflightError` with one line saying what is wrong, within about ``seconds``."""
+        wanted = sorted(set(models) if models is not None else {self.settings.model, *self.settings.role_models.values()})
+        api = self._openai.with_options(max_retries=0, timeout=seconds)
+        where = self.settings.endpoint
+        listed: set[str] = set()
+        try:
+            response = api.models.with_raw_response.list()
+            data = loads_limited(response.content)
+            rows = data.get("data") if isinstance(data, dict) else None
+            listed = {r["id"] for r in rows if isinstance(r, dict) and isinstance(r.get("id"), str)} \
+                if isinstance(rows, list) else set()
+            with self._lock:
+                self._served_windows = served_windows(data)
+        except openai.APIStatusError as exc:
+            if exc.status_code in (401, 403):
+                raise PreflightError(_refused_key(where, exc)) from None
+            # a server without /v1/models: the one-token requests below tell
+        except openai.APITimeoutError:
+            raise PreflightError(f"{where}: no answer within {seconds:g} s (is the server up and reachable?)") from None
+        except openai.APIConnectionError as exc:
+            cause = exc.__cause__ or exc
+            raise PreflightError(f"{where}: cannot connect ({cause.__class__.__name__}: {str(cause)[:200]}); is the "
+                                 f"server running at this address?") from None
+        except (openai.OpenAIError, JSONLimitError):
+            pass
+        for model in wanted:
+            if model in listed:
+                continue
+            try:
+                api.chat.completions.with_raw_response.create(
+                    model=model, messages=[{"role": "user", "content": "Say OK."}],
+                    **{self.settings.token_parameter_for(model): 1 if not self.settings.is_reasoning(model) else 16})
+            except openai.APIStatusError as exc:
+                if exc.status_code in (401, 403):
+                    raise PreflightError(_refused_key(where, exc)) from None
+                if exc.status_code in (404, 400, 422):
+                    known = f"; the server lists: {', '.join(sorted(listed)[:12])}" if listed else ""
+                    raise PreflightError(f"{where}: model {model!r} is not served (HTTP {exc.status_code}: "
+                                         f"{_error_text(exc)[:200]}){known}") from None
+                raise PreflightError(f"{where}: HTTP {exc.status_code} to a one-token request for {model!r}: "
+                                     f"{_error_text(exc)[:200]}") from None
+            except openai.APITimeoutError:
+                raise PreflightError(f"{where}: a one-token request for {model!r} got no answer within "
+                                     f"{seconds:g} s") from None
+            except openai.APIConnectionError as exc:
+                cause = exc.__cause__ or exc
+                raise PreflightError(f"{where}: cannot connect ({cause.__class__.__name__}: {str(cause)[:200]})") from None
+
+    # -- context window ------------------------------------------------------------------------
+
+    def context_window(self, model: str) -> int | None:
+        """``model``'s context window: the settings', else what ``/v1/models`` says (asked once per
+        client; a server that says nothing, or cannot be asked, gives None: unknown)."""
+        configured = self.settings.context_window_for(model)
+        if configured is not None:
+            return configured
+        with self._lock:
+            if self._served_windows is None:
+                self._served_windows = self._ask_windows()
+            return self._served_windows.get(model)
+
+    def _ask_windows(self) -> dict[str, int]:
+        try:
+            response = self._openai.with_options(max_retries=0, timeout=min(10.0, self.settings.timeout)) \
+                .models.with_raw_response.list()
+            data = loads_limited(response.content)
+        except (openai.OpenAIError, JSONLimitError):
+            return {}
+        return served_windows(data)
+
+    def fits(self, role: str, messages: Sequence[dict], tools: list[dict] | None = None) -> bool:
+        """Whether ``messages`` (and ``tools``) leave room for a reply of at least
+        ``MIN_REPLY_TOKENS`` in the role model's context window (True when the window is unknown)."""
+        window = self.context_window(self.settings.model_for(role))
+        return window is None or prompt_tokens(messages, tools) + MIN_REPLY_TOKENS <= window
+
+    def _check_context(self, role: str, model: str, estimate: int, limit: int) -> None:
+        window = self.context_window(model)
+        if window is not None and estimate + limit > window:
+            raise ContextLengthError(
+                f"{role}: the prompt (about {estimate:,} tokens) and its reply limit ({limit:,}) do not fit the "
+                f"{window:,}-token context window of {model}", role=role, model=model, needed=estimate + limit,
+                window=window)
 
     # -- embeddings ---------------------------------------------------------------------------
 
@@ -265,7 +406,12 @@ class LLMClient:
                 raise LLMError(f"{where}: request timed out after {self.settings.timeout:g} s "
                                f"({retries + 1} attempt(s))", role=role, model=model, timed_out=True) from None
             except openai.APIStatusError as exc:
-                raise LLMError(f"{where}: HTTP {exc.status_code}: {_error_text(exc)} (max_retries={retries})",
+                text = _error_text(exc)
+                if exc.status_code in (400, 413, 422) and _CONTEXT_WORDS.search(text):
+                    raise ContextLengthError(f"{where}: the prompt does not fit the model's context: HTTP "
+                                             f"{exc.status_code}: {text}", role=role, model=model,
+                                             status=exc.status_code) from None
+                raise LLMError(f"{where}: HTTP {exc.status_code}: {text} (max_retries={retries})",
                                role=role, model=model, status=exc.status_code) from None
             except openai.APIConnectionError as exc:
                 cause = exc.__cause__ or exc
@@ -293,6 +439,59 @@ class LLMClient:
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+
+def prompt_tokens(messages: Sequence[dict], tools: list[dict] | None = None) -> int:
+    """About how many tokens a request's messages and tool definitions take (``backends.tokens``),
+    with a few per message for the chat format."""
+    total = 0
+    for message in messages:
+        total += 4
+        if not isinstance(message, dict):
+            continue
+        content = message.get("content")
+        if isinstance(content, str):
+            total += count_tokens(content)
+        elif isinstance(content, list):
+            total += sum(count_tokens(str(part.get("text", ""))) for part in content if isinstance(part, dict))
+        for call in message.get("tool_calls") or []:
+            total += count_tokens(json.dumps(call))
+    if tools:
+        total += count_tokens(json.dumps(tools))
+    return total
+
+
+def served_windows(data: Any) -> dict[str, int]:
+    """Context windows a ``/v1/models`` body states, by model id: vLLM's ``max_model_len``, the
+    ``context_length`` of others, llama.cpp's ``meta.n_ctx`` (or ``n_ctx_train``)."""
+    found: dict[str, int] = {}
+    rows = data.get("data") if isinstance(data, dict) else None
+    for row in rows if isinstance(rows, list) else []:
+        if not isinstance(row, dict) or not isinstance(row.get("id"), str):
+            continue
+        meta = row.get("meta") if isinstance(row.get("meta"), dict) else {}
+        for value in [*(row.get(k) for k in _WINDOW_KEYS), meta.get("n_ctx"), meta.get("n_ctx_train")]:
+            if isinstance(value, int) and not isinstance(value, bool) and value >= 16:
+                found[row["id"]] = value
+                break
+    return found
+
+
+def response_format_for(mode: str, role: str, schema: dict) -> dict | None:
+    """The ``response_format`` asking a server to keep to ``schema``: the schema itself
+    (``json_schema``, not strict, since strict mode restricts the schema language), any JSON object
+    (``json_object``), or nothing (``none``)."""
+    if mode == "json_schema":
+        name = re.sub(r"[^A-Za-z0-9_-]", "_", role)[:64] or "reply"
+        return {"type": "json_schema", "json_schema": {"name": name, "schema": schema, "strict": False}}
+    if mode == "json_object":
+        return {"type": "json_object"}
+    return None
+
+
+def _refused_key(where: str, exc: openai.APIStatusError) -> str:
+    return (f"{where}: the key was refused (HTTP {exc.status_code}: {_error_text(exc)[:200]}); set OPENAI_API_KEY "
+            "in the environment or api_key in the --llm-config file")
 
 
 def _error_text(exc: openai.APIStatusError) -> str:

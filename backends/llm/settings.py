@@ -5,12 +5,29 @@ Sources, later wins: the dataclass defaults < a JSON or TOML config file < the e
 given"). A config file holds the field names below at its top level (or under one ``[llm]``
 table); ``cache_path`` in a file is relative to the file's folder. Prices are USD per 1K tokens,
 ``{model: [prompt, completion]}``.
+
+Request shaping, because servers differ in what they accept:
+
+- ``temperature`` (a number, or null -- ``"none"`` in TOML -- for none sent);
+- ``max_tokens``: a number for every role, or ``{role: number, "default": number}``; sent as
+  ``max_tokens``, or as ``max_completion_tokens`` to models that need it;
+- ``structured_output``: ``json_schema`` (the role's schema goes in ``response_format``, for servers
+  that constrain decoding to it: OpenAI, vLLM, llama.cpp, Ollama), ``json_object`` or ``none``;
+- ``context_window``: tokens a prompt and its reply may take together; unset, it is read from the
+  server's ``/v1/models`` when the server says it (vLLM's ``max_model_len``, ...);
+- ``models``: the same keys per model name (``temperature``, ``max_tokens``, ``token_parameter``,
+  ``structured_output``, ``context_window``, ``reasoning``), overriding the ones above.
+
+OpenAI's reasoning models (``o1``, ``o3``, ``o4``, ``gpt-5`` and their variants, or any model with
+``reasoning = true``) refuse ``temperature`` and ``max_tokens``: for them temperature is not sent
+unless the model's own entry sets it, and the limit goes as ``max_completion_tokens``.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import tomllib
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
@@ -20,6 +37,12 @@ from urllib.parse import urlsplit
 OPENAI_URL = "https://api.openai.com/v1"
 LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1", "0.0.0.0"}
 PLACEHOLDER_KEY = "sk-local-no-key"  # sent to local endpoints that need no key
+DEFAULT_MAX_TOKENS = 4096
+REASONING_MAX_TOKENS = 16384  # a reasoning model spends part of its budget before it answers
+STRUCTURED_OUTPUTS = ("json_schema", "json_object", "none")
+TOKEN_PARAMETERS = ("max_tokens", "max_completion_tokens")
+MODEL_KEYS = ("temperature", "max_tokens", "token_parameter", "structured_output", "context_window", "reasoning")
+_REASONING_RE = re.compile(r"^(?:[\w.-]+/)?(?:o\d|gpt-5)(?:$|[-.:])")
 
 
 class LLMConfigError(ValueError):
@@ -38,6 +61,53 @@ class LLMSettings:
     cache_path: Path | None = None
     prices: dict[str, tuple[float, float]] = field(default_factory=dict)
     embedding_model: str = "text-embedding-3-small"
+    temperature: float | None = 0.0
+    max_tokens: dict[str, int] = field(default_factory=dict)
+    structured_output: str = "none"
+    context_window: int | None = None
+    models: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    # -- request shaping ---------------------------------------------------------------------
+
+    def _model_option(self, model: str, key: str) -> tuple[bool, Any]:
+        options = self.models.get(model, {})
+        return (key in options, options.get(key))
+
+    def is_reasoning(self, model: str) -> bool:
+        given, value = self._model_option(model, "reasoning")
+        return bool(value) if given else _REASONING_RE.match(model) is not None
+
+    def temperature_for(self, model: str) -> float | None:
+        """The temperature to send to ``model``; None: send none."""
+        given, value = self._model_option(model, "temperature")
+        if given:
+            return value
+        return None if self.is_reasoning(model) else self.temperature
+
+    def max_tokens_for(self, role: str, model: str) -> int:
+        given, value = self._model_option(model, "max_tokens")
+        table = value if given and isinstance(value, dict) else ({"default": value} if given else {})
+        for source in (table, self.max_tokens):
+            if role in source:
+                return source[role]
+            if "default" in source:
+                return source["default"]
+        return REASONING_MAX_TOKENS if self.is_reasoning(model) else DEFAULT_MAX_TOKENS
+
+    def token_parameter_for(self, model: str) -> str:
+        given, value = self._model_option(model, "token_parameter")
+        if given:
+            return value
+        return "max_completion_tokens" if self.is_reasoning(model) else "max_tokens"
+
+    def structured_output_for(self, model: str) -> str:
+        given, value = self._model_option(model, "structured_output")
+        return value if given else self.structured_output
+
+    def context_window_for(self, model: str) -> int | None:
+        """The configured context window of ``model`` (None: not configured)."""
+        given, value = self._model_option(model, "context_window")
+        return value if given else self.context_window
 
     def model_for(self, role: str) -> str:
         """The model for ``role``: its entry in ``role_models``, else ``model``."""
@@ -61,9 +131,8 @@ class LLMSettings:
                                  f"(e.g. http://127.0.0.1:8000/v1)")
         if not self.api_key and not self.is_local:
             raise LLMConfigError(
-                f"no API key for {self.endpoint}: set OPENAI_API_KEY in the environment "
-                f"(or api_key in the config file, or --api-key); a key is optional only for a local "
-                f"base URL (127.0.0.1, localhost)")
+                f"no API key for {self.endpoint}: set OPENAI_API_KEY in the environment (or api_key in the "
+                f"--llm-config file); a key is optional only for a local base URL (127.0.0.1, localhost)")
         if not isinstance(self.model, str) or not self.model:
             raise LLMConfigError(f"{source}: model must be a non-empty string")
         if not isinstance(self.embedding_model, str) or not self.embedding_model:
@@ -78,6 +147,33 @@ class LLMSettings:
         if (isinstance(self.max_concurrency, bool) or not isinstance(self.max_concurrency, int)
                 or self.max_concurrency < 1):
             raise LLMConfigError(f"{source}: max_concurrency must be an integer >= 1 (got {self.max_concurrency!r})")
+        _check_temperature(self.temperature, f"{source}: temperature")
+        _check_max_tokens(self.max_tokens, f"{source}: max_tokens")
+        _check_choice(self.structured_output, STRUCTURED_OUTPUTS, f"{source}: structured_output")
+        _check_window(self.context_window, f"{source}: context_window")
+        if not isinstance(self.models, dict):
+            raise LLMConfigError(f"{source}: models must map model names to tables of options")
+        for name, options in self.models.items():
+            where = f"{source}: models.{name}"
+            if not isinstance(options, dict):
+                raise LLMConfigError(f"{where} must be a table of options ({', '.join(MODEL_KEYS)})")
+            unknown = sorted(set(options) - set(MODEL_KEYS))
+            if unknown:
+                raise LLMConfigError(f"{where}: unknown option(s) {', '.join(unknown)} "
+                                     f"(expected {', '.join(MODEL_KEYS)})")
+            if "temperature" in options:
+                _check_temperature(options["temperature"], f"{where}.temperature")
+            if "max_tokens" in options:
+                value = options["max_tokens"]
+                _check_max_tokens(value if isinstance(value, dict) else {"default": value}, f"{where}.max_tokens")
+            if "token_parameter" in options:
+                _check_choice(options["token_parameter"], TOKEN_PARAMETERS, f"{where}.token_parameter")
+            if "structured_output" in options:
+                _check_choice(options["structured_output"], STRUCTURED_OUTPUTS, f"{where}.structured_output")
+            if "context_window" in options:
+                _check_window(options["context_window"], f"{where}.context_window")
+            if "reasoning" in options and not isinstance(options["reasoning"], bool):
+                raise LLMConfigError(f"{where}.reasoning must be true or false")
         for model, price in self.prices.items():
             if (not isinstance(price, tuple) or len(price) != 2
                     or not all(isinstance(p, (int, float)) and not isinstance(p, bool) and p >= 0 for p in price)):
@@ -109,6 +205,8 @@ class LLMSettings:
             given["cache_path"] = Path(given["cache_path"])
         if "prices" in given:
             given["prices"] = _prices(given["prices"], "overrides")
+        if "max_tokens" in given:
+            given["max_tokens"] = _max_tokens_table(given["max_tokens"], "overrides")
         settings = replace(settings, **given)
         return settings.validate(source)
 
@@ -147,7 +245,50 @@ def _read_config(path: Path, known: set[str]) -> dict[str, Any]:
         values["cache_path"] = cache if cache.is_absolute() else path.parent / cache
     if "prices" in values:
         values["prices"] = _prices(values["prices"], str(path))
+    if "max_tokens" in values:
+        values["max_tokens"] = _max_tokens_table(values["max_tokens"], str(path))
+    # TOML has no null: the word "none" says "do not send a temperature"
+    if values.get("temperature") == "none":
+        values["temperature"] = None
+    for options in (values.get("models") or {}).values():
+        if isinstance(options, dict) and options.get("temperature") == "none":
+            options["temperature"] = None
     return values
+
+
+def _max_tokens_table(raw: Any, source: str) -> dict[str, int]:
+    """``max_tokens`` as ``{role: n, "default": n}``: a bare number is the default for every role."""
+    if isinstance(raw, dict):
+        return dict(raw)
+    return {"default": raw}
+
+
+def _check_temperature(value: Any, where: str) -> None:
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 2:
+        raise LLMConfigError(f"{where} must be a number from 0 to 2, or null to send none (got {value!r})")
+
+
+def _check_max_tokens(table: Any, where: str) -> None:
+    if not isinstance(table, dict):
+        raise LLMConfigError(f"{where} must be a number or a table of role = number")
+    for role, value in table.items():
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            name = where if role == "default" else f"{where}.{role}"
+            raise LLMConfigError(f"{name} must be a whole number of tokens >= 1 (got {value!r})")
+
+
+def _check_choice(value: Any, choices: tuple[str, ...], where: str) -> None:
+    if value not in choices:
+        raise LLMConfigError(f"{where} must be one of {', '.join(choices)} (got {value!r})")
+
+
+def _check_window(value: Any, where: str) -> None:
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or value < 16:
+        raise LLMConfigError(f"{where} must be a whole number of tokens >= 16 (got {value!r})")
 
 
 def _prices(raw: Any, source: str) -> dict[str, tuple[float, float]]:

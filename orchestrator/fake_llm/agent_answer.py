@@ -132,8 +132,8 @@ def agent_responder(plans: PlanSource, mode: str = "oracle",
             role = role_of(messages)
         except UnknownPrompt:
             role = None
-        if role == "agent":
-            return answer_agent(messages, grouped, mode)
+        if role == "agent":  # a model that was shown no tools cannot call one
+            return answer_agent(messages, grouped, mode if body.get("tools") else "none")
         return fallback(body)
 
     return responder

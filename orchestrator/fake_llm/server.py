@@ -28,6 +28,10 @@ calls without ``function``), ``arguments_object`` (tool-call arguments as an obj
 ``body_not_json``. The tool-call faults give a reply without tool calls one; on embeddings only
 ``usage_strings`` and the ``body_*`` faults apply.
 
+``profile`` (see :mod:`orchestrator.fake_llm.profiles`) makes the server behave like one kind of
+real server where they differ: refused parameters, tools ignored without ``tool_choice``, a
+context window that overflows with HTTP 400 or is cut silently, no embeddings.
+
 ``fail_model="name"`` makes every request for that model answer 500 (a persistently failing task).
 Everything except the timing of ``slow`` and ``429`` is deterministic: ``created`` is a fixed
 number, completion ids are a hash of the request, tool-call ids are ``call_<n>`` numbered along the
@@ -53,11 +57,12 @@ import sys
 import threading
 import time
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
 
 from backends.llm.strict_json import JSONLimitError, json_kind, loads_limited
+from orchestrator.fake_llm.profiles import Profile, profile_named, reply_limit
 from backends.tokens import count_tokens
 from office_env.limits import (
     MAX_EMBEDDING_DIMENSIONS, MAX_EMBEDDING_INPUTS, MAX_EMBEDDING_VALUES, MAX_REQUEST_BYTES, MiB,
@@ -201,7 +206,9 @@ class FakeLLMServer:
 
     def __init__(self, responder: Responder | None = None, host: str = "127.0.0.1", port: int = 0,
                  retry_after: float = 1.0, slow_seconds: float = 2.0, fail_model: str | None = None,
-                 keep_requests: int = MAX_RECORDED_REQUESTS):
+                 keep_requests: int = MAX_RECORDED_REQUESTS, profile: str | Profile = "default",
+                 context_window: int | None = None, api_key: str | None = None,
+                 served_models: list[str] | None = None):
         if keep_requests < 1:
             raise ValueError(f"keep_requests must be at least 1, got {keep_requests}")
         self.responder: Responder = responder or echo_responder
@@ -211,13 +218,18 @@ class FakeLLMServer:
         self.slow_seconds = slow_seconds
         self.fail_model = fail_model
         self.keep_requests = keep_requests
+        self.profile = profile if isinstance(profile, Profile) else profile_named(profile)
+        if context_window is not None:
+            self.profile = replace(self.profile, context_window=context_window)
+        self.api_key = api_key              # when set, every request must carry it (else HTTP 401)
+        self.served_models = served_models  # when set, only these models answer (else HTTP 404)
         self._lock = threading.Lock()
         self._requests: deque[RecordedRequest] = deque()
         self._recorded_bytes = 0
         self._chat_total = 0
         self._errors: deque[str] = deque(maxlen=MAX_KEPT_ERRORS)
         self._faults: deque[str] = deque()
-        self._models: list[str] = [DEFAULT_MODEL]
+        self._models: list[str] = list(served_models) if served_models else [DEFAULT_MODEL]
         self._stopping = threading.Event()
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -322,7 +334,18 @@ class FakeLLMServer:
         with self._lock:
             self._errors.append(f"{exc.__class__.__name__}: {exc}"[:1000])
 
+    def _check_access(self, headers: Any, model: Any = None) -> None:
+        """HTTP 401 for a missing or wrong key (when the server has one), 404 for a model it does
+        not serve (when it has a list)."""
+        if self.api_key is not None and headers.get("Authorization") != f"Bearer {self.api_key}":
+            raise _FaultError(401, "Incorrect API key provided.", "invalid_request_error", "invalid_api_key")
+        if model is not None and self.served_models is not None and model not in self.served_models:
+            raise _FaultError(404, f"The model `{str(model)[:100]}` does not exist or you do not have access to it.",
+                              "invalid_request_error", "model_not_found")
+
     def _see_model(self, model: Any) -> None:
+        if self.served_models is not None:
+            return
         if isinstance(model, str) and model:
             with self._lock:
                 if model not in self._models and len(self._models) < MAX_SEEN_MODELS:
@@ -351,9 +374,46 @@ class FakeLLMServer:
         if fault == "slow":
             self._stopping.wait(self.slow_seconds)
 
+    def _shape(self, body: dict) -> dict:
+        """The request as this server's profile reads it: refused parameters are HTTP 400, tools
+        without ``tool_choice`` are dropped (llama-cpp), an overflow is HTTP 400 or cut (ollama)."""
+        profile = self.profile
+        if profile.rejects_temperature and "temperature" in body:
+            raise _bad_request("Unsupported parameter: 'temperature' is not supported with this model.",
+                               "temperature")
+        if profile.rejects_max_tokens and "max_tokens" in body:
+            raise _bad_request("Unsupported parameter: 'max_tokens' is not supported with this model. "
+                               "Use 'max_completion_tokens' instead.", "max_tokens")
+        if profile.tools_need_choice and body.get("tools") and body.get("tool_choice") is None:
+            body = {k: v for k, v in body.items() if k != "tools"}
+        window = profile.context_window
+        if window is None:
+            return body
+        limit = reply_limit(body)
+        prompt = prompt_tokens_of(body)
+        if prompt + limit <= window:
+            return body
+        if profile.overflow == "truncate":
+            messages = list(body["messages"])
+            room = max(1, window - limit)
+            while len(messages) > 1 and prompt_tokens_of({**body, "messages": messages}) > room:
+                drop = next((i for i, m in enumerate(messages) if m.get("role") != "system"), 0)
+                messages.pop(drop if drop < len(messages) - 1 else 0)
+            # what is still too long loses the start of its text, as a server cuts tokens, not messages
+            while prompt_tokens_of({**body, "messages": messages}) > room:
+                text = messages[0].get("content")
+                if not isinstance(text, str) or not text:
+                    break  # the tool definitions alone overflow: the server reads what it can
+                messages[0] = {**messages[0], "content": text[max(1, len(text) // 4):]}
+            return {**body, "messages": messages}
+        raise _FaultError(400, profile.overflow_message.format(window=window, needed=prompt + limit, prompt=prompt,
+                                                               limit=limit),
+                          "invalid_request_error", "context_length_exceeded", param="messages")
+
     def handle_chat(self, body: dict, fault: str | None) -> dict:
         check_chat_request(body)
         model = body.get("model") or DEFAULT_MODEL
+        body = self._shape(body)
         self._apply_transport_fault(fault)
         try:
             reply = self.responder(body)
@@ -386,7 +446,7 @@ class FakeLLMServer:
                 {"id": f"call_{first + i}", "type": "function",
                  "function": {"name": call["name"], "arguments": call["arguments"]}}
                 for i, call in enumerate(calls)]
-        prompt_tokens = sum(count_tokens(message_text(m)) for m in body["messages"] if isinstance(m, dict))
+        prompt_tokens = prompt_tokens_of(body)
         completion_tokens = count_tokens(message_text(message))
         digest = hashlib.sha256(json.dumps(body, sort_keys=True).encode("utf-8")).hexdigest()[:24]
         return {
@@ -411,6 +471,9 @@ class FakeLLMServer:
 
     def handle_embeddings(self, body: dict, fault: str | None) -> dict:
         items, dimensions = check_embeddings_request(body)
+        if not self.profile.embeddings:
+            raise _FaultError(404, f"The model {body.get('model')!r} does not support the Embeddings API.",
+                              "invalid_request_error", "model_not_supported")
         self._apply_transport_fault(fault)
         as_base64 = body.get("encoding_format") == "base64"
         data, tokens = [], 0
@@ -426,9 +489,19 @@ class FakeLLMServer:
                 "usage": {"prompt_tokens": tokens, "total_tokens": tokens}}
 
     def handle_models(self) -> dict:
+        stated = {"max_model_len": self.profile.context_window} if self.profile.states_window else {}
         return {"object": "list",
-                "data": [{"id": m, "object": "model", "created": CREATED, "owned_by": "homeragents-fake"}
+                "data": [{"id": m, "object": "model", "created": CREATED, "owned_by": "homeragents-fake", **stated}
                          for m in self.models]}
+
+
+def prompt_tokens_of(body: dict) -> int:
+    """The prompt tokens of a chat request: its messages' text and the tool definitions a server
+    puts in the prompt."""
+    total = sum(count_tokens(message_text(m)) for m in body["messages"] if isinstance(m, dict))
+    if body.get("tools"):
+        total += count_tokens(json.dumps(body["tools"]))
+    return total
 
 
 def _break_json(text: str) -> str:
@@ -644,6 +717,11 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         record = self._begin(None, time.monotonic())
         path = self.path.split("?", 1)[0].rstrip("/")
+        try:
+            self.fake._check_access(self.headers)
+        except _FaultError as error:
+            self._send_error(record, error)
+            return
         if path == "/v1/models":
             self._send(record, 200, self.fake.handle_models())
         elif path.startswith("/v1/models/") and path[len("/v1/models/"):] in self.fake.models:
@@ -693,6 +771,7 @@ class _Handler(BaseHTTPRequestHandler):
                 check_chat_request(body)
             else:
                 check_embeddings_request(body)
+            self.fake._check_access(self.headers, body["model"])
             self.fake._see_model(body["model"])
             fault = self.fake._choose_fault(self.headers.get("X-Fake-Fault"), body["model"], chat)
             record.fault = fault

@@ -1,0 +1,66 @@
+"""How the servers users run differ, as profiles of the fake endpoint.
+
+A profile makes :class:`~orchestrator.fake_llm.server.FakeLLMServer` behave like one kind of
+server where servers are known to differ, so the llm backend is tested against each quirk:
+
+- ``openai``: accepts every parameter; a prompt over the 128K context is HTTP 400
+  (``context_length_exceeded``);
+- ``openai-reasoning``: OpenAI's reasoning models: ``temperature`` and ``max_tokens`` are refused
+  with HTTP 400 (the limit must come as ``max_completion_tokens``);
+- ``vllm``: ``/v1/models`` states the context window (``max_model_len``, 32768); an overflow is
+  HTTP 400; a chat model serves no embeddings (HTTP 404);
+- ``llama-cpp``: tools sent without ``tool_choice`` are left out of the prompt (the model never
+  sees them); an overflow of its 16384-token context is HTTP 400; no embeddings;
+- ``ollama``: a prompt over its 8192-token context is cut silently from the oldest messages (the
+  usage then shows fewer prompt tokens than were sent); no window in ``/v1/models``.
+
+``default`` is none of these: everything is accepted and nothing overflows (the unit tests' server).
+A server's ``context_window`` argument replaces the profile's window.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Profile:
+    name: str
+    context_window: int | None = None   # tokens a prompt and its reply limit may take together
+    overflow: str = "error"             # "error": HTTP 400; "truncate": the oldest messages are dropped
+    states_window: bool = False         # /v1/models gives max_model_len
+    tools_need_choice: bool = False     # without tool_choice the tools are not in the prompt
+    rejects_temperature: bool = False
+    rejects_max_tokens: bool = False    # only max_completion_tokens is accepted
+    embeddings: bool = True
+    overflow_message: str = ("This model's maximum context length is {window} tokens. However, you requested "
+                             "{needed} tokens ({prompt} in the messages, {limit} in the completion). Please "
+                             "reduce the length of the messages or completion.")
+
+
+PROFILES: dict[str, Profile] = {
+    "default": Profile("default"),
+    "openai": Profile("openai", context_window=128_000),
+    "openai-reasoning": Profile("openai-reasoning", context_window=200_000, rejects_temperature=True,
+                                rejects_max_tokens=True),
+    "vllm": Profile("vllm", context_window=32768, states_window=True, embeddings=False),
+    "llama-cpp": Profile("llama-cpp", context_window=16384, tools_need_choice=True, embeddings=False,
+                         overflow_message="Requested tokens ({needed}) exceed context window of {window}"),
+    "ollama": Profile("ollama", context_window=8192, overflow="truncate"),
+}
+
+
+def profile_named(name: str) -> Profile:
+    if name not in PROFILES:
+        raise ValueError(f"unknown profile {name!r}: expected one of {', '.join(PROFILES)}")
+    return PROFILES[name]
+
+
+def reply_limit(body: dict[str, Any]) -> int:
+    """The reply's token limit a request asks for (0 when it asks none)."""
+    for key in ("max_completion_tokens", "max_tokens"):
+        value = body.get(key)
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return value
+    return 0

@@ -1,0 +1,192 @@
+"""The llm backend against the fake endpoint behaving like each kind of server users run
+(``orchestrator.fake_llm.profiles``): a build and an evaluation per profile, over real HTTP."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from harness.context import ContextConfig
+from harness.runner import EvalConfig, evaluate
+from orchestrator.build import build
+from orchestrator.dataset import iter_tasks
+from orchestrator.fake_llm import FakeLLMServer, default_responder
+from orchestrator.fake_llm.agent_answer import agent_responder, dataset_agent_plans
+from orchestrator.fake_llm.offline_responder import role_of
+from orchestrator.roles import BuildConfig
+
+LONG = ContextConfig(mode="long-context")
+
+
+@pytest.fixture(scope="module")
+def short(tmp_path_factory) -> Path:
+    """Two tasks whose histories fit an 8K context."""
+    out = tmp_path_factory.mktemp("profiles") / "short"
+    assert build(out, 2, BuildConfig(seed=21, days=2, utterances_per_day=12), workers=1).accepted == 2
+    return out
+
+
+@pytest.fixture(scope="module")
+def long(tmp_path_factory) -> Path:
+    """One task in the default shape: its history alone is longer than an 8K context."""
+    out = tmp_path_factory.mktemp("profiles") / "long"
+    assert build(out, 1, BuildConfig(seed=21), workers=1).accepted == 1
+    return out
+
+
+def settings(tmp_path: Path, **extra) -> str:
+    path = tmp_path / f"llm-{len(list(tmp_path.glob('llm-*')))}.json"
+    path.write_text(json.dumps({"timeout": 10, "max_retries": 1, **extra}))
+    return str(path)
+
+
+def small_build(server: FakeLLMServer, tmp_path: Path, model: str = "fake-model", **extra) -> int:
+    config = BuildConfig(seed=4, backend="llm", model=model, base_url=server.url, days=2, utterances_per_day=10,
+                         llm_config=settings(tmp_path, **extra))
+    return build(tmp_path / f"build-{model}", 1, config, workers=1).accepted
+
+
+def agent_eval(server: FakeLLMServer, dataset: Path, out: Path, tmp_path: Path, model: str = "fake-model", **extra):
+    return evaluate(dataset, out, EvalConfig(agent="llm", context=LONG, model=model, base_url=server.url,
+                                             llm_config=settings(tmp_path, **extra)))
+
+
+def agent_requests(server: FakeLLMServer) -> list[dict]:
+    return [r.body for r in server.chat_requests() if r.body and role_of(r.body["messages"]) == "agent"]
+
+
+def test_openai_build_and_eval_pass(short, tmp_path):
+    with FakeLLMServer(agent_responder(dataset_agent_plans(short)), profile="openai") as server:
+        assert small_build(server, tmp_path) == 1
+        run = agent_eval(server, short, tmp_path / "run", tmp_path)
+    assert run.pass_rate == 1.0 and not run.errors
+
+
+def test_reasoning_models_get_no_temperature_and_a_completion_limit(short, tmp_path):
+    with FakeLLMServer(agent_responder(dataset_agent_plans(short)), profile="openai-reasoning") as server:
+        assert small_build(server, tmp_path, model="o3-mini") == 1
+        run = agent_eval(server, short, tmp_path / "run", tmp_path, model="o3-mini")
+        bodies = [r.body for r in server.chat_requests()]
+    assert run.pass_rate == 1.0 and not run.errors
+    assert bodies and all("temperature" not in b and "max_tokens" not in b and b["max_completion_tokens"] > 0
+                          for b in bodies)
+    # a model not known as a reasoning one still gets temperature: the server refuses it, and the
+    # run says so instead of scoring a fail
+    with FakeLLMServer(agent_responder(dataset_agent_plans(short)), profile="openai-reasoning") as server:
+        refused = agent_eval(server, short, tmp_path / "refused", tmp_path, model="my-deployment")
+        told = agent_eval(server, short, tmp_path / "told", tmp_path, model="my-deployment",
+                          models={"my-deployment": {"reasoning": True}})
+    assert refused.pass_rate is None and len(refused.errors) == 2
+    assert all("temperature" in e["error"] and e["error"].startswith("error: endpoint:") for e in refused.errors)
+    assert told.pass_rate == 1.0
+
+
+def test_vllm_states_its_window_and_takes_the_schema(short, long, tmp_path):
+    with FakeLLMServer(agent_responder(dataset_agent_plans(short)), profile="vllm") as server:
+        assert small_build(server, tmp_path, structured_output="json_schema") == 1
+        structured = [r.body for r in server.chat_requests() if "response_format" in r.body]
+        passed = agent_eval(server, short, tmp_path / "short", tmp_path)
+    with FakeLLMServer(agent_responder(dataset_agent_plans(long)), profile="vllm", context_window=8192) as server:
+        overflow = agent_eval(server, long, tmp_path / "long", tmp_path)
+        sent = agent_requests(server)
+    assert structured and all(b["response_format"]["type"] == "json_schema"
+                              and b["response_format"]["json_schema"]["schema"]["type"] == "object" for b in structured)
+    assert passed.pass_rate == 1.0
+    # the window came from /v1/models: the too-long history is refused before any agent request
+    assert overflow.pass_rate is None and len(overflow.errors) == 1 and not sent
+    assert overflow.errors[0]["error"].startswith("context: ") and "8,192-token context window" in overflow.errors[0]["error"]
+
+
+def test_llama_cpp_sees_its_tools_and_refuses_an_overflow(short, long, tmp_path):
+    plans = dataset_agent_plans(short)
+    records = {t.id: t.record for t in iter_tasks(short)}
+    with FakeLLMServer(agent_responder(plans), profile="llama-cpp") as server:
+        assert small_build(server, tmp_path) == 1
+        run = agent_eval(server, short, tmp_path / "short", tmp_path)
+        tool_requests = [b for b in agent_requests(server) if b.get("tools")]
+    with FakeLLMServer(agent_responder(dataset_agent_plans(long)), profile="llama-cpp", context_window=8192) as server:
+        overflow = agent_eval(server, long, tmp_path / "long", tmp_path)
+    # tools go with tool_choice, so the server puts them in the prompt and the agent acts
+    assert tool_requests and all(b["tool_choice"] == "auto" for b in tool_requests)
+    assert run.pass_rate == 1.0 and all(r["steps"] == len(records[r["id"]]["oracle"]) for r in run.rows)
+    assert len(overflow.errors) == 1 and overflow.errors[0]["error"].startswith("context: ")
+    assert "exceed context window" in overflow.errors[0]["error"]
+
+
+def test_ollama_silent_cut_is_caught(short, long, tmp_path):
+    with FakeLLMServer(agent_responder(dataset_agent_plans(short)), profile="ollama") as server:
+        # Ollama states no window: told it, the build's surfers stop reading before they overflow
+        assert small_build(server, tmp_path, context_window=8192) == 1
+        surfers = [r.body for r in server.chat_requests() if role_of(r.body["messages"]) == "surfer"]
+        passed = agent_eval(server, short, tmp_path / "short", tmp_path, context_window=8192)
+        cut = agent_eval(server, long, tmp_path / "long", tmp_path)
+        configured = agent_eval(server, long, tmp_path / "configured", tmp_path, context_window=8192)
+    # told the window, the client lowers the reply limit to what is left of it
+    assert passed.pass_rate == 1.0
+    assert any("filled your context window" in (b["messages"][-1].get("content") or "") for b in surfers)
+    # the server read far fewer prompt tokens than were sent: a cut history, not a fail
+    assert cut.pass_rate is None and cut.errors[0]["error"].startswith("context: ")
+    assert "the server cut the prompt" in cut.errors[0]["error"]
+    # with the window configured, the check happens before sending
+    assert "8,192-token context window" in configured.errors[0]["error"]
+
+
+def test_no_embeddings_is_one_clear_skip(short, tmp_path):
+    rag = ContextConfig(mode="rag", storage="raw", granularity="session", top_k=2, embeddings="text-embedding-3-small")
+    with FakeLLMServer(agent_responder(dataset_agent_plans(short)), profile="vllm") as server:
+        run = evaluate(short, tmp_path / "run", EvalConfig(agent="llm", context=rag, model="fake-model",
+                                                           base_url=server.url, llm_config=settings(tmp_path)))
+    assert len(run.skipped) == 2 and all("Embeddings API" in s["error"] for s in run.skipped)
+
+
+def test_default_profile_accepts_what_the_others_refuse():
+    with FakeLLMServer(default_responder()) as server:
+        assert server.profile.name == "default" and server.profile.context_window is None
+
+
+# -- preflight: a run that cannot work fails in seconds, with one line ------------------------------
+
+def homer_cli(*args: object) -> "subprocess.CompletedProcess[str]":
+    import subprocess
+    import sys
+
+    command = [str(Path(sys.executable).parent / "homer"), *map(str, args)]
+    return subprocess.run(command, capture_output=True, text=True, timeout=120,
+                          env={**__import__("os").environ, "OPENAI_API_KEY": "sk-wrong"})
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def test_preflight_refuses_a_dead_endpoint_a_wrong_key_and_an_unknown_model(short, tmp_path):
+    import time
+
+    dead = f"http://127.0.0.1:{free_port()}/v1"
+    start = time.monotonic()
+    build_dead = homer_cli("build", "--backend", "llm", "--base-url", dead, "--out", tmp_path / "b", "--n", 1)
+    eval_dead = homer_cli("eval", short, "--agent", "llm", "--mode", "long-context", "--base-url", dead,
+                          "--out", tmp_path / "e")
+    assert time.monotonic() - start < 20
+    for proc in (build_dead, eval_dead):
+        assert proc.returncode == 2 and "cannot connect" in proc.stderr and "Traceback" not in proc.stderr
+    assert not (tmp_path / "b").exists() and not (tmp_path / "e").exists()
+    with FakeLLMServer(default_responder(), api_key="sk-right", served_models=["served-model"]) as server:
+        wrong_key = homer_cli("build", "--backend", "llm", "--base-url", server.url, "--model", "served-model",
+                              "--out", tmp_path / "k", "--n", 1)
+        unknown = homer_cli("eval", short, "--agent", "llm", "--mode", "long-context", "--base-url", server.url,
+                            "--model", "nope", "--out", tmp_path / "m")
+        chats = server.chat_request_total
+    assert wrong_key.returncode == 2 and "key was refused (HTTP 401" in wrong_key.stderr
+    assert unknown.returncode == 2  # the wrong key is refused first
+    with FakeLLMServer(default_responder(), served_models=["served-model"]) as server:
+        unknown = homer_cli("eval", short, "--agent", "llm", "--mode", "long-context", "--base-url", server.url,
+                            "--model", "nope", "--out", tmp_path / "m2")
+    assert unknown.returncode == 2 and "model 'nope' is not served" in unknown.stderr
+    assert "the server lists: served-model" in unknown.stderr and chats <= 2
