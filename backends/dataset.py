@@ -98,6 +98,20 @@ def iter_tasks(out: Path) -> Iterator[LoadedTask]:
         yield _load_task(task_id, folder)
 
 
+def load_task(out: Path, task_id: str) -> LoadedTask:
+    """One task of a dataset by id, with the checks :func:`iter_tasks` makes (``record`` is None
+    and ``error`` says why when it cannot be used, or does not exist)."""
+    folder = out / TASKS / task_id
+    odd = name_problem(task_id) if task_id not in (".", "..") else "not a task id"
+    if odd is not None or "/" in task_id or "\\" in task_id:
+        return LoadedTask(printable(task_id), folder, None, f"{printable(task_id)}: not a task id ({odd or 'a path'})")
+    if folder.is_symlink():
+        return LoadedTask(task_id, folder, None, f"{printable(folder)}: is a symlink; refused")
+    if not folder.is_dir():
+        return LoadedTask(task_id, folder, None, f"{printable(task_id)}: no such task in {printable(out)}")
+    return _load_task(task_id, folder)
+
+
 def _load_task(task_id: str, folder: Path) -> LoadedTask:
     path = folder / "task.json"
     try:

@@ -234,18 +234,22 @@ class _Signals:
 
 def run_jobs(fn: Callable[[Any], Any], jobs: Sequence[Any], *, workers: int, budget: Budget,
              on_result: Callable[[int, Any], None], on_failure: Callable[[int, JobFailure], None],
-             drain_seconds: float = DRAIN_SECONDS, group: Callable[[Any], Any] | None = None) -> None:
+             drain_seconds: float = DRAIN_SECONDS, group: Callable[[Any], Any] | None = None,
+             stop: Callable[[], bool] | None = None) -> None:
     """Run ``fn(job)`` for every job on ``workers`` forked processes.
 
     ``on_result(index, result)`` or ``on_failure(index, JobFailure)`` is called in the parent,
     in completion order, once per job. ``group(job)``, when given, keeps a worker on jobs of the
     group of its last job while any is pending (jobs that share files then share the worker's read
-    caches); otherwise jobs start in order. Raises :class:`Interrupted` after Ctrl-C or SIGTERM
-    (every job that finished by then has been reported)."""
+    caches); otherwise jobs start in order. ``stop()``, when given, is asked before each job starts:
+    once it says True no more jobs start, and the batch ends when those running have reported.
+    Raises :class:`Interrupted` after Ctrl-C or SIGTERM (every job that finished by then has been
+    reported)."""
     if not jobs:
         return
+    stop = stop or (lambda: False)
     if workers == 1 and budget == Budget():
-        _run_here(fn, jobs, on_result, on_failure)
+        _run_here(fn, jobs, on_result, on_failure, stop)
         return
     context = get_context("fork")
     pending = deque(range(len(jobs)))
@@ -260,7 +264,7 @@ def run_jobs(fn: Callable[[Any], Any], jobs: Sequence[Any], *, workers: int, bud
             while True:
                 if signals.signum and stop_at is None:
                     stop_at = time.monotonic() + drain_seconds
-                if stop_at is None:
+                if stop_at is None and not stop():
                     for slot in slots:
                         if slot.job is None and pending:
                             index = _next_job(pending, slot.group, group_of)
@@ -305,11 +309,13 @@ def run_jobs(fn: Callable[[Any], Any], jobs: Sequence[Any], *, workers: int, bud
 
 
 def _run_here(fn: Callable[[Any], Any], jobs: Sequence[Any], on_result: Callable[[int, Any], None],
-              on_failure: Callable[[int, JobFailure], None]) -> None:
+              on_failure: Callable[[int, JobFailure], None], stop: Callable[[], bool]) -> None:
     """No budget and one worker: run in this process (a library caller's objects stay shared)."""
     reported = 0
     try:
         for index, job in enumerate(jobs):
+            if stop():
+                break
             try:
                 result = fn(job)
             except MemoryError:

@@ -53,10 +53,11 @@ def _cumulative(stats: pstats.Stats, file_suffix: str, function: str) -> float:
 
 
 def _sample(folder: Path, tasks: list) -> Path:
-    """A dataset folder whose task folders link to ``tasks``."""
+    """A dataset folder holding copies of ``tasks`` (a dataset's task folders are never followed
+    through links, so a sample of links would be an empty dataset)."""
     (folder / "tasks").mkdir(parents=True)
     for task in tasks:
-        (folder / "tasks" / task.id).symlink_to(task.folder)
+        shutil.copytree(task.folder, folder / "tasks" / task.id)
     return folder
 
 
@@ -89,20 +90,23 @@ def main() -> None:
         single_sample = _sample(tmp / "single-ds", tasks[: args.profile_n])
         profile_sample = _sample(tmp / "profile-ds", tasks[args.profile_n: 2 * args.profile_n])  # a cold read cache
         start = time.perf_counter()
-        evaluate(single_sample, tmp / "single", EvalConfig(agent="oracle", context=ContextConfig(mode="long-context")))
-        single = args.profile_n / (time.perf_counter() - start)
-        print(f"one process ({args.profile_n} tasks): {single:.1f} tasks/s = {1000 / single:.1f} ms per task; "
+        ran = evaluate(single_sample, tmp / "single", EvalConfig(agent="oracle", context=ContextConfig(mode="long-context")))
+        if not ran.rows:
+            raise SystemExit("the one-process sample ran no task: nothing to measure")
+        single = len(ran.rows) / (time.perf_counter() - start)
+        print(f"one process ({len(ran.rows)} tasks): {single:.1f} tasks/s = {1000 / single:.1f} ms per task; "
               f"the ceiling with {args.workers} workers on idle cores is about {args.workers * single:.0f} tasks/s")
 
         profiler = cProfile.Profile()
         start = time.perf_counter()
         profiler.enable()
-        evaluate(profile_sample, tmp / "profiled", EvalConfig(agent="oracle", context=ContextConfig(mode="long-context")))
+        profiled = evaluate(profile_sample, tmp / "profiled",
+                            EvalConfig(agent="oracle", context=ContextConfig(mode="long-context")))
         profiler.disable()
         wall = time.perf_counter() - start
         stats = pstats.Stats(profiler)
-        print(f"\nwhere one process spends its time ({args.profile_n} tasks, {wall:.2f} s under the profiler, "
-              f"{args.profile_n / wall:.1f} tasks/s):")
+        print(f"\nwhere one process spends its time ({len(profiled.rows)} tasks, {wall:.2f} s under the profiler, "
+              f"{len(profiled.rows) / wall:.1f} tasks/s):")
         for section, targets in SECTIONS.items():
             seconds = sum(_cumulative(stats, f, fn) for f, fn in targets)
             print(f"  {section:20} {seconds:6.2f} s  {100 * seconds / wall:5.1f} %")

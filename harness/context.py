@@ -61,25 +61,25 @@ class ContextConfig:
         """Raise ``ValueError`` naming the option for a value or combination that cannot work;
         returns self. In long-context mode the rag options must keep their defaults."""
         if self.mode not in MODES:
-            raise ValueError(f"context mode {self.mode!r} is unknown; use one of: {', '.join(MODES)}")
+            raise ValueError(f"--mode {self.mode!r} is unknown; use one of: {', '.join(MODES)}")
         if self.storage not in STORAGES:
-            raise ValueError(f"context storage {self.storage!r} is unknown; use one of: {', '.join(STORAGES)}")
+            raise ValueError(f"--storage {self.storage!r} is unknown; use one of: {', '.join(STORAGES)}")
         allowed = GRANULARITIES[self.storage]
         if self.granularity not in allowed:
-            raise ValueError(f"context granularity {self.granularity!r} does not go with storage {self.storage!r}; "
+            raise ValueError(f"--granularity {self.granularity!r} does not go with --storage {self.storage!r}; "
                              f"use one of: {', '.join(allowed)}")
         for name in ("top_k", "chunk_sessions"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"context {name} must be a whole number of at least 1 (got {value!r})")
+                raise ValueError(f"--{name.replace('_', '-')} must be a whole number of at least 1 (got {value!r})")
         if self.embeddings is not None and (not isinstance(self.embeddings, str) or not self.embeddings.strip()):
-            raise ValueError(f"context embeddings must be an embedding model name or None for BM25 "
+            raise ValueError(f"--embeddings must be an embedding model name (leave it out for BM25) "
                              f"(got {self.embeddings!r})")
         if self.mode == "long-context":
             for name, default in (("storage", "raw"), ("granularity", "session"), ("embeddings", None)):
                 if getattr(self, name) != default:
-                    raise ValueError(f"context {name}={getattr(self, name)!r} only applies in rag mode; "
-                                     f"long-context mode shows the whole raw dialogue (set mode='rag')")
+                    raise ValueError(f"--{name} {getattr(self, name)!r} only applies with --mode rag; "
+                                     f"--mode long-context shows the whole raw dialogue")
         return self
 
     def label(self) -> str:

@@ -318,6 +318,8 @@ def evaluate(dataset_dir: Path | str, out_dir: Path | str, config: EvalConfig,
     config.validate()
     if not (dataset / "tasks").is_dir():
         raise EvalError(f"{dataset}: not a dataset folder (no tasks/)")
+    if config.agent == "oracle":
+        _check_oracle_plans(dataset)
     _check_out(out)
     try:
         lock = FolderLock(out, "homer eval").acquire()
@@ -327,6 +329,15 @@ def evaluate(dataset_dir: Path | str, out_dir: Path | str, config: EvalConfig,
         return _evaluate_locked(dataset, out, config, on_progress, resume, budget or Budget())
     finally:
         lock.release()
+
+
+def _check_oracle_plans(dataset: Path) -> None:
+    """The oracle agent replays plans: a dataset with none (a Plus split of seed tasks) is refused."""
+    from backends.dataset import iter_tasks
+
+    if not any(task.record is not None and task.record.get("oracle") for task in iter_tasks(dataset)):
+        raise EvalError(f"--agent oracle: no task of {dataset} has an oracle plan to replay (tasks regenerated "
+                        "from seeds come without one); use --agent llm or --agent none")
 
 
 def _evaluate_locked(dataset: Path, out: Path, config: EvalConfig, on_progress: Callable[[int, int], None] | None,

@@ -7,24 +7,34 @@ Public surface:
 - ``load_officebench`` -- OfficeBench task folders as validated seed tasks.
 """
 
-from office_env.errors import CorruptFileError, MissingFileError, OfficeError, PathError
-from office_env.evaluation import (
-    CriterionResult,
-    EvaluationReport,
-    InvalidCriteria,
-    Problem,
-    criteria_schema,
-    evaluate_criteria,
-    validate_criteria,
-)
-from office_env.officebench import LoadReport, SeedTask, load_officebench
-from office_env.snapshot import Snapshot, SnapshotDiff
-from office_env.tools import Tool, ToolRegistry, ToolResult, default_registry
-from office_env.workspace import Workspace
+from importlib import import_module
+from typing import Any
 
-__all__ = [
-    "CorruptFileError", "CriterionResult", "EvaluationReport", "InvalidCriteria", "LoadReport",
-    "MissingFileError", "OfficeError", "PathError", "Problem", "SeedTask", "Snapshot", "SnapshotDiff",
-    "Tool", "ToolRegistry", "ToolResult", "Workspace", "criteria_schema", "default_registry",
-    "evaluate_criteria", "load_officebench", "validate_criteria",
-]
+# The names below load their modules on first use: ``office_env.limits`` or ``office_env.errors``
+# alone does not pull in every file format's library (what keeps ``homer --help`` quick).
+_EXPORTS = {
+    "CorruptFileError": "office_env.errors", "MissingFileError": "office_env.errors",
+    "OfficeError": "office_env.errors", "PathError": "office_env.errors",
+    "CriterionResult": "office_env.evaluation", "EvaluationReport": "office_env.evaluation",
+    "InvalidCriteria": "office_env.evaluation", "Problem": "office_env.evaluation",
+    "criteria_schema": "office_env.evaluation", "evaluate_criteria": "office_env.evaluation",
+    "validate_criteria": "office_env.evaluation",
+    "LoadReport": "office_env.officebench", "SeedTask": "office_env.officebench",
+    "load_officebench": "office_env.officebench",
+    "Snapshot": "office_env.snapshot", "SnapshotDiff": "office_env.snapshot",
+    "Tool": "office_env.tools", "ToolRegistry": "office_env.tools", "ToolResult": "office_env.tools",
+    "default_registry": "office_env.tools",
+    "Workspace": "office_env.workspace",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'office_env' has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+__all__ = sorted(_EXPORTS)

@@ -31,6 +31,7 @@ from office_env.synthesis.check import WorldCheckError
 from verifier.duplicates import duplicate_keys, first_of_each, near_words
 from orchestrator import dataset
 from orchestrator.card import render_card, statistics
+from orchestrator.endpoint_guard import ERROR, Breaker, EndpointDown, endpoint_error, endpoint_probe
 from orchestrator.neo_graph import NeoState, build_neo_graph
 from orchestrator.offline_roles import OfflineRoles
 from orchestrator.record import build_record
@@ -209,6 +210,27 @@ def usage_delta(before: dict[str, Any], after: dict[str, Any]) -> dict[str, dict
     return dict(sorted(delta.items()))
 
 
+def _spent(config: BuildConfig, before: dict[str, Any]) -> dict[str, Any]:
+    """``{"tokens": per-role usage since before}`` on the llm backend, else nothing."""
+    if config.backend != "llm":
+        return {}
+    spent = usage_delta(before, _usage_now(config))
+    return {"tokens": spent} if spent else {}
+
+
+def spent_not_kept(items: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
+    """Per-role calls and tokens of attempts that gave no task (dropped, or ended by the endpoint)."""
+    total: dict[str, dict[str, int]] = {}
+    for item in items:
+        if item.get("status") == "accepted":
+            continue
+        for role, spent in (item.get("tokens") or {}).items():
+            bucket = total.setdefault(role, {"calls": 0, "cached_calls": 0, "prompt_tokens": 0, "completion_tokens": 0})
+            for key in bucket:
+                bucket[key] += int(spent.get(key, 0))
+    return dict(sorted(total.items()))
+
+
 def run_attempt(out: str, config: BuildConfig, index: int) -> dict[str, Any]:
     """Make (or fail to make) task ``index``; returns a JSON-able outcome."""
     try:
@@ -219,20 +241,24 @@ def run_attempt(out: str, config: BuildConfig, index: int) -> dict[str, Any]:
     staging = Path(out) / dataset.WORK / "staging"
     staging.mkdir(parents=True, exist_ok=True)
     job = Job(index=index, task_id=task_id(index), config=config, world=world, testbed=testbed, staging=staging)
-    _JOB_USAGE[job.task_id] = _usage_now(config)
+    _JOB_USAGE[job.task_id] = before = _usage_now(config)
     try:
         state = _graph(config).invoke({"job": job})
-    except Exception as exc:  # a model role failed for good (e.g. an endpoint that keeps answering 500)
+    except Exception as exc:  # a model role failed for good, or the endpoint did
         if config.backend != "llm" or not is_role_failure(exc):
             raise
-        return {"index": index, "id": job.task_id, "status": "dropped", "family": None, "rounds": 0,
-                "reason": f"{config.backend} role failed: {str(exc).splitlines()[0][:300]}"}
+        failed = endpoint_error(exc)
+        return {"index": index, "id": job.task_id, "status": "error" if failed else "dropped", "family": None,
+                "rounds": 0, "reason": failed or f"{config.backend} role failed: {str(exc).splitlines()[0][:300]}",
+                **_spent(config, before)}
     finally:
         _JOB_USAGE.pop(job.task_id, None)
     outcome = dict(state.get("outcome") or {"status": "dropped", "reason": "graph ended without an outcome"})
     plan = state.get("plan")
     summary = {"index": index, "id": job.task_id, "status": outcome["status"], "reason": outcome.get("reason", ""),
                "family": plan.family if plan else None, "rounds": state.get("rounds", 0)}
+    if outcome["status"] != "accepted":  # what a task not kept cost is counted too (the card sums it)
+        summary.update(_spent(config, before))
     if outcome["status"] == "accepted":
         record = outcome["record"]
         summary.update(staged=outcome["staged"], family=record["family"], app_count=record["app_count"],
@@ -273,10 +299,34 @@ def drop_category(reason: str) -> str:
 
 
 
-def check_out_folder(out: Path, digest: str, resume: bool, same_options: str = "--seed/--apps/--days") -> None:
+_FLAGS = {"utterances_per_day": "--utterances", "app_counts": "--apps", "llm_config": "--llm-config",
+          "base_url": "--base-url", "cache_path": "--cache", "repair": "--repair", "seeds_fingerprint": "--seeds (their files)",
+          "generator": "the generator version"}
+
+
+def config_differences(previous: dict[str, Any], current: dict[str, Any]) -> list[str]:
+    """What differs between a folder's ``build.json`` and this run's, as ``--flag: then -> now``."""
+    out = []
+    then, now = dict(previous.get("config") or {}), dict(current.get("config") or {})
+    for key in ("generator", "seeds_fingerprint"):
+        if key in current:
+            then[key], now[key] = previous.get(key), current.get(key)
+    for key in sorted(set(then) | set(now)):
+        if then.get(key) != now.get(key):
+            flag = _FLAGS.get(key, "--" + key.replace("_", "-"))
+            if key == "seeds_fingerprint":
+                out.append(f"{flag} changed")
+            else:
+                out.append(f"{flag}: {then.get(key)!r} then, {now.get(key)!r} now")
+    return out
+
+
+def check_out_folder(out: Path, digest: str, resume: bool, same_options: str = "--seed/--apps/--days",
+                     current: dict[str, Any] | None = None) -> None:
     """Refuse an output folder that is not empty (unless resuming a build with the same
     configuration hash ``digest``) or not writable. ``same_options`` names the options a
-    resumed run must repeat."""
+    resumed run must repeat; ``current`` (the ``build.json`` this run writes) lets the refusal
+    name the settings that differ."""
     build_file = out / dataset.BUILD
     if out.exists() and not out.is_dir():
         raise BuildError(f"--out {out}: exists and is not a folder")
@@ -290,8 +340,10 @@ def check_out_folder(out: Path, digest: str, resume: bool, same_options: str = "
         except (OSError, ValueError):
             raise BuildError(f"--resume: {build_file} is unreadable; start a new folder") from None
         if previous.get("config_hash") != digest:
-            raise BuildError(f"--resume: {out} was built with a different configuration "
-                             f"({previous.get('config')}); use the same {same_options} or a new folder")
+            differ = config_differences(previous, current or {})
+            which = f": {'; '.join(differ)}" if differ else f" ({previous.get('config')})"
+            raise BuildError(f"--resume: {out} was built with other settings{which}; use the same {same_options} "
+                             "or a new folder")
     try:
         ensure_writable_folder(out)
     except OSError as exc:
@@ -346,7 +398,8 @@ def repair(out: Path, done: dict[int, dict[str, Any]]) -> list[str]:
 
 def _prepare(out: Path, config: BuildConfig, resume: bool) -> dict[int, dict[str, Any]]:
     """Check the output folder; return outcomes already recorded (resume), after repairing it."""
-    check_out_folder(out, config_hash(config), resume)
+    check_out_folder(out, config_hash(config), resume,
+                     current={"config": config.to_dict(), "generator": GENERATOR_VERSION})
     dataset.write_json(out / dataset.BUILD, {"config": config.to_dict(), "config_hash": config_hash(config),
                                              "generator": GENERATOR_VERSION, "status": "running"})
     done = read_outcomes(out, resume)
@@ -376,7 +429,8 @@ def is_consistent(out: Path) -> bool:
 
 
 def build(out: Path, n: int, config: BuildConfig, workers: int = 1, resume: bool = False,
-          on_progress: Callable[[int, int], None] | None = None, budget: Budget | None = None) -> BuildSummary:
+          on_progress: Callable[[int, int], None] | None = None, budget: Budget | None = None,
+          on_pause: Callable[[float], None] | None = None) -> BuildSummary:
     """Build ``n`` accepted tasks into ``out``, holding the folder's lock. Raises
     ``backends.workers.Interrupted`` after Ctrl-C (what finished is kept for ``--resume``)."""
     if n < 1:
@@ -389,7 +443,7 @@ def build(out: Path, n: int, config: BuildConfig, workers: int = 1, resume: bool
     check_families()  # a broken family definition stops the build here, before any folder is touched
     lock = lock_out_folder(out, "homer build")
     try:
-        return _build_locked(out, n, config, workers, resume, on_progress, budget or Budget())
+        return _build_locked(out, n, config, workers, resume, on_progress, budget or Budget(), on_pause)
     finally:
         lock.release()
 
@@ -407,7 +461,8 @@ def lock_out_folder(out: Path, what: str) -> FolderLock:
 
 
 def _build_locked(out: Path, n: int, config: BuildConfig, workers: int, resume: bool,
-                  on_progress: Callable[[int, int], None] | None, budget: Budget) -> BuildSummary:
+                  on_progress: Callable[[int, int], None] | None, budget: Budget,
+                  on_pause: Callable[[float], None] | None = None) -> BuildSummary:
     previous = _previous_build(out) if resume else None
     if previous and previous.get("status") == "complete" and previous.get("config_hash") == config_hash(config):
         if previous.get("accepted", 0) > n:
@@ -418,6 +473,7 @@ def _build_locked(out: Path, n: int, config: BuildConfig, workers: int, resume: 
     done = _prepare(out, config, resume)
     max_attempts = n * 4 + 20
     summary = BuildSummary(out)
+    breaker = Breaker(endpoint_probe(config) if config.backend == "llm" else None)
 
     def accepted_indices(near: bool = True) -> list[int]:
         return unique_accepted(done, near)[0]
@@ -445,9 +501,21 @@ def _build_locked(out: Path, n: int, config: BuildConfig, workers: int, resume: 
                     batch.append(next_index)
                 next_index += 1
             batch = spread_worlds(batch, workers)
+
+            def seen(position: int, item: dict[str, Any]) -> None:
+                breaker.see(item)
+                record(item)
+
             run_jobs(lambda index: run_attempt(str(out), config, index), batch, workers=workers, budget=budget,
-                     on_result=lambda position, item: record(item), group=lambda index: index // TASKS_PER_WORLD,
+                     on_result=seen, group=lambda index: index // TASKS_PER_WORLD, stop=breaker.tripped,
                      on_failure=lambda position, failure: record(failed_attempt(batch[position], failure)))
+            if breaker.tripped():
+                if not breaker.recovered(on_pause):
+                    raise EndpointDown(f"endpoint down: {len(accepted_indices(near=False))} of {n} task(s) done, "
+                                       f"{breaker.errors} attempt(s) ended by the endpoint; rerun with --resume")
+                for index in [i for i, item in done.items() if item.get("status") == ERROR]:
+                    del done[index]  # the endpoint is back: those attempts are run again
+                next_index = min([i for i in range(next_index) if i not in done], default=next_index)
     return _finalize(out, n, config, done, summary)
 
 
@@ -478,11 +546,17 @@ def _finalize(out: Path, n: int, config: BuildConfig, done: dict[int, dict[str, 
             shutil.rmtree(folder, ignore_errors=True) if folder.is_dir() else folder.unlink(missing_ok=True)
     last = keep[-1] if keep else max(done, default=-1)
     considered = [done[i] for i in sorted(done) if i <= last or not keep]
-    drops = Counter(drop_category(item["reason"]) for item in considered if item["status"] != "accepted")
+    drops = Counter(drop_category(item["reason"]) for item in considered if item["status"] not in ("accepted", ERROR))
     records = [t.record for t in dataset.iter_tasks(out) if t.record is not None]
     build_info = {"config": config.to_dict(), "config_hash": config_hash(config), "generator": GENERATOR_VERSION,
                   "status": "complete" if len(keep) >= n else "incomplete",
                   "attempts": len(considered), "accepted": len(keep), "drops": dict(sorted(drops.items()))}
+    errors = sum(1 for item in considered if item["status"] == ERROR)
+    if errors:  # ended by the endpoint: not drops; --resume runs them again
+        build_info["errors"] = errors
+    not_kept = spent_not_kept(considered)
+    if not_kept:
+        build_info["usage_not_kept"] = not_kept
     dataset.write_text(out / dataset.ATTEMPTS, "".join(json.dumps(item) + "\n" for item in considered))
     dataset.write_index(out, records)
     dataset.write_schemas(out)

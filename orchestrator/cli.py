@@ -17,18 +17,39 @@ from typing import Any, Optional
 
 import typer
 
-from office_env import InvalidCriteria, OfficeError, Workspace, evaluate_criteria, limits, load_officebench
-from office_env.officebench import normalize_criteria
+from office_env import limits  # the limits alone: the commands import what they use, so help is quick
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False, rich_markup_mode=None,
                   help="homeragents: build, check and score long-horizon office-agent tasks.")
-officebench_app = typer.Typer(no_args_is_help=True, help="Work with OfficeBench task folders.")
+officebench_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, help="Work with OfficeBench task folders.")
 app.add_typer(officebench_app, name="officebench")
 
 
 def _fail(message: str, code: int = 2) -> None:
     typer.echo(f"error: {message}", err=True)
     raise typer.Exit(code)
+
+
+def _is_seed_folder(path: Path) -> bool:
+    """An OfficeBench checkout, its tasks/ folder or one task folder (``subtasks/`` somewhere)."""
+    for root in (path, path / "tasks"):
+        try:
+            if (root / "subtasks").is_dir() or any((child / "subtasks").is_dir() for child in list(root.iterdir())[:200]):
+                return True
+        except OSError:
+            continue
+    return False
+
+
+def _check_dataset(path: Path) -> None:
+    """A dataset folder (``tasks/<id>/task.json``), else one line: what it is and what to run."""
+    if not path.is_dir():
+        _fail(f"{path}: no such folder" if not path.exists() else f"{path}: not a folder")
+    if _is_seed_folder(path):
+        _fail(f"{path}: an OfficeBench seed folder, not a dataset; make a dataset from it with "
+              f"`homer regenerate --seeds {path} --out DIR`")
+    if not (path / "tasks").is_dir():
+        _fail(f"{path}: not a dataset folder (no tasks/); `homer build --out DIR` writes one")
 
 
 def _budget(task_timeout: float, task_memory: int) -> Any:
@@ -51,6 +72,8 @@ def _interrupted(exc: Any, what: str = "tasks") -> None:
 def officebench_check(path: Path = typer.Argument(..., help="An OfficeBench checkout, its tasks/ folder, or one task folder")) -> None:
     """Load and validate every subtask; print counts per app count and one line per problem. Exit 1
     when a subtask cannot be loaded or a criterion needs a reference file that is missing."""
+    from office_env import load_officebench
+
     if not path.exists():
         _fail(f"{path}: does not exist")
     report = load_officebench(path)
@@ -101,6 +124,7 @@ def _criteria_from(file: Path) -> tuple[list[Any], Optional[Path], Optional[Path
     The file is read with the JSON limits and never through a symlink; the task's own
     ``reference/`` and ``testbed/`` are taken only when they are real folders (a symlinked one
     is an error, not a fallback)."""
+    from office_env.officebench import normalize_criteria
     from office_env.untrusted import SYMLINK, UntrustedInputError, entry_problem, is_real_dir, load_json, printable
 
     try:
@@ -147,9 +171,9 @@ def score(
     runs in a worker process within the time and memory budget: a testbed that would take longer
     or more is reported (exit 2) instead of hanging the command."""
     from backends.workers import Interrupted, JobFailure, run_jobs
-    from office_env.untrusted import printable, tree_problem
-
+    from office_env import InvalidCriteria, OfficeError, Workspace
     from office_env.evaluation.officebench_semantics import scorer
+    from office_env.untrusted import printable, tree_problem
 
     try:
         evaluate = scorer(semantics)
@@ -230,6 +254,10 @@ def _default_cache() -> Path:
     return base / "homeragents" / "llm-cache.sqlite"
 
 
+def _paused(seconds: float) -> None:
+    typer.echo(f"the endpoint keeps failing: waiting {seconds:g} s, then checking it again", err=True)
+
+
 def _preflight(settings: Any) -> None:
     """Fail in seconds, with one line, when the endpoint cannot serve the run (down, key refused,
     model not served), instead of spending every attempt on it."""
@@ -294,6 +322,7 @@ def build_command(
 
     from backends.workers import Interrupted
     from orchestrator.build import BuildError, build
+    from orchestrator.endpoint_guard import EndpointDown
     from orchestrator.roles import BuildConfig
 
     budget = _budget(task_timeout, task_memory)
@@ -310,9 +339,11 @@ def build_command(
                       transient=True, disable=not sys.stderr.isatty()) as bar:
             task = bar.add_task("build", total=n)
             summary = build(out, n, config, workers=workers, resume=resume, budget=budget,
-                            on_progress=lambda done, total: bar.update(task, completed=done))
+                            on_progress=lambda done, total: bar.update(task, completed=done), on_pause=_paused)
     except BuildError as exc:
         _fail(str(exc))
+    except EndpointDown as exc:
+        _fail(str(exc), code=1)
     except Interrupted as exc:
         _interrupted(exc, "attempts")
     elapsed = time.perf_counter() - started
@@ -365,8 +396,7 @@ def verify_command(
     from verifier.gameability import gameability
     from verifier.gates import AGENT_GATES, run_gates
 
-    if not (dataset_dir / "tasks").is_dir():
-        _fail(f"{dataset_dir}: not a dataset folder (no tasks/)")
+    _check_dataset(dataset_dir)
     failures = total = 0
     records = []
     for task in iter_tasks(dataset_dir):
@@ -418,8 +448,7 @@ def stats_command(dataset_dir: Path = typer.Argument(..., help="A dataset folder
     from orchestrator.dataset import iter_tasks
     from verifier.gates import schema_gate
 
-    if not (dataset_dir / "tasks").is_dir():
-        _fail(f"{dataset_dir}: not a dataset folder (no tasks/)")
+    _check_dataset(dataset_dir)
     records = []
     for task in iter_tasks(dataset_dir):
         if task.record is None:
@@ -432,11 +461,40 @@ def stats_command(dataset_dir: Path = typer.Argument(..., help="A dataset folder
         records.append(task.record)
     stats = statistics(records)
     typer.echo(table(stats))
-    typer.echo("families: " + ", ".join(f"{k} {v}" for k, v in stats["families"].items()))
+    families = {k: v for k, v in stats["families"].items() if k != "?"}
+    if families:  # a Plus split's tasks come from seeds, not families
+        typer.echo("families: " + ", ".join(f"{k} {v}" for k, v in families.items()))
     typer.echo("apps: " + ", ".join(f"{k} {v}" for k, v in stats["apps"].items()))
     typer.echo(f"tokens: {stats['token_counter']}")
     typer.echo("")
     typer.echo(gameability_section(stats).rstrip("\n"))
+
+
+@app.command("show")
+def show_command(
+    dataset_dir: Path = typer.Argument(..., help="A dataset folder"),
+    task_id: str = typer.Argument(..., help="The task's id, e.g. neo-00003"),
+    day: Optional[int] = typer.Option(None, "--day", help="Print this day of the chat, every turn with its marks"),
+    as_json: bool = typer.Option(False, "--json", help="Print the view as JSON"),
+) -> None:
+    """Print one task readably: intent, description, memory with the turns that say it, criteria in
+    words, the oracle plan and the testbed's files (--day N: one day of the chat)."""
+    from backends.dataset import load_task
+    from orchestrator.show import day_view, render_day, render_task, task_view
+
+    _check_dataset(dataset_dir)
+    task = load_task(dataset_dir, task_id)
+    if task.record is None:
+        _fail(task.error or f"{task_id}: unreadable")
+    if day is not None:
+        view = day_view(task.record, day)
+        if view is None:
+            days = [s.get("day") for s in task.record.get("dialogue") or [] if isinstance(s, dict)]
+            _fail(f"--day {day}: {task_id} has no such day (days: {', '.join(map(str, days)) or 'none'})")
+        typer.echo(json.dumps(view, ensure_ascii=False, indent=1) if as_json else render_day(view), nl=as_json)
+        return
+    view = task_view(task.record, task.folder / "testbed")
+    typer.echo(json.dumps(view, ensure_ascii=False, indent=1) if as_json else render_task(view), nl=as_json)
 
 
 @app.command("export")
@@ -454,12 +512,17 @@ def export_command(
     be loaded or copied is skipped with one line naming it (exit 1 if any)."""
     from orchestrator.officebench_export import export_officebench
 
-    if not (dataset_dir / "tasks").is_dir():
-        _fail(f"{dataset_dir}: not a dataset folder (no tasks/)")
+    _check_dataset(dataset_dir)
     if out.exists() and not out.is_dir():
         _fail(f"--officebench {out}: not a folder")
     if out.exists() and any(out.iterdir()):
         _fail(f"--officebench {out}: folder is not empty")
+    from backends.dataset import ensure_writable_folder
+
+    try:
+        ensure_writable_folder(out)
+    except OSError as exc:
+        _fail(f"--officebench {out}: cannot write there ({exc.strerror or exc})")
     summary = export_officebench(dataset_dir, out, lossy=lossy)
     for line in summary.skipped:
         typer.echo(f"skipped {line}", err=True)
@@ -559,6 +622,7 @@ def regenerate_command(
     still written), 2 for bad input."""
     from backends.workers import Interrupted
     from orchestrator.build import BuildError
+    from orchestrator.endpoint_guard import EndpointDown
     from orchestrator.plus import regenerate_split
 
     budget = _budget(task_timeout, task_memory)
@@ -577,9 +641,11 @@ def regenerate_command(
     try:
         summary = regenerate_split(seeds, out, seed=seed, days=days, utterances_per_day=utterances, shape=shape,
                                    workers=workers, resume=resume, gates=_parse_gates(gates), budget=budget,
-                                   repair_seeds=repair, **llm)
+                                   repair_seeds=repair, on_pause=_paused, **llm)
     except BuildError as exc:
         _fail(str(exc))
+    except EndpointDown as exc:
+        _fail(str(exc), code=1)
     except Interrupted as exc:
         _interrupted(exc, "seeds")
     for warning in summary.warnings:
@@ -588,6 +654,9 @@ def regenerate_command(
         typer.echo(f"skipped: {problem['file']}: {problem['field']}: {problem['message']}")
     for item in summary.dropped:
         typer.echo(f"dropped: {item['seed']} ({item['id']}): {item['reason']}")
+    for item in summary.errors:
+        typer.echo(f"not done (the endpoint failed; --resume runs it again): {item['seed']} ({item['id']}): "
+                   f"{item['reason']}")
     elapsed = time.perf_counter() - started
     drops = ", ".join(f"{k}: {v}" for k, v in sorted(summary.drops.items())) or "none"
     typer.echo(f"regenerated {summary.written} task(s) in {out} from {summary.loaded} seed(s) in {elapsed:.1f} s "
@@ -639,8 +708,7 @@ def eval_command(
     budget = _budget(task_timeout, task_memory)
     if max_errors < 0:
         _fail(f"--max-errors {max_errors}: must be 0 or more")
-    if not dataset_dir.is_dir() or not (dataset_dir / "tasks").is_dir():
-        _fail(f"{dataset_dir}: not a dataset folder (no tasks/)")
+    _check_dataset(dataset_dir)
     if llm_config is not None and not llm_config.is_file():
         _fail(f"--llm-config {llm_config}: no such file")
     context = ContextConfig(mode=mode, storage=storage, granularity=granularity, top_k=top_k,
@@ -680,12 +748,13 @@ def eval_command(
 
 
 def main() -> None:
-    from generators.families.phrasing import FamilyDefinitionError
-
     try:
         app()
-    except FamilyDefinitionError as exc:  # a broken family definition or phrasing file: found at start
-        typer.echo(f"error: {exc}", err=True)
+    except Exception as exc:
+        phrasing = sys.modules.get("generators.families.phrasing")  # loaded by the commands that use families
+        if phrasing is None or not isinstance(exc, phrasing.FamilyDefinitionError):
+            raise
+        typer.echo(f"error: {exc}", err=True)  # a broken family definition or phrasing file: found at start
         sys.exit(2)
     except KeyboardInterrupt:  # Ctrl-C outside a batch (while starting, or in a one-shot command)
         typer.echo("\ninterrupted", err=True)

@@ -45,17 +45,25 @@ from generators.plus_llm import regenerate_llm
 from backends.workers import Budget, run_jobs
 from orchestrator.build import (
     BuildError, check_out_folder, drop_category, gate_record, is_role_failure, lock_out_folder, read_outcomes, repair, usage_cost,
-    usage_delta,
+    spent_not_kept, usage_delta,
 )
 from verifier.llm_verifier import verify_llm
 from verifier.seed_lint import ERROR, apply_repairs, lint_task
 from orchestrator.card import render_plus_card, statistics
+from orchestrator.endpoint_guard import ERROR as ENDPOINT_ERROR
+from orchestrator.endpoint_guard import Breaker, EndpointDown, endpoint_error, endpoint_probe
 from orchestrator.record import dialogue_tokens
 from orchestrator.roles import GenerationOptions
 from verifier.dialogue_rules import check_dialogue
 from generators.specifics import check_specifics
 
 GENERATOR_VERSION = "plus-offline-2"
+GENERATOR_REVISION = 2
+
+
+def generator_version(config: "PlusConfig") -> str:
+    """What wrote the split: ``plus-offline-2`` or, on the llm backend, ``plus-llm-2``."""
+    return GENERATOR_VERSION if config.backend == "offline" else f"plus-{config.backend}-{GENERATOR_REVISION}"
 # Dialogue shapes: (days, utterances a day). "paper": many short sessions, as HomerAgents+ has them
 # (about 28 sessions of about 11 utterances); "neo": the Neo split's few long ones.
 SHAPES = {"paper": (28, 11), "neo": (5, 70)}
@@ -291,14 +299,21 @@ def run_seed(out: str, config: PlusConfig, index: int, task_id: str, seed_task: 
                   repairs=repairs)
     roles = roles or _roles_for(config)
     client = getattr(roles, "client", None)
-    _JOB_USAGE[task_id] = (client, client.usage.to_dict() if client is not None else {})
+    before = client.usage.to_dict() if client is not None else {}
+    _JOB_USAGE[task_id] = (client, before)
+
+    def spent() -> dict[str, Any]:
+        delta = usage_delta(before, client.usage.to_dict()) if client is not None else {}
+        return {"tokens": delta} if delta else {}
+
     try:
         state = plus_graph(roles).invoke({"job": job})
-    except Exception as exc:  # a model role failed for good: this seed is dropped, the batch goes on
+    except Exception as exc:  # a model role failed for good (this seed is dropped), or the endpoint did
         if config.backend != "llm" or not is_role_failure(exc):
             raise
-        return {"index": index, "id": task_id, "seed": seed_task.id, "status": "dropped", "rounds": 0,
-                "reason": f"llm role failed: {str(exc).splitlines()[0][:300]}"}
+        failed = endpoint_error(exc)
+        return {"index": index, "id": task_id, "seed": seed_task.id, "status": ENDPOINT_ERROR if failed else "dropped",
+                "rounds": 0, "reason": failed or f"llm role failed: {str(exc).splitlines()[0][:300]}", **spent()}
     finally:
         _JOB_USAGE.pop(task_id, None)
     outcome = dict(state.get("outcome") or {"status": "dropped", "reason": "graph ended without an outcome"})
@@ -306,6 +321,8 @@ def run_seed(out: str, config: PlusConfig, index: int, task_id: str, seed_task: 
                "reason": outcome.get("reason", ""), "rounds": state.get("rounds", 0)}
     if outcome["status"] == "accepted":
         summary["staged"] = outcome["staged"]
+    else:
+        summary.update(spent())
     return summary
 
 
@@ -318,6 +335,7 @@ class PlusSummary:
     subtask_files: int = 0
     written: int = 0
     dropped: list[dict[str, Any]] = field(default_factory=list)   # {"seed", "id", "reason"}
+    errors: list[dict[str, Any]] = field(default_factory=list)    # the same, for seeds the endpoint failed
     skipped: list[dict[str, str]] = field(default_factory=list)   # {"file", "field", "message"}
     warnings: list[dict[str, str]] = field(default_factory=list)  # {"file", "field", "message"}
     lint: dict[str, Any] = field(default_factory=dict)  # {"counts", "repaired"}: the seed lint's findings
@@ -355,7 +373,7 @@ def _fingerprint(tasks: list[SeedTask], skipped: list[dict[str, str]], root: Pat
 
 
 def _config_hash(config: PlusConfig, fingerprint: str) -> str:
-    data = {**config.to_dict(), "generator": GENERATOR_VERSION, "seeds": fingerprint}
+    data = {**config.to_dict(), "generator": generator_version(config), "seeds": fingerprint}
     return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -372,7 +390,8 @@ def regenerate_split(seeds_path: str | Path, out: str | Path, *, seed: int = 0, 
                      roles: PlusRoles | None = None, backend: str = "offline", model: str | None = None,
                      base_url: str | None = None, llm_config: str | None = None, cache_path: str | None = None,
                      gates: tuple[str, ...] = (), budget: Budget | None = None, repair_seeds: bool = False,
-                     on_progress: Callable[[int, int], None] | None = None) -> PlusSummary:
+                     on_progress: Callable[[int, int], None] | None = None,
+                     on_pause: Callable[[float], None] | None = None) -> PlusSummary:
     """Regenerate every seed subtask under ``seeds_path`` into a Plus dataset in ``out``, its
     dialogues in ``shape`` (``SHAPES``) unless ``days`` or ``utterances_per_day`` say otherwise.
 
@@ -398,24 +417,33 @@ def regenerate_split(seeds_path: str | Path, out: str | Path, *, seed: int = 0, 
                         backend=getattr(roles, "name", backend) if roles is not None else backend, model=model,
                         base_url=base_url, llm_config=llm_config, cache_path=cache_path, gates=tuple(gates),
                         repair=repair_seeds)
+    report = load_officebench(root)
+    if not report.tasks:  # nothing to regenerate: refuse before the output folder is touched
+        why = f" ({len(report.problems)} problem(s), first: {report.problems[0].message})" if report.problems else ""
+        raise BuildError(f"--seeds {root}: no OfficeBench subtask could be loaded (expected "
+                         f"tasks/<apps>-<k>/subtasks/<i>.json with a testbed/){why}")
     lock = lock_out_folder(out, "homer regenerate")
     try:
-        return _regenerate_locked(root, out, config, workers, resume, roles, budget or Budget(), on_progress)
+        return _regenerate_locked(root, out, config, workers, resume, roles, budget or Budget(), on_progress,
+                                  on_pause, report)
     finally:
         lock.release()
 
 
 def _regenerate_locked(root: Path, out: Path, config: PlusConfig, workers: int, resume: bool,
                        roles: PlusRoles | None, budget: Budget,
-                       on_progress: Callable[[int, int], None] | None) -> PlusSummary:
-    report = load_officebench(root)
+                       on_progress: Callable[[int, int], None] | None,
+                       on_pause: Callable[[float], None] | None = None, report: Any = None) -> PlusSummary:
+    report = report if report is not None else load_officebench(root)
     summary = PlusSummary(out, loaded=len(report.tasks), subtask_files=report.subtask_files,
                           skipped=_problem_dicts(report.problems, root),
                           warnings=_problem_dicts(report.warnings, root))
-    digest = _config_hash(config, _fingerprint(report.tasks, summary.skipped, root))
-    check_out_folder(out, digest, resume, same_options="--seeds/--seed/--days/--utterances")
-    dataset.write_json(out / dataset.BUILD, {"config": config.to_dict(), "config_hash": digest,
-                                             "generator": GENERATOR_VERSION, "status": "running"})
+    fingerprint = _fingerprint(report.tasks, summary.skipped, root)
+    digest = _config_hash(config, fingerprint)
+    running = {"config": config.to_dict(), "config_hash": digest, "generator": generator_version(config),
+               "seeds_fingerprint": fingerprint[:16], "status": "running"}
+    check_out_folder(out, digest, resume, same_options="--seeds/--seed/--days/--utterances", current=running)
+    dataset.write_json(out / dataset.BUILD, running)
     done = read_outcomes(out, resume)
     ids = _task_ids(report.tasks)
     done = {i: item for i, item in done.items() if i < len(ids) and item.get("id") == ids[i]}
@@ -436,10 +464,25 @@ def _regenerate_locked(root: Path, out: Path, config: PlusConfig, workers: int, 
             record({"index": i, "id": ids[i], "seed": tasks[i].id, "status": "dropped", "rounds": 0,
                     "reason": failure.reason})
 
-        run_jobs(lambda i: run_seed(str(out), config, i, ids[i], tasks[i], roles, repairs.get(i, ())), todo,
-                 workers=min(workers, max(1, len(todo))), budget=budget,
-                 on_result=lambda position, item: record(item), on_failure=failed)
-    return _finalize(out, config, digest, done, summary, len(report.tasks))
+        def seen(position: int, item: dict[str, Any]) -> None:
+            breaker.see(item)
+            record(item)
+
+        breaker = Breaker(endpoint_probe(config) if config.backend == "llm" else None)
+        while todo:
+            run_jobs(lambda i: run_seed(str(out), config, i, ids[i], tasks[i], roles, repairs.get(i, ())), todo,
+                     workers=min(workers, max(1, len(todo))), budget=budget, on_result=seen, on_failure=failed,
+                     stop=breaker.tripped)
+            if not breaker.tripped():
+                break
+            if not breaker.recovered(on_pause):
+                written = sum(1 for item in done.values() if item["status"] == "accepted")
+                raise EndpointDown(f"endpoint down: {written} of {len(ids)} seed(s) done, {breaker.errors} attempt(s) "
+                                   "ended by the endpoint; rerun with --resume")
+            for i in [i for i, item in done.items() if item["status"] == ENDPOINT_ERROR]:
+                del done[i]  # the endpoint is back: those seeds are run again
+            todo = [i for i in range(len(report.tasks)) if i not in done]
+    return _finalize(out, config, digest, done, summary, len(report.tasks), fingerprint)
 
 
 def _lint(tasks: list[SeedTask], repair_seeds: bool, summary: PlusSummary
@@ -478,7 +521,7 @@ def proof_counts(records: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def _finalize(out: Path, config: PlusConfig, digest: str, done: dict[int, dict[str, Any]], summary: PlusSummary,
-              n_seeds: int) -> PlusSummary:
+              n_seeds: int, fingerprint: str = "") -> PlusSummary:
     considered = [done[i] for i in sorted(done) if i < n_seeds]
     keep = {item["id"] for item in considered if item["status"] == "accepted"}
     tasks_dir = out / dataset.TASKS
@@ -487,12 +530,14 @@ def _finalize(out: Path, config: PlusConfig, digest: str, done: dict[int, dict[s
             if folder.is_dir() and not folder.name.startswith(".") and folder.name not in keep:
                 shutil.rmtree(folder, ignore_errors=True)
     summary.dropped = [{"seed": item["seed"], "id": item["id"], "reason": item["reason"]}
-                       for item in considered if item["status"] != "accepted"]
+                       for item in considered if item["status"] not in ("accepted", ENDPOINT_ERROR)]
+    summary.errors = [{"seed": item["seed"], "id": item["id"], "reason": item["reason"]}
+                      for item in considered if item["status"] == ENDPOINT_ERROR]
     summary.written = len(keep)
     records = [t.record for t in dataset.iter_tasks(out) if t.record is not None]
     build_info = {
-        "split": "plus", "config": config.to_dict(), "config_hash": digest, "generator": GENERATOR_VERSION,
-        "status": "complete",
+        "split": "plus", "config": config.to_dict(), "config_hash": digest, "generator": generator_version(config),
+        "seeds_fingerprint": fingerprint[:16], "status": "complete",
         "seeds": {"subtask_files": summary.subtask_files, "loaded": summary.loaded,
                   "skipped": len(summary.skipped_files)},
         "attempts": len(considered), "accepted": summary.written,
@@ -500,6 +545,12 @@ def _finalize(out: Path, config: PlusConfig, digest: str, done: dict[int, dict[s
         "skipped": summary.skipped, "warnings": summary.warnings, "lint": summary.lint,
         "proof": proof_counts(records),
     }
+    if summary.errors:  # ended by the endpoint: not drops; --resume runs them again
+        build_info["status"] = "incomplete"
+        build_info["errors"] = summary.errors
+    not_kept = spent_not_kept(considered)
+    if not_kept:
+        build_info["usage_not_kept"] = not_kept
     dataset.write_text(out / dataset.ATTEMPTS, "".join(json.dumps(item) + "\n" for item in considered))
     dataset.write_index(out, records)
     dataset.write_schemas(out)

@@ -96,7 +96,7 @@ def test_429_is_retried_after_its_delay(tmp_path):
     assert second.started - first.ended >= 0.5
 
 
-def test_persistent_500_on_one_task_drops_it_and_the_batch_finishes(tmp_path):
+def test_persistent_500_on_one_task_is_an_error_not_a_drop_and_the_batch_finishes(tmp_path):
     poisoned: list[str] = []
     lock = threading.Lock()
 
@@ -114,11 +114,44 @@ def test_persistent_500_on_one_task_drops_it_and_the_batch_finishes(tmp_path):
         summary = build(tmp_path / "ds", 2, llm_config(server, tmp_path), workers=1)
         failed = [r for r in server.chat_requests() if r.status == 500]
     assert summary.accepted == 2 and summary.attempts == 3
-    assert summary.drops == {"llm role failed": 1}
+    assert summary.drops == {}  # the endpoint failed, not the task: never counted as a drop
     assert len(failed) == 3  # the first try and max_retries = 2 retries
     attempts = [json.loads(line) for line in (tmp_path / "ds" / "attempts.jsonl").read_text().splitlines()]
-    assert attempts[0]["status"] == "dropped" and "planner" in attempts[0]["reason"]
+    assert attempts[0]["status"] == "error" and attempts[0]["reason"].startswith("error: endpoint: planner")
     assert [a["status"] for a in attempts[1:]] == ["accepted", "accepted"]
+    info = json.loads((tmp_path / "ds" / "build.json").read_text())
+    assert info["errors"] == 1 and info["drops"] == {}
+    assert "usage_not_kept" not in info  # its only call failed: nothing was spent
+
+
+def test_an_endpoint_that_stays_down_stops_the_build_and_resume_finishes_it(tmp_path, monkeypatch):
+    from orchestrator import endpoint_guard
+
+    monkeypatch.setattr(endpoint_guard, "PAUSES", (0.05, 0.05))
+    down = threading.Event()
+
+    def responder(body):
+        if down.is_set():
+            raise RuntimeError("upstream is down")
+        return default_responder()(body)
+
+    with FakeLLMServer(responder, fail_model=None) as server:
+        config = llm_config(server, tmp_path)
+        first = build(tmp_path / "ds", 1, config, workers=1)  # one task made while the endpoint is up
+        assert first.accepted == 1
+        down.set()
+        with pytest.raises(endpoint_guard.EndpointDown, match=r"endpoint down: 1 of 3 task\(s\) done.*--resume"):
+            build(tmp_path / "ds", 3, config, workers=1, resume=True)
+        calls_while_down = server.chat_request_total
+        progress = (tmp_path / "ds" / ".progress.jsonl").read_text().splitlines()
+        assert sum('"status": "error"' in line for line in progress) == endpoint_guard.THRESHOLD * 4
+        down.clear()
+        done = build(tmp_path / "ds", 3, config, workers=1, resume=True)
+    # stopped after a bounded number of calls, and the attempts the outage ended were run again
+    assert calls_while_down < 200
+    assert done.accepted == 3 and done.drops == {}
+    info = json.loads((tmp_path / "ds" / "build.json").read_text())
+    assert info["status"] == "complete" and "errors" not in info
 
 
 def test_rejected_round_one_puts_the_feedback_in_round_two_prompts(tmp_path):
@@ -231,3 +264,18 @@ def test_solvability_and_leakage_gates_run_the_model_agent(tmp_path):
     intents = [t.record["intent"] for t in iter_tasks(tmp_path / "ds")]
     assert any(d in text for d in descriptions for text in requests)
     assert any(i in text for i in intents for text in requests)
+
+
+def test_tokens_of_dropped_tasks_are_counted(tmp_path):
+    def responder(body):
+        if role_of(body["messages"]) == "verifier":  # every round of every task is rejected
+            return json.dumps({"passed": False, "feedback": "day 1 is off topic"})
+        return default_responder()(body)
+
+    with FakeLLMServer(responder) as server:
+        summary = build(tmp_path / "ds", 1, llm_config(server, tmp_path), workers=1)
+    info = json.loads((tmp_path / "ds" / "build.json").read_text())
+    assert summary.accepted == 0 and sum(info["drops"].values()) == summary.attempts
+    spent = info["usage_not_kept"]
+    assert spent["verifier"]["calls"] >= summary.attempts and spent["dialogue_day"]["prompt_tokens"] > 0
+    assert "not kept" in (tmp_path / "ds" / "README.md").read_text()

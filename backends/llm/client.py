@@ -57,12 +57,15 @@ _SLOTS_LOCK = threading.Lock()
 
 class LLMError(RuntimeError):
     """A call failed for good (after the client's retries). ``status`` is the HTTP status, or None
-    for a timeout or connection failure (``timed_out`` tells which)."""
+    for a timeout or connection failure (``timed_out`` tells which). ``transient``: the endpoint
+    itself failed (unreachable, timed out, 429 or 5xx after every retry), not the request or the
+    model's answer -- the same request may well work later."""
 
     def __init__(self, message: str, *, role: str | None = None, model: str | None = None,
-                 status: int | None = None, timed_out: bool = False):
+                 status: int | None = None, timed_out: bool = False, transient: bool = False):
         super().__init__(message)
         self.role, self.model, self.status, self.timed_out = role, model, status, timed_out
+        self.transient = transient
 
 
 class ContextLengthError(LLMError):
@@ -404,7 +407,8 @@ class LLMClient:
                 return response.content, int(getattr(response, "retries_taken", 0) or 0)
             except openai.APITimeoutError:
                 raise LLMError(f"{where}: request timed out after {self.settings.timeout:g} s "
-                               f"({retries + 1} attempt(s))", role=role, model=model, timed_out=True) from None
+                               f"({retries + 1} attempt(s))", role=role, model=model, timed_out=True,
+                               transient=True) from None
             except openai.APIStatusError as exc:
                 text = _error_text(exc)
                 if exc.status_code in (400, 413, 422) and _CONTEXT_WORDS.search(text):
@@ -412,11 +416,12 @@ class LLMClient:
                                              f"{exc.status_code}: {text}", role=role, model=model,
                                              status=exc.status_code) from None
                 raise LLMError(f"{where}: HTTP {exc.status_code}: {text} (max_retries={retries})",
-                               role=role, model=model, status=exc.status_code) from None
+                               role=role, model=model, status=exc.status_code,
+                               transient=exc.status_code in (408, 409, 429) or exc.status_code >= 500) from None
             except openai.APIConnectionError as exc:
                 cause = exc.__cause__ or exc
                 raise LLMError(f"{where}: cannot connect ({cause.__class__.__name__}: {cause}) "
-                               f"after {retries + 1} attempt(s)", role=role, model=model) from None
+                               f"after {retries + 1} attempt(s)", role=role, model=model, transient=True) from None
             except openai.OpenAIError as exc:
                 raise LLMError(f"{where}: {exc.__class__.__name__}: {exc}", role=role, model=model) from None
 

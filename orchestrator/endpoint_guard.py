@@ -1,0 +1,88 @@
+"""A circuit breaker for batches on the llm backend: an endpoint that keeps failing stops the run.
+
+When the endpoint itself fails (unreachable, timing out, 429 or 5xx after every retry), an attempt
+ends as an ``error`` outcome (``error: endpoint: ...``), never as a drop: ``--resume`` runs it
+again. After ``threshold`` such outcomes in a row the batch stops handing out attempts and waits:
+the endpoint is asked again after each pause of ``PAUSES`` (the same check as before the run); when
+it answers, the batch goes on and the failed attempts are run again; when it does not -- or it
+answers the check but fails every attempt again, ``MAX_TRIPS`` times with no success between --
+the run stops with :class:`EndpointDown` ("endpoint down: N done; rerun with --resume"), keeping
+what it made.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable
+
+PAUSES = (5.0, 15.0, 30.0)  # seconds before each new check of a failing endpoint
+THRESHOLD = 3               # endpoint errors in a row that pause the batch
+MAX_TRIPS = 3               # pauses with no successful attempt between them before the run stops
+ERROR = "error"
+
+
+class EndpointDown(Exception):
+    """The endpoint failed repeatedly and did not come back; what finished is kept for ``--resume``."""
+
+
+def endpoint_error(exc: BaseException) -> str | None:
+    """The outcome reason for an exception that is the endpoint's failure (``error: endpoint: ...``),
+    or None for any other (a bad request, a bad answer: the attempt's own drop)."""
+    if getattr(exc, "transient", False):
+        first = str(exc).splitlines()[0][:300] if str(exc) else exc.__class__.__name__
+        return f"error: endpoint: {first}"
+    return None
+
+
+def endpoint_probe(config: Any) -> Callable[[], bool]:
+    """A check that the build's endpoint answers (the preflight), for :class:`Breaker`."""
+    def probe() -> bool:
+        from backends.llm import LLMClient, LLMSettings, PreflightError
+
+        try:
+            settings = LLMSettings.load(config.llm_config, base_url=config.base_url, model=config.model)
+            with LLMClient(settings) as client:
+                client.preflight(seconds=10.0)
+        except (PreflightError, ValueError):
+            return False
+        return True
+
+    return probe
+
+
+class Breaker:
+    """Counts endpoint errors in a row; ``tripped`` once there are ``threshold`` of them."""
+
+    def __init__(self, probe: Callable[[], bool] | None, threshold: int = THRESHOLD,
+                 pauses: tuple[float, ...] | None = None, sleep: Callable[[float], None] = time.sleep) -> None:
+        self.probe, self.threshold = probe, threshold
+        self.pauses = PAUSES if pauses is None else pauses
+        self.sleep = sleep
+        self.in_row = 0
+        self.errors = 0
+        self.trips = 0  # pauses since the last attempt the endpoint did not end
+
+    def see(self, item: dict[str, Any]) -> None:
+        if item.get("status") == ERROR:
+            self.in_row += 1
+            self.errors += 1
+        else:
+            self.in_row = self.trips = 0
+
+    def tripped(self) -> bool:
+        return self.probe is not None and self.in_row >= self.threshold
+
+    def recovered(self, on_wait: Callable[[float], None] | None = None) -> bool:
+        """Pause and check the endpoint again, up to ``len(pauses)`` times; True once it answers
+        (False at once after ``MAX_TRIPS`` pauses with no successful attempt between them)."""
+        self.trips += 1
+        if self.trips > MAX_TRIPS:
+            return False
+        for pause in self.pauses:
+            if on_wait is not None:
+                on_wait(pause)
+            self.sleep(pause)
+            if self.probe is not None and self.probe():
+                self.in_row = 0
+                return True
+        return False
