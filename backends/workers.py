@@ -235,7 +235,7 @@ class _Signals:
 def run_jobs(fn: Callable[[Any], Any], jobs: Sequence[Any], *, workers: int, budget: Budget,
              on_result: Callable[[int, Any], None], on_failure: Callable[[int, JobFailure], None],
              drain_seconds: float = DRAIN_SECONDS, group: Callable[[Any], Any] | None = None,
-             stop: Callable[[], bool] | None = None) -> None:
+             stop: Callable[[], bool] | None = None, executor: str = "local", ray_address: str | None = None) -> None:
     """Run ``fn(job)`` for every job on ``workers`` forked processes.
 
     ``on_result(index, result)`` or ``on_failure(index, JobFailure)`` is called in the parent,
@@ -243,9 +243,16 @@ def run_jobs(fn: Callable[[Any], Any], jobs: Sequence[Any], *, workers: int, bud
     group of its last job while any is pending (jobs that share files then share the worker's read
     caches); otherwise jobs start in order. ``stop()``, when given, is asked before each job starts:
     once it says True no more jobs start, and the batch ends when those running have reported.
-    Raises :class:`Interrupted` after Ctrl-C or SIGTERM (every job that finished by then has been
-    reported)."""
+    ``executor="ray"`` runs the jobs as Ray tasks instead (``ray_address``: a cluster to join;
+    see :mod:`backends.ray_executor`). Raises :class:`Interrupted` after Ctrl-C or SIGTERM (every
+    job that finished by then has been reported)."""
     if not jobs:
+        return
+    if executor == "ray":  # the same contract on Ray (backends.ray_executor)
+        from backends.ray_executor import run_jobs_ray
+
+        run_jobs_ray(fn, jobs, workers=workers, budget=budget, on_result=on_result, on_failure=on_failure,
+                     stop=stop, address=ray_address)
         return
     stop = stop or (lambda: False)
     if workers == 1 and budget == Budget():

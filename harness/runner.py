@@ -310,7 +310,8 @@ def _resumed(out: Path, header: dict[str, Any], trials: int) -> dict[str, dict[s
 
 def evaluate(dataset_dir: Path | str, out_dir: Path | str, config: EvalConfig,
              on_progress: Callable[[int, int], None] | None = None, *, resume: bool = False,
-             budget: Budget | None = None) -> RunSummary:
+             budget: Budget | None = None, on_outcome: Callable[[dict[str, Any]], None] | None = None,
+             executor: str = "local", ray_address: str | None = None) -> RunSummary:
     """Run ``config.agent`` on every task of ``dataset_dir``; write results, report and config into
     ``out_dir`` (holding its lock). Raises :class:`EvalError` for bad input (before any work), and
     ``backends.workers.Interrupted`` after Ctrl-C (finished rows are kept for ``resume``)."""
@@ -326,7 +327,8 @@ def evaluate(dataset_dir: Path | str, out_dir: Path | str, config: EvalConfig,
     except FolderBusy as exc:
         raise EvalError(str(exc)) from None
     try:
-        return _evaluate_locked(dataset, out, config, on_progress, resume, budget or Budget())
+        return _evaluate_locked(dataset, out, config, on_progress, resume, budget or Budget(), on_outcome,
+                                (executor, ray_address))
     finally:
         lock.release()
 
@@ -341,7 +343,9 @@ def _check_oracle_plans(dataset: Path) -> None:
 
 
 def _evaluate_locked(dataset: Path, out: Path, config: EvalConfig, on_progress: Callable[[int, int], None] | None,
-                     resume: bool, budget: Budget) -> RunSummary:
+                     resume: bool, budget: Budget,
+                     on_outcome: Callable[[dict[str, Any]], None] | None = None,
+                     where: tuple[str, str | None] = ("local", None)) -> RunSummary:
     from backends.dataset import iter_tasks
 
     started = time.perf_counter()
@@ -360,6 +364,10 @@ def _evaluate_locked(dataset: Path, out: Path, config: EvalConfig, on_progress: 
         jobs.append((task.id, task.record))
     total = len(jobs)
     done = 0
+    if config.needs_client():  # the workers split the endpoint's rate budget between them
+        from backends.llm.rate_limit import set_share
+
+        set_share(1 / config.workers)
     kept = [earlier[task_id] for task_id, _ in jobs if task_id in earlier]
     todo = [(task_id, record) for task_id, record in jobs if task_id not in earlier]
     shutil.rmtree(out / WORK, ignore_errors=True)
@@ -377,6 +385,8 @@ def _evaluate_locked(dataset: Path, out: Path, config: EvalConfig, on_progress: 
             if write:
                 progress.write("".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines))
                 progress.flush()
+                if on_outcome:  # what this run did (resumed tasks are counted once, up front)
+                    on_outcome(outcome)
             if on_progress:
                 on_progress(done, total)
 
@@ -390,7 +400,8 @@ def _evaluate_locked(dataset: Path, out: Path, config: EvalConfig, on_progress: 
                      workers=min(config.workers, max(1, len(todo))), budget=budget,
                      on_result=lambda position, outcome: collect(outcome),
                      on_failure=lambda position, failure: collect(
-                         failed_rows(todo[position][0], todo[position][1], config.trials, failure)))
+                         failed_rows(todo[position][0], todo[position][1], config.trials, failure)),
+                     executor=where[0], ray_address=where[1])
         finally:
             shutil.rmtree(out / WORK, ignore_errors=True)
     summary.rows.sort(key=lambda r: (r["id"], r["trial"]))

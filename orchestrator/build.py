@@ -257,8 +257,7 @@ def run_attempt(out: str, config: BuildConfig, index: int) -> dict[str, Any]:
     plan = state.get("plan")
     summary = {"index": index, "id": job.task_id, "status": outcome["status"], "reason": outcome.get("reason", ""),
                "family": plan.family if plan else None, "rounds": state.get("rounds", 0)}
-    if outcome["status"] != "accepted":  # what a task not kept cost is counted too (the card sums it)
-        summary.update(_spent(config, before))
+    summary.update(_spent(config, before))  # what each attempt cost, kept or not (the card sums those not kept)
     if outcome["status"] == "accepted":
         record = outcome["record"]
         summary.update(staged=outcome["staged"], family=record["family"], app_count=record["app_count"],
@@ -309,7 +308,7 @@ def config_differences(previous: dict[str, Any], current: dict[str, Any]) -> lis
     out = []
     then, now = dict(previous.get("config") or {}), dict(current.get("config") or {})
     for key in ("generator", "seeds_fingerprint"):
-        if key in current:
+        if key in current and key in previous:
             then[key], now[key] = previous.get(key), current.get(key)
     for key in sorted(set(then) | set(now)):
         if then.get(key) != now.get(key):
@@ -430,7 +429,9 @@ def is_consistent(out: Path) -> bool:
 
 def build(out: Path, n: int, config: BuildConfig, workers: int = 1, resume: bool = False,
           on_progress: Callable[[int, int], None] | None = None, budget: Budget | None = None,
-          on_pause: Callable[[float], None] | None = None) -> BuildSummary:
+          on_pause: Callable[[float], None] | None = None,
+          on_outcome: Callable[[dict[str, Any]], None] | None = None, executor: str = "local",
+          ray_address: str | None = None) -> BuildSummary:
     """Build ``n`` accepted tasks into ``out``, holding the folder's lock. Raises
     ``backends.workers.Interrupted`` after Ctrl-C (what finished is kept for ``--resume``)."""
     if n < 1:
@@ -443,7 +444,8 @@ def build(out: Path, n: int, config: BuildConfig, workers: int = 1, resume: bool
     check_families()  # a broken family definition stops the build here, before any folder is touched
     lock = lock_out_folder(out, "homer build")
     try:
-        return _build_locked(out, n, config, workers, resume, on_progress, budget or Budget(), on_pause)
+        return _build_locked(out, n, config, workers, resume, on_progress, budget or Budget(), on_pause, on_outcome,
+                             (executor, ray_address))
     finally:
         lock.release()
 
@@ -462,7 +464,9 @@ def lock_out_folder(out: Path, what: str) -> FolderLock:
 
 def _build_locked(out: Path, n: int, config: BuildConfig, workers: int, resume: bool,
                   on_progress: Callable[[int, int], None] | None, budget: Budget,
-                  on_pause: Callable[[float], None] | None = None) -> BuildSummary:
+                  on_pause: Callable[[float], None] | None = None,
+                  on_outcome: Callable[[dict[str, Any]], None] | None = None,
+                  where: tuple[str, str | None] = ("local", None)) -> BuildSummary:
     previous = _previous_build(out) if resume else None
     if previous and previous.get("status") == "complete" and previous.get("config_hash") == config_hash(config):
         if previous.get("accepted", 0) > n:
@@ -474,6 +478,10 @@ def _build_locked(out: Path, n: int, config: BuildConfig, workers: int, resume: 
     max_attempts = n * 4 + 20
     summary = BuildSummary(out)
     breaker = Breaker(endpoint_probe(config) if config.backend == "llm" else None)
+    if config.backend == "llm":  # the workers split the endpoint's rate budget between them
+        from backends.llm.rate_limit import set_share
+
+        set_share(1 / workers)
 
     def accepted_indices(near: bool = True) -> list[int]:
         return unique_accepted(done, near)[0]
@@ -504,11 +512,15 @@ def _build_locked(out: Path, n: int, config: BuildConfig, workers: int, resume: 
 
             def seen(position: int, item: dict[str, Any]) -> None:
                 breaker.see(item)
+                shown = {k: v for k, v in item.items() if k in ("status", "tokens", "cost_usd")}
                 record(item)
+                if on_outcome is not None:
+                    on_outcome(shown)
 
             run_jobs(lambda index: run_attempt(str(out), config, index), batch, workers=workers, budget=budget,
                      on_result=seen, group=lambda index: index // TASKS_PER_WORLD, stop=breaker.tripped,
-                     on_failure=lambda position, failure: record(failed_attempt(batch[position], failure)))
+                     on_failure=lambda position, failure: seen(position, failed_attempt(batch[position], failure)),
+                     executor=where[0], ray_address=where[1])
             if breaker.tripped():
                 if not breaker.recovered(on_pause):
                     raise EndpointDown(f"endpoint down: {len(accepted_indices(near=False))} of {n} task(s) done, "

@@ -254,6 +254,20 @@ def _default_cache() -> Path:
     return base / "homeragents" / "llm-cache.sqlite"
 
 
+def _executor(executor: str, ray_address: str | None) -> dict[str, Any]:
+    """The executor options, checked: local worker processes, or Ray (installed, reachable)."""
+    if executor not in ("local", "ray"):
+        _fail(f"--executor {executor!r}: must be local or ray")
+    if ray_address and executor != "ray":
+        _fail("--ray-address needs --executor ray")
+    if executor == "ray":
+        import importlib.util
+
+        if importlib.util.find_spec("ray") is None:
+            _fail('--executor ray needs Ray: pip install "homeragents[ray]"')
+    return {"executor": executor, "ray_address": ray_address}
+
+
 def _paused(seconds: float) -> None:
     typer.echo(f"the endpoint keeps failing: waiting {seconds:g} s, then checking it again", err=True)
 
@@ -301,6 +315,13 @@ def build_command(
     utterances: int = typer.Option(72, "--utterances", help="Utterances per day, about"),
     workers: int = typer.Option(max(1, min(4, os.cpu_count() or 1)), "--workers", "-w", help="Worker processes"),
     resume: bool = typer.Option(False, "--resume", help="Continue an interrupted build in --out"),
+    executor: str = typer.Option("local", "--executor", help="local (worker processes) or ray (Ray tasks: a local Ray "
+                                 "instance, or the cluster at --ray-address; needs homeragents[ray])"),
+    ray_address: Optional[str] = typer.Option(None, "--ray-address", help="ray: the cluster to join (auto, or "
+                                              "ray://HOST:10001); every node needs homeragents and --out's folder"),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress (the result lines are still printed)"),
+    json_progress: bool = typer.Option(False, "--json-progress", help="Progress as one JSON object per finished "
+                                       "item on standard error, for scripts"),
     backend: str = typer.Option("offline", "--backend", help="offline (procedural, no key) or llm"),
     model: Optional[str] = typer.Option(None, "--model", help="llm: model name (default from --llm-config or gpt-4o-mini)"),
     base_url: Optional[str] = typer.Option(None, "--base-url", help="llm: OpenAI-compatible base URL (default: OPENAI_BASE_URL)"),
@@ -318,11 +339,11 @@ def build_command(
 ) -> None:
     """Build a verified Neo dataset: on the offline backend (default; no key, no network) or through
     an OpenAI-compatible endpoint (--backend llm)."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
+    from backends.ray_executor import RayUnavailable
     from backends.workers import Interrupted
     from orchestrator.build import BuildError, build
     from orchestrator.endpoint_guard import EndpointDown
+    from orchestrator.progress import Reporter, mode_for
     from orchestrator.roles import BuildConfig
 
     budget = _budget(task_timeout, task_memory)
@@ -335,12 +356,10 @@ def build_command(
                          gates=_parse_gates(gates), **llm)
     started = time.perf_counter()
     try:
-        with Progress(TextColumn("building"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                      transient=True, disable=not sys.stderr.isatty()) as bar:
-            task = bar.add_task("build", total=n)
-            summary = build(out, n, config, workers=workers, resume=resume, budget=budget,
-                            on_progress=lambda done, total: bar.update(task, completed=done), on_pause=_paused)
-    except BuildError as exc:
+        with Reporter("build", n, mode_for(quiet, json_progress), target="kept") as progress:
+            summary = build(out, n, config, workers=workers, resume=resume, budget=budget, on_pause=_paused,
+                            on_outcome=progress.outcome, **_executor(executor, ray_address))
+    except (BuildError, RayUnavailable) as exc:
         _fail(str(exc))
     except EndpointDown as exc:
         _fail(str(exc), code=1)
@@ -601,6 +620,13 @@ def regenerate_command(
     utterances: Optional[int] = typer.Option(None, "--utterances", help="Utterances per day, about (default: the shape's)"),
     workers: int = typer.Option(1, "--workers", "-w", help="Worker processes"),
     resume: bool = typer.Option(False, "--resume", help="Continue an interrupted run in --out"),
+    executor: str = typer.Option("local", "--executor", help="local (worker processes) or ray (Ray tasks: a local Ray "
+                                 "instance, or the cluster at --ray-address; needs homeragents[ray])"),
+    ray_address: Optional[str] = typer.Option(None, "--ray-address", help="ray: the cluster to join (auto, or "
+                                              "ray://HOST:10001); every node needs homeragents and --out's folder"),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress (the result lines are still printed)"),
+    json_progress: bool = typer.Option(False, "--json-progress", help="Progress as one JSON object per finished "
+                                       "item on standard error, for scripts"),
     model: Optional[str] = typer.Option(None, "--model", help="llm: model name"),
     base_url: Optional[str] = typer.Option(None, "--base-url", help="llm: OpenAI-compatible base URL"),
     llm_config: Optional[Path] = typer.Option(None, "--llm-config", help="llm: JSON or TOML settings file"),
@@ -621,9 +647,11 @@ def regenerate_command(
     files are kept. Exit 0 when a task was written and every seed loaded, 1 otherwise (the rest is
     still written), 2 for bad input."""
     from backends.workers import Interrupted
+    from backends.ray_executor import RayUnavailable
     from orchestrator.build import BuildError
     from orchestrator.endpoint_guard import EndpointDown
     from orchestrator.plus import regenerate_split
+    from orchestrator.progress import Reporter, mode_for
 
     budget = _budget(task_timeout, task_memory)
     llm = _llm_options(backend, model, base_url, llm_config, cache, no_cache)
@@ -639,10 +667,14 @@ def regenerate_command(
         _fail(f"--utterances must be at least 4 (got {utterances})")
     started = time.perf_counter()
     try:
-        summary = regenerate_split(seeds, out, seed=seed, days=days, utterances_per_day=utterances, shape=shape,
-                                   workers=workers, resume=resume, gates=_parse_gates(gates), budget=budget,
-                                   repair_seeds=repair, on_pause=_paused, **llm)
-    except BuildError as exc:
+        with Reporter("regenerate", None, mode_for(quiet, json_progress)) as progress:
+            summary = regenerate_split(seeds, out, seed=seed, days=days, utterances_per_day=utterances, shape=shape,
+                                       workers=workers, resume=resume, gates=_parse_gates(gates), budget=budget,
+                                       repair_seeds=repair, on_pause=_paused, on_outcome=progress.outcome,
+                                       **_executor(executor, ray_address),
+                                       on_progress=lambda done, total: progress.set_total(total)
+                                       if progress.total != total else None, **llm)
+    except (BuildError, RayUnavailable) as exc:
         _fail(str(exc))
     except EndpointDown as exc:
         _fail(str(exc), code=1)
@@ -686,6 +718,13 @@ def eval_command(
     base_url: Optional[str] = typer.Option(None, "--base-url", help="llm: OpenAI-compatible base URL (default: OPENAI_BASE_URL)"),
     llm_config: Optional[Path] = typer.Option(None, "--llm-config", help="llm: JSON or TOML settings file"),
     resume: bool = typer.Option(False, "--resume", help="Continue an interrupted run in --out (finished tasks are kept)"),
+    executor: str = typer.Option("local", "--executor", help="local (worker processes) or ray (Ray tasks: a local Ray "
+                                 "instance, or the cluster at --ray-address; needs homeragents[ray])"),
+    ray_address: Optional[str] = typer.Option(None, "--ray-address", help="ray: the cluster to join (auto, or "
+                                              "ray://HOST:10001); every node needs homeragents and --out's folder"),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress (the result lines are still printed)"),
+    json_progress: bool = typer.Option(False, "--json-progress", help="Progress as one JSON object per finished "
+                                       "item on standard error, for scripts"),
     max_errors: int = typer.Option(0, "--max-errors", help="Runs that may end with an error (endpoint down, history "
                                    "too long for the model) before the command exits 1; they never count as fails"),
     semantics: str = typer.Option("homer", "--semantics", help="How criteria are scored: homer, or officebench "
@@ -698,11 +737,11 @@ def eval_command(
     """Evaluate an agent on a dataset (long-context or RAG history); write results.jsonl, report.md
     and run.json into --out and print the report's table. Exit 0 when the run completed (whatever the
     pass rate) with at most --max-errors runs ended by an error, 1 with more, 2 for bad options."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
     from harness.context import ContextConfig
+    from orchestrator.progress import Reporter, mode_for
     from harness.report import table
     from backends.workers import Interrupted
+    from backends.ray_executor import RayUnavailable
     from harness.runner import EvalConfig, EvalError, evaluate
 
     budget = _budget(task_timeout, task_memory)
@@ -721,12 +760,12 @@ def eval_command(
             from harness.runner import llm_settings
 
             _preflight(llm_settings(config.model, config.base_url, config.llm_config))
-        with Progress(TextColumn("evaluating"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                      transient=True, disable=not sys.stderr.isatty()) as bar:
-            task = bar.add_task("eval", total=None)
-            summary = evaluate(dataset_dir, out, config, resume=resume, budget=budget,
-                               on_progress=lambda done, total: bar.update(task, completed=done, total=total))
-    except EvalError as exc:
+        with Reporter("eval", None, mode_for(quiet, json_progress), kept_word="scored") as progress:
+            summary = evaluate(dataset_dir, out, config, resume=resume, budget=budget, on_outcome=progress.outcome,
+                               **_executor(executor, ray_address),
+                               on_progress=lambda done, total: progress.set_total(total) if progress.total != total
+                               else None)
+    except (EvalError, RayUnavailable) as exc:
         _fail(str(exc).replace("\n", " "))
     except Interrupted as exc:
         _interrupted(exc)

@@ -391,7 +391,9 @@ def regenerate_split(seeds_path: str | Path, out: str | Path, *, seed: int = 0, 
                      base_url: str | None = None, llm_config: str | None = None, cache_path: str | None = None,
                      gates: tuple[str, ...] = (), budget: Budget | None = None, repair_seeds: bool = False,
                      on_progress: Callable[[int, int], None] | None = None,
-                     on_pause: Callable[[float], None] | None = None) -> PlusSummary:
+                     on_pause: Callable[[float], None] | None = None,
+                     on_outcome: Callable[[dict[str, Any]], None] | None = None, executor: str = "local",
+                     ray_address: str | None = None) -> PlusSummary:
     """Regenerate every seed subtask under ``seeds_path`` into a Plus dataset in ``out``, its
     dialogues in ``shape`` (``SHAPES``) unless ``days`` or ``utterances_per_day`` say otherwise.
 
@@ -425,7 +427,7 @@ def regenerate_split(seeds_path: str | Path, out: str | Path, *, seed: int = 0, 
     lock = lock_out_folder(out, "homer regenerate")
     try:
         return _regenerate_locked(root, out, config, workers, resume, roles, budget or Budget(), on_progress,
-                                  on_pause, report)
+                                  on_pause, report, on_outcome, (executor, ray_address))
     finally:
         lock.release()
 
@@ -433,7 +435,9 @@ def regenerate_split(seeds_path: str | Path, out: str | Path, *, seed: int = 0, 
 def _regenerate_locked(root: Path, out: Path, config: PlusConfig, workers: int, resume: bool,
                        roles: PlusRoles | None, budget: Budget,
                        on_progress: Callable[[int, int], None] | None,
-                       on_pause: Callable[[float], None] | None = None, report: Any = None) -> PlusSummary:
+                       on_pause: Callable[[float], None] | None = None, report: Any = None,
+                       on_outcome: Callable[[dict[str, Any]], None] | None = None,
+                       where: tuple[str, str | None] = ("local", None)) -> PlusSummary:
     report = report if report is not None else load_officebench(root)
     summary = PlusSummary(out, loaded=len(report.tasks), subtask_files=report.subtask_files,
                           skipped=_problem_dicts(report.problems, root),
@@ -461,18 +465,25 @@ def _regenerate_locked(root: Path, out: Path, config: PlusConfig, workers: int, 
 
         def failed(position: int, failure: Any) -> None:
             i = todo[position]
-            record({"index": i, "id": ids[i], "seed": tasks[i].id, "status": "dropped", "rounds": 0,
-                    "reason": failure.reason})
+            seen(position, {"index": i, "id": ids[i], "seed": tasks[i].id, "status": "dropped", "rounds": 0,
+                            "reason": failure.reason})
 
         def seen(position: int, item: dict[str, Any]) -> None:
             breaker.see(item)
+            shown = {k: v for k, v in item.items() if k in ("status", "tokens", "cost_usd")}
             record(item)
+            if on_outcome is not None:
+                on_outcome(shown)
 
         breaker = Breaker(endpoint_probe(config) if config.backend == "llm" else None)
+        if config.backend == "llm":  # the workers split the endpoint's rate budget between them
+            from backends.llm.rate_limit import set_share
+
+            set_share(1 / max(1, min(workers, len(todo))))
         while todo:
             run_jobs(lambda i: run_seed(str(out), config, i, ids[i], tasks[i], roles, repairs.get(i, ())), todo,
                      workers=min(workers, max(1, len(todo))), budget=budget, on_result=seen, on_failure=failed,
-                     stop=breaker.tripped)
+                     stop=breaker.tripped, executor=where[0], ray_address=where[1])
             if not breaker.tripped():
                 break
             if not breaker.recovered(on_pause):

@@ -227,7 +227,7 @@ def bad_runs(built, tmp_path_factory) -> dict[str, tuple[subprocess.CompletedPro
     ("days1", "--days must be at least 2"),
     ("busy", "not empty"),
     ("file", "not a folder"),
-    ("other-seed", "different configuration"),
+    ("other-seed", "built with other settings: --seed"),
 ])
 def test_bad_input_is_one_clear_error(bad_runs, case, message):
     proc, out, before = bad_runs[case]

@@ -334,7 +334,7 @@ def test_evaluate_refuses_bad_config(dataset, tmp_path):
     (["--agent", "oracle", "--mode", "sideways"], "mode"),
     (["--agent", "oracle", "--mode", "rag", "--storage", "raw", "--granularity", "chunk"], "granularity"),
     (["--agent", "oracle", "--mode", "long-context", "--storage", "summary"], "rag"),
-    (["--agent", "oracle", "--mode", "rag", "--top-k", "0"], "top_k"),
+    (["--agent", "oracle", "--mode", "rag", "--top-k", "0"], "--top-k"),
     (["--agent", "oracle", "--mode", "long-context", "--trials", "0"], "--trials"),
     (["--agent", "llm", "--mode", "long-context", "--base-url", "https://api.example.com/v1"], "OPENAI_API_KEY"),
 ])
@@ -348,7 +348,7 @@ def test_homer_eval_bad_options_exit_2(dataset, tmp_path, args, words):
 
 def test_homer_eval_refuses_missing_dataset_and_busy_out(dataset, tmp_path):
     proc = homer("eval", tmp_path / "nowhere", "--agent", "none", "--mode", "long-context", "--out", tmp_path / "r")
-    assert proc.returncode == 2 and proc.stderr.startswith("error: ") and "not a dataset" in proc.stderr
+    assert proc.returncode == 2 and proc.stderr.startswith("error: ") and "no such folder" in proc.stderr
     busy = tmp_path / "busy"
     busy.mkdir()
     (busy / "keep.txt").write_text("mine")

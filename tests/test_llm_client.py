@@ -446,7 +446,7 @@ def _run_two_calls(limit: int) -> list[tuple[float, float]]:
 
     with FakeLLMServer(responder) as server:
         clients = [make_client(server, max_concurrency=limit) for _ in range(2)]
-        assert clients[0]._slots is clients[1]._slots  # one semaphore per endpoint
+        assert clients[0]._slots is clients[1]._slots  # one limiter per endpoint
         errors: list[BaseException] = []
 
         def call(client: LLMClient, role: str) -> None:

@@ -274,7 +274,7 @@ def test_cli_refusals(runs, tmp_path):
             ("--seeds", SAMPLE, "--out", copy_dir, "--seed", "4", "--resume")]
     with ThreadPoolExecutor(max_workers=4) as pool:
         procs = list(pool.map(lambda args: homer("regenerate", *args), jobs))
-    messages = ["must be offline or llm", "does not exist", "not empty", "different configuration"]
+    messages = ["must be offline or llm", "does not exist", "not empty", "built with other settings: --seed: 3 then, 4 now"]
     for proc, message in zip(procs, messages):
         assert proc.returncode == 2 and message in proc.stderr, (message, proc.stdout, proc.stderr)
     assert tree(copy_dir) == tree(folder)

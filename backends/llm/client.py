@@ -6,10 +6,11 @@
   ``retry-after-ms`` and back off exponentially on 408/409/429/5xx, timeouts and connection
   errors); what is left after them becomes one :class:`LLMError` naming role, model, endpoint and
   the HTTP status or the timeout;
-- a concurrency limit per endpoint: one ``threading.BoundedSemaphore`` per base URL (and
-  ``max_concurrency``), shared by all clients in the process; a slot is held for a whole call,
-  including the client's waits between retries, so a rate-limited endpoint is not hit harder by
-  the other threads;
+- a limiter per endpoint (:mod:`backends.llm.rate_limit`), shared by all clients in the process:
+  requests- and tokens-per-minute budgets (``rpm``, ``tpm``), a concurrency limit that adapts
+  (up to ``max_concurrency``, halved on a 429 or a timeout) and a pause for a 429's Retry-After;
+  a slot is held for a whole call, including the client's waits between retries, so a
+  rate-limited endpoint is not hit harder by the other threads;
 - the response cache (:class:`~backends.llm.cache.ResponseCache`): a hit makes no HTTP request;
 - usage accounting per role (:class:`~backends.llm.usage.Usage`), from each response's ``usage``;
 - :meth:`LLMClient.structured`: JSON out of a reply (bare, fenced, or with prose around it),
@@ -35,6 +36,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError, best_match
 
 from backends.llm.cache import ResponseCache, request_key
+from backends.llm.rate_limit import limiter_for, retry_after_seconds
 from backends.llm.settings import PLACEHOLDER_KEY, LLMSettings
 from backends.llm.strict_json import JSONLimitError, json_kind, loads_limited
 from backends.llm.usage import Usage
@@ -51,8 +53,6 @@ _CONTEXT_WORDS = re.compile(r"context length|context window|context_length_excee
                             r"exceeds? the (?:model'?s? )?(?:max|context)|too many tokens|n_ctx", re.I)
 _WINDOW_KEYS = ("max_model_len", "context_length", "context_window", "max_context_length")
 
-_SLOTS: dict[tuple[str, int], threading.BoundedSemaphore] = {}
-_SLOTS_LOCK = threading.Lock()
 
 
 class LLMError(RuntimeError):
@@ -137,17 +137,6 @@ class ChatResult:
         return message
 
 
-def endpoint_slots(base_url: str, limit: int) -> threading.BoundedSemaphore:
-    """The process-wide semaphore with ``limit`` slots for ``base_url``: every client configured with
-    the same base URL and limit shares it (a client configured with another limit gets its own)."""
-    key = (base_url.rstrip("/"), limit)
-    with _SLOTS_LOCK:
-        slots = _SLOTS.get(key)
-        if slots is None:
-            slots = _SLOTS[key] = threading.BoundedSemaphore(limit)
-        return slots
-
-
 class LLMClient:
     def __init__(self, settings: LLMSettings, usage: Usage | None = None, cache: ResponseCache | None = None):
         self.settings = settings.validate()
@@ -155,9 +144,12 @@ class LLMClient:
         self._owns_cache = cache is None and settings.cache_path is not None
         self.cache = cache if cache is not None else (
             ResponseCache(settings.cache_path) if settings.cache_path is not None else None)
+        self._slots = limiter_for(settings.endpoint, settings.rpm, settings.tpm, settings.max_concurrency)
+        # every response, also those the openai client retries by itself, tells the limiter how the
+        # endpoint is doing (a 429 and its Retry-After, or a success)
+        http = openai.DefaultHttpxClient(event_hooks={"response": [self._observe]})
         self._openai = openai.OpenAI(base_url=settings.endpoint, api_key=settings.api_key or PLACEHOLDER_KEY,
-                                     timeout=settings.timeout, max_retries=settings.max_retries)
-        self._slots = endpoint_slots(settings.endpoint, settings.max_concurrency)
+                                     timeout=settings.timeout, max_retries=settings.max_retries, http_client=http)
         self._lock = threading.Lock()
         self._served_windows: dict[str, int] | None = None
 
@@ -203,8 +195,9 @@ class LLMClient:
                 self.usage.add(role, result.prompt_tokens, result.completion_tokens, cached=True, model=model)
                 return result
         data, result = self._reply(role, model, lambda api: api.chat.completions.with_raw_response.create(
-            **request), lambda data: _chat_result(data, model, cached=False))
+            **request), lambda data: _chat_result(data, model, cached=False), tokens=estimate)
         self.usage.add(role, result.prompt_tokens, result.completion_tokens, model=model)
+        self._slots.spent(result.prompt_tokens + result.completion_tokens - estimate)
         if said >= TRUNCATION_MIN_TOKENS and 0 < result.prompt_tokens < said * TRUNCATION_SHARE:
             raise ContextLengthError(
                 f"{role}: model {model} at {self.settings.endpoint} read {result.prompt_tokens:,} prompt tokens of "
@@ -242,6 +235,12 @@ class LLMClient:
         raise StructuredOutputError(
             f"{role}: model {model} gave no valid JSON after {attempts} attempt(s) ({max_repairs} repair(s)); "
             f"last error: {error}", role=role, model=model, error=error, attempts=attempts, content=content)
+
+    def _observe(self, response: Any) -> None:
+        if response.status_code == 429:
+            self._slots.backed_off(retry_after_seconds(response.headers))
+        elif response.status_code < 400:
+            self._slots.succeeded()
 
     # -- preflight -----------------------------------------------------------------------------
 
@@ -359,7 +358,7 @@ class LLMClient:
                     continue
             data, (batch_vectors, tokens) = self._reply(
                 EMBEDDINGS_ROLE, model, lambda api: api.embeddings.with_raw_response.create(**request),
-                lambda data: _embedding_vectors(data, len(batch)))
+                lambda data: _embedding_vectors(data, len(batch)), tokens=sum(count_tokens(t) for t in batch))
             vectors.extend(batch_vectors)
             self.usage.add(EMBEDDINGS_ROLE, tokens, 0, model=model)
             if key is not None:
@@ -369,7 +368,7 @@ class LLMClient:
     # -- plumbing -----------------------------------------------------------------------------
 
     def _reply(self, role: str, model: str, send: Callable[[openai.OpenAI], Any],
-               read: Callable[[dict], Any]) -> tuple[dict, Any]:
+               read: Callable[[dict], Any], tokens: int = 0) -> tuple[dict, Any]:
         """``(body, read(body))`` of the first reply that parses and has the expected shape.
 
         One budget of ``max_retries`` covers both layers: the openai client's own retries (on
@@ -379,7 +378,7 @@ class LLMClient:
         attempts = 0
         problem = ""
         while True:
-            raw, retries_taken = self._call(role, model, send, left)
+            raw, retries_taken = self._call(role, model, send, left, tokens)
             attempts += retries_taken + 1
             left -= retries_taken
             try:
@@ -396,16 +395,18 @@ class LLMClient:
                                   f"{attempts} attempt(s): {problem}", role=role, model=model, problem=problem,
                                   attempts=attempts)
 
-    def _call(self, role: str, model: str, send: Callable[[openai.OpenAI], Any], retries: int) -> tuple[bytes, int]:
+    def _call(self, role: str, model: str, send: Callable[[openai.OpenAI], Any], retries: int,
+              tokens: int = 0) -> tuple[bytes, int]:
         """The body of one call (with up to ``retries`` retries of the openai client's own) and the
-        number of retries it took."""
+        number of retries it took; ``tokens``: the prompt's estimate, taken from the token budget."""
         where = f"{role}: model {model} at {self.settings.endpoint}"
         api = self._openai if retries == self.settings.max_retries else self._openai.with_options(max_retries=retries)
-        with self._slots:
+        with self._slots.slot(tokens):
             try:
                 response = send(api)
                 return response.content, int(getattr(response, "retries_taken", 0) or 0)
             except openai.APITimeoutError:
+                self._slots.backed_off()
                 raise LLMError(f"{where}: request timed out after {self.settings.timeout:g} s "
                                f"({retries + 1} attempt(s))", role=role, model=model, timed_out=True,
                                transient=True) from None

@@ -15,6 +15,8 @@ Request shaping, because servers differ in what they accept:
   that constrain decoding to it: OpenAI, vLLM, llama.cpp, Ollama), ``json_object`` or ``none``;
 - ``context_window``: tokens a prompt and its reply may take together; unset, it is read from the
   server's ``/v1/models`` when the server says it (vLLM's ``max_model_len``, ...);
+- ``rpm`` / ``tpm``: the endpoint's requests and tokens per minute, kept to by a shared limiter
+  (``backends.llm.rate_limit``) whose concurrency also adapts to 429s and timeouts;
 - ``models``: the same keys per model name (``temperature``, ``max_tokens``, ``token_parameter``,
   ``structured_output``, ``context_window``, ``reasoning``), overriding the ones above.
 
@@ -58,6 +60,8 @@ class LLMSettings:
     timeout: float = 60
     max_retries: int = 4
     max_concurrency: int = 4
+    rpm: int | None = None   # requests per minute the endpoint allows (None: no budget kept)
+    tpm: int | None = None   # tokens per minute
     cache_path: Path | None = None
     prices: dict[str, tuple[float, float]] = field(default_factory=dict)
     embedding_model: str = "text-embedding-3-small"
@@ -147,6 +151,10 @@ class LLMSettings:
         if (isinstance(self.max_concurrency, bool) or not isinstance(self.max_concurrency, int)
                 or self.max_concurrency < 1):
             raise LLMConfigError(f"{source}: max_concurrency must be an integer >= 1 (got {self.max_concurrency!r})")
+        for name in ("rpm", "tpm"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+                raise LLMConfigError(f"{source}: {name} must be a whole number >= 1 per minute (got {value!r})")
         _check_temperature(self.temperature, f"{source}: temperature")
         _check_max_tokens(self.max_tokens, f"{source}: max_tokens")
         _check_choice(self.structured_output, STRUCTURED_OUTPUTS, f"{source}: structured_output")

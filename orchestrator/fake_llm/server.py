@@ -208,7 +208,8 @@ class FakeLLMServer:
                  retry_after: float = 1.0, slow_seconds: float = 2.0, fail_model: str | None = None,
                  keep_requests: int = MAX_RECORDED_REQUESTS, profile: str | Profile = "default",
                  context_window: int | None = None, api_key: str | None = None,
-                 served_models: list[str] | None = None):
+                 served_models: list[str] | None = None, rate_limit: tuple[int, int] | None = None,
+                 latency: float = 0.0, rate_window: float = 60.0):
         if keep_requests < 1:
             raise ValueError(f"keep_requests must be at least 1, got {keep_requests}")
         self.responder: Responder = responder or echo_responder
@@ -223,6 +224,11 @@ class FakeLLMServer:
             self.profile = replace(self.profile, context_window=context_window)
         self.api_key = api_key              # when set, every request must carry it (else HTTP 401)
         self.served_models = served_models  # when set, only these models answer (else HTTP 404)
+        self.rate_limit = rate_limit        # (requests, tokens) per minute; over it: HTTP 429 + Retry-After
+        self.latency = latency              # seconds every chat answer takes, like a model's time
+        self.rate_window = rate_window      # the rate limit's window (a minute; shorter in tests)
+        self._window: deque[tuple[float, bool, int]] = deque()  # (when, a request?, tokens) of the last 60 s
+        self.throttled = 0                  # requests answered 429 by the rate limit
         self._lock = threading.Lock()
         self._requests: deque[RecordedRequest] = deque()
         self._recorded_bytes = 0
@@ -374,6 +380,41 @@ class FakeLLMServer:
         if fault == "slow":
             self._stopping.wait(self.slow_seconds)
 
+    def _admit(self, tokens: int) -> None:
+        """The rate limit: at most ``rate_limit`` requests and tokens (prompt and completion) in any
+        60 seconds; a request over it is HTTP 429 with the seconds until it would fit in
+        ``Retry-After`` (and ``retry-after-ms``)."""
+        if self.rate_limit is None:
+            return
+        rpm, tpm = self.rate_limit
+        with self._lock:
+            now = time.monotonic()
+            while self._window and self._window[0][0] <= now - self.rate_window:
+                self._window.popleft()
+            requests = sum(1 for _, counted, _ in self._window if counted)
+            used = sum(t for _, _, t in self._window)
+            if requests + 1 <= rpm and used + tokens <= tpm:
+                self._window.append((now, True, tokens))
+                return
+            self.throttled += 1
+            wait = self.rate_window
+            for stamp, counted, spent in self._window:  # oldest first: when enough of it has aged out
+                requests -= counted
+                used -= spent
+                if requests + 1 <= rpm and used + tokens <= tpm:
+                    wait = stamp + self.rate_window - now
+                    break
+        seconds = f"{max(0.001, wait):.3f}"
+        raise _FaultError(429, f"Rate limit reached: {rpm} requests and {tpm} tokens per minute; retry after "
+                               f"{seconds} s.", "requests", "rate_limit_exceeded",
+                          {"Retry-After": seconds, "retry-after-ms": str(int(max(1.0, wait * 1000)))})
+
+    def _spend(self, tokens: int) -> None:
+        """Completion tokens count against the minute's token budget too."""
+        if self.rate_limit is not None and tokens > 0:
+            with self._lock:
+                self._window.append((time.monotonic(), False, tokens))
+
     def _shape(self, body: dict) -> dict:
         """The request as this server's profile reads it: refused parameters are HTTP 400, tools
         without ``tool_choice`` are dropped (llama-cpp), an overflow is HTTP 400 or cut (ollama)."""
@@ -414,7 +455,10 @@ class FakeLLMServer:
         check_chat_request(body)
         model = body.get("model") or DEFAULT_MODEL
         body = self._shape(body)
+        self._admit(prompt_tokens_of(body))
         self._apply_transport_fault(fault)
+        if self.latency:
+            self._stopping.wait(self.latency)
         try:
             reply = self.responder(body)
         except Exception as exc:  # a broken script is the test's problem: say so over HTTP
@@ -448,6 +492,7 @@ class FakeLLMServer:
                 for i, call in enumerate(calls)]
         prompt_tokens = prompt_tokens_of(body)
         completion_tokens = count_tokens(message_text(message))
+        self._spend(completion_tokens)
         digest = hashlib.sha256(json.dumps(body, sort_keys=True).encode("utf-8")).hexdigest()[:24]
         return {
             "id": f"chatcmpl-{digest}",

@@ -1,0 +1,73 @@
+"""Progress of build, regenerate and eval: lines off a terminal, JSON for scripts, nothing when quiet."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from orchestrator.progress import Reporter, mode_for
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLE = ROOT / "datasets" / "officebench-sample"
+
+
+def homer(*args: object) -> subprocess.CompletedProcess:
+    command = [str(Path(sys.executable).parent / "homer"), *map(str, args)]
+    return subprocess.run(command, capture_output=True, text=True, timeout=300, env={**os.environ, "NO_COLOR": "1"})
+
+
+def test_build_progress_in_each_mode(tmp_path):
+    small = ("--n", 3, "--days", 2, "--utterances", 12)
+    lines = homer("build", "--out", tmp_path / "a", *small)
+    scripted = homer("build", "--out", tmp_path / "b", *small, "--json-progress")
+    quiet = homer("build", "--out", tmp_path / "c", *small, "--quiet")
+    assert lines.returncode == scripted.returncode == quiet.returncode == 0
+    # off a terminal: plain lines (the first outcome at least), never a bar's control codes
+    assert "build: 1/3 kept from 1 attempt(s), 0 dropped, 0 errors" in lines.stderr and "\x1b[" not in lines.stderr
+    events = [json.loads(line) for line in scripted.stderr.splitlines()]
+    attempts = json.loads((tmp_path / "b" / "build.json").read_text())["attempts"]
+    assert [e["done"] for e in events] == list(range(1, attempts + 1)) and events[-1]["kept"] >= 3
+    assert all(e["event"] == "progress" and e["what"] == "build" for e in events)
+    assert quiet.stderr == "" and "built 3 task(s)" in quiet.stdout
+
+
+def test_regenerate_and_eval_report_progress(tmp_path):
+    regen = homer("regenerate", "--seeds", SAMPLE, "--out", tmp_path / "plus", "--days", 2, "--json-progress")
+    events = [json.loads(line) for line in regen.stderr.splitlines() if line.startswith("{")]
+    assert regen.returncode == 0 and events[-1]["done"] == 5 and events[-1]["total"] == 5
+    run = homer("eval", tmp_path / "plus", "--agent", "none", "--mode", "long-context", "--out", tmp_path / "run")
+    assert run.returncode == 0 and "eval: 1/5 done (1 scored, 0 dropped, 0 errors)" in run.stderr
+
+
+def test_lines_come_every_few_seconds_while_nothing_finishes():
+    stream = io.StringIO()
+    with Reporter("build", 10, "lines", stream=stream, seconds=0.2, target="kept") as progress:
+        time.sleep(0.7)
+        progress.outcome({"status": "dropped"})
+    lines = stream.getvalue().splitlines()
+    assert len(lines) >= 3 and lines[0].startswith("build: 0/10 kept from 0 attempt(s)")
+    assert lines[-1].startswith("build: 0/10 kept from 1 attempt(s), 1 dropped")
+
+
+def test_tokens_and_cost_are_summed():
+    stream = io.StringIO()
+    with Reporter("build", 2, "json", stream=stream, target="kept") as progress:
+        progress.outcome({"status": "accepted", "tokens": {"planner": {"prompt_tokens": 100, "completion_tokens": 20}},
+                          "cost_usd": 0.5})
+        progress.outcome({"status": "error", "tokens": {"surfer": {"prompt_tokens": 7, "completion_tokens": 3}}})
+    last = json.loads(stream.getvalue().splitlines()[-1])
+    assert (last["kept"], last["errors"], last["tokens"], last["cost_usd"]) == (1, 1, 130, 0.5)
+
+
+def test_mode_follows_the_flags_and_the_terminal():
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    assert mode_for(False, False, Tty()) == "bar" and mode_for(False, False, io.StringIO()) == "lines"
+    assert mode_for(True, False, Tty()) == "quiet" and mode_for(True, True, Tty()) == "json"
