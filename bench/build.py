@@ -7,13 +7,16 @@ in file writing (workspace synthesis and task staging), oracle/baseline replay, 
 2-core machine. Every task folder holds a copy of its office (about 45 files), so the cost of
 creating a file on the output's file system weighs in: the script measures it first and prints it
 beside the figure. ``--dir`` puts the build there (``--dir /dev/shm`` shows the figure without
-the disk). Run: ``python bench/build.py [--n 200] [--workers 2] [--profile-n 40] [--dir DIR]``.
+the disk). ``--ray`` also builds the same N tasks with ``--executor ray`` (a local Ray instance with
+the same workers) and prints both wall times and whether the two datasets are the same bytes.
+Run: ``python bench/build.py [--n 200] [--workers 2] [--profile-n 40] [--dir DIR] [--ray]``.
 """
 
 from __future__ import annotations
 
 import argparse
 import cProfile
+import hashlib
 import pstats
 import shutil
 import sys
@@ -58,6 +61,13 @@ def file_creation_seconds(folder: Path, count: int = 300) -> float:
     return sum(times) / count
 
 
+def _digest(folder: Path) -> str:
+    digest = hashlib.sha256()
+    for path in sorted(p for p in folder.rglob("*") if p.is_file() and p.name != ".lock"):
+        digest.update(str(path.relative_to(folder)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=200)
@@ -65,6 +75,7 @@ def main() -> None:
     parser.add_argument("--profile-n", type=int, default=40)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--dir", type=Path, default=None, help="Build under this folder (default: the temp folder)")
+    parser.add_argument("--ray", action="store_true", help="Also build with --executor ray and compare")
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="bench-build-", dir=args.dir))
     try:
@@ -77,6 +88,19 @@ def main() -> None:
         print(f"built {summary.accepted} verified tasks from {summary.attempts} attempts "
               f"with {args.workers} workers in {elapsed:.2f} s")
         print(f"throughput: {rate:.1f} verified tasks/s (target >= 15: {'met' if rate >= 15 else 'MISSED'})")
+        if args.ray:
+            import ray
+
+            start = time.perf_counter()
+            ray.init(num_cpus=args.workers, include_dashboard=False, log_to_driver=False)
+            started = time.perf_counter() - start
+            start = time.perf_counter()
+            build(tmp / "ray", args.n, config, workers=args.workers, executor="ray")
+            on_ray = time.perf_counter() - start
+            ray.shutdown()
+            same = _digest(tmp / "full") == _digest(tmp / "ray")
+            print(f"ray executor: {on_ray:.2f} s (+{started:.1f} s to start Ray) vs local {elapsed:.2f} s; "
+                  f"same bytes: {'yes' if same else 'NO'}")
 
         profiler = cProfile.Profile()
         start = time.perf_counter()

@@ -31,7 +31,9 @@ from office_env.synthesis.check import WorldCheckError
 from verifier.duplicates import duplicate_keys, first_of_each, near_words
 from orchestrator import dataset
 from orchestrator.card import render_card, statistics
-from orchestrator.endpoint_guard import ERROR, Breaker, EndpointDown, endpoint_error, endpoint_probe
+from orchestrator.endpoint_guard import (
+    ERROR, Breaker, EndpointDown, endpoint_error, endpoint_probe, outcome_sink, share_budget,
+)
 from orchestrator.neo_graph import NeoState, build_neo_graph
 from orchestrator.offline_roles import OfflineRoles
 from orchestrator.record import build_record
@@ -229,6 +231,27 @@ def spent_not_kept(items: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
             for key in bucket:
                 bucket[key] += int(spent.get(key, 0))
     return dict(sorted(total.items()))
+
+
+def not_kept_info(config: Any, items: list[dict[str, Any]]) -> dict[str, Any]:
+    """``usage_not_kept`` (and ``cost_not_kept_usd`` with prices) for ``build.json``: what the
+    attempts that gave no task spent; empty when they spent nothing."""
+    not_kept = spent_not_kept(items)
+    if not not_kept:
+        return {}
+    cost = cost_not_kept(config, not_kept)
+    return {"usage_not_kept": not_kept, **({"cost_not_kept_usd": cost} if cost is not None else {})}
+
+
+def cost_not_kept(config: Any, not_kept: dict[str, dict[str, int]]) -> float | None:
+    """USD of the attempts not kept, from the settings' price table (None without prices)."""
+    from backends.llm import LLMConfigError, LLMSettings
+
+    try:
+        settings = LLMSettings.load(config.llm_config, base_url=config.base_url, model=config.model)
+    except LLMConfigError:
+        return None
+    return usage_cost(not_kept, settings) if settings.prices else None
 
 
 def run_attempt(out: str, config: BuildConfig, index: int) -> dict[str, Any]:
@@ -478,10 +501,7 @@ def _build_locked(out: Path, n: int, config: BuildConfig, workers: int, resume: 
     max_attempts = n * 4 + 20
     summary = BuildSummary(out)
     breaker = Breaker(endpoint_probe(config) if config.backend == "llm" else None)
-    if config.backend == "llm":  # the workers split the endpoint's rate budget between them
-        from backends.llm.rate_limit import set_share
-
-        set_share(1 / workers)
+    share_budget(config, workers)
 
     def accepted_indices(near: bool = True) -> list[int]:
         return unique_accepted(done, near)[0]
@@ -510,13 +530,7 @@ def _build_locked(out: Path, n: int, config: BuildConfig, workers: int, resume: 
                 next_index += 1
             batch = spread_worlds(batch, workers)
 
-            def seen(position: int, item: dict[str, Any]) -> None:
-                breaker.see(item)
-                shown = {k: v for k, v in item.items() if k in ("status", "tokens", "cost_usd")}
-                record(item)
-                if on_outcome is not None:
-                    on_outcome(shown)
-
+            seen = outcome_sink(breaker, record, on_outcome)
             run_jobs(lambda index: run_attempt(str(out), config, index), batch, workers=workers, budget=budget,
                      on_result=seen, group=lambda index: index // TASKS_PER_WORLD, stop=breaker.tripped,
                      on_failure=lambda position, failure: seen(position, failed_attempt(batch[position], failure)),
@@ -566,9 +580,7 @@ def _finalize(out: Path, n: int, config: BuildConfig, done: dict[int, dict[str, 
     errors = sum(1 for item in considered if item["status"] == ERROR)
     if errors:  # ended by the endpoint: not drops; --resume runs them again
         build_info["errors"] = errors
-    not_kept = spent_not_kept(considered)
-    if not_kept:
-        build_info["usage_not_kept"] = not_kept
+    build_info.update(not_kept_info(config, considered))
     dataset.write_text(out / dataset.ATTEMPTS, "".join(json.dumps(item) + "\n" for item in considered))
     dataset.write_index(out, records)
     dataset.write_schemas(out)

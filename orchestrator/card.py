@@ -252,9 +252,20 @@ def _llm_section(stats: dict[str, Any], build: dict[str, Any] | None = None) -> 
     if not_kept:
         calls = sum(v["calls"] for v in not_kept.values())
         tokens = sum(v["prompt_tokens"] + v["completion_tokens"] for v in not_kept.values())
+        cost = (build or {}).get("cost_not_kept_usd")
+        priced = f" ({cost:.4f} USD)" if isinstance(cost, (int, float)) else ""
         out += (f"Attempts not kept (dropped by a gate or the verifier, or ended by the endpoint) spent {calls} "
-                f"call(s) and {tokens:,} token(s) more, not in the table above (`build.json`, `usage_not_kept`).\n\n")
+                f"call(s) and {tokens:,} token(s){priced} more, not in the table above (`build.json`, "
+                "`usage_not_kept`).\n\n")
     return out
+
+
+def _errors_line(build: dict[str, Any]) -> str:
+    errors = build.get("errors")
+    count = len(errors) if isinstance(errors, list) else int(errors or 0)
+    if not count:
+        return ""
+    return (f" Ended by the endpoint (not drops; `--resume` runs them again): {count}.")
 
 
 def _days(count: Any) -> str:
@@ -296,7 +307,7 @@ least 90 % alike): {len(stats['near_duplicates'])}.
 {gameability_section(stats)}
 ## Build
 
-Attempts: {build.get('attempts', 0)}; accepted: {build.get('accepted', 0)}; dropped: {sum(drops.values())}.
+Attempts: {build.get('attempts', 0)}; accepted: {build.get('accepted', 0)}; dropped: {sum(drops.values())}.{_errors_line(build)}
 
 {_gate_table(stats, drops)}
 | dropped because | attempts |
@@ -404,7 +415,7 @@ conversation; `--shape paper` (the default) aims at that shape, `--shape neo` at
 ## Regeneration
 
 Seed subtask files: {seeds.get('subtask_files', 0)}; loaded: {seeds.get('loaded', 0)}; skipped (failed to load): {skipped_files};
-tasks written: {build.get('accepted', 0)}; dropped: {sum(drops.values())}.
+tasks written: {build.get('accepted', 0)}; dropped: {sum(drops.values())}.{_errors_line(build)}
 
 | dropped because | seeds |
 |---|---:|

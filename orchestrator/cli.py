@@ -13,7 +13,7 @@ import time
 from collections import Counter
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
@@ -23,6 +23,16 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_
                   help="homeragents: build, check and score long-horizon office-agent tasks.")
 officebench_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, help="Work with OfficeBench task folders.")
 app.add_typer(officebench_app, name="officebench")
+
+
+# options that build, regenerate and eval share
+ExecutorOption = Annotated[str, typer.Option("--executor", help="local (worker processes) or ray (Ray tasks: a local "
+                                             "Ray instance, or the cluster at --ray-address; needs homeragents[ray])")]
+RayAddressOption = Annotated[Optional[str], typer.Option("--ray-address", help="ray: the cluster to join (auto, or "
+                                                         "ray://HOST:10001); every node needs homeragents and --out's folder")]
+QuietOption = Annotated[bool, typer.Option("--quiet", "-q", help="No progress (the result lines are still printed)")]
+JsonProgressOption = Annotated[bool, typer.Option("--json-progress", help="Progress as one JSON object per finished "
+                                                  "item on standard error, for scripts")]
 
 
 def _fail(message: str, code: int = 2) -> None:
@@ -315,13 +325,10 @@ def build_command(
     utterances: int = typer.Option(72, "--utterances", help="Utterances per day, about"),
     workers: int = typer.Option(max(1, min(4, os.cpu_count() or 1)), "--workers", "-w", help="Worker processes"),
     resume: bool = typer.Option(False, "--resume", help="Continue an interrupted build in --out"),
-    executor: str = typer.Option("local", "--executor", help="local (worker processes) or ray (Ray tasks: a local Ray "
-                                 "instance, or the cluster at --ray-address; needs homeragents[ray])"),
-    ray_address: Optional[str] = typer.Option(None, "--ray-address", help="ray: the cluster to join (auto, or "
-                                              "ray://HOST:10001); every node needs homeragents and --out's folder"),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress (the result lines are still printed)"),
-    json_progress: bool = typer.Option(False, "--json-progress", help="Progress as one JSON object per finished "
-                                       "item on standard error, for scripts"),
+    executor: ExecutorOption = "local",
+    ray_address: RayAddressOption = None,
+    quiet: QuietOption = False,
+    json_progress: JsonProgressOption = False,
     backend: str = typer.Option("offline", "--backend", help="offline (procedural, no key) or llm"),
     model: Optional[str] = typer.Option(None, "--model", help="llm: model name (default from --llm-config or gpt-4o-mini)"),
     base_url: Optional[str] = typer.Option(None, "--base-url", help="llm: OpenAI-compatible base URL (default: OPENAI_BASE_URL)"),
@@ -620,13 +627,10 @@ def regenerate_command(
     utterances: Optional[int] = typer.Option(None, "--utterances", help="Utterances per day, about (default: the shape's)"),
     workers: int = typer.Option(1, "--workers", "-w", help="Worker processes"),
     resume: bool = typer.Option(False, "--resume", help="Continue an interrupted run in --out"),
-    executor: str = typer.Option("local", "--executor", help="local (worker processes) or ray (Ray tasks: a local Ray "
-                                 "instance, or the cluster at --ray-address; needs homeragents[ray])"),
-    ray_address: Optional[str] = typer.Option(None, "--ray-address", help="ray: the cluster to join (auto, or "
-                                              "ray://HOST:10001); every node needs homeragents and --out's folder"),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress (the result lines are still printed)"),
-    json_progress: bool = typer.Option(False, "--json-progress", help="Progress as one JSON object per finished "
-                                       "item on standard error, for scripts"),
+    executor: ExecutorOption = "local",
+    ray_address: RayAddressOption = None,
+    quiet: QuietOption = False,
+    json_progress: JsonProgressOption = False,
     model: Optional[str] = typer.Option(None, "--model", help="llm: model name"),
     base_url: Optional[str] = typer.Option(None, "--base-url", help="llm: OpenAI-compatible base URL"),
     llm_config: Optional[Path] = typer.Option(None, "--llm-config", help="llm: JSON or TOML settings file"),
@@ -718,13 +722,10 @@ def eval_command(
     base_url: Optional[str] = typer.Option(None, "--base-url", help="llm: OpenAI-compatible base URL (default: OPENAI_BASE_URL)"),
     llm_config: Optional[Path] = typer.Option(None, "--llm-config", help="llm: JSON or TOML settings file"),
     resume: bool = typer.Option(False, "--resume", help="Continue an interrupted run in --out (finished tasks are kept)"),
-    executor: str = typer.Option("local", "--executor", help="local (worker processes) or ray (Ray tasks: a local Ray "
-                                 "instance, or the cluster at --ray-address; needs homeragents[ray])"),
-    ray_address: Optional[str] = typer.Option(None, "--ray-address", help="ray: the cluster to join (auto, or "
-                                              "ray://HOST:10001); every node needs homeragents and --out's folder"),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress (the result lines are still printed)"),
-    json_progress: bool = typer.Option(False, "--json-progress", help="Progress as one JSON object per finished "
-                                       "item on standard error, for scripts"),
+    executor: ExecutorOption = "local",
+    ray_address: RayAddressOption = None,
+    quiet: QuietOption = False,
+    json_progress: JsonProgressOption = False,
     max_errors: int = typer.Option(0, "--max-errors", help="Runs that may end with an error (endpoint down, history "
                                    "too long for the model) before the command exits 1; they never count as fails"),
     semantics: str = typer.Option("homer", "--semantics", help="How criteria are scored: homer, or officebench "

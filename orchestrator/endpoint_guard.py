@@ -50,6 +50,28 @@ def endpoint_probe(config: Any) -> Callable[[], bool]:
     return probe
 
 
+def outcome_sink(breaker: "Breaker", record: Callable[[dict[str, Any]], None],
+                 on_outcome: Callable[[dict[str, Any]], None] | None) -> Callable[[int, dict[str, Any]], None]:
+    """The batch's result callback: the breaker sees each outcome, the log records it, and the
+    progress display (``on_outcome``) gets its status and what it spent."""
+    def seen(position: int, item: dict[str, Any]) -> None:
+        breaker.see(item)
+        shown = {k: v for k, v in item.items() if k in ("status", "tokens", "cost_usd")}
+        record(item)
+        if on_outcome is not None:
+            on_outcome(shown)
+
+    return seen
+
+
+def share_budget(config: Any, workers: int) -> None:
+    """On the llm backend, the worker processes split the endpoint's rate budget between them."""
+    if config.backend == "llm":
+        from backends.llm.rate_limit import set_share
+
+        set_share(1 / max(1, workers))
+
+
 class Breaker:
     """Counts endpoint errors in a row; ``tripped`` once there are ``threshold`` of them."""
 

@@ -45,13 +45,15 @@ from generators.plus_llm import regenerate_llm
 from backends.workers import Budget, run_jobs
 from orchestrator.build import (
     BuildError, check_out_folder, drop_category, gate_record, is_role_failure, lock_out_folder, read_outcomes, repair, usage_cost,
-    spent_not_kept, usage_delta,
+    not_kept_info, usage_delta,
 )
 from verifier.llm_verifier import verify_llm
 from verifier.seed_lint import ERROR, apply_repairs, lint_task
 from orchestrator.card import render_plus_card, statistics
 from orchestrator.endpoint_guard import ERROR as ENDPOINT_ERROR
-from orchestrator.endpoint_guard import Breaker, EndpointDown, endpoint_error, endpoint_probe
+from orchestrator.endpoint_guard import (
+    Breaker, EndpointDown, endpoint_error, endpoint_probe, outcome_sink, share_budget,
+)
 from orchestrator.record import dialogue_tokens
 from orchestrator.roles import GenerationOptions
 from verifier.dialogue_rules import check_dialogue
@@ -468,18 +470,9 @@ def _regenerate_locked(root: Path, out: Path, config: PlusConfig, workers: int, 
             seen(position, {"index": i, "id": ids[i], "seed": tasks[i].id, "status": "dropped", "rounds": 0,
                             "reason": failure.reason})
 
-        def seen(position: int, item: dict[str, Any]) -> None:
-            breaker.see(item)
-            shown = {k: v for k, v in item.items() if k in ("status", "tokens", "cost_usd")}
-            record(item)
-            if on_outcome is not None:
-                on_outcome(shown)
-
         breaker = Breaker(endpoint_probe(config) if config.backend == "llm" else None)
-        if config.backend == "llm":  # the workers split the endpoint's rate budget between them
-            from backends.llm.rate_limit import set_share
-
-            set_share(1 / max(1, min(workers, len(todo))))
+        seen = outcome_sink(breaker, record, on_outcome)
+        share_budget(config, min(workers, len(todo)))
         while todo:
             run_jobs(lambda i: run_seed(str(out), config, i, ids[i], tasks[i], roles, repairs.get(i, ())), todo,
                      workers=min(workers, max(1, len(todo))), budget=budget, on_result=seen, on_failure=failed,
@@ -559,9 +552,7 @@ def _finalize(out: Path, config: PlusConfig, digest: str, done: dict[int, dict[s
     if summary.errors:  # ended by the endpoint: not drops; --resume runs them again
         build_info["status"] = "incomplete"
         build_info["errors"] = summary.errors
-    not_kept = spent_not_kept(considered)
-    if not_kept:
-        build_info["usage_not_kept"] = not_kept
+    build_info.update(not_kept_info(config, considered))
     dataset.write_text(out / dataset.ATTEMPTS, "".join(json.dumps(item) + "\n" for item in considered))
     dataset.write_index(out, records)
     dataset.write_schemas(out)

@@ -273,9 +273,14 @@ def test_tokens_of_dropped_tasks_are_counted(tmp_path):
         return default_responder()(body)
 
     with FakeLLMServer(responder) as server:
-        summary = build(tmp_path / "ds", 1, llm_config(server, tmp_path), workers=1)
+        config = llm_config(server, tmp_path)
+        Path(config.llm_config).write_text(json.dumps({"timeout": 10, "max_retries": 2,
+                                                       "prices": {"fake-model": [0.001, 0.002]}}))
+        summary = build(tmp_path / "ds", 1, config, workers=1)
     info = json.loads((tmp_path / "ds" / "build.json").read_text())
     assert summary.accepted == 0 and sum(info["drops"].values()) == summary.attempts
     spent = info["usage_not_kept"]
     assert spent["verifier"]["calls"] >= summary.attempts and spent["dialogue_day"]["prompt_tokens"] > 0
-    assert "not kept" in (tmp_path / "ds" / "README.md").read_text()
+    tokens = sum(v["prompt_tokens"] + v["completion_tokens"] for v in spent.values())
+    assert 0.001 * tokens / 1000 <= info["cost_not_kept_usd"] <= 0.002 * tokens / 1000
+    assert f"({info['cost_not_kept_usd']:.4f} USD) more" in (tmp_path / "ds" / "README.md").read_text()
