@@ -65,6 +65,7 @@ class EvalConfig:
     llm_config: str | None = None
     request: str = "intent"  # what the agent is asked: the task's intent, or its full description (gates)
     semantics: str = "homer"  # how criteria are scored: homer's checks, or OfficeBench's own verdicts
+    llm_overrides: tuple[tuple[str, str], ...] = ()  # --llm-set KEY=VALUE (value as JSON): over the file's
 
     def validate(self) -> "EvalConfig":
         if self.agent not in AGENTS:
@@ -84,7 +85,7 @@ class EvalConfig:
             from backends.llm import LLMConfigError
 
             try:
-                llm_settings(self.model, self.base_url, self.llm_config)
+                llm_settings(self)
             except LLMConfigError as exc:
                 raise EvalError(str(exc)) from None
         return self
@@ -99,7 +100,8 @@ class EvalConfig:
         return {"agent": self.agent, "context": context, "context_label": self.context.label(),
                 "trials": self.trials, "step_cap": self.step_cap, "workers": self.workers, "model": self.model,
                 "base_url": self.base_url, "llm_config": self.llm_config, "request": self.request,
-                **({"semantics": self.semantics} if self.semantics != "homer" else {})}
+                **({"semantics": self.semantics} if self.semantics != "homer" else {}),
+                **({"llm_overrides": [list(p) for p in self.llm_overrides]} if self.llm_overrides else {})}
 
 
 @dataclass
@@ -130,24 +132,24 @@ class RunSummary:
 
 # -- per worker process ------------------------------------------------------------------------
 
-def llm_settings(model: str | None, base_url: str | None, llm_config: str | None) -> Any:
+def llm_settings(config: "EvalConfig") -> Any:
     """The endpoint settings, without a response cache: a cached answer would make every trial the
     same run. Raises ``LLMConfigError``."""
-    from backends.llm import LLMSettings
+    from backends.llm.settings import settings_for
 
-    return replace(LLMSettings.load(llm_config, base_url=base_url, model=model), cache_path=None)
+    return replace(settings_for(config), cache_path=None)
 
 
 @lru_cache(maxsize=4)
-def _client(model: str | None, base_url: str | None, llm_config: str | None) -> Any:
+def _client(config: "EvalConfig") -> Any:
     """One client per worker process and endpoint configuration (it keeps its connections)."""
     from backends.llm import LLMClient, Usage
 
-    return LLMClient(llm_settings(model, base_url, llm_config), usage=Usage())
+    return LLMClient(llm_settings(config), usage=Usage())
 
 
 def _config_client(config: EvalConfig) -> Any:
-    return _client(config.model, config.base_url, config.llm_config) if config.needs_client() else None
+    return _client(config) if config.needs_client() else None
 
 
 def make_agent(config: EvalConfig, record: dict[str, Any]) -> Agent:

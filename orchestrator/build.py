@@ -163,8 +163,7 @@ def _roles(config: BuildConfig) -> Any:
         from backends.llm import LLMClient
         from orchestrator.llm_roles import LLMRoles
 
-        return LLMRoles(LLMClient.from_options(model=config.model, base_url=config.base_url,
-                                               llm_config=config.llm_config, cache_path=config.cache_path))
+        return LLMRoles(LLMClient.from_options(config))
     return OfflineRoles()
 
 
@@ -245,10 +244,11 @@ def not_kept_info(config: Any, items: list[dict[str, Any]]) -> dict[str, Any]:
 
 def cost_not_kept(config: Any, not_kept: dict[str, dict[str, int]]) -> float | None:
     """USD of the attempts not kept, from the settings' price table (None without prices)."""
-    from backends.llm import LLMConfigError, LLMSettings
+    from backends.llm import LLMConfigError
+    from backends.llm.settings import settings_for
 
     try:
-        settings = LLMSettings.load(config.llm_config, base_url=config.base_url, model=config.model)
+        settings = settings_for(config)
     except LLMConfigError:
         return None
     return usage_cost(not_kept, settings) if settings.prices else None

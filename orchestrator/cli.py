@@ -26,6 +26,9 @@ app.add_typer(officebench_app, name="officebench")
 
 
 # options that build, regenerate and eval share
+LLMSetOption = Annotated[list[str], typer.Option("--llm-set", help="llm: a setting over the --llm-config file's, as "
+                                                 "KEY=VALUE (repeatable): max_tokens=2048, temperature=null, "
+                                                 "structured_output=json_schema, context_window=8192, rpm=600, ...")]
 ExecutorOption = Annotated[str, typer.Option("--executor", help="local (worker processes) or ray (Ray tasks: a local "
                                              "Ray instance, or the cluster at --ray-address; needs homeragents[ray])")]
 RayAddressOption = Annotated[Optional[str], typer.Option("--ray-address", help="ray: the cluster to join (auto, or "
@@ -295,24 +298,45 @@ def _preflight(settings: Any) -> None:
             _fail(f"endpoint check failed after {time.monotonic() - start:.1f} s: {exc}")
 
 
+def _overrides(pairs: list[str]) -> tuple[tuple[str, str], ...]:
+    """``--llm-set KEY=VALUE`` flags, parsed (a bad one is exit 2)."""
+    if not pairs:
+        return ()
+    from backends.llm import LLMConfigError
+    from backends.llm.settings import parse_override
+
+    try:
+        return tuple(parse_override(pair) for pair in pairs)
+    except LLMConfigError as exc:
+        _fail(str(exc))
+
+
 def _llm_options(backend: str, model: Optional[str], base_url: Optional[str], llm_config: Optional[Path],
-                 cache: Optional[Path], no_cache: bool) -> dict[str, Any]:
+                 cache: Optional[Path], no_cache: bool, llm_set: list[str] | None = None) -> dict[str, Any]:
     """Check the llm options (and the settings they resolve to) before any work starts."""
     if backend not in ("offline", "llm"):
         _fail(f"--backend {backend!r}: must be offline or llm")
     if backend == "offline":
+        if llm_set:
+            _fail("--llm-set needs --backend llm")
         return {}
-    from backends.llm import LLMConfigError, LLMSettings
+    from types import SimpleNamespace
 
+    from backends.llm import LLMConfigError
+    from backends.llm.settings import settings_for
+
+    overrides = _overrides(llm_set or [])
     try:
-        settings = LLMSettings.load(llm_config, base_url=base_url, model=model)
+        settings = settings_for(SimpleNamespace(llm_config=llm_config, base_url=base_url, model=model,
+                                                llm_overrides=overrides))
     except LLMConfigError as exc:
         _fail(str(exc))
     _preflight(settings)
     cache_path = None if no_cache else (cache or settings.cache_path or _default_cache())
     return {"backend": "llm", "model": settings.model, "base_url": settings.endpoint,
             "llm_config": str(llm_config) if llm_config else None,
-            "cache_path": str(cache_path) if cache_path else None}
+            "cache_path": str(cache_path) if cache_path else None,
+            **({"llm_overrides": overrides} if overrides else {})}
 
 
 @app.command("build")
@@ -333,6 +357,7 @@ def build_command(
     model: Optional[str] = typer.Option(None, "--model", help="llm: model name (default from --llm-config or gpt-4o-mini)"),
     base_url: Optional[str] = typer.Option(None, "--base-url", help="llm: OpenAI-compatible base URL (default: OPENAI_BASE_URL)"),
     llm_config: Optional[Path] = typer.Option(None, "--llm-config", help="llm: JSON or TOML settings file"),
+    llm_set: LLMSetOption = [],
     cache: Optional[Path] = typer.Option(None, "--cache", help="llm: response cache file (default: in the user cache folder)"),
     no_cache: bool = typer.Option(False, "--no-cache", help="llm: do not cache responses"),
     gates: str = typer.Option("default", "--gates", help="Extra gates: solvability, leakage, judges (comma list), "
@@ -346,6 +371,13 @@ def build_command(
 ) -> None:
     """Build a verified Neo dataset: on the offline backend (default; no key, no network) or through
     an OpenAI-compatible endpoint (--backend llm)."""
+    budget = _budget(task_timeout, task_memory)
+    if days < 1:
+        _fail(f"--days must be at least 1 (got {days})")
+    if utterances < 4:
+        _fail(f"--utterances must be at least 4 (got {utterances})")
+    llm = _llm_options(backend, model, base_url, llm_config, cache, no_cache, llm_set)  # the endpoint first
+
     from backends.ray_executor import RayUnavailable
     from backends.workers import Interrupted
     from orchestrator.build import BuildError, build
@@ -353,12 +385,6 @@ def build_command(
     from orchestrator.progress import Reporter, mode_for
     from orchestrator.roles import BuildConfig
 
-    budget = _budget(task_timeout, task_memory)
-    if days < 1:
-        _fail(f"--days must be at least 1 (got {days})")
-    if utterances < 4:
-        _fail(f"--utterances must be at least 4 (got {utterances})")
-    llm = _llm_options(backend, model, base_url, llm_config, cache, no_cache)
     config = BuildConfig(seed=seed, app_counts=_parse_apps(apps), days=days, utterances_per_day=utterances,
                          gates=_parse_gates(gates), **llm)
     started = time.perf_counter()
@@ -634,6 +660,7 @@ def regenerate_command(
     model: Optional[str] = typer.Option(None, "--model", help="llm: model name"),
     base_url: Optional[str] = typer.Option(None, "--base-url", help="llm: OpenAI-compatible base URL"),
     llm_config: Optional[Path] = typer.Option(None, "--llm-config", help="llm: JSON or TOML settings file"),
+    llm_set: LLMSetOption = [],
     cache: Optional[Path] = typer.Option(None, "--cache", help="llm: response cache file"),
     no_cache: bool = typer.Option(False, "--no-cache", help="llm: do not cache responses"),
     gates: str = typer.Option("default", "--gates", help="Extra gates: solvability, leakage, judges (comma list), "
@@ -650,15 +677,15 @@ def regenerate_command(
     and a multi-day dialogue carrying the instruction's specifics; evaluation, testbed and reference
     files are kept. Exit 0 when a task was written and every seed loaded, 1 otherwise (the rest is
     still written), 2 for bad input."""
-    from backends.workers import Interrupted
+    budget = _budget(task_timeout, task_memory)
+    llm = _llm_options(backend, model, base_url, llm_config, cache, no_cache, llm_set)  # the endpoint first
+
     from backends.ray_executor import RayUnavailable
+    from backends.workers import Interrupted
     from orchestrator.build import BuildError
     from orchestrator.endpoint_guard import EndpointDown
     from orchestrator.plus import regenerate_split
     from orchestrator.progress import Reporter, mode_for
-
-    budget = _budget(task_timeout, task_memory)
-    llm = _llm_options(backend, model, base_url, llm_config, cache, no_cache)
     if not seeds.exists():
         _fail(f"--seeds {seeds}: does not exist")
     from orchestrator.plus import SHAPES
@@ -721,6 +748,7 @@ def eval_command(
     model: Optional[str] = typer.Option(None, "--model", help="llm: model name (default from --llm-config or gpt-4o-mini)"),
     base_url: Optional[str] = typer.Option(None, "--base-url", help="llm: OpenAI-compatible base URL (default: OPENAI_BASE_URL)"),
     llm_config: Optional[Path] = typer.Option(None, "--llm-config", help="llm: JSON or TOML settings file"),
+    llm_set: LLMSetOption = [],
     resume: bool = typer.Option(False, "--resume", help="Continue an interrupted run in --out (finished tasks are kept)"),
     executor: ExecutorOption = "local",
     ray_address: RayAddressOption = None,
@@ -754,13 +782,14 @@ def eval_command(
     context = ContextConfig(mode=mode, storage=storage, granularity=granularity, top_k=top_k,
                             chunk_sessions=chunk_sessions, embeddings=embeddings)
     config = EvalConfig(agent=agent, context=context, trials=trials, step_cap=step_cap, workers=workers, model=model,
-                        base_url=base_url, llm_config=str(llm_config) if llm_config else None, semantics=semantics)
+                        base_url=base_url, llm_config=str(llm_config) if llm_config else None, semantics=semantics,
+                        llm_overrides=_overrides(llm_set))
     try:
         config.validate()
         if config.needs_client():
             from harness.runner import llm_settings
 
-            _preflight(llm_settings(config.model, config.base_url, config.llm_config))
+            _preflight(llm_settings(config))
         with Reporter("eval", None, mode_for(quiet, json_progress), kept_word="scored") as progress:
             summary = evaluate(dataset_dir, out, config, resume=resume, budget=budget, on_outcome=progress.outcome,
                                **_executor(executor, ray_address),

@@ -37,11 +37,11 @@ def endpoint_error(exc: BaseException) -> str | None:
 def endpoint_probe(config: Any) -> Callable[[], bool]:
     """A check that the build's endpoint answers (the preflight), for :class:`Breaker`."""
     def probe() -> bool:
-        from backends.llm import LLMClient, LLMSettings, PreflightError
+        from backends.llm import LLMClient, PreflightError
+        from backends.llm.settings import settings_for
 
         try:
-            settings = LLMSettings.load(config.llm_config, base_url=config.base_url, model=config.model)
-            with LLMClient(settings) as client:
+            with LLMClient(settings_for(config)) as client:
                 client.preflight(seconds=10.0)
         except (PreflightError, ValueError):
             return False

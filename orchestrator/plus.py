@@ -151,8 +151,7 @@ def _roles_for(config: PlusConfig) -> PlusRoles:
     if config.backend == "llm":
         from backends.llm import LLMClient
 
-        return LLMPlusRoles(LLMClient.from_options(model=config.model, base_url=config.base_url,
-                                                   llm_config=config.llm_config, cache_path=config.cache_path))
+        return LLMPlusRoles(LLMClient.from_options(config))
     return OfflinePlusRoles()
 
 
@@ -391,7 +390,7 @@ def regenerate_split(seeds_path: str | Path, out: str | Path, *, seed: int = 0, 
                      utterances_per_day: int | None = None, shape: str = DEFAULT_SHAPE, workers: int = 1, resume: bool = False, max_rounds: int = 5,
                      roles: PlusRoles | None = None, backend: str = "offline", model: str | None = None,
                      base_url: str | None = None, llm_config: str | None = None, cache_path: str | None = None,
-                     gates: tuple[str, ...] = (), budget: Budget | None = None, repair_seeds: bool = False,
+                     llm_overrides: tuple[tuple[str, str], ...] = (), gates: tuple[str, ...] = (), budget: Budget | None = None, repair_seeds: bool = False,
                      on_progress: Callable[[int, int], None] | None = None,
                      on_pause: Callable[[float], None] | None = None,
                      on_outcome: Callable[[dict[str, Any]], None] | None = None, executor: str = "local",
@@ -420,6 +419,7 @@ def regenerate_split(seeds_path: str | Path, out: str | Path, *, seed: int = 0, 
     config = PlusConfig(seed=seed, days=days, utterances_per_day=utterances_per_day, max_rounds=max_rounds,
                         backend=getattr(roles, "name", backend) if roles is not None else backend, model=model,
                         base_url=base_url, llm_config=llm_config, cache_path=cache_path, gates=tuple(gates),
+                        llm_overrides=tuple(llm_overrides),
                         repair=repair_seeds)
     report = load_officebench(root)
     if not report.tasks:  # nothing to regenerate: refuse before the output folder is touched

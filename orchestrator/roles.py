@@ -28,6 +28,7 @@ class GenerationOptions:
     llm_config: str | None = None  # a JSON/TOML settings file for the llm backend
     cache_path: str | None = None  # the llm response cache (None: no cache)
     gates: tuple[str, ...] = ()  # extra gates that need an agent or judges (verifier.gates.AGENT_GATES)
+    llm_overrides: tuple[tuple[str, str], ...] = ()  # --llm-set KEY=VALUE (value as JSON): over the file's
 
     def _shape(self) -> dict[str, Any]:
         """The options that define the output (the cache location and the key do not)."""
@@ -37,6 +38,8 @@ class GenerationOptions:
             data["base_url"] = self.base_url
         if self.gates:
             data["gates"] = list(self.gates)
+        if self.llm_overrides:
+            data["llm_overrides"] = [list(pair) for pair in self.llm_overrides]
         return data
 
 

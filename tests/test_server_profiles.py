@@ -190,3 +190,21 @@ def test_preflight_refuses_a_dead_endpoint_a_wrong_key_and_an_unknown_model(shor
                             "--model", "nope", "--out", tmp_path / "m2")
     assert unknown.returncode == 2 and "model 'nope' is not served" in unknown.stderr
     assert "the server lists: served-model" in unknown.stderr and chats <= 2
+
+
+def test_llm_set_shapes_requests_from_the_command_line(short, tmp_path):
+    with FakeLLMServer(agent_responder(dataset_agent_plans(short))) as server:
+        proc = homer_cli("eval", short, "--agent", "llm", "--mode", "long-context", "--base-url", server.url,
+                         "--model", "fake-model", "--out", tmp_path / "run", "--llm-set", "max_tokens=123",
+                         "--llm-set", "temperature=null", "--llm-set", "structured_output=json_schema")
+        bodies = agent_requests(server)
+    assert proc.returncode == 0, proc.stderr
+    assert bodies and all(b["max_tokens"] == 123 and "temperature" not in b for b in bodies)
+    bad = homer_cli("eval", short, "--agent", "llm", "--mode", "long-context", "--base-url", server.url,
+                    "--out", tmp_path / "bad", "--llm-set", "no-equals-sign")
+    unknown = homer_cli("build", "--backend", "llm", "--base-url", server.url, "--out", tmp_path / "b",
+                        "--llm-set", "max_tokenz=5")
+    offline = homer_cli("build", "--out", tmp_path / "o", "--llm-set", "max_tokens=5")
+    assert bad.returncode == 2 and "expected KEY=VALUE" in bad.stderr
+    assert unknown.returncode == 2 and "unknown setting(s) max_tokenz" in unknown.stderr
+    assert offline.returncode == 2 and "--llm-set needs --backend llm" in offline.stderr

@@ -37,7 +37,7 @@ from jsonschema.exceptions import SchemaError, best_match
 
 from backends.llm.cache import ResponseCache, request_key
 from backends.llm.rate_limit import limiter_for, retry_after_seconds
-from backends.llm.settings import PLACEHOLDER_KEY, LLMSettings
+from backends.llm.settings import PLACEHOLDER_KEY, LLMSettings, settings_for
 from backends.llm.strict_json import JSONLimitError, json_kind, loads_limited
 from backends.llm.usage import Usage
 from backends.tokens import count_tokens
@@ -427,13 +427,13 @@ class LLMClient:
                 raise LLMError(f"{where}: {exc.__class__.__name__}: {exc}", role=role, model=model) from None
 
     @classmethod
-    def from_options(cls, *, model: str | None = None, base_url: str | None = None,
-                     llm_config: str | Path | None = None, cache_path: str | Path | None = None) -> "LLMClient":
-        """A client from the command-line options (settings file < environment < flags), counting
-        usage, with a response cache at ``cache_path`` (None: no cache)."""
-        settings = LLMSettings.load(llm_config, base_url=base_url, model=model)
+    def from_options(cls, options: Any) -> "LLMClient":
+        """A client from a run's options (settings file < environment < flags, ``--llm-set``
+        included; see ``settings_for``), counting usage, with the response cache at
+        ``options.cache_path`` (None: no cache)."""
+        cache_path = getattr(options, "cache_path", None)
         cache = ResponseCache(Path(cache_path)) if cache_path else None
-        return cls(settings, usage=Usage(), cache=cache)
+        return cls(settings_for(options), usage=Usage(), cache=cache)
 
     def close(self) -> None:
         self._openai.close()

@@ -189,9 +189,11 @@ class LLMSettings:
         return self
 
     @classmethod
-    def load(cls, config_file: Path | str | None = None, **overrides: Any) -> "LLMSettings":
+    def load(cls, config_file: Path | str | None = None, set_values: dict[str, Any] | None = None,
+             **overrides: Any) -> "LLMSettings":
         """Defaults < ``config_file`` (JSON or TOML) < ``OPENAI_API_KEY``/``OPENAI_BASE_URL`` <
-        ``overrides`` (field names; ``None`` values are ignored). Raises :class:`LLMConfigError`."""
+        ``overrides`` (field names; ``None`` values are ignored) < ``set_values`` (``--llm-set``;
+        ``None`` is a value there). Raises :class:`LLMConfigError`."""
         known = {f.name for f in fields(cls)}
         settings = cls()
         source = "settings"
@@ -209,6 +211,10 @@ class LLMSettings:
         if unknown:
             raise LLMConfigError(f"unknown setting(s) {', '.join(unknown)}: expected {', '.join(sorted(known))}")
         given = {k: v for k, v in overrides.items() if v is not None}
+        given.update(set_values or {})  # --llm-set: a null there is a value (temperature=null: send none)
+        unknown = sorted(set(given) - known)
+        if unknown:
+            raise LLMConfigError(f"unknown setting(s) {', '.join(unknown)}: expected {', '.join(sorted(known))}")
         if "cache_path" in given:
             given["cache_path"] = Path(given["cache_path"])
         if "prices" in given:
@@ -217,6 +223,29 @@ class LLMSettings:
             given["max_tokens"] = _max_tokens_table(given["max_tokens"], "overrides")
         settings = replace(settings, **given)
         return settings.validate(source)
+
+
+def settings_for(options: Any) -> LLMSettings:
+    """The settings a run's options give (``model``, ``base_url``, ``llm_config`` and the
+    ``llm_overrides`` of ``--llm-set``, pairs of a key and its value as JSON): the one way every
+    role, check and price reads them."""
+    set_values = {key: json.loads(value) for key, value in getattr(options, "llm_overrides", ()) or ()}
+    return LLMSettings.load(getattr(options, "llm_config", None), set_values=set_values,
+                            model=getattr(options, "model", None), base_url=getattr(options, "base_url", None))
+
+
+def parse_override(text: str) -> tuple[str, str]:
+    """``KEY=VALUE`` from ``--llm-set`` as ``(key, value as JSON)``: the value read as JSON when it
+    is JSON (``2048``, ``null``, ``{"default": 2048}``), else as a string (``json_schema``)."""
+    key, sep, raw = text.partition("=")
+    key = key.strip()
+    if not sep or not key:
+        raise LLMConfigError(f"--llm-set {text!r}: expected KEY=VALUE (e.g. max_tokens=2048)")
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError:
+        value = raw
+    return key, json.dumps(value, sort_keys=True)
 
 
 def _read_config(path: Path, known: set[str]) -> dict[str, Any]:
