@@ -120,10 +120,11 @@ def agent_messages(episode: Episode) -> list[dict[str, str]]:
 
 
 def llm_error_text(exc: Exception) -> str:
-    """How a run that the endpoint ended is recorded: ``context: ...`` when the history does not
-    fit the model (a rerun cannot help), else ``error: endpoint: ...`` (``--resume`` runs it again)."""
+    """How a run that the endpoint ended is recorded: ``error: context: ...`` when the history does
+    not fit the model, else ``error: endpoint: ...``; ``--resume`` runs both again (after the
+    settings or the endpoint were fixed)."""
     first = str(exc).splitlines()[0][:480] if str(exc) else exc.__class__.__name__
-    return f"context: {first}" if getattr(exc, "kind", None) == "context" else f"error: endpoint: {first}"
+    return f"error: {'context' if getattr(exc, 'kind', None) == 'context' else 'endpoint'}: {first}"
 
 
 class LLMAgent:

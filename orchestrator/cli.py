@@ -23,6 +23,9 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_
                   help="homeragents: build, check and score long-horizon office-agent tasks.")
 officebench_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, help="Work with OfficeBench task folders.")
 app.add_typer(officebench_app, name="officebench")
+review_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,
+                         help="Human review of a dataset: annotations, agreement, post-edits.")
+app.add_typer(review_app, name="review")
 
 
 # options that build, regenerate and eval share
@@ -814,6 +817,38 @@ def eval_command(
         typer.echo(f"error: {overall['errors']} run(s) ended with an error ({detail}), more than --max-errors "
                    f"{max_errors}; pass rates leave them out; rerun with --resume after fixing the endpoint", err=True)
         raise typer.Exit(1)
+
+
+@review_app.command("report")
+def review_report_command(
+    dataset_dir: Path = typer.Argument(..., help="A dataset folder"),
+    annotations: Optional[Path] = typer.Option(None, "--annotations", help="Import annotations made elsewhere first: "
+                                               "a CSV with columns annotator, task, criterion, verdict[, comment]"),
+    as_json: bool = typer.Option(False, "--json", help="Print the report as JSON"),
+) -> None:
+    """Fleiss' kappa per guideline criterion and overall (Cohen's kappa too with two annotators),
+    keep / drop counts and the tasks with disagreement; written to review-report.md and .json in
+    the dataset folder."""
+    from orchestrator.dataset import write_json, write_text
+    from verifier.annotations import AnnotationError, AnnotationStore
+    from verifier.review_report import render_report, review_report
+
+    _check_dataset(dataset_dir)
+    try:
+        with AnnotationStore(dataset_dir) as store:
+            if annotations is not None:
+                if not annotations.is_file():
+                    _fail(f"--annotations {annotations}: no such file")
+                typer.echo(f"imported {store.import_csv(annotations)} verdict(s) from {annotations}", err=True)
+            report = review_report(store.verdicts())
+    except AnnotationError as exc:
+        _fail(str(exc))
+    except OSError as exc:
+        _fail(f"{dataset_dir}: cannot open its annotations ({exc.strerror or exc})")
+    text = render_report(report, str(dataset_dir))
+    write_json(dataset_dir / "review-report.json", report)
+    write_text(dataset_dir / "review-report.md", text)
+    typer.echo(json.dumps(report, indent=1) if as_json else text)
 
 
 def main() -> None:

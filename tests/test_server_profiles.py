@@ -96,7 +96,7 @@ def test_vllm_states_its_window_and_takes_the_schema(short, long, tmp_path):
     assert passed.pass_rate == 1.0
     # the window came from /v1/models: the too-long history is refused before any agent request
     assert overflow.pass_rate is None and len(overflow.errors) == 1 and not sent
-    assert overflow.errors[0]["error"].startswith("context: ") and "8,192-token context window" in overflow.errors[0]["error"]
+    assert overflow.errors[0]["error"].startswith("error: context: ") and "8,192-token context window" in overflow.errors[0]["error"]
 
 
 def test_llama_cpp_sees_its_tools_and_refuses_an_overflow(short, long, tmp_path):
@@ -111,7 +111,7 @@ def test_llama_cpp_sees_its_tools_and_refuses_an_overflow(short, long, tmp_path)
     # tools go with tool_choice, so the server puts them in the prompt and the agent acts
     assert tool_requests and all(b["tool_choice"] == "auto" for b in tool_requests)
     assert run.pass_rate == 1.0 and all(r["steps"] == len(records[r["id"]]["oracle"]) for r in run.rows)
-    assert len(overflow.errors) == 1 and overflow.errors[0]["error"].startswith("context: ")
+    assert len(overflow.errors) == 1 and overflow.errors[0]["error"].startswith("error: context: ")
     assert "exceed context window" in overflow.errors[0]["error"]
 
 
@@ -127,7 +127,7 @@ def test_ollama_silent_cut_is_caught(short, long, tmp_path):
     assert passed.pass_rate == 1.0
     assert any("filled your context window" in (b["messages"][-1].get("content") or "") for b in surfers)
     # the server read far fewer prompt tokens than were sent: a cut history, not a fail
-    assert cut.pass_rate is None and cut.errors[0]["error"].startswith("context: ")
+    assert cut.pass_rate is None and cut.errors[0]["error"].startswith("error: context: ")
     assert "the server cut the prompt" in cut.errors[0]["error"]
     # with the window configured, the check happens before sending
     assert "8,192-token context window" in configured.errors[0]["error"]

@@ -1,0 +1,193 @@
+"""Human annotations of a dataset's tasks, kept in SQLite next to the dataset.
+
+The quality guideline's criteria (:data:`CRITERIA`) each get a yes / no verdict and a comment per
+annotator and task, and every task an overall keep / drop (:data:`OVERALL`). Verdicts are stored
+as they are given (one row per annotator, task and criterion; a later verdict replaces the
+earlier one and keeps its time), in ``<dataset>/review.sqlite`` in WAL mode, so several annotators
+can write at once without losing a verdict. Post-edits are kept as revisions (task, field, the
+new value, annotator, time), never written into the dataset's files until it is applied.
+
+Annotations made elsewhere come in as CSV (columns ``annotator, task, criterion, verdict`` and
+optionally ``comment``); a bad row is one error naming the file, line and column.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import sqlite3
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator
+
+from office_env.untrusted import printable
+
+DB_NAME = "review.sqlite"
+CRITERIA = ("completeness", "soundness", "clarity", "solvability", "realism")
+CRITERION_TEXT = {
+    "completeness": "every detail the task needs is in the history or the office",
+    "soundness": "the intent alone does not give the task away (no leakage); the criteria check what it asks",
+    "clarity": "the task, the chat and the criteria are clear and hang together",
+    "solvability": "an assistant who read the history and the office can do it",
+    "realism": "the office, the people and the language read like real work",
+}
+OVERALL = "overall"
+VERDICTS = {**{c: ("yes", "no") for c in CRITERIA}, OVERALL: ("keep", "drop")}
+MAX_COMMENT_CHARS = 4000
+MAX_NAME_CHARS = 80
+MAX_CSV_BYTES = 16 * 1024 * 1024
+BUSY_MS = 10_000
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS verdicts (
+    annotator TEXT NOT NULL, task TEXT NOT NULL, criterion TEXT NOT NULL,
+    verdict TEXT NOT NULL, comment TEXT NOT NULL DEFAULT '', at REAL NOT NULL,
+    PRIMARY KEY (annotator, task, criterion));
+CREATE TABLE IF NOT EXISTS revisions (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, task TEXT NOT NULL, field TEXT NOT NULL,
+    value TEXT NOT NULL, annotator TEXT NOT NULL, at REAL NOT NULL);
+"""
+
+
+class AnnotationError(ValueError):
+    """A verdict, a name or an imported row that cannot be stored; the message says which field."""
+
+
+@dataclass(frozen=True)
+class Verdict:
+    annotator: str
+    task: str
+    criterion: str
+    verdict: str
+    comment: str = ""
+    at: float = 0.0
+
+
+def check_verdict(annotator: str, task: str, criterion: str, verdict: str, comment: str = "") -> None:
+    """Refuse what the store must not hold, naming the field."""
+    for field, value in (("annotator", annotator), ("task", task)):
+        if not isinstance(value, str) or not value.strip() or len(value) > MAX_NAME_CHARS \
+                or any(ord(ch) < 32 for ch in value):
+            raise AnnotationError(f"{field}: {printable(str(value))[:100]!r} is not a name (1-{MAX_NAME_CHARS} "
+                                  "printable characters)")
+    if criterion not in VERDICTS:
+        raise AnnotationError(f"criterion: {printable(str(criterion))[:60]!r} is not one of {', '.join(VERDICTS)}")
+    if verdict not in VERDICTS[criterion]:
+        raise AnnotationError(f"verdict: {printable(str(verdict))[:60]!r} for {criterion} must be "
+                              f"{' or '.join(VERDICTS[criterion])}")
+    if not isinstance(comment, str) or len(comment) > MAX_COMMENT_CHARS:
+        raise AnnotationError(f"comment: at most {MAX_COMMENT_CHARS} characters")
+
+
+class AnnotationStore:
+    """The SQLite file of one dataset's annotations; one connection per thread or process."""
+
+    def __init__(self, dataset: Path) -> None:
+        self.dataset = Path(dataset)
+        self.path = self.dataset / DB_NAME
+        self._db = sqlite3.connect(self.path, timeout=BUSY_MS / 1000, isolation_level=None)
+        self._db.execute(f"PRAGMA busy_timeout={BUSY_MS}")
+        # two annotators opening a new file at once: switching it to WAL can be refused at once
+        # (SQLite does not wait on that lock), so the setup is tried again for a few seconds
+        deadline = time.monotonic() + BUSY_MS / 1000
+        while True:
+            try:
+                self._db.execute("PRAGMA journal_mode=WAL")
+                self._db.executescript(_SCHEMA)
+                break
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> "AnnotationStore":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    # -- verdicts ------------------------------------------------------------------------------
+
+    def set(self, annotator: str, task: str, criterion: str, verdict: str, comment: str = "",
+            at: float | None = None) -> None:
+        check_verdict(annotator, task, criterion, verdict, comment)
+        self._db.execute("INSERT INTO verdicts VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (annotator, task, criterion) "
+                         "DO UPDATE SET verdict = excluded.verdict, comment = excluded.comment, at = excluded.at",
+                         (annotator, task, criterion, verdict, comment, time.time() if at is None else at))
+
+    def verdicts(self, task: str | None = None) -> list[Verdict]:
+        query = "SELECT annotator, task, criterion, verdict, comment, at FROM verdicts"
+        rows = self._db.execute(query + (" WHERE task = ?" if task else "") + " ORDER BY task, criterion, annotator",
+                                (task,) if task else ()).fetchall()
+        return [Verdict(*row) for row in rows]
+
+    def annotators(self) -> list[str]:
+        return [row[0] for row in self._db.execute("SELECT DISTINCT annotator FROM verdicts ORDER BY annotator")]
+
+    # -- revisions -----------------------------------------------------------------------------
+
+    def revise(self, task: str, field: str, value: Any, annotator: str) -> int:
+        check_verdict(annotator, task, OVERALL, "keep")
+        cursor = self._db.execute("INSERT INTO revisions (task, field, value, annotator, at) VALUES (?, ?, ?, ?, ?)",
+                                  (task, field, json.dumps(value, ensure_ascii=False), annotator, time.time()))
+        return int(cursor.lastrowid)
+
+    def revisions(self, task: str | None = None) -> list[dict[str, Any]]:
+        query = "SELECT id, task, field, value, annotator, at FROM revisions"
+        rows = self._db.execute(query + (" WHERE task = ?" if task else "") + " ORDER BY id",
+                                (task,) if task else ()).fetchall()
+        return [{"id": r[0], "task": r[1], "field": r[2], "value": json.loads(r[3]), "annotator": r[4], "at": r[5]}
+                for r in rows]
+
+    # -- import --------------------------------------------------------------------------------
+
+    def import_csv(self, path: Path) -> int:
+        """Store every row of an annotations CSV; all or nothing (one bad row stores none)."""
+        rows = list(read_csv(path))
+        tasks = self.dataset / "tasks"
+        for line, row in enumerate(rows, start=2):
+            if not (tasks / row.task).is_dir() or "/" in row.task or row.task.startswith("."):
+                raise AnnotationError(f"{printable(str(path))}: line {line}: task: {printable(row.task)[:80]!r} is not "
+                                      f"a task of {printable(str(self.dataset))}")
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            for row in rows:
+                self.set(row.annotator, row.task, row.criterion, row.verdict, row.comment)
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
+        return len(rows)
+
+
+def read_csv(path: Path) -> Iterator[Verdict]:
+    """The verdicts of an annotations CSV, each checked; :class:`AnnotationError` names the line."""
+    name = printable(str(path))
+    try:
+        if path.stat().st_size > MAX_CSV_BYTES:
+            raise AnnotationError(f"{name}: larger than {MAX_CSV_BYTES // (1024 * 1024)} MiB")
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise AnnotationError(f"{name}: cannot be read as UTF-8 text ({exc.__class__.__name__})") from None
+    reader = csv.DictReader(text.splitlines())
+    header = [h.strip().lower() for h in reader.fieldnames or []]
+    missing = [c for c in ("annotator", "task", "criterion", "verdict") if c not in header]
+    if missing:
+        raise AnnotationError(f"{name}: line 1: missing column(s) {', '.join(missing)} (expected annotator, task, "
+                              "criterion, verdict[, comment])")
+    reader.fieldnames = header
+    for line, row in enumerate(reader, start=2):
+        if None in row:
+            raise AnnotationError(f"{name}: line {line}: more cells than columns")
+        values = {k: (v or "").strip() for k, v in row.items()}
+        try:
+            check_verdict(values["annotator"], values["task"], values["criterion"], values["verdict"],
+                          values.get("comment", ""))
+        except AnnotationError as exc:
+            raise AnnotationError(f"{name}: line {line}: {exc}") from None
+        yield Verdict(values["annotator"], values["task"], values["criterion"], values["verdict"],
+                      values.get("comment", ""))
