@@ -102,6 +102,9 @@ def load_task(out: Path, task_id: str) -> LoadedTask:
     """One task of a dataset by id, with the checks :func:`iter_tasks` makes (``record`` is None
     and ``error`` says why when it cannot be used, or does not exist)."""
     folder = out / TASKS / task_id
+    root = out / TASKS
+    if root.is_symlink():
+        return LoadedTask(printable(task_id), folder, None, f"{printable(root)}: is a symlink; refused")
     odd = name_problem(task_id) if task_id not in (".", "..") else "not a task id"
     if odd is not None or "/" in task_id or "\\" in task_id:
         return LoadedTask(printable(task_id), folder, None, f"{printable(task_id)}: not a task id ({odd or 'a path'})")

@@ -30,6 +30,7 @@ REQUEST_MARKER = "The request:"  # the line before the request in the agent prom
 STOP_FINAL = "final"        # the agent answered without tool calls (or, for scripted agents, finished)
 STOP_STEP_CAP = "step_cap"  # the step cap was reached
 STOP_ERROR = "error"        # the agent could not go on (e.g. the endpoint failed for good)
+STOP_CONTEXT = "context"    # the conversation outgrew the model's context after the agent's own steps
 
 
 @dataclass
@@ -121,10 +122,13 @@ def agent_messages(episode: Episode) -> list[dict[str, str]]:
 
 def llm_error_text(exc: Exception) -> str:
     """How a run that the endpoint ended is recorded: ``error: context: ...`` when the history does
-    not fit the model, else ``error: endpoint: ...``; ``--resume`` runs both again (after the
-    settings or the endpoint were fixed)."""
+    not fit the model, ``error: endpoint: ...`` when the endpoint failed, ``error: request: ...``
+    when it refused the request or answered in a broken shape; ``--resume`` runs them again (after
+    the settings or the endpoint were fixed)."""
     first = str(exc).splitlines()[0][:480] if str(exc) else exc.__class__.__name__
-    return f"error: {'context' if getattr(exc, 'kind', None) == 'context' else 'endpoint'}: {first}"
+    kind = "context" if getattr(exc, "kind", None) == "context" else (
+        "endpoint" if getattr(exc, "transient", False) else "request")
+    return f"error: {kind}: {first}"
 
 
 class LLMAgent:
@@ -153,6 +157,10 @@ class LLMAgent:
                 shaping = {} if self.temperature is None else {"temperature": self.temperature}
                 result = self.client.chat(self.role, messages, tools=tools, max_tokens=self.max_tokens, **shaping)
             except LLMError as exc:
+                if getattr(exc, "kind", None) == "context" and trajectory.usage["calls"]:
+                    # the agent filled its own context (large tool results): its run, scored as it is
+                    trajectory.stop_reason = STOP_CONTEXT
+                    return trajectory
                 trajectory.error, trajectory.stop_reason = llm_error_text(exc), STOP_ERROR
                 return trajectory
             trajectory.usage["calls"] += 1

@@ -212,7 +212,10 @@ def _run_task(dataset_dir: str, task_id: str, record: dict[str, Any], out_dir: s
     try:
         context = build_context(record, config.context, client=_config_client(config), summary_cache=out / CACHE)
     except Exception as exc:  # the context could not be built (e.g. an embeddings endpoint failed for good)
-        return {"id": task_id, "skipped": f"history context: {exc.__class__.__name__}: {str(exc).splitlines()[0][:300]}"}
+        first = str(exc).splitlines()[0][:300] if str(exc) else ""
+        if getattr(exc, "transient", False):  # the endpoint's failure: --resume tries the task again
+            return {"id": task_id, "skipped": f"error: endpoint: history context: {first}"}
+        return {"id": task_id, "skipped": f"history context: {exc.__class__.__name__}: {first}"}
     registry = default_registry()
     rows = []
     for trial in range(1, config.trials + 1):
@@ -301,7 +304,8 @@ def _resumed(out: Path, header: dict[str, Any], trials: int) -> dict[str, dict[s
         if not isinstance(item, dict) or not isinstance(item.get("id"), str):
             continue
         if "skipped" in item:
-            outcomes[item["id"]] = {"id": item["id"], "skipped": str(item["skipped"])}
+            if not str(item["skipped"]).startswith("error:"):  # an endpoint's failure is run again
+                outcomes[item["id"]] = {"id": item["id"], "skipped": str(item["skipped"])}
         elif isinstance(item.get("trial"), int) and not str(item.get("error") or "").startswith("error:"):
             rows.setdefault(item["id"], {})[item["trial"]] = item
     for task_id, by_trial in rows.items():

@@ -575,7 +575,8 @@ def _finalize(out: Path, n: int, config: BuildConfig, done: dict[int, dict[str, 
     drops = Counter(drop_category(item["reason"]) for item in considered if item["status"] not in ("accepted", ERROR))
     records = [t.record for t in dataset.iter_tasks(out) if t.record is not None]
     build_info = {"config": config.to_dict(), "config_hash": config_hash(config), "generator": GENERATOR_VERSION,
-                  "status": "complete" if len(keep) >= n else "incomplete",
+                  "status": "complete" if len(keep) >= n and not any(
+                      item["status"] == ERROR for item in considered) else "incomplete",
                   "attempts": len(considered), "accepted": len(keep), "drops": dict(sorted(drops.items()))}
     errors = sum(1 for item in considered if item["status"] == ERROR)
     if errors:  # ended by the endpoint: not drops; --resume runs them again

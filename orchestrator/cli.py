@@ -544,7 +544,8 @@ def show_command(
     if day is not None:
         view = day_view(task.record, day)
         if view is None:
-            days = [s.get("day") for s in task.record.get("dialogue") or [] if isinstance(s, dict)]
+            sessions = task.record.get("dialogue") if isinstance(task.record.get("dialogue"), list) else []
+            days = [s.get("day") for s in sessions if isinstance(s, dict)]
             _fail(f"--day {day}: {task_id} has no such day (days: {', '.join(map(str, days)) or 'none'})")
         typer.echo(json.dumps(view, ensure_ascii=False, indent=1) if as_json else render_day(view), nl=as_json)
         return
@@ -810,11 +811,13 @@ def eval_command(
     typer.echo(f"evaluated {overall['tasks']} task(s) x {trials} trial(s) with the {agent} agent "
                f"({context.label()}) in {summary.elapsed:.1f} s; skipped {len(summary.skipped)}{errors}; "
                f"report: {out / 'report.md'}")
-    if overall["errors"] > max_errors:
-        kinds = Counter(str(e["error"]).split(":", 1)[0] if not str(e["error"]).startswith("error: ")
-                        else str(e["error"]).split(":", 2)[1].strip() for e in summary.errors)
+    ended = [e["error"] for e in summary.errors] + [s["error"] for s in summary.skipped
+                                                     if str(s["error"]).startswith("error:")]
+    if len(ended) > max_errors:
+        kinds = Counter(str(e).split(":", 1)[0] if not str(e).startswith("error: ")
+                        else str(e).split(":", 2)[1].strip() for e in ended)
         detail = ", ".join(f"{n} {k}" for k, n in kinds.most_common())
-        typer.echo(f"error: {overall['errors']} run(s) ended with an error ({detail}), more than --max-errors "
+        typer.echo(f"error: {len(ended)} run(s) ended with an error ({detail}), more than --max-errors "
                    f"{max_errors}; pass rates leave them out; rerun with --resume after fixing the endpoint", err=True)
         raise typer.Exit(1)
 

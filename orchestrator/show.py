@@ -14,6 +14,7 @@ from typing import Any
 from office_env.evaluation.catalog import CHECKS
 
 MARKS = ("evidence", "superseded", "distractor")
+_CONTROL = {c: None for c in (*range(0, 9), *range(10, 32), *range(127, 160))}  # a stranger's escapes stay out
 CONTEXT_TURNS = 1  # turns shown before and after a marked one
 MAX_LISTED_FILES = 200
 
@@ -89,14 +90,25 @@ def testbed_listing(testbed: Path) -> list[str]:
     return files
 
 
+def _clean(text: str) -> str:
+    """Text for a terminal: control characters (escape sequences among them) removed."""
+    return text.translate(_CONTROL)
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
 def task_view(record: dict[str, Any], testbed: Path) -> dict[str, Any]:
+    apps = record.get("apps")
     return {
         "id": record.get("id"), "split": record.get("split"), "family": record.get("family"),
-        "apps": record.get("apps"), "difficulty": record.get("difficulty"),
-        "user": record.get("user"), "now": record.get("now"),
+        "apps": [str(a) for a in apps] if isinstance(apps, list) else [],
+        "difficulty": record.get("difficulty"),
+        "user": _dict(record.get("user")), "now": _dict(record.get("now")),
         "intent": record.get("intent"), "query": record.get("query"), "description": record.get("description"),
         "subtasks": [str(s) for s in record.get("subtasks") or []] if isinstance(record.get("subtasks"), list) else [],
-        "days": len(record.get("dialogue") or []), "turns": len(_turns(record)),
+        "days": len(_dicts(record.get("dialogue"))), "turns": len(_turns(record)),
         "memory": memory_in_context(record),
         "criteria": [criterion_in_words(c) for c in _dicts(record.get("evaluation"))],
         "oracle": _dicts(record.get("oracle")),
@@ -145,7 +157,7 @@ def render_task(view: dict[str, Any]) -> str:
     lines += [f"  {i + 1}. {step.get('tool')} {_args(step.get('args'))}" for i, step in enumerate(view["oracle"])] \
         or ["  (none: its solvability is left to an agent)"]
     lines += ["", f"testbed ({len(view['testbed'])} file(s)):"] + [f"  {f}" for f in view["testbed"]]
-    return "\n".join(lines) + "\n"
+    return "\n".join(_clean(line) for line in lines) + "\n"
 
 
 def render_day(day: dict[str, Any]) -> str:
@@ -153,7 +165,7 @@ def render_day(day: dict[str, Any]) -> str:
     for turn in day["turns"]:
         marks = " ".join(f"[{m}: {', '.join(turn[m])}]" for m in MARKS if turn[m])
         lines.append(f"  {turn['turn']:>3} {turn['role']}: {turn['text']}" + (f"  {marks}" if marks else ""))
-    return "\n".join(lines) + "\n"
+    return "\n".join(_clean(line) for line in lines) + "\n"
 
 
 def _args(args: Any) -> str:

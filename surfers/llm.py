@@ -29,6 +29,7 @@ APP_TOOLS = {
     "calendar": ("calendar_list_events",),
 }
 MAX_CALLS_PER_REPLY = 16
+NOTES_REPLY_TOKENS = 1024  # room kept for the notes when deciding the conversation still fits
 OUT_OF_STEPS = ("You have used all {steps} steps for tool calls. Reply now with only the notes JSON object, "
                 "valid against the schema, from what you have read so far.")
 WINDOW_FULL = ("The conversation has filled your context window. Reply now with only the notes JSON object, valid "
@@ -60,7 +61,7 @@ def explore_llm(client: Any, app: str, ws: Workspace, *, max_steps: int = 6, max
     repairs = 0
     error = ""
     for step in range(max_steps + 1):
-        full = not client.fits("surfer", messages, tools.openai_tools())
+        full = not client.fits("surfer", messages, tools.openai_tools(), reply=NOTES_REPLY_TOKENS)
         last = step == max_steps or full
         if last:  # out of steps or of context window: the notes now, from what was read so far
             messages = _within_window(client, messages, tools)
@@ -96,7 +97,7 @@ def _within_window(client: Any, messages: list[dict[str, Any]], tools: ToolRegis
     conversation and a last request fit the context window (or no result is left to drop)."""
     ask = [{"role": "user", "content": WINDOW_FULL}]
     messages = list(messages)
-    while not client.fits("surfer", messages + ask, tools.openai_tools()):
+    while not client.fits("surfer", messages + ask, tools.openai_tools(), reply=NOTES_REPLY_TOKENS):
         results = [i for i, m in enumerate(messages) if m.get("role") == "tool" and m.get("content") != DROPPED]
         if not results:
             break

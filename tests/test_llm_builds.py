@@ -110,9 +110,9 @@ def test_persistent_500_on_one_task_is_an_error_not_a_drop_and_the_batch_finishe
                 raise RuntimeError("upstream is down for this request")
         return default_responder()(body)
 
-    with FakeLLMServer(responder) as server:
-        summary = build(tmp_path / "ds", 2, llm_config(server, tmp_path), workers=1)
-        failed = [r for r in server.chat_requests() if r.status == 500]
+    server = FakeLLMServer(responder).start()
+    summary = build(tmp_path / "ds", 2, llm_config(server, tmp_path), workers=1)
+    failed = [r for r in server.chat_requests() if r.status == 500]
     assert summary.accepted == 2 and summary.attempts == 3
     assert summary.drops == {}  # the endpoint failed, not the task: never counted as a drop
     assert len(failed) == 3  # the first try and max_retries = 2 retries
@@ -120,8 +120,18 @@ def test_persistent_500_on_one_task_is_an_error_not_a_drop_and_the_batch_finishe
     assert attempts[0]["status"] == "error" and attempts[0]["reason"].startswith("error: endpoint: planner")
     assert [a["status"] for a in attempts[1:]] == ["accepted", "accepted"]
     info = json.loads((tmp_path / "ds" / "build.json").read_text())
-    assert info["errors"] == 1 and info["drops"] == {}
+    assert info["errors"] == 1 and info["drops"] == {} and info["status"] == "incomplete"
     assert "usage_not_kept" not in info  # its only call failed: nothing was spent
+    # with the endpoint well again, --resume makes the task the outage cost, as a clean run would
+    poisoned.clear()
+    poisoned.append("nothing is poisoned now")
+    try:
+        again = build(tmp_path / "ds", 2, llm_config(server, tmp_path), workers=1, resume=True)
+    finally:
+        server.stop()
+    info = json.loads((tmp_path / "ds" / "build.json").read_text())
+    assert again.accepted == 2 and info["status"] == "complete" and "errors" not in info
+    assert sorted(p.name for p in (tmp_path / "ds" / "tasks").iterdir()) == ["neo-00000", "neo-00001"]
 
 
 def test_an_endpoint_that_stays_down_stops_the_build_and_resume_finishes_it(tmp_path, monkeypatch):

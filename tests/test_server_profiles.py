@@ -79,7 +79,7 @@ def test_reasoning_models_get_no_temperature_and_a_completion_limit(short, tmp_p
         told = agent_eval(server, short, tmp_path / "told", tmp_path, model="my-deployment",
                           models={"my-deployment": {"reasoning": True}})
     assert refused.pass_rate is None and len(refused.errors) == 2
-    assert all("temperature" in e["error"] and e["error"].startswith("error: endpoint:") for e in refused.errors)
+    assert all("temperature" in e["error"] and e["error"].startswith("error: request:") for e in refused.errors)
     assert told.pass_rate == 1.0
 
 
@@ -123,8 +123,10 @@ def test_ollama_silent_cut_is_caught(short, long, tmp_path):
         passed = agent_eval(server, short, tmp_path / "short", tmp_path, context_window=8192)
         cut = agent_eval(server, long, tmp_path / "long", tmp_path)
         configured = agent_eval(server, long, tmp_path / "configured", tmp_path, context_window=8192)
-    # told the window, the client lowers the reply limit to what is left of it
-    assert passed.pass_rate == 1.0
+    # told the window, the client lowers the reply limit to what is left of it; a run whose own tool
+    # results then outgrow the window is the agent's run, scored as it stands (a fail, not an error)
+    assert not passed.errors and passed.pass_rate >= 0.5
+    assert all(r["passed"] or r["trajectory"]["stop_reason"] == "context" for r in passed.rows)
     assert any("filled your context window" in (b["messages"][-1].get("content") or "") for b in surfers)
     # the server read far fewer prompt tokens than were sent: a cut history, not a fail
     assert cut.pass_rate is None and cut.errors[0]["error"].startswith("error: context: ")
@@ -208,3 +210,18 @@ def test_llm_set_shapes_requests_from_the_command_line(short, tmp_path):
     assert bad.returncode == 2 and "expected KEY=VALUE" in bad.stderr
     assert unknown.returncode == 2 and "unknown setting(s) max_tokenz" in unknown.stderr
     assert offline.returncode == 2 and "--llm-set needs --backend llm" in offline.stderr
+
+
+def test_llm_set_refuses_the_key_and_context_errors_of_real_servers_are_recognised(tmp_path):
+    from backends.llm.client import _CONTEXT_WORDS, served_windows
+
+    proc = homer_cli("build", "--backend", "llm", "--base-url", "http://127.0.0.1:9/v1", "--out", tmp_path / "k",
+                     "--llm-set", "api_key=sk-secret")
+    assert proc.returncode == 2 and "never on the command line" in proc.stderr and "sk-secret" not in proc.stderr
+    for message in ("request (4476 tokens) exceeds the available context size (4096 tokens)", "prompt is too long",
+                    "This model's maximum context length is 8192 tokens", "Requested tokens (9000) exceed context window"):
+        assert _CONTEXT_WORDS.search(message), message
+    assert not _CONTEXT_WORDS.search("Unsupported parameter: 'temperature'")
+    # llama.cpp's training size is not the size it runs with
+    assert served_windows({"data": [{"id": "m", "meta": {"n_ctx_train": 131072}}]}) == {}
+    assert served_windows({"data": [{"id": "m", "meta": {"n_ctx": 4096, "n_ctx_train": 131072}}]}) == {"m": 4096}

@@ -128,3 +128,28 @@ def test_help_is_plain_and_loads_no_file_format_library():
 def test_export_to_an_unwritable_folder_is_one_line(dataset):
     proc = homer("export", dataset, "--officebench", "/proc/no-such/x")
     assert proc.returncode == 2 and "cannot write there" in proc.stderr and proc.stderr.count("\n") == 1
+
+
+def test_show_refuses_a_symlinked_tasks_folder(tmp_path, dataset):
+    import shutil
+
+    fake = tmp_path / "fake"
+    fake.mkdir()
+    (fake / "tasks").symlink_to(dataset / "tasks")
+    task = next(iter(iter_tasks(dataset)))
+    proc = homer("show", fake, task.id)
+    assert proc.returncode == 2 and "is a symlink; refused" in proc.stderr
+    shutil.rmtree(fake)
+
+
+def test_show_strips_terminal_escapes_and_survives_odd_fields(tmp_path, dataset):
+    import shutil
+
+    copy = tmp_path / "copy"
+    shutil.copytree(dataset, copy)
+    task = next(iter(iter_tasks(copy)))
+    record = dict(task.record, intent="\x1b]0;owned\x07 read this", user="bob", apps=[1, 2], dialogue=5)
+    (task.folder / "task.json").write_text(json.dumps(record))
+    proc = homer("show", copy, task.id)
+    assert proc.returncode == 0 and "\x1b" not in proc.stdout and "\x07" not in proc.stdout
+    assert "]0;owned read this" in proc.stdout and "history: 0 day(s)" in proc.stdout

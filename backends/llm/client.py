@@ -46,11 +46,13 @@ EMBEDDING_BATCH = 256
 EMBEDDINGS_ROLE = "embeddings"
 SETTINGS = object()  # chat(temperature=SETTINGS): the temperature the settings give the model
 PREFLIGHT_SECONDS = 10.0
-MIN_REPLY_TOKENS = 1024      # the least reply room a request keeps when its limit is lowered to fit the window
+MIN_REPLY_TOKENS = 512       # the least reply room a request keeps when its limit is lowered to fit the window
 TRUNCATION_MIN_TOKENS = 1000  # below this, a server's count may differ from ours by too much to tell
 TRUNCATION_SHARE = 0.5        # a server that read under half of the prompt cut it
-_CONTEXT_WORDS = re.compile(r"context length|context window|context_length_exceeded|maximum context|"
-                            r"exceeds? the (?:model'?s? )?(?:max|context)|too many tokens|n_ctx", re.I)
+_CONTEXT_WORDS = re.compile(r"context length|context window|context size|context_length_exceeded|"
+                            r"exceed_context_size|maximum context|exceeds? the (?:model'?s? )?(?:max|context)|"
+                            r"too many tokens|prompt is too long|n_ctx", re.I)
+WINDOW_MARGIN = 0.1  # of the estimate, kept free when a reply limit is lowered: the count is approximate
 _WINDOW_KEYS = ("max_model_len", "context_length", "context_window", "max_context_length")
 
 
@@ -58,8 +60,9 @@ _WINDOW_KEYS = ("max_model_len", "context_length", "context_window", "max_contex
 class LLMError(RuntimeError):
     """A call failed for good (after the client's retries). ``status`` is the HTTP status, or None
     for a timeout or connection failure (``timed_out`` tells which). ``transient``: the endpoint
-    itself failed (unreachable, timed out, 429 or 5xx after every retry), not the request or the
-    model's answer -- the same request may well work later."""
+    itself failed (unreachable, timed out, 429 or 5xx after every retry, or a key or model that
+    stopped being accepted mid-run: 401, 403, 404), not the request or the model's answer -- the
+    same request may well work once the endpoint is back or fixed."""
 
     def __init__(self, message: str, *, role: str | None = None, model: str | None = None,
                  status: int | None = None, timed_out: bool = False, transient: bool = False):
@@ -126,6 +129,7 @@ class ChatResult:
     completion_tokens: int = 0
     cached: bool = False
     model: str = ""
+    cached_prompt_tokens: int = 0  # usage.prompt_tokens_details.cached_tokens, when the server says it
 
     def message(self) -> dict[str, Any]:
         """This reply as an assistant message to append to the conversation."""
@@ -171,8 +175,9 @@ class LLMClient:
         limit = max_tokens if max_tokens is not None else self.settings.max_tokens_for(role, model)
         estimate = prompt_tokens(messages, tools)
         window = self.context_window(model)
-        if window is not None and estimate + limit > window and window - estimate >= MIN_REPLY_TOKENS:
-            limit = window - estimate  # a limit is a ceiling: what is left of the window still fits a reply
+        room = None if window is None else window - int(estimate * (1 + WINDOW_MARGIN)) - 16
+        if room is not None and estimate + limit > window and room >= MIN_REPLY_TOKENS:
+            limit = room  # a limit is a ceiling: what is left of the window (with a margin) still fits a reply
         request[self.settings.token_parameter_for(model)] = limit
         if tools:
             request["tools"] = tools
@@ -198,12 +203,13 @@ class LLMClient:
             **request), lambda data: _chat_result(data, model, cached=False), tokens=estimate)
         self.usage.add(role, result.prompt_tokens, result.completion_tokens, model=model)
         self._slots.spent(result.prompt_tokens + result.completion_tokens - estimate)
-        if said >= TRUNCATION_MIN_TOKENS and 0 < result.prompt_tokens < said * TRUNCATION_SHARE:
+        read = result.prompt_tokens + result.cached_prompt_tokens  # some servers count only uncached ones
+        if said >= TRUNCATION_MIN_TOKENS and 0 < read < said * TRUNCATION_SHARE:
             raise ContextLengthError(
-                f"{role}: model {model} at {self.settings.endpoint} read {result.prompt_tokens:,} prompt tokens of "
+                f"{role}: model {model} at {self.settings.endpoint} read {read:,} prompt tokens of "
                 f"about {said:,} sent: the server cut the prompt to fit its context; set context_window for "
                 f"this model (or give the server a larger context)", role=role, model=model,
-                needed=said, window=result.prompt_tokens)
+                needed=said, window=read)
         if key is not None:
             self.cache.put(key, data)
         return result
@@ -318,11 +324,12 @@ class LLMClient:
             return {}
         return served_windows(data)
 
-    def fits(self, role: str, messages: Sequence[dict], tools: list[dict] | None = None) -> bool:
-        """Whether ``messages`` (and ``tools``) leave room for a reply of at least
-        ``MIN_REPLY_TOKENS`` in the role model's context window (True when the window is unknown)."""
+    def fits(self, role: str, messages: Sequence[dict], tools: list[dict] | None = None,
+             reply: int = MIN_REPLY_TOKENS) -> bool:
+        """Whether ``messages`` (and ``tools``) leave room for a reply of ``reply`` tokens in the
+        role model's context window, with the estimate's margin (True when the window is unknown)."""
         window = self.context_window(self.settings.model_for(role))
-        return window is None or prompt_tokens(messages, tools) + MIN_REPLY_TOKENS <= window
+        return window is None or int(prompt_tokens(messages, tools) * (1 + WINDOW_MARGIN)) + 16 + reply <= window
 
     def _check_context(self, role: str, model: str, estimate: int, limit: int) -> None:
         window = self.context_window(model)
@@ -418,7 +425,8 @@ class LLMClient:
                                              status=exc.status_code) from None
                 raise LLMError(f"{where}: HTTP {exc.status_code}: {text} (max_retries={retries})",
                                role=role, model=model, status=exc.status_code,
-                               transient=exc.status_code in (408, 409, 429) or exc.status_code >= 500) from None
+                               transient=exc.status_code in (401, 403, 404, 408, 409, 429)
+                               or exc.status_code >= 500) from None
             except openai.APIConnectionError as exc:
                 cause = exc.__cause__ or exc
                 raise LLMError(f"{where}: cannot connect ({cause.__class__.__name__}: {cause}) "
@@ -469,14 +477,15 @@ def prompt_tokens(messages: Sequence[dict], tools: list[dict] | None = None) -> 
 
 def served_windows(data: Any) -> dict[str, int]:
     """Context windows a ``/v1/models`` body states, by model id: vLLM's ``max_model_len``, the
-    ``context_length`` of others, llama.cpp's ``meta.n_ctx`` (or ``n_ctx_train``)."""
+    ``context_length`` of others, llama.cpp's ``meta.n_ctx`` (never ``n_ctx_train``, the size the
+    model was trained with, not the one the server runs)."""
     found: dict[str, int] = {}
     rows = data.get("data") if isinstance(data, dict) else None
     for row in rows if isinstance(rows, list) else []:
         if not isinstance(row, dict) or not isinstance(row.get("id"), str):
             continue
         meta = row.get("meta") if isinstance(row.get("meta"), dict) else {}
-        for value in [*(row.get(k) for k in _WINDOW_KEYS), meta.get("n_ctx"), meta.get("n_ctx_train")]:
+        for value in [*(row.get(k) for k in _WINDOW_KEYS), meta.get("n_ctx")]:  # not n_ctx_train: not what runs
             if isinstance(value, int) and not isinstance(value, bool) and value >= 16:
                 found[row["id"]] = value
                 break
@@ -565,12 +574,16 @@ def _chat_result(data: dict, model: str, cached: bool) -> ChatResult:
         call_id = _field(call, "id", f"{at}.", (str,)) or ""
         calls.append(ToolCallRequest(id=call_id, name=name, arguments=_arguments(raw), raw_arguments=raw))
     usage = _field(data, "usage", "", (dict,)) or {}
+    details = usage.get("prompt_tokens_details") if isinstance(usage.get("prompt_tokens_details"), dict) else {}
+    cached_tokens = details.get("cached_tokens")
+    cached_tokens = cached_tokens if isinstance(cached_tokens, int) and not isinstance(cached_tokens, bool) \
+        and cached_tokens > 0 else 0
     reply_model = _field(data, "model", "", (str,))
     return ChatResult(content=content, tool_calls=calls,
                       finish_reason=_field(choice, "finish_reason", "choices[0].", (str,)) or "stop",
                       prompt_tokens=_count(usage, "prompt_tokens"),
                       completion_tokens=_count(usage, "completion_tokens"),
-                      cached=cached, model=reply_model or model)
+                      cached=cached, model=reply_model or model, cached_prompt_tokens=cached_tokens)
 
 
 def _arguments(raw: str) -> dict | None:

@@ -44,6 +44,10 @@ REASONING_MAX_TOKENS = 16384  # a reasoning model spends part of its budget befo
 STRUCTURED_OUTPUTS = ("json_schema", "json_object", "none")
 TOKEN_PARAMETERS = ("max_tokens", "max_completion_tokens")
 MODEL_KEYS = ("temperature", "max_tokens", "token_parameter", "structured_output", "context_window", "reasoning")
+NOT_SETTABLE = {"api_key": "give the key in OPENAI_API_KEY or the --llm-config file, never on the command line "
+                           "(it would be written into the run's files)",
+                "cache_path": "use --cache / --no-cache"}
+_STRING_KEYS = ("base_url", "api_key", "model", "embedding_model", "structured_output")
 _REASONING_RE = re.compile(r"^(?:[\w.-]+/)?(?:o\d|gpt-5)(?:$|[-.:])")
 
 
@@ -129,6 +133,8 @@ class LLMSettings:
 
     def validate(self, source: str = "settings") -> "LLMSettings":
         """Check types and ranges and that a non-local endpoint has a key; returns self."""
+        if self.base_url is not None and not isinstance(self.base_url, str):
+            raise LLMConfigError(f"{source}: base_url must be a string (got {self.base_url!r})")
         url = urlsplit(self.endpoint)
         if url.scheme not in ("http", "https") or not url.hostname:
             raise LLMConfigError(f"{source}: base_url {self.base_url!r} must be an http:// or https:// URL "
@@ -211,6 +217,9 @@ class LLMSettings:
         if unknown:
             raise LLMConfigError(f"unknown setting(s) {', '.join(unknown)}: expected {', '.join(sorted(known))}")
         given = {k: v for k, v in overrides.items() if v is not None}
+        for key, value in (set_values or {}).items():
+            if key in _STRING_KEYS and not isinstance(value, str):
+                raise LLMConfigError(f"--llm-set {key}: must be a string (got {value!r})")
         given.update(set_values or {})  # --llm-set: a null there is a value (temperature=null: send none)
         unknown = sorted(set(given) - known)
         if unknown:
@@ -241,6 +250,8 @@ def parse_override(text: str) -> tuple[str, str]:
     key = key.strip()
     if not sep or not key:
         raise LLMConfigError(f"--llm-set {text!r}: expected KEY=VALUE (e.g. max_tokens=2048)")
+    if key in NOT_SETTABLE:
+        raise LLMConfigError(f"--llm-set {key}: {NOT_SETTABLE[key]}")
     try:
         value = json.loads(raw)
     except json.JSONDecodeError:
