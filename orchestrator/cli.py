@@ -707,8 +707,7 @@ def regenerate_command(
                                        workers=workers, resume=resume, gates=_parse_gates(gates), budget=budget,
                                        repair_seeds=repair, on_pause=_paused, on_outcome=progress.outcome,
                                        **_executor(executor, ray_address),
-                                       on_progress=lambda done, total: progress.set_total(total)
-                                       if progress.total != total else None, **llm)
+                                       on_progress=progress.counted, **llm)
     except (BuildError, RayUnavailable) as exc:
         _fail(str(exc))
     except EndpointDown as exc:
@@ -797,8 +796,7 @@ def eval_command(
         with Reporter("eval", None, mode_for(quiet, json_progress), kept_word="scored") as progress:
             summary = evaluate(dataset_dir, out, config, resume=resume, budget=budget, on_outcome=progress.outcome,
                                **_executor(executor, ray_address),
-                               on_progress=lambda done, total: progress.set_total(total) if progress.total != total
-                               else None)
+                               on_progress=progress.counted)
     except (EvalError, RayUnavailable) as exc:
         _fail(str(exc).replace("\n", " "))
     except Interrupted as exc:

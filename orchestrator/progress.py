@@ -99,6 +99,11 @@ class Reporter:
         if self._bar is not None:
             self._bar.update(self._task, total=total)
 
+    def counted(self, done: int, total: int) -> None:
+        """An ``on_progress(done, total)`` callback: takes the total once the batch knows it."""
+        if total != self.total:
+            self.set_total(total)
+
     def outcome(self, item: dict[str, Any]) -> None:
         """One finished attempt, seed or task: ``status`` accepted / dropped / error, or an eval
         outcome (``rows``, or ``skipped``)."""

@@ -173,9 +173,10 @@ class LLMClient:
         if temperature is not None:
             request["temperature"] = temperature
         limit = max_tokens if max_tokens is not None else self.settings.max_tokens_for(role, model)
-        estimate = prompt_tokens(messages, tools)
+        said = prompt_tokens(messages)  # what any server counts, however it templates tools
+        estimate = said + (count_tokens(json.dumps(tools)) if tools else 0)
         window = self.context_window(model)
-        room = None if window is None else window - int(estimate * (1 + WINDOW_MARGIN)) - 16
+        room = None if window is None else window - with_margin(estimate)
         if room is not None and estimate + limit > window and room >= MIN_REPLY_TOKENS:
             limit = room  # a limit is a ceiling: what is left of the window (with a margin) still fits a reply
         request[self.settings.token_parameter_for(model)] = limit
@@ -187,7 +188,6 @@ class LLMClient:
         if response_format is not None:
             request["response_format"] = response_format
         self._check_context(role, model, estimate, limit)
-        said = prompt_tokens(request["messages"])  # what any server counts, however it templates tools
         key = None
         if self.cache is not None:
             key = request_key({"endpoint": self.settings.endpoint, "api": "chat.completions", **request})
@@ -329,7 +329,7 @@ class LLMClient:
         """Whether ``messages`` (and ``tools``) leave room for a reply of ``reply`` tokens in the
         role model's context window, with the estimate's margin (True when the window is unknown)."""
         window = self.context_window(self.settings.model_for(role))
-        return window is None or int(prompt_tokens(messages, tools) * (1 + WINDOW_MARGIN)) + 16 + reply <= window
+        return window is None or with_margin(prompt_tokens(messages, tools)) + reply <= window
 
     def _check_context(self, role: str, model: str, estimate: int, limit: int) -> None:
         window = self.context_window(model)
@@ -453,6 +453,11 @@ class LLMClient:
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+
+def with_margin(estimate: int) -> int:
+    """An estimated prompt with the room kept for the counter's error and the chat template."""
+    return int(estimate * (1 + WINDOW_MARGIN)) + 16
 
 
 def prompt_tokens(messages: Sequence[dict], tools: list[dict] | None = None) -> int:
