@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
+import uuid
 
 from backends.llm import LLMClient, LLMSettings
 from backends.llm.rate_limit import Limiter, retry_after_seconds
@@ -35,7 +36,7 @@ def hammer(client: LLMClient, seconds: float, threads: int = 6) -> list[BaseExce
 
 def test_a_client_with_the_budget_never_meets_a_429():
     with FakeLLMServer(lambda body: Reply(content="ok"), rate_limit=(120, 100_000)) as server:
-        client = LLMClient(LLMSettings(base_url=server.url, model="m", rpm=120, max_concurrency=6, timeout=10))
+        client = LLMClient(LLMSettings(base_url=server.url, model=f"m-{uuid.uuid4().hex}", rpm=120, max_concurrency=6, timeout=10))
         errors = hammer(client, 2.5)
         answered = sorted(r.started for r in server.chat_requests() if r.status == 200)
         throttled = server.throttled
@@ -50,7 +51,7 @@ def test_a_client_with_the_budget_never_meets_a_429():
 def test_without_the_budget_429s_are_waited_out_and_nothing_is_lost():
     # a server allowing 5 requests a second (its window shortened from a minute for the test)
     with FakeLLMServer(lambda body: Reply(content="ok"), rate_limit=(5, 100_000), rate_window=1.0) as server:
-        client = LLMClient(LLMSettings(base_url=server.url, model="m2", max_concurrency=4, max_retries=8, timeout=10))
+        client = LLMClient(LLMSettings(base_url=server.url, model=f"m2-{uuid.uuid4().hex}", max_concurrency=4, max_retries=8, timeout=10))
         errors = hammer(client, 2.0, threads=4)
         limiter = client._slots
         throttled = server.throttled
@@ -94,7 +95,7 @@ def test_retry_after_headers():
 
 def test_the_client_reacts_to_a_429_it_retried_by_itself():
     with FakeLLMServer(lambda body: Reply(content="ok"), retry_after=0.2) as server:
-        client = LLMClient(LLMSettings(base_url=server.url, model="m3", max_concurrency=4, max_retries=2, timeout=10))
+        client = LLMClient(LLMSettings(base_url=server.url, model=f"m3-{uuid.uuid4().hex}", max_concurrency=4, max_retries=2, timeout=10))
         server.queue_faults("429")
         result = client.chat("bench", ASK)
         limiter = client._slots

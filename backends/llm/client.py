@@ -148,7 +148,8 @@ class LLMClient:
         self._owns_cache = cache is None and settings.cache_path is not None
         self.cache = cache if cache is not None else (
             ResponseCache(settings.cache_path) if settings.cache_path is not None else None)
-        self._slots = limiter_for(settings.endpoint, settings.rpm, settings.tpm, settings.max_concurrency)
+        self._slots = limiter_for(settings.endpoint, settings.model, settings.rpm, settings.tpm,
+                                  settings.max_concurrency)
         # every response, also those the openai client retries by itself, tells the limiter how the
         # endpoint is doing (a 429 and its Retry-After, or a success)
         http = openai.DefaultHttpxClient(event_hooks={"response": [self._observe]})

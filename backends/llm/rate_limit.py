@@ -123,9 +123,10 @@ class Limiter:
                 self.paused_until = max(self.paused_until, time.monotonic() + min(retry_after, 120.0))
 
 
-def limiter_for(endpoint: str, rpm: int | None, tpm: int | None, max_concurrency: int) -> Limiter:
-    """The process's limiter for ``endpoint`` with these budgets (clients with the same settings share it)."""
-    key = (endpoint.rstrip("/"), rpm, tpm, max_concurrency, _SHARE)
+def limiter_for(endpoint: str, model: str, rpm: int | None, tpm: int | None, max_concurrency: int) -> Limiter:
+    """The process's limiter for ``model`` at ``endpoint`` with these budgets (clients with the same settings
+    share it; providers count rate limits per model)."""
+    key = (endpoint.rstrip("/"), model, rpm, tpm, max_concurrency, _SHARE)
     with _LIMITERS_LOCK:
         limiter = _LIMITERS.get(key)
         if limiter is None:
