@@ -63,10 +63,11 @@ def create(ws: Workspace, user: str, event: CalendarEvent) -> None:
     label = ws.relative(path)
     owner = ws.check_user(user)
     if path.exists():
-        ics_io.read_events(path, label)  # a valid calendar (parsed once per file version), or CorruptFileError
-        data = ics_io.with_event(read_bytes(path, label, MAX_ICS_BYTES), event, owner, ws.now)
-        if data is not None:
-            _write(ws, label, data)
+        before = ics_io.read_events(path, label)  # a valid calendar (parsed once per file version), or CorruptFileError
+        written = ics_io.with_event(read_bytes(path, label, MAX_ICS_BYTES), event, owner, ws.now)
+        if written is not None:
+            _write(ws, label, written[0])
+            ics_io.remember_added(path, before, written[1])
             return
     calendar = ics_io.load(path, label) if path.exists() else ics_io.new_calendar()
     ics_io.add_event(calendar, event, owner, ws.now)

@@ -39,3 +39,48 @@ def test_hard_links_share_one_parse_and_the_cache_is_bounded(tmp_path: Path, mon
         xlsx_io.read_book(other, other.name)
     assert len(read_cache._CACHE) == 2
     assert xlsx_io.read_book(path, "s.xlsx") is not first  # evicted, parsed again
+
+
+def test_a_loaded_workbook_is_the_callers_own_and_saves_as_a_fresh_parse(tmp_path: Path):
+    read_cache.clear()
+    path = tmp_path / "s.xlsx"
+    path.write_bytes(xlsx_io.build([["name", "amount"], ["a", 1], ["b", 2.5]], "Data"))
+    first = xlsx_io.load(path, "s.xlsx")
+    xlsx_io.set_value(first.active, 2, 2, 99)  # a change to one copy never reaches the next
+    second = xlsx_io.load(path, "s.xlsx")
+    assert second.active.cell(row=2, column=2).value == 1
+    read_cache.clear()
+    fresh = xlsx_io.load(path, "s.xlsx")  # parsed by openpyxl, not from the snapshot
+    for book in (second, fresh):
+        xlsx_io.set_value(book.active, 3, 1, "c")
+    assert xlsx_io.to_bytes(second) == xlsx_io.to_bytes(fresh)
+
+
+def test_an_added_event_is_remembered_as_a_full_parse_reads_it(tmp_path: Path):
+    import random
+    from datetime import datetime, timedelta
+
+    from office_env.formats import ics_io
+
+    rng = random.Random(5)
+    for trial in range(30):
+        calendar = ics_io.new_calendar()
+        base = datetime(2025, 3, 3, 9)
+        for i in range(rng.randint(0, 6)):
+            start = base + timedelta(hours=rng.choice([0, 1, 2, 26]))  # ties in start and end on purpose
+            ics_io.add_event(calendar, ics_io.CalendarEvent(rng.choice(["Sync", "Review", "sync"]), start,
+                                                            start + timedelta(hours=1), "Room 2"), "ana", None)
+        path = tmp_path / f"c{trial}.ics"
+        path.write_bytes(ics_io.to_bytes(calendar))
+        before = ics_io.read_events(path, path.name)
+        start = base + timedelta(hours=rng.choice([0, 1, 2]))
+        event = ics_io.CalendarEvent(rng.choice(["Sync", "Review", "Plan"]), start, start + timedelta(hours=1),
+                                     description="Agenda: budget")
+        data, added = ics_io.with_event(path.read_bytes(), event, "ana", None)
+        new = tmp_path / f"n{trial}.ics"
+        new.write_bytes(data)
+        ics_io.remember_added(new, before, added)
+        remembered = ics_io.read_events(new, new.name)
+        read_cache.clear()
+        assert remembered == ics_io.read_events(new, new.name)
+        assert event in remembered

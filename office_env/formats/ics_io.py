@@ -18,7 +18,7 @@ import icalendar
 from office_env.errors import CorruptFileError
 from office_env.formats.bounded import read_bytes
 from office_env.formats.ooxml import DEFAULT_STAMP
-from office_env.formats.read_cache import cached_read
+from office_env.formats.read_cache import cached_read, remember
 from office_env.limits import MAX_ICS_BYTES
 
 PRODID = "-//homeragents//office_env//EN"
@@ -86,6 +86,16 @@ def read_events(path: Path, label: str) -> list[CalendarEvent]:
     return list(cached_read("ics", path, lambda: tuple(events_of(load(path, label), label))))
 
 
+def remember_added(path: Path, before: list[CalendarEvent], added: bytes) -> None:
+    """``path`` was just written by ``with_event`` from a calendar whose events were ``before``,
+    with the VEVENT ``added``: its events are those plus the added one read on its own (it carries
+    no TZID, so the rest of the file cannot change how it reads), in the order a full parse gives."""
+    alone = icalendar.Calendar.from_ical(b"BEGIN:VCALENDAR\r\n" + added + _END + b"\r\n")
+    events = before + events_of(alone, str(path))
+    events.sort(key=lambda e: (e.start, e.end, e.summary))  # stable: the added event last among equals
+    remember("ics", path, tuple(events))
+
+
 def new_calendar() -> icalendar.Calendar:
     calendar = icalendar.Calendar()
     calendar.add("prodid", PRODID)
@@ -111,10 +121,10 @@ def add_event(calendar: icalendar.Calendar, event: CalendarEvent, owner: str, st
 _END = b"END:VCALENDAR"
 
 
-def with_event(data: bytes, event: CalendarEvent, owner: str, stamp: datetime | None) -> bytes | None:
+def with_event(data: bytes, event: CalendarEvent, owner: str, stamp: datetime | None) -> tuple[bytes, bytes] | None:
     """``data`` (a calendar already read and found valid) with ``event`` added just before its
-    last ``END:VCALENDAR``; None when the file does not end that way. Everything else in the file
-    stays byte for byte, and no re-parse is needed."""
+    last ``END:VCALENDAR``, and the added VEVENT's bytes; None when the file does not end that way.
+    Everything else in the file stays byte for byte, and no re-parse is needed."""
     tail = data.rstrip()
     if not tail.endswith(_END):
         return None
@@ -123,7 +133,8 @@ def with_event(data: bytes, event: CalendarEvent, owner: str, stamp: datetime | 
     head = tail[: -len(_END)]
     if not head.endswith(b"\n"):
         return None
-    return head + holder.subcomponents[0].to_ical() + _END + b"\r\n"
+    added = holder.subcomponents[0].to_ical()
+    return head + added + _END + b"\r\n", added
 
 
 def remove_events(calendar: icalendar.Calendar, summary: str) -> int:

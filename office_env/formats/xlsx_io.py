@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import io
 import math
+import pickle
 import re
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -121,6 +122,16 @@ openpyxl.reader.excel.CommentSheet = _BudgetedCommentSheet
 
 
 def load(path: Path, label: str) -> Workbook:
+    """The workbook at ``path``, the caller's own to change. It is parsed once per file version:
+    the cache keeps a pickled snapshot of the parsed workbook (made here, in this process, never
+    read from a file), and each call unpickles a fresh copy, several times faster than openpyxl
+    parsing the package again and saving to the same bytes."""
+    snapshot = cached_read("xlsx-workbook", path, lambda: pickle.dumps(_parse(path, label), pickle.HIGHEST_PROTOCOL),
+                           weigh=len)
+    return pickle.loads(snapshot)  # noqa: S301 -- our own snapshot, see above
+
+
+def _parse(path: Path, label: str) -> Workbook:
     package = stored_copy(path, label, KIND)
     token = _BUDGET.set(_CellBudget(MAX_BOOK_CELLS))
     try:
