@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import typer
+import typer.core
 
 from office_env import limits  # the limits alone: the commands import what they use, so help is quick
 
@@ -23,8 +24,18 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_
                   help="homeragents: build, check and score long-horizon office-agent tasks.")
 officebench_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, help="Work with OfficeBench task folders.")
 app.add_typer(officebench_app, name="officebench")
-review_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,
-                         help="Human review of a dataset: annotations, agreement, post-edits.")
+class _ReviewGroup(typer.core.TyperGroup):
+    """``homer review DATASET`` serves the page; ``homer review report|apply ...`` are subcommands."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and args[0] not in ("--help", "-h"):
+            args = ["serve", *args]
+        return super().parse_args(ctx, args)
+
+
+review_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, cls=_ReviewGroup,
+                         help="Human review of a dataset: `homer review DATASET` serves the review page; "
+                              "report and apply work on its annotations.")
 app.add_typer(review_app, name="review")
 
 
@@ -449,7 +460,7 @@ def verify_command(
     from orchestrator.card import gameability_line
     from orchestrator.dataset import iter_tasks
     from verifier.gameability import gameability
-    from verifier.gates import AGENT_GATES, run_gates
+    from verifier.review_edits import recheck
 
     _check_dataset(dataset_dir)
     failures = total = 0
@@ -460,17 +471,8 @@ def verify_command(
             failures += 1
             typer.echo(f"FAIL {task.id}: {printable(task.error)}")
             continue
-        provenance = task.record.get("provenance")
-        recorded = provenance.get("gates") if isinstance(provenance, dict) else None
-        recorded = recorded if isinstance(recorded, dict) else {}
-        extra = tuple(g for g in AGENT_GATES if g in recorded)  # re-run the extra gates it was built with
-        agents = None
-        if {"solvability", "leakage"} & set(extra):
-            from verifier.agent_gates import gate_agents
-
-            agents = gate_agents("offline", None)
         try:
-            results = run_gates(task.record, task.testbed, task.reference, extra=extra, agents=agents)
+            results = recheck(task.record, task.testbed, task.reference)  # with the extra gates it was built with
         except Exception as exc:  # malformed content the schema lets through must not stop the others
             failures += 1
             typer.echo(f"FAIL {task.id}: gates could not run ({exc.__class__.__name__}: "
@@ -850,6 +852,74 @@ def review_report_command(
     write_json(dataset_dir / "review-report.json", report)
     write_text(dataset_dir / "review-report.md", text)
     typer.echo(json.dumps(report, indent=1) if as_json else text)
+
+
+@review_app.command("serve")
+def review_serve_command(
+    dataset_dir: Path = typer.Argument(..., help="A dataset folder"),
+    annotator: Optional[str] = typer.Option(None, "--annotator", help="Your name on every verdict and edit "
+                                            "(default: the USER environment variable)"),
+    port: int = typer.Option(8765, "--port", help="The port to listen on"),
+    host: str = typer.Option("127.0.0.1", "--host", help="The address to bind; any other than 127.0.0.1 / localhost "
+                             "needs --token"),
+    token: Optional[str] = typer.Option(None, "--token", envvar="HOMER_REVIEW_TOKEN", help="A secret every request "
+                                        "must carry (also from HOMER_REVIEW_TOKEN); one is made up for a non-local host"),
+) -> None:
+    """Serve the review page: the task list, each task with its history, office and oracle plan,
+    verdicts per guideline criterion saved at once, and post-edits checked by the task's gates."""
+    import secrets
+
+    from verifier.annotations import AnnotationError
+
+    _check_dataset(dataset_dir)
+    if not 1 <= port <= 65535:
+        _fail(f"--port: {port} is not a port (1-65535)")
+    name = annotator or os.environ.get("USER") or "annotator"
+    local = host in ("127.0.0.1", "localhost", "::1")
+    if not local and not token:
+        token = secrets.token_urlsafe(18)
+    try:
+        import uvicorn
+
+        from orchestrator.review_app import ReviewServer, create_app
+
+        server = ReviewServer(dataset_dir, name, token, hosts=("127.0.0.1", "localhost", "[::1]") if local else ("*",))
+        server.store()
+    except AnnotationError as exc:
+        _fail(f"--annotator: {exc}")
+    except OSError as exc:
+        _fail(f"{dataset_dir}: cannot open its annotations ({exc.strerror or exc})")
+    address = f"http://{'localhost' if local else host}:{port}/" + (f"?token={token}" if token else "")
+    typer.echo(f"review page for {dataset_dir} as {name}: {address}  (Ctrl-C stops)", err=True)
+    try:
+        uvicorn.run(create_app(server), host=host, port=port, log_level="warning")
+    except OSError as exc:
+        _fail(f"--port {port}: cannot listen ({exc.strerror or exc})")
+
+
+@review_app.command("apply")
+def review_apply_command(
+    dataset_dir: Path = typer.Argument(..., help="A reviewed dataset folder"),
+    out: Path = typer.Option(..., "--out", help="The new dataset's folder (absent or empty)"),
+    rule: str = typer.Option("majority", "--rule", help="any-drop: a task one annotator dropped goes; majority: a "
+                             "task goes when more annotators dropped than kept it"),
+    unreviewed: str = typer.Option("keep", "--unreviewed", help="keep or drop the tasks nobody gave an overall verdict"),
+) -> None:
+    """Write a new dataset with the post-edits applied and the dropped tasks removed; every kept
+    task's gates run again, and the card records the annotators, kappa and the rule."""
+    from orchestrator.review_apply import ApplyError, apply_review
+
+    _check_dataset(dataset_dir)
+    try:
+        summary = apply_review(dataset_dir, out, rule, unreviewed)
+    except ApplyError as exc:
+        _fail(str(exc))
+    except OSError as exc:
+        _fail(f"--out {out}: cannot be written ({exc.strerror or exc})")
+    typer.echo(f"kept {summary['kept']} task(s), dropped {len(summary['dropped'])}, applied {summary['edits']} "
+               f"edit(s); wrote {out}")
+    for item in summary["dropped"]:
+        typer.echo(f"  dropped {item['id']}: {item['reason']}")
 
 
 def main() -> None:

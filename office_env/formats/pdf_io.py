@@ -119,7 +119,12 @@ def _wrap(pdf: FPDF, line: str, width: float) -> list[str]:
 
 
 def read_text(path: Path, label: str) -> str:
-    return cached_read("pdf", path, lambda: _read_text(path, label))
+    return cached_read("pdf", path, lambda: "\n".join(read_pages(path, label)).strip("\n"))
+
+
+def read_pages(path: Path, label: str) -> tuple[str, ...]:
+    """The text of each page (a cut note last when the text limit stops the reading)."""
+    return cached_read("pdf-pages", path, lambda: _read_pages(path, label))
 
 
 _STREAM_LIMITS = {
@@ -145,7 +150,7 @@ def _stream_limits() -> ContextManager[Any]:
     return apply(**{name: value for name, value in _STREAM_LIMITS.items() if name in known})
 
 
-def _read_text(path: Path, label: str) -> str:
+def _read_pages(path: Path, label: str) -> tuple[str, ...]:
     data = read_bytes(path, label)
     if b"%PDF-" not in data[:1024]:
         raise CorruptFileError(f"{label}: not a PDF file (no %PDF header)")
@@ -179,4 +184,4 @@ def _read_text(path: Path, label: str) -> str:
                                "limit (or past another PDF reading limit)") from None
     except Exception as exc:  # pypdf raises many error types for damaged files
         raise CorruptFileError(f"{label}: not a readable PDF file ({type(exc).__name__})") from None
-    return "\n".join(pieces).strip("\n")
+    return tuple(pieces)

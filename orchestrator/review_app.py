@@ -1,0 +1,367 @@
+"""The review web page (``homer review DATASET``): read a task, judge it, post-edit it.
+
+A Starlette application served by uvicorn; pages are Jinja2 templates (``templates/review/``)
+with autoescaping on, since every text of a dataset may be a model's or a stranger's. Verdicts
+and accepted edits go to the dataset's ``review.sqlite`` (``verifier.annotations``) at once; an
+edit is stored only when the task's gates pass with it (``verifier.review_edits``).
+
+Safety: the server binds 127.0.0.1 unless told otherwise, and then needs a token, checked on
+every request (``?token=`` once, then a cookie, or ``Authorization: Bearer``); every form carries
+a per-server secret so another site cannot post to it; the Host header must name this server
+(no DNS rebinding); testbed paths go through ``Workspace.resolve``.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import secrets
+import threading
+import time
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, urlencode
+
+import jinja2
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from starlette.routing import Route
+
+from backends.dataset import iter_tasks, load_task
+from backends.prompts import TEMPLATES
+from orchestrator.review_preview import list_files, mailbox, preview, week_view
+from orchestrator.show import MARKS, criterion_in_words
+from office_env import Workspace
+from office_env.formats import ics_io
+from verifier.annotations import CRITERIA, CRITERION_TEXT, OVERALL, VERDICTS, AnnotationError, AnnotationStore, check_verdict
+from verifier.review_edits import TEXT_FIELDS, EditError, check_edit, edited_record
+from verifier.review_report import render_report, review_report
+
+TOKEN_COOKIE = "homer_review_token"
+TOKEN_ENV = "HOMER_REVIEW_TOKEN"
+MAX_FORM_BYTES = 256 * 1024
+
+
+def _environment() -> jinja2.Environment:
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES / "review")), autoescape=True,
+                             trim_blocks=True, lstrip_blocks=True)
+    env.filters["urlquote"] = lambda value: quote(str(value), safe="")
+    return env
+
+
+class ReviewServer:
+    """The page's state: the dataset, the annotator, the secrets and one SQLite connection per thread."""
+
+    def __init__(self, dataset: Path, annotator: str, token: str | None = None,
+                 hosts: tuple[str, ...] = ("127.0.0.1", "localhost")) -> None:
+        check_verdict(annotator, "task", OVERALL, "keep")  # a usable name, or AnnotationError
+        self.dataset = Path(dataset)
+        self.annotator = annotator
+        self.token = token
+        self.hosts = hosts
+        self.form_secret = secrets.token_urlsafe(24)
+        self.env = _environment()
+        self._local = threading.local()
+        self._index: list[dict[str, Any]] | None = None
+        self._index_lock = threading.Lock()
+
+    # -- helpers ---------------------------------------------------------------------------------
+
+    def store(self) -> AnnotationStore:
+        store = getattr(self._local, "store", None)
+        if store is None:
+            store = self._local.store = AnnotationStore(self.dataset)
+        return store
+
+    def index(self) -> list[dict[str, Any]]:
+        """Every task's id, family and app count (read once; a task that cannot be read is listed with its error)."""
+        with self._index_lock:
+            if self._index is None:
+                rows = []
+                for task in iter_tasks(self.dataset):
+                    record = task.record if isinstance(task.record, dict) else {}
+                    rows.append({"id": task.id, "family": str(record.get("family") or record.get("split") or "?"),
+                                 "app_count": record.get("app_count") if isinstance(record.get("app_count"), int) else 0,
+                                 "error": task.error})
+                self._index = rows
+            return self._index
+
+    def render(self, name: str, status: int = 200, **context: Any) -> HTMLResponse:
+        context.setdefault("annotator", self.annotator)
+        context.setdefault("form_secret", self.form_secret)
+        context.setdefault("dataset", str(self.dataset))
+        return HTMLResponse(self.env.get_template(name).render(**context), status_code=status)
+
+    def error(self, message: str, status: int) -> HTMLResponse:
+        return self.render("error.html", status=status, message=message)
+
+    # -- middleware ------------------------------------------------------------------------------
+
+    def authorised(self, request: Request) -> Response | None:
+        """None when the request may go on, else the response that refuses it."""
+        if self.token is None:
+            return None
+        given = request.query_params.get("token") or request.cookies.get(TOKEN_COOKIE) or ""
+        header = request.headers.get("authorization", "")
+        if header.lower().startswith("bearer "):
+            given = header[7:].strip()
+        if not hmac.compare_digest(given.encode(), self.token.encode()):
+            return PlainError("a token is needed: open the address printed by homer review", 401)
+        return None
+
+
+def PlainError(message: str, status: int) -> Response:
+    return Response(message + "\n", status_code=status, media_type="text/plain; charset=utf-8")
+
+
+# -- pages ---------------------------------------------------------------------------------------
+
+def _my_overall(verdicts: list[Any], annotator: str) -> dict[str, str]:
+    return {v.task: v.verdict for v in verdicts if v.criterion == OVERALL and v.annotator == annotator}
+
+
+def task_list(server: ReviewServer, request: Request) -> Response:
+    params = request.query_params
+    verdicts = server.store().verdicts()
+    mine = _my_overall(verdicts, server.annotator)
+    reviewers: dict[str, set[str]] = {}
+    for v in verdicts:
+        reviewers.setdefault(v.task, set()).add(v.annotator)
+    edits: dict[str, int] = {}
+    for revision in server.store().revisions():
+        edits[revision["task"]] = edits.get(revision["task"], 0) + 1
+    rows = []
+    for row in server.index():
+        verdict = mine.get(row["id"], "")
+        if params.get("apps") and str(row["app_count"]) != params["apps"]:
+            continue
+        if params.get("family") and row["family"] != params["family"]:
+            continue
+        if params.get("verdict") and verdict != params["verdict"]:
+            continue
+        if params.get("unreviewed") and verdict:
+            continue
+        rows.append({**row, "verdict": verdict, "reviewers": len(reviewers.get(row["id"], ())),
+                     "edits": edits.get(row["id"], 0)})
+    families = sorted({r["family"] for r in server.index()})
+    app_counts = sorted({r["app_count"] for r in server.index() if r["app_count"]})
+    return server.render("list.html", rows=rows, families=families, app_counts=app_counts, params=dict(params),
+                         total=len(server.index()), query=urlencode(dict(params)))
+
+
+def _load(server: ReviewServer, task_id: str) -> tuple[Any, dict[str, Any] | None, Response | None]:
+    """The task, the record as edited so far, or the page that says why there is none."""
+    if not any(row["id"] == task_id for row in server.index()):
+        return None, None, server.error(f"no task {task_id!r} in this dataset", 404)
+    task = load_task(server.dataset, task_id)
+    if task.record is None:
+        return task, None, server.error(f"task {task_id!r} cannot be read: {task.error}", 422)
+    try:
+        record = edited_record(task.record, server.store().revisions(task_id))
+    except EditError as exc:
+        return task, None, server.error(f"task {task_id!r}: its stored edits no longer apply ({exc})", 422)
+    except (KeyError, TypeError, AttributeError) as exc:
+        return task, None, server.error(f"task {task_id!r}: malformed content ({exc.__class__.__name__})", 422)
+    return task, record, None
+
+
+def _neighbours(server: ReviewServer, task_id: str) -> tuple[str | None, str | None]:
+    ids = [row["id"] for row in server.index()]
+    at = ids.index(task_id)
+    return (ids[at - 1] if at > 0 else None), (ids[at + 1] if at + 1 < len(ids) else None)
+
+
+def _history(record: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, list[dict[str, Any]]]]:
+    """Days with their turns (marks and anchors), and for each memory id the turns that mark it."""
+    days, marked = [], {}
+    for d, session in enumerate(record["dialogue"]):
+        turns = []
+        for t, turn in enumerate(session["turns"]):
+            anchor = f"d{d}-t{t}"
+            marks = {mark: list(turn.get(mark, ())) for mark in MARKS if turn.get(mark)}
+            for mark, ids in marks.items():
+                for mid in ids:
+                    marked.setdefault(mid, []).append({"anchor": anchor, "mark": mark, "day": session.get("day", d + 1)})
+            turns.append({"anchor": anchor, "role": turn.get("role", ""), "text": turn.get("text", ""), "marks": marks,
+                          "field": f"turn:{d}:{t}", "index": t})
+        days.append({"index": d, "day": session.get("day", d + 1), "date": session.get("date", ""), "turns": turns})
+    return days, marked
+
+
+def task_page(server: ReviewServer, request: Request, message: str = "", problems: list[str] | None = None,
+              status: int = 200) -> Response:
+    task_id = request.path_params["task_id"]
+    task, record, refusal = _load(server, task_id)
+    if refusal is not None:
+        return refusal
+    started = time.perf_counter()
+    store = server.store()
+    verdicts = store.verdicts(task_id)
+    mine = {v.criterion: v for v in verdicts if v.annotator == server.annotator}
+    others = [v for v in verdicts if v.annotator != server.annotator]
+    days, marked = _history(record)
+    testbed = task.folder / "testbed"
+    files = list_files(testbed)
+    ws = Workspace(testbed) if testbed.is_dir() else None
+    users = ws.users() if ws is not None else []
+    calendars = []
+    for user in users:
+        try:
+            path = ws.calendar_file(user)
+            if path.is_file():
+                calendars.append({"user": user, "weeks": week_view(ics_io.read_events(path, ws.relative(path)))})
+        except Exception as exc:  # a stranger's calendar: say why it cannot be shown
+            calendars.append({"user": user, "weeks": [], "error": str(exc)[:200]})
+    previous, following = _neighbours(server, task_id)
+    criteria = [criterion_in_words(c) if isinstance(c, dict) else str(c) for c in record.get("evaluation", [])]
+    revisions = store.revisions(task_id)
+    return server.render(
+        "task.html", status=status, task_id=task_id, record=record, days=days, marked=marked, files=files,
+        users=[u for u in users if (testbed / "emails" / u).is_dir()], calendars=calendars, criteria=criteria,
+        guideline=[(c, CRITERION_TEXT[c]) for c in CRITERIA], verdict_choices=VERDICTS, mine=mine, others=others,
+        previous=previous, following=following, revisions=revisions, message=message, problems=problems or [],
+        marks=MARKS, memory_ids=[m.get("id") for m in record.get("memory", [])], text_fields=TEXT_FIELDS,
+        oracle=record.get("oracle") or [], render_ms=lambda: f"{1000 * (time.perf_counter() - started):.0f}",
+        json=json)
+
+
+def file_page(server: ReviewServer, request: Request) -> Response:
+    task_id = request.path_params["task_id"]
+    task, record, refusal = _load(server, task_id)
+    if refusal is not None:
+        return refusal
+    testbed = task.folder / "testbed"
+    user = request.query_params.get("mailbox")
+    if user is not None:
+        try:
+            threads = mailbox(testbed, Workspace.check_user(user))
+        except Exception as exc:
+            return server.error(f"mailbox {user!r}: {str(exc)[:200]}", 404)
+        return server.render("mailbox.html", task_id=task_id, user=user, threads=threads)
+    view = preview(testbed, request.query_params.get("path", ""))
+    return server.render("file.html", status=404 if view["kind"] == "error" else 200, task_id=task_id, view=view)
+
+
+async def _form(request: Request) -> dict[str, str]:
+    body = await request.body()
+    if len(body) > MAX_FORM_BYTES:
+        raise EditError(f"the form is larger than {MAX_FORM_BYTES // 1024} KiB")
+    form = await request.form()
+    return {k: v for k, v in form.items() if isinstance(v, str)}
+
+
+def _wants_json(request: Request) -> bool:
+    return "application/json" in request.headers.get("accept", "")
+
+
+def _back(task_id: str, anchor: str = "") -> RedirectResponse:
+    return RedirectResponse(f"/task/{quote(task_id, safe='')}" + (f"#{anchor}" if anchor else ""), status_code=303)
+
+
+async def verdict_post(server: ReviewServer, request: Request) -> Response:
+    task_id = request.path_params["task_id"]
+    if not any(row["id"] == task_id for row in server.index()):
+        return server.error(f"no task {task_id!r} in this dataset", 404)
+    try:
+        form = await _form(request)
+        if not hmac.compare_digest(form.get("secret", ""), server.form_secret):
+            return PlainError("this form is not from this review page (reload it)", 403)
+        started = time.perf_counter()
+        server.store().set(server.annotator, task_id, form.get("criterion", ""), form.get("verdict", ""),
+                           form.get("comment", ""))
+        elapsed = time.perf_counter() - started
+    except (AnnotationError, EditError) as exc:
+        if _wants_json(request):
+            return JSONResponse({"ok": False, "error": str(exc)}, status_code=422)
+        return server.error(str(exc), 422)
+    if _wants_json(request):
+        return JSONResponse({"ok": True, "saved_ms": round(1000 * elapsed, 2)})
+    return _back(task_id, "annotate")
+
+
+async def edit_post(server: ReviewServer, request: Request) -> Response:
+    from starlette.concurrency import run_in_threadpool
+
+    try:
+        form = await _form(request)
+    except EditError as exc:
+        return server.error(str(exc), 413)
+    if not hmac.compare_digest(form.get("secret", ""), server.form_secret):
+        return PlainError("this form is not from this review page (reload it)", 403)
+    return await run_in_threadpool(_edit, server, request, form)  # the gates take a moment: off the event loop
+
+
+def _edit(server: ReviewServer, request: Request, form: dict[str, str]) -> Response:
+    task_id = request.path_params["task_id"]
+    task, record, refusal = _load(server, task_id)
+    if refusal is not None:
+        return refusal
+    field = form.get("field", "")
+    if field.startswith("memory:"):
+        value: Any = {"text": form.get("text", ""), "value": form.get("value", "")}
+    elif field.startswith("turn:"):
+        value = {"text": form.get("text", ""),
+                 **{mark: [m.strip() for m in form.get(mark, "").split(",") if m.strip()] for mark in MARKS}}
+    else:
+        value = form.get("text", "")
+    reference = task.folder / "reference"
+    try:
+        _, stored, failures = check_edit(record, field, value, task.folder / "testbed",
+                                         reference if reference.is_dir() else None)
+    except EditError as exc:
+        return task_page(server, request, message=f"edit refused: {exc}", status=422)
+    if failures:
+        return task_page(server, request, message="edit refused: the task's gates fail with it",
+                         problems=failures, status=422)
+    server.store().revise(task_id, field, stored, server.annotator)
+    return _back(task_id, "edits")
+
+
+def report_page(server: ReviewServer, request: Request) -> Response:
+    report = review_report(server.store().verdicts())
+    return server.render("report.html", report=report, text=render_report(report, str(server.dataset)),
+                         criteria=(*CRITERIA, OVERALL))
+
+
+def create_app(server: ReviewServer) -> Starlette:
+    def page(handler: Any) -> Any:
+        async def endpoint(request: Request) -> Response:
+            refusal = server.authorised(request)
+            if refusal is not None:
+                return refusal
+            result = handler(server, request)
+            if hasattr(result, "__await__"):
+                result = await result
+            if server.token is not None and request.query_params.get("token"):
+                result.set_cookie(TOKEN_COOKIE, server.token, httponly=True, samesite="strict")
+            return result
+        return endpoint
+
+    def sync(handler: Any) -> Any:
+        # pages read files and SQLite: run them in the thread pool so one slow page does not stall the others
+        from starlette.concurrency import run_in_threadpool
+
+        async def call(srv: ReviewServer, request: Request) -> Response:
+            return await run_in_threadpool(handler, srv, request)
+        return call
+
+    routes = [
+        Route("/", page(sync(task_list))),
+        Route("/report", page(sync(report_page))),
+        Route("/task/{task_id}", page(sync(task_page))),
+        Route("/task/{task_id}/file", page(sync(file_page))),
+        Route("/task/{task_id}/verdict", page(verdict_post), methods=["POST"]),
+        Route("/task/{task_id}/edit", page(edit_post), methods=["POST"]),
+    ]
+
+    async def not_found(request: Request, exc: Exception) -> Response:
+        return server.error(f"no page at {request.url.path}", 404)
+
+    async def failed(request: Request, exc: Exception) -> Response:
+        return server.error(f"the page failed ({exc.__class__.__name__}); the dataset may be malformed", 500)
+
+    return Starlette(routes=routes, middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=list(server.hosts))],
+                     exception_handlers={404: not_found, 500: failed})

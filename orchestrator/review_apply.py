@@ -1,0 +1,137 @@
+"""``homer review apply``: a new dataset from a reviewed one, with post-edits applied and dropped tasks removed.
+
+Which tasks go is decided by the rule on each task's overall verdicts: ``any-drop`` drops a task
+one annotator dropped; ``majority`` drops it when more annotators dropped than kept (a tie keeps
+it). A task nobody gave an overall verdict is kept or dropped as ``unreviewed`` says. Each kept
+task gets its revisions applied, its gates run again (a task that fails them now is dropped with
+the reason, so ``homer verify`` passes on the result), and a ``review`` entry in its provenance.
+The new dataset is written under a temporary name and renamed into place; its card records the
+annotators, the agreement and the rule.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from backends.dataset import iter_tasks
+from orchestrator.dataset import stage_task, write_index, write_json, write_schemas, write_text
+from verifier.annotations import OVERALL, AnnotationStore
+from verifier.review_edits import EditError, edited_record, recheck
+from verifier.review_report import render_report, review_report
+
+RULES = ("any-drop", "majority")
+
+
+class ApplyError(ValueError):
+    """The review cannot be applied as asked; the message says why."""
+
+
+def decide(overall: list[str], rule: str, unreviewed: str) -> str:
+    """``keep`` or ``drop`` for one task from its annotators' overall verdicts."""
+    if not overall:
+        return unreviewed
+    drops = sum(1 for v in overall if v == "drop")
+    if rule == "any-drop":
+        return "drop" if drops else "keep"
+    return "drop" if drops > len(overall) - drops else "keep"
+
+
+def apply_review(dataset: Path, out: Path, rule: str, unreviewed: str = "keep") -> dict[str, Any]:
+    if rule not in RULES:
+        raise ApplyError(f"--rule: {rule!r} is not one of {', '.join(RULES)}")
+    if unreviewed not in ("keep", "drop"):
+        raise ApplyError(f"--unreviewed: {unreviewed!r} is not keep or drop")
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise ApplyError(f"--out {out}: exists and is not an empty folder")
+    if out.resolve() == dataset.resolve() or dataset.resolve() in out.resolve().parents:
+        raise ApplyError(f"--out {out}: must be outside the reviewed dataset")
+    with AnnotationStore(dataset) as store:
+        verdicts = store.verdicts()
+        revisions = store.revisions()
+    report = review_report(verdicts)
+    overall: dict[str, list[str]] = {}
+    for v in verdicts:
+        if v.criterion == OVERALL:
+            overall.setdefault(v.task, []).append(v.verdict)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    tmp.chmod(0o755)
+    kept, dropped = [], []
+    try:
+        staging = tmp / ".staging"
+        staging.mkdir()
+        (tmp / "tasks").mkdir()
+        for task in iter_tasks(dataset):
+            if task.record is None:
+                dropped.append({"id": task.id, "reason": f"cannot be read: {task.error}"})
+                continue
+            decision = decide(overall.get(task.id, []), rule, unreviewed)
+            if decision == "drop":
+                reason = "unreviewed" if task.id not in overall else f"{rule}: " + ", ".join(sorted(overall[task.id]))
+                dropped.append({"id": task.id, "reason": reason})
+                continue
+            own = [r for r in revisions if r["task"] == task.id]
+            try:
+                record = edited_record(task.record, own)
+            except EditError as exc:
+                dropped.append({"id": task.id, "reason": f"edits no longer apply: {exc}"})
+                continue
+            reference = task.folder / "reference"
+            reference = reference if reference.is_dir() else None
+            results = recheck(record, task.folder / "testbed", reference)
+            failing = [f"{k}: {r.detail}" for k, r in results.items() if not r.passed]
+            if failing:
+                dropped.append({"id": task.id, "reason": "gates fail: " + "; ".join(failing)[:300]})
+                continue
+            record.setdefault("provenance", {})["review"] = {
+                "rule": rule, "overall": sorted(overall.get(task.id, [])),
+                "edits": [{"field": r["field"], "annotator": r["annotator"], "at": r["at"]} for r in own]}
+            staged = stage_task(staging, record, task.folder / "testbed", reference)
+            os.replace(staged, tmp / "tasks" / task.id)
+            kept.append(record)
+        shutil.rmtree(staging)
+        write_index(tmp, kept)
+        write_schemas(tmp)
+        summary = {"source": str(dataset), "rule": rule, "unreviewed": unreviewed, "annotators": report["annotators"],
+                   "overall_fleiss_kappa": report["overall_fleiss_kappa"],
+                   "criteria": report["criteria"], "kept": len(kept), "dropped": dropped,
+                   "edited_tasks": len({r["task"] for r in revisions if any(k["id"] == r["task"] for k in kept)}),
+                   "edits": sum(1 for r in revisions if any(k["id"] == r["task"] for k in kept))}
+        source_build = dataset / "build.json"
+        build: dict[str, Any] = {}
+        if source_build.is_file():
+            try:
+                loaded = json.loads(source_build.read_text(encoding="utf-8"))
+                build = loaded if isinstance(loaded, dict) else {}
+            except (OSError, ValueError):
+                build = {}
+        build["review"] = summary
+        build["accepted"] = len(kept)
+        write_json(tmp / "build.json", build)
+        write_text(tmp / "README.md", card(summary, render_report(report, str(dataset))))
+        if out.exists():
+            out.rmdir()
+        os.replace(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return summary
+
+
+def card(summary: dict[str, Any], report_text: str) -> str:
+    kappa = summary["overall_fleiss_kappa"]
+    lines = ["# Reviewed dataset", "",
+             f"Made by `homer review apply` from `{summary['source']}` with the rule **{summary['rule']}** "
+             f"(tasks without an overall verdict: {summary['unreviewed']}).", "",
+             f"- annotators: {', '.join(summary['annotators']) or 'none'}",
+             f"- overall Fleiss' kappa: {'n/a' if kappa is None else f'{kappa:.3f}'}",
+             f"- tasks kept: {summary['kept']}; dropped: {len(summary['dropped'])}",
+             f"- post-edits applied: {summary['edits']} in {summary['edited_tasks']} task(s)", ""]
+    if summary["dropped"]:
+        lines += ["## Dropped", ""] + [f"- {d['id']}: {d['reason']}" for d in summary["dropped"]] + [""]
+    return "\n".join(lines) + "\n## Agreement\n\n" + report_text.split("\n", 1)[-1]

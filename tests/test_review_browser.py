@@ -1,0 +1,148 @@
+"""The review page in a real browser: headless Chromium (Debian's, which .ci/run installs) driven by
+Playwright against ``homer review``'s app served by uvicorn on a loopback port.
+
+The walk: open the list, open a task, go to the next with the keyboard, answer the guideline,
+post-edit a turn, see the gates refuse a bad edit, reload and find it all saved. Screenshots of
+the task page and the report go to ``test-artifacts/`` (or ``$HOMER_TEST_ARTIFACTS``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from orchestrator.build import build
+from orchestrator.review_app import ReviewServer, create_app
+from orchestrator.roles import BuildConfig
+from verifier.annotations import CRITERIA, AnnotationStore
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+ARTIFACTS = Path(os.environ.get("HOMER_TEST_ARTIFACTS", Path(__file__).resolve().parent.parent / "test-artifacts"))
+FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+def _browser_ready() -> str | None:
+    """Why the browser test cannot run here, or None."""
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "playwright is not installed (pip install -e '.[test]')"
+    if not Path(CHROMIUM).exists():
+        return "no chromium: .ci/run installs Debian's chromium (apt-get install chromium)"
+    return None
+
+
+@pytest.fixture()
+def served(tmp_path: Path):
+    reason = _browser_ready()
+    if reason is not None:
+        if os.environ.get("CI"):
+            pytest.fail(f"the browser test must run in CI: {reason}")
+        pytest.skip(reason)
+    import uvicorn
+
+    dataset = tmp_path / "data"
+    build(dataset, 2, BuildConfig(seed=33))
+    server = ReviewServer(dataset, "ana")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    web = uvicorn.Server(uvicorn.Config(create_app(server), host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=web.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not web.started:
+        assert time.monotonic() < deadline, "the review server did not start"
+        time.sleep(0.05)
+    try:
+        yield dataset, f"http://127.0.0.1:{port}"
+    finally:
+        web.should_exit = True
+        thread.join(10)
+
+
+def _plain_turn(record: dict) -> tuple[int, int]:
+    for d, session in enumerate(record["dialogue"]):
+        turns = session["turns"]
+        for t in range(2, len(turns) - 2):
+            if not any(turns[i].get(m) for i in range(t - 2, t + 3) for m in ("evidence", "superseded", "distractor")):
+                return d, t
+    raise AssertionError("no unmarked turn")
+
+
+def _evidence_turn(record: dict) -> tuple[int, int]:
+    return next((d, t) for d, s in enumerate(record["dialogue"]) for t, turn in enumerate(s["turns"])
+                if turn.get("evidence"))
+
+
+def test_walk_annotate_edit_refuse_reload(served):
+    from playwright.sync_api import sync_playwright
+
+    dataset, base = served
+    ids = sorted(p.name for p in (dataset / "tasks").iterdir())
+    second = json.loads((dataset / "tasks" / ids[1] / "task.json").read_text())
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=FLAGS,
+                                     env={**os.environ, "HOME": str(dataset.parent)})
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.goto(base + "/")
+        assert page.locator("#tasks tr[data-href]").count() == 2
+        page.keyboard.press("j")
+        page.keyboard.press("Enter")
+        page.wait_for_url(f"**/task/{ids[0]}")
+        assert page.locator("#task-id").inner_text().startswith(ids[0])
+        page.keyboard.press("n")  # the next task, from the keyboard
+        page.wait_for_url(f"**/task/{ids[1]}")
+        assert page.locator("#intent").inner_text() == second["intent"]
+        assert page.locator(".turn.evidence").count() >= 1
+
+        # answer the guideline: each criterion yes, overall keep; saved without leaving the page
+        for criterion in CRITERIA:
+            form = page.locator(f"form.verdict[data-criterion='{criterion}']")
+            form.locator("input[name=comment]").fill(f"{criterion} fine")
+            form.locator("button[value=yes]").click()
+            form.locator(".status", has_text="saved: yes").wait_for()
+        page.locator("#overall button[value=keep]").click()
+        page.locator("#overall .status", has_text="saved: keep").wait_for()
+
+        # a harmless post-edit of one turn is accepted by the gates
+        d, t = _plain_turn(second)
+        page.fill("#edit-turn input[name=field]", f"turn:{d}:{t}")
+        page.fill("#edit-turn textarea[name=text]", "Thanks, noted for later.")
+        page.click("#edit-turn button")
+        page.wait_for_url(f"**/task/{ids[1]}#edits")
+        assert page.locator("#revisions li").count() == 1
+
+        # taking the evidence out of its turn fails the memory gate: refused with the reason
+        d2, t2 = _evidence_turn(second)
+        page.fill("#edit-turn input[name=field]", f"turn:{d2}:{t2}")
+        page.fill("#edit-turn textarea[name=text]", "Nothing new today.")
+        page.click("#edit-turn button")
+        page.locator("#message").wait_for()
+        assert "edit refused" in page.locator("#message").inner_text()
+        assert "memory_evidence" in page.locator("#problems").inner_text()
+
+        page.goto(f"{base}/task/{ids[1]}")  # reload: everything is still there
+        for criterion in CRITERIA:
+            status = page.locator(f"form.verdict[data-criterion='{criterion}'] .status").inner_text()
+            assert status == "saved: yes"
+        assert page.locator("#overall .status").inner_text() == "saved: keep"
+        assert page.locator(f"#d{d}-t{t} .text").inner_text() == "Thanks, noted for later."
+        assert page.locator("#revisions li").count() == 1
+        page.screenshot(path=str(ARTIFACTS / "review-task.png"), full_page=False)
+        page.goto(base + "/report")
+        assert "Fleiss" in page.locator("#report").inner_text()
+        page.screenshot(path=str(ARTIFACTS / "review-report.png"))
+        browser.close()
+    with AnnotationStore(dataset) as store:
+        assert len(store.verdicts(ids[1])) == len(CRITERIA) + 1 and len(store.revisions(ids[1])) == 1
+    assert (ARTIFACTS / "review-task.png").stat().st_size > 10_000

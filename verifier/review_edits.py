@@ -1,0 +1,160 @@
+"""Post-edits of a reviewed task: what may be edited, how an edit is checked, and the task as edited.
+
+A reviewer may rewrite the intent, the query, the full description, a memory piece (its text and
+value) or one dialogue turn (its text and its marks). An edit is a revision ``(field, value)``:
+
+- ``intent`` / ``query`` / ``description``: the new text;
+- ``memory:<id>``: ``{"text": ..., "value": ...}``;
+- ``turn:<day index>:<turn index>`` (both from 0): ``{"text": ..., "evidence": [ids],
+  "superseded": [ids], "distractor": [ids]}``.
+
+Every value comes from a browser, so it is checked here (types, sizes, control characters, marks
+naming memory pieces of the task). The task as edited is the record with its stored revisions
+applied in order; before a new revision is stored, the task's gates run on the record with it
+applied (:func:`check_edit`), and a failing gate refuses it with the gate's reason.
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+from office_env.untrusted import printable
+from verifier.gates import AGENT_GATES, GateResult, run_gates
+
+TEXT_FIELDS = ("intent", "query", "description")
+MARKS = ("evidence", "superseded", "distractor")
+MAX_EDIT_CHARS = 20_000
+
+
+class EditError(ValueError):
+    """An edit that cannot be applied; the message names the field."""
+
+
+def _text(value: Any, field: str, *, allow_empty: bool = False) -> str:
+    if not isinstance(value, str):
+        raise EditError(f"{field}: must be text")
+    value = value.replace("\r\n", "\n").strip()
+    if not value and not allow_empty:
+        raise EditError(f"{field}: must not be empty")
+    if len(value) > MAX_EDIT_CHARS:
+        raise EditError(f"{field}: at most {MAX_EDIT_CHARS:,} characters")
+    if any(ord(ch) < 32 and ch not in "\n\t" for ch in value):
+        raise EditError(f"{field}: holds control characters")
+    return value
+
+
+def _turn_index(record: dict[str, Any], field: str) -> tuple[int, int]:
+    parts = field.split(":")
+    try:
+        day, turn = int(parts[1]), int(parts[2])
+        if len(parts) != 3:
+            raise ValueError
+    except (IndexError, ValueError):
+        raise EditError(f"{printable(field)[:60]}: a turn is named turn:<day>:<turn>") from None
+    sessions = record["dialogue"]
+    if not 0 <= day < len(sessions) or not 0 <= turn < len(sessions[day]["turns"]):
+        raise EditError(f"{printable(field)[:60]}: no such turn in this task")
+    return day, turn
+
+
+def _memory_index(record: dict[str, Any], field: str) -> int:
+    wanted = field.split(":", 1)[1]
+    for index, piece in enumerate(record["memory"]):
+        if piece.get("id") == wanted:
+            return index
+    raise EditError(f"{printable(field)[:60]}: no such memory piece in this task")
+
+
+def normalize(record: dict[str, Any], field: str, value: Any) -> Any:
+    """The edit's value as it will be stored, or :class:`EditError` naming what is wrong."""
+    if not isinstance(field, str) or len(field) > 100:
+        raise EditError("field: not an editable field")
+    if field in TEXT_FIELDS:
+        return _text(value, field)
+    if field.startswith("memory:"):
+        index = _memory_index(record, field)
+        if not isinstance(value, dict):
+            raise EditError(f"{field}: must be an object with text and value")
+        piece = record["memory"][index]
+        text = _text(value.get("text", piece.get("text", "")), f"{field}.text")
+        new_value = value.get("value", piece.get("value"))
+        if isinstance(new_value, bool) or not isinstance(new_value, (str, int, float)):
+            raise EditError(f"{field}.value: must be text or a number")
+        if isinstance(new_value, str):
+            new_value = _text(new_value, f"{field}.value")
+        return {"text": text, "value": new_value}
+    if field.startswith("turn:"):
+        _turn_index(record, field)
+        if not isinstance(value, dict):
+            raise EditError(f"{field}: must be an object with text and marks")
+        ids = {piece.get("id") for piece in record["memory"]}
+        out: dict[str, Any] = {"text": _text(value.get("text"), f"{field}.text")}
+        for mark in MARKS:
+            marks = value.get(mark, [])
+            if not isinstance(marks, list) or len(marks) > 50 or not all(isinstance(m, str) for m in marks):
+                raise EditError(f"{field}.{mark}: must be a list of memory ids")
+            unknown = [m for m in marks if m not in ids]
+            if unknown:
+                raise EditError(f"{field}.{mark}: {printable(unknown[0])[:40]!r} is not a memory piece of this task")
+            out[mark] = sorted(set(marks))
+        return out
+    raise EditError(f"{printable(field)[:60]}: not an editable field (intent, query, description, memory:<id>, "
+                    "turn:<day>:<turn>)")
+
+
+def apply_edit(record: dict[str, Any], field: str, value: Any) -> dict[str, Any]:
+    """A copy of ``record`` with one (normalized) edit applied."""
+    value = normalize(record, field, value)
+    edited = copy.deepcopy(record)
+    if field in TEXT_FIELDS:
+        edited[field] = value
+    elif field.startswith("memory:"):
+        edited["memory"][_memory_index(record, field)].update(value)
+    else:
+        day, turn = _turn_index(record, field)
+        target = edited["dialogue"][day]["turns"][turn]
+        target["text"] = value["text"]
+        for mark in MARKS:
+            if value[mark]:
+                target[mark] = value[mark]
+            else:
+                target.pop(mark, None)
+    return edited
+
+
+def edited_record(record: dict[str, Any], revisions: list[dict[str, Any]]) -> dict[str, Any]:
+    """``record`` with every stored revision applied in order (a revision that no longer applies,
+    say a stranger's row in the file, is an :class:`EditError` naming it)."""
+    for revision in revisions:
+        try:
+            record = apply_edit(record, revision["field"], revision["value"])
+        except EditError as exc:
+            raise EditError(f"revision {revision.get('id')}: {exc}") from None
+    return record
+
+
+def recheck(record: dict[str, Any], testbed: Path | None, reference: Path | None) -> dict[str, GateResult]:
+    """The task's gates (with the extra gates it was built with) on ``record``, as ``homer verify`` runs them."""
+    provenance = record.get("provenance")
+    recorded = provenance.get("gates") if isinstance(provenance, dict) else None
+    recorded = recorded if isinstance(recorded, dict) else {}
+    extra = tuple(g for g in AGENT_GATES if g in recorded)
+    agents = None
+    if {"solvability", "leakage"} & set(extra):
+        from verifier.agent_gates import gate_agents
+
+        agents = gate_agents("offline", None)
+    return run_gates(record, testbed, reference, extra=extra, agents=agents)
+
+
+def check_edit(record: dict[str, Any], field: str, value: Any, testbed: Path | None,
+               reference: Path | None) -> tuple[dict[str, Any], Any, list[str]]:
+    """Apply an edit to the task as edited so far and run its gates: the edited record, the value
+    to store and the failing gates' reasons (empty when the edit may be stored)."""
+    stored = normalize(record, field, value)
+    edited = apply_edit(record, field, stored)
+    results = recheck(edited, testbed, reference)
+    failures = [f"{name}: {result.detail}" for name, result in results.items() if not result.passed]
+    return edited, stored, failures
