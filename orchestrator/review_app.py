@@ -300,8 +300,8 @@ def _edit(server: ReviewServer, request: Request, form: dict[str, str]) -> Respo
     if refusal is not None:
         return refusal
     field = form.get("field", "")
-    if field.startswith("memory:"):
-        value: Any = {"text": form.get("text", ""), "value": form.get("value", "")}
+    if field.startswith("memory:"):  # a box left empty keeps what the piece has
+        value: Any = {key: form[key] for key in ("text", "value") if form.get(key, "").strip()}
     elif field.startswith("turn:"):
         value = {"text": form.get("text", ""),
                  **{mark: [m.strip() for m in form.get(mark, "").split(",") if m.strip()] for mark in MARKS}}

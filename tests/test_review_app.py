@@ -184,6 +184,21 @@ def test_an_edit_is_stored_when_the_gates_pass_and_refused_with_the_reason_when_
     assert "Thanks, that works for me." in client.get(f"/task/{task}").text
 
 
+def test_memory_edits_keep_what_is_left_empty_and_a_new_value_must_be_in_the_chat(dataset: Path):
+    server, client = client_for(dataset)
+    task = task_ids(dataset)[0]
+    piece = record_of(dataset, task)["memory"][0]
+    form = {"secret": server.form_secret, "field": f"memory:{piece['id']}"}
+    renamed = client.post(f"/task/{task}/edit", data={**form, "text": "what the user said about it"},
+                          follow_redirects=False)
+    assert renamed.status_code == 303
+    moved = client.post(f"/task/{task}/edit", data={**form, "value": "a value nobody said"})
+    assert moved.status_code == 422 and "memory_evidence" in moved.text
+    with AnnotationStore(dataset) as store:
+        (revision,) = store.revisions(task)
+    assert revision["value"] == {"text": "what the user said about it", "value": piece["value"]}
+
+
 def test_a_token_guards_every_request_and_the_host_must_be_this_server(dataset: Path):
     server = ReviewServer(dataset, "ana", token="s3cret", hosts=("*",))
     client = TestClient(create_app(server), base_url="http://review.example:8765")

@@ -116,7 +116,9 @@ def test_walk_annotate_edit_refuse_reload(served):
 
         # a harmless post-edit of one turn is accepted by the gates
         d, t = _plain_turn(second)
-        page.fill("#edit-turn input[name=field]", f"turn:{d}:{t}")
+        page.dblclick(f"#d{d}-t{t} .role")  # loads the turn into the edit form
+        assert page.input_value("#edit-turn input[name=field]") == f"turn:{d}:{t}"
+        assert page.input_value("#edit-turn textarea[name=text]") == second["dialogue"][d]["turns"][t]["text"]
         page.fill("#edit-turn textarea[name=text]", "Thanks, noted for later.")
         page.click("#edit-turn button")
         page.wait_for_url(f"**/task/{ids[1]}#edits")
@@ -124,7 +126,9 @@ def test_walk_annotate_edit_refuse_reload(served):
 
         # taking the evidence out of its turn fails the memory gate: refused with the reason
         d2, t2 = _evidence_turn(second)
-        page.fill("#edit-turn input[name=field]", f"turn:{d2}:{t2}")
+        page.dblclick(f"#d{d2}-t{t2} .role")
+        marks = second["dialogue"][d2]["turns"][t2]["evidence"]
+        assert page.input_value("#edit-turn input[name=evidence]") == ",".join(marks)
         page.fill("#edit-turn textarea[name=text]", "Nothing new today.")
         page.click("#edit-turn button")
         page.locator("#message").wait_for()
