@@ -19,6 +19,8 @@ from collections import defaultdict
 from statistics import fmean
 from typing import Any, Iterable
 
+from harness.scores import RESAMPLES, group_scores, per_task
+
 APP_COUNTS = (1, 2, 3)
 OVERALL = "overall"
 
@@ -43,14 +45,21 @@ def _group(all_rows: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+def _scored(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    group = _group(rows)
+    group.update(group_scores(per_task(rows)))
+    return group
+
+
 def metrics(rows: Iterable[dict[str, Any]], trials: int) -> dict[str, Any]:
-    """``{"trials": k, "groups": {"1": {...}, "2": {...}, "3": {...}, "overall": {...}}}``."""
+    """``{"trials": k, "groups": {"1": {...}, "2": {...}, "3": {...}, "overall": {...}}}``; each
+    group also has 95 % bootstrap intervals and ONS (see ``harness.scores``)."""
     rows = list(rows)
-    groups = {str(n): _group([r for r in rows if r.get("app_count") == n]) for n in APP_COUNTS}
+    groups = {str(n): _scored([r for r in rows if r.get("app_count") == n]) for n in APP_COUNTS}
     others = sorted({r.get("app_count") for r in rows} - set(APP_COUNTS), key=str)
     for n in others:  # an odd app count still shows up, never silently merged
-        groups[str(n)] = _group([r for r in rows if r.get("app_count") == n])
-    groups[OVERALL] = _group(rows)
+        groups[str(n)] = _scored([r for r in rows if r.get("app_count") == n])
+    groups[OVERALL] = _scored(rows)
     usage = {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0}
     for row in rows:
         for key, value in ((row.get("trajectory") or {}).get("usage") or {}).items():
@@ -63,6 +72,18 @@ def _pct(value: float | None) -> str:
     return "-" if value is None else f"{100 * value:.1f}"
 
 
+def _with_ci(value: float | None, ci: Any) -> str:
+    if value is None:
+        return "-"
+    return _pct(value) + (f" [{_pct(ci[0])}, {_pct(ci[1])}]" if ci else "")
+
+
+def _ons(value: float | None, ci: Any) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.2f}" + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "")
+
+
 def _num(value: float | None) -> str:
     return "-" if value is None else f"{value:,.1f}"
 
@@ -70,10 +91,10 @@ def _num(value: float | None) -> str:
 def table(data: dict[str, Any], *, rag: bool) -> str:
     """The results table: a row per app count and one overall."""
     k = data["trials"]
-    headers = ["apps", "tasks", "pass@1 (%)" if k > 1 else "pass rate (%)"]
+    headers = ["apps", "tasks", ("pass@1 (%)" if k > 1 else "pass rate (%)") + " [95% CI]"]
     if k > 1:
-        headers.append(f"pass^{k} (%)")
-    headers += ["avg context tokens", "avg steps"]
+        headers.append(f"pass^{k} (%) [95% CI]")
+    headers += ["ONS [95% CI]", "avg context tokens", "avg steps"]
     if rag:
         headers.append("retrieval recall (%)")
     errors = any(group["errors"] for group in data["groups"].values())
@@ -82,10 +103,11 @@ def table(data: dict[str, Any], *, rag: bool) -> str:
     lines = ["| " + " | ".join(headers) + " |", "|" + "|".join(" --- " if i == 0 else " ---: " for i in range(len(headers))) + "|"]
     for name, group in data["groups"].items():
         label = "overall" if name == OVERALL else f"{name} app{'s' if name != '1' else ''}"
-        cells = [f"**{label}**" if name == OVERALL else label, str(group["tasks"]), _pct(group["pass_rate"])]
+        cells = [f"**{label}**" if name == OVERALL else label, str(group["tasks"]),
+                 _with_ci(group["pass_rate"], group.get("pass_rate_ci"))]
         if k > 1:
-            cells.append(_pct(group["pass_k"]))
-        cells += [_num(group["context_tokens"]), _num(group["steps"])]
+            cells.append(_with_ci(group["pass_k"], group.get("pass_k_ci")))
+        cells += [_ons(group.get("ons"), group.get("ons_ci")), _num(group["context_tokens"]), _num(group["steps"])]
         if rag:
             cells.append(_pct(group["recall"]))
         if errors:
@@ -111,6 +133,9 @@ def render_report(data: dict[str, Any], config: dict[str, Any], *, dataset: str,
                     "fails (see below)")
     out += [summary + ".", "", "## Results", "", table(data, rag=rag), ""]
     out += ["Pass rates are macro averages over tasks; a task passes a trial only if every criterion passes.",
+            f"Intervals: 95 % percentile bootstrap over tasks ({RESAMPLES} seeded resamples). ONS = (agent - none) / "
+            "(oracle - none), where none is how often doing nothing passes and oracle how often the reference plan "
+            "passes, both measured on the same tasks (tasks without a plan are left out of ONS).",
             "Context tokens are counted with the project's approximate counter (`backends.tokens`)."]
     if rag:
         out.append("Retrieval recall: the share of the task's evidence turns present in the retrieved context.")

@@ -244,7 +244,39 @@ def _run_task(dataset_dir: str, task_id: str, record: dict[str, Any], out_dir: s
             "evidence_recall": context.evidence_recall, "trajectory": trajectory.to_dict(),
             "error": trajectory.error,
         })
+    # the oracle and none agents' own first trial is their reference: not measured twice
+    own = rows[0]["passed"] if rows and not rows[0]["error"] and config.agent in ("oracle", "none") else None
+    references = _references(record, testbed, reference_dir, now, out / WORK / f"{task_id}.reference", config,
+                             {config.agent: own} if own is not None else {})
+    for row in rows:
+        row["reference"] = references
     return {"id": task_id, "rows": rows}
+
+
+def _references(record: dict[str, Any], testbed: Path, reference_dir: Path | None, now: Any, work: Path,
+                config: EvalConfig, known: dict[str, bool]) -> dict[str, bool | None]:
+    """Whether doing nothing passes the task, and whether its oracle plan does (None: no plan, or
+    the check could not run): the two ends ONS is normalized between (``harness.scores``).
+    ``known``: what the run itself already measured."""
+    score = scorer(config.semantics)
+    none = known.get("none")
+    if none is None:
+        try:
+            none = score(Workspace(testbed, now=now), record["evaluation"], reference_dir, initial_dir=testbed).passed
+        except Exception:
+            none = None
+    oracle = known.get("oracle")
+    if oracle is None and record.get("oracle"):
+        shutil.rmtree(work, ignore_errors=True)
+        try:
+            workspace = Workspace(testbed, now=now).copy_to(work)
+            default_registry().run(workspace, [(c["tool"], c["args"]) for c in record["oracle"]])
+            oracle = score(workspace, record["evaluation"], reference_dir, initial_dir=testbed).passed
+        except Exception:
+            oracle = None
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+    return {"none": none, "oracle": oracle}
 
 
 # -- the run (in the parent) ------------------------------------------------------------------

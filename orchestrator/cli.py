@@ -854,6 +854,50 @@ def review_report_command(
     typer.echo(json.dumps(report, indent=1) if as_json else text)
 
 
+@app.command("compare")
+def compare_command(
+    run_a: Path = typer.Argument(..., help="An eval run folder (A)"),
+    run_b: Path = typer.Argument(..., help="Another run on the same dataset (B)"),
+    resamples: int = typer.Option(1000, "--resamples", help="Bootstrap resamples over tasks"),
+    seed: int = typer.Option(0, "--seed", help="Bootstrap seed"),
+    as_json: bool = typer.Option(False, "--json", help="Print the comparison as JSON"),
+) -> None:
+    """B against A on the tasks both scored: the pass-rate difference with its 95 % bootstrap
+    interval (tasks resampled, paired) and an exact sign test over the tasks where they differ."""
+    from harness.scores import RunError, compare_runs, read_run
+
+    if not 100 <= resamples <= 1_000_000:
+        _fail(f"--resamples: {resamples} is outside 100..1,000,000")
+    try:
+        meta_a, rows_a = read_run(run_a)
+        meta_b, rows_b = read_run(run_b)
+    except RunError as exc:
+        _fail(str(exc))
+    if Path(meta_a["dataset"]).resolve() != Path(meta_b["dataset"]).resolve():
+        _fail(f"{run_b}: a run on another dataset ({meta_b['dataset']}, not {meta_a['dataset']}); compare runs "
+              "on the same tasks")
+    result = compare_runs(rows_a, rows_b, resamples, seed)
+    if as_json:
+        typer.echo(json.dumps(result, indent=1))
+        return
+    if not result["tasks"]:
+        _fail("the two runs share no scored task", 1)
+
+    def pct(value: float) -> str:
+        return f"{100 * value:+.1f}" if value is not None else "-"
+
+    low, high = result["difference_ci"]
+    agent = lambda meta: (meta.get("config") or {}).get("agent", "?")  # noqa: E731
+    typer.echo(f"A: {run_a} ({agent(meta_a)}): {100 * result['pass_rate_a']:.1f} %   "
+               f"B: {run_b} ({agent(meta_b)}): {100 * result['pass_rate_b']:.1f} %   on {result['tasks']} common task(s)")
+    typer.echo(f"B - A: {pct(result['difference'])} points, 95 % CI [{pct(low)}, {pct(high)}] "
+               f"({resamples} paired bootstrap resamples)")
+    typer.echo(f"tasks B did better on: {result['b_better']}, A did better on: {result['a_better']}, same: "
+               f"{result['same']}; sign test p = {result['sign_test_p']:.4g}")
+    if result["only_a"] or result["only_b"]:
+        typer.echo(f"left out: {result['only_a']} task(s) only in A, {result['only_b']} only in B")
+
+
 @review_app.command("serve")
 def review_serve_command(
     dataset_dir: Path = typer.Argument(..., help="A dataset folder"),

@@ -88,8 +88,8 @@ def test_oracle_agent_passes_every_task_and_writes_the_run_folder(dataset, recor
     for count in sorted({r["app_count"] for r in records.values()}):
         label = f"{count} app{'s' if count > 1 else ''}"
         tasks = sum(r["app_count"] == count for r in records.values())
-        assert f"| {label} | {tasks} | 100.0 |" in report
-    assert "| **overall** | 6 | 100.0 |" in report
+        assert f"| {label} | {tasks} | 100.0 [100.0, 100.0] | 1.00 [1.00, 1.00] |" in report
+    assert "| **overall** | 6 | 100.0 [100.0, 100.0] | 1.00 [1.00, 1.00] |" in report
     run = json.loads((tmp_path / "run" / "run.json").read_text())
     assert run["config"]["agent"] == "oracle" and run["config"]["context"]["mode"] == "long-context"
     assert run["metrics"]["groups"]["overall"]["pass_rate"] == 1.0
@@ -143,7 +143,7 @@ def test_pass_k_counts_a_task_only_when_every_trial_passes():
     assert data["groups"]["1"]["pass_k"] == 0.0 and data["groups"]["2"]["pass_k"] == 1.0
     assert data["groups"]["3"]["tasks"] == 0 and overall["steps"] == 2.0 and overall["context_tokens"] == 20
     text = table(data, rag=False)
-    assert "| 1 app | 1 | 50.0 | 0.0 |" in text and "| 3 apps | 0 | - | - |" in text
+    assert "| 1 app | 1 | 50.0 [50.0, 50.0] | 0.0 [0.0, 0.0] | - |" in text and "| 3 apps | 0 | - | - |" in text
 
 
 # -- history context modes -------------------------------------------------------------------
@@ -181,7 +181,7 @@ def test_homer_eval_rag_prints_the_table(dataset, tmp_path):
     proc = homer("eval", dataset, "--agent", "oracle", "--mode", "rag", "--granularity", "utterance",
                  "--top-k", "3", "--workers", "2", "--out", tmp_path / "run")
     assert proc.returncode == 0, proc.stderr
-    assert "| **overall** | 6 | 100.0 |" in proc.stdout and "retrieval recall (%)" in proc.stdout
+    assert "| **overall** | 6 | 100.0 [100.0, 100.0] |" in proc.stdout and "retrieval recall (%)" in proc.stdout
     rows = read_rows(tmp_path / "run")
     assert len(rows) == 6 and all(len(r["context_units"]) == 3 and r["context_units"][0].startswith("d") for r in rows)
     assert {"results.jsonl", "report.md", "run.json"} <= {p.name for p in (tmp_path / "run").iterdir()}

@@ -1,0 +1,160 @@
+"""Scores a researcher can lean on: bootstrap confidence intervals, the oracle-normalized score and
+paired comparisons of two runs.
+
+- Every interval is a seeded percentile bootstrap over tasks (a task's trials stay together), so
+  the same rows give the same interval; ``RESAMPLES`` resamples by default.
+- ONS (oracle-normalized score) of a task group is ``(agent - none) / (oracle - none)`` on its
+  tasks, where ``none`` is how often doing nothing passes and ``oracle`` how often the reference
+  plan passes (both measured by the run on each task: ``row["reference"]``). It is undefined
+  (None) when the oracle does no better than doing nothing.
+- ``compare_runs``: the per-task pass-rate difference of two runs on their common tasks, with its
+  bootstrap interval and an exact two-sided sign test over the tasks where they differ.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import defaultdict
+from math import comb
+from pathlib import Path
+from typing import Any, Iterable
+
+import numpy as np
+
+from office_env.untrusted import UntrustedInputError, load_json, open_regular, parse_json, printable, read_fd
+
+RESAMPLES = 1000
+LEVEL = 0.95
+
+
+def per_task(rows: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Each task's pass fraction over its runs that did not end with an error, whether all of them
+    passed, its app count and its reference scores (None where the run did not measure them)."""
+    runs: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for row in rows:
+        if not row.get("error"):
+            runs[row["id"]].append(row)
+    out = {}
+    for task, task_rows in runs.items():
+        reference = task_rows[0].get("reference") or {}
+        out[task] = {"pass": float(np.mean([1.0 if r["passed"] else 0.0 for r in task_rows])),
+                     "all": all(r["passed"] for r in task_rows), "app_count": task_rows[0].get("app_count"),
+                     "none": _score(reference.get("none")), "oracle": _score(reference.get("oracle"))}
+    return out
+
+
+def _score(value: Any) -> float | None:
+    return None if value is None else (1.0 if value is True else 0.0 if value is False else float(value))
+
+
+def _indices(n: int, resamples: int, seed: int) -> np.ndarray:
+    return np.random.default_rng(seed).integers(0, n, size=(resamples, n))
+
+
+def interval(values: np.ndarray, resamples: int = RESAMPLES, seed: int = 0) -> tuple[float, float] | None:
+    """The percentile bootstrap interval of the mean of ``values`` (one per task)."""
+    if len(values) == 0:
+        return None
+    means = values[_indices(len(values), resamples, seed)].mean(axis=1)
+    return _bounds(means)
+
+
+def _bounds(samples: np.ndarray) -> tuple[float, float] | None:
+    samples = samples[np.isfinite(samples)]
+    if len(samples) == 0:
+        return None
+    tail = (1 - LEVEL) / 2 * 100
+    low, high = np.percentile(samples, [tail, 100 - tail])
+    return float(low), float(high)
+
+
+def ons(agent: np.ndarray, none: np.ndarray, oracle: np.ndarray) -> float | None:
+    gap = oracle.mean() - none.mean()
+    return None if len(agent) == 0 or gap <= 0 else float((agent.mean() - none.mean()) / gap)
+
+
+def ons_interval(agent: np.ndarray, none: np.ndarray, oracle: np.ndarray, resamples: int = RESAMPLES,
+                 seed: int = 0) -> tuple[float, float] | None:
+    if len(agent) == 0:
+        return None
+    picks = _indices(len(agent), resamples, seed)
+    a, n, o = agent[picks].mean(axis=1), none[picks].mean(axis=1), oracle[picks].mean(axis=1)
+    gap = o - n
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(gap > 0, (a - n) / np.where(gap > 0, gap, 1.0), np.nan)
+    return _bounds(ratio)
+
+
+def group_scores(tasks: dict[str, dict[str, Any]], resamples: int = RESAMPLES, seed: int = 0) -> dict[str, Any]:
+    """Intervals for pass rate and pass^k, and ONS with its interval, over the given tasks (ONS
+    over those whose run measured both references)."""
+    passes = np.array([t["pass"] for t in tasks.values()])
+    alls = np.array([1.0 if t["all"] else 0.0 for t in tasks.values()])
+    measured = [t for t in tasks.values() if t["none"] is not None and t["oracle"] is not None]
+    agent = np.array([t["pass"] for t in measured])
+    none = np.array([t["none"] for t in measured])
+    oracle = np.array([t["oracle"] for t in measured])
+    return {"pass_rate_ci": interval(passes, resamples, seed), "pass_k_ci": interval(alls, resamples, seed),
+            "ons": ons(agent, none, oracle) if measured else None,
+            "ons_ci": ons_interval(agent, none, oracle, resamples, seed) if measured else None,
+            "ons_tasks": len(measured)}
+
+
+def sign_test(wins: int, losses: int) -> float:
+    """Exact two-sided binomial sign test (ties left out): the chance of a split at least this uneven."""
+    n = wins + losses
+    if n == 0:
+        return 1.0
+    k = min(wins, losses)
+    tail = sum(comb(n, i) for i in range(k + 1)) / 2 ** n
+    return min(1.0, 2 * tail)
+
+
+def compare_runs(rows_a: Iterable[dict[str, Any]], rows_b: Iterable[dict[str, Any]], resamples: int = RESAMPLES,
+                 seed: int = 0) -> dict[str, Any]:
+    """B minus A on the tasks both runs scored."""
+    a, b = per_task(rows_a), per_task(rows_b)
+    common = sorted(set(a) & set(b))
+    diff = np.array([b[t]["pass"] - a[t]["pass"] for t in common])
+    wins = int((diff > 0).sum())
+    losses = int((diff < 0).sum())
+    return {"tasks": len(common), "only_a": len(set(a) - set(b)), "only_b": len(set(b) - set(a)),
+            "pass_rate_a": float(np.mean([a[t]["pass"] for t in common])) if common else None,
+            "pass_rate_b": float(np.mean([b[t]["pass"] for t in common])) if common else None,
+            "difference": float(diff.mean()) if common else None,
+            "difference_ci": interval(diff, resamples, seed) if common else None,
+            "b_better": wins, "a_better": losses, "same": len(common) - wins - losses,
+            "sign_test_p": sign_test(wins, losses)}
+
+
+class RunError(ValueError):
+    """A run folder that cannot be compared; the message names the folder and what is wrong."""
+
+
+MAX_RESULTS_BYTES = 512 * 1024 * 1024
+
+
+def read_run(folder: Path | str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A finished eval run's ``run.json`` and result rows (each row checked for the fields scores use)."""
+    folder = Path(folder)
+    name = printable(str(folder))
+    if not (folder / "run.json").is_file() or not (folder / "results.jsonl").is_file():
+        raise RunError(f"{name}: not a finished eval run (no run.json and results.jsonl); `homer eval ... --out` "
+                       "writes one")
+    try:
+        run = load_json(folder / "run.json")
+        fd, _ = open_regular(folder / "results.jsonl", f"{name}/results.jsonl")
+        try:
+            data = read_fd(fd, MAX_RESULTS_BYTES, f"{name}/results.jsonl")
+        finally:
+            os.close(fd)
+        rows = [parse_json(line, f"{name}/results.jsonl line {n}") for n, line in
+                enumerate(data.decode("utf-8", "replace").splitlines(), start=1) if line.strip()]
+    except (UntrustedInputError, OSError) as exc:
+        raise RunError(str(exc)) from None
+    if not isinstance(run, dict) or not isinstance(run.get("dataset"), str):
+        raise RunError(f"{name}/run.json: field dataset: missing")
+    for n, row in enumerate(rows, start=1):
+        if not isinstance(row, dict) or not isinstance(row.get("id"), str) or not isinstance(row.get("passed"), bool):
+            raise RunError(f"{name}/results.jsonl line {n}: fields id and passed are needed")
+    return run, rows
