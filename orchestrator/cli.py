@@ -555,32 +555,73 @@ def show_command(
     typer.echo(json.dumps(view, ensure_ascii=False, indent=1) if as_json else render_task(view), nl=as_json)
 
 
-@app.command("export")
-def export_command(
-    dataset_dir: Path = typer.Argument(..., help="A dataset folder written by homer build or homer regenerate"),
-    out: Path = typer.Option(..., "--officebench", help="Folder to write OfficeBench's tasks/ layout into"),
-    lossy: bool = typer.Option(False, "--lossy", help="Keep a task whose criteria cannot all be carried over, "
-                               "without those criteria (they are listed)"),
-) -> None:
-    """Export a dataset to OfficeBench's layout (tasks/<apps>-<k>/subtasks/0.json, testbed/, reference/),
-    with its criteria in OfficeBench's nine functions.
-
-    A task with a criterion OfficeBench cannot express is left out with a warning (kept without it
-    under --lossy); each export is checked to fail untouched and pass when solved. A task that cannot
-    be loaded or copied is skipped with one line naming it (exit 1 if any)."""
-    from orchestrator.officebench_export import export_officebench
-
-    _check_dataset(dataset_dir)
-    if out.exists() and not out.is_dir():
-        _fail(f"--officebench {out}: not a folder")
-    if out.exists() and any(out.iterdir()):
-        _fail(f"--officebench {out}: folder is not empty")
+def _export_target(flag: str, out: Path) -> None:
+    """An export folder: absent, or an empty folder we may write into; else one line, exit 2."""
     from backends.dataset import ensure_writable_folder
 
+    if out.exists() and not out.is_dir():
+        _fail(f"{flag} {out}: exists and is not a folder")
+    if out.exists() and any(out.iterdir()):
+        _fail(f"{flag} {out}: exists and is not empty; choose a new folder")
     try:
         ensure_writable_folder(out)
     except OSError as exc:
-        _fail(f"--officebench {out}: cannot write there ({exc.strerror or exc})")
+        _fail(f"{flag} {out}: cannot write there ({exc.strerror or exc})")
+
+
+@app.command("export")
+def export_command(
+    dataset_dir: Path = typer.Argument(..., help="A dataset folder written by homer build or homer regenerate"),
+    officebench: Optional[Path] = typer.Option(None, "--officebench", help="Folder to write OfficeBench's tasks/ "
+                                               "layout into"),
+    hf: Optional[Path] = typer.Option(None, "--hf", help="Folder to write a Hugging Face dataset into (JSONL "
+                                      "shards, the offices packed per task, a card that datasets.load_dataset reads)"),
+    sft: Optional[Path] = typer.Option(None, "--sft", help="Folder to write oracle trajectories into, as chat-format "
+                                       "JSONL with tool calls and their results"),
+    sft_mode: str = typer.Option("long-context", "--sft-mode", help="sft: the history in the prompt "
+                                 "(long-context) or retrieved for the query (rag, BM25)"),
+    sft_top_k: int = typer.Option(5, "--sft-top-k", help="sft, rag: sessions retrieved"),
+    lossy: bool = typer.Option(False, "--lossy", help="officebench: keep a task whose criteria cannot all be "
+                               "carried over, without those criteria (they are listed)"),
+) -> None:
+    """Export a dataset: to OfficeBench's layout (--officebench), as a Hugging Face dataset (--hf),
+    or as fine-tuning data of oracle trajectories (--sft). Exactly one target.
+
+    OfficeBench: tasks/<apps>-<k>/subtasks/0.json, testbed/, reference/, the criteria in
+    OfficeBench's nine functions; a task with a criterion OfficeBench cannot express is left out
+    with a warning (kept without it under --lossy); each export is checked to fail untouched and
+    pass when solved. A task that cannot be loaded or exported is skipped with one line naming it
+    (exit 1 if any)."""
+    chosen = [(flag, path) for flag, path in (("--officebench", officebench), ("--hf", hf), ("--sft", sft)) if path]
+    if len(chosen) != 1:
+        _fail("choose one export target: --officebench DIR, --hf DIR or --sft DIR")
+    _check_dataset(dataset_dir)
+    flag, out = chosen[0]
+    _export_target(flag, out)
+    if hf is not None:
+        from orchestrator.hf_export import export_hf
+
+        summary = export_hf(dataset_dir, hf)
+        for line in summary.skipped:
+            typer.echo(f"skipped {line}", err=True)
+        typer.echo(f"exported {summary.written} task(s) in {summary.shards} shard(s) to {hf}")
+        raise typer.Exit(1 if summary.skipped else 0)
+    if sft is not None:
+        from harness.context import ContextConfig
+        from harness.sft_export import export_sft
+
+        try:
+            context = ContextConfig(mode=sft_mode, top_k=sft_top_k).validate()
+        except ValueError as exc:
+            _fail(str(exc).replace("--mode", "--sft-mode"))
+        result = export_sft(dataset_dir, sft, context)
+        for line in result.skipped:
+            typer.echo(f"left out {line}", err=True)
+        typer.echo(f"exported {result.written} trajectory(ies) to {sft / 'train.jsonl'}"
+                   + (f" ({len(result.skipped)} task(s) left out)" if result.skipped else ""))
+        return
+    from orchestrator.officebench_export import export_officebench
+
     summary = export_officebench(dataset_dir, out, lossy=lossy)
     for line in summary.skipped:
         typer.echo(f"skipped {line}", err=True)
