@@ -46,6 +46,7 @@ CACHE = ".cache"
 PROGRESS = ".progress.jsonl"
 RESULTS = "results.jsonl"
 REPORT = "report.md"
+REPORT_HTML = "report.html"
 RUN = "run.json"
 
 
@@ -458,6 +459,10 @@ def _write(summary: RunSummary, dataset: Path) -> None:
     report = render_report(summary.metrics, config, dataset=str(dataset), skipped=summary.skipped,
                            errors=summary.errors, elapsed=summary.elapsed)
     atomic_write(out / REPORT, report.encode("utf-8"))
+    from harness.report_html import render_html  # matplotlib: loaded only when a run is written
+
+    atomic_write(out / REPORT_HTML, render_html(summary.metrics, config, summary.rows,
+                                                dataset=str(dataset)).encode("utf-8"))
     run = {"config": config, "dataset": str(dataset.resolve()), "tasks": summary.metrics["groups"]["overall"]["tasks"],
            "runs": len(summary.rows), "skipped": summary.skipped, "metrics": summary.metrics,
            "elapsed_seconds": round(summary.elapsed, 3), "finished": time.strftime("%Y-%m-%dT%H:%M:%S")}

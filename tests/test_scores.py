@@ -105,3 +105,17 @@ def test_compare_command(runs, tmp_path):
     (tmp_path / "results.jsonl").write_text('{"id": "a"}\n')
     broken = runner.invoke(app, ["compare", str(runs["none"]), str(tmp_path)])
     assert broken.exit_code == 2 and "line 1: fields id and passed" in broken.output
+
+
+def test_pass_hat_k_is_the_unbiased_estimator():
+    from harness.plots import pass_hat_k_values
+
+    values, count = pass_hat_k_values(rows({"a": [True, True, False], "b": [True, True, True]}), 3)
+    assert count == 2 and values == pytest.approx([(2 / 3 + 1) / 2, (1 / 3 + 1) / 2, (0 + 1) / 2])
+
+
+def test_the_html_report_is_self_contained(runs):
+    page = (runs["oracle"] / "report.html").read_text()
+    assert page.count('src="data:image/png;base64,') >= 1 and 'id="by-app-count"' in page
+    assert "<table id=\"results\">" in page and "1.00 [1.00, 1.00]" in page
+    assert "http://" not in page and "https://" not in page  # nothing fetched from elsewhere

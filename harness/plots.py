@@ -1,0 +1,118 @@
+"""The figures of an eval report (matplotlib, drawn off screen to PNG bytes).
+
+- ``by_app_count``: pass rate and ONS per app count and overall, with their 95 % intervals;
+- ``pass_hat_k``: pass^k for k = 1..trials (the unbiased estimator over each task's trials);
+- ``recall_vs_pass``: in RAG runs, the pass rate of runs grouped by how much of the evidence the
+  retrieval found.
+Each returns None when the run has nothing to draw for it.
+"""
+
+from __future__ import annotations
+
+import io
+from collections import defaultdict
+from math import comb
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")  # no screen: render to PNG only
+
+import matplotlib.pyplot as plt  # noqa: E402
+
+COLORS = ("#2563eb", "#16a34a", "#d97706", "#6b7280")
+
+
+def _png(figure: Any) -> bytes:
+    buffer = io.BytesIO()
+    figure.tight_layout()
+    figure.savefig(buffer, format="png", dpi=110, metadata={"Software": None})
+    plt.close(figure)
+    return buffer.getvalue()
+
+
+def _groups(metrics: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    out = []
+    for name, group in metrics["groups"].items():
+        if group.get("tasks"):
+            out.append(("overall" if name == "overall" else f"{name} app{'s' if name != '1' else ''}", group))
+    return out
+
+
+def by_app_count(metrics: dict[str, Any]) -> bytes | None:
+    groups = _groups(metrics)
+    if not groups:
+        return None
+    figure, axes = plt.subplots(1, 2, figsize=(9, 3.4))
+    for ax, key, title, scale in ((axes[0], "pass_rate", "pass rate (%)", 100), (axes[1], "ons", "ONS", 1)):
+        labels, values, lows, highs = [], [], [], []
+        for label, group in groups:
+            value = group.get(key)
+            if value is None:
+                continue
+            ci = group.get(f"{key}_ci") or (value, value)
+            labels.append(label)
+            values.append(value * scale)
+            lows.append(max(0.0, value - ci[0]) * scale)
+            highs.append(max(0.0, ci[1] - value) * scale)
+        ax.bar(labels, values, color=COLORS[: len(labels)], yerr=[lows, highs], capsize=4)
+        ax.set_title(f"{title}, 95 % CI")
+        ax.set_ylim(0, 100 * 1.05 if scale == 100 else max([1.05, *[v + h for v, h in zip(values, highs)]]))
+        ax.grid(axis="y", alpha=0.3)
+    return _png(figure)
+
+
+def pass_hat_k_values(rows: list[dict[str, Any]], trials: int) -> tuple[list[float], int]:
+    """pass^k for k = 1..trials: the mean over tasks (those with every trial scored) of
+    C(c, k) / C(n, k), c of n trials passed; and how many tasks it is over."""
+    runs: dict[str, list[bool]] = defaultdict(list)
+    for row in rows:
+        if not row.get("error"):
+            runs[row["id"]].append(bool(row["passed"]))
+    tasks = [r for r in runs.values() if len(r) >= trials]
+    if not tasks:
+        return [], 0
+    return [sum(comb(sum(r), k) / comb(len(r), k) for r in tasks) / len(tasks) for k in range(1, trials + 1)], len(tasks)
+
+
+def pass_hat_k(rows: list[dict[str, Any]], trials: int) -> bytes | None:
+    if trials < 2:
+        return None
+    fractions, count = pass_hat_k_values(rows, trials)
+    if not count:
+        return None
+    ks = list(range(1, trials + 1))
+    values = [100 * f for f in fractions]
+    figure, ax = plt.subplots(figsize=(5, 3.2))
+    ax.plot(ks, values, marker="o", color=COLORS[0])
+    ax.set_xticks(ks)
+    ax.set_xlabel("k (trials that must all pass)")
+    ax.set_ylabel("pass^k (%)")
+    ax.set_ylim(0, 105)
+    ax.grid(alpha=0.3)
+    ax.set_title(f"pass^k over {count} task(s)")
+    return _png(figure)
+
+
+def recall_vs_pass(rows: list[dict[str, Any]]) -> bytes | None:
+    bins = (("0", lambda r: r == 0), ("under 50 %", lambda r: 0 < r < 0.5), ("50-99 %", lambda r: 0.5 <= r < 1),
+            ("all", lambda r: r >= 1))
+    scored = [r for r in rows if not r.get("error") and r.get("evidence_recall") is not None]
+    if not scored:
+        return None
+    labels, values, counts = [], [], []
+    for label, test in bins:
+        runs = [r for r in scored if test(r["evidence_recall"])]
+        labels.append(label)
+        counts.append(len(runs))
+        values.append(100 * sum(1 for r in runs if r["passed"]) / len(runs) if runs else 0.0)
+    figure, ax = plt.subplots(figsize=(5.5, 3.2))
+    bars = ax.bar(labels, values, color=COLORS[1])
+    for bar, count in zip(bars, counts):
+        ax.annotate(f"n={count}", (bar.get_x() + bar.get_width() / 2, bar.get_height()), ha="center", va="bottom",
+                    fontsize=8)
+    ax.set_xlabel("evidence found by retrieval (recall@k)")
+    ax.set_ylabel("pass rate (%)")
+    ax.set_ylim(0, 110)
+    ax.grid(axis="y", alpha=0.3)
+    return _png(figure)
