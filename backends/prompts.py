@@ -15,7 +15,7 @@ import jinja2
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
 ROLES = ("planner", "surfer", "task_generator", "dialogue_day", "verifier", "plus_generator", "judge",
-         "agent", "summarizer")
+         "agent", "summarizer", "probe")
 
 
 @lru_cache(maxsize=1)

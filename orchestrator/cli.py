@@ -895,6 +895,76 @@ def review_report_command(
     typer.echo(json.dumps(report, indent=1) if as_json else text)
 
 
+@app.command("probe")
+def probe_command(
+    dataset_dir: Path = typer.Argument(..., help="A dataset folder"),
+    agent: str = typer.Option(..., "--agent", help="llm (a model), oracle (the answer key) or none (always the last "
+                              "option)"),
+    out: Path = typer.Option(..., "--out", "-o", help="Run folder to write (absent or empty)"),
+    mode: str = typer.Option("long-context", "--mode", help="The history given with each question: long-context or "
+                             "rag (BM25 retrieval for the question)"),
+    top_k: int = typer.Option(5, "--top-k", help="rag: sessions retrieved"),
+    eval_run: Optional[Path] = typer.Option(None, "--eval", help="An eval run on the same dataset: split its failed "
+                                            "tasks into 'did not remember' and 'remembered but did not act'"),
+    model: Optional[str] = typer.Option(None, "--model", help="llm: model name"),
+    base_url: Optional[str] = typer.Option(None, "--base-url", help="llm: OpenAI-compatible base URL"),
+    llm_config: Optional[Path] = typer.Option(None, "--llm-config", help="llm: JSON or TOML settings file"),
+    llm_set: LLMSetOption = [],
+) -> None:
+    """Memory probes: per task, multiple-choice questions built by rules from its memory pieces
+    (the final value, which value is current, what was corrected, near-misses, a day relative to
+    another), asked closed-book and with the history; accuracy per memory dynamic."""
+    from harness.context import ContextConfig
+    from harness.probe_run import AGENTS, ProbeConfig, run_probes
+
+    _check_dataset(dataset_dir)
+    if agent not in AGENTS:
+        _fail(f"--agent: {agent!r} is not one of {', '.join(AGENTS)}")
+    try:
+        context = ContextConfig(mode=mode, top_k=top_k).validate()
+    except ValueError as exc:
+        _fail(str(exc))
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        _fail(f"--out {out}: exists and is not an empty folder")
+    eval_rows = None
+    if eval_run is not None:
+        from harness.scores import RunError, read_run
+
+        try:
+            meta, eval_rows = read_run(eval_run)
+        except RunError as exc:
+            _fail(f"--eval: {exc}")
+        if Path(meta["dataset"]).resolve() != dataset_dir.resolve():
+            _fail(f"--eval {eval_run}: a run on another dataset ({meta['dataset']})")
+    client = None
+    if agent == "llm":
+        from types import SimpleNamespace
+
+        from backends.llm import LLMClient, LLMConfigError
+        from backends.llm.settings import settings_for
+
+        try:
+            settings = settings_for(SimpleNamespace(llm_config=llm_config, base_url=base_url, model=model,
+                                                    llm_overrides=_overrides(llm_set)))
+        except LLMConfigError as exc:
+            _fail(str(exc))
+        _preflight(settings)
+        client = LLMClient(settings)
+    summary = run_probes(dataset_dir, out, ProbeConfig(agent, context), client, eval_rows)
+    everything = summary["by_dynamic"]["all"]
+
+    def pct(value: Optional[float]) -> str:
+        return "-" if value is None else f"{100 * value:.1f} %"
+
+    typer.echo(f"{summary['questions']} question(s) over {summary['tasks']} task(s): closed-book "
+               f"{pct(everything['closed_book'])}, with the history {pct(everything['with_history'])}; "
+               f"report: {out / 'probe-report.md'}")
+    if "eval_split" in summary:
+        split = summary["eval_split"]
+        typer.echo(f"eval failures: {split['remembered_but_did_not_act']} remembered but did not act, "
+                   f"{split['did_not_remember']} did not remember, {split['not_probed']} without probes")
+
+
 @app.command("compare")
 def compare_command(
     run_a: Path = typer.Argument(..., help="An eval run folder (A)"),

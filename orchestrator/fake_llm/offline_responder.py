@@ -37,6 +37,7 @@ ROLE_OPENINGS = {
     "plus_generator": "You turn a precise office instruction",
     "judge": "You are one of five independent judges",
     "summarizer": "You summarize days of chat between a user",
+    "probe": "You answer questions about what a user told",
     "agent": "You are the personal assistant of",
 }
 _JSON_BLOCK_RE = re.compile(r"```json\n(.*?)\n```", re.S)
@@ -293,8 +294,24 @@ def _summarize(inputs: dict[str, Any], messages: list[dict[str, Any]]) -> dict[s
     return {"summary": extractive_summary([Session.from_dict(s) for s in inputs["sessions"]])}
 
 
+def _probe(inputs: dict[str, Any], messages: list[dict[str, Any]]) -> dict[str, Any]:
+    """A reader with simple rules: the option said last in the history (the latest word stands),
+    or said first when the question asks what something was before it changed; when none is said,
+    the last option ("none of these", or "after" for a day)."""
+    user = next((message_text(m) for m in messages if m.get("role") == "user"), "")
+    history = user.split("\nHistory:\n", 1)[-1].lower() if "\nHistory:\n" in user else ""
+    options = inputs.get("options") if isinstance(inputs.get("options"), dict) else {}
+    letters = sorted(options)
+    earlier = str(inputs.get("question", "")).lower().startswith("before it was changed")
+    said = [((history.find if earlier else history.rfind)(str(text).lower()), letter)
+            for letter, text in options.items() if str(text).strip() and str(text).lower() in history]
+    if not said:
+        return {"answer": letters[-1] if letters else "A"}
+    return {"answer": (min(said) if earlier else max(said))[1]}
+
+
 _ANSWERS = {"planner": _plan, "task_generator": _task, "dialogue_day": _day, "verifier": _verify, "judge": _judge,
-            "summarizer": _summarize}
+            "summarizer": _summarize, "probe": _probe}
 
 
 def offline_responder(body: dict[str, Any]) -> Reply:

@@ -1,0 +1,159 @@
+"""``homer probe``: ask an agent each task's memory probes, closed-book and with the history.
+
+Agents: ``llm`` (the model, prompted by ``templates/prompts/probe.j2``, answering with a letter
+checked against the options), ``oracle`` (the answer key: a ceiling) and ``none`` (always the
+last option: a floor). With the history means the task's history context as ``homer eval`` builds
+it (long-context, or RAG retrieving for the question itself). The run folder holds
+``probes.jsonl`` (each question, the right letter and both answers), ``probe.json`` (accuracy per
+memory dynamic, closed-book and with the history) and ``probe-report.md``. Joined with an eval run
+on the same tasks, each failed task is split: the agent remembered every probed detail (with the
+history) but did not act on it, or it did not remember.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from backends.dataset import iter_tasks
+from backends.prompts import render
+from harness.context import ContextConfig, build_context
+from harness.probes import DYNAMICS, LETTERS, Probe, cue_pool, probes_for
+from office_env.workspace import atomic_write
+
+AGENTS = ("llm", "oracle", "none")
+PROBES, SUMMARY, REPORT = "probes.jsonl", "probe.json", "probe-report.md"
+
+
+@dataclass(frozen=True)
+class ProbeConfig:
+    agent: str
+    context: ContextConfig
+
+
+def schema_for(probe: Probe) -> dict[str, Any]:
+    return {"type": "object", "properties": {"answer": {"type": "string", "enum": list(LETTERS[:len(probe.options)])}},
+            "required": ["answer"], "additionalProperties": False}
+
+
+def ask(agent: str, probe: Probe, history: str, client: Any = None) -> str:
+    """The letter the agent picks."""
+    if agent == "oracle":
+        return probe.answer
+    if agent == "none":
+        return LETTERS[len(probe.options) - 1]
+    inputs = {"question": probe.question, "options": {LETTERS[i]: text for i, text in enumerate(probe.options)}}
+    schema = schema_for(probe)
+    data = client.structured("probe", render("probe", inputs=inputs, history=history, schema=schema), schema)
+    return data["answer"]
+
+
+def _history(record: dict[str, Any], probe: Probe, context: ContextConfig, client: Any) -> str:
+    if context.mode == "rag":  # retrieve for the question asked, not for the task's query
+        record = {**record, "query": probe.question}
+    return build_context(record, context, client=client).text
+
+
+def run_probes(dataset: Path, out: Path, config: ProbeConfig, client: Any = None,
+               eval_rows: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    started = time.perf_counter()
+    loaded = [t for t in iter_tasks(dataset)]
+    records = [t.record for t in loaded if t.record is not None]
+    skipped = [{"id": t.id, "reason": f"cannot be read: {t.error}"} for t in loaded if t.record is None]
+    pool = cue_pool(records)
+    lines, results = [], []
+    generated = 0.0
+    for record in records:
+        made = time.perf_counter()
+        try:
+            probes = probes_for(record, pool)
+        except (KeyError, TypeError, ValueError) as exc:
+            skipped.append({"id": str(record.get("id")), "reason": f"no probes: {exc.__class__.__name__}: {exc}"})
+            continue
+        generated += time.perf_counter() - made
+        long_history = build_context(record, config.context, client=client).text \
+            if config.context.mode != "rag" else None
+        for probe in probes:
+            closed = ask(config.agent, probe, "", client)
+            history = long_history if long_history is not None else _history(record, probe, config.context, client)
+            informed = ask(config.agent, probe, history, client)
+            row = {**probe.to_dict(), "closed_book": closed, "closed_book_correct": closed == probe.answer,
+                   "with_history": informed, "with_history_correct": informed == probe.answer}
+            results.append(row)
+            lines.append(json.dumps(row, ensure_ascii=False) + "\n")
+    summary = _summarize(results, eval_rows)
+    summary.update({"agent": config.agent, "context": config.context.mode, "dataset": str(dataset.resolve()),
+                    "tasks": len(records), "questions": len(results), "skipped": skipped,
+                    "generation_seconds": round(generated, 4), "elapsed_seconds": round(time.perf_counter() - started, 3)})
+    out.mkdir(parents=True, exist_ok=True)
+    atomic_write(out / PROBES, "".join(lines).encode("utf-8"))
+    atomic_write(out / SUMMARY, json.dumps(summary, indent=1).encode("utf-8"))
+    atomic_write(out / REPORT, render_probe_report(summary).encode("utf-8"))
+    return summary
+
+
+def _accuracy(rows: list[dict[str, Any]], key: str) -> float | None:
+    return sum(1 for r in rows if r[key]) / len(rows) if rows else None
+
+
+def _summarize(results: list[dict[str, Any]], eval_rows: list[dict[str, Any]] | None) -> dict[str, Any]:
+    by_dynamic: dict[str, Any] = {}
+    for dynamic in (*DYNAMICS, "all"):
+        rows = results if dynamic == "all" else [r for r in results if r["dynamic"] == dynamic]
+        by_dynamic[dynamic] = {"questions": len(rows), "closed_book": _accuracy(rows, "closed_book_correct"),
+                               "with_history": _accuracy(rows, "with_history_correct"),
+                               "answerable": sum(1 for r in rows if r["answerable"])}
+    summary: dict[str, Any] = {"by_dynamic": by_dynamic}
+    if eval_rows is not None:
+        per_task: dict[str, list[bool]] = defaultdict(list)
+        for row in eval_rows:
+            if not row.get("error"):
+                per_task[row["id"]].append(bool(row["passed"]))
+        remembered: dict[str, bool] = {}
+        for row in results:
+            remembered[row["task"]] = remembered.get(row["task"], True) and row["with_history_correct"]
+        split = {"passed": 0, "remembered_but_did_not_act": 0, "did_not_remember": 0, "not_probed": 0}
+        tasks: dict[str, str] = {}
+        for task, runs in sorted(per_task.items()):
+            if all(runs):
+                verdict = "passed"
+            elif task not in remembered:
+                verdict = "not_probed"
+            else:
+                verdict = "remembered_but_did_not_act" if remembered[task] else "did_not_remember"
+            split[verdict] += 1
+            tasks[task] = verdict
+        summary["eval_split"] = split
+        summary["eval_tasks"] = tasks
+    return summary
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.1f}"
+
+
+def render_probe_report(summary: dict[str, Any]) -> str:
+    out = [f"# Memory probes: {summary['agent']} agent, {summary['context']}", "",
+           f"{summary['questions']} question(s) over {summary['tasks']} task(s) of `{summary['dataset']}`.", "",
+           "| dynamic | questions | answerable | closed-book (%) | with the history (%) |",
+           "| --- | ---: | ---: | ---: | ---: |"]
+    for dynamic, row in summary["by_dynamic"].items():
+        label = "**all**" if dynamic == "all" else dynamic.replace("_", " ")
+        out.append(f"| {label} | {row['questions']} | {row['answerable']} | {_pct(row['closed_book'])} | "
+                   f"{_pct(row['with_history'])} |")
+    out += ["", "Closed-book accuracy near chance means the question cannot be answered without the history; "
+            "unanswerable questions (the right value left out) are right only as \"none of these\"."]
+    if "eval_split" in summary:
+        split = summary["eval_split"]
+        out += ["", "## Failures of the eval run", "",
+                f"- passed: {split['passed']}", f"- remembered every probed detail but did not act: "
+                f"{split['remembered_but_did_not_act']}", f"- did not remember: {split['did_not_remember']}",
+                f"- failed without probes: {split['not_probed']}"]
+    return "\n".join(out) + "\n"
+
+
+__all__ = ["AGENTS", "ProbeConfig", "run_probes", "ask", "render_probe_report"]

@@ -1,0 +1,149 @@
+"""Memory probes: multiple-choice questions about what a task's history established.
+
+Built by rules from the task's memory pieces, so every answer is computed, never written:
+
+- ``final`` (a value said once and kept): what was settled for the thing;
+- ``current`` (a value that was corrected): which of the earlier and the final value holds now;
+- ``corrected`` (the same pieces): what the value was before the correction;
+- ``near_miss`` (a value with a look-alike said nearby): what was settled, the look-alike offered;
+- ``relative_time`` (a day or time): whether the thing falls before, on or after a given day.
+
+Wrong options are plausible by construction: the piece's own earlier and near-miss values first,
+then the other values of the same task. About half of the value questions are unanswerable as
+offered (the right value is left out, and "none of these" is right), so guessing the familiar
+option does not pay. Each question is asked closed-book (no history: near chance if the task does
+not leak) and with the history; accuracy is reported per dynamic.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from dataclasses import asdict, dataclass
+from datetime import date, datetime, timedelta
+from typing import Any
+
+NONE_OF_THESE = "None of these: the history settles on something else"
+LETTERS = "ABCDEF"
+MAX_OPTIONS = 5
+DYNAMICS = ("final", "current", "corrected", "near_miss", "relative_time")
+
+
+@dataclass(frozen=True)
+class Probe:
+    task: str
+    piece: str
+    dynamic: str
+    question: str
+    options: tuple[str, ...]
+    answer: str  # the letter of the right option
+    answerable: bool  # the right value is among the options (else "none of these" is right)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "options": list(self.options)}
+
+
+def _rng(*parts: str) -> random.Random:
+    return random.Random(hashlib.sha256("\n".join(parts).encode()).hexdigest())
+
+
+def _words(cue: str) -> str:
+    return str(cue or "detail").replace("_", " ")
+
+
+def _values(piece: dict[str, Any]) -> tuple[str, list[str], list[str]]:
+    final = str(piece.get("value"))
+    earlier = [str(v) for v in piece.get("superseded", ()) if str(v) != final]
+    near = [str(d.get("value")) for d in piece.get("distractors", ()) if isinstance(d, dict) and str(d.get("value")) != final]
+    return final, earlier, near
+
+
+def _choice(record: dict[str, Any], piece: dict[str, Any], dynamic: str, question: str, right: str,
+            wrong: list[str], pool: list[str], *, may_hide: bool) -> Probe:
+    rng = _rng(record["id"], piece["id"], dynamic)
+    own = [v for v in dict.fromkeys(wrong) if v != right]
+    rest = [v for v in dict.fromkeys(pool) if v != right and v not in own]
+    rng.shuffle(rest)
+    others = own + rest  # the piece's own earlier and near-miss values first: the plausible ones
+    hide = may_hide and rng.random() < 0.5 and len(others) >= 2
+    chosen = ([] if hide else [right]) + others[: MAX_OPTIONS - 2 + (1 if hide else 0)]
+    rng.shuffle(chosen)
+    options = tuple(chosen) + (NONE_OF_THESE,)
+    answer = LETTERS[options.index(NONE_OF_THESE if hide else right)]
+    return Probe(record["id"], piece["id"], dynamic, question, options, answer, not hide)
+
+
+def _when(value: str, now: date) -> date | None:
+    for fmt in ("%Y-%m-%d %H:%M", "%Y-%m-%d"):
+        try:
+            return datetime.strptime(value, fmt).date()
+        except ValueError:
+            pass
+    try:
+        day = datetime.strptime(value, "%A %B %d")
+    except ValueError:
+        return None
+    best = None
+    for year in (now.year - 1, now.year, now.year + 1):
+        try:
+            candidate = date(year, day.month, day.day)
+        except ValueError:
+            continue
+        if best is None or abs((candidate - now).days) < abs((best - now).days):
+            best = candidate
+    return best
+
+
+def cue_pool(records: list[dict[str, Any]]) -> dict[str, list[str]]:
+    """Every value said for each kind of detail (cue) across a dataset, in first-seen order: the
+    plausible wrong options for a piece with no earlier or near-miss value of its own."""
+    pool: dict[str, dict[str, None]] = {}
+    for record in records:
+        for piece in record.get("memory", []):
+            if isinstance(piece, dict) and "value" in piece:
+                final, earlier, near = _values(piece)
+                pool.setdefault(str(piece.get("cue")), {}).update(dict.fromkeys([final, *earlier, *near]))
+    return {cue: list(values) for cue, values in pool.items()}
+
+
+def probes_for(record: dict[str, Any], pool_by_cue: dict[str, list[str]] | None = None) -> list[Probe]:
+    """Every probe of one task record, in memory order. Wrong options come from the piece itself,
+    then from the same kind of detail elsewhere (``pool_by_cue``), then from the task's other values."""
+    memory = [m for m in record.get("memory", []) if isinstance(m, dict) and m.get("id") and "value" in m]
+    task_pool: list[str] = []
+    for piece in memory:
+        final, earlier, near = _values(piece)
+        task_pool += [final, *earlier, *near]
+    now = datetime.strptime(record["now"]["date"], "%Y-%m-%d").date()
+    out: list[Probe] = []
+    for piece in memory:
+        final, earlier, near = _values(piece)
+        thing, cue = piece.get("about") or "the task", _words(piece.get("cue"))
+        same_kind = [v for v in (pool_by_cue or {}).get(str(piece.get("cue")), []) if v != final]
+        pool = same_kind if len(same_kind) >= 3 else same_kind + task_pool
+        if earlier:
+            out.append(_choice(record, piece, "current", f"Which {cue} holds now for {thing}?", final, earlier, [],
+                               may_hide=False))
+            out.append(_choice(record, piece, "corrected", f"Before it was changed, what was the {cue} for {thing}?",
+                               earlier[-1], [final, *earlier[:-1], *near], pool, may_hide=True))
+        if near:
+            out.append(_choice(record, piece, "near_miss", f"Which {cue} was settled for {thing}?", final,
+                               [*near, *earlier], pool, may_hide=True))
+        if not earlier and not near:
+            out.append(_choice(record, piece, "final", f"Which {cue} was settled for {thing}?", final, [], pool,
+                               may_hide=True))
+        when = _when(final, now)
+        if when is not None:
+            rng = _rng(record["id"], piece["id"], "relative_time")
+            reference = when + timedelta(days=rng.choice([-2, -1, 0, 1, 2]))
+            options = ("before that day", "on that day", "after that day")
+            right = options[0] if when < reference else options[1] if when == reference else options[2]
+            question = f"Is {thing} before, on or after {reference:%A %Y-%m-%d}?"
+            out.append(Probe(record["id"], piece["id"], "relative_time", question, options,
+                             LETTERS[options.index(right)], True))
+    return out
+
+
+def option_text(probe: Probe, letter: str) -> str:
+    index = LETTERS.find(letter)
+    return probe.options[index] if 0 <= index < len(probe.options) else ""
