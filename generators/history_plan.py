@@ -105,6 +105,9 @@ def _meeting_time(value: str) -> datetime | None:
         return None
 
 
+LONG_HISTORY_DAYS = 10  # beyond this, a thread's details are spread over the whole span, not a few days
+
+
 def plan_history(pieces: list[MemoryPiece], dates: list[date], rng: random.Random, *,
                  relative: bool = True) -> tuple[list[DayPlan], list[MemoryPiece]]:
     """Lay the threads of ``pieces`` over ``dates``; return the day plans and the pieces (with
@@ -124,7 +127,10 @@ def plan_history(pieces: list[MemoryPiece], dates: list[date], rng: random.Rando
     raised: dict[str, int] = {}  # about -> the day its work was raised
     for index, (thread, members) in enumerate(groups):
         about = members[0].about
-        start = min(last_start, rng.randint(0, max(0, min(last_start, n // 2))) + (index % 2))
+        if n <= LONG_HISTORY_DAYS:
+            start = min(last_start, rng.randint(0, max(0, min(last_start, n // 2))) + (index % 2))
+        else:  # a long history: threads are raised anywhere in its first three quarters
+            start = rng.randint(0, max(0, (3 * n) // 4))
         if about in raised:  # another thread of work already raised: carry on from there
             start = max(start, raised[about])
         elif about:
@@ -133,8 +139,9 @@ def plan_history(pieces: list[MemoryPiece], dates: list[date], rng: random.Rando
         day = start
         final_days: list[int] = []
         for position, piece in enumerate(members):
-            if position:  # details of one thread come over several days
-                day = min(n - 1, day + rng.choice((0, 1, 1, 2)))
+            if position:  # details of one thread come over several days; over a long history, weeks
+                step = rng.choice((0, 1, 1, 2)) if n <= LONG_HISTORY_DAYS else rng.randint(1, max(2, n // 4))
+                day = min(n - 1, day + step)
             if piece.superseded:
                 day = min(day, n - 2)
                 for old in piece.superseded:

@@ -891,6 +891,10 @@ class _Day:
     base: dict[str, str]  # persona and day slots together: the context of the day's exchanges
 
 
+class WordingsExhausted(ValueError):
+    """A history so long that every fitting small-talk wording was said already (none is said twice)."""
+
+
 class SmallTalk:
     """Composes the small talk of one history (one object per history)."""
 
@@ -1493,8 +1497,8 @@ class SmallTalk:
             # No single topic has room for so many pairs now: talk about two things in a row.
             first = pairs // 2
             return self._run(group, when, first) + self._run(group, when, pairs - first)
-        raise ValueError(f"small talk: cannot compose a {group} of {pairs} pair(s) for {when.isoformat()}: "
-                         "every fitting wording was used already or rejected by avoid()")
+        raise WordingsExhausted(f"small talk: cannot compose a {group} of {pairs} pair(s) for {when.isoformat()}: "
+                                "every fitting wording was used already or rejected by avoid()")
 
     # -- public ------------------------------------------------------------------------------
 

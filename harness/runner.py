@@ -67,6 +67,7 @@ class EvalConfig:
     request: str = "intent"  # what the agent is asked: the task's intent, or its full description (gates)
     semantics: str = "homer"  # how criteria are scored: homer's checks, or OfficeBench's own verdicts
     llm_overrides: tuple[tuple[str, str], ...] = ()  # --llm-set KEY=VALUE (value as JSON): over the file's
+    max_context_tokens: int | None = None  # a history context over this is an error run, never sent
 
     def validate(self) -> "EvalConfig":
         if self.agent not in AGENTS:
@@ -75,6 +76,10 @@ class EvalConfig:
             raise EvalError(f"request {self.request!r}: must be one of {', '.join(REQUESTS)}")
         if self.semantics not in SEMANTICS:
             raise EvalError(f"--semantics {self.semantics!r}: must be one of {', '.join(SEMANTICS)}")
+        if self.max_context_tokens is not None and (isinstance(self.max_context_tokens, bool) or
+                                                     not isinstance(self.max_context_tokens, int) or
+                                                     self.max_context_tokens < 1):
+            raise EvalError(f"--max-context-tokens must be an integer >= 1 (got {self.max_context_tokens!r})")
         for name, value in (("--trials", self.trials), ("--step-cap", self.step_cap), ("--workers", self.workers)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise EvalError(f"{name} must be an integer >= 1 (got {value!r})")
@@ -102,7 +107,8 @@ class EvalConfig:
                 "trials": self.trials, "step_cap": self.step_cap, "workers": self.workers, "model": self.model,
                 "base_url": self.base_url, "llm_config": self.llm_config, "request": self.request,
                 **({"semantics": self.semantics} if self.semantics != "homer" else {}),
-                **({"llm_overrides": [list(p) for p in self.llm_overrides]} if self.llm_overrides else {})}
+                **({"llm_overrides": [list(p) for p in self.llm_overrides]} if self.llm_overrides else {}),
+                **({"max_context_tokens": self.max_context_tokens} if self.max_context_tokens else {})}
 
 
 @dataclass
@@ -219,6 +225,17 @@ def _run_task(dataset_dir: str, task_id: str, record: dict[str, Any], out_dir: s
         return {"id": task_id, "skipped": f"history context: {exc.__class__.__name__}: {first}"}
     registry = default_registry()
     rows = []
+    if config.max_context_tokens is not None and context.tokens > config.max_context_tokens:
+        # the history does not fit the model the run is for: an error, neither a pass nor a fail
+        error = (f"error: context: the history context has {context.tokens:,} tokens, over --max-context-tokens "
+                 f"{config.max_context_tokens:,}")
+        return {"id": task_id, "rows": [{
+            "id": task_id, "trial": trial, "app_count": _app_count(record), "apps": record["apps"],
+            "family": record.get("family"), "passed": False, "criteria": [], "steps": 0,
+            "context_tokens": context.tokens, "context_units": list(context.units),
+            "evidence_recall": context.evidence_recall, "trajectory": Trajectory(error=error, stop_reason=STOP_ERROR
+                                                                                 ).to_dict(),
+            "error": error} for trial in range(1, config.trials + 1)]}
     for trial in range(1, config.trials + 1):
         work = out / WORK / f"{task_id}.t{trial}"
         shutil.rmtree(work, ignore_errors=True)

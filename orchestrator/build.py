@@ -37,6 +37,7 @@ from orchestrator.endpoint_guard import (
 from orchestrator.neo_graph import NeoState, build_neo_graph
 from orchestrator.offline_roles import OfflineRoles
 from orchestrator.record import build_record
+from generators.small_talk import WordingsExhausted
 from orchestrator.roles import TASKS_PER_WORLD, BuildConfig, Job
 from verifier.gates import run_gates
 
@@ -267,6 +268,9 @@ def run_attempt(out: str, config: BuildConfig, index: int) -> dict[str, Any]:
     _JOB_USAGE[job.task_id] = before = _usage_now(config)
     try:
         state = _graph(config).invoke({"job": job})
+    except WordingsExhausted as exc:  # a history longer than the small talk has fresh lines for
+        return {"index": index, "id": job.task_id, "status": "dropped", "family": None, "rounds": 0,
+                "reason": f"dialogue: {str(exc).splitlines()[0][:300]}", **_spent(config, before)}
     except Exception as exc:  # a model role failed for good, or the endpoint did
         if config.backend != "llm" or not is_role_failure(exc):
             raise

@@ -359,8 +359,12 @@ def build_command(
     n: int = typer.Option(20, "--n", help="Number of tasks to build"),
     seed: int = typer.Option(0, "--seed", help="Seed: the same seed gives the same dataset, byte for byte"),
     apps: str = typer.Option("1,2,3", "--apps", help="App counts to draw from, e.g. 1,2,3 or 2"),
-    days: int = typer.Option(5, "--days", help="Days (sessions) of dialogue per task"),
-    utterances: int = typer.Option(72, "--utterances", help="Utterances per day, about"),
+    preset: str = typer.Option("standard", "--preset", help="History size: standard (5 days of about 72 "
+                               "utterances) or challenge (35 days of about 200: over 100K tokens per task)"),
+    days: Optional[int] = typer.Option(None, "--days", help="Days (sessions) of dialogue per task (default: the "
+                                       "preset's)"),
+    utterances: Optional[int] = typer.Option(None, "--utterances", help="Utterances per day, about (default: the "
+                                             "preset's)"),
     workers: int = typer.Option(max(1, min(4, os.cpu_count() or 1)), "--workers", "-w", help="Worker processes"),
     resume: bool = typer.Option(False, "--resume", help="Continue an interrupted build in --out"),
     executor: ExecutorOption = "local",
@@ -386,10 +390,7 @@ def build_command(
     """Build a verified Neo dataset: on the offline backend (default; no key, no network) or through
     an OpenAI-compatible endpoint (--backend llm)."""
     budget = _budget(task_timeout, task_memory)
-    if days < 1:
-        _fail(f"--days must be at least 1 (got {days})")
-    if utterances < 4:
-        _fail(f"--utterances must be at least 4 (got {utterances})")
+    days, utterances = _preset(preset, days, utterances)
     llm = _llm_options(backend, model, base_url, llm_config, cache, no_cache, llm_set)  # the endpoint first
 
     from backends.ray_executor import RayUnavailable
@@ -426,6 +427,21 @@ def build_command(
         failed = True
     if failed:
         raise typer.Exit(1)
+
+
+def _preset(preset: str, days: Optional[int], utterances: Optional[int]) -> tuple[int, int]:
+    """The history size: the preset's, with --days / --utterances over it."""
+    from orchestrator.roles import PRESETS
+
+    if preset not in PRESETS:
+        _fail(f"--preset {preset!r}: must be one of {', '.join(PRESETS)}")
+    days = PRESETS[preset][0] if days is None else days
+    utterances = PRESETS[preset][1] if utterances is None else utterances
+    if days < 1:
+        _fail(f"--days must be at least 1 (got {days})")
+    if utterances < 4:
+        _fail(f"--utterances must be at least 4 (got {utterances})")
+    return days, utterances
 
 
 def _gameability(dataset_dir: Path) -> dict[str, Any]:
@@ -696,6 +712,8 @@ def regenerate_command(
     seed: int = typer.Option(0, "--seed", help="Seed: the same seeds and seed give the same dataset, byte for byte"),
     shape: str = typer.Option("paper", "--shape", help="paper (about 28 short sessions of about 11 utterances, "
                               "as HomerAgents+ has them) or neo (5 sessions of about 70)"),
+    preset: Optional[str] = typer.Option(None, "--preset", help="challenge: 35 days of about 200 utterances (over "
+                                         "100K tokens per task) instead of the shape's"),
     days: Optional[int] = typer.Option(None, "--days", help="Days (sessions) of dialogue per task (default: the shape's)"),
     utterances: Optional[int] = typer.Option(None, "--utterances", help="Utterances per day, about (default: the shape's)"),
     workers: int = typer.Option(1, "--workers", "-w", help="Worker processes"),
@@ -739,6 +757,8 @@ def regenerate_command(
 
     if shape not in SHAPES:
         _fail(f"--shape {shape!r}: must be one of {', '.join(SHAPES)}")
+    if preset is not None:
+        days, utterances = _preset(preset, days, utterances)
     if days is not None and days < 1:
         _fail(f"--days must be at least 1 (got {days})")
     if utterances is not None and utterances < 4:
@@ -791,6 +811,9 @@ def eval_command(
     trials: int = typer.Option(1, "--trials", help="Runs per task (pass^k over them)"),
     workers: int = typer.Option(1, "--workers", "-w", help="Worker processes"),
     step_cap: int = typer.Option(30, "--step-cap", help="Tool calls allowed per run"),
+    max_context_tokens: Optional[int] = typer.Option(None, "--max-context-tokens", help="The model's context: a task "
+                                                     "whose history context is longer is an error run ('error: "
+                                                     "context'), not sent and not scored"),
     model: Optional[str] = typer.Option(None, "--model", help="llm: model name (default from --llm-config or gpt-4o-mini)"),
     base_url: Optional[str] = typer.Option(None, "--base-url", help="llm: OpenAI-compatible base URL (default: OPENAI_BASE_URL)"),
     llm_config: Optional[Path] = typer.Option(None, "--llm-config", help="llm: JSON or TOML settings file"),
@@ -829,7 +852,7 @@ def eval_command(
                             chunk_sessions=chunk_sessions, embeddings=embeddings)
     config = EvalConfig(agent=agent, context=context, trials=trials, step_cap=step_cap, workers=workers, model=model,
                         base_url=base_url, llm_config=str(llm_config) if llm_config else None, semantics=semantics,
-                        llm_overrides=_overrides(llm_set))
+                        llm_overrides=_overrides(llm_set), max_context_tokens=max_context_tokens)
     try:
         config.validate()
         if config.needs_client():

@@ -51,6 +51,9 @@ class BuildConfig(GenerationOptions):
         return {"seed": self.seed, "app_counts": list(self.app_counts), **self._shape()}
 
 
+# History presets: (days, utterances per day). "challenge" stresses extreme horizons: 30 days of
+# about 200 utterances, over 100K tokens of history per task, the memory spread over the span.
+PRESETS = {"standard": (5, 72), "challenge": (30, 200)}
 TASKS_PER_WORLD = 20  # attempts that share one world (and its testbed)
 
 
