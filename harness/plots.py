@@ -116,3 +116,24 @@ def recall_vs_pass(rows: list[dict[str, Any]]) -> bytes | None:
     ax.set_ylim(0, 110)
     ax.grid(axis="y", alpha=0.3)
     return _png(figure)
+
+
+def probe_accuracy(summary: dict[str, Any]) -> bytes | None:
+    """Probe accuracy per memory dynamic, closed-book beside with the history."""
+    rows = [(name, row) for name, row in summary.get("by_dynamic", {}).items() if row.get("questions")]
+    if not rows:
+        return None
+    figure, ax = plt.subplots(figsize=(7, 3.4))
+    width = 0.38
+    for offset, key, label, color in ((-width / 2, "closed_book", "closed-book", COLORS[3]),
+                                      (width / 2, "with_history", "with the history", COLORS[0])):
+        values = [100 * (row.get(key) or 0.0) for _, row in rows]
+        ax.bar([i + offset for i in range(len(rows))], values, width, label=label, color=color)
+    ax.set_xticks(range(len(rows)), [f"{name.replace('_', ' ')}\n(n={row['questions']})" for name, row in rows],
+                  fontsize=8)
+    ax.set_ylabel("accuracy (%)")
+    ax.set_ylim(0, 105)
+    ax.legend(fontsize=8)
+    ax.grid(axis="y", alpha=0.3)
+    ax.set_title("Memory probes by dynamic")
+    return _png(figure)

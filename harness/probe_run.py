@@ -26,7 +26,7 @@ from harness.probes import DYNAMICS, LETTERS, Probe, cue_pool, probes_for
 from office_env.workspace import atomic_write
 
 AGENTS = ("llm", "oracle", "none")
-PROBES, SUMMARY, REPORT = "probes.jsonl", "probe.json", "probe-report.md"
+PROBES, SUMMARY, REPORT, REPORT_HTML = "probes.jsonl", "probe.json", "probe-report.md", "probe-report.html"
 
 
 @dataclass(frozen=True)
@@ -93,7 +93,36 @@ def run_probes(dataset: Path, out: Path, config: ProbeConfig, client: Any = None
     atomic_write(out / PROBES, "".join(lines).encode("utf-8"))
     atomic_write(out / SUMMARY, json.dumps(summary, indent=1).encode("utf-8"))
     atomic_write(out / REPORT, render_probe_report(summary).encode("utf-8"))
+    atomic_write(out / REPORT_HTML, render_probe_html(summary).encode("utf-8"))
     return summary
+
+
+def render_probe_html(summary: dict[str, Any]) -> str:
+    """The probe report as one self-contained page, with the accuracy chart inline."""
+    import base64
+
+    import jinja2
+
+    from backends.prompts import TEMPLATES
+    from harness.plots import probe_accuracy
+
+    png = probe_accuracy(summary)
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES / "report")), autoescape=True)
+    headers = ["dynamic", "questions", "answerable", "closed-book (%)", "with the history (%)"]
+    table = [[name.replace("_", " "), str(row["questions"]), str(row["answerable"]), _pct(row["closed_book"]),
+              _pct(row["with_history"])] for name, row in summary["by_dynamic"].items()]
+    notes = ["Closed-book accuracy near chance means the question needs the history."]
+    if "eval_split" in summary:
+        split = summary["eval_split"]
+        notes.append(f"Eval failures: {split['remembered_but_did_not_act']} remembered every probed detail but did not "
+                     f"act, {split['did_not_remember']} did not remember, {split['not_probed']} without probes.")
+    figures = [{"id": "probe-accuracy", "png": base64.b64encode(png).decode("ascii"),
+                "caption": "Accuracy per memory dynamic, closed-book and with the history"}] if png else []
+    config = [("agent", summary["agent"]), ("context", summary["context"]), ("dataset", summary["dataset"])]
+    return env.get_template("report.html").render(
+        title=f"Memory probes: {summary['agent']} agent, {summary['context']}",
+        summary=f"{summary['questions']} question(s) over {summary['tasks']} task(s).", headers=headers, table=table,
+        notes=notes, figures=figures, config=config)
 
 
 def _accuracy(rows: list[dict[str, Any]], key: str) -> float | None:

@@ -89,6 +89,8 @@ def test_oracle_none_and_a_model_through_the_endpoint(dataset: Path, tmp_path: P
     assert oracle.exit_code == 0, oracle.output
     summary = json.loads((tmp_path / "oracle" / "probe.json").read_text())
     assert summary["by_dynamic"]["all"]["with_history"] == 1.0 and summary["questions"] > 0
+    page = (tmp_path / "oracle" / "probe-report.html").read_text()
+    assert 'id="probe-accuracy"' in page and "data:image/png;base64," in page
     none = run(dataset, tmp_path / "none", "--agent", "none")
     assert none.exit_code == 0
     rows = [json.loads(line) for line in (tmp_path / "none" / "probes.jsonl").read_text().splitlines()]
