@@ -2,7 +2,7 @@
 
 Agents: ``llm`` (the model, prompted by ``templates/prompts/probe.j2``, answering with a letter
 checked against the options), ``oracle`` (the answer key: a ceiling) and ``none`` (always the
-last option: a floor). With the history means the task's history context as ``homer eval`` builds
+first option: chance, a floor). With the history means the task's history context as ``homer eval`` builds
 it (long-context, or RAG retrieving for the question itself). The run folder holds
 ``probes.jsonl`` (each question, the right letter and both answers), ``probe.json`` (accuracy per
 memory dynamic, closed-book and with the history) and ``probe-report.md``. Joined with an eval run
@@ -45,7 +45,7 @@ def ask(agent: str, probe: Probe, history: str, client: Any = None) -> str:
     if agent == "oracle":
         return probe.answer
     if agent == "none":
-        return LETTERS[len(probe.options) - 1]
+        return LETTERS[0]  # a fixed letter: chance, since the right one is placed at random
     inputs = {"question": probe.question, "options": {LETTERS[i]: text for i, text in enumerate(probe.options)}}
     schema = schema_for(probe)
     data = client.structured("probe", render("probe", inputs=inputs, history=history, schema=schema), schema)
@@ -64,30 +64,44 @@ def run_probes(dataset: Path, out: Path, config: ProbeConfig, client: Any = None
     loaded = [t for t in iter_tasks(dataset)]
     records = [t.record for t in loaded if t.record is not None]
     skipped = [{"id": t.id, "reason": f"cannot be read: {t.error}"} for t in loaded if t.record is None]
+    usable = []
+    for record in records:  # a record whose memory cannot be read is skipped, the rest go on
+        try:
+            cue_pool([record])
+            usable.append(record)
+        except (AttributeError, KeyError, TypeError, ValueError) as exc:
+            skipped.append({"id": str(record.get("id")), "reason": f"memory: {exc.__class__.__name__}: {exc}"})
+    records = usable
     pool = cue_pool(records)
-    lines, results = [], []
+    lines, results, errors = [], [], []
     generated = 0.0
     for record in records:
         made = time.perf_counter()
         try:
             probes = probes_for(record, pool)
-        except (KeyError, TypeError, ValueError) as exc:
+            long_history = build_context(record, config.context, client=client).text \
+                if config.context.mode != "rag" else None
+        except (AttributeError, KeyError, TypeError, ValueError) as exc:
             skipped.append({"id": str(record.get("id")), "reason": f"no probes: {exc.__class__.__name__}: {exc}"})
             continue
         generated += time.perf_counter() - made
-        long_history = build_context(record, config.context, client=client).text \
-            if config.context.mode != "rag" else None
         for probe in probes:
-            closed = ask(config.agent, probe, "", client)
-            history = long_history if long_history is not None else _history(record, probe, config.context, client)
-            informed = ask(config.agent, probe, history, client)
+            try:
+                closed = ask(config.agent, probe, "", client)
+                history = long_history if long_history is not None else _history(record, probe, config.context,
+                                                                                  client)
+                informed = ask(config.agent, probe, history, client)
+            except Exception as exc:  # the endpoint or its answer failed for good: this question only
+                first = str(exc).splitlines()[0][:300] if str(exc) else exc.__class__.__name__
+                errors.append({"task": probe.task, "piece": probe.piece, "dynamic": probe.dynamic, "error": first})
+                continue
             row = {**probe.to_dict(), "closed_book": closed, "closed_book_correct": closed == probe.answer,
                    "with_history": informed, "with_history_correct": informed == probe.answer}
             results.append(row)
             lines.append(json.dumps(row, ensure_ascii=False) + "\n")
     summary = _summarize(results, eval_rows)
     summary.update({"agent": config.agent, "context": config.context.mode, "dataset": str(dataset.resolve()),
-                    "tasks": len(records), "questions": len(results), "skipped": skipped,
+                    "tasks": len(records), "questions": len(results), "skipped": skipped, "errors": errors,
                     "generation_seconds": round(generated, 4), "elapsed_seconds": round(time.perf_counter() - started, 3)})
     out.mkdir(parents=True, exist_ok=True)
     atomic_write(out / PROBES, "".join(lines).encode("utf-8"))

@@ -51,10 +51,15 @@ def _words(cue: str) -> str:
     return str(cue or "detail").replace("_", " ")
 
 
+def _listed(value: Any) -> list[Any]:
+    return list(value) if isinstance(value, (list, tuple)) else []
+
+
 def _values(piece: dict[str, Any]) -> tuple[str, list[str], list[str]]:
     final = str(piece.get("value"))
-    earlier = [str(v) for v in piece.get("superseded", ()) if str(v) != final]
-    near = [str(d.get("value")) for d in piece.get("distractors", ()) if isinstance(d, dict) and str(d.get("value")) != final]
+    earlier = [str(v) for v in _listed(piece.get("superseded")) if str(v) != final]
+    near = [str(d.get("value")) for d in _listed(piece.get("distractors"))
+            if isinstance(d, dict) and str(d.get("value")) != final]
     return final, earlier, near
 
 
@@ -66,9 +71,9 @@ def _choice(record: dict[str, Any], piece: dict[str, Any], dynamic: str, questio
     rng.shuffle(rest)
     others = own + rest  # the piece's own earlier and near-miss values first: the plausible ones
     hide = may_hide and rng.random() < 0.5 and len(others) >= 2
-    chosen = ([] if hide else [right]) + others[: MAX_OPTIONS - 2 + (1 if hide else 0)]
-    rng.shuffle(chosen)
-    options = tuple(chosen) + (NONE_OF_THESE,)
+    chosen = ([] if hide else [right]) + others[: MAX_OPTIONS - 2 + (1 if hide else 0)] + [NONE_OF_THESE]
+    rng.shuffle(chosen)  # "none of these" too: no letter is right more often than chance
+    options = tuple(chosen)
     answer = LETTERS[options.index(NONE_OF_THESE if hide else right)]
     return Probe(record["id"], piece["id"], dynamic, question, options, answer, not hide)
 
@@ -79,15 +84,21 @@ def _when(value: str, now: date) -> date | None:
             return datetime.strptime(value, fmt).date()
         except ValueError:
             pass
-    try:
-        day = datetime.strptime(value, "%A %B %d")
+    parts = value.split()
+    if len(parts) != 3:
+        return None
+    try:  # "Thursday February 29": the month and day, with no year (so Feb 29 cannot go through strptime)
+        month = datetime.strptime(parts[1], "%B").month
+        day_of_month = int(parts[2])
     except ValueError:
         return None
     best = None
     for year in (now.year - 1, now.year, now.year + 1):
         try:
-            candidate = date(year, day.month, day.day)
+            candidate = date(year, month, day_of_month)
         except ValueError:
+            continue
+        if candidate.strftime("%A").lower() != parts[0].lower():
             continue
         if best is None or abs((candidate - now).days) < abs((best - now).days):
             best = candidate
@@ -99,7 +110,7 @@ def cue_pool(records: list[dict[str, Any]]) -> dict[str, list[str]]:
     plausible wrong options for a piece with no earlier or near-miss value of its own."""
     pool: dict[str, dict[str, None]] = {}
     for record in records:
-        for piece in record.get("memory", []):
+        for piece in _listed(record.get("memory") if isinstance(record, dict) else None):
             if isinstance(piece, dict) and "value" in piece:
                 final, earlier, near = _values(piece)
                 pool.setdefault(str(piece.get("cue")), {}).update(dict.fromkeys([final, *earlier, *near]))
@@ -109,14 +120,20 @@ def cue_pool(records: list[dict[str, Any]]) -> dict[str, list[str]]:
 def probes_for(record: dict[str, Any], pool_by_cue: dict[str, list[str]] | None = None) -> list[Probe]:
     """Every probe of one task record, in memory order. Wrong options come from the piece itself,
     then from the same kind of detail elsewhere (``pool_by_cue``), then from the task's other values."""
-    memory = [m for m in record.get("memory", []) if isinstance(m, dict) and m.get("id") and "value" in m]
+    memory = [m for m in _listed(record.get("memory")) if isinstance(m, dict) and m.get("id") and "value" in m]
     task_pool: list[str] = []
     for piece in memory:
         final, earlier, near = _values(piece)
         task_pool += [final, *earlier, *near]
     now = datetime.strptime(record["now"]["date"], "%Y-%m-%d").date()
+    subjects: dict[tuple[str, str], int] = {}
+    for piece in memory:
+        key = (str(piece.get("cue")), str(piece.get("about")))
+        subjects[key] = subjects.get(key, 0) + 1
     out: list[Probe] = []
     for piece in memory:
+        if subjects[(str(piece.get("cue")), str(piece.get("about")))] > 1:
+            continue  # several values of one kind for one thing: "which one was settled" has no single answer
         final, earlier, near = _values(piece)
         thing, cue = piece.get("about") or "the task", _words(piece.get("cue"))
         same_kind = [v for v in (pool_by_cue or {}).get(str(piece.get("cue")), []) if v != final]

@@ -157,4 +157,9 @@ def read_run(folder: Path | str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     for n, row in enumerate(rows, start=1):
         if not isinstance(row, dict) or not isinstance(row.get("id"), str) or not isinstance(row.get("passed"), bool):
             raise RunError(f"{name}/results.jsonl line {n}: fields id and passed are needed")
+        reference = row.get("reference")
+        if reference is not None and (not isinstance(reference, dict) or any(
+                v is not None and not isinstance(v, (bool, int, float)) for v in reference.values())):
+            raise RunError(f"{name}/results.jsonl line {n}: field reference: must map none / oracle to true, false "
+                           "or null")
     return run, rows

@@ -20,12 +20,12 @@ from pathlib import Path
 from typing import Any
 
 from backends.dataset import iter_tasks, task_now
-from harness.agents import Episode, agent_messages
+from harness.agents import MODEL_OBSERVATION_CHARS, Episode, agent_messages
 from harness.context import ContextConfig, build_context
-from office_env import Workspace, default_registry, evaluate_criteria
+from office_env import OfficeError, Workspace, default_registry, evaluate_criteria
+from office_env.untrusted import UntrustedInputError
 
 CLOSING = "Done: every step of the request is carried out."
-MODEL_OBSERVATION_CHARS = 8000
 
 
 @dataclass
@@ -89,8 +89,8 @@ def export_sft(dataset: Path, out: Path, context: ContextConfig) -> SftSummary:
                     reference = task.folder / "reference"
                     example = trajectory_of(task.record, task.folder / "testbed",
                                             reference if reference.is_dir() else None, context, scratch)
-                except (ValueError, KeyError, TypeError) as exc:
-                    summary.skipped.append(f"{task.id}: {exc}")
+                except (ValueError, KeyError, TypeError, AttributeError, OfficeError, UntrustedInputError) as exc:
+                    summary.skipped.append(f"{task.id}: {exc}")  # this task only: the rest go on
                     continue
                 finally:
                     shutil.rmtree(scratch, ignore_errors=True)

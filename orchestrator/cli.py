@@ -1085,11 +1085,13 @@ def review_apply_command(
 ) -> None:
     """Write a new dataset with the post-edits applied and the dropped tasks removed; every kept
     task's gates run again, and the card records the annotators, kappa and the rule."""
-    from orchestrator.review_apply import ApplyError, apply_review
+    from orchestrator.review_apply import ApplyError, NothingKept, apply_review
 
     _check_dataset(dataset_dir)
     try:
         summary = apply_review(dataset_dir, out, rule, unreviewed)
+    except NothingKept as exc:
+        _fail(str(exc), 1)
     except ApplyError as exc:
         _fail(str(exc))
     except OSError as exc:

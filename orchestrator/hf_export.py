@@ -54,8 +54,11 @@ def pack_testbed(testbed: Path) -> tuple[str, list[str]]:
     return base64.b64encode(buffer.getvalue()).decode("ascii"), names
 
 
-def row_of(record: dict[str, Any], testbed: Path) -> dict[str, Any]:
-    packed, files = pack_testbed(testbed) if testbed.is_dir() else ("", [])
+def row_of(record: dict[str, Any], testbed: Path, reference: Path | None = None) -> dict[str, Any]:
+    if not testbed.is_dir():
+        raise ValueError("no testbed/ folder: the task cannot be solved or scored")
+    packed, files = pack_testbed(testbed)
+    expected, expected_files = pack_testbed(reference) if reference is not None and reference.is_dir() else ("", [])
     sessions = record["dialogue"]
     return {
         "id": record["id"], "split": record["split"], "family": record.get("family"),
@@ -69,6 +72,7 @@ def row_of(record: dict[str, Any], testbed: Path) -> dict[str, Any]:
         "dialogue": json.dumps(sessions, ensure_ascii=False),
         "oracle": json.dumps(record.get("oracle") or [], ensure_ascii=False),
         "testbed_files": files, "testbed_zip": packed,
+        "reference_files": expected_files, "reference_zip": expected,
     }
 
 
@@ -83,7 +87,9 @@ def export_hf(dataset: Path, out: Path) -> HfSummary:
                 summary.skipped.append(f"{task.id}: cannot be read: {task.error}")
                 continue
             try:
-                rows.append(row_of(task.record, task.folder / "testbed"))
+                rows.append(row_of(task.record, task.folder / "testbed", task.folder / "reference"))
+            except ValueError as exc:
+                summary.skipped.append(f"{task.id}: {str(exc)[:200]}")
             except Exception as exc:  # a stranger's testbed or a malformed record: this task only
                 summary.skipped.append(f"{task.id}: {exc.__class__.__name__}: {str(exc)[:200]}")
         shards = max(1, -(-len(rows) // ROWS_PER_SHARD))
@@ -150,7 +156,8 @@ history that carries its details, the office it happens in, and machine-checkabl
   or `distractor` with memory ids), `memory` (JSON: what the history establishes), `evaluation`
   (JSON: the criteria, in homeragents' catalog), `oracle` (JSON: a reference plan of tool calls);
 - `testbed_zip` (the office, a base64 zip: `data/`, `emails/<user>/*.eml`, `calendar/<user>.ics`)
-  and `testbed_files`.
+  and `testbed_files`; `reference_zip` / `reference_files` (a seed task's expected files, which its
+  criteria compare against as `../reference/<name>`; empty for tasks without them).
 
 ## Loading
 
@@ -162,7 +169,9 @@ tasks = load_dataset("path/to/this/folder", split="test")
 task = tasks[0]
 history = json.loads(task["dialogue"])
 office = zipfile.ZipFile(io.BytesIO(base64.b64decode(task["testbed_zip"])))
-office.extractall("testbed")
+office.extractall("task/testbed")
+if task["reference_zip"]:
+    zipfile.ZipFile(io.BytesIO(base64.b64decode(task["reference_zip"]))).extractall("task/reference")
 ```
 
 Score an agent's final office with `homer score testbed --criteria criteria.json` (the

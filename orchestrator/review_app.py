@@ -37,6 +37,7 @@ from orchestrator.show import MARKS, criterion_in_words
 from office_env import Workspace
 from office_env.formats import ics_io
 from verifier.annotations import CRITERIA, CRITERION_TEXT, OVERALL, VERDICTS, AnnotationError, AnnotationStore, check_verdict
+from verifier.gates import schema_gate
 from verifier.review_edits import TEXT_FIELDS, EditError, check_edit, edited_record
 from verifier.review_report import render_report, review_report
 
@@ -159,6 +160,9 @@ def _load(server: ReviewServer, task_id: str) -> tuple[Any, dict[str, Any] | Non
     task = load_task(server.dataset, task_id)
     if task.record is None:
         return task, None, server.error(f"task {task_id!r} cannot be read: {task.error}", 422)
+    shape = schema_gate(task.record)
+    if not shape.passed:  # a stranger's record: say which field is wrong instead of failing on it
+        return task, None, server.error(f"task {task_id!r} is malformed: {shape.detail}", 422)
     try:
         record = edited_record(task.record, server.store().revisions(task_id))
     except EditError as exc:
@@ -337,6 +341,9 @@ def create_app(server: ReviewServer) -> Starlette:
                 result = await result
             if server.token is not None and request.query_params.get("token"):
                 result.set_cookie(TOKEN_COOKIE, server.token, httponly=True, samesite="strict")
+            # never inside another site's frame (a framed page could be clicked into verdicts)
+            result.headers["X-Frame-Options"] = "DENY"
+            result.headers["Content-Security-Policy"] = "frame-ancestors 'none'"
             return result
         return endpoint
 

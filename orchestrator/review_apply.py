@@ -20,6 +20,7 @@ from typing import Any
 
 from backends.dataset import iter_tasks
 from orchestrator.dataset import stage_task, write_index, write_json, write_schemas, write_text
+from orchestrator.record import dialogue_tokens
 from verifier.annotations import OVERALL, AnnotationStore
 from verifier.review_edits import EditError, edited_record, recheck
 from verifier.review_report import render_report, review_report
@@ -29,6 +30,10 @@ RULES = ("any-drop", "majority")
 
 class ApplyError(ValueError):
     """The review cannot be applied as asked; the message says why."""
+
+
+class NothingKept(ApplyError):
+    """Every task would be dropped: no dataset is written."""
 
 
 def decide(overall: list[str], rule: str, unreviewed: str) -> str:
@@ -88,6 +93,10 @@ def apply_review(dataset: Path, out: Path, rule: str, unreviewed: str = "keep") 
             if failing:
                 dropped.append({"id": task.id, "reason": "gates fail: " + "; ".join(failing)[:300]})
                 continue
+            if own:  # the chat may have changed: its token counts follow it
+                tokens = record.setdefault("provenance", {}).setdefault("tokens", {})
+                if isinstance(tokens, dict):
+                    tokens.update(dialogue_tokens(record["dialogue"]))
             record.setdefault("provenance", {})["review"] = {
                 "rule": rule, "overall": sorted(overall.get(task.id, [])),
                 "edits": [{"field": r["field"], "annotator": r["annotator"], "at": r["at"]} for r in own]}
@@ -95,6 +104,8 @@ def apply_review(dataset: Path, out: Path, rule: str, unreviewed: str = "keep") 
             os.replace(staged, tmp / "tasks" / task.id)
             kept.append(record)
         shutil.rmtree(staging)
+        if not kept:
+            raise NothingKept(f"every task of {dataset} would be dropped ({len(dropped)}); nothing written")
         write_index(tmp, kept)
         write_schemas(tmp)
         summary = {"source": str(dataset), "rule": rule, "unreviewed": unreviewed, "annotators": report["annotators"],

@@ -120,3 +120,17 @@ def test_export_targets_are_checked(dataset: Path, tmp_path: Path):
     assert both.exit_code == 2 and "choose one export target" in both.output
     mode = runner.invoke(app, ["export", str(dataset), "--sft", str(tmp_path / "c"), "--sft-mode", "vibes"])
     assert mode.exit_code == 2 and "--sft-mode" in mode.output
+
+
+def test_a_task_that_cannot_be_exported_is_named_and_the_rest_go_on(dataset: Path, tmp_path: Path):
+    import shutil
+
+    copy = tmp_path / "data"
+    shutil.copytree(dataset, copy)
+    first = sorted(records(copy))[0]
+    shutil.rmtree(copy / "tasks" / first / "testbed")
+    sft = CliRunner().invoke(app, ["export", str(copy), "--sft", str(tmp_path / "sft")])
+    assert sft.exit_code == 0 and f"left out {first}" in sft.output
+    assert len((tmp_path / "sft" / "train.jsonl").read_text().splitlines()) == len(records(copy)) - 1
+    hf = CliRunner().invoke(app, ["export", str(copy), "--hf", str(tmp_path / "hf")])
+    assert hf.exit_code == 1 and f"skipped {first}: no testbed/" in hf.output

@@ -94,8 +94,9 @@ def test_oracle_none_and_a_model_through_the_endpoint(dataset: Path, tmp_path: P
     none = run(dataset, tmp_path / "none", "--agent", "none")
     assert none.exit_code == 0
     rows = [json.loads(line) for line in (tmp_path / "none" / "probes.jsonl").read_text().splitlines()]
-    # always the last option: right exactly on the questions whose answer is "none of these" (or "after")
-    assert all(r["with_history_correct"] == (r["answer"] == "ABCDEF"[len(r["options"]) - 1]) for r in rows)
+    # always the first option: right exactly where the answer is A, which is about chance
+    assert all(r["with_history_correct"] == (r["answer"] == "A") for r in rows)
+    assert sum(r["answer"] == "A" for r in rows) < 0.5 * len(rows)
     evaluated = CliRunner().invoke(app, ["eval", str(dataset), "--agent", "none", "--mode", "long-context",
                                          "--out", str(tmp_path / "eval"), "--quiet"])
     assert evaluated.exit_code == 0
@@ -127,3 +128,14 @@ def test_bad_input(dataset: Path, tmp_path: Path):
                              "--out", str(tmp_path / "other-eval"), "--quiet"])
     refused = run(dataset, tmp_path / "y", "--agent", "oracle", "--eval", str(tmp_path / "other-eval"))
     assert refused.exit_code == 2 and "another dataset" in refused.output
+
+
+def test_sibling_pieces_and_malformed_memory():
+    twins = {**RECORD, "id": "t2", "memory": [
+        {"id": "a", "value": "meeting rooms", "cue": "sheet_row", "about": "the policy sheet"},
+        {"id": "b", "value": "security badges", "cue": "sheet_row", "about": "the policy sheet"},
+        {"id": "c", "value": "Dana", "cue": "recipient", "about": "the memo", "superseded": 7, "distractors": "x"}]}
+    probes = probes_for(twins)
+    assert {p.piece for p in probes} == {"c"}  # "which row was settled" has two answers: not asked
+    assert all(NONE_OF_THESE in p.options or p.dynamic == "relative_time" for p in probes)
+    assert probes_for({**RECORD, "memory": None}) == []

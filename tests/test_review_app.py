@@ -253,3 +253,36 @@ def test_the_serve_command_refuses_a_bad_annotator_and_port(dataset: Path):
     assert runner.invoke(app, ["review", str(dataset), "--port", "99999"]).exit_code == 2
     bad = runner.invoke(app, ["review", str(dataset), "--annotator", "a\x01b"])
     assert bad.exit_code == 2 and "--annotator" in bad.output
+
+
+def test_edits_keep_the_builds_dialogue_rules_and_pages_refuse_framing(dataset: Path):
+    server, client = client_for(dataset)
+    task = task_ids(dataset)[0]
+    record = record_of(dataset, task)
+    leaked = f"{record['intent']} ({record['memory'][0]['value']})"
+    refused = client.post(f"/task/{task}/edit", data={"secret": server.form_secret, "field": "intent", "text": leaked})
+    assert refused.status_code == 422 and "dialogue_rules: intent leaks memory" in refused.text
+    d, t = plain_turn(record)
+    earlier = record["dialogue"][0]["turns"][0]["text"]
+    repeat = client.post(f"/task/{task}/edit", data={"secret": server.form_secret, "field": f"turn:{d}:{t}",
+                                                     "text": earlier})
+    assert repeat.status_code == 422 and "word for word" in repeat.text
+    page = client.get(f"/task/{task}")
+    assert page.headers["x-frame-options"] == "DENY" and "frame-ancestors 'none'" in page.headers["content-security-policy"]
+
+
+def test_a_malformed_task_names_its_field(dataset: Path):
+    task = task_ids(dataset)[0]
+    path = dataset / "tasks" / task / "task.json"
+    record = json.loads(path.read_text())
+    record["dialogue"] = "not a list"
+    path.write_text(json.dumps(record))
+    _, client = client_for(dataset)
+    page = client.get(f"/task/{task}")
+    assert page.status_code == 422 and "is malformed: dialogue" in page.text
+
+
+def test_apply_that_would_drop_everything_writes_nothing(dataset: Path, tmp_path: Path):
+    result = CliRunner().invoke(app, ["review", "apply", str(dataset), "--out", str(tmp_path / "none"),
+                                      "--unreviewed", "drop"])
+    assert result.exit_code == 1 and "nothing written" in result.output and not (tmp_path / "none").exists()

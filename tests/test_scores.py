@@ -105,6 +105,9 @@ def test_compare_command(runs, tmp_path):
     (tmp_path / "results.jsonl").write_text('{"id": "a"}\n')
     broken = runner.invoke(app, ["compare", str(runs["none"]), str(tmp_path)])
     assert broken.exit_code == 2 and "line 1: fields id and passed" in broken.output
+    (tmp_path / "results.jsonl").write_text('{"id": "a", "passed": true, "reference": {"none": "yes"}}\n')
+    odd = runner.invoke(app, ["compare", str(runs["none"]), str(tmp_path)])
+    assert odd.exit_code == 2 and "field reference" in odd.output
 
 
 def test_pass_hat_k_is_the_unbiased_estimator():

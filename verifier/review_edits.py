@@ -149,12 +149,30 @@ def recheck(record: dict[str, Any], testbed: Path | None, reference: Path | None
     return run_gates(record, testbed, reference, extra=extra, agents=agents)
 
 
+def dialogue_problems(record: dict[str, Any]) -> set[str]:
+    """What the build's dialogue rules (``verifier.dialogue_rules``) find in the record's chat: no
+    memory value in the intent or query, no claim that the work is done, no line said twice ..."""
+    from backends.dataset import task_now
+    from generators.model import TaskDraft
+    from verifier.dialogue_rules import check_dialogue
+
+    try:
+        draft = TaskDraft.from_dict(record)
+        verdict = check_dialogue(draft, record["dialogue"], min_days=len(record["dialogue"]), now=task_now(record))
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        return {f"the record cannot be checked ({exc.__class__.__name__})"}
+    return set() if verdict.passed else {line.strip() for line in verdict.feedback.splitlines() if line.strip()}
+
+
 def check_edit(record: dict[str, Any], field: str, value: Any, testbed: Path | None,
                reference: Path | None) -> tuple[dict[str, Any], Any, list[str]]:
-    """Apply an edit to the task as edited so far and run its gates: the edited record, the value
-    to store and the failing gates' reasons (empty when the edit may be stored)."""
+    """Apply an edit to the task as edited so far and run its gates and the dialogue rules: the
+    edited record, the value to store and the reasons to refuse it (empty when it may be stored).
+    A rule the task already broke before the edit does not refuse it; one the edit breaks does."""
     stored = normalize(record, field, value)
     edited = apply_edit(record, field, stored)
     results = recheck(edited, testbed, reference)
     failures = [f"{name}: {result.detail}" for name, result in results.items() if not result.passed]
+    new = sorted(dialogue_problems(edited) - dialogue_problems(record))
+    failures += [f"dialogue_rules: {problem}" for problem in new[:5]]
     return edited, stored, failures

@@ -297,7 +297,7 @@ def _summarize(inputs: dict[str, Any], messages: list[dict[str, Any]]) -> dict[s
 def _probe(inputs: dict[str, Any], messages: list[dict[str, Any]]) -> dict[str, Any]:
     """A reader with simple rules: the option said last in the history (the latest word stands),
     or said first when the question asks what something was before it changed; when none is said,
-    the last option ("none of these", or "after" for a day)."""
+    "none of these" (or the first option when it is not offered)."""
     user = next((message_text(m) for m in messages if m.get("role") == "user"), "")
     history = user.split("\nHistory:\n", 1)[-1].lower() if "\nHistory:\n" in user else ""
     options = inputs.get("options") if isinstance(inputs.get("options"), dict) else {}
@@ -305,8 +305,9 @@ def _probe(inputs: dict[str, Any], messages: list[dict[str, Any]]) -> dict[str, 
     earlier = str(inputs.get("question", "")).lower().startswith("before it was changed")
     said = [((history.find if earlier else history.rfind)(str(text).lower()), letter)
             for letter, text in options.items() if str(text).strip() and str(text).lower() in history]
-    if not said:
-        return {"answer": letters[-1] if letters else "A"}
+    if not said:  # nothing said: "none of these" when offered, else the first option
+        fallback = [letter for letter, text in options.items() if str(text).startswith("None of these")]
+        return {"answer": fallback[0] if fallback else (letters[0] if letters else "A")}
     return {"answer": (min(said) if earlier else max(said))[1]}
 
 
