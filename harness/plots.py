@@ -137,3 +137,29 @@ def probe_accuracy(summary: dict[str, Any]) -> bytes | None:
     ax.grid(axis="y", alpha=0.3)
     ax.set_title("Memory probes by dynamic")
     return _png(figure)
+
+
+def horizon_curve(result: dict[str, Any]) -> bytes | None:
+    """Pass rate per horizon (days of history) and the fitted log-sigmoid."""
+    points = result.get("points") or []
+    if not points:
+        return None
+    import numpy as np
+
+    days = [p["days"] for p in points]
+    figure, ax = plt.subplots(figsize=(6, 3.4))
+    ax.plot(days, [100 * p["pass_rate"] for p in points], "o", color=COLORS[0], label="measured")
+    fit = result.get("fit")
+    if fit:
+        t = np.geomspace(min(days), max(days), 100)
+        with np.errstate(over="ignore"):
+            curve = fit["s_max"] / (1 + (fit["t_mid"] / t) ** fit["beta"])
+        ax.plot(t, 100 * curve, "-", color=COLORS[2], label=f"fit: t_mid {fit['t_mid']:.1f}, beta {fit['beta']:.2f}")
+    ax.set_xscale("log")
+    ax.set_xticks(days, [str(d) for d in days])
+    ax.set_xlabel("days of history")
+    ax.set_ylabel("pass rate (%)")
+    ax.set_ylim(0, 105)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    return _png(figure)

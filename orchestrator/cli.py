@@ -811,6 +811,9 @@ def eval_command(
     trials: int = typer.Option(1, "--trials", help="Runs per task (pass^k over them)"),
     workers: int = typer.Option(1, "--workers", "-w", help="Worker processes"),
     step_cap: int = typer.Option(30, "--step-cap", help="Tool calls allowed per run"),
+    horizons: Optional[str] = typer.Option(None, "--horizons", help="A sweep: evaluate the tasks with their history "
+                                           "stretched to each of these day counts (e.g. 5,10,20,40) and fit how "
+                                           "success falls with the horizon"),
     max_context_tokens: Optional[int] = typer.Option(None, "--max-context-tokens", help="The model's context: a task "
                                                      "whose history context is longer is an error run ('error: "
                                                      "context'), not sent and not scored"),
@@ -859,6 +862,9 @@ def eval_command(
             from harness.runner import llm_settings
 
             _preflight(llm_settings(config))
+        if horizons is not None:
+            _horizon_sweep(dataset_dir, out, config, horizons)
+            return
         with Reporter("eval", None, mode_for(quiet, json_progress), kept_word="scored") as progress:
             summary = evaluate(dataset_dir, out, config, resume=resume, budget=budget, on_outcome=progress.outcome,
                                **_executor(executor, ray_address),
@@ -916,6 +922,31 @@ def review_report_command(
     write_json(dataset_dir / "review-report.json", report)
     write_text(dataset_dir / "review-report.md", text)
     typer.echo(json.dumps(report, indent=1) if as_json else text)
+
+
+def _horizon_sweep(dataset_dir: Path, out: Path, config: Any, horizons: str) -> None:
+    from orchestrator.horizon_sweep import SweepError, parse_horizons, run_sweep, _fit_line
+
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        _fail(f"--out {out}: exists and is not an empty folder (a sweep writes a new one)")
+    try:
+        days = parse_horizons(horizons)
+        result = run_sweep(dataset_dir, out, config, days)
+    except SweepError as exc:
+        shutil_rmtree_empty(out)
+        _fail(str(exc))
+    for point in result.get("points", []):
+        typer.echo(f"{point['days']:>4} days: pass rate {100 * point['pass_rate']:.1f} % "
+                   f"({point.get('context_tokens') or 0:,.0f} context tokens)")
+    typer.echo(f"fit over {result.get('tasks', 0)} task(s): {_fit_line(result)}; report: {out / 'horizon-report.md'}")
+
+
+def shutil_rmtree_empty(folder: Path) -> None:
+    """Remove ``folder`` if a refused sweep left it empty."""
+    try:
+        folder.rmdir()
+    except OSError:
+        pass
 
 
 @app.command("probe")

@@ -1,0 +1,127 @@
+"""The horizon sweep: the same tasks with their history embedded in longer ones, and the
+log-sigmoid fit of success against horizon.
+
+``stretch_record(record, days)`` keeps every session of the task's history, in order, at the same
+relative place of a history of ``days`` working days ending before "now" (session ``i`` of ``D``
+goes to day ``floor(i * days / D)``), and fills the other days with the same user's other work and
+small talk, written deterministically by the offline dialogue writer (no memory value, no line the
+history already has). The history's dates move with it. The stretched record must pass the
+memory-evidence gate and the dialogue rules again, else it is left out at that horizon.
+
+``fit_log_sigmoid(points)``: S(t) = S_max / (1 + (t_mid / t) ** beta) by least squares (S_max
+closed-form for each (t_mid, beta) of a grid, then the best), with bootstrap intervals over tasks.
+A negative beta is success falling as the horizon grows.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import random
+from datetime import date, datetime
+from typing import Any
+
+import numpy as np
+
+from generators.dialogue_offline import HistoryWriter, working_days_before
+from generators.history_plan import DayPlan
+from generators.model import TaskDraft
+from verifier.dialogue_rules import check_dialogue, mark_problems
+
+
+class HorizonError(ValueError):
+    """A horizon that cannot be built for a task; the message says why."""
+
+
+def _retimed(session: dict[str, Any], day: int, when: date) -> dict[str, Any]:
+    moved = copy.deepcopy(session)
+    moved["day"], moved["date"] = day, when.isoformat()
+    for turn in moved.get("turns", []):
+        ts = turn.get("ts")
+        if isinstance(ts, str) and "T" in ts:
+            turn["ts"] = f"{when.isoformat()}T{ts.split('T', 1)[1]}"
+    return moved
+
+
+def stretch_record(record: dict[str, Any], days: int) -> dict[str, Any]:
+    sessions = record["dialogue"]
+    original = len(sessions)
+    if days < original:
+        raise HorizonError(f"{days} day(s) is below the task's own history of {original} day(s)")
+    if days == original:
+        return copy.deepcopy(record)
+    now = datetime.strptime(record["now"]["date"], "%Y-%m-%d").date()
+    dates = working_days_before(now, days)
+    places = {(i * days) // original: i for i in range(original)}
+    draft = TaskDraft.from_dict(record)
+    seed = hashlib.sha256(f"homeragents.horizon/1\n{record['id']}\n{days}".encode()).hexdigest()
+    lines = [t["text"] for s in sessions for t in s["turns"]]
+    user_first = str(record.get("user", {}).get("name", "")).split(" ")[0]
+    writer = HistoryWriter(draft.memory, rng=random.Random(seed), user_first=user_first, banned=lines)
+    per_day = max(4, round(len(lines) / original))
+    stretched = []
+    for index, when in enumerate(dates):
+        if index in places:
+            stretched.append(_retimed(sessions[places[index]], index + 1, when))
+        else:
+            stretched.append(writer.day(DayPlan(index + 1, when), per_day).to_dict())
+    out = copy.deepcopy(record)
+    out["dialogue"] = stretched
+    turns = [(f"day {s['day']} turn {n + 1}", s["day"], t["role"], t["text"].lower(), tuple(t.get("evidence", ())),
+              tuple(t.get("superseded", ())), tuple(t.get("distractor", ())))
+             for s in stretched for n, t in enumerate(s["turns"])]
+    problems = mark_problems(record["memory"], turns)
+    if problems:
+        raise HorizonError(f"memory marks: {problems[0]}")
+    verdict = check_dialogue(draft, stretched, min_days=days, now=now)
+    if not verdict.passed:
+        raise HorizonError(f"dialogue rules: {verdict.feedback.splitlines()[0][:200]}")
+    return out
+
+
+# -- the fit -------------------------------------------------------------------------------------
+
+_T_MID = np.geomspace(0.25, 400.0, 120)
+_BETA = np.concatenate([np.linspace(-8, -0.05, 60), np.linspace(0.05, 8, 60)])
+
+
+def fit_log_sigmoid(t: np.ndarray, s: np.ndarray) -> dict[str, float] | None:
+    """Least-squares S_max, t_mid, beta of S(t) = S_max / (1 + (t_mid / t) ** beta); None for
+    fewer than three horizons."""
+    t, s = np.asarray(t, dtype=float), np.asarray(s, dtype=float)
+    if len(t) < 3 or np.any(t <= 0):
+        return None
+    ratio = (_T_MID[:, None, None] / t[None, None, :]) ** _BETA[None, :, None]  # (mid, beta, points)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        shape = 1.0 / (1.0 + ratio)
+        shape = np.nan_to_num(shape, nan=0.0, posinf=0.0, neginf=0.0)
+        smax = np.clip((shape * s).sum(axis=2) / np.maximum((shape * shape).sum(axis=2), 1e-12), 0.0, 1.0)
+        error = ((smax[:, :, None] * shape - s) ** 2).sum(axis=2)
+    i, j = np.unravel_index(int(np.argmin(error)), error.shape)
+    return {"s_max": float(smax[i, j]), "t_mid": float(_T_MID[i]), "beta": float(_BETA[j]),
+            "sse": float(error[i, j])}
+
+
+def fit_with_intervals(horizons: list[int], per_task: dict[str, dict[int, float]], resamples: int = 200,
+                       seed: int = 0) -> dict[str, Any]:
+    """The fit on the mean pass rate per horizon, and 95 % intervals of each parameter from
+    refits on tasks resampled with replacement (tasks scored at every horizon only)."""
+    tasks = [task for task, by_h in per_task.items() if all(h in by_h for h in horizons)]
+    if not tasks:
+        return {"tasks": 0, "fit": None, "intervals": None}
+    matrix = np.array([[per_task[task][h] for h in horizons] for task in tasks])
+    t = np.array(horizons, dtype=float)
+    fit = fit_log_sigmoid(t, matrix.mean(axis=0))
+    intervals = None
+    if fit is not None:
+        rng = np.random.default_rng(seed)
+        samples = {"s_max": [], "t_mid": [], "beta": []}
+        for _ in range(resamples):
+            picks = rng.integers(0, len(tasks), size=len(tasks))
+            refit = fit_log_sigmoid(t, matrix[picks].mean(axis=0))
+            if refit is not None:
+                for key in samples:
+                    samples[key].append(refit[key])
+        intervals = {key: [float(np.percentile(v, 2.5)), float(np.percentile(v, 97.5))] for key, v in samples.items()}
+    return {"tasks": len(tasks), "points": [{"days": h, "pass_rate": float(m)} for h, m in
+                                            zip(horizons, matrix.mean(axis=0))], "fit": fit, "intervals": intervals}

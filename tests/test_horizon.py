@@ -1,0 +1,85 @@
+"""The horizon sweep: stretched histories keep the task's sessions at the same relative places, the
+log-sigmoid fit recovers known curves, and homer eval --horizons end to end."""
+
+from __future__ import annotations
+
+import json
+from datetime import date
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from harness.horizon import HorizonError, fit_log_sigmoid, fit_with_intervals, stretch_record
+from orchestrator.build import build
+from orchestrator.cli import app
+from orchestrator.roles import BuildConfig
+
+
+@pytest.fixture(scope="module")
+def dataset(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("horizon") / "data"
+    build(out, 3, BuildConfig(seed=9))
+    return out
+
+
+def records(dataset: Path) -> list[dict]:
+    return [json.loads(p.read_text()) for p in sorted((dataset / "tasks").glob("*/task.json"))]
+
+
+def test_a_stretched_history_keeps_the_sessions_at_their_relative_places(dataset: Path):
+    record = records(dataset)[0]
+    original = record["dialogue"]
+    stretched = stretch_record(record, 20)["dialogue"]
+    assert len(stretched) == 20
+    for i, session in enumerate(original):
+        moved = stretched[(i * 20) // len(original)]
+        assert [t["text"] for t in moved["turns"]] == [t["text"] for t in session["turns"]]
+        assert [t.get("evidence") for t in moved["turns"]] == [t.get("evidence") for t in session["turns"]]
+        assert all(t["ts"].startswith(moved["date"]) for t in moved["turns"])
+    dates = [date.fromisoformat(s["date"]) for s in stretched]
+    assert dates == sorted(dates) and all(d.weekday() < 5 for d in dates)
+    assert dates[-1] < date.fromisoformat(record["now"]["date"])
+    texts = [t["text"] for s in stretched for t in s["turns"]]
+    assert len(texts) == len(set(texts))  # the filler days say nothing the history said
+    values = [str(m["value"]).lower() for m in record["memory"]]
+    filler = [t["text"].lower() for i, s in enumerate(stretched) if i not in {(k * 20) // len(original)
+                                                                            for k in range(len(original))}
+              for t in s["turns"]]
+    assert not any(v in line for v in values for line in filler)
+    assert stretch_record(record, 20) == stretch_record(record, 20)  # deterministic
+    with pytest.raises(HorizonError, match="below the task's own history"):
+        stretch_record(record, len(original) - 1)
+
+
+def test_the_fit_recovers_known_curves():
+    t = np.array([5.0, 10, 20, 40, 80])
+    falling = 0.8 / (1 + (15 / t) ** -1.5)
+    fit = fit_log_sigmoid(t, falling)
+    assert fit["beta"] < 0 and abs(fit["s_max"] - 0.8) < 0.05 and 10 < fit["t_mid"] < 22
+    assert fit_log_sigmoid(t[:2], falling[:2]) is None
+    per_task = {f"t{i}": {int(h): float(v > 0.5) for h, v in zip(t, falling + 0.3 * (i % 3 - 1))} for i in range(30)}
+    result = fit_with_intervals([int(h) for h in t], per_task, resamples=50)
+    assert result["tasks"] == 30 and all(lo <= result["fit"][k] <= hi for k, (lo, hi) in result["intervals"].items())
+
+
+def test_eval_horizons_end_to_end(dataset: Path, tmp_path: Path):
+    runner = CliRunner()
+    swept = runner.invoke(app, ["eval", str(dataset), "--agent", "oracle", "--mode", "long-context",
+                                "--horizons", "5,10,20", "--out", str(tmp_path / "sweep")])
+    assert swept.exit_code == 0, swept.output
+    result = json.loads((tmp_path / "sweep" / "horizon.json").read_text())
+    assert [p["days"] for p in result["points"]] == [5, 10, 20] and all(p["pass_rate"] == 1.0 for p in result["points"])
+    tokens = [p["context_tokens"] for p in result["points"]]
+    assert tokens == sorted(tokens) and tokens[-1] > 3 * tokens[0]
+    assert 'id="horizon-curve"' in (tmp_path / "sweep" / "horizon-report.html").read_text()
+    stretched = json.loads(next((tmp_path / "sweep" / "horizons" / "d20" / "data" / "tasks").glob("*/task.json"))
+                           .read_text())
+    assert len(stretched["dialogue"]) == 20
+    below = runner.invoke(app, ["eval", str(dataset), "--agent", "none", "--mode", "long-context",
+                                "--horizons", "2,10", "--out", str(tmp_path / "below")])
+    assert below.exit_code == 2 and "below the history of" in below.output and not (tmp_path / "below").exists()
+    bad = runner.invoke(app, ["eval", str(dataset), "--agent", "none", "--mode", "long-context",
+                              "--horizons", "ten", "--out", str(tmp_path / "bad")])
+    assert bad.exit_code == 2 and "--horizons" in bad.output
