@@ -30,7 +30,7 @@ from typing import Any, Callable, Generic, Mapping, Sequence, TypeVar
 import jinja2
 from jinja2 import meta
 
-from generators.history_plan import DayPlan, Event, plan_history
+from generators.history_plan import LONG_HISTORY_DAYS, DayPlan, Event, plan_history
 from generators.model import MemoryPiece, Session, TaskDraft, Turn
 from generators.other_work import OtherWork
 from generators.small_talk import SmallTalk
@@ -279,6 +279,7 @@ def bank_sizes() -> dict[str, int]:
 TurnSpec = tuple[str, str, dict[str, tuple[str, ...]], str]  # (role, text, marks, thread)
 
 _WORK_SHARE = 0.36  # target share of work turns (task and other work) in a day
+LONG_HISTORY_WORK_SHARE = 0.5  # the same over weeks of history (more work, less small talk a day)
 SHORT_SESSION = 16  # a day of at most this many utterances is a short session
 _SHORT_OPENS, _SHORT_CLOSES = 0.5, 0.45  # chances that a short session has an opener, a closer
 
@@ -334,8 +335,10 @@ class HistoryWriter:
     def __init__(self, pieces: Sequence[MemoryPiece], *, rng: random.Random, user_first: str,
                  assistant_name: str = "Assistant", colleagues: Sequence[str] = (), company: str = "",
                  projects: Sequence[str] = (), city: str = "", files: Sequence[str] = (),
-                 values: Sequence[str] | None = None, banned: Sequence[str] = ()) -> None:
+                 values: Sequence[str] | None = None, banned: Sequence[str] = (),
+                 work_share: float | None = None) -> None:
         self.rng = rng
+        self.work_share = _WORK_SHARE if work_share is None else work_share
         self.banned = {" ".join(t.lower().split()) for t in banned}  # lines said already elsewhere
         self.pieces = list(pieces)
         self.values = [v.lower() for v in values] if values is not None else task_values(pieces)
@@ -480,7 +483,7 @@ class HistoryWriter:
         opens = not short or rng.random() < _SHORT_OPENS
         closes = not short or rng.random() < _SHORT_CLOSES
         room = max(0, pairs - opens - closes - task_pairs)
-        work_pairs = min(room, max(1 if short else 2, round(_WORK_SHARE * pairs) - task_pairs))
+        work_pairs = min(room, max(1 if short else 2, round(self.work_share * pairs) - task_pairs))
         small_pairs = room - work_pairs
         blocks: list[tuple[str, Any]] = [("task", events) for events in by_thread.values()]
         blocks += [("work", n) for n in _split(work_pairs, 1, 3, rng)]
@@ -613,6 +616,9 @@ def generate_dialogue(
         ["homeragents.dialogue_offline/2", seed, feedback, str(now), user_first, assistant_name, list(colleagues),
          company, list(projects), city, list(files), days, utterances_per_day, draft.intent,
          [p.to_dict() for p in draft.memory]], ensure_ascii=False, default=str))
+    # weeks of chat hold more work talk: the small talk would otherwise run out of fresh lines
+    share = LONG_HISTORY_WORK_SHARE if days > LONG_HISTORY_DAYS else None
     writer = HistoryWriter(draft.memory, rng=rng, user_first=user_first, assistant_name=assistant_name,
-                           colleagues=colleagues, company=company, projects=projects, city=city, files=files)
+                           colleagues=colleagues, company=company, projects=projects, city=city, files=files,
+                           work_share=share)
     return [writer.day(day_plan, utterances_per_day) for day_plan in plan]
