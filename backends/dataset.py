@@ -21,7 +21,10 @@ Task folder names that would not print on one line are shown escaped (``\\n``, `
 from __future__ import annotations
 
 import os
+import shutil
 import stat
+import tempfile
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -40,6 +43,24 @@ def ensure_writable_folder(out: Path) -> None:
     probe = out / ".write-test"
     probe.write_bytes(b"")
     probe.unlink()
+
+
+@contextmanager
+def folder_written_whole(out: Path) -> Iterator[Path]:
+    """A temporary folder beside ``out`` to fill; when the block ends it becomes ``out`` (which must
+    be absent or an empty folder) in one rename, and on an error it is removed: a reader sees the
+    whole folder or none of it."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    try:
+        tmp.chmod(0o755)  # mkdtemp makes 0700; an export is meant to be shared
+        yield tmp
+        if out.exists():
+            out.rmdir()  # empty, as the caller checked (a folder that filled meanwhile raises)
+        os.replace(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
 
 
 def task_now(record: dict[str, Any]) -> datetime:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from backends.dataset import iter_tasks, task_now
+from backends.dataset import folder_written_whole, iter_tasks, task_now
 from harness.agents import MODEL_OBSERVATION_CHARS, Episode, agent_messages
 from harness.context import ContextConfig, build_context
 from office_env import OfficeError, Workspace, default_registry, evaluate_criteria
@@ -76,9 +76,7 @@ def trajectory_of(record: dict[str, Any], testbed: Path, reference: Path | None,
 def export_sft(dataset: Path, out: Path, context: ContextConfig) -> SftSummary:
     """Write ``out/train.jsonl`` and a README; the folder appears whole (temporary name, then rename)."""
     summary = SftSummary()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
-    try:
+    with folder_written_whole(out) as tmp:
         with (tmp / "train.jsonl").open("w", encoding="utf-8") as handle:
             for task in iter_tasks(dataset):
                 if task.record is None:
@@ -97,13 +95,6 @@ def export_sft(dataset: Path, out: Path, context: ContextConfig) -> SftSummary:
                 handle.write(json.dumps(example, ensure_ascii=False) + "\n")
                 summary.written += 1
         (tmp / "README.md").write_text(_readme(dataset, context, summary), encoding="utf-8")
-        tmp.chmod(0o755)
-        if out.exists():
-            out.rmdir()  # an empty folder the caller checked
-        tmp.rename(out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return summary
 
 

@@ -13,14 +13,12 @@ from __future__ import annotations
 import base64
 import io
 import json
-import shutil
-import tempfile
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from backends.dataset import iter_tasks
+from backends.dataset import folder_written_whole, iter_tasks
 from office_env.limits import MAX_FILE_BYTES
 from office_env.untrusted import iter_files, read_fd, scan_tree
 
@@ -78,35 +76,26 @@ def row_of(record: dict[str, Any], testbed: Path, reference: Path | None = None)
 
 def export_hf(dataset: Path, out: Path) -> HfSummary:
     summary = HfSummary()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
-    try:
-        rows: list[dict[str, Any]] = []
-        for task in iter_tasks(dataset):
-            if task.record is None:
-                summary.skipped.append(f"{task.id}: cannot be read: {task.error}")
-                continue
-            try:
-                rows.append(row_of(task.record, task.folder / "testbed", task.folder / "reference"))
-            except ValueError as exc:
-                summary.skipped.append(f"{task.id}: {str(exc)[:200]}")
-            except Exception as exc:  # a stranger's testbed or a malformed record: this task only
-                summary.skipped.append(f"{task.id}: {exc.__class__.__name__}: {str(exc)[:200]}")
-        shards = max(1, -(-len(rows) // ROWS_PER_SHARD))
+    rows: list[dict[str, Any]] = []
+    for task in iter_tasks(dataset):
+        if task.record is None:
+            summary.skipped.append(f"{task.id}: cannot be read: {task.error}")
+            continue
+        try:
+            rows.append(row_of(task.record, task.folder / "testbed", task.folder / "reference"))
+        except ValueError as exc:
+            summary.skipped.append(f"{task.id}: {str(exc)[:200]}")
+        except Exception as exc:  # a stranger's testbed or a malformed record: this task only
+            summary.skipped.append(f"{task.id}: {exc.__class__.__name__}: {str(exc)[:200]}")
+    shards = max(1, -(-len(rows) // ROWS_PER_SHARD))
+    with folder_written_whole(out) as tmp:
         (tmp / "data").mkdir()
         for index in range(shards):
             chunk = rows[index * ROWS_PER_SHARD:(index + 1) * ROWS_PER_SHARD]
             lines = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in chunk)
             (tmp / "data" / f"test-{index:05d}-of-{shards:05d}.jsonl").write_text(lines, encoding="utf-8")
-        summary.written, summary.shards = len(rows), shards
         (tmp / "README.md").write_text(card(dataset, rows), encoding="utf-8")
-        tmp.chmod(0o755)
-        if out.exists():
-            out.rmdir()  # an empty folder the caller checked
-        tmp.rename(out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+    summary.written, summary.shards = len(rows), shards
     return summary
 
 

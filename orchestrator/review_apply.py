@@ -14,11 +14,10 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
 
-from backends.dataset import iter_tasks
+from backends.dataset import folder_written_whole, iter_tasks
 from orchestrator.dataset import stage_task, write_index, write_json, write_schemas, write_text
 from orchestrator.record import dialogue_tokens
 from verifier.annotations import OVERALL, AnnotationStore
@@ -63,11 +62,8 @@ def apply_review(dataset: Path, out: Path, rule: str, unreviewed: str = "keep") 
     for v in verdicts:
         if v.criterion == OVERALL:
             overall.setdefault(v.task, []).append(v.verdict)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
-    tmp.chmod(0o755)
     kept, dropped = [], []
-    try:
+    with folder_written_whole(out) as tmp:
         staging = tmp / ".staging"
         staging.mkdir()
         (tmp / "tasks").mkdir()
@@ -125,12 +121,6 @@ def apply_review(dataset: Path, out: Path, rule: str, unreviewed: str = "keep") 
         build["accepted"] = len(kept)
         write_json(tmp / "build.json", build)
         write_text(tmp / "README.md", card(summary, render_report(report, str(dataset))))
-        if out.exists():
-            out.rmdir()
-        os.replace(tmp, out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return summary
 
 

@@ -39,3 +39,23 @@ def write_json(path: Path, data) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data, indent=2), encoding="utf-8")
     return path
+
+
+MARKS = ("evidence", "superseded", "distractor")
+
+
+def plain_turn(record: dict) -> tuple[int, int]:
+    """(day index, turn index) of a turn two turns away from every marked one: a safe place for a
+    harmless edit."""
+    for d, session in enumerate(record["dialogue"]):
+        turns = session["turns"]
+        for t in range(2, len(turns) - 2):
+            if not any(turns[i].get(m) for i in range(t - 2, t + 3) for m in MARKS):
+                return d, t
+    raise AssertionError("no unmarked turn")
+
+
+def evidence_turn(record: dict) -> tuple[int, int]:
+    """(day index, turn index) of the first evidence turn."""
+    return next((d, t) for d, s in enumerate(record["dialogue"]) for t, turn in enumerate(s["turns"])
+                if turn.get("evidence"))

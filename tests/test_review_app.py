@@ -11,6 +11,7 @@ import pytest
 from starlette.testclient import TestClient
 from typer.testing import CliRunner
 
+from conftest import evidence_turn, plain_turn
 from orchestrator.build import build
 from orchestrator.cli import app
 from orchestrator.review_app import TOKEN_COOKIE, ReviewServer, create_app
@@ -45,24 +46,6 @@ def task_ids(dataset: Path) -> list[str]:
 
 def record_of(dataset: Path, task_id: str) -> dict:
     return json.loads((dataset / "tasks" / task_id / "task.json").read_text())
-
-
-def plain_turn(record: dict) -> tuple[int, int]:
-    """A turn far from every marked one (a safe place for a harmless edit)."""
-    for d, session in enumerate(record["dialogue"]):
-        turns = session["turns"]
-        for t in range(2, len(turns) - 2):
-            if not any(turns[i].get(m) for i in range(t - 2, t + 3) for m in ("evidence", "superseded", "distractor")):
-                return d, t
-    raise AssertionError("no unmarked turn")
-
-
-def evidence_turn(record: dict) -> tuple[int, int]:
-    for d, session in enumerate(record["dialogue"]):
-        for t, turn in enumerate(session["turns"]):
-            if turn.get("evidence"):
-                return d, t
-    raise AssertionError("no evidence turn")
 
 
 def test_the_list_filters_and_the_task_page_shows_the_task(dataset: Path):

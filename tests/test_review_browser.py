@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import evidence_turn, plain_turn
 from orchestrator.build import build
 from orchestrator.review_app import ReviewServer, create_app
 from orchestrator.roles import BuildConfig
@@ -69,20 +70,6 @@ def served(tmp_path: Path):
         thread.join(10)
 
 
-def _plain_turn(record: dict) -> tuple[int, int]:
-    for d, session in enumerate(record["dialogue"]):
-        turns = session["turns"]
-        for t in range(2, len(turns) - 2):
-            if not any(turns[i].get(m) for i in range(t - 2, t + 3) for m in ("evidence", "superseded", "distractor")):
-                return d, t
-    raise AssertionError("no unmarked turn")
-
-
-def _evidence_turn(record: dict) -> tuple[int, int]:
-    return next((d, t) for d, s in enumerate(record["dialogue"]) for t, turn in enumerate(s["turns"])
-                if turn.get("evidence"))
-
-
 def test_walk_annotate_edit_refuse_reload(served):
     from playwright.sync_api import sync_playwright
 
@@ -115,7 +102,7 @@ def test_walk_annotate_edit_refuse_reload(served):
         page.locator("#overall .status", has_text="saved: keep").wait_for()
 
         # a harmless post-edit of one turn is accepted by the gates
-        d, t = _plain_turn(second)
+        d, t = plain_turn(second)
         page.dblclick(f"#d{d}-t{t} .role")  # loads the turn into the edit form
         assert page.input_value("#edit-turn input[name=field]") == f"turn:{d}:{t}"
         assert page.input_value("#edit-turn textarea[name=text]") == second["dialogue"][d]["turns"][t]["text"]
@@ -125,7 +112,7 @@ def test_walk_annotate_edit_refuse_reload(served):
         assert page.locator("#revisions li").count() == 1
 
         # taking the evidence out of its turn fails the memory gate: refused with the reason
-        d2, t2 = _evidence_turn(second)
+        d2, t2 = evidence_turn(second)
         page.dblclick(f"#d{d2}-t{t2} .role")
         marks = second["dialogue"][d2]["turns"][t2]["evidence"]
         assert page.input_value("#edit-turn input[name=evidence]") == ",".join(marks)
