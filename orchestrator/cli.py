@@ -1019,6 +1019,30 @@ def probe_command(
                    f"{split['did_not_remember']} did not remember, {split['not_probed']} without probes")
 
 
+@app.command("report")
+def report_command(
+    run: Path = typer.Argument(..., help="An eval run folder"),
+    probes: Optional[Path] = typer.Option(None, "--probes", help="A homer probe run on the same dataset"),
+    horizons: Optional[Path] = typer.Option(None, "--horizons", help="A homer eval --horizons sweep on the same "
+                                            "dataset"),
+) -> None:
+    """One research report from runs on the same dataset: scores with intervals and ONS, the pass^k
+    curve, pass rate by evidence recall, probe accuracy per dynamic and the failure split, the
+    horizon curve and its fit. Written to RUN/research-report.md and .html (figures inline)."""
+    from harness.research_report import compose
+    from harness.scores import RunError
+    from office_env.workspace import atomic_write
+
+    try:
+        markdown, html = compose(run, probes, horizons)
+    except RunError as exc:
+        _fail(str(exc))
+    atomic_write(run / "research-report.md", markdown.encode("utf-8"))
+    atomic_write(run / "research-report.html", html.encode("utf-8"))
+    typer.echo(markdown)
+    typer.echo(f"report: {run / 'research-report.html'}", err=True)
+
+
 @app.command("compare")
 def compare_command(
     run_a: Path = typer.Argument(..., help="An eval run folder (A)"),

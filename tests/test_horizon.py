@@ -83,3 +83,29 @@ def test_eval_horizons_end_to_end(dataset: Path, tmp_path: Path):
     bad = runner.invoke(app, ["eval", str(dataset), "--agent", "none", "--mode", "long-context",
                               "--horizons", "ten", "--out", str(tmp_path / "bad")])
     assert bad.exit_code == 2 and "--horizons" in bad.output
+
+
+def test_one_research_report_from_the_runs(dataset: Path, tmp_path: Path):
+    runner = CliRunner()
+    for args in (["eval", str(dataset), "--agent", "oracle", "--mode", "rag", "--trials", "2", "--out",
+                  str(tmp_path / "eval"), "--quiet"],
+                 ["probe", str(dataset), "--agent", "oracle", "--out", str(tmp_path / "probe"),
+                  "--eval", str(tmp_path / "eval")],
+                 ["eval", str(dataset), "--agent", "oracle", "--mode", "long-context", "--horizons", "5,10,20",
+                  "--out", str(tmp_path / "sweep")]):
+        assert runner.invoke(app, args).exit_code == 0
+    made = runner.invoke(app, ["report", str(tmp_path / "eval"), "--probes", str(tmp_path / "probe"),
+                               "--horizons", str(tmp_path / "sweep")])
+    assert made.exit_code == 0, made.output
+    page = (tmp_path / "eval" / "research-report.html").read_text()
+    for figure in ("by-app-count", "pass-hat-k", "recall-vs-pass", "probe-accuracy", "horizon-curve"):
+        assert f'id="{figure}"' in page
+    text = (tmp_path / "eval" / "research-report.md").read_text()
+    assert "## Memory probes" in text and "## Horizon" in text and "ONS [95% CI]" in text
+    wrong = runner.invoke(app, ["report", str(tmp_path / "eval"), "--probes", str(tmp_path / "sweep")])
+    assert wrong.exit_code == 2 and "no probe.json" in wrong.output
+    other = tmp_path / "other"
+    build(other, 1, BuildConfig(seed=2))
+    assert runner.invoke(app, ["probe", str(other), "--agent", "none", "--out", str(tmp_path / "p2")]).exit_code == 0
+    elsewhere = runner.invoke(app, ["report", str(tmp_path / "eval"), "--probes", str(tmp_path / "p2")])
+    assert elsewhere.exit_code == 2 and "another dataset" in elsewhere.output
