@@ -616,8 +616,9 @@ def generate_dialogue(
         ["homeragents.dialogue_offline/2", seed, feedback, str(now), user_first, assistant_name, list(colleagues),
          company, list(projects), city, list(files), days, utterances_per_day, draft.intent,
          [p.to_dict() for p in draft.memory]], ensure_ascii=False, default=str))
-    # weeks of chat hold more work talk: the small talk would otherwise run out of fresh lines
-    share = LONG_HISTORY_WORK_SHARE if days > LONG_HISTORY_DAYS else None
+    # weeks of full working days hold more work talk: the small talk would otherwise run out of
+    # fresh lines (weeks of quick chats, the Plus shape, keep the usual share)
+    share = LONG_HISTORY_WORK_SHARE if days > LONG_HISTORY_DAYS and utterances_per_day > SHORT_SESSION else None
     writer = HistoryWriter(draft.memory, rng=rng, user_first=user_first, assistant_name=assistant_name,
                            colleagues=colleagues, company=company, projects=projects, city=city, files=files,
                            work_share=share)

@@ -39,7 +39,8 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any, Iterable, Protocol, Sequence
 
-from generators.dialogue_offline import generate_dialogue
+from generators.dialogue_offline import SHORT_SESSION, generate_dialogue
+from generators.history_plan import LONG_HISTORY_DAYS
 from generators.model import Distractor, MemoryPiece, Session, TaskDraft
 from generators.specifics import Specific, contains_specific, find_specifics, locate_specifics
 from generators.typos import fix_typos, word_frequency
@@ -506,6 +507,19 @@ def _dynamics(memory: list[MemoryPiece], kinds: dict[str, str], instruction: str
     return out
 
 
+def _long_history_persona(seed: int, days: int, utterances_per_day: int) -> dict[str, Any]:
+    """Weeks of full working days need more to talk about than a seed gives (its user's name): the
+    colleagues, company, projects and city of a seeded world, for the small talk and other work
+    only (the task's office and its specifics stay the seed's). Short histories get none."""
+    if days <= LONG_HISTORY_DAYS or utterances_per_day <= SHORT_SESSION:
+        return {}
+    from office_env.synthesis.world import make_world
+
+    world = make_world(seed)
+    return {"colleagues": [p.first for p in world.colleagues], "company": world.company,
+            "projects": list(world.projects), "city": world.city}
+
+
 def regenerate(seed_task: SeedLike, *, seed: int, days: int = 5, utterances_per_day: int = 70,
                feedback: str = "") -> PlusDraft:
     """Rewrite one seed task as intent + memory + subtasks + a ``days``-session dialogue."""
@@ -538,7 +552,8 @@ def regenerate(seed_task: SeedLike, *, seed: int, days: int = 5, utterances_per_
         try:
             draft.sessions = generate_dialogue(
                 draft.task_draft(), seed=seed, now=now, user_first=_first_name(seed_task.username),
-                days=days, utterances_per_day=utterances_per_day, feedback=feedback)
+                days=days, utterances_per_day=utterances_per_day, feedback=feedback,
+                **_long_history_persona(seed, days, utterances_per_day))
         except ValueError as exc:  # a value too generic for the banks: carry whole clauses instead
             last_error = exc
             continue

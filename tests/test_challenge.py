@@ -74,3 +74,13 @@ def test_preset_and_bad_values():
     assert bad.exit_code == 2 and "--preset" in bad.output
     assert runner.invoke(app, ["eval", ".", "--agent", "none", "--mode", "long-context", "--out", "/tmp/x",
                                "--max-context-tokens", "0"]).exit_code == 2
+
+
+def test_a_plus_split_at_the_challenge_size(tmp_path: Path):
+    seeds = Path(__file__).resolve().parent.parent / "datasets" / "officebench-sample"
+    result = CliRunner().invoke(app, ["regenerate", "--seeds", str(seeds), "--out", str(tmp_path / "plus"),
+                                      "--preset", "challenge", "--quiet"])
+    assert result.exit_code == 0, result.output
+    rows = [json.loads(line) for line in (tmp_path / "plus" / "index.jsonl").read_text().splitlines()]
+    assert rows and all(r["sessions"] == PRESETS["challenge"][0] and r["tokens"] >= 100_000 for r in rows)
+    assert CliRunner().invoke(app, ["verify", str(tmp_path / "plus")]).exit_code == 0

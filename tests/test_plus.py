@@ -323,7 +323,7 @@ def test_clauses_stay_whole_questions_stay_questions_and_plain_typos_are_correct
         ("requested", "save it in seperate_totals.xlsx on separate lines")]  # the file name keeps its typo
     said = [t.text for s in draft.sessions for t in s.turns if t.evidence]
     assert any(line.endswith("what is total hw score of Cixarim?") for line in said)
-    assert any("add his hw1, hw2, and hw3 together." in line for line in said)
+    assert any("add his hw1, hw2, and hw3 together" in line for line in said)  # the clause said whole
     assert "seperate lines" not in draft.dialogue_text() and "seperate_totals.xlsx" in draft.dialogue_text()
     assert not plus_problems(draft, text)
 
