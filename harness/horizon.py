@@ -4,8 +4,8 @@ log-sigmoid fit of success against horizon.
 ``stretch_record(record, days)`` keeps every session of the task's history, in order, at the same
 relative place of a history of ``days`` working days ending before "now" (session ``i`` of ``D``
 goes to day ``floor(i * days / D)``), and fills the other days with the same user's other work and
-small talk, written deterministically by the offline dialogue writer (no memory value, no line the
-history already has). The history's dates move with it. The stretched record must pass the
+small talk (with the colleagues, company and city of the world the task was built in), written
+deterministically by the offline dialogue writer (no memory value, no line the history already has). The history's dates move with it. The stretched record must pass the
 memory-evidence gate and the dialogue rules again, else it is left out at that horizon.
 
 ``fit_log_sigmoid(points)``: S(t) = S_max / (1 + (t_mid / t) ** beta) by least squares (S_max
@@ -29,6 +29,9 @@ from generators.model import TaskDraft
 from verifier.dialogue_rules import check_dialogue, mark_problems
 
 
+ATTEMPTS = 5  # tries at writing a horizon's filler days before the task is left out there
+
+
 class HorizonError(ValueError):
     """A horizon that cannot be built for a task; the message says why."""
 
@@ -43,6 +46,20 @@ def _retimed(session: dict[str, Any], day: int, when: date) -> dict[str, Any]:
     return moved
 
 
+def _persona(record: dict[str, Any]) -> dict[str, Any]:
+    """The user's colleagues, company, projects and city for the filler days: those of the world the
+    task was built in (its ``world_seed``), or, for a task without one, of a world seeded by its id."""
+    from office_env.synthesis.world import make_world
+
+    provenance = record.get("provenance") if isinstance(record.get("provenance"), dict) else {}
+    world_seed = provenance.get("world_seed")
+    if isinstance(world_seed, bool) or not isinstance(world_seed, int):
+        world_seed = int(hashlib.sha256(f"homeragents.horizon.persona\n{record.get('id')}".encode()).hexdigest()[:8], 16)
+    world = make_world(world_seed)
+    return {"colleagues": [p.first for p in world.colleagues], "company": world.company,
+            "projects": list(world.projects), "city": world.city}
+
+
 def stretch_record(record: dict[str, Any], days: int) -> dict[str, Any]:
     sessions = record["dialogue"]
     original = len(sessions)
@@ -54,29 +71,35 @@ def stretch_record(record: dict[str, Any], days: int) -> dict[str, Any]:
     dates = working_days_before(now, days)
     places = {(i * days) // original: i for i in range(original)}
     draft = TaskDraft.from_dict(record)
-    seed = hashlib.sha256(f"homeragents.horizon/1\n{record['id']}\n{days}".encode()).hexdigest()
     lines = [t["text"] for s in sessions for t in s["turns"]]
     user_first = str(record.get("user", {}).get("name", "")).split(" ")[0]
-    writer = HistoryWriter(draft.memory, rng=random.Random(seed), user_first=user_first, banned=lines)
+    persona = _persona(record)
     per_day = max(4, round(len(lines) / original))
-    stretched = []
-    for index, when in enumerate(dates):
-        if index in places:
-            stretched.append(_retimed(sessions[places[index]], index + 1, when))
-        else:
-            stretched.append(writer.day(DayPlan(index + 1, when), per_day).to_dict())
-    out = copy.deepcopy(record)
-    out["dialogue"] = stretched
-    turns = [(f"day {s['day']} turn {n + 1}", s["day"], t["role"], t["text"].lower(), tuple(t.get("evidence", ())),
-              tuple(t.get("superseded", ())), tuple(t.get("distractor", ())))
-             for s in stretched for n, t in enumerate(s["turns"])]
-    problems = mark_problems(record["memory"], turns)
-    if problems:
-        raise HorizonError(f"memory marks: {problems[0]}")
-    verdict = check_dialogue(draft, stretched, min_days=days, now=now)
-    if not verdict.passed:
-        raise HorizonError(f"dialogue rules: {verdict.feedback.splitlines()[0][:200]}")
-    return out
+    problem = ""
+    for attempt in range(ATTEMPTS):  # a filler line that happens to echo the history: write the days again
+        seed = hashlib.sha256(f"homeragents.horizon/1\n{record['id']}\n{days}\n{attempt}".encode()).hexdigest()
+        writer = HistoryWriter(draft.memory, rng=random.Random(seed), user_first=user_first, banned=lines, **persona)
+        stretched = []
+        for index, when in enumerate(dates):
+            if index in places:
+                stretched.append(_retimed(sessions[places[index]], index + 1, when))
+            else:
+                stretched.append(writer.day(DayPlan(index + 1, when), per_day).to_dict())
+        turns = [(f"day {s['day']} turn {n + 1}", s["day"], t["role"], t["text"].lower(), tuple(t.get("evidence", ())),
+                  tuple(t.get("superseded", ())), tuple(t.get("distractor", ())))
+                 for s in stretched for n, t in enumerate(s["turns"])]
+        problems = mark_problems(record["memory"], turns)
+        if problems:
+            problem = f"memory marks: {problems[0]}"
+            continue
+        verdict = check_dialogue(draft, stretched, min_days=days, now=now)
+        if not verdict.passed:
+            problem = f"dialogue rules: {verdict.feedback.splitlines()[0][:200]}"
+            continue
+        out = copy.deepcopy(record)
+        out["dialogue"] = stretched
+        return out
+    raise HorizonError(problem)
 
 
 # -- the fit -------------------------------------------------------------------------------------
