@@ -19,14 +19,14 @@ import jinja2
 from backends.prompts import TEMPLATES
 from harness import plots
 from harness.report import OVERALL, _ons, _pct, _with_ci
-from harness.scores import RunError, read_run
+from harness.scores import RunError, read_run, same_dataset
 from office_env.untrusted import UntrustedInputError, load_json, printable
 
 
 def _same_dataset(label: str, folder: Path, data: Any, dataset: str) -> dict[str, Any]:
     if not isinstance(data, dict) or not isinstance(data.get("dataset"), str):
         raise RunError(f"{label} {printable(str(folder))}: field dataset: missing")
-    if Path(data["dataset"]).resolve() != Path(dataset).resolve():
+    if not same_dataset(data["dataset"], dataset):
         raise RunError(f"{label} {printable(str(folder))}: a run on another dataset ({printable(data['dataset'])})")
     return data
 

@@ -134,6 +134,11 @@ class RunError(ValueError):
 MAX_RESULTS_BYTES = 512 * 1024 * 1024
 
 
+def same_dataset(a: Path | str, b: Path | str) -> bool:
+    """Whether two runs' ``dataset`` paths name the same folder."""
+    return Path(a).resolve() == Path(b).resolve()
+
+
 def read_run(folder: Path | str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """A finished eval run's ``run.json`` and result rows (each row checked for the fields scores use)."""
     folder = Path(folder)

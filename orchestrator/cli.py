@@ -24,6 +24,8 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_
                   help="homeragents: build, check and score long-horizon office-agent tasks.")
 officebench_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, help="Work with OfficeBench task folders.")
 app.add_typer(officebench_app, name="officebench")
+
+
 class _ReviewGroup(typer.core.TyperGroup):
     """``homer review DATASET`` serves the page; ``homer review report|apply ...`` are subcommands."""
 
@@ -325,6 +327,23 @@ def _overrides(pairs: list[str]) -> tuple[tuple[str, str], ...]:
         _fail(str(exc))
 
 
+def _llm_settings(model: Optional[str], base_url: Optional[str], llm_config: Optional[Path],
+                  overrides: tuple[tuple[str, str], ...]) -> Any:
+    """The endpoint settings the llm options resolve to, checked against the endpoint (a bad one: exit 2)."""
+    from types import SimpleNamespace
+
+    from backends.llm import LLMConfigError
+    from backends.llm.settings import settings_for
+
+    try:
+        settings = settings_for(SimpleNamespace(llm_config=llm_config, base_url=base_url, model=model,
+                                                llm_overrides=overrides))
+    except LLMConfigError as exc:
+        _fail(str(exc))
+    _preflight(settings)
+    return settings
+
+
 def _llm_options(backend: str, model: Optional[str], base_url: Optional[str], llm_config: Optional[Path],
                  cache: Optional[Path], no_cache: bool, llm_set: list[str] | None = None) -> dict[str, Any]:
     """Check the llm options (and the settings they resolve to) before any work starts."""
@@ -334,18 +353,8 @@ def _llm_options(backend: str, model: Optional[str], base_url: Optional[str], ll
         if llm_set:
             _fail("--llm-set needs --backend llm")
         return {}
-    from types import SimpleNamespace
-
-    from backends.llm import LLMConfigError
-    from backends.llm.settings import settings_for
-
     overrides = _overrides(llm_set or [])
-    try:
-        settings = settings_for(SimpleNamespace(llm_config=llm_config, base_url=base_url, model=model,
-                                                llm_overrides=overrides))
-    except LLMConfigError as exc:
-        _fail(str(exc))
-    _preflight(settings)
+    settings = _llm_settings(model, base_url, llm_config, overrides)
     cache_path = None if no_cache else (cache or settings.cache_path or _default_cache())
     return {"backend": "llm", "model": settings.model, "base_url": settings.endpoint,
             "llm_config": str(llm_config) if llm_config else None,
@@ -360,7 +369,7 @@ def build_command(
     seed: int = typer.Option(0, "--seed", help="Seed: the same seed gives the same dataset, byte for byte"),
     apps: str = typer.Option("1,2,3", "--apps", help="App counts to draw from, e.g. 1,2,3 or 2"),
     preset: str = typer.Option("standard", "--preset", help="History size: standard (5 days of about 72 "
-                               "utterances) or challenge (35 days of about 200: over 100K tokens per task)"),
+                               "utterances) or challenge (30 days of about 200: over 100K tokens per task)"),
     days: Optional[int] = typer.Option(None, "--days", help="Days (sessions) of dialogue per task (default: the "
                                        "preset's)"),
     utterances: Optional[int] = typer.Option(None, "--utterances", help="Utterances per day, about (default: the "
@@ -571,14 +580,19 @@ def show_command(
     typer.echo(json.dumps(view, ensure_ascii=False, indent=1) if as_json else render_task(view), nl=as_json)
 
 
-def _export_target(flag: str, out: Path) -> None:
-    """An export folder: absent, or an empty folder we may write into; else one line, exit 2."""
-    from backends.dataset import ensure_writable_folder
-
+def _refuse_filled(flag: str, out: Path) -> None:
+    """An output folder must be absent or empty: else one line, exit 2 (nothing is created)."""
     if out.exists() and not out.is_dir():
         _fail(f"{flag} {out}: exists and is not a folder")
     if out.exists() and any(out.iterdir()):
         _fail(f"{flag} {out}: exists and is not empty; choose a new folder")
+
+
+def _new_folder(flag: str, out: Path) -> None:
+    """A folder to write a new output into: absent or empty (``_refuse_filled``), and writable."""
+    from backends.dataset import ensure_writable_folder
+
+    _refuse_filled(flag, out)
     try:
         ensure_writable_folder(out)
     except OSError as exc:
@@ -613,7 +627,7 @@ def export_command(
         _fail("choose one export target: --officebench DIR, --hf DIR or --sft DIR")
     _check_dataset(dataset_dir)
     flag, out = chosen[0]
-    _export_target(flag, out)
+    _new_folder(flag, out)
     if hf is not None:
         from orchestrator.hf_export import export_hf
 
@@ -712,7 +726,7 @@ def regenerate_command(
     seed: int = typer.Option(0, "--seed", help="Seed: the same seeds and seed give the same dataset, byte for byte"),
     shape: str = typer.Option("paper", "--shape", help="paper (about 28 short sessions of about 11 utterances, "
                               "as HomerAgents+ has them) or neo (5 sessions of about 70)"),
-    preset: Optional[str] = typer.Option(None, "--preset", help="challenge: 35 days of about 200 utterances (over "
+    preset: Optional[str] = typer.Option(None, "--preset", help="challenge: 30 days of about 200 utterances (over "
                                          "100K tokens per task) instead of the shape's"),
     days: Optional[int] = typer.Option(None, "--days", help="Days (sessions) of dialogue per task (default: the shape's)"),
     utterances: Optional[int] = typer.Option(None, "--utterances", help="Utterances per day, about (default: the shape's)"),
@@ -925,23 +939,22 @@ def review_report_command(
 
 
 def _horizon_sweep(dataset_dir: Path, out: Path, config: Any, horizons: str) -> None:
-    from orchestrator.horizon_sweep import SweepError, parse_horizons, run_sweep, _fit_line
+    from orchestrator.horizon_sweep import SweepError, fit_line, parse_horizons, run_sweep
 
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        _fail(f"--out {out}: exists and is not an empty folder (a sweep writes a new one)")
+    _new_folder("--out", out)
     try:
         days = parse_horizons(horizons)
         result = run_sweep(dataset_dir, out, config, days)
     except SweepError as exc:
-        shutil_rmtree_empty(out)
+        _remove_if_empty(out)
         _fail(str(exc))
     for point in result.get("points", []):
         typer.echo(f"{point['days']:>4} days: pass rate {100 * point['pass_rate']:.1f} % "
                    f"({point.get('context_tokens') or 0:,.0f} context tokens)")
-    typer.echo(f"fit over {result.get('tasks', 0)} task(s): {_fit_line(result)}; report: {out / 'horizon-report.md'}")
+    typer.echo(f"fit over {result.get('tasks', 0)} task(s): {fit_line(result)}; report: {out / 'horizon-report.md'}")
 
 
-def shutil_rmtree_empty(folder: Path) -> None:
+def _remove_if_empty(folder: Path) -> None:
     """Remove ``folder`` if a refused sweep left it empty."""
     try:
         folder.rmdir()
@@ -952,8 +965,8 @@ def shutil_rmtree_empty(folder: Path) -> None:
 @app.command("probe")
 def probe_command(
     dataset_dir: Path = typer.Argument(..., help="A dataset folder"),
-    agent: str = typer.Option(..., "--agent", help="llm (a model), oracle (the answer key) or none (always the last "
-                              "option)"),
+    agent: str = typer.Option(..., "--agent", help="llm (a model), oracle (the answer key) or none (always the first "
+                              "option: chance)"),
     out: Path = typer.Option(..., "--out", "-o", help="Run folder to write (absent or empty)"),
     mode: str = typer.Option("long-context", "--mode", help="The history given with each question: long-context or "
                              "rag (BM25 retrieval for the question)"),
@@ -978,32 +991,23 @@ def probe_command(
         context = ContextConfig(mode=mode, top_k=top_k).validate()
     except ValueError as exc:
         _fail(str(exc))
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        _fail(f"--out {out}: exists and is not an empty folder")
+    _refuse_filled("--out", out)
     eval_rows = None
     if eval_run is not None:
-        from harness.scores import RunError, read_run
+        from harness.scores import RunError, read_run, same_dataset
 
         try:
             meta, eval_rows = read_run(eval_run)
         except RunError as exc:
             _fail(f"--eval: {exc}")
-        if Path(meta["dataset"]).resolve() != dataset_dir.resolve():
+        if not same_dataset(meta["dataset"], dataset_dir):
             _fail(f"--eval {eval_run}: a run on another dataset ({meta['dataset']})")
     client = None
     if agent == "llm":
-        from types import SimpleNamespace
+        from backends.llm import LLMClient
 
-        from backends.llm import LLMClient, LLMConfigError
-        from backends.llm.settings import settings_for
-
-        try:
-            settings = settings_for(SimpleNamespace(llm_config=llm_config, base_url=base_url, model=model,
-                                                    llm_overrides=_overrides(llm_set)))
-        except LLMConfigError as exc:
-            _fail(str(exc))
-        _preflight(settings)
-        client = LLMClient(settings)
+        client = LLMClient(_llm_settings(model, base_url, llm_config, _overrides(llm_set)))
+    _new_folder("--out", out)
     summary = run_probes(dataset_dir, out, ProbeConfig(agent, context), client, eval_rows)
     everything = summary["by_dynamic"]["all"]
 
@@ -1053,7 +1057,7 @@ def compare_command(
 ) -> None:
     """B against A on the tasks both scored: the pass-rate difference with its 95 % bootstrap
     interval (tasks resampled, paired) and an exact sign test over the tasks where they differ."""
-    from harness.scores import RunError, compare_runs, read_run
+    from harness.scores import RunError, compare_runs, read_run, same_dataset
 
     if not 100 <= resamples <= 1_000_000:
         _fail(f"--resamples: {resamples} is outside 100..1,000,000")
@@ -1062,7 +1066,7 @@ def compare_command(
         meta_b, rows_b = read_run(run_b)
     except RunError as exc:
         _fail(str(exc))
-    if Path(meta_a["dataset"]).resolve() != Path(meta_b["dataset"]).resolve():
+    if not same_dataset(meta_a["dataset"], meta_b["dataset"]):
         _fail(f"{run_b}: a run on another dataset ({meta_b['dataset']}, not {meta_a['dataset']}); compare runs "
               "on the same tasks")
     result = compare_runs(rows_a, rows_b, resamples, seed)

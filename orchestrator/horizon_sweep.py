@@ -87,7 +87,7 @@ def run_sweep(dataset: Path, out: Path, config: EvalConfig, horizons: list[int])
     return result
 
 
-def _fit_line(result: dict[str, Any]) -> str:
+def fit_line(result: dict[str, Any]) -> str:
     fit, ci = result.get("fit"), result.get("intervals") or {}
     if not fit:
         return "no fit (it needs at least three horizons with scored tasks)"
@@ -101,7 +101,7 @@ def _fit_line(result: dict[str, Any]) -> str:
 def render_markdown(result: dict[str, Any]) -> str:
     out = [f"# Horizon sweep: {result['agent']} agent, {result['context']}", "",
            f"{result.get('tasks', 0)} task(s) scored at every horizon. Fit S(t) = S_max / (1 + (t_mid / t)^beta), "
-           f"95 % bootstrap intervals over tasks: {_fit_line(result)}.", "",
+           f"95 % bootstrap intervals over tasks: {fit_line(result)}.", "",
            "| days | pass rate (%) | avg context tokens |", "| ---: | ---: | ---: |"]
     for point in result.get("points", []):
         out.append(f"| {point['days']} | {100 * point['pass_rate']:.1f} | {point.get('context_tokens') or 0:,.0f} |")
@@ -123,7 +123,7 @@ def render_html(result: dict[str, Any]) -> str:
     figures = [{"id": "horizon-curve", "png": base64.b64encode(png).decode("ascii"),
                 "caption": "Pass rate against history length, with the log-sigmoid fit"}] if png else []
     return env.get_template("report.html").render(
-        title=f"Horizon sweep: {result['agent']} agent, {result['context']}", summary=_fit_line(result),
+        title=f"Horizon sweep: {result['agent']} agent, {result['context']}", summary=fit_line(result),
         headers=["days", "pass rate (%)", "avg context tokens"], table=table,
         notes=["S(t) = S_max / (1 + (t_mid / t)^beta); a negative beta is success falling as the history grows."],
         figures=figures, config=[("dataset", result["dataset"]), ("horizons", result["horizons"])])
