@@ -148,3 +148,22 @@ def fit_with_intervals(horizons: list[int], per_task: dict[str, dict[int, float]
         intervals = {key: [float(np.percentile(v, 2.5)), float(np.percentile(v, 97.5))] for key, v in samples.items()}
     return {"tasks": len(tasks), "points": [{"days": h, "pass_rate": float(m)} for h, m in
                                             zip(horizons, matrix.mean(axis=0))], "fit": fit, "intervals": intervals}
+
+
+def fit_line(result: dict[str, Any]) -> str:
+    """The fit and its intervals in one line."""
+    fit, ci = result.get("fit"), result.get("intervals") or {}
+    if not fit:
+        return "no fit (it needs at least three horizons with scored tasks)"
+
+    def part(key: str, fmt: str) -> str:
+        bounds = ci.get(key)
+        return format(fit[key], fmt) + (f" [{format(bounds[0], fmt)}, {format(bounds[1], fmt)}]" if bounds else "")
+    return f"S_max {part('s_max', '.2f')}, t_mid {part('t_mid', '.1f')} days, beta {part('beta', '.2f')}"
+
+
+def points_table(result: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+    """Pass rate and context tokens per horizon, as text cells."""
+    rows = [[str(p["days"]), f"{100 * p['pass_rate']:.1f}", f"{p.get('context_tokens') or 0:,.0f}"]
+            for p in result.get("points", [])]
+    return ["days", "pass rate (%)", "avg context tokens"], rows

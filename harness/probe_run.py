@@ -23,6 +23,7 @@ from backends.dataset import iter_tasks
 from backends.prompts import render
 from harness.context import ContextConfig, build_context
 from harness.probes import DYNAMICS, LETTERS, Probe, cue_pool, probes_for
+from harness.report import _pct, markdown_table
 from office_env.workspace import atomic_write
 
 AGENTS = ("llm", "oracle", "none")
@@ -111,32 +112,38 @@ def run_probes(dataset: Path, out: Path, config: ProbeConfig, client: Any = None
     return summary
 
 
+def probe_table(summary: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+    """Accuracy per memory dynamic (the "all" row last), as text cells."""
+    headers = ["dynamic", "questions", "answerable", "closed-book (%)", "with the history (%)"]
+    rows = [[name.replace("_", " "), str(row["questions"]), str(row["answerable"]), _pct(row["closed_book"]),
+             _pct(row["with_history"])] for name, row in summary["by_dynamic"].items()]
+    return headers, rows
+
+
+def split_line(summary: dict[str, Any]) -> str | None:
+    """The eval failures the probes split, in one sentence (None without an eval run)."""
+    split = summary.get("eval_split")
+    if not isinstance(split, dict):
+        return None
+    return (f"Eval failures: {split.get('remembered_but_did_not_act')} remembered every probed detail but did not "
+            f"act, {split.get('did_not_remember')} did not remember, {split.get('not_probed')} without probes.")
+
+
 def render_probe_html(summary: dict[str, Any]) -> str:
     """The probe report as one self-contained page, with the accuracy chart inline."""
-    import base64
-
-    import jinja2
-
-    from backends.prompts import TEMPLATES
     from harness.plots import probe_accuracy
+    from harness.report_html import inline_figures, render_page
 
-    png = probe_accuracy(summary)
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES / "report")), autoescape=True)
-    headers = ["dynamic", "questions", "answerable", "closed-book (%)", "with the history (%)"]
-    table = [[name.replace("_", " "), str(row["questions"]), str(row["answerable"]), _pct(row["closed_book"]),
-              _pct(row["with_history"])] for name, row in summary["by_dynamic"].items()]
+    headers, table = probe_table(summary)
     notes = ["Closed-book accuracy near chance means the question needs the history."]
-    if "eval_split" in summary:
-        split = summary["eval_split"]
-        notes.append(f"Eval failures: {split['remembered_but_did_not_act']} remembered every probed detail but did not "
-                     f"act, {split['did_not_remember']} did not remember, {split['not_probed']} without probes.")
-    figures = [{"id": "probe-accuracy", "png": base64.b64encode(png).decode("ascii"),
-                "caption": "Accuracy per memory dynamic, closed-book and with the history"}] if png else []
+    if split_line(summary):
+        notes.append(split_line(summary))
+    figures = inline_figures([("probe-accuracy", probe_accuracy(summary),
+                               "Accuracy per memory dynamic, closed-book and with the history")])
     config = [("agent", summary["agent"]), ("context", summary["context"]), ("dataset", summary["dataset"])]
-    return env.get_template("report.html").render(
-        title=f"Memory probes: {summary['agent']} agent, {summary['context']}",
-        summary=f"{summary['questions']} question(s) over {summary['tasks']} task(s).", headers=headers, table=table,
-        notes=notes, figures=figures, config=config)
+    return render_page(title=f"Memory probes: {summary['agent']} agent, {summary['context']}",
+                       summary=f"{summary['questions']} question(s) over {summary['tasks']} task(s).",
+                       headers=headers, table=table, notes=notes, figures=figures, config=config)
 
 
 def _accuracy(rows: list[dict[str, Any]], key: str) -> float | None:
@@ -175,19 +182,11 @@ def _summarize(results: list[dict[str, Any]], eval_rows: list[dict[str, Any]] | 
     return summary
 
 
-def _pct(value: float | None) -> str:
-    return "-" if value is None else f"{100 * value:.1f}"
-
-
 def render_probe_report(summary: dict[str, Any]) -> str:
+    headers, rows = probe_table(summary)
     out = [f"# Memory probes: {summary['agent']} agent, {summary['context']}", "",
            f"{summary['questions']} question(s) over {summary['tasks']} task(s) of `{summary['dataset']}`.", "",
-           "| dynamic | questions | answerable | closed-book (%) | with the history (%) |",
-           "| --- | ---: | ---: | ---: | ---: |"]
-    for dynamic, row in summary["by_dynamic"].items():
-        label = "**all**" if dynamic == "all" else dynamic.replace("_", " ")
-        out.append(f"| {label} | {row['questions']} | {row['answerable']} | {_pct(row['closed_book'])} | "
-                   f"{_pct(row['with_history'])} |")
+           markdown_table(headers, rows, bold_last=True)]
     out += ["", "Closed-book accuracy near chance means the question cannot be answered without the history; "
             "unanswerable questions (the right value left out) are right only as \"none of these\"."]
     if "eval_split" in summary:

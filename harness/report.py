@@ -88,8 +88,9 @@ def _num(value: float | None) -> str:
     return "-" if value is None else f"{value:,.1f}"
 
 
-def table(data: dict[str, Any], *, rag: bool) -> str:
-    """The results table: a row per app count and one overall."""
+def table_rows(data: dict[str, Any], *, rag: bool) -> tuple[list[str], list[list[str]]]:
+    """The results table's headers and rows (a row per app count and one overall), as text cells;
+    the errors column only when some run ended with an error."""
     k = data["trials"]
     headers = ["apps", "tasks", ("pass@1 (%)" if k > 1 else "pass rate (%)") + " [95% CI]"]
     if k > 1:
@@ -100,11 +101,10 @@ def table(data: dict[str, Any], *, rag: bool) -> str:
     errors = any(group["errors"] for group in data["groups"].values())
     if errors:
         headers.append("errors (runs)")
-    lines = ["| " + " | ".join(headers) + " |", "|" + "|".join(" --- " if i == 0 else " ---: " for i in range(len(headers))) + "|"]
+    rows = []
     for name, group in data["groups"].items():
         label = "overall" if name == OVERALL else f"{name} app{'s' if name != '1' else ''}"
-        cells = [f"**{label}**" if name == OVERALL else label, str(group["tasks"]),
-                 _with_ci(group["pass_rate"], group.get("pass_rate_ci"))]
+        cells = [label, str(group["tasks"]), _with_ci(group["pass_rate"], group.get("pass_rate_ci"))]
         if k > 1:
             cells.append(_with_ci(group["pass_k"], group.get("pass_k_ci")))
         cells += [_ons(group.get("ons"), group.get("ons_ci")), _num(group["context_tokens"]), _num(group["steps"])]
@@ -112,8 +112,25 @@ def table(data: dict[str, Any], *, rag: bool) -> str:
             cells.append(_pct(group["recall"]))
         if errors:
             cells.append(str(group["errors"]))
+        rows.append(cells)
+    return headers, rows
+
+
+def markdown_table(headers: list[str], rows: list[list[str]], *, bold_last: bool = False) -> str:
+    """A Markdown table: the first column left-aligned, the rest right-aligned; ``bold_last``
+    sets the last row's label in bold (a total)."""
+    lines = ["| " + " | ".join(headers) + " |", "|" + "|".join(" --- " if i == 0 else " ---: " for i in range(len(headers))) + "|"]
+    for n, cells in enumerate(rows):
+        if bold_last and n == len(rows) - 1:
+            cells = [f"**{cells[0]}**", *cells[1:]]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def table(data: dict[str, Any], *, rag: bool) -> str:
+    """The results table in Markdown, the overall row in bold."""
+    headers, rows = table_rows(data, rag=rag)
+    return markdown_table(headers, rows, bold_last=True)
 
 
 def render_report(data: dict[str, Any], config: dict[str, Any], *, dataset: str,

@@ -9,14 +9,14 @@ the log-sigmoid fit and its intervals, the tasks left out at a horizon and why),
 
 from __future__ import annotations
 
-import base64
 import json
 import shutil
 from pathlib import Path
 from typing import Any
 
 from backends.dataset import iter_tasks
-from harness.horizon import HorizonError, fit_with_intervals, stretch_record
+from harness.horizon import HorizonError, fit_line, fit_with_intervals, points_table, stretch_record
+from harness.report import markdown_table
 from harness.runner import EvalConfig, evaluate
 from office_env.workspace import atomic_write
 from orchestrator.dataset import stage_task, write_index
@@ -87,43 +87,25 @@ def run_sweep(dataset: Path, out: Path, config: EvalConfig, horizons: list[int])
     return result
 
 
-def fit_line(result: dict[str, Any]) -> str:
-    fit, ci = result.get("fit"), result.get("intervals") or {}
-    if not fit:
-        return "no fit (it needs at least three horizons with scored tasks)"
-
-    def part(key: str, fmt: str) -> str:
-        bounds = ci.get(key)
-        return format(fit[key], fmt) + (f" [{format(bounds[0], fmt)}, {format(bounds[1], fmt)}]" if bounds else "")
-    return f"S_max {part('s_max', '.2f')}, t_mid {part('t_mid', '.1f')} days, beta {part('beta', '.2f')}"
-
-
 def render_markdown(result: dict[str, Any]) -> str:
+    headers, rows = points_table(result)
     out = [f"# Horizon sweep: {result['agent']} agent, {result['context']}", "",
            f"{result.get('tasks', 0)} task(s) scored at every horizon. Fit S(t) = S_max / (1 + (t_mid / t)^beta), "
-           f"95 % bootstrap intervals over tasks: {fit_line(result)}.", "",
-           "| days | pass rate (%) | avg context tokens |", "| ---: | ---: | ---: |"]
-    for point in result.get("points", []):
-        out.append(f"| {point['days']} | {100 * point['pass_rate']:.1f} | {point.get('context_tokens') or 0:,.0f} |")
+           f"95 % bootstrap intervals over tasks: {fit_line(result)}.", "", markdown_table(headers, rows)]
     for horizon, items in result.get("left_out", {}).items():
         out += ["", f"Left out at {horizon} days: " + "; ".join(f"{i['id']} ({i['reason']})" for i in items)]
     return "\n".join(out) + "\n"
 
 
 def render_html(result: dict[str, Any]) -> str:
-    import jinja2
-
-    from backends.prompts import TEMPLATES
     from harness.plots import horizon_curve
+    from harness.report_html import inline_figures, render_page
 
-    png = horizon_curve(result)
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES / "report")), autoescape=True)
-    table = [[str(p["days"]), f"{100 * p['pass_rate']:.1f}", f"{p.get('context_tokens') or 0:,.0f}"]
-             for p in result.get("points", [])]
-    figures = [{"id": "horizon-curve", "png": base64.b64encode(png).decode("ascii"),
-                "caption": "Pass rate against history length, with the log-sigmoid fit"}] if png else []
-    return env.get_template("report.html").render(
-        title=f"Horizon sweep: {result['agent']} agent, {result['context']}", summary=fit_line(result),
-        headers=["days", "pass rate (%)", "avg context tokens"], table=table,
-        notes=["S(t) = S_max / (1 + (t_mid / t)^beta); a negative beta is success falling as the history grows."],
-        figures=figures, config=[("dataset", result["dataset"]), ("horizons", result["horizons"])])
+    headers, table = points_table(result)
+    figures = inline_figures([("horizon-curve", horizon_curve(result),
+                               "Pass rate against history length, with the log-sigmoid fit")])
+    return render_page(title=f"Horizon sweep: {result['agent']} agent, {result['context']}", summary=fit_line(result),
+                       headers=headers, table=table,
+                       notes=["S(t) = S_max / (1 + (t_mid / t)^beta); a negative beta is success falling as the "
+                              "history grows."],
+                       figures=figures, config=[("dataset", result["dataset"]), ("horizons", result["horizons"])])
