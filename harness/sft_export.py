@@ -84,9 +84,7 @@ def export_sft(dataset: Path, out: Path, context: ContextConfig) -> SftSummary:
                     continue
                 scratch = Path(tempfile.mkdtemp(prefix="sft-"))
                 try:
-                    reference = task.folder / "reference"
-                    example = trajectory_of(task.record, task.folder / "testbed",
-                                            reference if reference.is_dir() else None, context, scratch)
+                    example = trajectory_of(task.record, task.testbed, task.reference, context, scratch)
                 except (ValueError, KeyError, TypeError, AttributeError, OfficeError, UntrustedInputError) as exc:
                     summary.skipped.append(f"{task.id}: {exc}")  # this task only: the rest go on
                     continue

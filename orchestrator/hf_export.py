@@ -56,7 +56,7 @@ def row_of(record: dict[str, Any], testbed: Path, reference: Path | None = None)
     if not testbed.is_dir():
         raise ValueError("no testbed/ folder: the task cannot be solved or scored")
     packed, files = pack_testbed(testbed)
-    expected, expected_files = pack_testbed(reference) if reference is not None and reference.is_dir() else ("", [])
+    expected, expected_files = pack_testbed(reference) if reference is not None else ("", [])
     sessions = record["dialogue"]
     return {
         "id": record["id"], "split": record["split"], "family": record.get("family"),
@@ -82,7 +82,7 @@ def export_hf(dataset: Path, out: Path) -> HfSummary:
             summary.skipped.append(f"{task.id}: cannot be read: {task.error}")
             continue
         try:
-            rows.append(row_of(task.record, task.folder / "testbed", task.folder / "reference"))
+            rows.append(row_of(task.record, task.testbed, task.reference))
         except ValueError as exc:
             summary.skipped.append(f"{task.id}: {str(exc)[:200]}")
         except Exception as exc:  # a stranger's testbed or a malformed record: this task only

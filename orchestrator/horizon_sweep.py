@@ -61,8 +61,7 @@ def run_sweep(dataset: Path, out: Path, config: EvalConfig, horizons: list[int])
             except (HorizonError, KeyError, TypeError, ValueError) as exc:
                 left_out.setdefault(str(horizon), []).append({"id": task.id, "reason": str(exc)[:300]})
                 continue
-            reference = task.folder / "reference"
-            staged = stage_task(staging, record, task.folder / "testbed", reference if reference.is_dir() else None)
+            staged = stage_task(staging, record, task.testbed, task.reference)
             staged.rename(data / "tasks" / task.id)
             records.append(record)
         shutil.rmtree(staging)

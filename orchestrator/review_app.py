@@ -207,7 +207,7 @@ def task_page(server: ReviewServer, request: Request, message: str = "", problem
     mine = {v.criterion: v for v in verdicts if v.annotator == server.annotator}
     others = [v for v in verdicts if v.annotator != server.annotator]
     days, marked = _history(record)
-    testbed = task.folder / "testbed"
+    testbed = task.testbed
     files = list_files(testbed)
     ws = Workspace(testbed) if testbed.is_dir() else None
     users = ws.users() if ws is not None else []
@@ -237,7 +237,7 @@ def file_page(server: ReviewServer, request: Request) -> Response:
     task, record, refusal = _load(server, task_id)
     if refusal is not None:
         return refusal
-    testbed = task.folder / "testbed"
+    testbed = task.testbed
     user = request.query_params.get("mailbox")
     if user is not None:
         try:
@@ -311,10 +311,8 @@ def _edit(server: ReviewServer, request: Request, form: dict[str, str]) -> Respo
                  **{mark: [m.strip() for m in form.get(mark, "").split(",") if m.strip()] for mark in MARKS}}
     else:
         value = form.get("text", "")
-    reference = task.folder / "reference"
     try:
-        _, stored, failures = check_edit(record, field, value, task.folder / "testbed",
-                                         reference if reference.is_dir() else None)
+        _, stored, failures = check_edit(record, field, value, task.testbed, task.reference)
     except EditError as exc:
         return task_page(server, request, message=f"edit refused: {exc}", status=422)
     if failures:

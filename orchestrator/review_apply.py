@@ -82,9 +82,7 @@ def apply_review(dataset: Path, out: Path, rule: str, unreviewed: str = "keep") 
             except EditError as exc:
                 dropped.append({"id": task.id, "reason": f"edits no longer apply: {exc}"})
                 continue
-            reference = task.folder / "reference"
-            reference = reference if reference.is_dir() else None
-            results = recheck(record, task.folder / "testbed", reference)
+            results = recheck(record, task.testbed, task.reference)
             failing = [f"{k}: {r.detail}" for k, r in results.items() if not r.passed]
             if failing:
                 dropped.append({"id": task.id, "reason": "gates fail: " + "; ".join(failing)[:300]})
@@ -96,7 +94,7 @@ def apply_review(dataset: Path, out: Path, rule: str, unreviewed: str = "keep") 
             record.setdefault("provenance", {})["review"] = {
                 "rule": rule, "overall": sorted(overall.get(task.id, [])),
                 "edits": [{"field": r["field"], "annotator": r["annotator"], "at": r["at"]} for r in own]}
-            staged = stage_task(staging, record, task.folder / "testbed", reference)
+            staged = stage_task(staging, record, task.testbed, task.reference)
             os.replace(staged, tmp / "tasks" / task.id)
             kept.append(record)
         shutil.rmtree(staging)

@@ -59,3 +59,8 @@ def evidence_turn(record: dict) -> tuple[int, int]:
     """(day index, turn index) of the first evidence turn."""
     return next((d, t) for d, s in enumerate(record["dialogue"]) for t, turn in enumerate(s["turns"])
                 if turn.get("evidence"))
+
+
+def task_records(dataset: Path) -> list[dict]:
+    """The task records of a written dataset, by id."""
+    return [json.loads(p.read_text()) for p in sorted((dataset / "tasks").glob("*/task.json"))]

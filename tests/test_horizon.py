@@ -12,6 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from harness.horizon import HorizonError, fit_log_sigmoid, fit_with_intervals, stretch_record
+from conftest import task_records
 from orchestrator.build import build
 from orchestrator.cli import app
 from orchestrator.roles import BuildConfig
@@ -24,12 +25,8 @@ def dataset(tmp_path_factory) -> Path:
     return out
 
 
-def records(dataset: Path) -> list[dict]:
-    return [json.loads(p.read_text()) for p in sorted((dataset / "tasks").glob("*/task.json"))]
-
-
 def test_a_stretched_history_keeps_the_sessions_at_their_relative_places(dataset: Path):
-    record = records(dataset)[0]
+    record = task_records(dataset)[0]
     original = record["dialogue"]
     stretched = stretch_record(record, 20)["dialogue"]
     assert len(stretched) == 20

@@ -11,6 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from harness.probes import NONE_OF_THESE, cue_pool, option_text, probes_for
+from conftest import task_records
 from orchestrator.build import build
 from orchestrator.cli import app
 from orchestrator.fake_llm import FakeLLMServer
@@ -60,12 +61,8 @@ def dataset(tmp_path_factory) -> Path:
     return out
 
 
-def records(dataset: Path) -> list[dict]:
-    return [json.loads(p.read_text()) for p in sorted((dataset / "tasks").glob("*/task.json"))]
-
-
 def test_about_half_are_answerable_and_wrong_options_are_of_the_same_kind(dataset: Path):
-    recs = records(dataset)
+    recs = task_records(dataset)
     pool = cue_pool(recs)
     probes = [p for r in recs for p in probes_for(r, pool)]
     values = [p for p in probes if p.dynamic in ("final", "near_miss", "corrected")]
@@ -113,7 +110,7 @@ def test_oracle_none_and_a_model_through_the_endpoint(dataset: Path, tmp_path: P
     informed = [text for text in prompts if "(no history given)" not in text]
     assert all("\nHistory:\n" in text and "Day " in text.split("\nHistory:\n", 1)[1] for text in informed)
     split = result["eval_split"]
-    assert sum(split.values()) == len(records(dataset)) and split["passed"] == 0
+    assert sum(split.values()) == len(task_records(dataset)) and split["passed"] == 0
     assert "remembered every probed detail but did not act" in (tmp_path / "llm" / "probe-report.md").read_text()
 
 
