@@ -113,6 +113,12 @@ class ReviewServer:
             return PlainError("a token is needed: open the address printed by homer review", 401)
         return None
 
+    def forged(self, form: dict[str, str]) -> Response | None:
+        """None when a posted form carries this server's secret (it came from one of its pages), else the refusal."""
+        if not hmac.compare_digest(form.get("secret", ""), self.form_secret):
+            return PlainError("this form is not from this review page (reload it)", 403)
+        return None
+
 
 def PlainError(message: str, status: int) -> Response:
     return Response(message + "\n", status_code=status, media_type="text/plain; charset=utf-8")
@@ -271,8 +277,9 @@ async def verdict_post(server: ReviewServer, request: Request) -> Response:
         return server.error(f"no task {task_id!r} in this dataset", 404)
     try:
         form = await _form(request)
-        if not hmac.compare_digest(form.get("secret", ""), server.form_secret):
-            return PlainError("this form is not from this review page (reload it)", 403)
+        forged = server.forged(form)
+        if forged is not None:
+            return forged
         started = time.perf_counter()
         server.store().set(server.annotator, task_id, form.get("criterion", ""), form.get("verdict", ""),
                            form.get("comment", ""))
@@ -293,8 +300,9 @@ async def edit_post(server: ReviewServer, request: Request) -> Response:
         form = await _form(request)
     except EditError as exc:
         return server.error(str(exc), 413)
-    if not hmac.compare_digest(form.get("secret", ""), server.form_secret):
-        return PlainError("this form is not from this review page (reload it)", 403)
+    forged = server.forged(form)
+    if forged is not None:
+        return forged
     return await run_in_threadpool(_edit, server, request, form)  # the gates take a moment: off the event loop
 
 

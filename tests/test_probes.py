@@ -136,3 +136,4 @@ def test_sibling_pieces_and_malformed_memory():
     assert {p.piece for p in probes} == {"c"}  # "which row was settled" has two answers: not asked
     assert all(NONE_OF_THESE in p.options or p.dynamic == "relative_time" for p in probes)
     assert probes_for({**RECORD, "memory": None}) == []
+    assert cue_pool([{"memory": None}, {"memory": ["x", {"value": 1, "cue": "n", "superseded": 5}]}]) == {"n": ["1"]}
