@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 import time
 import zipfile
 from datetime import date, datetime, timedelta, timezone
@@ -99,6 +100,26 @@ def test_docx_core_properties_use_the_stamp(tmp_path):
     assert props.created.replace(tzinfo=None) == NOW
     assert props.modified.replace(tzinfo=None) == NOW
     assert props.author == "homeragents"
+
+
+def test_new_documents_use_a_trimmed_template_whose_style_references_all_resolve(tmp_path):
+    data = docx_io.build("# Title\nBody", NOW)
+    package = zipfile.ZipFile(io.BytesIO(data))
+    names = set(package.namelist())
+    assert "word/stylesWithEffects.xml" not in names and "docProps/thumbnail.jpeg" not in names
+    assert len(data) < 16_000  # python-docx's own template gives 36 KB before any text
+    styles = docx.Document(io.BytesIO(data)).styles
+    ids = {s.style_id for s in styles}
+    assert {"Normal", "Heading1", "Title", "ListBullet", "TableGrid"} <= ids
+    referenced = set()
+    for part in ("word/styles.xml", "word/numbering.xml"):
+        xml = package.read(part).decode()
+        referenced |= set(re.findall(r'w:(?:basedOn|next|link|pStyle) w:val="([^"]+)"', xml))
+    assert referenced <= ids
+    # an agent's later edit through python-docx still finds the styles it asks for
+    document = docx_io.load(write(tmp_path, "t.docx", data), "t.docx")
+    document.add_paragraph("item", style="List Bullet")
+    document.add_table(rows=1, cols=2).style = "Table Grid"
 
 
 def test_docx_reader_matches_python_docx_for_tables_tabs_and_breaks(tmp_path):

@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import io
 from datetime import datetime
+from functools import lru_cache
 from pathlib import Path
 
 import docx
 from lxml import etree
 from docx.document import Document as DocumentObject
+from docx.opc.constants import RELATIONSHIP_TYPE as RT
+from docx.oxml.ns import qn
 
 from office_env.errors import CorruptFileError
 from office_env.formats.ooxml import DEFAULT_STAMP, open_package, read_member, reproducible_zip, stored_copy
@@ -79,8 +82,42 @@ def _read_text(path: Path, label: str) -> str:
     return "\n".join(lines)
 
 
-def new_document(stamp: datetime | None = None) -> DocumentObject:
+# The styles a new document keeps: the defaults, headings, title, lists, a plain table grid,
+# header and footer. python-docx's own template carries 164 styles (876 KB of XML in styles.xml
+# and stylesWithEffects.xml) that every new document parsed and wrote out again.
+_KEPT_STYLES = frozenset({
+    "Normal", "DefaultParagraphFont", "TableNormal", "NoList", "Title", "TitleChar", "Subtitle", "SubtitleChar",
+    "Heading1", "Heading1Char", "Heading2", "Heading2Char", "Heading3", "Heading3Char", "ListParagraph",
+    "ListBullet", "ListBullet2", "ListBullet3", "ListNumber", "ListNumber2", "ListNumber3", "TableGrid", "NoSpacing", "Header", "HeaderChar", "Footer", "FooterChar",
+})
+_STYLES_WITH_EFFECTS = "http://schemas.microsoft.com/office/2007/relationships/stylesWithEffects"  # Word 2010 only
+_DROPPED_PARTS = frozenset({_STYLES_WITH_EFFECTS, RT.CUSTOM_XML, RT.WEB_SETTINGS, RT.THUMBNAIL})
+
+
+@lru_cache(maxsize=1)
+def _template() -> bytes:
+    """python-docx's default template, trimmed to the styles in ``_KEPT_STYLES`` and without its
+    optional parts (styles with effects, custom XML, web settings, thumbnail): new documents open
+    and save in a fraction of the time and weigh a few KB instead of 36 KB."""
     document = docx.Document()
+    styles = document.styles.element
+    for style in styles.findall(qn("w:style")):
+        if style.get(qn("w:styleId")) not in _KEPT_STYLES:
+            styles.remove(style)
+    for latent in styles.findall(qn("w:latentStyles")):
+        styles.remove(latent)
+    for owner in (document.part, document.part.package):
+        for rel_id, rel in list(owner.rels.items()):
+            if rel.reltype in _DROPPED_PARTS:
+                owner.rels.pop(rel_id)
+    buffer = io.BytesIO()
+    with reproducible_zip(DEFAULT_STAMP):
+        document.save(buffer)
+    return buffer.getvalue()
+
+
+def new_document(stamp: datetime | None = None) -> DocumentObject:
+    document = docx.Document(io.BytesIO(_template()))
     props = document.core_properties
     when = stamp or DEFAULT_STAMP
     props.created = when
