@@ -72,10 +72,12 @@ def start(workers: int, address: str | None) -> bool:
 
 def run_jobs_ray(fn: Callable[[Any], Any], jobs: Sequence[Any], *, workers: int, budget: Budget,
                  on_result: Callable[[int, Any], None], on_failure: Callable[[int, JobFailure], None],
-                 stop: Callable[[], bool] | None = None, address: str | None = None) -> None:
+                 stop: Callable[[], bool] | None = None, wanted: Callable[[Any], bool] | None = None,
+                 address: str | None = None) -> None:
     if not jobs:
         return
     stop = stop or (lambda: False)
+    wanted = wanted or (lambda job: True)
     started = start(workers, address)
     import ray
 
@@ -89,7 +91,8 @@ def run_jobs_ray(fn: Callable[[Any], Any], jobs: Sequence[Any], *, workers: int,
             while pending or in_flight:
                 while pending and len(in_flight) < workers and not stop():
                     index = pending.popleft()
-                    in_flight[remote.remote(fn_ref, jobs[index])] = (index, time.monotonic())
+                    if wanted(jobs[index]):
+                        in_flight[remote.remote(fn_ref, jobs[index])] = (index, time.monotonic())
                 if not in_flight:
                     break
                 ready, _ = ray.wait(list(in_flight), num_returns=1, timeout=POLL_SECONDS)

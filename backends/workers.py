@@ -235,7 +235,8 @@ class _Signals:
 def run_jobs(fn: Callable[[Any], Any], jobs: Sequence[Any], *, workers: int, budget: Budget,
              on_result: Callable[[int, Any], None], on_failure: Callable[[int, JobFailure], None],
              drain_seconds: float = DRAIN_SECONDS, group: Callable[[Any], Any] | None = None,
-             stop: Callable[[], bool] | None = None, executor: str = "local", ray_address: str | None = None) -> None:
+             stop: Callable[[], bool] | None = None, wanted: Callable[[Any], bool] | None = None,
+             executor: str = "local", ray_address: str | None = None) -> None:
     """Run ``fn(job)`` for every job on ``workers`` forked processes.
 
     ``on_result(index, result)`` or ``on_failure(index, JobFailure)`` is called in the parent,
@@ -243,6 +244,8 @@ def run_jobs(fn: Callable[[Any], Any], jobs: Sequence[Any], *, workers: int, bud
     group of its last job while any is pending (jobs that share files then share the worker's read
     caches); otherwise jobs start in order. ``stop()``, when given, is asked before each job starts:
     once it says True no more jobs start, and the batch ends when those running have reported.
+    ``wanted(job)``, when given, is asked just before that job would start: a job it refuses is
+    skipped, neither run nor reported (a batch may hold more jobs than turn out to be needed).
     ``executor="ray"`` runs the jobs as Ray tasks instead (``ray_address``: a cluster to join;
     see :mod:`backends.ray_executor`). Raises :class:`Interrupted` after Ctrl-C or SIGTERM (every
     job that finished by then has been reported)."""
@@ -252,11 +255,12 @@ def run_jobs(fn: Callable[[Any], Any], jobs: Sequence[Any], *, workers: int, bud
         from backends.ray_executor import run_jobs_ray
 
         run_jobs_ray(fn, jobs, workers=workers, budget=budget, on_result=on_result, on_failure=on_failure,
-                     stop=stop, address=ray_address)
+                     stop=stop, wanted=wanted, address=ray_address)
         return
     stop = stop or (lambda: False)
+    wanted = wanted or (lambda job: True)
     if workers == 1 and budget == Budget():
-        _run_here(fn, jobs, on_result, on_failure, stop)
+        _run_here(fn, jobs, on_result, on_failure, stop, wanted)
         return
     context = get_context("fork")
     pending = deque(range(len(jobs)))
@@ -273,8 +277,10 @@ def run_jobs(fn: Callable[[Any], Any], jobs: Sequence[Any], *, workers: int, bud
                     stop_at = time.monotonic() + drain_seconds
                 if stop_at is None and not stop():
                     for slot in slots:
-                        if slot.job is None and pending:
+                        while slot.job is None and pending:
                             index = _next_job(pending, slot.group, group_of)
+                            if not wanted(jobs[index]):
+                                continue
                             slot.group = group_of(index) if group_of is not None else None
                             slot.give(index)
                 busy = [slot for slot in slots if slot.job is not None]
@@ -316,13 +322,16 @@ def run_jobs(fn: Callable[[Any], Any], jobs: Sequence[Any], *, workers: int, bud
 
 
 def _run_here(fn: Callable[[Any], Any], jobs: Sequence[Any], on_result: Callable[[int, Any], None],
-              on_failure: Callable[[int, JobFailure], None], stop: Callable[[], bool]) -> None:
+              on_failure: Callable[[int, JobFailure], None], stop: Callable[[], bool],
+              wanted: Callable[[Any], bool]) -> None:
     """No budget and one worker: run in this process (a library caller's objects stay shared)."""
     reported = 0
     try:
         for index, job in enumerate(jobs):
             if stop():
                 break
+            if not wanted(job):
+                continue
             try:
                 result = fn(job)
             except MemoryError:

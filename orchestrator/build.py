@@ -42,6 +42,7 @@ from orchestrator.roles import TASKS_PER_WORLD, BuildConfig, Job
 from verifier.gates import run_gates
 
 GENERATOR_VERSION = "neo-2"
+EXPECTED_DROP_RATE = 0.1  # before any attempt has ended: sizes the first batch
 
 
 MIN_DAYS = 2  # a correction is said on a later day than the value it corrects
@@ -81,29 +82,49 @@ def _world(out: str, seed: int, world_index: int) -> tuple[World, Path]:
     key = (out, seed, world_index)
     if key in _FAILED_WORLDS:
         raise _FAILED_WORLDS[key]
+    testbed = _write_world(out, seed, world_index, wait=True)
+    if testbed is None:
+        raise _FAILED_WORLDS[key]
+    return world, testbed
+
+
+def _write_world(out: str, seed: int, world_index: int, *, wait: bool) -> Path | None:
+    """The world's testbed, written unless it is there already; None when the world fails its check.
+
+    One worker writes a world while the others that need it wait: writing it twice costs more
+    than waiting. A worker that would wait writes the next world meanwhile (``wait=False``: return
+    at once when another worker holds it), so the workers of a build never idle on a world.
+    flock is released by the kernel if the writer dies."""
+    key = (out, seed, world_index)
+    if key in _FAILED_WORLDS:
+        return None
     root = Path(out) / dataset.WORK / "worlds" / f"w{world_index:05d}"
     testbed = root / "testbed"
     if testbed.is_dir():
-        return world, testbed
+        return testbed
     root.mkdir(parents=True, exist_ok=True)
-    # One worker writes a world while the others that need it wait: writing it twice costs more
-    # than waiting. flock is released by the kernel if the writer dies.
     fd = os.open(root / ".writing", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            if not wait:
+                return testbed
+            _write_world(out, seed, world_index + 1, wait=False)
+            fcntl.flock(fd, fcntl.LOCK_EX)
         if not testbed.is_dir():
             tmp = Path(tempfile.mkdtemp(prefix=".testbed.", dir=root))
             tmp.chmod(0o755)  # mkdtemp creates 0700; copies of the testbed keep this mode
             try:
-                write_workspace(world, tmp)
+                write_workspace(_make_world(seed, world_index), tmp)
             except WorldCheckError as exc:
                 shutil.rmtree(tmp, ignore_errors=True)
                 _FAILED_WORLDS[key] = exc
-                raise
+                return None
             os.replace(tmp, testbed)
     finally:
         os.close(fd)
-    return world, testbed
+    return testbed
 
 
 _JOB_USAGE: dict[str, dict[str, Any]] = {}  # usage snapshot at the start of each running job
@@ -517,26 +538,32 @@ def _build_locked(out: Path, n: int, config: BuildConfig, workers: int, resume: 
         def settled() -> int:
             """Accepted attempts below the first one not yet tried: only those are surely among the
             first n by index (a resumed run may hold later attempts from an interrupted one)."""
-            gap = next((i for i in range(max_attempts) if i not in done), max_attempts)
+            gap = first_untried(done, max_attempts)
             return sum(1 for i in accepted_indices() if i < gap)
 
         next_index = 0
         while settled() < n and next_index < max_attempts:
+            next_index = first_untried(done, max_attempts)  # a skipped attempt is tried when it is needed
             need = n - settled()
             tried = len(done)
-            drop_rate = min(0.75, (tried - len(accepted_indices())) / tried) if tried else 0.0
-            # one process: just the attempts still needed; several: the expected number, to keep all busy
-            batch_size = need if workers == 1 else max(math.ceil(need / (1 - drop_rate)), workers)
+            drop_rate = min(0.75, (tried - len(accepted_indices())) / tried) if tried else EXPECTED_DROP_RATE
+            # more attempts than expected to be needed: those past the n-th accepted task are skipped
+            batch_size = math.ceil(need / (1 - drop_rate) * 1.25) + workers
             batch = []
             while len(batch) < batch_size and next_index < max_attempts:
                 if next_index not in done:
                     batch.append(next_index)
                 next_index += 1
-            batch = spread_worlds(batch, workers)
+
+            def wanted(index: int) -> bool:
+                """Fewer than n tasks accepted below this attempt: it may still be among the first n
+                (near-duplicates are looked for only when the quick count says no)."""
+                return any(sum(1 for i in accepted_indices(near) if i < index) < n for near in (False, True))
 
             seen = outcome_sink(breaker, record, on_outcome)
             run_jobs(lambda index: run_attempt(str(out), config, index), batch, workers=workers, budget=budget,
                      on_result=seen, group=lambda index: index // TASKS_PER_WORLD, stop=breaker.tripped,
+                     wanted=wanted,
                      on_failure=lambda position, failure: seen(position, failed_attempt(batch[position], failure)),
                      executor=where[0], ray_address=where[1])
             if breaker.tripped():
@@ -545,19 +572,12 @@ def _build_locked(out: Path, n: int, config: BuildConfig, workers: int, resume: 
                                        f"{breaker.errors} attempt(s) ended by the endpoint; rerun with --resume")
                 for index in [i for i, item in done.items() if item.get("status") == ERROR]:
                     del done[index]  # the endpoint is back: those attempts are run again
-                next_index = min([i for i in range(next_index) if i not in done], default=next_index)
     return _finalize(out, n, config, done, summary)
 
 
-def spread_worlds(batch: list[int], workers: int) -> list[int]:
-    """The batch in an order that starts the workers on different worlds: worlds are taken in
-    blocks of ``workers`` and their attempts interleaved, so no worker waits while another writes
-    the world both need. Which attempts run is unchanged, so the dataset is too."""
-    def key(index: int) -> tuple[int, int, int]:
-        world = index // TASKS_PER_WORLD
-        return world // max(1, workers), index % TASKS_PER_WORLD, world
-
-    return sorted(batch, key=key)
+def first_untried(done: dict[int, dict[str, Any]], limit: int) -> int:
+    """The lowest attempt index without an outcome (``limit`` when all below it have one)."""
+    return next((i for i in range(limit) if i not in done), limit)
 
 
 def _finalize(out: Path, n: int, config: BuildConfig, done: dict[int, dict[str, Any]],

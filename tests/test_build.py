@@ -12,6 +12,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import date, datetime
 from pathlib import Path
@@ -382,3 +383,34 @@ def test_stats_prints_a_row_per_app_count_and_all(built):
     card_rows = [line for line in card.splitlines() if re.match(r"^\| (\d|all) \|", line)]
     assert all(row in proc.stdout for row in card_rows)  # the same numbers as the card
     assert "tokens:" in proc.stdout
+
+
+def test_a_worker_that_would_wait_for_a_world_writes_the_next_one_meanwhile(tmp_path):
+    import fcntl
+    import threading
+
+    from orchestrator import build as build_module
+    from orchestrator.dataset import WORK
+
+    worlds = tmp_path / WORK / "worlds"
+    (worlds / "w00000").mkdir(parents=True)
+    held = os.open(worlds / "w00000" / ".writing", os.O_RDWR | os.O_CREAT)
+    fcntl.flock(held, fcntl.LOCK_EX)  # another worker is writing world 0
+    got = []
+    waiting = threading.Thread(target=lambda: got.append(build_module._world(str(tmp_path), 5, 0)))
+    waiting.start()
+    try:
+        deadline = time.monotonic() + 60
+        while not (worlds / "w00001" / "testbed").is_dir() and time.monotonic() < deadline:
+            time.sleep(0.02)  # world 1 is written meanwhile
+        assert (worlds / "w00001" / "testbed" / "data").is_dir()
+        waiting.join(timeout=0.3)
+        assert waiting.is_alive(), "it must wait for world 0 rather than write it twice"
+        assert not (worlds / "w00000" / "testbed").exists()
+    finally:
+        fcntl.flock(held, fcntl.LOCK_UN)
+        os.close(held)
+        waiting.join(timeout=60)
+    world, testbed = got[0]
+    assert testbed == worlds / "w00000" / "testbed" and (testbed / "data").is_dir()
+    assert not (worlds / "w00002").exists()  # one world ahead, no more

@@ -31,7 +31,9 @@ def test_build_progress_in_each_mode(tmp_path):
     assert "build: 1/3 kept from 1 attempt(s), 0 dropped, 0 errors" in lines.stderr and "\x1b[" not in lines.stderr
     events = [json.loads(line) for line in scripted.stderr.splitlines()]
     attempts = json.loads((tmp_path / "b" / "build.json").read_text())["attempts"]
-    assert [e["done"] for e in events] == list(range(1, attempts + 1)) and events[-1]["kept"] >= 3
+    # one event per attempt that ended; a worker may finish one attempt past the third kept task
+    assert [e["done"] for e in events] == list(range(1, len(events) + 1)) and attempts <= len(events) <= attempts + 1
+    assert events[-1]["kept"] >= 3
     assert all(e["event"] == "progress" and e["what"] == "build" for e in events)
     assert quiet.stderr == "" and "built 3 task(s)" in quiet.stdout
 

@@ -177,3 +177,22 @@ def test_a_lock_held_by_another_process_is_refused_and_freed_when_it_dies(tmp_pa
     holder.wait()
     with FolderLock(tmp_path):  # the kernel released the dead holder's lock
         pass
+
+
+@pytest.mark.parametrize("workers,budget", [(1, Budget()), (2, Budget(seconds=30))])
+def test_a_job_no_longer_wanted_is_neither_run_nor_reported(workers, budget):
+    ran: list[int] = []
+
+    def wanted(job):  # asked as each job would start: the later half is not wanted once 3 are back
+        return job < 6 or len(ran) < 3
+
+    results, failures = {}, {}
+
+    def keep(index, result):
+        results[index] = result
+        ran.append(result)
+
+    run_jobs(lambda job: job, list(range(12)), workers=workers, budget=budget, on_result=keep,
+             on_failure=failures.__setitem__, wanted=wanted)
+    assert failures == {} and set(range(6)) <= set(results.values())
+    assert len(results) < 12 and all(results[i] == i for i in results)
