@@ -24,6 +24,7 @@ from typing import Any, Callable
 
 from backends.dataset import ensure_writable_folder
 from backends.folder_lock import LOCK_NAME, FolderBusy, FolderLock
+from backends.scratch import claim_work_folder, release_work_folder
 from backends.workers import Budget, JobFailure, run_jobs
 from generators.families import check_families
 from office_env.synthesis import World, make_world, write_workspace
@@ -75,30 +76,31 @@ def _make_world(seed: int, world_index: int) -> World:
 _FAILED_WORLDS: dict[tuple[str, int, int], WorldCheckError] = {}  # checked once per process, not per attempt
 
 
-def _world(out: str, seed: int, world_index: int) -> tuple[World, Path]:
+def _world(work: str, seed: int, world_index: int) -> tuple[World, Path]:
     # Only the world is cached: its testbed is (re)written whenever it is missing, since a
     # finished build removes its work folder and a later build in this process may reuse the path.
     world = _make_world(seed, world_index)
-    key = (out, seed, world_index)
+    key = (work, seed, world_index)
     if key in _FAILED_WORLDS:
         raise _FAILED_WORLDS[key]
-    testbed = _write_world(out, seed, world_index, wait=True)
+    testbed = _write_world(work, seed, world_index, wait=True)
     if testbed is None:
         raise _FAILED_WORLDS[key]
     return world, testbed
 
 
-def _write_world(out: str, seed: int, world_index: int, *, wait: bool) -> Path | None:
-    """The world's testbed, written unless it is there already; None when the world fails its check.
+def _write_world(work: str, seed: int, world_index: int, *, wait: bool) -> Path | None:
+    """The world's testbed in the build's work folder (``backends.scratch``), written unless it is
+    there already; None when the world fails its check.
 
     One worker writes a world while the others that need it wait: writing it twice costs more
     than waiting. A worker that would wait writes the next world meanwhile (``wait=False``: return
     at once when another worker holds it), so the workers of a build never idle on a world.
     flock is released by the kernel if the writer dies."""
-    key = (out, seed, world_index)
+    key = (work, seed, world_index)
     if key in _FAILED_WORLDS:
         return None
-    root = Path(out) / dataset.WORK / "worlds" / f"w{world_index:05d}"
+    root = Path(work) / "worlds" / f"w{world_index:05d}"
     testbed = root / "testbed"
     if testbed.is_dir():
         return testbed
@@ -110,7 +112,7 @@ def _write_world(out: str, seed: int, world_index: int, *, wait: bool) -> Path |
         except BlockingIOError:
             if not wait:
                 return testbed
-            _write_world(out, seed, world_index + 1, wait=False)
+            _write_world(work, seed, world_index + 1, wait=False)
             fcntl.flock(fd, fcntl.LOCK_EX)
         if not testbed.is_dir():
             tmp = Path(tempfile.mkdtemp(prefix=".testbed.", dir=root))
@@ -148,23 +150,25 @@ def _gate(state: NeoState) -> dict[str, Any]:
             record["provenance"]["cost_usd"] = usage_cost(spent, settings)
     client = getattr(_roles(job.config), "client", None)
     # the world's testbed is one this build wrote: replays may hard-link it instead of copying
-    return {"outcome": gate_record(record, job.testbed, None, job.staging, job.config, client, trusted=True)}
+    return {"outcome": gate_record(record, job.testbed, None, job.scratch or job.staging, job.config, client,
+                                   trusted=True)}
 
 
-def gate_record(record: dict[str, Any], testbed: Path | None, reference: Path | None, staging: Path,
+def gate_record(record: dict[str, Any], testbed: Path | None, reference: Path | None, scratch: Path,
                 config: Any, client: Any, *, trusted: bool = False) -> dict[str, Any]:
-    """Run the gates on a record (in a scratch folder under ``staging``), keep their results in its
+    """Run the gates on a record (in a folder of its own under ``scratch``), keep their results in its
     provenance, and say ``gated`` or ``dropped`` with the first failing gate. ``testbed=None`` is an
     empty office."""
-    scratch = Path(tempfile.mkdtemp(prefix=f".{record['id']}.", dir=staging))
+    scratch.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=f".{record['id']}.", dir=scratch))
     try:
         if testbed is None or not testbed.is_dir():
-            testbed = scratch / "empty-testbed"
+            testbed = work / "empty-testbed"
             testbed.mkdir()
-        results = run_gates(record, testbed, reference, scratch=scratch, extra=config.gates, client=client,
+        results = run_gates(record, testbed, reference, scratch=work, extra=config.gates, client=client,
                             agents=gate_agents_for(config.gates, config.backend, client), trusted=trusted)
     finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+        shutil.rmtree(work, ignore_errors=True)
     record["provenance"]["gates"] = {name: r.to_dict() for name, r in results.items()}
     failed = [name for name, r in results.items() if not r.passed]
     if failed:
@@ -276,16 +280,18 @@ def cost_not_kept(config: Any, not_kept: dict[str, dict[str, int]]) -> float | N
     return usage_cost(not_kept, settings) if settings.prices else None
 
 
-def run_attempt(out: str, config: BuildConfig, index: int) -> dict[str, Any]:
-    """Make (or fail to make) task ``index``; returns a JSON-able outcome."""
+def run_attempt(out: str, config: BuildConfig, index: int, work: str) -> dict[str, Any]:
+    """Make (or fail to make) task ``index``; returns a JSON-able outcome. ``work``: the build's
+    work folder (``backends.scratch``), where worlds are written and gates replay."""
     try:
-        world, testbed = _world(out, config.seed, index // TASKS_PER_WORLD)
+        world, testbed = _world(work, config.seed, index // TASKS_PER_WORLD)
     except WorldCheckError as exc:  # a world that does not hang together: none of its tasks is made
         return {"index": index, "id": task_id(index), "status": "dropped", "family": None, "rounds": 0,
                 "reason": f"world check: {exc}"}
     staging = Path(out) / dataset.WORK / "staging"
     staging.mkdir(parents=True, exist_ok=True)
-    job = Job(index=index, task_id=task_id(index), config=config, world=world, testbed=testbed, staging=staging)
+    job = Job(index=index, task_id=task_id(index), config=config, world=world, testbed=testbed, staging=staging,
+              scratch=Path(work) / "gates")
     _JOB_USAGE[job.task_id] = before = _usage_now(config)
     try:
         state = _graph(config).invoke({"job": job})
@@ -523,55 +529,59 @@ def _build_locked(out: Path, n: int, config: BuildConfig, workers: int, resume: 
         if previous.get("accepted", 0) == n and is_consistent(out):
             return BuildSummary(out, n, previous.get("attempts", 0), Counter(previous.get("drops", {})))
     done = _prepare(out, config, resume)
-    max_attempts = n * 4 + 20
-    summary = BuildSummary(out)
-    breaker = Breaker(endpoint_probe(config) if config.backend == "llm" else None)
-    share_budget(config, workers)
+    work = claim_work_folder()  # worlds and the gates' copies: see backends.scratch
+    try:
+        max_attempts = n * 4 + 20
+        summary = BuildSummary(out)
+        breaker = Breaker(endpoint_probe(config) if config.backend == "llm" else None)
+        share_budget(config, workers)
 
-    def accepted_indices(near: bool = True) -> list[int]:
-        return unique_accepted(done, near)[0]
+        def accepted_indices(near: bool = True) -> list[int]:
+            return unique_accepted(done, near)[0]
 
-    report = (lambda _: on_progress(min(len(accepted_indices(near=False)), n), n)) if on_progress else None
-    with dataset.OutcomeLog(out, done, report) as log:
-        record = log.record
+        report = (lambda _: on_progress(min(len(accepted_indices(near=False)), n), n)) if on_progress else None
+        with dataset.OutcomeLog(out, done, report) as log:
+            record = log.record
 
-        def settled() -> int:
-            """Accepted attempts below the first one not yet tried: only those are surely among the
-            first n by index (a resumed run may hold later attempts from an interrupted one)."""
-            gap = first_untried(done, max_attempts)
-            return sum(1 for i in accepted_indices() if i < gap)
+            def settled() -> int:
+                """Accepted attempts below the first one not yet tried: only those are surely among the
+                first n by index (a resumed run may hold later attempts from an interrupted one)."""
+                gap = first_untried(done, max_attempts)
+                return sum(1 for i in accepted_indices() if i < gap)
 
-        next_index = 0
-        while settled() < n and next_index < max_attempts:
-            next_index = first_untried(done, max_attempts)  # a skipped attempt is tried when it is needed
-            need = n - settled()
-            tried = len(done)
-            drop_rate = min(0.75, (tried - len(accepted_indices())) / tried) if tried else EXPECTED_DROP_RATE
-            # more attempts than expected to be needed: those past the n-th accepted task are skipped
-            batch_size = math.ceil(need / (1 - drop_rate) * 1.25) + workers
-            batch = []
-            while len(batch) < batch_size and next_index < max_attempts:
-                if next_index not in done:
-                    batch.append(next_index)
-                next_index += 1
+            next_index = 0
+            while settled() < n and next_index < max_attempts:
+                next_index = first_untried(done, max_attempts)  # a skipped attempt is tried when it is needed
+                need = n - settled()
+                tried = len(done)
+                drop_rate = min(0.75, (tried - len(accepted_indices())) / tried) if tried else EXPECTED_DROP_RATE
+                # more attempts than expected to be needed: those past the n-th accepted task are skipped
+                batch_size = math.ceil(need / (1 - drop_rate) * 1.25) + workers
+                batch = []
+                while len(batch) < batch_size and next_index < max_attempts:
+                    if next_index not in done:
+                        batch.append(next_index)
+                    next_index += 1
 
-            def wanted(index: int) -> bool:
-                """Fewer than n tasks accepted below this attempt: it may still be among the first n
-                (near-duplicates are looked for only when the quick count says no)."""
-                return any(sum(1 for i in accepted_indices(near) if i < index) < n for near in (False, True))
+                def wanted(index: int) -> bool:
+                    """Fewer than n tasks accepted below this attempt: it may still be among the first n
+                    (near-duplicates are looked for only when the quick count says no)."""
+                    return any(sum(1 for i in accepted_indices(near) if i < index) < n for near in (False, True))
 
-            seen = outcome_sink(breaker, record, on_outcome)
-            run_jobs(lambda index: run_attempt(str(out), config, index), batch, workers=workers, budget=budget,
-                     on_result=seen, group=lambda index: index // TASKS_PER_WORLD, stop=breaker.tripped,
-                     wanted=wanted,
-                     on_failure=lambda position, failure: seen(position, failed_attempt(batch[position], failure)),
-                     executor=where[0], ray_address=where[1])
-            if breaker.tripped():
-                if not breaker.recovered(on_pause):
-                    raise EndpointDown(f"endpoint down: {len(accepted_indices(near=False))} of {n} task(s) done, "
-                                       f"{breaker.errors} attempt(s) ended by the endpoint; rerun with --resume")
-                for index in [i for i, item in done.items() if item.get("status") == ERROR]:
-                    del done[index]  # the endpoint is back: those attempts are run again
+                seen = outcome_sink(breaker, record, on_outcome)
+                run_jobs(lambda index: run_attempt(str(out), config, index, str(work)), batch, workers=workers,
+                         budget=budget, on_result=seen, group=lambda index: index // TASKS_PER_WORLD, stop=breaker.tripped,
+                         wanted=wanted,
+                         on_failure=lambda position, failure: seen(position, failed_attempt(batch[position], failure)),
+                         executor=where[0], ray_address=where[1])
+                if breaker.tripped():
+                    if not breaker.recovered(on_pause):
+                        raise EndpointDown(f"endpoint down: {len(accepted_indices(near=False))} of {n} task(s) done, "
+                                           f"{breaker.errors} attempt(s) ended by the endpoint; rerun with --resume")
+                    for index in [i for i, item in done.items() if item.get("status") == ERROR]:
+                        del done[index]  # the endpoint is back: those attempts are run again
+    finally:
+        release_work_folder(work)
     return _finalize(out, n, config, done, summary)
 
 

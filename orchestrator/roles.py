@@ -67,6 +67,7 @@ class Job:
     world: World
     testbed: Path
     staging: Path  # where the writer puts the finished task folder
+    scratch: Path | None = None  # where the gates replay (default: under staging)
 
 
 @dataclass(frozen=True)

@@ -390,9 +390,8 @@ def test_a_worker_that_would_wait_for_a_world_writes_the_next_one_meanwhile(tmp_
     import threading
 
     from orchestrator import build as build_module
-    from orchestrator.dataset import WORK
 
-    worlds = tmp_path / WORK / "worlds"
+    worlds = tmp_path / "worlds"
     (worlds / "w00000").mkdir(parents=True)
     held = os.open(worlds / "w00000" / ".writing", os.O_RDWR | os.O_CREAT)
     fcntl.flock(held, fcntl.LOCK_EX)  # another worker is writing world 0

@@ -1,0 +1,86 @@
+"""Where a batch keeps its short-lived files: the worlds it writes and the copies its gates replay in.
+
+A build creates, replaces and deletes hundreds of small files per task in those copies; on a disk
+file system that churn (journal commits, discards) costs more than the work itself. So they go to
+a memory file system when the machine has one with room (``/dev/shm`` holding at least
+``MIN_FREE_BYTES`` free), else to the temp folder; ``HOMER_SCRATCH`` names another place. Only
+short-lived files go there: every task is still written and published under the output folder.
+
+Each work folder holds the id of the process that owns it; one whose owner is gone (a batch that
+was killed) is removed when the next batch starts, so an interrupted run does not leave its
+files in memory for good.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import tempfile
+from pathlib import Path
+
+ENV = "HOMER_SCRATCH"
+SHM = Path("/dev/shm")
+MIN_FREE_BYTES = 1 << 30
+PREFIX = "homer-work-"
+OWNER = "owner.pid"
+
+
+def scratch_root() -> Path:
+    """``$HOMER_SCRATCH`` when set, else ``/dev/shm`` when it is a writable folder with room, else
+    the temp folder."""
+    named = os.environ.get(ENV)
+    if named:
+        return Path(named)
+    try:
+        st = os.statvfs(SHM)
+        if SHM.is_dir() and os.access(SHM, os.W_OK | os.X_OK) and st.f_bavail * st.f_frsize >= MIN_FREE_BYTES:
+            return SHM
+    except OSError:
+        pass
+    return Path(tempfile.gettempdir())
+
+
+def claim_work_folder() -> Path:
+    """A new work folder of this process (private, under a random name); work folders of batches
+    whose process is gone are removed first."""
+    root = scratch_root()
+    root.mkdir(parents=True, exist_ok=True)
+    _sweep(root)
+    folder = Path(tempfile.mkdtemp(prefix=PREFIX, dir=root))
+    (folder / OWNER).write_text(str(os.getpid()), encoding="ascii")
+    return folder
+
+
+def release_work_folder(folder: Path) -> None:
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def _sweep(root: Path) -> None:
+    try:
+        entries = [p for p in root.iterdir() if p.name.startswith(PREFIX)]
+    except OSError:
+        return
+    for folder in entries:
+        try:
+            st = folder.lstat()
+        except OSError:
+            continue
+        if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid():
+            continue
+        try:
+            pid = int((folder / OWNER).read_text(encoding="ascii").strip())
+        except (OSError, ValueError):
+            pid = 0
+        if pid <= 0 or not _alive(pid):
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # somebody else's process: alive
+    return True

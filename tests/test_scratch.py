@@ -1,0 +1,65 @@
+"""Where a batch keeps its short-lived files, and that a killed batch's files do not stay there."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from backends import scratch
+from orchestrator.build import build
+from orchestrator.roles import BuildConfig
+
+
+def test_the_variable_names_the_place_and_each_claim_is_a_private_folder_of_this_process(tmp_path, monkeypatch):
+    monkeypatch.setenv(scratch.ENV, str(tmp_path / "s"))
+    assert scratch.scratch_root() == tmp_path / "s"
+    first, second = scratch.claim_work_folder(), scratch.claim_work_folder()
+    assert first != second and first.parent == tmp_path / "s" and first.name.startswith(scratch.PREFIX)
+    assert (first.stat().st_mode & 0o777) == 0o700
+    assert (first / scratch.OWNER).read_text() == str(os.getpid())
+    scratch.release_work_folder(first)
+    assert not first.exists() and second.exists()
+
+
+def test_without_the_variable_a_memory_file_system_with_room_is_preferred(monkeypatch):
+    monkeypatch.delenv(scratch.ENV, raising=False)
+    root = scratch.scratch_root()
+    shm_ok = scratch.SHM.is_dir() and os.access(scratch.SHM, os.W_OK)
+    if shm_ok:
+        st = os.statvfs(scratch.SHM)
+        shm_ok = st.f_bavail * st.f_frsize >= scratch.MIN_FREE_BYTES
+    assert root == (scratch.SHM if shm_ok else Path(tempfile.gettempdir()))
+    monkeypatch.setattr(scratch, "MIN_FREE_BYTES", 1 << 62)  # no memory file system has that much room
+    assert scratch.scratch_root() == Path(tempfile.gettempdir())
+
+
+def test_a_work_folder_whose_process_is_gone_is_removed_by_the_next_claim(tmp_path, monkeypatch):
+    monkeypatch.setenv(scratch.ENV, str(tmp_path))
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    orphan = tmp_path / (scratch.PREFIX + "killed")
+    (orphan / "worlds").mkdir(parents=True)
+    (orphan / scratch.OWNER).write_text(dead.stdout.strip())
+    unowned = tmp_path / (scratch.PREFIX + "garbled")
+    unowned.mkdir()
+    (unowned / scratch.OWNER).write_text("not a pid")
+    live = tmp_path / (scratch.PREFIX + "running")
+    live.mkdir()
+    (live / scratch.OWNER).write_text(str(os.getppid()))
+    elsewhere = tmp_path / "someone-else"
+    elsewhere.mkdir()
+    link = tmp_path / (scratch.PREFIX + "link")
+    link.symlink_to(elsewhere)
+    scratch.claim_work_folder()
+    assert not orphan.exists() and not unowned.exists()
+    assert live.exists() and elsewhere.exists() and link.is_symlink()
+
+
+def test_a_build_leaves_nothing_in_its_scratch_place(tmp_path, monkeypatch):
+    monkeypatch.setenv(scratch.ENV, str(tmp_path / "scratch"))
+    summary = build(tmp_path / "out", 2, BuildConfig(seed=3, days=2, utterances_per_day=12), workers=1)
+    assert summary.accepted == 2
+    assert list((tmp_path / "scratch").iterdir()) == []
+    assert not (tmp_path / "out" / ".work").exists()
