@@ -327,6 +327,7 @@ class BuildSummary:
     accepted: int = 0
     attempts: int = 0
     drops: Counter = field(default_factory=Counter)
+    gameability: dict[str, Any] | None = None  # the card's figures, when this run wrote the card
 
 
 def _previous_build(out: Path) -> dict[str, Any] | None:
@@ -619,9 +620,11 @@ def _finalize(out: Path, n: int, config: BuildConfig, done: dict[int, dict[str, 
     dataset.write_text(out / dataset.ATTEMPTS, "".join(json.dumps(item) + "\n" for item in considered))
     dataset.write_index(out, records)
     dataset.write_schemas(out)
-    dataset.write_text(out / "README.md", render_card(statistics(records), build_info))
+    stats = statistics(records)
+    dataset.write_text(out / "README.md", render_card(stats, build_info))
     dataset.write_json(out / dataset.BUILD, build_info)
     shutil.rmtree(out / dataset.WORK, ignore_errors=True)
     (out / dataset.PROGRESS).unlink(missing_ok=True)
     summary.accepted, summary.attempts, summary.drops = len(keep), len(considered), drops
+    summary.gameability = stats["gameability"]
     return summary

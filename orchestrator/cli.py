@@ -426,7 +426,7 @@ def build_command(
     drops = ", ".join(f"{k}: {v}" for k, v in sorted(summary.drops.items())) or "none"
     typer.echo(f"built {summary.accepted} task(s) in {out} from {summary.attempts} attempt(s) "
                f"in {elapsed:.1f} s (dropped: {drops})")
-    result = _gameability(out)
+    result = _gameability(out, summary.gameability)
     failed = False
     if summary.accepted < n:
         typer.echo(f"error: only {summary.accepted} of {n} tasks passed the gates", err=True)
@@ -453,13 +453,14 @@ def _preset(preset: str, days: Optional[int], utterances: Optional[int]) -> tupl
     return days, utterances
 
 
-def _gameability(dataset_dir: Path) -> dict[str, Any]:
-    """Print the gameability line of a written dataset; return the result."""
+def _gameability(dataset_dir: Path, known: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Print the gameability line of a written dataset (``known``: its figures, when the build just
+    computed them for the card); return the result."""
     from orchestrator.card import gameability_line
     from orchestrator.dataset import iter_tasks
     from verifier.gameability import gameability
 
-    result = gameability([t.record for t in iter_tasks(dataset_dir) if t.record is not None])
+    result = known or gameability([t.record for t in iter_tasks(dataset_dir) if t.record is not None])
     typer.echo(gameability_line(result))
     return result
 

@@ -84,3 +84,36 @@ def test_an_added_event_is_remembered_as_a_full_parse_reads_it(tmp_path: Path):
         read_cache.clear()
         assert remembered == ics_io.read_events(new, new.name)
         assert event in remembered
+
+
+def test_a_copy_with_the_same_bytes_is_parsed_once_when_the_value_depends_on_the_bytes_alone(tmp_path: Path):
+    read_cache.clear()
+    calls = []
+
+    def reader(path: Path):
+        return lambda: calls.append(path.name) or path.read_bytes().decode()
+
+    first, copy, other = tmp_path / "a.txt", tmp_path / "b.txt", tmp_path / "c.txt"
+    first.write_text("same words")
+    copy.write_text("same words")  # another inode, the same bytes
+    other.write_text("other word")  # the same size, other bytes
+    assert read_cache.cached_read("t", first, reader(first), by_content=True) == "same words"
+    assert read_cache.cached_read("t", copy, reader(copy), by_content=True) == "same words"
+    assert read_cache.cached_read("t", other, reader(other), by_content=True) == "other word"
+    assert calls == ["a.txt", "c.txt"]
+    # without by_content a copy is read again (its value may name its path), and kinds never mix
+    assert read_cache.cached_read("u", copy, reader(copy)) == "same words"
+    assert read_cache.cached_read("v", first, reader(first), by_content=True) == "same words"
+    assert calls == ["a.txt", "c.txt", "b.txt", "a.txt"]
+
+
+def test_a_workbook_written_again_with_the_same_bytes_is_not_parsed_again(tmp_path: Path, monkeypatch):
+    read_cache.clear()
+    parses = []
+    real = xlsx_io._parse
+    monkeypatch.setattr(xlsx_io, "_parse", lambda path, label: parses.append(label) or real(path, label))
+    data = xlsx_io.build([["Region", "Sales"], ["North", 120]])
+    for name in ("one.xlsx", "two.xlsx"):
+        (tmp_path / name).write_bytes(data)
+        assert xlsx_io.load(tmp_path / name, name).active.cell(row=2, column=2).value == 120
+    assert parses == ["one.xlsx"]

@@ -30,13 +30,15 @@ always has a plan, so without one it fails those two gates.
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import stat
 import tempfile
 from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import jsonschema_rs
 from jsonschema import Draft202012Validator
@@ -47,7 +49,7 @@ from office_env.evaluation.reference_state import EXACT, apply_reference
 from verifier.judges import judge_panel
 from generators.specifics import check_specifics, find_specifics
 from verifier.dialogue_rules import mark_problems
-from verifier.trace import OfficeText, plain_files, office_text, trace_task
+from verifier.trace import OfficeText, office_text, trace_task
 
 SCHEMA_DIR = Path(__file__).resolve().parent / "schemas"
 BASE_GATES = ("schema", "fails_untouched", "oracle_passes", "memory_evidence", "baseline_fails", "corrections_bite",
@@ -180,11 +182,23 @@ def _office(testbed: Path) -> OfficeText:
     """The testbed as text, cached while its files are unchanged (the tasks of one world share it)."""
     root = Path(testbed)
     try:
-        signature = tuple((str(p.relative_to(root)), st.st_size, st.st_mtime_ns)
-                          for p in plain_files(root) for st in [p.stat()])
+        signature = tuple(_signature(str(root)))
     except OSError:
         signature = ()
     return _office_cached(str(root.resolve()), signature)
+
+
+def _signature(folder: str, prefix: str = "") -> Iterator[tuple[str, int, int, int]]:
+    """(path, size, inode, mtime) of each regular file below ``folder`` in name order, one
+    ``lstat`` each, never through a link."""
+    with os.scandir(folder) as it:
+        entries = sorted(it, key=lambda e: e.name)
+    for entry in entries:
+        st = entry.stat(follow_symlinks=False)
+        if stat.S_ISDIR(st.st_mode):
+            yield from _signature(entry.path, f"{prefix}{entry.name}/")
+        elif stat.S_ISREG(st.st_mode):
+            yield f"{prefix}{entry.name}", st.st_size, st.st_ino, st.st_mtime_ns
 
 
 @lru_cache(maxsize=8)

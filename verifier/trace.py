@@ -29,6 +29,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -187,9 +188,15 @@ def _number(value: Any) -> float | None:
 
 
 def _time(value: Any) -> datetime | None:
+    text = str(value).strip()
+    return _parse_time(text) if text[:4].isdigit() else None  # every format starts with the year
+
+
+@lru_cache(maxsize=4096)
+def _parse_time(text: str) -> datetime | None:
     for fmt in _TIME_FORMATS:
         try:
-            return datetime.strptime(str(value).strip(), fmt)
+            return datetime.strptime(text, fmt)
         except ValueError:
             continue
     return None

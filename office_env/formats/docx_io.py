@@ -65,7 +65,7 @@ def _block_lines(container: etree._Element, lines: list[str]) -> None:
 
 def read_text(path: Path, label: str) -> str:
     """Body paragraphs and table rows, in document order, one per line."""
-    return cached_read("docx", path, lambda: _read_text(path, label))
+    return cached_read("docx", path, lambda: _read_text(path, label), by_content=True)
 
 
 def _read_text(path: Path, label: str) -> str:

@@ -119,12 +119,12 @@ def _wrap(pdf: FPDF, line: str, width: float) -> list[str]:
 
 
 def read_text(path: Path, label: str) -> str:
-    return cached_read("pdf", path, lambda: "\n".join(read_pages(path, label)).strip("\n"))
+    return cached_read("pdf", path, lambda: "\n".join(read_pages(path, label)).strip("\n"), by_content=True)
 
 
 def read_pages(path: Path, label: str) -> tuple[str, ...]:
     """The text of each page (a cut note last when the text limit stops the reading)."""
-    return cached_read("pdf-pages", path, lambda: _read_pages(path, label))
+    return cached_read("pdf-pages", path, lambda: _read_pages(path, label), by_content=True)
 
 
 _STREAM_LIMITS = {

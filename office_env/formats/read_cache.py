@@ -10,10 +10,17 @@ gigabytes of parsed text.
 
 A writer that knows exactly what a file it has just written parses to (the old contents plus
 what it added) may ``remember`` it, so the next read of that version costs nothing.
+
+Readers whose result depends on the file's bytes alone may also ask for it ``by_content``: a miss
+then looks the bytes' SHA-256 up before parsing, so a file written again with the same bytes
+under another inode (a replay repeating the steps of an earlier one, a new empty workbook) is
+parsed once, not once per copy.
 """
 
 from __future__ import annotations
 
+import hashlib
+import os
 from collections import OrderedDict
 from pathlib import Path
 from typing import Callable, TypeVar
@@ -21,6 +28,7 @@ from typing import Callable, TypeVar
 T = TypeVar("T")
 MAX_ENTRIES = 512
 MAX_BYTES = 256 * 1024 * 1024
+MAX_HASHED_BYTES = 4 * 1024 * 1024  # larger files are parsed on each new inode rather than hashed
 _CACHE: "OrderedDict[tuple, tuple[object, int]]" = OrderedDict()  # key -> (value, weight)
 _BYTES = 0
 
@@ -30,14 +38,44 @@ def _key(kind: str, path: Path) -> tuple:
     return (kind, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
 
-def cached_read(kind: str, path: Path, read: Callable[[], T], weigh: Callable[[T], int] | None = None) -> T:
+def cached_read(kind: str, path: Path, read: Callable[[], T], weigh: Callable[[T], int] | None = None, *,
+                by_content: bool = False) -> T:
+    """What ``read()`` returns for this version of ``path``, read once; ``by_content``: the value
+    depends on the bytes alone (not on the path), so an equal file elsewhere may supply it."""
     key = _key(kind, path)
     if key in _CACHE:
         _CACHE.move_to_end(key)
         return _CACHE[key][0]  # type: ignore[return-value]
+    content = _content_key(kind, path, key[3]) if by_content else None
+    if content is not None and content in _CACHE:
+        _CACHE.move_to_end(content)
+        value, weight = _CACHE[content]
+        _store(key, value, weight)
+        return value  # type: ignore[return-value]
     value = read()
-    _store(key, value, weigh(value) if weigh is not None else key[3])
+    weight = weigh(value) if weigh is not None else key[3]
+    _store(key, value, weight)
+    if content is not None:
+        _store(content, value, weight)
     return value
+
+
+def _content_key(kind: str, path: Path, size: int) -> tuple | None:
+    if size > MAX_HASHED_BYTES:
+        return None
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return None
+    try:
+        data = os.read(fd, MAX_HASHED_BYTES + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    if len(data) != size:  # changed since it was looked at: no key rather than a wrong one
+        return None
+    return (kind, "sha256", hashlib.sha256(data).digest())
 
 
 def remember(kind: str, path: Path, value: object) -> None:

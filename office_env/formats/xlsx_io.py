@@ -18,6 +18,7 @@ import re
 from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import datetime
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
@@ -127,7 +128,7 @@ def load(path: Path, label: str) -> Workbook:
     read from a file), and each call unpickles a fresh copy, several times faster than openpyxl
     parsing the package again and saving to the same bytes."""
     snapshot = cached_read("xlsx-workbook", path, lambda: pickle.dumps(_parse(path, label), pickle.HIGHEST_PROTOCOL),
-                           weigh=len)
+                           weigh=len, by_content=True)
     return pickle.loads(snapshot)  # noqa: S301 -- our own snapshot, see above
 
 
@@ -283,7 +284,7 @@ class BookView:
 
 def read_book(path: Path, label: str) -> BookView:
     """Every sheet of a workbook, parsed once per file version (see ``read_cache``)."""
-    return cached_read("xlsx", path, lambda: _read_book(path, label))
+    return cached_read("xlsx", path, lambda: _read_book(path, label), by_content=True)
 
 
 def _read_book(path: Path, label: str) -> BookView:
@@ -335,6 +336,12 @@ def build(rows: Iterable[Iterable[Any]], sheet_name: str | None = None, stamp: d
             if value is not None:
                 set_value(sheet, r, c, value)
     return to_bytes(workbook, stamp)
+
+
+@lru_cache(maxsize=64)
+def empty(sheet_name: str | None = None, stamp: datetime | None = None) -> bytes:
+    """A new workbook with one empty sheet: the same bytes every time for the same name and stamp."""
+    return build([], sheet_name, stamp)
 
 
 def to_bytes(workbook: Workbook, stamp: datetime | None = None) -> bytes:

@@ -44,7 +44,7 @@ def create_new_file(ws: Workspace, file_path: str, sheet_name: str | None = None
         check_sheet_title(sheet_name, "sheet_name")
     if path.exists():
         raise OfficeError(f"{file_path}: already exists; use excel_set_cell to change it")
-    write(ws, file_path, xlsx_io.build([], sheet_name, ws.now), "file_path")
+    write(ws, file_path, xlsx_io.empty(sheet_name, ws.now), "file_path")
     return f"Created {file_path}."
 
 
