@@ -166,7 +166,8 @@ def gate_record(record: dict[str, Any], testbed: Path | None, reference: Path | 
             testbed = work / "empty-testbed"
             testbed.mkdir()
         results = run_gates(record, testbed, reference, scratch=work, extra=config.gates, client=client,
-                            agents=gate_agents_for(config.gates, config.backend, client), trusted=trusted)
+                            agents=gate_agents_for(config.gates, config.backend, client), trusted=trusted,
+                            drop_early=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     record["provenance"]["gates"] = {name: r.to_dict() for name, r in results.items()}

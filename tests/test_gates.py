@@ -336,3 +336,21 @@ def test_a_history_without_dynamics_skips_the_bite_gates(tasks):
         results = run_gates(record, t.testbed, t.reference)
         for name in ("corrections_bite", "distractors_bite"):
             assert results[name].passed and results[name].skipped
+
+
+def test_a_build_drops_a_task_its_trace_refuses_without_replaying_its_plans(task, monkeypatch):
+    import verifier.gates as gates_module
+
+    existing = sorted(p for p in (task.testbed / "data").iterdir() if p.is_file())[0]
+    record = copy.deepcopy(task.record)
+    record["evaluation"] = [{"function": "evaluate_file_exist",
+                             "args": {"file": existing.relative_to(task.testbed).as_posix()}}]
+    replays = []
+    real = gates_module._replay
+    monkeypatch.setattr(gates_module, "_replay", lambda *a, **k: replays.append(a[4]) or real(*a, **k))
+    early = run_gates(record, task.testbed, task.reference, drop_early=True)
+    assert tuple(early) == GATES and not early["criteria_traced"].passed and replays == []
+    assert [name for name, r in early.items() if not r.passed] == ["criteria_traced"]
+    assert early["oracle_passes"].skipped and "not run: gate criteria_traced failed" in early["oracle_passes"].detail
+    full = run_gates(record, task.testbed, task.reference)  # a verifier still sees every gate
+    assert "oracle" in replays and not full["fails_untouched"].passed and not full["criteria_traced"].passed

@@ -251,9 +251,11 @@ def _replay(testbed: Path, plan: list[dict[str, Any]], now: datetime, scratch: P
 
 def run_gates(record: dict[str, Any], testbed: Path, reference: Path | None = None,
               scratch: Path | None = None, *, extra: tuple[str, ...] = (), client: Any = None,
-              agents: Any = None, trusted: bool = False) -> dict[str, GateResult]:
+              agents: Any = None, trusted: bool = False, drop_early: bool = False) -> dict[str, GateResult]:
     """Run every gate of ``gates_for(record, extra)``; later gates are skipped (failed) when the
-    schema gate fails. ``client`` makes the judges model calls (else rule judges); ``agents``
+    schema gate fails. ``drop_early`` (a build, which drops a task at its first failing gate): the
+    gates that replay plans are not run (skipped) when one that reads the record alone (evidence,
+    specifics, trace) fails. ``client`` makes the judges model calls (else rule judges); ``agents``
     (see ``verifier.agent_gates``) runs the solvability and leakage gates. ``trusted``: the testbed
     is one this project wrote (a build's world), so replays hard-link its files instead of copying."""
     names = gates_for(record, extra)
@@ -262,6 +264,18 @@ def run_gates(record: dict[str, Any], testbed: Path, reference: Path | None = No
         for name in names[1:]:
             results[name] = GateResult(False, "skipped: schema gate failed")
         return results
+    # the gates that read the record alone run first: a task one of them drops is spared the replays
+    first = {"memory_evidence": evidence_gate(record)}
+    if "specifics" in names:
+        first["specifics"] = specifics_gate(record)
+    if "criteria_traced" in names:
+        first["criteria_traced"] = trace_gate(record, testbed)
+    failed = next((name for name in names if name in first and not first[name].passed), None)
+    if failed is not None and drop_early:
+        results.update(first)
+        for name in names:
+            results.setdefault(name, GateResult(True, f"not run: gate {failed} failed", skipped=True))
+        return {name: results[name] for name in names}
     now = task_now(record)
     own_scratch = scratch is None
     work = Path(tempfile.mkdtemp(prefix="gates-")) if own_scratch else scratch
@@ -294,13 +308,9 @@ def run_gates(record: dict[str, Any], testbed: Path, reference: Path | None = No
         else:
             results["oracle_passes"] = GateResult(False, "no oracle plan")
             results["baseline_fails"] = GateResult(False, "no oracle plan")
-        results["memory_evidence"] = evidence_gate(record)
+        results.update(first)
         results["corrections_bite"] = misreading_gate(record, "superseded", testbed, reference, now, work, trusted)
         results["distractors_bite"] = misreading_gate(record, "distractor", testbed, reference, now, work, trusted)
-        if "specifics" in names:
-            results["specifics"] = specifics_gate(record)
-        if "criteria_traced" in names:
-            results["criteria_traced"] = trace_gate(record, testbed)
         if "solvability" in names or "leakage" in names:
             from verifier.agent_gates import agent_gates
 
