@@ -592,6 +592,16 @@ def first_untried(done: dict[int, dict[str, Any]], limit: int) -> int:
     return next((i for i in range(limit) if i not in done), limit)
 
 
+def _own_record(folder: Path) -> dict[str, Any] | None:
+    """The record of a task folder this build wrote, read back without the checks a stranger's
+    dataset gets (None when it cannot be read, as a damaged task is left out of the index)."""
+    try:
+        record = json.loads((folder / "task.json").read_bytes())
+    except (OSError, ValueError):
+        return None
+    return record if isinstance(record, dict) else None
+
+
 def _finalize(out: Path, n: int, config: BuildConfig, done: dict[int, dict[str, Any]],
               summary: BuildSummary) -> BuildSummary:
     accepted, duplicates = unique_accepted(done)
@@ -609,7 +619,7 @@ def _finalize(out: Path, n: int, config: BuildConfig, done: dict[int, dict[str, 
     last = keep[-1] if keep else max(done, default=-1)
     considered = [done[i] for i in sorted(done) if i <= last or not keep]
     drops = Counter(drop_category(item["reason"]) for item in considered if item["status"] not in ("accepted", ERROR))
-    records = [t.record for t in dataset.iter_tasks(out) if t.record is not None]
+    records = [r for r in (_own_record(tasks / task_id(index)) for index in sorted(keep, key=task_id)) if r is not None]
     build_info = {"config": config.to_dict(), "config_hash": config_hash(config), "generator": GENERATOR_VERSION,
                   "status": "complete" if len(keep) >= n and not any(
                       item["status"] == ERROR for item in considered) else "incomplete",
