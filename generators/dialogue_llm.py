@@ -31,7 +31,8 @@ def turn_times(turns: list[dict[str, Any]], day: date, rng: random.Random) -> li
 
 def generate_dialogue_llm(client: Any, draft: TaskDraft, plan: list[DayPlan], *, now: datetime, user_first: str,
                           colleagues: Sequence[str], company: str, projects: Sequence[str], city: str = "",
-                          files: Sequence[str] = (), utterances_per_day: int, feedback: str = "") -> list[Session]:
+                          files: Sequence[str] = (), utterances_per_day: int, feedback: str = "",
+                          answers: Sequence[str] = ()) -> list[Session]:
     sessions: list[Session] = []
     said: dict[str, str] = {}  # folded text -> where it was said
     values = sorted(set(task_values(draft.memory)))
@@ -41,6 +42,7 @@ def generate_dialogue_llm(client: Any, draft: TaskDraft, plan: list[DayPlan], *,
             "utterances": utterances_per_day, "user_first": user_first, "colleagues": list(colleagues),
             "company": company, "projects": list(projects), "city": city, "files": list(files),
             "events": [e.to_dict() for e in day.events], "task_values": values,
+            "checked_values": sorted(set(map(str, answers))),
         }
         note = feedback
         for attempt in range(1 + DAY_RETRIES):

@@ -34,6 +34,7 @@ from generators.history_plan import LONG_HISTORY_DAYS, DayPlan, Event, plan_hist
 from generators.model import MemoryPiece, Session, TaskDraft, Turn
 from generators.other_work import OtherWork
 from generators.small_talk import SmallTalk
+from office_env.evaluation.keywords import Haystack
 
 TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "templates"
 DIALOGUE_DIR = TEMPLATES_DIR / "dialogue"
@@ -336,8 +337,10 @@ class HistoryWriter:
                  assistant_name: str = "Assistant", colleagues: Sequence[str] = (), company: str = "",
                  projects: Sequence[str] = (), city: str = "", files: Sequence[str] = (),
                  values: Sequence[str] | None = None, banned: Sequence[str] = (),
-                 work_share: float | None = None) -> None:
+                 work_share: float | None = None, answers: Sequence[str] = ()) -> None:
         self.rng = rng
+        # what the agent must find in the office: no line says it, even by chance ("4" in "4 pm")
+        self.answers = [str(a) for a in answers if str(a).strip()]
         self.work_share = _WORK_SHARE if work_share is None else work_share
         self.banned = {" ".join(t.lower().split()) for t in banned}  # lines said already elsewhere
         self.pieces = list(pieces)
@@ -357,7 +360,12 @@ class HistoryWriter:
 
     def clean(self, text: str) -> bool:
         low = text.lower()
-        return not any(v in low for v in self.values) and (not self.banned or " ".join(low.split()) not in self.banned)
+        if any(v in low for v in self.values) or (self.banned and " ".join(low.split()) in self.banned):
+            return False
+        if self.answers:
+            hay = Haystack(text)
+            return not any(hay.has(answer) for answer in self.answers)
+        return True
 
     # -- task threads -------------------------------------------------------------------------
 
@@ -597,11 +605,13 @@ def generate_dialogue(
     utterances_per_day: int = 72,
     feedback: str = "",
     plan: list[DayPlan] | None = None,
+    answers: Sequence[str] = (),
 ) -> list[Session]:
     """Write ``days`` sessions of chat for ``draft`` (see the module docstring).
 
     ``plan`` is the history plan (``plan_dialogue``); without one it is made here, and the
     draft's pieces must then already carry any ``said_as`` (use ``plan_dialogue`` to get both).
+    ``answers``: values the criteria check that only the office gives; no line states one.
     The same arguments give the same sessions; another ``seed`` or ``feedback`` another history.
     Raises ``ValueError`` for impossible input (``days`` < 1, ``utterances_per_day`` < 2, an
     empty memory value, duplicate memory ids, a correction with one day, or a value so generic
@@ -621,5 +631,5 @@ def generate_dialogue(
     share = LONG_HISTORY_WORK_SHARE if days > LONG_HISTORY_DAYS and utterances_per_day > SHORT_SESSION else None
     writer = HistoryWriter(draft.memory, rng=rng, user_first=user_first, assistant_name=assistant_name,
                            colleagues=colleagues, company=company, projects=projects, city=city, files=files,
-                           work_share=share)
+                           work_share=share, answers=answers)
     return [writer.day(day_plan, utterances_per_day) for day_plan in plan]

@@ -42,7 +42,7 @@ from generators.small_talk import WordingsExhausted
 from orchestrator.roles import TASKS_PER_WORLD, BuildConfig, Job
 from verifier.gates import run_gates
 
-GENERATOR_VERSION = "neo-2"
+GENERATOR_VERSION = "neo-3"
 EXPECTED_DROP_RATE = 0.1  # before any attempt has ended: sizes the first batch
 
 

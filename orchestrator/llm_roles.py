@@ -15,6 +15,7 @@ from orchestrator.roles import Job, Plan
 from surfers.llm import explore_llm
 from surfers.offline import WorkspaceReader, list_files
 from verifier.llm_verifier import verify_llm
+from verifier.trace import office_values
 
 
 class LLMRoles:
@@ -52,7 +53,7 @@ class LLMRoles:
             self.client, draft, days, now=world.now, user_first=world.user.first,
             colleagues=[p.first for p in world.colleagues], company=world.company, projects=list(world.projects),
             city=world.city, files=office_files(job.testbed), utterances_per_day=plan.utterances_per_day,
-            feedback=feedback,
+            feedback=feedback, answers=office_values(draft.evaluation, draft.memory),
         )
         return sessions, draft
 

@@ -14,6 +14,7 @@ from orchestrator.planner import families_for, plan_offline
 from orchestrator.roles import Job, Plan
 from surfers import explore as surf
 from verifier.dialogue_rules import check_dialogue
+from verifier.trace import office_values
 
 _NOTES_CACHE: dict[tuple[str, int, str], dict[str, Any]] = {}
 
@@ -66,6 +67,7 @@ class OfflineRoles:
             colleagues=[p.first for p in world.colleagues], company=world.company, projects=list(world.projects),
             city=world.city, files=office_files(job.testbed), days=plan.days,
             utterances_per_day=plan.utterances_per_day, feedback=feedback, plan=days,
+            answers=office_values(draft.evaluation, draft.memory),
         )
         return sessions, draft
 

@@ -429,3 +429,29 @@ def test_every_violation_is_reported_on_its_own_line():
     assert any("too few days" in x for x in lines)
     assert any("day 1 turn 5: empty turn" in x for x in lines)
     assert any("day 2 turn 4: two user turns" in x for x in lines)
+
+
+def test_no_line_states_an_answer_the_office_gives_even_by_chance():
+    from office_env.evaluation.keywords import Haystack
+
+    plain = all_turns(gen(days=5, utterances_per_day=72))
+    numbers = Counter(n for t in plain if not (t.evidence or t.superseded or t.distractor)
+                      for n in Haystack(t.text).numbers())
+    answer = f"{numbers.most_common(1)[0][0]:g}"  # a number the small talk and other work say most often
+    guarded = all_turns(gen(days=5, utterances_per_day=72, answers=[answer, "quarterly figures"]))
+    unmarked = [t.text for t in guarded if not (t.evidence or t.superseded or t.distractor)]
+    assert not [text for text in unmarked if Haystack(text).has(answer) or "quarterly figures" in text.lower()]
+    assert abs(len(guarded) - len(plain)) <= len(plain) // 20  # about the same length, other lines
+
+
+def test_office_values_are_the_checked_values_no_memory_piece_says():
+    from verifier.trace import office_values
+
+    criteria = [{"function": "evaluate_excel_cell_value",
+                 "args": {"file": "data/x.xlsx", "matches": [{"row": 2, "col": 3, "value": "4"}]}},
+                {"function": "evaluate_email_sent",
+                 "args": {"to": "priya@northwind.test", "subject_keywords": ["Vendor review"],
+                          "body_keywords": ["12,500", "report_q3.docx"]}},
+                {"function": "evaluate_calendar_event", "args": {"start": "2024-05-23 15:00:00", "title": "x"}}]
+    assert office_values(criteria, PIECES) == ["4", "12,500"]
+    assert office_values(criteria, [p.__dict__ for p in PIECES]) == ["4", "12,500"]

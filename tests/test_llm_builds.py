@@ -59,6 +59,15 @@ def test_neo_build_over_http_passes_verify_and_records_usage(tmp_path):
     assert any(turn.get("thread", "").startswith("t") for turn in turns)
     assert any(turn.get("thread", "").startswith("w") for turn in turns)
     assert any(turn.get("distractor") or turn.get("superseded") for turn in turns)
+    # the answers only the office gives (sent as "checked_values") are never said in passing
+    from office_env.evaluation.keywords import Haystack
+    from verifier.trace import office_values
+
+    for r in records:
+        answers = office_values(r["evaluation"], r["memory"])
+        unmarked = [t["text"] for s in r["dialogue"] for t in s["turns"]
+                    if not (t.get("evidence") or t.get("superseded") or t.get("distractor"))]
+        assert not [(a, text) for a in answers for text in unmarked if Haystack(text).has(a)]
     card = (tmp_path / "ds" / "README.md").read_text()
     assert "## Model usage" in card and "| dialogue_day |" in card
     proc = subprocess.run([str(HOMER), "verify", str(tmp_path / "ds")], capture_output=True, text=True)

@@ -226,6 +226,28 @@ def _said_in(value: Any, memory_value: str) -> bool:
     return when is not None and f"{when:%Y-%m-%d %H:%M}" in said
 
 
+def office_values(criteria: list[dict[str, Any]], memory: Iterable[Any]) -> list[str]:
+    """The values the criteria check that no memory piece says (final, superseded, near-miss or
+    relative wording): what the agent must find in the office or compute, so a history that states
+    one by chance would let pasting the chat pass. ``memory``: MemoryPiece objects or their dicts."""
+    said: list[str] = []
+    for piece in memory:
+        get = piece.get if isinstance(piece, dict) else lambda key, default=None: getattr(piece, key, default)
+        distractors = get("distractors", None) or ()
+        said += [str(get("value", "") or ""), *map(str, get("superseded", None) or ()),
+                 *(str(d.get("value", "") if isinstance(d, dict) else getattr(d, "value", "")) for d in distractors)]
+        if get("said_as", None):
+            said.append(str(get("said_as")))
+    said = [v for v in said if v.strip()]
+    out: list[str] = []
+    for leaf in leaves_of(criteria):
+        if leaf.role not in ("keyword", "value", "time") or not str(leaf.value).strip():
+            continue
+        if not any(_said_in(leaf.value, value) for value in said) and str(leaf.value) not in out:
+            out.append(str(leaf.value))
+    return out
+
+
 def _stem(path: str) -> str:
     name = str(path).rsplit("/", 1)[-1]
     return name.rsplit(".", 1)[0].lower() if "." in name else name.lower()

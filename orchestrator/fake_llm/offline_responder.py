@@ -204,10 +204,16 @@ def _day(inputs: dict[str, Any], messages: list[dict[str, Any]]) -> dict[str, An
     writer = HistoryWriter([], rng=rng, user_first=inputs["user_first"], colleagues=inputs["colleagues"],
                            company=inputs["company"], projects=inputs["projects"], city=inputs.get("city", ""),
                            files=inputs.get("files", []), values=[str(v) for v in inputs.get("task_values", [])],
-                           banned=_already_said(messages) + _earlier_days(inputs))
+                           banned=_already_said(messages) + _earlier_days(inputs),
+                           answers=_strings(inputs.get("checked_values")))
     session = writer.day(DayPlan(inputs["day"], day, events), inputs["utterances"])
     _remember_day(inputs, [t.text for t in session.turns])
     return {"turns": [{k: v for k, v in t.to_dict().items() if k != "ts"} for t in session.turns]}
+
+
+def _strings(value: Any, most: int = 200, chars: int = 200) -> list[str]:
+    """At most ``most`` strings of at most ``chars`` characters from a list in a request (else none)."""
+    return [str(v)[:chars] for v in value[:most]] if isinstance(value, list) else []
 
 
 # What this endpoint wrote for each history, day by day: a model that writes a history day by day
@@ -225,7 +231,7 @@ MAX_UTTERANCES_PER_DAY = 1_000
 
 def _history_key(inputs: dict[str, Any]) -> str:
     keep = {k: inputs.get(k) for k in ("user_first", "colleagues", "company", "projects", "city", "files",
-                                        "task_values", "total_days", "utterances")}
+                                        "task_values", "checked_values", "total_days", "utterances")}
     return hashlib.sha256(json.dumps(keep, sort_keys=True, default=str).encode("utf-8")).hexdigest()
 
 
