@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from conftest import NOW
 from office_env.formats import docx_io, read_cache, xlsx_io
 
 
@@ -117,3 +118,52 @@ def test_a_workbook_written_again_with_the_same_bytes_is_not_parsed_again(tmp_pa
         (tmp_path / name).write_bytes(data)
         assert xlsx_io.load(tmp_path / name, name).active.cell(row=2, column=2).value == 120
     assert parses == ["one.xlsx"]
+
+
+def _book(workbook) -> tuple:
+    """Everything a reader sees of a workbook: names, active sheet, extents, values and types."""
+    return (tuple(workbook.sheetnames), workbook.active.title,
+            tuple((ws.title, ws.max_row, ws.max_column, ws._current_row, xlsx_io.render(ws),
+                   tuple(sorted((k, type(c.value).__name__, c.value, c.data_type, c.number_format)
+                                for k, c in ws._cells.items())))
+                  for ws in workbook.worksheets))
+
+
+def test_a_cell_set_by_the_tool_is_remembered_exactly_as_a_parse_of_the_written_file_reads_it(tmp_path, ws, registry):
+    """Sequences of excel_set_cell on a world workbook: after each, the version the cache remembers
+    (no parse) opens to what parsing the written file gives, and saving either after one more edit
+    gives the same bytes."""
+    import random
+
+    from office_env import Workspace
+    from office_env.synthesis import make_world, write_workspace
+
+    world = tmp_path / "world"
+    write_workspace(make_world(4), world)
+    books = sorted(p.relative_to(world).as_posix() for p in (world / "data").glob("*.xlsx"))
+    values = [3, 3.0, 0.1 + 0.2, 1e20, -0.0, 123456789012345678, 2.5, True, False, "hello", " padded ", "=SUM(A1)",
+              "12", "12.50", "", "line\nbreak", "1e5", 7.125, -4, "Ünïcode ✓", None]
+    rng = random.Random(5)
+    remembered = 0
+    for trial in range(12):
+        read_cache.clear()
+        office = Workspace(world, now=NOW).copy_to(tmp_path / f"t{trial}")
+        name = rng.choice(books)
+        path = office.root / name
+        for _ in range(rng.randint(1, 6)):
+            sheet = xlsx_io.load(path, name).active
+            row = rng.choice([1, 2, 5, sheet.max_row, sheet.max_row + 1, sheet.max_row + 30])
+            col = rng.choice([1, 2, sheet.max_column, sheet.max_column + 2])
+            value = rng.choice(values)
+            tool = "excel_delete_cell" if value is None else "excel_set_cell"
+            args = {"file_path": name, "row": row, "col": col} | ({} if value is None else {"value": value})
+            assert registry.call(office, tool, args).ok
+            known = xlsx_io.snapshot(path, name)
+            remembered += isinstance(known, xlsx_io.Edited)
+            from_cache = xlsx_io.open_snapshot(known)
+            parsed = xlsx_io._parse(path, name)
+            assert _book(from_cache) == _book(parsed), (name, row, col, value)
+            for workbook in (from_cache, parsed):
+                xlsx_io.set_value(workbook.active, 2, 1, "next edit")
+            assert xlsx_io.to_bytes(from_cache, NOW) == xlsx_io.to_bytes(parsed, NOW)
+    assert remembered >= 10  # the tool's usual writes are remembered, not parsed again

@@ -78,10 +78,10 @@ def _content_key(kind: str, path: Path, size: int) -> tuple | None:
     return (kind, "sha256", hashlib.sha256(data).digest())
 
 
-def remember(kind: str, path: Path, value: object) -> None:
+def remember(kind: str, path: Path, value: object, weight: Callable[[object], int] | None = None) -> None:
     """``value`` is what reading ``path`` as ``kind`` returns now (its writer knows it)."""
     key = _key(kind, path)
-    _store(key, value, key[3])
+    _store(key, value, weight(value) if weight is not None else key[3])
 
 
 def _store(key: tuple, value: object, weight: int) -> None:

@@ -24,18 +24,20 @@ from typing import Any, Iterable, Iterator
 
 import openpyxl
 import openpyxl.reader.excel
+from openpyxl.compat.strings import safe_string
 from openpyxl.comments.comment_sheet import CommentSheet
 from openpyxl.utils.cell import range_boundaries
 from openpyxl.workbook.workbook import Workbook
-from openpyxl.worksheet._reader import WorksheetReader
+from openpyxl.worksheet._reader import WorksheetReader, _cast_number
 from openpyxl.worksheet.worksheet import Worksheet
 
 from office_env.errors import CorruptFileError, OfficeError
 from office_env.formats.ooxml import reproducible_zip, stored_copy
-from office_env.formats.read_cache import cached_read
+from office_env.formats.read_cache import cached_read, remember
 from office_env.limits import MAX_BOOK_CELLS, MAX_RENDER_CELLS, MAX_SHEET_COLS, MAX_TEXT_CHARS
 
 KIND = "Excel (.xlsx)"
+CREATOR = "homeragents"  # the author of every workbook this project writes
 EMPTY_CELL = "[Empty Cell]"
 _INT_RE = re.compile(r"^-?(0|[1-9]\d*)$")
 _FLOAT_RE = re.compile(r"^-?(0|[1-9]\d*)\.\d+$")
@@ -127,9 +129,78 @@ def load(path: Path, label: str) -> Workbook:
     the cache keeps a pickled snapshot of the parsed workbook (made here, in this process, never
     read from a file), and each call unpickles a fresh copy, several times faster than openpyxl
     parsing the package again and saving to the same bytes."""
-    snapshot = cached_read("xlsx-workbook", path, lambda: pickle.dumps(_parse(path, label), pickle.HIGHEST_PROTOCOL),
-                           weigh=len, by_content=True)
-    return pickle.loads(snapshot)  # noqa: S301 -- our own snapshot, see above
+    return open_snapshot(snapshot(path, label))
+
+
+def snapshot(path: Path, label: str) -> "bytes | Edited":
+    """What :func:`load` opens: a pickled parse, or an :class:`Edited` one."""
+    return cached_read("xlsx-workbook", path, lambda: pickle.dumps(_parse(path, label), pickle.HIGHEST_PROTOCOL),
+                       weigh=_weight, by_content=True)
+
+
+def open_snapshot(snap: "bytes | Edited") -> Workbook:
+    if isinstance(snap, Edited):
+        workbook = pickle.loads(snap.base)  # noqa: S301 -- our own snapshot, see load()
+        for title, row, col, value in snap.edits:
+            cell = workbook[title].cell(row=row, column=col)
+            cell.value = value
+            if isinstance(value, str):
+                cell.data_type = "s"  # as the file holds it: an inline string, never a formula
+        for sheet in workbook.worksheets:  # what the writer leaves out is not there when parsed
+            for key in [k for k, c in sheet._cells.items() if c._value is None and not c.has_style and not c._comment]:
+                del sheet._cells[key]
+            sheet._current_row = sheet.max_row if sheet._cells else 0
+        return workbook
+    return pickle.loads(snap)  # noqa: S301 -- our own snapshot, see load()
+
+
+@dataclass(frozen=True)
+class Edited:
+    """A workbook version known without parsing it: an earlier version's pickled parse and the
+    cells written since, each as openpyxl reads the written file back (see :func:`read_back`)."""
+
+    base: bytes
+    edits: tuple[tuple[str, int, int, Any], ...]
+
+
+MAX_EDITS = 64  # past this many cells written since a parse, the next version is parsed again
+_UNSURE = object()
+
+
+def _weight(snap: "bytes | Edited") -> int:
+    return len(snap.base) + 64 * len(snap.edits) if isinstance(snap, Edited) else len(snap)
+
+
+def read_back(cell: Any) -> Any:
+    """What parsing the saved file gives for ``cell`` (numbers through the text openpyxl writes
+    for them), or ``_UNSURE`` for what this does not model: empty values, formats other than
+    General (a number in a date-formatted cell reads back as a date), other data types."""
+    value = cell._value
+    if value is None or value == "" or cell.number_format != "General":
+        return _UNSURE
+    if cell.data_type == "b" and isinstance(value, bool):
+        return value
+    if cell.data_type == "s" and isinstance(value, str):
+        return value
+    if cell.data_type == "n" and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return _cast_number(safe_string(value))
+    return _UNSURE
+
+
+def remember_edit(path: Path, before: "bytes | Edited", sheet: Worksheet, row: int, col: int) -> None:
+    """After a workbook opened from ``before`` had one cell of ``sheet`` set and was saved to
+    ``path``: remember the new version as ``before`` plus that cell, so reading it back costs no
+    parse. Nothing is remembered for a workbook this project did not write, or a value
+    :func:`read_back` does not model (tests compare both ways over many edits)."""
+    if sheet.parent.properties.creator != CREATOR:
+        return  # only workbooks this project wrote: openpyxl's round trip of a stranger's may differ
+    value = read_back(sheet.cell(row=row, column=col))
+    if value is _UNSURE:
+        return
+    base, edits = (before.base, before.edits) if isinstance(before, Edited) else (before, ())
+    if len(edits) >= MAX_EDITS:
+        return
+    remember("xlsx-workbook", path, Edited(base, edits + ((sheet.title, row, col, value),)), weight=_weight)
 
 
 def _parse(path: Path, label: str) -> Workbook:
@@ -322,7 +393,7 @@ def new_workbook(sheet_name: str | None = None, stamp: datetime | None = None) -
     workbook = openpyxl.Workbook()
     if sheet_name:
         workbook.active.title = sheet_name
-    workbook.properties.creator = "homeragents"
+    workbook.properties.creator = CREATOR
     if stamp is not None:
         workbook.properties.created = stamp
     return workbook

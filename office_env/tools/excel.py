@@ -65,11 +65,13 @@ def _check_cell(row: int, col: int, value: Any) -> None:
 def _edit_cell(ws: Workspace, file_path: str, row: int, col: int, value: Any, sheet: str | None) -> Any:
     _check_cell(row, col, value)
     path = existing_file(ws, file_path, "file_path", XLSX)
-    workbook = xlsx_io.load(path, file_path)
+    before = xlsx_io.snapshot(path, file_path)
+    workbook = xlsx_io.open_snapshot(before)
     target = xlsx_io.sheet_of(workbook, sheet, file_path)
     old = target.cell(row=row, column=col).value
     xlsx_io.set_value(target, row, col, value)
-    write(ws, file_path, xlsx_io.to_bytes(workbook, ws.now), "file_path")
+    written = write(ws, file_path, xlsx_io.to_bytes(workbook, ws.now), "file_path")
+    xlsx_io.remember_edit(written, before, target, row, col)  # the next read of this version needs no parse
     return old
 
 
