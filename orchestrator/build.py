@@ -567,7 +567,9 @@ def _build_locked(out: Path, n: int, config: BuildConfig, workers: int, resume: 
 
                 def wanted(index: int) -> bool:
                     """Fewer than n tasks accepted below this attempt: it may still be among the first n
-                    (near-duplicates are looked for only when the quick count says no)."""
+                    (duplicates are looked for only when the plain count says no)."""
+                    if sum(1 for i, item in done.items() if i < index and item["status"] == "accepted") < n:
+                        return True
                     return any(sum(1 for i in accepted_indices(near) if i < index) < n for near in (False, True))
 
                 seen = outcome_sink(breaker, record, on_outcome)
