@@ -55,11 +55,13 @@ def test_without_the_budget_429s_are_waited_out_and_nothing_is_lost():
         errors = hammer(client, 2.0, threads=4)
         limiter = client._slots
         throttled = server.throttled
-        answered = sorted(r.started for r in server.chat_requests() if r.status == 200)
+        answered = sum(1 for r in server.chat_requests() if r.status == 200)
+        admitted = sorted(server.admitted)  # the rate limit's own clock: arrival stamps drift under load
     assert not errors and throttled > 0 and limiter.throttled == throttled
     assert limiter.limit < 4  # halved on the 429s
-    # whatever the 429s, no window of the server's second held more than it allows
-    assert all(sum(1 for t in answered if s <= t < s + 1.0) <= 5 for s in answered)
+    # whatever the 429s, every answer was let in by the limit, and no second of it let in more than 5
+    assert len(admitted) == answered
+    assert all(sum(1 for t in admitted if s <= t < s + 1.0) <= 5 for s in admitted)
 
 
 def test_a_429_pauses_every_thread_and_halves_the_concurrency():

@@ -229,6 +229,7 @@ class FakeLLMServer:
         self.rate_window = rate_window      # the rate limit's window (a minute; shorter in tests)
         self._window: deque[tuple[float, bool, int]] = deque()  # (when, a request?, tokens) of the last 60 s
         self.throttled = 0                  # requests answered 429 by the rate limit
+        self.admitted: deque[float] = deque(maxlen=10_000)  # when the rate limit let each request in
         self._lock = threading.Lock()
         self._requests: deque[RecordedRequest] = deque()
         self._recorded_bytes = 0
@@ -395,6 +396,7 @@ class FakeLLMServer:
             used = sum(t for _, _, t in self._window)
             if requests + 1 <= rpm and used + tokens <= tpm:
                 self._window.append((now, True, tokens))
+                self.admitted.append(now)
                 return
             self.throttled += 1
             wait = self.rate_window
