@@ -6,9 +6,10 @@ a memory file system when the machine has one with room (``/dev/shm`` holding at
 ``MIN_FREE_BYTES`` free), else to the temp folder; ``HOMER_SCRATCH`` names another place. Only
 short-lived files go there: every task is still written and published under the output folder.
 
-Each work folder holds the id of the process that owns it; one whose owner is gone (a batch that
-was killed) is removed when the next batch starts, so an interrupted run does not leave its
-files in memory for good.
+Each work folder holds the id of the process that owns it (and its PID namespace); one whose owner
+is gone (a batch that was killed) is removed when the next batch starts, so an interrupted run does
+not leave its files in memory for good. A folder of another PID namespace (another container sharing
+the memory file system) is left alone: its owner's id means nothing here.
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ def claim_work_folder() -> Path:
     root.mkdir(parents=True, exist_ok=True)
     _sweep(root)
     folder = Path(tempfile.mkdtemp(prefix=PREFIX, dir=root))
-    (folder / OWNER).write_text(str(os.getpid()), encoding="ascii")
+    (folder / OWNER).write_text(f"{os.getpid()} {_pid_namespace()}", encoding="utf-8")
     return folder
 
 
@@ -69,9 +70,12 @@ def _sweep(root: Path) -> None:
         if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid():
             continue
         try:
-            pid = int((folder / OWNER).read_text(encoding="ascii").strip())
-        except (OSError, ValueError):
-            pid = 0
+            owner = (folder / OWNER).read_text(encoding="utf-8").split()
+            pid, namespace = int(owner[0]), (owner[1] if len(owner) > 1 else "")
+        except (OSError, ValueError, IndexError):
+            pid, namespace = 0, _pid_namespace()
+        if namespace != _pid_namespace():
+            continue
         if pid <= 0 or not _alive(pid):
             shutil.rmtree(folder, ignore_errors=True)
 
@@ -84,3 +88,11 @@ def _alive(pid: int) -> bool:
     except PermissionError:
         return True  # somebody else's process: alive
     return True
+
+
+def _pid_namespace() -> str:
+    """This process's PID namespace (``pid:[4026531836]`` on Linux; empty where unknown)."""
+    try:
+        return os.readlink("/proc/self/ns/pid")
+    except OSError:
+        return ""

@@ -19,7 +19,7 @@ def test_the_variable_names_the_place_and_each_claim_is_a_private_folder_of_this
     first, second = scratch.claim_work_folder(), scratch.claim_work_folder()
     assert first != second and first.parent == tmp_path / "s" and first.name.startswith(scratch.PREFIX)
     assert (first.stat().st_mode & 0o777) == 0o700
-    assert (first / scratch.OWNER).read_text() == str(os.getpid())
+    assert (first / scratch.OWNER).read_text().split()[0] == str(os.getpid())
     scratch.release_work_folder(first)
     assert not first.exists() and second.exists()
 
@@ -39,15 +39,19 @@ def test_without_the_variable_a_memory_file_system_with_room_is_preferred(monkey
 def test_a_work_folder_whose_process_is_gone_is_removed_by_the_next_claim(tmp_path, monkeypatch):
     monkeypatch.setenv(scratch.ENV, str(tmp_path))
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    here = scratch._pid_namespace()
     orphan = tmp_path / (scratch.PREFIX + "killed")
     (orphan / "worlds").mkdir(parents=True)
-    (orphan / scratch.OWNER).write_text(dead.stdout.strip())
+    (orphan / scratch.OWNER).write_text(f"{dead.stdout.strip()} {here}")
+    other_container = tmp_path / (scratch.PREFIX + "elsewhere")
+    other_container.mkdir()
+    (other_container / scratch.OWNER).write_text(f"{dead.stdout.strip()} pid:[not-ours]")
     unowned = tmp_path / (scratch.PREFIX + "garbled")
     unowned.mkdir()
     (unowned / scratch.OWNER).write_text("not a pid")
     live = tmp_path / (scratch.PREFIX + "running")
     live.mkdir()
-    (live / scratch.OWNER).write_text(str(os.getppid()))
+    (live / scratch.OWNER).write_text(f"{os.getppid()} {here}")
     elsewhere = tmp_path / "someone-else"
     elsewhere.mkdir()
     link = tmp_path / (scratch.PREFIX + "link")
@@ -55,6 +59,7 @@ def test_a_work_folder_whose_process_is_gone_is_removed_by_the_next_claim(tmp_pa
     scratch.claim_work_folder()
     assert not orphan.exists() and not unowned.exists()
     assert live.exists() and elsewhere.exists() and link.is_symlink()
+    assert other_container.exists()  # its owner's id means nothing in this PID namespace
 
 
 def test_a_build_leaves_nothing_in_its_scratch_place(tmp_path, monkeypatch):
