@@ -20,10 +20,12 @@ parsed once, not once per copy.
 from __future__ import annotations
 
 import hashlib
-import os
 from collections import OrderedDict
 from pathlib import Path
 from typing import Callable, TypeVar
+
+from office_env.errors import OfficeError
+from office_env.formats.bounded import read_bytes
 
 T = TypeVar("T")
 MAX_ENTRIES = 512
@@ -64,15 +66,9 @@ def _content_key(kind: str, path: Path, size: int) -> tuple | None:
     if size > MAX_HASHED_BYTES:
         return None
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
-    except OSError:
+        data = read_bytes(path, str(path), MAX_HASHED_BYTES)
+    except OfficeError:
         return None
-    try:
-        data = os.read(fd, MAX_HASHED_BYTES + 1)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
     if len(data) != size:  # changed since it was looked at: no key rather than a wrong one
         return None
     return (kind, "sha256", hashlib.sha256(data).digest())
