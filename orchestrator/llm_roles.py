@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from generators.dialogue_llm import generate_dialogue_llm
-from generators.dialogue_offline import plan_dialogue
+from generators.dialogue_offline import plan_dialogue, task_values
 from generators.model import Session, TaskDraft, Verdict
 from generators.task_llm import generate_task_llm
 from office_env import Workspace
@@ -53,7 +53,7 @@ class LLMRoles:
             self.client, draft, days, now=world.now, user_first=world.user.first,
             colleagues=[p.first for p in world.colleagues], company=world.company, projects=list(world.projects),
             city=world.city, files=office_files(job.testbed), utterances_per_day=plan.utterances_per_day,
-            feedback=feedback, answers=office_values(draft.evaluation, draft.memory),
+            feedback=feedback, answers=office_values(draft.evaluation, task_values(draft.memory)),
         )
         return sessions, draft
 

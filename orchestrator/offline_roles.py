@@ -6,7 +6,7 @@ import random
 from pathlib import Path
 from typing import Any
 
-from generators.dialogue_offline import generate_dialogue, plan_dialogue
+from generators.dialogue_offline import generate_dialogue, plan_dialogue, task_values
 from generators.families import FAMILIES
 from generators.model import Session, TaskDraft, Verdict
 from office_env import Workspace
@@ -67,7 +67,7 @@ class OfflineRoles:
             colleagues=[p.first for p in world.colleagues], company=world.company, projects=list(world.projects),
             city=world.city, files=office_files(job.testbed), days=plan.days,
             utterances_per_day=plan.utterances_per_day, feedback=feedback, plan=days,
-            answers=office_values(draft.evaluation, draft.memory),
+            answers=office_values(draft.evaluation, task_values(draft.memory)),
         )
         return sessions, draft
 

@@ -11,7 +11,7 @@ from datetime import date, datetime, timedelta
 import pytest
 
 from generators.dialogue_offline import (
-    CUES, THREADS, BankError, bank_sizes, generate_dialogue, parse_bank, plan_dialogue,
+    CUES, THREADS, BankError, bank_sizes, generate_dialogue, parse_bank, plan_dialogue, task_values,
 )
 from generators.families import FAMILIES
 from generators.model import Distractor, MemoryPiece, Session, TaskDraft, Turn
@@ -453,5 +453,4 @@ def test_office_values_are_the_checked_values_no_memory_piece_says():
                  "args": {"to": "priya@northwind.test", "subject_keywords": ["Vendor review"],
                           "body_keywords": ["12,500", "report_q3.docx"]}},
                 {"function": "evaluate_calendar_event", "args": {"start": "2024-05-23 15:00:00", "title": "x"}}]
-    assert office_values(criteria, PIECES) == ["4", "12,500"]
-    assert office_values(criteria, [p.__dict__ for p in PIECES]) == ["4", "12,500"]
+    assert office_values(criteria, task_values(PIECES)) == ["4", "12,500"]

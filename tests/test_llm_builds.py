@@ -60,11 +60,13 @@ def test_neo_build_over_http_passes_verify_and_records_usage(tmp_path):
     assert any(turn.get("thread", "").startswith("w") for turn in turns)
     assert any(turn.get("distractor") or turn.get("superseded") for turn in turns)
     # the answers only the office gives (sent as "checked_values") are never said in passing
+    from generators.dialogue_offline import task_values
+    from generators.model import MemoryPiece
     from office_env.evaluation.keywords import Haystack
     from verifier.trace import office_values
 
     for r in records:
-        answers = office_values(r["evaluation"], r["memory"])
+        answers = office_values(r["evaluation"], task_values([MemoryPiece.from_dict(m) for m in r["memory"]]))
         unmarked = [t["text"] for s in r["dialogue"] for t in s["turns"]
                     if not (t.get("evidence") or t.get("superseded") or t.get("distractor"))]
         assert not [(a, text) for a in answers for text in unmarked if Haystack(text).has(a)]

@@ -226,18 +226,10 @@ def _said_in(value: Any, memory_value: str) -> bool:
     return when is not None and f"{when:%Y-%m-%d %H:%M}" in said
 
 
-def office_values(criteria: list[dict[str, Any]], memory: Iterable[Any]) -> list[str]:
-    """The values the criteria check that no memory piece says (final, superseded, near-miss or
-    relative wording): what the agent must find in the office or compute, so a history that states
-    one by chance would let pasting the chat pass. ``memory``: MemoryPiece objects or their dicts."""
-    said: list[str] = []
-    for piece in memory:
-        get = piece.get if isinstance(piece, dict) else lambda key, default=None: getattr(piece, key, default)
-        distractors = get("distractors", None) or ()
-        said += [str(get("value", "") or ""), *map(str, get("superseded", None) or ()),
-                 *(str(d.get("value", "") if isinstance(d, dict) else getattr(d, "value", "")) for d in distractors)]
-        if get("said_as", None):
-            said.append(str(get("said_as")))
+def office_values(criteria: list[dict[str, Any]], said: Iterable[str]) -> list[str]:
+    """The values the criteria check that the history does not say (``said``: every specific it
+    does, ``generators.dialogue_offline.task_values``): what the agent must find in the office or
+    compute, so a history that states one by chance would let pasting the chat pass."""
     said = [v for v in said if v.strip()]
     out: list[str] = []
     for leaf in leaves_of(criteria):
