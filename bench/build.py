@@ -7,8 +7,8 @@ in file writing (workspace synthesis and task staging), oracle/baseline replay, 
 2-core machine. Every task folder holds a copy of its office (about 45 files), so the cost of
 creating a file on the output's file system weighs in: the script measures it after the build and
 prints it beside the figure. Worlds and the gates' replays live in a work folder on a memory file
-system when there is one (``backends.scratch``; ``HOMER_SCRATCH`` moves it). ``--dir`` puts the build there (``--dir /dev/shm`` shows the figure without
-the disk). ``--ray`` also builds the same N tasks with ``--executor ray`` (a local Ray instance with
+system when there is one (``backends.scratch``; ``HOMER_SCRATCH`` moves it). ``--dir`` puts the
+build there (``--dir /dev/shm`` shows the figure without the disk). ``--ray`` also builds the same N tasks with ``--executor ray`` (a local Ray instance with
 the same workers) and prints both wall times and whether the two datasets are the same bytes.
 Run: ``python bench/build.py [--n 200] [--workers 2] [--profile-n 40] [--dir DIR] [--ray]``.
 """

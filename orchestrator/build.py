@@ -79,14 +79,10 @@ _FAILED_WORLDS: dict[tuple[str, int, int], WorldCheckError] = {}  # checked once
 def _world(work: str, seed: int, world_index: int) -> tuple[World, Path]:
     # Only the world is cached: its testbed is (re)written whenever it is missing, since a
     # finished build removes its work folder and a later build in this process may reuse the path.
-    world = _make_world(seed, world_index)
-    key = (work, seed, world_index)
-    if key in _FAILED_WORLDS:
-        raise _FAILED_WORLDS[key]
     testbed = _write_world(work, seed, world_index, wait=True)
     if testbed is None:
-        raise _FAILED_WORLDS[key]
-    return world, testbed
+        raise _FAILED_WORLDS[(work, seed, world_index)]
+    return _make_world(seed, world_index), testbed
 
 
 def _write_world(work: str, seed: int, world_index: int, *, wait: bool) -> Path | None:
@@ -570,12 +566,12 @@ def _build_locked(out: Path, n: int, config: BuildConfig, workers: int, resume: 
                     (duplicates are looked for only when the plain count says no)."""
                     if sum(1 for i, item in done.items() if i < index and item["status"] == "accepted") < n:
                         return True
-                    return any(sum(1 for i in accepted_indices(near) if i < index) < n for near in (False, True))
+                    return sum(1 for i in accepted_indices() if i < index) < n
 
                 seen = outcome_sink(breaker, record, on_outcome)
                 run_jobs(lambda index: run_attempt(str(out), config, index, str(work)), batch, workers=workers,
-                         budget=budget, on_result=seen, group=lambda index: index // TASKS_PER_WORLD, stop=breaker.tripped,
-                         wanted=wanted,
+                         budget=budget, on_result=seen, group=lambda index: index // TASKS_PER_WORLD,
+                         stop=breaker.tripped, wanted=wanted,
                          on_failure=lambda position, failure: seen(position, failed_attempt(batch[position], failure)),
                          executor=where[0], ray_address=where[1])
                 if breaker.tripped():
@@ -621,7 +617,7 @@ def _finalize(out: Path, n: int, config: BuildConfig, done: dict[int, dict[str, 
     last = keep[-1] if keep else max(done, default=-1)
     considered = [done[i] for i in sorted(done) if i <= last or not keep]
     drops = Counter(drop_category(item["reason"]) for item in considered if item["status"] not in ("accepted", ERROR))
-    records = [r for r in (_own_record(tasks / task_id(index)) for index in sorted(keep, key=task_id)) if r is not None]
+    records = [r for r in (_own_record(tasks / task_id(i)) for i in sorted(keep, key=task_id)) if r is not None]
     build_info = {"config": config.to_dict(), "config_hash": config_hash(config), "generator": GENERATOR_VERSION,
                   "status": "complete" if len(keep) >= n and not any(
                       item["status"] == ERROR for item in considered) else "incomplete",

@@ -88,7 +88,8 @@ def _read_text(path: Path, label: str) -> str:
 _KEPT_STYLES = frozenset({
     "Normal", "DefaultParagraphFont", "TableNormal", "NoList", "Title", "TitleChar", "Subtitle", "SubtitleChar",
     "Heading1", "Heading1Char", "Heading2", "Heading2Char", "Heading3", "Heading3Char", "ListParagraph",
-    "ListBullet", "ListBullet2", "ListBullet3", "ListNumber", "ListNumber2", "ListNumber3", "TableGrid", "NoSpacing", "Header", "HeaderChar", "Footer", "FooterChar",
+    "ListBullet", "ListBullet2", "ListBullet3", "ListNumber", "ListNumber2", "ListNumber3", "TableGrid", "NoSpacing",
+    "Header", "HeaderChar", "Footer", "FooterChar",
 })
 _STYLES_WITH_EFFECTS = "http://schemas.microsoft.com/office/2007/relationships/stylesWithEffects"  # Word 2010 only
 _DROPPED_PARTS = frozenset({_STYLES_WITH_EFFECTS, RT.CUSTOM_XML, RT.WEB_SETTINGS, RT.THUMBNAIL})
