@@ -151,6 +151,7 @@ class FileEntry:
     dev: int
     ino: int
     nlink: int
+    mtime_ns: int = 0
 
     @property
     def rel(self) -> str:
@@ -308,7 +309,8 @@ def scan_tree(root: str | os.PathLike[str], *, check_links: bool = True, max_ent
                 if max_file_bytes is not None and est.st_size > max_file_bytes:
                     tree.skip(rel, f"{TOO_LARGE} ({_size(est.st_size)}; the limit is {_size(max_file_bytes)})")
                 else:
-                    tree.files.append(FileEntry(parts + (name,), est.st_size, est.st_dev, est.st_ino, est.st_nlink))
+                    tree.files.append(FileEntry(parts + (name,), est.st_size, est.st_dev, est.st_ino, est.st_nlink,
+                                                est.st_mtime_ns))
             else:
                 tree.skip(rel, f"{SPECIAL} ({_special_kind(mode)})")
         stack.extend(reversed(children))  # depth-first, in name order

@@ -30,15 +30,13 @@ always has a plan, so without one it fails those two gates.
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import stat
 import tempfile
 from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import jsonschema_rs
 from jsonschema import Draft202012Validator
@@ -46,6 +44,7 @@ from jsonschema import Draft202012Validator
 from backends.dataset import task_now
 from office_env import OfficeError, Workspace, default_registry, evaluate_criteria, validate_criteria
 from office_env.evaluation.reference_state import EXACT, apply_reference
+from office_env.untrusted import scan_tree
 from verifier.judges import judge_panel
 from generators.specifics import check_specifics, find_specifics
 from verifier.dialogue_rules import mark_problems
@@ -181,24 +180,9 @@ def trace_gate(record: dict[str, Any], testbed: Path | None) -> GateResult:
 def _office(testbed: Path) -> OfficeText:
     """The testbed as text, cached while its files are unchanged (the tasks of one world share it)."""
     root = Path(testbed)
-    try:
-        signature = tuple(_signature(str(root)))
-    except OSError:
-        signature = ()
+    files = scan_tree(root, check_links=False, max_file_bytes=None).files
+    signature = tuple((f.rel, f.size, f.ino, f.mtime_ns) for f in files)
     return _office_cached(str(root.resolve()), signature)
-
-
-def _signature(folder: str, prefix: str = "") -> Iterator[tuple[str, int, int, int]]:
-    """(path, size, inode, mtime) of each regular file below ``folder`` in name order, one
-    ``lstat`` each, never through a link."""
-    with os.scandir(folder) as it:
-        entries = sorted(it, key=lambda e: e.name)
-    for entry in entries:
-        st = entry.stat(follow_symlinks=False)
-        if stat.S_ISDIR(st.st_mode):
-            yield from _signature(entry.path, f"{prefix}{entry.name}/")
-        elif stat.S_ISREG(st.st_mode):
-            yield f"{prefix}{entry.name}", st.st_size, st.st_ino, st.st_mtime_ns
 
 
 @lru_cache(maxsize=8)
