@@ -17,13 +17,21 @@ its workers behind when the parent is killed. Here:
   for jobs in flight, kills the rest and raises :class:`Interrupted`; a second Ctrl-C exits at once.
 
 Workers are forked, so jobs and the job function are never pickled (only results are), and a
-worker starts in milliseconds with everything the parent had imported.
+worker starts in milliseconds with everything the parent had imported. What the parent holds when
+the workers fork is frozen out of the garbage collector's reach for the batch (``gc.freeze``): a
+worker's collections then neither walk those objects nor copy the memory pages they sit on.
+
+With ``group``, a worker keeps to one group of jobs (a build's group is a world: its files are
+parsed once, by the worker that holds it); a worker whose group is done starts a group no other
+worker holds while that group's first pending job lies within ``spread`` (the jobs a batch expects
+to need), and past it joins the others in job order, so the last jobs needed are shared.
 """
 
 from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import gc
 import os
 import signal
 import threading
@@ -195,11 +203,21 @@ class _Slot:
         self.conn.close()
 
 
-def _next_job(pending: deque[int], group: Any, group_of: Callable[[int], Any] | None) -> int:
-    """The first pending job of ``group`` (the group of the worker's last job), else the first one."""
-    if group_of is not None and group is not None:
+def _next_job(pending: deque[int], group: Any, group_of: Callable[[int], Any] | None,
+              held: set[Any] = frozenset(), spread: int = 0) -> int:
+    """The first pending job of ``group`` (the group of the worker's last job); else the first
+    pending job of a group no other worker holds (``held``), when that job is among the first
+    ``spread`` of the batch; else the first one."""
+    if group_of is not None:
+        if group is not None:
+            for position, index in enumerate(pending):
+                if group_of(index) == group:
+                    del pending[position]
+                    return index
         for position, index in enumerate(pending):
-            if group_of(index) == group:
+            if index >= spread:
+                break
+            if group_of(index) not in held:
                 del pending[position]
                 return index
     return pending.popleft()
@@ -236,14 +254,16 @@ def run_jobs(fn: Callable[[Any], Any], jobs: Sequence[Any], *, workers: int, bud
              on_result: Callable[[int, Any], None], on_failure: Callable[[int, JobFailure], None],
              drain_seconds: float = DRAIN_SECONDS, group: Callable[[Any], Any] | None = None,
              stop: Callable[[], bool] | None = None, wanted: Callable[[Any], bool] | None = None,
-             executor: str = "local", ray_address: str | None = None) -> None:
+             executor: str = "local", ray_address: str | None = None, spread: int = 0) -> None:
     """Run ``fn(job)`` for every job on ``workers`` forked processes.
 
     ``on_result(index, result)`` or ``on_failure(index, JobFailure)`` is called in the parent,
     in completion order, once per job. ``group(job)``, when given, keeps a worker on jobs of the
     group of its last job while any is pending (jobs that share files then share the worker's read
-    caches); otherwise jobs start in order. ``stop()``, when given, is asked before each job starts:
-    once it says True no more jobs start, and the batch ends when those running have reported.
+    caches), and a worker between groups starts one no other worker holds while its first pending
+    job is among the first ``spread`` jobs (see the module's docstring); otherwise jobs start in
+    order. ``stop()``, when given, is asked before each job starts: once it says True no more jobs
+    start, and the batch ends when those running have reported.
     ``wanted(job)``, when given, is asked just before that job would start: a job it refuses is
     skipped, neither run nor reported (a batch may hold more jobs than turn out to be needed).
     ``executor="ray"`` runs the jobs as Ray tasks instead (``ray_address``: a cluster to join;
@@ -267,6 +287,7 @@ def run_jobs(fn: Callable[[Any], Any], jobs: Sequence[Any], *, workers: int, bud
     group_of = (lambda index: group(jobs[index])) if group is not None else None
     slots: list[_Slot] = []
     reported = 0
+    gc.freeze()  # see the module's docstring; undone when the batch ends
     with _Signals(slots) as signals:
         try:
             for _ in range(min(workers, len(jobs))):
@@ -278,7 +299,8 @@ def run_jobs(fn: Callable[[Any], Any], jobs: Sequence[Any], *, workers: int, bud
                 if stop_at is None and not stop():
                     for slot in slots:
                         while slot.job is None and pending:
-                            index = _next_job(pending, slot.group, group_of)
+                            held = {other.group for other in slots if other is not slot and other.job is not None}
+                            index = _next_job(pending, slot.group, group_of, held, spread)
                             if not wanted(jobs[index]):
                                 continue
                             slot.group = group_of(index) if group_of is not None else None
@@ -319,6 +341,7 @@ def run_jobs(fn: Callable[[Any], Any], jobs: Sequence[Any], *, workers: int, bud
                     slot.kill()
                 else:
                     slot.close()
+            gc.unfreeze()
 
 
 def _run_here(fn: Callable[[Any], Any], jobs: Sequence[Any], on_result: Callable[[int, Any], None],

@@ -573,7 +573,7 @@ def _build_locked(out: Path, n: int, config: BuildConfig, workers: int, resume: 
                          budget=budget, on_result=seen, group=lambda index: index // TASKS_PER_WORLD,
                          stop=breaker.tripped, wanted=wanted,
                          on_failure=lambda position, failure: seen(position, failed_attempt(batch[position], failure)),
-                         executor=where[0], ray_address=where[1])
+                         executor=where[0], ray_address=where[1], spread=math.ceil(need / (1 - drop_rate)))
                 if breaker.tripped():
                     if not breaker.recovered(on_pause):
                         raise EndpointDown(f"endpoint down: {len(accepted_indices(near=False))} of {n} task(s) done, "

@@ -68,6 +68,39 @@ def test_a_worker_stays_on_the_group_of_its_last_job_while_one_is_pending():
     assert len(pids["a"]) == 1 and len(pids["b"]) == 1 and pids["a"] != pids["b"]
 
 
+def _pid_and_start(job):
+    start = time.monotonic()
+    time.sleep(0.1)
+    return os.getpid(), start
+
+
+@pytest.mark.parametrize("spread", [6, 0])
+def test_workers_start_groups_no_other_worker_holds_only_within_spread(spread):
+    jobs = ["a0", "a1", "a2", "b0", "b1", "b2"]
+    results, failures = _collect(_pid_and_start, jobs, workers=2, budget=Budget(seconds=30),
+                                 group=lambda job: job[0], spread=spread)
+    assert not failures
+    pids = {letter: {results[i][0] for i, job in enumerate(jobs) if job[0] == letter} for letter in "ab"}
+    first_b = min(results[i][1] for i, job in enumerate(jobs) if job[0] == "b")
+    last_a = max(results[i][1] for i, job in enumerate(jobs) if job[0] == "a")
+    if spread:  # each worker its own group, from the start
+        assert len(pids["a"]) == 1 and len(pids["b"]) == 1 and pids["a"] != pids["b"]
+        assert first_b < last_a
+    else:  # in job order: both workers on group a first
+        assert len(pids["a"]) == 2
+        assert first_b >= min(results[i][1] for i, job in enumerate(jobs) if job[0] == "a")
+        assert results[3][1] >= results[1][1]
+
+
+def test_gc_is_not_left_frozen_after_a_batch():
+    import gc
+
+    frozen = gc.get_freeze_count()
+    results, failures = _collect(_job, ["a", "b"], workers=2, budget=Budget(seconds=30))
+    assert results == {0: "A", 1: "B"} and not failures
+    assert gc.get_freeze_count() == frozen
+
+
 @pytest.mark.parametrize("kind", ["sleep", "busy", "swallow"])
 def test_a_job_over_its_time_budget_is_a_timeout_and_the_batch_goes_on(kind):
     results, failures = _collect(_job, ["a", kind, "b"], workers=1, budget=Budget(seconds=0.5))
