@@ -34,7 +34,7 @@ from generators.history_plan import LONG_HISTORY_DAYS, DayPlan, Event, plan_hist
 from generators.model import MemoryPiece, Session, TaskDraft, Turn
 from generators.other_work import OtherWork
 from generators.small_talk import SmallTalk
-from office_env.evaluation.keywords import Haystack
+from office_env.evaluation.keywords import Keywords
 
 TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "templates"
 DIALOGUE_DIR = TEMPLATES_DIR / "dialogue"
@@ -340,7 +340,7 @@ class HistoryWriter:
                  work_share: float | None = None, answers: Sequence[str] = ()) -> None:
         self.rng = rng
         # what the agent must find in the office: no line says it, even by chance ("4" in "4 pm")
-        self.answers = [str(a) for a in answers if str(a).strip()]
+        self.answers = Keywords(str(a) for a in answers if str(a).strip())
         self.work_share = _WORK_SHARE if work_share is None else work_share
         self.banned = {" ".join(t.lower().split()) for t in banned}  # lines said already elsewhere
         self.pieces = list(pieces)
@@ -362,10 +362,7 @@ class HistoryWriter:
         low = text.lower()
         if any(v in low for v in self.values) or (self.banned and " ".join(low.split()) in self.banned):
             return False
-        if self.answers:
-            hay = Haystack(text)
-            return not any(hay.has(answer) for answer in self.answers)
-        return True
+        return not self.answers.any_in(text)
 
     # -- task threads -------------------------------------------------------------------------
 

@@ -78,6 +78,12 @@ def test_keyword_matching(text, keyword, found):
     assert kw.Haystack(text).has(keyword) is found
     assert kw.missing(text, [keyword]) == ([] if found else [str(keyword)])
     assert kw.present(text, [keyword]) == ([str(keyword)] if found else [])
+    assert kw.Keywords([keyword]).any_in(text) is found
+    assert kw.Keywords(["absent phrase", 999.5, keyword]).any_in(text) is found
+
+
+def test_no_keywords_are_in_no_text():
+    assert kw.Keywords([]).any_in("anything 12 at all") is False
 
 
 def test_numbers_in_removes_thousands_separators():

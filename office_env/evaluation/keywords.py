@@ -34,11 +34,37 @@ class Haystack:
         return self._numbers
 
     def has(self, keyword: Any) -> bool:
-        needle = normalize(str(keyword))
-        number_text = needle.replace(",", "")
-        if _KEYWORD_NUMBER_RE.match(number_text):
-            return float(number_text) in self.numbers()
-        return needle in self.text
+        needle, number = _needle(keyword)
+        return number in self.numbers() if number is not None else needle in self.text
+
+
+def _needle(keyword: Any) -> tuple[str, float | None]:
+    """A keyword as looked up: its normalized text, and its value when it is a number."""
+    needle = normalize(str(keyword))
+    number_text = needle.replace(",", "")
+    return needle, float(number_text) if _KEYWORD_NUMBER_RE.match(number_text) else None
+
+
+class Keywords:
+    """Keywords prepared once for look-ups in many texts (the same matching as ``Haystack.has``)."""
+
+    def __init__(self, keywords: Iterable[Any]) -> None:
+        self.texts: list[str] = []
+        self.numbers: set[float] = set()
+        for keyword in keywords:
+            needle, number = _needle(keyword)
+            if number is not None:
+                self.numbers.add(number)
+            else:
+                self.texts.append(needle)
+
+    def any_in(self, text: str) -> bool:
+        """Whether ``text`` holds any of the keywords."""
+        if not self.texts and not self.numbers:
+            return False
+        hay = Haystack(text)
+        return any(needle in hay.text for needle in self.texts) or (
+            bool(self.numbers) and not self.numbers.isdisjoint(hay.numbers()))
 
 
 # A minus sign counts only where it cannot be a hyphen (2024-05-31 reads as 2024, 5, 31).
