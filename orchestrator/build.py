@@ -30,6 +30,7 @@ from generators.families import check_families
 from office_env.synthesis import World, make_world, write_workspace
 from office_env.synthesis.check import WorldCheckError
 from verifier.duplicates import duplicate_keys, first_of_each, near_words
+from verifier.gameability import record_cues
 from orchestrator import dataset
 from orchestrator.card import render_card, statistics
 from orchestrator.endpoint_guard import (
@@ -277,6 +278,9 @@ def cost_not_kept(config: Any, not_kept: dict[str, dict[str, int]]) -> float | N
     return usage_cost(not_kept, settings) if settings.prices else None
 
 
+CUES = "cues"  # an outcome's card figures: kept by the parent beside the log, never written to it
+
+
 def run_attempt(out: str, config: BuildConfig, index: int, work: str) -> dict[str, Any]:
     """Make (or fail to make) task ``index``; returns a JSON-able outcome. ``work``: the build's
     work folder (``backends.scratch``), where worlds are written and gates replay."""
@@ -313,6 +317,10 @@ def run_attempt(out: str, config: BuildConfig, index: int, work: str) -> dict[st
         record = outcome["record"]
         summary.update(staged=outcome["staged"], family=record["family"], app_count=record["app_count"],
                        keys=duplicate_keys(record), words=near_words(record))
+        # the card's per-task figures, from the task.json the card would read (the parent only sums them)
+        written = _own_record(Path(outcome["staged"]))
+        if written is not None:
+            summary[CUES] = record_cues(written)
     return summary
 
 
@@ -527,6 +535,7 @@ def _build_locked(out: Path, n: int, config: BuildConfig, workers: int, resume: 
         if previous.get("accepted", 0) == n and is_consistent(out):
             return BuildSummary(out, n, previous.get("attempts", 0), Counter(previous.get("drops", {})))
     done = _prepare(out, config, resume)
+    cues: dict[int, dict[str, Any]] = {}  # per accepted attempt, its card figures (record_cues)
     work = claim_work_folder()  # worlds and the gates' copies: see backends.scratch
     try:
         max_attempts = n * 4 + 20
@@ -539,7 +548,11 @@ def _build_locked(out: Path, n: int, config: BuildConfig, workers: int, resume: 
 
         report = (lambda _: on_progress(min(len(accepted_indices(near=False)), n), n)) if on_progress else None
         with dataset.OutcomeLog(out, done, report) as log:
-            record = log.record
+            def record(item: dict[str, Any]) -> None:
+                found = item.pop(CUES, None)
+                if found is not None:
+                    cues[item["index"]] = found
+                log.record(item)
 
             def settled() -> int:
                 """Accepted attempts below the first one not yet tried: only those are surely among the
@@ -582,7 +595,7 @@ def _build_locked(out: Path, n: int, config: BuildConfig, workers: int, resume: 
                         del done[index]  # the endpoint is back: those attempts are run again
     finally:
         release_work_folder(work)
-    return _finalize(out, n, config, done, summary)
+    return _finalize(out, n, config, done, summary, cues)
 
 
 def first_untried(done: dict[int, dict[str, Any]], limit: int) -> int:
@@ -601,7 +614,7 @@ def _own_record(folder: Path) -> dict[str, Any] | None:
 
 
 def _finalize(out: Path, n: int, config: BuildConfig, done: dict[int, dict[str, Any]],
-              summary: BuildSummary) -> BuildSummary:
+              summary: BuildSummary, cues: dict[int, dict[str, Any]] | None = None) -> BuildSummary:
     accepted, duplicates = unique_accepted(done)
     for index, original in duplicates.items():
         same = set(done[index].get("keys") or ()) & set(done[original].get("keys") or ())
@@ -617,7 +630,9 @@ def _finalize(out: Path, n: int, config: BuildConfig, done: dict[int, dict[str, 
     last = keep[-1] if keep else max(done, default=-1)
     considered = [done[i] for i in sorted(done) if i <= last or not keep]
     drops = Counter(drop_category(item["reason"]) for item in considered if item["status"] not in ("accepted", ERROR))
-    records = [r for r in (_own_record(tasks / task_id(i)) for i in sorted(keep, key=task_id)) if r is not None]
+    read = [(i, _own_record(tasks / task_id(i))) for i in sorted(keep, key=task_id)]
+    records = [r for _, r in read if r is not None]
+    known_cues = [(cues or {}).get(i) for i, r in read if r is not None]  # None: computed by the card
     build_info = {"config": config.to_dict(), "config_hash": config_hash(config), "generator": GENERATOR_VERSION,
                   "status": "complete" if len(keep) >= n and not any(
                       item["status"] == ERROR for item in considered) else "incomplete",
@@ -629,7 +644,7 @@ def _finalize(out: Path, n: int, config: BuildConfig, done: dict[int, dict[str, 
     dataset.write_text(out / dataset.ATTEMPTS, "".join(json.dumps(item) + "\n" for item in considered))
     dataset.write_index(out, records)
     dataset.write_schemas(out)
-    stats = statistics(records)
+    stats = statistics(records, known_cues)
     dataset.write_text(out / "README.md", render_card(stats, build_info))
     dataset.write_json(out / dataset.BUILD, build_info)
     shutil.rmtree(out / dataset.WORK, ignore_errors=True)

@@ -8,7 +8,7 @@ from typing import Any
 
 from backends.tokens import COUNTER_DESCRIPTION, COUNTER_NAME, count_tokens
 from verifier.duplicates import near_duplicates
-from verifier.gameability import DETECTORS, THRESHOLD, dynamics, gameability, missed, task_texts, text_stats
+from verifier.gameability import DETECTORS, THRESHOLD, dynamics, gameability, missed, record_cues, text_stats
 
 
 def _tokens(record: dict[str, Any]) -> int:
@@ -100,8 +100,10 @@ def _steps_by_app_count(records: list[dict[str, Any]]) -> dict[str, dict[str, fl
     return out
 
 
-def statistics(records: list[dict[str, Any]]) -> dict[str, Any]:
-    texts = task_texts(records)  # shared by the gameability and text figures: the costliest walk
+def statistics(records: list[dict[str, Any]], cues: list[dict[str, Any] | None] | None = None) -> dict[str, Any]:
+    """The card's figures. ``cues``: per record its ``verifier.gameability.record_cues`` when the
+    caller has them (a build's workers compute them), None for one to compute here."""
+    cues = [c if c is not None else record_cues(r) for r, c in zip(records, cues or [None] * len(records))]
     by_apps: dict[str, Any] = {}
     for count in sorted({r["app_count"] for r in records}):
         by_apps[str(count)] = _row([r for r in records if r["app_count"] == count])
@@ -117,9 +119,9 @@ def statistics(records: list[dict[str, Any]]) -> dict[str, Any]:
         "llm_usage": llm_usage(records),
         "gates": gate_counts(records),
         "cost_usd": _cost(records),
-        "gameability": gameability(records, texts),
-        "dynamics": dynamics(records),
-        "text": text_stats(records, texts),
+        "gameability": gameability(records, cues),
+        "dynamics": dynamics(records, cues),
+        "text": text_stats(records, cues),
     }
 
 

@@ -152,6 +152,19 @@ def test_dataset_card_has_the_statistics_table_and_the_token_counter(built):
     assert "Tokens are counted with" in card and "approximat" in card.lower()
 
 
+def test_the_card_a_build_writes_is_the_card_its_records_give(built):
+    """A build sums per-task figures its workers computed; recomputing them from the dataset's
+    records gives the same card, and none of them leaks into the attempts log."""
+    from orchestrator.card import render_card, statistics
+
+    for name in ("a", "a2"):
+        folder = built[name]
+        info = json.loads((folder / BUILD).read_text(encoding="utf-8"))
+        expected = render_card(statistics(sorted(records(folder), key=lambda r: r["id"])), info)
+        assert (folder / "README.md").read_text(encoding="utf-8") == expected, name
+        assert "cues" not in (folder / "attempts.jsonl").read_text(encoding="utf-8")
+
+
 def test_default_dialogue_shape(built):
     for record in records(built["default"]):
         now = datetime.strptime(f"{record['now']['date']} {record['now']['time']}", "%Y-%m-%d %H:%M")

@@ -150,13 +150,51 @@ def _text(turn: dict[str, Any]) -> str:
     return str(turn.get("text") or "")
 
 
-def task_texts(records: list[dict[str, Any]]) -> tuple[list[list[str]], Counter]:
-    """Per record the normalized texts of its turns, and per text the number of tasks saying it."""
-    texts = [[normalize(_text(turn)) for _, _, turn, _ in _turns(record)] for record in records]
+def record_cues(record: dict[str, Any]) -> dict[str, Any]:
+    """What the dataset figures need of one record, JSON-able: the normalized text of each turn,
+    the positions of its user, evidence and cue turns, its memory dynamics and its work turns. A
+    build computes it where the record is made (in parallel) and the card sums it."""
+    cues: dict[str, Any] = {"texts": [], "user": [], "evidence": [], "user_evidence": [], "value_token": [],
+                            "acknowledged": []}
+    first: dict[str, int] = {}
+    last: dict[str, int] = {}
+    work = 0
+    for _, position, turn, following in _turns(record):
+        text = _text(turn)
+        cues["texts"].append(normalize(text))
+        user = turn.get("role") == "user"
+        work += bool(turn.get("thread"))
+        if _ids(turn, "evidence"):
+            cues["evidence"].append(position)
+            if user:
+                cues["user_evidence"].append(position)
+        valued = has_value_token(text)
+        for token in _tokens(text) if valued else ():
+            first.setdefault(token, position)
+            last[token] = position
+        if not user:
+            continue
+        cues["user"].append(position)
+        if valued:
+            cues["value_token"].append(position)
+        if following is not None and following.get("role") == "assistant" and acknowledges(_text(following)):
+            cues["acknowledged"].append(position)
+    cues["first_last_mention"] = sorted({*first.values(), *last.values()})
+    cues["work_turns"] = work
+    cues["dynamics"] = task_dynamics(record)
+    return cues
+
+
+def _cues(records: list[dict[str, Any]], cues: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
+    return cues if cues is not None else [record_cues(record) for record in records]
+
+
+def _tasks_with(cues: list[dict[str, Any]]) -> Counter:
+    """Per normalized text, the number of tasks saying it."""
     tasks_with = Counter()
-    for task in texts:
-        tasks_with.update(set(task))
-    return texts, tasks_with
+    for item in cues:
+        tasks_with.update(set(item["texts"]))
+    return tasks_with
 
 
 # -- gameability -------------------------------------------------------------------------------
@@ -168,38 +206,22 @@ def _score(hits: set, evidence: set) -> dict[str, Any]:
             "hits": len(hits), "evidence_hits": both, "evidence_turns": len(evidence)}
 
 
-def gameability(records: list[dict[str, Any]], texts: tuple[list[list[str]], Counter] | None = None) -> dict[str, Any]:
+def gameability(records: list[dict[str, Any]], cues: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """Per detector (:data:`DETECTORS`) ``{precision, recall, hits, evidence_hits,
     evidence_turns}`` over the whole dataset, and ``passed``: every precision <= :data:`THRESHOLD`.
-    ``texts``: :func:`task_texts` of the records, when the caller has it already."""
-    texts, tasks_with = texts or task_texts(records)
+    ``cues``: :func:`record_cues` of the records, when the caller has them already."""
+    cues = _cues(records, cues)
+    tasks_with = _tasks_with(cues)
     hits: dict[str, set] = {name: set() for name in DETECTORS}
     user_evidence: set = set()
     all_evidence: set = set()
-    for n, record in enumerate(records):
-        first: dict[str, int] = {}
-        last: dict[str, int] = {}
-        for _, position, turn, following in _turns(record):
-            key = (n, position)
-            text = _text(turn)
-            user = turn.get("role") == "user"
-            if _ids(turn, "evidence"):
-                all_evidence.add(key)
-                if user:
-                    user_evidence.add(key)
-            valued = has_value_token(text)
-            for token in _tokens(text) if valued else ():
-                first.setdefault(token, position)
-                last[token] = position
-            if not user:
-                continue
-            if tasks_with[texts[n][position]] == 1:
-                hits["unique_user_turn"].add(key)
-            if valued:
-                hits["value_token"].add(key)
-            if following is not None and following.get("role") == "assistant" and acknowledges(_text(following)):
-                hits["acknowledged"].add(key)
-        hits["first_last_mention"].update((n, p) for p in (*first.values(), *last.values()))
+    for n, item in enumerate(cues):
+        texts = item["texts"]
+        all_evidence.update((n, p) for p in item["evidence"])
+        user_evidence.update((n, p) for p in item["user_evidence"])
+        hits["unique_user_turn"].update((n, p) for p in item["user"] if tasks_with[texts[p]] == 1)
+        for name in ("value_token", "acknowledged", "first_last_mention"):
+            hits[name].update((n, p) for p in item[name])
     result: dict[str, Any] = {}
     for name in DETECTORS:
         result[name] = _score(hits[name], all_evidence if name == "first_last_mention" else user_evidence)
@@ -243,17 +265,18 @@ def task_dynamics(record: dict[str, Any]) -> dict[str, bool]:
     }
 
 
-def dynamics(records: list[dict[str, Any]]) -> dict[str, float]:
+def dynamics(records: list[dict[str, Any]], cues: list[dict[str, Any]] | None = None) -> dict[str, float]:
     """The share of tasks (0-1) with each memory dynamic (:data:`DYNAMICS`)."""
+    every = [item["dynamics"] for item in cues] if cues is not None else [task_dynamics(r) for r in records]
     counts = Counter()
-    for record in records:
-        counts.update(name for name, present in task_dynamics(record).items() if present)
-    return {name: counts[name] / len(records) if records else 0.0 for name in DYNAMICS}
+    for found in every:
+        counts.update(name for name, present in found.items() if present)
+    return {name: counts[name] / len(every) if every else 0.0 for name in DYNAMICS}
 
 
 # -- text statistics ---------------------------------------------------------------------------
 
-def text_stats(records: list[dict[str, Any]], texts: tuple[list[list[str]], Counter] | None = None) -> dict[str, Any]:
+def text_stats(records: list[dict[str, Any]], cues: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """Over every utterance of the dataset (texts compared white space collapsed, case folded):
 
     - ``utterances``: how many;
@@ -263,12 +286,14 @@ def text_stats(records: list[dict[str, Any]], texts: tuple[list[list[str]], Coun
       ``histories_with_repeats``: the histories that have any;
     - ``work_turn_share``: turns with a ``thread`` mark / all turns.
     """
-    texts, tasks_with = texts or task_texts(records)
+    cues = _cues(records, cues)
+    tasks_with = _tasks_with(cues)
+    texts = [item["texts"] for item in cues]
     utterances = sum(len(task) for task in texts)
     distinct = len({text for task in texts for text in task})
     cross = sum(1 for task in texts for text in task if tasks_with[text] > 1)
     repeats = [len(task) - len(set(task)) for task in texts]
-    work = sum(1 for record in records for _, _, turn, _ in _turns(record) if turn.get("thread"))
+    work = sum(item["work_turns"] for item in cues)
     share = (lambda k: k / utterances) if utterances else (lambda k: 0.0)
     return {"utterances": utterances, "distinct_share": share(distinct), "cross_task_share": share(cross),
             "repeats": sum(repeats), "histories_with_repeats": sum(1 for r in repeats if r),
