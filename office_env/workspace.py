@@ -20,7 +20,7 @@ import re
 import stat
 import tempfile
 from datetime import datetime
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from office_env.errors import OfficeError, PathError
 from office_env.snapshot import Snapshot
@@ -54,6 +54,7 @@ class Workspace:
         if problem == "not a folder":
             raise PathError(f"{root}: testbed folder does not exist (not a folder)")
         self.root = path.resolve()
+        self._root_text = str(self.root).rstrip("/")
         self.now = now
         self.trusted = trusted
 
@@ -63,12 +64,25 @@ class Workspace:
     # -- paths -------------------------------------------------------------------------------
 
     def resolve(self, relpath: str, *, field: str = "path") -> Path:
-        """Return the absolute path of ``relpath`` inside the testbed, or raise PathError."""
+        """Return the absolute path of ``relpath`` inside the testbed, or raise PathError.
+
+        The root is resolved once; below it each existing part is looked at (``lstat``): with no
+        symlink among them the joined path is the real one, else it is resolved in full and must
+        still lie inside the root."""
         parts = relative_parts(relpath, field=field)
-        real = self.root.joinpath(*parts).resolve()
-        if real != self.root and self.root not in real.parents:
-            raise PathError(f"{field}: {relpath!r} leads outside the testbed (through a symlink)")
-        return real
+        path = self._root_text
+        for part in parts:
+            path = f"{path}/{part}"
+            try:
+                mode = os.lstat(path).st_mode
+            except OSError:  # missing from here on: nothing further to follow
+                return Path(self._root_text, *parts)
+            if stat.S_ISLNK(mode):
+                real = self.root.joinpath(*parts).resolve()
+                if real != self.root and self.root not in real.parents:
+                    raise PathError(f"{field}: {relpath!r} leads outside the testbed (through a symlink)")
+                return real
+        return Path(path)
 
     def relative(self, path: Path) -> str:
         """The testbed-relative POSIX form of an absolute path inside the testbed."""
@@ -190,7 +204,7 @@ def relative_parts(relpath: object, *, field: str = "path", allow_parent: bool =
     text = text.replace("\\", "/")
     if text.startswith("/") or _DRIVE_RE.match(text) or text.startswith("~"):
         raise PathError(f"{field}: {relpath!r} is absolute; give a path relative to the testbed")
-    parts = [p for p in PurePosixPath(text).parts if p != "."]
+    parts = [p for p in text.split("/") if p not in ("", ".")]
     if ".." in parts and not allow_parent:
         raise PathError(f"{field}: {relpath!r} contains '..'; paths must stay inside the testbed")
     if not parts:

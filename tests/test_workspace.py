@@ -120,6 +120,29 @@ def test_symlinks_pointing_inside_are_allowed(ws, testbed):
     assert ws.resolve("docs/notes.docx") == real
 
 
+def test_resolve_gives_the_full_resolution_for_every_kind_of_path(ws, testbed, outside):
+    """The walk below the root gives what resolving the whole path gives, or refuses what leads out."""
+    os.symlink("data", testbed / "docs")
+    os.symlink(testbed / "docs", testbed / "docs2")  # a chain of links inside
+    os.symlink(outside, testbed / "data" / "out")
+    os.symlink("loop", testbed / "loop")  # a link to itself
+    (testbed / "data" / "deep" / "er").mkdir(parents=True)
+    root = testbed.resolve()
+    for relpath in ("data", "data/notes.docx", "docs/notes.docx", "docs2/notes.docx", "docs2/new/x.txt",
+                    "data/notes.docx/below", "data/deep/er", "data/deep/er/new.txt", "missing/a/b.txt",
+                    "data/out/secret.txt", "docs/out", "loop", "loop/x"):
+        try:
+            expected = (root / relpath).resolve()
+            inside = expected == root or root in expected.parents
+        except RuntimeError:  # a symlink loop (Python < 3.13)
+            expected, inside = None, False
+        if inside:
+            assert ws.resolve(relpath) == expected, relpath
+        else:
+            with pytest.raises((PathError, RuntimeError, OSError)):
+                ws.resolve(relpath)
+
+
 def test_write_through_symlink_outside_never_touches_the_target(ws, testbed, outside):
     os.symlink(outside / "secret.txt", testbed / "data" / "secret.txt")
     with pytest.raises(PathError):
