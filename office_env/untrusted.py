@@ -463,7 +463,7 @@ def copy_tree(src: str | os.PathLike[str], dest: str | os.PathLike[str], *, link
     os.mkdir(dest_path)
     try:
         for parts in tree.folders:
-            os.mkdir(dest_path.joinpath(*parts))
+            os.mkdir(os.path.join(dest_path, *parts))
         linked = _link_all(tree, dest_path) if link else set()
         rest = replace(tree, files=[e for e in tree.files if e.parts not in linked]) if linked else tree
         for entry, fd in iter_files(rest, check_links=check_links):
@@ -481,9 +481,11 @@ def _link_all(tree: Tree, dest: Path) -> set[tuple[str, ...]]:
     """Hard-link every file of a tree this project wrote (the scan found each a regular file, not a
     link) without opening it; the parts of the files linked. The rest are copied one by one."""
     done = set()
+    source, target = str(tree.root), str(dest)
     for entry in tree.files:
+        rel = entry.rel
         try:
-            os.link(tree.root.joinpath(*entry.parts), dest.joinpath(*entry.parts), follow_symlinks=False)
+            os.link(f"{source}/{rel}", f"{target}/{rel}", follow_symlinks=False)
         except OSError:
             continue
         done.add(entry.parts)
