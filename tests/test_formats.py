@@ -304,6 +304,38 @@ def test_eml_message_id_depends_on_content():
     assert base != message_id(eml_io.build("alice", "bob", "S", "body", LATER))
 
 
+def _standard_message(sender, recipient, subject, body, when, cc=()):
+    """The message as the standard library's default policy writes it, header by header."""
+    import hashlib
+    from email import policy
+    from email.message import EmailMessage
+    from email.utils import format_datetime
+
+    message = EmailMessage(policy=policy.default.clone(linesep="\n"))
+    message["From"], message["To"] = eml_io.address(sender), eml_io.address(recipient)
+    if cc:
+        message["Cc"] = ", ".join(eml_io.address(c) for c in cc)
+    message["Subject"], message["Date"] = subject, format_datetime(when)
+    copied = "".join(f"\n{c}" for c in cc)
+    digest = hashlib.sha1(f"{sender}\n{recipient}\n{subject}\n{body}\n{when.isoformat()}{copied}".encode()).hexdigest()
+    message["Message-ID"] = f"<{digest[:20]}@{eml_io.MAIL_DOMAIN}>"
+    message.set_content(body)
+    return message.as_bytes()
+
+
+def test_eml_build_writes_what_the_standard_policy_writes_every_time():
+    """Header classes made once and address headers parsed once change no byte, also for a
+    folded Cc line, non-ASCII text and an address that does not parse."""
+    long_cc = tuple(f"person.number{i}.with.a.long.name@department{i}.example.com" for i in range(8))
+    cases = [("alice", "bob", "Budget", "Hello", NOW, ()),
+             ("alice", "bob@corp.org", "Budget: Q3 \u2713", "Gr\u00fc\u00dfe,\nthe total is 12,500.", LATER, ("carol",)),
+             ("alice", "bob", "Team", "x" * 2000, NOW, long_cc),
+             ("alice", "not an <address", "Odd", "body", NOW, ())]
+    for _ in range(2):  # the second time every header comes from the caches
+        for case in cases:
+            assert eml_io.build(*case[:5], cc=case[5]) == _standard_message(*case), case[:4]
+
+
 def test_eml_address():
     assert eml_io.address(" alice ") == "alice@example.com"
     assert eml_io.address("x@y.org") == "x@y.org"

@@ -14,13 +14,16 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from functools import lru_cache
 from datetime import datetime
 from email import policy
 from email.header import decode_header, make_header
+from email.headerregistry import HeaderRegistry
 from email.message import EmailMessage, Message
 from email.parser import BytesParser
 from email.utils import format_datetime, parsedate_to_datetime
 from pathlib import Path
+from typing import Any
 
 from office_env.errors import CorruptFileError
 from office_env.formats.bounded import read_bytes
@@ -54,16 +57,42 @@ def address(user_or_address: str) -> str:
     return text if "@" in text else f"{text}@{MAIL_DOMAIN}"
 
 
+class _HeaderClasses(HeaderRegistry):
+    """The standard header registry, making each header name's class once: the standard one
+    makes a new class for every header it parses (most of the cost of writing a message)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._made: dict[str, type] = {}
+
+    def __getitem__(self, name: str) -> type:
+        key = name.lower()
+        made = self._made.get(key)
+        if made is None:
+            made = self._made[key] = super().__getitem__(name)
+        return made
+
+
+_POLICY = policy.default.clone(linesep="\n", header_factory=_HeaderClasses())
+
+
+@lru_cache(maxsize=4096)
+def _parsed(name: str, value: str) -> Any:
+    """An address header as the policy parses it; parsed once per value (the same few people
+    write most mails), since a parsed header is immutable and the message takes it as it is."""
+    return _POLICY.header_factory(name, value)
+
+
 def build(sender: str, recipient: str, subject: str, body: str, when: datetime,
           cc: tuple[str, ...] | list[str] = ()) -> bytes:
     """One message (``cc``: users or addresses copied); ``OfficeError`` when the subject is not
     one line of at most ``MAX_HEADER_CHARS``."""
     check_line(subject, "subject")
-    message = EmailMessage(policy=policy.default.clone(linesep="\n"))
-    message["From"] = address(sender)
-    message["To"] = address(recipient)
+    message = EmailMessage(policy=_POLICY)
+    message["From"] = _parsed("From", address(sender))
+    message["To"] = _parsed("To", address(recipient))
     if cc:
-        message["Cc"] = ", ".join(address(c) for c in cc)
+        message["Cc"] = _parsed("Cc", ", ".join(address(c) for c in cc))
     message["Subject"] = subject
     message["Date"] = format_datetime(when)
     copied = "".join(f"\n{c}" for c in cc)  # no cc: the same id as before cc existed
