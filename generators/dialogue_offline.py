@@ -44,7 +44,8 @@ _ENV = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False, ke
 _START_EARLIEST = 8 * 3600 + 30 * 60  # 08:30:00
 _START_LATEST = 10 * 3600  # 10:00:00
 _GAP_MIN, _GAP_MAX = 20, 150  # seconds between turns
-_TS_FORMAT = "%Y-%m-%dT%H:%M:%S"
+_DATE_FORMAT = "%Y-%m-%d"
+_TS_FORMAT = f"{_DATE_FORMAT}T%H:%M:%S"
 
 
 class BankError(ValueError):
@@ -220,13 +221,23 @@ def timestamps(day: date, n: int, rng: random.Random) -> list[str]:
             start, hi = 0, 86399 // (n - 1)
         lo = min(lo, hi)
     midnight = datetime.combine(day, time())
+    prefix = midnight.strftime(_DATE_FORMAT)
     out: list[str] = []
     seconds = start
     for i in range(n):
         if i:
             seconds += rng.randint(lo, hi)
-        out.append((midnight + timedelta(seconds=seconds)).strftime(_TS_FORMAT))
+        out.append(_stamp(midnight, prefix, seconds))
     return out
+
+
+def _stamp(midnight: datetime, prefix: str, seconds: int) -> str:
+    """``midnight`` + ``seconds`` in ``_TS_FORMAT`` (``prefix``: the day in ``_DATE_FORMAT``);
+    built from the clock's digits within the day, since strftime on every turn adds up."""
+    if 0 <= seconds < 86400:
+        hours, rest = divmod(seconds, 3600)
+        return f"{prefix}T{hours:02d}:{rest // 60:02d}:{rest % 60:02d}"
+    return (midnight + timedelta(seconds=seconds)).strftime(_TS_FORMAT)
 
 
 
@@ -563,6 +574,7 @@ class _Clock:
         self.budget = max(1, turns + 4)
         self.stamps: list[str] = []
         self.midnight = datetime.combine(day, time())
+        self._prefix = self.midnight.strftime(_DATE_FORMAT)
         self._room = 86399
 
     def _gap(self) -> int:
@@ -575,7 +587,7 @@ class _Clock:
 
     def tick(self, count: int = 1) -> None:
         for _ in range(count):
-            self.stamps.append((self.midnight + timedelta(seconds=self.seconds)).strftime(_TS_FORMAT))
+            self.stamps.append(_stamp(self.midnight, self._prefix, self.seconds))
             self.seconds += self._gap()
 
     def pause(self) -> None:

@@ -454,3 +454,14 @@ def test_office_values_are_the_checked_values_no_memory_piece_says():
                           "body_keywords": ["12,500", "report_q3.docx"]}},
                 {"function": "evaluate_calendar_event", "args": {"start": "2024-05-23 15:00:00", "title": "x"}}]
     assert office_values(criteria, task_values(PIECES)) == ["4", "12,500"]
+
+
+def test_turn_stamps_are_what_strftime_gives_also_past_the_day():
+    from datetime import date, datetime, time, timedelta
+
+    from generators.dialogue_offline import _DATE_FORMAT, _TS_FORMAT, _stamp
+
+    midnight = datetime.combine(date(2025, 3, 4), time())
+    prefix = midnight.strftime(_DATE_FORMAT)
+    for seconds in [*range(0, 90_000, 7), 86_399, 86_400, -5]:
+        assert _stamp(midnight, prefix, seconds) == (midnight + timedelta(seconds=seconds)).strftime(_TS_FORMAT)
