@@ -440,6 +440,7 @@ class _Tracer:
             args = item.get("args") if isinstance(item.get("args"), dict) else {}
             if str(item.get("function", "")).startswith("evaluate_excel_cell") and args.get("file") in self.office.files:
                 data_work = True  # the cell to change is found in the office's own sheet
+        said_in_chat = Haystack(self.dialogue)  # prepared once for every leaf
         for leaf in leaves:
             if leaf.role == "file":
                 source = self._file(str(leaf.value), named)
@@ -457,7 +458,7 @@ class _Tracer:
                 continue
             trace.sources[leaf.where] = source
             if leaf.role in ("keyword", "value", "time") and source.startswith(("testbed:", "computed:")):
-                if not Haystack(self.dialogue).has(leaf.value):
+                if not said_in_chat.has(leaf.value):
                     data_work = True
         calls = [c for c in self.record.get("oracle") or [] if isinstance(c, dict)]
         oracle_hay = Haystack(" ".join(str(v) for call in calls for v in _flat(call.get("args", {}))))
