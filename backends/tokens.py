@@ -16,10 +16,10 @@ COUNTER_DESCRIPTION = (
 )
 
 _PIECE_RE = re.compile(r"[A-Za-z]+|\d+|[^\sA-Za-z\d]")
-_LONG_RE = re.compile(r"[A-Za-z]{5,}|\d{5,}")
 
 
 def count_tokens(text: str) -> int:
     """Pieces (words, digit runs, punctuation marks) plus one more per further 4 characters of
-    every word or digit run longer than 4."""
-    return len(_PIECE_RE.findall(text)) + sum((len(w) - 1) // 4 for w in _LONG_RE.findall(text))
+    every word or digit run longer than 4 (a piece is a whole run, so one pass finds both)."""
+    pieces = _PIECE_RE.findall(text)
+    return len(pieces) + sum([(len(piece) - 1) // 4 for piece in pieces if len(piece) > 4])

@@ -416,3 +416,11 @@ def test_embedding_retriever_uses_cosine_similarity():
     with pytest.raises(ValueError, match="dimensions"):
         retriever.top([1, 0, 0], 1)
     assert EmbeddingRetriever([]).top([1.0], 3) == []
+
+
+def test_the_token_counter_counts_pieces_and_long_runs():
+    assert count_tokens("") == 0
+    assert count_tokens("Hi, Bo!") == 4  # Hi , Bo !
+    assert count_tokens("Hello, world!") == 6  # two 5-letter words: one more each
+    assert count_tokens("internationalization 12345678") == 5 + 2  # 20 letters: 1 + 4; 8 digits: 1 + 1
+    assert count_tokens("naïve") == 3  # a letter outside A-Z is a piece of its own: na ï ve
