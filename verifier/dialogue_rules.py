@@ -48,11 +48,14 @@ _COMPLETION = (
 _FUTURE = re.compile(r"\b(?:i'll|i will|will|once|when|after|as soon as|until|going to|make sure|"
                      r"let you know|if)\b")
 _SENTENCE = re.compile(r"[^.!?;]+[.!?;]*")
+_ANY_COMPLETION = re.compile("|".join(f"(?:{p.pattern})" for p in _COMPLETION))
 
 
 def completion_claim(text: str) -> str | None:
     """The phrase by which ``text`` claims something is already done, or None."""
     low = text.lower().replace("\u2019", "'").replace("\u2018", "'")
+    if _ANY_COMPLETION.search(low) is None:  # a claim in a sentence is one in the whole text
+        return None
     for sentence in _SENTENCE.findall(low):
         for pattern in _COMPLETION:
             found = pattern.search(sentence)
