@@ -167,3 +167,41 @@ def test_a_cell_set_by_the_tool_is_remembered_exactly_as_a_parse_of_the_written_
                 xlsx_io.set_value(workbook.active, 2, 1, "next edit")
             assert xlsx_io.to_bytes(from_cache, NOW) == xlsx_io.to_bytes(parsed, NOW)
     assert remembered >= 10  # the tool's usual writes are remembered, not parsed again
+
+
+def test_a_built_workbook_is_remembered_as_a_parse_of_its_bytes_reads_it(tmp_path: Path, monkeypatch):
+    """xlsx_io.build remembers its view by content: a world's workbooks and sheets of every kind of
+    value read (from the cache, no parse) exactly as parsing the written file reads them; a value
+    the read-back model does not cover ("") is left to the parse."""
+    import random
+
+    from office_env.synthesis import make_world, write_workspace
+
+    parses = []
+    real = xlsx_io._parse
+    monkeypatch.setattr(xlsx_io, "_parse", lambda path, label: parses.append(label) or real(path, label))
+    read_cache.clear()
+    world = tmp_path / "world"
+    write_workspace(make_world(6), world)  # its check reads every workbook
+    assert parses == []
+    rng = random.Random(3)
+    values = [3, 3.0, 0.1 + 0.2, 1e20, -0.0, 123456789012345678, 2.5, True, False, "hello", " padded ", "=SUM(A1)",
+              "12", "12.50", "line\nbreak", "1e5", 7.125, -4, "Ünïcode ✓", None]
+    sheets = [[[rng.choice(values) for _ in range(rng.randint(1, 6))] for _ in range(rng.randint(0, 40))]
+              for _ in range(30)]
+    books = [(p.name, p.read_bytes()) for p in sorted((world / "data").glob("*.xlsx"))]
+    books += [(f"random{i}.xlsx", xlsx_io.build(rows, f"S{i}", NOW)) for i, rows in enumerate(sheets)]
+    assert len(books) > 35
+    for name, data in books:
+        path = tmp_path / "copies" / name
+        path.parent.mkdir(exist_ok=True)
+        path.write_bytes(data)  # another file with those bytes: found by content
+        remembered = xlsx_io.read_book(path, name)
+        assert parses == [], name
+        assert remembered == xlsx_io._read_book(path, name), name
+        assert parses == [name]  # that was a real parse
+        parses.clear()
+    data = xlsx_io.build([["Name", ""], ["Bo", 4]])
+    (tmp_path / "blank.xlsx").write_bytes(data)
+    xlsx_io.read_book(tmp_path / "blank.xlsx", "blank.xlsx")
+    assert parses == ["blank.xlsx"]

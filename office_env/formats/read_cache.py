@@ -9,7 +9,8 @@ or what ``weigh`` says of its value), so a testbed of large files from a strange
 gigabytes of parsed text.
 
 A writer that knows exactly what a file it has just written parses to (the old contents plus
-what it added) may ``remember`` it, so the next read of that version costs nothing.
+what it added) may ``remember`` it, so the next read of that version costs nothing; one that knows
+what its output's bytes parse to wherever they land may ``remember_content`` them.
 
 Readers whose result depends on the file's bytes alone may also ask for it ``by_content``: a miss
 then looks the bytes' SHA-256 up before parsing, so a file written again with the same bytes
@@ -78,6 +79,13 @@ def remember(kind: str, path: Path, value: object, weight: Callable[[object], in
     """``value`` is what reading ``path`` as ``kind`` returns now (its writer knows it)."""
     key = _key(kind, path)
     _store(key, value, weight(value) if weight is not None else key[3])
+
+
+def remember_content(kind: str, data: bytes, value: object) -> None:
+    """``value`` is what reading any file holding exactly ``data`` as ``kind`` returns (a writer
+    that knows its output's parse; only for readers asked ``by_content``)."""
+    if len(data) <= MAX_HASHED_BYTES:
+        _store((kind, "sha256", hashlib.sha256(data).digest()), value, len(data))
 
 
 def _store(key: tuple, value: object, weight: int) -> None:

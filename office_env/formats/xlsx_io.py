@@ -33,7 +33,7 @@ from openpyxl.worksheet.worksheet import Worksheet
 
 from office_env.errors import CorruptFileError, OfficeError
 from office_env.formats.ooxml import reproducible_zip, stored_copy
-from office_env.formats.read_cache import cached_read, remember
+from office_env.formats.read_cache import cached_read, remember, remember_content
 from office_env.limits import MAX_BOOK_CELLS, MAX_RENDER_CELLS, MAX_SHEET_COLS, MAX_TEXT_CHARS
 
 KIND = "Excel (.xlsx)"
@@ -262,10 +262,12 @@ def render(sheet: Worksheet) -> str:
     A sheet whose rectangle up to its last cell holds more than ``MAX_RENDER_CELLS`` cells lists
     only the cells that hold a value, after a line saying so; every listing stops at
     ``MAX_TEXT_CHARS`` characters with a marker."""
-    rows, cols = _extent(sheet)
+    return _render(_values(sheet), *_extent(sheet))
+
+
+def _render(values: dict[tuple[int, int], Any], rows: int, cols: int) -> str:
     if rows == 0:
         return ""
-    values = _values(sheet)
     listing = _Listing()
     if rows * cols <= MAX_RENDER_CELLS:
         for r in range(1, rows + 1):
@@ -304,7 +306,11 @@ def cells(sheet: Worksheet) -> dict[tuple[int, int], Any]:
     """Non-empty cells keyed by (row, col), in row order."""
     if sheet._current_row == 0:
         return {}
-    return {key: cell.value for key, cell in sorted(sheet._cells.items()) if cell.value is not None}
+    return _filled(_values(sheet))
+
+
+def _filled(values: dict[tuple[int, int], Any]) -> dict[tuple[int, int], Any]:
+    return {key: value for key, value in sorted(values.items()) if value is not None}
 
 
 def value_rows(sheet: Worksheet) -> tuple[tuple[tuple[Any, ...], ...], bool]:
@@ -312,10 +318,12 @@ def value_rows(sheet: Worksheet) -> tuple[tuple[tuple[Any, ...], ...], bool]:
 
     Past ``MAX_RENDER_CELLS`` cells only a top-left part is kept: as many columns as hold a value
     within ``MAX_SHEET_COLS`` and as many rows as then fit, trimmed to the last row with a value."""
-    rows, cols = _extent(sheet)
+    return _value_rows(_values(sheet), *_extent(sheet))
+
+
+def _value_rows(values: dict[tuple[int, int], Any], rows: int, cols: int) -> tuple[tuple[tuple[Any, ...], ...], bool]:
     if rows == 0:
         return (), True
-    values = _values(sheet)
     complete = rows * cols <= MAX_RENDER_CELLS
     if not complete:
         inside = [key for key, value in values.items() if value is not None and key[1] <= MAX_SHEET_COLS]
@@ -360,8 +368,25 @@ def read_book(path: Path, label: str) -> BookView:
 
 def _read_book(path: Path, label: str) -> BookView:
     workbook = load(path, label)
-    sheets = {ws.title: SheetView(ws.title, render(ws), cells(ws), *value_rows(ws)) for ws in workbook.worksheets}
+    sheets = {ws.title: _view(ws.title, _values(ws), _extent(ws)) for ws in workbook.worksheets}
     return BookView(tuple(workbook.sheetnames), workbook.active.title, sheets)
+
+
+def _view(title: str, values: dict[tuple[int, int], Any], extent: tuple[int, int]) -> SheetView:
+    return SheetView(title, _render(values, *extent), _filled(values) if extent[0] else {}, *_value_rows(values, *extent))
+
+
+def _known_view(sheet: Worksheet) -> BookView | None:
+    """What :func:`read_book` gives for the saved one-sheet workbook of ``sheet``, known without
+    parsing it: each cell as :func:`read_back` models it; None when a cell is not modelled."""
+    values = {}
+    for key, cell in sheet._cells.items():
+        value = read_back(cell)
+        if value is _UNSURE:
+            return None
+        values[key] = value
+    extent = (max(r for r, _ in values), max(c for _, c in values)) if values else (0, 0)
+    return BookView((sheet.title,), sheet.title, {sheet.title: _view(sheet.title, values, extent)})
 
 
 def read_text(path: Path, label: str, sheet: str | None = None) -> str:
@@ -400,13 +425,19 @@ def new_workbook(sheet_name: str | None = None, stamp: datetime | None = None) -
 
 
 def build(rows: Iterable[Iterable[Any]], sheet_name: str | None = None, stamp: datetime | None = None) -> bytes:
+    """A one-sheet workbook of ``rows``. Its view (:func:`read_book`) is remembered by content:
+    a world's check and the tools reading it then find it parsed."""
     workbook = new_workbook(sheet_name, stamp)
     sheet = workbook.active
     for r, row in enumerate(rows, start=1):
         for c, value in enumerate(row, start=1):
             if value is not None:
                 set_value(sheet, r, c, value)
-    return to_bytes(workbook, stamp)
+    data = to_bytes(workbook, stamp)
+    known = _known_view(sheet)
+    if known is not None:
+        remember_content("xlsx", data, known)
+    return data
 
 
 @lru_cache(maxsize=64)
