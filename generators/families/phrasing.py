@@ -67,10 +67,12 @@ def _strings(data: dict, key: str, label: str) -> list[str]:
     return value
 
 
-def _slots(text: str, where: str) -> tuple[jinja2.Template, frozenset[str]]:
+def _slots(text: str, where: str, *, compiled: bool = True) -> tuple[jinja2.Template | None, frozenset[str]]:
+    """The template of ``text`` (compiled from its parse, when ``compiled``) and the names it uses."""
     try:
-        names = frozenset(meta.find_undeclared_variables(_ENV.parse(text)))
-        return _ENV.from_string(text), names
+        tree = _ENV.parse(text)
+        names = frozenset(meta.find_undeclared_variables(tree))
+        return (_ENV.from_string(tree) if compiled else None), names
     except jinja2.TemplateSyntaxError as exc:
         raise FamilyDefinitionError(f"{where}: not a valid template ({exc.message})") from None
 
@@ -98,7 +100,7 @@ def _load(name: str, folder: Path) -> Phrasing:
         raise FamilyDefinitionError(f"{label}: {unknown[0]}: unknown field (expected intents and queries)")
     intents = _strings(data, "intents", label)
     for i, text in enumerate(intents):
-        if _slots(text, f"{label}: intents[{i}]")[1]:
+        if _slots(text, f"{label}: intents[{i}]", compiled=False)[1]:
             raise FamilyDefinitionError(f"{label}: intents[{i}]: an intent names no specifics, so it takes no slots")
     queries, needs = [], []
     for i, text in enumerate(_strings(data, "queries", label)):
