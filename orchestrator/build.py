@@ -574,12 +574,17 @@ def _build_locked(out: Path, n: int, config: BuildConfig, workers: int, resume: 
                         batch.append(next_index)
                     next_index += 1
 
+                unique: dict[int, list[int]] = {}  # len(done) -> accepted_indices(): done only grows in a batch
+
                 def wanted(index: int) -> bool:
                     """Fewer than n tasks accepted below this attempt: it may still be among the first n
-                    (duplicates are looked for only when the plain count says no)."""
+                    (duplicates are looked for only when the plain count says no, once per outcome)."""
                     if sum(1 for i, item in done.items() if i < index and item["status"] == "accepted") < n:
                         return True
-                    return sum(1 for i in accepted_indices() if i < index) < n
+                    if len(done) not in unique:
+                        unique.clear()
+                        unique[len(done)] = accepted_indices()
+                    return sum(1 for i in unique[len(done)] if i < index) < n
 
                 seen = outcome_sink(breaker, record, on_outcome)
                 run_jobs(lambda index: run_attempt(str(out), config, index, str(work)), batch, workers=workers,
