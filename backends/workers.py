@@ -24,7 +24,8 @@ worker's collections then neither walk those objects nor copy the memory pages t
 With ``group``, a worker keeps to one group of jobs (a build's group is a world: its files are
 parsed once, by the worker that holds it); a worker whose group is done starts a group no other
 worker holds while that group's first pending job lies within ``spread`` (the jobs a batch expects
-to need), and past it joins the others in job order, so the last jobs needed are shared.
+to need). Past ``spread`` every worker takes the first pending job, so the last jobs needed are
+shared rather than one worker running ahead into jobs that turn out not to be needed.
 """
 
 from __future__ import annotations
@@ -205,12 +206,14 @@ class _Slot:
 
 def _next_job(pending: deque[int], group: Any, group_of: Callable[[int], Any] | None,
               held: set[Any] = frozenset(), spread: int = 0) -> int:
-    """The first pending job of ``group`` (the group of the worker's last job); else the first
-    pending job of a group no other worker holds (``held``), when that job is among the first
-    ``spread`` of the batch; else the first one."""
+    """The first pending job of ``group`` (the group of the worker's last job; with ``spread``,
+    only among the first ``spread`` jobs of the batch); else the first pending job of a group no
+    other worker holds (``held``) among the first ``spread``; else the first one."""
     if group_of is not None:
         if group is not None:
             for position, index in enumerate(pending):
+                if spread and index >= spread:
+                    break
                 if group_of(index) == group:
                     del pending[position]
                     return index

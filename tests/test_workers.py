@@ -92,6 +92,26 @@ def test_workers_start_groups_no_other_worker_holds_only_within_spread(spread):
         assert results[3][1] >= results[1][1]
 
 
+def test_next_job_keeps_to_the_group_then_spreads_then_follows_job_order():
+    from collections import deque
+
+    from backends.workers import _next_job
+
+    group_of = lambda index: index // 4  # noqa: E731 -- jobs 0-3 are group 0, 4-7 group 1, ...
+    # no spread: the worker's own group while any is pending, else job order
+    assert _next_job(deque([1, 2, 5, 6]), 1, group_of) == 5
+    assert _next_job(deque([1, 2, 5, 6]), None, group_of) == 1
+    # spread 10: a free worker starts a group nobody holds, within the first 10 jobs
+    assert _next_job(deque([1, 2, 4, 5, 8, 9]), None, group_of, held={0}, spread=10) == 4
+    assert _next_job(deque([1, 2, 4, 5, 8, 9]), None, group_of, held={0, 1}, spread=10) == 8
+    assert _next_job(deque([1, 2, 4, 5, 12]), None, group_of, held={0, 1}, spread=10) == 1  # 12 is past it
+    # past the spread a worker leaves its own group for the first pending job
+    assert _next_job(deque([9, 10, 11]), 2, group_of, held={2}, spread=10) == 9
+    assert _next_job(deque([6, 10, 11]), 2, group_of, held={1}, spread=10) == 6
+    pending = deque([6, 8, 9, 10])
+    assert _next_job(pending, 2, group_of, held={1}, spread=10) == 8 and list(pending) == [6, 9, 10]
+
+
 def test_gc_is_not_left_frozen_after_a_batch():
     import gc
 
