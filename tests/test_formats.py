@@ -334,6 +334,10 @@ def test_eml_build_writes_what_the_standard_policy_writes_every_time():
     for _ in range(2):  # the second time every header comes from the caches
         for case in cases:
             assert eml_io.build(*case[:5], cc=case[5]) == _standard_message(*case), case[:4]
+    for sender, recipient, cc in (("alice\nBcc: eve@evil.org", "bob", ()), ("alice", "bob\r\nBcc: eve", ()),
+                                  ("alice", "bob", ("carol\u2028x",))):
+        with pytest.raises(ValueError, match="linefeed"):  # as the message refuses a header injection
+            eml_io.build(sender, recipient, "Hi", "body", NOW, cc=cc)
 
 
 def test_eml_address():

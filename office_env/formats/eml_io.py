@@ -76,10 +76,17 @@ class _HeaderClasses(HeaderRegistry):
 _POLICY = policy.default.clone(linesep="\n", header_factory=_HeaderClasses())
 
 
-@lru_cache(maxsize=4096)
 def _parsed(name: str, value: str) -> Any:
     """An address header as the policy parses it; parsed once per value (the same few people
-    write most mails), since a parsed header is immutable and the message takes it as it is."""
+    write most mails), since a parsed header is immutable and the message takes it as it is. A
+    value with a line break is refused as the message would refuse it (a header injection)."""
+    if len(value.splitlines()) > 1:
+        raise ValueError("Header values may not contain linefeed or carriage return characters")
+    return _header_of(name, value)
+
+
+@lru_cache(maxsize=4096)
+def _header_of(name: str, value: str) -> Any:
     return _POLICY.header_factory(name, value)
 
 
