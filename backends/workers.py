@@ -22,9 +22,9 @@ the workers fork is frozen out of the garbage collector's reach for the batch (`
 worker's collections then neither walk those objects nor copy the memory pages they sit on.
 
 With ``group``, a worker keeps to one group of jobs (a build's group is a world: its files are
-parsed once, by the worker that holds it); a worker whose group is done starts a group no other
-worker holds while that group's first pending job lies within ``spread`` (the jobs a batch expects
-to need). Past ``spread`` every worker takes the first pending job, so the last jobs needed are
+parsed once, by the worker that holds it); a worker with no pending job of its group within
+``spread`` (the jobs a batch expects to need) starts a group no other worker holds whose first
+pending job lies within it. Past ``spread`` every worker takes the first pending job, so the last jobs needed are
 shared rather than one worker running ahead into jobs that turn out not to be needed.
 """
 
@@ -263,9 +263,9 @@ def run_jobs(fn: Callable[[Any], Any], jobs: Sequence[Any], *, workers: int, bud
     ``on_result(index, result)`` or ``on_failure(index, JobFailure)`` is called in the parent,
     in completion order, once per job. ``group(job)``, when given, keeps a worker on jobs of the
     group of its last job while any is pending (jobs that share files then share the worker's read
-    caches), and a worker between groups starts one no other worker holds while its first pending
-    job is among the first ``spread`` jobs (see the module's docstring); otherwise jobs start in
-    order. ``stop()``, when given, is asked before each job starts: once it says True no more jobs
+    caches); with ``spread``, only among the first ``spread`` jobs, and a worker with none left
+    there starts a group no other worker holds (see the module's docstring); otherwise jobs start
+    in order. ``stop()``, when given, is asked before each job starts: once it says True no more jobs
     start, and the batch ends when those running have reported.
     ``wanted(job)``, when given, is asked just before that job would start: a job it refuses is
     skipped, neither run nor reported (a batch may hold more jobs than turn out to be needed).
@@ -290,9 +290,11 @@ def run_jobs(fn: Callable[[Any], Any], jobs: Sequence[Any], *, workers: int, bud
     group_of = (lambda index: group(jobs[index])) if group is not None else None
     slots: list[_Slot] = []
     reported = 0
-    gc.freeze()  # see the module's docstring; undone when the batch ends
+    freezing = gc.get_freeze_count() == 0  # a caller's own freeze (or a batch inside a job) is left as it is
     with _Signals(slots) as signals:
         try:
+            if freezing:
+                gc.freeze()  # see the module's docstring; undone when the batch ends
             for _ in range(min(workers, len(jobs))):
                 slots.append(_Slot(context, fn, jobs, budget))
             stop_at: float | None = None
@@ -344,7 +346,8 @@ def run_jobs(fn: Callable[[Any], Any], jobs: Sequence[Any], *, workers: int, bud
                     slot.kill()
                 else:
                     slot.close()
-            gc.unfreeze()
+            if freezing:
+                gc.unfreeze()
 
 
 def _run_here(fn: Callable[[Any], Any], jobs: Sequence[Any], on_result: Callable[[int, Any], None],
