@@ -76,7 +76,7 @@ class Workspace:
             try:
                 mode = os.lstat(path).st_mode
             except OSError:  # missing from here on: nothing further to follow
-                return Path(self._root_text, *parts)
+                return self.root.joinpath(*parts)
             if stat.S_ISLNK(mode):
                 real = self.root.joinpath(*parts).resolve()
                 if real != self.root and self.root not in real.parents:
