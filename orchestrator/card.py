@@ -103,7 +103,7 @@ def _steps_by_app_count(records: list[dict[str, Any]]) -> dict[str, dict[str, fl
 def statistics(records: list[dict[str, Any]], cues: list[dict[str, Any] | None] | None = None) -> dict[str, Any]:
     """The card's figures. ``cues``: per record its ``verifier.gameability.record_cues`` when the
     caller has them (a build's workers compute them), None for one to compute here."""
-    cues = [c if c is not None else record_cues(r) for r, c in zip(records, cues or [None] * len(records))]
+    cues = [c if c is not None else record_cues(r) for r, c in zip(records, cues or [None] * len(records), strict=True)]
     by_apps: dict[str, Any] = {}
     for count in sorted({r["app_count"] for r in records}):
         by_apps[str(count)] = _row([r for r in records if r["app_count"] == count])

@@ -165,6 +165,18 @@ def test_the_card_a_build_writes_is_the_card_its_records_give(built):
         assert "cues" not in (folder / "attempts.jsonl").read_text(encoding="utf-8")
 
 
+def test_the_build_card_sums_the_figures_its_workers_computed(tmp_path, monkeypatch):
+    """The build's finish computes no per-task figure itself (a resumed build's earlier tasks aside)."""
+    import orchestrator.card as card
+
+    def computed_again(record):
+        raise AssertionError(f"{record['id']}: the card computed a figure the worker had sent")
+
+    monkeypatch.setattr(card, "record_cues", computed_again)
+    summary = build(tmp_path / "out", 2, BuildConfig(seed=SEED, days=2, utterances_per_day=12), workers=1)
+    assert summary.accepted == 2 and summary.gameability is not None
+
+
 def test_default_dialogue_shape(built):
     for record in records(built["default"]):
         now = datetime.strptime(f"{record['now']['date']} {record['now']['time']}", "%Y-%m-%d %H:%M")
