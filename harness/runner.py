@@ -1,7 +1,8 @@
 """Evaluate an agent on a dataset: ``evaluate(dataset_dir, out_dir, config)``.
 
-For every task (and every trial): a fresh copy of the task's initial testbed under
-``out_dir/.work`` (removed afterwards), the history context (``harness.context.build_context``,
+For every task (and every trial): a fresh copy of the task's initial testbed in the run's work
+folder (``backends.scratch``: a memory file system when the machine has one; removed afterwards),
+the history context (``harness.context.build_context``,
 built once per task; summaries cached under ``out_dir/.cache``), the agent's run, then the task's
 criteria on the copy (``office_env.evaluate_criteria``). Tasks run in worker processes when
 ``workers > 1``. A task whose ``task.json`` is unreadable or unusable is reported and skipped; the
@@ -30,6 +31,7 @@ from typing import Any, Callable
 
 from backends.dataset import ensure_writable_folder
 from backends.folder_lock import LOCK_NAME, FolderBusy, FolderLock
+from backends.scratch import claim_work_folder, release_work_folder
 from backends.workers import Budget, JobFailure, run_jobs
 from harness.agents import (DEFAULT_STEP_CAP, STOP_ERROR, Agent, Episode, LLMAgent, NoneAgent, OracleAgent,
                             Trajectory, plan_of)
@@ -197,22 +199,26 @@ def _app_count(record: dict[str, Any]) -> int:
     return count if isinstance(count, int) else len(record["apps"])
 
 
-def run_task(dataset_dir: str, task_id: str, record: dict[str, Any], out_dir: str, config: EvalConfig) -> dict[str, Any]:
+def run_task(dataset_dir: str, task_id: str, record: dict[str, Any], out_dir: str, config: EvalConfig,
+             work_dir: str | None = None) -> dict[str, Any]:
     """Every trial of one task; ``{"id", "rows"}``, or ``{"id", "skipped"}`` when the task cannot run
-    (an unexpected failure skips that task with its reason; the run goes on)."""
+    (an unexpected failure skips that task with its reason; the run goes on). ``work_dir``: where
+    the trials' copies go (default ``out_dir/.work``)."""
     try:
-        return _run_task(dataset_dir, task_id, record, out_dir, config)
+        return _run_task(dataset_dir, task_id, record, out_dir, config, work_dir)
     except Exception as exc:
         return {"id": task_id, "skipped": f"evaluation failed: {exc.__class__.__name__}: {str(exc)[:300]}"}
 
 
-def _run_task(dataset_dir: str, task_id: str, record: dict[str, Any], out_dir: str, config: EvalConfig) -> dict[str, Any]:
+def _run_task(dataset_dir: str, task_id: str, record: dict[str, Any], out_dir: str, config: EvalConfig,
+              work_dir: str | None = None) -> dict[str, Any]:
     from backends.dataset import task_now
 
     folder = Path(dataset_dir) / "tasks" / task_id
     testbed, reference = folder / "testbed", folder / "reference"
     reference_dir = reference if reference.is_dir() else None
     out = Path(out_dir)
+    scratch = Path(work_dir) if work_dir is not None else out / WORK
     if not testbed.is_dir():
         return {"id": task_id, "skipped": f"{testbed}: missing"}
     now = task_now(record)
@@ -237,7 +243,7 @@ def _run_task(dataset_dir: str, task_id: str, record: dict[str, Any], out_dir: s
                                                                                  ).to_dict(),
             "error": error} for trial in range(1, config.trials + 1)]}
     for trial in range(1, config.trials + 1):
-        work = out / WORK / f"{task_id}.t{trial}"
+        work = scratch / f"{task_id}.t{trial}"
         shutil.rmtree(work, ignore_errors=True)
         workspace = Workspace(testbed, now=now).copy_to(work)  # a copy: never a link into the dataset
         try:
@@ -264,7 +270,7 @@ def _run_task(dataset_dir: str, task_id: str, record: dict[str, Any], out_dir: s
         })
     # the oracle and none agents' own first trial is their reference: not measured twice
     own = rows[0]["passed"] if rows and not rows[0]["error"] and config.agent in ("oracle", "none") else None
-    references = _references(record, testbed, reference_dir, now, out / WORK / f"{task_id}.reference", config,
+    references = _references(record, testbed, reference_dir, now, scratch / f"{task_id}.reference", config,
                              {config.agent: own} if own is not None else {})
     for row in rows:
         row["reference"] = references
@@ -426,7 +432,7 @@ def _evaluate_locked(dataset: Path, out: Path, config: EvalConfig, on_progress: 
         set_share(1 / config.workers)
     kept = [earlier[task_id] for task_id, _ in jobs if task_id in earlier]
     todo = [(task_id, record) for task_id, record in jobs if task_id not in earlier]
-    shutil.rmtree(out / WORK, ignore_errors=True)
+    shutil.rmtree(out / WORK, ignore_errors=True)  # an older run's copies
 
     with (out / PROGRESS).open("w", encoding="utf-8") as progress:
         def collect(outcome: dict[str, Any], write: bool = True) -> None:
@@ -451,15 +457,16 @@ def _evaluate_locked(dataset: Path, out: Path, config: EvalConfig, on_progress: 
             collect(outcome)
         if on_progress:
             on_progress(done, total)
+        work = claim_work_folder()
         try:
-            run_jobs(lambda job: run_task(str(dataset), job[0], job[1], str(out), config), todo,
+            run_jobs(lambda job: run_task(str(dataset), job[0], job[1], str(out), config, str(work)), todo,
                      workers=min(config.workers, max(1, len(todo))), budget=budget,
                      on_result=lambda position, outcome: collect(outcome),
                      on_failure=lambda position, failure: collect(
                          failed_rows(todo[position][0], todo[position][1], config.trials, failure)),
                      executor=where[0], ray_address=where[1])
         finally:
-            shutil.rmtree(out / WORK, ignore_errors=True)
+            release_work_folder(work)
     summary.rows.sort(key=lambda r: (r["id"], r["trial"]))
     summary.skipped.sort(key=lambda s: s["id"])
     summary.metrics = metrics(summary.rows, config.trials)

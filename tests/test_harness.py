@@ -71,6 +71,26 @@ def llm_settings(tmp_path: Path, **extra) -> str:
 
 # -- scripted agents ---------------------------------------------------------------------------
 
+def test_trials_copy_testbeds_into_the_runs_work_folder_and_leave_none_behind(dataset, tmp_path, monkeypatch):
+    """The trials' copies go to the work folder (``backends.scratch``, here ``HOMER_SCRATCH``), never
+    under the run folder, and that folder is gone when the run ends."""
+    scratch = tmp_path / "scratch"
+    monkeypatch.setenv("HOMER_SCRATCH", str(scratch))
+    copies = []
+    real = Workspace.copy_to
+
+    def copy_to(self, dest, **kwargs):
+        copies.append(Path(dest))
+        return real(self, dest, **kwargs)
+
+    monkeypatch.setattr(Workspace, "copy_to", copy_to)
+    summary = evaluate(dataset, tmp_path / "run", EvalConfig(agent="none", context=LONG))
+    assert not summary.skipped and len(copies) >= len(summary.rows)
+    assert all(scratch in copy.parents for copy in copies), copies
+    assert sorted(p.name for p in scratch.iterdir()) == []
+    assert not (tmp_path / "run" / ".work").exists()
+
+
 def test_oracle_agent_passes_every_task_and_writes_the_run_folder(dataset, records, tmp_path):
     before = {t.id: Workspace(t.testbed).snapshot() for t in iter_tasks(dataset)}
     summary = evaluate(dataset, tmp_path / "run", EvalConfig(agent="oracle", context=LONG))
