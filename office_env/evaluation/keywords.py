@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable
 
+_DIGIT_RE = re.compile(r"\d")
 _THOUSANDS_RE = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 _KEYWORD_NUMBER_RE = re.compile(r"^\d+(?:\.\d+)?$")
 _TEXT_NUMBER_RE = re.compile(r"(?<![\d.])\d+(?:\.\d+)?(?![\d])")
@@ -58,12 +59,14 @@ class Keywords:
                 self.texts.append(needle)
 
     def any_in(self, text: str) -> bool:
-        """Whether ``text`` holds any of the keywords."""
-        if not self.texts and not self.numbers:
-            return False
-        hay = Haystack(text)
-        return any(needle in hay.text for needle in self.texts) or (
-            bool(self.numbers) and not self.numbers.isdisjoint(hay.numbers()))
+        """Whether ``text`` holds any of the keywords (its numbers are read only when it has a digit)."""
+        if self.texts:
+            normal = normalize(text)
+            if any(needle in normal for needle in self.texts):
+                return True
+        if self.numbers and _DIGIT_RE.search(text):
+            return not self.numbers.isdisjoint(Haystack(text).numbers())
+        return False
 
 
 # A minus sign counts only where it cannot be a hyphen (2024-05-31 reads as 2024, 5, 31).
