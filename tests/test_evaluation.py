@@ -648,3 +648,24 @@ def test_a_cell_index_beyond_any_sheet_is_invalid_not_a_crash(row):
     problems = validate_criteria([item])
     assert len(problems) == 1 and "evaluation[0].args.matches[0].row" in str(problems[0])
     assert validate_criteria([{**item, "args": {**item["args"], "matches": [{"row": "1048576", "col": 1, "value": "x"}]}}]) == []
+
+
+def test_a_valid_criteria_list_is_validated_once_and_an_invalid_one_always_raises(ws, monkeypatch):
+    from office_env.evaluation import catalog
+
+    calls = []
+    real = catalog.validate_criteria
+    monkeypatch.setattr(catalog, "validate_criteria", lambda criteria, **kw: calls.append(1) or real(criteria, **kw))
+    monkeypatch.setattr(catalog, "_VALID", set())
+    criteria = [{"function": "evaluate_file_exist", "args": {"file": "data/notes.docx"}}]
+    for _ in range(3):
+        assert evaluate_criteria(ws, criteria).passed
+    assert len(calls) == 1
+    bad = [{"function": "evaluate_file_exist", "args": {"file": "../notes.docx"}}]
+    extra = [{"function": "evaluate_file_exist", "args": {"file": "data/notes.docx", "extra": 1}}]
+    for invalid in (bad, bad, extra, [("evaluate_file_exist",)]):
+        with pytest.raises(InvalidCriteria):
+            evaluate_criteria(ws, invalid)
+    criteria[0]["args"]["file"] = "../changed.docx"  # the same list, changed in place: validated again
+    with pytest.raises(InvalidCriteria):
+        evaluate_criteria(ws, criteria)

@@ -156,6 +156,26 @@ class EvaluationReport:
         return {"passed": self.passed, "results": [r.to_dict() for r in self.results]}
 
 
+_VALID: set[str] = set()  # repr of criteria lists found valid (a build's gates score one task 4-5 times)
+_VALID_KEPT = 1024
+_VALID_MAX_CHARS = 100_000
+
+
+def _check_valid(criteria: Any, file: str) -> None:
+    """Raise ``InvalidCriteria`` unless ``criteria`` validates; a list found valid before (the same
+    repr: types and order included) is not validated again."""
+    key = repr(criteria) if isinstance(criteria, list) else None
+    if key is not None and key in _VALID:
+        return
+    problems = validate_criteria(criteria, file=file)
+    if problems:
+        raise InvalidCriteria(problems)
+    if key is not None and len(key) <= _VALID_MAX_CHARS:
+        if len(_VALID) >= _VALID_KEPT:
+            _VALID.clear()
+        _VALID.add(key)
+
+
 def evaluate_criteria(workspace: Workspace, criteria: list[dict[str, Any]],
                       reference_dir: str | Path | None = None, *, initial_dir: str | Path | None = None,
                       file: str = "") -> EvaluationReport:
@@ -164,9 +184,7 @@ def evaluate_criteria(workspace: Workspace, criteria: list[dict[str, Any]],
 
     ``reference_dir`` holds expected files (``../reference/x``); ``initial_dir`` is the testbed
     before the agent acted (``../cache/<i>/testbed/x``)."""
-    problems = validate_criteria(criteria, file=file)
-    if problems:
-        raise InvalidCriteria(problems)
+    _check_valid(criteria, file)
     ctx = Context(workspace,
                   Path(reference_dir) if reference_dir is not None else None,
                   Path(initial_dir) if initial_dir is not None else None)
