@@ -72,6 +72,10 @@ def _content_key(kind: str, path: Path, size: int) -> tuple | None:
         return None
     if len(data) != size:  # changed since it was looked at: no key rather than a wrong one
         return None
+    return _digest_key(kind, data)
+
+
+def _digest_key(kind: str, data: bytes) -> tuple:
     return (kind, "sha256", hashlib.sha256(data).digest())
 
 
@@ -85,7 +89,7 @@ def remember_content(kind: str, data: bytes, value: object) -> None:
     """``value`` is what reading any file holding exactly ``data`` as ``kind`` returns (a writer
     that knows its output's parse; only for readers asked ``by_content``)."""
     if len(data) <= MAX_HASHED_BYTES:
-        _store((kind, "sha256", hashlib.sha256(data).digest()), value, len(data))
+        _store(_digest_key(kind, data), value, len(data))
 
 
 def _store(key: tuple, value: object, weight: int) -> None:
