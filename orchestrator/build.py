@@ -566,8 +566,9 @@ def _build_locked(out: Path, n: int, config: BuildConfig, workers: int, resume: 
                 need = n - settled()
                 tried = len(done)
                 drop_rate = min(0.75, (tried - len(accepted_indices())) / tried) if tried else EXPECTED_DROP_RATE
-                # more attempts than expected to be needed: those past the n-th accepted task are skipped
-                batch_size = math.ceil(need / (1 - drop_rate) * 1.25) + workers
+                expected = need / (1 - drop_rate)  # attempts this batch is expected to need
+                # more attempts than that: those past the n-th accepted task are skipped
+                batch_size = math.ceil(expected * 1.25) + workers
                 batch = []
                 while len(batch) < batch_size and next_index < max_attempts:
                     if next_index not in done:
@@ -591,7 +592,7 @@ def _build_locked(out: Path, n: int, config: BuildConfig, workers: int, resume: 
                          budget=budget, on_result=seen, group=lambda index: index // TASKS_PER_WORLD,
                          stop=breaker.tripped, wanted=wanted,
                          on_failure=lambda position, failure: seen(position, failed_attempt(batch[position], failure)),
-                         executor=where[0], ray_address=where[1], spread=math.ceil(need / (1 - drop_rate)))
+                         executor=where[0], ray_address=where[1], spread=math.ceil(expected))
                 if breaker.tripped():
                     if not breaker.recovered(on_pause):
                         raise EndpointDown(f"endpoint down: {len(accepted_indices(near=False))} of {n} task(s) done, "
