@@ -24,8 +24,9 @@ worker's collections then neither walk those objects nor copy the memory pages t
 With ``group``, a worker keeps to one group of jobs (a build's group is a world: its files are
 parsed once, by the worker that holds it); a worker with no pending job of its group within
 ``spread`` (the jobs a batch expects to need) starts a group no other worker holds whose first
-pending job lies within it. Past ``spread`` every worker takes the first pending job, so the last jobs needed are
-shared rather than one worker running ahead into jobs that turn out not to be needed.
+pending job lies within it. Past ``spread`` every worker takes the first pending job, so the last
+jobs needed are shared rather than one worker running ahead into jobs that turn out not to be
+needed.
 """
 
 from __future__ import annotations

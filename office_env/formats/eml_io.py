@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from functools import lru_cache
 from datetime import datetime
 from email import policy
 from email.header import decode_header, make_header
@@ -22,6 +21,7 @@ from email.headerregistry import HeaderRegistry
 from email.message import EmailMessage, Message
 from email.parser import BytesParser
 from email.utils import format_datetime, parsedate_to_datetime
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 

@@ -373,7 +373,8 @@ def _read_book(path: Path, label: str) -> BookView:
 
 
 def _view(title: str, values: dict[tuple[int, int], Any], extent: tuple[int, int]) -> SheetView:
-    return SheetView(title, _render(values, *extent), _filled(values) if extent[0] else {}, *_value_rows(values, *extent))
+    filled = _filled(values) if extent[0] else {}
+    return SheetView(title, _render(values, *extent), filled, *_value_rows(values, *extent))
 
 
 def _known_view(sheet: Worksheet) -> BookView | None:
