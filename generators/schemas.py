@@ -51,7 +51,7 @@ COMPUTED: dict[str, Any] = {
     "type": "array", "maxItems": 50,
     "items": {"type": "object",
               "properties": {"value": SCALAR, "op": {"enum": ["sum", "mean", "min", "max", "count", "difference",
-                                                              "product", "ratio", "percent", "round", "add_minutes",
+                                                              "product", "ratio", "percent", "round", "add_minutes", "minutes_between",
                                                               "argmax", "argmin", "rule"]},
                              "inputs": {"type": "array", "maxItems": 10_000, "items": SCALAR},
                              "rule": {"type": "string", "maxLength": 500}, "note": {"type": "string", "maxLength": 500},

@@ -127,6 +127,83 @@ def test_a_rule_must_be_stated_in_the_chat():
     assert not [p for p in trace_task(task, OFFICE).problems if p.startswith("computed")]
 
 
+def _slot_task(window_turn: str, day_turn: str = "Thursday works, one hour, the earliest we're both free",
+               corrected: str = "") -> dict:
+    """A meeting booked by a rule whose window is its own piece (m5), said in ``window_turn``."""
+    task = record(computed=[
+        {"value": 2455.75, "op": "sum", "inputs": ["1,200.50", "800", "455.25"]},
+        {"value": "2025-03-27 10:00:00", "op": "rule", "inputs": [], "given": ["m4", "m5"],
+         "rule": "one hour, on the hour within 10:00-16:00, the earliest when we are both free"}])
+    task["memory"] += [
+        {"id": "m4", "kind": "fact", "value": "Thursday", "cue": "meeting_day", "text": "the meeting is on Thursday"},
+        {"id": "m5", "kind": "fact", "value": "10:00-16:00", "cue": "time_window",
+         "text": "for the meeting, one hour, on the hour within 10:00-16:00, the earliest when we are both free",
+         **({"superseded": [corrected]} if corrected else {})}]
+    task["evaluation"].append({"function": "evaluate_calendar_event", "args": {
+        "username": "dana", "summary": "Regional total", "start": "2025-03-27 10:00:00"}})
+    turns = task["dialogue"][0]["turns"]
+    turns.append({"role": "user", "text": day_turn, "ts": "x", "evidence": ["m4"]})
+    if corrected:
+        turns.append({"role": "user", "text": f"keep it inside {corrected}, one hour", "ts": "x",
+                      "superseded": ["m5"]})
+    turns.append({"role": "user", "text": window_turn, "ts": "x", "evidence": ["m5"]})
+    return task
+
+
+def test_a_rules_times_and_length_must_be_said_where_its_pieces_are():
+    said = _slot_task("keep it inside 10:00-16:00, starting on the hour")
+    assert not [p for p in trace_task(said, OFFICE).problems if p.startswith("computed")]
+    # the window only in the memory's text, the chat giving the day alone: a hidden convention
+    unsaid = _slot_task("starting on the hour, please")
+    assert ("computed[1]: the rule's '10:00' is not said where its pieces (m4, m5) are said: a hidden convention"
+            in trace_task(unsaid, OFFICE).problems)
+    # 19:00 does not say 9:00, nor 110:00-16:00 say 10:00
+    nine = _slot_task("keep it inside 110:00-16:00")
+    assert any("the rule's '10:00'" in p for p in trace_task(nine, OFFICE).problems)
+    # the length: said as "an hour" is enough, missing is not
+    no_length = _slot_task("keep it inside 10:00-16:00", day_turn="Thursday works, the earliest we're both free")
+    assert any("the rule's 'one hour'" in p for p in trace_task(no_length, OFFICE).problems)
+    an_hour = _slot_task("keep it inside 10:00-16:00", day_turn="Thursday, an hour, as early as we can")
+    assert not [p for p in trace_task(an_hour, OFFICE).problems if p.startswith("computed")]
+
+
+def test_a_corrected_value_does_not_say_the_rules_times_but_keeps_its_length():
+    # the window's times said only with the value it corrects: not said
+    old_only = _slot_task("make it the other window", corrected="10:00-16:00")
+    assert any("the rule's '10:00'" in p for p in trace_task(old_only, OFFICE).problems)
+    # the length said with the corrected value still holds after the correction
+    task = _slot_task("make it 10:00-16:00 instead", day_turn="Thursday, the earliest we're both free",
+                      corrected="9:00-17:00")
+    assert not [p for p in trace_task(task, OFFICE).problems if p.startswith("computed")]
+
+
+def test_the_words_a_rule_makes_the_answer_say_must_be_said():
+    rule = "it is within budget when the budget covers the quote, else over budget"
+    task = record(computed=[{"value": 2455.75, "op": "sum", "inputs": ["1,200.50", "800", "455.25"]},
+                            {"value": "over budget", "op": "rule", "inputs": [], "given": ["m4"], "rule": rule}])
+    task["memory"].append({"id": "m4", "kind": "action", "value": "Travel in Q2", "cue": "budget_line",
+                           "text": f"check it against Travel in Q2; {rule}"})
+    task["evaluation"][0]["args"]["body_keywords"].append("over budget")
+    turns = task["dialogue"][0]["turns"]
+    turns.append({"role": "user", "text": "hold it against Travel in Q2", "ts": "x", "evidence": ["m4"]})
+    assert ("computed[1]: the rule's 'over budget' is not said where its pieces (m4) are said: a hidden convention"
+            in trace_task(task, OFFICE).problems)
+    turns[-1]["text"] = "hold it against Travel in Q2, and say within budget or over budget"
+    assert not [p for p in trace_task(task, OFFICE).problems if p.startswith("computed")]
+
+
+def test_a_length_found_by_chance_in_the_office_is_not_a_source():
+    task = record(computed=[{"value": 2455.75, "op": "sum", "inputs": ["1,200.50", "800", "455.25"]},
+                            {"value": "2025-03-26 23:20:00", "op": "add_minutes", "inputs": ["2025-03-26 10:00", "800"]}])
+    assert ("computed[1].inputs[1]: the length '800' is neither said in the chat nor computed (a hidden convention?)"
+            in trace_task(task, OFFICE).problems)
+    # the length of a meeting the calendar holds, computed from its start and end, is a source
+    task["computed"][1:] = [
+        {"value": 60, "op": "minutes_between", "inputs": ["2025-03-26 10:00:00", "2025-03-26 11:00:00"]},
+        {"value": "2025-03-26 12:00:00", "op": "add_minutes", "inputs": ["2025-03-26 11:00", "60"]}]
+    assert not [p for p in trace_task(task, OFFICE).problems if p.startswith("computed")]
+
+
 def test_an_output_pdf_named_after_a_said_document_is_derived():
     task = record()
     task["memory"].append({"id": "m4", "kind": "action", "text": "save it as recap.docx", "value": "recap.docx",

@@ -39,14 +39,14 @@ from office_env.evaluation.keywords import Haystack, normalize
 OUTPUT_CUES = frozenset({
     "output_file", "subject", "recipient", "requester", "meeting_time", "meeting_day", "meeting_title",
     "duration", "layout", "title", "new_figure", "reply_point", "attendee", "location", "deadline", "memo_point",
-    "agenda_point", "sheet_row",
+    "agenda_point", "sheet_row", "session_day", "time_window", "move_window", "start_time",
 })
 FILE_KEYS = ("file", "result_file", "input_file", "output_file")
 PERSON_KEYS = ("username", "sender", "recipient")
 KEYWORD_KEYS = ("keywords", "subject_keywords", "body_keywords")
 TIME_KEYS = ("start", "end")
 OPS = ("sum", "mean", "min", "max", "count", "difference", "product", "ratio", "percent", "round",
-       "add_minutes", "argmax", "argmin", "rule")
+       "add_minutes", "minutes_between", "argmax", "argmin", "rule")
 TOLERANCE = 0.005
 _ADDRESS_RE = re.compile(r"([A-Z][A-Za-z'.-]+(?: [A-Z][A-Za-z'.-]+){0,3})\s*<([A-Za-z0-9._%+-]+)@[^>\s]+>")
 _NUMBER_RE = re.compile(r"^-?\d+(?:\.\d+)?$")
@@ -226,6 +226,28 @@ def _said_in(value: Any, memory_value: str) -> bool:
     return when is not None and f"{when:%Y-%m-%d %H:%M}" in said
 
 
+_CLOCK_RE = re.compile(r"(?<![\d:])\d{1,2}:\d{2}(?!\d)")
+_RULE_NUMBER_RE = re.compile(r"(?<![\d:.,])\d+(?:\.\d+)?(?![\d:])")
+_LENGTH_RE = re.compile(r"\b(?:an|one) hour\b")
+
+
+def rule_specifics(rule: str) -> list[str]:
+    """What a rule fixes that an agent could not guess: its clock times (``10:00``), its numbers and
+    a stated length (``one hour``). Each must be said in the chat, where the pieces the
+    rule is ``given`` are said; the rest of a rule's wording is the family's to make plain."""
+    times = _CLOCK_RE.findall(rule)
+    numbers = _RULE_NUMBER_RE.findall(_CLOCK_RE.sub(" ", rule))
+    return [*times, *numbers, *(["one hour"] if _LENGTH_RE.search(rule.lower()) else [])]
+
+
+def says(text: str, specific: str) -> bool:
+    """``text`` (normalized) holds ``specific`` as a word of its own: ``9:00`` is not in ``19:00``;
+    ``one hour`` is also said as ``an hour``."""
+    if specific == "one hour":
+        return _LENGTH_RE.search(text) is not None
+    return re.search(rf"(?<![\w:]){re.escape(specific.lower())}(?![\w]|:\d)", text) is not None
+
+
 def office_values(criteria: list[dict[str, Any]], said: Iterable[str]) -> list[str]:
     """The values the criteria check that the history does not say (``said``: every specific it
     does, ``generators.dialogue_offline.task_values``): what the agent must find in the office or
@@ -259,6 +281,11 @@ def recompute(entry: dict[str, Any]) -> Any:
         if start is None or minutes is None:
             raise ValueError("add_minutes needs a time and a number of minutes")
         return (start + timedelta(minutes=minutes)).strftime("%Y-%m-%d %H:%M:%S")
+    if op == "minutes_between":  # the length of something the office holds (a meeting's start and end)
+        times = [_time(v) for v in inputs]
+        if len(times) != 2 or None in times:
+            raise ValueError("minutes_between needs two times")
+        return int((times[1] - times[0]).total_seconds() // 60)  # type: ignore[operator]
     if op == "count":
         return len(inputs)
     if op in ("argmax", "argmin"):  # inputs: label, number, label, number ...; a tie has no answer
@@ -309,6 +336,14 @@ class _Tracer:
         self.query = Haystack(str(record.get("query", "")))
         self.dialogue = normalize(" ".join(t.get("text", "") for s in record.get("dialogue", [])
                                            for t in s.get("turns", [])))
+        self.said_at: dict[str, list[str]] = {}  # memory id -> its evidence turns' text
+        self.said_before: dict[str, list[str]] = {}  # memory id -> the turns with a value it corrects
+        for session in record.get("dialogue", []):
+            for turn in session.get("turns", []):
+                for mid in turn.get("evidence") or ():
+                    self.said_at.setdefault(str(mid), []).append(normalize(str(turn.get("text", ""))))
+                for mid in turn.get("superseded") or ():
+                    self.said_before.setdefault(str(mid), []).append(normalize(str(turn.get("text", ""))))
         self.computed = [c for c in record.get("computed", []) if isinstance(c, dict)]
         self.used: set[str] = set()  # memory ids a leaf, an input or the oracle uses
         self.checked: set[str] = set()  # memory ids a criterion checks
@@ -352,8 +387,24 @@ class _Tracer:
                 self.problems.append(f"{where}: the rule {rule!r} it follows is not stated in any memory piece")
                 return False
             self.used.update(stated)
+            heard = [text for mid in given for text in self.said_at.get(mid, ())]
+            # a correction changes a piece's value, not the length said with the value it corrects
+            heard_before = [text for mid in given for text in self.said_before.get(mid, ())]
+            worded = str(entry.get("value", ""))
+            wording = ([worded] if _number(worded) is None and _time(worded) is None
+                       and normalize(worded) in normalize(rule) else [])  # the words the rule makes ("over budget")
+            for specific in [*rule_specifics(rule), *wording]:
+                if not any(says(text, specific) for text in heard + (heard_before if specific == "one hour" else [])):
+                    self.problems.append(f"{where}: the rule's {specific!r} is not said where its pieces "
+                                         f"({', '.join(given) or 'none given'}) are said: a hidden convention")
+                    return False
         for k, value in enumerate(entry.get("inputs", [])):
             source = self._plain_source(value, earlier=i)
+            if (entry.get("op") == "add_minutes" and k == 1 and source is not None
+                    and not source.startswith(("memory:", "computed:"))):
+                self.problems.append(f"{where}.inputs[1]: the length {str(value)[:20]!r} is neither said in the chat "
+                                     "nor computed (a hidden convention?)")
+                return False
             if source and source.startswith("memory:"):
                 self.inputs_said.setdefault(i, set()).add(source.split(":", 1)[1])
             if source and source.startswith("computed:"):
@@ -508,6 +559,23 @@ def _flat(value: Any) -> Iterable[Any]:
             yield from _flat(v)
     else:
         yield value
+
+
+def rule_specifics_said(record: dict[str, Any]) -> tuple[int, int]:
+    """(said, all): the times, numbers, lengths and words of every ``rule`` entry of ``record``'s
+    ``computed`` list, and how many of them its chat says anywhere -- a survey figure for a
+    dataset, looser than the trace (which wants them where the rule's pieces are said)."""
+    chat = normalize(" ".join(str(t.get("text", "")) for s in record.get("dialogue", []) for t in s.get("turns", [])))
+    said = total = 0
+    for entry in record.get("computed", []):
+        if not isinstance(entry, dict) or entry.get("op") != "rule":
+            continue
+        rule, value = str(entry.get("rule", "")), str(entry.get("value", ""))
+        words = [value] if _number(value) is None and _time(value) is None and normalize(value) in normalize(rule) else []
+        for specific in [*rule_specifics(rule), *words]:
+            total += 1
+            said += says(chat, specific)
+    return said, total
 
 
 def trace_task(record: dict[str, Any], office: OfficeText) -> Trace:

@@ -16,6 +16,7 @@ from generators.families.single_app import _out_name
 from generators.model import TaskDraft
 
 VERDICT_RULE = "it is within budget when the budget covers the quote, else over budget"
+VERDICT_WORDS = "within budget or over budget"
 _PERIOD_RE = re.compile(r"^(?:Q[1-4]|H[12]|FY ?\d{2,4}|(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*)"
                         r"(?: \d{4})?$")
 _QUOTE_RE = re.compile(r"quoted (\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)? (?:USD|EUR|GBP)")
@@ -54,6 +55,8 @@ def quote_vs_budget(inp: FamilyInput) -> TaskDraft | None:
     m2 = piece(2, "fact", f"check it against the budget for {said}; {VERDICT_RULE}", said, cue="budget_line",
                about=about, superseded=superseded, distractors=distractors)
     m3 = piece(3, "action", f"write the verdict into {stem(out)}", stem(out), cue="output_file", about=about, thread=2)
+    m4 = piece(4, "action", f"the verdict says {VERDICT_WORDS}, with the margin", VERDICT_WORDS, cue="verdict_words",
+               about=about)
 
     def content(value: str) -> str:
         name, _, when = value.rpartition(" in ")
@@ -76,7 +79,7 @@ def quote_vs_budget(inp: FamilyInput) -> TaskDraft | None:
                   f"Write the verdict and the margin into {out}."],
         evaluation=[{"function": "evaluate_contain",
                      "args": {"doc_type": "docx", "file": out, "keywords": [verdict, fmt(abs(margin))]}}],
-        memory=[m1, m2, m3],
+        memory=[m1, m2, m3, m4],
         query=inp.query(about=m1.about),
         oracle=plan("m2", said),
         baseline=[call("email_list_emails", user=inp.user),
@@ -84,7 +87,7 @@ def quote_vs_budget(inp: FamilyInput) -> TaskDraft | None:
         misreadings=misreadings_of([m2], plan),
         computed=[computed(abs(margin), "difference", [fmt(budget), fmt(quote)] if margin >= 0 else
                            [fmt(quote), fmt(budget)], given=("m2",), note=f"{period} budget of {line} against the quote"),
-                  computed(verdict, "rule", [], rule=VERDICT_RULE, given=("m2",))],
+                  computed(verdict, "rule", [], rule=VERDICT_RULE, given=("m2", "m4"))],
     )
 
 

@@ -17,8 +17,9 @@ from generators.families.base import (
 )
 from generators.families.sheet_work import MAX_LISTED, label_column
 from generators.families.single_app import (
-    P_CORRECT, P_DISTRACT, SLOT_RULE_MINE, _distinct, _out_name, free_slots_after, slot_rule,
+    P_CORRECT, P_DISTRACT, _distinct, _out_name, free_slots_after, slot_rule,
 )
+from generators.families.time_rules import choose_window, hour_piece, start_hour, window_piece, with_correction
 from generators.model import TaskDraft
 
 FMT_T = "%Y-%m-%d %H:%M:%S"
@@ -79,7 +80,7 @@ def invoice_due_reminder(inp: FamilyInput) -> TaskDraft | None:
         return None
     invoice = inp.rng.choice(invoices)
     who, name = person
-    hour = inp.rng.choice((9, 10, 14))
+    hour, said_first = start_hour(inp, (9, 10, 14))
     minutes = inp.rng.choice((15, 30))
     start = invoice["due"].replace(hour=hour)
     end = start + timedelta(minutes=minutes)
@@ -89,16 +90,17 @@ def invoice_due_reminder(inp: FamilyInput) -> TaskDraft | None:
     about = "the invoice reminder"
     m1 = piece(1, "fact", f"the invoice to watch is the one from {invoice['vendor']}", invoice["vendor"], cue="vendor",
                about=about, distractors=distractors)
-    m2 = piece(2, "action", f"put a reminder of {minutes} minutes in my calendar {rule}", f"{minutes} minutes",
-               cue="duration", about=about)
+    m2 = piece(2, "action", f"put a reminder of {minutes} minutes in my calendar on the day it falls due",
+               f"{minutes} minutes", cue="duration", about=about)
     m3 = piece(3, "fact", f"{name} in accounts needs the invoice number and amount by email", name, cue="recipient",
                about=about, thread=2)
+    m4 = hour_piece(4, hour, rule, "the due-date reminder", said_first)
 
-    def plan(vendor: str) -> list:
+    def plan(vendor: str, at: int = hour) -> list:
         inv = next((i for i in every if i["vendor"] == vendor), None)
         if inv is None:  # a supplier the office has no invoice from: nothing to book or send
             return [call("system_list_files", folder="data")]
-        s0 = inv["due"].replace(hour=hour)
+        s0 = inv["due"].replace(hour=at)
         return [call("pdf_read_file", file_path=inv["file"]),
                 call("calendar_create_event", user=inp.user, summary=f"Pay {inv['vendor']}", start=s0.strftime(FMT_T),
                      end=(s0 + timedelta(minutes=minutes)).strftime(FMT_T)),
@@ -119,12 +121,13 @@ def invoice_due_reminder(inp: FamilyInput) -> TaskDraft | None:
                     {"function": "evaluate_email_sent",
                      "args": {"sender": inp.user, "recipient": who,
                               "body_keywords": [invoice["number"], fmt(invoice["total"])]}}],
-        memory=[m1, m2, m3],
+        memory=[m1, m2, m3, m4],
         query=inp.query(about=m1.about),
         oracle=plan(invoice["vendor"]),
         baseline=[call("pdf_read_file", file_path=invoice["file"])],
-        misreadings=misreadings_of([m1], lambda mid, vendor: plan(vendor)),
-        computed=[computed(start.strftime(FMT_T), "rule", [], rule=rule, given=("m2",)),
+        misreadings=misreadings_of([m1, m4], lambda mid, value: plan(value) if mid == "m1" else
+                                   plan(invoice["vendor"], int(value.split(":")[0]))),
+        computed=[computed(start.strftime(FMT_T), "rule", [], rule=rule, given=("m1", "m4")),
                   computed(end.strftime(FMT_T), "add_minutes", [start.strftime(FMT_T), str(minutes)], given=("m2",))],
     )
 
@@ -244,10 +247,10 @@ def followup_session(inp: FamilyInput) -> TaskDraft | None:
     """Book a follow-up session in the first free hour of a day the chat gives, for the people whose
     score is under the mark the chat gives, and email a colleague the names and the time."""
     cal = calendar_of(inp.notes, inp.user)
-    slots = free_slots_after(cal, inp.now) if cal else []
+    choice = choose_window(inp, free_slots_after(cal, inp.now) if cal else [])
     options = [(t, label, c) for t in tables(inp.notes) for label in [label_column(t)] if label is not None
                for c in t.numeric_columns() if any(w in t.headers[c].lower() for w in ("final", "score", "grade"))]
-    if not slots or not options or not inp.colleagues:
+    if choice is None or not options or not inp.colleagues:
         return None
     table, label, c = inp.rng.choice(options)
     values = table.column(c)
@@ -256,12 +259,11 @@ def followup_session(inp: FamilyInput) -> TaskDraft | None:
         return None
     mark = inp.rng.choice(marks)
     names = [r[label] for r, v in zip(table.rows, values) if v < mark]
-    firsts: dict[str, tuple[datetime, datetime]] = {}
-    for slot in sorted(slots):
-        firsts.setdefault(f"{slot[0]:%A}", slot)
-    day = inp.rng.choice(sorted(firsts))
-    start, end = firsts[day]
-    rule = slot_rule(SLOT_RULE_MINE, start, inp.now)
+    when = inp.rng.choice(choice.days())
+    day = f"{when:%A}"
+    choice = with_correction(inp, choice, when)
+    start, end = choice.slot(when)  # type: ignore[misc]
+    rule = slot_rule(choice)
     who, name = inp.rng.choice(inp.colleagues)
     title = inp.rng.choice(("Refresher session", "Practice catch-up", "Extra training hour"))
     lower = [m for m in marks if m < mark and sum(v < m for v in values) < len(names)]
@@ -272,40 +274,46 @@ def followup_session(inp: FamilyInput) -> TaskDraft | None:
     about = "the follow-up session"
     m1 = piece(1, "fact", f"everyone under {mark} needs the follow-up session", str(mark), cue="threshold",
                about=about, superseded=superseded, distractors=distractors)
-    m2 = piece(2, "fact", f"the session goes on {day}, {rule}", day, cue="meeting_day", about=about)
+    m2 = piece(2, "fact", f"the session goes on {day}, in my first free hour", day, cue="session_day", about=about)
     m3 = piece(3, "action", f"call the session {title}", title, cue="meeting_title", about=about)
     m4 = piece(4, "fact", f"{name} organises it and needs the names and the time by email", name, cue="recipient",
                about=about, thread=2)
     m5 = piece(5, "fact", f"the results are in {stem(table.file)}", stem(table.file), cue="source_file", about=about)
+    m6 = window_piece(6, choice, rule, about)
 
-    def plan(cut: str) -> list:
+    def plan(mid: str, value: str) -> list:
+        cut = value if mid == "m1" else str(mark)
         listed = [r[label] for r, v in zip(table.rows, values) if v < float(cut)]
-        return [call("excel_read_file", file_path=table.file), call("calendar_list_events", user=inp.user),
-                booking(inp.user, title, start, end),
+        steps = [call("excel_read_file", file_path=table.file), call("calendar_list_events", user=inp.user)]
+        slot = choice.slot(when, value) if mid == "m6" else (start, end)
+        if slot is None:  # nothing free in that window: an agent that kept it books nothing
+            return steps
+        s0, e0 = slot
+        return [*steps, booking(inp.user, title, s0, e0),
                 call("email_send_email", sender=inp.user, recipient=who, subject=title,
-                     content=letter(name, f"The {title.lower()} is on {start:%Y-%m-%d} at {start:%H:%M}. "
+                     content=letter(name, f"The {title.lower()} is on {s0:%Y-%m-%d} at {s0:%H:%M}. "
                                           f"Attending: {join_and(listed)}.", inp.user_name))]
 
     return TaskDraft(
         family="followup_session", apps=["excel", "calendar", "email"], difficulty="hard",
         description=f"From {table.file}, list everyone whose {table.headers[c]} is under {mark} ({join_and(names)}); book "
-                    f"'{title}' on {start:%Y-%m-%d} in {possessive(inp.user_name)} first free whole hour "
-                    f"({start:%H:%M}-{end:%H:%M}); email {name} ({who}) the names and the start time.",
+                    f"'{title}' on {start:%Y-%m-%d} in {possessive(inp.user_name)} first free whole hour between "
+                    f"{choice.window[0]}:00 and {choice.window[1]}:00 ({start:%H:%M}-{end:%H:%M}); email {name} ({who}) the names and the start time.",
         intent=inp.intent(),
         subtasks=[f"Read {table.file} and list who is under the mark.", "Book the session in the first free hour.",
                   f"Email {name} the names and the time."],
         evaluation=[event_check(inp.user, title, start, end),
                     {"function": "evaluate_email_sent",
                      "args": {"sender": inp.user, "recipient": who, "body_keywords": [*names, f"{start:%H:%M}"]}}],
-        memory=[m1, m2, m3, m4, m5],
+        memory=[m1, m2, m3, m4, m5, m6],
         query=inp.query(about=m1.about),
-        oracle=plan(str(mark)),
+        oracle=plan("m1", str(mark)),
         baseline=[call("excel_read_file", file_path=table.file), call("calendar_list_events", user=inp.user)],
-        misreadings=misreadings_of([m1], lambda mid, cut: plan(cut)),
+        misreadings=misreadings_of([m1, m6], plan),
         computed=[computed(len(names), "count", names, given=("m1",)),
-                  computed(start.strftime(FMT_T), "rule", [], rule=rule, given=("m2",)),
-                  computed(end.strftime(FMT_T), "rule", [], rule=rule, given=("m2",)),
-                  computed(f"{start:%H:%M}", "rule", [], rule=rule, given=("m2",))],
+                  computed(start.strftime(FMT_T), "rule", [], rule=rule, given=("m2", "m6")),
+                  computed(end.strftime(FMT_T), "rule", [], rule=rule, given=("m2", "m6")),
+                  computed(f"{start:%H:%M}", "rule", [], rule=rule, given=("m2", "m6"))],
     )
 
 
@@ -477,7 +485,7 @@ def contract_notice_reminder(inp: FamilyInput) -> TaskDraft | None:
         return None
     agreement, deadline = inp.rng.choice(found)
     who, name = person
-    hour = inp.rng.choice((9, 10, 11, 14))
+    hour, said_first = start_hour(inp, (9, 10, 11, 14))
     minutes = inp.rng.choice((15, 30))
     start = deadline.replace(hour=hour)
     end = start + timedelta(minutes=minutes)
@@ -487,13 +495,19 @@ def contract_notice_reminder(inp: FamilyInput) -> TaskDraft | None:
     about = "the renewal reminder"
     m1 = piece(1, "fact", f"the agreement to watch is the one with {agreement['vendor']}", agreement["vendor"],
                cue="vendor", about=about)
-    m2 = piece(2, "action", f"book {minutes} minutes called {title} {rule}", title, cue="meeting_title", about=about)
+    m2 = piece(2, "action", f"book a reminder called {title} on the last weekday we can still give notice", title,
+               cue="meeting_title", about=about)
     m3 = piece(3, "action", f"tell {name} the end date and the notice deadline", name, cue="recipient", about=about,
                thread=2)
+    m4 = hour_piece(4, hour, rule, "the reminder on the last weekday we can give notice", said_first)
+    m5 = piece(5, "fact", f"the renewal reminder takes {minutes} minutes", f"{minutes} minutes", cue="duration",
+               about=about)
     subject = f"{agreement['vendor']} agreement"
 
-    def plan(summary: str) -> list:
-        return [call("pdf_read_file", file_path=agreement["file"]), booking(inp.user, summary, start, end),
+    def plan(summary: str, at: int = hour) -> list:
+        s0 = start.replace(hour=at)
+        return [call("pdf_read_file", file_path=agreement["file"]),
+                booking(inp.user, summary, s0, s0 + timedelta(minutes=minutes)),
                 call("email_send_email", sender=inp.user, recipient=who, subject=subject,
                      content=letter(name, f"The {agreement['vendor']} agreement ends on {agreement['end']:%Y-%m-%d}; "
                                           f"notice must be given by {deadline:%Y-%m-%d}.", inp.user_name))]
@@ -511,7 +525,7 @@ def contract_notice_reminder(inp: FamilyInput) -> TaskDraft | None:
                     {"function": "evaluate_email_sent",
                      "args": {"sender": inp.user, "recipient": who,
                               "body_keywords": [f"{agreement['end']:%Y-%m-%d}", f"{deadline:%Y-%m-%d}"]}}],
-        memory=[m1, m2, m3],
+        memory=[m1, m2, m3, m4, m5],
         query=inp.query(about=m1.about),
         oracle=plan(title),
         # the intent alone: a reminder on the end date itself, told to the first colleague
@@ -520,10 +534,10 @@ def contract_notice_reminder(inp: FamilyInput) -> TaskDraft | None:
                           agreement["end"].replace(hour=9, minute=30)),
                   call("email_send_email", sender=inp.user, recipient=inp.colleagues[0][0], subject="Contract",
                        content=f"The agreement ends on {agreement['end']:%Y-%m-%d}.")],
-        misreadings=[],
-        computed=[computed(start.strftime(FMT_T), "rule", [], rule=rule, given=("m2",)),
-                  computed(end.strftime(FMT_T), "add_minutes", [start.strftime(FMT_T), str(minutes)], given=("m2",)),
-                  computed(f"{deadline:%Y-%m-%d}", "rule", [], rule=rule, given=("m2",))],
+        misreadings=misreadings_of([m4], lambda mid, value: plan(title, int(value.split(":")[0]))),
+        computed=[computed(start.strftime(FMT_T), "rule", [], rule=rule, given=("m1", "m4")),
+                  computed(end.strftime(FMT_T), "add_minutes", [start.strftime(FMT_T), str(minutes)], given=("m5",)),
+                  computed(f"{deadline:%Y-%m-%d}", "rule", [], rule=rule, given=("m1", "m4"))],
     )
 
 

@@ -17,6 +17,7 @@ from generators.families.base import (
     misreadings_of, near, number, piece, stem,
 )
 from generators.families.single_app import MEETING_TITLES, P_CORRECT, P_DISTRACT, _distinct, _out_name
+from generators.families.time_rules import hour_piece, start_hour
 from generators.model import TaskDraft
 
 FMT_T = "%Y-%m-%d %H:%M:%S"
@@ -346,23 +347,26 @@ def welcome_session(inp: FamilyInput) -> TaskDraft | None:
     if not found:
         return None
     message, role, day = inp.rng.choice(found)
-    hour = inp.rng.choice((9, 10, 11, 14))
+    hour, said_first = start_hour(inp, (9, 10, 11, 14))
     minutes = inp.rng.choice((30, 45, 60))
     start = day.replace(hour=hour)
     end = start + timedelta(minutes=minutes)
     title = inp.rng.choice(("New starter intro", "First-day walkthrough", "Induction hour"))
     rule = f"at {hour}:00 on their first day"
     about = "the welcome session"
-    m1 = piece(1, "action", f"book the welcome session for the new {role} {rule}", role, cue="attendee", about=about)
+    m1 = piece(1, "action", f"book the welcome session for the new {role} on their first day", role, cue="new_starter",
+               about=about)
     m2 = piece(2, "fact", f"the welcome session lasts {minutes} minutes", f"{minutes} minutes", cue="duration",
                about=about)
     m3 = piece(3, "action", f"call it {title}", title, cue="meeting_title", about=about,
                distractors=_other_titles(inp, title, "the {} is a different meeting, already booked"))
+    m4 = hour_piece(4, hour, rule, "the first-day welcome session", said_first)
 
     def plan(mid: str, value: str) -> list:
         summary = value if mid == "m3" else title
+        s0 = start.replace(hour=int(value.split(":")[0])) if mid == "m4" else start
         return [call("email_list_emails", user=inp.user), call("email_read_email", user=inp.user, email_id=message["id"]),
-                booking(inp.user, summary, start, end)]
+                booking(inp.user, summary, s0, s0 + timedelta(minutes=minutes))]
 
     return TaskDraft(
         family="welcome_session", apps=["email", "calendar"], difficulty="medium",
@@ -371,12 +375,12 @@ def welcome_session(inp: FamilyInput) -> TaskDraft | None:
         intent=inp.intent(),
         subtasks=["Find the new starter's first day in the mail.", "Book the welcome session then."],
         evaluation=[event_check(inp.user, title, start, end)],
-        memory=[m1, m2, m3],
+        memory=[m1, m2, m3, m4],
         query=inp.query(about=m1.about),
         oracle=plan("", ""),
         baseline=[call("email_list_emails", user=inp.user)],
-        misreadings=misreadings_of([m3], plan),
-        computed=[computed(start.strftime(FMT_T), "rule", [], rule=rule, given=("m1",)),
+        misreadings=misreadings_of([m3, m4], plan),
+        computed=[computed(start.strftime(FMT_T), "rule", [], rule=rule, given=("m1", "m4")),
                   computed(end.strftime(FMT_T), "add_minutes", [start.strftime(FMT_T), str(minutes)], given=("m2",))],
     )
 
@@ -500,7 +504,7 @@ def milestone_to_calendar(inp: FamilyInput) -> TaskDraft | None:
     if not found:
         return None
     doc, project, day = inp.rng.choice(found)
-    hour = inp.rng.choice((9, 11, 15))
+    hour, said_first = start_hour(inp, (9, 11, 15))
     minutes = inp.rng.choice((15, 30))
     start = day.replace(hour=hour)
     end = start + timedelta(minutes=minutes)
@@ -514,12 +518,13 @@ def milestone_to_calendar(inp: FamilyInput) -> TaskDraft | None:
         distractors = (near(stem(other["file"]), f"{stem(other['file'])} is about another project"),)
     m1 = piece(1, "fact", f"the milestone date is in {stem(doc['file'])}", stem(doc["file"]), cue="document",
                about=about, distractors=distractors)
-    m2 = piece(2, "action", f"block {minutes} minutes for it in my calendar {rule}", f"{minutes} minutes",
-               cue="duration", about=about)
+    m2 = piece(2, "action", f"block {minutes} minutes for it in my calendar on the milestone day",
+               f"{minutes} minutes", cue="duration", about=about)
+    m3 = hour_piece(3, hour, rule, about, said_first)
 
     def plan(mid: str, value: str) -> list:
         d, p, dd = next(f for f in found if stem(f[0]["file"]) == value) if mid == "m1" else (doc, project, day)
-        s0 = dd.replace(hour=hour)
+        s0 = dd.replace(hour=int(value.split(":")[0]) if mid == "m3" else hour)
         return [call("word_read_file", file_path=d["file"]),
                 call("calendar_create_event", user=inp.user, summary=f"{p} milestone", start=s0.strftime(FMT_T),
                      end=(s0 + timedelta(minutes=minutes)).strftime(FMT_T))]
@@ -531,12 +536,12 @@ def milestone_to_calendar(inp: FamilyInput) -> TaskDraft | None:
         intent=inp.intent(),
         subtasks=[f"Read {doc['file']} for the milestone date.", "Book the reminder then."],
         evaluation=[event_check(inp.user, [project], start, end)],
-        memory=[m1, m2],
+        memory=[m1, m2, m3],
         query=inp.query(about=m1.about),
         oracle=plan("", ""),
         baseline=[call("calendar_list_events", user=inp.user)],
-        misreadings=misreadings_of([m1], plan),
-        computed=[computed(start.strftime(FMT_T), "rule", [], rule=rule, given=("m2",)),
+        misreadings=misreadings_of([m1, m3], plan),
+        computed=[computed(start.strftime(FMT_T), "rule", [], rule=rule, given=("m1", "m3")),
                   computed(end.strftime(FMT_T), "add_minutes", [start.strftime(FMT_T), str(minutes)], given=("m2",))],
     )
 

@@ -13,11 +13,11 @@ from generators.families.single_app import (
     MEETING_TITLES, MEMO_TOPICS, P_CORRECT, P_DISTRACT, _distinct, _label_for, _out_name, free_slots_after,
     meeting_dynamics, slot_rule,
 )
+from generators.families.time_rules import choose_window, window_piece, with_correction
 from generators.model import TaskDraft
 
 SUBJECTS = ("Quick numbers", "Figures you asked for", "Follow-up", "For your review", "Heads-up", "Numbers for Friday")
 FMT_T = "%Y-%m-%d %H:%M:%S"
-SLOT_RULE = "the earliest whole hour, on the hour between 9:00 and 17:00, when we are both free"
 
 
 def _colleague(inp: FamilyInput) -> tuple[str, str]:
@@ -231,15 +231,18 @@ def common_slot(inp: FamilyInput) -> TaskDraft | None:
     common = sorted(s for s in free_slots_after(mine, inp.now) if s in theirs)
     if not common:
         return None
-    days = sorted({s[0].date() for s in common})
-    day = inp.rng.choice(days)
-    start, end = next(s for s in common if s[0].date() == day)
+    choice = choose_window(inp, common)
+    if choice is None:
+        return None
+    day = inp.rng.choice(choice.days())
+    choice = with_correction(inp, choice, day)
+    start, end = choice.slot(day)  # type: ignore[misc]
     title = inp.rng.choice(MEETING_TITLES)
     day_text = _day_text(day)
-    rule = slot_rule(SLOT_RULE, start, inp.now)
-    firsts = {_day_text(d): next(s for s in common if s[0].date() == d) for d in days}
+    rule = slot_rule(choice, "both")
+    by_day = {_day_text(d): d for d in choice.days()}
     superseded: tuple[str, ...] = ()
-    earlier = [t for t in firsts if _distinct(t, day_text)]
+    earlier = [t for t in by_day if _distinct(t, day_text)]
     if earlier and chance(inp, P_CORRECT):
         superseded = (inp.rng.choice(earlier),)
     distractors = ()
@@ -250,31 +253,36 @@ def common_slot(inp: FamilyInput) -> TaskDraft | None:
     about = inp.rng.choice(_SLOT_ABOUTS)
     m1 = piece(1, "action", f"I need an hour for a {title}", title, cue="meeting_title",
                about=about, distractors=distractors)
-    m2 = piece(2, "fact", f"that meeting should be on {day_text}, {rule}",
+    m2 = piece(2, "fact", f"that meeting should be on {day_text}, as early as we are both free",
                day_text, cue="meeting_day", about=about, superseded=superseded)
-
     m3 = piece(3, "fact", f"the meeting is with {name}, who should get the time by email", name, cue="attendee",
                about=about, thread=2)
+    m4 = window_piece(4, choice, rule, about)
 
     def plan(mid: str, value: str) -> list:
-        summary, (s0, e0) = (value, (start, end)) if mid == "m1" else (title, firsts[value])
-        return [call("calendar_list_events", user=inp.user), call("calendar_list_events", user=who),
-                booking(inp.user, summary, s0, e0),
+        summary = value if mid == "m1" else title
+        slot = choice.slot(by_day[value]) if mid == "m2" else choice.slot(day, value) if mid == "m4" else (start, end)
+        steps = [call("calendar_list_events", user=inp.user), call("calendar_list_events", user=who)]
+        if slot is None:  # nothing both are free for in that window: an agent that kept it books nothing
+            return steps
+        s0, e0 = slot
+        return [*steps, booking(inp.user, summary, s0, e0),
                 call("email_send_email", sender=inp.user, recipient=who, subject=summary,
                      content=f"{summary} is booked for {s0:%Y-%m-%d %H:%M}-{e0:%H:%M}.")]
 
     return TaskDraft(
         family="common_slot", apps=["calendar", "email"], difficulty="hard",
-        description=f"Find the earliest hour on {day:%Y-%m-%d} when both {inp.user_name} ({inp.user}) and {name} "
-                    f"({who}) are free, add '{title}' to {possessive(inp.user_name)} calendar then, and email "
-                    f"{name} the time.",
+        description=f"Find the earliest whole hour on {day:%Y-%m-%d} between {choice.window[0]}:00 and "
+                    f"{choice.window[1]}:00 when both {inp.user_name} ({inp.user}) and {name} ({who}) are free, add "
+                    f"'{title}' to {possessive(inp.user_name)} calendar then, and email {name} the time.",
         intent=inp.intent(),
-        subtasks=["Check both calendars on that day.", "Book the earliest common free hour.", f"Email {name} the time."],
+        subtasks=["Check both calendars on that day.", "Book the earliest common free hour within the window.",
+                  f"Email {name} the time."],
         evaluation=[event_check(inp.user, title, start, end),
                     {"function": "evaluate_calendar_no_overlap", "args": {"username": inp.user}},
                     {"function": "evaluate_email_sent",
                      "args": {"sender": inp.user, "recipient": who, "body_keywords": [title, f"{start:%H:%M}"]}}],
-        memory=[m1, m2, m3],
+        memory=[m1, m2, m3, m4],
         query=inp.query(about=m1.about),
         oracle=plan("m1", title),
         # the intent alone: the first common hour, a plain title, the likeliest colleague
@@ -283,15 +291,11 @@ def common_slot(inp: FamilyInput) -> TaskDraft | None:
                        end=common[0][1].strftime(FMT_T)),
                   call("email_send_email", sender=inp.user, recipient=inp.colleagues[0][0], subject="Meeting",
                        content=f"Booked for {common[0][0]:%Y-%m-%d %H:%M}.")],
-        misreadings=misreadings_of([m1, m2], plan),
-        computed=[computed(start.strftime(FMT_T), "rule", [], rule=rule, given=("m2",)),
-                  computed(end.strftime(FMT_T), "rule", [], rule=rule, given=("m2",)),
-                  computed(f"{start:%H:%M}", "rule", [], rule=rule, given=("m2",))],
+        misreadings=misreadings_of([m1, m2, m4], plan),
+        computed=[computed(start.strftime(FMT_T), "rule", [], rule=rule, given=("m2", "m4")),
+                  computed(end.strftime(FMT_T), "rule", [], rule=rule, given=("m2", "m4")),
+                  computed(f"{start:%H:%M}", "rule", [], rule=rule, given=("m2", "m4"))],
     )
-
-
-MOVE_RULE = ("the earliest whole hour that day, on the hour between 9:00 and 17:00, when we are both free, "
-             "keeping its length")
 
 
 def _shared_meetings(inp: FamilyInput, mine: dict) -> list[tuple[str, str, dict]]:
@@ -329,19 +333,17 @@ def move_shared_meeting(inp: FamilyInput) -> TaskDraft | None:
     # the intent alone moves the next shared meeting to the first hour both are free: never the answer
     earliest = min(s for s in free_slots_after(mine, inp.now) if s in theirs)
     guessed = earliest[0].date() if title == shared[0][2]["summary"] else None
-    firsts = {}
-    for slot in common:
-        if slot[0].date() != guessed:
-            firsts.setdefault(slot[0].date(), slot[0])
-    if not firsts:
+    choice = choose_window(inp, [s for s in common if s[0].date() != guessed])
+    if choice is None:
         return None
-    day = inp.rng.choice(sorted(firsts))
-    start = firsts[day]
+    day = inp.rng.choice(choice.days())
+    choice = with_correction(inp, choice, day)
+    start = choice.slot(day)[0]  # type: ignore[index]
     end = start + length
     minutes = int(length.total_seconds() // 60)
     day_text = _day_text(day)
     superseded: tuple[str, ...] = ()
-    earlier = [_day_text(d) for d in firsts if _distinct(_day_text(d), day_text)]
+    earlier = [_day_text(d) for d in choice.days() if _distinct(_day_text(d), day_text)]
     if earlier and chance(inp, P_CORRECT):
         superseded = (inp.rng.choice(earlier),)
     distractors = ()
@@ -351,13 +353,15 @@ def move_shared_meeting(inp: FamilyInput) -> TaskDraft | None:
         other = inp.rng.choice(others)
         distractors = (near(other, f"the {other} stays where it is, that one is fine"),)
     about = "the meeting I have to move"
-    rule = slot_rule(MOVE_RULE, start, inp.now)
+    rule = f"on the hour within {choice.text}, the earliest that day when we are both free, keeping its length"
     m1 = piece(1, "fact", f"I can't make the {title} on {_day_text(old.date())}, it has to move", title,
                cue="move_title", about=about, distractors=distractors)
-    m2 = piece(2, "action", f"move it to {day_text}, {rule}", day_text, cue="move_day", about=about,
+    m2 = piece(2, "action", f"move it to {day_text}, as early as we are both free, same length", day_text,
+               cue="move_day", about=about,
                superseded=superseded)
     m3 = piece(3, "action", f"let {name} know the new time by email", name, cue="attendee", about=about, thread=2)
-    by_day = {_day_text(d): firsts[d] for d in firsts}
+    m4 = window_piece(4, choice, rule, about, one_hour=False)
+    by_day = {_day_text(d): d for d in choice.days()}
     by_title = {e["summary"]: (w, e) for w, _, e in shared}
 
     def plan(mid: str, value: str) -> list | None:
@@ -369,8 +373,11 @@ def move_shared_meeting(inp: FamilyInput) -> TaskDraft | None:
             summary, was = value, moved["start_t"]
             if s0.date() == was.date():
                 return None
-        elif mid == "m2":
-            s0 = by_day[value]
+        elif mid in ("m2", "m4"):
+            slot = choice.slot(by_day[value]) if mid == "m2" else choice.slot(day, value)
+            if slot is None:  # nothing both are free for in that window: an agent that kept it moves nothing
+                return [call("calendar_list_events", user=inp.user), call("calendar_list_events", user=to)]
+            s0 = slot[0]
         return [call("calendar_list_events", user=inp.user), call("calendar_list_events", user=to),
                 call("calendar_delete_event", user=inp.user, summary=summary),
                 booking(inp.user, summary, s0, s0 + length),
@@ -381,7 +388,8 @@ def move_shared_meeting(inp: FamilyInput) -> TaskDraft | None:
     return TaskDraft(
         family="move_shared_meeting", apps=["calendar", "email"], difficulty="hard",
         description=f"Move '{title}' ({old:%Y-%m-%d %H:%M}) in {possessive(inp.user_name)} calendar ({inp.user}) to "
-                    f"{day:%Y-%m-%d} at the earliest whole hour when both {inp.user_name} and {name} ({who}) are free, "
+                    f"{day:%Y-%m-%d} at the earliest whole hour between {choice.window[0]}:00 and {choice.window[1]}:00 "
+                    f"when both {inp.user_name} and {name} ({who}) are free, "
                     f"keeping its {minutes} minutes, remove it from its old time, and email {name} the new time.",
         intent=inp.intent(),
         subtasks=[f"Find the {title} in both calendars.", f"Find the earliest common free hour on {day:%Y-%m-%d}.",
@@ -392,7 +400,7 @@ def move_shared_meeting(inp: FamilyInput) -> TaskDraft | None:
                     {"function": "evaluate_calendar_no_overlap", "args": {"username": inp.user}},
                     {"function": "evaluate_email_sent",
                      "args": {"sender": inp.user, "recipient": who, "body_keywords": [f"{start:%H:%M}"]}}],
-        memory=[m1, m2, m3],
+        memory=[m1, m2, m3, m4],
         query=inp.query(about=m1.about),
         oracle=plan("m1", title),
         # the intent alone: the next shared meeting, moved to the first hour both are free
@@ -402,10 +410,12 @@ def move_shared_meeting(inp: FamilyInput) -> TaskDraft | None:
                           earliest[0] + (shared[0][2]["end_t"] - shared[0][2]["start_t"])),
                   call("email_send_email", sender=inp.user, recipient=shared[0][0], subject="Moved",
                        content=f"Moved to {earliest[0]:%Y-%m-%d %H:%M}.")],
-        misreadings=misreadings_of([m1, m2], plan),
-        computed=[computed(start.strftime(FMT_T), "rule", [], rule=rule, given=("m2",)),
+        misreadings=misreadings_of([m1, m2, m4], plan),
+        computed=[computed(minutes, "minutes_between", [old.strftime(FMT_T), event["end_t"].strftime(FMT_T)],
+                           given=("m1",), note=f"the length of the {title} in the calendar"),
+                  computed(start.strftime(FMT_T), "rule", [], rule=rule, given=("m2", "m4")),
                   computed(end.strftime(FMT_T), "add_minutes", [start.strftime(FMT_T), str(minutes)], given=("m2",)),
-                  computed(f"{start:%H:%M}", "rule", [], rule=rule, given=("m2",))],
+                  computed(f"{start:%H:%M}", "rule", [], rule=rule, given=("m2", "m4"))],
     )
 
 

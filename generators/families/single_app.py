@@ -8,6 +8,7 @@ from generators.families.base import (
     FamilyInput, additive, booking, calendar_of, call, chance, column_sum, computed, docs, event_check, extreme,
     facts_in, family, fmt, inbox_of, invoice_facts, misreadings_of, near, pick_column, piece, stem,
 )
+from generators.families.time_rules import SlotChoice, choose_window, window_piece, with_correction
 from generators.english import join_and
 from generators.model import TaskDraft
 
@@ -20,6 +21,7 @@ MEMO_TOPICS = (
 )
 MEETING_TITLES = ("Vendor review", "Budget check-in", "Hiring sync", "Roadmap planning", "Client prep",
                   "Design critique", "Quarterly forecast", "Training debrief", "Contract walkthrough")
+FMT_T = "%Y-%m-%d %H:%M:%S"
 FILE_WORDS = ("notes", "summary", "brief", "update", "recap", "plan")
 
 
@@ -310,12 +312,6 @@ def earliest_start(now: datetime) -> datetime:
     return (now + timedelta(hours=1)).replace(minute=0, second=0, microsecond=0) + timedelta(hours=1)
 
 
-def slot_rule(rule: str, start: datetime, now: datetime) -> str:
-    """The slot rule as the chat states it: for a slot today, the earliest start allowed is said,
-    not assumed."""
-    return f"{rule}, from {earliest_start(now):%H:%M} on" if start.date() == now.date() else rule
-
-
 def free_slots_after(cal: dict, now: datetime) -> list[tuple[datetime, datetime]]:
     slots = []
     for slot in cal.get("free_slots", []):
@@ -350,7 +346,10 @@ def meeting_dynamics(inp: FamilyInput, slots: list[tuple[datetime, datetime]], s
     return when, spans, superseded, distractors
 
 
-SLOT_RULE_MINE = "in my first free whole hour, on the hour between 9:00 and 17:00"
+def slot_rule(choice: SlotChoice, whose: str = "mine") -> str:
+    """The rule a booked slot follows, in words that name the window the chat gives."""
+    who = "my first free one" if whose == "mine" else "the earliest when we are both free"
+    return f"one hour, on the hour within {choice.text}, {who}"
 
 
 def _day_text(day) -> str:
@@ -359,53 +358,57 @@ def _day_text(day) -> str:
 
 @family("schedule_meeting", ("calendar",), "medium")
 def schedule_meeting(inp: FamilyInput) -> TaskDraft | None:
-    """Book a meeting in the first free hour of a day said in the chat: the time comes from the
-    calendar, the day and the rule from the chat."""
+    """Book a meeting in the first free hour of a day said in the chat, within the office hours said
+    in the chat: the time comes from the calendar, the day and the window from the chat."""
     cal = calendar_of(inp.notes, inp.user)
-    slots = free_slots_after(cal, inp.now) if cal else []
-    if not slots:
+    choice = choose_window(inp, free_slots_after(cal, inp.now) if cal else [])
+    if choice is None:
         return None
-    firsts = {}
-    for slot in sorted(slots):
-        firsts.setdefault(_day_text(slot[0].date()), slot)
-    day_text = inp.rng.choice(sorted(firsts))
-    start, end = firsts[day_text]
-    rule = slot_rule(SLOT_RULE_MINE, start, inp.now)
+    days = {_day_text(d): d for d in choice.days()}
+    day_text = inp.rng.choice(sorted(days))
+    day = days[day_text]
+    choice = with_correction(inp, choice, day)
+    start, end = choice.slot(day)  # type: ignore[misc]
+    rule = slot_rule(choice)
     title = inp.rng.choice(MEETING_TITLES)
-    fmt_t = "%Y-%m-%d %H:%M:%S"
     superseded: tuple[str, ...] = ()
-    earlier = [d for d in firsts if _distinct(d, day_text)]
+    earlier = [d for d in days if _distinct(d, day_text)]
     if earlier and chance(inp, P_CORRECT):
         superseded = (inp.rng.choice(earlier),)
     distractors = ()
     if chance(inp, P_DISTRACT):
         other = inp.rng.choice([t for t in MEETING_TITLES if _distinct(t, title)])
         distractors = (near(other, f"the {other} is a different meeting, and it is already in the diary"),)
+    about = "the new meeting"
     m1 = piece(1, "fact", f"there will be a meeting called {title}", title, cue="meeting_title",
-               about="the new meeting", distractors=distractors)
-    m2 = piece(2, "fact", f"the new meeting goes on {day_text}, {rule}", day_text, cue="meeting_day",
-               about="the new meeting", superseded=superseded)
+               about=about, distractors=distractors)
+    m2 = piece(2, "fact", f"the new meeting goes on {day_text}", day_text, cue="session_day",
+               about=about, superseded=superseded)
+    m3 = window_piece(3, choice, rule, about)
 
-    def plan(mid: str, value: str) -> list:
-        summary, (s0, e0) = (value, (start, end)) if mid == "m1" else (title, firsts[value])
-        return [call("calendar_list_events", user=inp.user),
-                booking(inp.user, summary, s0, e0)]
+    def plan(mid: str, value: str) -> list | None:
+        summary = value if mid == "m1" else title
+        slot = choice.slot(days[value]) if mid == "m2" else choice.slot(day, value) if mid == "m3" else (start, end)
+        if slot is None:  # nothing free in that window: an agent that kept it books nothing
+            return [call("calendar_list_events", user=inp.user)]
+        return [call("calendar_list_events", user=inp.user), booking(inp.user, summary, *slot)]
 
     return TaskDraft(
         family="schedule_meeting", apps=["calendar"], difficulty="medium",
         description=f"Add '{title}' to {inp.user}'s calendar on {start:%Y-%m-%d} in the first free whole hour between "
-                    f"9:00 and 17:00 (that is {start:%H:%M}-{end:%H:%M}), without overlapping other events.",
+                    f"{choice.window[0]}:00 and {choice.window[1]}:00 (that is {start:%H:%M}-{end:%H:%M}), without "
+                    "overlapping other events.",
         intent=inp.intent(),
-        subtasks=["Check my calendar on that day.", "Create the event in the first free hour."],
+        subtasks=["Check my calendar on that day.", "Create the event in the first free hour within the window."],
         evaluation=[event_check(inp.user, title, start, end),
                     {"function": "evaluate_calendar_no_overlap", "args": {"username": inp.user}}],
-        memory=[m1, m2],
+        memory=[m1, m2, m3],
         query=inp.query(about=m1.about),
         oracle=plan("m1", title),
         baseline=[call("calendar_list_events", user=inp.user)],
-        misreadings=misreadings_of([m1, m2], plan),
-        computed=[computed(start.strftime(fmt_t), "rule", [], rule=rule, given=("m2",)),
-                  computed(end.strftime(fmt_t), "rule", [], rule=rule, given=("m2",))],
+        misreadings=misreadings_of([m1, m2, m3], plan),
+        computed=[computed(start.strftime(FMT_T), "rule", [], rule=rule, given=("m2", "m3")),
+                  computed(end.strftime(FMT_T), "rule", [], rule=rule, given=("m2", "m3"))],
     )
 
 

@@ -1,0 +1,112 @@
+"""Times a task checks that follow a rule, with the rule's specifics said in the chat.
+
+A booking's start is either a free hour found in the calendars ("the earliest hour we are both
+free") or a fixed hour on a day found in the office ("at 10:00 on the day it falls due"). Either
+way the clock times that decide it are a memory piece of their own -- a window of office hours or
+a start time -- said by the user, sometimes said first and corrected later, so an agent that
+forgets them or keeps the old value books the wrong hour. The verifier's trace checks that every
+time, number and length of a rule is said where its pieces are said.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date, datetime
+
+from generators.families.base import FamilyInput, chance, piece
+from generators.model import MemoryPiece
+
+# Office hours a booking must fall in (start hour, end hour); the calendars' free hours lie in 9-17.
+WINDOWS = ((9, 17), (9, 16), (10, 17), (10, 16), (11, 17))
+START_HOURS = (9, 10, 11, 14, 15)
+P_DECIDING = 0.7  # share of slot tasks whose window rules out the day's first free hour
+P_CORRECTED = 0.4  # share of window and start-time pieces said first with another value
+
+
+def window_text(window: tuple[int, int]) -> str:
+    return f"{window[0]}:00-{window[1]}:00"
+
+
+def in_window(slot: tuple[datetime, datetime], window: tuple[int, int]) -> bool:
+    start, end = slot
+    return (start.hour >= window[0] and start.date() == end.date()
+            and (end.hour, end.minute) <= (window[1], 0))
+
+
+@dataclass(frozen=True)
+class SlotChoice:
+    """The first free slot of each future day under each window, and the window the chat gives."""
+
+    window: tuple[int, int]
+    firsts: dict[str, dict[date, tuple[datetime, datetime]]]  # window text -> day -> first slot in it
+    superseded: tuple[str, ...]  # a window said first and corrected (it gives another slot that day)
+
+    @property
+    def text(self) -> str:
+        return window_text(self.window)
+
+    def days(self) -> list[date]:
+        return sorted(self.firsts[self.text])
+
+    def slot(self, day: date, window: str | None = None) -> tuple[datetime, datetime] | None:
+        return self.firsts.get(window or self.text, {}).get(day)
+
+
+def choose_window(inp: FamilyInput, slots: list[tuple[datetime, datetime]], day: date | None = None) -> SlotChoice | None:
+    """A window that leaves a free slot on a day after today (on ``day`` when given), preferring
+    one that rules out the day's first free hour, so the window said in the chat decides the time.
+    Today is never offered: the chat was said on earlier days and cannot know how late it is now."""
+    future = sorted(s for s in slots if s[0].date() > inp.now.date() and (day is None or s[0].date() == day))
+    if not future:
+        return None
+    plain: dict[date, tuple[datetime, datetime]] = {}
+    for s in future:
+        plain.setdefault(s[0].date(), s)
+    firsts: dict[str, dict[date, tuple[datetime, datetime]]] = {}
+    for window in WINDOWS:
+        got: dict[date, tuple[datetime, datetime]] = {}
+        for s in future:
+            if in_window(s, window):
+                got.setdefault(s[0].date(), s)
+        if got:
+            firsts[window_text(window)] = got
+    options = [w for w in WINDOWS if window_text(w) in firsts]
+    if not options:
+        return None
+    deciding = [w for w in options if any(plain[d] != s for d, s in firsts[window_text(w)].items())]
+    window = inp.rng.choice(deciding if deciding and chance(inp, P_DECIDING) else options)
+    return SlotChoice(window, firsts, ())
+
+
+def with_correction(inp: FamilyInput, choice: SlotChoice, day: date) -> SlotChoice:
+    """Sometimes a window said first and corrected later: one that gives another slot on ``day``
+    (or none), so keeping the old window books the wrong hour."""
+    mine = choice.slot(day)
+    others = [w for w in WINDOWS if window_text(w) != choice.text and choice.slot(day, window_text(w)) != mine
+              and window_text(w) not in choice.text and choice.text not in window_text(w)]
+    if not others or not chance(inp, P_CORRECTED):
+        return choice
+    return SlotChoice(choice.window, choice.firsts, (window_text(inp.rng.choice(others)),))
+
+
+def window_piece(index: int, choice: SlotChoice, rule: str, about: str, thread: int = 1,
+                 one_hour: bool = True) -> MemoryPiece:
+    """The window as a piece of its own, whose text states the booking's ``rule``; said with the
+    booking's length (one hour) unless the booking keeps the length it has (a meeting moved)."""
+    return piece(index, "fact", f"for {about}, {rule}", choice.text, cue="time_window" if one_hour else "move_window",
+                 about=about, thread=thread, superseded=choice.superseded)
+
+
+def start_hour(inp: FamilyInput, hours: tuple[int, ...] = START_HOURS) -> tuple[int, tuple[str, ...]]:
+    """A start hour for a booking on a fixed day, and sometimes another one said first."""
+    hour = inp.rng.choice(hours)
+    others = [h for h in hours if h != hour and f"{h}:00" not in f"{hour}:00" and f"{hour}:00" not in f"{h}:00"]
+    superseded = (f"{inp.rng.choice(others)}:00",) if others and chance(inp, P_CORRECTED) else ()
+    return hour, superseded
+
+
+def hour_piece(index: int, hour: int, rule: str, about: str, superseded: tuple[str, ...] = (),
+               thread: int = 1) -> MemoryPiece:
+    """The start time as a piece of its own; its text states ``rule`` (which names the hour)."""
+    return piece(index, "action", f"{about} starts {rule}", f"{hour}:00", cue="start_time", about=about,
+                 thread=thread, superseded=superseded)
