@@ -21,7 +21,9 @@ PASS or MISS (``info`` where there is no target):
   ones seen are shown too), median oracle steps per app count and of hard
   tasks (>= 6), the difficulty mix, near-duplicate pairs (0), office size per world (files 30-60,
   median sheet rows 30-300, median PDF pages 2-6), and the share of criteria arguments traced to
-  the chat, the office or a stated computation, and of tasks passing that trace (100 %).
+  the chat, the office or a stated computation, and of tasks passing that trace (100 %), and the
+  share of the clock times, numbers, lengths and words of every stated rule ("one hour, on the hour
+  within 10:00-16:00") that the chat says (100 %).
 
 A Plus split (``--dataset`` of a ``homer regenerate`` folder, or ``--plus SEEDS`` to regenerate one
 here) is measured against the paper's HomerAgents+ shape (about 28 sessions of about 11
@@ -129,6 +131,8 @@ def design_lines(design: dict[str, Any]) -> list[dict[str, Any]]:
               f"{PAGES_TARGET[0]}-{PAGES_TARGET[1]}", within(design["median_pdf_pages"], *PAGES_TARGET)),
         _line("criteria arguments traced", design["criteria_traced_share"], share(design["criteria_traced_share"]),
               "100 %", design["criteria_traced_share"] == 1.0),
+        _line(f"rule specifics said in the chat ({design['rule_specifics']})", design["rule_specifics_said_share"],
+              share(design["rule_specifics_said_share"]), "100 %", design["rule_specifics_said_share"] in (1.0, None)),
         _line("tasks passing the trace", design["tasks_passing_trace"], share(design["tasks_passing_trace"]),
               "100 %", design["tasks_passing_trace"] == 1.0),
     ]

@@ -15,7 +15,7 @@ from typing import Any, Iterable
 
 from generators.families import FAMILIES
 from verifier.duplicates import near_duplicates
-from verifier.trace import office_text, trace_task
+from verifier.trace import office_text, rule_specifics_said, trace_task
 
 
 def _office_size(testbed: Path) -> dict[str, Any]:
@@ -61,7 +61,7 @@ def design_figures(tasks: Iterable[Any]) -> dict[str, Any]:
             if r.get("difficulty") == "hard":
                 hard_steps.append(len(r["oracle"]))
     offices: dict[Any, dict[str, Any]] = {}
-    traced = leaves = passing = 0
+    traced = leaves = passing = rules_said = rule_specifics = 0
     problems: Counter = Counter()
     texts: dict[Any, Any] = {}
     for task in loaded:
@@ -70,6 +70,9 @@ def design_figures(tasks: Iterable[Any]) -> dict[str, Any]:
             offices[world] = _office_size(task.testbed)
             texts[world] = office_text(task.testbed)
         trace = trace_task(task.record, texts[world])
+        said, stated = rule_specifics_said(task.record)
+        rules_said += said
+        rule_specifics += stated
         leaves += trace.leaves
         traced += len(trace.sources)
         passing += trace.passed
@@ -102,5 +105,7 @@ def design_figures(tasks: Iterable[Any]) -> dict[str, Any]:
         "median_pdf_pages": median(all_pages) if all_pages else None,
         "criteria_traced_share": traced / leaves if leaves else None,
         "tasks_passing_trace": passing / len(loaded) if loaded else None,
+        "rule_specifics": rule_specifics,
+        "rule_specifics_said_share": rules_said / rule_specifics if rule_specifics else None,
         "trace_problems": dict(problems.most_common(10)),
     }
