@@ -281,3 +281,13 @@ def test_a_superseded_copy_is_never_a_source(tmp_path):
     (tmp_path / "data" / "budget_old.xlsx").write_bytes(xlsx_io.build([["Category", "Q1"], ["Travel", 3900]]))
     office = office_text(tmp_path)
     assert "data/budget.xlsx" in office.files and "data/budget_old.xlsx" not in office.files
+
+
+def test_a_value_is_credited_to_the_file_the_plan_reads_before_one_holding_it_by_chance():
+    office = OfficeText.of({"calendar/dana.ics": "Room 455.25 booked 2025-03-26 10:00:00",
+                            "data/sales.xlsx": "Region Amount\nNorth 1,200.50\nSouth 800\nWest 455.25"})
+    task = record(computed=[])
+    task["evaluation"][0]["args"]["body_keywords"] = ["455.25"]
+    assert trace_task(task, office).sources["evaluation[0].args.body_keywords[0]"] == "testbed:data/sales.xlsx"
+    task["oracle"] = []  # no plan: the first file in path order
+    assert trace_task(task, office).sources["evaluation[0].args.body_keywords[0]"] == "testbed:calendar/dana.ics"

@@ -100,12 +100,15 @@ class OfficeText:
         return cls({path: Haystack(text) for path, text in texts.items()},
                    {k: frozenset(v) for k, v in names.items()})
 
-    def find(self, value: Any) -> str | None:
-        """The first file (in path order) whose text holds ``value``; a time (``2025-03-31 14:00:00``)
-        is found in a file that holds both its date and its clock time (``on 2025-03-31 from 14:00``)."""
+    def find(self, value: Any, first: Iterable[str] = ()) -> str | None:
+        """The first file whose text holds ``value``, looking in ``first`` (the files a plan reads)
+        before the rest in path order, so a short number is credited to the sheet it comes from
+        rather than to a calendar that holds it by chance; a time (``2025-03-31 14:00:00``) is found
+        in a file that holds both its date and its clock time (``on 2025-03-31 from 14:00``)."""
         when = _time(value)
         parts = [f"{when:%Y-%m-%d}", f"{when:%H:%M}"] if when is not None else [value]
-        for path in sorted(self.files):
+        preferred = [p for p in first if p in self.files]
+        for path in [*preferred, *sorted(self.files)]:
             if all(self.files[path].has(part) for part in parts):
                 return path
         return None
@@ -345,6 +348,7 @@ class _Tracer:
                 for mid in turn.get("superseded") or ():
                     self.said_before.setdefault(str(mid), []).append(normalize(str(turn.get("text", ""))))
         self.computed = [c for c in record.get("computed", []) if isinstance(c, dict)]
+        self.read = sorted(_read_paths([c for c in record.get("oracle") or [] if isinstance(c, dict)]))
         self.used: set[str] = set()  # memory ids a leaf, an input or the oracle uses
         self.checked: set[str] = set()  # memory ids a criterion checks
         self.problems: list[str] = []
@@ -424,7 +428,7 @@ class _Tracer:
         for j in range(limit):
             if (earlier is not None or self.computed_ok[j]) and same_value(value, self.computed[j].get("value")):
                 return f"computed:{j}"
-        path = self.office.find(value)
+        path = self.office.find(value, self.read)
         return f"testbed:{path}" if path else None
 
     def _person(self, value: str) -> str | None:
@@ -533,7 +537,8 @@ class _Tracer:
 
 
 def _read_paths(calls: list[dict[str, Any]]) -> set[str]:
-    """Testbed files an oracle plan reads (documents by path, mails by mailbox and id)."""
+    """Testbed files an oracle plan reads (documents by path, mails by mailbox and id, calendars by
+    their owner)."""
     paths = set()
     for call in calls:
         tool, args = str(call.get("tool", "")), call.get("args") if isinstance(call.get("args"), dict) else {}
@@ -541,6 +546,8 @@ def _read_paths(calls: list[dict[str, Any]]) -> set[str]:
             paths.add(args["file_path"].lstrip("./"))
         elif tool == "email_read_email":
             paths.add(f"emails/{args.get('user', '')}/{args.get('email_id', '')}")
+        elif tool == "calendar_list_events" and isinstance(args.get("user"), str):
+            paths.add(f"calendar/{args['user']}.ics")
     return paths
 
 
