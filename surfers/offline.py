@@ -360,13 +360,17 @@ def calendar_week(events: list[dict[str, str]], now: datetime | None) -> date | 
     return min(counts, key=lambda m: (-counts[m], m))
 
 
-def free_slots(events: list[dict[str, str]], monday: date | None) -> list[dict[str, str]]:
-    """Whole hours from 09:00 to 17:00, Monday to Friday of that week, that overlap no event."""
+FREE_WEEKS = 2  # the office's week and the next: a task set late in a week still has days ahead
+
+
+def free_slots(events: list[dict[str, str]], monday: date | None, weeks: int = FREE_WEEKS) -> list[dict[str, str]]:
+    """Whole hours from 09:00 to 17:00, Monday to Friday of that week and the ``weeks - 1`` after
+    it, that overlap no event."""
     if monday is None:
         return []
     busy = [(datetime.strptime(e["start"], TIME_FORMAT), datetime.strptime(e["end"], TIME_FORMAT)) for e in events]
     slots = []
-    for offset in range(5):
+    for offset in (7 * week + d for week in range(weeks) for d in range(5)):
         day = monday + timedelta(days=offset)
         for hour in range(WORK_START, WORK_END):
             start = datetime(day.year, day.month, day.day, hour)

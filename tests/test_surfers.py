@@ -166,7 +166,8 @@ def test_calendar_notes_hold_events_and_true_free_slots(world_bed, all_notes):
     calendars = all_notes["calendar"]["calendars"]
     assert sorted(c["user"] for c in calendars) == sorted(Path(p).stem for p, k in manifest.items() if k == "calendar")
     monday = world.now.date() - timedelta(days=world.now.weekday())
-    all_hours = {datetime(d.year, d.month, d.day, h) for d in (monday + timedelta(days=i) for i in range(5)) for h in range(9, 17)}
+    all_hours = {datetime(d.year, d.month, d.day, h) for d in (monday + timedelta(days=i) for i in (*range(5), *range(7, 12)))
+                 for h in range(9, 17)}
     for calendar in calendars:
         events = ics_io.read_events(root / "calendar" / f"{calendar['user']}.ics", "x")
         assert calendar["events"] == [
@@ -191,11 +192,14 @@ def test_free_slots_edges():
         {"summary": "c", "start": "2024-05-07 08:00:00", "end": "2024-05-07 09:00:00"},
         {"summary": "d", "start": "2024-05-10 16:59:00", "end": "2024-05-10 18:00:00"},
     ]
-    slots = {s["start"][5:16] for s in free_slots(events, datetime(2024, 5, 6).date())}
+    slots = {s["start"][5:16] for s in free_slots(events, datetime(2024, 5, 6).date(), weeks=1)}
     assert len(slots) == 40 - 3
     assert "05-06 10:00" not in slots and "05-06 12:00" not in slots and "05-10 16:00" not in slots
     assert {"05-06 11:00", "05-06 13:00", "05-07 09:00", "05-06 09:00"} <= slots
     assert free_slots([], None) == []
+    # two weeks: the next week's working days too, never a weekend
+    both = {s["start"][5:16] for s in free_slots(events, datetime(2024, 5, 6).date())}
+    assert both - slots == {f"05-{d:02d} {h:02d}:00" for d in range(13, 18) for h in range(9, 17)}
 
 
 def test_users_limit_the_mailboxes_and_calendars(world_bed):
@@ -221,7 +225,8 @@ def test_sample_office_notes(ws):
     (alice,) = notes["calendar"]["calendars"]
     assert alice["free_slots"][0] == {"start": "2024-05-06 09:00:00", "end": "2024-05-06 10:00:00"}
     assert {"start": "2024-05-06 10:00:00", "end": "2024-05-06 11:00:00"} not in alice["free_slots"]
-    assert len(alice["free_slots"]) == 40 - 2
+    assert len([s for s in alice["free_slots"] if s["start"] < "2024-05-11"]) == 40 - 2
+    assert len(alice["free_slots"]) == 80 - 2  # the next week holds no event
 
 
 # -- read-only ---------------------------------------------------------------------------------

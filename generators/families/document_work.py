@@ -247,7 +247,9 @@ def followup_session(inp: FamilyInput) -> TaskDraft | None:
     """Book a follow-up session in the first free hour of a day the chat gives, for the people whose
     score is under the mark the chat gives, and email a colleague the names and the time."""
     cal = calendar_of(inp.notes, inp.user)
-    choice = choose_window(inp, free_slots_after(cal, inp.now) if cal else [])
+    # the chat names the day by its weekday alone: only the coming six days are meant
+    choice = choose_window(inp, [s for s in (free_slots_after(cal, inp.now) if cal else [])
+                                 if (s[0].date() - inp.now.date()).days < 7])
     options = [(t, label, c) for t in tables(inp.notes) for label in [label_column(t)] if label is not None
                for c in t.numeric_columns() if any(w in t.headers[c].lower() for w in ("final", "score", "grade"))]
     if choice is None or not options or not inp.colleagues:
