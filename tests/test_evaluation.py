@@ -72,6 +72,12 @@ def test_catalog_has_exactly_the_documented_functions():
         ("Budget\n   review", "budget review", True),  # runs of white space count as one space
         ("Budget review", "budget-review", False),
         ("Invoice 7731", "INVOICE", True),
+        ("Booked for 9:00 on Friday", "09:00", True),  # a clock time however its hour is written
+        ("Booked for 09:00 on Friday", "9:00", True),
+        ("Booked for 19:00 on Friday", "9:00", False),
+        ("Booked for 9:30 on Friday", "09:00", False),
+        ("Room 10:005 is free", "10:00", False),
+        ("from 2025-03-27 14:00 to 15:00", "14:00", True),
     ],
 )
 def test_keyword_matching(text, keyword, found):

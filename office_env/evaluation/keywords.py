@@ -2,7 +2,9 @@
 
 Case is ignored and runs of white space count as one space (text wrapped in a PDF still
 matches). A keyword that is a number matches a number of equal value in the text, with
-thousands separators removed (``12500`` matches ``12,500`` and ``12500.0``, not ``125000``).
+thousands separators removed (``12500`` matches ``12,500`` and ``12500.0``, not ``125000``). A
+keyword that is a clock time matches the same time however its hour is written (``09:00``
+matches ``9:00`` and ``09:00``, not ``19:00``).
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ _DIGIT_RE = re.compile(r"\d")
 _THOUSANDS_RE = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 _KEYWORD_NUMBER_RE = re.compile(r"^\d+(?:\.\d+)?$")
 _TEXT_NUMBER_RE = re.compile(r"(?<![\d.])\d+(?:\.\d+)?(?![\d])")
+_KEYWORD_CLOCK_RE = re.compile(r"^(\d{1,2}):(\d{2})$")
+_TEXT_CLOCK_RE = re.compile(r"(?<![\d:])(\d{1,2}):(\d{2})(?![\d])")
 
 
 def normalize(text: str) -> str:
@@ -26,6 +30,12 @@ class Haystack:
     def __init__(self, text: str) -> None:
         self.text = normalize(text)
         self._numbers: set[float] | None = None
+        self._clocks: set[tuple[int, int]] | None = None
+
+    def clocks(self) -> set[tuple[int, int]]:
+        if self._clocks is None:
+            self._clocks = _clocks_in(self.text)
+        return self._clocks
 
     def numbers(self) -> set[float]:
         if self._numbers is None:
@@ -35,7 +45,10 @@ class Haystack:
 
     def has(self, keyword: Any) -> bool:
         needle, number = _needle(keyword)
-        return number in self.numbers() if number is not None else needle in self.text
+        if number is not None:
+            return number in self.numbers()
+        clock = _clock(needle)
+        return clock in self.clocks() if clock is not None else needle in self.text
 
 
 def _needle(keyword: Any) -> tuple[str, float | None]:
@@ -45,16 +58,30 @@ def _needle(keyword: Any) -> tuple[str, float | None]:
     return needle, float(number_text) if _KEYWORD_NUMBER_RE.match(number_text) else None
 
 
+def _clock(needle: str) -> tuple[int, int] | None:
+    """(hour, minute) of a keyword that is a clock time (``09:00``, ``9:00``); None otherwise."""
+    match = _KEYWORD_CLOCK_RE.match(needle)
+    return (int(match.group(1)), int(match.group(2))) if match else None
+
+
+def _clocks_in(text: str) -> set[tuple[int, int]]:
+    return {(int(h), int(m)) for h, m in _TEXT_CLOCK_RE.findall(text)}
+
+
 class Keywords:
     """Keywords prepared once for look-ups in many texts (the same matching as ``Haystack.has``)."""
 
     def __init__(self, keywords: Iterable[Any]) -> None:
         self.texts: list[str] = []
         self.numbers: set[float] = set()
+        self.clocks: set[tuple[int, int]] = set()
         for keyword in keywords:
             needle, number = _needle(keyword)
+            clock = _clock(needle) if number is None else None
             if number is not None:
                 self.numbers.add(number)
+            elif clock is not None:
+                self.clocks.add(clock)
             else:
                 self.texts.append(needle)
 
@@ -64,8 +91,10 @@ class Keywords:
             normal = normalize(text)
             if any(needle in normal for needle in self.texts):
                 return True
-        if self.numbers and _DIGIT_RE.search(text):
-            return not self.numbers.isdisjoint(Haystack(text).numbers())
+        if (self.numbers or self.clocks) and _DIGIT_RE.search(text):
+            if self.clocks and not self.clocks.isdisjoint(_clocks_in(text)):
+                return True
+            return bool(self.numbers) and not self.numbers.isdisjoint(Haystack(text).numbers())
         return False
 
 
