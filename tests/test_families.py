@@ -162,3 +162,57 @@ def test_family_execution_proof(name, worlds, drafts, tmp_path):
         # None of this touched the source testbed.
         diff = before.diff(source.snapshot())
         assert diff.empty, f"{where}: the source testbed changed: {diff.summary()}"
+
+
+def test_a_mail_quoted_in_a_reply_is_not_the_replier_s_words():
+    from generators.families.base import own_words
+
+    reply = {"body": "Hi Camille,\n\nAgreed. I moved it to 2025-04-12.\n\nBest,\nPavel\n\n"
+                     "On 2025-03-28 09:51 Yara Abernathy wrote:\n> Should I order 8 more units of the items under 20?\n"
+                     "> Thanks,\n> Yara"}
+    assert "items under" not in own_words(reply) and "Agreed. I moved it" in own_words(reply)
+    assert own_words({"body": "Plain mail\n> a quoted line only"}) == "Plain mail"
+    assert own_words({}) == ""
+
+
+def test_a_question_is_answered_to_the_one_who_asked_it(worlds):
+    """The stock question is sent back to the mail that asks it, never to a reply that quotes it."""
+    from generators.families.base import inbox_of, own_words
+
+    for world, _, notes in worlds:
+        for salt in range(6):
+            inp = FAMILIES["stock_question_reply"].input(random.Random(f"{world.seed}:{salt}"), notes, world.user.user,
+                                                         world.user.name,
+                                                         tuple((p.user, p.name) for p in world.colleagues), world.now)
+            draft = FAMILIES["stock_question_reply"].build(inp)
+            if draft is None:
+                continue
+            read = next(c.args["email_id"] for c in draft.oracle if c.tool == "email_read_email")
+            message = next(m for m in inbox_of(notes, world.user.user) if m["id"] == read)
+            assert "items under" in own_words(message), message["subject"]
+            assert message["from"].split("@")[0] == draft.evaluation[0]["args"]["recipient"]
+
+
+@pytest.mark.parametrize("name", ["invoice_due_reminder", "contract_notice_reminder", "welcome_session",
+                                  "milestone_to_calendar"])
+def test_a_reminder_at_a_fixed_hour_never_double_books_the_user(worlds, name):
+    from datetime import datetime
+
+    from generators.families.base import calendar_of
+
+    fmt = "%Y-%m-%d %H:%M:%S"
+    built = 0
+    for world, _, notes in worlds:
+        busy = [(datetime.strptime(e["start"], fmt), datetime.strptime(e["end"], fmt))
+                for e in calendar_of(notes, world.user.user).get("events", [])]
+        for salt in range(8):
+            inp = FAMILIES[name].input(random.Random(f"{world.seed}:{salt}"), notes, world.user.user, world.user.name,
+                                       tuple((p.user, p.name) for p in world.colleagues), world.now)
+            draft = FAMILIES[name].build(inp)
+            if draft is None:
+                continue
+            built += 1
+            event = next(c["args"] for c in draft.evaluation if c["function"] == "evaluate_calendar_event")
+            start, end = datetime.strptime(event["start"], fmt), datetime.strptime(event["end"], fmt)
+            assert all(e <= start or s >= end for s, e in busy), (name, world.seed, salt, event)
+    assert built, name

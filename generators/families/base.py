@@ -181,6 +181,19 @@ def inbox_of(notes: dict[str, dict[str, Any]], user: str) -> list[dict[str, Any]
     return []
 
 
+_QUOTE_HEAD_RE = re.compile(r"^On .{0,200} wrote:\s*$", re.MULTILINE)
+
+
+def own_words(message: dict[str, Any]) -> str:
+    """A mail's body without the message it quotes (``On ... wrote:`` and the ``>`` lines after it):
+    a question, a date or a figure quoted in a reply belongs to the quoted sender, not to the one
+    who replied."""
+    body = str(message.get("body", ""))
+    head = _QUOTE_HEAD_RE.search(body)
+    body = body[:head.start()] if head else body
+    return "\n".join(line for line in body.splitlines() if not line.lstrip().startswith(">"))
+
+
 def piece(index: int, kind: str, text: str, value: str, *, cue: str = "", about: str = "", thread: int = 1,
           superseded: tuple[str, ...] = (), distractors: tuple[Distractor, ...] = ()) -> MemoryPiece:
     """Memory piece ``m<index>`` of thread ``t<thread>``; ``cue`` and ``about`` let the dialogue

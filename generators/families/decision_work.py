@@ -9,7 +9,8 @@ import re
 
 from generators.english import column_words
 from generators.families.base import (
-    FamilyInput, additive, call, computed, family, fmt, inbox_of, letter, misreadings_of, number, piece, stem, tables,
+    FamilyInput, additive, call, computed, family, fmt, inbox_of, letter, misreadings_of, number, own_words, piece,
+    stem, tables,
 )
 from generators.families.sheet_work import _dynamics, group_columns, label_column
 from generators.families.single_app import _out_name
@@ -27,7 +28,7 @@ def quote_vs_budget(inp: FamilyInput) -> TaskDraft | None:
     """Judge the quote in a colleague's mail against the budget line (row and period) the chat
     names, and write the verdict and the margin into a memo."""
     quotes = [(m, number(match.group(1))) for m in inbox_of(inp.notes, inp.user)
-              for match in [_QUOTE_RE.search(m.get("body", ""))] if match]
+              for match in [_QUOTE_RE.search(own_words(m))] if match]
     options = []
     for t in tables(inp.notes):
         label = label_column(t)
@@ -182,7 +183,7 @@ def sales_mail_reply(inp: FamilyInput) -> TaskDraft | None:
     from generators.families.mail_work import _name_of, _sender_user
 
     mails = [(m, match.group(1)) for m in inbox_of(inp.notes, inp.user)
-             for match in [_REGION_RE.search(m.get("body", ""))] if match and _name_of(inp, _sender_user(m))]
+             for match in [_REGION_RE.search(own_words(m))] if match and _name_of(inp, _sender_user(m))]
     sheets = [(t, g, c) for t in tables(inp.notes) for g in group_columns(t) for c in t.numeric_columns()
               if additive(t.headers[c]) and "revenue" in t.headers[c].lower()]
     found = [(m, region, t, g, c) for m, region in mails for t, g, c in sheets if any(r[g] == region for r in t.rows)]

@@ -19,7 +19,9 @@ from generators.families.sheet_work import MAX_LISTED, label_column
 from generators.families.single_app import (
     P_CORRECT, P_DISTRACT, _distinct, _out_name, free_slots_after, slot_rule,
 )
-from generators.families.time_rules import choose_window, hour_piece, start_hour, window_piece, with_correction
+from generators.families.time_rules import (
+    choose_window, free_hours, hour_piece, start_hour, window_piece, with_correction,
+)
 from generators.model import TaskDraft
 
 FMT_T = "%Y-%m-%d %H:%M:%S"
@@ -80,8 +82,11 @@ def invoice_due_reminder(inp: FamilyInput) -> TaskDraft | None:
         return None
     invoice = inp.rng.choice(invoices)
     who, name = person
-    hour, said_first = start_hour(inp, (9, 10, 14))
     minutes = inp.rng.choice((15, 30))
+    hours = free_hours(calendar_of(inp.notes, inp.user), invoice["due"], minutes, (9, 10, 14))
+    if not hours:
+        return None
+    hour, said_first = start_hour(inp, hours)
     start = invoice["due"].replace(hour=hour)
     end = start + timedelta(minutes=minutes)
     title = f"Pay {invoice['vendor']}"
@@ -93,7 +98,7 @@ def invoice_due_reminder(inp: FamilyInput) -> TaskDraft | None:
     m2 = piece(2, "action", f"put a reminder of {minutes} minutes in my calendar on the day it falls due",
                f"{minutes} minutes", cue="duration", about=about)
     m3 = piece(3, "fact", f"{name} in accounts needs the invoice number and amount by email", name, cue="recipient",
-               about=about, thread=2)
+               about="the invoice's number and amount", thread=2)
     m4 = hour_piece(4, hour, rule, "the due-date reminder", said_first)
 
     def plan(vendor: str, at: int = hour) -> list:
@@ -279,7 +284,7 @@ def followup_session(inp: FamilyInput) -> TaskDraft | None:
     m2 = piece(2, "fact", f"the session goes on {day}, in my first free hour", day, cue="session_day", about=about)
     m3 = piece(3, "action", f"call the session {title}", title, cue="meeting_title", about=about)
     m4 = piece(4, "fact", f"{name} organises it and needs the names and the time by email", name, cue="recipient",
-               about=about, thread=2)
+               about="the names and the time of the follow-up session", thread=2)
     m5 = piece(5, "fact", f"the results are in {stem(table.file)}", stem(table.file), cue="source_file", about=about)
     m6 = window_piece(6, choice, rule, about)
 
@@ -487,8 +492,11 @@ def contract_notice_reminder(inp: FamilyInput) -> TaskDraft | None:
         return None
     agreement, deadline = inp.rng.choice(found)
     who, name = person
-    hour, said_first = start_hour(inp, (9, 10, 11, 14))
     minutes = inp.rng.choice((15, 30))
+    hours = free_hours(calendar_of(inp.notes, inp.user), deadline, minutes, (9, 10, 11, 14))
+    if not hours:
+        return None
+    hour, said_first = start_hour(inp, hours)
     start = deadline.replace(hour=hour)
     end = start + timedelta(minutes=minutes)
     title = inp.rng.choice(("Renewal decision", "Contract notice deadline", "Decide on renewal", "Supplier renewal"))
@@ -499,8 +507,8 @@ def contract_notice_reminder(inp: FamilyInput) -> TaskDraft | None:
                cue="vendor", about=about)
     m2 = piece(2, "action", f"book a reminder called {title} on the last weekday we can still give notice", title,
                cue="meeting_title", about=about)
-    m3 = piece(3, "action", f"tell {name} the end date and the notice deadline", name, cue="recipient", about=about,
-               thread=2)
+    m3 = piece(3, "action", f"tell {name} the end date and the notice deadline", name, cue="recipient",
+               about="the agreement's end date and notice deadline", thread=2)
     m4 = hour_piece(4, hour, rule, "the reminder on the last weekday we can give notice", said_first)
     m5 = piece(5, "fact", f"the renewal reminder takes {minutes} minutes", f"{minutes} minutes", cue="duration",
                about=about)

@@ -13,11 +13,11 @@ from datetime import datetime, timedelta
 
 from generators.english import possessive
 from generators.families.base import (
-    FamilyInput, booking, call, chance, computed, docs, event_check, facts_in, family, fmt, inbox_of, letter,
-    misreadings_of, near, number, piece, stem,
+    FamilyInput, booking, calendar_of, call, chance, computed, docs, event_check, facts_in, family, fmt, inbox_of,
+    letter, misreadings_of, near, number, own_words, piece, stem,
 )
 from generators.families.single_app import MEETING_TITLES, P_CORRECT, P_DISTRACT, _distinct, _out_name
-from generators.families.time_rules import hour_piece, start_hour
+from generators.families.time_rules import free_hours, hour_piece, start_hour
 from generators.model import TaskDraft
 
 FMT_T = "%Y-%m-%d %H:%M:%S"
@@ -51,7 +51,7 @@ def mail_to_calendar(inp: FamilyInput) -> TaskDraft | None:
     the chat gives."""
     found = []
     for m in inbox_of(inp.notes, inp.user):
-        match = _BOOKING_RE.search(m.get("body", ""))
+        match = _BOOKING_RE.search(own_words(m))
         who = _name_of(inp, _sender_user(m))
         if match and who and not m.get("subject", "").lower().startswith("re:"):
             start = datetime.strptime(f"{match.group(1)} {match.group(2)}", "%Y-%m-%d %H:%M")
@@ -101,7 +101,7 @@ def quote_to_sheet(inp: FamilyInput) -> TaskDraft | None:
     """Log the amount a colleague's mail quotes in a new sheet named in the chat."""
     found = []
     for m in inbox_of(inp.notes, inp.user):
-        match = _AMOUNT_RE.search(m.get("body", ""))
+        match = _AMOUNT_RE.search(own_words(m))
         who = _name_of(inp, _sender_user(m))
         if match and who:
             found.append((m, who, match.group(0), number(match.group(1))))
@@ -232,7 +232,7 @@ def forward_mail(inp: FamilyInput) -> TaskDraft | None:
     figures and dates in the body."""
     found = []
     for m in inbox_of(inp.notes, inp.user):
-        facts = facts_in(m.get("body", ""))
+        facts = facts_in(own_words(m))
         sender = _name_of(inp, _sender_user(m))
         if facts and sender and not m.get("subject", "").lower().startswith("re:"):
             found.append((m, sender, facts[:2]))
@@ -289,7 +289,7 @@ def cover_note(inp: FamilyInput) -> TaskDraft | None:
     from their mail (which colleague is said in the chat)."""
     found = []
     for m in inbox_of(inp.notes, inp.user):
-        match = _COVER_RE.search(m.get("body", ""))
+        match = _COVER_RE.search(own_words(m))
         away = _name_of(inp, _sender_user(m))
         if match and away:
             found.append((m, away, match.group(1), match.group(2), match.group(3)))
@@ -339,7 +339,7 @@ def welcome_session(inp: FamilyInput) -> TaskDraft | None:
     hour, length and title are said in the chat)."""
     found = []
     for m in inbox_of(inp.notes, inp.user):
-        match = _STARTER_RE.search(m.get("body", ""))
+        match = _STARTER_RE.search(own_words(m))
         if match:
             day = datetime.strptime(match.group(2), "%Y-%m-%d")
             if day.date() > inp.now.date():
@@ -347,8 +347,11 @@ def welcome_session(inp: FamilyInput) -> TaskDraft | None:
     if not found:
         return None
     message, role, day = inp.rng.choice(found)
-    hour, said_first = start_hour(inp, (9, 10, 11, 14))
     minutes = inp.rng.choice((30, 45, 60))
+    hours = free_hours(calendar_of(inp.notes, inp.user), day, minutes, (9, 10, 11, 14))
+    if not hours:
+        return None
+    hour, said_first = start_hour(inp, hours)
     start = day.replace(hour=hour)
     end = start + timedelta(minutes=minutes)
     title = inp.rng.choice(("New starter intro", "First-day walkthrough", "Induction hour"))
@@ -397,7 +400,7 @@ def stock_question_reply(inp: FamilyInput) -> TaskDraft | None:
     from generators.families.base import tables
 
     asks = [(m, int(match.group(1))) for m in inbox_of(inp.notes, inp.user)
-            for match in [_STOCK_RE.search(m.get("body", ""))] if match and _name_of(inp, _sender_user(m))]
+            for match in [_STOCK_RE.search(own_words(m))] if match and _name_of(inp, _sender_user(m))]
     sheets = [(t, label, c) for t in tables(inp.notes) for label in [label_column(t)] if label is not None
               for c in t.numeric_columns() if any(w in t.headers[c].lower() for w in ("quantity", "stock", "on hand"))]
     if not asks or not sheets:
@@ -443,7 +446,7 @@ def invoice_confirm_reply(inp: FamilyInput) -> TaskDraft | None:
     PDF itself (which colleague asked is said in the chat)."""
     asks = []
     for m in inbox_of(inp.notes, inp.user):
-        match = _CONFIRM_RE.search(" ".join(m.get("body", "").split()))
+        match = _CONFIRM_RE.search(" ".join(own_words(m).split()))
         if match and _name_of(inp, _sender_user(m)):
             asks.append((m, match.group(1), match.group(2)))
     pdfs = {d["file"].rsplit("/", 1)[-1]: d for d in docs(inp.notes, "pdf")}
@@ -504,8 +507,11 @@ def milestone_to_calendar(inp: FamilyInput) -> TaskDraft | None:
     if not found:
         return None
     doc, project, day = inp.rng.choice(found)
-    hour, said_first = start_hour(inp, (9, 11, 15))
     minutes = inp.rng.choice((15, 30))
+    hours = free_hours(calendar_of(inp.notes, inp.user), day, minutes, (9, 11, 15))
+    if not hours:
+        return None
+    hour, said_first = start_hour(inp, hours)
     start = day.replace(hour=hour)
     end = start + timedelta(minutes=minutes)
     title = f"{project} milestone"

@@ -500,7 +500,7 @@ def invoice_pipeline(inp: FamilyInput) -> TaskDraft | None:
     m2 = piece(2, "action", f"the invoice goes into a new sheet named {stem(out)}", stem(out), cue="output_file",
                about="the supplier invoice", superseded=superseded)
     m3 = piece(3, "action", f"{name} should get the invoice number and amount by email", name, cue="recipient",
-               about="the supplier invoice", thread=2, distractors=distractors)
+               about="the invoice's number and amount", thread=2, distractors=distractors)
 
     def plan(mid: str, value: str) -> list:
         sheet = f"data/{value}" if mid == "m2" else out

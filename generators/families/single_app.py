@@ -6,7 +6,7 @@ from datetime import datetime, timedelta
 
 from generators.families.base import (
     FamilyInput, additive, booking, calendar_of, call, chance, column_sum, computed, docs, event_check, extreme,
-    facts_in, family, fmt, inbox_of, invoice_facts, misreadings_of, near, pick_column, piece, stem,
+    facts_in, family, fmt, inbox_of, invoice_facts, misreadings_of, near, own_words, pick_column, piece, stem,
 )
 from generators.families.time_rules import SlotChoice, choose_window, window_piece, with_correction
 from generators.english import join_and
@@ -463,7 +463,7 @@ REPLY_POINTS = (
 def reply_to_mail(inp: FamilyInput) -> TaskDraft | None:
     """A reply that passes on a point given in the chat and confirms the specific (a date, an
     amount, a time) the sender wrote, so the agent has to open the right message."""
-    inbox = [(m, facts_in(m.get("body", ""))) for m in inbox_of(inp.notes, inp.user)
+    inbox = [(m, facts_in(own_words(m))) for m in inbox_of(inp.notes, inp.user)
              if not m.get("subject", "").lower().startswith("re:") and "@" in m.get("from", "")]
     inbox = [(m, facts[0]) for m, facts in inbox if facts]
     if not inbox:

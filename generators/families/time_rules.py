@@ -11,7 +11,7 @@ time, number and length of a rule is said where its pieces are said.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 
 from generators.families.base import FamilyInput, chance, piece
 from generators.model import MemoryPiece
@@ -19,6 +19,7 @@ from generators.model import MemoryPiece
 # Office hours a booking must fall in (start hour, end hour); the calendars' free hours lie in 9-17.
 WINDOWS = ((9, 17), (9, 16), (10, 17), (10, 16), (11, 17))
 START_HOURS = (9, 10, 11, 14, 15)
+FMT = "%Y-%m-%d %H:%M:%S"
 P_DECIDING = 0.7  # share of slot tasks whose window rules out the day's first free hour
 P_CORRECTED = 0.4  # share of window and start-time pieces said first with another value
 
@@ -46,7 +47,10 @@ class SlotChoice:
         return window_text(self.window)
 
     def days(self) -> list[date]:
-        return sorted(self.firsts[self.text])
+        """The days the chat may name: those whose first free hour in the window is not the window's
+        own start (the calendar decides it, and saying the window does not say the time), else all."""
+        found = [d for d, slot in self.firsts[self.text].items() if slot[0].hour > self.window[0]]
+        return sorted(found or self.firsts[self.text])
 
     def slot(self, day: date, window: str | None = None) -> tuple[datetime, datetime] | None:
         return self.firsts.get(window or self.text, {}).get(day)
@@ -73,9 +77,13 @@ def choose_window(inp: FamilyInput, slots: list[tuple[datetime, datetime]], day:
     options = [w for w in WINDOWS if window_text(w) in firsts]
     if not options:
         return None
-    deciding = [w for w in options if any(plain[d] != s for d, s in firsts[window_text(w)].items())]
-    window = inp.rng.choice(deciding if deciding and chance(inp, P_DECIDING) else options)
-    return SlotChoice(window, firsts, ())
+    # a window is worth saying when on some day it rules out the first free hour, and the calendar
+    # still decides the time (the first free hour in it is not its own start)
+    deciding = [w for w in options
+                if any(plain[d] != s and s[0].hour > w[0] for d, s in firsts[window_text(w)].items())]
+    found = [w for w in options if any(s[0].hour > w[0] for s in firsts[window_text(w)].values())]
+    pool = deciding if deciding and chance(inp, P_DECIDING) else found or options
+    return SlotChoice(inp.rng.choice(pool), firsts, ())
 
 
 def with_correction(inp: FamilyInput, choice: SlotChoice, day: date) -> SlotChoice:
@@ -97,10 +105,26 @@ def window_piece(index: int, choice: SlotChoice, rule: str, about: str, thread: 
                  about=about, thread=thread, superseded=choice.superseded)
 
 
+def free_hours(calendar: dict | None, day: datetime, minutes: int,
+               hours: tuple[int, ...] = START_HOURS) -> tuple[int, ...]:
+    """The ``hours`` at which a booking of ``minutes`` on ``day`` overlaps none of the calendar's
+    events (a reminder the task asks for never double-books the user)."""
+    busy = [(datetime.strptime(e["start"], FMT), datetime.strptime(e["end"], FMT))
+            for e in (calendar or {}).get("events", [])]
+    out = []
+    for hour in hours:
+        start = datetime(day.year, day.month, day.day, hour)
+        end = start + timedelta(minutes=minutes)
+        if all(b_end <= start or b_start >= end for b_start, b_end in busy):
+            out.append(hour)
+    return tuple(out)
+
+
 def start_hour(inp: FamilyInput, hours: tuple[int, ...] = START_HOURS) -> tuple[int, tuple[str, ...]]:
-    """A start hour for a booking on a fixed day, and sometimes another one said first."""
+    """A start hour for a booking on a fixed day (one of ``hours``, the free ones), and sometimes
+    another one said first (any of ``START_HOURS``)."""
     hour = inp.rng.choice(hours)
-    others = [h for h in hours if h != hour and f"{h}:00" not in f"{hour}:00" and f"{hour}:00" not in f"{h}:00"]
+    others = [h for h in START_HOURS if h != hour and f"{h}:00" not in f"{hour}:00" and f"{hour}:00" not in f"{h}:00"]
     superseded = (f"{inp.rng.choice(others)}:00",) if others and chance(inp, P_CORRECTED) else ()
     return hour, superseded
 
