@@ -192,6 +192,12 @@ def test_excel_cell_value(ws, registry):
         {"row": 5, "col": 1, "value": "Dave"}, {"row": 3, "col": 2, "value": 92.5},
     ]})
     assert ok.passed, ok.reason
+    folded = run(ws, "evaluate_excel_cell_value", {"file": "data/scores.xlsx", "matches": [
+        {"row": 5, "col": 1, "value": "DAVE"}, {"row": 1, "col": 1, "value": " name "}]})
+    assert folded.passed, folded.reason  # text is compared with case and spacing folded
+    other = run(ws, "evaluate_excel_cell_value", {"file": "data/scores.xlsx", "matches": [
+        {"row": 5, "col": 1, "value": "Dav"}]})
+    assert not other.passed
 
     bad = run(ws, "evaluate_excel_cell_value", {"file": "data/scores.xlsx", "matches": [
         {"row": 1, "col": 1, "value": "Name"}, {"row": 3, "col": 3, "value": "Done"},

@@ -195,7 +195,9 @@ def evaluate_diff_contain_text(ctx: Context, args: dict[str, Any]) -> Outcome:
 # -- spreadsheets ----------------------------------------------------------------------------
 
 def _cell_matches(value: Any, expected: Any) -> bool:
-    if xlsx_io.render_value(value).strip() == str(expected).strip():
+    """Equal as text with case and runs of white space folded ("Parking permits" holds "parking
+    permits"), or equal as numbers."""
+    if " ".join(xlsx_io.render_value(value).split()).lower() == " ".join(str(expected).split()).lower():
         return True
     got, want = comparators.as_number(value), comparators.as_number(expected)
     return got is not None and want is not None and abs(got - want) <= 1e-9 * max(1.0, abs(want))
@@ -205,7 +207,8 @@ def _sheet(ctx: Context, args: dict[str, Any]):
     return xlsx_io.read_book(ctx.path(args["file"], "file"), args["file"]).sheet(args.get("sheet"), args["file"])
 
 
-@check("evaluate_excel_cell_value", "Cells of a sheet hold the given values (row and col 1-based).",
+@check("evaluate_excel_cell_value", "Cells of a sheet hold the given values (row and col 1-based; text with case "
+       "and spacing folded, numbers by value).",
        {"file": PATH, "sheet": {"type": "string"},
         "matches": {"type": "array", "minItems": 1, "items": {
             "type": "object", "properties": {"row": INDEX, "col": INDEX, "value": SCALAR},
