@@ -39,7 +39,7 @@ from office_env.evaluation.keywords import Haystack, normalize
 OUTPUT_CUES = frozenset({
     "output_file", "subject", "recipient", "requester", "meeting_time", "meeting_day", "meeting_title",
     "duration", "layout", "title", "new_figure", "reply_point", "attendee", "location", "deadline", "memo_point",
-    "agenda_point", "sheet_row", "session_day", "time_window", "move_window", "start_time",
+    "agenda_point", "sheet_row", "row_order", "session_day", "time_window", "move_window", "start_time",
 })
 FILE_KEYS = ("file", "result_file", "input_file", "output_file")
 PERSON_KEYS = ("username", "sender", "recipient")

@@ -287,6 +287,8 @@ def followup_session(inp: FamilyInput) -> TaskDraft | None:
                about="the names and the time of the follow-up session", thread=2)
     m5 = piece(5, "fact", f"the results are in {stem(table.file)}", stem(table.file), cue="source_file", about=about)
     m6 = window_piece(6, choice, rule, about)
+    m7 = piece(7, "fact", f"the mark is checked against the {table.headers[c]} column", table.headers[c],
+               cue="column_total", about=about)
 
     def plan(mid: str, value: str) -> list:
         cut = value if mid == "m1" else str(mark)
@@ -312,12 +314,12 @@ def followup_session(inp: FamilyInput) -> TaskDraft | None:
         evaluation=[event_check(inp.user, title, start, end),
                     {"function": "evaluate_email_sent",
                      "args": {"sender": inp.user, "recipient": who, "body_keywords": [*names, f"{start:%H:%M}"]}}],
-        memory=[m1, m2, m3, m4, m5, m6],
+        memory=[m1, m2, m3, m4, m5, m6, m7],
         query=inp.query(about=m1.about),
         oracle=plan("m1", str(mark)),
         baseline=[call("excel_read_file", file_path=table.file), call("calendar_list_events", user=inp.user)],
         misreadings=misreadings_of([m1, m6], plan),
-        computed=[computed(len(names), "count", names, given=("m1",)),
+        computed=[computed(len(names), "count", names, given=("m1", "m7")),
                   computed(start.strftime(FMT_T), "rule", [], rule=rule, given=("m2", "m6")),
                   computed(end.strftime(FMT_T), "rule", [], rule=rule, given=("m2", "m6")),
                   computed(f"{start:%H:%M}", "rule", [], rule=rule, given=("m2", "m6"))],
@@ -349,15 +351,18 @@ def policy_figures_sheet(inp: FamilyInput) -> TaskDraft | None:
     picked = inp.rng.sample(sorted(unique), 3)
     out = _out_name(inp, "policy_figures", "xlsx")
     about = "the policy figures sheet"
-    memory = [piece(i + 1, "action", f"the sheet needs the {topic}", topic, cue="sheet_row", about=about)
-              for i, topic in enumerate(picked)]
-    memory.append(piece(4, "action", f"the policy figures go into {stem(out)}", stem(out), cue="output_file",
-                        about=about, thread=2))
-    memory.append(piece(5, "fact", f"the figures come from {stem(file)}", stem(file), cue="source_file", about=about))
+    rows = join_and(picked)  # said in one turn, so the order of the rows is said too
+    memory = [piece(1, "action", f"the sheet needs one row each, in this order, for the {rows}", rows, cue="row_order",
+                    about=about),
+              piece(2, "fact", "the sheet's header row is Topic and Value", "Topic and Value", cue="layout",
+                    about=about),
+              piece(3, "action", f"the policy figures go into {stem(out)}", stem(out), cue="output_file",
+                    about=about, thread=2),
+              piece(4, "fact", f"the figures come from {stem(file)}", stem(file), cue="source_file", about=about)]
     calls = [call("pdf_read_file", file_path=file), call("excel_create_new_file", file_path=out),
              call("excel_set_cell", file_path=out, row=1, col=1, value="Topic"),
              call("excel_set_cell", file_path=out, row=1, col=2, value="Value")]
-    matches = []
+    matches = [{"row": 1, "col": 1, "value": "Topic"}, {"row": 1, "col": 2, "value": "Value"}]
     for r, topic in enumerate(picked, start=2):
         calls += [call("excel_set_cell", file_path=out, row=r, col=1, value=topic),
                   call("excel_set_cell", file_path=out, row=r, col=2, value=unique[topic])]
@@ -504,7 +509,7 @@ def contract_notice_reminder(inp: FamilyInput) -> TaskDraft | None:
             "moved back to a weekday)")
     about = "the renewal reminder"
     m1 = piece(1, "fact", f"the agreement to watch is the one with {agreement['vendor']}", agreement["vendor"],
-               cue="vendor", about=about)
+               cue="supplier", about=about)
     m2 = piece(2, "action", f"book a reminder called {title} on the last weekday we can still give notice", title,
                cue="meeting_title", about=about)
     m3 = piece(3, "action", f"tell {name} the end date and the notice deadline", name, cue="recipient",
@@ -595,7 +600,7 @@ def claims_second_approval(inp: FamilyInput) -> TaskDraft | None:
     distractors = ()
     if spare and chance(inp, P_DISTRACT):
         other = inp.rng.choice(spare)
-        distractors = (near(other, f"{other} only signs off travel claims, not these"),)
+        distractors = (near(other, f"{other} used to sign off claims, but not any more"),)
     m1 = piece(1, "fact", f"the approval rule is in {stem(policy)}", stem(policy), cue="document", about=about)
     m2 = piece(2, "action", f"the claims go to {name} in Finance", name, cue="recipient", about=about,
                superseded=superseded, distractors=distractors, thread=2)

@@ -501,6 +501,8 @@ def invoice_pipeline(inp: FamilyInput) -> TaskDraft | None:
                about="the supplier invoice", superseded=superseded)
     m3 = piece(3, "action", f"{name} should get the invoice number and amount by email", name, cue="recipient",
                about="the invoice's number and amount", thread=2, distractors=distractors)
+    m4 = piece(4, "fact", "the sheet has a header row, Invoice then Total, and the invoice below it",
+               "Invoice then Total", cue="layout", about="the supplier invoice")
 
     def plan(mid: str, value: str) -> list:
         sheet = f"data/{value}" if mid == "m2" else out
@@ -516,11 +518,13 @@ def invoice_pipeline(inp: FamilyInput) -> TaskDraft | None:
         intent=inp.intent(),
         subtasks=[f"Read {pdf}.", f"Create {out} with the invoice row.", f"Email {name}."],
         evaluation=[{"function": "evaluate_excel_cell_value",
-                     "args": {"file": out, "matches": [{"row": 2, "col": 1, "value": number},
+                     "args": {"file": out, "matches": [{"row": 1, "col": 1, "value": "Invoice"},
+                                                       {"row": 1, "col": 2, "value": "Total"},
+                                                       {"row": 2, "col": 1, "value": number},
                                                        {"row": 2, "col": 2, "value": fmt(total)}]}},
                     {"function": "evaluate_email_sent",
                      "args": {"sender": inp.user, "recipient": who, "body_keywords": [number, fmt(total)]}}],
-        memory=[m1, m2, m3],
+        memory=[m1, m2, m3, m4],
         query=inp.query(about=m1.about),
         oracle=plan("", ""),
         # the intent alone: a plainly named log, the likeliest colleague
@@ -610,8 +614,7 @@ def meeting_pack(inp: FamilyInput) -> TaskDraft | None:
     m6 = piece(6, "action", f"the agenda also covers {points[1]}", points[1], cue="agenda_point", about="the agenda",
                thread=2)
     m7 = piece(7, "fact", f"the agenda opens with the date of the previous meeting, from {stem(doc['file'])}",
-               stem(doc["file"]),
-               cue="document", about="the agenda", thread=2)
+               stem(doc["file"]), cue="previous_notes", about="the agenda", thread=2)
     m8 = piece(8, "action", f"{name} should be invited to the meeting by email", name, cue="recipient",
                about="the meeting invite", thread=3)
 
