@@ -463,6 +463,11 @@ def test_email_sent(ws, registry):
     nobody = run(ws, "evaluate_email_sent", {"sender": "alice", "recipient": "carol"})
     assert not nobody.passed and "no message with sender alice recipient carol" in nobody.reason
 
+    # a list that must leave something out: over-inclusion fails, naming the extra word
+    assert run(ws, "evaluate_email_sent", {**args, "body_excludes": ["payroll"]}).passed
+    too_much = run(ws, "evaluate_email_sent", {**args, "body_excludes": ["payroll", "hiring"]})
+    assert not too_much.passed and "'hiring'" in too_much.reason and "leave out" in too_much.reason
+
 
 def test_email_sent_matches_whole_names_not_substrings(ws, registry):
     call(registry, ws, "email_send_email", {"sender": "bob", "recipient": "carolyn", "subject": "Invoice",

@@ -304,13 +304,16 @@ def _same_person(header: str, who: str) -> bool:
 
 
 @check("evaluate_email_sent",
-       "A message from the sender and/or to the recipient exists whose subject and body contain the keywords.",
-       {"sender": USERNAME, "recipient": USERNAME, "subject_keywords": KEYWORDS, "body_keywords": KEYWORDS},
+       "A message from the sender and/or to the recipient exists whose subject and body contain the keywords "
+       "and whose body holds none of body_excludes (what a list must leave out).",
+       {"sender": USERNAME, "recipient": USERNAME, "subject_keywords": KEYWORDS, "body_keywords": KEYWORDS,
+        "body_excludes": KEYWORDS},
        [], extra={"anyOf": [{"required": ["sender"]}, {"required": ["recipient"]}]})
 def evaluate_email_sent(ctx: Context, args: dict[str, Any]) -> Outcome:
     owner = args.get("sender") or args["recipient"]
     user = find_mailbox_user(ctx.workspace, owner)
     candidates = []
+    wrong = ""
     for email_id, mail in mail_store.messages(ctx.workspace, user, field="sender" if args.get("sender") else "recipient"):
         if args.get("sender") and not _same_person(mail.sender, args["sender"]):
             continue
@@ -319,11 +322,16 @@ def evaluate_email_sent(ctx: Context, args: dict[str, Any]) -> Outcome:
         candidates.append((email_id, mail))
         absent = kw.missing(mail.subject, args.get("subject_keywords", [])) + \
             kw.missing(mail.body, args.get("body_keywords", []))
-        if not absent:
+        extra = kw.present(mail.body, args.get("body_excludes", []))
+        if not absent and not extra:
             return True, f"{email_id} in {user}'s mailbox matches"
+        if not absent:
+            wrong = f"{email_id} has all the keywords but also {', '.join(repr(e) for e in extra)}"
     who = " ".join(f"{k} {args[k]}" for k in ("sender", "recipient") if args.get(k))
     if not candidates:
         return False, f"no message with {who} in {user}'s mailbox"
+    if wrong:
+        return False, f"{len(candidates)} message(s) with {who}; {wrong}, which it should leave out"
     return False, f"{len(candidates)} message(s) with {who}, but none has all the subject and body keywords"
 
 
