@@ -42,6 +42,25 @@ def test_tasks_that_differ_only_in_who_gets_the_result_are_one_task():
     assert not set(duplicate_keys(only_people)) & set(duplicate_keys(other))  # nothing computed: no shared key
 
 
+def test_tasks_that_do_the_same_office_work_under_other_names_are_one_task():
+    """Two follow-up sessions for the same people at the same hour, titled differently in the chat."""
+    def session(tid: str, title: str, names: list[str], start: str) -> dict:
+        return {"id": tid, "family": "followup_session", "user": {"username": "owen"},
+                "description": f"Book {title} for {', '.join(names)} at {start}.", "provenance": {"world_seed": 3},
+                "memory": [{"id": "m1", "value": title}, {"id": "m2", "value": "55"}],
+                "evaluation": [{"function": "evaluate_calendar_event",
+                                "args": {"username": "owen", "summary": title, "start": start}},
+                               {"function": "evaluate_email_sent",
+                                "args": {"sender": "owen", "recipient": "gloria", "body_keywords": names}}]}
+    a = session("a", "Practice catch-up", ["Rowan Ortega", "Naomi Nguyen"], "2024-06-06 12:00:00")
+    b = session("b", "Extra training hour", ["Rowan Ortega", "Naomi Nguyen"], "2024-06-06 12:00:00")
+    assert set(duplicate_keys(a)) & set(duplicate_keys(b))
+    later = session("c", "Extra training hour", ["Rowan Ortega", "Naomi Nguyen"], "2024-06-07 12:00:00")
+    fewer = session("d", "Extra training hour", ["Rowan Ortega"], "2024-06-06 12:00:00")
+    assert not set(duplicate_keys(a)) & set(duplicate_keys(later))
+    assert not set(duplicate_keys(a)) & set(duplicate_keys(fewer))
+
+
 def test_the_same_description_is_a_duplicate_whatever_it_checks():
     a = task("a", "data/a.docx", description="Email Marcus the total.")
     b = task("b", "data/b.docx", total="1", world=9, description="Email  marcus the TOTAL.")

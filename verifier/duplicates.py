@@ -18,7 +18,7 @@ from itertools import combinations
 from typing import Any
 
 from office_env.evaluation.keywords import normalize
-from verifier.trace import leaves_of
+from verifier.trace import leaves_of, office_values
 
 NEAR_JACCARD = 0.9
 _WORD_RE = re.compile(r"[a-z0-9]+(?:[.'][a-z0-9]+)*")
@@ -49,6 +49,10 @@ def duplicate_keys(record: dict[str, Any]) -> list[str]:
     computed = answer_signature(record, people=False)
     if computed:
         keys.append(_digest("computation", json.dumps([record.get("family"), world, computed], sort_keys=True)))
+    said = [str(m.get("value", "")) for m in record.get("memory") or [] if isinstance(m, dict)]
+    work = sorted(normalize(v) for v in office_values(record.get("evaluation") or [], said))
+    if work:  # the values found in the office or computed, whatever the chat names them (a title, a file)
+        keys.append(_digest("work", json.dumps([record.get("family"), world, work], sort_keys=True)))
     return keys
 
 

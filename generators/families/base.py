@@ -194,6 +194,25 @@ def own_words(message: dict[str, Any]) -> str:
     return "\n".join(line for line in body.splitlines() if not line.lstrip().startswith(">"))
 
 
+def left_out(nearest: list[str], listed: list[str], avoid: tuple[str, ...] = (), limit: int = 3) -> list[str]:
+    """What a list must leave out, checked so that pasting every row cannot pass: the first
+    ``limit`` of ``nearest`` (the rows closest to the cut, in order) that neither hold nor sit in a
+    listed value or a text the message has anyway (``avoid``: the names it greets and signs with)."""
+    out: list[str] = []
+    for value in nearest:
+        low = value.lower()
+        if all(low not in other.lower() and other.lower() not in low for other in (*listed, *avoid, *out)):
+            out.append(value)
+        if len(out) == limit:
+            break
+    return out
+
+
+def excluding(values: list[str]) -> dict[str, list[str]]:
+    """The ``body_excludes`` argument of a mail check, when there is anything to leave out."""
+    return {"body_excludes": values} if values else {}
+
+
 def piece(index: int, kind: str, text: str, value: str, *, cue: str = "", about: str = "", thread: int = 1,
           superseded: tuple[str, ...] = (), distractors: tuple[Distractor, ...] = ()) -> MemoryPiece:
     """Memory piece ``m<index>`` of thread ``t<thread>``; ``cue`` and ``about`` let the dialogue

@@ -12,8 +12,8 @@ from datetime import datetime, timedelta
 
 from generators.english import column_words, join_and, possessive
 from generators.families.base import (
-    FamilyInput, booking, calendar_of, call, chance, computed, docs, event_check, family, fmt, letter, misreadings_of,
-    near, number, piece, stem, tables,
+    FamilyInput, booking, calendar_of, call, chance, computed, docs, event_check, excluding, family, fmt, left_out,
+    letter, misreadings_of, near, number, piece, stem, tables,
 )
 from generators.families.sheet_work import MAX_LISTED, label_column
 from generators.families.single_app import (
@@ -313,7 +313,11 @@ def followup_session(inp: FamilyInput) -> TaskDraft | None:
                   f"Email {name} the names and the time."],
         evaluation=[event_check(inp.user, title, start, end),
                     {"function": "evaluate_email_sent",
-                     "args": {"sender": inp.user, "recipient": who, "body_keywords": [*names, f"{start:%H:%M}"]}}],
+                     "args": {"sender": inp.user, "recipient": who, "body_keywords": [*names, f"{start:%H:%M}"],
+                              **excluding(left_out([r[label] for r, v in sorted(zip(table.rows, values),
+                                                                                key=lambda p: p[1]) if v >= mark],
+                                                   names, (name, *name.split(), inp.user_name,
+                                                           *inp.user_name.split())))}}],
         memory=[m1, m2, m3, m4, m5, m6, m7],
         query=inp.query(about=m1.about),
         oracle=plan("m1", str(mark)),
@@ -626,7 +630,9 @@ def claims_second_approval(inp: FamilyInput) -> TaskDraft | None:
                   f"Email {name} their numbers and total."],
         evaluation=[{"function": "evaluate_email_sent",
                      "args": {"sender": inp.user, "recipient": who, "subject_keywords": [subject],
-                              "body_keywords": [*ids, fmt(total)]}}],
+                              "body_keywords": [*ids, fmt(total)],
+                              **excluding(left_out([c for c, a in sorted(submitted, key=lambda p: -p[1])
+                                                    if a <= limit], ids))}}],
         memory=[m1, m2, m3],
         query=inp.query(about=m1.about),
         oracle=plan(who, name),

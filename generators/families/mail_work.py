@@ -13,8 +13,8 @@ from datetime import datetime, timedelta
 
 from generators.english import possessive
 from generators.families.base import (
-    FamilyInput, booking, calendar_of, call, chance, computed, docs, event_check, facts_in, family, fmt, inbox_of,
-    letter, misreadings_of, near, number, own_words, piece, stem,
+    FamilyInput, booking, calendar_of, call, chance, computed, docs, event_check, excluding, facts_in, family, fmt,
+    inbox_of, left_out, letter, misreadings_of, near, number, own_words, piece, stem,
 )
 from generators.families.single_app import MEETING_TITLES, P_CORRECT, P_DISTRACT, _distinct, _out_name
 from generators.families.time_rules import free_hours, hour_piece, start_hour
@@ -430,7 +430,11 @@ def stock_question_reply(inp: FamilyInput) -> TaskDraft | None:
         intent=inp.intent(),
         subtasks=["Read the stock question.", f"Find the items under the level in {table.file}.", "Reply with them."],
         evaluation=[{"function": "evaluate_email_sent",
-                     "args": {"sender": inp.user, "recipient": _sender_user(message), "body_keywords": low}}],
+                     "args": {"sender": inp.user, "recipient": _sender_user(message), "body_keywords": low,
+                              **excluding(left_out([r[label] for r, v in sorted(zip(table.rows, table.column(c)),
+                                                                                key=lambda p: p[1]) if v >= level],
+                                                   low, (sender, *sender.split(), inp.user_name,
+                                                         *inp.user_name.split())))}}],
         memory=[m1, m2],
         query=inp.query(about=m1.about),
         oracle=plan("", ""),

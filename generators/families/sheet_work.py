@@ -9,8 +9,8 @@ from typing import Any, Callable
 
 from generators.english import column_words, join_and
 from generators.families.base import (
-    FamilyInput, Table, additive, call, chance, computed, family, fmt, letter, misreadings_of, near, number, piece,
-    stem, tables,
+    FamilyInput, Table, additive, call, chance, computed, excluding, family, fmt, left_out, letter, misreadings_of,
+    near, number, piece, stem, tables,
 )
 from generators.families.single_app import P_CORRECT, P_DISTRACT, _distinct, _out_name
 from generators.model import TaskDraft
@@ -199,7 +199,11 @@ def _threshold_family(name: str, wanted: Callable[[str], bool], what: str, near_
             subtasks=[f"Read {table.file}.", f"List every {column_words(table.headers[label])} under the threshold.",
                       f"Email the list to {colleague}."],
             evaluation=[{"function": "evaluate_email_sent",
-                         "args": {"sender": inp.user, "recipient": who, "body_keywords": below}}],
+                         "args": {"sender": inp.user, "recipient": who, "body_keywords": below,
+                                  **excluding(left_out([r[label] for r, v in sorted(zip(table.rows, column_values),
+                                                                                    key=lambda p: p[1]) if v >= cut],
+                                                       below, (colleague, *colleague.split(), inp.user_name,
+                                                               *inp.user_name.split())))}}],
             memory=[m1, m2, m3],
             query=inp.query(about=m1.about),
             oracle=plan(fmt(cut)),
