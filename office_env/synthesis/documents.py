@@ -708,11 +708,18 @@ _MAIL_TOPICS = (
 
 _REPLIES = (
     "Hi {to},\n\nAdding to this: I can take care of it by {weekday}. Let me know if anything changes.\n\n{sender}",
-    "Hi {to},\n\nFollowing up on the message above: the number I have is {amount} USD, please double check.\n\n"
-    "Thanks,\n{sender}",
-    "Hi {to},\n\nAgreed. I moved it to {date} so that {other} can join.\n\nBest,\n{sender}",
     "Hi {to},\n\nJust checking whether you saw this. A short answer is fine.\n\n{sender}",
 )
+# Replies that fit only some topics (by subject template): a figure to double-check, a booking moved.
+_TOPIC_REPLIES = {
+    "Budget numbers for {quarter}": ("Hi {to},\n\nFollowing up on the message above: the number I have is "
+                                     "{amount} USD, please double check.\n\nThanks,\n{sender}",),
+    "Vendor meeting follow-up": ("Hi {to},\n\nFollowing up on the message above: the number I have is {amount} USD, "
+                                 "please double check.\n\nThanks,\n{sender}",),
+    "Room booking for the {project} review": ("Hi {to},\n\nAgreed. I moved it to {date} so that {other} can join."
+                                              "\n\nBest,\n{sender}",),
+    "Team lunch on {weekday}": ("Hi {to},\n\nCount me in. {other} said they would come too.\n\n{sender}",),
+}
 
 
 # Everyday mail that no task is about: notices, newsletters, social plans. Some are forwarded on.
@@ -817,14 +824,18 @@ def _emails(world: World, rng: random.Random, facts: Facts) -> Files:
     taken: set[str] = set()
     for index, ((subject_t, body_t), work) in enumerate(topics):
         sender, other = rng.sample(world.colleagues, 2)
-        local = dict(values, sender=sender.first, other=other.first,
-                     date=_iso(world.now + timedelta(days=rng.randint(2, 20))))
+        ahead = rng.randint(2, 20)
+        if subject_t == "New starter next week":  # a start date in the week after the mail's week
+            ahead = 7 - world.now.weekday() + rng.randint(0, 4)
+        local = dict(values, sender=sender.first, other=other.first, date=_iso(world.now + timedelta(days=ahead)))
         subject = subject_t.format(**local)
         body = body_t.format(**local)
         others = [p for p in world.colleagues if p not in (sender,)]
         cc = tuple(p.user for p in rng.sample(others, rng.randint(0, min(2, len(others)))))
         threaded = work and index < threads
         when = _mail_time(world.now, rng, 4, 13) if threaded else _mail_time(world.now, rng, 1, 13)
+        if subject_t == "New starter next week":  # sent this morning, so "next week" is the week after now's
+            when, threaded = world.now - timedelta(minutes=rng.randint(20, 90)), False
         out.append((sender, subject, body, when, cc))
         if threaded:  # a reply, sometimes a second one, all copying the same people
             replier = sender
@@ -834,10 +845,12 @@ def _emails(world: World, rng: random.Random, facts: Facts) -> Files:
                 reply_when = when + timedelta(hours=rng.randint(2, 30) * (turn + 1), minutes=rng.randint(0, 59))
                 if reply_when >= world.now:
                     reply_when = world.now - timedelta(hours=1 + turn)
-                reply = rng.choice(_REPLIES).format(**dict(local, sender=replier.first, other=third.first))
+                replies = _REPLIES + _TOPIC_REPLIES.get(subject_t, ())
+                reply = rng.choice(replies).format(**dict(local, sender=replier.first, other=third.first))
                 quoted = "\n".join("> " + line for line in body.split("\n"))
+                copied = tuple(u for u in cc if u != replier.user)  # nobody copies themself
                 out.append((replier, f"Re: {subject}", f"{reply}\n\nOn {when.strftime('%Y-%m-%d %H:%M')} "
-                            f"{sender.name} wrote:\n{quoted}", reply_when, cc))
+                            f"{sender.name} wrote:\n{quoted}", reply_when, copied))
         elif not work and rng.random() < 0.3:  # a notice forwarded on by another colleague
             forwarder = rng.choice([p for p in world.colleagues if p != sender])
             fwd_when = when + timedelta(hours=rng.randint(1, 20))
