@@ -157,7 +157,7 @@ def test_a_rules_times_and_length_must_be_said_where_its_pieces_are():
     unsaid = _slot_task("starting on the hour, please")
     assert ("computed[1]: the rule's '10:00' is not said where its pieces (m4, m5) are said: a hidden convention"
             in trace_task(unsaid, OFFICE).problems)
-    # 19:00 does not say 9:00, nor 110:00-16:00 say 10:00
+    # 110:00-16:00 does not say 10:00
     nine = _slot_task("keep it inside 110:00-16:00")
     assert any("the rule's '10:00'" in p for p in trace_task(nine, OFFICE).problems)
     # the length: said as "an hour" is enough, missing is not
@@ -195,13 +195,52 @@ def test_the_words_a_rule_makes_the_answer_say_must_be_said():
 def test_a_length_found_by_chance_in_the_office_is_not_a_source():
     task = record(computed=[{"value": 2455.75, "op": "sum", "inputs": ["1,200.50", "800", "455.25"]},
                             {"value": "2025-03-26 23:20:00", "op": "add_minutes", "inputs": ["2025-03-26 10:00", "800"]}])
-    assert ("computed[1].inputs[1]: the length '800' is neither said in the chat nor computed (a hidden convention?)"
-            in trace_task(task, OFFICE).problems)
+    assert ("computed[1].inputs[1]: the length '800' is neither said in the chat nor a meeting's length in the office "
+            "(a hidden convention?)" in trace_task(task, OFFICE).problems)
+    # nor wrapped in another computation first
+    task["computed"][1:] = [{"value": 800, "op": "round", "inputs": ["800"]},
+                            {"value": "2025-03-26 23:20:00", "op": "add_minutes",
+                             "inputs": ["2025-03-26 10:00", "800"]}]
+    assert any(p.startswith("computed[2].inputs[1]: the length '800'") for p in trace_task(task, OFFICE).problems)
     # the length of a meeting the calendar holds, computed from its start and end, is a source
     task["computed"][1:] = [
         {"value": 60, "op": "minutes_between", "inputs": ["2025-03-26 10:00:00", "2025-03-26 11:00:00"]},
         {"value": "2025-03-26 12:00:00", "op": "add_minutes", "inputs": ["2025-03-26 11:00", "60"]}]
     assert not [p for p in trace_task(task, OFFICE).problems if p.startswith("computed")]
+    # a length runs forwards, between a start and an end one calendar holds
+    task["computed"][1] = {"value": -60, "op": "minutes_between",
+                           "inputs": ["2025-03-26 11:00:00", "2025-03-26 10:00:00"]}
+    assert "computed[1]: minutes_between needs a start and a later end that one calendar holds" \
+        in trace_task(task, OFFICE).problems
+
+
+def test_a_rule_cut_short_still_needs_the_times_of_the_sentence_that_states_it():
+    task = _slot_task("starting on the hour, please")
+    task["computed"][1]["rule"] = "the earliest when we are both free"  # the window left out of the rule
+    assert any("the rule's '10:00' is not said" in p for p in trace_task(task, OFFICE).problems)
+
+
+@pytest.mark.parametrize("text, specific, said", [
+    ("claims above 1,500 usd", "1500", True),
+    ("version 2.5", "2", False),
+    ("in q3 we meet", "3", False),
+    ("we meet at 09:00", "9:00", True),
+    ("we meet at 9:00", "9:00", True),
+    ("we meet at 19:00", "9:00", False),
+    ("half an hour, please", "one hour", False),
+    ("an hour, please", "one hour", True),
+])
+def test_says_reads_numbers_clocks_and_lengths_as_the_chat_writes_them(text, specific, said):
+    from verifier.trace import says
+
+    assert says(text, specific) is said
+
+
+def test_rule_specifics_skip_numbers_inside_words_and_codes():
+    from verifier.trace import rule_specifics
+
+    assert rule_specifics("claims above 1,500 USD in Q3, at 09:00, for one hour") == ["9:00", "1500", "one hour"]
+    assert rule_specifics("INV-2024 due on the 2nd, half an hour") == []
 
 
 def test_an_output_pdf_named_after_a_said_document_is_derived():
@@ -291,3 +330,14 @@ def test_a_value_is_credited_to_the_file_the_plan_reads_before_one_holding_it_by
     assert trace_task(task, office).sources["evaluation[0].args.body_keywords[0]"] == "testbed:data/sales.xlsx"
     task["oracle"] = []  # no plan: the first file in path order
     assert trace_task(task, office).sources["evaluation[0].args.body_keywords[0]"] == "testbed:calendar/dana.ics"
+
+
+def test_what_a_list_leaves_out_must_be_office_rows_a_right_answer_can_omit():
+    task = record()
+    args = task["evaluation"][0]["args"]
+    args["body_excludes"] = ["North"]
+    assert trace_task(task, OFFICE).passed
+    for bad, why in (("Atlantis", "is not in the office"), ("2455.75", "overlaps a keyword"),
+                     ("Marcus", "is a name every mail between them holds")):
+        args["body_excludes"] = [bad]
+        assert any(why in p for p in trace_task(task, OFFICE).problems), bad

@@ -40,6 +40,7 @@ OUTPUT_CUES = frozenset({
     "output_file", "subject", "recipient", "requester", "meeting_time", "meeting_day", "meeting_title",
     "duration", "layout", "title", "new_figure", "reply_point", "attendee", "location", "deadline", "memo_point",
     "agenda_point", "sheet_row", "row_order", "session_day", "time_window", "move_window", "start_time",
+    "verdict_words",
 })
 FILE_KEYS = ("file", "result_file", "input_file", "output_file")
 PERSON_KEYS = ("username", "sender", "recipient")
@@ -229,26 +230,42 @@ def _said_in(value: Any, memory_value: str) -> bool:
     return when is not None and f"{when:%Y-%m-%d %H:%M}" in said
 
 
-_CLOCK_RE = re.compile(r"(?<![\d:])\d{1,2}:\d{2}(?!\d)")
-_RULE_NUMBER_RE = re.compile(r"(?<![\d:.,])\d+(?:\.\d+)?(?![\d:])")
-_LENGTH_RE = re.compile(r"\b(?:an|one) hour\b")
+_CLOCK_RE = re.compile(r"(?<![\d:])(\d{1,2}):(\d{2})(?![\d:])")
+# a number of its own: not part of a clock, a date, a code or a word ("Q3", "9am", "2nd", "INV-2024")
+_RULE_NUMBER_RE = re.compile(r"(?<![\w:.,-])\d+(?:\.\d+)?(?![\w:]|[.,]\d)")
+_LENGTH_RE = re.compile(r"(?<!half )\b(?:an|one) hour\b(?! and a half)")
+_THOUSANDS_RE = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 
 
 def rule_specifics(rule: str) -> list[str]:
     """What a rule fixes that an agent could not guess: its clock times (``10:00``), its numbers and
     a stated length (``one hour``). Each must be said in the chat, where the pieces the
     rule is ``given`` are said; the rest of a rule's wording is the family's to make plain."""
-    times = _CLOCK_RE.findall(rule)
-    numbers = _RULE_NUMBER_RE.findall(_CLOCK_RE.sub(" ", rule))
+    times = [f"{int(h)}:{m}" for h, m in _CLOCK_RE.findall(rule)]
+    plain = _THOUSANDS_RE.sub("", _CLOCK_RE.sub(" ", rule))
+    numbers = _RULE_NUMBER_RE.findall(plain)
     return [*times, *numbers, *(["one hour"] if _LENGTH_RE.search(rule.lower()) else [])]
 
 
 def says(text: str, specific: str) -> bool:
-    """``text`` (normalized) holds ``specific`` as a word of its own: ``9:00`` is not in ``19:00``;
-    ``one hour`` is also said as ``an hour``."""
+    """``text`` (normalized) holds ``specific`` as a word of its own: a clock time however its hour
+    is written (``09:00`` says ``9:00``; ``19:00`` does not), a number by value (``1,500`` says
+    ``1500``; ``2.5`` does not say ``2``), ``one hour`` also as ``an hour``."""
     if specific == "one hour":
         return _LENGTH_RE.search(text) is not None
-    return re.search(rf"(?<![\w:]){re.escape(specific.lower())}(?![\w]|:\d)", text) is not None
+    clock = _CLOCK_RE.fullmatch(specific)
+    if clock:
+        return (int(clock.group(1)), int(clock.group(2))) in {(int(h), int(m)) for h, m in _CLOCK_RE.findall(text)}
+    number = _number(specific)
+    if number is not None:
+        plain = _THOUSANDS_RE.sub("", _CLOCK_RE.sub(" ", text))
+        return any(float(n) == number for n in _RULE_NUMBER_RE.findall(plain))
+    return re.search(rf"(?<![\w:]){re.escape(specific.lower())}(?!\w)", text) is not None
+
+
+def clock_specifics(text: str) -> list[str]:
+    """The clock times and stated length of a piece's text (``within 10:00-16:00, one hour``)."""
+    return [s for s in rule_specifics(text) if s == "one hour" or _CLOCK_RE.fullmatch(s)]
 
 
 def office_values(criteria: list[dict[str, Any]], said: Iterable[str]) -> list[str]:
@@ -362,8 +379,10 @@ class _Tracer:
         words = normalize(str(value))
         if len(words) >= 2:  # part of a stated requirement: "Invoice" of "Invoice then Total", "60" of "60 minutes"
             for m in self.memory:
-                if m.get("cue") in OUTPUT_CUES and re.search(rf"(?<!\w){re.escape(words)}(?!\w)",
-                                                             normalize(str(m.get("value", "")))):
+                said = normalize(str(m.get("value", "")))
+                if _number(words) is not None and _CLOCK_RE.search(said):
+                    continue  # "30" is not said by "14:30", nor "16" by "10:00-16:00"
+                if m.get("cue") in OUTPUT_CUES and re.search(rf"(?<!\w){re.escape(words)}(?!\w)", said):
                     return str(m.get("id"))
         return None
 
@@ -397,17 +416,25 @@ class _Tracer:
             worded = str(entry.get("value", ""))
             wording = ([worded] if _number(worded) is None and _time(worded) is None
                        and normalize(worded) in normalize(rule) else [])  # the words the rule makes ("over budget")
-            for specific in [*rule_specifics(rule), *wording]:
+            # the clock times and length of the sentences that state the rule count too, so a rule cut
+            # short ("the earliest when we are both free") cannot leave its window unsaid
+            stated_text = " ".join(str(m.get("text", "")) for m in self.memory if m["id"] in stated)
+            specifics = list(dict.fromkeys([*rule_specifics(rule), *clock_specifics(stated_text), *wording]))
+            for specific in specifics:
                 if not any(says(text, specific) for text in heard + (heard_before if specific == "one hour" else [])):
                     self.problems.append(f"{where}: the rule's {specific!r} is not said where its pieces "
                                          f"({', '.join(given) or 'none given'}) are said: a hidden convention")
                     return False
+        if entry.get("op") == "minutes_between" and not self._one_meeting(entry.get("inputs", [])):
+            self.problems.append(f"{where}: minutes_between needs a start and a later end that one calendar holds")
+            return False
         for k, value in enumerate(entry.get("inputs", [])):
             source = self._plain_source(value, earlier=i)
-            if (entry.get("op") == "add_minutes" and k == 1 and source is not None
-                    and not source.startswith(("memory:", "computed:"))):
+            if entry.get("op") == "add_minutes" and k == 1 and source is not None and not (
+                    source.startswith("memory:") or (source.startswith("computed:") and self.computed[
+                        int(source.split(":")[1])].get("op") == "minutes_between")):
                 self.problems.append(f"{where}.inputs[1]: the length {str(value)[:20]!r} is neither said in the chat "
-                                     "nor computed (a hidden convention?)")
+                                     "nor a meeting's length in the office (a hidden convention?)")
                 return False
             if source and source.startswith("memory:"):
                 self.inputs_said.setdefault(i, set()).add(source.split(":", 1)[1])
@@ -418,6 +445,39 @@ class _Tracer:
                                      "nor computed before")
                 return False
         return True
+
+    def _exclude_problems(self, criteria: list[Any]) -> list[str]:
+        """What a list must leave out (``body_excludes``) are rows of the office, and never something a
+        right answer holds anyway: a keyword it must contain (either way round) or a name of the
+        sender or the recipient (every greeting and signature holds them)."""
+        out = []
+        for i, item in enumerate(criteria):
+            args = item.get("args") if isinstance(item, dict) and isinstance(item.get("args"), dict) else {}
+            required = [str(k) for key in ("subject_keywords", "body_keywords") for k in args.get(key) or []]
+            names = set(self.user_ids)
+            for key in ("sender", "recipient"):
+                local = normalize(str(args.get(key, ""))).split("@")[0]
+                names |= {local} | {normalize(n) for full in self.office.names.get(local, ())
+                                     for n in (full, *full.split())}
+            for k, word in enumerate(args.get("body_excludes") or []):
+                where, text = f"evaluation[{i}].args.body_excludes[{k}]", normalize(str(word))
+                if any(Haystack(text).has(r) or Haystack(normalize(r)).has(word) for r in required):
+                    out.append(f"{where}: {str(word)[:60]!r} overlaps a keyword the mail must hold")
+                elif any(text == n or re.search(rf"(?<!\w){re.escape(text)}(?!\w)", n) or
+                         re.search(rf"(?<!\w){re.escape(n)}(?!\w)", text) for n in names if n):
+                    out.append(f"{where}: {str(word)[:60]!r} is a name every mail between them holds")
+                elif not text or self.office.find(word, self.read) is None:
+                    out.append(f"{where}: {str(word)[:60]!r} is not in the office, so leaving it out proves nothing")
+        return out
+
+    def _one_meeting(self, inputs: list[Any]) -> bool:
+        """A start and a later end, both written in one calendar of the office (one meeting's span)."""
+        times = [_time(v) for v in inputs]
+        if len(times) != 2 or None in times or not times[0] < times[1]:  # type: ignore[operator]
+            return False
+        parts = [f"{t:%Y-%m-%d}" for t in times] + [f"{t:%H:%M}" for t in times]  # type: ignore[union-attr]
+        return any(path.startswith("calendar/") and all(hay.has(p) for p in parts)
+                   for path, hay in self.office.files.items())
 
     def _plain_source(self, value: Any, earlier: int | None = None) -> str | None:
         mid = self._memory_source(value)
@@ -529,6 +589,7 @@ class _Tracer:
                                                           or (not calls and self._names_office(value)))):
                 trace.problems.append(f"memory {mid} ({m.get('cue') or m.get('kind')}: {value[:60]!r}) is never "
                                       "used: no criterion, computation or oracle step needs it")
+        trace.problems += self._exclude_problems(criteria if isinstance(criteria, list) else [])
         if leaves and not data_work:
             trace.problems.append("no criterion checks a value taken from the office or computed from it that the "
                                   "chat does not already say: pasting the chat would pass")
