@@ -173,12 +173,26 @@ def test_a_mail_quoted_in_a_reply_is_not_the_replier_s_words():
     assert "items under" not in own_words(reply) and "Agreed. I moved it" in own_words(reply)
     assert own_words({"body": "Plain mail\n> a quoted line only"}) == "Plain mail"
     assert own_words({}) == ""
+    forward = {"body": "Hi Zara,\n\nIn case this did not reach you.\n\nOmar\n\n"
+                       "---------- Forwarded message ----------\n"
+                       "From: Yara <yara@example.com>\nDate: 2025-01-27 09:00\n\nA new Recruiter starts on 2025-02-03."}
+    assert own_words(forward).strip().endswith("Omar") and "2025-02-03" not in own_words(forward)
+
+
+def test_left_out_takes_the_nearest_rows_that_no_right_answer_holds():
+    from generators.families.base import left_out
+
+    nearest = ["Ana Li", "Ana Lima", "Zara Osei", "Bo Chen", "Cy Dunn", "Di Ek"]
+    assert left_out(nearest, ["Ana Lima"], avoid=("Zara",)) == ["Bo Chen", "Cy Dunn", "Di Ek"]
+    assert left_out(nearest, [], limit=2) == ["Ana Li", "Zara Osei"]  # "Ana Lima" holds "Ana Li", already out
+    assert left_out([], ["x"]) == []
 
 
 def test_a_question_is_answered_to_the_one_who_asked_it(worlds):
     """The stock question is sent back to the mail that asks it, never to a reply that quotes it."""
     from generators.families.base import inbox_of, own_words
 
+    built = 0
     for world, _, notes in worlds:
         for salt in range(6):
             inp = FAMILIES["stock_question_reply"].input(random.Random(f"{world.seed}:{salt}"), notes, world.user.user,
@@ -187,10 +201,12 @@ def test_a_question_is_answered_to_the_one_who_asked_it(worlds):
             draft = FAMILIES["stock_question_reply"].build(inp)
             if draft is None:
                 continue
+            built += 1
             read = next(c.args["email_id"] for c in draft.oracle if c.tool == "email_read_email")
             message = next(m for m in inbox_of(notes, world.user.user) if m["id"] == read)
             assert "items under" in own_words(message), message["subject"]
             assert message["from"].split("@")[0] == draft.evaluation[0]["args"]["recipient"]
+    assert built
 
 
 @pytest.mark.parametrize("name", ["invoice_due_reminder", "contract_notice_reminder", "welcome_session",

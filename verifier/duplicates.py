@@ -4,8 +4,10 @@ A benchmark that holds the same task twice counts one skill twice and tells a re
 its size says. ``duplicate_keys`` gives a task's identities (its description; its world, family
 and checked values with output names left out, so two tasks that differ only in the name of the
 file they write are one task; and the same without the people, so two tasks that differ only in
-who gets the result are one task too); a build keeps the first task of each identity, by index, and drops a task whose description is
-almost that of an earlier one of its family (``near_words``).
+who gets the result are one task too; and its work, the checked values the chat does not say, so
+two tasks that do the same office work under other chat names -- another title, another file name
+-- are one task); a build keeps the first task of each identity, by index, and drops a task whose
+description is almost that of an earlier one of its family (``near_words``).
 ``near_duplicates`` finds both kinds in a finished dataset, for the dataset card.
 """
 

@@ -182,15 +182,16 @@ def inbox_of(notes: dict[str, dict[str, Any]], user: str) -> list[dict[str, Any]
 
 
 _QUOTE_HEAD_RE = re.compile(r"^On .{0,200} wrote:\s*$", re.MULTILINE)
+_FORWARD_RE = re.compile(r"^-+ ?Forwarded message ?-+\s*$", re.MULTILINE)
 
 
 def own_words(message: dict[str, Any]) -> str:
-    """A mail's body without the message it quotes (``On ... wrote:`` and the ``>`` lines after it):
-    a question, a date or a figure quoted in a reply belongs to the quoted sender, not to the one
-    who replied."""
+    """A mail's body without the message it quotes or forwards (``On ... wrote:``, ``>`` lines, a
+    ``Forwarded message`` block): a question, a date or a figure quoted in a reply or passed on in a
+    forward belongs to the first sender, not to the one who replied or forwarded it."""
     body = str(message.get("body", ""))
-    head = _QUOTE_HEAD_RE.search(body)
-    body = body[:head.start()] if head else body
+    for cut in (_QUOTE_HEAD_RE.search(body), _FORWARD_RE.search(body)):
+        body = body[:cut.start()] if cut else body
     return "\n".join(line for line in body.splitlines() if not line.lstrip().startswith(">"))
 
 

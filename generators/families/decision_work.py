@@ -79,7 +79,11 @@ def quote_vs_budget(inp: FamilyInput) -> TaskDraft | None:
         subtasks=["Read the quote in the mail.", f"Find the budget line in {table.file}.",
                   f"Write the verdict and the margin into {out}."],
         evaluation=[{"function": "evaluate_contain",
-                     "args": {"doc_type": "docx", "file": out, "keywords": [verdict, fmt(abs(margin))]}}],
+                     "args": {"doc_type": "docx", "file": out, "keywords": [verdict, fmt(abs(margin))]}},
+                    # the chat says both verdict words: a note that echoes both must not pass
+                    {"function": "evaluate_not_contain",
+                     "args": {"doc_type": "docx", "file": out,
+                              "keywords": ["over budget" if verdict == "within budget" else "within budget"]}}],
         memory=[m1, m2, m3, m4],
         query=inp.query(about=m1.about),
         oracle=plan("m2", said),

@@ -319,7 +319,8 @@ def _shared_meetings(inp: FamilyInput, mine: dict) -> list[tuple[str, str, dict]
 @family("move_shared_meeting", ("calendar", "email"), "hard")
 def move_shared_meeting(inp: FamilyInput) -> TaskDraft | None:
     """Move a meeting the user shares with a colleague to another day the chat names, at the
-    earliest hour both calendars have free there, and tell the colleague the new time."""
+    earliest hour both calendars have free there within the office hours the chat gives, and tell
+    the colleague the new time."""
     mine = calendar_of(inp.notes, inp.user)
     shared = _shared_meetings(inp, mine) if mine else []
     if not shared:

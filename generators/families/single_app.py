@@ -307,8 +307,8 @@ def doc_to_pdf(inp: FamilyInput) -> TaskDraft | None:
 
 
 def earliest_start(now: datetime) -> datetime:
-    """The first whole hour more than an hour after ``now``: a meeting booked today starts no earlier
-    (and a task that books one today says so in the chat)."""
+    """The first whole hour more than an hour after ``now``: no free slot the families see starts
+    earlier (the slot families book on later days only; a time said outright may be today)."""
     return (now + timedelta(hours=1)).replace(minute=0, second=0, microsecond=0) + timedelta(hours=1)
 
 

@@ -20,7 +20,7 @@ from generators.model import MemoryPiece
 WINDOWS = ((9, 17), (9, 16), (10, 17), (10, 16), (11, 17))
 START_HOURS = (9, 10, 11, 14, 15)
 FMT = "%Y-%m-%d %H:%M:%S"
-P_DECIDING = 0.7  # share of slot tasks whose window rules out the day's first free hour
+P_DECIDING = 0.7  # chance of taking a window that rules out some day's first free hour, when one does
 P_CORRECTED = 0.4  # share of window and start-time pieces said first with another value
 
 
@@ -41,26 +41,31 @@ class SlotChoice:
     window: tuple[int, int]
     firsts: dict[str, dict[date, tuple[datetime, datetime]]]  # window text -> day -> first slot in it
     superseded: tuple[str, ...]  # a window said first and corrected (it gives another slot that day)
+    plain: dict[date, tuple[datetime, datetime]]  # day -> its first free slot, whatever the window
 
     @property
     def text(self) -> str:
         return window_text(self.window)
 
     def days(self) -> list[date]:
-        """The days the chat may name: those whose first free hour in the window is not the window's
-        own start (the calendar decides it, and saying the window does not say the time), else all."""
-        found = [d for d, slot in self.firsts[self.text].items() if slot[0].hour > self.window[0]]
-        return sorted(found or self.firsts[self.text])
+        """The days the chat may name: those where the window rules out the day's first free hour and
+        the first free hour in it is not the window's own start (both the window and the calendar
+        decide the time), else those where the calendar does, else all."""
+        mine = self.firsts[self.text]
+        found = [d for d, slot in mine.items() if slot[0].hour > self.window[0]]
+        deciding = [d for d in found if self.plain.get(d) != mine[d]]
+        return sorted(deciding or found or mine)
 
     def slot(self, day: date, window: str | None = None) -> tuple[datetime, datetime] | None:
         return self.firsts.get(window or self.text, {}).get(day)
 
 
-def choose_window(inp: FamilyInput, slots: list[tuple[datetime, datetime]], day: date | None = None) -> SlotChoice | None:
-    """A window that leaves a free slot on a day after today (on ``day`` when given), preferring
-    one that rules out the day's first free hour, so the window said in the chat decides the time.
-    Today is never offered: the chat was said on earlier days and cannot know how late it is now."""
-    future = sorted(s for s in slots if s[0].date() > inp.now.date() and (day is None or s[0].date() == day))
+def choose_window(inp: FamilyInput, slots: list[tuple[datetime, datetime]]) -> SlotChoice | None:
+    """A window that leaves a free slot on a day after today, preferring one that on some day rules
+    out the first free hour while the calendar still decides the time in it (``P_DECIDING`` of
+    the time when there is one). Today is never offered: the chat was said on earlier days and
+    cannot know how late it is now."""
+    future = sorted(s for s in slots if s[0].date() > inp.now.date())
     if not future:
         return None
     plain: dict[date, tuple[datetime, datetime]] = {}
@@ -83,7 +88,7 @@ def choose_window(inp: FamilyInput, slots: list[tuple[datetime, datetime]], day:
                 if any(plain[d] != s and s[0].hour > w[0] for d, s in firsts[window_text(w)].items())]
     found = [w for w in options if any(s[0].hour > w[0] for s in firsts[window_text(w)].values())]
     pool = deciding if deciding and chance(inp, P_DECIDING) else found or options
-    return SlotChoice(inp.rng.choice(pool), firsts, ())
+    return SlotChoice(inp.rng.choice(pool), firsts, (), plain)
 
 
 def with_correction(inp: FamilyInput, choice: SlotChoice, day: date) -> SlotChoice:
@@ -94,7 +99,7 @@ def with_correction(inp: FamilyInput, choice: SlotChoice, day: date) -> SlotChoi
               and window_text(w) not in choice.text and choice.text not in window_text(w)]
     if not others or not chance(inp, P_CORRECTED):
         return choice
-    return SlotChoice(choice.window, choice.firsts, (window_text(inp.rng.choice(others)),))
+    return SlotChoice(choice.window, choice.firsts, (window_text(inp.rng.choice(others)),), choice.plain)
 
 
 def window_piece(index: int, choice: SlotChoice, rule: str, about: str, thread: int = 1,
