@@ -497,6 +497,13 @@ def test_answer(ws, registry):
     other = run(ws, "evaluate_answer", {"file": "data/readme.txt", "keywords": ["team"]})
     assert other.passed, other.reason
 
+    # pasting a whole document that holds the figure somewhere is not an answer
+    pasted = "Invoice 7731\n" + "Line item 42.00 USD\n" * 40 + "Total due: 12,500.00 USD\n"
+    call(registry, ws, "system_write_answer", {"text": pasted})
+    long = run(ws, "evaluate_answer", {"number": 12500})
+    assert not long.passed and "more than an answer's 500" in long.reason
+    assert run(ws, "evaluate_answer", {"number": 12500, "max_chars": 2000}).passed
+
 
 # -- validation ------------------------------------------------------------------------------
 

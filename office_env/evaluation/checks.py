@@ -335,10 +335,14 @@ def evaluate_email_sent(ctx: Context, args: dict[str, Any]) -> Outcome:
     return False, f"{len(candidates)} message(s) with {who}, but none has all the subject and body keywords"
 
 
+ANSWER_MAX_CHARS = 500  # an answer, or a sentence or two around it; pasting a document is not answering
+
+
 @check("evaluate_answer",
-       f"The answer file ({ANSWER_FILE} unless given) holds the keywords, or a number within a tolerance.",
+       f"The answer file ({ANSWER_FILE} unless given) is a short answer (at most max_chars characters, "
+       f"{ANSWER_MAX_CHARS} unless given) holding the keywords, or a number within a tolerance.",
        {"file": PATH, "keywords": KEYWORDS, "number": {"type": "number"},
-        "tolerance": {"type": "number", "minimum": 0}},
+        "tolerance": {"type": "number", "minimum": 0}, "max_chars": {"type": "integer", "minimum": 1}},
        [], ("file",), extra={"oneOf": [{"required": ["keywords"]}, {"required": ["number"]}]})
 def evaluate_answer(ctx: Context, args: dict[str, Any]) -> Outcome:
     file = args.get("file", ANSWER_FILE)
@@ -346,6 +350,9 @@ def evaluate_answer(ctx: Context, args: dict[str, Any]) -> Outcome:
     if not path.exists():
         return False, f"{file} does not exist (no answer was written)"
     text = read_document(path, file, "txt")
+    limit = int(args.get("max_chars", ANSWER_MAX_CHARS))
+    if len(text.strip()) > limit:
+        return False, f"{file} holds {len(text.strip())} characters, more than an answer's {limit}"
     if "keywords" in args:
         absent = kw.missing(text, args["keywords"])
         return (not absent), (f"{file} lacks {', '.join(repr(a) for a in absent)}" if absent
