@@ -33,7 +33,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable
 
-from office_env.evaluation.keywords import Haystack, normalize
+from office_env.evaluation.keywords import Haystack, normalize, without_thousands
 
 # Memory cues that state a requirement the criteria must check.
 OUTPUT_CUES = frozenset({
@@ -234,7 +234,6 @@ _CLOCK_RE = re.compile(r"(?<![\d:])(\d{1,2}):(\d{2})(?![\d:])")
 # a number of its own: not part of a clock, a date, a code or a word ("Q3", "9am", "2nd", "INV-2024")
 _RULE_NUMBER_RE = re.compile(r"(?<![\w:.,-])\d+(?:\.\d+)?(?![\w:]|[.,]\d)")
 _LENGTH_RE = re.compile(r"(?<!half )\b(?:an|one) hour\b(?! and a half)")
-_THOUSANDS_RE = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 
 
 def rule_specifics(rule: str) -> list[str]:
@@ -242,7 +241,7 @@ def rule_specifics(rule: str) -> list[str]:
     a stated length (``one hour``). Each must be said in the chat, where the pieces the
     rule is ``given`` are said; the rest of a rule's wording is the family's to make plain."""
     times = [f"{int(h)}:{m}" for h, m in _CLOCK_RE.findall(rule)]
-    plain = _THOUSANDS_RE.sub("", _CLOCK_RE.sub(" ", rule))
+    plain = without_thousands(_CLOCK_RE.sub(" ", rule))
     numbers = _RULE_NUMBER_RE.findall(plain)
     return [*times, *numbers, *(["one hour"] if _LENGTH_RE.search(rule.lower()) else [])]
 
@@ -258,9 +257,16 @@ def says(text: str, specific: str) -> bool:
         return (int(clock.group(1)), int(clock.group(2))) in {(int(h), int(m)) for h, m in _CLOCK_RE.findall(text)}
     number = _number(specific)
     if number is not None:
-        plain = _THOUSANDS_RE.sub("", _CLOCK_RE.sub(" ", text))
+        plain = without_thousands(_CLOCK_RE.sub(" ", text))
         return any(float(n) == number for n in _RULE_NUMBER_RE.findall(plain))
     return re.search(rf"(?<![\w:]){re.escape(specific.lower())}(?!\w)", text) is not None
+
+
+def rule_wording(entry: dict[str, Any]) -> list[str]:
+    """The words a ``rule`` entry makes the answer say: its value when that is text the rule holds
+    (``over budget`` of "... within budget ..., else over budget"), not a number or a time."""
+    value, rule = str(entry.get("value", "")), str(entry.get("rule", ""))
+    return [value] if _number(value) is None and _time(value) is None and normalize(value) in normalize(rule) else []
 
 
 def clock_specifics(text: str) -> list[str]:
@@ -365,7 +371,8 @@ class _Tracer:
                 for mid in turn.get("superseded") or ():
                     self.said_before.setdefault(str(mid), []).append(normalize(str(turn.get("text", ""))))
         self.computed = [c for c in record.get("computed", []) if isinstance(c, dict)]
-        self.read = sorted(_read_paths([c for c in record.get("oracle") or [] if isinstance(c, dict)]))
+        self.calls = [c for c in record.get("oracle") or [] if isinstance(c, dict)]
+        self.read = sorted(_read_paths(self.calls))  # the files the oracle plan reads
         self.used: set[str] = set()  # memory ids a leaf, an input or the oracle uses
         self.checked: set[str] = set()  # memory ids a criterion checks
         self.problems: list[str] = []
@@ -413,13 +420,11 @@ class _Tracer:
             heard = [text for mid in given for text in self.said_at.get(mid, ())]
             # a correction changes a piece's value, not the length said with the value it corrects
             heard_before = [text for mid in given for text in self.said_before.get(mid, ())]
-            worded = str(entry.get("value", ""))
-            wording = ([worded] if _number(worded) is None and _time(worded) is None
-                       and normalize(worded) in normalize(rule) else [])  # the words the rule makes ("over budget")
             # the clock times and length of the sentences that state the rule count too, so a rule cut
             # short ("the earliest when we are both free") cannot leave its window unsaid
             stated_text = " ".join(str(m.get("text", "")) for m in self.memory if m["id"] in stated)
-            specifics = list(dict.fromkeys([*rule_specifics(rule), *clock_specifics(stated_text), *wording]))
+            specifics = list(dict.fromkeys([*rule_specifics(rule), *clock_specifics(stated_text),
+                                            *rule_wording(entry)]))
             for specific in specifics:
                 if not any(says(text, specific) for text in heard + (heard_before if specific == "one hour" else [])):
                     self.problems.append(f"{where}: the rule's {specific!r} is not said where its pieces "
@@ -575,9 +580,9 @@ class _Tracer:
             if leaf.role in ("keyword", "value", "time") and source.startswith(("testbed:", "computed:")):
                 if not said_in_chat.has(leaf.value):
                     data_work = True
-        calls = [c for c in self.record.get("oracle") or [] if isinstance(c, dict)]
+        calls = self.calls
         oracle_hay = Haystack(" ".join(str(v) for call in calls for v in _flat(call.get("args", {}))))
-        read = [self.office.files[p] for p in sorted(_read_paths(calls)) if p in self.office.files]
+        read = [self.office.files[p] for p in self.read if p in self.office.files]
         for m in self.memory:
             mid, value = str(m.get("id")), str(m.get("value", ""))
             if m.get("cue") in OUTPUT_CUES:
@@ -638,9 +643,7 @@ def rule_specifics_said(record: dict[str, Any]) -> tuple[int, int]:
     for entry in record.get("computed", []):
         if not isinstance(entry, dict) or entry.get("op") != "rule":
             continue
-        rule, value = str(entry.get("rule", "")), str(entry.get("value", ""))
-        words = [value] if _number(value) is None and _time(value) is None and normalize(value) in normalize(rule) else []
-        for specific in [*rule_specifics(rule), *words]:
+        for specific in [*rule_specifics(str(entry.get("rule", ""))), *rule_wording(entry)]:
             total += 1
             said += says(chat, specific)
     return said, total

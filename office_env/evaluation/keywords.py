@@ -20,6 +20,11 @@ _KEYWORD_CLOCK_RE = re.compile(r"^(\d{1,2}):(\d{2})$")
 _TEXT_CLOCK_RE = re.compile(r"(?<![\d:])(\d{1,2}):(\d{2})(?![\d])")
 
 
+def without_thousands(text: str) -> str:
+    """``text`` with thousands separators taken out of its numbers (``12,500.00`` -> ``12500.00``)."""
+    return _THOUSANDS_RE.sub("", text)
+
+
 def normalize(text: str) -> str:
     return " ".join(text.split()).lower()  # str.split's white space is the regex's \s, seven times faster
 
@@ -39,7 +44,7 @@ class Haystack:
 
     def numbers(self) -> set[float]:
         if self._numbers is None:
-            plain = _THOUSANDS_RE.sub("", self.text)
+            plain = without_thousands(self.text)
             self._numbers = {float(n) for n in _TEXT_NUMBER_RE.findall(plain)}
         return self._numbers
 
@@ -104,7 +109,7 @@ _SIGNED_NUMBER_RE = re.compile(r"(?:(?<![\w.-])-)?(?<![\d.])\d+(?:\.\d+)?(?!\d)"
 
 def numbers_in(text: str) -> list[float]:
     """Every number written in ``text``, in order, thousands separators removed."""
-    return [float(n) for n in _SIGNED_NUMBER_RE.findall(_THOUSANDS_RE.sub("", text))]
+    return [float(n) for n in _SIGNED_NUMBER_RE.findall(without_thousands(text))]
 
 
 def missing(text: str, keywords: Iterable[Any]) -> list[str]:
