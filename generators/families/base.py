@@ -214,6 +214,15 @@ def excluding(values: list[str]) -> dict[str, list[str]]:
     return {"body_excludes": values} if values else {}
 
 
+def excluding_past(rows: list, label: int, values: list[float], cut: float, listed: list[str],
+                   people: tuple[str, ...]) -> dict[str, list[str]]:
+    """``body_excludes`` for a mail listing the rows under ``cut``: the labels of the rows at or above
+    it, nearest first, that no right answer holds (``people``: whom the mail greets and is signed by,
+    whole names and each of their words)."""
+    nearest = [row[label] for row, v in sorted(zip(rows, values), key=lambda p: p[1]) if v >= cut]
+    return excluding(left_out(nearest, listed, tuple(w for person in people for w in (person, *person.split()))))
+
+
 def piece(index: int, kind: str, text: str, value: str, *, cue: str = "", about: str = "", thread: int = 1,
           superseded: tuple[str, ...] = (), distractors: tuple[Distractor, ...] = ()) -> MemoryPiece:
     """Memory piece ``m<index>`` of thread ``t<thread>``; ``cue`` and ``about`` let the dialogue

@@ -12,15 +12,15 @@ from datetime import datetime, timedelta
 
 from generators.english import column_words, join_and, possessive
 from generators.families.base import (
-    FamilyInput, booking, calendar_of, call, chance, computed, docs, event_check, excluding, family, fmt, left_out,
-    letter, misreadings_of, near, number, piece, stem, tables,
+    FamilyInput, booking, calendar_of, call, chance, computed, docs, event_check, excluding, excluding_past, family,
+    fmt, left_out, letter, misreadings_of, near, number, piece, stem, tables,
 )
 from generators.families.sheet_work import MAX_LISTED, label_column
 from generators.families.single_app import (
     P_CORRECT, P_DISTRACT, _distinct, _out_name, free_slots_after, slot_rule,
 )
 from generators.families.time_rules import (
-    choose_window, free_hours, hour_piece, start_hour, window_piece, with_correction,
+    choose_window, hour_of, hour_piece, start_hour, window_piece, with_correction,
 )
 from generators.model import TaskDraft
 
@@ -83,10 +83,10 @@ def invoice_due_reminder(inp: FamilyInput) -> TaskDraft | None:
     invoice = inp.rng.choice(invoices)
     who, name = person
     minutes = inp.rng.choice((15, 30))
-    hours = free_hours(calendar_of(inp.notes, inp.user), invoice["due"], minutes, (9, 10, 14))
-    if not hours:
+    picked = start_hour(inp, invoice["due"], minutes, (9, 10, 14))
+    if picked is None:
         return None
-    hour, said_first = start_hour(inp, hours)
+    hour, said_first = picked
     start = invoice["due"].replace(hour=hour)
     end = start + timedelta(minutes=minutes)
     title = f"Pay {invoice['vendor']}"
@@ -131,7 +131,7 @@ def invoice_due_reminder(inp: FamilyInput) -> TaskDraft | None:
         oracle=plan(invoice["vendor"]),
         baseline=[call("pdf_read_file", file_path=invoice["file"])],
         misreadings=misreadings_of([m1, m4], lambda mid, value: plan(value) if mid == "m1" else
-                                   plan(invoice["vendor"], int(value.split(":")[0]))),
+                                   plan(invoice["vendor"], hour_of(value))),
         computed=[computed(start.strftime(FMT_T), "rule", [], rule=rule, given=("m1", "m4")),
                   computed(end.strftime(FMT_T), "add_minutes", [start.strftime(FMT_T), str(minutes)], given=("m2",))],
     )
@@ -314,10 +314,7 @@ def followup_session(inp: FamilyInput) -> TaskDraft | None:
         evaluation=[event_check(inp.user, title, start, end),
                     {"function": "evaluate_email_sent",
                      "args": {"sender": inp.user, "recipient": who, "body_keywords": [*names, f"{start:%H:%M}"],
-                              **excluding(left_out([r[label] for r, v in sorted(zip(table.rows, values),
-                                                                                key=lambda p: p[1]) if v >= mark],
-                                                   names, (name, *name.split(), inp.user_name,
-                                                           *inp.user_name.split())))}}],
+                              **excluding_past(table.rows, label, values, mark, names, (name, inp.user_name))}}],
         memory=[m1, m2, m3, m4, m5, m6, m7],
         query=inp.query(about=m1.about),
         oracle=plan("m1", str(mark)),
@@ -502,10 +499,10 @@ def contract_notice_reminder(inp: FamilyInput) -> TaskDraft | None:
     agreement, deadline = inp.rng.choice(found)
     who, name = person
     minutes = inp.rng.choice((15, 30))
-    hours = free_hours(calendar_of(inp.notes, inp.user), deadline, minutes, (9, 10, 11, 14))
-    if not hours:
+    picked = start_hour(inp, deadline, minutes, (9, 10, 11, 14))
+    if picked is None:
         return None
-    hour, said_first = start_hour(inp, hours)
+    hour, said_first = picked
     start = deadline.replace(hour=hour)
     end = start + timedelta(minutes=minutes)
     title = inp.rng.choice(("Renewal decision", "Contract notice deadline", "Decide on renewal", "Supplier renewal"))
@@ -553,7 +550,7 @@ def contract_notice_reminder(inp: FamilyInput) -> TaskDraft | None:
                           agreement["end"].replace(hour=9, minute=30)),
                   call("email_send_email", sender=inp.user, recipient=inp.colleagues[0][0], subject="Contract",
                        content=f"The agreement ends on {agreement['end']:%Y-%m-%d}.")],
-        misreadings=misreadings_of([m4], lambda mid, value: plan(title, int(value.split(":")[0]))),
+        misreadings=misreadings_of([m4], lambda mid, value: plan(title, hour_of(value))),
         computed=[computed(start.strftime(FMT_T), "rule", [], rule=rule, given=("m1", "m4")),
                   computed(end.strftime(FMT_T), "add_minutes", [start.strftime(FMT_T), str(minutes)], given=("m5",)),
                   computed(f"{deadline:%Y-%m-%d}", "rule", [], rule=rule, given=("m1", "m4"))],

@@ -13,11 +13,11 @@ from datetime import datetime, timedelta
 
 from generators.english import possessive
 from generators.families.base import (
-    FamilyInput, booking, calendar_of, call, chance, computed, docs, event_check, excluding, facts_in, family, fmt,
-    inbox_of, left_out, letter, misreadings_of, near, number, own_words, piece, stem,
+    FamilyInput, booking, call, chance, computed, docs, event_check, excluding_past, facts_in, family, fmt,
+    inbox_of, letter, misreadings_of, near, number, own_words, piece, stem,
 )
 from generators.families.single_app import MEETING_TITLES, P_CORRECT, P_DISTRACT, _distinct, _out_name
-from generators.families.time_rules import free_hours, hour_piece, start_hour
+from generators.families.time_rules import hour_of, hour_piece, start_hour
 from generators.model import TaskDraft
 
 FMT_T = "%Y-%m-%d %H:%M:%S"
@@ -348,10 +348,10 @@ def welcome_session(inp: FamilyInput) -> TaskDraft | None:
         return None
     message, role, day = inp.rng.choice(found)
     minutes = inp.rng.choice((30, 45, 60))
-    hours = free_hours(calendar_of(inp.notes, inp.user), day, minutes, (9, 10, 11, 14))
-    if not hours:
+    picked = start_hour(inp, day, minutes, (9, 10, 11, 14))
+    if picked is None:
         return None
-    hour, said_first = start_hour(inp, hours)
+    hour, said_first = picked
     start = day.replace(hour=hour)
     end = start + timedelta(minutes=minutes)
     title = inp.rng.choice(("New starter intro", "First-day walkthrough", "Induction hour"))
@@ -367,7 +367,7 @@ def welcome_session(inp: FamilyInput) -> TaskDraft | None:
 
     def plan(mid: str, value: str) -> list:
         summary = value if mid == "m3" else title
-        s0 = start.replace(hour=int(value.split(":")[0])) if mid == "m4" else start
+        s0 = start.replace(hour=hour_of(value)) if mid == "m4" else start
         return [call("email_list_emails", user=inp.user), call("email_read_email", user=inp.user, email_id=message["id"]),
                 booking(inp.user, summary, s0, s0 + timedelta(minutes=minutes))]
 
@@ -431,10 +431,8 @@ def stock_question_reply(inp: FamilyInput) -> TaskDraft | None:
         subtasks=["Read the stock question.", f"Find the items under the level in {table.file}.", "Reply with them."],
         evaluation=[{"function": "evaluate_email_sent",
                      "args": {"sender": inp.user, "recipient": _sender_user(message), "body_keywords": low,
-                              **excluding(left_out([r[label] for r, v in sorted(zip(table.rows, table.column(c)),
-                                                                                key=lambda p: p[1]) if v >= level],
-                                                   low, (sender, *sender.split(), inp.user_name,
-                                                         *inp.user_name.split())))}}],
+                              **excluding_past(table.rows, label, table.column(c), level, low,
+                                               (sender, inp.user_name))}}],
         memory=[m1, m2],
         query=inp.query(about=m1.about),
         oracle=plan("", ""),
@@ -512,10 +510,10 @@ def milestone_to_calendar(inp: FamilyInput) -> TaskDraft | None:
         return None
     doc, project, day = inp.rng.choice(found)
     minutes = inp.rng.choice((15, 30))
-    hours = free_hours(calendar_of(inp.notes, inp.user), day, minutes, (9, 11, 15))
-    if not hours:
+    picked = start_hour(inp, day, minutes, (9, 11, 15))
+    if picked is None:
         return None
-    hour, said_first = start_hour(inp, hours)
+    hour, said_first = picked
     start = day.replace(hour=hour)
     end = start + timedelta(minutes=minutes)
     title = f"{project} milestone"
@@ -534,7 +532,7 @@ def milestone_to_calendar(inp: FamilyInput) -> TaskDraft | None:
 
     def plan(mid: str, value: str) -> list:
         d, p, dd = next(f for f in found if stem(f[0]["file"]) == value) if mid == "m1" else (doc, project, day)
-        s0 = dd.replace(hour=int(value.split(":")[0]) if mid == "m3" else hour)
+        s0 = dd.replace(hour=hour_of(value) if mid == "m3" else hour)
         return [call("word_read_file", file_path=d["file"]),
                 call("calendar_create_event", user=inp.user, summary=f"{p} milestone", start=s0.strftime(FMT_T),
                      end=(s0 + timedelta(minutes=minutes)).strftime(FMT_T))]

@@ -9,8 +9,8 @@ from typing import Any, Callable
 
 from generators.english import column_words, join_and
 from generators.families.base import (
-    FamilyInput, Table, additive, call, chance, computed, excluding, family, fmt, left_out, letter, misreadings_of,
-    near, number, piece, stem, tables,
+    FamilyInput, Table, additive, call, chance, computed, excluding_past, family, fmt, letter, misreadings_of, near,
+    number, piece, stem, tables,
 )
 from generators.families.single_app import P_CORRECT, P_DISTRACT, _distinct, _out_name
 from generators.model import TaskDraft
@@ -200,10 +200,8 @@ def _threshold_family(name: str, wanted: Callable[[str], bool], what: str, near_
                       f"Email the list to {colleague}."],
             evaluation=[{"function": "evaluate_email_sent",
                          "args": {"sender": inp.user, "recipient": who, "body_keywords": below,
-                                  **excluding(left_out([r[label] for r, v in sorted(zip(table.rows, column_values),
-                                                                                    key=lambda p: p[1]) if v >= cut],
-                                                       below, (colleague, *colleague.split(), inp.user_name,
-                                                               *inp.user_name.split())))}}],
+                                  **excluding_past(table.rows, label, column_values, cut, below,
+                                                   (colleague, inp.user_name))}}],
             memory=[m1, m2, m3],
             query=inp.query(about=m1.about),
             oracle=plan(fmt(cut)),

@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from generators.families.base import (
-    FamilyInput, additive, booking, calendar_of, call, chance, column_sum, computed, docs, event_check, extreme,
-    facts_in, family, fmt, inbox_of, invoice_facts, misreadings_of, near, own_words, pick_column, piece, stem,
+    TIME_FORMAT, FamilyInput, additive, booking, calendar_of, call, chance, column_sum, computed, docs, event_check,
+    extreme, facts_in, family, fmt, inbox_of, invoice_facts, misreadings_of, near, own_words, pick_column, piece, stem,
 )
 from generators.families.time_rules import SlotChoice, choose_window, window_piece, with_correction
 from generators.english import join_and
@@ -21,7 +21,6 @@ MEMO_TOPICS = (
 )
 MEETING_TITLES = ("Vendor review", "Budget check-in", "Hiring sync", "Roadmap planning", "Client prep",
                   "Design critique", "Quarterly forecast", "Training debrief", "Contract walkthrough")
-FMT_T = "%Y-%m-%d %H:%M:%S"
 FILE_WORDS = ("notes", "summary", "brief", "update", "recap", "plan")
 
 
@@ -407,8 +406,8 @@ def schedule_meeting(inp: FamilyInput) -> TaskDraft | None:
         oracle=plan("m1", title),
         baseline=[call("calendar_list_events", user=inp.user)],
         misreadings=misreadings_of([m1, m2, m3], plan),
-        computed=[computed(start.strftime(FMT_T), "rule", [], rule=rule, given=("m2", "m3")),
-                  computed(end.strftime(FMT_T), "rule", [], rule=rule, given=("m2", "m3"))],
+        computed=[computed(start.strftime(TIME_FORMAT), "rule", [], rule=rule, given=("m2", "m3")),
+                  computed(end.strftime(TIME_FORMAT), "rule", [], rule=rule, given=("m2", "m3"))],
     )
 
 

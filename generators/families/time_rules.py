@@ -13,13 +13,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
-from generators.families.base import FamilyInput, chance, piece
+from generators.families.base import TIME_FORMAT, FamilyInput, calendar_of, chance, piece
 from generators.model import MemoryPiece
 
 # Office hours a booking must fall in (start hour, end hour); the calendars' free hours lie in 9-17.
 WINDOWS = ((9, 17), (9, 16), (10, 17), (10, 16), (11, 17))
 START_HOURS = (9, 10, 11, 14, 15)
-FMT = "%Y-%m-%d %H:%M:%S"
 P_DECIDING = 0.7  # chance of taking a window that rules out some day's first free hour, when one does
 P_CORRECTED = 0.4  # share of window and start-time pieces said first with another value
 
@@ -110,11 +109,10 @@ def window_piece(index: int, choice: SlotChoice, rule: str, about: str, thread: 
                  about=about, thread=thread, superseded=choice.superseded)
 
 
-def free_hours(calendar: dict | None, day: datetime, minutes: int,
-               hours: tuple[int, ...] = START_HOURS) -> tuple[int, ...]:
+def free_hours(calendar: dict | None, day: datetime, minutes: int, hours: tuple[int, ...]) -> tuple[int, ...]:
     """The ``hours`` at which a booking of ``minutes`` on ``day`` overlaps none of the calendar's
     events (a reminder the task asks for never double-books the user)."""
-    busy = [(datetime.strptime(e["start"], FMT), datetime.strptime(e["end"], FMT))
+    busy = [(datetime.strptime(e["start"], TIME_FORMAT), datetime.strptime(e["end"], TIME_FORMAT))
             for e in (calendar or {}).get("events", [])]
     out = []
     for hour in hours:
@@ -125,13 +123,22 @@ def free_hours(calendar: dict | None, day: datetime, minutes: int,
     return tuple(out)
 
 
-def start_hour(inp: FamilyInput, hours: tuple[int, ...] = START_HOURS) -> tuple[int, tuple[str, ...]]:
-    """A start hour for a booking on a fixed day (one of ``hours``, the free ones), and sometimes
-    another one said first (any of ``START_HOURS``)."""
-    hour = inp.rng.choice(hours)
+def start_hour(inp: FamilyInput, day: datetime, minutes: int,
+               hours: tuple[int, ...]) -> tuple[int, tuple[str, ...]] | None:
+    """A start hour for a booking of ``minutes`` on ``day``: one of ``hours`` the user's calendar has
+    free, and sometimes another one said first (any of ``START_HOURS``); None when none is free."""
+    free = free_hours(calendar_of(inp.notes, inp.user), day, minutes, hours)
+    if not free:
+        return None
+    hour = inp.rng.choice(free)
     others = [h for h in START_HOURS if h != hour and f"{h}:00" not in f"{hour}:00" and f"{hour}:00" not in f"{h}:00"]
     superseded = (f"{inp.rng.choice(others)}:00",) if others and chance(inp, P_CORRECTED) else ()
     return hour, superseded
+
+
+def hour_of(said: str) -> int:
+    """The hour of a start time as a start-time piece says it (``10:00`` -> 10)."""
+    return int(said.split(":")[0])
 
 
 def hour_piece(index: int, hour: int, rule: str, about: str, superseded: tuple[str, ...] = (),
