@@ -710,12 +710,12 @@ _REPLIES = (
     "Hi {to},\n\nAdding to this: I can take care of it by {weekday}. Let me know if anything changes.\n\n{sender}",
     "Hi {to},\n\nJust checking whether you saw this. A short answer is fine.\n\n{sender}",
 )
+_DOUBLE_CHECK = ("Hi {to},\n\nFollowing up on the message above: the number I have is {amount} USD, please double "
+                 "check.\n\nThanks,\n{sender}")
 # Replies that fit only some topics (by subject template): a figure to double-check, a booking moved.
 _TOPIC_REPLIES = {
-    "Budget numbers for {quarter}": ("Hi {to},\n\nFollowing up on the message above: the number I have is "
-                                     "{amount} USD, please double check.\n\nThanks,\n{sender}",),
-    "Vendor meeting follow-up": ("Hi {to},\n\nFollowing up on the message above: the number I have is {amount} USD, "
-                                 "please double check.\n\nThanks,\n{sender}",),
+    "Budget numbers for {quarter}": (_DOUBLE_CHECK,),
+    "Vendor meeting follow-up": (_DOUBLE_CHECK,),
     "Room booking for the {project} review": ("Hi {to},\n\nAgreed. I moved it to {date} so that {other} can join."
                                               "\n\nBest,\n{sender}",),
     "Team lunch on {weekday}": ("Hi {to},\n\nCount me in. {other} said they would come too.\n\n{sender}",),
