@@ -130,7 +130,11 @@ def _limit_memory(extra: int) -> None:
         resource.setrlimit(resource.RLIMIT_AS, (wanted, hard))
 
 
+_alarm = {"fired": False}  # set by the handler: a library's bare ``except:`` may swallow or re-wrap the raise
+
+
 def _on_alarm(signum: int, frame: Any) -> None:
+    _alarm["fired"] = True
     raise BudgetExceeded
 
 
@@ -148,6 +152,7 @@ def _worker(fn: Callable[[Any], Any], jobs: Sequence[Any], conn: Any, budget: Bu
             return
         if index is None or os.getppid() != parent:
             return
+        _alarm["fired"] = False
         try:
             if budget.seconds:
                 signal.setitimer(signal.ITIMER_REAL, budget.seconds)
@@ -163,6 +168,8 @@ def _worker(fn: Callable[[Any], Any], jobs: Sequence[Any], conn: Any, budget: Bu
             where = traceback.extract_tb(exc.__traceback__)[-1:]
             at = f" at {os.path.basename(where[0].filename)}:{where[0].lineno}" if where else ""
             message = ("failed", index, CRASHED, f"{type(exc).__name__}: {str(exc)[:300]}{at}")
+        if _alarm["fired"]:  # the raise was caught on the way (openpyxl's bare ``except:`` re-raises it
+            message = ("failed", index, TIMEOUT, budget.describe(TIMEOUT))  # as TypeError): still a timeout
         try:
             conn.send(message)
         except Exception as exc:  # the result could not be sent (e.g. not picklable)

@@ -35,6 +35,17 @@ def _job(kind):
                 time.sleep(60)
             except Exception:
                 pass
+    if kind == "rewrap":  # a library's bare ``except:`` that turns whatever it caught into its own error
+        try:
+            time.sleep(60)
+        except:  # noqa: E722
+            raise TypeError("expected <class 'int'>")
+    if kind == "swallow-all":  # a bare ``except:`` that catches the raise and carries on to a result
+        try:
+            time.sleep(60)
+        except:  # noqa: E722
+            pass
+        return "LATE"
     if kind == "memory":
         hoard = []
         while True:
@@ -53,7 +64,7 @@ def test_results_come_back_for_every_job_with_several_workers():
     assert results == {i: f"J{i}" for i in range(12)}
 
 
-@pytest.mark.parametrize("kind", ["sleep", "busy", "swallow"])
+@pytest.mark.parametrize("kind", ["sleep", "busy", "swallow", "rewrap", "swallow-all"])
 def _pid_after_a_nap(job):
     time.sleep(0.1)
     return os.getpid()
@@ -129,12 +140,12 @@ def test_a_batch_leaves_the_garbage_collector_as_it_found_it():
         gc.unfreeze()
 
 
-@pytest.mark.parametrize("kind", ["sleep", "busy", "swallow"])
+@pytest.mark.parametrize("kind", ["sleep", "busy", "swallow", "rewrap", "swallow-all"])
 def test_a_job_over_its_time_budget_is_a_timeout_and_the_batch_goes_on(kind):
     results, failures = _collect(_job, ["a", kind, "b"], workers=1, budget=Budget(seconds=0.5))
     assert results == {0: "A", 2: "B"}
     assert failures[1].kind == TIMEOUT
-    assert failures[1].reason.startswith("error: timeout")
+    assert failures[1].reason == "error: timeout (over the 0.5 s time budget)"
 
 
 def test_a_job_over_its_memory_budget_is_reported_as_memory():
