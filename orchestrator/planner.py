@@ -18,15 +18,29 @@ def _app_count(seed: int, index: int, counts: list[int]) -> int:
     return random.Random(f"{seed}:{index}:plan").choice(counts)
 
 
+def _deck(seed: int, index: int, app_count: int) -> list[str]:
+    """The seeded order in which the attempts of ``index``'s world walk the families of ``app_count``."""
+    world = index // TASKS_PER_WORLD
+    return random.Random(f"{seed}:{world}:{app_count}:families").sample(
+        families_for(app_count), len(families_for(app_count)))
+
+
 def world_family(seed: int, index: int, counts: list[int]) -> str:
     """The family of attempt ``index``: the attempts of one world walk a seeded order of the
     families of their app count, so a world repeats a family only after using every other one."""
     app_count = _app_count(seed, index, counts)
     first = index - index % TASKS_PER_WORLD
     earlier = sum(_app_count(seed, i, counts) == app_count for i in range(first, index))
-    order = random.Random(f"{seed}:{first // TASKS_PER_WORLD}:{app_count}:families").sample(
-        families_for(app_count), len(families_for(app_count)))
+    order = _deck(seed, index, app_count)
     return order[earlier % len(order)]
+
+
+def fallback_families(seed: int, index: int, family: str) -> list[str]:
+    """Where attempt ``index`` turns when its family can make no task in its world: the same app
+    count's families from the end of the world's order, which its other attempts reach last (or
+    never), so a fallback rarely repeats a task the world already has."""
+    deck = _deck(seed, index, len(FAMILIES[family].apps))
+    return [name for name in reversed(deck) if name != family]
 
 
 def plan_offline(job: Job) -> Plan:
