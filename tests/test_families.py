@@ -232,3 +232,24 @@ def test_a_reminder_at_a_fixed_hour_never_double_books_the_user(worlds, name):
             start, end = datetime.strptime(event["start"], fmt), datetime.strptime(event["end"], fmt)
             assert all(e <= start or s >= end for s, e in busy), (name, world.seed, salt, event)
     assert built, name
+
+
+@pytest.mark.parametrize("name", ["pdf_total", "invoice_pipeline"])
+def test_the_amount_still_due_is_never_asked_of_a_paid_invoice(worlds, name):
+    """Each world holds a paid invoice beside an open one; nothing is due on the paid one."""
+    from generators.families.base import docs
+
+    built = 0
+    for world, _, notes in worlds:
+        paid = {d["file"] for d in docs(notes, "pdf") if any(line.startswith("Status: paid") for line in d["lines"])}
+        assert paid
+        for salt in range(10):
+            inp = FAMILIES[name].input(random.Random(f"{world.seed}:{salt}"), notes, world.user.user, world.user.name,
+                                       tuple((p.user, p.name) for p in world.colleagues), world.now)
+            draft = FAMILIES[name].build(inp)
+            if draft is None:
+                continue
+            built += 1
+            read = {c.args["file_path"] for c in draft.oracle if c.tool == "pdf_read_file"}
+            assert read and not read & paid, (name, world.seed, salt, read)
+    assert built, name

@@ -271,11 +271,14 @@ def stem(path: str) -> str:
     return path.rsplit("/", 1)[-1]
 
 
-def invoice_facts(inp: FamilyInput) -> tuple[str, str, float] | None:
+def invoice_facts(inp: FamilyInput, unpaid: bool = False) -> tuple[str, str, float] | None:
     """(file, invoice number, total) from a PDF whose lines name an invoice number and a total;
-    the last number on the last line mentioning a total is the amount due."""
+    the last number on the last line mentioning a total is the amount due. ``unpaid``: only an
+    invoice without a paid status (nothing is still due on one that says it was paid)."""
     candidates = docs(inp.notes, "pdf")
     for doc in inp.rng.sample(candidates, len(candidates)):
+        if unpaid and any(line.lower().startswith("status: paid") for line in doc["lines"]):
+            continue
         number = next((word for line in doc["lines"] if "invoice" in line.lower() and "number" in line.lower()
                        for word in line.replace(":", " ").replace("#", " ").split()
                        if any(ch.isdigit() for ch in word)), None)

@@ -483,7 +483,7 @@ def sheet_to_report(inp: FamilyInput) -> TaskDraft | None:
 
 @family("invoice_pipeline", ("pdf", "excel", "email"), "hard")
 def invoice_pipeline(inp: FamilyInput) -> TaskDraft | None:
-    found = invoice_facts(inp)
+    found = invoice_facts(inp, unpaid=True)
     if not found or not inp.colleagues:
         return None
     pdf, number, total = found

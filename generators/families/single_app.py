@@ -413,7 +413,7 @@ def schedule_meeting(inp: FamilyInput) -> TaskDraft | None:
 
 @family("pdf_total", ("pdf",), "easy")
 def pdf_total(inp: FamilyInput) -> TaskDraft | None:
-    found = invoice_facts(inp)
+    found = invoice_facts(inp, unpaid=True)
     if not found:
         return None
     pdf, number, total = found
