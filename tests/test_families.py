@@ -253,3 +253,25 @@ def test_the_amount_still_due_is_never_asked_of_a_paid_invoice(worlds, name):
             read = {c.args["file_path"] for c in draft.oracle if c.tool == "pdf_read_file"}
             assert read and not read & paid, (name, world.seed, salt, read)
     assert built, name
+
+
+def test_a_mail_is_never_forwarded_to_someone_it_was_sent_or_copied_to(worlds):
+    from email.utils import getaddresses
+
+    from generators.families.base import inbox_of
+
+    built = 0
+    for world, _, notes in worlds:
+        inbox = {m["id"]: m for m in inbox_of(notes, world.user.user)}
+        for salt in range(20):
+            inp = FAMILIES["forward_mail"].input(random.Random(f"{world.seed}:{salt}"), notes, world.user.user,
+                                                 world.user.name, tuple((p.user, p.name) for p in world.colleagues),
+                                                 world.now)
+            draft = FAMILIES["forward_mail"].build(inp)
+            if draft is None:
+                continue
+            built += 1
+            message = inbox[next(c.args["email_id"] for c in draft.oracle if c.tool == "email_read_email")]
+            had_it = {a.split("@")[0] for _, a in getaddresses([message["to"], message.get("cc", "")])}
+            assert draft.evaluation[0]["args"]["recipient"] not in had_it, (world.seed, salt, message["subject"])
+    assert built

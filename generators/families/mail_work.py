@@ -9,6 +9,7 @@ time, an amount) is only in the office, so an agent has to find and read it.
 from __future__ import annotations
 
 import re
+from email.utils import getaddresses
 from datetime import datetime, timedelta
 
 from generators.english import possessive
@@ -239,7 +240,9 @@ def forward_mail(inp: FamilyInput) -> TaskDraft | None:
     if not found:
         return None
     message, sender, facts = inp.rng.choice(found)
-    targets = [(u, n) for u, n in inp.colleagues if n != sender and _distinct(n, sender)]
+    had_it = {address.split("@")[0].lower()  # no forward to someone the mail went to
+              for _, address in getaddresses([message.get("to", ""), message.get("cc", "")])}
+    targets = [(u, n) for u, n in inp.colleagues if n != sender and _distinct(n, sender) and u.lower() not in had_it]
     if not targets:
         return None
     who, name = inp.rng.choice(targets)
