@@ -10,7 +10,7 @@ from generators.dialogue_offline import generate_dialogue, plan_dialogue, task_v
 from generators.families import FAMILIES
 from generators.model import Session, TaskDraft, Verdict
 from office_env import Workspace
-from orchestrator.planner import fallback_families, plan_offline
+from orchestrator.planner import app_counts, fallback_families, plan_offline
 from orchestrator.roles import Job, Plan
 from surfers import explore as surf
 from verifier.dialogue_rules import check_dialogue
@@ -45,7 +45,7 @@ class OfflineRoles:
     def generate_task(self, job: Job, plan: Plan, notes: dict[str, dict[str, Any]]) -> TaskDraft | None:
         world = job.world
         colleagues = tuple((p.user, p.name) for p in world.colleagues)
-        order = [plan.family] + fallback_families(job.config.seed, job.index, plan.family)
+        order = [plan.family] + fallback_families(job.config.seed, job.index, app_counts(job))
         for name in order:
             fam = FAMILIES[name]
             missing = [a for a in fam.apps if a not in notes]

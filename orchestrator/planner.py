@@ -25,27 +25,39 @@ def _deck(seed: int, index: int, app_count: int) -> list[str]:
         families_for(app_count), len(families_for(app_count)))
 
 
+def _earlier(seed: int, index: int, counts: list[int]) -> int:
+    """How many attempts of ``index``'s world before it share its app count."""
+    app_count = _app_count(seed, index, counts)
+    first = index - index % TASKS_PER_WORLD
+    return sum(_app_count(seed, i, counts) == app_count for i in range(first, index))
+
+
 def world_family(seed: int, index: int, counts: list[int]) -> str:
     """The family of attempt ``index``: the attempts of one world walk a seeded order of the
     families of their app count, so a world repeats a family only after using every other one."""
-    app_count = _app_count(seed, index, counts)
-    first = index - index % TASKS_PER_WORLD
-    earlier = sum(_app_count(seed, i, counts) == app_count for i in range(first, index))
-    order = _deck(seed, index, app_count)
-    return order[earlier % len(order)]
+    order = _deck(seed, index, _app_count(seed, index, counts))
+    return order[_earlier(seed, index, counts) % len(order)]
 
 
-def fallback_families(seed: int, index: int, family: str) -> list[str]:
+def fallback_families(seed: int, index: int, counts: list[int]) -> list[str]:
     """Where attempt ``index`` turns when its family can make no task in its world: the same app
-    count's families from the end of the world's order, which its other attempts reach last (or
-    never), so a fallback rarely repeats a task the world already has."""
+    count's families from the end of the world's order (which its other attempts reach last, or
+    never), each attempt one further back than the one before it, so that the fallbacks of one
+    world rarely repeat a task the world already has, or one another."""
+    family = world_family(seed, index, counts)
     deck = _deck(seed, index, len(FAMILIES[family].apps))
-    return [name for name in reversed(deck) if name != family]
+    back = _earlier(seed, index, counts)
+    order = [deck[(-1 - back - step) % len(deck)] for step in range(len(deck))]
+    return [name for name in order if name != family]
+
+
+def app_counts(job: Job) -> list[int]:
+    """The build's app counts that have families."""
+    return [c for c in job.config.app_counts if families_for(c)]
 
 
 def plan_offline(job: Job) -> Plan:
-    counts = [c for c in job.config.app_counts if families_for(c)]
-    family = FAMILIES[world_family(job.config.seed, job.index, counts)]
+    family = FAMILIES[world_family(job.config.seed, job.index, app_counts(job))]
     return Plan(
         apps=family.apps,
         family=family.name,

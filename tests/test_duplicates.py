@@ -117,22 +117,27 @@ def test_the_attempts_of_one_world_repeat_a_family_only_after_using_all_others()
                 assert max(used) - min(used) <= 1, (seed, world, count, picked)
 
 
-def test_a_fallback_family_is_one_the_world_reaches_last():
-    from orchestrator.planner import _app_count, fallback_families, world_family
+def test_fallback_families_are_ones_the_world_reaches_last_and_differ_between_attempts():
+    from orchestrator.planner import _app_count, fallback_families, families_for, world_family
     from orchestrator.roles import TASKS_PER_WORLD
 
     for seed in range(3):
         planned = [world_family(seed, slot, [1, 2, 3]) for slot in range(TASKS_PER_WORLD)]
         counts = [_app_count(seed, slot, [1, 2, 3]) for slot in range(TASKS_PER_WORLD)]
+        firsts: dict[int, list[str]] = {}
         for slot, family in enumerate(planned):
-            order = fallback_families(seed, slot, family)
+            order = fallback_families(seed, slot, [1, 2, 3])
             same_count = [f for f, count in zip(planned, counts) if count == counts[slot]]
-            assert family not in order and len(set(order)) == len(order)
+            assert family not in order and len(set(order)) == len(order) == len(set(same_count) | set(order)) - 1
+            firsts.setdefault(counts[slot], []).append(order[0])
             # the first fallback is a family none of the world's attempts of that app count plans,
-            # whenever the world leaves one out (it turned to the alphabetically first one before)
+            # whenever the world leaves enough out (it turned to the alphabetically first one before)
             unused = [f for f in order if f not in same_count]
-            if unused:
-                assert order[0] == unused[0] and order[0] not in planned
+            if len(unused) >= len(same_count):
+                assert order[0] in unused, (seed, slot, order[:3])
+        for count, first in firsts.items():  # attempts that fall back start at different families
+            if 2 * len(first) <= len(families_for(count)):  # (while planned and fallbacks fit in one order)
+                assert len(set(first)) == len(first), (seed, count, first)
 
 
 def test_first_of_each_drops_an_almost_equal_description_of_the_same_family_only():
