@@ -275,3 +275,22 @@ def test_a_mail_is_never_forwarded_to_someone_it_was_sent_or_copied_to(worlds):
             had_it = {a.split("@")[0] for _, a in getaddresses([message["to"], message.get("cc", "")])}
             assert draft.evaluation[0]["args"]["recipient"] not in had_it, (world.seed, salt, message["subject"])
     assert built
+
+
+@pytest.mark.parametrize("name", ["quote_to_sheet", "quote_vs_budget"])
+def test_a_quote_is_a_supplier_s_price_never_a_budget_line_or_an_invoice_total(worlds, name):
+    from generators.families.base import inbox_of, own_words
+
+    built = 0
+    for world, _, notes in worlds:
+        inbox = {m["id"]: m for m in inbox_of(notes, world.user.user)}
+        for salt in range(10):
+            inp = FAMILIES[name].input(random.Random(f"{world.seed}:{salt}"), notes, world.user.user, world.user.name,
+                                       tuple((p.user, p.name) for p in world.colleagues), world.now)
+            draft = FAMILIES[name].build(inp)
+            if draft is None:
+                continue
+            built += 1
+            read = [inbox[c.args["email_id"]] for c in draft.oracle if c.tool == "email_read_email"]
+            assert read and all("quoted" in own_words(m) for m in read), [m["subject"] for m in read]
+    assert built, name

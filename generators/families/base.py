@@ -19,6 +19,7 @@ from generators.model import Distractor, MemoryPiece, Misreading, TaskDraft, Too
 from office_env.synthesis.documents import is_superseded
 
 _NUMBER_RE = re.compile(r"^-?\d+(?:\.\d+)?$")
+QUOTE_RE = re.compile(r"quoted ((?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)? (?:USD|EUR|GBP))")  # a supplier's price in a mail
 
 
 @dataclass(frozen=True)

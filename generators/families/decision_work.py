@@ -9,8 +9,8 @@ import re
 
 from generators.english import column_words
 from generators.families.base import (
-    FamilyInput, additive, call, computed, family, fmt, inbox_of, letter, misreadings_of, number, own_words, piece,
-    stem, tables,
+    QUOTE_RE, FamilyInput, additive, call, computed, family, fmt, inbox_of, letter, misreadings_of, number, own_words,
+    piece, stem, tables,
 )
 from generators.families.sheet_work import _dynamics, group_columns, label_column
 from generators.families.single_app import _out_name
@@ -20,15 +20,14 @@ VERDICT_RULE = "it is within budget when the budget covers the quote, else over 
 VERDICT_WORDS = "within budget or over budget"
 _PERIOD_RE = re.compile(r"^(?:Q[1-4]|H[12]|FY ?\d{2,4}|(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*)"
                         r"(?: \d{4})?$")
-_QUOTE_RE = re.compile(r"quoted (\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)? (?:USD|EUR|GBP)")
 
 
 @family("quote_vs_budget", ("email", "excel", "word"), "hard")
 def quote_vs_budget(inp: FamilyInput) -> TaskDraft | None:
     """Judge the quote in a colleague's mail against the budget line (row and period) the chat
     names, and write the verdict and the margin into a memo."""
-    quotes = [(m, number(match.group(1))) for m in inbox_of(inp.notes, inp.user)
-              for match in [_QUOTE_RE.search(own_words(m))] if match]
+    quotes = [(m, number(match.group(1).split()[0])) for m in inbox_of(inp.notes, inp.user)
+              for match in [QUOTE_RE.search(own_words(m))] if match]
     options = []
     for t in tables(inp.notes):
         label = label_column(t)

@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 
 from generators.english import possessive
 from generators.families.base import (
-    FamilyInput, booking, call, chance, computed, docs, event_check, excluding_past, facts_in, family, fmt,
+    QUOTE_RE, FamilyInput, booking, call, chance, computed, docs, event_check, excluding_past, facts_in, family, fmt,
     inbox_of, letter, misreadings_of, near, number, own_words, piece, stem,
 )
 from generators.families.single_app import MEETING_TITLES, P_CORRECT, P_DISTRACT, _distinct, _out_name
@@ -24,7 +24,6 @@ from generators.model import TaskDraft
 FMT_T = "%Y-%m-%d %H:%M:%S"
 _BOOKING_RE = re.compile(r"on (\d{4}-\d{2}-\d{2}) from (\d{1,2}:\d{2}) to (\d{1,2}:\d{2})")
 _NEXT_RE = re.compile(r"next meeting on (\d{4}-\d{2}-\d{2}) at (\d{1,2}:\d{2})", re.IGNORECASE)
-_AMOUNT_RE = re.compile(r"((?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?) (USD|EUR|GBP)")
 
 
 def _first(full_name: str) -> str:
@@ -99,13 +98,13 @@ def mail_to_calendar(inp: FamilyInput) -> TaskDraft | None:
 
 @family("quote_to_sheet", ("email", "excel"), "medium")
 def quote_to_sheet(inp: FamilyInput) -> TaskDraft | None:
-    """Log the amount a colleague's mail quotes in a new sheet named in the chat."""
+    """Log the price a colleague's mail says a supplier quoted in a new sheet named in the chat."""
     found = []
     for m in inbox_of(inp.notes, inp.user):
-        match = _AMOUNT_RE.search(own_words(m))
+        match = QUOTE_RE.search(own_words(m))
         who = _name_of(inp, _sender_user(m))
         if match and who:
-            found.append((m, who, match.group(0), number(match.group(1))))
+            found.append((m, who, match.group(1), number(match.group(1).split()[0])))
     found = [f for f in found if f[3] is not None]
     if not found:
         return None

@@ -700,8 +700,11 @@ _MAIL_TOPICS = (
      "Hi {to},\n\nThe updated draft is saved as {report_file}. Comments welcome until {weekday}.\n\n"
      "Regards,\n{sender}"),
     ("Vendor meeting follow-up",
-     "Hi {to},\n\nThanks for joining the vendor call. They quoted {amount} USD for the first year; "
+     "Hi {to},\n\nThanks for joining the vendor call. They quoted {quote} USD for the first year; "
      "I will ask for a second quote by {date}.\n\nBest,\n{sender}"),
+    ("Second quote for the {category} work",
+     "Hi {to},\n\nThe second supplier came back on the {category} work: they quoted {quote2} USD for the same "
+     "scope, with delivery in {count} weeks.\n\nRegards,\n{sender}"),
     ("New starter next week",
      "Hi {to},\n\nA new {role} starts on {date}. Could you add them to the {project} channel?\n\nThanks,\n{sender}"),
 )
@@ -710,12 +713,12 @@ _REPLIES = (
     "Hi {to},\n\nAdding to this: I can take care of it by {weekday}. Let me know if anything changes.\n\n{sender}",
     "Hi {to},\n\nJust checking whether you saw this. A short answer is fine.\n\n{sender}",
 )
-_DOUBLE_CHECK = ("Hi {to},\n\nFollowing up on the message above: the number I have is {amount} USD, please double "
+_DOUBLE_CHECK = ("Hi {to},\n\nFollowing up on the message above: the number I have is {figure} USD, please double "
                  "check.\n\nThanks,\n{sender}")
 # Replies that fit only some topics (by subject template): a figure to double-check, a booking moved.
 _TOPIC_REPLIES = {
-    "Budget numbers for {quarter}": (_DOUBLE_CHECK,),
-    "Vendor meeting follow-up": (_DOUBLE_CHECK,),
+    "Budget numbers for {quarter}": (_DOUBLE_CHECK.replace("{figure}", "{amount}"),),
+    "Vendor meeting follow-up": (_DOUBLE_CHECK.replace("{figure}", "{quote}"),),
     "Room booking for the {project} review": ("Hi {to},\n\nAgreed. I moved it to {date} so that {other} can join."
                                               "\n\nBest,\n{sender}",),
     "Team lunch on {weekday}": ("Hi {to},\n\nCount me in. {other} said they would come too.\n\n{sender}",),
@@ -794,7 +797,7 @@ def _emails(world: World, rng: random.Random, facts: Facts) -> Files:
     regions = facts.get("sales_regions", ",".join(_REGIONS)).split(",")
     values = {
         "quarter": f"Q{(world.now.month - 1) // 3 + 1}", "project": rng.choice(world.projects),
-        "category": rng.choice(_BUDGET_CATEGORIES).lower(), "amount": f"{rng.randrange(800, 45001, 50):,}",
+        "category": rng.choice(_BUDGET_CATEGORIES).lower(),
         "weekday": rng.choice(WEEKDAY_NAMES[:5]), "percent": rng.randrange(20, 96, 5),
         "city": world.city, "count": rng.randint(2, 9), "month": facts.get("sales_month", world.now.strftime("%B")),
         "region": rng.choice(regions), "hour": rng.choice((10, 11, 14, 15)),
@@ -816,7 +819,9 @@ def _emails(world: World, rng: random.Random, facts: Facts) -> Files:
         "to": user.first,
     }
     values["end"] = values["hour"] + 1
-    count = rng.randint(6, 10)
+    figures = rng.sample(range(800, 45001, 50), 3)  # the budget line and two suppliers' quotes never coincide
+    values.update(amount=f"{figures[0]:,}", quote=f"{figures[1]:,}", quote2=f"{figures[2]:,}")
+    count = rng.randint(7, 11)
     threads = rng.randint(2, 4)
     topics = [(t, True) for t in rng.sample(_MAIL_TOPICS, count)]
     topics += [(t, False) for t in rng.sample(_NOTICES, rng.randint(7, 10))]
