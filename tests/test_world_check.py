@@ -4,7 +4,8 @@ tasks dropped with the reason."""
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta
+import re
+from datetime import date, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -89,6 +90,74 @@ def test_overlapping_events_are_caught(tmp_path, office):
     (copy / path).write_bytes(ics_io.build([*events, clash], world.user.user, world.now))
     problems = check_world(world, copy, manifest)
     assert any(path in p and "overlap" in p for p in problems), problems
+
+
+def _away_mails(root: Path, manifest: dict[str, str]) -> list[tuple[str, eml_io.Mail]]:
+    mails = [(p, eml_io.read(root / p, p)) for p, k in manifest.items() if k == "email"]
+    return [(p, m) for p, m in mails if not m.subject.startswith(("Re:", "Fwd:"))
+            and ("out of the office until" in m.body or "I am out from" in m.body)]
+
+
+def test_a_colleague_who_says_they_are_away_has_those_days_blocked_and_writes_nothing_after(tmp_path):
+    seen = blocked = 0
+    for seed in (*range(8), 41, 58):  # 41 and 58: one colleague both on holiday and out of office
+        world = make_world(seed)
+        root = tmp_path / str(seed)
+        manifest = write_workspace(world, root)
+        users = {p.email: p.user for p in world.people}
+        for path, mail in _away_mails(root, manifest):
+            seen += 1
+            calendar = f"calendar/{users[mail.sender]}.ics"
+            assert calendar in manifest, (seed, path)  # their absence is visible where meetings are found
+            blocks = {e.start.date(): e for e in ics_io.read_events(root / calendar, calendar)
+                      if e.summary.startswith("Out of office")}
+            assert all((e.start.hour, e.end.hour) == (9, 17) for e in blocks.values()), (seed, path)
+            found = re.search(r"until (\S+?)\.? with|out from (\S+) for (\d+) day", mail.body)
+            if found.group(1):
+                first, last = mail.when().date(), date.fromisoformat(found.group(1)) - timedelta(days=1)
+            else:
+                first = date.fromisoformat(found.group(2))
+                last = first + timedelta(days=int(found.group(3)) - 1)
+            monday = world.now.date() - timedelta(days=world.now.weekday() + 7)
+            days = [first + timedelta(days=i) for i in range((last - first).days + 1)]
+            days = [d for d in days if d.weekday() < 5 and 0 <= (d - monday).days < 21]
+            assert set(days) <= set(blocks), (seed, path)
+            blocked += bool(days)
+            if "out of the office until" in mail.body:  # the notice is the last thing they sent
+                assert all(m.when() <= mail.when() for p, m in ((p, eml_io.read(root / p, p)) for p, k in
+                                                                   manifest.items() if k == "email")
+                           if m.sender == mail.sender), (seed, path)
+    assert seen >= 4 and blocked >= 2
+
+
+def test_mail_or_a_meeting_from_someone_away_is_caught(tmp_path):
+    world = next(w for w in map(make_world, range(40)) if _away_mails(*_written(tmp_path, w)))
+    root, manifest = _written(tmp_path, world)
+    path, mail = _away_mails(root, manifest)[0]
+    user = next(p.user for p in world.people if p.email == mail.sender)
+    calendar = f"calendar/{user}.ics"
+    events = ics_io.read_events(root / calendar, calendar)
+    block = next(e for e in events if e.summary.startswith("Out of office"))
+    kept = [e for e in events if e is not block]
+    meeting = ics_io.CalendarEvent("Supplier call", block.start.replace(hour=10), block.start.replace(hour=11), "")
+    (root / calendar).write_bytes(ics_io.build([*kept, meeting], user, world.now))
+    late = f"emails/{world.user.user}/Late.eml"
+    (root / late).write_bytes(eml_io.build(user, world.user.user, "One more thing", "Hi,\n\nOne more thing.",
+                                           world.now - timedelta(minutes=1)))
+    problems = check_world(world, root, {**manifest, late: "email"})
+    assert any(calendar in p and "'Supplier call'" in p and "away" in p for p in problems), problems
+    if "out of the office until" in mail.body:
+        assert any(path in p and "Late.eml" in p for p in problems), problems
+
+
+def _written(tmp_path: Path, world) -> tuple[Path, dict[str, str]]:
+    root = tmp_path / f"w{world.seed}"
+    if not root.exists():
+        _written.manifests[root] = write_workspace(world, root)
+    return root, _written.manifests[root]
+
+
+_written.manifests = {}
 
 
 def test_a_build_drops_the_tasks_of_a_world_that_fails_the_check(tmp_path, monkeypatch):

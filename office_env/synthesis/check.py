@@ -24,6 +24,9 @@ ROWS_RANGE = (1, 300)  # data rows of one sheet: every row fits in one read of t
 _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september",
            "october", "november", "december")
 _REGION_RE = re.compile(r"The (\w+) region had")
+OUT_OF_OFFICE = "Out of office"  # the calendar block (one a day, dated) of a day a colleague's mail says they are away
+_AWAY_UNTIL_RE = re.compile(r"out of the office until (\d{4}-\d{2}-\d{2})")
+_AWAY_FOR_RE = re.compile(r"out from (\d{4}-\d{2}-\d{2}) for (\d+) days?")
 _ITEM_RE = re.compile(r"^(?P<item>.+?) - \d+ x [\d,]+\.\d{2} = [\d,]+\.\d{2}$")
 
 
@@ -59,6 +62,7 @@ def check_world(world: World, root: Path, manifest: dict[str, str]) -> list[str]
     problems += _regions(sheets, manifest, mails)
     problems += _invoices(sheets, manifest, texts)
     problems += _calendars(world, events)
+    problems += _absences(world, mails, events)
     return problems
 
 
@@ -166,3 +170,33 @@ def _calendars(world: World, events: dict[str, list]) -> list[str]:
         if len(weeks) < CALENDAR_WEEKS:
             out.append(f"{path}: events in {len(weeks)} of its {CALENDAR_WEEKS} weeks")
     return out
+
+
+def _absences(world: World, mails: dict[str, eml_io.Mail], events: dict[str, list]) -> list[str]:
+    """A colleague whose mail says they are away writes no mail while away, and their calendar
+    holds nothing but the out-of-office blocks on those days."""
+    out = []
+    users = {p.email: p.user for p in world.people}
+    for path, mail in mails.items():
+        sent = mail.when()
+        if sent is None or mail.subject.startswith(("Re:", "Fwd:")):
+            continue
+        sent = sent.replace(tzinfo=None)
+        until, since = _AWAY_UNTIL_RE.search(mail.body), _AWAY_FOR_RE.search(mail.body)
+        if until:
+            first, last = sent.date(), date.fromisoformat(until.group(1)) - timedelta(days=1)
+            later = sorted(p for p, m in mails.items() if m.sender == mail.sender and p != path
+                           and (m.when() or sent).replace(tzinfo=None) > sent)
+            if later:
+                out.append(f"{path}: its sender is away until {until.group(1)} but wrote {later[0]} afterwards")
+        elif since:
+            first = date.fromisoformat(since.group(1))
+            last = first + timedelta(days=int(since.group(2)) - 1)
+        else:
+            continue
+        calendar = f"calendar/{users.get(mail.sender, '')}.ics"
+        for event in events.get(calendar, ()):
+            if first <= event.start.date() <= last and not event.summary.startswith(OUT_OF_OFFICE):
+                out.append(f"{calendar}: {event.summary!r} on {event.start.date()} while {path} says they are away")
+    return out
+

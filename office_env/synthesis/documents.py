@@ -21,7 +21,7 @@ from typing import Callable
 
 from office_env.formats import docx_io, eml_io, ics_io, pdf_io, xlsx_io
 from office_env.formats.ics_io import CalendarEvent
-from office_env.synthesis.check import WorldCheckError, check_world
+from office_env.synthesis.check import OUT_OF_OFFICE, WorldCheckError, check_world
 from office_env.synthesis.world import (
     FIRST_NAMES,
     LAST_NAMES,
@@ -792,7 +792,12 @@ def _forwarded(sender: Person, when: datetime, subject: str, body: str) -> str:
             f"Date: {when.strftime('%Y-%m-%d %H:%M')}\nSubject: {subject}\n\n{body}")
 
 
-def _emails(world: World, rng: random.Random, facts: Facts) -> Files:
+Away = dict[str, list[tuple[date, date]]]  # user -> (first, last) days their mail says they are away
+
+
+def _emails(world: World, rng: random.Random, facts: Facts, away: Away | None = None) -> Files:
+    """The user's inbox. ``away``, when given, receives the days each colleague's mail says they
+    are away (a holiday ahead; an out-of-office notice, sent after their last other mail)."""
     user = world.user
     regions = facts.get("sales_regions", ",".join(_REGIONS)).split(",")
     values = {
@@ -826,6 +831,7 @@ def _emails(world: World, rng: random.Random, facts: Facts) -> Files:
     topics = [(t, True) for t in rng.sample(_MAIL_TOPICS, count)]
     topics += [(t, False) for t in rng.sample(_NOTICES, rng.randint(7, 10))]
     out: list[tuple[Person, str, str, datetime, tuple[str, ...]]] = []
+    absences: list[tuple[Person, date | None, date]] = []
     taken: set[str] = set()
     for index, ((subject_t, body_t), work) in enumerate(topics):
         sender, other = rng.sample(world.colleagues, 2)
@@ -841,6 +847,11 @@ def _emails(world: World, rng: random.Random, facts: Facts) -> Files:
         when = _mail_time(world.now, rng, 4, 13) if threaded else _mail_time(world.now, rng, 1, 13)
         if subject_t == "New starter next week":  # sent this morning, so "next week" is the week after now's
             when, threaded = world.now - timedelta(minutes=rng.randint(20, 90)), False
+        if subject_t == "Holiday cover":
+            first = world.now.date() + timedelta(days=ahead)
+            absences.append((sender, first, first + timedelta(days=local["count"] - 1)))
+        elif subject_t == "Out of office":  # away from the day it is sent until the date it names
+            absences.append((sender, None, world.now.date() + timedelta(days=ahead - 1)))
         out.append((sender, subject, body, when, cc))
         if threaded:  # a reply, sometimes a second one, all copying the same people
             replier = sender
@@ -856,13 +867,23 @@ def _emails(world: World, rng: random.Random, facts: Facts) -> Files:
                 copied = tuple(u for u in cc if u != replier.user)  # nobody copies themself
                 out.append((replier, f"Re: {subject}", f"{reply}\n\nOn {when.strftime('%Y-%m-%d %H:%M')} "
                             f"{sender.name} wrote:\n{quoted}", reply_when, copied))
-        elif not work and rng.random() < 0.3:  # a notice forwarded on by another colleague
+        elif not work and subject_t != "Out of office" and rng.random() < 0.3:  # a notice forwarded on
             forwarder = rng.choice([p for p in world.colleagues if p != sender])
             fwd_when = when + timedelta(hours=rng.randint(1, 20))
             if fwd_when >= world.now:
                 fwd_when = world.now - timedelta(minutes=30)
             note = f"Hi {user.first},\n\nIn case this did not reach you.\n\n{forwarder.first}\n\n"
             out.append((forwarder, f"Fwd: {subject}", note + _forwarded(sender, when, subject, body), fwd_when, ()))
+    for position, (sender, subject, body, when, cc) in enumerate(out):
+        if subject == "Out of office":  # nobody away writes again: the notice follows their last mail
+            last = max((m[3] for m in out if m[0] == sender and m[1] != subject), default=when)
+            if last >= when:
+                when = min(last + timedelta(minutes=rng.randint(20, 240)), world.now - timedelta(minutes=10))
+                out[position] = (sender, subject, body, when, cc)
+    if away is not None:
+        for person, first, last in absences:
+            start = first or next(m[3].date() for m in out if m[0] == person and m[1] == "Out of office")
+            away.setdefault(person.user, []).append((start, last))
     files_out: Files = []
     for sender, subject, body, when, cc in sorted(out, key=lambda m: (m[3], m[1])):
         name = _safe_name(subject, taken)
@@ -912,12 +933,24 @@ class _Weeks:
 CALENDAR_WEEKS = 3  # the week before "now", its week, and the week after
 
 
-def _calendars(world: World, rng: random.Random) -> Files:
+def _calendars(world: World, rng: random.Random, away: Away | None = None) -> Files:
+    """The user's calendar and a few colleagues' over ``CALENDAR_WEEKS``. A colleague whose mail
+    says they are away (``away``) has a calendar, and those days are blocked in it before anything
+    is placed: a meeting found free for them never falls on a day they said they are out."""
     monday = world.now.date() - timedelta(days=world.now.weekday()) - timedelta(days=7)
-    owners = [world.user] + rng.sample(world.colleagues, rng.randint(2, 3))
+    count = rng.randint(2, 3)
+    owners = [p for p in world.colleagues if p.user in (away or {})][:count]
+    owners = [world.user] + owners + rng.sample([p for p in world.colleagues if p not in owners], count - len(owners))
     weeks = {p.user: _Weeks(monday, CALENDAR_WEEKS) for p in owners}
     events: dict[str, list[CalendarEvent]] = {p.user: [] for p in owners}
     titles: dict[str, set[str]] = {p.user: set() for p in owners}
+    for person in owners:
+        days = {first + timedelta(days=offset) for first, last in (away or {}).get(person.user, ())
+                for offset in range((last - first).days + 1)}
+        for day in sorted(d for d in days if d.weekday() < 5 and 0 <= (d - monday).days < 7 * CALENDAR_WEEKS):
+            start, end = datetime(day.year, day.month, day.day, 9), datetime(day.year, day.month, day.day, 17)
+            weeks[person.user].busy.append((start, end))
+            events[person.user].append(CalendarEvent(f"{OUT_OF_OFFICE} ({_iso(day)})", start, end, ""))
 
     def place(people: list[Person], summary: str, location: str, durations: tuple[int, ...] = _DURATIONS,
               week: int | None = None) -> bool:
@@ -975,8 +1008,9 @@ def build_files(world: World) -> Files:
         made = maker(world, _rng(world, kind), facts)
         files.extend(made)
         facts[kind] = made[0][0].rsplit("/", 1)[-1]
-    files.extend(_emails(world, _rng(world, "email"), facts))
-    files.extend(_calendars(world, _rng(world, "calendar")))
+    away: Away = {}
+    files.extend(_emails(world, _rng(world, "email"), facts, away))
+    files.extend(_calendars(world, _rng(world, "calendar"), away))
     paths = [path for path, _, _ in files]
     if len(set(paths)) != len(paths):  # a bank edit that makes two kinds share a name is a bug
         raise AssertionError(f"duplicate testbed paths: {sorted(p for p in paths if paths.count(p) > 1)}")
