@@ -294,3 +294,22 @@ def test_a_quote_is_a_supplier_s_price_never_a_budget_line_or_an_invoice_total(w
             read = [inbox[c.args["email_id"]] for c in draft.oracle if c.tool == "email_read_email"]
             assert read and all("quoted" in own_words(m) for m in read), [m["subject"] for m in read]
     assert built, name
+
+
+def test_a_reply_passes_on_a_point_that_fits_the_mail_it_answers(worlds):
+    from generators.families.single_app import REPLY_POINTS
+
+    built = 0
+    for world, _, notes in worlds:
+        for salt in range(10):
+            inp = FAMILIES["reply_to_mail"].input(random.Random(f"{world.seed}:{salt}"), notes, world.user.user,
+                                                  world.user.name, tuple((p.user, p.name) for p in world.colleagues),
+                                                  world.now)
+            draft = FAMILIES["reply_to_mail"].build(inp)
+            if draft is None:
+                continue
+            built += 1
+            subject = draft.evaluation[0]["args"]["subject_keywords"][0].lower()
+            point = next(p for p in REPLY_POINTS if draft.memory[0].value in p[1])
+            assert any(word in subject for word in point[3]), (subject, draft.memory[0].text)
+    assert built

@@ -384,3 +384,17 @@ def test_write_workspace_refuses_a_folder_with_files(tmp_path):
     empty = tmp_path / "empty"
     empty.mkdir()
     assert write_workspace(make_world(1), empty)
+
+
+def test_no_mail_or_event_says_a_word_twice_in_a_row():
+    """A project's name ending in a word its template adds ("the Fjord Supplier Review review")."""
+    import re
+
+    from office_env.synthesis.documents import build_files
+
+    doubled = re.compile(r"\b([A-Za-z]+) \1\b", re.IGNORECASE)
+    for seed in range(40):
+        for path, _kind, data in build_files(make_world(seed)):
+            if path.endswith((".eml", ".ics")):
+                found = doubled.search(data.decode("utf-8", "replace"))
+                assert found is None, (seed, path, found.group(0))

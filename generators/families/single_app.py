@@ -441,21 +441,29 @@ def pdf_total(inp: FamilyInput) -> TaskDraft | None:
     )
 
 
-# (what the reply says, with {} for the value; values to choose from; a near-miss sentence)
+# (what the reply says, with {} for the value; values to choose from; a near-miss sentence; words
+# of the subjects of the mails it answers: a point is passed on only in reply to a mail it fits)
 REPLY_POINTS = (
-    ("the review can move to {}", ("Room 4B", "Room 2A", "Room 5C", "Room 3D"), "the training next week is in {}"),
+    ("the review can move to {}", ("Room 4B", "Room 2A", "Room 5C", "Room 3D"), "the training next week is in {}",
+     ("review", "status")),
     ("we should use the {} this time", ("blue template", "green template", "short template"),
-     "the board pack always uses the {}"),
+     "the board pack always uses the {}", ("policy draft", "budget numbers", "status", "org chart")),
     ("the client asked for a call {}", ("after 3 pm", "before 11 am", "after 4 pm"),
-     "the supplier prefers calls {}"),
+     "the supplier prefers calls {}", ("status", "vendor meeting")),
     ("the draft needs one more section on {}", ("risks", "costs", "timelines"),
-     "last quarter's draft was missing a section on {}"),
+     "last quarter's draft was missing a section on {}", ("policy draft", "status")),
     ("the second shipment arrives on {}", ("Thursday morning", "Friday afternoon", "Monday morning"),
-     "the first shipment came on {}"),
-    ("the offsite is capped at {}", ("14 people", "18 people", "22 people"), "the kickoff dinner is for {}"),
+     "the first shipment came on {}", ("purchase order", "stock check", "invoice")),
+    ("the booking is for {}", ("14 people", "18 people", "22 people"), "the kickoff dinner was for {}",
+     ("team lunch", "room booking", "lunch and learn")),
     ("{} should be copied next time", ("Jordan from legal", "Priya from finance", "Sam from procurement"),
-     "{} is out until the end of the month"),
+     "{} is out until the end of the month", ("invoice", "budget numbers", "vendor meeting", "second quote",
+                                              "agreement with", "expense claims")),
 )
+
+
+def _points_for(subject: str) -> list[tuple]:
+    return [point for point in REPLY_POINTS if any(word in subject.lower() for word in point[3])]
 
 
 @family("reply_to_mail", ("email",), "easy")
@@ -464,11 +472,11 @@ def reply_to_mail(inp: FamilyInput) -> TaskDraft | None:
     amount, a time) the sender wrote, so the agent has to open the right message."""
     inbox = [(m, facts_in(own_words(m))) for m in inbox_of(inp.notes, inp.user)
              if not m.get("subject", "").lower().startswith("re:") and "@" in m.get("from", "")]
-    inbox = [(m, facts[0]) for m, facts in inbox if facts]
+    inbox = [(m, facts[0]) for m, facts in inbox if facts and _points_for(m.get("subject", ""))]
     if not inbox:
         return None
     message, fact = inp.rng.choice(inbox)
-    shape, choices, near_shape = inp.rng.choice(REPLY_POINTS)
+    shape, choices, near_shape, _ = inp.rng.choice(_points_for(message["subject"]))
     value, *rest = inp.rng.sample(choices, len(choices))
     rest = [r for r in rest if _distinct(r, value)]
     point = shape.format(value)

@@ -82,11 +82,11 @@ PROJECTS: tuple[str, ...] = (
     "Falcon Reporting", "Garnet Audit", "Harbor Expansion", "Indigo Launch", "Juniper Intranet",
     "Kite Mobile App", "Lantern Analytics", "Mosaic Redesign", "Nimbus Cloud Move", "Orchid Training",
     "Pioneer Warehouse", "Quartz Billing", "Rivet Automation", "Summit Partnership", "Tidal Forecast",
-    "Umbra Security Review", "Vertex CRM", "Willow Wellness", "Xenon Data Lake", "Yonder Retail Pilot",
+    "Umbra Security Hardening", "Vertex CRM", "Willow Wellness", "Xenon Data Lake", "Yonder Retail Pilot",
     "Zenith Budget Reset", "Aurora Hiring Drive", "Basalt Compliance", "Comet Helpdesk", "Dune Logistics",
-    "Echo Feedback Survey", "Fjord Supplier Review", "Glacier Archive", "Halo Customer Portal",
+    "Echo Feedback Survey", "Fjord Supplier Panel", "Glacier Archive", "Halo Customer Portal",
     "Iris Office Move", "Jade Vendor Consolidation", "Keystone ERP Upgrade", "Lotus Sustainability",
-    "Monarch Sales Kickoff", "Nova Website Refresh", "Onyx Contract Renewal", "Prism Dashboard",
+    "Monarch Sales Push", "Nova Website Refresh", "Onyx Contract Renewal", "Prism Dashboard",
 )
 
 CITIES: tuple[str, ...] = (
