@@ -223,14 +223,14 @@ def common_slot(inp: FamilyInput) -> TaskDraft | None:
     mine = calendar_of(inp.notes, inp.user)
     if not mine:
         return None
-    others = [(u, n) for u, n in inp.colleagues if calendar_of(inp.notes, u)]
+    free = set(free_slots_after(mine, inp.now))
+    commons = {(u, n): sorted(s for s in free_slots_after(calendar_of(inp.notes, u), inp.now) if s in free)
+               for u, n in inp.colleagues if calendar_of(inp.notes, u)}
+    others = [person for person, common in commons.items() if common]  # not one away all that time
     if not others:
         return None
     who, name = inp.rng.choice(others)
-    theirs = {s for s in free_slots_after(calendar_of(inp.notes, who), inp.now)}
-    common = sorted(s for s in free_slots_after(mine, inp.now) if s in theirs)
-    if not common:
-        return None
+    common = commons[(who, name)]
     choice = choose_window(inp, common)
     if choice is None:
         return None
