@@ -5,7 +5,8 @@ would see them) and lists every inconsistency: a file count outside the range, a
 a month that holds another month's rows, a mail from someone who does not work there, an invoice
 billing items its vendor does not sell or quoting a purchase order the order log lacks, a region
 praised in a mail that the sales sheet does not have, overlapping events in one calendar, a
-calendar that does not span its weeks. A build runs it on every world it writes and drops the
+calendar that does not span its weeks, a colleague who writes or holds a meeting while their own
+mail says they are away. A build runs it on every world it writes and drops the
 world's tasks, with the problems as the reason, when it finds any.
 """
 
