@@ -313,3 +313,43 @@ def test_a_reply_passes_on_a_point_that_fits_the_mail_it_answers(worlds):
             point = next(p for p in REPLY_POINTS if draft.memory[0].value in p[1])
             assert any(word in subject for word in point[3]), (subject, draft.memory[0].text)
     assert built
+
+
+@pytest.fixture(scope="module")
+def many_worlds(tmp_path_factory) -> list[tuple[World, dict]]:
+    """(world, notes) for twelve worlds: enough holidays and out-of-office notices to meet."""
+    out = []
+    for seed in range(12):
+        world = make_world(seed)
+        testbed = tmp_path_factory.mktemp(f"world{seed}") / "testbed"
+        write_workspace(world, testbed)
+        out.append((world, {app: explore(app, Workspace(testbed, now=world.now)) for app in APPS}))
+    return out
+
+
+@pytest.mark.parametrize("name", ["next_meeting_invite", "followup_session", "meeting_pack"])
+def test_nobody_is_invited_to_a_meeting_on_a_day_their_mail_says_they_are_away(name, many_worlds):
+    """9 % of invitations over twelve worlds went to a colleague on holiday or out of office that day."""
+    from datetime import datetime
+    from email.utils import parsedate_to_datetime
+
+    from generators.families.base import inbox_of, own_words
+    from office_env.synthesis.check import away_span
+
+    built = absences = 0
+    for world, notes in many_worlds:
+        away = [(m["from"].split("@")[0], span) for m in inbox_of(notes, world.user.user)
+                for span in [away_span(own_words(m), parsedate_to_datetime(m["date"]).date())] if span]
+        absences += len(away)
+        for salt in range(6):
+            inp = FAMILIES[name].input(random.Random(f"{world.seed}:{salt}"), notes, world.user.user, world.user.name,
+                                       tuple((p.user, p.name) for p in world.colleagues), world.now)
+            draft = FAMILIES[name].build(inp)
+            if draft is None:
+                continue
+            built += 1
+            day = datetime.strptime(next(c["args"]["start"] for c in draft.evaluation
+                                         if c["function"] == "evaluate_calendar_event")[:10], "%Y-%m-%d").date()
+            invitee = next(c["args"]["recipient"] for c in draft.evaluation if c["function"] == "evaluate_email_sent")
+            assert not any(who == invitee and first <= day <= last for who, (first, last, _) in away), (world.seed, salt)
+    assert built and absences >= 6

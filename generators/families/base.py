@@ -11,11 +11,13 @@ from __future__ import annotations
 import random
 import re
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
+from email.utils import parsedate_to_datetime
 from typing import Any, Callable
 
 from generators.families.phrasing import FamilyDefinitionError, Phrasing, load_phrasing
 from generators.model import Distractor, MemoryPiece, Misreading, TaskDraft, ToolCall
+from office_env.synthesis.check import away_span
 from office_env.synthesis.documents import is_superseded
 
 _NUMBER_RE = re.compile(r"^-?\d+(?:\.\d+)?$")
@@ -270,6 +272,21 @@ def call(tool: str, **args: Any) -> ToolCall:
 
 def stem(path: str) -> str:
     return path.rsplit("/", 1)[-1]
+
+
+def present_on(inp: FamilyInput, day: date) -> list[tuple[str, str]]:
+    """The colleagues (user, name) whose own mail does not say they are away on ``day`` (a holiday
+    ahead, an out-of-office notice): nobody is invited to a meeting on a day they said they are out."""
+    away = set()
+    for m in inbox_of(inp.notes, inp.user):
+        try:
+            sent = parsedate_to_datetime(m.get("date", "")).date()
+        except (TypeError, ValueError):
+            continue
+        span = away_span(own_words(m), sent)
+        if span is not None and span[0] <= day <= span[1]:
+            away.add(m.get("from", "").split("@")[0].strip(" <>\"'"))
+    return [(u, n) for u, n in inp.colleagues if u not in away]
 
 
 def invoice_facts(inp: FamilyInput, unpaid: bool = False) -> tuple[str, str, float] | None:

@@ -13,7 +13,7 @@ from datetime import datetime, timedelta
 from generators.english import column_words, join_and, possessive
 from generators.families.base import (
     FamilyInput, booking, calendar_of, call, chance, computed, docs, event_check, excluding, excluding_past, family,
-    fmt, left_out, letter, misreadings_of, near, number, piece, stem, tables,
+    fmt, left_out, letter, misreadings_of, near, number, piece, present_on, stem, tables,
 )
 from generators.families.sheet_work import MAX_LISTED, label_column
 from generators.families.single_app import (
@@ -271,7 +271,10 @@ def followup_session(inp: FamilyInput) -> TaskDraft | None:
     choice = with_correction(inp, choice, when)
     start, end = choice.slot(when)  # type: ignore[misc]
     rule = slot_rule(choice)
-    who, name = inp.rng.choice(inp.colleagues)
+    present = present_on(inp, start.date())
+    if not present:
+        return None
+    who, name = inp.rng.choice(present)
     title = inp.rng.choice(("Refresher session", "Practice catch-up", "Extra training hour"))
     lower = [m for m in marks if m < mark and sum(v < m for v in values) < len(names)]
     inp.rng.shuffle(lower)

@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 from generators.english import possessive
 from generators.families.base import (
     QUOTE_RE, FamilyInput, booking, call, chance, computed, docs, event_check, excluding_past, facts_in, family, fmt,
-    inbox_of, letter, misreadings_of, near, number, own_words, piece, stem,
+    inbox_of, letter, misreadings_of, near, number, own_words, piece, present_on, stem,
 )
 from generators.families.single_app import MEETING_TITLES, P_CORRECT, P_DISTRACT, _distinct, _out_name
 from generators.families.time_rules import hour_of, hour_piece, start_hour
@@ -179,7 +179,10 @@ def next_meeting_invite(inp: FamilyInput) -> TaskDraft | None:
     minutes = inp.rng.choice((30, 45, 60, 90))
     end = start + timedelta(minutes=minutes)
     title = inp.rng.choice(MEETING_TITLES)
-    who, name = inp.rng.choice(inp.colleagues)
+    present = present_on(inp, start.date())
+    if not present:
+        return None
+    who, name = inp.rng.choice(present)
     others = [f for f in found if f[1] != start and _distinct(stem(f[0]["file"]), stem(doc["file"]))]
     distractors = ()
     if others and chance(inp, P_DISTRACT):

@@ -6,7 +6,7 @@ from datetime import datetime, timedelta
 
 from generators.families.base import (
     FamilyInput, additive, booking, calendar_of, call, chance, column_sum, computed, docs, event_check, extreme,
-    facts_in, family, fmt, invoice_facts, letter, misreadings_of, near, pick_column, piece, stem,
+    facts_in, family, fmt, invoice_facts, letter, misreadings_of, near, pick_column, piece, present_on, stem,
 )
 from generators.english import join_and, possessive
 from generators.families.single_app import (
@@ -597,7 +597,10 @@ def meeting_pack(inp: FamilyInput) -> TaskDraft | None:
     start, end = inp.rng.choice(slots)
     minutes = int((end - start).total_seconds() // 60)
     title = inp.rng.choice(MEETING_TITLES)
-    who, name = _colleague(inp)
+    present = present_on(inp, start.date())
+    if not present:
+        return None
+    who, name = inp.rng.choice(present)
     doc, last = inp.rng.choice(notes)
     points = list(inp.rng.choice(MEMO_TOPICS))[:2]
     agenda = _out_name(inp, "agenda", "docx")

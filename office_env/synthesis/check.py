@@ -173,6 +173,18 @@ def _calendars(world: World, events: dict[str, list]) -> list[str]:
     return out
 
 
+def away_span(body: str, sent: date) -> tuple[date, date, bool] | None:
+    """The first and last day a mail sent on ``sent`` says its sender is away, and whether it is
+    an out-of-office notice (away from the day it is sent); None when it says no such thing."""
+    until, since = _AWAY_UNTIL_RE.search(body), _AWAY_FOR_RE.search(body)
+    if until:
+        return sent, date.fromisoformat(until.group(1)) - timedelta(days=1), True
+    if since:
+        first = date.fromisoformat(since.group(1))
+        return first, first + timedelta(days=int(since.group(2)) - 1), False
+    return None
+
+
 def _absences(world: World, mails: dict[str, eml_io.Mail], events: dict[str, list]) -> list[str]:
     """A colleague whose mail says they are away writes no mail while away, and their calendar
     holds nothing but the out-of-office blocks on those days."""
@@ -183,18 +195,15 @@ def _absences(world: World, mails: dict[str, eml_io.Mail], events: dict[str, lis
         if sent is None or mail.subject.startswith(("Re:", "Fwd:")):
             continue
         sent = sent.replace(tzinfo=None)
-        until, since = _AWAY_UNTIL_RE.search(mail.body), _AWAY_FOR_RE.search(mail.body)
-        if until:
-            first, last = sent.date(), date.fromisoformat(until.group(1)) - timedelta(days=1)
+        span = away_span(mail.body, sent.date())
+        if span is None:
+            continue
+        first, last, notice = span
+        if notice:
             later = sorted(p for p, m in mails.items() if m.sender == mail.sender and p != path
                            and (m.when() or sent).replace(tzinfo=None) > sent)
             if later:
-                out.append(f"{path}: its sender is away until {until.group(1)} but wrote {later[0]} afterwards")
-        elif since:
-            first = date.fromisoformat(since.group(1))
-            last = first + timedelta(days=int(since.group(2)) - 1)
-        else:
-            continue
+                out.append(f"{path}: its sender is away until after {last} but wrote {later[0]} afterwards")
         calendar = f"calendar/{users.get(mail.sender, '')}.ics"
         for event in events.get(calendar, ()):
             if first <= event.start.date() <= last and not event.summary.startswith(OUT_OF_OFFICE):
