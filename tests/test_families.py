@@ -293,6 +293,9 @@ def test_a_quote_is_a_supplier_s_price_never_a_budget_line_or_an_invoice_total(w
             built += 1
             read = [inbox[c.args["email_id"]] for c in draft.oracle if c.tool == "email_read_email"]
             assert read and all("quoted" in own_words(m) for m in read), [m["subject"] for m in read]
+            if name == "quote_vs_budget":  # checked against the budget line of the work it quotes for
+                line = next(m.value for m in draft.memory if m.cue == "budget_line").rpartition(" in ")[0]
+                assert f"on the {line.lower()} work" in own_words(read[0]), (line, read[0]["subject"])
     assert built, name
 
 

@@ -175,3 +175,15 @@ def test_a_build_drops_the_tasks_of_a_world_that_fails_the_check(tmp_path, monke
     attempts = [json.loads(line) for line in (out / "attempts.jsonl").read_text().splitlines()]
     assert attempts and all(a["reason"].startswith("world check: world ") for a in attempts)
     assert "a rule this test adds" in attempts[0]["reason"]
+
+
+def test_a_budget_figure_for_work_the_budget_sheet_lacks_is_caught(tmp_path, office):
+    world, root, manifest = office
+    copy = _copy(tmp_path, root)
+    path = f"emails/{world.user.user}/Odd budget.eml"
+    colleague = world.colleagues[0].user
+    (copy / path).write_bytes(eml_io.build(colleague, world.user.user, "Odd budget",
+                                           "The Q1 budget for moon landings came in at 900 USD.",
+                                           world.now - timedelta(days=1)))
+    problems = check_world(world, copy, {**manifest, path: "email"})
+    assert any(path in p and "moon landings budget" in p for p in problems), problems

@@ -16,6 +16,7 @@ from generators.families.sheet_work import _dynamics, group_columns, label_colum
 from generators.families.single_app import _out_name
 from generators.model import TaskDraft
 
+_WORK_RE = re.compile(r"on the ([a-z][a-z ]*?) work\b")  # what a quote is for: its budget line
 VERDICT_RULE = "it is within budget when the budget covers the quote, else over budget"
 VERDICT_WORDS = "within budget or over budget"
 _PERIOD_RE = re.compile(r"^(?:Q[1-4]|H[12]|FY ?\d{2,4}|(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*)"
@@ -24,21 +25,24 @@ _PERIOD_RE = re.compile(r"^(?:Q[1-4]|H[12]|FY ?\d{2,4}|(?:Jan|Feb|Mar|Apr|May|Ju
 
 @family("quote_vs_budget", ("email", "excel", "word"), "hard")
 def quote_vs_budget(inp: FamilyInput) -> TaskDraft | None:
-    """Judge the quote in a colleague's mail against the budget line (row and period) the chat
-    names, and write the verdict and the margin into a memo."""
-    quotes = [(m, number(match.group(1).split()[0])) for m in inbox_of(inp.notes, inp.user)
-              for match in [QUOTE_RE.search(own_words(m))] if match]
+    """Judge the quote in a colleague's mail against the budget line of the work it is for, in the
+    period the chat names, and write the verdict and the margin into a memo."""
+    quotes = [(m, number(match.group(1).split()[0]), work.group(1)) for m in inbox_of(inp.notes, inp.user)
+              for match, work in [(QUOTE_RE.search(own_words(m)), _WORK_RE.search(own_words(m)))] if match and work]
+    if not quotes:
+        return None
+    message, quote, work = inp.rng.choice(quotes)
     options = []
-    for t in tables(inp.notes):
+    for t in tables(inp.notes):  # a sheet of budget lines by period that holds the quoted work's line
         label = label_column(t)
         periods = [c for c in t.numeric_columns() if _PERIOD_RE.match(t.headers[c].strip())]
-        if label is not None and len(periods) >= 2 and len(t.rows) <= 40:
+        if (label is not None and len(periods) >= 2 and len(t.rows) <= 40
+                and any(str(r[label]).lower() == work for r in t.rows)):
             options.append((t, label, periods))
-    if not quotes or not options:
+    if not options:
         return None
-    message, quote = inp.rng.choice(quotes)
     table, label, periods = inp.rng.choice(options)
-    cells = {(r[label], table.headers[c]): v for r in table.rows for c in periods
+    cells = {(r[label], table.headers[c]): v for r in table.rows if str(r[label]).lower() == work for c in periods
              for v in [number(r[c]) if c < len(r) else None] if v is not None}
     line, period = inp.rng.choice(sorted(cells))
     budget = cells[(line, period)]

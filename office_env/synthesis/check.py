@@ -4,10 +4,11 @@
 would see them) and lists every inconsistency: a file count outside the range, a sheet named for
 a month that holds another month's rows, a mail from someone who does not work there, an invoice
 billing items its vendor does not sell or quoting a purchase order the order log lacks, a region
-praised in a mail that the sales sheet does not have, overlapping events in one calendar, a
-calendar that does not span its weeks, a colleague who writes or holds a meeting while their own
-mail says they are away. A build runs it on every world it writes and drops the
-world's tasks, with the problems as the reason, when it finds any.
+praised in a mail that the sales sheet does not have, a budget figure or a quote in a mail for work
+the budget sheet lacks, overlapping events in one calendar, a calendar that does not span its
+weeks, a colleague who writes or holds a meeting while their own mail says they are away. A build
+runs it on every world it writes and drops the world's tasks, with the problems as the reason,
+when it finds any.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "augu
            "october", "november", "december")
 _REGION_RE = re.compile(r"The (\w+) region had")
 OUT_OF_OFFICE = "Out of office"  # the calendar block (one a day, dated) of a day a colleague's mail says they are away
+_BUDGET_LINE_RE = re.compile(r"budget for ([a-z][a-z ]*?) came in at|on the ([a-z][a-z ]*?) work\b")
 _AWAY_UNTIL_RE = re.compile(r"out of the office until (\d{4}-\d{2}-\d{2})")
 _AWAY_FOR_RE = re.compile(r"out from (\d{4}-\d{2}-\d{2}) for (\d+) days?")
 _ITEM_RE = re.compile(r"^(?P<item>.+?) - \d+ x [\d,]+\.\d{2} = [\d,]+\.\d{2}$")
@@ -61,6 +63,7 @@ def check_world(world: World, root: Path, manifest: dict[str, str]) -> list[str]
     problems += _sheet_months(sheets)
     problems += _people(world, sheets, manifest, mails)
     problems += _regions(sheets, manifest, mails)
+    problems += _budget_lines(sheets, manifest, mails)
     problems += _invoices(sheets, manifest, texts)
     problems += _calendars(world, events)
     problems += _absences(world, mails, events)
@@ -114,6 +117,18 @@ def _regions(sheets: dict[str, list[list]], kinds: dict[str, str], mails: dict[s
         for region in _REGION_RE.findall(mail.body):
             if region not in regions:
                 out.append(f"{path}: praises the {region} region, which the sales sheet does not have")
+    return out
+
+
+def _budget_lines(sheets: dict[str, list[list]], kinds: dict[str, str], mails: dict[str, eml_io.Mail]) -> list[str]:
+    """A budget figure or a supplier's quote in a mail is for a line of the budget sheet."""
+    lines = {str(c).lower() for path, rows in sheets.items() if kinds[path] == "budget" for c in _column(rows, "Category")}
+    out = []
+    for path, mail in mails.items():
+        for found in _BUDGET_LINE_RE.finditer(mail.body):
+            line = found.group(1) or found.group(2)
+            if lines and line not in lines:
+                out.append(f"{path}: speaks of the {line} budget, which the budget sheet does not have")
     return out
 
 

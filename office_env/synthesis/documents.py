@@ -144,6 +144,7 @@ def _budget(world: World, rng: random.Random, facts: Facts) -> Files:
     """This year's budget, and beside it the superseded version it replaced (same categories,
     other figures): a near miss for anyone who opens the first file that matches."""
     categories = rng.sample(_BUDGET_CATEGORIES, rng.randint(7, 11))
+    facts.update(budget_categories=",".join(categories))  # the mail's budget lines and quotes are among them
     rows: list[list] = [["Category", "Q1", "Q2", "Q3", "Q4"]]
     old: list[list] = [list(rows[0])]
     for category in categories:
@@ -303,7 +304,7 @@ def _meeting_notes(world: World, rng: random.Random, facts: Facts) -> Files:
         "project": project, "city": world.city,
         "a": attendees[1].first, "b": attendees[2].first,
         "weekday": rng.choice(WEEKDAY_NAMES[:5]), "date": _iso(later),
-        "category": rng.choice(_BUDGET_CATEGORIES).lower(),
+        "category": rng.choice(facts.get("budget_categories", ",".join(_BUDGET_CATEGORIES)).split(",")).lower(),
         "amount": f"{rng.randrange(1500, 25001, 250):,}", "count": rng.randint(3, 40),
         "hour": rng.choice((10, 11, 14, 15)),
     }
@@ -700,7 +701,7 @@ _MAIL_TOPICS = (
      "Hi {to},\n\nThe updated draft is saved as {report_file}. Comments welcome until {weekday}.\n\n"
      "Regards,\n{sender}"),
     ("Vendor meeting follow-up",
-     "Hi {to},\n\nThanks for joining the vendor call. They quoted {quote} USD for the first year; "
+     "Hi {to},\n\nThanks for joining the vendor call on the {category} work. They quoted {quote} USD for the first year; "
      "I will ask for a second quote by {date}.\n\nBest,\n{sender}"),
     ("Second quote for the {category} work",
      "Hi {to},\n\nThe second supplier came back on the {category} work: they quoted {quote2} USD for the same "
@@ -802,7 +803,7 @@ def _emails(world: World, rng: random.Random, facts: Facts, away: Away | None = 
     regions = facts.get("sales_regions", ",".join(_REGIONS)).split(",")
     values = {
         "quarter": f"Q{(world.now.month - 1) // 3 + 1}", "project": rng.choice(world.projects),
-        "category": rng.choice(_BUDGET_CATEGORIES).lower(),
+        "category": rng.choice(facts.get("budget_categories", ",".join(_BUDGET_CATEGORIES)).split(",")).lower(),
         "weekday": rng.choice(WEEKDAY_NAMES[:5]), "percent": rng.randrange(20, 96, 5),
         "city": world.city, "count": rng.randint(2, 9), "month": facts.get("sales_month", world.now.strftime("%B")),
         "region": rng.choice(regions), "hour": rng.choice((10, 11, 14, 15)),
