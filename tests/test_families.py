@@ -42,6 +42,17 @@ def family_input(world: World, notes: dict, salt: str) -> FamilyInput:
                                 tuple((p.user, p.name) for p in world.colleagues), world.now)
 
 
+def drafts_over(name: str, worlds, salts: int):
+    """(world, notes, salt, draft) for each world and salt where family ``name`` makes a task."""
+    for world, *_, notes in worlds:
+        for salt in range(salts):
+            inp = FAMILIES[name].input(random.Random(f"{world.seed}:{salt}"), notes, world.user.user, world.user.name,
+                                       tuple((p.user, p.name) for p in world.colleagues), world.now)
+            draft = FAMILIES[name].build(inp)
+            if draft is not None:
+                yield world, notes, salt, draft
+
+
 @pytest.fixture(scope="module")
 def drafts(worlds) -> dict[str, list[tuple[int, TaskDraft]]]:
     """family -> [(world position, draft)] for every world where the family built a task."""
@@ -193,19 +204,12 @@ def test_a_question_is_answered_to_the_one_who_asked_it(worlds):
     from generators.families.base import inbox_of, own_words
 
     built = 0
-    for world, _, notes in worlds:
-        for salt in range(6):
-            inp = FAMILIES["stock_question_reply"].input(random.Random(f"{world.seed}:{salt}"), notes, world.user.user,
-                                                         world.user.name,
-                                                         tuple((p.user, p.name) for p in world.colleagues), world.now)
-            draft = FAMILIES["stock_question_reply"].build(inp)
-            if draft is None:
-                continue
-            built += 1
-            read = next(c.args["email_id"] for c in draft.oracle if c.tool == "email_read_email")
-            message = next(m for m in inbox_of(notes, world.user.user) if m["id"] == read)
-            assert "items under" in own_words(message), message["subject"]
-            assert message["from"].split("@")[0] == draft.evaluation[0]["args"]["recipient"]
+    for world, notes, salt, draft in drafts_over("stock_question_reply", worlds, 6):
+        built += 1
+        read = next(c.args["email_id"] for c in draft.oracle if c.tool == "email_read_email")
+        message = next(m for m in inbox_of(notes, world.user.user) if m["id"] == read)
+        assert "items under" in own_words(message), message["subject"]
+        assert message["from"].split("@")[0] == draft.evaluation[0]["args"]["recipient"]
     assert built
 
 
@@ -221,12 +225,7 @@ def test_a_reminder_at_a_fixed_hour_never_double_books_the_user(worlds, name):
     for world, _, notes in worlds:
         busy = [(datetime.strptime(e["start"], fmt), datetime.strptime(e["end"], fmt))
                 for e in calendar_of(notes, world.user.user).get("events", [])]
-        for salt in range(8):
-            inp = FAMILIES[name].input(random.Random(f"{world.seed}:{salt}"), notes, world.user.user, world.user.name,
-                                       tuple((p.user, p.name) for p in world.colleagues), world.now)
-            draft = FAMILIES[name].build(inp)
-            if draft is None:
-                continue
+        for _, _, salt, draft in drafts_over(name, [(world, notes)], 8):
             built += 1
             event = next(c["args"] for c in draft.evaluation if c["function"] == "evaluate_calendar_event")
             start, end = datetime.strptime(event["start"], fmt), datetime.strptime(event["end"], fmt)
@@ -243,12 +242,7 @@ def test_the_amount_still_due_is_never_asked_of_a_paid_invoice(worlds, name):
     for world, _, notes in worlds:
         paid = {d["file"] for d in docs(notes, "pdf") if any(line.startswith("Status: paid") for line in d["lines"])}
         assert paid
-        for salt in range(10):
-            inp = FAMILIES[name].input(random.Random(f"{world.seed}:{salt}"), notes, world.user.user, world.user.name,
-                                       tuple((p.user, p.name) for p in world.colleagues), world.now)
-            draft = FAMILIES[name].build(inp)
-            if draft is None:
-                continue
+        for _, _, salt, draft in drafts_over(name, [(world, notes)], 10):
             built += 1
             read = {c.args["file_path"] for c in draft.oracle if c.tool == "pdf_read_file"}
             assert read and not read & paid, (name, world.seed, salt, read)
@@ -263,13 +257,7 @@ def test_a_mail_is_never_forwarded_to_someone_it_was_sent_or_copied_to(worlds):
     built = 0
     for world, _, notes in worlds:
         inbox = {m["id"]: m for m in inbox_of(notes, world.user.user)}
-        for salt in range(20):
-            inp = FAMILIES["forward_mail"].input(random.Random(f"{world.seed}:{salt}"), notes, world.user.user,
-                                                 world.user.name, tuple((p.user, p.name) for p in world.colleagues),
-                                                 world.now)
-            draft = FAMILIES["forward_mail"].build(inp)
-            if draft is None:
-                continue
+        for _, _, salt, draft in drafts_over("forward_mail", [(world, notes)], 20):
             built += 1
             message = inbox[next(c.args["email_id"] for c in draft.oracle if c.tool == "email_read_email")]
             had_it = {a.split("@")[0] for _, a in getaddresses([message["to"], message.get("cc", "")])}
@@ -284,12 +272,7 @@ def test_a_quote_is_a_supplier_s_price_never_a_budget_line_or_an_invoice_total(w
     built = 0
     for world, _, notes in worlds:
         inbox = {m["id"]: m for m in inbox_of(notes, world.user.user)}
-        for salt in range(10):
-            inp = FAMILIES[name].input(random.Random(f"{world.seed}:{salt}"), notes, world.user.user, world.user.name,
-                                       tuple((p.user, p.name) for p in world.colleagues), world.now)
-            draft = FAMILIES[name].build(inp)
-            if draft is None:
-                continue
+        for _, _, salt, draft in drafts_over(name, [(world, notes)], 10):
             built += 1
             read = [inbox[c.args["email_id"]] for c in draft.oracle if c.tool == "email_read_email"]
             assert read and all("quoted" in own_words(m) for m in read), [m["subject"] for m in read]
@@ -303,18 +286,11 @@ def test_a_reply_passes_on_a_point_that_fits_the_mail_it_answers(worlds):
     from generators.families.single_app import REPLY_POINTS
 
     built = 0
-    for world, _, notes in worlds:
-        for salt in range(10):
-            inp = FAMILIES["reply_to_mail"].input(random.Random(f"{world.seed}:{salt}"), notes, world.user.user,
-                                                  world.user.name, tuple((p.user, p.name) for p in world.colleagues),
-                                                  world.now)
-            draft = FAMILIES["reply_to_mail"].build(inp)
-            if draft is None:
-                continue
-            built += 1
-            subject = draft.evaluation[0]["args"]["subject_keywords"][0].lower()
-            point = next(p for p in REPLY_POINTS if draft.memory[0].value in p[1])
-            assert any(word in subject for word in point[3]), (subject, draft.memory[0].text)
+    for world, notes, salt, draft in drafts_over("reply_to_mail", worlds, 10):
+        built += 1
+        subject = draft.evaluation[0]["args"]["subject_keywords"][0].lower()
+        point = next(p for p in REPLY_POINTS if draft.memory[0].value in p[1])
+        assert any(word in subject for word in point[3]), (subject, draft.memory[0].text)
     assert built
 
 
@@ -344,12 +320,7 @@ def test_nobody_is_invited_to_a_meeting_on_a_day_their_mail_says_they_are_away(n
         away = [(m["from"].split("@")[0], span) for m in inbox_of(notes, world.user.user)
                 for span in [away_span(own_words(m), parsedate_to_datetime(m["date"]).date())] if span]
         absences += len(away)
-        for salt in range(6):
-            inp = FAMILIES[name].input(random.Random(f"{world.seed}:{salt}"), notes, world.user.user, world.user.name,
-                                       tuple((p.user, p.name) for p in world.colleagues), world.now)
-            draft = FAMILIES[name].build(inp)
-            if draft is None:
-                continue
+        for _, _, salt, draft in drafts_over(name, [(world, notes)], 6):
             built += 1
             day = datetime.strptime(next(c["args"]["start"] for c in draft.evaluation
                                          if c["function"] == "evaluate_calendar_event")[:10], "%Y-%m-%d").date()
