@@ -20,7 +20,7 @@ from office_env import Workspace, default_registry, evaluate_criteria, validate_
 from office_env.synthesis import World, make_world, write_workspace
 from surfers import APPS, explore
 
-WORLD_SEEDS = (0, 1, 2)
+WORLD_SEEDS = (0, 1, 2, 3)
 FAMILY_NAMES = sorted(FAMILIES)
 
 
@@ -233,7 +233,7 @@ def test_a_reminder_at_a_fixed_hour_never_double_books_the_user(worlds, name):
     assert built, name
 
 
-@pytest.mark.parametrize("name", ["pdf_total", "invoice_pipeline"])
+@pytest.mark.parametrize("name", ["invoice_pipeline"])
 def test_the_amount_still_due_is_never_asked_of_a_paid_invoice(worlds, name):
     """Each world holds a paid invoice beside an open one; nothing is due on the paid one."""
     from generators.families.base import docs

@@ -165,6 +165,17 @@ def pick_column(inp: FamilyInput, min_rows: int = 2, summable: bool = False) -> 
     return table, label, inp.rng.choice(numeric)
 
 
+def first_column(inp: FamilyInput, min_rows: int = 2, summable: bool = False) -> tuple[Table, int, int] | None:
+    """The (table, label column, numeric column) an agent that knows only the intent reaches for
+    first: the first sheet of the listing that fits, and its first fitting column. An intent-only
+    baseline works from it (a task whose answer it gives needs no chat)."""
+    for t, label, numeric in labelled_tables(inp.notes):
+        numeric = [c for c in numeric if additive(t.headers[c]) or not summable]
+        if len(t.rows) >= min_rows and numeric:
+            return t, label, numeric[0]
+    return None
+
+
 def docs(notes: dict[str, dict[str, Any]], app: str) -> list[dict[str, Any]]:
     return [f for f in notes.get(app, {}).get("files", [])
             if "error" not in f and f.get("lines") and not is_superseded(f["file"])]
@@ -289,12 +300,12 @@ def present_on(inp: FamilyInput, day: date) -> list[tuple[str, str]]:
     return [(u, n) for u, n in inp.colleagues if u not in away]
 
 
-def invoice_facts(inp: FamilyInput, unpaid: bool = False) -> tuple[str, str, float] | None:
-    """(file, invoice number, total) from a PDF whose lines name an invoice number and a total;
-    the last number on the last line mentioning a total is the amount due. ``unpaid``: only an
-    invoice without a paid status (nothing is still due on one that says it was paid)."""
-    candidates = docs(inp.notes, "pdf")
-    for doc in inp.rng.sample(candidates, len(candidates)):
+def all_invoice_facts(inp: FamilyInput, unpaid: bool = False) -> list[tuple[str, str, float]]:
+    """(file, invoice number, total) of every PDF whose lines name an invoice number and a total,
+    in the listing's order; the last number on the last line mentioning a total is the amount due.
+    ``unpaid``: only invoices without a paid status (nothing is still due on one marked paid)."""
+    out = []
+    for doc in docs(inp.notes, "pdf"):
         if unpaid and any(line.lower().startswith("status: paid") for line in doc["lines"]):
             continue
         number = next((word for line in doc["lines"] if "invoice" in line.lower() and "number" in line.lower()
@@ -303,8 +314,14 @@ def invoice_facts(inp: FamilyInput, unpaid: bool = False) -> tuple[str, str, flo
         totals = [n for line in doc["lines"] if "total" in line.lower()
                   for n in (number_in_words(line),) if n is not None]
         if number and totals:
-            return doc["file"], number, totals[-1]
-    return None
+            out.append((doc["file"], number, totals[-1]))
+    return out
+
+
+def invoice_facts(inp: FamilyInput, unpaid: bool = False) -> tuple[str, str, float] | None:
+    """One invoice of :func:`all_invoice_facts`, at random; None when there is none."""
+    found = all_invoice_facts(inp, unpaid)
+    return inp.rng.choice(found) if found else None
 
 
 def number_in_words(line: str) -> float | None:

@@ -9,7 +9,7 @@ time, an amount) is only in the office, so an agent has to find and read it.
 from __future__ import annotations
 
 import re
-from email.utils import getaddresses
+from email.utils import getaddresses, parsedate_to_datetime
 from datetime import datetime, timedelta
 
 from generators.english import possessive
@@ -285,22 +285,33 @@ def forward_mail(inp: FamilyInput) -> TaskDraft | None:
 
 
 _COVER_RE = re.compile(r"out from (\d{4}-\d{2}-\d{2}) for (\d+) days?\. ([A-Z][a-z]+(?: [A-Z][a-z]+)?) has agreed to cover")
+_NOTICE_RE = re.compile(r"out of the office until (\d{4}-\d{2}-\d{2}).*?please contact ([A-Z][a-z]+(?: [A-Z][a-z]+)?)",
+                        re.DOTALL)
 _STARTER_RE = re.compile(r"new ([A-Z][A-Za-z ]+?) starts on (\d{4}-\d{2}-\d{2})")
 
 
 @family("cover_note", ("email", "word"), "medium")
 def cover_note(inp: FamilyInput) -> TaskDraft | None:
     """A cover note for a colleague's absence: who is away, from when, and who covers, all taken
-    from their mail (which colleague is said in the chat)."""
+    from their mail (a holiday ahead, or an out-of-office notice; which colleague is said in the
+    chat). The intent alone writes up the first such mail listed; the task is set on another."""
     found = []
     for m in inbox_of(inp.notes, inp.user):
-        match = _COVER_RE.search(own_words(m))
-        away = _name_of(inp, _sender_user(m))
-        if match and away:
-            found.append((m, away, match.group(1), match.group(2), match.group(3)))
-    if not found:
+        words, away = own_words(m), _name_of(inp, _sender_user(m))
+        holiday, notice = _COVER_RE.search(words), _NOTICE_RE.search(words)
+        if away and holiday:
+            found.append((m, away, holiday.group(1), f"for {holiday.group(2)} days", holiday.group(3)))
+        elif away and notice:
+            try:
+                sent = parsedate_to_datetime(m.get("date", ""))
+            except (TypeError, ValueError):
+                continue
+            found.append((m, away, f"{sent:%Y-%m-%d}", f"until {notice.group(1)}", notice.group(2)))
+    found = [f for f in found if all(f[1] != g[1] for g in found if g is not f)]  # one absence a colleague
+    if len(found) < 2:
         return None
-    message, away, start, days, cover = inp.rng.choice(found)
+    guess = found[0]
+    message, away, start, days, cover = inp.rng.choice(found[1:])
     out = _out_name(inp, "cover", "docx")
     distractors = ()
     others = [n for _, n in inp.colleagues if n != away and _distinct(n, away) and _distinct(n, cover)]
@@ -316,14 +327,14 @@ def cover_note(inp: FamilyInput) -> TaskDraft | None:
         hit = next((f for f in found if f[1] == person), None)
         if hit is None:  # nobody by that name wrote about time off: nothing to write from
             return [call("email_list_emails", user=inp.user)]
-        m, who, s0, n, c = hit
+        m, who, s0, span, c = hit
         return [call("email_list_emails", user=inp.user), call("email_read_email", user=inp.user, email_id=m["id"]),
                 call("word_write_to_file", file_path=out,
-                     content=f"Cover note\n{who} is away from {s0} for {n} days.\n{c} covers the open items.")]
+                     content=f"Cover note\n{who} is away from {s0} {span}.\n{c} covers the open items.")]
 
     return TaskDraft(
         family="cover_note", apps=["email", "word"], difficulty="medium",
-        description=f"Write {out} saying that {away} is away from {start} for {days} days and that {cover} covers, as "
+        description=f"Write {out} saying that {away} is away from {start} {days} and that {cover} covers, as "
                     f"{possessive(_first(away))} mail '{message['subject']}' says.",
         intent=inp.intent(),
         subtasks=["Find the mail about the time off and read it.", f"Write the cover note {out}."],
@@ -332,8 +343,7 @@ def cover_note(inp: FamilyInput) -> TaskDraft | None:
         memory=[m1, m2],
         query=inp.query(about=m1.about),
         oracle=plan("m1", away),
-        baseline=[call("email_list_emails", user=inp.user),
-                  call("word_write_to_file", file_path="data/cover_note.docx", content="Cover note\nTo be filled in.")],
+        baseline=plan("m1", guess[1]),
         misreadings=misreadings_of([m1], plan),
     )
 

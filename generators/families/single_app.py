@@ -6,7 +6,8 @@ from datetime import datetime, timedelta
 
 from generators.families.base import (
     TIME_FORMAT, FamilyInput, additive, booking, calendar_of, call, chance, column_sum, computed, docs, event_check,
-    extreme, facts_in, family, fmt, inbox_of, invoice_facts, misreadings_of, near, own_words, pick_column, piece, stem,
+    all_invoice_facts, extreme, facts_in, family, first_column, fmt, inbox_of, misreadings_of, near, own_words,
+    pick_column, piece, stem,
 )
 from generators.families.time_rules import SlotChoice, choose_window, window_piece, with_correction
 from generators.english import join_and
@@ -50,6 +51,10 @@ def sheet_question(inp: FamilyInput) -> TaskDraft | None:
     answer = _label_for(table, label, col, highest)
     if answer is None:
         return None
+    guess = first_column(inp)  # the intent alone: the first sheet's first figures, their highest
+    guessed = _label_for(guess[0], guess[1], guess[2], True) if guess else None
+    if guessed == answer:
+        return None
     which = "highest" if highest else "lowest"
     header, what = table.headers[col], table.headers[label]
     question = f"which {what} has the {which} {header} in {stem(table.file)}"
@@ -86,7 +91,8 @@ def sheet_question(inp: FamilyInput) -> TaskDraft | None:
         memory=[m1, m2],
         query=inp.query(about=m1.about),
         oracle=plan(answer),
-        baseline=[call("system_write_answer", text="I do not know which question you mean.")],
+        baseline=[call("excel_read_file", file_path=guess[0].file), call("system_write_answer", text=guessed)]
+        if guess and guessed else [call("system_write_answer", text="I do not know which question you mean.")],
         misreadings=misreadings_of([m1], lambda mid, value: plan(answers[value])),
         computed=[extreme(table, label, col, highest, given=("m1",))],
     )
@@ -102,6 +108,10 @@ def sheet_total(inp: FamilyInput) -> TaskDraft | None:
               if additive(table.headers[c])}
     header = table.headers[col]
     total = totals[header]
+    guess = first_column(inp, min_rows=3, summable=True)  # the intent alone: the first sheet's first total
+    guessed = round(sum(guess[0].column(guess[2])), 2) if guess else None
+    if guessed is not None and abs(guessed - total) <= 0.01:
+        return None
     others = [h for h in totals if h != header and totals[h] != total and h.lower() not in header.lower()
               and header.lower() not in h.lower()]
     value = f"total of the {header} column"
@@ -137,7 +147,8 @@ def sheet_total(inp: FamilyInput) -> TaskDraft | None:
         memory=[m1, m2],
         query=inp.query(about=about),
         oracle=plan(total),
-        baseline=[call("system_write_answer", text="0")],
+        baseline=[call("excel_read_file", file_path=guess[0].file), call("system_write_answer", text=fmt(guessed))]
+        if guess else [call("system_write_answer", text="0")],
         misreadings=misreadings_of([m1], misread_plan),
         computed=[column_sum(table, col, given=("m1",))],
     )
@@ -413,15 +424,19 @@ def schedule_meeting(inp: FamilyInput) -> TaskDraft | None:
 
 @family("pdf_total", ("pdf",), "easy")
 def pdf_total(inp: FamilyInput) -> TaskDraft | None:
-    found = invoice_facts(inp, unpaid=True)
-    if not found:
+    """The total of the invoice the chat names by number. The intent alone ("the total accounting
+    needs") reads the first open invoice listed; the task is set on another one."""
+    found = all_invoice_facts(inp)
+    guess = (all_invoice_facts(inp, unpaid=True) or found or [None])[0]
+    others = [f for f in found if f != guess]
+    if guess is None or not others:
         return None
-    pdf, number, total = found
+    pdf, number, total = inp.rng.choice(others)
     distractors = ()
     deposit = fmt(round(total * inp.rng.choice((0.2, 0.25, 0.3)), 2))
     if _distinct(deposit, fmt(total)) and chance(inp, P_DISTRACT):
         distractors = (near(deposit, f"we already paid a deposit of {deposit} on that supplier's account"),)
-    m1 = piece(1, "fact", f"accounting needs the total due on invoice {number}", number, cue="invoice_number",
+    m1 = piece(1, "fact", f"accounting needs the total of invoice {number}", number, cue="invoice_number",
                about="the amount accounting needs", distractors=distractors)
 
     def plan(amount: str) -> list:
@@ -429,14 +444,14 @@ def pdf_total(inp: FamilyInput) -> TaskDraft | None:
 
     return TaskDraft(
         family="pdf_total", apps=["pdf"], difficulty="easy",
-        description=f"Read the total amount due from {pdf} (invoice {number}) and write it into data/answer.txt.",
+        description=f"Read the total of invoice {number} from {pdf} and write it into data/answer.txt.",
         intent=inp.intent(),
-        subtasks=[f"Read {pdf}.", "Write the total due into data/answer.txt."],
+        subtasks=[f"Read {pdf}.", "Write its total into data/answer.txt."],
         evaluation=[{"function": "evaluate_answer", "args": {"number": total, "tolerance": 0.01}}],
         memory=[m1],
         query=inp.query(about=m1.about),
         oracle=plan(fmt(total)),
-        baseline=[call("system_write_answer", text="0")],
+        baseline=[call("pdf_read_file", file_path=guess[0]), call("system_write_answer", text=fmt(guess[2]))],
         misreadings=misreadings_of([m1], lambda mid, value: plan(value)),
     )
 

@@ -697,6 +697,9 @@ _MAIL_TOPICS = (
     ("Holiday cover",
      "Hi {to},\n\nI am out from {date} for {count} days. {other} has agreed to cover my open items.\n\n"
      "Best,\n{sender}"),
+    ("Leave approved",
+     "Hi {to},\n\nMy leave came through: I am out from {date} for {days} days. {other} has agreed to cover my "
+     "open items.\n\nThanks,\n{sender}"),
     ("Updated policy draft",
      "Hi {to},\n\nThe updated draft is saved as {report_file}. Comments welcome until {weekday}.\n\n"
      "Regards,\n{sender}"),
@@ -825,12 +828,17 @@ def _emails(world: World, rng: random.Random, facts: Facts, away: Away | None = 
         "to": user.first,
     }
     values["end"] = values["hour"] + 1
+    values["days"] = rng.choice([n for n in range(2, 11) if n != values["count"]])
     figures = rng.sample(range(800, 45001, 50), 3)  # the budget line and two suppliers' quotes never coincide
     values.update(amount=f"{figures[0]:,}", quote=f"{figures[1]:,}", quote2=f"{figures[2]:,}")
-    count = rng.randint(7, 11)
+    count = rng.randint(8, 12)
     threads = rng.randint(2, 4)
     topics = [(t, True) for t in rng.sample(_MAIL_TOPICS, count)]
-    topics += [(t, False) for t in rng.sample(_NOTICES, rng.randint(7, 10))]
+    notices = rng.sample(_NOTICES, rng.randint(7, 10))
+    away_notice = next(t for t in _NOTICES if t[0] == "Out of office")
+    if away_notice not in notices:  # every inbox holds somebody's out-of-office notice
+        notices[-1] = away_notice
+    topics += [(t, False) for t in notices]
     out: list[tuple[Person, str, str, datetime, tuple[str, ...]]] = []
     absences: list[tuple[Person, date | None, date]] = []
     taken: set[str] = set()
@@ -848,9 +856,10 @@ def _emails(world: World, rng: random.Random, facts: Facts, away: Away | None = 
         when = _mail_time(world.now, rng, 4, 13) if threaded else _mail_time(world.now, rng, 1, 13)
         if subject_t == "New starter next week":  # sent this morning, so "next week" is the week after now's
             when, threaded = world.now - timedelta(minutes=rng.randint(20, 90)), False
-        if subject_t == "Holiday cover":
+        if subject_t in ("Holiday cover", "Leave approved"):
             first = world.now.date() + timedelta(days=ahead)
-            absences.append((sender, first, first + timedelta(days=local["count"] - 1)))
+            days = local["count"] if subject_t == "Holiday cover" else local["days"]
+            absences.append((sender, first, first + timedelta(days=days - 1)))
         elif subject_t == "Out of office":  # away from the day it is sent until the date it names
             absences.append((sender, None, world.now.date() + timedelta(days=ahead - 1)))
         out.append((sender, subject, body, when, cc))
@@ -939,8 +948,8 @@ def _calendars(world: World, rng: random.Random, away: Away | None = None) -> Fi
     says they are away (``away``) has a calendar, and those days are blocked in it before anything
     is placed: a meeting found free for them never falls on a day they said they are out."""
     monday = world.now.date() - timedelta(days=world.now.weekday()) - timedelta(days=7)
-    count = rng.randint(2, 3)
-    owners = [p for p in world.colleagues if p.user in (away or {})][:count]
+    owners = [p for p in world.colleagues if p.user in (away or {})]  # at most three: one per kind of absence
+    count = max(rng.randint(2, 3), len(owners))
     owners = [world.user] + owners + rng.sample([p for p in world.colleagues if p not in owners], count - len(owners))
     weeks = {p.user: _Weeks(monday, CALENDAR_WEEKS) for p in owners}
     events: dict[str, list[CalendarEvent]] = {p.user: [] for p in owners}
