@@ -78,6 +78,19 @@ def test_catalog_has_exactly_the_documented_functions():
         ("Booked for 9:30 on Friday", "09:00", False),
         ("Room 10:005 is free", "10:00", False),
         ("from 2025-03-27 14:00 to 15:00", "14:00", True),
+        ("See you at 1 pm", "13:00", True),  # a 12-hour time is the same time
+        ("See you at 1:00 PM", "13:00", True),
+        ("See you at 10:30am", "10:30", True),
+        ("See you at 9:00 pm", "09:00", False),  # not nine in the morning
+        ("See you at 9:00 pm", "21:00", True),
+        ("Lunch at 12 pm", "12:00", True),
+        ("See you at 1 pm", "01:00", False),
+        ("Due on 18 December 2024", "2024-12-18", True),  # a date with its month's name is the same day
+        ("Due on December 18, 2024", "2024-12-18", True),
+        ("Due on 3rd Dec 2024", "2024-12-03", True),
+        ("Due on 18 December 2024", "2024-12-19", False),
+        ("Due on 18 December 2025", "2024-12-18", False),
+        ("Due on 2024-12-18", "2024-12-18", True),
     ],
 )
 def test_keyword_matching(text, keyword, found):

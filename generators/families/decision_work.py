@@ -16,6 +16,7 @@ from generators.families.sheet_work import _dynamics, group_columns, label_colum
 from generators.families.single_app import _out_name
 from generators.model import TaskDraft
 
+_SOLD_HEADERS = ("product", "item", "service")  # what a best seller is chosen among
 _WORK_RE = re.compile(r"on the ([a-z][a-z ]*?) work\b")  # what a quote is for: its budget line
 VERDICT_RULE = "it is within budget when the budget covers the quote, else over budget"
 VERDICT_WORDS = "within budget or over budget"
@@ -101,13 +102,16 @@ def quote_vs_budget(inp: FamilyInput) -> TaskDraft | None:
 
 @family("top_product_pdf", ("excel", "word", "pdf"), "hard")
 def top_product_pdf(inp: FamilyInput) -> TaskDraft | None:
-    """Name the best-selling item of the group the chat names, write it up and share it as a PDF."""
+    """Name the best-selling item of the group the chat names (by the measure the chat names),
+    write it up and share it as a PDF. The ranked column is what is sold or bought (a product, an
+    item), the group a text column that is not a date."""
     options = []
     for t in tables(inp.notes):
-        groups = group_columns(t)
+        groups = [c for c in group_columns(t) if t.headers[c].strip().lower() not in ("date", "day", "month")]
+        items = [c for c in groups if t.headers[c].strip().lower() in _SOLD_HEADERS]
         amounts = [c for c in t.numeric_columns() if additive(t.headers[c])]
         for g in groups:
-            for item in groups:
+            for item in items:
                 if item != g:
                     for c in amounts:
                         options.append((t, g, item, c))
@@ -140,6 +144,8 @@ def top_product_pdf(inp: FamilyInput) -> TaskDraft | None:
     m2 = piece(2, "action", f"save the note as {stem(doc)} and share a PDF of it", stem(doc), cue="output_file",
                about=about, thread=2)
     m3 = piece(3, "fact", f"the figures are in {stem(table.file)}", stem(table.file), cue="source_file", about=about)
+    m4 = piece(4, "fact", f"best seller means the highest total in the {table.headers[c]} column",
+               table.headers[c], cue="column_total", about=about)
 
     def plan(mid: str, value: str) -> list:
         name, amount = best(value)  # type: ignore[misc]
@@ -169,7 +175,7 @@ def top_product_pdf(inp: FamilyInput) -> TaskDraft | None:
         evaluation=[{"function": "evaluate_file_exist", "args": {"file": pdf}},
                     {"function": "evaluate_contain", "args": {"doc_type": "pdf", "file": pdf,
                                                               "keywords": [winner, fmt(top)]}}],
-        memory=[m1, m2, m3],
+        memory=[m1, m2, m3, m4],
         query=inp.query(about=m1.about),
         oracle=plan("m1", key),
         baseline=[call("excel_read_file", file_path=table.file),

@@ -624,13 +624,13 @@ def claims_second_approval(inp: FamilyInput) -> TaskDraft | None:
         family="claims_second_approval", apps=["pdf", "excel", "email"], difficulty="hard",
         description=f"Find the claims in {log} still marked Submitted whose amount is above the {fmt(limit)} USD "
                     f"second-approval limit in {policy}, and email {name} ({who}) with the subject '{subject}' their "
-                    f"numbers ({join_and(ids)}) and their total, {fmt(total)} USD.",
+                    f"numbers ({join_and(ids)}).",
         intent=inp.intent(),
         subtasks=[f"Read the approval limit in {policy}.", f"Pick the Submitted claims above it in {log}.",
-                  f"Email {name} their numbers and total."],
+                  f"Email {name} their numbers."],
         evaluation=[{"function": "evaluate_email_sent",
                      "args": {"sender": inp.user, "recipient": who, "subject_keywords": [subject],
-                              "body_keywords": [*ids, fmt(total)],
+                              "body_keywords": ids,  # the chat never asks for their total: not checked
                               **excluding(left_out([c for c, a in sorted(submitted, key=lambda p: -p[1])
                                                     if a <= limit], ids))}}],
         memory=[m1, m2, m3],
@@ -642,6 +642,6 @@ def claims_second_approval(inp: FamilyInput) -> TaskDraft | None:
                        content=f"Claims waiting: {', '.join(everything)}; "
                                f"{fmt(round(sum(a for _, a in submitted), 2))} USD in all.")],
         misreadings=misreadings_of([m2], lambda mid, value: plan(by_name[value], value) if value in by_name else None),
-        computed=[computed(total, "sum", [fmt(a) for _, a in over],
+        computed=[computed(len(ids), "count", [fmt(a) for _, a in over],
                            note=f"Submitted claims above {fmt(limit)} USD in {log}")],
     )

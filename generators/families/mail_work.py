@@ -9,6 +9,7 @@ time, an amount) is only in the office, so an agent has to find and read it.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from email.utils import getaddresses, parsedate_to_datetime
 from datetime import datetime, timedelta
 
@@ -234,10 +235,12 @@ def forward_mail(inp: FamilyInput) -> TaskDraft | None:
     """Forward a colleague's mail (named by its sender in the chat) to another colleague, with its
     figures and dates in the body."""
     found = []
-    for m in inbox_of(inp.notes, inp.user):
+    inbox = inbox_of(inp.notes, inp.user)
+    wrote = Counter(_sender_user(m) for m in inbox)  # "the mail from X" names one mail only if X wrote one
+    for m in inbox:
         facts = facts_in(own_words(m))
         sender = _name_of(inp, _sender_user(m))
-        if facts and sender and not m.get("subject", "").lower().startswith("re:"):
+        if facts and sender and wrote[_sender_user(m)] == 1 and not m.get("subject", "").lower().startswith("re:"):
             found.append((m, sender, facts[:2]))
     if not found:
         return None
@@ -248,6 +251,10 @@ def forward_mail(inp: FamilyInput) -> TaskDraft | None:
     if not targets:
         return None
     who, name = inp.rng.choice(targets)
+    last = found[-1][0]
+    first = next(u for u, n in inp.colleagues if n != found[-1][1])
+    if last is message and first == who:
+        return None
     superseded: tuple[str, ...] = ()
     olds = [n for u, n in targets if n != name and _distinct(n, name)]
     inp.rng.shuffle(olds)
@@ -279,7 +286,10 @@ def forward_mail(inp: FamilyInput) -> TaskDraft | None:
         memory=[m1, m2],
         query=inp.query(about=m1.about),
         oracle=plan(name),
-        baseline=[call("email_list_emails", user=inp.user)],
+        # the intent alone: pass the newest such mail to the first colleague it did not go to
+        baseline=[call("email_list_emails", user=inp.user), call("email_read_email", user=inp.user, email_id=last["id"]),
+                  call("email_send_email", sender=inp.user, recipient=first, subject=f"Fwd: {last['subject']}",
+                       content=f"Forwarding this message:\n\n{last.get('body', '')}")],
         misreadings=misreadings_of([m2], lambda mid, person: plan(person)),
     )
 

@@ -435,24 +435,27 @@ def sheet_to_report(inp: FamilyInput) -> TaskDraft | None:
     header = table.headers[col]
     superseded: tuple[str, ...] = ()
     low = _label_for(table, label, col, False)
+    what = table.headers[label]  # said whole: a sheet's rows may be named by more than one column
     if low and low != who and chance(inp, P_CORRECT):
-        superseded = (f"lowest {header}",)
+        superseded = (f"{what} with the lowest {header}",)
     distractors = ()
     others = [c for c in table.numeric_columns() if c != col and _distinct(table.headers[c], header)
               and _label_for(table, label, c, True) not in (None, who)]
     if others and chance(inp, P_DISTRACT):
         c2 = inp.rng.choice(others)
-        distractors = (near(f"highest {table.headers[c2]}",
-                            f"the last report was about the highest {table.headers[c2]}, that one is old news"),)
+        distractors = (near(f"{what} with the highest {table.headers[c2]}",
+                            f"the last report was about the {what} with the highest {table.headers[c2]}, that one is "
+                            "old news"),)
 
     def content(mid: str, said: str) -> str:
-        which, _, head = said.partition(" ")
+        which, _, head = said.removeprefix(f"{what} with the ").partition(" ")
         c = table.headers.index(head)
         name = _label_for(table, label, c, which == "highest")
         amount = max(table.column(c)) if which == "highest" else min(table.column(c))
         return f"Report\n{which.capitalize()} {head}: {name} with {fmt(amount)}."
 
-    m1 = piece(1, "action", f"the report should say who has the highest {header}", f"highest {header}",
+    m1 = piece(1, "action", f"the report should name the {what} with the highest {header}",
+               f"{what} with the highest {header}",
                cue="question", about="the little report", superseded=superseded, distractors=distractors)
     m2 = piece(2, "fact", f"the little report should use the figures in {stem(table.file)}", stem(table.file),
                cue="source_file", about="the little report")

@@ -177,12 +177,14 @@ def _threshold_family(name: str, wanted: Callable[[str], bool], what: str, near_
         superseded, distractors = _dynamics(inp, fmt(cut), lower, near_text)
         column = column_words(table.headers[c])
         about = f"the {what} list"
-        m1 = piece(1, "fact", f"anything with a {column} under {fmt(cut)} goes on the {what} list", fmt(cut),
+        m1 = piece(1, "fact", f"anything under {fmt(cut)} goes on the {what} list", fmt(cut),
                    cue="threshold", about=about, superseded=superseded, distractors=distractors)
         m2 = piece(2, "fact", f"{colleague} should get the {what} list by email", colleague, cue="recipient",
                    about=about, thread=2)
         m3 = piece(3, "fact", f"the {what} list comes from {stem(table.file)}", stem(table.file), cue="source_file",
                    about=about)
+        m4 = piece(4, "fact", f"the {what} list goes by the {table.headers[c]} column", table.headers[c],
+                   cue="column_total", about=about)  # a sheet may hold several scores or counts
 
         def plan(threshold: str) -> list:
             t = float(threshold)
@@ -202,7 +204,7 @@ def _threshold_family(name: str, wanted: Callable[[str], bool], what: str, near_
                          "args": {"sender": inp.user, "recipient": who, "body_keywords": below,
                                   **excluding_past(table.rows, label, column_values, cut, below,
                                                    (colleague, inp.user_name))}}],
-            memory=[m1, m2, m3],
+            memory=[m1, m2, m3, m4],
             query=inp.query(about=m1.about),
             oracle=plan(fmt(cut)),
             baseline=[call("excel_read_file", file_path=table.file),

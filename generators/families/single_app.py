@@ -58,10 +58,10 @@ def sheet_question(inp: FamilyInput) -> TaskDraft | None:
     which = "highest" if highest else "lowest"
     header, what = table.headers[col], table.headers[label]
     question = f"which {what} has the {which} {header} in {stem(table.file)}"
-    asked = f"{which} {header}"
+    asked = f"{what} with the {which} {header}"  # said whole: a sheet's rows may be named by more than one column
     answers = {asked: answer}
     superseded: tuple[str, ...] = ()
-    other = f"{'lowest' if highest else 'highest'} {header}"
+    other = f"{what} with the {'lowest' if highest else 'highest'} {header}"
     alt = _label_for(table, label, col, not highest)
     if alt and alt != answer and chance(inp, P_CORRECT):
         superseded, answers[other] = (other,), alt
@@ -69,11 +69,11 @@ def sheet_question(inp: FamilyInput) -> TaskDraft | None:
     others = [c for c in table.numeric_columns() if c != col]
     if others and chance(inp, P_DISTRACT):
         c2 = inp.rng.choice(others)
-        near_q = f"{which} {table.headers[c2]}"
+        near_q = f"{what} with the {which} {table.headers[c2]}"
         alt2 = _label_for(table, label, c2, highest)
         if alt2 and alt2 != answer and near_q.lower() not in asked.lower():
             distractors, answers[near_q] = (near(near_q, f"last month the question was the {near_q}, and that one is settled"),), alt2
-    m1 = piece(1, "fact", f"my manager wants to know which {what} has the {which} {header}", asked,
+    m1 = piece(1, "fact", f"my manager wants to know the {asked}", asked,
                cue="question", about="my manager's question", superseded=superseded, distractors=distractors)
     m2 = piece(2, "fact", f"the numbers for my manager's question are in {stem(table.file)}", stem(table.file),
                cue="source_file", about="my manager's question")
@@ -435,7 +435,7 @@ def pdf_total(inp: FamilyInput) -> TaskDraft | None:
     distractors = ()
     deposit = fmt(round(total * inp.rng.choice((0.2, 0.25, 0.3)), 2))
     if _distinct(deposit, fmt(total)) and chance(inp, P_DISTRACT):
-        distractors = (near(deposit, f"we already paid a deposit of {deposit} on that supplier's account"),)
+        distractors = (near(deposit, f"last month's bill from that supplier came to {deposit}"),)
     m1 = piece(1, "fact", f"accounting needs the total of invoice {number}", number, cue="invoice_number",
                about="the amount accounting needs", distractors=distractors)
 

@@ -3,8 +3,10 @@
 Case is ignored and runs of white space count as one space (text wrapped in a PDF still
 matches). A keyword that is a number matches a number of equal value in the text, with
 thousands separators removed (``12500`` matches ``12,500`` and ``12500.0``, not ``125000``). A
-keyword that is a clock time matches the same time however its hour is written (``09:00``
-matches ``9:00`` and ``09:00``, not ``19:00``).
+keyword that is a clock time matches the same time however it is written (``13:00`` matches
+``13:00``, ``1 pm`` and ``1:00 PM``; ``09:00`` matches ``9:00`` and ``9 am``, not ``19:00`` or ``9:00 pm``).
+A keyword that is an ISO date matches the same day written with the month's name
+(``2024-12-18`` matches ``18 December 2024``, ``December 18, 2024`` and ``18 Dec 2024``).
 """
 
 from __future__ import annotations
@@ -17,7 +19,14 @@ _THOUSANDS_RE = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 _KEYWORD_NUMBER_RE = re.compile(r"^\d+(?:\.\d+)?$")
 _TEXT_NUMBER_RE = re.compile(r"(?<![\d.])\d+(?:\.\d+)?(?![\d])")
 _KEYWORD_CLOCK_RE = re.compile(r"^(\d{1,2}):(\d{2})$")
-_TEXT_CLOCK_RE = re.compile(r"(?<![\d:])(\d{1,2}):(\d{2})(?![\d])")
+_TEXT_CLOCK_RE = re.compile(r"(?<![\d:])(\d{1,2}):(\d{2})(?![\d])(?!\s?[ap]\.?m\b)")
+_TEXT_12H_RE = re.compile(r"(?<![\d:])(\d{1,2})(?::(\d{2}))?\s?([ap])\.?m\b")  # text is lower-cased first
+_KEYWORD_DATE_RE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
+_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+_MONTH = r"(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?"
+_TEXT_DAY_MONTH_RE = re.compile(rf"(?<!\d)(\d{{1,2}})(?:st|nd|rd|th)?\s(?:of\s)?{_MONTH},?\s(\d{{4}})")
+_TEXT_MONTH_DAY_RE = re.compile(rf"\b{_MONTH}\s(\d{{1,2}})(?:st|nd|rd|th)?,?\s(\d{{4}})")
+_TEXT_ISO_DATE_RE = re.compile(r"(?<!\d)(\d{4})-(\d{2})-(\d{2})(?!\d)")
 
 
 def without_thousands(text: str) -> str:
@@ -36,11 +45,17 @@ class Haystack:
         self.text = normalize(text)
         self._numbers: set[float] | None = None
         self._clocks: set[tuple[int, int]] | None = None
+        self._dates: set[tuple[int, int, int]] | None = None
 
     def clocks(self) -> set[tuple[int, int]]:
         if self._clocks is None:
             self._clocks = _clocks_in(self.text)
         return self._clocks
+
+    def dates(self) -> set[tuple[int, int, int]]:
+        if self._dates is None:
+            self._dates = _dates_in(self.text)
+        return self._dates
 
     def numbers(self) -> set[float]:
         if self._numbers is None:
@@ -53,7 +68,10 @@ class Haystack:
         if number is not None:
             return number in self.numbers()
         clock = _clock(needle)
-        return clock in self.clocks() if clock is not None else needle in self.text
+        if clock is not None:
+            return clock in self.clocks()
+        day = _date(needle)
+        return day in self.dates() if day is not None else needle in self.text
 
 
 def _needle(keyword: Any) -> tuple[str, float | None]:
@@ -70,7 +88,26 @@ def _clock(needle: str) -> tuple[int, int] | None:
 
 
 def _clocks_in(text: str) -> set[tuple[int, int]]:
-    return {(int(h), int(m)) for h, m in _TEXT_CLOCK_RE.findall(text)}
+    """Every clock time in ``text`` (lower-cased), 24-hour or with am/pm, as (hour, minute)."""
+    found = {(int(h), int(m)) for h, m in _TEXT_CLOCK_RE.findall(text)}
+    for h, m, half in _TEXT_12H_RE.findall(text):
+        if 1 <= int(h) <= 12:
+            found.add((int(h) % 12 + (12 if half == "p" else 0), int(m or 0)))
+    return found
+
+
+def _date(needle: str) -> tuple[int, int, int] | None:
+    """(year, month, day) of a keyword that is an ISO date; None otherwise."""
+    match = _KEYWORD_DATE_RE.match(needle)
+    return (int(match.group(1)), int(match.group(2)), int(match.group(3))) if match else None
+
+
+def _dates_in(text: str) -> set[tuple[int, int, int]]:
+    """Every date in ``text`` (lower-cased): ISO, or with the month's name before or after the day."""
+    found = {(int(y), int(m), int(d)) for y, m, d in _TEXT_ISO_DATE_RE.findall(text)}
+    found |= {(int(y), _MONTHS.index(m) + 1, int(d)) for d, m, y in _TEXT_DAY_MONTH_RE.findall(text)}
+    found |= {(int(y), _MONTHS.index(m) + 1, int(d)) for m, d, y in _TEXT_MONTH_DAY_RE.findall(text)}
+    return found
 
 
 class Keywords:
@@ -80,13 +117,17 @@ class Keywords:
         self.texts: list[str] = []
         self.numbers: set[float] = set()
         self.clocks: set[tuple[int, int]] = set()
+        self.dates: set[tuple[int, int, int]] = set()
         for keyword in keywords:
             needle, number = _needle(keyword)
             clock = _clock(needle) if number is None else None
+            day = _date(needle) if number is None and clock is None else None
             if number is not None:
                 self.numbers.add(number)
             elif clock is not None:
                 self.clocks.add(clock)
+            elif day is not None:
+                self.dates.add(day)
             else:
                 self.texts.append(needle)
 
@@ -96,10 +137,13 @@ class Keywords:
             normal = normalize(text)
             if any(needle in normal for needle in self.texts):
                 return True
-        if (self.numbers or self.clocks) and _DIGIT_RE.search(text):
-            if self.clocks and not self.clocks.isdisjoint(_clocks_in(text)):
+        if (self.numbers or self.clocks or self.dates) and _DIGIT_RE.search(text):
+            hay = Haystack(text)
+            if self.clocks and not self.clocks.isdisjoint(hay.clocks()):
                 return True
-            return bool(self.numbers) and not self.numbers.isdisjoint(Haystack(text).numbers())
+            if self.dates and not self.dates.isdisjoint(hay.dates()):
+                return True
+            return bool(self.numbers) and not self.numbers.isdisjoint(hay.numbers())
         return False
 
 
