@@ -430,15 +430,24 @@ def stock_question_reply(inp: FamilyInput) -> TaskDraft | None:
               for c in t.numeric_columns() if any(w in t.headers[c].lower() for w in ("quantity", "stock", "on hand"))]
     if not asks or not sheets:
         return None
-    message, level = inp.rng.choice(asks)
+    message, asked = inp.rng.choice(asks)
     table, label, c = inp.rng.choice(sheets)
-    low = [r[label] for r, v in zip(table.rows, table.column(c)) if v < level]
-    if not 1 <= len(low) <= 8:
+
+    def under(limit: int) -> list:
+        return [r[label] for r, v in zip(table.rows, table.column(c)) if v < limit]
+
+    # the chat moves the level the mail asks about: the mail alone gives the wrong list
+    levels = [n for n in (10, 15, 25, 30) if n != asked and 1 <= len(under(n)) <= 8 and under(n) != under(asked)]
+    if not levels:
         return None
+    level = inp.rng.choice(levels)
+    low = under(level)
     sender = _name_of(inp, _sender_user(message))
     about = "the stock question"
     m1 = piece(1, "fact", f"the stock question came from {sender}", sender, cue="sender", about=about)
     m2 = piece(2, "fact", f"the counts to use are in {stem(table.file)}", stem(table.file), cue="source_file",
+               about=about)
+    m3 = piece(3, "fact", f"we reorder below {level} now, whatever the mail says", str(level), cue="threshold",
                about=about)
 
     def plan(mid: str, value: str) -> list:
@@ -446,24 +455,25 @@ def stock_question_reply(inp: FamilyInput) -> TaskDraft | None:
                 call("excel_read_file", file_path=table.file),
                 call("email_send_email", sender=inp.user, recipient=_sender_user(message),
                      subject=f"Re: {message['subject']}",
-                     content=letter(sender, f"Under {level}: {', '.join(low)}.", inp.user_name))]
+                     content=letter(sender, f"Under {value}: {', '.join(under(int(value)))}.", inp.user_name))]
 
     return TaskDraft(
         family="stock_question_reply", apps=["email", "excel"], difficulty="medium",
         description=f"Reply to {possessive(sender)} mail '{message['subject']}' with the items of {table.file} whose "
-                    f"{table.headers[c]} is under {level} ({', '.join(low)}).",
+                    f"{table.headers[c]} is under {level}, the level the chat gives instead of the mail's {asked} "
+                    f"({', '.join(low)}).",
         intent=inp.intent(),
         subtasks=["Read the stock question.", f"Find the items under the level in {table.file}.", "Reply with them."],
         evaluation=[{"function": "evaluate_email_sent",
                      "args": {"sender": inp.user, "recipient": _sender_user(message), "body_keywords": low,
                               **excluding_past(table.rows, label, table.column(c), level, low,
                                                (sender, inp.user_name))}}],
-        memory=[m1, m2],
+        memory=[m1, m2, m3],
         query=inp.query(about=m1.about),
-        oracle=plan("", ""),
-        baseline=[call("email_list_emails", user=inp.user)],
+        oracle=plan("m3", str(level)),
+        baseline=plan("m3", str(asked)),  # the intent alone answers the level the mail asks about
         misreadings=[],
-        computed=[computed(len(low), "count", low, note=f"{table.headers[label]} under {level}")],
+        computed=[computed(len(low), "count", low, given=("m3",), note=f"{table.headers[label]} under {level}")],
     )
 
 
@@ -487,30 +497,35 @@ def invoice_confirm_reply(inp: FamilyInput) -> TaskDraft | None:
     if not total or not due:
         return None
     sender = _name_of(inp, _sender_user(message))
+    handlers = [(u, n) for u, n in inp.colleagues if u != _sender_user(message) and _distinct(n, sender)]
+    if not handlers:
+        return None
+    who, name = inp.rng.choice(handlers)  # the chat passes the answer on: the mail alone sends it back
     about = "the invoice question"
     m1 = piece(1, "fact", f"the invoice question came from {sender}", sender, cue="sender", about=about)
+    m2 = piece(2, "action", f"the answer goes to {name}, who handles that supplier now", name, cue="recipient",
+               about=about, thread=2)
 
-    def plan(mid: str, value: str) -> list:
+    def plan(to: str, to_name: str) -> list:
         return [call("email_read_email", user=inp.user, email_id=message["id"]),
                 call("pdf_read_file", file_path=pdfs[file]["file"]),
-                call("email_send_email", sender=inp.user, recipient=_sender_user(message),
-                     subject=f"Re: {message['subject']}",
-                     content=letter(sender, f"Invoice {invoice} totals {total} USD and is due on {due}.",
+                call("email_send_email", sender=inp.user, recipient=to, subject=f"Re: {message['subject']}",
+                     content=letter(to_name, f"Invoice {invoice} totals {total} USD and is due on {due}.",
                                     inp.user_name))]
 
     return TaskDraft(
         family="invoice_confirm_reply", apps=["email", "pdf"], difficulty="medium",
-        description=f"Reply to {possessive(sender)} mail '{message['subject']}' with the total ({total}) and due date "
-                    f"({due}) of invoice {invoice}, read from {pdfs[file]['file']}.",
+        description=f"Answer {possessive(sender)} mail '{message['subject']}' by sending {name} ({who}) the total "
+                    f"({total}) and due date ({due}) of invoice {invoice}, read from {pdfs[file]['file']}.",
         intent=inp.intent(),
-        subtasks=["Read the question about the invoice.", f"Read {pdfs[file]['file']}.", "Reply with its total and due date."],
+        subtasks=["Read the question about the invoice.", f"Read {pdfs[file]['file']}.",
+                  f"Send {name} its total and due date."],
         evaluation=[{"function": "evaluate_email_sent",
-                     "args": {"sender": inp.user, "recipient": _sender_user(message),
-                              "body_keywords": [total, due]}}],
-        memory=[m1],
+                     "args": {"sender": inp.user, "recipient": who, "body_keywords": [total, due]}}],
+        memory=[m1, m2],
         query=inp.query(about=m1.about),
-        oracle=plan("", ""),
-        baseline=[call("email_list_emails", user=inp.user)],
+        oracle=plan(who, name),
+        baseline=plan(_sender_user(message), sender),  # the intent alone answers whoever asked
         misreadings=[],
     )
 
