@@ -45,7 +45,13 @@ def quote_vs_budget(inp: FamilyInput) -> TaskDraft | None:
     table, label, periods = inp.rng.choice(options)
     cells = {(r[label], table.headers[c]): v for r in table.rows if str(r[label]).lower() == work for c in periods
              for v in [number(r[c]) if c < len(r) else None] if v is not None}
-    line, period = inp.rng.choice(sorted(cells))
+    quarter = f"Q{(inp.now.month - 1) // 3 + 1}"
+    here = [k for k in sorted(cells) if k[1] == quarter]
+    guess = f"{here[0][0]} in {quarter}" if here else None
+    elsewhere = sorted(k for k in cells if k[1] != quarter and (not here or cells[k] != cells[here[0]]))
+    if guess is None or not elsewhere:
+        return None
+    line, period = inp.rng.choice(elsewhere)  # another quarter's figure: the intent alone gets the margin wrong
     budget = cells[(line, period)]
     margin = round(budget - quote, 2)
     verdict = "within budget" if margin >= 0 else "over budget"
@@ -91,8 +97,7 @@ def quote_vs_budget(inp: FamilyInput) -> TaskDraft | None:
         memory=[m1, m2, m3, m4],
         query=inp.query(about=m1.about),
         oracle=plan("m2", said),
-        baseline=[call("email_list_emails", user=inp.user),
-                  call("word_write_to_file", file_path="data/quote_check.docx", content="Quote check\nTo be done.")],
+        baseline=plan("m2", guess),  # the intent alone: this quarter's line
         misreadings=misreadings_of([m2], plan),
         computed=[computed(abs(margin), "difference", [fmt(budget), fmt(quote)] if margin >= 0 else
                            [fmt(quote), fmt(budget)], given=("m2",), note=f"{period} budget of {line} against the quote"),

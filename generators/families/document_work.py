@@ -87,6 +87,8 @@ def invoice_due_reminder(inp: FamilyInput) -> TaskDraft | None:
     if picked is None:
         return None
     hour, said_first = picked
+    if invoice is invoices[0] and hour == 9:
+        return None
     start = invoice["due"].replace(hour=hour)
     end = start + timedelta(minutes=minutes)
     title = f"Pay {invoice['vendor']}"
@@ -129,7 +131,7 @@ def invoice_due_reminder(inp: FamilyInput) -> TaskDraft | None:
         memory=[m1, m2, m3, m4],
         query=inp.query(about=m1.about),
         oracle=plan(invoice["vendor"]),
-        baseline=[call("pdf_read_file", file_path=invoice["file"])],
+        baseline=plan(invoices[0]["vendor"], 9),  # the intent alone: the first open invoice, first thing that day
         misreadings=misreadings_of([m1, m4], lambda mid, value: plan(value) if mid == "m1" else
                                    plan(invoice["vendor"], hour_of(value))),
         computed=[computed(start.strftime(FMT_T), "rule", [], rule=rule, given=("m1", "m4")),

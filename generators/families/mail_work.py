@@ -107,9 +107,10 @@ def quote_to_sheet(inp: FamilyInput) -> TaskDraft | None:
         if match and who:
             found.append((m, who, match.group(1), number(match.group(1).split()[0])))
     found = [f for f in found if f[3] is not None]
-    if not found:
+    if len(found) < 2:  # one quote in the inbox: the intent alone logs it
         return None
-    message, sender, amount_text, amount = inp.rng.choice(found)
+    guess = found[0]
+    message, sender, amount_text, amount = inp.rng.choice(found[1:])
     out = _out_name(inp, "quotes", "xlsx")
     superseded: tuple[str, ...] = ()
     others = [f for f in found if f[3] != amount and f[1] != sender and _distinct(f[1], sender)]
@@ -157,7 +158,9 @@ def quote_to_sheet(inp: FamilyInput) -> TaskDraft | None:
         query=inp.query(about=m1.about),
         oracle=[call("email_list_emails", user=inp.user), call("email_read_email", user=inp.user, email_id=message["id"]),
                 *rows(out, sender, amount)],
-        baseline=[call("email_list_emails", user=inp.user), call("excel_create_new_file", file_path="data/quotes.xlsx")],
+        baseline=[call("email_list_emails", user=inp.user), call("email_read_email", user=inp.user,
+                                                                  email_id=guess[0]["id"]),
+                  *rows(out, guess[1], guess[3])],  # the intent alone logs the first quote listed
         misreadings=misreadings_of([m1, m3], plan),
     )
 

@@ -6,7 +6,7 @@ from datetime import datetime, timedelta
 
 from generators.families.base import (
     FamilyInput, additive, booking, calendar_of, call, chance, column_sum, computed, docs, event_check, extreme,
-    facts_in, family, fmt, invoice_facts, letter, misreadings_of, near, pick_column, piece, present_on, stem,
+    all_invoice_facts, facts_in, family, fmt, invoice_facts, letter, misreadings_of, near, pick_column, piece, present_on, stem,
 )
 from generators.english import join_and, possessive
 from generators.families.single_app import (
@@ -112,10 +112,12 @@ def _invoice_rows(out: str, number: str, total: float, first: str = "Invoice") -
 
 @family("invoice_to_sheet", ("pdf", "excel"), "medium")
 def invoice_to_sheet(inp: FamilyInput) -> TaskDraft | None:
-    found = invoice_facts(inp)
-    if not found:
+    """Log the invoice the chat names in a new sheet; the intent alone logs the first one listed."""
+    found = all_invoice_facts(inp)
+    if len(found) < 2:
         return None
-    pdf, number, total = found
+    guess = found[0]
+    pdf, number, total = inp.rng.choice(found[1:])
     out = _out_name(inp, "invoices", "xlsx")
     superseded = _renamed(inp, out, "invoices", "xlsx")
     distractors = ()
@@ -147,7 +149,7 @@ def invoice_to_sheet(inp: FamilyInput) -> TaskDraft | None:
         memory=[m1, m2, m3],
         query=inp.query(about=m1.about),
         oracle=[call("pdf_read_file", file_path=pdf), *_invoice_rows(out, number, total)],
-        baseline=[call("excel_create_new_file", file_path="data/invoices.xlsx")],
+        baseline=[call("pdf_read_file", file_path=guess[0]), *_invoice_rows(out, guess[1], guess[2])],
         misreadings=misreadings_of([m1, m3], plan),
     )
 
@@ -436,6 +438,9 @@ def sheet_to_report(inp: FamilyInput) -> TaskDraft | None:
     superseded: tuple[str, ...] = ()
     low = _label_for(table, label, col, False)
     what = table.headers[label]  # said whole: a sheet's rows may be named by more than one column
+    guess = table.numeric_columns()[0]  # the intent alone: the highest of the sheet's first figures
+    if _label_for(table, label, guess, True) == who:
+        return None
     if low and low != who and chance(inp, P_CORRECT):
         superseded = (f"{what} with the lowest {header}",)
     distractors = ()
@@ -478,7 +483,7 @@ def sheet_to_report(inp: FamilyInput) -> TaskDraft | None:
         query=inp.query(about=m1.about),
         oracle=[call("excel_read_file", file_path=table.file),
                 call("word_write_to_file", file_path=out, content=f"Report\nHighest {header}: {who} with {fmt(top)}.")],
-        baseline=[call("word_write_to_file", file_path="data/report.docx", content="Report\nTo be completed.")],
+        baseline=plan("m1", f"{what} with the highest {table.headers[guess]}"),  # the sheet's first figures
         misreadings=misreadings_of([m1], plan),
         computed=[extreme(table, label, col, True, given=("m1",))],
     )
@@ -549,6 +554,9 @@ def report_pdf(inp: FamilyInput) -> TaskDraft | None:
     pdf = doc[:-5] + ".pdf"
     totals = {table.headers[c]: round(sum(table.column(c)), 2) for c in table.numeric_columns()
               if additive(table.headers[c])}
+    guess = next(iter(totals))
+    if totals[guess] == total:
+        return None
     others = [h for h, v in totals.items() if _distinct(h, header) and v != total]
     superseded: tuple[str, ...] = ()
     distractors = ()
@@ -580,8 +588,7 @@ def report_pdf(inp: FamilyInput) -> TaskDraft | None:
         memory=[m1, m2, m3],
         query=inp.query(about=m1.about),
         oracle=plan("m1", f"total {header}"),
-        baseline=[call("word_write_to_file", file_path="data/totals.docx", content="Total: to be confirmed"),
-                  call("word_convert_to_pdf", file_path="data/totals.docx")],
+        baseline=plan("m1", f"total {guess}"),  # the intent alone writes up the sheet's first total
         misreadings=misreadings_of([m1], plan),
         computed=[column_sum(table, col, given=("m1",))],
     )
