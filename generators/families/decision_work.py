@@ -192,6 +192,7 @@ def top_product_pdf(inp: FamilyInput) -> TaskDraft | None:
 
 
 _REGION_RE = re.compile(r"The (\w+) region had")
+_LOGGED_RE = re.compile(r"are logged in (\S+?\.xlsx)")
 
 
 @family("sales_mail_reply", ("email", "excel"), "medium")
@@ -205,15 +206,39 @@ def sales_mail_reply(inp: FamilyInput) -> TaskDraft | None:
     sheets = [(t, g, c) for t in tables(inp.notes) for g in group_columns(t) for c in t.numeric_columns()
               if additive(t.headers[c]) and "revenue" in t.headers[c].lower()]
     found = [(m, region, t, g, c) for m, region in mails for t, g, c in sheets if any(r[g] == region for r in t.rows)]
+
+    def named(m: dict) -> str:  # the sheet the mail itself points to
+        return f"data/{_LOGGED_RE.search(own_words(m)).group(1)}" if _LOGGED_RE.search(own_words(m)) else ""
+
+    # the chat points to another month's sheet than the mail does: the mail alone totals the wrong one
+    found = [f for f in found if named(f[0]) and f[2].file != named(f[0])
+             and any(t.file == named(f[0]) and any(r[f[3]] == f[1] for r in t.rows) for t, _, _ in sheets)]
     if not found:
         return None
     message, region, table, g, c = inp.rng.choice(found)
     rows = [v for r, v in zip(table.rows, table.column(c)) if r[g] == region]
     total = round(sum(rows), 2)
+    mail_sheet = next(t for t, _, _ in sheets if t.file == named(message))
+    if table.headers[c] not in mail_sheet.headers or table.headers[g] not in mail_sheet.headers:
+        return None
+    c2, g2 = mail_sheet.headers.index(table.headers[c]), mail_sheet.headers.index(table.headers[g])
+    guessed = round(sum(v for r, v in zip(mail_sheet.rows, mail_sheet.column(c2)) if r[g2] == region), 2)
+    if guessed == total:
+        return None
     sender = _name_of(inp, _sender_user(message))
     about = "the sales reply"
     m1 = piece(1, "fact", f"the sales mail to answer is the one from {sender}", sender, cue="sender", about=about)
-    m2 = piece(2, "fact", f"the figures are in {stem(table.file)}", stem(table.file), cue="source_file", about=about)
+    m2 = piece(2, "fact", f"the figures to use are in {stem(table.file)}, not the sheet the mail names",
+               stem(table.file), cue="source_file", about=about)
+
+    def reply(sheet_file: str, amount: float) -> list:
+        return [call("email_read_email", user=inp.user, email_id=message["id"]),
+                call("excel_read_file", file_path=sheet_file),
+                call("email_send_email", sender=inp.user, recipient=_sender_user(message),
+                     subject=f"Re: {message['subject']}",
+                     content=letter(sender, f"The {region} region's {column_words(table.headers[c])} comes to "
+                                            f"{fmt(amount)}.", inp.user_name))]
+
     return TaskDraft(
         family="sales_mail_reply", apps=["email", "excel"], difficulty="medium",
         description=f"Reply to {sender}'s mail '{message['subject']}' with the total {table.headers[c]} of the {region} "
@@ -224,13 +249,8 @@ def sales_mail_reply(inp: FamilyInput) -> TaskDraft | None:
                      "args": {"sender": inp.user, "recipient": _sender_user(message), "body_keywords": [fmt(total)]}}],
         memory=[m1, m2],
         query=inp.query(about=m1.about),
-        oracle=[call("email_read_email", user=inp.user, email_id=message["id"]),
-                call("excel_read_file", file_path=table.file),
-                call("email_send_email", sender=inp.user, recipient=_sender_user(message),
-                     subject=f"Re: {message['subject']}",
-                     content=letter(sender, f"The {region} region's {column_words(table.headers[c])} comes to "
-                                            f"{fmt(total)}.", inp.user_name))],
-        baseline=[call("email_list_emails", user=inp.user)],
+        oracle=reply(table.file, total),
+        baseline=reply(mail_sheet.file, guessed),  # the intent alone totals the sheet the mail names
         misreadings=[],
         computed=[computed(total, "sum", [fmt(v) for v in rows], note=f"{table.headers[c]} of {region}")],
     )

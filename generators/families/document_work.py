@@ -143,9 +143,9 @@ def invoice_due_reminder(inp: FamilyInput) -> TaskDraft | None:
 def invoice_items_to_sheet(inp: FamilyInput) -> TaskDraft | None:
     """Copy every line item of the vendor's invoice into a new sheet, one row each."""
     invoices = [i for i in _invoices(inp) if 2 <= len(i["items"]) <= 6]
-    if not invoices:
+    if len(invoices) < 2:  # one invoice: the intent alone copies it
         return None
-    invoice = inp.rng.choice(invoices)
+    invoice = inp.rng.choice(invoices[1:])
     out = _out_name(inp, "invoice_lines", "xlsx")
     superseded: tuple[str, ...] = ()
     others = [i for i in invoices if i["vendor"] != invoice["vendor"] and _distinct(i["vendor"], invoice["vendor"])]
@@ -191,7 +191,7 @@ def invoice_items_to_sheet(inp: FamilyInput) -> TaskDraft | None:
         memory=[m1, m2, m3],
         query=inp.query(about=m1.about),
         oracle=plan(invoice["vendor"]),
-        baseline=[call("excel_create_new_file", file_path="data/invoice_lines.xlsx")],
+        baseline=plan(invoices[0]["vendor"]),  # the intent alone copies the first invoice listed
         misreadings=misreadings_of([m1], lambda mid, vendor: plan(vendor)),
     )
 
@@ -214,7 +214,11 @@ def policy_answer(inp: FamilyInput) -> TaskDraft | None:
     person = _colleague(inp)
     if not unique or person is None:
         return None
-    topic = inp.rng.choice(sorted(unique))
+    first = next(t for _, t, _, _ in found if t in unique)  # the intent alone: the document's first figure
+    choices = sorted(t for t in unique if unique[t][1] != unique[first][1])
+    if not choices:
+        return None
+    topic = inp.rng.choice(choices)
     doc, value, line = unique[topic]
     _, name = person
     others = [t for t in unique if _distinct(t, topic) and unique[t][1] != value]
@@ -244,7 +248,7 @@ def policy_answer(inp: FamilyInput) -> TaskDraft | None:
         memory=[m1, m2],
         query=inp.query(about=m1.about),
         oracle=plan(topic),
-        baseline=[call("pdf_read_file", file_path=doc["file"]), call("system_write_answer", text="0")],
+        baseline=plan(first),  # the intent alone answers with the first policy figure it meets
         misreadings=misreadings_of([m1], lambda mid, asked: plan(asked)),
     )
 

@@ -18,7 +18,9 @@ from generators.families.base import (
     QUOTE_RE, FamilyInput, booking, call, chance, computed, docs, event_check, excluding_past, facts_in, family, fmt,
     inbox_of, letter, misreadings_of, near, number, own_words, piece, present_on, stem,
 )
-from generators.families.single_app import MEETING_TITLES, P_CORRECT, P_DISTRACT, _distinct, _out_name
+from generators.families.single_app import (
+    MEETING_TITLES, P_CORRECT, P_DISTRACT, _distinct, _out_name, first_free_booking,
+)
 from generators.families.time_rules import hour_of, hour_piece, start_hour
 from generators.model import TaskDraft
 
@@ -226,7 +228,7 @@ def next_meeting_invite(inp: FamilyInput) -> TaskDraft | None:
         memory=[m1, m2, m3, m4],
         query=inp.query(about=m1.about),
         oracle=plan("", ""),
-        baseline=[call("calendar_list_events", user=inp.user)],
+        baseline=first_free_booking(inp),
         misreadings=misreadings_of([m1, m2], plan),
         computed=[computed(end.strftime(FMT_T), "add_minutes", [start.strftime("%Y-%m-%d %H:%M"), str(minutes)],
                            given=("m3",))],
@@ -409,7 +411,7 @@ def welcome_session(inp: FamilyInput) -> TaskDraft | None:
         memory=[m1, m2, m3, m4],
         query=inp.query(about=m1.about),
         oracle=plan("", ""),
-        baseline=[call("email_list_emails", user=inp.user)],
+        baseline=first_free_booking(inp),
         misreadings=misreadings_of([m3, m4], plan),
         computed=[computed(start.strftime(FMT_T), "rule", [], rule=rule, given=("m1", "m4")),
                   computed(end.strftime(FMT_T), "add_minutes", [start.strftime(FMT_T), str(minutes)], given=("m2",))],
@@ -590,7 +592,7 @@ def milestone_to_calendar(inp: FamilyInput) -> TaskDraft | None:
         memory=[m1, m2, m3],
         query=inp.query(about=m1.about),
         oracle=plan("", ""),
-        baseline=[call("calendar_list_events", user=inp.user)],
+        baseline=first_free_booking(inp),
         misreadings=misreadings_of([m1, m3], plan),
         computed=[computed(start.strftime(FMT_T), "rule", [], rule=rule, given=("m1", "m3")),
                   computed(end.strftime(FMT_T), "add_minutes", [start.strftime(FMT_T), str(minutes)], given=("m2",))],

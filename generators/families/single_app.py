@@ -331,6 +331,13 @@ def free_slots_after(cal: dict, now: datetime) -> list[tuple[datetime, datetime]
     return slots
 
 
+def first_free_booking(inp: FamilyInput) -> list:
+    """What an agent that knows only the intent books: a "Meeting" in the user's first free hour."""
+    cal = calendar_of(inp.notes, inp.user)
+    slots = free_slots_after(cal, inp.now) if cal else []
+    return [call("calendar_list_events", user=inp.user), *([booking(inp.user, "Meeting", *slots[0])] if slots else [])]
+
+
 def _distinct(a: str, b: str) -> bool:
     """Neither value holds the other (case-insensitive), so each can be found in a turn on its own."""
     return a.lower() not in b.lower() and b.lower() not in a.lower()
@@ -415,7 +422,7 @@ def schedule_meeting(inp: FamilyInput) -> TaskDraft | None:
         memory=[m1, m2, m3],
         query=inp.query(about=m1.about),
         oracle=plan("m1", title),
-        baseline=[call("calendar_list_events", user=inp.user)],
+        baseline=first_free_booking(inp),
         misreadings=misreadings_of([m1, m2, m3], plan),
         computed=[computed(start.strftime(TIME_FORMAT), "rule", [], rule=rule, given=("m2", "m3")),
                   computed(end.strftime(TIME_FORMAT), "rule", [], rule=rule, given=("m2", "m3"))],
