@@ -17,7 +17,7 @@ from generators.families.base import (
 )
 from generators.families.sheet_work import MAX_LISTED, label_column
 from generators.families.single_app import (
-    P_CORRECT, P_DISTRACT, _distinct, _out_name, free_slots_after, slot_rule,
+    P_CORRECT, P_DISTRACT, _distinct, _out_name, first_free_booking, free_slots_after, slot_rule,
 )
 from generators.families.time_rules import (
     choose_window, hour_of, hour_piece, start_hour, window_piece, with_correction,
@@ -327,7 +327,7 @@ def followup_session(inp: FamilyInput) -> TaskDraft | None:
         memory=[m1, m2, m3, m4, m5, m6, m7],
         query=inp.query(about=m1.about),
         oracle=plan("m1", str(mark)),
-        baseline=[call("excel_read_file", file_path=table.file), call("calendar_list_events", user=inp.user)],
+        baseline=[call("excel_read_file", file_path=table.file), *first_free_booking(inp)],
         misreadings=misreadings_of([m1, m6], plan),
         computed=[computed(len(names), "count", names, given=("m1", "m7")),
                   computed(start.strftime(FMT_T), "rule", [], rule=rule, given=("m2", "m6")),
@@ -359,6 +359,9 @@ def policy_figures_sheet(inp: FamilyInput) -> TaskDraft | None:
     for topic, value in items:
         unique.setdefault(topic, value)
     picked = inp.rng.sample(sorted(unique), 3)
+    first = list(unique)[:3]  # the intent alone logs the document's first three figures, in its order
+    if picked == first:
+        return None
     out = _out_name(inp, "policy_figures", "xlsx")
     about = "the policy figures sheet"
     rows = join_and(picked)  # said in one turn, so the order of the rows is said too
@@ -369,13 +372,17 @@ def policy_figures_sheet(inp: FamilyInput) -> TaskDraft | None:
               piece(3, "action", f"the policy figures go into {stem(out)}", stem(out), cue="output_file",
                     about=about, thread=2),
               piece(4, "fact", f"the figures come from {stem(file)}", stem(file), cue="source_file", about=about)]
-    calls = [call("pdf_read_file", file_path=file), call("excel_create_new_file", file_path=out),
-             call("excel_set_cell", file_path=out, row=1, col=1, value="Topic"),
-             call("excel_set_cell", file_path=out, row=1, col=2, value="Value")]
+    def log(topics: list[str]) -> list:
+        calls = [call("pdf_read_file", file_path=file), call("excel_create_new_file", file_path=out),
+                 call("excel_set_cell", file_path=out, row=1, col=1, value="Topic"),
+                 call("excel_set_cell", file_path=out, row=1, col=2, value="Value")]
+        for r, topic in enumerate(topics, start=2):
+            calls += [call("excel_set_cell", file_path=out, row=r, col=1, value=topic),
+                      call("excel_set_cell", file_path=out, row=r, col=2, value=unique[topic])]
+        return calls
+
     matches = [{"row": 1, "col": 1, "value": "Topic"}, {"row": 1, "col": 2, "value": "Value"}]
     for r, topic in enumerate(picked, start=2):
-        calls += [call("excel_set_cell", file_path=out, row=r, col=1, value=topic),
-                  call("excel_set_cell", file_path=out, row=r, col=2, value=unique[topic])]
         matches += [{"row": r, "col": 1, "value": topic}, {"row": r, "col": 2, "value": fmt(unique[topic])}]
     return TaskDraft(
         family="policy_figures_sheet", apps=["pdf", "excel"], difficulty="hard",
@@ -386,8 +393,8 @@ def policy_figures_sheet(inp: FamilyInput) -> TaskDraft | None:
         evaluation=[{"function": "evaluate_excel_cell_value", "args": {"file": out, "matches": matches}}],
         memory=memory,
         query=inp.query(about=about),
-        oracle=calls,
-        baseline=[call("pdf_read_file", file_path=file), call("excel_create_new_file", file_path="data/policy.xlsx")],
+        oracle=log(picked),
+        baseline=log(first),
         misreadings=[],
     )
 

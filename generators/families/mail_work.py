@@ -94,7 +94,7 @@ def mail_to_calendar(inp: FamilyInput) -> TaskDraft | None:
         memory=[m1, m2],
         query=inp.query(about=m1.about),
         oracle=plan("m2", title),
-        baseline=[call("email_list_emails", user=inp.user), call("calendar_list_events", user=inp.user)],
+        baseline=[call("email_list_emails", user=inp.user), *first_free_booking(inp)],
         misreadings=misreadings_of([m1, m2], plan),
     )
 
@@ -609,6 +609,8 @@ def decision_email(inp: FamilyInput) -> TaskDraft | None:
         return None
     doc, what, amount, currency = inp.rng.choice(found)
     who, name = inp.rng.choice(inp.colleagues)
+    if (found[0][0], found[0][2]) == (doc, amount) and who == inp.colleagues[0][0]:
+        return None  # the intent alone tells the first colleague the first decision it finds
     olds = [n for u, n in inp.colleagues if n != name and _distinct(n, name)]
     inp.rng.shuffle(olds)
     superseded = (olds.pop(),) if olds and chance(inp, P_CORRECT) else ()
@@ -631,11 +633,12 @@ def decision_email(inp: FamilyInput) -> TaskDraft | None:
         intent=inp.intent(),
         subtasks=[f"Read {doc['file']} for the decision.", f"Email {name} the approved amount."],
         evaluation=[{"function": "evaluate_email_sent",
-                     "args": {"sender": inp.user, "recipient": users[name], "body_keywords": [amount]}}],
+                     "args": {"sender": inp.user, "recipient": users[name], "body_keywords": [amount, "approved"]}}],
         memory=[m1, m2],
         query=inp.query(about=m1.about),
         oracle=plan(name),
-        baseline=[call("email_send_email", sender=inp.user, recipient=inp.colleagues[0][0], subject="Approved",
-                       content="It is approved.")],
+        baseline=[call("word_read_file", file_path=found[0][0]["file"]),
+                  call("email_send_email", sender=inp.user, recipient=inp.colleagues[0][0], subject="Approved",
+                       content=f"The {found[0][1]} of {found[0][2]} {found[0][3]} is approved.")],
         misreadings=misreadings_of([m2], lambda mid, person: plan(person)),
     )

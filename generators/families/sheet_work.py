@@ -259,7 +259,13 @@ def period_change_memo(inp: FamilyInput) -> TaskDraft | None:
     pairs = [(a, b) for a, b in pairs if winner(a, b) is not None]
     if not pairs:
         return None
-    a, b = inp.rng.choice(pairs)
+    # the intent alone compares the last two periods; the task asks for a pair where that gives another answer
+    last = (periods[-2], periods[-1])
+    guessed = winner(*last)
+    pairs_set = [(x, y) for x, y in pairs if (x, y) != last and winner(x, y) != guessed]
+    if not pairs_set:
+        return None
+    a, b = inp.rng.choice(pairs_set)
     said = {f"{table.headers[x]} to {table.headers[y]}": (x, y) for x, y in pairs}
     key = f"{table.headers[a]} to {table.headers[b]}"
     others = [k for k, (x, y) in said.items() if winner(x, y) != winner(a, b)]
@@ -301,7 +307,9 @@ def period_change_memo(inp: FamilyInput) -> TaskDraft | None:
         query=inp.query(about=m1.about),
         oracle=plan("m1", key),
         baseline=[call("excel_read_file", file_path=table.file),
-                  call("word_write_to_file", file_path="data/memo.docx", content="Change memo\nTo be completed.")],
+                  call("word_write_to_file", file_path=out,
+                       content=f"Change memo\nLargest increase: {guessed}, up "
+                               f"{fmt(changes(*last).get(guessed, 0)) if guessed else 0}.")],
         misreadings=misreadings_of([m1], plan),
         computed=steps,
     )
