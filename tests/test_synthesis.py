@@ -398,3 +398,25 @@ def test_no_mail_or_event_says_a_word_twice_in_a_row():
             if path.endswith((".eml", ".ics")):
                 found = doubled.search(data.decode("utf-8", "replace"))
                 assert found is None, (seed, path, found.group(0))
+
+
+def test_a_second_quote_follows_the_first_and_every_reply_its_mail():
+    from email.utils import parsedate_to_datetime
+
+    from office_env.synthesis import documents
+
+    seconds = 0
+    for seed in range(120):
+        world = make_world(seed)
+        sent: dict[str, list] = {}
+        for _path, _kind, data in documents._emails(world, documents._rng(world, "email"), {}):
+            message = BytesParser(policy=policy.default).parsebytes(data)
+            sent.setdefault(str(message["Subject"]), []).append(parsedate_to_datetime(message["Date"]))
+        for subject, times in sent.items():
+            if subject.startswith("Re: ") and subject[4:] in sent:
+                assert min(times) > min(sent[subject[4:]]), (seed, subject)
+            if subject.startswith("Second quote"):
+                seconds += 1
+                assert "Vendor meeting follow-up" in sent, seed  # no second quote without a first
+                assert min(times) > min(sent["Vendor meeting follow-up"]), seed
+    assert seconds >= 20

@@ -93,7 +93,7 @@ def invoice_due_reminder(inp: FamilyInput) -> TaskDraft | None:
     end = start + timedelta(minutes=minutes)
     title = f"Pay {invoice['vendor']}"
     rule = f"at {hour}:00 on the day it falls due"
-    distractors = _vendor_near_miss(inp, every, invoice["vendor"], "the {} bill was settled last week")
+    distractors = _vendor_near_miss(inp, every, invoice["vendor"], "the {} bill is already settled")
     about = "the invoice reminder"
     m1 = piece(1, "fact", f"the invoice to watch is the one from {invoice['vendor']}", invoice["vendor"], cue="vendor",
                about=about, distractors=distractors)

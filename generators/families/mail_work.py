@@ -73,7 +73,7 @@ def mail_to_calendar(inp: FamilyInput) -> TaskDraft | None:
     m1 = piece(1, "fact", f"the booking to put in my calendar is the one {sender} sent", sender, cue="sender",
                about=about, superseded=superseded)
     m2 = piece(2, "action", f"call it {title} in my calendar", title, cue="meeting_title", about=about,
-               distractors=_other_titles(inp, title, "the {} is already in the diary, leave it alone"))
+               distractors=_other_titles(inp, title, "the {} is a separate series, leave it alone"))
 
     def plan(mid: str, value: str) -> list:
         if mid == "m1":

@@ -395,7 +395,7 @@ def schedule_meeting(inp: FamilyInput) -> TaskDraft | None:
     distractors = ()
     if chance(inp, P_DISTRACT):
         other = inp.rng.choice([t for t in MEETING_TITLES if _distinct(t, title)])
-        distractors = (near(other, f"the {other} is a different meeting, and it is already in the diary"),)
+        distractors = (near(other, f"the {other} is a different meeting, not this one"),)
     about = "the new meeting"
     m1 = piece(1, "fact", f"there will be a meeting called {title}", title, cue="meeting_title",
                about=about, distractors=distractors)

@@ -765,8 +765,8 @@ _NOTICES = (
      "Hi {to},\n\nAs part of the office changes the {team} team moves to the east wing next month. Crates "
      "arrive the week before; label everything with your name.\n\nThanks,\n{sender}"),
     ("Purchase order {po} received",
-     "Hi {to},\n\nThe goods on {po} from {po_vendor} arrived today and are logged in {po_file}. "
-     "Nothing was damaged.\n\nBest,\n{sender}"),
+     "Hi {to},\n\nFor the record, everything ordered on {po} from {po_vendor} was delivered and is logged in "
+     "{po_file}. Nothing was missing.\n\nBest,\n{sender}"),
     ("Agreement with {contract_vendor}",
      "Hi {to},\n\nFor reference, the signed agreement with {contract_vendor} is saved as {contract_file}. "
      "Legal keeps the original.\n\nRegards,\n{sender}"),
@@ -834,6 +834,9 @@ def _emails(world: World, rng: random.Random, facts: Facts, away: Away | None = 
     count = rng.randint(8, 12)
     threads = rng.randint(2, 4)
     topics = [(t, True) for t in rng.sample(_MAIL_TOPICS, count)]
+    subjects = [t[0][0] for t in topics]
+    if "Second quote for the {category} work" in subjects and "Vendor meeting follow-up" not in subjects:
+        topics = [t for t in topics if t[0][0] != "Second quote for the {category} work"]  # no second without a first
     notices = rng.sample(_NOTICES, rng.randint(7, 10))
     away_notice = next(t for t in _NOTICES if t[0] == "Out of office")
     if away_notice not in notices:  # every inbox holds somebody's out-of-office notice
@@ -884,7 +887,15 @@ def _emails(world: World, rng: random.Random, facts: Facts, away: Away | None = 
                 fwd_when = world.now - timedelta(minutes=30)
             note = f"Hi {user.first},\n\nIn case this did not reach you.\n\n{forwarder.first}\n\n"
             out.append((forwarder, f"Fwd: {subject}", note + _forwarded(sender, when, subject, body), fwd_when, ()))
+    first_quote = next((m[3] for m in out if m[1] == "Vendor meeting follow-up"), None)
     for position, (sender, subject, body, when, cc) in enumerate(out):
+        if subject.startswith("Second quote") and first_quote is not None and when <= first_quote:
+            # the second quote answers the first one's promise: it (and its replies) come after it
+            moved = min(first_quote + timedelta(hours=rng.randint(3, 48)), world.now - timedelta(minutes=40))
+            for other, (s2, sub2, b2, w2, c2) in enumerate(out):
+                if sub2 in (subject, f"Re: {subject}"):
+                    out[other] = (s2, sub2, b2, min(w2 + (moved - when), world.now - timedelta(minutes=10 + other % 20)), c2)
+            when = moved
         if subject == "Out of office":  # nobody away writes again: the notice follows their last mail
             last = max((m[3] for m in out if m[0] == sender and m[1] != subject), default=when)
             if last >= when:
