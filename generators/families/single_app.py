@@ -261,7 +261,9 @@ def write_memo(inp: FamilyInput) -> TaskDraft | None:
         query=inp.query(about=memory[0].about),
         oracle=[call("word_read_file", file_path=doc["file"]),
                 call("word_write_to_file", file_path=out, content=content_of(points, line))],
-        baseline=[call("word_write_to_file", file_path="data/memo.docx", content="Memo\n- Points to be confirmed.")],
+        # the intent alone: the first notes' decision under the memo's name, with no points of its own to add
+        baseline=[call("word_read_file", file_path=docs(inp.notes, "word")[0]["file"]),
+                  call("word_write_to_file", file_path=out, content="Memo\n- Decision as recorded in the notes.")],
         misreadings=misreadings_of(memory[:2], plan),
     )
 
@@ -532,8 +534,13 @@ def reply_to_mail(inp: FamilyInput) -> TaskDraft | None:
         memory=[m1],
         query=inp.query(about=subject),
         oracle=plan(value),
+        # the intent alone answers the first such mail, confirming its detail, with no point to pass on
         baseline=[call("email_list_emails", user=inp.user),
-                  call("email_send_email", sender=inp.user, recipient=sender, subject=f"Re: {subject}",
-                       content="Thanks, I will get back to you on this.")],
+                  call("email_read_email", user=inp.user, email_id=inbox[0][0]["id"]),
+                  call("email_send_email", sender=inp.user,
+                       recipient=inbox[0][0]["from"].split("@")[0].strip(" <>\"'"),
+                       subject=f"Re: {inbox[0][0]['subject']}",
+                       content=f"Hi,\n\nThanks for your message. Confirming {inbox[0][1]} as you wrote.\n\n"
+                               f"Best regards,\n{inp.user_name}")],
         misreadings=misreadings_of([m1], lambda mid, said: plan(said)),
     )
