@@ -420,3 +420,44 @@ def test_a_second_quote_follows_the_first_and_every_reply_its_mail():
                 assert "Vendor meeting follow-up" in sent, seed  # no second quote without a first
                 assert min(times) > min(sent["Vendor meeting follow-up"]), seed
     assert seconds >= 20
+
+
+def test_nobody_is_away_on_a_day_they_are_busy_elsewhere_in_the_office():
+    """A holiday or an out-of-office notice never covers a date its person names in their own mail,
+    nor the sync whose notes list them, nor the next meeting those notes fix."""
+    import io
+    import re
+
+    from docx import Document
+
+    from office_env.synthesis.check import away_span
+    from office_env.synthesis.documents import build_files
+
+    iso = re.compile(r"\b(\d{4}-\d{2}-\d{2})\b")
+    spans = 0
+    for seed in range(60):
+        world = make_world(seed)
+        mails, attendees, sync_days = [], set(), set()
+        for _path, kind, data in build_files(world):
+            if kind == "email":
+                message = BytesParser(policy=policy.default).parsebytes(data)
+                mails.append((str(message["From"]), str(message["Subject"]), message.get_content(),
+                              parsedate_to_datetime(message["Date"]).date()))
+            elif kind == "meeting_notes":
+                text = "\n".join(p.text for p in Document(io.BytesIO(data)).paragraphs)
+                attendees = {name.strip() for name in re.search(r"Attendees: (.*)", text).group(1).split(",")}
+                sync_days = {date.fromisoformat(d) for d in re.findall(r"(?:Date:|Next meeting on) (\d{4}-\d{2}-\d{2})", text)}
+        leave = {(sender, body) for sender, subject, body, sent in mails
+                 if not subject.startswith(("Re:", "Fwd:")) and away_span(body, sent)}
+        for sender, body in leave:
+            sent = next(d for s, _, b, d in mails if (s, b) == (sender, body))
+            first, last, _ = away_span(body, sent)
+            spans += 1
+            person = next(p for p in world.people if p.email in sender)
+            named = {date.fromisoformat(d) for s, subject, b, _ in mails
+                     if s == sender and (s, b) not in leave and not subject.startswith("Fwd:")
+                     for d in iso.findall(b.split("\n\nOn ")[0])}
+            if person.name in attendees:
+                named |= sync_days
+            assert not any(first <= d <= last for d in named), (seed, body[:80])
+    assert spans >= 100

@@ -300,6 +300,9 @@ def _meeting_notes(world: World, rng: random.Random, facts: Facts) -> Files:
     day = _workday_before(world.now, rng, 1, 10)
     attendees = [world.user] + rng.sample(world.colleagues, rng.randint(2, min(4, len(world.colleagues))))
     later = day + timedelta(days=rng.randint(7, 21))
+    while later.weekday() >= 5:  # the next meeting, a milestone, a booking: on a working day
+        later += timedelta(days=1)
+    facts.update(notes_day=_iso(day), notes_later=_iso(later), notes_people=",".join(p.user for p in attendees[1:]))
     values = {
         "project": project, "city": world.city,
         "a": attendees[1].first, "b": attendees[2].first,
@@ -799,6 +802,54 @@ def _forwarded(sender: Person, when: datetime, subject: str, body: str) -> str:
 Away = dict[str, list[tuple[date, date]]]  # user -> (first, last) days their mail says they are away
 
 
+_ISO_DAY_RE = re.compile(r"\b(\d{4}-\d{2}-\d{2})\b")
+
+
+def _clear_absences(world: World, out: list, absences: list[tuple[int, str, dict]],
+                    facts: Facts) -> list[tuple[Person, date, date]]:
+    """Keep each absence clear of the days its person is busy elsewhere in the office (a date they
+    name in their own mail, the meeting whose notes list them and the next one those notes fix):
+    a holiday starts after them, an out-of-office notice is sent after a past one and ends before
+    a coming one. Rewrites the absence mails (and the replies quoting them) to match, and returns
+    each absence as (person, first day, last day)."""
+    attendees = set(facts.get("notes_people", "").split(","))
+    spans = []
+    leave = {out[position][2] for position, _, _ in absences}  # another absence of theirs is no busy day
+    for position, body_t, local in absences:
+        person, subject, body, when, cc = out[position]
+        busy = {date.fromisoformat(d) for m in out if m[0] == person and m[2] not in leave
+                for d in _ISO_DAY_RE.findall(m[2].split("\n\nOn ")[0].split("---------- Forwarded")[0])}
+        if person.user in attendees:
+            busy |= {date.fromisoformat(facts[k]) for k in ("notes_day", "notes_later") if k in facts}
+        old = local["date"]
+        if body_t.startswith("Hello"):  # the out-of-office notice: away from the day it is sent
+            past = [d for d in busy if when.date() <= d < world.now.date()]
+            if past:  # sent the morning after the last day they were still about
+                when = max(when, min(datetime.combine(max(past) + timedelta(days=1), datetime.min.time())
+                                     + timedelta(hours=8), world.now - timedelta(minutes=10)))
+            until = date.fromisoformat(old)
+            coming = [d for d in busy if when.date() < d < until]
+            if coming:
+                until = min(coming)
+            first, last = when.date(), until - timedelta(days=1)
+        else:
+            days = int(_ISO_DAY_RE.sub("", body.split(" for ", 1)[1]).split()[0])
+            first = date.fromisoformat(old)
+            for _ in range(60):
+                if not any(first <= d <= first + timedelta(days=days - 1) for d in busy):
+                    break
+                first += timedelta(days=1)
+            last, until = first + timedelta(days=days - 1), first
+        new = _iso(until)
+        if new != old:
+            for other, (s2, sub2, b2, w2, c2) in enumerate(out):
+                if other == position or sub2 == f"Re: {subject}":
+                    out[other] = (s2, sub2, b2.replace(old, new), w2, c2)
+        out[position] = (person, subject, out[position][2], when, cc)
+        spans.append((person, first, last))
+    return spans
+
+
 def _emails(world: World, rng: random.Random, facts: Facts, away: Away | None = None) -> Files:
     """The user's inbox. ``away``, when given, receives the days each colleague's mail says they
     are away (a holiday ahead; an out-of-office notice, sent after their last other mail)."""
@@ -843,10 +894,14 @@ def _emails(world: World, rng: random.Random, facts: Facts, away: Away | None = 
         notices[-1] = away_notice
     topics += [(t, False) for t in notices]
     out: list[tuple[Person, str, str, datetime, tuple[str, ...]]] = []
-    absences: list[tuple[Person, date | None, date]] = []
+    absences: list[tuple[int, str, dict]] = []  # (position in out, body template, values) of each absence mail
     taken: set[str] = set()
+    in_notes = set(facts.get("notes_people", "").split(","))
     for index, ((subject_t, body_t), work) in enumerate(topics):
         sender, other = rng.sample(world.colleagues, 2)
+        if subject_t == "Out of office" and sender.user in in_notes:  # away now: not at the last sync
+            free = [p for p in world.colleagues if p.user not in in_notes and p != other]
+            sender = free[0] if free else sender
         ahead = rng.randint(2, 20)
         if subject_t == "New starter next week":  # a start date in the week after the mail's week
             ahead = 7 - world.now.weekday() + rng.randint(0, 4)
@@ -859,12 +914,8 @@ def _emails(world: World, rng: random.Random, facts: Facts, away: Away | None = 
         when = _mail_time(world.now, rng, 4, 13) if threaded else _mail_time(world.now, rng, 1, 13)
         if subject_t == "New starter next week":  # sent this morning, so "next week" is the week after now's
             when, threaded = world.now - timedelta(minutes=rng.randint(20, 90)), False
-        if subject_t in ("Holiday cover", "Leave approved"):
-            first = world.now.date() + timedelta(days=ahead)
-            days = local["count"] if subject_t == "Holiday cover" else local["days"]
-            absences.append((sender, first, first + timedelta(days=days - 1)))
-        elif subject_t == "Out of office":  # away from the day it is sent until the date it names
-            absences.append((sender, None, world.now.date() + timedelta(days=ahead - 1)))
+        if subject_t in ("Holiday cover", "Leave approved", "Out of office"):
+            absences.append((len(out), body_t, local))
         out.append((sender, subject, body, when, cc))
         if threaded:  # a reply, sometimes a second one, all copying the same people
             replier = sender
@@ -901,10 +952,10 @@ def _emails(world: World, rng: random.Random, facts: Facts, away: Away | None = 
             if last >= when:
                 when = min(last + timedelta(minutes=rng.randint(20, 240)), world.now - timedelta(minutes=10))
                 out[position] = (sender, subject, body, when, cc)
+    spans = _clear_absences(world, out, absences, facts)
     if away is not None:
-        for person, first, last in absences:
-            start = first or next(m[3].date() for m in out if m[0] == person and m[1] == "Out of office")
-            away.setdefault(person.user, []).append((start, last))
+        for person, first, last in spans:
+            away.setdefault(person.user, []).append((first, last))
     files_out: Files = []
     for sender, subject, body, when, cc in sorted(out, key=lambda m: (m[3], m[1])):
         name = _safe_name(subject, taken)
