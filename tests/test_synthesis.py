@@ -461,3 +461,30 @@ def test_nobody_is_away_on_a_day_they_are_busy_elsewhere_in_the_office():
                 named |= sync_days
             assert not any(first <= d <= last for d in named), (seed, body[:80])
     assert spans >= 100
+
+
+def test_the_handbook_names_a_lead_with_a_lead_s_title_and_finance_for_payroll():
+    import io
+    import re
+
+    from pypdf import PdfReader
+
+    from office_env.synthesis.documents import build_files
+    from office_env.synthesis.world import department_of
+
+    titles = ("Manager", "Lead", "Supervisor", "Controller")
+    seen = 0
+    for seed in range(20):
+        world = make_world(seed)
+        by_name = {p.name: p for p in world.people}
+        handbook = next(data for _path, kind, data in build_files(world) if kind == "handbook")
+        text = " ".join(" ".join(page.extract_text() for page in PdfReader(io.BytesIO(handbook)).pages).split())
+        lead = re.search(r"team lead is ([A-Z][a-z]+ [A-Z][a-z]+)", text)
+        payroll = re.search(r"Payroll questions go to ([A-Z][a-z]+ [A-Z][a-z]+)", text)
+        if lead and any(any(w in p.role for w in titles) for p in world.people):
+            seen += 1
+            assert any(w in by_name[lead.group(1)].role for w in titles), seed
+        if payroll and any(department_of(p.role) in ("Finance", "Human Resources") for p in world.colleagues):
+            seen += 1
+            assert department_of(by_name[payroll.group(1)].role) in ("Finance", "Human Resources"), seed
+    assert seen >= 5

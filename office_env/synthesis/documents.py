@@ -644,8 +644,11 @@ _HANDBOOK_SECTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
 
 def _handbook(world: World, rng: random.Random, facts: Facts) -> Files:
     title = rng.choice(("Employee Handbook", "Onboarding Guide", "Office Manual"))
-    lead = rng.choice(world.people)
-    payroll = rng.choice(world.colleagues)
+    # the team lead holds a lead's title, payroll questions go to finance: as the payroll sheet says
+    leads = [p for p in world.people if any(w in p.role for w in ("Manager", "Lead", "Supervisor", "Controller"))]
+    lead = rng.choice(leads or list(world.people))
+    finance = [p for p in world.colleagues if department_of(p.role) in ("Finance", "Human Resources")]
+    payroll = rng.choice(finance or list(world.colleagues))
     values = {
         "start": rng.choice((8, 9)), "end": rng.choice((17, 18)), "leave": rng.choice((22, 25, 26, 28, 30)),
         "notice": rng.choice((5, 7, 10, 14)), "ext": rng.randint(2000, 4999), "city": world.city,
@@ -736,7 +739,8 @@ _TOPIC_REPLIES = {
 _NOTICES = (
     ("IT maintenance this weekend",
      "Hi all,\n\nThe file server and VPN will be down on Saturday from 08:00 to 14:00 for updates. "
-     "Save your work to the shared folder before you leave on Friday.\n\nIT Support, via {sender}"),
+     "Save your work to the shared folder before you leave on Friday. (IT Support asked me to pass this "
+     "on.)\n\n{sender}"),
     ("Reminder: security awareness training",
      "Hi {to},\n\nThe yearly security awareness module is open until {date}. It takes about 40 minutes. "
      "{count} people in the {team} team have finished it so far.\n\nThanks,\n{sender}"),
@@ -748,7 +752,7 @@ _NOTICES = (
      "needs.\n\n{sender}"),
     ("Parking during the resurfacing",
      "Hi all,\n\nThe car park is closed from {date} for three days while it is resurfaced. Please use the "
-     "public car park on the corner; keep your receipts.\n\nFacilities, {sender}"),
+     "public car park on the corner; keep your receipts. (Facilities asked me to share this.)\n\n{sender}"),
     ("Updated org chart",
      "Hi {to},\n\nThe org chart now shows the new reporting lines for {team}. Tell me if anything looks wrong "
      "before I send it to the whole company.\n\nBest,\n{sender}"),
