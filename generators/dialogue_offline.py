@@ -415,7 +415,8 @@ class HistoryWriter:
         if piece is not None and piece.about and self.clean(piece.about):
             about = piece.about
         else:
-            key = piece.id if piece is not None else event.thread
+            # one filler per work: pieces about the same thing keep the same words for it
+            key = ("about", piece.about) if piece is not None and piece.about else (piece.id if piece else event.thread)
             if key not in self.abouts:
                 self.abouts[key] = GENERIC_ABOUTS[len(self.abouts) % len(GENERIC_ABOUTS)]
             about = self.abouts[key]

@@ -465,3 +465,28 @@ def test_turn_stamps_are_what_strftime_gives_also_past_the_day():
     prefix = midnight.strftime(_DATE_FORMAT)
     for seconds in [*range(0, 90_000, 7), 86_399, 86_400, -5]:
         assert _stamp(midnight, prefix, seconds) == (midnight + timedelta(seconds=seconds)).strftime(_TS_FORMAT)
+
+
+def test_pieces_about_one_work_share_one_filler_when_its_name_holds_a_value():
+    """An "about" naming a value cannot be said; its pieces then share one stand-in for it."""
+    from generators.dialogue_offline import GENERIC_ABOUTS
+
+    about = "the Vendor review pack"  # holds m1's value, so it is never said
+    memory = [MemoryPiece("m1", "fact", "the pack is for the Vendor review", "Vendor review", cue="meeting_title",
+                          about=about),
+              MemoryPiece("m2", "fact", "the pack lives in report_q3.docx", "report_q3.docx", cue="document",
+                          about=about),
+              MemoryPiece("m3", "action", "Priya Okafor should get the pack", "Priya Okafor", cue="recipient",
+                          about=about)]
+    draft = make_draft(memory)
+    checked = 0
+    for seed in range(6):
+        sessions = gen(draft=draft, seed=seed)
+        used = set()
+        for piece in ("m1", "m2", "m3"):
+            day, index = _locate(sessions, piece)
+            text = sessions[day].turns[index].text.lower()
+            used |= {g for g in GENERIC_ABOUTS if g.lower() in text}
+        assert len(used) <= 1, (seed, used)
+        checked += bool(used)
+    assert checked
