@@ -285,6 +285,11 @@ def stem(path: str) -> str:
     return path.rsplit("/", 1)[-1]
 
 
+def sender_user(message: dict) -> str:
+    """The user name of a mail's sender (``hugo`` of ``hugo@example.com``)."""
+    return message.get("from", "").split("@")[0].strip(" <>\"'")
+
+
 def present_on(inp: FamilyInput, day: date) -> list[tuple[str, str]]:
     """The colleagues (user, name) whose own mail does not say they are away on ``day`` (a holiday
     ahead, an out-of-office notice): nobody is invited to a meeting on a day they said they are out."""
@@ -296,7 +301,7 @@ def present_on(inp: FamilyInput, day: date) -> list[tuple[str, str]]:
             continue
         span = away_span(own_words(m), sent)
         if span is not None and span[0] <= day <= span[1]:
-            away.add(m.get("from", "").split("@")[0].strip(" <>\"'"))
+            away.add(sender_user(m))
     return [(u, n) for u, n in inp.colleagues if u not in away]
 
 

@@ -10,7 +10,7 @@ import re
 from generators.english import column_words
 from generators.families.base import (
     QUOTE_RE, FamilyInput, additive, call, computed, family, fmt, inbox_of, letter, misreadings_of, number, own_words,
-    piece, stem, tables,
+    piece, sender_user, stem, tables,
 )
 from generators.families.sheet_work import _dynamics, group_columns, label_column
 from generators.families.single_app import _out_name
@@ -199,16 +199,17 @@ _LOGGED_RE = re.compile(r"are logged in (\S+?\.xlsx)")
 def sales_mail_reply(inp: FamilyInput) -> TaskDraft | None:
     """Reply to a colleague's sales mail with the total of the region it praises, worked out from the
     sheet (which colleague's mail is said in the chat)."""
-    from generators.families.mail_work import _name_of, _sender_user
+    from generators.families.mail_work import _name_of
 
     mails = [(m, match.group(1)) for m in inbox_of(inp.notes, inp.user)
-             for match in [_REGION_RE.search(own_words(m))] if match and _name_of(inp, _sender_user(m))]
+             for match in [_REGION_RE.search(own_words(m))] if match and _name_of(inp, sender_user(m))]
     sheets = [(t, g, c) for t in tables(inp.notes) for g in group_columns(t) for c in t.numeric_columns()
               if additive(t.headers[c]) and "revenue" in t.headers[c].lower()]
     found = [(m, region, t, g, c) for m, region in mails for t, g, c in sheets if any(r[g] == region for r in t.rows)]
 
     def named(m: dict) -> str:  # the sheet the mail itself points to
-        return f"data/{_LOGGED_RE.search(own_words(m)).group(1)}" if _LOGGED_RE.search(own_words(m)) else ""
+        logged = _LOGGED_RE.search(own_words(m))
+        return f"data/{logged.group(1)}" if logged else ""
 
     # the chat points to another month's sheet than the mail does: the mail alone totals the wrong one
     found = [f for f in found if named(f[0]) and f[2].file != named(f[0])
@@ -225,7 +226,7 @@ def sales_mail_reply(inp: FamilyInput) -> TaskDraft | None:
     guessed = round(sum(v for r, v in zip(mail_sheet.rows, mail_sheet.column(c2)) if r[g2] == region), 2)
     if guessed == total:
         return None
-    sender = _name_of(inp, _sender_user(message))
+    sender = _name_of(inp, sender_user(message))
     about = "the sales reply"
     m1 = piece(1, "fact", f"the sales mail to answer is the one from {sender}", sender, cue="sender", about=about)
     m2 = piece(2, "fact", f"the figures to use are in {stem(table.file)}, not the sheet the mail names",
@@ -234,7 +235,7 @@ def sales_mail_reply(inp: FamilyInput) -> TaskDraft | None:
     def reply(sheet_file: str, amount: float) -> list:
         return [call("email_read_email", user=inp.user, email_id=message["id"]),
                 call("excel_read_file", file_path=sheet_file),
-                call("email_send_email", sender=inp.user, recipient=_sender_user(message),
+                call("email_send_email", sender=inp.user, recipient=sender_user(message),
                      subject=f"Re: {message['subject']}",
                      content=letter(sender, f"The {region} region's {column_words(table.headers[c])} comes to "
                                             f"{fmt(amount)}.", inp.user_name))]
@@ -246,7 +247,7 @@ def sales_mail_reply(inp: FamilyInput) -> TaskDraft | None:
         intent=inp.intent(),
         subtasks=["Read the sales mail.", f"Total the {region} rows of {table.file}.", "Reply with the total."],
         evaluation=[{"function": "evaluate_email_sent",
-                     "args": {"sender": inp.user, "recipient": _sender_user(message), "body_keywords": [fmt(total)]}}],
+                     "args": {"sender": inp.user, "recipient": sender_user(message), "body_keywords": [fmt(total)]}}],
         memory=[m1, m2],
         query=inp.query(about=m1.about),
         oracle=reply(table.file, total),

@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 from generators.english import possessive
 from generators.families.base import (
     QUOTE_RE, FamilyInput, booking, call, chance, computed, docs, event_check, excluding_past, facts_in, family, fmt,
-    inbox_of, letter, misreadings_of, near, number, own_words, piece, present_on, stem,
+    inbox_of, letter, misreadings_of, near, number, own_words, piece, present_on, sender_user, stem,
 )
 from generators.families.single_app import (
     MEETING_TITLES, P_CORRECT, P_DISTRACT, _distinct, _out_name, first_free_booking,
@@ -31,10 +31,6 @@ _NEXT_RE = re.compile(r"next meeting on (\d{4}-\d{2}-\d{2}) at (\d{1,2}:\d{2})",
 
 def _first(full_name: str) -> str:
     return full_name.split()[0]
-
-
-def _sender_user(message: dict) -> str:
-    return message.get("from", "").split("@")[0].strip(" <>\"'")
 
 
 def _name_of(inp: FamilyInput, user: str) -> str | None:
@@ -55,7 +51,7 @@ def mail_to_calendar(inp: FamilyInput) -> TaskDraft | None:
     found = []
     for m in inbox_of(inp.notes, inp.user):
         match = _BOOKING_RE.search(own_words(m))
-        who = _name_of(inp, _sender_user(m))
+        who = _name_of(inp, sender_user(m))
         if match and who and not m.get("subject", "").lower().startswith("re:"):
             start = datetime.strptime(f"{match.group(1)} {match.group(2)}", "%Y-%m-%d %H:%M")
             end = datetime.strptime(f"{match.group(1)} {match.group(3)}", "%Y-%m-%d %H:%M")
@@ -105,7 +101,7 @@ def quote_to_sheet(inp: FamilyInput) -> TaskDraft | None:
     found = []
     for m in inbox_of(inp.notes, inp.user):
         match = QUOTE_RE.search(own_words(m))
-        who = _name_of(inp, _sender_user(m))
+        who = _name_of(inp, sender_user(m))
         if match and who:
             found.append((m, who, match.group(1), number(match.group(1).split()[0])))
     found = [f for f in found if f[3] is not None]
@@ -241,11 +237,11 @@ def forward_mail(inp: FamilyInput) -> TaskDraft | None:
     figures and dates in the body."""
     found = []
     inbox = inbox_of(inp.notes, inp.user)
-    wrote = Counter(_sender_user(m) for m in inbox)  # "the mail from X" names one mail only if X wrote one
+    wrote = Counter(sender_user(m) for m in inbox)  # "the mail from X" names one mail only if X wrote one
     for m in inbox:
         facts = facts_in(own_words(m))
-        sender = _name_of(inp, _sender_user(m))
-        if facts and sender and wrote[_sender_user(m)] == 1 and not m.get("subject", "").lower().startswith("re:"):
+        sender = _name_of(inp, sender_user(m))
+        if facts and sender and wrote[sender_user(m)] == 1 and not m.get("subject", "").lower().startswith("re:"):
             found.append((m, sender, facts[:2]))
     if not found:
         return None
@@ -312,7 +308,7 @@ def cover_note(inp: FamilyInput) -> TaskDraft | None:
     chat). The intent alone writes up the first such mail listed; the task is set on another."""
     found = []
     for m in inbox_of(inp.notes, inp.user):
-        words, away = own_words(m), _name_of(inp, _sender_user(m))
+        words, away = own_words(m), _name_of(inp, sender_user(m))
         holiday, notice = _COVER_RE.search(words), _NOTICE_RE.search(words)
         if away and holiday:
             found.append((m, away, holiday.group(1), f"for {holiday.group(2)} days", holiday.group(3)))
@@ -430,7 +426,7 @@ def stock_question_reply(inp: FamilyInput) -> TaskDraft | None:
     from generators.families.base import tables
 
     asks = [(m, int(match.group(1))) for m in inbox_of(inp.notes, inp.user)
-            for match in [_STOCK_RE.search(own_words(m))] if match and _name_of(inp, _sender_user(m))]
+            for match in [_STOCK_RE.search(own_words(m))] if match and _name_of(inp, sender_user(m))]
     sheets = [(t, label, c) for t in tables(inp.notes) for label in [label_column(t)] if label is not None
               for c in t.numeric_columns() if any(w in t.headers[c].lower() for w in ("quantity", "stock", "on hand"))]
     if not asks or not sheets:
@@ -447,7 +443,7 @@ def stock_question_reply(inp: FamilyInput) -> TaskDraft | None:
         return None
     level = inp.rng.choice(levels)
     low = under(level)
-    sender = _name_of(inp, _sender_user(message))
+    sender = _name_of(inp, sender_user(message))
     about = "the stock question"
     m1 = piece(1, "fact", f"the stock question came from {sender}", sender, cue="sender", about=about)
     m2 = piece(2, "fact", f"the counts to use are in {stem(table.file)}", stem(table.file), cue="source_file",
@@ -458,7 +454,7 @@ def stock_question_reply(inp: FamilyInput) -> TaskDraft | None:
     def plan(mid: str, value: str) -> list:
         return [call("email_read_email", user=inp.user, email_id=message["id"]),
                 call("excel_read_file", file_path=table.file),
-                call("email_send_email", sender=inp.user, recipient=_sender_user(message),
+                call("email_send_email", sender=inp.user, recipient=sender_user(message),
                      subject=f"Re: {message['subject']}",
                      content=letter(sender, f"Under {value}: {', '.join(under(int(value)))}.", inp.user_name))]
 
@@ -470,7 +466,7 @@ def stock_question_reply(inp: FamilyInput) -> TaskDraft | None:
         intent=inp.intent(),
         subtasks=["Read the stock question.", f"Find the items under the level in {table.file}.", "Reply with them."],
         evaluation=[{"function": "evaluate_email_sent",
-                     "args": {"sender": inp.user, "recipient": _sender_user(message), "body_keywords": low,
+                     "args": {"sender": inp.user, "recipient": sender_user(message), "body_keywords": low,
                               **excluding_past(table.rows, label, table.column(c), level, low,
                                                (sender, inp.user_name))}}],
         memory=[m1, m2, m3],
@@ -489,7 +485,7 @@ def invoice_confirm_reply(inp: FamilyInput) -> TaskDraft | None:
     asks = []
     for m in inbox_of(inp.notes, inp.user):
         match = _CONFIRM_RE.search(" ".join(own_words(m).split()))
-        if match and _name_of(inp, _sender_user(m)):
+        if match and _name_of(inp, sender_user(m)):
             asks.append((m, match.group(1), match.group(2)))
     pdfs = {d["file"].rsplit("/", 1)[-1]: d for d in docs(inp.notes, "pdf")}
     asks = [(m, n, f) for m, n, f in asks if f in pdfs]
@@ -501,8 +497,8 @@ def invoice_confirm_reply(inp: FamilyInput) -> TaskDraft | None:
     due = next((line.split(":", 1)[1].strip() for line in lines if line.lower().startswith("due date")), None)
     if not total or not due:
         return None
-    sender = _name_of(inp, _sender_user(message))
-    handlers = [(u, n) for u, n in inp.colleagues if u != _sender_user(message) and _distinct(n, sender)]
+    sender = _name_of(inp, sender_user(message))
+    handlers = [(u, n) for u, n in inp.colleagues if u != sender_user(message) and _distinct(n, sender)]
     if not handlers:
         return None
     who, name = inp.rng.choice(handlers)  # the chat passes the answer on: the mail alone sends it back
@@ -530,7 +526,7 @@ def invoice_confirm_reply(inp: FamilyInput) -> TaskDraft | None:
         memory=[m1, m2],
         query=inp.query(about=m1.about),
         oracle=plan(who, name),
-        baseline=plan(_sender_user(message), sender),  # the intent alone answers whoever asked
+        baseline=plan(sender_user(message), sender),  # the intent alone answers whoever asked
         misreadings=[],
     )
 

@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 from generators.families.base import (
     TIME_FORMAT, FamilyInput, additive, booking, calendar_of, call, chance, column_sum, computed, docs, event_check,
     all_invoice_facts, extreme, facts_in, family, first_column, fmt, inbox_of, misreadings_of, near, own_words,
-    pick_column, piece, stem,
+    pick_column, piece, sender_user, stem,
 )
 from generators.families.time_rules import SlotChoice, choose_window, window_piece, with_correction
 from generators.english import join_and
@@ -504,7 +504,7 @@ def reply_to_mail(inp: FamilyInput) -> TaskDraft | None:
     value, *rest = inp.rng.sample(choices, len(choices))
     rest = [r for r in rest if _distinct(r, value)]
     point = shape.format(value)
-    sender = message["from"].split("@")[0].strip(" <>\"'")
+    sender = sender_user(message)
     subject = message["subject"]
     superseded: tuple[str, ...] = ()
     if rest and chance(inp, P_CORRECT):
@@ -538,7 +538,7 @@ def reply_to_mail(inp: FamilyInput) -> TaskDraft | None:
         baseline=[call("email_list_emails", user=inp.user),
                   call("email_read_email", user=inp.user, email_id=inbox[0][0]["id"]),
                   call("email_send_email", sender=inp.user,
-                       recipient=inbox[0][0]["from"].split("@")[0].strip(" <>\"'"),
+                       recipient=sender_user(inbox[0][0]),
                        subject=f"Re: {inbox[0][0]['subject']}",
                        content=f"Hi,\n\nThanks for your message. Confirming {inbox[0][1]} as you wrote.\n\n"
                                f"Best regards,\n{inp.user_name}")],

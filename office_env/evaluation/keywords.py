@@ -64,14 +64,23 @@ class Haystack:
         return self._numbers
 
     def has(self, keyword: Any) -> bool:
-        needle, number = _needle(keyword)
-        if number is not None:
-            return number in self.numbers()
-        clock = _clock(needle)
-        if clock is not None:
-            return clock in self.clocks()
-        day = _date(needle)
-        return day in self.dates() if day is not None else needle in self.text
+        kind, value = _kind(keyword)
+        if kind == "text":
+            return value in self.text
+        return value in {"number": self.numbers, "clock": self.clocks, "date": self.dates}[kind]()
+
+
+def _kind(keyword: Any) -> tuple[str, Any]:
+    """How a keyword is looked up: ("number", value), ("clock", (h, m)), ("date", (y, m, d)) or
+    ("text", its normalized text)."""
+    needle, number = _needle(keyword)
+    if number is not None:
+        return "number", number
+    clock = _clock(needle)
+    if clock is not None:
+        return "clock", clock
+    day = _date(needle)
+    return ("date", day) if day is not None else ("text", needle)
 
 
 def _needle(keyword: Any) -> tuple[str, float | None]:
@@ -119,17 +128,11 @@ class Keywords:
         self.clocks: set[tuple[int, int]] = set()
         self.dates: set[tuple[int, int, int]] = set()
         for keyword in keywords:
-            needle, number = _needle(keyword)
-            clock = _clock(needle) if number is None else None
-            day = _date(needle) if number is None and clock is None else None
-            if number is not None:
-                self.numbers.add(number)
-            elif clock is not None:
-                self.clocks.add(clock)
-            elif day is not None:
-                self.dates.add(day)
+            kind, value = _kind(keyword)
+            if kind == "text":
+                self.texts.append(value)
             else:
-                self.texts.append(needle)
+                {"number": self.numbers, "clock": self.clocks, "date": self.dates}[kind].add(value)
 
     def any_in(self, text: str) -> bool:
         """Whether ``text`` holds any of the keywords (its numbers are read only when it has a digit)."""

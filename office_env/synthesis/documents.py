@@ -807,9 +807,11 @@ Away = dict[str, list[tuple[date, date]]]  # user -> (first, last) days their ma
 
 
 _ISO_DAY_RE = re.compile(r"\b(\d{4}-\d{2}-\d{2})\b")
+# the mails that say their sender is away, and the value holding how many days (none: until a date)
+_ABSENCE_DAYS = {"Holiday cover": "count", "Leave approved": "days", "Out of office": None}
 
 
-def _clear_absences(world: World, out: list, absences: list[tuple[int, str, dict]],
+def _clear_absences(world: World, out: list, absences: list[tuple[int, str, int | None]],
                     facts: Facts) -> list[tuple[Person, date, date]]:
     """Keep each absence clear of the days its person is busy elsewhere in the office (a date they
     name in their own mail, the meeting whose notes list them and the next one those notes fix):
@@ -819,14 +821,13 @@ def _clear_absences(world: World, out: list, absences: list[tuple[int, str, dict
     attendees = set(facts.get("notes_people", "").split(","))
     spans = []
     leave = {out[position][2] for position, _, _ in absences}  # another absence of theirs is no busy day
-    for position, body_t, local in absences:
+    for position, old, days in absences:  # days: None for an out-of-office notice
         person, subject, body, when, cc = out[position]
         busy = {date.fromisoformat(d) for m in out if m[0] == person and m[2] not in leave
                 for d in _ISO_DAY_RE.findall(m[2].split("\n\nOn ")[0].split("---------- Forwarded")[0])}
         if person.user in attendees:
             busy |= {date.fromisoformat(facts[k]) for k in ("notes_day", "notes_later") if k in facts}
-        old = local["date"]
-        if body_t.startswith("Hello"):  # the out-of-office notice: away from the day it is sent
+        if days is None:  # the out-of-office notice: away from the day it is sent until the date it names
             past = [d for d in busy if when.date() <= d < world.now.date()]
             if past:  # sent the morning after the last day they were still about
                 when = max(when, min(datetime.combine(max(past) + timedelta(days=1), datetime.min.time())
@@ -837,8 +838,7 @@ def _clear_absences(world: World, out: list, absences: list[tuple[int, str, dict
                 until = min(coming)
             first, last = when.date(), until - timedelta(days=1)
         else:
-            days = int(_ISO_DAY_RE.sub("", body.split(" for ", 1)[1]).split()[0])
-            first = date.fromisoformat(old)
+            first = date.fromisoformat(old)  # a holiday: from the date it names, for its days
             for _ in range(60):
                 if not any(first <= d <= first + timedelta(days=days - 1) for d in busy):
                     break
@@ -898,7 +898,7 @@ def _emails(world: World, rng: random.Random, facts: Facts, away: Away | None = 
         notices[-1] = away_notice
     topics += [(t, False) for t in notices]
     out: list[tuple[Person, str, str, datetime, tuple[str, ...]]] = []
-    absences: list[tuple[int, str, dict]] = []  # (position in out, body template, values) of each absence mail
+    absences: list[tuple[int, str, int | None]] = []  # each absence mail: (position in out, its date, its days)
     taken: set[str] = set()
     in_notes = set(facts.get("notes_people", "").split(","))
     for index, ((subject_t, body_t), work) in enumerate(topics):
@@ -918,8 +918,9 @@ def _emails(world: World, rng: random.Random, facts: Facts, away: Away | None = 
         when = _mail_time(world.now, rng, 4, 13) if threaded else _mail_time(world.now, rng, 1, 13)
         if subject_t == "New starter next week":  # sent this morning, so "next week" is the week after now's
             when, threaded = world.now - timedelta(minutes=rng.randint(20, 90)), False
-        if subject_t in ("Holiday cover", "Leave approved", "Out of office"):
-            absences.append((len(out), body_t, local))
+        if subject_t in _ABSENCE_DAYS:
+            key = _ABSENCE_DAYS[subject_t]
+            absences.append((len(out), local["date"], local[key] if key else None))
         out.append((sender, subject, body, when, cc))
         if threaded:  # a reply, sometimes a second one, all copying the same people
             replier = sender
