@@ -505,7 +505,7 @@ def invoice_confirm_reply(inp: FamilyInput) -> TaskDraft | None:
     about = "the invoice question"
     m1 = piece(1, "fact", f"the invoice question came from {sender}", sender, cue="sender", about=about)
     m2 = piece(2, "action", f"the answer goes to {name}, who handles that supplier now", name, cue="recipient",
-               about=about, thread=2)
+               about="the answer to the invoice question", thread=2)
 
     def plan(to: str, to_name: str) -> list:
         return [call("email_read_email", user=inp.user, email_id=message["id"]),
