@@ -7,7 +7,8 @@ OfficeBench's evaluator knows ``evaluate_contain``, ``evaluate_not_contain``,
 carried over where their meaning survives:
 
 - ``evaluate_answer`` -> ``evaluate_contain`` (txt) on the answer file, a number as its plain
-  text (only when the tolerance is at most a cent: OfficeBench matches text, not a range);
+  text (only when the tolerance is at most a cent: OfficeBench matches text, not a range), and
+  one ``evaluate_not_contain`` for each answer it refuses beside the right one;
 - ``evaluate_calendar_event`` -> ``evaluate_contain`` (ics) on the user's calendar with the
   title's words that no line fold can split and the start and end as iCalendar stamps, plus
   ``evaluate_calendar_no_overlap``;
@@ -16,8 +17,9 @@ carried over where their meaning survives:
   party's name: the recipient's box is where the message is new.
 
 ``evaluate_calendar_no_event`` has no counterpart (OfficeBench cannot say "no event with this
-title at this time") and a ``sheet`` argument cannot be kept (OfficeBench reads the active sheet
-only): such criteria are reported as lost. OfficeBench's own spellings are used where they
+title at this time"), nor has a mail check's ``body_excludes`` (what one message must leave out:
+OfficeBench searches the whole mailbox), and a ``sheet`` argument cannot be kept (OfficeBench
+reads the active sheet only): such criteria are reported as lost. OfficeBench's own spellings are used where they
 differ: ``doc`` for Word in exact and diff checks, ``lambda x: ...`` comparators, and
 ``../../../../reference/<name>`` for expected files (its outputs lie four folders below the task).
 """
@@ -120,8 +122,14 @@ def _carry(function: str, args: dict[str, Any]) -> list[dict[str, Any]] | str:
             keywords = [_number_text(float(args["number"]))]
         else:
             return f"accepts any number within {args['tolerance']} of {args['number']}; OfficeBench matches text"
-        return [{"function": "evaluate_contain",
-                 "args": {"doc_type": "txt", "file": args.get("file", ANSWER_FILE), "keywords": keywords}}]
+        file = args.get("file", ANSWER_FILE)
+        refused = [str(x) if "keywords" in args else _number_text(float(x)) for x in args.get("excludes", [])]
+        inside = [x for x in refused if any(x.lower() in k.lower() for k in keywords)]
+        if inside:  # OfficeBench matches text: a right answer holding it would fail there
+            return f"must leave out {inside[0]!r}, which OfficeBench's text match finds inside the right answer"
+        return [{"function": "evaluate_contain", "args": {"doc_type": "txt", "file": file, "keywords": keywords}},
+                *({"function": "evaluate_not_contain", "args": {"doc_type": "txt", "file": file, "keywords": [x]}}
+                  for x in refused)]
     if function == "evaluate_calendar_event":
         summary = args["summary"] if isinstance(args["summary"], str) else " ".join(map(str, args["summary"]))
         keywords = _unfoldable_words(summary) + [_stamp(args[k]) for k in ("start", "end") if args.get(k)]
@@ -131,6 +139,8 @@ def _carry(function: str, args: dict[str, Any]) -> list[dict[str, Any]] | str:
                                                           "keywords": keywords}},
                 {"function": "evaluate_calendar_no_overlap", "args": {"username": args["username"]}}]
     if function == "evaluate_email_sent":
+        if args.get("body_excludes"):
+            return "what the message must leave out cannot be said of a whole mailbox, which OfficeBench searches"
         owner = args.get("recipient") or args["sender"]
         other = args.get("sender") if args.get("recipient") else args.get("recipient")
         keywords = [str(k) for k in (*args.get("subject_keywords", ()), *args.get("body_keywords", ()))]

@@ -222,6 +222,17 @@ def test_excel_cell_value(ws, registry):
     assert not empty.passed and "(9, 9)" in empty.reason and xlsx_io.EMPTY_CELL in empty.reason
 
 
+@pytest.mark.parametrize("written, passes", [
+    ("1,950 USD", True), ("$1,950.00", True), ("USD 1950", True), ("1950 eur", True), ("£1950", True),
+    ("1,950 USD extra", False), ("1950usd", False), ("about 1950", False), ("1,905 USD", False), ("3 hours", False),
+])
+def test_an_amount_written_as_money_matches_its_number(ws, registry, written, passes):
+    call(registry, ws, "excel_set_cell", {"file_path": "data/scores.xlsx", "row": 2, "col": 2, "value": written})
+    result = run(ws, "evaluate_excel_cell_value", {"file": "data/scores.xlsx", "matches": [
+        {"row": 2, "col": 2, "value": 1950}]})
+    assert result.passed is passes, result.reason
+
+
 def test_excel_cell_value_missing_file_and_sheet(ws):
     gone = run(ws, "evaluate_excel_cell_value", {"file": "data/other.xlsx", "matches": [{"row": 1, "col": 1, "value": 1}]})
     assert not gone.passed and "data/other.xlsx" in gone.reason
@@ -516,6 +527,31 @@ def test_answer(ws, registry):
     long = run(ws, "evaluate_answer", {"number": 12500})
     assert not long.passed and "more than an answer's 500" in long.reason
     assert run(ws, "evaluate_answer", {"number": 12500, "max_chars": 2000}).passed
+
+
+def test_a_count_may_be_written_in_words(ws, registry):
+    call(registry, ws, "system_write_answer", {"text": "Twenty-one claims are still open; someone filed one-offs."})
+    assert run(ws, "evaluate_answer", {"number": 21, "tolerance": 0}).passed
+    for wrong in (1, 20, 2):
+        result = run(ws, "evaluate_answer", {"number": wrong, "tolerance": 0})
+        assert not result.passed, (wrong, result.reason)
+    call(registry, ws, "system_write_answer", {"text": "Three."})
+    assert run(ws, "evaluate_answer", {"number": 3, "tolerance": 0}).passed
+    assert not run(ws, "evaluate_answer", {"number": 3.5, "tolerance": 0.1}).passed
+
+
+def test_an_answer_naming_a_refused_candidate_beside_the_right_one_fails(ws, registry):
+    call(registry, ws, "system_write_answer", {"text": "Either 12,500.00 or 3,191.40 USD, for invoice 7731."})
+    hedged = run(ws, "evaluate_answer", {"number": 12500, "excludes": [3191.4, 175]})
+    assert not hedged.passed and "3191.4" in hedged.reason and "12500" in hedged.reason
+    assert run(ws, "evaluate_answer", {"number": 12500, "excludes": [175, "Kestrel"]}).passed
+    # a refused value within the tolerance of the right one is the right one
+    assert run(ws, "evaluate_answer", {"number": 12500, "tolerance": 1, "excludes": [12500.5]}).passed
+
+    call(registry, ws, "system_write_answer", {"text": "EC-811 (or maybe EC-779)"})
+    words = run(ws, "evaluate_answer", {"keywords": ["EC-811"], "excludes": ["EC-779"]})
+    assert not words.passed and "'EC-779'" in words.reason
+    assert run(ws, "evaluate_answer", {"keywords": ["EC-811"], "excludes": ["EC-780", 811.5]}).passed
 
 
 # -- validation ------------------------------------------------------------------------------

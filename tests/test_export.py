@@ -93,6 +93,27 @@ def test_translation_keeps_the_meaning_or_says_what_is_lost():
         "[1] evaluate_answer", "[4] evaluate_calendar_no_event", "[7] evaluate_excel_cell_value"]
 
 
+def test_refused_answers_become_not_contain_checks_and_a_message_s_leave_outs_are_lost():
+    out = to_officebench([
+        {"function": "evaluate_answer", "args": {"number": 2104.68, "tolerance": 0.01, "excludes": [3006.68, 902]}},
+        {"function": "evaluate_answer", "args": {"keywords": ["EC-811"], "excludes": ["EC-779"]}},
+        {"function": "evaluate_answer", "args": {"number": 3793, "excludes": [79]}},
+        {"function": "evaluate_email_sent", "args": {"sender": "nora", "recipient": "malik", "body_keywords": ["Ada"],
+                                                     "body_excludes": ["Ben"]}},
+    ])
+    answer = {"doc_type": "txt", "file": "data/answer.txt"}
+    assert out.criteria == [
+        {"function": "evaluate_contain", "args": {**answer, "keywords": ["2104.68"]}},
+        {"function": "evaluate_not_contain", "args": {**answer, "keywords": ["3006.68"]}},
+        {"function": "evaluate_not_contain", "args": {**answer, "keywords": ["902"]}},
+        {"function": "evaluate_contain", "args": {**answer, "keywords": ["EC-811"]}},
+        {"function": "evaluate_not_contain", "args": {**answer, "keywords": ["EC-779"]}},
+    ]
+    # "79" is inside "3793" for a text match; the mailbox holds older mail that may name Ben
+    assert [line.split(":")[0] for line in out.lost] == ["[2] evaluate_answer", "[3] evaluate_email_sent"]
+    assert "'79'" in out.lost[0] and "whole mailbox" in out.lost[1]
+
+
 def test_a_plus_export_keeps_its_reference_files_and_the_reference_state_passes(tmp_path: Path):
     plus = tmp_path / "plus"
     regenerate_split(SAMPLE, plus, seed=3, days=5, utterances_per_day=20)

@@ -473,7 +473,29 @@ class _Tracer:
                     out.append(f"{where}: {str(word)[:60]!r} is a name every mail between them holds")
                 elif not text or self.office.find(word, self.read) is None:
                     out.append(f"{where}: {str(word)[:60]!r} is not in the office, so leaving it out proves nothing")
+            if item.get("function") == "evaluate_answer":
+                out += self._hedge_problems(i, args)
         return out
+
+    def _hedge_problems(self, i: int, args: dict[str, Any]) -> list[str]:
+        """What an answer must not also name (``excludes``) is what the intent-only plan or a misreading
+        answers, and never the right answer itself."""
+        wrong = [normalize(str(c.get("args", {}).get("text", ""))) for plan in self._wrong_plans() for c in plan
+                 if isinstance(c, dict) and c.get("tool") == "system_write_answer" and isinstance(c.get("args"), dict)]
+        right = [str(k) for k in args.get("keywords") or []] + ([str(args["number"])] if "number" in args else [])
+        out = []
+        for k, value in enumerate(args.get("excludes") or []):
+            where, text = f"evaluation[{i}].args.excludes[{k}]", normalize(str(value))
+            if any(same_value(value, r) or Haystack(text).has(r) or Haystack(normalize(r)).has(str(value)) for r in right):
+                out.append(f"{where}: {str(value)[:60]!r} is the right answer, or part of it")
+            elif not any(w == text or same_value(w, value) for w in wrong):
+                out.append(f"{where}: {str(value)[:60]!r} is not what the intent-only plan or a misreading answers")
+        return out
+
+    def _wrong_plans(self) -> list[list[Any]]:
+        plans = [self.record.get("baseline") or []]
+        plans += [m.get("plan") or [] for m in self.record.get("misreadings") or [] if isinstance(m, dict)]
+        return [p for p in plans if isinstance(p, list)]
 
     def _one_meeting(self, inputs: list[Any]) -> bool:
         """A start and a later end, both written in one calendar of the office (one meeting's span)."""

@@ -7,6 +7,7 @@ the reason says what was looked at and what was found, so a failing task can be 
 from __future__ import annotations
 
 import difflib
+import re
 from collections import Counter
 
 from dataclasses import dataclass
@@ -194,12 +195,25 @@ def evaluate_diff_contain_text(ctx: Context, args: dict[str, Any]) -> Outcome:
 
 # -- spreadsheets ----------------------------------------------------------------------------
 
+_MONEY_RE = re.compile(r"^\s*(?:[$€£]|(?:USD|EUR|GBP)\s)?\s*(-?[\d,]*\d(?:\.\d+)?)\s*(?:[$€£]|\s(?:USD|EUR|GBP))?\s*$",
+                       re.IGNORECASE)
+
+
+def _cell_number(value: Any) -> float | None:
+    """A cell's number, also when it is written as an amount of money ("1,950 USD", "$1,950.00")."""
+    number = comparators.as_number(value)
+    if number is None and isinstance(value, str):
+        money = _MONEY_RE.match(value)
+        number = comparators.as_number(money.group(1)) if money else None
+    return number
+
+
 def _cell_matches(value: Any, expected: Any) -> bool:
     """Equal as text with case and runs of white space folded ("Parking permits" holds "parking
-    permits"), or equal as numbers."""
+    permits"), or equal as numbers (a cell may write a number as money: "1,950 USD")."""
     if " ".join(xlsx_io.render_value(value).split()).lower() == " ".join(str(expected).split()).lower():
         return True
-    got, want = comparators.as_number(value), comparators.as_number(expected)
+    got, want = _cell_number(value), comparators.as_number(expected)
     return got is not None and want is not None and abs(got - want) <= 1e-9 * max(1.0, abs(want))
 
 
@@ -208,7 +222,7 @@ def _sheet(ctx: Context, args: dict[str, Any]):
 
 
 @check("evaluate_excel_cell_value", "Cells of a sheet hold the given values (row and col 1-based; text with case "
-       "and spacing folded, numbers by value).",
+       "and spacing folded, numbers by value, also when written as money such as '1,950 USD').",
        {"file": PATH, "sheet": {"type": "string"},
         "matches": {"type": "array", "minItems": 1, "items": {
             "type": "object", "properties": {"row": INDEX, "col": INDEX, "value": SCALAR},
@@ -335,14 +349,24 @@ def evaluate_email_sent(ctx: Context, args: dict[str, Any]) -> Outcome:
     return False, f"{len(candidates)} message(s) with {who}, but none has all the subject and body keywords"
 
 
+def _plain_number(value: Any) -> float | None:
+    try:
+        return float(str(value).replace(",", ""))
+    except ValueError:
+        return None
+
+
 ANSWER_MAX_CHARS = 500  # an answer, or a sentence or two around it; pasting a document is not answering
 
 
 @check("evaluate_answer",
        f"The answer file ({ANSWER_FILE} unless given) is a short answer (at most max_chars characters, "
-       f"{ANSWER_MAX_CHARS} unless given) holding the keywords, or a number within a tolerance.",
+       f"{ANSWER_MAX_CHARS} unless given) holding the keywords, or a number within a tolerance (a whole number "
+       "below 100 also in words), and none of "
+       "excludes (the answers a misreading gives: naming one beside the right answer is hedging).",
        {"file": PATH, "keywords": KEYWORDS, "number": {"type": "number"},
-        "tolerance": {"type": "number", "minimum": 0}, "max_chars": {"type": "integer", "minimum": 1}},
+        "tolerance": {"type": "number", "minimum": 0}, "max_chars": {"type": "integer", "minimum": 1},
+        "excludes": KEYWORDS},
        [], ("file",), extra={"oneOf": [{"required": ["keywords"]}, {"required": ["number"]}]})
 def evaluate_answer(ctx: Context, args: dict[str, Any]) -> Outcome:
     file = args.get("file", ANSWER_FILE)
@@ -355,15 +379,25 @@ def evaluate_answer(ctx: Context, args: dict[str, Any]) -> Outcome:
         return False, f"{file} holds {len(text.strip())} characters, more than an answer's {limit}"
     if "keywords" in args:
         absent = kw.missing(text, args["keywords"])
-        return (not absent), (f"{file} lacks {', '.join(repr(a) for a in absent)}" if absent
-                              else f"{file} holds the expected answer")
+        if absent:
+            return False, f"{file} lacks {', '.join(repr(a) for a in absent)}"
+        hedged = kw.present(text, args.get("excludes", []))
+        if hedged:
+            return False, f"{file} holds the expected answer but also {', '.join(repr(h) for h in hedged)}"
+        return True, f"{file} holds the expected answer"
     target, tolerance = float(args["number"]), float(args.get("tolerance", 1e-6))
     numbers = kw.numbers_in(text)
-    for number in numbers:
-        if abs(number - target) <= tolerance:
-            return True, f"{file} holds {number:g} (expected {target:g} +/- {tolerance:g})"
-    shown = ", ".join(f"{n:g}" for n in numbers[:5]) or "no number"
-    return False, f"{file} holds {shown}, expected {target:g} +/- {tolerance:g}"
+    found = next((n for n in numbers if abs(n - target) <= tolerance), None)
+    if found is None and target == int(target) and 0 <= target < 100:  # a count may be written in words
+        found = next((float(n) for n in kw.spelled_numbers(text) if abs(n - target) <= tolerance), None)
+    if found is None:
+        shown = ", ".join(f"{n:g}" for n in numbers[:5]) or "no number"
+        return False, f"{file} holds {shown}, expected {target:g} +/- {tolerance:g}"
+    wrong = [n for n in (_plain_number(x) for x in args.get("excludes", [])) if n is not None]
+    hedged = [n for n in numbers if abs(n - target) > tolerance and any(abs(n - w) <= tolerance for w in wrong)]
+    if hedged:
+        return False, f"{file} holds {found:g} but also {', '.join(f'{n:g}' for n in hedged)}, a misreading's answer"
+    return True, f"{file} holds {found:g} (expected {target:g} +/- {tolerance:g})"
 
 
 def check_time_args(args: dict[str, Any]) -> None:

@@ -159,6 +159,23 @@ def numbers_in(text: str) -> list[float]:
     return [float(n) for n in _SIGNED_NUMBER_RE.findall(without_thousands(text))]
 
 
+_UNITS = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
+          "sixteen seventeen eighteen nineteen").split()
+_TENS = {w: 10 * (i + 2) for i, w in enumerate("twenty thirty forty fifty sixty seventy eighty ninety".split())}
+_SPELLED_RE = re.compile(rf"(?<![\w-])(?:({'|'.join(_TENS)})(?:[- ]({'|'.join(_UNITS[1:10])}))?|({'|'.join(_UNITS)}))"
+                         r"(?![\w-])", re.IGNORECASE)
+
+
+def spelled_numbers(text: str) -> list[int]:
+    """Whole numbers below a hundred written in words ("three", "twenty-one"), in order: how a
+    person often writes a count."""
+    out = []
+    for tens, unit, small in _SPELLED_RE.findall(text):
+        out.append(_TENS[tens.lower()] + (_UNITS.index(unit.lower()) if unit else 0) if tens
+                   else _UNITS.index(small.lower()))
+    return out
+
+
 def missing(text: str, keywords: Iterable[Any]) -> list[str]:
     """The keywords not found in ``text`` (empty when all are present)."""
     hay = Haystack(text)

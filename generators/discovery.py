@@ -1,0 +1,87 @@
+"""The looking an agent must do before it can act, added to every plan of a task.
+
+A family (or a model) writes a plan as if the agent already knew where everything is: it reads
+``data/budget_q3.xlsx`` by name, opens a mail by its id, sets a cell it has never seen. An agent
+knows none of that: it lists the folder to find the file, lists the mailbox to learn the ids,
+reads a sheet before it changes a cell, looks at a calendar before it deletes from it. ``discover``
+puts those calls where the agent needs them, once each, so a plan's length counts the steps
+solving the task takes (difficulty is measured from it). The calls only read, so the state a plan
+leaves behind is unchanged.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Iterable
+
+from generators.model import Misreading, TaskDraft, ToolCall
+
+# Calls that make the file they name, so nothing about it needs finding.
+_CREATES = {"word_create_new_file", "excel_create_new_file"}
+# Calls that change a file the agent must have read first (an edit in place).
+_EDITS = {"excel_set_cell": "excel_read_file", "excel_delete_cell": "excel_read_file",
+          "word_write_to_file": "word_read_file"}
+# Calls that read a file.
+_READS = {"excel_read_file", "word_read_file", "pdf_read_file", "system_read_text"}
+
+
+def _folder(path: str) -> str:
+    return path.rsplit("/", 1)[0] if "/" in path else ""
+
+
+def discover_plan(plan: list[ToolCall], files: Iterable[str]) -> list[ToolCall]:
+    """``plan`` with the listing and reading calls an agent needs first. ``files`` are the testbed's
+    files before the plan runs (testbed-relative): only they need finding."""
+    existing = set(files)
+    made: set[str] = set()
+    listed_folders: set[str] = set()
+    read: set[str] = set()
+    listed_mail: set[str] = set()
+    listed_calendars: set[str] = set()
+    out: list[ToolCall] = []
+    for call in plan:
+        args = call.args if isinstance(call.args, dict) else {}
+        path = args.get("file_path")
+        user = args.get("user")
+        if isinstance(path, str) and path in existing and path not in made and call.tool not in _CREATES:
+            folder = _folder(path)
+            if folder not in listed_folders:
+                out.append(ToolCall("system_list_files", {"folder": folder} if folder else {}))
+                listed_folders.add(folder)
+            reader = _EDITS.get(call.tool)
+            if reader and path not in read and not (call.tool == "word_write_to_file" and args.get("mode") != "append"):
+                sheet = {"sheet": args["sheet"]} if reader == "excel_read_file" and args.get("sheet") else {}
+                out.append(ToolCall(reader, {"file_path": path, **sheet}))
+                read.add(path)
+        if call.tool == "email_read_email" and isinstance(user, str) and user not in listed_mail:
+            out.append(ToolCall("email_list_emails", {"user": user}))
+            listed_mail.add(user)
+        if call.tool == "calendar_delete_event" and isinstance(user, str) and user not in listed_calendars:
+            out.append(ToolCall("calendar_list_events", {"user": user}))
+            listed_calendars.add(user)
+        out.append(call)
+        if call.tool == "system_list_files":
+            listed_folders.add(str(args.get("folder", "")).strip().strip("/").removeprefix("./"))
+        elif call.tool == "email_list_emails" and isinstance(user, str):
+            listed_mail.add(user)
+        elif call.tool == "calendar_list_events" and isinstance(user, str):
+            listed_calendars.add(user)
+        elif call.tool in _READS and isinstance(path, str):
+            read.add(path)
+        if isinstance(path, str) and (call.tool in _CREATES or path not in existing):
+            made.add(path)
+        output = args.get("output_path")
+        if isinstance(output, str):
+            made.add(output)
+    return out
+
+
+def discover(draft: TaskDraft, files: Iterable[str]) -> TaskDraft:
+    """The draft with its oracle, baseline and misreading plans completed by ``discover_plan``."""
+    files = frozenset(files)
+    return replace(
+        draft,
+        oracle=discover_plan(draft.oracle, files),
+        baseline=discover_plan(draft.baseline, files),
+        misreadings=[Misreading(m.memory, m.dynamic, m.value, discover_plan(m.plan, files)) for m in draft.misreadings],
+    )
