@@ -91,7 +91,7 @@ def invoice_due_reminder(inp: FamilyInput) -> TaskDraft | None:
         return None
     start = invoice["due"].replace(hour=hour)
     end = start + timedelta(minutes=minutes)
-    title = f"Pay {invoice['vendor']}"
+    title = inp.rng.choice(("Invoice due", "Pay the supplier", "Payment due", "Settle the invoice"))
     rule = f"at {hour}:00 on the day it falls due"
     distractors = _vendor_near_miss(inp, every, invoice["vendor"], "the {} bill is already settled")
     about = "the invoice reminder"
@@ -102,6 +102,7 @@ def invoice_due_reminder(inp: FamilyInput) -> TaskDraft | None:
     m3 = piece(3, "fact", f"{name} in accounts needs the invoice number and amount by email", name, cue="recipient",
                about="the invoice's number and amount", thread=2)
     m4 = hour_piece(4, hour, rule, "the due-date reminder", said_first)
+    m5 = piece(5, "action", f"call the reminder {title}", title, cue="meeting_title", about=about)
 
     def plan(vendor: str, at: int = hour) -> list:
         inv = next((i for i in every if i["vendor"] == vendor), None)
@@ -109,7 +110,7 @@ def invoice_due_reminder(inp: FamilyInput) -> TaskDraft | None:
             return [call("system_list_files", folder="data")]
         s0 = inv["due"].replace(hour=at)
         return [call("pdf_read_file", file_path=inv["file"]),
-                call("calendar_create_event", user=inp.user, summary=f"Pay {inv['vendor']}", start=s0.strftime(FMT_T),
+                call("calendar_create_event", user=inp.user, summary=title, start=s0.strftime(FMT_T),
                      end=(s0 + timedelta(minutes=minutes)).strftime(FMT_T)),
                 call("email_send_email", sender=inp.user, recipient=who, subject=f"Invoice {inv['number']}",
                      content=letter(name, f"{inv['vendor']} invoice {inv['number']} for {fmt(inv['total'])} is due on "
@@ -124,11 +125,11 @@ def invoice_due_reminder(inp: FamilyInput) -> TaskDraft | None:
         intent=inp.intent(),
         subtasks=["Find the vendor's invoice and read it.", "Add the reminder on its due date.",
                   f"Email {name} the number and amount."],
-        evaluation=[event_check(inp.user, [invoice["vendor"]], start, end),
+        evaluation=[event_check(inp.user, title, start, end),
                     {"function": "evaluate_email_sent",
                      "args": {"sender": inp.user, "recipient": who,
                               "body_keywords": [invoice["number"], fmt(invoice["total"])]}}],
-        memory=[m1, m2, m3, m4],
+        memory=[m1, m2, m3, m4, m5],
         query=inp.query(about=m1.about),
         oracle=plan(invoice["vendor"]),
         baseline=plan(invoices[0]["vendor"], 9),  # the intent alone: the first open invoice, first thing that day
