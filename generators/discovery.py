@@ -5,12 +5,15 @@ A family (or a model) writes a plan as if the agent already knew where everythin
 knows none of that: it lists the folder to find the file, lists the mailbox to learn the ids,
 reads a sheet before it changes a cell, looks at a calendar before it deletes from it. ``discover``
 puts those calls where the agent needs them, once each, so a plan's length counts the steps
-solving the task takes (difficulty is measured from it). The calls only read, so the state a plan
-leaves behind is unchanged.
+solving the task takes (difficulty is measured from it). Files whose names differ only in their
+numbers (``invoice_5546.pdf``, ``invoice_9914.pdf``) can only be told apart by opening them, so
+the agent reads the ones listed before the right one, unless the chat gave that number. The calls
+only read, so the state a plan leaves behind is unchanged.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from typing import Iterable
 
@@ -23,16 +26,42 @@ _EDITS = {"excel_set_cell": "excel_read_file", "excel_delete_cell": "excel_read_
           "word_write_to_file": "word_read_file"}
 # Calls that read a file.
 _READS = {"excel_read_file", "word_read_file", "pdf_read_file", "system_read_text"}
+_READER_OF = {"xlsx": "excel_read_file", "docx": "word_read_file", "pdf": "pdf_read_file"}
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[a-z0-9]+", text.lower())
+
+
+def _shape(path: str) -> tuple[str, str, frozenset[str]]:
+    """A file's folder, extension and the words of its name other than numbers: two files of one
+    shape look alike in a listing."""
+    stem, _, ext = path.rsplit("/", 1)[-1].rpartition(".")
+    return _folder(path), ext.lower(), frozenset(w for w in _words(stem) if not w.isdigit())
+
+
+def _look_alikes(path: str, existing: set[str], said: set[str]) -> list[str]:
+    """The files listed before ``path`` that an agent cannot tell from it without opening them:
+    same folder, extension and words, differing in numbers, when the chat said none of ``path``'s
+    numbers."""
+    numbers = {w for w in _words(path.rsplit("/", 1)[-1]) if w.isdigit()}
+    if numbers & said:
+        return []
+    shape = _shape(path)
+    return [f for f in sorted(existing) if f < path and _shape(f) == shape]
 
 
 def _folder(path: str) -> str:
     return path.rsplit("/", 1)[0] if "/" in path else ""
 
 
-def discover_plan(plan: list[ToolCall], files: Iterable[str]) -> list[ToolCall]:
+def discover_plan(plan: list[ToolCall], files: Iterable[str], said: Iterable[str] = ()) -> list[ToolCall]:
     """``plan`` with the listing and reading calls an agent needs first. ``files`` are the testbed's
-    files before the plan runs (testbed-relative): only they need finding."""
+    files before the plan runs (testbed-relative): only they need finding; ``said`` are the values
+    the chat gives (a number among them names its file)."""
     existing = set(files)
+    said_words = {w for value in said for w in _words(value)}
+    plan_reads = {c.args.get("file_path") for c in plan if c.tool in _READS and isinstance(c.args, dict)}
     made: set[str] = set()
     listed_folders: set[str] = set()
     read: set[str] = set()
@@ -48,6 +77,12 @@ def discover_plan(plan: list[ToolCall], files: Iterable[str]) -> list[ToolCall]:
             if folder not in listed_folders:
                 out.append(ToolCall("system_list_files", {"folder": folder} if folder else {}))
                 listed_folders.add(folder)
+            if path not in read:
+                for other in _look_alikes(path, existing, said_words):
+                    reader = _READER_OF.get(_shape(other)[1], "system_read_text")
+                    if other not in read and other not in plan_reads:
+                        out.append(ToolCall(reader, {"file_path": other}))
+                        read.add(other)
             reader = _EDITS.get(call.tool)
             if reader and path not in read and not (call.tool == "word_write_to_file" and args.get("mode") != "append"):
                 sheet = {"sheet": args["sheet"]} if reader == "excel_read_file" and args.get("sheet") else {}
@@ -77,11 +112,14 @@ def discover_plan(plan: list[ToolCall], files: Iterable[str]) -> list[ToolCall]:
 
 
 def discover(draft: TaskDraft, files: Iterable[str]) -> TaskDraft:
-    """The draft with its oracle, baseline and misreading plans completed by ``discover_plan``."""
+    """The draft with its oracle, baseline and misreading plans completed by ``discover_plan``; the
+    values the chat says are the memory's (a misreading plan's agent heard its own value too)."""
     files = frozenset(files)
+    said = [m.value for m in draft.memory]
     return replace(
         draft,
-        oracle=discover_plan(draft.oracle, files),
-        baseline=discover_plan(draft.baseline, files),
-        misreadings=[Misreading(m.memory, m.dynamic, m.value, discover_plan(m.plan, files)) for m in draft.misreadings],
+        oracle=discover_plan(draft.oracle, files, said),
+        baseline=discover_plan(draft.baseline, files, said),
+        misreadings=[Misreading(m.memory, m.dynamic, m.value, discover_plan(m.plan, files, [*said, m.value]))
+                     for m in draft.misreadings],
     )

@@ -78,6 +78,29 @@ def test_a_file_at_the_testbed_root_lists_the_whole_testbed():
     assert discover_plan(plan, ["todo.txt"])[0] == ToolCall("system_list_files", {})
 
 
+LOOK_ALIKES = ["data/invoice_5546.pdf", "data/invoice_9914.pdf", "data/invoice_9914_paid.pdf",
+               "data/bluestem_invoice.pdf", "data/invoice_1200.docx", "data/budget_2024.xlsx", "data/budget_2024_old.xlsx"]
+
+
+def test_files_named_alike_but_for_a_number_are_opened_in_listing_order_until_the_right_one():
+    plan = [ToolCall("pdf_read_file", {"file_path": "data/invoice_9914.pdf"})]
+    assert discover_plan(plan, LOOK_ALIKES) == [
+        ToolCall("system_list_files", {"folder": "data"}),
+        ToolCall("pdf_read_file", {"file_path": "data/invoice_5546.pdf"}),  # not _paid, bluestem_ or .docx
+        plan[0]]
+    first = [ToolCall("pdf_read_file", {"file_path": "data/invoice_5546.pdf"})]
+    assert tools(discover_plan(first, LOOK_ALIKES)) == ["system_list_files", "pdf_read_file"]
+    assert tools(discover_plan([ToolCall("excel_read_file", {"file_path": "data/budget_2024_old.xlsx"})],
+                               LOOK_ALIKES)) == ["system_list_files", "excel_read_file"]  # "old" tells them apart
+
+
+def test_a_number_the_chat_gives_names_its_file_and_a_file_the_plan_reads_anyway_is_not_read_twice():
+    plan = [ToolCall("pdf_read_file", {"file_path": "data/invoice_9914.pdf"})]
+    assert tools(discover_plan(plan, LOOK_ALIKES, said=["INV-2024-9914"])) == ["system_list_files", "pdf_read_file"]
+    both = [*plan, ToolCall("pdf_read_file", {"file_path": "data/invoice_5546.pdf"})]
+    assert discover_plan(both, LOOK_ALIKES)[1:] == both
+
+
 def test_discover_completes_every_plan_of_a_draft():
     read = ToolCall("pdf_read_file", {"file_path": "data/invoice.pdf"})
     answer = ToolCall("system_write_answer", {"text": "1"})

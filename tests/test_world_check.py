@@ -80,6 +80,20 @@ def test_an_invoice_billing_items_its_order_lacks_is_caught(tmp_path, office):
     assert any(path in p and "not the items of" in p for p in problems), problems
 
 
+def test_an_invoice_due_on_a_weekend_is_caught(tmp_path, office):
+    world, root, manifest = office
+    copy = _copy(tmp_path, root)
+    path = _path(manifest, "invoice")
+    lines = pdf_io.read_text(copy / path, path).splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("Due date:"))
+    due = date.fromisoformat(lines[at].split(":", 1)[1].strip())
+    saturday = due + timedelta(days=(5 - due.weekday()) % 7)
+    lines[at] = f"Due date: {saturday:%Y-%m-%d}"
+    (copy / path).write_bytes(pdf_io.build("\n".join(lines), title="Invoice"))
+    problems = check_world(world, copy, manifest)
+    assert problems == [f"{path}: due {saturday:%Y-%m-%d}, a weekend"], problems
+
+
 def test_overlapping_events_are_caught(tmp_path, office):
     world, root, manifest = office
     copy = _copy(tmp_path, root)

@@ -133,7 +133,7 @@ def _budget_lines(sheets: dict[str, list[list]], kinds: dict[str, str], mails: d
 
 
 def _invoices(sheets: dict[str, list[list]], kinds: dict[str, str], texts: dict[str, str]) -> list[str]:
-    """An invoice bills its purchase order's items, from that order's vendor, due after it is issued."""
+    """An invoice bills its purchase order's items, from that order's vendor, due on a weekday after it is issued."""
     from office_env.synthesis.documents import _CATALOGUE
 
     orders: dict[str, tuple[str, set[str]]] = {}
@@ -158,8 +158,11 @@ def _invoices(sheets: dict[str, list[list]], kinds: dict[str, str], texts: dict[
         elif set(items) != orders[po][1]:
             out.append(f"{path}: bills {sorted(items)}, not the items of {po}")
         try:
-            if date.fromisoformat(fields["due date"]) <= date.fromisoformat(fields["invoice date"]):
+            due = date.fromisoformat(fields["due date"])
+            if due <= date.fromisoformat(fields["invoice date"]):
                 out.append(f"{path}: due {fields['due date']}, not after its date {fields['invoice date']}")
+            if due.weekday() >= 5:
+                out.append(f"{path}: due {fields['due date']}, a weekend")
         except (KeyError, ValueError):
             out.append(f"{path}: no readable invoice and due dates")
     return out

@@ -83,6 +83,15 @@ def _workday_before(now: datetime, rng: random.Random, low: int, high: int) -> d
     return day
 
 
+def _due_date(issued: date) -> date:
+    """When an invoice issued on ``issued`` falls due: 30 days on, moved to the next weekday (the
+    invoice's terms say so), so no payment is due on a weekend."""
+    due = issued + timedelta(days=30)
+    while due.weekday() >= 5:
+        due += timedelta(days=1)
+    return due
+
+
 def _extra_people(world: World, rng: random.Random, count: int) -> list[tuple[str, str]]:
     """(name, role) of invented employees whose first and last names the world does not use."""
     used_first = {p.first for p in world.people}
@@ -442,7 +451,7 @@ def _invoice_text(world: World, rng: random.Random, number: str, vendor: str, is
         f"Attention: {rng.choice(world.people).name}",
         f"PO reference: {po}",
         f"Invoice date: {_iso(issued)}",
-        f"Due date: {_iso(issued + timedelta(days=30))}",
+        f"Due date: {_iso(_due_date(issued))}",
         "Items:",
     ]
     subtotal = 0.0
@@ -463,7 +472,8 @@ def _invoice_text(world: World, rng: random.Random, number: str, vendor: str, is
 
 
 _INVOICE_TERMS = (
-    "1. Payment is due 30 days after the invoice date unless a purchase order states otherwise.",
+    "1. Payment is due 30 days after the invoice date, or on the next working day when that falls on a weekend, "
+    "unless a purchase order states otherwise.",
     "2. Late payments may carry interest of 1 percent per month on the amount outstanding.",
     "3. Queries about this invoice must reach {vendor} within 14 days of the invoice date.",
     "4. Goods remain the property of {vendor} until the invoice is paid in full.",
@@ -519,7 +529,7 @@ def _invoice(world: World, rng: random.Random, facts: Facts) -> Files:
     if issued >= world.now.date():
         issued = _workday_before(world.now, rng, 1, 2)
     text, total = _invoice_text(world, rng, number, vendor, issued, po, items, None)
-    facts.update(invoice_number=number, invoice_due=_iso(issued + timedelta(days=30)), invoice_total=_money(total),
+    facts.update(invoice_number=number, invoice_due=_iso(_due_date(issued)), invoice_total=_money(total),
                  invoice_vendor=vendor)
     name = rng.choice((f"invoice_{number.split('-')[-1]}.pdf", "invoice.pdf", f"{_slug(vendor)}_invoice.pdf"))
     out = [(f"data/{name}", "invoice", pdf_io.build(text, title=f"Invoice {number}", stamp=world.now))]
