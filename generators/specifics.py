@@ -47,6 +47,8 @@ import re
 from dataclasses import dataclass
 from typing import Iterable
 
+from office_env.money import CODE
+
 __all__ = ["Specific", "find_specifics", "locate_specifics", "check_specifics", "contains_specific",
            "normalize", "FILE_EXTENSIONS", "KINDS"]
 
@@ -111,7 +113,7 @@ _TIMES = (
 )
 _NUMBERS = (
     re.compile(rf"(?<![\w.$€£¥])(?:[$€£¥]\s?)?{_NUM}"
-               rf"(?:\s?%|\s(?:percent|USD|EUR|GBP|dollars?|euros?)\b)?(?![\w$€£¥])"),
+               rf"(?:\s?%|\s(?:percent|{CODE}|dollars?|euros?|pounds?)\b)?(?![\w$€£¥])"),
     re.compile(r"\b(?=[A-Za-z_]*\d)(?=\w*[A-Za-z])\w+\b"),
 )
 APP_PATTERNS = (

@@ -289,6 +289,28 @@ def test_documents_carry_world_facts_dated_before_now(written):
         assert world.company in lines[0]
 
 
+def test_every_city_has_a_currency_and_an_office_quotes_money_only_in_its_own(written):
+    from office_env.money import CURRENCY_CODES
+
+    assert set(world_module.CITIES) == set(world_module.CURRENCY_OF_CITY)
+    assert set(world_module.CURRENCY_OF_CITY.values()) <= set(CURRENCY_CODES)
+    registry = default_registry().read_only()
+    assert len({world.currency for world, _, _ in written.values()}) >= 2  # the seeds cover several currencies
+    for world, root, manifest in written.values():
+        ws = Workspace(root, now=world.now)
+        codes = set()
+        for path, kind in manifest.items():
+            if path.endswith((".pdf", ".docx")):
+                tool = "pdf_read_file" if path.endswith(".pdf") else "word_read_file"
+                text = registry.call(ws, tool, {"file_path": path}).observation
+            elif kind == "email":
+                text = (root / path).read_text(encoding="utf-8", errors="replace")
+            else:
+                continue
+            codes |= set(re.findall(r"\d (" + "|".join(CURRENCY_CODES) + r")\b", text))
+        assert codes == {world.currency}, (world.city, codes)
+
+
 def test_inbox_messages_come_from_colleagues_with_threads(written):
     for world, root, manifest in written.values():
         paths = _by_kind(manifest, "email")

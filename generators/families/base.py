@@ -17,11 +17,12 @@ from typing import Any, Callable
 
 from generators.families.phrasing import FamilyDefinitionError, Phrasing, load_phrasing
 from generators.model import Distractor, MemoryPiece, Misreading, TaskDraft, ToolCall
+from office_env.money import CODE
 from office_env.synthesis.check import away_span
 from office_env.synthesis.documents import is_superseded
 
 _NUMBER_RE = re.compile(r"^-?\d+(?:\.\d+)?$")
-QUOTE_RE = re.compile(r"quoted ((?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)? (?:USD|EUR|GBP))")  # a supplier's price in a mail
+QUOTE_RE = re.compile(rf"quoted ((?:\d{{1,3}}(?:,\d{{3}})+|\d+)(?:\.\d+)? {CODE})")  # a supplier's price in a mail
 
 
 @dataclass(frozen=True)
@@ -385,7 +386,7 @@ def extreme(table: "Table", label: int, col: int, highest: bool, given: tuple[st
                     note=f"{table.headers[label]} with the {'highest' if highest else 'lowest'} {table.headers[col]}")
 
 
-_FACT_RE = re.compile(r"\b(?:\d{4}-\d{2}-\d{2}|\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)? (?:USD|EUR|GBP|days|units|people)"
+_FACT_RE = re.compile(rf"\b(?:\d{{4}}-\d{{2}}-\d{{2}}|\d{{1,3}}(?:,\d{{3}})+(?:\.\d+)?|\d+(?:\.\d+)? (?:{CODE}|days|units|people)"
                       r"|\d{1,2}:\d{2})\b")
 
 

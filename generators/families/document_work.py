@@ -23,6 +23,7 @@ from generators.families.time_rules import (
     choose_window, hour_of, hour_piece, start_hour, window_piece, with_correction,
 )
 from generators.model import TaskDraft
+from office_env.money import CODE
 
 FMT_T = "%Y-%m-%d %H:%M:%S"
 _ITEM_RE = re.compile(r"^(?P<item>.+?) - (?P<qty>\d+) x (?P<price>[\d,]+\.\d{2}) = (?P<amount>[\d,]+\.\d{2})$")
@@ -574,7 +575,7 @@ def contract_notice_reminder(inp: FamilyInput) -> TaskDraft | None:
     )
 
 
-_SECOND_APPROVAL_RE = re.compile(r"claims above ([\d,]+(?:\.\d+)?) USD need a second approval", re.IGNORECASE)
+_SECOND_APPROVAL_RE = re.compile(rf"claims above ([\d,]+(?:\.\d+)?) ({CODE}) need a second approval", re.IGNORECASE)
 
 
 def _claim_logs(inp: FamilyInput) -> list[tuple[str, list[tuple[str, float]], list[tuple[str, float]]]]:
@@ -596,13 +597,13 @@ def _claim_logs(inp: FamilyInput) -> list[tuple[str, list[tuple[str, float]], li
 def claims_second_approval(inp: FamilyInput) -> TaskDraft | None:
     """Apply the handbook's second-approval limit to the expense claims still waiting, and send the
     colleague the chat names the claims above it with their total."""
-    rules = [(doc["file"], number(m.group(1))) for doc in docs(inp.notes, "pdf") for line in doc["lines"]
-             for m in [_SECOND_APPROVAL_RE.search(line)] if m]
+    rules = [(doc["file"], number(m.group(1)), m.group(2).upper()) for doc in docs(inp.notes, "pdf")
+             for line in doc["lines"] for m in [_SECOND_APPROVAL_RE.search(line)] if m]
     logs = [(f, sub, rest) for f, sub, rest in _claim_logs(inp)
-            if any(a > limit for _, a in sub for _, limit in rules) and any(a <= limit for _, a in sub for _, limit in rules)]
+            if any(a > limit for _, a in sub for _, limit, _ in rules) and any(a <= limit for _, a in sub for _, limit, _ in rules)]
     if not rules or not logs or len(inp.colleagues) < 2:
         return None
-    policy, limit = inp.rng.choice(rules)
+    policy, limit, currency = inp.rng.choice(rules)
     log, submitted, others = inp.rng.choice(logs)
     over = [(c, a) for c, a in submitted if a > limit]
     if not over or len(over) == len(submitted):
@@ -626,8 +627,8 @@ def claims_second_approval(inp: FamilyInput) -> TaskDraft | None:
     ids = [c for c, _ in over]
 
     def plan(to: str, to_name: str) -> list:
-        text = (f"These submitted claims are above the {fmt(limit)} USD limit and need your approval: "
-                f"{', '.join(ids)}. Together they come to {fmt(total)} USD.")
+        text = (f"These submitted claims are above the {fmt(limit)} {currency} limit and need your approval: "
+                f"{', '.join(ids)}. Together they come to {fmt(total)} {currency}.")
         return [call("pdf_read_file", file_path=policy), call("excel_read_file", file_path=log),
                 call("email_send_email", sender=inp.user, recipient=to, subject=subject,
                      content=letter(to_name, text, inp.user_name))]
@@ -636,7 +637,7 @@ def claims_second_approval(inp: FamilyInput) -> TaskDraft | None:
     everything = [c for c, _ in submitted]
     return TaskDraft(
         family="claims_second_approval", apps=["pdf", "excel", "email"], difficulty="hard",
-        description=f"Find the claims in {log} still marked Submitted whose amount is above the {fmt(limit)} USD "
+        description=f"Find the claims in {log} still marked Submitted whose amount is above the {fmt(limit)} {currency} "
                     f"second-approval limit in {policy}, and email {name} ({who}) with the subject '{subject}' their "
                     f"numbers ({join_and(ids)}).",
         intent=inp.intent(),
@@ -654,8 +655,8 @@ def claims_second_approval(inp: FamilyInput) -> TaskDraft | None:
         baseline=[call("excel_read_file", file_path=log),
                   call("email_send_email", sender=inp.user, recipient=inp.colleagues[0][0], subject="Claims",
                        content=f"Claims waiting: {', '.join(everything)}; "
-                               f"{fmt(round(sum(a for _, a in submitted), 2))} USD in all.")],
+                               f"{fmt(round(sum(a for _, a in submitted), 2))} {currency} in all.")],
         misreadings=misreadings_of([m2], lambda mid, value: plan(by_name[value], value) if value in by_name else None),
         computed=[computed(len(ids), "count", [fmt(a) for _, a in over],
-                           note=f"Submitted claims above {fmt(limit)} USD in {log}")],
+                           note=f"Submitted claims above {fmt(limit)} {currency} in {log}")],
     )

@@ -23,6 +23,7 @@ from generators.families.single_app import (
 )
 from generators.families.time_rules import hour_of, hour_piece, start_hour
 from generators.model import TaskDraft
+from office_env.money import CODE
 
 FMT_T = "%Y-%m-%d %H:%M:%S"
 _BOOKING_RE = re.compile(r"on (\d{4}-\d{2}-\d{2}) from (\d{1,2}:\d{2}) to (\d{1,2}:\d{2})")
@@ -415,7 +416,7 @@ def welcome_session(inp: FamilyInput) -> TaskDraft | None:
 
 
 _STOCK_RE = re.compile(r"items under (\d+)")
-_CONFIRM_RE = re.compile(r"invoice (\S+) from (\S+\.pdf)\. .*?total of ([\d,]+(?:\.\d+)?) USD")
+_CONFIRM_RE = re.compile(rf"invoice (\S+) from (\S+\.pdf)\. .*?total of ([\d,]+(?:\.\d+)?) {CODE}")
 
 
 @family("stock_question_reply", ("email", "excel"), "medium")
@@ -493,7 +494,8 @@ def invoice_confirm_reply(inp: FamilyInput) -> TaskDraft | None:
         return None
     message, invoice, file = inp.rng.choice(asks)
     lines = pdfs[file]["lines"]
-    total = next((line.split(":", 1)[1].strip().split(" ")[0] for line in lines if line.lower().startswith("total")), None)
+    total_line = next((line.split(":", 1)[1].split() for line in lines if line.lower().startswith("total")), [])
+    total, currency = (total_line + ["", ""])[:2]
     due = next((line.split(":", 1)[1].strip() for line in lines if line.lower().startswith("due date")), None)
     if not total or not due:
         return None
@@ -511,7 +513,7 @@ def invoice_confirm_reply(inp: FamilyInput) -> TaskDraft | None:
         return [call("email_read_email", user=inp.user, email_id=message["id"]),
                 call("pdf_read_file", file_path=pdfs[file]["file"]),
                 call("email_send_email", sender=inp.user, recipient=to, subject=f"Re: {message['subject']}",
-                     content=letter(to_name, f"Invoice {invoice} totals {total} USD and is due on {due}.",
+                     content=letter(to_name, f"Invoice {invoice} totals {f'{total} {currency}'.strip()} and is due on {due}.",
                                     inp.user_name))]
 
     return TaskDraft(
@@ -532,7 +534,7 @@ def invoice_confirm_reply(inp: FamilyInput) -> TaskDraft | None:
 
 
 _MILESTONE_RE = re.compile(r"The (.+?) milestone moves to (\d{4}-\d{2}-\d{2})")
-_DECISION_RE = re.compile(r"Decision: the (.+?) of ([\d,]+(?:\.\d+)?) (USD|EUR|GBP) is approved")
+_DECISION_RE = re.compile(rf"Decision: the (.+?) of ([\d,]+(?:\.\d+)?) ({CODE}) is approved")
 
 
 @family("milestone_to_calendar", ("word", "calendar"), "medium")

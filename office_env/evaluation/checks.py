@@ -20,6 +20,7 @@ from office_env.evaluation import comparator as comparators
 from office_env.evaluation import keywords as kw
 from office_env.evaluation.content import DOC_TYPES, find_mailbox_user, mailbox_text, read_document
 from office_env.formats import xlsx_io
+from office_env.money import CODE
 from office_env.evaluation.paths import external_target, inside
 from office_env.workspace import ANSWER_FILE, Workspace
 
@@ -195,8 +196,7 @@ def evaluate_diff_contain_text(ctx: Context, args: dict[str, Any]) -> Outcome:
 
 # -- spreadsheets ----------------------------------------------------------------------------
 
-_MONEY_RE = re.compile(r"^\s*(?:[$€£]|(?:USD|EUR|GBP)\s)?\s*(-?[\d,]*\d(?:\.\d+)?)\s*(?:[$€£]|\s(?:USD|EUR|GBP))?\s*$",
-                       re.IGNORECASE)
+_MONEY_RE = re.compile(rf"^\s*(?:[$€£]|{CODE}\s)?\s*(-?[\d,]*\d(?:\.\d+)?)\s*(?:[$€£]|\s{CODE})?\s*$", re.IGNORECASE)
 
 
 def _cell_number(value: Any) -> float | None:

@@ -289,14 +289,14 @@ def _expenses(world: World, rng: random.Random, facts: Facts) -> Files:
 _ACTION_LINES = (
     "- {a} will send the revised figures for {project} by {weekday}.",
     "- The {project} milestone moves to {date}; {b} updates the plan.",
-    "- Spending on {category} is capped at {amount} USD this quarter.",
+    "- Spending on {category} is capped at {amount} {currency} this quarter.",
     "- {b} books a room for the {project} review on {date}.",
     "- {a} and {b} to agree on the vendor shortlist before {weekday}.",
     "- Headcount stays at {count} until the {project} go-live.",
     "- Open question: who owns the {project} handover? {a} to follow up.",
     "- {b} shares the customer feedback summary ({count} responses) in the team folder.",
     "- Next meeting on {date} at {hour}:00 in the {city} office.",
-    "- Decision: the {category} request of {amount} USD is approved.",
+    "- Decision: the {category} request of {amount} {currency} is approved.",
     "- {a} to check the contract renewal date with Legal.",
     "- Risks: timeline slip of {count} days if testing starts late.",
 )
@@ -313,7 +313,7 @@ def _meeting_notes(world: World, rng: random.Random, facts: Facts) -> Files:
         later += timedelta(days=1)
     facts.update(notes_day=_iso(day), notes_later=_iso(later), notes_people=",".join(p.user for p in attendees[1:]))
     values = {
-        "project": project, "city": world.city,
+        "project": project, "city": world.city, "currency": world.currency,
         "a": attendees[1].first, "b": attendees[2].first,
         "weekday": rng.choice(WEEKDAY_NAMES[:5]), "date": _iso(later),
         "category": rng.choice(facts.get("budget_categories", ",".join(_BUDGET_CATEGORIES)).split(",")).lower(),
@@ -338,8 +338,8 @@ _REPORTS: dict[str, tuple[str, tuple[str, ...]]] = {
         "This policy applies to every employee of {company} who travels for work.",
         "Trips must be approved by your manager at least {days} days before departure.",
         "Economy class is the default for flights shorter than {hours} hours.",
-        "The daily meal allowance is {amount} USD in {city} and most other cities.",
-        "Hotel bookings go through the travel desk; the nightly limit is {limit} USD.",
+        "The daily meal allowance is {amount} {currency} in {city} and most other cities.",
+        "Hotel bookings go through the travel desk; the nightly limit is {limit} {currency}.",
         "Keep every receipt and file the expense claim within {window} days of returning.",
         "Rail is preferred over flights for journeys under {hours} hours door to door.",
         "Questions about this policy go to {owner}, {role}.",
@@ -348,12 +348,12 @@ _REPORTS: dict[str, tuple[str, tuple[str, ...]]] = {
     )),
     "expense_policy": ("Expense Policy", (
         "{company} reimburses reasonable costs that employees incur while doing their job.",
-        "Claims above {claim_limit} USD need a second approval from Finance.",
-        "Client meals are capped at {amount} USD per person, drinks included.",
+        "Claims above {claim_limit} {currency} need a second approval from Finance.",
+        "Client meals are capped at {amount} {currency} per person, drinks included.",
         "Software purchases must be checked with IT before anyone buys them.",
         "Submit claims monthly; claims older than {window} days are not paid.",
         "Mileage is paid at a fixed rate per kilometre, published each January.",
-        "Gifts to clients may not exceed {amount} USD in value.",
+        "Gifts to clients may not exceed {amount} {currency} in value.",
         "Corporate cards are for business use only and are reviewed every quarter.",
         "The owner of this policy is {owner}, {role}.",
         "This policy is effective from {date}.",
@@ -362,8 +362,8 @@ _REPORTS: dict[str, tuple[str, tuple[str, ...]]] = {
         "Employees of {company} may work remotely up to {per_week} days per week.",
         "Core hours are 10:00 to 15:00 local time; be reachable by chat and phone.",
         "The {city} office remains open for anyone who prefers to work on site.",
-        "A one-time home office allowance of {limit} USD covers a chair, desk or screen.",
-        "Internet costs are reimbursed up to {amount} USD per month.",
+        "A one-time home office allowance of {limit} {currency} covers a chair, desk or screen.",
+        "Internet costs are reimbursed up to {amount} {currency} per month.",
         "Team days happen on site once per month; your manager announces the date.",
         "Company laptops must use the VPN outside the office network.",
         "Working from another country for more than {window} days a year needs HR approval.",
@@ -372,9 +372,9 @@ _REPORTS: dict[str, tuple[str, tuple[str, ...]]] = {
     )),
     "quarterly_report": ("Quarterly Report", (
         "This report summarises the {team} team's results for the last quarter at {company}.",
-        "Revenue reached {limit} thousand USD, up {hours} percent on the previous quarter.",
+        "Revenue reached {limit} thousand {currency}, up {hours} percent on the previous quarter.",
         "The {project} work finished {days} days ahead of plan.",
-        "Spending stayed within budget; the largest item was travel at {amount} thousand USD.",
+        "Spending stayed within budget; the largest item was travel at {amount} thousand {currency}.",
         "Customer satisfaction rose to {score} out of 100 in the latest survey.",
         "Two roles were filled and one remains open in the {city} office.",
         "Main risk for next quarter: supplier delays on {project}.",
@@ -390,7 +390,7 @@ def _report(world: World, rng: random.Random, facts: Facts) -> Files:
     title, paragraphs = _REPORTS[key]
     owner = rng.choice(world.people)
     values = {
-        "company": world.company, "city": world.city, "team": world.team,
+        "company": world.company, "city": world.city, "currency": world.currency, "team": world.team,
         "project": rng.choice(world.projects), "owner": owner.name, "role": owner.role,
         "days": rng.choice((3, 5, 7, 10, 14)), "hours": rng.randint(2, 9),
         "window": rng.choice((30, 45, 60, 90)), "per_week": rng.randint(1, 4), "score": rng.randint(68, 96),
@@ -462,8 +462,8 @@ def _invoice_text(world: World, rng: random.Random, number: str, vendor: str, is
     rate = rng.choice((0, 5, 8, 10))
     tax = round(subtotal * rate / 100, 2)
     total = round(subtotal + tax, 2)
-    lines += [f"Subtotal: {_money(subtotal)} USD", f"Tax ({rate}%): {_money(tax)} USD",
-              f"Total due: {_money(total)} USD"]
+    lines += [f"Subtotal: {_money(subtotal)} {world.currency}", f"Tax ({rate}%): {_money(tax)} {world.currency}",
+              f"Total due: {_money(total)} {world.currency}"]
     if paid is not None:
         lines.append(f"Status: paid on {_iso(paid)}")
     lines += ["", f"Payment by bank transfer to {vendor}; quote the invoice number.", pdf_io.PAGE_BREAK,
@@ -553,7 +553,7 @@ _CONTRACT_CLAUSES = (
     ("Scope of services", ("The supplier provides the following to the client when ordered: {items}.",
                            "Orders are placed as purchase orders quoting this agreement.",
                            "The supplier names one account contact for the client's orders and queries.")),
-    ("Fees", ("The standing fee is {fee} USD per month, invoiced on the first working day of each month.",
+    ("Fees", ("The standing fee is {fee} {currency} per month, invoiced on the first working day of each month.",
               "Items ordered on purchase orders are invoiced at the catalogue prices in force on the order date.",
               "Prices may change once a year with {notice} days' written notice.")),
     ("Term", ("This agreement starts on {start} and ends on {end}.",
@@ -590,7 +590,7 @@ def _contract(world: World, rng: random.Random, facts: Facts) -> Files:
     while end < world.now.date():
         end = end.replace(year=end.year + 1) if not (end.month == 2 and end.day == 29) else date(end.year + 1, 2, 28)
     contact = rng.choice(world.people)
-    values = {"company": world.company, "city": world.city, "vendor": vendor,
+    values = {"company": world.company, "city": world.city, "currency": world.currency, "vendor": vendor,
               "items": ", ".join(item for item, _ in _CATALOGUE[vendor]), "fee": f"{rng.randrange(300, 4001, 50):,}",
               "notice": rng.choice((30, 45, 60, 90)), "start": _iso(start), "end": _iso(end),
               "contact": contact.name, "contact_role": contact.role}
@@ -633,13 +633,13 @@ _HANDBOOK_SECTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Money matters", (
         "Payroll questions go to {payroll}.",
         "Expense claims are paid with the next monthly salary run.",
-        "Expense claims above {claim_limit} USD need a second approval from Finance before they are paid.",
-        "Training budget: {budget} USD per person per year.",
-        "Parking permits cost {fee} USD per month.",
+        "Expense claims above {claim_limit} {currency} need a second approval from Finance before they are paid.",
+        "Training budget: {budget} {currency} per person per year.",
+        "Parking permits cost {fee} {currency} per month.",
         "Salaries are paid on the last working day of each month.")),
     ("The building", (
         "Visitors sign in at reception and wear a badge at all times.",
-        "Security badges cost {fee} USD to replace.",
+        "Security badges cost {fee} {currency} to replace.",
         "Meeting rooms are booked through the shared calendar, at most {hours} hours at a time.",
         "Fire drills happen twice a year; the assembly point is the {city} car park.",
         "Bicycles are parked in the basement rack; showers are on the ground floor.",
@@ -662,6 +662,7 @@ def _handbook(world: World, rng: random.Random, facts: Facts) -> Files:
     values = {
         "start": rng.choice((8, 9)), "end": rng.choice((17, 18)), "leave": rng.choice((22, 25, 26, 28, 30)),
         "notice": rng.choice((5, 7, 10, 14)), "ext": rng.randint(2000, 4999), "city": world.city,
+        "currency": world.currency,
         "years": rng.choice((3, 4)), "team": world.team, "lead": lead.name,
         "payroll": f"{payroll.name} ({payroll.email})", "hours": rng.choice((2, 3, 4)),
         "fee": rng.choice((15, 20, 25, 35)), "budget": rng.randrange(500, 3001, 250),
@@ -687,14 +688,14 @@ def _handbook(world: World, rng: random.Random, facts: Facts) -> Files:
 
 _MAIL_TOPICS = (
     ("Budget numbers for {quarter}",
-     "Hi {to},\n\nThe {quarter} budget for {category} came in at {amount} USD. "
+     "Hi {to},\n\nThe {quarter} budget for {category} came in at {amount} {currency}. "
      "Could you check it against {budget_file} before {weekday}?\n\nThanks,\n{sender}"),
     ("{project} status",
      "Hi {to},\n\nQuick update on {project}: we are about {percent}% done and the next milestone is {date}. "
      "I will share the details at the sync.\n\nBest,\n{sender}"),
     ("Invoice {invoice}",
      "Hi {to},\n\nFinance asked about invoice {invoice} from {invoice_file}. It is due on {invoice_due}. "
-     "Can you confirm the total of {invoice_total} USD is correct?\n\nRegards,\n{sender}"),
+     "Can you confirm the total of {invoice_total} {currency} is correct?\n\nRegards,\n{sender}"),
     ("Team lunch on {weekday}",
      "Hi {to},\n\nWe are planning a team lunch on {weekday} at 12:30 near the {city} office. "
      "Let me know if you can join.\n\nCheers,\n{sender}"),
@@ -720,10 +721,10 @@ _MAIL_TOPICS = (
      "Hi {to},\n\nThe updated draft is saved as {report_file}. Comments welcome until {weekday}.\n\n"
      "Regards,\n{sender}"),
     ("Vendor meeting follow-up",
-     "Hi {to},\n\nThanks for joining the vendor call on the {category} work. They quoted {quote} USD for the first year; "
+     "Hi {to},\n\nThanks for joining the vendor call on the {category} work. They quoted {quote} {currency} for the first year; "
      "I will ask for a second quote by {date}.\n\nBest,\n{sender}"),
     ("Second quote for the {category} work",
-     "Hi {to},\n\nThe second supplier came back on the {category} work: they quoted {quote2} USD for the same "
+     "Hi {to},\n\nThe second supplier came back on the {category} work: they quoted {quote2} {currency} for the same "
      "scope, with delivery in {count} weeks.\n\nRegards,\n{sender}"),
     ("New starter next week",
      "Hi {to},\n\nA new {role} starts on {date}. Could you add them to the {project} channel?\n\nThanks,\n{sender}"),
@@ -733,7 +734,7 @@ _REPLIES = (
     "Hi {to},\n\nAdding to this: I can take care of it by {weekday}. Let me know if anything changes.\n\n{sender}",
     "Hi {to},\n\nJust checking whether you saw this. A short answer is fine.\n\n{sender}",
 )
-_DOUBLE_CHECK = ("Hi {to},\n\nFollowing up on the message above: the number I have is {figure} USD, please double "
+_DOUBLE_CHECK = ("Hi {to},\n\nFollowing up on the message above: the number I have is {figure} {currency}, please double "
                  "check.\n\nThanks,\n{sender}")
 # Replies that fit only some topics (by subject template): a figure to double-check, a booking moved.
 _TOPIC_REPLIES = {
@@ -873,7 +874,7 @@ def _emails(world: World, rng: random.Random, facts: Facts, away: Away | None = 
         "quarter": f"Q{(world.now.month - 1) // 3 + 1}", "project": rng.choice(world.projects),
         "category": rng.choice(facts.get("budget_categories", ",".join(_BUDGET_CATEGORIES)).split(",")).lower(),
         "weekday": rng.choice(WEEKDAY_NAMES[:5]), "percent": rng.randrange(20, 96, 5),
-        "city": world.city, "count": rng.randint(2, 9), "month": facts.get("sales_month", world.now.strftime("%B")),
+        "city": world.city, "currency": world.currency, "count": rng.randint(2, 9), "month": facts.get("sales_month", world.now.strftime("%B")),
         "region": rng.choice(regions), "hour": rng.choice((10, 11, 14, 15)),
         "role": rng.choice(ROLES), "invoice": facts.get("invoice_number", "INV-0000"),
         "invoice_due": facts.get("invoice_due", "the end of the month"),

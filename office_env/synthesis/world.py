@@ -95,6 +95,14 @@ CITIES: tuple[str, ...] = (
     "Cape Town", "Singapore", "Boston", "Manchester", "Minneapolis", "Atlanta",
 )
 
+# The currency each city's offices pay and are paid in.
+CURRENCY_OF_CITY: dict[str, str] = {
+    "Portland": "USD", "Denver": "USD", "Austin": "USD", "Seattle": "USD", "Chicago": "USD", "Boston": "USD",
+    "Minneapolis": "USD", "Atlanta": "USD", "Leeds": "GBP", "Bristol": "GBP", "Edinburgh": "GBP",
+    "Manchester": "GBP", "Dublin": "EUR", "Rotterdam": "EUR", "Lyon": "EUR", "Porto": "EUR", "Toronto": "CAD",
+    "Vancouver": "CAD", "Melbourne": "AUD", "Auckland": "NZD", "Singapore": "SGD", "Cape Town": "ZAR",
+}
+
 FIRST_DAY = date(2024, 1, 8)
 LAST_DAY = date(2025, 6, 27)
 START_TIMES: tuple[time, ...] = tuple(time(9 + m // 60, m % 60) for m in range(0, 91, 15))  # 09:00-10:30
@@ -145,6 +153,11 @@ class World:
         """The user first, then the colleagues."""
         return (self.user, *self.colleagues)
 
+    @property
+    def currency(self) -> str:
+        """The code of the money the office's documents are written in (its city's)."""
+        return CURRENCY_OF_CITY[self.city]
+
     def person(self, user: str) -> Person:
         """The person whose user name is ``user`` (KeyError if nobody)."""
         for person in self.people:
@@ -162,6 +175,7 @@ class World:
             "team": self.team,
             "projects": list(self.projects),
             "city": self.city,
+            "currency": self.currency,
         }
 
 
