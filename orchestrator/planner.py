@@ -18,36 +18,50 @@ def _app_count(seed: int, index: int, counts: list[int]) -> int:
     return random.Random(f"{seed}:{index}:plan").choice(counts)
 
 
-def _deck(seed: int, index: int, app_count: int) -> list[str]:
-    """The seeded order in which the attempts of ``index``'s world walk the families of ``app_count``."""
-    world = index // TASKS_PER_WORLD
-    return random.Random(f"{seed}:{world}:{app_count}:families").sample(
-        families_for(app_count), len(families_for(app_count)))
+# (seed, counts) -> the app count of each attempt so far; the attempts before each, per app count
+_DRAWN: dict[tuple[int, tuple[int, ...]], tuple[list[int], dict[int, list[int]]]] = {}
 
 
-def _earlier(seed: int, index: int, counts: list[int]) -> int:
-    """How many attempts of ``index``'s world before it share its app count."""
-    app_count = _app_count(seed, index, counts)
-    first = index - index % TASKS_PER_WORLD
-    return sum(_app_count(seed, i, counts) == app_count for i in range(first, index))
+def _position(seed: int, index: int, counts: list[int]) -> int:
+    """How many attempts of the build before ``index`` share its app count (memoised: a build asks
+    for every index in turn)."""
+    drawn, before = _DRAWN.setdefault((seed, tuple(counts)), ([], {}))
+    while len(drawn) <= index:
+        i = len(drawn)
+        drawn.append(_app_count(seed, i, counts))
+        for count in set(counts):
+            seen = before.setdefault(count, [])
+            seen.append((seen[-1] + (drawn[i - 1] == count)) if i else 0)
+    return before[drawn[index]][index]
+
+
+def _deck(seed: int, app_count: int) -> list[str]:
+    """The build's seeded order of the families of ``app_count``, walked round and round by its
+    attempts of that app count: any run of consecutive attempts (one world's) repeats a family
+    only after using every other, and a dataset spreads over all of them."""
+    names = families_for(app_count)
+    return random.Random(f"{seed}:{app_count}:families").sample(names, len(names))
 
 
 def world_family(seed: int, index: int, counts: list[int]) -> str:
-    """The family of attempt ``index``: the attempts of one world walk a seeded order of the
-    families of their app count, so a world repeats a family only after using every other one."""
-    order = _deck(seed, index, _app_count(seed, index, counts))
-    return order[_earlier(seed, index, counts) % len(order)]
+    """The family of attempt ``index``: the next one in its app count's order."""
+    order = _deck(seed, _app_count(seed, index, counts))
+    return order[_position(seed, index, counts) % len(order)]
 
 
 def fallback_families(seed: int, index: int, counts: list[int]) -> list[str]:
-    """Where attempt ``index`` turns when its family can make no task in its world: the same app
-    count's families from the end of the world's order (which its other attempts reach last, or
-    never), each attempt one further back than the one before it, so that the fallbacks of one
-    world rarely repeat a task the world already has, or one another."""
+    """Where attempt ``index`` turns when its family can make no task in its world: the families
+    its app count's order puts just before the world's first attempt of that count (which the
+    world's own attempts reach last, or never), each attempt one further back than the one before
+    it, so that the fallbacks of one world rarely repeat a task the world already has, or one another."""
     family = world_family(seed, index, counts)
-    deck = _deck(seed, index, len(FAMILIES[family].apps))
-    back = _earlier(seed, index, counts)
-    order = [deck[(-1 - back - step) % len(deck)] for step in range(len(deck))]
+    deck = _deck(seed, len(FAMILIES[family].apps))
+    count = _app_count(seed, index, counts)
+    first = index - index % TASKS_PER_WORLD
+    world_start = next((_position(seed, i, counts) for i in range(first, index + 1)
+                        if _app_count(seed, i, counts) == count))
+    back = _position(seed, index, counts) - world_start
+    order = [deck[(world_start - 1 - back - step) % len(deck)] for step in range(len(deck))]
     return [name for name in order if name != family]
 
 

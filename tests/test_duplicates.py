@@ -117,6 +117,19 @@ def test_the_attempts_of_one_world_repeat_a_family_only_after_using_all_others()
                 assert max(used) - min(used) <= 1, (seed, world, count, picked)
 
 
+def test_a_build_spreads_its_attempts_over_every_family_not_only_within_each_world():
+    from collections import Counter
+
+    from orchestrator.planner import families_for, world_family
+
+    for seed in range(4):
+        for counts in ([1, 2, 3], [3]):
+            picked = Counter(world_family(seed, index, counts) for index in range(90))
+            for count in counts:
+                used = [picked[name] for name in families_for(count)]
+                assert max(used) - min(used) <= 1, (seed, counts, count, used)
+
+
 def test_fallback_families_are_ones_the_world_reaches_last_and_differ_between_attempts():
     from orchestrator.planner import _app_count, fallback_families, families_for, world_family
     from orchestrator.roles import TASKS_PER_WORLD

@@ -154,10 +154,13 @@ def labelled_tables(notes: dict[str, dict[str, Any]]) -> list[tuple[Table, int, 
     return out
 
 
-def pick_column(inp: FamilyInput, min_rows: int = 2, summable: bool = False) -> tuple[Table, int, int] | None:
+def pick_column(inp: FamilyInput, min_rows: int = 2, summable: bool = False,
+                avoid: tuple[Table, int, int] | None = None) -> tuple[Table, int, int] | None:
     """A random (table, label column, numeric column) from the workspace's sheets, or None;
-    ``summable``: only columns whose total means something (see ``additive``)."""
-    options = [(t, label, [c for c in numeric if additive(t.headers[c]) or not summable])
+    ``summable``: only columns whose total means something (see ``additive``); ``avoid``: not that
+    table's column (the one an intent-only agent reaches for, see ``first_column``)."""
+    skip = (avoid[0].file, avoid[2]) if avoid else None
+    options = [(t, label, [c for c in numeric if (additive(t.headers[c]) or not summable) and (t.file, c) != skip])
                for t, label, numeric in labelled_tables(inp.notes) if len(t.rows) >= min_rows]
     options = [o for o in options if o[2]]
     if not options:

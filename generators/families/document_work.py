@@ -144,7 +144,7 @@ def invoice_due_reminder(inp: FamilyInput) -> TaskDraft | None:
 @family("invoice_items_to_sheet", ("pdf", "excel"), "hard")
 def invoice_items_to_sheet(inp: FamilyInput) -> TaskDraft | None:
     """Copy every line item of the vendor's invoice into a new sheet, one row each."""
-    invoices = [i for i in _invoices(inp) if 2 <= len(i["items"]) <= 6]
+    invoices = [i for i in _invoices(inp) if 1 <= len(i["items"]) <= 6]
     if len(invoices) < 2:  # one invoice: the intent alone copies it
         return None
     invoice = inp.rng.choice(invoices[1:])
@@ -531,19 +531,26 @@ def contract_notice_reminder(inp: FamilyInput) -> TaskDraft | None:
                cue="supplier", about=about)
     m2 = piece(2, "action", f"book a reminder called {title} on the last weekday we can still give notice", title,
                cue="meeting_title", about=about)
+    others = [(u, n) for u, n in inp.colleagues if u != who and _distinct(n, name)]
+    distractors = ()
+    if others and chance(inp, P_DISTRACT):
+        earlier = inp.rng.choice(others)[1]
+        distractors = (near(earlier, f"{earlier} had the dates of the last renewal, a year ago"),)
     m3 = piece(3, "action", f"tell {name} the end date and the notice deadline", name, cue="recipient",
-               about="the agreement's end date and notice deadline", thread=2)
+               about="the agreement's end date and notice deadline", distractors=distractors, thread=2)
     m4 = hour_piece(4, hour, rule, "the reminder on the last weekday we can give notice", said_first)
     m5 = piece(5, "fact", f"the renewal reminder takes {minutes} minutes", f"{minutes} minutes", cue="duration",
                about=about)
     subject = f"{agreement['vendor']} agreement"
 
-    def plan(summary: str, at: int = hour) -> list:
+    users = {n: u for u, n in inp.colleagues}
+
+    def plan(summary: str, at: int = hour, to_name: str = name) -> list:
         s0 = start.replace(hour=at)
         return [call("pdf_read_file", file_path=agreement["file"]),
                 booking(inp.user, summary, s0, s0 + timedelta(minutes=minutes)),
-                call("email_send_email", sender=inp.user, recipient=who, subject=subject,
-                     content=letter(name, f"The {agreement['vendor']} agreement ends on {agreement['end']:%Y-%m-%d}; "
+                call("email_send_email", sender=inp.user, recipient=users[to_name], subject=subject,
+                     content=letter(to_name, f"The {agreement['vendor']} agreement ends on {agreement['end']:%Y-%m-%d}; "
                                           f"notice must be given by {deadline:%Y-%m-%d}.", inp.user_name))]
 
     return TaskDraft(
@@ -568,7 +575,8 @@ def contract_notice_reminder(inp: FamilyInput) -> TaskDraft | None:
                           agreement["end"].replace(hour=9, minute=30)),
                   call("email_send_email", sender=inp.user, recipient=inp.colleagues[0][0], subject="Contract",
                        content=f"The agreement ends on {agreement['end']:%Y-%m-%d}.")],
-        misreadings=misreadings_of([m4], lambda mid, value: plan(title, hour_of(value))),
+        misreadings=misreadings_of([m4, m3], lambda mid, value: plan(title, hour_of(value)) if mid == "m4" else
+                                   plan(title, to_name=value)),
         computed=[computed(start.strftime(FMT_T), "rule", [], rule=rule, given=("m1", "m4")),
                   computed(end.strftime(FMT_T), "add_minutes", [start.strftime(FMT_T), str(minutes)], given=("m5",)),
                   computed(f"{deadline:%Y-%m-%d}", "rule", [], rule=rule, given=("m1", "m4"))],

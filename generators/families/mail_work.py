@@ -239,14 +239,20 @@ def forward_mail(inp: FamilyInput) -> TaskDraft | None:
     found = []
     inbox = inbox_of(inp.notes, inp.user)
     wrote = Counter(sender_user(m) for m in inbox)  # "the mail from X" names one mail only if X wrote one
+    subjects = [m.get("subject", "").lower() for m in inbox if not m.get("subject", "").lower().startswith("re:")]
     for m in inbox:
         facts = facts_in(own_words(m))
         sender = _name_of(inp, sender_user(m))
-        if facts and sender and wrote[sender_user(m)] == 1 and not m.get("subject", "").lower().startswith("re:"):
-            found.append((m, sender, facts[:2]))
+        subject = m.get("subject", "")
+        if not facts or not sender or subject.lower().startswith("re:"):
+            continue
+        if wrote[sender_user(m)] == 1:
+            found.append((m, sender, facts[:2], sender, "sender"))
+        elif sum(subject.lower() in other for other in subjects) == 1:  # else its subject names it, if only it
+            found.append((m, sender, facts[:2], subject, "mail_subject"))
     if not found:
         return None
-    message, sender, facts = inp.rng.choice(found)
+    message, sender, facts, named, cue = inp.rng.choice(found)
     had_it = {address.split("@")[0].lower()  # no forward to someone the mail went to
               for _, address in getaddresses([message.get("to", ""), message.get("cc", "")])}
     targets = [(u, n) for u, n in inp.colleagues if n != sender and _distinct(n, sender) and u.lower() not in had_it]
@@ -266,8 +272,8 @@ def forward_mail(inp: FamilyInput) -> TaskDraft | None:
                    if olds and chance(inp, P_DISTRACT) else ())
     users = {n: u for u, n in inp.colleagues}
     about = "the mail to pass on"
-    m1 = piece(1, "fact", f"the mail to pass on is the one from {sender} about {message['subject']}", sender,
-               cue="sender", about=about)
+    m1 = piece(1, "fact", f"the mail to pass on is the one from {sender} about {message['subject']}", named,
+               cue=cue, about=about)
     m2 = piece(2, "action", f"it should be forwarded to {name}", name, cue="recipient", about=about,
                superseded=superseded, distractors=distractors, thread=2)
 
@@ -504,10 +510,16 @@ def invoice_confirm_reply(inp: FamilyInput) -> TaskDraft | None:
     if not handlers:
         return None
     who, name = inp.rng.choice(handlers)  # the chat passes the answer on: the mail alone sends it back
+    before = [(u, n) for u, n in handlers if u != who and _distinct(n, name)]
+    distractors = ()
+    if before and chance(inp, P_DISTRACT):
+        previous = inp.rng.choice(before)[1]
+        distractors = (near(previous, f"{previous} used to handle that supplier, before the team changed"),)
     about = "the invoice question"
     m1 = piece(1, "fact", f"the invoice question came from {sender}", sender, cue="sender", about=about)
     m2 = piece(2, "action", f"the answer goes to {name}, who handles that supplier now", name, cue="recipient",
-               about="the answer to the invoice question", thread=2)
+               about="the answer to the invoice question", distractors=distractors, thread=2)
+    users = dict((n, u) for u, n in handlers)
 
     def plan(to: str, to_name: str) -> list:
         return [call("email_read_email", user=inp.user, email_id=message["id"]),
@@ -529,7 +541,7 @@ def invoice_confirm_reply(inp: FamilyInput) -> TaskDraft | None:
         query=inp.query(about=m1.about),
         oracle=plan(who, name),
         baseline=plan(sender_user(message), sender),  # the intent alone answers whoever asked
-        misreadings=[],
+        misreadings=misreadings_of([m2], lambda mid, person: plan(users[person], person)),
     )
 
 
@@ -612,12 +624,14 @@ def decision_email(inp: FamilyInput) -> TaskDraft | None:
     olds = [n for u, n in inp.colleagues if n != name and _distinct(n, name)]
     inp.rng.shuffle(olds)
     superseded = (olds.pop(),) if olds and chance(inp, P_CORRECT) else ()
+    distractors = ((near(olds[0], f"{olds[0]} already heard about the last approval"),)
+                   if olds and chance(inp, P_DISTRACT) else ())
     users = {n: u for u, n in inp.colleagues}
     about = "the approval news"
     m1 = piece(1, "fact", f"the approval is recorded in {stem(doc['file'])}", stem(doc["file"]), cue="document",
                about=about)
     m2 = piece(2, "action", f"{name} should hear about the approval by email", name, cue="recipient", about=about,
-               superseded=superseded, thread=2)
+               superseded=superseded, distractors=distractors, thread=2)
 
     def plan(person: str) -> list:
         return [call("word_read_file", file_path=doc["file"]),

@@ -6,7 +6,8 @@ from datetime import datetime, timedelta
 
 from generators.families.base import (
     FamilyInput, additive, booking, calendar_of, call, chance, column_sum, computed, docs, event_check, extreme,
-    all_invoice_facts, facts_in, family, fmt, invoice_facts, letter, misreadings_of, near, pick_column, piece, present_on, stem,
+    all_invoice_facts, facts_in, family, first_column, fmt, invoice_facts, letter, misreadings_of, near, pick_column,
+    piece, present_on, stem,
 )
 from generators.english import join_and, possessive
 from generators.families.single_app import (
@@ -30,8 +31,8 @@ def _other_colleague(inp: FamilyInput, *taken: str) -> tuple[str, str] | None:
     return inp.rng.choice(options) if options else None
 
 
-def _total(inp: FamilyInput):
-    picked = pick_column(inp, min_rows=3, summable=True)
+def _total(inp: FamilyInput, avoid: tuple | None = None):
+    picked = pick_column(inp, min_rows=3, summable=True, avoid=avoid)
     if not picked:
         return None
     table, _, col = picked
@@ -424,7 +425,8 @@ def move_shared_meeting(inp: FamilyInput) -> TaskDraft | None:
 
 @family("sheet_to_report", ("excel", "word"), "medium")
 def sheet_to_report(inp: FamilyInput) -> TaskDraft | None:
-    picked = pick_column(inp)
+    guess = first_column(inp)  # the intent alone: the highest of the first sheet's first figures
+    picked = pick_column(inp, avoid=guess)
     if not picked:
         return None
     table, label, col = picked
@@ -438,8 +440,8 @@ def sheet_to_report(inp: FamilyInput) -> TaskDraft | None:
     superseded: tuple[str, ...] = ()
     low = _label_for(table, label, col, False)
     what = table.headers[label]  # said whole: a sheet's rows may be named by more than one column
-    guess = table.numeric_columns()[0]  # the intent alone: the highest of the sheet's first figures
-    if _label_for(table, label, guess, True) == who:
+    guessed = _label_for(guess[0], guess[1], guess[2], True) if guess else None
+    if guessed == who:
         return None
     if low and low != who and chance(inp, P_CORRECT):
         superseded = (f"{what} with the lowest {header}",)
@@ -483,7 +485,11 @@ def sheet_to_report(inp: FamilyInput) -> TaskDraft | None:
         query=inp.query(about=m1.about),
         oracle=[call("excel_read_file", file_path=table.file),
                 call("word_write_to_file", file_path=out, content=f"Report\nHighest {header}: {who} with {fmt(top)}.")],
-        baseline=plan("m1", f"{what} with the highest {table.headers[guess]}"),  # the sheet's first figures
+        baseline=[call("excel_read_file", file_path=guess[0].file),
+                  call("word_write_to_file", file_path=out,
+                       content=f"Report\nHighest {guess[0].headers[guess[2]]}: {guessed} with "
+                               f"{fmt(max(guess[0].column(guess[2])))}.")] if guess and guessed else
+        [call("word_write_to_file", file_path=out, content="Report")],
         misreadings=misreadings_of([m1], plan),
         computed=[extreme(table, label, col, True, given=("m1",))],
     )
@@ -546,7 +552,8 @@ def invoice_pipeline(inp: FamilyInput) -> TaskDraft | None:
 
 @family("report_pdf", ("excel", "word", "pdf"), "hard")
 def report_pdf(inp: FamilyInput) -> TaskDraft | None:
-    found = _total(inp)
+    guess = first_column(inp, min_rows=3, summable=True)  # the intent alone: the first sheet's first total
+    found = _total(inp, avoid=guess)
     if not found:
         return None
     table, header, total, col = found
@@ -554,8 +561,8 @@ def report_pdf(inp: FamilyInput) -> TaskDraft | None:
     pdf = doc[:-5] + ".pdf"
     totals = {table.headers[c]: round(sum(table.column(c)), 2) for c in table.numeric_columns()
               if additive(table.headers[c])}
-    guess = next(iter(totals))
-    if totals[guess] == total:
+    guessed = round(sum(guess[0].column(guess[2])), 2) if guess else None
+    if guessed is not None and abs(guessed - total) <= 0.01:
         return None
     others = [h for h, v in totals.items() if _distinct(h, header) and v != total]
     superseded: tuple[str, ...] = ()
@@ -588,7 +595,10 @@ def report_pdf(inp: FamilyInput) -> TaskDraft | None:
         memory=[m1, m2, m3],
         query=inp.query(about=m1.about),
         oracle=plan("m1", f"total {header}"),
-        baseline=plan("m1", f"total {guess}"),  # the intent alone writes up the sheet's first total
+        baseline=[call("excel_read_file", file_path=guess[0].file),
+                  call("word_write_to_file", file_path=doc, content=f"Total {guess[0].headers[guess[2]]}: {fmt(guessed)}"),
+                  call("word_convert_to_pdf", file_path=doc)] if guess else
+        [call("word_write_to_file", file_path=doc, content="Totals"), call("word_convert_to_pdf", file_path=doc)],
         misreadings=misreadings_of([m1], plan),
         computed=[column_sum(table, col, given=("m1",))],
     )

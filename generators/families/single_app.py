@@ -43,7 +43,8 @@ def _label_for(table, label: int, col: int, highest: bool) -> str | None:
 
 @family("sheet_question", ("excel",), "easy")
 def sheet_question(inp: FamilyInput) -> TaskDraft | None:
-    picked = pick_column(inp)
+    guess = first_column(inp)  # the intent alone: the first sheet's first figures, their highest
+    picked = pick_column(inp, avoid=guess)
     if not picked:
         return None
     table, label, col = picked
@@ -51,7 +52,6 @@ def sheet_question(inp: FamilyInput) -> TaskDraft | None:
     answer = _label_for(table, label, col, highest)
     if answer is None:
         return None
-    guess = first_column(inp)  # the intent alone: the first sheet's first figures, their highest
     guessed = _label_for(guess[0], guess[1], guess[2], True) if guess else None
     if guessed == answer:
         return None
@@ -100,7 +100,8 @@ def sheet_question(inp: FamilyInput) -> TaskDraft | None:
 
 @family("sheet_total", ("excel",), "medium")
 def sheet_total(inp: FamilyInput) -> TaskDraft | None:
-    picked = pick_column(inp, min_rows=3, summable=True)
+    guess = first_column(inp, min_rows=3, summable=True)  # the intent alone: the first sheet's first total
+    picked = pick_column(inp, min_rows=3, summable=True, avoid=guess)
     if not picked:
         return None
     table, _, col = picked
@@ -108,7 +109,6 @@ def sheet_total(inp: FamilyInput) -> TaskDraft | None:
               if additive(table.headers[c])}
     header = table.headers[col]
     total = totals[header]
-    guess = first_column(inp, min_rows=3, summable=True)  # the intent alone: the first sheet's first total
     guessed = round(sum(guess[0].column(guess[2])), 2) if guess else None
     if guessed is not None and abs(guessed - total) <= 0.01:
         return None

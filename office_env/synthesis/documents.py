@@ -276,7 +276,7 @@ def _expenses(world: World, rng: random.Random, facts: Facts) -> Files:
     days = sorted(_workday_before(world.now, rng, 1, 60) for _ in range(rng.randint(30, 60)))
     for number, day in enumerate(days, start=rng.randint(100, 800)):
         category, low, high = rng.choice(_CLAIM_CATEGORIES)
-        status = "Submitted" if (world.now.date() - day).days < 7 else rng.choice(("Approved", "Approved", "Paid",
+        status = "Submitted" if (world.now.date() - day).days < 10 else rng.choice(("Approved", "Approved", "Paid",
                                                                                     "Rejected"))
         rows.append([f"EC-{number}", rng.choice(directory)[0], _iso(day), category,
                      round(rng.uniform(low, high), 2), status])
@@ -301,6 +301,9 @@ _ACTION_LINES = (
     "- Risks: timeline slip of {count} days if testing starts late.",
 )
 
+_ALWAYS_NOTED = tuple(line for line in _ACTION_LINES
+                      if line.startswith(("- Decision:", "- Next meeting", "- The {project} milestone")))
+
 
 def _meeting_notes(world: World, rng: random.Random, facts: Facts) -> Files:
     """The minutes of the last sync, and beside them the earlier draft they replaced: the same
@@ -324,6 +327,10 @@ def _meeting_notes(world: World, rng: random.Random, facts: Facts) -> Files:
                  amount=f"{rng.randrange(1500, 25001, 250):,}", count=rng.randint(3, 40),
                  hour=rng.choice([h for h in (10, 11, 14, 15) if h != values["hour"]]))
     templates = rng.sample(_ACTION_LINES, rng.randint(5, 9))
+    for needed in _ALWAYS_NOTED:  # every sync records a decision, a milestone and when it meets next
+        if needed not in templates:
+            spare = [i for i, line in enumerate(templates) if line not in _ALWAYS_NOTED]
+            templates[rng.choice(spare)] = needed
     head = [f"# {project} sync", f"Date: {_iso(day)}", "Attendees: " + ", ".join(p.name for p in attendees)]
     final = head + [line.format(**values) for line in templates]
     earlier = head[:1] + ["Draft - not yet checked by the attendees"] + head[1:] + \
@@ -897,7 +904,7 @@ def _emails(world: World, rng: random.Random, facts: Facts, away: Away | None = 
     values["days"] = rng.choice([n for n in range(2, 11) if n != values["count"]])
     figures = rng.sample(range(800, 45001, 50), 3)  # the budget line and two suppliers' quotes never coincide
     values.update(amount=f"{figures[0]:,}", quote=f"{figures[1]:,}", quote2=f"{figures[2]:,}")
-    count = rng.randint(8, 12)
+    count = len(_MAIL_TOPICS)  # every kind of work mail, each in its own words: every family finds its mail
     threads = rng.randint(2, 4)
     topics = [(t, True) for t in rng.sample(_MAIL_TOPICS, count)]
     subjects = [t[0][0] for t in topics]
