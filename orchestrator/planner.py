@@ -50,18 +50,23 @@ def world_family(seed: int, index: int, counts: list[int]) -> str:
 
 
 def fallback_families(seed: int, index: int, counts: list[int]) -> list[str]:
-    """Where attempt ``index`` turns when its family can make no task in its world: the families
-    its app count's order puts just before the world's first attempt of that count (which the
-    world's own attempts reach last, or never), each attempt one further back than the one before
-    it, so that the fallbacks of one world rarely repeat a task the world already has, or one another."""
+    """Where attempt ``index`` turns when its family can make no task in its world: first the
+    families of its app count that none of the world's attempts plans, the world's n-th attempt of
+    that count starting at the n-th of them (so the fallbacks of one world differ from each other
+    and from the world's other tasks), then the planned ones, nearest the world's start first."""
     family = world_family(seed, index, counts)
     deck = _deck(seed, len(FAMILIES[family].apps))
-    count = _app_count(seed, index, counts)
+    count, size = _app_count(seed, index, counts), len(deck)
     first = index - index % TASKS_PER_WORLD
-    world_start = next((_position(seed, i, counts) for i in range(first, index + 1)
-                        if _app_count(seed, i, counts) == count))
-    back = _position(seed, index, counts) - world_start
-    order = [deck[(world_start - 1 - back - step) % len(deck)] for step in range(len(deck))]
+    mine = [_position(seed, i, counts) for i in range(first, first + TASKS_PER_WORLD)
+            if _app_count(seed, i, counts) == count]
+    start, end = mine[0], mine[-1] + 1
+    back = _position(seed, index, counts) - start
+    unused = [deck[p % size] for p in range(end, start + size)]
+    if unused:
+        unused = unused[back % len(unused):] + unused[:back % len(unused)]
+    rest = [deck[(start - 1 - back - step) % size] for step in range(size)]
+    order = unused + [name for name in rest if name not in unused]
     return [name for name in order if name != family]
 
 

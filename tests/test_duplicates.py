@@ -61,6 +61,18 @@ def test_tasks_that_do_the_same_office_work_under_other_names_are_one_task():
     assert not set(duplicate_keys(a)) & set(duplicate_keys(fewer))
 
 
+def test_the_same_computation_in_one_office_is_one_task_whichever_family_asks_for_it():
+    a = dict(task("a", "data/memo.docx", description="One."),
+             computed=[{"value": 15766.74, "op": "sum", "inputs": ["1", "2"]}])
+    b = dict(task("b", "data/other.docx", total="15,766.74", description="Two."), family="report_pdf",
+             computed=[{"value": "15,766.74", "op": "sum", "inputs": ["1", "2"]}])
+    b["evaluation"] = [{"function": "evaluate_answer", "args": {"keywords": ["15,766.74"]}}]
+    assert set(duplicate_keys(a)) & set(duplicate_keys(b))
+    assert not set(duplicate_keys(a)) & set(duplicate_keys(dict(b, provenance={"world_seed": 8})))
+    counted = dict(b, computed=[{"value": "15766.74", "op": "count", "inputs": []}])
+    assert not set(duplicate_keys(a)) & set(duplicate_keys(counted))
+
+
 def test_the_same_description_is_a_duplicate_whatever_it_checks():
     a = task("a", "data/a.docx", description="Email Marcus the total.")
     b = task("b", "data/b.docx", total="1", world=9, description="Email  marcus the TOTAL.")

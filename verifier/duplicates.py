@@ -6,7 +6,9 @@ and checked values with output names left out, so two tasks that differ only in 
 file they write are one task; and the same without the people, so two tasks that differ only in
 who gets the result are one task too; and its work, the checked values the chat does not say, so
 two tasks that do the same office work under other chat names -- another title, another file name
--- are one task); a build keeps the first task of each identity, by index, and drops a task whose
+-- are one task; and the values it computes, in any family: the same sum of the same office is one
+task whether it goes into the answer file or a mail); a build keeps the first task of each identity,
+by index, and drops a task whose
 description is almost that of an earlier one of its family (``near_words``).
 ``near_duplicates`` finds both kinds in a finished dataset, for the dataset card.
 """
@@ -19,6 +21,7 @@ import re
 from itertools import combinations
 from typing import Any
 
+from office_env.evaluation.comparator import as_number
 from office_env.evaluation.keywords import normalize
 from verifier.trace import leaves_of, office_values
 
@@ -55,7 +58,17 @@ def duplicate_keys(record: dict[str, Any]) -> list[str]:
     work = sorted(normalize(v) for v in office_values(record.get("evaluation") or [], said))
     if work:  # the values found in the office or computed, whatever the chat names them (a title, a file)
         keys.append(_digest("work", json.dumps([record.get("family"), world, work], sort_keys=True)))
+    done = sorted(f"{c.get('op')}={_same_value(c.get('value'))}" for c in record.get("computed") or []
+                  if isinstance(c, dict) and c.get("op") and c.get("value") not in (None, ""))
+    if done:  # the same computation in the same office is one task, whichever family asks for it and where it goes
+        keys.append(_digest("computed", json.dumps([world, done], sort_keys=True)))
     return keys
+
+
+def _same_value(value: Any) -> str:
+    """A computed value as two families that reach it would both write it: 1,950 and 1950.0 alike."""
+    number = as_number(value)
+    return format(number, ".12g") if number is not None else normalize(str(value))
 
 
 def near_words(record: dict[str, Any]) -> list[str]:
@@ -107,7 +120,7 @@ def near_duplicates(records: list[dict[str, Any]], threshold: float = NEAR_JACCA
     for (a, keys_a, words_a), (b, keys_b, words_b) in combinations(keyed, 2):
         if keys_a & keys_b:
             pairs.append((a, b, "same description" if any(k.startswith("description") for k in keys_a & keys_b)
-                          else "same world, family and checked values"))
+                          else "same world and checked or computed values"))
             continue
         union = words_a | words_b
         if alike(words_a, words_b, threshold):
