@@ -361,3 +361,15 @@ def test_a_mail_from_someone_who_wrote_several_is_named_by_its_subject(many_worl
                 assert m1.cue == "sender" and len(sent) == 1
                 assert sum(sender_user(m) == sender_user(sent[0]) for m in inbox) == 1
     assert by_subject
+
+
+def test_no_piece_is_a_bare_weekday_that_a_later_day_would_name_differently(drafts):
+    """"Tuesday", said on a Friday a week before now, names a Tuesday already past; the chat gives the
+    date with the day (followup_session said the bare name)."""
+    days = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+    built = [draft for made in drafts.values() for _, draft in made]
+    assert built
+    for draft in built:
+        for piece in draft.memory:
+            for value in (piece.value, *piece.superseded):
+                assert value.strip().lower() not in days, (draft.family, piece.id, value)

@@ -17,7 +17,7 @@ from generators.families.base import (
 )
 from generators.families.sheet_work import MAX_LISTED, label_column
 from generators.families.single_app import (
-    P_CORRECT, P_DISTRACT, _distinct, _out_name, first_free_booking, free_slots_after, slot_rule,
+    P_CORRECT, P_DISTRACT, _day_text, _distinct, _out_name, first_free_booking, free_slots_after, slot_rule,
 )
 from generators.families.time_rules import (
     choose_window, hour_of, hour_piece, start_hour, window_piece, with_correction,
@@ -275,7 +275,7 @@ def followup_session(inp: FamilyInput) -> TaskDraft | None:
     mark = inp.rng.choice(marks)
     names = [r[label] for r, v in zip(table.rows, values) if v < mark]
     when = inp.rng.choice(choice.days())
-    day = f"{when:%A}"
+    day = _day_text(when)  # with its date: a bare "Tuesday" said a week ago names a Tuesday now past
     choice = with_correction(inp, choice, when)
     start, end = choice.slot(when)  # type: ignore[misc]
     rule = slot_rule(choice)
