@@ -9,6 +9,7 @@ intent-only baseline runs on a fresh copy.
 from __future__ import annotations
 
 import random
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -373,3 +374,17 @@ def test_no_piece_is_a_bare_weekday_that_a_later_day_would_name_differently(draf
         for piece in draft.memory:
             for value in (piece.value, *piece.superseded):
                 assert value.strip().lower() not in days, (draft.family, piece.id, value)
+
+
+def test_a_headcount_is_never_a_number_inside_the_group_it_counts_or_a_date(many_worlds):
+    """Counting the orders of 2025-04-07 (4 of them) checked a number the chat says with the date,
+    or with a near-miss date (3 orders beside 2025-04-03)."""
+    seen = 0
+    for world, notes in many_worlds:
+        for _, _, _, draft in drafts_over("group_headcount", [(world, notes)], 4):
+            seen += 1
+            (check,) = draft.evaluation
+            key = next(m.value for m in draft.memory if m.id == "m1")
+            assert str(check["args"]["number"]) not in key, (world.seed, key)
+            assert not re.match(r"\d{4}-\d{2}-\d{2}", key), (world.seed, key)
+    assert seen >= 20
