@@ -330,15 +330,15 @@ def test_nobody_is_invited_to_a_meeting_on_a_day_their_mail_says_they_are_away(n
     assert built and absences >= 6
 
 
-def test_every_family_finds_its_material_in_most_offices(many_worlds):
+def test_every_family_finds_its_material_in_nearly_every_office(many_worlds):
     """A family that can build in few offices ends up rare in a dataset (its attempts fall back to
     others): report_pdf built in 9 of 60 tries, forward_mail in 12, before offices held every
-    kind of work mail and families stopped giving up on the intent-only agent's column. (A cover
-    note needs two colleagues away, which not every office has.)"""
+    kind of work mail, each absence from another colleague, a notice deadline still ahead, and
+    families stopped giving up on the intent-only agent's column."""
     thin = {}
     for name in FAMILY_NAMES:
         worlds_with = sum(any(True for _ in drafts_over(name, [(world, notes)], 3)) for world, notes in many_worlds)
-        if 2 * worlds_with < len(many_worlds):
+        if worlds_with < len(many_worlds) - 3:
             thin[name] = worlds_with
     assert not thin, f"families that build in few of {len(many_worlds)} offices: {thin}"
 

@@ -114,7 +114,7 @@ def _away_mails(root: Path, manifest: dict[str, str]) -> list[tuple[str, eml_io.
 
 def test_a_colleague_who_says_they_are_away_has_those_days_blocked_and_writes_nothing_after(tmp_path):
     seen = blocked = 0
-    for seed in (*range(8), 41, 58):  # 41 and 58: one colleague both on holiday and out of office
+    for seed in (*range(8), 41, 58):  # 41 and 58 once had one colleague both on holiday and out of office
         world = make_world(seed)
         root = tmp_path / str(seed)
         manifest = write_workspace(world, root)
@@ -142,6 +142,17 @@ def test_a_colleague_who_says_they_are_away_has_those_days_blocked_and_writes_no
                                                                    manifest.items() if k == "email")
                            if m.sender == mail.sender), (seed, path)
     assert seen >= 4 and blocked >= 2
+
+
+def test_each_absence_in_an_inbox_is_another_colleague_s(tmp_path):
+    """A cover note needs two colleagues away; one colleague sent both a holiday and an
+    out-of-office mail in some offices (seeds 41 and 58)."""
+    for seed in (*range(6), 41, 58):
+        world = make_world(seed)
+        root = tmp_path / str(seed)
+        manifest = write_workspace(world, root)
+        senders = [mail.sender for _, mail in _away_mails(root, manifest)]
+        assert len(senders) >= 2 and len(set(senders)) == len(senders), (seed, senders)
 
 
 def test_mail_or_a_meeting_from_someone_away_is_caught(tmp_path):

@@ -527,7 +527,7 @@ def _invoice(world: World, rng: random.Random, facts: Facts) -> Files:
     order), and an earlier, paid one for the second: two invoices in one folder, told apart by
     number, vendor, date and status."""
     po, vendor, ordered, items = _ordered(facts, "current")
-    if rng.random() < 0.7:  # as often happens, one line bills more than was ordered
+    if rng.random() < 0.85:  # as often happens, one line bills more than was ordered
         k = rng.randrange(len(items))
         item, quantity, price = items[k]
         items = [*items[:k], (item, quantity + rng.randint(1, 3), price), *items[k + 1:]]
@@ -587,6 +587,13 @@ _CONTRACT_CLAUSES = (
 )
 
 
+def _notice_periods(end: date, today: date) -> tuple[int, ...]:
+    """The notice periods an agreement ending on ``end`` may have so that notice can still be given
+    (a week or more ahead), as an office watching its renewals would have it; 30 days when none."""
+    fits = tuple(n for n in (30, 45, 60, 90) if end - timedelta(days=n) >= today + timedelta(days=7))
+    return fits or (30,)
+
+
 def _contract(world: World, rng: random.Random, facts: Facts) -> Files:
     """A framework agreement with one of the world's vendors: a few pages whose dates, notice period
     and fee are in the clauses, and whose items are that vendor's."""
@@ -599,7 +606,7 @@ def _contract(world: World, rng: random.Random, facts: Facts) -> Files:
     contact = rng.choice(world.people)
     values = {"company": world.company, "city": world.city, "currency": world.currency, "vendor": vendor,
               "items": ", ".join(item for item, _ in _CATALOGUE[vendor]), "fee": f"{rng.randrange(300, 4001, 50):,}",
-              "notice": rng.choice((30, 45, 60, 90)), "start": _iso(start), "end": _iso(end),
+              "notice": rng.choice(_notice_periods(end, world.now.date())), "start": _iso(start), "end": _iso(end),
               "contact": contact.name, "contact_role": contact.role}
     lines = [f"Framework Services Agreement - {vendor}", f"Agreement reference: FSA-{start.year}-{rng.randint(100, 999)}",
              ""]
@@ -919,11 +926,18 @@ def _emails(world: World, rng: random.Random, facts: Facts, away: Away | None = 
     absences: list[tuple[int, str, int | None]] = []  # each absence mail: (position in out, its date, its days)
     taken: set[str] = set()
     in_notes = set(facts.get("notes_people", "").split(","))
+    away_users: set[str] = set()
     for index, ((subject_t, body_t), work) in enumerate(topics):
         sender, other = rng.sample(world.colleagues, 2)
         if subject_t == "Out of office" and sender.user in in_notes:  # away now: not at the last sync
             free = [p for p in world.colleagues if p.user not in in_notes and p != other]
             sender = free[0] if free else sender
+        if subject_t in _ABSENCE_DAYS:  # each absence another colleague's: one colleague, one absence
+            if sender.user in away_users:
+                free = [p for p in world.colleagues if p.user not in away_users and p != other
+                        and (subject_t != "Out of office" or p.user not in in_notes)]
+                sender = free[0] if free else sender
+            away_users.add(sender.user)
         ahead = rng.randint(2, 20)
         if subject_t == "New starter next week":  # a start date in the week after the mail's week
             ahead = 7 - world.now.weekday() + rng.randint(0, 4)
