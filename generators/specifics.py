@@ -285,6 +285,17 @@ def contains_specific(haystack: str, specific: Specific | str) -> bool:
     return re.search(pattern, normalize(haystack)) is not None
 
 
+def says_value(text: str, value: str) -> bool:
+    """Whether ``text`` holds a memory ``value`` as words of its own: a department called "IT" is not
+    the "it" of "write it down" (a short capitalised value keeps its case), "Q3" is not in "Q31"."""
+    value = value.strip()
+    if not value:
+        return False
+    acronym = value.isupper() and len(value) <= 4
+    pattern = rf"(?<!\w){re.escape(value)}(?!\w)"
+    return re.search(pattern, text, 0 if acronym else re.IGNORECASE) is not None
+
+
 def check_specifics(instruction: str, intent: str, dialogue_text: str | Iterable[str]) -> list[str]:
     """Problems: each specific of ``instruction`` missing from the dialogue, each one in the intent."""
     if not isinstance(dialogue_text, str):

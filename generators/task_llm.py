@@ -9,6 +9,7 @@ from typing import Any
 from backends.prompts import render
 from generators.model import TaskDraft
 from generators.schemas import TASK_DRAFT_SCHEMA
+from generators.specifics import says_value
 from office_env.evaluation import catalog_summary, validate_criteria
 from office_env.synthesis.documents import is_superseded
 
@@ -19,11 +20,11 @@ def draft_problems(data: dict[str, Any]) -> list[str]:
     ids = [m["id"] for m in data["memory"]]
     if len(set(ids)) != len(ids):
         problems.append("memory: ids must be unique")
-    intent = data["intent"].lower()
+    intent = data["intent"]
     for piece in data["memory"]:
         if piece["value"].lower() not in piece["text"].lower():
             problems.append(f"memory {piece['id']}: value {piece['value']!r} must appear verbatim in its text")
-        if piece["value"].lower() in intent:
+        if says_value(intent, piece["value"]):
             problems.append(f"intent: contains the memory value {piece['value']!r}; remove every specific")
         for near in piece.get("distractors", ()):
             if near["value"].lower() not in near["text"].lower():

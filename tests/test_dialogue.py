@@ -399,6 +399,15 @@ def test_value_leaked_into_intent():
     assert len(lines) == 1
 
 
+def test_a_short_capitalised_value_leaks_only_as_itself_not_inside_a_word():
+    """A department called "IT" is not the "it" of "write it down", nor inside "with"."""
+    it = dataclasses.replace(BASE, memory=[dataclasses.replace(BASE.memory[0], value="IT")])
+    for intent, leaks in (("Count them and write it down with care.", False), ("Count the IT staff.", True)):
+        draft = dataclasses.replace(it, intent=intent)
+        found = [line for line in check_dialogue(draft, _base(), now=NOW).feedback.splitlines() if "intent leaks" in line]
+        assert bool(found) is leaks, (intent, found)
+
+
 def test_assistant_claims_completion():
     sessions = _base()
     d, i = _locate(sessions, "m3")

@@ -225,8 +225,10 @@ def test_excel_cell_value(ws, registry):
 @pytest.mark.parametrize("written, passes", [
     ("1,950 USD", True), ("$1,950.00", True), ("USD 1950", True), ("1950 eur", True), ("£1950", True),
     ("1,950 USD extra", False), ("1950usd", False), ("about 1950", False), ("1,905 USD", False), ("3 hours", False),
+    ("1950 days", True), ("1,950 Hours", True), ("1950%", True), ("1950 units", True), ("1950 dayz", False),
+    ("1950 days later", False), ("% 1950", False), ("1950% extra", False), ("1950days", True),
 ])
-def test_an_amount_written_as_money_matches_its_number(ws, registry, written, passes):
+def test_an_amount_written_as_money_or_with_its_unit_matches_its_number(ws, registry, written, passes):
     call(registry, ws, "excel_set_cell", {"file_path": "data/scores.xlsx", "row": 2, "col": 2, "value": written})
     result = run(ws, "evaluate_excel_cell_value", {"file": "data/scores.xlsx", "matches": [
         {"row": 2, "col": 2, "value": 1950}]})

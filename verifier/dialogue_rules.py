@@ -24,6 +24,7 @@ from datetime import date, datetime
 from typing import Any
 
 from generators.model import Session, TaskDraft, Turn, Verdict
+from generators.specifics import says_value
 
 # Completion claims: the assistant may promise ("I'll send it") but never report an action as
 # carried out. Matched on lower-cased text with typographic apostrophes made plain.
@@ -221,9 +222,9 @@ def check_dialogue(draft: TaskDraft, sessions: Iterable[Session | Mapping[str, A
     problems += mark_problems([p.to_dict() for p in draft.memory],
                               [(where, session_day, turn.role, low, turn.evidence, turn.superseded, turn.distractor)
                                for (where, turn, low), session_day in zip(flat, _days(sessions))])
-    intent = (draft.intent or "").lower()
+    intent = draft.intent or ""
     for piece in draft.memory:
-        if piece.value and piece.value.lower() in intent:
+        if piece.value and says_value(intent, piece.value):
             problems.append(f"intent leaks memory {piece.id} (value {_short(piece.value)})")
 
     # --- no utterance said twice --------------------------------------------------------------

@@ -199,18 +199,25 @@ def evaluate_diff_contain_text(ctx: Context, args: dict[str, Any]) -> Outcome:
 _MONEY_RE = re.compile(rf"^\s*(?:[$€£]|{CODE}\s)?\s*(-?[\d,]*\d(?:\.\d+)?)\s*(?:[$€£]|\s{CODE})?\s*$", re.IGNORECASE)
 
 
+# A count with its unit, as a person fills a sheet's cell: "28 days", "4 hours", "15%".
+_UNIT_RE = re.compile(r"^\s*(-?[\d,]*\d(?:\.\d+)?)\s*(?:%|(?:days?|hours?|minutes?|weeks?|months?|years?|percent|"
+                      r"people|persons?|units?|items?)\b)\s*$", re.IGNORECASE)
+
+
 def _cell_number(value: Any) -> float | None:
-    """A cell's number, also when it is written as an amount of money ("1,950 USD", "$1,950.00")."""
+    """A cell's number, also when it is written as an amount of money ("1,950 USD", "$1,950.00") or
+    with its unit ("28 days", "15%")."""
     number = comparators.as_number(value)
     if number is None and isinstance(value, str):
-        money = _MONEY_RE.match(value)
-        number = comparators.as_number(money.group(1)) if money else None
+        found = _MONEY_RE.match(value) or _UNIT_RE.match(value)
+        number = comparators.as_number(found.group(1)) if found else None
     return number
 
 
 def _cell_matches(value: Any, expected: Any) -> bool:
     """Equal as text with case and runs of white space folded ("Parking permits" holds "parking
-    permits"), or equal as numbers (a cell may write a number as money: "1,950 USD")."""
+    permits"), or equal as numbers (a cell may write a number as money, "1,950 USD", or with its
+    unit, "28 days")."""
     if " ".join(xlsx_io.render_value(value).split()).lower() == " ".join(str(expected).split()).lower():
         return True
     got, want = _cell_number(value), comparators.as_number(expected)
@@ -222,7 +229,8 @@ def _sheet(ctx: Context, args: dict[str, Any]):
 
 
 @check("evaluate_excel_cell_value", "Cells of a sheet hold the given values (row and col 1-based; text with case "
-       "and spacing folded, numbers by value, also when written as money such as '1,950 USD').",
+       "and spacing folded, numbers by value, also when written as money such as '1,950 USD' or with a unit "
+       "such as '28 days').",
        {"file": PATH, "sheet": {"type": "string"},
         "matches": {"type": "array", "minItems": 1, "items": {
             "type": "object", "properties": {"row": INDEX, "col": INDEX, "value": SCALAR},
