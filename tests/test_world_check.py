@@ -212,3 +212,26 @@ def test_a_budget_figure_for_work_the_budget_sheet_lacks_is_caught(tmp_path, off
                                            world.now - timedelta(days=1)))
     problems = check_world(world, copy, {**manifest, path: "email"})
     assert any(path in p and "moon landings budget" in p for p in problems), problems
+
+
+def test_dates_in_mail_and_notes_fall_on_working_days(tmp_path):
+    """A room booked for a Sunday, a leave starting on a Saturday, an out-of-office ending on one, a
+    draft's milestone on a Saturday: all seen in generated offices before."""
+    from office_env.formats import docx_io
+
+    for seed in range(6):
+        world = make_world(seed)
+        root = tmp_path / str(seed)
+        manifest = write_workspace(world, root)
+        for path, kind in manifest.items():
+            if kind == "email":
+                mail = eml_io.read(root / path, path)
+                text = mail.body.split("\n>")[0]  # its own words, not a quoted earlier mail
+            elif kind.startswith("meeting_notes"):
+                text = docx_io.read_text(root / path, path)
+            else:
+                continue
+            for found in re.findall(r"\d{4}-\d{2}-\d{2}", text):
+                day = date.fromisoformat(found)
+                if day > world.now.date() or kind.startswith("meeting_notes"):
+                    assert day.weekday() < 5, (seed, path, found)

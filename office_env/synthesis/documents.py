@@ -323,7 +323,10 @@ def _meeting_notes(world: World, rng: random.Random, facts: Facts) -> Files:
         "amount": f"{rng.randrange(1500, 25001, 250):,}", "count": rng.randint(3, 40),
         "hour": rng.choice((10, 11, 14, 15)),
     }
-    draft = dict(values, date=_iso(later + timedelta(days=rng.choice((-3, -2, 2, 3, 7)))),
+    drafted = later + timedelta(days=rng.choice((-3, -2, 2, 3, 7)))
+    while drafted.weekday() >= 5 or drafted == later:  # the draft's date: another working day
+        drafted += timedelta(days=1)
+    draft = dict(values, date=_iso(drafted),
                  amount=f"{rng.randrange(1500, 25001, 250):,}", count=rng.randint(3, 40),
                  hour=rng.choice([h for h in (10, 11, 14, 15) if h != values["hour"]]))
     templates = rng.sample(_ACTION_LINES, rng.randint(5, 9))
@@ -864,8 +867,8 @@ def _clear_absences(world: World, out: list, absences: list[tuple[int, str, int 
             first, last = when.date(), until - timedelta(days=1)
         else:
             first = date.fromisoformat(old)  # a holiday: from the date it names, for its days
-            for _ in range(60):
-                if not any(first <= d <= first + timedelta(days=days - 1) for d in busy):
+            for _ in range(60):  # on the first working day clear of them
+                if first.weekday() < 5 and not any(first <= d <= first + timedelta(days=days - 1) for d in busy):
                     break
                 first += timedelta(days=1)
             last, until = first + timedelta(days=days - 1), first
@@ -941,7 +944,10 @@ def _emails(world: World, rng: random.Random, facts: Facts, away: Away | None = 
         ahead = rng.randint(2, 20)
         if subject_t == "New starter next week":  # a start date in the week after the mail's week
             ahead = 7 - world.now.weekday() + rng.randint(0, 4)
-        local = dict(values, sender=sender.first, other=other.first, date=_iso(world.now + timedelta(days=ahead)))
+        day = (world.now + timedelta(days=ahead)).date()
+        while day.weekday() >= 5:  # a booking, a leave's first day, a return: on a working day
+            day += timedelta(days=1)
+        local = dict(values, sender=sender.first, other=other.first, date=_iso(day))
         subject = subject_t.format(**local)
         body = body_t.format(**local)
         others = [p for p in world.colleagues if p not in (sender,)]
