@@ -944,6 +944,15 @@ class SmallTalk:
                 return text
         raise ValueError(f"small talk: every {pool!r} value is rejected by avoid(); cannot compose a persona")
 
+    def _number(self, rng: random.Random, draw: Callable[[], int]) -> str:
+        """A persona's number (a bus route, minutes of commute) that ``avoid`` accepts: drawn
+        again while it is one of the task's values, since every fragment would hold it."""
+        for _ in range(40):
+            text = str(draw())
+            if self._avoid(text):
+                return text
+        raise ValueError("small talk: every number drawn is rejected by avoid(); cannot compose a persona")
+
     def _make_persona(self, rng: random.Random, user_first: str, assistant: str, company: str) -> None:
         names: set[str] = {n.lower() for n in (user_first, assistant, *self._colleagues) if n}
         ctx: dict[str, str] = {"city": self.city}
@@ -1021,8 +1030,8 @@ class SmallTalk:
         city_key = re.sub(r"[^a-z]", "", self.city.lower())
         aliases["city"] = f"city.{city_key}" if city_key in _FAMILIES["city"] else "city.default"
         self._aliases_base = aliases
-        ctx["bus_no"] = str(2 + int(rng.random() * 90))
-        ctx["commute_min"] = str(15 + 5 * int(rng.random() * 8))
+        ctx["bus_no"] = self._number(rng, lambda: 2 + int(rng.random() * 90))
+        ctx["commute_min"] = self._number(rng, lambda: 15 + 5 * int(rng.random() * 8))
 
         pflags = _FLAGS.mask(flags) | base
 

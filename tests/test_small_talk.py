@@ -423,6 +423,18 @@ def test_avoid_keeps_task_values_out():
     assert any("Roswitha" in t for _, t in lines)
 
 
+def test_persona_numbers_are_drawn_again_when_avoid_rejects_them():
+    """A bus route or commute length that is one of the task's values is drawn again: every
+    fragment naming it would be rejected, so the persona could not be composed."""
+    def avoid(text: str) -> bool:
+        return not any(int(n) % 2 == 0 for n in re.findall(r"\b\d+\b", text))
+
+    for seed in range(40):
+        st = make(seed, avoid=avoid)
+        lines = texts(history(st, date(2024, 5, 6), sessions=2, seed=1))
+        assert lines and all(avoid(text) for _, text in lines)
+
+
 def test_works_without_name_company_colleagues_or_projects():
     """avoid() may take the user's name, the company and every colleague away: talk goes on."""
     for seed in range(12):
