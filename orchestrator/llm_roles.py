@@ -6,11 +6,12 @@ from typing import Any
 
 from generators.dialogue_llm import generate_dialogue_llm
 from generators.dialogue_offline import plan_dialogue, task_values
+from generators.families import FAMILIES
 from generators.model import Session, TaskDraft, Verdict
 from generators.task_llm import generate_task_llm
 from office_env import Workspace
 from orchestrator.offline_roles import office_files
-from orchestrator.planner import plan_llm
+from orchestrator.planner import app_counts, fallback_families, plan_llm
 from orchestrator.roles import Job, Plan
 from surfers.llm import explore_llm
 from surfers.offline import WorkspaceReader, list_files
@@ -38,8 +39,11 @@ class LLMRoles:
 
     def generate_task(self, job: Job, plan: Plan, notes: dict[str, dict[str, Any]]) -> TaskDraft | None:
         world = job.world
+        fallbacks = [name for name in fallback_families(job.config.seed, job.index, app_counts(job))
+                     if name != plan.family and len(FAMILIES[name].apps) == len(plan.apps)]
         return generate_task_llm(
-            self.client, plan={"apps": list(plan.apps), "task_kind": plan.family, "difficulty": plan.difficulty},
+            self.client, plan={"apps": list(plan.apps), "task_kind": plan.family, "difficulty": plan.difficulty,
+                               "other_kinds": fallbacks},
             notes=notes, user={"username": world.user.user, "name": world.user.name},
             colleagues=[{"username": p.user, "name": p.name} for p in world.colleagues], now=world.now,
         )

@@ -106,13 +106,23 @@ PLAN_SCHEMA: dict[str, Any] = {
 }
 
 
+def planned_here(seed: int, index: int, counts: list[int]) -> list[str]:
+    """The families the other attempts in attempt ``index``'s world are planned to make."""
+    first = index - index % TASKS_PER_WORLD
+    return list(dict.fromkeys(world_family(seed, i, counts) for i in range(first, first + TASKS_PER_WORLD)
+                              if i != index))
+
+
 def plan_llm(client: Any, job: Job, files: list[str]) -> Plan:
-    """The app count is drawn in code (so ``--apps`` holds); the model picks apps and task kind."""
-    rng = random.Random(f"{job.config.seed}:{job.index}:plan")
-    app_count = rng.choice([c for c in job.config.app_counts if families_for(c)])
+    """The app count and the suggested kind follow the offline planner's seeded walk (so ``--apps``
+    holds and one office's tasks differ); the model picks apps and task kind."""
+    counts = app_counts(job)
+    suggested = world_family(job.config.seed, job.index, counts)
+    app_count = len(FAMILIES[suggested].apps)
     inputs = {
         "app_count": app_count, "available_apps": ["word", "excel", "pdf", "email", "calendar"],
-        "task_kinds": sorted(FAMILIES), "suggested_kind": rng.choice(families_for(app_count)),
+        "task_kinds": sorted(FAMILIES), "suggested_kind": suggested,
+        "kinds_planned_here": planned_here(job.config.seed, job.index, counts),
         "files": files, "user": job.world.user.user,
         "now": job.world.now.strftime("%Y-%m-%d %H:%M (%A)"),
         "days": job.config.days, "utterances_per_day": job.config.utterances_per_day,

@@ -230,6 +230,25 @@ def test_fenced_and_truncated_answers_still_build(tmp_path, fault):
     assert summary.accepted == 1 and faults == [fault, fault]
 
 
+def test_plans_follow_the_offline_walk_so_one_office_repeats_no_family(tmp_path):
+    """The planner is asked for the kind the offline planner's seeded walk names (with the kinds of the
+    office's other tasks), and the task generator gets the walk's fallbacks: an office's tasks differ."""
+    from orchestrator.planner import planned_here, world_family
+
+    with FakeLLMServer(default_responder()) as server:
+        summary = build(tmp_path / "ds", 8, llm_config(server, tmp_path), workers=1)
+        plans = [inputs_of(r.body["messages"]) for r in server.chat_requests()
+                 if r.status == 200 and role_of(r.body["messages"]) == "planner"]
+        tasks = [inputs_of(r.body["messages"]) for r in server.chat_requests()
+                 if r.status == 200 and role_of(r.body["messages"]) == "task_generator"]
+    counts = [1, 2, 3]
+    assert [p["suggested_kind"] for p in plans] == [world_family(4, i, counts) for i in range(summary.attempts)]
+    assert [p["kinds_planned_here"] for p in plans] == [planned_here(4, i, counts) for i in range(summary.attempts)]
+    assert all(t["plan"]["other_kinds"] and t["plan"]["task_kind"] not in t["plan"]["other_kinds"] for t in tasks)
+    families = [json.loads(line)["family"] for line in (tmp_path / "ds" / "attempts.jsonl").read_text().splitlines()]
+    assert summary.accepted == 8 and len(set(families)) == len(families)
+
+
 def test_inputs_block_is_what_the_prompt_shows():
     from backends.prompts import render
 

@@ -157,7 +157,9 @@ def _task(inputs: dict[str, Any], messages: list[dict[str, Any]]) -> dict[str, A
     colleagues = tuple((c["username"], c["name"]) for c in inputs["colleagues"])
     feedback = _feedback(messages)
     same_count = sorted(n for n, f in FAMILIES.items() if len(f.apps) == len(plan["apps"]))
-    order = ([plan["task_kind"]] if plan["task_kind"] in FAMILIES else []) + [n for n in same_count if n != plan["task_kind"]]
+    listed = plan.get("other_kinds")
+    others = [n for n in listed if isinstance(n, str) and n in same_count] if isinstance(listed, list) else []
+    order = list(dict.fromkeys(([plan["task_kind"]] if plan["task_kind"] in FAMILIES else []) + others + same_count))
     for name in order:
         draft = FAMILIES[name].build(FAMILIES[name].input(_rng("task", inputs, name + feedback), inputs["notes"],
                                                           inputs["user"]["username"], inputs["user"]["name"],
