@@ -31,7 +31,7 @@ def turn_times(turns: list[dict[str, Any]], day: date, rng: random.Random) -> li
 
 def generate_dialogue_llm(client: Any, draft: TaskDraft, plan: list[DayPlan], *, now: datetime, user_first: str,
                           colleagues: Sequence[str], company: str, projects: Sequence[str], city: str = "",
-                          files: Sequence[str] = (), utterances_per_day: int, feedback: str = "",
+                          currency: str = "", files: Sequence[str] = (), utterances_per_day: int, feedback: str = "",
                           answers: Sequence[str] = ()) -> list[Session]:
     sessions: list[Session] = []
     said: dict[str, str] = {}  # folded text -> where it was said
@@ -40,7 +40,7 @@ def generate_dialogue_llm(client: Any, draft: TaskDraft, plan: list[DayPlan], *,
         inputs = {
             "day": day.day, "total_days": len(plan), "date": day.date.isoformat(), "weekday": day.date.strftime("%A"),
             "utterances": utterances_per_day, "user_first": user_first, "colleagues": list(colleagues),
-            "company": company, "projects": list(projects), "city": city, "files": list(files),
+            "company": company, "projects": list(projects), "city": city, "currency": currency, "files": list(files),
             "events": [e.to_dict() for e in day.events], "task_values": values,
             "checked_values": sorted(set(map(str, answers))),
         }

@@ -348,7 +348,7 @@ class HistoryWriter:
                  assistant_name: str = "Assistant", colleagues: Sequence[str] = (), company: str = "",
                  projects: Sequence[str] = (), city: str = "", files: Sequence[str] = (),
                  values: Sequence[str] | None = None, banned: Sequence[str] = (),
-                 work_share: float | None = None, answers: Sequence[str] = ()) -> None:
+                 work_share: float | None = None, answers: Sequence[str] = (), currency: str = "") -> None:
         self.rng = rng
         # what the agent must find in the office: no line says it, even by chance ("4" in "4 pm")
         self.answers = Keywords(str(a) for a in answers if str(a).strip())
@@ -363,7 +363,7 @@ class HistoryWriter:
                                city=city, projects=[p for p in projects if clean(p)], avoid=clean)
         self.work = OtherWork(rng=rng, user_first=self.user, colleagues=[c for c in colleagues if clean(c)],
                               company=company if clean(company) else "", projects=[p for p in projects if clean(p)],
-                              files=[f for f in files if clean(f)], avoid=clean)
+                              files=[f for f in files if clean(f)], avoid=clean, currency=currency)
         self.decks = {key: _Deck(entries, rng) for key, entries in THREADS.items()}
         self.said: set[str] = set()
         self.work_threads = 0
@@ -610,6 +610,7 @@ def generate_dialogue(
     company: str = "",
     projects: Sequence[str] = (),
     city: str = "",
+    currency: str = "",
     files: Sequence[str] = (),
     days: int = 5,
     utterances_per_day: int = 72,
@@ -622,6 +623,7 @@ def generate_dialogue(
     ``plan`` is the history plan (``plan_dialogue``); without one it is made here, and the
     draft's pieces must then already carry any ``said_as`` (use ``plan_dialogue`` to get both).
     ``answers``: values the criteria check that only the office gives; no line states one.
+    ``currency``: the office's currency code, which the chat's other work quotes its amounts in.
     The same arguments give the same sessions; another ``seed`` or ``feedback`` another history.
     Raises ``ValueError`` for impossible input (``days`` < 1, ``utterances_per_day`` < 2, an
     empty memory value, duplicate memory ids, a correction with one day, or a value so generic
@@ -641,5 +643,5 @@ def generate_dialogue(
     share = LONG_HISTORY_WORK_SHARE if days > LONG_HISTORY_DAYS and utterances_per_day > SHORT_SESSION else None
     writer = HistoryWriter(draft.memory, rng=rng, user_first=user_first, assistant_name=assistant_name,
                            colleagues=colleagues, company=company, projects=projects, city=city, files=files,
-                           work_share=share, answers=answers)
+                           work_share=share, answers=answers, currency=currency)
     return [writer.day(day_plan, utterances_per_day) for day_plan in plan]

@@ -45,6 +45,8 @@ from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
+from office_env.money import spoken_prefix
+
 __all__ = ["OtherWork", "ACK_WORDS", "WorkBankError", "WORK_DIR", "load_work_banks", "parse_work_bank"]
 
 WORK_DIR = Path(__file__).resolve().parent.parent / "templates" / "dialogue" / "work"
@@ -522,7 +524,10 @@ class OtherWork:
     """Composes talk about work that is not the task, for one history."""
 
     def __init__(self, *, rng: random.Random, user_first: str, colleagues: Sequence[str], company: str,
-                 projects: Sequence[str], files: Sequence[str], avoid: Callable[[str], bool] = lambda t: True) -> None:
+                 projects: Sequence[str], files: Sequence[str], avoid: Callable[[str], bool] = lambda t: True,
+                 currency: str = "") -> None:
+        """``currency``: the office's currency code (its documents' money); without one, a
+        history's amounts take a currency of their own."""
         self.rng = rng
         self.avoid = avoid
         self.banned: set[str] = set()
@@ -547,7 +552,8 @@ class OtherWork:
         self.projects = projs
         self.files = [f for f in dict.fromkeys(files) if f and f.isascii() and " " not in f and avoid(f)]
         self.domain = _slug(self.company).replace("_", "") + ".com"
-        self.currency = rng.choice(("$", "$", "EUR ", "GBP "))
+        drawn = rng.choice(("$", "$", "EUR ", "GBP "))
+        self.currency = spoken_prefix(currency) if currency else drawn
         self.arcs: list[_Arc] = []
         self.used: set[str] = set()
         self.away_until: dict[str, date] = {}  # colleague -> first day back

@@ -57,7 +57,7 @@ def _persona(record: dict[str, Any]) -> dict[str, Any]:
         world_seed = int(hashlib.sha256(f"homeragents.horizon.persona\n{record.get('id')}".encode()).hexdigest()[:8], 16)
     world = make_world(world_seed)
     return {"colleagues": [p.first for p in world.colleagues], "company": world.company,
-            "projects": list(world.projects), "city": world.city}
+            "projects": list(world.projects), "city": world.city, "currency": world.currency}
 
 
 def stretch_record(record: dict[str, Any], days: int) -> dict[str, Any]:

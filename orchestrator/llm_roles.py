@@ -56,7 +56,8 @@ class LLMRoles:
         sessions = generate_dialogue_llm(
             self.client, draft, days, now=world.now, user_first=world.user.first,
             colleagues=[p.first for p in world.colleagues], company=world.company, projects=list(world.projects),
-            city=world.city, files=office_files(job.testbed), utterances_per_day=plan.utterances_per_day,
+            city=world.city, currency=world.currency, files=office_files(job.testbed),
+            utterances_per_day=plan.utterances_per_day,
             feedback=feedback, answers=office_values(draft.evaluation, task_values(draft.memory)),
         )
         return sessions, draft

@@ -65,7 +65,7 @@ class OfflineRoles:
         sessions = generate_dialogue(
             draft, seed=seed, now=world.now, user_first=world.user.first,
             colleagues=[p.first for p in world.colleagues], company=world.company, projects=list(world.projects),
-            city=world.city, files=office_files(job.testbed), days=plan.days,
+            city=world.city, currency=world.currency, files=office_files(job.testbed), days=plan.days,
             utterances_per_day=plan.utterances_per_day, feedback=feedback, plan=days,
             answers=office_values(draft.evaluation, task_values(draft.memory)),
         )

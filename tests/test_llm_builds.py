@@ -249,6 +249,19 @@ def test_plans_follow_the_offline_walk_so_one_office_repeats_no_family(tmp_path)
     assert summary.accepted == 8 and len(set(families)) == len(families)
 
 
+def test_the_dialogue_prompt_names_the_office_currency(tmp_path):
+    from office_env.synthesis.world import make_world
+
+    with FakeLLMServer(default_responder()) as server:
+        build(tmp_path / "ds", 1, llm_config(server, tmp_path), workers=1)
+        days = [r.body["messages"] for r in server.chat_requests()
+                if r.status == 200 and role_of(r.body["messages"]) == "dialogue_day"]
+    record = next(iter_tasks(tmp_path / "ds")).record
+    currency = make_world(record["provenance"]["world_seed"]).currency
+    assert days and all(inputs_of(m)["currency"] == currency for m in days)
+    assert all(f"the office's currency, {currency}" in m[-1]["content"] for m in days)
+
+
 def test_inputs_block_is_what_the_prompt_shows():
     from backends.prompts import render
 

@@ -360,6 +360,24 @@ def test_one_storyline_mention_a_day_and_dates_follow_from_when():
 # --------------------------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("code, sign", [("GBP", "GBP "), ("ZAR", "ZAR "), ("CAD", "$"), ("USD", "$")])
+def test_amounts_are_in_the_office_currency(code, sign):
+    """An office's chat quotes money as its documents do: a Leeds office's other work in GBP."""
+    others = {"$", "EUR ", "GBP ", "ZAR "} - {sign}
+    amounts = 0
+    for seed in range(12):
+        talk, _ = simulate(seed, days=5, per_day=10, currency=code)
+        for text in utterances(talk):
+            assert not any(o in text for o in others), (code, text)
+            amounts += sign in text
+    assert amounts >= 10  # the talk does quote money
+
+
+def test_an_unknown_currency_is_refused():
+    with pytest.raises(ValueError, match="currency"):
+        make(0, currency="XYZ")
+
+
 def test_avoid_is_respected():
     banned = ("Rosa", "%", "$", "March")
 

@@ -22,6 +22,7 @@ from generators.dialogue_offline import HistoryWriter
 from generators.history_plan import DayPlan, Event
 from generators.families import FAMILIES
 from generators.model import MemoryPiece, Session, TaskDraft, parse_transcript
+from office_env.money import CURRENCY_CODES
 from office_env.tools import ToolResult
 from orchestrator.fake_llm.server import Reply, message_text
 from surfers.offline import EXPLORERS
@@ -207,7 +208,8 @@ def _day(inputs: dict[str, Any], messages: list[dict[str, Any]]) -> dict[str, An
                            company=inputs["company"], projects=inputs["projects"], city=inputs.get("city", ""),
                            files=inputs.get("files", []), values=[str(v) for v in inputs.get("task_values", [])],
                            banned=_already_said(messages) + _earlier_days(inputs),
-                           answers=_strings(inputs.get("checked_values")))
+                           answers=_strings(inputs.get("checked_values")),
+                           currency=inputs["currency"] if inputs.get("currency") in CURRENCY_CODES else "")
     session = writer.day(DayPlan(inputs["day"], day, events), inputs["utterances"])
     _remember_day(inputs, [t.text for t in session.turns])
     return {"turns": [{k: v for k, v in t.to_dict().items() if k != "ts"} for t in session.turns]}
