@@ -62,7 +62,7 @@ def quote_vs_budget(inp: FamilyInput) -> TaskDraft | None:
     sender = message.get("from", "").split("@")[0]
     about = "the quote check"
     m1 = piece(1, "fact", f"the quote to check is the one in {sender.capitalize()}'s mail about {message['subject']}",
-               message["subject"], cue="document", about=about)
+               message["subject"], cue="mail_subject", about=about)
     m2 = piece(2, "fact", f"check it against the budget for {said}; {VERDICT_RULE}", said, cue="budget_line",
                about=about, superseded=superseded, distractors=distractors)
     m3 = piece(3, "action", f"write the verdict into {stem(out)}", stem(out), cue="output_file", about=about, thread=2)
