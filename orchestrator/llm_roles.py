@@ -58,7 +58,7 @@ class LLMRoles:
             colleagues=[p.first for p in world.colleagues], company=world.company, projects=list(world.projects),
             city=world.city, currency=world.currency, files=office_files(job.testbed),
             utterances_per_day=plan.utterances_per_day,
-            feedback=feedback, answers=office_values(draft.evaluation, task_values(draft.memory)),
+            feedback=feedback, answers=office_values(draft.evaluation, [*task_values(draft.memory), draft.query]),
         )
         return sessions, draft
 

@@ -67,7 +67,7 @@ class OfflineRoles:
             colleagues=[p.first for p in world.colleagues], company=world.company, projects=list(world.projects),
             city=world.city, currency=world.currency, files=office_files(job.testbed), days=plan.days,
             utterances_per_day=plan.utterances_per_day, feedback=feedback, plan=days,
-            answers=office_values(draft.evaluation, task_values(draft.memory)),
+            answers=office_values(draft.evaluation, [*task_values(draft.memory), draft.query]),
         )
         return sessions, draft
 

@@ -463,6 +463,13 @@ def test_office_values_are_the_checked_values_no_memory_piece_says():
                           "body_keywords": ["12,500", "report_q3.docx"]}},
                 {"function": "evaluate_calendar_event", "args": {"start": "2024-05-23 15:00:00", "title": "x"}}]
     assert office_values(criteria, task_values(PIECES)) == ["4", "12,500"]
+    # whole words of a said value, or of the query, are said: a layout's headers, a mail the query names
+    layout = [{"function": "evaluate_excel_cell_value",
+               "args": {"file": "data/x.xlsx", "matches": [{"row": 1, "col": 1, "value": "Invoice"},
+                                                           {"row": 2, "col": 1, "value": "Voice"}]}},
+              {"function": "evaluate_email_sent", "args": {"to": "a@b.test", "subject_keywords": ["Team lunch"]}}]
+    assert office_values(layout, ["invoice then total"]) == ["Voice", "Team lunch"]
+    assert office_values(layout, ["invoice then total", "Can you answer the mail about Team lunch now?"]) == ["Voice"]
 
 
 def test_turn_stamps_are_what_strftime_gives_also_past_the_day():

@@ -376,6 +376,23 @@ def test_no_piece_is_a_bare_weekday_that_a_later_day_would_name_differently(draf
                 assert value.strip().lower() not in days, (draft.family, piece.id, value)
 
 
+@pytest.mark.parametrize("name", FAMILY_NAMES)
+def test_no_value_is_said_inside_the_name_of_its_work(name, many_worlds):
+    """A thread is raised and recapped by its work's name ("the invoice check"); a value inside it (the
+    subject "Invoice check") cannot be said off its evidence turns, so the chat had to call the work
+    "that detail" instead."""
+    for world, notes in many_worlds:
+        for salt in range(4):
+            inp = FAMILIES[name].input(random.Random(f"{world.seed}:{name}:{salt}"), notes, world.user.user,
+                                       world.user.name, tuple((p.user, p.name) for p in world.colleagues), world.now)
+            draft = FAMILIES[name].build(inp)
+            if draft is None:
+                continue
+            values = [v.lower() for p in draft.memory for v in (p.value, *p.superseded, *(d.value for d in p.distractors))]
+            for piece in draft.memory:
+                assert not [v for v in values if v in piece.about.lower()], (world.seed, piece.about, values)
+
+
 def test_a_headcount_is_never_a_number_inside_the_group_it_counts_or_a_date(many_worlds):
     """Counting the orders of 2025-04-07 (4 of them) checked a number the chat says with the date,
     or with a near-miss date (3 orders beside 2025-04-03)."""

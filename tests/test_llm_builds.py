@@ -66,7 +66,7 @@ def test_neo_build_over_http_passes_verify_and_records_usage(tmp_path):
     from verifier.trace import office_values
 
     for r in records:
-        answers = office_values(r["evaluation"], task_values([MemoryPiece.from_dict(m) for m in r["memory"]]))
+        answers = office_values(r["evaluation"], [*task_values([MemoryPiece.from_dict(m) for m in r["memory"]]), r["query"]])
         unmarked = [t["text"] for s in r["dialogue"] for t in s["turns"]
                     if not (t.get("evidence") or t.get("superseded") or t.get("distractor"))]
         assert not [(a, text) for a in answers for text in unmarked if Haystack(text).has(a)]

@@ -276,16 +276,25 @@ def clock_specifics(text: str) -> list[str]:
 
 def office_values(criteria: list[dict[str, Any]], said: Iterable[str]) -> list[str]:
     """The values the criteria check that the history does not say (``said``: every specific it
-    does, ``generators.dialogue_offline.task_values``): what the agent must find in the office or
-    compute, so a history that states one by chance would let pasting the chat pass."""
+    does, ``generators.dialogue_offline.task_values``, and the query, which names the work): what
+    the agent must find in the office or compute, so a history that states one by chance would let
+    pasting the chat pass. A value said as whole words of a longer one is said."""
     said = [v for v in said if v.strip()]
     out: list[str] = []
     for leaf in leaves_of(criteria):
         if leaf.role not in ("keyword", "value", "time") or not str(leaf.value).strip():
             continue
-        if not any(_said_in(leaf.value, value) for value in said) and str(leaf.value) not in out:
+        if not any(_said_in(leaf.value, value) or _words_of(leaf.value, value) for value in said) \
+                and str(leaf.value) not in out:
             out.append(str(leaf.value))
     return out
+
+
+def _words_of(value: Any, memory_value: str) -> bool:
+    """``value`` is whole words of the memory value: a sheet's header ``Invoice`` the chat says as
+    part of its layout ``Invoice then Total``."""
+    text = normalize(str(value))
+    return bool(text) and f" {text} " in f" {normalize(memory_value)} "
 
 
 def _stem(path: str) -> str:

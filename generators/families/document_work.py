@@ -437,7 +437,7 @@ def invoice_po_check(inp: FamilyInput) -> TaskDraft | None:
         return None
     invoice, log, (item, billed, ordered) = inp.rng.choice(found)
     who, name = person
-    subject = inp.rng.choice(("Invoice check", "Invoice query", "Order mismatch", "Invoice vs order"))
+    subject = inp.rng.choice(("Billing against the order", "Invoice query", "Order mismatch", "Invoice vs order"))
     distractors = _vendor_near_miss(inp, every, invoice["vendor"], "the {} invoice was settled already")
     about = "the invoice check"
     m1 = piece(1, "fact", f"the invoice to check against its order is the one from {invoice['vendor']}",
@@ -618,7 +618,7 @@ def claims_second_approval(inp: FamilyInput) -> TaskDraft | None:
         return None
     total = round(sum(a for _, a in over), 2)
     (who, name), (other_who, other_name) = inp.rng.sample(inp.colleagues, 2)
-    subject = inp.rng.choice(("Claims for second approval", "Expense claims over the limit", "Claims to approve",
+    subject = inp.rng.choice(("Claims needing a second sign-off", "Expense claims over the limit", "Claims to approve",
                               "Second approval needed"))
     about = "the claims for second approval"
     superseded = (other_name,) if chance(inp, P_CORRECT) and _distinct(other_name, name) else ()
