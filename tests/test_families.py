@@ -405,3 +405,155 @@ def test_a_headcount_is_never_a_number_inside_the_group_it_counts_or_a_date(many
             assert str(check["args"]["number"]) not in key, (world.seed, key)
             assert not re.match(r"\d{4}-\d{2}-\d{2}", key), (world.seed, key)
     assert seen >= 20
+
+
+# -- what a check needs is asked for: by every intent of the family, or by the chat ------------
+
+# family -> patterns every intent of its pool must match: what its checks need that no memory piece says
+INTENT_ASKS = {
+    "cover_note": (r"\b(dates?|when)\b", r"\b(covers|stand-in)\b"),  # who is away, the dates, who covers
+    "decision_email": (r"\b(amount|how much)\b",),  # the approved amount is checked
+    "notes_to_email": (r"\b(full|whole|word for word)\b",),  # the document's own words are checked in the body
+}
+
+
+@pytest.mark.parametrize("name", sorted(INTENT_ASKS))
+def test_every_intent_asks_for_what_the_checks_need(name):
+    """The agent sees one intent of the pool; a check the chat never asks for must be asked by each."""
+    for intent in FAMILIES[name].phrasing.intents:
+        for pattern in INTENT_ASKS[name]:
+            assert re.search(pattern, intent, re.IGNORECASE), (name, pattern, intent)
+
+
+def _checks_after(testbed: Path, tmp_path: Path, draft: TaskDraft, calls: list[tuple[str, dict]], function: str,
+                  label: str):
+    """The draft's criteria of ``function``, evaluated after ``calls`` ran on a copy of the testbed."""
+    ws = Workspace(testbed).copy_to(tmp_path / label)
+    results = default_registry().run(ws, calls)
+    assert all(r.ok for r in results), [r.to_dict() for r in results if not r.ok]
+    return evaluate_criteria(ws, [c for c in draft.evaluation if c["function"] == function])
+
+
+def _testbeds(worlds) -> dict[int, Path]:
+    return {world.seed: testbed for world, testbed, _ in worlds}
+
+
+def test_a_milestone_reminder_is_titled_as_the_chat_says(worlds):
+    """The title was the project's name, while the chat only ever said "the milestone reminder"."""
+    built = 0
+    for _, _, _, draft in drafts_over("milestone_to_calendar", worlds, 4):
+        built += 1
+        (event,) = [c["args"] for c in draft.evaluation if c["function"] == "evaluate_calendar_event"]
+        titles = [m.value for m in draft.memory if m.cue == "meeting_title"]
+        assert titles == [event["summary"]], (titles, event["summary"])
+    assert built
+
+
+@pytest.mark.parametrize("name", ["common_slot", "meeting_pack", "next_meeting_invite"])
+def test_an_invitation_passes_with_the_time_in_its_body_and_the_title_in_its_subject(name, worlds, tmp_path):
+    """The chat asks for the time (the invitation's date and time), not for the title in the body."""
+    from datetime import datetime
+
+    beds = _testbeds(worlds)
+    built = 0
+    for world, _, salt, draft in drafts_over(name, worlds, 3):
+        built += 1
+        event = next(c["args"] for c in draft.evaluation if c["function"] == "evaluate_calendar_event")
+        mail = next(c["args"] for c in draft.evaluation if c["function"] == "evaluate_email_sent")
+        start = datetime.strptime(event["start"], "%Y-%m-%d %H:%M:%S")
+        sent = ("email_send_email", {"sender": mail["sender"], "recipient": mail["recipient"],
+                                     "subject": f"Invitation: {event['summary']}",
+                                     "content": f"See you on {start:%Y-%m-%d} at {start:%H:%M}."})
+        report = _checks_after(beds[world.seed], tmp_path, draft, [sent], "evaluate_email_sent", f"{name}{world.seed}-{salt}")
+        assert report.passed, (name, world.seed, salt, [r.to_dict() for r in report.failures()])
+    assert built
+
+
+def test_notes_sent_in_full_pass_under_any_subject(worlds, tmp_path):
+    """The subject had to hold the document's first line, and nothing asked for it."""
+    from generators.families.base import docs
+
+    beds = _testbeds(worlds)
+    built = 0
+    for world, notes, salt, draft in drafts_over("notes_to_email", worlds, 3):
+        built += 1
+        read = next(c.args["file_path"] for c in draft.oracle if c.tool == "word_read_file")
+        lines = next(d["lines"] for d in docs(notes, "word") if d["file"] == read)
+        (mail,) = [c["args"] for c in draft.evaluation if c["function"] == "evaluate_email_sent"]
+        assert "subject_keywords" not in mail
+        sent = ("email_send_email", {"sender": mail["sender"], "recipient": mail["recipient"],
+                                     "subject": "The notes you missed", "content": "\n".join(lines)})
+        report = _checks_after(beds[world.seed], tmp_path, draft, [sent], "evaluate_email_sent", f"notes{world.seed}-{salt}")
+        assert report.passed, (world.seed, salt, [r.to_dict() for r in report.failures()])
+    assert built
+
+
+def test_a_quote_log_may_name_the_sender_as_the_mail_signs(worlds, tmp_path):
+    """The Sender cell had to hold the full name, while the mail is signed with the first name."""
+    beds = _testbeds(worlds)
+    built = 0
+    for world, _, salt, draft in drafts_over("quote_to_sheet", worlds, 3):
+        built += 1
+        (cells,) = [c["args"] for c in draft.evaluation if c["function"] == "evaluate_excel_cell_value"]
+        full = next(c.args["value"] for c in draft.oracle
+                    if c.tool == "excel_set_cell" and (c.args["row"], c.args["col"]) == (2, 1))
+        out = cells["file"]
+        amount = next(m["value"] for m in cells["matches"] if (m["row"], m["col"]) == (2, 2))
+        calls = [("excel_create_new_file", {"file_path": out})]
+        for row, col, value in ((1, 1, "Sender"), (1, 2, "Amount"), (2, 1, full.split()[0]), (2, 2, amount)):
+            calls.append(("excel_set_cell", {"file_path": out, "row": row, "col": col, "value": value}))
+        ws = Workspace(beds[world.seed]).copy_to(tmp_path / f"quote{world.seed}-{salt}")
+        default_registry().run(ws, calls)
+        report = evaluate_criteria(ws, draft.evaluation)
+        assert report.passed, (world.seed, salt, [r.to_dict() for r in report.failures()])
+    assert built
+
+
+def test_a_cover_note_written_from_the_mail_passes(many_worlds, tmp_path):
+    """The note had to hold the start of an out-of-office notice (only its Date header) and the away
+    colleague's full name; the notice's last day, which its text gives, was not checked."""
+    from generators.families.base import facts_in, inbox_of, own_words
+
+    seen = notices = 0
+    for world, notes in many_worlds:
+        testbed = tmp_path / f"cover-world{world.seed}"
+        write_workspace(world, testbed)
+        inbox = {m["id"]: m for m in inbox_of(notes, world.user.user)}
+        for _, _, salt, draft in drafts_over("cover_note", [(world, notes)], 2):
+            seen += 1
+            message = inbox[next(c.args["email_id"] for c in draft.oracle if c.tool == "email_read_email")]
+            words = own_words(message)
+            notices += "out of the office until" in words
+            (check,) = [c["args"] for c in draft.evaluation if c["function"] == "evaluate_contain"]
+            dates = [k for k in check["keywords"] if re.match(r"\d{4}-\d{2}-\d{2}$", k)]
+            assert dates and all(d in words for d in dates), (dates, words)  # a date the mail's text writes
+            away = next(m.value for m in draft.memory if m.id == "m1")
+            covers = re.search(r"([A-Z][a-z]+)(?: [A-Z][a-z]+)? has agreed to cover|please contact ([A-Z][a-z]+)", words)
+            note = (f"{away.split()[0]} is away ({', '.join(facts_in(words))}). "
+                    f"{covers.group(1) or covers.group(2)} covers.")
+            out = next(c.args["file_path"] for c in draft.oracle if c.tool == "word_write_to_file")
+            report = _checks_after(testbed, tmp_path, draft, [("word_write_to_file", {"file_path": out, "content": note})],
+                                   "evaluate_contain", f"cover{world.seed}-{salt}")
+            assert report.passed, (world.seed, salt, note, [r.to_dict() for r in report.failures()])
+    assert seen and notices
+
+
+@pytest.mark.parametrize("name, sent", [
+    ("decision_email", "Good news: it has the go-ahead, {amount} in all."),
+    ("invoice_po_check", "One line is off: {item} is billed {billed} times, but only {ordered} were ordered."),
+])
+def test_a_mail_passes_in_the_sender_s_own_words(name, sent, worlds, tmp_path):
+    """decision_email needed the word 'approved', invoice_po_check the order's reference, neither asked for."""
+    beds = _testbeds(worlds)
+    built = 0
+    for world, _, salt, draft in drafts_over(name, worlds, 3):
+        built += 1
+        (mail,) = [c["args"] for c in draft.evaluation if c["function"] == "evaluate_email_sent"]
+        keys = mail["body_keywords"]
+        values = {"amount": keys[0]} if name == "decision_email" else dict(zip(("item", "billed", "ordered"), keys))
+        call = ("email_send_email", {"sender": mail["sender"], "recipient": mail["recipient"],
+                                     "subject": " ".join(mail.get("subject_keywords", [])) or "News",
+                                     "content": sent.format(**values)})
+        report = _checks_after(beds[world.seed], tmp_path, draft, [call], "evaluate_email_sent", f"{name}{world.seed}-{salt}")
+        assert report.passed, (world.seed, salt, [r.to_dict() for r in report.failures()])
+    assert built

@@ -468,8 +468,9 @@ def invoice_po_check(inp: FamilyInput) -> TaskDraft | None:
         subtasks=["Read the supplier's invoice.", "Find its purchase order in the order log.",
                   f"Email {name} the line that differs."],
         evaluation=[{"function": "evaluate_email_sent",
+                     # what is off: the line and both quantities (the order's reference is the sender's to add)
                      "args": {"sender": inp.user, "recipient": who, "subject_keywords": [subject],
-                              "body_keywords": [invoice["po"], item, str(billed), str(ordered)]}}],
+                              "body_keywords": [item, str(billed), str(ordered)]}}],
         memory=[m1, m2, m3],
         query=inp.query(about=m1.about),
         oracle=plan(invoice["vendor"]),

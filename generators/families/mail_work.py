@@ -144,15 +144,18 @@ def quote_to_sheet(inp: FamilyInput) -> TaskDraft | None:
 
     return TaskDraft(
         family="quote_to_sheet", apps=["email", "excel"], difficulty="medium",
-        description=f"Create {out} with Sender and Amount in row 1, and in row 2 {sender} and the amount their mail "
+        description=f"Create {out} with Sender and Amount in row 1, and in row 2 {sender} (or {_first(sender)}, as "
+                    f"the mail signs) and the amount their mail "
                     f"'{message['subject']}' quotes ({amount_text}).",
         intent=inp.intent(),
         subtasks=["Find the quote in the mail and read it.", f"Create {out}.", "Write the header and the quote."],
+        # the sender as the mail signs (first name) or as the chat names them (full name): either is theirs
         evaluation=[{"function": "evaluate_excel_cell_value",
                      "args": {"file": out, "matches": [{"row": 1, "col": 1, "value": "Sender"},
                                                        {"row": 1, "col": 2, "value": "Amount"},
-                                                       {"row": 2, "col": 1, "value": sender},
-                                                       {"row": 2, "col": 2, "value": fmt(amount)}]}}],
+                                                       {"row": 2, "col": 2, "value": fmt(amount)}]}},
+                    {"function": "evaluate_contain", "args": {"doc_type": "xlsx", "file": out,
+                                                              "keywords": [_first(sender)]}}],
         memory=[m1, m2, m3],
         query=inp.query(about=m1.about),
         oracle=[call("email_list_emails", user=inp.user), call("email_read_email", user=inp.user, email_id=message["id"]),
@@ -198,8 +201,8 @@ def next_meeting_invite(inp: FamilyInput) -> TaskDraft | None:
                distractors=_other_titles(inp, title, "the {} is a different series, not this one"))
     m3 = piece(3, "fact", f"the follow-up meeting runs {minutes} minutes", f"{minutes} minutes", cue="duration",
                about=about)
-    m4 = piece(4, "action", f"{name} should get the invitation with the time", name, cue="recipient", about=about,
-               thread=2)
+    m4 = piece(4, "action", f"{name} should get the invitation with the date and time", name, cue="recipient",
+               about="the invitation with the date and time", thread=2)
 
     def plan(mid: str, value: str) -> list:
         d, s0 = (next(f for f in found if stem(f[0]["file"]) == value) if mid == "m1" else (doc, start))
@@ -220,8 +223,8 @@ def next_meeting_invite(inp: FamilyInput) -> TaskDraft | None:
         subtasks=[f"Read {doc['file']}.", "Book the meeting for the length I gave.", f"Email {name} the invitation."],
         evaluation=[event_check(inp.user, title, start, end),
                     {"function": "evaluate_email_sent",
-                     "args": {"sender": inp.user, "recipient": who,
-                              "body_keywords": [title, f"{start:%Y-%m-%d}", f"{start:%H:%M}"]}}],
+                     "args": {"sender": inp.user, "recipient": who,  # the title may head the subject instead
+                              "body_keywords": [f"{start:%Y-%m-%d}", f"{start:%H:%M}"]}}],
         memory=[m1, m2, m3, m4],
         query=inp.query(about=m1.about),
         oracle=plan("", ""),
@@ -310,26 +313,30 @@ _STARTER_RE = re.compile(r"new ([A-Z][A-Za-z ]+?) starts on (\d{4}-\d{2}-\d{2})"
 
 @family("cover_note", ("email", "word"), "medium")
 def cover_note(inp: FamilyInput) -> TaskDraft | None:
-    """A cover note for a colleague's absence: who is away, from when, and who covers, all taken
-    from their mail (a holiday ahead, or an out-of-office notice; which colleague is said in the
-    chat). The intent alone writes up the first such mail listed; the task is set on another."""
+    """A cover note for a colleague's absence: who is away, the dates their mail gives, and who
+    covers, all taken from their mail (a holiday ahead, or an out-of-office notice; which colleague
+    is said in the chat). The note is checked for the date the mail itself writes (a holiday's
+    first day, a notice's last one) and the two people by first name (the mail signs with it, the
+    chat says the whole name). The intent alone writes up the first such mail listed; the task is
+    set on another."""
     found = []
     for m in inbox_of(inp.notes, inp.user):
         words, away = own_words(m), _name_of(inp, sender_user(m))
         holiday, notice = _COVER_RE.search(words), _NOTICE_RE.search(words)
         if away and holiday:
-            found.append((m, away, holiday.group(1), f"for {holiday.group(2)} days", holiday.group(3)))
+            found.append((m, away, holiday.group(1), f"for {holiday.group(2)} days", holiday.group(3),
+                          holiday.group(1)))
         elif away and notice:
             try:
                 sent = parsedate_to_datetime(m.get("date", ""))
             except (TypeError, ValueError):
                 continue
-            found.append((m, away, f"{sent:%Y-%m-%d}", f"until {notice.group(1)}", notice.group(2)))
+            found.append((m, away, f"{sent:%Y-%m-%d}", f"until {notice.group(1)}", notice.group(2), notice.group(1)))
     found = [f for f in found if all(f[1] != g[1] for g in found if g is not f)]  # one absence a colleague
     if len(found) < 2:
         return None
     guess = found[0]
-    message, away, start, days, cover = inp.rng.choice(found[1:])
+    message, away, start, days, cover, written = inp.rng.choice(found[1:])
     out = _out_name(inp, "cover", "docx")
     distractors = ()
     others = [n for _, n in inp.colleagues if n != away and _distinct(n, away) and _distinct(n, cover)]
@@ -345,7 +352,7 @@ def cover_note(inp: FamilyInput) -> TaskDraft | None:
         hit = next((f for f in found if f[1] == person), None)
         if hit is None:  # nobody by that name wrote about time off: nothing to write from
             return [call("email_list_emails", user=inp.user)]
-        m, who, s0, span, c = hit
+        m, who, s0, span, c, _ = hit
         return [call("email_list_emails", user=inp.user), call("email_read_email", user=inp.user, email_id=m["id"]),
                 call("word_write_to_file", file_path=out,
                      content=f"Cover note\n{who} is away from {s0} {span}.\n{c} covers the open items.")]
@@ -357,7 +364,8 @@ def cover_note(inp: FamilyInput) -> TaskDraft | None:
         intent=inp.intent(),
         subtasks=["Find the mail about the time off and read it.", f"Write the cover note {out}."],
         evaluation=[{"function": "evaluate_contain",
-                     "args": {"doc_type": "docx", "file": out, "keywords": [away, start, cover]}}],
+                     "args": {"doc_type": "docx", "file": out,
+                              "keywords": [_first(away), written, _first(cover)]}}],
         memory=[m1, m2],
         query=inp.query(about=m1.about),
         oracle=plan("m1", away),
@@ -551,8 +559,8 @@ _DECISION_RE = re.compile(rf"Decision: the (.+?) of ([\d,]+(?:\.\d+)?) ({CODE}) 
 
 @family("milestone_to_calendar", ("word", "calendar"), "medium")
 def milestone_to_calendar(inp: FamilyInput) -> TaskDraft | None:
-    """Put the milestone date recorded in a project's notes into the calendar, at the hour and for
-    the length the chat gives."""
+    """Put the milestone date recorded in a project's notes into the calendar, at the hour, for the
+    length and under the title the chat gives."""
     found = []
     for d in docs(inp.notes, "word"):
         for line in d["lines"]:
@@ -584,12 +592,13 @@ def milestone_to_calendar(inp: FamilyInput) -> TaskDraft | None:
     m2 = piece(2, "action", f"block {minutes} minutes for it in my calendar on the milestone day",
                f"{minutes} minutes", cue="duration", about=about)
     m3 = hour_piece(3, hour, rule, about, said_first)
+    m4 = piece(4, "action", f"call the reminder {title}", title, cue="meeting_title", about=about)
 
     def plan(mid: str, value: str) -> list:
-        d, p, dd = next(f for f in found if stem(f[0]["file"]) == value) if mid == "m1" else (doc, project, day)
+        d, dd = next((f[0], f[2]) for f in found if stem(f[0]["file"]) == value) if mid == "m1" else (doc, day)
         s0 = dd.replace(hour=hour_of(value) if mid == "m3" else hour)
         return [call("word_read_file", file_path=d["file"]),
-                call("calendar_create_event", user=inp.user, summary=f"{p} milestone", start=s0.strftime(FMT_T),
+                call("calendar_create_event", user=inp.user, summary=title, start=s0.strftime(FMT_T),
                      end=(s0 + timedelta(minutes=minutes)).strftime(FMT_T))]
 
     return TaskDraft(
@@ -598,8 +607,8 @@ def milestone_to_calendar(inp: FamilyInput) -> TaskDraft | None:
                     f"on {day:%Y-%m-%d}, the milestone date recorded in {doc['file']}.",
         intent=inp.intent(),
         subtasks=[f"Read {doc['file']} for the milestone date.", "Book the reminder then."],
-        evaluation=[event_check(inp.user, [project], start, end)],
-        memory=[m1, m2, m3],
+        evaluation=[event_check(inp.user, title, start, end)],
+        memory=[m1, m2, m3, m4],
         query=inp.query(about=m1.about),
         oracle=plan("", ""),
         baseline=first_free_booking(inp),
@@ -619,7 +628,7 @@ def decision_email(inp: FamilyInput) -> TaskDraft | None:
         return None
     doc, what, amount, currency = inp.rng.choice(found)
     who, name = inp.rng.choice(inp.colleagues)
-    if (found[0][0], found[0][2]) == (doc, amount) and who == inp.colleagues[0][0]:
+    if found[0][2] == amount and who == inp.colleagues[0][0]:
         return None  # the intent alone tells the first colleague the first decision it finds
     olds = [n for u, n in inp.colleagues if n != name and _distinct(n, name)]
     inp.rng.shuffle(olds)
@@ -645,7 +654,7 @@ def decision_email(inp: FamilyInput) -> TaskDraft | None:
         intent=inp.intent(),
         subtasks=[f"Read {doc['file']} for the decision.", f"Email {name} the approved amount."],
         evaluation=[{"function": "evaluate_email_sent",
-                     "args": {"sender": inp.user, "recipient": users[name], "body_keywords": [amount, "approved"]}}],
+                     "args": {"sender": inp.user, "recipient": users[name], "body_keywords": [amount]}}],
         memory=[m1, m2],
         query=inp.query(about=m1.about),
         oracle=plan(name),

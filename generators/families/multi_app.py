@@ -157,11 +157,16 @@ def invoice_to_sheet(inp: FamilyInput) -> TaskDraft | None:
 
 @family("notes_to_email", ("word", "email"), "easy")
 def notes_to_email(inp: FamilyInput) -> TaskDraft | None:
+    """Send a colleague the full text of a document (which one, and to whom, is said in the chat):
+    the mail's body must hold the document's title line and words of its longest line; its subject
+    is the sender's choice (nothing asks for one)."""
     options = [d for d in docs(inp.notes, "word") if len(d["lines"]) >= 3]
     if not options or not inp.colleagues:
         return None
     doc = inp.rng.choice(options)
     who, name = _colleague(inp)
+    if doc is options[0] and who == inp.colleagues[0][0]:
+        return None  # the intent alone sends the first document to the likeliest colleague
 
     def subject_of(d: dict) -> str:
         return f"Recap: {d['lines'][0][:40]}".strip()
@@ -196,12 +201,12 @@ def notes_to_email(inp: FamilyInput) -> TaskDraft | None:
 
     return TaskDraft(
         family="notes_to_email", apps=["word", "email"], difficulty="easy",
-        description=f"Email the content of {doc['file']} to {name} ({who}) with the subject '{subject_of(doc)}'.",
+        description=f"Email the full text of {doc['file']} (it opens with '{doc['lines'][0]}') to {name} ({who}).",
         intent=inp.intent(),
         subtasks=[f"Read {doc['file']}.", f"Email its content to {name}."],
         evaluation=[{"function": "evaluate_email_sent",
-                     "args": {"sender": inp.user, "recipient": who, "subject_keywords": [doc["lines"][0][:40]],
-                              "body_keywords": words}}],
+                     "args": {"sender": inp.user, "recipient": who,
+                              "body_keywords": [doc["lines"][0][:40].strip(), *words]}}],
         memory=[m1, m2],
         query=inp.query(about=m1.about),
         oracle=plan("m1", name),
@@ -283,8 +288,8 @@ def common_slot(inp: FamilyInput) -> TaskDraft | None:
                   f"Email {name} the time."],
         evaluation=[event_check(inp.user, title, start, end),
                     {"function": "evaluate_calendar_no_overlap", "args": {"username": inp.user}},
-                    {"function": "evaluate_email_sent",
-                     "args": {"sender": inp.user, "recipient": who, "body_keywords": [title, f"{start:%H:%M}"]}}],
+                    {"function": "evaluate_email_sent",  # the chat asks for the time by email, nothing more
+                     "args": {"sender": inp.user, "recipient": who, "body_keywords": [f"{start:%H:%M}"]}}],
         memory=[m1, m2, m3, m4],
         query=inp.query(about=m1.about),
         oracle=plan("m1", title),
@@ -639,8 +644,8 @@ def meeting_pack(inp: FamilyInput) -> TaskDraft | None:
                thread=2)
     m7 = piece(7, "fact", f"the agenda opens with the date of the previous meeting, from {stem(doc['file'])}",
                stem(doc["file"]), cue="previous_notes", about="the agenda", thread=2)
-    m8 = piece(8, "action", f"{name} should be invited to the meeting by email", name, cue="recipient",
-               about="the meeting invite", thread=3)
+    m8 = piece(8, "action", f"{name} should be invited to the meeting by email, with its time", name, cue="recipient",
+               about="the invitation with the meeting's time", thread=3)
 
     def plan(mid: str, value: str) -> list:
         summary, (s0, e0) = (title, spans[value]) if mid == "m1" else (value, (start, end))
@@ -665,8 +670,8 @@ def meeting_pack(inp: FamilyInput) -> TaskDraft | None:
         evaluation=[event_check(inp.user, title, start, end),
                     {"function": "evaluate_contain",
                      "args": {"doc_type": "docx", "file": agenda, "keywords": [*points, last]}},
-                    {"function": "evaluate_email_sent",
-                     "args": {"sender": inp.user, "recipient": who, "body_keywords": [title, f"{start:%H:%M}"]}}],
+                    {"function": "evaluate_email_sent",  # the title may head the subject instead
+                     "args": {"sender": inp.user, "recipient": who, "body_keywords": [f"{start:%H:%M}"]}}],
         memory=[m1, m2, m3, m4, m5, m6, m7, m8],
         query=inp.query(about=m1.about),
         oracle=plan("m1", when),
