@@ -414,6 +414,14 @@ INTENT_ASKS = {
     "cover_note": (r"\b(dates?|when)\b", r"\b(covers|stand-in)\b"),  # who is away, the dates, who covers
     "decision_email": (r"\b(amount|how much)\b",),  # the approved amount is checked
     "notes_to_email": (r"\b(full|whole|word for word)\b",),  # the document's own words are checked in the body
+    "sales_mail_reply": (r"\bregion\b", r"\btotal\b"),  # the region the mail praises, totalled
+    "invoice_confirm_reply": (r"\btotal\b", r"\bdue date\b"),  # the due date was checked, 3 of 5 intents spoke of the total
+    "write_memo": (r"\bdecision\b",),  # the recorded decision was checked, the chat only names the notes
+    "period_change_memo": (r"how much|\bincrease\b|amount it grew",),  # the increase itself is checked
+    "sheet_to_report": (r"\b(figure|number|value)\b",),  # the top value is checked beside its row's name
+    "top_product_pdf": (r"\btotal\b",),  # the best seller's total is checked
+    "reply_to_mail": (r"\bconfirm",),  # the mail's date, time or amount is checked in the reply
+    "forward_mail": (r"\bforward",),  # a forward keeps the mail's subject and text, both checked
 }
 
 
@@ -536,6 +544,18 @@ def test_a_cover_note_written_from_the_mail_passes(many_worlds, tmp_path):
                                    "evaluate_contain", f"cover{world.seed}-{salt}")
             assert report.passed, (world.seed, salt, note, [r.to_dict() for r in report.failures()])
     assert seen and notices
+
+
+def test_a_sales_reply_is_told_which_measure_to_total(worlds):
+    """A sales sheet holds units and revenue; the chat never said which the reply totals."""
+    built = 0
+    for _, notes, _, draft in drafts_over("sales_mail_reply", worlds, 4):
+        built += 1
+        measure = [m for m in draft.memory if m.cue == "column_total"]
+        assert len(measure) == 1, [m.cue for m in draft.memory]
+        (total,) = draft.computed
+        assert measure[0].id in total["given"] and measure[0].value in draft.description, draft.description
+    assert built
 
 
 @pytest.mark.parametrize("name, sent", [

@@ -198,7 +198,7 @@ _LOGGED_RE = re.compile(r"are logged in (\S+?\.xlsx)")
 @family("sales_mail_reply", ("email", "excel"), "medium")
 def sales_mail_reply(inp: FamilyInput) -> TaskDraft | None:
     """Reply to a colleague's sales mail with the total of the region it praises, worked out from the
-    sheet (which colleague's mail is said in the chat)."""
+    sheet (which colleague's mail, which sheet and which measure are said in the chat)."""
     from generators.families.mail_work import _name_of
 
     mails = [(m, match.group(1)) for m in inbox_of(inp.notes, inp.user)
@@ -231,6 +231,9 @@ def sales_mail_reply(inp: FamilyInput) -> TaskDraft | None:
     m1 = piece(1, "fact", f"the sales mail to answer is the one from {sender}", sender, cue="sender", about=about)
     m2 = piece(2, "fact", f"the figures to use are in {stem(table.file)}, not the sheet the mail names",
                stem(table.file), cue="source_file", about=about)
+    # a sales sheet holds several measures (units, revenue): the chat says which one the reply totals
+    m3 = piece(3, "fact", f"the reply gives the region's total from the {table.headers[c]} column", table.headers[c],
+               cue="column_total", about=about)
 
     def reply(sheet_file: str, amount: float) -> list:
         return [call("email_read_email", user=inp.user, email_id=message["id"]),
@@ -248,10 +251,11 @@ def sales_mail_reply(inp: FamilyInput) -> TaskDraft | None:
         subtasks=["Read the sales mail.", f"Total the {region} rows of {table.file}.", "Reply with the total."],
         evaluation=[{"function": "evaluate_email_sent",
                      "args": {"sender": inp.user, "recipient": sender_user(message), "body_keywords": [fmt(total)]}}],
-        memory=[m1, m2],
+        memory=[m1, m2, m3],
         query=inp.query(about=m1.about),
         oracle=reply(table.file, total),
         baseline=reply(mail_sheet.file, guessed),  # the intent alone totals the sheet the mail names
         misreadings=[],
-        computed=[computed(total, "sum", [fmt(v) for v in rows], note=f"{table.headers[c]} of {region}")],
+        computed=[computed(total, "sum", [fmt(v) for v in rows], given=("m3",),
+                           note=f"{table.headers[c]} of {region}")],
     )
