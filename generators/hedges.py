@@ -8,16 +8,29 @@ those answers into the check's ``excludes``. Only answers that are a bare value 
 sentence holds words a right answer may hold too. A question answered in words refuses only the
 misreadings' answers: they answer the same question about another thing, while the intent-only
 plan may have answered another question whose words a right answer may use as context.
+
+The same holds for every other output. An agent unsure whether the corrected or the final value
+counts could do both: mail the answer to the old and the new recipient, book the meeting at both
+times, write both figures into the memo, add the near-miss's row too. ``hedged_plan`` is that
+agent (the oracle's work and each misreading's writes besides, a document or answer written by
+both holding both texts), and ``guard_hedges`` adds the checks that refuse what a misreading writes
+beside the right work: no mail to the wrong person holding the answer, no mail holding the misread
+value, no event at the misread time, no document holding the misread value, no file under the
+misread name, no cell changed to the misread value. The gates prove it: the hedged plan must fail.
 """
 
 from __future__ import annotations
 
 import copy
+import difflib
 import re
 from dataclasses import replace
 from typing import Any
 
 from generators.model import TaskDraft, ToolCall
+from generators.specifics import find_specifics, says_value
+from office_env import default_registry
+from office_env.evaluation import keywords as kw
 
 _PLAIN_NUMBER_RE = re.compile(r"^-?\d+(?:\.\d+)?$")
 MAX_EXCLUDED_CHARS = 80  # a value, not a sentence
@@ -72,3 +85,207 @@ def exclude_hedges(draft: TaskDraft) -> TaskDraft:
         if excludes:
             args["excludes"] = excludes
     return replace(draft, evaluation=evaluation)
+
+
+# -- hedges beyond the answer file -------------------------------------------------------------
+
+MAX_GUARDED_WORDS = 3  # misread values refused per misreading and output
+
+
+def _writes(call: ToolCall) -> bool:
+    registry = default_registry()
+    return call.tool in registry.names and registry.get(call.tool).writes
+
+
+def _pairs(oracle: list[ToolCall], misread: list[ToolCall]) -> list[tuple[ToolCall | None, ToolCall | None]]:
+    """The oracle's and the misreading's calls side by side (the misreading is the oracle with
+    another value, so they align by tool; a call only one of them makes stands alone)."""
+    matcher = difflib.SequenceMatcher(None, [c.tool for c in oracle], [c.tool for c in misread], autojunk=False)
+    out: list[tuple[ToolCall | None, ToolCall | None]] = []
+    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+        if op in ("equal", "replace") and i2 - i1 == j2 - j1:
+            out += list(zip(oracle[i1:i2], misread[j1:j2]))
+        else:
+            out += [(o, None) for o in oracle[i1:i2]] + [(None, m) for m in misread[j1:j2]]
+    return out
+
+
+def _same(a: ToolCall, b: ToolCall, *keys: str) -> bool:
+    return a.tool == b.tool and all(a.args.get(k) == b.args.get(k) for k in keys)
+
+
+def hedged_plan(oracle: list[ToolCall], misread: list[ToolCall], value: str = "") -> list[ToolCall]:
+    """The oracle's work and the misreading's writes too: a second mail, event, file or cell; one
+    document, answer or mail to the same person holding both texts; in a sheet the oracle creates,
+    the misreading's rows below the oracle's (a cell holds one value: the oracle's). What adds
+    nothing to the oracle's work (a shorter list, a value it writes anyway) is left out, so a
+    misreading that cannot be hedged gives the oracle plan back."""
+    created = {c.args.get("file_path") for c in oracle if c.tool == "excel_create_new_file"}
+    rows: dict[Any, int] = {}
+    written: dict[Any, set[str]] = {}
+    for c in oracle:
+        if c.tool == "excel_set_cell" and c.args.get("file_path") in created:
+            rows[c.args["file_path"]] = max(rows.get(c.args["file_path"], 0), int(c.args.get("row", 0)))
+            written.setdefault(c.args["file_path"], set()).add(str(c.args.get("value")))
+
+    def both(o: ToolCall, key: str, joint: str) -> ToolCall:
+        wrong, right = str(m.args.get(key, "")), str(o.args.get(key, ""))
+        if not _new_words(wrong, right, value, []):
+            return o
+        return replace(o, args={**o.args, key: f"{right}{joint}{wrong}"})
+
+    out: list[ToolCall] = []
+    for o, m in _pairs(oracle, misread):
+        if m is None or (o is not None and (o == m or not _writes(m))):
+            out += [o] if o is not None else []
+        elif m.tool == "excel_set_cell" and m.args.get("file_path") in created:
+            out += [o] if o is not None else []
+            file = m.args["file_path"]
+            if str(m.args.get("value")) not in written.get(file, set()):
+                out.append(replace(m, args={**m.args, "row": int(m.args["row"]) + rows.get(file, 0)}))
+        elif o is None:
+            out.append(m)
+        elif _same(o, m, "file_path") and o.tool == "word_write_to_file":
+            out.append(both(o, "content", "\n"))
+        elif o.tool == m.tool == "system_write_answer":
+            out.append(both(o, "text", "\n"))
+        elif _same(o, m, "sender", "recipient") and o.tool == "email_send_email":
+            out.append(both(o, "content", "\n\n"))
+        elif _same(o, m, "file_path", "row", "col", "sheet") and o.tool == "excel_set_cell":
+            out.append(o)
+        else:
+            out += [o, m]
+    return out
+
+
+def _new_words(wrong: str, right: str, value: str, required: list[str], specifics: bool = True) -> list[str]:
+    """What a misreading's text says that the oracle's does not, as the checks read text: its
+    specifics (else its lines: the cells of a row) and the misread value; never a short number (a
+    "6" is in any date of June), nor one inside (or holding) a word the right output must hold."""
+    found = [s.text for s in find_specifics(wrong)] if specifics else [line for line in wrong.splitlines() if line.strip()]
+    found = [w for w in found if not (_NUMBERISH_RE.match(w) and len(w) < 3)]
+    if value and says_value(wrong, value):
+        found.insert(0, value)
+    out: list[str] = []
+    for word in found:
+        if not kw.present(right, [word]) and not any(_overlap(word, other) for other in [*required, *out]):
+            out.append(word)
+    return out[:MAX_GUARDED_WORDS]
+
+
+_NUMBERISH_RE = re.compile(r"^[\d.,:/-]+$")
+
+
+def _overlap(a: str, b: str) -> bool:
+    """One holds the other as the checks read text ("8" is not in "8032", "Rail" is in "Rail ticket")."""
+    return bool(kw.present(a, [b]) or kw.present(b, [a]))
+
+
+def _mail_check(evaluation: list[dict[str, Any]], recipient: str) -> dict[str, Any] | None:
+    local = str(recipient).split("@")[0].lower()
+    for item in evaluation:
+        args = item.get("args", {})
+        if item.get("function") == "evaluate_email_sent" and str(args.get("recipient", "")).split("@")[0].lower() == local:
+            return args
+    return None
+
+
+def _required(evaluation: list[dict[str, Any]]) -> list[str]:
+    """Every word and value a criterion requires, which no guard may refuse."""
+    out: list[str] = []
+    for item in evaluation:
+        args = item.get("args", {})
+        for key in ("keywords", "subject_keywords", "body_keywords"):
+            if item.get("function") != "evaluate_not_contain":
+                out += [str(k) for k in args.get(key) or []]
+        summary = args.get("summary")
+        out += [str(s) for s in (summary if isinstance(summary, list) else [summary] if summary else [])]
+        out += [str(m["value"]) for m in args.get("matches") or [] if isinstance(m, dict) and "value" in m]
+    return [r for r in out if r.strip()]
+
+
+def _outputs(oracle: list[ToolCall], path: str) -> set[str]:
+    """``path`` and the files the oracle converts it into."""
+    out = {path}
+    for call in oracle:
+        source = call.args.get("file_path")
+        if call.tool.endswith("_convert_to_pdf") and source in out:
+            out.add(call.args.get("output_path") or str(source).rsplit(".", 1)[0] + ".pdf")
+    return out
+
+
+def _guards_for(draft: TaskDraft, misread: list[ToolCall], value: str) -> list[dict[str, Any]]:
+    oracle, evaluation = draft.oracle, draft.evaluation
+    required = _required(evaluation)
+    made = {c.args.get("file_path") for c in oracle if c.tool in ("excel_create_new_file", "word_create_new_file",
+                                                                  "word_write_to_file")}
+    made |= {c.args.get("output_path") for c in oracle if c.args.get("output_path")}
+    out: list[dict[str, Any]] = []
+    sheet_words: dict[str, list[str]] = {}  # a sheet the oracle creates -> the values the misreading writes in it
+    for o, m in _pairs(oracle, misread):
+        if m is None or o == m or not _writes(m) or m.tool == "system_write_answer":
+            continue
+        args, before = m.args, o.args if o is not None else {}
+        path = args.get("output_path") or args.get("file_path")
+        if path and path not in made and path != before.get("output_path", before.get("file_path")):
+            out.append({"function": "evaluate_file_not_exist", "args": {"file": path}})
+            continue
+        if m.tool == "email_send_email":
+            check = _mail_check(evaluation, before.get("recipient", "")) if o is not None else None
+            if o is not None and args.get("recipient") != before.get("recipient"):
+                keys = (check or {}).get("body_keywords") or []
+                field = "body_keywords" if keys else "subject_keywords"
+                keys = keys or (check or {}).get("subject_keywords") or []
+                if keys:
+                    out.append({"function": "evaluate_email_not_sent",
+                                "args": {"sender": args["sender"], "recipient": args["recipient"], field: list(keys)}})
+            elif o is not None:
+                for word in _new_words(str(args.get("content", "")), str(before.get("content", "")), value, required):
+                    out.append({"function": "evaluate_email_not_sent",
+                                "args": {"sender": args["sender"], "recipient": args["recipient"], "body_keywords": [word]}})
+        elif m.tool == "calendar_create_event" and o is not None and o.tool == m.tool:
+            if args.get("start") != before.get("start"):
+                summary = next((item["args"]["summary"] for item in evaluation
+                                if item.get("function") == "evaluate_calendar_event"
+                                and item["args"].get("username") == before.get("user")), before.get("summary"))
+                out.append({"function": "evaluate_calendar_no_event",
+                            "args": {"username": args["user"], "summary": summary, "start": args["start"]}})
+            elif args.get("summary") != before.get("summary") and \
+                    str(args.get("summary", "")).lower() not in str(before.get("summary", "")).lower():
+                out.append({"function": "evaluate_calendar_no_event",
+                            "args": {"username": args["user"], "summary": args["summary"], "start": args["start"]}})
+        elif m.tool == "word_write_to_file" and o is not None and o.tool == m.tool:
+            words = _new_words(str(args.get("content", "")), str(before.get("content", "")), value, required)
+            for file in sorted(_outputs(oracle, str(args.get("file_path")))) if words else ():
+                kind = "pdf" if file.lower().endswith(".pdf") else "docx"
+                out.append({"function": "evaluate_not_contain", "args": {"doc_type": kind, "file": file, "keywords": words}})
+        elif m.tool == "excel_set_cell" and args.get("value") not in (None, ""):
+            if args["file_path"] in made:  # a sheet of the task's own: the misread row must not be in it
+                sheet_words.setdefault(args["file_path"], []).append(str(args["value"]))
+                continue
+            same_cell = o is not None and all(args.get(k) == before.get(k) for k in ("file_path", "row", "col", "sheet"))
+            if not same_cell:  # a cell of the office's sheet the right work leaves alone keeps its value
+                literal = args["value"] if isinstance(args["value"], (int, float)) and not isinstance(args["value"], bool) \
+                    else '"' + str(args["value"]).replace('"', "") + '"'
+                sheet = {"sheet": args["sheet"]} if args.get("sheet") else {}
+                out.append({"function": "evaluate_excel_cell_comparator",
+                            "args": {"file": args["file_path"], **sheet,
+                                     "matches": [{"row": args["row"], "col": args["col"], "comparator": f"!= {literal}"}]}})
+    for file, values in sheet_words.items():
+        right = " ".join(str(c.args.get("value")) for c in oracle
+                         if c.tool == "excel_set_cell" and c.args.get("file_path") == file)
+        words = _new_words("\n".join(values), right, "", required, specifics=False)
+        if words:
+            out.append({"function": "evaluate_not_contain", "args": {"doc_type": "xlsx", "file": file, "keywords": words}})
+    return out
+
+
+def guard_hedges(draft: TaskDraft) -> TaskDraft:
+    """The draft with checks refusing what each misreading writes beside the right work (see the
+    module docstring); a check already there is not added twice."""
+    evaluation = copy.deepcopy(draft.evaluation)
+    for misreading in draft.misreadings:
+        for guard in _guards_for(draft, misreading.plan, misreading.value):
+            if guard not in evaluation:
+                evaluation.append(guard)
+    return replace(draft, evaluation=evaluation) if evaluation != draft.evaluation else draft

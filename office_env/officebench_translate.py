@@ -17,8 +17,10 @@ carried over where their meaning survives:
   party's name: the recipient's box is where the message is new.
 
 ``evaluate_calendar_no_event`` has no counterpart (OfficeBench cannot say "no event with this
-title at this time"), nor has a mail check's ``body_excludes`` (what one message must leave out:
-OfficeBench searches the whole mailbox), and a ``sheet`` argument cannot be kept (OfficeBench
+title at this time"), nor has ``evaluate_email_not_sent`` (nor "no message holding all of these":
+OfficeBench's ``evaluate_not_contain`` refuses any one keyword anywhere in a mailbox, and fails on a
+mailbox that was never written) nor a mail check's ``body_excludes`` (what one message must leave
+out: OfficeBench searches the whole mailbox), and a ``sheet`` argument cannot be kept (OfficeBench
 reads the active sheet only): such criteria are reported as lost. OfficeBench's own spellings are used where they
 differ: ``doc`` for Word in exact and diff checks, ``lambda x: ...`` comparators, and
 ``../../../../reference/<name>`` for expected files (its outputs lie four folders below the task).

@@ -39,8 +39,9 @@ class LLMRoles:
 
     def generate_task(self, job: Job, plan: Plan, notes: dict[str, dict[str, Any]]) -> TaskDraft | None:
         world = job.world
+        # the walk's fallbacks that the explored apps' notes can serve (the model saw no other app)
         fallbacks = [name for name in fallback_families(job.config.seed, job.index, app_counts(job))
-                     if name != plan.family and len(FAMILIES[name].apps) == len(plan.apps)]
+                     if name != plan.family and set(FAMILIES[name].apps) <= set(plan.apps)]
         return generate_task_llm(
             self.client, plan={"apps": list(plan.apps), "task_kind": plan.family, "difficulty": plan.difficulty,
                                "other_kinds": fallbacks},

@@ -3,8 +3,9 @@
 plan -> explore (one surfer per planned app, fanned out with ``Send``, notes merged by a
 reducer) -> generate_task -> generate_dialogue -> verify (back to generate_dialogue with the
 feedback, at most ``max_rounds`` rounds, counted in state) -> gates -> write.
-A drafted task's plans gain the finding an agent must do (``generators.discovery``) and its answer
-checks refuse hedges (``generators.hedges``), whichever backend wrote it.
+A drafted task's plans gain the finding an agent must do (``generators.discovery``) and its checks
+refuse hedges, the misread value written beside the right one (``generators.hedges``), whichever
+backend wrote it.
 A task that fails anywhere ends with ``outcome = {"status": "dropped", "reason": ...}``.
 """
 
@@ -17,7 +18,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.types import Send
 
 from generators.discovery import discover
-from generators.hedges import exclude_hedges
+from generators.hedges import exclude_hedges, guard_hedges
 from generators.model import Session, TaskDraft, Verdict
 from office_env.workspace import Workspace
 from orchestrator.roles import Job, Plan, Roles
@@ -63,7 +64,7 @@ def build_neo_graph(roles: Roles, gate: Callable[[NeoState], dict[str, Any]],
             return {"draft": None, "outcome": {"status": "dropped", "reason": "generator: no task fits this workspace"}}
         job = state["job"]
         draft = discover(draft, Workspace(job.testbed, now=job.world.now).list_files())
-        return {"draft": exclude_hedges(draft)}
+        return {"draft": guard_hedges(exclude_hedges(draft))}
 
     def after_task(state: NeoState) -> str:
         return "generate_dialogue" if state.get("draft") is not None else END

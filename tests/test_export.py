@@ -74,6 +74,7 @@ def test_translation_keeps_the_meaning_or_says_what_is_lost():
                                                       "expected_file": "../reference/r.docx"}},
         {"function": "evaluate_excel_cell_value", "args": {"file": "data/s.xlsx", "sheet": "Q2",
                                                            "matches": [{"row": 1, "col": 1, "value": "x"}]}},
+        {"function": "evaluate_email_not_sent", "args": {"sender": "nora", "recipient": "omar", "body_keywords": ["13:00"]}},
     ]
     out = to_officebench(criteria)
     assert out.criteria == [
@@ -90,7 +91,8 @@ def test_translation_keeps_the_meaning_or_says_what_is_lost():
                                                       "expected_file": "../../../../reference/r.docx"}},
     ]
     assert [line.split(":")[0] for line in out.lost] == [
-        "[1] evaluate_answer", "[4] evaluate_calendar_no_event", "[7] evaluate_excel_cell_value"]
+        "[1] evaluate_answer", "[4] evaluate_calendar_no_event", "[7] evaluate_excel_cell_value",
+        "[8] evaluate_email_not_sent"]
 
 
 def test_refused_answers_become_not_contain_checks_and_a_message_s_leave_outs_are_lost():

@@ -299,7 +299,7 @@ def test_misreading_plans_are_replayed_and_fail_the_criteria(dynamic_tasks):
         results = gates(t.record, t)
         for name in ("corrections_bite", "distractors_bite"):
             assert results[name].passed and not results[name].skipped, results[name].detail
-            assert "plan(s) fail the criteria" in results[name].detail
+            assert "plan(s) fail the criteria, alone and as hedges" in results[name].detail
 
 
 def test_a_correction_that_changes_nothing_is_caught(dynamic_tasks):
@@ -313,13 +313,28 @@ def test_a_correction_that_changes_nothing_is_caught(dynamic_tasks):
         in results["corrections_bite"].detail
 
 
+def test_a_hedge_the_criteria_do_not_refuse_is_caught(dynamic_tasks):
+    """Without the checks that refuse what a misreading writes (the mail to the old recipient, the event
+    at the old time), doing both the right work and the misread one passes: the bite gates say so."""
+    refusing = ("evaluate_email_not_sent", "evaluate_calendar_no_event")
+    t = next(t for t in dynamic_tasks if {e["function"] for e in t.record["evaluation"]} & set(refusing))
+    assert gates(t.record, t)["corrections_bite"].passed
+    record = copy.deepcopy(t.record)
+    record["evaluation"] = [e for e in record["evaluation"] if e["function"] not in refusing]
+    results = gates(record, t)
+    assert failing(results) & {"corrections_bite", "distractors_bite"}
+    details = " ".join(results[n].detail for n in ("corrections_bite", "distractors_bite"))
+    assert "hedging, with the" in details and "beside the final value, still passes the criteria" in details
+
+
 def test_a_near_miss_without_a_plan_is_caught(dynamic_tasks):
     t = dynamic_tasks[0]
     record = copy.deepcopy(t.record)
     dropped = next(m for m in record["misreadings"] if m["dynamic"] == "distractor")
     record["misreadings"].remove(dropped)
     results = gates(record, t)
-    assert failing(results) == {"distractors_bite"}
+    # a check refusing what the dropped plan wrote now refuses what no wrong plan does: the trace says so
+    assert "distractors_bite" in failing(results) and failing(results) <= {"distractors_bite", "criteria_traced"}
     assert f"{dropped['memory']}: no misreading plan for the near-miss {dropped['value']!r}" \
         in results["distractors_bite"].detail
 

@@ -46,6 +46,8 @@ from office_env import OfficeError, Workspace, default_registry, evaluate_criter
 from office_env.evaluation.reference_state import EXACT, apply_reference
 from office_env.untrusted import scan_tree
 from verifier.judges import judge_panel
+from generators.hedges import hedged_plan
+from generators.model import ToolCall
 from generators.specifics import check_specifics, find_specifics
 from verifier.dialogue_rules import mark_problems
 from verifier.trace import OfficeText, office_text, trace_task
@@ -146,7 +148,9 @@ def misreading_gate(record: dict[str, Any], dynamic: str, testbed: Path, referen
                     work: Path, trusted: bool = False) -> GateResult:
     """Each ``misreadings`` plan of kind ``dynamic`` (the oracle with an earlier or a near-miss
     value in place of the final one) fails the criteria, so taking the first mention or the
-    near-miss costs the task; and every earlier (near-miss) value of the memory has such a plan."""
+    near-miss costs the task; so does hedging, doing the oracle's work and the misreading's too
+    (``generators.hedges.hedged_plan``); and every earlier (near-miss) value of the memory has
+    such a plan."""
     word = "correction" if dynamic == "superseded" else "near-miss"
     plans = [m for m in record.get("misreadings", []) if m["dynamic"] == dynamic]
     said = [(m["id"], v) for m in record["memory"]
@@ -161,9 +165,19 @@ def misreading_gate(record: dict[str, Any], dynamic: str, testbed: Path, referen
         ws, _ = _replay(testbed, m["plan"], now, work, f"misread-{dynamic}-{index}", trusted)
         if evaluate_criteria(ws, record["evaluation"], reference).passed:
             problems.append(f"{m['memory']}: taking the {word} {m['value']!r} still passes the criteria")
+            continue
+        oracle = [ToolCall.from_dict(c) for c in record["oracle"]]
+        hedge = hedged_plan(oracle, [ToolCall.from_dict(c) for c in m["plan"]], str(m["value"]))
+        if hedge == oracle:
+            continue  # nothing the misreading writes can stand beside the right work
+        ws, _ = _replay(testbed, [{"tool": c.tool, "args": c.args} for c in hedge], now, work,
+                        f"hedge-{dynamic}-{index}", trusted)
+        if evaluate_criteria(ws, record["evaluation"], reference).passed:
+            problems.append(f"{m['memory']}: hedging, with the {word} {m['value']!r} beside the final value, "
+                            "still passes the criteria")
     if problems:
         return GateResult(False, "; ".join(problems[:5]))
-    return GateResult(True, f"{len(plans)} {word} plan(s) fail the criteria")
+    return GateResult(True, f"{len(plans)} {word} plan(s) fail the criteria, alone and as hedges")
 
 
 def trace_gate(record: dict[str, Any], testbed: Path | None) -> GateResult:

@@ -46,6 +46,9 @@ FILE_KEYS = ("file", "result_file", "input_file", "output_file")
 PERSON_KEYS = ("username", "sender", "recipient")
 KEYWORD_KEYS = ("keywords", "subject_keywords", "body_keywords")
 TIME_KEYS = ("start", "end")
+# checks that something is absent: their arguments may name what a wrong plan writes
+REFUSING_CHECKS = frozenset({"evaluate_email_not_sent", "evaluate_calendar_no_event", "evaluate_not_contain",
+                             "evaluate_file_not_exist", "evaluate_excel_cell_comparator"})
 OPS = ("sum", "mean", "min", "max", "count", "difference", "product", "ratio", "percent", "round",
        "add_minutes", "minutes_between", "argmax", "argmin", "rule")
 TOLERANCE = 0.005
@@ -387,6 +390,7 @@ class _Tracer:
         self.problems: list[str] = []
         self.inputs_said: dict[int, set[str]] = {}  # computed entry -> memory ids among its inputs
         self.computed_ok = [self._check_computed(i, c) for i, c in enumerate(self.computed)]
+        self._wrong_hay: list[Any] | None = None  # every argument value of the wrong plans
 
     def _memory_source(self, value: Any) -> str | None:
         for m in self.memory:
@@ -501,6 +505,20 @@ class _Tracer:
                 out.append(f"{where}: {str(value)[:60]!r} is not what the intent-only plan or a misreading answers")
         return out
 
+    def _refuses(self, criteria: Any, leaf: Leaf) -> bool:
+        """A check that something is absent may name what a wrong plan (the intent-only one, or a
+        misreading) writes: the misread recipient, time, value or file it refuses."""
+        item = criteria[leaf.criterion] if isinstance(criteria, list) and leaf.criterion < len(criteria) else {}
+        if not isinstance(item, dict) or item.get("function") not in REFUSING_CHECKS:
+            return False
+        if self._wrong_hay is None:
+            self._wrong_hay = [v for plan in self._wrong_plans() for call in plan if isinstance(call, dict)
+                               for v in _flat(call.get("args", {}))]
+        value = str(leaf.value)
+        return any(same_value(value, v) or (leaf.role != "file" and Haystack(str(v)).has(value))
+                   or (leaf.role in ("file", "person") and normalize(str(v)).split("@")[0] == normalize(value).split("@")[0])
+                   for v in self._wrong_hay)
+
     def _wrong_plans(self) -> list[list[Any]]:
         plans = [self.record.get("baseline") or []]
         plans += [m.get("plan") or [] for m in self.record.get("misreadings") or [] if isinstance(m, dict)]
@@ -603,6 +621,8 @@ class _Tracer:
                     self.checked.add(source.split(":", 1)[1])
                 if source and source.startswith("computed:"):  # a checked result checks what it was made of
                     self.checked.update(self.inputs_said.get(int(source.split(":")[1]), ()))
+            if source is None and self._refuses(criteria, leaf):
+                source = "misreading"
             if source is None:
                 trace.problems.append(f"{leaf.where}: {str(leaf.value)[:80]!r} is neither said in the chat, "
                                       "in the office, nor computed (a hidden convention?)")

@@ -1,4 +1,4 @@
-"""The evaluation criteria: OfficeBench's nine functions plus three of ours.
+"""The evaluation criteria: OfficeBench's nine functions plus checks of our own.
 
 Each check takes the scoring context and validated arguments and returns ``(passed, reason)``;
 the reason says what was looked at and what was found, so a failing task can be fixed.
@@ -355,6 +355,25 @@ def evaluate_email_sent(ctx: Context, args: dict[str, Any]) -> Outcome:
     if wrong:
         return False, f"{len(candidates)} message(s) with {who}; {wrong}, which it should leave out"
     return False, f"{len(candidates)} message(s) with {who}, but none has all the subject and body keywords"
+
+
+@check("evaluate_email_not_sent",
+       "No message from the sender (to the recipient, when given) has all the subject and body keywords: the "
+       "answer sent to the wrong person, or a misread value sent beside the right one, is a hedge.",
+       {"sender": USERNAME, "recipient": USERNAME, "subject_keywords": KEYWORDS, "body_keywords": KEYWORDS},
+       ["sender"], extra={"anyOf": [{"required": ["subject_keywords"]}, {"required": ["body_keywords"]}]})
+def evaluate_email_not_sent(ctx: Context, args: dict[str, Any]) -> Outcome:
+    user = find_mailbox_user(ctx.workspace, args["sender"])
+    to = f" to {args['recipient']}" if args.get("recipient") else ""
+    for email_id, mail in mail_store.messages(ctx.workspace, user, field="sender"):
+        if not _same_person(mail.sender, args["sender"]):
+            continue
+        if args.get("recipient") and not _same_person(mail.recipient, args["recipient"]):
+            continue
+        if not kw.missing(mail.subject, args.get("subject_keywords", [])) and \
+                not kw.missing(mail.body, args.get("body_keywords", [])):
+            return False, f"{email_id} from {args['sender']}{to} has the keywords it must not send"
+    return True, f"no message from {args['sender']}{to} has all those keywords"
 
 
 def _plain_number(value: Any) -> float | None:
