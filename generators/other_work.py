@@ -12,8 +12,18 @@ addresses) and about half of the replies use the same acknowledging words as tas
 (:data:`ACK_WORDS`).
 
 Storylines ("arcs") run across days: a project milestone (planned or running, progress,
-slipped, finished, looked back on), a colleague away (out, still out, back) and a hiring round
-(open, interviews, offer, accepted). Every date is computed from ``when`` and each arc's own
+slipped, finished, looked back on), a supplier's contact away (out, still out, back) and a hiring
+round (open, interviews, offer, accepted).
+
+What the office itself records, the talk does not invent: no colleague of the office (the names
+in ``colleagues``) goes on leave, to a course or abroad, and none gets an address (the office's
+mail has theirs); people away and outside addresses belong to suppliers' staff (names from the
+bank that are not the office's). Office documents are named as what they are (a figure is in a
+sheet, never in a PDF) and nothing is invented about one once it is named; invented file names
+live elsewhere (a team site, a shared drive) and are never an office document's name extended.
+A fact is told once a history (a fragment is not used again, with other figures, while others
+are left), a reaction names no figure, date or place but the answered line's, and a time of
+something that already happened today lies before the moment it is told. Every date is computed from ``when`` and each arc's own
 dates, so a later day never contradicts an earlier one: an arc is mentioned at most once a day,
 a finish date lies between its last mention and today, a new deadline lies after today.
 Calls are expected in chronological order; a call earlier than an arc's last mention leaves
@@ -80,7 +90,8 @@ user company domain colleague colleague2 colleague3 colleague_lc project project
 money money2 money_small budget final_cost salary pct pct2 old_pct count count2 attendees pages
 years week floor decimal hours score score_pct desk clock start end file file2 v mon mmdd
 iso qn code q prev_q next_q this_month prev_month prev_month2 later_month later_date start_date
-past_on met_on next_on next_date later_date2 few some office_file ext colleague2_lc prev_mon away_lc cover_lc
+past_on met_on next_on next_date later_date2 few some office_file office_sheet office_doc ext colleague2_lc
+prev_mon away_lc cover_lc outsider outsider_lc past_clock
 owner helper away cover due_on due_day due_date old_due_day old_due_date first_due_date done_on
 started_on last_on done_count total left late_days slip_days back_on back_day back_date
 applicants shortlist interview_on interview_day interviewed_on
@@ -99,15 +110,32 @@ _TOPIC_SLOTS = frozenset({
     "user", "company", "domain", "project", "project2", "slug", "owner", "away", "colleague", "colleague2",
     "colleague3", "colleague_lc", "milestone", "unit", "verb", "meeting", "role", "leave", "leave_noun",
     "later", "later_month", "next_q", "this_month", "prev_month", "prev_month2", "q", "prev_q", "vendor",
-    "city", "system", "cert", "report", "it_thing", "plan",
+    "city", "system", "cert", "report", "it_thing", "plan", "outsider",
+})
+
+# Slots a reaction may name although the line it answers does not: the storyline's topic (its
+# people, project, the piece of work). Any other slot in a reaction (a figure, a date, a place)
+# must come from the user line it answers, or the reply would answer another turn.
+_REACT_TOPIC = frozenset({
+    "user", "company", "project", "project2", "slug", "owner", "helper", "away", "cover", "outsider", "colleague",
+    "colleague2", "colleague3", "milestone", "unit", "verb", "role", "meeting", "leave_noun", "vendor", "system",
 })
 
 # Arc values kept from one mention to the next (in addition to the arc's own state).
-_KEEP = frozenset({"helper", "budget", "file", "cover", "email", "vendor", "final_cost", "salary", "city",
+_KEEP = frozenset({"helper", "budget", "file", "cover", "email", "vendor", "vendor_slug", "final_cost", "salary", "city",
                    "leave", "leave_noun", "role", "milestone", "unit", "verb", "hours", "applicants",
                    "shortlist", "system"})
 
-_PEOPLE_KEYS = ("owner", "helper", "away", "cover", "colleague", "colleague2", "colleague3")
+_PEOPLE_KEYS = ("owner", "helper", "colleague", "colleague2", "colleague3")
+# People outside the office (a supplier's staff): storylines about someone being away and new
+# outside contacts name only them, never a colleague of the office, whose absences and addresses
+# the office itself records (out-of-office mails, calendars, its own mail domain).
+_OUTSIDER_KEYS = ("away", "cover", "outsider")
+
+# Follow-ups that would invent facts about an office file the user line named (its size, where
+# its data came from, older versions, another file holding its figures): dropped once one is named.
+_OFFICE_FILE_SLOTS = frozenset({"office_file", "office_sheet", "office_doc"})
+_OFFICE_FILE_BLOCKED = frozenset({("file", "size"), ("file", "source"), ("file", "version"), ("report", "file")})
 
 # Follow-up tags per (kind, stage); each tag has ask.<kind>.<tag> and answer.<kind>.<tag>[.<stage>].
 _TAGS: dict[tuple[str, str], tuple[str, ...]] = {
@@ -156,7 +184,7 @@ _KEYS: dict[tuple[str, str], frozenset[str]] = {
     ("later", "cost"): frozenset({"money", "money2", "money_small"}),
     ("finished", "figures"): frozenset({"pct2"}),
     ("finished", "time"): frozenset({"decimal", "hours"}),
-    ("file", "size"): frozenset({"count", "count2", "pages"}),
+    ("file", "size"): frozenset({"decimal"}),
 }
 
 # Mood of a stage, for the optional tail of the user's first line.
@@ -516,6 +544,20 @@ class _Plan:
 _AN = re.compile(r"\b([Aa]) (?!EUR )(?=[aeioAEIO]|8|1[18](?!\d))")
 
 
+_WORD = re.compile(r"[a-z0-9']+(?:[_.@/-][a-z0-9']+)*")  # a file name or an address is one word
+_FILE_NAME = re.compile(r"\b[\w-]+\.(?:xlsx|xls|csv|docx|doc|pdf|pptx|zip|txt)\b", re.I)
+
+
+def repeats_itself(text: str) -> bool:
+    """A word said twice in a row ("the Prism Dashboard dashboard") or a phrase of three words
+    said twice ("see you soon. See you soon.")."""
+    words = _WORD.findall(text.lower())
+    if any(a == b and not a.isdigit() for a, b in zip(words, words[1:])):
+        return True
+    grams = [tuple(words[i:i + 3]) for i in range(len(words) - 2)]
+    return len(grams) != len(set(grams))
+
+
 def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_") or "project"
 
@@ -537,27 +579,37 @@ class OtherWork:
         self.company = company.strip() or "the company"
         if not avoid(self.company):
             self.banned.add("company")
-        people = [c.strip() for c in dict.fromkeys(colleagues) if c and c.strip() and c.strip() != self.user]
-        people = [c for c in people if avoid(c)]
+        given = [c.strip() for c in dict.fromkeys(colleagues) if c and c.strip()]
+        people = [c for c in given if c != self.user and avoid(c)]
+        extra = [row[0].text for row in _DATA["data.name"]]
+        rng.shuffle(extra)
+        extra = [n for n in extra if n not in given and n != self.user and avoid(n)]
         if len(people) < 4:  # too few to keep storylines apart: add names from the bank
-            extra = [row[0].text for row in _DATA["data.name"]]
-            rng.shuffle(extra)
-            people += [n for n in extra if n not in people and n != self.user and avoid(n)][: 4 - len(people)]
+            people += extra[: 4 - len(people)]
         self.people = people
+        # people outside the office (a supplier's staff): never one of the office's colleagues
+        self.outsiders = [n for n in extra if n not in people]
         projs = [p.strip() for p in dict.fromkeys(projects) if p and p.strip() and avoid(p.strip())]
         if len(projs) < 3:
             extra = [row[0].text for row in _DATA["data.project"]]
             rng.shuffle(extra)
             projs += [p for p in extra if p not in projs and avoid(p)][: 3 - len(projs)]
         self.projects = projs
-        self.files = [f for f in dict.fromkeys(files) if f and f.isascii() and " " not in f and avoid(f)]
+        # the office's documents, by name as the user sees them (no folder), and by kind: a line
+        # about rows or figures names a sheet, never a PDF
+        names = [f.replace("\\", "/").rsplit("/", 1)[-1] for f in dict.fromkeys(files) if f]
+        self.files = [f for f in dict.fromkeys(names) if f and f.isascii() and " " not in f and "." in f and avoid(f)]
+        self.sheets = [f for f in self.files if f.lower().endswith((".xlsx", ".xls", ".csv"))]
+        self.docs = [f for f in self.files if f.lower().endswith((".docx", ".doc", ".pdf"))]
+        self._office_stems = {f.rsplit(".", 1)[0].lower() for f in self.files}
         self.domain = _slug(self.company).replace("_", "") + ".com"
         drawn = rng.choice(("$", "$", "EUR ", "GBP "))
         self.currency = spoken_prefix(currency) if currency else drawn
         self.arcs: list[_Arc] = []
         self.used: set[str] = set()
-        self.away_until: dict[str, date] = {}  # colleague -> first day back
+        self.away_until: dict[str, date] = {}  # supplier's contact -> first day back
         self.busy: set[str] = set()  # people and projects tied to open arcs
+        self.frags_used: set[_Frag] = set()  # every fragment of this history's finished exchanges
         self._makers: dict[str, Callable[[_Ctx], str]] = self._build_makers()
         self.today = date(2000, 1, 3)
         self.now = datetime(2000, 1, 3, 9)
@@ -575,6 +627,7 @@ class OtherWork:
             out = self._compose(plan, pairs)
             if out is not None:
                 self._commit(plan)
+                self.frags_used.update(plan.ctx.seen)
                 return out
         raise RuntimeError(f"could not compose {pairs} pairs of other-work talk: avoid() rejects almost "
                            "everything, or the exchange is longer than the banks can vary (about 25 pairs)")
@@ -604,6 +657,12 @@ class OtherWork:
             return None
         return self.rng.sample(free, n)
 
+    def _free_outsiders(self, n: int) -> list[str] | None:
+        free = [p for p in self.outsiders if p not in self.busy and not self._is_away(p)]
+        if len(free) < n:
+            return None
+        return self.rng.sample(free, n)
+
     def _is_away(self, person: str) -> bool:
         back = self.away_until.get(person)
         return back is not None and self.today < back
@@ -629,11 +688,13 @@ class OtherWork:
             arc.dates["start"] = _add_workdays(today, -rng.randint(2, 6))
             arc.nums["done"] = int(total * rng.uniform(0.15, 0.5))
             return self._milestone_plan(arc, "running", {})
-        if kind == "away":
-            who = self._free_people(2)
-            if not who:
-                return None
-            arc = _Arc(kind, {"away": who[0], "cover": who[1]})
+        if kind == "away":  # a supplier's contact is away: never a colleague of the office
+            who = self._free_outsiders(2)
+            if not who or any(a.kind == "away" and not a.closed for a in self.arcs):
+                return None  # one supplier's absence at a time is news; three would be a pattern
+            row = rng.choice([r for r in _DATA["data.vendor"] if r[0].text not in self.busy] or _DATA["data.vendor"])
+            arc = _Arc(kind, {"away": who[0], "cover": who[1],
+                              **dict(zip(_BANK["data.vendor"].fields or (), (f.text for f in row)))})
             arc.dates["back"] = _add_workdays(today, rng.randint(2, 5))
             return self._away_plan(arc, "out")
         who = self._free_people(1)
@@ -807,7 +868,8 @@ class OtherWork:
         self.busy = set()
         for a in self.arcs:
             if not a.closed:
-                self.busy.update(v for k, v in a.vals.items() if k in ("project", "owner", "away", "cover", "helper"))
+                self.busy.update(v for k, v in a.vals.items()
+                                 if k in ("project", "owner", "away", "cover", "helper", "vendor"))
 
     # ---- composing ----------------------------------------------------------------------
 
@@ -842,7 +904,9 @@ class OtherWork:
         said = plan.said
         asked = plan.asked
         fresh: set[str] = set()  # slots the user said in this exchange
-        tags = [t for t in _TAGS[(kind, stage)] if _ANSWER[(kind, stage, t)][0] not in asked]
+        # follow-ups not asked in this storyline, with an answer not told yet in this history
+        tags = [t for t in _TAGS[(kind, stage)] if _ANSWER[(kind, stage, t)][0] not in asked
+                and any(f not in self.frags_used for f in _ANSWER[(kind, stage, t)][1])]
         out: list[tuple[str, str]] = []
         pending: str | None = None
         for i in range(pairs):
@@ -853,7 +917,8 @@ class OtherWork:
             else:
                 tag = pending
                 if tag is None:
-                    open_tags = [t for t in tags if not (_TAG_KEYS[(kind, t)] & fresh) and _VOLUNTEER[(kind, stage, t)]]
+                    open_tags = [t for t in tags if not (_TAG_KEYS[(kind, t)] & fresh)
+                                 and any(f not in self.frags_used for f in _VOLUNTEER[(kind, stage, t)])]
                     tag = rng.choice(open_tags) if open_tags else None
                 if tag is not None:
                     if pending is None:  # volunteered: only lines that make sense without the question
@@ -870,6 +935,8 @@ class OtherWork:
                 return None
             text, used = user
             fresh |= used
+            if i == 0 and used & _OFFICE_FILE_SLOTS:  # an office file: nothing invented about it
+                tags = [t for t in tags if (kind, t) not in _OFFICE_FILE_BLOCKED]
             produced.append(text)
             self.used.add(text)
             # ---- the assistant's reply: maybe a question the next user line answers
@@ -880,7 +947,7 @@ class OtherWork:
                              and self._ok(_ASK[(kind, t)], ctx.seen, said)]
                 if open_tags:
                     pending = rng.choice(open_tags)
-            reply = self._reply(plan, ctx, said, pending, tag, final)
+            reply = self._reply(plan, ctx, said, pending, tag, final, used)
             if reply is None:
                 return None
             produced.append(reply)
@@ -906,8 +973,16 @@ class OtherWork:
         return text, used
 
     def _accept(self, text: str) -> bool:
-        """The line is usable: 5-30 words, new in this history, free of task values."""
-        return 5 <= text.count(" ") + 1 <= 30 and text not in self.used and self.avoid(text)
+        """The line is usable: 5-30 words, new in this history, free of task values, no word or
+        phrase said twice over ("The Prism Dashboard dashboard"), and no invented file name that
+        could be taken for one of the office's documents."""
+        if not (5 <= text.count(" ") + 1 <= 30) or text in self.used or repeats_itself(text):
+            return False
+        if self._office_stems and "." in text:
+            for name in _FILE_NAME.findall(text):
+                if name not in self.files and self._like_office_file(name):
+                    return False
+        return self.avoid(text)
 
     def _user_first(self, plan: _Plan, ctx: _Ctx, said: set[str]) -> tuple[str, set[str]] | None:
         ks = (plan.kind, plan.stage)
@@ -928,6 +1003,12 @@ class OtherWork:
         cands = self._ok(frags, set() if fresh_frags else seen)
         if not cands:
             return None
+        if not fresh_frags:
+            # a fragment states its fact once a history: told again later with other values, it
+            # would contradict itself ("at least 493 CVs", then "at least 390"); a history long
+            # enough to have used them all tells them again
+            untold = [f for f in cands if f not in self.frags_used]
+            cands = untold or cands
         lead_c = self._ok(leads, seen) if leads else None
         tail_c = self._ok(tails, seen) if tails else None
         for attempt in range(_TRIES):
@@ -969,18 +1050,25 @@ class OtherWork:
         return None
 
     def _reply(self, plan: _Plan, ctx: _Ctx, said: set[str], ask: str | None, last_tag: str | None,
-               final: bool) -> str | None:
+               final: bool, answered: set[str] = frozenset()) -> str | None:
+        """The assistant's turn after a user line that used the slots ``answered``: a reaction
+        names no figure, date or place but that line's (it answers that line, not another)."""
         rng = self.rng
         kind = plan.kind
         seen = ctx.seen
+        free = _REACT_TOPIC | answered
+
+        def fits(frags: Sequence[_Frag], seen: set[_Frag]) -> list[_Frag]:
+            return [f for f in self._ok(frags, seen, said) if f.slots <= free]
+
         ok = self._ok
-        react = ok(_TAG_REACT[(kind, last_tag)], seen, said) if last_tag else []
+        react = fits(_TAG_REACT[(kind, last_tag)], seen) if last_tag else []
         if len(react) < 3:
-            react += ok(_REACT[(kind, plan.stage)], seen, said)
+            react += fits(_REACT[(kind, plan.stage)], seen)
         if len(react) < 2:
-            react += ok(_REACT_ANY, seen, said)
+            react += fits(_REACT_ANY, seen)
         if not react and not ask:  # a very long exchange: reactions may come back
-            react = ok(_REACT_ANY, set(), said) + ok(_REACT[(kind, plan.stage)], set(), said)
+            react = fits(_REACT_ANY, set()) + fits(_REACT[(kind, plan.stage)], set())
         special = [f for f in react if f.specific]
         if special and len(special) < len(react) and rng.random() < 0.8:
             react = special  # most replies name something particular to this history
@@ -1048,7 +1136,12 @@ class OtherWork:
         if section is None:
             raise _NoValue(key)
         fields = _BANK[section].fields or ()
-        row = self.rng.choice(_DATA[section])
+        rows = _DATA[section]
+        # a row that agrees with the fields already set (a supplier's address with its own name)
+        fixed = [(i, ctx[f]) for i, f in enumerate(fields) if f != key and f in ctx]
+        if fixed:
+            rows = tuple(r for r in rows if all(not r[i].slots and r[i].text == v for i, v in fixed)) or rows
+        row = self.rng.choice(rows)
         value = ""
         for fname, frag in zip(fields, row):
             if fname in ctx and fname != key:
@@ -1069,6 +1162,13 @@ class OtherWork:
         free = [p for p in self.people if p not in taken and not self._is_away(p)]
         if not free:
             raise _NoValue("colleague")
+        return self.rng.choice(free)
+
+    def _outsider(self, ctx: _Ctx) -> str:
+        taken = {ctx.get(k) for k in _OUTSIDER_KEYS}
+        free = [p for p in self.outsiders if p not in taken and p not in self.busy and not self._is_away(p)]
+        if not free:
+            raise _NoValue("outsider")
         return self.rng.choice(free)
 
     def _project(self, ctx: _Ctx) -> str:
@@ -1099,6 +1199,13 @@ class OtherWork:
     def _clock(self, lo: int = 8 * 60, hi: int = 17 * 60 + 30) -> str:
         m = self.rng.randrange(lo, hi, 15)
         return f"{m // 60}:{m % 60:02d}"
+
+    def _past_clock(self) -> str:
+        """A time earlier today, at least half an hour before now ("sent at 9:15" said at 10:02)."""
+        latest = self.now.hour * 60 + self.now.minute - 30
+        if latest < 8 * 60:
+            raise _NoValue("past_clock")
+        return self._clock(8 * 60, latest + 1)
 
     def _past_day(self, min_hour_today: int = 11) -> date:
         now = self.now
@@ -1135,14 +1242,20 @@ class OtherWork:
         for _ in range(6):
             row = rng.choice(_DATA["data.filename"])
             name = row[0].text.format_map(ctx) if row[0].slots else row[0].text
-            if name != other:
+            if name != other and not self._like_office_file(name):
                 return name
         raise _NoValue(key)
 
-    def _office_file(self, ctx: _Ctx) -> str:
-        if not self.files:
-            raise _NoValue("office_file")
-        return self.rng.choice(self.files)
+    def _like_office_file(self, name: str) -> bool:
+        """An invented file name that starts with an office document's name, or whose name an
+        office document's starts with: it could be taken for the office's own file."""
+        stem = name.rsplit(".", 1)[0].lower()
+        return any(stem.startswith(o) or o.startswith(stem) for o in self._office_stems)
+
+    def _office_file(self, pool: list[str], key: str) -> str:
+        if not pool:
+            raise _NoValue(key)
+        return self.rng.choice(pool)
 
     def _later_month(self) -> tuple[int, int]:
         return _month_add(self.today, 1 if self.today.day <= 12 else 2)
@@ -1196,7 +1309,12 @@ class OtherWork:
             "count": lambda c: self._count(), "count2": lambda c: self._count(),
             "few": lambda c: str(rng.randint(3, 60)),
             "some": lambda c: str(rng.randint(40, 900)),
-            "office_file": self._office_file,
+            "office_file": lambda c: self._office_file(self.files, "office_file"),
+            "office_sheet": lambda c: self._office_file(self.sheets, "office_sheet"),
+            "office_doc": lambda c: self._office_file(self.docs, "office_doc"),
+            "outsider": self._outsider,
+            "outsider_lc": lambda c: _slug(c["outsider"]).replace("_", "."),
+            "past_clock": lambda c: self._past_clock(),
             "attendees": lambda c: str(rng.randint(5, 46)),
             "pages": lambda c: str(rng.randint(3, 64)),
             "years": lambda c: str(rng.randint(3, 22)),
