@@ -162,10 +162,13 @@ def _new_words(wrong: str, right: str, value: str, required: list[str], specific
     """What a misreading's text says that the oracle's does not, as the checks read text: its
     specifics (else its lines: the cells of a row) and the misread value; never a short number (a
     "6" is in any date of June), nor one inside (or holding) a word the right output must hold."""
-    found = [s.text for s in find_specifics(wrong)] if specifics else [line for line in wrong.splitlines() if line.strip()]
-    found = [w for w in found if not (_NUMBERISH_RE.match(w) and len(w) < 3)]
-    if value and says_value(wrong, value):
+    if specifics:  # a lone capitalised word ("Date", "Received") is any text's word, not a misreading's
+        found = [s.text for s in find_specifics(wrong) if s.kind not in ("person", "app") or len(s.text.split()) > 1]
+    else:
+        found = [line for line in wrong.splitlines() if line.strip()]
+    if value and says_value(wrong, value) and _distinctive(value):
         found.insert(0, value)
+    found = [w for w in found if not (_NUMBERISH_RE.match(w) and len(w) < 3)]
     out: list[str] = []
     for word in found:
         if not kw.present(right, [word]) and not any(_overlap(word, other) for other in [*required, *out]):
@@ -174,6 +177,11 @@ def _new_words(wrong: str, right: str, value: str, required: list[str], specific
 
 
 _NUMBERISH_RE = re.compile(r"^[\d.,:/-]+$")
+
+
+def _distinctive(value: str) -> bool:
+    """A value a right output would not hold by chance: with a digit, of several words, or a name."""
+    return any(ch.isdigit() for ch in value) or len(value.split()) > 1 or "." in value or "@" in value
 
 
 def _overlap(a: str, b: str) -> bool:

@@ -138,10 +138,11 @@ def test_a_memo_naming_the_misread_value_too_is_refused_and_short_numbers_are_ne
 
     check = {"function": "evaluate_contain", "args": {"doc_type": "docx", "file": "data/memo.docx", "keywords": ["Dana"]}}
     task = _task([memo("Dana is away from 2024-05-29 until 2024-06-14.")], [check],
-                 [memo("Hana Novak is away from 2024-06-17 for 6 days.")], value="Hana Novak")
+                 [memo("Received: Hana Novak is away from 2024-06-17 for 6 days.")], value="Hana Novak")
     assert _proof(testbed, task) == (True, True, [False, True])
     refused = guard_hedges(task).evaluation[1]["args"]["keywords"]
     assert "Hana Novak" in refused and "6" not in refused  # "6" is in any date of June
+    assert "Received" not in refused  # a lone capitalised word is any text's word
 
 
 def test_a_sheet_of_the_task_s_own_refuses_the_misread_rows_and_the_office_s_sheet_its_other_cells(testbed):
