@@ -184,6 +184,21 @@ def test_every_kind_is_present_in_the_layout(written):
         assert f"calendar/{world.user.user}.ics" in manifest
 
 
+def test_invoices_and_agreements_name_the_user_not_a_colleague_a_task_may_write_to(written):
+    """An invoice's "Attention:" line or an agreement's client contact naming a colleague told an agent
+    whom to send the figures to without the chat: they name the office's own reader, the user."""
+    registry = default_registry().read_only()
+    seen = 0
+    for world, root, manifest in written.values():
+        ws = Workspace(root, now=world.now)
+        for path in _by_kind(manifest, "invoice") + _by_kind(manifest, "contract"):
+            text = registry.call(ws, "pdf_read_file", {"file_path": path}).observation
+            named = re.findall(r"(?:Attention|Client contact): ([A-Z][a-z]+ [A-Z][a-z]+)", text)
+            assert named and set(named) == {world.user.name}, (path, named)
+            seen += len(named)
+    assert seen >= 2 * len(written)
+
+
 def test_every_file_reads_through_the_tools(written):
     registry = default_registry().read_only()
     tool_for = {".xlsx": "excel_read_file", ".docx": "word_read_file", ".pdf": "pdf_read_file"}

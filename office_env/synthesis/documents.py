@@ -458,7 +458,7 @@ def _invoice_text(world: World, rng: random.Random, number: str, vendor: str, is
         f"Invoice number: {number}",
         f"Vendor: {vendor}",
         f"Bill to: {world.company}, {world.city}",
-        f"Attention: {rng.choice(world.people).name}",
+        f"Attention: {world.user.name}",  # the office's own reader: naming a colleague would tell whom to tell
         f"PO reference: {po}",
         f"Invoice date: {_iso(issued)}",
         f"Due date: {_iso(_due_date(issued))}",
@@ -606,7 +606,7 @@ def _contract(world: World, rng: random.Random, facts: Facts) -> Files:
         else date(start.year + 1, 2, 28)
     while end < world.now.date():
         end = end.replace(year=end.year + 1) if not (end.month == 2 and end.day == 29) else date(end.year + 1, 2, 28)
-    contact = rng.choice(world.people)
+    contact = world.user  # the office's own signatory: naming a colleague would tell whom to tell
     values = {"company": world.company, "city": world.city, "currency": world.currency, "vendor": vendor,
               "items": ", ".join(item for item, _ in _CATALOGUE[vendor]), "fee": f"{rng.randrange(300, 4001, 50):,}",
               "notice": rng.choice(_notice_periods(end, world.now.date())), "start": _iso(start), "end": _iso(end),
