@@ -20,7 +20,11 @@ that mention that persona, the given colleagues, company, city and projects, and
 
 Every utterance is assembled from fragments (alternatives, slots, nested pools), assistant lines
 echo what the user just said, and the object remembers everything it produced: no utterance
-repeats within its history (compared case-folded). Lines are short, like real chat: about a
+repeats within its history (compared case-folded), none says a word twice in a row or a phrase of
+three words twice. A persona fact (how long they have lived there, had the pet, done the hobby and
+with whom: :data:`_FACT_POOL`) is drawn once and told once, the same way; a story (a ``*.news``
+entry) is told once a history, and only a history that has told every one tells one again. A
+hobby whose place names a weekday ("my Thursday lessons") happens that evening only. Lines are short, like real chat: about a
 dozen tokens (``backends.tokens.count_tokens``), at least ``MIN_WORDS`` words and at most
 ``MAX_TOKENS`` tokens. Small talk asks for nothing and promises nothing. ``avoid(text)``
 returning False rejects a text (and persona values) containing a task value; such texts are
@@ -275,6 +279,7 @@ def holiday_on(day: date, country: str) -> str | None:
 _TIME_FLAGS = ("early", "morning", "prelunch", "lunchtime", "postlunch", "afternoon", "late", "evening")
 _CAL_FLAGS = (*_DAY_FLAGS, "weekend", "workday", "late_week", "winter", "spring", "summer", "autumn",
               "tropical", "south", "north", "dark_am", "snowy", "holiday", "first_snow", "heat_wave",
+              "hobby_day", "hobby_eve",
               "us", "uk", "ie", "ca", "au", "nz", "za", "nl", "fr", "pt", "sg", "english",
               "cold", "wet", "grey", "bright", "warmish", "hotday", *(f"wx_{k}" for k in WEATHER_FLAGS))
 _PERSONA_FLAGS = ("pet", "dog", "cat", "partner", "kids", "kid_small", "kid_school", "kid_teen", "two_kids",
@@ -855,12 +860,47 @@ class _Lazy:
     """A capture's further field, expanded only where a later line uses it (afresh each time, so
     that a retry can give other words). ``links`` holds the [a|b] choices made in the entry's
     fields so far: a group with the same alternatives picks the same one (``- a [rose|fig]
-    cutting | a [rose|fig] from {neighbour}`` never turns a rose into a fig)."""
+    cutting | a [rose|fig] from {neighbour}`` never turns a rose into a fig). ``overlay``: the
+    slot values a persona fact was first told with (the same colleague in goal every time)."""
 
-    __slots__ = ("parts", "flags", "aliases", "links")
+    __slots__ = ("parts", "flags", "aliases", "links", "overlay")
 
-    def __init__(self, parts: tuple, flags: int, aliases: dict[str, str], links: dict) -> None:
-        self.parts, self.flags, self.aliases, self.links = parts, flags, aliases, links
+    def __init__(self, parts: tuple, flags: int, aliases: dict[str, str], links: dict,
+                 overlay: dict[str, str] | None = None) -> None:
+        self.parts, self.flags, self.aliases, self.links, self.overlay = parts, flags, aliases, links, overlay
+
+
+# Persona facts: the pools whose entry is drawn once a history and kept (the same entry, the same
+# [a|b] choices, the same names), so that a fact told twice is told the same way: how long the
+# person has lived where they live, had their pet, where it sleeps and what it likes, how they
+# got into their hobby, with whom and with what kit, where their family lives.
+_FACT_POOL = re.compile(r"(?:hobbies\.[a-z0-9_]+\.(?:why|people|gear)|pets\.[a-z0-9_]+\.(?:age|spot|treat)"
+                        r"|home\.years|family\.near|travel\.with)\Z")
+# Stories: a news entry is told once a history (no partner learning the drums on Monday and the
+# trumpet on Thursday, no second first mug out of the kiln); when all are told, the topic rests.
+_STORY_POOL = re.compile(r"(?:[a-z0-9_.]+\.)?news\Z")
+
+
+def _entry_slots(entry: "_Entry") -> frozenset[str]:
+    """The slots an entry's text and fields name directly."""
+    return frozenset(part[1] for fparts in (entry.parts, *entry.fields) for part in fparts if part[0] == 1)
+
+
+_KEPT: dict[str, str] = {n: "fact" if _FACT_POOL.match(n) else "story" for n in sorted(_POOLS)
+                         if _FACT_POOL.match(n) or _STORY_POOL.match(n)}
+
+
+_WORD = re.compile(r"[a-z0-9']+(?:[_.@/-][a-z0-9']+)*")
+
+
+def _repeats_itself(text: str) -> bool:
+    """A word said twice in a row or a phrase of three words said twice ("Enjoy the park, see you
+    soon. See you soon.")."""
+    words = _WORD.findall(text.lower())
+    if any(a == b for a, b in zip(words, words[1:])):
+        return True
+    grams = [tuple(words[i:i + 3]) for i in range(len(words) - 2)]
+    return len(grams) != len(set(grams))
 
 
 def _too_long(text: str) -> bool:
@@ -913,6 +953,12 @@ class SmallTalk:
         climate = CITY_CLIMATE.get(city, _DEFAULT_CLIMATE)
         self._climate, self._hemisphere, self._country, self._dark = climate
         self._said: set[str] = set()
+        self._facts: dict[str, tuple[_Entry, dict, dict[str, str]]] = {}  # fact pool -> what it says
+        self._told: set[str] = set()  # fact pools told in this history
+        self._stories: set[int] = set()  # id() of story entries told in this history
+        self._drawn: list[tuple[str, object]] = []  # facts and stories drawn in the current exchange
+        self._kinds = _KEPT
+        self._retell = False  # a story told already may be told again (nothing else fits)
         self._rare_used: set[str] = set()
         self._topic_uses: dict[str, int] = {}
         self._today: date | None = None
@@ -1054,6 +1100,9 @@ class SmallTalk:
             draw(slot, pool, taken)
         draw("hobby", f"hobbies.{hobby}.name")
         draw("hob_spot", f"hobbies.{hobby}.spot")
+        # "my Thursday lessons": the hobby happens that weekday only (flags hobby_day, hobby_eve)
+        days = [i for i, name in enumerate(_WEEKDAYS) if re.search(rf"\b{name}\b", ctx["hob_spot"])]
+        self._hob_day: int | None = days[0] if days else None
 
         # The address pool's texts for this person (", Dana" or nothing), drawn from directly.
         you = []
@@ -1098,6 +1147,10 @@ class SmallTalk:
         names.add("weekend" if wd >= 5 else "workday")
         if wd in (3, 4):
             names.add("late_week")
+        if self._hob_day is None or self._hob_day == wd:
+            names.add("hobby_day")  # the hobby can happen this evening
+        if self._hob_day is None or self._hob_day == (wd - 1) % 7:
+            names.add("hobby_eve")  # ... and could have happened last night
         # Rare events: the first snow (early winter, no snow talked about before), a heat wave.
         if kind == "snow":
             early_winter = day.month in (10, 11, 12) and self._hemisphere == "north"
@@ -1234,7 +1287,8 @@ class SmallTalk:
                 if value is None:
                     raise _NoFit(part[1])
                 if value.__class__ is _Lazy:  # a capture's further field: expanded where it is used
-                    value = self._expand(value.parts, ctx, value.flags, value.aliases, rng, value.links)
+                    sub = ctx if value.overlay is None else {**ctx, **value.overlay}
+                    value = self._expand(value.parts, sub, value.flags, value.aliases, rng, value.links)
                 if part[2] and value:
                     value = value[0].upper() + value[1:]
                 elif value[:1] in _VOWELS and out and out[-1][-2:] in _A_SPACE and out[-1][-3:-2] in _BEFORE_A:
@@ -1258,6 +1312,12 @@ class SmallTalk:
                     entries = self._ec[name] = _eligible(name, flags)
                 if not entries:
                     raise _NoFit(name)
+                if name in self._kinds:
+                    value = self._expand_kept(name, entries, part, ctx, flags, aliases, rng)
+                    if part[4] and value:
+                        value = value[0].upper() + value[1:]
+                    add(value)
+                    continue
                 entry = entries[int(rand() * len(entries))]
                 if part[5]:  # a capture: its fields share their [a|b] choices
                     chosen: dict = {}
@@ -1271,6 +1331,50 @@ class SmallTalk:
                     value = value[0].upper() + value[1:]
                 add(value)
         return "".join(out)
+
+    def _expand_kept(self, name: str, entries: tuple[_Entry, ...], part: tuple, ctx: dict, flags: int,
+                     aliases: dict[str, str], rng: random.Random) -> str:
+        """A draw from a persona-fact or story pool (``self._kinds[name]``): a fact keeps the entry,
+        choices and names it was first drawn with; a story skips the entries told already."""
+        if self._kinds[name] == "fact":
+            kept = self._facts.get(name)
+            if kept is not None and any(e is kept[0] for e in entries):
+                entry, chosen, overlay = kept
+                value = self._expand(entry.parts, {**ctx, **overlay}, flags, aliases, rng, chosen)
+            else:
+                entry = entries[int(rng.random() * len(entries))]
+                chosen = {}
+                overlay = {s: ctx[s] for s in _entry_slots(entry) if isinstance(ctx.get(s), str)}
+                value = self._expand(entry.parts, ctx, flags, aliases, rng, chosen)
+                self._facts[name] = (entry, chosen, overlay)  # kept once it could be told
+            self._drawn.append(("fact", name))
+        else:
+            told = self._stories
+            fresh = [e for e in entries if id(e) not in told]
+            if not fresh:
+                if not self._retell:
+                    raise _NoFit(name)  # every story of the pool was told: the topic rests
+                fresh = list(entries)
+            entry = fresh[int(rng.random() * len(fresh))]
+            self._drawn.append(("story", id(entry)))
+            chosen, overlay = {}, None
+            value = self._expand(entry.parts, ctx, flags, aliases, rng, chosen)
+        if part[5]:
+            ctx[part[5]] = value
+            for field_name, fparts in zip(part[6], entry.fields):
+                ctx[field_name] = _Lazy(fparts, flags, aliases, chosen, overlay)
+        return value
+
+    def _told_beat(self, topic: str, beat: str, aliases: dict[str, str]) -> bool:
+        """The beat's answer is a persona fact told already (asked again, it would be told again)."""
+        told = self._told
+        if not told:
+            return False
+        for entry in _POOLS[f"{topic}.{beat}.ans"].entries:
+            names = [(aliases.get(p[1], "") + p[2]) if p[1] else p[3] for p in entry.parts if p[0] == 2]
+            if not any(n in told for n in names):
+                return False
+        return True
 
     def _name_once(self, text: str) -> str:
         """Address the user by name once per turn at most (keep the first ", <name>")."""
@@ -1325,7 +1429,8 @@ class SmallTalk:
             key = text.casefold()
             words = text.count(" ") + 1
             if (words < minimum or words > most or key in said or key in pending
-                    or len(text) > _SURELY_SHORT and count_tokens(text) > MAX_TOKENS or not self._avoid(text)):
+                    or len(text) > _SURELY_SHORT and count_tokens(text) > MAX_TOKENS or _repeats_itself(text)
+                    or not self._avoid(text)):
                 if rejected is None:
                     rejected = {key}
                 elif key in rejected:
@@ -1392,6 +1497,19 @@ class SmallTalk:
 
     def _compose(self, topic: str, pairs: int, ctx: dict[str, str], flags: int,
                  aliases: dict[str, str]) -> list[tuple[str, str]] | None:
+        self._drawn = []
+        out = self._compose_lines(topic, pairs, ctx, flags, aliases)
+        if out is not None:  # the facts and stories of this exchange are told now
+            for kind, what in self._drawn:
+                if kind == "fact":
+                    self._told.add(what)  # type: ignore[arg-type]
+                else:
+                    self._stories.add(what)  # type: ignore[arg-type]
+        self._drawn = []
+        return out
+
+    def _compose_lines(self, topic: str, pairs: int, ctx: dict[str, str], flags: int,
+                       aliases: dict[str, str]) -> list[tuple[str, str]] | None:
         pending: set[str] = set()
         first = self._line(f"{topic}.open", ctx, flags, aliases, pending)
         if first is None:
@@ -1404,7 +1522,7 @@ class SmallTalk:
             out.append(("assistant", reply))
             self._said.update(pending)
             return out
-        usable = self._usable_beats(topic, flags)
+        usable = [b for b in self._usable_beats(topic, flags) if not self._told_beat(topic, b, aliases)]
         if len(usable) < pairs - 1:
             return None
         if pairs == 2:
@@ -1432,7 +1550,7 @@ class SmallTalk:
                 reaction = self._line(react, ctx, flags, aliases, pending, minimum=max(1, MIN_WORDS - ask_words))
                 joined = self._name_once(f"{reaction} {ask}") if reaction is not None else ""
                 if (joined and joined.casefold() not in self._said and joined.casefold() not in pending
-                        and not _too_long(joined)):
+                        and not _too_long(joined) and not _repeats_itself(joined)):
                     pending.discard(ask.casefold())
                     ask = joined
                     pending.add(ask.casefold())
@@ -1457,6 +1575,30 @@ class SmallTalk:
         if day != self._today:
             self._today = day
             self._today_uses = {}
+        lines = self._draw_topic(group, when, pairs, retell=False)
+        if lines is not None:
+            return lines
+        if group == "talk" and pairs > 1:
+            # No single topic has room for so many pairs now: talk about two things in a row.
+            first = pairs // 2
+            return self._run(group, when, first) + self._run(group, when, pairs - first)
+        # Only now may a story be told again (a history of weeks has told every one).
+        lines = self._draw_topic(group, when, pairs, retell=True)
+        if lines is not None:
+            return lines
+        raise WordingsExhausted(f"small talk: cannot compose a {group} of {pairs} pair(s) for {when.isoformat()}: "
+                                "every fitting wording was used already or rejected by avoid()")
+
+    def _draw_topic(self, group: str, when: datetime, pairs: int, retell: bool) -> list[tuple[str, str]] | None:
+        """An exchange on a topic that fits now, or None; ``retell``: stories told already may be
+        told again."""
+        self._retell = retell
+        try:
+            return self._draw_topic_now(group, when, pairs)
+        finally:
+            self._retell = False
+
+    def _draw_topic_now(self, group: str, when: datetime, pairs: int) -> list[tuple[str, str]] | None:
         ctx, flags, aliases = self._context(when)
         # The topics that fit now (cached checks), weighted: less weight for topics used often,
         # used today already, or among the last few.
@@ -1502,12 +1644,7 @@ class SmallTalk:
                 del self._recent[:-6]
                 self.log.append((when, topic, lines))
                 return lines
-        if group == "talk" and pairs > 1:
-            # No single topic has room for so many pairs now: talk about two things in a row.
-            first = pairs // 2
-            return self._run(group, when, first) + self._run(group, when, pairs - first)
-        raise WordingsExhausted(f"small talk: cannot compose a {group} of {pairs} pair(s) for {when.isoformat()}: "
-                                "every fitting wording was used already or rejected by avoid()")
+        return None
 
     # -- public ------------------------------------------------------------------------------
 

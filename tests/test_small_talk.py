@@ -489,3 +489,93 @@ def test_malformed_banks_name_file_and_line(text, message):
     with pytest.raises(BankError) as info:
         parse_banks([("ok.bank", GOOD), ("x.bank", text)])
     assert message in str(info.value)
+
+
+# --------------------------------------------------------------------------------------------
+# One person, one story: facts told the same way, stories told once, weekdays kept
+# --------------------------------------------------------------------------------------------
+
+MARKERS = re.compile(r"^(?:(?:honestly|ha|well|oh|mm|hmm|so|yeah|eh|ooh|anyway|okay),\s*)+", re.I)
+HOW_LONG_HERE = re.compile(r"^(?:Long on|Been there long|How long have you (?:been on|lived near)|Local long)")
+HOW_OLD_PET = re.compile(r"^(?:How old is|Had \w+ long|How long have you had)")
+
+
+def _answers(hist, question: re.Pattern) -> list[str]:
+    """The user's answers to the assistant's questions matching ``question`` (markers dropped)."""
+    out = []
+    for _, _, lines in hist:
+        for (role, text), (_, answer) in zip(lines, lines[1:]):
+            last = re.split(r"(?<=[.!?])\s+", text)[-1]
+            if role == "assistant" and question.match(last):
+                out.append(MARKERS.sub("", answer).lower())
+    return out
+
+
+def test_a_persona_fact_is_told_once_and_the_same_way():
+    """'Four years, Hawthorn Hill feels like ours' and later 'Six years': how long the person has
+    lived there, had their pet, got into their hobby, is one fact of the persona."""
+    told = 0
+    for seed in range(16):
+        st = make(seed)
+        hist = history(st, spread_start(seed), sessions=10, pairs_per_session=40, seed=seed)
+        for question in (HOW_LONG_HERE, HOW_OLD_PET):
+            answers = _answers(hist, question)
+            told += len(answers)
+            assert len(answers) <= 1, (seed, answers)
+        facts = [MARKERS.sub("", u).lower() for _, _, lines in hist for r, u in lines if r == "user"
+                 and re.search(r"\b(years|in goal)\b", u)]
+        numbers = {re.sub(r"\W.*", "", f) for f in facts if re.match(r"(three|four|five|six|seven|ten|twelve) years", f)}
+        assert len(numbers) <= 1, (seed, facts)
+    assert told >= 5
+
+
+def test_a_story_is_told_once():
+    """No partner learning the drums on Monday and the trumpet on Thursday: the user's news
+    openings in one history are different stories, not one story with other details."""
+    for seed in range(16):
+        st = make(seed)
+        hist = history(st, spread_start(seed), sessions=8, pairs_per_session=40, seed=seed)
+        opens: dict[str, list[set[str]]] = defaultdict(list)
+        for _, topic, lines in st.log:
+            if topic not in ("hobby", "pet", "family", "home", "local", "media", "office", "travel"):
+                continue  # lunch plans, the weather, the trip in: told anew every day
+            words = set(re.findall(r"[a-z']+", MARKERS.sub("", lines[0][1]).lower())) - {"the", "a", "my", "is", "and"}
+            for other in opens[topic]:
+                assert len(words & other) / len(words | other) < 0.75, (seed, topic, lines[0][1])
+            opens[topic].append(words)
+
+
+def test_a_weekly_hobby_happens_on_its_weekday():
+    """'Guitar at my Thursday lessons tonight' is not said on a Tuesday."""
+    weekdays = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+    checked = 0
+    for seed in range(400):
+        st = make(seed)
+        spot = st.persona["hob_spot"]
+        day = next((i for i, d in enumerate(weekdays) if d in spot), None)
+        if day is None:
+            continue
+        hist = history(st, spread_start(seed), sessions=10, pairs_per_session=30, seed=seed, first_hour=13)
+        for when, _, lines in hist:
+            for role, text in lines:
+                if spot.lower() in text.lower() and role == "user":
+                    if "tonight" in text:
+                        checked += 1
+                        assert when.weekday() == day, (when, text)
+                    if "last night" in text:
+                        checked += 1
+                        assert (when.weekday() - 1) % 7 == day, (when, text)
+        if checked >= 6:
+            break
+    assert checked >= 1
+
+
+def test_no_word_or_phrase_said_twice_in_one_line():
+    """'Enjoy Bramley Fields, see you soon. See you soon.'"""
+    for seed in range(20):
+        st = make(seed)
+        for role, text in texts(history(st, spread_start(seed), seed=seed)):
+            words = re.findall(r"[a-z0-9']+(?:[_.@/-][a-z0-9']+)*", text.lower())
+            assert not any(a == b for a, b in zip(words, words[1:])), text
+            grams = [tuple(words[i:i + 3]) for i in range(len(words) - 2)]
+            assert len(grams) == len(set(grams)), text
