@@ -214,6 +214,18 @@ def test_a_budget_figure_for_work_the_budget_sheet_lacks_is_caught(tmp_path, off
     assert any(path in p and "moon landings budget" in p for p in problems), problems
 
 
+def test_a_team_lead_from_another_team_is_caught(tmp_path, office):
+    world, root, manifest = office
+    copy = _copy(tmp_path, root)
+    outsider = next(p for p in world.colleagues if p.department != world.team)
+    path = "data/team_notes.pdf"
+    (copy / path).write_bytes(pdf_io.build(f"Team notes\nThe {world.team} team lead is {outsider.name}.", stamp=world.now))
+    problems = check_world(world, copy, {**manifest, path: "report"})
+    assert [p for p in problems if p.startswith(path)] == [
+        f"{path}: {outsider.name} leads the {world.team} team, but works in {outsider.department}"]
+    assert not [p for p in check_world(world, root, manifest) if "leads the" in p]
+
+
 def test_dates_in_mail_and_notes_fall_on_working_days(tmp_path):
     """A room booked for a Sunday, a leave starting on a Saturday, an out-of-office ending on one, a
     draft's milestone on a Saturday: all seen in generated offices before."""

@@ -67,7 +67,24 @@ def check_world(world: World, root: Path, manifest: dict[str, str]) -> list[str]
     problems += _invoices(sheets, manifest, texts)
     problems += _calendars(world, events)
     problems += _absences(world, mails, events)
+    problems += _roles(world, texts)
     return problems
+
+
+_TEAM_LEAD_RE = re.compile(r"The ([A-Z][a-z]+(?: [A-Z][a-z]+)*) team lead is ([A-Z][\w'-]+ [A-Z][\w'-]+)\.")
+
+
+def _roles(world: World, texts: dict[str, str]) -> list[str]:
+    """A document that names a team's lead names someone of that team (the payroll's department)."""
+    out = []
+    by_name = {p.name: p for p in world.people}
+    for path, text in texts.items():
+        for team, name in _TEAM_LEAD_RE.findall(" ".join(text.split())):
+            person = by_name.get(name)
+            if person is None or person.department != team:
+                out.append(f"{path}: {name} leads the {team} team, but works in "
+                           f"{person.department if person else 'no team of the office'}")
+    return out
 
 
 def _column(rows: list[list], header: str) -> list:

@@ -671,9 +671,11 @@ _HANDBOOK_SECTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
 
 def _handbook(world: World, rng: random.Random, facts: Facts) -> Files:
     title = rng.choice(("Employee Handbook", "Onboarding Guide", "Office Manual"))
-    # the team lead holds a lead's title, payroll questions go to finance: as the payroll sheet says
-    leads = [p for p in world.people if any(w in p.role for w in ("Manager", "Lead", "Supervisor", "Controller"))]
-    lead = rng.choice(leads or list(world.people))
+    # the team lead is of the team and holds a lead's title where the team has one, payroll questions
+    # go to finance: as the payroll sheet says
+    team = [p for p in world.people if p.department == world.team]
+    leads = [p for p in team if any(w in p.role for w in ("Manager", "Lead", "Supervisor", "Controller"))]
+    lead = rng.choice(leads or team)
     finance = [p for p in world.colleagues if department_of(p.role) in ("Finance", "Human Resources")]
     payroll = rng.choice(finance or list(world.colleagues))
     values = {
