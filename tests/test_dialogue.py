@@ -183,6 +183,26 @@ def test_work_threads_other_work_and_no_repeats():
         assert max(len(d) for d in days.values()) >= 2
 
 
+def test_chat_around_the_work_keeps_to_what_the_office_records():
+    """The office has its colleagues' absences and addresses and its own documents: the chat
+    around the work sends no colleague on leave, gives none an address of its own making, names
+    an office document as the user sees it (no 'data/' folder) and says nothing twice in a line."""
+    away = re.compile(r"\b(on holiday|training course|trade fair|conference in|client workshop|out-of-office|"
+                      r"won't be around|still no|back from|came back|returned|got back|is away|standing in for)\b",
+                      re.I)
+    for seed in range(6):
+        turns = [t for t in all_turns(gen(seed=seed)) if not t.thread.startswith("t")]
+        for turn in turns:
+            for clause in re.split(r"[.;:]\s", turn.text):
+                if away.search(clause):
+                    assert not any(re.search(rf"\b{c}\b", clause) for c in PEOPLE["colleagues"]), turn.text
+            for local, _ in re.findall(r"([\w.+-]+)@([\w-]+\.[\w.]+)", turn.text):
+                assert local.split(".")[0] not in {c.lower() for c in PEOPLE["colleagues"]}, turn.text
+            assert "data/" not in turn.text, turn.text
+            words = re.findall(r"[a-z0-9']+(?:[_.@/-][a-z0-9']+)*", turn.text.lower())
+            assert not any(a == b and not a.isdigit() for a, b in zip(words, words[1:])), turn.text
+
+
 def test_relative_times_are_said_and_resolvable():
     relative = 0
     for seed in range(30):
