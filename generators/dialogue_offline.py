@@ -34,6 +34,7 @@ from generators.history_plan import LONG_HISTORY_DAYS, DayPlan, Event, plan_hist
 from generators.model import MemoryPiece, Session, TaskDraft, Turn
 from generators.other_work import OtherWork
 from generators.small_talk import SmallTalk
+from office_env import OfficeError, Workspace, mail_store
 from office_env.evaluation.keywords import Keywords
 
 TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "templates"
@@ -302,15 +303,32 @@ def history_dates(now: datetime | date, days: int) -> list[date]:
 
 
 def plan_dialogue(draft: TaskDraft, *, seed: int, now: datetime, days: int,
-                  feedback: str = "") -> tuple[list[DayPlan], TaskDraft]:
-    """The history plan for ``draft`` (seeded) and the draft with ``said_as`` filled in."""
+                  feedback: str = "", arrived: date | None = None) -> tuple[list[DayPlan], TaskDraft]:
+    """The history plan for ``draft`` (seeded) and the draft with ``said_as`` filled in.
+    ``arrived``: when the latest mail the task answers came in; its work comes up the days after."""
     if days < 1:
         raise ValueError(f"days must be at least 1, got {days}")
     _check_memory(draft.memory)
     rng = random.Random(json.dumps(["homeragents.history/1", seed, feedback, str(now), days,
                                     [p.to_dict() for p in draft.memory]], ensure_ascii=False, default=str))
-    plans, memory = plan_history(list(draft.memory), history_dates(now, days), rng)
+    dates = history_dates(now, days)
+    first_day = next((i for i, d in enumerate(dates) if d > arrived), len(dates) - 1) if arrived else 0
+    plans, memory = plan_history(list(draft.memory), dates, rng, first_day=first_day)
     return plans, TaskDraft(**{**draft.__dict__, "memory": memory})
+
+
+def mail_arrival(draft: TaskDraft, ws: Workspace) -> date | None:
+    """The day the latest mail the oracle reads came in: the chat cannot speak of it before."""
+    days = []
+    for call in draft.oracle:
+        if call.tool == "email_read_email":
+            try:
+                sent = mail_store.read(ws, str(call.args.get("user", "")), str(call.args.get("email_id", ""))).when()
+            except OfficeError:
+                continue
+            if sent is not None:
+                days.append(sent.date())
+    return max(days, default=None)
 
 
 def _check_memory(pieces: Sequence[MemoryPiece]) -> None:

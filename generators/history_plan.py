@@ -109,10 +109,12 @@ LONG_HISTORY_DAYS = 10  # beyond this, a thread's details are spread over the wh
 
 
 def plan_history(pieces: list[MemoryPiece], dates: list[date], rng: random.Random, *,
-                 relative: bool = True) -> tuple[list[DayPlan], list[MemoryPiece]]:
+                 relative: bool = True, first_day: int = 0) -> tuple[list[DayPlan], list[MemoryPiece]]:
     """Lay the threads of ``pieces`` over ``dates``; return the day plans and the pieces (with
     ``said_as`` set where a value is said relatively). Needs two days for a correction: with one
-    day, superseded values raise ``ValueError``."""
+    day, superseded values raise ``ValueError``. ``first_day``: the index of the first day the
+    task's work may come up (the mail it answers arrived the day before); a correction still gets
+    its two days."""
     days = [DayPlan(i + 1, d) for i, d in enumerate(dates)]
     n = len(days)
     if n < 1:
@@ -124,6 +126,7 @@ def plan_history(pieces: list[MemoryPiece], dates: list[date], rng: random.Rando
     # Threads start on staggered days in the first part of the history, so that their details can
     # still arrive over the following days.
     last_start = max(0, n - 2)
+    earliest = max(0, min(first_day, last_start if any(p.superseded for p in pieces) else n - 1))
     raised: dict[str, int] = {}  # about -> the day its work was raised
     for index, (thread, members) in enumerate(groups):
         about = members[0].about
@@ -131,6 +134,7 @@ def plan_history(pieces: list[MemoryPiece], dates: list[date], rng: random.Rando
             start = min(last_start, rng.randint(0, max(0, min(last_start, n // 2))) + (index % 2))
         else:  # a long history: threads are raised anywhere in its first three quarters
             start = rng.randint(0, max(0, (3 * n) // 4))
+        start = max(start, earliest)
         if about in raised:  # another thread of work already raised: carry on from there
             start = max(start, raised[about])
         elif about:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from generators.dialogue_llm import generate_dialogue_llm
-from generators.dialogue_offline import plan_dialogue, task_values
+from generators.dialogue_offline import mail_arrival, plan_dialogue, task_values
 from generators.families import FAMILIES
 from generators.model import Session, TaskDraft, Verdict
 from generators.task_llm import generate_task_llm
@@ -53,7 +53,8 @@ class LLMRoles:
                           round_: int) -> tuple[list[Session], TaskDraft]:
         world = job.world
         days, draft = plan_dialogue(draft, seed=job.config.seed * 1_000_003 + job.index, now=world.now,
-                                    days=plan.days, feedback=feedback)
+                                    days=plan.days, feedback=feedback,
+                                    arrived=mail_arrival(draft, Workspace(job.testbed, now=world.now)))
         sessions = generate_dialogue_llm(
             self.client, draft, days, now=world.now, user_first=world.user.first,
             colleagues=[p.first for p in world.colleagues], company=world.company, projects=list(world.projects),

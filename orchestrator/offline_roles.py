@@ -6,7 +6,7 @@ import random
 from pathlib import Path
 from typing import Any
 
-from generators.dialogue_offline import generate_dialogue, plan_dialogue, task_values
+from generators.dialogue_offline import generate_dialogue, mail_arrival, plan_dialogue, task_values
 from generators.families import FAMILIES
 from generators.model import Session, TaskDraft, Verdict
 from office_env import Workspace
@@ -61,7 +61,8 @@ class OfflineRoles:
                           round_: int) -> tuple[list[Session], TaskDraft]:
         world = job.world
         seed = job.config.seed * 1_000_003 + job.index
-        days, draft = plan_dialogue(draft, seed=seed, now=world.now, days=plan.days, feedback=feedback)
+        arrived = mail_arrival(draft, Workspace(job.testbed, now=world.now))
+        days, draft = plan_dialogue(draft, seed=seed, now=world.now, days=plan.days, feedback=feedback, arrived=arrived)
         sessions = generate_dialogue(
             draft, seed=seed, now=world.now, user_first=world.user.first,
             colleagues=[p.first for p in world.colleagues], company=world.company, projects=list(world.projects),

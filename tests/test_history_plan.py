@@ -50,6 +50,34 @@ def test_every_piece_is_stated_once_and_corrections_come_later(seed):
         assert relative_phrase(datetime(2024, 5, 23, 14), DATES[fix_day - 1]) == m1.said_as
 
 
+@pytest.mark.parametrize("seed", range(20))
+def test_the_work_comes_up_only_after_its_mail_arrived_and_a_correction_keeps_two_days(seed):
+    for first_day, earliest in ((2, 2), (4, 3), (0, 0)):  # a correction needs a day to say the old value on
+        plans, _ = plan_history(PIECES, DATES, random.Random(seed), first_day=first_day)
+        assert min(d for d, _ in events(plans)) - 1 >= earliest
+    lone = [p for p in PIECES if not p.superseded]
+    plans, _ = plan_history(lone, DATES, random.Random(seed), first_day=4)
+    assert {d for d, _ in events(plans)} == {5}
+
+
+def test_plan_dialogue_starts_the_work_the_day_after_the_mail_it_answers(ws):
+    from generators.dialogue_offline import mail_arrival, plan_dialogue
+    from generators.model import TaskDraft, ToolCall
+
+    piece = MemoryPiece("m1", "fact", "reply with 12,500", "12,500", thread="t1", cue="reply_point", about="the reply")
+    draft = TaskDraft(family="f", apps=["email"], difficulty="easy", description="d", intent="i", subtasks=["s"],
+                      evaluation=[], memory=[piece], query="q",
+                      oracle=[ToolCall("email_read_email", {"user": "alice", "email_id": "Quarterly budget.eml"}),
+                              ToolCall("email_read_email", {"user": "alice", "email_id": "No such mail.eml"})])
+    arrived = mail_arrival(draft, ws)
+    assert arrived is not None
+    now = datetime.combine(arrived, datetime.min.time()).replace(hour=17) + (date(2024, 5, 10) - date(2024, 5, 3))
+    for seed in range(10):
+        plans, _ = plan_dialogue(draft, seed=seed, now=now, days=5, arrived=arrived)
+        assert all(plan.date > arrived for plan in plans if plan.events)
+    assert mail_arrival(TaskDraft(**{**draft.__dict__, "oracle": []}), ws) is None
+
+
 def test_relative_times_appear_and_threads_span_days():
     relative = spans = 0
     for seed in range(60):
