@@ -193,7 +193,7 @@ def test_chat_around_the_work_keeps_to_what_the_office_records():
     for seed in range(6):
         turns = [t for t in all_turns(gen(seed=seed)) if not t.thread.startswith("t")]
         for turn in turns:
-            for clause in re.split(r"[.;:]\s", turn.text):
+            for clause in re.split(r"[.;:,]\s", turn.text):
                 if away.search(clause):
                     assert not any(re.search(rf"\b{c}\b", clause) for c in PEOPLE["colleagues"]), turn.text
             for local, _ in re.findall(r"([\w.+-]+)@([\w-]+\.[\w.]+)", turn.text):

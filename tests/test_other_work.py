@@ -421,7 +421,7 @@ def test_no_absence_or_whereabouts_is_invented_for_an_office_colleague():
         for _, ex in history:
             for u, a in ex:
                 for text in (u, a):
-                    for clause in re.split(r"[.;:]\s", text):  # "Something I heard from Abel: ..."
+                    for clause in re.split(r"[.;:,]\s", text):  # "According to Abel, the vendor's ..."
                         if AWAY.search(clause):
                             lines += 1
                             named = [c for c in colleagues if re.search(rf"\b{c}\b", clause)]
