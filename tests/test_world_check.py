@@ -214,6 +214,22 @@ def test_a_budget_figure_for_work_the_budget_sheet_lacks_is_caught(tmp_path, off
     assert any(path in p and "moon landings budget" in p for p in problems), problems
 
 
+def test_a_mail_about_an_invoice_written_before_its_date_is_caught(tmp_path, office):
+    world, root, manifest = office
+    copy = _copy(tmp_path, root)
+    invoice = next(p for p, k in manifest.items() if k == "invoice")
+    text = pdf_io.read_text(root / invoice, invoice)
+    number = re.search(r"Invoice number: (\S+)", text).group(1)
+    issued = date.fromisoformat(re.search(r"Invoice date: (\S+)", text).group(1))
+    path = f"emails/{world.user.user}/Early question.eml"
+    (copy / path).write_bytes(eml_io.build(world.colleagues[0].user, world.user.user, f"Invoice {number}",
+                                           "Can you confirm the total?", datetime.combine(issued, datetime.min.time())
+                                           - timedelta(days=1) + timedelta(hours=10)))
+    problems = check_world(world, copy, {**manifest, path: "email"})
+    assert [p for p in problems if p.startswith(path)] == [
+        f"{path}: asks about {number} on {issued - timedelta(days=1)}, before or on its date {issued}"]
+
+
 def test_a_team_lead_from_another_team_is_caught(tmp_path, office):
     world, root, manifest = office
     copy = _copy(tmp_path, root)

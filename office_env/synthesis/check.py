@@ -65,6 +65,7 @@ def check_world(world: World, root: Path, manifest: dict[str, str]) -> list[str]
     problems += _regions(sheets, manifest, mails)
     problems += _budget_lines(sheets, manifest, mails)
     problems += _invoices(sheets, manifest, texts)
+    problems += _invoice_mail(manifest, texts, mails)
     problems += _calendars(world, events)
     problems += _absences(world, mails, events)
     problems += _roles(world, texts)
@@ -183,6 +184,30 @@ def _invoices(sheets: dict[str, list[list]], kinds: dict[str, str], texts: dict[
         except (KeyError, ValueError):
             out.append(f"{path}: no readable invoice and due dates")
     return out
+
+
+def _invoice_mail(kinds: dict[str, str], texts: dict[str, str], mails: dict[str, eml_io.Mail]) -> list[str]:
+    """A mail about an invoice is written after the invoice's date."""
+    issued = {}
+    for path, text in texts.items():
+        if kinds[path].startswith("invoice"):
+            fields = {k.strip().lower(): v.strip() for k, _, v in (line.partition(":") for line in text.splitlines())}
+            if fields.get("invoice number") and fields.get("invoice date"):
+                issued[fields["invoice number"]] = fields["invoice date"]
+    out = []
+    for path, mail in mails.items():
+        when = mail.when()
+        for number, day in issued.items():
+            if when is not None and number in mail.subject and _iso_date(day) and when.date() <= _iso_date(day):
+                out.append(f"{path}: asks about {number} on {when:%Y-%m-%d}, before or on its date {day}")
+    return out
+
+
+def _iso_date(text: str) -> date | None:
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        return None
 
 
 def _calendars(world: World, events: dict[str, list]) -> list[str]:

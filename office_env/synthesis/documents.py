@@ -540,7 +540,7 @@ def _invoice(world: World, rng: random.Random, facts: Facts) -> Files:
         issued = _workday_before(world.now, rng, 1, 2)
     text, total = _invoice_text(world, rng, number, vendor, issued, po, items, None)
     facts.update(invoice_number=number, invoice_due=_iso(_due_date(issued)), invoice_total=_money(total),
-                 invoice_vendor=vendor)
+                 invoice_vendor=vendor, invoice_issued=_iso(issued))
     name = rng.choice((f"invoice_{number.split('-')[-1]}.pdf", "invoice.pdf", f"{_slug(vendor)}_invoice.pdf"))
     out = [(f"data/{name}", "invoice", pdf_io.build(text, title=f"Invoice {number}", stamp=world.now))]
     po2, vendor2, ordered2, items2 = _ordered(facts, "previous")
@@ -958,6 +958,11 @@ def _emails(world: World, rng: random.Random, facts: Facts, away: Away | None = 
         when = _mail_time(world.now, rng, 4, 13) if threaded else _mail_time(world.now, rng, 1, 13)
         if subject_t == "New starter next week":  # sent this morning, so "next week" is the week after now's
             when, threaded = world.now - timedelta(minutes=rng.randint(20, 90)), False
+        issued = facts.get("invoice_issued")
+        if subject_t == "Invoice {invoice}" and issued and when.date() <= date.fromisoformat(issued):
+            # a question about the invoice comes after the invoice: the next day, or an hour ago
+            when = min(datetime.combine(date.fromisoformat(issued) + timedelta(days=1), when.time()),
+                       world.now - timedelta(hours=1))
         if subject_t in _ABSENCE_DAYS:
             key = _ABSENCE_DAYS[subject_t]
             absences.append((len(out), local["date"], local[key] if key else None))
