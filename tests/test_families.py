@@ -393,6 +393,36 @@ def test_no_value_is_said_inside_the_name_of_its_work(name, many_worlds):
                 assert not [v for v in values if v in piece.about.lower()], (world.seed, piece.about, values)
 
 
+def test_new_files_are_named_with_a_day_their_month_has(drafts):
+    """"change_brief_may79.docx" named a day no month has."""
+    names = [v for made in drafts.values() for _, d in made for p in d.memory for v in (p.value, *p.superseded)
+             if re.search(r"_[a-z]{3}\d+\.(docx|xlsx|pdf)$", v)]
+    assert len(names) >= 10
+    for name in names:
+        assert 1 <= int(re.search(r"(\d+)\.\w+$", name).group(1)) <= 28, name
+
+
+def test_a_meeting_pack_follows_up_the_series_whose_notes_it_quotes(many_worlds):
+    """The agenda of a "Hiring sync" opened with the date of a Garnet Audit sync: the meeting is now that
+    series' follow-up."""
+    seen = 0
+    for world, notes in many_worlds:
+        inp = FAMILIES["meeting_pack"].input(random.Random(f"{world.seed}:pack"), notes, world.user.user,
+                                             world.user.name, tuple((p.user, p.name) for p in world.colleagues),
+                                             world.now)
+        draft = FAMILIES["meeting_pack"].build(inp)
+        if draft is None:
+            continue
+        title = next(p.value for p in draft.memory if p.cue == "meeting_title")
+        source = next(p.value for p in draft.memory if p.cue == "previous_notes")
+        heading = next(d["lines"][0] for d in notes["word"]["files"] if d["file"].endswith("/" + source) or
+                       d["file"].rsplit("/", 1)[-1].rsplit(".", 1)[0] == source)
+        if heading.endswith(" sync"):
+            seen += 1
+            assert title == heading[:-len(" sync")] + " follow-up", (title, heading)
+    assert seen >= 3
+
+
 def test_a_headcount_is_never_a_number_inside_the_group_it_counts_or_a_date(many_worlds):
     """Counting the orders of 2025-04-07 (4 of them) checked a number the chat says with the date,
     or with a near-miss date (3 orders beside 2025-04-03)."""

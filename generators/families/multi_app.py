@@ -627,6 +627,9 @@ def meeting_pack(inp: FamilyInput) -> TaskDraft | None:
         return None
     who, name = inp.rng.choice(present)
     doc, last = inp.rng.choice(notes)
+    series = doc["lines"][0].strip()
+    if series.lower().endswith(" sync"):  # a follow-up of the series whose last meeting the notes record
+        title = f"{series[:-len(' sync')]} follow-up"
     points = list(inp.rng.choice(MEMO_TOPICS))[:2]
     agenda = _out_name(inp, "agenda", "docx")
     when, spans, superseded, distractors = meeting_dynamics(

@@ -26,8 +26,9 @@ FILE_WORDS = ("notes", "summary", "brief", "update", "recap", "plan")
 
 
 def _out_name(inp: FamilyInput, prefix: str, ext: str) -> str:
+    """A new file's name as people date them: ``memo_brief_may21.docx`` (a day the month has)."""
     month = inp.now.strftime("%b").lower()
-    return f"data/{prefix}_{inp.rng.choice(FILE_WORDS)}_{month}{inp.rng.randint(2, 99)}.{ext}"
+    return f"data/{prefix}_{inp.rng.choice(FILE_WORDS)}_{month}{inp.rng.randint(1, 28)}.{ext}"
 
 
 P_CORRECT = 0.55  # share of drafts whose key value is said, then corrected on a later day
