@@ -128,7 +128,7 @@ def hedged_plan(oracle: list[ToolCall], misread: list[ToolCall], value: str = ""
             rows[c.args["file_path"]] = max(rows.get(c.args["file_path"], 0), int(c.args.get("row", 0)))
             written.setdefault(c.args["file_path"], set()).add(str(c.args.get("value")))
 
-    def both(o: ToolCall, key: str, joint: str) -> ToolCall:
+    def both(o: ToolCall, m: ToolCall, key: str, joint: str) -> ToolCall:
         wrong, right = str(m.args.get(key, "")), str(o.args.get(key, ""))
         if not _new_words(wrong, right, value, []):
             return o
@@ -146,11 +146,11 @@ def hedged_plan(oracle: list[ToolCall], misread: list[ToolCall], value: str = ""
         elif o is None:
             out.append(m)
         elif _same(o, m, "file_path") and o.tool == "word_write_to_file":
-            out.append(both(o, "content", "\n"))
+            out.append(both(o, m, "content", "\n"))
         elif o.tool == m.tool == "system_write_answer":
-            out.append(both(o, "text", "\n"))
+            out.append(both(o, m, "text", "\n"))
         elif _same(o, m, "sender", "recipient") and o.tool == "email_send_email":
-            out.append(both(o, "content", "\n\n"))
+            out.append(both(o, m, "content", "\n\n"))
         elif _same(o, m, "file_path", "row", "col", "sheet") and o.tool == "excel_set_cell":
             out.append(o)
         else:
@@ -180,7 +180,8 @@ _NUMBERISH_RE = re.compile(r"^[\d.,:/-]+$")
 
 
 def _distinctive(value: str) -> bool:
-    """A value a right output would not hold by chance: with a digit, of several words, or a name."""
+    """A value a right output would not hold by chance: with a digit, of several words, a file or an
+    address."""
     return any(ch.isdigit() for ch in value) or len(value.split()) > 1 or "." in value or "@" in value
 
 
