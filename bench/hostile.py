@@ -444,7 +444,7 @@ def build_cases(work: Path) -> tuple[list[Case], Path]:
              [*seed_lines[:6], ("regenerated 3 task(s)",)], [runs / "regenerated"]),
         Case("verify", ["verify", str(ds)], (1,), [(f"ok   {base_task.name}",), *[("FAIL", *e) for e in ds_lines]]),
         Case("stats", ["stats", str(ds)], (0,), [("conversations",), *[("skipped", *e) for e in ds_lines]]),
-        Case("export", ["export", str(ds), "--officebench", str(runs / "export")], (1,),
+        Case("export", ["export", str(ds), "--officebench", str(runs / "export"), "--lossy"], (1,),
              [("exported 2 task(s)",), *[("skipped", *e) for e in ds_lines]], [runs / "export"]),
         Case("eval-oracle", ["eval", str(ds), "--agent", "oracle", "--mode", "long-context", "--out",
                              str(runs / "eval-oracle"), "--task-timeout", "30"], (0,),
@@ -457,7 +457,7 @@ def build_cases(work: Path) -> tuple[list[Case], Path]:
         Case("formats-eval", ["eval", str(fmt), "--agent", "oracle", "--mode", "long-context", "--out",
                               str(runs / "formats-eval"), "--task-timeout", "30"], (0,), [("evaluated 4 task(s)",)],
              [runs / "formats-eval"], pending=f"{PENDING_ZIP}; {PENDING_CELLS}"),
-        Case("formats-export", ["export", str(fmt), "--officebench", str(runs / "formats-export")], (0,),
+        Case("formats-export", ["export", str(fmt), "--officebench", str(runs / "formats-export"), "--lossy"], (0,),
              [("exported 4 task(s)",)], [runs / "formats-export"]),
     ]
     reasons = {
