@@ -526,3 +526,20 @@ def test_pieces_about_one_work_share_one_filler_when_its_name_holds_a_value():
         assert len(used) <= 1, (seed, used)
         checked += bool(used)
     assert checked
+
+
+def test_thread_lines_read_right_with_every_kind_of_work_name_and_relative_time():
+    """"My manager handed me my manager's question today", "Everyone can make the meeting at Wednesday
+    next week at 14:00", "employee_handbook.pdf is the sheet behind ...": lines must fit any name."""
+    from generators.dialogue_offline import THREADS
+
+    ctx = {"user": "Kim", "weekday": "Monday", "when": "this morning", "text": "the other one is older"}
+    values = {"meeting_time": "Wednesday next week at 14:00", "source_file": "employee_handbook.pdf"}
+    for about in ("my manager's question", "the names and the time of the follow-up session", "the quote check"):
+        for (move, cue), entries in THREADS.items():
+            for entry in entries:
+                for line in entry.lines:
+                    text = line.render({**ctx, "about": about, "About": about[:1].upper() + about[1:],
+                                        "value": values.get(cue, "x")}).lower()
+                    assert "handed me my" not in text and " at wednesday" not in text, (entry.where, text)
+                    assert "employee_handbook.pdf is the sheet" not in text, (entry.where, text)
