@@ -189,10 +189,12 @@ def test_rejected_round_one_puts_the_feedback_in_round_two_prompts(tmp_path):
         summary = build(tmp_path / "ds", 1, llm_config(server, tmp_path), workers=1)
         requests = [r for r in server.chat_requests() if role_of(r.body["messages"]) == "dialogue_day"]
     assert summary.accepted == 1
-    first_round, second_round = requests[:SMALL["days"]], requests[SMALL["days"]:]
-    assert len(second_round) == SMALL["days"]
-    assert all(feedback not in r.body["messages"][-1]["content"] for r in first_round)
-    assert all(feedback in r.body["messages"][-1]["content"] for r in second_round)
+    # each round asks for every day once (again for a day whose answer repeats a line already said)
+    told = [feedback in r.body["messages"][-1]["content"] for r in requests]
+    first_round = told.index(True)
+    assert not any(told[:first_round]) and all(told[first_round:])
+    for count in (first_round, len(told) - first_round):
+        assert SMALL["days"] <= count <= SMALL["days"] * (1 + DAY_RETRIES)
     record = next(iter_tasks(tmp_path / "ds")).record
     assert record["provenance"]["rounds"] == 2 and record["provenance"]["verifier_feedback"] == [feedback]
 
