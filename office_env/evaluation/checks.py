@@ -10,7 +10,7 @@ import difflib
 import re
 from collections import Counter
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
@@ -35,6 +35,16 @@ class Context:
     workspace: Workspace
     reference_dir: Path | None = None
     initial_dir: Path | None = None
+    # a mailbox read once per scoring: several mail checks look at the same one, and nothing
+    # changes the testbed while its criteria are scored
+    _mailboxes: dict[tuple[str, str], list[tuple[str, Any]]] = field(default_factory=dict, compare=False, repr=False)
+
+    def messages(self, user: str, field: str) -> list[tuple[str, Any]]:
+        """``mail_store.messages`` of ``user``, read once for this scoring."""
+        key = (user, field)
+        if key not in self._mailboxes:
+            self._mailboxes[key] = mail_store.messages(self.workspace, user, field=field)
+        return self._mailboxes[key]
 
     def path(self, relpath: str, field: str) -> Path:
         target = external_target(relpath, field)
@@ -336,7 +346,7 @@ def evaluate_email_sent(ctx: Context, args: dict[str, Any]) -> Outcome:
     user = find_mailbox_user(ctx.workspace, owner)
     candidates = []
     wrong = ""
-    for email_id, mail in mail_store.messages(ctx.workspace, user, field="sender" if args.get("sender") else "recipient"):
+    for email_id, mail in ctx.messages(user, "sender" if args.get("sender") else "recipient"):
         if args.get("sender") and not _same_person(mail.sender, args["sender"]):
             continue
         if args.get("recipient") and not _same_person(mail.recipient, args["recipient"]):
@@ -365,7 +375,7 @@ def evaluate_email_sent(ctx: Context, args: dict[str, Any]) -> Outcome:
 def evaluate_email_not_sent(ctx: Context, args: dict[str, Any]) -> Outcome:
     user = find_mailbox_user(ctx.workspace, args["sender"])
     to = f" to {args['recipient']}" if args.get("recipient") else ""
-    for email_id, mail in mail_store.messages(ctx.workspace, user, field="sender"):
+    for email_id, mail in ctx.messages(user, "sender"):
         if not _same_person(mail.sender, args["sender"]):
             continue
         if args.get("recipient") and not _same_person(mail.recipient, args["recipient"]):

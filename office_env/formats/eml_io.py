@@ -45,10 +45,16 @@ class Mail:
     cc: str = ""
 
     def when(self) -> datetime | None:
-        try:
-            return parsedate_to_datetime(self.date) if self.date else None
-        except (TypeError, ValueError):
-            return None
+        return _when(self.date) if self.date else None
+
+
+@lru_cache(maxsize=8192)
+def _when(date: str) -> datetime | None:
+    """A Date header as a time (parsed once: a mailbox is sorted by it on every listing)."""
+    try:
+        return parsedate_to_datetime(date)
+    except (TypeError, ValueError):
+        return None
 
 
 def address(user_or_address: str) -> str:
