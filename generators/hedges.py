@@ -169,6 +169,7 @@ def _new_words(wrong: str, right: str, value: str, required: list[str], specific
     if value and says_value(wrong, value) and _distinctive(value):
         found.insert(0, value)
     found = [w for w in found if not (_NUMBERISH_RE.match(w) and len(w) < 3)]
+    found.sort(key=lambda w: not _has_digit(w))  # figures first: they tell a misreading apart best
     out: list[str] = []
     for word in found:
         if not kw.present(right, [word]) and not any(_overlap(word, other) for other in [*required, *out]):
@@ -177,6 +178,18 @@ def _new_words(wrong: str, right: str, value: str, required: list[str], specific
 
 
 _NUMBERISH_RE = re.compile(r"^[\d.,:/-]+$")
+
+
+def _has_digit(word: str) -> bool:
+    return any(ch.isdigit() for ch in word)
+
+
+def _refused(words: list[str]) -> list[list[str]]:
+    """The keyword sets a mail check refuses, each alone: every misread figure, date, time or code
+    (no right mail holds one); names and titles only together, since a right mail may name the
+    near miss as context ("not the Summit invoice, that one is paid")."""
+    figures = [[w] for w in words if _has_digit(w)]
+    return figures or ([[w for w in words]] if words else [])
 
 
 def _distinctive(value: str) -> bool:
@@ -249,9 +262,10 @@ def _guards_for(draft: TaskDraft, misread: list[ToolCall], value: str) -> list[d
                     out.append({"function": "evaluate_email_not_sent",
                                 "args": {"sender": args["sender"], "recipient": args["recipient"], field: list(keys)}})
             elif o is not None:
-                for word in _new_words(str(args.get("content", "")), str(before.get("content", "")), value, required):
+                words = _new_words(str(args.get("content", "")), str(before.get("content", "")), value, required)
+                for keys in _refused(words):
                     out.append({"function": "evaluate_email_not_sent",
-                                "args": {"sender": args["sender"], "recipient": args["recipient"], "body_keywords": [word]}})
+                                "args": {"sender": args["sender"], "recipient": args["recipient"], "body_keywords": keys}})
         elif m.tool == "calendar_create_event" and o is not None and o.tool == m.tool:
             if args.get("start") != before.get("start"):
                 summary = next((item["args"]["summary"] for item in evaluation
@@ -265,6 +279,7 @@ def _guards_for(draft: TaskDraft, misread: list[ToolCall], value: str) -> list[d
                             "args": {"username": args["user"], "summary": args["summary"], "start": args["start"]}})
         elif m.tool == "word_write_to_file" and o is not None and o.tool == m.tool:
             words = _new_words(str(args.get("content", "")), str(before.get("content", "")), value, required)
+            words = [w for w in words if _has_digit(w)] or words  # a document refuses any one of them
             for file in sorted(_outputs(oracle, str(args.get("file_path")))) if words else ():
                 kind = "pdf" if file.lower().endswith(".pdf") else "docx"
                 out.append({"function": "evaluate_not_contain", "args": {"doc_type": kind, "file": file, "keywords": words}})

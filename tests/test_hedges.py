@@ -141,8 +141,8 @@ def test_a_memo_naming_the_misread_value_too_is_refused_and_short_numbers_are_ne
                  [memo("Received: Hana Novak is away from 2024-06-17 for 6 days.")], value="Hana Novak")
     assert _proof(testbed, task) == (True, True, [False, True])
     refused = guard_hedges(task).evaluation[1]["args"]["keywords"]
-    assert "Hana Novak" in refused and "6" not in refused  # "6" is in any date of June
-    assert "Received" not in refused  # a lone capitalised word is any text's word
+    assert refused == ["2024-06-17"]  # the misread date; the name may stand as context
+    assert "6" not in refused  # "6" is in any date of June, and a lone capitalised word ("Received") is any text's
 
 
 def test_a_sheet_of_the_task_s_own_refuses_the_misread_rows_and_the_office_s_sheet_its_other_cells(testbed):
@@ -189,3 +189,20 @@ def test_the_trace_takes_a_refusing_check_s_arguments_from_the_wrong_plans_only(
     assert not [p for p in trace_task(record, office).problems if "evaluation[1]" in p]
     record["evaluation"][1]["args"]["recipient"] = "dave"  # refuses what no wrong plan does
     assert [p for p in trace_task(record, office).problems if "evaluation[1].args.recipient" in p]
+
+
+def test_a_mail_may_name_the_near_miss_as_context_but_not_its_figures(testbed):
+    right = [mail("bob", "Redleaf Software invoice INV-2024-8616 for 1270 is due on 2024-06-06.")]
+    wrong = [mail("bob", "Summit Facility Care invoice INV-2024-4410 for 4425 is due on 2024-06-03.")]
+    check = {"function": "evaluate_email_sent", "args": {"sender": "alice", "recipient": "bob",
+                                                         "body_keywords": ["INV-2024-8616", "1270"]}}
+    task = _task(right, [check], wrong, value="Summit Facility Care")
+    guards = guard_hedges(task).evaluation[1:]
+    assert [g["args"]["body_keywords"] for g in guards] == [["4410"], ["4425"], ["2024-06-03"]]
+    assert _proof(testbed, task) == (True, True, [False, True])
+    context = [mail("bob", "Redleaf Software invoice INV-2024-8616 for 1270 is due on 2024-06-06 "
+                           "(not the Summit Facility Care one, that is paid).")]
+    assert _passes(testbed, context, guard_hedges(task).evaluation)
+    # with no figure to tell them apart, the near miss's words are refused only all together
+    names = _task([mail("bob", "Ask Dana Reyes.")], [check], [mail("bob", "Ask Omar Haddad in Payroll Services.")])
+    assert [g["args"]["body_keywords"] for g in guard_hedges(names).evaluation[1:]] == [["Omar Haddad", "Payroll Services"]]
