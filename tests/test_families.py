@@ -393,6 +393,30 @@ def test_no_value_is_said_inside_the_name_of_its_work(name, many_worlds):
                 assert not [v for v in values if v in piece.about.lower()], (world.seed, piece.about, values)
 
 
+def test_a_booking_to_copy_is_told_apart_by_its_sender(many_worlds):
+    """Every inbox held one room booking, so the chat's "the one Ivan sent" decided nothing: each
+    holds two now, from two colleagues, and the task names one of them."""
+    from generators.families.base import inbox_of, own_words, sender_user
+    from generators.families.mail_work import _BOOKING_RE
+
+    told = 0
+    for world, notes in many_worlds:
+        senders = [sender_user(m) for m in inbox_of(notes, world.user.user)
+                   if _BOOKING_RE.search(own_words(m)) and not m.get("subject", "").lower().startswith("re:")]
+        assert len(senders) >= 2 and len(set(senders)) == len(senders), (world.seed, senders)
+        inp = FAMILIES["mail_to_calendar"].input(random.Random(f"{world.seed}:book"), notes, world.user.user,
+                                                 world.user.name, tuple((p.user, p.name) for p in world.colleagues),
+                                                 world.now)
+        draft = FAMILIES["mail_to_calendar"].build(inp)
+        if draft is not None:
+            told += 1
+            named = next(p.value for p in draft.memory if p.cue == "sender")
+            read = next(c.args["email_id"] for c in draft.oracle if c.tool == "email_read_email")
+            assert named.split()[0].lower() == next(
+                sender_user(m) for m in inbox_of(notes, world.user.user) if m["id"] == read).split("@")[0]
+    assert told >= 9
+
+
 def test_new_files_are_named_with_a_day_their_month_has(drafts):
     """"change_brief_may79.docx" named a day no month has."""
     names = [v for made in drafts.values() for _, d in made for p in d.memory for v in (p.value, *p.superseded)

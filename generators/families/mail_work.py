@@ -58,11 +58,12 @@ def mail_to_calendar(inp: FamilyInput) -> TaskDraft | None:
             end = datetime.strptime(f"{match.group(1)} {match.group(3)}", "%Y-%m-%d %H:%M")
             if end > start > inp.now:
                 found.append((m, who, start, end))
-    if not found:
+    once = [f for f in found if sum(g[1] == f[1] for g in found) == 1]  # a sender names one booking only
+    if not once:
         return None
-    message, sender, start, end = inp.rng.choice(found)
+    message, sender, start, end = inp.rng.choice(once)
     title = inp.rng.choice(MEETING_TITLES)
-    others = [n for _, n, _, _ in found if n != sender and _distinct(n, sender)]
+    others = [n for _, n, _, _ in once if n != sender and _distinct(n, sender)]
     superseded: tuple[str, ...] = ()
     if others and chance(inp, P_CORRECT):
         superseded = (inp.rng.choice(others),)
@@ -74,7 +75,7 @@ def mail_to_calendar(inp: FamilyInput) -> TaskDraft | None:
 
     def plan(mid: str, value: str) -> list:
         if mid == "m1":
-            m, _, s0, e0 = next(f for f in found if f[1] == value)
+            m, _, s0, e0 = next(f for f in once if f[1] == value)
             summary = title
         else:
             m, s0, e0, summary = message, start, end, value

@@ -730,6 +730,9 @@ _MAIL_TOPICS = (
     ("Room booking for the {project} review",
      "Hi {to},\n\nI booked a room for the {project} review on {date} from {hour}:00 to {end}:00. "
      "Shout if that clashes with anything.\n\nThanks,\n{sender}"),
+    ("Meeting room for the {team} workshop",  # a second booking: which one the chat means matters
+     "Hi {to},\n\nI reserved the big meeting room for the {team} workshop on {date} from {hour2}:00 to "
+     "{end2}:00. Please keep it free.\n\nBest,\n{sender}"),
     ("Holiday cover",
      "Hi {to},\n\nI am out from {date} for {count} days. {other} has agreed to cover my open items.\n\n"
      "Best,\n{sender}"),
@@ -839,6 +842,19 @@ Away = dict[str, list[tuple[date, date]]]  # user -> (first, last) days their ma
 _ISO_DAY_RE = re.compile(r"\b(\d{4}-\d{2}-\d{2})\b")
 # the mails that say their sender is away, and the value holding how many days (none: until a date)
 _ABSENCE_DAYS = {"Holiday cover": "count", "Leave approved": "days", "Out of office": None}
+_BOOKINGS = ("Room booking for the {project} review", "Meeting room for the {team} workshop")
+
+
+def _absentees(world: World, subjects: list[str], in_notes: set[str], rng: random.Random) -> dict[str, Person]:
+    """Who sends each absence mail: one colleague each, the out-of-office notice first, from someone
+    who was not at the last sync (they are away now) when the office has such a colleague."""
+    out: dict[str, Person] = {}
+    for subject in sorted((s for s in subjects if s in _ABSENCE_DAYS), key=lambda s: s != "Out of office"):
+        free = [p for p in world.colleagues if p not in out.values()]
+        if subject == "Out of office":
+            free = [p for p in free if p.user not in in_notes] or free
+        out[subject] = rng.choice(free or list(world.colleagues))
+    return out
 
 
 def _clear_absences(world: World, out: list, absences: list[tuple[int, str, int | None]],
@@ -913,6 +929,8 @@ def _emails(world: World, rng: random.Random, facts: Facts, away: Away | None = 
         "to": user.first,
     }
     values["end"] = values["hour"] + 1
+    values["hour2"] = rng.choice([h for h in (9, 10, 13, 14, 16) if h != values["hour"]])
+    values["end2"] = values["hour2"] + 1
     values["days"] = rng.choice([n for n in range(2, 11) if n != values["count"]])
     figures = rng.sample(range(800, 45001, 50), 3)  # the budget line and two suppliers' quotes never coincide
     values.update(amount=f"{figures[0]:,}", quote=f"{figures[1]:,}", quote2=f"{figures[2]:,}")
@@ -931,18 +949,18 @@ def _emails(world: World, rng: random.Random, facts: Facts, away: Away | None = 
     absences: list[tuple[int, str, int | None]] = []  # each absence mail: (position in out, its date, its days)
     taken: set[str] = set()
     in_notes = set(facts.get("notes_people", "").split(","))
-    away_users: set[str] = set()
+    absentees = _absentees(world, [t[0][0] for t in topics], in_notes, rng)
+    booked_by: list[Person] = []  # each room booking another colleague's: the chat names it by its sender
     for index, ((subject_t, body_t), work) in enumerate(topics):
         sender, other = rng.sample(world.colleagues, 2)
-        if subject_t == "Out of office" and sender.user in in_notes:  # away now: not at the last sync
-            free = [p for p in world.colleagues if p.user not in in_notes and p != other]
-            sender = free[0] if free else sender
-        if subject_t in _ABSENCE_DAYS:  # each absence another colleague's: one colleague, one absence
-            if sender.user in away_users:
-                free = [p for p in world.colleagues if p.user not in away_users and p != other
-                        and (subject_t != "Out of office" or p.user not in in_notes)]
-                sender = free[0] if free else sender
-            away_users.add(sender.user)
+        if subject_t in _BOOKINGS:
+            if sender in booked_by:
+                sender = next((p for p in world.colleagues if p not in booked_by and p != other), sender)
+            booked_by.append(sender)
+        if subject_t in absentees:  # each absence another colleague's; the one away now was not at the last sync
+            sender = absentees[subject_t]
+            if other == sender:
+                other = next(p for p in world.colleagues if p != sender)
         ahead = rng.randint(2, 20)
         if subject_t == "New starter next week":  # a start date in the week after the mail's week
             ahead = 7 - world.now.weekday() + rng.randint(0, 4)
