@@ -32,8 +32,11 @@ def turn_times(turns: list[dict[str, Any]], day: date, rng: random.Random) -> li
 def generate_dialogue_llm(client: Any, draft: TaskDraft, plan: list[DayPlan], *, now: datetime, user_first: str,
                           colleagues: Sequence[str], company: str, projects: Sequence[str], city: str = "",
                           currency: str = "", files: Sequence[str] = (), utterances_per_day: int, feedback: str = "",
-                          answers: Sequence[str] = ()) -> list[Session]:
+                          answers: Sequence[str] = (), absences: Sequence[tuple[str, date, date]] = ()) -> list[Session]:
+    """``absences``: ``(first name, first day, last day)`` for each span the office shows a
+    colleague away; the prompt lists them so that the chat has nobody do anything on those days."""
     sessions: list[Session] = []
+    away = [{"name": name, "first": first.isoformat(), "last": last.isoformat()} for name, first, last in absences]
     said: dict[str, str] = {}  # folded text -> where it was said
     values = sorted(set(task_values(draft.memory)))
     for day in plan:
@@ -42,7 +45,7 @@ def generate_dialogue_llm(client: Any, draft: TaskDraft, plan: list[DayPlan], *,
             "utterances": utterances_per_day, "user_first": user_first, "colleagues": list(colleagues),
             "company": company, "projects": list(projects), "city": city, "currency": currency, "files": list(files),
             "events": [e.to_dict() for e in day.events], "task_values": values,
-            "checked_values": sorted(set(map(str, answers))),
+            "checked_values": sorted(set(map(str, answers))), "away": away,
         }
         note = feedback
         for attempt in range(1 + DAY_RETRIES):

@@ -36,6 +36,7 @@ from generators.other_work import OtherWork
 from generators.small_talk import SmallTalk
 from office_env import OfficeError, Workspace, mail_store
 from office_env.evaluation.keywords import Keywords
+from office_env.synthesis.check import away_span
 
 TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "templates"
 DIALOGUE_DIR = TEMPLATES_DIR / "dialogue"
@@ -331,6 +332,27 @@ def mail_arrival(draft: TaskDraft, ws: Workspace) -> date | None:
     return max(days, default=None)
 
 
+def office_absences(ws: Workspace, user: str, colleagues: Mapping[str, str]) -> list[tuple[str, date, date]]:
+    """The spans the office shows colleagues away, as the world check reads them: each mail in
+    ``user``'s mailbox (not a reply or forward) that says its sender is away ("out from ... for N
+    days", "out of the office until ..."). ``colleagues``: address -> the name the chat uses.
+    Returns ``(name, first day, last day)``, sorted."""
+    try:
+        mails = mail_store.messages(ws, user)
+    except OfficeError:
+        return []
+    out = set()
+    for _, mail in mails:
+        name = colleagues.get(mail.sender.strip().lower())
+        sent = mail.when()
+        if not name or sent is None or mail.subject.startswith(("Re:", "Fwd:")):
+            continue
+        span = away_span(mail.body, sent.replace(tzinfo=None).date())
+        if span is not None:
+            out.add((name, span[0], span[1]))
+    return sorted(out)
+
+
 def _check_memory(pieces: Sequence[MemoryPiece]) -> None:
     seen: set[str] = set()
     for piece in pieces:
@@ -366,7 +388,10 @@ class HistoryWriter:
                  assistant_name: str = "Assistant", colleagues: Sequence[str] = (), company: str = "",
                  projects: Sequence[str] = (), city: str = "", files: Sequence[str] = (),
                  values: Sequence[str] | None = None, banned: Sequence[str] = (),
-                 work_share: float | None = None, answers: Sequence[str] = (), currency: str = "") -> None:
+                 work_share: float | None = None, answers: Sequence[str] = (), currency: str = "",
+                 absences: Sequence[tuple[str, date, date]] = ()) -> None:
+        """``absences``: ``(first name, first day, last day)`` of each span the office shows a
+        colleague away; the other work names none of them doing anything on those days."""
         self.rng = rng
         # what the agent must find in the office: no line says it, even by chance ("4" in "4 pm")
         self.answers = Keywords(str(a) for a in answers if str(a).strip())
@@ -381,7 +406,8 @@ class HistoryWriter:
                                city=city, projects=[p for p in projects if clean(p)], avoid=clean)
         self.work = OtherWork(rng=rng, user_first=self.user, colleagues=[c for c in colleagues if clean(c)],
                               company=company if clean(company) else "", projects=[p for p in projects if clean(p)],
-                              files=[f for f in files if clean(f)], avoid=clean, currency=currency)
+                              files=[f for f in files if clean(f)], avoid=clean, currency=currency,
+                              absences=absences)
         self.decks = {key: _Deck(entries, rng) for key, entries in THREADS.items()}
         self.said: set[str] = set()
         self.work_threads = 0
@@ -635,6 +661,7 @@ def generate_dialogue(
     feedback: str = "",
     plan: list[DayPlan] | None = None,
     answers: Sequence[str] = (),
+    absences: Sequence[tuple[str, date, date]] = (),
 ) -> list[Session]:
     """Write ``days`` sessions of chat for ``draft`` (see the module docstring).
 
@@ -642,6 +669,8 @@ def generate_dialogue(
     draft's pieces must then already carry any ``said_as`` (use ``plan_dialogue`` to get both).
     ``answers``: values the criteria check that only the office gives; no line states one.
     ``currency``: the office's currency code, which the chat's other work quotes its amounts in.
+    ``absences``: ``(first name, first day, last day)`` for each span the office shows a colleague
+    away (``office_absences``); the other work never has them do anything on those days.
     The same arguments give the same sessions; another ``seed`` or ``feedback`` another history.
     Raises ``ValueError`` for impossible input (``days`` < 1, ``utterances_per_day`` < 2, an
     empty memory value, duplicate memory ids, a correction with one day, or a value so generic
@@ -661,5 +690,5 @@ def generate_dialogue(
     share = LONG_HISTORY_WORK_SHARE if days > LONG_HISTORY_DAYS and utterances_per_day > SHORT_SESSION else None
     writer = HistoryWriter(draft.memory, rng=rng, user_first=user_first, assistant_name=assistant_name,
                            colleagues=colleagues, company=company, projects=projects, city=city, files=files,
-                           work_share=share, answers=answers, currency=currency)
+                           work_share=share, answers=answers, currency=currency, absences=absences)
     return [writer.day(day_plan, utterances_per_day) for day_plan in plan]

@@ -18,7 +18,10 @@ round (open, interviews, offer, accepted).
 What the office itself records, the talk does not invent: no colleague of the office (the names
 in ``colleagues``) goes on leave, to a course or abroad, and none gets an address (the office's
 mail has theirs); people away and outside addresses belong to suppliers' staff (names from the
-bank that are not the office's). Office documents are named as what they are (a figure is in a
+bank that are not the office's). A colleague the office shows away (``absences``: the spans its
+mail gives) is not named in an exchange on a day of theirs away, nor in one whose lines name such
+a day: someone else chairs that meeting or sends those figures, and a storyline whose owner is
+away rests until they are back. Office documents are named as what they are (a figure is in a
 sheet, never in a PDF) and nothing is invented about one once it is named; invented file names
 live elsewhere (a team site, a shared drive) and are never an office document's name extended.
 A fact is told once a history (a fragment is not used again, with other figures, while others
@@ -131,6 +134,8 @@ _PEOPLE_KEYS = ("owner", "helper", "colleague", "colleague2", "colleague3")
 # outside contacts name only them, never a colleague of the office, whose absences and addresses
 # the office itself records (out-of-office mails, calendars, its own mail domain).
 _OUTSIDER_KEYS = ("away", "cover", "outsider")
+# Every slot that names a person (a "cover" outside a supplier's storyline is a colleague).
+_PERSON_SLOTS = _PEOPLE_KEYS + _OUTSIDER_KEYS
 
 # Follow-ups that would invent facts about an office file the user line named (its size, where
 # its data came from, older versions, another file holding its figures): dropped once one is named.
@@ -492,7 +497,9 @@ def _month_add(d: date, n: int) -> tuple[int, int]:
 class _Ctx(dict):
     """Slot values for one storyline's exchange, made on first use and undone on rejection."""
 
-    __slots__ = ("maker", "new", "deps", "seen")
+    __slots__ = ("maker", "new", "deps", "seen", "days", "told")
+    # days: the day each date slot names (made or given by the storyline); told: the days the
+    # lines said so far in this exchange name
 
     def __missing__(self, key: str) -> str:
         value = self.maker(self, key)
@@ -509,6 +516,7 @@ class _Ctx(dict):
         for key in self.new:
             self.pop(key, None)
             self.deps.pop(key, None)
+            self.days.pop(key, None)
         self.new.clear()
 
 
@@ -538,6 +546,7 @@ class _Plan:
     asked: set[str] = field(default_factory=set)
     update: Callable[[], None] | None = None  # the arc's state change, applied on success
     ctx: dict[str, str] = field(default_factory=dict)  # the slot values the exchange used
+    days: dict[str, date] = field(default_factory=dict)  # the day each date slot of ``base`` names
 
 
 # "a" before a slot value that is said with a vowel sound: "an invoice audit", "an 8% raise".
@@ -567,9 +576,10 @@ class OtherWork:
 
     def __init__(self, *, rng: random.Random, user_first: str, colleagues: Sequence[str], company: str,
                  projects: Sequence[str], files: Sequence[str], avoid: Callable[[str], bool] = lambda t: True,
-                 currency: str = "") -> None:
+                 currency: str = "", absences: Iterable[tuple[str, date, date]] = ()) -> None:
         """``currency``: the office's currency code (its documents' money); without one, a
-        history's amounts take a currency of their own."""
+        history's amounts take a currency of their own. ``absences``: ``(first name, first day,
+        last day)`` for each span the office shows a colleague away."""
         self.rng = rng
         self.avoid = avoid
         self.banned: set[str] = set()
@@ -587,8 +597,15 @@ class OtherWork:
         if len(people) < 4:  # too few to keep storylines apart: add names from the bank
             people += extra[: 4 - len(people)]
         self.people = people
+        # the days the office shows each colleague away, by name (spans in order, first day first)
+        absent: dict[str, list[tuple[date, date]]] = {}
+        for name, first, last in absences:
+            name = name.strip()
+            if name and first <= last:
+                absent.setdefault(name, []).append((first, last))
+        self.absent = {name: sorted(spans) for name, spans in absent.items()}
         # people outside the office (a supplier's staff): never one of the office's colleagues
-        self.outsiders = [n for n in extra if n not in people]
+        self.outsiders = [n for n in extra if n not in people and n not in self.absent]
         projs = [p.strip() for p in dict.fromkeys(projects) if p and p.strip() and avoid(p.strip())]
         if len(projs) < 3:
             extra = [row[0].text for row in _DATA["data.project"]]
@@ -652,7 +669,12 @@ class OtherWork:
         return _Plan(kind, "", {})
 
     def _free_people(self, n: int) -> list[str] | None:
+        """``n`` colleagues for a new storyline: none tied to another one, and none the office shows
+        away in the days its first mentions may name (a week back, two weeks ahead)."""
         free = [p for p in self.people if p not in self.busy and not self._is_away(p)]
+        if self.absent:
+            window = [self.today + timedelta(days=i) for i in range(-9, 15)]
+            free = [p for p in free if self._clear(p, window)]
         if len(free) < n:
             return None
         return self.rng.sample(free, n)
@@ -666,6 +688,34 @@ class OtherWork:
     def _is_away(self, person: str) -> bool:
         back = self.away_until.get(person)
         return back is not None and self.today < back
+
+    # ---- the office's absences ------------------------------------------------------------
+
+    def _clear(self, person: str, days: Iterable[date]) -> bool:
+        """``person`` is not shown away by the office on any of ``days``."""
+        spans = self.absent.get(person)
+        return not spans or not any(first <= d <= last for d in days for first, last in spans)
+
+    def _known_days(self, ctx: _Ctx) -> list[date]:
+        """Today and every day this exchange's slots name so far."""
+        return [self.today, *(d for k, d in ctx.days.items() if k in ctx)]
+
+    def _fits_absences(self, ctx: _Ctx, slots: Iterable[str]) -> bool:
+        """No colleague of this exchange is away today, on a day its lines have named, or on a day
+        ``slots`` (the next line's) name."""
+        if not self.absent:
+            return True
+        days = [self.today, *ctx.told, *(ctx.days[s] for s in slots if s in ctx.days and s in ctx)]
+        return all(self._clear(v, days) for k in _PERSON_SLOTS if (v := dict.get(ctx, k)) is not None)
+
+    def _told(self, ctx: _Ctx, slots: Iterable[str]) -> None:
+        if self.absent:
+            ctx.told.extend(ctx.days[s] for s in slots if s in ctx.days and s in ctx)
+
+    def _arc_clear(self, arc: _Arc, days: Iterable[date]) -> bool:
+        """The colleagues of storyline ``arc`` are in the office today and on ``days``."""
+        days = [self.today, *days]
+        return all(self._clear(v, days) for k, v in arc.vals.items() if k in _PEOPLE_KEYS)
 
     def _new_arc(self) -> _Plan | None:
         rng, today = self.rng, self.today
@@ -706,11 +756,19 @@ class OtherWork:
         return self._hiring_plan(arc, "open")
 
     def _arc_plan(self, arc: _Arc) -> _Plan | None:
+        """The storyline's next mention; none while one of its colleagues is away (today or on a
+        day the mention names): it rests until they are back."""
+        if self.absent and not self._arc_clear(arc, ()):
+            return None
         if arc.kind == "milestone":
-            return self._milestone_next(arc)
-        if arc.kind == "away":
-            return self._away_plan(arc, "back" if self.today >= arc.dates["back"] else "still")
-        return self._hiring_next(arc)
+            plan = self._milestone_next(arc)
+        elif arc.kind == "away":
+            plan = self._away_plan(arc, "back" if self.today >= arc.dates["back"] else "still")
+        else:
+            plan = self._hiring_next(arc)
+        if plan is not None and self.absent and not self._arc_clear(arc, plan.days.values()):
+            return None
+        return plan
 
     # milestone ------------------------------------------------------------------------------
 
@@ -735,6 +793,10 @@ class OtherWork:
         if choice == "finish":
             days = [last + timedelta(days=i) for i in range(1, (today - last).days + 1)]
             days = [x for x in days if x.weekday() < 5] or [today]
+            if self.absent:  # finished on a day its people were in
+                days = [x for x in days if self._arc_clear(arc, (x,))]
+                if not days:
+                    return None
             done = rng.choice(days[-3:])
             stage = "done" if done <= d["first_due"] else "done_late"
             return self._milestone_plan(arc, stage, {"done": done})
@@ -742,8 +804,13 @@ class OtherWork:
             new_due = _add_workdays(max(due, today), rng.randint(2, 5))
             return self._milestone_plan(arc, choice, {"due": new_due, "old_due": due})
         if arc.stage == "planned":
-            start = rng.choice([x for x in (last + timedelta(days=i) for i in range(1, (today - last).days + 1))
-                                if x.weekday() < 5] or [today])
+            starts = [x for x in (last + timedelta(days=i) for i in range(1, (today - last).days + 1))
+                      if x.weekday() < 5] or [today]
+            if self.absent:  # started on a day its people were in
+                starts = [x for x in starts if self._arc_clear(arc, (x,))]
+                if not starts:
+                    return None
+            start = rng.choice(starts)
             return self._milestone_plan(arc, "started", {"start": start})
         return self._milestone_plan(arc, choice, {})
 
@@ -790,6 +857,15 @@ class OtherWork:
                 arc.closed = True
 
         plan = _Plan("milestone", stage, base, arc, set(arc.said), set(arc.asked), update)
+        plan.days.update(due_on=d["due"], due_day=d["due"], due_date=d["due"], first_due_date=d["first_due"])
+        if arc.last is not None:
+            plan.days["last_on"] = arc.last
+        if "started_on" in base:
+            plan.days["started_on"] = d["start"]
+        if "old_due" in change:
+            plan.days.update(old_due_day=change["old_due"], old_due_date=change["old_due"])
+        if "done" in d:
+            plan.days["done_on"] = d["done"]
         return plan
 
     # away ------------------------------------------------------------------------------------
@@ -799,8 +875,10 @@ class OtherWork:
         back = arc.dates["back"]
         if stage == "back":
             base["back_on"] = self._on(back) if back <= self.today else self._on(self.today)
+            days = {"back_on": min(back, self.today)}
         else:
             base.update(back_on=self._on(back), back_day=self._day(back), back_date=self._abs(back))
+            days = {"back_on": back, "back_day": back, "back_date": back}
 
         def update() -> None:
             arc.stage = stage
@@ -808,7 +886,7 @@ class OtherWork:
             if stage == "back":
                 arc.closed = True
 
-        return _Plan("away", stage, base, arc, set(arc.said), set(arc.asked), update)
+        return _Plan("away", stage, base, arc, set(arc.said), set(arc.asked), update, days=days)
 
     # hiring ----------------------------------------------------------------------------------
 
@@ -829,8 +907,10 @@ class OtherWork:
         base.update(applicants=str(arc.nums["applicants"]), shortlist=str(arc.nums["shortlist"]))
         if stage == "open":
             base.update(interview_on=self._on(iv), interview_day=self._day(iv))
+            days = {"interview_on": iv, "interview_day": iv}
         else:
             base["interviewed_on"] = self._on(iv)
+            days = {"interviewed_on": iv}
         start = arc.dates.get("start")
         if stage == "accepted":
             start = self.today + timedelta(days=self.rng.randint(16, 40))
@@ -839,6 +919,7 @@ class OtherWork:
             base["start_date"] = self._abs(start)
         if arc.last is not None:
             base["last_on"] = self._on(arc.last)
+            days["last_on"] = arc.last  # (the new hire's start_date is theirs, not the panel's)
 
         def update() -> None:
             arc.stage = stage
@@ -847,7 +928,7 @@ class OtherWork:
             if stage == "accepted":
                 arc.closed = True
 
-        return _Plan("hiring", stage, base, arc, set(arc.said), set(arc.asked), update)
+        return _Plan("hiring", stage, base, arc, set(arc.said), set(arc.asked), update, days=days)
 
     def _commit(self, plan: _Plan) -> None:
         arc = plan.arc
@@ -900,6 +981,8 @@ class OtherWork:
         ctx.new = []
         ctx.deps = {}
         ctx.seen = set()  # fragments already used in this exchange
+        ctx.days = dict(plan.days)
+        ctx.told = []
         plan.ctx = ctx
         said = plan.said
         asked = plan.asked
@@ -1041,7 +1124,8 @@ class OtherWork:
             except _NoValue:
                 ctx.rollback()
                 continue
-            if self._accept(text):
+            if self._accept(text) and self._fits_absences(ctx, used):
+                self._told(ctx, used)
                 ctx.new.clear()
                 said |= used
                 seen.update(f for f in (frag, lead, tail) if f is not None)
@@ -1119,7 +1203,9 @@ class OtherWork:
                     ctx.rollback()
                     continue
                 text = " ".join(texts)
-                if self._accept(text):
+                slots = [s for p in parts for s in p.slots]
+                if self._accept(text) and self._fits_absences(ctx, slots):
+                    self._told(ctx, slots)
                     ctx.new.clear()
                     seen.update(parts)
                     return text
@@ -1160,6 +1246,9 @@ class OtherWork:
     def _person(self, ctx: _Ctx) -> str:
         taken = {ctx.get(k) for k in _PEOPLE_KEYS}
         free = [p for p in self.people if p not in taken and not self._is_away(p)]
+        if self.absent:  # in the office today and on every day this exchange names
+            days = self._known_days(ctx)
+            free = [p for p in free if self._clear(p, days)]
         if not free:
             raise _NoValue("colleague")
         return self.rng.choice(free)
@@ -1207,6 +1296,12 @@ class OtherWork:
             raise _NoValue("past_clock")
         return self._clock(8 * 60, latest + 1)
 
+    @staticmethod
+    def _dated(ctx: _Ctx, key: str, day: date) -> date:
+        """``day``, noted as the day slot ``key`` names."""
+        ctx.days[key] = day
+        return day
+
     def _past_day(self, min_hour_today: int = 11) -> date:
         now = self.now
         if now.hour >= min_hour_today and now.weekday() < 5 and self.rng.random() < 0.3:
@@ -1227,7 +1322,7 @@ class OtherWork:
             end = start + rng.choice((30, 45, 60, 75, 90, 120))
         ctx.put("start", f"{start // 60}:{start % 60:02d}")
         ctx.put("end", f"{end // 60}:{end % 60:02d}")
-        return self._on(day)
+        return self._on(self._dated(ctx, "met_on", day))
 
     def _meeting_time(self, ctx: _Ctx, key: str) -> str:
         if "met_on" not in ctx:
@@ -1276,12 +1371,14 @@ class OtherWork:
         def month_name(n: int) -> Callable[[_Ctx], str]:
             return lambda c: _MONTHS[_month_add(self.today, n)[1] - 1]
 
-        def later_date(c: _Ctx) -> str:
-            y, m = self._later_month()
-            return self._abs(date(y, m, rng.randint(3, 26)))
+        def later_date(key: str) -> Callable[[_Ctx], str]:
+            def make(c: _Ctx) -> str:
+                y, m = self._later_month()
+                return self._abs(self._dated(c, key, date(y, m, rng.randint(3, 26))))
+            return make
 
         def start_date(c: _Ctx) -> str:
-            return self._abs(_add_workdays(self.today, rng.randint(10, 25)))
+            return self._abs(self._dated(c, "start_date", _add_workdays(self.today, rng.randint(10, 25))))
 
         def next_day(c: _Ctx) -> date:
             return _add_workdays(self.today, rng.randint(1, 7))
@@ -1331,7 +1428,7 @@ class OtherWork:
             "v": lambda c: str(rng.randint(2, 6)),
             "mon": lambda c: _MONTHS[self.today.month - 1][:3].lower(),
             "mmdd": lambda c: f"{self.today.month:02d}{_add_workdays(self.today, -rng.randint(0, 3)).day:02d}",
-            "iso": lambda c: _add_workdays(self.today, -rng.randint(0, 4)).isoformat(),
+            "iso": lambda c: self._dated(c, "iso", _add_workdays(self.today, -rng.randint(0, 4))).isoformat(),
             "qn": lambda c: str((self.today.month - 1) // 3 + 1),
             "code": lambda c: f"{''.join(rng.choice('ABCDEFGHJKLMNPRSTUVW') for _ in range(2))}-{rng.randint(10_000, 99_999)}",
             "q": lambda c: f"Q{(self.today.month - 1) // 3 + 1}",
@@ -1339,11 +1436,12 @@ class OtherWork:
             "next_q": lambda c: self._next_q(),
             "this_month": month_name(0), "prev_month": month_name(-1), "prev_month2": month_name(-2),
             "later_month": lambda c: _MONTHS[self._later_month()[1] - 1],
-            "later_date": later_date, "later_date2": later_date, "start_date": start_date,
-            "past_on": lambda c: self._on(self._past_day()),
+            "later_date": later_date("later_date"), "later_date2": later_date("later_date2"),
+            "start_date": start_date,
+            "past_on": lambda c: self._on(self._dated(c, "past_on", self._past_day())),
             "met_on": self._met_on,
-            "next_on": lambda c: self._on(next_day(c)),
-            "next_date": lambda c: self._abs(next_day(c)),
+            "next_on": lambda c: self._on(self._dated(c, "next_on", next_day(c))),
+            "next_date": lambda c: self._abs(self._dated(c, "next_date", next_day(c))),
         }
 
     # ---- date phrases -------------------------------------------------------------------

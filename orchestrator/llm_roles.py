@@ -10,7 +10,7 @@ from generators.families import FAMILIES
 from generators.model import Session, TaskDraft, Verdict
 from generators.task_llm import generate_task_llm
 from office_env import Workspace
-from orchestrator.offline_roles import office_files
+from orchestrator.offline_roles import colleagues_away, office_files
 from orchestrator.planner import app_counts, fallback_families, plan_llm
 from orchestrator.roles import Job, Plan
 from surfers.llm import explore_llm
@@ -52,15 +52,16 @@ class LLMRoles:
     def generate_dialogue(self, job: Job, plan: Plan, draft: TaskDraft, feedback: str,
                           round_: int) -> tuple[list[Session], TaskDraft]:
         world = job.world
+        ws = Workspace(job.testbed, now=world.now)
         days, draft = plan_dialogue(draft, seed=job.config.seed * 1_000_003 + job.index, now=world.now,
-                                    days=plan.days, feedback=feedback,
-                                    arrived=mail_arrival(draft, Workspace(job.testbed, now=world.now)))
+                                    days=plan.days, feedback=feedback, arrived=mail_arrival(draft, ws))
         sessions = generate_dialogue_llm(
             self.client, draft, days, now=world.now, user_first=world.user.first,
             colleagues=[p.first for p in world.colleagues], company=world.company, projects=list(world.projects),
             city=world.city, currency=world.currency, files=office_files(job.testbed),
             utterances_per_day=plan.utterances_per_day,
             feedback=feedback, answers=office_values(draft.evaluation, [*task_values(draft.memory), draft.query]),
+            absences=colleagues_away(job, ws),
         )
         return sessions, draft
 

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import random
+from datetime import date
 from pathlib import Path
 from typing import Any
 
-from generators.dialogue_offline import generate_dialogue, mail_arrival, plan_dialogue, task_values
+from generators.dialogue_offline import generate_dialogue, mail_arrival, office_absences, plan_dialogue, task_values
 from generators.families import FAMILIES
 from generators.model import Session, TaskDraft, Verdict
 from office_env import Workspace
@@ -26,6 +27,13 @@ def office_files(testbed: Path) -> list[str]:
         return sorted(f"data/{p.name}" for p in data.iterdir() if p.is_file() and not p.is_symlink())
     except OSError:
         return []
+
+
+def colleagues_away(job: Job, ws: Workspace) -> list[tuple[str, date, date]]:
+    """The spans the user's mailbox shows the world's colleagues away, by the first name the chat
+    uses for them: ``(first name, first day, last day)``, sorted."""
+    world = job.world
+    return office_absences(ws, world.user.user, {p.email.lower(): p.first for p in world.colleagues})
 
 
 class OfflineRoles:
@@ -61,7 +69,8 @@ class OfflineRoles:
                           round_: int) -> tuple[list[Session], TaskDraft]:
         world = job.world
         seed = job.config.seed * 1_000_003 + job.index
-        arrived = mail_arrival(draft, Workspace(job.testbed, now=world.now))
+        ws = Workspace(job.testbed, now=world.now)
+        arrived = mail_arrival(draft, ws)
         days, draft = plan_dialogue(draft, seed=seed, now=world.now, days=plan.days, feedback=feedback, arrived=arrived)
         sessions = generate_dialogue(
             draft, seed=seed, now=world.now, user_first=world.user.first,
@@ -69,6 +78,7 @@ class OfflineRoles:
             city=world.city, currency=world.currency, files=office_files(job.testbed), days=plan.days,
             utterances_per_day=plan.utterances_per_day, feedback=feedback, plan=days,
             answers=office_values(draft.evaluation, [*task_values(draft.memory), draft.query]),
+            absences=colleagues_away(job, ws),
         )
         return sessions, draft
 

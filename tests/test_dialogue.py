@@ -203,6 +203,25 @@ def test_chat_around_the_work_keeps_to_what_the_office_records():
             assert not any(a == b and not a.isdigit() for a, b in zip(words, words[1:])), turn.text
 
 
+def test_other_work_has_no_colleague_do_anything_on_days_the_office_shows_them_away():
+    """Given the spans the office's mail shows colleagues away, a session on one of those days has
+    no other-work turn naming them; on the other days they still come up. Spans off the history
+    change nothing."""
+    away = [("Sam", date(2024, 5, 14), date(2024, 5, 16)), ("Jordan", date(2024, 5, 17), date(2024, 5, 24))]
+    elsewhere = 0
+    for seed in range(6):
+        for session in gen(seed=seed, absences=away):
+            day = date.fromisoformat(session.date)
+            for name, first, last in away:
+                named = [t.text for t in session.turns if t.thread.startswith("w") and re.search(rf"\b{name}\b", t.text)]
+                if first <= day <= last:
+                    assert not named, (seed, day, named)
+                else:
+                    elsewhere += len(named)
+        assert gen(seed=seed, absences=[("Sam", date(2023, 1, 2), date(2023, 1, 6))]) == gen(seed=seed)
+    assert elsewhere > 5
+
+
 def test_relative_times_are_said_and_resolvable():
     relative = 0
     for seed in range(30):

@@ -8,6 +8,7 @@ import http.client
 import json
 import math
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -16,6 +17,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+import jinja2
 import openai
 import pytest
 
@@ -560,6 +562,55 @@ def test_models_seen_are_bounded(json_server, monkeypatch):
         post(json_server, "/chat/completions", {**chat_body(), "model": name})
     assert json_server.models == ["fake-model", "a", "b"]
     assert post(json_server, "/chat/completions", {**chat_body(), "model": "x" * 300})[0] == 400
+
+
+def _day_prompt(day: int, date: str, away) -> list[dict]:
+    inputs = {"day": day, "total_days": 9, "date": date, "weekday": "Monday", "utterances": 60, "user_first": "Ana",
+              "colleagues": ["Bo", "Cy", "Di", "Ed"], "company": "Acme", "projects": ["Atlas", "Borealis"],
+              "city": "Porto", "files": [], "events": [], "task_values": [], "away": away}
+    try:
+        return render("dialogue_day", inputs=inputs, schema={}, feedback="")
+    except (TypeError, jinja2.exceptions.UndefinedError):  # input the project never sends: the request carries it all the same
+        messages = render("dialogue_day", inputs={**inputs, "away": []}, schema={}, feedback="")
+        block = "```json\n" + json.dumps(inputs) + "\n```"
+        return [{**m, "content": re.sub(r"```json\n.*?\n```", lambda _: block, m["content"], flags=re.S)}
+                if m["role"] == "user" else m for m in messages]
+
+
+def test_a_day_has_no_colleague_the_office_shows_away_doing_other_work():
+    """The prompt lists who the office shows away when; the fake model, like the offline writer,
+    names none of them in that day's other work, and tells the model so in words."""
+    away = [{"name": "Bo", "first": "2024-05-01", "last": "2024-05-10"}, {"name": "Cy", "first": "2024-05-06", "last": "2024-05-06"}]
+    prompt = _day_prompt(1, "2024-05-06", away)
+    assert "Bo 2024-05-01 to 2024-05-10; Cy 2024-05-06 to 2024-05-06." in prompt[-1]["content"]
+    named = 0
+    for day in range(1, 7):
+        turns = json.loads(default_responder()({"messages": _day_prompt(day, "2024-05-06", away)}).content)["turns"]
+        work = [t["text"] for t in turns if t.get("thread", "").startswith("w")]
+        assert work and not [t for t in work if re.search(r"\b(Bo|Cy)\b", t)], work
+        named += sum(bool(re.search(r"\b(Di|Ed)\b", t)) for t in work)
+    assert named > 3  # the colleagues in the office still are
+
+
+@pytest.mark.parametrize("away", [
+    "Bo", 7, None, {"name": "Bo"}, [1, "x", None, {"name": "Bo"}, {"name": "Bo", "first": "2024-W19-1", "last": "2024-05-10"},
+                                 {"name": "Bo", "first": "2024-05-10", "last": "2024-05-01"},
+                                 {"name": ["Bo"], "first": "2024-05-01", "last": "2024-05-10"},
+                                 {"name": "B" * 101, "first": "2024-05-01", "last": "2024-05-10"},
+                                 {"name": "Bo", "first": "1900-01-01", "last": "2024-05-10"}],
+    [{"name": f"N{i}", "first": "2024-05-01", "last": "2024-05-10"} for i in range(5_000)],
+])
+def test_a_malformed_away_list_is_read_as_far_as_it_is_sound(away):
+    """The "away" input is untrusted: anything but a list of {name, first, last} with ISO days, a
+    name of at most 100 characters and a span under a year is left out, and at most
+    MAX_ABSENCES entries are read; the day is still written."""
+    read = responder_module._absences(away)
+    assert len(read) <= responder_module.MAX_ABSENCES
+    assert all(isinstance(n, str) and 0 < len(n) <= 100 and a <= b for n, a, b in read)
+    if not isinstance(away, list) or len(away) < 100:
+        assert read == []
+    turns = json.loads(default_responder()({"messages": _day_prompt(1, "2024-05-06", away)}).content)["turns"]
+    assert turns and all(t["text"] for t in turns)
 
 
 def test_the_responder_memory_of_histories_is_a_bounded_lru(monkeypatch):

@@ -7,6 +7,7 @@ responder to inject faults and scripted verdicts, and read the recorded requests
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import threading
@@ -339,3 +340,40 @@ def test_tokens_of_dropped_tasks_are_counted(tmp_path):
     tokens = sum(v["prompt_tokens"] + v["completion_tokens"] for v in spent.values())
     assert 0.001 * tokens / 1000 <= info["cost_not_kept_usd"] <= 0.002 * tokens / 1000
     assert f"({info['cost_not_kept_usd']:.4f} USD) more" in (tmp_path / "ds" / "README.md").read_text()
+
+
+def test_the_llm_histories_have_no_colleague_the_office_shows_away_doing_other_work(tmp_path):
+    """Each day's prompt lists the colleagues the user's mailbox shows away (as the world check
+    reads those mails), and a day inside one's span has no other-work turn naming them."""
+    import dataclasses
+
+    from office_env import Workspace, mail_store
+    from office_env.synthesis.check import away_span
+
+    with FakeLLMServer(default_responder()) as server:
+        config = llm_config(server, tmp_path)
+        config = dataclasses.replace(config, days=5, utterances_per_day=24)
+        summary = build(tmp_path / "ds", 2, config, workers=1)
+        prompts = [inputs_of(r.body["messages"]) for r in server.chat_requests()
+                   if r.status == 200 and role_of(r.body["messages"]) == "dialogue_day"]
+    assert summary.accepted == 2
+    expected, away_days = set(), 0
+    for task in iter_tasks(tmp_path / "ds"):
+        record = task.record
+        user = record["user"]["username"]
+        spans = []
+        for _, mail in mail_store.messages(Workspace(tmp_path / "ds" / "tasks" / record["id"] / "testbed"), user):
+            sent = mail.when()
+            span = away_span(mail.body, sent.date()) if sent and not mail.subject.startswith(("Re:", "Fwd:")) else None
+            if span is not None:  # the sender's user name is their first name, lower-cased
+                spans.append((mail.sender.split("@")[0].capitalize(), span[0].isoformat(), span[1].isoformat()))
+        expected.add(tuple(sorted(spans)))
+        for session in record["dialogue"]:
+            for name, lo, hi in spans:
+                if lo <= session["date"] <= hi:
+                    away_days += 1
+                    assert not [t["text"] for t in session["turns"] if t.get("thread", "").startswith("w")
+                                and re.search(rf"\b{name}\b", t["text"])], (record["id"], session["date"], name)
+    sent = {tuple(sorted((a["name"], a["first"], a["last"]) for a in p["away"])) for p in prompts}
+    assert sent <= expected and any(sent)
+    assert away_days > 0

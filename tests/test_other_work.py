@@ -531,3 +531,94 @@ def test_a_reaction_answers_the_line_before_it():
                         checked += 1
                         assert figure in u, (u, a)
     assert checked > 100
+
+
+# --------------------------------------------------------------------------------------------
+# The office's absences
+# --------------------------------------------------------------------------------------------
+
+
+def _colleagues_of(seed: int) -> list[str]:
+    """The colleagues ``make(seed)`` gives its composer."""
+    r = random.Random(f"setup-{seed}")
+    return r.sample(NAMES, r.randint(3, 7))
+
+
+_NAMED_DAY = re.compile(r"\b(?=yesterday\b|today\b|earlier today\b|tomorrow\b|on )")
+
+
+def test_a_colleague_the_office_shows_away_does_nothing_on_those_days():
+    """The office's mail shows two colleagues away over some days: no line told on one of those
+    days names them (someone else chairs the meeting or sends the figures, their storylines rest),
+    and no line that names them names one of those days; on the other days they are talked about."""
+    start = date(2024, 3, 11)
+    inside = outside = dated = 0
+    for seed in range(16):
+        first, second = _colleagues_of(seed)[:2]
+        spans = [(first, start + timedelta(days=1), start + timedelta(days=3)),  # Tuesday to Thursday
+                 (second, start + timedelta(days=4), start + timedelta(days=9))]  # Friday to the next Wednesday
+        history, ow = simulate(seed, days=8, per_day=10, start=start, absences=spans)
+        for when, ex in history:
+            for name, lo, hi in spans:
+                word = re.compile(rf"\b{name}\b")
+                for text in (t for pair in ex for t in pair):
+                    if not word.search(text):
+                        continue
+                    assert not lo <= when.date() <= hi, (seed, name, when, text)
+                    outside += 1
+                    for m in _NAMED_DAY.finditer(text):
+                        day = _day_after(text[m.start():], when)
+                        if day is not None:
+                            dated += 1
+                            assert not lo <= day <= hi, (seed, name, when, day, text)
+                if lo <= when.date() <= hi:
+                    inside += 1
+    assert inside > 100 and outside > 100 and dated > 10, (inside, outside, dated)
+
+
+def test_absences_off_the_history_leave_the_talk_as_it_was():
+    """Spans that touch none of the days a history speaks of change nothing (the same random
+    draws), and the talk with absences is as deterministic as without."""
+    for seed in range(6):
+        name = _colleagues_of(seed)[0]
+        plain, _ = simulate(seed)
+        far = [(name, date(2021, 1, 4), date(2021, 1, 8)), ("Nobody", date(2024, 3, 12), date(2024, 3, 14))]
+        assert simulate(seed, absences=far)[0] == plain
+        near = [(name, date(2024, 3, 12), date(2024, 3, 14))]
+        assert simulate(seed, absences=near)[0] == simulate(seed, absences=near)[0]
+
+
+def test_a_build_never_has_an_away_colleague_doing_other_work_on_their_days_away(tmp_path):
+    """Across a build, a session dated on a day the user's mailbox shows a colleague away (a
+    holiday mail, an out-of-office notice, read as the world check reads them) has no other-work
+    turn that names that colleague."""
+    import json
+
+    from office_env import Workspace, mail_store
+    from office_env.synthesis.check import away_span
+    from orchestrator.build import build
+    from orchestrator.roles import BuildConfig
+
+    build(tmp_path / "ds", 6, BuildConfig(seed=41, days=5, utterances_per_day=40), workers=1)
+    away_days = 0
+    for folder in sorted((tmp_path / "ds" / "tasks").iterdir()):
+        task = json.loads((folder / "task.json").read_text())
+        user = task["user"]["username"]
+        spans = []
+        for _, mail in mail_store.messages(Workspace(folder / "testbed"), user):
+            sent = mail.when()
+            if sent is None or mail.subject.startswith(("Re:", "Fwd:")):
+                continue
+            span = away_span(mail.body, sent.date())
+            if span is not None:  # the sender's user name is their first name, lower-cased
+                spans.append((mail.sender.split("@")[0], span[0], span[1]))
+        for session in task["dialogue"]:
+            day = date.fromisoformat(session["date"])
+            for name, lo, hi in spans:
+                if not lo <= day <= hi:
+                    continue
+                away_days += 1
+                for turn in session["turns"]:
+                    if turn.get("thread", "").startswith("w"):
+                        assert not re.search(rf"\b{name}\b", turn["text"], re.I), (folder.name, day, turn["text"])
+    assert away_days > 5

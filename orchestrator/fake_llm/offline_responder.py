@@ -14,7 +14,7 @@ import random
 import re
 import threading
 from collections import OrderedDict
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any
 
 from backends.llm.strict_json import JSONLimitError, loads_limited
@@ -209,10 +209,40 @@ def _day(inputs: dict[str, Any], messages: list[dict[str, Any]]) -> dict[str, An
                            files=inputs.get("files", []), values=[str(v) for v in inputs.get("task_values", [])],
                            banned=_already_said(messages) + _earlier_days(inputs),
                            answers=_strings(inputs.get("checked_values")),
-                           currency=inputs["currency"] if inputs.get("currency") in CURRENCY_CODES else "")
+                           currency=inputs["currency"] if inputs.get("currency") in CURRENCY_CODES else "",
+                           absences=_absences(inputs.get("away")))
     session = writer.day(DayPlan(inputs["day"], day, events), inputs["utterances"])
     _remember_day(inputs, [t.text for t in session.turns])
     return {"turns": [{k: v for k, v in t.to_dict().items() if k != "ts"} for t in session.turns]}
+
+
+MAX_ABSENCES = 100  # spans of colleagues away in one request; a real office has a handful
+MAX_ABSENCE_DAYS = 366
+_ISO_DAY_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}\Z")
+
+
+def _absences(value: Any) -> list[tuple[str, date, date]]:
+    """The colleagues away from a request's "away" list of ``{"name", "first", "last"}`` (ISO days):
+    at most ``MAX_ABSENCES`` entries read, each a name of at most 100 characters and a span of at
+    most ``MAX_ABSENCE_DAYS`` days; anything else in the list is left out."""
+    if not isinstance(value, list):
+        return []
+    out = []
+    for entry in value[:MAX_ABSENCES]:
+        if not isinstance(entry, dict):
+            continue
+        name, first, last = entry.get("name"), entry.get("first"), entry.get("last")
+        if not (isinstance(name, str) and name.strip() and len(name) <= 100
+                and isinstance(first, str) and isinstance(last, str)
+                and _ISO_DAY_RE.match(first) and _ISO_DAY_RE.match(last)):
+            continue
+        try:
+            start, end = date.fromisoformat(first), date.fromisoformat(last)
+        except ValueError:
+            continue
+        if start <= end and (end - start).days < MAX_ABSENCE_DAYS:
+            out.append((name.strip(), start, end))
+    return out
 
 
 def _strings(value: Any, most: int = 200, chars: int = 200) -> list[str]:
