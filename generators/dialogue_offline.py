@@ -391,7 +391,8 @@ class HistoryWriter:
                  work_share: float | None = None, answers: Sequence[str] = (), currency: str = "",
                  absences: Sequence[tuple[str, date, date]] = ()) -> None:
         """``absences``: ``(first name, first day, last day)`` of each span the office shows a
-        colleague away; the other work names none of them doing anything on those days."""
+        colleague away; the other work names none of them doing anything on those days, and the
+        small talk of those days does not name them."""
         self.rng = rng
         # what the agent must find in the office: no line says it, even by chance ("4" in "4 pm")
         self.answers = Keywords(str(a) for a in answers if str(a).strip())
@@ -403,7 +404,8 @@ class HistoryWriter:
         self.user = user_first if user_first and clean(user_first) else ""
         self.small = SmallTalk(rng=rng, user_first=self.user, assistant=assistant_name,
                                colleagues=[c for c in colleagues if clean(c)], company=company if clean(company) else "",
-                               city=city, projects=[p for p in projects if clean(p)], avoid=clean)
+                               city=city, projects=[p for p in projects if clean(p)], avoid=clean,
+                               absences=absences)
         self.work = OtherWork(rng=rng, user_first=self.user, colleagues=[c for c in colleagues if clean(c)],
                               company=company if clean(company) else "", projects=[p for p in projects if clean(p)],
                               files=[f for f in files if clean(f)], avoid=clean, currency=currency,

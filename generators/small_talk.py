@@ -940,8 +940,14 @@ class SmallTalk:
 
     def __init__(self, *, rng: random.Random, user_first: str, assistant: str,
                  colleagues: Sequence[str], company: str, city: str, projects: Sequence[str],
-                 avoid: Callable[[str], bool] = lambda text: True) -> None:
+                 avoid: Callable[[str], bool] = lambda text: True,
+                 absences: Sequence[tuple[str, date, date]] = ()) -> None:
+        """``absences``: ``(first name, first day, last day)`` of each span the office shows a
+        colleague away; the small talk of those days does not name them."""
         self._avoid = avoid
+        self._absent: dict[str, list[tuple[date, date]]] = {}
+        for name, first, last in absences:
+            self._absent.setdefault(name, []).append((first, last))
         self._aliases_base: dict[str, str] = {}
         self._ec_flags: int | None = None  # flags of self._ec, a per-flags cache of _eligible
         self._ec: dict[str, tuple[_Entry, ...]] = {}
@@ -1452,12 +1458,15 @@ class SmallTalk:
         # is always set before it is read within an exchange (checked when the banks load).
         ctx = day.base
         rng = self._rng
-        if self._colleagues:
-            i = int(rng.random() * len(self._colleagues))
-            ctx["colleague"] = self._colleagues[i]
-            if len(self._colleagues) > 1:
-                j = int(rng.random() * (len(self._colleagues) - 1))
-                ctx["colleague2"] = self._colleagues[j + (j >= i)]
+        names = self._colleagues
+        if self._absent:  # nobody the office shows away that day is in the day's talk
+            names = [c for c in names if not any(a <= when.date() <= b for a, b in self._absent.get(c, ()))] or names
+        if names:
+            i = int(rng.random() * len(names))
+            ctx["colleague"] = names[i]
+            if len(names) > 1:
+                j = int(rng.random() * (len(names) - 1))
+                ctx["colleague2"] = names[j + (j >= i)]
         if self._projects:
             i = int(rng.random() * len(self._projects))
             ctx["project"] = self._projects[i]

@@ -417,6 +417,25 @@ def test_a_booking_to_copy_is_told_apart_by_its_sender(many_worlds):
     assert told >= 9
 
 
+@pytest.mark.parametrize("name", FAMILY_NAMES)
+def test_no_intent_of_a_family_s_pool_says_a_value_its_chat_carries(name, many_worlds):
+    """An intent drawn from the pool must not say what only the chat may say: a reminder titled 'Pay
+    the supplier' beside the intent "Make sure we pay the supplier's invoice on time" was rejected
+    five rounds running and dropped."""
+    from generators.families.phrasing import load_phrasing
+    from generators.specifics import says_value
+
+    intents = load_phrasing(name).intents
+    for world, notes in many_worlds:
+        for salt in range(3):
+            inp = FAMILIES[name].input(random.Random(f"{world.seed}:{name}:intent:{salt}"), notes, world.user.user,
+                                       world.user.name, tuple((p.user, p.name) for p in world.colleagues), world.now)
+            draft = FAMILIES[name].build(inp)
+            for piece in draft.memory if draft else ():
+                for value in (piece.value, *piece.superseded, *(d.value for d in piece.distractors)):
+                    assert not [i for i in intents if says_value(i, value)], (world.seed, value)
+
+
 def test_new_files_are_named_with_a_day_their_month_has(drafts):
     """"change_brief_may79.docx" named a day no month has."""
     names = [v for made in drafts.values() for _, d in made for p in d.memory for v in (p.value, *p.superseded)

@@ -435,6 +435,22 @@ def test_persona_numbers_are_drawn_again_when_avoid_rejects_them():
         assert lines and all(avoid(text) for _, text in lines)
 
 
+def test_a_colleague_the_office_shows_away_is_not_in_that_day_s_talk():
+    """"Naomi brought cake at lunch" on a day her out-of-office notice says she is away."""
+    start = date(2024, 5, 6)
+    away = (start + timedelta(days=1), start + timedelta(days=3))
+    named_away = named_in = 0
+    for seed in range(8):
+        st = make(seed, colleagues=["Quentin", "Roswitha"], absences=[("Quentin", *away)])
+        for when, _, lines in history(st, start, sessions=5, seed=seed):
+            hits = sum(bool(re.search(r"\bQuentin\b", text)) for _, text in lines)
+            if away[0] <= when.date() <= away[1]:
+                named_away += hits
+            else:
+                named_in += hits
+    assert named_away == 0 and named_in > 0
+
+
 def test_works_without_name_company_colleagues_or_projects():
     """avoid() may take the user's name, the company and every colleague away: talk goes on."""
     for seed in range(12):

@@ -92,7 +92,7 @@ def invoice_due_reminder(inp: FamilyInput) -> TaskDraft | None:
         return None
     start = invoice["due"].replace(hour=hour)
     end = start + timedelta(minutes=minutes)
-    title = inp.rng.choice(("Invoice due", "Pay the supplier", "Payment due", "Settle the invoice"))
+    title = inp.rng.choice(("Invoice due", "Supplier payment", "Payment due", "Settle the invoice"))
     rule = f"at {hour}:00 on the day it falls due"
     distractors = _vendor_near_miss(inp, every, invoice["vendor"], "the {} bill is already settled")
     about = "the invoice reminder"
