@@ -899,3 +899,38 @@ def test_creating_an_event_in_a_corrupt_calendar_is_an_error_observation(tmp_pat
         "user": "alice", "summary": "Review", "start": "2024-05-06 10:00:00", "end": "2024-05-06 11:00:00"})
     assert not result.ok and "calendar/alice.ics" in result.observation
     assert (tmp_path / "calendar" / "alice.ics").read_bytes() == b"not a calendar\r\nEND:VCALENDAR\r\n"
+
+
+def test_a_plan_s_consecutive_cell_edits_run_as_one_with_the_results_and_file_of_one_by_one(testbed, tmp_path):
+    """A plan's run of set_cell calls on one sheet saves the workbook once: every observation, the
+    bytes written and what a read gives back are those of the calls made one by one, bad calls too."""
+    import hashlib
+    import random
+    import shutil
+
+    from office_env.formats import xlsx_io
+    from office_env.sample import SAMPLE_NOW
+
+    registry = default_registry()
+    values = [7, 2.5, -3, "Done", "", None, True, "x" * 30, 10 ** 20, float("nan"), "Open"]
+    for seed in range(60):
+        rng = random.Random(seed)
+        file = rng.choice(["data/scores.xlsx", "data/new.xlsx"])
+        plan = [("excel_create_new_file", {"file_path": "data/new.xlsx"})]
+        for _ in range(rng.randint(2, 14)):
+            args = {"file_path": file, "row": rng.randint(1, 6), "col": rng.randint(1, 4), "value": rng.choice(values)}
+            if rng.random() < 0.1:
+                args["row"] = 0  # refused by the schema: breaks the run
+            if rng.random() < 0.1:
+                args["sheet"] = rng.choice(["Scores", "Nope"])
+            plan.append(("excel_set_cell", args))
+        plan.append(("excel_read_file", {"file_path": file}))
+        roots = []
+        for how in ("batched", "one by one"):
+            root = tmp_path / f"{seed}-{how.replace(' ', '-')}"
+            shutil.copytree(testbed, root)
+            ws = Workspace(root, now=SAMPLE_NOW)
+            results = registry.run(ws, plan) if how == "batched" else [registry.call(ws, n, a) for n, a in plan]
+            roots.append((results, hashlib.sha256((root / file).read_bytes()).hexdigest(),
+                          xlsx_io.read_book(root / file, file).sheet(None, file).text))
+        assert roots[0] == roots[1], seed

@@ -146,12 +146,18 @@ def open_snapshot(snap: "bytes | Edited") -> Workbook:
             cell.value = value
             if isinstance(value, str):
                 cell.data_type = "s"  # as the file holds it: an inline string, never a formula
-        for sheet in workbook.worksheets:  # what the writer leaves out is not there when parsed
-            for key in [k for k, c in sheet._cells.items() if c._value is None and not c.has_style and not c._comment]:
-                del sheet._cells[key]
-            sheet._current_row = sheet.max_row if sheet._cells else 0
+        for sheet in workbook.worksheets:
+            drop_empty(sheet)
         return workbook
     return pickle.loads(snap)  # noqa: S301 -- our own snapshot, see load()
+
+
+def drop_empty(sheet: Worksheet) -> None:
+    """Forget the cells a parse of the saved file would not have (no value or an empty text, no
+    style or comment): a workbook edited in memory then saves as one read back."""
+    for key in [k for k, c in sheet._cells.items() if c._value in (None, "") and not c.has_style and not c._comment]:
+        del sheet._cells[key]
+    sheet._current_row = sheet.max_row if sheet._cells else 0
 
 
 @dataclass(frozen=True)
@@ -187,20 +193,21 @@ def read_back(cell: Any) -> Any:
     return _UNSURE
 
 
-def remember_edit(path: Path, before: "bytes | Edited", sheet: Worksheet, row: int, col: int) -> None:
-    """After a workbook opened from ``before`` had one cell of ``sheet`` set and was saved to
-    ``path``: remember the new version as ``before`` plus that cell, so reading it back costs no
-    parse. Nothing is remembered for a workbook this project did not write, or a value
-    :func:`read_back` does not model (tests compare both ways over many edits)."""
+def remember_edit(path: Path, before: "bytes | Edited", sheet: Worksheet, cells: list[tuple[int, int]]) -> None:
+    """After a workbook opened from ``before`` had ``cells`` (row, col) of ``sheet`` set, in order,
+    and was saved to ``path``: remember the new version as ``before`` plus those cells, so reading
+    it back costs no parse. Nothing is remembered for a workbook this project did not write, or a
+    value :func:`read_back` does not model (tests compare both ways over many edits)."""
     if sheet.parent.properties.creator != CREATOR:
         return  # only workbooks this project wrote: openpyxl's round trip of a stranger's may differ
-    value = read_back(sheet.cell(row=row, column=col))
-    if value is _UNSURE:
+    values = [(row, col, read_back(sheet.cell(row=row, column=col))) for row, col in cells]
+    if any(value is _UNSURE for _, _, value in values):
         return
     base, edits = (before.base, before.edits) if isinstance(before, Edited) else (before, ())
-    if len(edits) >= MAX_EDITS:
+    if len(edits) + len(values) > MAX_EDITS:
         return
-    remember("xlsx-workbook", path, Edited(base, edits + ((sheet.title, row, col, value),)), weight=_weight)
+    added = tuple((sheet.title, row, col, value) for row, col, value in values)
+    remember("xlsx-workbook", path, Edited(base, edits + added), weight=_weight)
 
 
 def _parse(path: Path, label: str) -> Workbook:

@@ -71,13 +71,47 @@ def _edit_cell(ws: Workspace, file_path: str, row: int, col: int, value: Any, sh
     old = target.cell(row=row, column=col).value
     xlsx_io.set_value(target, row, col, value)
     written = write(ws, file_path, xlsx_io.to_bytes(workbook, ws.now), "file_path")
-    xlsx_io.remember_edit(written, before, target, row, col)  # the next read of this version needs no parse
+    xlsx_io.remember_edit(written, before, target, [(row, col)])  # the next read of this version needs no parse
     return old
+
+
+def set_cells(ws: Workspace, calls: list[dict[str, Any]]) -> list[str | OfficeError] | None:
+    """Consecutive ``set_cell`` calls on one sheet of one file, the workbook saved once: each call's
+    observation or error, and the file, as the calls one by one give them. None when that cannot
+    be promised (a cell written twice reports the value read back from the file between), and a
+    failure no single call owns (the file missing, too large to save) raises: the calls then run
+    one by one."""
+    if len({(c["row"], c["col"]) for c in calls}) < len(calls):
+        return None
+    file_path, sheet = calls[0]["file_path"], calls[0].get("sheet")
+    path = existing_file(ws, file_path, "file_path", XLSX)
+    before = xlsx_io.snapshot(path, file_path)
+    workbook = xlsx_io.open_snapshot(before)
+    target = xlsx_io.sheet_of(workbook, sheet, file_path)
+    outcomes: list[str | OfficeError] = []
+    cells: list[tuple[int, int]] = []
+    for call in calls:
+        row, col, value = call["row"], call["col"], call["value"]
+        try:
+            _check_cell(row, col, value)
+        except OfficeError as exc:
+            outcomes.append(exc)
+            continue
+        xlsx_io.drop_empty(target)  # what the previous call saved, as this call would open it again
+        old = target.cell(row=row, column=col).value
+        xlsx_io.set_value(target, row, col, value)
+        cells.append((row, col))
+        outcomes.append(f"Set ({row}, {col}) of {file_path} to {xlsx_io.render_value(xlsx_io.coerce(value))} "
+                        f"(was {xlsx_io.render_value(old)}).")
+    if cells:
+        written = write(ws, file_path, xlsx_io.to_bytes(workbook, ws.now), "file_path")
+        xlsx_io.remember_edit(written, before, target, cells)
+    return outcomes
 
 
 @tool("excel", "set_cell", "Set one cell of an Excel (.xlsx) sheet (row and col are 1-based).", writes=True,
       properties={"file_path": FILE_PATH, "row": ROW, "col": COL, "value": VALUE, "sheet": SHEET},
-      required=["file_path", "row", "col", "value"])
+      required=["file_path", "row", "col", "value"], batch=set_cells, batch_key=("file_path", "sheet"))
 def set_cell(ws: Workspace, file_path: str, row: int, col: int, value: Any, sheet: str | None = None) -> str:
     old = _edit_cell(ws, file_path, row, col, value, sheet)
     return f"Set ({row}, {col}) of {file_path} to {xlsx_io.render_value(xlsx_io.coerce(value))} (was {xlsx_io.render_value(old)})."

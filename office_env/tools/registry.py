@@ -39,6 +39,11 @@ class Tool:
     parameters: dict[str, Any]
     func: ToolFunc
     writes: bool
+    # consecutive calls agreeing on ``batch_key`` may run as one: ``batch(workspace, [args, ...])``
+    # returns each call's observation (or its OfficeError), exactly as the calls one by one would,
+    # or None (or raises OfficeError) when it cannot, and they run one by one
+    batch: Callable[[Workspace, list[dict[str, Any]]], "list[str | OfficeError] | None"] | None = None
+    batch_key: tuple[str, ...] = ()
 
     def openai_definition(self) -> dict[str, Any]:
         return {
@@ -68,8 +73,11 @@ def tool(
     writes: bool,
     properties: dict[str, Any],
     required: Iterable[str] = (),
+    batch: Callable[[Workspace, list[dict[str, Any]]], "list[str | OfficeError] | None"] | None = None,
+    batch_key: tuple[str, ...] = (),
 ) -> Callable[[ToolFunc], ToolFunc]:
-    """Declare ``func(workspace, **args) -> observation`` as the tool ``<app>_<name>``."""
+    """Declare ``func(workspace, **args) -> observation`` as the tool ``<app>_<name>`` (``batch``:
+    see :class:`Tool`)."""
 
     def decorate(func: ToolFunc) -> ToolFunc:
         schema = {
@@ -79,7 +87,7 @@ def tool(
             "additionalProperties": False,
         }
         Draft202012Validator.check_schema(schema)
-        _DECLARED.append(Tool(f"{app}_{name}", app, description, schema, func, writes))
+        _DECLARED.append(Tool(f"{app}_{name}", app, description, schema, func, writes, batch, batch_key))
         return func
 
     return decorate
@@ -185,8 +193,58 @@ class ToolRegistry:
         return [_describe(e) for e in errors]
 
     def run(self, workspace: Workspace, calls: Iterable[tuple[str, Any]]) -> list[ToolResult]:
-        """Run a plan (``(tool, args)`` pairs) in order; every call runs, failures included."""
-        return [self.call(workspace, name, args) for name, args in calls]
+        """Run a plan (``(tool, args)`` pairs) in order; every call runs, failures included.
+        Consecutive valid calls of a tool that batches (cells of one sheet) run as one, with the
+        same results and the same files as one by one (a workbook is saved once, not per cell)."""
+        calls = list(calls)
+        out: list[ToolResult] = []
+        i = 0
+        while i < len(calls):
+            j = self._batch_end(calls, i)
+            batched = self._run_batch(workspace, calls[i:j]) if j - i > 1 else None
+            if batched is None:
+                out.append(self.call(workspace, *calls[i]))
+                i += 1
+            else:
+                out += batched
+                i = j
+        return out
+
+    def _batchable(self, name: str, args: Any) -> bool:
+        tool = self._tools.get(name)
+        return (tool is not None and tool.batch is not None and isinstance(args, dict)
+                and not self.validate(name, args) and not _text_problems(args))
+
+    def _batch_end(self, calls: list[tuple[str, Any]], i: int) -> int:
+        """The end of the run of calls from ``i`` that can run as one batch (``i + 1`` if none)."""
+        name, args = calls[i]
+        if not self._batchable(name, args):
+            return i + 1
+        keys = self._tools[name].batch_key
+        key = tuple(args.get(k) for k in keys)
+        j = i + 1
+        while j < len(calls) and calls[j][0] == name and self._batchable(*calls[j]) \
+                and tuple(calls[j][1].get(k) for k in keys) == key:
+            j += 1
+        return j
+
+    def _run_batch(self, workspace: Workspace, calls: list[tuple[str, Any]]) -> list[ToolResult] | None:
+        """The batch's results, or None to run the calls one by one (a failure the batch cannot
+        attribute to one call)."""
+        tool = self._tools[calls[0][0]]
+        assert tool.batch is not None
+        try:
+            outcomes = tool.batch(workspace, [_integers(tool.parameters, args) for _, args in calls])
+        except MemoryError:
+            raise
+        except Exception as exc:  # one by one, each call reports its own failure
+            if _is_budget(exc):
+                raise
+            return None
+        if outcomes is None:
+            return None
+        return [ToolResult(tool.name, not isinstance(o, OfficeError),
+                           cut(f"Error: {o}" if isinstance(o, OfficeError) else o)) for o in outcomes]
 
     def call(self, workspace: Workspace, name: str, args: Any) -> ToolResult:
         """Run one tool. User errors come back as ``ok=False`` observations, never exceptions."""
