@@ -59,3 +59,16 @@ def column_words(header: str) -> str:
     for part in " ".join(parts).split():
         words.append(part if _ACRONYM_RE.match(part) else part.lower())
     return " ".join(words)
+
+
+_WORD = re.compile(r"[a-z0-9']+(?:[_.@/-][a-z0-9']+)*")  # a file name or an address is one word
+
+
+def repeats_itself(text: str) -> bool:
+    """A word said twice in a row ("the Prism Dashboard dashboard"; a number may repeat) or a phrase
+    of three words said twice ("see you soon. See you soon.")."""
+    words = _WORD.findall(text.lower())
+    if any(a == b and not a.isdigit() for a, b in zip(words, words[1:])):
+        return True
+    grams = [tuple(words[i:i + 3]) for i in range(len(words) - 2)]
+    return len(grams) != len(set(grams))

@@ -58,6 +58,7 @@ from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
+from generators.english import repeats_itself
 from office_env.money import spoken_prefix
 
 __all__ = ["OtherWork", "ACK_WORDS", "WorkBankError", "WORK_DIR", "load_work_banks", "parse_work_bank"]
@@ -553,18 +554,7 @@ class _Plan:
 _AN = re.compile(r"\b([Aa]) (?!EUR )(?=[aeioAEIO]|8|1[18](?!\d))")
 
 
-_WORD = re.compile(r"[a-z0-9']+(?:[_.@/-][a-z0-9']+)*")  # a file name or an address is one word
 _FILE_NAME = re.compile(r"\b[\w-]+\.(?:xlsx|xls|csv|docx|doc|pdf|pptx|zip|txt)\b", re.I)
-
-
-def repeats_itself(text: str) -> bool:
-    """A word said twice in a row ("the Prism Dashboard dashboard") or a phrase of three words
-    said twice ("see you soon. See you soon.")."""
-    words = _WORD.findall(text.lower())
-    if any(a == b and not a.isdigit() for a, b in zip(words, words[1:])):
-        return True
-    grams = [tuple(words[i:i + 3]) for i in range(len(words) - 2)]
-    return len(grams) != len(set(grams))
 
 
 def _slug(text: str) -> str:

@@ -76,6 +76,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
 from backends.tokens import count_tokens
+from generators.english import repeats_itself
 
 __all__ = ["SmallTalk", "BankError", "BANK_DIR", "parse_banks", "CITY_CLIMATE", "TOPICS"]
 
@@ -890,17 +891,6 @@ _KEPT: dict[str, str] = {n: "fact" if _FACT_POOL.match(n) else "story" for n in 
                          if _FACT_POOL.match(n) or _STORY_POOL.match(n)}
 
 
-_WORD = re.compile(r"[a-z0-9']+(?:[_.@/-][a-z0-9']+)*")
-
-
-def _repeats_itself(text: str) -> bool:
-    """A word said twice in a row or a phrase of three words said twice ("Enjoy the park, see you
-    soon. See you soon.")."""
-    words = _WORD.findall(text.lower())
-    if any(a == b for a, b in zip(words, words[1:])):
-        return True
-    grams = [tuple(words[i:i + 3]) for i in range(len(words) - 2)]
-    return len(grams) != len(set(grams))
 
 
 def _too_long(text: str) -> bool:
@@ -1435,7 +1425,7 @@ class SmallTalk:
             key = text.casefold()
             words = text.count(" ") + 1
             if (words < minimum or words > most or key in said or key in pending
-                    or len(text) > _SURELY_SHORT and count_tokens(text) > MAX_TOKENS or _repeats_itself(text)
+                    or len(text) > _SURELY_SHORT and count_tokens(text) > MAX_TOKENS or repeats_itself(text)
                     or not self._avoid(text)):
                 if rejected is None:
                     rejected = {key}
@@ -1559,7 +1549,7 @@ class SmallTalk:
                 reaction = self._line(react, ctx, flags, aliases, pending, minimum=max(1, MIN_WORDS - ask_words))
                 joined = self._name_once(f"{reaction} {ask}") if reaction is not None else ""
                 if (joined and joined.casefold() not in self._said and joined.casefold() not in pending
-                        and not _too_long(joined) and not _repeats_itself(joined)):
+                        and not _too_long(joined) and not repeats_itself(joined)):
                     pending.discard(ask.casefold())
                     ask = joined
                     pending.add(ask.casefold())

@@ -36,3 +36,12 @@ def test_join_and():
 ])
 def test_column_words(header, expected):
     assert column_words(header) == expected
+
+
+def test_repeats_itself():
+    from generators.english import repeats_itself
+
+    assert repeats_itself("The Prism Dashboard dashboard is late.")
+    assert repeats_itself("Enjoy the park, see you soon. See you soon.")
+    assert not repeats_itself("Scores went 2 2 at half time, see you soon.")  # a number may repeat
+    assert not repeats_itself("notes_may.docx and notes_june.docx are both in the folder")
