@@ -71,6 +71,17 @@ def file_creation_seconds(folder: Path, count: int = 300) -> float:
     return sum(times) / count
 
 
+def loop_seconds(count: int = 10_000_000) -> float:
+    """Seconds for ``count`` additions in a plain Python loop: how fast this core runs now. The same
+    code's throughput moves with it (a shared machine's cores slow down for minutes at a time), so
+    compare builds only at a like figure, or alternate two versions in the same minutes."""
+    start = time.perf_counter()
+    total = 0
+    for i in range(count):
+        total += i
+    return time.perf_counter() - start
+
+
 def _digest(folder: Path) -> str:
     digest = hashlib.sha256()
     for path in sorted(p for p in folder.rglob("*") if p.is_file() and p.name != ".lock"):
@@ -92,6 +103,7 @@ def main() -> None:
         config = BuildConfig(seed=args.seed)
         print(f"creating a small file under {tmp.parent}: {1000 * file_creation_seconds(tmp):.3f} ms "
               f"(above ~0.2 ms the file system is slow now: see the docstring)")
+        print(f"10M additions in a Python loop: {loop_seconds():.2f} s (how fast a core runs now)")
         start = time.perf_counter()
         summary = build(tmp / "full", args.n, config, workers=args.workers)
         elapsed = time.perf_counter() - start
