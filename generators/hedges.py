@@ -7,7 +7,9 @@ candidates worth refusing are known: what the intent-only plan answers and what 
 those answers into the check's ``excludes``. Only answers that are a bare value are used: a
 sentence holds words a right answer may hold too. A question answered in words refuses only the
 misreadings' answers: they answer the same question about another thing, while the intent-only
-plan may have answered another question whose words a right answer may use as context.
+plan may have answered another question whose words a right answer may use as context. So may its
+number when it read the same data as the oracle (every row counted where the chat names one group:
+"3 of the 33 claims are Travel"): refused only when a misreading answers it too.
 
 The same holds for every other output. An agent unsure whether the corrected or the final value
 counts could do both: mail the answer to the old and the new recipient, book the meeting at both
@@ -70,10 +72,31 @@ def answer_excludes(args: dict[str, Any], wrong: list[str]) -> list[Any]:
     return out
 
 
+def _sources(plan: list[ToolCall]) -> set[tuple[str, str]]:
+    """What a plan reads: (tool, file or message) of each call that reads one."""
+    registry = default_registry()
+    return {(c.tool, str(c.args.get("file_path") or f"{c.args.get('user')}/{c.args.get('email_id')}"))
+            for c in plan if c.tool in registry.names and not registry.get(c.tool).writes
+            and ("file_path" in c.args or "email_id" in c.args)}
+
+
+def context_answers(draft: TaskDraft) -> list[str]:
+    """The intent-only plan's answers when it reads nothing the oracle does not: it answered another
+    question about the same data (every row counted, the whole column averaged), a figure a right
+    answer may give as context ("3 of the 33 claims are Travel"). One read from another file or
+    message answers the same question about another thing, a hedge like a misreading's."""
+    if not draft.baseline or not _sources(draft.baseline) <= _sources(draft.oracle):
+        return []
+    return written_answers(draft.baseline)
+
+
 def exclude_hedges(draft: TaskDraft) -> TaskDraft:
-    """The draft with each answer check refusing the intent-only and the misreadings' answers."""
+    """The draft with each answer check refusing the intent-only and the misreadings' answers; the
+    intent-only plan's answer about the same data (``context_answers``) only when a misreading
+    gives it too."""
     misread = [a for m in draft.misreadings for a in written_answers(m.plan)]
-    wrong = written_answers(draft.baseline) + misread
+    context = {a.lower() for a in context_answers(draft)} - {a.lower() for a in misread}
+    wrong = [a for a in written_answers(draft.baseline) if a.lower() not in context] + misread
     if not wrong:
         return draft
     evaluation = copy.deepcopy(draft.evaluation)

@@ -91,6 +91,19 @@ def test_catalog_has_exactly_the_documented_functions():
         ("Due on 18 December 2024", "2024-12-19", False),
         ("Due on 18 December 2025", "2024-12-18", False),
         ("Due on 2024-12-18", "2024-12-18", True),
+        ("Written on 2024-07-04", "4", False),  # a date's day or month is not a figure of its own
+        ("Written on 2024-07-04", "7", False),
+        ("Written on 2024-07-04", "2024", True),  # its year is
+        ("Written on 4 July 2024", "4", False),
+        ("Call at 4:30 pm", "4", False),  # nor a clock time's hour or minutes
+        ("Call at 4 pm", "4", False),
+        ("Call at 14:30", "30", False),
+        ("Bills five, but we ordered four", "5", True),  # a count written in words
+        ("Bills five, but we ordered four", "4", True),
+        ("Bills twenty-one", "21", True),
+        ("Bills fifteen", "5", False),
+        ("Not the one from Redleaf", "1", False),  # "one" is a pronoun as often as a count
+        ("Invoice INV-2024-8935", "8935", True),  # a code's number still is
     ],
 )
 def test_keyword_matching(text, keyword, found):

@@ -4,6 +4,7 @@ them to that."""
 from __future__ import annotations
 
 import shutil
+from dataclasses import replace
 
 from generators.hedges import answer_excludes, exclude_hedges, guard_hedges, hedged_plan, written_answers
 from generators.model import Misreading, TaskDraft, ToolCall
@@ -28,6 +29,16 @@ def test_the_wrong_plans_answers_become_the_check_s_excludes():
     done = exclude_hedges(draft({"function": "evaluate_answer", "args": {"number": 10638, "tolerance": 0.01}},
                                 "175", "3,191.40", "175", "10638.001"))
     assert done.evaluation[0]["args"]["excludes"] == [175, 3191.4]  # once each; the right answer never
+
+
+def test_the_intent_only_count_of_the_same_data_is_context_unless_a_misreading_answers_it():
+    """"3 of the 33 claims are Travel." failed: 33, every row counted by the intent-only plan, was refused."""
+    count = {"function": "evaluate_answer", "args": {"number": 10638, "tolerance": 0.01}}
+    same = draft(count, "33", "5")  # the intent alone reads the oracle's file: another question about the same data
+    assert exclude_hedges(same).evaluation[0]["args"]["excludes"] == [5]
+    assert exclude_hedges(draft(count, "33", "33")).evaluation[0]["args"]["excludes"] == [33]
+    other = replace(same, baseline=[ToolCall("pdf_read_file", {"file_path": "data/b.pdf"}), answer("33")])
+    assert exclude_hedges(other).evaluation[0]["args"]["excludes"] == [33, 5]  # another file: a hedge
 
 
 def test_words_are_refused_unless_they_overlap_the_right_answer_and_sentences_are_never_refused():

@@ -109,7 +109,8 @@ _CONTAIN_RULES = {"if": {"properties": {"doc_type": {"const": "email"}}},
                   "then": {"required": ["username"]}, "else": {"required": ["file"]}}
 
 
-@check("evaluate_contain", "A document, or a user's mailbox, contains every keyword (case-insensitive).",
+@check("evaluate_contain", "A document, or a user's mailbox, contains every keyword (case-insensitive; a number "
+       "keyword by value, a count from 2 to 99 also in words).",
        _CONTAIN_PROPS, ["doc_type", "keywords"], ("file",), _CONTAIN_RULES)
 def evaluate_contain(ctx: Context, args: dict[str, Any]) -> Outcome:
     label, text = _content(ctx, args)

@@ -7,6 +7,12 @@ keyword that is a clock time matches the same time however it is written (``13:0
 ``13:00``, ``1 pm`` and ``1:00 PM``; ``09:00`` matches ``9:00`` and ``9 am``, not ``19:00`` or ``9:00 pm``).
 A keyword that is an ISO date matches the same day written with the month's name
 (``2024-12-18`` matches ``18 December 2024``, ``December 18, 2024`` and ``18 Dec 2024``).
+
+A number keyword is a figure of its own: the day and month of a date and the hour and minutes of a
+clock time are not numbers in the text (``4`` is not in ``2024-07-04`` nor in ``4:30 pm``; a date's
+year still is). A whole number from 2 to 99 is also found written in words, as a person writes a
+count (``5`` matches ``five``, ``21`` matches ``twenty-one``); ``one`` is not read as 1, being as
+often a pronoun ("the one from Redleaf").
 """
 
 from __future__ import annotations
@@ -59,8 +65,7 @@ class Haystack:
 
     def numbers(self) -> set[float]:
         if self._numbers is None:
-            plain = without_thousands(self.text)
-            self._numbers = {float(n) for n in _TEXT_NUMBER_RE.findall(plain)}
+            self._numbers = _numbers_in(self.text)
         return self._numbers
 
     def has(self, keyword: Any) -> bool:
@@ -140,7 +145,8 @@ class Keywords:
             normal = normalize(text)
             if any(needle in normal for needle in self.texts):
                 return True
-        if (self.numbers or self.clocks or self.dates) and _DIGIT_RE.search(text):
+        spelled = self.numbers and not self.numbers.isdisjoint(_SPELLED_VALUES) and _SPELLED_RE.search(text)
+        if (self.numbers or self.clocks or self.dates) and (_DIGIT_RE.search(text) or spelled):
             hay = Haystack(text)
             if self.clocks and not self.clocks.isdisjoint(hay.clocks()):
                 return True
@@ -164,6 +170,25 @@ _UNITS = ("zero one two three four five six seven eight nine ten eleven twelve t
 _TENS = {w: 10 * (i + 2) for i, w in enumerate("twenty thirty forty fifty sixty seventy eighty ninety".split())}
 _SPELLED_RE = re.compile(rf"(?<![\w-])(?:({'|'.join(_TENS)})(?:[- ]({'|'.join(_UNITS[1:10])}))?|({'|'.join(_UNITS)}))"
                          r"(?![\w-])", re.IGNORECASE)
+
+
+_SPELLED_VALUES = frozenset(float(n) for n in range(2, 100))  # what a keyword finds in words ("one" is a pronoun too)
+
+
+def _numbers_in(text: str) -> set[float]:
+    """The numbers of a normalized text as number keywords find them: figures of their own (a date
+    stands for its year alone, a clock time for none), and counts from 2 to 99 written in words."""
+    plain = without_thousands(text)
+    for pattern, year in ((_TEXT_ISO_DATE_RE, 1), (_TEXT_DAY_MONTH_RE, 3), (_TEXT_MONTH_DAY_RE, 3)):
+        plain = pattern.sub(lambda m, g=year: f" {m.group(g)} ", plain)
+    plain = _TEXT_12H_RE.sub(" ", _ANY_CLOCK_RE.sub(" ", plain))
+    found = {float(n) for n in _TEXT_NUMBER_RE.findall(plain)}
+    if _SPELLED_RE.search(plain):
+        found |= {float(n) for n in spelled_numbers(plain)} & _SPELLED_VALUES
+    return found
+
+
+_ANY_CLOCK_RE = re.compile(r"(?<![\d:])\d{1,2}:\d{2}(?::\d{2})?(?![\d])")
 
 
 def spelled_numbers(text: str) -> list[int]:
