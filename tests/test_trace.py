@@ -320,6 +320,12 @@ def test_a_superseded_copy_is_never_a_source(tmp_path):
     (tmp_path / "data" / "budget_old.xlsx").write_bytes(xlsx_io.build([["Category", "Q1"], ["Travel", 3900]]))
     office = office_text(tmp_path)
     assert "data/budget.xlsx" in office.files and "data/budget_old.xlsx" not in office.files
+    # but what a mail must leave out may be its figures: the old draft's, never the right file's
+    task = record()
+    task["evaluation"][0]["args"]["body_excludes"] = ["3900"]
+    assert not [p for p in trace_task(task, office).problems if "body_excludes" in p]
+    task["evaluation"][0]["args"]["body_excludes"] = ["3700"]
+    assert [p for p in trace_task(task, office).problems if "is not in the office" in p]
 
 
 def test_a_value_is_credited_to_the_file_the_plan_reads_before_one_holding_it_by_chance():

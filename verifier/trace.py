@@ -94,15 +94,19 @@ class OfficeText:
 
     files: dict[str, Haystack]
     names: dict[str, frozenset[str]]  # address local part -> names written next to it
+    # superseded copies (``notes_old.docx``): never a checked value's source, but what a check may
+    # refuse (the draft's figures a right mail must not carry)
+    superseded: dict[str, Haystack] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, texts: dict[str, str]) -> "OfficeText":
+    def of(cls, texts: dict[str, str], superseded: dict[str, str] | None = None) -> "OfficeText":
         names: dict[str, set[str]] = {}
         for text in texts.values():
             for name, local in _ADDRESS_RE.findall(text):
                 names.setdefault(local.lower(), set()).add(name.strip())
         return cls({path: Haystack(text) for path, text in texts.items()},
-                   {k: frozenset(v) for k, v in names.items()})
+                   {k: frozenset(v) for k, v in names.items()},
+                   {path: Haystack(text) for path, text in (superseded or {}).items()})
 
     def find(self, value: Any, first: Iterable[str] = ()) -> str | None:
         """The first file whose text holds ``value``, looking in ``first`` (the files a plan reads)
@@ -127,21 +131,22 @@ def office_text(root: Path) -> OfficeText:
     from office_env.synthesis.documents import is_superseded
 
     texts: dict[str, str] = {}
+    superseded: dict[str, str] = {}
     root = Path(root)
     for path in plain_files(root):
         rel = path.relative_to(root).as_posix()
-        if is_superseded(rel):  # a superseded copy is a near miss, never the source of a checked value
-            continue
+        # a superseded copy is a near miss, never the source of a checked value
+        into = superseded if is_superseded(rel) else texts
         suffix = path.suffix.lower().lstrip(".")
         try:
             if suffix == "eml":
                 mail = eml_io.read(path, rel)
-                texts[rel] = f"From: {mail.sender}\nTo: {mail.recipient}\nSubject: {mail.subject}\n{mail.body}"
+                into[rel] = f"From: {mail.sender}\nTo: {mail.recipient}\nSubject: {mail.subject}\n{mail.body}"
             elif suffix in ("docx", "xlsx", "pdf", "ics", "txt"):
-                texts[rel] = read_document(path, rel, suffix)
+                into[rel] = read_document(path, rel, suffix)
         except (OfficeError, ValueError, OSError):
             continue
-    return OfficeText.of(texts)
+    return OfficeText.of(texts, superseded)
 
 
 def plain_files(root: Path) -> list[Path]:
@@ -484,7 +489,8 @@ class _Tracer:
                 elif any(text == n or re.search(rf"(?<!\w){re.escape(text)}(?!\w)", n) or
                          re.search(rf"(?<!\w){re.escape(n)}(?!\w)", text) for n in names if n):
                     out.append(f"{where}: {str(word)[:60]!r} is a name every mail between them holds")
-                elif not text or self.office.find(word, self.read) is None:
+                elif not text or (self.office.find(word, self.read) is None
+                                  and not any(hay.has(word) for hay in self.office.superseded.values())):
                     out.append(f"{where}: {str(word)[:60]!r} is not in the office, so leaving it out proves nothing")
             if item.get("function") == "evaluate_answer":
                 out += self._hedge_problems(i, args)

@@ -5,17 +5,19 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from generators.families.base import (
-    FamilyInput, additive, booking, calendar_of, call, chance, column_sum, computed, docs, event_check, extreme,
+    NEXT_MEETING_RE, FamilyInput, additive, booking, calendar_of, call, chance, column_sum, computed, docs, event_check, extreme,
     all_invoice_facts, facts_in, family, first_column, fmt, invoice_facts, letter, misreadings_of, near, pick_column,
     piece, present_on, stem,
 )
-from generators.english import join_and, possessive
+from generators.english import column_words, join_and, possessive
 from generators.families.single_app import (
     MEETING_TITLES, MEMO_TOPICS, P_CORRECT, P_DISTRACT, _distinct, _label_for, _out_name, free_slots_after,
     meeting_dynamics, slot_rule,
 )
 from generators.families.time_rules import choose_window, window_piece, with_correction
 from generators.model import TaskDraft
+from office_env.evaluation import keywords as kw
+from office_env.synthesis.documents import NEAR_MISS_MARK
 
 SUBJECTS = ("Quick numbers", "Figures you asked for", "Follow-up", "For your review", "Heads-up", "Numbers for Friday")
 FMT_T = "%Y-%m-%d %H:%M:%S"
@@ -70,11 +72,11 @@ def sheet_total_email(inp: FamilyInput) -> TaskDraft | None:
         return f"Hi {person.split()[0]}, the total {header} in {stem(table.file)} is {fmt(total)}."
 
     m1 = piece(1, "fact", f"{name} asked me for the total {header}", name, cue="requester",
-               about=f"the {header} total", superseded=superseded, distractors=distractors)
+               about=f"the {column_words(header)} total", superseded=superseded, distractors=distractors)
     m2 = piece(2, "fact", f"the {header} figures to add up are in {stem(table.file)}", stem(table.file),
-               cue="source_file", about=f"the {header} total")
+               cue="source_file", about=f"the {column_words(header)} total")
     m3 = piece(3, "action", f"the email with the {header} total should have the subject '{subject}'", subject,
-               cue="subject", about=f"the {header} total", thread=2)
+               cue="subject", about=f"the {column_words(header)} total", thread=2)
 
     def plan(person: str) -> list:
         return [call("excel_read_file", file_path=table.file),
@@ -155,11 +157,25 @@ def invoice_to_sheet(inp: FamilyInput) -> TaskDraft | None:
     )
 
 
+MAX_NOTE_FACTS = 3  # specifics of a document its mail must hold (and of its older copy, must not)
+
+
+def _older_copy(inp: FamilyInput, doc: dict) -> dict | None:
+    """The superseded copy the office keeps beside ``doc`` (``meeting_notes_old.docx``: the same
+    title, some figures and dates not yet corrected), when the notes list it."""
+    base, _, ext = doc["file"].rpartition(".")
+    wanted = f"{base}{NEAR_MISS_MARK}.{ext}"
+    return next((f for f in inp.notes.get("word", {}).get("files", [])
+                 if f.get("file") == wanted and "error" not in f and f.get("lines")), None)
+
+
 @family("notes_to_email", ("word", "email"), "easy")
 def notes_to_email(inp: FamilyInput) -> TaskDraft | None:
     """Send a colleague the full text of a document (which one, and to whom, is said in the chat):
-    the mail's body must hold the document's title line and words of its longest line; its subject
-    is the sender's choice (nothing asks for one)."""
+    the mail's body must hold the document's title line and its own specifics (dates, amounts,
+    clock times: what a mention of the title alone, or another document, lacks), none the
+    superseded copy beside it has instead (its draft of the same meeting, under the same title);
+    its subject is the sender's choice (nothing asks for one)."""
     options = [d for d in docs(inp.notes, "word") if len(d["lines"]) >= 3]
     if not options or not inp.colleagues:
         return None
@@ -171,9 +187,15 @@ def notes_to_email(inp: FamilyInput) -> TaskDraft | None:
     def subject_of(d: dict) -> str:
         return f"Recap: {d['lines'][0][:40]}".strip()
 
+    text = "\n".join(doc["lines"])
+    older = _older_copy(inp, doc)
+    old_text = "\n".join(older["lines"]) if older else ""
+    # what the full text holds and neither a mention of its title nor the older copy does
+    own = [f for f in dict.fromkeys(facts_in("\n".join(doc["lines"][1:]))) if not kw.present(old_text, [f])]
+    stale = [f for f in dict.fromkeys(facts_in(old_text)) if not kw.present(text, [f])]
     key = max(doc["lines"][1:], key=len)
-    words = [w.strip(".,;:") for w in key.split() if len(w.strip(".,;:")) > 4][:2]
-    if not words:
+    words = own[:MAX_NOTE_FACTS] or [w.strip(".,;:") for w in key.split() if len(w.strip(".,;:")) > 4][:2]
+    if not words or (older and not own):
         return None
     users = {name: who}
     superseded: tuple[str, ...] = ()
@@ -206,7 +228,8 @@ def notes_to_email(inp: FamilyInput) -> TaskDraft | None:
         subtasks=[f"Read {doc['file']}.", f"Email its content to {name}."],
         evaluation=[{"function": "evaluate_email_sent",
                      "args": {"sender": inp.user, "recipient": who,
-                              "body_keywords": [doc["lines"][0][:40].strip(), *words]}}],
+                              "body_keywords": [doc["lines"][0][:40].strip(), *words],
+                              **({"body_excludes": stale[:MAX_NOTE_FACTS]} if stale else {})}}],
         memory=[m1, m2],
         query=inp.query(about=m1.about),
         oracle=plan("m1", name),
@@ -222,8 +245,9 @@ def _day_text(day) -> str:
     return day.strftime("%A %B %d").replace(" 0", " ")
 
 
-_SLOT_ABOUTS = ("the meeting I need", "the hour I have to find", "the slot I am trying to book",
-                "the meeting I have to set up", "the hour I need to block out")
+# names of a meeting not booked yet (never "the hour I have to find": it gets a title and an attendee)
+_SLOT_ABOUTS = ("the meeting I need", "the meeting I have to fit in", "the meeting I am trying to book",
+                "the meeting I have to set up", "the meeting I need to book")
 
 
 @family("common_slot", ("calendar", "email"), "hard")
@@ -619,6 +643,12 @@ def meeting_pack(inp: FamilyInput) -> TaskDraft | None:
              for fact in facts_in(line)[:1]]
     if not slots or not inp.colleagues or not notes:
         return None
+    doc, last = inp.rng.choice(notes)
+    fixed = next((m for line in doc["lines"] for m in [NEXT_MEETING_RE.search(line)] if m), None)
+    if fixed:  # the follow-up comes before the series' next meeting the notes fix, not beside it that day
+        slots = [s for s in slots if f"{s[0]:%Y-%m-%d}" < fixed.group(1)]
+        if not slots:
+            return None
     start, end = inp.rng.choice(slots)
     minutes = int((end - start).total_seconds() // 60)
     title = inp.rng.choice(MEETING_TITLES)
@@ -626,7 +656,6 @@ def meeting_pack(inp: FamilyInput) -> TaskDraft | None:
     if not present:
         return None
     who, name = inp.rng.choice(present)
-    doc, last = inp.rng.choice(notes)
     series = doc["lines"][0].strip()
     if series.lower().endswith(" sync"):  # a follow-up of the series whose last meeting the notes record
         title = f"{series[:-len(' sync')]} follow-up"
