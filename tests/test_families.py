@@ -628,6 +628,10 @@ def test_a_sales_reply_is_told_which_measure_to_total(worlds):
         assert len(measure) == 1, [m.cue for m in draft.memory]
         (total,) = draft.computed
         assert measure[0].id in total["given"] and measure[0].value in draft.description, draft.description
+        # the mail names the newer month's sheet: the chat asks for the month before, to compare
+        (month,) = [m for m in draft.memory if m.cue == "compare_file"]
+        reply = draft.oracle[-1].args["content"]
+        assert month.value in reply and "compare" in reply.lower(), reply
     assert built
 
 
@@ -650,3 +654,26 @@ def test_a_mail_passes_in_the_sender_s_own_words(name, sent, worlds, tmp_path):
         report = _checks_after(beds[world.seed], tmp_path, draft, [call], "evaluate_email_sent", f"{name}{world.seed}-{salt}")
         assert report.passed, (world.seed, salt, [r.to_dict() for r in report.failures()])
     assert built
+
+
+def test_no_task_sends_work_to_a_colleague_away_on_its_day(worlds):
+    """A gold recipient on leave (their out-of-office mail in the inbox) cannot answer the work."""
+    from generators.families.base import present_on
+
+    mails = away_seen = 0
+    for world, _, notes in worlds:
+        for name in FAMILY_NAMES:
+            for salt in range(3):
+                inp = FAMILIES[name].input(random.Random(f"{world.seed}:{salt}:{name}"), notes, world.user.user,
+                                           world.user.name, tuple((p.user, p.name) for p in world.colleagues),
+                                           world.now)
+                here = {u for u, _ in present_on(inp, world.now.date())}
+                away = {p.user for p in world.colleagues} - here
+                away_seen += bool(away)
+                draft = FAMILIES[name].build(inp)
+                if draft is None:
+                    continue
+                sent = {c.args["recipient"] for c in draft.oracle if c.tool == "email_send_email"}
+                mails += bool(sent)
+                assert not sent & away, (world.seed, name, salt, sent & away)
+    assert mails and away_seen

@@ -22,6 +22,7 @@ from office_env.synthesis.check import away_span
 from office_env.synthesis.documents import is_superseded
 
 _NUMBER_RE = re.compile(r"^-?\d+(?:\.\d+)?$")
+NEXT_MEETING_RE = re.compile(r"next meeting on (\d{4}-\d{2}-\d{2}) at (\d{1,2}:\d{2})", re.IGNORECASE)  # fixed in notes
 QUOTE_RE = re.compile(rf"quoted ((?:\d{{1,3}}(?:,\d{{3}})+|\d+)(?:\.\d+)? {CODE})")  # a supplier's price in a mail
 
 
@@ -56,7 +57,17 @@ class Family:
     name: str
     apps: tuple[str, ...]
     difficulty: str
-    build: Callable[[FamilyInput], TaskDraft | None]
+    builder: Callable[[FamilyInput], TaskDraft | None]
+
+    def build(self, inp: FamilyInput) -> TaskDraft | None:
+        """The family's task in this office, or None. A draft whose work mails a colleague the
+        office shows away today (a holiday, an out-of-office notice) is drawn again, twice at most:
+        nobody should be sent work they cannot answer."""
+        for _ in range(3):
+            draft = self.builder(inp)
+            if draft is None or not mails_someone_away(inp, draft):
+                return draft
+        return None
 
     @property
     def phrasing(self) -> Phrasing:
@@ -307,6 +318,15 @@ def present_on(inp: FamilyInput, day: date) -> list[tuple[str, str]]:
         if span is not None and span[0] <= day <= span[1]:
             away.add(sender_user(m))
     return [(u, n) for u, n in inp.colleagues if u not in away]
+
+
+def mails_someone_away(inp: FamilyInput, draft: TaskDraft) -> bool:
+    """Whether the draft's oracle sends mail to a colleague the office shows away on its day."""
+    sent = {c.args.get("recipient") for c in draft.oracle if c.tool == "email_send_email"}
+    if not sent:
+        return False
+    here = {u for u, _ in present_on(inp, inp.now.date())}
+    return any(u in sent and u not in here for u, _ in inp.colleagues)
 
 
 def all_invoice_facts(inp: FamilyInput, unpaid: bool = False) -> list[tuple[str, str, float]]:

@@ -141,7 +141,7 @@ def top_product_pdf(inp: FamilyInput) -> TaskDraft | None:
     doc = _out_name(inp, "best_seller", "docx")
     pdf = doc[:-5] + ".pdf"
     others = [k for k in keys if best(k)[0] != winner]  # type: ignore[index]
-    superseded, distractors = _dynamics(inp, key, others, "{} had its write-up last month")
+    superseded, distractors = _dynamics(inp, key, others, "last month's note was the one about {}")
     about = "the best-seller note"
     what = column_words(table.headers[item])
     m1 = piece(1, "fact", f"the best-seller note is about {key}", key, cue="filter_value", about=about,
@@ -229,8 +229,9 @@ def sales_mail_reply(inp: FamilyInput) -> TaskDraft | None:
     sender = _name_of(inp, sender_user(message))
     about = "the sales reply"
     m1 = piece(1, "fact", f"the sales mail to answer is the one from {sender}", sender, cue="sender", about=about)
-    m2 = piece(2, "fact", f"the figures to use are in {stem(table.file)}, not the sheet the mail names",
-               stem(table.file), cue="source_file", about=about)
+    # the mail names the newer month's sheet; the user wants the month before, to compare with it
+    m2 = piece(2, "fact", f"the reply gives the earlier month's figures, from {stem(table.file)}, not the sheet "
+                          "the mail names", stem(table.file), cue="compare_file", about=about)
     # a sales sheet holds several measures (units, revenue): the chat says which one the reply totals
     m3 = piece(3, "fact", f"the reply gives the region's total from the {table.headers[c]} column", table.headers[c],
                cue="column_total", about=about)
@@ -240,8 +241,8 @@ def sales_mail_reply(inp: FamilyInput) -> TaskDraft | None:
                 call("excel_read_file", file_path=sheet_file),
                 call("email_send_email", sender=inp.user, recipient=sender_user(message),
                      subject=f"Re: {message['subject']}",
-                     content=letter(sender, f"The {region} region's {column_words(table.headers[c])} comes to "
-                                            f"{fmt(amount)}.", inp.user_name))]
+                     content=letter(sender, f"To compare: the {region} region's {column_words(table.headers[c])} "
+                                            f"in {stem(sheet_file)} comes to {fmt(amount)}.", inp.user_name))]
 
     return TaskDraft(
         family="sales_mail_reply", apps=["email", "excel"], difficulty="medium",

@@ -15,8 +15,8 @@ from datetime import datetime, timedelta
 
 from generators.english import possessive
 from generators.families.base import (
-    QUOTE_RE, FamilyInput, booking, call, chance, computed, docs, event_check, excluding_past, facts_in, family, fmt,
-    inbox_of, letter, misreadings_of, near, number, own_words, piece, present_on, sender_user, stem,
+    NEXT_MEETING_RE, QUOTE_RE, FamilyInput, booking, call, chance, computed, docs, event_check, excluding_past,
+    facts_in, family, fmt, inbox_of, letter, misreadings_of, near, number, own_words, piece, present_on, sender_user, stem,
 )
 from generators.families.single_app import (
     MEETING_TITLES, P_CORRECT, P_DISTRACT, _distinct, _out_name, first_free_booking,
@@ -27,7 +27,6 @@ from office_env.money import CODE
 
 FMT_T = "%Y-%m-%d %H:%M:%S"
 _BOOKING_RE = re.compile(r"on (\d{4}-\d{2}-\d{2}) from (\d{1,2}:\d{2}) to (\d{1,2}:\d{2})")
-_NEXT_RE = re.compile(r"next meeting on (\d{4}-\d{2}-\d{2}) at (\d{1,2}:\d{2})", re.IGNORECASE)
 
 
 def _first(full_name: str) -> str:
@@ -113,12 +112,23 @@ def quote_to_sheet(inp: FamilyInput) -> TaskDraft | None:
     message, sender, amount_text, amount = inp.rng.choice(found[1:])
     out = _out_name(inp, "quotes", "xlsx")
     superseded: tuple[str, ...] = ()
-    others = [f for f in found if f[3] != amount and f[1] != sender and _distinct(f[1], sender)]
-    if others and chance(inp, P_CORRECT):
-        superseded = (inp.rng.choice(others)[1],)
     about = "the quote log"
-    m1 = piece(1, "fact", f"the quote to log came from {sender} by mail", sender, cue="sender", about=about,
-               superseded=superseded)
+    if sum(f[1] == sender for f in found) == 1:  # "the mail from X" names one quote only if X sent one
+        others = [f for f in found if f[3] != amount and f[1] != sender and _distinct(f[1], sender)]
+        if others and chance(inp, P_CORRECT):
+            superseded = (inp.rng.choice(others)[1],)
+        m1 = piece(1, "fact", f"the quote to log came from {sender} by mail", sender, cue="sender", about=about,
+                   superseded=superseded)
+    else:  # the sender quoted more than once: the chat names the mail by its subject
+        subject = message["subject"]
+        if sum(subject.lower() in f[0]["subject"].lower() for f in found) != 1:
+            return None
+        others = [f for f in found if f[3] != amount and f[0]["subject"].lower() not in subject.lower()
+                  and subject.lower() not in f[0]["subject"].lower()]
+        if others and chance(inp, P_CORRECT):
+            superseded = (inp.rng.choice(others)[0]["subject"],)
+        m1 = piece(1, "fact", f"the quote to log is the one in {possessive(sender)} mail {subject}", subject,
+                   cue="mail_subject", about=about, superseded=superseded)
     m2 = piece(2, "action", f"the quote goes into a new sheet called {stem(out)}", stem(out), cue="output_file",
                about=about, thread=2)
     m3 = piece(3, "fact", "the log has Sender and Amount as its headers", "Sender and Amount", cue="layout",
@@ -139,7 +149,7 @@ def quote_to_sheet(inp: FamilyInput) -> TaskDraft | None:
         if mid == "m3":
             return [call("email_read_email", user=inp.user, email_id=message["id"]),
                     *rows(out, sender, amount, swapped=True)]
-        m, who, _, figure = next(f for f in found if f[1] == value)
+        m, who, _, figure = next(f for f in found if value in (f[1], f[0]["subject"]))
         return [call("email_list_emails", user=inp.user), call("email_read_email", user=inp.user, email_id=m["id"]),
                 *rows(out, who, figure)]
 
@@ -175,7 +185,7 @@ def next_meeting_invite(inp: FamilyInput) -> TaskDraft | None:
     found = []
     for d in docs(inp.notes, "word"):
         for line in d["lines"]:
-            match = _NEXT_RE.search(line)
+            match = NEXT_MEETING_RE.search(line)
             if match:
                 start = datetime.strptime(f"{match.group(1)} {match.group(2)}", "%Y-%m-%d %H:%M")
                 if start > inp.now:

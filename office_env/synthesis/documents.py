@@ -161,6 +161,8 @@ def _budget(world: World, rng: random.Random, facts: Facts) -> Files:
         quarters = [max(100, base + rng.randrange(-1500, 3001, 100)) for _ in range(4)]
         rows.append([category, *quarters])
         old.append([category, *(max(100, q + rng.randrange(-2500, 2501, 100)) for q in quarters)])
+    quarter = (world.now.month - 1) // 3 + 1  # the mail's budget figure for a line is this quarter's, as the sheet has it
+    facts.update(budget_lines=";".join(f"{row[0].lower()}={row[quarter]}" for row in rows[1:]))
     year = world.now.year
     stem = rng.choice(("budget", f"budget_{year}", "annual_budget", f"{_slug(world.team)}_budget"))
     return [(f"data/{stem}.xlsx", "budget", _xlsx(rows, f"Budget {year}", world)),
@@ -932,8 +934,13 @@ def _emails(world: World, rng: random.Random, facts: Facts, away: Away | None = 
     values["hour2"] = rng.choice([h for h in (9, 10, 13, 14, 16) if h != values["hour"]])
     values["end2"] = values["hour2"] + 1
     values["days"] = rng.choice([n for n in range(2, 11) if n != values["count"]])
-    figures = rng.sample(range(800, 45001, 50), 3)  # the budget line and two suppliers' quotes never coincide
-    values.update(amount=f"{figures[0]:,}", quote=f"{figures[1]:,}", quote2=f"{figures[2]:,}")
+    # The budget figure a colleague reports is the sheet's for this quarter; two suppliers quote the
+    # same scope within a fifth of each other; the three never coincide.
+    lines = dict(line.split("=", 1) for line in facts.get("budget_lines", "").split(";") if "=" in line)
+    amount = int(lines[values["category"]]) if values["category"] in lines else rng.randrange(800, 45001, 50)
+    quote = rng.choice([q for q in range(800, 45001, 50) if q != amount])
+    near = [q for q in range(round(quote * 0.8 / 50) * 50, round(quote * 1.2 / 50) * 50 + 1, 50) if q not in (quote, amount)]
+    values.update(amount=f"{amount:,}", quote=f"{quote:,}", quote2=f"{rng.choice(near):,}")
     count = len(_MAIL_TOPICS)  # every kind of work mail, each in its own words: every family finds its mail
     threads = rng.randint(2, 4)
     topics = [(t, True) for t in rng.sample(_MAIL_TOPICS, count)]
