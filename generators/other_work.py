@@ -550,8 +550,14 @@ class _Plan:
     days: dict[str, date] = field(default_factory=dict)  # the day each date slot of ``base`` names
 
 
-# "a" before a slot value that is said with a vowel sound: "an invoice audit", "an 8% raise".
-_AN = re.compile(r"\b([Aa]) (?!EUR )(?=[aeioAEIO]|8|1[18](?!\d))")
+def _working_days(n: int) -> str:
+    """``1 working day``, ``3 working days`` (the slots late_days and slip_days carry their noun)."""
+    return f"{n} working day" if n == 1 else f"{n} working days"
+
+
+# "a" before a slot value that is said with a vowel sound: "an invoice audit", "an 8% raise",
+# "an Umbra Security Hardening review" (a capital U unless it sounds "you": "a Unity rollout").
+_AN = re.compile(r"\b([Aa]) (?!EUR )(?=[aeioAEIO]|U(?!ni|se|su|ti|ro)|8|1[18](?!\d))")
 
 
 _FILE_NAME = re.compile(r"\b[\w-]+\.(?:xlsx|xls|csv|docx|doc|pdf|pptx|zip|txt)\b", re.I)
@@ -834,10 +840,10 @@ class OtherWork:
         if "old_due" in change:
             base["old_due_day"] = self._day(change["old_due"])
             base["old_due_date"] = self._abs(change["old_due"])
-            base["slip_days"] = str(_workdays_between(change["old_due"], d["due"]))
+            base["slip_days"] = _working_days(_workdays_between(change["old_due"], d["due"]))
         if "done" in d:
             base["done_on"] = self._on(d["done"])
-            base["late_days"] = str(max(1, _workdays_between(d["first_due"], d["done"])))
+            base["late_days"] = _working_days(max(1, _workdays_between(d["first_due"], d["done"])))
 
         def update() -> None:
             arc.dates.update(change)

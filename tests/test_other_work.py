@@ -622,3 +622,38 @@ def test_a_build_never_has_an_away_colleague_doing_other_work_on_their_days_away
                     if turn.get("thread", "").startswith("w"):
                         assert not re.search(rf"\b{name}\b", turn["text"], re.I), (folder.name, day, turn["text"])
     assert away_days > 5
+
+
+_NUMBER_WORD = re.compile(r"\b(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\b", re.I)
+
+
+def test_a_reaction_counts_only_what_the_line_before_it_counts():
+    """'Two good options is a nice problem to have' came after 'one strong person from Leeds',
+    '6 people' and 'the chair has been empty': a reaction's count words come from the line it answers."""
+    checked = 0
+    for seed in range(40):
+        history, _ = simulate(seed)
+        for _, ex in history:
+            for u, a in ex:
+                for sentence in re.split(r"(?<=[.!?])\s+", a):
+                    if sentence.endswith("?") or sentence.startswith("I'll"):
+                        continue
+                    checked += 1
+                    for word in _NUMBER_WORD.findall(sentence):
+                        assert word.lower() in u.lower(), (u, a)
+    assert checked > 1000
+
+
+def test_a_count_of_one_takes_a_singular_noun_and_a_takes_an_before_a_vowel():
+    """'1 working days after the original date', 'a Umbra Security Hardening design review'."""
+    from generators.english import article
+
+    months = "|".join(MONTHS)
+    for seed in range(40):
+        history, _ = simulate(seed, projects=["Umbra Security Hardening", "Orion", "Atlas"])
+        for text in utterances(history):
+            for hit in re.finditer(r"(?<![\w.,$])1 (?:working )?([a-z]+s)\b", text):
+                assert re.search(rf"(?:{months}) $", text[:hit.start()]) or hit.group(1).endswith(("ss", "us", "is")), text
+            for hit in re.finditer(r"\b[Aa] ([A-Za-z][\w-]*)", text):
+                assert hit.group(1).isupper() or article(hit.group(1)) == "a", text
+    assert other_work._working_days(1) == "1 working day" and other_work._working_days(3) == "3 working days"

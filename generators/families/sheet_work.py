@@ -122,7 +122,7 @@ def group_average(inp: FamilyInput) -> TaskDraft | None:
     key = inp.rng.choice(groups)
     value_word = column_words(table.headers[c])
     superseded, distractors = _dynamics(inp, key, [k for k in groups if means[k] != means[key]],
-                                        "{} already has its figure from the last review")
+                                        "the average for {} was already worked out at the last review")
     about = f"the average {value_word}"
     m1 = piece(1, "fact", f"the average {value_word} is wanted for {key} only", key, cue="filter_value", about=about,
                superseded=superseded, distractors=distractors)

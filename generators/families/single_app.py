@@ -10,7 +10,7 @@ from generators.families.base import (
     pick_column, piece, sender_user, stem,
 )
 from generators.families.time_rules import SlotChoice, choose_window, window_piece, with_correction
-from generators.english import join_and
+from generators.english import column_words, join_and
 from generators.model import TaskDraft
 
 MEMO_TOPICS = (
@@ -159,6 +159,13 @@ def _bumped(inp: FamilyInput, old: float) -> float:
     return round(old * inp.rng.choice((1.1, 1.25, 0.8, 1.5)) + inp.rng.randint(1, 9), 0 if old == int(old) else 2)
 
 
+def _figure_words(header: str) -> str:
+    """A column as the name of one figure in it: ``salary``, ``unit price``, ``Q3 figure``."""
+    words = column_words(header)
+    return words if words.split()[-1] in ("salary", "price", "amount", "quantity", "total", "cost", "score", "figure") \
+        else f"{words} figure"
+
+
 @family("sheet_update", ("excel",), "easy")
 def sheet_update(inp: FamilyInput) -> TaskDraft | None:
     picked = pick_column(inp)
@@ -171,6 +178,8 @@ def sheet_update(inp: FamilyInput) -> TaskDraft | None:
     if new == old:
         return None
     who, header, value = table.rows[r][label], table.headers[col], fmt(new)
+    # "the salary for Ada Northcott", "the Q3 figure for Consultants" (not "Consultants's Q3")
+    what = f"the {_figure_words(header)} for {who}"
     taken = {fmt(v) for v in table.column(col)} | {value}
     superseded: tuple[str, ...] = ()
     distractors = ()
@@ -183,10 +192,10 @@ def sheet_update(inp: FamilyInput) -> TaskDraft | None:
         o = inp.rng.choice(others)
         figure = fmt(_bumped(inp, table.column(col)[o]))
         if figure not in taken and all(figure not in t and t not in figure for t in taken):
-            distractors = (near(figure, f"{table.rows[o][label]}'s {header} may go to {figure} next quarter, "
-                                        "but nothing is decided there yet"),)
-    m1 = piece(1, "fact", f"{who}'s {header} in {stem(table.file)} is changing to {value}", value, cue="new_figure",
-               about=f"{who}'s {header}", superseded=superseded, distractors=distractors)
+            distractors = (near(figure, f"for {table.rows[o][label]} the {_figure_words(header)} may go to {figure} "
+                                        "next quarter, but nothing is decided there yet"),)
+    m1 = piece(1, "fact", f"{what} in {stem(table.file)} is changing to {value}", value, cue="new_figure",
+               about=what, superseded=superseded, distractors=distractors)
 
     def plan(figure: str) -> list:
         return [call("excel_set_cell", file_path=table.file, row=r + 2, col=col + 1, value=float(figure) if "." in figure else int(figure))]
@@ -195,11 +204,11 @@ def sheet_update(inp: FamilyInput) -> TaskDraft | None:
         family="sheet_update", apps=["excel"], difficulty="easy",
         description=f"In {table.file}, set the {header} of {who} (row {r + 2}, column {col + 1}) to {value}.",
         intent=inp.intent(),
-        subtasks=[f"Open {table.file}.", f"Set {who}'s {header} to the new value."],
+        subtasks=[f"Open {table.file}.", f"Set {what} to the new value."],
         evaluation=[{"function": "evaluate_excel_cell_value",
                      "args": {"file": table.file, "matches": [{"row": r + 2, "col": col + 1, "value": value}]}}],
         memory=[m1],
-        query=inp.query(what=f"{who}'s {header}"),
+        query=inp.query(what=what),
         oracle=plan(value),
         baseline=[call("excel_read_file", file_path=table.file)],
         misreadings=misreadings_of([m1], lambda mid, figure: plan(figure)),
