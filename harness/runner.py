@@ -186,11 +186,36 @@ def record_problem(record: dict[str, Any], request: str) -> str | None:
         task_now(record)
         if not isinstance(record["now"].get("weekday"), str):
             return "now.weekday: missing"
+        problem = _dialogue_problem(record["dialogue"])
+        if problem:
+            return problem
         problems = validate_criteria(record["evaluation"])
         if problems:
             return "; ".join(str(p) for p in problems[:3])
     except (AttributeError, TypeError, ValueError, KeyError) as exc:
         return f"unusable record ({exc.__class__.__name__}: {exc})"
+    return None
+
+
+def _dialogue_problem(dialogue: Any) -> str | None:
+    """Why a record's dialogue cannot be shown to an agent: it must be a list of sessions, each a
+    whole-number day, a date and turns of a user or assistant saying some text at a time."""
+    if not isinstance(dialogue, list) or not dialogue:
+        return "dialogue: not a list of sessions"
+    for i, session in enumerate(dialogue):
+        where = f"dialogue[{i}]"
+        if not isinstance(session, dict):
+            return f"{where}: not an object"
+        if not isinstance(session.get("day"), int) or isinstance(session.get("day"), bool):
+            return f"{where}.day: not a whole number"
+        if not isinstance(session.get("date"), str):
+            return f"{where}.date: missing"
+        if not isinstance(session.get("turns"), list):
+            return f"{where}.turns: not a list"
+        for j, turn in enumerate(session["turns"]):
+            if not isinstance(turn, dict) or turn.get("role") not in ("user", "assistant") \
+                    or not isinstance(turn.get("text"), str) or not isinstance(turn.get("ts"), str):
+                return f"{where}.turns[{j}]: not a user or assistant turn with text and a time"
     return None
 
 

@@ -18,7 +18,7 @@ import pytest
 from harness.agents import REQUEST_MARKER, Episode, LLMAgent, agent_messages
 from harness.context import ContextConfig
 from harness.report import metrics, table
-from harness.runner import EvalConfig, EvalError, evaluate
+from harness.runner import EvalConfig, EvalError, evaluate, record_problem
 from office_env import Workspace, default_registry
 from orchestrator.build import build
 from orchestrator.dataset import iter_tasks
@@ -317,6 +317,24 @@ def test_fake_endpoint_agent_prompts(records):
 
 
 # -- bad input -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("path, value, words", [
+    (("dialogue",), None, "dialogue: not a list of sessions"),
+    (("dialogue",), [], "dialogue: not a list of sessions"),
+    (("dialogue", 0, "day"), "one", "dialogue[0].day: not a whole number"),
+    (("dialogue", 0, "turns"), {"role": "user"}, "dialogue[0].turns: not a list"),
+    (("dialogue", 0, "turns", 1, "text"), None, "dialogue[0].turns[1]: not a user or assistant turn"),
+    (("dialogue", 0, "turns", 0, "role"), "system", "dialogue[0].turns[0]: not a user or assistant turn"),
+])
+def test_a_record_whose_dialogue_an_agent_cannot_be_shown_is_refused(dataset, path, value, words):
+    record = json.loads(next((dataset / "tasks").glob("*/task.json")).read_text())
+    assert record_problem(record, "query") is None
+    target = record
+    for key in path[:-1]:
+        target = target[key]
+    target[path[-1]] = value
+    assert (record_problem(record, "query") or "").startswith(words)
+
 
 def test_a_corrupt_task_is_reported_and_the_rest_evaluated(dataset, tmp_path):
     copy = tmp_path / "ds"
