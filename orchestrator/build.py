@@ -59,6 +59,9 @@ def config_hash(config: BuildConfig) -> str:
     return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
 
 
+MAX_TASKS = 99_999  # ids are neo-00001 .. neo-99999: five digits keep them in build order when sorted
+
+
 def task_id(index: int) -> str:
     return f"neo-{index:05d}"
 
@@ -494,8 +497,8 @@ def build(out: Path, n: int, config: BuildConfig, workers: int = 1, resume: bool
           ray_address: str | None = None) -> BuildSummary:
     """Build ``n`` accepted tasks into ``out``, holding the folder's lock. Raises
     ``backends.workers.Interrupted`` after Ctrl-C (what finished is kept for ``--resume``)."""
-    if n < 1:
-        raise BuildError(f"--n must be at least 1 (got {n})")
+    if not 1 <= n <= MAX_TASKS:
+        raise BuildError(f"--n must be from 1 to {MAX_TASKS:,} (got {n:,})")
     if workers < 1:
         raise BuildError(f"--workers must be at least 1 (got {workers})")
     if config.days < MIN_DAYS:
