@@ -28,6 +28,26 @@ def environment() -> jinja2.Environment:
     )
 
 
+class PromptTemplateError(ValueError):
+    """A role's template is missing, malformed or lacks a block (the message names the file and line)."""
+
+
+def check_prompts() -> None:
+    """Compile every role's template now: a command that talks to a model calls this first, so a
+    broken template stops it at start with one line, not on its first request."""
+    for role in ROLES:
+        name = f"prompts/{role}.j2"
+        try:
+            template = environment().get_template(name)
+        except jinja2.TemplateNotFound:
+            raise PromptTemplateError(f"{TEMPLATES / name}: no such template") from None
+        except jinja2.TemplateSyntaxError as exc:
+            raise PromptTemplateError(f"{exc.filename or TEMPLATES / name}:{exc.lineno}: {exc.message}") from None
+        missing = [block for block in ("system", "user") if block not in template.blocks]
+        if missing:
+            raise PromptTemplateError(f"{TEMPLATES / name}: no {{% block {missing[0]} %}}")
+
+
 def render(role: str, **context: Any) -> list[dict[str, str]]:
     """``[{"role": "system", ...}, {"role": "user", ...}]`` for one role's prompt."""
     if role not in ROLES:

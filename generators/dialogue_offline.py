@@ -254,13 +254,23 @@ _MOVE_ROLES = {"raise": "U", "raise_reply": "A", "state": "U", "correct": "U", "
                "distract": "U", "lead": "T", "recap": "U", "recap_reply": "A", "about": "T"}
 
 
-def _load_threads() -> dict[tuple[str, str], tuple[BankEntry, ...]]:
-    entries = load_bank("threads.j2")
+# What a thread line may name: the work (about, About), the user, the day and part of day, the
+# piece's value and a near miss's sentence (``HistoryWriter._ctx``); another name would fail only
+# when its line is drawn, so it is refused when the bank is read.
+_THREAD_SLOTS = frozenset({"about", "About", "user", "weekday", "when", "value", "text"})
+
+
+def index_threads(entries: Sequence[BankEntry]) -> dict[tuple[str, str], tuple[BankEntry, ...]]:
+    """The thread bank's entries by (move, cue), each checked for its move, roles and slots."""
     out: dict[tuple[str, str], list[BankEntry]] = {}
     for entry in entries:
         move = entry.tags.get("move", "")
         if move not in _MOVES:
             raise BankError(f"{entry.where}: @move must be one of {', '.join(_MOVES)}")
+        unknown = sorted(entry.needs - _THREAD_SLOTS)
+        if unknown:
+            raise BankError(f"{entry.where}: unknown slot {{{{ {unknown[0]} }}}}; a thread line may use "
+                            f"{', '.join(sorted(_THREAD_SLOTS))}")
         if entry.roles != _MOVE_ROLES[move]:
             raise BankError(f"{entry.where}: a {move} entry is one {_MOVE_ROLES[move]} line, got {entry.roles!r}")
         out.setdefault((move, entry.tags.get("cue", "any")), []).append(entry)
@@ -270,7 +280,7 @@ def _load_threads() -> dict[tuple[str, str], tuple[BankEntry, ...]]:
     return {key: tuple(value) for key, value in out.items()}
 
 
-THREADS = _load_threads()
+THREADS = index_threads(load_bank("threads.j2"))
 CUES = frozenset(cue for (move, cue) in THREADS if move == "state" and cue != "any")
 # Cues whose line carries the piece's whole sentence, not only its value: a note (said as it is),
 # a question (asked as one) and a request (an instruction of the user, said after a lead-in).

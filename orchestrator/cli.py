@@ -79,6 +79,30 @@ def _check_dataset(path: Path) -> None:
               f"`homer regenerate --seeds {path} --out DIR`")
     if not (path / "tasks").is_dir():
         _fail(f"{path}: not a dataset folder (no tasks/); `homer build --out DIR` writes one")
+    unfinished = _unfinished(path)
+    if unfinished:
+        typer.echo(f"warning: {path}: {unfinished}", err=True)
+
+
+def _unfinished(path: Path) -> str | None:
+    """Why a dataset's tasks may not be all it was meant to hold (None when its build finished, or
+    nothing says): a build writing it now, or one that stopped or kept fewer tasks than asked."""
+    from backends.folder_lock import writer_alive
+
+    try:
+        state = json.loads((path / "build.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    status = state.get("status") if isinstance(state, dict) else None
+    again = ("`homer regenerate --seeds SEEDS --out {} --resume`" if "seeds_fingerprint" in state
+             else "`homer build --out {} --resume`").format(path) if isinstance(state, dict) else ""
+    if status == "running":
+        if writer_alive(path):
+            return "its build is writing it now: these are the tasks so far"
+        return f"its build stopped before it finished; {again} completes it"
+    if status == "incomplete":
+        return f"its build kept fewer tasks than asked (build.json says why); {again} tries again"
+    return None
 
 
 def _budget(task_timeout: float, task_memory: int) -> Any:
@@ -353,6 +377,9 @@ def _llm_options(backend: str, model: Optional[str], base_url: Optional[str], ll
         if llm_set:
             _fail("--llm-set needs --backend llm")
         return {}
+    from backends.prompts import check_prompts
+
+    check_prompts()  # a broken prompt template: one line now (see main), not an error per request
     overrides = _overrides(llm_set or [])
     settings = _llm_settings(model, base_url, llm_config, overrides)
     cache_path = None if no_cache else (cache or settings.cache_path or _default_cache())
@@ -1162,14 +1189,25 @@ def review_apply_command(
         typer.echo(f"  dropped {item['id']}: {item['reason']}")
 
 
+# The errors of the project's own definition files (families' phrasing, dialogue banks, prompt
+# templates), each naming its file and line. Known by (module, class) name: a bank is parsed when
+# its module is imported, and a module whose import failed is no longer in sys.modules.
+_DEFINITION_ERRORS = frozenset({("generators.families.phrasing", "FamilyDefinitionError"),
+                                ("generators.dialogue_offline", "BankError"), ("generators.small_talk", "BankError"),
+                                ("generators.other_work", "WorkBankError"), ("backends.prompts", "PromptTemplateError")})
+
+
+def _definition_error(exc: BaseException) -> bool:
+    return any((cls.__module__, cls.__name__) in _DEFINITION_ERRORS for cls in type(exc).__mro__)
+
+
 def main() -> None:
     try:
         app()
     except Exception as exc:
-        phrasing = sys.modules.get("generators.families.phrasing")  # loaded by the commands that use families
-        if phrasing is None or not isinstance(exc, phrasing.FamilyDefinitionError):
+        if not _definition_error(exc):
             raise
-        typer.echo(f"error: {exc}", err=True)  # a broken family definition or phrasing file: found at start
+        typer.echo(f"error: {exc}", err=True)  # a broken definition file: found at start, before any work
         sys.exit(2)
     except KeyboardInterrupt:  # Ctrl-C outside a batch (while starting, or in a one-shot command)
         typer.echo("\ninterrupted", err=True)

@@ -11,7 +11,8 @@ from datetime import date, datetime, timedelta
 import pytest
 
 from generators.dialogue_offline import (
-    CUES, THREADS, BankError, bank_sizes, generate_dialogue, parse_bank, plan_dialogue, task_values,
+    CUES, THREADS, BankError, bank_sizes, generate_dialogue, index_threads, load_bank, parse_bank, plan_dialogue,
+    task_values,
 )
 from generators.families import FAMILIES
 from generators.model import Distractor, MemoryPiece, Session, TaskDraft, Turn
@@ -105,6 +106,17 @@ def test_bank_parser_names_the_bad_line():
         parse_bank("U: fine\nQ: what\n", "x.j2")
     with pytest.raises(BankError, match=r"x\.j2:1: template error"):
         parse_bank("U: {{ broken\n", "x.j2")
+
+
+def test_a_thread_line_naming_an_unknown_slot_is_refused_when_the_bank_is_read():
+    entries = load_bank("threads.j2")
+    assert index_threads(entries).keys() == THREADS.keys()
+    typo = parse_bank("@move: state\n@cue: source_file\nU: the file for {{ about }} is {{ vaule }}\n", "extra.j2")
+    with pytest.raises(BankError, match=r"^extra\.j2:1: unknown slot \{\{ vaule \}\}"):
+        index_threads([*entries, *typo])
+    wrong_role = parse_bank("@move: state\n@cue: source_file\nA: {{ value }}\n", "extra.j2")
+    with pytest.raises(BankError, match=r"^extra\.j2:1: a state entry is one U line"):
+        index_threads([*entries, *wrong_role])
 
 
 # ---------------------------------------------------------------------------------------------

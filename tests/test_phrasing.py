@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from backends.prompts import TEMPLATES
 from generators.families import FAMILIES
 from generators.families.phrasing import (
     FAMILY_TEMPLATES, MIN_PHRASES, FamilyDefinitionError, load_phrasing,
@@ -27,8 +28,9 @@ def test_every_family_has_distinct_intents_and_queries():
 
 
 def test_queries_use_only_the_slots_given(tmp_path: Path):
-    (tmp_path / "fam.toml").write_text('intents = ["a", "b", "c"]\n'
-                                       'queries = ["Plain.", "Ask {{ first }}.", "Tell {{ first }} about {{ about }}."]\n',
+    (tmp_path / "fam.toml").write_text('intents = ["a", "b", "c", "d", "e"]\n'
+                                       'queries = ["Plain.", "Ask {{ first }}.", "Tell {{ first }} about {{ about }}.", '
+                                       '"By {{ when }}.", "Read {{ doc }}."]\n',
                                        encoding="utf-8")
     phrasing = load_phrasing("fam", tmp_path)
     rng = random.Random(3)
@@ -46,13 +48,20 @@ def test_queries_use_only_the_slots_given(tmp_path: Path):
 @pytest.mark.parametrize("text, words", [
     (None, "missing (every family needs its intents and queries)"),
     ("intents = [", "not valid TOML"),
-    ('intents = ["a", "b"]\nqueries = ["x", "y", "z"]', "intents: expected a list of at least 3 phrasings"),
-    ('intents = ["a", "b", "{{ first }}"]\nqueries = ["x", "y", "z"]', "intents[2]: an intent names no specifics"),
-    ('intents = ["a", "b", "c"]\nqueries = ["x", "y", "{{ amount }}"]', "queries[2]: unknown slot 'amount'"),
-    ('intents = ["a", "b", "c"]\nqueries = ["x", "y", "{{ first"]', "queries[2]: not a valid template"),
-    ('intents = ["a", "b", "c"]\nqueries = ["x", "y", "z"]\ntone = "dry"', "tone: unknown field"),
-    ('intents = ["a", "a", "c"]\nqueries = ["x", "y", "z"]', "intents: holds the same phrasing twice"),
-    ('intents = ["a", "b", "c"]\nqueries = ["{{ first }}", "{{ first }}!", "{{ first }}?"]',
+    ('intents = ["a", "b", "c", "d"]\nqueries = ["x", "y", "z", "v", "w"]',
+     "intents: expected a list of at least 5 phrasings"),
+    ('intents = ["a", "b", "{{ first }}", "d", "e"]\nqueries = ["x", "y", "z", "v", "w"]',
+     "intents[2]: an intent names no specifics"),
+    ('intents = ["a", "b", "c", "d", "e"]\nqueries = ["x", "y", "{{ amount }}", "v", "w"]',
+     "queries[2]: unknown slot 'amount'"),
+    ('intents = ["a", "b", "c", "d", "e"]\nqueries = ["x", "y", "{{ first", "v", "w"]',
+     "queries[2]: not a valid template"),
+    ('intents = ["a", "b", "c", "d", "e"]\nqueries = ["x", "y", "z", "v", "w"]\ntone = "dry"',
+     "tone: unknown field"),
+    ('intents = ["a", "a", "c", "d", "e"]\nqueries = ["x", "y", "z", "v", "w"]',
+     "intents: holds the same phrasing twice"),
+    ('intents = ["a", "b", "c", "d", "e"]\nqueries = ["{{ first }}", "{{ first }}!", "{{ first }}?", '
+     '"{{ first }}.", "{{ first }}..."]',
      "queries: at least one query must take no slots"),
 ])
 def test_a_broken_phrasing_file_names_file_and_field(tmp_path: Path, text, words):
@@ -77,3 +86,35 @@ def test_homer_stops_at_start_with_one_line_on_a_broken_family_file(tmp_path: Pa
     assert proc.stderr.strip() == (f"error: {templates / 'write_memo.toml'}: intents: expected a list of at least "
                                    f"{MIN_PHRASES} phrasings")
     assert not (tmp_path / "out").exists()
+
+
+def test_homer_stops_at_start_with_one_line_on_a_broken_prompt_template(tmp_path: Path):
+    templates = tmp_path / "templates"
+    shutil.copytree(TEMPLATES / "prompts", templates / "prompts")
+    judge = templates / "prompts" / "judge.j2"
+    judge.write_text(judge.read_text(encoding="utf-8") + "\n{% if %}\n", encoding="utf-8")
+    script = ("import sys; from pathlib import Path; import backends.prompts as p; "
+              f"p.TEMPLATES = Path({str(templates)!r}); "
+              "from orchestrator.cli import main; sys.argv = ['homer', 'build', '--n', '1', '--backend', 'llm', "
+              f"'--base-url', 'http://127.0.0.1:9/v1', '--model', 'm', '--out', {str(tmp_path / 'out')!r}]; main()")
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"error: {judge}:"), proc.stderr
+    assert not (tmp_path / "out").exists()
+    (templates / "prompts" / "judge.j2").unlink()
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and proc.stderr.strip() == f"error: {judge}: no such template", proc.stderr
+
+
+def test_every_definition_file_error_is_reported_as_one_line():
+    from backends.prompts import PromptTemplateError
+    from generators.dialogue_offline import BankError
+    from generators.other_work import WorkBankError
+    from generators.small_talk import BankError as SmallTalkBankError
+    from orchestrator.cli import _definition_error
+
+    for cls in (FamilyDefinitionError, BankError, WorkBankError, SmallTalkBankError, PromptTemplateError):
+        assert _definition_error(cls("file:1: what is wrong"))
+    assert not _definition_error(ValueError("a bug, shown with its traceback"))
+    assert not _definition_error(KeyError("templates"))

@@ -21,7 +21,7 @@ import jinja2
 from jinja2 import meta
 
 FAMILY_TEMPLATES = Path(__file__).resolve().parents[2] / "templates" / "families"
-MIN_PHRASES = 3
+MIN_PHRASES = 5
 MAX_PHRASE_CHARS = 300
 QUERY_SLOTS = frozenset({"first", "about", "what", "when", "doc"})
 
