@@ -69,6 +69,25 @@ class FolderLock:
         self.release()
 
 
+def writer_alive(folder: Path) -> bool:
+    """Whether the process named in ``folder``'s lock file still runs: a reader's question, answered
+    without taking the lock (a probe could make a starting writer see the folder busy)."""
+    try:
+        text = (Path(folder) / LOCK_NAME).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    pid = text.partition(" ")[0]
+    if not pid.isdigit() or int(pid) <= 0:
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except (ProcessLookupError, OverflowError):
+        return False
+    except PermissionError:  # someone else's process
+        return True
+    return True
+
+
 def _read_owner(fd: int) -> str:
     try:
         text = os.pread(fd, 200, 0).decode("utf-8", "replace").strip()

@@ -141,8 +141,32 @@ def test_ctrl_c_stops_a_build_within_three_seconds_and_resume_finishes_it(tmp_pa
     progress = (out / PROGRESS).read_text().splitlines()
     assert len(progress) == done
     assert not (out / ".lock").exists()
+    # what reads the half-built dataset says so, and how to finish it
+    stats = subprocess.run([str(HOMER), "stats", str(out)], env=env, capture_output=True, text=True)
+    assert stats.returncode == 0, stats.stderr
+    assert stats.stderr.startswith(f"warning: {out}: its build stopped before it finished; "
+                                   f"`homer build --out {out} --resume` completes it"), stats.stderr
     finish = subprocess.run([str(HOMER), "build", "--out", str(out), "--n", "4", "--seed", "5", "--days", "2",
                              "--utterances", "12", "--resume"], env=env, capture_output=True, text=True)
     # a resume with a smaller --n keeps the first n in index order: the same bytes as a fresh 4-task build
     assert finish.returncode == 0, finish.stderr
     assert tree(out) == tree(reference)
+    assert "warning" not in subprocess.run([str(HOMER), "stats", str(out)], env=env, capture_output=True,
+                                           text=True).stderr
+
+
+def test_a_dataset_being_built_is_read_with_a_warning_that_it_is_not_all_there(tmp_path, reference):
+    out = tmp_path / "ds"
+    out.mkdir()
+    for path, data in tree(reference).items():
+        (out / path).parent.mkdir(parents=True, exist_ok=True)
+        (out / path).write_bytes(data)
+    info = json.loads((out / BUILD).read_text())
+    (out / BUILD).write_text(json.dumps({**info, "status": "running"}))
+    with FolderLock(out, "homer build"):  # this process writes it
+        stats = subprocess.run([str(HOMER), "stats", str(out)], capture_output=True, text=True)
+    assert stats.returncode == 0 and "| apps |" in stats.stdout
+    assert stats.stderr == f"warning: {out}: its build is writing it now: these are the tasks so far\n"
+    (out / BUILD).write_text(json.dumps({**info, "status": "incomplete"}))
+    stats = subprocess.run([str(HOMER), "stats", str(out)], capture_output=True, text=True)
+    assert stats.stderr.startswith(f"warning: {out}: its build kept fewer tasks than asked"), stats.stderr
