@@ -349,6 +349,27 @@ def test_inbox_messages_come_from_colleagues_with_threads(written):
         assert len({p.lower() for p in paths}) == len(paths)
 
 
+def test_the_invoice_mail_asks_what_only_the_invoice_answers(written):
+    """Finance's mail names the invoice and the order amount it booked; the total due and the due
+    date are the PDF's to give (a mail quoting them made the invoice a file nobody needs to open)."""
+    registry = default_registry().read_only()
+    for world, root, manifest in written.values():
+        ws = Workspace(root, now=world.now)
+        invoice = _by_kind(manifest, "invoice")[0]
+        text = registry.call(ws, "pdf_read_file", {"file_path": invoice}).observation
+        number = re.search(r"Invoice number: (\S+)", text).group(1)
+        total = re.search(r"Total due: ([\d,.]+)", text).group(1)
+        due = re.search(r"Due date: (\S+)", text).group(1)
+        po = re.search(r"PO reference: (\S+)", text).group(1)
+        mails = [BytesParser(policy=policy.default).parsebytes((root / path).read_bytes())
+                 for path in manifest if path.endswith(".eml")]
+        asking = [m.get_body(("plain",)).get_content() for m in mails if str(m["Subject"]) == f"Invoice {number}"]
+        assert asking, invoice
+        for body in asking:
+            assert invoice.rsplit("/", 1)[-1] in body and po in body
+            assert total not in body and due not in body, body
+
+
 def test_inbox_dates_and_threads_over_many_seeds():
     from office_env.synthesis import documents
     seen_forward = False

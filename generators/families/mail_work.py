@@ -441,7 +441,7 @@ def welcome_session(inp: FamilyInput) -> TaskDraft | None:
 
 
 _STOCK_RE = re.compile(r"items under (\d+)")
-_CONFIRM_RE = re.compile(rf"invoice (\S+) from (\S+\.pdf)\. .*?total of ([\d,]+(?:\.\d+)?) {CODE}")
+_CONFIRM_RE = re.compile(r"invoice (\S+) from (\S+?\.pdf)\b.*?the total due and the due date")
 
 
 @family("stock_question_reply", ("email", "excel"), "medium")

@@ -532,6 +532,7 @@ def _invoice(world: World, rng: random.Random, facts: Facts) -> Files:
     order), and an earlier, paid one for the second: two invoices in one folder, told apart by
     number, vendor, date and status."""
     po, vendor, ordered, items = _ordered(facts, "current")
+    booked = round(sum(round(q * p, 2) for _, q, p in items), 2)  # what finance booked: the order, before tax
     if rng.random() < 0.85:  # as often happens, one line bills more than was ordered
         k = rng.randrange(len(items))
         item, quantity, price = items[k]
@@ -542,7 +543,7 @@ def _invoice(world: World, rng: random.Random, facts: Facts) -> Files:
         issued = _workday_before(world.now, rng, 1, 2)
     text, total = _invoice_text(world, rng, number, vendor, issued, po, items, None)
     facts.update(invoice_number=number, invoice_due=_iso(_due_date(issued)), invoice_total=_money(total),
-                 invoice_vendor=vendor, invoice_issued=_iso(issued))
+                 invoice_vendor=vendor, invoice_issued=_iso(issued), invoice_po=po, invoice_booked=_money(booked))
     name = rng.choice((f"invoice_{number.split('-')[-1]}.pdf", "invoice.pdf", f"{_slug(vendor)}_invoice.pdf"))
     out = [(f"data/{name}", "invoice", pdf_io.build(text, title=f"Invoice {number}", stamp=world.now))]
     po2, vendor2, ordered2, items2 = _ordered(facts, "previous")
@@ -715,8 +716,9 @@ _MAIL_TOPICS = (
      "Hi {to},\n\nQuick update on {project}: we are about {percent}% done and the next milestone is {date}. "
      "I will share the details at the sync.\n\nBest,\n{sender}"),
     ("Invoice {invoice}",
-     "Hi {to},\n\nFinance asked about invoice {invoice} from {invoice_file}. It is due on {invoice_due}. "
-     "Can you confirm the total of {invoice_total} {currency} is correct?\n\nRegards,\n{sender}"),
+     "Hi {to},\n\nFinance asked about invoice {invoice} from {invoice_file}: they booked {invoice_booked} {currency} "
+     "against {invoice_po}, the order's amount before tax. Can you tell me the total due and the due date the "
+     "invoice itself gives?\n\nRegards,\n{sender}"),
     ("Team lunch on {weekday}",
      "Hi {to},\n\nWe are planning a team lunch on {weekday} at 12:30 near the {city} office. "
      "Let me know if you can join.\n\nCheers,\n{sender}"),
@@ -914,8 +916,8 @@ def _emails(world: World, rng: random.Random, facts: Facts, away: Away | None = 
         "city": world.city, "currency": world.currency, "count": rng.randint(2, 9), "month": facts.get("sales_month", world.now.strftime("%B")),
         "region": rng.choice(regions), "hour": rng.choice((10, 11, 14, 15)),
         "role": rng.choice(ROLES), "invoice": facts.get("invoice_number", "INV-0000"),
-        "invoice_due": facts.get("invoice_due", "the end of the month"),
-        "invoice_total": facts.get("invoice_total", "the quoted"),
+        "invoice_booked": facts.get("invoice_booked", "the ordered amount"),
+        "invoice_po": facts.get("invoice_po", "its order"),
         "invoice_file": facts.get("invoice", "the shared folder"),
         "budget_file": facts.get("budget", "the budget sheet"),
         "scores_file": facts.get("scores", "the training sheet"),
