@@ -540,11 +540,20 @@ def test_the_handbook_names_a_lead_of_the_team_with_a_lead_s_title_and_finance_f
         lead = re.search(r"team lead is ([A-Z][a-z]+ [A-Z][a-z]+)", text)
         payroll = re.search(r"Payroll questions go to ([A-Z][a-z]+ [A-Z][a-z]+)", text)
         team = [p for p in world.people if p.department == world.team]
-        if lead:  # of the team ("the Sales team lead" was a Facilities Supervisor), a lead where it has one
+        # of the team ("the Sales team lead" was a Facilities Supervisor) and titled as one ("the
+        # Product team lead" was a UX Designer); a team with no such title is not said to have a lead
+        has_lead = any(any(w in p.role for w in titles) for p in team)
+        assert bool(lead) == has_lead or "The " + world.team + " team" not in text, seed
+        if lead:
             seen += 1
             assert by_name[lead.group(1)].department == world.team, seed
-            if any(any(w in p.role for w in titles) for p in team):
-                assert any(w in by_name[lead.group(1)].role for w in titles), seed
+            assert any(w in by_name[lead.group(1)].role for w in titles), seed
+        contact = re.search(r"Questions about this guide go to ([A-Z][a-z]+ [A-Z][a-z]+), ([A-Za-z ]+)\.", text)
+        person = by_name[contact.group(1)]
+        assert contact.group(2) == person.role, seed
+        assert any(w in person.role for w in titles) or department_of(person.role) == "Human Resources" \
+            or not any(any(w in p.role for w in titles) or department_of(p.role) == "Human Resources"
+                       for p in world.colleagues), seed
         if payroll and any(department_of(p.role) in ("Finance", "Human Resources") for p in world.colleagues):
             seen += 1
             assert department_of(by_name[payroll.group(1)].role) in ("Finance", "Human Resources"), seed

@@ -672,20 +672,32 @@ _HANDBOOK_SECTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
 )
 
 
+_NO_LEAD = "Your manager introduces you to the {team} team in your first week."
+
+
+def _leads(person: Person) -> bool:
+    """Whether a person's title is one that leads a team (manager, lead, supervisor, controller)."""
+    return any(w in person.role for w in ("Manager", "Lead", "Supervisor", "Controller"))
+
+
 def _handbook(world: World, rng: random.Random, facts: Facts) -> Files:
     title = rng.choice(("Employee Handbook", "Onboarding Guide", "Office Manual"))
-    # the team lead is of the team and holds a lead's title where the team has one, payroll questions
-    # go to finance: as the payroll sheet says
+    # the team lead is of the team and holds a lead's title (a team with none is not said to have a
+    # lead); the guide's questions go to that lead, else to HR or someone who manages; payroll
+    # questions go to finance: as the payroll sheet says
     team = [p for p in world.people if p.department == world.team]
-    leads = [p for p in team if any(w in p.role for w in ("Manager", "Lead", "Supervisor", "Controller"))]
-    lead = rng.choice(leads or team)
+    leads = [p for p in team if _leads(p)]
+    lead = rng.choice(leads) if leads else None
+    contacts = ([p for p in world.colleagues if department_of(p.role) == "Human Resources"]
+                or [p for p in world.colleagues if _leads(p)] or list(world.colleagues))
+    contact = lead or rng.choice(contacts)
     finance = [p for p in world.colleagues if department_of(p.role) in ("Finance", "Human Resources")]
     payroll = rng.choice(finance or list(world.colleagues))
     values = {
         "start": rng.choice((8, 9)), "end": rng.choice((17, 18)), "leave": rng.choice((22, 25, 26, 28, 30)),
         "notice": rng.choice((5, 7, 10, 14)), "ext": rng.randint(2000, 4999), "city": world.city,
         "currency": world.currency,
-        "years": rng.choice((3, 4)), "team": world.team, "lead": lead.name,
+        "years": rng.choice((3, 4)), "team": world.team, "lead": lead.name if lead else "",
         "payroll": f"{payroll.name} ({payroll.email})", "hours": rng.choice((2, 3, 4)),
         "fee": rng.choice((15, 20, 25, 35)), "budget": rng.randrange(500, 3001, 250),
         "claim_limit": claim_limit(world),
@@ -699,9 +711,9 @@ def _handbook(world: World, rng: random.Random, facts: Facts) -> Files:
         sections[rng.randrange(len(sections))] = money
     for number, (heading, body) in enumerate(sections, start=1):
         lines.append(f"{number}. {heading}")
-        lines += [line.format(**values) for line in body]
+        lines += [(line if lead or "{lead}" not in line else _NO_LEAD).format(**values) for line in body]
         lines.append("")
-    lines.append(f"Questions about this guide go to {lead.name}, {lead.role}.")
+    lines.append(f"Questions about this guide go to {contact.name}, {contact.role}.")
     name = f"{_slug(title)}.pdf"
     return [(f"data/{name}", "handbook", pdf_io.build("\n".join(lines), title=title, stamp=world.now))]
 
