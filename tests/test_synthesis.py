@@ -378,11 +378,22 @@ def test_inbox_dates_and_threads_over_many_seeds():
         mails = documents._emails(world, documents._rng(world, "email"), {})
         assert 15 <= len(mails) <= 40, seed
         subjects = []
+        on_thread: dict[str, set[str]] = {}  # a first mail's subject -> who sent it or was copied
+        replies = []
         for path, _kind, data in mails:
             message = BytesParser(policy=policy.default).parsebytes(data)
             when = parsedate_to_datetime(message["Date"]).replace(tzinfo=None)
             assert world.now - timedelta(days=14) <= when < world.now, (seed, path, when)
             subjects.append(str(message["Subject"]))
+            people = {a.username for a in message["From"].addresses}
+            people |= {a.username for a in message["Cc"].addresses} if message["Cc"] else set()
+            if str(message["Subject"]).startswith("Re: "):
+                replies.append((str(message["Subject"])[4:], message["From"].addresses[0].username, people))
+            else:
+                on_thread[str(message["Subject"])] = people
+        for subject, replier, people in replies:  # a reply comes from someone the thread reached, to all of it
+            assert replier in on_thread[subject], (seed, subject, replier)
+            assert on_thread[subject] <= people | {world.user.user}, (seed, subject)
         assert any(s.startswith("Re: ") and s[4:] in subjects for s in subjects), seed
         forwards = [s for s in subjects if s.startswith("Fwd: ")]
         assert all(s[5:] in subjects for s in forwards), seed

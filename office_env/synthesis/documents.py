@@ -994,6 +994,8 @@ def _emails(world: World, rng: random.Random, facts: Facts, away: Away | None = 
         others = [p for p in world.colleagues if p not in (sender,)]
         cc = tuple(p.user for p in rng.sample(others, rng.randint(0, min(2, len(others)))))
         threaded = work and index < threads
+        if threaded and other.user not in cc:  # whoever joins the thread was copied on its first mail
+            cc = (*cc, other.user)
         when = _mail_time(world.now, rng, 4, 13) if threaded else _mail_time(world.now, rng, 1, 13)
         if subject_t == "New starter next week":  # sent this morning, so "next week" is the week after now's
             when, threaded = world.now - timedelta(minutes=rng.randint(20, 90)), False
@@ -1017,7 +1019,8 @@ def _emails(world: World, rng: random.Random, facts: Facts, away: Away | None = 
                 replies = _REPLIES + _TOPIC_REPLIES.get(subject_t, ())
                 reply = rng.choice(replies).format(**dict(local, sender=replier.first, other=third.first))
                 quoted = "\n".join("> " + line for line in body.split("\n"))
-                copied = tuple(u for u in cc if u != replier.user)  # nobody copies themself
+                # a reply to all: the first mail's sender and copies, never the replier themself
+                copied = tuple(dict.fromkeys(u for u in (sender.user, *cc) if u != replier.user))
                 out.append((replier, f"Re: {subject}", f"{reply}\n\nOn {when.strftime('%Y-%m-%d %H:%M')} "
                             f"{sender.name} wrote:\n{quoted}", reply_when, copied))
         elif not work and subject_t != "Out of office" and rng.random() < 0.3:  # a notice forwarded on
