@@ -463,7 +463,7 @@ def invoice_po_check(inp: FamilyInput) -> TaskDraft | None:
         family="invoice_po_check", apps=["pdf", "excel", "email"], difficulty="hard",
         description=f"Compare {invoice['file']} ({invoice['vendor']}, invoice {invoice['number']}) with purchase order "
                     f"{invoice['po']} in {log}, and email {name} ({who}) with the subject '{subject}' which line "
-                    f"differs: {item} is billed {billed} times but {ordered} were ordered.",
+                    f"differs: {item} is billed with quantity {billed}, but the order has {ordered}.",
         intent=inp.intent(),
         subtasks=["Read the supplier's invoice.", "Find its purchase order in the order log.",
                   f"Email {name} the line that differs."],

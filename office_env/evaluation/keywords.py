@@ -18,6 +18,7 @@ often a pronoun ("the one from Redleaf").
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any, Iterable
 
 _DIGIT_RE = re.compile(r"\d")
@@ -49,7 +50,7 @@ class Haystack:
 
     def __init__(self, text: str) -> None:
         self.text = normalize(text)
-        self._numbers: set[float] | None = None
+        self._numbers: frozenset[float] | None = None
         self._clocks: set[tuple[int, int]] | None = None
         self._dates: set[tuple[int, int, int]] | None = None
 
@@ -63,7 +64,7 @@ class Haystack:
             self._dates = _dates_in(self.text)
         return self._dates
 
-    def numbers(self) -> set[float]:
+    def numbers(self) -> frozenset[float]:
         if self._numbers is None:
             self._numbers = _numbers_in(self.text)
         return self._numbers
@@ -175,7 +176,8 @@ _SPELLED_RE = re.compile(rf"(?<![\w-])(?:({'|'.join(_TENS)})(?:[- ]({'|'.join(_U
 _SPELLED_VALUES = frozenset(float(n) for n in range(2, 100))  # what a keyword finds in words ("one" is a pronoun too)
 
 
-def _numbers_in(text: str) -> set[float]:
+@lru_cache(maxsize=512)  # one office's files are searched by check after check
+def _numbers_in(text: str) -> frozenset[float]:
     """The numbers of a normalized text as number keywords find them: figures of their own (a date
     stands for its year alone, a clock time for none), and counts from 2 to 99 written in words."""
     plain = without_thousands(text)
@@ -185,7 +187,7 @@ def _numbers_in(text: str) -> set[float]:
     found = {float(n) for n in _TEXT_NUMBER_RE.findall(plain)}
     if _SPELLED_RE.search(plain):
         found |= {float(n) for n in spelled_numbers(plain)} & _SPELLED_VALUES
-    return found
+    return frozenset(found)
 
 
 _ANY_CLOCK_RE = re.compile(r"(?<![\d:])\d{1,2}:\d{2}(?::\d{2})?(?![\d])")
