@@ -56,6 +56,23 @@ def test_a_month_sheet_holding_another_month_is_caught(tmp_path, office):
     assert any(path in p and "named for" in p for p in problems), problems
 
 
+def test_a_sheet_named_for_a_year_holding_another_years_rows_is_caught(tmp_path, office):
+    world, root, manifest = office
+    copy = _copy(tmp_path, root)
+    path = _path(manifest, "expenses")
+    rows = [list(r) for r in xlsx_io.read_book(copy / path, path).sheet(None, path).rows]
+    renamed = f"data/expenses_{world.now.year}.xlsx"
+    rows[1][2] = f"{world.now.year - 1}-12-15"  # a December claim in this year's sheet
+    (copy / path).unlink()
+    (copy / renamed).write_bytes(xlsx_io.build(rows, "Claims", world.now))
+    manifest = {(renamed if p == path else p): k for p, k in manifest.items()}
+    problems = check_world(world, copy, manifest)
+    assert f"{renamed}: named for {world.now.year} but holds rows dated {world.now.year - 1}-12-15" in problems, problems
+    rows[1][2] = f"{world.now.year}-01-15"
+    (copy / renamed).write_bytes(xlsx_io.build(rows, "Claims", world.now))
+    assert not any(renamed in p for p in check_world(world, copy, manifest))
+
+
 def test_mail_from_a_stranger_and_an_unknown_region_are_caught(tmp_path, office):
     world, root, manifest = office
     copy = _copy(tmp_path, root)

@@ -95,17 +95,25 @@ def _column(rows: list[list], header: str) -> list:
     return [r[c] for r in rows[1:] if c < len(r)]
 
 
+_YEAR_IN_NAME_RE = re.compile(r"(?<!\d)(20\d\d)(?!\d)")
+
+
 def _sheet_months(sheets: dict[str, list[list]]) -> list[str]:
-    """A sheet whose name names a month holds only that month's dates."""
+    """A sheet whose name names a month, or a year, holds only that month's or year's dates."""
     out = []
     for path, rows in sheets.items():
-        named = [m for m in _MONTHS if m in path.rsplit("/", 1)[-1].lower()]
-        if not named:
-            continue
-        month = _MONTHS.index(named[0]) + 1
-        stray = [d for d in _column(rows, "Date") if date.fromisoformat(str(d)[:10]).month != month]
+        name = path.rsplit("/", 1)[-1].lower()
+        dates = [date.fromisoformat(str(d)[:10]) for d in _column(rows, "Date")]
+        named = [m for m in _MONTHS if m in name]
+        if named:
+            month = _MONTHS.index(named[0]) + 1
+            stray = [d for d in dates if d.month != month]
+            if stray:
+                out.append(f"{path}: named for {named[0]} but holds rows dated {stray[0]}")
+        year = _YEAR_IN_NAME_RE.search(name)
+        stray = [d for d in dates if year and d.year != int(year.group(1))]
         if stray:
-            out.append(f"{path}: named for {named[0]} but holds rows dated {stray[0]}")
+            out.append(f"{path}: named for {year.group(1)} but holds rows dated {stray[0]}")
     return out
 
 

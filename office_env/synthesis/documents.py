@@ -282,7 +282,10 @@ def _expenses(world: World, rng: random.Random, facts: Facts) -> Files:
                                                                                     "Rejected"))
         rows.append([f"EC-{number}", rng.choice(directory)[0], _iso(day), category,
                      round(rng.uniform(low, high), 2), status])
-    name = rng.choice(("expense_claims.xlsx", f"expenses_{world.now.year}.xlsx", "claims_log.xlsx"))
+    names = ["expense_claims.xlsx", "claims_log.xlsx"]
+    if days[0].year == world.now.year:  # a sheet named for the year holds that year's claims only
+        names.insert(1, f"expenses_{world.now.year}.xlsx")
+    name = rng.choice(names)
     return [(f"data/{name}", "expenses", _xlsx(rows, "Claims", world))]
 
 
@@ -518,7 +521,10 @@ def _purchase_orders(world: World, rng: random.Random, facts: Facts) -> Files:
         facts[f"po_{key}_vendor"] = vendor
         facts[f"po_{key}_day"] = _iso(day)
         facts[f"po_{key}_items"] = "|".join(f"{i}~{q}~{p}" for i, q, p in items)
-    name = rng.choice(("purchase_orders.xlsx", f"po_log_{world.now.year}.xlsx", "procurement_orders.xlsx"))
+    names = ["purchase_orders.xlsx", "procurement_orders.xlsx"]
+    if all(day.year == world.now.year for _, day, _, _ in orders):  # a log named for the year holds its orders only
+        names.insert(1, f"po_log_{world.now.year}.xlsx")
+    name = rng.choice(names)
     return [(f"data/{name}", "purchase_orders", _xlsx(rows, "Orders", world))]
 
 
