@@ -509,8 +509,8 @@ def _purchase_orders(world: World, rng: random.Random, facts: Facts) -> Files:
     for index in range(rng.randint(14, 22)):
         vendor = vendors[index % len(vendors)] if index < 2 else rng.choice(vendors)
         day = _workday_before(world.now, rng, 10 if index < 2 else 5, 80)
-        items = [(item, rng.randint(1, 12), price)
-                 for item, price in rng.sample(_CATALOGUE[vendor], rng.randint(1, min(3, len(_CATALOGUE[vendor]))))]
+        lines = rng.randint(2 if index < 2 else 1, min(4, len(_CATALOGUE[vendor])))  # an invoiced order has 2+ lines
+        items = [(item, rng.randint(1, 12), price) for item, price in rng.sample(_CATALOGUE[vendor], lines)]
         orders.append((f"PO-{start + index}", day, vendor, items))
     for po, day, vendor, items in sorted(orders, key=lambda o: (o[1], o[0])):
         status = "Invoiced" if po in (orders[0][0], orders[1][0]) else rng.choice(("Open", "Received", "Received"))
