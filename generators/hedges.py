@@ -8,8 +8,9 @@ those answers into the check's ``excludes``. Only answers that are a bare value 
 sentence holds words a right answer may hold too. A question answered in words refuses only the
 misreadings' answers: they answer the same question about another thing, while the intent-only
 plan may have answered another question whose words a right answer may use as context. So may its
-number when it read the same data as the oracle (every row counted where the chat names one group:
-"3 of the 33 claims are Travel"): refused only when a misreading answers it too.
+number where the family answers the whole of what the chat narrows (``WHOLE_AS_CONTEXT``: every
+row counted where the chat names one group, "3 of the 33 claims are Travel"): refused only when a
+misreading answers it too.
 
 The same holds for every other output. An agent unsure whether the corrected or the final value
 counts could do both: mail the answer to the old and the new recipient, book the meeting at both
@@ -72,6 +73,14 @@ def answer_excludes(args: dict[str, Any], wrong: list[str]) -> list[Any]:
     return out
 
 
+# Families whose intent-only plan answers the whole that the asked figure is a part of, read from
+# the same data: every row counted where the chat names one group, the whole column averaged. A
+# right answer may give that whole as context ("3 of the 33 claims are Travel"). Anywhere else the
+# intent-only answer is a guess at the same question (another column's total, another file's
+# figure, a default): a hedge beside the right one.
+WHOLE_AS_CONTEXT = frozenset({"group_headcount", "group_average"})
+
+
 def _sources(plan: list[ToolCall]) -> set[tuple[str, str]]:
     """What a plan reads: (tool, file or message) of each call that reads one."""
     registry = default_registry()
@@ -81,11 +90,12 @@ def _sources(plan: list[ToolCall]) -> set[tuple[str, str]]:
 
 
 def context_answers(draft: TaskDraft) -> list[str]:
-    """The intent-only plan's answers when it reads nothing the oracle does not: it answered another
-    question about the same data (every row counted, the whole column averaged), a figure a right
-    answer may give as context ("3 of the 33 claims are Travel"). One read from another file or
-    message answers the same question about another thing, a hedge like a misreading's."""
-    if not draft.baseline or not _sources(draft.baseline) <= _sources(draft.oracle):
+    """The intent-only plan's answers when they are the whole the asked figure is part of: a family
+    of ``WHOLE_AS_CONTEXT`` whose intent-only plan reads the very files the oracle reads."""
+    if draft.family not in WHOLE_AS_CONTEXT or not draft.baseline:
+        return []
+    sources = _sources(draft.baseline)
+    if not sources or sources != _sources(draft.oracle):
         return []
     return written_answers(draft.baseline)
 

@@ -34,11 +34,17 @@ def test_the_wrong_plans_answers_become_the_check_s_excludes():
 def test_the_intent_only_count_of_the_same_data_is_context_unless_a_misreading_answers_it():
     """"3 of the 33 claims are Travel." failed: 33, every row counted by the intent-only plan, was refused."""
     count = {"function": "evaluate_answer", "args": {"number": 10638, "tolerance": 0.01}}
-    same = draft(count, "33", "5")  # the intent alone reads the oracle's file: another question about the same data
+    # the intent alone reads the oracle's file and counts every row: the whole the asked count is part of
+    same = replace(draft(count, "33", "5"), family="group_headcount")
     assert exclude_hedges(same).evaluation[0]["args"]["excludes"] == [5]
-    assert exclude_hedges(draft(count, "33", "33")).evaluation[0]["args"]["excludes"] == [33]
+    assert exclude_hedges(replace(draft(count, "33", "33"), family="group_headcount")).evaluation[0]["args"][
+        "excludes"] == [33]
     other = replace(same, baseline=[ToolCall("pdf_read_file", {"file_path": "data/b.pdf"}), answer("33")])
     assert exclude_hedges(other).evaluation[0]["args"]["excludes"] == [33, 5]  # another file: a hedge
+    nothing = replace(same, baseline=[answer("33")])  # a default, read from nothing: a hedge
+    assert exclude_hedges(nothing).evaluation[0]["args"]["excludes"] == [33, 5]
+    # elsewhere the same file's other figure (another column's total) answers the same question wrongly
+    assert exclude_hedges(replace(same, family="sheet_total")).evaluation[0]["args"]["excludes"] == [33, 5]
 
 
 def test_words_are_refused_unless_they_overlap_the_right_answer_and_sentences_are_never_refused():

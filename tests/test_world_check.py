@@ -226,7 +226,8 @@ def test_a_build_drops_the_tasks_of_a_world_that_fails_the_check(tmp_path, monke
     summary = build(out, 2, BuildConfig(seed=5), workers=1)
     assert summary.accepted == 0
     attempts = [json.loads(line) for line in (out / "attempts.jsonl").read_text().splitlines()]
-    assert attempts and all(a["reason"].startswith("world check: world ") for a in attempts)
+    assert attempts and all(a["reason"].startswith("world check: world ") for a in attempts), \
+        sorted({a["reason"][:200] for a in attempts})
     assert "a rule this test adds" in attempts[0]["reason"]
 
 
