@@ -104,6 +104,9 @@ def test_catalog_has_exactly_the_documented_functions():
         ("Bills fifteen", "5", False),
         ("Not the one from Redleaf", "1", False),  # "one" is a pronoun as often as a count
         ("Invoice INV-2024-8935", "8935", True),  # a code's number still is
+        ("Marketing 45, 1,500.00", "45", True),  # a word that starts like a month is no month
+        ("Received March 15 10,500.00 EUR", "10500", True),  # nor is a month and day before a figure a date
+        ("Due sept. 3, 2025", "2025-09-03", True),
     ],
 )
 def test_keyword_matching(text, keyword, found):
@@ -722,11 +725,26 @@ def test_criteria_schema_is_valid_and_matches_validation():
         assert validate_criteria(invalid), invalid
 
 
-def test_answer_number_reads_dates_as_parts_not_negative_numbers(ws):
+def test_answer_number_reads_a_date_as_its_year_not_as_negative_numbers(ws):
     (ws.root / "data" / "answer.txt").write_text("Due 2024-05-31, balance -5.5", encoding="utf-8")
-    assert run(ws, "evaluate_answer", {"number": 5}).passed
     assert run(ws, "evaluate_answer", {"number": -5.5}).passed
+    assert run(ws, "evaluate_answer", {"number": 2024}).passed
     assert not run(ws, "evaluate_answer", {"number": -31}).passed
+    assert not run(ws, "evaluate_answer", {"number": 5}).passed  # the date's month is no figure of its own
+
+
+def test_an_answer_s_date_and_clock_time_are_neither_its_figure_nor_a_hedge(ws):
+    """"4 Travel claims (as of 2024-07-12, 4:30 pm)" failed as a hedge when a misreading counted 7 or
+    12; a target of 30 was "found" in 4:30 pm."""
+    (ws.root / "data" / "answer.txt").write_text("4 Travel claims (as of 2024-07-12, 4:30 pm)", encoding="utf-8")
+    assert run(ws, "evaluate_answer", {"number": 4, "excludes": [7, 12, 30]}).passed
+    assert not run(ws, "evaluate_answer", {"number": 30}).passed
+    assert not run(ws, "evaluate_answer", {"number": 4, "excludes": [2024]}).passed  # a year still is one
+    (ws.root / "data" / "answer.txt").write_text("Marketing: 45 claims, 1,500.00 in March 15 invoices",
+                                                 encoding="utf-8")
+    assert run(ws, "evaluate_answer", {"number": 45, "excludes": [1500, 15]}).passed is False  # 15 is a count here
+    assert run(ws, "evaluate_answer", {"number": 45, "excludes": [1500]}).passed is False
+    assert run(ws, "evaluate_answer", {"number": 45, "excludes": [44]}).passed
 
 
 @pytest.mark.parametrize("row", ["9" * 5000, 10**30, 1_048_577, "12345678"])

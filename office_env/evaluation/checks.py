@@ -424,7 +424,7 @@ def evaluate_answer(ctx: Context, args: dict[str, Any]) -> Outcome:
             return False, f"{file} holds the expected answer but also {', '.join(repr(h) for h in hedged)}"
         return True, f"{file} holds the expected answer"
     target, tolerance = float(args["number"]), float(args.get("tolerance", 1e-6))
-    numbers = kw.numbers_in(text)
+    numbers = kw.figures_in(text)  # a date's day or a clock's minutes are no answer, nor a hedge
     found = next((n for n in numbers if abs(n - target) <= tolerance), None)
     if found is None and target == int(target) and 0 <= target < 100:  # a count may be written in words
         found = next((float(n) for n in kw.spelled_numbers(text) if abs(n - target) <= tolerance), None)

@@ -30,9 +30,11 @@ _TEXT_CLOCK_RE = re.compile(r"(?<![\d:])(\d{1,2}):(\d{2})(?![\d])(?!\s?[ap]\.?m\
 _TEXT_12H_RE = re.compile(r"(?<![\d:])(\d{1,2})(?::(\d{2}))?\s?([ap])\.?m\b")  # text is lower-cased first
 _KEYWORD_DATE_RE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
 _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
-_MONTH = r"(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?"
-_TEXT_DAY_MONTH_RE = re.compile(rf"(?<!\d)(\d{{1,2}})(?:st|nd|rd|th)?\s(?:of\s)?{_MONTH},?\s(\d{{4}})")
-_TEXT_MONTH_DAY_RE = re.compile(rf"\b{_MONTH}\s(\d{{1,2}})(?:st|nd|rd|th)?,?\s(\d{{4}})")
+# a month's name, whole or cut short ("march", "mar.", "sept"), never the start of a word ("marketing")
+_MONTH = (r"(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)(?:(?<=jan)uary|(?<=feb)ruary|(?<=mar)ch|(?<=apr)il"
+          r"|(?<=jun)e|(?<=jul)y|(?<=aug)ust|(?<=sep)t(?:ember)?|(?<=oct)ober|(?<=nov)ember|(?<=dec)ember)?\.?(?![a-z])")
+_TEXT_DAY_MONTH_RE = re.compile(rf"(?<!\d)(\d{{1,2}})(?:st|nd|rd|th)?\s(?:of\s)?{_MONTH},?\s(\d{{4}})(?![\d.,]\d)(?!\d)")
+_TEXT_MONTH_DAY_RE = re.compile(rf"\b{_MONTH}\s(\d{{1,2}})(?:st|nd|rd|th)?,?\s(\d{{4}})(?![\d.,]\d)(?!\d)")
 _TEXT_ISO_DATE_RE = re.compile(r"(?<!\d)(\d{4})-(\d{2})-(\d{2})(?!\d)")
 
 
@@ -180,14 +182,25 @@ _SPELLED_VALUES = frozenset(float(n) for n in range(2, 100))  # what a keyword f
 def _numbers_in(text: str) -> frozenset[float]:
     """The numbers of a normalized text as number keywords find them: figures of their own (a date
     stands for its year alone, a clock time for none), and counts from 2 to 99 written in words."""
-    plain = without_thousands(text)
-    for pattern, year in ((_TEXT_ISO_DATE_RE, 1), (_TEXT_DAY_MONTH_RE, 3), (_TEXT_MONTH_DAY_RE, 3)):
-        plain = pattern.sub(lambda m, g=year: f" {m.group(g)} ", plain)
-    plain = _TEXT_12H_RE.sub(" ", _ANY_CLOCK_RE.sub(" ", plain))
+    plain = _figures_only(without_thousands(text))
     found = {float(n) for n in _TEXT_NUMBER_RE.findall(plain)}
     if _SPELLED_RE.search(plain):
         found |= {float(n) for n in spelled_numbers(plain)} & _SPELLED_VALUES
     return frozenset(found)
+
+
+def _figures_only(plain: str) -> str:
+    """A lower-cased text without thousands separators, each date replaced by its year and each
+    clock time taken out: what is left of its numbers are figures of their own."""
+    for pattern, year in ((_TEXT_ISO_DATE_RE, 1), (_TEXT_DAY_MONTH_RE, 3), (_TEXT_MONTH_DAY_RE, 3)):
+        plain = pattern.sub(lambda m, g=year: f" {m.group(g)} ", plain)
+    return _TEXT_12H_RE.sub(" ", _ANY_CLOCK_RE.sub(" ", plain))
+
+
+def figures_in(text: str) -> list[float]:
+    """The figures of ``text`` in order, signed: ``numbers_in`` without the parts of dates and clock
+    times (``4`` is not in ``2024-07-04`` nor in ``4:30 pm``; a date's year is)."""
+    return [float(n) for n in _SIGNED_NUMBER_RE.findall(_figures_only(without_thousands(normalize(text))))]
 
 
 _ANY_CLOCK_RE = re.compile(r"(?<![\d:])\d{1,2}:\d{2}(?::\d{2})?(?![\d])")
