@@ -35,8 +35,9 @@ class PromptTemplateError(ValueError):
 def check_prompts() -> None:
     """Compile every role's template now: a command that talks to a model calls this first, so a
     broken template stops it at start with one line, not on its first request."""
-    for role in ROLES:
-        name = f"prompts/{role}.j2"
+    shared = sorted(f"prompts/{path.name}" for path in (TEMPLATES / "prompts").glob("*.j2")
+                    if path.stem not in ROLES)  # what the roles import ("_rules.j2"), compiled only on use
+    for name in [f"prompts/{role}.j2" for role in ROLES] + shared:
         try:
             template = environment().get_template(name)
         except jinja2.TemplateNotFound:
@@ -44,7 +45,7 @@ def check_prompts() -> None:
         except jinja2.TemplateSyntaxError as exc:
             raise PromptTemplateError(f"{exc.filename or TEMPLATES / name}:{exc.lineno}: {exc.message}") from None
         missing = [block for block in ("system", "user") if block not in template.blocks]
-        if missing:
+        if missing and name not in shared:
             raise PromptTemplateError(f"{TEMPLATES / name}: no {{% block {missing[0]} %}}")
 
 

@@ -102,6 +102,12 @@ def test_homer_stops_at_start_with_one_line_on_a_broken_prompt_template(tmp_path
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"error: {judge}:"), proc.stderr
     assert not (tmp_path / "out").exists()
+    judge.write_text((TEMPLATES / "prompts" / "judge.j2").read_text(encoding="utf-8"), encoding="utf-8")
+    rules = templates / "prompts" / "_rules.j2"  # imported by the roles: compiled when a role renders
+    rules.write_text(rules.read_text(encoding="utf-8") + "\n{% endif %}\n", encoding="utf-8")
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and proc.stderr.strip().startswith(f"error: {rules}:"), proc.stderr
+    rules.write_text((TEMPLATES / "prompts" / "_rules.j2").read_text(encoding="utf-8"), encoding="utf-8")
     (templates / "prompts" / "judge.j2").unlink()
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2 and proc.stderr.strip() == f"error: {judge}: no such template", proc.stderr
