@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import stat
 from pathlib import Path
 
 LOCK_NAME = ".lock"
@@ -72,10 +73,18 @@ class FolderLock:
 def writer_alive(folder: Path) -> bool:
     """Whether the process named in ``folder``'s lock file still runs: a reader's question, answered
     without taking the lock (a probe could make a starting writer see the folder busy)."""
-    try:
-        text = (Path(folder) / LOCK_NAME).read_text(encoding="utf-8", errors="replace")
+    try:  # a dataset folder is anyone's: the lock file may be a link, a pipe or huge
+        fd = os.open(Path(folder) / LOCK_NAME, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
         return False
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return False
+        text = os.pread(fd, 200, 0).decode("utf-8", "replace")
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
     pid = text.partition(" ")[0]
     if not pid.isdigit() or int(pid) <= 0:
         return False
