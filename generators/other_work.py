@@ -556,8 +556,9 @@ def _working_days(n: int) -> str:
 
 
 # "a" before a slot value that is said with a vowel sound: "an invoice audit", "an 8% raise",
-# "an Umbra Security Hardening review" (a capital U unless it sounds "you": "a Unity rollout").
-_AN = re.compile(r"\b([Aa]) (?!EUR )(?=[aeioAEIO]|U(?!ni|se|su|ti|ro)|8|1[18](?!\d))")
+# "an Umbra Security Hardening review", "an Urban ..." (a capital U only where it sounds "uh", not
+# "you": "a Unity rollout", "a UX review", "a Utah office").
+_AN = re.compile(r"\b([Aa]) (?!EUR )(?=[aeioAEIO]|U(?:m|l|p|rb|nd|nt|nc|gl|tt)|8|1[18](?!\d))")
 
 
 _FILE_NAME = re.compile(r"\b[\w-]+\.(?:xlsx|xls|csv|docx|doc|pdf|pptx|zip|txt)\b", re.I)
