@@ -17,7 +17,7 @@ from generators.families.single_app import (
 from generators.families.time_rules import choose_window, window_piece, with_correction
 from generators.model import TaskDraft
 from office_env.evaluation import keywords as kw
-from office_env.synthesis.documents import NEAR_MISS_MARK
+from office_env.synthesis.documents import superseded_path
 
 SUBJECTS = ("Quick numbers", "Figures you asked for", "Follow-up", "For your review", "Heads-up", "Numbers for Friday")
 FMT_T = "%Y-%m-%d %H:%M:%S"
@@ -71,12 +71,13 @@ def sheet_total_email(inp: FamilyInput) -> TaskDraft | None:
     def body(person: str) -> str:
         return f"Hi {person.split()[0]}, the total {header} in {stem(table.file)} is {fmt(total)}."
 
+    about = f"the {column_words(header)} total"
     m1 = piece(1, "fact", f"{name} asked me for the total {header}", name, cue="requester",
-               about=f"the {column_words(header)} total", superseded=superseded, distractors=distractors)
+               about=about, superseded=superseded, distractors=distractors)
     m2 = piece(2, "fact", f"the {header} figures to add up are in {stem(table.file)}", stem(table.file),
-               cue="source_file", about=f"the {column_words(header)} total")
+               cue="source_file", about=about)
     m3 = piece(3, "action", f"the email with the {header} total should have the subject '{subject}'", subject,
-               cue="subject", about=f"the {column_words(header)} total", thread=2)
+               cue="subject", about=about, thread=2)
 
     def plan(person: str) -> list:
         return [call("excel_read_file", file_path=table.file),
@@ -163,8 +164,7 @@ MAX_NOTE_FACTS = 3  # specifics of a document its mail must hold (and of its old
 def _older_copy(inp: FamilyInput, doc: dict) -> dict | None:
     """The superseded copy the office keeps beside ``doc`` (``meeting_notes_old.docx``: the same
     title, some figures and dates not yet corrected), when the notes list it."""
-    base, _, ext = doc["file"].rpartition(".")
-    wanted = f"{base}{NEAR_MISS_MARK}.{ext}"
+    wanted = superseded_path(doc["file"])
     return next((f for f in inp.notes.get("word", {}).get("files", [])
                  if f.get("file") == wanted and "error" not in f and f.get("lines")), None)
 

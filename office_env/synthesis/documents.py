@@ -48,6 +48,12 @@ def is_superseded(path: str) -> bool:
     checked value may come from it alone; an agent must tell the two apart."""
     return path.rsplit("/", 1)[-1].rsplit(".", 1)[0].endswith(NEAR_MISS_MARK)
 
+
+def superseded_path(path: str) -> str:
+    """Where the superseded copy of ``path`` is kept: ``data/budget_2025.xlsx`` -> ``data/budget_2025_old.xlsx``."""
+    base, _, ext = path.rpartition(".")
+    return f"{base}{NEAR_MISS_MARK}.{ext}"
+
 WEEKDAY_NAMES = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 _UNSAFE = re.compile(r"[^A-Za-z0-9 _.-]+")
 
@@ -166,7 +172,7 @@ def _budget(world: World, rng: random.Random, facts: Facts) -> Files:
     year = world.now.year
     stem = rng.choice(("budget", f"budget_{year}", "annual_budget", f"{_slug(world.team)}_budget"))
     return [(f"data/{stem}.xlsx", "budget", _xlsx(rows, f"Budget {year}", world)),
-            (f"data/{stem}{NEAR_MISS_MARK}.xlsx", "budget_old", _xlsx(old, f"Budget {year}", world))]
+            (superseded_path(f"data/{stem}.xlsx"), "budget_old", _xlsx(old, f"Budget {year}", world))]
 
 
 _INVENTORY_ITEMS = (
@@ -345,7 +351,7 @@ def _meeting_notes(world: World, rng: random.Random, facts: Facts) -> Files:
         [line.format(**draft) for line in templates[:-1]]
     stem = rng.choice(("meeting_notes", f"{_slug(project)}_sync_notes", f"notes_{_iso(day)}", "team_meeting_minutes"))
     return [(f"data/{stem}.docx", "meeting_notes", docx_io.build("\n".join(final), world.now)),
-            (f"data/{stem}{NEAR_MISS_MARK}.docx", "meeting_notes_old", docx_io.build("\n".join(earlier), world.now))]
+            (superseded_path(f"data/{stem}.docx"), "meeting_notes_old", docx_io.build("\n".join(earlier), world.now))]
 
 
 _REPORTS: dict[str, tuple[str, tuple[str, ...]]] = {
