@@ -80,12 +80,11 @@ def writer_alive(folder: Path) -> bool:
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             return False
-        text = os.pread(fd, 200, 0).decode("utf-8", "replace")
+        pid, _ = _owner(fd)
     except OSError:
         return False
     finally:
         os.close(fd)
-    pid = text.partition(" ")[0]
     if not pid.isdigit() or int(pid) <= 0:
         return False
     try:
@@ -97,10 +96,15 @@ def writer_alive(folder: Path) -> bool:
     return True
 
 
+def _owner(fd: int) -> tuple[str, str]:
+    """(pid, command) as the lock's holder wrote them in the file."""
+    pid, _, what = os.pread(fd, 200, 0).decode("utf-8", "replace").strip().partition(" ")
+    return pid, what
+
+
 def _read_owner(fd: int) -> str:
     try:
-        text = os.pread(fd, 200, 0).decode("utf-8", "replace").strip()
+        pid, what = _owner(fd)
     except OSError:
         return ""
-    pid, _, what = text.partition(" ")
     return f" ({what or 'homer'}, pid {pid})" if pid.isdigit() else ""

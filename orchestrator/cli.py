@@ -93,9 +93,11 @@ def _unfinished(path: Path) -> str | None:
         state = json.loads((path / "build.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    status = state.get("status") if isinstance(state, dict) else None
-    again = ("`homer regenerate --seeds SEEDS --out {} --resume`" if "seeds_fingerprint" in state
-             else "`homer build --out {} --resume`").format(path) if isinstance(state, dict) else ""
+    if not isinstance(state, dict):
+        return None
+    status = state.get("status")
+    again = (f"`homer regenerate --seeds SEEDS --out {path} --resume`" if "seeds_fingerprint" in state
+             else f"`homer build --out {path} --resume`")
     if status == "running":
         if writer_alive(path):
             return "its build is writing it now: these are the tasks so far"
