@@ -515,21 +515,27 @@ def test_a_fact_is_told_once_not_again_with_other_figures():
 FIGURE = re.compile(r"(?:\$|EUR |GBP )?\d[\d,]*(?:\.\d+)?%?|\b(?:" + "|".join(MONTHS) + r")\b")
 
 
+def reaction_sentences(seeds):
+    """(user line, reply, sentence) for each sentence of a reply that reacts to the line before it
+    (not a question, not a promise), over the histories of ``seeds``."""
+    for seed in seeds:
+        history, _ = simulate(seed)
+        for _, ex in history:
+            for u, a in ex:
+                for sentence in re.split(r"(?<=[.!?])\s+", a):
+                    if not (sentence.endswith("?") or sentence.startswith("I'll")):
+                        yield u, a, sentence
+
+
 def test_a_reaction_answers_the_line_before_it():
     """A reply's figures, dates and months come from the user line it answers: no 'October will
     come around quickly' after news of a colleague's leave, no '29.1% is a respectable change'
     after 'March was about 22.3% lower'."""
     checked = 0
-    for seed in range(24):
-        history, _ = simulate(seed)
-        for _, ex in history:
-            for u, a in ex:
-                for sentence in re.split(r"(?<=[.!?])\s+", a):
-                    if sentence.endswith("?") or sentence.startswith("I'll"):
-                        continue
-                    for figure in FIGURE.findall(sentence):
-                        checked += 1
-                        assert figure in u, (u, a)
+    for u, a, sentence in reaction_sentences(range(24)):
+        for figure in FIGURE.findall(sentence):
+            checked += 1
+            assert figure in u, (u, a)
     assert checked > 100
 
 
@@ -631,16 +637,10 @@ def test_a_reaction_counts_only_what_the_line_before_it_counts():
     """'Two good options is a nice problem to have' came after 'one strong person from Leeds',
     '6 people' and 'the chair has been empty': a reaction's count words come from the line it answers."""
     checked = 0
-    for seed in range(40):
-        history, _ = simulate(seed)
-        for _, ex in history:
-            for u, a in ex:
-                for sentence in re.split(r"(?<=[.!?])\s+", a):
-                    if sentence.endswith("?") or sentence.startswith("I'll"):
-                        continue
-                    checked += 1
-                    for word in _NUMBER_WORD.findall(sentence):
-                        assert word.lower() in u.lower(), (u, a)
+    for u, a, sentence in reaction_sentences(range(40)):
+        checked += 1
+        for word in _NUMBER_WORD.findall(sentence):
+            assert word.lower() in u.lower(), (u, a)
     assert checked > 1000
 
 

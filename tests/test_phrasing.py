@@ -73,15 +73,20 @@ def test_a_broken_phrasing_file_names_file_and_field(tmp_path: Path, text, words
     assert words in str(caught.value)
 
 
+def homer_with(module: str, name: str, folder: Path, *args: str | Path) -> subprocess.CompletedProcess:
+    """``homer ARGS`` in a fresh interpreter whose ``module.name`` (a templates folder) is ``folder``."""
+    script = (f"import sys, importlib; from pathlib import Path; importlib.import_module({module!r}).{name} = "
+              f"Path({str(folder)!r}); from orchestrator.cli import main; sys.argv = {['homer', *map(str, args)]!r}; "
+              "main()")
+    return subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+
+
 def test_homer_stops_at_start_with_one_line_on_a_broken_family_file(tmp_path: Path):
     templates = tmp_path / "families"
     shutil.copytree(FAMILY_TEMPLATES, templates)
     (templates / "write_memo.toml").write_text('intents = ["only one"]\nqueries = []\n', encoding="utf-8")
-    script = ("import sys; from pathlib import Path; import generators.families.phrasing as p; "
-              f"p.FAMILY_TEMPLATES = Path({str(templates)!r}); "
-              "from orchestrator.cli import main; sys.argv = ['homer', 'build', '--n', '1', '--out', "
-              f"{str(tmp_path / 'out')!r}]; main()")
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    proc = homer_with("generators.families.phrasing", "FAMILY_TEMPLATES", templates,
+                      "build", "--n", "1", "--out", tmp_path / "out")
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.strip() == (f"error: {templates / 'write_memo.toml'}: intents: expected a list of at least "
                                    f"{MIN_PHRASES} phrasings")
@@ -93,11 +98,9 @@ def test_homer_stops_at_start_with_one_line_on_a_broken_prompt_template(tmp_path
     shutil.copytree(TEMPLATES / "prompts", templates / "prompts")
     judge = templates / "prompts" / "judge.j2"
     judge.write_text(judge.read_text(encoding="utf-8") + "\n{% if %}\n", encoding="utf-8")
-    script = ("import sys; from pathlib import Path; import backends.prompts as p; "
-              f"p.TEMPLATES = Path({str(templates)!r}); "
-              "from orchestrator.cli import main; sys.argv = ['homer', 'build', '--n', '1', '--backend', 'llm', "
-              f"'--base-url', 'http://127.0.0.1:9/v1', '--model', 'm', '--out', {str(tmp_path / 'out')!r}]; main()")
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    args = ("build", "--n", "1", "--backend", "llm", "--base-url", "http://127.0.0.1:9/v1", "--model", "m",
+            "--out", tmp_path / "out")
+    proc = homer_with("backends.prompts", "TEMPLATES", templates, *args)
     assert proc.returncode == 2, proc.stderr
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"error: {judge}:"), proc.stderr
@@ -105,11 +108,11 @@ def test_homer_stops_at_start_with_one_line_on_a_broken_prompt_template(tmp_path
     judge.write_text((TEMPLATES / "prompts" / "judge.j2").read_text(encoding="utf-8"), encoding="utf-8")
     rules = templates / "prompts" / "_rules.j2"  # imported by the roles: compiled when a role renders
     rules.write_text(rules.read_text(encoding="utf-8") + "\n{% endif %}\n", encoding="utf-8")
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    proc = homer_with("backends.prompts", "TEMPLATES", templates, *args)
     assert proc.returncode == 2 and proc.stderr.strip().startswith(f"error: {rules}:"), proc.stderr
     rules.write_text((TEMPLATES / "prompts" / "_rules.j2").read_text(encoding="utf-8"), encoding="utf-8")
     (templates / "prompts" / "judge.j2").unlink()
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    proc = homer_with("backends.prompts", "TEMPLATES", templates, *args)
     assert proc.returncode == 2 and proc.stderr.strip() == f"error: {judge}: no such template", proc.stderr
 
 
