@@ -19,6 +19,7 @@ from collections import defaultdict
 from statistics import fmean
 from typing import Any, Iterable
 
+from backends.tokens import counter_name
 from harness.scores import RESAMPLES, group_scores, per_task
 
 APP_COUNTS = (1, 2, 3)
@@ -153,7 +154,7 @@ def render_report(data: dict[str, Any], config: dict[str, Any], *, dataset: str,
             f"Intervals: 95 % percentile bootstrap over tasks ({RESAMPLES} seeded resamples). ONS = (agent - none) / "
             "(oracle - none), where none is how often doing nothing passes and oracle how often the reference plan "
             "passes, both measured on the same tasks (tasks without a plan are left out of ONS).",
-            "Context tokens are counted with the project's approximate counter (`backends.tokens`)."]
+            f"Context tokens are counted with {counter_name()} (`backends.tokens`)."]
     if rag:
         out.append("Retrieval recall: the share of the task's evidence turns present in the retrieved context.")
     if k > 1:

@@ -6,7 +6,7 @@ from collections import Counter
 from statistics import median
 from typing import Any
 
-from backends.tokens import COUNTER_DESCRIPTION, COUNTER_NAME, count_tokens
+from backends.tokens import count_tokens, counter_description, counter_name
 from verifier.duplicates import near_duplicates
 from verifier.gameability import DETECTORS, THRESHOLD, dynamics, gameability, missed, record_cues, text_stats
 
@@ -14,7 +14,7 @@ from verifier.gameability import DETECTORS, THRESHOLD, dynamics, gameability, mi
 def _tokens(record: dict[str, Any]) -> int:
     """Dialogue tokens, from provenance when the record carries them (same counter)."""
     counted = record.get("provenance", {}).get("tokens", {})
-    if counted.get("counter") == COUNTER_NAME and isinstance(counted.get("dialogue"), int):
+    if counted.get("counter") == counter_name() and isinstance(counted.get("dialogue"), int):
         return counted["dialogue"]
     return sum(count_tokens(t["text"]) for s in record["dialogue"] for t in s["turns"])
 
@@ -115,7 +115,7 @@ def statistics(records: list[dict[str, Any]], cues: list[dict[str, Any] | None] 
         "difficulty": dict(sorted(Counter(r.get("difficulty", "?") for r in records).items())),
         "steps_by_app_count": _steps_by_app_count(records),
         "near_duplicates": [list(pair) for pair in near_duplicates(records)],
-        "token_counter": COUNTER_DESCRIPTION,
+        "token_counter": counter_description(),
         "llm_usage": llm_usage(records),
         "gates": gate_counts(records),
         "cost_usd": _cost(records),

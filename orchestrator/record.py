@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from backends.tokens import COUNTER_NAME, count_tokens
+from backends.tokens import count_tokens, counter_name
 from generators.difficulty import measure_difficulty
 from generators.model import Session, TaskDraft
 from orchestrator.roles import Job
@@ -12,7 +12,7 @@ from orchestrator.roles import Job
 
 def dialogue_tokens(sessions: list[dict[str, Any]]) -> dict[str, Any]:
     per_session = [sum(count_tokens(t["text"]) for t in s["turns"]) for s in sessions]
-    return {"counter": COUNTER_NAME, "dialogue": sum(per_session), "per_session": per_session}
+    return {"counter": counter_name(), "dialogue": sum(per_session), "per_session": per_session}
 
 
 def build_record(job: Job, draft: TaskDraft, sessions: list[Session], rounds: int,

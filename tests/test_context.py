@@ -17,7 +17,8 @@ import pytest
 from rank_bm25 import BM25Okapi
 
 from backends.llm import LLMClient, LLMSettings
-from backends.tokens import count_tokens
+from backends import tokens
+from backends.tokens import approx_tokens, count_tokens, counter_description, counter_name
 from generators.model import Session, transcript
 from harness import BM25Retriever, ContextConfig, EmbeddingRetriever, HistoryContext, build_context, tokenize
 from harness.summaries import EXTRACTIVE_KIND, cache_file, extractive_summary, has_detail, summary_key
@@ -418,9 +419,20 @@ def test_embedding_retriever_uses_cosine_similarity():
     assert EmbeddingRetriever([]).top([1.0], 3) == []
 
 
-def test_the_token_counter_counts_pieces_and_long_runs():
+def test_the_fallback_counter_counts_pieces_and_long_runs():
+    assert approx_tokens("") == 0
+    assert approx_tokens("Hi, Bo!") == 4  # Hi , Bo !
+    assert approx_tokens("Hello, world!") == 6  # two 5-letter words: one more each
+    assert approx_tokens("internationalization 12345678") == 5 + 2  # 20 letters: 1 + 4; 8 digits: 1 + 1
+    assert approx_tokens("naïve") == 3  # a letter outside A-Z is a piece of its own: na ï ve
+
+
+def test_tokens_are_counted_with_cl100k_offline_and_the_fallback_says_so(monkeypatch):
+    assert counter_name() == "cl100k_base" and "cl100k_base" in counter_description()
     assert count_tokens("") == 0
-    assert count_tokens("Hi, Bo!") == 4  # Hi , Bo !
-    assert count_tokens("Hello, world!") == 6  # two 5-letter words: one more each
-    assert count_tokens("internationalization 12345678") == 5 + 2  # 20 letters: 1 + 4; 8 digits: 1 + 1
-    assert count_tokens("naïve") == 3  # a letter outside A-Z is a piece of its own: na ï ve
+    assert count_tokens("Hello, world!") == 4  # Hello , world !
+    assert count_tokens("We set the meeting for 2025-06-16 12:00.") == 17  # digits in runs of up to three
+    assert count_tokens("<|endoftext|>") > 1  # a special token's text is plain text, never refused
+    monkeypatch.setattr(tokens, "_encoder", lambda: None)
+    assert tokens.counter_name() == "approx-words-punct-v1" and "approximate" in tokens.counter_description()
+    assert tokens.count_tokens("Hello, world!") == 6
