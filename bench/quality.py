@@ -11,8 +11,14 @@ PASS or MISS (``info`` where there is no target):
 - memory dynamics: the share of tasks with a knowledge update (target >= 30 %), a distractor
   (>= 60 %), a multi-session thread (>= 30 %), a relative-time value (no target) --
   ``verifier.gameability.dynamics``;
-- retrieval: BM25 top-5 recall of the evidence utterances from the task's query (the harness's
-  rag raw/utterance context, mean over tasks with evidence; target >= 60 %);
+- learned adversaries (``verifier.adversary``), trained on another build of the same kind (another
+  seed; ``--train DIR`` names one) and scored on this one: an n-gram classifier of evidence turns,
+  a topic-phrase learner and the query's topic phrase; precision (target <= 0.35) and the share of
+  tasks whose top 5 turns hold every final value and no wrong one (target <= 15 %); and the share
+  of user turns about the task's work that state a value (target <= 35 %);
+- retrieval: BM25 top-5 and top-10 recall of the evidence utterances from the task's query (the
+  harness's rag raw/utterance context, mean over tasks with evidence; target for top-10 >= 40 %:
+  retrieval stays a fair strategy, not a free one);
 - the paper's Table 4 shape (``orchestrator.card.statistics``, tokens by ``backends.tokens``):
   sessions per conversation (5), utterances per session (~73), tokens per session (~1,026) and
   tokens per utterance (~14, i.e. 1,026 / 73), each within +-20 %;
@@ -31,7 +37,8 @@ utterances, about 125 tokens a session) with the Plus figures instead of the tas
 clause fragments (0), queries naming the work (100 %), plain-word typos said in the chat (0), the
 seed lint's findings per class and the share of tasks proven solvable offline.
 
-Run: ``python bench/quality.py [--n 60] [--seed 11] [--workers W] [--dataset DIR | --plus SEEDS] [--json]``.
+Run: ``python bench/quality.py [--n 60] [--seed 11] [--workers W] [--dataset DIR | --plus SEEDS] [--train DIR]
+[--json]``.
 """
 
 from __future__ import annotations
@@ -53,6 +60,7 @@ from backends.dataset import iter_tasks  # noqa: E402
 from harness.context import ContextConfig, build_context  # noqa: E402
 from orchestrator.card import statistics  # noqa: E402
 from verifier.design_stats import design_figures  # noqa: E402
+from verifier.adversary import ADVERSARIES, ISOLATION_TARGET, PRECISION_TARGET, evaluate, thread_evidence_share  # noqa: E402
 from verifier.gameability import DETECTORS, DYNAMICS, THRESHOLD, dynamics, gameability, text_stats  # noqa: E402
 
 TOP_K = 5
@@ -64,7 +72,8 @@ SHAPE_TARGETS = {"sessions_per_conversation": 5.0, "utterances_per_session": 73.
 PLUS_SHAPE_TARGETS = {"sessions_per_conversation": 28.0, "utterances_per_session": 11.0, "tokens_per_session": 125.0,
                       "tokens_per_utterance": 125.0 / 11.0}
 SHAPE_TOLERANCE = 0.20
-RECALL_TARGET = 0.60
+RECALL_TARGET = 0.40  # BM25 top-10
+THREAD_EVIDENCE_TARGET = 0.35
 CROSS_TASK_TARGET = 0.20
 WORK_TURN_TARGET = 0.30
 FAMILY_TARGET = 40
@@ -200,13 +209,34 @@ def figures(records: list[dict[str, Any]], shape_targets: dict[str, float] | Non
                            f">= {100 * target:.0f} %" if target is not None else "-",
                            shares[name] >= target if target is not None else None))
     lines.append(_line(f"BM25 top-{TOP_K} evidence recall", recall,
-                       f"{100 * recall:.1f} % ({with_evidence} tasks)" if recall is not None else "n/a",
-                       f">= {100 * RECALL_TARGET:.0f} %", recall is not None and recall >= RECALL_TARGET))
+                       f"{100 * recall:.1f} % ({with_evidence} tasks)" if recall is not None else "n/a", "-", None))
+    recall10, with_evidence = bm25_recall(records, 10)
+    lines.append(_line("BM25 top-10 evidence recall", recall10,
+                       f"{100 * recall10:.1f} % ({with_evidence} tasks)" if recall10 is not None else "n/a",
+                       f">= {100 * RECALL_TARGET:.0f} %", recall10 is not None and recall10 >= RECALL_TARGET))
+    share = thread_evidence_share(records)
+    lines.append(_line("evidence share of turns about the work", share, f"{100 * share:.1f} %",
+                       f"<= {100 * THREAD_EVIDENCE_TARGET:.0f} %", share <= THREAD_EVIDENCE_TARGET))
     for name, target in (shape_targets or SHAPE_TARGETS).items():
         value = shape[name]
         lines.append(_line(name.replace("_", " "), value, f"{value:,.1f}",
                            f"{target:,.0f} +-{100 * SHAPE_TOLERANCE:.0f} %",
                            abs(value - target) <= SHAPE_TOLERANCE * target))
+    return lines
+
+
+def adversary_lines(train: list[dict[str, Any]], records: list[dict[str, Any]], source: str) -> list[dict[str, Any]]:
+    """The learned adversaries, trained on ``train`` (``source`` says which build) and scored here."""
+    found = evaluate(train, records)
+    lines = []
+    for name in ADVERSARIES:
+        d = found[name]
+        lines.append(_line(f"adversary {name} precision", d["precision"],
+                           f"{d['precision']:.3f} (recall {d['recall']:.3f})", f"<= {PRECISION_TARGET:.2f}",
+                           d["precision"] <= PRECISION_TARGET))
+        lines.append(_line(f"adversary {name} isolates", d["isolation"], f"{100 * d['isolation']:.1f} % of tasks",
+                           f"<= {100 * ISOLATION_TARGET:.0f} %", d["isolation"] <= ISOLATION_TARGET))
+    lines.append(_line("adversaries trained on", len(train), source, "-", None))
     return lines
 
 
@@ -226,6 +256,9 @@ def main() -> None:
     parser.add_argument("--plus", type=Path, default=None, metavar="SEEDS",
                         help="Regenerate a Plus split from these OfficeBench seeds (default shape, --repair) and "
                              "measure it")
+    parser.add_argument("--train", type=Path, default=None,
+                        help="A labelled build (another seed) to train the adversaries on; default: one is built "
+                             "here like the measured one, with seed + 1000")
     parser.add_argument("--json", action="store_true", help="Print the figures as JSON")
     args = parser.parse_args()
     tmp = None
@@ -255,13 +288,33 @@ def main() -> None:
                       f"{time.perf_counter() - start:.1f} s")
         tasks = [t for t in iter_tasks(folder) if t.record is not None]
         records = [t.record for t in tasks]
-        start = time.perf_counter()
         build_info = _build_info(folder)
+        train_folder, train_source = args.train, f"{args.train}"
+        if train_folder is None:
+            tmp = tmp or Path(tempfile.mkdtemp(prefix="bench-quality-"))
+            train_folder = tmp / "train"
+            train_seed = args.seed + 1000
+            if build_info.get("split") == "plus":
+                from orchestrator.plus import regenerate_split
+
+                seeds = args.plus or Path(__file__).resolve().parents[1] / "datasets" / "officebench-sample"
+                regenerate_split(seeds, train_folder, seed=train_seed, workers=args.workers, repair_seeds=True)
+            else:
+                from orchestrator.build import build
+                from orchestrator.roles import BuildConfig
+
+                config = build_info.get("config") or {}
+                keep = {k: config[k] for k in ("days", "utterances_per_day") if isinstance(config.get(k), int)}
+                build(train_folder, len(records), BuildConfig(seed=train_seed, **keep), workers=args.workers)
+            train_source = f"a build with seed {train_seed}"
+        train = [t.record for t in iter_tasks(train_folder) if t.record is not None]
+        start = time.perf_counter()
         if build_info.get("split") == "plus":
             paper = build_info.get("config", {}).get("days") == PLUS_SHAPE_TARGETS["sessions_per_conversation"]
             lines = figures(records, PLUS_SHAPE_TARGETS if paper else SHAPE_TARGETS) + plus_lines(records, build_info)
         else:
             lines = figures(records) + design_lines(design_figures(tasks))
+        lines += adversary_lines(train, records, train_source)
         elapsed = time.perf_counter() - start
         if args.json:
             print(json.dumps({"source": source, "tasks": len(records), "figures": lines}, indent=2))

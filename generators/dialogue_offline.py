@@ -33,7 +33,7 @@ from jinja2 import meta
 from generators.history_plan import LONG_HISTORY_DAYS, DayPlan, Event, plan_history
 from generators.model import MemoryPiece, Session, TaskDraft, Turn
 from generators.other_work import OtherWork
-from generators.small_talk import SmallTalk
+from generators.small_talk import SmallTalk, WordingsExhausted
 from office_env import OfficeError, Workspace, mail_store
 from office_env.evaluation.keywords import Keywords
 from office_env.synthesis.check import away_span
@@ -249,15 +249,16 @@ def _stamp(midnight: datetime, prefix: str, seconds: int) -> str:
 # --------------------------------------------------------------------------------------------
 
 _MOVES = ("raise", "raise_reply", "state", "correct", "ask", "after", "distract", "lead", "recap", "recap_reply",
-          "about")
+          "about", "mention", "mention_reply", "split", "prompt", "answer", "decline")
 _MOVE_ROLES = {"raise": "U", "raise_reply": "A", "state": "U", "correct": "U", "ask": "A", "after": "A",
-               "distract": "U", "lead": "T", "recap": "U", "recap_reply": "A", "about": "T"}
+               "distract": "U", "lead": "T", "recap": "U", "recap_reply": "A", "about": "T", "mention": "U",
+               "mention_reply": "A", "split": "U", "prompt": "A", "answer": "U", "decline": "U"}
 
 
 # What a thread line may name: the work (about, About), the user, the day and part of day, the
-# piece's value and a near miss's sentence (``HistoryWriter._ctx``); another name would fail only
-# when its line is drawn, so it is refused when the bank is read.
-_THREAD_SLOTS = frozenset({"about", "About", "user", "weekday", "when", "value", "text"})
+# piece's value, a near miss's sentence and a colleague (``HistoryWriter._ctx``); another name
+# would fail only when its line is drawn, so it is refused when the bank is read.
+_THREAD_SLOTS = frozenset({"about", "About", "user", "weekday", "when", "value", "text", "who"})
 
 
 def index_threads(entries: Sequence[BankEntry]) -> dict[tuple[str, str], tuple[BankEntry, ...]]:
@@ -286,6 +287,30 @@ CUES = frozenset(cue for (move, cue) in THREADS if move == "state" and cue != "a
 # a question (asked as one) and a request (an instruction of the user, said after a lead-in).
 SENTENCE_CUES = frozenset({"note", "asked", "requested"})
 GENERIC_ABOUTS = tuple(e.lines[0].render({}) for e in THREADS[("about", "any")])
+
+
+_OPENERS = ("Okay.", "Right.", "Sure.", "Mm.", "Fine.", "Alright.", "Ah.", "I see.", "Oh.", "Thanks.")
+_REPLIES = ("after", "raise_reply", "recap_reply", "mention_reply", "prompt")
+_POSTMODIFIERS = (" for ", " of ", " about ", " from ", " with ", " on ", " to ", " in ")
+P_FULL_NAME = 0.3  # after it is raised, the share of a thread's lines that call the work by its full name
+
+
+def namings(about: str) -> tuple[str, ...]:
+    """The ways a person calls one piece of work: its full name first, then shorter ones ("the
+    invoice reminder": "the reminder", "that reminder", "this reminder", "that one"; "the
+    module 1 figure for Henrik Calloway": also "the module 1 figure")."""
+    full = " ".join(about.split())
+    core = full
+    for sep in _POSTMODIFIERS:
+        core = core.split(sep)[0]
+    out = [full]
+    if core != full and len(core.split()) > 1:
+        out.append(core)
+    head = core.split()[-1] if core.split() else ""
+    if " and " not in core and head.isalpha() and len(head) > 2 and head.lower() not in ("one", "thing", "it"):
+        out += [f"the {head}", f"that {head}", f"this {head}"]
+    out.append("that one")
+    return tuple(dict.fromkeys(out))
 
 
 def bank_sizes() -> dict[str, int]:
@@ -424,6 +449,12 @@ class HistoryWriter:
         self.said: set[str] = set()
         self.work_threads = 0
         self.abouts: dict[str, str] = {}  # a name for the work of pieces that came without one
+        self.colleagues = [c for c in colleagues if c and clean(c)]
+        self.absences = list(absences)
+        # the short names of one piece of work that no other work of the task shares
+        names = {p.about: namings(p.about) for p in self.pieces if p.about and clean(p.about)}
+        shared = {n for ns in names.values() for n in ns[1:] if sum(n in other for other in names.values()) > 1}
+        self.names = {about: (ns[0], *[n for n in ns[1:] if n not in shared and clean(n)]) for about, ns in names.items()}
 
     def clean(self, text: str) -> bool:
         low = text.lower()
@@ -433,21 +464,26 @@ class HistoryWriter:
 
     # -- task threads -------------------------------------------------------------------------
 
-    def _line(self, move: str, cue: str, ctx: dict[str, Any], must: str = "") -> str:
+    def _line(self, move: str, cue: str, ctx: dict[str, Any], must: str = "", question: bool = True) -> str:
         """A fresh line of ``move`` (for ``cue``, else any cue) that holds ``must`` and no other
-        task value; lines already said in this history are skipped while others remain."""
+        task value; lines already said in this history are skipped while others remain.
+        ``question``: whether the line may be a question (only where the next turn answers it)."""
         allowed = [v for v in self.values if must and v in must.lower()]
 
         def ok(text: str) -> bool:
             low = text.lower()
             if must and must not in text:
                 return False
+            if not question and text.rstrip().endswith("?"):
+                return False
             return (not any(v in low for v in self.values if v not in allowed) and text not in self.said
                     and " ".join(low.split()) not in self.banned)
 
         keys = [(move, cue), (move, "any")]
-        if move in ("after", "ask", "raise_reply"):  # replies can borrow from each other before giving up
-            keys += [("after", "any"), ("raise_reply", "any"), ("recap_reply", "any")]
+        if move in _REPLIES or move == "ask":  # replies can borrow from each other before giving up
+            keys += [(reply, "any") for reply in _REPLIES]
+        elif move == "mention":
+            keys.append(("recap", "any"))
         for key in keys:
             deck = self.decks.get(key)
             if deck is None:
@@ -455,7 +491,17 @@ class HistoryWriter:
             blank = {k for k, v in ctx.items() if not v}  # e.g. no usable user name: skip lines that use it
             text = deck.draw(lambda e: None if e.needs & blank else (lambda t: t if ok(t) else None)(e.lines[0].render(ctx)))
             if text is not None:
+                self.said.add(text)
                 return text
+        if move in _REPLIES or move == "ask":  # every reply said already: a short opener widens the choice
+            for opener in self.rng.sample(_OPENERS, len(_OPENERS)):
+                for key in keys:
+                    deck = self.decks.get(key)
+                    text = deck.draw(lambda e: None if e.needs & blank else (
+                        lambda t: t if ok(t) else None)(f"{opener} {e.lines[0].render(ctx)}")) if deck else None
+                    if text is not None:
+                        self.said.add(text)
+                        return text
         raise ValueError(f"no {move} wording for {cue or 'any'} avoids the other task values "
                          f"({', '.join(repr(v) for v in self.values)}); are they too generic?")
 
@@ -466,10 +512,20 @@ class HistoryWriter:
                 return f"{lead} {text}"
         return text
 
+    def _who(self, when: datetime) -> str:
+        """A colleague the office does not show away on ``when``'s day."""
+        day = when.date()
+        free = [c for c in self.colleagues if not any(n == c and a <= day <= b for n, a, b in self.absences)]
+        return self.rng.choice(free) if free else ""
+
     def _ctx(self, event: Event, when: datetime) -> dict[str, Any]:
         piece = event.piece
         if piece is not None and piece.about and self.clean(piece.about):
-            about = piece.about
+            names = self.names.get(piece.about)
+            if names is None:  # a writer given one day's events (the fake endpoint) names the work as it comes
+                names = self.names[piece.about] = (piece.about, *[n for n in namings(piece.about)[1:] if self.clean(n)])
+            about = names[0] if event.move == "raise" or len(names) == 1 or self.rng.random() < P_FULL_NAME \
+                else self.rng.choice(names[1:])
         else:
             # one filler per work: pieces about the same thing keep the same words for it
             key = ("about", piece.about) if piece is not None and piece.about else (piece.id if piece else event.thread)
@@ -477,24 +533,29 @@ class HistoryWriter:
                 self.abouts[key] = GENERIC_ABOUTS[len(self.abouts) % len(GENERIC_ABOUTS)]
             about = self.abouts[key]
         return {"about": about, "About": about[:1].upper() + about[1:], "user": self.user,
-                "weekday": when.strftime("%A"), "when": _part_of_day(when)}
+                "weekday": when.strftime("%A"), "when": _part_of_day(when), "who": self._who(when)}
 
-    def _user_line(self, event: Event, when: datetime) -> tuple[str, dict[str, tuple[str, ...]]]:
+    def _user_line(self, event: Event, when: datetime, answer: bool = False) -> tuple[str, dict[str, tuple[str, ...]]]:
+        """The user's line for ``event``; ``answer``: the second turn of a split detail (the
+        value alone, the work not named)."""
         ctx = self._ctx(event, when)
         piece = event.piece
         marks: dict[str, tuple[str, ...]] = {}
         if event.mark and piece is not None:
             marks[event.mark] = (piece.id,)
-        if event.move == "raise":
-            return self._line("raise", "any", ctx), marks
-        if event.move == "recap":
-            return self._line("recap", "any", ctx), marks
+        if event.move in ("raise", "recap", "mention"):
+            return self._line(event.move, "any", ctx), marks
+        if event.move == "decline":
+            ctx["value"] = event.said
+            return self._line("decline", "any", ctx, event.said), marks
         if event.move == "distract":
             ctx["text"] = event.text
             return self._line("distract", "any", ctx, event.said), marks
         assert piece is not None
         cue = piece.cue if piece.cue in CUES else "note"
         move = "correct" if event.move == "correct" else "state"
+        if answer:
+            move = "answer"
         if cue not in SENTENCE_CUES:
             ctx["value"] = event.said
             return self._line(move, cue if move == "state" else "any", ctx, event.said), marks
@@ -506,33 +567,60 @@ class HistoryWriter:
         sentence = piece.text.rstrip(" .")
         ctx["value"] = (sentence.replace(piece.value, event.said) if piece.value in sentence
                         else f"{sentence}: {event.said}")
-        text = self._line(move, cue if move == "state" else "any", ctx, ctx["value"])
+        text = self._line(move, {"state": cue, "answer": "sentence"}.get(move, "any"), ctx, ctx["value"])
         low = text.lower()
         also = tuple(p.id for p in self.pieces if p.id != piece.id and p.said.lower() in low)
         if also and event.mark == "evidence":
             marks["evidence"] = (piece.id, *also)
         return text, marks
 
+    def _asks_for(self, event: Event, when: datetime) -> str:
+        """The assistant asking for ``event``'s detail: its cue's question, else a plain prompt."""
+        assert event.piece is not None
+        ctx = self._ctx(event, when)
+        try:
+            line = self._line("ask", event.piece.cue or "any", ctx)
+        except ValueError:
+            line = ""
+        return line if line.rstrip().endswith("?") else self._line("prompt", "any", ctx)
+
     def thread_block(self, events: list[Event], clock: "_Clock") -> list[TurnSpec]:
-        """The turns of one thread's events on one day, as one exchange."""
+        """The turns of one thread's events on one day, as one exchange. The assistant asks a
+        question only where the user's next line answers it."""
         turns: list[TurnSpec] = []
         for index, event in enumerate(events):
             when = clock.peek()
-            text, marks = self._user_line(event, when)
-            if index == 0 and event.move in ("state", "correct"):
-                text = self._lead(text)
+            if event.split:  # the work named, the assistant asks, the value alone
+                text = self._line("split", "any", self._ctx(event, when))
+                turns.append(("user", text, {}, event.thread))
+                clock.tick()
+                turns.append(("assistant", self._asks_for(event, clock.peek()), {}, event.thread))
+                clock.tick()
+                text, marks = self._user_line(event, clock.peek(), answer=True)
+            else:
+                try:
+                    text, marks = self._user_line(event, when)
+                except ValueError:
+                    if event.move == "mention":  # value-free talk that ran out of fresh wording: left out
+                        continue
+                    raise
+                if index == 0 and event.move in ("state", "correct"):
+                    text = self._lead(text)
             turns.append(("user", text, marks, event.thread))
             clock.tick()
             nxt = events[index + 1] if index + 1 < len(events) else None
             ctx = self._ctx(event, clock.peek())
             if event.move == "recap":
-                reply = self._line("recap_reply", "any", ctx)
-            elif nxt is not None and nxt.move == "state" and nxt.piece is not None and self.rng.random() < 0.6:
-                reply = self._line("ask", nxt.piece.cue or "any", self._ctx(nxt, clock.peek()))
+                reply = self._line("recap_reply", "any", ctx, question=False)
+            elif event.move == "mention":
+                reply = self._line("mention_reply", "any", ctx, question=False)
+            elif (nxt is not None and nxt.move == "state" and not nxt.split and nxt.piece is not None
+                  and self.rng.random() < 0.6):
+                reply = self._asks_for(nxt, clock.peek())
             elif event.move == "raise":
-                reply = self._line("raise_reply", "any", ctx)
+                reply = self._line("raise_reply", "any", ctx, question=nxt is not None and nxt.move == "state")
             else:
-                reply = self._line("after", "any", ctx)
+                reply = self._line("after", "any", ctx, question=False)
             turns.append(("assistant", reply, {}, event.thread))
             clock.tick()
         for _, text, _, _ in turns:
@@ -540,6 +628,22 @@ class HistoryWriter:
         return turns
 
     # -- the day ------------------------------------------------------------------------------
+
+    def _talk(self, kind: str, when: datetime, pairs: int) -> tuple[list[tuple[str, str]], str]:
+        """``pairs`` pairs of other work (``kind`` "work") or small talk, and their thread mark.
+        Weeks of history can use up one kind's fresh wordings: the other kind takes over, and when
+        both are spent the pairs are left out (a shorter day), never an error."""
+        for which in ((kind, "small" if kind == "work" else "work")):
+            try:
+                if which == "work":
+                    talk = self.work.exchange(when, pairs)
+                    self.work_threads += 1
+                    return ([turn for user, reply in talk for turn in (("user", user), ("assistant", reply))],
+                            f"w{min(self.work_threads, 99)}")
+                return self.small.exchange(when, pairs), ""
+            except (WordingsExhausted, RuntimeError):
+                continue
+        return [], ""
 
     def day(self, plan: DayPlan, utterances: int) -> Session:
         rng = self.rng
@@ -549,7 +653,7 @@ class HistoryWriter:
         by_thread: dict[str, list[Event]] = {}
         for event in plan.events:
             by_thread.setdefault(event.thread, []).append(event)
-        task_pairs = sum(len(v) for v in by_thread.values())
+        task_pairs = sum(len(v) + sum(e.split for e in v) for v in by_thread.values())
         # A short session (the Plus shape) is a quick chat: it often starts on the point or ends
         # without a goodbye.
         short = utterances <= SHORT_SESSION
@@ -587,15 +691,8 @@ class HistoryWriter:
             if kind == "task":
                 specs += self.thread_block(item, clock)
                 continue
-            if kind == "work":
-                self.work_threads += 1
-                thread = f"w{min(self.work_threads, 99)}"
-                turns = [turn for user, reply in self.work.exchange(clock.peek(), item)
-                         for turn in (("user", user), ("assistant", reply))]
-                specs += [(r, t, {}, thread) for r, t in turns]
-            else:
-                turns = self.small.exchange(clock.peek(), item)
-                specs += [(r, t, {}, "") for r, t in turns]
+            turns, thread = self._talk(kind, clock.peek(), item)
+            specs += [(r, t, {}, thread) for r, t in turns]
             clock.tick(len(turns))
         if closes:
             specs += [(r, t, {}, "") for r, t in self.small.closer(clock.peek())]

@@ -8,10 +8,18 @@ seeded and deterministic; the offline generator renders them from the banks, the
 hands each day's events to the model. A meeting time may be said relative to the day it is said
 on ("Thursday next week at 14:00"): the plan decides that too and records the phrase as the
 piece's ``said_as``.
+
+So that the form of a turn does not tell its function, a thread is also talked about without
+values (``mention``: status, worry, a colleague's remark, a reminder) at least twice as often as
+its values are stated; a detail is often given in two turns (``split``: the user names the work,
+the assistant asks, the user answers with the value alone); and an earlier, corrected value may
+come up again after the final one and be turned down (``decline``), so that the last value said
+in a thread is not always the one that stands.
 """
 
 from __future__ import annotations
 
+import math
 import random
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime, timedelta
@@ -19,18 +27,21 @@ from typing import Literal
 
 from generators.model import MemoryPiece
 
-Move = Literal["raise", "state", "correct", "distract", "recap"]
+Move = Literal["raise", "state", "correct", "distract", "recap", "mention", "decline"]
 Mark = Literal["evidence", "superseded", "distractor", ""]
 
-P_RELATIVE = 0.5  # share of meeting times said relative to the day they are said on
 P_RECAP = 0.5  # share of threads checked on once more after their last detail
+P_SPLIT = 0.5  # share of details given in two turns (the work named, then the value alone)
+P_DECLINE = 0.5  # share of corrected pieces whose earlier value comes up again and is turned down
+EVIDENCE_SHARE = 0.3  # at most this share of a thread's user turns state a value
 
 
 @dataclass(frozen=True)
 class Event:
     """One thing that happens in a thread on a day. ``said`` is the specific the user's line must
     hold verbatim (a value, an earlier value, a near-miss, or a relative phrase); ``text`` is the
-    near-miss sentence of a ``distract`` event."""
+    near-miss sentence of a ``distract`` event. ``split``: the value comes in a second user turn,
+    after the assistant asks for it."""
 
     move: Move
     thread: str
@@ -38,6 +49,7 @@ class Event:
     said: str = ""
     text: str = ""
     mark: Mark = ""
+    split: bool = False
 
     def to_dict(self) -> dict[str, str]:
         data = {"move": self.move, "thread": self.thread}
@@ -51,6 +63,8 @@ class Event:
             data["text"] = self.text
         if self.mark:
             data["mark"] = self.mark
+        if self.split:
+            data["split"] = True
         return data
 
 
@@ -64,7 +78,7 @@ class Event:
                                 value=data.get("say", "") or data.get("detail", ""), thread=data["thread"],
                                 cue="" if cue == "note" else cue, about=data.get("about", ""))
         return cls(data["move"], data["thread"], piece, data.get("say", ""), data.get("text", ""),  # type: ignore[arg-type]
-                   data.get("mark", ""))  # type: ignore[arg-type]
+                   data.get("mark", ""), bool(data.get("split")))  # type: ignore[arg-type]
 
 
 @dataclass
@@ -96,6 +110,49 @@ def relative_phrase(when: datetime, said_on: date) -> str | None:
     if monday + timedelta(days=7) <= when.date() < monday + timedelta(days=14):
         return f"{weekday} next week at {clock}"
     return None
+
+
+def spoken_phrase(when: datetime, said_on: date) -> str:
+    """``when`` as said on ``said_on``: relative when near (:func:`relative_phrase`), else the
+    weekday, day and month ("Monday 16 June at 12:00"), never an ISO stamp."""
+    return relative_phrase(when, said_on) or f"{when.strftime('%A')} {when.day} {when.strftime('%B')} at {when.strftime('%H:%M')}"
+
+
+_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+           "november", "december")
+
+
+def resolve_phrase(phrase: str, said_on: date) -> datetime | None:
+    """The moment a :func:`spoken_phrase` said on ``said_on`` names (None if it is not one): the
+    gates read a relative time back against the day it was said."""
+    words = phrase.lower().replace(" at ", " ").split()
+    if len(words) < 2:
+        return None
+    try:
+        clock = datetime.strptime(words[-1], "%H:%M").time()
+    except ValueError:
+        return None
+    head = words[:-1]
+    monday = said_on - timedelta(days=said_on.weekday())
+    day: date | None = None
+    if head == ["tomorrow"]:
+        day = said_on + timedelta(days=1)
+    elif len(head) == 2 and head[0] == "this" and head[1] in _WEEKDAYS:
+        day = monday + timedelta(days=_WEEKDAYS.index(head[1]))
+    elif len(head) == 3 and head[0] in _WEEKDAYS and head[1:] == ["next", "week"]:
+        day = monday + timedelta(days=7 + _WEEKDAYS.index(head[0]))
+    elif len(head) == 3 and head[0] in _WEEKDAYS and head[1].isdigit() and head[2] in _MONTHS:
+        month = _MONTHS.index(head[2]) + 1
+        for year in (said_on.year, said_on.year + 1):
+            try:
+                candidate = date(year, month, int(head[1]))
+            except ValueError:
+                continue
+            if candidate >= said_on and _WEEKDAYS[candidate.weekday()] == head[0]:
+                day = candidate
+                break
+    return datetime.combine(day, clock) if day is not None else None
 
 
 def _meeting_time(value: str) -> datetime | None:
@@ -155,24 +212,42 @@ def plan_history(pieces: list[MemoryPiece], dates: list[date], rng: random.Rando
                 fix_day = day
             said = piece.value
             when = _meeting_time(piece.value) if relative and piece.cue == "meeting_time" else None
-            if when is not None and rng.random() < P_RELATIVE:
-                phrase = relative_phrase(when, dates[fix_day])
-                if phrase:
-                    said = phrase
-                    piece = replace(piece, said_as=phrase)
+            if when is not None:  # said as people say it, never as a stamp
+                said = spoken_phrase(when, dates[fix_day])
+                piece = replace(piece, said_as=said)
             move: Move = "correct" if piece.superseded else "state"
-            days[fix_day].events.append(Event(move, thread, piece, said, mark="evidence"))
+            split = move == "state" and rng.random() < P_SPLIT
+            days[fix_day].events.append(Event(move, thread, piece, said, mark="evidence", split=split))
             final_days.append(fix_day)
             updated[piece.id] = piece
+            if piece.superseded and rng.random() < P_DECLINE:  # an old value floated again, turned down
+                d = rng.randint(fix_day, n - 1)
+                days[d].events.append(Event("decline", thread, piece, rng.choice(piece.superseded), mark="superseded"))
             for near in piece.distractors:
                 d = rng.randint(start, n - 1)
                 days[d].events.append(Event("distract", thread, piece, near.value, near.text, "distractor"))
         last = max(final_days)
         if about and last < n - 1 and rng.random() < P_RECAP:
             days[rng.randint(last + 1, n - 1)].events.append(Event("recap", thread, members[0]))
+        _add_mentions(days, thread, members[0], start, rng)
     for plan in days:  # within a day: each thread's events in the order they were planned
         plan.events = _stable_by_thread(plan.events)
     return days, [updated.get(p.id, p) for p in pieces]
+
+
+def _add_mentions(days: list[DayPlan], thread: str, piece: MemoryPiece, start: int, rng: random.Random) -> None:
+    """Value-free talk about ``thread`` (``mention`` events) from its first day on, enough that at
+    most :data:`EVIDENCE_SHARE` of its user turns state a value (a split detail's first turn is
+    one of those that do not), and at least one."""
+    stated = naming = 0
+    for plan in days:
+        for event in plan.events:
+            if event.thread == thread:
+                naming += 1 + event.split
+                stated += event.mark == "evidence"
+    wanted = max(1, math.ceil(stated / EVIDENCE_SHARE) - naming + rng.randint(0, 1))
+    for _ in range(wanted):
+        days[rng.randint(start, len(days) - 1)].events.append(Event("mention", thread, piece))
 
 
 def _stable_by_thread(events: list[Event]) -> list[Event]:
@@ -181,5 +256,5 @@ def _stable_by_thread(events: list[Event]) -> list[Event]:
     order: dict[str, list[Event]] = {}
     for event in events:
         order.setdefault(event.thread, []).append(event)
-    rank = {"raise": 0, "state": 1, "correct": 1, "distract": 1, "recap": 2}
+    rank = {"raise": 0, "state": 1, "correct": 1, "distract": 1, "mention": 1, "decline": 1, "recap": 2}
     return [e for group in order.values() for e in sorted(group, key=lambda e: rank[e.move])]

@@ -398,7 +398,7 @@ def build_command(
     seed: int = typer.Option(0, "--seed", help="Seed: the same seed gives the same dataset, byte for byte"),
     apps: str = typer.Option("1,2,3", "--apps", help="App counts to draw from, e.g. 1,2,3 or 2"),
     preset: str = typer.Option("standard", "--preset", help="History size: standard (5 days of about 72 "
-                               "utterances) or challenge (30 days of about 200: over 100K tokens per task)"),
+                               "utterances) or challenge (30 days of about 250: over 100K cl100k tokens per task)"),
     days: Optional[int] = typer.Option(None, "--days", help="Days (sessions) of dialogue per task (default: the "
                                        "preset's)"),
     utterances: Optional[int] = typer.Option(None, "--utterances", help="Utterances per day, about (default: the "
@@ -756,7 +756,7 @@ def regenerate_command(
     seed: int = typer.Option(0, "--seed", help="Seed: the same seeds and seed give the same dataset, byte for byte"),
     shape: str = typer.Option("paper", "--shape", help="paper (about 28 short sessions of about 11 utterances, "
                               "as HomerAgents+ has them) or neo (5 sessions of about 70)"),
-    preset: Optional[str] = typer.Option(None, "--preset", help="challenge: 30 days of about 200 utterances (over "
+    preset: Optional[str] = typer.Option(None, "--preset", help="challenge: 30 days of about 250 utterances (over "
                                          "100K tokens per task) instead of the shape's"),
     days: Optional[int] = typer.Option(None, "--days", help="Days (sessions) of dialogue per task (default: the shape's)"),
     utterances: Optional[int] = typer.Option(None, "--utterances", help="Utterances per day, about (default: the shape's)"),

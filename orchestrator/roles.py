@@ -52,8 +52,8 @@ class BuildConfig(GenerationOptions):
 
 
 # History presets: (days, utterances per day). "challenge" stresses extreme horizons: 30 days of
-# about 200 utterances, over 100K tokens of history per task, the memory spread over the span.
-PRESETS = {"standard": (5, 72), "challenge": (30, 200)}
+# about 250 utterances, over 100K tokens (cl100k_base) of history per task, the memory spread over the span.
+PRESETS = {"standard": (5, 72), "challenge": (30, 250)}
 TASKS_PER_WORLD = 20  # attempts that share one world (and its testbed)
 
 

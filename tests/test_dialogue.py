@@ -564,7 +564,7 @@ def test_thread_lines_read_right_with_every_kind_of_work_name_and_relative_time(
     next week at 14:00", "employee_handbook.pdf is the sheet behind ...": lines must fit any name."""
     from generators.dialogue_offline import THREADS
 
-    ctx = {"user": "Kim", "weekday": "Monday", "when": "this morning", "text": "the other one is older"}
+    ctx = {"user": "Kim", "weekday": "Monday", "when": "this morning", "text": "the other one is older", "who": "Sam"}
     values = {"meeting_time": "Wednesday next week at 14:00", "source_file": "employee_handbook.pdf"}
     for about in ("my manager's question", "the names and the time of the follow-up session", "the quote check"):
         for (move, cue), entries in THREADS.items():

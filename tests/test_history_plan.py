@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import random
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 
 import pytest
 
-from generators.history_plan import Event, plan_history, relative_phrase, threads_of
+from generators.history_plan import (EVIDENCE_SHARE, Event, plan_history, relative_phrase, resolve_phrase,
+                                    spoken_phrase, threads_of)
 from generators.model import Distractor, MemoryPiece
 
 DATES = [date(2024, 5, 13), date(2024, 5, 14), date(2024, 5, 15), date(2024, 5, 16), date(2024, 5, 17)]
@@ -31,10 +32,13 @@ def test_every_piece_is_stated_once_and_corrections_come_later(seed):
     assert [p.day for p in plans] == [1, 2, 3, 4, 5]
     finals = [(d, e) for d, e in events(plans) if e.mark == "evidence"]
     assert sorted(e.piece.id for _, e in finals) == ["m1", "m2", "m3"]
-    olds = [(d, e) for d, e in events(plans) if e.mark == "superseded"]
+    olds = [(d, e) for d, e in events(plans) if e.mark == "superseded" and e.move == "state"]
     assert [(e.piece.id, e.said) for _, e in olds] == [("m1", "2024-05-22 10:00")]
     fix_day = next(d for d, e in finals if e.piece.id == "m1")
     assert olds[0][0] < fix_day
+    # an old value brought up again (and turned down) comes on or after the correction's day
+    declines = [(d, e) for d, e in events(plans) if e.move == "decline"]
+    assert all(e.said == "2024-05-22 10:00" and e.mark == "superseded" and d >= fix_day for d, e in declines)
     assert next(e for _, e in finals if e.piece.id == "m1").move == "correct"
     nears = [e for _, e in events(plans) if e.mark == "distractor"]
     assert [(e.piece.id, e.said, e.text) for e in nears] == [("m2", "Budget check-in", "the Budget check-in is another one")]
@@ -42,12 +46,11 @@ def test_every_piece_is_stated_once_and_corrections_come_later(seed):
     for thread in ("t1", "t2"):
         raised = min(d for d, e in events(plans) if e.thread == thread and e.move == "raise")
         assert raised == min(d for d, e in events(plans) if e.thread == thread)
-    # a relative phrase, when used, is what the final statement says and resolves to the value
+    # a meeting time is said as people say it, and reads back as the value on the day it is said
     m1 = next(p for p in memory if p.id == "m1")
     said = next(e.said for _, e in finals if e.piece.id == "m1")
-    assert said == (m1.said_as or m1.value)
-    if m1.said_as:
-        assert relative_phrase(datetime(2024, 5, 23, 14), DATES[fix_day - 1]) == m1.said_as
+    assert said == m1.said_as and "2024-05-23" not in said
+    assert resolve_phrase(m1.said_as, DATES[fix_day - 1]) == datetime(2024, 5, 23, 14)
 
 
 @pytest.mark.parametrize("seed", range(20))
@@ -78,15 +81,33 @@ def test_plan_dialogue_starts_the_work_the_day_after_the_mail_it_answers(ws):
     assert mail_arrival(TaskDraft(**{**draft.__dict__, "oracle": []}), ws) is None
 
 
-def test_relative_times_appear_and_threads_span_days():
-    relative = spans = 0
+def test_threads_span_days_are_talked_about_without_values_and_details_come_in_two_turns():
+    spans = splits = declines = 0
     for seed in range(60):
         plans, memory = plan_history(PIECES, DATES, random.Random(seed))
-        relative += bool(next(p for p in memory if p.id == "m1").said_as)
         days = {d for d, e in events(plans) if e.thread == "t1" and e.mark in ("evidence", "superseded")}
         spans += len(days) >= 2
-    assert 10 < relative < 50
+        for thread in ("t1", "t2"):
+            mine = [e for _, e in events(plans) if e.thread == thread]
+            stated = sum(e.mark == "evidence" for e in mine)
+            user_turns = len(mine) + sum(e.split for e in mine)
+            assert stated <= EVIDENCE_SHARE * user_turns + 1e-9, (seed, thread)
+            assert any(e.move == "mention" and not e.said for e in mine)
+        splits += any(e.split for _, e in events(plans))
+        declines += any(e.move == "decline" for _, e in events(plans))
     assert spans == 60  # the correction alone puts t1 on two days
+    assert 30 < splits < 60 and 15 < declines < 45
+
+
+@pytest.mark.parametrize("offset", range(0, 70, 3))
+def test_spoken_times_read_back_as_the_moment_they_name(offset):
+    said_on = date(2024, 12, 2) + timedelta(days=offset % 5 + 7 * (offset // 5))
+    for ahead in (1, 2, 3, 6, 9, 13, 20, 45, 300):
+        when = datetime.combine(said_on + timedelta(days=ahead), datetime.min.time()).replace(hour=9 + ahead % 8)
+        phrase = spoken_phrase(when, said_on)
+        assert not any(ch.isdigit() for ch in phrase.split(" at ")[0].split()[0])  # no stamp first
+        assert "-" not in phrase and resolve_phrase(phrase, said_on) == when, phrase
+    assert resolve_phrase("2024-12-05 10:00", said_on) is None and resolve_phrase("soon", said_on) is None
 
 
 def test_relative_phrases():

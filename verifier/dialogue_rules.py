@@ -11,6 +11,7 @@ and turn (both 1-based) so that a generator can repair exactly that spot:
 - the memory marks hold (``mark_problems``): final values exactly at their evidence turns,
   earlier values only at superseded turns before the correction's day, near-misses only at
   distractor turns;
+- a time said as people say it resolves to its value on the day it is said;
 - no memory value appears in the intent;
 - no utterance repeats word for word inside the history;
 - the assistant never claims to have carried something out ("I've sent it", "all done", ...).
@@ -23,6 +24,7 @@ from collections.abc import Iterable, Mapping
 from datetime import date, datetime
 from typing import Any
 
+from generators.history_plan import resolve_phrase
 from generators.model import Session, TaskDraft, Turn, Verdict
 from generators.specifics import says_value
 
@@ -92,7 +94,9 @@ def mark_problems(memory: list[dict[str, Any]], turns: list[MarkedTurn]) -> list
       holding it lists the piece in ``evidence``, every turn listing it holds it, and the first
       such turn is the user's;
     - each superseded value is held only by turns that list the piece in ``superseded`` (and
-      every such turn holds one), all on days before the first evidence turn's day;
+      every such turn holds one); it is said at least once on a day before the first evidence
+      turn's day, and any later mention comes after the final value (an old proposal turned
+      down again); a superseded turn between the two is misplaced;
     - each near-miss value is held only by turns that list the piece in ``distractor`` (and
       every such turn holds one);
     - marks name only memory ids.
@@ -123,17 +127,24 @@ def mark_problems(memory: list[dict[str, Any]], turns: list[MarkedTurn]) -> list
         if marked and marked[0][2] != "user":
             problems.append(f"{marked[0][0]}: {name} is first said by the {marked[0][2]}; the user must say it")
         first_day = marked[0][1] if marked else None
+        first_at = next((i for i, t in enumerate(turns) if mid in t[4]), None)
         olds = [str(v).lower() for v in m.get("superseded", ()) if str(v).strip()]
-        for t in turns:
+        before = 0  # superseded turns before the correction: the value that was corrected
+        for i, t in enumerate(turns):
             holds_old = any(v in t[3] for v in olds)
             if holds_old and mid not in t[5]:
                 problems.append(f"{t[0]}: holds an earlier value of {mid} but is not marked superseded")
             if mid in t[5]:
                 if not holds_old:
                     problems.append(f"{t[0]}: marked superseded for {mid} but holds none of its earlier values")
+                if first_at is not None and i > first_at:
+                    continue  # after the final value: an old proposal brought up again and turned down
+                before += 1
                 if first_day is not None and t[1] >= first_day:
                     problems.append(f"{t[0]}: an earlier value of {mid} is said on or after the day of its "
                                     f"correction (day {first_day}); say it on an earlier day")
+        if olds and not before:
+            problems.append(f"{name}: its earlier value is never said before the correction")
         nears = [str(d.get("value", "")).lower() for d in m.get("distractors", ()) if str(d.get("value", "")).strip()]
         for t in turns:
             holds_near = any(v in t[3] for v in nears)
@@ -141,6 +152,28 @@ def mark_problems(memory: list[dict[str, Any]], turns: list[MarkedTurn]) -> list
                 problems.append(f"{t[0]}: holds a near-miss of {mid} but is not marked distractor")
             if mid in t[6] and not holds_near:
                 problems.append(f"{t[0]}: marked distractor for {mid} but holds none of its near-miss values")
+    return problems
+
+
+def _spoken_time_problems(draft: TaskDraft, sessions: list[Session], dates: list[date | None]) -> list[str]:
+    """A time said as people say it ("Thursday next week at 14:00") must name the piece's value
+    on the day of every turn that states it."""
+    problems = []
+    for piece in draft.memory:
+        try:
+            value = datetime.strptime(piece.value, "%Y-%m-%d %H:%M")
+        except ValueError:
+            continue
+        if not piece.said_as:
+            continue
+        for session, day in zip(sessions, dates):
+            for number, turn in enumerate(session.turns, 1):
+                if piece.id not in turn.evidence or day is None:
+                    continue
+                named = resolve_phrase(piece.said_as, day)
+                if named is not None and named != value:
+                    problems.append(f"{_where(session.day, number)}: {piece.said_as!r} said on {day} names "
+                                    f"{named:%Y-%m-%d %H:%M}, not memory {piece.id}'s {piece.value}")
     return problems
 
 
@@ -222,6 +255,7 @@ def check_dialogue(draft: TaskDraft, sessions: Iterable[Session | Mapping[str, A
     problems += mark_problems([p.to_dict() for p in draft.memory],
                               [(where, session_day, turn.role, low, turn.evidence, turn.superseded, turn.distractor)
                                for (where, turn, low), session_day in zip(flat, _days(sessions))])
+    problems += _spoken_time_problems(draft, sessions, dates)
     intent = draft.intent or ""
     for piece in draft.memory:
         if piece.value and says_value(intent, piece.value):
