@@ -5,7 +5,9 @@ folder, or reads an existing one (``--dataset DIR``), and prints each figure wit
 PASS or MISS (``info`` where there is no target):
 
 - text: distinct-utterance share, cross-task verbatim share (target <= 20 %), repeats inside a
-  history (target: none), work-turn share (target >= 30 %) -- ``verifier.gameability.text_stats``;
+  history (target: none), work-turn share (target >= 30 %), near repeats of user utterances
+  (another line with only its fillers, names or punctuation changed; target <= 2 %) --
+  ``verifier.gameability.text_stats``;
 - gameability: each shallow detector's precision (target <= 0.35) and recall on the evidence
   turns -- ``verifier.gameability.gameability``;
 - memory dynamics: the share of tasks with a knowledge update (target >= 30 %), a distractor
@@ -60,7 +62,8 @@ from backends.dataset import iter_tasks  # noqa: E402
 from harness.context import ContextConfig, build_context  # noqa: E402
 from orchestrator.card import statistics  # noqa: E402
 from verifier.design_stats import design_figures  # noqa: E402
-from verifier.adversary import ADVERSARIES, ISOLATION_TARGET, PRECISION_TARGET, evaluate, thread_evidence_share  # noqa: E402
+from verifier.adversary import (ADVERSARIES, ISOLATION_TARGET, PRECISION_TARGET, evaluate,  # noqa: E402
+                               last_value_misleads, thread_evidence_share)
 from verifier.gameability import DETECTORS, DYNAMICS, THRESHOLD, dynamics, gameability, text_stats  # noqa: E402
 
 TOP_K = 5
@@ -74,8 +77,10 @@ PLUS_SHAPE_TARGETS = {"sessions_per_conversation": 28.0, "utterances_per_session
 SHAPE_TOLERANCE = 0.20
 RECALL_TARGET = 0.40  # BM25 top-10
 THREAD_EVIDENCE_TARGET = 0.35
+LAST_VALUE_TARGET = 0.20
 CROSS_TASK_TARGET = 0.20
 WORK_TURN_TARGET = 0.30
+NEAR_REPEAT_TARGET = 0.02
 FAMILY_TARGET = 40
 PHRASING_TARGET = 5
 HARD_STEPS_TARGET = 6
@@ -195,6 +200,9 @@ def figures(records: list[dict[str, Any]], shape_targets: dict[str, float] | Non
               f"{text['repeats']} in {text['histories_with_repeats']} histories", "0", text["repeats"] == 0),
         _line("work-turn share", text["work_turn_share"], f"{100 * text['work_turn_share']:.1f} %",
               f">= {100 * WORK_TURN_TARGET:.0f} %", text["work_turn_share"] >= WORK_TURN_TARGET),
+        _line("near-repeat share of user utterances", text["near_repeat_share"],
+              f"{100 * text['near_repeat_share']:.2f} %", f"<= {100 * NEAR_REPEAT_TARGET:.0f} %",
+              text["near_repeat_share"] <= NEAR_REPEAT_TARGET),
     ]
     for name in DETECTORS:
         d = game[name]
@@ -217,6 +225,10 @@ def figures(records: list[dict[str, Any]], shape_targets: dict[str, float] | Non
     share = thread_evidence_share(records)
     lines.append(_line("evidence share of turns about the work", share, f"{100 * share:.1f} %",
                        f"<= {100 * THREAD_EVIDENCE_TARGET:.0f} %", share <= THREAD_EVIDENCE_TARGET))
+    misleads, pieces = last_value_misleads(records)
+    lines.append(_line("last value said is not the final one", misleads,
+                       f"{100 * misleads:.1f} % of {pieces} corrected pieces",
+                       f">= {100 * LAST_VALUE_TARGET:.0f} %", misleads >= LAST_VALUE_TARGET))
     for name, target in (shape_targets or SHAPE_TARGETS).items():
         value = shape[name]
         lines.append(_line(name.replace("_", " "), value, f"{value:,.1f}",

@@ -13,35 +13,30 @@ Marks: a turn stating a piece's final value lists it in ``evidence``; an earlier
 in ``superseded``; a near-miss in ``distractor``. Task turns carry ``thread`` "t<n>", other work
 "w<n>". No other turn holds any of those values (checked as text is composed).
 
-Banks are files of entries separated by ``---``; ``#`` lines are comments; ``@key: value`` lines
-tag the entry; ``U:``/``A:``/``T:`` lines are user / assistant / text lines, each a Jinja2
-template. Banks are parsed and compiled once, at import.
+The thread bank and its parser are ``generators.thread_bank``; other jobs talked about the same
+way (unmarked) are ``generators.decoys``.
 """
 
 from __future__ import annotations
 
 import json
 import random
-from dataclasses import dataclass
+import re
 from datetime import date, datetime, time, timedelta
-from pathlib import Path
-from typing import Any, Callable, Generic, Mapping, Sequence, TypeVar
+from typing import Any, Callable, Mapping, Sequence
 
-import jinja2
-from jinja2 import meta
-
-from generators.history_plan import LONG_HISTORY_DAYS, DayPlan, Event, plan_history
+from generators.decoys import Decoy, changed_value, make_decoys
+from generators.history_plan import LONG_HISTORY_DAYS, P_SPLIT, DayPlan, Event, plan_history
 from generators.model import MemoryPiece, Session, TaskDraft, Turn
 from generators.other_work import OtherWork
 from generators.small_talk import SmallTalk, WordingsExhausted
+from generators.thread_bank import (  # noqa: F401 - the bank's names, as the writer's callers know them
+    _OPENERS, _REPLIES, CUES, GENERIC_ABOUTS, JOBS, P_FULL_NAME, SENTENCE_CUES, THREADS, BankEntry, BankError,
+    BankLine, _Deck, bank_sizes, index_threads, load_bank, namings, parse_bank,
+)
 from office_env import OfficeError, Workspace, mail_store
 from office_env.evaluation.keywords import Keywords
 from office_env.synthesis.check import away_span
-
-TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "templates"
-DIALOGUE_DIR = TEMPLATES_DIR / "dialogue"
-
-_ENV = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=False)
 
 _START_EARLIEST = 8 * 3600 + 30 * 60  # 08:30:00
 _START_LATEST = 10 * 3600  # 10:00:00
@@ -50,126 +45,10 @@ _DATE_FORMAT = "%Y-%m-%d"
 _TS_FORMAT = f"{_DATE_FORMAT}T%H:%M:%S"
 
 
-class BankError(ValueError):
-    """A dialogue bank file is malformed (the message names the file and line)."""
-
-
-# --------------------------------------------------------------------------------------------
-# Banks
-# --------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class BankLine:
-    role: str  # "U", "A" or "T"
-    template: jinja2.Template | None  # None for plain text
-    static: str | None  # the rendered text when the line has no slots
-
-    def render(self, ctx: Mapping[str, Any]) -> str:
-        if self.static is not None:
-            return self.static
-        assert self.template is not None
-        return self.template.render(ctx)
-
-
-@dataclass(frozen=True)
-class BankEntry:
-    lines: tuple[BankLine, ...]
-    tags: Mapping[str, str]
-    needs: frozenset[str]  # the slots this entry uses
-    where: str  # "file:line" of the entry, for messages
-
-    @property
-    def roles(self) -> str:
-        return "".join(line.role for line in self.lines)
-
-    @property
-    def pairs(self) -> int:
-        return len(self.lines) // 2
-
-
-def parse_bank(text: str, name: str = "<bank>") -> tuple[BankEntry, ...]:
-    """Parse one bank file's text into compiled entries (see the module docstring)."""
-    entries: list[BankEntry] = []
-    lines: list[BankLine] = []
-    tags: dict[str, str] = {}
-    needs: set[str] = set()
-    start = 0
-
-    def flush() -> None:
-        nonlocal lines, tags, needs
-        if lines:
-            entries.append(BankEntry(tuple(lines), dict(tags), frozenset(needs), f"{name}:{start}"))
-        elif tags:
-            raise BankError(f"{name}:{start}: entry has tags but no lines")
-        lines, tags, needs = [], {}, set()
-
-    for lineno, raw in enumerate(text.splitlines(), 1):
-        line = raw.strip()
-        if line == "---":
-            flush()
-            continue
-        if not line or line.startswith("#"):
-            continue
-        if not lines and not tags:
-            start = lineno
-        if line.startswith("@"):
-            key, sep, value = line[1:].partition(":")
-            if not sep or not key.strip():
-                raise BankError(f"{name}:{lineno}: a tag line reads '@key: value'")
-            tags[key.strip()] = value.strip()
-            continue
-        role, sep, body = line.partition(":")
-        if role not in ("U", "A", "T") or not sep:
-            raise BankError(f"{name}:{lineno}: expected 'U: ...', 'A: ...', 'T: ...', '@key: value', '#' or '---'")
-        body = body.strip()
-        if not body:
-            raise BankError(f"{name}:{lineno}: empty {role} line")
-        if "{" not in body:  # plain text: nothing to compile
-            lines.append(BankLine(role, None, body))
-            continue
-        try:
-            ast = _ENV.parse(body)
-            slots = meta.find_undeclared_variables(ast)
-            template = _ENV.from_string(ast)
-        except jinja2.TemplateSyntaxError as exc:
-            raise BankError(f"{name}:{lineno}: template error: {exc.message}") from exc
-        static = template.render() if not slots else None
-        needs |= slots
-        lines.append(BankLine(role, template, static))
-    flush()
-    return tuple(entries)
-
-
-def _check_shape(entries: Sequence[BankEntry], name: str, shape: Callable[[str], bool], what: str) -> None:
-    for entry in entries:
-        if not shape(entry.roles):
-            raise BankError(f"{entry.where}: {name} entries must be {what}, got {entry.roles!r}")
-
-
-def _alternating(roles: str) -> bool:
-    return len(roles) >= 2 and len(roles) % 2 == 0 and all(
-        r == ("U" if i % 2 == 0 else "A") for i, r in enumerate(roles))
-
-
-def load_bank(name: str, directory: Path = DIALOGUE_DIR) -> tuple[BankEntry, ...]:
-    path = directory / name
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise BankError(f"{path}: cannot read dialogue bank ({exc.strerror or exc})") from exc
-    entries = parse_bank(text, str(path))
-    if not entries:
-        raise BankError(f"{path}: the bank has no entries")
-    return entries
-
-
-
 # --------------------------------------------------------------------------------------------
 # Helpers
 # --------------------------------------------------------------------------------------------
 
-T = TypeVar("T")
 
 
 def working_days_before(day: date, count: int) -> list[date]:
@@ -182,34 +61,6 @@ def working_days_before(day: date, count: int) -> list[date]:
             out.append(current)
     out.reverse()
     return out
-
-
-class _Deck(Generic[T]):
-    """Draws items in shuffled order without repeats until the deck is exhausted, then reshuffles."""
-
-    def __init__(self, items: Sequence[T], rng: random.Random) -> None:
-        self.items = list(items)
-        self.rng = rng
-        self.cards: list[T] = []
-
-    def draw(self, accept: Callable[[T], Any]) -> Any:
-        """Return the first ``accept(item)`` that is not None; None if no item is accepted."""
-        if not self.items:
-            return None
-        for _ in range(len(self.items) + 1):
-            if not self.cards:
-                self.cards = list(self.items)
-                self.rng.shuffle(self.cards)
-            result = accept(self.cards.pop())
-            if result is not None:
-                return result
-        order = list(self.items)
-        self.rng.shuffle(order)
-        for item in order:
-            result = accept(item)
-            if result is not None:
-                return result
-        return None
 
 
 def timestamps(day: date, n: int, rng: random.Random) -> list[str]:
@@ -242,83 +93,6 @@ def _stamp(midnight: datetime, prefix: str, seconds: int) -> str:
     return (midnight + timedelta(seconds=seconds)).strftime(_TS_FORMAT)
 
 
-
-
-# --------------------------------------------------------------------------------------------
-# The thread bank
-# --------------------------------------------------------------------------------------------
-
-_MOVES = ("raise", "raise_reply", "state", "correct", "ask", "after", "distract", "lead", "recap", "recap_reply",
-          "about", "mention", "mention_reply", "split", "prompt", "answer", "decline")
-_MOVE_ROLES = {"raise": "U", "raise_reply": "A", "state": "U", "correct": "U", "ask": "A", "after": "A",
-               "distract": "U", "lead": "T", "recap": "U", "recap_reply": "A", "about": "T", "mention": "U",
-               "mention_reply": "A", "split": "U", "prompt": "A", "answer": "U", "decline": "U"}
-
-
-# What a thread line may name: the work (about, About), the user, the day and part of day, the
-# piece's value, a near miss's sentence and a colleague (``HistoryWriter._ctx``); another name
-# would fail only when its line is drawn, so it is refused when the bank is read.
-_THREAD_SLOTS = frozenset({"about", "About", "user", "weekday", "when", "value", "text", "who"})
-
-
-def index_threads(entries: Sequence[BankEntry]) -> dict[tuple[str, str], tuple[BankEntry, ...]]:
-    """The thread bank's entries by (move, cue), each checked for its move, roles and slots."""
-    out: dict[tuple[str, str], list[BankEntry]] = {}
-    for entry in entries:
-        move = entry.tags.get("move", "")
-        if move not in _MOVES:
-            raise BankError(f"{entry.where}: @move must be one of {', '.join(_MOVES)}")
-        unknown = sorted(entry.needs - _THREAD_SLOTS)
-        if unknown:
-            raise BankError(f"{entry.where}: unknown slot {{{{ {unknown[0]} }}}}; a thread line may use "
-                            f"{', '.join(sorted(_THREAD_SLOTS))}")
-        if entry.roles != _MOVE_ROLES[move]:
-            raise BankError(f"{entry.where}: a {move} entry is one {_MOVE_ROLES[move]} line, got {entry.roles!r}")
-        out.setdefault((move, entry.tags.get("cue", "any")), []).append(entry)
-    for move in _MOVES:
-        if not any(m == move for m, _ in out):
-            raise BankError(f"threads.j2: no '@move: {move}' entry")
-    return {key: tuple(value) for key, value in out.items()}
-
-
-THREADS = index_threads(load_bank("threads.j2"))
-CUES = frozenset(cue for (move, cue) in THREADS if move == "state" and cue != "any")
-# Cues whose line carries the piece's whole sentence, not only its value: a note (said as it is),
-# a question (asked as one) and a request (an instruction of the user, said after a lead-in).
-SENTENCE_CUES = frozenset({"note", "asked", "requested"})
-GENERIC_ABOUTS = tuple(e.lines[0].render({}) for e in THREADS[("about", "any")])
-
-
-_OPENERS = ("Okay.", "Right.", "Sure.", "Mm.", "Fine.", "Alright.", "Ah.", "I see.", "Oh.", "Thanks.")
-_REPLIES = ("after", "raise_reply", "recap_reply", "mention_reply", "prompt")
-_POSTMODIFIERS = (" for ", " of ", " about ", " from ", " with ", " on ", " to ", " in ")
-P_FULL_NAME = 0.3  # after it is raised, the share of a thread's lines that call the work by its full name
-
-
-def namings(about: str) -> tuple[str, ...]:
-    """The ways a person calls one piece of work: its full name first, then shorter ones ("the
-    invoice reminder": "the reminder", "that reminder", "this reminder", "that one"; "the
-    module 1 figure for Henrik Calloway": also "the module 1 figure")."""
-    full = " ".join(about.split())
-    core = full
-    for sep in _POSTMODIFIERS:
-        core = core.split(sep)[0]
-    out = [full]
-    if core != full and len(core.split()) > 1:
-        out.append(core)
-    head = core.split()[-1] if core.split() else ""
-    if " and " not in core and head.isalpha() and len(head) > 2 and head.lower() not in ("one", "thing", "it"):
-        out += [f"the {head}", f"that {head}", f"this {head}"]
-    out.append("that one")
-    return tuple(dict.fromkeys(out))
-
-
-def bank_sizes() -> dict[str, int]:
-    """Number of entries per (move) of the thread bank (for reports and tests)."""
-    sizes: dict[str, int] = {}
-    for (move, _), entries in THREADS.items():
-        sizes[move] = sizes.get(move, 0) + len(entries)
-    return sizes
 
 
 # --------------------------------------------------------------------------------------------
@@ -429,6 +203,7 @@ class HistoryWriter:
         colleague away; the other work names none of them doing anything on those days, and the
         small talk of those days does not name them."""
         self.rng = rng
+        self.shape_seed = rng.random()  # drawn first: what lines must avoid never changes the days' lengths
         # what the agent must find in the office: no line says it, even by chance ("4" in "4 pm")
         self.answers = Keywords(str(a) for a in answers if str(a).strip())
         self.work_share = _WORK_SHARE if work_share is None else work_share
@@ -441,6 +216,7 @@ class HistoryWriter:
                                colleagues=[c for c in colleagues if clean(c)], company=company if clean(company) else "",
                                city=city, projects=[p for p in projects if clean(p)], avoid=clean,
                                absences=absences)
+        self.small.strict = True  # other work fills in when small talk runs dry (``_talk``)
         self.work = OtherWork(rng=rng, user_first=self.user, colleagues=[c for c in colleagues if clean(c)],
                               company=company if clean(company) else "", projects=[p for p in projects if clean(p)],
                               files=[f for f in files if clean(f)], avoid=clean, currency=currency,
@@ -455,6 +231,10 @@ class HistoryWriter:
         names = {p.about: namings(p.about) for p in self.pieces if p.about and clean(p.about)}
         shared = {n for ns in names.values() for n in ns[1:] if sum(n in other for other in names.values()) > 1}
         self.names = {about: (ns[0], *[n for n in ns[1:] if n not in shared and clean(n)]) for about, ns in names.items()}
+        self.task_words = {w for about in names for w in re.findall(r"[a-z]+", about.lower()) if len(w) > 3}
+        self.decoys: list[Decoy] | None = None  # made on the first day (generators.decoys)
+        self.decoy_threads: dict[str, str] = {}
+        self.decoy_turn = 0
 
     def clean(self, text: str) -> bool:
         low = text.lower()
@@ -518,7 +298,7 @@ class HistoryWriter:
         free = [c for c in self.colleagues if not any(n == c and a <= day <= b for n, a, b in self.absences)]
         return self.rng.choice(free) if free else ""
 
-    def _ctx(self, event: Event, when: datetime) -> dict[str, Any]:
+    def _ctx(self, event: Event, when: datetime, answer: bool = False) -> dict[str, Any]:
         piece = event.piece
         if piece is not None and piece.about and self.clean(piece.about):
             names = self.names.get(piece.about)
@@ -526,6 +306,8 @@ class HistoryWriter:
                 names = self.names[piece.about] = (piece.about, *[n for n in namings(piece.about)[1:] if self.clean(n)])
             about = names[0] if event.move == "raise" or len(names) == 1 or self.rng.random() < P_FULL_NAME \
                 else self.rng.choice(names[1:])
+            if answer and len(names) > 1:  # the second turn of a split detail never names the work in full
+                about = self.rng.choice(names[1:])
         else:
             # one filler per work: pieces about the same thing keep the same words for it
             key = ("about", piece.about) if piece is not None and piece.about else (piece.id if piece else event.thread)
@@ -537,8 +319,8 @@ class HistoryWriter:
 
     def _user_line(self, event: Event, when: datetime, answer: bool = False) -> tuple[str, dict[str, tuple[str, ...]]]:
         """The user's line for ``event``; ``answer``: the second turn of a split detail (the
-        value alone, the work not named)."""
-        ctx = self._ctx(event, when)
+        value, the work at most called by a short name)."""
+        ctx = self._ctx(event, when, answer)
         piece = event.piece
         marks: dict[str, tuple[str, ...]] = {}
         if event.mark and piece is not None:
@@ -627,12 +409,110 @@ class HistoryWriter:
             self.said.add(text)
         return turns
 
+    # -- other jobs talked about like the task's (generators.decoys) ---------------------------
+
+    def _decoy_ok(self, text: str) -> bool:
+        """A decoy's name or value: clean, and sharing no word with a name of the task's work."""
+        return self.clean(text) and not (self.task_words & set(re.findall(r"[a-z]+", text.lower())))
+
+    def _decoys_for(self, plan: DayPlan) -> list[Decoy]:
+        """The history's decoys, made on its first day from the task's pieces (or, for a writer
+        given one day's events, from theirs)."""
+        if self.decoys is None:
+            pieces = self.pieces or list({e.piece.id: e.piece for e in plan.events if e.piece is not None}.values())
+            self.task_words |= {w for p in pieces for w in re.findall(r"[a-z]+", p.about.lower()) if len(w) > 3}
+            self.decoys = make_decoys(pieces, JOBS, plan.date, self.rng, self.colleagues, self._decoy_ok)
+            for decoy in self.decoys:
+                self.work_threads += 1
+                self.decoy_threads[decoy.about] = f"w{min(self.work_threads, 99)}"
+        return self.decoys
+
+    def _free_on(self, value: str, when: datetime) -> bool:
+        """Whether ``value`` names no colleague the office shows away on ``when``'s day."""
+        day = when.date()
+        return not any(first <= day <= last and re.search(rf"\b{re.escape(name)}\b", value)
+                       for name, first, last in self.absences)
+
+    def _decoy_ctx(self, decoy: Decoy, when: datetime, full: bool = False) -> dict[str, Any]:
+        names = self.names.get(decoy.about)
+        if names is None:
+            names = self.names[decoy.about] = (decoy.about, *[n for n in namings(decoy.about)[1:] if self.clean(n)])
+        about = names[0] if full or len(names) == 1 or self.rng.random() < P_FULL_NAME else self.rng.choice(names[1:])
+        return {"about": about, "About": about[:1].upper() + about[1:], "user": self.user,
+                "weekday": when.strftime("%A"), "when": _part_of_day(when), "who": self._who(when)}
+
+    def decoy_block(self, pairs: int, clock: "_Clock") -> list[TurnSpec]:
+        """``pairs`` pairs about the decoys (one at a time, in turn): raised as work for later,
+        then its details in the task's own sentences (some in two turns), a detail changed, or
+        talk about it without details. A pair that finds no fresh wording is left out."""
+        turns: list[TurnSpec] = []
+        left = pairs
+        while left > 0 and self.decoys:
+            decoy = self.decoys[self.decoy_turn % len(self.decoys)]
+            self.decoy_turn += 1
+            thread = self.decoy_threads[decoy.about]
+            try:
+                lines = self._decoy_lines(decoy, clock.peek(), left)
+            except ValueError:
+                lines = []
+            if not lines:
+                break
+            for user, reply in lines:
+                turns.append(("user", user, {}, thread))
+                clock.tick()
+                turns.append(("assistant", reply, {}, thread))
+                clock.tick()
+            left -= len(lines)
+        return turns
+
+    def _decoy_lines(self, decoy: Decoy, when: datetime, room: int) -> list[tuple[str, str]]:
+        ctx = self._decoy_ctx(decoy, when, full=not decoy.raised)
+        if not decoy.raised:
+            decoy.raised = True
+            return [(self._line("job_raise", "any", ctx), self._line("raise_reply", "any", ctx, question=False))]
+        if decoy.said < len(decoy.details) and self._free_on(decoy.details[decoy.said][1], when) \
+                and self.rng.random() < 0.7:
+            piece, value = decoy.details[decoy.said]
+            decoy.said += 1
+            cue = piece.cue if piece.cue in CUES else "note"
+            if room >= 2 and self.rng.random() < P_SPLIT:
+                lead = self._line("split", "any", ctx)
+                ask = self._line("ask", piece.cue, ctx)
+                ask = ask if ask.rstrip().endswith("?") else self._line("prompt", "any", ctx)
+                answer = self._line("answer", "any", {**ctx, "value": value}, value)
+                return [(lead, ask), (answer, self._line("after", "any", ctx, question=False))]
+            text = self._line("state", cue, {**ctx, "value": value}, value)
+            return [(self._lead(text), self._line("after", "any", ctx, question=False))]
+        if decoy.said and self.rng.random() < 0.3:  # a detail said already changes
+            index = self.rng.randrange(decoy.said)
+            piece, old = decoy.details[index]
+            new = None if not self._free_on(old, when) else changed_value(decoy, piece, old, when.date(), self.rng, self.colleagues, self._decoy_ok)
+            if new is not None and self._free_on(new, when):
+                decoy.details[index] = (piece, new)
+                text = self._line("correct", "any", {**ctx, "value": new}, new)
+                return [(text, self._line("after", "any", ctx, question=False))]
+        return [(self._line("mention", "any", ctx), self._line("mention_reply", "any", ctx, question=False))]
+
     # -- the day ------------------------------------------------------------------------------
+
+    def _edge(self, make: Callable[[datetime], list[tuple[str, str]]], when: datetime) -> list[tuple[str, str]]:
+        """A session's opening or closing pair: fresh if it can be, else one like an earlier
+        day's (people greet alike), else none (weeks of history may start on the point)."""
+        for strict in (True, False):
+            self.small.strict = strict
+            try:
+                return make(when)
+            except WordingsExhausted:
+                continue
+            finally:
+                self.small.strict = True
+        return []
 
     def _talk(self, kind: str, when: datetime, pairs: int) -> tuple[list[tuple[str, str]], str]:
         """``pairs`` pairs of other work (``kind`` "work") or small talk, and their thread mark.
-        Weeks of history can use up one kind's fresh wordings: the other kind takes over, and when
-        both are spent the pairs are left out (a shorter day), never an error."""
+        Weeks of history can use up one kind's fresh wordings: the other kind takes over; when both
+        are spent a story may be told again, and failing that the pairs are left out (a shorter
+        day), never an error."""
         for which in ((kind, "small" if kind == "work" else "work")):
             try:
                 if which == "work":
@@ -643,13 +523,21 @@ class HistoryWriter:
                 return self.small.exchange(when, pairs), ""
             except (WordingsExhausted, RuntimeError):
                 continue
-        return [], ""
+        self.small.strict = False  # last resort: a story told again rather than a day cut short
+        try:
+            return self.small.exchange(when, pairs), ""
+        except WordingsExhausted:
+            return [], ""
+        finally:
+            self.small.strict = True
 
     def day(self, plan: DayPlan, utterances: int) -> Session:
         rng = self.rng
         lo, hi = -(-utterances * 9 // 10), utterances * 11 // 10
         evens = [n for n in range(lo, hi + 1) if n % 2 == 0]
-        pairs = max(2, (rng.choice(evens) if evens else utterances + utterances % 2) // 2)
+        # a day's length has a stream of its own: what the wording had to avoid does not change it
+        shape = random.Random(f"{self.shape_seed}:{plan.day}")
+        pairs = max(2, (shape.choice(evens) if evens else utterances + utterances % 2) // 2)
         by_thread: dict[str, list[Event]] = {}
         for event in plan.events:
             by_thread.setdefault(event.thread, []).append(event)
@@ -663,7 +551,10 @@ class HistoryWriter:
         work_pairs = min(room, max(1 if short else 2, round(self.work_share * pairs) - task_pairs))
         small_pairs = room - work_pairs
         blocks: list[tuple[str, Any]] = [("task", events) for events in by_thread.values()]
-        blocks += [("work", n) for n in _split(work_pairs, 1, 3, rng)]
+        decoys = self._decoys_for(plan)
+        decoy_pairs = min(work_pairs - (0 if short else 1), max(1, task_pairs)) if decoys else 0
+        blocks += [("work", n) for n in _split(work_pairs - decoy_pairs, 1, 3, rng)]
+        blocks += [("decoy", n) for n in _split(decoy_pairs, 1, 3, rng)]
         smalls = [("small", n) for n in _split(small_pairs, 1, 4, rng)]
         # Task blocks keep their order; the rest is shuffled around them.
         rest = blocks[len(by_thread):] + smalls
@@ -682,8 +573,9 @@ class HistoryWriter:
         clock = _Clock(plan.date, 2 * (opens + closes + task_pairs + room), rng)
         specs: list[TurnSpec] = []
         if opens:
-            specs += [(r, t, {}, "") for r, t in self.small.opener(clock.peek())]
-            clock.tick(2)
+            opener = self._edge(self.small.opener, clock.peek())
+            specs += [(r, t, {}, "") for r, t in opener]
+            clock.tick(len(opener))
         breaks_at = rng.randrange(1, len(order)) if len(order) > 3 and rng.random() < 0.35 else -1
         for index, (kind, item) in enumerate(order):
             if index == breaks_at:
@@ -691,12 +583,20 @@ class HistoryWriter:
             if kind == "task":
                 specs += self.thread_block(item, clock)
                 continue
+            if kind == "decoy":
+                decoy_turns = self.decoy_block(item, clock)
+                specs += decoy_turns
+                item -= len(decoy_turns) // 2  # what the decoys could not fill goes to other talk
+                if item <= 0:
+                    continue
+                kind = "work"
             turns, thread = self._talk(kind, clock.peek(), item)
             specs += [(r, t, {}, thread) for r, t in turns]
             clock.tick(len(turns))
         if closes:
-            specs += [(r, t, {}, "") for r, t in self.small.closer(clock.peek())]
-            clock.tick(2)
+            closer = self._edge(self.small.closer, clock.peek())
+            specs += [(r, t, {}, "") for r, t in closer]
+            clock.tick(len(closer))
         stamps = clock.stamps[:len(specs)]
         turns = tuple(Turn(role=role, text=text, ts=ts, evidence=marks.get("evidence", ()),  # type: ignore[arg-type]
                            superseded=marks.get("superseded", ()), distractor=marks.get("distractor", ()),

@@ -112,6 +112,30 @@ def relative_phrase(when: datetime, said_on: date) -> str | None:
     return None
 
 
+def relative_day(day: date, said_on: date) -> str | None:
+    """``day`` as said on ``said_on`` without a clock: "tomorrow", "this Thursday", "Thursday
+    next week"; None when it is further off (or not ahead)."""
+    phrase = relative_phrase(datetime.combine(day, datetime.min.time()), said_on)
+    return phrase.rsplit(" at ", 1)[0] if phrase else None
+
+
+DAY_CUES = ("session_day", "meeting_day", "move_day")  # values such as "Monday June 16"
+P_RELATIVE_DAY = 0.7  # share of such days said relative to the day they are said on, when near
+
+
+def day_value(value: str, said_on: date) -> date | None:
+    """A day written "Monday June 16", the first such date on or after ``said_on`` (its weekday
+    must agree), or None."""
+    for year in (said_on.year, said_on.year + 1):
+        try:
+            day = datetime.strptime(f"{value} {year}", "%A %B %d %Y").date()
+        except ValueError:
+            return None
+        if day >= said_on:
+            return day if day.strftime("%A") == value.split()[0] else None
+    return None
+
+
 def spoken_phrase(when: datetime, said_on: date) -> str:
     """``when`` as said on ``said_on``: relative when near (:func:`relative_phrase`), else the
     weekday, day and month ("Monday 16 June at 12:00"), never an ISO stamp."""
@@ -133,7 +157,14 @@ def resolve_phrase(phrase: str, said_on: date) -> datetime | None:
         clock = datetime.strptime(words[-1], "%H:%M").time()
     except ValueError:
         return None
-    head = words[:-1]
+    day = resolve_day(" ".join(words[:-1]), said_on)
+    return datetime.combine(day, clock) if day is not None else None
+
+
+def resolve_day(phrase: str, said_on: date) -> date | None:
+    """The day a spoken day ("tomorrow", "this Thursday", "Thursday next week", "Monday 16
+    June") said on ``said_on`` names, or None."""
+    head = phrase.lower().split()
     monday = said_on - timedelta(days=said_on.weekday())
     day: date | None = None
     if head == ["tomorrow"]:
@@ -152,7 +183,7 @@ def resolve_phrase(phrase: str, said_on: date) -> datetime | None:
             if candidate >= said_on and _WEEKDAYS[candidate.weekday()] == head[0]:
                 day = candidate
                 break
-    return datetime.combine(day, clock) if day is not None else None
+    return day
 
 
 def _meeting_time(value: str) -> datetime | None:
@@ -215,6 +246,12 @@ def plan_history(pieces: list[MemoryPiece], dates: list[date], rng: random.Rando
             if when is not None:  # said as people say it, never as a stamp
                 said = spoken_phrase(when, dates[fix_day])
                 piece = replace(piece, said_as=said)
+            elif relative and piece.cue in DAY_CUES:
+                named = day_value(piece.value, dates[fix_day])
+                phrase = relative_day(named, dates[fix_day]) if named else None
+                if phrase and rng.random() < P_RELATIVE_DAY:
+                    said = phrase
+                    piece = replace(piece, said_as=said)
             move: Move = "correct" if piece.superseded else "state"
             split = move == "state" and rng.random() < P_SPLIT
             days[fix_day].events.append(Event(move, thread, piece, said, mark="evidence", split=split))

@@ -921,6 +921,20 @@ class _Day:
     base: dict[str, str]  # persona and day slots together: the context of the day's exchanges
 
 
+_FILLERS_RE = re.compile(r"^(?:(?:ha|haha|mm|hmm|well|oh|ah|so|right|okay|ok|anyway|honestly|actually|yeah|funny|"
+                         r"and|but|by the way)\b[,.!:]?\s*)+", re.IGNORECASE)
+_CAPITAL_RE = re.compile(r"\b[A-Z][\w'-]*")
+_NOT_WORD_RE = re.compile(r"[^\w\s\u00b7]")
+
+
+def near_key(text: str) -> str:
+    """What two lines share when one only repeats the other: the line without its leading
+    fillers ("Ha,", "Anyway,"), its names and capitalised words, and its punctuation."""
+    core = _FILLERS_RE.sub("", text)
+    core = _CAPITAL_RE.sub("\u00b7", core[:1].lower() + core[1:])
+    return " ".join(_NOT_WORD_RE.sub(" ", core.casefold()).split())
+
+
 class WordingsExhausted(ValueError):
     """A history so long that every fitting small-talk wording was said already (none is said twice)."""
 
@@ -949,12 +963,16 @@ class SmallTalk:
         climate = CITY_CLIMATE.get(city, _DEFAULT_CLIMATE)
         self._climate, self._hemisphere, self._country, self._dark = climate
         self._said: set[str] = set()
+        self._cores: set[str] = set()  # near_key of every line said: no line comes back with another name
         self._facts: dict[str, tuple[_Entry, dict, dict[str, str]]] = {}  # fact pool -> what it says
         self._told: set[str] = set()  # fact pools told in this history
         self._stories: set[int] = set()  # id() of story entries told in this history
         self._drawn: list[tuple[str, object]] = []  # facts and stories drawn in the current exchange
         self._kinds = _KEPT
         self._retell = False  # a story told already may be told again (nothing else fits)
+        # strict: the caller has other talk to fill in with (``WordingsExhausted`` is not the end),
+        # so no story is told again and no line comes back with only its names changed
+        self.strict = False
         self._rare_used: set[str] = set()
         self._topic_uses: dict[str, int] = {}
         self._today: date | None = None
@@ -1426,7 +1444,7 @@ class SmallTalk:
             words = text.count(" ") + 1
             if (words < minimum or words > most or key in said or key in pending
                     or len(text) > _SURELY_SHORT and count_tokens(text) > MAX_TOKENS or repeats_itself(text)
-                    or not self._avoid(text)):
+                    or self.strict and near_key(text) in self._cores or not self._avoid(text)):
                 if rejected is None:
                     rejected = {key}
                 elif key in rejected:
@@ -1437,6 +1455,8 @@ class SmallTalk:
                     rejected.add(key)
                 continue
             pending.add(key)
+            if self.strict:
+                self._cores.add(near_key(text))
             return text
         return None
 
@@ -1581,10 +1601,13 @@ class SmallTalk:
             # No single topic has room for so many pairs now: talk about two things in a row.
             first = pairs // 2
             return self._run(group, when, first) + self._run(group, when, pairs - first)
-        # Only now may a story be told again (a history of weeks has told every one).
-        lines = self._draw_topic(group, when, pairs, retell=True)
-        if lines is not None:
-            return lines
+        # Only now may a story be told again (a history of weeks has told every one), and only
+        # when the caller has nothing else to say (not ``strict``): a history that can fill the
+        # time with other talk never tells the same story twice.
+        if not self.strict:
+            lines = self._draw_topic(group, when, pairs, retell=True)
+            if lines is not None:
+                return lines
         raise WordingsExhausted(f"small talk: cannot compose a {group} of {pairs} pair(s) for {when.isoformat()}: "
                                 "every fitting wording was used already or rejected by avoid()")
 

@@ -23,7 +23,8 @@ Rules, applied in this order; text claimed by an earlier rule is not looked at a
    ``3 o'clock``, ``noon``, ``midnight``, ``midday``, ``morning``, ``afternoon``, ``evening``.
 6. ``number``: integers and decimals, with thousands separators (``12,500.00``; a comma counts
    only before exactly three digits), a currency sign in front (``$``, ``€``, ``£``, ``¥``) and a
-   percent sign, ``percent`` or a currency word after (``15%``, ``30 USD``, ``40 dollars``); also
+   percent sign, ``percent``, a currency word or sign after (``15%``, ``30 USD``, ``40 dollars``,
+   ``1.5$``); a number is taken whole or not at all (never ``1`` of ``1.5``); also
    words that mix letters and digits (``midterm1``, ``Q3``, ``A4``, ``10k``, ``1st``). Number
    words (``three``) are not specifics.
 7. ``app``: ``Word`` (capitalised, or ``MS``/``Microsoft Word``), ``Excel``, ``PDF``,
@@ -112,8 +113,9 @@ _TIMES = (
     re.compile(r"\b(?:noon|midnight|midday|morning|afternoon|evening)\b", re.IGNORECASE),
 )
 _NUMBERS = (
-    re.compile(rf"(?<![\w.$€£¥])(?:[$€£¥]\s?)?{_NUM}"
-               rf"(?:\s?%|\s(?:percent|{CODE}|dollars?|euros?|pounds?)\b)?(?![\w$€£¥])"),
+    # a number is whole or not at all: never "1" of "1.5" (a sign may follow it too: "1.5$/pound")
+    re.compile(rf"(?<![\w.$€£¥])(?:[$€£¥]\s?)?{_NUM}(?![\d.,]\d)"
+               rf"(?:\s?%|\s(?:percent|{CODE}|dollars?|euros?|pounds?)\b|[$€£¥])?(?![\w$€£¥])"),
     re.compile(r"\b(?=[A-Za-z_]*\d)(?=\w*[A-Za-z])\w+\b"),
 )
 APP_PATTERNS = (

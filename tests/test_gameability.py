@@ -247,8 +247,15 @@ def test_text_stats():
     # A repeats "hello!" and "hi." on day 2
     assert stats["repeats"] == 2 and stats["histories_with_repeats"] == 1
     assert stats["work_turn_share"] == pytest.approx(3 / 10)
+    # of 5 user utterances, A's second "hello! " repeats its first
+    assert stats["near_repeat_share"] == pytest.approx(1 / 5)
     assert text_stats([]) == {"utterances": 0, "distinct_share": 0.0, "cross_task_share": 0.0, "repeats": 0,
-                              "histories_with_repeats": 0, "work_turn_share": 0.0}
+                              "histories_with_repeats": 0, "work_turn_share": 0.0, "near_repeat_share": 0.0}
+    # a line said again with other fillers, names or punctuation is a near repeat; another line is not
+    told = record("n", [[u("Ha, ate lunch at my desk, Ada stole a chip."), a("Ha."),
+                         u("Ate lunch at my desk, Marcus stole a chip!"), a("Again?"),
+                         u("Ate lunch in the park, Ada stole a chip.")]])
+    assert text_stats([told])["near_repeat_share"] == pytest.approx(1 / 3)
 
 
 # -- the dataset card -------------------------------------------------------------------------------------

@@ -30,9 +30,10 @@ def short(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def long(tmp_path_factory) -> Path:
-    """One task in the default shape: its history alone is longer than an 8K context."""
+    """One task of 12 days: its history alone is longer than an 8K context (the default 5 days,
+    about 4,500 cl100k tokens, would fit)."""
     out = tmp_path_factory.mktemp("profiles") / "long"
-    assert build(out, 1, BuildConfig(seed=21), workers=1).accepted == 1
+    assert build(out, 1, BuildConfig(seed=21, days=12), workers=1).accepted == 1
     return out
 
 

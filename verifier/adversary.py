@@ -251,3 +251,28 @@ def thread_evidence_share(records: list[dict[str, Any]]) -> float:
                 naming += 1
                 evidence += turn["evidence"]
     return evidence / naming if naming else 0.0
+
+
+def last_value_misleads(records: list[dict[str, Any]]) -> tuple[float, int]:
+    """Among memory pieces with a corrected value, the share whose value said last in the
+    history (the final or an earlier one; the later place in a turn wins) is not the final one:
+    how often "take the last value said" is wrong (target at least 20 %); and how many pieces
+    that is. (Near-miss values are left out: they come anywhere, and often last.)"""
+    wrong = total = 0
+    for record in records:
+        texts = [str(t.get("text") or "").lower() for s in record.get("dialogue") or [] for t in s.get("turns") or []]
+        for piece in record.get("memory") or []:
+            final = _said(piece)
+            others = [v for v in (str(v).lower() for v in piece.get("superseded") or []) if v.strip() and v not in final]
+            if not others or not final:
+                continue
+            last: tuple[int, int, bool] | None = None
+            for index, text in enumerate(texts):
+                for value, is_final in [(final, True), *[(v, False) for v in others]]:
+                    at = text.rfind(value)
+                    if at >= 0 and (last is None or (index, at) > last[:2]):
+                        last = (index, at, is_final)
+            if last is not None:
+                total += 1
+                wrong += not last[2]
+    return (wrong / total if total else 0.0), total

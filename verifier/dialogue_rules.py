@@ -24,7 +24,7 @@ from collections.abc import Iterable, Mapping
 from datetime import date, datetime
 from typing import Any
 
-from generators.history_plan import resolve_phrase
+from generators.history_plan import day_value, resolve_day, resolve_phrase
 from generators.model import Session, TaskDraft, Turn, Verdict
 from generators.specifics import says_value
 
@@ -160,20 +160,26 @@ def _spoken_time_problems(draft: TaskDraft, sessions: list[Session], dates: list
     on the day of every turn that states it."""
     problems = []
     for piece in draft.memory:
-        try:
-            value = datetime.strptime(piece.value, "%Y-%m-%d %H:%M")
-        except ValueError:
-            continue
         if not piece.said_as:
             continue
+        try:
+            value: datetime | None = datetime.strptime(piece.value, "%Y-%m-%d %H:%M")
+        except ValueError:
+            value = None
         for session, day in zip(sessions, dates):
             for number, turn in enumerate(session.turns, 1):
                 if piece.id not in turn.evidence or day is None:
                     continue
-                named = resolve_phrase(piece.said_as, day)
-                if named is not None and named != value:
+                if value is not None:
+                    named: Any = resolve_phrase(piece.said_as, day)
+                    wanted: Any = value
+                else:  # a day ("Monday June 16") said as "Monday next week"
+                    named, wanted = resolve_day(piece.said_as, day), day_value(piece.value, day)
+                    if wanted is None:
+                        continue
+                if named is not None and named != wanted:
                     problems.append(f"{_where(session.day, number)}: {piece.said_as!r} said on {day} names "
-                                    f"{named:%Y-%m-%d %H:%M}, not memory {piece.id}'s {piece.value}")
+                                    f"{named}, not memory {piece.id}'s {piece.value}")
     return problems
 
 

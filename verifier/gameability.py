@@ -32,6 +32,8 @@ import re
 from collections import Counter
 from typing import Any, Iterator
 
+from generators.small_talk import near_key
+
 THRESHOLD = 0.35
 DETECTORS = ("unique_user_turn", "value_token", "acknowledged", "first_last_mention")
 DYNAMICS = ("knowledge_update", "distractor", "multi_session", "relative_time")
@@ -159,6 +161,8 @@ def record_cues(record: dict[str, Any]) -> dict[str, Any]:
     first: dict[str, int] = {}
     last: dict[str, int] = {}
     work = 0
+    cores: set[str] = set()
+    cues["near_repeats"] = 0
     for _, position, turn, following in _turns(record):
         text = _text(turn)
         cues["texts"].append(normalize(text))
@@ -174,6 +178,9 @@ def record_cues(record: dict[str, Any]) -> dict[str, Any]:
             last[token] = position
         if not user:
             continue
+        core = near_key(text)
+        cues["near_repeats"] += core in cores
+        cores.add(core)
         cues["user"].append(position)
         if valued:
             cues["value_token"].append(position)
@@ -284,7 +291,9 @@ def text_stats(records: list[dict[str, Any]], cues: list[dict[str, Any]] | None 
     - ``cross_task_share``: utterances whose text occurs in another task / utterances;
     - ``repeats``: utterances repeating an earlier text of the same history, and
       ``histories_with_repeats``: the histories that have any;
-    - ``work_turn_share``: turns with a ``thread`` mark / all turns.
+    - ``work_turn_share``: turns with a ``thread`` mark / all turns;
+    - ``near_repeat_share``: user utterances that repeat an earlier one of the same history once
+      leading fillers, names and punctuation are set aside (``near_key``) / user utterances.
     """
     cues = _cues(records, cues)
     tasks_with = _tasks_with(cues)
@@ -295,7 +304,9 @@ def text_stats(records: list[dict[str, Any]], cues: list[dict[str, Any]] | None 
     repeats = [len(task) - len(set(task)) for task in texts]
     work = sum(item["work_turns"] for item in cues)
     share = (lambda k: k / utterances) if utterances else (lambda k: 0.0)
+    users = sum(len(item["user"]) for item in cues)
+    near = sum(item.get("near_repeats", 0) for item in cues)
     return {"utterances": utterances, "distinct_share": share(distinct), "cross_task_share": share(cross),
             "repeats": sum(repeats), "histories_with_repeats": sum(1 for r in repeats if r),
-            "work_turn_share": share(work)}
+            "work_turn_share": share(work), "near_repeat_share": near / users if users else 0.0}
 

@@ -1,0 +1,116 @@
+"""Other jobs talked about the way the task's work is: the history's decoys.
+
+A reader who has seen one labelled build learns the sentences that carry a task's details ("Use
+X as the source for Y", "Let's call the file for Y X"). If only the task's work is ever said that
+way, the sentence gives the turn away. So each history also carries one or two jobs for later
+(``Decoy``): named, raised, given details of the same kinds in the same sentences, sometimes
+changed, and talked about without details, like the task's threads; but they are not the task,
+the user says they are for later, and no mark points at them.
+
+A decoy's details mirror the task's: for each memory piece whose value has a shape that can be
+made up without touching the office (a file of its own, a colleague, a count, a time, a day, a
+duration), the decoy gets a detail with the same cue and a value of that shape. What cannot be
+made up (a sheet's column, a mail's subject, a sentence) is left out.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from dataclasses import dataclass
+from datetime import date, timedelta
+from typing import Callable, Sequence
+
+from generators.model import MemoryPiece
+
+MAX_DETAILS = 4
+_FILE_RE = re.compile(r"^[\w-]+(?:\.(docx|xlsx|pdf|txt|csv|pptx))?$")
+_PERSON_RE = re.compile(r"^[A-Z][a-z]+(?: [A-Z][a-z'-]+)+$")
+_CLOCK_RE = re.compile(r"^\d{1,2}:\d{2}$")
+_WINDOW_RE = re.compile(r"^\d{1,2}:\d{2}-\d{1,2}:\d{2}$")
+_DURATION_RE = re.compile(r"^\d+ minutes$")
+_NUMBER_RE = re.compile(r"^\d+(?:\.\d+)?$")
+_DAY_RE = re.compile(r"^(Monday|Tuesday|Wednesday|Thursday|Friday) [A-Z][a-z]+ \d{1,2}$")
+_STAMP_RE = re.compile(r"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}$")
+_TITLE_CUES = ("meeting_title", "move_title")
+_FILE_CUES = ("source_file", "document", "output_file", "compare_file", "previous_notes")
+_TITLE_ENDS = ("check-in", "review", "catch-up", "sync", "planning")
+
+
+@dataclass
+class Decoy:
+    """One job for later: its name and its details (the task's piece it mirrors, its value),
+    said in order (``said`` of them so far)."""
+
+    about: str
+    details: list[tuple[MemoryPiece, str]]
+    said: int = 0
+    raised: bool = False
+
+
+def _words(about: str) -> list[str]:
+    return [w for w in re.findall(r"[a-z]+", about.lower()) if w not in ("the", "a", "an", "for", "of", "and")]
+
+
+def make_value(piece: MemoryPiece, about: str, start: date, rng: random.Random,
+               people: Sequence[str]) -> str | None:
+    """A made-up value with the shape (and cue) of ``piece``'s, for the job ``about``; None when
+    that shape cannot be made up safely."""
+    value, cue = piece.value.strip(), piece.cue
+    ahead = start + timedelta(days=rng.randint(15, 40))
+    while ahead.weekday() > 4:
+        ahead += timedelta(days=1)
+    if cue in _TITLE_CUES:
+        return f"{' '.join(_words(about)[:2]).capitalize()} {rng.choice(_TITLE_ENDS)}"
+    if _STAMP_RE.match(value):  # said as a day and a clock, like the task's times
+        return f"{ahead.strftime('%A')} {ahead.day} {ahead.strftime('%B')} at {rng.randint(9, 16)}:{rng.choice(('00', '30'))}"
+    if _DAY_RE.match(value):
+        return f"{ahead.strftime('%A %B')} {ahead.day}"
+    if _WINDOW_RE.match(value):
+        first = rng.randint(8, 11)
+        return f"{first}:00-{first + rng.randint(5, 8)}:00"
+    if _CLOCK_RE.match(value):
+        return f"{rng.randint(9, 16)}:{rng.choice(('00', '30'))}"
+    if _DURATION_RE.match(value):
+        return f"{rng.choice((15, 20, 45, 90))} minutes"
+    if _NUMBER_RE.match(value):
+        whole = "".join(str(rng.randint(1, 9)) for _ in range(max(1, len(value.split('.')[0]))))
+        return whole + (f".{rng.randint(10, 99)}" if "." in value else "")
+    if _PERSON_RE.match(value) and people:
+        return rng.choice(list(people))
+    found = _FILE_RE.match(value)
+    if cue in _FILE_CUES and found and ("_" in value or found.group(1)):
+        month = ahead.strftime("%b").lower()
+        stem = "_".join(_words(about)[:2] + [rng.choice(("notes", "plan", "draft", "list", "summary"))])
+        return f"{stem}_{month}{ahead.day}" + (f".{found.group(1)}" if found.group(1) else "")
+    return None
+
+
+def make_decoys(pieces: Sequence[MemoryPiece], jobs: Sequence[str], start: date, rng: random.Random,
+                people: Sequence[str], ok: Callable[[str], bool], count: int = 2) -> list[Decoy]:
+    """Up to ``count`` jobs named from ``jobs`` (names that pass ``ok``), each with details
+    mirroring ``pieces`` (values that pass ``ok``; at most :data:`MAX_DETAILS`)."""
+    out: list[Decoy] = []
+    names = [j for j in jobs if ok(j)]
+    rng.shuffle(names)
+    for about in names[:count]:
+        details: list[tuple[MemoryPiece, str]] = []
+        for piece in pieces:
+            value = make_value(piece, about, start, rng, people)
+            if value and ok(value) and piece.cue and all(value != v for _, v in details):
+                details.append((piece, value))
+            if len(details) == MAX_DETAILS:
+                break
+        if details:
+            out.append(Decoy(about, details))
+    return out
+
+
+def changed_value(decoy: Decoy, piece: MemoryPiece, old: str, start: date, rng: random.Random,
+                  people: Sequence[str], ok: Callable[[str], bool]) -> str | None:
+    """A new value for a decoy detail said already (its change of plan), or None."""
+    for _ in range(4):
+        value = make_value(piece, decoy.about, start + timedelta(days=rng.randint(1, 9)), rng, people)
+        if value and value != old and ok(value):
+            return value
+    return None
