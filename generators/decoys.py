@@ -8,9 +8,9 @@ changed, and talked about without details, like the task's threads; but they are
 the user says they are for later, and no mark points at them.
 
 A decoy's details mirror the task's: for each memory piece whose value has a shape that can be
-made up without touching the office (a file of its own, a colleague, a count, a time, a day, a
-duration), the decoy gets a detail with the same cue and a value of that shape. What cannot be
-made up (a sheet's column, a mail's subject, a sentence) is left out.
+made up without touching the office (a file of its own, a person outside the office, a count, a
+time, a day, a duration, a mail still to come, a field of its own sheet), the decoy gets a detail
+with the same cue and a value of that shape. What cannot be made up (a sentence) is left out.
 """
 
 from __future__ import annotations
@@ -35,6 +35,11 @@ _STAMP_RE = re.compile(r"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}$")
 _TITLE_CUES = ("meeting_title", "move_title")
 _FILE_CUES = ("source_file", "document", "output_file", "compare_file", "previous_notes")
 _TITLE_ENDS = ("check-in", "review", "catch-up", "sync", "planning")
+_SUBJECT_CUES = ("mail_subject", "subject")
+_SUBJECT_ENDS = ("next steps", "first thoughts", "dates", "question", "plan")
+# cues whose value names a column, a group or a point of a sheet or a note: a field of the job's own
+_FIELD_CUES = ("column_total", "filter_value", "question", "memo_point", "agenda_point", "budget_line",
+               "reply_point", "row_order", "new_starter", "vendor", "supplier")
 
 
 @dataclass
@@ -53,9 +58,10 @@ def _words(about: str) -> list[str]:
 
 
 def make_value(piece: MemoryPiece, about: str, start: date, rng: random.Random,
-               people: Sequence[str]) -> str | None:
+               people: Sequence[str], fields: Sequence[str] = ()) -> str | None:
     """A made-up value with the shape (and cue) of ``piece``'s, for the job ``about``; None when
-    that shape cannot be made up safely."""
+    that shape cannot be made up safely. ``people``: full names outside the office; ``fields``:
+    what a sheet of such a job holds (for the words a task's piece names a column or a group by)."""
     value, cue = piece.value.strip(), piece.cue
     ahead = start + timedelta(days=rng.randint(15, 40))
     while ahead.weekday() > 4:
@@ -83,11 +89,16 @@ def make_value(piece: MemoryPiece, about: str, start: date, rng: random.Random,
         month = ahead.strftime("%b").lower()
         stem = "_".join(_words(about)[:2] + [rng.choice(("notes", "plan", "draft", "list", "summary"))])
         return f"{stem}_{month}{ahead.day}" + (f".{found.group(1)}" if found.group(1) else "")
+    if cue in _SUBJECT_CUES:  # a mail still to come about the job
+        return f"{' '.join(_words(about)[:2]).capitalize()} {rng.choice(_SUBJECT_ENDS)}"
+    if cue in _FIELD_CUES and fields and re.fullmatch(r"[A-Za-z][\w' -]{0,40}", value):
+        return rng.choice(list(fields))
     return None
 
 
 def make_decoys(pieces: Sequence[MemoryPiece], jobs: Sequence[str], start: date, rng: random.Random,
-                people: Sequence[str], ok: Callable[[str], bool], count: int = 2) -> list[Decoy]:
+                people: Sequence[str], ok: Callable[[str], bool], count: int = 2,
+                fields: Sequence[str] = ()) -> list[Decoy]:
     """Up to ``count`` jobs named from ``jobs`` (names that pass ``ok``), each with details
     mirroring ``pieces`` (values that pass ``ok``; at most :data:`MAX_DETAILS`)."""
     out: list[Decoy] = []
@@ -96,7 +107,7 @@ def make_decoys(pieces: Sequence[MemoryPiece], jobs: Sequence[str], start: date,
     for about in names[:count]:
         details: list[tuple[MemoryPiece, str]] = []
         for piece in pieces:
-            value = make_value(piece, about, start, rng, people)
+            value = make_value(piece, about, start, rng, people, fields)
             if value and ok(value) and piece.cue and all(value != v for _, v in details):
                 details.append((piece, value))
             if len(details) == MAX_DETAILS:
@@ -107,10 +118,10 @@ def make_decoys(pieces: Sequence[MemoryPiece], jobs: Sequence[str], start: date,
 
 
 def changed_value(decoy: Decoy, piece: MemoryPiece, old: str, start: date, rng: random.Random,
-                  people: Sequence[str], ok: Callable[[str], bool]) -> str | None:
+                  people: Sequence[str], ok: Callable[[str], bool], fields: Sequence[str] = ()) -> str | None:
     """A new value for a decoy detail said already (its change of plan), or None."""
     for _ in range(4):
-        value = make_value(piece, decoy.about, start + timedelta(days=rng.randint(1, 9)), rng, people)
+        value = make_value(piece, decoy.about, start + timedelta(days=rng.randint(1, 9)), rng, people, fields)
         if value and value != old and ok(value):
             return value
     return None

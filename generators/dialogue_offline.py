@@ -31,7 +31,7 @@ from generators.model import MemoryPiece, Session, TaskDraft, Turn
 from generators.other_work import OtherWork
 from generators.small_talk import SmallTalk, WordingsExhausted
 from generators.thread_bank import (  # noqa: F401 - the bank's names, as the writer's callers know them
-    _OPENERS, _REPLIES, CUES, GENERIC_ABOUTS, JOBS, P_FULL_NAME, SENTENCE_CUES, THREADS, BankEntry, BankError,
+    _OPENERS, _REPLIES, CUES, GENERIC_ABOUTS, JOB_FIELDS, JOB_PEOPLE, JOBS, P_FULL_NAME, SENTENCE_CUES, THREADS, BankEntry, BankError,
     BankLine, _Deck, bank_sizes, index_threads, load_bank, namings, parse_bank,
 )
 from office_env import OfficeError, Workspace, mail_store
@@ -256,6 +256,8 @@ class HistoryWriter:
                 return False
             if not question and text.rstrip().endswith("?"):
                 return False
+            if self.answers.any_in(text.replace(must, " ") if must else text):  # "a gap or two" says 2
+                return False
             return (not any(v in low for v in self.values if v not in allowed) and text not in self.said
                     and " ".join(low.split()) not in self.banned)
 
@@ -427,6 +429,11 @@ class HistoryWriter:
                 self.decoy_threads[decoy.about] = f"w{min(self.work_threads, 99)}"
         return self.decoys
 
+    def _outsiders(self) -> list[str]:
+        """People a decoy may name: full names from the bank whose first name no colleague has."""
+        firsts = {c.lower() for c in self.colleagues}
+        return [p for p in JOB_PEOPLE if p.split()[0].lower() not in firsts and self.clean(p)]
+
     def _free_on(self, value: str, when: datetime) -> bool:
         """Whether ``value`` names no colleague the office shows away on ``when``'s day."""
         day = when.date()
@@ -486,7 +493,8 @@ class HistoryWriter:
         if decoy.said and self.rng.random() < 0.3:  # a detail said already changes
             index = self.rng.randrange(decoy.said)
             piece, old = decoy.details[index]
-            new = None if not self._free_on(old, when) else changed_value(decoy, piece, old, when.date(), self.rng, self.colleagues, self._decoy_ok)
+            new = None if not self._free_on(old, when) else changed_value(
+                decoy, piece, old, when.date(), self.rng, self._outsiders(), self._decoy_ok, JOB_FIELDS)
             if new is not None and self._free_on(new, when):
                 decoy.details[index] = (piece, new)
                 text = self._line("correct", "any", {**ctx, "value": new}, new)
@@ -552,7 +560,7 @@ class HistoryWriter:
         small_pairs = room - work_pairs
         blocks: list[tuple[str, Any]] = [("task", events) for events in by_thread.values()]
         decoys = self._decoys_for(plan)
-        decoy_pairs = min(work_pairs - (0 if short else 1), max(1, task_pairs)) if decoys else 0
+        decoy_pairs = min(work_pairs - (0 if short else 1), task_pairs + 1) if decoys else 0
         blocks += [("work", n) for n in _split(work_pairs - decoy_pairs, 1, 3, rng)]
         blocks += [("decoy", n) for n in _split(decoy_pairs, 1, 3, rng)]
         smalls = [("small", n) for n in _split(small_pairs, 1, 4, rng)]

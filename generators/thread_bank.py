@@ -176,11 +176,12 @@ class _Deck(Generic[T]):
 # --------------------------------------------------------------------------------------------
 
 _MOVES = ("raise", "raise_reply", "state", "correct", "ask", "after", "distract", "lead", "recap", "recap_reply",
-          "about", "mention", "mention_reply", "split", "prompt", "answer", "decline", "job", "job_raise")
+          "about", "mention", "mention_reply", "split", "prompt", "answer", "decline", "job", "job_raise",
+          "job_person", "job_field")
 _MOVE_ROLES = {"raise": "U", "raise_reply": "A", "state": "U", "correct": "U", "ask": "A", "after": "A",
                "distract": "U", "lead": "T", "recap": "U", "recap_reply": "A", "about": "T", "mention": "U",
                "mention_reply": "A", "split": "U", "prompt": "A", "answer": "U", "decline": "U", "job": "T",
-               "job_raise": "U"}
+               "job_raise": "U", "job_person": "T", "job_field": "T"}
 
 
 # What a thread line may name: the work (about, About), the user, the day and part of day, the
@@ -216,6 +217,8 @@ CUES = frozenset(cue for (move, cue) in THREADS if move == "state" and cue != "a
 SENTENCE_CUES = frozenset({"note", "asked", "requested"})
 GENERIC_ABOUTS = tuple(e.lines[0].render({}) for e in THREADS[("about", "any")])
 JOBS = tuple(e.lines[0].render({}) for e in THREADS[("job", "any")])  # other work for later: the decoys
+JOB_PEOPLE = tuple(e.lines[0].render({}) for e in THREADS[("job_person", "any")])  # people outside the office
+JOB_FIELDS = tuple(e.lines[0].render({}) for e in THREADS[("job_field", "any")])  # what a decoy's sheet holds
 
 
 _OPENERS = ("Okay.", "Right.", "Sure.", "Mm.", "Fine.", "Alright.", "Ah.", "I see.", "Oh.", "Thanks.")

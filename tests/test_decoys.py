@@ -35,9 +35,12 @@ def test_made_up_values_keep_the_shape_and_never_copy_the_office(seed):
     number = make_value(piece("40.36", "new_figure"), about, START, rng, [])
     assert re.fullmatch(r"[1-9]{2}\.\d{2}", number)
     assert make_value(piece("Vendor review", "meeting_title"), about, START, rng, []).startswith("Parking survey ")
-    # what cannot be made up without the office is left out
-    for value, cue in (("Final", "column_total"), ("Training results", "mail_subject"), ("East", "filter_value")):
-        assert make_value(piece(value, cue), about, START, rng, ["Sam"]) is None
+    subject = make_value(piece("Training results", "mail_subject"), about, START, rng, [])
+    assert subject.startswith("Parking survey ") and subject != "Training results"
+    assert make_value(piece("Final", "column_total"), about, START, rng, [], ["Hours", "Cost"]) in ("Hours", "Cost")
+    # what cannot be made up without the office is left out: a field with no fields to draw from, a sentence
+    assert make_value(piece("East", "filter_value"), about, START, rng, ["Sam"]) is None
+    assert make_value(piece("the quote to check is the one in Ana's mail", "note"), about, START, rng, ["Sam"]) is None
 
 
 def test_decoys_mirror_the_task_and_avoid_its_names():
