@@ -6,7 +6,8 @@ PASS or MISS (``info`` where there is no target):
 
 - text: distinct-utterance share, cross-task verbatim share (target <= 20 %), repeats inside a
   history (target: none), work-turn share (target >= 30 %), near repeats of user utterances
-  (another line with only its fillers, names or punctuation changed; target <= 2 %) --
+  (a line said again with other fillers, stock closers or punctuation; target <= 2 %) and the
+  share said again with only names changed (info) --
   ``verifier.gameability.text_stats``;
 - gameability: each shallow detector's precision (target <= 0.35) and recall on the evidence
   turns -- ``verifier.gameability.gameability``;
@@ -203,6 +204,8 @@ def figures(records: list[dict[str, Any]], shape_targets: dict[str, float] | Non
         _line("near-repeat share of user utterances", text["near_repeat_share"],
               f"{100 * text['near_repeat_share']:.2f} %", f"<= {100 * NEAR_REPEAT_TARGET:.0f} %",
               text["near_repeat_share"] <= NEAR_REPEAT_TARGET),
+        _line("same sentence of another name (user)", text["shape_repeat_share"],
+              f"{100 * text['shape_repeat_share']:.2f} %", "-", None),
     ]
     for name in DETECTORS:
         d = game[name]

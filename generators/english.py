@@ -72,3 +72,28 @@ def repeats_itself(text: str) -> bool:
         return True
     grams = [tuple(words[i:i + 3]) for i in range(len(words) - 2)]
     return len(grams) != len(set(grams))
+
+
+_FILLERS_RE = re.compile(r"^(?:(?:ha|haha|mm|hmm|well|oh|ah|so|right|okay|ok|anyway|honestly|actually|yeah|funny|"
+                         r"and|but|by the way)\b[,.!:]?\s*)+", re.IGNORECASE)
+_CAPITAL_RE = re.compile(r"\b[A-Z][\w'-]*")
+_NOT_WORD_RE = re.compile(r"[^\w\s\u00b7]")
+
+
+_CLOSERS_RE = re.compile(r"(?:[,.;]?\s*(?:anyway|though|really|honestly|i guess|haha|ha|to be fair|just saying|"
+                         r"you know|as usual|for once|touch wood|fingers crossed)[.!]*)+$", re.IGNORECASE)
+
+
+def repeat_key(text: str) -> str:
+    """What two lines share when one is the other said again: the line without its leading
+    fillers ("Ha,", "Well,"), its closing stock phrase ("anyway", "touch wood") and punctuation."""
+    core = _CLOSERS_RE.sub("", _FILLERS_RE.sub("", text.strip()))
+    return " ".join(_NOT_WORD_RE.sub(" ", core.casefold()).split())
+
+
+def near_key(text: str) -> str:
+    """What two lines share when one says the other again of another person or place: the line
+    without its leading fillers, closing stock phrase, names and capitalised words, and punctuation."""
+    core = _CLOSERS_RE.sub("", _FILLERS_RE.sub("", text.strip()))
+    core = _CAPITAL_RE.sub("\u00b7", core[:1].lower() + core[1:])
+    return " ".join(_NOT_WORD_RE.sub(" ", core.casefold()).split())

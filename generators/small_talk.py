@@ -76,7 +76,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
 from backends.tokens import count_tokens
-from generators.english import repeats_itself
+from generators.english import near_key, repeats_itself
 
 __all__ = ["SmallTalk", "BankError", "BANK_DIR", "parse_banks", "CITY_CLIMATE", "TOPICS"]
 
@@ -919,20 +919,6 @@ class _Day:
     aliases: dict[str, str]
     weather: str
     base: dict[str, str]  # persona and day slots together: the context of the day's exchanges
-
-
-_FILLERS_RE = re.compile(r"^(?:(?:ha|haha|mm|hmm|well|oh|ah|so|right|okay|ok|anyway|honestly|actually|yeah|funny|"
-                         r"and|but|by the way)\b[,.!:]?\s*)+", re.IGNORECASE)
-_CAPITAL_RE = re.compile(r"\b[A-Z][\w'-]*")
-_NOT_WORD_RE = re.compile(r"[^\w\s\u00b7]")
-
-
-def near_key(text: str) -> str:
-    """What two lines share when one only repeats the other: the line without its leading
-    fillers ("Ha,", "Anyway,"), its names and capitalised words, and its punctuation."""
-    core = _FILLERS_RE.sub("", text)
-    core = _CAPITAL_RE.sub("\u00b7", core[:1].lower() + core[1:])
-    return " ".join(_NOT_WORD_RE.sub(" ", core.casefold()).split())
 
 
 class WordingsExhausted(ValueError):

@@ -250,12 +250,17 @@ def test_text_stats():
     # of 5 user utterances, A's second "hello! " repeats its first
     assert stats["near_repeat_share"] == pytest.approx(1 / 5)
     assert text_stats([]) == {"utterances": 0, "distinct_share": 0.0, "cross_task_share": 0.0, "repeats": 0,
-                              "histories_with_repeats": 0, "work_turn_share": 0.0, "near_repeat_share": 0.0}
-    # a line said again with other fillers, names or punctuation is a near repeat; another line is not
+                              "histories_with_repeats": 0, "work_turn_share": 0.0, "near_repeat_share": 0.0,
+                              "shape_repeat_share": 0.0}
+    # a line said again with other fillers, closers or punctuation is a near repeat; with another
+    # name, the same sentence of another name; another line is neither
     told = record("n", [[u("Ha, ate lunch at my desk, Ada stole a chip."), a("Ha."),
-                         u("Ate lunch at my desk, Marcus stole a chip!"), a("Again?"),
+                         u("Ate lunch at my desk, Ada stole a chip, anyway!"), a("Again?"),
+                         u("Ate lunch at my desk, Marcus stole a chip."), a("Classic."),
                          u("Ate lunch in the park, Ada stole a chip.")]])
-    assert text_stats([told])["near_repeat_share"] == pytest.approx(1 / 3)
+    stats = text_stats([told])
+    assert stats["near_repeat_share"] == pytest.approx(1 / 4)
+    assert stats["shape_repeat_share"] == pytest.approx(2 / 4)
 
 
 # -- the dataset card -------------------------------------------------------------------------------------

@@ -32,7 +32,7 @@ import re
 from collections import Counter
 from typing import Any, Iterator
 
-from generators.small_talk import near_key
+from generators.english import near_key, repeat_key
 
 THRESHOLD = 0.35
 DETECTORS = ("unique_user_turn", "value_token", "acknowledged", "first_last_mention")
@@ -162,7 +162,8 @@ def record_cues(record: dict[str, Any]) -> dict[str, Any]:
     last: dict[str, int] = {}
     work = 0
     cores: set[str] = set()
-    cues["near_repeats"] = 0
+    shapes: set[str] = set()
+    cues["near_repeats"] = cues["shape_repeats"] = 0
     for _, position, turn, following in _turns(record):
         text = _text(turn)
         cues["texts"].append(normalize(text))
@@ -178,9 +179,11 @@ def record_cues(record: dict[str, Any]) -> dict[str, Any]:
             last[token] = position
         if not user:
             continue
-        core = near_key(text)
+        core, shape = repeat_key(text), near_key(text)
         cues["near_repeats"] += core in cores
+        cues["shape_repeats"] += shape in shapes
         cores.add(core)
+        shapes.add(shape)
         cues["user"].append(position)
         if valued:
             cues["value_token"].append(position)
@@ -293,7 +296,9 @@ def text_stats(records: list[dict[str, Any]], cues: list[dict[str, Any]] | None 
       ``histories_with_repeats``: the histories that have any;
     - ``work_turn_share``: turns with a ``thread`` mark / all turns;
     - ``near_repeat_share``: user utterances that repeat an earlier one of the same history once
-      leading fillers, names and punctuation are set aside (``near_key``) / user utterances.
+      leading fillers, closing stock phrases and punctuation are set aside (``repeat_key``) / user
+      utterances; ``shape_repeat_share``: the same with names and capitalised words set aside too
+      (``near_key``: one sentence said again of another person or project).
     """
     cues = _cues(records, cues)
     tasks_with = _tasks_with(cues)
@@ -306,7 +311,9 @@ def text_stats(records: list[dict[str, Any]], cues: list[dict[str, Any]] | None 
     share = (lambda k: k / utterances) if utterances else (lambda k: 0.0)
     users = sum(len(item["user"]) for item in cues)
     near = sum(item.get("near_repeats", 0) for item in cues)
+    shape = sum(item.get("shape_repeats", 0) for item in cues)
     return {"utterances": utterances, "distinct_share": share(distinct), "cross_task_share": share(cross),
             "repeats": sum(repeats), "histories_with_repeats": sum(1 for r in repeats if r),
-            "work_turn_share": share(work), "near_repeat_share": near / users if users else 0.0}
+            "work_turn_share": share(work), "near_repeat_share": near / users if users else 0.0,
+            "shape_repeat_share": shape / users if users else 0.0}
 
