@@ -19,6 +19,9 @@ PASS or MISS (``info`` where there is no target):
   a topic-phrase learner and the query's topic phrase; precision (target <= 0.35) and the share of
   tasks whose top 5 turns hold every final value and no wrong one (target <= 15 %); and the share
   of user turns about the task's work that state a value (target <= 35 %);
+- conversation: the share of the assistant's questions that one of the next two user turns takes
+  up (target >= 80 %), and how often the last value said of a corrected piece is not its final
+  one (an earlier value turned down again; target >= 20 %);
 - retrieval: BM25 top-5 and top-10 recall of the evidence utterances from the task's query (the
   harness's rag raw/utterance context, mean over tasks with evidence; target for top-10 >= 40 %:
   retrieval stays a fair strategy, not a free one);
@@ -65,7 +68,8 @@ from orchestrator.card import statistics  # noqa: E402
 from verifier.design_stats import design_figures  # noqa: E402
 from verifier.adversary import (ADVERSARIES, ISOLATION_TARGET, PRECISION_TARGET, evaluate,  # noqa: E402
                                last_value_misleads, thread_evidence_share)
-from verifier.gameability import DETECTORS, DYNAMICS, THRESHOLD, dynamics, gameability, text_stats  # noqa: E402
+from verifier.gameability import (DETECTORS, DYNAMICS, THRESHOLD, dynamics, gameability,  # noqa: E402
+                                  questions_answered, text_stats)
 
 TOP_K = 5
 # Targets; None: no target (the figure is reported as info).
@@ -79,6 +83,7 @@ SHAPE_TOLERANCE = 0.20
 RECALL_TARGET = 0.40  # BM25 top-10
 THREAD_EVIDENCE_TARGET = 0.35
 LAST_VALUE_TARGET = 0.20
+ANSWERED_TARGET = 0.80
 CROSS_TASK_TARGET = 0.20
 WORK_TURN_TARGET = 0.30
 NEAR_REPEAT_TARGET = 0.02
@@ -228,6 +233,9 @@ def figures(records: list[dict[str, Any]], shape_targets: dict[str, float] | Non
     share = thread_evidence_share(records)
     lines.append(_line("evidence share of turns about the work", share, f"{100 * share:.1f} %",
                        f"<= {100 * THREAD_EVIDENCE_TARGET:.0f} %", share <= THREAD_EVIDENCE_TARGET))
+    share, asked = questions_answered(records)
+    lines.append(_line("assistant questions taken up in the next 2 user turns", share,
+                       f"{100 * share:.1f} % of {asked}", f">= {100 * ANSWERED_TARGET:.0f} %", share >= ANSWERED_TARGET))
     misleads, pieces = last_value_misleads(records)
     lines.append(_line("last value said is not the final one", misleads,
                        f"{100 * misleads:.1f} % of {pieces} corrected pieces",

@@ -183,6 +183,17 @@ def task_values(pieces: Sequence[MemoryPiece]) -> list[str]:
     return [v.lower() for v in out if v.strip()]
 
 
+HEADER_CUES = ("column_total", "question", "layout")  # values made of a sheet's column headers
+_TITLE_WORD_RE = re.compile(r"\b[A-Z][a-z]+\b")
+
+
+def spoken(value: str, cue: str) -> str:
+    """A value as the user says it: a sheet's headers in a value that names columns ("the Item
+    with the highest Quantity") turned into words ("the item with the highest quantity"; "Q3" and
+    "IT" stay). The memory marks match either way, case aside."""
+    return _TITLE_WORD_RE.sub(lambda m: m.group(0).lower(), value) if cue in HEADER_CUES else value
+
+
 def _part_of_day(when: datetime) -> str:
     if when.hour < 12:
         return "this morning"
@@ -300,16 +311,25 @@ class HistoryWriter:
         free = [c for c in self.colleagues if not any(n == c and a <= day <= b for n, a, b in self.absences)]
         return self.rng.choice(free) if free else ""
 
-    def _ctx(self, event: Event, when: datetime, answer: bool = False) -> dict[str, Any]:
+    def _name(self, names: Sequence[str], *, full: bool = False, opening: bool = False, answer: bool = False) -> str:
+        """One of a work's ``names`` (full name first): the full one when ``full``, a short one for
+        the second turn of a split detail (``answer``), else the full one now and then. A line
+        that opens an exchange (``opening``) never says "that one" or "this report": nothing
+        before it says which work it points at."""
+        short = [n for n in names[1:] if not (opening and n.startswith(("that ", "this ")))]
+        if full or not short:
+            return names[0]
+        if answer or self.rng.random() >= P_FULL_NAME:
+            return self.rng.choice(short)
+        return names[0]
+
+    def _ctx(self, event: Event, when: datetime, answer: bool = False, opening: bool = False) -> dict[str, Any]:
         piece = event.piece
         if piece is not None and piece.about and self.clean(piece.about):
             names = self.names.get(piece.about)
             if names is None:  # a writer given one day's events (the fake endpoint) names the work as it comes
                 names = self.names[piece.about] = (piece.about, *[n for n in namings(piece.about)[1:] if self.clean(n)])
-            about = names[0] if event.move == "raise" or len(names) == 1 or self.rng.random() < P_FULL_NAME \
-                else self.rng.choice(names[1:])
-            if answer and len(names) > 1:  # the second turn of a split detail never names the work in full
-                about = self.rng.choice(names[1:])
+            about = self._name(names, full=event.move == "raise", opening=opening, answer=answer)
         else:
             # one filler per work: pieces about the same thing keep the same words for it
             key = ("about", piece.about) if piece is not None and piece.about else (piece.id if piece else event.thread)
@@ -319,10 +339,11 @@ class HistoryWriter:
         return {"about": about, "About": about[:1].upper() + about[1:], "user": self.user,
                 "weekday": when.strftime("%A"), "when": _part_of_day(when), "who": self._who(when)}
 
-    def _user_line(self, event: Event, when: datetime, answer: bool = False) -> tuple[str, dict[str, tuple[str, ...]]]:
+    def _user_line(self, event: Event, when: datetime, answer: bool = False,
+                   opening: bool = False) -> tuple[str, dict[str, tuple[str, ...]]]:
         """The user's line for ``event``; ``answer``: the second turn of a split detail (the
-        value, the work at most called by a short name)."""
-        ctx = self._ctx(event, when, answer)
+        value, the work at most called by a short name); ``opening``: the exchange's first line."""
+        ctx = self._ctx(event, when, answer, opening)
         piece = event.piece
         marks: dict[str, tuple[str, ...]] = {}
         if event.mark and piece is not None:
@@ -330,8 +351,9 @@ class HistoryWriter:
         if event.move in ("raise", "recap", "mention"):
             return self._line(event.move, "any", ctx), marks
         if event.move == "decline":
-            ctx["value"] = event.said
-            return self._line("decline", "any", ctx, event.said), marks
+            said = spoken(event.said, piece.cue if piece else "")
+            ctx["value"] = said
+            return self._line("decline", "any", ctx, said), marks
         if event.move == "distract":
             ctx["text"] = event.text
             return self._line("distract", "any", ctx, event.said), marks
@@ -341,8 +363,12 @@ class HistoryWriter:
         if answer:
             move = "answer"
         if cue not in SENTENCE_CUES:
-            ctx["value"] = event.said
-            return self._line(move, cue if move == "state" else "any", ctx, event.said), marks
+            said = spoken(event.said, cue)
+            ctx["value"] = said
+            text = self._line(move, cue if move == "state" else "any", ctx, said)
+            if said != event.said and text.startswith(said):  # words, not a name: a sentence starts with a capital
+                text = text[:1].upper() + text[1:]
+            return text, marks
         if move == "correct":  # a correction names the new value only ("make it 98 instead")
             ctx["value"] = event.said
             return self._line(move, "any", ctx, event.said), marks
@@ -375,7 +401,7 @@ class HistoryWriter:
         for index, event in enumerate(events):
             when = clock.peek()
             if event.split:  # the work named, the assistant asks, the value alone
-                text = self._line("split", "any", self._ctx(event, when))
+                text = self._line("split", "any", self._ctx(event, when, opening=index == 0))
                 turns.append(("user", text, {}, event.thread))
                 clock.tick()
                 turns.append(("assistant", self._asks_for(event, clock.peek()), {}, event.thread))
@@ -383,7 +409,7 @@ class HistoryWriter:
                 text, marks = self._user_line(event, clock.peek(), answer=True)
             else:
                 try:
-                    text, marks = self._user_line(event, when)
+                    text, marks = self._user_line(event, when, opening=index == 0)
                 except ValueError:
                     if event.move == "mention":  # value-free talk that ran out of fresh wording: left out
                         continue
@@ -440,11 +466,13 @@ class HistoryWriter:
         return not any(first <= day <= last and re.search(rf"\b{re.escape(name)}\b", value)
                        for name, first, last in self.absences)
 
-    def _decoy_ctx(self, decoy: Decoy, when: datetime, full: bool = False) -> dict[str, Any]:
+    def _decoy_ctx(self, decoy: Decoy, when: datetime, full: bool = False, answer: bool = False) -> dict[str, Any]:
+        """A decoy line's slots: every decoy pair opens an exchange of its own, so its work is
+        never "that one" but in the answer of a split detail."""
         names = self.names.get(decoy.about)
         if names is None:
             names = self.names[decoy.about] = (decoy.about, *[n for n in namings(decoy.about)[1:] if self.clean(n)])
-        about = names[0] if full or len(names) == 1 or self.rng.random() < P_FULL_NAME else self.rng.choice(names[1:])
+        about = self._name(names, full=full, opening=not answer, answer=answer)
         return {"about": about, "About": about[:1].upper() + about[1:], "user": self.user,
                 "weekday": when.strftime("%A"), "when": _part_of_day(when), "who": self._who(when)}
 
@@ -486,7 +514,7 @@ class HistoryWriter:
                 lead = self._line("split", "any", ctx)
                 ask = self._line("ask", piece.cue, ctx)
                 ask = ask if ask.rstrip().endswith("?") else self._line("prompt", "any", ctx)
-                answer = self._line("answer", "any", {**ctx, "value": value}, value)
+                answer = self._line("answer", "any", {**self._decoy_ctx(decoy, when, answer=True), "value": value}, value)
                 return [(lead, ask), (answer, self._line("after", "any", ctx, question=False))]
             text = self._line("state", cue, {**ctx, "value": value}, value)
             return [(self._lead(text), self._line("after", "any", ctx, question=False))]

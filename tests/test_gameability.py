@@ -14,7 +14,7 @@ import pytest
 
 from orchestrator.card import render_card, statistics
 from verifier.gameability import (DETECTORS, THRESHOLD, acknowledges, dynamics, gameability, has_value_token,
-                                  normalize, text_stats, value_tokens)
+                                  normalize, questions_answered, text_stats, value_tokens)
 
 HOMER = Path(sys.executable).parent / "homer"
 
@@ -332,3 +332,14 @@ def test_strict_build_verify_and_stats_agree_with_the_detectors(tmp_path: Path):
     line = next(l for l in verify.stdout.splitlines() if l.startswith("gameability"))
     assert line.endswith("passed") == passed and ("MISSED by" in line) == (not passed)
     assert verify_strict.returncode == (0 if passed else 1), verify_strict.stdout + verify_strict.stderr
+
+
+def test_a_question_counts_as_answered_when_the_next_user_turns_take_it_up():
+    chat = record("q", [[u("Got the budget to do.", thread="t1"), a("Is there a deadline?", thread="t1"),
+                         u("Friday.", thread="t1"), a("Sounds fine.", thread="t1"),
+                         u("Lovely day."), a("Going anywhere nice?"), u("The lido."), a("Any plans?", thread="t1"),
+                         u("Ooh, a lane to myself."), a("Nice."), u("Ha."), a("Which file?", thread="t1")]])
+    # taken up: the deadline (next turn, same thread) and the lido; not: "Any plans?" (two small-talk
+    # turns follow) nor a question that ends the day
+    assert questions_answered([chat]) == (pytest.approx(2 / 4), 4)
+    assert questions_answered([]) == (1.0, 0)

@@ -317,3 +317,22 @@ def text_stats(records: list[dict[str, Any]], cues: list[dict[str, Any]] | None 
             "work_turn_share": share(work), "near_repeat_share": near / users if users else 0.0,
             "shape_repeat_share": shape / users if users else 0.0}
 
+
+
+def questions_answered(records: list[dict[str, Any]]) -> tuple[float, int]:
+    """The share of the assistant's questions (a turn ending in "?") that one of the next two
+    user turns of the same day takes up: a turn on the same thread (task work, other work, or
+    small talk for a question in small talk). A question followed by an unrelated line ("Is
+    there a deadline?" then "Ooh, a lane to myself at the lido") is unanswered. Also how many."""
+    asked = answered = 0
+    for record in records:
+        for session in _sessions(record):
+            turns = [t for t in session.get("turns") or [] if isinstance(t, dict)]
+            for i, turn in enumerate(turns):
+                if turn.get("role") != "assistant" or not _text(turn).rstrip().endswith("?"):
+                    continue
+                thread = str(turn.get("thread") or "")
+                following = [t for t in turns[i + 1:] if t.get("role") == "user"][:2]
+                asked += 1
+                answered += any(str(t.get("thread") or "") == thread for t in following)
+    return (answered / asked if asked else 1.0), asked
