@@ -366,8 +366,9 @@ class HistoryWriter:
             said = spoken(event.said, cue)
             ctx["value"] = said
             text = self._line(move, cue if move == "state" else "any", ctx, said)
-            if said != event.said and text.startswith(said):  # words, not a name: a sentence starts with a capital
-                text = text[:1].upper() + text[1:]
+            if said != event.said:  # words, not a name: a sentence that starts with them starts with a capital
+                text = re.sub(rf"(^|[.?!]\s+){re.escape(said)}", lambda m: m.group(1) + said[:1].upper() + said[1:],
+                              text)
             return text, marks
         if move == "correct":  # a correction names the new value only ("make it 98 instead")
             ctx["value"] = event.said
