@@ -91,6 +91,9 @@ def make_value(piece: MemoryPiece, about: str, start: date, rng: random.Random,
         return f"{stem}_{month}{ahead.day}" + (f".{found.group(1)}" if found.group(1) else "")
     if cue in _SUBJECT_CUES:  # a mail still to come about the job
         return f"{' '.join(_words(about)[:2]).capitalize()} {rng.choice(_SUBJECT_ENDS)}"
+    if cue == "layout" and len(fields) >= 3:  # the columns of a table, in order
+        first, second, third = rng.sample(list(fields), 3)
+        return f"{first} then {second}" if " then " in value else f"{first}, {second} and {third}"
     if cue in _FIELD_CUES and fields and re.fullmatch(r"[A-Za-z][\w' -]{0,40}", value):
         return rng.choice(list(fields))
     return None

@@ -511,12 +511,16 @@ class HistoryWriter:
             piece, value = decoy.details[decoy.said]
             decoy.said += 1
             cue = piece.cue if piece.cue in CUES else "note"
-            if room >= 2 and self.rng.random() < P_SPLIT:
-                lead = self._line("split", "any", ctx)
+            shape = self.rng.random()
+            if room >= 2 and shape < P_SPLIT + 0.3:  # the assistant asks first, as in the task's exchanges
+                opener = self._line("split" if shape < P_SPLIT else "mention", "any", ctx)
                 ask = self._line("ask", piece.cue, ctx)
                 ask = ask if ask.rstrip().endswith("?") else self._line("prompt", "any", ctx)
-                answer = self._line("answer", "any", {**self._decoy_ctx(decoy, when, answer=True), "value": value}, value)
-                return [(lead, ask), (answer, self._line("after", "any", ctx, question=False))]
+                if shape < P_SPLIT:  # the value alone
+                    text = self._line("answer", "any", {**self._decoy_ctx(decoy, when, answer=True), "value": value}, value)
+                else:  # the detail in full
+                    text = self._line("state", cue, {**ctx, "value": value}, value)
+                return [(opener, ask), (text, self._line("after", "any", ctx, question=False))]
             text = self._line("state", cue, {**ctx, "value": value}, value)
             return [(self._lead(text), self._line("after", "any", ctx, question=False))]
         if decoy.said and self.rng.random() < 0.3:  # a detail said already changes
