@@ -277,24 +277,26 @@ class HistoryWriter:
             keys += [(reply, "any") for reply in _REPLIES]
         elif move == "mention":
             keys.append(("recap", "any"))
-        for key in keys:
-            deck = self.decks.get(key)
-            if deck is None:
-                continue
-            blank = {k for k, v in ctx.items() if not v}  # e.g. no usable user name: skip lines that use it
-            text = deck.draw(lambda e: None if e.needs & blank else (lambda t: t if ok(t) else None)(e.lines[0].render(ctx)))
-            if text is not None:
-                self.said.add(text)
-                return text
-        if move in _REPLIES or move == "ask":  # every reply said already: a short opener widens the choice
+        blank = {k for k, v in ctx.items() if not v}  # e.g. no usable user name: skip lines that use it
+
+        def draw(prefix: str) -> str | None:
+            for key in keys:
+                deck = self.decks.get(key)
+                text = deck.draw(lambda e: None if e.needs & blank else (
+                    lambda t: t if ok(t) else None)(prefix + e.lines[0].render(ctx))) if deck else None
+                if text is not None:
+                    self.said.add(text)
+                    return text
+            return None
+
+        text = draw("")
+        if text is None and (move in _REPLIES or move == "ask"):  # every reply said: a short opener widens the choice
             for opener in self.rng.sample(_OPENERS, len(_OPENERS)):
-                for key in keys:
-                    deck = self.decks.get(key)
-                    text = deck.draw(lambda e: None if e.needs & blank else (
-                        lambda t: t if ok(t) else None)(f"{opener} {e.lines[0].render(ctx)}")) if deck else None
-                    if text is not None:
-                        self.said.add(text)
-                        return text
+                text = draw(f"{opener} ")
+                if text is not None:
+                    break
+        if text is not None:
+            return text
         raise ValueError(f"no {move} wording for {cue or 'any'} avoids the other task values "
                          f"({', '.join(repr(v) for v in self.values)}); are they too generic?")
 
@@ -326,16 +328,25 @@ class HistoryWriter:
     def _ctx(self, event: Event, when: datetime, answer: bool = False, opening: bool = False) -> dict[str, Any]:
         piece = event.piece
         if piece is not None and piece.about and self.clean(piece.about):
-            names = self.names.get(piece.about)
-            if names is None:  # a writer given one day's events (the fake endpoint) names the work as it comes
-                names = self.names[piece.about] = (piece.about, *[n for n in namings(piece.about)[1:] if self.clean(n)])
-            about = self._name(names, full=event.move == "raise", opening=opening, answer=answer)
+            about = self._name(self._names_of(piece.about), full=event.move == "raise", opening=opening, answer=answer)
         else:
             # one filler per work: pieces about the same thing keep the same words for it
             key = ("about", piece.about) if piece is not None and piece.about else (piece.id if piece else event.thread)
             if key not in self.abouts:
                 self.abouts[key] = GENERIC_ABOUTS[len(self.abouts) % len(GENERIC_ABOUTS)]
             about = self.abouts[key]
+        return self._slots(about, when)
+
+    def _names_of(self, about: str) -> tuple[str, ...]:
+        """The names of a piece of work: the task's, made when the writer starts; another (a decoy,
+        or the work of a writer given one day's events, as the fake endpoint is) as it comes."""
+        names = self.names.get(about)
+        if names is None:
+            names = self.names[about] = (about, *[n for n in namings(about)[1:] if self.clean(n)])
+        return names
+
+    def _slots(self, about: str, when: datetime) -> dict[str, Any]:
+        """What a thread line may name (``thread_bank``'s slots but the value and a near miss)."""
         return {"about": about, "About": about[:1].upper() + about[1:], "user": self.user,
                 "weekday": when.strftime("%A"), "when": _part_of_day(when), "who": self._who(when)}
 
@@ -386,11 +397,14 @@ class HistoryWriter:
         return text, marks
 
     def _asks_for(self, event: Event, when: datetime) -> str:
-        """The assistant asking for ``event``'s detail: its cue's question, else a plain prompt."""
+        """The assistant asking for ``event``'s detail (``_ask``)."""
         assert event.piece is not None
-        ctx = self._ctx(event, when)
+        return self._ask(event.piece.cue or "any", self._ctx(event, when))
+
+    def _ask(self, cue: str, ctx: dict[str, Any]) -> str:
+        """The assistant asking for a detail of ``cue``: its cue's question, else a plain prompt."""
         try:
-            line = self._line("ask", event.piece.cue or "any", ctx)
+            line = self._line("ask", cue, ctx)
         except ValueError:
             line = ""
         return line if line.rstrip().endswith("?") else self._line("prompt", "any", ctx)
@@ -470,12 +484,8 @@ class HistoryWriter:
     def _decoy_ctx(self, decoy: Decoy, when: datetime, full: bool = False, answer: bool = False) -> dict[str, Any]:
         """A decoy line's slots: every decoy pair opens an exchange of its own, so its work is
         never "that one" but in the answer of a split detail."""
-        names = self.names.get(decoy.about)
-        if names is None:
-            names = self.names[decoy.about] = (decoy.about, *[n for n in namings(decoy.about)[1:] if self.clean(n)])
-        about = self._name(names, full=full, opening=not answer, answer=answer)
-        return {"about": about, "About": about[:1].upper() + about[1:], "user": self.user,
-                "weekday": when.strftime("%A"), "when": _part_of_day(when), "who": self._who(when)}
+        about = self._name(self._names_of(decoy.about), full=full, opening=not answer, answer=answer)
+        return self._slots(about, when)
 
     def decoy_block(self, pairs: int, clock: "_Clock") -> list[TurnSpec]:
         """``pairs`` pairs about the decoys (one at a time, in turn): raised as work for later,
@@ -514,8 +524,7 @@ class HistoryWriter:
             shape = self.rng.random()
             if room >= 2 and shape < P_SPLIT + 0.3:  # the assistant asks first, as in the task's exchanges
                 opener = self._line("split" if shape < P_SPLIT else "mention", "any", ctx)
-                ask = self._line("ask", piece.cue, ctx)
-                ask = ask if ask.rstrip().endswith("?") else self._line("prompt", "any", ctx)
+                ask = self._ask(piece.cue, ctx)
                 if shape < P_SPLIT:  # the value alone
                     text = self._line("answer", "any", {**self._decoy_ctx(decoy, when, answer=True), "value": value}, value)
                 else:  # the detail in full

@@ -84,16 +84,32 @@ _CLOSERS_RE = re.compile(r"(?:[,.;]?\s*(?:anyway|though|really|honestly|i guess|
                          r"you know|as usual|for once|touch wood|fingers crossed)[.!]*)+$", re.IGNORECASE)
 
 
+def _bare(text: str) -> str:
+    """The line without its leading fillers ("Ha,", "Well,") and closing stock phrase ("anyway")."""
+    return _CLOSERS_RE.sub("", _FILLERS_RE.sub("", text.strip()))
+
+
+def _fold(core: str) -> str:
+    return " ".join(_NOT_WORD_RE.sub(" ", core.casefold()).split())
+
+
 def repeat_key(text: str) -> str:
     """What two lines share when one is the other said again: the line without its leading
-    fillers ("Ha,", "Well,"), its closing stock phrase ("anyway", "touch wood") and punctuation."""
-    core = _CLOSERS_RE.sub("", _FILLERS_RE.sub("", text.strip()))
-    return " ".join(_NOT_WORD_RE.sub(" ", core.casefold()).split())
+    fillers, its closing stock phrase and punctuation."""
+    return _fold(_bare(text))
+
+
+def _unnamed(core: str) -> str:
+    return _fold(_CAPITAL_RE.sub("\u00b7", core[:1].lower() + core[1:]))
 
 
 def near_key(text: str) -> str:
     """What two lines share when one says the other again of another person or place: the line
     without its leading fillers, closing stock phrase, names and capitalised words, and punctuation."""
-    core = _CLOSERS_RE.sub("", _FILLERS_RE.sub("", text.strip()))
-    core = _CAPITAL_RE.sub("\u00b7", core[:1].lower() + core[1:])
-    return " ".join(_NOT_WORD_RE.sub(" ", core.casefold()).split())
+    return _unnamed(_bare(text))
+
+
+def repeat_keys(text: str) -> tuple[str, str]:
+    """``(repeat_key(text), near_key(text))``, the line stripped once."""
+    core = _bare(text)
+    return _fold(core), _unnamed(core)

@@ -186,7 +186,8 @@ def resolve_day(phrase: str, said_on: date) -> date | None:
     return day
 
 
-def _meeting_time(value: str) -> datetime | None:
+def meeting_time(value: str) -> datetime | None:
+    """A meeting time as memory values write it ("2025-06-16 12:00"), or None."""
     try:
         return datetime.strptime(value, "%Y-%m-%d %H:%M")
     except ValueError:
@@ -242,7 +243,7 @@ def plan_history(pieces: list[MemoryPiece], dates: list[date], rng: random.Rando
             else:
                 fix_day = day
             said = piece.value
-            when = _meeting_time(piece.value) if relative and piece.cue == "meeting_time" else None
+            when = meeting_time(piece.value) if relative and piece.cue == "meeting_time" else None
             if when is not None:  # said as people say it, never as a stamp
                 said = spoken_phrase(when, dates[fix_day])
                 piece = replace(piece, said_as=said)

@@ -24,7 +24,7 @@ from collections.abc import Iterable, Mapping
 from datetime import date, datetime
 from typing import Any
 
-from generators.history_plan import day_value, resolve_day, resolve_phrase
+from generators.history_plan import day_value, meeting_time, resolve_day, resolve_phrase
 from generators.model import Session, TaskDraft, Turn, Verdict
 from generators.specifics import says_value
 
@@ -162,10 +162,7 @@ def _spoken_time_problems(draft: TaskDraft, sessions: list[Session], dates: list
     for piece in draft.memory:
         if not piece.said_as:
             continue
-        try:
-            value: datetime | None = datetime.strptime(piece.value, "%Y-%m-%d %H:%M")
-        except ValueError:
-            value = None
+        value = meeting_time(piece.value)
         for session, day in zip(sessions, dates):
             for number, turn in enumerate(session.turns, 1):
                 if piece.id not in turn.evidence or day is None:

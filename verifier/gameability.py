@@ -32,7 +32,7 @@ import re
 from collections import Counter
 from typing import Any, Iterator
 
-from generators.english import near_key, repeat_key
+from generators.english import repeat_keys
 
 THRESHOLD = 0.35
 DETECTORS = ("unique_user_turn", "value_token", "acknowledged", "first_last_mention")
@@ -179,7 +179,7 @@ def record_cues(record: dict[str, Any]) -> dict[str, Any]:
             last[token] = position
         if not user:
             continue
-        core, shape = repeat_key(text), near_key(text)
+        core, shape = repeat_keys(text)
         cues["near_repeats"] += core in cores
         cues["shape_repeats"] += shape in shapes
         cores.add(core)
@@ -296,9 +296,9 @@ def text_stats(records: list[dict[str, Any]], cues: list[dict[str, Any]] | None 
       ``histories_with_repeats``: the histories that have any;
     - ``work_turn_share``: turns with a ``thread`` mark / all turns;
     - ``near_repeat_share``: user utterances that repeat an earlier one of the same history once
-      leading fillers, closing stock phrases and punctuation are set aside (``repeat_key``) / user
+      leading fillers, closing stock phrases and punctuation are set aside (``english.repeat_key``) / user
       utterances; ``shape_repeat_share``: the same with names and capitalised words set aside too
-      (``near_key``: one sentence said again of another person or project).
+      (``english.near_key``: one sentence said again of another person or project).
     """
     cues = _cues(records, cues)
     tasks_with = _tasks_with(cues)
