@@ -12,7 +12,7 @@ PASS or MISS (``info`` where there is no target):
 - gameability: each shallow detector's precision (target <= 0.35) and recall on the evidence
   turns -- ``verifier.gameability.gameability``;
 - memory dynamics: the share of tasks with a knowledge update (target >= 30 %), a distractor
-  (>= 60 %), a multi-session thread (>= 30 %), a relative-time value (no target) --
+  (>= 60 %), a multi-session thread (>= 30 %), a day or time said relatively (>= 30 %) --
   ``verifier.gameability.dynamics``;
 - learned adversaries (``verifier.adversary``), trained on another build of the same kind (another
   seed; ``--train DIR`` names one) and scored on this one: an n-gram classifier of evidence turns,
@@ -73,7 +73,7 @@ from verifier.gameability import (DETECTORS, DYNAMICS, THRESHOLD, dynamics, game
 
 TOP_K = 5
 # Targets; None: no target (the figure is reported as info).
-DYNAMIC_TARGETS = {"knowledge_update": 0.30, "distractor": 0.60, "multi_session": 0.30, "relative_time": None}
+DYNAMIC_TARGETS = {"knowledge_update": 0.30, "distractor": 0.60, "multi_session": 0.30, "relative_time": 0.30}
 SHAPE_TARGETS = {"sessions_per_conversation": 5.0, "utterances_per_session": 73.0, "tokens_per_session": 1026.0,
                  "tokens_per_utterance": 1026.0 / 73.0}
 # The paper's HomerAgents+ (Table 4): about 28 sessions of about 11 utterances, 125 tokens a session.

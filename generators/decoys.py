@@ -68,10 +68,13 @@ def make_value(piece: MemoryPiece, about: str, start: date, rng: random.Random,
         ahead += timedelta(days=1)
     if cue in _TITLE_CUES:
         return f"{' '.join(_words(about)[:2]).capitalize()} {rng.choice(_TITLE_ENDS)}"
-    if _STAMP_RE.match(value):  # said as a day and a clock, like the task's times
-        return f"{ahead.strftime('%A')} {ahead.day} {ahead.strftime('%B')} at {rng.randint(9, 16)}:{rng.choice(('00', '30'))}"
+    soon = start + timedelta(days=rng.randint(2, 16))  # a day or a moment as near as the task's
+    while soon.weekday() > 4:
+        soon += timedelta(days=1)
+    if _STAMP_RE.match(value):  # said in words as the task's are (the writer says it for its day)
+        return f"{soon.isoformat()} {rng.randint(9, 16):02d}:{rng.choice(('00', '30'))}"
     if _DAY_RE.match(value):
-        return f"{ahead.strftime('%A %B')} {ahead.day}"
+        return f"{soon.strftime('%A %B')} {soon.day}"
     if _WINDOW_RE.match(value):
         first = rng.randint(8, 11)
         return f"{first}:00-{first + rng.randint(5, 8)}:00"

@@ -26,10 +26,12 @@ from datetime import date, datetime, time, timedelta
 from typing import Any, Callable, Mapping, Sequence
 
 from generators.decoys import Decoy, changed_value, make_decoys
-from generators.history_plan import LONG_HISTORY_DAYS, P_SPLIT, DayPlan, Event, plan_history
+from generators.history_plan import (DAY_CUES, LONG_HISTORY_DAYS, P_RELATIVE_DAY, P_SPLIT, DayPlan, Event,
+                                     plan_history)
 from generators.model import MemoryPiece, Session, TaskDraft, Turn
 from generators.other_work import OtherWork
 from generators.small_talk import SmallTalk, WordingsExhausted
+from generators.spoken_time import is_relative, say_value
 from generators.thread_bank import (  # noqa: F401 - the bank's names, as the writer's callers know them
     _OPENERS, _REPLIES, CUES, GENERIC_ABOUTS, JOB_FIELDS, JOB_PEOPLE, JOBS, P_FULL_NAME, SENTENCE_CUES, THREADS, BankEntry, BankError,
     BankLine, _Deck, bank_sizes, index_threads, load_bank, namings, parse_bank,
@@ -318,7 +320,7 @@ class HistoryWriter:
         the second turn of a split detail (``answer``), else the full one now and then. A line
         that opens an exchange (``opening``) never says "that one" or "this report": nothing
         before it says which work it points at."""
-        short = [n for n in names[1:] if not (opening and n.startswith(("that ", "this ")))]
+        short = [n for n in names[1:] if not (opening and n.startswith(("that ", "this ", "those ", "these ")))]
         if full or not short:
             return names[0]
         if answer or self.rng.random() >= P_FULL_NAME:
@@ -511,6 +513,14 @@ class HistoryWriter:
             left -= len(lines)
         return turns
 
+    def _decoy_said(self, value: str, cue: str, when: datetime) -> str:
+        """A decoy's value as the task's are said: a moment in words for the day, a day relative
+        to it as often as the plan says the task's, a sheet's headers in words."""
+        phrase = say_value(value, when.date())
+        if phrase and (cue not in DAY_CUES or (is_relative(phrase) and self.rng.random() < P_RELATIVE_DAY)):
+            value = phrase
+        return spoken(value, cue)
+
     def _decoy_lines(self, decoy: Decoy, when: datetime, room: int) -> list[tuple[str, str]]:
         ctx = self._decoy_ctx(decoy, when, full=not decoy.raised)
         if not decoy.raised:
@@ -521,6 +531,7 @@ class HistoryWriter:
             piece, value = decoy.details[decoy.said]
             decoy.said += 1
             cue = piece.cue if piece.cue in CUES else "note"
+            value = self._decoy_said(value, cue, when)
             shape = self.rng.random()
             if room >= 2 and shape < P_SPLIT + 0.3:  # the assistant asks first, as in the task's exchanges
                 opener = self._line("split" if shape < P_SPLIT else "mention", "any", ctx)
@@ -539,6 +550,7 @@ class HistoryWriter:
                 decoy, piece, old, when.date(), self.rng, self._outsiders(), self._decoy_ok, JOB_FIELDS)
             if new is not None and self._free_on(new, when):
                 decoy.details[index] = (piece, new)
+                new = self._decoy_said(new, piece.cue if piece.cue in CUES else "note", when)
                 text = self._line("correct", "any", {**ctx, "value": new}, new)
                 return [(text, self._line("after", "any", ctx, question=False))]
         return [(self._line("mention", "any", ctx), self._line("mention_reply", "any", ctx, question=False))]

@@ -5,9 +5,10 @@ share a ``thread``) is raised on some day, its details arrive over that day and 
 earlier value is said and corrected on a later day (``superseded``), and near-miss details
 (``distractors``) come up along the way. ``plan_history`` lays these events out over the days,
 seeded and deterministic; the offline generator renders them from the banks, the llm generator
-hands each day's events to the model. A meeting time may be said relative to the day it is said
-on ("Thursday next week at 14:00"): the plan decides that too and records the phrase as the
-piece's ``said_as``.
+hands each day's events to the model. A day or a moment (a meeting time, a date to filter on) is
+said as people say it on the day it comes up ("Thursday next week at 14:00", "Monday the 24th of
+last month"; ``generators.spoken_time``), never as a stamp; the plan records the phrase of a final
+value as the piece's ``said_as``.
 
 So that the form of a turn does not tell its function, a thread is also talked about without
 values (``mention``: status, worry, a colleague's remark, a reminder) at least twice as often as
@@ -22,10 +23,11 @@ from __future__ import annotations
 import math
 import random
 from dataclasses import dataclass, field, replace
-from datetime import date, datetime, timedelta
+from datetime import date
 from typing import Literal
 
 from generators.model import MemoryPiece
+from generators.spoken_time import is_relative, say_value
 
 Move = Literal["raise", "state", "correct", "distract", "recap", "mention", "decline"]
 Mark = Literal["evidence", "superseded", "distractor", ""]
@@ -96,102 +98,13 @@ def threads_of(pieces: list[MemoryPiece]) -> dict[str, list[MemoryPiece]]:
     return out
 
 
-def relative_phrase(when: datetime, said_on: date) -> str | None:
-    """``when`` as a person would say it on ``said_on``: "tomorrow at 14:00", "on Thursday at
-    14:00" (later the same week), "Thursday next week at 14:00"; None when it is further off."""
-    delta = (when.date() - said_on).days
-    clock = when.strftime("%H:%M")
-    weekday = when.strftime("%A")
-    if delta == 1:
-        return f"tomorrow at {clock}"
-    monday = said_on - timedelta(days=said_on.weekday())
-    if 1 < delta and when.date() < monday + timedelta(days=7):
-        return f"this {weekday} at {clock}"
-    if monday + timedelta(days=7) <= when.date() < monday + timedelta(days=14):
-        return f"{weekday} next week at {clock}"
-    return None
-
-
-def relative_day(day: date, said_on: date) -> str | None:
-    """``day`` as said on ``said_on`` without a clock: "tomorrow", "this Thursday", "Thursday
-    next week"; None when it is further off (or not ahead)."""
-    phrase = relative_phrase(datetime.combine(day, datetime.min.time()), said_on)
-    return phrase.rsplit(" at ", 1)[0] if phrase else None
-
-
 DAY_CUES = ("session_day", "meeting_day", "move_day")  # values such as "Monday June 16"
-P_RELATIVE_DAY = 0.7  # share of such days said relative to the day they are said on, when near
+P_RELATIVE_DAY = 0.7  # share of such days said relative to the day they are said on (else as written)
 
 
-def day_value(value: str, said_on: date) -> date | None:
-    """A day written "Monday June 16", the first such date on or after ``said_on`` (its weekday
-    must agree), or None."""
-    for year in (said_on.year, said_on.year + 1):
-        try:
-            day = datetime.strptime(f"{value} {year}", "%A %B %d %Y").date()
-        except ValueError:
-            return None
-        if day >= said_on:
-            return day if day.strftime("%A") == value.split()[0] else None
-    return None
-
-
-def spoken_phrase(when: datetime, said_on: date) -> str:
-    """``when`` as said on ``said_on``: relative when near (:func:`relative_phrase`), else the
-    weekday, day and month ("Monday 16 June at 12:00"), never an ISO stamp."""
-    return relative_phrase(when, said_on) or f"{when.strftime('%A')} {when.day} {when.strftime('%B')} at {when.strftime('%H:%M')}"
-
-
-_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
-           "november", "december")
-
-
-def resolve_phrase(phrase: str, said_on: date) -> datetime | None:
-    """The moment a :func:`spoken_phrase` said on ``said_on`` names (None if it is not one): the
-    gates read a relative time back against the day it was said."""
-    words = phrase.lower().replace(" at ", " ").split()
-    if len(words) < 2:
-        return None
-    try:
-        clock = datetime.strptime(words[-1], "%H:%M").time()
-    except ValueError:
-        return None
-    day = resolve_day(" ".join(words[:-1]), said_on)
-    return datetime.combine(day, clock) if day is not None else None
-
-
-def resolve_day(phrase: str, said_on: date) -> date | None:
-    """The day a spoken day ("tomorrow", "this Thursday", "Thursday next week", "Monday 16
-    June") said on ``said_on`` names, or None."""
-    head = phrase.lower().split()
-    monday = said_on - timedelta(days=said_on.weekday())
-    day: date | None = None
-    if head == ["tomorrow"]:
-        day = said_on + timedelta(days=1)
-    elif len(head) == 2 and head[0] == "this" and head[1] in _WEEKDAYS:
-        day = monday + timedelta(days=_WEEKDAYS.index(head[1]))
-    elif len(head) == 3 and head[0] in _WEEKDAYS and head[1:] == ["next", "week"]:
-        day = monday + timedelta(days=7 + _WEEKDAYS.index(head[0]))
-    elif len(head) == 3 and head[0] in _WEEKDAYS and head[1].isdigit() and head[2] in _MONTHS:
-        month = _MONTHS.index(head[2]) + 1
-        for year in (said_on.year, said_on.year + 1):
-            try:
-                candidate = date(year, month, int(head[1]))
-            except ValueError:
-                continue
-            if candidate >= said_on and _WEEKDAYS[candidate.weekday()] == head[0]:
-                day = candidate
-                break
-    return day
-
-
-def meeting_time(value: str) -> datetime | None:
-    """A meeting time as memory values write it ("2025-06-16 12:00"), or None."""
-    try:
-        return datetime.strptime(value, "%Y-%m-%d %H:%M")
-    except ValueError:
-        return None
+def _spoken(value: str, said_on: date) -> str:
+    """A day or moment value as said on ``said_on`` (``spoken_time.say_value``); other values as written."""
+    return say_value(value, said_on) or value
 
 
 LONG_HISTORY_DAYS = 10  # beyond this, a thread's details are spread over the whole span, not a few days
@@ -238,21 +151,16 @@ def plan_history(pieces: list[MemoryPiece], dates: list[date], rng: random.Rando
             if piece.superseded:
                 day = min(day, n - 2)
                 for old in piece.superseded:
-                    days[day].events.append(Event("state", thread, piece, old, mark="superseded"))
+                    days[day].events.append(Event("state", thread, piece, _spoken(old, dates[day]) if relative else old,
+                                                  mark="superseded"))
                 fix_day = rng.randint(day + 1, n - 1)
             else:
                 fix_day = day
             said = piece.value
-            when = meeting_time(piece.value) if relative and piece.cue == "meeting_time" else None
-            if when is not None:  # said as people say it, never as a stamp
-                said = spoken_phrase(when, dates[fix_day])
+            phrase = say_value(piece.value, dates[fix_day]) if relative else None
+            if phrase and (piece.cue not in DAY_CUES or (is_relative(phrase) and rng.random() < P_RELATIVE_DAY)):
+                said = phrase  # said as people say it, never as a stamp
                 piece = replace(piece, said_as=said)
-            elif relative and piece.cue in DAY_CUES:
-                named = day_value(piece.value, dates[fix_day])
-                phrase = relative_day(named, dates[fix_day]) if named else None
-                if phrase and rng.random() < P_RELATIVE_DAY:
-                    said = phrase
-                    piece = replace(piece, said_as=said)
             move: Move = "correct" if piece.superseded else "state"
             split = move == "state" and rng.random() < P_SPLIT
             days[fix_day].events.append(Event(move, thread, piece, said, mark="evidence", split=split))
@@ -260,10 +168,14 @@ def plan_history(pieces: list[MemoryPiece], dates: list[date], rng: random.Rando
             updated[piece.id] = piece
             if piece.superseded and rng.random() < P_DECLINE:  # an old value floated again, turned down
                 d = rng.randint(fix_day, n - 1)
-                days[d].events.append(Event("decline", thread, piece, rng.choice(piece.superseded), mark="superseded"))
+                old = rng.choice(piece.superseded)
+                days[d].events.append(Event("decline", thread, piece, _spoken(old, dates[d]) if relative else old,
+                                            mark="superseded"))
             for near in piece.distractors:
                 d = rng.randint(start, n - 1)
-                days[d].events.append(Event("distract", thread, piece, near.value, near.text, "distractor"))
+                near_said = _spoken(near.value, dates[d]) if relative else near.value
+                days[d].events.append(Event("distract", thread, piece, near_said, near.text.replace(near.value, near_said),
+                                            "distractor"))
         last = max(final_days)
         if about and last < n - 1 and rng.random() < P_RECAP:
             days[rng.randint(last + 1, n - 1)].events.append(Event("recap", thread, members[0]))

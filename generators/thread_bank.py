@@ -227,20 +227,34 @@ _POSTMODIFIERS = (" for ", " of ", " about ", " from ", " with ", " on ", " to "
 P_FULL_NAME = 0.3  # after it is raised, the share of a thread's lines that call the work by its full name
 
 
+_SUBJECTS = {"i", "we", "you", "they", "he", "she"}  # "the meeting I have to move": a relative clause follows
+_CLAUSE_VERBS = {"needs", "wants", "asked", "mentioned", "sent", "gave", "said"}  # "the amount accounting needs"
+_NOT_PLURAL = {"news", "status", "series", "analysis"}
+
+
 def namings(about: str) -> tuple[str, ...]:
     """The ways a person calls one piece of work: its full name first, then shorter ones ("the
     invoice reminder": "the reminder", "that reminder", "this reminder", "that one"; "the
-    module 1 figure for Henrik Calloway": also "the module 1 figure")."""
+    module 1 figure for Henrik Calloway": also "the module 1 figure"; "the claims": "those
+    claims"; "the meeting I have to move": "the meeting")."""
     full = " ".join(about.split())
     core = full
     for sep in _POSTMODIFIERS:
         core = core.split(sep)[0]
+    words = core.split()
+    cut = next((i for i, w in enumerate(words) if i > 1 and w.lower() in _SUBJECTS), None)
+    if cut is not None:
+        words = words[:cut]
+    elif len(words) > 2 and words[-1].lower() in _CLAUSE_VERBS:
+        words = words[:2]
+    core = " ".join(words)
     out = [full]
-    if core != full and len(core.split()) > 1:
+    if core != full and len(words) > 1:
         out.append(core)
-    head = core.split()[-1] if core.split() else ""
+    head = words[-1] if words else ""
     if " and " not in core and head.isalpha() and len(head) > 2 and head.lower() not in ("one", "thing", "it"):
-        out += [f"the {head}", f"that {head}", f"this {head}"]
+        plural = head.endswith("s") and not head.endswith("ss") and head.lower() not in _NOT_PLURAL
+        out += [f"the {head}", f"{'those' if plural else 'that'} {head}", f"{'these' if plural else 'this'} {head}"]
     out.append("that one")
     return tuple(dict.fromkeys(out))
 

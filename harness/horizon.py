@@ -5,7 +5,9 @@ log-sigmoid fit of success against horizon.
 relative place of a history of ``days`` working days ending before "now" (session ``i`` of ``D``
 goes to day ``floor(i * days / D)``), and fills the other days with the same user's other work and
 small talk (with the colleagues, company and city of the world the task was built in), written
-deterministically by the offline dialogue writer (no memory value, no line the history already has). The history's dates move with it. The stretched record must pass the
+deterministically by the offline dialogue writer (no memory value, no line the history already has). The history's
+dates move with it, and a day said relatively ("tomorrow at 16:00") is said again for its new date. The
+stretched record must pass the
 memory-evidence gate and the dialogue rules again, else it is left out at that horizon.
 
 ``fit_log_sigmoid(points)``: S(t) = S_max / (1 + (t_mid / t) ** beta) by least squares (S_max
@@ -26,7 +28,8 @@ import numpy as np
 from generators.dialogue_offline import HistoryWriter, working_days_before
 from generators.history_plan import DayPlan
 from generators.model import TaskDraft
-from verifier.dialogue_rules import check_dialogue, mark_problems
+from generators.spoken_time import redate, say_value, value_time
+from verifier.dialogue_rules import check_dialogue, mark_problems, marked_turns
 
 
 ATTEMPTS = 5  # tries at writing a horizon's filler days before the task is left out there
@@ -36,14 +39,40 @@ class HorizonError(ValueError):
     """A horizon that cannot be built for a task; the message says why."""
 
 
-def _retimed(session: dict[str, Any], day: int, when: date) -> dict[str, Any]:
+def _time_values(memory: list[dict[str, Any]]) -> list[str]:
+    """Every value of the memory (final, earlier, near miss) that may be a day or a moment."""
+    out = []
+    for m in memory:
+        out += [str(m.get("value") or ""), *map(str, m.get("superseded") or ())]
+        out += [str(d.get("value") or "") for d in m.get("distractors") or ()]
+    return [v for v in out if v.strip()]
+
+
+def _retimed(session: dict[str, Any], day: int, when: date, values: list[str]) -> dict[str, Any]:
+    """``session`` moved to day ``day`` on ``when``; a day or moment of ``values`` it names in
+    relative words ("tomorrow at 16:00") is said again for the new date, so it names the same one."""
     moved = copy.deepcopy(session)
+    old = date.fromisoformat(str(session["date"]))
+    keep = {t for t in (value_time(v, old) for v in values) if t is not None}
     moved["day"], moved["date"] = day, when.isoformat()
     for turn in moved.get("turns", []):
         ts = turn.get("ts")
         if isinstance(ts, str) and "T" in ts:
             turn["ts"] = f"{when.isoformat()}T{ts.split('T', 1)[1]}"
+        if keep and isinstance(turn.get("text"), str):
+            turn["text"] = redate(turn["text"], old, when, keep)
     return moved
+
+
+def _said_as_again(memory: list[dict[str, Any]], sessions: list[dict[str, Any]]) -> None:
+    """Each piece's ``said_as``, as its first evidence turn now says it (the day it is on moved)."""
+    for piece in memory:
+        if not piece.get("said_as"):
+            continue
+        for session in sessions:
+            if any(piece["id"] in t.get("evidence", ()) for t in session["turns"]):
+                piece["said_as"] = say_value(piece["value"], date.fromisoformat(session["date"])) or piece["said_as"]
+                break
 
 
 def _persona(record: dict[str, Any]) -> dict[str, Any]:
@@ -74,6 +103,7 @@ def stretch_record(record: dict[str, Any], days: int) -> dict[str, Any]:
     lines = [t["text"] for s in sessions for t in s["turns"]]
     user_first = str(record.get("user", {}).get("name", "")).split(" ")[0]
     persona = _persona(record)
+    values = _time_values(record["memory"])
     per_day = max(4, round(len(lines) / original))
     problem = ""
     for attempt in range(ATTEMPTS):  # a filler line that happens to echo the history: write the days again
@@ -82,13 +112,10 @@ def stretch_record(record: dict[str, Any], days: int) -> dict[str, Any]:
         stretched = []
         for index, when in enumerate(dates):
             if index in places:
-                stretched.append(_retimed(sessions[places[index]], index + 1, when))
+                stretched.append(_retimed(sessions[places[index]], index + 1, when, values))
             else:
                 stretched.append(writer.day(DayPlan(index + 1, when), per_day).to_dict())
-        turns = [(f"day {s['day']} turn {n + 1}", s["day"], t["role"], t["text"].lower(), tuple(t.get("evidence", ())),
-                  tuple(t.get("superseded", ())), tuple(t.get("distractor", ())))
-                 for s in stretched for n, t in enumerate(s["turns"])]
-        problems = mark_problems(record["memory"], turns)
+        problems = mark_problems(record["memory"], marked_turns(stretched))
         if problems:
             problem = f"memory marks: {problems[0]}"
             continue
@@ -98,6 +125,7 @@ def stretch_record(record: dict[str, Any], days: int) -> dict[str, Any]:
             continue
         out = copy.deepcopy(record)
         out["dialogue"] = stretched
+        _said_as_again(out["memory"], stretched)
         return out
     raise HorizonError(problem)
 

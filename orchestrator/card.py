@@ -147,7 +147,7 @@ DYNAMIC_DESCRIPTIONS = {
     "knowledge_update": "a memory piece whose value is corrected later (`superseded`)",
     "distractor": "a turn with a near-miss detail (`distractor` mark)",
     "multi_session": "a memory thread whose evidence turns lie on two or more days",
-    "relative_time": "a value said with a relative phrase (`said_as`)",
+    "relative_time": "a day or time said relative to the day it is said (`said_as`: \"Thursday next week\")",
 }
 
 
@@ -221,8 +221,9 @@ absent or empty when they do not apply): `evidence`, the turn states the memory 
 detail resembling that piece. `thread` (a string) marks work turns: `t1`, `t2`, ... for threads of this
 task's work, `w1`, `w2`, ... for other work; small talk has none. A memory item is `{id, kind, text,
 value}` with, when they apply, `thread` (the thread it belongs to), `superseded` (its earlier values, in
-the order said), `distractors` (`[{value, text}]`: the near misses), `said_as` (the relative phrase,
-e.g. "Tuesday next week at 14:00", by which the value was said on its evidence turn's day), and `cue` /
+the order said), `distractors` (`[{value, text}]`: the near misses), `said_as` (the words by which a
+day or time was said on its evidence turn's day, e.g. "Tuesday next week at 14:00"; earlier and
+near-miss days and times are said in words too, never as stamps), and `cue` /
 `about` (the role the value plays and the work it belongs to). `misreadings` holds, for each earlier
 or near-miss value, the oracle plan with that value in place of the final one: the gates check that
 each fails the criteria.

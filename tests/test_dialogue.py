@@ -16,6 +16,8 @@ from generators.dialogue_offline import (
 )
 from generators.families import FAMILIES
 from generators.model import Distractor, MemoryPiece, Session, TaskDraft, Turn
+from generators.spoken_time import names_value, read_times
+from generators.thread_bank import namings
 from verifier import check_dialogue
 from verifier.dialogue_rules import completion_claim
 
@@ -154,13 +156,17 @@ def test_marks_hold_and_the_verifier_agrees():
         verdict = check_dialogue(draft, sessions, now=NOW)
         assert verdict.passed, verdict.feedback
         by_id = {p.id: p for p in draft.memory}
-        for t in all_turns(sessions):
-            for mid in t.evidence:
-                assert by_id[mid].said in t.text
-            for mid in t.superseded:
-                assert any(v in t.text for v in by_id[mid].superseded)
-            for mid in t.distractor:
-                assert any(d.value in t.text for d in by_id[mid].distractors)
+        for s in sessions:
+            said_on = date.fromisoformat(s.date)
+            for t in s.turns:
+                for mid in t.evidence:
+                    assert by_id[mid].said in t.text
+                for mid in t.superseded:  # an earlier meeting time is said in words, as the final one is
+                    assert any(v in t.text or names_value(t.text, v, said_on) for v in by_id[mid].superseded)
+                    assert "2024-05" not in t.text
+                for mid in t.distractor:
+                    assert any(d.value in t.text or names_value(t.text, d.value, said_on)
+                               for d in by_id[mid].distractors)
         # the earlier value comes on an earlier day than its correction
         day_of = {}
         for s in sessions:
@@ -245,13 +251,8 @@ def test_relative_times_are_said_and_resolvable():
         sessions = gen(seed=seed)
         turn_day = next(s for s in sessions for t in s.turns if "m1" in t.evidence)
         said_on = date.fromisoformat(turn_day.date)
-        weekday, _, clock = m1.said_as.replace("this ", "").replace(" next week", "").partition(" at ")
         target = datetime.strptime(m1.value, "%Y-%m-%d %H:%M")
-        assert clock == target.strftime("%H:%M")
-        if weekday == "tomorrow":
-            assert target.date() == said_on + timedelta(days=1)
-        else:
-            assert weekday == target.strftime("%A") and 0 < (target.date() - said_on).days < 14
+        assert [t.when for t in read_times(m1.said_as, said_on)] == [target] and "2024-" not in m1.said_as
     assert relative >= 5
 
 
@@ -620,3 +621,23 @@ def test_lines_about_the_work_agree_with_any_name_of_it_and_never_say_its_noun_t
                     noun = _NOUN_BEFORE.search(before)
                     assert not noun or noun.group(1) not in re.findall(r"\w+", about), turn.text
     assert checked > 500
+
+
+def test_the_work_is_called_by_names_a_person_would_use():
+    assert namings("the meeting I have to move")[:4] == (
+        "the meeting I have to move", "the meeting", "that meeting", "this meeting")
+    assert "the amount" in namings("the amount accounting needs")
+    assert namings("the claims for second approval")[1:4] == ("the claims", "those claims", "these claims")
+    assert "that news" in namings("the approval news")
+
+
+def test_no_day_or_time_is_said_as_a_stamp():
+    """Final, earlier and near-miss times, and the made-up jobs' times too, are said in words."""
+    stamp = re.compile(r"(?<![\w-])\d{4}-\d\d-\d\d(?![\w.])")
+    worded = 0
+    for seed in range(8):
+        for s in gen(seed=seed):
+            for t in s.turns:
+                assert not stamp.search(t.text), (seed, s.day, t.text)
+                worded += bool(read_times(t.text, date.fromisoformat(s.date))) and not t.evidence and t.role == "user"
+    assert worded > 8  # not only the task's: earlier values, and other jobs' times

@@ -201,17 +201,21 @@ def test_dynamics_shares():
          u("Budget is 900.", evidence=["m2"], thread="t1"), a("Noted."),
          u("Budget for the other event is 950.", distractor=["m2"])],
         [u("Actually the venue is Hall B.", evidence=["m1"]), a("Updated."),
-         u("Send it next Tuesday at 14:00.", evidence=["m3"], thread="t1")],
+         u("Send it Tuesday next week at 14:00.", evidence=["m3"], thread="t1")],
     ], memory=[{"id": "m1", "kind": "fact", "text": "venue", "value": "Hall B", "superseded": ["Hall A"]},
                {"id": "m2", "kind": "fact", "text": "budget", "value": "900", "thread": "t1",
                 "distractors": [{"value": "950", "text": "the other event"}]},
                {"id": "m3", "kind": "action", "text": "send", "value": "2024-03-12 14:00", "thread": "t1",
-                "said_as": "next Tuesday at 14:00"}])
+                "said_as": "Tuesday next week at 14:00"}])
     assert dynamics([plain, rich]) == {"knowledge_update": 0.5, "distractor": 0.5, "multi_session": 0.5,
                                        "relative_time": 0.5}
     assert dynamics([plain]) == {"knowledge_update": 0.0, "distractor": 0.0, "multi_session": 0.0,
                                  "relative_time": 0.0}
     assert dynamics([]) == {"knowledge_update": 0.0, "distractor": 0.0, "multi_session": 0.0, "relative_time": 0.0}
+    outright = record("outright", [[u("Send it Tuesday 12 March at 14:00.", evidence=["m1"])]],
+                      memory=[{"id": "m1", "kind": "action", "text": "send", "value": "2024-03-12 14:00",
+                               "said_as": "Tuesday 12 March at 14:00"}])
+    assert dynamics([outright])["relative_time"] == 0.0  # said in words, but needs no day to resolve it
 
 
 def test_multi_session_needs_one_thread_on_two_days():

@@ -3,19 +3,24 @@ log-sigmoid fit recovers known curves, and homer eval --horizons end to end."""
 
 from __future__ import annotations
 
+import copy
 import json
-from datetime import date
+from datetime import date, datetime
 from pathlib import Path
 
 import numpy as np
 import pytest
 from typer.testing import CliRunner
 
+from generators.dialogue_offline import generate_dialogue, plan_dialogue
+from generators.model import MemoryPiece, TaskDraft
+from generators.spoken_time import read_times, value_time
 from harness.horizon import HorizonError, fit_log_sigmoid, fit_with_intervals, stretch_record
 from conftest import task_records
 from orchestrator.build import build
 from orchestrator.cli import app
 from orchestrator.roles import BuildConfig
+from verifier.dialogue_rules import mark_problems, marked_turns
 
 
 @pytest.fixture(scope="module")
@@ -48,6 +53,31 @@ def test_a_stretched_history_keeps_the_sessions_at_their_relative_places(dataset
     assert stretch_record(record, 20) == stretch_record(record, 20)  # deterministic
     with pytest.raises(HorizonError, match="below the task's own history"):
         stretch_record(record, len(original) - 1)
+
+
+def test_a_day_said_relatively_still_names_its_day_once_moved(dataset: Path):
+    """A session that says "tomorrow at 16:00" and moves to an earlier date says the same moment
+    again for that date; the record's ``said_as`` follows its first evidence turn."""
+    record = copy.deepcopy(task_records(dataset)[0])
+    now = datetime(2024, 5, 20, 9, 30)
+    pieces = [MemoryPiece("m1", "fact", "the review is at 2024-05-17 16:00", "2024-05-17 16:00", thread="t1",
+                          superseded=("2024-05-16 10:00",), cue="meeting_time", about="the review meeting"),
+              MemoryPiece("m2", "fact", "the numbers are from 2024-04-22", "2024-04-22", thread="t2",
+                          cue="filter_value", about="the average sales")]
+    draft = TaskDraft(family="hand", apps=["calendar"], difficulty="easy", description="d", intent=record["intent"],
+                      subtasks=["do it"], evaluation=[], memory=pieces, query="Do the task.", oracle=[])
+    for seed in range(8):
+        plan, planned = plan_dialogue(draft, seed=seed, now=now, days=5)
+        sessions = generate_dialogue(planned, seed=seed, plan=plan, now=now, user_first="Alex")
+        record.update(now={"date": "2024-05-20", "weekday": "Monday", "time": "09:30"},
+                      memory=[p.to_dict() for p in planned.memory], dialogue=[s.to_dict() for s in sessions])
+        out = stretch_record(record, 15)
+        assert not mark_problems(out["memory"], marked_turns(out["dialogue"]))
+        for piece in out["memory"]:
+            first = next(s for s in out["dialogue"] for t in s["turns"] if piece["id"] in t.get("evidence", ()))
+            said_on = date.fromisoformat(first["date"])
+            assert [t.when for t in read_times(piece["said_as"], said_on)] == [value_time(piece["value"])]
+            assert piece["value"] not in " ".join(t["text"] for s in out["dialogue"] for t in s["turns"])
 
 
 def test_the_fit_recovers_known_curves():

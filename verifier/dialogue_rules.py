@@ -10,8 +10,8 @@ and turn (both 1-based) so that a generator can repair exactly that spot:
 - timestamps parse, lie on the session's date and increase strictly within the day;
 - the memory marks hold (``mark_problems``): final values exactly at their evidence turns,
   earlier values only at superseded turns before the correction's day, near-misses only at
-  distractor turns;
-- a time said as people say it resolves to its value on the day it is said;
+  distractor turns; a day or a moment said in words ("Thursday next week at 14:00") counts where
+  it names the value on the day it is said, and only there;
 - no memory value appears in the intent;
 - no utterance repeats word for word inside the history;
 - the assistant never claims to have carried something out ("I've sent it", "all done", ...).
@@ -24,9 +24,9 @@ from collections.abc import Iterable, Mapping
 from datetime import date, datetime
 from typing import Any
 
-from generators.history_plan import day_value, meeting_time, resolve_day, resolve_phrase
 from generators.model import Session, TaskDraft, Turn, Verdict
 from generators.specifics import says_value
+from generators.spoken_time import read_times, value_time
 
 # Completion claims: the assistant may promise ("I'll send it") but never report an action as
 # carried out. Matched on lower-cased text with typographic apostrophes made plain.
@@ -83,14 +83,48 @@ def _days(sessions: list[Session]) -> list[int]:
     return [session.day for session in sessions for _ in session.turns]
 
 
-# (where, day, role, lower-cased text, evidence ids, superseded ids, distractor ids)
-MarkedTurn = tuple[str, int, str, str, tuple[str, ...], tuple[str, ...], tuple[str, ...]]
+# (where, day, role, lower-cased text, evidence ids, superseded ids, distractor ids, the date it was said)
+MarkedTurn = tuple[str, int, str, str, tuple[str, ...], tuple[str, ...], tuple[str, ...], "date | None"]
+
+
+def marked_turns(sessions: Iterable[Mapping[str, Any]]) -> list[MarkedTurn]:
+    """The turns of a dialogue (sessions as records hold them) as :func:`mark_problems` reads them."""
+    out: list[MarkedTurn] = []
+    for s in sessions:
+        try:
+            said_on: date | None = date.fromisoformat(str(s.get("date")))
+        except ValueError:
+            said_on = None
+        out += [(f"day {s['day']} turn {n + 1}", s["day"], t["role"], str(t["text"]).lower(),
+                 tuple(t.get("evidence", ())), tuple(t.get("superseded", ())), tuple(t.get("distractor", ())), said_on)
+                for n, t in enumerate(s["turns"])]
+    return out
+
+
+class ValueHolder:
+    """Which turns hold a value: written out, or (a day or a moment) named in words on the day the
+    turn was said ("Thursday next week at 14:00"; ``generators.spoken_time``)."""
+
+    def __init__(self, turns: list[MarkedTurn]) -> None:
+        self.turns = turns
+        self.read: dict[int, set[Any]] = {}
+
+    def holds(self, index: int, value: str) -> bool:
+        turn = self.turns[index]
+        if value.lower() in turn[3]:
+            return True
+        wanted = value_time(value, turn[7]) if turn[7] is not None else None
+        if wanted is None:
+            return False
+        if index not in self.read:
+            self.read[index] = {found.when for found in read_times(turn[3], turn[7])}
+        return wanted in self.read[index]
 
 
 def mark_problems(memory: list[dict[str, Any]], turns: list[MarkedTurn]) -> list[str]:
     """What is wrong with the memory marks of a dialogue (one line each, naming day and turn):
 
-    - each piece's final value (or its ``said_as`` phrase) is in at least one turn, every turn
+    - each piece's final value (written out, or a day or moment named in words) is in at least one turn, every turn
       holding it lists the piece in ``evidence``, every turn listing it holds it, and the first
       such turn is the user's;
     - each superseded value is held only by turns that list the piece in ``superseded`` (and
@@ -103,35 +137,35 @@ def mark_problems(memory: list[dict[str, Any]], turns: list[MarkedTurn]) -> list
     """
     problems: list[str] = []
     known = {m.get("id") for m in memory}
-    for where, _, _, _, evidence, superseded, distractor in turns:
+    for where, _, _, _, evidence, superseded, distractor, _ in turns:
         for mid in (*evidence, *superseded, *distractor):
             if mid not in known:
                 problems.append(f"{where}: marks {mid!r}, which is not a memory id")
+    holder = ValueHolder(turns)
     for m in memory:
         mid, value = m["id"], str(m.get("value") or "")
-        said = str(m.get("said_as") or value).lower()
         name = f"memory {mid} (value {_short(m.get('said_as') or value)})"
-        if not said.strip():
+        if not value.strip():
             problems.append(f"memory {mid}: empty value")
             continue
-        holding = [t for t in turns if said in t[3] or value.lower() in t[3]]
+        holding = [t for i, t in enumerate(turns) if holder.holds(i, value)]
         marked = [t for t in turns if mid in t[4]]
         if not holding:
             problems.append(f"{name} is missing from the dialogue")
         for t in holding:
             if mid not in t[4]:
                 problems.append(f"{t[0]}: holds {name} but its evidence does not list {mid!r}")
-        for t in marked:
-            if said not in t[3] and value.lower() not in t[3]:
+        for i, t in enumerate(turns):
+            if mid in t[4] and not holder.holds(i, value):
                 problems.append(f"{t[0]}: evidence lists {mid!r} but the text does not hold its value")
         if marked and marked[0][2] != "user":
             problems.append(f"{marked[0][0]}: {name} is first said by the {marked[0][2]}; the user must say it")
         first_day = marked[0][1] if marked else None
         first_at = next((i for i, t in enumerate(turns) if mid in t[4]), None)
-        olds = [str(v).lower() for v in m.get("superseded", ()) if str(v).strip()]
+        olds = [str(v) for v in m.get("superseded", ()) if str(v).strip()]
         before = 0  # superseded turns before the correction: the value that was corrected
         for i, t in enumerate(turns):
-            holds_old = any(v in t[3] for v in olds)
+            holds_old = any(holder.holds(i, v) for v in olds)
             if holds_old and mid not in t[5]:
                 problems.append(f"{t[0]}: holds an earlier value of {mid} but is not marked superseded")
             if mid in t[5]:
@@ -145,38 +179,13 @@ def mark_problems(memory: list[dict[str, Any]], turns: list[MarkedTurn]) -> list
                                     f"correction (day {first_day}); say it on an earlier day")
         if olds and not before:
             problems.append(f"{name}: its earlier value is never said before the correction")
-        nears = [str(d.get("value", "")).lower() for d in m.get("distractors", ()) if str(d.get("value", "")).strip()]
-        for t in turns:
-            holds_near = any(v in t[3] for v in nears)
+        nears = [str(d.get("value", "")) for d in m.get("distractors", ()) if str(d.get("value", "")).strip()]
+        for i, t in enumerate(turns):
+            holds_near = any(holder.holds(i, v) for v in nears)
             if holds_near and mid not in t[6]:
                 problems.append(f"{t[0]}: holds a near-miss of {mid} but is not marked distractor")
             if mid in t[6] and not holds_near:
                 problems.append(f"{t[0]}: marked distractor for {mid} but holds none of its near-miss values")
-    return problems
-
-
-def _spoken_time_problems(draft: TaskDraft, sessions: list[Session], dates: list[date | None]) -> list[str]:
-    """A time said as people say it ("Thursday next week at 14:00") must name the piece's value
-    on the day of every turn that states it."""
-    problems = []
-    for piece in draft.memory:
-        if not piece.said_as:
-            continue
-        value = meeting_time(piece.value)
-        for session, day in zip(sessions, dates):
-            for number, turn in enumerate(session.turns, 1):
-                if piece.id not in turn.evidence or day is None:
-                    continue
-                if value is not None:
-                    named: Any = resolve_phrase(piece.said_as, day)
-                    wanted: Any = value
-                else:  # a day ("Monday June 16") said as "Monday next week"
-                    named, wanted = resolve_day(piece.said_as, day), day_value(piece.value, day)
-                    if wanted is None:
-                        continue
-                if named is not None and named != wanted:
-                    problems.append(f"{_where(session.day, number)}: {piece.said_as!r} said on {day} names "
-                                    f"{named}, not memory {piece.id}'s {piece.value}")
     return problems
 
 
@@ -255,10 +264,10 @@ def check_dialogue(draft: TaskDraft, sessions: Iterable[Session | Mapping[str, A
         for number, turn in enumerate(session.turns, 1):
             text = turn.text if isinstance(turn.text, str) else ""
             flat.append((_where(session.day, number), turn, text.lower()))
+    said_on = [day for session, day in zip(sessions, dates) for _ in session.turns]
     problems += mark_problems([p.to_dict() for p in draft.memory],
-                              [(where, session_day, turn.role, low, turn.evidence, turn.superseded, turn.distractor)
-                               for (where, turn, low), session_day in zip(flat, _days(sessions))])
-    problems += _spoken_time_problems(draft, sessions, dates)
+                              [(where, session_day, turn.role, low, turn.evidence, turn.superseded, turn.distractor, on)
+                               for (where, turn, low), session_day, on in zip(flat, _days(sessions), said_on)])
     intent = draft.intent or ""
     for piece in draft.memory:
         if piece.value and says_value(intent, piece.value):

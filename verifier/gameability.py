@@ -33,6 +33,7 @@ from collections import Counter
 from typing import Any, Iterator
 
 from generators.english import repeat_keys
+from generators.spoken_time import is_relative
 
 THRESHOLD = 0.35
 DETECTORS = ("unique_user_turn", "value_token", "acknowledged", "first_last_mention")
@@ -271,7 +272,7 @@ def task_dynamics(record: dict[str, Any]) -> dict[str, bool]:
         "knowledge_update": any(isinstance(m.get("superseded"), list) and m["superseded"] for m in memory),
         "distractor": any(_ids(turn, "distractor") for _, _, turn, _ in _turns(record)),
         "multi_session": _multi_session(record),
-        "relative_time": any(isinstance(m.get("said_as"), str) and m["said_as"].strip() for m in memory),
+        "relative_time": any(isinstance(m.get("said_as"), str) and is_relative(m["said_as"]) for m in memory),
     }
 
 

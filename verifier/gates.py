@@ -49,7 +49,7 @@ from verifier.judges import judge_panel
 from generators.hedges import hedged_plan
 from generators.model import ToolCall
 from generators.specifics import check_specifics, find_specifics
-from verifier.dialogue_rules import mark_problems
+from verifier.dialogue_rules import mark_problems, marked_turns
 from verifier.trace import OfficeText, office_text, trace_task
 
 SCHEMA_DIR = Path(__file__).resolve().parent / "schemas"
@@ -133,10 +133,7 @@ def evidence_gate(record: dict[str, Any]) -> GateResult:
     """The memory marks hold (see ``verifier.dialogue_rules.mark_problems``): every final value at
     its evidence turns, earlier values only at superseded turns before their correction, near-miss
     values only at distractor turns, and no unmarked turn holds any of them."""
-    turns = [(f"day {s['day']} turn {n + 1}", s["day"], t["role"], t["text"].lower(), tuple(t.get("evidence", ())),
-              tuple(t.get("superseded", ())), tuple(t.get("distractor", ())))
-             for s in record["dialogue"] for n, t in enumerate(s["turns"])]
-    problems = mark_problems(record["memory"], turns)
+    problems = mark_problems(record["memory"], marked_turns(record["dialogue"]))
     memory = record["memory"]
     olds = sum(len(m.get("superseded", ())) for m in memory)
     nears = sum(len(m.get("distractors", ())) for m in memory)

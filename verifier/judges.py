@@ -14,6 +14,7 @@ from typing import Any, Callable
 
 from backends.prompts import render
 from generators.model import Session, Turn, transcript
+from verifier.dialogue_rules import ValueHolder, marked_turns
 from verifier.schemas import JUDGE_VOTE_SCHEMA
 
 PANEL = ("completeness", "no leakage", "clarity and solvability", "realism", "language")
@@ -36,9 +37,10 @@ def _turns(record: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _completeness(record: dict[str, Any]) -> Vote:
-    text = " ".join(t["text"] for t in _turns(record)).lower()
+    holder = ValueHolder(marked_turns(record["dialogue"]))
+    indices = range(len(holder.turns))
     missing = [m.get("said_as") or m["value"] for m in record["memory"]
-               if (m.get("said_as") or m["value"]).lower() not in text]
+               if not any(holder.holds(i, m["value"]) for i in indices)]
     if missing:
         return Vote("completeness", False, f"the chat never gives {missing[0]!r}")
     return Vote("completeness", True, "every detail the task needs is in the chat")

@@ -1,0 +1,206 @@
+"""Days and times as people say them in chat, and read back against the day they were said.
+
+Memory values write a day as an ISO date ("2025-02-24"), a moment as "2025-06-16 12:00" and some
+days as "Monday June 16". Nobody talks in stamps: :func:`say_day` and :func:`say_moment` give the
+phrase a person would use on a given day ("Thursday next week", "Monday the 24th of last month",
+"tomorrow at 16:00"), relative to that day when it is near. :func:`read_times` finds such phrases
+in a line and resolves each against the day the line was said on, so that the gates can tell which
+value a turn names, and :func:`redate` says a line's phrases again for another day (a history whose
+days are moved keeps naming the same dates).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import date, datetime, time, timedelta
+from typing import Union
+
+When = Union[date, datetime]
+
+WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+          "november", "december")
+
+
+def ordinal(n: int) -> str:
+    """1 -> "1st", 12 -> "12th", 23 -> "23rd"."""
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+def _month_shift(day: date, said_on: date) -> int:
+    return (day.year - said_on.year) * 12 + day.month - said_on.month
+
+
+def say_day(day: date, said_on: date, *, near_words: bool = False) -> str:
+    """``day`` as said on ``said_on``: "this Thursday", "Thursday next week", "Thursday last week",
+    "Thursday the 23rd" (this month), "Thursday the 23rd of last month" / "of next month", else
+    "Thursday 23 May" (with the year when it is not ``said_on``'s). ``near_words``: "today",
+    "tomorrow" and "yesterday" too (only with a clock after them: alone, they are everyday words)."""
+    weekday = day.strftime("%A")
+    delta = (day - said_on).days
+    if near_words and delta in (-1, 0, 1):
+        return {-1: "yesterday", 0: "today", 1: "tomorrow"}[delta]
+    monday = said_on - timedelta(days=said_on.weekday())
+    week = (day - monday).days // 7
+    if week == 0 and delta:
+        return f"this {weekday}"
+    if week == 1:
+        return f"{weekday} next week"
+    if week == -1:
+        return f"{weekday} last week"
+    months = _month_shift(day, said_on)
+    if months == 0:
+        return f"{weekday} the {ordinal(day.day)}"
+    if months in (-1, 1):
+        return f"{weekday} the {ordinal(day.day)} of {'last' if months < 0 else 'next'} month"
+    year = f" {day.year}" if day.year != said_on.year else ""
+    return f"{weekday} {day.day} {day.strftime('%B')}{year}"
+
+
+def say_moment(when: datetime, said_on: date) -> str:
+    """``when`` as said on ``said_on``: :func:`say_day` and the clock ("tomorrow at 16:00")."""
+    return f"{say_day(when.date(), said_on, near_words=True)} at {when.strftime('%H:%M')}"
+
+
+def is_relative(phrase: str) -> bool:
+    """Whether ``phrase`` needs the day it was said on to name a day (not "Thursday 23 May 2024")."""
+    m = _PHRASE.search(phrase)
+    return m is not None and any(m.group(g) for g in ("near", "wd1", "wd2", "wd3"))
+
+
+def value_time(value: str, said_on: date | None = None) -> When | None:
+    """The day or moment a memory value writes: "2025-02-24" (a date), "2025-06-16 12:00" (a
+    moment), or, with ``said_on``, "Monday June 16" (the first such day on or after it, whose
+    weekday agrees); None for anything else."""
+    value = value.strip()
+    try:
+        return datetime.strptime(value, "%Y-%m-%d %H:%M")
+    except ValueError:
+        pass
+    try:
+        return datetime.strptime(value, "%Y-%m-%d").date()
+    except ValueError:
+        pass
+    if said_on is None:
+        return None
+    for year in (said_on.year, said_on.year + 1):
+        try:
+            day = datetime.strptime(f"{value} {year}", "%A %B %d %Y").date()
+        except ValueError:
+            return None
+        if day >= said_on:
+            return day if day.strftime("%A") == value.split()[0] else None
+    return None
+
+
+def say_value(value: str, said_on: date) -> str | None:
+    """A memory value that is a day or a moment, as said on ``said_on``; None for other values."""
+    when = value_time(value, said_on)
+    if isinstance(when, datetime):
+        return say_moment(when, said_on)
+    if isinstance(when, date):
+        return say_day(when, said_on)
+    return None
+
+
+# -- reading ---------------------------------------------------------------------------------------
+
+_WD = "(?P<wd>" + "|".join(WEEKDAYS) + ")"
+_MON = "(?P<mon>" + "|".join(MONTHS) + ")"
+_DAY = (r"(?P<near>today|tomorrow|yesterday)"
+        rf"|this {_WD.replace('wd', 'wd1')}"
+        rf"|{_WD.replace('wd', 'wd2')} (?P<wk>next|last) week"
+        rf"|{_WD.replace('wd', 'wd3')} the (?P<ord>\d{{1,2}})(?:st|nd|rd|th)(?: of (?P<mo>last|next) month)?"
+        rf"|{_WD.replace('wd', 'wd4')} (?P<dom>\d{{1,2}}) {_MON}(?: (?P<yr>\d{{4}}))?"
+        rf"|{_WD.replace('wd', 'wd5')} {_MON.replace('mon', 'mon5')} (?P<dom5>\d{{1,2}})(?!\d)")
+_PHRASE = re.compile(rf"(?<![\w-])(?:{_DAY})(?: at (?P<clock>\d{{1,2}}:\d\d))?(?![\w:])", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class SpokenTime:
+    """A phrase found in a line: where it is, and the day or moment it names."""
+
+    start: int
+    end: int
+    when: When
+
+
+def _named_day(m: re.Match[str], said_on: date) -> date | None:
+    g = {k: (v.lower() if isinstance(v, str) else v) for k, v in m.groupdict().items()}
+    monday = said_on - timedelta(days=said_on.weekday())
+    if g["near"]:
+        return said_on + timedelta(days={"yesterday": -1, "today": 0, "tomorrow": 1}[g["near"]])
+    if g["wd1"]:
+        return monday + timedelta(days=WEEKDAYS.index(g["wd1"]))
+    if g["wd2"]:
+        return monday + timedelta(days=WEEKDAYS.index(g["wd2"]) + (7 if g["wk"] == "next" else -7))
+    weekday: str
+    if g["wd3"]:
+        shift = {"last": -1, "next": 1}.get(g["mo"] or "", 0)
+        months = said_on.year * 12 + said_on.month - 1 + shift
+        candidates = [(months // 12, months % 12 + 1, int(g["ord"]))]
+        weekday = g["wd3"]
+    elif g["wd4"]:
+        month = MONTHS.index(g["mon"]) + 1
+        years = [int(g["yr"])] if g["yr"] else [said_on.year, said_on.year + 1, said_on.year - 1]
+        candidates = [(y, month, int(g["dom"])) for y in years]
+        weekday = g["wd4"]
+    else:
+        month = MONTHS.index(g["mon5"]) + 1
+        candidates = [(y, month, int(g["dom5"])) for y in (said_on.year, said_on.year + 1, said_on.year - 1)]
+        weekday = g["wd5"]
+    for year, month, dom in candidates:  # the year whose date falls on the weekday said
+        try:
+            day = date(year, month, dom)
+        except ValueError:
+            continue
+        if WEEKDAYS[day.weekday()] == weekday:
+            return day
+    return None
+
+
+def read_times(text: str, said_on: date) -> list[SpokenTime]:
+    """Every day or moment ``text`` names, said on ``said_on``. "today", "tomorrow" and
+    "yesterday" count only with a clock after them; a weekday must agree with the date it names."""
+    out = []
+    for m in _PHRASE.finditer(text):
+        if m.group("near") and not m.group("clock"):
+            continue
+        day = _named_day(m, said_on)
+        if day is None:
+            continue
+        when: When = day
+        if m.group("clock"):
+            try:
+                when = datetime.combine(day, time.fromisoformat(m.group("clock").zfill(5)))
+            except ValueError:
+                continue
+        out.append(SpokenTime(m.start(), m.end(), when))
+    return out
+
+
+def names_value(text: str, value: str, said_on: date | None) -> bool:
+    """Whether ``text`` (said on ``said_on``) names the day or moment ``value`` writes, in words."""
+    if said_on is None:
+        return False
+    wanted = value_time(value, said_on)
+    return wanted is not None and any(found.when == wanted for found in read_times(text, said_on))
+
+
+def redate(text: str, old: date, new: date, keep: set[When] | None = None) -> str:
+    """``text`` said on ``old``, its relative day and time phrases said again for ``new`` (only those
+    naming a day or moment in ``keep``, when given), each keeping a capital where it had one; a day
+    said outright ("Monday 16 September") stays as it is."""
+    pieces, last = [], 0
+    for found in read_times(text, old):
+        if (keep is not None and found.when not in keep) or not is_relative(text[found.start:found.end]):
+            continue
+        phrase = (say_moment(found.when, new) if isinstance(found.when, datetime)
+                  else say_day(found.when, new))
+        if text[found.start].isupper():
+            phrase = phrase[:1].upper() + phrase[1:]
+        pieces += [text[last:found.start], phrase]
+        last = found.end
+    return "".join(pieces) + text[last:]
