@@ -36,7 +36,7 @@ import json
 import random
 import re
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from typing import Any, Iterable, Protocol, Sequence
 
 from generators.dialogue_offline import SHORT_SESSION, generate_dialogue
@@ -134,6 +134,17 @@ class PlusDraft:
 
     def dialogue_text(self) -> str:
         return "\n".join(t.text for s in self.sessions for t in s.turns)
+
+    def dated_turns(self) -> list[tuple[str, date | None]]:
+        """Each turn's text with the day it was said on (a date may be said in words)."""
+        return [(t.text, _day(s.date)) for s in self.sessions for t in s.turns]
+
+
+def _day(text: str) -> date | None:
+    try:
+        return date.fromisoformat(text)
+    except (TypeError, ValueError):
+        return None
 
 
 # -- clauses -------------------------------------------------------------------------------------

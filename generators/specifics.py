@@ -46,8 +46,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from datetime import date
 from typing import Iterable
 
+from generators.spoken_time import names_value
 from office_env.money import CODE
 
 __all__ = ["Specific", "find_specifics", "locate_specifics", "check_specifics", "contains_specific",
@@ -298,14 +300,18 @@ def says_value(text: str, value: str) -> bool:
     return re.search(pattern, text, 0 if acronym else re.IGNORECASE) is not None
 
 
-def check_specifics(instruction: str, intent: str, dialogue_text: str | Iterable[str]) -> list[str]:
-    """Problems: each specific of ``instruction`` missing from the dialogue, each one in the intent."""
+def check_specifics(instruction: str, intent: str, dialogue_text: str | Iterable[str],
+                    dated: Iterable[tuple[str, date | None]] = ()) -> list[str]:
+    """Problems: each specific of ``instruction`` missing from the dialogue, each one in the intent.
+    ``dated``: the dialogue's turns with the day each was said on, so that a date said in words
+    ("Tuesday next week") counts for the date it names (``generators.spoken_time``)."""
     if not isinstance(dialogue_text, str):
         dialogue_text = "\n".join(dialogue_text)
     dialogue = normalize(dialogue_text)
+    dated = list(dated)
     problems: list[str] = []
     for spec in find_specifics(instruction):
-        if not contains_specific(dialogue, spec):
+        if not contains_specific(dialogue, spec) and not any(names_value(text, spec.text, day) for text, day in dated):
             problems.append(f"dialogue misses {spec}")
         if contains_specific(intent, spec):
             problems.append(f"intent leaks {spec}")

@@ -204,7 +204,8 @@ def _office_cached(root: str, signature: tuple) -> OfficeText:
 def specifics_gate(record: dict[str, Any]) -> GateResult:
     """Every specific of the description is in the dialogue; none is in the intent."""
     text = "\n".join(t["text"] for s in record["dialogue"] for t in s["turns"])
-    problems = check_specifics(record["description"], record["intent"], text)
+    dated = [(turn[3], turn[7]) for turn in marked_turns(record["dialogue"])]  # a date may be said in words
+    problems = check_specifics(record["description"], record["intent"], text, dated)
     if problems:
         return GateResult(False, "; ".join(problems[:8]) + (f" (+{len(problems) - 8} more)" if len(problems) > 8 else ""))
     count = len(find_specifics(record["description"]))
