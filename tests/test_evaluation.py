@@ -107,6 +107,26 @@ def test_catalog_has_exactly_the_documented_functions():
         ("Marketing 45, 1,500.00", "45", True),  # a word that starts like a month is no month
         ("Received March 15 10,500.00 EUR", "10500", True),  # nor is a month and day before a figure a date
         ("Due sept. 3, 2025", "2025-09-03", True),
+        # a date as a person writes it: no year when it goes without saying, or in numbers
+        ("It ends on Tuesday 21 October; notice by Wednesday 23 July.", "2025-10-21", True),
+        ("It ends on Tuesday 21 October; notice by Wednesday 23 July.", "2025-07-23", True),
+        ("It ends on Monday 21 October.", "2025-10-21", False),  # 21 October 2025 is a Tuesday
+        ("It ends on Oct 21st.", "2025-10-21", True),
+        ("It ends on the 21st of October.", "2025-10-21", True),
+        ("It ends on 21 October.", "2025-10-22", False),
+        ("It ends 21/10/2025.", "2025-10-21", True),
+        ("It ends 10/21/2025.", "2025-10-21", True),
+        ("It ends 21.10.25.", "2025-10-21", True),
+        ("It ends 21/10/2024.", "2025-10-21", False),
+        ("Version 1/2/3 of the plan", "2003-02-01", False),  # no four- or two-digit year
+        ("It ends on 21 October.", "21", False),  # a day of a date is no figure of its own
+        ("Moved to Thursday at noon.", "12:00", True),
+        ("Moved to Thursday at midday.", "12:00", True),
+        ("Runs until midnight.", "00:00", True),
+        ("Moved to Thursday at noon.", "13:00", False),
+        ("from 2:00 to 4:00 pm", "4:00", True),  # a seed's one-digit hour: morning or afternoon
+        ("from 2:00 to 4:00 pm", "04:00", False),
+        ("from 2:00 to 4:00 pm", "16:00", True),
     ],
 )
 def test_keyword_matching(text, keyword, found):
@@ -115,6 +135,18 @@ def test_keyword_matching(text, keyword, found):
     assert kw.present(text, [keyword]) == ([str(keyword)] if found else [])
     assert kw.Keywords([keyword]).any_in(text) is found
     assert kw.Keywords(["absent phrase", 999.5, keyword]).any_in(text) is found
+
+
+@pytest.mark.parametrize("text, keywords, absent", [
+    ("Contact: John Smith, joining on July 15, 2024.", ["John Smith", "July", "15", "2024"], []),
+    ("Contact: John Smith, joining on 15 July.", ["July", "15"], []),
+    ("Contact: John Smith, joining on July 16, 2024.", ["July", "15", "2024"], ["15"]),
+    ("Joining on July 15, 2024.", ["15"], ["15"]),  # no month among the keywords: 15 is a figure
+    ("We ordered 15 chairs in July.", ["July", "15"], []),
+])
+def test_a_date_written_in_pieces_is_found_in_its_natural_forms(text, keywords, absent):
+    assert kw.missing(text, keywords) == absent
+    assert kw.present(text, keywords) == [str(k) for k in keywords if str(k) not in absent]
 
 
 def test_no_keywords_are_in_no_text():

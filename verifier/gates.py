@@ -49,13 +49,14 @@ from verifier.judges import judge_panel
 from generators.hedges import hedged_plan
 from generators.model import ToolCall
 from generators.specifics import check_specifics, find_specifics
+from verifier.answer_forms import answer_form_plans
 from verifier.dialogue_rules import mark_problems, marked_turns
 from verifier.trace import OfficeText, office_text, trace_task
 
 SCHEMA_DIR = Path(__file__).resolve().parent / "schemas"
 BASE_GATES = ("schema", "fails_untouched", "oracle_passes", "memory_evidence", "baseline_fails", "corrections_bite",
               "distractors_bite")
-GATES = BASE_GATES + ("criteria_traced",)
+GATES = BASE_GATES + ("criteria_traced", "answer_forms")
 PLUS_GATES = BASE_GATES[:2] + ("reference_passes",) + BASE_GATES[2:] + ("specifics",)
 AGENT_GATES = ("solvability", "leakage", "judges")  # need an agent or judges; chosen with --gates
 NO_ORACLE = "no oracle plan: solvability is left to the harness"
@@ -175,6 +176,28 @@ def misreading_gate(record: dict[str, Any], dynamic: str, testbed: Path, referen
     if problems:
         return GateResult(False, "; ".join(problems[:5]))
     return GateResult(True, f"{len(plans)} {word} plan(s) fail the criteria, alone and as hedges")
+
+
+def answer_forms_gate(record: dict[str, Any], testbed: Path, reference: Path | None, now: datetime, work: Path,
+                      trusted: bool = False) -> GateResult:
+    """The oracle with its prose written the ways people write dates, times and amounts
+    (``verifier.answer_forms``: "Monday 7 April", "2 pm", "1,374.45") still passes the criteria:
+    a check that only takes the oracle's own spelling would fail right answers."""
+    if not record.get("oracle"):
+        return GateResult(True, NO_ORACLE, skipped=True)
+    plans = answer_form_plans(record["oracle"], now)
+    if not plans:
+        return GateResult(True, "the oracle writes no date, time or amount in prose", skipped=True)
+    problems = []
+    for form, plan in plans:
+        ws, _ = _replay(testbed, plan, now, work, f"answer-{form}", trusted)
+        report = evaluate_criteria(ws, record["evaluation"], reference)
+        if not report.passed:
+            problems.append(f"written as {form}: " + "; ".join(r.reason for r in report.failures())[:200])
+    if problems:
+        return GateResult(False, "; ".join(problems))
+    return GateResult(True, f"the answers pass written in {len(plans)} other form(s): "
+                            + ", ".join(form for form, _ in plans))
 
 
 def trace_gate(record: dict[str, Any], testbed: Path | None) -> GateResult:
@@ -305,6 +328,8 @@ def run_gates(record: dict[str, Any], testbed: Path, reference: Path | None = No
             results["oracle_passes"] = GateResult(False, "no oracle plan")
             results["baseline_fails"] = GateResult(False, "no oracle plan")
         results.update(first)
+        if "answer_forms" in names:
+            results["answer_forms"] = answer_forms_gate(record, testbed, reference, now, work, trusted)
         results["corrections_bite"] = misreading_gate(record, "superseded", testbed, reference, now, work, trusted)
         results["distractors_bite"] = misreading_gate(record, "distractor", testbed, reference, now, work, trusted)
         if "solvability" in names or "leakage" in names:

@@ -6,11 +6,19 @@ thousands separators removed (``12500`` matches ``12,500`` and ``12500.0``, not 
 keyword that is a clock time matches the same time however it is written (``13:00`` matches
 ``13:00``, ``1 pm`` and ``1:00 PM``; ``09:00`` matches ``9:00`` and ``9 am``, not ``19:00`` or ``9:00 pm``).
 A keyword that is an ISO date matches the same day written with the month's name
-(``2024-12-18`` matches ``18 December 2024``, ``December 18, 2024`` and ``18 Dec 2024``).
+(``2024-12-18`` matches ``18 December 2024``, ``December 18, 2024`` and ``18 Dec 2024``), with
+the month's name and no year (``Wednesday 18 December``, ``Dec 18th``: the day a person means
+when the year goes without saying; a weekday written beside it must be that date's), or in
+numbers, day first or month first (``18/12/2024``, ``12/18/2024``, ``18.12.24``). "noon" and
+"midday" are 12:00, "midnight" 00:00. A keyword clock time with a one-digit hour and no leading
+zero (``4:00``, as OfficeBench's seeds write times) matches that time in the morning or the
+afternoon (``4:00 pm``); ``04:00`` and ``16:00`` say which one they mean.
 
 A number keyword is a figure of its own: the day and month of a date and the hour and minutes of a
 clock time are not numbers in the text (``4`` is not in ``2024-07-04`` nor in ``4:30 pm``; a date's
-year still is). A whole number from 2 to 99 is also found written in words, as a person writes a
+year still is), except where a check's keywords write a date in pieces: beside a month's name
+(``["July", "15", "2024"]``), a number is also found as the day of a date in that month
+(``July 15, 2024``, ``15 July``). A whole number from 2 to 99 is also found written in words, as a person writes a
 count (``5`` matches ``five``, ``21`` matches ``twenty-one``); ``one`` is not read as 1, being as
 often a pronoun ("the one from Redleaf").
 """
@@ -18,8 +26,9 @@ often a pronoun ("the one from Redleaf").
 from __future__ import annotations
 
 import re
+from datetime import date as _date_cls
 from functools import lru_cache
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 _DIGIT_RE = re.compile(r"\d")
 _THOUSANDS_RE = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
@@ -36,6 +45,15 @@ _MONTH = (r"(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)(?:(?<=jan)uary|(?<
 _TEXT_DAY_MONTH_RE = re.compile(rf"(?<!\d)(\d{{1,2}})(?:st|nd|rd|th)?\s(?:of\s)?{_MONTH},?\s(\d{{4}})(?![\d.,]\d)(?!\d)")
 _TEXT_MONTH_DAY_RE = re.compile(rf"\b{_MONTH}\s(\d{{1,2}})(?:st|nd|rd|th)?,?\s(\d{{4}})(?![\d.,]\d)(?!\d)")
 _TEXT_ISO_DATE_RE = re.compile(r"(?<!\d)(\d{4})-(\d{2})-(\d{2})(?!\d)")
+_WEEKDAY = r"(mon|tue|wed|thu|fri|sat|sun)(?:day|(?<=tue)s(?:day)?|(?<=wed)nesday|(?<=thu)r(?:s(?:day)?)?|(?<=sat)urday)?\.?"
+# a day and a month's name with no year after them; a weekday before them is read too
+_TEXT_DAY_MONTH_NY_RE = re.compile(rf"(?:\b{_WEEKDAY},?\s(?:the\s)?)?(?<![\d.,/])(\d{{1,2}})(?:st|nd|rd|th)?\s(?:of\s)?{_MONTH}"
+                                   r"(?!,?\s\d)")
+_TEXT_MONTH_DAY_NY_RE = re.compile(rf"(?:\b{_WEEKDAY},?\s)?\b{_MONTH}\s(?:the\s)?(\d{{1,2}})(?:st|nd|rd|th)?(?![\d.,:/])"
+                                   r"(?!,?\s\d)")
+# a date in numbers: day first or month first, with a four- or two-digit year
+_TEXT_NUMERIC_DATE_RE = re.compile(r"(?<![\d./-])(\d{1,2})([/.-])(\d{1,2})\2(\d{4}|\d{2})(?![\d./-]\d|\d)")
+_TEXT_NOON_RE = re.compile(r"\b(?:12\s)?(noon|midday|midnight)\b")
 
 
 def without_thousands(text: str) -> str:
@@ -55,6 +73,7 @@ class Haystack:
         self._numbers: frozenset[float] | None = None
         self._clocks: set[tuple[int, int]] | None = None
         self._dates: set[tuple[int, int, int]] | None = None
+        self._yearless: set[tuple[int, int, int]] | None = None
 
     def clocks(self) -> set[tuple[int, int]]:
         if self._clocks is None:
@@ -66,6 +85,22 @@ class Haystack:
             self._dates = _dates_in(self.text)
         return self._dates
 
+    def yearless(self) -> set[tuple[int, int, int]]:
+        """(month, day, weekday or -1) of each date written without its year."""
+        if self._yearless is None:
+            self._yearless = _yearless_in(self.text)
+        return self._yearless
+
+    def has_date(self, day: tuple[int, int, int]) -> bool:
+        """Whether the text names ``day`` (year, month, day), with its year or without one."""
+        if day in self.dates():
+            return True
+        return _names_yearless(day, self.yearless())
+
+    def days_of(self, month: int) -> set[int]:
+        """The days of the dates of ``month`` the text names (a date written in pieces)."""
+        return {d for _, m, d in self.dates() if m == month} | {d for m, d, _ in self.yearless() if m == month}
+
     def numbers(self) -> frozenset[float]:
         if self._numbers is None:
             self._numbers = _numbers_in(self.text)
@@ -75,7 +110,11 @@ class Haystack:
         kind, value = _kind(keyword)
         if kind == "text":
             return value in self.text
-        return value in {"number": self.numbers, "clock": self.clocks, "date": self.dates}[kind]()
+        if kind == "clock":
+            return not self.clocks().isdisjoint(value)
+        if kind == "date":
+            return self.has_date(value)
+        return value in self.numbers()
 
 
 def _kind(keyword: Any) -> tuple[str, Any]:
@@ -98,18 +137,25 @@ def _needle(keyword: Any) -> tuple[str, float | None]:
     return needle, float(number_text) if _KEYWORD_NUMBER_RE.match(number_text) else None
 
 
-def _clock(needle: str) -> tuple[int, int] | None:
-    """(hour, minute) of a keyword that is a clock time (``09:00``, ``9:00``); None otherwise."""
+def _clock(needle: str) -> frozenset[tuple[int, int]] | None:
+    """The (hour, minute) a keyword that is a clock time may mean: ``09:00`` one; ``9:00`` (a
+    one-digit hour without its zero) 9:00 or 21:00. None for a keyword that is no clock time."""
     match = _KEYWORD_CLOCK_RE.match(needle)
-    return (int(match.group(1)), int(match.group(2))) if match else None
+    if not match:
+        return None
+    hour, minute = int(match.group(1)), int(match.group(2))
+    ambiguous = len(match.group(1)) == 1 and 1 <= hour <= 9
+    return frozenset({(hour, minute), (hour + 12, minute)} if ambiguous else {(hour, minute)})
 
 
 def _clocks_in(text: str) -> set[tuple[int, int]]:
-    """Every clock time in ``text`` (lower-cased), 24-hour or with am/pm, as (hour, minute)."""
+    """Every clock time in ``text`` (lower-cased), 24-hour, with am/pm, or noon, midday and
+    midnight, as (hour, minute)."""
     found = {(int(h), int(m)) for h, m in _TEXT_CLOCK_RE.findall(text)}
     for h, m, half in _TEXT_12H_RE.findall(text):
         if 1 <= int(h) <= 12:
             found.add((int(h) % 12 + (12 if half == "p" else 0), int(m or 0)))
+    found |= {(0 if word == "midnight" else 12, 0) for word in _TEXT_NOON_RE.findall(text)}
     return found
 
 
@@ -120,11 +166,41 @@ def _date(needle: str) -> tuple[int, int, int] | None:
 
 
 def _dates_in(text: str) -> set[tuple[int, int, int]]:
-    """Every date in ``text`` (lower-cased): ISO, or with the month's name before or after the day."""
+    """Every date in ``text`` (lower-cased): ISO, with the month's name before or after the day,
+    or in numbers (both readings, day first and month first, where each is a date)."""
     found = {(int(y), int(m), int(d)) for y, m, d in _TEXT_ISO_DATE_RE.findall(text)}
     found |= {(int(y), _MONTHS.index(m) + 1, int(d)) for d, m, y in _TEXT_DAY_MONTH_RE.findall(text)}
     found |= {(int(y), _MONTHS.index(m) + 1, int(d)) for m, d, y in _TEXT_MONTH_DAY_RE.findall(text)}
+    for first, _, second, year in _TEXT_NUMERIC_DATE_RE.findall(text):
+        full = int(year) + (2000 if len(year) == 2 else 0)
+        for month, day in ((int(second), int(first)), (int(first), int(second))):
+            if 1 <= month <= 12 and 1 <= day <= 31:
+                found.add((full, month, day))
     return found
+
+
+def _yearless_in(text: str) -> set[tuple[int, int, int]]:
+    """(month, day, weekday or -1) of each date ``text`` (lower-cased) writes with the month's name
+    and no year ("wednesday 18 december", "dec 18th")."""
+    found = set()
+    for weekday, day, month in _TEXT_DAY_MONTH_NY_RE.findall(text):
+        found.add((_MONTHS.index(month) + 1, int(day), _WEEKDAYS.index(weekday) if weekday else -1))
+    for weekday, month, day in _TEXT_MONTH_DAY_NY_RE.findall(text):
+        found.add((_MONTHS.index(month) + 1, int(day), _WEEKDAYS.index(weekday) if weekday else -1))
+    return found
+
+
+def _names_yearless(day: tuple[int, int, int], yearless: set[tuple[int, int, int]]) -> bool:
+    """Whether a date written without its year is ``day``: the same month and day, and the same
+    weekday where one is written."""
+    try:
+        weekday = _date_cls(*day).weekday()
+    except ValueError:
+        return False
+    return any(m == day[1] and d == day[2] and w in (-1, weekday) for m, d, w in yearless)
+
+
+_WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 
 
 class Keywords:
@@ -139,8 +215,10 @@ class Keywords:
             kind, value = _kind(keyword)
             if kind == "text":
                 self.texts.append(value)
+            elif kind == "clock":
+                self.clocks |= value
             else:
-                {"number": self.numbers, "clock": self.clocks, "date": self.dates}[kind].add(value)
+                {"number": self.numbers, "date": self.dates}[kind].add(value)
 
     def any_in(self, text: str) -> bool:
         """Whether ``text`` holds any of the keywords (its numbers are read only when it has a digit)."""
@@ -149,11 +227,12 @@ class Keywords:
             if any(needle in normal for needle in self.texts):
                 return True
         spelled = self.numbers and not self.numbers.isdisjoint(_SPELLED_VALUES) and _SPELLED_RE.search(text)
-        if (self.numbers or self.clocks or self.dates) and (_DIGIT_RE.search(text) or spelled):
+        noon = self.clocks and _TEXT_NOON_RE.search(text.lower())
+        if (self.numbers or self.clocks or self.dates) and (_DIGIT_RE.search(text) or spelled or noon):
             hay = Haystack(text)
             if self.clocks and not self.clocks.isdisjoint(hay.clocks()):
                 return True
-            if self.dates and not self.dates.isdisjoint(hay.dates()):
+            if self.dates and any(hay.has_date(day) for day in self.dates):
                 return True
             return bool(self.numbers) and not self.numbers.isdisjoint(hay.numbers())
         return False
@@ -192,8 +271,10 @@ def _numbers_in(text: str) -> frozenset[float]:
 def _figures_only(plain: str) -> str:
     """A lower-cased text without thousands separators, each date replaced by its year and each
     clock time taken out: what is left of its numbers are figures of their own."""
-    for pattern, year in ((_TEXT_ISO_DATE_RE, 1), (_TEXT_DAY_MONTH_RE, 3), (_TEXT_MONTH_DAY_RE, 3)):
+    for pattern, year in ((_TEXT_ISO_DATE_RE, 1), (_TEXT_DAY_MONTH_RE, 3), (_TEXT_MONTH_DAY_RE, 3),
+                          (_TEXT_NUMERIC_DATE_RE, 4)):
         plain = pattern.sub(lambda m, g=year: f" {m.group(g)} ", plain)
+    plain = _TEXT_MONTH_DAY_NY_RE.sub(" ", _TEXT_DAY_MONTH_NY_RE.sub(" ", plain))
     return _TEXT_12H_RE.sub(" ", _ANY_CLOCK_RE.sub(" ", plain))
 
 
@@ -216,12 +297,34 @@ def spelled_numbers(text: str) -> list[int]:
     return out
 
 
+def _month_keyword(keyword: Any) -> int | None:
+    """The month (1-12) a keyword names by itself ("July", "Jul"), or None."""
+    match = re.fullmatch(_MONTH, normalize(str(keyword)))
+    return _MONTHS.index(match.group(1)) + 1 if match else None
+
+
+def _finder(keywords: list[Any], hay: Haystack) -> Callable[[Any], bool]:
+    """Keyword look-up in ``hay``, where a date written in pieces (a month's name among the
+    keywords) also finds a number as the day of a date of that month."""
+    months = {m for m in map(_month_keyword, keywords) if m is not None}
+
+    def has(keyword: Any) -> bool:
+        if hay.has(keyword):
+            return True
+        kind, value = _kind(keyword)
+        return (kind == "number" and bool(months) and value == int(value) and 1 <= value <= 31
+                and any(int(value) in hay.days_of(m) for m in months))
+    return has
+
+
 def missing(text: str, keywords: Iterable[Any]) -> list[str]:
     """The keywords not found in ``text`` (empty when all are present)."""
-    hay = Haystack(text)
-    return [str(k) for k in keywords if not hay.has(k)]
+    keywords = list(keywords)
+    has = _finder(keywords, Haystack(text))
+    return [str(k) for k in keywords if not has(k)]
 
 
 def present(text: str, keywords: Iterable[Any]) -> list[str]:
-    hay = Haystack(text)
-    return [str(k) for k in keywords if hay.has(k)]
+    keywords = list(keywords)
+    has = _finder(keywords, Haystack(text))
+    return [str(k) for k in keywords if has(k)]
