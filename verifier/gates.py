@@ -11,7 +11,12 @@ Each gate is separate and reportable:
 - ``distractors_bite``: the same with any near-miss value;
 - ``criteria_traced``: every argument of every criterion comes from the chat, the office or a
   stated computation, every requirement the chat states is checked, and some check needs the
-  office's data (``verifier.trace``); the sources are kept in the record's provenance.
+  office's data (``verifier.trace``); the sources are kept in the record's provenance;
+- ``answer_forms``: the oracle with its prose rewritten the ways people write dates, times and
+  amounts ("Monday 7 April", "2 pm", "1,374.45"; ``verifier.answer_forms``) still passes;
+- ``findings_not_pastes``: where the answer is a finding (a check of the prose needs a worked-out
+  value, or refuses what the sources also hold), the oracle with everything it read pasted in place
+  of its prose fails (``verifier.paste_plan``); a look-up or a forward is skipped.
 
 A Plus record (split ``plus``, regenerated from an OfficeBench seed) has no oracle plan: its
 ``oracle_passes`` and ``baseline_fails`` are recorded as skipped (``passed`` and ``skipped``
@@ -30,6 +35,7 @@ always has a plan, so without one it fails those two gates.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import tempfile
 from dataclasses import dataclass
@@ -50,13 +56,14 @@ from generators.hedges import hedged_plan
 from generators.model import ToolCall
 from generators.specifics import check_specifics, find_specifics
 from verifier.answer_forms import answer_form_plans
+from verifier.paste_plan import is_forward, paste_plan
 from verifier.dialogue_rules import mark_problems, marked_turns
 from verifier.trace import OfficeText, office_text, trace_task
 
 SCHEMA_DIR = Path(__file__).resolve().parent / "schemas"
 BASE_GATES = ("schema", "fails_untouched", "oracle_passes", "memory_evidence", "baseline_fails", "corrections_bite",
               "distractors_bite")
-GATES = BASE_GATES + ("criteria_traced", "answer_forms")
+GATES = BASE_GATES + ("criteria_traced", "answer_forms", "findings_not_pastes")
 PLUS_GATES = BASE_GATES[:2] + ("reference_passes",) + BASE_GATES[2:] + ("specifics",)
 AGENT_GATES = ("solvability", "leakage", "judges")  # need an agent or judges; chosen with --gates
 NO_ORACLE = "no oracle plan: solvability is left to the harness"
@@ -200,6 +207,49 @@ def answer_forms_gate(record: dict[str, Any], testbed: Path, reference: Path | N
                             + ", ".join(form for form, _ in plans))
 
 
+PROSE_CHECKS = ("evaluate_email_sent", "evaluate_contain", "evaluate_answer")
+_PROSE_ARG = re.compile(r"evaluation\[(\d+)\]\.args\.(?:body_keywords|keywords|number)\b")
+
+
+def _found_not_read(record: dict[str, Any]) -> bool:
+    """Whether a check of the answer's prose needs a value the task works out (``computed`` in the
+    trace: a total, a difference, the best of a group) or a selection (what the prose must leave
+    out: the rows over the limit, the lines that match), not only values it reads somewhere."""
+    for criterion in record["evaluation"]:
+        args = criterion.get("args") or {}
+        if criterion.get("function") in PROSE_CHECKS and (args.get("body_excludes") or args.get("excludes")):
+            return True
+        if criterion.get("function") == "evaluate_not_contain":
+            return True
+    trace = (record.get("provenance") or {}).get("trace") or {}
+    for path, source in trace.items():
+        match = _PROSE_ARG.match(path)
+        if match and str(source).startswith("computed:"):
+            index = int(match.group(1))
+            if index < len(record["evaluation"]) and record["evaluation"][index].get("function") in PROSE_CHECKS:
+                return True
+    return False
+
+
+def paste_gate(record: dict[str, Any], testbed: Path, reference: Path | None, now: datetime, work: Path,
+               observations: list[str], trusted: bool = False) -> GateResult:
+    """A task whose answer is a finding (a check of its prose needs a worked-out value) fails when
+    everything the oracle read is pasted in place of the answer (``verifier.paste_plan``)."""
+    if not record.get("oracle"):
+        return GateResult(True, NO_ORACLE, skipped=True)
+    if not _found_not_read(record):
+        return GateResult(True, "the answer is read, not worked out: a paste may carry it", skipped=True)
+    if is_forward(record["oracle"], observations):
+        return GateResult(True, "the oracle passes on what it read", skipped=True)
+    plan = paste_plan(record["oracle"], observations)
+    if plan is None:
+        return GateResult(True, "the oracle reads nothing or writes no prose", skipped=True)
+    ws, _ = _replay(testbed, plan, now, work, "paste", trusted)
+    if evaluate_criteria(ws, record["evaluation"], reference).passed:
+        return GateResult(False, "pasting everything the oracle read in place of its answer passes the criteria")
+    return GateResult(True, "a paste of the sources fails the criteria")
+
+
 def trace_gate(record: dict[str, Any], testbed: Path | None) -> GateResult:
     """``verifier.trace`` over the record and its initial testbed; the sources go into the record's
     provenance (``trace``), so a reader sees where each checked value comes from."""
@@ -320,6 +370,9 @@ def run_gates(record: dict[str, Any], testbed: Path, reference: Path | None = No
             base = evaluate_criteria(ws_base, criteria, reference)
             results["baseline_fails"] = GateResult(
                 not base.passed, "intent-only baseline fails" if not base.passed else "intent-only baseline passes")
+            if "findings_not_pastes" in names:
+                results["findings_not_pastes"] = paste_gate(record, testbed, reference, now, work,
+                                                             [c.observation for c in calls], trusted)
         elif record["split"] == "plus" or record["provenance"].get("backend") == "llm":
             # a seed task or a model-written task may come without a plan: the harness decides
             results["oracle_passes"] = GateResult(True, NO_ORACLE, skipped=True)
@@ -327,6 +380,8 @@ def run_gates(record: dict[str, Any], testbed: Path, reference: Path | None = No
         else:
             results["oracle_passes"] = GateResult(False, "no oracle plan")
             results["baseline_fails"] = GateResult(False, "no oracle plan")
+        if "findings_not_pastes" in names:
+            results.setdefault("findings_not_pastes", GateResult(True, NO_ORACLE, skipped=True))
         results.update(first)
         if "answer_forms" in names:
             results["answer_forms"] = answer_forms_gate(record, testbed, reference, now, work, trusted)

@@ -169,6 +169,11 @@ def top_product_pdf(inp: FamilyInput) -> TaskDraft | None:
             for i in range(0, len(pairs), 2)]
     if len(sums) > 40:
         return None
+    # a finding, not a paste of the sheet: the runners-up must not be in the note
+    totals = {pairs[i]: float(pairs[i + 1]) for i in range(0, len(pairs), 2)}
+    runners = [n for n in sorted(totals, key=lambda n: -totals[n])
+               if n != winner and n.lower() not in winner.lower() and winner.lower() not in n.lower()][:3]
+    refuse = [{"function": "evaluate_not_contain", "args": {"doc_type": "pdf", "file": pdf, "keywords": runners}}]
     return TaskDraft(
         family="top_product_pdf", apps=["excel", "word", "pdf"], difficulty="hard",
         description=f"In {table.file}, find the {table.headers[item]} with the highest total {table.headers[c]} where "
@@ -179,7 +184,8 @@ def top_product_pdf(inp: FamilyInput) -> TaskDraft | None:
                   f"Write the best one into {doc}.", f"Convert it to {pdf}."],
         evaluation=[{"function": "evaluate_file_exist", "args": {"file": pdf}},
                     {"function": "evaluate_contain", "args": {"doc_type": "pdf", "file": pdf,
-                                                              "keywords": [winner, fmt(top)]}}],
+                                                              "keywords": [winner, fmt(top)]}},
+                    *(refuse if runners else [])],
         memory=[m1, m2, m3, m4],
         query=inp.query(about=m1.about),
         oracle=plan("m1", key),

@@ -437,6 +437,10 @@ def invoice_po_check(inp: FamilyInput) -> TaskDraft | None:
         return None
     invoice, log, (item, billed, ordered) = inp.rng.choice(found)
     who, name = person
+    # the lines that match their order: a finding names none of them (a paste of the invoice names all)
+    _, on_order = _ordered_quantities(inp, invoice["po"])  # type: ignore[misc]
+    matching = [i for i, q, _ in invoice["items"]
+                if on_order.get(i) == q and i.lower() not in item.lower() and item.lower() not in i.lower()]
     subject = inp.rng.choice(("Billing against the order", "Invoice query", "Order mismatch", "Invoice vs order"))
     distractors = _vendor_near_miss(inp, every, invoice["vendor"], "the {} invoice was settled already")
     about = "the invoice check"
@@ -470,7 +474,8 @@ def invoice_po_check(inp: FamilyInput) -> TaskDraft | None:
         evaluation=[{"function": "evaluate_email_sent",
                      # what is off: the line and both quantities (the order's reference is the sender's to add)
                      "args": {"sender": inp.user, "recipient": who, "subject_keywords": [subject],
-                              "body_keywords": [item, str(billed), str(ordered)]}}],
+                              "body_keywords": [item, str(billed), str(ordered)],
+                              **({"body_excludes": matching} if matching else {})}}],
         memory=[m1, m2, m3],
         query=inp.query(about=m1.about),
         oracle=plan(invoice["vendor"]),
