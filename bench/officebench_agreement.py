@@ -20,9 +20,10 @@ and the disagreements per function. Target: (2) agrees on every verdict it can b
 OfficeBench's code needs ``fire``, ``pytz`` and ``PyPDF2``; they are installed with pip into the
 scratch folder (``--target``) on first use, and only the four reader modules its evaluator imports
 are loaded (its ``apps`` package would import every app's dependencies). Its e-mail listing reads
-``/testbed/emails`` (its container's layout), so criteria on mailboxes are not compared (counted
-apart). Criteria keep the normalisation homer's importer applies (a misplaced ``file`` moved into
-``args``), so both sides see the same arguments.
+``/testbed/emails`` (its container's layout): the child points that path at the state's testbed, as
+the container would, so mailbox criteria are compared too (the synthesized states deliver a mail
+holding their keywords). OfficeBench is given the criteria as the seed writes them (a ``file``
+beside ``args`` included); homer's emulation gets the loaded ones and the list of such criteria.
 
 Run: ``python bench/officebench_agreement.py --officebench DIR [--limit N] [--work DIR]``.
 """
@@ -46,6 +47,7 @@ from office_env import evaluate_criteria, load_officebench  # noqa: E402
 from office_env.errors import OfficeError  # noqa: E402
 from office_env.evaluation.officebench_semantics import evaluate_officebench  # noqa: E402
 from office_env.evaluation.reference_state import apply_reference  # noqa: E402
+from office_env.untrusted import load_json  # noqa: E402
 
 DEPENDENCIES = ("fire", "pytz", "PyPDF2")
 
@@ -70,18 +72,26 @@ for sub, readers in (("excel_app", ["excel_read_file"]), ("word_app", ["word_rea
         sys.modules[spec.name] = module
         spec.loader.exec_module(module)
         setattr(pkg, reader, module)
+# its e-mail listing reads /testbed/emails (its container's layout): seen from inside that image,
+# /testbed is the job's testbed, so the listing's glob is pointed there
+listing = sys.modules["apps.email_app.email_list_emails"]
+real_glob, current = listing.glob, {"testbed": "/testbed"}
+listing.glob = lambda pattern: real_glob(pattern.replace("/testbed/", current["testbed"].rstrip("/") + "/", 1))
 spec = importlib.util.spec_from_file_location("ob_evaluate", os.path.join(checkout, "utils", "evaluate.py"))
 evaluate = importlib.util.module_from_spec(spec)
 with contextlib.redirect_stdout(io.StringIO()):
     spec.loader.exec_module(evaluate)
 results = []
 for job in json.load(open(jobs_file)):
+    current["testbed"] = job["testbed"]
     verdicts = []
     for item in job["criteria"]:
         function = getattr(evaluate, item["function"], None)
         try:
             with contextlib.redirect_stdout(io.StringIO()):
                 verdicts.append(bool(function(job["testbed"], item["args"])) if function else False)
+        except KeyboardInterrupt:
+            raise
         except Exception:
             verdicts.append(False)
     results.append(verdicts)
@@ -106,6 +116,7 @@ def _near(keyword: str) -> str:
 def _synthesize(ws: Any, criteria: list[dict[str, Any]], near: bool) -> None:
     """Write what the criteria ask for: each contain criterion's keywords into its file (a number
     kept inside a longer one when ``near``), each cell value into its sheet, each required file."""
+    from office_env import mail_store
     from office_env.formats import docx_io, pdf_io, xlsx_io
 
     texts: dict[tuple[str, str], list[str]] = {}
@@ -114,6 +125,12 @@ def _synthesize(ws: Any, criteria: list[dict[str, Any]], near: bool) -> None:
         if function == "evaluate_contain" and args.get("doc_type") in ("txt", "ics", "doc", "docx", "xlsx", "pdf"):
             words = [_near(str(k)) if near else str(k) for k in args["keywords"]]
             texts.setdefault((args["file"], args["doc_type"]), []).extend(words)
+        elif function == "evaluate_contain" and args.get("doc_type") == "email":
+            words = [_near(str(k)) if near else str(k) for k in args["keywords"]]
+            try:
+                mail_store.deliver(ws, "bench@example.com", args["username"], "Bench note", " ".join(words))
+            except OfficeError:
+                pass
         elif function == "evaluate_file_exist":
             texts.setdefault((args["file"], "txt"), [])
     for (file, doc_type), words in texts.items():
@@ -187,22 +204,22 @@ def main() -> None:
     tasks = report.tasks[: args.limit] if args.limit else report.tasks
     jobs, ours, emails = [], [], 0
     for task in tasks:
+        raw = load_json(task.subtask_file)["evaluation"]  # as the seed writes it (a misplaced key beside args)
         for name, testbed in _states(task, work / "states"):
-            criteria = [c for c in task.evaluation if c["args"].get("doc_type") != "email"]
-            emails += len(task.evaluation) - len(criteria)
-            if not criteria:
-                continue
+            criteria = task.evaluation
+            emails += sum(c["args"].get("doc_type") == "email" for c in criteria)
             from office_env import Workspace
 
             ws = Workspace(testbed, now=task.now)
             verdicts = []
-            for scorer in (evaluate_criteria, evaluate_officebench):
+            for scorer, extra in ((evaluate_criteria, {}), (evaluate_officebench, {"misplaced": task.misplaced})):
                 try:
-                    verdicts.append([r.passed for r in scorer(ws, criteria, task.reference, initial_dir=task.testbed).results])
+                    verdicts.append([r.passed for r in scorer(ws, criteria, task.reference, initial_dir=task.testbed,
+                                                              **extra).results])
                 except OfficeError:
                     verdicts.append([False] * len(criteria))
             ours.append((task.id, name, criteria, verdicts))
-            jobs.append({"testbed": str(testbed), "criteria": criteria})
+            jobs.append({"testbed": str(testbed), "criteria": raw})
     jobs_file, out_file = work / "jobs.json", work / "verdicts.json"
     jobs_file.write_text(json.dumps(jobs), encoding="utf-8")
     env_path = f"{deps}{':' + sys.path[0] if sys.path and sys.path[0] else ''}"
@@ -225,7 +242,7 @@ def main() -> None:
             tally[2] += all(verdicts) == all(reference)
             tally[3] += 1
     print(f"{len(tasks)} subtasks, {len(ours)} states, {agree['homer'][1]} criterion verdicts compared "
-          f"({emails} on mailboxes left out)")
+          f"({emails} on mailboxes, read as its container sees /testbed)")
     for label, title in (("homer", "homer's checks"), ("officebench", "--semantics officebench")):
         c_ok, c_all, t_ok, t_all = agree[label]
         print(f"  {title:26} criteria {100 * c_ok / max(1, c_all):5.1f} % ({c_ok}/{c_all}), "

@@ -79,6 +79,7 @@ class SeedTask:
     subtask_file: Path
     testbed: Path
     reference: Path | None
+    misplaced: tuple[int, ...] = ()  # criteria whose argument sat beside ``args`` (moved in on load)
 
     @property
     def now(self) -> datetime:
@@ -297,6 +298,7 @@ def load_subtask(file: Path, app_count: int, testbed: Path, reference: Path | No
         subtask_file=file,
         testbed=testbed,
         reference=reference,
+        misplaced=misplaced_criteria(data["evaluation"]),
     )
     return task, [], _reference_warnings(evaluation, reference, label)
 
@@ -308,6 +310,20 @@ def _schema_problem(error: Any, label: str) -> Problem:
         if missing:
             return Problem(missing, "is missing", label)
     return Problem(".".join(str(p) for p in error.absolute_path) or "(top level)", error.message, label)
+
+
+def misplaced_criteria(items: Any) -> tuple[int, ...]:
+    """Indices of the criteria :func:`normalize_criteria` moves an argument into ``args`` for:
+    OfficeBench's evaluator reads it from ``args`` and fails them (``KeyError``)."""
+    if not isinstance(items, list):
+        return ()
+    out = []
+    for index, item in enumerate(items):
+        if isinstance(item, dict) and isinstance(item.get("args"), dict) and item.get("function") in CHECKS:
+            known = CHECKS[item["function"]].args_schema["properties"]
+            if any(k in known and k not in item["args"] for k in item if k not in ("function", "args")):
+                out.append(index)
+    return tuple(out)
 
 
 def normalize_criteria(items: Any) -> Any:

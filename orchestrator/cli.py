@@ -172,14 +172,14 @@ def officebench_lint(
         raise typer.Exit(1)
 
 
-def _criteria_from(file: Path) -> tuple[list[Any], Optional[Path], Optional[Path]]:
+def _criteria_from(file: Path) -> tuple[list[Any], Optional[Path], Optional[Path], tuple[int, ...]]:
     """Criteria, default reference folder and default initial testbed from a subtask JSON
     (``<task>/subtasks/<i>.json``), a task JSON (``<task>/task.json``) or a bare list.
 
     The file is read with the JSON limits and never through a symlink; the task's own
     ``reference/`` and ``testbed/`` are taken only when they are real folders (a symlinked one
     is an error, not a fallback)."""
-    from office_env.officebench import normalize_criteria
+    from office_env.officebench import misplaced_criteria, normalize_criteria
     from office_env.untrusted import SYMLINK, UntrustedInputError, entry_problem, is_real_dir, load_json, printable
 
     try:
@@ -190,8 +190,9 @@ def _criteria_from(file: Path) -> tuple[list[Any], Optional[Path], Optional[Path
         if "evaluation" not in data:
             _fail(f"{printable(file)}: evaluation: missing (expected a subtask or task JSON, or a list of criteria)")
         criteria = normalize_criteria(data["evaluation"])
+        misplaced = misplaced_criteria(data["evaluation"])
     else:
-        criteria = data
+        criteria, misplaced = data, misplaced_criteria(data)
     folder = Path(os.path.abspath(file)).parent
     task_dir = folder.parent if folder.name == "subtasks" and is_real_dir(folder) else folder
     found = []
@@ -202,7 +203,7 @@ def _criteria_from(file: Path) -> tuple[list[Any], Optional[Path], Optional[Path
             _fail(f"{printable(path)}: {problem}; refused (give --{'reference' if name == 'reference' else 'initial'} "
                   "explicitly to use another folder)")
         found.append(path if is_real_dir(path) else None)
-    return criteria, found[0], found[1]
+    return criteria, found[0], found[1], misplaced
 
 
 @app.command("score")
@@ -234,7 +235,8 @@ def score(
         evaluate = scorer(semantics)
     except ValueError as exc:
         _fail(str(exc))
-    items, default_reference, default_initial = _criteria_from(criteria)
+    items, default_reference, default_initial, misplaced = _criteria_from(criteria)
+    extra = {"misplaced": misplaced} if semantics == "officebench" else {}
     if not testbed.exists() and not testbed.is_symlink():
         _fail(f"{printable(testbed)}: testbed folder does not exist")
     reference_dir, initial_dir = reference or default_reference, initial or default_initial
@@ -247,7 +249,8 @@ def score(
     def scored(_: None) -> tuple[str, Any]:
         try:
             workspace = Workspace(testbed)
-            return "ok", evaluate(workspace, items, reference_dir, initial_dir=initial_dir, file=printable(criteria))
+            return "ok", evaluate(workspace, items, reference_dir, initial_dir=initial_dir, file=printable(criteria),
+                                  **extra)
         except InvalidCriteria as exc:
             return "invalid", list(exc.problems)
         except OfficeError as exc:

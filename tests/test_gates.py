@@ -112,6 +112,15 @@ def test_schema_gate_rejects_an_unknown_criterion(task):
     assert "evaluate_moon_phase" in results["schema"].detail
 
 
+def test_schema_gate_rejects_criteria_that_contradict(task):
+    record = copy.deepcopy(task.record)
+    record["evaluation"] += [{"function": "evaluate_file_exist", "args": {"file": "data/made_up.docx"}},
+                             {"function": "evaluate_file_not_exist", "args": {"file": "./data/made_up.docx"}}]
+    results = gates(record, task)
+    assert not results["schema"].passed and "criteria contradict" in results["schema"].detail
+    assert "requires data/made_up.docx" in results["schema"].detail
+
+
 def test_schema_gate_rejects_duplicate_memory_ids(task):
     record = copy.deepcopy(task.record)
     record["memory"].append(dict(record["memory"][0], value="something else entirely"))

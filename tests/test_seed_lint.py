@@ -123,6 +123,33 @@ def test_an_ambiguous_typo_gets_no_repair(tmp_path: Path):
     assert "bat.txt, hat.txt" in finding.message
 
 
+def test_a_near_miss_file_check_is_no_typo_and_no_repair_makes_checks_contradict(tmp_path: Path):
+    tasks = tmp_path / "tasks"
+    exists = {"function": "evaluate_file_exist", "args": {"file": "data/memo_update_feb5.docx"}}
+    not_exists = {"function": "evaluate_file_not_exist", "args": {"file": "data/memo_update_feb3.docx"}}
+    seed(tasks, "1-1", subtask("Write the memo", [exists, not_exists, contain("data/memo_update_feb5.docx", "x",
+                                                                               doc_type="docx")]))
+    report = lint_seeds(tasks)
+    assert "typo_file" not in codes(report, "1-1") and "contradiction" not in codes(report, "1-1")
+    # a typo whose repair would name the file the task requires absent is left unrepaired
+    seed(tasks, "1-2", subtask("Keep old.txt away", [{"function": "evaluate_file_not_exist", "args": {"file": "data/old.txt"}},
+                                                     contain("data/olb.txt", "1")]), files={"old.txt": b"1\n"})
+    report = lint_seeds(tasks)
+    task = next(t for t in load_officebench(tmp_path).tasks if t.id == "1-2/0")
+    typo = next(f for f in report.of("1-2/0") if f.code == "typo_file")
+    assert typo.repair == {"field": "evaluation[1].args.file", "from": "data/olb.txt", "to": "data/old.txt"}
+    evaluation, done = apply_repairs(task, report.of("1-2/0"))
+    assert done == [] and evaluation[1]["args"]["file"] == "data/olb.txt"
+
+
+def test_criteria_that_contradict_are_an_error(tmp_path: Path):
+    tasks = tmp_path / "tasks"
+    seed(tasks, "1-1", subtask("Make out.txt", [{"function": "evaluate_file_exist", "args": {"file": "data/out.txt"}},
+                                                {"function": "evaluate_file_not_exist", "args": {"file": "./data/out.txt"}}]))
+    [finding] = [f for f in lint_seeds(tasks).findings if f.code == "contradiction"]
+    assert finding.severity == "error" and "requires data/out.txt" in finding.message
+
+
 def test_broken_seeds_get_per_file_findings_not_a_crash(tmp_path: Path):
     tasks = tmp_path / "tasks"
     (tasks / "2-1" / "subtasks").mkdir(parents=True)  # no testbed/: an empty office

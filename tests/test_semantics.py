@@ -122,9 +122,13 @@ def test_all_day_and_duration_events_crash_the_overlap_check_there(office):
         calendar.add_component(event)
     put(office, "calendar/alice.ics", calendar.to_ical())
     assert verdicts(office, "evaluate_calendar_no_overlap", {"username": "alice"}) == (True, False)
+    # its loop reads DTEND of every event but the last (by start): a DURATION event that sorts last passes
     put(office, "calendar/bob.ics", calendar.to_ical().replace(b"DTSTART;VALUE=DATE:20240509",
                                                                b"DTSTART:20240509T120000\r\nDURATION:PT1H"))
-    assert verdicts(office, "evaluate_calendar_no_overlap", {"username": "bob"}) == (True, False)
+    assert verdicts(office, "evaluate_calendar_no_overlap", {"username": "bob"}) == (True, True)
+    put(office, "calendar/dan.ics", calendar.to_ical().replace(b"DTSTART;VALUE=DATE:20240509",
+                                                               b"DTSTART:20240506T120000\r\nDURATION:PT1H"))
+    assert verdicts(office, "evaluate_calendar_no_overlap", {"username": "dan"}) == (True, False)
     assert evaluate_officebench(office, [{"function": "evaluate_calendar_no_overlap",
                                           "args": {"username": "carol"}}]).results[0].passed is False
 
@@ -156,3 +160,81 @@ def test_a_sheet_named_otherwise_than_xlsx_is_not_opened_there(office):
     args = contain("data/list.docx", "Rachel", doc_type="xlsx")
     assert verdicts(office, "evaluate_contain", args) == (True, False)
     assert verdicts(office, "evaluate_not_contain", {**args, "keywords": ["Liam"]}) == (True, False)
+
+
+def mail(body_parts: list[tuple[str, str, str | None, str | None]], nested: bool = False) -> bytes:
+    """A message: (subtype, text, charset, disposition) parts, in multipart/mixed (the body in a
+    multipart/alternative inside it when ``nested``)."""
+    from email.mime.multipart import MIMEMultipart
+    from email.mime.nonmultipart import MIMENonMultipart
+
+    outer = MIMEMultipart("mixed")
+    outer["From"], outer["To"], outer["Subject"] = "bob@example.com", "alice@example.com", "Note"
+    holder = outer
+    if nested:
+        holder = MIMEMultipart("alternative")
+        outer.attach(holder)
+    for subtype, text, charset, disposition in body_parts:
+        part = MIMENonMultipart("text", subtype)
+        part.set_payload(text.encode("utf-8"))
+        if charset:
+            part.set_param("charset", charset)
+        if disposition:
+            part.add_header("Content-Disposition", disposition, filename="notes.txt")
+        holder.attach(part)
+    return outer.as_bytes()
+
+
+def mailbox_verdicts(ws: Workspace, *keywords: str) -> tuple[bool, bool]:
+    return verdicts(ws, "evaluate_contain", {"doc_type": "email", "username": "alice", "keywords": list(keywords)})
+
+
+def test_its_mailbox_listing_reads_direct_text_parts_and_fails_whole_on_one_bad_entry(office):
+    put(office, "emails/alice/1.eml", mail([("plain", "budget approved", "utf-8", None),
+                                            ("plain", "ATTACHED FIGURES", "utf-8", "attachment"),
+                                            ("html", "<b>HTMLONLY</b>", "utf-8", None)]))
+    assert mailbox_verdicts(office, "budget approved") == (True, True)
+    assert mailbox_verdicts(office, "attached figures") == (False, True)  # it reads a text attachment
+    assert mailbox_verdicts(office, "htmlonly") == (False, True)  # and the HTML alternative beside the text
+    put(office, "emails/alice/2.eml", mail([("plain", "nested body", "utf-8", None)], nested=True))
+    assert mailbox_verdicts(office, "nested body") == (True, False)  # a body one level deeper is not read there
+    put(office, "emails/alice/.3.eml", mail([("plain", "hidden note", "utf-8", None)]))
+    assert mailbox_verdicts(office, "hidden note")[1] is False  # a hidden file is no match of its glob
+    put(office, "emails/alice/4.eml", mail([("plain", "no charset here", None, None)]))
+    assert mailbox_verdicts(office, "budget approved") == (True, False)  # one undecodable part fails the listing
+    (office.root / "emails/alice/4.eml").unlink()
+    assert mailbox_verdicts(office, "budget approved") == (True, True)
+    (office.root / "emails/alice/5.eml").mkdir()  # a folder named like a message
+    assert mailbox_verdicts(office, "budget approved") == (True, False)
+    assert verdicts(office, "evaluate_not_contain",
+                    {"doc_type": "email", "username": "alice", "keywords": ["budget approved"]}) == (False, True)
+
+
+def test_its_text_reads_with_universal_newlines_and_pdf_pages_run_together(office):
+    put(office, "data/a.txt", "line one\r\nline two\r\n")
+    put(office, "data/b.txt", "line one\nline two\n")
+    args = {"doc_type": "txt", "result_file": "data/a.txt", "expected_file": "data/b.txt"}
+    assert verdicts(office, "evaluate_exact_match", args)[1] is True
+    put(office, "data/two.pdf", pdf_io.build(f"Total due on\n{pdf_io.PAGE_BREAK}\npage two"))
+    assert pdf_io.read_pages(office.root / "data/two.pdf", "two.pdf") == ("Total due on", "page two")
+    # its pages' text is joined with nothing between: a keyword runs across the break there
+    assert verdicts(office, "evaluate_contain", contain("data/two.pdf", "due onpage", doc_type="pdf")) == (False, True)
+
+
+def test_an_integer_keyword_in_a_diff_crashes_there_and_a_misplaced_argument_fails_there(office):
+    put(office, "data/in.xlsx", xlsx_io.build([["Item", "Qty"], ["Pens", 10]]))
+    put(office, "data/out.xlsx", xlsx_io.build([["Item", "Qty"], ["Pens", 12]]))
+    args = {"doc_type": "xlsx", "input_file": "data/in.xlsx", "output_file": "data/out.xlsx"}
+    assert evaluate_officebench(office, [{"function": "evaluate_diff_contain_text", "args": {**args, "keywords": ["12"]}}]).passed
+    report = evaluate_officebench(office, [{"function": "evaluate_diff_contain_text", "args": {**args, "keywords": [12]}}])
+    assert not report.passed and "not a string" in report.results[0].reason
+    from office_env.officebench import misplaced_criteria, normalize_criteria
+
+    raw = [{"function": "evaluate_excel_cell_value", "file": "data/out.xlsx",
+            "args": {"matches": [{"row": 2, "col": 2, "value": 12}]}}]
+    assert misplaced_criteria(raw) == (0,)
+    criteria = normalize_criteria(raw)
+    assert evaluate_criteria(office, criteria).passed  # homer reads it where it belongs
+    assert evaluate_officebench(office, criteria).passed
+    report = evaluate_officebench(office, criteria, misplaced=misplaced_criteria(raw))
+    assert not report.passed and "KeyError" in report.results[0].reason

@@ -1,7 +1,8 @@
 """Quality gates every task must pass before it is written, and again under ``homer verify``.
 
 Each gate is separate and reportable:
-- ``schema``: the record matches the task schema and its criteria validate against the catalog;
+- ``schema``: the record matches the task schema, its criteria validate against the catalog, and no
+  two of them contradict (``office_env.evaluation.contradictions``: a file required and refused);
 - ``fails_untouched``: the criteria fail on the initial testbed (nothing is already done);
 - ``oracle_passes``: every oracle call succeeds on a copy and the criteria then pass;
 - ``memory_evidence``: every memory value is in the dialogue exactly at its evidence turns;
@@ -49,6 +50,7 @@ from jsonschema import Draft202012Validator
 
 from backends.dataset import task_now
 from office_env import OfficeError, Workspace, default_registry, evaluate_criteria, validate_criteria
+from office_env.evaluation.contradictions import contradictions
 from office_env.evaluation.reference_state import EXACT, apply_reference
 from office_env.untrusted import scan_tree
 from verifier.judges import judge_panel
@@ -131,6 +133,7 @@ def schema_gate(record: dict[str, Any]) -> GateResult:
     problems = [f"{'.'.join(str(p) for p in e.absolute_path) or '(top level)'}: {e.message}" for e in errors[:5]]
     if not errors:
         problems = [str(p) for p in validate_criteria(record["evaluation"])]
+        problems += [f"criteria contradict: {c}" for c in contradictions(record["evaluation"])]
         ids = [m["id"] for m in record["memory"]]
         if len(set(ids)) != len(ids):
             problems.append("memory: ids are not unique")

@@ -24,6 +24,7 @@ from office_env.errors import OfficeError
 from office_env.evaluation import evaluate_criteria
 from office_env.evaluation.checks import CHECKS
 from office_env.evaluation.content import read_document
+from office_env.evaluation.contradictions import contradictions
 from office_env.evaluation.paths import external_target
 from office_env.officebench import SeedTask, load_officebench
 from office_env.untrusted import UntrustedInputError, load_json, scan_tree
@@ -37,6 +38,7 @@ CODES: dict[str, tuple[str, str]] = {  # code -> (severity, what it means)
     "unknown_file": (WARNING, "a criterion names a data file that is nowhere: not in the testbed, not in "
                               "reference/, not named by the instruction (it may be named after data)"),
     "doc_type_mismatch": (ERROR, "doc_type contradicts the file's extension"),
+    "contradiction": (ERROR, "two criteria no state can pass together (a file required and refused)"),
     "misplaced_key": (WARNING, "an argument sits beside 'function' instead of inside 'args'"),
     "exists_only": (WARNING, "the criteria only check that files exist"),
     "weak_keyword": (WARNING, "a numeric keyword is part of another number, so a substring match passes "
@@ -140,13 +142,20 @@ def lint_task(task: SeedTask) -> list[Finding]:
     reference = _files_below(task.reference) if task.reference is not None else set()
     named = {m.group(0) for m in _FILE_RE.finditer(task.instruction)}
     checked: set[str] = set()
+    # the task's own files: what a check requires to exist is a name the task means, not a typo
+    named |= {PurePosixPath(str(i["args"]["file"])).name for i in task.evaluation
+              if i["function"] == "evaluate_file_exist" and isinstance(i["args"].get("file"), str)}
     for index, item in enumerate(task.evaluation):
         function, args = item["function"], item["args"]
+        if function == "evaluate_file_not_exist":  # a file that is nowhere is the point of the check
+            continue
         for key in CHECKS[function].path_args:
             if isinstance(args.get(key), str):
                 findings += _path_findings(task, label, index, key, args[key], testbed, reference, named, checked)
         findings += _doc_type_findings(task, label, index, args)
         findings += _weak_keywords(task, label, index, function, args, testbed)
+    for problem in contradictions(task.evaluation):
+        findings.append(_finding(task, label, "evaluation", "contradiction", problem))
     if task.evaluation and all(i["function"] in ("evaluate_file_exist", "evaluate_file_not_exist")
                                for i in task.evaluation):
         findings.append(_finding(task, label, "evaluation", "exists_only",
@@ -307,7 +316,8 @@ def _untouched(task: SeedTask, label: str) -> list[Finding]:
 
 
 def apply_repairs(task: SeedTask, findings: list[Finding]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """The task's criteria with every unambiguous repair applied, and the repairs done."""
+    """The task's criteria with every unambiguous repair applied, and the repairs done. A repair
+    that would make two criteria contradict (``office_env.evaluation.contradictions``) is not done."""
     evaluation = [{"function": i["function"], "args": dict(i["args"])} for i in task.evaluation]
     done = []
     for finding in findings:
@@ -318,6 +328,10 @@ def apply_repairs(task: SeedTask, findings: list[Finding]) -> tuple[list[dict[st
             continue
         args = evaluation[int(match.group(1))]["args"]
         if args.get(match.group(2)) == finding.repair["from"]:
+            before = len(contradictions(evaluation))
             args[match.group(2)] = finding.repair["to"]
+            if len(contradictions(evaluation)) > before:
+                args[match.group(2)] = finding.repair["from"]
+                continue
             done.append({**finding.repair, "code": finding.code})
     return evaluation, done

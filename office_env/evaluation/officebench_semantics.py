@@ -29,7 +29,10 @@ from __future__ import annotations
 
 import difflib
 import math
+import os
 import re
+from email import policy
+from email.parser import BytesParser
 from datetime import date, datetime, timezone
 from typing import Any, Callable
 
@@ -39,7 +42,8 @@ from office_env.evaluation.catalog import CriterionResult, EvaluationReport, Inv
 from office_env.evaluation.checks import Context
 from office_env.evaluation.content import read_plain
 from office_env.formats import docx_io, ics_io, pdf_io, xlsx_io
-from office_env.mail_store import scan
+from office_env.formats.bounded import read_bytes
+from office_env.limits import MAX_MAIL_BYTES
 from office_env.workspace import CALENDAR_DIR, EMAILS_DIR, Workspace
 
 SEMANTICS = ("homer", "officebench")
@@ -89,15 +93,49 @@ def _word_text(ctx: Context, relpath: str, field: str) -> str:
     return "\n".join(p.text for p in docx_io.load(ctx.path(relpath, field), relpath).paragraphs)
 
 
+_LIST_FAILED = "Error: Failed to list emails."
+
+
+def _mail_content(message: Any) -> str:
+    """OfficeBench's ``get_email_content``: the direct text/plain and text/html parts (an
+    attachment too; a body nested deeper is not read), each decoded with its declared charset."""
+    if message.is_multipart():
+        parts = [part.get_payload(decode=True).decode(part.get_content_charset(), errors="replace")
+                 for part in message.iter_parts() if part.get_content_type() in ("text/plain", "text/html")]
+        return "\n".join(parts)
+    return message.get_payload(decode=True).decode(message.get_content_charset(), errors="replace")
+
+
+def _listing(ws: Workspace, name: str) -> str:
+    """OfficeBench's ``list_emails`` of a mailbox folder: every ``*.eml`` entry not starting with a
+    dot (case-sensitive); one entry it cannot open or decode (a folder named ``x.eml``, a text part
+    without a charset) fails the whole listing, as its catch-all does."""
+    folder = ws.resolve(f"{EMAILS_DIR}/{name}", field="username")
+    entries = sorted(e for e in os.listdir(folder) if e.endswith(".eml") and not e.startswith("."))
+    out = []
+    try:
+        for entry in entries:
+            data = read_bytes(folder / entry, f"{EMAILS_DIR}/{name}/{entry}", MAX_MAIL_BYTES)
+            message = BytesParser(policy=policy.default).parsebytes(data)
+            out.append(f"Email ID: {entry}\nFrom: {message['From']}\nTo: {message['To']}\n"
+                       f"Subject: {message['Subject']}\nContent: {_mail_content(message)}\n" + "-" * 50 + "\n")
+    except (OfficeError, OSError, TypeError, LookupError, ValueError, AttributeError):
+        return _LIST_FAILED
+    return "".join(out) or "No emails found."
+
+
 def _mailbox_text(ws: Workspace, username: str) -> str:
     ws.check_user(username, field="username")  # a name, never a path
     folder = ws.root / EMAILS_DIR
     for name in (username, username.lower()):
         if (folder / name).is_dir():
-            items, _ = scan(ws, name, field="username")
-            return "".join(f"Email ID: {i}\nFrom: {m.sender}\nTo: {m.recipient}\nSubject: {m.subject}\n"
-                           f"Content: {m.body}\n" + "-" * 50 + "\n" for i, m in items) or "No emails found."
+            return _listing(ws, name)
     raise _Crash(f"no mailbox named {username!r} or {username.lower()!r}")  # its fallback loop is broken
+
+
+def _text_mode(path: Any, label: str) -> str:
+    """``open(path).read()``: the text with universal newlines (CRLF and CR read as LF)."""
+    return read_plain(path, label).replace("\r\n", "\n").replace("\r", "\n")
 
 
 def _reader(ctx: Context, doc_type: str, relpath: str, field: str) -> str:
@@ -105,11 +143,11 @@ def _reader(ctx: Context, doc_type: str, relpath: str, field: str) -> str:
     if doc_type == "xlsx":
         return _sheet_text(ctx, relpath, field)
     if doc_type in ("txt", "ics"):
-        return read_plain(path, relpath)
+        return _text_mode(path, relpath)
     if doc_type in ("doc", "docx"):
         return _word_text(ctx, relpath, field)
-    if doc_type == "pdf":
-        return pdf_io.read_text(path, relpath)
+    if doc_type == "pdf":  # its pages' text joined with nothing between: a keyword may run across a break
+        return "".join(pdf_io.read_pages(path, relpath))
     raise _Crash(f"doc type {doc_type!r} is not implemented there")
 
 
@@ -132,7 +170,12 @@ def _diff_contain(ctx: Context, args: dict[str, Any]) -> bool:
     if before == after:
         return False
     diff = "\n".join(difflib.unified_diff(before.split("\n"), after.split("\n"), n=0))
-    return all(str(k) in diff for k in args["keywords"])
+    for keyword in args["keywords"]:
+        if not isinstance(keyword, str):
+            raise _Crash(f"keyword {keyword!r} is not a string ('in <string>' requires a string)")
+        if keyword not in diff:
+            return False
+    return True
 
 
 def _cell_value(ctx: Context, args: dict[str, Any]) -> bool:
@@ -189,7 +232,7 @@ def _exact(ctx: Context, args: dict[str, Any]) -> bool:
         return False
     doc_type = args["doc_type"]
     if doc_type in ("txt", "ics"):
-        return read_plain(result, args["result_file"]) == read_plain(ctx.path(args["expected_file"], "expected_file"),
+        return _text_mode(result, args["result_file"]) == _text_mode(ctx.path(args["expected_file"], "expected_file"),
                                                                      args["expected_file"])
     if doc_type in ("doc", "pdf"):
         return False  # lists of paragraph or page objects: never equal
@@ -221,13 +264,13 @@ def _no_overlap(ctx: Context, args: dict[str, Any]) -> bool:
     components = ics_io.load(path, args["username"]).subcomponents
     if any(c.get("dtstart") is None for c in components):  # it prints every DTSTART first (a VTIMEZONE has none)
         raise _Crash("a calendar component without DTSTART")
-    events = []
-    for component in sorted(components, key=lambda c: _aware(c.get("dtstart").dt)):
-        if component.name == "VEVENT":
-            if component.get("dtend") is None:
-                raise _Crash("an event without DTEND")
-            events.append((_aware(component.get("dtstart").dt), _aware(component.get("dtend").dt)))
-    return all(events[i][1] <= events[i + 1][0] for i in range(len(events) - 1))
+    ordered = [c for c in sorted(components, key=lambda c: _aware(c.get("dtstart").dt)) if c.name == "VEVENT"]
+    for event, following in zip(ordered, ordered[1:]):  # DTEND of every event but the last: a DURATION one may end it
+        if event.get("dtend") is None:
+            raise _Crash("an event without DTEND before the last")
+        if _aware(event.get("dtend").dt) > _aware(following.get("dtstart").dt):
+            return False
+    return True
 
 
 _FUNCTIONS: dict[str, Callable[[Context, dict[str, Any]], bool]] = {
@@ -244,9 +287,11 @@ _FUNCTIONS: dict[str, Callable[[Context, dict[str, Any]], bool]] = {
 
 
 def evaluate_officebench(workspace: Workspace, criteria: list[dict[str, Any]], reference_dir: Any = None, *,
-                         initial_dir: Any = None, file: str = "") -> EvaluationReport:
+                         initial_dir: Any = None, file: str = "", misplaced: tuple[int, ...] = ()) -> EvaluationReport:
     """Score ``workspace`` as OfficeBench's evaluator would: one result per criterion (its own
-    evaluator stops at the first failure; the task verdict is the same)."""
+    evaluator stops at the first failure; the task verdict is the same). ``misplaced``: criteria
+    whose argument the seed put beside ``args`` (``office_env.officebench.misplaced_criteria``):
+    it reads them from ``args`` and fails them."""
     problems = validate_criteria(criteria, file=file)
     if problems:
         raise InvalidCriteria(problems)
@@ -255,6 +300,10 @@ def evaluate_officebench(workspace: Workspace, criteria: list[dict[str, Any]], r
     for index, item in enumerate(criteria):
         function, args = item["function"], item["args"]
         check = _FUNCTIONS.get(function)
+        if index in misplaced:
+            results.append(CriterionResult(index, function, False, "an argument sits beside 'args': OfficeBench's "
+                                           "evaluator raises KeyError here, counted as a failure"))
+            continue
         if check is None:
             results.append(CriterionResult(index, function, False, f"{function} does not exist in OfficeBench (NameError)"))
             continue
