@@ -228,11 +228,15 @@ def main() -> None:
     theirs = json.loads(out_file.read_text(encoding="utf-8"))
     agree = {"homer": [0, 0, 0, 0], "officebench": [0, 0, 0, 0]}  # criteria agree/total, tasks agree/total
     misses: dict[str, Counter] = {"homer": Counter(), "officebench": Counter()}
+    kinds: Counter = Counter()  # verdicts per (state, function): what was measured
+    states = Counter(state for _, state, _, _ in ours)
     examples: list[str] = []  # where the emulation disagrees: what to fix next
     for (task_id, state, criteria, (homer, emulated)), reference in zip(ours, theirs):
         for label, verdicts in (("homer", homer), ("officebench", emulated)):
             tally = agree[label]
             for item, mine, truth in zip(criteria, verdicts, reference):
+                if label == "homer":
+                    kinds[(state, item["function"])] += 1
                 tally[0] += mine == truth
                 tally[1] += 1
                 if mine != truth:
@@ -249,6 +253,9 @@ def main() -> None:
               f"tasks {100 * t_ok / max(1, t_all):5.1f} % ({t_ok}/{t_all})")
         for what, count in misses[label].most_common(8):
             print(f"      {count:4}  {what}")
+    print("  states: " + ", ".join(f"{name} {count}" for name, count in sorted(states.items())))
+    functions = sorted({f for _, f in kinds})
+    print("  verdicts per function: " + ", ".join(f"{f} {sum(kinds[(s, f)] for s in states)}" for f in functions))
     for line in examples:
         print(f"  disagreement: {line}")
     if args.work is None:

@@ -17,11 +17,15 @@ carried over where their meaning survives:
   party's name: the recipient's box is where the message is new.
 
 ``evaluate_calendar_no_event`` has no counterpart (OfficeBench cannot say "no event with this
-title at this time"), nor has ``evaluate_email_not_sent`` (nor "no message holding all of these":
-OfficeBench's ``evaluate_not_contain`` refuses any one keyword anywhere in a mailbox, and fails on a
-mailbox that was never written) nor a mail check's ``body_excludes`` (what one message must leave
-out: OfficeBench searches the whole mailbox), and a ``sheet`` argument cannot be kept (OfficeBench
-reads the active sheet only): such criteria are reported as lost. OfficeBench's own spellings are used where they
+title at this time"), and a ``sheet`` argument cannot be kept (OfficeBench reads the active sheet
+only): such criteria are reported as lost. ``evaluate_email_not_sent`` to a person the untouched
+office has no mailbox for and the solution does not mail becomes ``evaluate_file_not_exist`` of that
+mailbox; with one keyword, ``evaluate_not_contain`` on that person's mailbox; a mail check's
+``body_excludes`` become one ``evaluate_not_contain`` each on the mailbox it reads. Homer's
+``evaluate_not_contain`` refuses each of its keywords; OfficeBench's fails only when all are
+there, so it is written as one check per keyword (a multi-keyword "none of these" is never
+exported), and a number is written as a sheet writes it (``7250``, not ``7250.0``). Whether such a
+translation judges the task's states as the original does is checked on export. OfficeBench's own spellings are used where they
 differ: ``doc`` for Word in exact and diff checks, ``lambda x: ...`` comparators, and
 ``../../../../reference/<name>`` for expected files (its outputs lie four folders below the task).
 """
@@ -96,8 +100,26 @@ def _word_type(doc_type: str) -> str:
     return "doc" if doc_type == "docx" else doc_type
 
 
-def _carry(function: str, args: dict[str, Any]) -> list[dict[str, Any]] | str:
-    """OfficeBench criteria for one homer criterion, or why it cannot be carried over."""
+def _as_written(value: Any) -> Any:
+    """A number as a sheet or a text writes it: 7250.0 is "7250" there (OfficeBench matches the
+    text, so "7250.0" would never be found and a check refusing it could never fail)."""
+    if isinstance(value, float) and math.isfinite(value) and value == int(value):
+        return int(value)
+    if isinstance(value, str):
+        try:
+            number = float(value)
+        except ValueError:
+            return value
+        if "." in value and math.isfinite(number) and number == int(number) and value.strip()[-1] == "0":
+            return str(int(number))
+    return value
+
+
+def _carry(function: str, args: dict[str, Any], mailboxes: frozenset[str] | None = None,
+           sent_to: frozenset[str] = frozenset()) -> list[dict[str, Any]] | str:
+    """OfficeBench criteria for one homer criterion, or why it cannot be carried over.
+    ``mailboxes``: the mailboxes the untouched testbed has (None: unknown); ``sent_to``: the
+    people the task's solution mails."""
     args = dict(args)
     if function in ("evaluate_excel_cell_value", "evaluate_excel_cell_comparator") and args.get("sheet"):
         return f"names sheet {args['sheet']!r}; OfficeBench reads the active sheet only"
@@ -115,8 +137,27 @@ def _carry(function: str, args: dict[str, Any]) -> list[dict[str, Any]] | str:
         args["doc_type"] = _word_type(args["doc_type"])
     if function == "evaluate_diff_contain_text":
         args["doc_type"] = _word_type(args["doc_type"])
+    if "keywords" in args:
+        args["keywords"] = [_as_written(k) for k in args["keywords"]]
+    if function == "evaluate_excel_cell_value":
+        args["matches"] = [{**m, "value": _as_written(m["value"])} for m in args["matches"]]
+    if function == "evaluate_not_contain" and len(args["keywords"]) > 1:
+        # homer refuses each keyword; OfficeBench's not_contain fails only when all are there: one check each
+        return [{"function": function, "args": {**args, "keywords": [k]}} for k in args["keywords"]]
     if function in OFFICEBENCH_FUNCTIONS:
         return [{"function": function, "args": args}]
+    if function == "evaluate_email_not_sent" and args.get("recipient"):
+        wrong = args["recipient"].split("@")[0]
+        keywords = [str(k) for k in (*args.get("subject_keywords", ()), *args.get("body_keywords", ()))]
+        if mailboxes is not None and wrong not in mailboxes and wrong.lower() not in mailboxes \
+                and wrong.lower() not in sent_to:
+            # a person with no mailbox yet, whom the solution does not mail, must still have none
+            return [{"function": "evaluate_file_not_exist", "args": {"file": f"emails/{wrong}"}}]
+        if len(keywords) != 1:  # "not all of these" there, "none of these" here: said only of one keyword
+            return "refuses a message holding several keywords together, which a mailbox-wide check cannot say"
+        # their mailbox must not hold the keyword (checked on the task's states on export)
+        return [{"function": "evaluate_not_contain", "args": {"doc_type": "email", "username": wrong,
+                                                              "keywords": keywords}}]
     if function == "evaluate_answer":
         if "keywords" in args:
             keywords = [str(k) for k in args["keywords"]]
@@ -141,8 +182,6 @@ def _carry(function: str, args: dict[str, Any]) -> list[dict[str, Any]] | str:
                                                           "keywords": keywords}},
                 {"function": "evaluate_calendar_no_overlap", "args": {"username": args["username"]}}]
     if function == "evaluate_email_sent":
-        if args.get("body_excludes"):
-            return "what the message must leave out cannot be said of a whole mailbox, which OfficeBench searches"
         owner = args.get("recipient") or args["sender"]
         other = args.get("sender") if args.get("recipient") else args.get("recipient")
         keywords = [str(k) for k in (*args.get("subject_keywords", ()), *args.get("body_keywords", ()))]
@@ -150,16 +189,24 @@ def _carry(function: str, args: dict[str, Any]) -> list[dict[str, Any]] | str:
             keywords.append(other.split("@")[0])
         if not keywords:
             return "names no keyword and no other party"
+        # what the message must leave out: the mailbox must not hold it at all (one check each; checked on
+        # the task's states on export, where an older message holding it makes the translation lost)
         return [{"function": "evaluate_contain", "args": {"doc_type": "email", "username": owner.split("@")[0],
-                                                          "keywords": keywords}}]
+                                                          "keywords": keywords}},
+                *({"function": "evaluate_not_contain", "args": {"doc_type": "email", "username": owner.split("@")[0],
+                                                                "keywords": [str(x)]}}
+                  for x in args.get("body_excludes", ()))]
     return "has no counterpart among OfficeBench's evaluation functions"
 
 
-def to_officebench(criteria: list[dict[str, Any]]) -> Translation:
-    """Validated homer criteria -> OfficeBench's criteria and what was lost on the way."""
+def to_officebench(criteria: list[dict[str, Any]], mailboxes: frozenset[str] | None = None,
+                   sent_to: frozenset[str] = frozenset()) -> Translation:
+    """Validated homer criteria -> OfficeBench's criteria and what was lost on the way.
+    ``mailboxes``: the mailboxes of the untouched testbed, when known; ``sent_to``: the people
+    (user names, lower case) the task's solution mails."""
     out = Translation()
     for index, item in enumerate(criteria):
-        carried = _carry(item["function"], item["args"])
+        carried = _carry(item["function"], item["args"], mailboxes, sent_to)
         if isinstance(carried, str):
             out.lost.append(f"[{index}] {item['function']}: {carried}")
         else:

@@ -5,14 +5,17 @@ task has one, ``reference/``. Its criteria are rewritten into OfficeBench's nine
 (``office_env.officebench_translate``); a task with a criterion that cannot be carried over is
 left out with a warning naming it, or kept without that criterion under ``lossy``.
 
-An export is checked before it counts: the translated criteria must fail on the exported,
-untouched testbed and pass on its solved state (the task's oracle plan replayed, or its expected
-files applied) when the task has one. A translation that loses that is reported as lost too,
-so an exported task is never easier or harder than the task it came from without a word said.
+An export is checked before it counts: scored by OfficeBench's rules (``--semantics officebench``),
+the translated criteria must judge every state of the task as homer judges the original: the
+untouched testbed, the solved state (the oracle plan replayed, or the expected files applied), the
+intent-only baseline and each misreading. A translation that does not is reported as lost too, so
+an exported task is never easier or harder than the task it came from without a word said.
+``export.json`` maps every exported folder to its homer task id, and lists what was left out.
 """
 
 from __future__ import annotations
 
+import json
 import shutil
 import tempfile
 from dataclasses import dataclass, field
@@ -21,7 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from backends.dataset import LoadedTask, iter_tasks
+from orchestrator.dataset import write_json
 from office_env import OfficeError, Workspace, default_registry, evaluate_criteria
+from office_env.evaluation.officebench_semantics import evaluate_officebench
 from office_env.evaluation.reference_state import apply_reference
 from office_env.officebench import write_task_folder
 from office_env.officebench_translate import to_officebench
@@ -35,6 +40,7 @@ class ExportSummary:
     skipped: list[str] = field(default_factory=list)   # tasks that could not be exported: errors
     left_out: list[str] = field(default_factory=list)  # tasks with lost criteria, not exported
     lossy: list[str] = field(default_factory=list)     # tasks exported without some criteria
+    folders: dict[str, str] = field(default_factory=dict)  # exported folder (tasks/<name>) -> homer task id
 
 
 def _subtask(record: dict[str, Any], evaluation: list[dict[str, Any]]) -> dict[str, Any]:
@@ -44,39 +50,54 @@ def _subtask(record: dict[str, Any], evaluation: list[dict[str, Any]]) -> dict[s
             "evaluation": evaluation}
 
 
-def _solved_state(task: LoadedTask, testbed: Path, reference: Path | None, scratch: Path,
-                  now: datetime) -> Workspace | None:
-    """The exported testbed with the task solved: its oracle replayed, else its expected files
-    applied; ``None`` when the task has neither."""
+def _states(task: LoadedTask, testbed: Path, reference: Path | None, scratch: Path,
+            now: datetime) -> list[tuple[str, Workspace]]:
+    """The states an export must judge as the task does: untouched, solved (the oracle replayed,
+    else the expected files applied), the intent-only baseline and every misreading."""
     record = task.record
-    ws = Workspace(testbed, now=now).copy_to(scratch / "solved")
+    out = [("untouched", Workspace(testbed, now=now).copy_to(scratch / "untouched"))]
+    plans = []
     if record.get("oracle"):
-        default_registry().run(ws, [(c["tool"], c["args"]) for c in record["oracle"]])
-        return ws
-    return ws if apply_reference(ws, record["evaluation"], reference, testbed) else None
+        plans.append(("solved", record["oracle"]))
+    if record.get("baseline"):
+        plans.append(("baseline", record["baseline"]))
+    plans += [(f"misreading {m['memory']} {m['value']!r}", m["plan"]) for m in record.get("misreadings") or []]
+    for index, (name, plan) in enumerate(plans):
+        ws = Workspace(testbed, now=now).copy_to(scratch / f"state-{index}")
+        default_registry().run(ws, [(c["tool"], c["args"]) for c in plan])
+        out.append((name, ws))
+    if not record.get("oracle"):
+        ws = Workspace(testbed, now=now).copy_to(scratch / "solved")
+        if apply_reference(ws, record["evaluation"], reference, testbed):
+            out.append(("solved", ws))
+    return out
 
 
 def _check_export(task: LoadedTask, criteria: list[dict[str, Any]], folder: Path, now: datetime) -> str | None:
-    """Why the exported task does not keep the original's verdicts, or ``None``."""
+    """Why the exported task, scored by OfficeBench's rules (``--semantics officebench``), does
+    not judge each of the task's states (``_states``) as homer judges the original, or ``None``."""
     testbed, reference = folder / "testbed", folder / "reference"
     reference = reference if reference.is_dir() else None
     scratch = Path(tempfile.mkdtemp(prefix="export-check-"))
     try:
-        untouched = Workspace(testbed, now=now).copy_to(scratch / "untouched")
-        if evaluate_criteria(untouched, criteria, reference, initial_dir=testbed).passed:
-            return "the translated criteria already pass on the untouched testbed"
-        solved = _solved_state(task, testbed, reference, scratch, now)
-        if solved is None:
-            return None
-        original = evaluate_criteria(solved, task.record["evaluation"], reference, initial_dir=testbed)
-        report = evaluate_criteria(solved, criteria, reference, initial_dir=testbed)
-        if original.passed and not report.passed:
-            return "the solved state fails the translated criteria: " + "; ".join(r.reason for r in report.failures())[:300]
+        for name, ws in _states(task, testbed, reference, scratch, now):
+            original = evaluate_criteria(ws, task.record["evaluation"], reference, initial_dir=testbed).passed
+            there = evaluate_officebench(ws, criteria, reference, initial_dir=testbed)
+            if there.passed != original:
+                why = ("; ".join(f"[{r.index}] {r.function} {json.dumps(criteria[r.index]['args'])[:120]}: {r.reason}"
+                                 for r in there.failures())[:400] if not there.passed else "every criterion passes")
+                return (f"on the {name} state the task {'passes' if original else 'fails'} but its translation "
+                        f"{'passes' if there.passed else 'fails'} under OfficeBench's rules ({why})")
         return None
     except OfficeError as exc:
         return f"cannot be checked: {exc}"
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _mailboxes(testbed: Path) -> frozenset[str]:
+    folder = testbed / "emails"
+    return frozenset(p.name for p in folder.iterdir() if p.is_dir() and not p.is_symlink()) if folder.is_dir() else frozenset()
 
 
 def export_officebench(dataset_dir: Path, out: Path, *, lossy: bool = False) -> ExportSummary:
@@ -92,7 +113,9 @@ def export_officebench(dataset_dir: Path, out: Path, *, lossy: bool = False) -> 
         if not schema.passed:
             summary.skipped.append(printable(f"{task.id}: {task.folder / 'task.json'}: {schema.detail}"))
             continue
-        translation = to_officebench(record["evaluation"])
+        sent_to = frozenset(str(c["args"].get("recipient", "")).split("@")[0].lower()
+                            for c in record.get("oracle") or [] if c.get("tool") == "email_send_email")
+        translation = to_officebench(record["evaluation"], _mailboxes(task.testbed), sent_to)
         lost = list(translation.lost)
         if lost and (not lossy or not translation.criteria):
             hint = " (--lossy keeps it without them)" if translation.criteria else ""
@@ -115,4 +138,7 @@ def export_officebench(dataset_dir: Path, out: Path, *, lossy: bool = False) -> 
             summary.lossy.append(printable(f"{task.id} ({folder.name}): " + "; ".join(lost)))
         counters[apps] = counters.get(apps, 0) + 1
         summary.written += 1
+        summary.folders[folder.name] = task.id
+    write_json(out / "export.json", {"folders": summary.folders, "left_out": summary.left_out,
+                                     "skipped": summary.skipped, "lossy": summary.lossy})
     return summary

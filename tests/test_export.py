@@ -15,6 +15,7 @@ from office_env import default_registry, load_officebench
 from office_env.evaluation.officebench_semantics import scorer
 from office_env.evaluation.reference_state import apply_reference
 from office_env.officebench_translate import OFFICEBENCH_FUNCTIONS, to_officebench
+from office_env.formats import xlsx_io
 from orchestrator.build import build
 from orchestrator.plus import regenerate_split
 from orchestrator.roles import BuildConfig
@@ -35,18 +36,17 @@ def test_export_round_trips_through_the_importer_and_scores_under_both_semantics
     proc = subprocess.run([str(HOMER), "export", str(dataset), "--officebench", str(target)],
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
-    records = [json.loads(p.read_text()) for p in sorted((dataset / "tasks").glob("*/task.json"))]
+    records = {r["id"]: r for r in (json.loads(p.read_text()) for p in sorted((dataset / "tasks").glob("*/task.json")))}
     report = load_officebench(target)
     assert report.problems == [] and report.warnings == []
     assert len(report.tasks) + proc.stderr.count("warning: left out") == len(records)
-    by_description = {r["description"]: r for r in records}
-    # a task is left out exactly when one of its criteria has no counterpart in OfficeBench
-    lossless = {r["description"] for r in records if not to_officebench(r["evaluation"]).lost}
-    assert {task.instruction for task in report.tasks} == lossless and lossless
+    manifest = json.loads((target / "export.json").read_text())
+    assert len(manifest["folders"]) == len(report.tasks) >= 0.8 * len(records)  # most tasks whole
+    assert len(manifest["left_out"]) == proc.stderr.count("warning: left out")
     for task in report.tasks:
-        record = by_description[task.instruction]
+        record = records[manifest["folders"][task.folder.name]]  # every folder maps back to its homer task
+        assert task.instruction == record["description"]
         assert {c["function"] for c in task.evaluation} <= OFFICEBENCH_FUNCTIONS
-        assert task.evaluation == to_officebench(record["evaluation"]).criteria
         assert task.username == record["user"]["username"]
         for semantics in ("homer", "officebench"):
             score = scorer(semantics)
@@ -89,13 +89,24 @@ def test_translation_keeps_the_meaning_or_says_what_is_lost():
                                                      {"row": 3, "col": 3, "comparator": "lambda x: x in ['A', 'B']"}]}},
         {"function": "evaluate_exact_match", "args": {"doc_type": "doc", "result_file": "data/r.docx",
                                                       "expected_file": "../../../../reference/r.docx"}},
+        # the wrong person's mailbox must not hold all of the keywords
+        {"function": "evaluate_not_contain", "args": {"doc_type": "email", "username": "omar", "keywords": ["13:00"]}},
     ]
     assert [line.split(":")[0] for line in out.lost] == [
-        "[1] evaluate_answer", "[4] evaluate_calendar_no_event", "[7] evaluate_excel_cell_value",
-        "[8] evaluate_email_not_sent"]
+        "[1] evaluate_answer", "[4] evaluate_calendar_no_event", "[7] evaluate_excel_cell_value"]
+    # a person who has no mailbox and whom the solution does not mail must still have none
+    wrong = criteria[8]
+    assert to_officebench([wrong], frozenset({"nora"})).criteria == [
+        {"function": "evaluate_file_not_exist", "args": {"file": "emails/omar"}}]
+    assert to_officebench([wrong], frozenset({"nora"}), frozenset({"omar"})).criteria[0]["function"] == "evaluate_not_contain"
+    # homer's "none of these" is one check per keyword there; a number is written as a sheet writes it
+    assert to_officebench([{"function": "evaluate_not_contain",
+                            "args": {"doc_type": "xlsx", "file": "data/s.xlsx", "keywords": ["Q3 to Q4", "7250.0"]}}]).criteria == [
+        {"function": "evaluate_not_contain", "args": {"doc_type": "xlsx", "file": "data/s.xlsx", "keywords": ["Q3 to Q4"]}},
+        {"function": "evaluate_not_contain", "args": {"doc_type": "xlsx", "file": "data/s.xlsx", "keywords": ["7250"]}}]
 
 
-def test_refused_answers_become_not_contain_checks_and_a_message_s_leave_outs_are_lost():
+def test_refused_answers_and_a_message_s_leave_outs_become_not_contain_checks():
     out = to_officebench([
         {"function": "evaluate_answer", "args": {"number": 2104.68, "tolerance": 0.01, "excludes": [3006.68, 902]}},
         {"function": "evaluate_answer", "args": {"keywords": ["EC-811"], "excludes": ["EC-779"]}},
@@ -110,10 +121,12 @@ def test_refused_answers_become_not_contain_checks_and_a_message_s_leave_outs_ar
         {"function": "evaluate_not_contain", "args": {**answer, "keywords": ["902"]}},
         {"function": "evaluate_contain", "args": {**answer, "keywords": ["EC-811"]}},
         {"function": "evaluate_not_contain", "args": {**answer, "keywords": ["EC-779"]}},
+        # what the message leaves out, the mailbox must not hold (an older mail naming it: lost on export)
+        {"function": "evaluate_contain", "args": {"doc_type": "email", "username": "malik", "keywords": ["Ada", "nora"]}},
+        {"function": "evaluate_not_contain", "args": {"doc_type": "email", "username": "malik", "keywords": ["Ben"]}},
     ]
-    # "79" is inside "3793" for a text match; the mailbox holds older mail that may name Ben
-    assert [line.split(":")[0] for line in out.lost] == ["[2] evaluate_answer", "[3] evaluate_email_sent"]
-    assert "'79'" in out.lost[0] and "whole mailbox" in out.lost[1]
+    # "79" is inside "3793" for a text match
+    assert [line.split(":")[0] for line in out.lost] == ["[2] evaluate_answer"] and "'79'" in out.lost[0]
 
 
 def test_a_plus_export_keeps_its_reference_files_and_the_reference_state_passes(tmp_path: Path):
@@ -141,16 +154,21 @@ def test_a_plus_export_keeps_its_reference_files_and_the_reference_state_passes(
 def test_lossy_keeps_a_task_without_what_cannot_be_carried(dataset: Path, tmp_path: Path):
     source = tmp_path / "ds"
     shutil.copytree(dataset, source)
-    task = sorted((source / "tasks").glob("*/task.json"))[0]
+    # a check OfficeBench cannot say (a named sheet), true in every state: a sheet's own header
+    for task in sorted((source / "tasks").glob("*/task.json")):
+        sheets = sorted((task.parent / "testbed" / "data").glob("*.xlsx"))
+        if sheets:
+            break
+    book = xlsx_io.load(sheets[0], sheets[0].name)
     record = json.loads(task.read_text())
-    record["evaluation"].append({"function": "evaluate_calendar_no_event",
-                                 "args": {"username": record["user"]["username"], "summary": "No such meeting",
-                                          "start": "2030-01-01 09:00"}})
+    record["evaluation"].append({"function": "evaluate_excel_cell_value",
+                                 "args": {"file": f"data/{sheets[0].name}", "sheet": book.active.title,
+                                          "matches": [{"row": 1, "col": 1, "value": book.active.cell(1, 1).value}]}})
     task.write_text(json.dumps(record))
     proc = subprocess.run([str(HOMER), "export", str(source), "--officebench", str(tmp_path / "strict")],
                           capture_output=True, text=True)
     assert proc.returncode == 0
-    assert f"warning: left out {record['id']}: [{len(record['evaluation']) - 1}] evaluate_calendar_no_event" in proc.stderr
+    assert f"warning: left out {record['id']}: [{len(record['evaluation']) - 1}] evaluate_excel_cell_value" in proc.stderr
     assert "(--lossy keeps it without them)" in proc.stderr
     proc = subprocess.run([str(HOMER), "export", str(source), "--officebench", str(tmp_path / "lossy"), "--lossy"],
                           capture_output=True, text=True)
@@ -158,7 +176,8 @@ def test_lossy_keeps_a_task_without_what_cannot_be_carried(dataset: Path, tmp_pa
     assert f"warning: exported without some criteria {record['id']}" in proc.stderr
     exported = [t for t in load_officebench(tmp_path / "lossy").tasks if t.instruction == record["description"]]
     assert len(exported) == 1
-    assert all(c["function"] != "evaluate_calendar_no_event" for c in exported[0].evaluation)
+    assert all(c["args"].get("file") != f"data/{sheets[0].name}" or c["function"] != "evaluate_excel_cell_value"
+               for c in exported[0].evaluation)
 
 
 def test_export_refuses_a_non_empty_target(dataset: Path, tmp_path: Path):
