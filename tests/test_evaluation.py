@@ -66,6 +66,11 @@ def test_catalog_has_exactly_the_documented_functions():
         ("Total due: 12,500.00 USD", "125", False),
         ("Total due: 12,500.00 USD", "1250", False),
         ("Total due: 12500 USD", "125000", False),
+        ("Total due: 12.500,00 EUR", "12500", True),  # dots between thousands, a decimal comma
+        ("Total due: 1.200,50 EUR", "1200.5", True),
+        ("Version 1.200 of the file", "1200", False),  # a dot alone: no thousands mark
+        ("Total due: £1,200", "1200", True),
+        ("Total due: 1200 pounds", "1200", True),
         ("version 2.5 released", "2.5", True),
         ("version 2.5 released", "5", False),
         ("Budget REVIEW on Friday", "budget review", True),

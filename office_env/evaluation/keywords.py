@@ -2,7 +2,8 @@
 
 Case is ignored and runs of white space count as one space (text wrapped in a PDF still
 matches). A keyword that is a number matches a number of equal value in the text, with
-thousands separators removed (``12500`` matches ``12,500`` and ``12500.0``, not ``125000``). A
+thousands separators removed (``12500`` matches ``12,500``, ``12500.0`` and the continental
+``12.500,00``, not ``125000``). A
 keyword that is a clock time matches the same time however it is written (``13:00`` matches
 ``13:00``, ``1 pm`` and ``1:00 PM``; ``09:00`` matches ``9:00`` and ``9 am``, not ``19:00`` or ``9:00 pm``).
 A keyword that is an ISO date matches the same day written with the month's name
@@ -56,8 +57,15 @@ _TEXT_NUMERIC_DATE_RE = re.compile(r"(?<![\d./-])(\d{1,2})([/.-])(\d{1,2})\2(\d{
 _TEXT_NOON_RE = re.compile(r"\b(?:12\s)?(noon|midday|midnight)\b")
 
 
+# a number written the continental way, dots between thousands and a decimal comma ("1.200,50"):
+# with both marks in that order it can be read no other way
+_CONTINENTAL_RE = re.compile(r"(?<![\d.,])(\d{1,3}(?:\.\d{3})+),(\d{1,2})(?![\d.,]\d|\d)")
+
+
 def without_thousands(text: str) -> str:
-    """``text`` with thousands separators taken out of its numbers (``12,500.00`` -> ``12500.00``)."""
+    """``text`` with thousands separators taken out of its numbers (``12,500.00`` -> ``12500.00``,
+    ``1.200,50`` -> ``1200.50``)."""
+    text = _CONTINENTAL_RE.sub(lambda m: f"{m.group(1).replace('.', '')}.{m.group(2)}", text)
     return _THOUSANDS_RE.sub("", text)
 
 

@@ -1,0 +1,115 @@
+"""Benchmark: do the checks judge answers as a careful person would, and do exports keep them?
+
+Builds an offline dataset (default 60 tasks, seed 11) in a temporary folder, or reads one
+(``--dataset DIR``), and prints per family:
+
+- answer forms: the tasks whose oracle, with its prose rewritten as people write dates, times and
+  amounts ("Monday 7 April", "2 pm", "1,374.45"; ``verifier.answer_forms``), still passes (the
+  ``answer_forms`` gate, re-run here on every task; target: every task with such prose);
+- findings, not pastes: the tasks whose answer is a finding and whose oracle, with everything it
+  read pasted in place of its prose, fails (the ``findings_not_pastes`` gate; target: every one);
+- the build's drops by gate (a task a gate refuses is not written: these say how many were lost);
+- the OfficeBench export: the share of tasks exported whole (``homer export --officebench``, every
+  state of each judged alike by OfficeBench's rules; target at least 80 %), and why the others
+  were left out.
+
+Run: ``python bench/checks.py [--n 60] [--seed 11] [--dataset DIR] [--json]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shutil
+import sys
+import tempfile
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import Any
+
+# bench/office_env.py would shadow the office_env package: keep bench/ off the import path.
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+
+from backends.dataset import iter_tasks, task_now  # noqa: E402
+from orchestrator.build import build  # noqa: E402
+from orchestrator.officebench_export import export_officebench  # noqa: E402
+from orchestrator.roles import BuildConfig  # noqa: E402
+from verifier.gates import _replay, answer_forms_gate, paste_gate  # noqa: E402
+
+EXPORT_TARGET = 0.80
+
+
+def _verdict(result: Any) -> str:
+    return "skipped" if result.skipped else ("passed" if result.passed else "FAILED")
+
+
+def measure(dataset: Path, work: Path) -> dict[str, Any]:
+    families: dict[str, Counter] = defaultdict(Counter)
+    for task in iter_tasks(dataset):
+        record = task.record
+        if record is None or not record.get("oracle"):
+            continue
+        now = task_now(record)
+        scratch = work / task.id
+        scratch.mkdir(parents=True)
+        forms = answer_forms_gate(record, task.testbed, task.reference, now, scratch)
+        _, calls = _replay(task.testbed, record["oracle"], now, scratch, "oracle")
+        paste = paste_gate(record, task.testbed, task.reference, now, scratch, [c.observation for c in calls])
+        family = families[record["family"]]
+        family["tasks"] += 1
+        family[f"forms {_verdict(forms)}"] += 1
+        family[f"paste {_verdict(paste)}"] += 1
+        shutil.rmtree(scratch, ignore_errors=True)
+    summary = export_officebench(dataset, work / "export")
+    total = summary.written + len(summary.left_out)
+    reasons = Counter(re.sub(r"neo-\d+: ", "", line).split(":")[0][:80] for line in summary.left_out)
+    return {"families": {k: dict(v) for k, v in sorted(families.items())},
+            "export": {"whole": summary.written, "tasks": total, "share": summary.written / total if total else 0.0,
+                       "left_out": dict(reasons.most_common())}}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=60)
+    parser.add_argument("--seed", type=int, default=11)
+    parser.add_argument("--dataset", type=Path, default=None)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="bench-checks-"))
+    try:
+        drops: Counter = Counter()
+        dataset = args.dataset
+        if dataset is None:
+            dataset = work / "ds"
+            summary = build(dataset, args.n, BuildConfig(seed=args.seed))
+            drops = summary.drops
+        figures = measure(dataset, work / "scratch")
+        figures["drops"] = dict(drops)
+        if args.json:
+            print(json.dumps(figures, indent=2))
+            return
+        rows = figures["families"]
+        forms_failed = sum(v.get("forms FAILED", 0) for v in rows.values())
+        paste_failed = sum(v.get("paste FAILED", 0) for v in rows.values())
+        print(f"{'family':28} tasks  forms pass/skip/FAIL  paste-fails/skip/PASTE-PASSES")
+        for name, v in rows.items():
+            print(f"{name:28} {v['tasks']:5}  {v.get('forms passed', 0):4}/{v.get('forms skipped', 0):3}/"
+                  f"{v.get('forms FAILED', 0):3}        {v.get('paste passed', 0):4}/{v.get('paste skipped', 0):3}/"
+                  f"{v.get('paste FAILED', 0):3}")
+        print(f"answer forms: {forms_failed} task(s) fail a rewritten form  target 0  "
+              f"{'PASS' if not forms_failed else 'MISS'}")
+        print(f"findings: {paste_failed} task(s) pass with a paste of their sources  target 0  "
+              f"{'PASS' if not paste_failed else 'MISS'}")
+        print("drops by gate in the build: " + (", ".join(f"{k} {v}" for k, v in drops.items()) or "none"))
+        export = figures["export"]
+        print(f"OfficeBench export: {export['whole']}/{export['tasks']} exported whole ({100 * export['share']:.1f} %)"
+              f"  target >= {100 * EXPORT_TARGET:.0f} %  {'PASS' if export['share'] >= EXPORT_TARGET else 'MISS'}")
+        for reason, count in export["left_out"].items():
+            print(f"  left out {count}: {reason}")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
