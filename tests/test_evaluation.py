@@ -258,9 +258,13 @@ def test_excel_cell_value(ws, registry):
         {"row": 5, "col": 1, "value": "Dave"}, {"row": 3, "col": 2, "value": 92.5},
     ]})
     assert ok.passed, ok.reason
-    folded = run(ws, "evaluate_excel_cell_value", {"file": "data/scores.xlsx", "matches": [
-        {"row": 5, "col": 1, "value": "DAVE"}, {"row": 1, "col": 1, "value": " name "}]})
-    assert folded.passed, folded.reason  # text is compared with case and spacing folded
+    spaced = run(ws, "evaluate_excel_cell_value", {"file": "data/scores.xlsx", "matches": [
+        {"row": 5, "col": 1, "value": " Dave "}, {"row": 1, "col": 1, "value": "Name"}]})
+    assert spaced.passed, spaced.reason  # spacing is folded; case is kept, as OfficeBench keeps it
+    cased = {"file": "data/scores.xlsx", "matches": [{"row": 5, "col": 1, "value": "DAVE"}, {"row": 1, "col": 1, "value": " name "}]}
+    assert not run(ws, "evaluate_excel_cell_value", cased).passed
+    folded = run(ws, "evaluate_excel_cell_value", {**cased, "ignore_case": True})
+    assert folded.passed, folded.reason  # unless the criterion says to fold it
     other = run(ws, "evaluate_excel_cell_value", {"file": "data/scores.xlsx", "matches": [
         {"row": 5, "col": 1, "value": "Dav"}]})
     assert not other.passed

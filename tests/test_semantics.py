@@ -238,3 +238,12 @@ def test_an_integer_keyword_in_a_diff_crashes_there_and_a_misplaced_argument_fai
     assert evaluate_officebench(office, criteria).passed
     report = evaluate_officebench(office, criteria, misplaced=misplaced_criteria(raw))
     assert not report.passed and "KeyError" in report.results[0].reason
+
+
+def test_cell_values_keep_their_case_as_there_unless_the_task_says_otherwise(office):
+    put(office, "data/s.xlsx", xlsx_io.build([["Request", "Status"], ["Laptop", "approved"]]))
+    args = {"file": "data/s.xlsx", "matches": [{"row": 2, "col": 2, "value": "Approved"}]}
+    assert verdicts(office, "evaluate_excel_cell_value", args) == (False, False)
+    assert verdicts(office, "evaluate_excel_cell_value", {**args, "ignore_case": True}) == (True, False)
+    assert verdicts(office, "evaluate_excel_cell_value",
+                    {**args, "matches": [{"row": 2, "col": 2, "value": "approved"}]}) == (True, True)

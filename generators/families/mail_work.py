@@ -162,7 +162,7 @@ def quote_to_sheet(inp: FamilyInput) -> TaskDraft | None:
         subtasks=["Find the quote in the mail and read it.", f"Create {out}.", "Write the header and the quote."],
         # the sender as the mail signs (first name) or as the chat names them (full name): either is theirs
         evaluation=[{"function": "evaluate_excel_cell_value",
-                     "args": {"file": out, "matches": [{"row": 1, "col": 1, "value": "Sender"},
+                     "args": {"ignore_case": True, "file": out, "matches": [{"row": 1, "col": 1, "value": "Sender"},
                                                        {"row": 1, "col": 2, "value": "Amount"},
                                                        {"row": 2, "col": 2, "value": fmt(amount)}]}},
                     {"function": "evaluate_contain", "args": {"doc_type": "xlsx", "file": out,

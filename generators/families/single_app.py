@@ -206,7 +206,7 @@ def sheet_update(inp: FamilyInput) -> TaskDraft | None:
         intent=inp.intent(),
         subtasks=[f"Open {table.file}.", f"Set {what} to the new value."],
         evaluation=[{"function": "evaluate_excel_cell_value",
-                     "args": {"file": table.file, "matches": [{"row": r + 2, "col": col + 1, "value": value}]}}],
+                     "args": {"ignore_case": True, "file": table.file, "matches": [{"row": r + 2, "col": col + 1, "value": value}]}}],
         memory=[m1],
         query=inp.query(what=what),
         oracle=plan(value),

@@ -225,11 +225,12 @@ def _cell_number(value: Any) -> float | None:
     return number
 
 
-def _cell_matches(value: Any, expected: Any) -> bool:
-    """Equal as text with case and runs of white space folded ("Parking permits" holds "parking
-    permits"), or equal as numbers (a cell may write a number as money, "1,950 USD", or with its
-    unit, "28 days")."""
-    if " ".join(xlsx_io.render_value(value).split()).lower() == " ".join(str(expected).split()).lower():
+def _cell_matches(value: Any, expected: Any, ignore_case: bool = False) -> bool:
+    """Equal as text with runs of white space folded (and case, when ``ignore_case``: "Parking
+    permits" holds "parking permits"), or equal as numbers (a cell may write a number as money,
+    "1,950 USD", or with its unit, "28 days")."""
+    got, want = " ".join(xlsx_io.render_value(value).split()), " ".join(str(expected).split())
+    if got == want or (ignore_case and got.lower() == want.lower()):
         return True
     got, want = _cell_number(value), comparators.as_number(expected)
     return got is not None and want is not None and abs(got - want) <= 1e-9 * max(1.0, abs(want))
@@ -239,10 +240,10 @@ def _sheet(ctx: Context, args: dict[str, Any]):
     return xlsx_io.read_book(ctx.path(args["file"], "file"), args["file"]).sheet(args.get("sheet"), args["file"])
 
 
-@check("evaluate_excel_cell_value", "Cells of a sheet hold the given values (row and col 1-based; text with case "
-       "and spacing folded, numbers by value, also when written as money such as '1,950 USD' or with a unit "
-       "such as '28 days').",
-       {"file": PATH, "sheet": {"type": "string"},
+@check("evaluate_excel_cell_value", "Cells of a sheet hold the given values (row and col 1-based; text with "
+       "spacing folded, and case too when ignore_case is true; numbers by value, also when written as money such "
+       "as '1,950 USD' or with a unit such as '28 days').",
+       {"file": PATH, "sheet": {"type": "string"}, "ignore_case": {"type": "boolean"},
         "matches": {"type": "array", "minItems": 1, "items": {
             "type": "object", "properties": {"row": INDEX, "col": INDEX, "value": SCALAR},
             "required": ["row", "col", "value"], "additionalProperties": False}}},
@@ -254,7 +255,7 @@ def evaluate_excel_cell_value(ctx: Context, args: dict[str, Any]) -> Outcome:
     for match in args["matches"]:
         row, col = int(match["row"]), int(match["col"])
         value = sheet.value(row, col)
-        if not _cell_matches(value, match["value"]):
+        if not _cell_matches(value, match["value"], bool(args.get("ignore_case"))):
             return False, f"{args['file']} ({row}, {col}) is {xlsx_io.render_value(value)!r}, expected {match['value']!r}"
     return True, f"{args['file']}: all {len(args['matches'])} cell(s) hold the expected values"
 

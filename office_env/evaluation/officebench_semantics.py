@@ -43,7 +43,7 @@ from office_env.evaluation.checks import Context
 from office_env.evaluation.content import read_plain
 from office_env.formats import docx_io, ics_io, pdf_io, xlsx_io
 from office_env.formats.bounded import read_bytes
-from office_env.limits import MAX_MAIL_BYTES
+from office_env.limits import MAX_MAIL_BYTES, MAX_RENDER_CELLS, MAX_TEXT_CHARS
 from office_env.workspace import CALENDAR_DIR, EMAILS_DIR, Workspace
 
 SEMANTICS = ("homer", "officebench")
@@ -82,9 +82,17 @@ def _sheet_text(ctx: Context, relpath: str, field: str) -> str:
     if not path.name.lower().endswith(_OPENPYXL_SUFFIXES):
         raise _Crash(f"openpyxl does not open {path.suffix or 'extension-less'} files")
     sheet = xlsx_io.load(path, relpath).active
-    lines = []
+    # it lists every cell of the used range: a range claiming millions of cells is refused here
+    # (it would exhaust the machine there), as is a listing past the text limit
+    if sheet.max_row * sheet.max_column > MAX_RENDER_CELLS:
+        raise OfficeError(f"{relpath}: a used range of {sheet.max_row:,} x {sheet.max_column:,} cells, over the "
+                          f"{MAX_RENDER_CELLS:,} cells a listing may hold")
+    lines, chars = [], 0
     for row in sheet.iter_rows():
         cells = "".join(f"({c.row}, {c.column}): {'[Empty Cell]' if c.value is None else c.value}\t" for c in row)
+        chars += len(cells) + 1
+        if chars > MAX_TEXT_CHARS:
+            raise OfficeError(f"{relpath}: its cell listing passes {MAX_TEXT_CHARS:,} characters (the text limit)")
         lines.append(cells + "\n")
     return "".join(lines)
 
