@@ -26,7 +26,7 @@ import traceback
 from collections import deque
 from typing import Any, Callable, Sequence
 
-from backends.workers import CRASHED, GRACE_SECONDS, MEMORY, TIMEOUT, Budget, Interrupted, JobFailure
+from backends.job_contract import CRASHED, GRACE_SECONDS, MEMORY, TIMEOUT, Budget, Interrupted, JobFailure
 
 POLL_SECONDS = 0.2
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")

@@ -40,59 +40,15 @@ import threading
 import time
 import traceback
 from collections import deque
-from dataclasses import dataclass
 from multiprocessing import connection, get_context
 from typing import Any, Callable, Sequence
 
-GRACE_SECONDS = 5.0   # a worker past its budget by this much is killed from outside
+from backends.job_contract import (CRASHED, GRACE_SECONDS, MEMORY, TIMEOUT, Budget,  # noqa: F401 - the contract,
+                                   BudgetExceeded, Interrupted, JobFailure)        # as callers import it from here
+from backends.ray_executor import run_jobs_ray
+
 DRAIN_SECONDS = 2.0   # how long jobs in flight may finish after an interrupt
 POLL_SECONDS = 0.1
-
-TIMEOUT, MEMORY, CRASHED = "timeout", "memory", "crashed"
-
-
-class BudgetExceeded(BaseException):
-    """Raised inside a job that ran out of time; a ``BaseException`` so that the job's own
-    ``except Exception`` handlers cannot swallow it."""
-
-
-class Interrupted(Exception):
-    """The batch was stopped by Ctrl-C or SIGTERM; ``done`` of ``total`` jobs reported."""
-
-    def __init__(self, done: int, total: int, signum: int) -> None:
-        super().__init__(f"interrupted: {done} of {total} done")
-        self.done, self.total, self.signum = done, total, signum
-
-    @property
-    def exit_code(self) -> int:
-        return 128 + self.signum
-
-
-@dataclass(frozen=True)
-class Budget:
-    """Per-job limits; ``None`` means unlimited."""
-
-    seconds: float | None = None
-    memory_bytes: int | None = None
-
-    def describe(self, kind: str) -> str:
-        if kind == TIMEOUT and self.seconds:
-            return f"over the {self.seconds:g} s time budget"
-        if kind == MEMORY and self.memory_bytes:
-            return f"over the {self.memory_bytes // (1024 * 1024)} MiB memory budget"
-        return kind
-
-
-@dataclass(frozen=True)
-class JobFailure:
-    """Why a job gave no result: ``kind`` is timeout, memory or crashed."""
-
-    kind: str
-    detail: str
-
-    @property
-    def reason(self) -> str:
-        return f"error: {self.kind} ({self.detail})"
 
 
 # -- in the worker -----------------------------------------------------------------------------
@@ -283,8 +239,6 @@ def run_jobs(fn: Callable[[Any], Any], jobs: Sequence[Any], *, workers: int, bud
     if not jobs:
         return
     if executor == "ray":  # the same contract on Ray (backends.ray_executor)
-        from backends.ray_executor import run_jobs_ray
-
         run_jobs_ray(fn, jobs, workers=workers, budget=budget, on_result=on_result, on_failure=on_failure,
                      stop=stop, wanted=wanted, address=ray_address)
         return

@@ -1,134 +1,17 @@
-"""The horizon sweep: the same tasks with their history embedded in longer ones, and the
-log-sigmoid fit of success against horizon.
-
-``stretch_record(record, days)`` keeps every session of the task's history, in order, at the same
-relative place of a history of ``days`` working days ending before "now" (session ``i`` of ``D``
-goes to day ``floor(i * days / D)``), and fills the other days with the same user's other work and
-small talk (with the colleagues, company and city of the world the task was built in), written
-deterministically by the offline dialogue writer (no memory value, no line the history already has). The history's
-dates move with it, and a day said relatively ("tomorrow at 16:00") is said again for its new date. The
-stretched record must pass the
-memory-evidence gate and the dialogue rules again, else it is left out at that horizon.
+"""The horizon sweep's fit: success against history length, as a log-sigmoid.
 
 ``fit_log_sigmoid(points)``: S(t) = S_max / (1 + (t_mid / t) ** beta) by least squares (S_max
 closed-form for each (t_mid, beta) of a grid, then the best), with bootstrap intervals over tasks.
-A negative beta is success falling as the horizon grows.
+A negative beta is success falling as the horizon grows. The histories are stretched by
+``orchestrator.horizon_sweep`` (writing and checking them is generation and verification, not
+scoring).
 """
 
 from __future__ import annotations
 
-import copy
-import hashlib
-import random
-from datetime import date, datetime
 from typing import Any
 
 import numpy as np
-
-from generators.dialogue_offline import HistoryWriter, working_days_before
-from generators.history_plan import DayPlan
-from generators.model import TaskDraft
-from generators.spoken_time import redate, say_value, value_time
-from verifier.dialogue_rules import check_dialogue, mark_problems, marked_turns
-
-
-ATTEMPTS = 5  # tries at writing a horizon's filler days before the task is left out there
-
-
-class HorizonError(ValueError):
-    """A horizon that cannot be built for a task; the message says why."""
-
-
-def _time_values(memory: list[dict[str, Any]]) -> list[str]:
-    """Every value of the memory (final, earlier, near miss) that may be a day or a moment."""
-    out = []
-    for m in memory:
-        out += [str(m.get("value") or ""), *map(str, m.get("superseded") or ())]
-        out += [str(d.get("value") or "") for d in m.get("distractors") or ()]
-    return [v for v in out if v.strip()]
-
-
-def _retimed(session: dict[str, Any], day: int, when: date, values: list[str]) -> dict[str, Any]:
-    """``session`` moved to day ``day`` on ``when``; a day or moment of ``values`` it names in
-    relative words ("tomorrow at 16:00") is said again for the new date, so it names the same one."""
-    moved = copy.deepcopy(session)
-    old = date.fromisoformat(str(session["date"]))
-    keep = {t for t in (value_time(v, old) for v in values) if t is not None}
-    moved["day"], moved["date"] = day, when.isoformat()
-    for turn in moved.get("turns", []):
-        ts = turn.get("ts")
-        if isinstance(ts, str) and "T" in ts:
-            turn["ts"] = f"{when.isoformat()}T{ts.split('T', 1)[1]}"
-        if keep and isinstance(turn.get("text"), str):
-            turn["text"] = redate(turn["text"], old, when, keep)
-    return moved
-
-
-def _said_as_again(memory: list[dict[str, Any]], sessions: list[dict[str, Any]]) -> None:
-    """Each piece's ``said_as``, as its first evidence turn now says it (the day it is on moved)."""
-    for piece in memory:
-        if not piece.get("said_as"):
-            continue
-        for session in sessions:
-            if any(piece["id"] in t.get("evidence", ()) for t in session["turns"]):
-                piece["said_as"] = say_value(piece["value"], date.fromisoformat(session["date"])) or piece["said_as"]
-                break
-
-
-def _persona(record: dict[str, Any]) -> dict[str, Any]:
-    """The user's colleagues, company, projects and city for the filler days: those of the world the
-    task was built in (its ``world_seed``), or, for a task without one, of a world seeded by its id."""
-    from office_env.synthesis.world import make_world
-
-    provenance = record.get("provenance") if isinstance(record.get("provenance"), dict) else {}
-    world_seed = provenance.get("world_seed")
-    if isinstance(world_seed, bool) or not isinstance(world_seed, int):
-        world_seed = int(hashlib.sha256(f"homeragents.horizon.persona\n{record.get('id')}".encode()).hexdigest()[:8], 16)
-    world = make_world(world_seed)
-    return {"colleagues": [p.first for p in world.colleagues], "company": world.company,
-            "projects": list(world.projects), "city": world.city, "currency": world.currency}
-
-
-def stretch_record(record: dict[str, Any], days: int) -> dict[str, Any]:
-    sessions = record["dialogue"]
-    original = len(sessions)
-    if days < original:
-        raise HorizonError(f"{days} day(s) is below the task's own history of {original} day(s)")
-    if days == original:
-        return copy.deepcopy(record)
-    now = datetime.strptime(record["now"]["date"], "%Y-%m-%d").date()
-    dates = working_days_before(now, days)
-    places = {(i * days) // original: i for i in range(original)}
-    draft = TaskDraft.from_dict(record)
-    lines = [t["text"] for s in sessions for t in s["turns"]]
-    user_first = str(record.get("user", {}).get("name", "")).split(" ")[0]
-    persona = _persona(record)
-    values = _time_values(record["memory"])
-    per_day = max(4, round(len(lines) / original))
-    problem = ""
-    for attempt in range(ATTEMPTS):  # a filler line that happens to echo the history: write the days again
-        seed = hashlib.sha256(f"homeragents.horizon/1\n{record['id']}\n{days}\n{attempt}".encode()).hexdigest()
-        writer = HistoryWriter(draft.memory, rng=random.Random(seed), user_first=user_first, banned=lines, **persona)
-        stretched = []
-        for index, when in enumerate(dates):
-            if index in places:
-                stretched.append(_retimed(sessions[places[index]], index + 1, when, values))
-            else:
-                stretched.append(writer.day(DayPlan(index + 1, when), per_day).to_dict())
-        problems = mark_problems(record["memory"], marked_turns(stretched))
-        if problems:
-            problem = f"memory marks: {problems[0]}"
-            continue
-        verdict = check_dialogue(draft, stretched, min_days=days, now=now)
-        if not verdict.passed:
-            problem = f"dialogue rules: {verdict.feedback.splitlines()[0][:200]}"
-            continue
-        out = copy.deepcopy(record)
-        out["dialogue"] = stretched
-        _said_as_again(out["memory"], stretched)
-        return out
-    raise HorizonError(problem)
-
 
 # -- the fit -------------------------------------------------------------------------------------
 

@@ -11,7 +11,6 @@ import os
 import sys
 import time
 from collections import Counter
-from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any, Optional
 

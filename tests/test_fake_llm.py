@@ -27,7 +27,7 @@ from office_env.limits import MAX_EMBEDDING_DIMENSIONS, MAX_EMBEDDING_INPUTS, MA
 from orchestrator.fake_llm import FakeLLMServer, Reply, default_responder, echo_responder, scripted
 from orchestrator.fake_llm import offline_responder as responder_module
 from orchestrator.fake_llm import server as server_module
-from orchestrator.fake_llm.agent_answer import agent_responder
+from orchestrator.fake_llm.offline_responder import agent_responder
 from orchestrator.fake_llm.server import CREATED, FENCE_PROSE, MALFORMED_TAIL, MAX_RECORDED_REQUESTS, REPLY_FAULTS
 
 HOMER = Path(sys.executable).parent / "homer"

@@ -23,7 +23,8 @@ from office_env import Workspace, default_registry
 from orchestrator.build import build
 from orchestrator.dataset import iter_tasks
 from orchestrator.fake_llm import FakeLLMServer
-from orchestrator.fake_llm.agent_answer import agent_responder, choose_plan, dataset_agent_plans, request_of
+from orchestrator.fake_llm.agent_answer import choose_plan, dataset_agent_plans, request_of
+from orchestrator.fake_llm.offline_responder import agent_responder
 from orchestrator.fake_llm.offline_responder import ROLE_OPENINGS, offline_responder, role_of
 from orchestrator.roles import BuildConfig
 

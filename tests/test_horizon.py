@@ -15,7 +15,8 @@ from typer.testing import CliRunner
 from generators.dialogue_offline import generate_dialogue, plan_dialogue
 from generators.model import MemoryPiece, TaskDraft
 from generators.spoken_time import read_times, value_time
-from harness.horizon import HorizonError, fit_log_sigmoid, fit_with_intervals, stretch_record
+from harness.horizon import fit_log_sigmoid, fit_with_intervals
+from orchestrator.horizon_sweep import HorizonError, stretch_record
 from conftest import task_records
 from orchestrator.build import build
 from orchestrator.cli import app

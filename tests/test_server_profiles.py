@@ -13,7 +13,8 @@ from harness.runner import EvalConfig, evaluate
 from orchestrator.build import build
 from orchestrator.dataset import iter_tasks
 from orchestrator.fake_llm import FakeLLMServer, default_responder
-from orchestrator.fake_llm.agent_answer import agent_responder, dataset_agent_plans
+from orchestrator.fake_llm.agent_answer import dataset_agent_plans
+from orchestrator.fake_llm.offline_responder import agent_responder
 from orchestrator.fake_llm.offline_responder import role_of
 from orchestrator.roles import BuildConfig
 

@@ -15,9 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+from backends.dataset import task_now
 from harness.agents import Agent, Episode, LLMAgent, OracleAgent
 from office_env import Workspace, default_registry, evaluate_criteria
-from verifier.gates import GateResult, task_now
+from verifier.gate_result import GateResult
 
 AgentFor = Callable[[dict[str, Any], str], Agent | None]  # (record, "description" | "intent") -> agent
 

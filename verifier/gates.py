@@ -39,7 +39,6 @@ import json
 import re
 import shutil
 import tempfile
-from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
 from pathlib import Path
@@ -57,7 +56,9 @@ from verifier.judges import judge_panel
 from generators.hedges import hedged_plan
 from generators.model import ToolCall
 from generators.specifics import check_specifics, find_specifics
+from verifier.agent_gates import agent_gates
 from verifier.answer_forms import answer_form_plans
+from verifier.gate_result import GateResult
 from verifier.paste_plan import is_forward, paste_plan
 from verifier.dialogue_rules import mark_problems, marked_turns
 from verifier.trace import OfficeText, office_text, trace_task
@@ -109,22 +110,6 @@ def task_validator() -> Draft202012Validator:
 def _fast_task_validator() -> "jsonschema_rs.Draft202012Validator":
     """The same schema compiled by jsonschema-rs: a yes/no answer in a fraction of a millisecond."""
     return jsonschema_rs.Draft202012Validator(_task_schema())
-
-
-@dataclass(frozen=True)
-class GateResult:
-    passed: bool
-    detail: str
-    skipped: bool = False  # not applicable to this record (counts as passed)
-    votes: tuple[dict[str, Any], ...] | list[dict[str, Any]] = ()  # the judge panel's votes and reasons
-
-    def to_dict(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"passed": self.passed, "detail": self.detail}
-        if self.skipped:
-            data["skipped"] = True
-        if self.votes:
-            data["votes"] = list(self.votes)
-        return data
 
 
 def schema_gate(record: dict[str, Any]) -> GateResult:
@@ -391,8 +376,6 @@ def run_gates(record: dict[str, Any], testbed: Path, reference: Path | None = No
         results["corrections_bite"] = misreading_gate(record, "superseded", testbed, reference, now, work, trusted)
         results["distractors_bite"] = misreading_gate(record, "distractor", testbed, reference, now, work, trusted)
         if "solvability" in names or "leakage" in names:
-            from verifier.agent_gates import agent_gates
-
             results.update(agent_gates(record, testbed, reference, work, agents, names, trusted))
         if "judges" in names:
             passed, detail, votes = judge_panel(record, client)

@@ -19,7 +19,7 @@ from datetime import date, timedelta
 from pathlib import Path
 
 from office_env.formats import eml_io, ics_io, pdf_io, xlsx_io
-from office_env.synthesis.world import World
+from office_env.synthesis.world import CALENDAR_WEEKS, SUPPLIER_CATALOGUE, World
 
 FILES_RANGE = (30, 60)
 ROWS_RANGE = (1, 300)  # data rows of one sheet: every row fits in one read of the sheet
@@ -160,14 +160,12 @@ def _budget_lines(sheets: dict[str, list[list]], kinds: dict[str, str], mails: d
 
 def _invoices(sheets: dict[str, list[list]], kinds: dict[str, str], texts: dict[str, str]) -> list[str]:
     """An invoice bills its purchase order's items, from that order's vendor, due on a weekday after it is issued."""
-    from office_env.synthesis.documents import _CATALOGUE
-
     orders: dict[str, tuple[str, set[str]]] = {}
     for path, rows in sheets.items():
         if kinds[path] == "purchase_orders":
             for po, vendor, item in zip(_column(rows, "PO"), _column(rows, "Vendor"), _column(rows, "Item")):
                 orders.setdefault(po, (vendor, set()))[1].add(item)
-                if item not in {name for name, _ in _CATALOGUE.get(vendor, ())}:
+                if item not in {name for name, _ in SUPPLIER_CATALOGUE.get(vendor, ())}:
                     out_of_trade = f"{path}: {po} orders {item!r}, which {vendor} does not sell"
                     return [out_of_trade]
     out = []
@@ -219,8 +217,6 @@ def _iso_date(text: str) -> date | None:
 
 
 def _calendars(world: World, events: dict[str, list]) -> list[str]:
-    from office_env.synthesis.documents import CALENDAR_WEEKS
-
     out = []
     monday = world.now.date() - timedelta(days=world.now.weekday())
     first = monday - timedelta(days=7)

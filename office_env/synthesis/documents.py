@@ -23,6 +23,8 @@ from office_env.formats import docx_io, eml_io, ics_io, pdf_io, xlsx_io
 from office_env.formats.ics_io import CalendarEvent
 from office_env.synthesis.check import OUT_OF_OFFICE, WorldCheckError, check_world
 from office_env.synthesis.world import (
+    CALENDAR_WEEKS,
+    SUPPLIER_CATALOGUE,
     FIRST_NAMES,
     LAST_NAMES,
     ROLES,
@@ -426,33 +428,9 @@ def _report(world: World, rng: random.Random, facts: Facts) -> Files:
 
 # -- PDF documents -----------------------------------------------------------------------------
 
-# Each vendor sells what its trade sells: an invoice, a purchase order and a contract name only
-# the items of their vendor's catalogue.
-_CATALOGUE: dict[str, tuple[tuple[str, float], ...]] = {
-    "Greenline Office Supply": (("Printer paper A4 (5 boxes)", 118.0), ("Ink and toner bundle", 178.9),
-                                ("Stationery starter box", 64.5), ("Whiteboard markers (20)", 31.0)),
-    "Parkway Print Co": (("Printed brochures (500)", 325.0), ("Business cards (250)", 48.0),
-                         ("Posters A2 (10)", 86.0), ("Roll-up banner", 149.0)),
-    "Hollis & Grant IT Services": (("Laptop repair", 210.0), ("Network health check", 640.0),
-                                   ("IT support hours", 95.0), ("Device setup", 55.0)),
-    "Bluestem Catering": (("Catering for 20 people", 540.0), ("Coffee service (day)", 180.0),
-                          ("Lunch platter", 96.0), ("Afternoon snacks tray", 62.0)),
-    "Northgate Cleaning": (("Office cleaning (monthly)", 880.0), ("Window cleaning", 260.0),
-                           ("Carpet deep clean", 420.0), ("Washroom supplies refill", 74.0)),
-    "Clearview Consulting": (("Consulting hours", 135.0), ("Workshop facilitation (day)", 1450.0),
-                             ("Process review report", 2200.0)),
-    "Ironbark Furniture": (("Ergonomic chair", 329.0), ("Standing desk", 545.0), ("Desk assembly", 95.0),
-                           ("Furniture delivery", 120.0)),
-    "Sparrow Travel Desk": (("Rail ticket", 86.0), ("Hotel night", 165.0), ("Flight booking fee", 35.0)),
-    "Tandem Courier": (("Courier deliveries", 42.5), ("Same-day delivery", 68.0), ("Pallet shipment", 240.0)),
-    "Redleaf Software": (("Software licence (annual)", 1200.0), ("Support plan (month)", 240.0),
-                         ("Training seat", 310.0)),
-    "Summit Facility Care": (("Meeting room hire (day)", 450.0), ("HVAC service visit", 380.0),
-                             ("Security patrol (night)", 210.0)),
-    "Larchmont Stationers": (("Notebooks (box of 50)", 75.0), ("Ballpoint pens (box of 100)", 39.0),
-                             ("Envelopes (box of 500)", 44.0), ("Ink and toner bundle", 178.9)),
-}
-_VENDORS = tuple(_CATALOGUE)
+# Each vendor sells what its trade sells (``world.SUPPLIER_CATALOGUE``): an invoice, a purchase
+# order and a contract name only the items of their vendor's catalogue.
+_VENDORS = tuple(SUPPLIER_CATALOGUE)
 
 
 def _vendors(world: World) -> list[str]:
@@ -515,8 +493,8 @@ def _purchase_orders(world: World, rng: random.Random, facts: Facts) -> Files:
     for index in range(rng.randint(14, 22)):
         vendor = vendors[index % len(vendors)] if index < 2 else rng.choice(vendors)
         day = _workday_before(world.now, rng, 10 if index < 2 else 5, 80)
-        lines = rng.randint(2 if index < 2 else 1, min(4, len(_CATALOGUE[vendor])))  # an invoiced order has 2+ lines
-        items = [(item, rng.randint(1, 12), price) for item, price in rng.sample(_CATALOGUE[vendor], lines)]
+        lines = rng.randint(2 if index < 2 else 1, min(4, len(SUPPLIER_CATALOGUE[vendor])))  # an invoiced order has 2+ lines
+        items = [(item, rng.randint(1, 12), price) for item, price in rng.sample(SUPPLIER_CATALOGUE[vendor], lines)]
         orders.append((f"PO-{start + index}", day, vendor, items))
     for po, day, vendor, items in sorted(orders, key=lambda o: (o[1], o[0])):
         status = "Invoiced" if po in (orders[0][0], orders[1][0]) else rng.choice(("Open", "Received", "Received"))
@@ -623,7 +601,7 @@ def _contract(world: World, rng: random.Random, facts: Facts) -> Files:
         end = end.replace(year=end.year + 1) if not (end.month == 2 and end.day == 29) else date(end.year + 1, 2, 28)
     contact = world.user  # the office's own signatory: naming a colleague would tell whom to tell
     values = {"company": world.company, "city": world.city, "currency": world.currency, "vendor": vendor,
-              "items": ", ".join(item for item, _ in _CATALOGUE[vendor]), "fee": f"{rng.randrange(300, 4001, 50):,}",
+              "items": ", ".join(item for item, _ in SUPPLIER_CATALOGUE[vendor]), "fee": f"{rng.randrange(300, 4001, 50):,}",
               "notice": rng.choice(_notice_periods(end, world.now.date())), "start": _iso(start), "end": _iso(end),
               "contact": contact.name, "contact_role": contact.role}
     lines = [f"Framework Services Agreement - {vendor}", f"Agreement reference: FSA-{start.year}-{rng.randint(100, 999)}",
@@ -1106,7 +1084,6 @@ class _Weeks:
         return out
 
 
-CALENDAR_WEEKS = 3  # the week before "now", its week, and the week after
 
 
 def _calendars(world: World, rng: random.Random, away: Away | None = None) -> Files:

@@ -103,6 +103,34 @@ CURRENCY_OF_CITY: dict[str, str] = {
     "Vancouver": "CAD", "Melbourne": "AUD", "Auckland": "NZD", "Singapore": "SGD", "Cape Town": "ZAR",
 }
 
+# What each supplier sells, at what unit price: its invoices, orders and quotes bill these lines.
+SUPPLIER_CATALOGUE: dict[str, tuple[tuple[str, float], ...]] = {
+    "Greenline Office Supply": (("Printer paper A4 (5 boxes)", 118.0), ("Ink and toner bundle", 178.9),
+                                ("Stationery starter box", 64.5), ("Whiteboard markers (20)", 31.0)),
+    "Parkway Print Co": (("Printed brochures (500)", 325.0), ("Business cards (250)", 48.0),
+                         ("Posters A2 (10)", 86.0), ("Roll-up banner", 149.0)),
+    "Hollis & Grant IT Services": (("Laptop repair", 210.0), ("Network health check", 640.0),
+                                   ("IT support hours", 95.0), ("Device setup", 55.0)),
+    "Bluestem Catering": (("Catering for 20 people", 540.0), ("Coffee service (day)", 180.0),
+                          ("Lunch platter", 96.0), ("Afternoon snacks tray", 62.0)),
+    "Northgate Cleaning": (("Office cleaning (monthly)", 880.0), ("Window cleaning", 260.0),
+                           ("Carpet deep clean", 420.0), ("Washroom supplies refill", 74.0)),
+    "Clearview Consulting": (("Consulting hours", 135.0), ("Workshop facilitation (day)", 1450.0),
+                             ("Process review report", 2200.0)),
+    "Ironbark Furniture": (("Ergonomic chair", 329.0), ("Standing desk", 545.0), ("Desk assembly", 95.0),
+                           ("Furniture delivery", 120.0)),
+    "Sparrow Travel Desk": (("Rail ticket", 86.0), ("Hotel night", 165.0), ("Flight booking fee", 35.0)),
+    "Tandem Courier": (("Courier deliveries", 42.5), ("Same-day delivery", 68.0), ("Pallet shipment", 240.0)),
+    "Redleaf Software": (("Software licence (annual)", 1200.0), ("Support plan (month)", 240.0),
+                         ("Training seat", 310.0)),
+    "Summit Facility Care": (("Meeting room hire (day)", 450.0), ("HVAC service visit", 380.0),
+                             ("Security patrol (night)", 210.0)),
+    "Larchmont Stationers": (("Notebooks (box of 50)", 75.0), ("Ballpoint pens (box of 100)", 39.0),
+                             ("Envelopes (box of 500)", 44.0), ("Ink and toner bundle", 178.9)),
+}
+
+CALENDAR_WEEKS = 3  # calendars hold the week before "now", its week, and the week after
+
 FIRST_DAY = date(2024, 1, 8)
 LAST_DAY = date(2025, 6, 27)
 START_TIMES: tuple[time, ...] = tuple(time(9 + m // 60, m % 60) for m in range(0, 91, 15))  # 09:00-10:30

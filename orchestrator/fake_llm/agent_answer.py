@@ -12,8 +12,8 @@ global state, one server per set of plans, safe with several servers in one proc
     plans = dataset_agent_plans(dataset_dir)             # [(request text, plan), ...]
     server = FakeLLMServer(agent_responder(plans, mode="oracle"))
 
-``agent_responder`` answers agent prompts itself and hands every other request to the offline
-responder (or the ``fallback`` given). The default responder (``homer fake-llm``) knows no plans
+``offline_responder.agent_responder`` answers agent prompts with these and hands every other
+request to the offline responder (or the ``fallback`` given). The default responder (``homer fake-llm``) knows no plans
 and answers agent prompts in ``"none"`` mode.
 
 The task is identified by the request text, read from the prompt after the line
@@ -26,7 +26,7 @@ chosen, the first one on a tie.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Iterable, Mapping
 
 from orchestrator.fake_llm.server import Reply, message_text
 
@@ -106,37 +106,12 @@ def _ran(call: Any) -> bool:
         return False
 
 
-def _grouped(plans: PlanSource) -> dict[str, list[Plan]]:
+def grouped_plans(plans: PlanSource) -> dict[str, list[Plan]]:
     pairs = plans.items() if isinstance(plans, Mapping) else plans
     grouped: dict[str, list[Plan]] = {}
     for request, plan in pairs:
         grouped.setdefault(str(request).strip(), []).append(list(plan))
     return grouped
-
-
-def agent_responder(plans: PlanSource, mode: str = "oracle",
-                    fallback: Callable[[dict], Reply | str] | None = None) -> Callable[[dict], Reply | str]:
-    """A responder for :class:`FakeLLMServer`: agent prompts answered from ``plans`` (``{request: plan}``
-    or ``(request, plan)`` pairs; pairs allow several tasks with the same request) in ``mode``; every
-    other request goes to ``fallback`` (default: the offline responder)."""
-    if mode not in MODES:
-        raise ValueError(f"unknown agent mode {mode!r}: expected one of {', '.join(MODES)}")
-    grouped = _grouped(plans)
-    if fallback is None:
-        from orchestrator.fake_llm.offline_responder import offline_responder as fallback
-    from orchestrator.fake_llm.offline_responder import UnknownPrompt, role_of
-
-    def responder(body: dict) -> Reply | str:
-        messages = body.get("messages") or []
-        try:
-            role = role_of(messages)
-        except UnknownPrompt:
-            role = None
-        if role == "agent":  # a model that was shown no tools cannot call one
-            return answer_agent(messages, grouped, mode if body.get("tools") else "none")
-        return fallback(body)
-
-    return responder
 
 
 def dataset_agent_plans(dataset_dir: Path | str, request: str = "intent") -> list[tuple[str, Plan]]:
@@ -152,4 +127,4 @@ def dataset_agent_plans(dataset_dir: Path | str, request: str = "intent") -> lis
     return pairs
 
 
-__all__ = ["agent_responder", "answer_agent", "dataset_agent_plans", "request_of", "choose_plan", "MODES"]
+__all__ = ["answer_agent", "dataset_agent_plans", "grouped_plans", "request_of", "choose_plan", "MODES"]

@@ -15,7 +15,7 @@ import re
 import threading
 from collections import OrderedDict
 from datetime import date, datetime
-from typing import Any
+from typing import Any, Callable
 
 from backends.llm.strict_json import JSONLimitError, loads_limited
 from generators.dialogue_offline import HistoryWriter
@@ -24,51 +24,14 @@ from generators.families import FAMILIES
 from generators.model import MemoryPiece, Session, TaskDraft, parse_transcript
 from office_env.money import CURRENCY_CODES
 from office_env.tools import ToolResult
+from orchestrator.fake_llm.agent_answer import MODES, PlanSource, answer_agent, grouped_plans
+from orchestrator.fake_llm.plus_answer import answer_plus
+from orchestrator.fake_llm.prompt_roles import ROLE_OPENINGS, UnknownPrompt, inputs_of, role_of  # noqa: F401
 from orchestrator.fake_llm.server import Reply, message_text
 from surfers.offline import EXPLORERS
 from verifier.dialogue_rules import check_dialogue
 
-# How each role's system prompt opens (templates/prompts/<role>.j2).
-ROLE_OPENINGS = {
-    "planner": "You are the planner of an office-task workshop",
-    "surfer": "You are an explorer of a simulated office",
-    "task_generator": "You write realistic, machine-checkable office tasks",
-    "dialogue_day": "You write one day of a realistic chat",
-    "verifier": "You check a task's intent and multi-day chat",
-    "plus_generator": "You turn a precise office instruction",
-    "judge": "You are one of five independent judges",
-    "summarizer": "You summarize days of chat between a user",
-    "probe": "You answer questions about what a user told",
-    "agent": "You are the personal assistant of",
-}
-_JSON_BLOCK_RE = re.compile(r"```json\n(.*?)\n```", re.S)
 _NOW_RE = re.compile(r"^(\d{4}-\d{2}-\d{2} \d{2}:\d{2})")
-
-
-class UnknownPrompt(ValueError):
-    """The request is not one of the project's role prompts."""
-
-
-def role_of(messages: list[dict[str, Any]]) -> str:
-    system = next((message_text(m) for m in messages if m.get("role") == "system"), "")
-    for role, opening in ROLE_OPENINGS.items():
-        if system.startswith(opening):
-            return role
-    raise UnknownPrompt("not a homeragents role prompt")
-
-
-def inputs_of(messages: list[dict[str, Any]]) -> dict[str, Any]:
-    user = next((message_text(m) for m in messages if m.get("role") == "user"), "")
-    match = _JSON_BLOCK_RE.search(user)
-    if not match:
-        raise UnknownPrompt("the prompt has no JSON input block")
-    try:
-        inputs = loads_limited(match.group(1))
-    except JSONLimitError as exc:
-        raise UnknownPrompt(f"the prompt's JSON input block is {exc}") from None
-    if not isinstance(inputs, dict):
-        raise UnknownPrompt("the prompt's JSON input block is not an object")
-    return inputs
 
 
 def _rng(role: str, inputs: dict[str, Any], extra: str = "") -> random.Random:
@@ -361,8 +324,6 @@ def offline_responder(body: dict[str, Any]) -> Reply:
     try:
         role = role_of(messages)
         if role == "agent":  # a task it wrote, described in full: replay; anything else: no action
-            from orchestrator.fake_llm.agent_answer import answer_agent
-
             return answer_agent(messages, _written_plans(), "oracle")
         inputs = inputs_of(messages)
     except (UnknownPrompt, json.JSONDecodeError) as exc:
@@ -370,7 +331,28 @@ def offline_responder(body: dict[str, Any]) -> Reply:
     if role == "surfer":
         return _surf(inputs, messages)
     if role == "plus_generator":
-        from orchestrator.fake_llm.plus_answer import answer_plus
-
         return Reply(content=json.dumps(answer_plus(inputs, _feedback(messages))))
     return Reply(content=json.dumps(_ANSWERS[role](inputs, messages)))
+
+
+def agent_responder(plans: PlanSource, mode: str = "oracle",
+                    fallback: Callable[[dict], Reply | str] | None = None) -> Callable[[dict], Reply | str]:
+    """A responder for :class:`FakeLLMServer`: agent prompts answered from ``plans`` (``{request: plan}``
+    or ``(request, plan)`` pairs; pairs allow several tasks with the same request) in ``mode``; every
+    other request goes to ``fallback`` (default: the offline responder)."""
+    if mode not in MODES:
+        raise ValueError(f"unknown agent mode {mode!r}: expected one of {', '.join(MODES)}")
+    grouped = grouped_plans(plans)
+    answer_other = fallback or offline_responder
+
+    def responder(body: dict) -> Reply | str:
+        messages = body.get("messages") or []
+        try:
+            role = role_of(messages)
+        except UnknownPrompt:
+            role = None
+        if role == "agent":  # a model that was shown no tools cannot call one
+            return answer_agent(messages, grouped, mode if body.get("tools") else "none")
+        return answer_other(body)
+
+    return responder

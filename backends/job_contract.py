@@ -1,0 +1,55 @@
+"""The contract every job executor keeps (local worker processes, Ray tasks): per-job budgets,
+why a job gave no result, and the interrupt that stops a batch. Shared by ``backends.workers`` and
+``backends.ray_executor`` so that neither imports the other's internals."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+GRACE_SECONDS = 5.0   # a worker past its budget by this much is killed from outside
+
+TIMEOUT, MEMORY, CRASHED = "timeout", "memory", "crashed"
+
+
+class BudgetExceeded(BaseException):
+    """Raised inside a job that ran out of time; a ``BaseException`` so that the job's own
+    ``except Exception`` handlers cannot swallow it."""
+
+
+class Interrupted(Exception):
+    """The batch was stopped by Ctrl-C or SIGTERM; ``done`` of ``total`` jobs reported."""
+
+    def __init__(self, done: int, total: int, signum: int) -> None:
+        super().__init__(f"interrupted: {done} of {total} done")
+        self.done, self.total, self.signum = done, total, signum
+
+    @property
+    def exit_code(self) -> int:
+        return 128 + self.signum
+
+
+@dataclass(frozen=True)
+class Budget:
+    """Per-job limits; ``None`` means unlimited."""
+
+    seconds: float | None = None
+    memory_bytes: int | None = None
+
+    def describe(self, kind: str) -> str:
+        if kind == TIMEOUT and self.seconds:
+            return f"over the {self.seconds:g} s time budget"
+        if kind == MEMORY and self.memory_bytes:
+            return f"over the {self.memory_bytes // (1024 * 1024)} MiB memory budget"
+        return kind
+
+
+@dataclass(frozen=True)
+class JobFailure:
+    """Why a job gave no result: ``kind`` is timeout, memory or crashed."""
+
+    kind: str
+    detail: str
+
+    @property
+    def reason(self) -> str:
+        return f"error: {self.kind} ({self.detail})"
