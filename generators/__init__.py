@@ -1,1 +1,2 @@
-"""Task and dialogue generators: offline task families and template banks (llm prompts later)."""
+"""Task and dialogue generators: the offline task families, the history writers and banks, the Plus
+rewriter, and the llm roles' prompts and parsing."""

@@ -230,7 +230,8 @@ def _display_name(username: str) -> str:
 
 
 def build_plus_record(job: PlusJob, draft: PlusDraft, rounds: int, feedback_log: list[str]) -> dict[str, Any]:
-    """The ``task.json`` record of a Plus task (DESIGN.md's dataset format, split ``plus``)."""
+    """The ``task.json`` record of a Plus task (the format of ``verifier/schemas/task.schema.json``,
+    split ``plus``)."""
     seed = job.seed_task
     dialogue = [s.to_dict() for s in draft.sessions]
     return {

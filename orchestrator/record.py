@@ -1,4 +1,5 @@
-"""Turn a finished graph state into the ``task.json`` record of DESIGN.md."""
+"""Turn a finished graph state into the ``task.json`` record (its schema:
+``verifier/schemas/task.schema.json``)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Verifiers: the dialogue rules as code (quality filters and the judge panel come later)."""
+"""Verifiers: the dialogue rules as code, the quality gates (answer forms, pastes, traces,
+misreadings), the judge panel, the learned adversaries and the seed lint."""
 
 from verifier.dialogue_rules import check_dialogue
 
