@@ -1,4 +1,4 @@
-"""The composed small-talk generator (generators/small_talk.py) and its fragment banks."""
+"""The composed small-talk generator (generators/small_talk/) and its fragment banks."""
 
 from __future__ import annotations
 
@@ -119,9 +119,8 @@ def test_same_seed_same_talk_other_seed_other_talk():
 
 
 def test_no_global_random_and_no_clock(monkeypatch):
+    import importlib
     import inspect
-
-    import generators.small_talk as module
 
     def forbidden(*args, **kwargs):
         raise AssertionError("the global random generator was used")
@@ -131,9 +130,10 @@ def test_no_global_random_and_no_clock(monkeypatch):
         monkeypatch.setattr(random, name, forbidden)
     st = make(21)  # make() itself uses private Random objects only
     assert len(texts(history(st, date(2024, 8, 5), sessions=2, seed=4))) > 100
-    source = inspect.getsource(module)
-    for clock in ("datetime.now", "date.today", "time.time", "perf_counter", "utcnow"):
-        assert clock not in source
+    for part in ("", ".bank", ".calendar_facts", ".tables", ".composer"):  # every module of the package
+        source = inspect.getsource(importlib.import_module("generators.small_talk" + part))
+        for clock in ("datetime.now", "date.today", "time.time", "perf_counter", "utcnow"):
+            assert clock not in source
 
 
 def test_same_output_under_another_hash_seed(tmp_path):

@@ -1,0 +1,516 @@
+"""The small-talk fragment banks: their format, parser and checks, loaded once at import.
+
+The words live in fragment banks under ``templates/dialogue/small_talk/`` (``*.bank``), parsed
+and checked once at import. Format, one statement per line::
+
+    # a comment (also: blank lines)
+    == pool.name            start a pool: a named list of interchangeable fragments
+    when flag !flag ...     the following entries of the pool need these calendar/persona flags
+                            (``!flag``: must not hold; ``when *`` lifts the condition)
+    - text                  one entry; ``- ~`` is the empty entry
+    - first | second        an entry with fields (see captures below)
+
+Inside an entry ``{slot}`` inserts a value (a persona or calendar value, or a capture),
+``[a|b|c]`` one of the alternatives (``[a|]``: a or nothing), ``<pool>`` a fragment drawn from
+another pool, ``<pool=name>`` also captures the drawn fragment as slot ``name`` (its further
+fields as ``name.1``, ``name.2`` ... , expanded where they are used) for the later lines of the
+same exchange, and ``^`` (``{^slot}``, ``<^pool>``) upper-cases the first letter. In the fields
+of a captured entry, an ``[a|b|c]`` group with the same alternatives as one in an earlier field
+makes the same choice (``- a [rose|fig] cutting | a [rose|fig] from {neighbour}``). A pool
+reference whose first segment is an alias (``hob``, ``pet``, ``com``, ``wx``, ``hol``, ``city``)
+goes to this persona's (or this day's) member of a family of pools: ``<hob.news>`` is
+``hobbies.<id>.news`` for the person's hobby. An entry that names a persona slot the person
+lacks (``{pet}`` for a person without a pet) is left out automatically. The composer capitalises
+the first letter of every utterance, writes "an" before a capitalised vowel ("a {park} mural"
+with Elm Park: "an Elm Park mural") and addresses the user by name at most once per turn.
+
+A topic ``T`` is a set of pools: ``T.open`` (the user's first line), ``T.reply`` (the assistant's
+answer when the exchange is one pair) and beats ``T.<beat>.ask`` (the assistant's follow-up
+question), ``T.<beat>.ans`` (the user answers) and ``T.<beat>.end`` (the assistant's last word).
+An exchange of ``n`` pairs is the opening line, ``n - 1`` beats (in the order the banks define
+them) and the last beat's end. The follow-up to the user's opening line starts with the reaction
+to it (``T.reply``), a later one now and then (``_REACT_SHARE``) with the reaction to the user's
+answer: a short question (under ``MIN_WORDS`` words) after a reaction, a longer one on its own.
+Malformed banks raise :class:`BankError` naming the file and line: unknown flags, slots, pools or
+aliases, stray brackets, captures that an earlier line of the exchange does not always set,
+cycles, non-ASCII text, missing topics or families.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Sequence
+
+from generators.small_talk.calendar_facts import _DAY_FLAGS, WEATHER_FLAGS
+
+BANK_DIR = Path(__file__).resolve().parents[2] / "templates" / "dialogue" / "small_talk"
+
+# Every utterance has at least MIN_WORDS words and at most MAX_TOKENS tokens (as counted by
+# backends.tokens.count_tokens); the banks aim at about a dozen tokens, like real chat.
+MIN_WORDS, MAX_TOKENS = 4, 28
+# Texts of at most this many characters cannot exceed MAX_TOKENS (bank text has well under 0.4
+# tokens per character), so only longer ones are counted: counting is the slow part.
+_SURELY_SHORT = int(MAX_TOKENS / 0.4)
+
+
+class BankError(ValueError):
+    """A small-talk fragment bank is malformed (the message names the file and line)."""
+
+
+# --------------------------------------------------------------------------------------------
+# Flags and slots the banks may use
+# --------------------------------------------------------------------------------------------
+
+_TIME_FLAGS = ("early", "morning", "prelunch", "lunchtime", "postlunch", "afternoon", "late", "evening")
+_CAL_FLAGS = (*_DAY_FLAGS, "weekend", "workday", "late_week", "winter", "spring", "summer", "autumn",
+              "tropical", "south", "north", "dark_am", "snowy", "holiday", "first_snow", "heat_wave",
+              "hobby_day", "hobby_eve",
+              "us", "uk", "ie", "ca", "au", "nz", "za", "nl", "fr", "pt", "sg", "english",
+              "cold", "wet", "grey", "bright", "warmish", "hotday", *(f"wx_{k}" for k in WEATHER_FLAGS))
+_PERSONA_FLAGS = ("pet", "dog", "cat", "partner", "kids", "kid_small", "kid_school", "kid_teen", "two_kids",
+                  "sib", "house", "flat", "garden", "balcony", "bike", "bus", "train", "drive", "walk",
+                  "transit", "outdoor_hobby", "indoor_hobby")
+KNOWN_FLAGS: frozenset[str] = frozenset(_TIME_FLAGS + _CAL_FLAGS + _PERSONA_FLAGS)
+
+# Slots Python supplies (persona, calendar, exchange). Captures are declared in the banks.
+KNOWN_SLOTS: frozenset[str] = frozenset("""
+user assistant company city colleague colleague2 project project2
+partner partner_rel kid kid_rel kid_age kid2 sib sib_rel mum dad friend neighbour pet pet_kind
+hobby hob_spot street cafe park bakery lunch_spot fav_food show book podcast trip_place home
+line bus_no commute_min football vacation apartment
+weekday month season tomorrow yesterday next_month wk_plan wk_past
+""".split())
+
+# Aliases in pool references: the person's (or the day's) member of a family of pools.
+ALIASES: dict[str, str] = {"hob": "hobbies", "pet": "pets", "com": "commute", "wx": "weather", "hol": "hols",
+                           "city": "city"}
+
+# Topics: name -> (group, weight, rare, at most so many exchanges a day). Their pools are
+# "<name>.open", "<name>.reply" and beats "<name>.<beat>.ask|ans|end" (used in bank order).
+TOPICS: dict[str, tuple[str, float, bool, int]] = {
+    "hello": ("opener", 1.0, False, 99),
+    "bye": ("closer", 1.0, False, 99),
+    "sky": ("talk", 2.0, False, 2),
+    "trip_in": ("talk", 1.3, False, 1),
+    "weekend_past": ("talk", 3.0, False, 1),
+    "weekend_next": ("talk", 2.5, False, 1),
+    "last_night": ("talk", 1.5, False, 1),
+    "hobby": ("talk", 2.0, False, 2),
+    "pet": ("talk", 1.6, False, 2),
+    "family": ("talk", 1.6, False, 2),
+    "breakfast": ("talk", 1.0, False, 1),
+    "lunch": ("talk", 1.3, False, 1),
+    "tonight": ("talk", 1.6, False, 1),
+    "office": ("talk", 1.6, False, 2),
+    "local": ("talk", 1.3, False, 2),
+    "media": ("talk", 1.3, False, 2),
+    "sleep": ("talk", 0.8, False, 1),
+    "home": ("talk", 1.2, False, 2),
+    "travel": ("talk", 1.0, False, 1),
+    "first_snow": ("talk", 6.0, True, 1),
+    "heat_wave": ("talk", 4.0, True, 1),
+    "holiday": ("talk", 4.0, True, 1),
+    "birthday": ("talk", 0.6, True, 1),
+}
+
+# --------------------------------------------------------------------------------------------
+# Bank parsing
+# --------------------------------------------------------------------------------------------
+
+_NAME = r"[a-z_][a-z0-9_]*(?:\.[a-z0-9_]+)*"
+_TOKEN = re.compile(r"\{(\^?)(" + _NAME + r")\}|<(\^?)(" + _NAME + r")(?:=([a-z_][a-z0-9_]*))?>")
+_POOL_NAME = re.compile(_NAME + r"\Z")
+_FIELD_SEP = " | "
+_ALTERNATIVES = re.compile(r"\[([^\[\]]*)\]")
+_ANON_COUNTER: list[str] = []
+
+
+@dataclass(frozen=True, slots=True)
+class _Entry:
+    parts: tuple[tuple, ...]  # (0, text) | (1, slot, upper) | (2, alias head or "", tail, full name, upper, capture)
+    fields: tuple[tuple[tuple, ...], ...]  # further fields (parts), for captures
+    need: int
+    forbid: int
+    where: str
+
+
+@dataclass
+class _Pool:
+    name: str
+    where: str
+    entries: list[_Entry]
+
+
+class _FlagBits:
+    def __init__(self) -> None:
+        self.bits: dict[str, int] = {}
+
+    def bit(self, name: str) -> int:
+        b = self.bits.get(name)
+        if b is None:
+            b = self.bits[name] = 1 << len(self.bits)
+        return b
+
+    def mask(self, names: Iterable[str]) -> int:
+        m = 0
+        for n in names:
+            m |= self.bit(n)
+        return m
+
+
+_FLAGS = _FlagBits()
+for _f in sorted(KNOWN_FLAGS):
+    _FLAGS.bit(_f)
+
+
+def _slot_flag(slot: str) -> int:
+    return _FLAGS.bit("$" + slot)
+
+
+_SLOT_BITS: dict[str, int] = {slot: _slot_flag(slot) for slot in sorted(KNOWN_SLOTS)}
+
+
+def _split_fields(body: str, where: str) -> list[str]:
+    """Split an entry at " | " outside [alternatives]; check the brackets pair up."""
+    fields: list[str] = []
+    depth = start = i = 0
+    while i < len(body):
+        ch = body[i]
+        if ch == "[":
+            if depth:
+                raise BankError(f"{where}: nested [ ] alternatives are not supported")
+            depth = 1
+        elif ch == "]":
+            if not depth:
+                raise BankError(f"{where}: ']' without '['")
+            depth = 0
+        elif not depth and body.startswith(_FIELD_SEP, i):
+            fields.append(body[start:i])
+            i += len(_FIELD_SEP)
+            start = i
+            continue
+        i += 1
+    if depth:
+        raise BankError(f"{where}: '[' without ']'")
+    fields.append(body[start:])
+    return fields
+
+
+def _inline_alternatives(text: str, where: str, anon: list[tuple[str, list[str]]]) -> str:
+    """Replace each ``[a|b|c]`` by a reference to a new anonymous pool (collected in ``anon``)."""
+    if "[" not in text:
+        return text
+    out = []
+    pos = 0
+    for match in _ALTERNATIVES.finditer(text):
+        out.append(text[pos:match.start()])
+        name = f"_alt.{len(_ANON_COUNTER)}"
+        _ANON_COUNTER.append(where)
+        options = match.group(1).split("|")
+        if len(options) < 2:
+            raise BankError(f"{where}: [{match.group(1)}] needs at least two alternatives separated by '|'")
+        anon.append((name, options))
+        out.append(f"<{name}>")
+        pos = match.end()
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def _parse_text(text: str, where: str) -> tuple[tuple, set[str], set[str], list[tuple[str, str]]]:
+    """Parts of one field, the slots it uses, the captures it sets, and its pool references."""
+    parts: list[tuple] = []
+    slots: set[str] = set()
+    caps: set[str] = set()
+    refs: list[tuple[str, str]] = []
+    pos = 0
+    for match in _TOKEN.finditer(text):
+        lit = text[pos:match.start()]
+        if lit:
+            parts.append((0, lit))
+        pos = match.end()
+        if match.group(2) is not None:
+            slots.add(match.group(2))
+            parts.append((1, match.group(2), bool(match.group(1))))
+        else:
+            name = match.group(4)
+            head, _, tail = name.partition(".")
+            alias = head if head in ALIASES and tail else ""
+            capture = match.group(5) or ""
+            if capture:
+                caps.add(capture)
+            field_names = tuple(f"{capture}.{i}" for i in range(1, 10)) if capture else ()
+            parts.append((2, alias, "." + tail if alias else "", name, bool(match.group(3)), capture, field_names))
+            refs.append((name, where))
+    lit = text[pos:]
+    if lit:
+        parts.append((0, lit))
+    for part in parts:
+        if part[0] == 0 and any(ch in part[1] for ch in "{}<>[]|"):
+            raise BankError(f"{where}: stray bracket or '|' in {text!r}: slots are {{name}}, pools <name> or "
+                            "<name=capture>, alternatives [a|b], fields 'first | second'")
+    return tuple(parts), slots, caps, refs
+
+
+@dataclass
+class _Bank:
+    pools: dict[str, _Pool]
+    captures: set[str]
+    entry_caps: dict[int, frozenset[str]]  # id(entry) -> captures it sets directly (all fields)
+    entry_slots: dict[int, frozenset[str]]
+
+
+def parse_banks(files: Sequence[tuple[str, str]]) -> _Bank:
+    """Parse bank texts (``(name, text)`` pairs) into pools; check them (see the module docstring)."""
+    pools: dict[str, _Pool] = {}
+    all_caps: set[str] = set()
+    used_slots: list[tuple[str, str]] = []
+    all_refs: list[tuple[str, str]] = []
+    entry_caps: dict[int, frozenset[str]] = {}
+    entry_slots: dict[int, frozenset[str]] = {}
+    for fname, text in files:
+        pool: _Pool | None = None
+        need = forbid = 0
+        for lineno, raw in enumerate(text.splitlines(), 1):
+            where = f"{fname}:{lineno}"
+            line = raw.strip()
+            if not line or line.startswith("#"):
+                continue
+            if not line.isascii():
+                bad = next(ch for ch in line if not ch.isascii())
+                raise BankError(f"{where}: non-ASCII character {bad!r}; banks are plain ASCII")
+            if line.startswith("=="):
+                name = line[2:].strip()
+                if not _POOL_NAME.match(name):
+                    raise BankError(f"{where}: bad pool name {name!r} (lower case, digits, _ and dots)")
+                if name in pools:
+                    raise BankError(f"{where}: pool {name!r} is already defined at {pools[name].where}")
+                pool = pools[name] = _Pool(name, where, [])
+                need = forbid = 0
+                continue
+            if pool is None:
+                raise BankError(f"{where}: expected '== pool.name' before any entry or condition")
+            if line == "when" or line.startswith("when "):
+                words = line[4:].split()
+                if not words:
+                    raise BankError(f"{where}: 'when' needs flags (or '*')")
+                need = forbid = 0
+                if words == ["*"]:
+                    continue
+                for word in words:
+                    neg = word.startswith("!")
+                    flag = word[1:] if neg else word
+                    if flag not in KNOWN_FLAGS:
+                        raise BankError(f"{where}: unknown flag {flag!r}")
+                    if neg:
+                        forbid |= _FLAGS.bit(flag)
+                    else:
+                        need |= _FLAGS.bit(flag)
+                if need & forbid:
+                    raise BankError(f"{where}: a flag is both required and forbidden")
+                continue
+            if not line.startswith("- ") and line != "-":
+                raise BankError(f"{where}: expected '- text', 'when flags', '== pool' or '#', got {line[:40]!r}")
+            body = line[1:].strip()
+            if not body:
+                raise BankError(f"{where}: empty entry (write '- ~' for the empty fragment)")
+            if body == "~":
+                body = ""
+            fields_parts = []
+            slots: set[str] = set()
+            caps: set[str] = set()
+            anon: list[tuple[str, list[str]]] = []
+            for field in _split_fields(body, where) if body else [""]:
+                if body and not field.strip():
+                    raise BankError(f"{where}: empty field in {body!r}")
+                parts, s, c, refs = _parse_text(_inline_alternatives(field.strip(), where, anon), where)
+                fields_parts.append(parts)
+                slots |= s
+                caps |= c
+                all_refs.extend(refs)
+            for anon_name, options in anon:
+                anon_pool = pools[anon_name] = _Pool(anon_name, where, [])
+                for option in options:
+                    parts, s, c, refs = _parse_text(option, where)
+                    if c:
+                        raise BankError(f"{where}: no captures inside [ ] alternatives")
+                    need_s = 0
+                    for slot in s:
+                        used_slots.append((slot, where))
+                        if slot in KNOWN_SLOTS:
+                            need_s |= _slot_flag(slot)
+                    all_refs.extend(refs)
+                    alt = _Entry(parts, (), need_s, 0, where)
+                    anon_pool.entries.append(alt)
+                    entry_caps[id(alt)] = frozenset()
+                    entry_slots[id(alt)] = frozenset(s)
+            slot_need = 0
+            for s in slots:
+                used_slots.append((s, where))
+                if s in KNOWN_SLOTS:
+                    slot_need |= _slot_flag(s)
+            entry = _Entry(fields_parts[0], tuple(fields_parts[1:]), need | slot_need, forbid, where)
+            pool.entries.append(entry)
+            entry_caps[id(entry)] = frozenset(caps)
+            entry_slots[id(entry)] = frozenset(slots)
+            all_caps |= caps
+    for name, p in pools.items():
+        if not p.entries:
+            raise BankError(f"{p.where}: pool {name!r} has no entries")
+    bad_caps = all_caps & KNOWN_SLOTS
+    if bad_caps:
+        raise BankError(f"captures may not reuse slot names: {sorted(bad_caps)}")
+    for slot, where in used_slots:
+        if slot not in KNOWN_SLOTS and slot not in all_caps and slot.split(".")[0] not in all_caps:
+            raise BankError(f"{where}: unknown slot {{{slot}}} (not supplied and never captured)")
+    families = _families(pools)
+    for name, where in all_refs:
+        head, _, tail = name.partition(".")
+        if head in ALIASES and tail:
+            members = families.get(ALIASES[head], ())
+            if not members:
+                raise BankError(f"{where}: <{name}>: no pools '{ALIASES[head]}.<id>.*' to alias")
+            for member in members:
+                target = f"{ALIASES[head]}.{member}.{tail}"
+                if target not in pools and not (head == "city" and f"city.default.{tail}" in pools):
+                    raise BankError(f"{where}: <{name}>: pool {target!r} is missing")
+        elif name not in pools:
+            raise BankError(f"{where}: <{name}>: no such pool")
+    bank = _Bank(pools, all_caps, entry_caps, entry_slots)
+    _check_cycles(bank)
+    return bank
+
+
+def _families(pools: dict[str, _Pool]) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for family in set(ALIASES.values()):
+        members = sorted({n.split(".")[1] for n in pools if n.startswith(family + ".") and n.count(".") >= 2})
+        out[family] = [m for m in members if m != "default"] if family == "city" else members
+    return out
+
+
+def _check_cycles(bank: _Bank) -> None:
+    state: dict[str, int] = {}
+
+    def targets(entry: _Entry) -> Iterable[str]:
+        for fparts in (entry.parts, *entry.fields):
+            for part in fparts:
+                if part[0] == 2:
+                    if part[1]:
+                        fam = ALIASES[part[1]]
+                        yield from (n for n in bank.pools if n.startswith(fam + ".") and n.endswith(part[2]))
+                    else:
+                        yield part[3]
+
+    def visit(name: str, path: list[str]) -> None:
+        if state.get(name) == 2:
+            return
+        if state.get(name) == 1:
+            raise BankError(f"{bank.pools[name].where}: pool {name!r} refers to itself: {' -> '.join(path + [name])}")
+        state[name] = 1
+        for entry in bank.pools[name].entries:
+            for t in targets(entry):
+                if t in bank.pools:
+                    visit(t, path + [name])
+        state[name] = 2
+
+    for name in bank.pools:
+        visit(name, [])
+
+
+def _load_bank_dir(directory: Path) -> _Bank:
+    files = sorted(directory.glob("*.bank"))
+    if not files:
+        raise BankError(f"{directory}: no *.bank files")
+    texts = []
+    for path in files:
+        try:
+            texts.append((str(path), path.read_text(encoding="utf-8")))
+        except (OSError, UnicodeDecodeError) as exc:
+            raise BankError(f"{path}: cannot read small-talk bank ({exc})") from exc
+    bank = parse_banks(texts)
+    _check_topics(bank)
+    return bank
+
+
+_REQUIRED_POOLS = ("names.f", "names.m", "names.pet.dog", "names.pet.cat", "street.a", "street.b",
+                   "cafe.name", "park.name", "bakery.name", "lunch_spot.name", "food.fav", "media.show",
+                   "media.book", "media.podcast", "trip.place", "weekend.plan", "word.mum", "word.dad",
+                   "word.vacation", "word.football", "word.apartment", "word.home", "word.partner_rel",
+                   "word.sib_rel.f", "word.sib_rel.m", "word.kid_rel.f", "word.kid_rel.m")
+
+
+def _check_topics(bank: _Bank) -> None:
+    pools = bank.pools
+    for pool in _REQUIRED_POOLS:
+        if pool not in pools:
+            raise BankError(f"small-talk banks: required pool {pool!r} is missing")
+    fams = _families(pools)
+    for kind in WEATHER_FLAGS:
+        if kind not in fams["weather"]:
+            raise BankError(f"small-talk banks: no pools for weather kind {kind!r} ('weather.{kind}.*')")
+    for mode in ("bike", "bus", "train", "drive", "walk"):
+        if mode not in fams["commute"]:
+            raise BankError(f"small-talk banks: no pools for commute mode {mode!r}")
+    for kind in ("dog", "cat"):
+        if kind not in fams["pets"]:
+            raise BankError(f"small-talk banks: no pools for pet kind {kind!r}")
+    for topic in TOPICS:
+        for part in ("open", "reply"):
+            if f"{topic}.{part}" not in pools:
+                raise BankError(f"small-talk banks: topic {topic!r} has no pool '{topic}.{part}'")
+        opened = _guaranteed(bank, pools[f"{topic}.open"])
+        for beat in _beats(pools, topic):
+            missing = [p for p in ("ask", "ans", "end") if f"{topic}.{beat}.{p}" not in pools]
+            if missing:
+                some = next(f"{topic}.{beat}.{p}" for p in ("ask", "ans", "end") if f"{topic}.{beat}.{p}" in pools)
+                raise BankError(f"{pools[some].where}: beat {topic}.{beat} lacks {', '.join(missing)}")
+            answered = opened | _guaranteed(bank, pools[f"{topic}.{beat}.ans"])
+            for part, known in (("ask", opened), ("ans", opened), ("end", answered)):
+                _check_captures(bank, pools[f"{topic}.{beat}.{part}"], known)
+        _check_captures(bank, pools[f"{topic}.reply"], opened)
+
+
+def _guaranteed(bank: _Bank, pool: _Pool) -> frozenset[str]:
+    sets = [bank.entry_caps[id(e)] for e in pool.entries]
+    return frozenset.intersection(*sets) if sets else frozenset()
+
+
+def _check_captures(bank: _Bank, pool: _Pool, known: frozenset[str]) -> None:
+    """Captures a pool (or the pools it draws from) reads must be set by the exchange's earlier lines."""
+    seen: set[str] = set()
+
+    def walk(p: _Pool) -> None:
+        if p.name in seen:
+            return
+        seen.add(p.name)
+        for entry in p.entries:
+            for slot in bank.entry_slots[id(entry)]:
+                base = slot.split(".")[0]
+                if slot not in KNOWN_SLOTS and base not in known and base not in bank.entry_caps[id(entry)]:
+                    raise BankError(f"{entry.where}: {{{slot}}} is not captured by every earlier line of the "
+                                    f"exchange (pool {pool.name!r})")
+            for fparts in (entry.parts, *entry.fields):
+                for part in fparts:
+                    if part[0] == 2 and not part[1] and part[3] in bank.pools:
+                        walk(bank.pools[part[3]])
+
+    walk(pool)
+
+
+def _beats(pools: dict[str, _Pool], topic: str) -> list[str]:
+    """The beats of a topic, in the order the banks define them (the order they are talked about)."""
+    prefix = topic + "."
+    return list(dict.fromkeys(n.split(".")[1] for n in pools if n.startswith(prefix) and n.count(".") == 2))
+
+
+BANK: _Bank = _load_bank_dir(BANK_DIR)
+_POOLS: dict[str, _Pool] = BANK.pools
+_FAMILIES: dict[str, list[str]] = _families(_POOLS)
+_TOPIC_BEATS: dict[str, tuple[str, ...]] = {t: tuple(_beats(_POOLS, t)) for t in TOPICS}
+_GROUP_TOPICS: dict[str, tuple[str, ...]] = {g: tuple(t for t, spec in TOPICS.items() if spec[0] == g)
+                                             for g in ("opener", "closer", "talk")}
+_BEATS_NOW: dict[tuple[str, int], tuple[str, ...]] = {}
+_TOPIC_INFO: dict[str, tuple[float, bool, str, int]] = {t: (w, rare, f"{t}.open", cap)
+                                                        for t, (_, w, rare, cap) in TOPICS.items()}
+_FITTING: dict[tuple[str, int, int], tuple[str, ...]] = {}

@@ -1,0 +1,767 @@
+"""The composer: :class:`SmallTalk`, the small talk of one history (see the package docstring)."""
+
+from __future__ import annotations
+
+import random
+import re
+from datetime import date, datetime, timedelta
+from typing import Callable, Sequence
+
+from backends.tokens import count_tokens
+from generators.english import near_key, repeats_itself
+from generators.small_talk.bank import (_BEATS_NOW, _FAMILIES, _FITTING, _FLAGS, _GROUP_TOPICS, _POOLS, _SLOT_BITS,
+                                        _SURELY_SHORT, _TOPIC_BEATS, _TOPIC_INFO, KNOWN_FLAGS, MAX_TOKENS, MIN_WORDS,
+                                        BankError, _Entry)
+from generators.small_talk.calendar_facts import (_CLIMATES, _DAY_FLAGS, _DEFAULT_CLIMATE, _HEAT, _MONTHS,
+                                                  _NORTH_SEASONS, _SNOWY, _SOUTH_SEASONS, _WEEKDAYS, CITY_CLIMATE,
+                                                  WEATHER_FLAGS, holiday_on)
+from generators.small_talk.tables import (_A_SPACE, _ADDRESS_POOL, _BEFORE_A, _FITS, _GROUP_RELEVANT, _KEPT,
+                                          _RELEVANT, _SPACE_PUNCT, _TIME_FLAG_CACHE, _TOPIC_RELEVANT, _VOWELS,
+                                          _WORDS, WordingsExhausted, _Day, _eligible, _entry_slots, _Lazy, _NoFit,
+                                          _too_long, _weighted)
+
+_REACT_SHARE = 0.4  # share of later follow-up questions that start with a reaction to the user's answer
+
+
+class SmallTalk:
+    """Composes the small talk of one history (one object per history)."""
+
+    def __init__(self, *, rng: random.Random, user_first: str, assistant: str,
+                 colleagues: Sequence[str], company: str, city: str, projects: Sequence[str],
+                 avoid: Callable[[str], bool] = lambda text: True,
+                 absences: Sequence[tuple[str, date, date]] = ()) -> None:
+        """``absences``: ``(first name, first day, last day)`` of each span the office shows a
+        colleague away; the small talk of those days does not name them."""
+        self._avoid = avoid
+        self._absent: dict[str, list[tuple[date, date]]] = {}
+        for name, first, last in absences:
+            self._absent.setdefault(name, []).append((first, last))
+        self._aliases_base: dict[str, str] = {}
+        self._ec_flags: int | None = None  # flags of self._ec, a per-flags cache of _eligible
+        self._ec: dict[str, tuple[_Entry, ...]] = {}
+        self._address = ""  # ", <user>" as the assistant addresses the user
+        seed = rng.getrandbits(64)
+        self._seed = seed
+        self._rng = random.Random(seed)
+        self.city = city
+        climate = CITY_CLIMATE.get(city, _DEFAULT_CLIMATE)
+        self._climate, self._hemisphere, self._country, self._dark = climate
+        self._said: set[str] = set()
+        self._cores: set[str] = set()  # near_key of every line said: no line comes back with another name
+        self._facts: dict[str, tuple[_Entry, dict, dict[str, str]]] = {}  # fact pool -> what it says
+        self._told: set[str] = set()  # fact pools told in this history
+        self._stories: set[int] = set()  # id() of story entries told in this history
+        self._drawn: list[tuple[str, object]] = []  # facts and stories drawn in the current exchange
+        self._kinds = _KEPT
+        self._retell = False  # a story told already may be told again (nothing else fits)
+        # strict: the caller has other talk to fill in with (``WordingsExhausted`` is not the end),
+        # so no story is told again and no line comes back with only its names changed
+        self.strict = False
+        self._rare_used: set[str] = set()
+        self._topic_uses: dict[str, int] = {}
+        self._today: date | None = None
+        self._today_uses: dict[str, int] = {}  # topic -> uses on self._today
+        self._recent: list[str] = []
+        self._days: dict[date, _Day] = {}
+        self._weekends: dict[date, tuple[str, str]] = {}
+        self._snow_days: set[date] = set()
+        self.log: list[tuple[datetime, str, list[tuple[str, str]]]] = []
+        """Everything produced, in order: ``(when, topic, [(role, text), ...])``."""
+        self._colleagues = [c for c in dict.fromkeys(colleagues) if c and c.strip() and avoid(c)]
+        self._projects = [p for p in dict.fromkeys(projects) if p and p.strip() and avoid(p)]
+        self._make_persona(random.Random(seed ^ 0x5EED), user_first, assistant, company)
+
+    # -- persona -----------------------------------------------------------------------------
+
+    def _draw(self, rng: random.Random, pool: str, ctx: dict[str, str], flags: int,
+              taken: set[str] | None = None) -> str:
+        """A fragment of ``pool`` that ``avoid`` accepts (and not in ``taken``)."""
+        entries = _eligible(pool, flags)
+        if not entries:
+            raise ValueError(f"small talk: pool {pool!r} has no entry for this persona")
+        for _ in range(40):
+            text = self._expand(entries[int(rng.random() * len(entries))].parts, ctx, flags,
+                                self._aliases_base, rng)
+            if (taken is None or text.lower() not in taken) and self._avoid(text):
+                if taken is not None:
+                    taken.add(text.lower())
+                return text
+        raise ValueError(f"small talk: every {pool!r} value is rejected by avoid(); cannot compose a persona")
+
+    def _number(self, rng: random.Random, draw: Callable[[], int]) -> str:
+        """A persona's number (a bus route, minutes of commute) that ``avoid`` accepts: drawn
+        again while it is one of the task's values, since every fragment would hold it."""
+        for _ in range(40):
+            text = str(draw())
+            if self._avoid(text):
+                return text
+        raise ValueError("small talk: every number drawn is rejected by avoid(); cannot compose a persona")
+
+    def _make_persona(self, rng: random.Random, user_first: str, assistant: str, company: str) -> None:
+        names: set[str] = {n.lower() for n in (user_first, assistant, *self._colleagues) if n}
+        ctx: dict[str, str] = {"city": self.city}
+        flags: set[str] = set()
+        aliases: dict[str, str] = {}
+        base = _FLAGS.mask([self._country]) if self._country in KNOWN_FLAGS else 0
+
+        def person(gender: str | None = None) -> tuple[str, str]:
+            g = gender or ("f" if rng.random() < 0.5 else "m")
+            return self._draw(rng, f"names.{g}", ctx, base, names), g
+
+        if user_first and self._avoid(user_first):
+            ctx["user"] = user_first
+            self._address = ", " + user_first
+        if assistant and self._avoid(assistant):
+            ctx["assistant"] = assistant
+        if company and self._avoid(company):
+            ctx["company"] = company
+        for slot in ("mum", "dad", "vacation", "football", "apartment", "partner_rel"):
+            ctx[slot] = self._draw(rng, f"word.{slot}", ctx, base)
+        if self._country in ("us", "ca", "uk", "ie", "au", "nz", "za", "sg"):
+            flags.add("english")
+
+        hobby = _FAMILIES["hobbies"][int(rng.random() * len(_FAMILIES["hobbies"]))]
+        aliases["hob"] = f"hobbies.{hobby}"
+        flags.add("outdoor_hobby" if f"hobbies.{hobby}.outdoor" in _POOLS else "indoor_hobby")
+
+        r = rng.random()
+        if r < 0.36:
+            pet = "dog"
+        elif r < 0.60:
+            pet = "cat"
+        else:
+            pet = ""
+        if pet:
+            flags |= {"pet", pet}
+            aliases["pet"] = f"pets.{pet}"
+            ctx["pet"] = self._draw(rng, f"names.pet.{pet}", ctx, base, names)
+            ctx["pet_kind"] = pet
+
+        if rng.random() < 0.65:
+            flags.add("partner")
+            ctx["partner"], g = person()
+        self._kids: list[tuple[str, str, int]] = []
+        if rng.random() < 0.5:
+            flags.add("kids")
+            for _ in range(1 + (rng.random() < 0.45)):
+                name, g = person()
+                self._kids.append((name, self._draw(rng, f"word.kid_rel.{g}", ctx, base), 2 + int(rng.random() * 15)))
+            if len(self._kids) == 2:
+                flags.add("two_kids")
+        if rng.random() < 0.6:
+            flags.add("sib")
+            ctx["sib"], g = person()
+            ctx["sib_rel"] = self._draw(rng, f"word.sib_rel.{g}", ctx, base)
+        ctx["friend"], _ = person()
+        ctx["neighbour"], _ = person()
+
+        home = rng.random()
+        if home < 0.5:
+            flags |= {"house", "garden"}
+        else:
+            flags.add("flat")
+            if home < 0.8:
+                flags.add("balcony")
+
+        modes = {"bike": 2, "bus": 2.5, "train": 2.5, "drive": 2, "walk": 1.2}
+        if self._climate in ("south_us",):
+            modes["drive"] = 5
+        mode = _weighted(rng, modes)
+        flags.add(mode)
+        if mode in ("bus", "train"):
+            flags.add("transit")
+        aliases["com"] = f"commute.{mode}"
+        city_key = re.sub(r"[^a-z]", "", self.city.lower())
+        aliases["city"] = f"city.{city_key}" if city_key in _FAMILIES["city"] else "city.default"
+        self._aliases_base = aliases
+        ctx["bus_no"] = self._number(rng, lambda: 2 + int(rng.random() * 90))
+        ctx["commute_min"] = self._number(rng, lambda: 15 + 5 * int(rng.random() * 8))
+
+        pflags = _FLAGS.mask(flags) | base
+
+        def draw(slot: str, pool: str, taken: set[str] | None = None) -> None:
+            ctx[slot] = self._draw(rng, pool, ctx, pflags | self._slot_bits(ctx), taken)
+
+        for _ in range(40):
+            street = self._draw(rng, "street.a", ctx, pflags) + " " + self._draw(rng, "street.b", ctx, pflags)
+            if self._avoid(street):
+                ctx["street"] = street
+                break
+        else:
+            raise ValueError("small talk: every street name is rejected by avoid(); cannot compose a persona")
+        draw("home", "word.home")
+        draw("line", f"commute.{mode}.line")
+        taken: set[str] = set()
+        for slot, pool in (("cafe", "cafe.name"), ("park", "park.name"), ("bakery", "bakery.name"),
+                           ("lunch_spot", "lunch_spot.name"), ("fav_food", "food.fav"), ("show", "media.show"),
+                           ("book", "media.book"), ("podcast", "media.podcast"), ("trip_place", "trip.place")):
+            draw(slot, pool, taken)
+        draw("hobby", f"hobbies.{hobby}.name")
+        draw("hob_spot", f"hobbies.{hobby}.spot")
+        # "my Thursday lessons": the hobby happens that weekday only (flags hobby_day, hobby_eve)
+        days = [i for i, name in enumerate(_WEEKDAYS) if re.search(rf"\b{name}\b", ctx["hob_spot"])]
+        self._hob_day: int | None = days[0] if days else None
+
+        # The address pool's texts for this person (", Dana" or nothing), drawn from directly.
+        you = []
+        for entry in _POOLS[_ADDRESS_POOL].entries:
+            try:
+                you.append(self._expand(entry.parts, ctx, pflags, aliases, rng))
+            except _NoFit:  # no usable name: that entry is left out
+                continue
+        self._you = tuple(you) or ("",)
+        self._persona_flags = pflags | self._slot_bits(ctx)
+        self._exchange_bits = -1  # slot bits of a whole exchange context: the same for every exchange
+        self._persona = ctx
+        self.persona: dict[str, str] = dict(ctx, hobby_id=hobby, pet_kind=pet, commute=mode,
+                                            kids=", ".join(f"{n} ({a})" for n, _, a in self._kids))
+        """The persona, for reports and tests (slot -> value)."""
+
+    # -- calendar ----------------------------------------------------------------------------
+
+    def _season(self, day: date) -> str:
+        if self._hemisphere == "tropical":
+            return ""
+        table = _SOUTH_SEASONS if self._hemisphere == "south" else _NORTH_SEASONS
+        return table[day.month - 1]
+
+    def _day(self, day: date) -> _Day:
+        found = self._days.get(day)
+        if found is not None:
+            return found
+        rng = random.Random(self._seed * 1_000_003 + day.toordinal())
+        season = self._season(day)
+        weights = _CLIMATES[self._climate]["all" if not season else season]
+        kind = _weighted(rng, weights)
+        names = set(WEATHER_FLAGS[kind]) | {f"wx_{kind}", _DAY_FLAGS[day.weekday()]}
+        if season:
+            names.add(season)
+        names.add(self._hemisphere)
+        if self._climate in _SNOWY:
+            names.add("snowy")
+        if self._dark and season == "winter":
+            names.add("dark_am")
+        wd = day.weekday()
+        names.add("weekend" if wd >= 5 else "workday")
+        if wd in (3, 4):
+            names.add("late_week")
+        if self._hob_day is None or self._hob_day == wd:
+            names.add("hobby_day")  # the hobby can happen this evening
+        if self._hob_day is None or self._hob_day == (wd - 1) % 7:
+            names.add("hobby_eve")  # ... and could have happened last night
+        # Rare events: the first snow (early winter, no snow talked about before), a heat wave.
+        if kind == "snow":
+            early_winter = day.month in (10, 11, 12) and self._hemisphere == "north"
+            if early_winter and self._climate in _SNOWY and not any(d < day for d in self._snow_days):
+                names.add("first_snow")
+            self._snow_days.add(day)
+        if kind == "hot" and season == "summer" and self._climate in _HEAT:
+            names.add("heat_wave")
+        holiday = holiday_on(day, self._country)
+        aliases = dict(self._aliases_base, wx=f"weather.{kind}")
+        if holiday and f"hols.{holiday}.open" in _POOLS:
+            names.add("holiday")
+            aliases["hol"] = f"hols.{holiday}"
+        slots = {
+            "weekday": _WEEKDAYS[wd],
+            "month": _MONTHS[day.month - 1],
+            "next_month": _MONTHS[day.month % 12],
+            "tomorrow": "tomorrow" if wd < 4 else _WEEKDAYS[(wd + 1) % 7],
+            "yesterday": "yesterday" if wd != 0 else "on Sunday",
+        }
+        if season:
+            slots["season"] = season
+        slots.update(self._weekend_slots(day))
+        flags = _FLAGS.mask(names) | self._slot_bits(slots)
+        found = self._days[day] = _Day(flags, slots, aliases, kind, {**self._persona, **slots})
+        return found
+
+    def _weekend_slots(self, day: date) -> dict[str, str]:
+        """The weekend talked about on ``day``: the coming one (Thu/Fri), the last one (Monday)."""
+        wd = day.weekday()
+        if wd in (3, 4):
+            saturday = day + timedelta(days=5 - wd)
+        elif wd == 0:
+            saturday = day - timedelta(days=2)
+        else:
+            return {}
+        plan = self._weekends.get(saturday)
+        if plan is None:
+            rng = random.Random(self._seed * 7_368_787 + saturday.toordinal())
+            ctx = dict(self._persona)
+            flags = self._persona_flags | self._slot_bits(ctx)
+            self._kid_slots(rng, ctx)
+            flags |= self._kid_flags(ctx) | self._slot_bits(ctx)
+            for _ in range(40):
+                entries = _eligible("weekend.plan", flags)
+                entry = entries[int(rng.random() * len(entries))]
+                if len(entry.fields) != 1:
+                    raise BankError(f"{entry.where}: weekend.plan entries need two fields: plan | past")
+                texts = [self._expand(p, ctx, flags, self._aliases_base, rng) for p in (entry.parts, *entry.fields)]
+                if all(self._avoid(t) for t in texts):
+                    plan = self._weekends[saturday] = (texts[0], texts[1])
+                    break
+            else:
+                raise ValueError("small talk: every weekend plan is rejected by avoid()")
+        return {"wk_plan": plan[0], "wk_past": plan[1]}
+
+    @staticmethod
+    def _slot_bits(slots: dict[str, str]) -> int:
+        m = 0
+        get = _SLOT_BITS.get
+        for s in slots:
+            m |= get(s, 0)
+        return m
+
+    def _kid_slots(self, rng: random.Random, ctx: dict[str, str]) -> None:
+        if not self._kids:
+            return
+        i = int(rng.random() * len(self._kids))
+        name, rel, age = self._kids[i]
+        ctx["kid"], ctx["kid_rel"], ctx["kid_age"] = name, rel, str(age)
+        if len(self._kids) > 1:
+            ctx["kid2"] = self._kids[1 - i][0]
+
+    @staticmethod
+    def _kid_flags(ctx: dict[str, str]) -> int:
+        if "kid_age" not in ctx:
+            return 0
+        age = int(ctx["kid_age"])
+        return _FLAGS.bit("kid_small" if age < 5 else "kid_school" if age < 13 else "kid_teen")
+
+    @staticmethod
+    def _time_flags(when: datetime) -> int:
+        minutes = when.hour * 60 + when.minute
+        found = _TIME_FLAG_CACHE.get(minutes)
+        if found is not None:
+            return found
+        names = []
+        if minutes < 11 * 60:
+            names.append("early")
+        if minutes < 12 * 60:
+            names.append("morning")
+        if 10 * 60 <= minutes < 12 * 60 + 30:
+            names.append("prelunch")
+        if 12 * 60 <= minutes < 14 * 60:
+            names.append("lunchtime")
+        if minutes >= 13 * 60:
+            names.append("postlunch")
+        if minutes >= 12 * 60:
+            names.append("afternoon")
+        if minutes >= 16 * 60:
+            names.append("late")
+        if minutes >= 18 * 60:
+            names.append("evening")
+        found = _TIME_FLAG_CACHE[minutes] = _FLAGS.mask(names)
+        return found
+
+    # -- expansion ---------------------------------------------------------------------------
+
+    def _expand(self, parts: tuple, ctx: dict[str, str], flags: int, aliases: dict[str, str],
+                rng: random.Random, links: dict | None = None) -> str:
+        """The text of ``parts``. With ``links`` (the fields of a captured entry), [a|b] groups
+        with the same alternatives make the same choice."""
+        out: list[str] = []
+        add = out.append
+        rand = rng.random
+        for part in parts:
+            kind = part[0]
+            if kind == 0:
+                add(part[1])
+            elif kind == 3:
+                options = part[1]
+                if links is None:
+                    add(options[int(rand() * len(options))])
+                else:
+                    i = links.get(options)
+                    if i is None:
+                        i = links[options] = int(rand() * len(options))
+                    add(options[i])
+            elif kind == 4:
+                you = self._you
+                add(you[int(rand() * len(you))])
+            elif kind == 1:
+                value = ctx.get(part[1])
+                if value is None:
+                    raise _NoFit(part[1])
+                if value.__class__ is _Lazy:  # a capture's further field: expanded where it is used
+                    sub = ctx if value.overlay is None else {**ctx, **value.overlay}
+                    value = self._expand(value.parts, sub, value.flags, value.aliases, rng, value.links)
+                if part[2] and value:
+                    value = value[0].upper() + value[1:]
+                elif value[:1] in _VOWELS and out and out[-1][-2:] in _A_SPACE and out[-1][-3:-2] in _BEFORE_A:
+                    out[-1] = out[-1][:-1] + "n "  # "a {park} mural" with Elm Park: "an Elm Park mural"
+                add(value)
+            else:
+                if part[1]:
+                    target = aliases.get(part[1])
+                    if target is None:
+                        raise _NoFit(part[3])
+                    name = target + part[2]
+                    if part[1] == "city" and name not in _POOLS:
+                        name = "city.default" + part[2]
+                else:
+                    name = part[3]
+                if flags is not self._ec_flags:
+                    self._ec_flags = flags
+                    self._ec = {}
+                entries = self._ec.get(name)
+                if entries is None:
+                    entries = self._ec[name] = _eligible(name, flags)
+                if not entries:
+                    raise _NoFit(name)
+                if name in self._kinds:
+                    value = self._expand_kept(name, entries, part, ctx, flags, aliases, rng)
+                    if part[4] and value:
+                        value = value[0].upper() + value[1:]
+                    add(value)
+                    continue
+                entry = entries[int(rand() * len(entries))]
+                if part[5]:  # a capture: its fields share their [a|b] choices
+                    chosen: dict = {}
+                    value = self._expand(entry.parts, ctx, flags, aliases, rng, chosen)
+                    ctx[part[5]] = value
+                    for field_name, fparts in zip(part[6], entry.fields):
+                        ctx[field_name] = _Lazy(fparts, flags, aliases, chosen)
+                else:
+                    value = self._expand(entry.parts, ctx, flags, aliases, rng)
+                if part[4] and value:
+                    value = value[0].upper() + value[1:]
+                add(value)
+        return "".join(out)
+
+    def _expand_kept(self, name: str, entries: tuple[_Entry, ...], part: tuple, ctx: dict, flags: int,
+                     aliases: dict[str, str], rng: random.Random) -> str:
+        """A draw from a persona-fact or story pool (``self._kinds[name]``): a fact keeps the entry,
+        choices and names it was first drawn with; a story skips the entries told already."""
+        if self._kinds[name] == "fact":
+            kept = self._facts.get(name)
+            if kept is not None and any(e is kept[0] for e in entries):
+                entry, chosen, overlay = kept
+                value = self._expand(entry.parts, {**ctx, **overlay}, flags, aliases, rng, chosen)
+            else:
+                entry = entries[int(rng.random() * len(entries))]
+                chosen = {}
+                overlay = {s: ctx[s] for s in _entry_slots(entry) if isinstance(ctx.get(s), str)}
+                value = self._expand(entry.parts, ctx, flags, aliases, rng, chosen)
+                self._facts[name] = (entry, chosen, overlay)  # kept once it could be told
+            self._drawn.append(("fact", name))
+        else:
+            told = self._stories
+            fresh = [e for e in entries if id(e) not in told]
+            if not fresh:
+                if not self._retell:
+                    raise _NoFit(name)  # every story of the pool was told: the topic rests
+                fresh = list(entries)
+            entry = fresh[int(rng.random() * len(fresh))]
+            self._drawn.append(("story", id(entry)))
+            chosen, overlay = {}, None
+            value = self._expand(entry.parts, ctx, flags, aliases, rng, chosen)
+        if part[5]:
+            ctx[part[5]] = value
+            for field_name, fparts in zip(part[6], entry.fields):
+                ctx[field_name] = _Lazy(fparts, flags, aliases, chosen, overlay)
+        return value
+
+    def _told_beat(self, topic: str, beat: str, aliases: dict[str, str]) -> bool:
+        """The beat's answer is a persona fact told already (asked again, it would be told again)."""
+        told = self._told
+        if not told:
+            return False
+        for entry in _POOLS[f"{topic}.{beat}.ans"].entries:
+            names = [(aliases.get(p[1], "") + p[2]) if p[1] else p[3] for p in entry.parts if p[0] == 2]
+            if not any(n in told for n in names):
+                return False
+        return True
+
+    def _name_once(self, text: str) -> str:
+        """Address the user by name once per turn at most (keep the first ", <name>")."""
+        address = self._address
+        if not address or text.count(address) < 2:
+            return text
+        head, _, tail = text.partition(address)
+        return head + address + tail.replace(address, "")
+
+    def _line(self, pool: str, ctx: dict[str, str], flags: int, aliases: dict[str, str],
+              pending: set[str], minimum: int = MIN_WORDS, most: int = 99, fit: bool = False) -> str | None:
+        """A fresh utterance from ``pool``: not said before, accepted by ``avoid``, with
+        ``minimum`` (MIN_WORDS unless told) to ``most`` words and at most MAX_TOKENS tokens.
+        ``fit``: draw only from the entries that can have so many words (for pools of plain text)."""
+        rng = self._rng
+        rand = rng.random
+        if flags is not self._ec_flags:
+            self._ec_flags = flags
+            self._ec = {}
+        entries = self._ec.get(pool)
+        if entries is None:
+            entries = self._ec[pool] = _eligible(pool, flags)
+        if fit:  # only the entries that can have so many words
+            key = (pool, flags & _RELEVANT[pool], minimum, most)
+            fit = _FITS.get(key)
+            if fit is None:
+                if len(_FITS) > 200_000:
+                    _FITS.clear()
+                fit = _FITS[key] = tuple(e for e in entries if _WORDS[id(e)][0] <= most and _WORDS[id(e)][1] >= minimum)
+            entries = fit
+        if not entries:
+            return None
+        said = self._said
+        address = self._address
+        stale = 0  # attempts that gave a text already rejected: the pool has nothing new
+        rejected: set[str] | None = None
+        for _ in range(10):
+            entry = entries[int(rand() * len(entries))]
+            try:
+                text = self._expand(entry.parts, ctx, flags, aliases, rng)
+            except _NoFit:
+                continue
+            if "  " in text or text[:1] == " " or text[-1:] == " ":
+                text = " ".join(text.split())
+            if " ," in text or " ." in text or " ?" in text or " !" in text:
+                text = _SPACE_PUNCT.sub(r"\1", text)
+            if not text:
+                continue
+            text = text[0].upper() + text[1:]
+            if address and text.count(address) > 1:
+                text = self._name_once(text)
+            key = text.casefold()
+            words = text.count(" ") + 1
+            if (words < minimum or words > most or key in said or key in pending
+                    or len(text) > _SURELY_SHORT and count_tokens(text) > MAX_TOKENS or repeats_itself(text)
+                    or self.strict and near_key(text) in self._cores or not self._avoid(text)):
+                if rejected is None:
+                    rejected = {key}
+                elif key in rejected:
+                    stale += 1
+                    if stale >= 3:
+                        return None
+                else:
+                    rejected.add(key)
+                continue
+            pending.add(key)
+            if self.strict:
+                self._cores.add(near_key(text))
+            return text
+        return None
+
+    # -- topics ------------------------------------------------------------------------------
+
+    def _context(self, when: datetime) -> tuple[dict[str, str], int, dict[str, str]]:
+        day = self._day(when.date())
+        # One context dict per day, reused: exchange slots are reassigned below, and a capture
+        # is always set before it is read within an exchange (checked when the banks load).
+        ctx = day.base
+        rng = self._rng
+        names = self._colleagues
+        if self._absent:  # nobody the office shows away that day is in the day's talk
+            names = [c for c in names if not any(a <= when.date() <= b for a, b in self._absent.get(c, ()))] or names
+        if names:
+            i = int(rng.random() * len(names))
+            ctx["colleague"] = names[i]
+            if len(names) > 1:
+                j = int(rng.random() * (len(names) - 1))
+                ctx["colleague2"] = names[j + (j >= i)]
+        if self._projects:
+            i = int(rng.random() * len(self._projects))
+            ctx["project"] = self._projects[i]
+            if len(self._projects) > 1:
+                j = int(rng.random() * (len(self._projects) - 1))
+                ctx["project2"] = self._projects[j + (j >= i)]
+        self._kid_slots(rng, ctx)
+        if self._exchange_bits < 0:
+            self._exchange_bits = self._slot_bits(ctx)
+        flags = self._persona_flags | day.flags | self._time_flags(when) | self._kid_flags(ctx) | self._exchange_bits
+        return ctx, flags, day.aliases
+
+    def _fitting(self, group: str, pairs: int, flags: int) -> tuple[str, ...]:
+        """The topics of ``group`` that can make ``pairs`` pairs under ``flags`` (cached)."""
+        key = (group, min(pairs, 6), flags & _GROUP_RELEVANT[group])
+        found = _FITTING.get(key)
+        if found is None:
+            if len(_FITTING) > 200_000:
+                _FITTING.clear()
+            found = _FITTING[key] = tuple(
+                t for t in _GROUP_TOPICS[group]
+                if _eligible(_TOPIC_INFO[t][2], flags) and (pairs == 1 or len(self._usable_beats(t, flags)) >= pairs - 1))
+        return found
+
+    @staticmethod
+    def _usable_beats(topic: str, flags: int) -> list[str]:
+        key = (topic, flags & _TOPIC_RELEVANT[topic])
+        found = _BEATS_NOW.get(key)
+        if found is None:
+            if len(_BEATS_NOW) > 200_000:
+                _BEATS_NOW.clear()
+            found = _BEATS_NOW[key] = tuple(
+                beat for beat in _TOPIC_BEATS[topic]
+                if _eligible(f"{topic}.{beat}.ask", flags) and _eligible(f"{topic}.{beat}.ans", flags)
+                and _eligible(f"{topic}.{beat}.end", flags))
+        return list(found)
+
+    def _compose(self, topic: str, pairs: int, ctx: dict[str, str], flags: int,
+                 aliases: dict[str, str]) -> list[tuple[str, str]] | None:
+        self._drawn = []
+        out = self._compose_lines(topic, pairs, ctx, flags, aliases)
+        if out is not None:  # the facts and stories of this exchange are told now
+            for kind, what in self._drawn:
+                if kind == "fact":
+                    self._told.add(what)  # type: ignore[arg-type]
+                else:
+                    self._stories.add(what)  # type: ignore[arg-type]
+        self._drawn = []
+        return out
+
+    def _compose_lines(self, topic: str, pairs: int, ctx: dict[str, str], flags: int,
+                       aliases: dict[str, str]) -> list[tuple[str, str]] | None:
+        pending: set[str] = set()
+        first = self._line(f"{topic}.open", ctx, flags, aliases, pending)
+        if first is None:
+            return None
+        out = [("user", first)]
+        if pairs == 1:
+            reply = self._line(f"{topic}.reply", ctx, flags, aliases, pending)
+            if reply is None:
+                return None
+            out.append(("assistant", reply))
+            self._said.update(pending)
+            return out
+        usable = [b for b in self._usable_beats(topic, flags) if not self._told_beat(topic, b, aliases)]
+        if len(usable) < pairs - 1:
+            return None
+        if pairs == 2:
+            beats = [usable[int(self._rng.random() * len(usable))]]
+        else:
+            chosen = set(self._rng.sample(usable, pairs - 1))
+            beats = [b for b in usable if b in chosen]  # bank order: the order of a natural conversation
+        # The assistant reacts to what the user just said (the reply to the opening line, or the
+        # last word of the previous beat) and then asks the next follow-up, in one turn.
+        react = f"{topic}.reply"
+        for beat in beats[:pairs - 1]:
+            pre = f"{topic}.{beat}."
+            # The user's opening line always gets a reaction, later answers now and then: a short
+            # question after a reaction, a longer one on its own (either, if the pool has no other).
+            joined = react.endswith(".reply") or self._rng.random() < _REACT_SHARE
+            ask = self._line(pre + "ask", ctx, flags, aliases, pending, minimum=1, most=MIN_WORDS - 1, fit=True) \
+                if joined else self._line(pre + "ask", ctx, flags, aliases, pending, fit=True)
+            if ask is None:
+                ask = self._line(pre + "ask", ctx, flags, aliases, pending, minimum=1)
+            if ask is None:
+                return None
+            ask_words = ask.count(" ") + 1
+            if ask_words < MIN_WORDS or joined:
+                # the reaction and the question together make the utterance: MIN_WORDS between them
+                reaction = self._line(react, ctx, flags, aliases, pending, minimum=max(1, MIN_WORDS - ask_words))
+                joined = self._name_once(f"{reaction} {ask}") if reaction is not None else ""
+                if (joined and joined.casefold() not in self._said and joined.casefold() not in pending
+                        and not _too_long(joined) and not repeats_itself(joined)):
+                    pending.discard(ask.casefold())
+                    ask = joined
+                    pending.add(ask.casefold())
+                elif ask_words < MIN_WORDS:
+                    return None
+            ans = self._line(pre + "ans", ctx, flags, aliases, pending)
+            if ans is None:
+                return None
+            out += [("assistant", ask), ("user", ans)]
+            react = pre + "end"
+        end = self._line(react, ctx, flags, aliases, pending)
+        if end is None:
+            return None
+        out.append(("assistant", end))
+        self._said.update(pending)  # the reactions said inside a follow-up count as said, too
+        return out
+
+    def _run(self, group: str, when: datetime, pairs: int) -> list[tuple[str, str]]:
+        if pairs < 1:
+            raise ValueError(f"pairs must be at least 1, got {pairs}")
+        day = when.date()
+        if day != self._today:
+            self._today = day
+            self._today_uses = {}
+        lines = self._draw_topic(group, when, pairs, retell=False)
+        if lines is not None:
+            return lines
+        if group == "talk" and pairs > 1:
+            # No single topic has room for so many pairs now: talk about two things in a row.
+            first = pairs // 2
+            return self._run(group, when, first) + self._run(group, when, pairs - first)
+        # Only now may a story be told again (a history of weeks has told every one), and only
+        # when the caller has nothing else to say (not ``strict``): a history that can fill the
+        # time with other talk never tells the same story twice.
+        if not self.strict:
+            lines = self._draw_topic(group, when, pairs, retell=True)
+            if lines is not None:
+                return lines
+        raise WordingsExhausted(f"small talk: cannot compose a {group} of {pairs} pair(s) for {when.isoformat()}: "
+                                "every fitting wording was used already or rejected by avoid()")
+
+    def _draw_topic(self, group: str, when: datetime, pairs: int, retell: bool) -> list[tuple[str, str]] | None:
+        """An exchange on a topic that fits now, or None; ``retell``: stories told already may be
+        told again."""
+        self._retell = retell
+        try:
+            return self._draw_topic_now(group, when, pairs)
+        finally:
+            self._retell = False
+
+    def _draw_topic_now(self, group: str, when: datetime, pairs: int) -> list[tuple[str, str]] | None:
+        ctx, flags, aliases = self._context(when)
+        # The topics that fit now (cached checks), weighted: less weight for topics used often,
+        # used today already, or among the last few.
+        recent = self._recent[-3:]
+        uses, today_uses, rare_used = self._topic_uses, self._today_uses, self._rare_used
+        fitting = self._fitting(group, pairs, flags)
+        rand = self._rng.random
+        tried: set[str] = set()
+        for capped in (True, False):  # past a topic's daily cap only when nothing else fits
+            topics: list[str] = []
+            weights: list[float] = []
+            for topic in fitting:
+                base, rare, _, per_day = _TOPIC_INFO[topic]
+                today = today_uses.get(topic, 0)
+                if capped and today >= per_day or rare and topic in rare_used or topic in tried:
+                    continue
+                w = base / ((1.0 + 0.35 * uses.get(topic, 0)) * (1.0 + 4.0 * today))
+                topics.append(topic)
+                weights.append(w * 0.05 if topic in recent else w)
+            while topics:
+                x = rand() * sum(weights)
+                k = 0
+                for k, w in enumerate(weights):  # noqa: B007 - k is the drawn index
+                    x -= w
+                    if x < 0:
+                        break
+                topic = topics.pop(k)
+                del weights[k]
+                tried.add(topic)
+                lines = None
+                for _attempt in range(1 if group == "talk" else 8):  # openers and closers: one topic each
+                    lines = self._compose(topic, pairs, ctx, flags, aliases)
+                    if lines is not None:
+                        break
+                    ctx, flags, aliases = self._context(when)  # fresh colleague, project ... for the next try
+                if lines is None:
+                    continue
+                uses[topic] = uses.get(topic, 0) + 1
+                today_uses[topic] = today_uses.get(topic, 0) + 1
+                if _TOPIC_INFO[topic][1]:
+                    rare_used.add(topic)
+                self._recent.append(topic)
+                del self._recent[:-6]
+                self.log.append((when, topic, lines))
+                return lines
+        return None
+
+    # -- public ------------------------------------------------------------------------------
+
+    def opener(self, when: datetime) -> list[tuple[str, str]]:
+        """The first exchange of a session: [("user", ...), ("assistant", ...)], fitting the time of day and weekday."""
+        return self._run("opener", when, 1)
+
+    def closer(self, when: datetime) -> list[tuple[str, str]]:
+        """The last exchange of a session (user says they are stopping / heading off), one pair."""
+        return self._run("closer", when, 1)
+
+    def exchange(self, when: datetime, pairs: int) -> list[tuple[str, str]]:
+        """Exactly `pairs` (>= 1) user/assistant pairs of small talk, user first, alternating, fitting `when`."""
+        return self._run("talk", when, pairs)

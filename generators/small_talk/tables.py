@@ -1,0 +1,205 @@
+"""The fragment banks compiled for fast drawing: literal choices inlined, entries grouped by
+condition, the flag bits each pool looks at, the persona facts and stories kept per history."""
+
+from __future__ import annotations
+
+import random
+import re
+from dataclasses import dataclass
+
+from backends.tokens import count_tokens
+from generators.small_talk.bank import _POOLS, _SURELY_SHORT, _TOPIC_BEATS, MAX_TOKENS, TOPICS, _Entry, _Pool
+
+# --------------------------------------------------------------------------------------------
+# Composition
+# --------------------------------------------------------------------------------------------
+
+_ELIGIBLE: dict[tuple[str, int], tuple[_Entry, ...]] = {}
+_SPACE_PUNCT = re.compile(r" +([,.!?;:])")
+# "a" before a slot value with a capital vowel becomes "an" (the article is the end of a literal)
+_VOWELS = frozenset("AEIOU")
+_A_SPACE = frozenset({"a ", "A "})
+_BEFORE_A = frozenset({"", " ", "(", '"'})
+
+
+def _group(pool: _Pool) -> tuple[tuple[int, int, tuple[_Entry, ...]], ...]:
+    groups: dict[tuple[int, int], list[_Entry]] = {}
+    for entry in pool.entries:
+        groups.setdefault((entry.need, entry.forbid), []).append(entry)
+    return tuple((need, forbid, tuple(entries)) for (need, forbid), entries in groups.items())
+
+
+def _literal_options(name: str) -> tuple[str, ...] | None:
+    """The texts of a pool that is a plain choice among literal strings (no conditions, slots, pools)."""
+    pool = _POOLS.get(name)
+    if pool is None:
+        return None
+    options = []
+    for entry in pool.entries:
+        if entry.need or entry.forbid or entry.fields:
+            return None
+        if not entry.parts:
+            options.append("")
+        elif len(entry.parts) == 1 and entry.parts[0][0] == 0:
+            options.append(entry.parts[0][1])
+        else:
+            return None
+    return tuple(options)
+
+
+_ADDRESS_POOL = "m.you"  # how the assistant addresses the user: ", {user}" or nothing
+
+
+def _compile_choices(parts: tuple) -> tuple:
+    """Turn references to plain literal pools (most [a|b] groups, the markers) into direct choices:
+    part ``(3, options)``; no recursion, no condition check when composing."""
+    out = []
+    for part in parts:
+        if part[0] == 2 and part[3] == _ADDRESS_POOL and not part[4] and not part[5]:
+            out.append((4,))  # the address: its texts are fixed per history (SmallTalk._you)
+            continue
+        if part[0] == 2 and not part[1] and not part[5]:
+            options = _literal_options(part[3])
+            if options is not None:
+                if part[4]:
+                    options = tuple(o[:1].upper() + o[1:] for o in options)
+                out.append((3, options))
+                continue
+        out.append(part)
+    return tuple(out)
+
+
+for _pool in _POOLS.values():
+    _pool.entries = [_Entry(_compile_choices(e.parts), tuple(_compile_choices(f) for f in e.fields),
+                            e.need, e.forbid, e.where) for e in _pool.entries]
+
+
+def _word_bounds(parts: tuple) -> tuple[int, float]:
+    """At most the fewest and at least the most words the text of ``parts`` can have (most: inf
+    when a slot or a pool of unknown length is in it): an empty choice can swallow a space."""
+    lo, hi = 0, 0.0
+    for part in parts:
+        kind = part[0]
+        if kind == 0:
+            lo += part[1].count(" ")
+            hi += part[1].count(" ")
+        elif kind == 3:
+            lo += min(o.count(" ") for o in part[1]) - ("" in part[1])
+            hi += max(o.count(" ") for o in part[1])
+        elif kind == 4:
+            lo -= 1
+            hi += 1  # ", Dana"
+        else:
+            hi = float("inf")
+    return max(lo, 0) + 1, hi + 1
+
+
+# Each pool's entries grouped by condition: filtering looks at a few groups, not every entry.
+_GROUPS: dict[str, tuple[tuple[int, int, tuple[_Entry, ...]], ...]] = {n: _group(p) for n, p in _POOLS.items()}
+# id(entry) -> the word bounds of its text (first field), for drawing only entries that can fit
+_WORDS: dict[int, tuple[int, float]] = {id(e): _word_bounds(e.parts) for p in _POOLS.values() for e in p.entries}
+_FITS: dict[tuple[str, int, int, int], tuple[_Entry, ...]] = {}  # the entries of a pool with so many words
+
+
+# The flag bits each pool's conditions look at: caches are keyed on these bits only.
+_RELEVANT: dict[str, int] = {}
+for _name, _groups in _GROUPS.items():
+    _mask = 0
+    for _need, _forbid, _ in _groups:
+        _mask |= _need | _forbid
+    _RELEVANT[_name] = _mask
+_TOPIC_RELEVANT: dict[str, int] = {}
+for _topic, _beat_names in _TOPIC_BEATS.items():
+    _mask = 0
+    for _beat in _beat_names:
+        for _part in ("ask", "ans", "end"):
+            _mask |= _RELEVANT[f"{_topic}.{_beat}.{_part}"]
+    _TOPIC_RELEVANT[_topic] = _mask
+_GROUP_RELEVANT: dict[str, int] = {}
+for _topic, (_group_name, _, _, _) in TOPICS.items():
+    _GROUP_RELEVANT[_group_name] = (_GROUP_RELEVANT.get(_group_name, 0) | _TOPIC_RELEVANT[_topic]
+                                    | _RELEVANT[f"{_topic}.open"])
+
+
+def _eligible(name: str, flags: int) -> tuple[_Entry, ...]:
+    """The entries of pool ``name`` whose conditions hold under ``flags`` (cached)."""
+    key = (name, flags & _RELEVANT[name])
+    found = _ELIGIBLE.get(key)
+    if found is None:
+        if len(_ELIGIBLE) > 500_000:
+            _ELIGIBLE.clear()
+        passing = [entries for need, forbid, entries in _GROUPS[name] if need & flags == need and not forbid & flags]
+        found = passing[0] if len(passing) == 1 else tuple(e for entries in passing for e in entries)
+        _ELIGIBLE[key] = found
+    return found
+
+
+_TIME_FLAG_CACHE: dict[int, int] = {}  # minute of the day -> time-of-day flags
+
+
+class _Lazy:
+    """A capture's further field, expanded only where a later line uses it (afresh each time, so
+    that a retry can give other words). ``links`` holds the [a|b] choices made in the entry's
+    fields so far: a group with the same alternatives picks the same one (``- a [rose|fig]
+    cutting | a [rose|fig] from {neighbour}`` never turns a rose into a fig). ``overlay``: the
+    slot values a persona fact was first told with (the same colleague in goal every time)."""
+
+    __slots__ = ("parts", "flags", "aliases", "links", "overlay")
+
+    def __init__(self, parts: tuple, flags: int, aliases: dict[str, str], links: dict,
+                 overlay: dict[str, str] | None = None) -> None:
+        self.parts, self.flags, self.aliases, self.links, self.overlay = parts, flags, aliases, links, overlay
+
+
+# Persona facts: the pools whose entry is drawn once a history and kept (the same entry, the same
+# [a|b] choices, the same names), so that a fact told twice is told the same way: how long the
+# person has lived where they live, had their pet, where it sleeps and what it likes, how they
+# got into their hobby, with whom and with what kit, where their family lives.
+_FACT_POOL = re.compile(r"(?:hobbies\.[a-z0-9_]+\.(?:why|people|gear)|pets\.[a-z0-9_]+\.(?:age|spot|treat)"
+                        r"|home\.years|family\.near|travel\.with)\Z")
+# Stories: a news entry is told once a history (no partner learning the drums on Monday and the
+# trumpet on Thursday, no second first mug out of the kiln); when all are told, the topic rests.
+_STORY_POOL = re.compile(r"(?:[a-z0-9_.]+\.)?news\Z")
+
+
+def _entry_slots(entry: "_Entry") -> frozenset[str]:
+    """The slots an entry's text and fields name directly."""
+    return frozenset(part[1] for fparts in (entry.parts, *entry.fields) for part in fparts if part[0] == 1)
+
+
+_KEPT: dict[str, str] = {n: "fact" if _FACT_POOL.match(n) else "story" for n in sorted(_POOLS)
+                         if _FACT_POOL.match(n) or _STORY_POOL.match(n)}
+
+
+
+
+def _too_long(text: str) -> bool:
+    """More than MAX_TOKENS tokens (counted only for texts that could be that long)."""
+    return len(text) > _SURELY_SHORT and count_tokens(text) > MAX_TOKENS
+
+
+class _NoFit(Exception):
+    """A pool has no entry for the current flags."""
+
+
+def _weighted(rng: random.Random, weights: dict[str, float]) -> str:
+    total = sum(weights.values())
+    x = rng.random() * total
+    for key, w in weights.items():
+        x -= w
+        if x < 0:
+            return key
+    return next(reversed(weights))
+
+
+@dataclass
+class _Day:
+    flags: int
+    slots: dict[str, str]
+    aliases: dict[str, str]
+    weather: str
+    base: dict[str, str]  # persona and day slots together: the context of the day's exchanges
+
+
+class WordingsExhausted(ValueError):
+    """A history so long that every fitting small-talk wording was said already (none is said twice)."""
