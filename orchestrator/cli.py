@@ -1197,8 +1197,8 @@ def review_apply_command(
 # templates), each naming its file and line. Known by (module, class) name: a bank is parsed when
 # its module is imported, and a module whose import failed is no longer in sys.modules.
 _DEFINITION_ERRORS = frozenset({("generators.families.phrasing", "FamilyDefinitionError"),
-                                ("generators.thread_bank", "BankError"), ("generators.small_talk", "BankError"),
-                                ("generators.other_work", "WorkBankError"), ("backends.prompts", "PromptTemplateError")})
+                                ("generators.thread_bank", "BankError"), ("generators.small_talk.bank", "BankError"),
+                                ("generators.other_work.bank", "WorkBankError"), ("backends.prompts", "PromptTemplateError")})
 
 
 def _definition_error(exc: BaseException) -> bool:

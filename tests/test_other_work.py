@@ -1,4 +1,4 @@
-"""Talk about other work (generators/other_work.py): composed, varied, value-rich, asks for nothing."""
+"""Talk about other work (generators/other_work/): composed, varied, value-rich, asks for nothing."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from generators import other_work
+from generators.other_work import story as other_work
 from generators.other_work import ACK_WORDS, OtherWork, WorkBankError, load_work_banks, parse_work_bank
 
 NAMES = ("Rosa Bilal Chen Dana Emeka Farah Goran Hiro Ines Jonas Kavya Luis Mia Nadia Oscar Petra Quinn Ravi "

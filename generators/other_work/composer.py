@@ -1,0 +1,662 @@
+"""The composer: :class:`OtherWork`, the talk about other work of one history (see the package
+docstring)."""
+
+from __future__ import annotations
+
+import random
+from datetime import date, datetime, timedelta
+from typing import Callable, Iterable, Sequence
+
+from generators.english import repeats_itself
+from generators.other_work.bank import (_ACK, _ANSWER, _ARC_KINDS, _ASK, _BANK, _CHAT, _CHAT_ANY, _DATA, _INTRO,
+                                        _KEEP, _LEAD_ASIDE, _LEAD_MORE, _MOOD, _OFFICE_FILE_BLOCKED,
+                                        _OFFICE_FILE_SLOTS, _ONE_OFF, _ONE_OFF_WEIGHTS, _P_ASK, _P_LEAD_FIRST,
+                                        _P_TAIL, _PEOPLE_KEYS, _PERSON_SLOTS, _PROMISE, _REACT, _REACT_ANY,
+                                        _REACT_TOPIC, _TAG_KEYS, _TAG_REACT, _TAGS, _TAIL, _TOPIC_SLOTS, _TRIES,
+                                        _VOLUNTEER, _Frag)
+from generators.other_work.makers import ValueMakers
+from generators.other_work.story import (_AN, _FILE_NAME, _add_workdays, _Arc, _Ctx, _NoValue, _Plan, _slug,
+                                         _workdays_between, _working_days)
+from office_env.money import spoken_prefix
+
+
+class OtherWork(ValueMakers):
+    """Composes talk about work that is not the task, for one history."""
+
+    def __init__(self, *, rng: random.Random, user_first: str, colleagues: Sequence[str], company: str,
+                 projects: Sequence[str], files: Sequence[str], avoid: Callable[[str], bool] = lambda t: True,
+                 currency: str = "", absences: Iterable[tuple[str, date, date]] = ()) -> None:
+        """``currency``: the office's currency code (its documents' money); without one, a
+        history's amounts take a currency of their own. ``absences``: ``(first name, first day,
+        last day)`` for each span the office shows a colleague away."""
+        self.rng = rng
+        self.avoid = avoid
+        self.banned: set[str] = set()
+        self.user = user_first.strip()
+        if not self.user or not avoid(self.user):
+            self.banned.add("user")
+        self.company = company.strip() or "the company"
+        if not avoid(self.company):
+            self.banned.add("company")
+        given = [c.strip() for c in dict.fromkeys(colleagues) if c and c.strip()]
+        people = [c for c in given if c != self.user and avoid(c)]
+        extra = [row[0].text for row in _DATA["data.name"]]
+        rng.shuffle(extra)
+        extra = [n for n in extra if n not in given and n != self.user and avoid(n)]
+        if len(people) < 4:  # too few to keep storylines apart: add names from the bank
+            people += extra[: 4 - len(people)]
+        self.people = people
+        # the days the office shows each colleague away, by name (spans in order, first day first)
+        absent: dict[str, list[tuple[date, date]]] = {}
+        for name, first, last in absences:
+            name = name.strip()
+            if name and first <= last:
+                absent.setdefault(name, []).append((first, last))
+        self.absent = {name: sorted(spans) for name, spans in absent.items()}
+        # people outside the office (a supplier's staff): never one of the office's colleagues
+        self.outsiders = [n for n in extra if n not in people and n not in self.absent]
+        projs = [p.strip() for p in dict.fromkeys(projects) if p and p.strip() and avoid(p.strip())]
+        if len(projs) < 3:
+            extra = [row[0].text for row in _DATA["data.project"]]
+            rng.shuffle(extra)
+            projs += [p for p in extra if p not in projs and avoid(p)][: 3 - len(projs)]
+        self.projects = projs
+        # the office's documents, by name as the user sees them (no folder), and by kind: a line
+        # about rows or figures names a sheet, never a PDF
+        names = [f.replace("\\", "/").rsplit("/", 1)[-1] for f in dict.fromkeys(files) if f]
+        self.files = [f for f in dict.fromkeys(names) if f and f.isascii() and " " not in f and "." in f and avoid(f)]
+        self.sheets = [f for f in self.files if f.lower().endswith((".xlsx", ".xls", ".csv"))]
+        self.docs = [f for f in self.files if f.lower().endswith((".docx", ".doc", ".pdf"))]
+        self._office_stems = {f.rsplit(".", 1)[0].lower() for f in self.files}
+        self.domain = _slug(self.company).replace("_", "") + ".com"
+        drawn = rng.choice(("$", "$", "EUR ", "GBP "))
+        self.currency = spoken_prefix(currency) if currency else drawn
+        self.arcs: list[_Arc] = []
+        self.used: set[str] = set()
+        self.away_until: dict[str, date] = {}  # supplier's contact -> first day back
+        self.busy: set[str] = set()  # people and projects tied to open arcs
+        self.frags_used: set[_Frag] = set()  # every fragment of this history's finished exchanges
+        self._makers: dict[str, Callable[[_Ctx], str]] = self._build_makers()
+        self.today = date(2000, 1, 3)
+        self.now = datetime(2000, 1, 3, 9)
+
+    # ---- public -------------------------------------------------------------------------
+
+    def exchange(self, when: datetime, pairs: int) -> list[tuple[str, str]]:
+        """Exactly `pairs` (>= 1) user/assistant pairs about one piece of other work, user first, alternating."""
+        if pairs < 1:
+            raise ValueError("pairs must be at least 1")
+        self.now = when
+        self.today = when.date()
+        for attempt in range(12):
+            plan = self._pick(attempt)
+            out = self._compose(plan, pairs)
+            if out is not None:
+                self._commit(plan)
+                self.frags_used.update(plan.ctx.seen)
+                return out
+        raise RuntimeError(f"could not compose {pairs} pairs of other-work talk: avoid() rejects almost "
+                           "everything, or the exchange is longer than the banks can vary (about 25 pairs)")
+
+    # ---- topic choice -------------------------------------------------------------------
+
+    def _pick(self, attempt: int) -> _Plan:
+        rng = self.rng
+        if attempt < 6:
+            live = [a for a in self.arcs if not a.closed and (a.last is None or a.last < self.today)]
+            rng.shuffle(live)
+            if live and rng.random() < 0.5:
+                for arc in live:
+                    plan = self._arc_plan(arc)
+                    if plan is not None:
+                        return plan
+            if sum(not a.closed for a in self.arcs) < 3 and rng.random() < 0.45:
+                plan = self._new_arc()
+                if plan is not None:
+                    return plan
+        kind = rng.choices(_ONE_OFF, _ONE_OFF_WEIGHTS)[0]
+        return _Plan(kind, "", {})
+
+    def _free_people(self, n: int) -> list[str] | None:
+        """``n`` colleagues for a new storyline: none tied to another one, and none the office shows
+        away in the days its first mentions may name (a week back, two weeks ahead)."""
+        free = [p for p in self.people if p not in self.busy and not self._is_away(p)]
+        if self.absent:
+            window = [self.today + timedelta(days=i) for i in range(-9, 15)]
+            free = [p for p in free if self._clear(p, window)]
+        if len(free) < n:
+            return None
+        return self.rng.sample(free, n)
+
+    def _free_outsiders(self, n: int) -> list[str] | None:
+        free = [p for p in self.outsiders if p not in self.busy and not self._is_away(p)]
+        if len(free) < n:
+            return None
+        return self.rng.sample(free, n)
+
+    def _is_away(self, person: str) -> bool:
+        back = self.away_until.get(person)
+        return back is not None and self.today < back
+
+    # ---- the office's absences ------------------------------------------------------------
+
+    def _clear(self, person: str, days: Iterable[date]) -> bool:
+        """``person`` is not shown away by the office on any of ``days``."""
+        spans = self.absent.get(person)
+        return not spans or not any(first <= d <= last for d in days for first, last in spans)
+
+    def _known_days(self, ctx: _Ctx) -> list[date]:
+        """Today and every day this exchange's slots name so far."""
+        return [self.today, *(d for k, d in ctx.days.items() if k in ctx)]
+
+    def _fits_absences(self, ctx: _Ctx, slots: Iterable[str]) -> bool:
+        """No colleague of this exchange is away today, on a day its lines have named, or on a day
+        ``slots`` (the next line's) name."""
+        if not self.absent:
+            return True
+        days = [self.today, *ctx.told, *(ctx.days[s] for s in slots if s in ctx.days and s in ctx)]
+        return all(self._clear(v, days) for k in _PERSON_SLOTS if (v := dict.get(ctx, k)) is not None)
+
+    def _told(self, ctx: _Ctx, slots: Iterable[str]) -> None:
+        if self.absent:
+            ctx.told.extend(ctx.days[s] for s in slots if s in ctx.days and s in ctx)
+
+    def _arc_clear(self, arc: _Arc, days: Iterable[date]) -> bool:
+        """The colleagues of storyline ``arc`` are in the office today and on ``days``."""
+        days = [self.today, *days]
+        return all(self._clear(v, days) for k, v in arc.vals.items() if k in _PEOPLE_KEYS)
+
+    def _new_arc(self) -> _Plan | None:
+        rng, today = self.rng, self.today
+        kind = rng.choice(_ARC_KINDS)
+        if kind == "milestone":
+            projects = [p for p in self.projects if p not in self.busy]
+            who = self._free_people(1)
+            if not projects or not who:
+                return None
+            arc = _Arc(kind, {"project": rng.choice(projects), "owner": who[0]})
+            done_before = {a.vals.get("milestone") for a in self.arcs}  # never the same piece of work twice
+            rows = [row for row in _DATA["data.milestone"] if row[0].text not in done_before] or _DATA["data.milestone"]
+            arc.vals.update(zip(_BANK["data.milestone"].fields or (), (f.text for f in rng.choice(rows))))
+            total = rng.choice((rng.randint(40, 400), rng.randint(1_000, 9_800)))
+            arc.nums.update(total=total, done=0, budget=rng.randint(160, 4_800) * 50)
+            if rng.random() < 0.5:
+                arc.dates["due"] = arc.dates["first_due"] = _add_workdays(today, rng.randint(4, 9))
+                return self._milestone_plan(arc, "planned", {})
+            arc.dates["due"] = arc.dates["first_due"] = _add_workdays(today, rng.randint(3, 8))
+            arc.dates["start"] = _add_workdays(today, -rng.randint(2, 6))
+            arc.nums["done"] = int(total * rng.uniform(0.15, 0.5))
+            return self._milestone_plan(arc, "running", {})
+        if kind == "away":  # a supplier's contact is away: never a colleague of the office
+            who = self._free_outsiders(2)
+            if not who or any(a.kind == "away" and not a.closed for a in self.arcs):
+                return None  # one supplier's absence at a time is news; three would be a pattern
+            row = rng.choice([r for r in _DATA["data.vendor"] if r[0].text not in self.busy] or _DATA["data.vendor"])
+            arc = _Arc(kind, {"away": who[0], "cover": who[1],
+                              **dict(zip(_BANK["data.vendor"].fields or (), (f.text for f in row)))})
+            arc.dates["back"] = _add_workdays(today, rng.randint(2, 5))
+            return self._away_plan(arc, "out")
+        who = self._free_people(1)
+        if not who:
+            return None
+        arc = _Arc("hiring", {"owner": who[0]})
+        arc.dates["interview"] = _add_workdays(today, rng.randint(1, 3))
+        arc.nums.update(applicants=rng.randint(12, 140), shortlist=rng.randint(3, 6))
+        return self._hiring_plan(arc, "open")
+
+    def _arc_plan(self, arc: _Arc) -> _Plan | None:
+        """The storyline's next mention; none while one of its colleagues is away (today or on a
+        day the mention names): it rests until they are back."""
+        if self.absent and not self._arc_clear(arc, ()):
+            return None
+        if arc.kind == "milestone":
+            plan = self._milestone_next(arc)
+        elif arc.kind == "away":
+            plan = self._away_plan(arc, "back" if self.today >= arc.dates["back"] else "still")
+        else:
+            plan = self._hiring_next(arc)
+        if plan is not None and self.absent and not self._arc_clear(arc, plan.days.values()):
+            return None
+        return plan
+
+    # milestone ------------------------------------------------------------------------------
+
+    def _milestone_next(self, arc: _Arc) -> _Plan | None:
+        rng, today = self.rng, self.today
+        d = arc.dates
+        if arc.stage in ("done", "done_late"):
+            return self._milestone_plan(arc, "after", {})
+        last = arc.last or today
+        due = d["due"]
+        options: list[tuple[str, float]] = []
+        if today > due:
+            options = [("overdue", 1.0), ("finish", 1.4)]
+        elif arc.stage == "planned":
+            options = [("progress", 1.0), ("slipped", 0.2)]  # "progress" from "planned" is "started"
+        else:
+            near = _workdays_between(today, due) <= 2
+            finish = 0.0 if arc.mentions < 2 else 0.5 * (arc.mentions - 1) + (1.5 if near else 0.0)
+            options = [("progress", 1.0), ("ontrack", 0.5), ("slipped", 0.7 if arc.stage != "slipped" else 0.2),
+                       ("finish", finish)]
+        choice = rng.choices([o for o, _ in options], [w for _, w in options])[0]
+        if choice == "finish":
+            days = [last + timedelta(days=i) for i in range(1, (today - last).days + 1)]
+            days = [x for x in days if x.weekday() < 5] or [today]
+            if self.absent:  # finished on a day its people were in
+                days = [x for x in days if self._arc_clear(arc, (x,))]
+                if not days:
+                    return None
+            done = rng.choice(days[-3:])
+            stage = "done" if done <= d["first_due"] else "done_late"
+            return self._milestone_plan(arc, stage, {"done": done})
+        if choice == "overdue" or choice == "slipped":
+            new_due = _add_workdays(max(due, today), rng.randint(2, 5))
+            return self._milestone_plan(arc, choice, {"due": new_due, "old_due": due})
+        if arc.stage == "planned":
+            starts = [x for x in (last + timedelta(days=i) for i in range(1, (today - last).days + 1))
+                      if x.weekday() < 5] or [today]
+            if self.absent:  # started on a day its people were in
+                starts = [x for x in starts if self._arc_clear(arc, (x,))]
+                if not starts:
+                    return None
+            start = rng.choice(starts)
+            return self._milestone_plan(arc, "started", {"start": start})
+        return self._milestone_plan(arc, choice, {})
+
+    def _milestone_plan(self, arc: _Arc, stage: str, change: dict[str, date]) -> _Plan:
+        rng, today = self.rng, self.today
+        d = dict(arc.dates)
+        d.update(change)
+        total, done_n = arc.nums["total"], arc.nums["done"]
+        old_pct = round(100 * done_n / total)
+        if stage in ("started", "progress", "ontrack", "slipped", "overdue"):
+            lo = done_n + max(1, total // 12) if stage != "started" else max(1, total // 20)
+            hi = int(total * (0.95 if stage != "started" else 0.3))
+            if lo <= hi and not (stage in ("ontrack", "slipped", "overdue") and rng.random() < 0.5):
+                done_n = rng.randint(lo, hi)  # otherwise no new progress to tell
+            elif stage == "progress":
+                stage = "ontrack"  # nearly there and nothing new: it is simply on track
+        base = dict(arc.vals)
+        if stage in ("done", "done_late"):
+            done_n = total
+            share = rng.uniform(0.82, 0.99) if stage == "done" else rng.uniform(1.03, 1.25)
+            base["final_cost"] = f"{self.currency}{int(arc.nums['budget'] * share):,}"
+        base["budget"] = f"{self.currency}{arc.nums['budget']:,}"
+        pct = round(100 * done_n / total)
+        base.update(total=f"{total:,}", done_count=f"{done_n:,}", left=f"{total - done_n:,}", pct=f"{pct}%",
+                    old_pct=f"{old_pct}%", due_on=self._on(d["due"]), due_day=self._day(d["due"]),
+                    due_date=self._abs(d["due"]), first_due_date=self._abs(d["first_due"]))
+        if arc.last is not None:
+            base["last_on"] = self._on(arc.last)
+        if d.get("start") is not None and d["start"] <= today:
+            base["started_on"] = self._on(d["start"])
+        if "old_due" in change:
+            base["old_due_day"] = self._day(change["old_due"])
+            base["old_due_date"] = self._abs(change["old_due"])
+            base["slip_days"] = _working_days(_workdays_between(change["old_due"], d["due"]))
+        if "done" in d:
+            base["done_on"] = self._on(d["done"])
+            base["late_days"] = _working_days(max(1, _workdays_between(d["first_due"], d["done"])))
+
+        def update() -> None:
+            arc.dates.update(change)
+            arc.nums["done"] = done_n
+            arc.stage = stage
+            if stage == "after":
+                arc.closed = True
+
+        plan = _Plan("milestone", stage, base, arc, set(arc.said), set(arc.asked), update)
+        plan.days.update(due_on=d["due"], due_day=d["due"], due_date=d["due"], first_due_date=d["first_due"])
+        if arc.last is not None:
+            plan.days["last_on"] = arc.last
+        if "started_on" in base:
+            plan.days["started_on"] = d["start"]
+        if "old_due" in change:
+            plan.days.update(old_due_day=change["old_due"], old_due_date=change["old_due"])
+        if "done" in d:
+            plan.days["done_on"] = d["done"]
+        return plan
+
+    # away ------------------------------------------------------------------------------------
+
+    def _away_plan(self, arc: _Arc, stage: str) -> _Plan:
+        base = dict(arc.vals)
+        back = arc.dates["back"]
+        if stage == "back":
+            base["back_on"] = self._on(back) if back <= self.today else self._on(self.today)
+            days = {"back_on": min(back, self.today)}
+        else:
+            base.update(back_on=self._on(back), back_day=self._day(back), back_date=self._abs(back))
+            days = {"back_on": back, "back_day": back, "back_date": back}
+
+        def update() -> None:
+            arc.stage = stage
+            self.away_until[arc.vals["away"]] = back
+            if stage == "back":
+                arc.closed = True
+
+        return _Plan("away", stage, base, arc, set(arc.said), set(arc.asked), update, days=days)
+
+    # hiring ----------------------------------------------------------------------------------
+
+    def _hiring_next(self, arc: _Arc) -> _Plan | None:
+        if arc.stage == "open":
+            if self.today < arc.dates["interview"]:
+                return None
+            return self._hiring_plan(arc, "interviews")
+        if arc.stage == "interviews":
+            return self._hiring_plan(arc, "offer")
+        if arc.stage == "offer":
+            return self._hiring_plan(arc, "accepted")
+        return None
+
+    def _hiring_plan(self, arc: _Arc, stage: str) -> _Plan:
+        base = dict(arc.vals)
+        iv = arc.dates["interview"]
+        base.update(applicants=str(arc.nums["applicants"]), shortlist=str(arc.nums["shortlist"]))
+        if stage == "open":
+            base.update(interview_on=self._on(iv), interview_day=self._day(iv))
+            days = {"interview_on": iv, "interview_day": iv}
+        else:
+            base["interviewed_on"] = self._on(iv)
+            days = {"interviewed_on": iv}
+        start = arc.dates.get("start")
+        if stage == "accepted":
+            start = self.today + timedelta(days=self.rng.randint(16, 40))
+            while start.weekday() != 0:
+                start += timedelta(days=1)
+            base["start_date"] = self._abs(start)
+        if arc.last is not None:
+            base["last_on"] = self._on(arc.last)
+            days["last_on"] = arc.last  # (the new hire's start_date is theirs, not the panel's)
+
+        def update() -> None:
+            arc.stage = stage
+            if start is not None:
+                arc.dates["start"] = start
+            if stage == "accepted":
+                arc.closed = True
+
+        return _Plan("hiring", stage, base, arc, set(arc.said), set(arc.asked), update, days=days)
+
+    def _commit(self, plan: _Plan) -> None:
+        arc = plan.arc
+        if arc is None:
+            return
+        if plan.update is not None:
+            plan.update()
+        if arc not in self.arcs:
+            self.arcs.append(arc)
+        arc.last = self.today
+        arc.mentions += 1
+        arc.said = plan.said
+        arc.asked = plan.asked
+        for key in _KEEP:
+            if key in plan.ctx:
+                arc.vals[key] = plan.ctx[key]
+        # People and projects tied to open arcs stay out of new arcs.
+        self.busy = set()
+        for a in self.arcs:
+            if not a.closed:
+                self.busy.update(v for k, v in a.vals.items()
+                                 if k in ("project", "owner", "away", "cover", "helper", "vendor"))
+
+    # ---- composing ----------------------------------------------------------------------
+
+    def _ok(self, frags: Sequence[_Frag], seen: set[_Frag], said: set[str] | None = None) -> list[_Frag]:
+        """Fragments not yet used in this exchange whose slots can be filled (and, for the
+        assistant, whose values the user has said)."""
+        banned = self.banned
+        if said is None:
+            if not banned:
+                return [f for f in frags if f not in seen]
+            return [f for f in frags if f not in seen and not (f.slots & banned)]
+        if banned:
+            return [f for f in frags if f.need <= said and f not in seen and not (f.slots & banned)]
+        return [f for f in frags if f.need <= said and f not in seen]
+
+    def _compose(self, plan: _Plan, pairs: int) -> list[tuple[str, str]] | None:
+        produced: list[str] = []
+        out = self._compose_into(plan, pairs, produced)
+        if out is None:
+            self.used.difference_update(produced)
+        return out
+
+    def _compose_into(self, plan: _Plan, pairs: int, produced: list[str]) -> list[tuple[str, str]] | None:
+        rng = self.rng
+        kind, stage = plan.kind, plan.stage
+        ctx = _Ctx(plan.base)
+        ctx.maker = self._make
+        ctx.new = []
+        ctx.deps = {}
+        ctx.seen = set()  # fragments already used in this exchange
+        ctx.days = dict(plan.days)
+        ctx.told = []
+        plan.ctx = ctx
+        said = plan.said
+        asked = plan.asked
+        fresh: set[str] = set()  # slots the user said in this exchange
+        # follow-ups not asked in this storyline, with an answer not told yet in this history
+        tags = [t for t in _TAGS[(kind, stage)] if _ANSWER[(kind, stage, t)][0] not in asked
+                and any(f not in self.frags_used for f in _ANSWER[(kind, stage, t)][1])]
+        out: list[tuple[str, str]] = []
+        pending: str | None = None
+        for i in range(pairs):
+            # ---- the user's line: the news, then answers or further details
+            if i == 0:
+                tag = None
+                user = self._user_first(plan, ctx, said)
+            else:
+                tag = pending
+                if tag is None:
+                    open_tags = [t for t in tags if not (_TAG_KEYS[(kind, t)] & fresh)
+                                 and any(f not in self.frags_used for f in _VOLUNTEER[(kind, stage, t)])]
+                    tag = rng.choice(open_tags) if open_tags else None
+                if tag is not None:
+                    if pending is None:  # volunteered: only lines that make sense without the question
+                        user = self._user_line(_VOLUNTEER[(kind, stage, tag)], ctx, said, _LEAD_MORE)
+                    else:
+                        user = self._user_line(_ANSWER[(kind, stage, tag)][1], ctx, said, None)
+                    tags.remove(tag)
+                    asked.add(_ANSWER[(kind, stage, tag)][0])
+                else:
+                    user = (self._user_line(_CHAT[(kind, stage)], ctx, said, None)
+                            or self._user_line(_CHAT_ANY, ctx, said, None)
+                            or self._user_line(_CHAT_ANY, ctx, said, None, fresh_frags=True))
+            if user is None:
+                return None
+            text, used = user
+            fresh |= used
+            if i == 0 and used & _OFFICE_FILE_SLOTS:  # an office file: nothing invented about it
+                tags = [t for t in tags if (kind, t) not in _OFFICE_FILE_BLOCKED]
+            produced.append(text)
+            self.used.add(text)
+            # ---- the assistant's reply: maybe a question the next user line answers
+            final = i == pairs - 1
+            pending = None
+            if not final and rng.random() < _P_ASK:
+                open_tags = [t for t in tags if not (_TAG_KEYS[(kind, t)] & fresh)
+                             and self._ok(_ASK[(kind, t)], ctx.seen, said)]
+                if open_tags:
+                    pending = rng.choice(open_tags)
+            reply = self._reply(plan, ctx, said, pending, tag, final, used)
+            if reply is None:
+                return None
+            produced.append(reply)
+            self.used.add(reply)
+            out.append((text, reply))
+        return out
+
+    def _fill(self, frag: _Frag, ctx: _Ctx) -> tuple[str, set[str]]:
+        text = frag.text.format_map(ctx) if frag.slots else frag.text
+        if frag.an:
+            text = _AN.sub(r"\1n ", text)
+        used = set(frag.slots)
+        deps = ctx.deps
+        if deps:
+            for s in frag.slots:
+                extra = deps.get(s)
+                if extra:
+                    used |= extra
+                    for e in extra:
+                        more = deps.get(e)
+                        if more:
+                            used |= more
+        return text, used
+
+    def _accept(self, text: str) -> bool:
+        """The line is usable: 5-30 words, new in this history, free of task values, no word or
+        phrase said twice over ("The Prism Dashboard dashboard"), and no invented file name that
+        could be taken for one of the office's documents."""
+        if not (5 <= text.count(" ") + 1 <= 30) or text in self.used or repeats_itself(text):
+            return False
+        if self._office_stems and "." in text:
+            for name in _FILE_NAME.findall(text):
+                if name not in self.files and self._like_office_file(name):
+                    return False
+        return self.avoid(text)
+
+    def _user_first(self, plan: _Plan, ctx: _Ctx, said: set[str]) -> tuple[str, set[str]] | None:
+        ks = (plan.kind, plan.stage)
+        rng = self.rng
+        lead = None
+        if rng.random() < _P_LEAD_FIRST:
+            lead = _LEAD_ASIDE
+        tail = _TAIL[_MOOD.get(plan.stage or plan.kind, "neutral")] if rng.random() < _P_TAIL else None
+        return self._user_line(_INTRO[ks], ctx, said, lead, tail)
+
+    def _user_line(self, frags: tuple[_Frag, ...], ctx: _Ctx, said: set[str], leads: tuple[_Frag, ...] | None,
+                   tails: tuple[_Frag, ...] | None = None, fresh_frags: bool = False
+                   ) -> tuple[str, set[str]] | None:
+        """One user line from ``frags`` (plus an optional lead and tail); with ``fresh_frags``,
+        fragments already used in this exchange may come back (with new values)."""
+        rng = self.rng
+        seen = ctx.seen
+        cands = self._ok(frags, set() if fresh_frags else seen)
+        if not cands:
+            return None
+        if not fresh_frags:
+            # a fragment states its fact once a history: told again later with other values, it
+            # would contradict itself ("at least 493 CVs", then "at least 390"); a history long
+            # enough to have used them all tells them again
+            untold = [f for f in cands if f not in self.frags_used]
+            cands = untold or cands
+        lead_c = self._ok(leads, seen) if leads else None
+        tail_c = self._ok(tails, seen) if tails else None
+        for attempt in range(_TRIES):
+            frag = rng.choice(cands)
+            lead = tail = None
+            if fresh_frags:  # the same wording again: with new values, not the ones said before
+                for slot in frag.slots - _TOPIC_SLOTS:
+                    if slot not in _PEOPLE_KEYS:
+                        ctx.pop(slot, None)
+            if not frag.specific and attempt < _TRIES - 4 and any(f.specific for f in cands):
+                continue  # a line with nothing particular in it would read the same in every history
+            try:
+                body, used = self._fill(frag, ctx)
+                text = body
+                if lead_c and not frag.alone and attempt < _TRIES - 4:
+                    lead = rng.choice(lead_c)
+                    lt, lu = self._fill(lead, ctx)
+                    if lt.endswith((":", ".")):
+                        text = f"{lt} {body[0].upper()}{body[1:]}"
+                    else:
+                        text = f"{lt} {body[0].lower()}{body[1:]}" if frag.lower else f"{lt} {body}"
+                    used |= lu
+                else:
+                    text = body[0].upper() + body[1:]
+                if tail_c and attempt < _TRIES - 4:
+                    tail = rng.choice(tail_c)
+                    tt, tu = self._fill(tail, ctx)
+                    text = f"{text} {tt[0].upper()}{tt[1:]}"
+                    used |= tu
+            except _NoValue:
+                ctx.rollback()
+                continue
+            if self._accept(text) and self._fits_absences(ctx, used):
+                self._told(ctx, used)
+                ctx.new.clear()
+                said |= used
+                seen.update(f for f in (frag, lead, tail) if f is not None)
+                return text, used
+            ctx.rollback()
+        return None
+
+    def _reply(self, plan: _Plan, ctx: _Ctx, said: set[str], ask: str | None, last_tag: str | None,
+               final: bool, answered: set[str] = frozenset()) -> str | None:
+        """The assistant's turn after a user line that used the slots ``answered``: a reaction
+        names no figure, date or place but that line's (it answers that line, not another)."""
+        rng = self.rng
+        kind = plan.kind
+        seen = ctx.seen
+        free = _REACT_TOPIC | answered
+
+        def fits(frags: Sequence[_Frag], seen: set[_Frag]) -> list[_Frag]:
+            return [f for f in self._ok(frags, seen, said) if f.slots <= free]
+
+        ok = self._ok
+        react = fits(_TAG_REACT[(kind, last_tag)], seen) if last_tag else []
+        if len(react) < 3:
+            react += fits(_REACT[(kind, plan.stage)], seen)
+        if len(react) < 2:
+            react += fits(_REACT_ANY, seen)
+        if not react and not ask:  # a very long exchange: reactions may come back
+            react = fits(_REACT_ANY, set()) + fits(_REACT[(kind, plan.stage)], set())
+        special = [f for f in react if f.specific]
+        if special and len(special) < len(react) and rng.random() < 0.8:
+            react = special  # most replies name something particular to this history
+        acks: list[_Frag] | None = None
+        promises = ok(_PROMISE[(kind, plan.stage)], seen, said) if final else None
+        asks = ok(_ASK[(kind, ask)], seen, said) if ask else None
+        for attempt in range(_TRIES):
+            r = rng.random()
+            if asks:
+                shape = "ack+ask" if r < 0.25 else "react+ask" if r < 0.75 and react else "ask"
+            elif not final or not promises:
+                shape = "ack+react" if r < 0.35 else "react"
+            else:
+                shape = ("ack+react" if r < 0.25 else "react" if r < 0.58 else "ack+promise" if r < 0.78
+                         else "react+promise")
+            parts: list[_Frag] = []
+            pieces = shape.split("+")
+            for piece in pieces:
+                if piece == "react":
+                    pool = react
+                elif piece == "ask":
+                    pool = asks
+                elif piece == "ack":
+                    pool = acks = ok(_ACK, seen, said) if acks is None else acks
+                else:
+                    pool = promises
+                if not pool:
+                    break
+                if len(parts) == len(pieces) - 1 and not any(p.specific for p in parts):
+                    special = [f for f in pool if f.specific]  # the last piece has to name something
+                    pool = special or pool
+                parts.append(rng.choice(pool))
+            else:
+                if attempt < _TRIES - 3:
+                    if not any(p.specific for p in parts):
+                        continue  # a line with nothing particular in it would read the same in every history
+                    if len(parts) > 1 and (parts[0].head == parts[1].head
+                                           or sum("user" in p.slots for p in parts) > 1):
+                        continue  # "Noted, Sam. Thanks, Sam, ..." or "Good to know. Good ..."
+                try:
+                    texts = []
+                    for p in parts:
+                        t = p.text.format_map(ctx) if p.slots else p.text
+                        if p.an:
+                            t = _AN.sub(r"\1n ", t)
+                        texts.append(t[0].upper() + t[1:])
+                except _NoValue:
+                    ctx.rollback()
+                    continue
+                text = " ".join(texts)
+                slots = [s for p in parts for s in p.slots]
+                if self._accept(text) and self._fits_absences(ctx, slots):
+                    self._told(ctx, slots)
+                    ctx.new.clear()
+                    seen.update(parts)
+                    return text
+                ctx.rollback()
+        return None

@@ -1,0 +1,283 @@
+"""The values a fragment's slots are filled with (people who are in that day, projects, money,
+clock times, dates said the way the banks say them, files): the composer's value makers."""
+
+from __future__ import annotations
+
+from datetime import date, timedelta
+from typing import Callable
+
+from generators.other_work.bank import _BANK, _DATA, _FRAGS, _MONTHS, _OUTSIDER_KEYS, _PEOPLE_KEYS, _SOURCE, _WEEKDAYS
+from generators.other_work.story import _add_workdays, _Ctx, _month_add, _NoValue, _ordinal, _slug
+
+
+class ValueMakers:
+    """Slot values for :class:`generators.other_work.composer.OtherWork` (a mixin: it uses the
+    composer's state, its random stream, people and dates)."""
+
+    def _make(self, ctx: _Ctx, key: str) -> str:
+        maker = self._makers.get(key)
+        if maker is not None:
+            return maker(ctx)
+        section = _SOURCE.get(key)
+        if section is None:
+            raise _NoValue(key)
+        fields = _BANK[section].fields or ()
+        rows = _DATA[section]
+        # a row that agrees with the fields already set (a supplier's address with its own name)
+        fixed = [(i, ctx[f]) for i, f in enumerate(fields) if f != key and f in ctx]
+        if fixed:
+            rows = tuple(r for r in rows if all(not r[i].slots and r[i].text == v for i, v in fixed)) or rows
+        row = self.rng.choice(rows)
+        value = ""
+        for fname, frag in zip(fields, row):
+            if fname in ctx and fname != key:
+                continue
+            text, used = self._fill(frag, ctx)
+            if fname == key:
+                value = text
+            else:
+                ctx.put(fname, text)
+            if used:
+                ctx.deps[fname] = used
+        if not value:
+            raise _NoValue(key)
+        return value
+
+    def _person(self, ctx: _Ctx) -> str:
+        taken = {ctx.get(k) for k in _PEOPLE_KEYS}
+        free = [p for p in self.people if p not in taken and not self._is_away(p)]
+        if self.absent:  # in the office today and on every day this exchange names
+            days = self._known_days(ctx)
+            free = [p for p in free if self._clear(p, days)]
+        if not free:
+            raise _NoValue("colleague")
+        return self.rng.choice(free)
+
+    def _outsider(self, ctx: _Ctx) -> str:
+        taken = {ctx.get(k) for k in _OUTSIDER_KEYS}
+        free = [p for p in self.outsiders if p not in taken and p not in self.busy and not self._is_away(p)]
+        if not free:
+            raise _NoValue("outsider")
+        return self.rng.choice(free)
+
+    def _project(self, ctx: _Ctx) -> str:
+        taken = {ctx.get("project"), ctx.get("project2")}
+        free = [p for p in self.projects if p not in taken]
+        if not free:
+            raise _NoValue("project")
+        return self.rng.choice(free)
+
+    def _money(self, lo: int, hi: int, cents: float = 0.15) -> str:
+        rng = self.rng
+        v = rng.randint(lo, hi)
+        if v >= 1000:
+            v = v // 50 * 50 if rng.random() < 0.7 else v
+        if rng.random() < cents:
+            return f"{self.currency}{v:,}.{rng.randint(1, 99):02d}"
+        return f"{self.currency}{v:,}"
+
+    def _pct(self) -> str:
+        rng = self.rng
+        if rng.random() < 0.45:
+            return f"{rng.randint(2, 40)}.{rng.randint(1, 9)}%"
+        return f"{rng.randint(2, 48)}%"
+
+    def _count(self, lo: int = 12, hi: int = 9_800) -> str:
+        return f"{self.rng.randint(lo, hi):,}"
+
+    def _clock(self, lo: int = 8 * 60, hi: int = 17 * 60 + 30) -> str:
+        m = self.rng.randrange(lo, hi, 15)
+        return f"{m // 60}:{m % 60:02d}"
+
+    def _past_clock(self) -> str:
+        """A time earlier today, at least half an hour before now ("sent at 9:15" said at 10:02)."""
+        latest = self.now.hour * 60 + self.now.minute - 30
+        if latest < 8 * 60:
+            raise _NoValue("past_clock")
+        return self._clock(8 * 60, latest + 1)
+
+    @staticmethod
+    def _dated(ctx: _Ctx, key: str, day: date) -> date:
+        """``day``, noted as the day slot ``key`` names."""
+        ctx.days[key] = day
+        return day
+
+    def _past_day(self, min_hour_today: int = 11) -> date:
+        now = self.now
+        if now.hour >= min_hour_today and now.weekday() < 5 and self.rng.random() < 0.3:
+            return self.today
+        return _add_workdays(self.today, -self.rng.choice((1, 1, 2, 3, 4)))
+
+    def _met_on(self, ctx: _Ctx) -> str:
+        rng = self.rng
+        day = self._past_day(12)
+        if day == self.today:
+            latest = self.now.hour * 60 + self.now.minute - 20
+            start = rng.randrange(8 * 60, max(8 * 60 + 15, latest - 45), 15)
+            end = min(start + rng.choice((30, 45, 60, 75, 90)), latest // 15 * 15)
+            if end <= start:
+                day = _add_workdays(self.today, -1)
+        if day != self.today:
+            start = rng.randrange(8 * 60 + 30, 16 * 60, 15)
+            end = start + rng.choice((30, 45, 60, 75, 90, 120))
+        ctx.put("start", f"{start // 60}:{start % 60:02d}")
+        ctx.put("end", f"{end // 60}:{end % 60:02d}")
+        return self._on(self._dated(ctx, "met_on", day))
+
+    def _meeting_time(self, ctx: _Ctx, key: str) -> str:
+        if "met_on" not in ctx:
+            ctx["met_on"]  # sets start and end as well
+        if key not in ctx:
+            raise _NoValue(key)
+        return ctx[key]
+
+    def _file(self, ctx: _Ctx, key: str) -> str:
+        rng = self.rng
+        other = ctx.get("file2" if key == "file" else "file")
+        for _ in range(6):
+            row = rng.choice(_DATA["data.filename"])
+            name = row[0].text.format_map(ctx) if row[0].slots else row[0].text
+            if name != other and not self._like_office_file(name):
+                return name
+        raise _NoValue(key)
+
+    def _like_office_file(self, name: str) -> bool:
+        """An invented file name that starts with an office document's name, or whose name an
+        office document's starts with: it could be taken for the office's own file."""
+        stem = name.rsplit(".", 1)[0].lower()
+        return any(stem.startswith(o) or o.startswith(stem) for o in self._office_stems)
+
+    def _office_file(self, pool: list[str], key: str) -> str:
+        if not pool:
+            raise _NoValue(key)
+        return self.rng.choice(pool)
+
+    def _later_month(self) -> tuple[int, int]:
+        return _month_add(self.today, 1 if self.today.day <= 12 else 2)
+
+    def _next_q(self) -> str:
+        t = self.today
+        q = (t.month - 1) // 3 + 1
+        y = t.year
+        q, y = (q + 1, y) if q < 4 else (1, y + 1)
+        first = date(y, 3 * q - 2, 1)
+        if (first - t).days < 30:
+            q, y = (q + 1, y) if q < 4 else (1, y + 1)
+        return f"Q{q}" if y == t.year else f"Q{q} {y}"
+
+    def _build_makers(self) -> dict[str, Callable[[_Ctx], str]]:
+        rng = self.rng
+
+        def month_name(n: int) -> Callable[[_Ctx], str]:
+            return lambda c: _MONTHS[_month_add(self.today, n)[1] - 1]
+
+        def later_date(key: str) -> Callable[[_Ctx], str]:
+            def make(c: _Ctx) -> str:
+                y, m = self._later_month()
+                return self._abs(self._dated(c, key, date(y, m, rng.randint(3, 26))))
+            return make
+
+        def start_date(c: _Ctx) -> str:
+            return self._abs(self._dated(c, "start_date", _add_workdays(self.today, rng.randint(10, 25))))
+
+        def next_day(c: _Ctx) -> date:
+            return _add_workdays(self.today, rng.randint(1, 7))
+
+        return {
+            "user": lambda c: self.user,
+            "company": lambda c: self.company,
+            "domain": lambda c: self.domain,
+            "colleague": self._person, "colleague2": self._person, "colleague3": self._person,
+            "helper": self._person, "cover": self._person, "owner": self._person,
+            "colleague_lc": lambda c: _slug(c["colleague"]).replace("_", "."),
+            "colleague2_lc": lambda c: _slug(c["colleague2"]).replace("_", "."),
+            "away_lc": lambda c: _slug(c["away"]).replace("_", "."),
+            "cover_lc": lambda c: _slug(c["cover"]).replace("_", "."),
+            "ext": lambda c: str(rng.randint(2000, 7999)),
+            "prev_mon": lambda c: _MONTHS[_month_add(self.today, -1)[1] - 1][:3].lower(),
+            "project": self._project, "project2": self._project,
+            "slug": lambda c: _slug(c["project"]),
+            "money": lambda c: self._money(300, 95_000),
+            "money2": lambda c: self._money(300, 95_000),
+            "money_small": lambda c: self._money(12, 480, 0.5),
+            "budget": lambda c: self._money(8_000, 240_000, 0.0),
+            "salary": lambda c: self._money(34_000, 92_000, 0.0),
+            "pct": lambda c: self._pct(), "pct2": lambda c: self._pct(),
+            "count": lambda c: self._count(), "count2": lambda c: self._count(),
+            "few": lambda c: str(rng.randint(3, 60)),
+            "some": lambda c: str(rng.randint(40, 900)),
+            "office_file": lambda c: self._office_file(self.files, "office_file"),
+            "office_sheet": lambda c: self._office_file(self.sheets, "office_sheet"),
+            "office_doc": lambda c: self._office_file(self.docs, "office_doc"),
+            "outsider": self._outsider,
+            "outsider_lc": lambda c: _slug(c["outsider"]).replace("_", "."),
+            "past_clock": lambda c: self._past_clock(),
+            "attendees": lambda c: str(rng.randint(5, 46)),
+            "pages": lambda c: str(rng.randint(3, 64)),
+            "years": lambda c: str(rng.randint(3, 22)),
+            "week": lambda c: str(max(1, self.today.isocalendar()[1] - rng.randint(0, 1))),
+            "floor": lambda c: str(rng.randint(2, 9)),
+            "decimal": lambda c: f"{rng.randint(1, 9)}.{rng.choice((2, 25, 4, 5, 6, 75, 8))}",
+            "hours": lambda c: f"{rng.randint(4, 38)}.5" if rng.random() < 0.4 else str(rng.randint(4, 40)),
+            "score": lambda c: f"{rng.randint(6, 9)}.{rng.randint(0, 9)}",
+            "score_pct": lambda c: f"{rng.randint(71, 98)}%",
+            "desk": lambda c: f"{rng.randint(2, 6)}.{rng.randint(10, 48)}",
+            "clock": lambda c: self._clock(), "start": lambda c: self._meeting_time(c, "start"),
+            "end": lambda c: self._meeting_time(c, "end"),
+            "file": lambda c: self._file(c, "file"), "file2": lambda c: self._file(c, "file2"),
+            "v": lambda c: str(rng.randint(2, 6)),
+            "mon": lambda c: _MONTHS[self.today.month - 1][:3].lower(),
+            "mmdd": lambda c: f"{self.today.month:02d}{_add_workdays(self.today, -rng.randint(0, 3)).day:02d}",
+            "iso": lambda c: self._dated(c, "iso", _add_workdays(self.today, -rng.randint(0, 4))).isoformat(),
+            "qn": lambda c: str((self.today.month - 1) // 3 + 1),
+            "code": lambda c: f"{''.join(rng.choice('ABCDEFGHJKLMNPRSTUVW') for _ in range(2))}-{rng.randint(10_000, 99_999)}",
+            "q": lambda c: f"Q{(self.today.month - 1) // 3 + 1}",
+            "prev_q": lambda c: f"Q{(self.today.month - 1) // 3 or 4}",
+            "next_q": lambda c: self._next_q(),
+            "this_month": month_name(0), "prev_month": month_name(-1), "prev_month2": month_name(-2),
+            "later_month": lambda c: _MONTHS[self._later_month()[1] - 1],
+            "later_date": later_date("later_date"), "later_date2": later_date("later_date2"),
+            "start_date": start_date,
+            "past_on": lambda c: self._on(self._dated(c, "past_on", self._past_day())),
+            "met_on": self._met_on,
+            "next_on": lambda c: self._on(self._dated(c, "next_on", next_day(c))),
+            "next_date": lambda c: self._abs(self._dated(c, "next_date", next_day(c))),
+        }
+
+    # ---- date phrases -------------------------------------------------------------------
+
+    def _phrase(self, section: str, d: date) -> str:
+        frag = self.rng.choice(_FRAGS[section])
+        if not frag.slots:
+            return frag.text
+        return frag.text.format(wday=_WEEKDAYS[d.weekday()], month=_MONTHS[d.month - 1], day=d.day,
+                                ord=_ordinal(d.day))
+
+    def _rel(self, d: date) -> str:
+        t = self.today
+        diff = (d - t).days
+        if diff == 0:
+            return "today"
+        if diff == -1:
+            return "yesterday"
+        if diff == 1:
+            return "tomorrow"
+        wk = (d - timedelta(days=d.weekday())) - (t - timedelta(days=t.weekday()))
+        weeks = wk.days // 7
+        if diff < 0:
+            return "past_week" if weeks == 0 else "last_week" if weeks == -1 else "past_far"
+        return "this_week" if weeks == 0 else "next_week" if weeks == 1 else "far"
+
+    def _on(self, d: date) -> str:
+        """An adverbial phrase for day ``d`` seen from today: "yesterday", "on Tuesday", "next Friday"."""
+        return self._phrase(f"date.on.{self._rel(d)}", d)
+
+    def _day(self, d: date) -> str:
+        """A noun phrase for a future day ``d``: "tomorrow", "Friday", "next Tuesday", "March 14"."""
+        rel = self._rel(d)
+        if rel == "today":
+            rel = "this_week"
+        return self._phrase(f"date.day.{rel}", d)
+
+    def _abs(self, d: date) -> str:
+        return self._phrase("date.abs", d)
