@@ -28,7 +28,8 @@ from orchestrator.fake_llm import FakeLLMServer, Reply, default_responder, echo_
 from orchestrator.fake_llm import offline_responder as responder_module
 from orchestrator.fake_llm import server as server_module
 from orchestrator.fake_llm.offline_responder import agent_responder
-from orchestrator.fake_llm.server import CREATED, FENCE_PROSE, MALFORMED_TAIL, MAX_RECORDED_REQUESTS, REPLY_FAULTS
+from orchestrator.fake_llm.server import CREATED, FENCE_PROSE, MAX_RECORDED_REQUESTS
+from orchestrator.fake_llm.wire import MALFORMED_TAIL, REPLY_FAULTS
 
 HOMER = Path(sys.executable).parent / "homer"
 ANSWER = {"title": "Q3 budget review", "attendees": ["Alice", "Bob"], "minutes": 30}

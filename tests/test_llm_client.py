@@ -30,7 +30,7 @@ from backends.llm import (
 )
 from backends.tokens import count_tokens
 from orchestrator.fake_llm import FakeLLMServer, Reply, scripted
-from orchestrator.fake_llm.server import REPLY_FAULTS
+from orchestrator.fake_llm.wire import REPLY_FAULTS
 
 SCHEMA = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
