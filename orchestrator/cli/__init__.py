@@ -1,0 +1,44 @@
+"""The ``homer`` command line.
+
+Exit codes: 0 success, 1 the thing checked failed (a task, a criterion), 2 bad input
+(unreadable file, invalid criteria, missing folder). Errors are one line each, no tracebacks.
+
+The commands live in modules by group (``datasets``, ``evaluate``, ``officebench``, ``review``,
+``serve``), each registering on the Typer app of ``common``; importing them here puts them all on it.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from orchestrator.cli import datasets, evaluate, officebench, review, serve  # noqa: F401 - they register the commands
+from orchestrator.cli.common import app
+
+# The errors of the project's own definition files (families' phrasing, dialogue banks, prompt
+# templates), each naming its file and line. Known by (module, class) name: a bank is parsed when
+# its module is imported, and a module whose import failed is no longer in sys.modules.
+_DEFINITION_ERRORS = frozenset({("generators.families.phrasing", "FamilyDefinitionError"),
+                                ("generators.thread_bank", "BankError"), ("generators.small_talk.bank", "BankError"),
+                                ("generators.other_work.bank", "WorkBankError"), ("backends.prompts", "PromptTemplateError")})
+
+
+def _definition_error(exc: BaseException) -> bool:
+    return any((cls.__module__, cls.__name__) in _DEFINITION_ERRORS for cls in type(exc).__mro__)
+
+
+def main() -> None:
+    try:
+        app()
+    except Exception as exc:
+        if not _definition_error(exc):
+            raise
+        typer.echo(f"error: {exc}", err=True)  # a broken definition file: found at start, before any work
+        sys.exit(2)
+    except KeyboardInterrupt:  # Ctrl-C outside a batch (while starting, or in a one-shot command)
+        typer.echo("\ninterrupted", err=True)
+        sys.exit(130)
+
+
+__all__ = ["app", "main"]

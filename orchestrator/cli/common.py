@@ -1,0 +1,299 @@
+"""What the commands share: the Typer apps, the option types, and the checks and helpers for
+folders, budgets, executors, llm settings and interrupts."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+import typer.core
+
+from office_env import limits
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False, rich_markup_mode=None,
+                  help="homeragents: build, check and score long-horizon office-agent tasks.")
+
+
+officebench_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, help="Work with OfficeBench task folders.")
+
+
+app.add_typer(officebench_app, name="officebench")
+
+
+class _ReviewGroup(typer.core.TyperGroup):
+    """``homer review DATASET`` serves the page; ``homer review report|apply ...`` are subcommands."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and args[0] not in ("--help", "-h"):
+            args = ["serve", *args]
+        return super().parse_args(ctx, args)
+
+
+review_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, cls=_ReviewGroup,
+                         help="Human review of a dataset: `homer review DATASET` serves the review page; "
+                              "report and apply work on its annotations.")
+
+
+app.add_typer(review_app, name="review")
+
+
+# options that build, regenerate and eval share
+LLMSetOption = Annotated[list[str], typer.Option("--llm-set", help="llm: a setting over the --llm-config file's, as "
+                                                 "KEY=VALUE (repeatable): max_tokens=2048, temperature=null, "
+                                                 "structured_output=json_schema, context_window=8192, rpm=600, ...")]
+
+
+ExecutorOption = Annotated[str, typer.Option("--executor", help="local (worker processes) or ray (Ray tasks: a local "
+                                             "Ray instance, or the cluster at --ray-address; needs homeragents[ray])")]
+
+
+RayAddressOption = Annotated[Optional[str], typer.Option("--ray-address", help="ray: the cluster to join (auto, or "
+                                                         "ray://HOST:10001); every node needs homeragents and --out's folder")]
+
+
+QuietOption = Annotated[bool, typer.Option("--quiet", "-q", help="No progress (the result lines are still printed)")]
+
+
+JsonProgressOption = Annotated[bool, typer.Option("--json-progress", help="Progress as one JSON object per finished "
+                                                  "item on standard error, for scripts")]
+
+
+def _fail(message: str, code: int = 2) -> None:
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(code)
+
+
+def _is_seed_folder(path: Path) -> bool:
+    """An OfficeBench checkout, its tasks/ folder or one task folder (``subtasks/`` somewhere)."""
+    for root in (path, path / "tasks"):
+        try:
+            if (root / "subtasks").is_dir() or any((child / "subtasks").is_dir() for child in list(root.iterdir())[:200]):
+                return True
+        except OSError:
+            continue
+    return False
+
+
+def _check_dataset(path: Path) -> None:
+    """A dataset folder (``tasks/<id>/task.json``), else one line: what it is and what to run."""
+    if not path.is_dir():
+        _fail(f"{path}: no such folder" if not path.exists() else f"{path}: not a folder")
+    if _is_seed_folder(path):
+        _fail(f"{path}: an OfficeBench seed folder, not a dataset; make a dataset from it with "
+              f"`homer regenerate --seeds {path} --out DIR`")
+    if not (path / "tasks").is_dir():
+        _fail(f"{path}: not a dataset folder (no tasks/); `homer build --out DIR` writes one")
+    unfinished = _unfinished(path)
+    if unfinished:
+        typer.echo(f"warning: {path}: {unfinished}", err=True)
+
+
+def _unfinished(path: Path) -> str | None:
+    """Why a dataset's tasks may not be all it was meant to hold (None when its build finished, or
+    nothing says): a build writing it now, or one that stopped or kept fewer tasks than asked."""
+    from backends.folder_lock import writer_alive
+
+    try:
+        state = json.loads((path / "build.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(state, dict):
+        return None
+    status = state.get("status")
+    again = (f"`homer regenerate --seeds SEEDS --out {path} --resume`" if "seeds_fingerprint" in state
+             else f"`homer build --out {path} --resume`")
+    if status == "running":
+        if writer_alive(path):
+            return "its build is writing it now: these are the tasks so far"
+        return f"its build stopped before it finished; {again} completes it"
+    if status == "incomplete":
+        return f"its build kept fewer tasks than asked (build.json says why); {again} tries again"
+    return None
+
+
+def _budget(task_timeout: float, task_memory: int) -> Any:
+    """The per-task budget from ``--task-timeout`` / ``--task-memory`` (0 turns a limit off)."""
+    from backends.workers import Budget
+
+    if task_timeout < 0:
+        _fail(f"--task-timeout must be 0 or more seconds (got {task_timeout:g})")
+    if task_memory < 0 or 0 < task_memory < 64:
+        _fail(f"--task-memory must be 0 (no limit) or at least 64 MiB (got {task_memory})")
+    return Budget(seconds=task_timeout or None, memory_bytes=task_memory * limits.MiB or None)
+
+
+def _interrupted(exc: Any, what: str = "tasks") -> None:
+    typer.echo(f"\ninterrupted: {exc.done} of {exc.total} {what} done; rerun with --resume to continue", err=True)
+    raise typer.Exit(exc.exit_code)
+
+
+def _parse_apps(text: str) -> tuple[int, ...]:
+    try:
+        counts = tuple(sorted({int(part) for part in text.split(",") if part.strip()}))
+    except ValueError:
+        counts = ()
+    if not counts or any(c not in (1, 2, 3) for c in counts):
+        _fail(f"--apps: {text!r} must be a comma-separated list of app counts from 1, 2, 3 (e.g. 1,2,3)")
+    return counts
+
+
+def _parse_gates(text: str) -> tuple[str, ...]:
+    from verifier.gates import parse_gates
+
+    try:
+        return parse_gates(text)
+    except ValueError as exc:
+        _fail(str(exc))
+    return ()
+
+
+def _default_cache() -> Path:
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return base / "homeragents" / "llm-cache.sqlite"
+
+
+def _executor(executor: str, ray_address: str | None) -> dict[str, Any]:
+    """The executor options, checked: local worker processes, or Ray (installed, reachable)."""
+    if executor not in ("local", "ray"):
+        _fail(f"--executor {executor!r}: must be local or ray")
+    if ray_address and executor != "ray":
+        _fail("--ray-address needs --executor ray")
+    if executor == "ray":
+        import importlib.util
+
+        if importlib.util.find_spec("ray") is None:
+            _fail('--executor ray needs Ray: pip install "homeragents[ray]"')
+    return {"executor": executor, "ray_address": ray_address}
+
+
+def _paused(seconds: float) -> None:
+    typer.echo(f"the endpoint keeps failing: waiting {seconds:g} s, then checking it again", err=True)
+
+
+def _preflight(settings: Any) -> None:
+    """Fail in seconds, with one line, when the endpoint cannot serve the run (down, key refused,
+    model not served), instead of spending every attempt on it."""
+    from backends.llm import LLMClient, PreflightError
+
+    start = time.monotonic()
+    with LLMClient(settings) as client:
+        try:
+            client.preflight()
+        except PreflightError as exc:
+            _fail(f"endpoint check failed after {time.monotonic() - start:.1f} s: {exc}")
+
+
+def _overrides(pairs: list[str]) -> tuple[tuple[str, str], ...]:
+    """``--llm-set KEY=VALUE`` flags, parsed (a bad one is exit 2)."""
+    if not pairs:
+        return ()
+    from backends.llm import LLMConfigError
+    from backends.llm.settings import parse_override
+
+    try:
+        return tuple(parse_override(pair) for pair in pairs)
+    except LLMConfigError as exc:
+        _fail(str(exc))
+
+
+def _llm_settings(model: Optional[str], base_url: Optional[str], llm_config: Optional[Path],
+                  overrides: tuple[tuple[str, str], ...]) -> Any:
+    """The endpoint settings the llm options resolve to, checked against the endpoint (a bad one: exit 2)."""
+    from types import SimpleNamespace
+
+    from backends.llm import LLMConfigError
+    from backends.llm.settings import settings_for
+
+    try:
+        settings = settings_for(SimpleNamespace(llm_config=llm_config, base_url=base_url, model=model,
+                                                llm_overrides=overrides))
+    except LLMConfigError as exc:
+        _fail(str(exc))
+    _preflight(settings)
+    return settings
+
+
+def _llm_options(backend: str, model: Optional[str], base_url: Optional[str], llm_config: Optional[Path],
+                 cache: Optional[Path], no_cache: bool, llm_set: list[str] | None = None) -> dict[str, Any]:
+    """Check the llm options (and the settings they resolve to) before any work starts."""
+    if backend not in ("offline", "llm"):
+        _fail(f"--backend {backend!r}: must be offline or llm")
+    if backend == "offline":
+        if llm_set:
+            _fail("--llm-set needs --backend llm")
+        return {}
+    from backends.prompts import check_prompts
+
+    check_prompts()  # a broken prompt template: one line now (see main), not an error per request
+    overrides = _overrides(llm_set or [])
+    settings = _llm_settings(model, base_url, llm_config, overrides)
+    cache_path = None if no_cache else (cache or settings.cache_path or _default_cache())
+    return {"backend": "llm", "model": settings.model, "base_url": settings.endpoint,
+            "llm_config": str(llm_config) if llm_config else None,
+            "cache_path": str(cache_path) if cache_path else None,
+            **({"llm_overrides": overrides} if overrides else {})}
+
+
+def _preset(preset: str, days: Optional[int], utterances: Optional[int]) -> tuple[int, int]:
+    """The history size: the preset's, with --days / --utterances over it."""
+    from orchestrator.roles import PRESETS
+
+    if preset not in PRESETS:
+        _fail(f"--preset {preset!r}: must be one of {', '.join(PRESETS)}")
+    days = PRESETS[preset][0] if days is None else days
+    utterances = PRESETS[preset][1] if utterances is None else utterances
+    if days < 1:
+        _fail(f"--days must be at least 1 (got {days})")
+    if utterances < 4:
+        _fail(f"--utterances must be at least 4 (got {utterances})")
+    return days, utterances
+
+
+def _gameability(dataset_dir: Path, known: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Print the gameability line of a written dataset (``known``: its figures, when the build just
+    computed them for the card); return the result."""
+    from orchestrator.card import gameability_line
+    from orchestrator.dataset import iter_tasks
+    from verifier.gameability import gameability
+
+    result = known or gameability([t.record for t in iter_tasks(dataset_dir) if t.record is not None])
+    typer.echo(gameability_line(result))
+    return result
+
+
+def _strict_error(result: dict[str, Any]) -> None:
+    from verifier.gameability import THRESHOLD, missed
+
+    over = ", ".join(f"{name} {result[name]['precision']:.3f}" for name in missed(result))
+    typer.echo(f"error: --strict: gameability missed: detector precision above {THRESHOLD:.2f} ({over})", err=True)
+
+
+def _refuse_filled(flag: str, out: Path) -> None:
+    """An output folder must be absent or empty: else one line, exit 2 (nothing is created)."""
+    if out.exists() and not out.is_dir():
+        _fail(f"{flag} {out}: exists and is not a folder")
+    if out.exists() and any(out.iterdir()):
+        _fail(f"{flag} {out}: exists and is not empty; choose a new folder")
+
+
+def _new_folder(flag: str, out: Path) -> None:
+    """A folder to write a new output into: absent or empty (``_refuse_filled``), and writable."""
+    from backends.dataset import ensure_writable_folder
+
+    _refuse_filled(flag, out)
+    try:
+        ensure_writable_folder(out)
+    except OSError as exc:
+        _fail(f"{flag} {out}: cannot write there ({exc.strerror or exc})")
+
+
+def _remove_if_empty(folder: Path) -> None:
+    """Remove ``folder`` if a refused sweep left it empty."""
+    try:
+        folder.rmdir()
+    except OSError:
+        pass

@@ -1,0 +1,363 @@
+"""``homer build|verify|stats|show|export|regenerate``: making, checking and exporting datasets."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Optional
+
+import typer
+import typer.core
+
+from office_env import limits
+from orchestrator.cli.common import (ExecutorOption, JsonProgressOption, LLMSetOption, QuietOption, RayAddressOption,
+                                     _budget, _check_dataset, _executor, _fail, _gameability, _interrupted,
+                                     _llm_options, _new_folder, _parse_apps, _parse_gates, _paused, _preset,
+                                     _strict_error, app)
+
+
+@app.command("build")
+def build_command(
+    out: Path = typer.Option(..., "--out", "-o", help="Dataset folder to create (must be empty unless --resume)"),
+    n: int = typer.Option(20, "--n", help="Number of tasks to build"),
+    seed: int = typer.Option(0, "--seed", help="Seed: the same seed gives the same dataset, byte for byte"),
+    apps: str = typer.Option("1,2,3", "--apps", help="App counts to draw from, e.g. 1,2,3 or 2"),
+    preset: str = typer.Option("standard", "--preset", help="History size: standard (5 days of about 72 "
+                               "utterances) or challenge (30 days of about 250: over 100K cl100k tokens per task)"),
+    days: Optional[int] = typer.Option(None, "--days", help="Days (sessions) of dialogue per task (default: the "
+                                       "preset's)"),
+    utterances: Optional[int] = typer.Option(None, "--utterances", help="Utterances per day, about (default: the "
+                                             "preset's)"),
+    workers: int = typer.Option(max(1, min(4, os.cpu_count() or 1)), "--workers", "-w", help="Worker processes"),
+    resume: bool = typer.Option(False, "--resume", help="Continue an interrupted build in --out"),
+    executor: ExecutorOption = "local",
+    ray_address: RayAddressOption = None,
+    quiet: QuietOption = False,
+    json_progress: JsonProgressOption = False,
+    backend: str = typer.Option("offline", "--backend", help="offline (procedural, no key) or llm"),
+    model: Optional[str] = typer.Option(None, "--model", help="llm: model name (default from --llm-config or gpt-4o-mini)"),
+    base_url: Optional[str] = typer.Option(None, "--base-url", help="llm: OpenAI-compatible base URL (default: OPENAI_BASE_URL)"),
+    llm_config: Optional[Path] = typer.Option(None, "--llm-config", help="llm: JSON or TOML settings file"),
+    llm_set: LLMSetOption = [],
+    cache: Optional[Path] = typer.Option(None, "--cache", help="llm: response cache file (default: in the user cache folder)"),
+    no_cache: bool = typer.Option(False, "--no-cache", help="llm: do not cache responses"),
+    gates: str = typer.Option("default", "--gates", help="Extra gates: solvability, leakage, judges (comma list), "
+                              "'all', or 'default' (only the built-in gates)"),
+    strict: bool = typer.Option(False, "--strict", help="Exit 1 when the dataset misses the gameability threshold "
+                                "(everything is still written; the card says so)"),
+    task_timeout: float = typer.Option(limits.TASK_SECONDS, "--task-timeout", help="Seconds one task may take "
+                                       "(0: no limit); a task over it is recorded as 'error: timeout'"),
+    task_memory: int = typer.Option(limits.TASK_MEMORY_BYTES // limits.MiB, "--task-memory", help="MiB of memory one "
+                                    "task may add to its worker (0: no limit); over it: 'error: memory'"),
+) -> None:
+    """Build a verified Neo dataset: on the offline backend (default; no key, no network) or through
+    an OpenAI-compatible endpoint (--backend llm)."""
+    budget = _budget(task_timeout, task_memory)
+    days, utterances = _preset(preset, days, utterances)
+    llm = _llm_options(backend, model, base_url, llm_config, cache, no_cache, llm_set)  # the endpoint first
+
+    from backends.ray_executor import RayUnavailable
+    from backends.workers import Interrupted
+    from orchestrator.build import BuildError, build
+    from orchestrator.endpoint_guard import EndpointDown
+    from orchestrator.progress import Reporter, mode_for
+    from orchestrator.roles import BuildConfig
+
+    config = BuildConfig(seed=seed, app_counts=_parse_apps(apps), days=days, utterances_per_day=utterances,
+                         gates=_parse_gates(gates), **llm)
+    started = time.perf_counter()
+    try:
+        with Reporter("build", n, mode_for(quiet, json_progress), target="kept") as progress:
+            summary = build(out, n, config, workers=workers, resume=resume, budget=budget, on_pause=_paused,
+                            on_outcome=progress.outcome, **_executor(executor, ray_address))
+    except (BuildError, RayUnavailable) as exc:
+        _fail(str(exc))
+    except EndpointDown as exc:
+        _fail(str(exc), code=1)
+    except Interrupted as exc:
+        _interrupted(exc, "attempts")
+    elapsed = time.perf_counter() - started
+    drops = ", ".join(f"{k}: {v}" for k, v in sorted(summary.drops.items())) or "none"
+    typer.echo(f"built {summary.accepted} task(s) in {out} from {summary.attempts} attempt(s) "
+               f"in {elapsed:.1f} s (dropped: {drops})")
+    result = _gameability(out, summary.gameability)
+    failed = False
+    if summary.accepted < n:
+        typer.echo(f"error: only {summary.accepted} of {n} tasks passed the gates", err=True)
+        failed = True
+    if strict and not result["passed"]:
+        _strict_error(result)
+        failed = True
+    if failed:
+        raise typer.Exit(1)
+
+
+@app.command("verify")
+def verify_command(
+    dataset_dir: Path = typer.Argument(..., help="A dataset folder written by homer build"),
+    strict: bool = typer.Option(False, "--strict", help="Also exit 1 when the dataset misses the gameability threshold"),
+) -> None:
+    """Re-run every gate on a written dataset; one line per task, then the gameability line; exit 1 on
+    any failure (and, with --strict, when a gameability detector is above the threshold).
+
+    A task that cannot be loaded or whose gates fail on malformed content is one FAIL line; the
+    other tasks are still checked."""
+    from office_env.untrusted import printable
+    from orchestrator.card import gameability_line
+    from orchestrator.dataset import iter_tasks
+    from verifier.gameability import gameability
+    from verifier.review_edits import recheck
+
+    _check_dataset(dataset_dir)
+    failures = total = 0
+    records = []
+    for task in iter_tasks(dataset_dir):
+        total += 1
+        if task.record is None:
+            failures += 1
+            typer.echo(f"FAIL {task.id}: {printable(task.error)}")
+            continue
+        try:
+            results = recheck(task.record, task.testbed, task.reference)  # with the extra gates it was built with
+        except Exception as exc:  # malformed content the schema lets through must not stop the others
+            failures += 1
+            typer.echo(f"FAIL {task.id}: gates could not run ({exc.__class__.__name__}: "
+                       f"{printable(str(exc).splitlines()[0][:300] if str(exc) else '')})")
+            continue
+        if results["schema"].passed:
+            records.append(task.record)
+        bad = {k: r for k, r in results.items() if not r.passed}
+        if bad:
+            failures += 1
+            typer.echo(printable(f"FAIL {task.id}: " + "; ".join(f"{k}: {r.detail}" for k, r in bad.items())))
+        else:
+            typer.echo(f"ok   {task.id}")
+    typer.echo(f"{total - failures}/{total} tasks pass every gate")
+    result = gameability(records)
+    typer.echo(gameability_line(result))
+    missed_strict = strict and not result["passed"]
+    if missed_strict:
+        _strict_error(result)
+    if failures or not total or missed_strict:
+        raise typer.Exit(1)
+
+
+@app.command("stats")
+def stats_command(dataset_dir: Path = typer.Argument(..., help="A dataset folder written by homer build")) -> None:
+    """Print the dataset card's statistics (per app count: sessions, utterances, tokens), then its
+    gameability section (detectors, memory dynamics, text statistics)."""
+    from office_env.untrusted import printable
+    from orchestrator.card import gameability_section, statistics, table
+    from orchestrator.dataset import iter_tasks
+    from verifier.gates import schema_gate
+
+    _check_dataset(dataset_dir)
+    records = []
+    for task in iter_tasks(dataset_dir):
+        if task.record is None:
+            typer.echo(f"skipped {task.id}: {printable(task.error)}", err=True)
+            continue
+        schema = schema_gate(task.record)  # the statistics read every field the schema requires
+        if not schema.passed:
+            typer.echo(printable(f"skipped {task.id}: {task.folder / 'task.json'}: {schema.detail}"), err=True)
+            continue
+        records.append(task.record)
+    stats = statistics(records)
+    typer.echo(table(stats))
+    families = {k: v for k, v in stats["families"].items() if k != "?"}
+    if families:  # a Plus split's tasks come from seeds, not families
+        typer.echo("families: " + ", ".join(f"{k} {v}" for k, v in families.items()))
+    typer.echo("apps: " + ", ".join(f"{k} {v}" for k, v in stats["apps"].items()))
+    typer.echo(f"tokens: {stats['token_counter']}")
+    typer.echo("")
+    typer.echo(gameability_section(stats).rstrip("\n"))
+
+
+@app.command("show")
+def show_command(
+    dataset_dir: Path = typer.Argument(..., help="A dataset folder"),
+    task_id: str = typer.Argument(..., help="The task's id, e.g. neo-00003"),
+    day: Optional[int] = typer.Option(None, "--day", help="Print this day of the chat, every turn with its marks"),
+    as_json: bool = typer.Option(False, "--json", help="Print the view as JSON"),
+) -> None:
+    """Print one task readably: intent, description, memory with the turns that say it, criteria in
+    words, the oracle plan and the testbed's files (--day N: one day of the chat)."""
+    from backends.dataset import load_task
+    from orchestrator.show import day_view, render_day, render_task, task_view
+
+    _check_dataset(dataset_dir)
+    task = load_task(dataset_dir, task_id)
+    if task.record is None:
+        _fail(task.error or f"{task_id}: unreadable")
+    if day is not None:
+        view = day_view(task.record, day)
+        if view is None:
+            sessions = task.record.get("dialogue") if isinstance(task.record.get("dialogue"), list) else []
+            days = [s.get("day") for s in sessions if isinstance(s, dict)]
+            _fail(f"--day {day}: {task_id} has no such day (days: {', '.join(map(str, days)) or 'none'})")
+        typer.echo(json.dumps(view, ensure_ascii=False, indent=1) if as_json else render_day(view), nl=as_json)
+        return
+    view = task_view(task.record, task.folder / "testbed")
+    typer.echo(json.dumps(view, ensure_ascii=False, indent=1) if as_json else render_task(view), nl=as_json)
+
+
+@app.command("export")
+def export_command(
+    dataset_dir: Path = typer.Argument(..., help="A dataset folder written by homer build or homer regenerate"),
+    officebench: Optional[Path] = typer.Option(None, "--officebench", help="Folder to write OfficeBench's tasks/ "
+                                               "layout into"),
+    hf: Optional[Path] = typer.Option(None, "--hf", help="Folder to write a Hugging Face dataset into (JSONL "
+                                      "shards, the offices packed per task, a card that datasets.load_dataset reads)"),
+    sft: Optional[Path] = typer.Option(None, "--sft", help="Folder to write oracle trajectories into, as chat-format "
+                                       "JSONL with tool calls and their results"),
+    sft_mode: str = typer.Option("long-context", "--sft-mode", help="sft: the history in the prompt "
+                                 "(long-context) or retrieved for the query (rag, BM25)"),
+    sft_top_k: int = typer.Option(5, "--sft-top-k", help="sft, rag: sessions retrieved"),
+    lossy: bool = typer.Option(False, "--lossy", help="officebench: keep a task whose criteria cannot all be "
+                               "carried over, without those criteria (they are listed)"),
+) -> None:
+    """Export a dataset: to OfficeBench's layout (--officebench), as a Hugging Face dataset (--hf),
+    or as fine-tuning data of oracle trajectories (--sft). Exactly one target.
+
+    OfficeBench: tasks/<apps>-<k>/subtasks/0.json, testbed/, reference/, the criteria in
+    OfficeBench's nine functions; a task with a criterion OfficeBench cannot express is left out
+    with a warning (kept without it under --lossy); each export is checked to fail untouched and
+    pass when solved. A task that cannot be loaded or exported is skipped with one line naming it
+    (exit 1 if any)."""
+    chosen = [(flag, path) for flag, path in (("--officebench", officebench), ("--hf", hf), ("--sft", sft)) if path]
+    if len(chosen) != 1:
+        _fail("choose one export target: --officebench DIR, --hf DIR or --sft DIR")
+    _check_dataset(dataset_dir)
+    flag, out = chosen[0]
+    _new_folder(flag, out)
+    if hf is not None:
+        from orchestrator.hf_export import export_hf
+
+        summary = export_hf(dataset_dir, hf)
+        for line in summary.skipped:
+            typer.echo(f"skipped {line}", err=True)
+        typer.echo(f"exported {summary.written} task(s) in {summary.shards} shard(s) to {hf}")
+        raise typer.Exit(1 if summary.skipped else 0)
+    if sft is not None:
+        from harness.context import ContextConfig
+        from harness.sft_export import export_sft
+
+        try:
+            context = ContextConfig(mode=sft_mode, top_k=sft_top_k).validate()
+        except ValueError as exc:
+            _fail(str(exc).replace("--mode", "--sft-mode"))
+        result = export_sft(dataset_dir, sft, context)
+        for line in result.skipped:
+            typer.echo(f"left out {line}", err=True)
+        typer.echo(f"exported {result.written} trajectory(ies) to {sft / 'train.jsonl'}"
+                   + (f" ({len(result.skipped)} task(s) left out)" if result.skipped else ""))
+        return
+    from orchestrator.officebench_export import export_officebench
+
+    summary = export_officebench(dataset_dir, out, lossy=lossy)
+    for line in summary.skipped:
+        typer.echo(f"skipped {line}", err=True)
+    for line in summary.left_out:
+        typer.echo(f"warning: left out {line}", err=True)
+    for line in summary.lossy:
+        typer.echo(f"warning: exported without some criteria {line}", err=True)
+    extra = [f"{len(summary.skipped)} skipped" if summary.skipped else "",
+             f"{len(summary.left_out)} left out" if summary.left_out else "",
+             f"{len(summary.lossy)} without some criteria" if summary.lossy else ""]
+    note = ", ".join(e for e in extra if e)
+    typer.echo(f"exported {summary.written} task(s) to {out / 'tasks'}" + (f" ({note})" if note else ""))
+    raise typer.Exit(1 if summary.skipped else 0)
+
+
+@app.command("regenerate")
+def regenerate_command(
+    seeds: Path = typer.Option(..., "--seeds", help="OfficeBench seed tasks: a checkout, its tasks/ folder, or one task folder"),
+    out: Path = typer.Option(..., "--out", "-o", help="Dataset folder to create (must be empty unless --resume)"),
+    backend: str = typer.Option("offline", "--backend", help="offline (procedural, no key) or llm"),
+    seed: int = typer.Option(0, "--seed", help="Seed: the same seeds and seed give the same dataset, byte for byte"),
+    shape: str = typer.Option("paper", "--shape", help="paper (about 28 short sessions of about 11 utterances, "
+                              "as HomerAgents+ has them) or neo (5 sessions of about 70)"),
+    preset: Optional[str] = typer.Option(None, "--preset", help="challenge: 30 days of about 250 utterances (over "
+                                         "100K tokens per task) instead of the shape's"),
+    days: Optional[int] = typer.Option(None, "--days", help="Days (sessions) of dialogue per task (default: the shape's)"),
+    utterances: Optional[int] = typer.Option(None, "--utterances", help="Utterances per day, about (default: the shape's)"),
+    workers: int = typer.Option(1, "--workers", "-w", help="Worker processes"),
+    resume: bool = typer.Option(False, "--resume", help="Continue an interrupted run in --out"),
+    executor: ExecutorOption = "local",
+    ray_address: RayAddressOption = None,
+    quiet: QuietOption = False,
+    json_progress: JsonProgressOption = False,
+    model: Optional[str] = typer.Option(None, "--model", help="llm: model name"),
+    base_url: Optional[str] = typer.Option(None, "--base-url", help="llm: OpenAI-compatible base URL"),
+    llm_config: Optional[Path] = typer.Option(None, "--llm-config", help="llm: JSON or TOML settings file"),
+    llm_set: LLMSetOption = [],
+    cache: Optional[Path] = typer.Option(None, "--cache", help="llm: response cache file"),
+    no_cache: bool = typer.Option(False, "--no-cache", help="llm: do not cache responses"),
+    gates: str = typer.Option("default", "--gates", help="Extra gates: solvability, leakage, judges (comma list), "
+                              "'all', or 'default'"),
+    task_timeout: float = typer.Option(limits.TASK_SECONDS, "--task-timeout", help="Seconds one task may take "
+                                       "(0: no limit); a task over it is recorded as 'error: timeout'"),
+    task_memory: int = typer.Option(limits.TASK_MEMORY_BYTES // limits.MiB, "--task-memory", help="MiB of memory one "
+                                    "task may add to its worker (0: no limit); over it: 'error: memory'"),
+    repair: bool = typer.Option(False, "--repair", help="Fix seeds whose lint errors all have an unambiguous repair "
+                                "(a typo'd file name, a doc_type against the extension) instead of dropping them; "
+                                "every repair is recorded in the task's provenance"),
+) -> None:
+    """Regenerate a Plus split from OfficeBench seed tasks: one task per seed subtask, with an intent
+    and a multi-day dialogue carrying the instruction's specifics; evaluation, testbed and reference
+    files are kept. Exit 0 when a task was written and every seed loaded, 1 otherwise (the rest is
+    still written), 2 for bad input."""
+    budget = _budget(task_timeout, task_memory)
+    llm = _llm_options(backend, model, base_url, llm_config, cache, no_cache, llm_set)  # the endpoint first
+
+    from backends.ray_executor import RayUnavailable
+    from backends.workers import Interrupted
+    from orchestrator.build import BuildError
+    from orchestrator.endpoint_guard import EndpointDown
+    from orchestrator.plus import regenerate_split
+    from orchestrator.progress import Reporter, mode_for
+    if not seeds.exists():
+        _fail(f"--seeds {seeds}: does not exist")
+    from orchestrator.plus import SHAPES
+
+    if shape not in SHAPES:
+        _fail(f"--shape {shape!r}: must be one of {', '.join(SHAPES)}")
+    if preset is not None:
+        days, utterances = _preset(preset, days, utterances)
+    if days is not None and days < 1:
+        _fail(f"--days must be at least 1 (got {days})")
+    if utterances is not None and utterances < 4:
+        _fail(f"--utterances must be at least 4 (got {utterances})")
+    started = time.perf_counter()
+    try:
+        with Reporter("regenerate", None, mode_for(quiet, json_progress)) as progress:
+            summary = regenerate_split(seeds, out, seed=seed, days=days, utterances_per_day=utterances, shape=shape,
+                                       workers=workers, resume=resume, gates=_parse_gates(gates), budget=budget,
+                                       repair_seeds=repair, on_pause=_paused, on_outcome=progress.outcome,
+                                       **_executor(executor, ray_address),
+                                       on_progress=progress.counted, **llm)
+    except (BuildError, RayUnavailable) as exc:
+        _fail(str(exc))
+    except EndpointDown as exc:
+        _fail(str(exc), code=1)
+    except Interrupted as exc:
+        _interrupted(exc, "seeds")
+    for warning in summary.warnings:
+        typer.echo(f"warning: {warning['file']}: {warning['field']}: {warning['message']}")
+    for problem in summary.skipped:
+        typer.echo(f"skipped: {problem['file']}: {problem['field']}: {problem['message']}")
+    for item in summary.dropped:
+        typer.echo(f"dropped: {item['seed']} ({item['id']}): {item['reason']}")
+    for item in summary.errors:
+        typer.echo(f"not done (the endpoint failed; --resume runs it again): {item['seed']} ({item['id']}): "
+                   f"{item['reason']}")
+    elapsed = time.perf_counter() - started
+    drops = ", ".join(f"{k}: {v}" for k, v in sorted(summary.drops.items())) or "none"
+    typer.echo(f"regenerated {summary.written} task(s) in {out} from {summary.loaded} seed(s) in {elapsed:.1f} s "
+               f"(skipped seeds: {len(summary.skipped_files)}; dropped: {drops})")
+    if summary.skipped_files or not summary.written:
+        if not summary.written:
+            typer.echo("error: no task was written", err=True)
+        raise typer.Exit(1)

@@ -1,0 +1,257 @@
+"""``homer eval|probe|report|compare``: running agents on datasets and reading the results."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+import typer.core
+
+from office_env import limits
+from orchestrator.cli.common import (ExecutorOption, JsonProgressOption, LLMSetOption, QuietOption, RayAddressOption,
+                                     _budget, _check_dataset, _executor, _fail, _interrupted, _llm_settings,
+                                     _new_folder, _overrides, _preflight, _refuse_filled, _remove_if_empty, app)
+
+
+@app.command("eval")
+def eval_command(
+    dataset_dir: Path = typer.Argument(..., help="A dataset folder written by homer build or homer regenerate"),
+    agent: str = typer.Option(..., "--agent", help="llm (a model through an OpenAI-compatible endpoint), "
+                              "oracle (replays the reference plan) or none (does nothing)"),
+    mode: str = typer.Option(..., "--mode", help="long-context (the whole chat in the prompt) or rag (retrieval over it)"),
+    out: Path = typer.Option(..., "--out", "-o", help="Run folder to write (empty, or an earlier run to replace)"),
+    storage: str = typer.Option("raw", "--storage", help="rag: raw (the chat itself) or summary (summaries of it)"),
+    granularity: str = typer.Option("session", "--granularity", help="rag: session or utterance (raw); session or chunk (summary)"),
+    top_k: int = typer.Option(5, "--top-k", help="rag: units retrieved per task"),
+    chunk_sessions: int = typer.Option(2, "--chunk-sessions", help="rag summary/chunk: days per chunk"),
+    embeddings: Optional[str] = typer.Option(None, "--embeddings", help="rag: rank by this embedding model on the endpoint (default: BM25)"),
+    trials: int = typer.Option(1, "--trials", help="Runs per task (pass^k over them)"),
+    workers: int = typer.Option(1, "--workers", "-w", help="Worker processes"),
+    step_cap: int = typer.Option(30, "--step-cap", help="Tool calls allowed per run"),
+    horizons: Optional[str] = typer.Option(None, "--horizons", help="A sweep: evaluate the tasks with their history "
+                                           "stretched to each of these day counts (e.g. 5,10,20,40) and fit how "
+                                           "success falls with the horizon"),
+    max_context_tokens: Optional[int] = typer.Option(None, "--max-context-tokens", help="The model's context: a task "
+                                                     "whose history context is longer is an error run ('error: "
+                                                     "context'), not sent and not scored"),
+    model: Optional[str] = typer.Option(None, "--model", help="llm: model name (default from --llm-config or gpt-4o-mini)"),
+    base_url: Optional[str] = typer.Option(None, "--base-url", help="llm: OpenAI-compatible base URL (default: OPENAI_BASE_URL)"),
+    llm_config: Optional[Path] = typer.Option(None, "--llm-config", help="llm: JSON or TOML settings file"),
+    llm_set: LLMSetOption = [],
+    resume: bool = typer.Option(False, "--resume", help="Continue an interrupted run in --out (finished tasks are kept)"),
+    executor: ExecutorOption = "local",
+    ray_address: RayAddressOption = None,
+    quiet: QuietOption = False,
+    json_progress: JsonProgressOption = False,
+    max_errors: int = typer.Option(0, "--max-errors", help="Runs that may end with an error (endpoint down, history "
+                                   "too long for the model) before the command exits 1; they never count as fails"),
+    semantics: str = typer.Option("homer", "--semantics", help="How criteria are scored: homer, or officebench "
+                                  "(OfficeBench's own verdicts, to compare with published numbers)"),
+    task_timeout: float = typer.Option(limits.TASK_SECONDS, "--task-timeout", help="Seconds one task may take "
+                                       "(0: no limit); a task over it is recorded as 'error: timeout'"),
+    task_memory: int = typer.Option(limits.TASK_MEMORY_BYTES // limits.MiB, "--task-memory", help="MiB of memory one "
+                                    "task may add to its worker (0: no limit); over it: 'error: memory'"),
+) -> None:
+    """Evaluate an agent on a dataset (long-context or RAG history); write results.jsonl, report.md
+    and run.json into --out and print the report's table. Exit 0 when the run completed (whatever the
+    pass rate) with at most --max-errors runs ended by an error, 1 with more, 2 for bad options."""
+    from backends.ray_executor import RayUnavailable
+    from backends.workers import Interrupted
+    from harness.context import ContextConfig
+    from harness.report import table
+    from harness.runner import EvalConfig, EvalError, evaluate
+    from orchestrator.progress import Reporter, mode_for
+
+    budget = _budget(task_timeout, task_memory)
+    if max_errors < 0:
+        _fail(f"--max-errors {max_errors}: must be 0 or more")
+    _check_dataset(dataset_dir)
+    if llm_config is not None and not llm_config.is_file():
+        _fail(f"--llm-config {llm_config}: no such file")
+    context = ContextConfig(mode=mode, storage=storage, granularity=granularity, top_k=top_k,
+                            chunk_sessions=chunk_sessions, embeddings=embeddings)
+    config = EvalConfig(agent=agent, context=context, trials=trials, step_cap=step_cap, workers=workers, model=model,
+                        base_url=base_url, llm_config=str(llm_config) if llm_config else None, semantics=semantics,
+                        llm_overrides=_overrides(llm_set), max_context_tokens=max_context_tokens)
+    try:
+        config.validate()
+        if config.needs_client():
+            from harness.runner import llm_settings
+
+            _preflight(llm_settings(config))
+        if horizons is not None:
+            _horizon_sweep(dataset_dir, out, config, horizons)
+            return
+        with Reporter("eval", None, mode_for(quiet, json_progress), kept_word="scored") as progress:
+            summary = evaluate(dataset_dir, out, config, resume=resume, budget=budget, on_outcome=progress.outcome,
+                               **_executor(executor, ray_address),
+                               on_progress=progress.counted)
+    except (EvalError, RayUnavailable) as exc:
+        _fail(str(exc).replace("\n", " "))
+    except Interrupted as exc:
+        _interrupted(exc)
+    for item in summary.skipped:
+        typer.echo(f"skipped {item['id']}: {item['error']}", err=True)
+    typer.echo(table(summary.metrics, rag=mode == "rag"))
+    overall = summary.overall
+    errors = f", {overall['errors']} run(s) ended with an error" if overall["errors"] else ""
+    typer.echo(f"evaluated {overall['tasks']} task(s) x {trials} trial(s) with the {agent} agent "
+               f"({context.label()}) in {summary.elapsed:.1f} s; skipped {len(summary.skipped)}{errors}; "
+               f"report: {out / 'report.md'}")
+    ended = [e["error"] for e in summary.errors] + [s["error"] for s in summary.skipped
+                                                     if str(s["error"]).startswith("error:")]
+    if len(ended) > max_errors:
+        kinds = Counter(str(e).split(":", 1)[0] if not str(e).startswith("error: ")
+                        else str(e).split(":", 2)[1].strip() for e in ended)
+        detail = ", ".join(f"{n} {k}" for k, n in kinds.most_common())
+        typer.echo(f"error: {len(ended)} run(s) ended with an error ({detail}), more than --max-errors "
+                   f"{max_errors}; pass rates leave them out; rerun with --resume after fixing the endpoint", err=True)
+        raise typer.Exit(1)
+
+
+def _horizon_sweep(dataset_dir: Path, out: Path, config: Any, horizons: str) -> None:
+    from orchestrator.horizon_sweep import SweepError, fit_line, parse_horizons, run_sweep
+
+    _new_folder("--out", out)
+    try:
+        days = parse_horizons(horizons)
+        result = run_sweep(dataset_dir, out, config, days)
+    except SweepError as exc:
+        _remove_if_empty(out)
+        _fail(str(exc))
+    for point in result.get("points", []):
+        typer.echo(f"{point['days']:>4} days: pass rate {100 * point['pass_rate']:.1f} % "
+                   f"({point.get('context_tokens') or 0:,.0f} context tokens)")
+    typer.echo(f"fit over {result.get('tasks', 0)} task(s): {fit_line(result)}; report: {out / 'horizon-report.md'}")
+
+
+@app.command("probe")
+def probe_command(
+    dataset_dir: Path = typer.Argument(..., help="A dataset folder"),
+    agent: str = typer.Option(..., "--agent", help="llm (a model), oracle (the answer key) or none (always the first "
+                              "option: chance)"),
+    out: Path = typer.Option(..., "--out", "-o", help="Run folder to write (absent or empty)"),
+    mode: str = typer.Option("long-context", "--mode", help="The history given with each question: long-context or "
+                             "rag (BM25 retrieval for the question)"),
+    top_k: int = typer.Option(5, "--top-k", help="rag: sessions retrieved"),
+    eval_run: Optional[Path] = typer.Option(None, "--eval", help="An eval run on the same dataset: split its failed "
+                                            "tasks into 'did not remember' and 'remembered but did not act'"),
+    model: Optional[str] = typer.Option(None, "--model", help="llm: model name"),
+    base_url: Optional[str] = typer.Option(None, "--base-url", help="llm: OpenAI-compatible base URL"),
+    llm_config: Optional[Path] = typer.Option(None, "--llm-config", help="llm: JSON or TOML settings file"),
+    llm_set: LLMSetOption = [],
+) -> None:
+    """Memory probes: per task, multiple-choice questions built by rules from its memory pieces
+    (the final value, which value is current, what was corrected, near-misses, a day relative to
+    another), asked closed-book and with the history; accuracy per memory dynamic."""
+    from harness.context import ContextConfig
+    from harness.probe_run import AGENTS, ProbeConfig, run_probes
+
+    _check_dataset(dataset_dir)
+    if agent not in AGENTS:
+        _fail(f"--agent: {agent!r} is not one of {', '.join(AGENTS)}")
+    try:
+        context = ContextConfig(mode=mode, top_k=top_k).validate()
+    except ValueError as exc:
+        _fail(str(exc))
+    _refuse_filled("--out", out)
+    eval_rows = None
+    if eval_run is not None:
+        from harness.scores import RunError, read_run, same_dataset
+
+        try:
+            meta, eval_rows = read_run(eval_run)
+        except RunError as exc:
+            _fail(f"--eval: {exc}")
+        if not same_dataset(meta["dataset"], dataset_dir):
+            _fail(f"--eval {eval_run}: a run on another dataset ({meta['dataset']})")
+    client = None
+    if agent == "llm":
+        from backends.llm import LLMClient
+
+        client = LLMClient(_llm_settings(model, base_url, llm_config, _overrides(llm_set)))
+    _new_folder("--out", out)
+    summary = run_probes(dataset_dir, out, ProbeConfig(agent, context), client, eval_rows)
+    everything = summary["by_dynamic"]["all"]
+
+    def pct(value: Optional[float]) -> str:
+        return "-" if value is None else f"{100 * value:.1f} %"
+
+    typer.echo(f"{summary['questions']} question(s) over {summary['tasks']} task(s): closed-book "
+               f"{pct(everything['closed_book'])}, with the history {pct(everything['with_history'])}; "
+               f"report: {out / 'probe-report.md'}")
+    if "eval_split" in summary:
+        split = summary["eval_split"]
+        typer.echo(f"eval failures: {split['remembered_but_did_not_act']} remembered but did not act, "
+                   f"{split['did_not_remember']} did not remember, {split['not_probed']} without probes")
+
+
+@app.command("report")
+def report_command(
+    run: Path = typer.Argument(..., help="An eval run folder"),
+    probes: Optional[Path] = typer.Option(None, "--probes", help="A homer probe run on the same dataset"),
+    horizons: Optional[Path] = typer.Option(None, "--horizons", help="A homer eval --horizons sweep on the same "
+                                            "dataset"),
+) -> None:
+    """One research report from runs on the same dataset: scores with intervals and ONS, the pass^k
+    curve, pass rate by evidence recall, probe accuracy per dynamic and the failure split, the
+    horizon curve and its fit. Written to RUN/research-report.md and .html (figures inline)."""
+    from harness.research_report import compose
+    from harness.scores import RunError
+    from office_env.workspace import atomic_write
+
+    try:
+        markdown, html = compose(run, probes, horizons)
+    except RunError as exc:
+        _fail(str(exc))
+    atomic_write(run / "research-report.md", markdown.encode("utf-8"))
+    atomic_write(run / "research-report.html", html.encode("utf-8"))
+    typer.echo(markdown)
+    typer.echo(f"report: {run / 'research-report.html'}", err=True)
+
+
+@app.command("compare")
+def compare_command(
+    run_a: Path = typer.Argument(..., help="An eval run folder (A)"),
+    run_b: Path = typer.Argument(..., help="Another run on the same dataset (B)"),
+    resamples: int = typer.Option(1000, "--resamples", help="Bootstrap resamples over tasks"),
+    seed: int = typer.Option(0, "--seed", help="Bootstrap seed"),
+    as_json: bool = typer.Option(False, "--json", help="Print the comparison as JSON"),
+) -> None:
+    """B against A on the tasks both scored: the pass-rate difference with its 95 % bootstrap
+    interval (tasks resampled, paired) and an exact sign test over the tasks where they differ."""
+    from harness.scores import RunError, compare_runs, read_run, same_dataset
+
+    if not 100 <= resamples <= 1_000_000:
+        _fail(f"--resamples: {resamples} is outside 100..1,000,000")
+    try:
+        meta_a, rows_a = read_run(run_a)
+        meta_b, rows_b = read_run(run_b)
+    except RunError as exc:
+        _fail(str(exc))
+    if not same_dataset(meta_a["dataset"], meta_b["dataset"]):
+        _fail(f"{run_b}: a run on another dataset ({meta_b['dataset']}, not {meta_a['dataset']}); compare runs "
+              "on the same tasks")
+    result = compare_runs(rows_a, rows_b, resamples, seed)
+    if as_json:
+        typer.echo(json.dumps(result, indent=1))
+        return
+    if not result["tasks"]:
+        _fail("the two runs share no scored task", 1)
+
+    def pct(value: float) -> str:
+        return f"{100 * value:+.1f}" if value is not None else "-"
+
+    low, high = result["difference_ci"]
+    agent = lambda meta: (meta.get("config") or {}).get("agent", "?")  # noqa: E731
+    typer.echo(f"A: {run_a} ({agent(meta_a)}): {100 * result['pass_rate_a']:.1f} %   "
+               f"B: {run_b} ({agent(meta_b)}): {100 * result['pass_rate_b']:.1f} %   on {result['tasks']} common task(s)")
+    typer.echo(f"B - A: {pct(result['difference'])} points, 95 % CI [{pct(low)}, {pct(high)}] "
+               f"({resamples} paired bootstrap resamples)")
+    typer.echo(f"tasks B did better on: {result['b_better']}, A did better on: {result['a_better']}, same: "
+               f"{result['same']}; sign test p = {result['sign_test_p']:.4g}")
+    if result["only_a"] or result["only_b"]:
+        typer.echo(f"left out: {result['only_a']} task(s) only in A, {result['only_b']} only in B")

@@ -1,0 +1,175 @@
+"""``homer officebench check|lint`` and ``homer score``: OfficeBench folders and scoring a testbed."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+import typer.core
+
+from orchestrator.cli.common import _budget, _fail, app, officebench_app
+
+
+@officebench_app.command("check")
+def officebench_check(path: Path = typer.Argument(..., help="An OfficeBench checkout, its tasks/ folder, or one task folder")) -> None:
+    """Load and validate every subtask; print counts per app count and one line per problem. Exit 1
+    when a subtask cannot be loaded or a criterion needs a reference file that is missing."""
+    from office_env import load_officebench
+
+    if not path.exists():
+        _fail(f"{path}: does not exist")
+    report = load_officebench(path)
+    counts = report.by_app_count()
+    per_apps = ", ".join(f"{n} app{'s' if n > 1 else ''}: {c}" for n, c in counts.items()) or "none"
+    typer.echo(f"loaded {len(report.tasks)} of {report.subtask_files} subtasks from {report.folders} task folders "
+               f"({per_apps})")
+    for warning in report.warnings:
+        typer.echo(f"warning: {warning}")
+    for problem in report.problems:
+        typer.echo(f"problem: {problem}")
+    if report.problems or report.warnings:
+        # a criterion that needs a missing reference file can never pass: as bad as a broken file
+        typer.echo(f"{len(report.problems)} problem(s), {len(report.warnings)} missing reference(s)")
+        raise typer.Exit(1)
+
+
+@officebench_app.command("lint")
+def officebench_lint(
+    path: Path = typer.Argument(..., help="An OfficeBench checkout, its tasks/ folder, or one task folder"),
+    as_json: bool = typer.Option(False, "--json", help="Print the report as JSON (findings with task, file, field, "
+                                 "severity, code, message, repair)"),
+) -> None:
+    """Find seed defects per subtask: criteria that pass untouched, missing references, typo'd or
+    unknown file names, doc_type against the extension, misplaced keys, weak criteria, the
+    instruction and the criteria naming different files. Exit 1 when a finding is an error."""
+    from verifier.seed_lint import lint_seeds
+
+    if not path.exists():
+        _fail(f"{path}: does not exist")
+    report = lint_seeds(path)
+    if as_json:
+        typer.echo(json.dumps(report.to_dict(), indent=2))
+    else:
+        for finding in report.findings:
+            typer.echo(str(finding))
+        counts = ", ".join(f"{code}: {n}" for code, n in report.counts().items()) or "none"
+        typer.echo(f"linted {report.loaded} of {report.subtasks} subtasks: {report.errors} error(s), "
+                   f"{len(report.findings) - report.errors} warning(s) ({counts})")
+    if report.errors:
+        raise typer.Exit(1)
+
+
+def _criteria_from(file: Path) -> tuple[list[Any], Optional[Path], Optional[Path], tuple[int, ...]]:
+    """Criteria, default reference folder and default initial testbed from a subtask JSON
+    (``<task>/subtasks/<i>.json``), a task JSON (``<task>/task.json``) or a bare list.
+
+    The file is read with the JSON limits and never through a symlink; the task's own
+    ``reference/`` and ``testbed/`` are taken only when they are real folders (a symlinked one
+    is an error, not a fallback)."""
+    from office_env.officebench import misplaced_criteria, normalize_criteria
+    from office_env.untrusted import SYMLINK, UntrustedInputError, entry_problem, is_real_dir, load_json, printable
+
+    try:
+        data = load_json(file)
+    except UntrustedInputError as exc:
+        _fail(str(exc))
+    if isinstance(data, dict):
+        if "evaluation" not in data:
+            _fail(f"{printable(file)}: evaluation: missing (expected a subtask or task JSON, or a list of criteria)")
+        criteria = normalize_criteria(data["evaluation"])
+        misplaced = misplaced_criteria(data["evaluation"])
+    else:
+        criteria, misplaced = data, misplaced_criteria(data)
+    folder = Path(os.path.abspath(file)).parent
+    task_dir = folder.parent if folder.name == "subtasks" and is_real_dir(folder) else folder
+    found = []
+    for name in ("reference", "testbed"):
+        path = task_dir / name
+        problem = entry_problem(path, folder=True)
+        if problem == SYMLINK:
+            _fail(f"{printable(path)}: {problem}; refused (give --{'reference' if name == 'reference' else 'initial'} "
+                  "explicitly to use another folder)")
+        found.append(path if is_real_dir(path) else None)
+    return criteria, found[0], found[1], misplaced
+
+
+@app.command("score")
+def score(
+    testbed: Path = typer.Argument(..., help="Testbed folder to score (data/, emails/, calendar/)"),
+    criteria: Path = typer.Option(..., "--criteria", "-c", help="Subtask or task JSON, or a JSON list of criteria"),
+    reference: Optional[Path] = typer.Option(None, "--reference", help="Folder for expected files (default: the task's reference/)"),
+    initial: Optional[Path] = typer.Option(None, "--initial", help="The testbed before the agent acted (default: the task's testbed/)"),
+    as_json: bool = typer.Option(False, "--json", help="Print the report as JSON"),
+    semantics: str = typer.Option("homer", "--semantics", help="homer (its checks) or officebench (OfficeBench's own "
+                                  "verdicts, its substring rules and crashes as failures; see the README)"),
+    task_timeout: float = typer.Option(600.0, "--task-timeout", help="Seconds scoring may take (0: no limit)"),
+    task_memory: int = typer.Option(2048, "--task-memory", help="MiB of memory scoring may use (0: no limit)"),
+) -> None:
+    """Score a testbed with a criteria list; exit 0 only if every criterion passes.
+
+    The testbed, the reference folder and the initial testbed are opened as untrusted trees
+    (office_env.untrusted): one that is a symlink or holds a symlink, special file, hard link to a
+    file outside it, odd name or more than the tree limits is refused (exit 2, one line naming the
+    path), because scoring through a link could read and print any file of the machine. Scoring
+    runs in a worker process within the time and memory budget: a testbed that would take longer
+    or more is reported (exit 2) instead of hanging the command."""
+    from backends.workers import Interrupted, JobFailure, run_jobs
+    from office_env import InvalidCriteria, OfficeError, Workspace
+    from office_env.evaluation.officebench_semantics import scorer
+    from office_env.untrusted import printable, tree_problem
+
+    try:
+        evaluate = scorer(semantics)
+    except ValueError as exc:
+        _fail(str(exc))
+    items, default_reference, default_initial, misplaced = _criteria_from(criteria)
+    extra = {"misplaced": misplaced} if semantics == "officebench" else {}
+    if not testbed.exists() and not testbed.is_symlink():
+        _fail(f"{printable(testbed)}: testbed folder does not exist")
+    reference_dir, initial_dir = reference or default_reference, initial or default_initial
+    for option, folder in (("testbed", testbed), ("--reference", reference_dir), ("--initial", initial_dir)):
+        problem = tree_problem(folder) if folder is not None else None
+        if problem is not None:
+            _fail(f"{option}: {problem}")
+    budget = _budget(task_timeout, task_memory)
+
+    def scored(_: None) -> tuple[str, Any]:
+        try:
+            workspace = Workspace(testbed)
+            return "ok", evaluate(workspace, items, reference_dir, initial_dir=initial_dir, file=printable(criteria),
+                                  **extra)
+        except InvalidCriteria as exc:
+            return "invalid", list(exc.problems)
+        except OfficeError as exc:
+            return "error", str(exc)
+
+    outcome: list[tuple[str, Any]] = []
+
+    def failed(_: int, failure: JobFailure) -> None:
+        outcome.append(("error", f"{printable(criteria)}: scoring {printable(testbed)} failed ({failure.reason})"))
+
+    try:
+        run_jobs(scored, [None], workers=1, budget=budget, on_result=lambda _, result: outcome.append(result),
+                 on_failure=failed)
+    except Interrupted as exc:
+        typer.echo("\ninterrupted: nothing scored", err=True)
+        raise typer.Exit(exc.exit_code)
+    kind, report = outcome[0]
+    if kind == "invalid":
+        for problem in report:
+            typer.echo(f"invalid: {problem}", err=True)
+        raise typer.Exit(2)
+    if kind == "error":
+        _fail(report)
+    if as_json:
+        typer.echo(json.dumps(report.to_dict(), indent=2))
+    else:
+        for result in report.results:
+            mark = "PASS" if result.passed else "FAIL"
+            typer.echo(f"{mark} [{result.index}] {result.function}: {result.reason}")
+        passed = sum(r.passed for r in report.results)
+        typer.echo(f"{passed}/{len(report.results)} criteria passed: task {'PASSED' if report.passed else 'FAILED'}")
+    raise typer.Exit(0 if report.passed else 1)

@@ -1,0 +1,60 @@
+"""``homer fake-llm``: the local OpenAI-compatible endpoint."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import typer
+import typer.core
+
+from orchestrator.cli.common import _fail, app
+
+
+@app.command("fake-llm")
+def fake_llm_command(
+    port: int = typer.Option(8000, "--port", "-p", help="Port to listen on (0 picks a free one)"),
+    host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on"),
+    fault: list[str] = typer.Option([], "--fault", help="Fault for the next chat request, in order (repeatable): "
+                                    "malformed, fenced, truncated, 429, 500, slow, or a broken reply shape (message_string, "
+                                    "choices_empty, choices_object, content_object, tool_calls_object, function_missing, "
+                                    "arguments_object, arguments_deep, usage_strings, body_array, body_deep, body_not_json); "
+                                    "a request header X-Fake-Fault also works"),
+    fail_model: Optional[str] = typer.Option(None, "--fail-model", help="Answer every request for this model with HTTP 500"),
+    retry_after: float = typer.Option(1.0, "--retry-after", help="Seconds in the Retry-After header of a 429"),
+    profile: str = typer.Option("default", "--profile", help="Behave like a kind of server: default, openai, "
+                                "openai-reasoning, vllm, llama-cpp or ollama (refused parameters, tools ignored "
+                                "without tool_choice, context overflow as HTTP 400 or a silent cut, no embeddings)"),
+) -> None:
+    """Serve a local OpenAI-compatible endpoint (chat, embeddings, models) until Ctrl-C; every role
+    prompt of this project is answered the way the offline backend would."""
+    import signal
+    import threading
+
+    from orchestrator.fake_llm import FAULTS, FakeLLMServer, default_responder
+    from orchestrator.fake_llm.profiles import PROFILES
+    from orchestrator.fake_llm.server import serve_forever
+
+    unknown = [f for f in fault if f not in FAULTS]
+    if unknown:
+        _fail(f"--fault {unknown[0]!r}: must be one of {', '.join(FAULTS)}")
+    if profile not in PROFILES:
+        _fail(f"--profile {profile!r}: must be one of {', '.join(PROFILES)}")
+    if not 0 <= port <= 65535:
+        _fail(f"--port {port}: must be from 0 to 65535 (0 picks a free port)")
+    if retry_after < 0:
+        _fail(f"--retry-after {retry_after:g}: must be 0 or more seconds")
+
+    def _interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _interrupt)  # `kill` stops it as cleanly as Ctrl-C
+    try:
+        server = FakeLLMServer(default_responder(), host=host, port=port, retry_after=retry_after,
+                               fail_model=fail_model, profile=profile).start()
+        server.queue_faults(*fault)
+    except (OSError, OverflowError) as exc:
+        _fail(f"--host {host} --port {port}: cannot listen ({exc.strerror or exc})")
+    described = "" if profile == "default" else f" behaving like {profile}"
+    serve_forever(server, ready=lambda s: typer.echo(f"fake OpenAI-compatible endpoint at {s.url}{described} "
+                                                     "(Ctrl-C to stop)"))
