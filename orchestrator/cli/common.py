@@ -55,6 +55,14 @@ RayAddressOption = Annotated[Optional[str], typer.Option("--ray-address", help="
                                                          "ray://HOST:10001); every node needs homeragents and --out's folder")]
 
 
+ModelOption = Annotated[Optional[str], typer.Option("--model", help="llm: model name (default from --llm-config or "
+                                                                     "gpt-4o-mini)")]
+BaseUrlOption = Annotated[Optional[str], typer.Option("--base-url", help="llm: OpenAI-compatible base URL (default: "
+                                                                         "OPENAI_BASE_URL)")]
+LLMConfigOption = Annotated[Optional[Path], typer.Option("--llm-config", help="llm: JSON or TOML settings file")]
+CacheOption = Annotated[Optional[Path], typer.Option("--cache", help="llm: response cache file (default: in the user "
+                                                                     "cache folder)")]
+NoCacheOption = Annotated[bool, typer.Option("--no-cache", help="llm: do not cache responses")]
 QuietOption = Annotated[bool, typer.Option("--quiet", "-q", help="No progress (the result lines are still printed)")]
 
 

@@ -12,7 +12,8 @@ import typer
 import typer.core
 
 from office_env import limits
-from orchestrator.cli.common import (ExecutorOption, JsonProgressOption, LLMSetOption, QuietOption, RayAddressOption,
+from orchestrator.cli.common import (BaseUrlOption, CacheOption, ExecutorOption, JsonProgressOption, LLMConfigOption,
+                                     LLMSetOption, ModelOption, NoCacheOption, QuietOption, RayAddressOption,
                                      _budget, _check_dataset, _executor, _fail, _gameability, _interrupted,
                                      _llm_options, _new_folder, _parse_apps, _parse_gates, _paused, _preset,
                                      _strict_error, app)
@@ -37,12 +38,12 @@ def build_command(
     quiet: QuietOption = False,
     json_progress: JsonProgressOption = False,
     backend: str = typer.Option("offline", "--backend", help="offline (procedural, no key) or llm"),
-    model: Optional[str] = typer.Option(None, "--model", help="llm: model name (default from --llm-config or gpt-4o-mini)"),
-    base_url: Optional[str] = typer.Option(None, "--base-url", help="llm: OpenAI-compatible base URL (default: OPENAI_BASE_URL)"),
-    llm_config: Optional[Path] = typer.Option(None, "--llm-config", help="llm: JSON or TOML settings file"),
+    model: ModelOption = None,
+    base_url: BaseUrlOption = None,
+    llm_config: LLMConfigOption = None,
     llm_set: LLMSetOption = [],
-    cache: Optional[Path] = typer.Option(None, "--cache", help="llm: response cache file (default: in the user cache folder)"),
-    no_cache: bool = typer.Option(False, "--no-cache", help="llm: do not cache responses"),
+    cache: CacheOption = None,
+    no_cache: NoCacheOption = False,
     gates: str = typer.Option("default", "--gates", help="Extra gates: solvability, leakage, judges (comma list), "
                               "'all', or 'default' (only the built-in gates)"),
     strict: bool = typer.Option(False, "--strict", help="Exit 1 when the dataset misses the gameability threshold "
@@ -289,12 +290,12 @@ def regenerate_command(
     ray_address: RayAddressOption = None,
     quiet: QuietOption = False,
     json_progress: JsonProgressOption = False,
-    model: Optional[str] = typer.Option(None, "--model", help="llm: model name"),
-    base_url: Optional[str] = typer.Option(None, "--base-url", help="llm: OpenAI-compatible base URL"),
-    llm_config: Optional[Path] = typer.Option(None, "--llm-config", help="llm: JSON or TOML settings file"),
+    model: ModelOption = None,
+    base_url: BaseUrlOption = None,
+    llm_config: LLMConfigOption = None,
     llm_set: LLMSetOption = [],
-    cache: Optional[Path] = typer.Option(None, "--cache", help="llm: response cache file"),
-    no_cache: bool = typer.Option(False, "--no-cache", help="llm: do not cache responses"),
+    cache: CacheOption = None,
+    no_cache: NoCacheOption = False,
     gates: str = typer.Option("default", "--gates", help="Extra gates: solvability, leakage, judges (comma list), "
                               "'all', or 'default'"),
     task_timeout: float = typer.Option(limits.TASK_SECONDS, "--task-timeout", help="Seconds one task may take "

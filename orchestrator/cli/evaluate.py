@@ -11,9 +11,10 @@ import typer
 import typer.core
 
 from office_env import limits
-from orchestrator.cli.common import (ExecutorOption, JsonProgressOption, LLMSetOption, QuietOption, RayAddressOption,
-                                     _budget, _check_dataset, _executor, _fail, _interrupted, _llm_settings,
-                                     _new_folder, _overrides, _preflight, _refuse_filled, _remove_if_empty, app)
+from orchestrator.cli.common import (BaseUrlOption, ExecutorOption, JsonProgressOption, LLMConfigOption,
+                                     LLMSetOption, ModelOption, QuietOption, RayAddressOption, _budget,
+                                     _check_dataset, _executor, _fail, _interrupted, _llm_settings, _new_folder,
+                                     _overrides, _preflight, _refuse_filled, _remove_if_empty, app)
 
 
 @app.command("eval")
@@ -37,9 +38,9 @@ def eval_command(
     max_context_tokens: Optional[int] = typer.Option(None, "--max-context-tokens", help="The model's context: a task "
                                                      "whose history context is longer is an error run ('error: "
                                                      "context'), not sent and not scored"),
-    model: Optional[str] = typer.Option(None, "--model", help="llm: model name (default from --llm-config or gpt-4o-mini)"),
-    base_url: Optional[str] = typer.Option(None, "--base-url", help="llm: OpenAI-compatible base URL (default: OPENAI_BASE_URL)"),
-    llm_config: Optional[Path] = typer.Option(None, "--llm-config", help="llm: JSON or TOML settings file"),
+    model: ModelOption = None,
+    base_url: BaseUrlOption = None,
+    llm_config: LLMConfigOption = None,
     llm_set: LLMSetOption = [],
     resume: bool = typer.Option(False, "--resume", help="Continue an interrupted run in --out (finished tasks are kept)"),
     executor: ExecutorOption = "local",
@@ -139,9 +140,9 @@ def probe_command(
     top_k: int = typer.Option(5, "--top-k", help="rag: sessions retrieved"),
     eval_run: Optional[Path] = typer.Option(None, "--eval", help="An eval run on the same dataset: split its failed "
                                             "tasks into 'did not remember' and 'remembered but did not act'"),
-    model: Optional[str] = typer.Option(None, "--model", help="llm: model name"),
-    base_url: Optional[str] = typer.Option(None, "--base-url", help="llm: OpenAI-compatible base URL"),
-    llm_config: Optional[Path] = typer.Option(None, "--llm-config", help="llm: JSON or TOML settings file"),
+    model: ModelOption = None,
+    base_url: BaseUrlOption = None,
+    llm_config: LLMConfigOption = None,
     llm_set: LLMSetOption = [],
 ) -> None:
     """Memory probes: per task, multiple-choice questions built by rules from its memory pieces
