@@ -70,20 +70,21 @@ def is_relative(phrase: str) -> bool:
     return m is not None and any(m.group(g) for g in ("near", "wd1", "wd2", "wd3"))
 
 
+_ISO_VALUE = re.compile(r"\d{4}-\d{2}-\d{2}(?: \d{2}:\d{2})?\Z")
+_DAY_VALUE = re.compile(r"(?:" + "|".join(WEEKDAYS) + r") [a-z]+ \d{1,2}\Z", re.IGNORECASE)
+
+
 def value_time(value: str, said_on: date | None = None) -> When | None:
     """The day or moment a memory value writes: "2025-02-24" (a date), "2025-06-16 12:00" (a
     moment), or, with ``said_on``, "Monday June 16" (the first such day on or after it, whose
-    weekday agrees); None for anything else."""
+    weekday agrees); None for anything else (told apart by shape first: most values are not days)."""
     value = value.strip()
-    try:
-        return datetime.strptime(value, "%Y-%m-%d %H:%M")
-    except ValueError:
-        pass
-    try:
-        return datetime.strptime(value, "%Y-%m-%d").date()
-    except ValueError:
-        pass
-    if said_on is None:
+    if _ISO_VALUE.match(value):
+        try:
+            return datetime.strptime(value, "%Y-%m-%d %H:%M") if " " in value else datetime.strptime(value, "%Y-%m-%d").date()
+        except ValueError:
+            return None
+    if said_on is None or not _DAY_VALUE.match(value):
         return None
     for year in (said_on.year, said_on.year + 1):
         try:

@@ -108,12 +108,18 @@ class ValueHolder:
     def __init__(self, turns: list[MarkedTurn]) -> None:
         self.turns = turns
         self.read: dict[int, set[Any]] = {}
+        self.wanted: dict[tuple[str, Any], Any] = {}
 
     def holds(self, index: int, value: str) -> bool:
         turn = self.turns[index]
         if value.lower() in turn[3]:
             return True
-        wanted = value_time(value, turn[7]) if turn[7] is not None else None
+        if turn[7] is None:
+            return False
+        key = (value, turn[7])
+        if key not in self.wanted:
+            self.wanted[key] = value_time(value, turn[7])
+        wanted = self.wanted[key]
         if wanted is None:
             return False
         if index not in self.read:
