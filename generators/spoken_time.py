@@ -86,13 +86,13 @@ def value_time(value: str, said_on: date | None = None) -> When | None:
             return None
     if said_on is None or not _DAY_VALUE.match(value):
         return None
-    for year in (said_on.year, said_on.year + 1):
+    for year in range(said_on.year, said_on.year + 8):  # a 29 February may be years ahead
         try:
             day = datetime.strptime(f"{value} {year}", "%A %B %d %Y").date()
         except ValueError:
-            return None
+            continue
         if day >= said_on:
-            return day if day.strftime("%A") == value.split()[0] else None
+            return day if day.strftime("%A").lower() == value.split()[0].lower() else None
     return None
 
 

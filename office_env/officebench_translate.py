@@ -105,6 +105,8 @@ def _as_written(value: Any) -> Any:
     text, so "7250.0" would never be found and a check refusing it could never fail)."""
     if isinstance(value, float) and math.isfinite(value) and value == int(value):
         return int(value)
+    if isinstance(value, float) and math.isfinite(value):
+        return value
     if isinstance(value, str):
         try:
             number = float(value)
@@ -137,8 +139,8 @@ def _carry(function: str, args: dict[str, Any], mailboxes: frozenset[str] | None
         args["doc_type"] = _word_type(args["doc_type"])
     if function == "evaluate_diff_contain_text":
         args["doc_type"] = _word_type(args["doc_type"])
-    if "keywords" in args:
-        args["keywords"] = [_as_written(k) for k in args["keywords"]]
+    if "keywords" in args:  # a keyword there is text: a number would crash its matching
+        args["keywords"] = [k if isinstance(k, str) else str(_as_written(k)) for k in map(_as_written, args["keywords"])]
     if function == "evaluate_excel_cell_value":
         args["matches"] = [{**m, "value": _as_written(m["value"])} for m in args["matches"]]
     if function == "evaluate_not_contain" and len(args["keywords"]) > 1:

@@ -75,12 +75,17 @@ def _states(task: LoadedTask, testbed: Path, reference: Path | None, scratch: Pa
 
 def _check_export(task: LoadedTask, criteria: list[dict[str, Any]], folder: Path, now: datetime) -> str | None:
     """Why the exported task, scored by OfficeBench's rules (``--semantics officebench``), does
-    not judge each of the task's states (``_states``) as homer judges the original, or ``None``."""
+    not judge each of the task's states (``_states``) as homer judges the original, or ``None``.
+    A task with neither an oracle plan nor expected files has no solved state: it is left out
+    (nothing would show that its translation can pass)."""
     testbed, reference = folder / "testbed", folder / "reference"
     reference = reference if reference.is_dir() else None
     scratch = Path(tempfile.mkdtemp(prefix="export-check-"))
     try:
-        for name, ws in _states(task, testbed, reference, scratch, now):
+        states = _states(task, testbed, reference, scratch, now)
+        if not any(name == "solved" for name, _ in states):
+            return "it has no solved state (no oracle plan, no expected files) to check its translation on"
+        for name, ws in states:
             original = evaluate_criteria(ws, task.record["evaluation"], reference, initial_dir=testbed).passed
             there = evaluate_officebench(ws, criteria, reference, initial_dir=testbed)
             if there.passed != original:

@@ -20,7 +20,10 @@ TEXT = ("Invoice INV-2025-9585 for 1374.45 is due on 2025-04-07 at 14:00, noon a
 def test_each_form_writes_dates_times_and_amounts_as_people_do():
     assert rewrite(TEXT, "words", 2025) == (
         "Invoice INV-2025-9585 for 1,374.45 is due on Monday 7 April at 2 pm, noon at noon; "
-        "see report_2025-03-18.docx, PO-2809, the year 2024 and 3,809,000 in all.")
+        "see report_2025-03-18.docx, PO-2809, the year 2024 and 3809000 in all.")
+    # a whole number is grouped only when it is said as money: a code or a zip stays as written
+    assert rewrite("PO 10234, zip 94105, 12700 EUR and $25000", "words", 2025) == (
+        "PO 10234, zip 94105, 12,700 EUR and $25,000")
     assert rewrite(TEXT, "numbers", 2025).startswith("Invoice INV-2025-9585 for 1374.45 is due on 07/04/2025 at 2:00 PM")
     assert "April 7, 2025 at 2 p.m." in rewrite(TEXT, "us", 2025)
     assert "7 April 2025" in rewrite("due 2025-04-07", "words", 2024)  # another year than the task's: said

@@ -125,6 +125,10 @@ def test_catalog_has_exactly_the_documented_functions():
         ("It ends 21/10/2024.", "2025-10-21", False),
         ("Version 1/2/3 of the plan", "2003-02-01", False),  # no four- or two-digit year
         ("It ends on 21 October.", "21", False),  # a day of a date is no figure of its own
+        ("Invoice dated December 18th, 2023", "2024-12-18", False),  # another year written: not that day
+        ("Invoice dated 18 Dec. 2023", "2024-12-18", False),
+        ("Of the 45 invoices, 12 may be overdue", "12", True),  # "may" the verb: 12 is a count
+        ("In March 12 invoices were paid", "12", True),
         ("Moved to Thursday at noon.", "12:00", True),
         ("Moved to Thursday at midday.", "12:00", True),
         ("Runs until midnight.", "00:00", True),

@@ -104,6 +104,10 @@ def test_translation_keeps_the_meaning_or_says_what_is_lost():
                             "args": {"doc_type": "xlsx", "file": "data/s.xlsx", "keywords": ["Q3 to Q4", "7250.0"]}}]).criteria == [
         {"function": "evaluate_not_contain", "args": {"doc_type": "xlsx", "file": "data/s.xlsx", "keywords": ["Q3 to Q4"]}},
         {"function": "evaluate_not_contain", "args": {"doc_type": "xlsx", "file": "data/s.xlsx", "keywords": ["7250"]}}]
+    # a keyword there is text (a number would crash its matching)
+    assert to_officebench([{"function": "evaluate_contain", "args": {"doc_type": "txt", "file": "data/a.txt",
+                                                                     "keywords": [7250.0, 12.5, 3]}}]).criteria[0][
+        "args"]["keywords"] == ["7250", "12.5", "3"]
 
 
 def test_refused_answers_and_a_message_s_leave_outs_become_not_contain_checks():

@@ -247,3 +247,19 @@ def test_cell_values_keep_their_case_as_there_unless_the_task_says_otherwise(off
     assert verdicts(office, "evaluate_excel_cell_value", {**args, "ignore_case": True}) == (True, False)
     assert verdicts(office, "evaluate_excel_cell_value",
                     {**args, "matches": [{"row": 2, "col": 2, "value": "approved"}]}) == (True, True)
+
+
+def test_a_stranger_s_mailbox_or_calendar_never_crashes_the_scoring(office):
+    deep = b"From: a@x.com\r\nTo: " + b"(" * 400 + b"\r\nSubject: s\r\n\r\nbody text\r\n"
+    put(office, "emails/alice/1.eml", deep)  # its header parser recurses too deep: the listing fails
+    assert mailbox_verdicts(office, "body text")[1] is False
+    (office.root / "emails/alice/1.eml").unlink()
+    slow = mail([("plain", "budget " * 10, "punycode", None)])  # a decoder quadratic in the text: refused
+    put(office, "emails/alice/2.eml", slow)
+    assert mailbox_verdicts(office, "budget")[1] is False
+    bad = (b"BEGIN:VCALENDAR\r\nVERSION:2.0\r\nBEGIN:VEVENT\r\nSUMMARY:a\r\nDTSTART:20240507T090000\r\n"
+           b"DTSTART:20240507T100000\r\nDTEND:20240507T110000\r\nEND:VEVENT\r\nBEGIN:VEVENT\r\nSUMMARY:b\r\n"
+           b"DTSTART:20240508T090000\r\nDTEND:20240508T100000\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n")
+    put(office, "calendar/erin.ics", bad)  # two DTSTARTs in one event: it crashes there, a failure here
+    report = evaluate_officebench(office, [{"function": "evaluate_calendar_no_overlap", "args": {"username": "erin"}}])
+    assert not report.passed and "crashes" in report.results[0].reason

@@ -66,6 +66,8 @@ def test_values_and_what_a_line_names():
     assert value_time("Monday May 20") is None  # needs the day it is said on
     assert value_time("Monday May 20", WEDNESDAY) == date(2024, 5, 20)
     assert value_time("Tuesday May 20", WEDNESDAY) is None  # the weekday disagrees
+    assert value_time("Tuesday February 29", date(2027, 3, 1)) == date(2028, 2, 29)  # a leap day years ahead
+    assert value_time("monday June 16", date(2025, 6, 1)) == date(2025, 6, 16)
     assert names_value("We'll meet Wednesday next week at 10:00.", "2024-05-22 10:00", WEDNESDAY)
     assert not names_value("We'll meet Wednesday next week at 10:00.", "2024-05-22 10:00", date(2024, 5, 8))
     assert not names_value("We'll meet Wednesday next week at 10:00.", "2024-05-22 10:00", None)

@@ -20,6 +20,7 @@ FORMS = ("words", "numbers", "us")
 
 _ISO_DATE = re.compile(r"(?<![\w./-])(\d{4})-(\d{2})-(\d{2})(?![\w/-]|\.\w)")
 _CLOCK = re.compile(r"(?<![\w.:/-])([01]\d|2[0-3]):([0-5]\d)(?!\w|:\d|\s?[ap]\.?m\b)", re.IGNORECASE)
+_CURRENCY_AFTER = re.compile(r"\s?(?:[A-Z]{3}\b|pounds|dollars|euros)")
 _AMOUNT = re.compile(r"(?<![\w.,/-])(\d{4,})(\.\d+)?(?![\w/-]|[.,]\d)")
 
 
@@ -48,8 +49,13 @@ def _clock_words(hour: int, minute: int, *, dots: bool = False) -> str:
 
 
 def _grouped(match: re.Match[str]) -> str:
+    """An amount with thousands separators: one with cents (1374.45), or a whole number said as
+    money (12700 EUR); a bare whole number may be a code or a year (PO 10234, 2024): left as it is."""
     whole, fraction = match.group(1), match.group(2) or ""
-    if len(whole) < 5 and not fraction:  # a four-digit whole number may be a year: leave it
+    after = match.string[match.end():match.end() + 8]
+    before = match.string[max(0, match.start() - 2):match.start()]
+    money = bool(_CURRENCY_AFTER.match(after)) or any(sign in before for sign in "$£€")
+    if not fraction and not money:
         return match.group(0)
     return f"{int(whole):,}{fraction}"
 

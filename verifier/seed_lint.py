@@ -328,9 +328,9 @@ def apply_repairs(task: SeedTask, findings: list[Finding]) -> tuple[list[dict[st
             continue
         args = evaluation[int(match.group(1))]["args"]
         if args.get(match.group(2)) == finding.repair["from"]:
-            before = len(contradictions(evaluation))
+            before = set(contradictions(evaluation))
             args[match.group(2)] = finding.repair["to"]
-            if len(contradictions(evaluation)) > before:
+            if not set(contradictions(evaluation)) <= before:  # it would make a contradiction of its own
                 args[match.group(2)] = finding.repair["from"]
                 continue
             done.append({**finding.repair, "code": finding.code})

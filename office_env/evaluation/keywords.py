@@ -49,9 +49,13 @@ _TEXT_ISO_DATE_RE = re.compile(r"(?<!\d)(\d{4})-(\d{2})-(\d{2})(?!\d)")
 _WEEKDAY = r"(mon|tue|wed|thu|fri|sat|sun)(?:day|(?<=tue)s(?:day)?|(?<=wed)nesday|(?<=thu)r(?:s(?:day)?)?|(?<=sat)urday)?\.?"
 # a day and a month's name with no year after them; a weekday before them is read too
 _TEXT_DAY_MONTH_NY_RE = re.compile(rf"(?:\b{_WEEKDAY},?\s(?:the\s)?)?(?<![\d.,/])(\d{{1,2}})(?:st|nd|rd|th)?\s(?:of\s)?{_MONTH}"
-                                   r"(?!,?\s\d)")
-_TEXT_MONTH_DAY_NY_RE = re.compile(rf"(?:\b{_WEEKDAY},?\s)?\b{_MONTH}\s(?:the\s)?(\d{{1,2}})(?:st|nd|rd|th)?(?![\d.,:/])"
-                                   r"(?!,?\s\d)")
+                                   r"(?!\.?,?\s\d)")
+_TEXT_MONTH_DAY_NY_RE = re.compile(rf"(?:\b{_WEEKDAY},?\s)?\b{_MONTH}\s(?:the\s)?(\d{{1,2}})"
+                                   r"(?:(?:st|nd|rd|th)(?![a-z])|(?![a-z\d.,:/]))(?!,?\s\d)")
+# a year-less date hides its day from the figures unless its month is also an everyday word and
+# nothing else (a weekday, an ordinal, "of") says it is a date: "12 may be overdue" and "in March
+# 12 invoices" keep their counts
+_SURE_YEARLESS_RE = re.compile(rf"\b{_WEEKDAY}|\d(?:st|nd|rd|th)\b|\bof\s|\b(?!may\b|mar\b|march\b){_MONTH}")
 # a date in numbers: day first or month first, with a four- or two-digit year
 _TEXT_NUMERIC_DATE_RE = re.compile(r"(?<![\d./-])(\d{1,2})([/.-])(\d{1,2})\2(\d{4}|\d{2})(?![\d./-]\d|\d)")
 _TEXT_NOON_RE = re.compile(r"\b(?:12\s)?(noon|midday|midnight)\b")
@@ -282,7 +286,8 @@ def _figures_only(plain: str) -> str:
     for pattern, year in ((_TEXT_ISO_DATE_RE, 1), (_TEXT_DAY_MONTH_RE, 3), (_TEXT_MONTH_DAY_RE, 3),
                           (_TEXT_NUMERIC_DATE_RE, 4)):
         plain = pattern.sub(lambda m, g=year: f" {m.group(g)} ", plain)
-    plain = _TEXT_MONTH_DAY_NY_RE.sub(" ", _TEXT_DAY_MONTH_NY_RE.sub(" ", plain))
+    sure = lambda m: " " if _SURE_YEARLESS_RE.search(m.group(0)) else m.group(0)  # noqa: E731
+    plain = _TEXT_MONTH_DAY_NY_RE.sub(sure, _TEXT_DAY_MONTH_NY_RE.sub(sure, plain))
     return _TEXT_12H_RE.sub(" ", _ANY_CLOCK_RE.sub(" ", plain))
 
 

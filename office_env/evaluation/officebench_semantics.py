@@ -27,6 +27,7 @@ are still read through homer's guarded readers (sizes, zip bombs, paths inside t
 
 from __future__ import annotations
 
+import codecs
 import difflib
 import math
 import os
@@ -104,30 +105,45 @@ def _word_text(ctx: Context, relpath: str, field: str) -> str:
 _LIST_FAILED = "Error: Failed to list emails."
 
 
+# charsets whose decoder takes time quadratic in the text: a stranger's mail is refused, not decoded
+_SLOW_CHARSETS = frozenset({"punycode", "idna"})
+
+
+def _decoded(part: Any) -> str:
+    charset = part.get_content_charset()
+    if charset is not None and codecs.lookup(charset).name in _SLOW_CHARSETS:
+        raise _Crash(f"charset {charset!r} is refused here (its decoder is quadratic)")
+    return part.get_payload(decode=True).decode(charset, errors="replace")
+
+
 def _mail_content(message: Any) -> str:
     """OfficeBench's ``get_email_content``: the direct text/plain and text/html parts (an
     attachment too; a body nested deeper is not read), each decoded with its declared charset."""
     if message.is_multipart():
-        parts = [part.get_payload(decode=True).decode(part.get_content_charset(), errors="replace")
-                 for part in message.iter_parts() if part.get_content_type() in ("text/plain", "text/html")]
-        return "\n".join(parts)
-    return message.get_payload(decode=True).decode(message.get_content_charset(), errors="replace")
+        return "\n".join(_decoded(part) for part in message.iter_parts()
+                         if part.get_content_type() in ("text/plain", "text/html"))
+    return _decoded(message)
 
 
 def _listing(ws: Workspace, name: str) -> str:
     """OfficeBench's ``list_emails`` of a mailbox folder: every ``*.eml`` entry not starting with a
     dot (case-sensitive); one entry it cannot open or decode (a folder named ``x.eml``, a text part
-    without a charset) fails the whole listing, as its catch-all does."""
+    without a charset) fails the whole listing, as its catch-all does (any exception there). A
+    listing past the text limit fails too (bounded work on a stranger's mailbox)."""
     folder = ws.resolve(f"{EMAILS_DIR}/{name}", field="username")
     entries = sorted(e for e in os.listdir(folder) if e.endswith(".eml") and not e.startswith("."))
-    out = []
+    out, chars = [], 0
     try:
         for entry in entries:
             data = read_bytes(folder / entry, f"{EMAILS_DIR}/{name}/{entry}", MAX_MAIL_BYTES)
             message = BytesParser(policy=policy.default).parsebytes(data)
-            out.append(f"Email ID: {entry}\nFrom: {message['From']}\nTo: {message['To']}\n"
-                       f"Subject: {message['Subject']}\nContent: {_mail_content(message)}\n" + "-" * 50 + "\n")
-    except (OfficeError, OSError, TypeError, LookupError, ValueError, AttributeError):
+            text = (f"Email ID: {entry}\nFrom: {message['From']}\nTo: {message['To']}\n"
+                    f"Subject: {message['Subject']}\nContent: {_mail_content(message)}\n" + "-" * 50 + "\n")
+            chars += len(text)
+            if chars > MAX_TEXT_CHARS:
+                return _LIST_FAILED
+            out.append(text)
+    except Exception:  # noqa: BLE001 - its listing catches every exception and says it failed
         return _LIST_FAILED
     return "".join(out) or "No emails found."
 
@@ -272,12 +288,15 @@ def _no_overlap(ctx: Context, args: dict[str, Any]) -> bool:
     components = ics_io.load(path, args["username"]).subcomponents
     if any(c.get("dtstart") is None for c in components):  # it prints every DTSTART first (a VTIMEZONE has none)
         raise _Crash("a calendar component without DTSTART")
-    ordered = [c for c in sorted(components, key=lambda c: _aware(c.get("dtstart").dt)) if c.name == "VEVENT"]
-    for event, following in zip(ordered, ordered[1:]):  # DTEND of every event but the last: a DURATION one may end it
-        if event.get("dtend") is None:
-            raise _Crash("an event without DTEND before the last")
-        if _aware(event.get("dtend").dt) > _aware(following.get("dtstart").dt):
-            return False
+    try:
+        ordered = [c for c in sorted(components, key=lambda c: _aware(c.get("dtstart").dt)) if c.name == "VEVENT"]
+        for event, following in zip(ordered, ordered[1:]):  # DTEND of every event but the last: a DURATION one may end it
+            if event.get("dtend") is None:
+                raise _Crash("an event without DTEND before the last")
+            if _aware(event.get("dtend").dt) > _aware(following.get("dtstart").dt):
+                return False
+    except (AttributeError, TypeError, ValueError) as exc:  # two DTSTARTs, a PERIOD or DURATION value: it crashes
+        raise _Crash(f"a calendar property it cannot read ({type(exc).__name__})") from None
     return True
 
 
