@@ -7,7 +7,8 @@ from datetime import date, timedelta
 from typing import Callable
 
 from generators.other_work.bank import _BANK, _DATA, _FRAGS, _MONTHS, _OUTSIDER_KEYS, _PEOPLE_KEYS, _SOURCE, _WEEKDAYS
-from generators.other_work.story import _add_workdays, _Ctx, _month_add, _NoValue, _ordinal, _slug
+from generators.other_work.story import _add_workdays, _Ctx, _month_add, _NoValue, _slug
+from generators.spoken_time import ordinal
 
 
 class ValueMakers:
@@ -251,7 +252,7 @@ class ValueMakers:
         if not frag.slots:
             return frag.text
         return frag.text.format(wday=_WEEKDAYS[d.weekday()], month=_MONTHS[d.month - 1], day=d.day,
-                                ord=_ordinal(d.day))
+                                ord=ordinal(d.day))
 
     def _rel(self, d: date) -> str:
         t = self.today

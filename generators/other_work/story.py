@@ -33,12 +33,6 @@ def _workdays_between(a: date, b: date) -> int:
     return n
 
 
-def _ordinal(n: int) -> str:
-    if 10 <= n % 100 <= 20:
-        return f"{n}th"
-    return str(n) + {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
-
-
 def _month_add(d: date, n: int) -> tuple[int, int]:
     m = d.month - 1 + n
     return d.year + m // 12, m % 12 + 1

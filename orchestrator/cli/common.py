@@ -63,6 +63,10 @@ LLMConfigOption = Annotated[Optional[Path], typer.Option("--llm-config", help="l
 CacheOption = Annotated[Optional[Path], typer.Option("--cache", help="llm: response cache file (default: in the user "
                                                                      "cache folder)")]
 NoCacheOption = Annotated[bool, typer.Option("--no-cache", help="llm: do not cache responses")]
+TaskTimeoutOption = Annotated[float, typer.Option("--task-timeout", help="Seconds one task may take (0: no limit); a "
+                                                                         "task over it is recorded as 'error: timeout'")]
+TaskMemoryOption = Annotated[int, typer.Option("--task-memory", help="MiB of memory one task may add to its worker (0: "
+                                                                     "no limit); over it: 'error: memory'")]
 QuietOption = Annotated[bool, typer.Option("--quiet", "-q", help="No progress (the result lines are still printed)")]
 
 

@@ -14,9 +14,9 @@ import typer.core
 from office_env import limits
 from orchestrator.cli.common import (BaseUrlOption, CacheOption, ExecutorOption, JsonProgressOption, LLMConfigOption,
                                      LLMSetOption, ModelOption, NoCacheOption, QuietOption, RayAddressOption,
-                                     _budget, _check_dataset, _executor, _fail, _gameability, _interrupted,
-                                     _llm_options, _new_folder, _parse_apps, _parse_gates, _paused, _preset,
-                                     _strict_error, app)
+                                     TaskMemoryOption, TaskTimeoutOption, _budget, _check_dataset, _executor, _fail,
+                                     _gameability, _interrupted, _llm_options, _new_folder, _parse_apps,
+                                     _parse_gates, _paused, _preset, _strict_error, app)
 
 
 @app.command("build")
@@ -48,10 +48,8 @@ def build_command(
                               "'all', or 'default' (only the built-in gates)"),
     strict: bool = typer.Option(False, "--strict", help="Exit 1 when the dataset misses the gameability threshold "
                                 "(everything is still written; the card says so)"),
-    task_timeout: float = typer.Option(limits.TASK_SECONDS, "--task-timeout", help="Seconds one task may take "
-                                       "(0: no limit); a task over it is recorded as 'error: timeout'"),
-    task_memory: int = typer.Option(limits.TASK_MEMORY_BYTES // limits.MiB, "--task-memory", help="MiB of memory one "
-                                    "task may add to its worker (0: no limit); over it: 'error: memory'"),
+    task_timeout: TaskTimeoutOption = limits.TASK_SECONDS,
+    task_memory: TaskMemoryOption = limits.TASK_MEMORY_BYTES // limits.MiB,
 ) -> None:
     """Build a verified Neo dataset: on the offline backend (default; no key, no network) or through
     an OpenAI-compatible endpoint (--backend llm)."""
@@ -298,10 +296,8 @@ def regenerate_command(
     no_cache: NoCacheOption = False,
     gates: str = typer.Option("default", "--gates", help="Extra gates: solvability, leakage, judges (comma list), "
                               "'all', or 'default'"),
-    task_timeout: float = typer.Option(limits.TASK_SECONDS, "--task-timeout", help="Seconds one task may take "
-                                       "(0: no limit); a task over it is recorded as 'error: timeout'"),
-    task_memory: int = typer.Option(limits.TASK_MEMORY_BYTES // limits.MiB, "--task-memory", help="MiB of memory one "
-                                    "task may add to its worker (0: no limit); over it: 'error: memory'"),
+    task_timeout: TaskTimeoutOption = limits.TASK_SECONDS,
+    task_memory: TaskMemoryOption = limits.TASK_MEMORY_BYTES // limits.MiB,
     repair: bool = typer.Option(False, "--repair", help="Fix seeds whose lint errors all have an unambiguous repair "
                                 "(a typo'd file name, a doc_type against the extension) instead of dropping them; "
                                 "every repair is recorded in the task's provenance"),

@@ -12,9 +12,10 @@ import typer.core
 
 from office_env import limits
 from orchestrator.cli.common import (BaseUrlOption, ExecutorOption, JsonProgressOption, LLMConfigOption,
-                                     LLMSetOption, ModelOption, QuietOption, RayAddressOption, _budget,
-                                     _check_dataset, _executor, _fail, _interrupted, _llm_settings, _new_folder,
-                                     _overrides, _preflight, _refuse_filled, _remove_if_empty, app)
+                                     LLMSetOption, ModelOption, QuietOption, RayAddressOption, TaskMemoryOption,
+                                     TaskTimeoutOption, _budget, _check_dataset, _executor, _fail, _interrupted,
+                                     _llm_settings, _new_folder, _overrides, _preflight, _refuse_filled,
+                                     _remove_if_empty, app)
 
 
 @app.command("eval")
@@ -51,10 +52,8 @@ def eval_command(
                                    "too long for the model) before the command exits 1; they never count as fails"),
     semantics: str = typer.Option("homer", "--semantics", help="How criteria are scored: homer, or officebench "
                                   "(OfficeBench's own verdicts, to compare with published numbers)"),
-    task_timeout: float = typer.Option(limits.TASK_SECONDS, "--task-timeout", help="Seconds one task may take "
-                                       "(0: no limit); a task over it is recorded as 'error: timeout'"),
-    task_memory: int = typer.Option(limits.TASK_MEMORY_BYTES // limits.MiB, "--task-memory", help="MiB of memory one "
-                                    "task may add to its worker (0: no limit); over it: 'error: memory'"),
+    task_timeout: TaskTimeoutOption = limits.TASK_SECONDS,
+    task_memory: TaskMemoryOption = limits.TASK_MEMORY_BYTES // limits.MiB,
 ) -> None:
     """Evaluate an agent on a dataset (long-context or RAG history); write results.jsonl, report.md
     and run.json into --out and print the report's table. Exit 0 when the run completed (whatever the
