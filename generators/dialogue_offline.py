@@ -378,7 +378,7 @@ class HistoryWriter:
         if cue not in SENTENCE_CUES:
             said = spoken(event.said, cue)
             ctx["value"] = said
-            text = self._line(move, cue if move == "state" else "any", ctx, said)
+            text = self._line(move, cue if move in ("state", "correct") else "any", ctx, said)
             if said != event.said:  # words, not a name: a sentence that starts with them starts with a capital
                 text = re.sub(rf"(^|[.?!]\s+){re.escape(said)}", lambda m: m.group(1) + said[:1].upper() + said[1:],
                               text)
