@@ -550,8 +550,9 @@ class HistoryWriter:
                 decoy, piece, old, when.date(), self.rng, self._outsiders(), self._decoy_ok, JOB_FIELDS)
             if new is not None and self._free_on(new, when):
                 decoy.details[index] = (piece, new)
-                new = self._decoy_said(new, piece.cue if piece.cue in CUES else "note", when)
-                text = self._line("correct", "any", {**ctx, "value": new}, new)
+                cue = piece.cue if piece.cue in CUES else "note"
+                new = self._decoy_said(new, cue, when)
+                text = self._line("correct", cue, {**ctx, "value": new}, new)  # worded as the task's are
                 return [(text, self._line("after", "any", ctx, question=False))]
         return [(self._line("mention", "any", ctx), self._line("mention_reply", "any", ctx, question=False))]
 
