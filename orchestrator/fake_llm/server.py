@@ -4,7 +4,8 @@ injectable faults.
 ``FakeLLMServer`` serves ``POST /v1/chat/completions``, ``POST /v1/embeddings`` and
 ``GET /v1/models`` from the worker threads of :class:`orchestrator.fake_llm.listener.Listener` (a
 listen backlog of 1,024, one deadline for each request's head and body, HTTP 503 with Retry-After
-when busy, never a reset). Chat answers come from a *responder*: a callable that takes the parsed request body and returns a :class:`Reply`.
+when busy, never a reset). Chat answers come from a *responder*: a callable that takes the parsed
+request body and returns a :class:`Reply`.
 
 Faults, chosen per request by the ``X-Fake-Fault`` header or queued with
 :meth:`FakeLLMServer.queue_faults` (one per chat request, in order). A fault changes the one answer
