@@ -336,7 +336,12 @@ def _edit(server: ReviewServer, request: Request, form: dict[str, str]) -> Respo
     if failures:
         return task_page(server, request, message="edit refused: the task's gates fail with it",
                          problems=failures, status=422, kept=kept)
-    server.store().revise(task_id, field, stored, server.annotator)
+    try:
+        server.store().revise(task_id, field, stored, server.annotator)
+    except sqlite3.OperationalError as exc:
+        if not _busy(exc):
+            raise
+        return task_page(server, request, message=f"edit not saved yet: {BUSY_MESSAGE}", status=503, kept=kept)
     return _back(task_id, "edits")
 
 
@@ -358,7 +363,8 @@ def _guarded(server: ReviewServer, handler: Any) -> Any:
             if hasattr(result, "__await__"):
                 result = await result
         except Refused as exc:
-            result = plain(exc.message, exc.status)
+            result = (JSONResponse({"ok": False, "error": exc.message}, status_code=exc.status)
+                      if _wants_json(request) else plain(exc.message, exc.status))
         except Exception as exc:  # a malformed dataset or annotations file: say so in one line
             if _busy(exc):
                 result = server.error(BUSY_MESSAGE, 503)

@@ -122,7 +122,10 @@ async def read_form(request: Request, secret: str) -> dict[str, str]:
         text = body.decode("utf-8")
     except UnicodeDecodeError:
         raise Refused(400, "the form is not UTF-8") from None
-    return dict(parse_qsl(text, keep_blank_values=True, max_num_fields=64))
+    try:
+        return dict(parse_qsl(text, keep_blank_values=True, max_num_fields=64))
+    except ValueError:
+        raise Refused(400, "the form has too many fields") from None
 
 
 def _may_start(body: bytes, prefix: bytes) -> bool:

@@ -16,7 +16,7 @@ import pytest
 from starlette.testclient import TestClient
 from typer.testing import CliRunner
 
-from conftest import evidence_turn
+from conftest import evidence_turn, plain_turn
 from orchestrator.build import build
 from orchestrator.cli import app
 from orchestrator.review_app import ReviewServer, create_app
@@ -140,6 +140,12 @@ def test_a_locked_database_is_a_503_that_keeps_the_verdict_for_a_retry(dataset: 
         assert page.status_code == 503 and "Traceback" not in page.text
         assert 'value="the dates contradict"' in page.text and 'value="drop"' in page.text  # kept for the retry
         assert client.get("/").status_code == 200  # reading pages go on meanwhile
+        record = json.loads((dataset / "tasks" / task / "task.json").read_text())
+        d, t = plain_turn(record)
+        edit = client.post(f"/task/{task}/edit", data={"secret": server.form_secret, "field": f"turn:{d}:{t}",
+                                                       "text": "Thanks, that works for me."})
+        assert edit.status_code == 503 and "not saved yet" in edit.text
+        assert "Thanks, that works for me." in edit.text[edit.text.index('id="edit-turn"'):]  # kept to send again
     finally:
         other.execute("ROLLBACK")
         other.close()

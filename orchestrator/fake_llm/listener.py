@@ -151,14 +151,18 @@ class Listener:
                 if paused_until and time.monotonic() >= paused_until:
                     selector.register(self.socket, selectors.EVENT_READ, None)
                     paused_until = 0.0
-                for key, events in selector.select(poll_interval):
-                    if key.data is None:
-                        if not self._accept(selector):
-                            selector.unregister(self.socket)  # out of file descriptors: leave them in the backlog
-                            paused_until = time.monotonic() + 0.1
-                    else:
-                        self._service(selector, key.data, events)
-                self._expire(selector)
+                try:
+                    for key, events in selector.select(poll_interval):
+                        if key.data is None:
+                            if not self._accept(selector):
+                                selector.unregister(self.socket)  # out of descriptors: leave them in the backlog
+                                paused_until = time.monotonic() + 0.1
+                        else:
+                            self._service(selector, key.data, events)
+                    self._expire(selector)
+                except Exception as exc:  # a bug here must not stop the server from accepting: kept, not printed
+                    if self.on_error is not None:
+                        self.on_error(exc)
         finally:
             for conn in list(self._conns.values()):
                 self._close(selector, conn)
