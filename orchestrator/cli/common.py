@@ -32,8 +32,22 @@ class _ReviewGroup(typer.core.TyperGroup):
             args = ["serve", *args]
         return super().parse_args(ctx, args)
 
+    def format_usage(self, ctx: Any, formatter: Any) -> None:
+        formatter.write_usage(ctx.command_path, "DATASET [--port P] [--annotator NAME] [OPTIONS] | COMMAND [ARGS]...")
 
-review_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, cls=_ReviewGroup,
+    def format_options(self, ctx: Any, formatter: Any) -> None:
+        """The page's options first: they are given at this level (``homer review DATASET --port 8000``)."""
+        serve = self.commands.get("serve")
+        if serve is not None:
+            options = [p for p in serve.get_params(ctx) if p.param_type_name == "option" and p.name != "help"]
+            records = [r for r in (p.get_help_record(ctx) for p in options) if r is not None]
+            with formatter.section("Options of the review page (homer review DATASET ...)"):
+                formatter.write_dl(records)
+        super().format_options(ctx, formatter)
+
+
+review_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, cls=_ReviewGroup, context_settings={
+                             "help_option_names": ["--help", "-h"]},
                          help="Human review of a dataset: `homer review DATASET` serves the review page; "
                               "report and apply work on its annotations.")
 
