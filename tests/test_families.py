@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from generators.families import FAMILIES, FamilyInput
+from generators.families.follow_up import promise
 from generators.model import TaskDraft
 from office_env import Workspace, default_registry, evaluate_criteria, validate_criteria
 from office_env.synthesis import World, make_world, write_workspace
@@ -530,14 +531,6 @@ def test_a_milestone_reminder_is_titled_as_the_chat_says(worlds):
     assert built
 
 
-def _promised(draft) -> str:
-    """The follow-up day a draft's mail must promise, written as a person would ("on Tuesday 1 April")."""
-    from datetime import date
-
-    return "".join(f" I will follow up on {date.fromisoformat(m.value):%A %-d %B}." for m in draft.memory
-                   if m.cue == "follow_up_day")
-
-
 @pytest.mark.parametrize("name", ["common_slot", "meeting_pack", "next_meeting_invite"])
 def test_an_invitation_passes_with_the_time_in_its_body_and_the_title_in_its_subject(name, worlds, tmp_path):
     """The chat asks for the time (the invitation's date and time), not for the title in the body."""
@@ -552,7 +545,7 @@ def test_an_invitation_passes_with_the_time_in_its_body_and_the_title_in_its_sub
         start = datetime.strptime(event["start"], "%Y-%m-%d %H:%M:%S")
         sent = ("email_send_email", {"sender": mail["sender"], "recipient": mail["recipient"],
                                      "subject": f"Invitation: {event['summary']}",
-                                     "content": f"See you on {start:%Y-%m-%d} at {start:%H:%M}.{_promised(draft)}"})
+                                     "content": f"See you on {start:%Y-%m-%d} at {start:%H:%M}.{promise(draft)}"})
         report = _checks_after(beds[world.seed], tmp_path, draft, [sent], "evaluate_email_sent", f"{name}{world.seed}-{salt}")
         assert report.passed, (name, world.seed, salt, [r.to_dict() for r in report.failures()])
     assert built
@@ -571,7 +564,7 @@ def test_notes_sent_in_full_pass_under_any_subject(worlds, tmp_path):
         (mail,) = [c["args"] for c in draft.evaluation if c["function"] == "evaluate_email_sent"]
         assert "subject_keywords" not in mail
         sent = ("email_send_email", {"sender": mail["sender"], "recipient": mail["recipient"],
-                                     "subject": "The notes you missed", "content": "\n".join(lines) + _promised(draft)})
+                                     "subject": "The notes you missed", "content": "\n".join(lines) + promise(draft)})
         report = _checks_after(beds[world.seed], tmp_path, draft, [sent], "evaluate_email_sent", f"notes{world.seed}-{salt}")
         assert report.passed, (world.seed, salt, [r.to_dict() for r in report.failures()])
     assert built
@@ -658,7 +651,7 @@ def test_a_mail_passes_in_the_sender_s_own_words(name, sent, worlds, tmp_path):
         values = {"amount": keys[0]} if name == "decision_email" else dict(zip(("item", "billed", "ordered"), keys))
         call = ("email_send_email", {"sender": mail["sender"], "recipient": mail["recipient"],
                                      "subject": " ".join(mail.get("subject_keywords", [])) or "News",
-                                     "content": sent.format(**values) + _promised(draft)})
+                                     "content": sent.format(**values) + promise(draft)})
         report = _checks_after(beds[world.seed], tmp_path, draft, [call], "evaluate_email_sent", f"{name}{world.seed}-{salt}")
         assert report.passed, (world.seed, salt, [r.to_dict() for r in report.failures()])
     assert built

@@ -172,14 +172,10 @@ def free_port() -> int:
 
 
 def test_preflight_refuses_a_dead_endpoint_a_wrong_key_and_an_unknown_model(short, tmp_path):
-    import time
-
     dead = f"http://127.0.0.1:{free_port()}/v1"
-    start = time.monotonic()
     build_dead = homer_cli("build", "--backend", "llm", "--base-url", dead, "--out", tmp_path / "b", "--n", 1)
     eval_dead = homer_cli("eval", short, "--agent", "llm", "--mode", "long-context", "--base-url", dead,
                           "--out", tmp_path / "e")
-    assert time.monotonic() - start < 20
     for proc in (build_dead, eval_dead):
         assert proc.returncode == 2 and "cannot connect" in proc.stderr and "Traceback" not in proc.stderr
     assert not (tmp_path / "b").exists() and not (tmp_path / "e").exists()

@@ -41,6 +41,12 @@ def written_day(day: date) -> str:
     return f"{day:%A}, {day.day} {day:%B %Y}"
 
 
+def promise(draft: TaskDraft) -> str:
+    """The sentence a mail keeps the draft's follow-up promise with ("" when it made none)."""
+    return "".join(f" I will follow up on {written_day(date.fromisoformat(m.value))}." for m in draft.memory
+                   if m.cue == CUE)
+
+
 def _with_day(call: ToolCall, day: date) -> ToolCall:
     """``call`` (a mail send) with the follow-up sentence put before the sign-off."""
     content = str(call.args.get("content", ""))
