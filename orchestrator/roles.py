@@ -46,9 +46,11 @@ class GenerationOptions:
 @dataclass(frozen=True)
 class BuildConfig(GenerationOptions):
     app_counts: tuple[int, ...] = (1, 2, 3)
+    app_weights: tuple[int, ...] = ()  # one per app count (--apps-weights); empty: equal shares
 
     def to_dict(self) -> dict[str, Any]:
-        return {"seed": self.seed, "app_counts": list(self.app_counts), **self._shape()}
+        weights = {"app_weights": list(self.app_weights)} if self.app_weights else {}
+        return {"seed": self.seed, "app_counts": list(self.app_counts), **weights, **self._shape()}
 
 
 # History presets: (days, utterances per day). "challenge" stresses extreme horizons: 30 days of

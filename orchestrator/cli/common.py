@@ -153,6 +153,24 @@ def _parse_apps(text: str) -> tuple[int, ...]:
     return counts
 
 
+def _parse_weights(text: str | None, counts: tuple[int, ...]) -> tuple[int, ...]:
+    """``--apps-weights 1=2,2=1,3=1``: one whole weight (1-100) per app count of ``--apps``, in its
+    order; empty (equal shares) when not given."""
+    if text is None:
+        return ()
+    weights: dict[int, int] = {}
+    for part in (p.strip() for p in text.split(",") if p.strip()):
+        count, _, weight = part.partition("=")
+        try:
+            weights[int(count)] = int(weight)
+        except ValueError:
+            _fail(f"--apps-weights: {part!r} must be COUNT=WEIGHT, e.g. 1=2,2=1,3=1")
+    if sorted(weights) != list(counts) or any(not 1 <= w <= 100 for w in weights.values()):
+        _fail(f"--apps-weights: {text!r} must give each app count of --apps ({', '.join(map(str, counts))}) "
+              "one whole weight from 1 to 100, e.g. " + ",".join(f"{c}=1" for c in counts))
+    return tuple(weights[c] for c in counts)
+
+
 def _parse_gates(text: str) -> tuple[str, ...]:
     from verifier.gates import parse_gates
 

@@ -16,7 +16,7 @@ from orchestrator.cli.common import (BaseUrlOption, CacheOption, ExecutorOption,
                                      LLMSetOption, ModelOption, NoCacheOption, QuietOption, RayAddressOption,
                                      TaskMemoryOption, TaskTimeoutOption, _budget, _check_dataset, _executor, _fail,
                                      _gameability, _interrupted, _llm_options, _new_folder, _parse_apps,
-                                     _parse_gates, _paused, _preset, _strict_error, app)
+                                     _parse_gates, _parse_weights, _paused, _preset, _strict_error, app)
 
 
 @app.command("build")
@@ -24,7 +24,11 @@ def build_command(
     out: Path = typer.Option(..., "--out", "-o", help="Dataset folder to create (must be empty unless --resume)"),
     n: int = typer.Option(20, "--n", help="Number of tasks to build"),
     seed: int = typer.Option(0, "--seed", help="Seed: the same seed gives the same dataset, byte for byte"),
-    apps: str = typer.Option("1,2,3", "--apps", help="App counts to draw from, e.g. 1,2,3 or 2"),
+    apps: str = typer.Option("1,2,3", "--apps", help="App counts the tasks use, e.g. 1,2,3 or 2; each gets an "
+                             "equal share of the tasks (within one) unless --apps-weights"),
+    apps_weights: Optional[str] = typer.Option(None, "--apps-weights", help="Shares of the app counts, as "
+                                               "COUNT=WEIGHT per count of --apps, e.g. 1=1,2=2,3=1 (half the tasks "
+                                               "use 2 apps)"),
     preset: str = typer.Option("standard", "--preset", help="History size: standard (5 days of about 72 "
                                "utterances) or challenge (30 days of about 250: over 100K cl100k tokens per task)"),
     days: Optional[int] = typer.Option(None, "--days", help="Days (sessions) of dialogue per task (default: the "
@@ -64,8 +68,9 @@ def build_command(
     from orchestrator.progress import Reporter, mode_for
     from orchestrator.roles import BuildConfig
 
-    config = BuildConfig(seed=seed, app_counts=_parse_apps(apps), days=days, utterances_per_day=utterances,
-                         gates=_parse_gates(gates), **llm)
+    counts = _parse_apps(apps)
+    config = BuildConfig(seed=seed, app_counts=counts, app_weights=_parse_weights(apps_weights, counts), days=days,
+                         utterances_per_day=utterances, gates=_parse_gates(gates), **llm)
     started = time.perf_counter()
     try:
         with Reporter("build", n, mode_for(quiet, json_progress), target="kept") as progress:
