@@ -218,7 +218,7 @@ def export_command(
                                        "JSONL with tool calls and their results"),
     sft_mode: str = typer.Option("long-context", "--sft-mode", help="sft: the history in the prompt "
                                  "(long-context) or retrieved for the query (rag, BM25)"),
-    sft_top_k: int = typer.Option(5, "--sft-top-k", help="sft, rag: sessions retrieved"),
+    sft_top_k: int = typer.Option(2, "--sft-top-k", help="sft, rag: sessions retrieved (of 5 in a standard history)"),
     lossy: bool = typer.Option(False, "--lossy", help="officebench: keep a task whose criteria cannot all be "
                                "carried over, without those criteria (they are listed)"),
 ) -> None:

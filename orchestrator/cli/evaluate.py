@@ -26,8 +26,10 @@ def eval_command(
     mode: str = typer.Option(..., "--mode", help="long-context (the whole chat in the prompt) or rag (retrieval over it)"),
     out: Path = typer.Option(..., "--out", "-o", help="Run folder to write (empty, or an earlier run to replace)"),
     storage: str = typer.Option("raw", "--storage", help="rag: raw (the chat itself) or summary (summaries of it)"),
-    granularity: str = typer.Option("session", "--granularity", help="rag: session or utterance (raw); session or chunk (summary)"),
-    top_k: int = typer.Option(5, "--top-k", help="rag: units retrieved per task"),
+    granularity: Optional[str] = typer.Option(None, "--granularity", help="rag: utterance (default) or session "
+                                              "(raw); session (default) or chunk (summary)"),
+    top_k: Optional[int] = typer.Option(None, "--top-k", help="rag: units retrieved per task (default: 20 "
+                                        "utterances, 2 sessions or 1 chunk)"),
     chunk_sessions: int = typer.Option(2, "--chunk-sessions", help="rag summary/chunk: days per chunk"),
     embeddings: Optional[str] = typer.Option(None, "--embeddings", help="rag: rank by this embedding model on the endpoint (default: BM25)"),
     trials: int = typer.Option(1, "--trials", help="Runs per task (pass^k over them)"),
@@ -60,8 +62,8 @@ def eval_command(
     pass rate) with at most --max-errors runs ended by an error, 1 with more, 2 for bad options."""
     from backends.ray_executor import RayUnavailable
     from backends.workers import Interrupted
-    from harness.context import ContextConfig
-    from harness.report import table
+    from harness.context import ContextConfig, rag_defaults
+    from harness.report import table, whole_history_warning
     from harness.runner import EvalConfig, EvalError, evaluate
     from orchestrator.progress import Reporter, mode_for
 
@@ -71,8 +73,10 @@ def eval_command(
     _check_dataset(dataset_dir)
     if llm_config is not None and not llm_config.is_file():
         _fail(f"--llm-config {llm_config}: no such file")
-    context = ContextConfig(mode=mode, storage=storage, granularity=granularity, top_k=top_k,
-                            chunk_sessions=chunk_sessions, embeddings=embeddings)
+    if mode == "rag":
+        granularity, top_k = rag_defaults(storage, granularity, top_k)
+    context = ContextConfig(mode=mode, storage=storage, granularity=granularity or "session",
+                            top_k=5 if top_k is None else top_k, chunk_sessions=chunk_sessions, embeddings=embeddings)
     config = EvalConfig(agent=agent, context=context, trials=trials, step_cap=step_cap, workers=workers, model=model,
                         base_url=base_url, llm_config=str(llm_config) if llm_config else None, semantics=semantics,
                         llm_overrides=_overrides(llm_set), max_context_tokens=max_context_tokens)
@@ -96,6 +100,9 @@ def eval_command(
     for item in summary.skipped:
         typer.echo(f"skipped {item['id']}: {item['error']}", err=True)
     typer.echo(table(summary.metrics, rag=mode == "rag"))
+    warning = whole_history_warning(summary.metrics, config.to_dict())
+    if warning:
+        typer.echo(f"warning: {warning}", err=True)
     overall = summary.overall
     errors = f", {overall['errors']} run(s) ended with an error" if overall["errors"] else ""
     typer.echo(f"evaluated {overall['tasks']} task(s) x {trials} trial(s) with the {agent} agent "
@@ -136,7 +143,7 @@ def probe_command(
     out: Path = typer.Option(..., "--out", "-o", help="Run folder to write (absent or empty)"),
     mode: str = typer.Option("long-context", "--mode", help="The history given with each question: long-context or "
                              "rag (BM25 retrieval for the question)"),
-    top_k: int = typer.Option(5, "--top-k", help="rag: sessions retrieved"),
+    top_k: int = typer.Option(2, "--top-k", help="rag: sessions retrieved (of 5 in a standard history)"),
     eval_run: Optional[Path] = typer.Option(None, "--eval", help="An eval run on the same dataset: split its failed "
                                             "tasks into 'did not remember' and 'remembered but did not act'"),
     model: ModelOption = None,
