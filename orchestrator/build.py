@@ -543,11 +543,11 @@ def _build_locked(out: Path, n: int, config: BuildConfig, workers: int, resume: 
     cues: dict[int, dict[str, Any]] = {}  # per accepted attempt, its card figures (record_cues)
     work = claim_work_folder()  # worlds and the gates' copies: see backends.scratch
     try:
-        max_attempts = n * 4 + 20
+        strata = Strata(config, n)
+        max_attempts = strata.max_attempts()
         summary = BuildSummary(out)
         breaker = Breaker(endpoint_probe(config) if config.backend == "llm" else None)
         share_budget(config, workers)
-        strata = Strata(config, n)
 
         def accepted_indices(near: bool = True) -> list[int]:
             return strata.keep(unique_accepted(done, near)[0])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import random
 from collections import Counter
 from collections.abc import Sequence
@@ -228,6 +229,14 @@ class Strata:
         below it): an attempt whose app count filled its quota before it is never needed."""
         filled = self.filled(kept)
         return next((i for i in range(limit) if i not in done and self.is_open(i, filled)), limit)
+
+    def max_attempts(self) -> int:
+        """The attempt indices a build may use: each app count with a quota gets 4 attempts per task
+        it needs plus 20 (n * 4 + 20 in all when the shares are equal), its share of the indices."""
+        weights = self.weights or [1] * len(self.counts)
+        total = sum(weights)
+        return max([math.ceil((self.quota[c] * 4 + 20) * total / w)
+                    for c, w in zip(self.counts, weights) if self.quota.get(c)] + [1])
 
     def attempts_needed(self, accepted: list[int]) -> float:
         """About how many more attempts (none dropped) fill every quota: the attempts of the app

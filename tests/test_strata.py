@@ -68,3 +68,10 @@ def test_an_app_count_with_no_quota_is_never_tried():
     (only,) = strata.quota
     other = next(i for i in range(6) if strata.count_of(i) != only)
     assert not strata.is_open(other, strata.filled([]))
+
+
+def test_each_app_count_gets_four_attempts_per_task_plus_twenty():
+    assert Strata(config(), 60).max_attempts() == (20 * 4 + 20) * 3
+    one = Strata(config(), 1)  # one app count has the one task: its 24 attempts are a third of the indices
+    (count,) = one.quota
+    assert sum(1 for i in range(one.max_attempts()) if one.count_of(i) == count) == 24
