@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from generators.model import Session, TaskDraft, Verdict
-from office_env.synthesis import World
+if TYPE_CHECKING:  # names for the annotations only: the command line reads PRESETS without loading them
+    from generators.model import Session, TaskDraft, Verdict
+    from office_env.synthesis import World
 
 
 @dataclass(frozen=True)
