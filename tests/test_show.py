@@ -102,7 +102,7 @@ def test_oracle_agent_needs_oracle_plans(tmp_path):
     stats = homer("stats", plus).stdout
     assert "families: ?" not in stats
     assert "1 days" not in (plus / "README.md").read_text()
-    first = sorted(p.name for p in (plus / "tasks").iterdir())[0]
+    first = min(p.name for p in (plus / "tasks").iterdir())
     shown = homer("show", plus, first).stdout.splitlines()[0]
     # a seed task has no family nor difficulty: neither is printed as "None"
     assert "None" not in shown and shown.startswith(f"{first} (plus, seed task, apps: ") and shown.endswith(")")
