@@ -561,8 +561,7 @@ def _build_locked(out: Path, n: int, config: BuildConfig, workers: int, resume: 
                 log.record(item)
 
             def settled() -> int:
-                """Kept attempts below the first one not yet tried: only those are surely kept (a resumed
-                run may hold later attempts from an interrupted one)."""
+                """Kept attempts below the first open one: only those are surely kept (see first_open)."""
                 kept = accepted_indices()
                 gap = strata.first_open(done, kept, max_attempts)
                 return sum(1 for i in kept if i < gap)
@@ -571,9 +570,7 @@ def _build_locked(out: Path, n: int, config: BuildConfig, workers: int, resume: 
             while settled() < n and next_index < max_attempts:
                 kept = accepted_indices()
                 next_index = strata.first_open(done, kept, max_attempts)  # a skipped attempt is tried when needed
-                tried = len(done)
-                accepted = sum(1 for item in done.values() if item["status"] == "accepted")
-                drop_rate = min(0.75, (tried - accepted) / tried) if tried else EXPECTED_DROP_RATE
+                drop_rate = _drop_rate(done)
                 # the attempts this batch is expected to need; more than that: those past a filled quota are skipped
                 expected = strata.attempts_needed([i for i in kept if i < next_index]) / (1 - drop_rate)
                 batch_size = math.ceil(expected * 1.25) + workers
@@ -612,9 +609,10 @@ def _build_locked(out: Path, n: int, config: BuildConfig, workers: int, resume: 
     return _finalize(out, n, config, done, summary, cues)
 
 
-def first_untried(done: dict[int, dict[str, Any]], limit: int) -> int:
-    """The lowest attempt index without an outcome (``limit`` when all below it have one)."""
-    return next((i for i in range(limit) if i not in done), limit)
+def _drop_rate(done: dict[int, dict[str, Any]]) -> float:
+    """The share of attempts dropped so far (at most 0.75), or the expected one before any ended."""
+    accepted = sum(1 for item in done.values() if item["status"] == "accepted")
+    return min(0.75, (len(done) - accepted) / len(done)) if done else EXPECTED_DROP_RATE
 
 
 def _own_record(folder: Path) -> dict[str, Any] | None:

@@ -23,12 +23,10 @@ def eval_command(
     dataset_dir: Path = typer.Argument(..., help="A dataset folder written by homer build or homer regenerate"),
     agent: str = typer.Option(..., "--agent", help="llm (a model through an OpenAI-compatible endpoint), "
                               "oracle (replays the reference plan) or none (does nothing)"),
-    mode: str = typer.Option("long-context", "--mode", help="long-context (the whole chat in the prompt) or rag "
-                             "(retrieval over it)"),
+    mode: str = typer.Option("long-context", "--mode", help="long-context (the whole chat) or rag (retrieval over it)"),
     out: Path = typer.Option(..., "--out", "-o", help="Run folder to write (empty, or an earlier run to replace)"),
     storage: str = typer.Option("raw", "--storage", help="rag: raw (the chat itself) or summary (summaries of it)"),
-    granularity: Optional[str] = typer.Option(None, "--granularity", help="rag: utterance (default) or session "
-                                              "(raw); session (default) or chunk (summary)"),
+    granularity: Optional[str] = typer.Option(None, "--granularity", help="rag: utterance|session (raw), session|chunk"),
     top_k: Optional[int] = typer.Option(None, "--top-k", help="rag: units retrieved per task (default: 20 "
                                         "utterances, 2 sessions or 1 chunk)"),
     chunk_sessions: int = typer.Option(2, "--chunk-sessions", help="rag summary/chunk: days per chunk"),
@@ -63,7 +61,6 @@ def eval_command(
     pass rate) with at most --max-errors runs ended by an error, 1 with more, 2 for bad options."""
     from backends.ray_executor import RayUnavailable
     from backends.workers import Interrupted
-    from harness.context import ContextConfig, rag_defaults
     from harness.report import table, whole_history_warning
     from harness.runner import EvalConfig, EvalError, evaluate
     from orchestrator.progress import Reporter, mode_for
@@ -74,10 +71,7 @@ def eval_command(
     _check_dataset(dataset_dir)
     if llm_config is not None and not llm_config.is_file():
         _fail(f"--llm-config {llm_config}: no such file")
-    if mode == "rag":
-        granularity, top_k = rag_defaults(storage, granularity, top_k)
-    context = ContextConfig(mode=mode, storage=storage, granularity=granularity or "session",
-                            top_k=5 if top_k is None else top_k, chunk_sessions=chunk_sessions, embeddings=embeddings)
+    context = _context(mode, storage, granularity, top_k, chunk_sessions, embeddings)
     config = EvalConfig(agent=agent, context=context, trials=trials, step_cap=step_cap, workers=workers, model=model,
                         base_url=base_url, llm_config=str(llm_config) if llm_config else None, semantics=semantics,
                         llm_overrides=_overrides(llm_set), max_context_tokens=max_context_tokens)
@@ -101,8 +95,7 @@ def eval_command(
     for item in summary.skipped:
         typer.echo(f"skipped {item['id']}: {item['error']}", err=True)
     typer.echo(table(summary.metrics, rag=mode == "rag"))
-    warning = whole_history_warning(summary.metrics, config.to_dict())
-    if warning:
+    if warning := whole_history_warning(summary.metrics, config.to_dict()):
         typer.echo(f"warning: {warning}", err=True)
     overall = summary.overall
     errors = f", {overall['errors']} run(s) ended with an error" if overall["errors"] else ""
@@ -118,6 +111,18 @@ def eval_command(
         typer.echo(f"error: {len(ended)} run(s) ended with an error ({detail}), more than --max-errors "
                    f"{max_errors}; pass rates leave them out; rerun with --resume after fixing the endpoint", err=True)
         raise typer.Exit(1)
+
+
+def _context(mode: str, storage: str, granularity: Optional[str], top_k: Optional[int], chunk_sessions: int,
+             embeddings: Optional[str]) -> Any:
+    """The history context the options ask for; rag without --granularity / --top-k takes a
+    fraction of the history (harness.context.rag_defaults), never all of it."""
+    from harness.context import ContextConfig, rag_defaults
+
+    if mode == "rag":
+        granularity, top_k = rag_defaults(storage, granularity, top_k)
+    return ContextConfig(mode=mode, storage=storage, granularity=granularity or "session",
+                         top_k=5 if top_k is None else top_k, chunk_sessions=chunk_sessions, embeddings=embeddings)
 
 
 def _horizon_sweep(dataset_dir: Path, out: Path, config: Any, horizons: str, progress_mode: str) -> None:
