@@ -291,7 +291,7 @@ def _run_task(dataset_dir: str, task_id: str, record: dict[str, Any], out_dir: s
             "criteria": [r.to_dict() for r in report.results], "steps": trajectory.step_count,
             "context_tokens": context.tokens, "context_units": list(context.units),
             "evidence_recall": context.evidence_recall, "trajectory": trajectory.to_dict(),
-            "error": trajectory.error,
+            "error": trajectory.error, **({"context_whole": True} if context.whole else {}),
         })
     # the oracle and none agents' own first trial is their reference: not measured twice
     own = rows[0]["passed"] if rows and not rows[0]["error"] and config.agent in ("oracle", "none") else None

@@ -18,12 +18,13 @@ from __future__ import annotations
 import json
 import shutil
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
-from backends.dataset import LoadedTask, iter_tasks
+from backends.dataset import LoadedTask, iter_tasks, ticking
 from office_env import OfficeError, Workspace, default_registry, evaluate_criteria
 from office_env.evaluation.officebench_semantics import evaluate_officebench
 from office_env.evaluation.reference_state import apply_reference
@@ -140,11 +141,12 @@ def _mailboxes(testbed: Path) -> frozenset[str]:
     return frozenset(p.name for p in folder.iterdir() if p.is_dir() and not p.is_symlink()) if folder.is_dir() else frozenset()
 
 
-def export_officebench(dataset_dir: Path, out: Path, *, lossy: bool = False) -> ExportSummary:
+def export_officebench(dataset_dir: Path, out: Path, *, lossy: bool = False,
+                       on_outcome: Callable[[dict[str, Any]], None] | None = None) -> ExportSummary:
     """Export every usable task of ``dataset_dir`` into ``out/tasks``; see the module docstring."""
     summary = ExportSummary()
     counters: dict[int, int] = {}
-    for task in iter_tasks(dataset_dir):
+    for task in ticking(iter_tasks(dataset_dir), on_outcome, lambda: summary.written):
         if task.record is None:
             summary.skipped.append(printable(f"{task.id}: {task.error}"))
             continue
