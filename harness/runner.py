@@ -35,6 +35,7 @@ from backends.scratch import claim_work_folder, release_work_folder
 from backends.workers import Budget, JobFailure, run_jobs
 from harness.agents import (DEFAULT_STEP_CAP, STOP_ERROR, Agent, Episode, LLMAgent, NoneAgent, OracleAgent,
                             Trajectory, plan_of)
+from harness.agent_plugins import AgentLoadError, build_plugin, check_agent_name, is_plugin
 from harness.context import ContextConfig, build_context
 from harness.report import metrics, render_report
 from office_env import Workspace, default_registry, evaluate_criteria, validate_criteria
@@ -73,7 +74,10 @@ class EvalConfig:
 
     def validate(self) -> "EvalConfig":
         if self.agent not in AGENTS:
-            raise EvalError(f"--agent {self.agent!r}: must be one of {', '.join(AGENTS)}")
+            try:
+                check_agent_name(self.agent)  # a user's own agent, as module:Class
+            except AgentLoadError as exc:
+                raise EvalError(str(exc)) from None
         if self.request not in REQUESTS:
             raise EvalError(f"request {self.request!r}: must be one of {', '.join(REQUESTS)}")
         if self.semantics not in SEMANTICS:
@@ -167,6 +171,8 @@ def make_agent(config: EvalConfig, record: dict[str, Any]) -> Agent:
         return OracleAgent(plan_of(record))
     if config.agent == "none":
         return NoneAgent()
+    if is_plugin(config.agent):
+        return build_plugin(config.agent)
     return LLMAgent(_config_client(config))
 
 

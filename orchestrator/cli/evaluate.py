@@ -22,7 +22,8 @@ from orchestrator.cli.common import (DEFAULT_WORKERS, BaseUrlOption, ExecutorOpt
 def eval_command(
     dataset_dir: Path = typer.Argument(..., help="A dataset folder written by homer build or homer regenerate"),
     agent: str = typer.Option(..., "--agent", help="llm (a model through an OpenAI-compatible endpoint), "
-                              "oracle (replays the reference plan) or none (does nothing)"),
+                              "oracle (replays the reference plan), none (does nothing), or your own agent "
+                              "as module:Class (imported from the current folder or PYTHONPATH; see docs/eval.md)"),
     mode: str = typer.Option("long-context", "--mode", help="long-context (the whole chat) or rag (retrieval over it)"),
     out: Path = typer.Option(..., "--out", "-o", help="Run folder to write (empty, or an earlier run to replace)"),
     storage: str = typer.Option("raw", "--storage", help="rag: raw (the chat itself) or summary (summaries of it)"),
