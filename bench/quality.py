@@ -301,12 +301,14 @@ def main() -> None:
                       f"{time.perf_counter() - start:.1f} s")
         else:
             from orchestrator.build import build
-            from orchestrator.roles import BuildConfig
+            from orchestrator.roles import PRESETS, BuildConfig
 
             tmp = Path(tempfile.mkdtemp(prefix="bench-quality-"))
             folder = tmp / "ds"
             start = time.perf_counter()
-            built = build(folder, args.n, BuildConfig(seed=args.seed), workers=args.workers)
+            days, utterances = PRESETS["standard"]  # what `homer build` makes by default
+            built = build(folder, args.n, BuildConfig(seed=args.seed, days=days, utterances_per_day=utterances),
+                          workers=args.workers)
             source = (f"offline build of {built.accepted} tasks (seed {args.seed}) in "
                       f"{time.perf_counter() - start:.1f} s")
         tasks = [t for t in iter_tasks(folder) if t.record is not None]

@@ -18,7 +18,7 @@ from datetime import date, datetime, timedelta
 from generators.model import MemoryPiece, Misreading, TaskDraft, ToolCall
 from generators.spoken_time import value_time
 
-P_FOLLOW_UP = 0.6  # share of mail-sending drafts whose mail must name a follow-up day said in the chat
+P_FOLLOW_UP = 0.75  # share of mail-sending drafts whose mail must name a follow-up day said in the chat
 P_MOVED = 0.35  # share of those whose day is said first as another one and moved later
 CUE = "follow_up_day"
 _SIGN_OFF = re.compile(r"^(best|kind regards|regards|many thanks|thanks|cheers|all the best|warm regards)\b[^\n]*\n?[^\n]{0,60}$",
