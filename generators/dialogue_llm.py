@@ -18,6 +18,7 @@ from generators.dialogue_offline import task_values, timestamps
 from generators.history_plan import DayPlan
 from generators.model import Session, TaskDraft, Turn
 from generators.schemas import DIALOGUE_DAY_SCHEMA
+from office_env.seeding import rng as seeded
 
 
 def turn_times(turns: list[dict[str, Any]], day: date, rng: random.Random) -> list[str]:
@@ -56,7 +57,7 @@ def generate_dialogue_llm(client: Any, draft: TaskDraft, plan: list[DayPlan], *,
                 break  # what is left is the verifier's to report
             note = "\n".join(([feedback] if feedback else []) + [
                 "These lines were already said; write new ones instead:"] + repeats[:20])
-        stamps = turn_times(data["turns"], day.date, random.Random(f"{now.isoformat()}:{day.day}:{feedback}"))
+        stamps = turn_times(data["turns"], day.date, seeded(now.isoformat(), day.day, "stamps", feedback))
         turns = tuple(Turn(t["role"], t["text"], ts, tuple(t.get("evidence", ())), tuple(t.get("superseded", ())),
                            tuple(t.get("distractor", ())), t.get("thread", ""))
                       for t, ts in zip(data["turns"], stamps))

@@ -19,7 +19,6 @@ way (unmarked) are ``generators.decoys``.
 
 from __future__ import annotations
 
-import json
 import random
 import re
 from datetime import date, datetime, time, timedelta
@@ -39,6 +38,7 @@ from generators.thread_bank import (  # noqa: F401 - the bank's names, as the wr
 from office_env import OfficeError, Workspace, mail_store
 from office_env.evaluation.keywords import Keywords
 from office_env.synthesis.check import away_span
+from office_env.seeding import rng as seeded
 
 _START_EARLIEST = 8 * 3600 + 30 * 60  # 08:30:00
 _START_LATEST = 10 * 3600  # 10:00:00
@@ -121,8 +121,7 @@ def plan_dialogue(draft: TaskDraft, *, seed: int, now: datetime, days: int,
     if days < 1:
         raise ValueError(f"days must be at least 1, got {days}")
     _check_memory(draft.memory)
-    rng = random.Random(json.dumps(["homeragents.history/1", seed, feedback, str(now), days,
-                                    [p.to_dict() for p in draft.memory]], ensure_ascii=False, default=str))
+    rng = seeded("homeragents.history/1", seed, feedback, str(now), days, [p.to_dict() for p in draft.memory])
     dates = history_dates(now, days)
     first_day = next((i for i, d in enumerate(dates) if d > arrived), len(dates) - 1) if arrived else 0
     plans, memory = plan_history(list(draft.memory), dates, rng, first_day=first_day)
@@ -599,7 +598,7 @@ class HistoryWriter:
         lo, hi = -(-utterances * 9 // 10), utterances * 11 // 10
         evens = [n for n in range(lo, hi + 1) if n % 2 == 0]
         # a day's length has a stream of its own: what the wording had to avoid does not change it
-        shape = random.Random(f"{self.shape_seed}:{plan.day}")
+        shape = seeded(self.shape_seed, "shape", plan.day)
         pairs = max(2, (shape.choice(evens) if evens else utterances + utterances % 2) // 2)
         by_thread: dict[str, list[Event]] = {}
         for event in plan.events:
@@ -753,10 +752,9 @@ def generate_dialogue(
     if plan is None:
         plan, draft = plan_dialogue(draft, seed=seed, now=now, days=days, feedback=feedback)
     _check_memory(draft.memory)
-    rng = random.Random(json.dumps(
-        ["homeragents.dialogue_offline/2", seed, feedback, str(now), user_first, assistant_name, list(colleagues),
-         company, list(projects), city, list(files), days, utterances_per_day, draft.intent,
-         [p.to_dict() for p in draft.memory]], ensure_ascii=False, default=str))
+    rng = seeded("homeragents.dialogue_offline/2", seed, feedback, str(now), user_first, assistant_name,
+                 list(colleagues), company, list(projects), city, list(files), days, utterances_per_day,
+                 draft.intent, [p.to_dict() for p in draft.memory])
     # weeks of full working days hold more work talk: the small talk would otherwise run out of
     # fresh lines (weeks of quick chats, the Plus shape, keep the usual share)
     share = LONG_HISTORY_WORK_SHARE if days > LONG_HISTORY_DAYS and utterances_per_day > SHORT_SESSION else None

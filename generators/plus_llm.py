@@ -3,7 +3,6 @@ multi-day dialogue (timestamps are assigned in code)."""
 
 from __future__ import annotations
 
-import random
 from datetime import date
 from typing import Any
 
@@ -14,6 +13,7 @@ from generators.model import MemoryPiece, Session, Turn
 from generators.plus_offline import PlusDraft, SeedLike, infer_apps
 from generators.schemas import PLUS_SCHEMA
 from generators.specifics import find_specifics
+from office_env.seeding import rng as seeded
 
 
 def regenerate_llm(client: Any, seed_task: SeedLike, *, days: int = 5, utterances_per_day: int = 70,
@@ -29,7 +29,7 @@ def regenerate_llm(client: Any, seed_task: SeedLike, *, days: int = 5, utterance
     data = client.structured("plus_generator", messages, PLUS_SCHEMA)
     sessions = []
     for day in data["dialogue"]:
-        stamps = turn_times(day["turns"], date.fromisoformat(day["date"]), random.Random(f"{day['date']}:{feedback}"))
+        stamps = turn_times(day["turns"], date.fromisoformat(day["date"]), seeded(day["date"], "stamps", feedback))
         sessions.append(Session(day["day"], day["date"], tuple(
             Turn(t["role"], t["text"], ts, tuple(t.get("evidence", ())), tuple(t.get("superseded", ())),
                  tuple(t.get("distractor", ())), t.get("thread", "")) for t, ts in zip(day["turns"], stamps))))

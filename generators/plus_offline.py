@@ -32,7 +32,6 @@ verifier looks for.
 
 from __future__ import annotations
 
-import json
 import random
 import re
 from dataclasses import dataclass, field, replace
@@ -44,6 +43,7 @@ from generators.history_plan import LONG_HISTORY_DAYS
 from generators.model import Distractor, MemoryPiece, Session, TaskDraft
 from generators.specifics import Specific, contains_specific, find_specifics, locate_specifics
 from generators.typos import fix_typos, word_frequency
+from office_env.seeding import rng as seeded
 
 APP_ORDER = ("word", "excel", "pdf", "email", "calendar")
 MAX_SUBTASKS = 5
@@ -536,8 +536,8 @@ def regenerate(seed_task: SeedLike, *, seed: int, days: int = 5, utterances_per_
     """Rewrite one seed task as intent + memory + subtasks + a ``days``-session dialogue."""
     instruction = seed_task.instruction.strip()
     now = seed_task.now
-    rng = random.Random(json.dumps(["homeragents.plus_offline/1", seed, instruction, seed_task.username,
-                                    now.isoformat(), days, utterances_per_day, feedback], ensure_ascii=False))
+    rng = seeded("homeragents.plus_offline/1", seed, instruction, seed_task.username, now.isoformat(), days,
+                 utterances_per_day, feedback)
     specifics = find_specifics(instruction)
     spans = split_clauses(instruction)
     clauses = [instruction[s:e] for s, e in spans]

@@ -17,11 +17,11 @@ not leak) and with the history; accuracy is reported per dynamic.
 
 from __future__ import annotations
 
-import hashlib
 import random
 from dataclasses import asdict, dataclass
 from datetime import date, datetime, timedelta
 from typing import Any
+from office_env.seeding import rng as seeded
 
 NONE_OF_THESE = "None of these: the history settles on something else"
 LETTERS = "ABCDEF"
@@ -44,7 +44,7 @@ class Probe:
 
 
 def _rng(*parts: str) -> random.Random:
-    return random.Random(hashlib.sha256("\n".join(parts).encode()).hexdigest())
+    return seeded("probes", *parts)
 
 
 def _words(cue: str) -> str:

@@ -21,7 +21,6 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
-import random
 import shutil
 from collections.abc import Callable
 from datetime import date, datetime
@@ -39,6 +38,7 @@ from harness.runner import EvalConfig, evaluate
 from office_env.workspace import atomic_write
 from orchestrator.dataset import stage_task, write_index
 from verifier.dialogue_rules import check_dialogue, mark_problems, marked_turns
+from office_env.seeding import rng as seeded
 
 
 class SweepError(ValueError):
@@ -121,7 +121,7 @@ def stretch_record(record: dict[str, Any], days: int) -> dict[str, Any]:
     problem = ""
     for attempt in range(ATTEMPTS):  # a filler line that happens to echo the history: write the days again
         seed = hashlib.sha256(f"homeragents.horizon/1\n{record['id']}\n{days}\n{attempt}".encode()).hexdigest()
-        writer = HistoryWriter(draft.memory, rng=random.Random(seed), user_first=user_first, banned=lines, **persona)
+        writer = HistoryWriter(draft.memory, rng=seeded(seed, "horizon"), user_first=user_first, banned=lines, **persona)
         stretched = []
         for index, when in enumerate(dates):
             if index in places:

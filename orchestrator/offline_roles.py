@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import random
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -16,6 +15,7 @@ from orchestrator.roles import Job, Plan
 from surfers import explore as surf
 from verifier.dialogue_rules import check_dialogue
 from verifier.trace import office_values
+from office_env.seeding import rng as seeded
 
 _NOTES_CACHE: dict[tuple[str, int, str], dict[str, Any]] = {}
 
@@ -59,7 +59,7 @@ class OfflineRoles:
             missing = [a for a in fam.apps if a not in notes]
             for app in missing:
                 notes = {**notes, app: self.explore(app, job)}
-            rng = random.Random(f"{job.config.seed}:{job.index}:task:{name}")
+            rng = seeded(job.config.seed, job.index, "task", name)
             draft = fam.build(fam.input(rng, notes, world.user.user, world.user.name, colleagues, world.now))
             if draft is not None:
                 return draft

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import random
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
@@ -11,6 +10,7 @@ from typing import Any
 from backends.prompts import render
 from generators.families import FAMILIES
 from orchestrator.roles import TASKS_PER_WORLD, Job, Plan
+from office_env.seeding import rng as seeded
 
 
 def families_for(app_count: int) -> list[str]:
@@ -53,7 +53,7 @@ def _drawn(seed: int, counts: Sequence[int], weights: Sequence[int] | None,
     while len(drawn) < length:
         i = len(drawn)
         taken = {c: (before[c][-1] + (drawn[-1] == c)) if i else 0 for c in counts}
-        order = random.Random(f"{seed}:{i}:plan").sample(range(len(counts)), len(counts))
+        order = seeded(seed, i, "plan").sample(range(len(counts)), len(counts))
         best = max(order, key=lambda k: ((i + 1) * weights[k] - taken[counts[k]] * total, -order.index(k)))
         drawn.append(counts[best])
         for c in counts:
@@ -78,7 +78,7 @@ def _deck(seed: int, app_count: int) -> list[str]:
     attempts of that app count: any run of consecutive attempts (one world's) repeats a family
     only after using every other, and a dataset spreads over all of them."""
     names = families_for(app_count)
-    return random.Random(f"{seed}:{app_count}:families").sample(names, len(names))
+    return seeded(seed, app_count, "families").sample(names, len(names))
 
 
 def world_family(seed: int, index: int, counts: Sequence[int], weights: Sequence[int] | None = None) -> str:

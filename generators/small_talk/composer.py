@@ -19,6 +19,7 @@ from generators.small_talk.tables import (_A_SPACE, _ADDRESS_POOL, _BEFORE_A, _F
                                           _RELEVANT, _SPACE_PUNCT, _TIME_FLAG_CACHE, _TOPIC_RELEVANT, _VOWELS,
                                           _WORDS, WordingsExhausted, _Day, _eligible, _entry_slots, _Lazy, _NoFit,
                                           _too_long, _weighted)
+from office_env.seeding import rng as seeded
 
 _REACT_SHARE = 0.4  # share of later follow-up questions that start with a reaction to the user's answer
 
@@ -42,7 +43,7 @@ class SmallTalk:
         self._address = ""  # ", <user>" as the assistant addresses the user
         seed = rng.getrandbits(64)
         self._seed = seed
-        self._rng = random.Random(seed)
+        self._rng = seeded(seed, "small_talk")
         self.city = city
         climate = CITY_CLIMATE.get(city, _DEFAULT_CLIMATE)
         self._climate, self._hemisphere, self._country, self._dark = climate
@@ -69,7 +70,7 @@ class SmallTalk:
         """Everything produced, in order: ``(when, topic, [(role, text), ...])``."""
         self._colleagues = [c for c in dict.fromkeys(colleagues) if c and c.strip() and avoid(c)]
         self._projects = [p for p in dict.fromkeys(projects) if p and p.strip() and avoid(p)]
-        self._make_persona(random.Random(seed ^ 0x5EED), user_first, assistant, company)
+        self._make_persona(seeded(seed, "persona"), user_first, assistant, company)
 
     # -- persona -----------------------------------------------------------------------------
 
@@ -229,7 +230,7 @@ class SmallTalk:
         found = self._days.get(day)
         if found is not None:
             return found
-        rng = random.Random(self._seed * 1_000_003 + day.toordinal())
+        rng = seeded(self._seed, "small_talk_day", day.isoformat())
         season = self._season(day)
         weights = _CLIMATES[self._climate]["all" if not season else season]
         kind = _weighted(rng, weights)
@@ -287,7 +288,7 @@ class SmallTalk:
             return {}
         plan = self._weekends.get(saturday)
         if plan is None:
-            rng = random.Random(self._seed * 7_368_787 + saturday.toordinal())
+            rng = seeded(self._seed, "weekend", saturday.isoformat())
             ctx = dict(self._persona)
             flags = self._persona_flags | self._slot_bits(ctx)
             self._kid_slots(rng, ctx)

@@ -9,6 +9,7 @@ from datetime import date, datetime, timedelta
 
 from office_env.formats import xlsx_io
 from office_env.synthesis.world import FIRST_NAMES, LAST_NAMES, ROLES, World
+from office_env.seeding import rng as seeded
 
 KINDS: tuple[str, ...] = (
     "salaries", "budget", "budget_old", "inventory", "sales", "sales_previous", "scores", "expenses",
@@ -40,7 +41,7 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9 _.-]+")
 # -- helpers -----------------------------------------------------------------------------------
 
 def _rng(world: World, kind: str) -> random.Random:
-    return random.Random(f"{world.seed}:{kind}")
+    return seeded(world.seed, kind)
 
 
 def _slug(text: str) -> str:

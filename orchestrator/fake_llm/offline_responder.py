@@ -30,13 +30,13 @@ from orchestrator.fake_llm.prompt_roles import ROLE_OPENINGS, UnknownPrompt, inp
 from orchestrator.fake_llm.server import Reply, message_text
 from surfers.offline import EXPLORERS
 from verifier.dialogue_rules import check_dialogue
+from office_env.seeding import rng as seeded
 
 _NOW_RE = re.compile(r"^(\d{4}-\d{2}-\d{2} \d{2}:\d{2})")
 
 
 def _rng(role: str, inputs: dict[str, Any], extra: str = "") -> random.Random:
-    digest = hashlib.sha256(f"{role}\n{json.dumps(inputs, sort_keys=True)}\n{extra}".encode()).hexdigest()
-    return random.Random(digest)
+    return seeded("fake_llm", role, json.dumps(inputs, sort_keys=True), extra)
 
 
 def _now(text: str) -> datetime:
