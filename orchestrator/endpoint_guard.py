@@ -42,7 +42,7 @@ def endpoint_probe(config: Any) -> Callable[[], bool]:
 
         try:
             with LLMClient(settings_for(config)) as client:
-                client.preflight(seconds=10.0)
+                client.preflight(seconds=10.0, wait=0)
         except (PreflightError, ValueError):
             return False
         return True

@@ -81,7 +81,8 @@ def eval_command(
         if config.needs_client():
             from harness.runner import llm_settings
 
-            _preflight(llm_settings(config))
+            routes = (("chat", "tools") if agent == "llm" else ()) + (("embeddings",) if embeddings else ())
+            _preflight(llm_settings(config), routes, embedding_model=embeddings)
         if horizons is not None:
             _horizon_sweep(dataset_dir, out, config, horizons)
             return

@@ -1,0 +1,161 @@
+"""Every network read of the llm client has a total deadline and a size cap, and the endpoint check
+proves each route a run uses: against small real HTTP servers that trickle, flood or refuse, and
+the fake endpoint."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from backends.llm import LLMClient, LLMError, LLMSettings, PreflightError
+from backends.llm.transport import MAX_REPLY_BYTES
+from orchestrator.fake_llm import FakeLLMServer, default_responder
+
+pytestmark = pytest.mark.slow
+
+CHAT = (b'{"id":"x","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":'
+        b'{"role":"assistant","content":"OK"},"finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":1}}')
+
+
+class Hostile:
+    """A real HTTP server that answers every request one way: ``trickle`` (the headers, then one
+    body byte every ``pause`` s), ``slow_headers`` (the status line, then a header byte every
+    ``pause`` s) or ``flood`` (a 600 MB body sent as fast as the client reads)."""
+
+    def __init__(self, how: str, pause: float = 2.0) -> None:
+        self.how, self.pause, self.sent = how, pause, 0
+        self.stopping = threading.Event()
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def do_GET(self) -> None:
+                outer.answer(self)
+
+            def do_POST(self) -> None:
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                outer.answer(self)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+
+    def answer(self, handler: BaseHTTPRequestHandler) -> None:
+        try:
+            if self.how == "slow_headers":
+                handler.wfile.write(b"HTTP/1.1 200 OK\r\n")
+                for byte in b"Content-Type: application/json\r\n" * 100:
+                    if self.stopping.wait(self.pause):
+                        return
+                    handler.wfile.write(bytes([byte]))
+                    handler.wfile.flush()
+                return
+            size = 600 * 2**20 if self.how == "flood" else 10_000
+            handler.send_response(200)
+            handler.send_header("Content-Type", "application/json")
+            handler.send_header("Content-Length", str(size))
+            handler.end_headers()
+            chunk = b" " * (2**20 if self.how == "flood" else 1)
+            while self.sent < size and not self.stopping.is_set():
+                handler.wfile.write(chunk)
+                handler.wfile.flush()
+                self.sent += len(chunk)
+                if self.how == "trickle" and self.stopping.wait(self.pause):
+                    return
+        except OSError:
+            return  # the client hung up: what it refused was not read
+
+    def __enter__(self) -> "Hostile":
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stopping.set()
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def client(url: str, **settings: object) -> LLMClient:
+    return LLMClient(LLMSettings(base_url=url, **{"model": "m", "timeout": 3, "max_retries": 0, **settings}))
+
+
+@pytest.mark.parametrize("how", ["trickle", "slow_headers"])
+def test_preflight_against_a_trickling_models_route_ends_within_its_budget(how):
+    with Hostile(how) as server, client(server.url) as llm:
+        with pytest.raises(PreflightError) as caught:
+            llm.preflight(seconds=3)
+    assert "within 3 s" in str(caught.value)
+
+
+@pytest.mark.parametrize("how", ["trickle", "slow_headers"])
+def test_the_timeout_setting_bounds_a_trickling_chat_reply(how):
+    with Hostile(how) as server, client(server.url, max_retries=1) as llm:
+        with pytest.raises(LLMError) as caught:
+            llm.chat("agent", [{"role": "user", "content": "hi"}])
+    assert caught.value.timed_out and caught.value.transient
+    assert "timeout setting (3 s an attempt, 2 attempt(s))" in str(caught.value)
+    assert "--llm-set timeout=SECONDS" in str(caught.value)
+
+
+def test_a_huge_reply_is_refused_at_the_cap_without_being_read_or_retried():
+    with Hostile("flood") as server, client(server.url, timeout=60, max_retries=3) as llm:
+        with pytest.raises(LLMError) as caught:
+            llm.chat("agent", [{"role": "user", "content": "hi"}])
+        time.sleep(0.2)
+        sent = server.sent
+    assert "larger than 17 MiB" in str(caught.value) and not caught.value.transient
+    # one attempt, stopped at the cap: the server got rid of little more than the socket buffers hold
+    assert sent < MAX_REPLY_BYTES + 32 * 2**20
+
+
+def test_a_local_server_still_starting_is_waited_for():
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    server = FakeLLMServer(default_responder(), port=port)
+    later = threading.Timer(1.5, server.start)
+    later.start()
+    try:
+        with client(f"http://127.0.0.1:{port}/v1", model="fake-model") as llm:
+            llm.preflight(seconds=5, wait=20)
+            assert llm.chat("agent", [{"role": "user", "content": "hi"}]).content
+    finally:
+        later.join()
+        server.stop()
+    with client(f"http://127.0.0.1:{port}/v1") as llm, pytest.raises(PreflightError) as caught:
+        llm.preflight(seconds=2, wait=0.5)
+    assert "cannot connect" in str(caught.value) and "after 0.5 s of retries" in str(caught.value)
+
+
+def test_preflight_names_what_to_fix_for_each_route():
+    with FakeLLMServer(default_responder()) as server:
+        bare = server.url.removesuffix("/v1")
+        with client(bare, model="fake-model") as llm, pytest.raises(PreflightError) as caught:
+            llm.preflight()
+        assert f"lacks /v1; try --base-url {bare}/v1" in str(caught.value)
+    with FakeLLMServer(default_responder(), profile="openai-reasoning") as server:
+        with client(server.url, model="my-deployment") as llm, pytest.raises(PreflightError) as caught:
+            llm.preflight()
+        assert "HTTP 400" in str(caught.value) and "temperature" in str(caught.value)
+        assert "--llm-set temperature=null" in str(caught.value)
+        with client(server.url, model="o3-mini") as llm:
+            llm.preflight(routes=("chat", "tools"))  # a known reasoning model is shaped to pass
+    with FakeLLMServer(default_responder(), profile="vllm") as server, client(server.url, model="fake-model") as llm:
+        llm.preflight(routes=("chat", "tools"))
+        with pytest.raises(PreflightError) as caught:
+            llm.preflight(routes=("chat", "embeddings"), embedding_model="text-embedding-3-small")
+        assert "the embeddings route refused model 'text-embedding-3-small' (HTTP 404" in str(caught.value)
+        tools = [r.body for r in server.chat_requests() if r.body.get("tools")]
+        assert tools and tools[0]["tool_choice"] == "auto"
+    with FakeLLMServer(default_responder(), api_key="sk-right") as server:
+        with client(server.url, model="fake-model", api_key="sk-wrong") as llm, pytest.raises(PreflightError) as caught:
+            llm.preflight()
+        assert "the key was refused (HTTP 401" in str(caught.value)
