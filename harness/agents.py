@@ -122,12 +122,14 @@ def agent_messages(episode: Episode) -> list[dict[str, str]]:
 
 def llm_error_text(exc: Exception) -> str:
     """How a run that the endpoint ended is recorded: ``error: context: ...`` when the history does
-    not fit the model, ``error: endpoint: ...`` when the endpoint failed, ``error: request: ...``
-    when it refused the request or answered in a broken shape; ``--resume`` runs them again (after
-    the settings or the endpoint were fixed)."""
+    not fit the model, ``error: endpoint: ...`` when the endpoint failed, ``error: refused: ...``
+    when it refused the request with a 4xx no retry changes, ``error: request: ...`` when it
+    answered in a broken shape; ``--resume`` runs them again (after the settings or the endpoint
+    were fixed). See ``backends.llm.failures``."""
     first = str(exc).splitlines()[0][:480] if str(exc) else exc.__class__.__name__
     kind = "context" if getattr(exc, "kind", None) == "context" else (
-        "endpoint" if getattr(exc, "transient", False) else "request")
+        "endpoint" if getattr(exc, "transient", False) else "refused" if getattr(exc, "refused", False)
+        else "request")
     return f"error: {kind}: {first}"
 
 

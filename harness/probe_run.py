@@ -20,7 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from backends.dataset import iter_tasks
+from backends.llm import LLMError
+from backends.llm.failures import RefusalWatch, RunRefused
 from backends.prompts import render
+from harness.agents import llm_error_text
 from harness.context import ContextConfig, build_context
 from harness.probes import DYNAMICS, LETTERS, Probe, cue_pool, probes_for
 from harness.report import _pct, markdown_table
@@ -67,6 +70,7 @@ def run_probes(dataset: Path, out: Path, config: ProbeConfig, client: Any = None
     skipped = [{"id": t.id, "reason": f"cannot be read: {t.error}"} for t in loaded if t.record is None]
     pool = cue_pool(records)  # reads past malformed memory (a piece that is not an object is passed over)
     lines, results, errors = [], [], []
+    refusals = RefusalWatch()
     generated = 0.0
     for record in records:
         made = time.perf_counter()
@@ -85,9 +89,14 @@ def run_probes(dataset: Path, out: Path, config: ProbeConfig, client: Any = None
                                                                                   client)
                 informed = ask(config.agent, probe, history, client)
             except Exception as exc:  # the endpoint or its answer failed for good: this question only
-                first = str(exc).splitlines()[0][:300] if str(exc) else exc.__class__.__name__
+                first = llm_error_text(exc) if isinstance(exc, LLMError) else (
+                    str(exc).splitlines()[0][:300] if str(exc) else exc.__class__.__name__)
                 errors.append({"task": probe.task, "piece": probe.piece, "dynamic": probe.dynamic, "error": first})
+                refusals.see(first)
+                if refusals.tripped():  # the server refuses every question alike: stop now, one line
+                    raise RunRefused(refusals.message()) from None
                 continue
+            refusals.see(None)
             row = {**probe.to_dict(), "closed_book": closed, "closed_book_correct": closed == probe.answer,
                    "with_history": informed, "with_history_correct": informed == probe.answer}
             results.append(row)

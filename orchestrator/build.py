@@ -335,6 +335,7 @@ class BuildSummary:
     accepted: int = 0
     attempts: int = 0
     drops: Counter = field(default_factory=Counter)
+    reasons: list[str] = field(default_factory=list)  # why each attempt not kept ended (drops and errors)
     gameability: dict[str, Any] | None = None  # the card's figures, when this run wrote the card
 
 
@@ -596,6 +597,7 @@ def _build_locked(out: Path, n: int, config: BuildConfig, workers: int, resume: 
                          stop=breaker.tripped, wanted=wanted,
                          on_failure=lambda position, failure: seen(position, failed_attempt(batch[position], failure)),
                          executor=where[0], ray_address=where[1], spread=math.ceil(expected))
+                breaker.check_refused()
                 if breaker.tripped():
                     if not breaker.recovered(on_pause):
                         raise EndpointDown(f"endpoint down: {len(accepted_indices(near=False))} of {n} task(s) done, "
@@ -659,5 +661,6 @@ def _finalize(out: Path, n: int, config: BuildConfig, done: dict[int, dict[str, 
     shutil.rmtree(out / dataset.WORK, ignore_errors=True)
     (out / dataset.PROGRESS).unlink(missing_ok=True)
     summary.accepted, summary.attempts, summary.drops = len(keep), len(considered), drops
+    summary.reasons = [str(item.get("reason") or "") for item in considered if item["status"] != "accepted"]
     summary.gameability = stats["gameability"]
     return summary

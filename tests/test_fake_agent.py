@@ -130,3 +130,49 @@ def test_homer_fake_llm_plays_the_noisy_agent_for_homer_eval(dataset, tmp_path):
     assert proc.returncode == 0, proc.stderr
     overall = re.search(r"\| \*\*overall\*\* \| 12 \| ([0-9.]+) ", proc.stdout)
     assert overall and 0.0 < float(overall.group(1)) < 100.0, proc.stdout
+
+
+def test_a_refused_parameter_stops_eval_at_once_with_the_servers_message(dataset, tmp_path):
+    from backends.llm.failures import RunRefused
+
+    plans = dataset_agent_plans(dataset)
+    with FakeLLMServer(agent_responder(plans), profile="openai-reasoning") as server:
+        with pytest.raises(RunRefused) as caught:  # no endpoint check here: the run itself sees the 400s
+            evaluate(dataset, tmp_path / "run", EvalConfig(agent="llm", base_url=server.url, model="my-deployment",
+                                                           context=LONG, llm_config=settings(tmp_path)))
+        asked = server.chat_request_total
+        proc = homer("eval", dataset, "--agent", "llm", "--base-url", server.url, "--model", "my-deployment",
+                     "--mode", "long-context", "--out", tmp_path / "cli")
+    assert "Unsupported parameter" in str(caught.value) and "temperature" in str(caught.value)
+    assert asked == 3  # three refusals in a row, then no more of the 12 tasks
+    assert not (tmp_path / "run" / "results.jsonl").exists()
+    assert proc.returncode == 2 and "temperature" in proc.stderr and "--llm-set temperature=null" in proc.stderr
+    assert "Traceback" not in proc.stderr and not (tmp_path / "cli").exists()
+
+
+def test_error_summaries_count_the_commonest_reasons_with_the_advice_for_each_kind():
+    from backends.llm.failures import RefusalWatch, summary_lines
+    from orchestrator.endpoint_guard import Breaker
+
+    refused = "error: refused: agent: model m at u: HTTP 400: Unsupported parameter: 'temperature'"
+    reasons = [refused] * 4 + [f"error: context: the history has {n:,} tokens, over 8,000" for n in (9000, 9500)]
+    reasons += ["verifier: a fact is missing", "error: endpoint: cannot connect"]
+    lines = "\n".join(summary_lines(reasons))
+    assert lines.index("4 x error: refused") < lines.index("2 x error: context: the history has 9,000")
+    assert "fix the setting it names" in lines and "--resume alone will not help" in lines
+    assert "1 other(s)" in lines  # the fourth reason, past the top three
+    watch = RefusalWatch()
+    for reason in (refused, None, refused, "verifier: dropped", refused, "error: endpoint: down", refused):
+        watch.see(reason)
+    assert not watch.tripped()  # a success or a drop between refusals: the server takes some requests
+    watch.see(refused)
+    assert watch.tripped() and "Unsupported parameter" in watch.message()
+    key = RefusalWatch()
+    key.see("error: refused: agent: HTTP 401: Incorrect API key provided.")
+    assert key.tripped()  # a refused key stops at the first
+    breaker = Breaker(probe=lambda: True)
+    for _ in range(3):
+        breaker.see({"status": "error", "reason": refused})
+    assert breaker.tripped() and breaker.errors == 0  # refusals are not an endpoint outage
+    with pytest.raises(Exception, match="refused the requests"):
+        breaker.check_refused()

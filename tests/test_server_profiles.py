@@ -82,7 +82,8 @@ def test_reasoning_models_get_no_temperature_and_a_completion_limit(short, tmp_p
         told = agent_eval(server, short, tmp_path / "told", tmp_path, model="my-deployment",
                           models={"my-deployment": {"reasoning": True}})
     assert refused.pass_rate is None and len(refused.errors) == 2
-    assert all("temperature" in e["error"] and e["error"].startswith("error: request:") for e in refused.errors)
+    assert all("temperature" in e["error"] and e["error"].startswith("error: refused:") for e in refused.errors)
+    assert all("--llm-set temperature=null" in e["error"] for e in refused.errors)  # with the setting that fixes it
     assert told.pass_rate == 1.0
 
 

@@ -36,7 +36,8 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError, best_match
 
 from backends.llm.cache import ResponseCache, request_key
-from backends.llm.preflight import PREFLIGHT_SECONDS, served_windows
+from backends.llm.failures import is_refusal
+from backends.llm.preflight import PREFLIGHT_SECONDS, fix_for, served_windows
 from backends.llm.preflight import error_text as _error_text
 from backends.llm.rate_limit import limiter_for, retry_after_seconds
 from backends.llm.settings import PLACEHOLDER_KEY, LLMSettings, settings_for
@@ -61,15 +62,17 @@ WINDOW_MARGIN = 0.1  # of the estimate, kept free when a reply limit is lowered:
 class LLMError(RuntimeError):
     """A call failed for good (after the client's retries). ``status`` is the HTTP status, or None
     for a timeout or connection failure (``timed_out`` tells which). ``transient``: the endpoint
-    itself failed (unreachable, timed out, 429 or 5xx after every retry, or a key or model that
-    stopped being accepted mid-run: 401, 403, 404), not the request or the model's answer -- the
-    same request may well work once the endpoint is back or fixed."""
+    itself failed (unreachable, timed out, 429 or 5xx after every retry), not the request or the
+    model's answer -- the same request may well work once the endpoint is back. ``refused``: a 4xx
+    no retry changes (an unsupported parameter, a refused key, a model not served; see
+    :mod:`backends.llm.failures`): a run stops when it repeats."""
 
     def __init__(self, message: str, *, role: str | None = None, model: str | None = None,
-                 status: int | None = None, timed_out: bool = False, transient: bool = False):
+                 status: int | None = None, timed_out: bool = False, transient: bool = False,
+                 refused: bool = False):
         super().__init__(message)
         self.role, self.model, self.status, self.timed_out = role, model, status, timed_out
-        self.transient = transient
+        self.transient, self.refused = transient, refused
 
 
 class ContextLengthError(LLMError):
@@ -392,10 +395,10 @@ class LLMClient:
                     raise ContextLengthError(f"{where}: the prompt does not fit the model's context: HTTP "
                                              f"{exc.status_code}: {text}", role=role, model=model,
                                              status=exc.status_code) from None
-                raise LLMError(f"{where}: HTTP {exc.status_code}: {text} (max_retries={retries})",
-                               role=role, model=model, status=exc.status_code,
-                               transient=exc.status_code in (401, 403, 404, 408, 409, 429)
-                               or exc.status_code >= 500) from None
+                raise LLMError(f"{where}: HTTP {exc.status_code}: {text}{fix_for(text, model)} "
+                               f"(max_retries={retries})", role=role, model=model, status=exc.status_code,
+                               transient=exc.status_code in (408, 409, 429) or exc.status_code >= 500,
+                               refused=is_refusal(exc.status_code)) from None
             except openai.APIConnectionError as exc:
                 cause = exc.__cause__ or exc
                 raise LLMError(f"{where}: cannot connect ({cause.__class__.__name__}: {cause}) "

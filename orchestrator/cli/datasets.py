@@ -60,6 +60,7 @@ def build_command(
     from backends.ray_executor import RayUnavailable
     from backends.workers import Interrupted
     from orchestrator.build import BuildError, build
+    from backends.llm.failures import RunRefused
     from orchestrator.endpoint_guard import EndpointDown
     from orchestrator.progress import Reporter, mode_for
     from orchestrator.roles import BuildConfig
@@ -75,6 +76,8 @@ def build_command(
         _fail(str(exc))
     except EndpointDown as exc:
         _fail(str(exc), code=1)
+    except RunRefused as exc:
+        _fail(str(exc))
     except Interrupted as exc:
         _interrupted(exc, "attempts")
     elapsed = time.perf_counter() - started
@@ -84,7 +87,8 @@ def build_command(
     result = _gameability(out, summary.gameability)
     failed = False
     if summary.accepted < n:
-        typer.echo(f"error: only {summary.accepted} of {n} tasks passed the gates", err=True)
+        typer.echo(f"error: only {summary.accepted} of {n} tasks passed the gates; the commonest reasons:", err=True)
+        _echo_reasons(summary.reasons)
         failed = True
     if strict and not result["passed"]:
         _strict_error(result)
@@ -312,6 +316,7 @@ def regenerate_command(
     from backends.ray_executor import RayUnavailable
     from backends.workers import Interrupted
     from orchestrator.build import BuildError
+    from backends.llm.failures import RunRefused
     from orchestrator.endpoint_guard import EndpointDown
     from orchestrator.plus import regenerate_split
     from orchestrator.progress import Reporter, mode_for
@@ -339,6 +344,8 @@ def regenerate_command(
         _fail(str(exc))
     except EndpointDown as exc:
         _fail(str(exc), code=1)
+    except RunRefused as exc:
+        _fail(str(exc))
     except Interrupted as exc:
         _interrupted(exc, "seeds")
     for warning in summary.warnings:
@@ -356,5 +363,14 @@ def regenerate_command(
                f"(skipped seeds: {len(summary.skipped_files)}; dropped: {drops})")
     if summary.skipped_files or not summary.written:
         if not summary.written:
-            typer.echo("error: no task was written", err=True)
+            typer.echo("error: no task was written; the commonest reasons:", err=True)
+            _echo_reasons([item["reason"] for item in [*summary.dropped, *summary.errors]])
         raise typer.Exit(1)
+
+
+def _echo_reasons(reasons: list[str]) -> None:
+    """The commonest reasons attempts ended with, counted, each with the advice for its kind."""
+    from backends.llm.failures import summary_lines
+
+    for line in summary_lines(reasons):
+        typer.echo(line, err=True)

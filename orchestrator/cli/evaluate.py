@@ -58,6 +58,7 @@ def eval_command(
     """Evaluate an agent on a dataset (long-context or RAG history); write results.jsonl, report.md
     and run.json into --out and print the report's table. Exit 0 when the run completed (whatever the
     pass rate) with at most --max-errors runs ended by an error, 1 with more, 2 for bad options."""
+    from backends.llm.failures import RunRefused
     from backends.ray_executor import RayUnavailable
     from backends.workers import Interrupted
     from harness.context import ContextConfig
@@ -90,7 +91,7 @@ def eval_command(
             summary = evaluate(dataset_dir, out, config, resume=resume, budget=budget, on_outcome=progress.outcome,
                                **_executor(executor, ray_address),
                                on_progress=progress.counted)
-    except (EvalError, RayUnavailable) as exc:
+    except (EvalError, RayUnavailable, RunRefused) as exc:
         _fail(str(exc).replace("\n", " "))
     except Interrupted as exc:
         _interrupted(exc)
@@ -105,11 +106,15 @@ def eval_command(
     ended = [e["error"] for e in summary.errors] + [s["error"] for s in summary.skipped
                                                      if str(s["error"]).startswith("error:")]
     if len(ended) > max_errors:
+        from backends.llm.failures import summary_lines
+
         kinds = Counter(str(e).split(":", 1)[0] if not str(e).startswith("error: ")
                         else str(e).split(":", 2)[1].strip() for e in ended)
         detail = ", ".join(f"{n} {k}" for k, n in kinds.most_common())
         typer.echo(f"error: {len(ended)} run(s) ended with an error ({detail}), more than --max-errors "
-                   f"{max_errors}; pass rates leave them out; rerun with --resume after fixing the endpoint", err=True)
+                   f"{max_errors}; pass rates leave them out; the commonest reasons:", err=True)
+        for line in summary_lines(str(e) for e in ended):
+            typer.echo(line, err=True)
         raise typer.Exit(1)
 
 
@@ -175,7 +180,12 @@ def probe_command(
 
         client = LLMClient(_llm_settings(model, base_url, llm_config, _overrides(llm_set)))
     _new_folder("--out", out)
-    summary = run_probes(dataset_dir, out, ProbeConfig(agent, context), client, eval_rows)
+    from backends.llm.failures import RunRefused, summary_lines
+
+    try:
+        summary = run_probes(dataset_dir, out, ProbeConfig(agent, context), client, eval_rows)
+    except RunRefused as exc:
+        _fail(str(exc))
     everything = summary["by_dynamic"]["all"]
 
     def pct(value: Optional[float]) -> str:
@@ -184,6 +194,10 @@ def probe_command(
     typer.echo(f"{summary['questions']} question(s) over {summary['tasks']} task(s): closed-book "
                f"{pct(everything['closed_book'])}, with the history {pct(everything['with_history'])}; "
                f"report: {out / 'probe-report.md'}")
+    if summary["errors"]:
+        typer.echo(f"{len(summary['errors'])} question(s) not answered; the commonest reasons:", err=True)
+        for line in summary_lines(e["error"] for e in summary["errors"]):
+            typer.echo(line, err=True)
     if "eval_split" in summary:
         split = summary["eval_split"]
         typer.echo(f"eval failures: {split['remembered_but_did_not_act']} remembered but did not act, "
