@@ -25,6 +25,9 @@ from office_env.tools import ToolRegistry
 DEFAULT_STEP_CAP = 30
 OBSERVATION_CHARS = 500        # kept per step in a trajectory
 MODEL_OBSERVATION_CHARS = 12_000  # shown to the model per tool result
+STORED_ARGUMENT_CHARS = 16_000  # of one tool call's arguments, kept in a trajectory (as JSON text)
+STORED_MESSAGE_CHARS = 20_000   # of the final message, kept in a trajectory
+MODEL_ARGUMENT_CHARS = 64_000   # of one tool call's arguments, sent back to the model in the conversation
 REQUEST_MARKER = "The request:"  # the line before the request in the agent prompt (read by the fake endpoint)
 
 STOP_FINAL = "final"        # the agent answered without tool calls (or, for scripted agents, finished)
@@ -67,7 +70,11 @@ class Trajectory:
 
     def add_step(self, tool: str, args: Any, ok: bool, observation: str) -> None:
         text = observation if len(observation) <= OBSERVATION_CHARS else observation[:OBSERVATION_CHARS] + " [...]"
-        self.steps.append({"tool": tool, "args": args, "ok": ok, "observation": text})
+        self.steps.append({"tool": tool, "args": stored_arguments(args), "ok": ok, "observation": text})
+
+    def finish(self, message: str) -> None:
+        """The final message, capped (a reply of megabytes is kept as its start, marked as cut)."""
+        self.final_message = cut(message, STORED_MESSAGE_CHARS)
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"steps": self.steps, "step_count": self.step_count,
@@ -76,6 +83,24 @@ class Trajectory:
         if self.usage is not None:
             data["usage"] = self.usage
         return data
+
+
+def cut(text: str, limit: int) -> str:
+    """``text`` within ``limit`` characters, marked when cut."""
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f" [... cut: {len(text) - limit:,} more characters not kept]"
+
+
+def stored_arguments(args: Any) -> Any:
+    """A tool call's arguments as a trajectory keeps them: whole when small, else
+    ``{"cut": true, "chars": N, "start": "<the first characters of their JSON>"}``."""
+    import json
+
+    text = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False, default=str)
+    if len(text) <= STORED_ARGUMENT_CHARS:
+        return args
+    return {"cut": True, "chars": len(text), "start": text[:STORED_ARGUMENT_CHARS]}
 
 
 class Agent(Protocol):
@@ -169,9 +194,9 @@ class LLMAgent:
             trajectory.usage["prompt_tokens"] += result.prompt_tokens
             trajectory.usage["completion_tokens"] += result.completion_tokens
             if not result.tool_calls:
-                trajectory.final_message = result.content or ""
+                trajectory.finish(result.content or "")
                 return trajectory
-            messages.append(result.message())
+            messages.append(_bounded(result.message()))
             for request in result.tool_calls:
                 if trajectory.step_count >= episode.step_cap:
                     trajectory.stop_reason = STOP_STEP_CAP
@@ -190,6 +215,16 @@ class LLMAgent:
             if trajectory.step_count >= episode.step_cap:
                 trajectory.stop_reason = STOP_STEP_CAP
                 return trajectory
+
+
+def _bounded(message: dict[str, Any]) -> dict[str, Any]:
+    """An assistant message as sent back to the model: huge tool-call arguments cut (every later
+    request would carry them again)."""
+    for call in message.get("tool_calls") or []:
+        function = call["function"]
+        if len(function["arguments"]) > MODEL_ARGUMENT_CHARS:
+            function["arguments"] = cut(function["arguments"], MODEL_ARGUMENT_CHARS)
+    return message
 
 
 def plan_of(record: dict[str, Any]) -> list[dict[str, Any]]:

@@ -159,3 +159,34 @@ def test_preflight_names_what_to_fix_for_each_route():
         with client(server.url, model="fake-model", api_key="sk-wrong") as llm, pytest.raises(PreflightError) as caught:
             llm.preflight()
         assert "the key was refused (HTTP 401" in str(caught.value)
+
+
+def test_huge_tool_call_arguments_and_replies_are_stored_cut_and_never_sent_back_whole(ws, registry):
+    import json
+
+    from harness.agents import (
+        MODEL_ARGUMENT_CHARS,
+        STORED_ARGUMENT_CHARS,
+        STORED_MESSAGE_CHARS,
+        Episode,
+        LLMAgent,
+    )
+    from orchestrator.fake_llm import Reply, scripted
+
+    huge = json.dumps({"file_path": "data/notes.docx", "content": "a" * (12 * 2**20)})
+    with FakeLLMServer(scripted(Reply(tool_calls=[{"name": "word_write_to_file", "arguments": huge}]),
+                                Reply(content="b" * 1_000_000))) as server:
+        with client(server.url, timeout=60) as llm:
+            episode = Episode(task_id="t", user_name="Ann", username="ann",
+                              now={"date": "2024-11-11", "weekday": "Monday", "time": "09:15"}, request="Write it.",
+                              context="", workspace=ws, registry=registry)
+            trajectory = LLMAgent(llm).run(episode)
+        second = server.chat_requests()[-1]
+    step = trajectory.steps[0]
+    assert step["args"]["cut"] is True and step["args"]["chars"] == len(huge)
+    assert len(step["args"]["start"]) == STORED_ARGUMENT_CHARS
+    assert trajectory.final_message.startswith("b" * STORED_MESSAGE_CHARS) and "cut: 980,000 more" in \
+        trajectory.final_message
+    assert len(json.dumps(trajectory.to_dict())) < 100_000
+    sent = second.body["messages"][2]["tool_calls"][0]["function"]["arguments"]
+    assert sent.startswith(huge[:MODEL_ARGUMENT_CHARS]) and len(sent) < MODEL_ARGUMENT_CHARS + 100
