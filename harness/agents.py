@@ -193,6 +193,9 @@ class LLMAgent:
             trajectory.usage["calls"] += 1
             trajectory.usage["prompt_tokens"] += result.prompt_tokens
             trajectory.usage["completion_tokens"] += result.completion_tokens
+            if result.finish_reason == "length":  # cut at the token limit: neither an answer nor whole calls
+                trajectory.error, trajectory.stop_reason = truncated_text(self.client, self.role), STOP_ERROR
+                return trajectory
             if not result.tool_calls:
                 trajectory.finish(result.content or "")
                 return trajectory
@@ -215,6 +218,17 @@ class LLMAgent:
             if trajectory.step_count >= episode.step_cap:
                 trajectory.stop_reason = STOP_STEP_CAP
                 return trajectory
+
+
+def truncated_text(client: Any, role: str) -> str:
+    """How a run whose reply stopped at the token limit is recorded (``error: truncated: ...``)."""
+    settings = getattr(client, "settings", None)
+    limit = ""
+    if settings is not None:
+        model = settings.model_for(role)
+        limit = f" ({settings.max_tokens_for(role, model):,} tokens for {model})"
+    return (f"error: truncated: the reply stopped at the token limit{limit} before it ended; raise it with "
+            f"--llm-set max_tokens=N")
 
 
 def _bounded(message: dict[str, Any]) -> dict[str, Any]:

@@ -34,7 +34,7 @@ from verifier.gameability import record_cues
 from orchestrator import dataset
 from orchestrator.card import render_card, statistics
 from orchestrator.endpoint_guard import (
-    ERROR, Breaker, EndpointDown, endpoint_error, endpoint_probe, outcome_sink, share_budget,
+    ERROR, Breaker, EndpointDown, endpoint_error, endpoint_probe, outcome_sink, share_budget, timeout_reason,
 )
 from orchestrator.neo_graph import NeoState, build_neo_graph
 from orchestrator.offline_roles import OfflineRoles
@@ -471,8 +471,13 @@ def _prepare(out: Path, config: BuildConfig, resume: bool) -> dict[int, dict[str
     return done
 
 
-def failed_attempt(index: int, failure: JobFailure) -> dict[str, Any]:
-    """The outcome of an attempt that gave no result (time or memory budget, a dead worker)."""
+def failed_attempt(index: int, failure: JobFailure, llm: bool = False) -> dict[str, Any]:
+    """The outcome of an attempt that gave no result (time or memory budget, a dead worker). On the
+    llm backend an attempt out of time waited on the endpoint: an error (``--resume`` runs it
+    again), not a drop."""
+    if llm and failure.kind == "timeout":
+        return {"index": index, "id": task_id(index), "status": ERROR, "family": None, "rounds": 0,
+                "reason": timeout_reason(failure)}
     return {"index": index, "id": task_id(index), "status": "dropped", "family": None, "rounds": 0,
             "reason": failure.reason}
 
@@ -595,7 +600,8 @@ def _build_locked(out: Path, n: int, config: BuildConfig, workers: int, resume: 
                 run_jobs(lambda index: run_attempt(str(out), config, index, str(work)), batch, workers=workers,
                          budget=budget, on_result=seen, group=lambda index: index // TASKS_PER_WORLD,
                          stop=breaker.tripped, wanted=wanted,
-                         on_failure=lambda position, failure: seen(position, failed_attempt(batch[position], failure)),
+                         on_failure=lambda position, failure: seen(position, failed_attempt(
+                             batch[position], failure, config.backend == "llm")),
                          executor=where[0], ray_address=where[1], spread=math.ceil(expected))
                 breaker.check_refused()
                 if breaker.tripped():

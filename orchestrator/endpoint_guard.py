@@ -38,6 +38,12 @@ def endpoint_error(exc: BaseException) -> str | None:
     return None
 
 
+def timeout_reason(failure: Any) -> str:
+    """An llm attempt that ran out of its time budget, as an error reason naming the settings."""
+    return (f"error: timeout: {failure.detail}; a slow endpoint needs a larger --task-timeout (and the "
+            f"timeout setting: --llm-set timeout=SECONDS)")
+
+
 def endpoint_probe(config: Any) -> Callable[[], bool]:
     """A check that the build's endpoint answers (the preflight), for :class:`Breaker`."""
     def probe() -> bool:

@@ -49,7 +49,16 @@ class Hostile:
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
 
     def answer(self, handler: BaseHTTPRequestHandler) -> None:
+        self.chats = getattr(self, "chats", 0) + handler.path.endswith("/chat/completions")
         try:
+            if self.how == "context500":  # llama.cpp when its slots' cache is full
+                body = b'{"error":{"code":500,"message":"Context size has been exceeded.","type":"server_error"}}'
+                handler.send_response(500)
+                handler.send_header("Content-Type", "application/json")
+                handler.send_header("Content-Length", str(len(body)))
+                handler.end_headers()
+                handler.wfile.write(body)
+                return
             if self.how == "slow_headers":
                 handler.wfile.write(b"HTTP/1.1 200 OK\r\n")
                 for byte in b"Content-Type: application/json\r\n" * 100:
@@ -190,3 +199,47 @@ def test_huge_tool_call_arguments_and_replies_are_stored_cut_and_never_sent_back
     assert len(json.dumps(trajectory.to_dict())) < 100_000
     sent = second.body["messages"][2]["tool_calls"][0]["function"]["arguments"]
     assert sent.startswith(huge[:MODEL_ARGUMENT_CHARS]) and len(sent) < MODEL_ARGUMENT_CHARS + 100
+
+
+def test_a_reply_cut_at_the_token_limit_is_an_error_run_not_an_answer(ws, registry):
+    from harness.agents import Episode, LLMAgent
+    from orchestrator.fake_llm import Reply, scripted
+
+    with FakeLLMServer(scripted(Reply(content="Done: I sent the email to Bob about the"),
+                                Reply(tool_calls=[{"name": "system_list_files", "arguments": {"folder": "data"}}]))
+                       ) as server, client(server.url, model="fake-model", max_tokens={"default": 64}) as llm:
+        episode = Episode(task_id="t", user_name="Ann", username="ann",
+                          now={"date": "2024-11-11", "weekday": "Monday", "time": "09:15"}, request="Send it.",
+                          context="", workspace=ws, registry=registry)
+        server.queue_faults("truncated")
+        cut = LLMAgent(llm).run(episode)
+        server.queue_faults("truncated")
+        cut_call = LLMAgent(llm).run(episode)
+    for trajectory in (cut, cut_call):
+        assert trajectory.stop_reason == "error" and trajectory.final_message is None and not trajectory.steps
+        assert trajectory.error.startswith("error: truncated: the reply stopped at the token limit (64 tokens "
+                                           "for fake-model)") and "--llm-set max_tokens=N" in trajectory.error
+
+
+def test_a_500_about_context_size_is_a_context_error_not_retried():
+    from backends.llm import ContextLengthError
+
+    with Hostile("context500") as server, client(server.url, max_retries=3) as llm:
+        with pytest.raises(ContextLengthError) as caught:
+            llm.chat("agent", [{"role": "user", "content": "hi"}])
+        asked = server.chats
+    assert asked == 1 and "Context size has been exceeded" in str(caught.value)
+    assert caught.value.kind == "context" and not caught.value.transient
+
+
+def test_an_llm_attempt_out_of_time_is_an_error_that_names_the_setting_not_a_drop():
+    from backends.job_contract import JobFailure
+    from backends.llm.failures import kind_of, summary_lines
+    from orchestrator.build import failed_attempt
+
+    failure = JobFailure("timeout", "ran past the 600 s task budget")
+    waited = failed_attempt(3, failure, llm=True)
+    assert waited["status"] == "error" and kind_of(waited["reason"]) == "timeout"
+    assert "--task-timeout" in waited["reason"] and "--llm-set timeout=SECONDS" in waited["reason"]
+    assert "raise --task-timeout" in "\n".join(summary_lines([waited["reason"]]))
+    assert failed_attempt(3, failure)["status"] == "dropped"  # offline: the attempt's own failure

@@ -277,6 +277,7 @@ def test_truncated_reply_is_asked_again():
         first, second = server.chat_requests()
     assert second.body["messages"][2]["content"] == json.dumps(GOOD)[: len(json.dumps(GOOD)) // 2]
     assert "finish_reason 'length'" in last_user_text(second.body)
+    assert second.body["max_tokens"] == 2 * first.body["max_tokens"]  # asked again with room to finish
 
 
 def test_schema_violation_is_asked_again_quoting_the_schema_error():

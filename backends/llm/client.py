@@ -49,6 +49,7 @@ from backends.tokens import count_tokens
 EMBEDDING_BATCH = 256
 EMBEDDINGS_ROLE = "embeddings"
 SETTINGS = object()  # chat(temperature=SETTINGS): the temperature the settings give the model
+MAX_RAISED_TOKENS = 32768     # a structured reply cut at its limit is asked again with twice the limit, up to this
 MIN_REPLY_TOKENS = 512       # the least reply room a request keeps when its limit is lowered to fit the window
 TRUNCATION_MIN_TOKENS = 1000  # below this, a server's count may differ from ours by too much to tell
 TRUNCATION_SHARE = 0.5        # a server that read under half of the prompt cut it
@@ -86,6 +87,20 @@ class ContextLengthError(LLMError):
                  window: int | None = None, status: int | None = None):
         super().__init__(message, role=role, model=model, status=status)
         self.needed, self.window = needed, window
+
+
+class ServerContextError(openai.OpenAIError):
+    """A 5xx whose message is about the context size (llama.cpp: "Context size has been exceeded"):
+    raised from the response hook so the openai client does not retry it."""
+
+    def __init__(self, body: str) -> None:
+        try:
+            data = json.loads(body)
+            inner = data.get("error") if isinstance(data.get("error"), dict) else data
+            message = str(inner.get("message") or body)
+        except (ValueError, AttributeError):
+            message = body
+        super().__init__(message[:500])
 
 
 class PreflightError(LLMError):
@@ -241,6 +256,9 @@ class LLMClient:
             value, error = check_reply(result, validator)
             if not error:
                 return value
+            if result.finish_reason == "length":  # cut at the limit: ask again with room to finish
+                limit = chat_kwargs.get("max_tokens") or self.settings.max_tokens_for(role, model)
+                chat_kwargs["max_tokens"] = min(limit * 2, MAX_RAISED_TOKENS)
             conversation = [*conversation, {"role": "assistant", "content": content or ""},
                             {"role": "user", "content": repair_prompt(error)}]
         raise StructuredOutputError(
@@ -248,6 +266,10 @@ class LLMClient:
             f"last error: {error}", role=role, model=model, error=error, attempts=attempts, content=content)
 
     def _observe(self, response: Any) -> None:
+        if response.status_code >= 500 and response.headers.get("content-type", "").startswith("application/json"):
+            response.read()  # small (the transport caps it): a server's own words about its context
+            if _CONTEXT_WORDS.search(response.text[:4000]):
+                raise ServerContextError(response.text[:4000])  # not retried: the same prompt cannot fit
         if response.status_code == 429:
             self._slots.backed_off(retry_after_seconds(response.headers))
         elif response.status_code < 400:
@@ -389,6 +411,10 @@ class LLMClient:
                                f"timeout=SECONDS", role=role, model=model, timed_out=True, transient=True) from None
             except ReplyTooLarge as exc:
                 raise LLMError(f"{where}: {exc}", role=role, model=model, status=200) from None
+            except ServerContextError as exc:
+                raise ContextLengthError(f"{where}: the server ran out of context: {exc}; set context_window "
+                                         f"for this model (or give the server a larger context)", role=role,
+                                         model=model, status=500) from None
             except openai.APIStatusError as exc:
                 text = _error_text(exc)
                 if exc.status_code in (400, 413, 422) and _CONTEXT_WORDS.search(text):

@@ -9,6 +9,7 @@ A failed attempt or run is recorded as ``error: <kind>: <reason>``:
   served): the run stops once it repeats, with the server's message;
 - ``context``: the prompt does not fit the model: resuming will not help;
 - ``truncated``: the reply stopped at the token limit;
+- ``timeout``: an attempt ran past its time budget (``--task-timeout``) waiting on the endpoint;
 - ``request``: the request or the reply was unusable in another way (a broken reply shape).
 """
 
@@ -19,13 +20,14 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-KINDS = ("endpoint", "refused", "context", "truncated", "request")
+KINDS = ("endpoint", "refused", "context", "truncated", "timeout", "request")
 ADVICE = {
     "endpoint": "the endpoint failed; rerun with --resume once it answers again",
     "refused": "the server refused the request; fix the setting it names, then rerun with --resume",
     "context": "the prompt does not fit the model's context; use --mode rag, a model with a larger context or "
                "a shorter history (--resume alone will not help)",
     "truncated": "the reply stopped at the token limit; raise it (--llm-set max_tokens=N)",
+    "timeout": "the attempt ran out of time on a slow endpoint; raise --task-timeout, then rerun with --resume",
     "request": "the reply or request was unusable; see the reason",
 }
 REFUSED_IN_ROW = 3  # refusals in a row, with no success among them, that stop a run
