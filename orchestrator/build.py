@@ -549,7 +549,7 @@ def _build_locked(out: Path, n: int, config: BuildConfig, workers: int, resume: 
     try:
         max_attempts = n * 4 + 20
         summary = BuildSummary(out)
-        breaker = Breaker(endpoint_probe(config) if config.backend == "llm" else None)
+        breaker = Breaker(endpoint_probe(config) if (llm := config.backend == "llm") else None)
         share_budget(config, workers)
 
         def accepted_indices(near: bool = True) -> list[int]:
@@ -600,10 +600,8 @@ def _build_locked(out: Path, n: int, config: BuildConfig, workers: int, resume: 
                 run_jobs(lambda index: run_attempt(str(out), config, index, str(work)), batch, workers=workers,
                          budget=budget, on_result=seen, group=lambda index: index // TASKS_PER_WORLD,
                          stop=breaker.tripped, wanted=wanted,
-                         on_failure=lambda position, failure: seen(position, failed_attempt(
-                             batch[position], failure, config.backend == "llm")),
+                         on_failure=lambda at, failure: seen(at, failed_attempt(batch[at], failure, llm=llm)),
                          executor=where[0], ray_address=where[1], spread=math.ceil(expected))
-                breaker.check_refused()
                 if breaker.tripped():
                     if not breaker.recovered(on_pause):
                         raise EndpointDown(f"endpoint down: {len(accepted_indices(near=False))} of {n} task(s) done, "

@@ -115,7 +115,9 @@ class Breaker:
 
     def recovered(self, on_wait: Callable[[float], None] | None = None) -> bool:
         """Pause and check the endpoint again, up to ``len(pauses)`` times; True once it answers
-        (False at once after ``MAX_TRIPS`` pauses with no successful attempt between them)."""
+        (False at once after ``MAX_TRIPS`` pauses with no successful attempt between them). Raises
+        :class:`RunRefused` at once when the server refused every request alike: no pause helps."""
+        self.check_refused()
         self.trips += 1
         if self.trips > MAX_TRIPS:
             return False

@@ -482,7 +482,6 @@ def _regenerate_locked(root: Path, out: Path, config: PlusConfig, workers: int, 
             run_jobs(lambda i: run_seed(str(out), config, i, ids[i], tasks[i], roles, repairs.get(i, ())), todo,
                      workers=min(workers, max(1, len(todo))), budget=budget, on_result=seen, on_failure=failed,
                      stop=breaker.tripped, executor=where[0], ray_address=where[1])
-            breaker.check_refused()
             if not breaker.tripped():
                 break
             if not breaker.recovered(on_pause):

@@ -243,3 +243,22 @@ def test_an_llm_attempt_out_of_time_is_an_error_that_names_the_setting_not_a_dro
     assert "--task-timeout" in waited["reason"] and "--llm-set timeout=SECONDS" in waited["reason"]
     assert "raise --task-timeout" in "\n".join(summary_lines([waited["reason"]]))
     assert failed_attempt(3, failure)["status"] == "dropped"  # offline: the attempt's own failure
+
+
+def test_a_build_stops_at_once_when_the_server_refuses_a_parameter(tmp_path):
+    import json
+
+    from backends.llm.failures import RunRefused
+    from orchestrator.build import build
+    from orchestrator.roles import BuildConfig
+
+    settings = tmp_path / "llm.json"
+    settings.write_text(json.dumps({"timeout": 10, "max_retries": 0}))
+    with FakeLLMServer(default_responder(), profile="openai-reasoning") as server:
+        config = BuildConfig(seed=4, backend="llm", model="my-deployment", base_url=server.url, days=2,
+                             utterances_per_day=10, llm_config=str(settings))
+        with pytest.raises(RunRefused) as caught:
+            build(tmp_path / "ds", 5, config, workers=1)
+        asked = server.chat_request_total
+    assert "Unsupported parameter" in str(caught.value) and "--llm-set temperature=null" in str(caught.value)
+    assert asked <= 4  # three attempts refused at their first request (a batch may have started one more)

@@ -103,19 +103,25 @@ def eval_command(
     typer.echo(f"evaluated {overall['tasks']} task(s) x {trials} trial(s) with the {agent} agent "
                f"({context.label()}) in {summary.elapsed:.1f} s; skipped {len(summary.skipped)}{errors}; "
                f"report: {out / 'report.md'}")
-    ended = [e["error"] for e in summary.errors] + [s["error"] for s in summary.skipped
-                                                     if str(s["error"]).startswith("error:")]
-    if len(ended) > max_errors:
-        from backends.llm.failures import summary_lines
+    _check_errors([e["error"] for e in summary.errors] + [s["error"] for s in summary.skipped
+                                                          if str(s["error"]).startswith("error:")], max_errors)
 
-        kinds = Counter(str(e).split(":", 1)[0] if not str(e).startswith("error: ")
-                        else str(e).split(":", 2)[1].strip() for e in ended)
-        detail = ", ".join(f"{n} {k}" for k, n in kinds.most_common())
-        typer.echo(f"error: {len(ended)} run(s) ended with an error ({detail}), more than --max-errors "
-                   f"{max_errors}; pass rates leave them out; the commonest reasons:", err=True)
-        for line in summary_lines(str(e) for e in ended):
-            typer.echo(line, err=True)
-        raise typer.Exit(1)
+
+def _check_errors(ended: list[Any], max_errors: int) -> None:
+    """Exit 1, with the commonest reasons and the advice for each, when more runs ended with an error
+    than --max-errors allows."""
+    if len(ended) <= max_errors:
+        return
+    from backends.llm.failures import summary_lines
+
+    kinds = Counter(str(e).split(":", 1)[0] if not str(e).startswith("error: ")
+                    else str(e).split(":", 2)[1].strip() for e in ended)
+    detail = ", ".join(f"{n} {k}" for k, n in kinds.most_common())
+    typer.echo(f"error: {len(ended)} run(s) ended with an error ({detail}), more than --max-errors "
+               f"{max_errors}; pass rates leave them out; the commonest reasons:", err=True)
+    for line in summary_lines(str(e) for e in ended):
+        typer.echo(line, err=True)
+    raise typer.Exit(1)
 
 
 def _horizon_sweep(dataset_dir: Path, out: Path, config: Any, horizons: str) -> None:
