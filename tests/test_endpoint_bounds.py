@@ -51,6 +51,13 @@ class Hostile:
     def answer(self, handler: BaseHTTPRequestHandler) -> None:
         self.chats = getattr(self, "chats", 0) + handler.path.endswith("/chat/completions")
         try:
+            if self.how == "no_tools":  # a chat template without tools: the same prompt with or without
+                handler.send_response(200)
+                handler.send_header("Content-Type", "application/json")
+                handler.send_header("Content-Length", str(len(CHAT)))
+                handler.end_headers()
+                handler.wfile.write(CHAT)
+                return
             if self.how == "context500":  # llama.cpp when its slots' cache is full
                 body = b'{"error":{"code":500,"message":"Context size has been exceeded.","type":"server_error"}}'
                 handler.send_response(500)
@@ -262,3 +269,12 @@ def test_a_build_stops_at_once_when_the_server_refuses_a_parameter(tmp_path):
         asked = server.chat_request_total
     assert "Unsupported parameter" in str(caught.value) and "--llm-set temperature=null" in str(caught.value)
     assert asked <= 4  # three attempts refused at their first request (a batch may have started one more)
+
+
+def test_preflight_catches_a_server_that_drops_tools_from_the_prompt():
+    with Hostile("no_tools") as server, client(server.url) as llm:
+        llm.preflight(routes=("chat",))  # chat alone is fine
+        with pytest.raises(PreflightError) as caught:
+            llm.preflight(routes=("chat", "tools"))
+    assert "left the tools out of the prompt (1 prompt tokens with a tool, 1 without)" in str(caught.value)
+    assert "--jinja" in str(caught.value)

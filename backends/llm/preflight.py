@@ -8,7 +8,9 @@ It proves each route the run will use, shaped as the run will send it:
 - ``chat``: a one-token request per model with the run's temperature and token parameter, so a
   wrong key (servers that list models without one), a model not served and a refused parameter
   (``Unsupported parameter 'temperature'``) all show here, with the setting that fixes them;
-- ``tools``: the same request with one small tool, for runs whose roles call tools;
+- ``tools``: the same request with one small tool, for runs whose roles call tools; a server that
+  reads no more prompt tokens with the tool than without left it out (llama.cpp without a
+  tool-capable chat template does so silently);
 - ``embeddings``: one short input to the embedding model, for RAG ranked by embeddings.
 
 A local server that is still starting (connection refused) is asked again for up to ``wait``
@@ -112,18 +114,23 @@ class _Probe:
         temperature = settings.temperature_for(model)
         if temperature is not None:
             request["temperature"] = temperature
-        self._ask(model, listed, missing, "a one-token request", request)
+        plain = self._ask(model, listed, missing, "a one-token request", request)
         if tools:
-            self._ask(model, listed, missing, "a one-token request with a tool",
-                      {**request, "tools": [PING_TOOL], "tool_choice": "auto"})
+            with_tool = self._ask(model, listed, missing, "a one-token request with a tool",
+                                  {**request, "tools": [PING_TOOL], "tool_choice": "auto"})
+            if plain and with_tool and with_tool <= plain:
+                raise Refused(f"{self.where}: the server left the tools out of the prompt ({with_tool} prompt "
+                              f"tokens with a tool, {plain} without): the run's tool calls would never happen; "
+                              f"serve the model with a tool-capable chat template (llama.cpp: --jinja)")
 
-    def _ask(self, model: str, listed: set[str], missing: bool, what: str, request: dict[str, Any]) -> None:
+    def _ask(self, model: str, listed: set[str], missing: bool, what: str, request: dict[str, Any]) -> int:
+        """Send ``request``; the prompt tokens the server says it read (0 when it does not say)."""
         try:
-            self.api().chat.completions.with_raw_response.create(**request)
+            raw = self.api().chat.completions.with_raw_response.create(**request).content
         except openai.APIStatusError as exc:
             if exc.status_code >= 500 or exc.status_code == 429:
                 if model in listed:
-                    return  # the server is busy or failing now: the run's own retries and breaker see to it
+                    return 0  # the server is busy or failing now: the run's own retries and breaker see to it
                 raise Refused(f"{self.where}: HTTP {exc.status_code} to {what} for {model!r}: "
                               f"{error_text(exc)[:200]}") from None
             raise Refused(self._refusal(model, listed, missing, what, exc)) from None
@@ -135,6 +142,7 @@ class _Probe:
             raise Refused(f"{self.where}: cannot connect ({cause.__class__.__name__}: {str(cause)[:200]})") from None
         except openai.OpenAIError as exc:
             raise Refused(f"{self.where}: {what} for {model!r}: {exc}") from None
+        return _prompt_tokens(raw)
 
     def _refusal(self, model: str, listed: set[str], missing: bool, what: str, exc: openai.APIStatusError) -> str:
         status, text = exc.status_code, error_text(exc)
@@ -181,6 +189,15 @@ def served_windows(data: Any) -> dict[str, int]:
                 found[row["id"]] = value
                 break
     return found
+
+
+def _prompt_tokens(raw: bytes) -> int:
+    try:
+        usage = loads_limited(raw).get("usage")
+        tokens = usage.get("prompt_tokens") if isinstance(usage, dict) else None
+    except (JSONLimitError, AttributeError):
+        return 0
+    return tokens if isinstance(tokens, int) and not isinstance(tokens, bool) and tokens > 0 else 0
 
 
 def _about_model(text: str) -> bool:
