@@ -5,7 +5,9 @@ Builds an offline dataset of N tasks (default 12, seed 3), starts ``homer fake-l
 its ready line and to the first answered ``GET /v1/models``; then runs ``homer eval DS --agent llm``
 against it (long-context) and prints the pass rates per app count and overall, with the run's
 tool calls and model calls. Repeats the eval against ``--agent oracle`` (100 % expected).
-The ready line is printed once the server accepts connections: the two times differ by little.
+The server listens before it loads its answers (a request that comes meanwhile waits), then prints
+its ready line: the bench prints when connections are first accepted, the ready line, and the first
+answer.
 
 Run: ``python bench/fake_agent.py [--n 12] [--noise 0.3] [--seed 1]``.
 """
@@ -16,6 +18,7 @@ import argparse
 import json
 import os
 import re
+import socket
 import subprocess
 import sys
 import tempfile
@@ -27,16 +30,31 @@ HOMER = Path(sys.executable).parent / "homer"
 COMMAND = [str(HOMER)] if HOMER.exists() else [sys.executable, "-c", "from orchestrator.cli import main; main()"]
 
 
-def start_server(*args: str) -> tuple[subprocess.Popen, str, float, float]:
-    """The fake endpoint's process, its URL, and the seconds to its ready line and to its first answer."""
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def start_server(*args: str) -> tuple[subprocess.Popen, str, float, float, float]:
+    """The fake endpoint's process, its URL, and the seconds to its first accepted connection, its
+    ready line and its first answer to ``GET /v1/models``."""
+    port = free_port()
     started = time.perf_counter()
-    proc = subprocess.Popen([*COMMAND, "fake-llm", "--port", "0", *args], stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen([*COMMAND, "fake-llm", "--port", str(port), *args], stdout=subprocess.PIPE, text=True)
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            break
+        except OSError:
+            time.sleep(0.01)
+    accepted = time.perf_counter() - started
     line = proc.stdout.readline()
     ready = time.perf_counter() - started
     url = re.search(r"http://\S+/v1", line).group(0)
     with urllib.request.urlopen(f"{url}/models", timeout=10) as answer:
         answer.read()
-    return proc, url, ready, time.perf_counter() - started
+    return proc, url, accepted, ready, time.perf_counter() - started
 
 
 def evaluate(dataset: Path, url: str, out: Path) -> dict:
@@ -69,14 +87,16 @@ def main() -> None:
         dataset = Path(tmp) / "ds"
         subprocess.run([*COMMAND, "build", "--out", str(dataset), "--n", str(options.n), "--seed", "3", "-q"],
                        check=True, capture_output=True, env={**os.environ})
-        proc, _, ready, answered = start_server()
+        proc, _, accepted, ready, answered = start_server()
         proc.terminate()
         proc.wait(10)
-        print(f"fake-llm (no --agent): ready line after {ready:.2f} s, first answer after {answered:.2f} s")
+        print(f"fake-llm (no --agent): connections accepted after {accepted:.2f} s, ready line after {ready:.2f} s, "
+              f"first answer after {answered:.2f} s")
         for agent, extra in (("noisy", ["--noise", str(options.noise), "--seed", str(options.seed)]), ("oracle", [])):
-            proc, url, ready, answered = start_server("--agent", agent, "--dataset", str(dataset), *extra)
+            proc, url, accepted, ready, answered = start_server("--agent", agent, "--dataset", str(dataset), *extra)
             try:
-                print(f"fake-llm --agent {agent}: ready line after {ready:.2f} s, first answer after {answered:.2f} s")
+                print(f"fake-llm --agent {agent}: connections accepted after {accepted:.2f} s, ready line after "
+                      f"{ready:.2f} s, first answer after {answered:.2f} s")
                 show(f"eval against --agent {agent}" + (f" (noise {options.noise:g}, seed {options.seed})"
                                                         if agent == "noisy" else ""),
                      evaluate(dataset, url, Path(tmp) / agent))

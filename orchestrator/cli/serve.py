@@ -42,7 +42,7 @@ def fake_llm_command(
     import signal
     import threading
 
-    from orchestrator.fake_llm import FAULTS, FakeLLMServer, default_responder
+    from orchestrator.fake_llm import FAULTS, FakeLLMServer
     from orchestrator.fake_llm.profiles import PROFILES
     from orchestrator.fake_llm.server import serve_forever
 
@@ -55,7 +55,9 @@ def fake_llm_command(
         _fail(f"--port {port}: must be from 0 to 65535 (0 picks a free port)")
     if retry_after < 0:
         _fail(f"--retry-after {retry_after:g}: must be 0 or more seconds")
-    responder = _responder(agent, dataset, noise, seed) if agent is not None else default_responder()
+    if agent is not None:
+        _check_agent(agent, dataset, noise)
+    responder = _Deferred()  # listen first; requests that come while the answers load wait for them
 
     def _interrupt(signum: int, frame: object) -> None:
         raise KeyboardInterrupt
@@ -68,6 +70,11 @@ def fake_llm_command(
         server.queue_faults(*fault)
     except (OSError, OverflowError) as exc:
         _fail(f"--host {host} --port {port}: cannot listen ({exc.strerror or exc})")
+    try:
+        responder.load(agent, dataset, noise, seed)
+    except typer.Exit:
+        server.stop()
+        raise
     described = "" if profile == "default" else f" behaving like {profile}"
     if agent is not None:
         described += f", playing the {agent} agent" + (f" (noise {noise:g}, seed {seed})" if agent == "noisy" else "")
@@ -75,10 +82,9 @@ def fake_llm_command(
                                                      "(Ctrl-C to stop)"))
 
 
-def _responder(agent: str, dataset: Optional[Path], noise: float, seed: int) -> Any:
-    """The responder for ``--agent``: the dataset's plans, checked (a bad option is exit 2)."""
-    from orchestrator.fake_llm.agent_answer import MODES, dataset_agent_plans
-    from orchestrator.fake_llm.offline_responder import agent_responder
+def _check_agent(agent: str, dataset: Optional[Path], noise: float) -> None:
+    """The ``--agent`` options, checked before anything listens (a bad one is exit 2)."""
+    from orchestrator.fake_llm.agent_answer import MODES
 
     if agent not in MODES:
         _fail(f"--agent {agent!r}: must be one of {', '.join(MODES)}")
@@ -86,12 +92,36 @@ def _responder(agent: str, dataset: Optional[Path], noise: float, seed: int) -> 
         _fail(f"--noise {noise:g}: must be from 0 to 1")
     if agent != "none" and dataset is None:
         _fail(f"--agent {agent} needs --dataset DIR: the tasks whose plans it follows")
-    plans: list[Any] = []
     if dataset is not None:
         from orchestrator.cli.common import _check_dataset
 
         _check_dataset(dataset)
-        plans = dataset_agent_plans(dataset)
-        if not plans and agent != "none":
-            _fail(f"--dataset {dataset}: no task with a reference plan to follow")
-    return agent_responder(plans, mode=agent, noise=noise, seed=seed)
+
+
+class _Deferred:
+    """The server's responder, loaded after the socket listens (the offline answers take a second or
+    more to import): a request that comes first waits for it instead of being refused."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self._loaded = threading.Event()
+        self._inner: Any = None
+
+    def load(self, agent: Optional[str], dataset: Optional[Path], noise: float, seed: int) -> None:
+        from orchestrator.fake_llm import default_responder
+        from orchestrator.fake_llm.agent_answer import dataset_agent_plans
+        from orchestrator.fake_llm.offline_responder import agent_responder
+
+        if agent is None:
+            self._inner = default_responder()
+        else:
+            plans = dataset_agent_plans(dataset) if dataset is not None else []
+            if not plans and agent != "none":
+                _fail(f"--dataset {dataset}: no task with a reference plan to follow")
+            self._inner = agent_responder(plans, mode=agent, noise=noise, seed=seed)
+        self._loaded.set()
+
+    def __call__(self, body: dict) -> Any:
+        self._loaded.wait()
+        return self._inner(body)
