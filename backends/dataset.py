@@ -24,6 +24,7 @@ import os
 import shutil
 import stat
 import tempfile
+from collections.abc import Callable, Iterable
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
@@ -83,6 +84,27 @@ class LoadedTask:
     def reference(self) -> Path | None:
         ref = self.folder / "reference"
         return ref if is_real_dir(ref) else None
+
+
+def count_tasks(out: Path) -> int:
+    """How many entries ``iter_tasks`` will yield, about (a progress total; 0 when unreadable)."""
+    try:
+        return sum(1 for entry in os.scandir(out / TASKS) if not entry.name.startswith("."))
+    except OSError:
+        return 0
+
+
+def ticking(tasks: Iterable[LoadedTask], on_outcome: Callable[[dict[str, Any]], None] | None,
+            written: Callable[[], int]) -> Iterator[LoadedTask]:
+    """``tasks``, telling ``on_outcome`` about each once it is handled (when the next is asked
+    for): ``accepted`` when ``written()`` grew meanwhile, else ``dropped``."""
+    before = written()
+    for task in tasks:
+        yield task
+        if on_outcome is not None:
+            now = written()
+            on_outcome({"status": "accepted" if now > before else "dropped"})
+            before = now
 
 
 def iter_tasks(out: Path) -> Iterator[LoadedTask]:

@@ -23,7 +23,7 @@ from typing import Callable, Sequence
 
 from generators.model import MemoryPiece
 
-MAX_DETAILS = 4
+MAX_DETAILS = 6
 _FILE_RE = re.compile(r"^[\w-]+(?:\.(docx|xlsx|pdf|txt|csv|pptx))?$")
 _PERSON_RE = re.compile(r"^[A-Z][a-z]+(?: [A-Z][a-z'-]+)+$")
 _CLOCK_RE = re.compile(r"^\d{1,2}:\d{2}$")
@@ -32,6 +32,7 @@ _DURATION_RE = re.compile(r"^\d+ minutes$")
 _NUMBER_RE = re.compile(r"^\d+(?:\.\d+)?$")
 _DAY_RE = re.compile(r"^(Monday|Tuesday|Wednesday|Thursday|Friday) [A-Z][a-z]+ \d{1,2}$")
 _STAMP_RE = re.compile(r"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}$")
+_DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _TITLE_CUES = ("meeting_title", "move_title")
 _FILE_CUES = ("source_file", "document", "output_file", "compare_file", "previous_notes")
 _TITLE_ENDS = ("check-in", "review", "catch-up", "sync", "planning")
@@ -75,6 +76,8 @@ def make_value(piece: MemoryPiece, about: str, start: date, rng: random.Random,
         return f"{soon.isoformat()} {rng.randint(9, 16):02d}:{rng.choice(('00', '30'))}"
     if _DAY_RE.match(value):
         return f"{soon.strftime('%A %B')} {soon.day}"
+    if _DATE_RE.match(value):  # a day the job must name (a follow-up, a filter): said in words as well
+        return soon.isoformat()
     if _WINDOW_RE.match(value):
         first = rng.randint(8, 11)
         return f"{first}:00-{first + rng.randint(5, 8)}:00"

@@ -378,7 +378,7 @@ class HistoryWriter:
         if cue not in SENTENCE_CUES:
             said = spoken(event.said, cue)
             ctx["value"] = said
-            text = self._line(move, cue if move == "state" else "any", ctx, said)
+            text = self._line(move, cue if move in ("state", "correct") else "any", ctx, said)
             if said != event.said:  # words, not a name: a sentence that starts with them starts with a capital
                 text = re.sub(rf"(^|[.?!]\s+){re.escape(said)}", lambda m: m.group(1) + said[:1].upper() + said[1:],
                               text)
@@ -550,8 +550,9 @@ class HistoryWriter:
                 decoy, piece, old, when.date(), self.rng, self._outsiders(), self._decoy_ok, JOB_FIELDS)
             if new is not None and self._free_on(new, when):
                 decoy.details[index] = (piece, new)
-                new = self._decoy_said(new, piece.cue if piece.cue in CUES else "note", when)
-                text = self._line("correct", "any", {**ctx, "value": new}, new)
+                cue = piece.cue if piece.cue in CUES else "note"
+                new = self._decoy_said(new, cue, when)
+                text = self._line("correct", cue, {**ctx, "value": new}, new)  # worded as the task's are
                 return [(text, self._line("after", "any", ctx, question=False))]
         return [(self._line("mention", "any", ctx), self._line("mention_reply", "any", ctx, question=False))]
 

@@ -48,6 +48,18 @@ STORAGES = ("raw", "summary")
 GRANULARITIES = {"raw": ("session", "utterance"), "summary": ("session", "chunk")}
 
 
+# what --mode rag retrieves when --granularity / --top-k are not given: a fraction of a standard
+# history (5 days of about 70 turns: 20 turns are about 6 % of it, 2 days 40 %), never all of it
+DEFAULT_GRANULARITY = {"raw": "utterance", "summary": "session"}
+DEFAULT_TOP_K = {"utterance": 20, "session": 2, "chunk": 1}
+
+
+def rag_defaults(storage: str, granularity: str | None, top_k: int | None) -> tuple[str, int]:
+    """The granularity and top-k a rag run uses: the given ones, else the defaults above."""
+    granularity = granularity or DEFAULT_GRANULARITY.get(storage, "session")
+    return granularity, top_k if top_k is not None else DEFAULT_TOP_K.get(granularity, 2)
+
+
 @dataclass(frozen=True)
 class ContextConfig:
     mode: str = "long-context"  # or "rag"
@@ -98,6 +110,7 @@ class HistoryContext:
     tokens: int
     units: list[str]  # ids of the units included, in order
     evidence_recall: float | None  # None in long-context mode or when the task has no evidence
+    whole: bool = False  # rag: retrieval returned every unit, so the context is the whole history
 
 
 @dataclass(frozen=True)
@@ -217,4 +230,4 @@ def build_context(record: dict, config: ContextConfig, *, client: Any = None,
     chosen = [units[i] for i in picked]
     text = ("\n\n" if config.storage == "summary" else "\n").join(_shown(u, sessions) for u in chosen)
     return HistoryContext(text, count_tokens(text), [u.id for u in chosen],
-                          _evidence_recall(sessions, chosen, config.granularity))
+                          _evidence_recall(sessions, chosen, config.granularity), whole=len(chosen) >= len(units))

@@ -55,11 +55,21 @@ def by_app_count(metrics: dict[str, Any]) -> bytes | None:
             values.append(value * scale)
             lows.append(max(0.0, value - ci[0]) * scale)
             highs.append(max(0.0, ci[1] - value) * scale)
-        ax.bar(labels, values, color=COLORS[: len(labels)], yerr=[lows, highs], capsize=4)
+        bars = ax.bar(labels, values, color=COLORS[: len(labels)], yerr=[lows, highs], capsize=4)
+        _label_bars(ax, bars, values, "{:.1f}" if scale == 100 else "{:.2f}", [v + h for v, h in zip(values, highs)])
         ax.set_title(f"{title}, 95 % CI")
-        ax.set_ylim(0, 100 * 1.05 if scale == 100 else max([1.05, *[v + h for v, h in zip(values, highs)]]))
+        top = 100 * 1.05 if scale == 100 else max([1.05, *[v + h for v, h in zip(values, highs)]])
+        ax.set_ylim(min([0.0, *[v - lo for v, lo in zip(values, lows)]]), top * 1.08)
         ax.grid(axis="y", alpha=0.3)
     return _png(figure)
+
+
+def _label_bars(ax: Any, bars: Any, values: list[float], fmt: str, tops: list[float] | None = None) -> None:
+    """The value above each bar (above its error bar, ``tops``), a zero one too (else a bar of 0
+    looks like a missing one)."""
+    for bar, value, top in zip(bars, values, tops or values):
+        ax.annotate(fmt.format(value), (bar.get_x() + bar.get_width() / 2, max(top, value, 0.0)), ha="center",
+                    va="bottom", fontsize=7, xytext=(0, 2), textcoords="offset points")
 
 
 def pass_hat_k_values(rows: list[dict[str, Any]], trials: int) -> tuple[list[float], int]:
@@ -128,12 +138,14 @@ def probe_accuracy(summary: dict[str, Any]) -> bytes | None:
     for offset, key, label, color in ((-width / 2, "closed_book", "closed-book", COLORS[3]),
                                       (width / 2, "with_history", "with the history", COLORS[0])):
         values = [100 * (row.get(key) or 0.0) for _, row in rows]
-        ax.bar([i + offset for i in range(len(rows))], values, width, label=label, color=color)
+        bars = ax.bar([i + offset for i in range(len(rows))], values, width, label=label, color=color)
+        _label_bars(ax, bars, values, "{:.0f}")
     ax.set_xticks(range(len(rows)), [f"{name.replace('_', ' ')}\n(n={row['questions']})" for name, row in rows],
                   fontsize=8)
     ax.set_ylabel("accuracy (%)")
-    ax.set_ylim(0, 105)
-    ax.legend(fontsize=8)
+    ax.set_ylim(0, 128)  # room above 100 % for the value labels and the legend, which covers no bar
+    ax.set_yticks(range(0, 101, 20))
+    ax.legend(fontsize=8, loc="upper left", ncol=2, frameon=False)
     ax.grid(axis="y", alpha=0.3)
     ax.set_title("Memory probes by dynamic")
     return _png(figure)
@@ -150,13 +162,18 @@ def horizon_curve(result: dict[str, Any]) -> bytes | None:
     figure, ax = plt.subplots(figsize=(6, 3.4))
     ax.plot(days, [100 * p["pass_rate"] for p in points], "o", color=COLORS[0], label="measured")
     fit = result.get("fit")
-    if fit:
+    if fit and fit.get("t_mid") is not None and fit.get("beta") is not None:
         t = np.geomspace(min(days), max(days), 100)
         with np.errstate(over="ignore"):
             curve = fit["s_max"] / (1 + (fit["t_mid"] / t) ** fit["beta"])
         ax.plot(t, 100 * curve, "-", color=COLORS[2], label=f"fit: t_mid {fit['t_mid']:.1f}, beta {fit['beta']:.2f}")
+    elif fit:  # flat data, or a fit whose midpoint or slope the horizons do not determine: no curve drawn
+        ax.set_title({"flat": "flat: no fit", "step": "a step between two horizons: no slope to fit",
+                      "no_midpoint": "no fit: the midpoint is outside the horizons measured"}
+                     .get(fit.get("status", ""), "no fit"), fontsize=9)
     ax.set_xscale("log")
     ax.set_xticks(days, [str(d) for d in days])
+    ax.set_xticks([], minor=True)  # a log axis labels some minor ticks (6x10^0): only the horizons are shown
     ax.set_xlabel("days of history")
     ax.set_ylabel("pass rate (%)")
     ax.set_ylim(0, 105)

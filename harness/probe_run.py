@@ -15,6 +15,8 @@ from __future__ import annotations
 import json
 import time
 from collections import defaultdict
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -62,45 +64,73 @@ def _history(record: dict[str, Any], probe: Probe, context: ContextConfig, clien
     return build_context(record, context, client=client).text
 
 
+def _probe_task(record: dict[str, Any], pool: Any, config: ProbeConfig, client: Any,
+                refusals: RefusalWatch | None = None) -> dict[str, Any]:
+    """One task's probes asked closed-book and with the history: its result rows, the questions the
+    endpoint failed, why it has no probes (``skipped``) and the seconds spent making them."""
+    made = time.perf_counter()
+    try:
+        probes = probes_for(record, pool)
+        long_history = build_context(record, config.context, client=client).text \
+            if config.context.mode != "rag" else None
+    except (AttributeError, KeyError, TypeError, ValueError) as exc:
+        return {"id": str(record.get("id")), "results": [], "errors": [], "generated": 0.0,
+                "skipped": {"id": str(record.get("id")), "reason": f"no probes: {exc.__class__.__name__}: {exc}"}}
+    generated = time.perf_counter() - made
+    results, errors = [], []
+    refusals = refusals if refusals is not None else RefusalWatch()
+    for probe in probes:
+        if refusals.tripped():  # the server refuses every question alike: stop now, one line
+            raise RunRefused(refusals.message())
+        try:
+            closed = ask(config.agent, probe, "", client)
+            history = long_history if long_history is not None else _history(record, probe, config.context, client)
+            informed = ask(config.agent, probe, history, client)
+        except Exception as exc:  # the endpoint or its answer failed for good: this question only
+            first = llm_error_text(exc) if isinstance(exc, LLMError) else (
+                str(exc).splitlines()[0][:300] if str(exc) else exc.__class__.__name__)
+            errors.append({"task": probe.task, "piece": probe.piece, "dynamic": probe.dynamic, "error": first})
+            refusals.see(first)
+            continue
+        refusals.see(None)
+        results.append({**probe.to_dict(), "closed_book": closed, "closed_book_correct": closed == probe.answer,
+                        "with_history": informed, "with_history_correct": informed == probe.answer})
+    return {"id": str(record.get("id")), "results": results, "errors": errors, "generated": generated,
+            "skipped": None}
+
+
 def run_probes(dataset: Path, out: Path, config: ProbeConfig, client: Any = None,
-               eval_rows: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+               eval_rows: list[dict[str, Any]] | None = None, workers: int = 1,
+               on_outcome: Callable[[dict[str, Any]], None] | None = None,
+               on_total: Callable[[int], None] | None = None) -> dict[str, Any]:
+    """Ask every task's probes (``workers`` tasks at a time, in threads: an llm agent's requests
+    overlap) and write the run folder; the output is the same whatever the worker count."""
     started = time.perf_counter()
     loaded = [t for t in iter_tasks(dataset)]
     records = [t.record for t in loaded if t.record is not None]
     skipped = [{"id": t.id, "reason": f"cannot be read: {t.error}"} for t in loaded if t.record is None]
     pool = cue_pool(records)  # reads past malformed memory (a piece that is not an object is passed over)
-    lines, results, errors = [], [], []
+    if on_total is not None:
+        on_total(len(records))
+
     refusals = RefusalWatch()
-    generated = 0.0
-    for record in records:
-        made = time.perf_counter()
-        try:
-            probes = probes_for(record, pool)
-            long_history = build_context(record, config.context, client=client).text \
-                if config.context.mode != "rag" else None
-        except (AttributeError, KeyError, TypeError, ValueError) as exc:
-            skipped.append({"id": str(record.get("id")), "reason": f"no probes: {exc.__class__.__name__}: {exc}"})
-            continue
-        generated += time.perf_counter() - made
-        for probe in probes:
-            try:
-                closed = ask(config.agent, probe, "", client)
-                history = long_history if long_history is not None else _history(record, probe, config.context,
-                                                                                  client)
-                informed = ask(config.agent, probe, history, client)
-            except Exception as exc:  # the endpoint or its answer failed for good: this question only
-                first = llm_error_text(exc) if isinstance(exc, LLMError) else (
-                    str(exc).splitlines()[0][:300] if str(exc) else exc.__class__.__name__)
-                errors.append({"task": probe.task, "piece": probe.piece, "dynamic": probe.dynamic, "error": first})
-                refusals.see(first)
-                if refusals.tripped():  # the server refuses every question alike: stop now, one line
-                    raise RunRefused(refusals.message()) from None
-                continue
-            refusals.see(None)
-            row = {**probe.to_dict(), "closed_book": closed, "closed_book_correct": closed == probe.answer,
-                   "with_history": informed, "with_history_correct": informed == probe.answer}
-            results.append(row)
-            lines.append(json.dumps(row, ensure_ascii=False) + "\n")
+
+    def one(record: dict[str, Any]) -> dict[str, Any]:
+        outcome = _probe_task(record, pool, config, client, refusals)
+        if on_outcome is not None:
+            failed = outcome["skipped"] is not None or (outcome["errors"] and not outcome["results"])
+            on_outcome({"status": "dropped" if outcome["skipped"] else "error" if failed else "accepted"})
+        return outcome
+
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as threads:
+        outcomes = list(threads.map(one, records))  # in task order, whatever finished first
+    if refusals.tripped():  # a refusal in the last question of a task
+        raise RunRefused(refusals.message())
+    results = [row for o in outcomes for row in o["results"]]
+    errors = [e for o in outcomes for e in o["errors"]]
+    skipped += [o["skipped"] for o in outcomes if o["skipped"]]
+    generated = sum(o["generated"] for o in outcomes)
+    lines = [json.dumps(row, ensure_ascii=False) + "\n" for row in results]
     summary = _summarize(results, eval_rows)
     summary.update({"agent": config.agent, "context": config.context.mode, "dataset": str(dataset.resolve()),
                     "tasks": len(records), "questions": len(results), "skipped": skipped, "errors": errors,

@@ -66,7 +66,22 @@ def metrics(rows: Iterable[dict[str, Any]], trials: int) -> dict[str, Any]:
         for key, value in ((row.get("trajectory") or {}).get("usage") or {}).items():
             if key in usage:
                 usage[key] += int(value)
-    return {"trials": trials, "groups": groups, "agent_usage": usage if usage["calls"] else None}
+    whole = len({r["id"] for r in rows if r.get("context_whole")})
+    return {"trials": trials, "groups": groups, "agent_usage": usage if usage["calls"] else None,
+            **({"whole_history": whole} if whole else {})}
+
+
+def whole_history_warning(data: dict[str, Any], config: dict[str, Any]) -> str | None:
+    """One line when retrieval returned the whole history of some tasks: there RAG is long-context
+    under another name (its tokens, context and recall are the same), which a reader must know."""
+    whole = data.get("whole_history")
+    if not whole:
+        return None
+    tasks = data["groups"][OVERALL]["tasks"]
+    context = config.get("context") or {}
+    return (f"retrieval returned the whole history for {whole} of {tasks} task(s) (--top-k {context.get('top_k')} "
+            f"with {context.get('granularity')} units): there this RAG run is the same as long-context; "
+            "use a smaller --top-k or finer units (--granularity utterance)")
 
 
 def _pct(value: float | None) -> str:
@@ -149,7 +164,11 @@ def render_report(data: dict[str, Any], config: dict[str, Any], *, dataset: str,
     if overall["errors"]:
         summary += (f"; {overall['errors']} run(s) ended with an error and are counted neither as passes nor as "
                     "fails (see below)")
-    out += [summary + ".", "", "## Results", "", table(data, rag=rag), ""]
+    out += [summary + ".", ""]
+    warning = whole_history_warning(data, config)
+    if warning:
+        out += [f"**Warning:** {warning}.", ""]
+    out += ["## Results", "", table(data, rag=rag), ""]
     out += ["Pass rates are macro averages over tasks; a task passes a trial only if every criterion passes.",
             f"Intervals: 95 % percentile bootstrap over tasks ({RESAMPLES} seeded resamples). ONS = (agent - none) / "
             "(oracle - none), where none is how often doing nothing passes and oracle how often the reference plan "
@@ -188,4 +207,4 @@ def render_report(data: dict[str, Any], config: dict[str, Any], *, dataset: str,
     return "\n".join(out)
 
 
-__all__ = ["metrics", "table", "render_report", "APP_COUNTS", "OVERALL"]
+__all__ = ["metrics", "table", "render_report", "whole_history_warning", "APP_COUNTS", "OVERALL"]

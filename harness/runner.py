@@ -36,6 +36,7 @@ from backends.scratch import claim_work_folder, release_work_folder
 from backends.workers import Budget, JobFailure, run_jobs
 from harness.agents import (DEFAULT_STEP_CAP, STOP_ERROR, Agent, Episode, LLMAgent, NoneAgent, OracleAgent,
                             Trajectory, plan_of)
+from harness.agent_plugins import AgentLoadError, build_plugin, check_agent_name, is_plugin
 from harness.context import ContextConfig, build_context
 from harness.report import metrics, render_report
 from office_env import Workspace, default_registry, evaluate_criteria, validate_criteria
@@ -74,7 +75,10 @@ class EvalConfig:
 
     def validate(self) -> "EvalConfig":
         if self.agent not in AGENTS:
-            raise EvalError(f"--agent {self.agent!r}: must be one of {', '.join(AGENTS)}")
+            try:
+                check_agent_name(self.agent)  # a user's own agent, as module:Class
+            except AgentLoadError as exc:
+                raise EvalError(str(exc)) from None
         if self.request not in REQUESTS:
             raise EvalError(f"request {self.request!r}: must be one of {', '.join(REQUESTS)}")
         if self.semantics not in SEMANTICS:
@@ -168,6 +172,8 @@ def make_agent(config: EvalConfig, record: dict[str, Any]) -> Agent:
         return OracleAgent(plan_of(record))
     if config.agent == "none":
         return NoneAgent()
+    if is_plugin(config.agent):
+        return build_plugin(config.agent)
     return LLMAgent(_config_client(config))
 
 
@@ -294,7 +300,7 @@ def _run_task(dataset_dir: str, task_id: str, record: dict[str, Any], out_dir: s
             "criteria": [r.to_dict() for r in report.results], "steps": trajectory.step_count,
             "context_tokens": context.tokens, "context_units": list(context.units),
             "evidence_recall": context.evidence_recall, "trajectory": trajectory.to_dict(),
-            "error": trajectory.error,
+            "error": trajectory.error, **({"context_whole": True} if context.whole else {}),
         })
     # the oracle and none agents' own first trial is their reference: not measured twice
     own = rows[0]["passed"] if rows and not rows[0]["error"] and config.agent in ("oracle", "none") else None

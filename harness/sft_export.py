@@ -15,11 +15,12 @@ from __future__ import annotations
 import json
 import shutil
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from backends.dataset import folder_written_whole, iter_tasks, task_now
+from backends.dataset import folder_written_whole, iter_tasks, task_now, ticking
 from harness.agents import MODEL_OBSERVATION_CHARS, Episode, agent_messages
 from harness.context import ContextConfig, build_context
 from office_env import OfficeError, Workspace, default_registry, evaluate_criteria
@@ -73,12 +74,13 @@ def trajectory_of(record: dict[str, Any], testbed: Path, reference: Path | None,
                          "context_tokens": history.tokens, "steps": len(plan)}}
 
 
-def export_sft(dataset: Path, out: Path, context: ContextConfig) -> SftSummary:
+def export_sft(dataset: Path, out: Path, context: ContextConfig,
+               on_outcome: Callable[[dict[str, Any]], None] | None = None) -> SftSummary:
     """Write ``out/train.jsonl`` and a README; the folder appears whole (temporary name, then rename)."""
     summary = SftSummary()
     with folder_written_whole(out) as tmp:
         with (tmp / "train.jsonl").open("w", encoding="utf-8") as handle:
-            for task in iter_tasks(dataset):
+            for task in ticking(iter_tasks(dataset), on_outcome, lambda: summary.written):
                 if task.record is None:
                     summary.skipped.append(f"{task.id}: cannot be read: {task.error}")
                     continue

@@ -38,12 +38,13 @@ from orchestrator.endpoint_guard import (
 )
 from orchestrator.neo_graph import NeoState, build_neo_graph
 from orchestrator.offline_roles import OfflineRoles
+from orchestrator.planner import Strata
 from orchestrator.record import build_record
 from generators.small_talk import WordingsExhausted
 from orchestrator.roles import TASKS_PER_WORLD, BuildConfig, Job
 from verifier.gates import run_gates
 
-GENERATOR_VERSION = "neo-3"
+GENERATOR_VERSION = "neo-4"  # 4: app counts stratified (equal shares, or --apps-weights)
 EXPECTED_DROP_RATE = 0.1  # before any attempt has ended: sizes the first batch
 
 
@@ -362,7 +363,8 @@ def drop_category(reason: str) -> str:
 
 
 
-_FLAGS = {"utterances_per_day": "--utterances", "app_counts": "--apps", "llm_config": "--llm-config",
+_FLAGS = {"utterances_per_day": "--utterances", "app_counts": "--apps", "app_weights": "--apps-weights",
+          "llm_config": "--llm-config",
           "base_url": "--base-url", "cache_path": "--cache", "repair": "--repair", "seeds_fingerprint": "--seeds (their files)",
           "generator": "the generator version"}
 
@@ -547,15 +549,16 @@ def _build_locked(out: Path, n: int, config: BuildConfig, workers: int, resume: 
     cues: dict[int, dict[str, Any]] = {}  # per accepted attempt, its card figures (record_cues)
     work = claim_work_folder()  # worlds and the gates' copies: see backends.scratch
     try:
-        max_attempts = n * 4 + 20
+        strata = Strata(config, n)
+        max_attempts = strata.max_attempts()
         summary = BuildSummary(out)
         breaker = Breaker(endpoint_probe(config) if (llm := config.backend == "llm") else None)
         share_budget(config, workers)
 
         def accepted_indices(near: bool = True) -> list[int]:
-            return unique_accepted(done, near)[0]
+            return strata.keep(unique_accepted(done, near)[0])
 
-        report = (lambda _: on_progress(min(len(accepted_indices(near=False)), n), n)) if on_progress else None
+        report = (lambda _: on_progress(len(accepted_indices(near=False)), n)) if on_progress else None
         with dataset.OutcomeLog(out, done, report) as log:
             def record(item: dict[str, Any]) -> None:
                 found = item.pop(CUES, None)
@@ -564,37 +567,36 @@ def _build_locked(out: Path, n: int, config: BuildConfig, workers: int, resume: 
                 log.record(item)
 
             def settled() -> int:
-                """Accepted attempts below the first one not yet tried: only those are surely among the
-                first n by index (a resumed run may hold later attempts from an interrupted one)."""
-                gap = first_untried(done, max_attempts)
-                return sum(1 for i in accepted_indices() if i < gap)
+                """Kept attempts below the first open one: only those are surely kept (see first_open)."""
+                kept = accepted_indices()
+                gap = strata.first_open(done, kept, max_attempts)
+                return sum(1 for i in kept if i < gap)
 
             next_index = 0
             while settled() < n and next_index < max_attempts:
-                next_index = first_untried(done, max_attempts)  # a skipped attempt is tried when it is needed
-                need = n - settled()
-                tried = len(done)
-                drop_rate = min(0.75, (tried - len(accepted_indices())) / tried) if tried else EXPECTED_DROP_RATE
-                expected = need / (1 - drop_rate)  # attempts this batch is expected to need
-                # more attempts than that: those past the n-th accepted task are skipped
+                kept = accepted_indices()
+                next_index = strata.first_open(done, kept, max_attempts)  # a skipped attempt is tried when needed
+                drop_rate = _drop_rate(done)
+                # the attempts this batch is expected to need; more than that: those past a filled quota are skipped
+                expected = strata.attempts_needed([i for i in kept if i < next_index]) / (1 - drop_rate)
                 batch_size = math.ceil(expected * 1.25) + workers
-                batch = []
+                batch, filled = [], strata.filled(kept)
                 while len(batch) < batch_size and next_index < max_attempts:
-                    if next_index not in done:
+                    if next_index not in done and strata.is_open(next_index, filled):
                         batch.append(next_index)
                     next_index += 1
 
                 unique: dict[int, list[int]] = {}  # len(done) -> accepted_indices(): done only grows in a batch
 
                 def wanted(index: int) -> bool:
-                    """Fewer than n tasks accepted below this attempt: it may still be among the first n
+                    """Fewer than its app count's quota accepted below this attempt: it may still be kept
                     (duplicates are looked for only when the plain count says no, once per outcome)."""
-                    if sum(1 for i, item in done.items() if i < index and item["status"] == "accepted") < n:
+                    if strata.wanted(index, [i for i, item in done.items() if item["status"] == "accepted"]):
                         return True
                     if len(done) not in unique:
                         unique.clear()
-                        unique[len(done)] = accepted_indices()
-                    return sum(1 for i in unique[len(done)] if i < index) < n
+                        unique[len(done)] = unique_accepted(done)[0]
+                    return strata.wanted(index, unique[len(done)])
 
                 seen = outcome_sink(breaker, record, on_outcome)
                 run_jobs(lambda index: run_attempt(str(out), config, index, str(work)), batch, workers=workers,
@@ -613,9 +615,10 @@ def _build_locked(out: Path, n: int, config: BuildConfig, workers: int, resume: 
     return _finalize(out, n, config, done, summary, cues)
 
 
-def first_untried(done: dict[int, dict[str, Any]], limit: int) -> int:
-    """The lowest attempt index without an outcome (``limit`` when all below it have one)."""
-    return next((i for i in range(limit) if i not in done), limit)
+def _drop_rate(done: dict[int, dict[str, Any]]) -> float:
+    """The share of attempts dropped so far (at most 0.75), or the expected one before any ended."""
+    accepted = sum(1 for item in done.values() if item["status"] == "accepted")
+    return min(0.75, (len(done) - accepted) / len(done)) if done else EXPECTED_DROP_RATE
 
 
 def _own_record(folder: Path) -> dict[str, Any] | None:
@@ -636,14 +639,16 @@ def _finalize(out: Path, n: int, config: BuildConfig, done: dict[int, dict[str, 
         why = "the same task as" if same else "almost the same description as"
         done[index] = {**{k: v for k, v in done[index].items() if k not in ("staged", "keys", "words")},
                        "status": "dropped", "reason": f"duplicate: {why} {task_id(original)}"}
-    keep = accepted[:n]
+    strata = Strata(config, n)
+    keep = strata.keep(accepted)
     kept = {task_id(index) for index in keep}
     tasks = out / dataset.TASKS
     for folder in (sorted(tasks.iterdir()) if tasks.is_dir() else []):
-        if folder.name not in kept:  # more succeeded than asked for (keep the first n), or a stray folder
+        if folder.name not in kept:  # more succeeded than a quota asked for, or a stray folder
             shutil.rmtree(folder, ignore_errors=True) if folder.is_dir() else folder.unlink(missing_ok=True)
     last = keep[-1] if keep else max(done, default=-1)
-    considered = [done[i] for i in sorted(done) if i <= last or not keep]
+    filled = strata.filled(keep)  # an attempt after its app count's quota filled is not one the build needed
+    considered = [done[i] for i in sorted(done) if (i <= last and strata.is_open(i, filled)) or not keep]
     drops = Counter(drop_category(item["reason"]) for item in considered if item["status"] not in ("accepted", ERROR))
     read = [(i, _own_record(tasks / task_id(i))) for i in sorted(keep, key=task_id)]
     records = [r for _, r in read if r is not None]

@@ -14,11 +14,12 @@ import base64
 import io
 import json
 import zipfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from backends.dataset import folder_written_whole, iter_tasks
+from backends.dataset import folder_written_whole, iter_tasks, ticking
 from office_env.limits import MAX_FILE_BYTES
 from office_env.untrusted import iter_files, read_fd, scan_tree
 
@@ -74,10 +75,10 @@ def row_of(record: dict[str, Any], testbed: Path, reference: Path | None = None)
     }
 
 
-def export_hf(dataset: Path, out: Path) -> HfSummary:
+def export_hf(dataset: Path, out: Path, on_outcome: Callable[[dict[str, Any]], None] | None = None) -> HfSummary:
     summary = HfSummary()
     rows: list[dict[str, Any]] = []
-    for task in iter_tasks(dataset):
+    for task in ticking(iter_tasks(dataset), on_outcome, lambda: len(rows)):
         if task.record is None:
             summary.skipped.append(f"{task.id}: cannot be read: {task.error}")
             continue

@@ -23,6 +23,7 @@ import hashlib
 import json
 import random
 import shutil
+from collections.abc import Callable
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any
@@ -153,8 +154,14 @@ def parse_horizons(text: str) -> list[int]:
     return values
 
 
-def run_sweep(dataset: Path, out: Path, config: EvalConfig, horizons: list[int]) -> dict[str, Any]:
+def run_sweep(dataset: Path, out: Path, config: EvalConfig, horizons: list[int],
+              on_outcome: Callable[[dict[str, Any]], None] | None = None,
+              on_total: Callable[[int], None] | None = None) -> dict[str, Any]:
+    """Stretch every task to each horizon, evaluate each stretched dataset, fit the curve and write
+    the sweep's folder; ``on_outcome`` hears of every task evaluated (tasks x horizons in all)."""
     tasks = [t for t in iter_tasks(dataset) if t.record is not None]
+    if on_total is not None:
+        on_total(len(tasks) * len(horizons))
     for task in tasks:
         own = len(task.record.get("dialogue") or [])
         if horizons[0] < own:
@@ -183,7 +190,10 @@ def run_sweep(dataset: Path, out: Path, config: EvalConfig, horizons: list[int])
             records.append(record)
         shutil.rmtree(staging)
         write_index(data, records)
-        summary = evaluate(data, folder / "run", config)
+        summary = evaluate(data, folder / "run", config, on_outcome=on_outcome)
+        for _ in range(len(tasks) - len(records)):  # left out at this horizon: counted as done, not scored
+            if on_outcome is not None:
+                on_outcome({"status": "dropped"})
         scored: dict[str, list[bool]] = {}
         for row in summary.rows:
             if not row.get("error"):

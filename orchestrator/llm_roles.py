@@ -11,7 +11,7 @@ from generators.model import Session, TaskDraft, Verdict
 from generators.task_llm import generate_task_llm
 from office_env import Workspace
 from orchestrator.offline_roles import colleagues_away, office_files
-from orchestrator.planner import app_counts, fallback_families, plan_llm
+from orchestrator.planner import fallback_families, mix, plan_llm
 from orchestrator.roles import Job, Plan
 from surfers.llm import explore_llm
 from surfers.offline import WorkspaceReader, list_files
@@ -40,7 +40,7 @@ class LLMRoles:
     def generate_task(self, job: Job, plan: Plan, notes: dict[str, dict[str, Any]]) -> TaskDraft | None:
         world = job.world
         # the walk's fallbacks that the explored apps' notes can serve (the model saw no other app)
-        fallbacks = [name for name in fallback_families(job.config.seed, job.index, app_counts(job))
+        fallbacks = [name for name in fallback_families(job.config.seed, job.index, *mix(job.config))
                      if name != plan.family and set(FAMILIES[name].apps) <= set(plan.apps)]
         return generate_task_llm(
             self.client, plan={"apps": list(plan.apps), "task_kind": plan.family, "difficulty": plan.difficulty,

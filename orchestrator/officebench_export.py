@@ -18,19 +18,20 @@ from __future__ import annotations
 import json
 import shutil
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
-from backends.dataset import LoadedTask, iter_tasks
-from orchestrator.dataset import write_json
+from backends.dataset import LoadedTask, iter_tasks, ticking
 from office_env import OfficeError, Workspace, default_registry, evaluate_criteria
 from office_env.evaluation.officebench_semantics import evaluate_officebench
 from office_env.evaluation.reference_state import apply_reference
 from office_env.officebench import write_task_folder
 from office_env.officebench_translate import to_officebench
 from office_env.untrusted import printable
+from orchestrator.dataset import write_json
 from verifier.gates import schema_gate
 
 
@@ -100,16 +101,52 @@ def _check_export(task: LoadedTask, criteria: list[dict[str, Any]], folder: Path
         shutil.rmtree(scratch, ignore_errors=True)
 
 
+def _date_forms(day: date) -> list[str]:
+    return [f"{day:%A}, {day.day} {day:%B %Y}", f"{day:%A} {day.day} {day:%B %Y}", f"{day.day} {day:%B %Y}",
+            f"{day:%B} {day.day}, {day.year}", f"{day:%A} {day.day} {day:%B}", f"{day:%B} {day.day}"]
+
+
+def as_written(evaluation: list[dict[str, Any]], oracle: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``evaluation`` with each date a mail check asks for (``2025-04-02``) spelt as the solution's
+    mail writes it ("Wednesday, 2 April 2025") when that mail does not write the stamp itself.
+    Homer's check takes a date in any written form; OfficeBench's takes the exact text, so the
+    exported check asks for the text a solution is known to write."""
+    out = []
+    for check in evaluation:
+        args = check.get("args") or {}
+        mails = [str(c.get("args", {}).get("content", "")) for c in oracle
+                 if c.get("tool") == "email_send_email" and c.get("args", {}).get("recipient") == args.get("recipient")]
+        if check.get("function") != "evaluate_email_sent" or not mails or not isinstance(args.get("body_keywords"), list):
+            out.append(check)
+            continue
+        keywords = []
+        for keyword in args["body_keywords"]:
+            day = _iso_day(keyword)
+            if day is not None and not any(str(keyword) in m for m in mails):
+                keyword = next((f for f in _date_forms(day) if any(f in m for m in mails)), keyword)
+            keywords.append(keyword)
+        out.append({**check, "args": {**args, "body_keywords": keywords}})
+    return out
+
+
+def _iso_day(keyword: Any) -> date | None:
+    try:
+        return date.fromisoformat(keyword) if isinstance(keyword, str) and len(keyword) == 10 else None
+    except ValueError:
+        return None
+
+
 def _mailboxes(testbed: Path) -> frozenset[str]:
     folder = testbed / "emails"
     return frozenset(p.name for p in folder.iterdir() if p.is_dir() and not p.is_symlink()) if folder.is_dir() else frozenset()
 
 
-def export_officebench(dataset_dir: Path, out: Path, *, lossy: bool = False) -> ExportSummary:
+def export_officebench(dataset_dir: Path, out: Path, *, lossy: bool = False,
+                       on_outcome: Callable[[dict[str, Any]], None] | None = None) -> ExportSummary:
     """Export every usable task of ``dataset_dir`` into ``out/tasks``; see the module docstring."""
     summary = ExportSummary()
     counters: dict[int, int] = {}
-    for task in iter_tasks(dataset_dir):
+    for task in ticking(iter_tasks(dataset_dir), on_outcome, lambda: summary.written):
         if task.record is None:
             summary.skipped.append(printable(f"{task.id}: {task.error}"))
             continue
@@ -120,7 +157,8 @@ def export_officebench(dataset_dir: Path, out: Path, *, lossy: bool = False) -> 
             continue
         sent_to = frozenset(str(c["args"].get("recipient", "")).split("@")[0].lower()
                             for c in record.get("oracle") or [] if c.get("tool") == "email_send_email")
-        translation = to_officebench(record["evaluation"], _mailboxes(task.testbed), sent_to)
+        criteria = as_written(record["evaluation"], record.get("oracle") or [])
+        translation = to_officebench(criteria, _mailboxes(task.testbed), sent_to)
         lost = list(translation.lost)
         if lost and (not lossy or not translation.criteria):
             hint = " (--lossy keeps it without them)" if translation.criteria else ""

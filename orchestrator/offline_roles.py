@@ -11,7 +11,7 @@ from generators.dialogue_offline import generate_dialogue, mail_arrival, office_
 from generators.families import FAMILIES
 from generators.model import Session, TaskDraft, Verdict
 from office_env import Workspace
-from orchestrator.planner import app_counts, fallback_families, plan_offline
+from orchestrator.planner import fallback_families, mix, plan_offline
 from orchestrator.roles import Job, Plan
 from surfers import explore as surf
 from verifier.dialogue_rules import check_dialogue
@@ -53,7 +53,7 @@ class OfflineRoles:
     def generate_task(self, job: Job, plan: Plan, notes: dict[str, dict[str, Any]]) -> TaskDraft | None:
         world = job.world
         colleagues = tuple((p.user, p.name) for p in world.colleagues)
-        order = [plan.family] + fallback_families(job.config.seed, job.index, app_counts(job))
+        order = [plan.family] + fallback_families(job.config.seed, job.index, *mix(job.config))
         for name in order:
             fam = FAMILIES[name]
             missing = [a for a in fam.apps if a not in notes]

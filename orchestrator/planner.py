@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import math
 import random
+from collections import Counter
+from collections.abc import Sequence
 from typing import Any
 
 from backends.prompts import render
@@ -14,25 +17,60 @@ def families_for(app_count: int) -> list[str]:
     return sorted(name for name, fam in FAMILIES.items() if len(fam.apps) == app_count)
 
 
-def _app_count(seed: int, index: int, counts: list[int]) -> int:
-    return random.Random(f"{seed}:{index}:plan").choice(counts)
+def _app_count(seed: int, index: int, counts: Sequence[int], weights: Sequence[int] | None = None) -> int:
+    """The app count of attempt ``index``: the build's stratified schedule (``schedule``)."""
+    return _drawn(seed, counts, weights, index + 1)[0][index]
 
 
-# (seed, counts) -> the app count of each attempt so far; the attempts before each, per app count
-_DRAWN: dict[tuple[int, tuple[int, ...]], tuple[list[int], dict[int, list[int]]]] = {}
+# (seed, counts, weights) -> the app count of each attempt so far; the attempts before each, per app count
+_DRAWN: dict[tuple[int, tuple[int, ...], tuple[int, ...]], tuple[list[int], dict[int, list[int]]]] = {}
 
 
-def _position(seed: int, index: int, counts: list[int]) -> int:
-    """How many attempts of the build before ``index`` share its app count (memoised: a build asks
-    for every index in turn)."""
-    drawn, before = _DRAWN.setdefault((seed, tuple(counts)), ([], {}))
-    while len(drawn) <= index:
+def _key(seed: int, counts: Sequence[int], weights: Sequence[int] | None) -> tuple[int, tuple[int, ...], tuple[int, ...]]:
+    counts = tuple(counts)
+    weights = tuple(weights) if weights else (1,) * len(counts)
+    if len(weights) != len(counts) or any(w < 1 for w in weights):
+        raise ValueError(f"app weights {weights} do not fit app counts {counts}: one weight of 1 or more each")
+    return seed, counts, weights
+
+
+def schedule(seed: int, counts: Sequence[int], weights: Sequence[int] | None, length: int) -> list[int]:
+    """The app counts of the build's first ``length`` attempts: each attempt takes the count furthest
+    behind its share (equal shares, or ``weights``), ties broken by a seeded order, so any prefix
+    holds each count within one of its share (with equal shares, every run of ``len(counts)``
+    attempts holds each once)."""
+    return _drawn(seed, counts, weights, length)[0][:length]
+
+
+def _drawn(seed: int, counts: Sequence[int], weights: Sequence[int] | None,
+           length: int) -> tuple[list[int], dict[int, list[int]]]:
+    """The schedule so far, at least ``length`` long, and per count the attempts before each
+    (memoised: a build asks for every index in turn)."""
+    key = _key(seed, counts, weights)
+    drawn, before = _DRAWN.setdefault(key, ([], {}))
+    _, counts, weights = key
+    total = sum(weights)
+    while len(drawn) < length:
         i = len(drawn)
-        drawn.append(_app_count(seed, i, counts))
-        for count in set(counts):
-            seen = before.setdefault(count, [])
-            seen.append((seen[-1] + (drawn[i - 1] == count)) if i else 0)
+        taken = {c: (before[c][-1] + (drawn[-1] == c)) if i else 0 for c in counts}
+        order = random.Random(f"{seed}:{i}:plan").sample(range(len(counts)), len(counts))
+        best = max(order, key=lambda k: ((i + 1) * weights[k] - taken[counts[k]] * total, -order.index(k)))
+        drawn.append(counts[best])
+        for c in counts:
+            before.setdefault(c, []).append(taken[c])
+    return drawn, before
+
+
+def _position(seed: int, index: int, counts: Sequence[int], weights: Sequence[int] | None = None) -> int:
+    """How many attempts of the build before ``index`` share its app count."""
+    drawn, before = _drawn(seed, counts, weights, index + 1)
     return before[drawn[index]][index]
+
+
+def quotas(seed: int, counts: Sequence[int], weights: Sequence[int] | None, n: int) -> dict[int, int]:
+    """How many of a dataset's ``n`` tasks each app count gets: its attempts among the first ``n``
+    of the schedule (within one task of its share; a larger ``n`` never lowers one)."""
+    return dict(Counter(schedule(seed, counts, weights, n)))
 
 
 def _deck(seed: int, app_count: int) -> list[str]:
@@ -43,25 +81,25 @@ def _deck(seed: int, app_count: int) -> list[str]:
     return random.Random(f"{seed}:{app_count}:families").sample(names, len(names))
 
 
-def world_family(seed: int, index: int, counts: list[int]) -> str:
+def world_family(seed: int, index: int, counts: Sequence[int], weights: Sequence[int] | None = None) -> str:
     """The family of attempt ``index``: the next one in its app count's order."""
-    order = _deck(seed, _app_count(seed, index, counts))
-    return order[_position(seed, index, counts) % len(order)]
+    order = _deck(seed, _app_count(seed, index, counts, weights))
+    return order[_position(seed, index, counts, weights) % len(order)]
 
 
-def fallback_families(seed: int, index: int, counts: list[int]) -> list[str]:
+def fallback_families(seed: int, index: int, counts: Sequence[int], weights: Sequence[int] | None = None) -> list[str]:
     """Where attempt ``index`` turns when its family can make no task in its world: first the
     families of its app count that none of the world's attempts plans, the world's n-th attempt of
     that count starting at the n-th of them (so the fallbacks of one world differ from each other
     and from the world's other tasks), then the planned ones, nearest the world's start first."""
-    family = world_family(seed, index, counts)
+    family = world_family(seed, index, counts, weights)
     deck = _deck(seed, len(FAMILIES[family].apps))
-    count, size = _app_count(seed, index, counts), len(deck)
+    count, size = _app_count(seed, index, counts, weights), len(deck)
     first = index - index % TASKS_PER_WORLD
-    mine = [_position(seed, i, counts) for i in range(first, first + TASKS_PER_WORLD)
-            if _app_count(seed, i, counts) == count]
+    mine = [_position(seed, i, counts, weights) for i in range(first, first + TASKS_PER_WORLD)
+            if _app_count(seed, i, counts, weights) == count]
     start, end = mine[0], mine[-1] + 1
-    back = _position(seed, index, counts) - start
+    back = _position(seed, index, counts, weights) - start
     unused = [deck[p % size] for p in range(end, start + size)]
     if unused:
         unused = unused[back % len(unused):] + unused[:back % len(unused)]
@@ -72,11 +110,18 @@ def fallback_families(seed: int, index: int, counts: list[int]) -> list[str]:
 
 def app_counts(job: Job) -> list[int]:
     """The build's app counts that have families."""
-    return [c for c in job.config.app_counts if families_for(c)]
+    return mix(job.config)[0]
+
+
+def mix(config: Any) -> tuple[list[int], list[int] | None]:
+    """A build's app counts that have families, and their weights (None: equal shares)."""
+    weights = dict(zip(config.app_counts, config.app_weights)) if config.app_weights else None
+    counts = [c for c in config.app_counts if families_for(c)]
+    return counts, [weights[c] for c in counts] if weights else None
 
 
 def plan_offline(job: Job) -> Plan:
-    family = FAMILIES[world_family(job.config.seed, job.index, app_counts(job))]
+    family = FAMILIES[world_family(job.config.seed, job.index, *mix(job.config))]
     return Plan(
         apps=family.apps,
         family=family.name,
@@ -106,23 +151,23 @@ PLAN_SCHEMA: dict[str, Any] = {
 }
 
 
-def planned_here(seed: int, index: int, counts: list[int]) -> list[str]:
+def planned_here(seed: int, index: int, counts: Sequence[int], weights: Sequence[int] | None = None) -> list[str]:
     """The families the other attempts in attempt ``index``'s world are planned to make."""
     first = index - index % TASKS_PER_WORLD
-    return list(dict.fromkeys(world_family(seed, i, counts) for i in range(first, first + TASKS_PER_WORLD)
+    return list(dict.fromkeys(world_family(seed, i, counts, weights) for i in range(first, first + TASKS_PER_WORLD)
                               if i != index))
 
 
 def plan_llm(client: Any, job: Job, files: list[str]) -> Plan:
     """The app count and the suggested kind follow the offline planner's seeded walk (so ``--apps``
     holds and one office's tasks differ); the model picks apps and task kind."""
-    counts = app_counts(job)
-    suggested = world_family(job.config.seed, job.index, counts)
+    counts, weights = mix(job.config)
+    suggested = world_family(job.config.seed, job.index, counts, weights)
     app_count = len(FAMILIES[suggested].apps)
     inputs = {
         "app_count": app_count, "available_apps": ["word", "excel", "pdf", "email", "calendar"],
         "task_kinds": sorted(FAMILIES), "suggested_kind": suggested,
-        "kinds_planned_here": planned_here(job.config.seed, job.index, counts),
+        "kinds_planned_here": planned_here(job.config.seed, job.index, counts, weights),
         "files": files, "user": job.world.user.user,
         "now": job.world.now.strftime("%Y-%m-%d %H:%M (%A)"),
         "days": job.config.days, "utterances_per_day": job.config.utterances_per_day,
@@ -134,3 +179,69 @@ def plan_llm(client: Any, job: Job, files: list[str]) -> Plan:
     return Plan(apps=apps, family=data["task_kind"], difficulty=data["difficulty"], days=job.config.days,
                 utterances_per_day=job.config.utterances_per_day, exploration=data["exploration"],
                 dialogue_shape=data["dialogue_shape"])
+
+
+class Strata:
+    """Which accepted attempts a build keeps: per app count, the first ``quotas`` of that count in
+    index order, so a dataset's app counts hold their shares whatever attempts were dropped."""
+
+    def __init__(self, config: Any, n: int) -> None:
+        self.counts, self.weights = mix(config)
+        self.seed = config.seed
+        self.quota = quotas(self.seed, self.counts, self.weights, n)
+
+    def count_of(self, index: int) -> int:
+        return _app_count(self.seed, index, self.counts, self.weights)
+
+    def keep(self, accepted: list[int]) -> list[int]:
+        """The kept ones of ``accepted`` (in index order, duplicates already left out)."""
+        taken: Counter = Counter()
+        kept = []
+        for index in accepted:
+            count = self.count_of(index)
+            if taken[count] < self.quota.get(count, 0):
+                taken[count] += 1
+                kept.append(index)
+        return kept
+
+    def wanted(self, index: int, accepted: list[int]) -> bool:
+        """Attempt ``index`` may still be kept: its app count has fewer than its quota accepted before it."""
+        count = self.count_of(index)
+        return sum(1 for i in accepted if i < index and self.count_of(i) == count) < self.quota.get(count, 0)
+
+    def filled(self, kept: list[int]) -> dict[int, int]:
+        """Per app count whose quota ``kept`` fills, the index that fills it (-1: a quota of 0)."""
+        filled = {c: -1 for c in self.counts if not self.quota.get(c)}
+        taken: Counter = Counter()
+        for index in kept:
+            count = self.count_of(index)
+            taken[count] += 1
+            if taken[count] == self.quota.get(count, 0):
+                filled[count] = index
+        return filled
+
+    def is_open(self, index: int, filled: dict[int, int]) -> bool:
+        """Attempt ``index`` may still be kept: its app count's quota is not filled before it."""
+        return filled.get(self.count_of(index), index) >= index
+
+    def first_open(self, done: Any, kept: list[int], limit: int) -> int:
+        """The lowest attempt index without an outcome that may still be kept (``limit`` when none
+        below it): an attempt whose app count filled its quota before it is never needed."""
+        filled = self.filled(kept)
+        return next((i for i in range(limit) if i not in done and self.is_open(i, filled)), limit)
+
+    def max_attempts(self) -> int:
+        """The attempt indices a build may use: each app count with a quota gets 4 attempts per task
+        it needs plus 20 (n * 4 + 20 in all when the shares are equal), its share of the indices."""
+        weights = self.weights or [1] * len(self.counts)
+        total = sum(weights)
+        return max([math.ceil((self.quota[c] * 4 + 20) * total / w)
+                    for c, w in zip(self.counts, weights) if self.quota.get(c)] + [1])
+
+    def attempts_needed(self, accepted: list[int]) -> float:
+        """About how many more attempts (none dropped) fill every quota: the attempts of the app
+        counts are interleaved, so the count furthest from its quota sets it."""
+        have = Counter(self.count_of(i) for i in self.keep(accepted))
+        weights = self.weights or [1] * len(self.counts)
+        total = sum(weights)
+        return max([(self.quota.get(c, 0) - have[c]) * total / w for c, w in zip(self.counts, weights)] + [0])

@@ -1,11 +1,12 @@
-"""Progress of a batch (build, regenerate, eval) as its outcomes arrive, for a person or a script.
+"""Progress of a batch (build, regenerate, eval and its horizon sweep, probe, export) as its outcomes
+arrive, for a person or a script, shown from the command's first second.
 
 Four modes, chosen by the command line:
 
 - ``bar`` (a terminal): a live bar with done / total, kept, dropped, errors, the rate, the time
   left, and the tokens (and cost) spent so far;
-- ``lines`` (not a terminal: nohup, CI, a pipe): one plain line every ``every`` outcomes and at
-  least every ``seconds`` while the batch runs, so a log shows the run is alive;
+- ``lines`` (not a terminal: nohup, CI, a pipe): one plain line at the start, then every ``every``
+  outcomes and at least every ``seconds`` while the batch runs, so a log shows the run is alive;
 - ``json`` (``--json-progress``): one JSON object per outcome, for scripts;
 - ``quiet`` (``--quiet``): nothing.
 
@@ -81,6 +82,7 @@ class Reporter:
             self._bar.__enter__()
             self._task = self._bar.add_task(self.what, total=self.total, counts="")
         elif self.mode == "lines":
+            self._write_line()  # from the first second: a log shows the command started
             self._ticker = threading.Thread(target=self._tick, name="progress-lines", daemon=True)
             self._ticker.start()
         return self

@@ -6,9 +6,11 @@ and accepted edits go to the dataset's ``review.sqlite`` (``verifier.annotations
 edit is stored only when the task's gates pass with it (``verifier.review_edits``).
 
 Safety: the server binds 127.0.0.1 unless told otherwise, and then needs a token, checked on
-every request (``?token=`` once, then a cookie, or ``Authorization: Bearer``); every form carries
-a per-server secret so another site cannot post to it; the Host header must name this server
-(no DNS rebinding); testbed paths go through ``Workspace.resolve``.
+every request (``?token=`` once, then a cookie, or ``Authorization: Bearer``); a POST is read only
+once it shows this server's form secret and a size within bounds (``review_http``); the Host
+header must be one of the server's names (no DNS rebinding); testbed paths go through
+``Workspace.resolve``. SQLite is used from the thread pool only, with a short busy timeout: a
+database another program holds locked is an HTTP 503 that keeps the typed verdict for a retry.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ from __future__ import annotations
 import hmac
 import json
 import secrets
+import sqlite3
+import sys
 import threading
 import time
 from pathlib import Path
@@ -24,8 +28,8 @@ from urllib.parse import quote, urlencode
 
 import jinja2
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.middleware import Middleware
-from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
@@ -36,6 +40,8 @@ from orchestrator.review_preview import list_files, mailbox, preview, week_view
 from orchestrator.show import MARKS, criterion_in_words
 from office_env import Workspace
 from office_env.formats import ics_io
+from office_env.untrusted import printable
+from orchestrator.review_http import HostCheck, Refused, allowed_hosts, plain, read_form
 from verifier.annotations import CRITERIA, CRITERION_TEXT, OVERALL, VERDICTS, AnnotationError, AnnotationStore, check_verdict
 from verifier.gates import schema_gate
 from verifier.review_edits import TEXT_FIELDS, EditError, check_edit, edited_record
@@ -43,7 +49,9 @@ from verifier.review_report import render_report, review_report
 
 TOKEN_COOKIE = "homer_review_token"
 TOKEN_ENV = "HOMER_REVIEW_TOKEN"
-MAX_FORM_BYTES = 256 * 1024
+BUSY_MS = 2_000  # how long a page waits for SQLite's lock before answering 503
+BUSY_MESSAGE = ("the annotations database is busy (another program is writing review.sqlite); "
+                "nothing was lost: try again in a moment")
 
 
 def _environment() -> jinja2.Environment:
@@ -57,12 +65,14 @@ class ReviewServer:
     """The page's state: the dataset, the annotator, the secrets and one SQLite connection per thread."""
 
     def __init__(self, dataset: Path, annotator: str, token: str | None = None,
-                 hosts: tuple[str, ...] = ("127.0.0.1", "localhost")) -> None:
+                 hosts: tuple[str, ...] = allowed_hosts("127.0.0.1"), busy_ms: int = BUSY_MS) -> None:
         check_verdict(annotator, "task", OVERALL, "keep")  # a usable name, or AnnotationError
         self.dataset = Path(dataset)
         self.annotator = annotator
         self.token = token
         self.hosts = hosts
+        self.busy_ms = busy_ms
+        self._warned: set[str] = set()
         self.form_secret = secrets.token_urlsafe(24)
         self.env = _environment()
         self._local = threading.local()
@@ -74,8 +84,17 @@ class ReviewServer:
     def store(self) -> AnnotationStore:
         store = getattr(self._local, "store", None)
         if store is None:
-            store = self._local.store = AnnotationStore(self.dataset)
+            store = self._local.store = AnnotationStore(self.dataset, busy_ms=self.busy_ms)
         return store
+
+    def warnings(self) -> list[str]:
+        """Rows of review.sqlite skipped as unsound (said once on the terminal, and on the task list)."""
+        seen = list(self.store().skipped)
+        for line in seen:
+            if line not in self._warned:
+                self._warned.add(line)
+                print(f"warning: {line}", file=sys.stderr)
+        return seen
 
     def index(self) -> list[dict[str, Any]]:
         """Every task's id, family and app count (read once; a task that cannot be read is listed with its error)."""
@@ -110,18 +129,8 @@ class ReviewServer:
         if header.lower().startswith("bearer "):
             given = header[7:].strip()
         if not hmac.compare_digest(given.encode(), self.token.encode()):
-            return PlainError("a token is needed: open the address printed by homer review", 401)
+            return plain("a token is needed: open the address printed by homer review", 401)
         return None
-
-    def forged(self, form: dict[str, str]) -> Response | None:
-        """None when a posted form carries this server's secret (it came from one of its pages), else the refusal."""
-        if not hmac.compare_digest(form.get("secret", ""), self.form_secret):
-            return PlainError("this form is not from this review page (reload it)", 403)
-        return None
-
-
-def PlainError(message: str, status: int) -> Response:
-    return Response(message + "\n", status_code=status, media_type="text/plain; charset=utf-8")
 
 
 # -- pages ---------------------------------------------------------------------------------------
@@ -156,7 +165,7 @@ def task_list(server: ReviewServer, request: Request) -> Response:
     families = sorted({r["family"] for r in server.index()})
     app_counts = sorted({r["app_count"] for r in server.index() if r["app_count"]})
     return server.render("list.html", rows=rows, families=families, app_counts=app_counts, params=dict(params),
-                         total=len(server.index()), query=urlencode(dict(params)))
+                         total=len(server.index()), query=urlencode(dict(params)), warnings=server.warnings())
 
 
 def _load(server: ReviewServer, task_id: str) -> tuple[Any, dict[str, Any] | None, Response | None]:
@@ -202,7 +211,7 @@ def _history(record: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, li
 
 
 def task_page(server: ReviewServer, request: Request, message: str = "", problems: list[str] | None = None,
-              status: int = 200) -> Response:
+              status: int = 200, kept: dict[str, str] | None = None) -> Response:
     task_id = request.path_params["task_id"]
     task, record, refusal = _load(server, task_id)
     if refusal is not None:
@@ -233,6 +242,7 @@ def task_page(server: ReviewServer, request: Request, message: str = "", problem
         users=[u for u in users if (testbed / "emails" / u).is_dir()], calendars=calendars, criteria=criteria,
         guideline=[(c, CRITERION_TEXT[c]) for c in CRITERIA], verdict_choices=VERDICTS, mine=mine, others=others,
         previous=previous, following=following, revisions=revisions, message=message, problems=problems or [],
+        kept=kept or {},
         marks=MARKS, memory_ids=[m.get("id") for m in record.get("memory", [])], text_fields=TEXT_FIELDS,
         oracle=record.get("oracle") or [], render_ms=lambda: f"{1000 * (time.perf_counter() - started):.0f}",
         json=json)
@@ -255,14 +265,6 @@ def file_page(server: ReviewServer, request: Request) -> Response:
     return server.render("file.html", status=404 if view["kind"] == "error" else 200, task_id=task_id, view=view)
 
 
-async def _form(request: Request) -> dict[str, str]:
-    body = await request.body()
-    if len(body) > MAX_FORM_BYTES:
-        raise EditError(f"the form is larger than {MAX_FORM_BYTES // 1024} KiB")
-    form = await request.form()
-    return {k: v for k, v in form.items() if isinstance(v, str)}
-
-
 def _wants_json(request: Request) -> bool:
     return "application/json" in request.headers.get("accept", "")
 
@@ -271,38 +273,42 @@ def _back(task_id: str, anchor: str = "") -> RedirectResponse:
     return RedirectResponse(f"/task/{quote(task_id, safe='')}" + (f"#{anchor}" if anchor else ""), status_code=303)
 
 
+def _busy(exc: BaseException) -> bool:
+    return isinstance(exc, sqlite3.OperationalError) and ("locked" in str(exc) or "busy" in str(exc))
+
+
 async def verdict_post(server: ReviewServer, request: Request) -> Response:
     task_id = request.path_params["task_id"]
-    if not any(row["id"] == task_id for row in server.index()):
+    if not any(row["id"] == task_id for row in await run_in_threadpool(server.index)):
         return server.error(f"no task {task_id!r} in this dataset", 404)
+    form = await read_form(request, server.form_secret)
+    typed = {key: form.get(key, "") for key in ("criterion", "verdict", "comment")}
     try:
-        form = await _form(request)
-        forged = server.forged(form)
-        if forged is not None:
-            return forged
-        started = time.perf_counter()
-        server.store().set(server.annotator, task_id, form.get("criterion", ""), form.get("verdict", ""),
-                           form.get("comment", ""))
-        elapsed = time.perf_counter() - started
-    except (AnnotationError, EditError) as exc:
+        elapsed = await run_in_threadpool(_save_verdict, server, task_id, typed)
+    except AnnotationError as exc:
         if _wants_json(request):
             return JSONResponse({"ok": False, "error": str(exc)}, status_code=422)
         return server.error(str(exc), 422)
+    except sqlite3.OperationalError as exc:
+        if not _busy(exc):
+            raise
+        if _wants_json(request):  # the page keeps what was typed and tries again
+            return JSONResponse({"ok": False, "busy": True, "error": BUSY_MESSAGE}, status_code=503,
+                                headers={"Retry-After": "1"})
+        return server.render("busy.html", status=503, message=BUSY_MESSAGE, task_id=task_id, typed=typed)
     if _wants_json(request):
         return JSONResponse({"ok": True, "saved_ms": round(1000 * elapsed, 2)})
     return _back(task_id, "annotate")
 
 
-async def edit_post(server: ReviewServer, request: Request) -> Response:
-    from starlette.concurrency import run_in_threadpool
+def _save_verdict(server: ReviewServer, task_id: str, typed: dict[str, str]) -> float:
+    started = time.perf_counter()
+    server.store().set(server.annotator, task_id, typed["criterion"], typed["verdict"], typed["comment"])
+    return time.perf_counter() - started
 
-    try:
-        form = await _form(request)
-    except EditError as exc:
-        return server.error(str(exc), 413)
-    forged = server.forged(form)
-    if forged is not None:
-        return forged
+
+async def edit_post(server: ReviewServer, request: Request) -> Response:
+    form = await read_form(request, server.form_secret)
     return await run_in_threadpool(_edit, server, request, form)  # the gates take a moment: off the event loop
 
 
@@ -314,60 +320,83 @@ def _edit(server: ReviewServer, request: Request, form: dict[str, str]) -> Respo
     field = form.get("field", "")
     if field.startswith("memory:"):  # a box left empty keeps what the piece has
         value: Any = {key: form[key] for key in ("text", "value") if form.get(key, "").strip()}
+        which = "edit-memory"
     elif field.startswith("turn:"):
         value = {"text": form.get("text", ""),
                  **{mark: [m.strip() for m in form.get(mark, "").split(",") if m.strip()] for mark in MARKS}}
+        which = "edit-turn"
     else:
         value = form.get("text", "")
+        which = "edit-text"
+    kept = {"form": which, **{key: form.get(key, "") for key in ("field", "text", "value", *MARKS)}}
     try:
         _, stored, failures = check_edit(record, field, value, task.testbed, task.reference)
     except EditError as exc:
-        return task_page(server, request, message=f"edit refused: {exc}", status=422)
+        return task_page(server, request, message=f"edit refused: {exc}", status=422, kept=kept)
     if failures:
         return task_page(server, request, message="edit refused: the task's gates fail with it",
-                         problems=failures, status=422)
-    server.store().revise(task_id, field, stored, server.annotator)
+                         problems=failures, status=422, kept=kept)
+    try:
+        server.store().revise(task_id, field, stored, server.annotator)
+    except sqlite3.OperationalError as exc:
+        if not _busy(exc):
+            raise
+        return task_page(server, request, message=f"edit not saved yet: {BUSY_MESSAGE}", status=503, kept=kept)
     return _back(task_id, "edits")
 
 
 def report_page(server: ReviewServer, request: Request) -> Response:
     report = review_report(server.store().verdicts())
     return server.render("report.html", report=report, text=render_report(report, str(server.dataset)),
-                         criteria=(*CRITERIA, OVERALL))
+                         criteria=(*CRITERIA, OVERALL), warnings=server.warnings())
 
 
-def create_app(server: ReviewServer) -> Starlette:
-    def page(handler: Any) -> Any:
-        async def endpoint(request: Request) -> Response:
-            refusal = server.authorised(request)
-            if refusal is not None:
-                return refusal
+def _guarded(server: ReviewServer, handler: Any) -> Any:
+    """The page's endpoint: the token first; then a refusal, a busy database or a failure is a
+    short page (never a traceback, on the page or the terminal)."""
+    async def endpoint(request: Request) -> Response:
+        refusal = server.authorised(request)
+        if refusal is not None:
+            return refusal
+        try:
             result = handler(server, request)
             if hasattr(result, "__await__"):
                 result = await result
-            if server.token is not None and request.query_params.get("token"):
-                result.set_cookie(TOKEN_COOKIE, server.token, httponly=True, samesite="strict")
-            # never inside another site's frame (a framed page could be clicked into verdicts)
-            result.headers["X-Frame-Options"] = "DENY"
-            result.headers["Content-Security-Policy"] = "frame-ancestors 'none'"
-            return result
-        return endpoint
+        except Refused as exc:
+            result = (JSONResponse({"ok": False, "error": exc.message}, status_code=exc.status)
+                      if _wants_json(request) else plain(exc.message, exc.status))
+        except Exception as exc:  # a malformed dataset or annotations file: say so in one line
+            if _busy(exc):
+                result = server.error(BUSY_MESSAGE, 503)
+                result.headers["Retry-After"] = "1"
+            else:
+                print(f"warning: {printable(request.url.path)[:200]}: {exc.__class__.__name__}: "
+                      f"{printable(exc)[:200]}", file=sys.stderr)
+                result = server.error(f"the page failed ({exc.__class__.__name__}); the dataset or its "
+                                      "review.sqlite may be malformed", 500)
+        if server.token is not None and request.query_params.get("token"):
+            result.set_cookie(TOKEN_COOKIE, server.token, httponly=True, samesite="strict")
+        # never inside another site's frame (a framed page could be clicked into verdicts)
+        result.headers["X-Frame-Options"] = "DENY"
+        result.headers["Content-Security-Policy"] = "frame-ancestors 'none'"
+        return result
+    return endpoint
 
+
+def create_app(server: ReviewServer) -> Starlette:
     def sync(handler: Any) -> Any:
         # pages read files and SQLite: run them in the thread pool so one slow page does not stall the others
-        from starlette.concurrency import run_in_threadpool
-
         async def call(srv: ReviewServer, request: Request) -> Response:
             return await run_in_threadpool(handler, srv, request)
         return call
 
     routes = [
-        Route("/", page(sync(task_list))),
-        Route("/report", page(sync(report_page))),
-        Route("/task/{task_id}", page(sync(task_page))),
-        Route("/task/{task_id}/file", page(sync(file_page))),
-        Route("/task/{task_id}/verdict", page(verdict_post), methods=["POST"]),
-        Route("/task/{task_id}/edit", page(edit_post), methods=["POST"]),
+        Route("/", _guarded(server, sync(task_list))),
+        Route("/report", _guarded(server, sync(report_page))),
+        Route("/task/{task_id}", _guarded(server, sync(task_page))),
+        Route("/task/{task_id}/file", _guarded(server, sync(file_page))),
+        Route("/task/{task_id}/verdict", _guarded(server, verdict_post), methods=["POST"]),
+        Route("/task/{task_id}/edit", _guarded(server, edit_post), methods=["POST"]),
     ]
 
     async def not_found(request: Request, exc: Exception) -> Response:
@@ -376,5 +405,5 @@ def create_app(server: ReviewServer) -> Starlette:
     async def failed(request: Request, exc: Exception) -> Response:
         return server.error(f"the page failed ({exc.__class__.__name__}); the dataset may be malformed", 500)
 
-    return Starlette(routes=routes, middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=list(server.hosts))],
+    return Starlette(routes=routes, middleware=[Middleware(HostCheck, hosts=tuple(server.hosts))],
                      exception_handlers={404: not_found, 500: failed})

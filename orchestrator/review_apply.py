@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from backends.dataset import folder_written_whole, iter_tasks
+from office_env.untrusted import printable
 from orchestrator.dataset import stage_task, write_index, write_json, write_schemas, write_text
 from orchestrator.record import dialogue_tokens
 from verifier.annotations import OVERALL, AnnotationStore
@@ -57,6 +58,7 @@ def apply_review(dataset: Path, out: Path, rule: str, unreviewed: str = "keep") 
     with AnnotationStore(dataset) as store:
         verdicts = store.verdicts()
         revisions = store.revisions()
+        warnings = list(store.skipped)
     report = review_report(verdicts)
     overall: dict[str, list[str]] = {}
     for v in verdicts:
@@ -79,8 +81,8 @@ def apply_review(dataset: Path, out: Path, rule: str, unreviewed: str = "keep") 
             own = [r for r in revisions if r["task"] == task.id]
             try:
                 record = edited_record(task.record, own)
-            except EditError as exc:
-                dropped.append({"id": task.id, "reason": f"edits no longer apply: {exc}"})
+            except (EditError, KeyError, TypeError, AttributeError) as exc:
+                dropped.append({"id": task.id, "reason": f"edits no longer apply: {printable(exc)[:200]}"})
                 continue
             results = recheck(record, task.testbed, task.reference)
             failing = [f"{k}: {r.detail}" for k, r in results.items() if not r.passed]
@@ -119,7 +121,7 @@ def apply_review(dataset: Path, out: Path, rule: str, unreviewed: str = "keep") 
         build["accepted"] = len(kept)
         write_json(tmp / "build.json", build)
         write_text(tmp / "README.md", card(summary, render_report(report, str(dataset))))
-    return summary
+    return {**summary, "warnings": warnings}
 
 
 def card(summary: dict[str, Any], report_text: str) -> str:

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from generators.model import Session, TaskDraft, Verdict
-from office_env.synthesis import World
+if TYPE_CHECKING:  # names for the annotations only: the command line reads PRESETS without loading them
+    from generators.model import Session, TaskDraft, Verdict
+    from office_env.synthesis import World
 
 
 @dataclass(frozen=True)
@@ -46,9 +47,11 @@ class GenerationOptions:
 @dataclass(frozen=True)
 class BuildConfig(GenerationOptions):
     app_counts: tuple[int, ...] = (1, 2, 3)
+    app_weights: tuple[int, ...] = ()  # one per app count (--apps-weights); empty: equal shares
 
     def to_dict(self) -> dict[str, Any]:
-        return {"seed": self.seed, "app_counts": list(self.app_counts), **self._shape()}
+        weights = {"app_weights": list(self.app_weights)} if self.app_weights else {}
+        return {"seed": self.seed, "app_counts": list(self.app_counts), **weights, **self._shape()}
 
 
 # History presets: (days, utterances per day). "challenge" stresses extreme horizons: 30 days of

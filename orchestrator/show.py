@@ -127,8 +127,10 @@ def day_view(record: dict[str, Any], day: int) -> dict[str, Any] | None:
 def render_task(view: dict[str, Any]) -> str:
     user = view.get("user") or {}
     now = view.get("now") or {}
-    lines = [f"{view['id']} ({view.get('split')}, {view.get('family') or 'seed task'}, apps: "
-             f"{', '.join(view.get('apps') or [])}, {view.get('difficulty')})",
+    # a Plus task has no family nor difficulty: leave out what is not there rather than print "None"
+    head = [view.get("split"), view.get("family") or "seed task", f"apps: {', '.join(view.get('apps') or []) or '-'}",
+            view.get("difficulty")]
+    lines = [f"{view['id']} ({', '.join(str(part) for part in head if part)})",
              f"user: {user.get('name')} ({user.get('username')}); now: {now.get('date')} {now.get('time')}; "
              f"history: {view['days']} day(s), {view['turns']} turn(s)", "",
              f"intent: {view.get('intent')}"]

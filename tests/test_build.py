@@ -202,6 +202,13 @@ def test_apps_and_days_options(built):
             assert 9 <= len(s["turns"]) <= max(11, task_turns + 4), (len(s["turns"]), task_turns)
 
 
+def test_app_counts_get_equal_shares_of_the_tasks(built):
+    from collections import Counter
+
+    shares = Counter(line["app_count"] for line in index(built["a"]))
+    assert set(shares) == {1, 2, 3} and max(shares.values()) - min(shares.values()) <= 1, shares
+
+
 # -- determinism -----------------------------------------------------------------------------------
 
 def test_same_seed_is_byte_identical_across_worker_counts(built):
@@ -233,6 +240,9 @@ def bad_runs(built, tmp_path_factory) -> dict[str, tuple[subprocess.CompletedPro
         "n0": (root / "n0", ("--n", "0")),
         "apps4": (root / "apps4", ("--n", "2", "--apps", "4")),
         "appsx": (root / "appsx", ("--n", "2", "--apps", "x")),
+        "weights-missing": (root / "weights-missing", ("--n", "2", "--apps", "1,2", "--apps-weights", "1=2")),
+        "weights-zero": (root / "weights-zero", ("--n", "2", "--apps-weights", "1=0,2=1,3=1")),
+        "weights-text": (root / "weights-text", ("--n", "2", "--apps-weights", "1=a")),
         "days0": (root / "days0", ("--n", "2", "--days", "0")),
         "days1": (root / "days1", ("--n", "2", "--days", "1")),
         "busy": (root / "busy", ("--n", "2", *SMALL)),
@@ -249,6 +259,9 @@ def bad_runs(built, tmp_path_factory) -> dict[str, tuple[subprocess.CompletedPro
     ("n0", "--n"),
     ("apps4", "--apps"),
     ("appsx", "--apps"),
+    ("weights-missing", "--apps-weights: '1=2' must give each app count of --apps (1, 2)"),
+    ("weights-zero", "--apps-weights"),
+    ("weights-text", "--apps-weights: '1=a' must be COUNT=WEIGHT"),
     ("days0", "--days"),
     ("days1", "--days must be at least 2"),
     ("busy", "not empty"),

@@ -224,6 +224,40 @@ def test_recall_is_one_when_k_covers_every_unit(records, storage, granularity):
         assert len(context.units) == expected
 
 
+def test_whole_is_said_only_when_retrieval_returns_every_unit(records):
+    for record in records:
+        sessions = len(record["dialogue"])
+        assert build_context(record, rag("raw", "session", sessions)).whole
+        assert not build_context(record, rag("raw", "session", sessions - 1)).whole
+        assert not build_context(record, LONG).whole
+
+
+def test_rag_defaults_take_a_fraction_of_a_standard_history(records):
+    from harness.context import rag_defaults
+
+    assert rag_defaults("raw", None, None) == ("utterance", 20)
+    assert rag_defaults("summary", None, None) == ("session", 2)
+    assert rag_defaults("summary", "chunk", None) == ("chunk", 1)
+    assert rag_defaults("raw", "session", 5) == ("session", 5)  # given options win
+    for record in records:
+        granularity, k = rag_defaults("raw", None, None)
+        context = build_context(record, rag("raw", granularity, k))
+        assert not context.whole and len(context.units) == 20 and context.tokens < build_context(record, LONG).tokens
+
+
+def test_the_report_warns_when_retrieval_returned_the_whole_history():
+    from harness.report import metrics, render_report
+
+    rows = [{"id": f"t{i}", "trial": 1, "app_count": 1, "passed": True, "steps": 1, "context_tokens": 10,
+             "evidence_recall": 1.0, "error": None, **({"context_whole": True} if i < 2 else {})} for i in range(3)]
+    config = {"agent": "oracle", "context": {"mode": "rag", "granularity": "session", "top_k": 5}}
+    report = render_report(metrics(rows, 1), config, dataset="ds", skipped=[], errors=[])
+    assert "retrieval returned the whole history for 2 of 3 task(s) (--top-k 5 with session units)" in report
+    calm = render_report(metrics([{**r, "context_whole": False} for r in rows], 1), config, dataset="ds",
+                         skipped=[], errors=[])
+    assert "whole history" not in calm
+
+
 def test_empty_dialogue_and_empty_query():
     empty = {"id": "e", "query": "", "dialogue": []}
     context = build_context(empty, rag("raw", "utterance", 3))

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from generators.families import FAMILIES
+from generators.families.follow_up import promise
 from generators.hedges import context_answers, exclude_hedges, written_answers
 from office_env import Workspace, default_registry, evaluate_criteria
 from office_env.evaluation.keywords import spelled_numbers
@@ -67,17 +68,18 @@ def test_notes_mailed_need_their_own_specifics_not_the_title_nor_the_older_draft
         (mail,) = [c for c in draft.evaluation if c["function"] == "evaluate_email_sent"]
         to = {"sender": mail["args"]["sender"], "recipient": mail["args"]["recipient"], "subject": "The notes"}
         label = f"notes{world.seed}-{salt}"
-        assert passes(testbed, tmp_path, [mail], [("email_send_email", {**to, "content": "\n".join(lines)})], label + "a")
-        mention = f"the {lines[0]} notes are on the drive"
+        right = "\n".join(lines) + promise(draft)
+        assert passes(testbed, tmp_path, [mail], [("email_send_email", {**to, "content": right})], label + "a")
+        mention = f"the {lines[0]} notes are on the drive." + promise(draft)  # a promise kept: only the notes lack
         assert not passes(testbed, tmp_path, [mail], [("email_send_email", {**to, "content": mention})], label + "b")
         base, _, ext = read.rpartition(".")
         older = files.get(f"{base}{NEAR_MISS_MARK}.{ext}")
         if older is None:
             continue
         older_seen += 1
-        stale = "\n".join(older["lines"])
+        stale = "\n".join(older["lines"]) + promise(draft)
         assert not passes(testbed, tmp_path, [mail], [("email_send_email", {**to, "content": stale})], label + "c")
-        both = "\n".join(lines) + "\n\n" + stale  # the right notes and the draft beside them: a hedge
+        both = right + "\n\n" + stale  # the right notes and the draft beside them: a hedge
         assert not passes(testbed, tmp_path, [mail], [("email_send_email", {**to, "content": both})], label + "d")
     assert built and older_seen
 
@@ -125,12 +127,12 @@ def test_an_invoice_mismatch_may_write_its_counts_in_words(worlds, tmp_path):
     seen = 0
     for world, testbed, _, salt, draft in drafts_over("invoice_po_check", worlds, 4):
         (mail,) = [c["args"] for c in draft.evaluation if c["function"] == "evaluate_email_sent"]
-        item, billed, ordered = mail["body_keywords"]
+        item, billed, ordered = mail["body_keywords"][:3]
         words = {n: w for w in NUMBER_WORDS for n in spelled_numbers(w)}
         if int(billed) not in words or int(ordered) not in words:
             continue
         seen += 1
-        body = f"The invoice bills {words[int(billed)]} {item}, but we only ordered {words[int(ordered)]}."
+        body = f"The invoice bills {words[int(billed)]} {item}, but we only ordered {words[int(ordered)]}." + promise(draft)
         call = ("email_send_email", {"sender": mail["sender"], "recipient": mail["recipient"],
                                      "subject": " ".join(mail.get("subject_keywords", [])) or "Invoice", "content": body})
         assert passes(testbed, tmp_path, [{"function": "evaluate_email_sent", "args": mail}], [call],

@@ -43,6 +43,8 @@ def test_export_round_trips_through_the_importer_and_scores_under_both_semantics
     manifest = json.loads((target / "export.json").read_text())
     assert len(manifest["folders"]) == len(report.tasks) >= 0.8 * len(records)  # most tasks whole
     assert len(manifest["left_out"]) == proc.stderr.count("warning: left out")
+    if manifest["left_out"]:  # the list comes after the summary, closed by its count
+        assert proc.stderr.splitlines()[-1].startswith(f"{len(manifest['left_out'])} task(s) left out (a criterion")
     for task in report.tasks:
         record = records[manifest["folders"][task.folder.name]]  # every folder maps back to its homer task
         assert task.instruction == record["description"]

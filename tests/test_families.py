@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from generators.families import FAMILIES, FamilyInput
+from generators.families.follow_up import promise
 from generators.model import TaskDraft
 from office_env import Workspace, default_registry, evaluate_criteria, validate_criteria
 from office_env.synthesis import World, make_world, write_workspace
@@ -544,7 +545,7 @@ def test_an_invitation_passes_with_the_time_in_its_body_and_the_title_in_its_sub
         start = datetime.strptime(event["start"], "%Y-%m-%d %H:%M:%S")
         sent = ("email_send_email", {"sender": mail["sender"], "recipient": mail["recipient"],
                                      "subject": f"Invitation: {event['summary']}",
-                                     "content": f"See you on {start:%Y-%m-%d} at {start:%H:%M}."})
+                                     "content": f"See you on {start:%Y-%m-%d} at {start:%H:%M}.{promise(draft)}"})
         report = _checks_after(beds[world.seed], tmp_path, draft, [sent], "evaluate_email_sent", f"{name}{world.seed}-{salt}")
         assert report.passed, (name, world.seed, salt, [r.to_dict() for r in report.failures()])
     assert built
@@ -563,7 +564,7 @@ def test_notes_sent_in_full_pass_under_any_subject(worlds, tmp_path):
         (mail,) = [c["args"] for c in draft.evaluation if c["function"] == "evaluate_email_sent"]
         assert "subject_keywords" not in mail
         sent = ("email_send_email", {"sender": mail["sender"], "recipient": mail["recipient"],
-                                     "subject": "The notes you missed", "content": "\n".join(lines)})
+                                     "subject": "The notes you missed", "content": "\n".join(lines) + promise(draft)})
         report = _checks_after(beds[world.seed], tmp_path, draft, [sent], "evaluate_email_sent", f"notes{world.seed}-{salt}")
         assert report.passed, (world.seed, salt, [r.to_dict() for r in report.failures()])
     assert built
@@ -650,7 +651,7 @@ def test_a_mail_passes_in_the_sender_s_own_words(name, sent, worlds, tmp_path):
         values = {"amount": keys[0]} if name == "decision_email" else dict(zip(("item", "billed", "ordered"), keys))
         call = ("email_send_email", {"sender": mail["sender"], "recipient": mail["recipient"],
                                      "subject": " ".join(mail.get("subject_keywords", [])) or "News",
-                                     "content": sent.format(**values)})
+                                     "content": sent.format(**values) + promise(draft)})
         report = _checks_after(beds[world.seed], tmp_path, draft, [call], "evaluate_email_sent", f"{name}{world.seed}-{salt}")
         assert report.passed, (world.seed, salt, [r.to_dict() for r in report.failures()])
     assert built

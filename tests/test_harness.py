@@ -209,6 +209,20 @@ def test_homer_eval_rag_prints_the_table(dataset, tmp_path):
     assert {"results.jsonl", "report.md", "run.json"} <= {p.name for p in (tmp_path / "run").iterdir()}
 
 
+def test_homer_eval_rag_warns_when_retrieval_returns_the_whole_history(dataset, tmp_path):
+    whole = homer("eval", dataset, "--agent", "oracle", "--mode", "rag", "--granularity", "session", "--top-k", "5",
+                  "--out", tmp_path / "whole")
+    assert whole.returncode == 0, whole.stderr
+    assert "warning: retrieval returned the whole history for 6 of 6 task(s)" in whole.stderr
+    assert "the whole history for 6 of 6" in (tmp_path / "whole" / "report.md").read_text()
+    default = homer("eval", dataset, "--agent", "oracle", "--mode", "rag", "--out", tmp_path / "default")
+    assert default.returncode == 0, default.stderr
+    assert "whole history" not in default.stderr
+    rows, long_rows = read_rows(tmp_path / "default"), read_rows(tmp_path / "whole")
+    assert all(len(r["context_units"]) == 20 and "t" in r["context_units"][0] for r in rows)  # 20 utterances
+    assert max(r["context_tokens"] for r in rows) < min(r["context_tokens"] for r in long_rows)
+
+
 # -- the llm agent over real HTTP -----------------------------------------------------------
 
 def test_llm_agent_through_the_fake_endpoint(dataset, records, tmp_path):

@@ -92,6 +92,25 @@ def test_the_fit_recovers_known_curves():
     assert result["tasks"] == 30 and all(lo <= result["fit"][k] <= hi for k, (lo, hi) in result["intervals"].items())
 
 
+def test_the_fit_says_what_flat_or_one_sided_data_leave_undetermined():
+    from harness.horizon import fit_line
+    from harness.plots import horizon_curve
+
+    flat = fit_with_intervals([5, 10, 20], {f"t{i}": {5: 1.0, 10: 1.0, 20: 1.0} for i in range(6)}, resamples=20)
+    assert flat["fit"]["status"] == "flat" and flat["fit"]["t_mid"] is None and flat["fit"]["beta"] is None
+    assert fit_line(flat) == "the pass rate is 100.0 % at every horizon: flat data have no t_mid and no beta"
+    step = fit_with_intervals([5, 10, 20, 40], {f"t{i}": {5: 1.0, 10: 1.0, 20: 0.0, 40: 0.0} for i in range(6)},
+                              resamples=20)
+    assert step["fit"]["status"] == "step" and step["fit"]["t_mid_between"] == [10.0, 20.0]
+    assert "t_mid between 10 and 20 days, beta undetermined" in fit_line(step)
+    tail = fit_with_intervals([5, 10, 20, 40], {f"t{i}": {5: 1.0, 10: 1.0, 20: 0.9, 40: 0.7} for i in range(6)},
+                              resamples=20)
+    assert tail["fit"]["status"] == "no_midpoint" and "t_mid undetermined, beta undetermined" in fit_line(tail)
+    assert "[0.2, 0.2]" not in fit_line(tail) and "8.00" not in fit_line(tail)
+    for result in (flat, step, tail):  # no curve is drawn from parameters the data do not determine
+        assert horizon_curve(result) is not None
+
+
 def test_eval_horizons_end_to_end(dataset: Path, tmp_path: Path):
     runner = CliRunner()
     swept = runner.invoke(app, ["eval", str(dataset), "--agent", "oracle", "--mode", "long-context",
@@ -102,6 +121,7 @@ def test_eval_horizons_end_to_end(dataset: Path, tmp_path: Path):
     tokens = [p["context_tokens"] for p in result["points"]]
     assert tokens == sorted(tokens) and tokens[-1] > 3 * tokens[0]
     assert 'id="horizon-curve"' in (tmp_path / "sweep" / "horizon-report.html").read_text()
+    assert result["fit"]["status"] == "flat" and "flat data have no t_mid and no beta" in swept.output
     stretched = json.loads(next((tmp_path / "sweep" / "horizons" / "d20" / "data" / "tasks").glob("*/task.json"))
                            .read_text())
     assert len(stretched["dialogue"]) == 20

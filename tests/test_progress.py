@@ -73,3 +73,32 @@ def test_mode_follows_the_flags_and_the_terminal():
 
     assert mode_for(False, False, Tty()) == "bar" and mode_for(False, False, io.StringIO()) == "lines"
     assert mode_for(True, False, Tty()) == "quiet" and mode_for(True, True, Tty()) == "json"
+
+
+def test_probe_export_and_horizons_report_progress_and_the_build_its_start(tmp_path):
+    data = tmp_path / "data"
+    built = homer("build", "--out", data, "--n", 3, "--days", 2, "--utterances", 12)
+    # off a terminal the first line comes at the start, before any attempt ends
+    assert built.returncode == 0 and built.stderr.splitlines()[0].startswith("build: 0/3 kept from 0 attempt(s)")
+    probed = homer("probe", data, "--agent", "oracle", "--out", tmp_path / "p", "--workers", 2, "--json-progress")
+    events = [json.loads(line) for line in probed.stderr.splitlines() if line.startswith("{")]
+    assert probed.returncode == 0 and [e["done"] for e in events] == [1, 2, 3]
+    assert all(e["what"] == "probe" and e["total"] == 3 for e in events)
+    exported = homer("export", data, "--hf", tmp_path / "hf", "--json-progress")
+    events = [json.loads(line) for line in exported.stderr.splitlines() if line.startswith("{")]
+    assert exported.returncode == 0 and [(e["done"], e["kept"]) for e in events] == [(1, 1), (2, 2), (3, 3)]
+    swept = homer("eval", data, "--agent", "none", "--horizons", "2,3,4", "--out", tmp_path / "sweep", "--json-progress")
+    events = [json.loads(line) for line in swept.stderr.splitlines() if line.startswith("{")]
+    assert swept.returncode == 0, swept.stderr
+    assert events[-1]["done"] == events[-1]["total"] == 9 and all(e["what"] == "horizons" for e in events)
+
+
+def test_probe_gives_the_same_run_with_one_or_two_workers(tmp_path):
+    data = tmp_path / "data"
+    assert homer("build", "--out", data, "--n", 3, "--days", 2, "--utterances", 12, "-q").returncode == 0
+    for workers in (1, 2):
+        assert homer("probe", data, "--agent", "none", "--out", tmp_path / f"w{workers}", "-w", workers,
+                     "-q").returncode == 0
+    assert (tmp_path / "w1" / "probes.jsonl").read_bytes() == (tmp_path / "w2" / "probes.jsonl").read_bytes()
+    bad = homer("probe", data, "--agent", "none", "--out", tmp_path / "w0", "--workers", 0)
+    assert bad.returncode == 2 and "--workers must be at least 1" in bad.stderr

@@ -15,6 +15,7 @@ from conftest import evidence_turn, plain_turn
 from orchestrator.build import build
 from orchestrator.cli import app
 from orchestrator.review_app import TOKEN_COOKIE, ReviewServer, create_app
+from orchestrator.review_http import allowed_hosts
 from orchestrator.roles import BuildConfig
 from verifier.annotations import AnnotationStore
 
@@ -131,10 +132,12 @@ def test_verdicts_are_saved_and_need_the_pages_form_secret(dataset: Path):
     task = task_ids(dataset)[0]
     form = {"criterion": "clarity", "verdict": "yes", "comment": "reads well"}
     assert client.post(f"/task/{task}/verdict", data=form).status_code == 403  # another site's form
-    saved = client.post(f"/task/{task}/verdict", data={**form, "secret": server.form_secret},
+    late = client.post(f"/task/{task}/verdict", data={**form, "secret": server.form_secret})
+    assert late.status_code == 403  # the secret must come first: it is checked before the rest is read
+    saved = client.post(f"/task/{task}/verdict", data={"secret": server.form_secret, **form},
                         headers={"Accept": "application/json"})
     assert saved.status_code == 200 and saved.json()["ok"]
-    bad = client.post(f"/task/{task}/verdict", data={**form, "verdict": "maybe", "secret": server.form_secret},
+    bad = client.post(f"/task/{task}/verdict", data={"secret": server.form_secret, **form, "verdict": "maybe"},
                       headers={"Accept": "application/json"})
     assert bad.status_code == 422 and "verdict" in bad.json()["error"]
     with AnnotationStore(dataset) as store:
@@ -183,7 +186,7 @@ def test_memory_edits_keep_what_is_left_empty_and_a_new_value_must_be_in_the_cha
 
 
 def test_a_token_guards_every_request_and_the_host_must_be_this_server(dataset: Path):
-    server = ReviewServer(dataset, "ana", token="s3cret", hosts=("*",))
+    server = ReviewServer(dataset, "ana", token="s3cret", hosts=allowed_hosts("0.0.0.0", ["review.example"]))
     client = TestClient(create_app(server), base_url="http://review.example:8765")
     assert client.get("/").status_code == 401
     assert client.get("/", headers={"Authorization": "Bearer wrong"}).status_code == 401
@@ -194,6 +197,10 @@ def test_a_token_guards_every_request_and_the_host_must_be_this_server(dataset: 
         "/", headers={"Authorization": "Bearer s3cret"}).status_code == 200
     _, local = client_for(dataset)
     assert local.get("/", headers={"Host": "attacker.example"}).status_code == 400  # DNS rebinding
+    # bound to every interface, a valid token does not make another name this server
+    evil = client.get("/", headers={"Host": "evil.example", "Authorization": "Bearer s3cret"})
+    assert evil.status_code == 400 and "--allowed-host evil.example" in evil.text
+    assert client.get("/", headers={"Host": "localhost:8765", "Authorization": "Bearer s3cret"}).status_code == 200
 
 
 def test_apply_keeps_by_the_rule_applies_edits_and_verify_passes(dataset: Path, tmp_path: Path):

@@ -137,3 +137,33 @@ def test_walk_annotate_edit_refuse_reload(served):
     with AnnotationStore(dataset) as store:
         assert len(store.verdicts(ids[1])) == len(CRITERIA) + 1 and len(store.revisions(ids[1])) == 1
     assert (ARTIFACTS / "review-task.png").stat().st_size > 10_000
+
+
+def test_vote_at_1280x800_after_reading_the_whole_history_without_scrolling_back(served):
+    """The verdict panel stays in view: at the end of a long history the keep button is on screen
+    and a click there (by its position, no scrolling) saves the verdict."""
+    from playwright.sync_api import sync_playwright
+
+    dataset, base = served
+    task = sorted(p.name for p in (dataset / "tasks").iterdir())[0]
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=FLAGS,
+                                     env={**os.environ, "HOME": str(dataset.parent)})
+        page = browser.new_page(viewport={"width": 1280, "height": 800})
+        page.goto(f"{base}/task/{task}")
+        assert page.evaluate("document.documentElement.scrollHeight") > 3 * 800  # a long page
+        page.locator("#history .turn").last.scroll_into_view_if_needed()
+        page.mouse.wheel(0, 200)  # past the last turn, as a reader would
+        scrolled = page.evaluate("window.scrollY")
+        assert scrolled > 2 * 800
+        keep = page.locator("#overall button[value=keep]")
+        box = keep.bounding_box()
+        assert box is not None and 0 <= box["y"] and box["y"] + box["height"] <= 800, box  # on screen
+        assert 0 <= box["x"] and box["x"] + box["width"] <= 1280
+        page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+        page.locator("#overall .status", has_text="saved: keep").wait_for()
+        assert page.evaluate("window.scrollY") == scrolled  # voted where the reader was
+        page.screenshot(path=str(ARTIFACTS / "review-task-1280x800.png"))
+        browser.close()
+    with AnnotationStore(dataset) as store:
+        assert [(v.criterion, v.verdict) for v in store.verdicts(task)] == [("overall", "keep")]

@@ -102,6 +102,10 @@ def test_oracle_agent_needs_oracle_plans(tmp_path):
     stats = homer("stats", plus).stdout
     assert "families: ?" not in stats
     assert "1 days" not in (plus / "README.md").read_text()
+    first = min(p.name for p in (plus / "tasks").iterdir())
+    shown = homer("show", plus, first).stdout.splitlines()[0]
+    # a seed task has no family nor difficulty: neither is printed as "None"
+    assert "None" not in shown and shown.startswith(f"{first} (plus, seed task, apps: ") and shown.endswith(")")
 
 
 def test_resume_names_the_settings_that_differ(tmp_path):
@@ -123,6 +127,11 @@ def test_help_is_plain_and_loads_no_file_format_library():
     assert probe.stdout.strip().splitlines()[-1] == "[]", probe.stdout + probe.stderr
     flags = homer("build", "--help").stdout
     assert "--resume " in flags and "<bool>" not in flags
+    assert homer("build", "-h").stdout == flags and homer("-h").stdout == proc.stdout
+    version = homer("--version")
+    assert version.returncode == 0 and version.stdout.startswith("homer (homeragents) ")
+    assert "--mode <str>" in homer("eval", "-h").stdout and "[required]" not in homer("eval", "-h").stdout.split(
+        "--mode")[1].split("--")[0]  # --mode defaults to long-context, as probe's does
 
 
 def test_export_to_an_unwritable_folder_is_one_line(dataset):

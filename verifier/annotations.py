@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 import sqlite3
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
+from backends.llm.strict_json import JSONLimitError, loads_limited
 from office_env.untrusted import printable
 
 DB_NAME = "review.sqlite"
@@ -37,6 +39,10 @@ VERDICTS = {**{c: ("yes", "no") for c in CRITERIA}, OVERALL: ("keep", "drop")}
 MAX_COMMENT_CHARS = 4000
 MAX_NAME_CHARS = 80
 MAX_CSV_BYTES = 16 * 1024 * 1024
+MAX_FIELD_CHARS = 200               # a revision's field name
+MAX_VALUE_CHARS = 256 * 1024        # a revision's JSON value
+MAX_VALUE_DEPTH = 8                 # its nesting (a turn edit is two levels)
+MAX_WARNINGS = 100
 BUSY_MS = 10_000
 
 _SCHEMA = """
@@ -68,7 +74,7 @@ def check_verdict(annotator: str, task: str, criterion: str, verdict: str, comme
     """Refuse what the store must not hold, naming the field."""
     for field, value in (("annotator", annotator), ("task", task)):
         if not isinstance(value, str) or not value.strip() or len(value) > MAX_NAME_CHARS \
-                or any(ord(ch) < 32 for ch in value):
+                or not value.isprintable():
             raise AnnotationError(f"{field}: {printable(str(value))[:100]!r} is not a name (1-{MAX_NAME_CHARS} "
                                   "printable characters)")
     if criterion not in VERDICTS:
@@ -83,11 +89,12 @@ def check_verdict(annotator: str, task: str, criterion: str, verdict: str, comme
 class AnnotationStore:
     """The SQLite file of one dataset's annotations; one connection per thread or process."""
 
-    def __init__(self, dataset: Path) -> None:
+    def __init__(self, dataset: Path, busy_ms: int = BUSY_MS) -> None:
         self.dataset = Path(dataset)
         self.path = self.dataset / DB_NAME
-        self._db = sqlite3.connect(self.path, timeout=BUSY_MS / 1000, isolation_level=None)
-        self._db.execute(f"PRAGMA busy_timeout={BUSY_MS}")
+        self.skipped: dict[str, None] = {}  # why rows read were skipped, oldest first (at most MAX_WARNINGS)
+        self._db = sqlite3.connect(self.path, timeout=busy_ms / 1000, isolation_level=None)
+        self._db.execute(f"PRAGMA busy_timeout={int(busy_ms)}")
         # two annotators opening a new file at once: switching it to WAL can be refused at once
         # (SQLite does not wait on that lock), so the setup is tried again for a few seconds
         deadline = time.monotonic() + BUSY_MS / 1000
@@ -120,13 +127,33 @@ class AnnotationStore:
                          (annotator, task, criterion, verdict, comment, time.time() if at is None else at))
 
     def verdicts(self, task: str | None = None) -> list[Verdict]:
-        query = "SELECT annotator, task, criterion, verdict, comment, at FROM verdicts"
-        rows = self._db.execute(query + (" WHERE task = ?" if task else "") + " ORDER BY task, criterion, annotator",
-                                (task,) if task else ()).fetchall()
-        return [Verdict(*row) for row in rows]
+        """The stored verdicts that are sound; a row that is not (a stranger's file) is skipped and
+        the reason kept in :attr:`skipped`."""
+        columns = ", ".join([_text("annotator", MAX_NAME_CHARS), _text("task", MAX_NAME_CHARS),
+                             _text("criterion", MAX_NAME_CHARS), _text("verdict", MAX_NAME_CHARS),
+                             _text("comment", MAX_COMMENT_CHARS), _number("at")])
+        rows = self._db.execute(f"SELECT {columns} FROM verdicts" + (" WHERE task = ?" if task else "")
+                                + " ORDER BY task, criterion, annotator", (task,) if task else ())
+        kept = []
+        for row in rows:
+            try:
+                if row[5] is None or not math.isfinite(row[5]):
+                    raise AnnotationError("at: not a time")
+                if row[4] is None:
+                    raise AnnotationError(f"comment: not text of at most {MAX_COMMENT_CHARS} characters")
+                check_verdict(*row[:5])
+            except AnnotationError as exc:
+                self._skip(f"verdict of {_name(row[0])} on {_name(row[1])}", exc)
+                continue
+            kept.append(Verdict(*row))
+        return kept
 
     def annotators(self) -> list[str]:
-        return [row[0] for row in self._db.execute("SELECT DISTINCT annotator FROM verdicts ORDER BY annotator")]
+        return sorted({v.annotator for v in self.verdicts()})
+
+    def _skip(self, what: str, why: object) -> None:
+        if len(self.skipped) < MAX_WARNINGS:
+            self.skipped[f"{printable(self.path)}: {what} skipped ({printable(why)[:200]})"] = None
 
     # -- revisions -----------------------------------------------------------------------------
 
@@ -137,11 +164,19 @@ class AnnotationStore:
         return int(cursor.lastrowid)
 
     def revisions(self, task: str | None = None) -> list[dict[str, Any]]:
-        query = "SELECT id, task, field, value, annotator, at FROM revisions"
-        rows = self._db.execute(query + (" WHERE task = ?" if task else "") + " ORDER BY id",
-                                (task,) if task else ()).fetchall()
-        return [{"id": r[0], "task": r[1], "field": r[2], "value": json.loads(r[3]), "annotator": r[4], "at": r[5]}
-                for r in rows]
+        """The stored post-edits that are sound, in order; a row that is not is skipped (see :meth:`verdicts`)."""
+        columns = ", ".join(["CASE WHEN typeof(id) = 'integer' THEN id END", _text("task", MAX_NAME_CHARS),
+                             _text("field", MAX_FIELD_CHARS), _text("value", MAX_VALUE_CHARS),
+                             _text("annotator", MAX_NAME_CHARS), _number("at")])
+        rows = self._db.execute(f"SELECT {columns} FROM revisions" + (" WHERE task = ?" if task else "")
+                                + " ORDER BY id", (task,) if task else ())
+        kept = []
+        for r in rows:
+            try:
+                kept.append(_revision(r))
+            except AnnotationError as exc:
+                self._skip(f"revision {r[0] if r[0] is not None else '?'} of {_name(r[1])}", exc)
+        return kept
 
     # -- import --------------------------------------------------------------------------------
 
@@ -162,6 +197,38 @@ class AnnotationStore:
             raise
         self._db.execute("COMMIT")
         return len(rows)
+
+
+def _text(column: str, limit: int) -> str:
+    """The column when it is text of at most ``limit`` characters, else NULL (never read whole)."""
+    return f"CASE WHEN typeof({column}) = 'text' AND length({column}) <= {limit} THEN {column} END"
+
+
+def _number(column: str) -> str:
+    return f"CASE WHEN typeof({column}) IN ('integer', 'real') THEN {column} END"
+
+
+def _name(value: Any) -> str:
+    return repr(printable(value)[:MAX_NAME_CHARS]) if isinstance(value, str) else "?"
+
+
+def _revision(row: tuple[Any, ...]) -> dict[str, Any]:
+    """One revisions row as a dict, or :class:`AnnotationError` naming its bad column."""
+    rid, task, field, value, annotator, at = row
+    if rid is None:
+        raise AnnotationError("id: not an integer")
+    if field is None or not field.isprintable():
+        raise AnnotationError(f"field: not a name of at most {MAX_FIELD_CHARS} printable characters")
+    if value is None:
+        raise AnnotationError(f"value: not text of at most {MAX_VALUE_CHARS} characters")
+    if at is None or not math.isfinite(at):
+        raise AnnotationError("at: not a time")
+    check_verdict(annotator, task, OVERALL, "keep")
+    try:
+        parsed = loads_limited(value, max_bytes=4 * MAX_VALUE_CHARS, max_depth=MAX_VALUE_DEPTH)
+    except (JSONLimitError, ValueError, RecursionError) as exc:
+        raise AnnotationError(f"value: not JSON within the limits ({exc})") from None
+    return {"id": rid, "task": task, "field": field, "value": parsed, "annotator": annotator, "at": at}
 
 
 def read_csv(path: Path) -> Iterator[Verdict]:

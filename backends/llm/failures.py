@@ -16,6 +16,7 @@ A failed attempt or run is recorded as ``error: <kind>: <reason>``:
 from __future__ import annotations
 
 import re
+import threading
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -83,20 +84,21 @@ class RefusalWatch:
     limit: int = REFUSED_IN_ROW
     in_row: int = 0
     refusal: str | None = None
-    seen: list[str] = field(default_factory=list)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)  # probe threads share one
 
     def see(self, reason: str | None) -> None:
         """One outcome: None or a drop (the server answered), or an ``error: <kind>: ...`` reason."""
         kind = kind_of(reason) if reason else None
-        if kind is None:
-            self.in_row = 0  # the server took the request
-            return
-        if kind != "refused":
-            return  # the endpoint's own trouble: the breaker's business
-        self.in_row += 1
-        status = _STATUS_RE.search(reason or "")
-        if self.in_row >= self.limit or (status and int(status.group(1)) in FATAL_STATUSES):
-            self.refusal = self.refusal or reason
+        with self._lock:
+            if kind is None:
+                self.in_row = 0  # the server took the request
+                return
+            if kind != "refused":
+                return  # the endpoint's own trouble: the breaker's business
+            self.in_row += 1
+            status = _STATUS_RE.search(reason or "")
+            if self.in_row >= self.limit or (status and int(status.group(1)) in FATAL_STATUSES):
+                self.refusal = self.refusal or reason
 
     def tripped(self) -> bool:
         return self.refusal is not None

@@ -15,6 +15,7 @@ from datetime import date, datetime
 from email.utils import parsedate_to_datetime
 from typing import Any, Callable
 
+from generators.families.follow_up import with_follow_up_day
 from generators.families.phrasing import FamilyDefinitionError, Phrasing, load_phrasing
 from generators.model import Distractor, MemoryPiece, Misreading, TaskDraft, ToolCall
 from office_env.money import CODE
@@ -65,8 +66,10 @@ class Family:
         nobody should be sent work they cannot answer."""
         for _ in range(3):
             draft = self.builder(inp)
-            if draft is None or not mails_someone_away(inp, draft):
-                return draft
+            if draft is None:
+                return None
+            if not mails_someone_away(inp, draft):
+                return with_follow_up_day(inp.rng, inp.now, draft)
         return None
 
     @property

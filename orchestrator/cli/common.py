@@ -14,11 +14,31 @@ import typer.core
 
 from office_env import limits
 
+HELP_OPTIONS = {"help_option_names": ["-h", "--help"]}  # on every command and group
+
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False, rich_markup_mode=None,
-                  help="homeragents: build, check and score long-horizon office-agent tasks.")
+                  context_settings=HELP_OPTIONS, help="homeragents: build, check and score long-horizon office-agent tasks.")
 
 
-officebench_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, help="Work with OfficeBench task folders.")
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            typer.echo(f"homer (homeragents) {version('homeragents')}")
+        except PackageNotFoundError:
+            typer.echo("homer (homeragents): version unknown (not installed as a package)")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _main(version: bool = typer.Option(False, "--version", "-V", callback=_version, is_eager=True,
+                                       help="Print the version and exit")) -> None:
+    """homeragents: build, check and score long-horizon office-agent tasks."""
+
+
+officebench_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, context_settings=HELP_OPTIONS,
+                              help="Work with OfficeBench task folders.")
 
 
 app.add_typer(officebench_app, name="officebench")
@@ -32,8 +52,21 @@ class _ReviewGroup(typer.core.TyperGroup):
             args = ["serve", *args]
         return super().parse_args(ctx, args)
 
+    def format_usage(self, ctx: Any, formatter: Any) -> None:
+        formatter.write_usage(ctx.command_path, "DATASET [--port P] [--annotator NAME] [OPTIONS] | COMMAND [ARGS]...")
 
-review_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, cls=_ReviewGroup,
+    def format_options(self, ctx: Any, formatter: Any) -> None:
+        """The page's options first: they are given at this level (``homer review DATASET --port 8000``)."""
+        serve = self.commands.get("serve")
+        if serve is not None:
+            options = [p for p in serve.get_params(ctx) if p.param_type_name == "option" and p.name != "help"]
+            records = [r for r in (p.get_help_record(ctx) for p in options) if r is not None]
+            with formatter.section("Options of the review page (homer review DATASET ...)"):
+                formatter.write_dl(records)
+        super().format_options(ctx, formatter)
+
+
+review_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, cls=_ReviewGroup, context_settings=HELP_OPTIONS,
                          help="Human review of a dataset: `homer review DATASET` serves the review page; "
                               "report and apply work on its annotations.")
 
@@ -72,6 +105,30 @@ QuietOption = Annotated[bool, typer.Option("--quiet", "-q", help="No progress (t
 
 JsonProgressOption = Annotated[bool, typer.Option("--json-progress", help="Progress as one JSON object per finished "
                                                   "item on standard error, for scripts")]
+
+
+# the same default for every command that runs a batch: the CPU count, at most 4 (2 on a 2-core machine)
+DEFAULT_WORKERS = max(1, min(4, os.cpu_count() or 1))
+WorkersOption = Annotated[int, typer.Option("--workers", "-w", help="Worker processes (default: the CPU count, at "
+                                            f"most 4; {DEFAULT_WORKERS} here)")]
+
+
+# a batch's failures by (module, class): exit code of the one line each gets; Ctrl-C is its own
+_BATCH_FAILURES = {("orchestrator.build", "BuildError"): 2, ("backends.ray_executor", "RayUnavailable"): 2,
+                   ("harness.runner", "EvalError"): 2, ("orchestrator.horizon_sweep", "SweepError"): 2,
+                   ("orchestrator.endpoint_guard", "EndpointDown"): 1, ("backends.llm.failures", "RunRefused"): 2}
+
+
+def _batch_failed(exc: Exception, what: str) -> None:
+    """One line and the exit for a batch's known failure (matched by name, so its module need not
+    be loaded to catch it: a command shows progress before its slow modules load); returns for
+    any other exception, which the caller raises."""
+    for cls in type(exc).__mro__:
+        key = (cls.__module__, cls.__name__)
+        if key == ("backends.job_contract", "Interrupted"):
+            _interrupted(exc, what)
+        if key in _BATCH_FAILURES:
+            _fail(str(exc).replace("\n", " "), code=_BATCH_FAILURES[key])
 
 
 def _fail(message: str, code: int = 2) -> None:
@@ -153,7 +210,27 @@ def _parse_apps(text: str) -> tuple[int, ...]:
     return counts
 
 
+def _parse_weights(text: str | None, counts: tuple[int, ...]) -> tuple[int, ...]:
+    """``--apps-weights 1=2,2=1,3=1``: one whole weight (1-100) per app count of ``--apps``, in its
+    order; empty (equal shares) when not given."""
+    if text is None:
+        return ()
+    weights: dict[int, int] = {}
+    for part in (p.strip() for p in text.split(",") if p.strip()):
+        count, _, weight = part.partition("=")
+        try:
+            weights[int(count)] = int(weight)
+        except ValueError:
+            _fail(f"--apps-weights: {part!r} must be COUNT=WEIGHT, e.g. 1=2,2=1,3=1")
+    if sorted(weights) != list(counts) or any(not 1 <= w <= 100 for w in weights.values()):
+        _fail(f"--apps-weights: {text!r} must give each app count of --apps ({', '.join(map(str, counts))}) "
+              "one whole weight from 1 to 100, e.g. " + ",".join(f"{c}=1" for c in counts))
+    return tuple(weights[c] for c in counts)
+
+
 def _parse_gates(text: str) -> tuple[str, ...]:
+    if text.strip().lower() in ("", "default"):  # the usual case: no need to load the gates (seconds) to know
+        return ()
     from verifier.gates import parse_gates
 
     try:

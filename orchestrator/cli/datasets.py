@@ -3,20 +3,20 @@
 from __future__ import annotations
 
 import json
-import os
 import time
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import typer
 import typer.core
 
 from office_env import limits
-from orchestrator.cli.common import (BaseUrlOption, CacheOption, ExecutorOption, JsonProgressOption, LLMConfigOption,
-                                     LLMSetOption, ModelOption, NoCacheOption, QuietOption, RayAddressOption,
-                                     TaskMemoryOption, TaskTimeoutOption, _budget, _check_dataset, _executor, _fail,
-                                     _gameability, _interrupted, _llm_options, _new_folder, _parse_apps,
-                                     _parse_gates, _paused, _preset, _strict_error, app)
+from orchestrator.cli.common import (DEFAULT_WORKERS, BaseUrlOption, CacheOption, ExecutorOption, JsonProgressOption,
+                                     LLMConfigOption, LLMSetOption, ModelOption, NoCacheOption, QuietOption,
+                                     RayAddressOption, TaskMemoryOption, TaskTimeoutOption, WorkersOption,
+                                     _batch_failed, _budget, _check_dataset, _executor, _fail, _gameability,
+                                     _llm_options, _new_folder, _parse_apps, _parse_gates, _parse_weights, _paused,
+                                     _preset, _strict_error, app)
 
 
 @app.command("build")
@@ -24,14 +24,18 @@ def build_command(
     out: Path = typer.Option(..., "--out", "-o", help="Dataset folder to create (must be empty unless --resume)"),
     n: int = typer.Option(20, "--n", help="Number of tasks to build"),
     seed: int = typer.Option(0, "--seed", help="Seed: the same seed gives the same dataset, byte for byte"),
-    apps: str = typer.Option("1,2,3", "--apps", help="App counts to draw from, e.g. 1,2,3 or 2"),
+    apps: str = typer.Option("1,2,3", "--apps", help="App counts the tasks use, e.g. 1,2,3 or 2; each gets an "
+                             "equal share of the tasks (within one) unless --apps-weights"),
+    apps_weights: Optional[str] = typer.Option(None, "--apps-weights", help="Shares of the app counts, as "
+                                               "COUNT=WEIGHT per count of --apps, e.g. 1=1,2=2,3=1 (half the tasks "
+                                               "use 2 apps)"),
     preset: str = typer.Option("standard", "--preset", help="History size: standard (5 days of about 72 "
                                "utterances) or challenge (30 days of about 250: over 100K cl100k tokens per task)"),
     days: Optional[int] = typer.Option(None, "--days", help="Days (sessions) of dialogue per task (default: the "
                                        "preset's)"),
     utterances: Optional[int] = typer.Option(None, "--utterances", help="Utterances per day, about (default: the "
                                              "preset's)"),
-    workers: int = typer.Option(max(1, min(4, os.cpu_count() or 1)), "--workers", "-w", help="Worker processes"),
+    workers: WorkersOption = DEFAULT_WORKERS,
     resume: bool = typer.Option(False, "--resume", help="Continue an interrupted build in --out"),
     executor: ExecutorOption = "local",
     ray_address: RayAddressOption = None,
@@ -56,30 +60,26 @@ def build_command(
     budget = _budget(task_timeout, task_memory)
     days, utterances = _preset(preset, days, utterances)
     llm = _llm_options(backend, model, base_url, llm_config, cache, no_cache, llm_set)  # the endpoint first
+    counts = _parse_apps(apps)
+    weights, gate_names = _parse_weights(apps_weights, counts), _parse_gates(gates)
+    where = _executor(executor, ray_address)
 
-    from backends.ray_executor import RayUnavailable
-    from backends.workers import Interrupted
-    from orchestrator.build import BuildError, build
-    from backends.llm.failures import RunRefused
-    from orchestrator.endpoint_guard import EndpointDown
     from orchestrator.progress import Reporter, mode_for
-    from orchestrator.roles import BuildConfig
 
-    config = BuildConfig(seed=seed, app_counts=_parse_apps(apps), days=days, utterances_per_day=utterances,
-                         gates=_parse_gates(gates), **llm)
     started = time.perf_counter()
     try:
         with Reporter("build", n, mode_for(quiet, json_progress), target="kept") as progress:
+            # seconds to load: the progress shows meanwhile
+            from orchestrator.build import build
+            from orchestrator.roles import BuildConfig
+
+            config = BuildConfig(seed=seed, app_counts=counts, app_weights=weights, days=days,
+                                 utterances_per_day=utterances, gates=gate_names, **llm)
             summary = build(out, n, config, workers=workers, resume=resume, budget=budget, on_pause=_paused,
-                            on_outcome=progress.outcome, **_executor(executor, ray_address))
-    except (BuildError, RayUnavailable) as exc:
-        _fail(str(exc))
-    except EndpointDown as exc:
-        _fail(str(exc), code=1)
-    except RunRefused as exc:
-        _fail(str(exc))
-    except Interrupted as exc:
-        _interrupted(exc, "attempts")
+                            on_outcome=progress.outcome, **where)
+    except Exception as exc:
+        _batch_failed(exc, "attempts")
+        raise
     elapsed = time.perf_counter() - started
     drops = ", ".join(f"{k}: {v}" for k, v in sorted(summary.drops.items())) or "none"
     typer.echo(f"built {summary.accepted} task(s) in {out} from {summary.attempts} attempt(s) "
@@ -217,9 +217,11 @@ def export_command(
                                        "JSONL with tool calls and their results"),
     sft_mode: str = typer.Option("long-context", "--sft-mode", help="sft: the history in the prompt "
                                  "(long-context) or retrieved for the query (rag, BM25)"),
-    sft_top_k: int = typer.Option(5, "--sft-top-k", help="sft, rag: sessions retrieved"),
+    sft_top_k: int = typer.Option(2, "--sft-top-k", help="sft, rag: sessions retrieved (of 5 in a standard history)"),
     lossy: bool = typer.Option(False, "--lossy", help="officebench: keep a task whose criteria cannot all be "
                                "carried over, without those criteria (they are listed)"),
+    quiet: QuietOption = False,
+    json_progress: JsonProgressOption = False,
 ) -> None:
     """Export a dataset: to OfficeBench's layout (--officebench), as a Hugging Face dataset (--hf),
     or as fine-tuning data of oracle trajectories (--sft). Exactly one target.
@@ -234,43 +236,61 @@ def export_command(
         _fail("choose one export target: --officebench DIR, --hf DIR or --sft DIR")
     _check_dataset(dataset_dir)
     flag, out = chosen[0]
-    _new_folder(flag, out)
-    if hf is not None:
-        from orchestrator.hf_export import export_hf
-
-        summary = export_hf(dataset_dir, hf)
-        for line in summary.skipped:
-            typer.echo(f"skipped {line}", err=True)
-        typer.echo(f"exported {summary.written} task(s) in {summary.shards} shard(s) to {hf}")
-        raise typer.Exit(1 if summary.skipped else 0)
+    context = None
     if sft is not None:
         from harness.context import ContextConfig
-        from harness.sft_export import export_sft
 
         try:
             context = ContextConfig(mode=sft_mode, top_k=sft_top_k).validate()
         except ValueError as exc:
             _fail(str(exc).replace("--mode", "--sft-mode"))
-        result = export_sft(dataset_dir, sft, context)
+    _new_folder(flag, out)
+    from backends.dataset import count_tasks
+    from orchestrator.progress import Reporter, mode_for
+
+    with Reporter("export", count_tasks(dataset_dir), mode_for(quiet, json_progress), kept_word="exported") as progress:
+        if hf is not None:
+            from orchestrator.hf_export import export_hf
+
+            summary = export_hf(dataset_dir, hf, on_outcome=progress.outcome)
+        elif sft is not None:
+            from harness.sft_export import export_sft
+
+            result = export_sft(dataset_dir, sft, context, on_outcome=progress.outcome)
+        else:
+            from orchestrator.officebench_export import export_officebench
+
+            summary = export_officebench(dataset_dir, out, lossy=lossy, on_outcome=progress.outcome)
+    if hf is not None:
+        for line in summary.skipped:
+            typer.echo(f"skipped {line}", err=True)
+        typer.echo(f"exported {summary.written} task(s) in {summary.shards} shard(s) to {hf}")
+        raise typer.Exit(1 if summary.skipped else 0)
+    if sft is not None:
         for line in result.skipped:
             typer.echo(f"left out {line}", err=True)
         typer.echo(f"exported {result.written} trajectory(ies) to {sft / 'train.jsonl'}"
                    + (f" ({len(result.skipped)} task(s) left out)" if result.skipped else ""))
         return
-    from orchestrator.officebench_export import export_officebench
+    _officebench_summary(summary, out)
 
-    summary = export_officebench(dataset_dir, out, lossy=lossy)
-    for line in summary.skipped:
-        typer.echo(f"skipped {line}", err=True)
-    for line in summary.left_out:
-        typer.echo(f"warning: left out {line}", err=True)
-    for line in summary.lossy:
-        typer.echo(f"warning: exported without some criteria {line}", err=True)
+
+def _officebench_summary(summary: Any, out: Path) -> None:
+    """The OfficeBench export's result, then every task it skipped or left out with the reason, at
+    the end where it is seen (a default export leaves many out: criteria OfficeBench cannot say)."""
     extra = [f"{len(summary.skipped)} skipped" if summary.skipped else "",
              f"{len(summary.left_out)} left out" if summary.left_out else "",
              f"{len(summary.lossy)} without some criteria" if summary.lossy else ""]
     note = ", ".join(e for e in extra if e)
     typer.echo(f"exported {summary.written} task(s) to {out / 'tasks'}" + (f" ({note})" if note else ""))
+    for prefix, lines in (("skipped", summary.skipped), ("warning: left out", summary.left_out),
+                          ("warning: exported without some criteria", summary.lossy)):
+        for line in lines:
+            typer.echo(f"{prefix} {line}", err=True)
+    if summary.left_out or summary.skipped:
+        typer.echo(f"{len(summary.left_out)} task(s) left out (a criterion OfficeBench cannot express, or the "
+                   f"export failed its check; --lossy keeps the first kind without those criteria), "
+                   f"{len(summary.skipped)} skipped; the list is in {out / 'export.json'}", err=True)
     raise typer.Exit(1 if summary.skipped else 0)
 
 
@@ -286,7 +306,7 @@ def regenerate_command(
                                          "100K tokens per task) instead of the shape's"),
     days: Optional[int] = typer.Option(None, "--days", help="Days (sessions) of dialogue per task (default: the shape's)"),
     utterances: Optional[int] = typer.Option(None, "--utterances", help="Utterances per day, about (default: the shape's)"),
-    workers: int = typer.Option(1, "--workers", "-w", help="Worker processes"),
+    workers: WorkersOption = DEFAULT_WORKERS,
     resume: bool = typer.Option(False, "--resume", help="Continue an interrupted run in --out"),
     executor: ExecutorOption = "local",
     ray_address: RayAddressOption = None,
@@ -312,42 +332,33 @@ def regenerate_command(
     still written), 2 for bad input."""
     budget = _budget(task_timeout, task_memory)
     llm = _llm_options(backend, model, base_url, llm_config, cache, no_cache, llm_set)  # the endpoint first
-
-    from backends.ray_executor import RayUnavailable
-    from backends.workers import Interrupted
-    from orchestrator.build import BuildError
-    from backends.llm.failures import RunRefused
-    from orchestrator.endpoint_guard import EndpointDown
-    from orchestrator.plus import regenerate_split
-    from orchestrator.progress import Reporter, mode_for
     if not seeds.exists():
         _fail(f"--seeds {seeds}: does not exist")
-    from orchestrator.plus import SHAPES
-
-    if shape not in SHAPES:
-        _fail(f"--shape {shape!r}: must be one of {', '.join(SHAPES)}")
     if preset is not None:
         days, utterances = _preset(preset, days, utterances)
     if days is not None and days < 1:
         _fail(f"--days must be at least 1 (got {days})")
     if utterances is not None and utterances < 4:
         _fail(f"--utterances must be at least 4 (got {utterances})")
+    gate_names, where = _parse_gates(gates), _executor(executor, ray_address)
+
+    from orchestrator.progress import Reporter, mode_for
+
     started = time.perf_counter()
     try:
         with Reporter("regenerate", None, mode_for(quiet, json_progress)) as progress:
+            # seconds to load: the progress shows meanwhile
+            from orchestrator.plus import SHAPES, regenerate_split
+
+            if shape not in SHAPES:
+                _fail(f"--shape {shape!r}: must be one of {', '.join(SHAPES)}")
             summary = regenerate_split(seeds, out, seed=seed, days=days, utterances_per_day=utterances, shape=shape,
-                                       workers=workers, resume=resume, gates=_parse_gates(gates), budget=budget,
+                                       workers=workers, resume=resume, gates=gate_names, budget=budget,
                                        repair_seeds=repair, on_pause=_paused, on_outcome=progress.outcome,
-                                       **_executor(executor, ray_address),
-                                       on_progress=progress.counted, **llm)
-    except (BuildError, RayUnavailable) as exc:
-        _fail(str(exc))
-    except EndpointDown as exc:
-        _fail(str(exc), code=1)
-    except RunRefused as exc:
-        _fail(str(exc))
-    except Interrupted as exc:
-        _interrupted(exc, "seeds")
+                                       **where, on_progress=progress.counted, **llm)
+    except Exception as exc:
+        _batch_failed(exc, "seeds")
+        raise
     for warning in summary.warnings:
         typer.echo(f"warning: {warning['file']}: {warning['field']}: {warning['message']}")
     for problem in summary.skipped:

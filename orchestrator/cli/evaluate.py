@@ -11,27 +11,29 @@ import typer
 import typer.core
 
 from office_env import limits
-from orchestrator.cli.common import (BaseUrlOption, ExecutorOption, JsonProgressOption, LLMConfigOption,
-                                     LLMSetOption, ModelOption, QuietOption, RayAddressOption, TaskMemoryOption,
-                                     TaskTimeoutOption, _budget, _check_dataset, _executor, _fail, _interrupted,
-                                     _llm_settings, _new_folder, _overrides, _preflight, _refuse_filled,
-                                     _remove_if_empty, app)
+from orchestrator.cli.common import (DEFAULT_WORKERS, BaseUrlOption, ExecutorOption, JsonProgressOption,
+                                     LLMConfigOption, LLMSetOption, ModelOption, QuietOption, RayAddressOption,
+                                     TaskMemoryOption, TaskTimeoutOption, WorkersOption, _budget, _check_dataset,
+                                     _executor, _fail, _interrupted, _llm_settings, _new_folder, _overrides,
+                                     _preflight, _refuse_filled, _remove_if_empty, app)
 
 
 @app.command("eval")
 def eval_command(
     dataset_dir: Path = typer.Argument(..., help="A dataset folder written by homer build or homer regenerate"),
     agent: str = typer.Option(..., "--agent", help="llm (a model through an OpenAI-compatible endpoint), "
-                              "oracle (replays the reference plan) or none (does nothing)"),
-    mode: str = typer.Option(..., "--mode", help="long-context (the whole chat in the prompt) or rag (retrieval over it)"),
+                              "oracle (replays the reference plan), none (does nothing), or your own agent "
+                              "as module:Class (imported from the current folder or PYTHONPATH; see docs/eval.md)"),
+    mode: str = typer.Option("long-context", "--mode", help="long-context (the whole chat) or rag (retrieval over it)"),
     out: Path = typer.Option(..., "--out", "-o", help="Run folder to write (empty, or an earlier run to replace)"),
     storage: str = typer.Option("raw", "--storage", help="rag: raw (the chat itself) or summary (summaries of it)"),
-    granularity: str = typer.Option("session", "--granularity", help="rag: session or utterance (raw); session or chunk (summary)"),
-    top_k: int = typer.Option(5, "--top-k", help="rag: units retrieved per task"),
+    granularity: Optional[str] = typer.Option(None, "--granularity", help="rag: utterance|session (raw), session|chunk"),
+    top_k: Optional[int] = typer.Option(None, "--top-k", help="rag: units retrieved per task (default: 20 "
+                                        "utterances, 2 sessions or 1 chunk)"),
     chunk_sessions: int = typer.Option(2, "--chunk-sessions", help="rag summary/chunk: days per chunk"),
     embeddings: Optional[str] = typer.Option(None, "--embeddings", help="rag: rank by this embedding model on the endpoint (default: BM25)"),
     trials: int = typer.Option(1, "--trials", help="Runs per task (pass^k over them)"),
-    workers: int = typer.Option(1, "--workers", "-w", help="Worker processes"),
+    workers: WorkersOption = DEFAULT_WORKERS,
     step_cap: int = typer.Option(30, "--step-cap", help="Tool calls allowed per run"),
     horizons: Optional[str] = typer.Option(None, "--horizons", help="A sweep: evaluate the tasks with their history "
                                            "stretched to each of these day counts (e.g. 5,10,20,40) and fit how "
@@ -61,8 +63,7 @@ def eval_command(
     from backends.llm.failures import RunRefused
     from backends.ray_executor import RayUnavailable
     from backends.workers import Interrupted
-    from harness.context import ContextConfig
-    from harness.report import table
+    from harness.report import table, whole_history_warning
     from harness.runner import EvalConfig, EvalError, evaluate
     from orchestrator.progress import Reporter, mode_for
 
@@ -72,8 +73,7 @@ def eval_command(
     _check_dataset(dataset_dir)
     if llm_config is not None and not llm_config.is_file():
         _fail(f"--llm-config {llm_config}: no such file")
-    context = ContextConfig(mode=mode, storage=storage, granularity=granularity, top_k=top_k,
-                            chunk_sessions=chunk_sessions, embeddings=embeddings)
+    context = _context(mode, storage, granularity, top_k, chunk_sessions, embeddings)
     config = EvalConfig(agent=agent, context=context, trials=trials, step_cap=step_cap, workers=workers, model=model,
                         base_url=base_url, llm_config=str(llm_config) if llm_config else None, semantics=semantics,
                         llm_overrides=_overrides(llm_set), max_context_tokens=max_context_tokens)
@@ -85,7 +85,7 @@ def eval_command(
             routes = (("chat", "tools") if agent == "llm" else ()) + (("embeddings",) if embeddings else ())
             _preflight(llm_settings(config), routes, embedding_model=embeddings)
         if horizons is not None:
-            _horizon_sweep(dataset_dir, out, config, horizons)
+            _horizon_sweep(dataset_dir, out, config, horizons, mode_for(quiet, json_progress))
             return
         with Reporter("eval", None, mode_for(quiet, json_progress), kept_word="scored") as progress:
             summary = evaluate(dataset_dir, out, config, resume=resume, budget=budget, on_outcome=progress.outcome,
@@ -98,6 +98,8 @@ def eval_command(
     for item in summary.skipped:
         typer.echo(f"skipped {item['id']}: {item['error']}", err=True)
     typer.echo(table(summary.metrics, rag=mode == "rag"))
+    if warning := whole_history_warning(summary.metrics, config.to_dict()):
+        typer.echo(f"warning: {warning}", err=True)
     overall = summary.overall
     errors = f", {overall['errors']} run(s) ended with an error" if overall["errors"] else ""
     typer.echo(f"evaluated {overall['tasks']} task(s) x {trials} trial(s) with the {agent} agent "
@@ -124,13 +126,27 @@ def _check_errors(ended: list[Any], max_errors: int) -> None:
     raise typer.Exit(1)
 
 
-def _horizon_sweep(dataset_dir: Path, out: Path, config: Any, horizons: str) -> None:
+def _context(mode: str, storage: str, granularity: Optional[str], top_k: Optional[int], chunk_sessions: int,
+             embeddings: Optional[str]) -> Any:
+    """The history context the options ask for; rag without --granularity / --top-k takes a
+    fraction of the history (harness.context.rag_defaults), never all of it."""
+    from harness.context import ContextConfig, rag_defaults
+
+    if mode == "rag":
+        granularity, top_k = rag_defaults(storage, granularity, top_k)
+    return ContextConfig(mode=mode, storage=storage, granularity=granularity or "session",
+                         top_k=5 if top_k is None else top_k, chunk_sessions=chunk_sessions, embeddings=embeddings)
+
+
+def _horizon_sweep(dataset_dir: Path, out: Path, config: Any, horizons: str, progress_mode: str) -> None:
     from orchestrator.horizon_sweep import SweepError, fit_line, parse_horizons, run_sweep
+    from orchestrator.progress import Reporter
 
     _new_folder("--out", out)
     try:
         days = parse_horizons(horizons)
-        result = run_sweep(dataset_dir, out, config, days)
+        with Reporter("horizons", None, progress_mode, kept_word="scored") as progress:
+            result = run_sweep(dataset_dir, out, config, days, on_outcome=progress.outcome, on_total=progress.set_total)
     except SweepError as exc:
         _remove_if_empty(out)
         _fail(str(exc))
@@ -148,9 +164,14 @@ def probe_command(
     out: Path = typer.Option(..., "--out", "-o", help="Run folder to write (absent or empty)"),
     mode: str = typer.Option("long-context", "--mode", help="The history given with each question: long-context or "
                              "rag (BM25 retrieval for the question)"),
-    top_k: int = typer.Option(5, "--top-k", help="rag: sessions retrieved"),
+    top_k: int = typer.Option(2, "--top-k", help="rag: sessions retrieved (of 5 in a standard history)"),
     eval_run: Optional[Path] = typer.Option(None, "--eval", help="An eval run on the same dataset: split its failed "
                                             "tasks into 'did not remember' and 'remembered but did not act'"),
+    workers: int = typer.Option(DEFAULT_WORKERS, "--workers", "-w", help="Tasks probed at once (threads: an llm "
+                                f"agent's requests overlap; default: the CPU count, at most 4; {DEFAULT_WORKERS} "
+                                "here)"),
+    quiet: QuietOption = False,
+    json_progress: JsonProgressOption = False,
     model: ModelOption = None,
     base_url: BaseUrlOption = None,
     llm_config: LLMConfigOption = None,
@@ -185,11 +206,16 @@ def probe_command(
         from backends.llm import LLMClient
 
         client = LLMClient(_llm_settings(model, base_url, llm_config, _overrides(llm_set)))
+    if workers < 1:
+        _fail(f"--workers must be at least 1 (got {workers})")
     _new_folder("--out", out)
     from backends.llm.failures import RunRefused, summary_lines
+    from orchestrator.progress import Reporter, mode_for
 
     try:
-        summary = run_probes(dataset_dir, out, ProbeConfig(agent, context), client, eval_rows)
+        with Reporter("probe", None, mode_for(quiet, json_progress), kept_word="probed") as progress:
+            summary = run_probes(dataset_dir, out, ProbeConfig(agent, context), client, eval_rows, workers=workers,
+                                 on_outcome=progress.outcome, on_total=progress.set_total)
     except RunRefused as exc:
         _fail(str(exc))
     everything = summary["by_dynamic"]["all"]

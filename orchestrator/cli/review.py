@@ -4,13 +4,39 @@ from __future__ import annotations
 
 import json
 import os
+import socket
+import sqlite3
 from pathlib import Path
 from typing import Optional
 
 import typer
 import typer.core
 
+from office_env.untrusted import printable
 from orchestrator.cli.common import _check_dataset, _fail, review_app
+
+
+def _warn(skipped: list[str]) -> None:
+    """The rows of review.sqlite left out as unsound, one line each (at most 10)."""
+    for line in skipped[:10]:
+        typer.echo(f"warning: {printable(line)}", err=True)
+    if len(skipped) > 10:
+        typer.echo(f"warning: and {len(skipped) - 10} more row(s) of review.sqlite skipped", err=True)
+
+
+def _report_folder(dataset_dir: Path, out: Optional[Path]) -> Path:
+    """Where review-report.md and .json go: --out (a folder, made if absent, never a link) or the dataset."""
+    if out is None:
+        return dataset_dir
+    if out.is_symlink():
+        _fail(f"--out {printable(out)}: is a symbolic link; give a real folder")
+    if out.exists() and not out.is_dir():
+        _fail(f"--out {printable(out)}: exists and is not a folder")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        _fail(f"--out {printable(out)}: cannot be made ({exc.strerror or exc})")
+    return out
 
 
 @review_app.command("report")
@@ -19,30 +45,43 @@ def review_report_command(
     annotations: Optional[Path] = typer.Option(None, "--annotations", help="Import annotations made elsewhere first: "
                                                "a CSV with columns annotator, task, criterion, verdict[, comment]"),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON"),
+    out: Optional[Path] = typer.Option(None, "--out", help="The folder for review-report.md and .json (default: the "
+                                       "dataset folder; made if absent; a symbolic link is refused)"),
 ) -> None:
     """Fleiss' kappa per guideline criterion and overall (Cohen's kappa too with two annotators),
     keep / drop counts and the tasks with disagreement; written to review-report.md and .json in
-    the dataset folder."""
+    --out (the dataset folder by default)."""
     from orchestrator.dataset import write_json, write_text
     from verifier.annotations import AnnotationError, AnnotationStore
     from verifier.review_report import render_report, review_report
 
     _check_dataset(dataset_dir)
+    folder = _report_folder(dataset_dir, out)
     try:
         with AnnotationStore(dataset_dir) as store:
             if annotations is not None:
                 if not annotations.is_file():
-                    _fail(f"--annotations {annotations}: no such file")
-                typer.echo(f"imported {store.import_csv(annotations)} verdict(s) from {annotations}", err=True)
+                    _fail(f"--annotations {printable(annotations)}: no such file")
+                typer.echo(f"imported {store.import_csv(annotations)} verdict(s) from {printable(annotations)}",
+                           err=True)
             report = review_report(store.verdicts())
+            skipped = list(store.skipped)
     except AnnotationError as exc:
-        _fail(str(exc))
+        _fail(printable(exc))
+    except sqlite3.DatabaseError as exc:
+        _fail(f"{printable(dataset_dir)}/review.sqlite: not a readable annotations database ({printable(exc)[:200]})")
     except OSError as exc:
-        _fail(f"{dataset_dir}: cannot open its annotations ({exc.strerror or exc})")
+        _fail(f"{printable(dataset_dir)}: cannot open its annotations ({exc.strerror or exc})")
+    _warn(skipped)
     text = render_report(report, str(dataset_dir))
-    write_json(dataset_dir / "review-report.json", report)
-    write_text(dataset_dir / "review-report.md", text)
-    typer.echo(json.dumps(report, indent=1) if as_json else text)
+    try:
+        write_json(folder / "review-report.json", report)
+        write_text(folder / "review-report.md", text)
+    except OSError as exc:
+        _fail(f"{printable(folder)}: cannot write the report ({exc.strerror or exc})")
+    # names and task ids come from a file anybody may have written: never raw escape codes on a terminal
+    shown = json.dumps(report, indent=1) if as_json else text
+    typer.echo("\n".join(printable(line) for line in shown.split("\n")))
 
 
 @review_app.command("serve")
@@ -55,6 +94,9 @@ def review_serve_command(
                              "needs --token"),
     token: Optional[str] = typer.Option(None, "--token", envvar="HOMER_REVIEW_TOKEN", help="A secret every request "
                                         "must carry (also from HOMER_REVIEW_TOKEN); one is made up for a non-local host"),
+    allowed_host: list[str] = typer.Option([], "--allowed-host", help="A name the Host header may carry besides the "
+                                           "bound address (repeatable); bound to 0.0.0.0 the server answers only "
+                                           "localhost, this machine's name and these"),
 ) -> None:
     """Serve the review page: the task list, each task with its history, office and oracle plan,
     verdicts per guideline criterion saved at once, and post-edits checked by the task's gates."""
@@ -69,23 +111,37 @@ def review_serve_command(
     local = host in ("127.0.0.1", "localhost", "::1")
     if not local and not token:
         token = secrets.token_urlsafe(18)
+    bad = next((h for h in allowed_host if not h.strip() or not h.isprintable() or "/" in h or len(h) > 253), None)
+    if bad is not None:
+        _fail(f"--allowed-host {printable(bad)!r}: not a host name")
     try:
         import uvicorn
 
         from orchestrator.review_app import ReviewServer, create_app
+        from orchestrator.review_http import allowed_hosts, listening_socket
 
-        server = ReviewServer(dataset_dir, name, token, hosts=("127.0.0.1", "localhost", "[::1]") if local else ("*",))
+        server = ReviewServer(dataset_dir, name, token, hosts=allowed_hosts(host, allowed_host))
         server.store()
     except AnnotationError as exc:
-        _fail(f"--annotator: {exc}")
+        _fail(f"--annotator: {printable(exc)}")
+    except sqlite3.DatabaseError as exc:
+        _fail(f"{printable(dataset_dir)}/review.sqlite: not a readable annotations database ({printable(exc)[:200]})")
     except OSError as exc:
-        _fail(f"{dataset_dir}: cannot open its annotations ({exc.strerror or exc})")
-    address = f"http://{'localhost' if local else host}:{port}/" + (f"?token={token}" if token else "")
-    typer.echo(f"review page for {dataset_dir} as {name}: {address}  (Ctrl-C stops)", err=True)
+        _fail(f"{printable(dataset_dir)}: cannot open its annotations ({exc.strerror or exc})")
     try:
-        uvicorn.run(create_app(server), host=host, port=port, log_level="warning")
+        sock = listening_socket(host, port)  # bound before the address is printed: a busy port is one line
     except OSError as exc:
-        _fail(f"--port {port}: cannot listen ({exc.strerror or exc})")
+        _fail(f"--host {printable(host)} --port {port}: cannot listen ({exc.strerror or exc})")
+    shown = "localhost" if local else (socket.gethostname() if host in ("0.0.0.0", "::", "") else host)
+    address = f"http://{shown}:{port}/" + (f"?token={token}" if token else "")
+    typer.echo(f"review page for {printable(dataset_dir)} as {printable(name)}: {address}  (Ctrl-C stops)", err=True)
+    web = uvicorn.Server(uvicorn.Config(create_app(server), log_level="warning"))
+    try:
+        web.run(sockets=[sock])
+    except SystemExit:  # uvicorn's own start-up failure: it has said why
+        _fail(f"--port {port}: the server could not start")
+    finally:
+        sock.close()
 
 
 @review_app.command("apply")
@@ -104,12 +160,15 @@ def review_apply_command(
     try:
         summary = apply_review(dataset_dir, out, rule, unreviewed)
     except NothingKept as exc:
-        _fail(str(exc), 1)
+        _fail(printable(exc), 1)
     except ApplyError as exc:
-        _fail(str(exc))
+        _fail(printable(exc))
+    except sqlite3.DatabaseError as exc:
+        _fail(f"{printable(dataset_dir)}/review.sqlite: not a readable annotations database ({printable(exc)[:200]})")
     except OSError as exc:
-        _fail(f"--out {out}: cannot be written ({exc.strerror or exc})")
+        _fail(f"--out {printable(out)}: cannot be written ({exc.strerror or exc})")
+    _warn(summary["warnings"])
     typer.echo(f"kept {summary['kept']} task(s), dropped {len(summary['dropped'])}, applied {summary['edits']} "
-               f"edit(s); wrote {out}")
+               f"edit(s); wrote {printable(out)}")
     for item in summary["dropped"]:
-        typer.echo(f"  dropped {item['id']}: {item['reason']}")
+        typer.echo(f"  dropped {printable(item['id'])}: {printable(item['reason'])}")

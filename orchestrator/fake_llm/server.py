@@ -2,8 +2,10 @@
 injectable faults.
 
 ``FakeLLMServer`` serves ``POST /v1/chat/completions``, ``POST /v1/embeddings`` and
-``GET /v1/models`` from a stdlib ``ThreadingHTTPServer`` in a background thread. Chat answers come
-from a *responder*: a callable that takes the parsed request body and returns a :class:`Reply`.
+``GET /v1/models`` from the worker threads of :class:`orchestrator.fake_llm.listener.Listener` (a
+listen backlog of 1,024, one deadline for each request's head and body, HTTP 503 with Retry-After
+when busy, never a reset). Chat answers come from a *responder*: a callable that takes the parsed
+request body and returns a :class:`Reply`.
 
 Faults, chosen per request by the ``X-Fake-Fault`` header or queued with
 :meth:`FakeLLMServer.queue_faults` (one per chat request, in order). A fault changes the one answer
@@ -53,12 +55,10 @@ import math
 import re
 import socket
 import struct
-import sys
 import threading
 import time
 from collections import deque
 from dataclasses import dataclass, replace
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
 
 from backends.llm.strict_json import JSONLimitError, json_kind, loads_limited
@@ -67,6 +67,7 @@ from office_env.limits import (
     MAX_REQUEST_BYTES,
     MiB,
 )
+from orchestrator.fake_llm.listener import HeadFirstHandler, Listener
 from orchestrator.fake_llm.profiles import Profile, profile_named, reply_limit
 from orchestrator.fake_llm.wire import (EMBEDDING_DIMENSIONS, REPLY_FAULTS, _bad_request, _break_json, _FaultError,
                                         apply_reply_fault, check_chat_request, check_embeddings_request, check_model,
@@ -83,8 +84,6 @@ MAX_KEPT_ERRORS = 100                # internal errors kept for inspection
 READ_SECONDS = 30.0                  # a client that stops sending its request is dropped after this
 MAX_DISCARD_BYTES = 64 * MiB         # of a refused body, read and thrown away before closing
 DISCARD_SECONDS = 5.0
-MAX_CONNECTIONS = 64                 # connections served at once; more wait up to QUEUE_SECONDS
-QUEUE_SECONDS = 10.0                 # then get 503 with Retry-After
 _DIGITS_RE = re.compile(r"[0-9]+")
 
 
@@ -204,7 +203,7 @@ class FakeLLMServer:
         self._faults: deque[str] = deque()
         self._models: list[str] = list(served_models) if served_models else [DEFAULT_MODEL]
         self._stopping = threading.Event()
-        self._httpd: ThreadingHTTPServer | None = None
+        self._httpd: Listener | None = None
         self._thread: threading.Thread | None = None
 
     # -- life cycle ---------------------------------------------------------------------------
@@ -213,8 +212,7 @@ class FakeLLMServer:
         if self._httpd is not None:
             return self
         handler = type("_BoundHandler", (_Handler,), {"fake": self})
-        httpd = _HTTPServer((self.host, self.port), handler)
-        httpd.fake = self
+        httpd = Listener((self.host, self.port), handler, on_error=self._internal_error)
         self._httpd = httpd
         self.port = httpd.server_address[1]
         self._stopping.clear()
@@ -239,6 +237,11 @@ class FakeLLMServer:
 
     def __exit__(self, *exc_info: object) -> None:
         self.stop()
+
+    @property
+    def listener(self) -> Listener | None:
+        """The socket layer while serving (its ``refused`` and ``dropped`` counts), else None."""
+        return self._httpd
 
     @property
     def url(self) -> str:
@@ -514,57 +517,7 @@ class FakeLLMServer:
 # -- reply faults ------------------------------------------------------------------------------
 
 
-def _refuse_busy(request: Any) -> None:
-    """A short 503 in the API's error shape, written straight to the socket of a connection
-    that found every slot taken."""
-    data = json.dumps({"error": {"message": "the server is busy: too many connections", "type": "server_error",
-                                 "param": None, "code": None}}).encode("utf-8")
-    head = (f"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
-            f"Content-Length: {len(data)}\r\nRetry-After: 1\r\nConnection: close\r\n\r\n").encode("ascii")
-    try:
-        request.settimeout(1.0)
-        request.sendall(head + data)
-    except OSError:
-        pass
-
-
-class _HTTPServer(ThreadingHTTPServer):
-    """One thread per connection, at most ``MAX_CONNECTIONS`` at once: a client that opens
-    thousands of connections gets 503s, not thousands of threads."""
-    daemon_threads = True
-    block_on_close = False  # a slow handler must not hold up stop()
-    fake: FakeLLMServer
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._connections = threading.BoundedSemaphore(MAX_CONNECTIONS)
-
-    def process_request(self, request: Any, client_address: Any) -> None:
-        if self._connections.acquire(timeout=QUEUE_SECONDS):
-            try:
-                super().process_request(request, client_address)
-            except BaseException:
-                self._connections.release()
-                raise
-            return
-        _refuse_busy(request)
-        self.shutdown_request(request)
-
-    def process_request_thread(self, request: Any, client_address: Any) -> None:
-        try:
-            super().process_request_thread(request, client_address)
-        finally:
-            self._connections.release()
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        """Keep stderr clean: a client that went away is not an error, anything else is kept in
-        :attr:`FakeLLMServer.errors`."""
-        exc = sys.exc_info()[1]
-        if exc is not None and not isinstance(exc, OSError):
-            self.fake._internal_error(exc)
-
-
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(HeadFirstHandler):
     fake: FakeLLMServer  # set on the per-server subclass
     protocol_version = "HTTP/1.1"
     server_version = "homeragents-fake-llm/1"
