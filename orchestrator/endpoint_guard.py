@@ -7,7 +7,9 @@ the endpoint is asked again after each pause of ``PAUSES`` (the same check as be
 it answers, the batch goes on and the failed attempts are run again; when it does not -- or it
 answers the check but fails every attempt again, ``MAX_TRIPS`` times with no success between --
 the run stops with :class:`EndpointDown` ("endpoint down: N done; rerun with --resume"), keeping
-what it made.
+what it made. A server that refuses the requests alike (``error: refused: ...``, a 4xx no retry
+changes; see ``backends.llm.failures``) is no outage: no pause is taken, the run stops at once with
+``RunRefused`` and the server's message.
 """
 
 from __future__ import annotations
