@@ -25,6 +25,9 @@ from office_env.tools import ToolRegistry
 DEFAULT_STEP_CAP = 30
 OBSERVATION_CHARS = 500        # kept per step in a trajectory
 MODEL_OBSERVATION_CHARS = 12_000  # shown to the model per tool result
+STORED_ARGUMENT_CHARS = 16_000  # of one tool call's arguments, kept in a trajectory (as JSON text)
+STORED_MESSAGE_CHARS = 20_000   # of the final message, kept in a trajectory
+MODEL_ARGUMENT_CHARS = 64_000   # of one tool call's arguments, sent back to the model in the conversation
 REQUEST_MARKER = "The request:"  # the line before the request in the agent prompt (read by the fake endpoint)
 
 STOP_FINAL = "final"        # the agent answered without tool calls (or, for scripted agents, finished)
@@ -67,7 +70,11 @@ class Trajectory:
 
     def add_step(self, tool: str, args: Any, ok: bool, observation: str) -> None:
         text = observation if len(observation) <= OBSERVATION_CHARS else observation[:OBSERVATION_CHARS] + " [...]"
-        self.steps.append({"tool": tool, "args": args, "ok": ok, "observation": text})
+        self.steps.append({"tool": tool, "args": stored_arguments(args), "ok": ok, "observation": text})
+
+    def finish(self, message: str) -> None:
+        """The final message, capped (a reply of megabytes is kept as its start, marked as cut)."""
+        self.final_message = cut(message, STORED_MESSAGE_CHARS)
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"steps": self.steps, "step_count": self.step_count,
@@ -76,6 +83,24 @@ class Trajectory:
         if self.usage is not None:
             data["usage"] = self.usage
         return data
+
+
+def cut(text: str, limit: int) -> str:
+    """``text`` within ``limit`` characters, marked when cut."""
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f" [... cut: {len(text) - limit:,} more characters not kept]"
+
+
+def stored_arguments(args: Any) -> Any:
+    """A tool call's arguments as a trajectory keeps them: whole when small, else
+    ``{"cut": true, "chars": N, "start": "<the first characters of their JSON>"}``."""
+    import json
+
+    text = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False, default=str)
+    if len(text) <= STORED_ARGUMENT_CHARS:
+        return args
+    return {"cut": True, "chars": len(text), "start": text[:STORED_ARGUMENT_CHARS]}
 
 
 class Agent(Protocol):
@@ -122,12 +147,14 @@ def agent_messages(episode: Episode) -> list[dict[str, str]]:
 
 def llm_error_text(exc: Exception) -> str:
     """How a run that the endpoint ended is recorded: ``error: context: ...`` when the history does
-    not fit the model, ``error: endpoint: ...`` when the endpoint failed, ``error: request: ...``
-    when it refused the request or answered in a broken shape; ``--resume`` runs them again (after
-    the settings or the endpoint were fixed)."""
+    not fit the model, ``error: endpoint: ...`` when the endpoint failed, ``error: refused: ...``
+    when it refused the request with a 4xx no retry changes, ``error: request: ...`` when it
+    answered in a broken shape; ``--resume`` runs them again (after the settings or the endpoint
+    were fixed). See ``backends.llm.failures``."""
     first = str(exc).splitlines()[0][:480] if str(exc) else exc.__class__.__name__
     kind = "context" if getattr(exc, "kind", None) == "context" else (
-        "endpoint" if getattr(exc, "transient", False) else "request")
+        "endpoint" if getattr(exc, "transient", False) else "refused" if getattr(exc, "refused", False)
+        else "request")
     return f"error: {kind}: {first}"
 
 
@@ -166,10 +193,13 @@ class LLMAgent:
             trajectory.usage["calls"] += 1
             trajectory.usage["prompt_tokens"] += result.prompt_tokens
             trajectory.usage["completion_tokens"] += result.completion_tokens
-            if not result.tool_calls:
-                trajectory.final_message = result.content or ""
+            if result.finish_reason == "length":  # cut at the token limit: neither an answer nor whole calls
+                trajectory.error, trajectory.stop_reason = truncated_text(self.client, self.role), STOP_ERROR
                 return trajectory
-            messages.append(result.message())
+            if not result.tool_calls:
+                trajectory.finish(result.content or "")
+                return trajectory
+            messages.append(_bounded(result.message()))
             for request in result.tool_calls:
                 if trajectory.step_count >= episode.step_cap:
                     trajectory.stop_reason = STOP_STEP_CAP
@@ -188,6 +218,27 @@ class LLMAgent:
             if trajectory.step_count >= episode.step_cap:
                 trajectory.stop_reason = STOP_STEP_CAP
                 return trajectory
+
+
+def truncated_text(client: Any, role: str) -> str:
+    """How a run whose reply stopped at the token limit is recorded (``error: truncated: ...``)."""
+    settings = getattr(client, "settings", None)
+    limit = ""
+    if settings is not None:
+        model = settings.model_for(role)
+        limit = f" ({settings.max_tokens_for(role, model):,} tokens for {model})"
+    return (f"error: truncated: the reply stopped at the token limit{limit} before it ended; raise it with "
+            f"--llm-set max_tokens=N")
+
+
+def _bounded(message: dict[str, Any]) -> dict[str, Any]:
+    """An assistant message as sent back to the model: huge tool-call arguments cut (every later
+    request would carry them again)."""
+    for call in message.get("tool_calls") or []:
+        function = call["function"]
+        if len(function["arguments"]) > MODEL_ARGUMENT_CHARS:
+            function["arguments"] = cut(function["arguments"], MODEL_ARGUMENT_CHARS)
+    return message
 
 
 def plan_of(record: dict[str, Any]) -> list[dict[str, Any]]:

@@ -22,7 +22,10 @@ from pathlib import Path
 from typing import Any
 
 from backends.dataset import iter_tasks
+from backends.llm import LLMError
+from backends.llm.failures import RefusalWatch, RunRefused
 from backends.prompts import render
+from harness.agents import llm_error_text
 from harness.context import ContextConfig, build_context
 from harness.probes import DYNAMICS, LETTERS, Probe, cue_pool, probes_for
 from harness.report import _pct, markdown_table
@@ -61,7 +64,8 @@ def _history(record: dict[str, Any], probe: Probe, context: ContextConfig, clien
     return build_context(record, context, client=client).text
 
 
-def _probe_task(record: dict[str, Any], pool: Any, config: ProbeConfig, client: Any) -> dict[str, Any]:
+def _probe_task(record: dict[str, Any], pool: Any, config: ProbeConfig, client: Any,
+                refusals: RefusalWatch | None = None) -> dict[str, Any]:
     """One task's probes asked closed-book and with the history: its result rows, the questions the
     endpoint failed, why it has no probes (``skipped``) and the seconds spent making them."""
     made = time.perf_counter()
@@ -74,15 +78,21 @@ def _probe_task(record: dict[str, Any], pool: Any, config: ProbeConfig, client: 
                 "skipped": {"id": str(record.get("id")), "reason": f"no probes: {exc.__class__.__name__}: {exc}"}}
     generated = time.perf_counter() - made
     results, errors = [], []
+    refusals = refusals if refusals is not None else RefusalWatch()
     for probe in probes:
+        if refusals.tripped():  # the server refuses every question alike: stop now, one line
+            raise RunRefused(refusals.message())
         try:
             closed = ask(config.agent, probe, "", client)
             history = long_history if long_history is not None else _history(record, probe, config.context, client)
             informed = ask(config.agent, probe, history, client)
         except Exception as exc:  # the endpoint or its answer failed for good: this question only
-            first = str(exc).splitlines()[0][:300] if str(exc) else exc.__class__.__name__
+            first = llm_error_text(exc) if isinstance(exc, LLMError) else (
+                str(exc).splitlines()[0][:300] if str(exc) else exc.__class__.__name__)
             errors.append({"task": probe.task, "piece": probe.piece, "dynamic": probe.dynamic, "error": first})
+            refusals.see(first)
             continue
+        refusals.see(None)
         results.append({**probe.to_dict(), "closed_book": closed, "closed_book_correct": closed == probe.answer,
                         "with_history": informed, "with_history_correct": informed == probe.answer})
     return {"id": str(record.get("id")), "results": results, "errors": errors, "generated": generated,
@@ -103,8 +113,10 @@ def run_probes(dataset: Path, out: Path, config: ProbeConfig, client: Any = None
     if on_total is not None:
         on_total(len(records))
 
+    refusals = RefusalWatch()
+
     def one(record: dict[str, Any]) -> dict[str, Any]:
-        outcome = _probe_task(record, pool, config, client)
+        outcome = _probe_task(record, pool, config, client, refusals)
         if on_outcome is not None:
             failed = outcome["skipped"] is not None or (outcome["errors"] and not outcome["results"])
             on_outcome({"status": "dropped" if outcome["skipped"] else "error" if failed else "accepted"})
@@ -112,6 +124,8 @@ def run_probes(dataset: Path, out: Path, config: ProbeConfig, client: Any = None
 
     with ThreadPoolExecutor(max_workers=max(1, workers)) as threads:
         outcomes = list(threads.map(one, records))  # in task order, whatever finished first
+    if refusals.tripped():  # a refusal in the last question of a task
+        raise RunRefused(refusals.message())
     results = [row for o in outcomes for row in o["results"]]
     errors = [e for o in outcomes for e in o["errors"]]
     skipped += [o["skipped"] for o in outcomes if o["skipped"]]

@@ -31,6 +31,7 @@ from typing import Any, Callable
 
 from backends.dataset import ensure_writable_folder
 from backends.folder_lock import LOCK_NAME, FolderBusy, FolderLock
+from backends.llm.failures import RefusalWatch, RunRefused
 from backends.scratch import claim_work_folder, release_work_folder
 from backends.workers import Budget, JobFailure, run_jobs
 from harness.agents import (DEFAULT_STEP_CAP, STOP_ERROR, Agent, Episode, LLMAgent, NoneAgent, OracleAgent,
@@ -259,6 +260,8 @@ def _run_task(dataset_dir: str, task_id: str, record: dict[str, Any], out_dir: s
         first = str(exc).splitlines()[0][:300] if str(exc) else ""
         if getattr(exc, "transient", False):  # the endpoint's failure: --resume tries the task again
             return {"id": task_id, "skipped": f"error: endpoint: history context: {first}"}
+        if getattr(exc, "refused", False):  # e.g. an embedding model not served: the run stops
+            return {"id": task_id, "skipped": f"error: refused: history context: {first}"}
         return {"id": task_id, "skipped": f"history context: {exc.__class__.__name__}: {first}"}
     registry = default_registry()
     rows = []
@@ -465,10 +468,13 @@ def _evaluate_locked(dataset: Path, out: Path, config: EvalConfig, on_progress: 
     todo = [(task_id, record) for task_id, record in jobs if task_id not in earlier]
     shutil.rmtree(out / WORK, ignore_errors=True)  # an older run's copies
 
+    refusals = RefusalWatch()  # the server refusing every request alike stops the run (backends.llm.failures)
     with (out / PROGRESS).open("w", encoding="utf-8") as progress:
         def collect(outcome: dict[str, Any], write: bool = True) -> None:
             nonlocal done
             done += 1
+            for reason in ([outcome["skipped"]] if "skipped" in outcome else [r.get("error") for r in outcome["rows"]]):
+                refusals.see(reason if isinstance(reason, str) and reason.startswith("error:") else None)
             if "skipped" in outcome:
                 summary.skipped.append({"id": outcome["id"], "error": outcome["skipped"]})
                 lines = [{"id": outcome["id"], "skipped": outcome["skipped"]}]
@@ -495,9 +501,11 @@ def _evaluate_locked(dataset: Path, out: Path, config: EvalConfig, on_progress: 
                      on_result=lambda position, outcome: collect(outcome),
                      on_failure=lambda position, failure: collect(
                          failed_rows(todo[position][0], todo[position][1], config.trials, failure)),
-                     executor=where[0], ray_address=where[1])
+                     stop=refusals.tripped, executor=where[0], ray_address=where[1])
         finally:
             release_work_folder(work)
+    if refusals.tripped():  # the finished tasks stay in the progress file for --resume
+        raise RunRefused(refusals.message() + "; rerun with --resume once fixed")
     summary.rows.sort(key=lambda r: (r["id"], r["trial"]))
     summary.skipped.sort(key=lambda s: s["id"])
     summary.metrics = metrics(summary.rows, config.trials)
@@ -514,7 +522,9 @@ def _write(summary: RunSummary, dataset: Path) -> None:
     report = render_report(summary.metrics, config, dataset=str(dataset), skipped=summary.skipped,
                            errors=summary.errors, elapsed=summary.elapsed)
     atomic_write(out / REPORT, report.encode("utf-8"))
-    from harness.report_html import render_html  # matplotlib: loaded only when a run is written
+    from harness.report_html import (
+        render_html,  # matplotlib: loaded only when a run is written
+    )
 
     atomic_write(out / REPORT_HTML, render_html(summary.metrics, config, summary.rows,
                                                 dataset=str(dataset)).encode("utf-8"))

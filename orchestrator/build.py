@@ -34,7 +34,7 @@ from verifier.gameability import record_cues
 from orchestrator import dataset
 from orchestrator.card import render_card, statistics
 from orchestrator.endpoint_guard import (
-    ERROR, Breaker, EndpointDown, endpoint_error, endpoint_probe, outcome_sink, share_budget,
+    ERROR, Breaker, EndpointDown, endpoint_error, endpoint_probe, outcome_sink, share_budget, timeout_reason,
 )
 from orchestrator.neo_graph import NeoState, build_neo_graph
 from orchestrator.offline_roles import OfflineRoles
@@ -336,6 +336,7 @@ class BuildSummary:
     accepted: int = 0
     attempts: int = 0
     drops: Counter = field(default_factory=Counter)
+    reasons: list[str] = field(default_factory=list)  # why each attempt not kept ended (drops and errors)
     gameability: dict[str, Any] | None = None  # the card's figures, when this run wrote the card
 
 
@@ -472,8 +473,13 @@ def _prepare(out: Path, config: BuildConfig, resume: bool) -> dict[int, dict[str
     return done
 
 
-def failed_attempt(index: int, failure: JobFailure) -> dict[str, Any]:
-    """The outcome of an attempt that gave no result (time or memory budget, a dead worker)."""
+def failed_attempt(index: int, failure: JobFailure, llm: bool = False) -> dict[str, Any]:
+    """The outcome of an attempt that gave no result (time or memory budget, a dead worker). On the
+    llm backend an attempt out of time waited on the endpoint: an error (``--resume`` runs it
+    again), not a drop."""
+    if llm and failure.kind == "timeout":
+        return {"index": index, "id": task_id(index), "status": ERROR, "family": None, "rounds": 0,
+                "reason": timeout_reason(failure)}
     return {"index": index, "id": task_id(index), "status": "dropped", "family": None, "rounds": 0,
             "reason": failure.reason}
 
@@ -546,7 +552,7 @@ def _build_locked(out: Path, n: int, config: BuildConfig, workers: int, resume: 
         strata = Strata(config, n)
         max_attempts = strata.max_attempts()
         summary = BuildSummary(out)
-        breaker = Breaker(endpoint_probe(config) if config.backend == "llm" else None)
+        breaker = Breaker(endpoint_probe(config) if (llm := config.backend == "llm") else None)
         share_budget(config, workers)
 
         def accepted_indices(near: bool = True) -> list[int]:
@@ -596,7 +602,7 @@ def _build_locked(out: Path, n: int, config: BuildConfig, workers: int, resume: 
                 run_jobs(lambda index: run_attempt(str(out), config, index, str(work)), batch, workers=workers,
                          budget=budget, on_result=seen, group=lambda index: index // TASKS_PER_WORLD,
                          stop=breaker.tripped, wanted=wanted,
-                         on_failure=lambda position, failure: seen(position, failed_attempt(batch[position], failure)),
+                         on_failure=lambda at, failure: seen(at, failed_attempt(batch[at], failure, llm=llm)),
                          executor=where[0], ray_address=where[1], spread=math.ceil(expected))
                 if breaker.tripped():
                     if not breaker.recovered(on_pause):
@@ -664,5 +670,6 @@ def _finalize(out: Path, n: int, config: BuildConfig, done: dict[int, dict[str, 
     shutil.rmtree(out / dataset.WORK, ignore_errors=True)
     (out / dataset.PROGRESS).unlink(missing_ok=True)
     summary.accepted, summary.attempts, summary.drops = len(keep), len(considered), drops
+    summary.reasons = [str(item.get("reason") or "") for item in considered if item["status"] != "accepted"]
     summary.gameability = stats["gameability"]
     return summary

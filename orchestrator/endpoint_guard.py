@@ -7,13 +7,17 @@ the endpoint is asked again after each pause of ``PAUSES`` (the same check as be
 it answers, the batch goes on and the failed attempts are run again; when it does not -- or it
 answers the check but fails every attempt again, ``MAX_TRIPS`` times with no success between --
 the run stops with :class:`EndpointDown` ("endpoint down: N done; rerun with --resume"), keeping
-what it made.
+what it made. A server that refuses the requests alike (``error: refused: ...``, a 4xx no retry
+changes; see ``backends.llm.failures``) is no outage: no pause is taken, the run stops at once with
+``RunRefused`` and the server's message.
 """
 
 from __future__ import annotations
 
 import time
 from typing import Any, Callable
+
+from backends.llm.failures import RefusalWatch, RunRefused, kind_of
 
 PAUSES = (5.0, 15.0, 30.0)  # seconds before each new check of a failing endpoint
 THRESHOLD = 3               # endpoint errors in a row that pause the batch
@@ -28,10 +32,18 @@ class EndpointDown(Exception):
 def endpoint_error(exc: BaseException) -> str | None:
     """The outcome reason for an exception that is the endpoint's failure (``error: endpoint: ...``),
     or None for any other (a bad request, a bad answer: the attempt's own drop)."""
+    first = str(exc).splitlines()[0][:300] if str(exc) else exc.__class__.__name__
     if getattr(exc, "transient", False):
-        first = str(exc).splitlines()[0][:300] if str(exc) else exc.__class__.__name__
         return f"error: endpoint: {first}"
+    if getattr(exc, "refused", False):  # a 4xx no retry changes: the run stops once it repeats
+        return f"error: refused: {first}"
     return None
+
+
+def timeout_reason(failure: Any) -> str:
+    """An llm attempt that ran out of its time budget, as an error reason naming the settings."""
+    return (f"error: timeout: {failure.detail}; a slow endpoint needs a larger --task-timeout (and the "
+            f"timeout setting: --llm-set timeout=SECONDS)")
 
 
 def endpoint_probe(config: Any) -> Callable[[], bool]:
@@ -42,7 +54,7 @@ def endpoint_probe(config: Any) -> Callable[[], bool]:
 
         try:
             with LLMClient(settings_for(config)) as client:
-                client.preflight(seconds=10.0)
+                client.preflight(seconds=10.0, wait=0)
         except (PreflightError, ValueError):
             return False
         return True
@@ -83,20 +95,31 @@ class Breaker:
         self.in_row = 0
         self.errors = 0
         self.trips = 0  # pauses since the last attempt the endpoint did not end
+        self.refusals = RefusalWatch()
 
     def see(self, item: dict[str, Any]) -> None:
-        if item.get("status") == ERROR:
+        error = item.get("status") == ERROR
+        self.refusals.see(str(item.get("reason") or "") if error else None)
+        if error and kind_of(str(item.get("reason") or "")) != "refused":
             self.in_row += 1
             self.errors += 1
-        else:
+        elif not error:
             self.in_row = self.trips = 0
 
     def tripped(self) -> bool:
-        return self.probe is not None and self.in_row >= self.threshold
+        """Stop handing out attempts: the endpoint keeps failing, or refuses every request alike."""
+        return self.refusals.tripped() or (self.probe is not None and self.in_row >= self.threshold)
+
+    def check_refused(self) -> None:
+        """Raise :class:`RunRefused` (exit 2, the server's message) when the server refused alike."""
+        if self.refusals.tripped():
+            raise RunRefused(self.refusals.message() + "; rerun with --resume once fixed")
 
     def recovered(self, on_wait: Callable[[float], None] | None = None) -> bool:
         """Pause and check the endpoint again, up to ``len(pauses)`` times; True once it answers
-        (False at once after ``MAX_TRIPS`` pauses with no successful attempt between them)."""
+        (False at once after ``MAX_TRIPS`` pauses with no successful attempt between them). Raises
+        :class:`RunRefused` at once when the server refused every request alike: no pause helps."""
+        self.check_refused()
         self.trips += 1
         if self.trips > MAX_TRIPS:
             return False

@@ -52,7 +52,7 @@ from verifier.seed_lint import ERROR, apply_repairs, lint_task
 from orchestrator.card import render_plus_card, statistics
 from orchestrator.endpoint_guard import ERROR as ENDPOINT_ERROR
 from orchestrator.endpoint_guard import (
-    Breaker, EndpointDown, endpoint_error, endpoint_probe, outcome_sink, share_budget,
+    Breaker, EndpointDown, endpoint_error, endpoint_probe, outcome_sink, share_budget, timeout_reason,
 )
 from orchestrator.record import dialogue_tokens
 from orchestrator.roles import GenerationOptions
@@ -468,6 +468,10 @@ def _regenerate_locked(root: Path, out: Path, config: PlusConfig, workers: int, 
 
         def failed(position: int, failure: Any) -> None:
             i = todo[position]
+            if config.backend == "llm" and failure.kind == "timeout":  # waited on the endpoint: an error
+                seen(position, {"index": i, "id": ids[i], "seed": tasks[i].id, "status": ENDPOINT_ERROR,
+                                "rounds": 0, "reason": timeout_reason(failure)})
+                return
             seen(position, {"index": i, "id": ids[i], "seed": tasks[i].id, "status": "dropped", "rounds": 0,
                             "reason": failure.reason})
 

@@ -277,6 +277,7 @@ def test_truncated_reply_is_asked_again():
         first, second = server.chat_requests()
     assert second.body["messages"][2]["content"] == json.dumps(GOOD)[: len(json.dumps(GOOD)) // 2]
     assert "finish_reason 'length'" in last_user_text(second.body)
+    assert second.body["max_tokens"] == 2 * first.body["max_tokens"]  # asked again with room to finish
 
 
 def test_schema_violation_is_asked_again_quoting_the_schema_error():
@@ -349,7 +350,7 @@ def test_timeouts_after_all_retries_raise_llm_error():
             make_client(server, timeout=0.3, max_retries=1).chat("surfer", ASK)
         assert len(server.chat_requests()) == 2
     assert caught.value.timed_out and caught.value.status is None
-    assert "surfer" in str(caught.value) and "timed out after 0.3 s" in str(caught.value)
+    assert "surfer" in str(caught.value) and "within the timeout setting (0.3 s" in str(caught.value)
 
 
 def test_nothing_listening_is_a_connection_error():

@@ -36,16 +36,20 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError, best_match
 
 from backends.llm.cache import ResponseCache, request_key
+from backends.llm.failures import is_refusal
+from backends.llm.preflight import PREFLIGHT_SECONDS, fix_for, served_windows
+from backends.llm.preflight import error_text as _error_text
 from backends.llm.rate_limit import limiter_for, retry_after_seconds
 from backends.llm.settings import PLACEHOLDER_KEY, LLMSettings, settings_for
 from backends.llm.strict_json import JSONLimitError, json_kind, loads_limited
+from backends.llm.transport import ReplyTooLarge, bounded_http_client
 from backends.llm.usage import Usage
 from backends.tokens import count_tokens
 
 EMBEDDING_BATCH = 256
 EMBEDDINGS_ROLE = "embeddings"
 SETTINGS = object()  # chat(temperature=SETTINGS): the temperature the settings give the model
-PREFLIGHT_SECONDS = 10.0
+MAX_RAISED_TOKENS = 32768     # a structured reply cut at its limit is asked again with twice the limit, up to this
 MIN_REPLY_TOKENS = 512       # the least reply room a request keeps when its limit is lowered to fit the window
 TRUNCATION_MIN_TOKENS = 1000  # below this, a server's count may differ from ours by too much to tell
 TRUNCATION_SHARE = 0.5        # a server that read under half of the prompt cut it
@@ -53,22 +57,23 @@ _CONTEXT_WORDS = re.compile(r"context length|context window|context size|context
                             r"exceed_context_size|maximum context|exceeds? the (?:model'?s? )?(?:max|context)|"
                             r"too many tokens|prompt is too long|n_ctx", re.I)
 WINDOW_MARGIN = 0.1  # of the estimate, kept free when a reply limit is lowered: the count is approximate
-_WINDOW_KEYS = ("max_model_len", "context_length", "context_window", "max_context_length")
 
 
 
 class LLMError(RuntimeError):
     """A call failed for good (after the client's retries). ``status`` is the HTTP status, or None
     for a timeout or connection failure (``timed_out`` tells which). ``transient``: the endpoint
-    itself failed (unreachable, timed out, 429 or 5xx after every retry, or a key or model that
-    stopped being accepted mid-run: 401, 403, 404), not the request or the model's answer -- the
-    same request may well work once the endpoint is back or fixed."""
+    itself failed (unreachable, timed out, 429 or 5xx after every retry), not the request or the
+    model's answer -- the same request may well work once the endpoint is back. ``refused``: a 4xx
+    no retry changes (an unsupported parameter, a refused key, a model not served; see
+    :mod:`backends.llm.failures`): a run stops when it repeats."""
 
     def __init__(self, message: str, *, role: str | None = None, model: str | None = None,
-                 status: int | None = None, timed_out: bool = False, transient: bool = False):
+                 status: int | None = None, timed_out: bool = False, transient: bool = False,
+                 refused: bool = False):
         super().__init__(message)
         self.role, self.model, self.status, self.timed_out = role, model, status, timed_out
-        self.transient = transient
+        self.transient, self.refused = transient, refused
 
 
 class ContextLengthError(LLMError):
@@ -82,6 +87,20 @@ class ContextLengthError(LLMError):
                  window: int | None = None, status: int | None = None):
         super().__init__(message, role=role, model=model, status=status)
         self.needed, self.window = needed, window
+
+
+class ServerContextError(openai.OpenAIError):
+    """A 5xx whose message is about the context size (llama.cpp: "Context size has been exceeded"):
+    raised from the response hook so the openai client does not retry it."""
+
+    def __init__(self, body: str) -> None:
+        try:
+            data = json.loads(body)
+            inner = data.get("error") if isinstance(data.get("error"), dict) else data
+            message = str(inner.get("message") or body)
+        except (ValueError, AttributeError):
+            message = body
+        super().__init__(message[:500])
 
 
 class PreflightError(LLMError):
@@ -152,7 +171,7 @@ class LLMClient:
                                   settings.max_concurrency)
         # every response, also those the openai client retries by itself, tells the limiter how the
         # endpoint is doing (a 429 and its Retry-After, or a success)
-        http = openai.DefaultHttpxClient(event_hooks={"response": [self._observe]})
+        http = bounded_http_client(on_response=self._observe)  # each attempt: a total deadline, a size cap
         self._openai = openai.OpenAI(base_url=settings.endpoint, api_key=settings.api_key or PLACEHOLDER_KEY,
                                      timeout=settings.timeout, max_retries=settings.max_retries, http_client=http)
         self._lock = threading.Lock()
@@ -237,6 +256,9 @@ class LLMClient:
             value, error = check_reply(result, validator)
             if not error:
                 return value
+            if result.finish_reason == "length":  # cut at the limit: ask again with room to finish
+                limit = chat_kwargs.get("max_tokens") or self.settings.max_tokens_for(role, model)
+                chat_kwargs["max_tokens"] = min(limit * 2, MAX_RAISED_TOKENS)
             conversation = [*conversation, {"role": "assistant", "content": content or ""},
                             {"role": "user", "content": repair_prompt(error)}]
         raise StructuredOutputError(
@@ -244,6 +266,10 @@ class LLMClient:
             f"last error: {error}", role=role, model=model, error=error, attempts=attempts, content=content)
 
     def _observe(self, response: Any) -> None:
+        if response.status_code >= 500 and response.headers.get("content-type", "").startswith("application/json"):
+            response.read()  # small (the transport caps it): a server's own words about its context
+            if _CONTEXT_WORDS.search(response.text[:4000]):
+                raise ServerContextError(response.text[:4000])  # not retried: the same prompt cannot fit
         if response.status_code == 429:
             self._slots.backed_off(retry_after_seconds(response.headers))
         elif response.status_code < 400:
@@ -251,57 +277,22 @@ class LLMClient:
 
     # -- preflight -----------------------------------------------------------------------------
 
-    def preflight(self, models: Iterable[str] | None = None, seconds: float = PREFLIGHT_SECONDS) -> None:
-        """Check, before any work, that the endpoint answers, takes the key and serves ``models``
-        (default: every model the settings name). ``/v1/models`` is asked once; a model it does not
-        list (some servers list none, or serve any name) gets a one-token request. Raises
-        :class:`PreflightError` with one line saying what is wrong, within about ``seconds``."""
-        wanted = sorted(set(models) if models is not None else {self.settings.model, *self.settings.role_models.values()})
-        api = self._openai.with_options(max_retries=0, timeout=seconds)
-        where = self.settings.endpoint
-        listed: set[str] = set()
+    def preflight(self, models: Iterable[str] | None = None, seconds: float = PREFLIGHT_SECONDS,
+                  routes: Iterable[str] = ("chat",), embedding_model: str | None = None,
+                  wait: float | None = None) -> None:
+        """Check, before any work, that the endpoint answers, takes the key, serves ``models``
+        (default: every model the settings name) and takes each of ``routes`` (chat, tools,
+        embeddings) as the run will send them (:mod:`backends.llm.preflight`). Raises
+        :class:`PreflightError` with one line saying what is wrong, within about ``seconds`` (plus
+        ``wait`` for a local server that is still starting)."""
+        from backends.llm.preflight import Refused, check
+
         try:
-            response = api.models.with_raw_response.list()
-            data = loads_limited(response.content)
-            rows = data.get("data") if isinstance(data, dict) else None
-            listed = {r["id"] for r in rows if isinstance(r, dict) and isinstance(r.get("id"), str)} \
-                if isinstance(rows, list) else set()
-            with self._lock:
-                self._served_windows = served_windows(data)
-        except openai.APIStatusError as exc:
-            if exc.status_code in (401, 403):
-                raise PreflightError(_refused_key(where, exc)) from None
-            # a server without /v1/models: the one-token requests below tell
-        except openai.APITimeoutError:
-            raise PreflightError(f"{where}: no answer within {seconds:g} s (is the server up and reachable?)") from None
-        except openai.APIConnectionError as exc:
-            cause = exc.__cause__ or exc
-            raise PreflightError(f"{where}: cannot connect ({cause.__class__.__name__}: {str(cause)[:200]}); is the "
-                                 f"server running at this address?") from None
-        except (openai.OpenAIError, JSONLimitError):
-            pass
-        for model in wanted:
-            if model in listed:
-                continue
-            try:
-                api.chat.completions.with_raw_response.create(
-                    model=model, messages=[{"role": "user", "content": "Say OK."}],
-                    **{self.settings.token_parameter_for(model): 1 if not self.settings.is_reasoning(model) else 16})
-            except openai.APIStatusError as exc:
-                if exc.status_code in (401, 403):
-                    raise PreflightError(_refused_key(where, exc)) from None
-                if exc.status_code in (404, 400, 422):
-                    known = f"; the server lists: {', '.join(sorted(listed)[:12])}" if listed else ""
-                    raise PreflightError(f"{where}: model {model!r} is not served (HTTP {exc.status_code}: "
-                                         f"{_error_text(exc)[:200]}){known}") from None
-                raise PreflightError(f"{where}: HTTP {exc.status_code} to a one-token request for {model!r}: "
-                                     f"{_error_text(exc)[:200]}") from None
-            except openai.APITimeoutError:
-                raise PreflightError(f"{where}: a one-token request for {model!r} got no answer within "
-                                     f"{seconds:g} s") from None
-            except openai.APIConnectionError as exc:
-                cause = exc.__cause__ or exc
-                raise PreflightError(f"{where}: cannot connect ({cause.__class__.__name__}: {str(cause)[:200]})") from None
+            windows = check(self, models, seconds, routes, embedding_model, wait)
+        except Refused as exc:
+            raise PreflightError(str(exc)) from None
+        with self._lock:
+            self._served_windows = windows
 
     # -- context window ------------------------------------------------------------------------
 
@@ -415,19 +406,25 @@ class LLMClient:
                 return response.content, int(getattr(response, "retries_taken", 0) or 0)
             except openai.APITimeoutError:
                 self._slots.backed_off()
-                raise LLMError(f"{where}: request timed out after {self.settings.timeout:g} s "
-                               f"({retries + 1} attempt(s))", role=role, model=model, timed_out=True,
-                               transient=True) from None
+                raise LLMError(f"{where}: no complete reply within the timeout setting ({self.settings.timeout:g} s "
+                               f"an attempt, {retries + 1} attempt(s)); a slow server needs more: --llm-set "
+                               f"timeout=SECONDS", role=role, model=model, timed_out=True, transient=True) from None
+            except ReplyTooLarge as exc:
+                raise LLMError(f"{where}: {exc}", role=role, model=model, status=200) from None
+            except ServerContextError as exc:
+                raise ContextLengthError(f"{where}: the server ran out of context: {exc}; set context_window "
+                                         f"for this model (or give the server a larger context)", role=role,
+                                         model=model, status=500) from None
             except openai.APIStatusError as exc:
                 text = _error_text(exc)
                 if exc.status_code in (400, 413, 422) and _CONTEXT_WORDS.search(text):
                     raise ContextLengthError(f"{where}: the prompt does not fit the model's context: HTTP "
                                              f"{exc.status_code}: {text}", role=role, model=model,
                                              status=exc.status_code) from None
-                raise LLMError(f"{where}: HTTP {exc.status_code}: {text} (max_retries={retries})",
-                               role=role, model=model, status=exc.status_code,
-                               transient=exc.status_code in (401, 403, 404, 408, 409, 429)
-                               or exc.status_code >= 500) from None
+                raise LLMError(f"{where}: HTTP {exc.status_code}: {text}{fix_for(text, model)} "
+                               f"(max_retries={retries})", role=role, model=model, status=exc.status_code,
+                               transient=exc.status_code in (408, 409, 429) or exc.status_code >= 500,
+                               refused=is_refusal(exc.status_code)) from None
             except openai.APIConnectionError as exc:
                 cause = exc.__cause__ or exc
                 raise LLMError(f"{where}: cannot connect ({cause.__class__.__name__}: {cause}) "
@@ -481,23 +478,6 @@ def prompt_tokens(messages: Sequence[dict], tools: list[dict] | None = None) -> 
     return total
 
 
-def served_windows(data: Any) -> dict[str, int]:
-    """Context windows a ``/v1/models`` body states, by model id: vLLM's ``max_model_len``, the
-    ``context_length`` of others, llama.cpp's ``meta.n_ctx`` (never ``n_ctx_train``, the size the
-    model was trained with, not the one the server runs)."""
-    found: dict[str, int] = {}
-    rows = data.get("data") if isinstance(data, dict) else None
-    for row in rows if isinstance(rows, list) else []:
-        if not isinstance(row, dict) or not isinstance(row.get("id"), str):
-            continue
-        meta = row.get("meta") if isinstance(row.get("meta"), dict) else {}
-        for value in [*(row.get(k) for k in _WINDOW_KEYS), meta.get("n_ctx")]:  # not n_ctx_train: not what runs
-            if isinstance(value, int) and not isinstance(value, bool) and value >= 16:
-                found[row["id"]] = value
-                break
-    return found
-
-
 def response_format_for(mode: str, role: str, schema: dict) -> dict | None:
     """The ``response_format`` asking a server to keep to ``schema``: the schema itself
     (``json_schema``, not strict, since strict mode restricts the schema language), any JSON object
@@ -508,20 +488,6 @@ def response_format_for(mode: str, role: str, schema: dict) -> dict | None:
     if mode == "json_object":
         return {"type": "json_object"}
     return None
-
-
-def _refused_key(where: str, exc: openai.APIStatusError) -> str:
-    return (f"{where}: the key was refused (HTTP {exc.status_code}: {_error_text(exc)[:200]}); set OPENAI_API_KEY "
-            "in the environment or api_key in the --llm-config file")
-
-
-def _error_text(exc: openai.APIStatusError) -> str:
-    body = exc.body
-    if isinstance(body, dict):
-        inner = body.get("error") if isinstance(body.get("error"), dict) else body
-        if isinstance(inner.get("message"), str):
-            return inner["message"]
-    return exc.message
 
 
 def _kind(value: Any) -> str:

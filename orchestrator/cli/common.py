@@ -116,7 +116,7 @@ WorkersOption = Annotated[int, typer.Option("--workers", "-w", help="Worker proc
 # a batch's failures by (module, class): exit code of the one line each gets; Ctrl-C is its own
 _BATCH_FAILURES = {("orchestrator.build", "BuildError"): 2, ("backends.ray_executor", "RayUnavailable"): 2,
                    ("harness.runner", "EvalError"): 2, ("orchestrator.horizon_sweep", "SweepError"): 2,
-                   ("orchestrator.endpoint_guard", "EndpointDown"): 1}
+                   ("orchestrator.endpoint_guard", "EndpointDown"): 1, ("backends.llm.failures", "RunRefused"): 2}
 
 
 def _batch_failed(exc: Exception, what: str) -> None:
@@ -263,15 +263,16 @@ def _paused(seconds: float) -> None:
     typer.echo(f"the endpoint keeps failing: waiting {seconds:g} s, then checking it again", err=True)
 
 
-def _preflight(settings: Any) -> None:
+def _preflight(settings: Any, routes: tuple[str, ...] = ("chat",), embedding_model: str | None = None) -> None:
     """Fail in seconds, with one line, when the endpoint cannot serve the run (down, key refused,
-    model not served), instead of spending every attempt on it."""
+    model not served, a route or parameter refused), instead of spending every attempt on it."""
     from backends.llm import LLMClient, PreflightError
 
     start = time.monotonic()
     with LLMClient(settings) as client:
         try:
-            client.preflight()
+            client.preflight(models=None if "chat" in routes or "tools" in routes else (), routes=routes,
+                             embedding_model=embedding_model)
         except PreflightError as exc:
             _fail(f"endpoint check failed after {time.monotonic() - start:.1f} s: {exc}")
 
@@ -290,7 +291,7 @@ def _overrides(pairs: list[str]) -> tuple[tuple[str, str], ...]:
 
 
 def _llm_settings(model: Optional[str], base_url: Optional[str], llm_config: Optional[Path],
-                  overrides: tuple[tuple[str, str], ...]) -> Any:
+                  overrides: tuple[tuple[str, str], ...], routes: tuple[str, ...] = ("chat",)) -> Any:
     """The endpoint settings the llm options resolve to, checked against the endpoint (a bad one: exit 2)."""
     from types import SimpleNamespace
 
@@ -302,7 +303,7 @@ def _llm_settings(model: Optional[str], base_url: Optional[str], llm_config: Opt
                                                 llm_overrides=overrides))
     except LLMConfigError as exc:
         _fail(str(exc))
-    _preflight(settings)
+    _preflight(settings, routes)
     return settings
 
 
@@ -319,7 +320,7 @@ def _llm_options(backend: str, model: Optional[str], base_url: Optional[str], ll
 
     check_prompts()  # a broken prompt template: one line now (see main), not an error per request
     overrides = _overrides(llm_set or [])
-    settings = _llm_settings(model, base_url, llm_config, overrides)
+    settings = _llm_settings(model, base_url, llm_config, overrides, routes=("chat", "tools"))  # surfers call tools
     cache_path = None if no_cache else (cache or settings.cache_path or _default_cache())
     return {"backend": "llm", "model": settings.model, "base_url": settings.endpoint,
             "llm_config": str(llm_config) if llm_config else None,

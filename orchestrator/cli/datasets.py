@@ -87,7 +87,8 @@ def build_command(
     result = _gameability(out, summary.gameability)
     failed = False
     if summary.accepted < n:
-        typer.echo(f"error: only {summary.accepted} of {n} tasks passed the gates", err=True)
+        typer.echo(f"error: only {summary.accepted} of {n} tasks passed the gates; the commonest reasons:", err=True)
+        _echo_reasons(summary.reasons)
         failed = True
     if strict and not result["passed"]:
         _strict_error(result)
@@ -373,5 +374,14 @@ def regenerate_command(
                f"(skipped seeds: {len(summary.skipped_files)}; dropped: {drops})")
     if summary.skipped_files or not summary.written:
         if not summary.written:
-            typer.echo("error: no task was written", err=True)
+            typer.echo("error: no task was written; the commonest reasons:", err=True)
+            _echo_reasons([item["reason"] for item in [*summary.dropped, *summary.errors]])
         raise typer.Exit(1)
+
+
+def _echo_reasons(reasons: list[str]) -> None:
+    """The commonest reasons attempts ended with, counted, each with the advice for its kind."""
+    from backends.llm.failures import summary_lines
+
+    for line in summary_lines(reasons):
+        typer.echo(line, err=True)

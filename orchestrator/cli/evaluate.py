@@ -60,6 +60,7 @@ def eval_command(
     """Evaluate an agent on a dataset (long-context or RAG history); write results.jsonl, report.md
     and run.json into --out and print the report's table. Exit 0 when the run completed (whatever the
     pass rate) with at most --max-errors runs ended by an error, 1 with more, 2 for bad options."""
+    from backends.llm.failures import RunRefused
     from backends.ray_executor import RayUnavailable
     from backends.workers import Interrupted
     from harness.report import table, whole_history_warning
@@ -81,7 +82,8 @@ def eval_command(
         if config.needs_client():
             from harness.runner import llm_settings
 
-            _preflight(llm_settings(config))
+            routes = (("chat", "tools") if agent == "llm" else ()) + (("embeddings",) if embeddings else ())
+            _preflight(llm_settings(config), routes, embedding_model=embeddings)
         if horizons is not None:
             _horizon_sweep(dataset_dir, out, config, horizons, mode_for(quiet, json_progress))
             return
@@ -89,7 +91,7 @@ def eval_command(
             summary = evaluate(dataset_dir, out, config, resume=resume, budget=budget, on_outcome=progress.outcome,
                                **_executor(executor, ray_address),
                                on_progress=progress.counted)
-    except (EvalError, RayUnavailable) as exc:
+    except (EvalError, RayUnavailable, RunRefused) as exc:
         _fail(str(exc).replace("\n", " "))
     except Interrupted as exc:
         _interrupted(exc)
@@ -103,15 +105,25 @@ def eval_command(
     typer.echo(f"evaluated {overall['tasks']} task(s) x {trials} trial(s) with the {agent} agent "
                f"({context.label()}) in {summary.elapsed:.1f} s; skipped {len(summary.skipped)}{errors}; "
                f"report: {out / 'report.md'}")
-    ended = [e["error"] for e in summary.errors] + [s["error"] for s in summary.skipped
-                                                     if str(s["error"]).startswith("error:")]
-    if len(ended) > max_errors:
-        kinds = Counter(str(e).split(":", 1)[0] if not str(e).startswith("error: ")
-                        else str(e).split(":", 2)[1].strip() for e in ended)
-        detail = ", ".join(f"{n} {k}" for k, n in kinds.most_common())
-        typer.echo(f"error: {len(ended)} run(s) ended with an error ({detail}), more than --max-errors "
-                   f"{max_errors}; pass rates leave them out; rerun with --resume after fixing the endpoint", err=True)
-        raise typer.Exit(1)
+    _check_errors([e["error"] for e in summary.errors] + [s["error"] for s in summary.skipped
+                                                          if str(s["error"]).startswith("error:")], max_errors)
+
+
+def _check_errors(ended: list[Any], max_errors: int) -> None:
+    """Exit 1, with the commonest reasons and the advice for each, when more runs ended with an error
+    than --max-errors allows."""
+    if len(ended) <= max_errors:
+        return
+    from backends.llm.failures import summary_lines
+
+    kinds = Counter(str(e).split(":", 1)[0] if not str(e).startswith("error: ")
+                    else str(e).split(":", 2)[1].strip() for e in ended)
+    detail = ", ".join(f"{n} {k}" for k, n in kinds.most_common())
+    typer.echo(f"error: {len(ended)} run(s) ended with an error ({detail}), more than --max-errors "
+               f"{max_errors}; pass rates leave them out; the commonest reasons:", err=True)
+    for line in summary_lines(str(e) for e in ended):
+        typer.echo(line, err=True)
+    raise typer.Exit(1)
 
 
 def _context(mode: str, storage: str, granularity: Optional[str], top_k: Optional[int], chunk_sessions: int,
@@ -197,11 +209,15 @@ def probe_command(
     if workers < 1:
         _fail(f"--workers must be at least 1 (got {workers})")
     _new_folder("--out", out)
+    from backends.llm.failures import RunRefused, summary_lines
     from orchestrator.progress import Reporter, mode_for
 
-    with Reporter("probe", None, mode_for(quiet, json_progress), kept_word="probed") as progress:
-        summary = run_probes(dataset_dir, out, ProbeConfig(agent, context), client, eval_rows, workers=workers,
-                             on_outcome=progress.outcome, on_total=progress.set_total)
+    try:
+        with Reporter("probe", None, mode_for(quiet, json_progress), kept_word="probed") as progress:
+            summary = run_probes(dataset_dir, out, ProbeConfig(agent, context), client, eval_rows, workers=workers,
+                                 on_outcome=progress.outcome, on_total=progress.set_total)
+    except RunRefused as exc:
+        _fail(str(exc))
     everything = summary["by_dynamic"]["all"]
 
     def pct(value: Optional[float]) -> str:
@@ -210,6 +226,10 @@ def probe_command(
     typer.echo(f"{summary['questions']} question(s) over {summary['tasks']} task(s): closed-book "
                f"{pct(everything['closed_book'])}, with the history {pct(everything['with_history'])}; "
                f"report: {out / 'probe-report.md'}")
+    if summary["errors"]:
+        typer.echo(f"{len(summary['errors'])} question(s) not answered; the commonest reasons:", err=True)
+        for line in summary_lines(e["error"] for e in summary["errors"]):
+            typer.echo(line, err=True)
     if "eval_split" in summary:
         split = summary["eval_split"]
         typer.echo(f"eval failures: {split['remembered_but_did_not_act']} remembered but did not act, "

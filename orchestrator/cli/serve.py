@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Optional
+from pathlib import Path
+from typing import Any, Optional
 
 import typer
 import typer.core
@@ -24,13 +25,24 @@ def fake_llm_command(
     profile: str = typer.Option("default", "--profile", help="Behave like a kind of server: default, openai, "
                                 "openai-reasoning, vllm, llama-cpp or ollama (refused parameters, tools ignored "
                                 "without tool_choice, context overflow as HTTP 400 or a silent cut, no embeddings)"),
+    agent: Optional[str] = typer.Option(None, "--agent", help="Play the evaluated agent on the tasks of --dataset: "
+                                        "oracle (their reference plans, through the tool-calling loop), noisy (the "
+                                        "plans with typical mistakes at the --noise rate) or none (no action); the "
+                                        "task is found from the request in the prompt. Default: only tasks this "
+                                        "endpoint wrote, asked with their full description"),
+    dataset: Optional[Path] = typer.Option(None, "--dataset", help="--agent oracle|noisy: the dataset whose "
+                                           "tasks the agent is asked to do"),
+    noise: float = typer.Option(0.3, "--noise", help="--agent noisy: the share of tasks it makes a mistake in that "
+                                "fails them (as many again get a slip it recovers from)"),
+    seed: int = typer.Option(0, "--seed", help="--agent noisy: which tasks get which mistakes"),
 ) -> None:
     """Serve a local OpenAI-compatible endpoint (chat, embeddings, models) until Ctrl-C; every role
-    prompt of this project is answered the way the offline backend would."""
+    prompt of this project is answered the way the offline backend would, and with --agent it plays
+    the evaluated agent."""
     import signal
     import threading
 
-    from orchestrator.fake_llm import FAULTS, FakeLLMServer, default_responder
+    from orchestrator.fake_llm import FAULTS, FakeLLMServer
     from orchestrator.fake_llm.profiles import PROFILES
     from orchestrator.fake_llm.server import serve_forever
 
@@ -43,6 +55,9 @@ def fake_llm_command(
         _fail(f"--port {port}: must be from 0 to 65535 (0 picks a free port)")
     if retry_after < 0:
         _fail(f"--retry-after {retry_after:g}: must be 0 or more seconds")
+    if agent is not None:
+        _check_agent(agent, dataset, noise)
+    responder = _Deferred()  # listen first; requests that come while the answers load wait for them
 
     def _interrupt(signum: int, frame: object) -> None:
         raise KeyboardInterrupt
@@ -50,11 +65,63 @@ def fake_llm_command(
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _interrupt)  # `kill` stops it as cleanly as Ctrl-C
     try:
-        server = FakeLLMServer(default_responder(), host=host, port=port, retry_after=retry_after,
+        server = FakeLLMServer(responder, host=host, port=port, retry_after=retry_after,
                                fail_model=fail_model, profile=profile).start()
         server.queue_faults(*fault)
     except (OSError, OverflowError) as exc:
         _fail(f"--host {host} --port {port}: cannot listen ({exc.strerror or exc})")
+    try:
+        responder.load(agent, dataset, noise, seed)
+    except typer.Exit:
+        server.stop()
+        raise
     described = "" if profile == "default" else f" behaving like {profile}"
+    if agent is not None:
+        described += f", playing the {agent} agent" + (f" (noise {noise:g}, seed {seed})" if agent == "noisy" else "")
     serve_forever(server, ready=lambda s: typer.echo(f"fake OpenAI-compatible endpoint at {s.url}{described} "
                                                      "(Ctrl-C to stop)"))
+
+
+def _check_agent(agent: str, dataset: Optional[Path], noise: float) -> None:
+    """The ``--agent`` options, checked before anything listens (a bad one is exit 2)."""
+    from orchestrator.fake_llm.agent_answer import MODES
+
+    if agent not in MODES:
+        _fail(f"--agent {agent!r}: must be one of {', '.join(MODES)}")
+    if not 0.0 <= noise <= 1.0:
+        _fail(f"--noise {noise:g}: must be from 0 to 1")
+    if agent != "none" and dataset is None:
+        _fail(f"--agent {agent} needs --dataset DIR: the tasks whose plans it follows")
+    if dataset is not None:
+        from orchestrator.cli.common import _check_dataset
+
+        _check_dataset(dataset)
+
+
+class _Deferred:
+    """The server's responder, loaded after the socket listens (the offline answers take a second or
+    more to import): a request that comes first waits for it instead of being refused."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self._loaded = threading.Event()
+        self._inner: Any = None
+
+    def load(self, agent: Optional[str], dataset: Optional[Path], noise: float, seed: int) -> None:
+        from orchestrator.fake_llm import default_responder
+        from orchestrator.fake_llm.agent_answer import dataset_agent_plans
+        from orchestrator.fake_llm.offline_responder import agent_responder
+
+        if agent is None:
+            self._inner = default_responder()
+        else:
+            plans = dataset_agent_plans(dataset) if dataset is not None else []
+            if not plans and agent != "none":
+                _fail(f"--dataset {dataset}: no task with a reference plan to follow")
+            self._inner = agent_responder(plans, mode=agent, noise=noise, seed=seed)
+        self._loaded.set()
+
+    def __call__(self, body: dict) -> Any:
+        self._loaded.wait()
+        return self._inner(body)

@@ -1,10 +1,12 @@
 """The fake endpoint's answers to the evaluated agent's prompt (``templates/prompts/agent.j2``).
 
-Two modes, so the harness's LLM agent can be tested end to end over real HTTP:
+Three modes, so the harness's LLM agent can be tested end to end over real HTTP:
 
 - ``"oracle"``: the agent is given the task's oracle plan, one tool call per reply, then a final
   message without tool calls;
-- ``"none"``: a final message straight away, no tool calls.
+- ``"none"``: a final message straight away, no tool calls;
+- ``"noisy"``: the oracle plan with typical mistakes at a set rate, seeded
+  (:mod:`orchestrator.fake_llm.noisy_agent`).
 
 The plans reach the server through a responder factory rather than a module-level registry (no
 global state, one server per set of plans, safe with several servers in one process)::
@@ -30,7 +32,7 @@ from typing import Any, Iterable, Mapping
 
 from orchestrator.fake_llm.server import Reply, message_text
 
-MODES = ("oracle", "none")
+MODES = ("oracle", "none", "noisy")
 FINAL_MESSAGE = "Done: I handled your request."
 NOTHING_MESSAGE = "I will not take any action."
 
@@ -76,7 +78,8 @@ def choose_plan(candidates: list[Plan], prompt: str) -> Plan:
     return candidates[scores.index(max(scores))]
 
 
-def answer_agent(messages: list[dict[str, Any]], plans: Mapping[str, list[Plan]], mode: str) -> Reply:
+def answer_agent(messages: list[dict[str, Any]], plans: Mapping[str, list[Plan]], mode: str,
+                 noise: float = 0.0, seed: int = 0) -> Reply:
     """One reply to an agent conversation: the next call of the chosen plan, or the final message."""
     if mode == "none":
         return Reply(content=NOTHING_MESSAGE)
@@ -85,7 +88,15 @@ def answer_agent(messages: list[dict[str, Any]], plans: Mapping[str, list[Plan]]
         return Reply(content="I do not know this request; I will not take any action.")
     opening = "\n".join(m.get("content") if isinstance(m.get("content"), str) else "" for m in messages[:2])
     plan = choose_plan(candidates, opening)
-    done = sum(_ran(call) for m in messages if m.get("role") == "assistant" for call in m.get("tool_calls") or [])
+    calls = [call for m in messages if m.get("role") == "assistant" for call in m.get("tool_calls") or []]
+    done = sum(_ran(call) for call in calls)
+    if mode == "noisy":
+        from orchestrator.fake_llm.noisy_agent import call_of, next_step, script
+
+        step = next_step(script(plan, seed, noise, opening), done, len(calls) - done)
+        if step is None:
+            return Reply(content=FINAL_MESSAGE)
+        return Reply(tool_calls=[call_of(step)], finish_reason="tool_calls")
     if done < len(plan):
         call = plan[done]
         return Reply(tool_calls=[{"name": call["tool"], "arguments": call["args"]}], finish_reason="tool_calls")

@@ -336,12 +336,16 @@ def offline_responder(body: dict[str, Any]) -> Reply:
 
 
 def agent_responder(plans: PlanSource, mode: str = "oracle",
-                    fallback: Callable[[dict], Reply | str] | None = None) -> Callable[[dict], Reply | str]:
+                    fallback: Callable[[dict], Reply | str] | None = None, noise: float = 0.0,
+                    seed: int = 0) -> Callable[[dict], Reply | str]:
     """A responder for :class:`FakeLLMServer`: agent prompts answered from ``plans`` (``{request: plan}``
-    or ``(request, plan)`` pairs; pairs allow several tasks with the same request) in ``mode``; every
-    other request goes to ``fallback`` (default: the offline responder)."""
+    or ``(request, plan)`` pairs; pairs allow several tasks with the same request) in ``mode`` (the
+    ``noisy`` one makes a mistake in about ``noise`` of the tasks, drawn from ``seed``); every other
+    request goes to ``fallback`` (default: the offline responder)."""
     if mode not in MODES:
         raise ValueError(f"unknown agent mode {mode!r}: expected one of {', '.join(MODES)}")
+    if not 0.0 <= noise <= 1.0:
+        raise ValueError(f"noise {noise!r}: must be from 0 to 1")
     grouped = grouped_plans(plans)
     answer_other = fallback or offline_responder
 
@@ -352,7 +356,7 @@ def agent_responder(plans: PlanSource, mode: str = "oracle",
         except UnknownPrompt:
             role = None
         if role == "agent":  # a model that was shown no tools cannot call one
-            return answer_agent(messages, grouped, mode if body.get("tools") else "none")
+            return answer_agent(messages, grouped, mode if body.get("tools") else "none", noise=noise, seed=seed)
         return answer_other(body)
 
     return responder
