@@ -39,8 +39,14 @@ def worlds(tmp_path_factory) -> list[tuple[World, Path, dict]]:
     return out
 
 
-def family_input(world: World, notes: dict, salt: str) -> FamilyInput:
-    return FAMILIES[salt].input(random.Random(f"{world.seed}:{salt}"), notes, world.user.user, world.user.name,
+def first_draft(world: World, notes: dict, name: str) -> TaskDraft | None:
+    """The family's task in this office: a family may pass on one draw of an office, so up to three draws."""
+    return next((d for salt in ("", ":1", ":2")
+                 if (d := FAMILIES[name].build(family_input(world, notes, name, salt))) is not None), None)
+
+
+def family_input(world: World, notes: dict, name: str, salt: str = "") -> FamilyInput:
+    return FAMILIES[name].input(random.Random(f"{world.seed}:{name}{salt}"), notes, world.user.user, world.user.name,
                                 tuple((p.user, p.name) for p in world.colleagues), world.now)
 
 
@@ -61,7 +67,7 @@ def drafts(worlds) -> dict[str, list[tuple[int, TaskDraft]]]:
     out: dict[str, list[tuple[int, TaskDraft]]] = {name: [] for name in FAMILY_NAMES}
     for position, (world, _, notes) in enumerate(worlds):
         for name in FAMILY_NAMES:
-            draft = FAMILIES[name].build(family_input(world, notes, name))
+            draft = first_draft(world, notes, name)
             if draft is not None:
                 out[name].append((position, draft))
     return out
@@ -127,7 +133,7 @@ def test_family_drafts_are_well_formed(name, drafts):
 def test_family_is_deterministic_for_its_seed(name, worlds, drafts):
     for position, draft in drafts[name]:
         world, _, notes = worlds[position]
-        again = FAMILIES[name].build(family_input(world, notes, name))
+        again = first_draft(world, notes, name)
         assert again is not None and again.to_dict() == draft.to_dict(), name
 
 

@@ -350,7 +350,7 @@ def test_weekend_plan_on_friday_is_the_story_on_monday():
     pytest.fail("no history talked about both the weekend plan and the weekend")
 
 
-COLD_WORDS = re.compile(r"\b(snow\w*|frost\w*|freezing|winter|scarf|gloves|sledg\w*|defrost\w*)\b", re.I)
+COLD_WORDS = re.compile(r"\b(snow(?!donia)\w*|frost\w*|freezing|winter|scarf|gloves|sledg\w*|defrost\w*)\b", re.I)  # Snowdonia is a place
 HOT_WORDS = re.compile(r"\b(summer|heat wave|sweltering|boiling|humid\w*|paddling pool|sandals)\b", re.I)
 
 

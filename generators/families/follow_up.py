@@ -118,6 +118,8 @@ def with_follow_up_day(rng: random.Random, now: datetime, draft: TaskDraft) -> T
     superseded: tuple[str, ...] = ()
     if rng.random() < P_MOVED:
         superseded = (rng.choice([d for d in free if d != day]).isoformat(),)
+    if any(str(m.value).lower() in day.isoformat() for m in draft.memory):  # "20" is in "2025-...": said twice
+        return draft
     anchor = next((m for m in draft.memory if m.cue in ("recipient", "reply_point", "mail_subject")), draft.memory[0])
     index = 1 + max(int(m.id[1:]) for m in draft.memory if m.id[1:].isdigit())
     piece = MemoryPiece(id=f"m{index}", kind="fact", text=f"the mail should say we follow up on {day.isoformat()}",

@@ -464,7 +464,7 @@ def stock_question_reply(inp: FamilyInput) -> TaskDraft | None:
         return [r[label] for r, v in zip(table.rows, table.column(c)) if v < limit]
 
     # the chat moves the level the mail asks about: the mail alone gives the wrong list
-    levels = [n for n in (10, 15, 25, 30) if n != asked and 1 <= len(under(n)) <= 8 and under(n) != under(asked)]
+    levels = [n for n in (5, 10, 15, 20, 25, 30, 40, 50) if n != asked and 1 <= len(under(n)) <= 8 and under(n) != under(asked)]
     if not levels:
         return None
     level = inp.rng.choice(levels)

@@ -9,7 +9,6 @@ from datetime import date, datetime, timedelta
 
 from office_env.formats import xlsx_io
 from office_env.synthesis.world import FIRST_NAMES, LAST_NAMES, ROLES, World
-from office_env.seeding import rng as seeded
 
 KINDS: tuple[str, ...] = (
     "salaries", "budget", "budget_old", "inventory", "sales", "sales_previous", "scores", "expenses",
@@ -41,7 +40,7 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9 _.-]+")
 # -- helpers -----------------------------------------------------------------------------------
 
 def _rng(world: World, kind: str) -> random.Random:
-    return seeded(world.seed, kind)
+    return random.Random(f"{world.seed}:{kind}")
 
 
 def _slug(text: str) -> str:
