@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 from pathlib import Path
 from typing import Any, Optional
 
@@ -78,8 +80,12 @@ def fake_llm_command(
     described = "" if profile == "default" else f" behaving like {profile}"
     if agent is not None:
         described += f", playing the {agent} agent" + (f" (noise {noise:g}, seed {seed})" if agent == "noisy" else "")
-    serve_forever(server, ready=lambda s: typer.echo(f"fake OpenAI-compatible endpoint at {s.url}{described} "
-                                                     "(Ctrl-C to stop)"))
+    def ready(s: Any) -> None:
+        typer.echo(f"fake OpenAI-compatible endpoint at {s.url}{described} (Ctrl-C to stop)")
+        sys.stdout.flush()
+        responder.release()
+
+    serve_forever(server, ready=ready)
 
 
 def _check_agent(agent: str, dataset: Optional[Path], noise: float) -> None:
@@ -120,6 +126,9 @@ class _Deferred:
             if not plans and agent != "none":
                 _fail(f"--dataset {dataset}: no task with a reference plan to follow")
             self._inner = agent_responder(plans, mode=agent, noise=noise, seed=seed)
+
+    def release(self) -> None:
+        """Let waiting requests through: called once the ready line is out, so no answer comes before it."""
         self._loaded.set()
 
     def __call__(self, body: dict) -> Any:
