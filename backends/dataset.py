@@ -20,6 +20,8 @@ Task folder names that would not print on one line are shown escaped (``\\n``, `
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import shutil
 import stat
@@ -156,3 +158,27 @@ def _load_task(task_id: str, folder: Path) -> LoadedTask:
             return LoadedTask(task_id, folder, None, f"{problem}; the task is unusable")
     return LoadedTask(task_id, folder, record)
 
+
+
+def task_digest(task: LoadedTask) -> str:
+    """A digest of what a task is (its record and every file of its testbed and reference), so
+    that runs are paired by content, not by the path the dataset was read from: a byte-identical
+    copy elsewhere has the same digests, a rebuilt dataset at the same path does not."""
+    from office_env.untrusted import iter_files, scan_tree
+
+    digest = hashlib.sha256(json.dumps(task.record, sort_keys=True, ensure_ascii=False).encode("utf-8"))
+    for name in ("testbed", "reference"):
+        root = task.folder / name
+        if not is_real_dir(root):
+            continue
+        tree = scan_tree(root)
+        for entry, fd in iter_files(tree, skip_errors=True):
+            digest.update(json.dumps([name, entry.rel, entry.size]).encode("utf-8"))
+            while chunk := os.read(fd, 1 << 20):
+                digest.update(chunk)
+    return digest.hexdigest()[:16]
+
+
+def dataset_fingerprint(digests: dict[str, str]) -> str:
+    """One digest over every task id and its :func:`task_digest` (16 hex digits)."""
+    return hashlib.sha256(json.dumps(sorted(digests.items())).encode("utf-8")).hexdigest()[:16]

@@ -8,7 +8,7 @@ error, and the other's output must equal the clean one. Ctrl-C (SIGINT) must end
 3 s with exit code 130, and ``--resume`` must finish it. Orphaned worker processes are counted
 after each kill (target 0).
 
-Run: ``python bench/crash.py [--kills 10] [--seed 0]``. Targets: 0 mismatches, 0 orphans,
+Run: ``python bench/crash.py [--kills 20] [--seed 0]``. Targets: 0 mismatches, 0 orphans,
 1 refused writer per pair, SIGINT exit < 3 s.
 """
 
@@ -120,7 +120,7 @@ def _started(out: Path) -> bool:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--kills", type=int, default=10, help="killed runs per command")
+    parser.add_argument("--kills", type=int, default=20, help="killed runs per command")
     parser.add_argument("--seed", type=int, default=0)
     options = parser.parse_args()
     rng = random.Random(options.seed)

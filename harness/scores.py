@@ -159,6 +159,9 @@ def read_run(folder: Path | str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         raise RunError(str(exc)) from None
     if not isinstance(run, dict) or not isinstance(run.get("dataset"), str):
         raise RunError(f"{name}/run.json: field dataset: missing")
+    if run.get("state", "finished") != "finished":
+        raise RunError(f"{name}: an unfinished eval run (state: {printable(str(run.get('state')))}); finish it with "
+                       f"`homer eval ... --out {name} --resume`")
     for n, row in enumerate(rows, start=1):
         if not isinstance(row, dict) or not isinstance(row.get("id"), str) or not isinstance(row.get("passed"), bool):
             raise RunError(f"{name}/results.jsonl line {n}: fields id and passed are needed")

@@ -24,7 +24,8 @@ def eval_command(
     agent: str = typer.Option(..., "--agent", help="llm (a model through an OpenAI-compatible endpoint), "
                               "oracle (replays the reference plan) or none (does nothing)"),
     mode: str = typer.Option(..., "--mode", help="long-context (the whole chat in the prompt) or rag (retrieval over it)"),
-    out: Path = typer.Option(..., "--out", "-o", help="Run folder to write (empty, or an earlier run to replace)"),
+    out: Path = typer.Option(..., "--out", "-o", help="Run folder to write (absent or empty; an earlier run there "
+                             "needs --resume or --overwrite)"),
     storage: str = typer.Option("raw", "--storage", help="rag: raw (the chat itself) or summary (summaries of it)"),
     granularity: str = typer.Option("session", "--granularity", help="rag: session or utterance (raw); session or chunk (summary)"),
     top_k: int = typer.Option(5, "--top-k", help="rag: units retrieved per task"),
@@ -44,6 +45,7 @@ def eval_command(
     llm_config: LLMConfigOption = None,
     llm_set: LLMSetOption = [],
     resume: bool = typer.Option(False, "--resume", help="Continue an interrupted run in --out (finished tasks are kept)"),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace the run in --out (its summary cache is kept)"),
     executor: ExecutorOption = "local",
     ray_address: RayAddressOption = None,
     quiet: QuietOption = False,
@@ -86,7 +88,8 @@ def eval_command(
             _horizon_sweep(dataset_dir, out, config, horizons)
             return
         with Reporter("eval", None, mode_for(quiet, json_progress), kept_word="scored") as progress:
-            summary = evaluate(dataset_dir, out, config, resume=resume, budget=budget, on_outcome=progress.outcome,
+            summary = evaluate(dataset_dir, out, config, resume=resume, overwrite=overwrite, budget=budget,
+                               on_outcome=progress.outcome,
                                **_executor(executor, ray_address),
                                on_progress=progress.counted)
     except (EvalError, RayUnavailable) as exc:
