@@ -20,6 +20,7 @@ Task folder names that would not print on one line are shown escaped (``\\n``, `
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -40,8 +41,11 @@ TASKS = "tasks"
 
 
 def ensure_writable_folder(out: Path) -> None:
-    """Create ``out`` if needed and prove it takes files (raises ``OSError`` otherwise)."""
+    """Create ``out`` if needed and prove it takes files (raises ``OSError`` otherwise; a link is
+    refused, never written through)."""
+    _refuse_link(out)
     out.mkdir(parents=True, exist_ok=True)
+    _refuse_link(out)
     probe = out / ".write-test"
     probe.write_bytes(b"")
     probe.unlink()
@@ -52,6 +56,7 @@ def folder_written_whole(out: Path) -> Iterator[Path]:
     """A temporary folder beside ``out`` to fill; when the block ends it becomes ``out`` (which must
     be absent or an empty folder) in one rename, and on an error it is removed: a reader sees the
     whole folder or none of it."""
+    _refuse_link(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
     try:
@@ -63,6 +68,11 @@ def folder_written_whole(out: Path) -> Iterator[Path]:
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+
+
+def _refuse_link(out: Path) -> None:
+    if os.path.islink(out):
+        raise IsADirectoryError(errno.ELOOP, "is a symlink; refused (give the real folder)", str(out))
 
 
 def task_now(record: dict[str, Any]) -> datetime:

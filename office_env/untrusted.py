@@ -623,3 +623,46 @@ def is_real_dir(path: str | os.PathLike[str]) -> bool:
         return stat.S_ISDIR(os.lstat(path).st_mode)
     except OSError:
         return False
+
+
+def read_file(path: str | os.PathLike[str], label: str | None = None, *, max_bytes: int = MAX_JSON_BYTES) -> bytes:
+    """All bytes of one regular file from a stranger (not a symlink, FIFO, device or folder), of at
+    most ``max_bytes``: the size is checked before reading, and reading stops past it."""
+    label = printable(label if label is not None else path)
+    fd, st = open_regular(path, label)
+    try:
+        if st.st_size > max_bytes:
+            raise UntrustedInputError(label, f"{TOO_LARGE} ({_size(st.st_size)}; the limit is {_size(max_bytes)})")
+        return read_fd(fd, max_bytes, label)
+    finally:
+        os.close(fd)
+
+
+def output_folder_problem(path: str | os.PathLike[str]) -> str | None:
+    """Why a folder to write into is refused: a symlink (writing through it would put files
+    wherever it points) or not a folder; ``None`` when it is a real folder or absent."""
+    return entry_problem(path, folder=True)
+
+
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def sqlite_problem(path: str | os.PathLike[str]) -> str | None:
+    """Why ``path`` cannot be opened as an SQLite file of ours: a symlink, not a regular file, or
+    not an SQLite database; its journal files (``-wal``, ``-shm``, ``-journal``) must not be links
+    either, since SQLite writes through them. ``None`` when it is absent, empty or a database."""
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        problem = entry_problem(f"{os.fspath(path)}{suffix}", folder=False)
+        if problem is not None:
+            return problem if not suffix else f"its {suffix[1:]} file {problem}"
+    if not os.path.lexists(path):
+        return None
+    try:
+        fd, st = open_regular(path, printable(path))
+    except UntrustedInputError as exc:
+        return exc.reason
+    try:
+        head = os.read(fd, len(SQLITE_HEADER)) if st.st_size else SQLITE_HEADER
+    finally:
+        os.close(fd)
+    return None if head == SQLITE_HEADER else "is not an SQLite database"

@@ -40,6 +40,7 @@ from langgraph.graph import END, START, StateGraph
 from generators.model import Verdict
 from generators.plus_offline import PlusDraft, infer_apps, plus_problems, regenerate
 from office_env import SeedTask, load_officebench
+from office_env.untrusted import read_file
 from orchestrator import dataset
 from generators.plus_llm import regenerate_llm
 from backends.workers import Budget, run_jobs
@@ -369,7 +370,7 @@ def _fingerprint(tasks: list[SeedTask], skipped: list[dict[str, str]], root: Pat
     digest = hashlib.sha256()
     for task in tasks:
         digest.update(json.dumps([task.id, _relative(str(task.subtask_file), root)]).encode())
-        digest.update(hashlib.sha256(task.subtask_file.read_bytes()).digest())
+        digest.update(hashlib.sha256(read_file(task.subtask_file)).digest())
     digest.update(json.dumps(skipped, sort_keys=True).encode())
     return digest.hexdigest()
 

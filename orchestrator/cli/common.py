@@ -3,7 +3,6 @@ folders, budgets, executors, llm settings and interrupts."""
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from pathlib import Path
@@ -99,6 +98,11 @@ def _check_dataset(path: Path) -> None:
               f"`homer regenerate --seeds {path} --out DIR`")
     if not (path / "tasks").is_dir():
         _fail(f"{path}: not a dataset folder (no tasks/); `homer build --out DIR` writes one")
+    from office_env.untrusted import entry_problem, printable
+
+    problem = entry_problem(path / "build.json", folder=False)
+    if problem is not None:  # a link, a FIFO, a device: never followed, never read
+        _fail(f"{printable(path / 'build.json')}: {problem}; refused")
     unfinished = _unfinished(path)
     if unfinished:
         typer.echo(f"warning: {path}: {unfinished}", err=True)
@@ -108,10 +112,11 @@ def _unfinished(path: Path) -> str | None:
     """Why a dataset's tasks may not be all it was meant to hold (None when its build finished, or
     nothing says): a build writing it now, or one that stopped or kept fewer tasks than asked."""
     from backends.folder_lock import writer_alive
+    from office_env.untrusted import UntrustedInputError, load_json
 
     try:
-        state = json.loads((path / "build.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        state = load_json(path / "build.json")
+    except UntrustedInputError:
         return None
     if not isinstance(state, dict):
         return None
@@ -285,7 +290,13 @@ def _strict_error(result: dict[str, Any]) -> None:
 
 
 def _refuse_filled(flag: str, out: Path) -> None:
-    """An output folder must be absent or empty: else one line, exit 2 (nothing is created)."""
+    """An output folder must be absent or empty, and not a link: else one line, exit 2 (nothing
+    is created, nothing is written through the link)."""
+    from office_env.untrusted import SYMLINK, output_folder_problem, printable
+
+    problem = output_folder_problem(out)
+    if problem == SYMLINK:
+        _fail(f"{flag} {printable(out)}: is a symlink; refused (give the real folder)")
     if out.exists() and not out.is_dir():
         _fail(f"{flag} {out}: exists and is not a folder")
     if out.exists() and any(out.iterdir()):
