@@ -28,13 +28,15 @@ import shutil
 import stat
 import tempfile
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterator
 
+from office_env.formats.bounded import size_text
+from office_env.limits import MAX_DATASET_BYTES
 from office_env.untrusted import (
-    MISSING, UntrustedInputError, is_real_dir, load_json, name_problem, printable, tree_problem,
+    MISSING, Skipped, UntrustedInputError, is_real_dir, load_json, name_problem, printable, scan_tree,
 )
 
 TASKS = "tasks"
@@ -86,6 +88,7 @@ class LoadedTask:
     folder: Path
     record: dict[str, Any] | None
     error: str | None = None
+    size: int = 0  # bytes of its testbed and reference files together
 
     @property
     def testbed(self) -> Path:
@@ -114,6 +117,7 @@ def iter_tasks(out: Path) -> Iterator[LoadedTask]:
     except OSError as exc:
         yield LoadedTask(TASKS, root, None, f"{printable(root)}: cannot be read ({exc.strerror or exc})")
         return
+    total = 0
     for entry in entries:
         if entry.name.startswith("."):
             continue
@@ -128,7 +132,13 @@ def iter_tasks(out: Path) -> Iterator[LoadedTask]:
         if odd is not None:
             yield LoadedTask(task_id, folder, None, f"{printable(folder)}: odd folder name ({odd}); refused")
             continue
-        yield _load_task(task_id, folder)
+        task = _load_task(task_id, folder)
+        total += task.size
+        if task.record is not None and total > MAX_DATASET_BYTES:
+            yield replace(task, record=None, error=f"{printable(folder)}: the dataset's testbeds pass "
+                                                  f"{size_text(MAX_DATASET_BYTES)} in total here; the task is unusable")
+            continue
+        yield task
 
 
 def load_task(out: Path, task_id: str) -> LoadedTask:
@@ -162,11 +172,15 @@ def _load_task(task_id: str, folder: Path) -> LoadedTask:
     if not isinstance(record, dict):
         return LoadedTask(task_id, folder, None, f"{printable(path)}: not valid JSON for a task (the top level "
                                                  "is not an object)")
+    size = 0
     for name in ("testbed", "reference"):
-        problem = tree_problem(folder / name, optional=True)
-        if problem is not None:
-            return LoadedTask(task_id, folder, None, f"{problem}; the task is unusable")
-    return LoadedTask(task_id, folder, record)
+        tree = scan_tree(folder / name)
+        if tree.skipped and tree.skipped[0] == Skipped("", MISSING):
+            continue
+        if not tree.ok:
+            return LoadedTask(task_id, folder, None, f"{tree.problem(folder / name)}; the task is unusable")
+        size += tree.total_bytes
+    return LoadedTask(task_id, folder, record, size=size)
 
 
 

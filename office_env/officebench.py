@@ -37,7 +37,7 @@ from office_env.evaluation.catalog import Problem, validate_criteria
 from office_env.evaluation.checks import CHECKS
 from office_env.evaluation.paths import external_target
 from office_env.limits import (
-    MAX_SCHEMA_ERRORS, MAX_SEED_CRITERIA, MAX_SEED_FIELD_CHARS, MAX_SEED_INSTRUCTION_CHARS,
+    MAX_DATASET_BYTES, MAX_SCHEMA_ERRORS, MAX_SEED_CRITERIA, MAX_SEED_FIELD_CHARS, MAX_SEED_INSTRUCTION_CHARS, MiB,
 )
 from office_env.untrusted import (
     UntrustedInputError, copy_tree, entry_problem, is_real_dir, load_json, name_problem, printable, scan_tree,
@@ -205,10 +205,12 @@ def _subtask_files(subtask_dir: Path, report: LoadReport) -> list[Path]:
     return sorted(files, key=_subtask_key)
 
 
-def _folder_problems(folder: Path) -> list[Problem]:
+def _folder_problems(folder: Path) -> tuple[list[Problem], int]:
     """What makes a seed folder unusable: a symlinked subtasks/, testbed/ or reference/, or a
-    refused entry anywhere in testbed/ or reference/ (named, up to a few per tree)."""
+    refused entry anywhere in testbed/ or reference/ (named, up to a few per tree); and the bytes
+    of its testbed and reference files."""
     problems = []
+    size = 0
     for name in ("subtasks", "testbed", "reference"):
         path = folder / name
         problem = entry_problem(path, folder=True)
@@ -218,6 +220,7 @@ def _folder_problems(folder: Path) -> list[Problem]:
         if name == "subtasks":
             continue
         tree = scan_tree(path)
+        size += tree.total_bytes
         if tree.ok or tree.refused:  # refused here only when missing: an absent testbed is an empty office
             continue
         for skipped in tree.skipped[:MAX_PROBLEMS_PER_TREE]:
@@ -226,7 +229,7 @@ def _folder_problems(folder: Path) -> list[Problem]:
         more = tree.skipped_count - MAX_PROBLEMS_PER_TREE
         if more > 0:
             problems.append(Problem(name, f"{more} more refused entr{'y' if more == 1 else 'ies'}", printable(path)))
-    return problems
+    return problems, size
 
 
 def load_officebench(path: str | Path) -> LoadReport:
@@ -239,11 +242,16 @@ def load_officebench(path: str | Path) -> LoadReport:
     folders = _task_folders(root, report)
     if not folders and not report.problems:
         report.problems.append(Problem("tasks", "no task folders (<apps>-<k>/subtasks/*.json) found", str(path)))
+    total = 0
     for folder, app_count, _ in folders:
         report.folders += 1
         subtask_dir = folder / "subtasks"
         testbed = folder / "testbed"
-        unusable = _folder_problems(folder)
+        unusable, size = _folder_problems(folder)
+        total += size
+        if not unusable and total > MAX_DATASET_BYTES:
+            unusable = [Problem("testbed", f"the seed folders' testbeds pass {MAX_DATASET_BYTES // MiB:,} MiB in total "
+                                           "here; the task folder is skipped", printable(folder))]
         if unusable:
             report.problems.extend(unusable)
             if is_real_dir(subtask_dir):

@@ -272,7 +272,7 @@ def trace_gate(record: dict[str, Any], testbed: Path | None) -> GateResult:
 def _office(testbed: Path) -> OfficeText:
     """The testbed as text, cached while its files are unchanged (the tasks of one world share it)."""
     root = Path(testbed)
-    files = scan_tree(root, check_links=False, max_file_bytes=None).files
+    files = scan_tree(root, check_links=False, max_file_bytes=None, max_total_bytes=None).files
     signature = tuple((f.rel, f.size, f.ino, f.mtime_ns) for f in files)
     return _office_cached(str(root.resolve()), signature)
 
