@@ -206,3 +206,11 @@ def task_digest(task: LoadedTask) -> str:
 def dataset_fingerprint(digests: dict[str, str]) -> str:
     """One digest over every task id and its :func:`task_digest` (16 hex digits)."""
     return hashlib.sha256(json.dumps(sorted(digests.items())).encode("utf-8")).hexdigest()[:16]
+
+
+def dataset_identity(out: Path) -> dict[str, Any]:
+    """What a run records about the dataset it ran on: its path, and its content (every task id
+    with :func:`task_digest`, and the fingerprint over them), by which runs are paired."""
+    digests = {task.id: task_digest(task) if task.record is not None else "unusable" for task in iter_tasks(out)}
+    return {"dataset": str(Path(out).resolve()), "dataset_fingerprint": dataset_fingerprint(digests),
+            "task_digests": digests}

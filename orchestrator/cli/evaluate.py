@@ -163,14 +163,16 @@ def probe_command(
     _refuse_filled("--out", out)
     eval_rows = None
     if eval_run is not None:
-        from harness.scores import RunError, read_run, same_dataset
+        from backends.dataset import dataset_identity
+        from harness.scores import RunError, pairing_problem, read_run
 
         try:
             meta, eval_rows = read_run(eval_run)
         except RunError as exc:
             _fail(f"--eval: {exc}")
-        if not same_dataset(meta["dataset"], dataset_dir):
-            _fail(f"--eval {eval_run}: a run on another dataset ({meta['dataset']})")
+        problem = pairing_problem(meta, dataset_identity(dataset_dir))
+        if problem is not None:
+            _fail(f"--eval {eval_run}: not a run on {dataset_dir}: {problem}")
     client = None
     if agent == "llm":
         from backends.llm import LLMClient
@@ -226,7 +228,7 @@ def compare_command(
 ) -> None:
     """B against A on the tasks both scored: the pass-rate difference with its 95 % bootstrap
     interval (tasks resampled, paired) and an exact sign test over the tasks where they differ."""
-    from harness.scores import RunError, compare_runs, read_run, same_dataset
+    from harness.scores import RunError, compare_runs, pairing_problem, read_run
 
     if not 100 <= resamples <= 1_000_000:
         _fail(f"--resamples: {resamples} is outside 100..1,000,000")
@@ -235,9 +237,9 @@ def compare_command(
         meta_b, rows_b = read_run(run_b)
     except RunError as exc:
         _fail(str(exc))
-    if not same_dataset(meta_a["dataset"], meta_b["dataset"]):
-        _fail(f"{run_b}: a run on another dataset ({meta_b['dataset']}, not {meta_a['dataset']}); compare runs "
-              "on the same tasks")
+    problem = pairing_problem(meta_a, meta_b)
+    if problem is not None:
+        _fail(f"{run_b}: not a run on the dataset of {run_a}: {problem}; compare runs on the same tasks")
     result = compare_runs(rows_a, rows_b, resamples, seed)
     if as_json:
         typer.echo(json.dumps(result, indent=1))
