@@ -398,7 +398,8 @@ def check_out_folder(out: Path, digest: str, resume: bool, same_options: str = "
         raise BuildError(f"--out {out}: exists and is not a folder")
     if out.exists() and any(p.name != LOCK_NAME for p in out.iterdir()):
         if not resume:
-            raise BuildError(f"--out {out}: folder is not empty (use --resume to continue an interrupted build)")
+            raise BuildError(f"--out {out}: folder is not empty (use --resume to continue an interrupted build, "
+                             "or --overwrite to replace it)")
         if not build_file.is_file():
             raise BuildError(f"--out {out}: not a homeragents build folder (no {dataset.BUILD}); cannot resume")
         try:

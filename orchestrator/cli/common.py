@@ -314,6 +314,47 @@ def _new_folder(flag: str, out: Path) -> None:
         _fail(f"{flag} {out}: cannot write there ({exc.strerror or exc})")
 
 
+OverwriteOption = Annotated[bool, typer.Option("--overwrite", help="Replace the earlier output in --out (only "
+                                               "when it holds this command's output)")]
+
+
+def _replace_earlier(flag: str, out: Path, overwrite: bool, marker: str | tuple[str, ...], what: str,
+                     resume: bool = False) -> None:
+    """The rule for every folder a command writes: absent or empty is written; an earlier output
+    of this command (every ``marker`` name is in it, none a link) is continued with ``--resume`` (where the command has
+    it; same options) or replaced with ``--overwrite``, else refused; anything else is refused.
+    A link is never written through."""
+    import shutil
+
+    from backends.folder_lock import writer_alive
+    from office_env.untrusted import SYMLINK, output_folder_problem, printable
+
+    if resume and overwrite:
+        _fail("--resume and --overwrite exclude each other: continue the output in --out, or replace it")
+    problem = output_folder_problem(out)
+    if problem == SYMLINK:
+        _fail(f"{flag} {printable(out)}: is a symlink; refused (give the real folder)")
+    if problem is not None:
+        _fail(f"{flag} {printable(out)}: exists and is not a folder")
+    if not out.exists() or not any(out.iterdir()) or resume:
+        return
+    markers = (marker,) if isinstance(marker, str) else marker
+    earlier = all(os.path.exists(out / name) and not os.path.islink(out / name) for name in markers)
+    if not earlier:
+        _fail(f"{flag} {printable(out)}: exists and is not empty; choose a new folder")
+    if not overwrite:
+        again = "pass --resume to continue it (same options) or " if what in ("dataset", "regenerated dataset") else ""
+        _fail(f"{flag} {printable(out)}: holds an earlier {what}; {again}pass --overwrite to replace it, or choose a "
+              "new folder")
+    if writer_alive(out):
+        _fail(f"{flag} {printable(out)}: another homer process is writing it now")
+    for entry in list(out.iterdir()):
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry)
+        else:
+            entry.unlink()
+
+
 def _remove_if_empty(folder: Path) -> None:
     """Remove ``folder`` if a refused sweep left it empty."""
     try:

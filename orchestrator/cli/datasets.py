@@ -16,7 +16,8 @@ from orchestrator.cli.common import (BaseUrlOption, CacheOption, ExecutorOption,
                                      LLMSetOption, ModelOption, NoCacheOption, QuietOption, RayAddressOption,
                                      TaskMemoryOption, TaskTimeoutOption, _budget, _check_dataset, _executor, _fail,
                                      _gameability, _interrupted, _llm_options, _new_folder, _parse_apps,
-                                     _parse_gates, _paused, _preset, _strict_error, app)
+                                     _parse_gates, _paused, _preset, _replace_earlier, _strict_error, app,
+                                     OverwriteOption)
 
 
 @app.command("build")
@@ -33,6 +34,7 @@ def build_command(
                                              "preset's)"),
     workers: int = typer.Option(max(1, min(4, os.cpu_count() or 1)), "--workers", "-w", help="Worker processes"),
     resume: bool = typer.Option(False, "--resume", help="Continue an interrupted build in --out"),
+    overwrite: OverwriteOption = False,
     executor: ExecutorOption = "local",
     ray_address: RayAddressOption = None,
     quiet: QuietOption = False,
@@ -55,6 +57,8 @@ def build_command(
     an OpenAI-compatible endpoint (--backend llm)."""
     budget = _budget(task_timeout, task_memory)
     days, utterances = _preset(preset, days, utterances)
+    if overwrite or resume:
+        _replace_earlier("--out", out, overwrite, "build.json", "dataset", resume)
     llm = _llm_options(backend, model, base_url, llm_config, cache, no_cache, llm_set)  # the endpoint first
 
     from backends.ray_executor import RayUnavailable
@@ -216,6 +220,7 @@ def export_command(
     sft_top_k: int = typer.Option(5, "--sft-top-k", help="sft, rag: sessions retrieved"),
     lossy: bool = typer.Option(False, "--lossy", help="officebench: keep a task whose criteria cannot all be "
                                "carried over, without those criteria (they are listed)"),
+    overwrite: OverwriteOption = False,
 ) -> None:
     """Export a dataset: to OfficeBench's layout (--officebench), as a Hugging Face dataset (--hf),
     or as fine-tuning data of oracle trajectories (--sft). Exactly one target.
@@ -230,6 +235,8 @@ def export_command(
         _fail("choose one export target: --officebench DIR, --hf DIR or --sft DIR")
     _check_dataset(dataset_dir)
     flag, out = chosen[0]
+    marker = {"--officebench": "export.json", "--hf": ("README.md", "data"), "--sft": "train.jsonl"}[flag]
+    _replace_earlier(flag, out, overwrite, marker, f"{flag[2:]} export")
     _new_folder(flag, out)
     if hf is not None:
         from orchestrator.hf_export import export_hf
@@ -284,6 +291,7 @@ def regenerate_command(
     utterances: Optional[int] = typer.Option(None, "--utterances", help="Utterances per day, about (default: the shape's)"),
     workers: int = typer.Option(1, "--workers", "-w", help="Worker processes"),
     resume: bool = typer.Option(False, "--resume", help="Continue an interrupted run in --out"),
+    overwrite: OverwriteOption = False,
     executor: ExecutorOption = "local",
     ray_address: RayAddressOption = None,
     quiet: QuietOption = False,
@@ -307,6 +315,8 @@ def regenerate_command(
     files are kept. Exit 0 when a task was written and every seed loaded, 1 otherwise (the rest is
     still written), 2 for bad input."""
     budget = _budget(task_timeout, task_memory)
+    if overwrite or resume:
+        _replace_earlier("--out", out, overwrite, "build.json", "regenerated dataset", resume)
     llm = _llm_options(backend, model, base_url, llm_config, cache, no_cache, llm_set)  # the endpoint first
 
     from backends.ray_executor import RayUnavailable

@@ -15,7 +15,7 @@ from orchestrator.cli.common import (BaseUrlOption, ExecutorOption, JsonProgress
                                      LLMSetOption, ModelOption, QuietOption, RayAddressOption, TaskMemoryOption,
                                      TaskTimeoutOption, _budget, _check_dataset, _executor, _fail, _interrupted,
                                      _llm_settings, _new_folder, _overrides, _preflight, _refuse_filled,
-                                     _remove_if_empty, app)
+                                     _remove_if_empty, _replace_earlier, app, OverwriteOption)
 
 
 @app.command("eval")
@@ -85,6 +85,9 @@ def eval_command(
 
             _preflight(llm_settings(config))
         if horizons is not None:
+            if resume:
+                _fail("--resume does not apply to --horizons (a sweep runs whole); --overwrite replaces one")
+            _replace_earlier("--out", out, overwrite, "horizon.json", "horizon sweep")
             _horizon_sweep(dataset_dir, out, config, horizons)
             return
         with Reporter("eval", None, mode_for(quiet, json_progress), kept_word="scored") as progress:
@@ -146,6 +149,7 @@ def probe_command(
     base_url: BaseUrlOption = None,
     llm_config: LLMConfigOption = None,
     llm_set: LLMSetOption = [],
+    overwrite: OverwriteOption = False,
 ) -> None:
     """Memory probes: per task, multiple-choice questions built by rules from its memory pieces
     (the final value, which value is current, what was corrected, near-misses, a day relative to
@@ -160,6 +164,7 @@ def probe_command(
         context = ContextConfig(mode=mode, top_k=top_k).validate()
     except ValueError as exc:
         _fail(str(exc))
+    _replace_earlier("--out", out, overwrite, "probe.json", "probe run")
     _refuse_filled("--out", out)
     eval_rows = None
     if eval_run is not None:
