@@ -72,11 +72,11 @@ def review_datasets(work: Path, base: Path, outside: Path) -> dict[str, Path]:
 
 
 def many_turns_dataset(work: Path, base: Path) -> Path:
-    """A task.json of about 15.9 MB: its first day holds 300,000 empty turns."""
+    """A task.json of about 15.3 MB (under the JSON limit): its first day holds 300,000 empty turns."""
     ds = _copy(base, work, "many-turns")
     path = _first_task(ds) / "task.json"
     record = json.loads(path.read_text(encoding="utf-8"))
-    turn = {"role": "user", "text": "", "ts": "2024-05-01T09:00:00"}
+    turn = {"role": "user", "text": "", "ts": "2024-05-01"}
     record["dialogue"][0]["turns"] = [turn] * TURNS
     path.write_text(json.dumps(record), encoding="utf-8")
     return ds
@@ -187,7 +187,7 @@ def extra_cases(work: Path, base: Path, outside: Path, seeds: Path, make_case: C
                   [("skipped", task_id, *too_big)], [runs / "sparse-hf"]),
         make_case("sparse-seed-regenerate", ["regenerate", "--seeds", str(seed_folders["sparse"]), "--out",
                                              str(runs / "sparse-regen"), "--days", "2", "--utterances", "12"], (1, 2),
-                  [("1-1/testbed", *too_big)], [runs / "sparse-regen"]),
+                  [("1-1/testbed/data/pad", *too_big)], [runs / "sparse-regen"]),
         make_case("million-cells-score", ["score", str(cells_testbed), "-c", str(cells_criteria)], (1, 2),
                   [("data/cells.xlsx: holds 1,000,000 cells, over the limit of",)]),
         make_case("seed-6mb-instruction", ["regenerate", "--seeds", str(seed_folders["instruction"]), "--out",
@@ -203,8 +203,8 @@ def extra_cases(work: Path, base: Path, outside: Path, seeds: Path, make_case: C
 EXTRA_NAMES = [
     "build-json-fifo-verify", "build-json-fifo-stats", "build-json-fifo-show", "build-json-fifo-export-hf",
     "build-json-fifo-eval", "build-json-fifo-review", "build-json-dev-zero", "build-json-sparse-2gb",
-    "review-sqlite-link", "review-sqlite-text", "review-sqlite-foreign", "export-into-linkofficebench",
-    "export-into-linkhf", "export-into-linksft", "many-turns-verify", "many-turns-eval", "sparse-testbed-eval",
+    "review-sqlite-link", "review-sqlite-text", "review-sqlite-foreign", "export-into-link-officebench",
+    "export-into-link-hf", "export-into-link-sft", "many-turns-verify", "many-turns-eval", "sparse-testbed-eval",
     "sparse-testbed-export-hf", "sparse-seed-regenerate", "million-cells-score", "seed-6mb-instruction",
     "seed-150k-criteria",
 ]

@@ -425,7 +425,7 @@ def regenerate_split(seeds_path: str | Path, out: str | Path, *, seed: int = 0, 
                         repair=repair_seeds)
     report = load_officebench(root)
     if not report.tasks:  # nothing to regenerate: refuse before the output folder is touched
-        why = f" ({len(report.problems)} problem(s), first: {report.problems[0].message})" if report.problems else ""
+        why = f" ({len(report.problems)} problem(s), first: {report.problems[0]})" if report.problems else ""
         raise BuildError(f"--seeds {root}: no OfficeBench subtask could be loaded (expected "
                          f"tasks/<apps>-<k>/subtasks/<i>.json with a testbed/){why}")
     lock = lock_out_folder(out, "homer regenerate")
