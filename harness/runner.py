@@ -42,6 +42,7 @@ from harness.run_folder import (CACHE, FINISHED, PROGRESS, REPORT, REPORT_HTML, 
                                 write_state)
 from office_env import Workspace, default_registry, validate_criteria
 from office_env.evaluation.officebench_semantics import SEMANTICS, scorer
+from office_env.limits import MAX_DIALOGUE_TURNS
 from office_env.workspace import atomic_write
 
 AGENTS = ("llm", "oracle", "none")
@@ -198,6 +199,9 @@ def _dialogue_problem(dialogue: Any) -> str | None:
     whole-number day, a date and turns of a user or assistant saying some text at a time."""
     if not isinstance(dialogue, list) or not dialogue:
         return "dialogue: not a list of sessions"
+    turns = sum(len(s["turns"]) for s in dialogue if isinstance(s, dict) and isinstance(s.get("turns"), list))
+    if turns > MAX_DIALOGUE_TURNS:
+        return f"dialogue: {turns:,} turns, over the limit of {MAX_DIALOGUE_TURNS:,}"
     for i, session in enumerate(dialogue):
         where = f"dialogue[{i}]"
         if not isinstance(session, dict):

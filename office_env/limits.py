@@ -49,6 +49,7 @@ MAX_JSON_DEPTH = 64
 MAX_SEED_INSTRUCTION_CHARS = 20_000  # one seed subtask's instruction ("task"); OfficeBench's are a few hundred
 MAX_SEED_FIELD_CHARS = 200           # a seed subtask's username, date, weekday, time
 MAX_SEED_CRITERIA = 200              # criteria in one seed subtask's evaluation list
+MAX_DIALOGUE_TURNS = 50_000          # turns of one task's history (the challenge preset has about 7,500)
 MAX_SCHEMA_ERRORS = 5                # schema problems named per file (validation stops there)
 MAX_COMPARATOR_CHARS = 1_000         # one spreadsheet comparator ('>= 90', 'in [1, 2]') in a criterion
 MAX_DIFF_LINES = 5_000               # lines of two documents compared line by line; longer: a multiset difference
