@@ -10,7 +10,8 @@ rest is evaluated.
 
 The output folder::
 
-    run.json        the configuration, the dataset, the figures, skipped tasks
+    run.json        the state (running, then finished), the configuration, the dataset's path, content
+                    fingerprint and task digests, the figures, skipped tasks (harness.run_folder)
     results.jsonl   one line per task and trial, sorted by id then trial
     report.md       the Markdown report (harness.report)
     .cache/         summaries of the history (kept: a rerun into the same folder reuses them)
