@@ -20,27 +20,35 @@ Task folder names that would not print on one line are shown escaped (``\\n``, `
 
 from __future__ import annotations
 
+import errno
+import hashlib
+import json
 import os
 import shutil
 import stat
 import tempfile
 from collections.abc import Callable, Iterable
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterator
 
+from office_env.formats.bounded import size_text
+from office_env.limits import MAX_DATASET_BYTES
 from office_env.untrusted import (
-    MISSING, UntrustedInputError, is_real_dir, load_json, name_problem, printable, tree_problem,
+    MISSING, Skipped, UntrustedInputError, is_real_dir, load_json, name_problem, printable, scan_tree,
 )
 
 TASKS = "tasks"
 
 
 def ensure_writable_folder(out: Path) -> None:
-    """Create ``out`` if needed and prove it takes files (raises ``OSError`` otherwise)."""
+    """Create ``out`` if needed and prove it takes files (raises ``OSError`` otherwise; a link is
+    refused, never written through)."""
+    _refuse_link(out)
     out.mkdir(parents=True, exist_ok=True)
+    _refuse_link(out)
     probe = out / ".write-test"
     probe.write_bytes(b"")
     probe.unlink()
@@ -51,6 +59,7 @@ def folder_written_whole(out: Path) -> Iterator[Path]:
     """A temporary folder beside ``out`` to fill; when the block ends it becomes ``out`` (which must
     be absent or an empty folder) in one rename, and on an error it is removed: a reader sees the
     whole folder or none of it."""
+    _refuse_link(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
     try:
@@ -64,6 +73,11 @@ def folder_written_whole(out: Path) -> Iterator[Path]:
         raise
 
 
+def _refuse_link(out: Path) -> None:
+    if os.path.islink(out):
+        raise IsADirectoryError(errno.ELOOP, "is a symlink; refused (give the real folder)", str(out))
+
+
 def task_now(record: dict[str, Any]) -> datetime:
     """The simulated "now" of a task record."""
     return datetime.strptime(f"{record['now']['date']} {record['now']['time']}", "%Y-%m-%d %H:%M")
@@ -75,6 +89,7 @@ class LoadedTask:
     folder: Path
     record: dict[str, Any] | None
     error: str | None = None
+    size: int = 0  # bytes of its testbed and reference files together
 
     @property
     def testbed(self) -> Path:
@@ -124,6 +139,7 @@ def iter_tasks(out: Path) -> Iterator[LoadedTask]:
     except OSError as exc:
         yield LoadedTask(TASKS, root, None, f"{printable(root)}: cannot be read ({exc.strerror or exc})")
         return
+    total = 0
     for entry in entries:
         if entry.name.startswith("."):
             continue
@@ -138,7 +154,13 @@ def iter_tasks(out: Path) -> Iterator[LoadedTask]:
         if odd is not None:
             yield LoadedTask(task_id, folder, None, f"{printable(folder)}: odd folder name ({odd}); refused")
             continue
-        yield _load_task(task_id, folder)
+        task = _load_task(task_id, folder)
+        total += task.size
+        if task.record is not None and total > MAX_DATASET_BYTES:
+            yield replace(task, record=None, error=f"{printable(folder)}: the dataset's testbeds pass "
+                                                  f"{size_text(MAX_DATASET_BYTES)} in total here; the task is unusable")
+            continue
+        yield task
 
 
 def load_task(out: Path, task_id: str) -> LoadedTask:
@@ -172,9 +194,45 @@ def _load_task(task_id: str, folder: Path) -> LoadedTask:
     if not isinstance(record, dict):
         return LoadedTask(task_id, folder, None, f"{printable(path)}: not valid JSON for a task (the top level "
                                                  "is not an object)")
+    size = 0
     for name in ("testbed", "reference"):
-        problem = tree_problem(folder / name, optional=True)
-        if problem is not None:
-            return LoadedTask(task_id, folder, None, f"{problem}; the task is unusable")
-    return LoadedTask(task_id, folder, record)
+        tree = scan_tree(folder / name)
+        if tree.skipped and tree.skipped[0] == Skipped("", MISSING):
+            continue
+        if not tree.ok:
+            return LoadedTask(task_id, folder, None, f"{tree.problem(folder / name)}; the task is unusable")
+        size += tree.total_bytes
+    return LoadedTask(task_id, folder, record, size=size)
 
+
+
+def task_digest(task: LoadedTask) -> str:
+    """A digest of what a task is (its record and every file of its testbed and reference), so
+    that runs are paired by content, not by the path the dataset was read from: a byte-identical
+    copy elsewhere has the same digests, a rebuilt dataset at the same path does not."""
+    from office_env.untrusted import iter_files, scan_tree
+
+    digest = hashlib.sha256(json.dumps(task.record, sort_keys=True, ensure_ascii=False).encode("utf-8"))
+    for name in ("testbed", "reference"):
+        root = task.folder / name
+        if not is_real_dir(root):
+            continue
+        tree = scan_tree(root)
+        for entry, fd in iter_files(tree, skip_errors=True):
+            digest.update(json.dumps([name, entry.rel, entry.size]).encode("utf-8"))
+            while chunk := os.read(fd, 1 << 20):
+                digest.update(chunk)
+    return digest.hexdigest()[:16]
+
+
+def dataset_fingerprint(digests: dict[str, str]) -> str:
+    """One digest over every task id and its :func:`task_digest` (16 hex digits)."""
+    return hashlib.sha256(json.dumps(sorted(digests.items())).encode("utf-8")).hexdigest()[:16]
+
+
+def dataset_identity(out: Path) -> dict[str, Any]:
+    """What a run records about the dataset it ran on: its path, and its content (every task id
+    with :func:`task_digest`, and the fingerprint over them), by which runs are paired."""
+    digests = {task.id: task_digest(task) if task.record is not None else "unusable" for task in iter_tasks(out)}
+    return {"dataset": str(Path(out).resolve()), "dataset_fingerprint": dataset_fingerprint(digests),
+            "task_digests": digests}

@@ -98,6 +98,8 @@ def _worker(fn: Callable[[Any], Any], jobs: Sequence[Any], conn: Any, budget: Bu
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     _die_with_parent()
+    if os.getppid() != parent:  # the parent died before the line above: no signal will come, and this
+        os._exit(0)             # process would hold the parent's folder lock (inherited) while it waits
     if budget.memory_bytes:
         _limit_memory(budget.memory_bytes)
     signal.signal(signal.SIGALRM, _on_alarm)

@@ -8,7 +8,7 @@ error, and the other's output must equal the clean one. Ctrl-C (SIGINT) must end
 3 s with exit code 130, and ``--resume`` must finish it. Orphaned worker processes are counted
 after each kill (target 0).
 
-Run: ``python bench/crash.py [--kills 10] [--seed 0]``. Targets: 0 mismatches, 0 orphans,
+Run: ``python bench/crash.py [--kills 20] [--seed 0] [--commands build,regenerate,eval]``. Targets: 0 mismatches, 0 orphans,
 1 refused writer per pair, SIGINT exit < 3 s.
 """
 
@@ -114,14 +114,19 @@ def killed_then_resumed(args: list[str], out: Path, delay: float) -> tuple[int, 
 
 
 def _started(out: Path) -> bool:
+    """The first task is recorded (eval writes its progress header before any task runs)."""
     progress = out / ".progress.jsonl"
-    return progress.is_file() and progress.stat().st_size > 0
+    try:
+        return progress.read_bytes().count(b"\n") >= 2
+    except OSError:
+        return False
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--kills", type=int, default=10, help="killed runs per command")
+    parser.add_argument("--kills", type=int, default=20, help="killed runs per command")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--commands", default="build,regenerate,eval", help="which commands to run (comma list)")
     options = parser.parse_args()
     rng = random.Random(options.seed)
     work = Path(tempfile.mkdtemp(prefix="homer-crash-"))
@@ -131,8 +136,11 @@ def main() -> None:
                        work / "dataset-for-eval")
         assert prepared.returncode == 0, prepared.stderr
         for name, (args, view) in commands(work).items():
+            if name not in options.commands.split(","):
+                continue
             started = time.perf_counter()
             clean = run(args, work / f"{name}-clean")
+            assert clean.returncode in (0, 1), clean.stderr
             clean_seconds = time.perf_counter() - started
             expected = view(work / f"{name}-clean")
             mismatches = orphans = kills = 0

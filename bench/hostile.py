@@ -7,7 +7,11 @@ names with a newline or bytes that are not UTF-8; a task.json nested 100,000 lev
 20 MB; a file over the size limit; a zip-bomb .docx (100 MB of text in word/document.xml) and
 an .xlsx with a cell at XFD1048576 -- and runs ``homer score``, ``verify``, ``stats``,
 ``export``, ``eval`` (oracle and none), ``regenerate`` and ``officebench check`` on them as
-child processes.
+child processes. ``bench/hostile_cases.py`` adds the files a dataset holds that hang or flood a
+reader (build.json as a FIFO, a /dev/zero link, a 2 GB sparse file; review.sqlite as a link, text
+or another program's database), exports into a linked folder, and inputs sized to exhaust time or
+memory (300,000 turns, 40 sparse 31 MiB files, a million-cell sheet, a 6 MB instruction, 150,000
+criteria).
 
 For each run it prints the exit code, seconds, the child's peak RSS (``RUSAGE_CHILDREN`` of a
 small launcher), escapes (hits
@@ -37,8 +41,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT))  # first: the script's own folder (bench/) holds names that shadow packages
+
+
+def _beside(name: str):
+    """A module beside this file (bench/ is not a package, and holds names that would shadow ours)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", Path(__file__).with_name(f"{name}.py"))
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault(spec.name, module)
+    spec.loader.exec_module(module)
+    return module
+
+
+hostile_cases = _beside("hostile_cases")
 
 HOMER = str(Path(sys.executable).parent / "homer")
 SEEDS = ROOT / "datasets" / "officebench-sample" / "tasks"
@@ -385,6 +402,7 @@ class Case:
     outputs: list[Path] = field(default_factory=list)  # folders written by the run, searched for escapes
     one_error: bool = False  # stderr must be exactly one "error: ..." line
     pending: str = ""  # a limit owned elsewhere that this case waits for
+    untouched: list[Path] = field(default_factory=list)  # must stay absent or an empty folder (else an escape)
 
 
 @dataclass
@@ -477,6 +495,7 @@ def build_cases(work: Path) -> tuple[list[Case], Path]:
             pending = PENDING_ZIP if "bomb" in name else PENDING_CELLS
             cases.append(Case(name, ["score", *args], (1, 2), [("bomb.docx" if "bomb" in name else "huge.xlsx",)],
                               pending=pending))
+    cases += hostile_cases.extra_cases(work, base, outside, SEEDS, Case)
     return cases, outside
 
 
@@ -484,7 +503,7 @@ CASE_NAMES = ["officebench-check", "regenerate", "verify", "stats", "export", "e
               "formats-verify", "formats-eval", "formats-export", "score-sym-testbed", "score-sym-file",
               "score-sym-reference", "score-sym-initial", "score-sym-criteria", "score-deep-criteria",
               "score-big-criteria", "score-fifo", "score-hardlink", "score-odd-names", "score-zip-bomb",
-              "score-huge-cell"]
+              "score-huge-cell", *hostile_cases.EXTRA_NAMES]
 
 
 # -- running -------------------------------------------------------------------------------------
@@ -536,6 +555,8 @@ def run_case(case: Case, outside: Path, cwd: Path, timeout: float = TIMEOUT) -> 
         text = rss.read().strip()
         rss_mb = int(text) / 1024 if text.isdigit() else 0.0
     escapes = (stdout + stderr).count(MARKER) + sum(escapes_in(folder, outside) for folder in case.outputs)
+    escapes += sum(1 for path in case.untouched if os.path.lexists(path) and not (
+        os.path.isdir(path) and not os.path.islink(path) and not os.listdir(path)))
     tracebacks = (stdout + stderr).count("Traceback")
     return Result(case, code, seconds, rss_mb, escapes, tracebacks, stdout, stderr, timeout)
 

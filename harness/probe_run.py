@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from backends.dataset import iter_tasks
+from backends.dataset import dataset_identity, iter_tasks
 from backends.llm import LLMError
 from backends.llm.failures import RefusalWatch, RunRefused
 from backends.prompts import render
@@ -132,7 +132,7 @@ def run_probes(dataset: Path, out: Path, config: ProbeConfig, client: Any = None
     generated = sum(o["generated"] for o in outcomes)
     lines = [json.dumps(row, ensure_ascii=False) + "\n" for row in results]
     summary = _summarize(results, eval_rows)
-    summary.update({"agent": config.agent, "context": config.context.mode, "dataset": str(dataset.resolve()),
+    summary.update({"agent": config.agent, "context": config.context.mode, **dataset_identity(dataset),
                     "tasks": len(records), "questions": len(results), "skipped": skipped, "errors": errors,
                     "generation_seconds": round(generated, 4), "elapsed_seconds": round(time.perf_counter() - started, 3)})
     out.mkdir(parents=True, exist_ok=True)

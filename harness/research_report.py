@@ -18,19 +18,20 @@ from harness.horizon import fit_line, points_table
 from harness.probe_run import probe_table, split_line
 from harness.report import OVERALL, _pct, markdown_table, table_rows
 from harness.report_html import eval_figures, inline_figures, render_page
-from harness.scores import RunError, read_run, same_dataset
+from harness.scores import RunError, pairing_problem, read_run
 from office_env.untrusted import UntrustedInputError, load_json, printable
 
 
-def _same_dataset(label: str, folder: Path, data: Any, dataset: str) -> dict[str, Any]:
+def _same_dataset(label: str, folder: Path, data: Any, run: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(data, dict) or not isinstance(data.get("dataset"), str):
         raise RunError(f"{label} {printable(str(folder))}: field dataset: missing")
-    if not same_dataset(data["dataset"], dataset):
-        raise RunError(f"{label} {printable(str(folder))}: a run on another dataset ({printable(data['dataset'])})")
+    problem = pairing_problem(run, data)
+    if problem is not None:
+        raise RunError(f"{label} {printable(str(folder))}: not a run on the eval run's dataset: {problem}")
     return data
 
 
-def _load(label: str, folder: Path, name: str, dataset: str) -> dict[str, Any]:
+def _load(label: str, folder: Path, name: str, dataset: dict[str, Any]) -> dict[str, Any]:
     if not (folder / name).is_file():
         raise RunError(f"{label} {printable(str(folder))}: no {name} (not the run this option takes)")
     try:
@@ -44,8 +45,8 @@ def compose(run: Path, probes: Path | None = None, horizons: Path | None = None)
     metrics = meta.get("metrics")
     if not isinstance(metrics, dict) or not isinstance(metrics.get("groups"), dict):
         raise RunError(f"{printable(str(run))}/run.json: field metrics: missing")
-    probe = _load("--probes", probes, "probe.json", meta["dataset"]) if probes is not None else None
-    sweep = _load("--horizons", horizons, "horizon.json", meta["dataset"]) if horizons is not None else None
+    probe = _load("--probes", probes, "probe.json", meta) if probes is not None else None
+    sweep = _load("--horizons", horizons, "horizon.json", meta) if horizons is not None else None
     config = meta.get("config") if isinstance(meta.get("config"), dict) else {}
     try:
         headers, table = table_rows(metrics, rag=(config.get("context") or {}).get("mode") == "rag")

@@ -10,7 +10,8 @@ rest is evaluated.
 
 The output folder::
 
-    run.json        the configuration, the dataset, the figures, skipped tasks
+    run.json        the state (running, then finished), the configuration, the dataset's path, content
+                    fingerprint and task digests, the figures, skipped tasks (harness.run_folder)
     results.jsonl   one line per task and trial, sorted by id then trial
     report.md       the Markdown report (harness.report)
     .cache/         summaries of the history (kept: a rerun into the same folder reuses them)
@@ -29,8 +30,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable
 
-from backends.dataset import ensure_writable_folder
-from backends.folder_lock import LOCK_NAME, FolderBusy, FolderLock
+from backends.dataset import dataset_fingerprint, ensure_writable_folder, task_digest
+from backends.folder_lock import FolderBusy, FolderLock
 from backends.llm.failures import RefusalWatch, RunRefused
 from backends.scratch import claim_work_folder, release_work_folder
 from backends.workers import Budget, JobFailure, run_jobs
@@ -39,19 +40,16 @@ from harness.agents import (DEFAULT_STEP_CAP, STOP_ERROR, Agent, Episode, LLMAge
 from harness.agent_plugins import AgentLoadError, build_plugin, check_agent_name, is_plugin
 from harness.context import ContextConfig, build_context
 from harness.report import metrics, render_report
-from office_env import Workspace, default_registry, evaluate_criteria, validate_criteria
+from harness.run_folder import (CACHE, FINISHED, PROGRESS, REPORT, REPORT_HTML, RESULTS, RUNNING, WORK,
+                                ProgressLog, RunFolderError, check_out, clear, earlier_outcomes, now_text,
+                                write_state)
+from office_env import Workspace, default_registry, validate_criteria
 from office_env.evaluation.officebench_semantics import SEMANTICS, scorer
+from office_env.limits import MAX_DIALOGUE_TURNS
 from office_env.workspace import atomic_write
 
 AGENTS = ("llm", "oracle", "none")
 REQUESTS = ("intent", "description")
-WORK = ".work"
-CACHE = ".cache"
-PROGRESS = ".progress.jsonl"
-RESULTS = "results.jsonl"
-REPORT = "report.md"
-REPORT_HTML = "report.html"
-RUN = "run.json"
 
 
 class EvalError(ValueError):
@@ -209,6 +207,9 @@ def _dialogue_problem(dialogue: Any) -> str | None:
     whole-number day, a date and turns of a user or assistant saying some text at a time."""
     if not isinstance(dialogue, list) or not dialogue:
         return "dialogue: not a list of sessions"
+    turns = sum(len(s["turns"]) for s in dialogue if isinstance(s, dict) and isinstance(s.get("turns"), list))
+    if turns > MAX_DIALOGUE_TURNS:
+        return f"dialogue: {turns:,} turns, over the limit of {MAX_DIALOGUE_TURNS:,}"
     for i, session in enumerate(dialogue):
         where = f"dialogue[{i}]"
         if not isinstance(session, dict):
@@ -339,22 +340,6 @@ def _references(record: dict[str, Any], testbed: Path, reference_dir: Path | Non
 
 # -- the run (in the parent) ------------------------------------------------------------------
 
-def _check_out(out: Path) -> None:
-    if out.exists() and not out.is_dir():
-        raise EvalError(f"--out {out}: exists and is not a folder")
-    if out.is_dir() and any(p.name not in (CACHE, WORK, PROGRESS, LOCK_NAME) for p in out.iterdir()) \
-            and not (out / RUN).is_file():
-        raise EvalError(f"--out {out}: folder is not empty and holds no earlier evaluation run")
-    try:
-        ensure_writable_folder(out)
-    except OSError as exc:
-        raise EvalError(f"--out {out}: cannot write there ({exc.strerror or exc})") from None
-
-
-def _dumps(data: Any) -> str:
-    return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
-
-
 def failed_rows(task_id: str, record: dict[str, Any], trials: int, failure: JobFailure) -> dict[str, Any]:
     """Rows for a task whose runs gave no result (time or memory budget, a dead worker): failed,
     with the reason as their error."""
@@ -365,66 +350,59 @@ def failed_rows(task_id: str, record: dict[str, Any], trials: int, failure: JobF
     return {"id": task_id, "rows": rows}
 
 
-def _progress_header(config: EvalConfig, dataset: Path) -> dict[str, Any]:
-    settings = {k: v for k, v in config.to_dict().items() if k != "workers"}
-    return {"header": {"config": settings, "dataset": str(dataset.resolve())}}
+def _settings(config: dict[str, Any]) -> dict[str, Any]:
+    """What makes two runs the same run (the worker count does not)."""
+    return {k: v for k, v in config.items() if k != "workers"}
 
 
-def _resumed(out: Path, header: dict[str, Any], trials: int) -> dict[str, dict[str, Any]]:
-    """Outcomes of an interrupted run in ``out`` (by task id): tasks with every trial's row, and
-    tasks skipped. Raises EvalError when that run had another configuration."""
-    path = out / PROGRESS
-    if not path.is_file():
-        return {}
-    lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-    try:
-        first = json.loads(lines[0]) if lines else None
-    except ValueError:
-        first = None
-    if first != header:
-        raise EvalError(f"--resume: {out} holds a run with another agent, context, dataset or trial count "
-                        "(or none at all); use the same options or a new --out")
-    rows: dict[str, dict[int, dict[str, Any]]] = {}
-    outcomes: dict[str, dict[str, Any]] = {}
-    for line in lines[1:]:
-        try:
-            item = json.loads(line)
-        except ValueError:
-            continue  # a line cut short by the interruption
-        if not isinstance(item, dict) or not isinstance(item.get("id"), str):
-            continue
-        if "skipped" in item:
-            if not str(item["skipped"]).startswith("error:"):  # an endpoint's failure is run again
-                outcomes[item["id"]] = {"id": item["id"], "skipped": str(item["skipped"])}
-        elif isinstance(item.get("trial"), int) and not str(item.get("error") or "").startswith("error:"):
-            rows.setdefault(item["id"], {})[item["trial"]] = item
-    for task_id, by_trial in rows.items():
-        if set(by_trial) >= set(range(1, trials + 1)):
-            outcomes[task_id] = {"id": task_id, "rows": [by_trial[t] for t in range(1, trials + 1)]}
-    return outcomes
+def _progress_header(config: EvalConfig, fingerprint: str) -> dict[str, Any]:
+    return {"header": {"config": _settings(config.to_dict()), "dataset_fingerprint": fingerprint}}
+
+
+def _same_run(config: EvalConfig, dataset: Path, fingerprint: str) -> Callable[[dict[str, Any]], bool]:
+    """Whether a ``run.json`` found in --out is this run (an older one without a fingerprint: by path)."""
+    def same(run: dict[str, Any]) -> bool:
+        if not isinstance(run.get("config"), dict) or _settings(run["config"]) != _settings(config.to_dict()):
+            return False
+        if "dataset_fingerprint" in run:
+            return run["dataset_fingerprint"] == fingerprint
+        return run.get("dataset") == str(dataset.resolve())
+    return same
 
 
 def evaluate(dataset_dir: Path | str, out_dir: Path | str, config: EvalConfig,
              on_progress: Callable[[int, int], None] | None = None, *, resume: bool = False,
              budget: Budget | None = None, on_outcome: Callable[[dict[str, Any]], None] | None = None,
-             executor: str = "local", ray_address: str | None = None) -> RunSummary:
+             executor: str = "local", ray_address: str | None = None, overwrite: bool = False) -> RunSummary:
     """Run ``config.agent`` on every task of ``dataset_dir``; write results, report and config into
-    ``out_dir`` (holding its lock). Raises :class:`EvalError` for bad input (before any work), and
-    ``backends.workers.Interrupted`` after Ctrl-C (finished rows are kept for ``resume``)."""
+    ``out_dir`` (holding its lock). An ``out_dir`` holding an earlier run is continued with
+    ``resume`` (same configuration) or replaced with ``overwrite``, else refused. Raises
+    :class:`EvalError` for bad input (before any work), and ``backends.workers.Interrupted`` after
+    Ctrl-C (finished rows are kept for ``resume``)."""
     dataset, out = Path(dataset_dir), Path(out_dir)
     config.validate()
     if not (dataset / "tasks").is_dir():
         raise EvalError(f"{dataset}: not a dataset folder (no tasks/)")
     if config.agent == "oracle":
         _check_oracle_plans(dataset)
-    _check_out(out)
+    try:
+        check_out(out, resume=resume, overwrite=overwrite)
+        ensure_writable_folder(out)
+    except RunFolderError as exc:
+        raise EvalError(str(exc)) from None
+    except OSError as exc:
+        raise EvalError(f"--out {out}: cannot write there ({exc.strerror or exc})") from None
     try:
         lock = FolderLock(out, "homer eval").acquire()
     except FolderBusy as exc:
         raise EvalError(str(exc)) from None
     try:
+        if overwrite:
+            clear(out)
         return _evaluate_locked(dataset, out, config, on_progress, resume, budget or Budget(), on_outcome,
                                 (executor, ray_address))
+    except RunFolderError as exc:
+        raise EvalError(str(exc)) from None
     finally:
         lock.release()
 
@@ -438,26 +416,46 @@ def _check_oracle_plans(dataset: Path) -> None:
                         "from seeds come without one); use --agent llm or --agent none")
 
 
-def _evaluate_locked(dataset: Path, out: Path, config: EvalConfig, on_progress: Callable[[int, int], None] | None,
-                     resume: bool, budget: Budget,
-                     on_outcome: Callable[[dict[str, Any]], None] | None = None,
-                     where: tuple[str, str | None] = ("local", None)) -> RunSummary:
+def _jobs(dataset: Path, config: EvalConfig, summary: RunSummary
+          ) -> tuple[list[tuple[str, dict[str, Any]]], dict[str, str]]:
+    """The tasks to run (unusable ones go to ``summary.skipped``) and every task's digest."""
     from backends.dataset import iter_tasks
 
-    started = time.perf_counter()
-    summary = RunSummary(out=out, config=config)
-    header = _progress_header(config, dataset)
-    earlier = _resumed(out, header, config.trials) if resume else {}
     jobs: list[tuple[str, dict[str, Any]]] = []
+    digests: dict[str, str] = {}
     for task in iter_tasks(dataset):
         if task.record is None:
+            digests[task.id] = "unusable"
             summary.skipped.append({"id": task.id, "error": task.error or "unreadable"})
             continue
+        digests[task.id] = task_digest(task)
         problem = record_problem(task.record, config.request)
         if problem:
             summary.skipped.append({"id": task.id, "error": f"{task.folder / 'task.json'}: {problem}"})
             continue
         jobs.append((task.id, task.record))
+    return jobs, digests
+
+
+def _lines(outcome: dict[str, Any]) -> list[dict[str, Any]]:
+    if "skipped" in outcome:
+        return [{"id": outcome["id"], "skipped": outcome["skipped"]}]
+    return outcome["rows"]
+
+
+def _evaluate_locked(dataset: Path, out: Path, config: EvalConfig, on_progress: Callable[[int, int], None] | None,
+                     resume: bool, budget: Budget,
+                     on_outcome: Callable[[dict[str, Any]], None] | None = None,
+                     where: tuple[str, str | None] = ("local", None)) -> RunSummary:
+    started = time.perf_counter()
+    summary = RunSummary(out=out, config=config)
+    jobs, digests = _jobs(dataset, config, summary)
+    fingerprint = dataset_fingerprint(digests)
+    header = _progress_header(config, fingerprint)
+    earlier = earlier_outcomes(out, header, config.trials, _same_run(config, dataset, fingerprint)) if resume else {}
+    identity = {"config": config.to_dict(), "dataset": str(dataset.resolve()), "dataset_fingerprint": fingerprint,
+                "task_digests": digests}
+    write_state(out, {"state": RUNNING, **identity, "started": now_text()})  # the folder names its run first
     total = len(jobs)
     done = 0
     if config.needs_client():  # the workers split the endpoint's rate budget between them
@@ -469,7 +467,8 @@ def _evaluate_locked(dataset: Path, out: Path, config: EvalConfig, on_progress: 
     shutil.rmtree(out / WORK, ignore_errors=True)  # an older run's copies
 
     refusals = RefusalWatch()  # the server refusing every request alike stops the run (backends.llm.failures)
-    with (out / PROGRESS).open("w", encoding="utf-8") as progress:
+    # the interrupted run's lines are written again with the header, so that a later resume keeps them too
+    with ProgressLog(out, header, [line for outcome in kept for line in _lines(outcome)]) as progress:
         def collect(outcome: dict[str, Any], write: bool = True) -> None:
             nonlocal done
             done += 1
@@ -477,21 +476,17 @@ def _evaluate_locked(dataset: Path, out: Path, config: EvalConfig, on_progress: 
                 refusals.see(reason if isinstance(reason, str) and reason.startswith("error:") else None)
             if "skipped" in outcome:
                 summary.skipped.append({"id": outcome["id"], "error": outcome["skipped"]})
-                lines = [{"id": outcome["id"], "skipped": outcome["skipped"]}]
             else:
                 summary.rows.extend(outcome["rows"])
-                lines = outcome["rows"]
             if write:
-                progress.write("".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines))
-                progress.flush()
+                progress.write(_lines(outcome))
                 if on_outcome:  # what this run did (resumed tasks are counted once, up front)
                     on_outcome(outcome)
             if on_progress:
                 on_progress(done, total)
 
-        progress.write(json.dumps(header, ensure_ascii=False) + "\n")
-        for outcome in kept:  # the interrupted run's rows, rewritten so that a later resume keeps them too
-            collect(outcome)
+        for outcome in kept:
+            collect(outcome, write=False)
         if on_progress:
             on_progress(done, total)
         work = claim_work_folder()
@@ -510,12 +505,12 @@ def _evaluate_locked(dataset: Path, out: Path, config: EvalConfig, on_progress: 
     summary.skipped.sort(key=lambda s: s["id"])
     summary.metrics = metrics(summary.rows, config.trials)
     summary.elapsed = time.perf_counter() - started
-    _write(summary, dataset)
+    _write(summary, dataset, identity)
     (out / PROGRESS).unlink(missing_ok=True)
     return summary
 
 
-def _write(summary: RunSummary, dataset: Path) -> None:
+def _write(summary: RunSummary, dataset: Path, identity: dict[str, Any]) -> None:
     out, config = summary.out, summary.config.to_dict()
     lines = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in summary.rows)
     atomic_write(out / RESULTS, lines.encode("utf-8"))
@@ -528,10 +523,10 @@ def _write(summary: RunSummary, dataset: Path) -> None:
 
     atomic_write(out / REPORT_HTML, render_html(summary.metrics, config, summary.rows,
                                                 dataset=str(dataset)).encode("utf-8"))
-    run = {"config": config, "dataset": str(dataset.resolve()), "tasks": summary.metrics["groups"]["overall"]["tasks"],
+    run = {"state": FINISHED, **identity, "tasks": summary.metrics["groups"]["overall"]["tasks"],
            "runs": len(summary.rows), "skipped": summary.skipped, "metrics": summary.metrics,
-           "elapsed_seconds": round(summary.elapsed, 3), "finished": time.strftime("%Y-%m-%dT%H:%M:%S")}
-    atomic_write(out / RUN, _dumps(run).encode("utf-8"))
+           "elapsed_seconds": round(summary.elapsed, 3), "finished": now_text()}
+    write_state(out, run)  # last: until now the folder says the run is still running
 
 
 __all__ = ["EvalConfig", "EvalError", "RunSummary", "evaluate", "run_task", "make_agent", "record_problem",

@@ -139,6 +139,28 @@ def same_dataset(a: Path | str, b: Path | str) -> bool:
     return Path(a).resolve() == Path(b).resolve()
 
 
+def pairing_problem(a: dict[str, Any], b: dict[str, Any]) -> str | None:
+    """Why two runs (or a run and a dataset's :func:`~backends.dataset.dataset_identity`) were not
+    made on the same dataset contents, naming the first task that differs; ``None`` when they
+    were. Runs are paired by content: a byte-identical copy at another path pairs, a dataset
+    rebuilt at the same path does not. Runs written before fingerprints existed pair by path."""
+    digests_a, digests_b = a.get("task_digests"), b.get("task_digests")
+    if not isinstance(digests_a, dict) or not isinstance(digests_b, dict):
+        if same_dataset(str(a.get("dataset")), str(b.get("dataset"))):
+            return None
+        return f"another dataset folder ({printable(str(b.get('dataset')))})"
+    if digests_a == digests_b:
+        return None
+    for task in sorted(set(digests_a) | set(digests_b), key=str):
+        if task not in digests_b:
+            return f"other dataset contents: task {printable(str(task))} is only in the first"
+        if task not in digests_a:
+            return f"other dataset contents: task {printable(str(task))} is only in the second"
+        if digests_a[task] != digests_b[task]:
+            return f"other dataset contents: task {printable(str(task))} differs"
+    return None
+
+
 def read_run(folder: Path | str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """A finished eval run's ``run.json`` and result rows (each row checked for the fields scores use)."""
     folder = Path(folder)
@@ -159,6 +181,11 @@ def read_run(folder: Path | str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         raise RunError(str(exc)) from None
     if not isinstance(run, dict) or not isinstance(run.get("dataset"), str):
         raise RunError(f"{name}/run.json: field dataset: missing")
+    if "task_digests" in run and not isinstance(run["task_digests"], dict):
+        raise RunError(f"{name}/run.json: field task_digests: not an object")
+    if run.get("state", "finished") != "finished":
+        raise RunError(f"{name}: an unfinished eval run (state: {printable(str(run.get('state')))}); finish it with "
+                       f"`homer eval ... --out {name} --resume`")
     for n, row in enumerate(rows, start=1):
         if not isinstance(row, dict) or not isinstance(row.get("id"), str) or not isinstance(row.get("passed"), bool):
             raise RunError(f"{name}/results.jsonl line {n}: fields id and passed are needed")

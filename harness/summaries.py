@@ -26,6 +26,7 @@ from typing import Any, Callable, Sequence
 from backends.prompts import render
 from generators.model import Session, Turn
 from office_env.workspace import atomic_write
+from office_env.untrusted import UntrustedInputError, load_json
 
 EXTRACTIVE_KIND = "extractive-v1"  # change it when the extractive summarizer changes (cached summaries are keyed by it)
 WORDS_PER_SESSION = 40  # the budget for first sentences of turns without details, per session
@@ -165,10 +166,10 @@ def cached_summary(cache_dir: Path | None, record_id: str, scope: str, unit_id: 
     path = cache_file(cache_dir, record_id, scope, unit_id)
     key = summary_key(unit_text, kind)
     try:
-        stored = json.loads(path.read_text(encoding="utf-8"))
+        stored = load_json(path)
         if isinstance(stored, dict) and stored.get("key") == key and isinstance(stored.get("summary"), str):
             return stored["summary"]
-    except (OSError, UnicodeDecodeError, ValueError):
+    except UntrustedInputError:
         pass
     summary = compute()
     entry = {"key": key, "kind": kind, "record": record_id, "scope": scope, "unit": unit_id, "summary": summary}

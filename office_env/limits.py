@@ -13,6 +13,8 @@ MiB = 1024 * 1024
 # -- files in a testbed, a reference folder or a seed ----------------------------------------
 MAX_FILE_BYTES = 32 * MiB            # any single file read from a testbed, on disk
 MAX_TREE_FILES = 5_000               # files in one testbed / reference / seed task folder
+MAX_TREE_BYTES = 128 * MiB           # all files of one testbed / reference together (sizes as listed: sparse too)
+MAX_DATASET_BYTES = 4 * 1024 * MiB   # all testbeds and references of one dataset or seed folder together
 MAX_TREE_DEPTH = 16                  # folder nesting below a tree's root
 MAX_NAME_CHARS = 200                 # one path component (file or folder name)
 MAX_NAME_BYTES = 255                 # the same in UTF-8: the file system's own limit (NAME_MAX)
@@ -27,7 +29,7 @@ MAX_PACKAGE_RATIO = 200              # uncompressed / compressed, per member ove
 MAX_SHEET_ROWS = 10_000              # write tools refuse cells beyond these bounds
 MAX_SHEET_COLS = 1_000
 MAX_RENDER_CELLS = 200_000           # readers render at most this many cells of a sheet
-MAX_BOOK_CELLS = 1_000_000           # cells a read workbook may make (cells, merged and linked ranges)
+MAX_BOOK_CELLS = 100_000             # cells a read workbook may make (cells, merged and linked ranges): ~3 s, ~150 MB
 
 # -- PDF, mail, calendar ---------------------------------------------------------------------
 MAX_PDF_PAGES = 500
@@ -44,6 +46,11 @@ MAX_OBSERVATION_CHARS = 20_000       # longer observations are cut, with a marke
 # -- JSON from strangers (task.json, subtask files, criteria files, endpoint replies) --------
 MAX_JSON_BYTES = 16 * MiB
 MAX_JSON_DEPTH = 64
+MAX_SEED_INSTRUCTION_CHARS = 20_000  # one seed subtask's instruction ("task"); OfficeBench's are a few hundred
+MAX_SEED_FIELD_CHARS = 200           # a seed subtask's username, date, weekday, time
+MAX_SEED_CRITERIA = 200              # criteria in one seed subtask's evaluation list
+MAX_DIALOGUE_TURNS = 50_000          # turns of one task's history (the challenge preset has about 7,500)
+MAX_SCHEMA_ERRORS = 5                # schema problems named per file (validation stops there)
 MAX_COMPARATOR_CHARS = 1_000         # one spreadsheet comparator ('>= 90', 'in [1, 2]') in a criterion
 MAX_DIFF_LINES = 5_000               # lines of two documents compared line by line; longer: a multiset difference
 

@@ -27,6 +27,7 @@ import stat
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,9 @@ from jsonschema import Draft202012Validator
 from office_env.evaluation.catalog import Problem, validate_criteria
 from office_env.evaluation.checks import CHECKS
 from office_env.evaluation.paths import external_target
+from office_env.limits import (
+    MAX_DATASET_BYTES, MAX_SCHEMA_ERRORS, MAX_SEED_CRITERIA, MAX_SEED_FIELD_CHARS, MAX_SEED_INSTRUCTION_CHARS, MiB,
+)
 from office_env.untrusted import (
     UntrustedInputError, copy_tree, entry_problem, is_real_dir, load_json, name_problem, printable, scan_tree,
 )
@@ -51,12 +55,12 @@ SUBTASK_SCHEMA: dict[str, Any] = {
     "title": "OfficeBench subtask",
     "type": "object",
     "properties": {
-        "username": {"type": "string", "minLength": 1},
-        "date": {"type": "string", "pattern": r"^\d{4}-\d{2}-\d{2}$"},
-        "weekday": {"type": "string"},
-        "time": {"type": "string", "minLength": 1},
-        "task": {"type": "string", "minLength": 1},
-        "evaluation": {"type": "array"},
+        "username": {"type": "string", "minLength": 1, "maxLength": MAX_SEED_FIELD_CHARS},
+        "date": {"type": "string", "pattern": r"^\d{4}-\d{2}-\d{2}$", "maxLength": MAX_SEED_FIELD_CHARS},
+        "weekday": {"type": "string", "maxLength": MAX_SEED_FIELD_CHARS},
+        "time": {"type": "string", "minLength": 1, "maxLength": MAX_SEED_FIELD_CHARS},
+        "task": {"type": "string", "minLength": 1, "maxLength": MAX_SEED_INSTRUCTION_CHARS},
+        "evaluation": {"type": "array", "maxItems": MAX_SEED_CRITERIA},
     },
     "required": ["username", "date", "weekday", "time", "task", "evaluation"],
 }
@@ -201,10 +205,12 @@ def _subtask_files(subtask_dir: Path, report: LoadReport) -> list[Path]:
     return sorted(files, key=_subtask_key)
 
 
-def _folder_problems(folder: Path) -> list[Problem]:
+def _folder_problems(folder: Path) -> tuple[list[Problem], int]:
     """What makes a seed folder unusable: a symlinked subtasks/, testbed/ or reference/, or a
-    refused entry anywhere in testbed/ or reference/ (named, up to a few per tree)."""
+    refused entry anywhere in testbed/ or reference/ (named, up to a few per tree); and the bytes
+    of its testbed and reference files."""
     problems = []
+    size = 0
     for name in ("subtasks", "testbed", "reference"):
         path = folder / name
         problem = entry_problem(path, folder=True)
@@ -214,6 +220,7 @@ def _folder_problems(folder: Path) -> list[Problem]:
         if name == "subtasks":
             continue
         tree = scan_tree(path)
+        size += tree.total_bytes
         if tree.ok or tree.refused:  # refused here only when missing: an absent testbed is an empty office
             continue
         for skipped in tree.skipped[:MAX_PROBLEMS_PER_TREE]:
@@ -222,7 +229,7 @@ def _folder_problems(folder: Path) -> list[Problem]:
         more = tree.skipped_count - MAX_PROBLEMS_PER_TREE
         if more > 0:
             problems.append(Problem(name, f"{more} more refused entr{'y' if more == 1 else 'ies'}", printable(path)))
-    return problems
+    return problems, size
 
 
 def load_officebench(path: str | Path) -> LoadReport:
@@ -235,11 +242,16 @@ def load_officebench(path: str | Path) -> LoadReport:
     folders = _task_folders(root, report)
     if not folders and not report.problems:
         report.problems.append(Problem("tasks", "no task folders (<apps>-<k>/subtasks/*.json) found", str(path)))
+    total = 0
     for folder, app_count, _ in folders:
         report.folders += 1
         subtask_dir = folder / "subtasks"
         testbed = folder / "testbed"
-        unusable = _folder_problems(folder)
+        unusable, size = _folder_problems(folder)
+        total += size
+        if not unusable and total > MAX_DATASET_BYTES:
+            unusable = [Problem("testbed", f"the seed folders' testbeds pass {MAX_DATASET_BYTES // MiB:,} MiB in total "
+                                           "here; the task folder is skipped", printable(folder))]
         if unusable:
             report.problems.extend(unusable)
             if is_real_dir(subtask_dir):
@@ -267,7 +279,7 @@ def load_subtask(file: Path, app_count: int, testbed: Path, reference: Path | No
         data = load_json(file, label)
     except UntrustedInputError as exc:
         return None, [Problem(exc.kind, exc.reason, label)], []
-    problems = [_schema_problem(e, label) for e in _SUBTASK_VALIDATOR.iter_errors(data)]
+    problems = _schema_problems(data, label)
     if problems:
         return None, problems, []
     try:
@@ -303,13 +315,28 @@ def load_subtask(file: Path, app_count: int, testbed: Path, reference: Path | No
     return task, [], _reference_warnings(evaluation, reference, label)
 
 
+def _schema_problems(data: Any, label: str) -> list[Problem]:
+    """The first few schema problems (validation stops there: a file with 150,000 bad criteria
+    costs one bounded error, not a list of them)."""
+    return [_schema_problem(e, label) for e in islice(_SUBTASK_VALIDATOR.iter_errors(data), MAX_SCHEMA_ERRORS)]
+
+
 def _schema_problem(error: Any, label: str) -> Problem:
-    """Name the field: a missing one by its own name, others by their path."""
+    """Name the field: a missing one by its own name, others by their path; an over-long value
+    is described by its size, never quoted."""
     if error.validator == "required":
         missing = next((k for k in error.validator_value if k in error.message), None)
         if missing:
             return Problem(missing, "is missing", label)
-    return Problem(".".join(str(p) for p in error.absolute_path) or "(top level)", error.message, label)
+    where = ".".join(str(p) for p in error.absolute_path) or "(top level)"
+    if error.validator == "maxLength":
+        return Problem(where, f"is {len(error.instance):,} characters long, over the limit of "
+                              f"{error.validator_value:,}", label)
+    if error.validator == "maxItems":
+        return Problem(where, f"holds {len(error.instance):,} items, over the limit of {error.validator_value:,}",
+                       label)
+    message = error.message if len(error.message) <= 300 else error.message[:300] + "..."
+    return Problem(where, message, label)
 
 
 def misplaced_criteria(items: Any) -> tuple[int, ...]:
@@ -375,7 +402,7 @@ def write_task_folder(folder: Path, subtasks: list[dict[str, Any]], testbed: Pat
     ``UntrustedInputError``, an ``OfficeError`` naming the path) before any subtask is written,
     and a failure leaves no folder behind; the copy never holds a link."""
     for subtask in subtasks:
-        problems = [_schema_problem(e, str(folder)) for e in _SUBTASK_VALIDATOR.iter_errors(subtask)]
+        problems = _schema_problems(subtask, str(folder))
         problems += validate_criteria(subtask.get("evaluation"), file=str(folder))
         if problems:
             raise ValueError("; ".join(str(p) for p in problems))

@@ -28,7 +28,7 @@ class Snapshot:
     @classmethod
     def of(cls, root: Path) -> "Snapshot":
         files: dict[str, str] = {}
-        tree = scan_tree(root, check_links=False, max_file_bytes=None)
+        tree = scan_tree(root, check_links=False, max_file_bytes=None, max_total_bytes=None)
         if tree.refused:
             return cls(files)
         for entry, fd in iter_files(tree, check_links=False, skip_errors=True):

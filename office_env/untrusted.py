@@ -56,7 +56,8 @@ from typing import Any, Iterator
 from office_env.errors import PathError
 from office_env.formats.bounded import read_upto
 from office_env.limits import (
-    MAX_FILE_BYTES, MAX_JSON_BYTES, MAX_JSON_DEPTH, MAX_NAME_CHARS, MAX_TREE_DEPTH, MAX_TREE_FILES, MiB,
+    MAX_FILE_BYTES, MAX_JSON_BYTES, MAX_JSON_DEPTH, MAX_NAME_CHARS, MAX_TREE_BYTES, MAX_TREE_DEPTH, MAX_TREE_FILES,
+    MiB,
 )
 
 SYMLINK = "is a symlink"
@@ -180,6 +181,11 @@ class Tree:
     skipped_count: int = 0  # every refused entry, also those past MAX_SKIPPED_KEPT
 
     @property
+    def total_bytes(self) -> int:
+        """The accepted files' sizes together (as listed: a sparse file counts whole)."""
+        return sum(f.size for f in self.files)
+
+    @property
     def ok(self) -> bool:
         return self.skipped_count == 0
 
@@ -230,12 +236,14 @@ def _special_kind(mode: int) -> str:
 
 
 def scan_tree(root: str | os.PathLike[str], *, check_links: bool = True, max_entries: int = MAX_TREE_FILES,
-              max_depth: int = MAX_TREE_DEPTH, max_file_bytes: int | None = MAX_FILE_BYTES) -> Tree:
+              max_depth: int = MAX_TREE_DEPTH, max_file_bytes: int | None = MAX_FILE_BYTES,
+              max_total_bytes: int | None = MAX_TREE_BYTES) -> Tree:
     """Walk ``root`` without following any link; see the module docstring for what is refused.
 
     ``check_links=False`` accepts files with extra hard links (for the project's own copies made
-    with ``link=True``); ``max_file_bytes=None`` accepts any size (for hashing, which streams).
-    Files and folders both count towards ``max_entries``."""
+    with ``link=True``); ``max_file_bytes=None`` and ``max_total_bytes=None`` accept any size (for
+    hashing, which streams). Files and folders both count towards ``max_entries``; the files
+    accepted may hold ``max_total_bytes`` together (the first file past it is refused)."""
     tree = Tree(Path(root))
     try:
         st = os.lstat(root)
@@ -251,7 +259,7 @@ def scan_tree(root: str | os.PathLike[str], *, check_links: bool = True, max_ent
     if not stat.S_ISDIR(st.st_mode):
         tree.skip("", NOT_FOLDER)
         return tree
-    entries = 0
+    entries = total = 0
     # each folder is opened with O_NOFOLLOW and must be the very folder its parent listed (same
     # device and inode), so a folder swapped for a link during the walk is refused, not listed
     stack: list[tuple[str, tuple[str, ...], tuple[int, int]]] = [(os.fspath(root), (), (st.st_dev, st.st_ino))]
@@ -308,7 +316,11 @@ def scan_tree(root: str | os.PathLike[str], *, check_links: bool = True, max_ent
             elif stat.S_ISREG(mode):
                 if max_file_bytes is not None and est.st_size > max_file_bytes:
                     tree.skip(rel, f"{TOO_LARGE} ({_size(est.st_size)}; the limit is {_size(max_file_bytes)})")
+                elif max_total_bytes is not None and total + est.st_size > max_total_bytes:
+                    tree.skip(rel, f"{TOO_LARGE} (with the files before it, the tree passes "
+                                   f"{_size(max_total_bytes)}, the limit for one tree)")
                 else:
+                    total += est.st_size
                     tree.files.append(FileEntry(parts + (name,), est.st_size, est.st_dev, est.st_ino, est.st_nlink,
                                                 est.st_mtime_ns))
             else:
@@ -623,3 +635,46 @@ def is_real_dir(path: str | os.PathLike[str]) -> bool:
         return stat.S_ISDIR(os.lstat(path).st_mode)
     except OSError:
         return False
+
+
+def read_file(path: str | os.PathLike[str], label: str | None = None, *, max_bytes: int = MAX_JSON_BYTES) -> bytes:
+    """All bytes of one regular file from a stranger (not a symlink, FIFO, device or folder), of at
+    most ``max_bytes``: the size is checked before reading, and reading stops past it."""
+    label = printable(label if label is not None else path)
+    fd, st = open_regular(path, label)
+    try:
+        if st.st_size > max_bytes:
+            raise UntrustedInputError(label, f"{TOO_LARGE} ({_size(st.st_size)}; the limit is {_size(max_bytes)})")
+        return read_fd(fd, max_bytes, label)
+    finally:
+        os.close(fd)
+
+
+def output_folder_problem(path: str | os.PathLike[str]) -> str | None:
+    """Why a folder to write into is refused: a symlink (writing through it would put files
+    wherever it points) or not a folder; ``None`` when it is a real folder or absent."""
+    return entry_problem(path, folder=True)
+
+
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def sqlite_problem(path: str | os.PathLike[str]) -> str | None:
+    """Why ``path`` cannot be opened as an SQLite file of ours: a symlink, not a regular file, or
+    not an SQLite database; its journal files (``-wal``, ``-shm``, ``-journal``) must not be links
+    either, since SQLite writes through them. ``None`` when it is absent, empty or a database."""
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        problem = entry_problem(f"{os.fspath(path)}{suffix}", folder=False)
+        if problem is not None:
+            return problem if not suffix else f"its {suffix[1:]} file {problem}"
+    if not os.path.lexists(path):
+        return None
+    try:
+        fd, st = open_regular(path, printable(path))
+    except UntrustedInputError as exc:
+        return exc.reason
+    try:
+        head = os.read(fd, len(SQLITE_HEADER)) if st.st_size else SQLITE_HEADER
+    finally:
+        os.close(fd)
+    return None if head == SQLITE_HEADER else "is not an SQLite database"

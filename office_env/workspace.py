@@ -139,7 +139,7 @@ class Workspace:
         if not base.exists():
             return []
         prefix = base.relative_to(self.root).parts
-        tree = scan_tree(base, check_links=False, max_file_bytes=None)
+        tree = scan_tree(base, check_links=False, max_file_bytes=None, max_total_bytes=None)
         return ["/".join(prefix + entry.parts) for entry in tree.files]
 
     # -- writing -----------------------------------------------------------------------------

@@ -29,6 +29,7 @@ from backends.workers import Budget, JobFailure, run_jobs
 from generators.families import check_families
 from office_env.synthesis import World, make_world, write_workspace
 from office_env.synthesis.check import WorldCheckError
+from office_env.untrusted import UntrustedInputError, load_json, read_file
 from verifier.duplicates import duplicate_keys, first_of_each, near_words
 from verifier.gameability import record_cues
 from orchestrator import dataset
@@ -43,6 +44,8 @@ from orchestrator.record import build_record
 from generators.small_talk import WordingsExhausted
 from orchestrator.roles import TASKS_PER_WORLD, BuildConfig, Job
 from verifier.gates import run_gates
+
+MAX_LOG_BYTES = 512 * 1024 * 1024  # attempts.jsonl, .progress.jsonl and index.jsonl read back on resume
 
 GENERATOR_VERSION = "neo-4"  # 4: app counts stratified (equal shares, or --apps-weights)
 EXPECTED_DROP_RATE = 0.1  # before any attempt has ended: sizes the first batch
@@ -342,9 +345,10 @@ class BuildSummary:
 
 def _previous_build(out: Path) -> dict[str, Any] | None:
     try:
-        return json.loads((out / dataset.BUILD).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        previous = load_json(out / dataset.BUILD)
+    except UntrustedInputError:
         return None
+    return previous if isinstance(previous, dict) else None
 
 
 def unique_accepted(done: dict[int, dict[str, Any]], near: bool = True) -> tuple[list[int], dict[int, int]]:
@@ -397,13 +401,16 @@ def check_out_folder(out: Path, digest: str, resume: bool, same_options: str = "
         raise BuildError(f"--out {out}: exists and is not a folder")
     if out.exists() and any(p.name != LOCK_NAME for p in out.iterdir()):
         if not resume:
-            raise BuildError(f"--out {out}: folder is not empty (use --resume to continue an interrupted build)")
+            raise BuildError(f"--out {out}: folder is not empty (use --resume to continue an interrupted build, "
+                             "or --overwrite to replace it)")
         if not build_file.is_file():
             raise BuildError(f"--out {out}: not a homeragents build folder (no {dataset.BUILD}); cannot resume")
         try:
-            previous = json.loads(build_file.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            raise BuildError(f"--resume: {build_file} is unreadable; start a new folder") from None
+            previous = load_json(build_file)
+        except UntrustedInputError as exc:
+            raise BuildError(f"--resume: {exc}; start a new folder") from None
+        if not isinstance(previous, dict):
+            raise BuildError(f"--resume: {build_file}: not an object; start a new folder")
         if previous.get("config_hash") != digest:
             differ = config_differences(previous, current or {})
             which = f": {'; '.join(differ)}" if differ else f" ({previous.get('config')})"
@@ -422,7 +429,11 @@ def read_outcomes(out: Path, resume: bool) -> dict[int, dict[str, Any]]:
     for log in (out / dataset.ATTEMPTS, out / dataset.PROGRESS):
         if not resume or not log.is_file():
             continue
-        for line in log.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            text = read_file(log, max_bytes=MAX_LOG_BYTES).decode("utf-8", "replace")
+        except UntrustedInputError:
+            continue  # a log that is a link, a pipe or too large says nothing: its attempts are redone
+        for line in text.splitlines():
             try:
                 item = json.loads(line)
             except json.JSONDecodeError:
@@ -489,9 +500,9 @@ def is_consistent(out: Path) -> bool:
     if (out / dataset.WORK).exists() or (out / dataset.PROGRESS).exists():
         return False
     try:
-        lines = (out / "index.jsonl").read_text(encoding="utf-8").splitlines()
+        lines = read_file(out / "index.jsonl", max_bytes=MAX_LOG_BYTES).decode("utf-8").splitlines()
         listed = {json.loads(line)["id"] for line in lines if line.strip()}
-    except (OSError, ValueError, KeyError, TypeError):
+    except (UntrustedInputError, ValueError, KeyError, TypeError):
         return False
     tasks = out / dataset.TASKS
     present = {p.name for p in tasks.iterdir()} if tasks.is_dir() else set()
@@ -625,8 +636,8 @@ def _own_record(folder: Path) -> dict[str, Any] | None:
     """The record of a task folder this build wrote, read back without the checks a stranger's
     dataset gets (None when it cannot be read, as a damaged task is left out of the index)."""
     try:
-        record = json.loads((folder / "task.json").read_bytes())
-    except (OSError, ValueError):
+        record = load_json(folder / "task.json")
+    except UntrustedInputError:
         return None
     return record if isinstance(record, dict) else None
 

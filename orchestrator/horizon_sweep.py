@@ -27,7 +27,7 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
-from backends.dataset import iter_tasks
+from backends.dataset import dataset_identity, iter_tasks
 from generators.dialogue_offline import HistoryWriter, working_days_before
 from generators.history_plan import DayPlan
 from generators.model import TaskDraft
@@ -206,7 +206,7 @@ def run_sweep(dataset: Path, out: Path, config: EvalConfig, horizons: list[int],
     for point in result.get("points", []):
         point["context_tokens"] = tokens.get(point["days"])
     result.update({"agent": config.agent, "context": config.context.label(), "horizons": horizons,
-                   "left_out": left_out, "dataset": str(dataset.resolve())})
+                   "left_out": left_out, **dataset_identity(dataset)})
     atomic_write(out / "horizon.json", json.dumps(result, indent=1).encode("utf-8"))
     atomic_write(out / "horizon-report.md", render_markdown(result).encode("utf-8"))
     atomic_write(out / "horizon-report.html", render_html(result).encode("utf-8"))

@@ -40,6 +40,7 @@ from langgraph.graph import END, START, StateGraph
 from generators.model import Verdict
 from generators.plus_offline import PlusDraft, infer_apps, plus_problems, regenerate
 from office_env import SeedTask, load_officebench
+from office_env.untrusted import read_file
 from orchestrator import dataset
 from generators.plus_llm import regenerate_llm
 from backends.workers import Budget, run_jobs
@@ -369,7 +370,7 @@ def _fingerprint(tasks: list[SeedTask], skipped: list[dict[str, str]], root: Pat
     digest = hashlib.sha256()
     for task in tasks:
         digest.update(json.dumps([task.id, _relative(str(task.subtask_file), root)]).encode())
-        digest.update(hashlib.sha256(task.subtask_file.read_bytes()).digest())
+        digest.update(hashlib.sha256(read_file(task.subtask_file)).digest())
     digest.update(json.dumps(skipped, sort_keys=True).encode())
     return digest.hexdigest()
 
@@ -424,7 +425,7 @@ def regenerate_split(seeds_path: str | Path, out: str | Path, *, seed: int = 0, 
                         repair=repair_seeds)
     report = load_officebench(root)
     if not report.tasks:  # nothing to regenerate: refuse before the output folder is touched
-        why = f" ({len(report.problems)} problem(s), first: {report.problems[0].message})" if report.problems else ""
+        why = f" ({len(report.problems)} problem(s), first: {report.problems[0]})" if report.problems else ""
         raise BuildError(f"--seeds {root}: no OfficeBench subtask could be loaded (expected "
                          f"tasks/<apps>-<k>/subtasks/<i>.json with a testbed/){why}")
     lock = lock_out_folder(out, "homer regenerate")

@@ -11,14 +11,13 @@ annotators, the agreement and the rule.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 from pathlib import Path
 from typing import Any
 
 from backends.dataset import folder_written_whole, iter_tasks
-from office_env.untrusted import printable
+from office_env.untrusted import UntrustedInputError, load_json, printable
 from orchestrator.dataset import stage_task, write_index, write_json, write_schemas, write_text
 from orchestrator.record import dialogue_tokens
 from verifier.annotations import OVERALL, AnnotationStore
@@ -111,12 +110,12 @@ def apply_review(dataset: Path, out: Path, rule: str, unreviewed: str = "keep") 
                    "edits": sum(1 for r in revisions if any(k["id"] == r["task"] for k in kept))}
         source_build = dataset / "build.json"
         build: dict[str, Any] = {}
-        if source_build.is_file():
+        if os.path.lexists(source_build):
             try:
-                loaded = json.loads(source_build.read_text(encoding="utf-8"))
-                build = loaded if isinstance(loaded, dict) else {}
-            except (OSError, ValueError):
-                build = {}
+                loaded = load_json(source_build)
+            except UntrustedInputError as exc:
+                raise ApplyError(str(exc)) from None
+            build = loaded if isinstance(loaded, dict) else {}
         build["review"] = summary
         build["accepted"] = len(kept)
         write_json(tmp / "build.json", build)

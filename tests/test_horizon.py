@@ -168,4 +168,4 @@ def test_one_research_report_from_the_runs(dataset: Path, tmp_path: Path):
     build(other, 1, BuildConfig(seed=2))
     assert runner.invoke(app, ["probe", str(other), "--agent", "none", "--out", str(tmp_path / "p2")]).exit_code == 0
     elsewhere = runner.invoke(app, ["report", str(tmp_path / "eval"), "--probes", str(tmp_path / "p2")])
-    assert elsewhere.exit_code == 2 and "another dataset" in elsewhere.output
+    assert elsewhere.exit_code == 2 and "other dataset contents: task neo-00000 differs" in elsewhere.output

@@ -23,7 +23,7 @@ import pytest
 from fpdf import FPDF
 
 from conftest import NOW
-from office_env import CorruptFileError, OfficeError, Workspace, limits
+from office_env import CorruptFileError, OfficeError, Workspace, default_registry, limits
 from office_env.evaluation.content import mailbox_text, read_document
 from office_env.formats import docx_io, eml_io, pdf_io, read_cache, xlsx_io
 from office_env.formats.bounded import size_text
@@ -330,8 +330,25 @@ def _sheet_with(tmp_path: Path, name: str, extra: bytes, where: bytes = b"</shee
 def test_ranges_over_the_whole_sheet_are_refused(tmp_path, extra, what):
     path = _sheet_with(tmp_path, "ranges.xlsx", extra)
     with within(10), peak_memory_below(64 * MiB):
-        with pytest.raises(CorruptFileError, match=f"^data/ranges.xlsx: its {what} pass the limit of 1,000,000 cells"):
+        with pytest.raises(CorruptFileError, match=f"^data/ranges.xlsx: its {what} pass the limit of "
+                                                    f"{limits.MAX_BOOK_CELLS:,} cells"):
             xlsx_io.read_book(path, "data/ranges.xlsx")
+
+
+def test_a_million_real_cells_are_refused_before_any_parsing(tmp_path, monkeypatch):
+    cells = b"".join(b'<c r="A%d"><v>1</v></c>' % (i % 1000 + 1) for i in range(1_000_000))
+    path = _sheet_with(tmp_path, "cells.xlsx", cells, where=b"<sheetData>")
+    assert path.stat().st_size < limits.MAX_FILE_BYTES  # small on disk, inside the per-file limit
+
+    def never(*args, **kwargs):
+        raise AssertionError("the workbook was parsed")
+
+    monkeypatch.setattr(xlsx_io.openpyxl, "load_workbook", never)
+    with pytest.raises(CorruptFileError, match=rf"^data/cells.xlsx: holds 1,000,00\d cells, over the limit of "
+                                               rf"{limits.MAX_BOOK_CELLS:,} cells"):
+        xlsx_io.read_book(path, "data/cells.xlsx")
+    result = default_registry().call(Workspace(tmp_path), "excel_read_file", {"file_path": "cells.xlsx"})
+    assert not result.ok and "over the limit of" in result.observation
 
 
 def test_a_comment_on_a_whole_range_is_refused(tmp_path):

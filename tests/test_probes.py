@@ -124,7 +124,7 @@ def test_bad_input(dataset: Path, tmp_path: Path):
     CliRunner().invoke(app, ["eval", str(other), "--agent", "none", "--mode", "long-context",
                              "--out", str(tmp_path / "other-eval"), "--quiet"])
     refused = run(dataset, tmp_path / "y", "--agent", "oracle", "--eval", str(tmp_path / "other-eval"))
-    assert refused.exit_code == 2 and "another dataset" in refused.output
+    assert refused.exit_code == 2 and "other dataset contents: task neo-00000" in refused.output
 
 
 def test_sibling_pieces_and_malformed_memory():

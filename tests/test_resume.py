@@ -177,3 +177,94 @@ def test_a_dataset_being_built_is_read_with_a_warning_that_it_is_not_all_there(t
     (out / BUILD).write_text(json.dumps({**info, "status": "incomplete"}))
     stats = subprocess.run([str(HOMER), "stats", str(out)], capture_output=True, text=True)
     assert stats.stderr.startswith(f"warning: {out}: its build kept fewer tasks than asked"), stats.stderr
+
+
+def test_eval_into_an_earlier_run_needs_resume_or_overwrite(tmp_path, reference):
+    out = tmp_path / "run"
+    evaluate(reference, out, _eval_config())
+    before = (out / "results.jsonl").read_bytes()
+    other = EvalConfig(agent="none", context=ContextConfig(mode="long-context"))
+    with pytest.raises(EvalError, match="holds an earlier evaluation run; pass --resume .* or --overwrite"):
+        evaluate(reference, out, other)
+    assert (out / "results.jsonl").read_bytes() == before  # nothing replaced without a word
+    with pytest.raises(EvalError, match="another agent"):
+        evaluate(reference, out, other, resume=True)
+    replaced = evaluate(reference, out, other, overwrite=True)
+    assert {r["passed"] for r in replaced.rows} == {False}
+    assert json.loads((out / "run.json").read_text())["config"]["agent"] == "none"
+    # a finished run resumed: its rows are kept, nothing runs again
+    again = evaluate(reference, out, other, resume=True)
+    assert again.rows == replaced.rows
+    (out / "notes.txt").write_text("mine")
+    with pytest.raises(EvalError, match="holds no earlier evaluation run"):
+        evaluate(reference, out, other, overwrite=True)
+
+
+def _rows(run: Path) -> list[tuple]:
+    return [(r["id"], r["trial"], r["passed"], r["criteria"]) for r in
+            map(json.loads, (run / "results.jsonl").read_text().splitlines())]
+
+
+@pytest.mark.parametrize("state", ["empty progress", "results without run.json", "running run.json only"])
+def test_eval_resume_recognises_every_state_a_kill_leaves(tmp_path, reference, state):
+    clean = tmp_path / "clean"
+    evaluate(reference, clean, _eval_config())
+    out = tmp_path / "run"
+    evaluate(reference, out, _eval_config())
+    run = json.loads((out / "run.json").read_text())
+    if state == "empty progress":  # killed before the first task finished
+        (out / "results.jsonl").unlink()
+        (out / PROGRESS).write_text("")
+        (out / "run.json").write_text(json.dumps({**run, "state": "running"}))
+    elif state == "results without run.json":  # killed after results.jsonl, before run.json (an older writer)
+        (out / "run.json").unlink()
+    else:
+        (out / "results.jsonl").unlink()
+        (out / "run.json").write_text(json.dumps({**run, "state": "running"}))
+    with pytest.raises(EvalError, match="--resume"):
+        evaluate(reference, out, _eval_config())
+    evaluate(reference, out, _eval_config(), resume=True)
+    assert _rows(out) == _rows(clean)
+    assert json.loads((out / "run.json").read_text())["state"] == "finished"
+
+
+def _killed_then_resumed(args: list[str], out: Path, ready) -> subprocess.CompletedProcess:
+    """Start ``homer ARGS --out OUT``, SIGKILL it as soon as ``ready(out)`` holds, then resume it."""
+    proc = subprocess.Popen([str(HOMER), *args, "--out", str(out)], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 300
+    while proc.poll() is None and time.monotonic() < deadline and not ready(out):
+        time.sleep(0.005)
+    proc.kill()
+    proc.wait()
+    return subprocess.run([str(HOMER), *args, "--out", str(out), "--resume"], capture_output=True, text=True,
+                          timeout=600)
+
+
+def _has(*names: str):
+    return lambda out: all((out / name).exists() for name in names)
+
+
+def _tasks_at_least(n: int):
+    return lambda out: (out / "tasks").is_dir() and len(list((out / "tasks").iterdir())) >= n
+
+
+@pytest.mark.parametrize("command", ["build", "regenerate", "eval"])
+def test_kill_9_at_a_couple_of_points_then_resume_equals_a_clean_run(tmp_path, reference, command):
+    seeds = Path(__file__).resolve().parents[1] / "datasets" / "officebench-sample"
+    args, view, points = {
+        "build": (["build", "--n", "6", "--seed", "5", "--days", "2", "--utterances", "12", "--workers", "2"], tree,
+                  [_has(".lock"), _tasks_at_least(2), _has("build.json", "README.md")]),
+        "regenerate": (["regenerate", "--seeds", str(seeds), "--seed", "3", "--days", "2", "--utterances", "12"],
+                       tree, [_has(".lock"), _tasks_at_least(1)]),
+        "eval": (["eval", str(reference), "--agent", "oracle", "--mode", "rag", "--workers", "2"], _rows,
+                 [_has("run.json"), _has(PROGRESS, "run.json"), _has("results.jsonl")]),
+    }[command]
+    clean = subprocess.run([str(HOMER), *args, "--out", str(tmp_path / "clean")], capture_output=True, text=True,
+                           timeout=600)
+    assert clean.returncode == 0, clean.stderr
+    for i, ready in enumerate(points):
+        out = tmp_path / f"killed-{i}"
+        finished = _killed_then_resumed(args, out, ready)
+        assert finished.returncode == 0 and "Traceback" not in finished.stderr, finished.stderr
+        assert view(out) == view(tmp_path / "clean")

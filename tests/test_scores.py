@@ -97,8 +97,8 @@ def test_compare_command(runs, tmp_path):
     assert shown.exit_code == 0 and "+100.0 points" in shown.output and "sign test p = 0.25" in shown.output
     data = json.loads(runner.invoke(app, ["compare", str(runs["none"]), str(runs["oracle"]), "--json"]).output)
     assert data["tasks"] == 3 and data["b_better"] == 3
-    other = runner.invoke(app, ["compare", str(runs["none"]), str(runs["elsewhere"])])
-    assert other.exit_code == 2 and "another dataset" in other.output
+    copy = runner.invoke(app, ["compare", str(runs["oracle"]), str(runs["elsewhere"])])  # same bytes elsewhere: paired
+    assert copy.exit_code == 0 and "-100.0 points" in copy.output, copy.output
     missing = runner.invoke(app, ["compare", str(runs["none"]), str(tmp_path)])
     assert missing.exit_code == 2 and "not a finished eval run" in missing.output
     (tmp_path / "run.json").write_text(json.dumps({"dataset": "x"}))
@@ -108,6 +108,28 @@ def test_compare_command(runs, tmp_path):
     (tmp_path / "results.jsonl").write_text('{"id": "a", "passed": true, "reference": {"none": "yes"}}\n')
     odd = runner.invoke(app, ["compare", str(runs["none"]), str(tmp_path)])
     assert odd.exit_code == 2 and "field reference" in odd.output
+
+
+def test_runs_are_paired_by_dataset_contents_not_by_path(runs, tmp_path):
+    runner = CliRunner()
+    data = Path(json.loads((runs["none"] / "run.json").read_text())["dataset"])
+    changed = tmp_path / "data"
+    shutil.copytree(data, changed)
+    first = sorted(p.name for p in (changed / "tasks").iterdir())[1]
+    record = json.loads((changed / "tasks" / first / "task.json").read_text())
+    record["intent"] += " (rebuilt)"
+    (changed / "tasks" / first / "task.json").write_text(json.dumps(record))
+    result = runner.invoke(app, ["eval", str(changed), "--agent", "none", "--mode", "long-context",
+                                 "--out", str(tmp_path / "run"), "--quiet"])
+    assert result.exit_code == 0, result.output
+    refused = runner.invoke(app, ["compare", str(runs["oracle"]), str(tmp_path / "run")])
+    assert refused.exit_code == 2
+    assert refused.output.strip().splitlines()[-1].endswith(
+        f"other dataset contents: task {first} differs; compare runs on the same tasks")
+    probe = runner.invoke(app, ["probe", str(changed), "--agent", "oracle", "--out", str(tmp_path / "probe"),
+                                "--eval", str(runs["oracle"])])
+    assert probe.exit_code == 2 and f"task {first} differs" in probe.output
+    assert not (tmp_path / "probe").exists()
 
 
 def test_pass_hat_k_is_the_unbiased_estimator():

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 from pathlib import Path
 
@@ -340,3 +341,83 @@ def test_subtask_names_that_are_not_ascii_digits_sort_last_and_load_as_problems(
     assert [t.id for t in report.tasks] == ["1-1/0"]
     assert sorted(p.file.rsplit("/", 1)[1] for p in report.problems) == ["a\\nb.json", "\u00b2.json"]
     assert all(p.field == "file" and "odd file name" in p.message for p in report.problems)
+
+
+def test_a_tree_whose_sparse_files_pass_the_total_is_refused_and_never_copied(tmp_path):
+    from office_env.limits import MAX_FILE_BYTES, MAX_TREE_BYTES
+    from office_env.untrusted import UntrustedInputError, copy_tree, scan_tree
+
+    root = tmp_path / "testbed"
+    (root / "data").mkdir(parents=True)
+    size = MAX_FILE_BYTES - 1024 * 1024  # each under the per-file limit
+    for i in range(MAX_TREE_BYTES // size + 1):
+        with open(root / "data" / f"pad{i:02d}.bin", "wb") as handle:
+            handle.truncate(size)
+    tree = scan_tree(root)
+    assert not tree.ok and "the limit for one tree" in tree.problem()
+    with pytest.raises(UntrustedInputError, match="the limit for one tree"):
+        copy_tree(root, tmp_path / "copy")
+    assert not (tmp_path / "copy").exists()
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero", "sparse", "link"])
+def test_read_file_refuses_what_is_not_a_small_regular_file_without_hanging(tmp_path, kind):
+    from office_env.untrusted import UntrustedInputError, read_file
+
+    path = tmp_path / "build.json"
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "dev-zero":
+        path.symlink_to("/dev/zero")
+    elif kind == "sparse":
+        with open(path, "wb") as handle:
+            handle.truncate(2 * 1024**3)
+    else:
+        (tmp_path / "real.json").write_text("{}")
+        path.symlink_to(tmp_path / "real.json")
+    reason = {"fifo": "is a special file (FIFO)", "dev-zero": "is a symlink", "sparse": "is too large",
+              "link": "is a symlink"}[kind]
+    with pytest.raises(UntrustedInputError, match=re.escape(f"build.json: {reason}")):
+        read_file(path)
+
+
+@pytest.mark.parametrize("kind", ["link", "text", "other-database"])
+def test_a_review_database_that_is_a_link_or_not_ours_is_one_error_and_nothing_is_written(tmp_path, kind):
+    import sqlite3
+
+    from verifier.annotations import AnnotationStore, StoreFileError
+
+    dataset = tmp_path / "ds"
+    dataset.mkdir()
+    target = tmp_path / "elsewhere.sqlite"
+    if kind == "link":
+        (dataset / "review.sqlite").symlink_to(target)
+        reason = "is a symlink"
+    elif kind == "text":
+        (dataset / "review.sqlite").write_text("hello\n")
+        reason = "is not an SQLite database"
+    else:
+        with sqlite3.connect(dataset / "review.sqlite") as db:
+            db.execute("CREATE TABLE accounts (x)")
+        db.close()
+        reason = "holds other tables (accounts)"
+    before = (dataset / "review.sqlite").read_bytes() if kind != "link" else None
+    with pytest.raises(StoreFileError, match=re.escape(f"review.sqlite: {reason}")):
+        AnnotationStore(dataset)
+    assert not target.exists()  # the link's target is never created
+    if before is not None:
+        assert (dataset / "review.sqlite").read_bytes() == before
+
+
+def test_an_output_folder_that_is_a_link_is_refused_before_anything_is_written(tmp_path):
+    from backends.dataset import ensure_writable_folder, folder_written_whole
+
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (tmp_path / "out").symlink_to(empty)
+    with pytest.raises(OSError, match="is a symlink"):
+        ensure_writable_folder(tmp_path / "out")
+    with pytest.raises(OSError, match="is a symlink"):
+        with folder_written_whole(tmp_path / "out"):
+            pass
+    assert list(empty.iterdir()) == []

@@ -16,14 +16,16 @@ from __future__ import annotations
 import csv
 import json
 import math
+import os
 import sqlite3
+import stat
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
 from backends.llm.strict_json import JSONLimitError, loads_limited
-from office_env.untrusted import printable
+from office_env.untrusted import UntrustedInputError, printable, read_file, sqlite_problem
 
 DB_NAME = "review.sqlite"
 CRITERIA = ("completeness", "soundness", "clarity", "solvability", "realism")
@@ -60,6 +62,10 @@ class AnnotationError(ValueError):
     """A verdict, a name or an imported row that cannot be stored; the message says which field."""
 
 
+class StoreFileError(AnnotationError):
+    """``review.sqlite`` itself cannot be used (a link, not a database); the message names it."""
+
+
 @dataclass(frozen=True)
 class Verdict:
     annotator: str
@@ -68,6 +74,30 @@ class Verdict:
     verdict: str
     comment: str = ""
     at: float = 0.0
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    """Open ``path`` as SQLite only when it is a regular file (or absent): a link would make
+    SQLite create or write the file it points to, outside the dataset."""
+    problem = sqlite_problem(path)
+    if problem is not None:
+        raise StoreFileError(f"{printable(path)}: {problem}; refused")
+    before = _identity(path)
+    db = sqlite3.connect(f"{path.absolute().as_uri()}?mode=rwc", uri=True, timeout=BUSY_MS / 1000,
+                         isolation_level=None)
+    after = _identity(path)
+    if after is None or (before is not None and after != before):  # swapped while opening
+        db.close()
+        raise StoreFileError(f"{printable(path)}: changed while being opened; refused")
+    return db
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    return (st.st_dev, st.st_ino) if stat.S_ISREG(st.st_mode) else (-1, -1)
 
 
 def check_verdict(annotator: str, task: str, criterion: str, verdict: str, comment: str = "") -> None:
@@ -93,8 +123,26 @@ class AnnotationStore:
         self.dataset = Path(dataset)
         self.path = self.dataset / DB_NAME
         self.skipped: dict[str, None] = {}  # why rows read were skipped, oldest first (at most MAX_WARNINGS)
-        self._db = sqlite3.connect(self.path, timeout=busy_ms / 1000, isolation_level=None)
+        self._db = _connect(self.path)
+        try:
+            self._setup(busy_ms)
+        except StoreFileError:
+            self._db.close()
+            raise
+        except sqlite3.DatabaseError as exc:
+            self._db.close()
+            if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
+                raise
+            raise StoreFileError(f"{printable(self.path)}: cannot be used as the review database "
+                                 f"({str(exc).splitlines()[0][:200]})") from None
+
+    def _setup(self, busy_ms: int) -> None:
         self._db.execute(f"PRAGMA busy_timeout={int(busy_ms)}")
+        foreign = sorted({row[0] for row in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+                         - {"verdicts", "revisions", "sqlite_sequence"})
+        if foreign:  # another program's database: never add tables to it nor write verdicts there
+            raise StoreFileError(f"{printable(self.path)}: holds other tables ({printable(foreign[0])[:60]}); not a "
+                                 "review database")
         # two annotators opening a new file at once: switching it to WAL can be refused at once
         # (SQLite does not wait on that lock), so the setup is tried again for a few seconds
         deadline = time.monotonic() + BUSY_MS / 1000
@@ -235,10 +283,10 @@ def read_csv(path: Path) -> Iterator[Verdict]:
     """The verdicts of an annotations CSV, each checked; :class:`AnnotationError` names the line."""
     name = printable(str(path))
     try:
-        if path.stat().st_size > MAX_CSV_BYTES:
-            raise AnnotationError(f"{name}: larger than {MAX_CSV_BYTES // (1024 * 1024)} MiB")
-        text = path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
+        text = read_file(path, name, max_bytes=MAX_CSV_BYTES).decode("utf-8-sig")
+    except UntrustedInputError as exc:
+        raise AnnotationError(str(exc)) from None
+    except UnicodeDecodeError as exc:
         raise AnnotationError(f"{name}: cannot be read as UTF-8 text ({exc.__class__.__name__})") from None
     reader = csv.DictReader(text.splitlines())
     header = [h.strip().lower() for h in reader.fieldnames or []]

@@ -41,6 +41,7 @@ import shutil
 import tempfile
 from datetime import datetime
 from functools import lru_cache
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +52,7 @@ from backends.dataset import task_now
 from office_env import OfficeError, Workspace, default_registry, evaluate_criteria, validate_criteria
 from office_env.evaluation.contradictions import contradictions
 from office_env.evaluation.reference_state import EXACT, apply_reference
+from office_env.limits import MAX_SCHEMA_ERRORS
 from office_env.untrusted import scan_tree
 from verifier.judges import judge_panel
 from generators.hedges import hedged_plan
@@ -114,7 +116,9 @@ def _fast_task_validator() -> "jsonschema_rs.Draft202012Validator":
 
 def schema_gate(record: dict[str, Any]) -> GateResult:
     valid = _fast_task_validator().is_valid(record)
-    errors = [] if valid else sorted(task_validator().iter_errors(record), key=lambda e: list(e.absolute_path))
+    # the first few errors only: a record with 300,000 bad turns must not have every error made and sorted
+    errors = [] if valid else sorted(islice(task_validator().iter_errors(record), MAX_SCHEMA_ERRORS),
+                                     key=lambda e: list(e.absolute_path))
     problems = [f"{'.'.join(str(p) for p in e.absolute_path) or '(top level)'}: {e.message}" for e in errors[:5]]
     if not errors:
         problems = [str(p) for p in validate_criteria(record["evaluation"])]
@@ -268,7 +272,7 @@ def trace_gate(record: dict[str, Any], testbed: Path | None) -> GateResult:
 def _office(testbed: Path) -> OfficeText:
     """The testbed as text, cached while its files are unchanged (the tasks of one world share it)."""
     root = Path(testbed)
-    files = scan_tree(root, check_links=False, max_file_bytes=None).files
+    files = scan_tree(root, check_links=False, max_file_bytes=None, max_total_bytes=None).files
     signature = tuple((f.rel, f.size, f.ino, f.mtime_ns) for f in files)
     return _office_cached(str(root.resolve()), signature)
 

@@ -260,8 +260,12 @@ def parse_override(text: str) -> tuple[str, str]:
 
 
 def _read_config(path: Path, known: set[str]) -> dict[str, Any]:
+    from office_env.untrusted import UntrustedInputError, read_file
+
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_file(path, max_bytes=1 << 20).decode("utf-8")
+    except UntrustedInputError as exc:
+        raise LLMConfigError(f"{exc}: cannot read the config file") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise LLMConfigError(f"{path}: cannot read the config file ({exc.__class__.__name__}: {exc})") from None
     try:

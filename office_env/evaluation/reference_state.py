@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from office_env.evaluation.checks import Context
+from office_env.formats.bounded import read_bytes
 from office_env.workspace import Workspace
 
 EXACT = "evaluate_exact_match"
@@ -33,6 +34,6 @@ def apply_reference(ws: Workspace, criteria: list[dict[str, Any]], reference_dir
         source = ctx.path(args["expected_file"], "expected_file")
         if not source.is_file():
             continue
-        ws.write_bytes(args["result_file"], source.read_bytes(), field="result_file")
+        ws.write_bytes(args["result_file"], read_bytes(source, str(args["expected_file"])), field="result_file")
         applied.append(index)
     return applied

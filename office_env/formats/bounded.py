@@ -3,12 +3,13 @@
 Every reader of testbed files (documents, mail, calendars, plain text) gets its bytes here: the
 size on disk is checked against a limit of :mod:`office_env.limits` first, so a 5 GB "notes.txt"
 costs one error line naming the file and the limit, not the machine's memory. The file is opened
-without blocking (a FIFO swapped in cannot hang a reader) and read no further than the limit,
+without following a final symlink and without blocking (a FIFO swapped in cannot hang a reader) and read no further than the limit,
 even if it grows while being read.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from pathlib import Path
@@ -16,7 +17,7 @@ from pathlib import Path
 from office_env.errors import CorruptFileError, MissingFileError, OfficeError
 from office_env.limits import MAX_FILE_BYTES, MiB
 
-_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
 _CHUNK = 1 << 20
 
 
@@ -53,6 +54,8 @@ def read_bytes(path: Path, label: str, limit: int = MAX_FILE_BYTES) -> bytes:
     except FileNotFoundError:
         raise MissingFileError(f"{label}: file does not exist") from None
     except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise OfficeError(f"{label}: is a symlink; refused") from None
         raise OfficeError(f"{label}: cannot be read ({exc.strerror or type(exc).__name__})") from None
     try:
         st = os.fstat(fd)

@@ -15,6 +15,7 @@ import io
 import math
 import pickle
 import re
+import zipfile
 from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import datetime
@@ -210,8 +211,32 @@ def remember_edit(path: Path, before: "bytes | Edited", sheet: Worksheet, cells:
     remember("xlsx-workbook", path, Edited(base, edits + added), weight=_weight)
 
 
+_CELL_TAGS = (b"<c ", b"<c>", b"<c/>", b":c ", b":c>", b":c/>")  # a cell element, with or without a prefix
+
+
+def _count_cells(package: io.BytesIO) -> int:
+    """Cell elements in the package's XML parts, counted in the raw bytes (a fraction of a second
+    for a million): enough to refuse a workbook at once instead of after parsing it. Counting
+    every part errs on the safe side (a sheet may live under any name)."""
+    with zipfile.ZipFile(package) as book:
+        total = 0
+        for info in book.infolist():
+            if info.filename.endswith(".xml"):
+                data = book.read(info)
+                total += sum(data.count(tag) for tag in _CELL_TAGS)
+    package.seek(0)
+    return total
+
+
 def _parse(path: Path, label: str) -> Workbook:
     package = stored_copy(path, label, KIND)
+    try:
+        count = _count_cells(package)
+    except Exception as exc:  # zip failures: not a workbook
+        raise CorruptFileError(f"{label}: not a readable Excel (.xlsx) file ({type(exc).__name__})") from None
+    if count > MAX_BOOK_CELLS:
+        raise CorruptFileError(f"{label}: holds {count:,} cells, over the limit of {MAX_BOOK_CELLS:,} cells a "
+                               "workbook may hold")
     token = _BUDGET.set(_CellBudget(MAX_BOOK_CELLS))
     try:
         return openpyxl.load_workbook(package)

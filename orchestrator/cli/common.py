@@ -3,7 +3,6 @@ folders, budgets, executors, llm settings and interrupts."""
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from pathlib import Path
@@ -156,6 +155,11 @@ def _check_dataset(path: Path) -> None:
               f"`homer regenerate --seeds {path} --out DIR`")
     if not (path / "tasks").is_dir():
         _fail(f"{path}: not a dataset folder (no tasks/); `homer build --out DIR` writes one")
+    from office_env.untrusted import entry_problem, printable
+
+    problem = entry_problem(path / "build.json", folder=False)
+    if problem is not None:  # a link, a FIFO, a device: never followed, never read
+        _fail(f"{printable(path / 'build.json')}: {problem}; refused")
     unfinished = _unfinished(path)
     if unfinished:
         typer.echo(f"warning: {path}: {unfinished}", err=True)
@@ -165,10 +169,11 @@ def _unfinished(path: Path) -> str | None:
     """Why a dataset's tasks may not be all it was meant to hold (None when its build finished, or
     nothing says): a build writing it now, or one that stopped or kept fewer tasks than asked."""
     from backends.folder_lock import writer_alive
+    from office_env.untrusted import UntrustedInputError, load_json
 
     try:
-        state = json.loads((path / "build.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        state = load_json(path / "build.json")
+    except UntrustedInputError:
         return None
     if not isinstance(state, dict):
         return None
@@ -363,7 +368,13 @@ def _strict_error(result: dict[str, Any]) -> None:
 
 
 def _refuse_filled(flag: str, out: Path) -> None:
-    """An output folder must be absent or empty: else one line, exit 2 (nothing is created)."""
+    """An output folder must be absent or empty, and not a link: else one line, exit 2 (nothing
+    is created, nothing is written through the link)."""
+    from office_env.untrusted import SYMLINK, output_folder_problem, printable
+
+    problem = output_folder_problem(out)
+    if problem == SYMLINK:
+        _fail(f"{flag} {printable(out)}: is a symlink; refused (give the real folder)")
     if out.exists() and not out.is_dir():
         _fail(f"{flag} {out}: exists and is not a folder")
     if out.exists() and any(out.iterdir()):
@@ -379,6 +390,47 @@ def _new_folder(flag: str, out: Path) -> None:
         ensure_writable_folder(out)
     except OSError as exc:
         _fail(f"{flag} {out}: cannot write there ({exc.strerror or exc})")
+
+
+OverwriteOption = Annotated[bool, typer.Option("--overwrite", help="Replace the earlier output in --out (only "
+                                               "when it holds this command's output)")]
+
+
+def _replace_earlier(flag: str, out: Path, overwrite: bool, marker: str | tuple[str, ...], what: str,
+                     resume: bool = False) -> None:
+    """The rule for every folder a command writes: absent or empty is written; an earlier output
+    of this command (every ``marker`` name is in it, none a link) is continued with ``--resume`` (where the command has
+    it; same options) or replaced with ``--overwrite``, else refused; anything else is refused.
+    A link is never written through."""
+    import shutil
+
+    from backends.folder_lock import writer_alive
+    from office_env.untrusted import SYMLINK, output_folder_problem, printable
+
+    if resume and overwrite:
+        _fail("--resume and --overwrite exclude each other: continue the output in --out, or replace it")
+    problem = output_folder_problem(out)
+    if problem == SYMLINK:
+        _fail(f"{flag} {printable(out)}: is a symlink; refused (give the real folder)")
+    if problem is not None:
+        _fail(f"{flag} {printable(out)}: exists and is not a folder")
+    if not out.exists() or not any(out.iterdir()) or resume:
+        return
+    markers = (marker,) if isinstance(marker, str) else marker
+    earlier = all(os.path.exists(out / name) and not os.path.islink(out / name) for name in markers)
+    if not earlier:
+        _fail(f"{flag} {printable(out)}: exists and is not empty; choose a new folder")
+    if not overwrite:
+        again = "pass --resume to continue it (same options) or " if what in ("dataset", "regenerated dataset") else ""
+        _fail(f"{flag} {printable(out)}: holds an earlier {what}; {again}pass --overwrite to replace it, or choose a "
+              "new folder")
+    if writer_alive(out):
+        _fail(f"{flag} {printable(out)}: another homer process is writing it now")
+    for entry in list(out.iterdir()):
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry)
+        else:
+            entry.unlink()
 
 
 def _remove_if_empty(folder: Path) -> None:

@@ -12,11 +12,11 @@ import typer.core
 
 from office_env import limits
 from orchestrator.cli.common import (DEFAULT_WORKERS, BaseUrlOption, CacheOption, ExecutorOption, JsonProgressOption,
-                                     LLMConfigOption, LLMSetOption, ModelOption, NoCacheOption, QuietOption,
-                                     RayAddressOption, TaskMemoryOption, TaskTimeoutOption, WorkersOption,
+                                     LLMConfigOption, LLMSetOption, ModelOption, NoCacheOption, OverwriteOption,
+                                     QuietOption, RayAddressOption, TaskMemoryOption, TaskTimeoutOption, WorkersOption,
                                      _batch_failed, _budget, _check_dataset, _executor, _fail, _gameability,
-                                     _llm_options, _new_folder, _parse_apps, _parse_gates, _parse_weights, _paused,
-                                     _preset, _strict_error, app)
+                                     _llm_options, _new_folder, _parse_apps, _parse_gates,
+                                     _parse_weights, _paused, _preset, _replace_earlier, _strict_error, app)
 
 
 @app.command("build")
@@ -37,6 +37,7 @@ def build_command(
                                              "preset's)"),
     workers: WorkersOption = DEFAULT_WORKERS,
     resume: bool = typer.Option(False, "--resume", help="Continue an interrupted build in --out"),
+    overwrite: OverwriteOption = False,
     executor: ExecutorOption = "local",
     ray_address: RayAddressOption = None,
     quiet: QuietOption = False,
@@ -59,6 +60,8 @@ def build_command(
     an OpenAI-compatible endpoint (--backend llm)."""
     budget = _budget(task_timeout, task_memory)
     days, utterances = _preset(preset, days, utterances)
+    if overwrite or resume:
+        _replace_earlier("--out", out, overwrite, "build.json", "dataset", resume)
     llm = _llm_options(backend, model, base_url, llm_config, cache, no_cache, llm_set)  # the endpoint first
     counts = _parse_apps(apps)
     weights, gate_names = _parse_weights(apps_weights, counts), _parse_gates(gates)
@@ -222,6 +225,7 @@ def export_command(
                                "carried over, without those criteria (they are listed)"),
     quiet: QuietOption = False,
     json_progress: JsonProgressOption = False,
+    overwrite: OverwriteOption = False,
 ) -> None:
     """Export a dataset: to OfficeBench's layout (--officebench), as a Hugging Face dataset (--hf),
     or as fine-tuning data of oracle trajectories (--sft). Exactly one target.
@@ -237,6 +241,8 @@ def export_command(
     _check_dataset(dataset_dir)
     flag, out = chosen[0]
     context = None
+    marker = {"--officebench": "export.json", "--hf": ("README.md", "data"), "--sft": "train.jsonl"}[flag]
+    _replace_earlier(flag, out, overwrite, marker, f"{flag[2:]} export")
     if sft is not None:
         from harness.context import ContextConfig
 
@@ -308,6 +314,7 @@ def regenerate_command(
     utterances: Optional[int] = typer.Option(None, "--utterances", help="Utterances per day, about (default: the shape's)"),
     workers: WorkersOption = DEFAULT_WORKERS,
     resume: bool = typer.Option(False, "--resume", help="Continue an interrupted run in --out"),
+    overwrite: OverwriteOption = False,
     executor: ExecutorOption = "local",
     ray_address: RayAddressOption = None,
     quiet: QuietOption = False,
@@ -331,6 +338,8 @@ def regenerate_command(
     files are kept. Exit 0 when a task was written and every seed loaded, 1 otherwise (the rest is
     still written), 2 for bad input."""
     budget = _budget(task_timeout, task_memory)
+    if overwrite or resume:
+        _replace_earlier("--out", out, overwrite, "build.json", "regenerated dataset", resume)
     llm = _llm_options(backend, model, base_url, llm_config, cache, no_cache, llm_set)  # the endpoint first
     if not seeds.exists():
         _fail(f"--seeds {seeds}: does not exist")

@@ -12,10 +12,10 @@ import typer.core
 
 from office_env import limits
 from orchestrator.cli.common import (DEFAULT_WORKERS, BaseUrlOption, ExecutorOption, JsonProgressOption,
-                                     LLMConfigOption, LLMSetOption, ModelOption, QuietOption, RayAddressOption,
-                                     TaskMemoryOption, TaskTimeoutOption, WorkersOption, _budget, _check_dataset,
-                                     _executor, _fail, _interrupted, _llm_settings, _new_folder, _overrides,
-                                     _preflight, _refuse_filled, _remove_if_empty, app)
+                                     LLMConfigOption, LLMSetOption, ModelOption, OverwriteOption, QuietOption,
+                                     RayAddressOption, TaskMemoryOption, TaskTimeoutOption, WorkersOption, _budget,
+                                     _check_dataset, _executor, _fail, _interrupted, _llm_settings, _new_folder,
+                                     _overrides, _preflight, _refuse_filled, _remove_if_empty, _replace_earlier, app)
 
 
 @app.command("eval")
@@ -25,7 +25,8 @@ def eval_command(
                               "oracle (replays the reference plan), none (does nothing), or your own agent "
                               "as module:Class (imported from the current folder or PYTHONPATH; see docs/eval.md)"),
     mode: str = typer.Option("long-context", "--mode", help="long-context (the whole chat) or rag (retrieval over it)"),
-    out: Path = typer.Option(..., "--out", "-o", help="Run folder to write (empty, or an earlier run to replace)"),
+    out: Path = typer.Option(..., "--out", "-o", help="Run folder to write (absent or empty; an earlier run there "
+                             "needs --resume or --overwrite)"),
     storage: str = typer.Option("raw", "--storage", help="rag: raw (the chat itself) or summary (summaries of it)"),
     granularity: Optional[str] = typer.Option(None, "--granularity", help="rag: utterance|session (raw), session|chunk"),
     top_k: Optional[int] = typer.Option(None, "--top-k", help="rag: units retrieved per task (default: 20 "
@@ -46,6 +47,7 @@ def eval_command(
     llm_config: LLMConfigOption = None,
     llm_set: LLMSetOption = [],
     resume: bool = typer.Option(False, "--resume", help="Continue an interrupted run in --out (finished tasks are kept)"),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace the run in --out (its summary cache is kept)"),
     executor: ExecutorOption = "local",
     ray_address: RayAddressOption = None,
     quiet: QuietOption = False,
@@ -85,10 +87,14 @@ def eval_command(
             routes = (("chat", "tools") if agent == "llm" else ()) + (("embeddings",) if embeddings else ())
             _preflight(llm_settings(config), routes, embedding_model=embeddings)
         if horizons is not None:
+            if resume:
+                _fail("--resume does not apply to --horizons (a sweep runs whole); --overwrite replaces one")
+            _replace_earlier("--out", out, overwrite, "horizon.json", "horizon sweep")
             _horizon_sweep(dataset_dir, out, config, horizons, mode_for(quiet, json_progress))
             return
         with Reporter("eval", None, mode_for(quiet, json_progress), kept_word="scored") as progress:
-            summary = evaluate(dataset_dir, out, config, resume=resume, budget=budget, on_outcome=progress.outcome,
+            summary = evaluate(dataset_dir, out, config, resume=resume, overwrite=overwrite, budget=budget,
+                               on_outcome=progress.outcome,
                                **_executor(executor, ray_address),
                                on_progress=progress.counted)
     except (EvalError, RayUnavailable, RunRefused) as exc:
@@ -176,6 +182,7 @@ def probe_command(
     base_url: BaseUrlOption = None,
     llm_config: LLMConfigOption = None,
     llm_set: LLMSetOption = [],
+    overwrite: OverwriteOption = False,
 ) -> None:
     """Memory probes: per task, multiple-choice questions built by rules from its memory pieces
     (the final value, which value is current, what was corrected, near-misses, a day relative to
@@ -190,17 +197,20 @@ def probe_command(
         context = ContextConfig(mode=mode, top_k=top_k).validate()
     except ValueError as exc:
         _fail(str(exc))
+    _replace_earlier("--out", out, overwrite, "probe.json", "probe run")
     _refuse_filled("--out", out)
     eval_rows = None
     if eval_run is not None:
-        from harness.scores import RunError, read_run, same_dataset
+        from backends.dataset import dataset_identity
+        from harness.scores import RunError, pairing_problem, read_run
 
         try:
             meta, eval_rows = read_run(eval_run)
         except RunError as exc:
             _fail(f"--eval: {exc}")
-        if not same_dataset(meta["dataset"], dataset_dir):
-            _fail(f"--eval {eval_run}: a run on another dataset ({meta['dataset']})")
+        problem = pairing_problem(meta, dataset_identity(dataset_dir))
+        if problem is not None:
+            _fail(f"--eval {eval_run}: not a run on {dataset_dir}: {problem}")
     client = None
     if agent == "llm":
         from backends.llm import LLMClient
@@ -270,7 +280,7 @@ def compare_command(
 ) -> None:
     """B against A on the tasks both scored: the pass-rate difference with its 95 % bootstrap
     interval (tasks resampled, paired) and an exact sign test over the tasks where they differ."""
-    from harness.scores import RunError, compare_runs, read_run, same_dataset
+    from harness.scores import RunError, compare_runs, pairing_problem, read_run
 
     if not 100 <= resamples <= 1_000_000:
         _fail(f"--resamples: {resamples} is outside 100..1,000,000")
@@ -279,9 +289,9 @@ def compare_command(
         meta_b, rows_b = read_run(run_b)
     except RunError as exc:
         _fail(str(exc))
-    if not same_dataset(meta_a["dataset"], meta_b["dataset"]):
-        _fail(f"{run_b}: a run on another dataset ({meta_b['dataset']}, not {meta_a['dataset']}); compare runs "
-              "on the same tasks")
+    problem = pairing_problem(meta_a, meta_b)
+    if problem is not None:
+        _fail(f"{run_b}: not a run on the dataset of {run_a}: {problem}; compare runs on the same tasks")
     result = compare_runs(rows_a, rows_b, resamples, seed)
     if as_json:
         typer.echo(json.dumps(result, indent=1))

@@ -102,7 +102,7 @@ def review_serve_command(
     verdicts per guideline criterion saved at once, and post-edits checked by the task's gates."""
     import secrets
 
-    from verifier.annotations import AnnotationError
+    from verifier.annotations import AnnotationError, StoreFileError
 
     _check_dataset(dataset_dir)
     if not 1 <= port <= 65535:
@@ -122,6 +122,8 @@ def review_serve_command(
 
         server = ReviewServer(dataset_dir, name, token, hosts=allowed_hosts(host, allowed_host))
         server.store()
+    except StoreFileError as exc:
+        _fail(str(exc))
     except AnnotationError as exc:
         _fail(f"--annotator: {printable(exc)}")
     except sqlite3.DatabaseError as exc:
@@ -155,13 +157,14 @@ def review_apply_command(
     """Write a new dataset with the post-edits applied and the dropped tasks removed; every kept
     task's gates run again, and the card records the annotators, kappa and the rule."""
     from orchestrator.review_apply import ApplyError, NothingKept, apply_review
+    from verifier.annotations import AnnotationError
 
     _check_dataset(dataset_dir)
     try:
         summary = apply_review(dataset_dir, out, rule, unreviewed)
     except NothingKept as exc:
         _fail(printable(exc), 1)
-    except ApplyError as exc:
+    except (ApplyError, AnnotationError) as exc:
         _fail(printable(exc))
     except sqlite3.DatabaseError as exc:
         _fail(f"{printable(dataset_dir)}/review.sqlite: not a readable annotations database ({printable(exc)[:200]})")

@@ -1,0 +1,218 @@
+"""The eval run folder's states, so that a run killed at any moment (``kill -9`` included) is
+finished by ``--resume`` with exactly the rows a clean run writes.
+
+The order of writes makes every moment recognisable:
+
+1. ``run.json`` is written first, with ``"state": "running"``, the configuration and the dataset's
+   content fingerprint: from then on the folder names the run it holds.
+2. ``.progress.jsonl`` is (re)written whole under a temporary name and renamed: its header line
+   (configuration and fingerprint) and the rows an earlier attempt finished; then each finished
+   task's rows are appended, flushed and synced.
+3. At the end ``results.jsonl`` and the reports, then ``run.json`` again (``"state":
+   "finished"``), then ``.progress.jsonl`` is removed.
+
+A resume reads whichever of these exist: an empty or cut progress file, results without a
+finished ``run.json``, a finished run (its rows are kept, nothing runs again). A folder holding an
+earlier run is only written with ``--resume`` (same configuration) or ``--overwrite``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+from backends.folder_lock import LOCK_NAME
+from office_env.untrusted import UntrustedInputError, load_json, open_regular, printable, read_fd
+
+WORK = ".work"
+CACHE = ".cache"
+PROGRESS = ".progress.jsonl"
+RESULTS = "results.jsonl"
+REPORT = "report.md"
+REPORT_HTML = "report.html"
+RUN = "run.json"
+RUNNING, FINISHED = "running", "finished"
+_RUN_FILES = (RUN, RESULTS, PROGRESS, REPORT, REPORT_HTML, "research-report.md", "research-report.html")
+_OURS = frozenset((*_RUN_FILES, WORK, CACHE, LOCK_NAME, ".write-test"))
+MAX_PROGRESS_BYTES = 512 * 1024 * 1024
+
+
+class RunFolderError(ValueError):
+    """The output folder cannot take this run; the message is one line naming it."""
+
+
+def _leftover(name: str) -> bool:
+    """A temporary file an interrupted atomic write of one of the run's files left."""
+    return name.startswith(".") and name.endswith(".tmp") and any(name.startswith(f".{f}.") for f in _RUN_FILES)
+
+
+def check_out(out: Path, *, resume: bool, overwrite: bool) -> None:
+    """Refuse an output folder this run must not write: a link, a file, a folder holding other
+    things than an eval run, or an earlier run without ``--resume`` / ``--overwrite``."""
+    if resume and overwrite:
+        raise RunFolderError("--resume and --overwrite exclude each other: continue the run in --out, or replace it")
+    label = printable(out)
+    try:
+        st = os.lstat(out)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise RunFolderError(f"--out {label}: cannot be read ({exc.strerror or exc})") from None
+    if stat.S_ISLNK(st.st_mode):
+        raise RunFolderError(f"--out {label}: is a symlink; refused (give the real folder)")
+    if not stat.S_ISDIR(st.st_mode):
+        raise RunFolderError(f"--out {label}: exists and is not a folder")
+    names = [entry.name for entry in os.scandir(out)]
+    foreign = sorted(n for n in names if n not in _OURS and not _leftover(n))
+    if foreign:
+        raise RunFolderError(f"--out {label}: folder is not empty and holds no earlier evaluation run "
+                             f"({printable(foreign[0])}); choose a new folder")
+    if any(n in _RUN_FILES for n in names) and not (resume or overwrite):
+        raise RunFolderError(f"--out {label}: holds an earlier evaluation run; pass --resume to continue it (same "
+                             "options) or --overwrite to replace it, or choose a new folder")
+
+
+def clear(out: Path) -> None:
+    """Remove an earlier run's files (``--overwrite``); the summary cache is kept."""
+    for entry in os.scandir(out):
+        if entry.name in _RUN_FILES or _leftover(entry.name):
+            os.unlink(entry.path)
+
+
+def write_synced(target: Path, data: bytes) -> None:
+    """Write ``data`` to ``target`` through a temporary name, synced before and after the rename,
+    so that a kill (or a power cut) leaves the old file or the new one."""
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, target)
+    _sync_folder(target.parent)
+
+
+def _sync_folder(folder: Path) -> None:
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def write_state(out: Path, run: dict[str, Any]) -> None:
+    write_synced(out / RUN, (json.dumps(run, ensure_ascii=False, indent=2) + "\n").encode("utf-8"))
+
+
+def _read_lines(path: Path, label: str) -> list[str] | None:
+    try:
+        fd, _ = open_regular(path, label)
+    except UntrustedInputError:
+        return None
+    try:
+        return read_fd(fd, MAX_PROGRESS_BYTES, label).decode("utf-8", "replace").splitlines()
+    except UntrustedInputError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _json_line(line: str) -> Any:
+    try:
+        return json.loads(line)
+    except ValueError:
+        return None  # a line cut short by the interruption
+
+
+def earlier_outcomes(out: Path, header: dict[str, Any], trials: int,
+                     same_run: Callable[[dict[str, Any]], bool]) -> dict[str, dict[str, Any]]:
+    """What an earlier attempt in ``out`` finished (by task id): tasks with every trial's row, and
+    tasks skipped for good. Runs ended by an endpoint's or a budget's error ("error: ...") run
+    again. Raises RunFolderError when the folder holds a run with another configuration."""
+    label = printable(out)
+    refusal = RunFolderError(f"--resume: {label} holds a run with another agent, context, dataset or trial count; "
+                             "use the same options, --overwrite to replace it, or a new --out")
+    run = None
+    if os.path.lexists(out / RUN):
+        try:
+            run = load_json(out / RUN, f"{label}/{RUN}")
+        except UntrustedInputError as exc:
+            raise RunFolderError(f"--resume: {exc}; use --overwrite to replace the run") from None
+        if not isinstance(run, dict) or not same_run(run):
+            raise refusal
+    lines = _read_lines(out / PROGRESS, f"{label}/{PROGRESS}") or []
+    first = _json_line(lines[0]) if lines else None
+    if isinstance(first, dict) and "header" in first:
+        if first != header:
+            raise refusal
+        items = [_json_line(line) for line in lines[1:]]
+    elif run is not None and run.get("state", FINISHED) == FINISHED:
+        items = _finished_items(out, run, label)
+    else:  # nothing finished yet (an empty or cut progress file), or nothing says which run: start over
+        items = []
+    return _outcomes(items, trials)
+
+
+def _finished_items(out: Path, run: dict[str, Any], label: str) -> list[Any]:
+    """A finished run's rows and skipped tasks, as progress lines."""
+    lines = _read_lines(out / RESULTS, f"{label}/{RESULTS}") or []
+    skipped = [{"id": s.get("id"), "skipped": s.get("error")} for s in run.get("skipped") or []
+               if isinstance(s, dict)]
+    return [_json_line(line) for line in lines] + skipped
+
+
+def _outcomes(items: list[Any], trials: int) -> dict[str, dict[str, Any]]:
+    rows: dict[str, dict[int, dict[str, Any]]] = {}
+    outcomes: dict[str, dict[str, Any]] = {}
+    for item in items:
+        if not isinstance(item, dict) or not isinstance(item.get("id"), str):
+            continue
+        if "skipped" in item:
+            if isinstance(item["skipped"], str) and not item["skipped"].startswith("error:"):
+                outcomes[item["id"]] = {"id": item["id"], "skipped": item["skipped"]}
+        elif isinstance(item.get("trial"), int) and not str(item.get("error") or "").startswith("error:"):
+            rows.setdefault(item["id"], {})[item["trial"]] = item
+    for task_id, by_trial in rows.items():
+        if set(by_trial) >= set(range(1, trials + 1)):
+            outcomes[task_id] = {"id": task_id, "rows": [by_trial[t] for t in range(1, trials + 1)]}
+    return outcomes
+
+
+class ProgressLog:
+    """``.progress.jsonl``: the header and the kept lines written whole (a rename), then each
+    finished task's lines appended, flushed and synced."""
+
+    def __init__(self, out: Path, header: dict[str, Any], kept: list[dict[str, Any]]) -> None:
+        self.path = out / PROGRESS
+        lines = [header, *kept]
+        write_synced(self.path, "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines).encode("utf-8"))
+        self.fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC)
+
+    def write(self, lines: list[dict[str, Any]]) -> None:
+        data = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines).encode("utf-8")
+        view = memoryview(data)
+        while view:
+            view = view[os.write(self.fd, view):]
+        os.fsync(self.fd)
+
+    def close(self) -> None:
+        os.close(self.fd)
+
+    def __enter__(self) -> "ProgressLog":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def now_text() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S")

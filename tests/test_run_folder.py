@@ -1,0 +1,71 @@
+"""The eval run folder's states (harness.run_folder): what a kill can leave, and what a resume reads."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from harness.run_folder import (PROGRESS, RESULTS, RUN, ProgressLog, RunFolderError, check_out, clear,
+                                earlier_outcomes)
+
+HEADER = {"header": {"config": {"agent": "oracle"}, "dataset_fingerprint": "abc"}}
+
+
+def _row(task: str, trial: int = 1, error: str | None = None) -> dict:
+    return {"id": task, "trial": trial, "passed": True, "criteria": [], "error": error}
+
+
+def test_check_out_refuses_a_link_a_file_a_foreign_folder_and_an_earlier_run_without_a_flag(tmp_path):
+    (tmp_path / "real").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    with pytest.raises(RunFolderError, match="is a symlink"):
+        check_out(tmp_path / "link", resume=True, overwrite=False)
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(RunFolderError, match="not a folder"):
+        check_out(tmp_path / "file", resume=False, overwrite=False)
+    (tmp_path / "real" / "notes.txt").write_text("mine")
+    with pytest.raises(RunFolderError, match="holds no earlier evaluation run"):
+        check_out(tmp_path / "real", resume=False, overwrite=True)
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / RESULTS).write_text("")
+    (run / f".{RUN}.123.tmp").write_text("")  # an interrupted atomic write
+    with pytest.raises(RunFolderError, match="pass --resume .* or --overwrite"):
+        check_out(run, resume=False, overwrite=False)
+    check_out(run, resume=True, overwrite=False)
+    with pytest.raises(RunFolderError, match="exclude each other"):
+        check_out(run, resume=True, overwrite=True)
+    (run / ".cache").mkdir()
+    clear(run)
+    assert sorted(p.name for p in run.iterdir()) == [".cache"]
+
+
+def test_the_progress_log_is_header_first_and_keeps_the_earlier_lines(tmp_path):
+    with ProgressLog(tmp_path, HEADER, [_row("a")]) as log:
+        lines = (tmp_path / PROGRESS).read_text().splitlines()
+        assert [json.loads(line) for line in lines] == [HEADER, _row("a")]  # on disk before any task runs
+        log.write([_row("b")])
+    assert len((tmp_path / PROGRESS).read_text().splitlines()) == 3
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_a_resume_reads_every_state_a_kill_leaves(tmp_path):
+    same = lambda run: run.get("config") == {"agent": "oracle"}  # noqa: E731
+    assert earlier_outcomes(tmp_path, HEADER, 1, same) == {}  # nothing yet
+    (tmp_path / RUN).write_text(json.dumps({"state": "running", "config": {"agent": "oracle"}}))
+    (tmp_path / PROGRESS).write_text("")  # killed before the header reached the disk (older writers)
+    assert earlier_outcomes(tmp_path, HEADER, 1, same) == {}
+    (tmp_path / PROGRESS).write_text("\n".join(json.dumps(x) for x in [
+        HEADER, _row("a"), _row("b", error="error: endpoint: down"), {"id": "c", "skipped": "unusable"}])
+        + '\n{"id": "d", "tri')  # a line cut by the kill
+    found = earlier_outcomes(tmp_path, HEADER, 1, same)
+    assert sorted(found) == ["a", "c"]  # an endpoint's error runs again; the cut line is redone
+    (tmp_path / PROGRESS).unlink()  # a finished run: its rows come from results.jsonl
+    (tmp_path / RUN).write_text(json.dumps({"state": "finished", "config": {"agent": "oracle"},
+                                            "skipped": [{"id": "c", "error": "unusable"}]}))
+    (tmp_path / RESULTS).write_text(json.dumps(_row("a")) + "\n" + json.dumps(_row("b")) + "\n")
+    assert sorted(earlier_outcomes(tmp_path, HEADER, 1, same)) == ["a", "b", "c"]
+    (tmp_path / RUN).write_text(json.dumps({"state": "running", "config": {"agent": "none"}}))
+    with pytest.raises(RunFolderError, match="another agent"):
+        earlier_outcomes(tmp_path, HEADER, 1, same)
