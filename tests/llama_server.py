@@ -24,7 +24,7 @@ import urllib.request
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 ROOT = Path(__file__).resolve().parents[1]
 TEMPLATE = ROOT / "templates" / "llama_server" / "chatml-tools.jinja"
@@ -95,7 +95,7 @@ class LlamaServer:
                    "--jinja", "--chat-template-file", str(TEMPLATE), "--no-webui"]
         return [*command, "--api-key", self.api_key] if self.api_key else command
 
-    def __enter__(self) -> "LlamaServer":
+    def __enter__(self) -> Self:
         _, env = binary()
         with open(self.log, "wb") as out:
             self.process = subprocess.Popen(self.command(), stdout=out, stderr=subprocess.STDOUT, env=env,
@@ -218,7 +218,7 @@ class RecordingProxy:
         with self._lock:
             self.exchanges.clear()
 
-    def __enter__(self) -> "RecordingProxy":
+    def __enter__(self) -> Self:
         self._thread.start()
         return self
 
