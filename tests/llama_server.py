@@ -11,6 +11,7 @@ sent and what the server answered.
 from __future__ import annotations
 
 import atexit
+import ctypes
 import importlib.util
 import json
 import os
@@ -60,6 +61,12 @@ def model_path() -> Path:
     return path
 
 
+def _die_with_parent() -> None:
+    """In the child before exec: the kernel kills the server when the test process dies, even by
+    SIGKILL, so no server outlives its run (Linux ``PR_SET_PDEATHSIG``)."""
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # 1: PR_SET_PDEATHSIG
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -99,7 +106,8 @@ class LlamaServer:
         _, env = binary()
         with open(self.log, "wb") as out:
             self.process = subprocess.Popen(self.command(), stdout=out, stderr=subprocess.STDOUT, env=env,
-                                            stdin=subprocess.DEVNULL, start_new_session=True)
+                                            stdin=subprocess.DEVNULL, start_new_session=True,
+                                            preexec_fn=_die_with_parent)  # noqa: PLW1509 (prctl only)
         atexit.register(self.stop)
         try:
             self._wait_healthy()
@@ -126,11 +134,11 @@ class LlamaServer:
         raise ServerUnavailable(f"llama-server not healthy within {START_SECONDS:g} s (log: {self.log})")
 
     def stop(self) -> None:
-        """Stop the server's process group: SIGTERM, then SIGKILL after 10 s."""
+        """Stop the server's process group: SIGTERM, then SIGKILL after 3 s (a busy server is slow to stop)."""
         process, self.process = self.process, None
         if process is None or process.poll() is not None:
             return
-        for sig, wait in ((signal.SIGTERM, 10.0), (signal.SIGKILL, 5.0)):
+        for sig, wait in ((signal.SIGTERM, 3.0), (signal.SIGKILL, 5.0)):
             try:
                 os.killpg(process.pid, sig)
             except ProcessLookupError:

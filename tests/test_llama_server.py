@@ -169,3 +169,34 @@ def test_build_sends_the_planners_schema_and_the_server_keeps_to_it(proxy, tmp_p
 def planner_replies(proxy: RecordingProxy) -> list:
     return [e for e in proxy.chats() if e.status == 200 and (e.body.get("response_format") or {})
             .get("json_schema", {}).get("name") == "planner"]
+
+
+def role_schemas() -> dict[str, dict]:
+    """Every JSON Schema a role sends as ``response_format`` (the planner's and the probe's as one
+    request makes them)."""
+    from generators.families import FAMILIES
+    from generators.schemas import DIALOGUE_DAY_SCHEMA, PLUS_SCHEMA, TASK_DRAFT_SCHEMA
+    from harness.probe_run import schema_for
+    from harness.probes import Probe
+    from harness.summaries import SUMMARY_SCHEMA
+    from orchestrator.planner import plan_schema
+    from surfers import NOTES_SCHEMA
+    from verifier.schemas import JUDGE_VOTE_SCHEMA, VERDICT_SCHEMA
+
+    probe = Probe(task="t", piece="p", dynamic="d", question="q", options=("a", "b", "c"), answer="A",
+                  answerable=True)
+    return {"planner": plan_schema(2, sorted(FAMILIES)), "task_generator": TASK_DRAFT_SCHEMA,
+            "plus_generator": PLUS_SCHEMA, "dialogue_day": DIALOGUE_DAY_SCHEMA, "verifier": VERDICT_SCHEMA,
+            "judge": JUDGE_VOTE_SCHEMA, "summarizer": SUMMARY_SCHEMA, "probe": schema_for(probe),
+            "surfer": NOTES_SCHEMA}
+
+
+def test_every_roles_schema_is_accepted_by_the_servers_grammar_engine(proxy):
+    from backends.llm.client import response_format_for
+
+    with client(proxy.url) as llm:
+        for role, schema in role_schemas().items():
+            llm.chat(role, [{"role": "user", "content": "JSON:"}], max_tokens=1,
+                     response_format=response_format_for("json_schema", role, schema))
+    sent = {e.body["response_format"]["json_schema"]["name"]: e.status for e in proxy.chats()}
+    assert sent == dict.fromkeys(role_schemas(), 200)  # a schema the grammar engine cannot take is HTTP 400
