@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -200,3 +201,23 @@ def test_every_roles_schema_is_accepted_by_the_servers_grammar_engine(proxy):
                      response_format=response_format_for("json_schema", role, schema))
     sent = {e.body["response_format"]["json_schema"]["name"]: e.status for e in proxy.chats()}
     assert sent == dict.fromkeys(role_schemas(), 200)  # a schema the grammar engine cannot take is HTTP 400
+
+
+def test_regenerating_a_seed_sends_its_schema_and_drops_cut_replies_with_their_usage(proxy, tmp_path):
+    seeds = tmp_path / "seeds" / "tasks"
+    shutil.copytree(Path(__file__).resolve().parents[1] / "datasets" / "officebench-sample" / "tasks" / "1-2",
+                    seeds / "1-2")
+    out = tmp_path / "plus"
+    proc = homer("regenerate", "--seeds", seeds.parent, "--backend", "llm", "--model", MODEL_NAME,
+                 "--base-url", proxy.url, "--days", "2", "--utterances", "4", "--workers", "1", "--no-cache", "-q",
+                 "--out", out, *llm_sets(structured_output="json_schema", max_tokens=32))
+    assert proc.returncode == 1 and "no task was written" in proc.stderr, proc.stderr
+    chats = proxy.chats()
+    assert chats and all(e.status == 200 and e.body["response_format"]["json_schema"]["name"] == "plus_generator"
+                         and e.reply["choices"][0]["finish_reason"] == "length" for e in chats)
+    assert len(chats) == 3  # the first reply and two repairs, each cut at 32 tokens
+    outcome = json.loads((out / "attempts.jsonl").read_text().splitlines()[0])
+    assert outcome["status"] == "dropped" and "cut off at the token limit" in outcome["reason"]
+    spent = json.loads((out / "build.json").read_text())["usage_not_kept"]["plus_generator"]
+    assert spent["calls"] == 3 and spent["prompt_tokens"] == sum(u["prompt_tokens"] for u in served_usage(proxy))
+    assert spent["completion_tokens"] == sum(u["completion_tokens"] for u in served_usage(proxy)) == 96
