@@ -36,7 +36,7 @@ TURN: dict[str, Any] = {  # a timestamp is optional: code assigns one when the m
     "properties": {
         "role": {"enum": ["user", "assistant"]},
         "text": {"type": "string", "minLength": 1},
-        "ts": {"type": "string", "pattern": r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}$"},
+        "ts": {"type": "string", "pattern": r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}$"},
         "evidence": {"type": "array", "items": {"type": "string", "pattern": "^m[0-9]+$"}},
         "superseded": {"type": "array", "items": {"type": "string", "pattern": "^m[0-9]+$"}},
         "distractor": {"type": "array", "items": {"type": "string", "pattern": "^m[0-9]+$"}},
@@ -110,7 +110,7 @@ PLUS_SCHEMA: dict[str, Any] = {
         "dialogue": {"type": "array", "minItems": 1, "items": {
             "type": "object",
             "properties": {"day": {"type": "integer", "minimum": 1},
-                           "date": {"type": "string", "pattern": r"^\d{4}-\d{2}-\d{2}$"},
+                           "date": {"type": "string", "pattern": r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"},
                            "turns": {"type": "array", "minItems": 2, "items": TURN}},
             "required": ["day", "date", "turns"], "additionalProperties": False}},
     },

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import math
 from collections import Counter
 from collections.abc import Sequence
@@ -151,6 +152,15 @@ PLAN_SCHEMA: dict[str, Any] = {
 }
 
 
+def plan_schema(app_count: int, kinds: Sequence[str]) -> dict[str, Any]:
+    """``PLAN_SCHEMA`` as tight as one request: exactly ``app_count`` apps and one of ``kinds``, so a
+    server that constrains its output to the schema cannot answer with another count or kind."""
+    schema = copy.deepcopy(PLAN_SCHEMA)
+    schema["properties"]["apps"].update(minItems=app_count, maxItems=app_count)
+    schema["properties"]["task_kind"] = {"enum": list(kinds)}
+    return schema
+
+
 def planned_here(seed: int, index: int, counts: Sequence[int], weights: Sequence[int] | None = None) -> list[str]:
     """The families the other attempts in attempt ``index``'s world are planned to make."""
     first = index - index % TASKS_PER_WORLD
@@ -172,7 +182,8 @@ def plan_llm(client: Any, job: Job, files: list[str]) -> Plan:
         "now": job.world.now.strftime("%Y-%m-%d %H:%M (%A)"),
         "days": job.config.days, "utterances_per_day": job.config.utterances_per_day,
     }
-    data = client.structured("planner", render("planner", inputs=inputs, schema=PLAN_SCHEMA), PLAN_SCHEMA)
+    schema = plan_schema(app_count, inputs["task_kinds"])
+    data = client.structured("planner", render("planner", inputs=inputs, schema=schema), schema)
     apps = tuple(data["apps"])
     if len(apps) != app_count:
         raise ValueError(f"planner: asked for {app_count} app(s), got {len(apps)} ({', '.join(apps)})")

@@ -13,7 +13,7 @@ from jsonschema import Draft202012Validator
 
 _STR = {"type": "string"}
 _STRINGS = {"type": "array", "items": _STR}
-_TIME = {"type": "string", "pattern": r"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$"}
+_TIME = {"type": "string", "pattern": r"^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}$"}
 
 
 def _obj(properties: dict[str, Any], required: list[str] | None = None) -> dict[str, Any]:
@@ -46,7 +46,7 @@ NOTES_SCHEMA: dict[str, Any] = {
         }),
         "pdf_file": _obj({
             "file": _STR, "lines": _STRINGS,
-            "numbers": {"type": "array", "items": {"type": "string", "pattern": r"^\d[\d,]*(\.\d+)?$"}},
+            "numbers": {"type": "array", "items": {"type": "string", "pattern": r"^[0-9][0-9,]*(\.[0-9]+)?$"}},
         }),
         "message": _obj({"id": _STR, "from": _STR, "to": _STR, "cc": _STR, "subject": _STR, "date": _STR, "body": _STR},
                     required=["id", "from", "to", "subject", "date", "body"]),

@@ -25,6 +25,17 @@ def testbed(tmp_path: Path, _sample_office: Path) -> Path:
     return Path(shutil.copytree(_sample_office, tmp_path / "testbed", symlinks=True))
 
 
+@pytest.fixture(scope="session")
+def llama_server(tmp_path_factory):
+    """A real llama.cpp server (see ``tests/llama_server.py``), started once per test process that
+    asks for it and stopped at the end; a missing package or a binary that cannot run here fails the
+    tests that need it (never skipped)."""
+    from llama_server import LlamaServer
+
+    with LlamaServer(tmp_path_factory.mktemp("llama") / "server.log") as server:
+        yield server
+
+
 @pytest.fixture
 def ws(testbed: Path) -> Workspace:
     return Workspace(testbed, now=NOW)
@@ -77,7 +88,7 @@ SLOW_MODULES = frozenset({
     "test_horizon", "test_dialogue", "test_review_app", "test_duplicates", "test_workers", "test_limits",
     "test_other_work", "test_review_browser", "test_exports", "test_tools", "test_adversary",
     "test_review_agreement", "test_read_cache", "test_surfers", "test_context_checks", "test_probes",
-    "test_fake_listener", "test_review_hardening",
+    "test_fake_listener", "test_review_hardening", "test_llama_server",
 })
 
 

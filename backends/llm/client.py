@@ -57,6 +57,8 @@ _CONTEXT_WORDS = re.compile(r"context length|context window|context size|context
                             r"exceed_context_size|maximum context|exceeds? the (?:model'?s? )?(?:max|context)|"
                             r"too many tokens|prompt is too long|n_ctx", re.I)
 WINDOW_MARGIN = 0.1  # of the estimate, kept free when a reply limit is lowered: the count is approximate
+GRAMMAR_MAX_REPEAT = 1000  # repetition bounds above this are not sent to a grammar engine (see for_grammar)
+_REPEAT_BOUNDS = ("maxItems", "maxLength", "maxProperties")
 
 
 
@@ -484,10 +486,23 @@ def response_format_for(mode: str, role: str, schema: dict) -> dict | None:
     (``json_object``), or nothing (``none``)."""
     if mode == "json_schema":
         name = re.sub(r"[^A-Za-z0-9_-]", "_", role)[:64] or "reply"
-        return {"type": "json_schema", "json_schema": {"name": name, "schema": schema, "strict": False}}
+        return {"type": "json_schema", "json_schema": {"name": name, "schema": for_grammar(schema), "strict": False}}
     if mode == "json_object":
         return {"type": "json_object"}
     return None
+
+
+def for_grammar(schema: Any) -> Any:
+    """``schema`` as sent for constrained decoding: a bound of more than ``GRAMMAR_MAX_REPEAT``
+    repetitions (``maxItems: 10000``) is left out, since grammar engines unroll bounds and refuse
+    large ones (llama.cpp: "number of repetitions exceeds sane defaults"); the reply is still
+    validated against the whole schema."""
+    if isinstance(schema, list):
+        return [for_grammar(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    return {key: for_grammar(value) for key, value in schema.items()
+            if not (key in _REPEAT_BOUNDS and isinstance(value, int) and value > GRAMMAR_MAX_REPEAT)}
 
 
 def _kind(value: Any) -> str:
