@@ -12,6 +12,7 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import json
+import re
 import math
 import os
 import shutil
@@ -390,6 +391,21 @@ def config_differences(previous: dict[str, Any], current: dict[str, Any]) -> lis
     return out
 
 
+_START_LEFTOVER = re.compile(rf"^\.{re.escape(dataset.BUILD)}\..+\.tmp$")
+
+
+def _drop_unrecorded_start(out: Path) -> None:
+    """A run killed while it wrote its first ``build.json`` leaves only that file's temporary copy
+    (and the lock): nothing was recorded, so the folder counts as empty and the copy goes."""
+    if not out.is_dir() or out.is_symlink() or (out / dataset.BUILD).exists():
+        return
+    entries = list(out.iterdir())
+    leftovers = [p for p in entries if _START_LEFTOVER.match(p.name) and p.is_file() and not p.is_symlink()]
+    if leftovers and all(p.name == LOCK_NAME or p in leftovers for p in entries):
+        for path in leftovers:
+            path.unlink(missing_ok=True)
+
+
 def check_out_folder(out: Path, digest: str, resume: bool, same_options: str = "--seed/--apps/--days",
                      current: dict[str, Any] | None = None) -> None:
     """Refuse an output folder that is not empty (unless resuming a build with the same
@@ -399,6 +415,7 @@ def check_out_folder(out: Path, digest: str, resume: bool, same_options: str = "
     build_file = out / dataset.BUILD
     if out.exists() and not out.is_dir():
         raise BuildError(f"--out {out}: exists and is not a folder")
+    _drop_unrecorded_start(out)
     if out.exists() and any(p.name != LOCK_NAME for p in out.iterdir()):
         if not resume:
             raise BuildError(f"--out {out}: folder is not empty (use --resume to continue an interrupted build, "
