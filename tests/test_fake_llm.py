@@ -668,7 +668,7 @@ def test_homer_fake_llm_serves_until_terminated(tmp_path):
         assert plan["task_kind"] == "sheet_total_email" and plan["apps"] == ["excel", "email"]
     finally:
         proc.terminate()
-        out, err = proc.communicate(timeout=10)
+        out, err = proc.communicate(timeout=60)  # a hang guard: a connection still open may hold it up to its deadline
     assert proc.returncode == 0, err
     assert f"http://127.0.0.1:{port}/v1" in out
     assert "Traceback" not in err
