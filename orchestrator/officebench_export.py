@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from backends.dataset import LoadedTask, iter_tasks, ticking
+from generators.spoken_time import value_time
 from office_env import OfficeError, Workspace, default_registry, evaluate_criteria
 from office_env.evaluation.officebench_semantics import evaluate_officebench
 from office_env.evaluation.reference_state import apply_reference
@@ -121,19 +122,12 @@ def as_written(evaluation: list[dict[str, Any]], oracle: list[dict[str, Any]]) -
             continue
         keywords = []
         for keyword in args["body_keywords"]:
-            day = _iso_day(keyword)
-            if day is not None and not any(str(keyword) in m for m in mails):
+            day = value_time(keyword) if isinstance(keyword, str) else None  # a day, not a moment
+            if day is not None and not isinstance(day, datetime) and not any(str(keyword) in m for m in mails):
                 keyword = next((f for f in _date_forms(day) if any(f in m for m in mails)), keyword)
             keywords.append(keyword)
         out.append({**check, "args": {**args, "body_keywords": keywords}})
     return out
-
-
-def _iso_day(keyword: Any) -> date | None:
-    try:
-        return date.fromisoformat(keyword) if isinstance(keyword, str) and len(keyword) == 10 else None
-    except ValueError:
-        return None
 
 
 def _mailboxes(testbed: Path) -> frozenset[str]:

@@ -41,16 +41,19 @@ def written_day(day: date) -> str:
     return f"{day:%A}, {day.day} {day:%B %Y}"
 
 
+def _promise_line(day: date) -> str:
+    return f"I will follow up on {written_day(day)}."
+
+
 def promise(draft: TaskDraft) -> str:
     """The sentence a mail keeps the draft's follow-up promise with ("" when it made none)."""
-    return "".join(f" I will follow up on {written_day(date.fromisoformat(m.value))}." for m in draft.memory
-                   if m.cue == CUE)
+    return "".join(f" {_promise_line(date.fromisoformat(m.value))}" for m in draft.memory if m.cue == CUE)
 
 
 def _with_day(call: ToolCall, day: date) -> ToolCall:
     """``call`` (a mail send) with the follow-up sentence put before the sign-off."""
     content = str(call.args.get("content", ""))
-    line = f"I will follow up on {written_day(day)}."
+    line = _promise_line(day)
     paragraphs = content.rstrip().split("\n\n")
     at = len(paragraphs) - 1 if len(paragraphs) > 1 and _SIGN_OFF.match(paragraphs[-1]) else len(paragraphs)
     return ToolCall(call.tool, {**call.args, "content": "\n\n".join([*paragraphs[:at], line, *paragraphs[at:]])})
@@ -75,20 +78,12 @@ def _taken_days(draft: TaskDraft, now: datetime) -> set[date]:
     values = [v for m in draft.memory for v in (m.value, *m.superseded, *(d.value for d in m.distractors))]
     plans = [draft.oracle, draft.baseline, *(m.plan for m in draft.misreadings)]
     written = json.dumps([draft.evaluation, [[c.args for c in plan] for plan in plans]], default=str)
-    days = {date.fromisoformat(d) for d in _ISO_DAY.findall(written) if _is_iso(d)}
+    days = {d for d in map(value_time, _ISO_DAY.findall(written)) if isinstance(d, date)}
     for value in values:
         when = value_time(str(value), now.date() - timedelta(days=60))
         if when is not None:
             days.add(when.date() if isinstance(when, datetime) else when)
     return days
-
-
-def _is_iso(text: str) -> bool:
-    try:
-        date.fromisoformat(text)
-    except ValueError:
-        return False
-    return True
 
 
 def _checked_mail(draft: TaskDraft) -> dict | None:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-
 from pathlib import Path
 from typing import Any, Optional
 
@@ -81,8 +79,7 @@ def fake_llm_command(
     if agent is not None:
         described += f", playing the {agent} agent" + (f" (noise {noise:g}, seed {seed})" if agent == "noisy" else "")
     def ready(s: Any) -> None:
-        typer.echo(f"fake OpenAI-compatible endpoint at {s.url}{described} (Ctrl-C to stop)")
-        sys.stdout.flush()
+        typer.echo(f"fake OpenAI-compatible endpoint at {s.url}{described} (Ctrl-C to stop)")  # echo flushes
         responder.release()
 
     serve_forever(server, ready=ready)
