@@ -9,6 +9,7 @@ import json
 import math
 import os
 import re
+import signal
 import socket
 import subprocess
 import sys
@@ -646,7 +647,7 @@ def test_homer_fake_llm_serves_until_terminated(tmp_path):
     command = [str(HOMER)] if HOMER.exists() else [sys.executable, "-m", "orchestrator.cli"]
     proc = subprocess.Popen([*command, "fake-llm", "--port", str(port)], cwd=tmp_path,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "NO_COLOR": "1", "TERM": "dumb"})
+                            env={**os.environ, "NO_COLOR": "1", "TERM": "dumb", "PYTHONFAULTHANDLER": "1"})
     try:
         url = f"http://127.0.0.1:{port}/v1"
         deadline = time.monotonic() + 20
@@ -659,7 +660,7 @@ def test_homer_fake_llm_serves_until_terminated(tmp_path):
                 assert time.monotonic() < deadline, "homer fake-llm did not start serving"
                 time.sleep(0.1)
         assert models["data"][0]["id"] == "fake-model"
-        client = openai.OpenAI(base_url=url, api_key="x", max_retries=0, timeout=5)
+        client = openai.OpenAI(base_url=url, api_key="x", max_retries=0, timeout=120)  # loading the answers is slow under load
         planner = render("planner", inputs={"app_count": 2, "available_apps": ["word", "excel", "email"],
                                             "task_kinds": ["sheet_total_email"], "suggested_kind": "sheet_total_email",
                                             "days": 5, "utterances_per_day": 70}, schema={})
@@ -668,7 +669,11 @@ def test_homer_fake_llm_serves_until_terminated(tmp_path):
         assert plan["task_kind"] == "sheet_total_email" and plan["apps"] == ["excel", "email"]
     finally:
         proc.terminate()
-        out, err = proc.communicate(timeout=60)  # a hang guard: a connection still open may hold it up to its deadline
+        try:
+            out, err = proc.communicate(timeout=60)  # a hang guard
+        except subprocess.TimeoutExpired:
+            proc.send_signal(signal.SIGABRT)  # the fault handler prints where every thread is
+            pytest.fail("homer fake-llm did not stop on SIGTERM:\n" + proc.communicate(timeout=30)[1][-8000:])
     assert proc.returncode == 0, err
     assert f"http://127.0.0.1:{port}/v1" in out
     assert "Traceback" not in err

@@ -59,8 +59,13 @@ def fake_llm_command(
         _check_agent(agent, dataset, noise)
     responder = _Deferred()  # listen first; requests that come while the answers load wait for them
 
+    stop = threading.Event()
+
     def _interrupt(signum: int, frame: object) -> None:
-        raise KeyboardInterrupt
+        if not stop.is_set():
+            stop.set()
+        else:
+            raise KeyboardInterrupt  # a second signal while the answers load
 
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _interrupt)  # `kill` stops it as cleanly as Ctrl-C
@@ -82,7 +87,10 @@ def fake_llm_command(
         typer.echo(f"fake OpenAI-compatible endpoint at {s.url}{described} (Ctrl-C to stop)")  # echo flushes
         responder.release()
 
-    serve_forever(server, ready=ready)
+    if not stop.is_set():
+        serve_forever(server, ready=ready, stop=stop)
+    else:
+        server.stop()
 
 
 def _check_agent(agent: str, dataset: Optional[Path], noise: float) -> None:

@@ -690,12 +690,18 @@ class _Handler(HeadFirstHandler):
 
 def serve_forever(server: FakeLLMServer, ready: Callable[[FakeLLMServer], None] | None = None,
                   stop: threading.Event | None = None) -> None:
-    """Run ``server`` until ``stop`` is set or Ctrl-C (used by ``homer fake-llm``)."""
+    """Run ``server`` until ``stop`` is set or Ctrl-C (used by ``homer fake-llm``).
+
+    The wait wakes four times a second: a signal that the kernel hands to another thread only
+    runs its Python handler once the main thread runs again, and a wait without a timeout may
+    never do so."""
+    stop = stop or threading.Event()
     server.start()
     try:
         if ready is not None:
             ready(server)
-        (stop or threading.Event()).wait()
+        while not stop.wait(0.25):
+            pass
     except KeyboardInterrupt:
         pass
     finally:
