@@ -25,10 +25,11 @@ def testbed(tmp_path: Path, _sample_office: Path) -> Path:
     return Path(shutil.copytree(_sample_office, tmp_path / "testbed", symlinks=True))
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def llama_server(tmp_path_factory):
-    """A real llama.cpp server (see ``tests/llama_server.py``), started once per test process that
-    asks for it and stopped at the end; a missing package or a binary that cannot run here fails the
+    """A real llama.cpp server (see ``tests/llama_server.py``), started once per module that asks
+    for it and stopped when the module ends (it must not spend the cores on requests nobody waits
+    for while other modules run); a missing package or a binary that cannot run here fails the
     tests that need it (never skipped)."""
     from llama_server import LlamaServer
 

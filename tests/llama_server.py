@@ -25,7 +25,7 @@ import urllib.request
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, Self
+from typing import Any, Callable, Self
 
 ROOT = Path(__file__).resolve().parents[1]
 TEMPLATE = ROOT / "templates" / "llama_server" / "chatml-tools.jinja"
@@ -33,7 +33,7 @@ MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 MODEL_NAME = "smollm2"
 SLOT_CONTEXT = 8192   # tokens per slot: the agent's 20 tools and a 2-day history fit
 SLOTS = 2
-THREADS = 2
+THREADS = 1           # one: a second thread spin-waits for a core the test workers share
 START_SECONDS = 120.0
 
 
@@ -172,6 +172,9 @@ class RecordingProxy:
     def __init__(self, upstream: str) -> None:
         self.upstream = upstream
         self.exchanges: list[Exchange] = []
+        # (path, body) -> forward it?; None forwards everything. A test that stops a command half-way
+        # refuses what follows, so the server is not left working on requests nobody waits for.
+        self.forward_if: Callable[[str, bytes | None], bool] | None = None
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
@@ -188,6 +191,9 @@ class RecordingProxy:
             def _forward(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 data = self.rfile.read(length) if length else None
+                if proxy.forward_if is not None and not proxy.forward_if(self.path, data):
+                    self._refuse(data)
+                    return
                 headers = {k: v for k, v in self.headers.items()
                            if k.lower() in ("content-type", "authorization", "accept")}
                 request = urllib.request.Request(proxy.upstream + self.path, data=data, headers=headers,
@@ -200,6 +206,17 @@ class RecordingProxy:
                 proxy._record(self.command, self.path, data, status, payload)
                 self.send_response(status)
                 self.send_header("Content-Type", kind or "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
+            def _refuse(self, data: bytes | None) -> None:
+                """Answer 400 without asking the server: it stays free for the next test."""
+                payload = json.dumps({"error": {"message": "not forwarded by the test proxy",
+                                                "type": "invalid_request_error"}}).encode()
+                proxy._record(self.command, self.path, data, 400, payload)
+                self.send_response(400)
+                self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(payload)))
                 self.end_headers()
                 self.wfile.write(payload)

@@ -141,6 +141,7 @@ def test_build_sends_the_planners_schema_and_the_server_keeps_to_it(proxy, tmp_p
     """One build attempt up to the planner's reply (the rest of a build is minutes of CPU), then ^C."""
     command = [str(HOMER)] if HOMER.exists() else [sys.executable, "-m", "orchestrator.cli"]
     out = tmp_path / "ds"
+    proxy.forward_if = lambda path, body: not planner_replies(proxy)  # the planner's reply is all this test reads
     build_proc = subprocess.Popen(
         [*command, "build", "--backend", "llm", "--n", "1", "--seed", "3", "--workers", "1", "--days", "2",
          "--utterances", "6", "--apps", "2", "--out", str(out), "--model", MODEL_NAME, "--base-url", proxy.url,
