@@ -268,3 +268,26 @@ def test_llm_set_refuses_the_key_and_context_errors_of_real_servers_are_recognis
     # llama.cpp's training size is not the size it runs with
     assert served_windows({"data": [{"id": "m", "meta": {"n_ctx_train": 131072}}]}) == {}
     assert served_windows({"data": [{"id": "m", "meta": {"n_ctx": 4096, "n_ctx_train": 131072}}]}) == {"m": 4096}
+
+
+def test_a_reply_cut_at_a_lowered_limit_asks_for_a_larger_window_not_max_tokens(tmp_path):
+    from datetime import datetime
+
+    from backends.llm import LLMClient
+    from backends.llm.settings import LLMSettings
+    from harness.agents import Episode, LLMAgent
+    from office_env import Workspace, default_registry
+    from orchestrator.fake_llm import scripted
+
+    (tmp_path / "office").mkdir()
+    episode = Episode(task_id="t", user_name="Ann Lee", username="ann", request="Say done.",
+                      now={"date": "2024-05-06", "weekday": "Monday", "time": "09:00"}, context="word " * 500,
+                      workspace=Workspace(tmp_path / "office", now=datetime(2024, 5, 6, 9)), registry=default_registry())
+    with FakeLLMServer(scripted("done"), profile="llama-cpp", context_window=4096) as server:
+        server.queue_faults("truncated")
+        with LLMClient(LLMSettings(base_url=server.url, model="fake-model", max_retries=0, timeout=10)) as client:
+            trajectory = LLMAgent(client).run(episode)
+        sent = server.chat_requests()[-1].body["max_tokens"]
+    assert 512 <= sent < 4096  # the 4,096 configured by default, lowered to fit the 4K window
+    assert trajectory.error.startswith("error: truncated:") and f"({sent:,} tokens for fake-model" in trajectory.error
+    assert "give the model a larger context window" in trajectory.error and "max_tokens=N" not in trajectory.error

@@ -150,6 +150,7 @@ class ChatResult:
     cached: bool = False
     model: str = ""
     cached_prompt_tokens: int = 0  # usage.prompt_tokens_details.cached_tokens, when the server says it
+    reply_limit: int | None = None  # the limit the request asked: under the configured one when lowered to fit
 
     def message(self) -> dict[str, Any]:
         """This reply as an assistant message to append to the conversation."""
@@ -214,6 +215,7 @@ class LLMClient:
                 result = None  # an entry no reply should have made: ask the endpoint again
             if result is not None:
                 self.usage.add(role, result.prompt_tokens, result.completion_tokens, cached=True, model=model)
+                result.reply_limit = limit
                 return result
         data, result = self._reply(role, model, lambda api: api.chat.completions.with_raw_response.create(
             **request), lambda data: _chat_result(data, model, cached=False), tokens=estimate)
@@ -228,6 +230,7 @@ class LLMClient:
                 needed=said, window=read)
         if key is not None:
             self.cache.put(key, data)
+        result.reply_limit = limit
         return result
 
     def structured(self, role: str, messages: Sequence[dict], schema: dict, *, max_repairs: int = 2,
