@@ -194,7 +194,8 @@ class LLMAgent:
             trajectory.usage["prompt_tokens"] += result.prompt_tokens
             trajectory.usage["completion_tokens"] += result.completion_tokens
             if result.finish_reason == "length":  # cut at the token limit: neither an answer nor whole calls
-                trajectory.error, trajectory.stop_reason = truncated_text(self.client, self.role), STOP_ERROR
+                trajectory.error = truncated_text(self.client, self.role, getattr(result, "reply_limit", None))
+                trajectory.stop_reason = STOP_ERROR
                 return trajectory
             if not result.tool_calls:
                 trajectory.finish(result.content or "")
@@ -220,13 +221,20 @@ class LLMAgent:
                 return trajectory
 
 
-def truncated_text(client: Any, role: str) -> str:
-    """How a run whose reply stopped at the token limit is recorded (``error: truncated: ...``)."""
+def truncated_text(client: Any, role: str, sent: int | None = None) -> str:
+    """How a run whose reply stopped at the token limit is recorded (``error: truncated: ...``);
+    ``sent`` is the limit the request asked, under the configured one when the client lowered it to
+    what the prompt left of the context window (then a larger window is the fix, not max_tokens)."""
     settings = getattr(client, "settings", None)
     limit = ""
     if settings is not None:
         model = settings.model_for(role)
-        limit = f" ({settings.max_tokens_for(role, model):,} tokens for {model})"
+        configured = settings.max_tokens_for(role, model)
+        if sent is not None and sent < configured:
+            return (f"error: truncated: the reply stopped at the token limit ({sent:,} tokens for {model}: the "
+                    f"{configured:,} configured, lowered to what the prompt left of the context window) before "
+                    f"it ended; give the model a larger context window")
+        limit = f" ({configured:,} tokens for {model})"
     return (f"error: truncated: the reply stopped at the token limit{limit} before it ended; raise it with "
             f"--llm-set max_tokens=N")
 

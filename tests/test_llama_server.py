@@ -83,6 +83,23 @@ def test_the_agents_tools_reach_the_prompt_and_usage_is_the_servers(llama_server
     assert totals["completion_tokens"] == sum(u["completion_tokens"] for u in served) == 2
 
 
+def test_the_grammar_engine_takes_the_tools_and_the_window_is_the_servers(llama_server, proxy):
+    from backends.llm.window import props_window
+
+    registry = default_registry()
+    with client(proxy.url) as llm:
+        # llama.cpp states its slot's window; it answers to any model name, so the window holds for any
+        assert llm.context_window(MODEL_NAME) == 8192 and llm.context_window("another-name") == 8192
+        assert props_window(llm._openai, proxy.url) == 8192  # /props, read when /v1/models does not say it
+        # a call the reply must make: the server builds its grammar from all 20 schemas at once
+        result = llm.chat("agent", [{"role": "user", "content": "List the files in the data folder."}],
+                          tools=registry.openai_tools(), tool_choice="required", max_tokens=120)
+    assert [e.status for e in proxy.chats()] == [200]  # a schema the grammar engine cannot take is HTTP 400
+    assert result.tool_calls or result.finish_reason == "length"
+    if result.finish_reason != "length":  # whole calls, bound by the grammar: valid as the registry checks
+        assert all(registry.validate(c.name, c.arguments) == [] for c in result.tool_calls)
+
+
 def agent_messages_for(record: dict) -> list[dict]:
     from harness.agents import Episode
 

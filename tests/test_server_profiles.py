@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from backends.llm.client import prompt_tokens
 from harness.context import ContextConfig
 from harness.runner import EvalConfig, evaluate
 from orchestrator.build import build
@@ -35,6 +36,14 @@ def long(tmp_path_factory) -> Path:
     about 4,500 cl100k tokens, would fit)."""
     out = tmp_path_factory.mktemp("profiles") / "long"
     assert build(out, 1, BuildConfig(seed=21, days=12), workers=1).accepted == 1
+    return out
+
+
+@pytest.fixture(scope="module")
+def standard(tmp_path_factory) -> Path:
+    """Two tasks of the standard preset (5 days of history)."""
+    out = tmp_path_factory.mktemp("profiles") / "standard"
+    assert build(out, 2, BuildConfig(seed=11), workers=1).accepted == 2
     return out
 
 
@@ -112,11 +121,41 @@ def test_llama_cpp_sees_its_tools_and_refuses_an_overflow(short, long, tmp_path)
         tool_requests = [b for b in agent_requests(server) if b.get("tools")]
     with FakeLLMServer(agent_responder(dataset_agent_plans(long)), profile="llama-cpp", context_window=8192) as server:
         overflow = agent_eval(server, long, tmp_path / "long", tmp_path)
+        sent = agent_requests(server)
+        # told a window larger than the server's, the client sends; the server's 400 is a context error
+        told = agent_eval(server, long, tmp_path / "told", tmp_path, context_window=32768)
     # tools go with tool_choice, so the server puts them in the prompt and the agent acts
     assert tool_requests and all(b["tool_choice"] == "auto" for b in tool_requests)
     assert run.pass_rate == 1.0 and all(r["steps"] == len(records[r["id"]]["oracle"]) for r in run.rows)
-    assert len(overflow.errors) == 1 and overflow.errors[0]["error"].startswith("error: context: ")
-    assert "exceed context window" in overflow.errors[0]["error"]
+    # the window came from /props: the too-long history is refused before any agent request
+    assert len(overflow.errors) == 1 and overflow.errors[0]["error"].startswith("error: context: ") and not sent
+    assert "does not fit the 8,192-token context window" in overflow.errors[0]["error"]
+    assert "the window is the server's: give it a larger context (llama.cpp: -c)" in overflow.errors[0]["error"]
+    assert len(told.errors) == 1 and told.errors[0]["error"].startswith("error: context: ")
+    assert "exceed context window" in told.errors[0]["error"]
+
+
+def test_an_8k_llama_cpp_model_runs_a_standard_rag_task(standard, tmp_path):
+    from backends.llm.window import with_margin
+    from harness.context import rag_defaults
+
+    granularity, top_k = rag_defaults("raw", None, None)  # what --mode rag retrieves by default: 20 utterances
+    rag = ContextConfig(mode="rag", storage="raw", granularity=granularity, top_k=top_k)
+    with FakeLLMServer(agent_responder(dataset_agent_plans(standard)), profile="llama-cpp",
+                       context_window=8192) as server:
+        run = evaluate(standard, tmp_path / "run", EvalConfig(agent="llm", context=rag, model="fake-model",
+                                                              base_url=server.url, llm_config=settings(tmp_path)))
+        sent = agent_requests(server)
+        props = [r for r in server.requests if r.path == "/props"]
+    assert granularity == "utterance" and top_k == 20
+    # the window came from /props (the rows of /v1/models give only the training size)
+    assert props
+    # every reply limit was chosen to fit beside its prompt and the 20 tools: no request overflowed
+    assert run.pass_rate == 1.0 and not run.errors
+    assert all(r["trajectory"]["stop_reason"] == "final" for r in run.rows)
+    assert sent and all(len(b["tools"]) == 20 for b in sent)
+    assert any(b["max_tokens"] < 4096 for b in sent)  # lowered from the default as the conversation grew
+    assert all(with_margin(prompt_tokens(b["messages"], b["tools"])) + b["max_tokens"] <= 8192 for b in sent)
 
 
 def test_ollama_silent_cut_is_caught(short, long, tmp_path):
@@ -216,7 +255,8 @@ def test_llm_set_shapes_requests_from_the_command_line(short, tmp_path):
 
 
 def test_llm_set_refuses_the_key_and_context_errors_of_real_servers_are_recognised(tmp_path):
-    from backends.llm.client import _CONTEXT_WORDS, served_windows
+    from backends.llm.client import _CONTEXT_WORDS
+    from backends.llm.window import served_windows
 
     proc = homer_cli("build", "--backend", "llm", "--base-url", "http://127.0.0.1:9/v1", "--out", tmp_path / "k",
                      "--llm-set", "api_key=sk-secret")
@@ -228,3 +268,26 @@ def test_llm_set_refuses_the_key_and_context_errors_of_real_servers_are_recognis
     # llama.cpp's training size is not the size it runs with
     assert served_windows({"data": [{"id": "m", "meta": {"n_ctx_train": 131072}}]}) == {}
     assert served_windows({"data": [{"id": "m", "meta": {"n_ctx": 4096, "n_ctx_train": 131072}}]}) == {"m": 4096}
+
+
+def test_a_reply_cut_at_a_lowered_limit_asks_for_a_larger_window_not_max_tokens(tmp_path):
+    from datetime import datetime
+
+    from backends.llm import LLMClient
+    from backends.llm.settings import LLMSettings
+    from harness.agents import Episode, LLMAgent
+    from office_env import Workspace, default_registry
+    from orchestrator.fake_llm import scripted
+
+    (tmp_path / "office").mkdir()
+    episode = Episode(task_id="t", user_name="Ann Lee", username="ann", request="Say done.",
+                      now={"date": "2024-05-06", "weekday": "Monday", "time": "09:00"}, context="word " * 500,
+                      workspace=Workspace(tmp_path / "office", now=datetime(2024, 5, 6, 9)), registry=default_registry())
+    with FakeLLMServer(scripted("done"), profile="llama-cpp", context_window=4096) as server:
+        server.queue_faults("truncated")
+        with LLMClient(LLMSettings(base_url=server.url, model="fake-model", max_retries=0, timeout=10)) as client:
+            trajectory = LLMAgent(client).run(episode)
+        sent = server.chat_requests()[-1].body["max_tokens"]
+    assert 512 <= sent < 4096  # the 4,096 configured by default, lowered to fit the 4K window
+    assert trajectory.error.startswith("error: truncated:") and f"({sent:,} tokens for fake-model" in trajectory.error
+    assert "give the model a larger context window" in trajectory.error and "max_tokens=N" not in trajectory.error

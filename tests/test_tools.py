@@ -723,7 +723,7 @@ def test_openai_tools_are_valid_function_definitions(registry):
         Draft202012Validator.check_schema(parameters)
         assert parameters["type"] == "object"
         assert parameters["additionalProperties"] is False
-        assert set(parameters["required"]) <= set(parameters["properties"])
+        assert set(parameters.get("required", [])) <= set(parameters["properties"])
         names.append(function["name"])
         assert json.loads(json.dumps(definition)) == definition
     assert names == registry.names

@@ -37,26 +37,25 @@ from jsonschema.exceptions import SchemaError, best_match
 
 from backends.llm.cache import ResponseCache, request_key
 from backends.llm.failures import is_refusal
-from backends.llm.preflight import PREFLIGHT_SECONDS, fix_for, served_windows
+from backends.llm.preflight import PREFLIGHT_SECONDS, fix_for
 from backends.llm.preflight import error_text as _error_text
 from backends.llm.rate_limit import limiter_for, retry_after_seconds
 from backends.llm.settings import PLACEHOLDER_KEY, LLMSettings, settings_for
 from backends.llm.strict_json import JSONLimitError, json_kind, loads_limited
 from backends.llm.transport import ReplyTooLarge, bounded_http_client
 from backends.llm.usage import Usage
+from backends.llm.window import ANY_MODEL, MIN_REPLY_TOKENS, NoRoom, reply_limit, stated_windows, with_margin
 from backends.tokens import count_tokens
 
 EMBEDDING_BATCH = 256
 EMBEDDINGS_ROLE = "embeddings"
 SETTINGS = object()  # chat(temperature=SETTINGS): the temperature the settings give the model
 MAX_RAISED_TOKENS = 32768     # a structured reply cut at its limit is asked again with twice the limit, up to this
-MIN_REPLY_TOKENS = 512       # the least reply room a request keeps when its limit is lowered to fit the window
 TRUNCATION_MIN_TOKENS = 1000  # below this, a server's count may differ from ours by too much to tell
 TRUNCATION_SHARE = 0.5        # a server that read under half of the prompt cut it
 _CONTEXT_WORDS = re.compile(r"context length|context window|context size|context_length_exceeded|"
                             r"exceed_context_size|maximum context|exceeds? the (?:model'?s? )?(?:max|context)|"
                             r"too many tokens|prompt is too long|n_ctx", re.I)
-WINDOW_MARGIN = 0.1  # of the estimate, kept free when a reply limit is lowered: the count is approximate
 GRAMMAR_MAX_REPEAT = 1000  # repetition bounds above this are not sent to a grammar engine (see for_grammar)
 _REPEAT_BOUNDS = ("maxItems", "maxLength", "maxProperties")
 
@@ -151,6 +150,7 @@ class ChatResult:
     cached: bool = False
     model: str = ""
     cached_prompt_tokens: int = 0  # usage.prompt_tokens_details.cached_tokens, when the server says it
+    reply_limit: int | None = None  # the limit the request asked: under the configured one when lowered to fit
 
     def message(self) -> dict[str, Any]:
         """This reply as an assistant message to append to the conversation."""
@@ -194,13 +194,9 @@ class LLMClient:
         temperature = self.settings.temperature_for(model) if temperature is SETTINGS else temperature
         if temperature is not None:
             request["temperature"] = temperature
-        limit = max_tokens if max_tokens is not None else self.settings.max_tokens_for(role, model)
         said = prompt_tokens(messages)  # what any server counts, however it templates tools
         estimate = said + (count_tokens(json.dumps(tools)) if tools else 0)
-        window = self.context_window(model)
-        room = None if window is None else window - with_margin(estimate)
-        if room is not None and estimate + limit > window and room >= MIN_REPLY_TOKENS:
-            limit = room  # a limit is a ceiling: what is left of the window (with a margin) still fits a reply
+        limit = self._reply_limit(role, model, max_tokens, estimate)
         request[self.settings.token_parameter_for(model)] = limit
         if tools:
             request["tools"] = tools
@@ -209,7 +205,6 @@ class LLMClient:
             request["tool_choice"] = tool_choice
         if response_format is not None:
             request["response_format"] = response_format
-        self._check_context(role, model, estimate, limit)
         key = None
         if self.cache is not None:
             key = request_key({"endpoint": self.settings.endpoint, "api": "chat.completions", **request})
@@ -220,6 +215,7 @@ class LLMClient:
                 result = None  # an entry no reply should have made: ask the endpoint again
             if result is not None:
                 self.usage.add(role, result.prompt_tokens, result.completion_tokens, cached=True, model=model)
+                result.reply_limit = limit
                 return result
         data, result = self._reply(role, model, lambda api: api.chat.completions.with_raw_response.create(
             **request), lambda data: _chat_result(data, model, cached=False), tokens=estimate)
@@ -234,6 +230,7 @@ class LLMClient:
                 needed=said, window=read)
         if key is not None:
             self.cache.put(key, data)
+        result.reply_limit = limit
         return result
 
     def structured(self, role: str, messages: Sequence[dict], schema: dict, *, max_repairs: int = 2,
@@ -307,16 +304,15 @@ class LLMClient:
         with self._lock:
             if self._served_windows is None:
                 self._served_windows = self._ask_windows()
-            return self._served_windows.get(model)
+            return self._served_windows.get(model, self._served_windows.get(ANY_MODEL))
 
     def _ask_windows(self) -> dict[str, int]:
+        api = self._openai.with_options(max_retries=0, timeout=min(10.0, self.settings.timeout))
         try:
-            response = self._openai.with_options(max_retries=0, timeout=min(10.0, self.settings.timeout)) \
-                .models.with_raw_response.list()
-            data = loads_limited(response.content)
+            data = loads_limited(api.models.with_raw_response.list().content)
         except (openai.OpenAIError, JSONLimitError):
             return {}
-        return served_windows(data)
+        return stated_windows(api, self.settings.endpoint, data)
 
     def fits(self, role: str, messages: Sequence[dict], tools: list[dict] | None = None,
              reply: int = MIN_REPLY_TOKENS) -> bool:
@@ -325,13 +321,25 @@ class LLMClient:
         window = self.context_window(self.settings.model_for(role))
         return window is None or with_margin(prompt_tokens(messages, tools)) + reply <= window
 
-    def _check_context(self, role: str, model: str, estimate: int, limit: int) -> None:
+    def _reply_limit(self, role: str, model: str, max_tokens: int | None, estimate: int) -> int:
+        """The configured reply limit, lowered to what a prompt of about ``estimate`` tokens leaves of
+        the model's window (:func:`backends.llm.window.reply_limit`); :class:`ContextLengthError`,
+        naming the setting, when that is under the least reply a request keeps."""
+        configured = max_tokens if max_tokens is not None else self.settings.max_tokens_for(role, model)
         window = self.context_window(model)
-        if window is not None and estimate + limit > window:
-            raise ContextLengthError(
-                f"{role}: the prompt (about {estimate:,} tokens) and its reply limit ({limit:,}) do not fit the "
-                f"{window:,}-token context window of {model}", role=role, model=model, needed=estimate + limit,
-                window=window)
+        try:
+            return reply_limit(configured, window, estimate)
+        except NoRoom as exc:
+            assert window is not None
+            source = ("the window is the context_window setting: raise it if the server's context is larger"
+                      if self.settings.context_window_for(model) is not None else
+                      "the window is the server's: give it a larger context (llama.cpp: -c) or shorten the prompt")
+            left = (f"leaves {exc.room:,} tokens of the {window:,}-token context window of {model} for the reply, "
+                    f"under the least of {exc.floor:,}" if exc.room > 0 else
+                    f"does not fit the {window:,}-token context window of {model}")
+            raise ContextLengthError(f"{role}: the prompt (about {estimate:,} tokens with the tools) {left}; {source}",
+                                     role=role, model=model, needed=with_margin(estimate) + exc.floor,
+                                     window=window) from None
 
     # -- embeddings ---------------------------------------------------------------------------
 
@@ -453,11 +461,6 @@ class LLMClient:
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
-
-
-def with_margin(estimate: int) -> int:
-    """An estimated prompt with the room kept for the counter's error and the chat template."""
-    return int(estimate * (1 + WINDOW_MARGIN)) + 16
 
 
 def prompt_tokens(messages: Sequence[dict], tools: list[dict] | None = None) -> int:

@@ -3,7 +3,8 @@ written.
 
 It proves each route the run will use, shaped as the run will send it:
 
-- ``GET /models`` (the models served, and the context windows some servers state); a 404 there
+- ``GET /models`` (the models served, and the context windows some servers state, completed by
+  llama.cpp's ``/props``: see :mod:`backends.llm.window`); a 404 there
   and on the chat route of a base URL without ``/v1`` says to add ``/v1``;
 - ``chat``: a one-token request per model with the run's temperature and token parameter, so a
   wrong key (servers that list models without one), a model not served and a refused parameter
@@ -28,6 +29,7 @@ from urllib.parse import urlsplit
 import openai
 
 from backends.llm.strict_json import JSONLimitError, loads_limited
+from backends.llm.window import served_windows, stated_windows
 
 PREFLIGHT_SECONDS = 10.0
 LOCAL_WAIT = 10.0      # seconds a local endpoint that refuses connections is waited for
@@ -36,8 +38,6 @@ ROUTES = ("chat", "tools", "embeddings")
 PING_TOOL = {"type": "function", "function": {"name": "ping", "description": "Answer a ping.",
                                               "parameters": {"type": "object", "properties": {}}}}
 
-
-_WINDOW_KEYS = ("max_model_len", "context_length", "context_window", "max_context_length")
 
 
 class Refused(Exception):
@@ -104,7 +104,7 @@ class _Probe:
         rows = data.get("data") if isinstance(data, dict) else None
         listed = {r["id"] for r in rows if isinstance(r, dict) and isinstance(r.get("id"), str)} \
             if isinstance(rows, list) else set()
-        return listed, served_windows(data), False
+        return listed, stated_windows(self.api(), self.where, data), False
 
     def chat(self, model: str, listed: set[str], missing: bool, tools: bool) -> None:
         """One token from ``model``, shaped as the run will ask (and with a tool when ``tools``)."""
@@ -172,23 +172,6 @@ class _Probe:
                           f"{self.seconds:g} s") from None
         except openai.OpenAIError as exc:
             raise Refused(f"{self.where}: an embeddings request for {model!r}: {exc}") from None
-
-
-def served_windows(data: Any) -> dict[str, int]:
-    """Context windows a ``/v1/models`` body states, by model id: vLLM's ``max_model_len``, the
-    ``context_length`` of others, llama.cpp's ``meta.n_ctx`` (never ``n_ctx_train``, the size the
-    model was trained with, not the one the server runs)."""
-    found: dict[str, int] = {}
-    rows = data.get("data") if isinstance(data, dict) else None
-    for row in rows if isinstance(rows, list) else []:
-        if not isinstance(row, dict) or not isinstance(row.get("id"), str):
-            continue
-        meta = row.get("meta") if isinstance(row.get("meta"), dict) else {}
-        for value in [*(row.get(k) for k in _WINDOW_KEYS), meta.get("n_ctx")]:  # not n_ctx_train: not what runs
-            if isinstance(value, int) and not isinstance(value, bool) and value >= 16:
-                found[row["id"]] = value
-                break
-    return found
 
 
 def _prompt_tokens(raw: bytes) -> int:

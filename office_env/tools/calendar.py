@@ -10,11 +10,11 @@ from office_env.tools.common import USER
 from office_env.tools.registry import tool
 from office_env.workspace import Workspace
 
-TIME = {"type": "string", "description": "Local time as 'YYYY-MM-DD HH:MM:SS'"}
+TIME = {"type": "string", "description": "Local 'YYYY-MM-DD HH:MM:SS'"}
 FMT = "%Y-%m-%d %H:%M:%S"
 
 
-@tool("calendar", "list_events", "List the events of a user's calendar in time order.", writes=False,
+@tool("calendar", "list_events", "A user's calendar events, in time order.", writes=False,
       properties={"user": USER}, required=["user"])
 def list_events(ws: Workspace, user: str) -> str:
     items = calendar_store.events(ws, user)
@@ -27,14 +27,14 @@ def list_events(ws: Workspace, user: str) -> str:
     return "\n".join(lines)
 
 
-@tool("calendar", "create_event", "Add an event to a user's calendar (creates the calendar if needed).",
+@tool("calendar", "create_event", "Add an event to a user's calendar.",
       writes=True,
       properties={
           "user": USER,
-          "summary": {"type": "string", "minLength": 1, "maxLength": MAX_HEADER_CHARS, "description": "Event title (one line)"},
+          "summary": {"type": "string", "minLength": 1, "maxLength": MAX_HEADER_CHARS, "description": "Title"},
           "start": TIME,
           "end": TIME,
-          "location": {"type": "string", "maxLength": MAX_HEADER_CHARS, "description": "One line"},
+          "location": {"type": "string", "maxLength": MAX_HEADER_CHARS},
       },
       required=["user", "summary", "start", "end"])
 def create_event(ws: Workspace, user: str, summary: str, start: str, end: str, location: str = "") -> str:
@@ -48,7 +48,7 @@ def create_event(ws: Workspace, user: str, summary: str, start: str, end: str, l
     return f"Added {summary!r} to {user}'s calendar, {event.start:{FMT}} to {event.end:{FMT}}."
 
 
-@tool("calendar", "delete_event", "Delete every event with this exact title from a user's calendar.",
+@tool("calendar", "delete_event", "Delete every event of a user's calendar titled exactly summary.",
       writes=True,
       properties={"user": USER, "summary": {"type": "string", "minLength": 1}},
       required=["user", "summary"])

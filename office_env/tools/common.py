@@ -17,12 +17,9 @@ from office_env.limits import MAX_FILE_BYTES, MAX_NAME_BYTES, MAX_NAME_CHARS, MA
 from office_env.untrusted import name_problem
 from office_env.workspace import Workspace, relative_parts
 
-FILE_PATH = {"type": "string", "description": "Path relative to the testbed, e.g. data/report.docx"}
-OUTPUT_PATH = {
-    "type": "string",
-    "description": "Where to write the result (relative to the testbed); defaults to the input's name with the new extension",
-}
-USER = {"type": "string", "description": "User name (mailbox / calendar owner), e.g. alice"}
+FILE_PATH = {"type": "string"}  # the agent prompt says paths are relative to the testbed, with examples
+OUTPUT_PATH = {"type": "string", "description": "Default: file_path with the new extension"}
+USER = {"type": "string", "description": "Username"}
 
 
 def check_path(relpath: str, field: str) -> None:

@@ -9,9 +9,10 @@ from office_env.tools.registry import tool
 from office_env.workspace import Workspace
 
 PREVIEW = 80
+PERSON = {"type": "string", "description": "Username or address"}
 
 
-@tool("email", "list_emails", "List the messages in a user's mailbox (id, date, from, to, subject, preview).",
+@tool("email", "list_emails", "A user's mailbox: id, date, from, to, subject, preview.",
       writes=False, properties={"user": USER}, required=["user"])
 def list_emails(ws: Workspace, user: str) -> str:
     items, unreadable = mail_store.scan(ws, user)
@@ -28,9 +29,9 @@ def list_emails(ws: Workspace, user: str) -> str:
     return "\n".join(lines)
 
 
-@tool("email", "read_email", "Read one message of a user's mailbox by its id from email_list_emails.",
+@tool("email", "read_email", "Read a message by its id from email_list_emails.",
       writes=False,
-      properties={"user": USER, "email_id": {"type": "string", "description": "Message id, e.g. Budget.eml"}},
+      properties={"user": USER, "email_id": {"type": "string", "description": "e.g. Budget.eml"}},
       required=["user", "email_id"])
 def read_email(ws: Workspace, user: str, email_id: str) -> str:
     mail = mail_store.read(ws, user, email_id)
@@ -42,11 +43,11 @@ def read_email(ws: Workspace, user: str, email_id: str) -> str:
 
 
 @tool("email", "send_email",
-      "Send an e-mail; it is stored in both the sender's and the recipient's mailbox.", writes=True,
+      "Send an e-mail (kept in both mailboxes).", writes=True,
       properties={
-          "sender": {"type": "string", "description": "Sender user name or address"},
-          "recipient": {"type": "string", "description": "Recipient user name or address"},
-          "subject": {"type": "string", "minLength": 1, "maxLength": MAX_HEADER_CHARS, "description": "One line"},
+          "sender": PERSON,
+          "recipient": PERSON,
+          "subject": {"type": "string", "minLength": 1, "maxLength": MAX_HEADER_CHARS},
           "content": {"type": "string"},
       },
       required=["sender", "recipient", "subject", "content"])

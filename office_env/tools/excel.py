@@ -14,14 +14,14 @@ from office_env.tools.registry import tool
 from office_env.workspace import Workspace
 
 XLSX = (".xlsx",)
-SHEET = {"type": "string", "description": "Sheet name; the active sheet when omitted"}
-ROW = {"type": "integer", "minimum": 1, "maximum": MAX_SHEET_ROWS, "description": f"1-based row index (at most {MAX_SHEET_ROWS:,})"}
-COL = {"type": "integer", "minimum": 1, "maximum": MAX_SHEET_COLS, "description": f"1-based column index (at most {MAX_SHEET_COLS:,})"}
-VALUE = {"type": ["string", "number", "boolean", "null"], "description": "New cell value"}
+SHEET = {"type": "string", "description": "Default: the active sheet"}
+ROW = {"type": "integer", "minimum": 1, "maximum": MAX_SHEET_ROWS}
+COL = {"type": "integer", "minimum": 1, "maximum": MAX_SHEET_COLS}
+VALUE = {"type": ["string", "number", "boolean", "null"]}
 
 
 @tool("excel", "read_file",
-      "Read an Excel (.xlsx) sheet as '(row, col): value' cells, 1-based, one line per row.",
+      "Read an .xlsx sheet as '(row, col): value' cells, a line per row.",
       writes=False, properties={"file_path": FILE_PATH, "sheet": SHEET}, required=["file_path"])
 def read_file(ws: Workspace, file_path: str, sheet: str | None = None) -> str:
     path = existing_file(ws, file_path, "file_path", XLSX)
@@ -32,10 +32,10 @@ def read_file(ws: Workspace, file_path: str, sheet: str | None = None) -> str:
     return f"{header}\n{body}" if body else f"{header}\n(empty sheet)"
 
 
-@tool("excel", "create_new_file", "Create a new, empty Excel (.xlsx) workbook.", writes=True,
+@tool("excel", "create_new_file", "Create an empty .xlsx workbook.", writes=True,
       properties={"file_path": FILE_PATH,
                   "sheet_name": {"type": "string", "minLength": 1, "maxLength": MAX_SHEET_TITLE_CHARS,
-                                 "description": "Name of the first sheet; none of \\ * ? : / [ ]"}},
+                                 "description": "First sheet's name, none of \\*?:/[]"}},
       required=["file_path"])
 def create_new_file(ws: Workspace, file_path: str, sheet_name: str | None = None) -> str:
     path = resolve(ws, file_path, "file_path")
@@ -109,7 +109,7 @@ def set_cells(ws: Workspace, calls: list[dict[str, Any]]) -> list[str | OfficeEr
     return outcomes
 
 
-@tool("excel", "set_cell", "Set one cell of an Excel (.xlsx) sheet (row and col are 1-based).", writes=True,
+@tool("excel", "set_cell", "Set a cell of an .xlsx sheet; row, col 1-based.", writes=True,
       properties={"file_path": FILE_PATH, "row": ROW, "col": COL, "value": VALUE, "sheet": SHEET},
       required=["file_path", "row", "col", "value"], batch=set_cells, batch_key=("file_path", "sheet"))
 def set_cell(ws: Workspace, file_path: str, row: int, col: int, value: Any, sheet: str | None = None) -> str:
@@ -117,7 +117,7 @@ def set_cell(ws: Workspace, file_path: str, row: int, col: int, value: Any, shee
     return f"Set ({row}, {col}) of {file_path} to {xlsx_io.render_value(xlsx_io.coerce(value))} (was {xlsx_io.render_value(old)})."
 
 
-@tool("excel", "delete_cell", "Clear one cell of an Excel (.xlsx) sheet (row and col are 1-based).", writes=True,
+@tool("excel", "delete_cell", "Clear a cell of an .xlsx sheet; row, col 1-based.", writes=True,
       properties={"file_path": FILE_PATH, "row": ROW, "col": COL, "sheet": SHEET},
       required=["file_path", "row", "col"])
 def delete_cell(ws: Workspace, file_path: str, row: int, col: int, sheet: str | None = None) -> str:
@@ -125,7 +125,7 @@ def delete_cell(ws: Workspace, file_path: str, row: int, col: int, sheet: str | 
     return f"Cleared ({row}, {col}) of {file_path} (was {xlsx_io.render_value(old)})."
 
 
-@tool("excel", "convert_to_pdf", "Convert the active sheet of an Excel (.xlsx) workbook to a PDF table.",
+@tool("excel", "convert_to_pdf", "Convert an .xlsx workbook's active sheet to a PDF table.",
       writes=True, properties={"file_path": FILE_PATH, "output_path": OUTPUT_PATH}, required=["file_path"])
 def convert_to_pdf(ws: Workspace, file_path: str, output_path: str | None = None) -> str:
     path = existing_file(ws, file_path, "file_path", XLSX)

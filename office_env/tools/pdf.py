@@ -11,7 +11,7 @@ from office_env.workspace import Workspace
 PDF = (".pdf",)
 
 
-@tool("pdf", "read_file", "Read the text of a PDF file.", writes=False,
+@tool("pdf", "read_file", "Read a PDF's text.", writes=False,
       properties={"file_path": FILE_PATH}, required=["file_path"])
 def read_file(ws: Workspace, file_path: str) -> str:
     path = existing_file(ws, file_path, "file_path", PDF)
@@ -19,7 +19,7 @@ def read_file(ws: Workspace, file_path: str) -> str:
     return f"{file_path}:\n{text}" if text.strip() else f"{file_path} has no extractable text."
 
 
-@tool("pdf", "convert_to_word", "Convert a PDF file to a Word (.docx) document.", writes=True,
+@tool("pdf", "convert_to_word", "Convert a PDF to a .docx document.", writes=True,
       properties={"file_path": FILE_PATH, "output_path": OUTPUT_PATH}, required=["file_path"])
 def convert_to_word(ws: Workspace, file_path: str, output_path: str | None = None) -> str:
     path = existing_file(ws, file_path, "file_path", PDF)

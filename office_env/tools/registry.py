@@ -2,7 +2,10 @@
 
 A registry validates arguments before a call, turns every user error into an observation
 (never an exception), and emits OpenAI function-calling definitions. Surfers get the
-read-only view; agents get everything.
+read-only view; agents get everything. The definitions go with every agent request, so their
+wording is kept short (about 1,500 cl100k tokens for all 20 tools, ``bench/llm_economy.py``
+prints the figure): what the name, the type and the bounds say is not said again, and what
+holds for every tool (paths are relative to the testbed) is said once, in the agent prompt.
 
 Arguments come from strangers (an agent, a dataset's plan). Beyond the JSON schema, every string
 argument must be valid Unicode (a lone surrogate such as ``"\\ud800"`` is refused, naming the
@@ -46,10 +49,18 @@ class Tool:
     batch_key: tuple[str, ...] = ()
 
     def openai_definition(self) -> dict[str, Any]:
+        """The definition sent with every agent request: ``parameters`` without the keywords that
+        say nothing (an empty ``required``); types, enums, bounds and ``additionalProperties``
+        stay, so a grammar engine binds the call as tightly as :meth:`ToolRegistry.validate` checks it."""
         return {
             "type": "function",
-            "function": {"name": self.name, "description": self.description, "parameters": self.parameters},
+            "function": {"name": self.name, "description": self.description, "parameters": sent_schema(self.parameters)},
         }
+
+
+def sent_schema(parameters: dict[str, Any]) -> dict[str, Any]:
+    """``parameters`` as sent to a model; the registry validates against ``parameters`` itself."""
+    return {k: v for k, v in parameters.items() if not (k == "required" and not v)}
 
 
 @dataclass(frozen=True)

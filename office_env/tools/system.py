@@ -11,8 +11,8 @@ from office_env.workspace import ANSWER_FILE, Workspace
 TEXT = (".txt", ".csv", ".md", ".json", ".ics", ".eml")
 
 
-@tool("system", "list_files", "List the files in the testbed (or in one folder of it).", writes=False,
-      properties={"folder": {"type": "string", "description": "Folder relative to the testbed, e.g. data"}})
+@tool("system", "list_files", "List the testbed's files (or one folder's).", writes=False,
+      properties={"folder": {"type": "string", "description": "e.g. data"}})
 def list_files(ws: Workspace, folder: str = "") -> str:
     if folder.strip() not in ("", ".", "./") and resolve(ws, folder, "folder").is_file():
         raise OfficeError(f"folder: {folder!r} is a file, not a folder")
@@ -22,7 +22,7 @@ def list_files(ws: Workspace, folder: str = "") -> str:
     return "\n".join(files)
 
 
-@tool("system", "read_text", "Read a plain-text file (.txt, .csv, .md, .json, .ics, .eml).", writes=False,
+@tool("system", "read_text", "Read a text file (.txt .csv .md .json .ics .eml).", writes=False,
       properties={"file_path": FILE_PATH}, required=["file_path"])
 def read_text(ws: Workspace, file_path: str) -> str:
     """The whole text; the registry cuts long observations at ``MAX_OBSERVATION_CHARS``."""
@@ -30,7 +30,7 @@ def read_text(ws: Workspace, file_path: str) -> str:
     return f"{file_path}:\n{read_bytes(path, file_path).decode('utf-8', 'replace')}"
 
 
-@tool("system", "write_answer", f"Write the final answer to {ANSWER_FILE} (replaces earlier answers).",
+@tool("system", "write_answer", f"Write the final answer to {ANSWER_FILE}, replacing any earlier one.",
       writes=True, properties={"text": {"type": "string", "minLength": 1}}, required=["text"])
 def write_answer(ws: Workspace, text: str) -> str:
     write(ws, ANSWER_FILE, text.encode("utf-8"), "text")

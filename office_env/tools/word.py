@@ -12,7 +12,7 @@ from office_env.workspace import Workspace
 DOCX = (".docx",)
 
 
-@tool("word", "read_file", "Read the text of a Word (.docx) document.", writes=False,
+@tool("word", "read_file", "Read a .docx document's text.", writes=False,
       properties={"file_path": FILE_PATH}, required=["file_path"])
 def read_file(ws: Workspace, file_path: str) -> str:
     path = existing_file(ws, file_path, "file_path", DOCX)
@@ -20,7 +20,7 @@ def read_file(ws: Workspace, file_path: str) -> str:
     return f"{file_path}:\n{text}" if text.strip() else f"{file_path} is empty."
 
 
-@tool("word", "create_new_file", "Create a new, empty Word (.docx) document.", writes=True,
+@tool("word", "create_new_file", "Create an empty .docx document.", writes=True,
       properties={"file_path": FILE_PATH}, required=["file_path"])
 def create_new_file(ws: Workspace, file_path: str) -> str:
     path = resolve(ws, file_path, "file_path")
@@ -32,12 +32,12 @@ def create_new_file(ws: Workspace, file_path: str) -> str:
 
 
 @tool("word", "write_to_file",
-      "Write text into a Word (.docx) document, one paragraph per line; creates the file if needed. "
-      "mode 'overwrite' (default) replaces the content, 'append' adds after it.",
+      "Write content to a .docx (created if needed), a paragraph per line; mode: overwrite (default) "
+      "or append.",
       writes=True,
       properties={
           "file_path": FILE_PATH,
-          "content": {"type": "string", "description": "Text to write; each line becomes a paragraph"},
+          "content": {"type": "string"},
           "mode": {"type": "string", "enum": ["overwrite", "append"]},
       },
       required=["file_path", "content"])
@@ -55,7 +55,7 @@ def write_to_file(ws: Workspace, file_path: str, content: str, mode: str = "over
     return f"{verb} {file_path} ({len(content.splitlines()) or 1} paragraph(s))."
 
 
-@tool("word", "convert_to_pdf", "Convert a Word (.docx) document to PDF.", writes=True,
+@tool("word", "convert_to_pdf", "Convert a .docx document to PDF.", writes=True,
       properties={"file_path": FILE_PATH, "output_path": OUTPUT_PATH}, required=["file_path"])
 def convert_to_pdf(ws: Workspace, file_path: str, output_path: str | None = None) -> str:
     path = existing_file(ws, file_path, "file_path", DOCX)

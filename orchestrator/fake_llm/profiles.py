@@ -10,7 +10,10 @@ server where servers are known to differ, so the llm backend is tested against e
 - ``vllm``: ``/v1/models`` states the context window (``max_model_len``, 32768); an overflow is
   HTTP 400; a chat model serves no embeddings (HTTP 404);
 - ``llama-cpp``: tools sent without ``tool_choice`` are left out of the prompt (the model never
-  sees them); an overflow of its 16384-token context is HTTP 400; no embeddings;
+  sees them); its ``/v1/models`` rows are llama.cpp's (``owned_by: llamacpp``, a ``meta`` with the
+  training size only, as builds before ``meta.n_ctx`` give) and ``GET /props`` states the window
+  (``default_generation_settings.n_ctx``); an overflow of its 16384-token context is HTTP 400; no
+  embeddings;
 - ``ollama``: a prompt over its 8192-token context is cut silently from the oldest messages (the
   usage then shows fewer prompt tokens than were sent); no window in ``/v1/models``.
 
@@ -30,6 +33,7 @@ class Profile:
     context_window: int | None = None   # tokens a prompt and its reply limit may take together
     overflow: str = "error"             # "error": HTTP 400; "truncate": the oldest messages are dropped
     states_window: bool = False         # /v1/models gives max_model_len
+    llama_props: bool = False           # llama.cpp's /v1/models rows, and /props giving n_ctx
     tools_need_choice: bool = False     # without tool_choice the tools are not in the prompt
     rejects_temperature: bool = False
     rejects_max_tokens: bool = False    # only max_completion_tokens is accepted
@@ -45,7 +49,7 @@ PROFILES: dict[str, Profile] = {
     "openai-reasoning": Profile("openai-reasoning", context_window=200_000, rejects_temperature=True,
                                 rejects_max_tokens=True),
     "vllm": Profile("vllm", context_window=32768, states_window=True, embeddings=False),
-    "llama-cpp": Profile("llama-cpp", context_window=16384, tools_need_choice=True, embeddings=False,
+    "llama-cpp": Profile("llama-cpp", context_window=16384, tools_need_choice=True, embeddings=False, llama_props=True,
                          overflow_message="Requested tokens ({needed}) exceed context window of {window}"),
     "ollama": Profile("ollama", context_window=8192, overflow="truncate"),
 }

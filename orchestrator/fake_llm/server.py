@@ -75,6 +75,8 @@ from orchestrator.fake_llm.wire import (EMBEDDING_DIMENSIONS, REPLY_FAULTS, _bad
 
 FAULTS = ("malformed", "fenced", "truncated", "429", "500", "slow", *REPLY_FAULTS)
 DEFAULT_MODEL = "fake-model"
+LLAMA_OWNER = "llamacpp"           # owned_by of llama.cpp's /v1/models rows
+LLAMA_TRAINING_WINDOW = 131_072    # meta.n_ctx_train of the llama-cpp profile's rows
 CREATED = 1_700_000_000  # a fixed timestamp: answers do not depend on the clock
 FENCE_PROSE = "Sure! Here is the JSON you asked for:"
 MAX_RECORDED_REQUESTS = 1_000        # requests kept for inspection, newest last
@@ -505,10 +507,20 @@ class FakeLLMServer:
                 "usage": {"prompt_tokens": tokens, "total_tokens": tokens}}
 
     def handle_models(self) -> dict:
-        stated = {"max_model_len": self.profile.context_window} if self.profile.states_window else {}
+        stated: dict[str, Any] = {"max_model_len": self.profile.context_window} if self.profile.states_window else {}
+        owner = "homeragents-fake"
+        if self.profile.llama_props:  # llama.cpp's rows; its training size is not the window it runs
+            owner, stated = LLAMA_OWNER, {"meta": {"n_ctx_train": LLAMA_TRAINING_WINDOW, "n_vocab": 49152}}
         return {"object": "list",
-                "data": [{"id": m, "object": "model", "created": CREATED, "owned_by": "homeragents-fake", **stated}
+                "data": [{"id": m, "object": "model", "created": CREATED, "owned_by": owner, **stated}
                          for m in self.models]}
+
+    def handle_props(self) -> dict | None:
+        """llama.cpp's ``/props`` (None: this profile has no such route)."""
+        if not self.profile.llama_props:
+            return None
+        return {"default_generation_settings": {"n_ctx": self.profile.context_window, "params": {"n_predict": -1}},
+                "total_slots": 1, "model_alias": self.models[0]}
 
 
 # -- what a request must look like -------------------------------------------------------------
@@ -554,6 +566,8 @@ class _Handler(HeadFirstHandler):
             return
         if path == "/v1/models":
             self._send(record, 200, self.fake.handle_models())
+        elif path == "/props" and self.fake.handle_props() is not None:
+            self._send(record, 200, self.fake.handle_props())
         elif path.startswith("/v1/models/") and path[len("/v1/models/"):] in self.fake.models:
             name = path[len("/v1/models/"):]
             self._send(record, 200, {"id": name, "object": "model", "created": CREATED,
