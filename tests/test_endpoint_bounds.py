@@ -278,3 +278,17 @@ def test_preflight_catches_a_server_that_drops_tools_from_the_prompt():
             llm.preflight(routes=("chat", "tools"))
     assert "left the tools out of the prompt (1 prompt tokens with a tool, 1 without)" in str(caught.value)
     assert "--jinja" in str(caught.value)
+
+
+def test_preflight_waits_for_a_slow_local_server_as_long_as_the_timeout_setting():
+    """A local server on a CPU may take longer than the check's own budget to start on a prompt; the
+    timeout setting, when longer, is what the one-token request gets (the run's requests get as much)."""
+    with FakeLLMServer(default_responder(), slow_seconds=1.5) as server:
+        server.queue_faults("slow")
+        with client(server.url, model="fake-model", timeout=30) as llm:
+            llm.preflight(seconds=0.5, wait=0)  # answered after 1.5 s: within the timeout setting
+        server.queue_faults("slow")
+        with client(server.url, model="fake-model", timeout=0.6) as llm, pytest.raises(PreflightError) as caught:
+            llm.preflight(seconds=0.5, wait=0)
+    assert "got no answer within 0.6 s (the timeout setting; a slow local server: raise it, e.g. " \
+           "--llm-set timeout=600)" in str(caught.value)

@@ -57,6 +57,11 @@ def check(client: Any, models: Iterable[str] | None = None, seconds: float = PRE
     wait = (LOCAL_WAIT if settings.is_local else 0.0) if wait is None else wait
     probe = _Probe(client, time.monotonic() + seconds, seconds)
     listed, windows, missing = probe.models(wait)
+    if settings.is_local and settings.timeout > seconds:
+        # a local server on a CPU may take its whole timeout to start on a prompt (its slots busy with
+        # other clients): the requests below get that long, as the run's own would
+        probe.seconds, probe.deadline = settings.timeout, time.monotonic() + settings.timeout
+        probe.patient = True
     if "chat" in routes or "tools" in routes:
         for model in wanted:
             probe.chat(model, listed, missing, tools="tools" in routes and model == wanted[0])
@@ -69,6 +74,7 @@ class _Probe:
     def __init__(self, client: Any, deadline: float, seconds: float) -> None:
         self.client, self.deadline, self.seconds = client, deadline, seconds
         self.where = client.settings.endpoint
+        self.patient = False  # True once the budget is the timeout setting (a local server)
 
     def api(self) -> openai.OpenAI:
         left = self.deadline - time.monotonic()
@@ -135,8 +141,11 @@ class _Probe:
                               f"{error_text(exc)[:200]}") from None
             raise Refused(self._refusal(model, listed, missing, what, exc)) from None
         except openai.APITimeoutError:
-            raise Refused(f"{self.where}: {what} for {model!r} got no answer within {self.seconds:g} s (the "
-                          f"check's budget; a slow local server: raise the timeout setting)") from None
+            budget = "the timeout setting" if self.patient else "the check's budget"
+            advice = f"; a slow local server: raise {'it' if self.patient else 'the timeout setting'}, e.g. " \
+                "--llm-set timeout=600" if self.client.settings.is_local else ""
+            raise Refused(f"{self.where}: {what} for {model!r} got no answer within {self.seconds:g} s "
+                          f"({budget}{advice})") from None
         except openai.APIConnectionError as exc:
             cause = exc.__cause__ or exc
             raise Refused(f"{self.where}: cannot connect ({cause.__class__.__name__}: {str(cause)[:200]})") from None
