@@ -368,6 +368,12 @@ def regenerate_command(
     except Exception as exc:
         _batch_failed(exc, "seeds")
         raise
+    _say_regenerated(summary, out, time.perf_counter() - started)
+
+
+def _say_regenerated(summary: Any, out: Path, elapsed: float) -> None:
+    """The end of ``homer regenerate``: each warning, skipped seed, dropped and unfinished task on a
+    line, the one-line summary, and exit 1 when a seed did not load or no task was written."""
     for warning in summary.warnings:
         typer.echo(f"warning: {warning['file']}: {warning['field']}: {warning['message']}")
     for problem in summary.skipped:
@@ -377,7 +383,6 @@ def regenerate_command(
     for item in summary.errors:
         typer.echo(f"not done (the endpoint failed; --resume runs it again): {item['seed']} ({item['id']}): "
                    f"{item['reason']}")
-    elapsed = time.perf_counter() - started
     drops = ", ".join(f"{k}: {v}" for k, v in sorted(summary.drops.items())) or "none"
     typer.echo(f"regenerated {summary.written} task(s) in {out} from {summary.loaded} seed(s) in {elapsed:.1f} s "
                f"(skipped seeds: {len(summary.skipped_files)}; dropped: {drops})")

@@ -65,7 +65,6 @@ def eval_command(
     from backends.llm.failures import RunRefused
     from backends.ray_executor import RayUnavailable
     from backends.workers import Interrupted
-    from harness.report import table, whole_history_warning
     from harness.runner import EvalConfig, EvalError, evaluate
     from orchestrator.progress import Reporter, mode_for
 
@@ -87,10 +86,7 @@ def eval_command(
             routes = (("chat", "tools") if agent == "llm" else ()) + (("embeddings",) if embeddings else ())
             _preflight(llm_settings(config), routes, embedding_model=embeddings)
         if horizons is not None:
-            if resume:
-                _fail("--resume does not apply to --horizons (a sweep runs whole); --overwrite replaces one")
-            _replace_earlier("--out", out, overwrite, "horizon.json", "horizon sweep")
-            _horizon_sweep(dataset_dir, out, config, horizons, mode_for(quiet, json_progress))
+            _horizon_sweep(dataset_dir, out, config, horizons, mode_for(quiet, json_progress), resume, overwrite)
             return
         with Reporter("eval", None, mode_for(quiet, json_progress), kept_word="scored") as progress:
             summary = evaluate(dataset_dir, out, config, resume=resume, overwrite=overwrite, budget=budget,
@@ -101,15 +97,23 @@ def eval_command(
         _fail(str(exc).replace("\n", " "))
     except Interrupted as exc:
         _interrupted(exc)
+    _say_evaluated(summary, config, out, max_errors)
+
+
+def _say_evaluated(summary: Any, config: Any, out: Path, max_errors: int) -> None:
+    """The end of ``homer eval``: skipped tasks, the report's table, the one-line summary, and exit 1
+    when more runs than ``max_errors`` ended with an error."""
+    from harness.report import table, whole_history_warning
+
     for item in summary.skipped:
         typer.echo(f"skipped {item['id']}: {item['error']}", err=True)
-    typer.echo(table(summary.metrics, rag=mode == "rag"))
+    typer.echo(table(summary.metrics, rag=config.context.mode == "rag"))
     if warning := whole_history_warning(summary.metrics, config.to_dict()):
         typer.echo(f"warning: {warning}", err=True)
     overall = summary.overall
     errors = f", {overall['errors']} run(s) ended with an error" if overall["errors"] else ""
-    typer.echo(f"evaluated {overall['tasks']} task(s) x {trials} trial(s) with the {agent} agent "
-               f"({context.label()}) in {summary.elapsed:.1f} s; skipped {len(summary.skipped)}{errors}; "
+    typer.echo(f"evaluated {overall['tasks']} task(s) x {config.trials} trial(s) with the {config.agent} agent "
+               f"({config.context.label()}) in {summary.elapsed:.1f} s; skipped {len(summary.skipped)}{errors}; "
                f"report: {out / 'report.md'}")
     _check_errors([e["error"] for e in summary.errors] + [s["error"] for s in summary.skipped
                                                           if str(s["error"]).startswith("error:")], max_errors)
@@ -144,10 +148,14 @@ def _context(mode: str, storage: str, granularity: Optional[str], top_k: Optiona
                          top_k=5 if top_k is None else top_k, chunk_sessions=chunk_sessions, embeddings=embeddings)
 
 
-def _horizon_sweep(dataset_dir: Path, out: Path, config: Any, horizons: str, progress_mode: str) -> None:
+def _horizon_sweep(dataset_dir: Path, out: Path, config: Any, horizons: str, progress_mode: str, resume: bool,
+                   overwrite: bool) -> None:
     from orchestrator.horizon_sweep import SweepError, fit_line, parse_horizons, run_sweep
     from orchestrator.progress import Reporter
 
+    if resume:
+        _fail("--resume does not apply to --horizons (a sweep runs whole); --overwrite replaces one")
+    _replace_earlier("--out", out, overwrite, "horizon.json", "horizon sweep")
     _new_folder("--out", out)
     try:
         days = parse_horizons(horizons)
@@ -199,18 +207,7 @@ def probe_command(
         _fail(str(exc))
     _replace_earlier("--out", out, overwrite, "probe.json", "probe run")
     _refuse_filled("--out", out)
-    eval_rows = None
-    if eval_run is not None:
-        from backends.dataset import dataset_identity
-        from harness.scores import RunError, pairing_problem, read_run
-
-        try:
-            meta, eval_rows = read_run(eval_run)
-        except RunError as exc:
-            _fail(f"--eval: {exc}")
-        problem = pairing_problem(meta, dataset_identity(dataset_dir))
-        if problem is not None:
-            _fail(f"--eval {eval_run}: not a run on {dataset_dir}: {problem}")
+    eval_rows = _eval_rows(eval_run, dataset_dir) if eval_run is not None else None
     client = None
     if agent == "llm":
         from backends.llm import LLMClient
@@ -219,7 +216,7 @@ def probe_command(
     if workers < 1:
         _fail(f"--workers must be at least 1 (got {workers})")
     _new_folder("--out", out)
-    from backends.llm.failures import RunRefused, summary_lines
+    from backends.llm.failures import RunRefused
     from orchestrator.progress import Reporter, mode_for
 
     try:
@@ -228,6 +225,29 @@ def probe_command(
                                  on_outcome=progress.outcome, on_total=progress.set_total)
     except RunRefused as exc:
         _fail(str(exc))
+    _say_probed(summary, out)
+
+
+def _eval_rows(eval_run: Path, dataset_dir: Path) -> list:
+    """The rows of ``--eval``'s run, refused (exit 2) unless it is a run on ``dataset_dir``."""
+    from backends.dataset import dataset_identity
+    from harness.scores import RunError, pairing_problem, read_run
+
+    try:
+        meta, rows = read_run(eval_run)
+    except RunError as exc:
+        _fail(f"--eval: {exc}")
+    problem = pairing_problem(meta, dataset_identity(dataset_dir))
+    if problem is not None:
+        _fail(f"--eval {eval_run}: not a run on {dataset_dir}: {problem}")
+    return rows
+
+
+def _say_probed(summary: dict, out: Path) -> None:
+    """The end of ``homer probe``: accuracy closed-book and with the history, the commonest reasons
+    for unanswered questions, and the split of an eval run's failures."""
+    from backends.llm.failures import summary_lines
+
     everything = summary["by_dynamic"]["all"]
 
     def pct(value: Optional[float]) -> str:
