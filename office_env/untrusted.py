@@ -245,96 +245,135 @@ def scan_tree(root: str | os.PathLike[str], *, check_links: bool = True, max_ent
     hashing, which streams). Files and folders both count towards ``max_entries``; the files
     accepted may hold ``max_total_bytes`` together (the first file past it is refused)."""
     tree = Tree(Path(root))
-    try:
-        st = os.lstat(root)
-    except FileNotFoundError:
-        tree.skip("", MISSING)
+    st = _root_folder(root, tree)
+    if st is None:
         return tree
-    except OSError as exc:
-        tree.skip("", f"{UNREADABLE} ({exc.strerror or exc.__class__.__name__})")
-        return tree
-    if stat.S_ISLNK(st.st_mode):
-        tree.skip("", SYMLINK)
-        return tree
-    if not stat.S_ISDIR(st.st_mode):
-        tree.skip("", NOT_FOLDER)
-        return tree
-    entries = total = 0
+    walk = _Walk(tree, max_entries, max_depth, max_file_bytes, max_total_bytes)
     # each folder is opened with O_NOFOLLOW and must be the very folder its parent listed (same
     # device and inode), so a folder swapped for a link during the walk is refused, not listed
     stack: list[tuple[str, tuple[str, ...], tuple[int, int]]] = [(os.fspath(root), (), (st.st_dev, st.st_ino))]
     while stack:
         folder, parts, expected = stack.pop()
-        rel_folder = "/".join(parts)
+        listed = walk.listing(folder, "/".join(parts), expected)
+        if listed is None:
+            if walk.entries > max_entries:
+                break
+            continue
+        children = [walk.admit(folder, parts, name, est) for name, est in sorted(listed, key=lambda item: item[0])]
+        stack.extend(reversed([child for child in children if child is not None]))  # depth-first, in name order
+    if check_links:
+        _drop_outside_links(tree)
+    tree.files.sort(key=lambda f: f.parts)
+    return tree
+
+
+def _root_folder(root: str | os.PathLike[str], tree: Tree) -> os.stat_result | None:
+    """``root``'s own status when it is a real folder; else None, with the reason kept in ``tree``."""
+    try:
+        st = os.lstat(root)
+    except FileNotFoundError:
+        tree.skip("", MISSING)
+        return None
+    except OSError as exc:
+        tree.skip("", f"{UNREADABLE} ({exc.strerror or exc.__class__.__name__})")
+        return None
+    if stat.S_ISLNK(st.st_mode):
+        tree.skip("", SYMLINK)
+        return None
+    if not stat.S_ISDIR(st.st_mode):
+        tree.skip("", NOT_FOLDER)
+        return None
+    return st
+
+
+class _Walk:
+    """The running counts of one :func:`scan_tree` walk and its limits."""
+
+    def __init__(self, tree: Tree, max_entries: int, max_depth: int, max_file_bytes: int | None,
+                 max_total_bytes: int | None) -> None:
+        self.tree, self.max_entries, self.max_depth = tree, max_entries, max_depth
+        self.max_file_bytes, self.max_total_bytes = max_file_bytes, max_total_bytes
+        self.entries = self.total = 0
+
+    def listing(self, folder: str, rel_folder: str, expected: tuple[int, int]
+                ) -> list[tuple[str, os.stat_result | OSError]] | None:
+        """The entries of ``folder`` with their own (link) status; None when it cannot be listed, was
+        swapped during the walk, or holds the entry past ``max_entries`` (the reason kept)."""
         listed: list[tuple[str, os.stat_result | OSError]] = []
         try:
             fd = os.open(folder, _DIR_FLAGS)
         except OSError as exc:
-            tree.skip(rel_folder, _open_reason(exc, folder))
-            continue
+            self.tree.skip(rel_folder, _open_reason(exc, folder))
+            return None
         try:
             opened = os.fstat(fd)
             if (opened.st_dev, opened.st_ino) != expected:
-                tree.skip(rel_folder, CHANGED)
-                continue
+                self.tree.skip(rel_folder, CHANGED)
+                return None
             with os.scandir(fd) as it:
                 for entry in it:
-                    entries += 1
-                    if entries > max_entries:
+                    self.entries += 1
+                    if self.entries > self.max_entries:
                         break
                     try:
                         listed.append((entry.name, entry.stat(follow_symlinks=False)))
                     except OSError as exc:
                         listed.append((entry.name, exc))
         except OSError as exc:
-            tree.skip(rel_folder, f"{UNREADABLE} ({exc.strerror or exc.__class__.__name__})")
-            continue
+            self.tree.skip(rel_folder, f"{UNREADABLE} ({exc.strerror or exc.__class__.__name__})")
+            return None
         finally:
             os.close(fd)
-        if entries > max_entries:
-            tree.skip(rel_folder, f"holds an entry that {TOO_MANY}")
-            break
-        children = []
-        for name, est in sorted(listed, key=lambda item: item[0]):
-            rel = f"{rel_folder}/{name}" if rel_folder else name
-            problem = name_problem(name)
-            if problem is not None:
-                tree.skip(rel, f"{BAD_NAME} ({problem})")
-                continue
-            if isinstance(est, OSError):
-                tree.skip(rel, f"{UNREADABLE} ({est.strerror or est.__class__.__name__})")
-                continue
-            mode = est.st_mode
-            if stat.S_ISLNK(mode):
-                tree.skip(rel, SYMLINK)
-            elif stat.S_ISDIR(mode):
-                if len(parts) + 1 > max_depth:
-                    tree.skip(rel, TOO_DEEP)
-                else:
-                    tree.folders.append(parts + (name,))
-                    children.append((os.path.join(folder, name), parts + (name,), (est.st_dev, est.st_ino)))
-            elif stat.S_ISREG(mode):
-                if max_file_bytes is not None and est.st_size > max_file_bytes:
-                    tree.skip(rel, f"{TOO_LARGE} ({_size(est.st_size)}; the limit is {_size(max_file_bytes)})")
-                elif max_total_bytes is not None and total + est.st_size > max_total_bytes:
-                    tree.skip(rel, f"{TOO_LARGE} (with the files before it, the tree passes "
-                                   f"{_size(max_total_bytes)}, the limit for one tree)")
-                else:
-                    total += est.st_size
-                    tree.files.append(FileEntry(parts + (name,), est.st_size, est.st_dev, est.st_ino, est.st_nlink,
-                                                est.st_mtime_ns))
+        if self.entries > self.max_entries:
+            self.tree.skip(rel_folder, f"holds an entry that {TOO_MANY}")
+            return None
+        return listed
+
+    def admit(self, folder: str, parts: tuple[str, ...], name: str, est: os.stat_result | OSError
+              ) -> tuple[str, tuple[str, ...], tuple[int, int]] | None:
+        """Keep entry ``name`` of ``folder`` in the tree or its reason for refusal; a sub-folder to
+        walk comes back as (path, parts, (device, inode))."""
+        tree = self.tree
+        rel = "/".join((*parts, name))
+        problem = name_problem(name)
+        if problem is not None:
+            tree.skip(rel, f"{BAD_NAME} ({problem})")
+            return None
+        if isinstance(est, OSError):
+            tree.skip(rel, f"{UNREADABLE} ({est.strerror or est.__class__.__name__})")
+            return None
+        mode = est.st_mode
+        if stat.S_ISLNK(mode):
+            tree.skip(rel, SYMLINK)
+        elif stat.S_ISDIR(mode):
+            if len(parts) + 1 > self.max_depth:
+                tree.skip(rel, TOO_DEEP)
             else:
-                tree.skip(rel, f"{SPECIAL} ({_special_kind(mode)})")
-        stack.extend(reversed(children))  # depth-first, in name order
-    if check_links:
-        seen = Counter((f.dev, f.ino) for f in tree.files)
-        outside = [f for f in tree.files if f.nlink > seen[(f.dev, f.ino)]]
-        if outside:
-            tree.files = [f for f in tree.files if f.nlink <= seen[(f.dev, f.ino)]]
-            for entry in outside:
-                tree.skip(entry.rel, OUTSIDE_LINK)
-    tree.files.sort(key=lambda f: f.parts)
-    return tree
+                tree.folders.append(parts + (name,))
+                return os.path.join(folder, name), parts + (name,), (est.st_dev, est.st_ino)
+        elif stat.S_ISREG(mode):
+            if self.max_file_bytes is not None and est.st_size > self.max_file_bytes:
+                tree.skip(rel, f"{TOO_LARGE} ({_size(est.st_size)}; the limit is {_size(self.max_file_bytes)})")
+            elif self.max_total_bytes is not None and self.total + est.st_size > self.max_total_bytes:
+                tree.skip(rel, f"{TOO_LARGE} (with the files before it, the tree passes "
+                               f"{_size(self.max_total_bytes)}, the limit for one tree)")
+            else:
+                self.total += est.st_size
+                tree.files.append(FileEntry(parts + (name,), est.st_size, est.st_dev, est.st_ino, est.st_nlink,
+                                            est.st_mtime_ns))
+        else:
+            tree.skip(rel, f"{SPECIAL} ({_special_kind(mode)})")
+        return None
+
+
+def _drop_outside_links(tree: Tree) -> None:
+    """Refuse the files hard-linked from outside the tree (more links than the tree holds)."""
+    seen = Counter((f.dev, f.ino) for f in tree.files)
+    outside = [f for f in tree.files if f.nlink > seen[(f.dev, f.ino)]]
+    if outside:
+        tree.files = [f for f in tree.files if f.nlink <= seen[(f.dev, f.ino)]]
+        for entry in outside:
+            tree.skip(entry.rel, OUTSIDE_LINK)
 
 
 def tree_problem(root: str | os.PathLike[str], label: str | os.PathLike[str] | None = None, *,
