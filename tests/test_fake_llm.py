@@ -84,10 +84,38 @@ def test_chat_completion_is_valid_openai_json(json_server):
     prompt = count_tokens("You plan meetings.") + count_tokens("Plan the Q3 budget review.")
     completion = count_tokens(json.dumps(ANSWER))
     assert body["usage"] == {"prompt_tokens": prompt, "completion_tokens": completion,
-                             "total_tokens": prompt + completion}
-    # deterministic: the same request gets the same answer, byte for byte
-    assert post(json_server, "/chat/completions", chat_body(temperature=0, max_tokens=50,
-                                                            response_format={"type": "json_object"}))[2] == body
+                             "total_tokens": prompt + completion, "prompt_tokens_details": {"cached_tokens": 0}}
+    # deterministic: the same request gets the same answer, byte for byte, except that its whole
+    # prompt is now in the prefix cache
+    again = post(json_server, "/chat/completions", chat_body(temperature=0, max_tokens=50,
+                                                             response_format={"type": "json_object"}))[2]
+    assert again["usage"].pop("prompt_tokens_details") == {"cached_tokens": prompt}
+    assert again == {**body, "usage": {k: v for k, v in body["usage"].items() if k != "prompt_tokens_details"}}
+
+
+def test_cached_tokens_are_the_shared_prefix_with_recent_prompts_of_the_model(json_server):
+    from orchestrator.fake_llm.prefix_cache import BLOCK_TOKENS, prompt_sequence
+
+    office = "The office: " + " ".join(f"file{i}.xlsx holds row {i}" for i in range(200))
+
+    def ask(task: str, model: str = "fake-model") -> dict:
+        body = {"model": model, "messages": [{"role": "system", "content": office},
+                                             {"role": "user", "content": task}]}
+        return post(json_server, "/chat/completions", body)[2]["usage"]
+
+    first = ask("Write the budget task.")
+    assert first["prompt_tokens_details"] == {"cached_tokens": 0}  # nothing seen yet
+    second = ask("Write the meeting task.")
+    shared = next(i for i, (a, b) in enumerate(zip(
+        prompt_sequence({"messages": [{"role": "system", "content": office}, {"role": "user", "content": "Write the budget task."}]}),
+        prompt_sequence({"messages": [{"role": "system", "content": office}, {"role": "user", "content": "Write the meeting task."}]})))
+        if a != b)
+    cached = second["prompt_tokens_details"]["cached_tokens"]
+    assert cached == shared // BLOCK_TOKENS * BLOCK_TOKENS and cached > second["prompt_tokens"] // 2
+    # another model has its own cache; a prompt that starts differently shares nothing
+    assert ask("Write the meeting task.", model="other-model")["prompt_tokens_details"]["cached_tokens"] == 0
+    body = {"model": "fake-model", "messages": [{"role": "user", "content": "Hello. " + office}]}
+    assert post(json_server, "/chat/completions", body)[2]["usage"]["prompt_tokens_details"]["cached_tokens"] == 0
 
 
 def test_official_client_reads_the_answer(json_server):
