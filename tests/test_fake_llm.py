@@ -134,12 +134,16 @@ def test_default_responder_answers_role_prompts_and_refuses_others():
                "say": "INV-4471", "mark": "evidence"},
               {"move": "distract", "thread": "t1", "memory": "m1", "cue": "invoice_number", "about": "the supplier bill",
                "say": "INV-3302", "text": "INV-3302 was paid in March", "mark": "distractor"}]
-    day = render("dialogue_day", inputs={"day": 1, "total_days": 5, "date": "2024-05-06", "weekday": "Monday",
-                                         "utterances": 24, "user_first": "Ana", "colleagues": ["Bo"],
+    day = render("dialogue_day", inputs={"total_days": 5, "utterances": 24, "user_first": "Ana", "colleagues": ["Bo"],
                                          "company": "Acme", "projects": ["Atlas"], "city": "Porto", "files": [],
-                                         "events": events, "task_values": ["INV-4471", "INV-3302"]},
+                                         "task_values": ["INV-4471", "INV-3302"],
+                                         "days": [{"day": 1, "date": "2024-05-06", "weekday": "Monday",
+                                                   "events": events},
+                                                  {"day": 2, "date": "2024-05-07", "weekday": "Tuesday", "events": []}]},
                  schema={}, feedback="")
-    turns = json.loads(default_responder()({"messages": day}).content)["turns"]
+    answer = json.loads(default_responder()({"messages": day}).content)
+    assert len(answer["days"]) == 2 and all(d["turns"] for d in answer["days"])  # both days, in one answer
+    turns = answer["days"][0]["turns"]
     assert turns[0]["role"] == "user" and [t["role"] for t in turns] == ["user", "assistant"] * (len(turns) // 2)
     assert [t.get("evidence") for t in turns if "INV-4471" in t["text"]] == [["m1"]]
     assert [t.get("distractor") for t in turns if "INV-3302" in t["text"]] == [["m1"]]
@@ -594,9 +598,10 @@ def test_models_seen_are_bounded(json_server, monkeypatch):
 
 
 def _day_prompt(day: int, date: str, away) -> list[dict]:
-    inputs = {"day": day, "total_days": 9, "date": date, "weekday": "Monday", "utterances": 60, "user_first": "Ana",
+    inputs = {"total_days": 9, "utterances": 60, "user_first": "Ana",
               "colleagues": ["Bo", "Cy", "Di", "Ed"], "company": "Acme", "projects": ["Atlas", "Borealis"],
-              "city": "Porto", "files": [], "events": [], "task_values": [], "away": away}
+              "city": "Porto", "files": [], "task_values": [], "away": away,
+              "days": [{"day": day, "date": date, "weekday": "Monday", "events": []}]}
     try:
         return render("dialogue_day", inputs=inputs, schema={}, feedback="")
     except (TypeError, jinja2.exceptions.UndefinedError):  # input the project never sends: the request carries it all the same
@@ -611,10 +616,10 @@ def test_a_day_has_no_colleague_the_office_shows_away_doing_other_work():
     names none of them in that day's other work, and tells the model so in words."""
     away = [{"name": "Bo", "first": "2024-05-01", "last": "2024-05-10"}, {"name": "Cy", "first": "2024-05-06", "last": "2024-05-06"}]
     prompt = _day_prompt(1, "2024-05-06", away)
-    assert "Bo 2024-05-01 to 2024-05-10; Cy 2024-05-06 to 2024-05-06." in prompt[-1]["content"]
+    assert "Bo 2024-05-01 to 2024-05-10; Cy 2024-05-06 to 2024-05-06." in prompt[0]["content"]
     named = 0
     for day in range(1, 7):
-        turns = json.loads(default_responder()({"messages": _day_prompt(day, "2024-05-06", away)}).content)["turns"]
+        turns = json.loads(default_responder()({"messages": _day_prompt(day, "2024-05-06", away)}).content)["days"][0]["turns"]
         work = [t["text"] for t in turns if t.get("thread", "").startswith("w")]
         assert work and not [t for t in work if re.search(r"\b(Bo|Cy)\b", t)], work
         named += sum(bool(re.search(r"\b(Di|Ed)\b", t)) for t in work)
@@ -638,7 +643,7 @@ def test_a_malformed_away_list_is_read_as_far_as_it_is_sound(away):
     assert all(isinstance(n, str) and 0 < len(n) <= 100 and a <= b for n, a, b in read)
     if not isinstance(away, list) or len(away) < 100:
         assert read == []
-    turns = json.loads(default_responder()({"messages": _day_prompt(1, "2024-05-06", away)}).content)["turns"]
+    turns = json.loads(default_responder()({"messages": _day_prompt(1, "2024-05-06", away)}).content)["days"][0]["turns"]
     assert turns and all(t["text"] for t in turns)
 
 
