@@ -714,3 +714,24 @@ def test_homer_fake_llm_reports_a_busy_port(tmp_path):
                               capture_output=True, text=True, timeout=30)
     assert proc.returncode == 2
     assert "cannot listen" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_the_verifier_is_sent_the_work_and_the_fake_one_judges_its_marks():
+    from generators.model import Session, Turn, transcript
+    from verifier.schemas import VERDICT_SCHEMA
+
+    def prompt(evidence: tuple[str, ...]) -> list[dict]:
+        turns = (Turn("user", "Lovely weather for the lake today.", "2025-03-03T09:00:00"),
+                 Turn("assistant", "It is; enjoy it.", "2025-03-03T09:01:00"),
+                 Turn("user", "The budget file is budget_q3.xlsx.", "2025-03-03T09:05:00", evidence, thread="t1"),
+                 Turn("assistant", "Noted.", "2025-03-03T09:06:00", thread="t1"))
+        text = transcript([Session(1, "2025-03-03", turns)], evidence=True, work_only=True)
+        memory = [{"id": "m1", "kind": "fact", "text": "The budget file is budget_q3.xlsx.", "value": "budget_q3.xlsx"}]
+        return render("verifier", inputs={"min_days": 1, "intent": "Total the budget.", "memory": memory},
+                      transcript=text, schema=VERDICT_SCHEMA)
+
+    good = prompt(("m1",))
+    assert "budget_q3.xlsx" in good[1]["content"] and "weather" not in good[1]["content"]  # small talk left out
+    assert json.loads(default_responder()({"messages": good}).content) == {"passed": True, "feedback": "ok"}
+    verdict = json.loads(default_responder()({"messages": prompt(())}).content)
+    assert not verdict["passed"] and "m1" in verdict["feedback"]
