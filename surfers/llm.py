@@ -20,7 +20,13 @@ from office_env import Workspace, default_registry
 from office_env.limits import MAX_OBSERVATION_CHARS
 from office_env.tools import ToolRegistry
 from surfers.notes import NOTES_SCHEMA
-from surfers.offline import WorkspaceReader, documents, calendar_users, list_files, mailbox_users
+from surfers.offline import (
+    WorkspaceReader,
+    calendar_users,
+    documents,
+    list_files,
+    mailbox_users,
+)
 
 APP_TOOLS = {
     "word": ("word_read_file",),
