@@ -257,7 +257,8 @@ def _llm_section(stats: dict[str, Any], build: dict[str, Any] | None = None) -> 
     cost = stats.get("cost_usd")
     priced = f"Cost from the price table: {cost:.4f} USD in all.\n\n" if cost is not None else ""
     out = ("## Model usage\n\nCalls and tokens reported by the endpoint, per role (exploration of a shared office "
-           "is counted once, on the first task that needed it):\n\n" + usage_table(usage) + "\n" + priced)
+           "is counted once, on the first task that needed it; prompt-cached: the prompt tokens the endpoint's "
+           "prompt cache held, as it reports them):\n\n" + usage_table(usage) + "\n" + priced)
     if not_kept:
         calls = sum(v["calls"] for v in not_kept.values())
         tokens = sum(v["prompt_tokens"] + v["completion_tokens"] for v in not_kept.values())
