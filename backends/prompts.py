@@ -2,11 +2,14 @@
 
 Each role template defines a ``system`` and a ``user`` block; ``render`` returns the chat
 messages. Inputs are passed as data (and shown to the model as JSON), never spliced into
-Python strings.
+Python strings. The ``compact`` filter writes that JSON without spaces and in the caller's key
+order: a model reads it as well, it costs about a fifth fewer tokens, and a caller can put what
+stays the same across tasks first (a prompt cache then holds it).
 """
 
 from __future__ import annotations
 
+import json
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -18,14 +21,21 @@ ROLES = ("planner", "surfer", "task_generator", "dialogue_day", "verifier", "plu
          "agent", "summarizer", "probe")
 
 
+def compact_json(value: Any) -> str:
+    """JSON with no spaces and non-ASCII kept as is (fewer tokens than ``tojson``'s)."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
 @lru_cache(maxsize=1)
 def environment() -> jinja2.Environment:
-    return jinja2.Environment(
+    env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(TEMPLATES)),
         undefined=jinja2.StrictUndefined,
         autoescape=False,
         keep_trailing_newline=False,
     )
+    env.filters["compact"] = compact_json
+    return env
 
 
 class PromptTemplateError(ValueError):

@@ -12,6 +12,7 @@ counter's name says which one counted.
 from __future__ import annotations
 
 import functools
+import hashlib
 import re
 from typing import Any
 
@@ -61,3 +62,13 @@ def count_tokens(text: str) -> int:
     if encoder is None:
         return approx_tokens(text)
     return len(encoder.encode_ordinary(text))
+
+
+def encode(text: str) -> list[int]:
+    """``text`` as a sequence of token ids, for comparing prompts token by token (a prefix cache):
+    cl100k_base ids, or with the approximate counter one stable id per piece."""
+    encoder = _encoder()
+    if encoder is not None:
+        return list(encoder.encode_ordinary(text))
+    return [int.from_bytes(hashlib.blake2b(p.encode("utf-8"), digest_size=4).digest(), "big")
+            for p in _PIECE_RE.findall(text)]

@@ -1,7 +1,8 @@
 """Benchmark: LLM calls and tokens per accepted task, per role, for Neo and Plus builds run
 through the local fake endpoint (real HTTP; every answer computed by the offline backend).
 
-Targets: Neo <= 12 calls and <= 40K tokens per accepted task; Plus <= 4 calls per accepted task.
+Targets: Neo <= 8 calls and <= 40K tokens per accepted task; Plus <= 4 calls per accepted task.
+The endpoint also reports the prompt tokens a prefix cache would have held (cached / uncached columns).
 Tokens are counted by the endpoint with the project's approximate counter (see the dataset card).
 Run: ``python bench/llm_economy.py [--neo 40] [--seeds datasets/officebench-sample]``.
 """
@@ -51,7 +52,7 @@ def main() -> None:
         with FakeLLMServer(default_responder()) as server:
             config = BuildConfig(seed=args.seed, backend="llm", model="fake-model", base_url=server.url)
             build(tmp / "neo", args.neo, config, workers=1)
-            report("Neo", tmp / "neo", server.chat_request_total, 12, 40_000)
+            report("Neo", tmp / "neo", server.chat_request_total, 8, 40_000)
             before = server.chat_request_total
             regenerate_split(args.seeds, tmp / "plus", seed=args.seed, backend="llm", model="fake-model",
                              base_url=server.url)

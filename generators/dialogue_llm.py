@@ -1,9 +1,12 @@
-"""The llm dialogue generator: one call per day, each given exactly that day's planned events.
+"""The llm dialogue generator: one call per ``DAYS_PER_CALL`` consecutive days, each day given
+exactly its planned events.
 
 The history plan (``generators.history_plan``, the same one the offline writer follows) says
 what happens in each thread of the task's work on each day: raised, a detail stated, an earlier
 value corrected, a near-miss mentioned, a check-in. The model writes the day around those
 events, with other work and small talk, and marks the turns; the rules and gates then check it.
+The prompt shows what is the same for every day of the task first (the office, the people, the
+values to keep out) and the days last, so that a prompt cache holds the first part.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from backends.prompts import render
 from generators.dialogue_offline import task_values, timestamps
 from generators.history_plan import DayPlan
 from generators.model import Session, TaskDraft, Turn
-from generators.schemas import DIALOGUE_DAY_SCHEMA
+from generators.schemas import dialogue_days_schema
 from office_env.seeding import rng as seeded
 
 
@@ -39,34 +42,48 @@ def generate_dialogue_llm(client: Any, draft: TaskDraft, plan: list[DayPlan], *,
     sessions: list[Session] = []
     away = [{"name": name, "first": first.isoformat(), "last": last.isoformat()} for name, first, last in absences]
     said: dict[str, str] = {}  # folded text -> where it was said
-    values = sorted(set(task_values(draft.memory)))
-    for day in plan:
-        inputs = {
-            "day": day.day, "total_days": len(plan), "date": day.date.isoformat(), "weekday": day.date.strftime("%A"),
-            "utterances": utterances_per_day, "user_first": user_first, "colleagues": list(colleagues),
-            "company": company, "projects": list(projects), "city": city, "currency": currency, "files": list(files),
-            "events": [e.to_dict() for e in day.events], "task_values": values,
-            "checked_values": sorted(set(map(str, answers))), "away": away,
-        }
-        note = feedback
-        for attempt in range(1 + DAY_RETRIES):
-            messages = render("dialogue_day", inputs=inputs, schema=DIALOGUE_DAY_SCHEMA, feedback=note)
-            data = client.structured("dialogue_day", messages, DIALOGUE_DAY_SCHEMA)
-            repeats = _repeats(data["turns"], said, day.day)
-            if not repeats or attempt == DAY_RETRIES:
-                break  # what is left is the verifier's to report
-            note = "\n".join(([feedback] if feedback else []) + [
-                "These lines were already said; write new ones instead:"] + repeats[:20])
-        stamps = turn_times(data["turns"], day.date, seeded(now.isoformat(), day.day, "stamps", feedback))
-        turns = tuple(Turn(t["role"], t["text"], ts, tuple(t.get("evidence", ())), tuple(t.get("superseded", ())),
-                           tuple(t.get("distractor", ())), t.get("thread", ""))
-                      for t, ts in zip(data["turns"], stamps))
-        for index, turn in enumerate(turns, 1):
-            said.setdefault(_fold(turn.text), f"day {day.day} turn {index}")
-        sessions.append(Session(day.day, day.date.isoformat(), turns))
+    shared = {  # the same for every call of this task: first in the prompt
+        "total_days": len(plan), "utterances": utterances_per_day, "user_first": user_first,
+        "colleagues": list(colleagues), "company": company, "projects": list(projects), "city": city,
+        "currency": currency, "files": list(files), "task_values": sorted(set(task_values(draft.memory))),
+        "checked_values": sorted(set(map(str, answers))), "away": away,
+    }
+    for first in range(0, len(plan), DAYS_PER_CALL):
+        chunk = plan[first:first + DAYS_PER_CALL]
+        inputs = {**shared, "days": [{"day": d.day, "date": d.date.isoformat(), "weekday": d.date.strftime("%A"),
+                                      "events": [e.to_dict() for e in d.events]} for d in chunk]}
+        written = _write_days(client, inputs, chunk, said, feedback)
+        for day, turns_data in zip(chunk, written):
+            stamps = turn_times(turns_data, day.date, seeded(now.isoformat(), day.day, "stamps", feedback))
+            turns = tuple(Turn(t["role"], t["text"], ts, tuple(t.get("evidence", ())), tuple(t.get("superseded", ())),
+                               tuple(t.get("distractor", ())), t.get("thread", ""))
+                          for t, ts in zip(turns_data, stamps))
+            for index, turn in enumerate(turns, 1):
+                said.setdefault(_fold(turn.text), f"day {day.day} turn {index}")
+            sessions.append(Session(day.day, day.date.isoformat(), turns))
     return sessions
 
 
+def _write_days(client: Any, inputs: dict[str, Any], chunk: list[DayPlan], said: dict[str, str],
+                feedback: str) -> list[list[dict[str, Any]]]:
+    """The turns of each day of ``chunk``, asked again (with the lines quoted) while they repeat
+    lines already said, at most ``DAY_RETRIES`` more times."""
+    schema = dialogue_days_schema(len(chunk))
+    note = feedback
+    for attempt in range(1 + DAY_RETRIES):
+        messages = render("dialogue_day", inputs=inputs, schema=schema, feedback=note)
+        days = [d["turns"] for d in client.structured("dialogue_day", messages, schema)["days"]]
+        seen, repeats = dict(said), []
+        for day, turns in zip(chunk, days):
+            repeats += _repeats(turns, seen, day.day)
+        if not repeats or attempt == DAY_RETRIES:
+            break  # what is left is the verifier's to report
+        note = "\n".join(([feedback] if feedback else []) + [
+            "These lines were already said; write new ones instead:"] + repeats[:20])
+    return days
+
+
+DAYS_PER_CALL = 2  # two days' turns fit a 4,096-token reply; the shared instructions are sent half as often
 DAY_RETRIES = 2  # a day that repeats earlier lines is asked again, with those lines quoted
 
 
@@ -74,9 +91,9 @@ def _fold(text: str) -> str:
     return " ".join(str(text).lower().split())
 
 
-def _repeats(turns: list[dict[str, Any]], said: dict[str, str], day: int) -> list[str]:
-    """The lines of a day's answer already said on an earlier day or earlier that day."""
-    seen = dict(said)
+def _repeats(turns: list[dict[str, Any]], seen: dict[str, str], day: int) -> list[str]:
+    """The lines of a day's answer already said on an earlier day or earlier that day (``seen``
+    grows with this day's lines)."""
     out = []
     for index, turn in enumerate(turns, 1):
         key = _fold(turn.get("text", ""))

@@ -224,15 +224,18 @@ def _marks(turn: Turn) -> str:
     return f" {{{', '.join(marks)}}}" if marks else ""
 
 
-def transcript(sessions: list[Session], *, evidence: bool = False) -> str:
+def transcript(sessions: list[Session], *, evidence: bool = False, work_only: bool = False) -> str:
     """The dialogue as plain text: a header per day, one ``[HH:MM:SS] role: text`` line per turn
     (with marks when asked: ``{m1}`` evidence, ``{old:m2}`` superseded, ``{near:m3}``
-    distractor). Far fewer tokens than JSON, and readable."""
+    distractor). Far fewer tokens than JSON, and readable. ``work_only``: only the turns of work
+    threads (the task's and the other work's) and marked turns; small talk left out."""
     lines = []
     for session in sessions:
         weekday = datetime.strptime(session.date, "%Y-%m-%d").strftime("%A")
         lines.append(f"## Day {session.day} - {session.date} ({weekday})")
         for turn in session.turns:
+            if work_only and not (turn.thread or turn.evidence or turn.superseded or turn.distractor):
+                continue
             mark = _marks(turn) if evidence else ""
             text = " ".join(turn.text.split())
             lines.append(f"[{turn.ts[11:19]}] {turn.role}: {text}{mark}")

@@ -98,6 +98,23 @@ DIALOGUE_DAY_SCHEMA: dict[str, Any] = {
     "additionalProperties": False,
 }
 
+
+
+def dialogue_days_schema(days: int) -> dict[str, Any]:
+    """Several consecutive days of dialogue in one answer, in the order asked (one call writes
+    ``days`` days: the instructions and the office are sent once for all of them)."""
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": f"{days} day(s) of dialogue",
+        "type": "object",
+        "properties": {"days": {"type": "array", "minItems": days, "maxItems": days, "items": {
+            "type": "object", "properties": {"turns": DIALOGUE_DAY_SCHEMA["properties"]["turns"]},
+            "required": ["turns"], "additionalProperties": False}}},
+        "required": ["days"],
+        "additionalProperties": False,
+    }
+
+
 PLUS_SCHEMA: dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "title": "regenerated task (intent, memory, multi-day dialogue)",

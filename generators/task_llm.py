@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import re
 from datetime import datetime
 from typing import Any
@@ -59,8 +61,35 @@ def notes_for_prompt(notes: dict[str, Any]) -> dict[str, Any]:
         if isinstance(note.get("mailboxes"), list):
             note["mailboxes"] = [dict(box, messages=[_unquoted(m) for m in box.get("messages", [])])
                                  if isinstance(box, dict) else box for box in note["mailboxes"]]
+        if isinstance(note.get("files"), list):
+            note["files"] = [_as_table(f) for f in note["files"]]
         out[app] = note
     return out
+
+
+def _as_table(entry: Any) -> Any:
+    """A sheet's ``headers`` and ``rows`` as one CSV ``table`` (header line first): a third fewer
+    tokens than a JSON list per row. Anything else is left as it is."""
+    if not isinstance(entry, dict) or "table" in entry or not _strings(entry.get("headers")) or \
+            not isinstance(entry.get("rows"), list) or not all(_strings(r) for r in entry["rows"]):
+        return entry
+    buffer = io.StringIO()
+    csv.writer(buffer, lineterminator="\n").writerows([entry["headers"], *entry["rows"]])
+    return {**{k: v for k, v in entry.items() if k not in ("headers", "rows")}, "table": buffer.getvalue()}
+
+
+def table_rows(entry: Any) -> Any:
+    """The inverse of ``_as_table``: ``headers`` and ``rows`` back from a ``table`` (as a reader of
+    the prompt takes them)."""
+    if not isinstance(entry, dict) or not isinstance(entry.get("table"), str) or "rows" in entry:
+        return entry
+    lines = list(csv.reader(io.StringIO(entry["table"])))
+    rest = {k: v for k, v in entry.items() if k != "table"}
+    return {**rest, "headers": lines[0] if lines else [], "rows": lines[1:]}
+
+
+def _strings(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
 
 
 def _unquoted(message: Any) -> Any:
@@ -73,11 +102,13 @@ def _unquoted(message: Any) -> Any:
 def generate_task_llm(client: Any, *, plan: dict[str, Any], notes: dict[str, Any], user: dict[str, str],
                       colleagues: list[dict[str, str]], now: datetime, attempts: int = 2) -> TaskDraft:
     """Ask for a task; re-ask with the problems quoted, at most ``attempts`` times in all."""
-    inputs = {"plan": plan, "notes": notes_for_prompt(notes), "user": user, "colleagues": colleagues,
-              "now": now.strftime("%Y-%m-%d %H:%M (%A)"), "catalog": catalog_summary()}
+    # the world's part first (the same for every task of an office with these apps), the task's last
+    inputs = {"user": user, "colleagues": colleagues, "now": now.strftime("%Y-%m-%d %H:%M (%A)"),
+              "notes": notes_for_prompt(notes), "plan": plan}
     feedback = ""
     for _ in range(attempts):
-        messages = render("task_generator", inputs=inputs, schema=TASK_DRAFT_SCHEMA, feedback=feedback)
+        messages = render("task_generator", inputs=inputs, catalog=catalog_summary(), schema=TASK_DRAFT_SCHEMA,
+                          feedback=feedback)
         data = client.structured("task_generator", messages, TASK_DRAFT_SCHEMA)
         problems = draft_problems(data)
         if not problems:

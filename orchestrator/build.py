@@ -25,6 +25,7 @@ from typing import Any, Callable
 
 from backends.dataset import ensure_writable_folder
 from backends.folder_lock import LOCK_NAME, FolderBusy, FolderLock
+from backends.llm.usage import COUNTERS
 from backends.scratch import claim_work_folder, release_work_folder
 from backends.workers import Budget, JobFailure, run_jobs
 from generators.families import check_families
@@ -233,7 +234,7 @@ def usage_cost(delta: dict[str, dict[str, int]], settings: Any) -> float | None:
 
 def usage_delta(before: dict[str, Any], after: dict[str, Any]) -> dict[str, dict[str, int]]:
     """Per-role calls and tokens spent between two usage snapshots."""
-    keys = ("calls", "cached_calls", "prompt_tokens", "completion_tokens")
+    keys = COUNTERS
     delta = {}
     for role, now in after.items():
         then = before.get(role, {})
@@ -258,7 +259,7 @@ def spent_not_kept(items: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
         if item.get("status") == "accepted":
             continue
         for role, spent in (item.get("tokens") or {}).items():
-            bucket = total.setdefault(role, {"calls": 0, "cached_calls": 0, "prompt_tokens": 0, "completion_tokens": 0})
+            bucket = total.setdefault(role, dict.fromkeys(COUNTERS, 0))
             for key in bucket:
                 bucket[key] += int(spent.get(key, 0))
     return dict(sorted(total.items()))

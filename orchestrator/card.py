@@ -6,6 +6,7 @@ from collections import Counter
 from statistics import median
 from typing import Any
 
+from backends.llm.usage import COUNTERS
 from backends.tokens import count_tokens, counter_description, counter_name
 from verifier.duplicates import near_duplicates
 from verifier.gameability import DETECTORS, THRESHOLD, dynamics, gameability, missed, record_cues, text_stats
@@ -39,12 +40,13 @@ def llm_usage(records: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
     totals: dict[str, dict[str, int]] = {}
     for record in records:
         for role, spent in record.get("provenance", {}).get("tokens", {}).get("llm", {}).items():
-            bucket = totals.setdefault(role, {"calls": 0, "cached_calls": 0, "prompt_tokens": 0, "completion_tokens": 0})
+            bucket = totals.setdefault(role, dict.fromkeys(COUNTERS, 0))
             for key in bucket:
                 bucket[key] += spent.get(key, 0)
     n = max(1, len(records))
     return {role: {**t, "calls_per_task": t["calls"] / n,
-                   "tokens_per_task": (t["prompt_tokens"] + t["completion_tokens"]) / n}
+                   "tokens_per_task": (t["prompt_tokens"] + t["completion_tokens"]) / n,
+                   "cached_per_task": t["cached_prompt_tokens"] / n}
             for role, t in sorted(totals.items())}
 
 
@@ -75,18 +77,22 @@ def _cost(records: list[dict[str, Any]]) -> float | None:
 
 
 def usage_table(usage: dict[str, dict[str, float]]) -> str:
+    """Per role: calls (and those answered from the response cache), prompt tokens (and those the
+    endpoint's prompt cache held), completion tokens, and per task: calls, all tokens, and the
+    prompt tokens split into cached and uncached."""
     if not usage:
         return ""
-    lines = ["| role | calls | cached | prompt tokens | completion tokens | calls / task | tokens / task |",
-             "|---|---:|---:|---:|---:|---:|---:|"]
-    for role, u in usage.items():
-        lines.append(f"| {role} | {u['calls']} | {u['cached_calls']} | {u['prompt_tokens']} | {u['completion_tokens']} "
-                     f"| {u['calls_per_task']:.2f} | {u['tokens_per_task']:.0f} |")
-    calls = sum(u["calls_per_task"] for u in usage.values())
-    tokens = sum(u["tokens_per_task"] for u in usage.values())
-    lines.append(f"| all | {sum(u['calls'] for u in usage.values())} | {sum(u['cached_calls'] for u in usage.values())} "
-                 f"| {sum(u['prompt_tokens'] for u in usage.values())} | {sum(u['completion_tokens'] for u in usage.values())} "
-                 f"| {calls:.2f} | {tokens:.0f} |")
+    lines = [("| role | calls | from response cache | prompt tokens | of which prompt-cached | completion tokens "
+              "| calls / task | tokens / task | cached / task | uncached / task |"),
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    rows = [*usage.items(), ("all", {key: sum(u.get(key, 0) for u in usage.values()) for key in (
+        "calls", "cached_calls", "prompt_tokens", "cached_prompt_tokens", "completion_tokens", "calls_per_task",
+        "tokens_per_task", "cached_per_task")})]
+    for role, u in rows:
+        cached = u.get("cached_per_task", 0)
+        lines.append(f"| {role} | {u['calls']} | {u['cached_calls']} | {u['prompt_tokens']} "
+                     f"| {u.get('cached_prompt_tokens', 0)} | {u['completion_tokens']} | {u['calls_per_task']:.2f} "
+                     f"| {u['tokens_per_task']:.0f} | {cached:.0f} | {u['tokens_per_task'] - cached:.0f} |")
     return "\n".join(lines) + "\n"
 
 
@@ -251,7 +257,8 @@ def _llm_section(stats: dict[str, Any], build: dict[str, Any] | None = None) -> 
     cost = stats.get("cost_usd")
     priced = f"Cost from the price table: {cost:.4f} USD in all.\n\n" if cost is not None else ""
     out = ("## Model usage\n\nCalls and tokens reported by the endpoint, per role (exploration of a shared office "
-           "is counted once, on the first task that needed it):\n\n" + usage_table(usage) + "\n" + priced)
+           "is counted once, on the first task that needed it; prompt-cached: the prompt tokens the endpoint's "
+           "prompt cache held, as it reports them):\n\n" + usage_table(usage) + "\n" + priced)
     if not_kept:
         calls = sum(v["calls"] for v in not_kept.values())
         tokens = sum(v["prompt_tokens"] + v["completion_tokens"] for v in not_kept.values())

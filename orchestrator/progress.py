@@ -35,6 +35,12 @@ def mode_for(quiet: bool, json_progress: bool, stream: TextIO | None = None) -> 
     return "bar" if stream.isatty() else "lines"
 
 
+def _cached(item: dict[str, Any]) -> int:
+    """Prompt tokens of a build outcome that the endpoint's prompt cache held."""
+    return sum(int(spent.get("cached_prompt_tokens", 0)) for spent in (item.get("tokens") or {}).values()
+               if isinstance(spent, dict))
+
+
 def _tokens(item: dict[str, Any]) -> int:
     """Tokens an outcome spent: a build's per-role ``tokens``, or an eval row's trajectory usage."""
     total = 0
@@ -59,7 +65,7 @@ class Reporter:
         self.what, self.total, self.mode, self.target, self.kept_word = what, total, mode, target, kept_word
         self.stream = stream or sys.stderr
         self.every, self.seconds = every, seconds
-        self.done = self.kept = self.dropped = self.errors = self.tokens = 0
+        self.done = self.kept = self.dropped = self.errors = self.tokens = self.cached = 0
         self.cost = 0.0
         self.started = time.monotonic()
         self._last_line = self.started
@@ -120,6 +126,7 @@ class Reporter:
             else:
                 self.dropped += 1
             self.tokens += _tokens(item)
+            self.cached += _cached(item)
             cost = item.get("cost_usd")
             if isinstance(cost, (int, float)):
                 self.cost += cost
@@ -136,7 +143,9 @@ class Reporter:
         left = ""
         if self.total and rate > 0 and self.progress < self.total:
             left = f", about {(self.total - self.progress) / rate:,.0f} s left"
-        money = (f", {self.tokens:,} tokens" if self.tokens else "") + (f", {self.cost:.4f} USD" if self.cost else "")
+        cached = f" ({self.cached:,} prompt-cached)" if self.cached else ""
+        money = (f", {self.tokens:,} tokens{cached}" if self.tokens else "") + (
+            f", {self.cost:.4f} USD" if self.cost else "")
         head = (f"{self.kept}{total} {self.kept_word} from {self.done} attempt(s)" if self.target == "kept"
                 else f"{self.done}{total} done ({self.kept} {self.kept_word}")
         tail = f"{self.dropped} dropped, {self.errors} errors" + ("" if self.target == "kept" else ")")
@@ -145,7 +154,7 @@ class Reporter:
     def as_dict(self) -> dict[str, Any]:
         return {"event": "progress", "what": self.what, "done": self.done, "total": self.total, "kept": self.kept,
                 "dropped": self.dropped, "errors": self.errors, "tokens": self.tokens,
-                "cost_usd": round(self.cost, 6), "elapsed": round(time.monotonic() - self.started, 3)}
+                "cached_prompt_tokens": self.cached, "cost_usd": round(self.cost, 6), "elapsed": round(time.monotonic() - self.started, 3)}
 
     def _show(self, final: bool) -> None:
         if self.mode == "json":

@@ -1,6 +1,7 @@
 """The llm surfer: a function-calling loop over one app's read-only tools, then notes as JSON.
 
-The model is shown the office's file list (and mailbox / calendar owners) up front, may call only
+The model is shown its app's files (and mailbox / calendar owners) up front (the whole list is a
+``system_list_files`` call away; every step of the loop resends the prompt, so the rest is left out), may call only
 read-only tools, and must end with notes valid against the app's part of ``NOTES_SCHEMA``.
 A step cap bounds the loop (then one last reply without tools gives the notes); a bad final answer
 is repaired like any structured output.
@@ -19,7 +20,13 @@ from office_env import Workspace, default_registry
 from office_env.limits import MAX_OBSERVATION_CHARS
 from office_env.tools import ToolRegistry
 from surfers.notes import NOTES_SCHEMA
-from surfers.offline import WorkspaceReader, calendar_users, list_files, mailbox_users
+from surfers.offline import (
+    WorkspaceReader,
+    calendar_users,
+    documents,
+    list_files,
+    mailbox_users,
+)
 
 APP_TOOLS = {
     "word": ("word_read_file",),
@@ -41,6 +48,15 @@ def app_schema(app: str) -> dict[str, Any]:
     return {"$schema": NOTES_SCHEMA["$schema"], "$defs": NOTES_SCHEMA["$defs"], "$ref": f"#/$defs/{app}_notes"}
 
 
+def app_files(app: str, files: list[str]) -> list[str]:
+    """The files ``app`` reads: its documents, or its mail or calendar folder."""
+    if app in ("email", "calendar"):
+        folder = "emails/" if app == "email" else "calendar/"
+        return [f for f in files if f.startswith(folder)]
+    suffix = {"word": ".docx", "excel": ".xlsx", "pdf": ".pdf"}[app]
+    return documents(files, suffix)
+
+
 def _tools(app: str) -> ToolRegistry:
     read_only = default_registry().read_only()
     return ToolRegistry(t for t in read_only if t.name in APP_TOOLS[app] + ("system_list_files",))
@@ -52,7 +68,7 @@ def explore_llm(client: Any, app: str, ws: Workspace, *, max_steps: int = 6, max
     object, a tool that fails) is the model's mistake: it gets an error observation and goes on.
     Only the endpoint failing or no valid notes at the end raise :class:`LLMError`."""
     files = list_files(WorkspaceReader(ws))
-    inputs = {"app": app, "files": files, "now": ws.now.strftime("%Y-%m-%d %H:%M (%A)") if ws.now else "",
+    inputs = {"app": app, "files": app_files(app, files), "now": ws.now.strftime("%Y-%m-%d %H:%M (%A)") if ws.now else "",
               "users": mailbox_users(files) if app == "email" else calendar_users(files) if app == "calendar" else []}
     schema = app_schema(app)
     validator = Draft202012Validator(schema)

@@ -75,7 +75,7 @@ def list_files(ws: Reader) -> list[str]:
     return [line for line in result.observation.splitlines() if line.strip()]
 
 
-def _documents(files: Iterable[str], suffix: str) -> list[str]:
+def documents(files: Iterable[str], suffix: str) -> list[str]:
     """Documents with ``suffix``, outside the mail and calendar folders, hidden files skipped."""
     out = []
     for path in files:
@@ -150,7 +150,7 @@ def _explore_texts(ws: Reader, suffix: str, tool: str, empty: str, key: str,
                    extract: Callable[[str], list[str]]) -> list[dict[str, Any]]:
     """Read every document with ``suffix`` through ``tool``: its lines and ``key`` = extract(text)."""
     files = []
-    for path in _documents(list_files(ws), suffix):
+    for path in documents(list_files(ws), suffix):
         result = _call(ws, tool, {"file_path": path})
         if not result.ok:
             files.append(_error(path, result))
@@ -237,7 +237,7 @@ def _sheet_entry(ws: Reader, path: str, sheet: str | None) -> tuple[dict[str, An
 def explore_excel(ws: Reader, users: list[str] | None = None) -> dict[str, Any]:
     """Every sheet of every workbook: the active sheet first, then the others by name."""
     files: list[dict[str, Any]] = []
-    for path in _documents(list_files(ws), ".xlsx"):
+    for path in documents(list_files(ws), ".xlsx"):
         entry, sheets = _sheet_entry(ws, path, None)
         files.append(entry)
         if "error" in entry:

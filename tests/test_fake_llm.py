@@ -85,10 +85,38 @@ def test_chat_completion_is_valid_openai_json(json_server):
     prompt = count_tokens("You plan meetings.") + count_tokens("Plan the Q3 budget review.")
     completion = count_tokens(json.dumps(ANSWER))
     assert body["usage"] == {"prompt_tokens": prompt, "completion_tokens": completion,
-                             "total_tokens": prompt + completion}
-    # deterministic: the same request gets the same answer, byte for byte
-    assert post(json_server, "/chat/completions", chat_body(temperature=0, max_tokens=50,
-                                                            response_format={"type": "json_object"}))[2] == body
+                             "total_tokens": prompt + completion, "prompt_tokens_details": {"cached_tokens": 0}}
+    # deterministic: the same request gets the same answer, byte for byte, except that its whole
+    # prompt is now in the prefix cache
+    again = post(json_server, "/chat/completions", chat_body(temperature=0, max_tokens=50,
+                                                             response_format={"type": "json_object"}))[2]
+    assert again["usage"].pop("prompt_tokens_details") == {"cached_tokens": prompt}
+    assert again == {**body, "usage": {k: v for k, v in body["usage"].items() if k != "prompt_tokens_details"}}
+
+
+def test_cached_tokens_are_the_shared_prefix_with_recent_prompts_of_the_model(json_server):
+    from orchestrator.fake_llm.prefix_cache import BLOCK_TOKENS, prompt_sequence
+
+    office = "The office: " + " ".join(f"file{i}.xlsx holds row {i}" for i in range(200))
+
+    def ask(task: str, model: str = "fake-model") -> dict:
+        body = {"model": model, "messages": [{"role": "system", "content": office},
+                                             {"role": "user", "content": task}]}
+        return post(json_server, "/chat/completions", body)[2]["usage"]
+
+    first = ask("Write the budget task.")
+    assert first["prompt_tokens_details"] == {"cached_tokens": 0}  # nothing seen yet
+    second = ask("Write the meeting task.")
+    shared = next(i for i, (a, b) in enumerate(zip(
+        prompt_sequence({"messages": [{"role": "system", "content": office}, {"role": "user", "content": "Write the budget task."}]}),
+        prompt_sequence({"messages": [{"role": "system", "content": office}, {"role": "user", "content": "Write the meeting task."}]})))
+        if a != b)
+    cached = second["prompt_tokens_details"]["cached_tokens"]
+    assert cached == shared // BLOCK_TOKENS * BLOCK_TOKENS and cached > second["prompt_tokens"] // 2
+    # another model has its own cache; a prompt that starts differently shares nothing
+    assert ask("Write the meeting task.", model="other-model")["prompt_tokens_details"]["cached_tokens"] == 0
+    body = {"model": "fake-model", "messages": [{"role": "user", "content": "Hello. " + office}]}
+    assert post(json_server, "/chat/completions", body)[2]["usage"]["prompt_tokens_details"]["cached_tokens"] == 0
 
 
 def test_official_client_reads_the_answer(json_server):
@@ -107,12 +135,16 @@ def test_default_responder_answers_role_prompts_and_refuses_others():
                "say": "INV-4471", "mark": "evidence"},
               {"move": "distract", "thread": "t1", "memory": "m1", "cue": "invoice_number", "about": "the supplier bill",
                "say": "INV-3302", "text": "INV-3302 was paid in March", "mark": "distractor"}]
-    day = render("dialogue_day", inputs={"day": 1, "total_days": 5, "date": "2024-05-06", "weekday": "Monday",
-                                         "utterances": 24, "user_first": "Ana", "colleagues": ["Bo"],
+    day = render("dialogue_day", inputs={"total_days": 5, "utterances": 24, "user_first": "Ana", "colleagues": ["Bo"],
                                          "company": "Acme", "projects": ["Atlas"], "city": "Porto", "files": [],
-                                         "events": events, "task_values": ["INV-4471", "INV-3302"]},
+                                         "task_values": ["INV-4471", "INV-3302"],
+                                         "days": [{"day": 1, "date": "2024-05-06", "weekday": "Monday",
+                                                   "events": events},
+                                                  {"day": 2, "date": "2024-05-07", "weekday": "Tuesday", "events": []}]},
                  schema={}, feedback="")
-    turns = json.loads(default_responder()({"messages": day}).content)["turns"]
+    answer = json.loads(default_responder()({"messages": day}).content)
+    assert len(answer["days"]) == 2 and all(d["turns"] for d in answer["days"])  # both days, in one answer
+    turns = answer["days"][0]["turns"]
     assert turns[0]["role"] == "user" and [t["role"] for t in turns] == ["user", "assistant"] * (len(turns) // 2)
     assert [t.get("evidence") for t in turns if "INV-4471" in t["text"]] == [["m1"]]
     assert [t.get("distractor") for t in turns if "INV-3302" in t["text"]] == [["m1"]]
@@ -567,9 +599,10 @@ def test_models_seen_are_bounded(json_server, monkeypatch):
 
 
 def _day_prompt(day: int, date: str, away) -> list[dict]:
-    inputs = {"day": day, "total_days": 9, "date": date, "weekday": "Monday", "utterances": 60, "user_first": "Ana",
+    inputs = {"total_days": 9, "utterances": 60, "user_first": "Ana",
               "colleagues": ["Bo", "Cy", "Di", "Ed"], "company": "Acme", "projects": ["Atlas", "Borealis"],
-              "city": "Porto", "files": [], "events": [], "task_values": [], "away": away}
+              "city": "Porto", "files": [], "task_values": [], "away": away,
+              "days": [{"day": day, "date": date, "weekday": "Monday", "events": []}]}
     try:
         return render("dialogue_day", inputs=inputs, schema={}, feedback="")
     except (TypeError, jinja2.exceptions.UndefinedError):  # input the project never sends: the request carries it all the same
@@ -584,10 +617,10 @@ def test_a_day_has_no_colleague_the_office_shows_away_doing_other_work():
     names none of them in that day's other work, and tells the model so in words."""
     away = [{"name": "Bo", "first": "2024-05-01", "last": "2024-05-10"}, {"name": "Cy", "first": "2024-05-06", "last": "2024-05-06"}]
     prompt = _day_prompt(1, "2024-05-06", away)
-    assert "Bo 2024-05-01 to 2024-05-10; Cy 2024-05-06 to 2024-05-06." in prompt[-1]["content"]
+    assert "Bo 2024-05-01 to 2024-05-10; Cy 2024-05-06 to 2024-05-06." in prompt[0]["content"]
     named = 0
     for day in range(1, 7):
-        turns = json.loads(default_responder()({"messages": _day_prompt(day, "2024-05-06", away)}).content)["turns"]
+        turns = json.loads(default_responder()({"messages": _day_prompt(day, "2024-05-06", away)}).content)["days"][0]["turns"]
         work = [t["text"] for t in turns if t.get("thread", "").startswith("w")]
         assert work and not [t for t in work if re.search(r"\b(Bo|Cy)\b", t)], work
         named += sum(bool(re.search(r"\b(Di|Ed)\b", t)) for t in work)
@@ -611,7 +644,7 @@ def test_a_malformed_away_list_is_read_as_far_as_it_is_sound(away):
     assert all(isinstance(n, str) and 0 < len(n) <= 100 and a <= b for n, a, b in read)
     if not isinstance(away, list) or len(away) < 100:
         assert read == []
-    turns = json.loads(default_responder()({"messages": _day_prompt(1, "2024-05-06", away)}).content)["turns"]
+    turns = json.loads(default_responder()({"messages": _day_prompt(1, "2024-05-06", away)}).content)["days"][0]["turns"]
     assert turns and all(t["text"] for t in turns)
 
 
@@ -686,3 +719,24 @@ def test_homer_fake_llm_reports_a_busy_port(tmp_path):
                               capture_output=True, text=True, timeout=30)
     assert proc.returncode == 2
     assert "cannot listen" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_the_verifier_is_sent_the_work_and_the_fake_one_judges_its_marks():
+    from generators.model import Session, Turn, transcript
+    from verifier.schemas import VERDICT_SCHEMA
+
+    def prompt(evidence: tuple[str, ...]) -> list[dict]:
+        turns = (Turn("user", "Lovely weather for the lake today.", "2025-03-03T09:00:00"),
+                 Turn("assistant", "It is; enjoy it.", "2025-03-03T09:01:00"),
+                 Turn("user", "The budget file is budget_q3.xlsx.", "2025-03-03T09:05:00", evidence, thread="t1"),
+                 Turn("assistant", "Noted.", "2025-03-03T09:06:00", thread="t1"))
+        text = transcript([Session(1, "2025-03-03", turns)], evidence=True, work_only=True)
+        memory = [{"id": "m1", "kind": "fact", "text": "The budget file is budget_q3.xlsx.", "value": "budget_q3.xlsx"}]
+        return render("verifier", inputs={"min_days": 1, "intent": "Total the budget.", "memory": memory},
+                      transcript=text, schema=VERDICT_SCHEMA)
+
+    good = prompt(("m1",))
+    assert "budget_q3.xlsx" in good[1]["content"] and "weather" not in good[1]["content"]  # small talk left out
+    assert json.loads(default_responder()({"messages": good}).content) == {"passed": True, "feedback": "ok"}
+    verdict = json.loads(default_responder()({"messages": prompt(())}).content)
+    assert not verdict["passed"] and "m1" in verdict["feedback"]

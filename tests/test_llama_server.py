@@ -194,7 +194,8 @@ def role_schemas() -> dict[str, dict]:
     """Every JSON Schema a role sends as ``response_format`` (the planner's and the probe's as one
     request makes them)."""
     from generators.families import FAMILIES
-    from generators.schemas import DIALOGUE_DAY_SCHEMA, PLUS_SCHEMA, TASK_DRAFT_SCHEMA
+    from generators.dialogue_llm import DAYS_PER_CALL
+    from generators.schemas import PLUS_SCHEMA, TASK_DRAFT_SCHEMA, dialogue_days_schema
     from harness.probe_run import schema_for
     from harness.probes import Probe
     from harness.summaries import SUMMARY_SCHEMA
@@ -205,7 +206,7 @@ def role_schemas() -> dict[str, dict]:
     probe = Probe(task="t", piece="p", dynamic="d", question="q", options=("a", "b", "c"), answer="A",
                   answerable=True)
     return {"planner": plan_schema(2, sorted(FAMILIES)), "task_generator": TASK_DRAFT_SCHEMA,
-            "plus_generator": PLUS_SCHEMA, "dialogue_day": DIALOGUE_DAY_SCHEMA, "verifier": VERDICT_SCHEMA,
+            "plus_generator": PLUS_SCHEMA, "dialogue_day": dialogue_days_schema(DAYS_PER_CALL), "verifier": VERDICT_SCHEMA,
             "judge": JUDGE_VOTE_SCHEMA, "summarizer": SUMMARY_SCHEMA, "probe": schema_for(probe),
             "surfer": NOTES_SCHEMA}
 

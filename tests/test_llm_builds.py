@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from generators.dialogue_llm import DAY_RETRIES
+from generators.dialogue_llm import DAY_RETRIES, DAYS_PER_CALL
 from orchestrator.build import build
 from orchestrator.dataset import iter_tasks
 from orchestrator.fake_llm import FakeLLMServer, default_responder
@@ -27,6 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "datasets" / "officebench-sample"
 HOMER = Path(sys.executable).parent / "homer"
 SMALL = {"days": 2, "utterances_per_day": 10}
+CALLS = -(-SMALL["days"] // DAYS_PER_CALL)  # dialogue calls a round takes: DAYS_PER_CALL days each
 
 
 def llm_config(server: FakeLLMServer, tmp_path: Path, **extra) -> BuildConfig:
@@ -46,12 +47,12 @@ def test_neo_build_over_http_passes_verify_and_records_usage(tmp_path):
         roles = roles_requested(server)
     assert summary.accepted == 3
     assert {"planner", "surfer", "task_generator", "dialogue_day", "verifier"} <= set(roles)
-    # one call per day, and again for a day whose answer repeats lines already said
-    assert 3 * SMALL["days"] <= roles.count("dialogue_day") <= 3 * SMALL["days"] * (1 + DAY_RETRIES)
+    # one call per DAYS_PER_CALL days, and again for days whose answer repeats lines already said
+    assert 3 * CALLS <= roles.count("dialogue_day") <= 3 * CALLS * (1 + DAY_RETRIES)
     for task in iter_tasks(tmp_path / "ds"):
         usage = task.record["provenance"]["tokens"]["llm"]
         assert usage["task_generator"]["calls"] == 1
-        assert SMALL["days"] <= usage["dialogue_day"]["calls"] <= SMALL["days"] * (1 + DAY_RETRIES)
+        assert CALLS <= usage["dialogue_day"]["calls"] <= CALLS * (1 + DAY_RETRIES)
         assert all(u["prompt_tokens"] > 0 for u in usage.values())
         assert task.record["provenance"]["backend"] == "llm"
     # the model's histories follow the same plan: work threads, near-misses or corrections, marked
@@ -190,12 +191,12 @@ def test_rejected_round_one_puts_the_feedback_in_round_two_prompts(tmp_path):
         summary = build(tmp_path / "ds", 1, llm_config(server, tmp_path), workers=1)
         requests = [r for r in server.chat_requests() if role_of(r.body["messages"]) == "dialogue_day"]
     assert summary.accepted == 1
-    # each round asks for every day once (again for a day whose answer repeats a line already said)
+    # each round asks for every day once (again for days whose answer repeats a line already said)
     told = [feedback in r.body["messages"][-1]["content"] for r in requests]
     first_round = told.index(True)
     assert not any(told[:first_round]) and all(told[first_round:])
     for count in (first_round, len(told) - first_round):
-        assert SMALL["days"] <= count <= SMALL["days"] * (1 + DAY_RETRIES)
+        assert CALLS <= count <= CALLS * (1 + DAY_RETRIES)
     record = next(iter_tasks(tmp_path / "ds")).record
     assert record["provenance"]["rounds"] == 2 and record["provenance"]["verifier_feedback"] == [feedback]
 
@@ -267,7 +268,7 @@ def test_the_dialogue_prompt_names_the_office_currency(tmp_path):
     record = next(iter_tasks(tmp_path / "ds")).record
     currency = make_world(record["provenance"]["world_seed"]).currency
     assert days and all(inputs_of(m)["currency"] == currency for m in days)
-    assert all(f"the office's currency, {currency}" in m[-1]["content"] for m in days)
+    assert all(f"the office's currency, {currency}" in m[0]["content"] for m in days)  # the instructions
 
 
 def test_inputs_block_is_what_the_prompt_shows():

@@ -375,7 +375,7 @@ def test_cache_hit_makes_no_request_and_counts_as_cached(tmp_path):
             first.content, first.prompt_tokens, first.completion_tokens)
         assert client.usage.to_dict()["planner"] | {"models": None} == {
             "calls": 2, "cached_calls": 1, "prompt_tokens": first.prompt_tokens,
-            "completion_tokens": first.completion_tokens, "models": None}
+            "completion_tokens": first.completion_tokens, "cached_prompt_tokens": 0, "models": None}
         # any difference in the request misses
         client.chat("planner", ASK, temperature=0.5)
         client.chat("planner", ASK[1:])
@@ -512,6 +512,21 @@ def test_embed_returns_one_vector_per_text_in_order():
 
 
 # -- usage -----------------------------------------------------------------------------------
+
+def test_usage_records_the_prompt_tokens_the_endpoint_served_from_its_prompt_cache():
+    long_system = "Office notes. " + " ".join(f"row {i} of the sheet" for i in range(300))
+    ask = [{"role": "system", "content": long_system}, {"role": "user", "content": "Task one."}]
+    with FakeLLMServer(fixed(GOOD)) as server:
+        client = make_client(server)
+        first = client.chat("task_generator", ask)
+        second = client.chat("task_generator", [ask[0], {"role": "user", "content": "Task two."}])
+    assert first.cached_prompt_tokens == 0 and second.cached_prompt_tokens > second.prompt_tokens // 2
+    usage = client.usage.to_dict()["task_generator"]
+    assert usage["cached_prompt_tokens"] == second.cached_prompt_tokens
+    assert usage["prompt_tokens"] == first.prompt_tokens + second.prompt_tokens  # cached ones still counted
+    merged = Usage().merge(usage and {"task_generator": usage}).merge({"task_generator": usage})
+    assert merged.to_dict()["task_generator"]["cached_prompt_tokens"] == 2 * usage["cached_prompt_tokens"]
+
 
 def test_usage_is_thread_safe_merges_and_prices_by_model():
     usage = Usage()

@@ -59,11 +59,14 @@ def test_lines_come_every_few_seconds_while_nothing_finishes():
 def test_tokens_and_cost_are_summed():
     stream = io.StringIO()
     with Reporter("build", 2, "json", stream=stream, target="kept") as progress:
-        progress.outcome({"status": "accepted", "tokens": {"planner": {"prompt_tokens": 100, "completion_tokens": 20}},
+        progress.outcome({"status": "accepted", "tokens": {"planner": {"prompt_tokens": 100, "completion_tokens": 20,
+                                                                        "cached_prompt_tokens": 64}},
                           "cost_usd": 0.5})
         progress.outcome({"status": "error", "tokens": {"surfer": {"prompt_tokens": 7, "completion_tokens": 3}}})
+        line = progress.line()
     last = json.loads(stream.getvalue().splitlines()[-1])
     assert (last["kept"], last["errors"], last["tokens"], last["cost_usd"]) == (1, 1, 130, 0.5)
+    assert last["cached_prompt_tokens"] == 64 and "130 tokens (64 prompt-cached)" in line
 
 
 def test_mode_follows_the_flags_and_the_terminal():

@@ -411,3 +411,14 @@ def test_llm_surfer_reports_a_malformed_reply_as_an_llm_error(ws):
         with pytest.raises(LLMError, match=r"'choices\[0\]\.message' is a string, not an object"):
             explore_llm(llm_client(server), "word", ws)
         assert explore_llm(llm_client(server), "word", ws) == {"app": "word", "files": []}
+
+
+def test_the_llm_surfer_is_shown_only_its_app_s_files():
+    from surfers.llm import app_files
+
+    files = ["data/a.xlsx", "data/b.docx", "data/.hidden.xlsx", "emails/dana/x.eml", "calendar/dana.ics",
+             "emails/dana/y.xlsx"]
+    assert app_files("excel", files) == ["data/a.xlsx"]
+    assert app_files("word", files) == ["data/b.docx"]
+    assert app_files("email", files) == ["emails/dana/x.eml", "emails/dana/y.xlsx"]
+    assert app_files("calendar", files) == ["calendar/dana.ics"]

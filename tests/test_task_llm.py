@@ -37,3 +37,38 @@ def test_an_intent_is_refused_for_a_memory_value_it_holds_as_words_not_for_lette
     assert not refused("Tell me how the Q31 plan is going.", "Q3")
     assert refused("Total the q3 column.", "Q3 column")
     assert refused("Send the total to dana lee.", "Dana Lee")
+
+
+def test_sheets_reach_the_prompt_as_csv_tables_that_read_back_into_the_same_rows():
+    from generators.task_llm import table_rows
+
+    sheet = {"file": "data/claims.xlsx", "sheet": "Claims", "headers": ["Claim", "Note", "Amount"],
+             "rows": [["EC-1", 'said "ok", then left', "1,250.50"], ["EC-2", "two\nlines", ""]]}
+    odd = {"file": "data/x.xlsx", "headers": ["a"], "rows": [[1]]}  # not all text: left as it is
+    shown = notes_for_prompt({"excel": {"app": "excel", "files": [sheet, odd]}})["excel"]["files"]
+    assert "rows" not in shown[0] and shown[0]["table"].startswith("Claim,Note,Amount\n")
+    assert shown[1] == odd
+    assert table_rows(shown[0]) == sheet and table_rows(odd) == odd
+
+
+def _task_prompt(kind: str, apps: list[str]) -> list[dict]:
+    from backends.prompts import render
+    from generators.schemas import TASK_DRAFT_SCHEMA
+    from office_env.evaluation import catalog_summary
+
+    notes = {"excel": {"app": "excel", "files": [{"file": "data/b.xlsx", "sheet": "S", "headers": ["A"],
+                                                  "rows": [["1"]]}]}}
+    inputs = {"user": {"username": "dana", "name": "Dana Lee"}, "colleagues": [], "now": "2025-03-03 09:00 (Monday)",
+              "notes": notes, "plan": {"apps": apps, "task_kind": kind, "difficulty": "easy", "other_kinds": []}}
+    return render("task_generator", inputs=inputs, catalog=catalog_summary(), schema=TASK_DRAFT_SCHEMA, feedback="")
+
+
+def test_two_tasks_of_one_office_share_their_prompt_up_to_the_plan():
+    """Prefix caching: instructions, catalog and schema (system) and the office (start of the user
+    message) are byte-identical across tasks; the task's own part comes last."""
+    first, second = _task_prompt("sheet_total", ["excel"]), _task_prompt("sheet_question", ["excel"])
+    assert first[0] == second[0] and "evaluate_excel_cell_value" in first[0]["content"]
+    a, b = first[1]["content"], second[1]["content"]
+    shared = next(i for i, (x, y) in enumerate(zip(a, b)) if x != y)
+    assert a.index('"data/b.xlsx"') < a.index('"plan"') <= shared
+    assert a[:a.index('"plan"')] == b[:b.index('"plan"')]

@@ -219,7 +219,8 @@ class LLMClient:
                 return result
         data, result = self._reply(role, model, lambda api: api.chat.completions.with_raw_response.create(
             **request), lambda data: _chat_result(data, model, cached=False), tokens=estimate)
-        self.usage.add(role, result.prompt_tokens, result.completion_tokens, model=model)
+        self.usage.add(role, result.prompt_tokens, result.completion_tokens, model=model,
+                       cached_prompt=result.cached_prompt_tokens)
         self._slots.spent(result.prompt_tokens + result.completion_tokens - estimate)
         read = result.prompt_tokens + result.cached_prompt_tokens  # some servers count only uncached ones
         if said >= TRUNCATION_MIN_TOKENS and 0 < read < said * TRUNCATION_SHARE:

@@ -21,7 +21,8 @@ from backends.llm.strict_json import JSONLimitError, loads_limited
 from generators.dialogue_offline import HistoryWriter
 from generators.history_plan import DayPlan, Event
 from generators.families import FAMILIES
-from generators.model import MemoryPiece, Session, TaskDraft, parse_transcript
+from generators.model import Session, parse_transcript
+from generators.task_llm import table_rows
 from office_env.money import CURRENCY_CODES
 from office_env.tools import ToolResult
 from orchestrator.fake_llm.agent_answer import MODES, PlanSource, answer_agent, grouped_plans
@@ -29,7 +30,7 @@ from orchestrator.fake_llm.plus_answer import answer_plus
 from orchestrator.fake_llm.prompt_roles import ROLE_OPENINGS, UnknownPrompt, inputs_of, role_of  # noqa: F401
 from orchestrator.fake_llm.server import Reply, message_text
 from surfers.offline import EXPLORERS
-from verifier.dialogue_rules import check_dialogue
+from verifier.dialogue_rules import mark_problems, marked_turns
 from office_env.seeding import rng as seeded
 
 _NOW_RE = re.compile(r"^(\d{4}-\d{2}-\d{2} \d{2}:\d{2})")
@@ -124,8 +125,11 @@ def _task(inputs: dict[str, Any], messages: list[dict[str, Any]]) -> dict[str, A
     listed = plan.get("other_kinds")
     others = [n for n in listed if isinstance(n, str) and n in same_count] if isinstance(listed, list) else []
     order = list(dict.fromkeys(([plan["task_kind"]] if plan["task_kind"] in FAMILIES else []) + others + same_count))
+    notes = {app: {**note, "files": [table_rows(f) for f in note["files"]]}
+             if isinstance(note, dict) and isinstance(note.get("files"), list) else note
+             for app, note in inputs["notes"].items()}  # sheets' CSV tables read back into rows
     for name in order:
-        draft = FAMILIES[name].build(FAMILIES[name].input(_rng("task", inputs, name + feedback), inputs["notes"],
+        draft = FAMILIES[name].build(FAMILIES[name].input(_rng("task", inputs, name + feedback), notes,
                                                           inputs["user"]["username"], inputs["user"]["name"],
                                                           colleagues, now))
         if draft is not None:
@@ -157,6 +161,23 @@ def _written_plans() -> dict[str, list[list[dict[str, Any]]]]:
         return {description: [plan] for description, plan in _WRITTEN_PLANS.items()}
 
 
+def _days(inputs: dict[str, Any], messages: list[dict[str, Any]]) -> dict[str, Any]:
+    """The days a dialogue prompt asks for (its "days"), each written as a prompt for that day
+    alone would be, in order."""
+    days = inputs.get("days")
+    if not isinstance(days, list) or not 1 <= len(days) <= MAX_DAYS_PER_REQUEST or \
+            not all(isinstance(d, dict) for d in days):
+        return {"error": f"'days' must be a list of 1 to {MAX_DAYS_PER_REQUEST} objects"}
+    shared = {k: v for k, v in inputs.items() if k != "days"}
+    written = []
+    for day in days:
+        answer = _day({**shared, **day}, messages)
+        if "error" in answer:
+            return answer
+        written.append(answer)
+    return {"days": written}
+
+
 def _day(inputs: dict[str, Any], messages: list[dict[str, Any]]) -> dict[str, Any]:
     """One day written by the offline history writer from the day's planned events."""
     utterances = inputs.get("utterances")
@@ -164,8 +185,8 @@ def _day(inputs: dict[str, Any], messages: list[dict[str, Any]]) -> dict[str, An
         return {"error": f"'utterances' must be an integer from 1 to {MAX_UTTERANCES_PER_DAY}"}
     day = datetime.strptime(inputs["date"], "%Y-%m-%d").date()
     events = [Event.from_dict(e) for e in inputs["events"]]
-    # Each day is written on its own (the prompt holds one day), so the persona's details may differ
-    # between days; lines repeated from earlier days are caught and the day is asked again.
+    # Each day is written on its own (as if its prompt held that day alone), so the persona's details
+    # may differ between days; lines repeated from earlier days are caught and the days asked again.
     rng = _rng("dialogue_day", inputs, _feedback(messages))
     writer = HistoryWriter([], rng=rng, user_first=inputs["user_first"], colleagues=inputs["colleagues"],
                            company=inputs["company"], projects=inputs["projects"], city=inputs.get("city", ""),
@@ -179,6 +200,7 @@ def _day(inputs: dict[str, Any], messages: list[dict[str, Any]]) -> dict[str, An
     return {"turns": [{k: v for k, v in t.to_dict().items() if k != "ts"} for t in session.turns]}
 
 
+MAX_DAYS_PER_REQUEST = 31
 MAX_ABSENCES = 100  # spans of colleagues away in one request; a real office has a handful
 MAX_ABSENCE_DAYS = 366
 _ISO_DAY_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}\Z")
@@ -279,12 +301,16 @@ def _already_said(messages: list[dict[str, Any]]) -> list[str]:
 
 
 def _verify(inputs: dict[str, Any], messages: list[dict[str, Any]]) -> dict[str, Any]:
-    memory = [MemoryPiece.from_dict({"kind": "fact", "text": m["value"], **m}) for m in inputs["memory"]]
-    draft = TaskDraft("chat", [], "easy", "-", inputs["intent"], ["-"], [], memory, "-", [])
+    """The rules a reader can check on the turns shown (the work's, small talk left out): every
+    memory value said and marked as it should be, and an intent that leaks none."""
+    memory = [m for m in inputs["memory"] if isinstance(m, dict)]
     user = next((message_text(m) for m in messages if m.get("role") == "user"), "")
     sessions = parse_transcript(user)
-    verdict = check_dialogue(draft, sessions, min_days=inputs["min_days"])
-    return verdict.to_dict()
+    problems = mark_problems(memory, marked_turns([s.to_dict() for s in sessions]))
+    intent = str(inputs.get("intent", "")).lower()
+    problems += [f"intent leaks memory {m.get('id')}" for m in memory
+                 if isinstance(m.get("value"), str) and m["value"].strip() and m["value"].lower() in intent]
+    return {"passed": not problems, "feedback": "\n".join(problems) if problems else "ok"}
 
 
 def _judge(inputs: dict[str, Any], messages: list[dict[str, Any]]) -> dict[str, Any]:
@@ -314,7 +340,7 @@ def _probe(inputs: dict[str, Any], messages: list[dict[str, Any]]) -> dict[str, 
     return {"answer": (min(said) if earlier else max(said))[1]}
 
 
-_ANSWERS = {"planner": _plan, "task_generator": _task, "dialogue_day": _day, "verifier": _verify, "judge": _judge,
+_ANSWERS = {"planner": _plan, "task_generator": _task, "dialogue_day": _days, "verifier": _verify, "judge": _judge,
             "summarizer": _summarize, "probe": _probe}
 
 

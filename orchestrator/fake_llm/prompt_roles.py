@@ -14,7 +14,7 @@ ROLE_OPENINGS = {
     "planner": "You are the planner of an office-task workshop",
     "surfer": "You are an explorer of a simulated office",
     "task_generator": "You write realistic, machine-checkable office tasks",
-    "dialogue_day": "You write one day of a realistic chat",
+    "dialogue_day": "You write days of a realistic chat",
     "verifier": "You check a task's intent and multi-day chat",
     "plus_generator": "You turn a precise office instruction",
     "judge": "You are one of five independent judges",

@@ -34,6 +34,9 @@ calls without ``function``), ``arguments_object`` (tool-call arguments as an obj
 real server where they differ: refused parameters, tools ignored without ``tool_choice``, a
 context window that overflows with HTTP 400 or is cut silently, no embeddings.
 
+``usage.prompt_tokens_details.cached_tokens`` says how much of each prompt a prefix cache would
+have held (see :mod:`orchestrator.fake_llm.prefix_cache`).
+
 ``fail_model="name"`` makes every request for that model answer 500 (a persistently failing task).
 Everything except the timing of ``slow`` and ``429`` is deterministic: ``created`` is a fixed
 number, completion ids are a hash of the request, tool-call ids are ``call_<n>`` numbered along the
@@ -69,6 +72,7 @@ from office_env.limits import (
 )
 from orchestrator.fake_llm.listener import HeadFirstHandler, Listener
 from orchestrator.fake_llm.profiles import Profile, profile_named, reply_limit
+from orchestrator.fake_llm.prefix_cache import PrefixCache
 from orchestrator.fake_llm.wire import (EMBEDDING_DIMENSIONS, REPLY_FAULTS, _bad_request, _break_json, _FaultError,
                                         apply_reply_fault, check_chat_request, check_embeddings_request, check_model,
                                         message_text, prompt_tokens_of)
@@ -201,6 +205,7 @@ class FakeLLMServer:
         self._requests: deque[RecordedRequest] = deque()
         self._recorded_bytes = 0
         self._chat_total = 0
+        self._prefix = PrefixCache()        # what a prompt cache would hold: usage's cached_tokens
         self._errors: deque[str] = deque(maxlen=MAX_KEPT_ERRORS)
         self._faults: deque[str] = deque()
         self._models: list[str] = list(served_models) if served_models else [DEFAULT_MODEL]
@@ -464,6 +469,7 @@ class FakeLLMServer:
                  "function": {"name": call["name"], "arguments": call["arguments"]}}
                 for i, call in enumerate(calls)]
         prompt_tokens = prompt_tokens_of(body)
+        cached_tokens = min(prompt_tokens, self._prefix.cached_tokens(model, body))
         completion_tokens = count_tokens(message_text(message))
         self._spend(completion_tokens)
         digest = hashlib.sha256(json.dumps(body, sort_keys=True).encode("utf-8")).hexdigest()[:24]
@@ -474,7 +480,8 @@ class FakeLLMServer:
             "model": model,
             "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": finish_reason}],
             "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                      "total_tokens": prompt_tokens + completion_tokens},
+                      "total_tokens": prompt_tokens + completion_tokens,
+                      "prompt_tokens_details": {"cached_tokens": cached_tokens}},
             "system_fingerprint": "fake-llm",
         }
 
