@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import random
@@ -21,6 +22,14 @@ from office_env import Snapshot, Workspace, default_registry, evaluate_criteria
 from office_env.formats import ics_io
 from office_env.synthesis import KINDS, Person, World, make_world, write_workspace
 from office_env.synthesis import world as world_module
+from office_env.synthesis.documents import build_files as _build_files
+
+
+@functools.lru_cache(maxsize=None)
+def world_files(seed: int) -> tuple:
+    """The files of ``make_world(seed)``, made once for the tests that read many worlds (the writers
+    are the slow part)."""
+    return tuple(_build_files(make_world(seed)))
 
 SEEDS = (0, 1, 7, 42, 2024)
 SHEET_HEADERS = {
@@ -459,11 +468,10 @@ def test_no_mail_or_event_says_a_word_twice_in_a_row():
     """A project's name ending in a word its template adds ("the Fjord Supplier Review review")."""
     import re
 
-    from office_env.synthesis.documents import build_files
 
     doubled = re.compile(r"\b([A-Za-z]+) \1\b", re.IGNORECASE)
     for seed in range(40):
-        for path, _kind, data in build_files(make_world(seed)):
+        for path, _kind, data in world_files(seed):
             if path.endswith((".eml", ".ics")):
                 found = doubled.search(data.decode("utf-8", "replace"))
                 assert found is None, (seed, path, found.group(0))
@@ -500,14 +508,13 @@ def test_nobody_is_away_on_a_day_they_are_busy_elsewhere_in_the_office():
     from docx import Document
 
     from office_env.synthesis.check import away_span
-    from office_env.synthesis.documents import build_files
 
     iso = re.compile(r"\b(\d{4}-\d{2}-\d{2})\b")
     spans = 0
     for seed in range(60):
         world = make_world(seed)
         mails, attendees, sync_days = [], set(), set()
-        for _path, kind, data in build_files(world):
+        for _path, kind, data in world_files(seed):
             if kind == "email":
                 message = BytesParser(policy=policy.default).parsebytes(data)
                 mails.append((str(message["From"]), str(message["Subject"]), message.get_content(),
@@ -538,7 +545,6 @@ def test_the_handbook_names_a_lead_of_the_team_with_a_lead_s_title_and_finance_f
 
     from pypdf import PdfReader
 
-    from office_env.synthesis.documents import build_files
     from office_env.synthesis.world import department_of
 
     titles = ("Manager", "Lead", "Supervisor", "Controller")
@@ -546,7 +552,7 @@ def test_the_handbook_names_a_lead_of_the_team_with_a_lead_s_title_and_finance_f
     for seed in range(20):
         world = make_world(seed)
         by_name = {p.name: p for p in world.people}
-        handbook = next(data for _path, kind, data in build_files(world) if kind == "handbook")
+        handbook = next(data for _path, kind, data in world_files(seed) if kind == "handbook")
         text = " ".join(" ".join(page.extract_text() for page in PdfReader(io.BytesIO(handbook)).pages).split())
         lead = re.search(r"team lead is ([A-Z][a-z]+ [A-Z][a-z]+)", text)
         payroll = re.search(r"Payroll questions go to ([A-Z][a-z]+ [A-Z][a-z]+)", text)
