@@ -17,6 +17,7 @@ from office_env import Snapshot, Workspace, default_registry, evaluate_criteria
 from orchestrator.build import build
 from orchestrator.dataset import LoadedTask, iter_tasks
 from orchestrator.roles import BuildConfig
+from verifier.dialogue_rules import find_mark_problems, mark_problems, marked_turns
 from verifier.gates import GATES, run_gates, task_now
 
 VALUE_KEYS = ("value", "text", "content", "summary")
@@ -258,6 +259,28 @@ def test_evidence_gate_rejects_an_unknown_evidence_id(task):
     results = gates(record, task)
     assert failing(results) == {"memory_evidence"}
     assert f"{where(record, s, n)}: marks 'm99', which is not a memory id" in results["memory_evidence"].detail
+
+
+def test_marks_looked_at_again_give_the_same_problems_and_never_those_of_other_marks(task):
+    """The problems of the last few dialogues' marks are kept (a build checks them in its verifier,
+    then in its evidence gate): a second look answers the same, a changed turn is looked at anew,
+    and an id of another type (``7`` beside ``"7"``) is never served another record's answer."""
+    record = copy.deepcopy(task.record)
+    memory, turns = record["memory"], marked_turns(record["dialogue"])
+    assert mark_problems(memory, turns) == mark_problems(memory, turns) == find_mark_problems(memory, turns) == []
+    s, n = cited(record, memory[0]["id"])
+    turn = record["dialogue"][s]["turns"][n]
+    turn["text"] = without(turn["text"], memory[0]["value"])
+    changed = marked_turns(record["dialogue"])
+    assert mark_problems(memory, changed) == find_mark_problems(memory, changed) != []
+    for mark in ("7", 7):
+        marked = copy.deepcopy(record)
+        marked["dialogue"][s]["turns"][n]["evidence"].append(mark)
+        turns = marked_turns(marked["dialogue"])
+        assert f"{where(marked, s, n)}: marks {mark!r}, which is not a memory id" in mark_problems(memory, turns)
+    problems = mark_problems(memory, changed)
+    problems.append("a caller's own line")  # the kept answer is a copy
+    assert mark_problems(memory, changed) == find_mark_problems(memory, changed)
 
 
 def test_evidence_gate_rejects_a_piece_cited_nowhere(task):
