@@ -18,7 +18,7 @@ from orchestrator.build import build
 from orchestrator.dataset import LoadedTask, iter_tasks
 from orchestrator.roles import BuildConfig
 from verifier.dialogue_rules import find_mark_problems, mark_problems, marked_turns
-from verifier.gates import GATES, run_gates, task_now
+from verifier.gates import GATES, _replay, _replay_state, run_gates, task_now
 
 VALUE_KEYS = ("value", "text", "content", "summary")
 
@@ -167,6 +167,30 @@ def test_replays_of_a_trusted_world_link_its_files_and_never_change_them(tasks, 
         assert before.diff(Snapshot.of(world)).empty
         shutil.rmtree(scratch)
         assert all(p.stat().st_nlink == 1 for p in world.rglob("*") if p.is_file())
+
+
+def test_a_replay_for_its_files_alone_leaves_the_files_of_the_whole_replay(tasks, tmp_path):
+    """The gates that read no observation skip the calls that only read: the oracle, baseline and
+    misreading plans, and a plan that reads between cells of one sheet, leave the same files."""
+    checked = 0
+    for t in tasks:
+        now = task_now(t.record)
+        plans = [t.record["oracle"], t.record["baseline"], *[m["plan"] for m in t.record.get("misreadings", [])]]
+        sheets = sorted(p.relative_to(t.testbed).as_posix() for p in t.testbed.rglob("*.xlsx"))
+        if sheets:
+            cell = {"file_path": sheets[0], "col": 9}
+            plans.append([{"tool": "excel_set_cell", "args": {**cell, "row": 1, "value": "a"}},
+                          {"tool": "excel_read_file", "args": {"file_path": sheets[0]}},
+                          {"tool": "excel_set_cell", "args": {**cell, "row": 2, "value": 2}},
+                          {"tool": "excel_set_cell", "args": {**cell, "row": 1, "value": "b"}},
+                          {"tool": "system_list_files", "args": {}},
+                          {"tool": "no_such_tool", "args": {}}])
+        for i, plan in enumerate(plans):
+            whole, _ = _replay(t.testbed, plan, now, tmp_path, f"{t.id}-whole-{i}", trusted=True)
+            files = _replay_state(t.testbed, plan, now, tmp_path, f"{t.id}-files-{i}", trusted=True)
+            assert Snapshot.of(whole.root) == Snapshot.of(files.root), (t.id, i)
+            checked += 1
+    assert checked > 3 * len(tasks)
 
 
 # -- oracle_passes -------------------------------------------------------------------------------
