@@ -84,7 +84,8 @@ _CLOSERS = ("anyway", "though", "really", "honestly", "i guess", "haha", "ha", "
             "as usual", "for once", "touch wood", "fingers crossed")
 _CLOSERS_RE = re.compile(rf"(?:[,.;]?\s*(?:{'|'.join(_CLOSERS)})[.!]*)+$", re.IGNORECASE)
 # A closer can only be taken off a line that, without its closing dots and marks, ends in one: the
-# pattern above tries every position of the line (tens of microseconds), this one its last letters.
+# pattern above tries every position of the line (tens of microseconds), these its last letters
+# (plain lower-casing where they are ASCII; the pattern's own case rules, "ſ" for "s", elsewhere).
 _CLOSER_END_RE = re.compile(rf"(?:{'|'.join(_CLOSERS)})\Z", re.IGNORECASE)
 _LONGEST_CLOSER = max(map(len, _CLOSERS))
 
@@ -92,8 +93,11 @@ _LONGEST_CLOSER = max(map(len, _CLOSERS))
 def _bare(text: str) -> str:
     """The line without its leading fillers ("Ha,", "Well,") and closing stock phrase ("anyway")."""
     core = _FILLERS_RE.sub("", text.strip())
-    if not core.endswith("\n") and not _CLOSER_END_RE.search(core.rstrip(".!")[-_LONGEST_CLOSER:]):
-        return core  # what _CLOSERS_RE.sub would return: it has no match
+    if not core.endswith("\n"):  # "$" also matches before a final line break: leave that to the pattern
+        tail = core.rstrip(".!")[-_LONGEST_CLOSER:]
+        ends = tail.lower().endswith(_CLOSERS) if tail.isascii() else _CLOSER_END_RE.search(tail) is not None
+        if not ends:
+            return core  # what _CLOSERS_RE.sub would return: it has no match
     return _CLOSERS_RE.sub("", core)
 
 
