@@ -172,11 +172,15 @@ def test_replays_of_a_trusted_world_link_its_files_and_never_change_them(tasks, 
 def test_a_replay_for_its_files_alone_leaves_the_files_of_the_whole_replay(tasks, tmp_path):
     """The gates that read no observation skip the calls that only read: the oracle, baseline and
     misreading plans, and a plan that reads between cells of one sheet, leave the same files."""
+    import shutil
+
     checked = 0
     for t in tasks:
+        world = tmp_path / f"world-{t.id}"  # the replays link its files: never the dataset's own
+        shutil.copytree(t.testbed, world)
         now = task_now(t.record)
         plans = [t.record["oracle"], t.record["baseline"], *[m["plan"] for m in t.record.get("misreadings", [])]]
-        sheets = sorted(p.relative_to(t.testbed).as_posix() for p in t.testbed.rglob("*.xlsx"))
+        sheets = sorted(p.relative_to(world).as_posix() for p in world.rglob("*.xlsx"))
         if sheets:
             cell = {"file_path": sheets[0], "col": 9}
             plans.append([{"tool": "excel_set_cell", "args": {**cell, "row": 1, "value": "a"}},
@@ -186,8 +190,8 @@ def test_a_replay_for_its_files_alone_leaves_the_files_of_the_whole_replay(tasks
                           {"tool": "system_list_files", "args": {}},
                           {"tool": "no_such_tool", "args": {}}])
         for i, plan in enumerate(plans):
-            whole, _ = _replay(t.testbed, plan, now, tmp_path, f"{t.id}-whole-{i}", trusted=True)
-            files = _replay_state(t.testbed, plan, now, tmp_path, f"{t.id}-files-{i}", trusted=True)
+            whole, _ = _replay(world, plan, now, tmp_path, f"{t.id}-whole-{i}", trusted=True)
+            files = _replay_state(world, plan, now, tmp_path, f"{t.id}-files-{i}", trusted=True)
             assert Snapshot.of(whole.root) == Snapshot.of(files.root), (t.id, i)
             checked += 1
     assert checked > 3 * len(tasks)
