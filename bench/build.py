@@ -11,7 +11,9 @@ the output's file system weighs in: the script measures it before the build and 
 ext4 file system without a journal, creating a file costs about 1 ms instead of 0.1 ms for a
 minute or more after many files were deleted there (the inode allocator steps over recently freed
 inodes one by one): a run right after another (which deletes its folder at the end) or after an
-old build was removed measures the disk, not the build; wait a few minutes. Worlds and the gates'
+old build was removed measures the disk, not the build; wait a few minutes. On cores other work
+shares, the wall time measures the machine: the script also prints the load average and the CPU
+time of the build's processes per verified task (the workers are waited for, so theirs counts). Worlds and the gates'
 replays live in a work folder on a memory file system when there is one (``backends.scratch``;
 ``HOMER_SCRATCH`` moves it). ``--dir`` puts the build there (``--dir /dev/shm`` shows the figure
 without the disk). ``--ray`` also builds the same N tasks with ``--executor ray`` (a local Ray
@@ -26,7 +28,9 @@ from __future__ import annotations
 import argparse
 import cProfile
 import hashlib
+import os
 import pstats
+import resource
 import shutil
 import sys
 import tempfile
@@ -82,6 +86,12 @@ def loop_seconds(count: int = 10_000_000) -> float:
     return time.perf_counter() - start
 
 
+def _cpu_seconds() -> tuple[float, float]:
+    """User and system CPU seconds of this process and of its ended children (the build's workers)."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime, children.ru_utime + children.ru_stime
+
+
 def _digest(folder: Path) -> str:
     digest = hashlib.sha256()
     for path in sorted(p for p in folder.rglob("*") if p.is_file() and p.name != ".lock"):
@@ -104,13 +114,22 @@ def main() -> None:
         print(f"creating a small file under {tmp.parent}: {1000 * file_creation_seconds(tmp):.3f} ms "
               f"(above ~0.2 ms the file system is slow now: see the docstring)")
         print(f"10M additions in a Python loop: {loop_seconds():.2f} s (how fast a core runs now)")
+        print(f"load average before the build: {os.getloadavg()[0]:.1f} (above {args.workers} other work shares "
+              "the cores: the wall time then measures the machine, the CPU time per task less so)")
+        cpu = _cpu_seconds()
         start = time.perf_counter()
         summary = build(tmp / "full", args.n, config, workers=args.workers)
         elapsed = time.perf_counter() - start
+        parent, workers = (after - before for after, before in zip(_cpu_seconds(), cpu))
+        cpu = parent + workers
         rate = summary.accepted / elapsed
         print(f"built {summary.accepted} verified tasks from {summary.attempts} attempts "
               f"with {args.workers} workers in {elapsed:.2f} s")
         print(f"throughput: {rate:.1f} verified tasks/s (target >= 15: {'met' if rate >= 15 else 'MISSED'})")
+        print(f"CPU time of the build's processes: {cpu:.2f} s, {1000 * cpu / max(1, summary.accepted):.0f} ms per "
+              f"verified task (at most {args.workers * summary.accepted / cpu:.1f} tasks/s on {args.workers} idle "
+              f"cores at that cost; parent {parent:.2f} s, workers {workers:.2f} s); load average after: "
+              f"{os.getloadavg()[0]:.1f}")
         if args.ray:
             import ray
 

@@ -80,13 +80,25 @@ _CAPITAL_RE = re.compile(r"\b[A-Z][\w'-]*")
 _NOT_WORD_RE = re.compile(r"[^\w\s\u00b7]")
 
 
-_CLOSERS_RE = re.compile(r"(?:[,.;]?\s*(?:anyway|though|really|honestly|i guess|haha|ha|to be fair|just saying|"
-                         r"you know|as usual|for once|touch wood|fingers crossed)[.!]*)+$", re.IGNORECASE)
+_CLOSERS = ("anyway", "though", "really", "honestly", "i guess", "haha", "ha", "to be fair", "just saying", "you know",
+            "as usual", "for once", "touch wood", "fingers crossed")
+_CLOSERS_RE = re.compile(rf"(?:[,.;]?\s*(?:{'|'.join(_CLOSERS)})[.!]*)+$", re.IGNORECASE)
+# A closer can only be taken off a line that, without its closing dots and marks, ends in one: the
+# pattern above tries every position of the line (tens of microseconds), these its last letters
+# (plain lower-casing where they are ASCII; the pattern's own case rules, "ſ" for "s", elsewhere).
+_CLOSER_END_RE = re.compile(rf"(?:{'|'.join(_CLOSERS)})\Z", re.IGNORECASE)
+_LONGEST_CLOSER = max(map(len, _CLOSERS))
 
 
 def _bare(text: str) -> str:
     """The line without its leading fillers ("Ha,", "Well,") and closing stock phrase ("anyway")."""
-    return _CLOSERS_RE.sub("", _FILLERS_RE.sub("", text.strip()))
+    core = _FILLERS_RE.sub("", text.strip())
+    if not core.endswith("\n"):  # "$" also matches before a final line break: leave that to the pattern
+        tail = core.rstrip(".!")[-_LONGEST_CLOSER:]
+        ends = tail.lower().endswith(_CLOSERS) if tail.isascii() else _CLOSER_END_RE.search(tail) is not None
+        if not ends:
+            return core  # what _CLOSERS_RE.sub would return: it has no match
+    return _CLOSERS_RE.sub("", core)
 
 
 def _fold(core: str) -> str:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
+from generators import english
 from generators.english import article, column_words, join_and, possessive
 
 
@@ -45,3 +48,20 @@ def test_repeats_itself():
     assert repeats_itself("Enjoy the park, see you soon. See you soon.")
     assert not repeats_itself("Scores went 2 2 at half time, see you soon.")  # a number may repeat
     assert not repeats_itself("notes_may.docx and notes_june.docx are both in the folder")
+
+
+def test_bare_takes_off_what_the_closers_pattern_does():
+    """The look at a line's last letters first gives the same lines as the closers pattern alone,
+    over lines built of fillers, words, closers, marks and case changes ("HONEſTLY" folds too)."""
+    pieces = ["Well,", "ha", "honestly", "anyway", "Anyway!", "i guess", "I GUESS.", "fingers crossed", "touch wood!!",
+              "aha", "though", "the report", "Priya", ",", ".", ";", "!", "...", "\n", " ", "HONE\u017fTLY", "ok", "haha"]
+    rng = random.Random(5)
+    for _ in range(4000):
+        line = "".join(rng.choice(pieces) + rng.choice(["", " ", "  "]) for _ in range(rng.randrange(1, 7)))
+        expected = english._CLOSERS_RE.sub("", english._FILLERS_RE.sub("", line.strip()))
+        assert english._bare(line) == expected, line
+
+
+def test_near_and_repeat_keys_set_fillers_and_closers_aside():
+    assert english.repeat_key("Well, the report is late, anyway.") == english.repeat_key("the report is late") == "the report is late"
+    assert english.near_key("Ha, we heard Priya say the Atlas launch slipped, i guess!") == english.near_key("we heard Marco say the Delta launch slipped")

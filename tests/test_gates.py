@@ -17,7 +17,8 @@ from office_env import Snapshot, Workspace, default_registry, evaluate_criteria
 from orchestrator.build import build
 from orchestrator.dataset import LoadedTask, iter_tasks
 from orchestrator.roles import BuildConfig
-from verifier.gates import GATES, run_gates, task_now
+from verifier.dialogue_rules import find_mark_problems, mark_problems, marked_turns
+from verifier.gates import GATES, _replay, _replay_state, run_gates, task_now
 
 VALUE_KEYS = ("value", "text", "content", "summary")
 
@@ -168,6 +169,34 @@ def test_replays_of_a_trusted_world_link_its_files_and_never_change_them(tasks, 
         assert all(p.stat().st_nlink == 1 for p in world.rglob("*") if p.is_file())
 
 
+def test_a_replay_for_its_files_alone_leaves_the_files_of_the_whole_replay(tasks, tmp_path):
+    """The gates that read no observation skip the calls that only read: the oracle, baseline and
+    misreading plans, and a plan that reads between cells of one sheet, leave the same files."""
+    import shutil
+
+    checked = 0
+    for t in tasks:
+        world = tmp_path / f"world-{t.id}"  # the replays link its files: never the dataset's own
+        shutil.copytree(t.testbed, world)
+        now = task_now(t.record)
+        plans = [t.record["oracle"], t.record["baseline"], *[m["plan"] for m in t.record.get("misreadings", [])]]
+        sheets = sorted(p.relative_to(world).as_posix() for p in world.rglob("*.xlsx"))
+        if sheets:
+            cell = {"file_path": sheets[0], "col": 9}
+            plans.append([{"tool": "excel_set_cell", "args": {**cell, "row": 1, "value": "a"}},
+                          {"tool": "excel_read_file", "args": {"file_path": sheets[0]}},
+                          {"tool": "excel_set_cell", "args": {**cell, "row": 2, "value": 2}},
+                          {"tool": "excel_set_cell", "args": {**cell, "row": 1, "value": "b"}},
+                          {"tool": "system_list_files", "args": {}},
+                          {"tool": "no_such_tool", "args": {}}])
+        for i, plan in enumerate(plans):
+            whole, _ = _replay(world, plan, now, tmp_path, f"{t.id}-whole-{i}", trusted=True)
+            files = _replay_state(world, plan, now, tmp_path, f"{t.id}-files-{i}", trusted=True)
+            assert Snapshot.of(whole.root) == Snapshot.of(files.root), (t.id, i)
+            checked += 1
+    assert checked > 3 * len(tasks)
+
+
 # -- oracle_passes -------------------------------------------------------------------------------
 
 def test_oracle_gate_rejects_a_missing_oracle(task):
@@ -258,6 +287,28 @@ def test_evidence_gate_rejects_an_unknown_evidence_id(task):
     results = gates(record, task)
     assert failing(results) == {"memory_evidence"}
     assert f"{where(record, s, n)}: marks 'm99', which is not a memory id" in results["memory_evidence"].detail
+
+
+def test_marks_looked_at_again_give_the_same_problems_and_never_those_of_other_marks(task):
+    """The problems of the last few dialogues' marks are kept (a build checks them in its verifier,
+    then in its evidence gate): a second look answers the same, a changed turn is looked at anew,
+    and an id of another type (``7`` beside ``"7"``) is never served another record's answer."""
+    record = copy.deepcopy(task.record)
+    memory, turns = record["memory"], marked_turns(record["dialogue"])
+    assert mark_problems(memory, turns) == mark_problems(memory, turns) == find_mark_problems(memory, turns) == []
+    s, n = cited(record, memory[0]["id"])
+    turn = record["dialogue"][s]["turns"][n]
+    turn["text"] = without(turn["text"], memory[0]["value"])
+    changed = marked_turns(record["dialogue"])
+    assert mark_problems(memory, changed) == find_mark_problems(memory, changed) != []
+    for mark in ("7", 7):
+        marked = copy.deepcopy(record)
+        marked["dialogue"][s]["turns"][n]["evidence"].append(mark)
+        turns = marked_turns(marked["dialogue"])
+        assert f"{where(marked, s, n)}: marks {mark!r}, which is not a memory id" in mark_problems(memory, turns)
+    problems = mark_problems(memory, changed)
+    problems.append("a caller's own line")  # the kept answer is a copy
+    assert mark_problems(memory, changed) == find_mark_problems(memory, changed)
 
 
 def test_evidence_gate_rejects_a_piece_cited_nowhere(task):

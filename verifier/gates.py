@@ -159,7 +159,7 @@ def misreading_gate(record: dict[str, Any], dynamic: str, testbed: Path, referen
     covered = {(m["memory"], m["value"]) for m in plans}
     problems = [f"{mid}: no misreading plan for the {word} {value!r}" for mid, value in said if (mid, value) not in covered]
     for index, m in enumerate(plans):
-        ws, _ = _replay(testbed, m["plan"], now, work, f"misread-{dynamic}-{index}", trusted)
+        ws = _replay_state(testbed, m["plan"], now, work, f"misread-{dynamic}-{index}", trusted)
         if evaluate_criteria(ws, record["evaluation"], reference).passed:
             problems.append(f"{m['memory']}: taking the {word} {m['value']!r} still passes the criteria")
             continue
@@ -167,8 +167,8 @@ def misreading_gate(record: dict[str, Any], dynamic: str, testbed: Path, referen
         hedge = hedged_plan(oracle, [ToolCall.from_dict(c) for c in m["plan"]], str(m["value"]))
         if hedge == oracle:
             continue  # nothing the misreading writes can stand beside the right work
-        ws, _ = _replay(testbed, [{"tool": c.tool, "args": c.args} for c in hedge], now, work,
-                        f"hedge-{dynamic}-{index}", trusted)
+        ws = _replay_state(testbed, [{"tool": c.tool, "args": c.args} for c in hedge], now, work,
+                           f"hedge-{dynamic}-{index}", trusted)
         if evaluate_criteria(ws, record["evaluation"], reference).passed:
             problems.append(f"{m['memory']}: hedging, with the {word} {m['value']!r} beside the final value, "
                             "still passes the criteria")
@@ -191,7 +191,7 @@ def answer_forms_gate(record: dict[str, Any], testbed: Path, reference: Path | N
         return GateResult(True, "no check of the prose reads a date, a time or an amount", skipped=True)
     problems = []
     for form, plan in plans:
-        ws, _ = _replay(testbed, plan, now, work, f"answer-{form}", trusted)
+        ws = _replay_state(testbed, plan, now, work, f"answer-{form}", trusted)
         report = evaluate_criteria(ws, record["evaluation"], reference)
         if not report.passed:
             problems.append(f"written as {form}: " + "; ".join(r.reason for r in report.failures())[:200])
@@ -252,7 +252,7 @@ def paste_gate(record: dict[str, Any], testbed: Path, reference: Path | None, no
     plan = paste_plan(record["oracle"], observations)
     if plan is None:
         return GateResult(True, "the oracle reads nothing or writes no prose", skipped=True)
-    ws, _ = _replay(testbed, plan, now, work, "paste", trusted)
+    ws = _replay_state(testbed, plan, now, work, "paste", trusted)
     if evaluate_criteria(ws, record["evaluation"], reference).passed:
         return GateResult(False, "pasting everything the oracle read in place of its answer passes the criteria")
     return GateResult(True, "a paste of the sources fails the criteria")
@@ -326,6 +326,25 @@ def _replay(testbed: Path, plan: list[dict[str, Any]], now: datetime, scratch: P
     return ws, results
 
 
+def _replay_state(testbed: Path, plan: list[dict[str, Any]], now: datetime, scratch: Path, name: str,
+                  trusted: bool = False) -> Workspace:
+    """The workspace ``plan`` leaves, for a gate that reads no observation: the calls of tools that
+    only read are left out (they change no file), and the calls between two of them run as one
+    stretch, so a batch (cells of one sheet) is the batch the whole plan makes."""
+    ws = Workspace(testbed, now=now, trusted=trusted).copy_to(scratch / name, link=True)
+    registry = default_registry()
+    stretch: list[tuple[Any, Any]] = []
+    for call in plan:
+        if not registry.only_reads(call["tool"]):
+            stretch.append((call["tool"], call["args"]))
+        elif stretch:
+            registry.run(ws, stretch)
+            stretch = []
+    if stretch:
+        registry.run(ws, stretch)
+    return ws
+
+
 def run_gates(record: dict[str, Any], testbed: Path, reference: Path | None = None,
               scratch: Path | None = None, *, extra: tuple[str, ...] = (), client: Any = None,
               agents: Any = None, trusted: bool = False, drop_early: bool = False) -> dict[str, GateResult]:
@@ -374,7 +393,7 @@ def run_gates(record: dict[str, Any], testbed: Path, reference: Path | None = No
             ok = report.passed and not failed
             detail = "oracle plan passes" if ok else "; ".join(failed + [r.reason for r in report.failures()])[:500]
             results["oracle_passes"] = GateResult(ok, detail)
-            ws_base, _ = _replay(testbed, record.get("baseline", []), now, work, "baseline", trusted)
+            ws_base = _replay_state(testbed, record.get("baseline", []), now, work, "baseline", trusted)
             base = evaluate_criteria(ws_base, criteria, reference)
             results["baseline_fails"] = GateResult(
                 not base.passed, "intent-only baseline fails" if not base.passed else "intent-only baseline passes")

@@ -529,7 +529,7 @@ class SmallTalk:
             words = text.count(" ") + 1
             if (words < minimum or words > most or key in said or key in pending
                     or len(text) > _SURELY_SHORT and count_tokens(text) > MAX_TOKENS or repeats_itself(text)
-                    or self.strict and near_key(text) in self._cores or not self._avoid(text)):
+                    or self.strict and (core := near_key(text)) in self._cores or not self._avoid(text)):
                 if rejected is None:
                     rejected = {key}
                 elif key in rejected:
@@ -541,7 +541,7 @@ class SmallTalk:
                 continue
             pending.add(key)
             if self.strict:
-                self._cores.add(near_key(text))
+                self._cores.add(core)  # every test above ran, so the strict one set it
             return text
         return None
 

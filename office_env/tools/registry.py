@@ -184,6 +184,11 @@ class ToolRegistry:
     def get(self, name: str) -> Tool:
         return self._tools[name]
 
+    def only_reads(self, name: object) -> bool:
+        """Whether ``name`` is a tool of this registry that changes no file (an unknown name: no)."""
+        tool = self._tools.get(name) if isinstance(name, str) else None
+        return tool is not None and not tool.writes
+
     def read_only(self) -> "ToolRegistry":
         return ToolRegistry(t for t in self._tools.values() if not t.writes)
 
