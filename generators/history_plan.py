@@ -35,7 +35,7 @@ Mark = Literal["evidence", "superseded", "distractor", ""]
 P_RECAP = 0.5  # share of threads checked on once more after their last detail
 P_SPLIT = 0.5  # share of details given in two turns (the work named, then the value alone)
 P_DECLINE = 0.5  # share of corrected pieces whose earlier value comes up again and is turned down
-EVIDENCE_SHARE = 0.3  # at most this share of a thread's user turns state a value
+EVIDENCE_SHARE = 0.34  # at most this share of a thread's user turns state a value
 
 
 @dataclass(frozen=True)
