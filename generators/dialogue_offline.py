@@ -106,7 +106,8 @@ TurnSpec = tuple[str, str, dict[str, tuple[str, ...]], str]  # (role, text, mark
 _WORK_SHARE = 0.36  # target share of work turns (task and other work) in a day
 # Other jobs for later talked about like the task (generators.decoys): with three, each sentence
 # that states a task detail is said about as often again twice over of work that is not the task.
-DECOYS = 3
+DECOYS = 4
+P_DECOY_DETAIL = 0.85  # the chance that a decoy's turn gives its next detail while it has some left
 LONG_HISTORY_WORK_SHARE = 0.5  # the same over weeks of history (more work, less small talk a day)
 SHORT_SESSION = 16  # a day of at most this many utterances is a short session
 _SHORT_OPENS, _SHORT_CLOSES = 0.5, 0.45  # chances that a short session has an opener, a closer
@@ -459,8 +460,12 @@ class HistoryWriter:
     # -- other jobs talked about like the task's (generators.decoys) ---------------------------
 
     def _decoy_ok(self, text: str) -> bool:
-        """A decoy's name or value: clean, and sharing no word with a name of the task's work."""
-        return self.clean(text) and not (self.task_words & set(re.findall(r"[a-z]+", text.lower())))
+        """A decoy's name or value: clean, sharing no word with a name of the task's work, and
+        not a day that a task value is (said in words, it would name the task's day)."""
+        if not self.clean(text) or self.task_words & set(re.findall(r"[a-z]+", text.lower())):
+            return False
+        when = value_time(text)
+        return when is None or _day_of(when) not in {_day_of(t) for t in map(value_time, self.values) if t is not None}
 
     def _decoys_for(self, plan: DayPlan) -> list[Decoy]:
         """The history's decoys, made on its first day from the task's pieces (or, for a writer
@@ -537,7 +542,7 @@ class HistoryWriter:
             decoy.raised = True
             return [(self._line("job_raise", "any", ctx), self._line("raise_reply", "any", ctx, question=False))]
         if decoy.said < len(decoy.details) and self._free_on(decoy.details[decoy.said][1], when) \
-                and self.rng.random() < 0.7:
+                and self.rng.random() < P_DECOY_DETAIL:
             piece, value = decoy.details[decoy.said]
             decoy.said += 1
             cue = piece.cue if piece.cue in CUES else "note"
@@ -633,7 +638,7 @@ class HistoryWriter:
         small_pairs = room - work_pairs
         blocks: list[tuple[str, Any]] = [("task", events) for events in by_thread.values()]
         decoys = self._decoys_for(plan)
-        decoy_pairs = min(work_pairs - (0 if short else 1), task_pairs + 2) if decoys else 0
+        decoy_pairs = min(work_pairs - (0 if short else 1), task_pairs + 3) if decoys else 0
         blocks += [("work", n) for n in _split(work_pairs - decoy_pairs, 1, 3, rng)]
         blocks += [("decoy", n) for n in _split(decoy_pairs, 1, 3, rng)]
         smalls = [("small", n) for n in _split(small_pairs, 1, 4, rng)]

@@ -11,8 +11,8 @@ last month"; ``generators.spoken_time``), never as a stamp; the plan records the
 value as the piece's ``said_as``.
 
 So that the form of a turn does not tell its function, a thread is also talked about without
-values (``mention``: status, worry, a colleague's remark, a reminder) at least twice as often as
-its values are stated; a detail is often given in two turns (``split``: the user names the work,
+values (``mention``: status, worry, a colleague's remark, a reminder) about twice as often as its
+values are stated (so that a retriever given the task's question still finds the values); a detail is often given in two turns (``split``: the user names the work,
 the assistant asks, the user answers with the value alone); and an earlier, corrected value may
 come up again after the final one and be turned down (``decline``), so that the last value said
 in a thread is not always the one that stands.
