@@ -104,8 +104,8 @@ def _stamp(midnight: datetime, prefix: str, seconds: int) -> str:
 TurnSpec = tuple[str, str, dict[str, tuple[str, ...]], str]  # (role, text, marks, thread)
 
 _WORK_SHARE = 0.36  # target share of work turns (task and other work) in a day
-# Other jobs for later talked about like the task (generators.decoys): with three, each sentence
-# that states a task detail is said about as often again twice over of work that is not the task.
+# Other jobs for later talked about like the task (generators.decoys): with four, each sentence
+# that states a task detail is said two to three times as often of work that is not the task.
 DECOYS = 4
 P_DECOY_DETAIL = 0.85  # the chance that a decoy's turn gives its next detail while it has some left
 LONG_HISTORY_WORK_SHARE = 0.5  # the same over weeks of history (more work, less small talk a day)

@@ -49,13 +49,30 @@ def test_decoys_mirror_the_task_and_avoid_its_names():
     decoys = make_decoys(PIECES, ["the review rota", "the desk move", "the quiz night"], START, rng, ["Sam"],
                          ok=lambda text: "review" not in text.lower())
     assert [d.about for d in decoys] and all("review" not in d.about for d in decoys)
-    for decoy in decoys:
-        assert [p.cue for p, _ in decoy.details] == [p.cue for p in PIECES][:len(decoy.details)]
+    for decoy in decoys:  # one detail a piece at most, in an order of its own
+        assert all(p in PIECES for p, _ in decoy.details) and len({p.id for p, _ in decoy.details}) == len(decoy.details)
         assert all(v != p.value for p, v in decoy.details)
     decoy = decoys[0]
     first, old = decoy.details[0]
     new = changed_value(decoy, first, old, START, rng, ["Sam"], ok=lambda text: True)
     assert new and new != old
+
+
+def test_a_value_the_writer_refuses_is_drawn_again():
+    """A decoy's moment that ``ok`` refuses (say, a day the task's values name) is drawn anew,
+    not dropped."""
+    refused: list[str] = []
+
+    def ok(text: str) -> bool:
+        if re.fullmatch(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}", text) and not refused:
+            refused.append(text)
+            return False
+        return True
+
+    decoys = make_decoys(PIECES[:1], ["the desk move"], START, random.Random(5), ["Sam"], ok=ok, count=1)
+    assert refused and len(decoys) == 1
+    (_, value), = decoys[0].details
+    assert value != refused[0] and re.fullmatch(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}", value)
 
 
 def _patterns(moves: tuple[str, ...]) -> list[re.Pattern[str]]:
