@@ -12,8 +12,9 @@ value as the piece's ``said_as``.
 
 So that the form of a turn does not tell its function, a thread is also talked about without
 values (``mention``: status, worry, a colleague's remark, a reminder) about one and a half times as
-often as its values are stated (so that a retriever given the task's question still finds the values); a detail is often given in two turns (``split``: the user names the work,
-the assistant asks, the user answers with the value alone); and an earlier, corrected value may
+often as its values are stated (not more: a retriever given the task's question must still find
+them); a detail is often given in two turns (``split``: the user names the work, the assistant
+asks, the user answers with the value alone); and an earlier, corrected value may
 come up again after the final one and be turned down (``decline``), so that the last value said
 in a thread is not always the one that stands.
 """
