@@ -2,10 +2,12 @@
 
 A reader who has seen one labelled build learns the sentences that carry a task's details ("Use
 X as the source for Y", "Let's call the file for Y X"). If only the task's work is ever said that
-way, the sentence gives the turn away. So each history also carries one or two jobs for later
+way, the sentence gives the turn away. So each history also carries up to four jobs for later
 (``Decoy``): named, raised, given details of the same kinds in the same sentences, sometimes
 changed, and talked about without details, like the task's threads; but they are not the task,
-the user says they are for later, and no mark points at them.
+the user says they are for later, and no mark points at them. With four, a sentence that states
+a task detail is said two to three times as often of a decoy as of the task; some job names share
+the words tasks are called by ("the catering invoice"), never the words of their own task.
 
 A decoy's details mirror the task's: for each memory piece whose value has a shape that can be
 made up without touching the office (a file of its own, a person outside the office, a count, a
@@ -116,11 +118,16 @@ def make_decoys(pieces: Sequence[MemoryPiece], jobs: Sequence[str], start: date,
     for about in names[:count]:
         details: list[tuple[MemoryPiece, str]] = []
         for piece in pieces:
-            value = make_value(piece, about, start, rng, people, fields)
-            if value and ok(value) and piece.cue and all(value != v for _, v in details):
-                details.append((piece, value))
+            for _ in range(3):  # a value that ``ok`` refuses (a task's day, say) is drawn again
+                value = make_value(piece, about, start, rng, people, fields)
+                if value and ok(value) and piece.cue and all(value != v for _, v in details):
+                    details.append((piece, value))
+                    break
+                if value is None or not piece.cue:
+                    break
             if len(details) == MAX_DETAILS:
                 break
+        rng.shuffle(details)  # said in their own order: a late detail of the task's is not a rare one
         if details:
             out.append(Decoy(about, details))
     return out

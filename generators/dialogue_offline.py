@@ -30,7 +30,7 @@ from generators.history_plan import (DAY_CUES, LONG_HISTORY_DAYS, P_RELATIVE_DAY
 from generators.model import MemoryPiece, Session, TaskDraft, Turn
 from generators.other_work import OtherWork
 from generators.small_talk import SmallTalk, WordingsExhausted
-from generators.spoken_time import is_relative, say_value
+from generators.spoken_time import is_relative, read_times, say_value, value_time
 from generators.thread_bank import (  # noqa: F401 - the bank's names, as the writer's callers know them
     _OPENERS, _REPLIES, CUES, GENERIC_ABOUTS, JOB_FIELDS, JOB_PEOPLE, JOBS, P_FULL_NAME, SENTENCE_CUES, THREADS, BankEntry, BankError,
     BankLine, _Deck, bank_sizes, index_threads, load_bank, namings, parse_bank,
@@ -104,6 +104,10 @@ def _stamp(midnight: datetime, prefix: str, seconds: int) -> str:
 TurnSpec = tuple[str, str, dict[str, tuple[str, ...]], str]  # (role, text, marks, thread)
 
 _WORK_SHARE = 0.36  # target share of work turns (task and other work) in a day
+# Other jobs for later talked about like the task (generators.decoys): with four, each sentence
+# that states a task detail is said two to three times as often of work that is not the task.
+DECOYS = 4
+P_DECOY_DETAIL = 0.85  # the chance that a decoy's turn gives its next detail while it has some left
 LONG_HISTORY_WORK_SHARE = 0.5  # the same over weeks of history (more work, less small talk a day)
 SHORT_SESSION = 16  # a day of at most this many utterances is a short session
 _SHORT_OPENS, _SHORT_CLOSES = 0.5, 0.45  # chances that a short session has an opener, a closer
@@ -456,8 +460,12 @@ class HistoryWriter:
     # -- other jobs talked about like the task's (generators.decoys) ---------------------------
 
     def _decoy_ok(self, text: str) -> bool:
-        """A decoy's name or value: clean, and sharing no word with a name of the task's work."""
-        return self.clean(text) and not (self.task_words & set(re.findall(r"[a-z]+", text.lower())))
+        """A decoy's name or value: clean, sharing no word with a name of the task's work, and
+        not a day that a task value is (said in words, it would name the task's day)."""
+        if not self.clean(text) or self.task_words & set(re.findall(r"[a-z]+", text.lower())):
+            return False
+        when = value_time(text)
+        return when is None or _day_of(when) not in {_day_of(t) for t in map(value_time, self.values) if t is not None}
 
     def _decoys_for(self, plan: DayPlan) -> list[Decoy]:
         """The history's decoys, made on its first day from the task's pieces (or, for a writer
@@ -465,7 +473,8 @@ class HistoryWriter:
         if self.decoys is None:
             pieces = self.pieces or list({e.piece.id: e.piece for e in plan.events if e.piece is not None}.values())
             self.task_words |= {w for p in pieces for w in re.findall(r"[a-z]+", p.about.lower()) if len(w) > 3}
-            self.decoys = make_decoys(pieces, JOBS, plan.date, self.rng, self.colleagues, self._decoy_ok)
+            self.decoys = make_decoys(pieces, JOBS, plan.date, self.rng, self._outsiders(), self._decoy_ok,
+                                      count=DECOYS, fields=JOB_FIELDS)
             for decoy in self.decoys:
                 self.work_threads += 1
                 self.decoy_threads[decoy.about] = f"w{min(self.work_threads, 99)}"
@@ -514,11 +523,18 @@ class HistoryWriter:
 
     def _decoy_said(self, value: str, cue: str, when: datetime) -> str:
         """A decoy's value as the task's are said: a moment in words for the day, a day relative
-        to it as often as the plan says the task's, a sheet's headers in words."""
+        to it as often as the plan says the task's, a sheet's headers in words; "" when that is
+        a phrase the task says too ("Monday next week", of another day) or names a day the task's
+        values name (the memory marks read days by what they name)."""
         phrase = say_value(value, when.date())
         if phrase and (cue not in DAY_CUES or (is_relative(phrase) and self.rng.random() < P_RELATIVE_DAY)):
             value = phrase
-        return spoken(value, cue)
+        value = spoken(value, cue)
+        if not self.clean(value):
+            return ""
+        said_on = when.date()
+        days = {_day_of(t) for t in (value_time(v, said_on) for v in self.values) if t is not None}
+        return "" if any(_day_of(found.when) in days for found in read_times(value, said_on)) else value
 
     def _decoy_lines(self, decoy: Decoy, when: datetime, room: int) -> list[tuple[str, str]]:
         ctx = self._decoy_ctx(decoy, when, full=not decoy.raised)
@@ -526,22 +542,13 @@ class HistoryWriter:
             decoy.raised = True
             return [(self._line("job_raise", "any", ctx), self._line("raise_reply", "any", ctx, question=False))]
         if decoy.said < len(decoy.details) and self._free_on(decoy.details[decoy.said][1], when) \
-                and self.rng.random() < 0.7:
+                and self.rng.random() < P_DECOY_DETAIL:
             piece, value = decoy.details[decoy.said]
             decoy.said += 1
             cue = piece.cue if piece.cue in CUES else "note"
             value = self._decoy_said(value, cue, when)
-            shape = self.rng.random()
-            if room >= 2 and shape < P_SPLIT + 0.3:  # the assistant asks first, as in the task's exchanges
-                opener = self._line("split" if shape < P_SPLIT else "mention", "any", ctx)
-                ask = self._ask(piece.cue, ctx)
-                if shape < P_SPLIT:  # the value alone
-                    text = self._line("answer", "any", {**self._decoy_ctx(decoy, when, answer=True), "value": value}, value)
-                else:  # the detail in full
-                    text = self._line("state", cue, {**ctx, "value": value}, value)
-                return [(opener, ask), (text, self._line("after", "any", ctx, question=False))]
-            text = self._line("state", cue, {**ctx, "value": value}, value)
-            return [(self._lead(text), self._line("after", "any", ctx, question=False))]
+            if value:  # (a phrase the task says too stays unsaid)
+                return self._decoy_detail(decoy, ctx, piece.cue, cue, value, when, room)
         if decoy.said and self.rng.random() < 0.3:  # a detail said already changes
             index = self.rng.randrange(decoy.said)
             piece, old = decoy.details[index]
@@ -551,9 +558,26 @@ class HistoryWriter:
                 decoy.details[index] = (piece, new)
                 cue = piece.cue if piece.cue in CUES else "note"
                 new = self._decoy_said(new, cue, when)
-                text = self._line("correct", cue, {**ctx, "value": new}, new)  # worded as the task's are
-                return [(text, self._line("after", "any", ctx, question=False))]
+                if new:
+                    text = self._line("correct", cue, {**ctx, "value": new}, new)  # worded as the task's are
+                    return [(text, self._line("after", "any", ctx, question=False))]
         return [(self._line("mention", "any", ctx), self._line("mention_reply", "any", ctx, question=False))]
+
+    def _decoy_detail(self, decoy: Decoy, ctx: dict[str, Any], ask_cue: str, cue: str, value: str, when: datetime,
+                      room: int) -> list[tuple[str, str]]:
+        """A decoy's detail said as the task's are: after the assistant's question (the value
+        alone, or in full), or in one turn."""
+        shape = self.rng.random()
+        if room >= 2 and shape < P_SPLIT + 0.3:  # the assistant asks first, as in the task's exchanges
+            opener = self._line("split" if shape < P_SPLIT else "mention", "any", ctx)
+            ask = self._ask(ask_cue, ctx)
+            if shape < P_SPLIT:  # the value alone
+                text = self._line("answer", "any", {**self._decoy_ctx(decoy, when, answer=True), "value": value}, value)
+            else:  # the detail in full
+                text = self._line("state", cue, {**ctx, "value": value}, value)
+            return [(opener, ask), (text, self._line("after", "any", ctx, question=False))]
+        text = self._line("state", cue, {**ctx, "value": value}, value)
+        return [(self._lead(text), self._line("after", "any", ctx, question=False))]
 
     # -- the day ------------------------------------------------------------------------------
 
@@ -614,7 +638,7 @@ class HistoryWriter:
         small_pairs = room - work_pairs
         blocks: list[tuple[str, Any]] = [("task", events) for events in by_thread.values()]
         decoys = self._decoys_for(plan)
-        decoy_pairs = min(work_pairs - (0 if short else 1), task_pairs + 1) if decoys else 0
+        decoy_pairs = min(work_pairs - (0 if short else 1), task_pairs + 3) if decoys else 0
         blocks += [("work", n) for n in _split(work_pairs - decoy_pairs, 1, 3, rng)]
         blocks += [("decoy", n) for n in _split(decoy_pairs, 1, 3, rng)]
         smalls = [("small", n) for n in _split(small_pairs, 1, 4, rng)]
@@ -665,6 +689,10 @@ class HistoryWriter:
                            thread=thread)
                       for (role, text, marks, thread), ts in zip(specs, stamps))
         return Session(day=plan.day, date=plan.date.isoformat(), turns=turns)
+
+
+def _day_of(when: date | datetime) -> date:
+    return when.date() if isinstance(when, datetime) else when
 
 
 def _split(total: int, low: int, high: int, rng: random.Random) -> list[int]:

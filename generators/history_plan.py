@@ -11,9 +11,10 @@ last month"; ``generators.spoken_time``), never as a stamp; the plan records the
 value as the piece's ``said_as``.
 
 So that the form of a turn does not tell its function, a thread is also talked about without
-values (``mention``: status, worry, a colleague's remark, a reminder) at least twice as often as
-its values are stated; a detail is often given in two turns (``split``: the user names the work,
-the assistant asks, the user answers with the value alone); and an earlier, corrected value may
+values (``mention``: status, worry, a colleague's remark, a reminder) about one and a half times as
+often as its values are stated (not more: a retriever given the task's question must still find
+them); a detail is often given in two turns (``split``: the user names the work, the assistant
+asks, the user answers with the value alone); and an earlier, corrected value may
 come up again after the final one and be turned down (``decline``), so that the last value said
 in a thread is not always the one that stands.
 """
@@ -35,7 +36,7 @@ Mark = Literal["evidence", "superseded", "distractor", ""]
 P_RECAP = 0.5  # share of threads checked on once more after their last detail
 P_SPLIT = 0.5  # share of details given in two turns (the work named, then the value alone)
 P_DECLINE = 0.5  # share of corrected pieces whose earlier value comes up again and is turned down
-EVIDENCE_SHARE = 0.3  # at most this share of a thread's user turns state a value
+EVIDENCE_SHARE = 0.38  # at most this share of a thread's user turns state a value
 
 
 @dataclass(frozen=True)

@@ -49,13 +49,31 @@ def test_decoys_mirror_the_task_and_avoid_its_names():
     decoys = make_decoys(PIECES, ["the review rota", "the desk move", "the quiz night"], START, rng, ["Sam"],
                          ok=lambda text: "review" not in text.lower())
     assert [d.about for d in decoys] and all("review" not in d.about for d in decoys)
-    for decoy in decoys:
-        assert [p.cue for p, _ in decoy.details] == [p.cue for p in PIECES][:len(decoy.details)]
+    for decoy in decoys:  # one detail a piece at most, in an order of its own
+        ids = [p.id for p, _ in decoy.details]
+        assert all(p in PIECES for p, _ in decoy.details) and len(set(ids)) == len(ids)
         assert all(v != p.value for p, v in decoy.details)
     decoy = decoys[0]
     first, old = decoy.details[0]
     new = changed_value(decoy, first, old, START, rng, ["Sam"], ok=lambda text: True)
     assert new and new != old
+
+
+def test_a_value_the_writer_refuses_is_drawn_again():
+    """A decoy's moment that ``ok`` refuses (say, a day the task's values name) is drawn anew,
+    not dropped."""
+    refused: list[str] = []
+
+    def ok(text: str) -> bool:
+        if re.fullmatch(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}", text) and not refused:
+            refused.append(text)
+            return False
+        return True
+
+    decoys = make_decoys(PIECES[:1], ["the desk move"], START, random.Random(5), ["Sam"], ok=ok, count=1)
+    assert refused and len(decoys) == 1
+    (_, value), = decoys[0].details
+    assert value != refused[0] and re.fullmatch(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}", value)
 
 
 def _patterns(moves: tuple[str, ...]) -> list[re.Pattern[str]]:
@@ -92,3 +110,17 @@ def test_a_number_is_a_specific_whole_or_not_at_all(text, whole):
     found = [s.text for s in find_specifics(text) if s.kind == "number"]
     assert found == [whole]
     assert not any(re.fullmatch(r"\d", f) for f in found)
+
+
+def test_a_decoy_never_names_a_day_the_task_names():
+    """A decoy's day said in words that names the task's day ("Monday next week" for the task's
+    2024-05-27) is left unsaid: the memory marks read days by what they name."""
+    from generators.dialogue_offline import HistoryWriter
+
+    task = MemoryPiece("m1", "fact", "follow up on 2024-05-27", "2024-05-27", cue="follow_up_day", about="the answer")
+    writer = HistoryWriter([task], rng=random.Random(1), user_first="Alex", colleagues=["Sam"])
+    said_on = datetime(2024, 5, 20, 10, 0)  # a Monday: 2024-05-27 is "Monday next week"
+    assert not writer._decoy_ok("2024-05-27")
+    assert writer._decoy_ok("2024-05-28")
+    assert writer._decoy_said("2024-05-27", "follow_up_day", said_on) == ""
+    assert writer._decoy_said("2024-05-29", "follow_up_day", said_on) != ""
