@@ -93,7 +93,16 @@ SLOW_MODULES = frozenset({
 })
 
 
+# The modules that take longest, longest first: the parallel workers take modules in collection
+# order, so starting these early keeps one long module from running alone at the end.
+LONGEST_FIRST = ("test_llama_server", "test_resume", "test_harness", "test_build", "test_llm_builds",
+                 "test_hostile", "test_plus", "test_challenge", "test_show", "test_families")
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.module is not None and item.module.__name__.rsplit(".", 1)[-1] in SLOW_MODULES:
             item.add_marker(pytest.mark.slow)
+    rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.module.__name__.rsplit(".", 1)[-1] if item.module else "",
+                                         len(rank)))  # a stable sort: the rest keep their order
