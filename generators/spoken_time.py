@@ -190,16 +190,22 @@ def names_value(text: str, value: str, said_on: date | None) -> bool:
     return wanted is not None and any(found.when == wanted for found in read_times(text, said_on))
 
 
-def redate(text: str, old: date, new: date, keep: set[When] | None = None) -> str:
+def redate(text: str, old: date, new: date, keep: set[When] | None = None, shift_others: bool = False) -> str:
     """``text`` said on ``old``, its relative day and time phrases said again for ``new`` (only those
     naming a day or moment in ``keep``, when given), each keeping a capital where it had one; a day
-    said outright ("Monday 16 September") stays as it is."""
+    said outright ("Monday 16 September") stays as it is. With ``shift_others``, a relative phrase
+    naming a day outside ``keep`` is said again for the day as far from ``new`` as it was from ``old``
+    (talk moved to another date keeps its meaning: "Friday the 15th" does not become a wrong weekday)."""
     pieces, last = [], 0
     for found in read_times(text, old):
-        if (keep is not None and found.when not in keep) or not is_relative(text[found.start:found.end]):
+        if not is_relative(text[found.start:found.end]):
             continue
-        phrase = (say_moment(found.when, new) if isinstance(found.when, datetime)
-                  else say_day(found.when, new))
+        when = found.when
+        if keep is not None and when not in keep:
+            if not shift_others:
+                continue
+            when = when + (new - old)
+        phrase = say_moment(when, new) if isinstance(when, datetime) else say_day(when, new)
         if text[found.start].isupper():
             phrase = phrase[:1].upper() + phrase[1:]
         pieces += [text[last:found.start], phrase]

@@ -63,7 +63,9 @@ def _time_values(memory: list[dict[str, Any]]) -> list[str]:
 
 def _retimed(session: dict[str, Any], day: int, when: date, values: list[str]) -> dict[str, Any]:
     """``session`` moved to day ``day`` on ``when``; a day or moment of ``values`` it names in
-    relative words ("tomorrow at 16:00") is said again for the new date, so it names the same one."""
+    relative words ("tomorrow at 16:00") is said again for the new date, so it names the same one;
+    any other day said relatively moves with the session ("Friday the 15th" of other work becomes
+    the day as far ahead of the new date), so no weekday and date disagree."""
     moved = copy.deepcopy(session)
     old = date.fromisoformat(str(session["date"]))
     keep = {t for t in (value_time(v, old) for v in values) if t is not None}
@@ -72,8 +74,8 @@ def _retimed(session: dict[str, Any], day: int, when: date, values: list[str]) -
         ts = turn.get("ts")
         if isinstance(ts, str) and "T" in ts:
             turn["ts"] = f"{when.isoformat()}T{ts.split('T', 1)[1]}"
-        if keep and isinstance(turn.get("text"), str):
-            turn["text"] = redate(turn["text"], old, when, keep)
+        if isinstance(turn.get("text"), str):
+            turn["text"] = redate(turn["text"], old, when, keep, shift_others=True)
     return moved
 
 

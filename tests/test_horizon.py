@@ -40,6 +40,21 @@ def _unrelative(text: str, said_on: date) -> str:
     return text
 
 
+def _days_named(text: str, said_on: date) -> list[tuple[str, str]]:
+    """Each day or moment ``text`` names: as a date, and as how far it is from ``said_on``."""
+    from datetime import datetime
+
+    from generators.spoken_time import read_times
+
+    named = []
+    for found in sorted(read_times(text, said_on), key=lambda f: f.start):
+        when = found.when
+        day = when.date() if isinstance(when, datetime) else when
+        ahead = f"{(day - said_on).days}d" + (f" {when.time()}" if isinstance(when, datetime) else "")
+        named.append((str(when), ahead))
+    return named
+
+
 def test_a_stretched_history_keeps_the_sessions_at_their_relative_places(dataset: Path):
     record = task_records(dataset)[0]
     original = record["dialogue"]
@@ -51,7 +66,12 @@ def test_a_stretched_history_keeps_the_sessions_at_their_relative_places(dataset
         # new date (other talk keeps its words: _retimed re-says only the task's days)
         said_on, moved_on = date.fromisoformat(session["date"]), date.fromisoformat(moved["date"])
         for new, old in zip(moved["turns"], session["turns"], strict=True):
-            assert new["text"] == old["text"] or _unrelative(new["text"], moved_on) == _unrelative(old["text"], said_on)
+            # each day it names is the same day (a task's), or as far from the new date as it was
+            # from the old one (other talk moves with its session)
+            before, after = _days_named(old["text"], said_on), _days_named(new["text"], moved_on)
+            assert len(before) == len(after), (old["text"], new["text"])
+            for (was, was_ahead), (now, now_ahead) in zip(before, after):
+                assert now == was or now_ahead == was_ahead, (old["text"], new["text"])
         redated = [t for t in moved["turns"] if t.get("evidence") or t.get("superseded") or t.get("distractor")]
         assert all(_unrelative(t["text"], moved_on) == _unrelative(o["text"], said_on)
                    for t, o in zip(moved["turns"], session["turns"]) if t in redated)

@@ -81,3 +81,8 @@ def test_a_line_said_again_on_another_day_names_the_same_days():
     keep = {datetime(2024, 5, 16, 16)}
     assert redate(line, WEDNESDAY, date(2024, 5, 6), keep).startswith("Thursday next week at 16:00 then, not this Friday")
 
+    # other talk moves with its session: "this Friday", two days after a Wednesday, becomes the day
+    # two days after the new date (a Monday): this Wednesday
+    shifted = redate(line, WEDNESDAY, date(2024, 5, 6), keep, shift_others=True)
+    assert shifted == "Thursday next week at 16:00 then, not this Wednesday at 09:00, and Monday 2 September stays."
+    assert datetime(2024, 5, 8, 9) in {t.when for t in read_times(shifted, date(2024, 5, 6))}
