@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -214,9 +215,12 @@ def free_port() -> int:
 
 def test_preflight_refuses_a_dead_endpoint_a_wrong_key_and_an_unknown_model(short, tmp_path):
     dead = f"http://127.0.0.1:{free_port()}/v1"
-    build_dead = homer_cli("build", "--backend", "llm", "--base-url", dead, "--out", tmp_path / "b", "--n", 1)
-    eval_dead = homer_cli("eval", short, "--agent", "llm", "--mode", "long-context", "--base-url", dead,
-                          "--out", tmp_path / "e")
+    with ThreadPoolExecutor(2) as both:  # each waits its 10 s for the server: side by side
+        build_dead = both.submit(homer_cli, "build", "--backend", "llm", "--base-url", dead, "--out", tmp_path / "b",
+                                 "--n", 1)
+        eval_dead = both.submit(homer_cli, "eval", short, "--agent", "llm", "--mode", "long-context", "--base-url",
+                                dead, "--out", tmp_path / "e")
+        build_dead, eval_dead = build_dead.result(), eval_dead.result()
     for proc in (build_dead, eval_dead):  # a local server may still be starting: asked again for 10 s
         assert proc.returncode == 2 and "cannot connect" in proc.stderr and "Traceback" not in proc.stderr
         assert "after 10 s of retries" in proc.stderr
