@@ -44,7 +44,7 @@ from orchestrator.offline_roles import OfflineRoles
 from orchestrator.planner import Strata
 from orchestrator.record import build_record
 from generators.small_talk import WordingsExhausted
-from orchestrator.roles import TASKS_PER_WORLD, BuildConfig, Job
+from orchestrator.roles import MAX_TASKS, MIN_DAYS, TASKS_PER_WORLD, BuildConfig, Job, size_problem  # noqa: F401 (MAX_TASKS, MIN_DAYS: re-exported)
 from verifier.gates import run_gates
 
 MAX_LOG_BYTES = 512 * 1024 * 1024  # attempts.jsonl, .progress.jsonl and index.jsonl read back on resume
@@ -53,7 +53,6 @@ GENERATOR_VERSION = "neo-4"  # 4: app counts stratified (equal shares, or --apps
 EXPECTED_DROP_RATE = 0.1  # before any attempt has ended: sizes the first batch
 
 
-MIN_DAYS = 2  # a correction is said on a later day than the value it corrects
 
 
 class BuildError(Exception):
@@ -65,7 +64,6 @@ def config_hash(config: BuildConfig) -> str:
     return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
 
 
-MAX_TASKS = 99_999  # ids are neo-00001 .. neo-99999: five digits keep them in build order when sorted
 
 
 def task_id(index: int) -> str:
@@ -534,13 +532,9 @@ def build(out: Path, n: int, config: BuildConfig, workers: int = 1, resume: bool
           ray_address: str | None = None) -> BuildSummary:
     """Build ``n`` accepted tasks into ``out``, holding the folder's lock. Raises
     ``backends.workers.Interrupted`` after Ctrl-C (what finished is kept for ``--resume``)."""
-    if not 1 <= n <= MAX_TASKS:
-        raise BuildError(f"--n must be from 1 to {MAX_TASKS:,} (got {n:,})")
-    if workers < 1:
-        raise BuildError(f"--workers must be at least 1 (got {workers})")
-    if config.days < MIN_DAYS:
-        raise BuildError(f"--days must be at least {MIN_DAYS} (got {config.days}): a history needs one day to say "
-                         "a value and a later one to correct it")
+    problem = size_problem(n, workers, config.days)
+    if problem is not None:
+        raise BuildError(problem)
     check_families()  # a broken family definition stops the build here, before any folder is touched
     lock = lock_out_folder(out, "homer build")
     try:

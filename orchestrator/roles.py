@@ -104,3 +104,20 @@ class Roles(Protocol):
         ...
 
     def verify(self, job: Job, plan: Plan, draft: TaskDraft, sessions: list[Session]) -> Verdict: ...
+
+
+MIN_DAYS = 2  # a correction is said on a later day than the value it corrects
+MAX_TASKS = 99_999  # ids are neo-00001 .. neo-99999: five digits keep them in build order when sorted
+
+
+def size_problem(n: int, workers: int, days: int) -> str | None:
+    """What is wrong with a build's size, as one line, or None; kept here, away from the builder's
+    heavy imports, so the command line refuses a bad ``--n`` before loading them."""
+    if not 1 <= n <= MAX_TASKS:
+        return f"--n must be from 1 to {MAX_TASKS:,} (got {n:,})"
+    if workers < 1:
+        return f"--workers must be at least 1 (got {workers})"
+    if days < MIN_DAYS:
+        return (f"--days must be at least {MIN_DAYS} (got {days}): a history needs one day to say a value and a "
+                "later one to correct it")
+    return None

@@ -60,6 +60,10 @@ def build_command(
     an OpenAI-compatible endpoint (--backend llm)."""
     budget = _budget(task_timeout, task_memory)
     days, utterances = _preset(preset, days, utterances)
+    from orchestrator.roles import size_problem
+
+    if (problem := size_problem(n, workers, days)) is not None:  # before the builder's seconds of imports
+        _fail(problem)
     if overwrite or resume:
         _replace_earlier("--out", out, overwrite, "build.json", "dataset", resume)
     llm = _llm_options(backend, model, base_url, llm_config, cache, no_cache, llm_set)  # the endpoint first
