@@ -249,13 +249,27 @@ def find_mark_problems(memory: list[dict[str, Any]], turns: list[MarkedTurn]) ->
 def check_dialogue(draft: TaskDraft, sessions: Iterable[Session | Mapping[str, Any]], *, min_days: int = 5,
                    now: datetime | date | None = None) -> Verdict:
     """Check ``sessions`` against the dialogue rules for ``draft`` (see the module docstring)."""
-    problems: list[str] = []
     try:
         sessions = [_session(s) for s in sessions]
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         return Verdict(False, f"dialogue is malformed: {exc!r}")
+    problems, dates = _day_problems(sessions, min_days, now)
+    problems += _turn_problems(sessions, dates)
+    flat: list[tuple[str, Turn, str]] = []  # (where, turn, lower-cased text)
+    for session in sessions:
+        for number, turn in enumerate(session.turns, 1):
+            text = turn.text if isinstance(turn.text, str) else ""
+            flat.append((_where(session.day, number), turn, text.lower()))
+    problems += _memory_problems(draft, sessions, dates, flat)
+    problems += _repeat_and_claim_problems(flat)
+    return Verdict(not problems, "\n".join(problems) if problems else "ok")
 
-    # --- days -----------------------------------------------------------------------------
+
+def _day_problems(sessions: list[Session], min_days: int, now: datetime | date | None
+                  ) -> tuple[list[str], list[date | None]]:
+    """Enough days, numbered in order, on distinct ascending dates before ``now``; and each
+    session's date (None where it cannot be read)."""
+    problems: list[str] = []
     if len(sessions) < min_days:
         problems.append(f"too few days: {len(sessions)} session(s), at least {min_days} required")
     limit = None
@@ -281,8 +295,13 @@ def check_dialogue(draft: TaskDraft, sessions: Iterable[Session | Mapping[str, A
         if limit is not None and day >= limit:
             problems.append(f"{label}: date {day} is not before now ({limit})")
         previous = (session.day, day)
+    return problems, dates
 
-    # --- turns ----------------------------------------------------------------------------
+
+def _turn_problems(sessions: list[Session], dates: list[date | None]) -> list[str]:
+    """Known roles, the user first, roles alternating, no empty turn, timestamps on the session's
+    date and increasing."""
+    problems: list[str] = []
     for session, day in zip(sessions, dates):
         label = f"day {session.day}"
         if not session.turns:
@@ -311,16 +330,16 @@ def check_dialogue(draft: TaskDraft, sessions: Iterable[Session | Mapping[str, A
                 problems.append(f"{where}: timestamp {turn.ts} is not after the previous turn's "
                                 f"({last_ts.isoformat(timespec='seconds')}); timestamps must increase")
             last_ts = stamp
+    return problems
 
-    # --- memory ---------------------------------------------------------------------------
+
+def _memory_problems(draft: TaskDraft, sessions: list[Session], dates: list[date | None],
+                     flat: list[tuple[str, Turn, str]]) -> list[str]:
+    """Distinct memory ids, the marks of each piece (:func:`mark_problems`), and no value in the intent."""
+    problems: list[str] = []
     ids = [p.id for p in draft.memory]
     for dup in sorted({i for i in ids if ids.count(i) > 1}):
         problems.append(f"memory id {dup!r} is used by more than one piece")
-    flat: list[tuple[str, Turn, str]] = []  # (where, turn, lower-cased text)
-    for session in sessions:
-        for number, turn in enumerate(session.turns, 1):
-            text = turn.text if isinstance(turn.text, str) else ""
-            flat.append((_where(session.day, number), turn, text.lower()))
     said_on = [day for session, day in zip(sessions, dates) for _ in session.turns]
     problems += mark_problems([p.to_dict() for p in draft.memory],
                               [(where, session_day, turn.role, low, turn.evidence, turn.superseded, turn.distractor, on)
@@ -329,22 +348,23 @@ def check_dialogue(draft: TaskDraft, sessions: Iterable[Session | Mapping[str, A
     for piece in draft.memory:
         if piece.value and says_value(intent, piece.value):
             problems.append(f"intent leaks memory {piece.id} (value {_short(piece.value)})")
+    return problems
 
-    # --- no utterance said twice --------------------------------------------------------------
+
+def _repeat_and_claim_problems(flat: list[tuple[str, Turn, str]]) -> list[str]:
+    """No utterance said twice word for word; the assistant promises, never claims a deed done."""
+    problems: list[str] = []
     first_at: dict[str, str] = {}
-    for where, turn, low in flat:
+    for where, _turn, low in flat:
         key = " ".join(low.split())
         if key in first_at:
             problems.append(f"{where}: repeats {first_at[key]} word for word; no utterance may repeat")
         else:
             first_at[key] = where
-
-    # --- promises, not deeds ----------------------------------------------------------------
     for where, turn, _ in flat:
         if turn.role == "assistant" and isinstance(turn.text, str):
             claim = completion_claim(turn.text)
             if claim:
                 problems.append(f"{where}: the assistant claims completion ({claim!r}); "
                                 "it may only say it will do things")
-
-    return Verdict(not problems, "\n".join(problems) if problems else "ok")
+    return problems
