@@ -266,14 +266,7 @@ def run_jobs(fn: Callable[[Any], Any], jobs: Sequence[Any], *, workers: int, bud
                 if signals.signum and stop_at is None:
                     stop_at = time.monotonic() + drain_seconds
                 if stop_at is None and not stop():
-                    for slot in slots:
-                        while slot.job is None and pending:
-                            held = {other.group for other in slots if other is not slot and other.job is not None}
-                            index = _next_job(pending, slot.group, group_of, held, spread)
-                            if not wanted(jobs[index]):
-                                continue
-                            slot.group = group_of(index) if group_of is not None else None
-                            slot.give(index)
+                    _fill(slots, pending, jobs, wanted, group_of, spread)
                 busy = [slot for slot in slots if slot.job is not None]
                 if not busy:
                     break
@@ -281,27 +274,8 @@ def run_jobs(fn: Callable[[Any], Any], jobs: Sequence[Any], *, workers: int, bud
                     break
                 ready = connection.wait([slot.conn for slot in busy], timeout=POLL_SECONDS)
                 for slot in busy:
-                    if slot.conn in ready:
-                        try:
-                            message = slot.conn.recv()
-                        except (EOFError, OSError):
-                            message = None
-                        if message is not None:
-                            index = slot.job
-                            slot.job = None
-                            if message[0] == "ok":
-                                on_result(index, message[2])
-                            else:
-                                on_failure(index, JobFailure(message[2], message[3]))
-                            reported += 1
-                            continue
-                    failure = _stuck(slot, budget)
-                    if failure is not None:
-                        index = slot.job
-                        slot.kill()
-                        slots[slots.index(slot)] = _Slot(context, fn, jobs, budget)
-                        on_failure(index, failure)
-                        reported += 1
+                    reported += _collect(slot, slot.conn in ready, slots, (context, fn, jobs, budget), on_result,
+                                         on_failure)
             if signals.signum:
                 raise Interrupted(reported, len(jobs), signals.signum)
         finally:
@@ -312,6 +286,48 @@ def run_jobs(fn: Callable[[Any], Any], jobs: Sequence[Any], *, workers: int, bud
                     slot.close()
             if freezing:
                 gc.unfreeze()
+
+
+def _fill(slots: list[_Slot], pending: deque[int], jobs: Sequence[Any], wanted: Callable[[Any], bool],
+          group_of: Callable[[int], Any] | None, spread: int) -> None:
+    """Give each idle slot its next wanted job (by group, see :func:`_next_job`)."""
+    for slot in slots:
+        while slot.job is None and pending:
+            held = {other.group for other in slots if other is not slot and other.job is not None}
+            index = _next_job(pending, slot.group, group_of, held, spread)
+            if not wanted(jobs[index]):
+                continue
+            slot.group = group_of(index) if group_of is not None else None
+            slot.give(index)
+
+
+def _collect(slot: _Slot, readable: bool, slots: list[_Slot], respawn: tuple[Any, Callable[[Any], Any],
+             Sequence[Any], Budget], on_result: Callable[[int, Any], None],
+             on_failure: Callable[[int, JobFailure], None]) -> int:
+    """Report ``slot``'s job if its worker answered, or fail it and put a fresh worker in its place
+    if it passed its budget (see :func:`_stuck`); how many jobs were reported (0 or 1)."""
+    if readable:
+        try:
+            message = slot.conn.recv()
+        except (EOFError, OSError):
+            message = None
+        if message is not None:
+            index = slot.job
+            slot.job = None
+            if message[0] == "ok":
+                on_result(index, message[2])
+            else:
+                on_failure(index, JobFailure(message[2], message[3]))
+            return 1
+    budget = respawn[3]
+    failure = _stuck(slot, budget)
+    if failure is None:
+        return 0
+    index = slot.job
+    slot.kill()
+    slots[slots.index(slot)] = _Slot(*respawn)
+    on_failure(index, failure)
+    return 1
 
 
 def _run_here(fn: Callable[[Any], Any], jobs: Sequence[Any], on_result: Callable[[int, Any], None],
