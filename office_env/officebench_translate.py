@@ -122,7 +122,23 @@ def _carry(function: str, args: dict[str, Any], mailboxes: frozenset[str] | None
     """OfficeBench criteria for one homer criterion, or why it cannot be carried over.
     ``mailboxes``: the mailboxes the untouched testbed has (None: unknown); ``sent_to``: the
     people the task's solution mails."""
-    args = dict(args)
+    args = _as_officebench_writes(function, dict(args))
+    if isinstance(args, str):
+        return args
+    if function == "evaluate_not_contain" and len(args["keywords"]) > 1:
+        # homer refuses each keyword; OfficeBench's not_contain fails only when all are there: one check each
+        return [{"function": function, "args": {**args, "keywords": [k]}} for k in args["keywords"]]
+    if function in OFFICEBENCH_FUNCTIONS:
+        return [{"function": function, "args": args}]
+    if function == "evaluate_email_not_sent" and args.get("recipient"):
+        return _carry_email_not_sent(args, mailboxes, sent_to)
+    carry = _HOMER_ONLY.get(function)
+    return carry(args) if carry is not None else "has no counterpart among OfficeBench's evaluation functions"
+
+
+def _as_officebench_writes(function: str, args: dict[str, Any]) -> dict[str, Any] | str:
+    """``args`` as OfficeBench reads them (comparators, document types, reference paths, keywords
+    and cell values as text written the way the files hold them), or why they cannot be."""
     if function in ("evaluate_excel_cell_value", "evaluate_excel_cell_comparator") and args.get("sheet"):
         return f"names sheet {args['sheet']!r}; OfficeBench reads the active sheet only"
     if function == "evaluate_excel_cell_comparator":
@@ -143,62 +159,71 @@ def _carry(function: str, args: dict[str, Any], mailboxes: frozenset[str] | None
         args["keywords"] = [k if isinstance(k, str) else str(_as_written(k)) for k in map(_as_written, args["keywords"])]
     if function == "evaluate_excel_cell_value":
         args["matches"] = [{**m, "value": _as_written(m["value"])} for m in args["matches"]]
-    if function == "evaluate_not_contain" and len(args["keywords"]) > 1:
-        # homer refuses each keyword; OfficeBench's not_contain fails only when all are there: one check each
-        return [{"function": function, "args": {**args, "keywords": [k]}} for k in args["keywords"]]
-    if function in OFFICEBENCH_FUNCTIONS:
-        return [{"function": function, "args": args}]
-    if function == "evaluate_email_not_sent" and args.get("recipient"):
-        wrong = args["recipient"].split("@")[0]
-        keywords = [str(k) for k in (*args.get("subject_keywords", ()), *args.get("body_keywords", ()))]
-        if mailboxes is not None and wrong not in mailboxes and wrong.lower() not in mailboxes \
-                and wrong.lower() not in sent_to:
-            # a person with no mailbox yet, whom the solution does not mail, must still have none
-            return [{"function": "evaluate_file_not_exist", "args": {"file": f"emails/{wrong}"}}]
-        if len(keywords) != 1:  # "not all of these" there, "none of these" here: said only of one keyword
-            return "refuses a message holding several keywords together, which a mailbox-wide check cannot say"
-        # their mailbox must not hold the keyword (checked on the task's states on export)
-        return [{"function": "evaluate_not_contain", "args": {"doc_type": "email", "username": wrong,
-                                                              "keywords": keywords}}]
-    if function == "evaluate_answer":
-        if "keywords" in args:
-            keywords = [str(k) for k in args["keywords"]]
-        elif float(args.get("tolerance", 0)) <= MAX_TOLERANCE:
-            keywords = [_number_text(float(args["number"]))]
-        else:
-            return f"accepts any number within {args['tolerance']} of {args['number']}; OfficeBench matches text"
-        file = args.get("file", ANSWER_FILE)
-        refused = [str(x) if "keywords" in args else _number_text(float(x)) for x in args.get("excludes", [])]
-        inside = [x for x in refused if any(x.lower() in k.lower() for k in keywords)]
-        if inside:  # OfficeBench matches text: a right answer holding it would fail there
-            return f"must leave out {inside[0]!r}, which OfficeBench's text match finds inside the right answer"
-        return [{"function": "evaluate_contain", "args": {"doc_type": "txt", "file": file, "keywords": keywords}},
-                *({"function": "evaluate_not_contain", "args": {"doc_type": "txt", "file": file, "keywords": [x]}}
-                  for x in refused)]
-    if function == "evaluate_calendar_event":
-        summary = args["summary"] if isinstance(args["summary"], str) else " ".join(map(str, args["summary"]))
-        keywords = _unfoldable_words(summary) + [_stamp(args[k]) for k in ("start", "end") if args.get(k)]
-        if not keywords:
-            return "has no title word or time that survives the calendar's line folding"
-        return [{"function": "evaluate_contain", "args": {"doc_type": "ics", "file": f"calendar/{args['username']}.ics",
-                                                          "keywords": keywords}},
-                {"function": "evaluate_calendar_no_overlap", "args": {"username": args["username"]}}]
-    if function == "evaluate_email_sent":
-        owner = args.get("recipient") or args["sender"]
-        other = args.get("sender") if args.get("recipient") else args.get("recipient")
-        keywords = [str(k) for k in (*args.get("subject_keywords", ()), *args.get("body_keywords", ()))]
-        if other:
-            keywords.append(other.split("@")[0])
-        if not keywords:
-            return "names no keyword and no other party"
-        # what the message must leave out: the mailbox must not hold it at all (one check each; checked on
-        # the task's states on export, where an older message holding it makes the translation lost)
-        return [{"function": "evaluate_contain", "args": {"doc_type": "email", "username": owner.split("@")[0],
-                                                          "keywords": keywords}},
-                *({"function": "evaluate_not_contain", "args": {"doc_type": "email", "username": owner.split("@")[0],
-                                                                "keywords": [str(x)]}}
-                  for x in args.get("body_excludes", ()))]
-    return "has no counterpart among OfficeBench's evaluation functions"
+    return args
+
+
+def _carry_email_not_sent(args: dict[str, Any], mailboxes: frozenset[str] | None,
+                          sent_to: frozenset[str]) -> list[dict[str, Any]] | str:
+    wrong = args["recipient"].split("@")[0]
+    keywords = [str(k) for k in (*args.get("subject_keywords", ()), *args.get("body_keywords", ()))]
+    if mailboxes is not None and wrong not in mailboxes and wrong.lower() not in mailboxes \
+            and wrong.lower() not in sent_to:
+        # a person with no mailbox yet, whom the solution does not mail, must still have none
+        return [{"function": "evaluate_file_not_exist", "args": {"file": f"emails/{wrong}"}}]
+    if len(keywords) != 1:  # "not all of these" there, "none of these" here: said only of one keyword
+        return "refuses a message holding several keywords together, which a mailbox-wide check cannot say"
+    # their mailbox must not hold the keyword (checked on the task's states on export)
+    return [{"function": "evaluate_not_contain", "args": {"doc_type": "email", "username": wrong,
+                                                          "keywords": keywords}}]
+
+
+def _carry_answer(args: dict[str, Any]) -> list[dict[str, Any]] | str:
+    if "keywords" in args:
+        keywords = [str(k) for k in args["keywords"]]
+    elif float(args.get("tolerance", 0)) <= MAX_TOLERANCE:
+        keywords = [_number_text(float(args["number"]))]
+    else:
+        return f"accepts any number within {args['tolerance']} of {args['number']}; OfficeBench matches text"
+    file = args.get("file", ANSWER_FILE)
+    refused = [str(x) if "keywords" in args else _number_text(float(x)) for x in args.get("excludes", [])]
+    inside = [x for x in refused if any(x.lower() in k.lower() for k in keywords)]
+    if inside:  # OfficeBench matches text: a right answer holding it would fail there
+        return f"must leave out {inside[0]!r}, which OfficeBench's text match finds inside the right answer"
+    return [{"function": "evaluate_contain", "args": {"doc_type": "txt", "file": file, "keywords": keywords}},
+            *({"function": "evaluate_not_contain", "args": {"doc_type": "txt", "file": file, "keywords": [x]}}
+              for x in refused)]
+
+
+def _carry_calendar_event(args: dict[str, Any]) -> list[dict[str, Any]] | str:
+    summary = args["summary"] if isinstance(args["summary"], str) else " ".join(map(str, args["summary"]))
+    keywords = _unfoldable_words(summary) + [_stamp(args[k]) for k in ("start", "end") if args.get(k)]
+    if not keywords:
+        return "has no title word or time that survives the calendar's line folding"
+    return [{"function": "evaluate_contain", "args": {"doc_type": "ics", "file": f"calendar/{args['username']}.ics",
+                                                      "keywords": keywords}},
+            {"function": "evaluate_calendar_no_overlap", "args": {"username": args["username"]}}]
+
+
+def _carry_email_sent(args: dict[str, Any]) -> list[dict[str, Any]] | str:
+    owner = args.get("recipient") or args["sender"]
+    other = args.get("sender") if args.get("recipient") else args.get("recipient")
+    keywords = [str(k) for k in (*args.get("subject_keywords", ()), *args.get("body_keywords", ()))]
+    if other:
+        keywords.append(other.split("@")[0])
+    if not keywords:
+        return "names no keyword and no other party"
+    # what the message must leave out: the mailbox must not hold it at all (one check each; checked on
+    # the task's states on export, where an older message holding it makes the translation lost)
+    return [{"function": "evaluate_contain", "args": {"doc_type": "email", "username": owner.split("@")[0],
+                                                      "keywords": keywords}},
+            *({"function": "evaluate_not_contain", "args": {"doc_type": "email", "username": owner.split("@")[0],
+                                                            "keywords": [str(x)]}}
+              for x in args.get("body_excludes", ()))]
+
+
+# homer's own criteria that OfficeBench can say with its functions, each carried over its own way
+_HOMER_ONLY = {"evaluate_answer": _carry_answer, "evaluate_calendar_event": _carry_calendar_event,
+               "evaluate_email_sent": _carry_email_sent}
 
 
 def to_officebench(criteria: list[dict[str, Any]], mailboxes: frozenset[str] | None = None,
