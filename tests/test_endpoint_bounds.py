@@ -292,3 +292,14 @@ def test_preflight_waits_for_a_slow_local_server_as_long_as_the_timeout_setting(
             llm.preflight(seconds=0.5, wait=0)
     assert "got no answer within 0.6 s (the timeout setting; a slow local server: raise it, e.g. " \
            "--llm-set timeout=600)" in str(caught.value)
+
+
+def test_preflight_warns_of_a_model_name_the_server_answers_without_listing_it():
+    """llama.cpp answers any model name with its one model: a typo'd --model passes the check but is
+    named in a warning; a listed name gets none."""
+    with FakeLLMServer(default_responder(), profile="llama-cpp", served_models=["smollm2"]) as server:
+        with client(server.url, model="nope") as llm:
+            notes = llm.preflight(wait=0)
+        with client(server.url, model="smollm2") as llm:
+            assert llm.preflight(wait=0) == []
+    assert len(notes) == 1 and "model 'nope' is not among the models the server lists (smollm2)" in notes[0]

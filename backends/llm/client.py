@@ -279,20 +279,23 @@ class LLMClient:
 
     def preflight(self, models: Iterable[str] | None = None, seconds: float = PREFLIGHT_SECONDS,
                   routes: Iterable[str] = ("chat",), embedding_model: str | None = None,
-                  wait: float | None = None) -> None:
+                  wait: float | None = None) -> list[str]:
         """Check, before any work, that the endpoint answers, takes the key, serves ``models``
         (default: every model the settings name) and takes each of ``routes`` (chat, tools,
         embeddings) as the run will send them (:mod:`backends.llm.preflight`). Raises
         :class:`PreflightError` with one line saying what is wrong, within about ``seconds`` (plus
-        ``wait`` for a local server that is still starting)."""
+        ``wait`` for a local server that is still starting); returns warnings, one line each, about
+        what passed but looks wrong."""
         from backends.llm.preflight import Refused, check
 
+        notes: list[str] = []
         try:
-            windows = check(self, models, seconds, routes, embedding_model, wait)
+            windows = check(self, models, seconds, routes, embedding_model, wait, notes)
         except Refused as exc:
             raise PreflightError(str(exc)) from None
         with self._lock:
             self._served_windows = windows
+        return notes
 
     # -- context window ------------------------------------------------------------------------
 

@@ -46,8 +46,9 @@ class Refused(Exception):
 
 def check(client: Any, models: Iterable[str] | None = None, seconds: float = PREFLIGHT_SECONDS,
           routes: Iterable[str] = ("chat",), embedding_model: str | None = None,
-          wait: float | None = None) -> dict[str, int]:
-    """Run the check; the context windows ``/models`` states, by model. Raises :class:`Refused`."""
+          wait: float | None = None, notes: list[str] | None = None) -> dict[str, int]:
+    """Run the check; the context windows ``/models`` states, by model. Raises :class:`Refused`.
+    What passes but looks wrong is added to ``notes`` as one line each."""
     settings = client.settings
     routes = tuple(routes)
     unknown = sorted(set(routes) - set(ROUTES))
@@ -65,6 +66,11 @@ def check(client: Any, models: Iterable[str] | None = None, seconds: float = PRE
     if "chat" in routes or "tools" in routes:
         for model in wanted:
             probe.chat(model, listed, missing, tools="tools" in routes and model == wanted[0])
+            if listed and model not in listed and notes is not None:
+                # llama.cpp serves its one model under any name: a typo'd name passes, and says nothing
+                notes.append(f"{probe.where}: model {model!r} is not among the models the server lists "
+                             f"({', '.join(sorted(listed)[:12])}) but was answered: the server may serve "
+                             "another model under that name")
     if "embeddings" in routes:
         probe.embeddings(embedding_model or settings.embedding_model)
     return windows

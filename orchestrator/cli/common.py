@@ -276,10 +276,12 @@ def _preflight(settings: Any, routes: tuple[str, ...] = ("chat",), embedding_mod
     start = time.monotonic()
     with LLMClient(settings) as client:
         try:
-            client.preflight(models=None if "chat" in routes or "tools" in routes else (), routes=routes,
-                             embedding_model=embedding_model)
+            notes = client.preflight(models=None if "chat" in routes or "tools" in routes else (), routes=routes,
+                                     embedding_model=embedding_model)
         except PreflightError as exc:
             _fail(f"endpoint check failed after {time.monotonic() - start:.1f} s: {exc}")
+    for note in notes:
+        typer.echo(f"warning: {note}", err=True)
 
 
 def _overrides(pairs: list[str]) -> tuple[tuple[str, str], ...]:

@@ -13,7 +13,7 @@ server where servers are known to differ, so the llm backend is tested against e
   sees them); its ``/v1/models`` rows are llama.cpp's (``owned_by: llamacpp``, a ``meta`` with the
   training size only, as builds before ``meta.n_ctx`` give) and ``GET /props`` states the window
   (``default_generation_settings.n_ctx``); an overflow of its 16384-token context is HTTP 400; no
-  embeddings;
+  embeddings; its one model answers under any model name;
 - ``ollama``: a prompt over its 8192-token context is cut silently from the oldest messages (the
   usage then shows fewer prompt tokens than were sent); no window in ``/v1/models``.
 
@@ -38,6 +38,7 @@ class Profile:
     rejects_temperature: bool = False
     rejects_max_tokens: bool = False    # only max_completion_tokens is accepted
     embeddings: bool = True
+    any_model_name: bool = False        # its one model answers whatever model name a request gives
     overflow_message: str = ("This model's maximum context length is {window} tokens. However, you requested "
                              "{needed} tokens ({prompt} in the messages, {limit} in the completion). Please "
                              "reduce the length of the messages or completion.")
@@ -50,6 +51,7 @@ PROFILES: dict[str, Profile] = {
                                 rejects_max_tokens=True),
     "vllm": Profile("vllm", context_window=32768, states_window=True, embeddings=False),
     "llama-cpp": Profile("llama-cpp", context_window=16384, tools_need_choice=True, embeddings=False, llama_props=True,
+                         any_model_name=True,
                          overflow_message="Requested tokens ({needed}) exceed context window of {window}"),
     "ollama": Profile("ollama", context_window=8192, overflow="truncate"),
 }

@@ -322,7 +322,8 @@ class FakeLLMServer:
         not serve (when it has a list)."""
         if self.api_key is not None and headers.get("Authorization") != f"Bearer {self.api_key}":
             raise _FaultError(401, "Incorrect API key provided.", "invalid_request_error", "invalid_api_key")
-        if model is not None and self.served_models is not None and model not in self.served_models:
+        if model is not None and self.served_models is not None and model not in self.served_models \
+                and not self.profile.any_model_name:
             raise _FaultError(404, f"The model `{str(model)[:100]}` does not exist or you do not have access to it.",
                               "invalid_request_error", "model_not_found")
 
