@@ -116,10 +116,16 @@ def score(
     path), because scoring through a link could read and print any file of the machine. Scoring
     runs in a worker process within the time and memory budget: a testbed that would take longer
     or more is reported (exit 2) instead of hanging the command."""
+    from office_env.untrusted import printable, tree_problem
+
+    if not testbed.exists() and not testbed.is_symlink():
+        _fail(f"{printable(testbed)}: testbed folder does not exist")
+    if (problem := tree_problem(testbed)) is not None:  # refused before the checks' libraries load
+        _fail(f"testbed: {problem}")
+
     from backends.workers import Interrupted, JobFailure, run_jobs
     from office_env import InvalidCriteria, OfficeError, Workspace
     from office_env.evaluation.officebench_semantics import scorer
-    from office_env.untrusted import printable, tree_problem
 
     try:
         evaluate = scorer(semantics)
@@ -127,10 +133,8 @@ def score(
         _fail(str(exc))
     items, default_reference, default_initial, misplaced = _criteria_from(criteria)
     extra = {"misplaced": misplaced} if semantics == "officebench" else {}
-    if not testbed.exists() and not testbed.is_symlink():
-        _fail(f"{printable(testbed)}: testbed folder does not exist")
     reference_dir, initial_dir = reference or default_reference, initial or default_initial
-    for option, folder in (("testbed", testbed), ("--reference", reference_dir), ("--initial", initial_dir)):
+    for option, folder in (("--reference", reference_dir), ("--initial", initial_dir)):
         problem = tree_problem(folder) if folder is not None else None
         if problem is not None:
             _fail(f"{option}: {problem}")
