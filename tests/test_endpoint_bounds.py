@@ -52,19 +52,11 @@ class Hostile:
         self.chats = getattr(self, "chats", 0) + handler.path.endswith("/chat/completions")
         try:
             if self.how == "no_tools":  # a chat template without tools: the same prompt with or without
-                handler.send_response(200)
-                handler.send_header("Content-Type", "application/json")
-                handler.send_header("Content-Length", str(len(CHAT)))
-                handler.end_headers()
-                handler.wfile.write(CHAT)
+                _send_json(handler, 200, CHAT)
                 return
             if self.how == "context500":  # llama.cpp when its slots' cache is full
-                body = b'{"error":{"code":500,"message":"Context size has been exceeded.","type":"server_error"}}'
-                handler.send_response(500)
-                handler.send_header("Content-Type", "application/json")
-                handler.send_header("Content-Length", str(len(body)))
-                handler.end_headers()
-                handler.wfile.write(body)
+                _send_json(handler, 500, b'{"error":{"code":500,"message":"Context size has been exceeded.",'
+                                         b'"type":"server_error"}}')
                 return
             if self.how == "slow_headers":
                 handler.wfile.write(b"HTTP/1.1 200 OK\r\n")
@@ -97,6 +89,14 @@ class Hostile:
         self.stopping.set()
         self.httpd.shutdown()
         self.httpd.server_close()
+
+
+def _send_json(handler: BaseHTTPRequestHandler, status: int, body: bytes) -> None:
+    handler.send_response(status)
+    handler.send_header("Content-Type", "application/json")
+    handler.send_header("Content-Length", str(len(body)))
+    handler.end_headers()
+    handler.wfile.write(body)
 
 
 def client(url: str, **settings: object) -> LLMClient:
