@@ -29,7 +29,7 @@ from urllib.parse import urlsplit
 import openai
 
 from backends.llm.strict_json import JSONLimitError, loads_limited
-from backends.llm.window import served_windows, stated_windows
+from backends.llm.window import stated_windows
 
 PREFLIGHT_SECONDS = 10.0
 LOCAL_WAIT = 10.0      # seconds a local endpoint that refuses connections is waited for
@@ -234,4 +234,4 @@ def error_text(exc: openai.APIStatusError) -> str:
     return exc.message
 
 
-__all__ = ["PREFLIGHT_SECONDS", "ROUTES", "Refused", "check", "served_windows", "error_text", "fix_for", "refused_key"]
+__all__ = ["PREFLIGHT_SECONDS", "ROUTES", "Refused", "check", "error_text", "fix_for", "refused_key"]
