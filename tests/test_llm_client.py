@@ -412,10 +412,24 @@ def test_cache_is_shared_across_threads_and_processes(tmp_path):
     cache.close()
 
 
+def test_cache_refuses_a_link_at_its_path_or_journal(tmp_path):
+    outside = tmp_path / "outside.sqlite"
+    link = tmp_path / "cache.sqlite"
+    link.symlink_to(outside)
+    with pytest.raises(CacheError, match=r"cache\.sqlite: is a symlink; refused"):
+        ResponseCache(link)
+    assert not outside.exists()
+    link.unlink()
+    (tmp_path / "cache.sqlite-wal").symlink_to(tmp_path / "elsewhere-wal")
+    with pytest.raises(CacheError, match=r"cache\.sqlite: its wal file"):
+        ResponseCache(link)
+    assert not (tmp_path / "elsewhere-wal").exists() and not link.exists()
+
+
 def test_corrupt_or_locked_cache_is_a_clear_error(tmp_path):
     corrupt = tmp_path / "corrupt.sqlite"
     corrupt.write_bytes(b"this is not a database at all" * 100)
-    with pytest.raises(CacheError, match=r"corrupt\.sqlite.*not a usable SQLite database"):
+    with pytest.raises(CacheError, match=r"corrupt\.sqlite: is not an SQLite database"):
         ResponseCache(corrupt)
     path = tmp_path / "busy.sqlite"
     cache = ResponseCache(path, busy_timeout=0.2)

@@ -16,6 +16,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from office_env.untrusted import sqlite_problem
+
 
 class CacheError(RuntimeError):
     """The cache database cannot be used (corrupt, locked, unwritable); the message names the file."""
@@ -49,6 +51,10 @@ class ResponseCache:
         connection = getattr(self._local, "connection", None)
         if connection is not None and self._local.pid == os.getpid():
             return connection
+        # A link at the path (or at its journal files) would make SQLite write wherever it points.
+        problem = sqlite_problem(self.path)
+        if problem is not None:
+            raise CacheError(f"response cache {self.path}: {problem}; refused")
         connection = sqlite3.connect(self.path, timeout=self.busy_timeout, isolation_level=None,
                                      check_same_thread=False)
         try:
