@@ -6,11 +6,15 @@ from __future__ import annotations
 import random
 import re
 from datetime import date, datetime, timedelta
+from typing import Any
 
 from office_env.formats import eml_io
 from office_env.synthesis.common import _UNSAFE, WEEKDAY_NAMES, Away, Facts, Files, _iso, _workday_before
 from office_env.synthesis.sheets import _BUDGET_CATEGORIES, _REGIONS
 from office_env.synthesis.world import ROLES, Person, World
+
+# One mail before it is written: sender, subject, body, when, the people copied.
+Mail = tuple[Person, str, str, datetime, tuple[str, ...]]
 
 _MAIL_TOPICS = (
     ("Budget numbers for {quarter}",
@@ -210,7 +214,27 @@ def _clear_absences(world: World, out: list, absences: list[tuple[int, str, int 
 def _emails(world: World, rng: random.Random, facts: Facts, away: Away | None = None) -> Files:
     """The user's inbox. ``away``, when given, receives the days each colleague's mail says they
     are away (a holiday ahead; an out-of-office notice, sent after their last other mail)."""
-    user = world.user
+    values = _mail_values(world, rng, facts)
+    topics, threads = _mail_topics(rng)
+    in_notes = set(facts.get("notes_people", "").split(","))
+    absentees = _absentees(world, [t[0][0] for t in topics], in_notes, rng)
+    out, absences = _topic_mails(world, rng, facts, values, topics, threads, absentees)
+    _settle_order(world, rng, out)
+    spans = _clear_absences(world, out, absences, facts)
+    if away is not None:
+        for person, first, last in spans:
+            away.setdefault(person.user, []).append((first, last))
+    taken: set[str] = set()
+    files_out: Files = []
+    for sender, subject, body, when, cc in sorted(out, key=lambda m: (m[3], m[1])):
+        name = _safe_name(subject, taken)
+        data = eml_io.build(sender.user, world.user.user, subject, body, when, cc=cc)
+        files_out.append((f"emails/{world.user.user}/{name}", "email", data))
+    return files_out
+
+
+def _mail_values(world: World, rng: random.Random, facts: Facts) -> dict[str, Any]:
+    """The slots every mail template may use: the office's files and figures, a few drawn ones."""
     regions = facts.get("sales_regions", ",".join(_REGIONS)).split(",")
     values = {
         "quarter": f"Q{(world.now.month - 1) // 3 + 1}", "project": rng.choice(world.projects),
@@ -233,7 +257,7 @@ def _emails(world: World, rng: random.Random, facts: Facts, away: Away | None = 
         "contract_file": facts.get("contract", "the shared folder"),
         "expenses_file": facts.get("expenses", "the claims log"),
         "company": world.company, "team": world.team,
-        "to": user.first,
+        "to": world.user.first,
     }
     values["end"] = values["hour"] + 1
     values["hour2"] = rng.choice([h for h in (9, 10, 13, 14, 16) if h != values["hour"]])
@@ -246,6 +270,11 @@ def _emails(world: World, rng: random.Random, facts: Facts, away: Away | None = 
     quote = rng.choice([q for q in range(800, 45001, 50) if q != amount])
     near = [q for q in range(round(quote * 0.8 / 50) * 50, round(quote * 1.2 / 50) * 50 + 1, 50) if q not in (quote, amount)]
     values.update(amount=f"{amount:,}", quote=f"{quote:,}", quote2=f"{rng.choice(near):,}")
+    return values
+
+
+def _mail_topics(rng: random.Random) -> tuple[list[tuple[tuple[str, str], bool]], int]:
+    """Which work mails (True) and notices (False) the inbox holds, and how many work mails are threads."""
     count = len(_MAIL_TOPICS)  # every kind of work mail, each in its own words: every family finds its mail
     threads = rng.randint(2, 4)
     topics = [(t, True) for t in rng.sample(_MAIL_TOPICS, count)]
@@ -257,11 +286,15 @@ def _emails(world: World, rng: random.Random, facts: Facts, away: Away | None = 
     if away_notice not in notices:  # every inbox holds somebody's out-of-office notice
         notices[-1] = away_notice
     topics += [(t, False) for t in notices]
-    out: list[tuple[Person, str, str, datetime, tuple[str, ...]]] = []
+    return topics, threads
+
+
+def _topic_mails(world: World, rng: random.Random, facts: Facts, values: dict[str, Any],
+                 topics: list[tuple[tuple[str, str], bool]], threads: int, absentees: dict[str, Person],
+                 ) -> tuple[list[Mail], list[tuple[int, str, int | None]]]:
+    """Each topic's mail with its replies or forward, and where the absence mails stand."""
+    out: list[Mail] = []
     absences: list[tuple[int, str, int | None]] = []  # each absence mail: (position in out, its date, its days)
-    taken: set[str] = set()
-    in_notes = set(facts.get("notes_people", "").split(","))
-    absentees = _absentees(world, [t[0][0] for t in topics], in_notes, rng)
     booked_by: list[Person] = []  # each room booking another colleague's: the chat names it by its sender
     for index, ((subject_t, body_t), work) in enumerate(topics):
         sender, other = rng.sample(world.colleagues, 2)
@@ -319,8 +352,14 @@ def _emails(world: World, rng: random.Random, facts: Facts, away: Away | None = 
             fwd_when = when + timedelta(hours=rng.randint(1, 20))
             if fwd_when >= world.now:
                 fwd_when = world.now - timedelta(minutes=30)
-            note = f"Hi {user.first},\n\nIn case this did not reach you.\n\n{forwarder.first}\n\n"
+            note = f"Hi {world.user.first},\n\nIn case this did not reach you.\n\n{forwarder.first}\n\n"
             out.append((forwarder, f"Fwd: {subject}", note + _forwarded(sender, when, subject, body), fwd_when, ()))
+    return out, absences
+
+
+def _settle_order(world: World, rng: random.Random, out: list[Mail]) -> None:
+    """Move mails that must follow another: a second quote after the first, an out-of-office
+    notice after its sender's last mail."""
     first_quote = next((m[3] for m in out if m[1] == "Vendor meeting follow-up"), None)
     for position, (sender, subject, body, when, cc) in enumerate(out):
         if subject.startswith("Second quote") and first_quote is not None and when <= first_quote:
@@ -335,16 +374,5 @@ def _emails(world: World, rng: random.Random, facts: Facts, away: Away | None = 
             if last >= when:
                 when = min(last + timedelta(minutes=rng.randint(20, 240)), world.now - timedelta(minutes=10))
                 out[position] = (sender, subject, body, when, cc)
-    spans = _clear_absences(world, out, absences, facts)
-    if away is not None:
-        for person, first, last in spans:
-            away.setdefault(person.user, []).append((first, last))
-    files_out: Files = []
-    for sender, subject, body, when, cc in sorted(out, key=lambda m: (m[3], m[1])):
-        name = _safe_name(subject, taken)
-        data = eml_io.build(sender.user, user.user, subject, body, when, cc=cc)
-        files_out.append((f"emails/{user.user}/{name}", "email", data))
-    return files_out
-
 
 # -- calendars ---------------------------------------------------------------------------------
