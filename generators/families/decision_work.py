@@ -105,11 +105,8 @@ def quote_vs_budget(inp: FamilyInput) -> TaskDraft | None:
     )
 
 
-@family("top_product_pdf", ("excel", "word", "pdf"), "hard")
-def top_product_pdf(inp: FamilyInput) -> TaskDraft | None:
-    """Name the best-selling item of the group the chat names (by the measure the chat names),
-    write it up and share it as a PDF. The ranked column is what is sold or bought (a product, an
-    item), the group a text column that is not a date."""
+def _sales_options(inp: FamilyInput) -> list[tuple]:
+    """Every (table, group column, sold-item column, additive amount column) a best seller can be found in."""
     options = []
     for t in tables(inp.notes):
         groups = [c for c in group_columns(t) if t.headers[c].strip().lower() not in ("date", "day", "month")]
@@ -120,6 +117,28 @@ def top_product_pdf(inp: FamilyInput) -> TaskDraft | None:
                 if item != g:
                     for c in amounts:
                         options.append((t, g, item, c))
+    return options
+
+
+def _item_totals(table, g: int, item: int, c: int, key: str) -> tuple[list[str], list]:
+    """Each item's total in group ``key`` as flat (name, total) pairs, and how each total is computed."""
+    pairs: list[str] = []
+    for name in sorted({r[item] for r in table.rows if r[g] == key}):
+        total = round(sum(v for r, v in zip(table.rows, table.column(c)) if r[g] == key and r[item] == name), 2)
+        pairs += [name, fmt(total)]
+    sums = [computed(float(pairs[i + 1]), "sum",
+                     [fmt(v) for r, v in zip(table.rows, table.column(c)) if r[g] == key and r[item] == pairs[i]],
+                     given=("m1",), note=f"{table.headers[c]} of {pairs[i]} in {key}")
+            for i in range(0, len(pairs), 2)]
+    return pairs, sums
+
+
+@family("top_product_pdf", ("excel", "word", "pdf"), "hard")
+def top_product_pdf(inp: FamilyInput) -> TaskDraft | None:
+    """Name the best-selling item of the group the chat names (by the measure the chat names),
+    write it up and share it as a PDF. The ranked column is what is sold or bought (a product, an
+    item), the group a text column that is not a date."""
+    options = _sales_options(inp)
     if not options:
         return None
     table, g, item, c = inp.rng.choice(options)
@@ -159,14 +178,7 @@ def top_product_pdf(inp: FamilyInput) -> TaskDraft | None:
                      content=f"Best seller in {value}: {name}, {fmt(amount)} {column_words(table.headers[c])}."),
                 call("word_convert_to_pdf", file_path=doc)]
 
-    pairs = []
-    for name in sorted({r[item] for r in table.rows if r[g] == key}):
-        total = round(sum(v for r, v in zip(table.rows, table.column(c)) if r[g] == key and r[item] == name), 2)
-        pairs += [name, fmt(total)]
-    sums = [computed(float(pairs[i + 1]), "sum",
-                     [fmt(v) for r, v in zip(table.rows, table.column(c)) if r[g] == key and r[item] == pairs[i]],
-                     given=("m1",), note=f"{table.headers[c]} of {pairs[i]} in {key}")
-            for i in range(0, len(pairs), 2)]
+    pairs, sums = _item_totals(table, g, item, c, key)
     if len(sums) > 40:
         return None
     # a finding, not a paste of the sheet: the runners-up must not be in the note

@@ -506,13 +506,9 @@ def _agreements(inp: FamilyInput) -> list[dict]:
     return out
 
 
-@family("contract_notice_reminder", ("pdf", "calendar", "email"), "hard")
-def contract_notice_reminder(inp: FamilyInput) -> TaskDraft | None:
-    """Book a reminder on the last working day the supplier's agreement can still be cancelled
-    (its end date less its notice period, from the clauses) and tell a colleague the dates."""
-    person = _colleague(inp)
-    if person is None:
-        return None
+def _open_notices(inp: FamilyInput) -> list[tuple[dict, datetime]]:
+    """Each agreement whose last day to give notice (its end less the notice period, moved back to
+    a weekday) is still ahead, with that day."""
     found = []
     for agreement in _agreements(inp):
         deadline = agreement["end"] - timedelta(days=agreement["notice"])
@@ -520,6 +516,26 @@ def contract_notice_reminder(inp: FamilyInput) -> TaskDraft | None:
             deadline -= timedelta(days=1)
         if deadline.date() > inp.now.date():
             found.append((agreement, deadline))
+    return found
+
+
+def _remind_on_end_date(inp: FamilyInput, agreement: dict) -> list:
+    """The intent alone: a reminder on the end date itself, told to the first colleague."""
+    return [call("pdf_read_file", file_path=agreement["file"]),
+            booking(inp.user, "Contract renewal", agreement["end"].replace(hour=9),
+                    agreement["end"].replace(hour=9, minute=30)),
+            call("email_send_email", sender=inp.user, recipient=inp.colleagues[0][0], subject="Contract",
+                 content=f"The agreement ends on {agreement['end']:%Y-%m-%d}.")]
+
+
+@family("contract_notice_reminder", ("pdf", "calendar", "email"), "hard")
+def contract_notice_reminder(inp: FamilyInput) -> TaskDraft | None:
+    """Book a reminder on the last working day the supplier's agreement can still be cancelled
+    (its end date less its notice period, from the clauses) and tell a colleague the dates."""
+    person = _colleague(inp)
+    if person is None:
+        return None
+    found = _open_notices(inp)
     if not found:
         return None
     agreement, deadline = inp.rng.choice(found)
@@ -577,12 +593,7 @@ def contract_notice_reminder(inp: FamilyInput) -> TaskDraft | None:
         memory=[m1, m2, m3, m4, m5],
         query=inp.query(about=m1.about),
         oracle=plan(title),
-        # the intent alone: a reminder on the end date itself, told to the first colleague
-        baseline=[call("pdf_read_file", file_path=agreement["file"]),
-                  booking(inp.user, "Contract renewal", agreement["end"].replace(hour=9),
-                          agreement["end"].replace(hour=9, minute=30)),
-                  call("email_send_email", sender=inp.user, recipient=inp.colleagues[0][0], subject="Contract",
-                       content=f"The agreement ends on {agreement['end']:%Y-%m-%d}.")],
+        baseline=_remind_on_end_date(inp, agreement),
         misreadings=misreadings_of([m4, m3], lambda mid, value: plan(title, hour_of(value)) if mid == "m4" else
                                    plan(title, to_name=value)),
         computed=[computed(start.strftime(FMT_T), "rule", [], rule=rule, given=("m1", "m4")),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 
 from generators.families.base import (
     NEXT_MEETING_RE, FamilyInput, additive, booking, calendar_of, call, chance, column_sum, computed, docs, event_check, extreme,
@@ -14,7 +14,7 @@ from generators.families.single_app import (
     MEETING_TITLES, MEMO_TOPICS, P_CORRECT, P_DISTRACT, _distinct, _label_for, _out_name, free_slots_after,
     meeting_dynamics, slot_rule,
 )
-from generators.families.time_rules import choose_window, window_piece, with_correction
+from generators.families.time_rules import SlotChoice, choose_window, window_piece, with_correction
 from generators.model import TaskDraft
 from office_env.evaluation import keywords as kw
 from office_env.synthesis.documents import superseded_path
@@ -348,43 +348,69 @@ def _shared_meetings(inp: FamilyInput, mine: dict) -> list[tuple[str, str, dict]
     return out
 
 
-@family("move_shared_meeting", ("calendar", "email"), "hard")
-def move_shared_meeting(inp: FamilyInput) -> TaskDraft | None:
-    """Move a meeting the user shares with a colleague to another day the chat names, at the
-    earliest hour both calendars have free there within the office hours the chat gives, and tell
-    the colleague the new time."""
+def _move_target(inp: FamilyInput) -> tuple[list, tuple, tuple, SlotChoice, date] | None:
+    """Which shared meeting moves, to which window and day: the shared meetings, the chosen one
+    (colleague, their name, the event), the first hour both are free, the window and the day."""
     mine = calendar_of(inp.notes, inp.user)
     shared = _shared_meetings(inp, mine) if mine else []
     if not shared:
         return None
     who, name, event = inp.rng.choice(shared)
-    title, old, length = event["summary"], event["start_t"], event["end_t"] - event["start_t"]
+    old = event["start_t"]
     theirs = {s for s in free_slots_after(calendar_of(inp.notes, who), inp.now)}
     common = sorted(s for s in free_slots_after(mine, inp.now) if s in theirs and s[0].date() != old.date())
     if not common:
         return None
     # the intent alone moves the next shared meeting to the first hour both are free: never the answer
     earliest = min(s for s in free_slots_after(mine, inp.now) if s in theirs)
-    guessed = earliest[0].date() if title == shared[0][2]["summary"] else None
+    guessed = earliest[0].date() if event["summary"] == shared[0][2]["summary"] else None
     choice = choose_window(inp, [s for s in common if s[0].date() != guessed])
     if choice is None:
         return None
     day = inp.rng.choice(choice.days())
-    choice = with_correction(inp, choice, day)
-    start = choice.slot(day)[0]  # type: ignore[index]
-    end = start + length
-    minutes = int(length.total_seconds() // 60)
-    day_text = _day_text(day)
+    return shared, (who, name, event), earliest, with_correction(inp, choice, day), day
+
+
+def _move_first_shared(inp: FamilyInput, first: tuple, earliest: datetime) -> list:
+    """The intent alone: the next shared meeting, moved to the first hour both are free."""
+    who, _, event = first
+    return [call("calendar_list_events", user=inp.user),
+            call("calendar_delete_event", user=inp.user, summary=event["summary"]),
+            booking(inp.user, event["summary"], earliest, earliest + (event["end_t"] - event["start_t"])),
+            call("email_send_email", sender=inp.user, recipient=who, subject="Moved",
+                 content=f"Moved to {earliest:%Y-%m-%d %H:%M}.")]
+
+
+def _move_dynamics(inp: FamilyInput, choice: SlotChoice, day: date, shared: list, title: str) -> tuple[tuple, tuple]:
+    """Sometimes another day of the window said first, sometimes another shared meeting that stays."""
     superseded: tuple[str, ...] = ()
-    earlier = [_day_text(d) for d in choice.days() if _distinct(_day_text(d), day_text)]
+    earlier = [_day_text(d) for d in choice.days() if _distinct(_day_text(d), _day_text(day))]
     if earlier and chance(inp, P_CORRECT):
         superseded = (inp.rng.choice(earlier),)
-    distractors = ()
+    distractors: tuple = ()
     others = [e["summary"] for w, _, e in shared if e["summary"] != title and _distinct(e["summary"], title)
               and e["start_t"].date() != day]
     if others and chance(inp, P_DISTRACT):
         other = inp.rng.choice(others)
         distractors = (near(other, f"the {other} stays where it is, that one is fine"),)
+    return superseded, distractors
+
+
+@family("move_shared_meeting", ("calendar", "email"), "hard")
+def move_shared_meeting(inp: FamilyInput) -> TaskDraft | None:
+    """Move a meeting the user shares with a colleague to another day the chat names, at the
+    earliest hour both calendars have free there within the office hours the chat gives, and tell
+    the colleague the new time."""
+    target = _move_target(inp)
+    if target is None:
+        return None
+    shared, (who, name, event), earliest, choice, day = target
+    title, old, length = event["summary"], event["start_t"], event["end_t"] - event["start_t"]
+    start = choice.slot(day)[0]  # type: ignore[index]
+    end = start + length
+    minutes = int(length.total_seconds() // 60)
+    day_text = _day_text(day)
+    superseded, distractors = _move_dynamics(inp, choice, day, shared, title)
     about = "the meeting I have to move"
     rule = f"on the hour within {choice.text}, the earliest that day when we are both free, keeping its length"
     m1 = piece(1, "fact", f"I can't make the {title} on {_day_text(old.date())}, it has to move", title,
@@ -437,12 +463,7 @@ def move_shared_meeting(inp: FamilyInput) -> TaskDraft | None:
         query=inp.query(about=m1.about),
         oracle=plan("m1", title),
         # the intent alone: the next shared meeting, moved to the first hour both are free
-        baseline=[call("calendar_list_events", user=inp.user),
-                  call("calendar_delete_event", user=inp.user, summary=shared[0][2]["summary"]),
-                  booking(inp.user, shared[0][2]["summary"], earliest[0],
-                          earliest[0] + (shared[0][2]["end_t"] - shared[0][2]["start_t"])),
-                  call("email_send_email", sender=inp.user, recipient=shared[0][0], subject="Moved",
-                       content=f"Moved to {earliest[0]:%Y-%m-%d %H:%M}.")],
+        baseline=_move_first_shared(inp, shared[0], earliest[0]),
         misreadings=misreadings_of([m1, m2, m4], plan),
         computed=[computed(minutes, "minutes_between", [old.strftime(FMT_T), event["end_t"].strftime(FMT_T)],
                            given=("m1",), note=f"the length of the {title} in the calendar"),
@@ -633,6 +654,15 @@ def report_pdf(inp: FamilyInput) -> TaskDraft | None:
     )
 
 
+def _plain_meeting_pack(inp: FamilyInput, slot: tuple[datetime, datetime]) -> list:
+    """The intent alone: the first free hour, a plain title and agenda, the likeliest colleague."""
+    return [call("calendar_create_event", user=inp.user, summary="Meeting", start=slot[0].strftime(FMT_T),
+                 end=slot[1].strftime(FMT_T)),
+            call("word_write_to_file", file_path="data/agenda.docx", content="Agenda\nTo be agreed."),
+            call("email_send_email", sender=inp.user, recipient=inp.colleagues[0][0], subject="Invitation",
+                 content=f"Please join the meeting on {slot[0]:%Y-%m-%d %H:%M}.")]
+
+
 @family("meeting_pack", ("calendar", "word", "email"), "hard")
 def meeting_pack(inp: FamilyInput) -> TaskDraft | None:
     """Book a meeting said in the chat, write its agenda (points from the chat plus the date of the
@@ -707,12 +737,7 @@ def meeting_pack(inp: FamilyInput) -> TaskDraft | None:
         memory=[m1, m2, m3, m4, m5, m6, m7, m8],
         query=inp.query(about=m1.about),
         oracle=plan("m1", when),
-        # the intent alone: the first free hour, a plain title and agenda, the likeliest colleague
-        baseline=[call("calendar_create_event", user=inp.user, summary="Meeting", start=slots[0][0].strftime(FMT_T),
-                       end=slots[0][1].strftime(FMT_T)),
-                  call("word_write_to_file", file_path="data/agenda.docx", content="Agenda\nTo be agreed."),
-                  call("email_send_email", sender=inp.user, recipient=inp.colleagues[0][0], subject="Invitation",
-                       content=f"Please join the meeting on {slots[0][0]:%Y-%m-%d %H:%M}.")],
+        baseline=_plain_meeting_pack(inp, slots[0]),
         misreadings=misreadings_of([m1, m2], plan),
         computed=[computed(end.strftime(FMT_T), "add_minutes", [when, str(minutes)], given=("m3",))],
     )

@@ -87,7 +87,12 @@ def build_command(
     except Exception as exc:
         _batch_failed(exc, "attempts")
         raise
-    elapsed = time.perf_counter() - started
+    _report_build(out, n, summary, time.perf_counter() - started, strict)
+
+
+def _report_build(out: Path, n: int, summary: Any, elapsed: float, strict: bool) -> None:
+    """The build's last lines; exit 1 when fewer tasks than asked passed, or ``--strict`` and the
+    dataset misses the gameability threshold."""
     drops = ", ".join(f"{k}: {v}" for k, v in sorted(summary.drops.items())) or "none"
     typer.echo(f"built {summary.accepted} task(s) in {out} from {summary.attempts} attempt(s) "
                f"in {elapsed:.1f} s (dropped: {drops})")
