@@ -112,7 +112,7 @@ class ToolCall:
         return cls(tool=data["tool"], args=dict(data["args"]))
 
 
-@dataclass
+@dataclass(kw_only=True)
 class TaskDraft:
     """A generated task before the dialogue.
 
@@ -123,9 +123,9 @@ class TaskDraft:
     intent would do (chat-only values blanked or defaulted) and must not pass.
     """
 
-    family: str
-    apps: list[str]
-    difficulty: str
+    family: str = ""  # a registered family's draft gets its name, apps and difficulty from ``@family``
+    apps: list[str] = field(default_factory=list)
+    difficulty: str = ""
     description: str
     intent: str
     subtasks: list[str]

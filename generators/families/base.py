@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import random
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, datetime
 from email.utils import parsedate_to_datetime
 from typing import Any, Callable
@@ -68,6 +68,7 @@ class Family:
             draft = self.builder(inp)
             if draft is None:
                 return None
+            draft = replace(draft, family=self.name, apps=list(self.apps), difficulty=self.difficulty)
             if not mails_someone_away(inp, draft):
                 return with_follow_up_day(inp.rng, inp.now, draft)
         return None
@@ -94,7 +95,8 @@ def check_families() -> None:
 
 
 def family(name: str, apps: tuple[str, ...], difficulty: str):
-    """Register a family (its phrasing file is read on first use; see ``check_families``).
+    """Register a family (its phrasing file is read on first use; see ``check_families``). Its
+    drafts get ``name``, ``apps`` and ``difficulty`` from here, so a builder leaves them out.
     ``difficulty`` is the family's aim, given to a model as a hint; a task's recorded difficulty is
     measured (``generators.difficulty``)."""
     def register(build: Callable[[FamilyInput], TaskDraft | None]):

@@ -81,7 +81,6 @@ def quote_vs_budget(inp: FamilyInput) -> TaskDraft | None:
                 call("word_write_to_file", file_path=out, content=content(value))]
 
     return TaskDraft(
-        family="quote_vs_budget", apps=["email", "excel", "word"], difficulty="hard",
         description=f"Compare the quote in the mail '{message['subject']}' ({fmt(quote)}) with the {period} budget of "
                     f"{line} in {table.file} ({fmt(budget)}) and write into {out} whether it is {verdict} and by how "
                     f"much ({fmt(abs(margin))}).",
@@ -187,7 +186,6 @@ def top_product_pdf(inp: FamilyInput) -> TaskDraft | None:
                if n != winner and n.lower() not in winner.lower() and winner.lower() not in n.lower()][:3]
     refuse = [{"function": "evaluate_not_contain", "args": {"doc_type": "pdf", "file": pdf, "keywords": runners}}]
     return TaskDraft(
-        family="top_product_pdf", apps=["excel", "word", "pdf"], difficulty="hard",
         description=f"In {table.file}, find the {table.headers[item]} with the highest total {table.headers[c]} where "
                     f"{table.headers[g]} is {key} ({winner}, {fmt(top)}), write it with that total into {doc}, and "
                     f"convert {doc} to {pdf}.",
@@ -263,7 +261,6 @@ def sales_mail_reply(inp: FamilyInput) -> TaskDraft | None:
                                             f"in {stem(sheet_file)} comes to {fmt(amount)}.", inp.user_name))]
 
     return TaskDraft(
-        family="sales_mail_reply", apps=["email", "excel"], difficulty="medium",
         description=f"Reply to {sender}'s mail '{message['subject']}' with the total {table.headers[c]} of the {region} "
                     f"region in {table.file} ({fmt(total)}).",
         intent=inp.intent(),

@@ -118,7 +118,6 @@ def invoice_due_reminder(inp: FamilyInput) -> TaskDraft | None:
                                           f"{inv['due']:%Y-%m-%d}.", inp.user_name))]
 
     return TaskDraft(
-        family="invoice_due_reminder", apps=["pdf", "calendar", "email"], difficulty="hard",
         description=f"Read {invoice['file']} (from {invoice['vendor']}), add a {minutes}-minute '{title}' reminder to "
                     f"{possessive(inp.user_name)} calendar ({inp.user}) at {hour}:00 on its due date "
                     f"({invoice['due']:%Y-%m-%d}), and email {name} ({who}) its number {invoice['number']} and amount "
@@ -184,7 +183,6 @@ def invoice_items_to_sheet(inp: FamilyInput) -> TaskDraft | None:
         matches += [{"row": r, "col": 1, "value": item}, {"row": r, "col": 2, "value": str(qty)},
                     {"row": r, "col": 3, "value": fmt(amount)}]
     return TaskDraft(
-        family="invoice_items_to_sheet", apps=["pdf", "excel"], difficulty="hard",
         description=f"Create {out} with Item, Quantity and Amount in row 1 and one row per line item of "
                     f"{invoice['file']} (the {invoice['vendor']} invoice), in the invoice's order.",
         intent=inp.intent(),
@@ -243,7 +241,6 @@ def policy_answer(inp: FamilyInput) -> TaskDraft | None:
         return [call("pdf_read_file", file_path=d["file"]), call("system_write_answer", text=fmt(v))]
 
     return TaskDraft(
-        family="policy_answer", apps=["pdf"], difficulty="easy",
         description=f"Find the {topic} figure in {doc['file']} ('{line}') and write the number into data/answer.txt.",
         intent=inp.intent(),
         subtasks=[f"Read {doc['file']}.", f"Find the {topic}.", "Write the figure into data/answer.txt."],
@@ -316,7 +313,6 @@ def followup_session(inp: FamilyInput) -> TaskDraft | None:
                                           f"Attending: {join_and(listed)}.", inp.user_name))]
 
     return TaskDraft(
-        family="followup_session", apps=["excel", "calendar", "email"], difficulty="hard",
         description=f"From {table.file}, list everyone whose {table.headers[c]} is under {mark} ({join_and(names)}); book "
                     f"'{title}' on {start:%Y-%m-%d} in {possessive(inp.user_name)} first free whole hour between "
                     f"{choice.window[0]}:00 and {choice.window[1]}:00 ({start:%H:%M}-{end:%H:%M}); email {name} ({who}) the names and the start time.",
@@ -388,7 +384,6 @@ def policy_figures_sheet(inp: FamilyInput) -> TaskDraft | None:
     for r, topic in enumerate(picked, start=2):
         matches += [{"row": r, "col": 1, "value": topic}, {"row": r, "col": 2, "value": fmt(unique[topic])}]
     return TaskDraft(
-        family="policy_figures_sheet", apps=["pdf", "excel"], difficulty="hard",
         description=f"Create {out} with the header Topic, Value and one row each, in this order, for the "
                     f"{', '.join(picked)} figures of {file} ({', '.join(fmt(unique[t]) for t in picked)}).",
         intent=inp.intent(),
@@ -466,7 +461,6 @@ def invoice_po_check(inp: FamilyInput) -> TaskDraft | None:
 
     latest = every[0]
     return TaskDraft(
-        family="invoice_po_check", apps=["pdf", "excel", "email"], difficulty="hard",
         description=f"Compare {invoice['file']} ({invoice['vendor']}, invoice {invoice['number']}) with purchase order "
                     f"{invoice['po']} in {log}, and email {name} ({who}) with the subject '{subject}' which line "
                     f"differs: {item} is billed with quantity {billed}, but the order has {ordered}.",
@@ -578,7 +572,6 @@ def contract_notice_reminder(inp: FamilyInput) -> TaskDraft | None:
                                           f"notice must be given by {deadline:%Y-%m-%d}.", inp.user_name))]
 
     return TaskDraft(
-        family="contract_notice_reminder", apps=["pdf", "calendar", "email"], difficulty="hard",
         description=f"From {agreement['file']} (the agreement with {agreement['vendor']}, ending "
                     f"{agreement['end']:%Y-%m-%d}, {agreement['notice']} days' notice), add a {minutes}-minute "
                     f"'{title}' to {possessive(inp.user_name)} calendar ({inp.user}) at {hour}:00 on "
@@ -663,7 +656,6 @@ def claims_second_approval(inp: FamilyInput) -> TaskDraft | None:
     by_name = {n: u for u, n in inp.colleagues}
     everything = [c for c, _ in submitted]
     return TaskDraft(
-        family="claims_second_approval", apps=["pdf", "excel", "email"], difficulty="hard",
         description=f"Find the claims in {log} still marked Submitted whose amount is above the {fmt(limit)} {currency} "
                     f"second-approval limit in {policy}, and email {name} ({who}) with the subject '{subject}' their "
                     f"numbers ({join_and(ids)}).",

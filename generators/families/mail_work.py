@@ -82,7 +82,6 @@ def mail_to_calendar(inp: FamilyInput) -> TaskDraft | None:
                 booking(inp.user, summary, s0, e0)]
 
     return TaskDraft(
-        family="mail_to_calendar", apps=["email", "calendar"], difficulty="medium",
         description=f"Add '{title}' to {possessive(inp.user_name)} calendar ({inp.user}) at the time {sender} booked "
                     f"in the mail '{message['subject']}': {start:%Y-%m-%d %H:%M}-{end:%H:%M}.",
         intent=inp.intent(),
@@ -154,7 +153,6 @@ def quote_to_sheet(inp: FamilyInput) -> TaskDraft | None:
                 *rows(out, who, figure)]
 
     return TaskDraft(
-        family="quote_to_sheet", apps=["email", "excel"], difficulty="medium",
         description=f"Create {out} with Sender and Amount in row 1, and in row 2 {sender} (or {_first(sender)}, as "
                     f"the mail signs) and the amount their mail "
                     f"'{message['subject']}' quotes ({amount_text}).",
@@ -226,7 +224,6 @@ def next_meeting_invite(inp: FamilyInput) -> TaskDraft | None:
                                     inp.user_name))]
 
     return TaskDraft(
-        family="next_meeting_invite", apps=["word", "calendar", "email"], difficulty="hard",
         description=f"Read the next meeting's date and time in {doc['file']} ({start:%Y-%m-%d %H:%M}), add '{title}' "
                     f"for {minutes} minutes to {possessive(inp.user_name)} calendar ({inp.user}), and email {name} "
                     f"({who}) the invitation with the date and start time.",
@@ -297,7 +294,6 @@ def forward_mail(inp: FamilyInput) -> TaskDraft | None:
                      content=f"Forwarding {possessive(_first(sender))} message:\n\n{message.get('body', '')}")]
 
     return TaskDraft(
-        family="forward_mail", apps=["email"], difficulty="easy",
         description=f"Forward the mail '{message['subject']}' from {sender} to {name} ({users[name]}), keeping its "
                     f"text (with {', '.join(facts)}).",
         intent=inp.intent(),
@@ -369,7 +365,6 @@ def cover_note(inp: FamilyInput) -> TaskDraft | None:
                      content=f"Cover note\n{who} is away from {s0} {span}.\n{c} covers the open items.")]
 
     return TaskDraft(
-        family="cover_note", apps=["email", "word"], difficulty="medium",
         description=f"Write {out} saying that {away} is away from {start} {days} and that {cover} covers, as "
                     f"{possessive(_first(away))} mail '{message['subject']}' says.",
         intent=inp.intent(),
@@ -424,7 +419,6 @@ def welcome_session(inp: FamilyInput) -> TaskDraft | None:
                 booking(inp.user, summary, s0, s0 + timedelta(minutes=minutes))]
 
     return TaskDraft(
-        family="welcome_session", apps=["email", "calendar"], difficulty="medium",
         description=f"Add '{title}' to {possessive(inp.user_name)} calendar ({inp.user}) at {hour}:00 for {minutes} "
                     f"minutes on {day:%Y-%m-%d}, the first day of the new {role} (from the mail '{message['subject']}').",
         intent=inp.intent(),
@@ -485,7 +479,6 @@ def stock_question_reply(inp: FamilyInput) -> TaskDraft | None:
                      content=letter(sender, f"Under {value}: {', '.join(under(int(value)))}.", inp.user_name))]
 
     return TaskDraft(
-        family="stock_question_reply", apps=["email", "excel"], difficulty="medium",
         description=f"Reply to {possessive(sender)} mail '{message['subject']}' with the items of {table.file} whose "
                     f"{table.headers[c]} is under {level}, the level the chat gives instead of the mail's {asked} "
                     f"({', '.join(low)}).",
@@ -548,7 +541,6 @@ def invoice_confirm_reply(inp: FamilyInput) -> TaskDraft | None:
                                     inp.user_name))]
 
     return TaskDraft(
-        family="invoice_confirm_reply", apps=["email", "pdf"], difficulty="medium",
         description=f"Answer {possessive(sender)} mail '{message['subject']}' by sending {name} ({who}) the total "
                     f"({total}) and due date ({due}) of invoice {invoice}, read from {pdfs[file]['file']}.",
         intent=inp.intent(),
@@ -613,7 +605,6 @@ def milestone_to_calendar(inp: FamilyInput) -> TaskDraft | None:
                      end=(s0 + timedelta(minutes=minutes)).strftime(FMT_T))]
 
     return TaskDraft(
-        family="milestone_to_calendar", apps=["word", "calendar"], difficulty="medium",
         description=f"Add '{title}' to {possessive(inp.user_name)} calendar ({inp.user}) at {hour}:00 for {minutes} minutes "
                     f"on {day:%Y-%m-%d}, the milestone date recorded in {doc['file']}.",
         intent=inp.intent(),
@@ -659,7 +650,6 @@ def decision_email(inp: FamilyInput) -> TaskDraft | None:
                      content=letter(person, f"The {what} of {amount} {currency} is approved.", inp.user_name))]
 
     return TaskDraft(
-        family="decision_email", apps=["word", "email"], difficulty="medium",
         description=f"Email {name} ({users[name]}) that the {what} of {amount} {currency} is approved, as recorded in "
                     f"{doc['file']}.",
         intent=inp.intent(),

@@ -84,7 +84,6 @@ def sheet_total_email(inp: FamilyInput) -> TaskDraft | None:
                 call("email_send_email", sender=inp.user, recipient=users[person], subject=subject, content=body(person))]
 
     return TaskDraft(
-        family="sheet_total_email", apps=["excel", "email"], difficulty="medium",
         description=f"Sum the {header} column of {table.file} and email the total to {name} ({who}) "
                     f"with the subject '{subject}'.",
         intent=inp.intent(),
@@ -140,7 +139,6 @@ def invoice_to_sheet(inp: FamilyInput) -> TaskDraft | None:
         return [call("pdf_read_file", file_path=pdf), *_invoice_rows(out, number, total, first="Total")]
 
     return TaskDraft(
-        family="invoice_to_sheet", apps=["pdf", "excel"], difficulty="medium",
         description=f"Create {out} with the header Invoice, Total in row 1 and the invoice number and total "
                     f"from {pdf} in row 2.",
         intent=inp.intent(),
@@ -222,7 +220,6 @@ def notes_to_email(inp: FamilyInput) -> TaskDraft | None:
                      content="\n".join(d["lines"]))]
 
     return TaskDraft(
-        family="notes_to_email", apps=["word", "email"], difficulty="easy",
         description=f"Email the full text of {doc['file']} (it opens with '{doc['lines'][0]}') to {name} ({who}).",
         intent=inp.intent(),
         subtasks=[f"Read {doc['file']}.", f"Email its content to {name}."],
@@ -303,7 +300,6 @@ def common_slot(inp: FamilyInput) -> TaskDraft | None:
                      content=f"{summary} is booked for {s0:%Y-%m-%d %H:%M}-{e0:%H:%M}.")]
 
     return TaskDraft(
-        family="common_slot", apps=["calendar", "email"], difficulty="hard",
         description=f"Find the earliest whole hour on {day:%Y-%m-%d} between {choice.window[0]}:00 and "
                     f"{choice.window[1]}:00 when both {inp.user_name} ({inp.user}) and {name} ({who}) are free, add "
                     f"'{title}' to {possessive(inp.user_name)} calendar then, and email {name} the time.",
@@ -445,7 +441,6 @@ def move_shared_meeting(inp: FamilyInput) -> TaskDraft | None:
                                           f"{s0:%Y-%m-%d %H:%M}-{s0 + length:%H:%M}.", inp.user_name))]
 
     return TaskDraft(
-        family="move_shared_meeting", apps=["calendar", "email"], difficulty="hard",
         description=f"Move '{title}' ({old:%Y-%m-%d %H:%M}) in {possessive(inp.user_name)} calendar ({inp.user}) to "
                     f"{day:%Y-%m-%d} at the earliest whole hour between {choice.window[0]}:00 and {choice.window[1]}:00 "
                     f"when both {inp.user_name} and {name} ({who}) are free, "
@@ -524,7 +519,6 @@ def sheet_to_report(inp: FamilyInput) -> TaskDraft | None:
                 call("word_write_to_file", file_path=out, content=content(mid, said))]
 
     return TaskDraft(
-        family="sheet_to_report", apps=["excel", "word"], difficulty="medium",
         description=f"Write {out} naming the {table.headers[label]} with the highest {header} in {table.file} "
                     "and that value.",
         intent=inp.intent(),
@@ -577,7 +571,6 @@ def invoice_pipeline(inp: FamilyInput) -> TaskDraft | None:
                      content=f"Invoice {number} totals {fmt(total)}.")]
 
     return TaskDraft(
-        family="invoice_pipeline", apps=["pdf", "excel", "email"], difficulty="hard",
         description=f"Read {pdf}, create {out} with Invoice and Total in row 1 and the invoice number and total in "
                     f"row 2, then email {name} ({who}) the invoice number and total.",
         intent=inp.intent(),
@@ -636,7 +629,6 @@ def report_pdf(inp: FamilyInput) -> TaskDraft | None:
     m3 = piece(3, "action", f"the {header} write-up should be saved as {stem(doc)}, plus a PDF copy", stem(doc),
                cue="output_file", about="the totals write-up", thread=2)
     return TaskDraft(
-        family="report_pdf", apps=["excel", "word", "pdf"], difficulty="hard",
         description=f"Sum the {header} column of {table.file}, write the total into {doc}, and convert it to {pdf}.",
         intent=inp.intent(),
         subtasks=[f"Read {table.file}.", f"Write the total into {doc}.", f"Convert {doc} to PDF."],
@@ -721,7 +713,6 @@ def meeting_pack(inp: FamilyInput) -> TaskDraft | None:
                              f"Agenda: {agenda}.")]
 
     return TaskDraft(
-        family="meeting_pack", apps=["calendar", "word", "email"], difficulty="hard",
         description=f"Book '{title}' on {possessive(inp.user_name)} calendar ({inp.user}) at {when}-{end:%H:%M} "
                     f"({minutes} minutes), write the agenda {agenda} covering {join_and(points)} and opening with the "
                     f"date of the previous meeting from {doc['file']} ({last}), and email {name} ({who}) the invitation "

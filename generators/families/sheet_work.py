@@ -88,7 +88,6 @@ def group_total_email(inp: FamilyInput) -> TaskDraft | None:
 
     rows = [v for r, v in zip(table.rows, table.column(c)) if r[g] == key]
     return TaskDraft(
-        family="group_total_email", apps=["excel", "email"], difficulty="medium",
         description=f"Add up the {table.headers[c]} of the rows of {table.file} whose {table.headers[g]} is {key} and "
                     f"email the total to {name} ({who}).",
         intent=inp.intent(),
@@ -133,7 +132,6 @@ def group_average(inp: FamilyInput) -> TaskDraft | None:
 
     rows = [v for r, v in zip(table.rows, table.column(c)) if r[g] == key]
     return TaskDraft(
-        family="group_average", apps=["excel"], difficulty="easy",
         description=f"Work out the average {table.headers[c]} of the rows of {table.file} whose {table.headers[g]} is "
                     f"{key} (to two decimals) and write it into data/answer.txt.",
         intent=inp.intent(),
@@ -195,7 +193,6 @@ def _threshold_family(name: str, wanted: Callable[[str], bool], what: str, near_
                          content=letter(colleague, f"Below {fmt(t)} {column}: {join_and(names)}.", inp.user_name))]
 
         return TaskDraft(
-            family=name, apps=["excel", "email"], difficulty="medium",
             description=f"Find the rows of {table.file} whose {table.headers[c]} is below {fmt(cut)} and email their "
                         f"{table.headers[label]} values ({join_and(below)}) to {colleague} ({who}).",
             intent=inp.intent(),
@@ -296,7 +293,6 @@ def period_change_memo(inp: FamilyInput) -> TaskDraft | None:
     pairs_in = [x for r in table.rows for x in (r[label], fmt(diff[r[label]]))]
     steps.append(computed(top, "argmax", pairs_in, given=("m1",), note="largest increase"))
     return TaskDraft(
-        family="period_change_memo", apps=["excel", "word"], difficulty="hard",
         description=f"In {table.file}, find the {table.headers[label]} whose value grew most from {table.headers[a]} "
                     f"to {table.headers[b]} ({top}, up {fmt(diff[top])}) and write it, with the increase, into {out}.",
         intent=inp.intent(),
@@ -346,7 +342,6 @@ def group_headcount(inp: FamilyInput) -> TaskDraft | None:
 
     members = [r[label] if label is not None else str(i) for i, r in enumerate(table.rows) if r[g] == key]
     return TaskDraft(
-        family="group_headcount", apps=["excel"], difficulty="easy",
         description=f"Count the rows of {table.file} whose {table.headers[g]} is {key} ({counts[key]}) and write the "
                     "number into data/answer.txt.",
         intent=inp.intent(),

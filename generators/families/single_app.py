@@ -83,7 +83,6 @@ def sheet_question(inp: FamilyInput) -> TaskDraft | None:
         return [call("excel_read_file", file_path=table.file), call("system_write_answer", text=value_of)]
 
     return TaskDraft(
-        family="sheet_question", apps=["excel"], difficulty="easy",
         description=f"Find {question} (file {table.file}) and write the answer into data/answer.txt.",
         intent=inp.intent(),
         subtasks=[f"Read {table.file}.", f"Find the {what} with the {which} {header}.",
@@ -140,7 +139,6 @@ def sheet_total(inp: FamilyInput) -> TaskDraft | None:
         return None
 
     return TaskDraft(
-        family="sheet_total", apps=["excel"], difficulty="medium",
         description=f"Add up the {header} column of {table.file} and write the total into data/answer.txt.",
         intent=inp.intent(),
         subtasks=[f"Read {table.file}.", f"Sum the {header} column.", "Write the total into data/answer.txt."],
@@ -201,7 +199,6 @@ def sheet_update(inp: FamilyInput) -> TaskDraft | None:
         return [call("excel_set_cell", file_path=table.file, row=r + 2, col=col + 1, value=float(figure) if "." in figure else int(figure))]
 
     return TaskDraft(
-        family="sheet_update", apps=["excel"], difficulty="easy",
         description=f"In {table.file}, set the {header} of {who} (row {r + 2}, column {col + 1}) to {value}.",
         intent=inp.intent(),
         subtasks=[f"Open {table.file}.", f"Set {what} to the new value."],
@@ -259,7 +256,6 @@ def write_memo(inp: FamilyInput) -> TaskDraft | None:
                 call("word_write_to_file", file_path=out, content=content_of([value] + points[1:], line))]
 
     return TaskDraft(
-        family="write_memo", apps=["word"], difficulty="medium",
         description=f"Write a Word memo {out} that covers {join_and(points)} and repeats the decision recorded in "
                     f"{doc['file']} ({fact}).",
         intent=inp.intent(),
@@ -313,7 +309,6 @@ def doc_to_pdf(inp: FamilyInput) -> TaskDraft | None:
         return [call("word_convert_to_pdf", file_path=doc["file"], output_path=f"data/{value}")]
 
     return TaskDraft(
-        family="doc_to_pdf", apps=["word"], difficulty="easy",
         description=f"Convert {doc['file']} to PDF and save it as {out}.",
         intent=inp.intent(),
         subtasks=[f"Convert {doc['file']} to PDF.", f"Save it as {out}."],
@@ -423,7 +418,6 @@ def schedule_meeting(inp: FamilyInput) -> TaskDraft | None:
         return [call("calendar_list_events", user=inp.user), booking(inp.user, summary, *slot)]
 
     return TaskDraft(
-        family="schedule_meeting", apps=["calendar"], difficulty="medium",
         description=f"Add '{title}' to {inp.user}'s calendar on {start:%Y-%m-%d} in the first free whole hour between "
                     f"{choice.window[0]}:00 and {choice.window[1]}:00 (that is {start:%H:%M}-{end:%H:%M}), without "
                     "overlapping other events.",
@@ -462,7 +456,6 @@ def pdf_total(inp: FamilyInput) -> TaskDraft | None:
         return [call("pdf_read_file", file_path=pdf), call("system_write_answer", text=amount)]
 
     return TaskDraft(
-        family="pdf_total", apps=["pdf"], difficulty="easy",
         description=f"Read the total of invoice {number} from {pdf} and write it into data/answer.txt.",
         intent=inp.intent(),
         subtasks=[f"Read {pdf}.", "Write its total into data/answer.txt."],
@@ -533,7 +526,6 @@ def reply_to_mail(inp: FamilyInput) -> TaskDraft | None:
                              f"\n\nBest regards,\n{inp.user_name}")]
 
     return TaskDraft(
-        family="reply_to_mail", apps=["email"], difficulty="easy",
         description=f"Reply to the email '{subject}' from {message['from']} (subject 'Re: {subject}'), tell them that "
                     f"{point}, and confirm the {fact} they gave.",
         intent=inp.intent(),
