@@ -18,6 +18,7 @@ from typing import Any, Callable
 from generators.families.follow_up import with_follow_up_day
 from generators.families.phrasing import FamilyDefinitionError, Phrasing, load_phrasing
 from generators.model import Distractor, MemoryPiece, Misreading, TaskDraft, ToolCall
+from office_env.evaluation import builders as cr
 from office_env.money import CODE
 from office_env.synthesis.check import away_span
 from office_env.synthesis.documents import is_superseded
@@ -437,9 +438,8 @@ def booking(user: str, summary: str, start: datetime, end: datetime) -> ToolCall
 
 def event_check(user: str, summary: Any, start: datetime, end: datetime) -> dict[str, Any]:
     """The criterion that ``user``'s calendar holds the event, titled like ``summary``, at that time."""
-    return {"function": "evaluate_calendar_event",
-            "args": {"username": user, "summary": summary, "start": start.strftime(TIME_FORMAT),
-                     "end": end.strftime(TIME_FORMAT)}}
+    return cr.calendar_event(username=user, summary=summary, start=start.strftime(TIME_FORMAT),
+                             end=end.strftime(TIME_FORMAT))
 
 
 

@@ -15,6 +15,7 @@ from generators.families.base import (
 from generators.families.sheet_work import _dynamics, group_columns, label_column
 from generators.families.single_app import _out_name
 from generators.model import TaskDraft
+from office_env.evaluation import builders as cr
 
 _SOLD_HEADERS = ("product", "item", "service")  # what a best seller is chosen among
 _WORK_RE = re.compile(r"on the ([a-z][a-z ]*?) work\b")  # what a quote is for: its budget line
@@ -87,12 +88,10 @@ def quote_vs_budget(inp: FamilyInput) -> TaskDraft | None:
         intent=inp.intent(),
         subtasks=["Read the quote in the mail.", f"Find the budget line in {table.file}.",
                   f"Write the verdict and the margin into {out}."],
-        evaluation=[{"function": "evaluate_contain",
-                     "args": {"doc_type": "docx", "file": out, "keywords": [verdict, fmt(abs(margin))]}},
+        evaluation=[cr.contain(doc_type="docx", file=out, keywords=[verdict, fmt(abs(margin))]),
                     # the chat says both verdict words: a note that echoes both must not pass
-                    {"function": "evaluate_not_contain",
-                     "args": {"doc_type": "docx", "file": out,
-                              "keywords": ["over budget" if verdict == "within budget" else "within budget"]}}],
+                    cr.not_contain(doc_type="docx", file=out,
+                                   keywords=["over budget" if verdict == "within budget" else "within budget"])],
         memory=[m1, m2, m3, m4],
         query=inp.query(about=m1.about),
         oracle=plan("m2", said),
@@ -184,7 +183,7 @@ def top_product_pdf(inp: FamilyInput) -> TaskDraft | None:
     totals = {pairs[i]: float(pairs[i + 1]) for i in range(0, len(pairs), 2)}
     runners = [n for n in sorted(totals, key=lambda n: -totals[n])
                if n != winner and n.lower() not in winner.lower() and winner.lower() not in n.lower()][:3]
-    refuse = [{"function": "evaluate_not_contain", "args": {"doc_type": "pdf", "file": pdf, "keywords": runners}}]
+    refuse = [cr.not_contain(doc_type="pdf", file=pdf, keywords=runners)]
     return TaskDraft(
         description=f"In {table.file}, find the {table.headers[item]} with the highest total {table.headers[c]} where "
                     f"{table.headers[g]} is {key} ({winner}, {fmt(top)}), write it with that total into {doc}, and "
@@ -192,9 +191,8 @@ def top_product_pdf(inp: FamilyInput) -> TaskDraft | None:
         intent=inp.intent(),
         subtasks=[f"Read {table.file}.", f"Total {column_words(table.headers[c])} per {what} for {key}.",
                   f"Write the best one into {doc}.", f"Convert it to {pdf}."],
-        evaluation=[{"function": "evaluate_file_exist", "args": {"file": pdf}},
-                    {"function": "evaluate_contain", "args": {"doc_type": "pdf", "file": pdf,
-                                                              "keywords": [winner, fmt(top)]}},
+        evaluation=[cr.file_exist(file=pdf),
+                    cr.contain(doc_type="pdf", file=pdf, keywords=[winner, fmt(top)]),
                     *(refuse if runners else [])],
         memory=[m1, m2, m3, m4],
         query=inp.query(about=m1.about),
@@ -265,8 +263,7 @@ def sales_mail_reply(inp: FamilyInput) -> TaskDraft | None:
                     f"region in {table.file} ({fmt(total)}).",
         intent=inp.intent(),
         subtasks=["Read the sales mail.", f"Total the {region} rows of {table.file}.", "Reply with the total."],
-        evaluation=[{"function": "evaluate_email_sent",
-                     "args": {"sender": inp.user, "recipient": sender_user(message), "body_keywords": [fmt(total)]}}],
+        evaluation=[cr.email_sent(sender=inp.user, recipient=sender_user(message), body_keywords=[fmt(total)])],
         memory=[m1, m2, m3],
         query=inp.query(about=m1.about),
         oracle=reply(table.file, total),

@@ -23,6 +23,7 @@ from generators.families.time_rules import (
     choose_window, hour_of, hour_piece, start_hour, window_piece, with_correction,
 )
 from generators.model import TaskDraft
+from office_env.evaluation import builders as cr
 from office_env.money import CODE
 
 FMT_T = "%Y-%m-%d %H:%M:%S"
@@ -126,9 +127,8 @@ def invoice_due_reminder(inp: FamilyInput) -> TaskDraft | None:
         subtasks=["Find the vendor's invoice and read it.", "Add the reminder on its due date.",
                   f"Email {name} the number and amount."],
         evaluation=[event_check(inp.user, title, start, end),
-                    {"function": "evaluate_email_sent",
-                     "args": {"sender": inp.user, "recipient": who,
-                              "body_keywords": [invoice["number"], fmt(invoice["total"])]}}],
+                    cr.email_sent(sender=inp.user, recipient=who,
+                                  body_keywords=[invoice["number"], fmt(invoice["total"])])],
         memory=[m1, m2, m3, m4, m5],
         query=inp.query(about=m1.about),
         oracle=plan(invoice["vendor"]),
@@ -187,8 +187,7 @@ def invoice_items_to_sheet(inp: FamilyInput) -> TaskDraft | None:
                     f"{invoice['file']} (the {invoice['vendor']} invoice), in the invoice's order.",
         intent=inp.intent(),
         subtasks=["Find the vendor's invoice and read it.", f"Create {out} with the header.", "Add one row per item."],
-        evaluation=[{"function": "evaluate_excel_cell_value",
-                     "args": {"file": out, "matches": matches, "ignore_case": True}}],
+        evaluation=[cr.excel_cell_value(file=out, matches=matches, ignore_case=True)],
         memory=[m1, m2, m3],
         query=inp.query(about=m1.about),
         oracle=plan(invoice["vendor"]),
@@ -244,7 +243,7 @@ def policy_answer(inp: FamilyInput) -> TaskDraft | None:
         description=f"Find the {topic} figure in {doc['file']} ('{line}') and write the number into data/answer.txt.",
         intent=inp.intent(),
         subtasks=[f"Read {doc['file']}.", f"Find the {topic}.", "Write the figure into data/answer.txt."],
-        evaluation=[{"function": "evaluate_answer", "args": {"number": value, "tolerance": 0.01}}],
+        evaluation=[cr.answer(number=value, tolerance=0.01)],
         memory=[m1, m2],
         query=inp.query(about=m1.about),
         oracle=plan(topic),
@@ -320,9 +319,8 @@ def followup_session(inp: FamilyInput) -> TaskDraft | None:
         subtasks=[f"Read {table.file} and list who is under the mark.", "Book the session in the first free hour.",
                   f"Email {name} the names and the time."],
         evaluation=[event_check(inp.user, title, start, end),
-                    {"function": "evaluate_email_sent",
-                     "args": {"sender": inp.user, "recipient": who, "body_keywords": [*names, f"{start:%H:%M}"],
-                              **excluding_past(table.rows, label, values, mark, names, (name, inp.user_name))}}],
+                    cr.email_sent(sender=inp.user, recipient=who, body_keywords=[*names, f"{start:%H:%M}"],
+                                  **excluding_past(table.rows, label, values, mark, names, (name, inp.user_name)))],
         memory=[m1, m2, m3, m4, m5, m6, m7],
         query=inp.query(about=m1.about),
         oracle=plan("m1", str(mark)),
@@ -388,8 +386,7 @@ def policy_figures_sheet(inp: FamilyInput) -> TaskDraft | None:
                     f"{', '.join(picked)} figures of {file} ({', '.join(fmt(unique[t]) for t in picked)}).",
         intent=inp.intent(),
         subtasks=[f"Read {file}.", f"Create {out} with the header.", "Add one row per figure I asked for."],
-        evaluation=[{"function": "evaluate_excel_cell_value",
-                     "args": {"file": out, "matches": matches, "ignore_case": True}}],
+        evaluation=[cr.excel_cell_value(file=out, matches=matches, ignore_case=True)],
         memory=memory,
         query=inp.query(about=about),
         oracle=log(picked),
@@ -467,11 +464,10 @@ def invoice_po_check(inp: FamilyInput) -> TaskDraft | None:
         intent=inp.intent(),
         subtasks=["Read the supplier's invoice.", "Find its purchase order in the order log.",
                   f"Email {name} the line that differs."],
-        evaluation=[{"function": "evaluate_email_sent",
-                     # what is off: the line and both quantities (the order's reference is the sender's to add)
-                     "args": {"sender": inp.user, "recipient": who, "subject_keywords": [subject],
-                              "body_keywords": [item, str(billed), str(ordered)],
-                              **({"body_excludes": matching} if matching else {})}}],
+        # what is off: the line and both quantities (the order's reference is the sender's to add)
+        evaluation=[cr.email_sent(sender=inp.user, recipient=who, subject_keywords=[subject],
+                                  body_keywords=[item, str(billed), str(ordered)],
+                                  **({"body_excludes": matching} if matching else {}))],
         memory=[m1, m2, m3],
         query=inp.query(about=m1.about),
         oracle=plan(invoice["vendor"]),
@@ -580,9 +576,8 @@ def contract_notice_reminder(inp: FamilyInput) -> TaskDraft | None:
         subtasks=["Read the agreement's term and notice clauses.", "Book the reminder on the notice deadline.",
                   f"Email {name} the end date and the deadline."],
         evaluation=[event_check(inp.user, title, start, end),
-                    {"function": "evaluate_email_sent",
-                     "args": {"sender": inp.user, "recipient": who,
-                              "body_keywords": [f"{agreement['end']:%Y-%m-%d}", f"{deadline:%Y-%m-%d}"]}}],
+                    cr.email_sent(sender=inp.user, recipient=who,
+                                  body_keywords=[f"{agreement['end']:%Y-%m-%d}", f"{deadline:%Y-%m-%d}"])],
         memory=[m1, m2, m3, m4, m5],
         query=inp.query(about=m1.about),
         oracle=plan(title),
@@ -662,11 +657,10 @@ def claims_second_approval(inp: FamilyInput) -> TaskDraft | None:
         intent=inp.intent(),
         subtasks=[f"Read the approval limit in {policy}.", f"Pick the Submitted claims above it in {log}.",
                   f"Email {name} their numbers."],
-        evaluation=[{"function": "evaluate_email_sent",
-                     "args": {"sender": inp.user, "recipient": who, "subject_keywords": [subject],
-                              "body_keywords": ids,  # the chat never asks for their total: not checked
-                              **excluding(left_out([c for c, a in sorted(submitted, key=lambda p: -p[1])
-                                                    if a <= limit], ids))}}],
+        evaluation=[cr.email_sent(sender=inp.user, recipient=who, subject_keywords=[subject],
+                                  body_keywords=ids,  # the chat never asks for their total: not checked
+                                  **excluding(left_out([c for c, a in sorted(submitted, key=lambda p: -p[1])
+                                                        if a <= limit], ids)))],
         memory=[m1, m2, m3],
         query=inp.query(about=m1.about),
         oracle=plan(who, name),

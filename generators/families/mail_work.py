@@ -23,6 +23,7 @@ from generators.families.single_app import (
 )
 from generators.families.time_rules import hour_of, hour_piece, start_hour
 from generators.model import TaskDraft
+from office_env.evaluation import builders as cr
 from office_env.money import CODE
 
 FMT_T = "%Y-%m-%d %H:%M:%S"
@@ -159,12 +160,10 @@ def quote_to_sheet(inp: FamilyInput) -> TaskDraft | None:
         intent=inp.intent(),
         subtasks=["Find the quote in the mail and read it.", f"Create {out}.", "Write the header and the quote."],
         # the sender as the mail signs (first name) or as the chat names them (full name): either is theirs
-        evaluation=[{"function": "evaluate_excel_cell_value",
-                     "args": {"ignore_case": True, "file": out, "matches": [{"row": 1, "col": 1, "value": "Sender"},
+        evaluation=[cr.excel_cell_value(ignore_case=True, file=out, matches=[{"row": 1, "col": 1, "value": "Sender"},
                                                        {"row": 1, "col": 2, "value": "Amount"},
-                                                       {"row": 2, "col": 2, "value": fmt(amount)}]}},
-                    {"function": "evaluate_contain", "args": {"doc_type": "xlsx", "file": out,
-                                                              "keywords": [_first(sender)]}}],
+                                                       {"row": 2, "col": 2, "value": fmt(amount)}]),
+                    cr.contain(doc_type="xlsx", file=out, keywords=[_first(sender)])],
         memory=[m1, m2, m3],
         query=inp.query(about=m1.about),
         oracle=[call("email_list_emails", user=inp.user), call("email_read_email", user=inp.user, email_id=message["id"]),
@@ -230,9 +229,9 @@ def next_meeting_invite(inp: FamilyInput) -> TaskDraft | None:
         intent=inp.intent(),
         subtasks=[f"Read {doc['file']}.", "Book the meeting for the length I gave.", f"Email {name} the invitation."],
         evaluation=[event_check(inp.user, title, start, end),
-                    {"function": "evaluate_email_sent",
-                     "args": {"sender": inp.user, "recipient": who,  # the title may head the subject instead
-                              "body_keywords": [f"{start:%Y-%m-%d}", f"{start:%H:%M}"]}}],
+                    # the title may head the subject instead
+                    cr.email_sent(sender=inp.user, recipient=who,
+                                  body_keywords=[f"{start:%Y-%m-%d}", f"{start:%H:%M}"])],
         memory=[m1, m2, m3, m4],
         query=inp.query(about=m1.about),
         oracle=plan("", ""),
@@ -298,9 +297,8 @@ def forward_mail(inp: FamilyInput) -> TaskDraft | None:
                     f"text (with {', '.join(facts)}).",
         intent=inp.intent(),
         subtasks=["Find the mail and read it.", f"Forward it to {name} with its text."],
-        evaluation=[{"function": "evaluate_email_sent",
-                     "args": {"sender": inp.user, "recipient": users[name], "subject_keywords": [message["subject"]],
-                              "body_keywords": facts}}],
+        evaluation=[cr.email_sent(sender=inp.user, recipient=users[name], subject_keywords=[message["subject"]],
+                                  body_keywords=facts)],
         memory=[m1, m2],
         query=inp.query(about=m1.about),
         oracle=plan(name),
@@ -369,9 +367,7 @@ def cover_note(inp: FamilyInput) -> TaskDraft | None:
                     f"{possessive(_first(away))} mail '{message['subject']}' says.",
         intent=inp.intent(),
         subtasks=["Find the mail about the time off and read it.", f"Write the cover note {out}."],
-        evaluation=[{"function": "evaluate_contain",
-                     "args": {"doc_type": "docx", "file": out,
-                              "keywords": [_first(away), written, _first(cover)]}}],
+        evaluation=[cr.contain(doc_type="docx", file=out, keywords=[_first(away), written, _first(cover)])],
         memory=[m1, m2],
         query=inp.query(about=m1.about),
         oracle=plan("m1", away),
@@ -484,10 +480,9 @@ def stock_question_reply(inp: FamilyInput) -> TaskDraft | None:
                     f"({', '.join(low)}).",
         intent=inp.intent(),
         subtasks=["Read the stock question.", f"Find the items under the level in {table.file}.", "Reply with them."],
-        evaluation=[{"function": "evaluate_email_sent",
-                     "args": {"sender": inp.user, "recipient": sender_user(message), "body_keywords": low,
-                              **excluding_past(table.rows, label, table.column(c), level, low,
-                                               (sender, inp.user_name))}}],
+        evaluation=[cr.email_sent(sender=inp.user, recipient=sender_user(message), body_keywords=low,
+                                  **excluding_past(table.rows, label, table.column(c), level, low,
+                                                   (sender, inp.user_name)))],
         memory=[m1, m2, m3],
         query=inp.query(about=m1.about),
         oracle=plan("m3", str(level)),
@@ -546,8 +541,7 @@ def invoice_confirm_reply(inp: FamilyInput) -> TaskDraft | None:
         intent=inp.intent(),
         subtasks=["Read the question about the invoice.", f"Read {pdfs[file]['file']}.",
                   f"Send {name} its total and due date."],
-        evaluation=[{"function": "evaluate_email_sent",
-                     "args": {"sender": inp.user, "recipient": who, "body_keywords": [total, due]}}],
+        evaluation=[cr.email_sent(sender=inp.user, recipient=who, body_keywords=[total, due])],
         memory=[m1, m2],
         query=inp.query(about=m1.about),
         oracle=plan(who, name),
@@ -654,8 +648,7 @@ def decision_email(inp: FamilyInput) -> TaskDraft | None:
                     f"{doc['file']}.",
         intent=inp.intent(),
         subtasks=[f"Read {doc['file']} for the decision.", f"Email {name} the approved amount."],
-        evaluation=[{"function": "evaluate_email_sent",
-                     "args": {"sender": inp.user, "recipient": users[name], "body_keywords": [amount]}}],
+        evaluation=[cr.email_sent(sender=inp.user, recipient=users[name], body_keywords=[amount])],
         memory=[m1, m2],
         query=inp.query(about=m1.about),
         oracle=plan(name),

@@ -15,6 +15,7 @@ from generators.families.base import (
 )
 from generators.families.single_app import P_CORRECT, P_DISTRACT, _distinct, _out_name
 from generators.model import TaskDraft
+from office_env.evaluation import builders as cr
 
 MAX_LISTED = 8  # a list longer than this is not something one writes into an email by hand
 
@@ -92,8 +93,7 @@ def group_total_email(inp: FamilyInput) -> TaskDraft | None:
                     f"email the total to {name} ({who}).",
         intent=inp.intent(),
         subtasks=[f"Read {table.file}.", f"Add up {amount_word} for {key}.", f"Email the total to {name}."],
-        evaluation=[{"function": "evaluate_email_sent",
-                     "args": {"sender": inp.user, "recipient": who, "body_keywords": [fmt(totals[key])]}}],
+        evaluation=[cr.email_sent(sender=inp.user, recipient=who, body_keywords=[fmt(totals[key])])],
         memory=[m1, m2, m3],
         query=inp.query(about=m1.about),
         oracle=plan(key),
@@ -136,7 +136,7 @@ def group_average(inp: FamilyInput) -> TaskDraft | None:
                     f"{key} (to two decimals) and write it into data/answer.txt.",
         intent=inp.intent(),
         subtasks=[f"Read {table.file}.", f"Average {value_word} over {key}.", "Write it into data/answer.txt."],
-        evaluation=[{"function": "evaluate_answer", "args": {"number": means[key], "tolerance": 0.01}}],
+        evaluation=[cr.answer(number=means[key], tolerance=0.01)],
         memory=[m1, m2],
         query=inp.query(about=m1.about),
         oracle=plan(key),
@@ -198,10 +198,9 @@ def _threshold_family(name: str, wanted: Callable[[str], bool], what: str, near_
             intent=inp.intent(),
             subtasks=[f"Read {table.file}.", f"List every {column_words(table.headers[label])} under the threshold.",
                       f"Email the list to {colleague}."],
-            evaluation=[{"function": "evaluate_email_sent",
-                         "args": {"sender": inp.user, "recipient": who, "body_keywords": below,
-                                  **excluding_past(table.rows, label, column_values, cut, below,
-                                                   (colleague, inp.user_name))}}],
+            evaluation=[cr.email_sent(sender=inp.user, recipient=who, body_keywords=below,
+                                      **excluding_past(table.rows, label, column_values, cut, below,
+                                                       (colleague, inp.user_name)))],
             memory=[m1, m2, m3, m4],
             query=inp.query(about=m1.about),
             oracle=plan(fmt(cut)),
@@ -298,8 +297,7 @@ def period_change_memo(inp: FamilyInput) -> TaskDraft | None:
         intent=inp.intent(),
         subtasks=[f"Read {table.file}.", f"Work out each change from {table.headers[a]} to {table.headers[b]}.",
                   f"Write the largest one into {out}."],
-        evaluation=[{"function": "evaluate_contain",
-                     "args": {"doc_type": "docx", "file": out, "keywords": [top, fmt(diff[top])]}}],
+        evaluation=[cr.contain(doc_type="docx", file=out, keywords=[top, fmt(diff[top])])],
         memory=[m1, m2, m3],
         query=inp.query(about=m1.about),
         oracle=plan("m1", key),
@@ -346,7 +344,7 @@ def group_headcount(inp: FamilyInput) -> TaskDraft | None:
                     "number into data/answer.txt.",
         intent=inp.intent(),
         subtasks=[f"Read {table.file}.", f"Count the rows for {key}.", "Write the count into data/answer.txt."],
-        evaluation=[{"function": "evaluate_answer", "args": {"number": counts[key], "tolerance": 0}}],
+        evaluation=[cr.answer(number=counts[key], tolerance=0)],
         memory=[m1, m2],
         query=inp.query(about=m1.about),
         oracle=plan(key),
