@@ -43,9 +43,10 @@ from generators.history_plan import LONG_HISTORY_DAYS
 from generators.model import Distractor, MemoryPiece, Session, TaskDraft
 from generators.specifics import Specific, contains_specific, find_specifics, locate_specifics
 from generators.typos import fix_typos, word_frequency
+from office_env.apps import OFFICE_APPS
 from office_env.seeding import rng as seeded
 
-APP_ORDER = ("word", "excel", "pdf", "email", "calendar")
+APP_ORDER = OFFICE_APPS
 MAX_SUBTASKS = 5
 
 _EXT_APP = {

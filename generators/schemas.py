@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from office_env.apps import OFFICE_APPS
+
 MEMORY_ITEM: dict[str, Any] = {
     "type": "object",
     "properties": {
@@ -65,7 +67,7 @@ TASK_DRAFT_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
         "family": {"type": "string", "minLength": 1},
-        "apps": {"type": "array", "minItems": 1, "items": {"enum": ["word", "excel", "pdf", "email", "calendar"]}},
+        "apps": {"type": "array", "minItems": 1, "items": {"enum": list(OFFICE_APPS)}},
         "difficulty": {"enum": ["easy", "medium", "hard"]},
         "description": {"type": "string", "minLength": 1},
         "intent": {"type": "string", "minLength": 1},

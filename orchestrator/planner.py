@@ -10,8 +10,9 @@ from typing import Any
 
 from backends.prompts import render
 from generators.families import FAMILIES
-from orchestrator.roles import TASKS_PER_WORLD, Job, Plan
+from office_env.apps import OFFICE_APPS
 from office_env.seeding import rng as seeded
+from orchestrator.roles import TASKS_PER_WORLD, Job, Plan
 
 
 def families_for(app_count: int) -> list[str]:
@@ -141,7 +142,7 @@ PLAN_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
         "apps": {"type": "array", "minItems": 1, "maxItems": 3, "uniqueItems": True,
-                 "items": {"enum": ["word", "excel", "pdf", "email", "calendar"]}},
+                 "items": {"enum": list(OFFICE_APPS)}},
         "task_kind": {"type": "string", "minLength": 1},
         "difficulty": {"enum": ["easy", "medium", "hard"]},
         "exploration": {"type": "string", "minLength": 1},
@@ -175,7 +176,7 @@ def plan_llm(client: Any, job: Job, files: list[str]) -> Plan:
     suggested = world_family(job.config.seed, job.index, counts, weights)
     app_count = len(FAMILIES[suggested].apps)
     inputs = {
-        "app_count": app_count, "available_apps": ["word", "excel", "pdf", "email", "calendar"],
+        "app_count": app_count, "available_apps": list(OFFICE_APPS),
         "task_kinds": sorted(FAMILIES), "suggested_kind": suggested,
         "kinds_planned_here": planned_here(job.config.seed, job.index, counts, weights),
         "files": files, "user": job.world.user.user,

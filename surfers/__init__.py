@@ -10,10 +10,11 @@ import os
 from typing import Any
 
 from office_env import Workspace
+from office_env.apps import OFFICE_APPS
 from surfers.notes import NOTES_SCHEMA, validate_notes
 from surfers.offline import EXPLORERS, Reader, WorkspaceReader
 
-APPS: tuple[str, ...] = ("word", "excel", "pdf", "email", "calendar")
+APPS: tuple[str, ...] = OFFICE_APPS
 
 
 def explore(app: str, workspace: Workspace | str | os.PathLike[str], users: list[str] | None = None) -> dict[str, Any]:

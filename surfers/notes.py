@@ -11,6 +11,8 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
+from office_env.apps import OFFICE_APPS
+
 _STR = {"type": "string"}
 _STRINGS = {"type": "array", "items": _STR}
 _TIME = {"type": "string", "pattern": r"^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}$"}
@@ -36,7 +38,7 @@ NOTES_SCHEMA: dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "$id": "https://homeragents.invalid/schemas/surfer-notes.json",
     "title": "Surfer context notes (one app of one workspace)",
-    "oneOf": [{"$ref": f"#/$defs/{app}_notes"} for app in ("word", "excel", "pdf", "email", "calendar")],
+    "oneOf": [{"$ref": f"#/$defs/{app}_notes"} for app in OFFICE_APPS],
     "$defs": {
         "error": _obj({"file": _STR, "error": _STR}),
         "word_file": _obj({"file": _STR, "lines": _STRINGS, "people": _STRINGS}),
@@ -75,7 +77,7 @@ _PER_APP = {
     app: Draft202012Validator({
         "$schema": NOTES_SCHEMA["$schema"], "$defs": NOTES_SCHEMA["$defs"], "$ref": f"#/$defs/{app}_notes",
     })
-    for app in ("word", "excel", "pdf", "email", "calendar")
+    for app in OFFICE_APPS
 }
 
 

@@ -34,3 +34,4 @@ def test_a_misspelt_or_missing_argument_is_a_type_error_naming_the_check():
         cr.file_exist()
     with pytest.raises(TypeError, match=r"answer\(\) takes 0 positional arguments"):
         cr.answer("12")
+

@@ -18,6 +18,7 @@ from typing import Any, Callable
 from generators.families.follow_up import with_follow_up_day
 from generators.families.phrasing import FamilyDefinitionError, Phrasing, load_phrasing
 from generators.model import Distractor, MemoryPiece, Misreading, TaskDraft, ToolCall
+from office_env.apps import OFFICE_APPS
 from office_env.evaluation import builders as cr
 from office_env.money import CODE
 from office_env.synthesis.check import away_span
@@ -51,7 +52,7 @@ class FamilyInput:
         return self.phrasing.query(self.rng, **slots)
 
 
-APPS = ("word", "excel", "pdf", "email", "calendar")
+APPS = OFFICE_APPS
 
 
 @dataclass(frozen=True)

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+from office_env.apps import TOOL_APPS
 from office_env.tools import calendar, email, excel, pdf, system, word  # noqa: F401  (registers tools)
 from office_env.tools.registry import Tool, ToolRegistry, ToolResult, declared_tools
 
-APPS = ("word", "excel", "pdf", "email", "calendar", "system")
+APPS = TOOL_APPS
 
 
 @lru_cache(maxsize=1)
