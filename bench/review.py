@@ -22,9 +22,9 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__)
 from starlette.testclient import TestClient  # noqa: E402
 
 from orchestrator.build import build  # noqa: E402
-from orchestrator.review_app import ReviewServer, create_app  # noqa: E402
+from orchestrator.review.annotations import AnnotationStore  # noqa: E402
+from orchestrator.review.app import ReviewServer, create_app  # noqa: E402
 from orchestrator.roles import BuildConfig  # noqa: E402
-from verifier.annotations import AnnotationStore  # noqa: E402
 
 
 def _ms(seconds: float) -> str:

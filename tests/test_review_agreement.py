@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from verifier.agreement import cohen_kappa, fleiss_kappa, table_of
-from verifier.annotations import AnnotationError, AnnotationStore, read_csv
-from verifier.review_report import render_report, review_report
+from orchestrator.review.agreement import cohen_kappa, fleiss_kappa, table_of
+from orchestrator.review.annotations import AnnotationError, AnnotationStore, read_csv
+from orchestrator.review.report import render_report, review_report
 
 # Fleiss (1971)-style worked example as published on Wikipedia ("Fleiss' kappa"): 10 subjects,
 # 14 raters each, 5 categories; kappa = 0.210 (P-bar 0.378, P-e-bar 0.213).

@@ -17,12 +17,12 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import evidence_turn, plain_turn
+
 from orchestrator.build import build
-from orchestrator.review_app import ReviewServer, create_app
+from orchestrator.review.annotations import CRITERIA, AnnotationStore
+from orchestrator.review.app import ReviewServer, create_app
 from orchestrator.roles import BuildConfig
-from verifier.annotations import CRITERIA, AnnotationStore
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 ARTIFACTS = Path(os.environ.get("HOMER_TEST_ARTIFACTS", Path(__file__).resolve().parent.parent / "test-artifacts"))

@@ -13,16 +13,16 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import evidence_turn, plain_turn
 from starlette.testclient import TestClient
 from typer.testing import CliRunner
 
-from conftest import evidence_turn, plain_turn
 from orchestrator.build import build
 from orchestrator.cli import app
-from orchestrator.review_app import ReviewServer, create_app
-from orchestrator.review_http import allowed_hosts
+from orchestrator.review.annotations import AnnotationError, AnnotationStore, check_verdict
+from orchestrator.review.app import ReviewServer, create_app
+from orchestrator.review.http import allowed_hosts
 from orchestrator.roles import BuildConfig
-from verifier.annotations import AnnotationError, AnnotationStore, check_verdict
 
 LOCAL = "http://127.0.0.1"
 JSON = {"Accept": "application/json"}

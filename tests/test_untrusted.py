@@ -12,14 +12,11 @@ from pathlib import Path
 import pytest
 
 from backends.dataset import iter_tasks
-from office_env import PathError, load_officebench
-from office_env import untrusted
+from office_env import PathError, load_officebench, untrusted
 from office_env.evaluation.paths import inside
 from office_env.limits import MAX_NAME_CHARS, MAX_TREE_DEPTH
 from office_env.officebench import _subtask_key, write_task_folder
-from office_env.untrusted import (
-    UntrustedInputError, copy_tree, load_json, name_problem, printable, scan_tree,
-)
+from office_env.untrusted import UntrustedInputError, copy_tree, load_json, name_problem, printable, scan_tree
 from orchestrator.dataset import stage_task
 
 
@@ -385,7 +382,7 @@ def test_read_file_refuses_what_is_not_a_small_regular_file_without_hanging(tmp_
 def test_a_review_database_that_is_a_link_or_not_ours_is_one_error_and_nothing_is_written(tmp_path, kind):
     import sqlite3
 
-    from verifier.annotations import AnnotationStore, StoreFileError
+    from orchestrator.review.annotations import AnnotationStore, StoreFileError
 
     dataset = tmp_path / "ds"
     dataset.mkdir()

@@ -123,7 +123,7 @@ def verify_command(
     from orchestrator.card import gameability_line
     from orchestrator.dataset import iter_tasks
     from verifier.gameability import gameability
-    from verifier.review_edits import recheck
+    from orchestrator.review.edits import recheck
 
     _check_dataset(dataset_dir)
     failures = total = 0

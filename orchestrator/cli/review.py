@@ -52,8 +52,8 @@ def review_report_command(
     keep / drop counts and the tasks with disagreement; written to review-report.md and .json in
     --out (the dataset folder by default)."""
     from orchestrator.dataset import write_json, write_text
-    from verifier.annotations import AnnotationError, AnnotationStore
-    from verifier.review_report import render_report, review_report
+    from orchestrator.review.annotations import AnnotationError, AnnotationStore
+    from orchestrator.review.report import render_report, review_report
 
     _check_dataset(dataset_dir)
     folder = _report_folder(dataset_dir, out)
@@ -102,7 +102,7 @@ def review_serve_command(
     verdicts per guideline criterion saved at once, and post-edits checked by the task's gates."""
     import secrets
 
-    from verifier.annotations import AnnotationError, StoreFileError
+    from orchestrator.review.annotations import AnnotationError, StoreFileError
 
     _check_dataset(dataset_dir)
     if not 1 <= port <= 65535:
@@ -117,8 +117,8 @@ def review_serve_command(
     try:
         import uvicorn
 
-        from orchestrator.review_app import ReviewServer, create_app
-        from orchestrator.review_http import allowed_hosts, listening_socket
+        from orchestrator.review.app import ReviewServer, create_app
+        from orchestrator.review.http import allowed_hosts, listening_socket
 
         server = ReviewServer(dataset_dir, name, token, hosts=allowed_hosts(host, allowed_host))
         server.store()
@@ -156,8 +156,8 @@ def review_apply_command(
 ) -> None:
     """Write a new dataset with the post-edits applied and the dropped tasks removed; every kept
     task's gates run again, and the card records the annotators, kappa and the rule."""
-    from orchestrator.review_apply import ApplyError, NothingKept, apply_review
-    from verifier.annotations import AnnotationError
+    from orchestrator.review.annotations import AnnotationError
+    from orchestrator.review.apply import ApplyError, NothingKept, apply_review
 
     _check_dataset(dataset_dir)
     try:

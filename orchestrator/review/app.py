@@ -2,12 +2,12 @@
 
 A Starlette application served by uvicorn; pages are Jinja2 templates (``templates/review/``)
 with autoescaping on, since every text of a dataset may be a model's or a stranger's. Verdicts
-and accepted edits go to the dataset's ``review.sqlite`` (``verifier.annotations``) at once; an
-edit is stored only when the task's gates pass with it (``verifier.review_edits``).
+and accepted edits go to the dataset's ``review.sqlite`` (``orchestrator.review.annotations``) at once; an
+edit is stored only when the task's gates pass with it (``orchestrator.review.edits``).
 
 Safety: the server binds 127.0.0.1 unless told otherwise, and then needs a token, checked on
 every request (``?token=`` once, then a cookie, or ``Authorization: Bearer``); a POST is read only
-once it shows this server's form secret and a size within bounds (``review_http``); the Host
+once it shows this server's form secret and a size within bounds (``review.http``); the Host
 header must be one of the server's names (no DNS rebinding); testbed paths go through
 ``Workspace.resolve``. SQLite is used from the thread pool only, with a short busy timeout: a
 database another program holds locked is an HTTP 503 that keeps the typed verdict for a retry.
@@ -36,16 +36,24 @@ from starlette.routing import Route
 
 from backends.dataset import iter_tasks, load_task
 from backends.prompts import TEMPLATES
-from orchestrator.review_preview import list_files, mailbox, preview, week_view
-from orchestrator.show import MARKS, criterion_in_words
 from office_env import Workspace
 from office_env.formats import ics_io
 from office_env.untrusted import printable
-from orchestrator.review_http import HostCheck, Refused, allowed_hosts, plain, read_form
-from verifier.annotations import CRITERIA, CRITERION_TEXT, OVERALL, VERDICTS, AnnotationError, AnnotationStore, check_verdict
+from orchestrator.review.annotations import (
+    CRITERIA,
+    CRITERION_TEXT,
+    OVERALL,
+    VERDICTS,
+    AnnotationError,
+    AnnotationStore,
+    check_verdict,
+)
+from orchestrator.review.edits import TEXT_FIELDS, EditError, check_edit, edited_record
+from orchestrator.review.http import HostCheck, Refused, allowed_hosts, plain, read_form
+from orchestrator.review.preview import list_files, mailbox, preview, week_view
+from orchestrator.review.report import render_report, review_report
+from orchestrator.show import MARKS, criterion_in_words
 from verifier.gates import schema_gate
-from verifier.review_edits import TEXT_FIELDS, EditError, check_edit, edited_record
-from verifier.review_report import render_report, review_report
 
 TOKEN_COOKIE = "homer_review_token"
 TOKEN_ENV = "HOMER_REVIEW_TOKEN"

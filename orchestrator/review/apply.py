@@ -20,9 +20,9 @@ from backends.dataset import folder_written_whole, iter_tasks
 from office_env.untrusted import UntrustedInputError, load_json, printable
 from orchestrator.dataset import stage_task, write_index, write_json, write_schemas, write_text
 from orchestrator.record import dialogue_tokens
-from verifier.annotations import OVERALL, AnnotationStore
-from verifier.review_edits import EditError, edited_record, recheck
-from verifier.review_report import render_report, review_report
+from orchestrator.review.annotations import OVERALL, AnnotationStore
+from orchestrator.review.edits import EditError, edited_record, recheck
+from orchestrator.review.report import render_report, review_report
 
 RULES = ("any-drop", "majority")
 

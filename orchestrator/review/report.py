@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from verifier.agreement import cohen_kappa, fleiss_kappa, table_of
-from verifier.annotations import CRITERIA, OVERALL, VERDICTS, Verdict
+from orchestrator.review.agreement import cohen_kappa, fleiss_kappa, table_of
+from orchestrator.review.annotations import CRITERIA, OVERALL, VERDICTS, Verdict
 
 POSITIVE = {"yes", "keep"}
 
