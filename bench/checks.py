@@ -31,7 +31,7 @@ from typing import Any
 # bench/office_env.py would shadow the office_env package: keep bench/ off the import path.
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 
-from backends.dataset import iter_tasks, task_now  # noqa: E402
+from backends.dataset_reader import iter_tasks, task_now  # noqa: E402
 from orchestrator.build import build  # noqa: E402
 from orchestrator.officebench_export import export_officebench  # noqa: E402
 from orchestrator.roles import BuildConfig  # noqa: E402

@@ -31,7 +31,7 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__)
 from harness.context import ContextConfig, build_context  # noqa: E402
 from harness.runner import EvalConfig, evaluate  # noqa: E402
 from orchestrator.build import build  # noqa: E402
-from orchestrator.dataset import iter_tasks  # noqa: E402
+from orchestrator.dataset_writer import iter_tasks  # noqa: E402
 from orchestrator.roles import BuildConfig  # noqa: E402
 
 SECTIONS = {

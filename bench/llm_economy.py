@@ -20,7 +20,7 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__)
 
 from orchestrator.build import build  # noqa: E402
 from orchestrator.card import llm_usage, usage_table  # noqa: E402
-from orchestrator.dataset import iter_tasks  # noqa: E402
+from orchestrator.dataset_writer import iter_tasks  # noqa: E402
 from orchestrator.fake_llm import FakeLLMServer, default_responder  # noqa: E402
 from orchestrator.plus import regenerate_split  # noqa: E402
 from orchestrator.roles import BuildConfig  # noqa: E402

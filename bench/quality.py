@@ -62,7 +62,7 @@ from typing import Any
 # bench/office_env.py would shadow the office_env package: keep bench/ off the import path.
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 
-from backends.dataset import iter_tasks  # noqa: E402
+from backends.dataset_reader import iter_tasks  # noqa: E402
 from harness.context import ContextConfig, build_context  # noqa: E402
 from orchestrator.card import statistics  # noqa: E402
 from verifier.design_stats import design_figures  # noqa: E402

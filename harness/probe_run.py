@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from backends.dataset import dataset_identity, iter_tasks
+from backends.dataset_reader import dataset_identity, iter_tasks
 from backends.llm import LLMError
 from backends.llm.failures import RefusalWatch, RunRefused
 from backends.prompts import render

@@ -30,7 +30,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable
 
-from backends.dataset import dataset_fingerprint, ensure_writable_folder, task_digest
+from backends.dataset_reader import dataset_fingerprint, ensure_writable_folder, task_digest
 from backends.folder_lock import FolderBusy, FolderLock
 from backends.llm.failures import RefusalWatch, RunRefused
 from backends.scratch import claim_work_folder, release_work_folder
@@ -186,7 +186,7 @@ def record_problem(record: dict[str, Any], request: str) -> str | None:
         for key in ("name", "username"):
             if not isinstance(record["user"].get(key), str):
                 return f"user.{key}: missing"
-        from backends.dataset import task_now
+        from backends.dataset_reader import task_now
 
         task_now(record)
         if not isinstance(record["now"].get("weekday"), str):
@@ -245,7 +245,7 @@ def run_task(dataset_dir: str, task_id: str, record: dict[str, Any], out_dir: st
 
 def _run_task(dataset_dir: str, task_id: str, record: dict[str, Any], out_dir: str, config: EvalConfig,
               work_dir: str | None = None) -> dict[str, Any]:
-    from backends.dataset import task_now
+    from backends.dataset_reader import task_now
 
     folder = Path(dataset_dir) / "tasks" / task_id
     testbed, reference = folder / "testbed", folder / "reference"
@@ -409,7 +409,7 @@ def evaluate(dataset_dir: Path | str, out_dir: Path | str, config: EvalConfig,
 
 def _check_oracle_plans(dataset: Path) -> None:
     """The oracle agent replays plans: a dataset with none (a Plus split of seed tasks) is refused."""
-    from backends.dataset import iter_tasks
+    from backends.dataset_reader import iter_tasks
 
     if not any(task.record is not None and task.record.get("oracle") for task in iter_tasks(dataset)):
         raise EvalError(f"--agent oracle: no task of {dataset} has an oracle plan to replay (tasks regenerated "
@@ -419,7 +419,7 @@ def _check_oracle_plans(dataset: Path) -> None:
 def _jobs(dataset: Path, config: EvalConfig, summary: RunSummary
           ) -> tuple[list[tuple[str, dict[str, Any]]], dict[str, str]]:
     """The tasks to run (unusable ones go to ``summary.skipped``) and every task's digest."""
-    from backends.dataset import iter_tasks
+    from backends.dataset_reader import iter_tasks
 
     jobs: list[tuple[str, dict[str, Any]]] = []
     digests: dict[str, str] = {}

@@ -140,7 +140,7 @@ def same_dataset(a: Path | str, b: Path | str) -> bool:
 
 
 def pairing_problem(a: dict[str, Any], b: dict[str, Any]) -> str | None:
-    """Why two runs (or a run and a dataset's :func:`~backends.dataset.dataset_identity`) were not
+    """Why two runs (or a run and a dataset's :func:`~backends.dataset_reader.dataset_identity`) were not
     made on the same dataset contents, naming the first task that differs; ``None`` when they
     were. Runs are paired by content: a byte-identical copy at another path pairs, a dataset
     rebuilt at the same path does not. Runs written before fingerprints existed pair by path."""

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from backends.dataset import folder_written_whole, iter_tasks, task_now, ticking
+from backends.dataset_reader import folder_written_whole, iter_tasks, task_now, ticking
 from harness.agents import MODEL_OBSERVATION_CHARS, Episode, agent_messages
 from harness.context import ContextConfig, build_context
 from office_env import OfficeError, Workspace, default_registry, evaluate_criteria

@@ -23,7 +23,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable
 
-from backends.dataset import ensure_writable_folder
+from backends.dataset_reader import ensure_writable_folder
 from backends.folder_lock import LOCK_NAME, FolderBusy, FolderLock
 from backends.llm.usage import COUNTERS
 from backends.scratch import claim_work_folder, release_work_folder
@@ -34,7 +34,7 @@ from office_env.synthesis.check import WorldCheckError
 from office_env.untrusted import UntrustedInputError, load_json, read_file
 from verifier.duplicates import duplicate_keys, first_of_each, near_words
 from verifier.gameability import record_cues
-from orchestrator import dataset
+from orchestrator import dataset_writer as dataset
 from orchestrator.card import render_card, statistics
 from orchestrator.endpoint_guard import (
     ERROR, Breaker, EndpointDown, endpoint_error, endpoint_probe, outcome_sink, share_budget, timeout_reason,

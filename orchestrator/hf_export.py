@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from backends.dataset import folder_written_whole, iter_tasks, ticking
+from backends.dataset_reader import folder_written_whole, iter_tasks, ticking
 from office_env.limits import MAX_FILE_BYTES
 from office_env.untrusted import iter_files, read_fd, scan_tree
 

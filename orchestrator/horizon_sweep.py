@@ -27,7 +27,7 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
-from backends.dataset import dataset_identity, iter_tasks
+from backends.dataset_reader import dataset_identity, iter_tasks
 from generators.dialogue_offline import HistoryWriter, working_days_before
 from generators.history_plan import DayPlan
 from generators.model import TaskDraft
@@ -36,7 +36,7 @@ from harness.horizon import fit_line, fit_with_intervals, points_table
 from harness.report import markdown_table
 from harness.runner import EvalConfig, evaluate
 from office_env.workspace import atomic_write
-from orchestrator.dataset import stage_task, write_index
+from orchestrator.dataset_writer import stage_task, write_index
 from verifier.dialogue_rules import check_dialogue, mark_problems, marked_turns
 from office_env.seeding import rng as seeded
 

@@ -24,7 +24,7 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
-from backends.dataset import LoadedTask, iter_tasks, ticking
+from backends.dataset_reader import LoadedTask, iter_tasks, ticking
 from generators.spoken_time import value_time
 from office_env import OfficeError, Workspace, default_registry, evaluate_criteria
 from office_env.evaluation.officebench_semantics import evaluate_officebench
@@ -32,7 +32,7 @@ from office_env.evaluation.reference_state import apply_reference
 from office_env.officebench import write_task_folder
 from office_env.officebench_translate import to_officebench
 from office_env.untrusted import printable
-from orchestrator.dataset import write_json
+from orchestrator.dataset_writer import write_json
 from verifier.gates import schema_gate
 
 

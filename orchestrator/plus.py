@@ -17,7 +17,7 @@ Each seed subtask becomes one task. The graph (LangGraph):
 
 ``regenerate_split`` runs it over every seed of an OfficeBench tree. Seeds that fail to load
 are reported (file, field, message) and skipped; the batch goes on. The dataset folder has the
-layout of a Neo build (``orchestrator.dataset``), with a Plus dataset card. The same seeds and
+layout of a Neo build (``orchestrator.dataset_writer``), with a Plus dataset card. The same seeds and
 options give the same bytes, whatever ``workers``; ``resume`` continues an interrupted run.
 """
 
@@ -41,7 +41,7 @@ from generators.model import Verdict
 from generators.plus_offline import PlusDraft, infer_apps, plus_problems, regenerate
 from office_env import SeedTask, load_officebench
 from office_env.untrusted import read_file
-from orchestrator import dataset
+from orchestrator import dataset_writer as dataset
 from generators.plus_llm import regenerate_llm
 from backends.workers import Budget, run_jobs
 from orchestrator.build import (

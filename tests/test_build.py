@@ -22,7 +22,7 @@ from jsonschema import Draft202012Validator
 
 from office_env import validate_criteria
 from orchestrator.build import build
-from orchestrator.dataset import BUILD, PROGRESS
+from orchestrator.dataset_writer import BUILD, PROGRESS
 from orchestrator.roles import BuildConfig
 from verifier.gates import SCHEMA_DIR
 

@@ -23,7 +23,7 @@ from generators.model import Session, transcript
 from harness import BM25Retriever, ContextConfig, EmbeddingRetriever, HistoryContext, build_context, tokenize
 from harness.summaries import EXTRACTIVE_KIND, cache_file, extractive_summary, has_detail, summary_key
 from orchestrator.build import build
-from orchestrator.dataset import iter_tasks
+from orchestrator.dataset_writer import iter_tasks
 from orchestrator.fake_llm import FakeLLMServer, default_responder, embedding_for
 from orchestrator.fake_llm.offline_responder import role_of
 from orchestrator.roles import BuildConfig

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from backends.dataset import iter_tasks
+from backends.dataset_reader import iter_tasks
 from generators.families import FAMILIES
 from orchestrator.build import build
 from orchestrator.roles import BuildConfig

@@ -12,7 +12,7 @@ import pytest
 from jsonschema import Draft202012Validator
 from typer.testing import CliRunner
 
-from backends.dataset import task_now
+from backends.dataset_reader import task_now
 from office_env import Workspace, default_registry, evaluate_criteria
 from orchestrator.build import build
 from orchestrator.cli import app

@@ -15,7 +15,7 @@ import pytest
 
 from office_env import Snapshot, Workspace, default_registry, evaluate_criteria
 from orchestrator.build import build
-from orchestrator.dataset import LoadedTask, iter_tasks
+from orchestrator.dataset_writer import LoadedTask, iter_tasks
 from orchestrator.roles import BuildConfig
 from verifier.dialogue_rules import find_mark_problems, mark_problems, marked_turns
 from verifier.gates import GATES, _replay, _replay_state, run_gates, task_now

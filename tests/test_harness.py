@@ -21,7 +21,7 @@ from harness.report import metrics, table
 from harness.runner import EvalConfig, EvalError, evaluate, record_problem
 from office_env import Workspace, default_registry
 from orchestrator.build import build
-from orchestrator.dataset import iter_tasks
+from orchestrator.dataset_writer import iter_tasks
 from orchestrator.fake_llm import FakeLLMServer
 from orchestrator.fake_llm.agent_answer import choose_plan, dataset_agent_plans, request_of
 from orchestrator.fake_llm.offline_responder import agent_responder

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from orchestrator.build import build
-from orchestrator.dataset import iter_tasks
+from orchestrator.dataset_writer import iter_tasks
 from orchestrator.fake_llm import FakeLLMServer, default_responder
 from orchestrator.fake_llm.offline_responder import inputs_of, role_of
 from orchestrator.roles import BuildConfig

@@ -17,7 +17,7 @@ import pytest
 
 from generators.dialogue_llm import DAY_RETRIES, DAYS_PER_CALL
 from orchestrator.build import build
-from orchestrator.dataset import iter_tasks
+from orchestrator.dataset_writer import iter_tasks
 from orchestrator.fake_llm import FakeLLMServer, default_responder
 from orchestrator.fake_llm.offline_responder import inputs_of, role_of
 from orchestrator.plus import regenerate_split

@@ -24,7 +24,7 @@ from jsonschema import Draft202012Validator
 from generators.model import Verdict
 from generators.plus_offline import plus_problems, regenerate, split_clauses
 from office_env import load_officebench
-from orchestrator.dataset import iter_tasks
+from orchestrator.dataset_writer import iter_tasks
 from orchestrator.plus import (
     OfflinePlusRoles,
     PlusConfig,

@@ -18,7 +18,7 @@ from backends.workers import Budget, Interrupted
 from harness.context import ContextConfig
 from harness.runner import EvalConfig, EvalError, evaluate
 from orchestrator.build import BuildError, build
-from orchestrator.dataset import BUILD, PROGRESS, WORK
+from orchestrator.dataset_writer import BUILD, PROGRESS, WORK
 from orchestrator.roles import BuildConfig
 
 CONFIG = BuildConfig(seed=5, days=2, utterances_per_day=12)

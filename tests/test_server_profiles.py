@@ -4,6 +4,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -13,7 +16,7 @@ from backends.llm.client import prompt_tokens
 from harness.context import ContextConfig
 from harness.runner import EvalConfig, evaluate
 from orchestrator.build import build
-from orchestrator.dataset import iter_tasks
+from orchestrator.dataset_writer import iter_tasks
 from orchestrator.fake_llm import FakeLLMServer, default_responder
 from orchestrator.fake_llm.agent_answer import dataset_agent_plans
 from orchestrator.fake_llm.offline_responder import agent_responder
@@ -196,13 +199,10 @@ def test_default_profile_accepts_what_the_others_refuse():
 
 # -- preflight: a run that cannot work fails in seconds, with one line ------------------------------
 
-def homer_cli(*args: object) -> "subprocess.CompletedProcess[str]":
-    import subprocess
-    import sys
-
+def homer_cli(*args: object) -> subprocess.CompletedProcess[str]:
     command = [str(Path(sys.executable).parent / "homer"), *map(str, args)]
     return subprocess.run(command, capture_output=True, text=True, timeout=120,
-                          env={**__import__("os").environ, "OPENAI_API_KEY": "sk-wrong"})
+                          env={**os.environ, "OPENAI_API_KEY": "sk-wrong"})
 
 
 def free_port() -> int:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from orchestrator.build import build
-from orchestrator.dataset import iter_tasks
+from orchestrator.dataset_writer import iter_tasks
 from orchestrator.roles import BuildConfig
 
 ROOT = Path(__file__).resolve().parent.parent

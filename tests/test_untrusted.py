@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from backends.dataset import iter_tasks
+from backends.dataset_reader import iter_tasks
 from office_env import PathError, load_officebench, untrusted
 from office_env.evaluation.paths import inside
 from office_env.limits import MAX_NAME_CHARS, MAX_TREE_DEPTH
 from office_env.officebench import _subtask_key, write_task_folder
 from office_env.untrusted import UntrustedInputError, copy_tree, load_json, name_problem, printable, scan_tree
-from orchestrator.dataset import stage_task
+from orchestrator.dataset_writer import stage_task
 
 
 @pytest.fixture
@@ -407,7 +407,7 @@ def test_a_review_database_that_is_a_link_or_not_ours_is_one_error_and_nothing_i
 
 
 def test_an_output_folder_that_is_a_link_is_refused_before_anything_is_written(tmp_path):
-    from backends.dataset import ensure_writable_folder, folder_written_whole
+    from backends.dataset_reader import ensure_writable_folder, folder_written_whole
 
     empty = tmp_path / "empty"
     empty.mkdir()

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from backends.dataset import task_now
+from backends.dataset_reader import task_now
 from harness.agents import Agent, Episode, LLMAgent, OracleAgent
 from office_env import Workspace, default_registry, evaluate_criteria
 from verifier.gate_result import GateResult

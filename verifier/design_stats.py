@@ -44,7 +44,7 @@ def _office_size(testbed: Path) -> dict[str, Any]:
 
 
 def design_figures(tasks: Iterable[Any]) -> dict[str, Any]:
-    """Figures over loaded tasks (``backends.dataset.LoadedTask``: ``record`` and ``testbed``)."""
+    """Figures over loaded tasks (``backends.dataset_reader.LoadedTask``: ``record`` and ``testbed``)."""
     loaded = [t for t in tasks if t.record is not None]
     records = [t.record for t in loaded]
     families: dict[str, set[str]] = defaultdict(set)

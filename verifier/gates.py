@@ -48,7 +48,7 @@ from typing import Any
 import jsonschema_rs
 from jsonschema import Draft202012Validator
 
-from backends.dataset import task_now
+from backends.dataset_reader import task_now
 from office_env import OfficeError, Workspace, default_registry, evaluate_criteria, validate_criteria
 from office_env.evaluation.contradictions import contradictions
 from office_env.evaluation.reference_state import EXACT, apply_reference

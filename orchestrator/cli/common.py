@@ -354,7 +354,7 @@ def _gameability(dataset_dir: Path, known: dict[str, Any] | None = None) -> dict
     """Print the gameability line of a written dataset (``known``: its figures, when the build just
     computed them for the card); return the result."""
     from orchestrator.card import gameability_line
-    from orchestrator.dataset import iter_tasks
+    from orchestrator.dataset_writer import iter_tasks
     from verifier.gameability import gameability
 
     result = known or gameability([t.record for t in iter_tasks(dataset_dir) if t.record is not None])
@@ -385,7 +385,7 @@ def _refuse_filled(flag: str, out: Path) -> None:
 
 def _new_folder(flag: str, out: Path) -> None:
     """A folder to write a new output into: absent or empty (``_refuse_filled``), and writable."""
-    from backends.dataset import ensure_writable_folder
+    from backends.dataset_reader import ensure_writable_folder
 
     _refuse_filled(flag, out)
     try:

@@ -121,7 +121,7 @@ def verify_command(
     other tasks are still checked."""
     from office_env.untrusted import printable
     from orchestrator.card import gameability_line
-    from orchestrator.dataset import iter_tasks
+    from orchestrator.dataset_writer import iter_tasks
     from verifier.gameability import gameability
     from orchestrator.review.edits import recheck
 
@@ -165,7 +165,7 @@ def stats_command(dataset_dir: Path = typer.Argument(..., help="A dataset folder
     gameability section (detectors, memory dynamics, text statistics)."""
     from office_env.untrusted import printable
     from orchestrator.card import gameability_section, statistics, table
-    from orchestrator.dataset import iter_tasks
+    from orchestrator.dataset_writer import iter_tasks
     from verifier.gates import schema_gate
 
     _check_dataset(dataset_dir)
@@ -199,7 +199,7 @@ def show_command(
 ) -> None:
     """Print one task readably: intent, description, memory with the turns that say it, criteria in
     words, the oracle plan and the testbed's files (--day N: one day of the chat)."""
-    from backends.dataset import load_task
+    from backends.dataset_reader import load_task
     from orchestrator.show import day_view, render_day, render_task, task_view
 
     _check_dataset(dataset_dir)
@@ -260,7 +260,7 @@ def export_command(
         except ValueError as exc:
             _fail(str(exc).replace("--mode", "--sft-mode"))
     _new_folder(flag, out)
-    from backends.dataset import count_tasks
+    from backends.dataset_reader import count_tasks
     from orchestrator.progress import Reporter, mode_for
 
     with Reporter("export", count_tasks(dataset_dir), mode_for(quiet, json_progress), kept_word="exported") as progress:

@@ -230,7 +230,7 @@ def probe_command(
 
 def _eval_rows(eval_run: Path, dataset_dir: Path) -> list:
     """The rows of ``--eval``'s run, refused (exit 2) unless it is a run on ``dataset_dir``."""
-    from backends.dataset import dataset_identity
+    from backends.dataset_reader import dataset_identity
     from harness.scores import RunError, pairing_problem, read_run
 
     try:

@@ -51,7 +51,7 @@ def review_report_command(
     """Fleiss' kappa per guideline criterion and overall (Cohen's kappa too with two annotators),
     keep / drop counts and the tasks with disagreement; written to review-report.md and .json in
     --out (the dataset folder by default)."""
-    from orchestrator.dataset import write_json, write_text
+    from orchestrator.dataset_writer import write_json, write_text
     from orchestrator.review.annotations import AnnotationError, AnnotationStore
     from orchestrator.review.report import render_report, review_report
 

@@ -128,7 +128,7 @@ def grouped_plans(plans: PlanSource) -> dict[str, list[Plan]]:
 def dataset_agent_plans(dataset_dir: Path | str, request: str = "intent") -> list[tuple[str, Plan]]:
     """``(request text, oracle plan)`` for every readable task of a dataset with a plan; ``request`` is
     the record field the harness shows the agent (``intent`` or ``description``)."""
-    from orchestrator.dataset import iter_tasks
+    from orchestrator.dataset_writer import iter_tasks
 
     pairs = []
     for task in iter_tasks(Path(dataset_dir)):

@@ -34,7 +34,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from backends.dataset import iter_tasks, load_task
+from backends.dataset_reader import iter_tasks, load_task
 from backends.prompts import TEMPLATES
 from office_env import Workspace
 from office_env.formats import ics_io

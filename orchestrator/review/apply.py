@@ -16,9 +16,9 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from backends.dataset import folder_written_whole, iter_tasks
+from backends.dataset_reader import folder_written_whole, iter_tasks
 from office_env.untrusted import UntrustedInputError, load_json, printable
-from orchestrator.dataset import stage_task, write_index, write_json, write_schemas, write_text
+from orchestrator.dataset_writer import stage_task, write_index, write_json, write_schemas, write_text
 from orchestrator.record import dialogue_tokens
 from orchestrator.review.annotations import OVERALL, AnnotationStore
 from orchestrator.review.edits import EditError, edited_record, recheck

@@ -152,7 +152,7 @@ def recheck(record: dict[str, Any], testbed: Path | None, reference: Path | None
 def dialogue_problems(record: dict[str, Any]) -> set[str]:
     """What the build's dialogue rules (``verifier.dialogue_rules``) find in the record's chat: no
     memory value in the intent or query, no claim that the work is done, no line said twice ..."""
-    from backends.dataset import task_now
+    from backends.dataset_reader import task_now
     from generators.model import TaskDraft
     from verifier.dialogue_rules import check_dialogue
 

@@ -1,7 +1,7 @@
 """Reading a dataset folder (``tasks/<id>/task.json`` + ``testbed/`` + ``reference/``).
 
 Shared by everything that consumes datasets -- the harness, ``homer verify``/``stats``/``export``
--- so it sits below them; writing datasets is the orchestrator's (``orchestrator.dataset``).
+-- so it sits below them; writing datasets is the orchestrator's (``orchestrator.dataset_writer``).
 
 A dataset may come from a stranger, so every task is opened with :mod:`office_env.untrusted`
 before anything uses it, and a bad task is reported (``LoadedTask.error``, one line naming the

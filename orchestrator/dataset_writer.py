@@ -27,7 +27,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Callable
 
-from backends.dataset import TASKS, LoadedTask, iter_tasks  # noqa: F401  (reading lives below; re-exported)
+from backends.dataset_reader import TASKS, LoadedTask, iter_tasks  # noqa: F401  (reading lives below; re-exported)
 from office_env import criteria_schema
 from office_env.untrusted import copy_tree, is_real_dir
 from office_env.workspace import atomic_write
