@@ -1,2 +1,3 @@
-"""Shared plumbing below the agent roles: token accounting now; the LLM client, configuration
-and response cache join it with the llm backend."""
+"""Shared plumbing below the roles: token counting, role prompts, the LLM client layer
+(``backends.llm``: client, settings, preflight, response cache, rate limits), job executors
+(local processes or Ray), scratch folders, folder locks and reading datasets."""
