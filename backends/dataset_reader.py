@@ -30,6 +30,7 @@ import tempfile
 from collections.abc import Callable, Iterable
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterator
@@ -81,6 +82,24 @@ def _refuse_link(out: Path) -> None:
 def task_now(record: dict[str, Any]) -> datetime:
     """The simulated "now" of a task record."""
     return datetime.strptime(f"{record['now']['date']} {record['now']['time']}", "%Y-%m-%d %H:%M")
+
+
+def task_day_first(record: dict[str, Any]) -> bool | None:
+    """Whether the task's office writes a numeric date day first: its world's city's order (the
+    world comes back from ``provenance.world_seed``); None when the record names no world (an
+    imported task), where an ambiguous numeric date is read both ways."""
+    provenance = record.get("provenance")
+    seed = provenance.get("world_seed") if isinstance(provenance, dict) else None
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        return None
+    return _world_day_first(seed)
+
+
+@lru_cache(maxsize=256)  # a task is scored state after state
+def _world_day_first(seed: int) -> bool | None:
+    from office_env.synthesis.world import make_world
+
+    return make_world(seed).day_first
 
 
 @dataclass(frozen=True)

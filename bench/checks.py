@@ -4,8 +4,9 @@ Builds an offline dataset (default 60 tasks, seed 11) in a temporary folder, or 
 (``--dataset DIR``), and prints per family:
 
 - answer forms: the tasks whose oracle, with its prose rewritten as people write dates, times and
-  amounts ("Monday 7 April", "2 pm", "1,374.45"; ``verifier.answer_forms``), still passes (the
-  ``answer_forms`` gate, re-run here on every task; target: every task with such prose);
+  amounts ("Monday 7 April", "2 pm", "1,374.45", a numeric date in the office city's order;
+  ``verifier.answer_forms``), still passes (the ``answer_forms`` gate, re-run here on every task;
+  target: every task with such prose), and the same per office order (day first, month first, either);
 - findings, not pastes: the tasks whose answer is a finding and whose oracle, with everything it
   read pasted in place of its prose, fails (the ``findings_not_pastes`` gate; target: every one);
 - the build's drops by gate (a task a gate refuses is not written: these say how many were lost);
@@ -31,7 +32,7 @@ from typing import Any
 # bench/office_env.py would shadow the office_env package: keep bench/ off the import path.
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 
-from backends.dataset_reader import iter_tasks, task_now  # noqa: E402
+from backends.dataset_reader import iter_tasks, task_day_first, task_now  # noqa: E402
 from orchestrator.build import build  # noqa: E402
 from orchestrator.officebench_export import export_officebench  # noqa: E402
 from orchestrator.roles import BuildConfig  # noqa: E402
@@ -46,6 +47,7 @@ def _verdict(result: Any) -> str:
 
 def measure(dataset: Path, work: Path) -> dict[str, Any]:
     families: dict[str, Counter] = defaultdict(Counter)
+    orders: Counter = Counter()  # answer-form verdicts per office order of a numeric date
     for task in iter_tasks(dataset):
         record = task.record
         if record is None or not record.get("oracle"):
@@ -60,11 +62,13 @@ def measure(dataset: Path, work: Path) -> dict[str, Any]:
         family["tasks"] += 1
         family[f"forms {_verdict(forms)}"] += 1
         family[f"paste {_verdict(paste)}"] += 1
+        order = {True: "day first", False: "month first", None: "either order"}[task_day_first(record)]
+        orders[f"{order} {_verdict(forms)}"] += 1
         shutil.rmtree(scratch, ignore_errors=True)
     summary = export_officebench(dataset, work / "export")
     total = summary.written + len(summary.left_out)
     reasons = Counter(re.sub(r"neo-\d+: ", "", line).split(":")[0][:80] for line in summary.left_out)
-    return {"families": {k: dict(v) for k, v in sorted(families.items())},
+    return {"families": {k: dict(v) for k, v in sorted(families.items())}, "orders": dict(sorted(orders.items())),
             "export": {"whole": summary.written, "tasks": total, "share": summary.written / total if total else 0.0,
                        "left_out": dict(reasons.most_common())}}
 
@@ -99,6 +103,7 @@ def main() -> None:
                   f"{v.get('paste FAILED', 0):3}")
         print(f"answer forms: {forms_failed} task(s) fail a rewritten form  target 0  "
               f"{'PASS' if not forms_failed else 'MISS'}")
+        print("  per office order: " + ", ".join(f"{k} {v}" for k, v in figures["orders"].items()))
         print(f"findings: {paste_failed} task(s) pass with a paste of their sources  target 0  "
               f"{'PASS' if not paste_failed else 'MISS'}")
         print("drops by gate in the build: " + (", ".join(f"{k} {v}" for k, v in drops.items()) or "none"))

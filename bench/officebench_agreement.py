@@ -25,7 +25,17 @@ the container would, so mailbox criteria are compared too (the synthesized state
 holding their keywords). OfficeBench is given the criteria as the seed writes them (a ``file``
 beside ``args`` included); homer's emulation gets the loaded ones and the list of such criteria.
 
-Run: ``python bench/officebench_agreement.py --officebench DIR [--limit N] [--work DIR]``.
+With ``--round-trip DATASET EXPORT`` (a homer dataset and its ``homer export --officebench``
+folder) it measures the export instead: for every folder ``EXPORT/export.json`` maps to a homer
+task, the task's states -- untouched, solved (the oracle plan replayed with homer's tools, or the
+expected files applied), the intent-only baseline and each misreading -- are laid out below a copy
+of the exported folder and scored by OfficeBench's own evaluator with the exported criteria. It
+prints, per criterion function, how often OfficeBench's verdict agrees with homer's emulation of it
+(``--semantics officebench``), and per state kind how often the exported task's verdict there
+agrees with the original task's verdict under homer's checks. Target: both 100 %.
+
+Run: ``python bench/officebench_agreement.py --officebench DIR [--limit N] [--work DIR]
+[--round-trip DATASET EXPORT]``.
 """
 
 from __future__ import annotations
@@ -43,7 +53,8 @@ from typing import Any
 # bench/office_env.py would shadow the office_env package: keep bench/ off the import path.
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 
-from office_env import evaluate_criteria, load_officebench  # noqa: E402
+from backends.dataset_reader import task_now  # noqa: E402
+from office_env import Workspace, evaluate_criteria, load_officebench  # noqa: E402
 from office_env.errors import OfficeError  # noqa: E402
 from office_env.evaluation.officebench_semantics import evaluate_officebench  # noqa: E402
 from office_env.evaluation.reference_state import apply_reference  # noqa: E402
@@ -188,18 +199,114 @@ def _states(task: Any, work: Path) -> list[tuple[str, Path]]:
     return out
 
 
+def _round_trip_states(task: Any, folder: Path, work: Path) -> list[tuple[str, Path]]:
+    """(state kind, testbed) of each state of homer task ``task``, laid out as OfficeBench lays out
+    outputs below a copy of its exported ``folder`` (``outputs/<i>/bench/testbed``)."""
+    from office_env import default_registry
+
+    record, now = task.record, task_now(task.record)
+    copy = work / folder.name
+    if (folder / "reference").is_dir():
+        shutil.copytree(folder / "reference", copy / "reference")
+    plans = [("solved", record.get("oracle")), ("baseline", record.get("baseline"))]
+    plans = [("untouched", []), *((k, p) for k, p in plans if p)]
+    plans += [("misreading", m["plan"]) for m in record.get("misreadings") or []]
+    out = []
+    for index, (kind, plan) in enumerate(plans):
+        testbed = copy / "outputs" / str(index) / "bench" / "testbed"
+        ws = Workspace(folder / "testbed", now=now).copy_to(testbed)
+        default_registry().run(ws, [(c["tool"], c["args"]) for c in plan])
+        out.append((kind, testbed))
+    if not record.get("oracle"):
+        testbed = copy / "outputs" / "reference" / "bench" / "testbed"
+        ws = Workspace(folder / "testbed", now=now).copy_to(testbed)
+        if apply_reference(ws, record["evaluation"], task.reference, task.testbed):
+            out.append(("solved", testbed))
+    return out
+
+
+def _run_officebench(checkout: Path, jobs: list[dict[str, Any]], work: Path, deps: Path) -> list[list[bool]]:
+    """OfficeBench's verdicts on each job (a testbed and the criteria as its seed writes them)."""
+    jobs_file, out_file = work / "jobs.json", work / "verdicts.json"
+    jobs_file.write_text(json.dumps(jobs), encoding="utf-8")
+    env_path = f"{deps}{':' + sys.path[0] if sys.path and sys.path[0] else ''}"
+    subprocess.run([sys.executable, "-c", CHILD, str(checkout), str(jobs_file), str(out_file)], check=True,
+                   env={"PYTHONPATH": env_path, "PATH": "/usr/bin:/bin", "HOME": str(work)}, cwd=work)
+    return json.loads(out_file.read_text(encoding="utf-8"))
+
+
+def round_trip(checkout: Path, dataset: Path, export: Path, work: Path, deps: Path) -> None:
+    """Print how OfficeBench's own evaluator judges an export's states (see the module docstring)."""
+    from backends.dataset_reader import load_task, task_day_first
+
+    folders = load_json(export / "export.json")["folders"]
+    shutil.rmtree(work / "round-trip", ignore_errors=True)  # a kept --work folder's last run
+    jobs, ours = [], []
+    for name, task_id in sorted(folders.items()):
+        task = load_task(dataset, task_id)
+        folder = export / "tasks" / name
+        exported = load_json(folder / "subtasks" / "0.json")["evaluation"]
+        for kind, testbed in _round_trip_states(task, folder, work / "round-trip"):
+            ws = Workspace(testbed, now=task_now(task.record))
+            original = evaluate_criteria(ws, task.record["evaluation"], task.reference, initial_dir=task.testbed,
+                                         day_first=task_day_first(task.record)).passed
+            emulated = [r.passed for r in evaluate_officebench(ws, exported, folder / "reference", initial_dir=task.testbed
+                                                               ).results]
+            ours.append((task_id, kind, exported, original, emulated))
+            jobs.append({"testbed": str(testbed), "criteria": exported})
+    theirs = _run_officebench(checkout, jobs, work, deps)
+    per_function: dict[str, list[int]] = {}
+    per_state: dict[str, list[int]] = {}
+    misses: list[str] = []
+    for (task_id, kind, exported, original, emulated), real in zip(ours, theirs):
+        for item, mine, truth in zip(exported, emulated, real):
+            doc_type = item["args"].get("doc_type")  # a calendar's not_contain is a "no such event"
+            tally = per_function.setdefault(item["function"] + (f" ({doc_type})" if doc_type else ""), [0, 0, 0])
+            tally[0] += mine == truth
+            tally[1] += 1
+            tally[2] += not truth  # a check that never fails says nothing: how often it does
+            if mine != truth and len(misses) < 10:
+                misses.append(f"{task_id} {kind}: {item['function']} emulated {mine}, OfficeBench {truth}")
+        tally = per_state.setdefault(kind, [0, 0])
+        tally[0] += all(real) == original
+        tally[1] += 1
+        if all(real) != original and len(misses) < 10:
+            misses.append(f"{task_id} {kind}: homer's task {'passes' if original else 'fails'}, the export "
+                          f"{'passes' if all(real) else 'fails'} under OfficeBench's evaluator")
+    verdicts = sum(t[1] for t in per_function.values())
+    print(f"round trip: {len(folders)} exported task(s), {len(ours)} states, {verdicts} criterion verdicts "
+          "by OfficeBench's own evaluator")
+    print("  per criterion function, OfficeBench's verdict = homer's emulation of it:")
+    for function, (ok, total, failing) in sorted(per_function.items()):
+        print(f"    {function:36} {100 * ok / total:5.1f} % ({ok}/{total}; {failing} failing there)")
+    print("  per state kind, the exported task's verdict there = the original task's (homer's checks):")
+    for kind, (ok, total) in sorted(per_state.items()):
+        print(f"    {kind:36} {100 * ok / total:5.1f} % ({ok}/{total})")
+    for line in misses:
+        print(f"  disagreement: {line}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--officebench", type=Path, required=True, help="An OfficeBench checkout (tasks/, utils/, apps/)")
     parser.add_argument("--limit", type=int, default=0, help="Only the first N subtasks (0: all)")
     parser.add_argument("--work", type=Path, default=None, help="Scratch folder (default: a temporary one)")
+    parser.add_argument("--round-trip", nargs=2, type=Path, metavar=("DATASET", "EXPORT"), default=None,
+                        help="Score a homer dataset's OfficeBench export (homer export --officebench) instead")
     args = parser.parse_args()
     checkout = args.officebench.resolve()
     if not (checkout / "utils" / "evaluate.py").is_file() or not (checkout / "apps").is_dir():
         sys.exit(f"error: --officebench {checkout}: no utils/evaluate.py and apps/ (a checkout of OfficeBench)")
+    if args.round_trip and not (args.round_trip[1] / "export.json").is_file():
+        sys.exit(f"error: --round-trip {args.round_trip[1]}: no export.json (an export of homer export --officebench)")
     work = args.work or Path(tempfile.mkdtemp(prefix="bench-ob-agreement-"))
     deps = work / "deps"
     _install(deps)
+    if args.round_trip:
+        round_trip(checkout, args.round_trip[0].resolve(), args.round_trip[1].resolve(), work, deps)
+        if args.work is None:
+            shutil.rmtree(work, ignore_errors=True)
+        return
     report = load_officebench(checkout / "tasks")
     tasks = report.tasks[: args.limit] if args.limit else report.tasks
     jobs, ours, emails = [], [], 0
@@ -208,8 +315,6 @@ def main() -> None:
         for name, testbed in _states(task, work / "states"):
             criteria = task.evaluation
             emails += sum(c["args"].get("doc_type") == "email" for c in criteria)
-            from office_env import Workspace
-
             ws = Workspace(testbed, now=task.now)
             verdicts = []
             for scorer, extra in ((evaluate_criteria, {}), (evaluate_officebench, {"misplaced": task.misplaced})):
@@ -220,12 +325,7 @@ def main() -> None:
                     verdicts.append([False] * len(criteria))
             ours.append((task.id, name, criteria, verdicts))
             jobs.append({"testbed": str(testbed), "criteria": raw})
-    jobs_file, out_file = work / "jobs.json", work / "verdicts.json"
-    jobs_file.write_text(json.dumps(jobs), encoding="utf-8")
-    env_path = f"{deps}{':' + sys.path[0] if sys.path and sys.path[0] else ''}"
-    subprocess.run([sys.executable, "-c", CHILD, str(checkout), str(jobs_file), str(out_file)], check=True,
-                   env={"PYTHONPATH": env_path, "PATH": "/usr/bin:/bin", "HOME": str(work)}, cwd=work)
-    theirs = json.loads(out_file.read_text(encoding="utf-8"))
+    theirs = _run_officebench(checkout, jobs, work, deps)
     agree = {"homer": [0, 0, 0, 0], "officebench": [0, 0, 0, 0]}  # criteria agree/total, tasks agree/total
     misses: dict[str, Counter] = {"homer": Counter(), "officebench": Counter()}
     kinds: Counter = Counter()  # verdicts per (state, function): what was measured

@@ -30,7 +30,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable
 
-from backends.dataset_reader import dataset_fingerprint, ensure_writable_folder, task_digest
+from backends.dataset_reader import dataset_fingerprint, ensure_writable_folder, task_day_first, task_digest
 from backends.folder_lock import FolderBusy, FolderLock
 from backends.llm.failures import RefusalWatch, RunRefused
 from backends.scratch import claim_work_folder, release_work_folder
@@ -292,7 +292,8 @@ def _run_task(dataset_dir: str, task_id: str, record: dict[str, Any], out_dir: s
             except Exception as exc:  # an agent bug must not stop the run: it fails this trial
                 trajectory = Trajectory(error=f"agent crashed: {exc.__class__.__name__}: {exc}"[:500],
                                         stop_reason=STOP_ERROR)
-            report = scorer(config.semantics)(workspace, record["evaluation"], reference_dir, initial_dir=testbed)
+            report = scorer(config.semantics)(workspace, record["evaluation"], reference_dir, initial_dir=testbed,
+                                              day_first=task_day_first(record))
         finally:
             shutil.rmtree(work, ignore_errors=True)
         rows.append({
@@ -317,11 +318,12 @@ def _references(record: dict[str, Any], testbed: Path, reference_dir: Path | Non
     """Whether doing nothing passes the task, and whether its oracle plan does (None: no plan, or
     the check could not run): the two ends ONS is normalized between (``harness.scores``).
     ``known``: what the run itself already measured."""
-    score = scorer(config.semantics)
+    score, day_first = scorer(config.semantics), task_day_first(record)
     none = known.get("none")
     if none is None:
         try:
-            none = score(Workspace(testbed, now=now), record["evaluation"], reference_dir, initial_dir=testbed).passed
+            none = score(Workspace(testbed, now=now), record["evaluation"], reference_dir, initial_dir=testbed,
+                         day_first=day_first).passed
         except Exception:
             none = None
     oracle = known.get("oracle")
@@ -330,7 +332,7 @@ def _references(record: dict[str, Any], testbed: Path, reference_dir: Path | Non
         try:
             workspace = Workspace(testbed, now=now).copy_to(work)
             default_registry().run(workspace, [(c["tool"], c["args"]) for c in record["oracle"]])
-            oracle = score(workspace, record["evaluation"], reference_dir, initial_dir=testbed).passed
+            oracle = score(workspace, record["evaluation"], reference_dir, initial_dir=testbed, day_first=day_first).passed
         except Exception:
             oracle = None
         finally:

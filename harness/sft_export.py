@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from backends.dataset_reader import folder_written_whole, iter_tasks, task_now, ticking
+from backends.dataset_reader import folder_written_whole, iter_tasks, task_day_first, task_now, ticking
 from harness.agents import MODEL_OBSERVATION_CHARS, Episode, agent_messages
 from harness.context import ContextConfig, build_context
 from office_env import OfficeError, Workspace, default_registry, evaluate_criteria
@@ -63,7 +63,8 @@ def trajectory_of(record: dict[str, Any], testbed: Path, reference: Path | None,
         shown = result.observation if len(result.observation) <= MODEL_OBSERVATION_CHARS else (
             result.observation[:MODEL_OBSERVATION_CHARS] + "\n[... cut: the rest of this result is not shown]")
         messages.append({"role": "tool", "tool_call_id": call_id, "content": shown})
-    report = evaluate_criteria(workspace, record["evaluation"], reference, initial_dir=testbed)
+    report = evaluate_criteria(workspace, record["evaluation"], reference, initial_dir=testbed,
+                               day_first=task_day_first(record))
     if not report.passed:
         raise ValueError("the replayed plan does not pass the criteria: " + "; ".join(
             r.reason for r in report.failures())[:200])

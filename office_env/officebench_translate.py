@@ -16,9 +16,12 @@ carried over where their meaning survives:
   sender's; a sent message lands in both) with the subject and body keywords and the other
   party's name: the recipient's box is where the message is new.
 
-``evaluate_calendar_no_event`` has no counterpart (OfficeBench cannot say "no event with this
-title at this time"), and a ``sheet`` argument cannot be kept (OfficeBench reads the active sheet
-only): such criteria are reported as lost. ``evaluate_email_not_sent`` to a person the untouched
+``evaluate_calendar_no_event`` ("no event with this title at this time") becomes
+``evaluate_not_contain`` of the calendar file with one keyword, the event's two first content lines
+as every writer of the file puts them (``SUMMARY:<title>`` then ``DTSTART:<stamp>``: icalendar's
+order for an event, OfficeBench's tools' and homer's alike); a title that would be folded, escaped
+or given as several words is lost. A ``sheet`` argument cannot be kept (OfficeBench reads the
+active sheet only): such criteria are reported as lost. ``evaluate_email_not_sent`` to a person the untouched
 office has no mailbox for and the solution does not mail becomes ``evaluate_file_not_exist`` of that
 mailbox; with one keyword, ``evaluate_not_contain`` on that person's mailbox; a mail check's
 ``body_excludes`` become one ``evaluate_not_contain`` each on the mailbox it reads. Homer's
@@ -204,6 +207,18 @@ def _carry_calendar_event(args: dict[str, Any]) -> list[dict[str, Any]] | str:
             {"function": "evaluate_calendar_no_overlap", "args": {"username": args["username"]}}]
 
 
+def _carry_calendar_no_event(args: dict[str, Any]) -> list[dict[str, Any]] | str:
+    summary = args["summary"]
+    if not isinstance(summary, str):
+        return "names the title by several words, which the calendar's text cannot tie to one event"
+    if any(c in summary for c in ",;\\\n") or len(f"SUMMARY:{summary}".encode()) > FOLD_WIDTH + 1:
+        return "has a title the calendar file escapes or folds, so its text is not the title"
+    # the event's first two lines: that title starting at that time (OfficeBench reads them in lower case)
+    line = f"SUMMARY:{summary}\nDTSTART:{_stamp(args['start'])}"
+    return [{"function": "evaluate_not_contain", "args": {"doc_type": "ics", "file": f"calendar/{args['username']}.ics",
+                                                          "keywords": [line]}}]
+
+
 def _carry_email_sent(args: dict[str, Any]) -> list[dict[str, Any]] | str:
     owner = args.get("recipient") or args["sender"]
     other = args.get("sender") if args.get("recipient") else args.get("recipient")
@@ -223,7 +238,7 @@ def _carry_email_sent(args: dict[str, Any]) -> list[dict[str, Any]] | str:
 
 # homer's own criteria that OfficeBench can say with its functions, each carried over its own way
 _HOMER_ONLY = {"evaluate_answer": _carry_answer, "evaluate_calendar_event": _carry_calendar_event,
-               "evaluate_email_sent": _carry_email_sent}
+               "evaluate_calendar_no_event": _carry_calendar_no_event, "evaluate_email_sent": _carry_email_sent}
 
 
 def to_officebench(criteria: list[dict[str, Any]], mailboxes: frozenset[str] | None = None,

@@ -24,7 +24,7 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
-from backends.dataset_reader import LoadedTask, iter_tasks, ticking
+from backends.dataset_reader import LoadedTask, iter_tasks, task_day_first, ticking
 from generators.spoken_time import value_time
 from office_env import OfficeError, Workspace, default_registry, evaluate_criteria
 from office_env.evaluation.officebench_semantics import evaluate_officebench
@@ -88,7 +88,8 @@ def _check_export(task: LoadedTask, criteria: list[dict[str, Any]], folder: Path
         if not any(name == "solved" for name, _ in states):
             return "it has no solved state (no oracle plan, no expected files) to check its translation on"
         for name, ws in states:
-            original = evaluate_criteria(ws, task.record["evaluation"], reference, initial_dir=testbed).passed
+            original = evaluate_criteria(ws, task.record["evaluation"], reference, initial_dir=testbed,
+                                         day_first=task_day_first(task.record)).passed
             there = evaluate_officebench(ws, criteria, reference, initial_dir=testbed)
             if there.passed != original:
                 why = ("; ".join(f"[{r.index}] {r.function} {json.dumps(criteria[r.index]['args'])[:120]}: {r.reason}"

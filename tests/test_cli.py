@@ -158,6 +158,24 @@ def test_score_under_officebench_semantics(testbed: Path, tmp_path: Path):
     assert proc.returncode == 2 and "--semantics 'strict': must be one of homer, officebench" in proc.stderr
 
 
+def test_score_reads_an_ambiguous_date_in_the_office_order(testbed: Path, tmp_path: Path):
+    from office_env.synthesis.world import make_world
+
+    (testbed / "data" / "answer.txt").write_text("Notice due by 04/05/2025.\n", encoding="utf-8")
+    evaluation = [{"function": "evaluate_answer", "args": {"keywords": ["2025-05-04"]}}]
+    chicago = next(s for s in range(500) if make_world(s).day_first is False)  # a month-first office: 5 April
+    task = write_json(tmp_path / "task.json", {"evaluation": evaluation, "provenance": {"world_seed": chicago}})
+    bare = write_json(tmp_path / "bare.json", evaluation)
+    proc = homer("score", testbed, "--criteria", task, "--initial", testbed, cwd=tmp_path)
+    assert proc.returncode == 1 and "lacks '2025-05-04'" in proc.stdout
+    assert homer("score", testbed, "--criteria", task, "--initial", testbed, "--date-order", "day",
+                 cwd=tmp_path).returncode == 0
+    assert homer("score", testbed, "--criteria", bare, cwd=tmp_path).returncode == 0  # no office: either order
+    assert homer("score", testbed, "--criteria", bare, "--date-order", "month", cwd=tmp_path).returncode == 1
+    proc = homer("score", testbed, "--criteria", bare, "--date-order", "ymd", cwd=tmp_path)
+    assert proc.returncode == 2 and "--date-order 'ymd': must be one of" in proc.stderr
+
+
 def test_score_invalid_criteria(testbed: Path, tmp_path: Path):
     bad = write_json(tmp_path / "bad.json", {"evaluation": [
         {"function": "evaluate_teleport", "args": {}},

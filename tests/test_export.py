@@ -86,6 +86,9 @@ def test_translation_keeps_the_meaning_or_says_what_is_lost():
         {"function": "evaluate_calendar_no_overlap", "args": {"username": "nora"}},
         {"function": "evaluate_contain", "args": {"doc_type": "email", "username": "malik",
                                                   "keywords": ["Moved", "13:00", "nora"]}},
+        # no event of that title at that time: the event's first two lines are not in the file
+        {"function": "evaluate_not_contain", "args": {"doc_type": "ics", "file": "calendar/nora.ics",
+                                                      "keywords": ["SUMMARY:Budget review\nDTSTART:20250325T100000"]}},
         {"function": "evaluate_excel_cell_comparator",
          "args": {"file": "data/s.xlsx", "matches": [{"row": 2, "col": 3, "comparator": "lambda x: float(x) >= 90"},
                                                      {"row": 3, "col": 3, "comparator": "lambda x: x in ['A', 'B']"}]}},
@@ -95,7 +98,12 @@ def test_translation_keeps_the_meaning_or_says_what_is_lost():
         {"function": "evaluate_not_contain", "args": {"doc_type": "email", "username": "omar", "keywords": ["13:00"]}},
     ]
     assert [line.split(":")[0] for line in out.lost] == [
-        "[1] evaluate_answer", "[4] evaluate_calendar_no_event", "[7] evaluate_excel_cell_value"]
+        "[1] evaluate_answer", "[7] evaluate_excel_cell_value"]
+    # a title the file would escape or fold, or one given as several words, cannot be tied to its event
+    for summary in ("Budget, review", "A" * 70, ["Budget", "review"]):
+        lost = to_officebench([{"function": "evaluate_calendar_no_event",
+                                "args": {"username": "nora", "summary": summary, "start": "2025-03-25 10:00"}}]).lost
+        assert [line.split(":")[0] for line in lost] == ["[0] evaluate_calendar_no_event"]
     # a person who has no mailbox and whom the solution does not mail must still have none
     wrong = criteria[8]
     assert to_officebench([wrong], frozenset({"nora"})).criteria == [
@@ -110,6 +118,32 @@ def test_translation_keeps_the_meaning_or_says_what_is_lost():
     assert to_officebench([{"function": "evaluate_contain", "args": {"doc_type": "txt", "file": "data/a.txt",
                                                                      "keywords": [7250.0, 12.5, 3]}}]).criteria[0][
         "args"]["keywords"] == ["7250", "12.5", "3"]
+
+
+def test_a_no_event_check_judges_a_calendar_as_homer_does_under_officebench_rules(tmp_path: Path):
+    from office_env import Workspace, evaluate_criteria
+
+    original = [{"function": "evaluate_calendar_no_event",
+                 "args": {"username": "nora", "summary": "Budget review", "start": "2025-03-25 10:00:00"}}]
+    exported = to_officebench(original).criteria
+    ws = Workspace(tmp_path, now=datetime(2025, 3, 24, 9, 0))
+    (tmp_path / "calendar").mkdir()
+    registry = default_registry()
+
+    def verdicts() -> tuple[bool, bool]:
+        return evaluate_criteria(ws, original).passed, scorer("officebench")(ws, exported).passed
+
+    assert verdicts() == (True, True)  # no calendar: no such event
+    create = {"user": "nora", "summary": "Budget review", "start": "2025-03-25 10:00:00", "end": "2025-03-25 11:00:00"}
+    other = {**create, "summary": "Budget reviewed", "start": "2025-03-25 09:00:00", "end": "2025-03-25 09:30:00"}
+    assert all(r.ok for r in registry.run(ws, [("calendar_create_event", other)]))
+    assert verdicts() == (True, True)  # another title at another time
+    assert all(r.ok for r in registry.run(ws, [("calendar_create_event", create)]))
+    assert verdicts() == (False, False)  # the event is there
+    moved = {**create, "start": "2025-03-26 10:00:00", "end": "2025-03-26 11:00:00"}
+    assert all(r.ok for r in registry.run(ws, [("calendar_delete_event", {"user": "nora", "summary": "Budget review"}),
+                                               ("calendar_create_event", moved)]))
+    assert verdicts() == (True, True)  # moved to another day
 
 
 def test_refused_answers_and_a_message_s_leave_outs_become_not_contain_checks():

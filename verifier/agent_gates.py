@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from backends.dataset_reader import task_now
+from backends.dataset_reader import task_day_first, task_now
 from harness.agents import Agent, Episode, LLMAgent, OracleAgent
 from office_env import Workspace, default_registry, evaluate_criteria
 from verifier.gate_result import GateResult
@@ -50,7 +50,8 @@ def _attempt(record: dict[str, Any], testbed: Path, reference: Path | None, work
                       now=record["now"], request=record[request], context="", workspace=ws,
                       registry=default_registry())
     trajectory = agent.run(episode)
-    return evaluate_criteria(ws, record["evaluation"], reference).passed, trajectory.step_count
+    return evaluate_criteria(ws, record["evaluation"], reference,
+                             day_first=task_day_first(record)).passed, trajectory.step_count
 
 
 def agent_gates(record: dict[str, Any], testbed: Path, reference: Path | None, work: Path, agents: GateAgents | None,

@@ -3,7 +3,8 @@
 An agent that writes "Monday 7 April", "2 pm" or "1,374.45" where the oracle wrote "2025-04-07",
 "14:00" or "1374.45" has answered right, and the checks must say so. :func:`answer_form_plans`
 rewrites the free text the oracle writes (a mail's content, a document's content, the final
-answer) into each of :data:`FORMS`; the ``answer_forms`` gate replays every rewritten plan and
+answer) into each of :data:`FORMS`, a date in numbers in the office city's order (``21/10/2025``
+in Leeds, ``10/21/2025`` in Chicago); the ``answer_forms`` gate replays every rewritten plan and
 requires the criteria to pass. File names, addresses, subjects, sheet cells and calendar fields
 are left as they are: they are names and values, not prose.
 """
@@ -60,13 +61,15 @@ def _grouped(match: re.Match[str]) -> str:
     return f"{int(whole):,}{fraction}"
 
 
-def rewrite(text: str, form: str, year: int) -> str:
+def rewrite(text: str, form: str, year: int, day_first: bool | None = True) -> str:
     """``text`` with its ISO dates, 24-hour clock times and large or exact amounts written in
     ``form``: "words" (Monday 7 April, 2 pm, 1,374.45), "numbers" (07/04/2025, 2:00 PM) or "us"
-    (April 7, 2025, 2 p.m.). ``year``: the task's, which a date in it goes without."""
+    (April 7, 2025, 2 p.m.). ``year``: the task's, which a date in it goes without; ``day_first``:
+    the office's order of a numeric date (False: month first)."""
+    numeric = "%m/%d" if day_first is False else "%d/%m"
     dates: Callable[[date], str] = {
         "words": lambda d: _date_words(d, year),
-        "numbers": lambda d: d.strftime("%d/%m/%Y"),
+        "numbers": lambda d: d.strftime(f"{numeric}/%Y"),
         "us": lambda d: f"{d.strftime('%B')} {d.day}, {d.year}",
     }[form]
     text = _ISO_DATE.sub(lambda m: dates(d) if (d := _day(m)) else m.group(0), text)
@@ -81,9 +84,10 @@ def rewrite(text: str, form: str, year: int) -> str:
     return text
 
 
-def answer_form_plans(oracle: list[dict[str, Any]], now: datetime) -> list[tuple[str, list[dict[str, Any]]]]:
+def answer_form_plans(oracle: list[dict[str, Any]], now: datetime,
+                      day_first: bool | None = True) -> list[tuple[str, list[dict[str, Any]]]]:
     """(form, plan) for each form that changes what the oracle writes (none when it writes no
-    prose, or none with a date, a time or an amount)."""
+    prose, or none with a date, a time or an amount); numeric dates in ``day_first``'s order."""
     out = []
     for form in FORMS:
         plan, changed = [], False
@@ -91,7 +95,7 @@ def answer_form_plans(oracle: list[dict[str, Any]], now: datetime) -> list[tuple
             key = TEXT_ARGS.get(call.get("tool", ""))
             args = dict(call.get("args") or {})
             if key and isinstance(args.get(key), str):
-                new = rewrite(args[key], form, now.year)
+                new = rewrite(args[key], form, now.year, day_first)
                 changed |= new != args[key]
                 args[key] = new
             plan.append({"tool": call["tool"], "args": args})

@@ -48,7 +48,7 @@ from typing import Any
 import jsonschema_rs
 from jsonschema import Draft202012Validator
 
-from backends.dataset_reader import task_now
+from backends.dataset_reader import task_day_first, task_now
 from office_env import OfficeError, Workspace, default_registry, evaluate_criteria, validate_criteria
 from office_env.evaluation.contradictions import contradictions
 from office_env.evaluation.reference_state import EXACT, apply_reference
@@ -160,7 +160,7 @@ def misreading_gate(record: dict[str, Any], dynamic: str, testbed: Path, referen
     problems = [f"{mid}: no misreading plan for the {word} {value!r}" for mid, value in said if (mid, value) not in covered]
     for index, m in enumerate(plans):
         ws = _replay_state(testbed, m["plan"], now, work, f"misread-{dynamic}-{index}", trusted)
-        if evaluate_criteria(ws, record["evaluation"], reference).passed:
+        if evaluate_criteria(ws, record["evaluation"], reference, day_first=task_day_first(record)).passed:
             problems.append(f"{m['memory']}: taking the {word} {m['value']!r} still passes the criteria")
             continue
         oracle = [ToolCall.from_dict(c) for c in record["oracle"]]
@@ -169,7 +169,7 @@ def misreading_gate(record: dict[str, Any], dynamic: str, testbed: Path, referen
             continue  # nothing the misreading writes can stand beside the right work
         ws = _replay_state(testbed, [{"tool": c.tool, "args": c.args} for c in hedge], now, work,
                            f"hedge-{dynamic}-{index}", trusted)
-        if evaluate_criteria(ws, record["evaluation"], reference).passed:
+        if evaluate_criteria(ws, record["evaluation"], reference, day_first=task_day_first(record)).passed:
             problems.append(f"{m['memory']}: hedging, with the {word} {m['value']!r} beside the final value, "
                             "still passes the criteria")
     if problems:
@@ -184,7 +184,7 @@ def answer_forms_gate(record: dict[str, Any], testbed: Path, reference: Path | N
     a check that only takes the oracle's own spelling would fail right answers."""
     if not record.get("oracle"):
         return GateResult(True, NO_ORACLE, skipped=True)
-    plans = answer_form_plans(record["oracle"], now)
+    plans = answer_form_plans(record["oracle"], now, task_day_first(record))
     if not plans:
         return GateResult(True, "the oracle writes no date, time or amount in prose", skipped=True)
     if not _prose_needs_figures(record["evaluation"]):  # the rewriting changes nothing a check reads
@@ -192,7 +192,7 @@ def answer_forms_gate(record: dict[str, Any], testbed: Path, reference: Path | N
     problems = []
     for form, plan in plans:
         ws = _replay_state(testbed, plan, now, work, f"answer-{form}", trusted)
-        report = evaluate_criteria(ws, record["evaluation"], reference)
+        report = evaluate_criteria(ws, record["evaluation"], reference, day_first=task_day_first(record))
         if not report.passed:
             problems.append(f"written as {form}: " + "; ".join(r.reason for r in report.failures())[:200])
     if problems:
@@ -253,7 +253,7 @@ def paste_gate(record: dict[str, Any], testbed: Path, reference: Path | None, no
     if plan is None:
         return GateResult(True, "the oracle reads nothing or writes no prose", skipped=True)
     ws = _replay_state(testbed, plan, now, work, "paste", trusted)
-    if evaluate_criteria(ws, record["evaluation"], reference).passed:
+    if evaluate_criteria(ws, record["evaluation"], reference, day_first=task_day_first(record)).passed:
         return GateResult(False, "pasting everything the oracle read in place of its answer passes the criteria")
     return GateResult(True, "a paste of the sources fails the criteria")
 
@@ -307,7 +307,8 @@ def reference_gate(record: dict[str, Any], testbed: Path, reference: Path | None
     exact = [i for i, c in enumerate(criteria) if c["function"] == EXACT]
     if not exact:
         return GateResult(True, f"{UNPROVEN}: no expected file to apply; solvability is left to an agent", skipped=True)
-    report = evaluate_criteria(ws, criteria, reference, initial_dir=testbed)
+    report = evaluate_criteria(ws, criteria, reference, initial_dir=testbed,
+                               day_first=task_day_first(record))
     broken = [r for r in report.failures() if r.function == EXACT]
     if broken or len(applied) < len(exact):
         missing = [f"[{i}] expected file missing" for i in exact if i not in applied]
@@ -376,9 +377,9 @@ def run_gates(record: dict[str, Any], testbed: Path, reference: Path | None = No
     own_scratch = scratch is None
     work = Path(tempfile.mkdtemp(prefix="gates-")) if own_scratch else scratch
     try:
-        criteria = record["evaluation"]
+        criteria, day_first = record["evaluation"], task_day_first(record)
         try:
-            untouched = evaluate_criteria(Workspace(testbed, now=now), criteria, reference)
+            untouched = evaluate_criteria(Workspace(testbed, now=now), criteria, reference, day_first=day_first)
             results["fails_untouched"] = GateResult(
                 not untouched.passed,
                 "criteria fail before any action" if not untouched.passed else "criteria already pass untouched")
@@ -389,12 +390,12 @@ def run_gates(record: dict[str, Any], testbed: Path, reference: Path | None = No
         if record.get("oracle"):
             ws, calls = _replay(testbed, record["oracle"], now, work, "oracle", trusted)
             failed = [f"{c.tool}: {c.observation}" for c in calls if not c.ok]
-            report = evaluate_criteria(ws, criteria, reference)
+            report = evaluate_criteria(ws, criteria, reference, day_first=day_first)
             ok = report.passed and not failed
             detail = "oracle plan passes" if ok else "; ".join(failed + [r.reason for r in report.failures()])[:500]
             results["oracle_passes"] = GateResult(ok, detail)
             ws_base = _replay_state(testbed, record.get("baseline", []), now, work, "baseline", trusted)
-            base = evaluate_criteria(ws_base, criteria, reference)
+            base = evaluate_criteria(ws_base, criteria, reference, day_first=day_first)
             results["baseline_fails"] = GateResult(
                 not base.passed, "intent-only baseline fails" if not base.passed else "intent-only baseline passes")
             if "findings_not_pastes" in names:

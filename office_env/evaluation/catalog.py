@@ -178,16 +178,17 @@ def _check_valid(criteria: Any, file: str) -> None:
 
 def evaluate_criteria(workspace: Workspace, criteria: list[dict[str, Any]],
                       reference_dir: str | Path | None = None, *, initial_dir: str | Path | None = None,
-                      file: str = "") -> EvaluationReport:
+                      file: str = "", day_first: bool | None = None) -> EvaluationReport:
     """Score ``workspace``: one result per criterion. Raises ``InvalidCriteria`` before running
     anything if the list does not validate.
 
     ``reference_dir`` holds expected files (``../reference/x``); ``initial_dir`` is the testbed
-    before the agent acted (``../cache/<i>/testbed/x``)."""
+    before the agent acted (``../cache/<i>/testbed/x``); ``day_first``: whether the office writes
+    a numeric date day first (``backends.dataset_reader.task_day_first``; None: either order)."""
     _check_valid(criteria, file)
     ctx = Context(workspace,
                   Path(reference_dir) if reference_dir is not None else None,
-                  Path(initial_dir) if initial_dir is not None else None)
+                  Path(initial_dir) if initial_dir is not None else None, day_first)
     results = []
     for index, item in enumerate(criteria):
         name = item["function"]

@@ -35,6 +35,7 @@ class Context:
     workspace: Workspace
     reference_dir: Path | None = None
     initial_dir: Path | None = None
+    day_first: bool | None = None  # the office's order of a numeric date's day and month (None: unknown)
     # a mailbox read once per scoring: several mail checks look at the same one, and nothing
     # changes the testbed while its criteria are scored
     _mailboxes: dict[tuple[str, str], list[tuple[str, Any]]] = field(default_factory=dict, compare=False, repr=False)
@@ -114,7 +115,7 @@ _CONTAIN_RULES = {"if": {"properties": {"doc_type": {"const": "email"}}},
        _CONTAIN_PROPS, ["doc_type", "keywords"], ("file",), _CONTAIN_RULES)
 def evaluate_contain(ctx: Context, args: dict[str, Any]) -> Outcome:
     label, text = _content(ctx, args)
-    absent = kw.missing(text, args["keywords"])
+    absent = kw.missing(text, args["keywords"], ctx.day_first)
     if absent:
         return False, f"{label} lacks {', '.join(repr(a) for a in absent)}"
     return True, f"{label} contains all {len(args['keywords'])} keyword(s)"
@@ -127,7 +128,7 @@ def evaluate_not_contain(ctx: Context, args: dict[str, Any]) -> Outcome:
     if args["doc_type"] != "email" and not ctx.path(args["file"], "file").exists():
         return True, f"{args['file']} does not exist, so it contains none of the keywords"
     label, text = _content(ctx, args)
-    found = kw.present(text, args["keywords"])
+    found = kw.present(text, args["keywords"], ctx.day_first)
     if found:
         return False, f"{label} still contains {', '.join(repr(f) for f in found)}"
     return True, f"{label} contains none of the keywords"
@@ -199,7 +200,7 @@ def evaluate_diff_contain_text(ctx: Context, args: dict[str, Any]) -> Outcome:
         # removed and added as a multiset difference instead (a moved line is then no change)
         old_lines, new_lines = Counter(first), Counter(second)
         diff = "\n".join([*(old_lines - new_lines).elements(), *(new_lines - old_lines).elements()])
-    absent = kw.missing(diff, args["keywords"])
+    absent = kw.missing(diff, args["keywords"], ctx.day_first)
     if absent:
         return False, f"the changes to {args['output_file']} do not mention {', '.join(repr(a) for a in absent)}"
     return True, f"the changes to {args['output_file']} mention every keyword"
@@ -303,7 +304,7 @@ def evaluate_calendar_event(ctx: Context, args: dict[str, Any]) -> Outcome:
     start = calendar_store.parse_time(args["start"], "start") if args.get("start") else None
     end = calendar_store.parse_time(args["end"], "end") if args.get("end") else None
     events = calendar_store.events(ctx.workspace, args["username"], field="username", missing_ok=True)
-    titled = [e for e in events if not kw.missing(e.summary, words)]
+    titled = [e for e in events if not kw.missing(e.summary, words, ctx.day_first)]
     for event in titled:
         if (start is None or event.start == start) and (end is None or event.end == end):
             return True, f"{args['username']}'s calendar has {event.summary!r} at {event.start:%Y-%m-%d %H:%M}"
@@ -322,7 +323,7 @@ def evaluate_calendar_no_event(ctx: Context, args: dict[str, Any]) -> Outcome:
     words = args["summary"] if isinstance(args["summary"], list) else [args["summary"]]
     start = calendar_store.parse_time(args["start"], "start")
     events = calendar_store.events(ctx.workspace, args["username"], field="username", missing_ok=True)
-    left = [e for e in events if e.start == start and not kw.missing(e.summary, words)]
+    left = [e for e in events if e.start == start and not kw.missing(e.summary, words, ctx.day_first)]
     if left:
         return False, f"{args['username']}'s calendar still has {left[0].summary!r} at {start:%Y-%m-%d %H:%M}"
     return True, f"{args['username']}'s calendar has no event titled like {words!r} at {start:%Y-%m-%d %H:%M}"
@@ -354,9 +355,9 @@ def evaluate_email_sent(ctx: Context, args: dict[str, Any]) -> Outcome:
         if args.get("recipient") and not _same_person(mail.recipient, args["recipient"]):
             continue
         candidates.append((email_id, mail))
-        absent = kw.missing(mail.subject, args.get("subject_keywords", [])) + \
-            kw.missing(mail.body, args.get("body_keywords", []))
-        extra = kw.present(mail.body, args.get("body_excludes", []))
+        absent = kw.missing(mail.subject, args.get("subject_keywords", []), ctx.day_first) + \
+            kw.missing(mail.body, args.get("body_keywords", []), ctx.day_first)
+        extra = kw.present(mail.body, args.get("body_excludes", []), ctx.day_first)
         if not absent and not extra:
             return True, f"{email_id} in {user}'s mailbox matches"
         if not absent:
@@ -382,8 +383,8 @@ def evaluate_email_not_sent(ctx: Context, args: dict[str, Any]) -> Outcome:
             continue
         if args.get("recipient") and not _same_person(mail.recipient, args["recipient"]):
             continue
-        if not kw.missing(mail.subject, args.get("subject_keywords", [])) and \
-                not kw.missing(mail.body, args.get("body_keywords", [])):
+        if not kw.missing(mail.subject, args.get("subject_keywords", []), ctx.day_first) and \
+                not kw.missing(mail.body, args.get("body_keywords", []), ctx.day_first):
             return False, f"{email_id} from {args['sender']}{to} has the keywords it must not send"
     return True, f"no message from {args['sender']}{to} has all those keywords"
 
@@ -417,10 +418,10 @@ def evaluate_answer(ctx: Context, args: dict[str, Any]) -> Outcome:
     if len(text.strip()) > limit:
         return False, f"{file} holds {len(text.strip())} characters, more than an answer's {limit}"
     if "keywords" in args:
-        absent = kw.missing(text, args["keywords"])
+        absent = kw.missing(text, args["keywords"], ctx.day_first)
         if absent:
             return False, f"{file} lacks {', '.join(repr(a) for a in absent)}"
-        hedged = kw.present(text, args.get("excludes", []))
+        hedged = kw.present(text, args.get("excludes", []), ctx.day_first)
         if hedged:
             return False, f"{file} holds the expected answer but also {', '.join(repr(h) for h in hedged)}"
         return True, f"{file} holds the expected answer"

@@ -10,7 +10,10 @@ A keyword that is an ISO date matches the same day written with the month's name
 (``2024-12-18`` matches ``18 December 2024``, ``December 18, 2024`` and ``18 Dec 2024``), with
 the month's name and no year (``Wednesday 18 December``, ``Dec 18th``: the day a person means
 when the year goes without saying; a weekday written beside it must be that date's), or in
-numbers, day first or month first (``18/12/2024``, ``12/18/2024``, ``18.12.24``). "noon" and
+numbers, with or without the year (``18/12/2024``, ``18.12.24``, ``18/12``), read by dateutil
+in the office's order (``day_first``: ``04/05/2025`` is the 4th of May where days come first,
+the 5th of April where months do, either when the order is not known; ``12/18/2024`` is the 18th
+of December everywhere; ``office_env.evaluation.written_dates``). "noon" and
 "midday" are 12:00, "midnight" 00:00. A keyword clock time with a one-digit hour and no leading
 zero (``4:00``, as OfficeBench's seeds write times) matches that time in the morning or the
 afternoon (``4:00 pm``); ``04:00`` and ``16:00`` say which one they mean.
@@ -30,6 +33,8 @@ import re
 from datetime import date as _date_cls
 from functools import lru_cache
 from typing import Any, Callable, Iterable
+
+from office_env.evaluation import written_dates
 
 _DIGIT_RE = re.compile(r"\d")
 _THOUSANDS_RE = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
@@ -78,10 +83,12 @@ def normalize(text: str) -> str:
 
 
 class Haystack:
-    """A text prepared once for many keyword look-ups."""
+    """A text prepared once for many keyword look-ups; ``day_first``: the office's order of a
+    date's day and month in numbers (None: unknown, both readings count)."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, day_first: bool | None = None) -> None:
         self.text = normalize(text)
+        self.day_first = day_first
         self._numbers: frozenset[float] | None = None
         self._clocks: set[tuple[int, int]] | None = None
         self._dates: set[tuple[int, int, int]] | None = None
@@ -94,13 +101,13 @@ class Haystack:
 
     def dates(self) -> set[tuple[int, int, int]]:
         if self._dates is None:
-            self._dates = _dates_in(self.text)
+            self._dates = _dates_in(self.text, self.day_first)
         return self._dates
 
     def yearless(self) -> set[tuple[int, int, int]]:
         """(month, day, weekday or -1) of each date written without its year."""
         if self._yearless is None:
-            self._yearless = _yearless_in(self.text)
+            self._yearless = _yearless_in(self.text, self.day_first)
         return self._yearless
 
     def has_date(self, day: tuple[int, int, int]) -> bool:
@@ -177,28 +184,28 @@ def _date(needle: str) -> tuple[int, int, int] | None:
     return (int(match.group(1)), int(match.group(2)), int(match.group(3))) if match else None
 
 
-def _dates_in(text: str) -> set[tuple[int, int, int]]:
-    """Every date in ``text`` (lower-cased): ISO, with the month's name before or after the day,
-    or in numbers (both readings, day first and month first, where each is a date)."""
-    found = {(int(y), int(m), int(d)) for y, m, d in _TEXT_ISO_DATE_RE.findall(text)}
-    found |= {(int(y), _MONTHS.index(m) + 1, int(d)) for d, m, y in _TEXT_DAY_MONTH_RE.findall(text)}
-    found |= {(int(y), _MONTHS.index(m) + 1, int(d)) for m, d, y in _TEXT_MONTH_DAY_RE.findall(text)}
-    for first, _, second, year in _TEXT_NUMERIC_DATE_RE.findall(text):
-        full = int(year) + (2000 if len(year) == 2 else 0)
-        for month, day in ((int(second), int(first)), (int(first), int(second))):
-            if 1 <= month <= 12 and 1 <= day <= 31:
-                found.add((full, month, day))
+def _dates_in(text: str, day_first: bool | None = None) -> set[tuple[int, int, int]]:
+    """Every date in ``text`` (lower-cased) with its year: ISO, with the month's name before or
+    after the day, or in numbers in the office's order (``written_dates.read``)."""
+    found = {(int(y), int(m), int(d)) for y, m, d in _TEXT_ISO_DATE_RE.findall(text)}  # one reading only
+    for pattern in (_TEXT_DAY_MONTH_RE, _TEXT_MONTH_DAY_RE, _TEXT_NUMERIC_DATE_RE):
+        for match in pattern.finditer(text):
+            found |= written_dates.read(match.group(0), day_first)
     return found
 
 
-def _yearless_in(text: str) -> set[tuple[int, int, int]]:
-    """(month, day, weekday or -1) of each date ``text`` (lower-cased) writes with the month's name
-    and no year ("wednesday 18 december", "dec 18th")."""
+def _yearless_in(text: str, day_first: bool | None = None) -> set[tuple[int, int, int]]:
+    """(month, day, weekday or -1) of each date ``text`` (lower-cased) writes without its year, with
+    the month's name ("wednesday 18 december", "dec 18th"; a weekday beside it is kept) or in
+    numbers in the office's order ("18/12")."""
     found = set()
-    for weekday, day, month in _TEXT_DAY_MONTH_NY_RE.findall(text):
-        found.add((_MONTHS.index(month) + 1, int(day), _WEEKDAYS.index(weekday) if weekday else -1))
-    for weekday, month, day in _TEXT_MONTH_DAY_NY_RE.findall(text):
-        found.add((_MONTHS.index(month) + 1, int(day), _WEEKDAYS.index(weekday) if weekday else -1))
+    for pattern in (_TEXT_DAY_MONTH_NY_RE, _TEXT_MONTH_DAY_NY_RE):  # group 1: the weekday; 2 on: the date
+        for match in pattern.finditer(text):
+            weekday = match.group(1)
+            span = text[match.start(2):match.end()]
+            found |= {(m, d, _WEEKDAYS.index(weekday) if weekday else -1)
+                      for _, m, d in written_dates.read(span, day_first)}
+    found |= {(m, d, -1) for m, d in written_dates.numeric_yearless(text, day_first)}
     return found
 
 
@@ -330,14 +337,15 @@ def _finder(keywords: list[Any], hay: Haystack) -> Callable[[Any], bool]:
     return has
 
 
-def missing(text: str, keywords: Iterable[Any]) -> list[str]:
-    """The keywords not found in ``text`` (empty when all are present)."""
+def missing(text: str, keywords: Iterable[Any], day_first: bool | None = None) -> list[str]:
+    """The keywords not found in ``text`` (empty when all are present); ``day_first``: the
+    office's order of a numeric date (``Haystack``)."""
     keywords = list(keywords)
-    has = _finder(keywords, Haystack(text))
+    has = _finder(keywords, Haystack(text, day_first))
     return [str(k) for k in keywords if not has(k)]
 
 
-def present(text: str, keywords: Iterable[Any]) -> list[str]:
+def present(text: str, keywords: Iterable[Any], day_first: bool | None = None) -> list[str]:
     keywords = list(keywords)
-    has = _finder(keywords, Haystack(text))
+    has = _finder(keywords, Haystack(text, day_first))
     return [str(k) for k in keywords if has(k)]

@@ -314,11 +314,14 @@ _FUNCTIONS: dict[str, Callable[[Context, dict[str, Any]], bool]] = {
 
 
 def evaluate_officebench(workspace: Workspace, criteria: list[dict[str, Any]], reference_dir: Any = None, *,
-                         initial_dir: Any = None, file: str = "", misplaced: tuple[int, ...] = ()) -> EvaluationReport:
+                         initial_dir: Any = None, file: str = "", misplaced: tuple[int, ...] = (),
+                         day_first: bool | None = None) -> EvaluationReport:
     """Score ``workspace`` as OfficeBench's evaluator would: one result per criterion (its own
     evaluator stops at the first failure; the task verdict is the same). ``misplaced``: criteria
     whose argument the seed put beside ``args`` (``office_env.officebench.misplaced_criteria``):
-    it reads them from ``args`` and fails them."""
+    it reads them from ``args`` and fails them. ``day_first`` is taken as homer's scorer takes it
+    and unused: OfficeBench matches a date as text."""
+    del day_first
     problems = validate_criteria(criteria, file=file)
     if problems:
         raise InvalidCriteria(problems)

@@ -103,6 +103,14 @@ CURRENCY_OF_CITY: dict[str, str] = {
     "Vancouver": "CAD", "Melbourne": "AUD", "Auckland": "NZD", "Singapore": "SGD", "Cape Town": "ZAR",
 }
 
+# How each city's offices write a date in numbers: month first in the United States' (04/05 is
+# 5 April), day first elsewhere (4 May); Canada writes it both ways, so there a numeric date no
+# order settles is read either way (None).
+_MONTH_FIRST = ("Portland", "Denver", "Austin", "Seattle", "Chicago", "Boston", "Minneapolis", "Atlanta")
+_EITHER_ORDER = ("Toronto", "Vancouver")
+DAY_FIRST_OF_CITY: dict[str, bool | None] = {
+    city: False if city in _MONTH_FIRST else None if city in _EITHER_ORDER else True for city in CITIES}
+
 # What each supplier sells, at what unit price: its invoices, orders and quotes bill these lines.
 SUPPLIER_CATALOGUE: dict[str, tuple[tuple[str, float], ...]] = {
     "Greenline Office Supply": (("Printer paper A4 (5 boxes)", 118.0), ("Ink and toner bundle", 178.9),
@@ -185,6 +193,11 @@ class World:
     def currency(self) -> str:
         """The code of the money the office's documents are written in (its city's)."""
         return CURRENCY_OF_CITY[self.city]
+
+    @property
+    def day_first(self) -> bool | None:
+        """Whether the office writes a numeric date day first (None: both orders are usual)."""
+        return DAY_FIRST_OF_CITY[self.city]
 
     def person(self, user: str) -> Person:
         """The person whose user name is ``user`` (KeyError if nobody)."""

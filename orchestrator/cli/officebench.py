@@ -62,13 +62,15 @@ def officebench_lint(
         raise typer.Exit(1)
 
 
-def _criteria_from(file: Path) -> tuple[list[Any], Optional[Path], Optional[Path], tuple[int, ...]]:
-    """Criteria, default reference folder and default initial testbed from a subtask JSON
+def _criteria_from(file: Path) -> tuple[list[Any], Optional[Path], Optional[Path], tuple[int, ...], bool | None]:
+    """Criteria, default reference folder, default initial testbed, misplaced criteria and the
+    office's order of a numeric date (``backends.dataset_reader.task_day_first``) from a subtask JSON
     (``<task>/subtasks/<i>.json``), a task JSON (``<task>/task.json``) or a bare list.
 
     The file is read with the JSON limits and never through a symlink; the task's own
     ``reference/`` and ``testbed/`` are taken only when they are real folders (a symlinked one
     is an error, not a fallback)."""
+    from backends.dataset_reader import task_day_first
     from office_env.officebench import misplaced_criteria, normalize_criteria
     from office_env.untrusted import SYMLINK, UntrustedInputError, entry_problem, is_real_dir, load_json, printable
 
@@ -93,7 +95,10 @@ def _criteria_from(file: Path) -> tuple[list[Any], Optional[Path], Optional[Path
             _fail(f"{printable(path)}: {problem}; refused (give --{'reference' if name == 'reference' else 'initial'} "
                   "explicitly to use another folder)")
         found.append(path if is_real_dir(path) else None)
-    return criteria, found[0], found[1], misplaced
+    return criteria, found[0], found[1], misplaced, task_day_first(data) if isinstance(data, dict) else None
+
+
+DATE_ORDERS: dict[str, bool | None] = {"office": None, "day": True, "month": False, "either": None}
 
 
 @app.command("score")
@@ -107,6 +112,9 @@ def score(
                                   "verdicts, its substring rules and crashes as failures; see the README)"),
     task_timeout: float = typer.Option(600.0, "--task-timeout", help="Seconds scoring may take (0: no limit)"),
     task_memory: int = typer.Option(2048, "--task-memory", help="MiB of memory scoring may use (0: no limit)"),
+    date_order: str = typer.Option("office", "--date-order", help="How an ambiguous numeric date (04/05/2025) is "
+                                   "read: office (a task JSON's office city; either order without one), day, month "
+                                   "or either"),
 ) -> None:
     """Score a testbed with a criteria list; exit 0 only if every criterion passes.
 
@@ -131,8 +139,11 @@ def score(
         evaluate = scorer(semantics)
     except ValueError as exc:
         _fail(str(exc))
-    items, default_reference, default_initial, misplaced = _criteria_from(criteria)
-    extra = {"misplaced": misplaced} if semantics == "officebench" else {}
+    if date_order not in DATE_ORDERS:
+        _fail(f"--date-order {date_order!r}: must be one of {', '.join(DATE_ORDERS)}")
+    items, default_reference, default_initial, misplaced, office_order = _criteria_from(criteria)
+    extra: dict[str, Any] = {"misplaced": misplaced} if semantics == "officebench" else {}
+    extra["day_first"] = office_order if date_order == "office" else DATE_ORDERS[date_order]
     reference_dir, initial_dir = reference or default_reference, initial or default_initial
     for option, folder in (("--reference", reference_dir), ("--initial", initial_dir)):
         problem = tree_problem(folder) if folder is not None else None
