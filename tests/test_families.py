@@ -222,8 +222,8 @@ def test_a_question_is_answered_to_the_one_who_asked_it(worlds):
 
 
 @pytest.mark.parametrize("name", ["invoice_due_reminder", "contract_notice_reminder", "welcome_session",
-                                  "milestone_to_calendar"])
-def test_a_reminder_at_a_fixed_hour_never_double_books_the_user(worlds, name):
+                                  "milestone_to_calendar", "next_meeting_invite"])
+def test_a_booking_at_a_fixed_hour_never_double_books_the_user(worlds, name):
     from datetime import datetime
 
     from generators.families.base import calendar_of

@@ -15,13 +15,13 @@ from datetime import datetime, timedelta
 
 from generators.english import possessive
 from generators.families.base import (
-    NEXT_MEETING_RE, QUOTE_RE, FamilyInput, booking, call, chance, computed, docs, event_check, excluding_past,
+    NEXT_MEETING_RE, QUOTE_RE, FamilyInput, booking, calendar_of, call, chance, computed, docs, event_check, excluding_past,
     facts_in, family, fmt, inbox_of, letter, misreadings_of, near, number, own_words, piece, present_on, sender_user, stem,
 )
 from generators.families.single_app import (
     MEETING_TITLES, P_CORRECT, P_DISTRACT, _distinct, _out_name, first_free_booking,
 )
-from generators.families.time_rules import hour_of, hour_piece, start_hour
+from generators.families.time_rules import hour_of, hour_piece, is_free, start_hour
 from generators.model import TaskDraft
 from office_env.evaluation import builders as cr
 from office_env.money import CODE
@@ -190,7 +190,11 @@ def next_meeting_invite(inp: FamilyInput) -> TaskDraft | None:
     if not found or not inp.colleagues:
         return None
     doc, start = inp.rng.choice(found)
-    minutes = inp.rng.choice((30, 45, 60, 90))
+    mine = calendar_of(inp.notes, inp.user)  # the length the chat gives never double-books the user
+    lengths = [m for m in (30, 45, 60, 90) if is_free(mine, start, start + timedelta(minutes=m))]
+    if not lengths:
+        return None
+    minutes = inp.rng.choice(lengths)
     end = start + timedelta(minutes=minutes)
     title = inp.rng.choice(MEETING_TITLES)
     present = present_on(inp, start.date())

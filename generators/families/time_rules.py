@@ -112,15 +112,15 @@ def window_piece(index: int, choice: SlotChoice, rule: str, about: str, thread: 
 def free_hours(calendar: dict | None, day: datetime, minutes: int, hours: tuple[int, ...]) -> tuple[int, ...]:
     """The ``hours`` at which a booking of ``minutes`` on ``day`` overlaps none of the calendar's
     events (a reminder the task asks for never double-books the user)."""
-    busy = [(datetime.strptime(e["start"], TIME_FORMAT), datetime.strptime(e["end"], TIME_FORMAT))
-            for e in (calendar or {}).get("events", [])]
-    out = []
-    for hour in hours:
-        start = datetime(day.year, day.month, day.day, hour)
-        end = start + timedelta(minutes=minutes)
-        if all(b_end <= start or b_start >= end for b_start, b_end in busy):
-            out.append(hour)
-    return tuple(out)
+    return tuple(hour for hour in hours
+                 if is_free(calendar, datetime(day.year, day.month, day.day, hour),
+                            datetime(day.year, day.month, day.day, hour) + timedelta(minutes=minutes)))
+
+
+def is_free(calendar: dict | None, start: datetime, end: datetime) -> bool:
+    """Whether a booking from ``start`` to ``end`` overlaps none of the calendar's events."""
+    return all(datetime.strptime(e["end"], TIME_FORMAT) <= start or datetime.strptime(e["start"], TIME_FORMAT) >= end
+               for e in (calendar or {}).get("events", []))
 
 
 def start_hour(inp: FamilyInput, day: datetime, minutes: int,
