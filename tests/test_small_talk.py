@@ -485,20 +485,25 @@ GOOD = "== greet.open\n- Hello {user}, nice [day|morning].\n"
 
 
 @pytest.mark.parametrize("text, message", [
-    ("- an entry before any pool\n", "x.bank:1: expected '== pool.name'"),
+    ("- an entry before any pool\n", "x.bank:1: expected '== section.name'"),
     ("== a.b\nwhen sunny_tuesday\n- hi\n", "x.bank:2: unknown flag 'sunny_tuesday'"),
     ("== a.b\n- hi {nonexistent_slot}\n", "x.bank:2: unknown slot {nonexistent_slot}"),
     ("== a.b\n- hi <no.such.pool>\n", "x.bank:2: <no.such.pool>: no such pool"),
+    ("== a.b\n- hi <hob.no_such_part>\n", "x.bank:2: <hob.no_such_part>: no pools 'hobbies.<id>.*' to alias"),
+    ("== hobbies.chess.news\n- won\n== a.b\n- hi <hob.other>\n", "x.bank:4: <hob.other>: pool 'hobbies.chess.other' is missing"),
     ("== a.b\n- hi {user\n", "x.bank:2: stray bracket"),
     ("== a.b\n- hi [one|two\n", "x.bank:2: '[' without ']'"),
     ("== a.b\n- hi [one]\n", "x.bank:2: [one] needs at least two alternatives"),
+    ("== a.b\n- hi [<greet.open=x>|two]\n", "x.bank:2: no captures inside [ ] alternatives"),
+    ("== a.b\n- hi <greet.open=user>\n", "captures may not reuse slot names: ['user']"),
     ("== a.b\n- caf\u00e9\n", "x.bank:2: non-ASCII"),
-    ("== a.b\n- x\n== a.b\n- y\n", "x.bank:3: pool 'a.b' is already defined at x.bank:1"),
-    ("== a.b\n\n== c.d\n- y\n", "x.bank:1: pool 'a.b' has no entries"),
+    ("== a.b\n- x\n== a.b\n- y\n", "x.bank:3: section 'a.b' is already defined at x.bank:1"),
+    ("== a.b\n\n== c.d\n- y\n", "x.bank:1: section 'a.b' has no entries"),
     ("== a.b\n-\n", "x.bank:2: empty entry"),
     ("== a.b\nhello there\n", "x.bank:2: expected '- text'"),
     ("== a.b\n- one <a.b>\n", "refers to itself"),
-    ("== Bad Name\n- x\n", "x.bank:1: bad pool name"),
+    ("== Bad Name\n- x\n", "x.bank:1: bad section name"),
+    ("== a.b: x | y\n- one | two\n", "x.bank:1: small-talk pools declare no fields"),
 ])
 def test_malformed_banks_name_file_and_line(text, message):
     parse_banks([("ok.bank", GOOD)])
