@@ -3,7 +3,7 @@
 ``generate_dialogue(draft, seed=..., now=..., user_first=...)`` writes ``days`` sessions of chat,
 one per working day before ``now``, following ``generators.history_plan``: each thread of the
 task's work is raised, its details arrive over the days in the user's own words (the value
-verbatim, the sentence from ``templates/dialogue/threads.j2``), the assistant asks for details
+verbatim, the sentence from ``templates/dialogue/threads.bank``), the assistant asks for details
 and promises, never doing; an earlier value is corrected on a later day, near-miss details come
 up. Around that work: other work that is not the task (``generators.other_work``) and small talk
 that belongs to this person and this day (``generators.small_talk``). Sessions start at varied
@@ -13,7 +13,8 @@ Marks: a turn stating a piece's final value lists it in ``evidence``; an earlier
 in ``superseded``; a near-miss in ``distractor``. Task turns carry ``thread`` "t<n>", other work
 "w<n>". No other turn holds any of those values (checked as text is composed).
 
-The thread bank and its parser are ``generators.thread_bank``; other jobs talked about the same
+The thread bank is ``generators.thread_bank`` (in the dialogue banks' one format,
+``generators.dialogue_bank``); other jobs talked about the same
 way (unmarked) are ``generators.decoys``.
 """
 
@@ -28,9 +29,7 @@ from generators.decoys import Decoy, changed_value, make_decoys
 from generators.history_plan import (DAY_CUES, LONG_HISTORY_DAYS, P_RELATIVE_DAY, P_SPLIT, DayPlan, Event,
                                      plan_history)
 from generators.model import MemoryPiece, Session, TaskDraft, Turn
-from generators.other_work import load as load_work_bank
 from generators.small_talk import WordingsExhausted
-from generators.small_talk import load as load_small_talk_bank
 from generators.spoken_time import is_relative, read_times, say_value, value_time
 from generators.thread_bank import (  # noqa: F401 - the bank's names, as the writer's callers know them
     _OPENERS, _REPLIES, P_FULL_NAME, SENTENCE_CUES, BankError, _Deck, bank_sizes, namings, threads,
@@ -39,15 +38,6 @@ from office_env import OfficeError, Workspace, mail_store
 from office_env.evaluation.keywords import Keywords
 from office_env.synthesis.check import away_span
 from office_env.seeding import rng as seeded
-
-
-def check_banks() -> None:
-    """Read every dialogue bank now (each is read once, on first use): a command that writes
-    histories calls this first, so a broken bank stops it at start with one line naming the file
-    and line, before any output is written."""
-    threads()
-    load_small_talk_bank()
-    load_work_bank()
 
 _START_EARLIEST = 8 * 3600 + 30 * 60  # 08:30:00
 _START_LATEST = 10 * 3600  # 10:00:00

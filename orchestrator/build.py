@@ -28,7 +28,7 @@ from backends.folder_lock import LOCK_NAME, FolderBusy, FolderLock
 from backends.llm.usage import COUNTERS
 from backends.scratch import claim_work_folder, release_work_folder
 from backends.workers import Budget, JobFailure, run_jobs
-from generators.dialogue_offline import check_banks
+from generators.bank_check import check_banks
 from generators.families import check_families
 from office_env.synthesis import World, make_world, write_workspace
 from office_env.synthesis.check import WorldCheckError

@@ -37,7 +37,7 @@ from typing import Annotated, Any, Callable, Protocol, TypedDict
 
 from langgraph.graph import END, START, StateGraph
 
-from generators.dialogue_offline import check_banks
+from generators.bank_check import check_banks
 from generators.model import Verdict
 from generators.plus_offline import PlusDraft, infer_apps, plus_problems, regenerate
 from office_env import SeedTask, load_officebench

@@ -708,7 +708,7 @@ def test_a_malformed_work_bank_line_names_the_file_and_line(text, message):
     assert message in str(info.value), info.value
 
 
-def test_a_work_bank_missing_a_section_or_with_a_computed_milestone_is_refused(tmp_path):
+def test_a_work_bank_missing_a_section_or_with_a_computed_milestone_is_refused(tmp_path: Path):
     for path in WORK_DIR.glob("*.bank"):
         (tmp_path / path.name).write_text(path.read_text(encoding="utf-8"), encoding="utf-8")
     common = tmp_path / "common.bank"

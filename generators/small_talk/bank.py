@@ -1,14 +1,11 @@
-"""The small-talk fragment banks: their format, parser and checks, loaded once at import.
+"""The small-talk fragment banks: what their entries may say, and their checks.
 
-The words live in fragment banks under ``templates/dialogue/small_talk/`` (``*.bank``), parsed
-and checked once at import. Format, one statement per line::
-
-    # a comment (also: blank lines)
-    == pool.name            start a pool: a named list of interchangeable fragments
-    when flag !flag ...     the following entries of the pool need these calendar/persona flags
-                            (``!flag``: must not hold; ``when *`` lifts the condition)
-    - text                  one entry; ``- ~`` is the empty entry
-    - first | second        an entry with fields (see captures below)
+The words live in fragment banks under ``templates/dialogue/small_talk/`` (``*.bank``), in the
+dialogue banks' one format (``generators.dialogue_bank``): ``== pool.name`` starts a pool (a
+named list of interchangeable fragments), ``when flag !flag ...`` sets the calendar and persona
+flags the following entries need (``when *`` lifts the condition), ``- text`` is an entry
+(``- ~`` the empty one) and ``- first | second`` an entry with fields. They are read, compiled
+and checked on first use (:func:`load`), once.
 
 Inside an entry ``{slot}`` inserts a value (a persona or calendar value, or a capture),
 ``[a|b|c]`` one of the alternatives (``[a|]``: a or nothing), ``<pool>`` a fragment drawn from
@@ -124,7 +121,6 @@ TOPICS: dict[str, tuple[str, float, bool, int]] = {
 
 _NAME = r"[a-z_][a-z0-9_]*(?:\.[a-z0-9_]+)*"
 _TOKEN = re.compile(r"\{(\^?)(" + _NAME + r")\}|<(\^?)(" + _NAME + r")(?:=([a-z_][a-z0-9_]*))?>")
-_POOL_NAME = re.compile(_NAME + r"\Z")
 _ALTERNATIVES = re.compile(r"\[([^\[\]]*)\]")
 
 
