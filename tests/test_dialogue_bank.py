@@ -15,6 +15,7 @@ from generators.dialogue_bank import DIALOGUE_DIR, BankError, parse_banks, read_
 from generators.thread_bank import MOVE_ROLES, THREADS_BANK, parse_threads, threads
 
 FLAGS = frozenset({"morning", "rainy"})
+SAMPLE_SEEDS = Path(__file__).resolve().parents[1] / "datasets" / "officebench-sample"
 
 
 def test_a_bank_parses_into_sections_of_entries_with_fields_and_conditions():
@@ -158,11 +159,11 @@ def test_the_banks_are_read_on_first_use_not_at_import():
     assert proc.returncode == 0 and proc.stdout.split() == ["0", "0", "0", "False", "False"], proc.stderr
 
 
-def _homer_with(module: str, name: str, path: Path, out: Path) -> subprocess.CompletedProcess:
-    """``homer build`` in a fresh interpreter whose ``module.name`` (a bank's path) is ``path``."""
-    args = ["homer", "build", "--n", "1", "--workers", "1", "--out", str(out)]
+def _homer_with(module: str, name: str, path: Path, *args: str) -> subprocess.CompletedProcess:
+    """``homer ARGS`` in a fresh interpreter whose ``module.name`` (a bank's path) is ``path``."""
+    args = ("homer", *args)
     return _python(f"import sys, importlib; from pathlib import Path; importlib.import_module({module!r}).{name} = "
-                   f"Path({str(path)!r}); from orchestrator.cli import main; sys.argv = {args!r}; main()")
+                   f"Path({str(path)!r}); from orchestrator.cli import main; sys.argv = {list(args)!r}; main()")
 
 
 @pytest.mark.slow
@@ -180,8 +181,12 @@ def test_homer_stops_at_start_with_one_line_on_a_broken_bank(tmp_path: Path, kin
     text = target.read_text(encoding="utf-8")
     lineno = text[:text.index(breakage[0])].count("\n") + 2
     target.write_text(text.replace(breakage[0], breakage[1], 1), encoding="utf-8")
-    proc = _homer_with(module, name, path, tmp_path / "out")
-    assert proc.returncode == 2, proc.stderr
-    lines = [line for line in proc.stderr.strip().splitlines() if not line.startswith("build: ")]
-    assert len(lines) == 1 and lines[0].startswith(f"error: {target}:{lineno}: "), proc.stderr
-    assert not (tmp_path / "out").exists()
+    commands = [("build", "--n", "1", "--workers", "1", "--out", str(tmp_path / "out"))]
+    if kind == "threads":  # Plus writes histories too
+        commands.append(("regenerate", "--seeds", str(SAMPLE_SEEDS), "--workers", "1", "--out", str(tmp_path / "out")))
+    for command in commands:
+        proc = _homer_with(module, name, path, *command)
+        assert proc.returncode == 2, proc.stderr
+        lines = [line for line in proc.stderr.strip().splitlines() if not line.startswith(f"{command[0]}: ")]
+        assert len(lines) == 1 and lines[0].startswith(f"error: {target}:{lineno}: "), proc.stderr
+        assert not (tmp_path / "out").exists()
