@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 import re
+import shutil
 from collections import defaultdict
 from datetime import date, datetime, time, timedelta
 
@@ -510,6 +511,24 @@ def test_malformed_banks_name_file_and_line(text, message):
     with pytest.raises(BankError) as info:
         parse_banks([("ok.bank", GOOD), ("x.bank", text)])
     assert message in str(info.value)
+
+
+@pytest.mark.parametrize("file, old, new, message", [
+    ("persona.bank", "== cafe.name\n", "== cafe.names\n", "required pool 'cafe.name' is missing"),
+    ("day.bank", "== sky.plans.end\n", "== sky.plans_end\n", "beat sky.plans lacks end"),
+    ("day.bank", "== sky.reply\n", "== sky.replies\n", "topic 'sky' has no pool 'sky.reply'"),
+    ("day.bank", "- <bye.why=why>\n- <bye.why=why>\n", "- <bye.why=why>\n- <bye.why>\n",
+     "{why.1} is not captured by every earlier line of the exchange (pool 'bye.reply')"),
+])
+def test_the_banks_must_have_every_topic_pool_and_capture_they_use(tmp_path, file, old, new, message):
+    from generators.small_talk.bank import load_bank_dir
+
+    shutil.copytree(BANK_DIR, tmp_path / "banks")
+    path = tmp_path / "banks" / file
+    path.write_text(path.read_text(encoding="utf-8").replace(old, new, 1), encoding="utf-8")
+    with pytest.raises(BankError) as info:
+        load_bank_dir(tmp_path / "banks")
+    assert message in str(info.value), info.value
 
 
 # --------------------------------------------------------------------------------------------
