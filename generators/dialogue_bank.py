@@ -12,11 +12,12 @@ Format, one statement per line (leading and trailing spaces are ignored)::
     - text                  one entry; ``- ~`` is the empty entry
     - first | second        an entry with fields, separated by `` | `` outside ``[ ]``
 
-A section is defined once (in one file). Text is plain ASCII; ``{slot}`` inserts a value
-(``{^slot}``: with its first letter upper-cased). What else an entry's text may hold, which
-slots and sections a bank needs, is each bank's own: ``generators.thread_bank``,
-``generators.small_talk.bank``, ``generators.other_work.bank`` compile the entries. A malformed
-line raises :class:`BankError` naming the file and line (``homer`` stops at start with it).
+A section is defined once (in one file). Text is plain ASCII; ``{slot}`` inserts a value (in
+the thread and small-talk banks ``{^slot}`` too: with its first letter upper-cased). What else
+an entry's text may hold, and which slots and sections a bank needs, is each bank's own:
+``generators.thread_bank``, ``generators.small_talk.bank`` and ``generators.other_work.bank``
+compile the entries. A malformed line raises :class:`BankError` naming the file and line
+(``homer`` stops at start with it). See docs/dialogue-banks.md.
 """
 
 from __future__ import annotations
@@ -28,8 +29,7 @@ from pathlib import Path
 
 from office_env.untrusted import UntrustedInputError, read_file
 
-TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "templates"
-DIALOGUE_DIR = TEMPLATES_DIR / "dialogue"
+DIALOGUE_DIR = Path(__file__).resolve().parent.parent / "templates" / "dialogue"
 
 MAX_BANK_BYTES = 4 << 20  # a bank file is a few hundred lines; anything far larger is not one
 _NAME = r"[a-z_][a-z0-9_]*(?:\.[a-z0-9_]+)*"

@@ -354,7 +354,7 @@ class HistoryWriter:
 
     def _slots(self, about: str, when: datetime) -> dict[str, Any]:
         """What a thread line may name (``thread_bank``'s slots but the value and a near miss)."""
-        return {"about": about, "About": about[:1].upper() + about[1:], "user": self.user,
+        return {"about": about, "user": self.user,
                 "weekday": when.strftime("%A"), "when": _part_of_day(when), "who": self._who(when)}
 
     def _user_line(self, event: Event, when: datetime, answer: bool = False,
