@@ -3,7 +3,7 @@
 ``generate_dialogue(draft, seed=..., now=..., user_first=...)`` writes ``days`` sessions of chat,
 one per working day before ``now``, following ``generators.history_plan``: each thread of the
 task's work is raised, its details arrive over the days in the user's own words (the value
-verbatim, the sentence from ``templates/dialogue/threads.j2``), the assistant asks for details
+verbatim, the sentence from ``templates/dialogue/threads.bank``), the assistant asks for details
 and promises, never doing; an earlier value is corrected on a later day, near-miss details come
 up. Around that work: other work that is not the task (``generators.other_work``) and small talk
 that belongs to this person and this day (``generators.small_talk``). Sessions start at varied
@@ -13,7 +13,8 @@ Marks: a turn stating a piece's final value lists it in ``evidence``; an earlier
 in ``superseded``; a near-miss in ``distractor``. Task turns carry ``thread`` "t<n>", other work
 "w<n>". No other turn holds any of those values (checked as text is composed).
 
-The thread bank and its parser are ``generators.thread_bank``; other jobs talked about the same
+The thread bank is ``generators.thread_bank`` (in the dialogue banks' one format,
+``generators.dialogue_bank``); other jobs talked about the same
 way (unmarked) are ``generators.decoys``.
 """
 
@@ -28,12 +29,10 @@ from generators.decoys import Decoy, changed_value, make_decoys
 from generators.history_plan import (DAY_CUES, LONG_HISTORY_DAYS, P_RELATIVE_DAY, P_SPLIT, DayPlan, Event,
                                      plan_history)
 from generators.model import MemoryPiece, Session, TaskDraft, Turn
-from generators.other_work import OtherWork
-from generators.small_talk import SmallTalk, WordingsExhausted
+from generators.small_talk import WordingsExhausted
 from generators.spoken_time import is_relative, read_times, say_value, value_time
 from generators.thread_bank import (  # noqa: F401 - the bank's names, as the writer's callers know them
-    _OPENERS, _REPLIES, CUES, GENERIC_ABOUTS, JOB_FIELDS, JOB_PEOPLE, JOBS, P_FULL_NAME, SENTENCE_CUES, THREADS, BankEntry, BankError,
-    BankLine, _Deck, bank_sizes, index_threads, load_bank, namings, parse_bank,
+    _OPENERS, _REPLIES, P_FULL_NAME, SENTENCE_CUES, BankError, _Deck, bank_sizes, namings, threads,
 )
 from office_env import OfficeError, Workspace, mail_store
 from office_env.evaluation.keywords import Keywords
@@ -228,6 +227,9 @@ class HistoryWriter:
         self.values = [v.lower() for v in values] if values is not None else task_values(pieces)
         clean = self.clean
         self.user = user_first if user_first and clean(user_first) else ""
+        from generators.other_work import OtherWork  # the composers read their banks on first use
+        from generators.small_talk import SmallTalk
+
         self.small = SmallTalk(rng=rng, user_first=self.user, assistant=assistant_name,
                                colleagues=[c for c in colleagues if clean(c)], company=company if clean(company) else "",
                                city=city, projects=[p for p in projects if clean(p)], avoid=clean,
@@ -237,7 +239,7 @@ class HistoryWriter:
                               company=company if clean(company) else "", projects=[p for p in projects if clean(p)],
                               files=[f for f in files if clean(f)], avoid=clean, currency=currency,
                               absences=absences)
-        self.decks = {key: _Deck(entries, rng) for key, entries in THREADS.items()}
+        self.decks = {key: _Deck(entries, rng) for key, entries in threads().lines.items()}
         self.said: set[str] = set()
         self.work_threads = 0
         self.abouts: dict[str, str] = {}  # a name for the work of pieces that came without one
@@ -288,7 +290,7 @@ class HistoryWriter:
             for key in keys:
                 deck = self.decks.get(key)
                 text = deck.draw(lambda e: None if e.needs & blank else (
-                    lambda t: t if ok(t) else None)(prefix + e.lines[0].render(ctx))) if deck else None
+                    lambda t: t if ok(t) else None)(prefix + e.render(ctx))) if deck else None
                 if text is not None:
                     self.said.add(text)
                     return text
@@ -307,7 +309,7 @@ class HistoryWriter:
 
     def _lead(self, text: str) -> str:
         if self.rng.random() < 0.3:
-            lead = self.decks[("lead", "any")].draw(lambda e: e.lines[0].render({}))
+            lead = self.decks[("lead", "any")].draw(lambda e: e.render({}))
             if lead:
                 return f"{lead} {text}"
         return text
@@ -338,7 +340,7 @@ class HistoryWriter:
             # one filler per work: pieces about the same thing keep the same words for it
             key = ("about", piece.about) if piece is not None and piece.about else (piece.id if piece else event.thread)
             if key not in self.abouts:
-                self.abouts[key] = GENERIC_ABOUTS[len(self.abouts) % len(GENERIC_ABOUTS)]
+                self.abouts[key] = (abouts := threads().generic_abouts)[len(self.abouts) % len(abouts)]
             about = self.abouts[key]
         return self._slots(about, when)
 
@@ -352,7 +354,7 @@ class HistoryWriter:
 
     def _slots(self, about: str, when: datetime) -> dict[str, Any]:
         """What a thread line may name (``thread_bank``'s slots but the value and a near miss)."""
-        return {"about": about, "About": about[:1].upper() + about[1:], "user": self.user,
+        return {"about": about, "user": self.user,
                 "weekday": when.strftime("%A"), "when": _part_of_day(when), "who": self._who(when)}
 
     def _user_line(self, event: Event, when: datetime, answer: bool = False,
@@ -374,7 +376,7 @@ class HistoryWriter:
             ctx["text"] = event.text
             return self._line("distract", "any", ctx, event.said), marks
         assert piece is not None
-        cue = piece.cue if piece.cue in CUES else "note"
+        cue = piece.cue if piece.cue in threads().cues else "note"
         move = "correct" if event.move == "correct" else "state"
         if answer:
             move = "answer"
@@ -473,8 +475,8 @@ class HistoryWriter:
         if self.decoys is None:
             pieces = self.pieces or list({e.piece.id: e.piece for e in plan.events if e.piece is not None}.values())
             self.task_words |= {w for p in pieces for w in re.findall(r"[a-z]+", p.about.lower()) if len(w) > 3}
-            self.decoys = make_decoys(pieces, JOBS, plan.date, self.rng, self._outsiders(), self._decoy_ok,
-                                      count=DECOYS, fields=JOB_FIELDS)
+            self.decoys = make_decoys(pieces, threads().jobs, plan.date, self.rng, self._outsiders(), self._decoy_ok,
+                                      count=DECOYS, fields=threads().job_fields)
             for decoy in self.decoys:
                 self.work_threads += 1
                 self.decoy_threads[decoy.about] = f"w{min(self.work_threads, 99)}"
@@ -483,7 +485,7 @@ class HistoryWriter:
     def _outsiders(self) -> list[str]:
         """People a decoy may name: full names from the bank whose first name no colleague has."""
         firsts = {c.lower() for c in self.colleagues}
-        return [p for p in JOB_PEOPLE if p.split()[0].lower() not in firsts and self.clean(p)]
+        return [p for p in threads().job_people if p.split()[0].lower() not in firsts and self.clean(p)]
 
     def _free_on(self, value: str, when: datetime) -> bool:
         """Whether ``value`` names no colleague the office shows away on ``when``'s day."""
@@ -545,7 +547,7 @@ class HistoryWriter:
                 and self.rng.random() < P_DECOY_DETAIL:
             piece, value = decoy.details[decoy.said]
             decoy.said += 1
-            cue = piece.cue if piece.cue in CUES else "note"
+            cue = piece.cue if piece.cue in threads().cues else "note"
             value = self._decoy_said(value, cue, when)
             if value:  # (a phrase the task says too stays unsaid)
                 return self._decoy_detail(decoy, ctx, piece.cue, cue, value, when, room)
@@ -553,10 +555,10 @@ class HistoryWriter:
             index = self.rng.randrange(decoy.said)
             piece, old = decoy.details[index]
             new = None if not self._free_on(old, when) else changed_value(
-                decoy, piece, old, when.date(), self.rng, self._outsiders(), self._decoy_ok, JOB_FIELDS)
+                decoy, piece, old, when.date(), self.rng, self._outsiders(), self._decoy_ok, threads().job_fields)
             if new is not None and self._free_on(new, when):
                 decoy.details[index] = (piece, new)
-                cue = piece.cue if piece.cue in CUES else "note"
+                cue = piece.cue if piece.cue in threads().cues else "note"
                 new = self._decoy_said(new, cue, when)
                 if new:
                     text = self._line("correct", cue, {**ctx, "value": new}, new)  # worded as the task's are

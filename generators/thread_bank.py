@@ -1,143 +1,72 @@
-"""The thread bank: how the user and the assistant talk about a task's work, and the parser
-for the dialogue banks' format.
+"""The thread bank: how the user and the assistant talk about a task's work
+(``templates/dialogue/threads.bank``), and ``namings``, the ways a piece of work is called.
 
-Banks are files of entries separated by ``---``; ``#`` lines are comments; ``@key: value`` lines
-tag the entry; ``U:``/``A:``/``T:`` lines are user / assistant / text lines, each a Jinja2
-template. ``templates/dialogue/threads.j2`` holds one line per entry, tagged with its ``@move``
-(and ``@cue``); it is parsed, checked and compiled once, at import, and a malformed entry stops
-the command naming its file and line. ``namings`` gives the ways a piece of work is called.
+The bank is in the dialogue banks' format (``generators.dialogue_bank``): a section per move,
+``== move`` or ``== move.cue`` (the role the value plays; without one the lines suit every cue),
+each entry one line of text whose ``{slot}`` / ``{^slot}`` are filled from ``_THREAD_SLOTS``. It
+is read, checked and compiled on first use (:func:`threads`), once; a malformed entry stops the
+command naming its file and line.
 """
 
 from __future__ import annotations
 
+import functools
 import random
+import re
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Callable, Generic, Mapping, Sequence, TypeVar
 
-import jinja2
-from jinja2 import meta
+from generators.dialogue_bank import DIALOGUE_DIR, BankError, Section, parse_banks, read_bank_files
 
-TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "templates"
-DIALOGUE_DIR = TEMPLATES_DIR / "dialogue"
-
-_ENV = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=False)
-
-
-class BankError(ValueError):
-    """A dialogue bank file is malformed (the message names the file and line)."""
-
+THREADS_BANK = DIALOGUE_DIR / "threads.bank"
 
 # --------------------------------------------------------------------------------------------
-# Banks
+# Lines
 # --------------------------------------------------------------------------------------------
 
+_SLOT = re.compile(r"\{(\^?)([a-z_][a-z0-9_]*)\}")
 
-@dataclass(frozen=True)
-class BankLine:
-    role: str  # "U", "A" or "T"
-    template: jinja2.Template | None  # None for plain text
-    static: str | None  # the rendered text when the line has no slots
+
+@dataclass(frozen=True, slots=True)
+class ThreadLine:
+    """One compiled line: literal text and slots (``(name, upper)``), rendered without a template engine."""
+
+    parts: tuple[str | tuple[str, bool], ...]
+    static: str | None  # the text when the line has no slots
+    needs: frozenset[str]  # the slots this line uses
+    where: str  # "file:line" of the entry, for messages
 
     def render(self, ctx: Mapping[str, Any]) -> str:
         if self.static is not None:
             return self.static
-        assert self.template is not None
-        return self.template.render(ctx)
+        out = []
+        for part in self.parts:
+            if isinstance(part, str):
+                out.append(part)
+            else:
+                value = str(ctx[part[0]])
+                out.append(value[:1].upper() + value[1:] if part[1] else value)
+        return "".join(out)
 
 
-@dataclass(frozen=True)
-class BankEntry:
-    lines: tuple[BankLine, ...]
-    tags: Mapping[str, str]
-    needs: frozenset[str]  # the slots this entry uses
-    where: str  # "file:line" of the entry, for messages
-
-    @property
-    def roles(self) -> str:
-        return "".join(line.role for line in self.lines)
-
-    @property
-    def pairs(self) -> int:
-        return len(self.lines) // 2
-
-
-def parse_bank(text: str, name: str = "<bank>") -> tuple[BankEntry, ...]:
-    """Parse one bank file's text into compiled entries (see the module docstring)."""
-    entries: list[BankEntry] = []
-    lines: list[BankLine] = []
-    tags: dict[str, str] = {}
-    needs: set[str] = set()
-    start = 0
-
-    def flush() -> None:
-        nonlocal lines, tags, needs
-        if lines:
-            entries.append(BankEntry(tuple(lines), dict(tags), frozenset(needs), f"{name}:{start}"))
-        elif tags:
-            raise BankError(f"{name}:{start}: entry has tags but no lines")
-        lines, tags, needs = [], {}, set()
-
-    for lineno, raw in enumerate(text.splitlines(), 1):
-        line = raw.strip()
-        if line == "---":
-            flush()
-            continue
-        if not line or line.startswith("#"):
-            continue
-        if not lines and not tags:
-            start = lineno
-        if line.startswith("@"):
-            key, sep, value = line[1:].partition(":")
-            if not sep or not key.strip():
-                raise BankError(f"{name}:{lineno}: a tag line reads '@key: value'")
-            tags[key.strip()] = value.strip()
-            continue
-        role, sep, body = line.partition(":")
-        if role not in ("U", "A", "T") or not sep:
-            raise BankError(f"{name}:{lineno}: expected 'U: ...', 'A: ...', 'T: ...', '@key: value', '#' or '---'")
-        body = body.strip()
-        if not body:
-            raise BankError(f"{name}:{lineno}: empty {role} line")
-        if "{" not in body:  # plain text: nothing to compile
-            lines.append(BankLine(role, None, body))
-            continue
-        try:
-            ast = _ENV.parse(body)
-            slots = meta.find_undeclared_variables(ast)
-            template = _ENV.from_string(ast)
-        except jinja2.TemplateSyntaxError as exc:
-            raise BankError(f"{name}:{lineno}: template error: {exc.message}") from exc
-        static = template.render() if not slots else None
-        needs |= slots
-        lines.append(BankLine(role, template, static))
-    flush()
-    return tuple(entries)
-
-
-def _check_shape(entries: Sequence[BankEntry], name: str, shape: Callable[[str], bool], what: str) -> None:
-    for entry in entries:
-        if not shape(entry.roles):
-            raise BankError(f"{entry.where}: {name} entries must be {what}, got {entry.roles!r}")
-
-
-def _alternating(roles: str) -> bool:
-    return len(roles) >= 2 and len(roles) % 2 == 0 and all(
-        r == ("U" if i % 2 == 0 else "A") for i, r in enumerate(roles))
-
-
-def load_bank(name: str, directory: Path = DIALOGUE_DIR) -> tuple[BankEntry, ...]:
-    path = directory / name
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise BankError(f"{path}: cannot read dialogue bank ({exc.strerror or exc})") from exc
-    entries = parse_bank(text, str(path))
-    if not entries:
-        raise BankError(f"{path}: the bank has no entries")
-    return entries
-
-
+def compile_line(text: str, where: str, allowed: frozenset[str]) -> ThreadLine:
+    """A line's text compiled: ``{slot}`` and ``{^slot}`` (first letter upper-cased) of ``allowed``."""
+    parts: list[str | tuple[str, bool]] = []
+    pos = 0
+    for match in _SLOT.finditer(text):
+        if match.start() > pos:
+            parts.append(text[pos:match.start()])
+        name = match.group(2)
+        if name not in allowed:
+            raise BankError(f"{where}: unknown slot {{{name}}}; a thread line may use {', '.join(sorted(allowed))}")
+        parts.append((name, bool(match.group(1))))
+        pos = match.end()
+    if pos < len(text):
+        parts.append(text[pos:])
+    if any(isinstance(p, str) and ("{" in p or "}" in p) for p in parts):
+        raise BankError(f"{where}: stray brace in {text!r}: a slot is {{name}} or {{^name}}")
+    needs = frozenset(p[0] for p in parts if not isinstance(p, str))
+    return ThreadLine(tuple(parts), None if needs else text, needs, where)
 
 
 T = TypeVar("T")
@@ -178,49 +107,76 @@ class _Deck(Generic[T]):
 _MOVES = ("raise", "raise_reply", "state", "correct", "ask", "after", "distract", "lead", "recap", "recap_reply",
           "about", "mention", "mention_reply", "split", "prompt", "answer", "decline", "job", "job_raise",
           "job_person", "job_field")
-_MOVE_ROLES = {"raise": "U", "raise_reply": "A", "state": "U", "correct": "U", "ask": "A", "after": "A",
+# Who says a move's line: the user (U), the assistant (A), or neither (T: a fragment of another line).
+MOVE_ROLES = {"raise": "U", "raise_reply": "A", "state": "U", "correct": "U", "ask": "A", "after": "A",
                "distract": "U", "lead": "T", "recap": "U", "recap_reply": "A", "about": "T", "mention": "U",
                "mention_reply": "A", "split": "U", "prompt": "A", "answer": "U", "decline": "U", "job": "T",
                "job_raise": "U", "job_person": "T", "job_field": "T"}
 
 
-# What a thread line may name: the work (about, About), the user, the day and part of day, the
+# What a thread line may name: the work (about; {^about} at a sentence's start), the user, the day and part of day, the
 # piece's value, a near miss's sentence and a colleague (``HistoryWriter._ctx``); another name
 # would fail only when its line is drawn, so it is refused when the bank is read.
-_THREAD_SLOTS = frozenset({"about", "About", "user", "weekday", "when", "value", "text", "who"})
+_THREAD_SLOTS = frozenset({"about", "user", "weekday", "when", "value", "text", "who"})
 
 
-def index_threads(entries: Sequence[BankEntry]) -> dict[tuple[str, str], tuple[BankEntry, ...]]:
-    """The thread bank's entries by (move, cue), each checked for its move, roles and slots."""
-    out: dict[tuple[str, str], list[BankEntry]] = {}
-    for entry in entries:
-        move = entry.tags.get("move", "")
+def index_threads(sections: Mapping[str, Section]) -> dict[tuple[str, str], tuple[ThreadLine, ...]]:
+    """The thread bank's lines by (move, cue), each checked for its move and slots."""
+    out: dict[tuple[str, str], tuple[ThreadLine, ...]] = {}
+    for name, sec in sections.items():
+        move, _, cue = name.partition(".")
         if move not in _MOVES:
-            raise BankError(f"{entry.where}: @move must be one of {', '.join(_MOVES)}")
-        unknown = sorted(entry.needs - _THREAD_SLOTS)
-        if unknown:
-            raise BankError(f"{entry.where}: unknown slot {{{{ {unknown[0]} }}}}; a thread line may use "
-                            f"{', '.join(sorted(_THREAD_SLOTS))}")
-        if entry.roles != _MOVE_ROLES[move]:
-            raise BankError(f"{entry.where}: a {move} entry is one {_MOVE_ROLES[move]} line, got {entry.roles!r}")
-        out.setdefault((move, entry.tags.get("cue", "any")), []).append(entry)
+            raise BankError(f"{sec.where}: unknown move {move!r}; a section is '== move' or '== move.cue', "
+                            f"the move one of {', '.join(_MOVES)}")
+        if sec.columns is not None:
+            raise BankError(f"{sec.where}: thread sections declare no fields")
+        lines = []
+        for entry in sec.entries:
+            if len(entry.fields) != 1:
+                raise BankError(f"{entry.where}: a thread entry is one line of text, got {len(entry.fields)} fields")
+            if not entry.fields[0]:
+                raise BankError(f"{entry.where}: empty thread entry")
+            lines.append(compile_line(entry.fields[0], entry.where, _THREAD_SLOTS))
+        out[(move, cue or "any")] = tuple(lines)
     for move in _MOVES:
         if not any(m == move for m, _ in out):
-            raise BankError(f"threads.j2: no '@move: {move}' entry")
-    return {key: tuple(value) for key, value in out.items()}
+            raise BankError(f"{THREADS_BANK.name}: no '== {move}' section")
+    return out
 
 
-THREADS = index_threads(load_bank("threads.j2"))
-CUES = frozenset(cue for (move, cue) in THREADS if move == "state" and cue != "any")
+@dataclass(frozen=True)
+class ThreadBank:
+    """The thread bank compiled: its lines by (move, cue) and the word lists some moves give."""
+
+    lines: Mapping[tuple[str, str], tuple[ThreadLine, ...]]
+    cues: frozenset[str]  # the cues that have their own state lines
+    generic_abouts: tuple[str, ...]  # names for work that came without one
+    jobs: tuple[str, ...]  # other work for later: the decoys
+    job_people: tuple[str, ...]  # people outside the office
+    job_fields: tuple[str, ...]  # what a decoy's sheet holds
+
+
+def parse_threads(text: str, name: str) -> ThreadBank:
+    """A thread bank from its text (``name`` for messages)."""
+    lines = index_threads(parse_banks([(name, text)]))
+
+    def words(move: str) -> tuple[str, ...]:
+        return tuple(line.render({}) for line in lines[(move, "any")])
+
+    return ThreadBank(lines, frozenset(cue for (move, cue) in lines if move == "state" and cue != "any"),
+                      words("about"), words("job"), words("job_person"), words("job_field"))
+
+
+@functools.cache
+def threads() -> ThreadBank:
+    """The thread bank, read and compiled on first use (then kept)."""
+    (name, text), = read_bank_files([THREADS_BANK], "the thread bank")
+    return parse_threads(text, name)
+
+
 # Cues whose line carries the piece's whole sentence, not only its value: a note (said as it is),
 # a question (asked as one) and a request (an instruction of the user, said after a lead-in).
 SENTENCE_CUES = frozenset({"note", "asked", "requested"})
-GENERIC_ABOUTS = tuple(e.lines[0].render({}) for e in THREADS[("about", "any")])
-JOBS = tuple(e.lines[0].render({}) for e in THREADS[("job", "any")])  # other work for later: the decoys
-JOB_PEOPLE = tuple(e.lines[0].render({}) for e in THREADS[("job_person", "any")])  # people outside the office
-JOB_FIELDS = tuple(e.lines[0].render({}) for e in THREADS[("job_field", "any")])  # what a decoy's sheet holds
-
-
 _OPENERS = ("Okay.", "Right.", "Sure.", "Mm.", "Fine.", "Alright.", "Ah.", "I see.", "Oh.", "Thanks.")
 _REPLIES = ("after", "raise_reply", "recap_reply", "mention_reply", "prompt")
 _POSTMODIFIERS = (" for ", " of ", " about ", " from ", " with ", " on ", " to ", " in ")
@@ -262,6 +218,6 @@ def namings(about: str) -> tuple[str, ...]:
 def bank_sizes() -> dict[str, int]:
     """Number of entries per (move) of the thread bank (for reports and tests)."""
     sizes: dict[str, int] = {}
-    for (move, _), entries in THREADS.items():
+    for (move, _), entries in threads().lines.items():
         sizes[move] = sizes.get(move, 0) + len(entries)
     return sizes

@@ -28,6 +28,7 @@ from backends.folder_lock import LOCK_NAME, FolderBusy, FolderLock
 from backends.llm.usage import COUNTERS
 from backends.scratch import claim_work_folder, release_work_folder
 from backends.workers import Budget, JobFailure, run_jobs
+from generators.bank_check import check_banks
 from generators.families import check_families
 from office_env.synthesis import World, make_world, write_workspace
 from office_env.synthesis.check import WorldCheckError
@@ -535,7 +536,8 @@ def build(out: Path, n: int, config: BuildConfig, workers: int = 1, resume: bool
     problem = size_problem(n, workers, config.days)
     if problem is not None:
         raise BuildError(problem)
-    check_families()  # a broken family definition stops the build here, before any folder is touched
+    check_families()  # a broken family definition or dialogue bank stops the build here, before any folder is touched
+    check_banks()
     lock = lock_out_folder(out, "homer build")
     try:
         return _build_locked(out, n, config, workers, resume, on_progress, budget or Budget(), on_pause, on_outcome,

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from backends.dataset_reader import dataset_identity, iter_tasks
+from generators.bank_check import check_banks
 from generators.dialogue_offline import HistoryWriter, working_days_before
 from generators.history_plan import DayPlan
 from generators.model import TaskDraft
@@ -161,6 +162,7 @@ def run_sweep(dataset: Path, out: Path, config: EvalConfig, horizons: list[int],
               on_total: Callable[[int], None] | None = None) -> dict[str, Any]:
     """Stretch every task to each horizon, evaluate each stretched dataset, fit the curve and write
     the sweep's folder; ``on_outcome`` hears of every task evaluated (tasks x horizons in all)."""
+    check_banks()  # a broken dialogue bank stops the sweep here, before any folder is written
     tasks = [t for t in iter_tasks(dataset) if t.record is not None]
     if on_total is not None:
         on_total(len(tasks) * len(horizons))

@@ -37,6 +37,7 @@ from typing import Annotated, Any, Callable, Protocol, TypedDict
 
 from langgraph.graph import END, START, StateGraph
 
+from generators.bank_check import check_banks
 from generators.model import Verdict
 from generators.plus_offline import PlusDraft, infer_apps, plus_problems, regenerate
 from office_env import SeedTask, load_officebench
@@ -423,6 +424,7 @@ def regenerate_split(seeds_path: str | Path, out: str | Path, *, seed: int = 0, 
                         base_url=base_url, llm_config=llm_config, cache_path=cache_path, gates=tuple(gates),
                         llm_overrides=tuple(llm_overrides),
                         repair=repair_seeds)
+    check_banks()  # a broken dialogue bank stops here, before the output folder is touched
     report = load_officebench(root)
     if not report.tasks:  # nothing to regenerate: refuse before the output folder is touched
         why = f" ({len(report.problems)} problem(s), first: {report.problems[0]})" if report.problems else ""

@@ -10,9 +10,9 @@ from datetime import date, datetime
 import pytest
 
 from generators.decoys import changed_value, make_decoys, make_value
-from generators.dialogue_offline import THREADS
 from generators.model import MemoryPiece
 from generators.specifics import find_specifics
+from generators.thread_bank import threads
 from tests.test_dialogue import DRAFT, PIECES, all_turns, gen
 
 START = date(2024, 5, 13)
@@ -79,11 +79,11 @@ def test_a_value_the_writer_refuses_is_drawn_again():
 def _patterns(moves: tuple[str, ...]) -> list[re.Pattern[str]]:
     """The thread bank's lines of ``moves`` as patterns: every slot matches any text."""
     out = []
-    slots = {k: f"\x00{k}\x00" for k in ("about", "About", "value", "who", "when", "weekday", "user", "text")}
-    for (move, _), entries in THREADS.items():
+    slots = {k: f"\x00{k}\x00" for k in ("about", "value", "who", "when", "weekday", "user", "text")}
+    for (move, _), entries in threads().lines.items():
         if move in moves:
             for entry in entries:
-                body = re.escape(entry.lines[0].render(slots))
+                body = re.escape(entry.render(slots))
                 out.append(re.compile("^(?:.+ )?" + re.sub(r"\x00\w+\x00", ".+?", body.replace("\\x00", "\x00")) + "$"))
     return out
 

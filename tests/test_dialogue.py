@@ -10,14 +10,11 @@ from datetime import date, datetime, timedelta
 
 import pytest
 
-from generators.dialogue_offline import (
-    CUES, THREADS, BankError, bank_sizes, generate_dialogue, index_threads, load_bank, parse_bank, plan_dialogue,
-    task_values,
-)
+from generators.dialogue_offline import bank_sizes, generate_dialogue, plan_dialogue, task_values
 from generators.families import FAMILIES
 from generators.model import Distractor, MemoryPiece, Session, TaskDraft, Turn
 from generators.spoken_time import names_value, read_times
-from generators.thread_bank import namings
+from generators.thread_bank import MOVE_ROLES, namings, threads
 from verifier import check_dialogue
 from verifier.dialogue_rules import completion_claim
 
@@ -83,42 +80,22 @@ def test_every_family_cue_has_wording_and_questions():
     used = set()
     for fam in FAMILIES.values():
         used |= set(re.findall(r'cue="([a-z_]+)"', inspect.getsource(fam.builder)))
-    assert used and used <= CUES, used - CUES
+    bank = threads()
+    assert used and used <= bank.cues, used - bank.cues
     for cue in used:
-        assert len(THREADS[("state", cue)]) >= 2, cue
-        assert ("ask", cue) in THREADS, cue
+        assert len(bank.lines[("state", cue)]) >= 2, cue
+        assert ("ask", cue) in bank.lines, cue
     sizes = bank_sizes()
     assert sizes["raise"] >= 6 and sizes["correct"] >= 5 and sizes["after"] >= 10 and sizes["distract"] >= 5
 
 
 def test_assistant_thread_lines_promise_at_most():
-    ctx = {"about": "the review", "About": "The review", "user": "Alex", "weekday": "Tuesday", "when": "this morning"}
-    for (move, _), entries in THREADS.items():
+    ctx = {"about": "the review", "user": "Alex", "weekday": "Tuesday", "when": "this morning"}
+    for (move, _), entries in threads().lines.items():
         for entry in entries:
-            if entry.roles == "A":
-                text = entry.lines[0].render(ctx)
+            if MOVE_ROLES[move] == "A":
+                text = entry.render(ctx)
                 assert completion_claim(text) is None, text
-
-
-def test_bank_parser_names_the_bad_line():
-    entries = parse_bank("# c\n@kind: fact\nU: Hi {{ user }}\nA: Hello\n---\nU: Bye\nA: Bye\n", "x.j2")
-    assert len(entries) == 2 and entries[0].needs == {"user"} and entries[0].tags == {"kind": "fact"}
-    assert entries[1].lines[0].static == "Bye"
-    with pytest.raises(BankError, match=r"x\.j2:2"):
-        parse_bank("U: fine\nQ: what\n", "x.j2")
-    with pytest.raises(BankError, match=r"x\.j2:1: template error"):
-        parse_bank("U: {{ broken\n", "x.j2")
-
-
-def test_a_thread_line_naming_an_unknown_slot_is_refused_when_the_bank_is_read():
-    entries = load_bank("threads.j2")
-    assert index_threads(entries).keys() == THREADS.keys()
-    typo = parse_bank("@move: state\n@cue: source_file\nU: the file for {{ about }} is {{ vaule }}\n", "extra.j2")
-    with pytest.raises(BankError, match=r"^extra\.j2:1: unknown slot \{\{ vaule \}\}"):
-        index_threads([*entries, *typo])
-    wrong_role = parse_bank("@move: state\n@cue: source_file\nA: {{ value }}\n", "extra.j2")
-    with pytest.raises(BankError, match=r"^extra\.j2:1: a state entry is one U line"):
-        index_threads([*entries, *wrong_role])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -537,7 +514,7 @@ def test_turn_stamps_are_what_strftime_gives_also_past_the_day():
 
 def test_pieces_about_one_work_share_one_filler_when_its_name_holds_a_value():
     """An "about" naming a value cannot be said; its pieces then share one stand-in for it."""
-    from generators.dialogue_offline import GENERIC_ABOUTS
+    generic_abouts = threads().generic_abouts
 
     about = "the Vendor review pack"  # holds m1's value, so it is never said
     memory = [MemoryPiece("m1", "fact", "the pack is for the Vendor review", "Vendor review", cue="meeting_title",
@@ -554,7 +531,7 @@ def test_pieces_about_one_work_share_one_filler_when_its_name_holds_a_value():
         for piece in ("m1", "m2", "m3"):
             day, index = _locate(sessions, piece)
             text = sessions[day].turns[index].text.lower()
-            used |= {g for g in GENERIC_ABOUTS if g.lower() in text}
+            used |= {g for g in generic_abouts if g.lower() in text}
         assert len(used) <= 1, (seed, used)
         checked += bool(used)
     assert checked
@@ -563,18 +540,14 @@ def test_pieces_about_one_work_share_one_filler_when_its_name_holds_a_value():
 def test_thread_lines_read_right_with_every_kind_of_work_name_and_relative_time():
     """"My manager handed me my manager's question today", "Everyone can make the meeting at Wednesday
     next week at 14:00", "employee_handbook.pdf is the sheet behind ...": lines must fit any name."""
-    from generators.dialogue_offline import THREADS
-
     ctx = {"user": "Kim", "weekday": "Monday", "when": "this morning", "text": "the other one is older", "who": "Sam"}
     values = {"meeting_time": "Wednesday next week at 14:00", "source_file": "employee_handbook.pdf"}
     for about in ("my manager's question", "the names and the time of the follow-up session", "the quote check"):
-        for (move, cue), entries in THREADS.items():
-            for entry in entries:
-                for line in entry.lines:
-                    text = line.render({**ctx, "about": about, "About": about[:1].upper() + about[1:],
-                                        "value": values.get(cue, "x")}).lower()
-                    assert "handed me my" not in text and " at wednesday" not in text, (entry.where, text)
-                    assert "employee_handbook.pdf is the sheet" not in text, (entry.where, text)
+        for (move, cue), lines in threads().lines.items():
+            for line in lines:
+                text = line.render({**ctx, "about": about, "value": values.get(cue, "x")}).lower()
+                assert "handed me my" not in text and " at wednesday" not in text, (line.where, text)
+                assert "employee_handbook.pdf is the sheet" not in text, (line.where, text)
 
 
 # Names of work that a line must fit however it is built: plural, two things joined, a noun the
@@ -594,7 +567,7 @@ def awkward_draft(shift: int) -> TaskDraft:
     turns which one, so that over ``len(AWKWARD_ABOUTS)`` shifts every cue meets every name)."""
     from generators.dialogue_offline import SENTENCE_CUES
 
-    cues = sorted(CUES - SENTENCE_CUES)
+    cues = sorted(threads().cues - SENTENCE_CUES)
     memory = []
     for i, cue in enumerate(cues):
         about = AWKWARD_ABOUTS[(i + shift) % len(AWKWARD_ABOUTS)]

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from generators.other_work import story as other_work
-from generators.other_work import ACK_WORDS, OtherWork, WorkBankError, load_work_banks, parse_work_bank
+from generators.other_work import ACK_WORDS, WORK_DIR, BankError, OtherWork, load, load_work_banks, parse_work_banks
 
 NAMES = ("Rosa Bilal Chen Dana Emeka Farah Goran Hiro Ines Jonas Kavya Luis Mia Nadia Oscar Petra Quinn Ravi "
          "Sofia Tariq Uma Viktor Wen Yara Zoe Abel Bea Cyrus Dina Eli").split()
@@ -665,3 +665,62 @@ def test_a_count_of_one_takes_a_singular_noun_and_a_takes_an_before_a_vowel():
                     "a UX review": "a UX review", "a UK office": "a UK office", "a Utah office": "a Utah office",
                     "a Uber account": "a Uber account", "a Orion update": "an Orion update",
                     "a EUR 50 fee": "a EUR 50 fee"}
+
+
+# --------------------------------------------------------------------------------------------
+# The banks
+# --------------------------------------------------------------------------------------------
+
+WORK_GOOD = "== data.thing: thing | things\n- desk | desks\n== intro.x\n- The {thing} for {project} came.\n"
+
+
+def test_the_work_banks_are_read_once_with_their_sections_and_data():
+    sections = load()
+    assert load() is sections
+    assert sections["data.vendor"].fields == ("vendor", "vendor_slug")
+    frag, = parse_work_banks([("w.bank", WORK_GOOD)])["intro.x"].rows[0]
+    assert frag.text == "The {thing} for {project} came." and frag.slots == {"thing", "project"} and frag.lower
+    alone, = parse_work_banks([("w.bank", "== ack\n- ^ Good news: {project} again.\n")])["ack"].rows[0]
+    assert alone.alone and alone.text == "Good news: {project} again."
+
+
+@pytest.mark.parametrize("text, message", [
+    ("== intro.y\n- The {projcet} came.\n", "x.bank:2: unknown slot {projcet}"),
+    ("== intro.y\n- The {Project} came.\n", "x.bank:2: bad slot {Project}"),
+    ("== intro.y\n- The {money:>8} came.\n", "x.bank:2: slot {money} must not have a format spec"),
+    ("== intro.y\n- The {money came.\n", "x.bank:2: malformed braces"),
+    ("== intro.y\n- ~\n", "x.bank:2: empty fragment"),
+    ("== intro.y\n- one | two\n", "x.bank:2: a fragment is one text"),
+    ("== date.on.far\n- on {project}\n", "x.bank:2: unknown slot {project}"),
+    ("== data.z\n- one\n", "x.bank:1: data section 'data.z' must declare its fields"),
+    ("== intro.y: a\n- one\n", "x.bank:1: only data.* sections declare fields"),
+    ("== data.z: money\n- one\n", "x.bank:1: field 'money' is a built-in slot"),
+    ("== data.z: things\n- one\n", "x.bank:1: field 'things' is also given by 'data.thing'"),
+    ("== data.z: a | b\n- one {a} | two\n", "x.bank:2: field 'a' refers to itself"),
+    ("== data.z: a | b\n- one\n", "x.bank:2: expected 2 fields (a | b), got 1"),
+    ("== intro.y\nwhen morning\n- hi\n", "x.bank:2: this bank's entries take no 'when' conditions"),
+    ("== intro.x\n- again\n", "x.bank:1: section 'intro.x' is already defined at ok.bank:3"),
+])
+def test_a_malformed_work_bank_line_names_the_file_and_line(text, message):
+    parse_work_banks([("ok.bank", WORK_GOOD)])
+    with pytest.raises(BankError) as info:
+        parse_work_banks([("ok.bank", WORK_GOOD), ("x.bank", text)])
+    assert message in str(info.value), info.value
+
+
+def test_a_work_bank_missing_a_section_or_with_a_computed_milestone_is_refused(tmp_path: Path):
+    for path in WORK_DIR.glob("*.bank"):
+        (tmp_path / path.name).write_text(path.read_text(encoding="utf-8"), encoding="utf-8")
+    common = tmp_path / "common.bank"
+    text = common.read_text(encoding="utf-8")
+    common.write_text(text.replace("== lead.more\n", "== lead.other\n"), encoding="utf-8")
+    with pytest.raises(BankError, match=r"missing section\(s\) lead\.more"):
+        load_work_banks(tmp_path)
+    common.write_text(text, encoding="utf-8")
+    arcs = tmp_path / "arcs.bank"
+    arcs.write_text(arcs.read_text(encoding="utf-8").replace("== data.milestone: milestone | unit | verb\n",
+                                                               "== data.milestone: milestone | unit | verb\n"
+                                                               "- {project} move | desks | moved\n"), encoding="utf-8")
+    with pytest.raises(BankError, match=r"arcs\.bank:\d+: data\.milestone fields must be plain text"):
+        load_work_banks(tmp_path)
+

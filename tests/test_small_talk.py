@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 import re
+import shutil
 from collections import defaultdict
 from datetime import date, datetime, time, timedelta
 
@@ -485,26 +486,49 @@ GOOD = "== greet.open\n- Hello {user}, nice [day|morning].\n"
 
 
 @pytest.mark.parametrize("text, message", [
-    ("- an entry before any pool\n", "x.bank:1: expected '== pool.name'"),
+    ("- an entry before any pool\n", "x.bank:1: expected '== section.name'"),
     ("== a.b\nwhen sunny_tuesday\n- hi\n", "x.bank:2: unknown flag 'sunny_tuesday'"),
     ("== a.b\n- hi {nonexistent_slot}\n", "x.bank:2: unknown slot {nonexistent_slot}"),
     ("== a.b\n- hi <no.such.pool>\n", "x.bank:2: <no.such.pool>: no such pool"),
+    ("== a.b\n- hi <hob.no_such_part>\n", "x.bank:2: <hob.no_such_part>: no pools 'hobbies.<id>.*' to alias"),
+    ("== hobbies.chess.news\n- won\n== a.b\n- hi <hob.other>\n", "x.bank:4: <hob.other>: pool 'hobbies.chess.other' is missing"),
     ("== a.b\n- hi {user\n", "x.bank:2: stray bracket"),
     ("== a.b\n- hi [one|two\n", "x.bank:2: '[' without ']'"),
     ("== a.b\n- hi [one]\n", "x.bank:2: [one] needs at least two alternatives"),
+    ("== a.b\n- hi [<greet.open=x>|two]\n", "x.bank:2: no captures inside [ ] alternatives"),
+    ("== a.b\n- hi <greet.open=user>\n", "captures may not reuse slot names: ['user']"),
     ("== a.b\n- caf\u00e9\n", "x.bank:2: non-ASCII"),
-    ("== a.b\n- x\n== a.b\n- y\n", "x.bank:3: pool 'a.b' is already defined at x.bank:1"),
-    ("== a.b\n\n== c.d\n- y\n", "x.bank:1: pool 'a.b' has no entries"),
+    ("== a.b\n- x\n== a.b\n- y\n", "x.bank:3: section 'a.b' is already defined at x.bank:1"),
+    ("== a.b\n\n== c.d\n- y\n", "x.bank:1: section 'a.b' has no entries"),
     ("== a.b\n-\n", "x.bank:2: empty entry"),
     ("== a.b\nhello there\n", "x.bank:2: expected '- text'"),
     ("== a.b\n- one <a.b>\n", "refers to itself"),
-    ("== Bad Name\n- x\n", "x.bank:1: bad pool name"),
+    ("== Bad Name\n- x\n", "x.bank:1: bad section name"),
+    ("== a.b: x | y\n- one | two\n", "x.bank:1: small-talk pools declare no fields"),
 ])
 def test_malformed_banks_name_file_and_line(text, message):
     parse_banks([("ok.bank", GOOD)])
     with pytest.raises(BankError) as info:
         parse_banks([("ok.bank", GOOD), ("x.bank", text)])
     assert message in str(info.value)
+
+
+@pytest.mark.parametrize("file, old, new, message", [
+    ("persona.bank", "== cafe.name\n", "== cafe.names\n", "required pool 'cafe.name' is missing"),
+    ("day.bank", "== sky.plans.end\n", "== sky.plans_end\n", "beat sky.plans lacks end"),
+    ("day.bank", "== sky.reply\n", "== sky.replies\n", "topic 'sky' has no pool 'sky.reply'"),
+    ("day.bank", "- <bye.why=why>\n- <bye.why=why>\n", "- <bye.why=why>\n- <bye.why>\n",
+     "{why.1} is not captured by every earlier line of the exchange (pool 'bye.reply')"),
+])
+def test_the_banks_must_have_every_topic_pool_and_capture_they_use(tmp_path, file, old, new, message):
+    from generators.small_talk.bank import load_bank_dir
+
+    shutil.copytree(BANK_DIR, tmp_path / "banks")
+    path = tmp_path / "banks" / file
+    path.write_text(path.read_text(encoding="utf-8").replace(old, new, 1), encoding="utf-8")
+    with pytest.raises(BankError) as info:
+        load_bank_dir(tmp_path / "banks")
+    assert message in str(info.value), info.value
 
 
 # --------------------------------------------------------------------------------------------
@@ -550,7 +574,7 @@ def test_a_story_is_told_once():
     openings in one history are different stories, not one story with other details."""
     for seed in range(16):
         st = make(seed)
-        hist = history(st, spread_start(seed), sessions=8, pairs_per_session=40, seed=seed)
+        history(st, spread_start(seed), sessions=8, pairs_per_session=40, seed=seed)
         opens: dict[str, list[set[str]]] = defaultdict(list)
         for _, topic, lines in st.log:
             if topic not in ("hobby", "pet", "family", "home", "local", "media", "office", "travel"):

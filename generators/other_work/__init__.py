@@ -44,16 +44,28 @@ completed is recomposed on another topic. Exchanges of up to about 25 pairs are 
 The package: ``bank`` (the banks and their slots), ``story`` (dates, slot values, arcs, plans),
 ``makers`` (slot values) and ``composer`` (:class:`OtherWork`).
 
-Wording lives in ``templates/dialogue/work/*.txt`` (format described at the top of
-``common.txt``): ``[section]`` headers followed by one fragment per line, ``{slot}`` fields
-filled by str.format, ``[data.x: a | b]`` sections whose lines give several related slots at
-once. The banks are parsed and checked once, at import; a malformed line raises
-:class:`WorkBankError` naming the file and line.
+Wording lives in ``templates/dialogue/work/*.bank``, in the dialogue banks' one format
+(``generators.dialogue_bank``; docs/dialogue-banks.md): ``== section`` headers followed by one
+fragment per ``- `` line, ``{slot}`` fields filled by str.format, ``== data.x: a | b`` sections
+whose entries give several related slots at once. The banks are read and checked on first use
+(the first ``OtherWork``, or :func:`load`), once; a malformed line raises :class:`BankError`
+naming the file and line.
 """
 
 from __future__ import annotations
 
-from generators.other_work.bank import ACK_WORDS, WORK_DIR, WorkBankError, load_work_banks, parse_work_bank
-from generators.other_work.composer import OtherWork
+from typing import Any
 
-__all__ = ["OtherWork", "ACK_WORDS", "WorkBankError", "WORK_DIR", "load_work_banks", "parse_work_bank"]
+from generators.other_work.bank import ACK_WORDS, WORK_DIR, BankError, load, load_work_banks, parse_work_banks
+
+
+def __getattr__(name: str) -> Any:
+    """``OtherWork`` on first use: importing the composer reads and compiles the banks."""
+    if name == "OtherWork":
+        from generators.other_work.composer import OtherWork
+
+        return OtherWork
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = ["OtherWork", "ACK_WORDS", "BankError", "WORK_DIR", "load", "load_work_banks", "parse_work_banks"]

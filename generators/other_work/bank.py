@@ -1,16 +1,21 @@
-"""The other-work banks (``templates/dialogue/work/*.txt``): the slots Python fills, the
-sections and fragments, parsed and checked once at import; a malformed line raises
-:class:`WorkBankError` naming the file and line."""
+"""The other-work banks (``templates/dialogue/work/*.bank``, in the dialogue banks' format of
+``generators.dialogue_bank``): the slots Python fills, the sections every bank must have, and
+the fragments compiled (``{slot}`` filled by str.format; ``^ `` at the start: never after a
+lead). Read and checked on first use (:func:`load`); a malformed line raises :class:`BankError`
+naming the file and line."""
 
 from __future__ import annotations
 
+import functools
 import re
 import string
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable, Mapping, Sequence
 
-WORK_DIR = Path(__file__).resolve().parents[2] / "templates" / "dialogue" / "work"
+from generators.dialogue_bank import DIALOGUE_DIR, BankError, Section, parse_banks, read_bank_dir
+
+WORK_DIR = DIALOGUE_DIR / "work"
 
 # Acknowledging words the replies share with the replies to task turns (lower case).
 ACK_WORDS = (
@@ -24,8 +29,7 @@ _MONTHS = ("January", "February", "March", "April", "May", "June", "July", "Augu
            "October", "November", "December")
 
 
-class WorkBankError(ValueError):
-    """A bank under templates/dialogue/work is malformed (the message names the file and line)."""
+WorkBankError = BankError  # a malformed bank under templates/dialogue/work (the message names the file and line)
 
 
 # --------------------------------------------------------------------------------------------
@@ -185,18 +189,17 @@ class _Section:
 
 
 _A_SLOT = re.compile(r"\b[Aa] \{")
-_HEADER = re.compile(r"^\[\s*([a-z][a-z0-9_]*(?:\.[a-z0-9_]+)*)\s*(?::\s*([^\]]*))?\]$")
 _FIELD = re.compile(r"^[a-z][a-z0-9_]*$")
 _FORMATTER = string.Formatter()
 _KEEP_CASE = frozenset({"I", "I'm", "I've", "I'd", "I'll"})
 
 
 def _compile(text: str, where: str, allowed: Callable[[str], bool]) -> _Frag:
+    if not text:
+        raise WorkBankError(f"{where}: empty fragment")
     alone = text.startswith("^ ")
     if alone:
         text = text[2:].lstrip()
-        if not text:
-            raise WorkBankError(f"{where}: empty fragment after '^'")
     if not text.isascii():
         raise WorkBankError(f"{where}: non-ASCII character in {text!r}")
     slots: set[str] = set()
@@ -219,77 +222,50 @@ def _compile(text: str, where: str, allowed: Callable[[str], bool]) -> _Frag:
                  bool(slots & _SPECIFIC_SLOTS), alone, text.split(" ", 1)[0], bool(_A_SLOT.search(text)))
 
 
-def parse_work_bank(text: str, name: str, sections: dict[str, _Section] | None = None,
-                    data_fields: Iterable[str] = ()) -> dict[str, _Section]:
-    """Parse one bank file into ``sections`` (a new dict unless given; sections may continue
-    across files). ``data_fields`` are slot names that other files' data sections supply."""
-    sections = {} if sections is None else sections
-    fields_known = set(data_fields)
+def _data_fields(sections: Mapping[str, Section]) -> set[str]:
+    """The slot names the data sections give; each is given by one section and is no built-in slot."""
+    owners: dict[str, str] = {}
     for sec in sections.values():
-        fields_known.update(sec.fields or ())
-    # First pass: the data fields this file declares (a template may use a field declared later).
-    lines = text.splitlines()
-    for lineno, raw in enumerate(lines, 1):
-        m = _HEADER.match(raw.strip())
-        if m and m.group(2) is not None:
-            fields_known.update(f.strip() for f in m.group(2).split("|"))
+        if sec.columns is None:
+            if sec.name.startswith("data."):
+                raise WorkBankError(f"{sec.where}: data section '{sec.name}' must declare its fields: "
+                                    f"'== {sec.name}: name'")
+            continue
+        if not sec.name.startswith("data."):
+            raise WorkBankError(f"{sec.where}: only data.* sections declare fields")
+        clash = [f for f in sec.columns if f in _PY_SLOTS or f in _DATE_SLOTS]
+        if clash:
+            raise WorkBankError(f"{sec.where}: field {clash[0]!r} is a built-in slot")
+        for f in sec.columns:
+            if f in owners:
+                raise WorkBankError(f"{sec.where}: field {f!r} is also given by '{owners[f]}'")
+            owners[f] = sec.name
+    return set(owners)
 
-    def allowed_in(section: str) -> Callable[[str], bool]:
-        if section.startswith("date."):
-            return _DATE_SLOTS.__contains__
-        return lambda s: s in _PY_SLOTS or s in fields_known
 
-    current: _Section | None = None
-    allowed: Callable[[str], bool] = lambda s: False
-    for lineno, raw in enumerate(lines, 1):
-        line = raw.strip()
-        where = f"{name}:{lineno}"
-        if not line or line.startswith("#"):
-            continue
-        if line.startswith("["):
-            m = _HEADER.match(line)
-            if not m:
-                raise WorkBankError(f"{where}: malformed section header {line!r} (expected [name] or [data.name: a | b])")
-            sec_name, spec = m.group(1), m.group(2)
-            fields: tuple[str, ...] | None = None
-            if spec is not None:
-                if not sec_name.startswith("data."):
-                    raise WorkBankError(f"{where}: only data.* sections declare fields")
-                fields = tuple(f.strip() for f in spec.split("|"))
-                bad = [f for f in fields if not _FIELD.match(f)]
-                if bad or len(set(fields)) != len(fields):
-                    raise WorkBankError(f"{where}: bad field list {spec!r}")
-                clash = [f for f in fields if f in _PY_SLOTS or f in _DATE_SLOTS]
-                if clash:
-                    raise WorkBankError(f"{where}: field {clash[0]!r} is a built-in slot")
-            elif sec_name.startswith("data."):
-                raise WorkBankError(f"{where}: data section [{sec_name}] must declare its fields: [{sec_name}: name]")
-            old = sections.get(sec_name)
-            if old is not None:
-                if old.fields != fields:
-                    raise WorkBankError(f"{where}: [{sec_name}] continues {old.where} with different fields")
-                current = old
-            else:
-                current = sections[sec_name] = _Section(sec_name, fields, where)
-            allowed = allowed_in(sec_name)
-            continue
-        if current is None:
-            raise WorkBankError(f"{where}: text outside a [section]")
-        if current.fields is None:
-            current.rows.append((_compile(line, where, allowed),))
-            continue
-        parts = [p.strip() for p in line.split("|")]
-        if len(parts) != len(current.fields):
-            raise WorkBankError(f"{where}: expected {len(current.fields)} fields "
-                                f"({' | '.join(current.fields)}), got {len(parts)}")
-        if not all(parts):
-            raise WorkBankError(f"{where}: empty field")
-        row = tuple(_compile(p, where, allowed) for p in parts)
-        for fname, frag in zip(current.fields, row):
+def _compile_section(sec: Section, fields_known: set[str]) -> _Section:
+    if sec.name.startswith("date."):
+        allowed: Callable[[str], bool] = _DATE_SLOTS.__contains__
+    else:
+        allowed = lambda s: s in _PY_SLOTS or s in fields_known
+    out = _Section(sec.name, sec.columns, sec.where)
+    for entry in sec.entries:
+        if sec.columns is None and len(entry.fields) != 1:
+            raise WorkBankError(f"{entry.where}: a fragment is one text; only data sections have fields")
+        row = tuple(_compile(text, entry.where, allowed) for text in entry.fields)
+        for fname, frag in zip(sec.columns or (), row):
             if fname in frag.slots:
-                raise WorkBankError(f"{where}: field {fname!r} refers to itself")
-        current.rows.append(row)
-    return sections
+                raise WorkBankError(f"{entry.where}: field {fname!r} refers to itself")
+        out.rows.append(row)
+    return out
+
+
+def parse_work_banks(files: Sequence[tuple[str, str]]) -> dict[str, _Section]:
+    """Parse the other-work bank's files (``(name, text)`` pairs) into compiled sections. A
+    fragment may use the fields of any file's data sections."""
+    sections = parse_banks(files)
+    fields_known = _data_fields(sections)
+    return {name: _compile_section(sec, fields_known) for name, sec in sections.items()}
 
 
 def _required_sections() -> set[str]:
@@ -312,90 +288,18 @@ def _required_sections() -> set[str]:
 
 
 def load_work_banks(directory: Path = WORK_DIR) -> dict[str, _Section]:
-    """Parse every ``*.txt`` bank in ``directory`` and check that nothing is missing or empty."""
-    try:
-        paths = sorted(p for p in directory.iterdir() if p.suffix == ".txt")
-    except OSError as exc:
-        raise WorkBankError(f"{directory}: cannot list the work banks ({exc.strerror or exc})") from exc
-    if not paths:
-        raise WorkBankError(f"{directory}: no *.txt banks")
-    texts = []
-    fields: set[str] = set()
-    for path in paths:
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise WorkBankError(f"{path}: cannot read ({exc})") from exc
-        texts.append((path, text))
-        for raw in text.splitlines():
-            m = _HEADER.match(raw.strip())
-            if m and m.group(2) is not None:
-                fields.update(f.strip() for f in m.group(2).split("|"))
-    sections: dict[str, _Section] = {}
-    for path, text in texts:
-        parse_work_bank(text, str(path), sections, fields)
-    for sec in sections.values():
-        if not sec.rows:
-            raise WorkBankError(f"{sec.where}: section [{sec.name}] has no lines")
+    """Parse every ``*.bank`` file in ``directory`` and check that nothing is missing."""
+    sections = parse_work_banks(read_bank_dir(directory, "the work banks"))
     missing = sorted(_required_sections() - sections.keys())
     if missing:
-        raise WorkBankError(f"{directory}: missing section(s) {', '.join('[' + m + ']' for m in missing)}")
-    owners: dict[str, str] = {}
-    for sec in sections.values():
-        for f in sec.fields or ():
-            if f in owners and owners[f] != sec.name:
-                raise WorkBankError(f"{sec.where}: field {f!r} is also given by [{owners[f]}]")
-            owners[f] = sec.name
+        raise WorkBankError(f"{directory}: missing section(s) {', '.join(missing)}")
+    for row in sections["data.milestone"].rows:  # chosen when a storyline starts, outside any exchange
+        if any(f.slots for f in row):
+            raise WorkBankError(f"{row[0].where}: data.milestone fields must be plain text")
     return sections
 
 
-_BANK = load_work_banks()
-for _row in _BANK["data.milestone"].rows:  # chosen when a storyline starts, outside any exchange
-    if any(_f.slots for _f in _row):
-        raise WorkBankError(f"{_row[0].where}: [data.milestone] fields must be plain text")
-_SOURCE = {f: name for name, sec in _BANK.items() for f in (sec.fields or ())}
-_DATA = {name: tuple(sec.rows) for name, sec in _BANK.items() if sec.fields}
-_FRAGS = {name: tuple(row[0] for row in sec.rows) for name, sec in _BANK.items() if not sec.fields}
-_EMPTY: tuple[_Frag, ...] = ()
-
-
-def _frags(*names: str) -> tuple[_Frag, ...]:
-    out: list[_Frag] = []
-    for n in names:
-        out.extend(_FRAGS.get(n, _EMPTY))
-    return tuple(out)
-
-
-def _value_slots(frags: Iterable[_Frag]) -> frozenset[str]:
-    out: set[str] = set()
-    for f in frags:
-        out |= f.slots
-    return frozenset(out - _TOPIC_SLOTS)
-
-
-# Precomputed fragment lists per (kind, stage) and per tag.
-_INTRO = {ks: _frags(f"intro.{ks[0]}.{ks[1]}" if ks[1] else f"intro.{ks[0]}") for ks in _TAGS}
-_REACT = {ks: _frags(f"react.{ks[0]}.{ks[1]}", f"react.{ks[0]}") if ks[1] else _frags(f"react.{ks[0]}")
-          for ks in _TAGS}
-_PROMISE = {(k, s): _frags(f"promise.{k}.{s}", f"promise.{k}", *(("promise",) if k in _LONG_VIEW else ()))
-            for k, s in _TAGS}
-_CHAT = {(k, s): _frags(f"chat.{k}.{s}", f"chat.{k}") for k, s in _TAGS}
-_ASK: dict[tuple[str, str], tuple[_Frag, ...]] = {}
-_ANSWER: dict[tuple[str, str, str], tuple[str, tuple[_Frag, ...]]] = {}
-_VOLUNTEER: dict[tuple[str, str, str], tuple[_Frag, ...]] = {}
-_TAG_REACT: dict[tuple[str, str], tuple[_Frag, ...]] = {}
-_TAG_KEYS: dict[tuple[str, str], frozenset[str]] = {}
-for (_k, _s), _tags in _TAGS.items():
-    for _t in _tags:
-        _ASK[(_k, _t)] = _frags(f"ask.{_k}.{_t}")
-        _name = f"answer.{_k}.{_t}.{_s}" if f"answer.{_k}.{_t}.{_s}" in _FRAGS else f"answer.{_k}.{_t}"
-        _ANSWER[(_k, _s, _t)] = (_name, _FRAGS[_name])
-        _VOLUNTEER[(_k, _s, _t)] = tuple(f for f in _FRAGS[_name] if not f.alone)
-        _TAG_REACT[(_k, _t)] = _frags(f"react.{_k}.{_t}", f"react.tag.{_t}")
-        _TAG_KEYS[(_k, _t)] = _KEYS.get((_k, _t)) or _value_slots(_frags(f"answer.{_k}.{_t}"))
-_REACT_ANY = _FRAGS["react.any"]
-_CHAT_ANY = _FRAGS["chat.any"]
-_LEAD_ASIDE = _FRAGS["lead.aside"]
-_LEAD_MORE = _FRAGS["lead.more"]
-_ACK = _FRAGS["ack"]
-_TAIL = {m: _FRAGS[f"tail.{m}"] for m in ("good", "bad", "neutral", "plan")}
+@functools.cache
+def load() -> dict[str, _Section]:
+    """The other-work bank, read and checked on first use (then kept)."""
+    return load_work_banks(WORK_DIR)

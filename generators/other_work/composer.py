@@ -8,13 +8,13 @@ from datetime import date, datetime, timedelta
 from typing import Callable, Iterable, Sequence
 
 from generators.english import repeats_itself
-from generators.other_work.bank import (_ACK, _ANSWER, _ARC_KINDS, _ASK, _BANK, _CHAT, _CHAT_ANY, _DATA, _INTRO,
-                                        _KEEP, _LEAD_ASIDE, _LEAD_MORE, _MOOD, _OFFICE_FILE_BLOCKED,
-                                        _OFFICE_FILE_SLOTS, _ONE_OFF, _ONE_OFF_WEIGHTS, _P_ASK, _P_LEAD_FIRST,
-                                        _P_TAIL, _PEOPLE_KEYS, _PERSON_SLOTS, _PROMISE, _REACT, _REACT_ANY,
-                                        _REACT_TOPIC, _TAG_KEYS, _TAG_REACT, _TAGS, _TAIL, _TOPIC_SLOTS, _TRIES,
-                                        _VOLUNTEER, _Frag)
+from generators.other_work.bank import (_ARC_KINDS, _KEEP, _MOOD, _OFFICE_FILE_BLOCKED, _OFFICE_FILE_SLOTS, _ONE_OFF,
+                                        _ONE_OFF_WEIGHTS, _P_ASK, _P_LEAD_FIRST, _P_TAIL, _PEOPLE_KEYS, _PERSON_SLOTS,
+                                        _REACT_TOPIC, _TAGS, _TOPIC_SLOTS, _TRIES, _Frag)
 from generators.other_work.makers import ValueMakers
+from generators.other_work.tables import (_ACK, _ANSWER, _ASK, _BANK, _CHAT, _CHAT_ANY, _DATA, _INTRO, _LEAD_ASIDE,
+                                          _LEAD_MORE, _PROMISE, _REACT, _REACT_ANY, _TAG_KEYS, _TAG_REACT, _TAIL,
+                                          _VOLUNTEER)
 from generators.other_work.story import (_AN, _FILE_NAME, _add_workdays, _Arc, _Ctx, _NoValue, _Plan, _slug,
                                          _workdays_between, _working_days)
 from office_env.money import spoken_prefix

@@ -6,7 +6,8 @@ from __future__ import annotations
 from datetime import date, timedelta
 from typing import Callable
 
-from generators.other_work.bank import _BANK, _DATA, _FRAGS, _MONTHS, _OUTSIDER_KEYS, _PEOPLE_KEYS, _SOURCE, _WEEKDAYS
+from generators.other_work.bank import _MONTHS, _OUTSIDER_KEYS, _PEOPLE_KEYS, _WEEKDAYS
+from generators.other_work.tables import _BANK, _DATA, _FRAGS, _SOURCE
 from generators.other_work.story import _add_workdays, _Ctx, _month_add, _NoValue, _slug
 from generators.spoken_time import ordinal
 

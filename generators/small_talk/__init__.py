@@ -30,17 +30,29 @@ dozen tokens (``backends.tokens.count_tokens``), at least ``MIN_WORDS`` words an
 returning False rejects a text (and persona values) containing a task value; such texts are
 recomposed. :class:`ValueError` only when nothing can be composed.
 
-The package: ``calendar_facts`` (climate, seasons, holidays), ``bank`` (the fragment banks, their
-format and parser), ``tables`` (the banks compiled for fast drawing) and ``composer``
-(:class:`SmallTalk`).
+The package: ``calendar_facts`` (climate, seasons, holidays), ``bank`` (the fragment banks' slots,
+flags and checks; the banks are in the dialogue banks' one format, ``generators.dialogue_bank``),
+``tables`` (the banks compiled for fast drawing) and ``composer`` (:class:`SmallTalk`). The banks
+are read on first use (the first ``SmallTalk``, or :func:`load`), once.
 """
 
 from __future__ import annotations
 
-from generators.small_talk.bank import BANK_DIR, MAX_TOKENS, MIN_WORDS, TOPICS, BankError, parse_banks
-from generators.small_talk.calendar_facts import CITY_CLIMATE, holiday_on
-from generators.small_talk.composer import SmallTalk
-from generators.small_talk.tables import WordingsExhausted
+from typing import Any
 
-__all__ = ["SmallTalk", "WordingsExhausted", "BankError", "BANK_DIR", "parse_banks", "CITY_CLIMATE", "TOPICS",
+from generators.small_talk.bank import (BANK_DIR, MAX_TOKENS, MIN_WORDS, TOPICS, BankError, WordingsExhausted, load,
+                                        parse_banks)
+from generators.small_talk.calendar_facts import CITY_CLIMATE, holiday_on
+
+
+def __getattr__(name: str) -> Any:
+    """``SmallTalk`` on first use: importing the composer reads and compiles the banks."""
+    if name == "SmallTalk":
+        from generators.small_talk.composer import SmallTalk
+
+        return SmallTalk
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = ["SmallTalk", "WordingsExhausted", "BankError", "BANK_DIR", "load", "parse_banks", "CITY_CLIMATE", "TOPICS",
            "holiday_on", "MIN_WORDS", "MAX_TOKENS"]

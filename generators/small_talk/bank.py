@@ -1,14 +1,11 @@
-"""The small-talk fragment banks: their format, parser and checks, loaded once at import.
+"""The small-talk fragment banks: what their entries may say, and their checks.
 
-The words live in fragment banks under ``templates/dialogue/small_talk/`` (``*.bank``), parsed
-and checked once at import. Format, one statement per line::
-
-    # a comment (also: blank lines)
-    == pool.name            start a pool: a named list of interchangeable fragments
-    when flag !flag ...     the following entries of the pool need these calendar/persona flags
-                            (``!flag``: must not hold; ``when *`` lifts the condition)
-    - text                  one entry; ``- ~`` is the empty entry
-    - first | second        an entry with fields (see captures below)
+The words live in fragment banks under ``templates/dialogue/small_talk/`` (``*.bank``), in the
+dialogue banks' one format (``generators.dialogue_bank``): ``== pool.name`` starts a pool (a
+named list of interchangeable fragments), ``when flag !flag ...`` sets the calendar and persona
+flags the following entries need (``when *`` lifts the condition), ``- text`` is an entry
+(``- ~`` the empty one) and ``- first | second`` an entry with fields. They are read, compiled
+and checked on first use (:func:`load`), once.
 
 Inside an entry ``{slot}`` inserts a value (a persona or calendar value, or a capture),
 ``[a|b|c]`` one of the alternatives (``[a|]``: a or nothing), ``<pool>`` a fragment drawn from
@@ -37,14 +34,18 @@ cycles, non-ASCII text, missing topics or families.
 """
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
 
+from generators.dialogue_bank import DIALOGUE_DIR, BankError, Section, read_bank_dir
+from generators.dialogue_bank import Entry as BankEntry
+from generators.dialogue_bank import parse_banks as parse_sections
 from generators.small_talk.calendar_facts import _DAY_FLAGS, WEATHER_FLAGS
 
-BANK_DIR = Path(__file__).resolve().parents[2] / "templates" / "dialogue" / "small_talk"
+BANK_DIR = DIALOGUE_DIR / "small_talk"
 
 # Every utterance has at least MIN_WORDS words and at most MAX_TOKENS tokens (as counted by
 # backends.tokens.count_tokens); the banks aim at about a dozen tokens, like real chat.
@@ -54,8 +55,8 @@ MIN_WORDS, MAX_TOKENS = 4, 28
 _SURELY_SHORT = int(MAX_TOKENS / 0.4)
 
 
-class BankError(ValueError):
-    """A small-talk fragment bank is malformed (the message names the file and line)."""
+class WordingsExhausted(ValueError):
+    """A history so long that every fitting small-talk wording was said already (none is said twice)."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -120,10 +121,7 @@ TOPICS: dict[str, tuple[str, float, bool, int]] = {
 
 _NAME = r"[a-z_][a-z0-9_]*(?:\.[a-z0-9_]+)*"
 _TOKEN = re.compile(r"\{(\^?)(" + _NAME + r")\}|<(\^?)(" + _NAME + r")(?:=([a-z_][a-z0-9_]*))?>")
-_POOL_NAME = re.compile(_NAME + r"\Z")
-_FIELD_SEP = " | "
 _ALTERNATIVES = re.compile(r"\[([^\[\]]*)\]")
-_ANON_COUNTER: list[str] = []
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,42 +169,17 @@ def _slot_flag(slot: str) -> int:
 _SLOT_BITS: dict[str, int] = {slot: _slot_flag(slot) for slot in sorted(KNOWN_SLOTS)}
 
 
-def _split_fields(body: str, where: str) -> list[str]:
-    """Split an entry at " | " outside [alternatives]; check the brackets pair up."""
-    fields: list[str] = []
-    depth = start = i = 0
-    while i < len(body):
-        ch = body[i]
-        if ch == "[":
-            if depth:
-                raise BankError(f"{where}: nested [ ] alternatives are not supported")
-            depth = 1
-        elif ch == "]":
-            if not depth:
-                raise BankError(f"{where}: ']' without '['")
-            depth = 0
-        elif not depth and body.startswith(_FIELD_SEP, i):
-            fields.append(body[start:i])
-            i += len(_FIELD_SEP)
-            start = i
-            continue
-        i += 1
-    if depth:
-        raise BankError(f"{where}: '[' without ']'")
-    fields.append(body[start:])
-    return fields
-
-
-def _inline_alternatives(text: str, where: str, anon: list[tuple[str, list[str]]]) -> str:
-    """Replace each ``[a|b|c]`` by a reference to a new anonymous pool (collected in ``anon``)."""
+def _inline_alternatives(text: str, where: str, anon: list[tuple[str, list[str]]], counter: list[str]) -> str:
+    """Replace each ``[a|b|c]`` by a reference to a new anonymous pool (collected in ``anon``;
+    ``counter`` numbers them across the bank)."""
     if "[" not in text:
         return text
     out = []
     pos = 0
     for match in _ALTERNATIVES.finditer(text):
         out.append(text[pos:match.start()])
-        name = f"_alt.{len(_ANON_COUNTER)}"
-        _ANON_COUNTER.append(where)
+        name = f"_alt.{len(counter)}"
+        counter.append(where)
         options = match.group(1).split("|")
         if len(options) < 2:
             raise BankError(f"{where}: [{match.group(1)}] needs at least two alternatives separated by '|'")
@@ -260,123 +233,95 @@ class _Bank:
     entry_slots: dict[int, frozenset[str]]
 
 
+class _Compiler:
+    """Turns the sections of the small-talk banks into pools of compiled entries, collecting
+    what the checks need (the slots used, the captures set, the pool references)."""
+
+    def __init__(self) -> None:
+        self.pools: dict[str, _Pool] = {}
+        self.all_caps: set[str] = set()
+        self.used_slots: list[tuple[str, str]] = []
+        self.all_refs: list[tuple[str, str]] = []
+        self.entry_caps: dict[int, frozenset[str]] = {}
+        self.entry_slots: dict[int, frozenset[str]] = {}
+        self.counter: list[str] = []  # anonymous pools made of [a|b] groups so far
+
+    def slot_need(self, slots: Iterable[str], where: str) -> int:
+        need = 0
+        for slot in slots:
+            self.used_slots.append((slot, where))
+            if slot in KNOWN_SLOTS:
+                need |= _slot_flag(slot)
+        return need
+
+    def add(self, pool: _Pool, entry: _Entry, caps: frozenset[str], slots: frozenset[str]) -> None:
+        pool.entries.append(entry)
+        self.entry_caps[id(entry)] = caps
+        self.entry_slots[id(entry)] = slots
+
+    def section(self, sec: Section) -> None:
+        if sec.columns is not None:
+            raise BankError(f"{sec.where}: small-talk pools declare no fields (entries are 'first | second')")
+        pool = self.pools[sec.name] = _Pool(sec.name, sec.where, [])
+        for item in sec.entries:
+            need = _FLAGS.mask(w for w in item.when if not w.startswith("!"))
+            forbid = _FLAGS.mask(w[1:] for w in item.when if w.startswith("!"))
+            self.entry(pool, item, need, forbid)
+
+    def entry(self, pool: _Pool, item: BankEntry, need: int, forbid: int) -> None:
+        where = item.where
+        fields_parts = []
+        slots: set[str] = set()
+        caps: set[str] = set()
+        anon: list[tuple[str, list[str]]] = []
+        for text in item.fields:
+            parts, s, c, refs = _parse_text(_inline_alternatives(text, where, anon, self.counter), where)
+            fields_parts.append(parts)
+            slots |= s
+            caps |= c
+            self.all_refs.extend(refs)
+        for anon_name, options in anon:
+            anon_pool = self.pools[anon_name] = _Pool(anon_name, where, [])
+            for option in options:
+                parts, s, c, refs = _parse_text(option, where)
+                if c:
+                    raise BankError(f"{where}: no captures inside [ ] alternatives")
+                self.all_refs.extend(refs)
+                self.add(anon_pool, _Entry(parts, (), self.slot_need(s, where), 0, where), frozenset(), frozenset(s))
+        entry = _Entry(fields_parts[0], tuple(fields_parts[1:]), need | self.slot_need(slots, where), forbid, where)
+        self.add(pool, entry, frozenset(caps), frozenset(slots))
+        self.all_caps |= caps
+
+    def check_names(self) -> None:
+        """Captures, slots and pool references name something that exists."""
+        bad_caps = self.all_caps & KNOWN_SLOTS
+        if bad_caps:
+            raise BankError(f"captures may not reuse slot names: {sorted(bad_caps)}")
+        for slot, where in self.used_slots:
+            if slot not in KNOWN_SLOTS and slot not in self.all_caps and slot.split(".")[0] not in self.all_caps:
+                raise BankError(f"{where}: unknown slot {{{slot}}} (not supplied and never captured)")
+        families = _families(self.pools)
+        for name, where in self.all_refs:
+            head, _, tail = name.partition(".")
+            if head in ALIASES and tail:
+                members = families.get(ALIASES[head], ())
+                if not members:
+                    raise BankError(f"{where}: <{name}>: no pools '{ALIASES[head]}.<id>.*' to alias")
+                for member in members:
+                    target = f"{ALIASES[head]}.{member}.{tail}"
+                    if target not in self.pools and not (head == "city" and f"city.default.{tail}" in self.pools):
+                        raise BankError(f"{where}: <{name}>: pool {target!r} is missing")
+            elif name not in self.pools:
+                raise BankError(f"{where}: <{name}>: no such pool")
+
+
 def parse_banks(files: Sequence[tuple[str, str]]) -> _Bank:
     """Parse bank texts (``(name, text)`` pairs) into pools; check them (see the module docstring)."""
-    pools: dict[str, _Pool] = {}
-    all_caps: set[str] = set()
-    used_slots: list[tuple[str, str]] = []
-    all_refs: list[tuple[str, str]] = []
-    entry_caps: dict[int, frozenset[str]] = {}
-    entry_slots: dict[int, frozenset[str]] = {}
-    for fname, text in files:
-        pool: _Pool | None = None
-        need = forbid = 0
-        for lineno, raw in enumerate(text.splitlines(), 1):
-            where = f"{fname}:{lineno}"
-            line = raw.strip()
-            if not line or line.startswith("#"):
-                continue
-            if not line.isascii():
-                bad = next(ch for ch in line if not ch.isascii())
-                raise BankError(f"{where}: non-ASCII character {bad!r}; banks are plain ASCII")
-            if line.startswith("=="):
-                name = line[2:].strip()
-                if not _POOL_NAME.match(name):
-                    raise BankError(f"{where}: bad pool name {name!r} (lower case, digits, _ and dots)")
-                if name in pools:
-                    raise BankError(f"{where}: pool {name!r} is already defined at {pools[name].where}")
-                pool = pools[name] = _Pool(name, where, [])
-                need = forbid = 0
-                continue
-            if pool is None:
-                raise BankError(f"{where}: expected '== pool.name' before any entry or condition")
-            if line == "when" or line.startswith("when "):
-                words = line[4:].split()
-                if not words:
-                    raise BankError(f"{where}: 'when' needs flags (or '*')")
-                need = forbid = 0
-                if words == ["*"]:
-                    continue
-                for word in words:
-                    neg = word.startswith("!")
-                    flag = word[1:] if neg else word
-                    if flag not in KNOWN_FLAGS:
-                        raise BankError(f"{where}: unknown flag {flag!r}")
-                    if neg:
-                        forbid |= _FLAGS.bit(flag)
-                    else:
-                        need |= _FLAGS.bit(flag)
-                if need & forbid:
-                    raise BankError(f"{where}: a flag is both required and forbidden")
-                continue
-            if not line.startswith("- ") and line != "-":
-                raise BankError(f"{where}: expected '- text', 'when flags', '== pool' or '#', got {line[:40]!r}")
-            body = line[1:].strip()
-            if not body:
-                raise BankError(f"{where}: empty entry (write '- ~' for the empty fragment)")
-            if body == "~":
-                body = ""
-            fields_parts = []
-            slots: set[str] = set()
-            caps: set[str] = set()
-            anon: list[tuple[str, list[str]]] = []
-            for field in _split_fields(body, where) if body else [""]:
-                if body and not field.strip():
-                    raise BankError(f"{where}: empty field in {body!r}")
-                parts, s, c, refs = _parse_text(_inline_alternatives(field.strip(), where, anon), where)
-                fields_parts.append(parts)
-                slots |= s
-                caps |= c
-                all_refs.extend(refs)
-            for anon_name, options in anon:
-                anon_pool = pools[anon_name] = _Pool(anon_name, where, [])
-                for option in options:
-                    parts, s, c, refs = _parse_text(option, where)
-                    if c:
-                        raise BankError(f"{where}: no captures inside [ ] alternatives")
-                    need_s = 0
-                    for slot in s:
-                        used_slots.append((slot, where))
-                        if slot in KNOWN_SLOTS:
-                            need_s |= _slot_flag(slot)
-                    all_refs.extend(refs)
-                    alt = _Entry(parts, (), need_s, 0, where)
-                    anon_pool.entries.append(alt)
-                    entry_caps[id(alt)] = frozenset()
-                    entry_slots[id(alt)] = frozenset(s)
-            slot_need = 0
-            for s in slots:
-                used_slots.append((s, where))
-                if s in KNOWN_SLOTS:
-                    slot_need |= _slot_flag(s)
-            entry = _Entry(fields_parts[0], tuple(fields_parts[1:]), need | slot_need, forbid, where)
-            pool.entries.append(entry)
-            entry_caps[id(entry)] = frozenset(caps)
-            entry_slots[id(entry)] = frozenset(slots)
-            all_caps |= caps
-    for name, p in pools.items():
-        if not p.entries:
-            raise BankError(f"{p.where}: pool {name!r} has no entries")
-    bad_caps = all_caps & KNOWN_SLOTS
-    if bad_caps:
-        raise BankError(f"captures may not reuse slot names: {sorted(bad_caps)}")
-    for slot, where in used_slots:
-        if slot not in KNOWN_SLOTS and slot not in all_caps and slot.split(".")[0] not in all_caps:
-            raise BankError(f"{where}: unknown slot {{{slot}}} (not supplied and never captured)")
-    families = _families(pools)
-    for name, where in all_refs:
-        head, _, tail = name.partition(".")
-        if head in ALIASES and tail:
-            members = families.get(ALIASES[head], ())
-            if not members:
-                raise BankError(f"{where}: <{name}>: no pools '{ALIASES[head]}.<id>.*' to alias")
-            for member in members:
-                target = f"{ALIASES[head]}.{member}.{tail}"
-                if target not in pools and not (head == "city" and f"city.default.{tail}" in pools):
-                    raise BankError(f"{where}: <{name}>: pool {target!r} is missing")
-        elif name not in pools:
-            raise BankError(f"{where}: <{name}>: no such pool")
-    bank = _Bank(pools, all_caps, entry_caps, entry_slots)
+    compiler = _Compiler()
+    for sec in parse_sections(files, flags=KNOWN_FLAGS).values():
+        compiler.section(sec)
+    compiler.check_names()
+    bank = _Bank(compiler.pools, compiler.all_caps, compiler.entry_caps, compiler.entry_slots)
     _check_cycles(bank)
     return bank
 
@@ -418,19 +363,17 @@ def _check_cycles(bank: _Bank) -> None:
         visit(name, [])
 
 
-def _load_bank_dir(directory: Path) -> _Bank:
-    files = sorted(directory.glob("*.bank"))
-    if not files:
-        raise BankError(f"{directory}: no *.bank files")
-    texts = []
-    for path in files:
-        try:
-            texts.append((str(path), path.read_text(encoding="utf-8")))
-        except (OSError, UnicodeDecodeError) as exc:
-            raise BankError(f"{path}: cannot read small-talk bank ({exc})") from exc
-    bank = parse_banks(texts)
+def load_bank_dir(directory: Path) -> _Bank:
+    """The small-talk bank of ``directory``'s ``*.bank`` files, parsed and checked."""
+    bank = parse_banks(read_bank_dir(directory, "small-talk bank"))
     _check_topics(bank)
     return bank
+
+
+@functools.cache
+def load() -> _Bank:
+    """The small-talk bank, read and checked on first use (then kept)."""
+    return load_bank_dir(BANK_DIR)
 
 
 _REQUIRED_POOLS = ("names.f", "names.m", "names.pet.dog", "names.pet.cat", "street.a", "street.b",
@@ -504,10 +447,6 @@ def _beats(pools: dict[str, _Pool], topic: str) -> list[str]:
     return list(dict.fromkeys(n.split(".")[1] for n in pools if n.startswith(prefix) and n.count(".") == 2))
 
 
-BANK: _Bank = _load_bank_dir(BANK_DIR)
-_POOLS: dict[str, _Pool] = BANK.pools
-_FAMILIES: dict[str, list[str]] = _families(_POOLS)
-_TOPIC_BEATS: dict[str, tuple[str, ...]] = {t: tuple(_beats(_POOLS, t)) for t in TOPICS}
 _GROUP_TOPICS: dict[str, tuple[str, ...]] = {g: tuple(t for t, spec in TOPICS.items() if spec[0] == g)
                                              for g in ("opener", "closer", "talk")}
 _BEATS_NOW: dict[tuple[str, int], tuple[str, ...]] = {}

@@ -9,16 +9,15 @@ from typing import Callable, Sequence
 
 from backends.tokens import count_tokens
 from generators.english import near_key, repeats_itself
-from generators.small_talk.bank import (_BEATS_NOW, _FAMILIES, _FITTING, _FLAGS, _GROUP_TOPICS, _POOLS, _SLOT_BITS,
-                                        _SURELY_SHORT, _TOPIC_BEATS, _TOPIC_INFO, KNOWN_FLAGS, MAX_TOKENS, MIN_WORDS,
-                                        BankError, _Entry)
+from generators.small_talk.bank import (_BEATS_NOW, _FITTING, _FLAGS, _GROUP_TOPICS, _SLOT_BITS, _SURELY_SHORT,
+                                        _TOPIC_INFO, KNOWN_FLAGS, MAX_TOKENS, MIN_WORDS, BankError, _Entry)
 from generators.small_talk.calendar_facts import (_CLIMATES, _DAY_FLAGS, _DEFAULT_CLIMATE, _HEAT, _MONTHS,
                                                   _NORTH_SEASONS, _SNOWY, _SOUTH_SEASONS, _WEEKDAYS, CITY_CLIMATE,
                                                   WEATHER_FLAGS, holiday_on)
-from generators.small_talk.tables import (_A_SPACE, _ADDRESS_POOL, _BEFORE_A, _FITS, _GROUP_RELEVANT, _KEPT,
-                                          _RELEVANT, _SPACE_PUNCT, _TIME_FLAG_CACHE, _TOPIC_RELEVANT, _VOWELS,
-                                          _WORDS, WordingsExhausted, _Day, _eligible, _entry_slots, _Lazy, _NoFit,
-                                          _too_long, _weighted)
+from generators.small_talk.tables import (_A_SPACE, _ADDRESS_POOL, _BEFORE_A, _FAMILIES, _FITS, _GROUP_RELEVANT, _KEPT,
+                                          _POOLS, _RELEVANT, _SPACE_PUNCT, _TIME_FLAG_CACHE, _TOPIC_BEATS,
+                                          _TOPIC_RELEVANT, _VOWELS, _WORDS, WordingsExhausted, _Day, _eligible,
+                                          _entry_slots, _Lazy, _NoFit, _too_long, _weighted)
 from office_env.seeding import rng as seeded
 
 _REACT_SHARE = 0.4  # share of later follow-up questions that start with a reaction to the user's answer

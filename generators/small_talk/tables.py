@@ -1,5 +1,6 @@
 """The fragment banks compiled for fast drawing: literal choices inlined, entries grouped by
-condition, the flag bits each pool looks at, the persona facts and stories kept per history."""
+condition, the flag bits each pool looks at, the persona facts and stories kept per history.
+The banks are read when this module is first imported (by the composer, on first use)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,13 @@ import re
 from dataclasses import dataclass
 
 from backends.tokens import count_tokens
-from generators.small_talk.bank import _POOLS, _SURELY_SHORT, _TOPIC_BEATS, MAX_TOKENS, TOPICS, _Entry, _Pool
+from generators.small_talk.bank import (_SURELY_SHORT, MAX_TOKENS, TOPICS, WordingsExhausted, _Bank, _beats, _Entry,  # noqa: F401
+                                        _families, _Pool, load)
+
+BANK: _Bank = load()
+_POOLS: dict[str, _Pool] = BANK.pools
+_FAMILIES: dict[str, list[str]] = _families(_POOLS)
+_TOPIC_BEATS: dict[str, tuple[str, ...]] = {t: tuple(_beats(_POOLS, t)) for t in TOPICS}
 
 # --------------------------------------------------------------------------------------------
 # Composition
@@ -200,6 +207,3 @@ class _Day:
     weather: str
     base: dict[str, str]  # persona and day slots together: the context of the day's exchanges
 
-
-class WordingsExhausted(ValueError):
-    """A history so long that every fitting small-talk wording was said already (none is said twice)."""

@@ -17,11 +17,10 @@ from orchestrator.cli import datasets, evaluate, officebench, review, serve  # n
 from orchestrator.cli.common import app
 
 # The errors of the project's own definition files (families' phrasing, dialogue banks, prompt
-# templates), each naming its file and line. Known by (module, class) name: a bank is parsed when
-# its module is imported, and a module whose import failed is no longer in sys.modules.
+# templates), each naming its file and line. Known by (module, class) name: the modules that
+# define them need not be imported for a command that never reads such a file.
 _DEFINITION_ERRORS = frozenset({("generators.families.phrasing", "FamilyDefinitionError"),
-                                ("generators.thread_bank", "BankError"), ("generators.small_talk.bank", "BankError"),
-                                ("generators.other_work.bank", "WorkBankError"), ("backends.prompts", "PromptTemplateError")})
+                                ("generators.dialogue_bank", "BankError"), ("backends.prompts", "PromptTemplateError")})
 
 
 def _definition_error(exc: BaseException) -> bool:
