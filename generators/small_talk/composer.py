@@ -103,11 +103,6 @@ class SmallTalk:
         flags: set[str] = set()
         aliases: dict[str, str] = {}
         base = _FLAGS.mask([self._country]) if self._country in KNOWN_FLAGS else 0
-
-        def person(gender: str | None = None) -> tuple[str, str]:
-            g = gender or ("f" if rng.random() < 0.5 else "m")
-            return self._draw(rng, f"names.{g}", ctx, base, names), g
-
         if user_first and self._avoid(user_first):
             ctx["user"] = user_first
             self._address = ", " + user_first
@@ -123,20 +118,41 @@ class SmallTalk:
         hobby = _FAMILIES["hobbies"][int(rng.random() * len(_FAMILIES["hobbies"]))]
         aliases["hob"] = f"hobbies.{hobby}"
         flags.add("outdoor_hobby" if f"hobbies.{hobby}.outdoor" in _POOLS else "indoor_hobby")
+        pet = self._household(rng, ctx, flags, aliases, base, names)
+        mode = self._commute(rng, ctx, flags, aliases)
+        pflags = _FLAGS.mask(flags) | base
+        self._places(rng, ctx, pflags, hobby, mode)
+
+        # The address pool's texts for this person (", Dana" or nothing), drawn from directly.
+        you = []
+        for entry in _POOLS[_ADDRESS_POOL].entries:
+            try:
+                you.append(self._expand(entry.parts, ctx, pflags, aliases, rng))
+            except _NoFit:  # no usable name: that entry is left out
+                continue
+        self._you = tuple(you) or ("",)
+        self._persona_flags = pflags | self._slot_bits(ctx)
+        self._exchange_bits = -1  # slot bits of a whole exchange context: the same for every exchange
+        self._persona = ctx
+        self.persona: dict[str, str] = dict(ctx, hobby_id=hobby, pet_kind=pet, commute=mode,
+                                            kids=", ".join(f"{n} ({a})" for n, _, a in self._kids))
+        """The persona, for reports and tests (slot -> value)."""
+
+    def _household(self, rng: random.Random, ctx: dict[str, str], flags: set[str], aliases: dict[str, str],
+                   base: int, names: set[str]) -> str:
+        """The person's pet, partner, children, sibling, friend, neighbour and home; returns the
+        kind of pet ("" for none)."""
+        def person(gender: str | None = None) -> tuple[str, str]:
+            g = gender or ("f" if rng.random() < 0.5 else "m")
+            return self._draw(rng, f"names.{g}", ctx, base, names), g
 
         r = rng.random()
-        if r < 0.36:
-            pet = "dog"
-        elif r < 0.60:
-            pet = "cat"
-        else:
-            pet = ""
+        pet = "dog" if r < 0.36 else "cat" if r < 0.60 else ""
         if pet:
             flags |= {"pet", pet}
             aliases["pet"] = f"pets.{pet}"
             ctx["pet"] = self._draw(rng, f"names.pet.{pet}", ctx, base, names)
             ctx["pet_kind"] = pet
-
         if rng.random() < 0.65:
             flags.add("partner")
             ctx["partner"], g = person()
@@ -154,7 +170,6 @@ class SmallTalk:
             ctx["sib_rel"] = self._draw(rng, f"word.sib_rel.{g}", ctx, base)
         ctx["friend"], _ = person()
         ctx["neighbour"], _ = person()
-
         home = rng.random()
         if home < 0.5:
             flags |= {"house", "garden"}
@@ -162,7 +177,10 @@ class SmallTalk:
             flags.add("flat")
             if home < 0.8:
                 flags.add("balcony")
+        return pet
 
+    def _commute(self, rng: random.Random, ctx: dict[str, str], flags: set[str], aliases: dict[str, str]) -> str:
+        """How the person gets to work (its mode, bus number and minutes) and their city's aliases."""
         modes = {"bike": 2, "bus": 2.5, "train": 2.5, "drive": 2, "walk": 1.2}
         if self._climate in ("south_us",):
             modes["drive"] = 5
@@ -176,9 +194,10 @@ class SmallTalk:
         self._aliases_base = aliases
         ctx["bus_no"] = self._number(rng, lambda: 2 + int(rng.random() * 90))
         ctx["commute_min"] = self._number(rng, lambda: 15 + 5 * int(rng.random() * 8))
+        return mode
 
-        pflags = _FLAGS.mask(flags) | base
-
+    def _places(self, rng: random.Random, ctx: dict[str, str], pflags: int, hobby: str, mode: str) -> None:
+        """The person's street, home, line, local places, favourites and where their hobby happens."""
         def draw(slot: str, pool: str, taken: set[str] | None = None) -> None:
             ctx[slot] = self._draw(rng, pool, ctx, pflags | self._slot_bits(ctx), taken)
 
@@ -201,21 +220,6 @@ class SmallTalk:
         # "my Thursday lessons": the hobby happens that weekday only (flags hobby_day, hobby_eve)
         days = [i for i, name in enumerate(_WEEKDAYS) if re.search(rf"\b{name}\b", ctx["hob_spot"])]
         self._hob_day: int | None = days[0] if days else None
-
-        # The address pool's texts for this person (", Dana" or nothing), drawn from directly.
-        you = []
-        for entry in _POOLS[_ADDRESS_POOL].entries:
-            try:
-                you.append(self._expand(entry.parts, ctx, pflags, aliases, rng))
-            except _NoFit:  # no usable name: that entry is left out
-                continue
-        self._you = tuple(you) or ("",)
-        self._persona_flags = pflags | self._slot_bits(ctx)
-        self._exchange_bits = -1  # slot bits of a whole exchange context: the same for every exchange
-        self._persona = ctx
-        self.persona: dict[str, str] = dict(ctx, hobby_id=hobby, pet_kind=pet, commute=mode,
-                                            kids=", ".join(f"{n} ({a})" for n, _, a in self._kids))
-        """The persona, for reports and tests (slot -> value)."""
 
     # -- calendar ----------------------------------------------------------------------------
 
