@@ -172,7 +172,12 @@ def score(
     except Interrupted as exc:
         typer.echo("\ninterrupted: nothing scored", err=True)
         raise typer.Exit(exc.exit_code)
-    kind, report = outcome[0]
+    _print_score(*outcome[0], as_json)
+
+
+def _print_score(kind: str, report: Any, as_json: bool) -> None:
+    """Print a scoring's outcome and exit: 0 when every criterion passed, 1 when one failed, 2 for
+    invalid criteria or a testbed that could not be scored."""
     if kind == "invalid":
         for problem in report:
             typer.echo(f"invalid: {problem}", err=True)
