@@ -100,6 +100,27 @@ def test_the_grammar_engine_takes_the_tools_and_the_window_is_the_servers(llama_
         assert all(registry.validate(c.name, c.arguments) == [] for c in result.tool_calls)
 
 
+def test_the_servers_own_count_is_the_prompt_it_reads_and_sets_the_reply_limit(proxy):
+    from backends.llm import LLMError
+    from backends.llm.client import prompt_tokens
+
+    tools = default_registry().openai_tools()[:1]
+    messages = [{"role": "system", "content": "You answer in one word."}, {"role": "user", "content": "Say OK."}]
+    with client(proxy.url) as llm:
+        exact = llm.server_count(MODEL_NAME, messages, tools)  # /apply-template, then /tokenize
+        read = llm.chat("agent", messages, tools=tools, max_tokens=1).prompt_tokens
+    assert exact == read and exact != prompt_tokens(messages, tools)  # the template's tokens, not homer's guess
+    # a window that leaves 600 tokens by the server's count (the estimate with its margin would leave
+    # less): the request asks for exactly those; the proxy keeps it from the server (no decoding)
+    proxy.clear()
+    proxy.forward_if = lambda path, body: not path.endswith("/chat/completions")
+    with client(proxy.url, context_window=exact + 600) as llm, pytest.raises(LLMError):
+        llm.chat("agent", messages, tools=tools)
+    assert [e.body["max_tokens"] for e in proxy.chats()] == [600]
+    assert [e.path for e in proxy.exchanges if e.path in ("/apply-template", "/tokenize")] == \
+        ["/apply-template", "/tokenize"]
+
+
 def agent_messages_for(record: dict) -> list[dict]:
     from harness.agents import Episode
 

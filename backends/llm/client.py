@@ -40,6 +40,7 @@ from backends.llm.failures import is_refusal
 from backends.llm.preflight import PREFLIGHT_SECONDS, fix_for
 from backends.llm.preflight import error_text as _error_text
 from backends.llm.rate_limit import limiter_for, retry_after_seconds
+from backends.llm.server_tokens import ServerTokens, dialect_of
 from backends.llm.settings import PLACEHOLDER_KEY, LLMSettings, settings_for
 from backends.llm.strict_json import JSONLimitError, json_kind, loads_limited
 from backends.llm.transport import ReplyTooLarge, bounded_http_client
@@ -178,6 +179,7 @@ class LLMClient:
                                      timeout=settings.timeout, max_retries=settings.max_retries, http_client=http)
         self._lock = threading.Lock()
         self._served_windows: dict[str, int] | None = None
+        self._server_tokens: ServerTokens | None = None  # the server's tokenizer route, once /v1/models told
 
     # -- chat ---------------------------------------------------------------------------------
 
@@ -196,7 +198,7 @@ class LLMClient:
             request["temperature"] = temperature
         said = prompt_tokens(messages)  # what any server counts, however it templates tools
         estimate = said + (count_tokens(json.dumps(tools)) if tools else 0)
-        limit = self._reply_limit(role, model, max_tokens, estimate)
+        limit = self._reply_limit(role, model, max_tokens, estimate, messages, tools)
         request[self.settings.token_parameter_for(model)] = limit
         if tools:
             request["tools"] = tools
@@ -290,11 +292,12 @@ class LLMClient:
 
         notes: list[str] = []
         try:
-            windows = check(self, models, seconds, routes, embedding_model, wait, notes)
+            windows, dialect = check(self, models, seconds, routes, embedding_model, wait, notes)
         except Refused as exc:
             raise PreflightError(str(exc)) from None
         with self._lock:
             self._served_windows = windows
+            self._server_tokens = ServerTokens(self.settings.endpoint, dialect)
         return notes
 
     # -- context window ------------------------------------------------------------------------
@@ -307,32 +310,53 @@ class LLMClient:
             return configured
         with self._lock:
             if self._served_windows is None:
-                self._served_windows = self._ask_windows()
+                self._ask_server()
             return self._served_windows.get(model, self._served_windows.get(ANY_MODEL))
 
-    def _ask_windows(self) -> dict[str, int]:
+    def _ask_server(self) -> None:
+        """What ``/v1/models`` states: the windows, and the server's tokenizer route (under the lock)."""
         api = self._openai.with_options(max_retries=0, timeout=min(10.0, self.settings.timeout))
         try:
             data = loads_limited(api.models.with_raw_response.list().content)
         except (openai.OpenAIError, JSONLimitError):
-            return {}
-        return stated_windows(api, self.settings.endpoint, data)
+            data = None
+        self._served_windows = stated_windows(api, self.settings.endpoint, data) if data is not None else {}
+        self._server_tokens = ServerTokens(self.settings.endpoint, dialect_of(data))
+
+    def server_count(self, model: str, messages: Sequence[dict], tools: list[dict] | None = None) -> int | None:
+        """The prompt tokens the server's own tokenizer makes of this request (llama.cpp, vLLM; see
+        :mod:`backends.llm.server_tokens`), None where it has none."""
+        with self._lock:
+            if self._server_tokens is None:
+                self._ask_server()
+            counter = self._server_tokens
+        return counter.count(self._openai, model, messages, tools)
 
     def fits(self, role: str, messages: Sequence[dict], tools: list[dict] | None = None,
              reply: int = MIN_REPLY_TOKENS) -> bool:
         """Whether ``messages`` (and ``tools``) leave room for a reply of ``reply`` tokens in the
-        role model's context window, with the estimate's margin (True when the window is unknown)."""
-        window = self.context_window(self.settings.model_for(role))
-        return window is None or with_margin(prompt_tokens(messages, tools)) + reply <= window
+        role model's context window (True when the window is unknown): by the estimate with its
+        margin, or, when that says no, by the server's own count where it has one."""
+        model = self.settings.model_for(role)
+        window = self.context_window(model)
+        if window is None or with_margin(prompt_tokens(messages, tools)) + reply <= window:
+            return True
+        counted = self.server_count(model, messages, tools)
+        return counted is not None and counted + reply <= window
 
-    def _reply_limit(self, role: str, model: str, max_tokens: int | None, estimate: int) -> int:
-        """The configured reply limit, lowered to what a prompt of about ``estimate`` tokens leaves of
-        the model's window (:func:`backends.llm.window.reply_limit`); :class:`ContextLengthError`,
-        naming the setting, when that is under the least reply a request keeps."""
+    def _reply_limit(self, role: str, model: str, max_tokens: int | None, estimate: int,
+                     messages: Sequence[dict] = (), tools: list[dict] | None = None) -> int:
+        """The configured reply limit, lowered to what the prompt leaves of the model's window
+        (:func:`backends.llm.window.reply_limit`): by the estimate when the limit fits beside it,
+        else by the server's own count where it has one; :class:`ContextLengthError`, naming the
+        setting, when that is under the least reply a request keeps."""
         configured = max_tokens if max_tokens is not None else self.settings.max_tokens_for(role, model)
         window = self.context_window(model)
+        exact = None
+        if window is not None and with_margin(estimate) + configured > window:
+            exact = self.server_count(model, messages, tools)
         try:
-            return reply_limit(configured, window, estimate)
+            return reply_limit(configured, window, estimate if exact is None else exact, exact=exact is not None)
         except NoRoom as exc:
             assert window is not None
             source = ("the window is the context_window setting: raise it if the server's context is larger"
@@ -341,9 +365,9 @@ class LLMClient:
             left = (f"leaves {exc.room:,} tokens of the {window:,}-token context window of {model} for the reply, "
                     f"under the least of {exc.floor:,}" if exc.room > 0 else
                     f"does not fit the {window:,}-token context window of {model}")
-            raise ContextLengthError(f"{role}: the prompt (about {estimate:,} tokens with the tools) {left}; {source}",
-                                     role=role, model=model, needed=with_margin(estimate) + exc.floor,
-                                     window=window) from None
+            size = f"about {estimate:,} tokens" if exact is None else f"{exact:,} tokens by the server's count"
+            raise ContextLengthError(f"{role}: the prompt ({size} with the tools) {left}; {source}", role=role,
+                                     model=model, needed=window - exc.room + exc.floor, window=window) from None
 
     # -- embeddings ---------------------------------------------------------------------------
 

@@ -34,6 +34,9 @@ calls without ``function``), ``arguments_object`` (tool-call arguments as an obj
 real server where they differ: refused parameters, tools ignored without ``tool_choice``, a
 context window that overflows with HTTP 400 or is cut silently, no embeddings.
 
+The ``llama-cpp`` and ``vllm`` profiles also serve those servers' tokenizer routes (``POST /tokenize``,
+and llama.cpp's ``POST /apply-template``: :mod:`orchestrator.fake_llm.tokenize`).
+
 ``usage.prompt_tokens_details.cached_tokens`` says how much of each prompt a prefix cache would
 have held (see :mod:`orchestrator.fake_llm.prefix_cache`).
 
@@ -73,9 +76,11 @@ from office_env.limits import (
 from orchestrator.fake_llm.listener import HeadFirstHandler, Listener
 from orchestrator.fake_llm.profiles import Profile, profile_named, reply_limit
 from orchestrator.fake_llm.prefix_cache import PrefixCache
+from orchestrator.fake_llm.tokenize import ROUTES as TOKENIZER_ROUTES
+from orchestrator.fake_llm.tokenize import handle as handle_tokenizer
 from orchestrator.fake_llm.wire import (EMBEDDING_DIMENSIONS, REPLY_FAULTS, _bad_request, _break_json, _FaultError,
-                                        apply_reply_fault, check_chat_request, check_embeddings_request, check_model,
-                                        message_text, prompt_tokens_of)
+                                        apply_reply_fault, chat_template, check_chat_request,
+                                        check_embeddings_request, check_model, message_text, prompt_tokens_of)
 
 FAULTS = ("malformed", "fenced", "truncated", "429", "500", "slow", *REPLY_FAULTS)
 DEFAULT_MODEL = "fake-model"
@@ -394,6 +399,13 @@ class FakeLLMServer:
             with self._lock:
                 self._window.append((time.monotonic(), False, tokens))
 
+    def _prompt_tokens(self, body: dict) -> int:
+        """The prompt tokens of a chat request: templated, as llama.cpp and vLLM count them, for the
+        profiles with their tokenizer route; else its messages' and tools' text."""
+        if self.profile.tokenizer is not None:
+            return count_tokens(chat_template(body["messages"], body.get("tools")))
+        return prompt_tokens_of(body)
+
     def _shape(self, body: dict) -> dict:
         """The request as this server's profile reads it: refused parameters are HTTP 400, tools
         without ``tool_choice`` are dropped (llama-cpp), an overflow is HTTP 400 or cut (ollama)."""
@@ -410,7 +422,7 @@ class FakeLLMServer:
         if window is None:
             return body
         limit = reply_limit(body)
-        prompt = prompt_tokens_of(body)
+        prompt = self._prompt_tokens(body)
         if prompt + limit <= window:
             return body
         if profile.overflow == "truncate":
@@ -434,7 +446,7 @@ class FakeLLMServer:
         check_chat_request(body)
         model = body.get("model") or DEFAULT_MODEL
         body = self._shape(body)
-        self._admit(prompt_tokens_of(body))
+        self._admit(self._prompt_tokens(body))
         self._apply_transport_fault(fault)
         if self.latency:
             self._stopping.wait(self.latency)
@@ -469,7 +481,7 @@ class FakeLLMServer:
                 {"id": f"call_{first + i}", "type": "function",
                  "function": {"name": call["name"], "arguments": call["arguments"]}}
                 for i, call in enumerate(calls)]
-        prompt_tokens = prompt_tokens_of(body)
+        prompt_tokens = self._prompt_tokens(body)
         cached_tokens = min(prompt_tokens, self._prefix.cached_tokens(model, body))
         completion_tokens = count_tokens(message_text(message))
         self._spend(completion_tokens)
@@ -516,7 +528,7 @@ class FakeLLMServer:
 
     def handle_models(self) -> dict:
         stated: dict[str, Any] = {"max_model_len": self.profile.context_window} if self.profile.states_window else {}
-        owner = "homeragents-fake"
+        owner = "vllm" if self.profile.tokenizer == "vllm" else "homeragents-fake"
         if self.profile.llama_props:  # llama.cpp's rows; its training size is not the window it runs
             owner, stated = LLAMA_OWNER, {"meta": {"n_ctx_train": LLAMA_TRAINING_WINDOW, "n_vocab": 49152}}
         return {"object": "list",
@@ -614,6 +626,10 @@ class _Handler(HeadFirstHandler):
         path = self.path.split("?", 1)[0].rstrip("/")
         chat = path == "/v1/chat/completions"
         try:
+            if path in TOKENIZER_ROUTES:  # llama.cpp's and vLLM's own, at the root
+                self.fake._check_access(self.headers)
+                self._send(record, 200, handle_tokenizer(self.fake.profile, path, body))
+                return
             if not chat and path != "/v1/embeddings":
                 raise _FaultError(404, f"no such route: POST {path[:200]}", "invalid_request_error")
             if not isinstance(body, dict):
