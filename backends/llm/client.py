@@ -27,6 +27,7 @@ from __future__ import annotations
 import json
 import re
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
@@ -39,11 +40,12 @@ from backends.llm.cache import ResponseCache, request_key
 from backends.llm.failures import is_refusal
 from backends.llm.preflight import PREFLIGHT_SECONDS, fix_for
 from backends.llm.preflight import error_text as _error_text
+from backends.llm.patience import TIMEOUT_TOKENS, StillBusy, attempt_seconds, wait_for_room
 from backends.llm.rate_limit import limiter_for, retry_after_seconds
 from backends.llm.server_tokens import ServerTokens, dialect_of
 from backends.llm.settings import PLACEHOLDER_KEY, LLMSettings, settings_for
 from backends.llm.strict_json import JSONLimitError, json_kind, loads_limited
-from backends.llm.transport import ReplyTooLarge, bounded_http_client
+from backends.llm.transport import ReplyTooLarge, attempts_sent, bounded_http_client
 from backends.llm.usage import Usage
 from backends.llm.window import ANY_MODEL, MIN_REPLY_TOKENS, NoRoom, reply_limit, stated_windows, with_margin
 from backends.tokens import count_tokens
@@ -220,7 +222,8 @@ class LLMClient:
                 result.reply_limit = limit
                 return result
         data, result = self._reply(role, model, lambda api: api.chat.completions.with_raw_response.create(
-            **request), lambda data: _chat_result(data, model, cached=False), tokens=estimate)
+            **request), lambda data: _chat_result(data, model, cached=False), tokens=estimate,
+            seconds=attempt_seconds(self.settings.timeout, estimate, limit))
         self.usage.add(role, result.prompt_tokens, result.completion_tokens, model=model,
                        cached_prompt=result.cached_prompt_tokens)
         self._slots.spent(result.prompt_tokens + result.completion_tokens - estimate)
@@ -395,7 +398,8 @@ class LLMClient:
                     continue
             data, (batch_vectors, tokens) = self._reply(
                 EMBEDDINGS_ROLE, model, lambda api: api.embeddings.with_raw_response.create(**request),
-                lambda data: _embedding_vectors(data, len(batch)), tokens=sum(count_tokens(t) for t in batch))
+                lambda data: _embedding_vectors(data, len(batch)), tokens=(counted := sum(map(count_tokens, batch))),
+                seconds=attempt_seconds(self.settings.timeout, counted, 0))
             vectors.extend(batch_vectors)
             self.usage.add(EMBEDDINGS_ROLE, tokens, 0, model=model)
             if key is not None:
@@ -405,17 +409,17 @@ class LLMClient:
     # -- plumbing -----------------------------------------------------------------------------
 
     def _reply(self, role: str, model: str, send: Callable[[openai.OpenAI], Any],
-               read: Callable[[dict], Any], tokens: int = 0) -> tuple[dict, Any]:
+               read: Callable[[dict], Any], tokens: int = 0, seconds: float | None = None) -> tuple[dict, Any]:
         """``(body, read(body))`` of the first reply that parses and has the expected shape.
 
         One budget of ``max_retries`` covers both layers: the openai client's own retries (on
-        429/5xx, timeouts, lost connections) and asking again after a malformed 200, so a call
+        429/5xx, lost connections), asking again after a timeout and after a malformed 200, so a call
         makes at most ``max_retries + 1`` requests whatever goes wrong."""
         left = self.settings.max_retries
         attempts = 0
         problem = ""
         while True:
-            raw, retries_taken = self._call(role, model, send, left, tokens)
+            raw, retries_taken = self._call(role, model, send, left, tokens, seconds)
             attempts += retries_taken + 1
             left -= retries_taken
             try:
@@ -433,42 +437,76 @@ class LLMClient:
                                   attempts=attempts)
 
     def _call(self, role: str, model: str, send: Callable[[openai.OpenAI], Any], retries: int,
-              tokens: int = 0) -> tuple[bytes, int]:
-        """The body of one call (with up to ``retries`` retries of the openai client's own) and the
-        number of retries it took; ``tokens``: the prompt's estimate, taken from the token budget."""
+              tokens: int = 0, seconds: float | None = None) -> tuple[bytes, int]:
+        """The body of one call (with up to ``retries`` retries) and the number of retries it took;
+        ``tokens``: the prompt's estimate, taken from the token budget; ``seconds``: what an attempt
+        gets (:func:`backends.llm.patience.attempt_seconds`). The openai client retries what never
+        reached the server or was answered with an error; an attempt whose reply did not come in
+        time is asked again here, once the server has room (it may still be working on it)."""
         where = f"{role}: model {model} at {self.settings.endpoint}"
-        api = self._openai if retries == self.settings.max_retries else self._openai.with_options(max_retries=retries)
+        seconds = seconds or self.settings.timeout
+        used = 0  # attempts made
         with self._slots.slot(tokens):
-            try:
-                response = send(api)
-                return response.content, int(getattr(response, "retries_taken", 0) or 0)
-            except openai.APITimeoutError:
-                self._slots.backed_off()
-                raise LLMError(f"{where}: no complete reply within the timeout setting ({self.settings.timeout:g} s "
-                               f"an attempt, {retries + 1} attempt(s)); a slow server needs more: --llm-set "
-                               f"timeout=SECONDS", role=role, model=model, timed_out=True, transient=True) from None
-            except ReplyTooLarge as exc:
-                raise LLMError(f"{where}: {exc}", role=role, model=model, status=200) from None
-            except ServerContextError as exc:
-                raise ContextLengthError(f"{where}: the server ran out of context: {exc}; set context_window "
-                                         f"for this model (or give the server a larger context)", role=role,
-                                         model=model, status=500) from None
-            except openai.APIStatusError as exc:
-                text = _error_text(exc)
-                if exc.status_code in (400, 413, 422) and _CONTEXT_WORDS.search(text):
-                    raise ContextLengthError(f"{where}: the prompt does not fit the model's context: HTTP "
-                                             f"{exc.status_code}: {text}", role=role, model=model,
-                                             status=exc.status_code) from None
-                raise LLMError(f"{where}: HTTP {exc.status_code}: {text}{fix_for(text, model)} "
-                               f"(max_retries={retries})", role=role, model=model, status=exc.status_code,
-                               transient=exc.status_code in (408, 409, 429) or exc.status_code >= 500,
-                               refused=is_refusal(exc.status_code)) from None
-            except openai.APIConnectionError as exc:
-                cause = exc.__cause__ or exc
-                raise LLMError(f"{where}: cannot connect ({cause.__class__.__name__}: {cause}) "
-                               f"after {retries + 1} attempt(s)", role=role, model=model, transient=True) from None
-            except openai.OpenAIError as exc:
-                raise LLMError(f"{where}: {exc.__class__.__name__}: {exc}", role=role, model=model) from None
+            while True:
+                mark = attempts_sent()
+                try:
+                    response = send(self._openai.with_options(max_retries=max(0, retries - used), timeout=seconds))
+                    return response.content, used + attempts_sent() - mark - 1
+                except openai.APITimeoutError:
+                    used += max(1, attempts_sent() - mark)
+                    self._slots.backed_off()
+                    if used > retries:
+                        scaled = "" if seconds <= self.settings.timeout else (
+                            f"; the setting's {self.settings.timeout:g} s for each {TIMEOUT_TOKENS:,} tokens of "
+                            "prompt and reply limit")
+                        raise LLMError(f"{where}: no complete reply within the timeout setting ({seconds:g} s an "
+                                       f"attempt, {used} attempt(s){scaled}); a slow server needs more: --llm-set "
+                                       f"timeout=SECONDS", role=role, model=model, timed_out=True,
+                                       transient=True) from None
+                    self._await_room(where, role, model, seconds, used)
+                except openai.OpenAIError as exc:
+                    raise self._failure(exc, where, role, model, retries) from None
+
+    def _await_room(self, where: str, role: str, model: str, seconds: float, attempts: int) -> None:
+        """Before asking again after a timeout: wait (up to ``seconds``) for the server to have
+        room, where it says (llama.cpp's /slots, vLLM's /metrics), else back off as the openai client does."""
+        with self._lock:
+            if self._server_tokens is None:
+                self._ask_server()
+            dialect = self._server_tokens.dialect
+        try:
+            if wait_for_room(self._openai, self.settings.endpoint, dialect, seconds):
+                return
+        except StillBusy as exc:
+            raise LLMError(f"{where}: no reply within {seconds:g} s, and {seconds:g} s later the server was still "
+                           f"busy ({exc.busy}), perhaps with the abandoned request, so it was not sent again; a slow "
+                           f"server needs a longer timeout setting: --llm-set timeout=SECONDS", role=role,
+                           model=model, timed_out=True, transient=True) from None
+        time.sleep(min(8.0, 0.5 * 2 ** (attempts - 1)))
+
+    @staticmethod
+    def _failure(exc: openai.OpenAIError, where: str, role: str, model: str, retries: int) -> LLMError:
+        """The :class:`LLMError` a failed call raises (after the openai client's retries)."""
+        if isinstance(exc, ReplyTooLarge):
+            return LLMError(f"{where}: {exc}", role=role, model=model, status=200)
+        if isinstance(exc, ServerContextError):
+            return ContextLengthError(f"{where}: the server ran out of context: {exc}; set context_window for this "
+                                      f"model (or give the server a larger context)", role=role, model=model,
+                                      status=500)
+        if isinstance(exc, openai.APIStatusError):
+            text = _error_text(exc)
+            if exc.status_code in (400, 413, 422) and _CONTEXT_WORDS.search(text):
+                return ContextLengthError(f"{where}: the prompt does not fit the model's context: HTTP "
+                                          f"{exc.status_code}: {text}", role=role, model=model, status=exc.status_code)
+            return LLMError(f"{where}: HTTP {exc.status_code}: {text}{fix_for(text, model)} (max_retries={retries})",
+                            role=role, model=model, status=exc.status_code,
+                            transient=exc.status_code in (408, 409, 429) or exc.status_code >= 500,
+                            refused=is_refusal(exc.status_code))
+        if isinstance(exc, openai.APIConnectionError):
+            cause = exc.__cause__ or exc
+            return LLMError(f"{where}: cannot connect ({cause.__class__.__name__}: {cause}) after {retries + 1} "
+                            f"attempt(s)", role=role, model=model, transient=True)
+        return LLMError(f"{where}: {exc.__class__.__name__}: {exc}", role=role, model=model)
 
     @classmethod
     def from_options(cls, options: Any) -> "LLMClient":

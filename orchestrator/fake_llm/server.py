@@ -76,6 +76,7 @@ from office_env.limits import (
 from orchestrator.fake_llm.listener import HeadFirstHandler, Listener
 from orchestrator.fake_llm.profiles import Profile, profile_named, reply_limit
 from orchestrator.fake_llm.prefix_cache import PrefixCache
+from orchestrator.fake_llm.slots import Slots
 from orchestrator.fake_llm.tokenize import ROUTES as TOKENIZER_ROUTES
 from orchestrator.fake_llm.tokenize import handle as handle_tokenizer
 from orchestrator.fake_llm.wire import (EMBEDDING_DIMENSIONS, REPLY_FAULTS, _bad_request, _break_json, _FaultError,
@@ -185,7 +186,7 @@ class FakeLLMServer:
                  keep_requests: int = MAX_RECORDED_REQUESTS, profile: str | Profile = "default",
                  context_window: int | None = None, api_key: str | None = None,
                  served_models: list[str] | None = None, rate_limit: tuple[int, int] | None = None,
-                 latency: float = 0.0, rate_window: float = 60.0):
+                 latency: float = 0.0, rate_window: float = 60.0, slots: int | None = None):
         if keep_requests < 1:
             raise ValueError(f"keep_requests must be at least 1, got {keep_requests}")
         self.responder: Responder = responder or echo_responder
@@ -215,6 +216,7 @@ class FakeLLMServer:
         self._faults: deque[str] = deque()
         self._models: list[str] = list(served_models) if served_models else [DEFAULT_MODEL]
         self._stopping = threading.Event()
+        self.slots = Slots(slots, self._stopping)  # chat requests worked on at once (None: no limit)
         self._httpd: Listener | None = None
         self._thread: threading.Thread | None = None
 
@@ -447,13 +449,14 @@ class FakeLLMServer:
         model = body.get("model") or DEFAULT_MODEL
         body = self._shape(body)
         self._admit(self._prompt_tokens(body))
-        self._apply_transport_fault(fault)
-        if self.latency:
-            self._stopping.wait(self.latency)
-        try:
-            reply = self.responder(body)
-        except Exception as exc:  # a broken script is the test's problem: say so over HTTP
-            raise _FaultError(500, f"responder failed: {exc.__class__.__name__}: {exc}", "server_error")
+        with self.slots.occupy():  # the work goes on if the client gives up waiting
+            self._apply_transport_fault(fault)
+            if self.latency:
+                self._stopping.wait(self.latency)
+            try:
+                reply = self.responder(body)
+            except Exception as exc:  # a broken script is the test's problem: say so over HTTP
+                raise _FaultError(500, f"responder failed: {exc.__class__.__name__}: {exc}", "server_error")
         if isinstance(reply, str):
             reply = Reply(content=reply)
         content = reply.content
@@ -540,7 +543,7 @@ class FakeLLMServer:
         if not self.profile.llama_props:
             return None
         return {"default_generation_settings": {"n_ctx": self.profile.context_window, "params": {"n_predict": -1}},
-                "total_slots": 1, "model_alias": self.models[0]}
+                "total_slots": self.slots.total, "model_alias": self.models[0]}
 
 
 # -- what a request must look like -------------------------------------------------------------
@@ -588,6 +591,10 @@ class _Handler(HeadFirstHandler):
             self._send(record, 200, self.fake.handle_models())
         elif path == "/props" and self.fake.handle_props() is not None:
             self._send(record, 200, self.fake.handle_props())
+        elif path == "/slots" and self.fake.profile.llama_props:
+            self._send(record, 200, self.fake.slots.llama_slots(self.fake.profile.context_window))
+        elif path == "/metrics" and self.fake.profile.tokenizer == "vllm":
+            self._send(record, 200, self.fake.slots.vllm_metrics(self.fake.models[0]), kind="text/plain; version=0.0.4")
         elif path.startswith("/v1/models/") and path[len("/v1/models/"):] in self.fake.models:
             name = path[len("/v1/models/"):]
             self._send(record, 200, {"id": name, "object": "model", "created": CREATED,
@@ -705,14 +712,14 @@ class _Handler(HeadFirstHandler):
         self._send(record, error.status, body, error.headers)
 
     def _send(self, record: RecordedRequest, status: int, payload: dict | list | bytes,
-              headers: dict[str, str] | None = None) -> None:
+              headers: dict[str, str] | None = None, kind: str = "application/json") -> None:
         data = payload if isinstance(payload, bytes) else json.dumps(payload).encode("utf-8")
         self._answered = True
         record.status = status
         record.ended = time.monotonic()  # before writing: the client cannot have the answer earlier
         try:
             self.send_response(status)
-            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Type", kind)
             self.send_header("Content-Length", str(len(data)))
             self.send_header("Connection", "close")
             for name, value in (headers or {}).items():
