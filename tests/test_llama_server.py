@@ -121,6 +121,30 @@ def test_the_servers_own_count_is_the_prompt_it_reads_and_sets_the_reply_limit(p
         ["/apply-template", "/tokenize"]
 
 
+def test_an_abandoned_request_is_not_sent_again_while_the_server_works_on_it(llama_server, proxy):
+    """The first attempt times out (the proxy keeps the server working on it, as a server that does
+    not notice the client went away would); the same request goes again only once /slots shows an
+    idle slot, or, still busy at the bound, not at all."""
+    from backends.llm import LLMError
+
+    words = " ".join(f"w{i}" for i in range(200))  # about 400 tokens no other test sent: no cached prefix
+    with client(proxy.url, timeout=0.1, max_retries=1) as llm:
+        try:
+            llm.chat("agent", [{"role": "user", "content": words}], max_tokens=1)
+        except LLMError as exc:  # still busy at the bound, or the second attempt out of time too
+            assert exc.timed_out and "timeout setting" in str(exc), exc
+    chats = [sent for path, sent in proxy.arrivals if path.endswith("/chat/completions")]
+    looks = [sent for path, sent in proxy.arrivals if path == "/slots"]
+    assert 1 <= len(chats) <= 2, chats
+    deadline = time.monotonic() + 300
+    while len(proxy.chats()) < len(chats) and time.monotonic() < deadline:  # the server finishes what it got
+        time.sleep(0.1)
+    first = proxy.chats()[0]
+    assert first.status == 200 and looks
+    assert looks[0] < first.answered  # it looked while the server still worked on the first one
+    assert all(sent >= first.answered for sent in chats[1:])  # and sent nothing more until it was done
+
+
 def agent_messages_for(record: dict) -> list[dict]:
     from harness.agents import Episode
 

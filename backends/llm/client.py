@@ -318,7 +318,7 @@ class LLMClient:
 
     def _ask_server(self) -> None:
         """What ``/v1/models`` states: the windows, and the server's tokenizer route (under the lock)."""
-        api = self._openai.with_options(max_retries=0, timeout=min(10.0, self.settings.timeout))
+        api = self._openai.with_options(max_retries=0, timeout=10.0)  # a listing, not a model's work: no timeout setting
         try:
             data = loads_limited(api.models.with_raw_response.list().content)
         except (openai.OpenAIError, JSONLimitError):

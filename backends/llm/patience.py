@@ -68,6 +68,8 @@ def busy_now(api: openai.OpenAI, endpoint: str, dialect: str | None) -> str | No
                 return None
             waiting = int(sum(counts))
             return "" if waiting == 0 else f"{waiting} request(s) waiting"
+    except openai.APITimeoutError:
+        return f"no answer from it within {LOOK_SECONDS:g} s"  # llama.cpp answers /slots between two batches
     except (openai.OpenAIError, JSONLimitError, httpx.HTTPError, ValueError):
         return None
     return None
