@@ -199,6 +199,24 @@ def test_a_refused_key_stops_build_and_eval_before_anything_is_written(tmp_path,
         assert not run.exists() or not any(run.iterdir())
 
 
+def test_a_model_name_the_server_does_not_list_passes_the_check_with_a_warning_naming_both(proxy, tiny, tmp_path):
+    """llama.cpp answers any model name with its one model: the endpoint check says so in a warning
+    line naming the name given and the ones listed. The agent's own request is kept from the server
+    (decoding with 20 tools is minutes of CPU): this test reads the check, not the run."""
+    def not_the_agent(path: str, body: bytes | None) -> bool:
+        return not (path.endswith("/chat/completions") and len(json.loads(body or b"{}").get("tools") or ()) > 1)
+
+    proxy.forward_if = not_the_agent
+    proc = homer("eval", tiny, "--agent", "llm", "--model", "nope", "--base-url", proxy.url, "--workers", "1", "-q",
+                 "--out", tmp_path / "run", *llm_sets())
+    warnings = [line for line in proc.stderr.splitlines() if line.startswith("warning:")]
+    assert any("model 'nope' is not among the models the server lists (smollm2) but was answered" in line
+               for line in warnings), proc.stderr
+    answered = [e for e in proxy.chats() if e.status == 200]  # the check's one-token requests
+    assert answered and {e.body["model"] for e in answered} == {"nope"}
+    assert {e.reply["model"] for e in answered} <= {"nope", MODEL_NAME}
+
+
 def test_build_sends_the_planners_schema_and_the_server_keeps_to_it(proxy, tmp_path):
     """One build attempt up to the planner's reply (the rest of a build is minutes of CPU), then ^C."""
     command = [str(HOMER)] if HOMER.exists() else [sys.executable, "-m", "orchestrator.cli"]
