@@ -3,7 +3,7 @@
 A registry validates arguments before a call, turns every user error into an observation
 (never an exception), and emits OpenAI function-calling definitions. Surfers get the
 read-only view; agents get everything. The definitions go with every agent request, so their
-wording is kept short (about 1,500 cl100k tokens for all 20 tools, ``bench/llm_economy.py``
+wording is kept short (1,368 cl100k tokens for all 20 tools, ``bench/tool_tokens.py``
 prints the figure): what the name, the type and the bounds say is not said again, and what
 holds for every tool (paths are relative to the testbed) is said once, in the agent prompt.
 

@@ -40,6 +40,10 @@ and llama.cpp's ``POST /apply-template``: :mod:`orchestrator.fake_llm.tokenize`)
 ``usage.prompt_tokens_details.cached_tokens`` says how much of each prompt a prefix cache would
 have held (see :mod:`orchestrator.fake_llm.prefix_cache`).
 
+``slots=N`` makes it work on N chat requests at once (the others wait, and a request whose client
+gave up is worked on to the end, as llama.cpp does; a ``slow`` fault holds its slot); the
+``llama-cpp`` profile shows them in ``GET /slots``, the ``vllm`` one in ``GET /metrics``.
+
 ``fail_model="name"`` makes every request for that model answer 500 (a persistently failing task).
 Everything except the timing of ``slow`` and ``429`` is deterministic: ``created`` is a fixed
 number, completion ids are a hash of the request, tool-call ids are ``call_<n>`` numbered along the
