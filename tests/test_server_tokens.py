@@ -23,8 +23,10 @@ SYSTEM = {"role": "system", "content": "You are an office assistant."}
 WINDOW = 8192
 
 
-def long_prompt(words: int) -> list[dict]:
-    return [SYSTEM, {"role": "user", "content": "word " * words}]
+def long_prompt(estimate: int) -> list[dict]:
+    """A request whose prompt homer estimates at about ``estimate`` tokens with the 20 tools."""
+    base = prompt_tokens([SYSTEM, {"role": "user", "content": ""}], TOOLS)
+    return [SYSTEM, {"role": "user", "content": "word " * (estimate - base)}]
 
 
 def client(url: str, **settings) -> LLMClient:
@@ -37,7 +39,7 @@ def counted(server: FakeLLMServer) -> list[str]:
 
 @pytest.mark.parametrize("profile", ["llama-cpp", "vllm"])
 def test_the_servers_count_sets_the_reply_limit_when_the_estimate_leaves_too_little(profile):
-    messages = long_prompt(5000)
+    messages = long_prompt(7000)
     estimate = prompt_tokens(messages, TOOLS)
     assert WINDOW - with_margin(estimate) < 512  # by the estimate, no room for the least reply
     with FakeLLMServer(default_responder(), profile=profile, context_window=WINDOW) as server, \
@@ -57,30 +59,30 @@ def test_the_servers_count_sets_the_reply_limit_when_the_estimate_leaves_too_lit
 def test_a_limit_that_fits_by_the_estimate_asks_no_count(profile):
     with FakeLLMServer(default_responder(), profile=profile, context_window=WINDOW) as server, \
             client(server.url) as llm:
-        result = llm.chat("agent", long_prompt(100), tools=TOOLS, max_tokens=1000)
+        result = llm.chat("agent", long_prompt(2000), tools=TOOLS, max_tokens=1000)
         assert result.reply_limit == 1000 and not counted(server)
 
 
 def test_a_prompt_over_the_window_by_the_servers_count_is_refused_naming_it():
     with FakeLLMServer(default_responder(), profile="llama-cpp", context_window=WINDOW) as server, \
             client(server.url) as llm, pytest.raises(ContextLengthError) as caught:
-        llm.chat("agent", long_prompt(5700), tools=TOOLS)
+        llm.chat("agent", long_prompt(7750), tools=TOOLS)
     assert "by the server's count" in str(caught.value) and not server.chat_requests()
 
 
 def test_fits_asks_the_server_only_when_the_estimate_says_no():
     with FakeLLMServer(default_responder(), profile="vllm", context_window=WINDOW) as server, \
             client(server.url) as llm:
-        assert llm.fits("surfer", long_prompt(100), TOOLS, reply=2048) and not counted(server)
+        assert llm.fits("surfer", long_prompt(2000), TOOLS, reply=2048) and not counted(server)
         # over by the estimate's margin, within by the server's count
-        assert llm.fits("surfer", long_prompt(5000), TOOLS, reply=1000) and counted(server) == ["/tokenize"]
-        assert not llm.fits("surfer", long_prompt(5000), TOOLS, reply=2000)
+        assert llm.fits("surfer", long_prompt(7000), TOOLS, reply=1000) and counted(server) == ["/tokenize"]
+        assert not llm.fits("surfer", long_prompt(7000), TOOLS, reply=2000)
 
 
 def test_servers_without_a_tokenizer_route_are_never_asked():
     with FakeLLMServer(default_responder(), profile="openai") as server, \
             client(server.url, context_window=WINDOW) as llm, pytest.raises(ContextLengthError) as caught:
-        llm.chat("agent", long_prompt(5000), tools=TOOLS)
+        llm.chat("agent", long_prompt(7000), tools=TOOLS)
     assert "about" in str(caught.value) and not counted(server)
 
 
@@ -90,7 +92,7 @@ def test_a_failing_tokenizer_route_is_asked_once_then_the_estimate_serves():
             client(server.url) as llm:
         for _ in range(2):
             with pytest.raises(ContextLengthError, match="about"):
-                llm.chat("agent", long_prompt(5000), tools=TOOLS)
+                llm.chat("agent", long_prompt(7000), tools=TOOLS)
         assert [r.status for r in server.requests if r.path == "/apply-template"] == [404]
         assert llm._server_tokens.failed
 
@@ -104,7 +106,7 @@ def test_the_routes_answer_in_the_servers_shapes():
         with urllib.request.urlopen(request, timeout=5) as reply:
             return json.loads(reply.read())
 
-    messages = long_prompt(10)
+    messages = long_prompt(1600)
     with FakeLLMServer(default_responder(), profile="llama-cpp") as server:
         root = server.url.removesuffix("/v1")
         prompt = post(f"{root}/apply-template", {"messages": messages})["prompt"]

@@ -62,13 +62,14 @@ def test_a_server_still_busy_at_the_bound_gets_no_second_copy():
 
 
 def test_vllm_is_asked_again_once_nothing_waits():
-    with FakeLLMServer(default_responder(), profile="vllm", slots=1, slow_seconds=1.6) as server:
+    with FakeLLMServer(default_responder(), profile="vllm", slots=1, slow_seconds=1.6) as server, \
+            client(server.url) as llm:
+        assert llm.context_window("fake-model") == 32768  # what the server states is read before the race
         other = threading.Thread(target=post_slow, args=(server,))
         other.start()
         while server.slots.running == 0:  # another client's long request holds the one slot
-            time.sleep(0.02)
-        with client(server.url) as llm:
-            assert llm.chat("agent", ASK, max_tokens=16).content
+            time.sleep(0.01)
+        assert llm.chat("agent", ASK, max_tokens=16).content
         other.join()
         slow, _abandoned, again = sorted(server.chat_requests(), key=lambda r: r.started)
         looks = [r for r in server.requests if r.path == "/metrics"]
@@ -94,3 +95,16 @@ def test_what_the_servers_say_of_their_slots():
         assert busy_now(llm._openai, server.url, VLLM) == ""
     with FakeLLMServer(default_responder()) as server, client(server.url) as llm:
         assert busy_now(llm._openai, server.url, LLAMA) is None  # no /slots: says nothing
+
+
+def test_no_more_requests_in_flight_than_llama_cpp_has_slots():
+    from concurrent.futures import ThreadPoolExecutor
+
+    with FakeLLMServer(default_responder(), profile="llama-cpp", slots=1, latency=0.3) as server, \
+            client(server.url, timeout=10, max_concurrency=4, max_retries=0) as llm:
+        with ThreadPoolExecutor(3) as pool:
+            assert all(r.content for r in pool.map(lambda i: llm.chat("agent", [{"role": "user", "content": f"{i}"}],
+                                                                      max_tokens=16), range(3)))
+        chats = sorted(server.chat_requests(), key=lambda r: r.started)
+    # /props says one slot: each request was sent once the one before it was answered, none queued there
+    assert len(chats) == 3 and all(later.started >= earlier.ended for earlier, later in zip(chats, chats[1:]))

@@ -42,12 +42,13 @@ from backends.llm.preflight import PREFLIGHT_SECONDS, fix_for
 from backends.llm.preflight import error_text as _error_text
 from backends.llm.patience import TIMEOUT_TOKENS, StillBusy, attempt_seconds, wait_for_room
 from backends.llm.rate_limit import limiter_for, retry_after_seconds
-from backends.llm.server_tokens import ServerTokens, dialect_of
+from backends.llm.server_tokens import LLAMA, ServerTokens, dialect_of
 from backends.llm.settings import PLACEHOLDER_KEY, LLMSettings, settings_for
 from backends.llm.strict_json import JSONLimitError, json_kind, loads_limited
 from backends.llm.transport import ReplyTooLarge, attempts_sent, bounded_http_client
 from backends.llm.usage import Usage
-from backends.llm.window import ANY_MODEL, MIN_REPLY_TOKENS, NoRoom, reply_limit, stated_windows, with_margin
+from backends.llm.window import (ANY_MODEL, MIN_REPLY_TOKENS, NoRoom, props_slots, reply_limit, stated_windows,
+                                 with_margin)
 from backends.tokens import count_tokens
 
 EMBEDDING_BATCH = 256
@@ -301,6 +302,7 @@ class LLMClient:
         with self._lock:
             self._served_windows = windows
             self._server_tokens = ServerTokens(self.settings.endpoint, dialect)
+        self._fit_slots(dialect)
         return notes
 
     # -- context window ------------------------------------------------------------------------
@@ -325,6 +327,15 @@ class LLMClient:
             data = None
         self._served_windows = stated_windows(api, self.settings.endpoint, data) if data is not None else {}
         self._server_tokens = ServerTokens(self.settings.endpoint, dialect_of(data))
+        self._fit_slots(self._server_tokens.dialect)
+
+    def _fit_slots(self, dialect: str | None) -> None:
+        """No more requests in flight than a llama.cpp server has slots (``/props`` ``total_slots``)."""
+        if dialect == LLAMA:
+            api = self._openai.with_options(max_retries=0, timeout=10.0)
+            slots = props_slots(api, self.settings.endpoint)
+            if slots is not None:
+                self._slots.cap(slots)
 
     def server_count(self, model: str, messages: Sequence[dict], tools: list[dict] | None = None) -> int | None:
         """The prompt tokens the server's own tokenizer makes of this request (llama.cpp, vLLM; see

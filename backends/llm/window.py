@@ -99,14 +99,26 @@ def props_url(endpoint: str) -> str:
     return server_url(endpoint, "/props")
 
 
-def props_window(api: openai.OpenAI, endpoint: str) -> int | None:
-    """The ``n_ctx`` llama.cpp's ``/props`` gives (None when it cannot be read)."""
+def read_props(api: openai.OpenAI, endpoint: str) -> dict[str, Any] | None:
+    """llama.cpp's ``/props`` body (None when it cannot be read)."""
     try:
         response = api.get(props_url(endpoint), cast_to=httpx.Response)
         body = loads_limited(response.content)
     except (openai.OpenAIError, JSONLimitError, httpx.HTTPError):
         return None
-    if not isinstance(body, dict):
+    return body if isinstance(body, dict) else None
+
+
+def props_slots(api: openai.OpenAI, endpoint: str) -> int | None:
+    """How many requests a llama.cpp server works on at once (``/props`` ``total_slots``)."""
+    value = (read_props(api, endpoint) or {}).get("total_slots")
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 1 else None
+
+
+def props_window(api: openai.OpenAI, endpoint: str) -> int | None:
+    """The ``n_ctx`` llama.cpp's ``/props`` gives (None when it cannot be read)."""
+    body = read_props(api, endpoint)
+    if body is None:
         return None
     settings = body.get("default_generation_settings")
     value = settings.get("n_ctx") if isinstance(settings, dict) else body.get("n_ctx")
@@ -122,5 +134,5 @@ def _is_window(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 16
 
 
-__all__ = ["ANY_MODEL", "MIN_REPLY_TOKENS", "WINDOW_MARGIN", "NoRoom", "model_rows", "props_url", "props_window",
+__all__ = ["ANY_MODEL", "MIN_REPLY_TOKENS", "WINDOW_MARGIN", "NoRoom", "model_rows", "props_slots", "props_url", "props_window",
            "reply_limit", "served_windows", "server_url", "stated_windows", "with_margin"]
