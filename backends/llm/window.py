@@ -1,9 +1,10 @@
 """A model's context window: where it is read from, and the reply limit a request may ask in it.
 
 A reply limit is a ceiling, not a wish. When the window is known, a request asks for the configured
-limit or, when that does not fit, for what the prompt and its tools leave of the window (with a
-margin for the estimate), so a model with an 8K window still runs a task whose prompt takes 5K. A
-prompt that leaves less than ``MIN_REPLY_TOKENS`` is refused before it is sent (:class:`NoRoom`).
+limit or, when that does not fit, for what the prompt and its tools leave of the window (homer's
+estimate with a margin, or the server's exact count: :mod:`backends.llm.server_tokens`), so a model
+with an 8K window still runs a task whose prompt takes 5K. A prompt that leaves less than
+``MIN_REPLY_TOKENS`` is refused before it is sent (:class:`NoRoom`).
 
 The window is the settings' ``context_window``, else what the server states: ``/v1/models`` (vLLM's
 ``max_model_len``, the ``context_length`` of others, llama.cpp's ``meta.n_ctx``), else, for a
