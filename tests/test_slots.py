@@ -108,3 +108,16 @@ def test_no_more_requests_in_flight_than_llama_cpp_has_slots():
         chats = sorted(server.chat_requests(), key=lambda r: r.started)
     # /props says one slot: each request was sent once the one before it was answered, none queued there
     assert len(chats) == 3 and all(later.started >= earlier.ended for earlier, later in zip(chats, chats[1:]))
+
+
+def test_the_check_warns_of_a_llama_cpp_server_that_hides_its_slots():
+    from dataclasses import replace
+
+    from orchestrator.fake_llm.profiles import profile_named
+
+    hidden = replace(profile_named("llama-cpp"), shows_slots=False)  # llama-server --no-slots
+    with FakeLLMServer(default_responder(), profile=hidden) as server, client(server.url) as llm:
+        notes = llm.preflight(wait=0)
+    with FakeLLMServer(default_responder(), profile="llama-cpp") as server, client(server.url) as llm:
+        assert llm.preflight(wait=0) == []
+    assert len(notes) == 1 and "does not show its slots (GET /slots" in notes[0] and "timeout" in notes[0]

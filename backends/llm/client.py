@@ -40,7 +40,7 @@ from backends.llm.cache import ResponseCache, request_key
 from backends.llm.failures import is_refusal
 from backends.llm.preflight import PREFLIGHT_SECONDS, fix_for
 from backends.llm.preflight import error_text as _error_text
-from backends.llm.patience import TIMEOUT_TOKENS, StillBusy, attempt_seconds, wait_for_room
+from backends.llm.patience import TIMEOUT_TOKENS, StillBusy, attempt_seconds, busy_now, wait_for_room
 from backends.llm.rate_limit import limiter_for, retry_after_seconds
 from backends.llm.server_tokens import LLAMA, ServerTokens, dialect_of
 from backends.llm.settings import PLACEHOLDER_KEY, LLMSettings, settings_for
@@ -303,6 +303,11 @@ class LLMClient:
             self._served_windows = windows
             self._server_tokens = ServerTokens(self.settings.endpoint, dialect)
         self._fit_slots(dialect)
+        if dialect == LLAMA and busy_now(self._openai, self.settings.endpoint, LLAMA) is None:
+            notes.append(f"{self.settings.endpoint}: the server does not show its slots (GET /slots; started with "
+                         "--no-slots?), so an attempt that timed out is sent again without waiting for the server "
+                         "to finish it: start it without --no-slots, or give a slow server a longer timeout setting "
+                         "(--llm-set timeout=600)")
         return notes
 
     # -- context window ------------------------------------------------------------------------

@@ -44,6 +44,7 @@ class Profile:
     embeddings: bool = True
     any_model_name: bool = False        # its one model answers whatever model name a request gives
     tokenizer: str | None = None        # "llama.cpp" or "vllm": its /tokenize route; prompts counted templated
+    shows_slots: bool = True            # llama-cpp: GET /slots answers (llama-server --no-slots: it does not)
     overflow_message: str = ("This model's maximum context length is {window} tokens. However, you requested "
                              "{needed} tokens ({prompt} in the messages, {limit} in the completion). Please "
                              "reduce the length of the messages or completion.")

@@ -595,7 +595,7 @@ class _Handler(HeadFirstHandler):
             self._send(record, 200, self.fake.handle_models())
         elif path == "/props" and self.fake.handle_props() is not None:
             self._send(record, 200, self.fake.handle_props())
-        elif path == "/slots" and self.fake.profile.llama_props:
+        elif path == "/slots" and self.fake.profile.llama_props and self.fake.profile.shows_slots:
             self._send(record, 200, self.fake.slots.llama_slots(self.fake.profile.context_window))
         elif path == "/metrics" and self.fake.profile.tokenizer == "vllm":
             self._send(record, 200, self.fake.slots.vllm_metrics(self.fake.models[0]), kind="text/plain; version=0.0.4")
