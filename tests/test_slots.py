@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import threading
+from itertools import pairwise
 import time
 import urllib.request
 
@@ -107,7 +108,7 @@ def test_no_more_requests_in_flight_than_llama_cpp_has_slots():
                                                                       max_tokens=16), range(3)))
         chats = sorted(server.chat_requests(), key=lambda r: r.started)
     # /props says one slot: each request was sent once the one before it was answered, none queued there
-    assert len(chats) == 3 and all(later.started >= earlier.ended for earlier, later in zip(chats, chats[1:]))
+    assert len(chats) == 3 and all(later.started >= earlier.ended for earlier, later in pairwise(chats))
 
 
 def test_the_check_warns_of_a_llama_cpp_server_that_hides_its_slots():
