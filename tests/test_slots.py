@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import json
 import threading
-from itertools import pairwise
 import time
 import urllib.request
+from itertools import pairwise
 
 import pytest
 
