@@ -6,8 +6,10 @@ the openai client sends them (compact JSON) and as the client's own estimate cou
 JSON, as chat templates render them), per app. Target: the 20 tools in at most 1,500 tokens as sent.
 With ``--dataset DIR`` it also prints, for each task, the first agent request of a standard RAG run
 (``--mode rag``: the default 20 utterances), the reply limit an 8K window leaves it (``--window``) and
-the room left for the run's tool results and replies.
-Run: ``python bench/tool_tokens.py [--dataset DIR] [--window 8192]``.
+the room left for the run's tool results and replies. With ``--server URL`` (a llama.cpp server's
+root, e.g. ``http://127.0.0.1:8080``) it also counts the 20 tools with that server's tokenizer:
+their spaced JSON, and what they add to a templated prompt (``/apply-template``, ``/tokenize``).
+Run: ``python bench/tool_tokens.py [--dataset DIR] [--window 8192] [--server URL]``.
 """
 
 from __future__ import annotations
@@ -52,6 +54,26 @@ def tool_figures() -> list[dict]:
     return tools
 
 
+def server_figures(root: str, tools: list[dict]) -> None:
+    import urllib.request
+
+    def post(route: str, body: dict) -> dict:
+        request = urllib.request.Request(f"{root.rstrip('/')}{route}", data=json.dumps(body).encode(),
+                                         headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=60) as reply:
+            return json.loads(reply.read())
+
+    def tokens(text: str) -> int:
+        return len(post("/tokenize", {"content": text, "add_special": True})["tokens"])
+
+    messages = [{"role": "user", "content": "Say OK."}]
+    bare = tokens(post("/apply-template", {"messages": messages})["prompt"])
+    templated = tokens(post("/apply-template", {"messages": messages, "tools": tools, "tool_choice": "auto"})["prompt"])
+    print(f"\nthe 20 tools with the tokenizer of {root}: {tokens(json.dumps(tools)):,} (spaced JSON), "
+          f"{tokens(json.dumps(tools, separators=(',', ':'))):,} (compact); they add {templated - bare:,} tokens "
+          f"to a templated prompt")
+
+
 def rag_room(dataset: Path, window: int, tools: list[dict]) -> None:
     from harness.agents import Episode, agent_messages
     from harness.context import ContextConfig, build_context, rag_defaults
@@ -86,8 +108,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dataset", type=Path, help="a built dataset: also show the reply room of its tasks")
     parser.add_argument("--window", type=int, default=8192)
+    parser.add_argument("--server", help="a llama.cpp server's root URL: also count with its tokenizer")
     args = parser.parse_args()
     tools = tool_figures()
+    if args.server:
+        server_figures(args.server, tools)
     if args.dataset is not None:
         rag_room(args.dataset, args.window, tools)
 

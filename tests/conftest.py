@@ -89,7 +89,7 @@ SLOW_MODULES = frozenset({
     "test_horizon", "test_dialogue", "test_review_app", "test_duplicates", "test_workers", "test_limits",
     "test_other_work", "test_review_browser", "test_exports", "test_tools", "test_adversary",
     "test_review_agreement", "test_read_cache", "test_surfers", "test_context_checks", "test_probes",
-    "test_fake_listener", "test_review_hardening", "test_llama_server",
+    "test_fake_listener", "test_review_hardening", "test_llama_server", "test_server_tokens", "test_slots",
 })
 
 

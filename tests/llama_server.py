@@ -164,6 +164,8 @@ class Exchange:
     body: Any          # the request's JSON (None when not JSON)
     status: int
     reply: Any         # the response's JSON (None when not JSON)
+    sent: float = 0.0      # time.monotonic() when the proxy got the request
+    answered: float = 0.0  # ... and when the server's answer came back
 
 
 class RecordingProxy:
@@ -172,12 +174,14 @@ class RecordingProxy:
     def __init__(self, upstream: str) -> None:
         self.upstream = upstream
         self.exchanges: list[Exchange] = []
+        self.arrivals: list[tuple[str, float]] = []  # (path, time.monotonic()) of each request as it came
         # (path, body) -> forward it?; None forwards everything. A test that stops a command half-way
         # refuses what follows, so the server is not left working on requests nobody waits for.
         self.forward_if: Callable[[str, bytes | None], bool] | None = None
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
+        self._server.handle_error = lambda request, address: None  # a client that gave up waiting: nothing to say
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}/v1"
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
@@ -189,6 +193,9 @@ class RecordingProxy:
                 pass
 
             def _forward(self) -> None:
+                sent = time.monotonic()
+                with proxy._lock:
+                    proxy.arrivals.append((self.path, sent))
                 length = int(self.headers.get("Content-Length") or 0)
                 data = self.rfile.read(length) if length else None
                 if proxy.forward_if is not None and not proxy.forward_if(self.path, data):
@@ -203,7 +210,7 @@ class RecordingProxy:
                         status, payload, kind = response.status, response.read(), response.headers.get("Content-Type")
                 except urllib.error.HTTPError as exc:
                     status, payload, kind = exc.code, exc.read(), exc.headers.get("Content-Type")
-                proxy._record(self.command, self.path, data, status, payload)
+                proxy._record(self.command, self.path, data, status, payload, sent)
                 self.send_response(status)
                 self.send_header("Content-Type", kind or "application/json")
                 self.send_header("Content-Length", str(len(payload)))
@@ -225,7 +232,8 @@ class RecordingProxy:
 
         return Handler
 
-    def _record(self, method: str, path: str, data: bytes | None, status: int, payload: bytes) -> None:
+    def _record(self, method: str, path: str, data: bytes | None, status: int, payload: bytes,
+                sent: float = 0.0) -> None:
         def parse(raw: bytes | None) -> Any:
             try:
                 return json.loads(raw) if raw else None
@@ -233,7 +241,7 @@ class RecordingProxy:
                 return None
 
         with self._lock:
-            self.exchanges.append(Exchange(method, path, parse(data), status, parse(payload)))
+            self.exchanges.append(Exchange(method, path, parse(data), status, parse(payload), sent, time.monotonic()))
 
     def chats(self) -> list[Exchange]:
         with self._lock:
@@ -242,6 +250,7 @@ class RecordingProxy:
     def clear(self) -> None:
         with self._lock:
             self.exchanges.clear()
+            self.arrivals.clear()
 
     def __enter__(self) -> Self:
         self._thread.start()

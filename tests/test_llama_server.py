@@ -100,6 +100,51 @@ def test_the_grammar_engine_takes_the_tools_and_the_window_is_the_servers(llama_
         assert all(registry.validate(c.name, c.arguments) == [] for c in result.tool_calls)
 
 
+def test_the_servers_own_count_is_the_prompt_it_reads_and_sets_the_reply_limit(proxy):
+    from backends.llm import LLMError
+    from backends.llm.client import prompt_tokens
+
+    tools = default_registry().openai_tools()[:1]
+    messages = [{"role": "system", "content": "You answer in one word."}, {"role": "user", "content": "Say OK."}]
+    with client(proxy.url) as llm:
+        exact = llm.server_count(MODEL_NAME, messages, tools)  # /apply-template, then /tokenize
+        read = llm.chat("agent", messages, tools=tools, max_tokens=1).prompt_tokens
+    assert exact == read and exact != prompt_tokens(messages, tools)  # the template's tokens, not homer's guess
+    # a window that leaves 600 tokens by the server's count (the estimate with its margin would leave
+    # less): the request asks for exactly those; the proxy keeps it from the server (no decoding)
+    proxy.clear()
+    proxy.forward_if = lambda path, body: not path.endswith("/chat/completions")
+    with client(proxy.url, context_window=exact + 600) as llm, pytest.raises(LLMError):
+        llm.chat("agent", messages, tools=tools)
+    assert [e.body["max_tokens"] for e in proxy.chats()] == [600]
+    assert [e.path for e in proxy.exchanges if e.path in ("/apply-template", "/tokenize")] == \
+        ["/apply-template", "/tokenize"]
+
+
+def test_an_abandoned_request_is_not_sent_again_while_the_server_works_on_it(llama_server, proxy):
+    """The first attempt times out (the proxy keeps the server working on it, as a server that does
+    not notice the client went away would); the same request goes again only once /slots shows an
+    idle slot, or, still busy at the bound, not at all."""
+    from backends.llm import LLMError
+
+    words = " ".join(f"w{i}" for i in range(200))  # about 400 tokens no other test sent: no cached prefix
+    with client(proxy.url, timeout=0.1, max_retries=1) as llm:
+        try:
+            llm.chat("agent", [{"role": "user", "content": words}], max_tokens=1)
+        except LLMError as exc:  # still busy at the bound, or the second attempt out of time too
+            assert exc.timed_out and "timeout setting" in str(exc), exc
+    chats = [sent for path, sent in proxy.arrivals if path.endswith("/chat/completions")]
+    looks = [sent for path, sent in proxy.arrivals if path == "/slots"]
+    assert 1 <= len(chats) <= 2, chats
+    deadline = time.monotonic() + 300
+    while len(proxy.chats()) < len(chats) and time.monotonic() < deadline:  # the server finishes what it got
+        time.sleep(0.1)
+    first = proxy.chats()[0]
+    assert first.status == 200 and looks
+    assert looks[0] < first.answered  # it looked while the server still worked on the first one
+    assert all(sent >= first.answered for sent in chats[1:])  # and sent nothing more until it was done
+
+
 def agent_messages_for(record: dict) -> list[dict]:
     from harness.agents import Episode
 
@@ -152,6 +197,24 @@ def test_a_refused_key_stops_build_and_eval_before_anything_is_written(tmp_path,
                      *llm_sets(), key="wrong-key", wait=120)
         assert proc.returncode == 2 and "key was refused" in proc.stderr, proc.stderr
         assert not run.exists() or not any(run.iterdir())
+
+
+def test_a_model_name_the_server_does_not_list_passes_the_check_with_a_warning_naming_both(proxy, tiny, tmp_path):
+    """llama.cpp answers any model name with its one model: the endpoint check says so in a warning
+    line naming the name given and the ones listed. The agent's own request is kept from the server
+    (decoding with 20 tools is minutes of CPU): this test reads the check, not the run."""
+    def not_the_agent(path: str, body: bytes | None) -> bool:
+        return not (path.endswith("/chat/completions") and len(json.loads(body or b"{}").get("tools") or ()) > 1)
+
+    proxy.forward_if = not_the_agent
+    proc = homer("eval", tiny, "--agent", "llm", "--model", "nope", "--base-url", proxy.url, "--workers", "1", "-q",
+                 "--out", tmp_path / "run", *llm_sets())
+    warnings = [line for line in proc.stderr.splitlines() if line.startswith("warning:")]
+    assert any("model 'nope' is not among the models the server lists (smollm2) but was answered" in line
+               for line in warnings), proc.stderr
+    answered = [e for e in proxy.chats() if e.status == 200]  # the check's one-token requests
+    assert answered and {e.body["model"] for e in answered} == {"nope"}
+    assert {e.reply["model"] for e in answered} <= {"nope", MODEL_NAME}
 
 
 def test_build_sends_the_planners_schema_and_the_server_keeps_to_it(proxy, tmp_path):

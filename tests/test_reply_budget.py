@@ -14,7 +14,7 @@ from backends.llm.settings import LLMSettings
 from backends.llm.window import MIN_REPLY_TOKENS, NoRoom, props_url, reply_limit, with_margin
 from backends.tokens import APPROX_RATIO, BPE_NAME, count_tokens, counter_name
 from office_env import default_registry
-from office_env.tools.registry import sent_schema
+from office_env.tools.registry import UNSENT_BOUND, sent_schema
 
 TOOL_BUDGET = 1500  # cl100k tokens for the 20 tools' definitions, as the client sends them
 
@@ -37,14 +37,30 @@ def _bare(schema):
     return [_bare(v) for v in schema] if isinstance(schema, list) else schema
 
 
+def _bounded(schema):
+    """``schema`` without the bounds no call comes near (checked, not sent)."""
+    return {**schema, "properties": {name: {k: v for k, v in prop.items()
+                                            if not (k in ("maxLength", "maximum") and v >= UNSENT_BOUND)}
+                                     for name, prop in schema["properties"].items()}}
+
+
 @pytest.mark.parametrize("tool", default_registry(), ids=lambda t: t.name)
 def test_the_sent_schema_binds_what_validation_checks(tool):
     sent = tool.openai_definition()["function"]["parameters"]
-    # every parameter with its type, bounds and enum, the required ones, no others: only an empty
-    # ``required`` is left out
-    assert _bare(sent) == {k: v for k, v in _bare(tool.parameters).items() if k != "required" or v}
-    assert sent["additionalProperties"] is False
+    # every parameter with its type, enum and the bounds a call may meet, the required ones: left
+    # out are an empty ``required``, ``additionalProperties: false`` (grammar engines allow no
+    # unlisted keys unless told) and bounds no call comes near
+    kept = {k: v for k, v in _bare(tool.parameters).items() if (k != "required" or v) and k != "additionalProperties"}
+    assert _bare(sent) == _bounded(kept) and tool.parameters["additionalProperties"] is False
+    assert "additionalProperties" not in sent
     Draft202012Validator.check_schema(sent)
+
+
+def test_only_bounds_no_call_comes_near_are_left_out():
+    sent = {t.name: t.openai_definition()["function"]["parameters"]["properties"] for t in default_registry()}
+    assert sent["excel_create_new_file"]["sheet_name"]["maxLength"] == 31 and sent["excel_set_cell"]["row"] == \
+        {"type": "integer", "minimum": 1}
+    assert "maxLength" not in sent["calendar_create_event"]["summary"]
 
 
 def test_validation_stays_strict():

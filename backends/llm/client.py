@@ -27,6 +27,7 @@ from __future__ import annotations
 import json
 import re
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
@@ -39,12 +40,15 @@ from backends.llm.cache import ResponseCache, request_key
 from backends.llm.failures import is_refusal
 from backends.llm.preflight import PREFLIGHT_SECONDS, fix_for
 from backends.llm.preflight import error_text as _error_text
+from backends.llm.patience import TIMEOUT_TOKENS, StillBusy, attempt_seconds, busy_now, wait_for_room
 from backends.llm.rate_limit import limiter_for, retry_after_seconds
+from backends.llm.server_tokens import LLAMA, ServerTokens, dialect_of
 from backends.llm.settings import PLACEHOLDER_KEY, LLMSettings, settings_for
 from backends.llm.strict_json import JSONLimitError, json_kind, loads_limited
-from backends.llm.transport import ReplyTooLarge, bounded_http_client
+from backends.llm.transport import ReplyTooLarge, attempts_sent, bounded_http_client
 from backends.llm.usage import Usage
-from backends.llm.window import ANY_MODEL, MIN_REPLY_TOKENS, NoRoom, reply_limit, stated_windows, with_margin
+from backends.llm.window import (ANY_MODEL, MIN_REPLY_TOKENS, NoRoom, props_slots, reply_limit, stated_windows,
+                                 with_margin)
 from backends.tokens import count_tokens
 
 EMBEDDING_BATCH = 256
@@ -178,6 +182,7 @@ class LLMClient:
                                      timeout=settings.timeout, max_retries=settings.max_retries, http_client=http)
         self._lock = threading.Lock()
         self._served_windows: dict[str, int] | None = None
+        self._server_tokens: ServerTokens | None = None  # the server's tokenizer route, once /v1/models told
 
     # -- chat ---------------------------------------------------------------------------------
 
@@ -196,7 +201,7 @@ class LLMClient:
             request["temperature"] = temperature
         said = prompt_tokens(messages)  # what any server counts, however it templates tools
         estimate = said + (count_tokens(json.dumps(tools)) if tools else 0)
-        limit = self._reply_limit(role, model, max_tokens, estimate)
+        limit = self._reply_limit(role, model, max_tokens, estimate, messages, tools)
         request[self.settings.token_parameter_for(model)] = limit
         if tools:
             request["tools"] = tools
@@ -218,7 +223,8 @@ class LLMClient:
                 result.reply_limit = limit
                 return result
         data, result = self._reply(role, model, lambda api: api.chat.completions.with_raw_response.create(
-            **request), lambda data: _chat_result(data, model, cached=False), tokens=estimate)
+            **request), lambda data: _chat_result(data, model, cached=False), tokens=estimate,
+            seconds=attempt_seconds(self.settings.timeout, estimate, limit))
         self.usage.add(role, result.prompt_tokens, result.completion_tokens, model=model,
                        cached_prompt=result.cached_prompt_tokens)
         self._slots.spent(result.prompt_tokens + result.completion_tokens - estimate)
@@ -290,11 +296,18 @@ class LLMClient:
 
         notes: list[str] = []
         try:
-            windows = check(self, models, seconds, routes, embedding_model, wait, notes)
+            windows, dialect = check(self, models, seconds, routes, embedding_model, wait, notes)
         except Refused as exc:
             raise PreflightError(str(exc)) from None
         with self._lock:
             self._served_windows = windows
+            self._server_tokens = ServerTokens(self.settings.endpoint, dialect)
+        self._fit_slots(dialect)
+        if dialect == LLAMA and busy_now(self._openai, self.settings.endpoint, LLAMA) is None:
+            notes.append(f"{self.settings.endpoint}: the server does not show its slots (GET /slots; started with "
+                         "--no-slots?), so an attempt that timed out is sent again without waiting for the server "
+                         "to finish it: start it without --no-slots, or give a slow server a longer timeout setting "
+                         "(--llm-set timeout=600)")
         return notes
 
     # -- context window ------------------------------------------------------------------------
@@ -307,32 +320,62 @@ class LLMClient:
             return configured
         with self._lock:
             if self._served_windows is None:
-                self._served_windows = self._ask_windows()
+                self._ask_server()
             return self._served_windows.get(model, self._served_windows.get(ANY_MODEL))
 
-    def _ask_windows(self) -> dict[str, int]:
-        api = self._openai.with_options(max_retries=0, timeout=min(10.0, self.settings.timeout))
+    def _ask_server(self) -> None:
+        """What ``/v1/models`` states: the windows, and the server's tokenizer route (under the lock)."""
+        api = self._openai.with_options(max_retries=0, timeout=10.0)  # a listing, not a model's work: no timeout setting
         try:
             data = loads_limited(api.models.with_raw_response.list().content)
         except (openai.OpenAIError, JSONLimitError):
-            return {}
-        return stated_windows(api, self.settings.endpoint, data)
+            data = None
+        self._served_windows = stated_windows(api, self.settings.endpoint, data) if data is not None else {}
+        self._server_tokens = ServerTokens(self.settings.endpoint, dialect_of(data))
+        self._fit_slots(self._server_tokens.dialect)
+
+    def _fit_slots(self, dialect: str | None) -> None:
+        """No more requests in flight than a llama.cpp server has slots (``/props`` ``total_slots``)."""
+        if dialect == LLAMA:
+            api = self._openai.with_options(max_retries=0, timeout=10.0)
+            slots = props_slots(api, self.settings.endpoint)
+            if slots is not None:
+                self._slots.cap(slots)
+
+    def server_count(self, model: str, messages: Sequence[dict], tools: list[dict] | None = None) -> int | None:
+        """The prompt tokens the server's own tokenizer makes of this request (llama.cpp, vLLM; see
+        :mod:`backends.llm.server_tokens`), None where it has none."""
+        with self._lock:
+            if self._server_tokens is None:
+                self._ask_server()
+            counter = self._server_tokens
+        return counter.count(self._openai, model, messages, tools)
 
     def fits(self, role: str, messages: Sequence[dict], tools: list[dict] | None = None,
              reply: int = MIN_REPLY_TOKENS) -> bool:
         """Whether ``messages`` (and ``tools``) leave room for a reply of ``reply`` tokens in the
-        role model's context window, with the estimate's margin (True when the window is unknown)."""
-        window = self.context_window(self.settings.model_for(role))
-        return window is None or with_margin(prompt_tokens(messages, tools)) + reply <= window
+        role model's context window (True when the window is unknown): by the estimate with its
+        margin, or, when that says no, by the server's own count where it has one."""
+        model = self.settings.model_for(role)
+        window = self.context_window(model)
+        if window is None or with_margin(prompt_tokens(messages, tools)) + reply <= window:
+            return True
+        counted = self.server_count(model, messages, tools)
+        return counted is not None and counted + reply <= window
 
-    def _reply_limit(self, role: str, model: str, max_tokens: int | None, estimate: int) -> int:
-        """The configured reply limit, lowered to what a prompt of about ``estimate`` tokens leaves of
-        the model's window (:func:`backends.llm.window.reply_limit`); :class:`ContextLengthError`,
-        naming the setting, when that is under the least reply a request keeps."""
+    def _reply_limit(self, role: str, model: str, max_tokens: int | None, estimate: int,
+                     messages: Sequence[dict] = (), tools: list[dict] | None = None) -> int:
+        """The configured reply limit, lowered to what the prompt leaves of the model's window
+        (:func:`backends.llm.window.reply_limit`): by the estimate when the limit fits beside it,
+        else by the server's own count where it has one; :class:`ContextLengthError`, naming the
+        setting, when that is under the least reply a request keeps."""
         configured = max_tokens if max_tokens is not None else self.settings.max_tokens_for(role, model)
         window = self.context_window(model)
+        exact = None
+        if window is not None and with_margin(estimate) + configured > window:
+            exact = self.server_count(model, messages, tools)
         try:
-            return reply_limit(configured, window, estimate)
+            return reply_limit(configured, window, estimate if exact is None else exact, exact=exact is not None)
         except NoRoom as exc:
             assert window is not None
             source = ("the window is the context_window setting: raise it if the server's context is larger"
@@ -341,9 +384,9 @@ class LLMClient:
             left = (f"leaves {exc.room:,} tokens of the {window:,}-token context window of {model} for the reply, "
                     f"under the least of {exc.floor:,}" if exc.room > 0 else
                     f"does not fit the {window:,}-token context window of {model}")
-            raise ContextLengthError(f"{role}: the prompt (about {estimate:,} tokens with the tools) {left}; {source}",
-                                     role=role, model=model, needed=with_margin(estimate) + exc.floor,
-                                     window=window) from None
+            size = f"about {estimate:,} tokens" if exact is None else f"{exact:,} tokens by the server's count"
+            raise ContextLengthError(f"{role}: the prompt ({size} with the tools) {left}; {source}", role=role,
+                                     model=model, needed=window - exc.room + exc.floor, window=window) from None
 
     # -- embeddings ---------------------------------------------------------------------------
 
@@ -371,7 +414,8 @@ class LLMClient:
                     continue
             data, (batch_vectors, tokens) = self._reply(
                 EMBEDDINGS_ROLE, model, lambda api: api.embeddings.with_raw_response.create(**request),
-                lambda data: _embedding_vectors(data, len(batch)), tokens=sum(count_tokens(t) for t in batch))
+                lambda data: _embedding_vectors(data, len(batch)), tokens=(counted := sum(map(count_tokens, batch))),
+                seconds=attempt_seconds(self.settings.timeout, counted, 0))
             vectors.extend(batch_vectors)
             self.usage.add(EMBEDDINGS_ROLE, tokens, 0, model=model)
             if key is not None:
@@ -381,17 +425,17 @@ class LLMClient:
     # -- plumbing -----------------------------------------------------------------------------
 
     def _reply(self, role: str, model: str, send: Callable[[openai.OpenAI], Any],
-               read: Callable[[dict], Any], tokens: int = 0) -> tuple[dict, Any]:
+               read: Callable[[dict], Any], tokens: int = 0, seconds: float | None = None) -> tuple[dict, Any]:
         """``(body, read(body))`` of the first reply that parses and has the expected shape.
 
         One budget of ``max_retries`` covers both layers: the openai client's own retries (on
-        429/5xx, timeouts, lost connections) and asking again after a malformed 200, so a call
+        429/5xx, lost connections), asking again after a timeout and after a malformed 200, so a call
         makes at most ``max_retries + 1`` requests whatever goes wrong."""
         left = self.settings.max_retries
         attempts = 0
         problem = ""
         while True:
-            raw, retries_taken = self._call(role, model, send, left, tokens)
+            raw, retries_taken = self._call(role, model, send, left, tokens, seconds)
             attempts += retries_taken + 1
             left -= retries_taken
             try:
@@ -409,42 +453,76 @@ class LLMClient:
                                   attempts=attempts)
 
     def _call(self, role: str, model: str, send: Callable[[openai.OpenAI], Any], retries: int,
-              tokens: int = 0) -> tuple[bytes, int]:
-        """The body of one call (with up to ``retries`` retries of the openai client's own) and the
-        number of retries it took; ``tokens``: the prompt's estimate, taken from the token budget."""
+              tokens: int = 0, seconds: float | None = None) -> tuple[bytes, int]:
+        """The body of one call (with up to ``retries`` retries) and the number of retries it took;
+        ``tokens``: the prompt's estimate, taken from the token budget; ``seconds``: what an attempt
+        gets (:func:`backends.llm.patience.attempt_seconds`). The openai client retries what never
+        reached the server or was answered with an error; an attempt whose reply did not come in
+        time is asked again here, once the server has room (it may still be working on it)."""
         where = f"{role}: model {model} at {self.settings.endpoint}"
-        api = self._openai if retries == self.settings.max_retries else self._openai.with_options(max_retries=retries)
+        seconds = seconds or self.settings.timeout
+        used = 0  # attempts made
         with self._slots.slot(tokens):
-            try:
-                response = send(api)
-                return response.content, int(getattr(response, "retries_taken", 0) or 0)
-            except openai.APITimeoutError:
-                self._slots.backed_off()
-                raise LLMError(f"{where}: no complete reply within the timeout setting ({self.settings.timeout:g} s "
-                               f"an attempt, {retries + 1} attempt(s)); a slow server needs more: --llm-set "
-                               f"timeout=SECONDS", role=role, model=model, timed_out=True, transient=True) from None
-            except ReplyTooLarge as exc:
-                raise LLMError(f"{where}: {exc}", role=role, model=model, status=200) from None
-            except ServerContextError as exc:
-                raise ContextLengthError(f"{where}: the server ran out of context: {exc}; set context_window "
-                                         f"for this model (or give the server a larger context)", role=role,
-                                         model=model, status=500) from None
-            except openai.APIStatusError as exc:
-                text = _error_text(exc)
-                if exc.status_code in (400, 413, 422) and _CONTEXT_WORDS.search(text):
-                    raise ContextLengthError(f"{where}: the prompt does not fit the model's context: HTTP "
-                                             f"{exc.status_code}: {text}", role=role, model=model,
-                                             status=exc.status_code) from None
-                raise LLMError(f"{where}: HTTP {exc.status_code}: {text}{fix_for(text, model)} "
-                               f"(max_retries={retries})", role=role, model=model, status=exc.status_code,
-                               transient=exc.status_code in (408, 409, 429) or exc.status_code >= 500,
-                               refused=is_refusal(exc.status_code)) from None
-            except openai.APIConnectionError as exc:
-                cause = exc.__cause__ or exc
-                raise LLMError(f"{where}: cannot connect ({cause.__class__.__name__}: {cause}) "
-                               f"after {retries + 1} attempt(s)", role=role, model=model, transient=True) from None
-            except openai.OpenAIError as exc:
-                raise LLMError(f"{where}: {exc.__class__.__name__}: {exc}", role=role, model=model) from None
+            while True:
+                mark = attempts_sent()
+                try:
+                    response = send(self._openai.with_options(max_retries=max(0, retries - used), timeout=seconds))
+                    return response.content, used + attempts_sent() - mark - 1
+                except openai.APITimeoutError:
+                    used += max(1, attempts_sent() - mark)
+                    self._slots.backed_off()
+                    if used > retries:
+                        scaled = "" if seconds <= self.settings.timeout else (
+                            f"; the setting's {self.settings.timeout:g} s for each {TIMEOUT_TOKENS:,} tokens of "
+                            "prompt and reply limit")
+                        raise LLMError(f"{where}: no complete reply within the timeout setting ({seconds:g} s an "
+                                       f"attempt, {used} attempt(s){scaled}); a slow server needs more: --llm-set "
+                                       f"timeout=SECONDS", role=role, model=model, timed_out=True,
+                                       transient=True) from None
+                    self._await_room(where, role, model, seconds, used)
+                except openai.OpenAIError as exc:
+                    raise self._failure(exc, where, role, model, retries) from None
+
+    def _await_room(self, where: str, role: str, model: str, seconds: float, attempts: int) -> None:
+        """Before asking again after a timeout: wait (up to ``seconds``) for the server to have
+        room, where it says (llama.cpp's /slots, vLLM's /metrics), else back off as the openai client does."""
+        with self._lock:
+            if self._server_tokens is None:
+                self._ask_server()
+            dialect = self._server_tokens.dialect
+        try:
+            if wait_for_room(self._openai, self.settings.endpoint, dialect, seconds):
+                return
+        except StillBusy as exc:
+            raise LLMError(f"{where}: no reply within {seconds:g} s, and {seconds:g} s later the server was still "
+                           f"busy ({exc.busy}), perhaps with the abandoned request, so it was not sent again; a slow "
+                           f"server needs a longer timeout setting: --llm-set timeout=SECONDS", role=role,
+                           model=model, timed_out=True, transient=True) from None
+        time.sleep(min(8.0, 0.5 * 2 ** (attempts - 1)))
+
+    @staticmethod
+    def _failure(exc: openai.OpenAIError, where: str, role: str, model: str, retries: int) -> LLMError:
+        """The :class:`LLMError` a failed call raises (after the openai client's retries)."""
+        if isinstance(exc, ReplyTooLarge):
+            return LLMError(f"{where}: {exc}", role=role, model=model, status=200)
+        if isinstance(exc, ServerContextError):
+            return ContextLengthError(f"{where}: the server ran out of context: {exc}; set context_window for this "
+                                      f"model (or give the server a larger context)", role=role, model=model,
+                                      status=500)
+        if isinstance(exc, openai.APIStatusError):
+            text = _error_text(exc)
+            if exc.status_code in (400, 413, 422) and _CONTEXT_WORDS.search(text):
+                return ContextLengthError(f"{where}: the prompt does not fit the model's context: HTTP "
+                                          f"{exc.status_code}: {text}", role=role, model=model, status=exc.status_code)
+            return LLMError(f"{where}: HTTP {exc.status_code}: {text}{fix_for(text, model)} (max_retries={retries})",
+                            role=role, model=model, status=exc.status_code,
+                            transient=exc.status_code in (408, 409, 429) or exc.status_code >= 500,
+                            refused=is_refusal(exc.status_code))
+        if isinstance(exc, openai.APIConnectionError):
+            cause = exc.__cause__ or exc
+            return LLMError(f"{where}: cannot connect ({cause.__class__.__name__}: {cause}) after {retries + 1} "
+                            f"attempt(s)", role=role, model=model, transient=True)
+        return LLMError(f"{where}: {exc.__class__.__name__}: {exc}", role=role, model=model)
 
     @classmethod
     def from_options(cls, options: Any) -> "LLMClient":

@@ -28,6 +28,7 @@ from urllib.parse import urlsplit
 
 import openai
 
+from backends.llm.server_tokens import dialect_of
 from backends.llm.strict_json import JSONLimitError, loads_limited
 from backends.llm.window import stated_windows
 
@@ -46,9 +47,10 @@ class Refused(Exception):
 
 def check(client: Any, models: Iterable[str] | None = None, seconds: float = PREFLIGHT_SECONDS,
           routes: Iterable[str] = ("chat",), embedding_model: str | None = None,
-          wait: float | None = None, notes: list[str] | None = None) -> dict[str, int]:
-    """Run the check; the context windows ``/models`` states, by model. Raises :class:`Refused`.
-    What passes but looks wrong is added to ``notes`` as one line each."""
+          wait: float | None = None, notes: list[str] | None = None) -> tuple[dict[str, int], str | None]:
+    """Run the check; the context windows ``/models`` states, by model, and the server's tokenizer
+    route (:func:`backends.llm.server_tokens.dialect_of`). Raises :class:`Refused`. What passes but
+    looks wrong is added to ``notes`` as one line each."""
     settings = client.settings
     routes = tuple(routes)
     unknown = sorted(set(routes) - set(ROUTES))
@@ -57,7 +59,7 @@ def check(client: Any, models: Iterable[str] | None = None, seconds: float = PRE
     wanted = sorted(set(models) if models is not None else {settings.model, *settings.role_models.values()})
     wait = (LOCAL_WAIT if settings.is_local else 0.0) if wait is None else wait
     probe = _Probe(client, time.monotonic() + seconds, seconds)
-    listed, windows, missing = probe.models(wait)
+    listed, windows, missing, dialect = probe.models(wait)
     if settings.is_local and settings.timeout > seconds:
         # a local server on a CPU may take its whole timeout to start on a prompt (its slots busy with
         # other clients): the requests below get that long, as the run's own would
@@ -73,7 +75,7 @@ def check(client: Any, models: Iterable[str] | None = None, seconds: float = PRE
                              "another model under that name")
     if "embeddings" in routes:
         probe.embeddings(embedding_model or settings.embedding_model)
-    return windows
+    return windows, dialect
 
 
 class _Probe:
@@ -88,8 +90,9 @@ class _Probe:
             raise Refused(f"{self.where}: no answer within {self.seconds:g} s (is the server up and reachable?)")
         return self.client._openai.with_options(max_retries=0, timeout=left)
 
-    def models(self, wait: float) -> tuple[set[str], dict[str, int], bool]:
-        """The models ``/models`` lists, the windows it states, and whether it answered 404."""
+    def models(self, wait: float) -> tuple[set[str], dict[str, int], bool, str | None]:
+        """The models ``/models`` lists, the windows it states, whether it answered 404, and the
+        server's tokenizer route."""
         give_up = time.monotonic() + wait
         while True:
             try:
@@ -110,13 +113,13 @@ class _Probe:
             except openai.APIStatusError as exc:
                 if exc.status_code in (401, 403):
                     raise Refused(refused_key(self.where, exc)) from None
-                return set(), {}, exc.status_code == 404  # a server without /models: the chat probe tells
+                return set(), {}, exc.status_code == 404, None  # a server without /models: the chat probe tells
             except (openai.OpenAIError, JSONLimitError):
-                return set(), {}, False
+                return set(), {}, False, None
         rows = data.get("data") if isinstance(data, dict) else None
         listed = {r["id"] for r in rows if isinstance(r, dict) and isinstance(r.get("id"), str)} \
             if isinstance(rows, list) else set()
-        return listed, stated_windows(self.api(), self.where, data), False
+        return listed, stated_windows(self.api(), self.where, data), False, dialect_of(data)
 
     def chat(self, model: str, listed: set[str], missing: bool, tools: bool) -> None:
         """One token from ``model``, shaped as the run will ask (and with a tool when ``tools``)."""

@@ -101,6 +101,13 @@ class Limiter:
                 self.in_flight -= 1
                 self._cond.notify_all()
 
+    def cap(self, slots: int) -> None:
+        """The server works on ``slots`` requests at once (this process's share of them): more in
+        flight would only queue there, their time running out while they wait."""
+        with self._cond:
+            self.max_concurrency = min(self.max_concurrency, max(1, int(slots * _SHARE)))
+            self.limit = min(self.limit, float(self.max_concurrency))
+
     # -- what the endpoint said ------------------------------------------------------------------
 
     def spent(self, tokens: int) -> None:

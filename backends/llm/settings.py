@@ -15,6 +15,8 @@ Request shaping, because servers differ in what they accept:
   that constrain decoding to it: OpenAI, vLLM, llama.cpp, Ollama), ``json_object`` or ``none``;
 - ``context_window``: tokens a prompt and its reply may take together; unset, it is read from the
   server's ``/v1/models`` when the server says it (vLLM's ``max_model_len``, ...);
+- ``timeout``: seconds an attempt gets for each 4,096 tokens of its prompt and reply limit, and at
+  least this (see :mod:`backends.llm.patience`);
 - ``rpm`` / ``tpm``: the endpoint's requests and tokens per minute, kept to by a shared limiter
   (``backends.llm.rate_limit``) whose concurrency also adapts to 429s and timeouts;
 - ``models``: the same keys per model name (``temperature``, ``max_tokens``, ``token_parameter``,

@@ -5,10 +5,13 @@ trips a three-second read timeout, and a 600 MB body is read whole before anyone
 each HTTP attempt (the openai client's retries included) gets a budget when it is sent (an httpx
 ``request`` hook): a deadline of the attempt's own timeout from that moment, and a cap on the bytes
 read. The network stream under httpcore checks both on every connect, read and write, so an
-attempt ends within its timeout however the bytes trickle (``httpcore.ReadTimeout``: the openai
-client's timeout, retried like one) and a reply over the cap stops being read at the cap
-(:class:`ReplyTooLarge`, an ``openai.OpenAIError``, which the openai client raises at once
-instead of retrying).
+attempt ends within its timeout however the bytes trickle and a reply over the cap stops being
+read at the cap (:class:`ReplyTooLarge`). Both are ``openai.OpenAIError``, which the openai client
+raises at once instead of retrying: a reply that did not come in time is :class:`ReplyTimeout`
+(an ``openai.APITimeoutError``), and the llm client decides when to ask again, since the server
+may still be working on the request it abandoned (see :mod:`backends.llm.patience`). A timeout
+while connecting or sending is the openai client's own to retry: the server has not got the
+request.
 
 The budget lives in a thread-local: the sync client sends and reads in the caller's thread.
 """
@@ -39,6 +42,15 @@ DEFAULT_SECONDS = 600.0  # an attempt that states no timeout (never one of ours)
 _local = threading.local()
 
 
+class ReplyTimeout(openai.APITimeoutError):
+    """The request was sent, and no complete reply came within the attempt's time."""
+
+    def __init__(self, request: httpx.Request, seconds: float) -> None:
+        super().__init__(request)
+        self.message = f"no complete reply within {seconds:g} s"
+        self.seconds = seconds
+
+
 class ReplyTooLarge(openai.OpenAIError):
     """The server sent more than ``cap`` bytes for one reply; what came was not kept."""
 
@@ -52,6 +64,7 @@ class Budget:
     deadline: float
     seconds: float
     cap: int
+    request: httpx.Request | None = None
     read: int = 0
 
 
@@ -64,7 +77,13 @@ def start_budget(request: httpx.Request, cap: int = MAX_REPLY_BYTES) -> None:
     timeout (the read timeout httpx was given, which is the openai client's ``timeout``)."""
     timeout = request.extensions.get("timeout") or {}
     seconds = timeout.get("read") or timeout.get("connect") or DEFAULT_SECONDS
-    _local.budget = Budget(time.monotonic() + float(seconds), float(seconds), cap)
+    _local.budget = Budget(time.monotonic() + float(seconds), float(seconds), cap, request)
+    _local.sent = attempts_sent() + 1
+
+
+def attempts_sent() -> int:
+    """HTTP attempts this thread has started (the openai client's retries included)."""
+    return getattr(_local, "sent", 0)
 
 
 def _left(timeout: float | None, error: type[Exception]) -> float | None:
@@ -83,7 +102,13 @@ class _Stream(httpcore.NetworkStream):
         self._inner = inner
 
     def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
-        data = self._inner.read(max_bytes, _left(timeout, httpcore.ReadTimeout))
+        try:
+            data = self._inner.read(max_bytes, _left(timeout, httpcore.ReadTimeout))
+        except httpcore.ReadTimeout:
+            budget = current()
+            if budget is None or budget.request is None:
+                raise
+            raise ReplyTimeout(budget.request, budget.seconds) from None
         budget = current()
         if budget is not None:
             budget.read += len(data)
@@ -136,4 +161,4 @@ def bounded_http_client(on_response: Callable[[httpx.Response], None] | None = N
     return openai.DefaultHttpxClient(transport=transport, event_hooks=hooks)
 
 
-__all__ = ["MAX_REPLY_BYTES", "ReplyTooLarge", "bounded_http_client", "start_budget"]
+__all__ = ["MAX_REPLY_BYTES", "ReplyTimeout", "ReplyTooLarge", "attempts_sent", "bounded_http_client", "start_budget"]

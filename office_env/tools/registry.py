@@ -3,7 +3,7 @@
 A registry validates arguments before a call, turns every user error into an observation
 (never an exception), and emits OpenAI function-calling definitions. Surfers get the
 read-only view; agents get everything. The definitions go with every agent request, so their
-wording is kept short (about 1,500 cl100k tokens for all 20 tools, ``bench/llm_economy.py``
+wording is kept short (1,368 cl100k tokens for all 20 tools, ``bench/tool_tokens.py``
 prints the figure): what the name, the type and the bounds say is not said again, and what
 holds for every tool (paths are relative to the testbed) is said once, in the agent prompt.
 
@@ -49,18 +49,30 @@ class Tool:
     batch_key: tuple[str, ...] = ()
 
     def openai_definition(self) -> dict[str, Any]:
-        """The definition sent with every agent request: ``parameters`` without the keywords that
-        say nothing (an empty ``required``); types, enums, bounds and ``additionalProperties``
-        stay, so a grammar engine binds the call as tightly as :meth:`ToolRegistry.validate` checks it."""
+        """The definition sent with every agent request: ``parameters`` without what tells a model
+        nothing (:func:`sent_schema`); types, enums, the bounds a call may meet and the required
+        arguments stay, so a grammar engine binds a call as :meth:`ToolRegistry.validate` checks it."""
         return {
             "type": "function",
             "function": {"name": self.name, "description": self.description, "parameters": sent_schema(self.parameters)},
         }
 
 
+UNSENT_BOUND = 998  # a length or value bound this large no call comes near: checked, not sent
+
+
 def sent_schema(parameters: dict[str, Any]) -> dict[str, Any]:
-    """``parameters`` as sent to a model; the registry validates against ``parameters`` itself."""
-    return {k: v for k, v in parameters.items() if not (k == "required" and not v)}
+    """``parameters`` as sent to a model; the registry validates against ``parameters`` itself.
+    Left out, as they tell a model nothing: an empty ``required``; ``additionalProperties: false``
+    (the grammar engines of llama.cpp and vLLM allow no unlisted keys unless a schema says so);
+    bounds of ``UNSENT_BOUND`` or more (a 998-character title, row 10,000), which a grammar
+    engine would unroll."""
+    sent = {k: v for k, v in parameters.items() if not (k == "required" and not v) and k != "additionalProperties"}
+    if isinstance(sent.get("properties"), dict):
+        sent["properties"] = {name: {k: v for k, v in prop.items()
+                                     if not (k in ("maxLength", "maximum") and isinstance(v, int) and v >= UNSENT_BOUND)}
+                              for name, prop in sent["properties"].items()}
+    return sent
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,9 @@ def fake_llm_command(
     noise: float = typer.Option(0.3, "--noise", help="--agent noisy: the share of tasks it makes a mistake in that "
                                 "fails them (as many again get a slip it recovers from)"),
     seed: int = typer.Option(0, "--seed", help="--agent noisy: which tasks get which mistakes"),
+    slots: Optional[int] = typer.Option(None, "--slots", help="Work on at most N chat requests at once, the "
+                                        "others waiting (a llama.cpp server's slots; --profile llama-cpp shows "
+                                        "them in /slots, vllm in /metrics)"),
 ) -> None:
     """Serve a local OpenAI-compatible endpoint (chat, embeddings, models) until Ctrl-C; every role
     prompt of this project is answered the way the offline backend would, and with --agent it plays
@@ -55,6 +58,8 @@ def fake_llm_command(
         _fail(f"--port {port}: must be from 0 to 65535 (0 picks a free port)")
     if retry_after < 0:
         _fail(f"--retry-after {retry_after:g}: must be 0 or more seconds")
+    if slots is not None and slots < 1:
+        _fail(f"--slots {slots}: must be 1 or more")
     if agent is not None:
         _check_agent(agent, dataset, noise)
     responder = _Deferred()  # listen first; requests that come while the answers load wait for them
@@ -71,7 +76,7 @@ def fake_llm_command(
         signal.signal(signal.SIGTERM, _interrupt)  # `kill` stops it as cleanly as Ctrl-C
     try:
         server = FakeLLMServer(responder, host=host, port=port, retry_after=retry_after,
-                               fail_model=fail_model, profile=profile).start()
+                               fail_model=fail_model, profile=profile, slots=slots).start()
         server.queue_faults(*fault)
     except (OSError, OverflowError) as exc:
         _fail(f"--host {host} --port {port}: cannot listen ({exc.strerror or exc})")

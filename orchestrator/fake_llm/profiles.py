@@ -8,15 +8,19 @@ server where servers are known to differ, so the llm backend is tested against e
 - ``openai-reasoning``: OpenAI's reasoning models: ``temperature`` and ``max_tokens`` are refused
   with HTTP 400 (the limit must come as ``max_completion_tokens``);
 - ``vllm``: ``/v1/models`` states the context window (``max_model_len``, 32768); an overflow is
-  HTTP 400; a chat model serves no embeddings (HTTP 404);
+  HTTP 400; a chat model serves no embeddings (HTTP 404); ``POST /tokenize`` counts a chat request
+  or a prompt (``{"count", "max_model_len", "tokens"}``);
 - ``llama-cpp``: tools sent without ``tool_choice`` are left out of the prompt (the model never
   sees them); its ``/v1/models`` rows are llama.cpp's (``owned_by: llamacpp``, a ``meta`` with the
   training size only, as builds before ``meta.n_ctx`` give) and ``GET /props`` states the window
   (``default_generation_settings.n_ctx``); an overflow of its 16384-token context is HTTP 400; no
-  embeddings; its one model answers under any model name;
+  embeddings; its one model answers under any model name; ``POST /apply-template`` gives the
+  templated prompt and ``POST /tokenize`` its tokens;
 - ``ollama``: a prompt over its 8192-token context is cut silently from the oldest messages (the
   usage then shows fewer prompt tokens than were sent); no window in ``/v1/models``.
 
+The ``llama-cpp`` and ``vllm`` profiles count a prompt as those servers do, templated (see
+:func:`~orchestrator.fake_llm.wire.chat_template`): their usage, window and ``/tokenize`` agree.
 ``default`` is none of these: everything is accepted and nothing overflows (the unit tests' server).
 A server's ``context_window`` argument replaces the profile's window.
 """
@@ -39,6 +43,8 @@ class Profile:
     rejects_max_tokens: bool = False    # only max_completion_tokens is accepted
     embeddings: bool = True
     any_model_name: bool = False        # its one model answers whatever model name a request gives
+    tokenizer: str | None = None        # "llama.cpp" or "vllm": its /tokenize route; prompts counted templated
+    shows_slots: bool = True            # llama-cpp: GET /slots answers (llama-server --no-slots: it does not)
     overflow_message: str = ("This model's maximum context length is {window} tokens. However, you requested "
                              "{needed} tokens ({prompt} in the messages, {limit} in the completion). Please "
                              "reduce the length of the messages or completion.")
@@ -49,9 +55,9 @@ PROFILES: dict[str, Profile] = {
     "openai": Profile("openai", context_window=128_000),
     "openai-reasoning": Profile("openai-reasoning", context_window=200_000, rejects_temperature=True,
                                 rejects_max_tokens=True),
-    "vllm": Profile("vllm", context_window=32768, states_window=True, embeddings=False),
+    "vllm": Profile("vllm", context_window=32768, states_window=True, embeddings=False, tokenizer="vllm"),
     "llama-cpp": Profile("llama-cpp", context_window=16384, tools_need_choice=True, embeddings=False, llama_props=True,
-                         any_model_name=True,
+                         any_model_name=True, tokenizer="llama.cpp",
                          overflow_message="Requested tokens ({needed}) exceed context window of {window}"),
     "ollama": Profile("ollama", context_window=8192, overflow="truncate"),
 }

@@ -34,8 +34,15 @@ calls without ``function``), ``arguments_object`` (tool-call arguments as an obj
 real server where they differ: refused parameters, tools ignored without ``tool_choice``, a
 context window that overflows with HTTP 400 or is cut silently, no embeddings.
 
+The ``llama-cpp`` and ``vllm`` profiles also serve those servers' tokenizer routes (``POST /tokenize``,
+and llama.cpp's ``POST /apply-template``: :mod:`orchestrator.fake_llm.tokenize`).
+
 ``usage.prompt_tokens_details.cached_tokens`` says how much of each prompt a prefix cache would
 have held (see :mod:`orchestrator.fake_llm.prefix_cache`).
+
+``slots=N`` makes it work on N chat requests at once (the others wait, and a request whose client
+gave up is worked on to the end, as llama.cpp does; a ``slow`` fault holds its slot); the
+``llama-cpp`` profile shows them in ``GET /slots``, the ``vllm`` one in ``GET /metrics``.
 
 ``fail_model="name"`` makes every request for that model answer 500 (a persistently failing task).
 Everything except the timing of ``slow`` and ``429`` is deterministic: ``created`` is a fixed
@@ -73,9 +80,12 @@ from office_env.limits import (
 from orchestrator.fake_llm.listener import HeadFirstHandler, Listener
 from orchestrator.fake_llm.profiles import Profile, profile_named, reply_limit
 from orchestrator.fake_llm.prefix_cache import PrefixCache
+from orchestrator.fake_llm.slots import Slots
+from orchestrator.fake_llm.tokenize import ROUTES as TOKENIZER_ROUTES
+from orchestrator.fake_llm.tokenize import handle as handle_tokenizer
 from orchestrator.fake_llm.wire import (EMBEDDING_DIMENSIONS, REPLY_FAULTS, _bad_request, _break_json, _FaultError,
-                                        apply_reply_fault, check_chat_request, check_embeddings_request, check_model,
-                                        message_text, prompt_tokens_of)
+                                        apply_reply_fault, chat_template, check_chat_request,
+                                        check_embeddings_request, check_model, message_text, prompt_tokens_of)
 
 FAULTS = ("malformed", "fenced", "truncated", "429", "500", "slow", *REPLY_FAULTS)
 DEFAULT_MODEL = "fake-model"
@@ -180,7 +190,7 @@ class FakeLLMServer:
                  keep_requests: int = MAX_RECORDED_REQUESTS, profile: str | Profile = "default",
                  context_window: int | None = None, api_key: str | None = None,
                  served_models: list[str] | None = None, rate_limit: tuple[int, int] | None = None,
-                 latency: float = 0.0, rate_window: float = 60.0):
+                 latency: float = 0.0, rate_window: float = 60.0, slots: int | None = None):
         if keep_requests < 1:
             raise ValueError(f"keep_requests must be at least 1, got {keep_requests}")
         self.responder: Responder = responder or echo_responder
@@ -210,6 +220,7 @@ class FakeLLMServer:
         self._faults: deque[str] = deque()
         self._models: list[str] = list(served_models) if served_models else [DEFAULT_MODEL]
         self._stopping = threading.Event()
+        self.slots = Slots(slots, self._stopping)  # chat requests worked on at once (None: no limit)
         self._httpd: Listener | None = None
         self._thread: threading.Thread | None = None
 
@@ -394,6 +405,13 @@ class FakeLLMServer:
             with self._lock:
                 self._window.append((time.monotonic(), False, tokens))
 
+    def _prompt_tokens(self, body: dict) -> int:
+        """The prompt tokens of a chat request: templated, as llama.cpp and vLLM count them, for the
+        profiles with their tokenizer route; else its messages' and tools' text."""
+        if self.profile.tokenizer is not None:
+            return count_tokens(chat_template(body["messages"], body.get("tools")))
+        return prompt_tokens_of(body)
+
     def _shape(self, body: dict) -> dict:
         """The request as this server's profile reads it: refused parameters are HTTP 400, tools
         without ``tool_choice`` are dropped (llama-cpp), an overflow is HTTP 400 or cut (ollama)."""
@@ -410,7 +428,7 @@ class FakeLLMServer:
         if window is None:
             return body
         limit = reply_limit(body)
-        prompt = prompt_tokens_of(body)
+        prompt = self._prompt_tokens(body)
         if prompt + limit <= window:
             return body
         if profile.overflow == "truncate":
@@ -434,14 +452,15 @@ class FakeLLMServer:
         check_chat_request(body)
         model = body.get("model") or DEFAULT_MODEL
         body = self._shape(body)
-        self._admit(prompt_tokens_of(body))
-        self._apply_transport_fault(fault)
-        if self.latency:
-            self._stopping.wait(self.latency)
-        try:
-            reply = self.responder(body)
-        except Exception as exc:  # a broken script is the test's problem: say so over HTTP
-            raise _FaultError(500, f"responder failed: {exc.__class__.__name__}: {exc}", "server_error")
+        self._admit(self._prompt_tokens(body))
+        with self.slots.occupy():  # the work goes on if the client gives up waiting
+            self._apply_transport_fault(fault)
+            if self.latency:
+                self._stopping.wait(self.latency)
+            try:
+                reply = self.responder(body)
+            except Exception as exc:  # a broken script is the test's problem: say so over HTTP
+                raise _FaultError(500, f"responder failed: {exc.__class__.__name__}: {exc}", "server_error")
         if isinstance(reply, str):
             reply = Reply(content=reply)
         content = reply.content
@@ -469,7 +488,7 @@ class FakeLLMServer:
                 {"id": f"call_{first + i}", "type": "function",
                  "function": {"name": call["name"], "arguments": call["arguments"]}}
                 for i, call in enumerate(calls)]
-        prompt_tokens = prompt_tokens_of(body)
+        prompt_tokens = self._prompt_tokens(body)
         cached_tokens = min(prompt_tokens, self._prefix.cached_tokens(model, body))
         completion_tokens = count_tokens(message_text(message))
         self._spend(completion_tokens)
@@ -516,7 +535,7 @@ class FakeLLMServer:
 
     def handle_models(self) -> dict:
         stated: dict[str, Any] = {"max_model_len": self.profile.context_window} if self.profile.states_window else {}
-        owner = "homeragents-fake"
+        owner = "vllm" if self.profile.tokenizer == "vllm" else "homeragents-fake"
         if self.profile.llama_props:  # llama.cpp's rows; its training size is not the window it runs
             owner, stated = LLAMA_OWNER, {"meta": {"n_ctx_train": LLAMA_TRAINING_WINDOW, "n_vocab": 49152}}
         return {"object": "list",
@@ -528,7 +547,7 @@ class FakeLLMServer:
         if not self.profile.llama_props:
             return None
         return {"default_generation_settings": {"n_ctx": self.profile.context_window, "params": {"n_predict": -1}},
-                "total_slots": 1, "model_alias": self.models[0]}
+                "total_slots": self.slots.total, "model_alias": self.models[0]}
 
 
 # -- what a request must look like -------------------------------------------------------------
@@ -576,6 +595,10 @@ class _Handler(HeadFirstHandler):
             self._send(record, 200, self.fake.handle_models())
         elif path == "/props" and self.fake.handle_props() is not None:
             self._send(record, 200, self.fake.handle_props())
+        elif path == "/slots" and self.fake.profile.llama_props and self.fake.profile.shows_slots:
+            self._send(record, 200, self.fake.slots.llama_slots(self.fake.profile.context_window))
+        elif path == "/metrics" and self.fake.profile.tokenizer == "vllm":
+            self._send(record, 200, self.fake.slots.vllm_metrics(self.fake.models[0]), kind="text/plain; version=0.0.4")
         elif path.startswith("/v1/models/") and path[len("/v1/models/"):] in self.fake.models:
             name = path[len("/v1/models/"):]
             self._send(record, 200, {"id": name, "object": "model", "created": CREATED,
@@ -614,6 +637,10 @@ class _Handler(HeadFirstHandler):
         path = self.path.split("?", 1)[0].rstrip("/")
         chat = path == "/v1/chat/completions"
         try:
+            if path in TOKENIZER_ROUTES:  # llama.cpp's and vLLM's own, at the root
+                self.fake._check_access(self.headers)
+                self._send(record, 200, handle_tokenizer(self.fake.profile, path, body))
+                return
             if not chat and path != "/v1/embeddings":
                 raise _FaultError(404, f"no such route: POST {path[:200]}", "invalid_request_error")
             if not isinstance(body, dict):
@@ -689,14 +716,14 @@ class _Handler(HeadFirstHandler):
         self._send(record, error.status, body, error.headers)
 
     def _send(self, record: RecordedRequest, status: int, payload: dict | list | bytes,
-              headers: dict[str, str] | None = None) -> None:
+              headers: dict[str, str] | None = None, kind: str = "application/json") -> None:
         data = payload if isinstance(payload, bytes) else json.dumps(payload).encode("utf-8")
         self._answered = True
         record.status = status
         record.ended = time.monotonic()  # before writing: the client cannot have the answer earlier
         try:
             self.send_response(status)
-            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Type", kind)
             self.send_header("Content-Length", str(len(data)))
             self.send_header("Connection", "close")
             for name, value in (headers or {}).items():

@@ -60,6 +60,19 @@ def prompt_tokens_of(body: dict) -> int:
     return total
 
 
+def chat_template(messages: list, tools: list | None = None) -> str:
+    """One prompt of a chat request, as a server's chat template makes it (ChatML, the tools in a
+    system turn of their own): what the ``llama-cpp`` and ``vllm`` profiles count and tokenize."""
+    parts = []
+    if tools:
+        listed = "\n".join(json.dumps(tool) for tool in tools)
+        parts.append(f"<|im_start|>system\n# Tools\n<tools>\n{listed}\n</tools><|im_end|>\n")
+    for message in messages:
+        if isinstance(message, dict):
+            parts.append(f"<|im_start|>{message.get('role')}\n{message_text(message)}<|im_end|>\n")
+    return "".join(parts) + "<|im_start|>assistant\n"
+
+
 def _break_json(text: str) -> str:
     """Invalid JSON from a reply: its last closing brace removed and a sentence appended."""
     cut = text.rfind("}")
