@@ -3,9 +3,9 @@
 
 - :func:`iso_stamps`: utterances that say a date as a stamp ("2025-06-16") outside a file name;
   people say "Monday the 16th";
-- :func:`two_turn_share`: memory pieces whose value is never said in a turn that also names
-  its work (a word of the piece's ``about``), so the reader must join two turns (or resolve
-  "that one");
+- :func:`two_turn_share`: memory pieces whose value is never said in a turn that stands alone:
+  one that names its work (a word of the piece's ``about``) and is not a short answer to the
+  assistant's question just before it, so the reader must join two turns (or resolve "that one");
 - :func:`turned_down_after_final`: pieces with a corrected or a near-miss value where such a
   value is said in the piece's thread after the final value's last mention ("the last value of
   the thread" is then wrong);
@@ -29,6 +29,7 @@ from verifier.gameability import _EMAIL, _FILE
 _ISO_RE = re.compile(r"(?<![\w-])\d{4}-\d{2}-\d{2}(?![\w-])")
 _NAME_RE = re.compile(rf"{_EMAIL}|{_FILE}|[\w-]*\d{{4}}-\d{{2}}-\d{{2}}[\w-]*\.\w+", re.IGNORECASE)
 _WORD_RE = re.compile(r"[a-z0-9]+")
+SHORT_ANSWER = 5  # words besides the value: an answer this short leans on the question it answers
 # words of a work's name that do not name it ("the claims for second approval": claims, second, approval)
 _FUNCTION_WORDS = frozenset(
     ["a", "an", "the", "of", "for", "to", "in", "on", "at", "by", "and", "or", "with", "from", "about", "my", "our", "your", "their", "his", "her", "its", "this", "that", "these", "those", "who", "what", "which", "one", "ones", "s"])
@@ -65,21 +66,40 @@ def _naming_words(about: str) -> set[str]:
     return {w for w in _WORD_RE.findall(about.lower()) if w not in _FUNCTION_WORDS and len(w) > 1}
 
 
+def _stands_alone(text: str, value: str, words: set[str], asked: bool) -> bool:
+    """Does this value turn say what the value is for on its own? It names the work (a word of
+    its name outside the value) and is not a short answer (:data:`SHORT_ANSWER` words besides the
+    value) to the assistant's question just before it, which holds the "what"."""
+    rest = _WORD_RE.findall(text.replace(value, " "))
+    return bool(words & set(rest)) and not (asked and len(rest) <= SHORT_ANSWER)
+
+
 def two_turn_share(records: list[dict[str, Any]]) -> tuple[float, int]:
     """Among memory pieces whose final value is said in a user turn marked as their evidence,
-    the share for which no such turn also holds a word of the piece's ``about`` (its work's
-    name): the value is pinned down only with another turn. And how many pieces were judged."""
+    the share for which no such turn stands alone (:func:`_stands_alone`): the value is pinned
+    down only with another turn. And how many pieces were judged."""
     judged = alone = 0
     for record in records:
-        turns = [t for _, _, t in _turns(record) if t.get("role") == "user"]
+        turns: list[tuple[dict[str, Any], bool]] = []  # user turns, and whether a same-thread question came just before
+        for session in record.get("dialogue") or []:
+            before: dict[str, Any] = {}
+            for turn in session.get("turns") or []:
+                if not isinstance(turn, dict):
+                    continue
+                if turn.get("role") == "user":
+                    asked = before.get("role") == "assistant" and str(before.get("text") or "").rstrip().endswith("?") \
+                        and bool(turn.get("thread")) and before.get("thread") == turn.get("thread")
+                    turns.append((turn, asked))
+                before = turn
         for piece in record.get("memory") or []:
             value, words = _said(piece), _naming_words(str(piece.get("about") or ""))
             pid = str(piece.get("id") or "")
-            holding = [_low(t) for t in turns if pid in (t.get("evidence") or []) and value and value in _low(t)]
+            holding = [(_low(t), asked) for t, asked in turns
+                       if pid in (t.get("evidence") or []) and value and value in _low(t)]
             if not holding or not words:
                 continue
             judged += 1
-            alone += any(words & set(_WORD_RE.findall(text.replace(value, " "))) for text in holding)
+            alone += any(_stands_alone(text, value, words, asked) for text, asked in holding)
     return ((judged - alone) / judged if judged else 0.0), judged
 
 
@@ -116,8 +136,8 @@ def turned_down_after_final(records: list[dict[str, Any]]) -> tuple[float, int]:
 
 def same_question_answers(records: list[dict[str, Any]]) -> dict[str, int]:
     """The assistant's small-talk questions (no ``thread`` mark, ending in "?") followed by a
-    user turn: ``asked``; ``same_day``: those asked again on the same day (names aside) and
-    answered another way; ``history``: the same over the whole history."""
+    user turn: ``asked``; ``same_day``: questions (names aside) answered two or more ways on one
+    day, counted once a day; ``history``: questions answered two or more ways in one history."""
     asked = same_day = history = 0
     for record in records:
         seen: dict[str, set[str]] = defaultdict(set)
@@ -132,10 +152,10 @@ def same_question_answers(records: list[dict[str, Any]]) -> dict[str, int]:
                 asked += 1
                 question = near_key(re.split(r"(?<=[.!?])\s+", text)[-1])
                 answer = near_key(str(reply.get("text") or ""))
-                same_day += bool(today[question] - {answer})
-                history += bool(seen[question] - {answer})
                 today[question].add(answer)
                 seen[question].add(answer)
+            same_day += sum(len(answers) > 1 for answers in today.values())
+        history += sum(len(answers) > 1 for answers in seen.values())
     return {"asked": asked, "same_day": same_day, "history": history}
 
 
