@@ -545,6 +545,28 @@ def test_a_persona_fact_is_told_once_and_the_same_way():
     assert told >= 5
 
 
+def test_the_same_question_gets_one_answer_in_a_history():
+    """'Typical evening?' of last night and of tonight, 'Usual breakfast?' on two days: a habit
+    is a fact of the persona, and a question asked for one beat is not asked for another."""
+    from generators.english import near_key
+
+    habits = 0
+    for seed in range(12):
+        st = make(seed)
+        hist = history(st, spread_start(seed), sessions=10, pairs_per_session=40, seed=seed)
+        answers: dict[str, set[str]] = defaultdict(set)
+        assert hist
+        for _, topic, lines in st.log:
+            for (role, text), (_, answer) in zip(lines, lines[1:]):
+                if role == "assistant" and text.endswith("?") and topic in ("tonight", "last_night", "breakfast", "lunch"):
+                    question = " ".join(near_key(re.split(r"(?<=[.!?])\s+", text)[-1]).replace("\u00b7", " ").split())
+                    answers[question].add(near_key(MARKERS.sub("", answer)))
+        for question in ("typical evening", "usual breakfast", "every morning"):
+            habits += len(answers.get(question, ()))
+            assert len(answers.get(question, ())) <= 1, (seed, question, answers[question])
+    assert habits >= 3  # the habit questions are asked
+
+
 def test_a_story_is_told_once():
     """No partner learning the drums on Monday and the trumpet on Thursday: the user's news
     openings in one history are different stories, not one story with other details."""
