@@ -55,6 +55,7 @@ class SmallTalk:
         self._drawn: list[tuple[str, object]] = []  # facts and stories drawn in the current exchange
         self._asked: dict[str, str] = {}  # a follow-up question (names aside) -> the beat it asked
         self._asking: list[tuple[str, str]] = []  # the questions of the current exchange
+        self._beats_today: set[str] = set()  # the follow-up beats asked on self._today
         self._kinds = _KEPT
         self._retell = False  # a story told already may be told again (nothing else fits)
         # strict: the caller has other talk to fill in with (``WordingsExhausted`` is not the end),
@@ -608,6 +609,7 @@ class SmallTalk:
         out = self._compose_lines(topic, pairs, ctx, flags, aliases)
         if out is not None:  # the facts and stories of this exchange are told now
             self._asked.update(self._asking)
+            self._beats_today.update(beat for _, beat in self._asking)
             for kind, what in self._drawn:
                 if kind == "fact":
                     self._told.add(what)  # type: ignore[arg-type]
@@ -631,6 +633,11 @@ class SmallTalk:
             self._said.update(pending)
             return out
         usable = [b for b in self._usable_beats(topic, flags) if not self._told_beat(topic, b, aliases)]
+        # a follow-up asked today already is not asked again ("Recharged?" twice after the weekend)
+        # when others can take its place, or the caller has other talk to fill in with
+        fresh = [b for b in usable if f"{topic}.{b}." not in self._beats_today]
+        if self.strict or len(fresh) >= pairs - 1:
+            usable = fresh
         if len(usable) < pairs - 1:
             return None
         if pairs == 2:
@@ -692,6 +699,7 @@ class SmallTalk:
         if day != self._today:
             self._today = day
             self._today_uses = {}
+            self._beats_today = set()
         lines = self._draw_topic(group, when, pairs, retell=False)
         if lines is not None:
             return lines
