@@ -1,8 +1,13 @@
 """Benchmark: how realistic and how hard to game a dataset's chat histories are.
 
-Builds an offline dataset (default 60 tasks, seed 11, default build options) in a temporary
-folder, or reads an existing one (``--dataset DIR``), and prints each figure with its target and
-PASS or MISS (``info`` where there is no target):
+Measures three builds side by side (``--builds``, default all three): the 60-task standard build
+(``--n``), the 10-task Challenge preset (``--challenge-n``; 30 days of about 250 utterances) and
+the Plus split regenerated from the sample OfficeBench seeds (``--plus SEEDS``), each made with
+``--seed`` (default 11); the learned adversaries train on a build of the same kind made with
+``--train-seed`` (default seed + 1000). Builds go in a temporary folder, or in ``--cache DIR``
+where a finished build of the same kind, size and seed is reused. ``--dataset DIR`` measures one
+existing dataset instead (its kind read from its build.json). Prints one table, a column per
+build, each figure with its target and PASS or MISS (blank where there is no target):
 
 - text: distinct-utterance share, cross-task verbatim share (target <= 20 %), repeats inside a
   history (target: none), work-turn share (target >= 30 %), near repeats of user utterances
@@ -35,16 +40,24 @@ PASS or MISS (``info`` where there is no target):
   median sheet rows 30-300, median PDF pages 2-6), and the share of criteria arguments traced to
   the chat, the office or a stated computation, and of tasks passing that trace (100 %), and the
   share of the clock times, numbers, lengths and words of every stated rule ("one hour, on the hour
-  within 10:00-16:00") that the chat says (100 %).
+  within 10:00-16:00") that the chat says (100 %);
+- how the histories read (``verifier.history_form``): ISO date stamps in speech (0), memory
+  pieces whose value is never said beside a word of its work's name, so two turns are needed
+  (>= 30 %), pieces with a corrected or near-miss value where such a value is said in the thread
+  after the final one (>= 20 %), small-talk questions asked again the same day and answered
+  another way (0; over the whole history: info), attempts ending ``error: crashed`` (0), and
+  tokens per history by the real counter (Challenge: every history >= 100,000);
+- the oracle agent's pass rate with the long-context history (100 %; ``--no-oracle`` skips it;
+  Plus tasks have no oracle plan).
 
-A Plus split (``--dataset`` of a ``homer regenerate`` folder, or ``--plus SEEDS`` to regenerate one
-here) is measured against the paper's HomerAgents+ shape (about 28 sessions of about 11
+The Challenge build is held to its own shape (30 sessions of about 250 utterances). A Plus split
+is measured against the paper's HomerAgents+ shape (about 28 sessions of about 11
 utterances, about 125 tokens a session) with the Plus figures instead of the task-design ones:
 clause fragments (0), queries naming the work (100 %), plain-word typos said in the chat (0), the
 seed lint's findings per class and the share of tasks proven solvable offline.
 
-Run: ``python bench/quality.py [--n 60] [--seed 11] [--workers W] [--dataset DIR | --plus SEEDS] [--train DIR]
-[--json]``.
+Run: ``python bench/quality.py [--builds standard,challenge,plus] [--n 60] [--challenge-n 10] [--seed 11]
+[--train-seed S] [--cache DIR] [--plus SEEDS] [--dataset DIR] [--train DIR] [--no-oracle] [--detail] [--json]``.
 """
 
 from __future__ import annotations
@@ -62,14 +75,40 @@ from typing import Any
 # bench/office_env.py would shadow the office_env package: keep bench/ off the import path.
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 
-from backends.dataset_reader import iter_tasks  # noqa: E402
-from harness.context import ContextConfig, build_context  # noqa: E402
-from orchestrator.card import statistics  # noqa: E402
-from verifier.design_stats import design_figures  # noqa: E402
-from verifier.adversary import (ADVERSARIES, ISOLATION_TARGET, PRECISION_TARGET, evaluate,  # noqa: E402
-                               last_value_misleads, thread_evidence_share)
-from verifier.gameability import (DETECTORS, DYNAMICS, THRESHOLD, dynamics, gameability,  # noqa: E402
-                                  questions_answered, text_stats)
+from backends.dataset_reader import iter_tasks
+from backends.tokens import counter_name
+from harness.context import ContextConfig, build_context
+from harness.runner import EvalConfig, EvalError
+from harness.runner import evaluate as run_eval
+from orchestrator.build import build
+from orchestrator.card import statistics
+from orchestrator.plus import regenerate_split
+from orchestrator.roles import PRESETS, BuildConfig
+from verifier.adversary import (
+    ADVERSARIES,
+    ISOLATION_TARGET,
+    PRECISION_TARGET,
+    evaluate,
+    last_value_misleads,
+    thread_evidence_share,
+)
+from verifier.design_stats import design_figures
+from verifier.gameability import (
+    DETECTORS,
+    DYNAMICS,
+    THRESHOLD,
+    dynamics,
+    gameability,
+    questions_answered,
+    text_stats,
+)
+from verifier.history_form import (
+    history_tokens,
+    iso_stamps,
+    same_question_answers,
+    turned_down_after_final,
+    two_turn_share,
+)
 
 TOP_K = 5
 # Targets; None: no target (the figure is reported as info).
@@ -79,7 +118,13 @@ SHAPE_TARGETS = {"sessions_per_conversation": 5.0, "utterances_per_session": 73.
 # The paper's HomerAgents+ (Table 4): about 28 sessions of about 11 utterances, 125 tokens a session.
 PLUS_SHAPE_TARGETS = {"sessions_per_conversation": 28.0, "utterances_per_session": 11.0, "tokens_per_session": 125.0,
                       "tokens_per_utterance": 125.0 / 11.0}
+# The Challenge preset: 30 days of about 250 utterances, over 100K tokens in every history.
+CHALLENGE_SHAPE_TARGETS = {"sessions_per_conversation": float(PRESETS["challenge"][0]),
+                           "utterances_per_session": float(PRESETS["challenge"][1])}
+CHALLENGE_TOKENS = 100_000
 SHAPE_TOLERANCE = 0.20
+KINDS = ("standard", "challenge", "plus")
+TWO_TURN_TARGET = 0.30
 RECALL_TARGET = 0.40  # BM25 top-10
 THREAD_EVIDENCE_TARGET = 0.35
 LAST_VALUE_TARGET = 0.20
@@ -151,8 +196,9 @@ def design_lines(design: dict[str, Any]) -> list[dict[str, Any]]:
               f"{PAGES_TARGET[0]}-{PAGES_TARGET[1]}", within(design["median_pdf_pages"], *PAGES_TARGET)),
         _line("criteria arguments traced", design["criteria_traced_share"], share(design["criteria_traced_share"]),
               "100 %", design["criteria_traced_share"] == 1.0),
-        _line(f"rule specifics said in the chat ({design['rule_specifics']})", design["rule_specifics_said_share"],
-              share(design["rule_specifics_said_share"]), "100 %", design["rule_specifics_said_share"] in (1.0, None)),
+        _line("rule specifics said in the chat", design["rule_specifics_said_share"],
+              f"{share(design['rule_specifics_said_share'])} of {design['rule_specifics']}", "100 %",
+              design["rule_specifics_said_share"] in (1.0, None)),
         _line("tasks passing the trace", design["tasks_passing_trace"], share(design["tasks_passing_trace"]),
               "100 %", design["tasks_passing_trace"] == 1.0),
     ]
@@ -263,6 +309,63 @@ def adversary_lines(train: list[dict[str, Any]], records: list[dict[str, Any]], 
     return lines
 
 
+def form_lines(records: list[dict[str, Any]], kind: str, folder: Path) -> list[dict[str, Any]]:
+    """How the histories read (``verifier.history_form``): stamps in speech, values that need two
+    turns, values turned down after the final one, small-talk answers, crashes and tokens."""
+    stamps, utterances = iso_stamps(records)
+    lines = [_line("ISO date stamps in speech", stamps, f"{stamps} of {utterances:,} utterances", "0", stamps == 0)]
+    share, pieces = two_turn_share(records)
+    lines.append(_line("memory pieces needing two turns", share, f"{100 * share:.1f} % of {pieces}",
+                       f">= {100 * TWO_TURN_TARGET:.0f} %", share >= TWO_TURN_TARGET))
+    share, pieces = turned_down_after_final(records)
+    lines.append(_line("wrong value said after the final (corrected/near-miss)", share,
+                       f"{100 * share:.1f} % of {pieces} pieces", f">= {100 * LAST_VALUE_TARGET:.0f} %",
+                       share >= LAST_VALUE_TARGET))
+    answers = same_question_answers(records)
+    lines.append(_line("small-talk question answered two ways in a day", answers["same_day"],
+                       f"{answers['same_day']} of {answers['asked']}", "0", answers["same_day"] == 0))
+    lines.append(_line("small-talk question answered two ways in a history", answers["history"],
+                       f"{answers['history']} of {answers['asked']}", "-", None))
+    crashed = _crashes(folder)
+    lines.append(_line("attempts ending 'error: crashed'", crashed,
+                       "n/a (no attempts.jsonl)" if crashed is None else str(crashed), "0", crashed in (0, None)))
+    tokens = history_tokens(records)
+    low, mean = (min(tokens), sum(tokens) / len(tokens)) if tokens else (0, 0.0)
+    needed = CHALLENGE_TOKENS if kind == "challenge" else None
+    lines.append(_line(f"{counter_name()} tokens per history (min / mean)", low, f"{low:,} / {mean:,.0f}",
+                       f">= {needed:,} (min)" if needed else "-", low >= needed if needed else None))
+    return lines
+
+
+def oracle_line(folder: Path, workers: int) -> dict[str, Any]:
+    """The oracle agent's pass rate with the long-context history (``homer eval --agent oracle``)."""
+    with tempfile.TemporaryDirectory(prefix="bench-quality-eval-") as run:
+        try:
+            summary = run_eval(folder, Path(run) / "run",
+                               EvalConfig(agent="oracle", context=ContextConfig(mode="long-context"), workers=workers))
+        except EvalError as exc:
+            return _line("long-context oracle pass rate", None, f"n/a ({exc})"[:60], "100 %", None)
+        rate = summary.pass_rate
+    return _line("long-context oracle pass rate", rate, "n/a" if rate is None else f"{100 * rate:.1f} %", "100 %",
+                 rate == 1.0)
+
+
+def _crashes(folder: Path) -> int | None:
+    """Attempts of the build recorded as ``error: crashed``; None without an attempts log."""
+    try:
+        text = (folder / "attempts.jsonl").read_text(encoding="utf-8")
+    except OSError:
+        return None
+    count = 0
+    for row in text.splitlines():
+        try:
+            status = json.loads(row).get("status", "")
+        except (ValueError, AttributeError):
+            continue
+        count += isinstance(status, str) and "crashed" in status
+    return count
+
+
 def _build_info(folder: Path) -> dict[str, Any]:
     try:
         return json.loads((folder / "build.json").read_text(encoding="utf-8"))
@@ -270,92 +373,162 @@ def _build_info(folder: Path) -> dict[str, Any]:
         return {}
 
 
-def main() -> None:
+def kind_of(folder: Path) -> str:
+    """standard, challenge or plus, from the dataset's build.json."""
+    info = _build_info(folder)
+    if info.get("split") == "plus":
+        return "plus"
+    days = (info.get("config") or {}).get("days")
+    return "challenge" if isinstance(days, int) and days >= PRESETS["challenge"][0] else "standard"
+
+
+def make(kind: str, folder: Path, *, n: int, seed: int, seeds: Path, workers: int) -> str:
+    """Build (or, with a finished one there, reuse) the ``kind`` dataset in ``folder``; says which."""
+    if (folder / "build.json").is_file() and (folder / "tasks").is_dir():
+        return f"cached {kind} build {folder} (seed {seed})"
+    shutil.rmtree(folder, ignore_errors=True)  # an interrupted earlier build
+    start = time.perf_counter()
+    if kind == "plus":
+        done = regenerate_split(seeds, folder, seed=seed, workers=workers, repair_seeds=True)
+        return f"Plus regeneration of {done.written} tasks from {seeds} (seed {seed}) in {time.perf_counter() - start:.1f} s"
+    days, utterances = PRESETS[kind]
+    built = build(folder, n, BuildConfig(seed=seed, days=days, utterances_per_day=utterances), workers=workers)
+    return f"{kind} build of {built.accepted} tasks (seed {seed}) in {time.perf_counter() - start:.1f} s"
+
+
+def measure(folder: Path, train_folder: Path, train_source: str, *, workers: int, oracle: bool) -> list[dict[str, Any]]:
+    """Every figure of one dataset, the adversaries trained on ``train_folder``."""
+    kind = kind_of(folder)
+    tasks = [t for t in iter_tasks(folder) if t.record is not None]
+    records = [t.record for t in tasks]
+    train = [t.record for t in iter_tasks(train_folder) if t.record is not None]
+    if kind == "plus":
+        paper = _build_info(folder).get("config", {}).get("days") == PLUS_SHAPE_TARGETS["sessions_per_conversation"]
+        lines = figures(records, PLUS_SHAPE_TARGETS if paper else SHAPE_TARGETS)
+    else:
+        lines = figures(records, CHALLENGE_SHAPE_TARGETS if kind == "challenge" else SHAPE_TARGETS)
+    lines += form_lines(records, kind, folder)
+    if oracle:
+        lines.append(oracle_line(folder, workers))
+    lines += plus_lines(records, _build_info(folder)) if kind == "plus" else design_lines(design_figures(tasks))
+    return lines + adversary_lines(train, records, train_source)
+
+
+def print_lines(source: str, lines: list[dict[str, Any]]) -> None:
+    """One build's figures, one a line."""
+    print(source)
+    width = max(len(line["figure"]) for line in lines)
+    shown = min(40, max(len(line["shown"]) for line in lines))  # a long info line overflows
+    target = max(len(line["target"]) for line in lines)
+    for line in lines:
+        print(f"  {line['figure']:{width}}  {line['shown']:>{shown}}  target {line['target']:{target}}  {line['status']}")
+    print(f"{_met(lines)} targets met")
+
+
+def _met(lines: list[dict[str, Any]]) -> str:
+    checked = [line for line in lines if line["status"] != "info"]
+    return f"{sum(line['status'] == 'PASS' for line in checked)}/{len(checked)}"
+
+
+def print_table(results: dict[str, list[dict[str, Any]]], cell: int = 30) -> None:
+    """The builds side by side: one row per figure, a column per build (value and status)."""
+    order: list[str] = []
+    for lines in results.values():
+        order += [line["figure"] for line in lines if line["figure"] not in order]
+    by_build = {kind: {line["figure"]: line for line in lines} for kind, lines in results.items()}
+    width = max(len(f) for f in order)
+    targets = {f: " / ".join(dict.fromkeys(b[f]["target"] for b in by_build.values() if f in b)) for f in order}
+    twidth = min(24, max(len(t) for t in targets.values()))
+    print(f"{'figure':{width}}  {'target':{twidth}}  " + "  ".join(f"{kind:{cell + 5}}" for kind in results))
+    for figure in order:
+        cells = []
+        for lines in by_build.values():
+            line = lines.get(figure)
+            text = "" if line is None else f"{line['shown'][:cell]:{cell}} {'' if line['status'] == 'info' else line['status']}"
+            cells.append(f"{text:{cell + 5}}")
+        print(f"{figure:{width}}  {targets[figure][:twidth]:{twidth}}  " + "  ".join(cells))
+    print(f"{'targets met':{width}}  {'':{twidth}}  " + "  ".join(f"{_met(lines):{cell + 5}}" for lines in results.values()))
+
+
+def _arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--n", type=int, default=60)
-    parser.add_argument("--seed", type=int, default=11)
+    parser.add_argument("--builds", default=None,
+                        help=f"Comma list of the builds to measure, of {', '.join(KINDS)} (default: all three; "
+                             "plus alone with --plus)")
+    parser.add_argument("--n", type=int, default=60, help="Tasks of the standard build")
+    parser.add_argument("--challenge-n", type=int, default=10, help="Tasks of the Challenge build")
+    parser.add_argument("--seed", type=int, default=11, help="Seed of the measured builds")
+    parser.add_argument("--train-seed", type=int, default=None,
+                        help="Seed of the builds the adversaries learn from (default: --seed + 1000)")
     parser.add_argument("--workers", type=int, default=max(1, min(4, os.cpu_count() or 1)))
-    parser.add_argument("--dataset", type=Path, default=None, help="Read this dataset instead of building one")
+    parser.add_argument("--cache", type=Path, default=None,
+                        help="Keep the builds in this folder (one per kind, size and seed) and reuse them")
+    parser.add_argument("--dataset", type=Path, default=None, help="Measure this dataset instead of building")
     parser.add_argument("--plus", type=Path, default=None, metavar="SEEDS",
-                        help="Regenerate a Plus split from these OfficeBench seeds (default shape, --repair) and "
-                             "measure it")
+                        help="OfficeBench seeds of the Plus build (default: datasets/officebench-sample)")
     parser.add_argument("--train", type=Path, default=None,
-                        help="A labelled build (another seed) to train the adversaries on; default: one is built "
-                             "here like the measured one, with seed + 1000")
+                        help="A labelled build (another seed) to train the adversaries on (one build only)")
+    parser.add_argument("--no-oracle", action="store_true", help="Skip the long-context oracle evaluation")
+    parser.add_argument("--detail", action="store_true", help="Also print each build's figures one a line")
     parser.add_argument("--json", action="store_true", help="Print the figures as JSON")
     args = parser.parse_args()
-    tmp = None
-    try:
+    builds = args.builds or ("plus" if args.plus is not None else ",".join(KINDS))
+    args.kinds = [k.strip() for k in builds.split(",") if k.strip()]
+    unknown = [k for k in args.kinds if k not in KINDS]
+    if unknown or not args.kinds:
+        parser.error(f"--builds: {', '.join(unknown) or 'empty'}: use {', '.join(KINDS)}")
+    if args.train is not None and (args.dataset is None and len(args.kinds) > 1):
+        parser.error("--train goes with --dataset or a single build")
+    if args.dataset is not None and not (args.dataset / "tasks").is_dir():
+        parser.error(f"--dataset {args.dataset}: not a dataset folder (no tasks/)")
+    args.plus = args.plus or Path(__file__).resolve().parents[1] / "datasets" / "officebench-sample"
+    return args
+
+
+def _run_one(args: argparse.Namespace, kind: str, cache: Path) -> tuple[str, list[dict[str, Any]]]:
+    """Build (or reuse) one kind's measured and training datasets and measure them."""
+    train_seed = args.seed + 1000 if args.train_seed is None else args.train_seed
+    n = args.challenge_n if kind == "challenge" else args.n
+    if args.dataset is not None:
+        folder, source = args.dataset, f"dataset {args.dataset}"
+    else:
+        folder = cache / (f"plus-s{args.seed}" if kind == "plus" else f"{kind}-n{n}-s{args.seed}")
+        source = make(kind, folder, n=n, seed=args.seed, seeds=args.plus, workers=args.workers)
+    if args.train is not None:
+        train, train_source = args.train, str(args.train)
+    else:
         if args.dataset is not None:
-            if not (args.dataset / "tasks").is_dir():
-                sys.exit(f"error: --dataset {args.dataset}: not a dataset folder (no tasks/)")
-            folder, source = args.dataset, f"dataset {args.dataset}"
-        elif args.plus is not None:
-            from orchestrator.plus import regenerate_split
+            n = sum(1 for t in iter_tasks(folder) if t.record is not None)
+        train = cache / (f"plus-s{train_seed}" if kind == "plus" else f"{kind}-n{n}-s{train_seed}")
+        make(kind, train, n=n, seed=train_seed, seeds=args.plus, workers=args.workers)
+        train_source = f"a {kind} build with seed {train_seed}"
+    start = time.perf_counter()
+    lines = measure(folder, train, train_source, workers=args.workers, oracle=not args.no_oracle)
+    return f"{source}; measured in {time.perf_counter() - start:.1f} s", lines
 
-            tmp = Path(tempfile.mkdtemp(prefix="bench-quality-"))
-            folder = tmp / "plus"
-            start = time.perf_counter()
-            done = regenerate_split(args.plus, folder, seed=args.seed, workers=args.workers, repair_seeds=True)
-            source = (f"Plus regeneration of {done.written} tasks from {args.plus} (seed {args.seed}) in "
-                      f"{time.perf_counter() - start:.1f} s")
-        else:
-            from orchestrator.build import build
-            from orchestrator.roles import PRESETS, BuildConfig
 
-            tmp = Path(tempfile.mkdtemp(prefix="bench-quality-"))
-            folder = tmp / "ds"
-            start = time.perf_counter()
-            days, utterances = PRESETS["standard"]  # what `homer build` makes by default
-            built = build(folder, args.n, BuildConfig(seed=args.seed, days=days, utterances_per_day=utterances),
-                          workers=args.workers)
-            source = (f"offline build of {built.accepted} tasks (seed {args.seed}) in "
-                      f"{time.perf_counter() - start:.1f} s")
-        tasks = [t for t in iter_tasks(folder) if t.record is not None]
-        records = [t.record for t in tasks]
-        build_info = _build_info(folder)
-        train_folder, train_source = args.train, f"{args.train}"
-        if train_folder is None:
-            tmp = tmp or Path(tempfile.mkdtemp(prefix="bench-quality-"))
-            train_folder = tmp / "train"
-            train_seed = args.seed + 1000
-            if build_info.get("split") == "plus":
-                from orchestrator.plus import regenerate_split
-
-                seeds = args.plus or Path(__file__).resolve().parents[1] / "datasets" / "officebench-sample"
-                regenerate_split(seeds, train_folder, seed=train_seed, workers=args.workers, repair_seeds=True)
-            else:
-                from orchestrator.build import build
-                from orchestrator.roles import BuildConfig
-
-                config = build_info.get("config") or {}
-                keep = {k: config[k] for k in ("days", "utterances_per_day") if isinstance(config.get(k), int)}
-                build(train_folder, len(records), BuildConfig(seed=train_seed, **keep), workers=args.workers)
-            train_source = f"a build with seed {train_seed}"
-        train = [t.record for t in iter_tasks(train_folder) if t.record is not None]
-        start = time.perf_counter()
-        if build_info.get("split") == "plus":
-            paper = build_info.get("config", {}).get("days") == PLUS_SHAPE_TARGETS["sessions_per_conversation"]
-            lines = figures(records, PLUS_SHAPE_TARGETS if paper else SHAPE_TARGETS) + plus_lines(records, build_info)
-        else:
-            lines = figures(records) + design_lines(design_figures(tasks))
-        lines += adversary_lines(train, records, train_source)
-        elapsed = time.perf_counter() - start
+def main() -> None:
+    args = _arguments()
+    cache = args.cache or Path(tempfile.mkdtemp(prefix="bench-quality-"))
+    cache.mkdir(parents=True, exist_ok=True)
+    try:
+        kinds = [kind_of(args.dataset)] if args.dataset is not None else args.kinds
+        results: dict[str, list[dict[str, Any]]] = {}
+        sources: dict[str, str] = {}
+        for kind in kinds:
+            sources[kind], results[kind] = _run_one(args, kind, cache)
         if args.json:
-            print(json.dumps({"source": source, "tasks": len(records), "figures": lines}, indent=2))
+            print(json.dumps({kind: {"source": sources[kind], "figures": results[kind]} for kind in kinds}, indent=2))
             return
-        print(f"{source}; {len(records)} tasks measured in {elapsed:.2f} s")
-        width = max(len(line["figure"]) for line in lines)
-        shown = min(40, max(len(line["shown"]) for line in lines))  # a long info line overflows
-        target = max(len(line["target"]) for line in lines)
-        for line in lines:
-            print(f"  {line['figure']:{width}}  {line['shown']:>{shown}}  target {line['target']:{target}}  {line['status']}")
-        misses = sum(line["status"] == "MISS" for line in lines)
-        checked = sum(line["status"] != "info" for line in lines)
-        print(f"{checked - misses}/{checked} targets met")
+        for kind in kinds:
+            if args.detail:
+                print_lines(f"{kind}: {sources[kind]}", results[kind])
+            else:
+                print(f"{kind}: {sources[kind]}")
+        print_table(results)
     finally:
-        if tmp is not None:
-            shutil.rmtree(tmp, ignore_errors=True)
+        if args.cache is None:
+            shutil.rmtree(cache, ignore_errors=True)
 
 
 if __name__ == "__main__":

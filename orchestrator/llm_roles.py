@@ -7,6 +7,7 @@ from typing import Any
 from generators.dialogue_llm import generate_dialogue_llm
 from generators.dialogue_offline import mail_arrival, plan_dialogue, task_values
 from generators.families import FAMILIES
+from generators.history_plan import LONG_HISTORY_DAYS
 from generators.model import Session, TaskDraft, Verdict
 from generators.task_llm import generate_task_llm
 from office_env import Workspace
@@ -44,7 +45,7 @@ class LLMRoles:
                      if name != plan.family and set(FAMILIES[name].apps) <= set(plan.apps)]
         return generate_task_llm(
             self.client, plan={"apps": list(plan.apps), "task_kind": plan.family, "difficulty": plan.difficulty,
-                               "other_kinds": fallbacks},
+                               "other_kinds": fallbacks, **({"long_history": True} if plan.days > LONG_HISTORY_DAYS else {})},
             notes=notes, user={"username": world.user.user, "name": world.user.name},
             colleagues=[{"username": p.user, "name": p.name} for p in world.colleagues], now=world.now,
         )

@@ -8,6 +8,7 @@ from typing import Any
 
 from generators.dialogue_offline import generate_dialogue, mail_arrival, office_absences, plan_dialogue, task_values
 from generators.families import FAMILIES
+from generators.history_plan import LONG_HISTORY_DAYS
 from generators.model import Session, TaskDraft, Verdict
 from office_env import Workspace
 from orchestrator.planner import fallback_families, mix, plan_offline
@@ -60,7 +61,8 @@ class OfflineRoles:
             for app in missing:
                 notes = {**notes, app: self.explore(app, job)}
             rng = seeded(job.config.seed, job.index, "task", name)
-            draft = fam.build(fam.input(rng, notes, world.user.user, world.user.name, colleagues, world.now))
+            draft = fam.build(fam.input(rng, notes, world.user.user, world.user.name, colleagues, world.now,
+                                        named_query=plan.days > LONG_HISTORY_DAYS))
             if draft is not None:
                 return draft
         return None

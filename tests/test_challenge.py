@@ -32,6 +32,9 @@ def test_weeks_of_history_with_the_memory_spread_over_them(challenge: Path):
         record = json.loads((challenge / row["path"]).read_text())
         texts = [t["text"] for s in record["dialogue"] for t in s["turns"]]
         assert len(set(texts)) == len(texts)  # still no line said twice
+        # after weeks of chat the query says which work it means, not "that meeting"
+        abouts = {p["about"].lower() for p in record["memory"] if p.get("about")}
+        assert any(about in record["query"].lower() for about in abouts), (record["query"], abouts)
     verified = CliRunner().invoke(app, ["verify", str(challenge)])
     assert verified.exit_code == 0, verified.output
 

@@ -15,7 +15,7 @@ import pytest
 from backends.prompts import TEMPLATES
 from generators.families import FAMILIES
 from generators.families.phrasing import (
-    FAMILY_TEMPLATES, MIN_PHRASES, FamilyDefinitionError, load_phrasing,
+    FAMILY_TEMPLATES, MIN_PHRASES, WORK_SLOTS, FamilyDefinitionError, load_phrasing,
 )
 
 
@@ -43,6 +43,16 @@ def test_queries_use_only_the_slots_given(tmp_path: Path):
     assert set(both) == {"Tell Marcus about the budget.", "Ask Marcus.", "Plain."}
     assert both["Tell Marcus about the budget."] > both["Ask Marcus."]
     assert {phrasing.query(rng, about="the budget") for _ in range(30)} == {"Plain."}
+    # after weeks of history the query names the work whenever the pool has such a query
+    named = {phrasing.query(rng, named=True, first="Marcus", about="the budget") for _ in range(30)}
+    assert named == {"Tell Marcus about the budget."}
+    assert {phrasing.query(rng, named=True, first="Marcus") for _ in range(40)} == {"Ask Marcus.", "Plain."}
+
+
+def test_every_family_can_name_its_work_in_the_query():
+    """A Challenge history (weeks long) asks with a query naming the work: each family's pool has one."""
+    for name, fam in FAMILIES.items():
+        assert any(needs & WORK_SLOTS for needs in fam.phrasing.query_slots), name
 
 
 @pytest.mark.parametrize("text, words", [

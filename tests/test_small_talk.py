@@ -11,7 +11,7 @@ from datetime import date, datetime, time, timedelta
 import pytest
 
 from backends.tokens import count_tokens
-from generators.small_talk import BANK_DIR, BankError, SmallTalk, parse_banks
+from generators.small_talk import BANK_DIR, BankError, SmallTalk, WordingsExhausted, parse_banks
 from verifier.dialogue_rules import completion_claim
 from verifier.gameability import acknowledges, normalize
 
@@ -567,6 +567,61 @@ def test_a_persona_fact_is_told_once_and_the_same_way():
         numbers = {re.sub(r"\W.*", "", f) for f in facts if re.match(r"(three|four|five|six|seven|ten|twelve) years", f)}
         assert len(numbers) <= 1, (seed, facts)
     assert told >= 5
+
+
+def test_the_same_question_gets_one_answer_in_a_history():
+    """'Typical evening?' of last night and of tonight, 'Usual breakfast?' on two days: a habit
+    is a fact of the persona, and a question asked for one beat is not asked for another."""
+    from generators.english import near_key
+
+    habits = 0
+    for seed in range(12):
+        st = make(seed)
+        hist = history(st, spread_start(seed), sessions=10, pairs_per_session=40, seed=seed)
+        answers: dict[str, set[str]] = defaultdict(set)
+        assert hist
+        for _, topic, lines in st.log:
+            for (role, text), (_, answer) in zip(lines, lines[1:]):
+                if role == "assistant" and text.endswith("?") and topic in ("tonight", "last_night", "breakfast", "lunch"):
+                    answers[_question(text)].add(near_key(MARKERS.sub("", answer)))
+        for question in ("typical evening", "usual breakfast", "every morning"):
+            habits += len(answers.get(question, ()))
+            assert len(answers.get(question, ())) <= 1, (seed, question, answers[question])
+    assert habits >= 3  # the habit questions are asked
+
+
+def _question(text: str) -> str:
+    from generators.english import near_key
+
+    return " ".join(near_key(re.split(r"(?<=[.!?])\s+", text)[-1]).replace("\u00b7", " ").split())
+
+
+def test_a_follow_up_is_asked_once_a_day_when_other_talk_can_fill_in():
+    """'Recharged?' after the weekend, answered, then asked again that afternoon: in a history
+    (strict: other work fills in when small talk runs dry) a follow-up is asked once a day."""
+    from generators.english import near_key
+
+    asked = 0
+    for seed in range(8):
+        st = make(seed)
+        st.strict = True
+        rng = random.Random(seed)
+        for day in working_days(spread_start(seed), 6):
+            when = datetime.combine(day, time(9, 0))
+            for _ in range(25):
+                when += timedelta(minutes=rng.randint(5, 20))
+                try:
+                    st.exchange(when, rng.choice((2, 3, 4)))
+                except WordingsExhausted:
+                    continue
+        on_a_day: dict[tuple, set[str]] = defaultdict(set)
+        for when, _, lines in st.log:
+            for (role, text), (_, answer) in zip(lines, lines[1:]):
+                if role == "assistant" and text.endswith("?"):
+                    on_a_day[when.date(), _question(text)].add(near_key(MARKERS.sub("", answer)))
+                    asked += 1
+        assert all(len(said) == 1 for said in on_a_day.values()), (seed, [k for k, v in on_a_day.items() if len(v) > 1])
+    assert asked >= 200
 
 
 def test_a_story_is_told_once():

@@ -51,7 +51,7 @@ def test_sheets_reach_the_prompt_as_csv_tables_that_read_back_into_the_same_rows
     assert table_rows(shown[0]) == sheet and table_rows(odd) == odd
 
 
-def _task_prompt(kind: str, apps: list[str]) -> list[dict]:
+def _task_prompt(kind: str, apps: list[str], **plan: object) -> list[dict]:
     from backends.prompts import render
     from generators.schemas import TASK_DRAFT_SCHEMA
     from office_env.evaluation import catalog_summary
@@ -59,8 +59,14 @@ def _task_prompt(kind: str, apps: list[str]) -> list[dict]:
     notes = {"excel": {"app": "excel", "files": [{"file": "data/b.xlsx", "sheet": "S", "headers": ["A"],
                                                   "rows": [["1"]]}]}}
     inputs = {"user": {"username": "dana", "name": "Dana Lee"}, "colleagues": [], "now": "2025-03-03 09:00 (Monday)",
-              "notes": notes, "plan": {"apps": apps, "task_kind": kind, "difficulty": "easy", "other_kinds": []}}
+              "notes": notes, "plan": {"apps": apps, "task_kind": kind, "difficulty": "easy", "other_kinds": [], **plan}}
     return render("task_generator", inputs=inputs, catalog=catalog_summary(), schema=TASK_DRAFT_SCHEMA, feedback="")
+
+
+def test_a_history_of_weeks_asks_for_a_query_that_names_the_work():
+    short = _task_prompt("sheet_total", ["excel"])[1]["content"]
+    weeks = _task_prompt("sheet_total", ["excel"], long_history=True)[1]["content"]
+    assert "the query name the work" not in short and "the query name the work" in weeks
 
 
 def test_two_tasks_of_one_office_share_their_prompt_up_to_the_plan():

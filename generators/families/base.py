@@ -38,6 +38,7 @@ class FamilyInput:
     colleagues: tuple[tuple[str, str], ...]  # (user, full name) of colleagues
     now: datetime
     phrasing: Phrasing | None = None  # the family's intents and queries
+    named_query: bool = False  # the query names the work (a history of weeks)
 
     def intent(self) -> str:
         """One of the family's intents (seeded)."""
@@ -49,7 +50,7 @@ class FamilyInput:
         """One of the family's queries that the given slots can fill (seeded)."""
         if self.phrasing is None:
             raise FamilyDefinitionError("this input carries no phrasing (build it with Family.input)")
-        return self.phrasing.query(self.rng, **slots)
+        return self.phrasing.query(self.rng, named=self.named_query, **slots)
 
 
 APPS = OFFICE_APPS
@@ -80,8 +81,9 @@ class Family:
         return load_phrasing(self.name)
 
     def input(self, rng: random.Random, notes: dict[str, dict[str, Any]], user: str, user_name: str,
-              colleagues: tuple[tuple[str, str], ...], now: datetime) -> FamilyInput:
-        return FamilyInput(rng, notes, user, user_name, colleagues, now, self.phrasing)
+              colleagues: tuple[tuple[str, str], ...], now: datetime, named_query: bool = False) -> FamilyInput:
+        """``named_query``: the task's query names its work (for a history of weeks)."""
+        return FamilyInput(rng, notes, user, user_name, colleagues, now, self.phrasing, named_query)
 
 
 FAMILIES: dict[str, Family] = {}

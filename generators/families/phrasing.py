@@ -24,6 +24,7 @@ FAMILY_TEMPLATES = Path(__file__).resolve().parents[2] / "templates" / "families
 MIN_PHRASES = 5
 MAX_PHRASE_CHARS = 300
 QUERY_SLOTS = frozenset({"first", "about", "what", "when", "doc"})
+WORK_SLOTS = frozenset({"about", "what"})  # the slots that name the work
 
 _ENV = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False)
 
@@ -41,13 +42,15 @@ class Phrasing:
     def intent(self, rng: random.Random) -> str:
         return rng.choice(self.intents)
 
-    def query(self, rng: random.Random, **slots: str) -> str:
+    def query(self, rng: random.Random, named: bool = False, **slots: str) -> str:
         """A query from the pool whose slots are all given, twice as likely one that uses every slot
         given (naming the work helps an agent find its history; the others keep a family's queries
-        from all being one sentence)."""
+        from all being one sentence). ``named``: only one that names the work (:data:`WORK_SLOTS`)
+        if the pool has one: after weeks of history "that meeting" points at nothing in particular."""
         usable = [t for t, needs in zip(self.queries, self.query_slots) if needs <= slots.keys()]
         richest = [t for t, needs in zip(self.queries, self.query_slots) if slots and needs == set(slots)]
-        usable = richest + usable
+        naming = [t for t, needs in zip(self.queries, self.query_slots) if needs & WORK_SLOTS and needs <= slots.keys()]
+        usable = naming if named and naming else richest + usable
         if not usable:
             raise FamilyDefinitionError(f"no query can be rendered with the slots {sorted(slots)}")
         return " ".join(rng.choice(usable).render(**slots).split())

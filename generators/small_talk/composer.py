@@ -52,6 +52,9 @@ class SmallTalk:
         self._told: set[str] = set()  # fact pools told in this history
         self._stories: set[int] = set()  # id() of story entries told in this history
         self._drawn: list[tuple[str, object]] = []  # facts and stories drawn in the current exchange
+        self._asked: dict[str, str] = {}  # a follow-up question (names aside) -> the beat it asked
+        self._asking: list[tuple[str, str]] = []  # the questions of the current exchange
+        self._beats_today: set[str] = set()  # the follow-up beats asked on self._today
         self._kinds = _KEPT
         self._retell = False  # a story told already may be told again (nothing else fits)
         # strict: the caller has other talk to fill in with (``WordingsExhausted`` is not the end),
@@ -605,8 +608,11 @@ class SmallTalk:
     def _compose(self, topic: str, pairs: int, ctx: dict[str, str], flags: int,
                  aliases: dict[str, str]) -> list[tuple[str, str]] | None:
         self._drawn = []
+        self._asking = []
         out = self._compose_lines(topic, pairs, ctx, flags, aliases)
         if out is not None:  # the facts and stories of this exchange are told now
+            self._asked.update(self._asking)
+            self._beats_today.update(beat for _, beat in self._asking)
             for kind, what in self._drawn:
                 if kind == "fact":
                     self._told.add(what)  # type: ignore[arg-type]
@@ -630,6 +636,11 @@ class SmallTalk:
             self._said.update(pending)
             return out
         usable = [b for b in self._usable_beats(topic, flags) if not self._told_beat(topic, b, aliases)]
+        # a follow-up asked today already is not asked again ("Recharged?" twice after the weekend)
+        # when others can take its place, or the caller has other talk to fill in with
+        fresh = [b for b in usable if f"{topic}.{b}." not in self._beats_today]
+        if self.strict or len(fresh) >= pairs - 1:
+            usable = fresh
         if len(usable) < pairs - 1:
             return None
         if pairs == 2:
@@ -649,7 +660,7 @@ class SmallTalk:
                 if joined else self._line(pre + "ask", ctx, flags, aliases, pending, fit=True)
             if ask is None:
                 ask = self._line(pre + "ask", ctx, flags, aliases, pending, minimum=1)
-            if ask is None:
+            if ask is None or not self._may_ask(ask, pre):
                 return None
             ask_words = ask.count(" ") + 1
             if ask_words < MIN_WORDS or joined:
@@ -675,6 +686,15 @@ class SmallTalk:
         self._said.update(pending)  # the reactions said inside a follow-up count as said, too
         return out
 
+    def _may_ask(self, ask: str, beat: str) -> bool:
+        """A question asked in this history for another beat is not asked again ("Typical
+        evening?" of last night and of tonight would get two answers); noted for this exchange."""
+        key = " ".join(near_key(ask).replace("\u00b7", " ").split())
+        if key and self._asked.get(key, beat) != beat:
+            return False
+        self._asking.append((key, beat))
+        return True
+
     def _run(self, group: str, when: datetime, pairs: int) -> list[tuple[str, str]]:
         if pairs < 1:
             raise ValueError(f"pairs must be at least 1, got {pairs}")
@@ -682,6 +702,7 @@ class SmallTalk:
         if day != self._today:
             self._today = day
             self._today_uses = {}
+            self._beats_today = set()
         lines = self._draw_topic(group, when, pairs, retell=False)
         if lines is not None:
             return lines

@@ -161,9 +161,12 @@ class _Lazy:
 # Persona facts: the pools whose entry is drawn once a history and kept (the same entry, the same
 # [a|b] choices, the same names), so that a fact told twice is told the same way: how long the
 # person has lived where they live, had their pet, where it sleeps and what it likes, how they
-# got into their hobby, with whom and with what kit, where their family lives.
-_FACT_POOL = re.compile(r"(?:hobbies\.[a-z0-9_]+\.(?:why|people|gear)|pets\.[a-z0-9_]+\.(?:age|spot|treat)"
-                        r"|home\.years|family\.near|travel\.with)\Z")
+# got into their hobby, with whom and with what kit, where their family lives; and their habits
+# (a typical evening, the usual breakfast and lunch, weekend breakfasts, the usual commute, the
+# pet's habits): asked "Typical evening?" twice, a person answers the same.
+_FACT_POOL = re.compile(r"(?:hobbies\.[a-z0-9_]+\.(?:why|people|gear)|pets\.[a-z0-9_]+\.(?:age|spot|treat|habit)"
+                        r"|home\.years|family\.near|travel\.with|(?:breakfast|lunch|tonight|last_night)\.norm"
+                        r"|breakfast\.wkend|commute\.[a-z]+\.usual)\Z")
 # Stories: a news entry is told once a history (no partner learning the drums on Monday and the
 # trumpet on Thursday, no second first mug out of the kiln); when all are told, the topic rests.
 _STORY_POOL = re.compile(r"(?:[a-z0-9_.]+\.)?news\Z")

@@ -131,7 +131,8 @@ def _task(inputs: dict[str, Any], messages: list[dict[str, Any]]) -> dict[str, A
     for name in order:
         draft = FAMILIES[name].build(FAMILIES[name].input(_rng("task", inputs, name + feedback), notes,
                                                           inputs["user"]["username"], inputs["user"]["name"],
-                                                          colleagues, now))
+                                                          colleagues, now,
+                                                          named_query=bool(plan.get("long_history"))))
         if draft is not None:
             _remember_plan(draft.description, draft.to_dict()["oracle"])
             return draft.to_dict()

@@ -1,0 +1,89 @@
+"""How a history reads (verifier.history_form): each figure on small records where the answer is known."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from backends.tokens import count_tokens
+from verifier.history_form import (
+    history_tokens,
+    iso_stamps,
+    same_question_answers,
+    turned_down_after_final,
+    two_turn_share,
+)
+
+
+def record(*sessions: list[dict[str, Any]], memory: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    return {"dialogue": [{"day": i + 1, "turns": turns} for i, turns in enumerate(sessions)], "memory": memory or []}
+
+
+def user(text: str, **marks: Any) -> dict[str, Any]:
+    return {"role": "user", "text": text, **marks}
+
+
+def assistant(text: str, **marks: Any) -> dict[str, Any]:
+    return {"role": "assistant", "text": text, **marks}
+
+
+def test_iso_stamps_count_dates_said_as_stamps_but_not_inside_file_names():
+    r = record([user("We've set the meeting for 2025-06-16 12:00."), assistant("Monday the 16th, noted."),
+                user("The notes are in minutes_2025-06-16.docx."), user("Mail ops_2025-06-16@corp.com about it.")])
+    assert iso_stamps([r]) == (1, 4)
+
+
+def test_two_turn_share_needs_a_value_turn_without_its_works_name():
+    memory = [{"id": "m1", "value": "75", "about": "the reorder list"},
+              {"id": "m2", "value": "inventory.xlsx", "about": "the reorder list"},
+              {"id": "m3", "value": "Vendor review", "about": "the review meeting"}]
+    r = record([user("Sofia filled me in on that one."), assistant("Is that confirmed?"),
+                user("They want 75 on that one.", evidence=["m1"]),
+                user("For the list, the numbers are in inventory.xlsx.", evidence=["m2"]),
+                user("Vendor review, said in passing.")],  # m3: no marked turn holds it, so not judged
+               memory=memory)
+    share, judged = two_turn_share([r])
+    assert judged == 2 and share == 0.5
+    # a short answer to the assistant's question leans on it, a full sentence does not
+    asked = record([assistant("Which file should the numbers come from?", thread="t1"),
+                    user("For the list: inventory.xlsx.", thread="t1", evidence=["m2"])], memory=memory[1:2])
+    assert two_turn_share([asked]) == (1.0, 1)
+    full = record([assistant("Which file should the numbers come from?", thread="t1"),
+                   user("For the reorder list the numbers are in inventory.xlsx, Sofia says.", thread="t1",
+                        evidence=["m2"])], memory=memory[1:2])
+    assert two_turn_share([full]) == (0.0, 1)
+    # the value itself does not count as naming the work: "review" inside "Vendor review" names nothing
+    r3 = record([user("It's Vendor review.", evidence=["m3"])], memory=memory[2:])
+    assert two_turn_share([r3]) == (1.0, 1)
+
+
+def test_a_wrong_value_said_in_the_thread_after_the_final_one_is_counted():
+    piece = {"id": "m1", "value": "359", "thread": "t1", "superseded": ["400"]}
+    near = {"id": "m2", "value": "75", "thread": "t2", "distractors": [{"value": "15", "text": "the warehouse uses 15"}]}
+    kept = record([user("Make it 400.", thread="t1"), user("No, 359.", thread="t1"),
+                   user("Priya suggested 400, but we're keeping 359.", thread="t1")], memory=[piece])
+    assert turned_down_after_final([kept]) == (0.0, 1)  # in the last turn, 359 comes after 400
+    turned = record([user("Make it 359.", thread="t1"), user("Priya suggested 400, no.", thread="t1")], memory=[piece])
+    assert turned_down_after_final([turned]) == (1.0, 1)
+    settled = record([user("Make it 400.", thread="t1"), user("No, 359.", thread="t1"),
+                      user("Someone said 400 in the canteen.")], memory=[piece])  # another thread: not counted
+    assert turned_down_after_final([settled]) == (0.0, 1)
+    both = record([user("75 on that one.", thread="t2"), user("The warehouse uses 15.", thread="t2")],
+                  memory=[near, piece])  # m1's final value is never said: not judged
+    assert turned_down_after_final([both]) == (1.0, 1)
+
+
+def test_the_same_small_talk_question_answered_two_ways():
+    same_day = record([assistant("Nice. How old is Rex?"), user("Four, acts like a puppy."),
+                       assistant("Ha. How old is Rex?"), user("Nearly eleven, grey whiskers."),
+                       assistant("Is it urgent?", thread="t1"), user("Not really.", thread="t1")])
+    assert same_question_answers([same_day]) == {"asked": 2, "same_day": 1, "history": 1}
+    two_days = record([assistant("How old is Rex?"), user("Four, acts like a puppy.")],
+                      [assistant("So, how old is Rex?"), user("Nearly eleven.")],
+                      [assistant("How old is Rex?"), user("Four, acts like a puppy.")])
+    assert same_question_answers([two_days]) == {"asked": 3, "same_day": 0, "history": 1}
+
+
+def test_history_tokens_count_every_utterance():
+    r = record([user("Good morning!"), assistant("Morning, Zara.")], [user("The list is done.")])
+    assert history_tokens([r]) == [count_tokens("Good morning!") + count_tokens("Morning, Zara.")
+                                   + count_tokens("The list is done.")]

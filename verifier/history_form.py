@@ -1,0 +1,172 @@
+"""How a history reads to someone who must understand it, not pattern-match it: figures that
+``bench/quality.py`` reports against the targets of the history-quality work.
+
+- :func:`iso_stamps`: utterances that say a date as a stamp ("2025-06-16") outside a file name;
+  people say "Monday the 16th";
+- :func:`two_turn_share`: memory pieces whose value is never said in a turn that stands alone:
+  one that names its work (a word of the piece's ``about``) and is not a short answer to the
+  assistant's question just before it, so the reader must join two turns (or resolve "that one");
+- :func:`turned_down_after_final`: pieces with a corrected or a near-miss value where such a
+  value is said in the piece's thread after the final value's last mention ("the last value of
+  the thread" is then wrong);
+- :func:`same_question_answers`: the assistant's small-talk questions asked again in a history
+  and answered another way (a person answers "how old is Rex?" once);
+- :func:`history_tokens`: tokens of each history by the dataset's counter.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Iterator
+from itertools import pairwise
+from typing import Any
+
+from backends.tokens import count_tokens, counter_name
+from generators.english import near_key
+from verifier.gameability import _EMAIL, _FILE
+
+_ISO_RE = re.compile(r"(?<![\w-])\d{4}-\d{2}-\d{2}(?![\w-])")
+_NAME_RE = re.compile(rf"{_EMAIL}|{_FILE}|[\w-]*\d{{4}}-\d{{2}}-\d{{2}}[\w-]*\.\w+", re.IGNORECASE)
+_WORD_RE = re.compile(r"[a-z0-9]+")
+SHORT_ANSWER = 5  # words besides the value: an answer this short leans on the question it answers
+# words of a work's name that do not name it ("the claims for second approval": claims, second, approval)
+_FUNCTION_WORDS = frozenset(
+    ["a", "an", "the", "of", "for", "to", "in", "on", "at", "by", "and", "or", "with", "from", "about", "my", "our", "your", "their", "his", "her", "its", "this", "that", "these", "those", "who", "what", "which", "one", "ones", "s"])
+
+
+def _turns(record: dict[str, Any]) -> Iterator[tuple[int, int, dict[str, Any]]]:
+    """``(session index, turn index, turn)`` in order."""
+    for si, session in enumerate(record.get("dialogue") or []):
+        for ti, turn in enumerate(session.get("turns") or []):
+            if isinstance(turn, dict):
+                yield si, ti, turn
+
+
+def _low(turn: dict[str, Any]) -> str:
+    return str(turn.get("text") or "").lower()
+
+
+def _said(piece: dict[str, Any]) -> str:
+    return str(piece.get("said_as") or piece.get("value") or "").lower().strip()
+
+
+def iso_stamps(records: list[dict[str, Any]]) -> tuple[int, int]:
+    """Utterances (either role) holding a ``YYYY-MM-DD`` date outside a file name or an e-mail
+    address; and how many utterances there are."""
+    found = total = 0
+    for record in records:
+        for _, _, turn in _turns(record):
+            total += 1
+            found += _ISO_RE.search(_NAME_RE.sub(" ", str(turn.get("text") or ""))) is not None
+    return found, total
+
+
+def _naming_words(about: str) -> set[str]:
+    return {w for w in _WORD_RE.findall(about.lower()) if w not in _FUNCTION_WORDS and len(w) > 1}
+
+
+def _stands_alone(text: str, value: str, words: set[str], asked: bool) -> bool:
+    """Does this value turn say what the value is for on its own? It names the work (a word of
+    its name outside the value) and is not a short answer (:data:`SHORT_ANSWER` words besides the
+    value) to the assistant's question just before it, which holds the "what"."""
+    rest = _WORD_RE.findall(text.replace(value, " "))
+    return bool(words & set(rest)) and not (asked and len(rest) <= SHORT_ANSWER)
+
+
+def two_turn_share(records: list[dict[str, Any]]) -> tuple[float, int]:
+    """Among memory pieces whose final value is said in a user turn marked as their evidence,
+    the share for which no such turn stands alone (:func:`_stands_alone`): the value is pinned
+    down only with another turn. And how many pieces were judged."""
+    judged = alone = 0
+    for record in records:
+        turns: list[tuple[dict[str, Any], bool]] = []  # user turns, and whether a same-thread question came just before
+        for session in record.get("dialogue") or []:
+            before: dict[str, Any] = {}
+            for turn in session.get("turns") or []:
+                if not isinstance(turn, dict):
+                    continue
+                if turn.get("role") == "user":
+                    asked = before.get("role") == "assistant" and str(before.get("text") or "").rstrip().endswith("?") \
+                        and bool(turn.get("thread")) and before.get("thread") == turn.get("thread")
+                    turns.append((turn, asked))
+                before = turn
+        for piece in record.get("memory") or []:
+            value, words = _said(piece), _naming_words(str(piece.get("about") or ""))
+            pid = str(piece.get("id") or "")
+            holding = [(_low(t), asked) for t, asked in turns
+                       if pid in (t.get("evidence") or []) and value and value in _low(t)]
+            if not holding or not words:
+                continue
+            judged += 1
+            alone += any(_stands_alone(text, value, words, asked) for text, asked in holding)
+    return ((judged - alone) / judged if judged else 0.0), judged
+
+
+def _last_at(texts: list[str], value: str) -> tuple[int, int] | None:
+    for index in range(len(texts) - 1, -1, -1):
+        at = texts[index].rfind(value)
+        if at >= 0:
+            return index, at
+    return None
+
+
+def turned_down_after_final(records: list[dict[str, Any]]) -> tuple[float, int]:
+    """Among memory pieces with a superseded or a near-miss value, the share where one of those
+    is said in the piece's thread (turns marked with its thread) after the last mention of the
+    final value; and how many pieces were judged (those whose final value is said there)."""
+    judged = later = 0
+    for record in records:
+        by_thread: dict[str, list[str]] = defaultdict(list)
+        for _, _, turn in _turns(record):
+            by_thread[str(turn.get("thread") or "")].append(_low(turn))
+        for piece in record.get("memory") or []:
+            final = _said(piece)
+            wrong = [str(v).lower() for v in piece.get("superseded") or []]
+            wrong += [str(d.get("value", "")).lower() for d in piece.get("distractors") or [] if isinstance(d, dict)]
+            wrong = [v for v in wrong if v.strip() and v not in final]
+            texts = by_thread.get(str(piece.get("thread") or ""), [])
+            final_at = _last_at(texts, final) if final else None
+            if not wrong or final_at is None:
+                continue
+            judged += 1
+            later += any((at := _last_at(texts, v)) is not None and at > final_at for v in wrong)
+    return (later / judged if judged else 0.0), judged
+
+
+def same_question_answers(records: list[dict[str, Any]]) -> dict[str, int]:
+    """The assistant's small-talk questions (no ``thread`` mark, ending in "?") followed by a
+    user turn: ``asked``; ``same_day``: questions (names aside) answered two or more ways on one
+    day, counted once a day; ``history``: questions answered two or more ways in one history."""
+    asked = same_day = history = 0
+    for record in records:
+        seen: dict[str, set[str]] = defaultdict(set)
+        for session in record.get("dialogue") or []:
+            today: dict[str, set[str]] = defaultdict(set)
+            turns = [t for t in session.get("turns") or [] if isinstance(t, dict)]
+            for turn, reply in pairwise(turns):
+                text = str(turn.get("text") or "").rstrip()
+                if turn.get("role") != "assistant" or turn.get("thread") or not text.endswith("?") \
+                        or reply.get("role") != "user" or reply.get("thread"):
+                    continue
+                asked += 1
+                question = near_key(re.split(r"(?<=[.!?])\s+", text)[-1])
+                answer = near_key(str(reply.get("text") or ""))
+                today[question].add(answer)
+                seen[question].add(answer)
+            same_day += sum(len(answers) > 1 for answers in today.values())
+        history += sum(len(answers) > 1 for answers in seen.values())
+    return {"asked": asked, "same_day": same_day, "history": history}
+
+
+def history_tokens(records: list[dict[str, Any]]) -> list[int]:
+    """Tokens of each history's utterances (the counter of :mod:`backends.tokens`; a build's
+    own count when it was made with the same counter)."""
+    out = []
+    for record in records:
+        counted = (record.get("provenance") or {}).get("tokens") or {}
+        if counted.get("counter") == counter_name() and isinstance(counted.get("dialogue"), int):
+            out.append(counted["dialogue"])
+        else:
+            out.append(sum(count_tokens(str(t.get("text") or "")) for _, _, t in _turns(record)))
+    return out
