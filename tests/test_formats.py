@@ -18,7 +18,7 @@ from pypdf import PdfReader
 
 from conftest import NOW
 from office_env import CorruptFileError, OfficeError
-from office_env.formats import docx_io, eml_io, ics_io, ooxml, pdf_io, xlsx_io
+from office_env.formats import docx_io, eml_io, ics_io, pdf_io, xlsx_io
 from office_env.formats.ics_io import CalendarEvent
 
 LATER = NOW + timedelta(days=1, hours=3)
