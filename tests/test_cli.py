@@ -1,26 +1,20 @@
-"""The ``homer`` console script, run as a real subprocess: exit codes and what it prints."""
+"""The ``homer`` command line's exit codes and what it prints (run in this process: ``homer_cli``)."""
 
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import write_json, write_office
+from homer_cli import homer_here
+
 from office_env.formats import xlsx_io
 
-HOMER = Path(sys.executable).parent / "homer"
 
-
-def homer(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess:
-    command = [str(HOMER)] if HOMER.exists() else [sys.executable, "-m", "orchestrator.cli"]
-    env = {**os.environ, "NO_COLOR": "1", "TERM": "dumb", "COLUMNS": "200"}
-    proc = subprocess.run([*command, *map(str, args)], cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
+def homer(*args: str | Path, cwd: Path):
+    proc = homer_here(*args, cwd=cwd)
     assert "Traceback" not in proc.stderr, proc.stderr
     assert "Traceback" not in proc.stdout, proc.stdout
     return proc
