@@ -24,12 +24,12 @@ from orchestrator.cli import main
 HOMER = Path(sys.executable).parent / "homer"
 
 
-def homer_here(*args: object, cwd: Path | None = None, env: Mapping[str, str] | None = None,
+def homer_here(*args: object, cwd: Path | None = None, env: Mapping[str, str | None] | None = None,
                stdin: str | None = None) -> subprocess.CompletedProcess[str]:
     """Run ``homer ARGS`` in this process as the console script would run it in a child.
 
     ``env`` is applied on top of this process's environment for the run (``NO_COLOR``, ``TERM`` and
-    ``COLUMNS`` as the subprocess helpers set them). An exception that escapes ``main`` is what a
+    ``COLUMNS`` as the subprocess helpers set them; a None value unsets that variable). An exception that escapes ``main`` is what a
     child would print as a traceback: it is put in stderr (exit code 1) so the callers' "no
     traceback" checks see it."""
     argv = [str(a) for a in args]
