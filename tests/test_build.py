@@ -18,6 +18,7 @@ from datetime import date, datetime
 from pathlib import Path
 
 import pytest
+from homer_cli import homer_here
 from jsonschema import Draft202012Validator
 
 from office_env import validate_criteria
@@ -42,9 +43,18 @@ def homer(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedPro
 
 
 def parallel(jobs: dict[str, tuple]) -> dict[str, subprocess.CompletedProcess]:
+    """The console script as child processes run side by side (real builds, each of seconds)."""
     with ThreadPoolExecutor(max_workers=4) as pool:
         futures = {name: pool.submit(homer, *args) for name, args in jobs.items()}
         return {name: f.result() for name, f in futures.items()}
+
+
+def here(*args: str | Path) -> subprocess.CompletedProcess:
+    """The command line in this process (``homer_cli``): for refusals and checks that take a moment,
+    where a child process would spend its time importing."""
+    proc = homer_here(*args)
+    assert "Traceback" not in proc.stderr + proc.stdout, proc.stderr
+    return proc
 
 
 def tree(root: Path) -> dict[str, bytes]:
@@ -230,7 +240,7 @@ def test_different_seed_gives_a_different_dataset(built):
 
 @pytest.fixture(scope="module")
 def bad_runs(built, tmp_path_factory) -> dict[str, tuple[subprocess.CompletedProcess, Path, dict[str, bytes]]]:
-    """Each bad invocation (run side by side), with its output path and that path's files before."""
+    """Each bad invocation, with its output path and that path's files before."""
     root = tmp_path_factory.mktemp("bad")
     (root / "busy").mkdir()
     (root / "busy" / "notes.txt").write_text("mine\n", encoding="utf-8")
@@ -251,7 +261,7 @@ def bad_runs(built, tmp_path_factory) -> dict[str, tuple[subprocess.CompletedPro
     }
     before = {name: (tree(out) if out.is_dir() else {"": out.read_bytes()} if out.exists() else {})
               for name, (out, _) in cases.items()}
-    procs = parallel({name: ("build", "--out", out, *args) for name, (out, args) in cases.items()})
+    procs = {name: here("build", "--out", out, *args) for name, (out, args) in cases.items()}
     return {name: (procs[name], cases[name][0], before[name]) for name in cases}
 
 
@@ -383,7 +393,7 @@ def test_verify_good_truncated_and_edited_datasets(built, tmp_path):
     _break_oracle_value(record)
     task_file.write_text(json.dumps(record, indent=2))
 
-    runs = parallel({"good": ("verify", built["a"]), "truncated": ("verify", truncated), "edited": ("verify", edited)})
+    runs = {"good": here("verify", built["a"]), "truncated": here("verify", truncated), "edited": here("verify", edited)}
 
     good = runs["good"]
     assert good.returncode == 0, good.stdout + good.stderr
@@ -408,13 +418,13 @@ def test_verify_good_truncated_and_edited_datasets(built, tmp_path):
 
 
 def test_verify_refuses_a_folder_that_is_not_a_dataset(tmp_path):
-    proc = homer("verify", tmp_path)
+    proc = here("verify", tmp_path)
     assert proc.returncode == 2, (proc.stdout, proc.stderr)
     assert len(error_lines(proc)) == 1 and "not a dataset folder" in proc.stderr
 
 
 def test_stats_prints_a_row_per_app_count_and_all(built):
-    proc = homer("stats", built["a"])
+    proc = here("stats", built["a"])
     assert proc.returncode == 0, proc.stderr
     check_table(proc.stdout, built["a"])
     card = (built["a"] / "README.md").read_text(encoding="utf-8")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -80,7 +81,10 @@ def test_preset_and_bad_values():
 
 
 def test_a_plus_split_at_the_challenge_size(tmp_path: Path):
-    seeds = Path(__file__).resolve().parent.parent / "datasets" / "officebench-sample"
+    sample = Path(__file__).resolve().parent.parent / "datasets" / "officebench-sample" / "tasks"
+    seeds = tmp_path / "seeds"
+    for task in ("1-2", "3-1"):  # one app and three: two weeks-long histories, not the sample's five
+        shutil.copytree(sample / task, seeds / "tasks" / task)
     result = CliRunner().invoke(app, ["regenerate", "--seeds", str(seeds), "--out", str(tmp_path / "plus"),
                                       "--preset", "challenge", "--quiet"])
     assert result.exit_code == 0, result.output

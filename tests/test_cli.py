@@ -1,4 +1,4 @@
-"""The ``homer`` console script, run as a real subprocess: exit codes and what it prints."""
+"""The ``homer`` command line's exit codes and what it prints (run in this process: ``homer_cli``)."""
 
 from __future__ import annotations
 
@@ -6,23 +6,29 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import write_json, write_office
+from homer_cli import HOMER, homer_here
+
 from office_env.formats import xlsx_io
 
-HOMER = Path(sys.executable).parent / "homer"
 
-
-def homer(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess:
-    command = [str(HOMER)] if HOMER.exists() else [sys.executable, "-m", "orchestrator.cli"]
-    env = {**os.environ, "NO_COLOR": "1", "TERM": "dumb", "COLUMNS": "200"}
-    proc = subprocess.run([*command, *map(str, args)], cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
+def homer(*args: str | Path, cwd: Path):
+    proc = homer_here(*args, cwd=cwd)
     assert "Traceback" not in proc.stderr, proc.stderr
     assert "Traceback" not in proc.stdout, proc.stdout
+    return proc
+
+
+def homer_child(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess:
+    """The console script as a child process: a fresh interpreter whose scoring worker loads the
+    file libraries within its time budget, as a user's run does."""
+    env = {**os.environ, "NO_COLOR": "1", "TERM": "dumb", "COLUMNS": "200"}
+    proc = subprocess.run([str(HOMER), *map(str, args)], check=False, cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert "Traceback" not in proc.stderr + proc.stdout, proc.stderr
     return proc
 
 
@@ -219,7 +225,7 @@ def test_score_runs_within_its_time_budget(testbed: Path, tmp_path: Path):
     (testbed / "data" / "big.xlsx").write_bytes(xlsx_io.build(rows))
     items = write_json(tmp_path / "big.json", [{"function": "evaluate_contain", "args": {
         "doc_type": "xlsx", "file": "data/big.xlsx", "keywords": ["person 19999"]}}])
-    proc = homer("score", testbed, "--criteria", items, "--task-timeout", "0.05", cwd=tmp_path)
+    proc = homer_child("score", testbed, "--criteria", items, "--task-timeout", "0.05", cwd=tmp_path)
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert proc.stdout == ""
     assert proc.stderr.startswith(f"error: {items}: scoring {testbed} failed (error: timeout (over the 0.05 s time budget))")

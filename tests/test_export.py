@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 from datetime import datetime
 from pathlib import Path
 
 import pytest
+from homer_cli import homer_here
 
 from office_env import default_registry, load_officebench
 from office_env.evaluation.officebench_semantics import scorer
@@ -20,7 +19,6 @@ from orchestrator.build import build
 from orchestrator.plus import regenerate_split
 from orchestrator.roles import BuildConfig
 
-HOMER = Path(sys.executable).parent / "homer"
 SAMPLE = Path(__file__).resolve().parents[1] / "datasets" / "officebench-sample"
 
 
@@ -33,8 +31,7 @@ def dataset(tmp_path_factory) -> Path:
 
 def test_export_round_trips_through_the_importer_and_scores_under_both_semantics(dataset: Path, tmp_path: Path):
     target = tmp_path / "ob"
-    proc = subprocess.run([str(HOMER), "export", str(dataset), "--officebench", str(target)],
-                          capture_output=True, text=True)
+    proc = homer_here("export", str(dataset), "--officebench", str(target))
     assert proc.returncode == 0, proc.stderr
     records = {r["id"]: r for r in (json.loads(p.read_text()) for p in sorted((dataset / "tasks").glob("*/task.json")))}
     report = load_officebench(target)
@@ -172,10 +169,9 @@ def test_refused_answers_and_a_message_s_leave_outs_become_not_contain_checks():
 def test_a_plus_export_keeps_its_reference_files_and_the_reference_state_passes(tmp_path: Path):
     plus = tmp_path / "plus"
     regenerate_split(SAMPLE, plus, seed=3, days=5, utterances_per_day=20)
-    proc = subprocess.run([str(HOMER), "export", str(plus), "--officebench", str(tmp_path / "ob")],
-                          capture_output=True, text=True)
+    proc = homer_here("export", str(plus), "--officebench", str(tmp_path / "ob"))
     assert proc.returncode == 0, proc.stderr
-    check = subprocess.run([str(HOMER), "officebench", "check", str(tmp_path / "ob")], capture_output=True, text=True)
+    check = homer_here("officebench", "check", str(tmp_path / "ob"))
     assert check.returncode == 0, check.stdout
     exported = {t.instruction: t for t in load_officebench(tmp_path / "ob").tasks}
     swap = next(t for d, t in exported.items() if "Swap the rows" in d)
@@ -187,7 +183,7 @@ def test_a_plus_export_keeps_its_reference_files_and_the_reference_state_passes(
         assert scorer(semantics)(ws, swap.evaluation, swap.reference).passed
     # without its reference/ the exported task can never pass, and check says so
     shutil.rmtree(swap.reference)
-    check = subprocess.run([str(HOMER), "officebench", "check", str(tmp_path / "ob")], capture_output=True, text=True)
+    check = homer_here("officebench", "check", str(tmp_path / "ob"))
     assert check.returncode == 1 and "missing reference(s)" in check.stdout
 
 
@@ -205,14 +201,12 @@ def test_lossy_keeps_a_task_without_what_cannot_be_carried(dataset: Path, tmp_pa
                                  "args": {"file": f"data/{sheets[0].name}", "sheet": book.active.title,
                                           "matches": [{"row": 1, "col": 1, "value": book.active.cell(1, 1).value}]}})
     task.write_text(json.dumps(record))
-    proc = subprocess.run([str(HOMER), "export", str(source), "--officebench", str(tmp_path / "strict")],
-                          capture_output=True, text=True)
+    proc = homer_here("export", str(source), "--officebench", str(tmp_path / "strict"))
     assert proc.returncode == 0
     (line,) = [x for x in proc.stderr.splitlines() if x.startswith(f"warning: left out {record['id']}: ")]
     assert f"[{len(record['evaluation']) - 1}] evaluate_excel_cell_value" in line  # beside any other lost check
     assert line.endswith("(--lossy keeps it without them)")
-    proc = subprocess.run([str(HOMER), "export", str(source), "--officebench", str(tmp_path / "lossy"), "--lossy"],
-                          capture_output=True, text=True)
+    proc = homer_here("export", str(source), "--officebench", str(tmp_path / "lossy"), "--lossy")
     assert proc.returncode == 0, proc.stderr
     assert f"warning: exported without some criteria {record['id']}" in proc.stderr
     exported = [t for t in load_officebench(tmp_path / "lossy").tasks if t.instruction == record["description"]]
@@ -224,15 +218,13 @@ def test_lossy_keeps_a_task_without_what_cannot_be_carried(dataset: Path, tmp_pa
 def test_export_refuses_a_non_empty_target(dataset: Path, tmp_path: Path):
     (tmp_path / "taken").mkdir()
     (tmp_path / "taken" / "x").write_text("x")
-    proc = subprocess.run([str(HOMER), "export", str(dataset), "--officebench", str(tmp_path / "taken")],
-                          capture_output=True, text=True)
+    proc = homer_here("export", str(dataset), "--officebench", str(tmp_path / "taken"))
     assert proc.returncode == 2
     assert "not empty" in proc.stderr and "Traceback" not in proc.stderr
 
 
 def test_exported_time_is_officebench_clock(dataset: Path, tmp_path: Path):
-    subprocess.run([str(HOMER), "export", str(dataset), "--officebench", str(tmp_path / "ob")], check=True,
-                   capture_output=True)
+    assert homer_here("export", str(dataset), "--officebench", str(tmp_path / "ob")).returncode == 0
     subtask = json.loads(next((tmp_path / "ob" / "tasks").glob("*/subtasks/0.json")).read_text())
     assert subtask["time"].endswith(("AM", "PM"))
     assert datetime.strptime(subtask["date"], "%Y-%m-%d").strftime("%A") == subtask["weekday"]

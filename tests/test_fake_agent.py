@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from homer_cli import homer_here
 
 from harness.context import ContextConfig
 from harness.runner import EvalConfig, evaluate
@@ -103,6 +104,7 @@ ENV = {**os.environ, "NO_COLOR": "1", "TERM": "dumb", "COLUMNS": "200"}
 
 
 def homer(*args: object, timeout: int = 60) -> subprocess.CompletedProcess:
+    """The console script as a child process (a refusal that regressed into serving would time out)."""
     return subprocess.run([*COMMAND, *map(str, args)], env=ENV, capture_output=True, text=True, timeout=timeout)
 
 
@@ -122,8 +124,8 @@ def test_homer_fake_llm_plays_the_noisy_agent_for_homer_eval(dataset, tmp_path):
         ready = server.stdout.readline()
         url = re.search(r"http://\S+/v1", ready).group(0)
         assert "playing the noisy agent (noise 0.3, seed 1)" in ready
-        proc = homer("eval", dataset, "--agent", "llm", "--base-url", url, "--mode", "long-context", "--out",
-                     tmp_path / "run", "-q", timeout=120)
+        proc = homer_here("eval", dataset, "--agent", "llm", "--base-url", url, "--mode", "long-context", "--out",
+                          tmp_path / "run", "-q")
     finally:
         server.terminate()
         server.wait(10)
@@ -141,8 +143,8 @@ def test_a_refused_parameter_stops_eval_at_once_with_the_servers_message(dataset
             evaluate(dataset, tmp_path / "run", EvalConfig(agent="llm", base_url=server.url, model="my-deployment",
                                                            context=LONG, llm_config=settings(tmp_path)))
         asked = server.chat_request_total
-        proc = homer("eval", dataset, "--agent", "llm", "--base-url", server.url, "--model", "my-deployment",
-                     "--mode", "long-context", "--out", tmp_path / "cli")
+        proc = homer_here("eval", dataset, "--agent", "llm", "--base-url", server.url, "--model", "my-deployment",
+                          "--mode", "long-context", "--out", tmp_path / "cli")
     assert "Unsupported parameter" in str(caught.value) and "temperature" in str(caught.value)
     assert asked == 3  # three refusals in a row, then no more of the 12 tasks
     assert not (tmp_path / "run" / "results.jsonl").exists()

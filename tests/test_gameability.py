@@ -11,6 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from homer_cli import homer_here
 
 from orchestrator.card import render_card, statistics
 from verifier.gameability import (DETECTORS, THRESHOLD, acknowledges, dynamics, gameability, has_value_token,
@@ -298,6 +299,13 @@ def homer(*args: str | Path) -> subprocess.CompletedProcess:
     return proc
 
 
+def here(*args: str | Path) -> subprocess.CompletedProcess:
+    """The command line in this process (``homer_cli``): stats and verify of a built folder."""
+    proc = homer_here(*args)
+    assert "Traceback" not in proc.stderr + proc.stdout, proc.stderr
+    return proc
+
+
 def test_strict_build_verify_and_stats_agree_with_the_detectors(tmp_path: Path):
     build_args = ("--n", "4", "--seed", "3", "--workers", "1")
     with ThreadPoolExecutor(max_workers=2) as pool:
@@ -323,10 +331,7 @@ def test_strict_build_verify_and_stats_agree_with_the_detectors(tmp_path: Path):
     for name in DETECTORS:
         assert f"| {name} | " in card and f"| {result[name]['precision']:.3f} | {result[name]['recall']:.3f} |" in card
 
-    with ThreadPoolExecutor(max_workers=3) as pool:
-        stats, verify, verify_strict = (f.result() for f in [pool.submit(homer, "stats", folder),
-                                                              pool.submit(homer, "verify", folder),
-                                                              pool.submit(homer, "verify", folder, "--strict")])
+    stats, verify, verify_strict = (here("stats", folder), here("verify", folder), here("verify", folder, "--strict"))
     assert stats.returncode == 0, stats.stderr
     assert "## Gameability" in stats.stdout and "### Memory dynamics" in stats.stdout
     section = card[card.index("## Gameability"):card.index("## Build")].strip()

@@ -1,5 +1,6 @@
 """The agent-running harness: agents (oracle, none, llm over real HTTP), every history-context mode,
-trials and pass^k, corrupt tasks, the output folder, and ``homer eval`` as a subprocess.
+trials and pass^k, corrupt tasks, the output folder, and ``homer eval``'s
+output and exit codes (run in this process: ``homer_cli``).
 
 One small offline dataset is built once for the module; every run evaluates it (or a copy).
 """
@@ -7,13 +8,12 @@ One small offline dataset is built once for the module; every run evaluates it (
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from homer_cli import homer_here
 
 from harness.agents import REQUEST_MARKER, Episode, LLMAgent, agent_messages
 from harness.context import ContextConfig
@@ -28,7 +28,6 @@ from orchestrator.fake_llm.offline_responder import agent_responder
 from orchestrator.fake_llm.offline_responder import ROLE_OPENINGS, offline_responder, role_of
 from orchestrator.roles import BuildConfig
 
-HOMER = Path(sys.executable).parent / "homer"
 LONG = ContextConfig(mode="long-context")
 CONTEXTS = {
     "long-context": LONG,
@@ -52,10 +51,8 @@ def records(dataset: Path) -> dict[str, dict]:
     return {t.id: t.record for t in iter_tasks(dataset)}
 
 
-def homer(*args, env: dict | None = None, timeout: int = 120) -> subprocess.CompletedProcess:
-    command = [str(HOMER)] if HOMER.exists() else [sys.executable, "-m", "orchestrator.cli"]
-    environment = {**os.environ, "NO_COLOR": "1", "TERM": "dumb", "COLUMNS": "200", **(env or {})}
-    proc = subprocess.run([*command, *map(str, args)], env=environment, capture_output=True, text=True, timeout=timeout)
+def homer(*args, env: dict | None = None) -> subprocess.CompletedProcess:
+    proc = homer_here(*args, env=env)
     assert "Traceback" not in proc.stderr + proc.stdout, proc.stderr
     return proc
 

@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 import threading
 from pathlib import Path
 
 import pytest
+from homer_cli import homer_here
 
 from generators.dialogue_llm import DAY_RETRIES, DAYS_PER_CALL
 from orchestrator.build import build
@@ -25,7 +24,6 @@ from orchestrator.roles import BuildConfig
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "datasets" / "officebench-sample"
-HOMER = Path(sys.executable).parent / "homer"
 SMALL = {"days": 2, "utterances_per_day": 10}
 CALLS = -(-SMALL["days"] // DAYS_PER_CALL)  # dialogue calls a round takes: DAYS_PER_CALL days each
 
@@ -74,7 +72,7 @@ def test_neo_build_over_http_passes_verify_and_records_usage(tmp_path):
         assert not [(a, text) for a in answers for text in unmarked if Haystack(text).has(a)]
     card = (tmp_path / "ds" / "README.md").read_text()
     assert "## Model usage" in card and "| dialogue_day |" in card
-    proc = subprocess.run([str(HOMER), "verify", str(tmp_path / "ds")], capture_output=True, text=True)
+    proc = homer_here("verify", tmp_path / "ds")
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
@@ -85,7 +83,7 @@ def test_plus_build_over_http_keeps_the_seeds_and_passes_verify(tmp_path):
         roles = roles_requested(server)
     assert summary.written == 5 and roles.count("plus_generator") == 5
     assert len(roles) <= 4 * summary.written
-    proc = subprocess.run([str(HOMER), "verify", str(tmp_path / "plus")], capture_output=True, text=True)
+    proc = homer_here("verify", tmp_path / "plus")
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
@@ -218,9 +216,8 @@ def test_a_rerun_with_the_cache_sends_no_request(tmp_path):
 
 
 def test_build_cli_refuses_a_remote_endpoint_without_a_key(tmp_path):
-    env = {k: v for k, v in __import__("os").environ.items() if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
-    proc = subprocess.run([str(HOMER), "build", "--out", str(tmp_path / "x"), "--n", "1", "--backend", "llm",
-                           "--base-url", "https://models.example.invalid/v1"], capture_output=True, text=True, env=env)
+    proc = homer_here("build", "--out", tmp_path / "x", "--n", "1", "--backend", "llm", "--base-url",
+                      "https://models.example.invalid/v1", env={"OPENAI_API_KEY": None, "OPENAI_BASE_URL": None})
     assert proc.returncode == 2 and "OPENAI_API_KEY" in proc.stderr and "Traceback" not in proc.stderr
     assert not (tmp_path / "x").exists()
 

@@ -19,6 +19,7 @@ from datetime import date, datetime
 from pathlib import Path
 
 import pytest
+from homer_cli import homer_here
 from jsonschema import Draft202012Validator
 
 from generators.model import Verdict
@@ -50,6 +51,13 @@ def homer(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedPro
     env = {**os.environ, "NO_COLOR": "1", "TERM": "dumb", "COLUMNS": "200"}
     proc = subprocess.run([str(HOMER), *map(str, args)], cwd=cwd, env=env, capture_output=True, text=True,
                           timeout=300)
+    assert "Traceback" not in proc.stderr + proc.stdout, proc.stderr + proc.stdout
+    return proc
+
+
+def here(*args: str | Path) -> subprocess.CompletedProcess:
+    """The command line in this process (``homer_cli``): for refusals and checks that take a moment."""
+    proc = homer_here(*args)
     assert "Traceback" not in proc.stderr + proc.stdout, proc.stderr + proc.stdout
     return proc
 
@@ -216,7 +224,7 @@ def test_testbed_and_reference_are_byte_identical(runs, sample_seeds):
 
 def test_homer_verify_accepts_the_plus_split(runs):
     folder, _ = runs["a"]
-    proc = homer("verify", folder)
+    proc = here("verify", folder)
     assert proc.returncode == 0, proc.stdout
     assert proc.stdout.count("\nok   plus-") + proc.stdout.startswith("ok   plus-") == 5
     assert "5/5 tasks pass every gate" in proc.stdout
@@ -266,7 +274,7 @@ def test_broken_seeds_are_reported_and_skipped(runs):
     assert "| tasks/2-1/subtasks/1.json | evaluation[0].function | unknown function 'evaluate_moon_phase' |" in card
     info = json.loads((folder / "build.json").read_text(encoding="utf-8"))
     assert info["seeds"] == {"subtask_files": 7, "loaded": 5, "skipped": 2}
-    assert homer("verify", folder).returncode == 0
+    assert here("verify", folder).returncode == 0
 
 
 def test_cli_refusals(runs, tmp_path):
@@ -277,14 +285,13 @@ def test_cli_refusals(runs, tmp_path):
             ("--seeds", tmp_path / "absent", "--out", tmp_path / "y"),
             ("--seeds", SAMPLE, "--out", folder, "--seed", "3"),
             ("--seeds", SAMPLE, "--out", copy_dir, "--seed", "4", "--resume")]
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        procs = list(pool.map(lambda args: homer("regenerate", *args), jobs))
+    procs = [here("regenerate", *args) for args in jobs]
     messages = ["must be offline or llm", "does not exist", "not empty", "built with other settings: --seed: 3 then, 4 now"]
     for proc, message in zip(procs, messages):
         assert proc.returncode == 2 and message in proc.stderr, (message, proc.stdout, proc.stderr)
     assert tree(copy_dir) == tree(folder)
     shutil.rmtree(copy_dir / "tasks" / "plus-2-1-0")  # lose a task: resume redoes exactly that one
-    proc = homer("regenerate", "--seeds", SAMPLE, "--out", copy_dir, "--seed", "3", "--resume")
+    proc = here("regenerate", "--seeds", SAMPLE, "--out", copy_dir, "--seed", "3", "--resume")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert tree(copy_dir) == tree(folder)
 

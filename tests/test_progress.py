@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import subprocess
-import sys
 import time
 from pathlib import Path
+
+from homer_cli import homer_here
 
 from orchestrator.progress import Reporter, mode_for
 
@@ -17,8 +17,7 @@ SAMPLE = ROOT / "datasets" / "officebench-sample"
 
 
 def homer(*args: object) -> subprocess.CompletedProcess:
-    command = [str(Path(sys.executable).parent / "homer"), *map(str, args)]
-    return subprocess.run(command, capture_output=True, text=True, timeout=300, env={**os.environ, "NO_COLOR": "1"})
+    return homer_here(*args)  # off a terminal, as a child process with captured output would be
 
 
 def test_build_progress_in_each_mode(tmp_path):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import signal
@@ -11,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+from homer_cli import homer_here
 
 import harness.runner as runner
 from backends.folder_lock import FolderLock
@@ -141,17 +143,16 @@ def test_ctrl_c_stops_a_build_before_it_finishes_and_resume_finishes_it(tmp_path
     assert len(progress) == done
     assert not (out / ".lock").exists()
     # what reads the half-built dataset says so, and how to finish it
-    stats = subprocess.run([str(HOMER), "stats", str(out)], env=env, capture_output=True, text=True)
+    stats = homer_here("stats", out)
     assert stats.returncode == 0, stats.stderr
     assert stats.stderr.startswith(f"warning: {out}: its build stopped before it finished; "
                                    f"`homer build --out {out} --resume` completes it"), stats.stderr
-    finish = subprocess.run([str(HOMER), "build", "--out", str(out), "--n", "4", "--seed", "5", "--days", "2",
-                             "--utterances", "12", "--resume"], env=env, capture_output=True, text=True)
+    finish = homer_here("build", "--out", out, "--n", "4", "--seed", "5", "--days", "2", "--utterances", "12",
+                        "--resume")
     # a resume with a smaller --n keeps the first n in index order: the same bytes as a fresh 4-task build
     assert finish.returncode == 0, finish.stderr
     assert tree(out) == tree(reference)
-    assert "warning" not in subprocess.run([str(HOMER), "stats", str(out)], env=env, capture_output=True,
-                                           text=True).stderr
+    assert "warning" not in homer_here("stats", out).stderr
 
 
 def test_a_dataset_being_built_is_read_with_a_warning_that_it_is_not_all_there(tmp_path, reference):
@@ -163,7 +164,7 @@ def test_a_dataset_being_built_is_read_with_a_warning_that_it_is_not_all_there(t
     info = json.loads((out / BUILD).read_text())
     (out / BUILD).write_text(json.dumps({**info, "status": "running"}))
     with FolderLock(out, "homer build"):  # this process writes it
-        stats = subprocess.run([str(HOMER), "stats", str(out)], capture_output=True, text=True)
+        stats = homer_here("stats", out)
     assert stats.returncode == 0 and "| apps |" in stats.stdout
     assert stats.stderr == f"warning: {out}: its build is writing it now: these are the tasks so far\n"
     for hostile in ("/dev/zero", "fifo"):  # a lock file that is a link or a pipe says nothing, and never hangs
@@ -171,11 +172,11 @@ def test_a_dataset_being_built_is_read_with_a_warning_that_it_is_not_all_there(t
             os.mkfifo(out / ".lock")
         else:
             (out / ".lock").symlink_to(hostile)
-        stats = subprocess.run([str(HOMER), "stats", str(out)], capture_output=True, text=True, timeout=60)
+        stats = homer_here("stats", out)
         assert "its build stopped before it finished" in stats.stderr, stats.stderr
         (out / ".lock").unlink()
     (out / BUILD).write_text(json.dumps({**info, "status": "incomplete"}))
-    stats = subprocess.run([str(HOMER), "stats", str(out)], capture_output=True, text=True)
+    stats = homer_here("stats", out)
     assert stats.stderr.startswith(f"warning: {out}: its build kept fewer tasks than asked"), stats.stderr
 
 
@@ -229,7 +230,8 @@ def test_eval_resume_recognises_every_state_a_kill_leaves(tmp_path, reference, s
 
 
 def _killed_then_resumed(args: list[str], out: Path, ready) -> subprocess.CompletedProcess:
-    """Start ``homer ARGS --out OUT``, SIGKILL it as soon as ``ready(out)`` holds, then resume it."""
+    """Start ``homer ARGS --out OUT`` as a child process, SIGKILL it as soon as ``ready(out)`` holds,
+    then resume it (in this process: what is checked is what the kill left behind)."""
     proc = subprocess.Popen([str(HOMER), *args, "--out", str(out)], stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 300
@@ -237,8 +239,26 @@ def _killed_then_resumed(args: list[str], out: Path, ready) -> subprocess.Comple
         time.sleep(0.005)
     proc.kill()
     proc.wait()
-    return subprocess.run([str(HOMER), *args, "--out", str(out), "--resume"], capture_output=True, text=True,
-                          timeout=600)
+    _wait_for_the_workers_to_die(out)
+    return homer_here(*args, "--out", out, "--resume")
+
+
+def _wait_for_the_workers_to_die(out: Path) -> None:
+    """The killed command's worker processes hold the folder lock they inherited until the kernel
+    ends them (they die with their parent, a moment later): a user's resume comes after that."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            fd = os.open(out / ".lock", os.O_RDONLY | os.O_NOFOLLOW)
+        except FileNotFoundError:
+            return
+        try:  # a shared lock, let go at once: the file stays as the kill left it
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            time.sleep(0.05)
+        finally:
+            os.close(fd)
 
 
 def _has(*names: str):
@@ -260,8 +280,7 @@ def test_kill_9_at_a_couple_of_points_then_resume_equals_a_clean_run(tmp_path, r
         "eval": (["eval", str(reference), "--agent", "oracle", "--mode", "rag", "--workers", "2"], _rows,
                  [_has("run.json"), _has(PROGRESS, "run.json"), _has("results.jsonl")]),
     }[command]
-    clean = subprocess.run([str(HOMER), *args, "--out", str(tmp_path / "clean")], capture_output=True, text=True,
-                           timeout=600)
+    clean = homer_here(*args, "--out", tmp_path / "clean")
     assert clean.returncode == 0, clean.stderr
     for i, ready in enumerate(points):
         out = tmp_path / f"killed-{i}"

@@ -6,11 +6,11 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from homer_cli import HOMER, homer_here
 
 from backends.llm.client import prompt_tokens
 from harness.context import ContextConfig
@@ -206,8 +206,12 @@ def test_default_profile_accepts_what_the_others_refuse():
 # -- preflight: a run that cannot work fails in seconds, with one line ------------------------------
 
 def homer_cli(*args: object) -> subprocess.CompletedProcess[str]:
-    command = [str(Path(sys.executable).parent / "homer"), *map(str, args)]
-    return subprocess.run(command, capture_output=True, text=True, timeout=120,
+    return homer_here(*args, env={"OPENAI_API_KEY": "sk-wrong"})
+
+
+def homer_child(*args: object) -> subprocess.CompletedProcess[str]:
+    """The console script as a child process (two can wait on a dead endpoint side by side)."""
+    return subprocess.run([str(HOMER), *map(str, args)], check=False, capture_output=True, text=True, timeout=120,
                           env={**os.environ, "OPENAI_API_KEY": "sk-wrong"})
 
 
@@ -222,9 +226,9 @@ def free_port() -> int:
 def test_preflight_refuses_a_dead_endpoint_a_wrong_key_and_an_unknown_model(short, tmp_path):
     dead = f"http://127.0.0.1:{free_port()}/v1"
     with ThreadPoolExecutor(2) as both:  # each waits its 10 s for the server: side by side
-        build_dead = both.submit(homer_cli, "build", "--backend", "llm", "--base-url", dead, "--out", tmp_path / "b",
+        build_dead = both.submit(homer_child, "build", "--backend", "llm", "--base-url", dead, "--out", tmp_path / "b",
                                  "--n", 1)
-        eval_dead = both.submit(homer_cli, "eval", short, "--agent", "llm", "--mode", "long-context", "--base-url",
+        eval_dead = both.submit(homer_child, "eval", short, "--agent", "llm", "--mode", "long-context", "--base-url",
                                 dead, "--out", tmp_path / "e")
         build_dead, eval_dead = build_dead.result(), eval_dead.result()
     for proc in (build_dead, eval_dead):  # a local server may still be starting: asked again for 10 s

@@ -1,4 +1,5 @@
-"""``homer show``: one task readable in the terminal, and the newcomer's one-line errors."""
+"""``homer show``: one task readable in the terminal, and the newcomer's one-line errors (the command
+line run in this process, ``homer_cli``; its help from the console script)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from homer_cli import HOMER, homer_here
 
 from orchestrator.build import build
 from orchestrator.dataset_writer import iter_tasks
@@ -19,8 +21,14 @@ SAMPLE = ROOT / "datasets" / "officebench-sample"
 
 
 def homer(*args: object) -> subprocess.CompletedProcess:
-    command = [str(Path(sys.executable).parent / "homer"), *map(str, args)]
-    proc = subprocess.run(command, capture_output=True, text=True, timeout=120,
+    proc = homer_here(*args)
+    assert "Traceback" not in proc.stdout + proc.stderr, proc.stderr
+    return proc
+
+
+def homer_child(*args: object) -> subprocess.CompletedProcess:
+    """The console script as a child process: the help a terminal shows, from a fresh interpreter."""
+    proc = subprocess.run([str(HOMER), *map(str, args)], check=False, capture_output=True, text=True, timeout=120,
                           env={**os.environ, "NO_COLOR": "1", "COLUMNS": "200"})
     assert "Traceback" not in proc.stdout + proc.stderr, proc.stderr
     return proc
@@ -116,7 +124,7 @@ def test_resume_names_the_settings_that_differ(tmp_path):
 
 
 def test_help_is_plain_and_loads_no_file_format_library():
-    proc = homer("--help")
+    proc = homer_child("--help")
     assert proc.returncode == 0 and "<bool>" not in proc.stdout
     # how fast it starts is measured by bench/cli_start.py; what it must not import is checked here
     probe = subprocess.run([sys.executable, "-c", "import sys; sys.argv = ['homer', '--help']\n"
@@ -125,12 +133,12 @@ def test_help_is_plain_and_loads_no_file_format_library():
                             "print(sorted(m for m in ('openpyxl', 'docx', 'pypdf', 'fpdf', 'icalendar', 'langgraph', "
                             "'openai') if m in sys.modules))"], capture_output=True, text=True, timeout=60)
     assert probe.stdout.strip().splitlines()[-1] == "[]", probe.stdout + probe.stderr
-    flags = homer("build", "--help").stdout
+    flags = homer_child("build", "--help").stdout
     assert "--resume " in flags and "<bool>" not in flags
-    assert homer("build", "-h").stdout == flags and homer("-h").stdout == proc.stdout
-    version = homer("--version")
+    assert homer_child("build", "-h").stdout == flags and homer_child("-h").stdout == proc.stdout
+    version = homer_child("--version")
     assert version.returncode == 0 and version.stdout.startswith("homer (homeragents) ")
-    assert "--mode <str>" in homer("eval", "-h").stdout and "[required]" not in homer("eval", "-h").stdout.split(
+    assert "--mode <str>" in homer_child("eval", "-h").stdout and "[required]" not in homer_child("eval", "-h").stdout.split(
         "--mode")[1].split("--")[0]  # --mode defaults to long-context, as probe's does
 
 
