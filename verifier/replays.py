@@ -53,7 +53,7 @@ class Replays:
         return Workspace(root, now=self.now, trusted=True)
 
     def _copy(self, root: Path) -> None:
-        Workspace(self.testbed, now=self.now, trusted=True)  # the same checks of the root as a plain copy
+        self.testbed = Workspace(self.testbed, now=self.now, trusted=True).root  # its checks, as a plain copy's
         tree = copy_tree(self.testbed, root, link=True)
         self._folders = ["/".join(parts) for parts in tree.folders]
         self._files = {}
