@@ -20,7 +20,14 @@ without the disk). ``--ray`` also builds the same N tasks with ``--executor ray`
 instance with the same workers) and prints both wall times and whether the two datasets are the
 same bytes.
 
-Run: ``python bench/build.py [--n 200] [--workers 2] [--profile-n 40] [--dir DIR] [--ray]``.
+``--against TREE`` compares two versions in the same minutes: it runs the build of ``--n`` tasks
+``--rounds`` times for each, alternating this tree and ``TREE`` (another checkout: its packages come
+first on ``PYTHONPATH``), each in a fresh process, and prints every run's CPU time per verified task
+and the medians; ``--together`` starts each pair at the same moment, so both share whatever else
+loads the machine. ``--profile-n 0`` skips the profile.
+
+Run: ``python bench/build.py [--n 200] [--workers 2] [--profile-n 40] [--dir DIR] [--ray]
+[--against TREE [--rounds 3] [--together]]``.
 """
 
 from __future__ import annotations
@@ -30,8 +37,11 @@ import cProfile
 import hashlib
 import os
 import pstats
+import re
 import resource
 import shutil
+import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -99,6 +109,50 @@ def _digest(folder: Path) -> str:
     return digest.hexdigest()
 
 
+_FIGURES = re.compile(r"throughput: ([\d.]+) verified.*?CPU time of the build's processes: ([\d.]+) s, (\d+) ms per "
+                      r"verified task.*?parent ([\d.]+) s", re.DOTALL)
+
+
+def _run_tree(tree: Path, args: argparse.Namespace) -> subprocess.Popen:
+    """This script's build alone (no profile) in a fresh process, with ``tree``'s packages first."""
+    command = [sys.executable, str(Path(__file__).resolve()), "--n", str(args.n), "--workers", str(args.workers),
+               "--seed", str(args.seed), "--profile-n", "0", *(["--dir", str(args.dir)] if args.dir else [])]
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    return subprocess.Popen(command, cwd=tree, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def _figures(tree: Path, process: subprocess.Popen) -> tuple[float, float, float]:
+    """(tasks/s, CPU ms per verified task, parent CPU s) of a finished run; exits naming the tree if it failed."""
+    out, _ = process.communicate()
+    found = _FIGURES.search(out)
+    if process.returncode or not found:
+        sys.exit(f"{tree}: the build failed:\n{out[-2000:]}")
+    return float(found.group(1)), float(found.group(3)), float(found.group(4))
+
+
+def compare(args: argparse.Namespace) -> None:
+    """``--against``: both versions' builds, alternated (or side by side with ``--together``)."""
+    trees = {"this tree": Path(__file__).resolve().parent.parent, "against": args.against.resolve()}
+    runs: dict[str, list[tuple[float, float, float]]] = {name: [] for name in trees}
+    for round_ in range(args.rounds):
+        order = list(trees) if round_ % 2 == 0 else list(trees)[::-1]
+        load = os.getloadavg()[0]
+        if args.together:
+            started = {name: _run_tree(trees[name], args) for name in order}
+            done = {name: _figures(trees[name], process) for name, process in started.items()}
+        else:
+            done = {name: _figures(trees[name], _run_tree(trees[name], args)) for name in order}
+        for name in order:
+            runs[name].append(done[name])
+            rate, ms, parent = done[name]
+            print(f"round {round_ + 1} {name:9} {trees[name]}: {ms:.0f} ms CPU per verified task "
+                  f"(parent {parent:.2f} s), {rate:.1f} tasks/s, load average {load:.1f}")
+    for name, figures in runs.items():
+        ms = statistics.median(f[1] for f in figures)
+        print(f"median {name:9}: {ms:.0f} ms CPU per verified task, at most {args.workers * 1000 / ms:.1f} tasks/s "
+              f"on {args.workers} idle cores; {statistics.median(f[0] for f in figures):.1f} tasks/s measured")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=200)
@@ -107,7 +161,13 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--dir", type=Path, default=None, help="Build under this folder (default: the temp folder)")
     parser.add_argument("--ray", action="store_true", help="Also build with --executor ray and compare")
+    parser.add_argument("--against", type=Path, default=None, help="Compare with the checkout TREE (see above)")
+    parser.add_argument("--rounds", type=int, default=3, help="With --against: builds per version")
+    parser.add_argument("--together", action="store_true", help="With --against: run each pair at once")
     args = parser.parse_args()
+    if args.against is not None:
+        compare(args)
+        return
     tmp = Path(tempfile.mkdtemp(prefix="bench-build-", dir=args.dir))
     try:
         config = BuildConfig(seed=args.seed)
@@ -144,6 +204,8 @@ def main() -> None:
             print(f"ray executor: {on_ray:.2f} s (+{started:.1f} s to start Ray) vs local {elapsed:.2f} s; "
                   f"same bytes: {'yes' if same else 'NO'}")
 
+        if args.profile_n < 1:
+            return
         profiler = cProfile.Profile()
         start = time.perf_counter()
         profiler.enable()

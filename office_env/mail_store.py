@@ -103,7 +103,7 @@ def deliver(ws: Workspace, sender: str, recipient: str, subject: str, body: str)
     sender_box = ws.check_user(sender, field="sender")
     recipient_box = ws.check_user(recipient, field="recipient")
     when = ws.now or datetime.now().replace(microsecond=0)
-    data = eml_io.build(sender, recipient, subject, body, when)
+    data = eml_io.remembered_build(sender, recipient, subject, body, when)
     if len(data) > MAX_MAIL_BYTES:
         raise OfficeError(f"content: the message would be {size_text(len(data))}, over the "
                           f"{size_text(MAX_MAIL_BYTES)} limit for one message")

@@ -26,6 +26,7 @@ from typing import Any, Callable
 from backends.dataset_reader import ensure_writable_folder
 from backends.folder_lock import LOCK_NAME, FolderBusy, FolderLock
 from backends.llm.usage import COUNTERS
+from backends.tokens import counter_name
 from backends.scratch import claim_work_folder, release_work_folder
 from backends.workers import Budget, JobFailure, run_jobs
 from generators.bank_check import check_banks
@@ -325,10 +326,9 @@ def run_attempt(out: str, config: BuildConfig, index: int, work: str) -> dict[st
         record = outcome["record"]
         summary.update(staged=outcome["staged"], family=record["family"], app_count=record["app_count"],
                        keys=duplicate_keys(record), words=near_words(record))
-        # the card's per-task figures, from the task.json the card would read (the parent only sums them)
-        written = _own_record(Path(outcome["staged"]))
-        if written is not None:
-            summary[CUES] = record_cues(written)
+        # the card's per-task figures (the parent only sums them), from the record as its task.json holds
+        # it: a record of JSON types only (lists, string keys), so reading the file back would give it again
+        summary[CUES] = record_cues(record)
     return summary
 
 
@@ -571,6 +571,7 @@ def _build_locked(out: Path, n: int, config: BuildConfig, workers: int, resume: 
         if previous.get("accepted", 0) == n and is_consistent(out):
             return BuildSummary(out, n, previous.get("attempts", 0), Counter(previous.get("drops", {})))
     done = _prepare(out, config, resume)
+    _before_fork(config, workers, where[0])
     cues: dict[int, dict[str, Any]] = {}  # per accepted attempt, its card figures (record_cues)
     work = claim_work_folder()  # worlds and the gates' copies: see backends.scratch
     try:
@@ -638,6 +639,17 @@ def _build_locked(out: Path, n: int, config: BuildConfig, workers: int, resume: 
     finally:
         release_work_folder(work)
     return _finalize(out, n, config, done, summary, cues)
+
+
+def _before_fork(config: BuildConfig, workers: int, executor: str) -> None:
+    """Load in the parent what every forked worker would load for itself: the tokenizer's vocabulary
+    (half a second of CPU per process; the parent reads it for the card anyway) and, offline, the
+    task graph. A model client is left to each worker: its connections are not shared."""
+    if workers < 2 or executor != "local":
+        return
+    counter_name()
+    if config.backend != "llm":
+        _graph(config)
 
 
 def _drop_rate(done: dict[int, dict[str, Any]]) -> float:

@@ -201,9 +201,15 @@ class Strata:
         self.counts, self.weights = mix(config)
         self.seed = config.seed
         self.quota = quotas(self.seed, self.counts, self.weights, n)
+        self._schedule: list[int] = []  # the memoised schedule (``_drawn``), read without its checks
 
     def count_of(self, index: int) -> int:
-        return _app_count(self.seed, index, self.counts, self.weights)
+        """The app count of attempt ``index`` (a build asks for each many times: a list look-up)."""
+        if index < len(self._schedule):
+            return self._schedule[index]
+        count = _app_count(self.seed, index, self.counts, self.weights)
+        self._schedule = _drawn(self.seed, self.counts, self.weights, index + 1)[0]
+        return count
 
     def keep(self, accepted: list[int]) -> list[int]:
         """The kept ones of ``accepted`` (in index order, duplicates already left out)."""

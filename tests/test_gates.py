@@ -19,6 +19,7 @@ from orchestrator.dataset_writer import LoadedTask, iter_tasks
 from orchestrator.roles import BuildConfig
 from verifier.dialogue_rules import find_mark_problems, mark_problems, marked_turns
 from verifier.gates import GATES, _replay, _replay_state, run_gates, task_now
+from verifier.replays import COPY_NAME
 
 VALUE_KEYS = ("value", "text", "content", "summary")
 
@@ -161,9 +162,9 @@ def test_replays_of_a_trusted_world_link_its_files_and_never_change_them(tasks, 
         scratch.mkdir()
         results = run_gates(t.record, world, t.reference, scratch=scratch, trusted=True)
         assert not failing(results), {k: r.detail for k, r in results.items() if not r.passed}
-        linked = [p for p in (scratch / "oracle").rglob("*") if p.is_file() and p.stat().st_nlink > 1]
+        linked = [p for p in (scratch / COPY_NAME).rglob("*") if p.is_file() and p.stat().st_nlink > 1]
         seen_links.append(len(linked))
-        assert any(seen_links), "the oracle's scratch copy shares no file with the world"
+        assert any(seen_links), "the replays' scratch copy shares no file with the world"
         assert before.diff(Snapshot.of(world)).empty
         shutil.rmtree(scratch)
         assert all(p.stat().st_nlink == 1 for p in world.rglob("*") if p.is_file())
@@ -399,6 +400,38 @@ def test_a_near_miss_without_a_plan_is_caught(dynamic_tasks):
         in results["distractors_bite"].detail
 
 
+def test_one_reused_replay_copy_gives_the_verdicts_of_a_copy_per_replay(dynamic_tasks, tmp_path, monkeypatch):
+    """The gates' replays share one copy, put back between replays (``verifier.replays``): every gate
+    says what it says with a fresh copy per replay, on passing tasks and on broken ones."""
+    import functools
+    import shutil
+
+    import verifier.gates as gates_module
+    from verifier.replays import Replays
+
+    refusing = ("evaluate_email_not_sent", "evaluate_calendar_no_event")
+    cases = []
+    for t in dynamic_tasks:
+        lazy = copy.deepcopy(t.record)  # the misreading writes what the oracle writes: it passes
+        next(m for m in lazy["misreadings"] if m["dynamic"] == "superseded")["plan"] = copy.deepcopy(lazy["oracle"])
+        unguarded = copy.deepcopy(t.record)  # a hedge nothing refuses
+        unguarded["evaluation"] = [e for e in unguarded["evaluation"] if e["function"] not in refusing]
+        cases += [(t, t.record), (t, lazy), (t, unguarded)]
+    verdicts = {}
+    for reuse in (True, False):
+        monkeypatch.setattr(gates_module, "Replays", functools.partial(Replays, reuse=reuse))
+        found = []
+        for i, (t, record) in enumerate(cases):
+            world = tmp_path / f"world-{reuse}-{i}"
+            shutil.copytree(t.testbed, world)
+            results = run_gates(copy.deepcopy(record), world, t.reference, scratch=tmp_path / f"s-{reuse}-{i}",
+                                trusted=True)
+            found.append({name: (r.passed, r.skipped, r.detail) for name, r in results.items()})
+        verdicts[reuse] = found
+    assert verdicts[True] == verdicts[False]
+    assert any(not passed for case in verdicts[True] for passed, _, _ in case.values())  # some gate fails
+
+
 def test_a_history_without_dynamics_skips_the_bite_gates(tasks):
     for t in tasks:
         record = copy.deepcopy(t.record)
@@ -421,8 +454,8 @@ def test_a_build_drops_a_task_its_trace_refuses_without_replaying_its_plans(task
     record["evaluation"] = [{"function": "evaluate_file_exist",
                              "args": {"file": existing.relative_to(task.testbed).as_posix()}}]
     replays = []
-    real = gates_module._replay
-    monkeypatch.setattr(gates_module, "_replay", lambda *a, **k: replays.append(a[4]) or real(*a, **k))
+    real = gates_module.Replays.workspace
+    monkeypatch.setattr(gates_module.Replays, "workspace", lambda self, name: replays.append(name) or real(self, name))
     early = run_gates(record, task.testbed, task.reference, drop_early=True)
     assert tuple(early) == GATES and not early["criteria_traced"].passed and replays == []
     assert [name for name, r in early.items() if not r.passed] == ["criteria_traced"]

@@ -49,7 +49,7 @@ import jsonschema_rs
 from jsonschema import Draft202012Validator
 
 from backends.dataset_reader import task_day_first, task_now
-from office_env import OfficeError, Workspace, default_registry, evaluate_criteria, validate_criteria
+from office_env import OfficeError, Workspace, evaluate_criteria, validate_criteria
 from office_env.evaluation.contradictions import contradictions
 from office_env.evaluation.reference_state import EXACT, apply_reference
 from office_env.limits import MAX_SCHEMA_ERRORS
@@ -63,6 +63,7 @@ from verifier.answer_forms import answer_form_plans
 from verifier.gate_result import GateResult
 from verifier.paste_plan import is_forward, paste_plan
 from verifier.dialogue_rules import mark_problems, marked_turns
+from verifier.replays import Replays
 from verifier.trace import OfficeText, office_text, trace_task
 
 SCHEMA_DIR = Path(__file__).resolve().parent / "schemas"
@@ -142,7 +143,7 @@ def evidence_gate(record: dict[str, Any]) -> GateResult:
 
 
 def misreading_gate(record: dict[str, Any], dynamic: str, testbed: Path, reference: Path | None, now: datetime,
-                    work: Path, trusted: bool = False) -> GateResult:
+                    work: Path, trusted: bool = False, replays: Replays | None = None) -> GateResult:
     """Each ``misreadings`` plan of kind ``dynamic`` (the oracle with an earlier or a near-miss
     value in place of the final one) fails the criteria, so taking the first mention or the
     near-miss costs the task; so does hedging, doing the oracle's work and the misreading's too
@@ -158,8 +159,9 @@ def misreading_gate(record: dict[str, Any], dynamic: str, testbed: Path, referen
         return GateResult(True, NO_ORACLE, skipped=True)
     covered = {(m["memory"], m["value"]) for m in plans}
     problems = [f"{mid}: no misreading plan for the {word} {value!r}" for mid, value in said if (mid, value) not in covered]
+    replays = replays or Replays(testbed, now, work, trusted)
     for index, m in enumerate(plans):
-        ws = _replay_state(testbed, m["plan"], now, work, f"misread-{dynamic}-{index}", trusted)
+        ws = replays.state(m["plan"], f"misread-{dynamic}-{index}")
         if evaluate_criteria(ws, record["evaluation"], reference, day_first=task_day_first(record)).passed:
             problems.append(f"{m['memory']}: taking the {word} {m['value']!r} still passes the criteria")
             continue
@@ -167,8 +169,7 @@ def misreading_gate(record: dict[str, Any], dynamic: str, testbed: Path, referen
         hedge = hedged_plan(oracle, [ToolCall.from_dict(c) for c in m["plan"]], str(m["value"]))
         if hedge == oracle:
             continue  # nothing the misreading writes can stand beside the right work
-        ws = _replay_state(testbed, [{"tool": c.tool, "args": c.args} for c in hedge], now, work,
-                           f"hedge-{dynamic}-{index}", trusted)
+        ws = replays.state([{"tool": c.tool, "args": c.args} for c in hedge], f"hedge-{dynamic}-{index}")
         if evaluate_criteria(ws, record["evaluation"], reference, day_first=task_day_first(record)).passed:
             problems.append(f"{m['memory']}: hedging, with the {word} {m['value']!r} beside the final value, "
                             "still passes the criteria")
@@ -178,7 +179,7 @@ def misreading_gate(record: dict[str, Any], dynamic: str, testbed: Path, referen
 
 
 def answer_forms_gate(record: dict[str, Any], testbed: Path, reference: Path | None, now: datetime, work: Path,
-                      trusted: bool = False) -> GateResult:
+                      trusted: bool = False, replays: Replays | None = None) -> GateResult:
     """The oracle with its prose written the ways people write dates, times and amounts
     (``verifier.answer_forms``: "Monday 7 April", "2 pm", "1,374.45") still passes the criteria:
     a check that only takes the oracle's own spelling would fail right answers."""
@@ -190,8 +191,9 @@ def answer_forms_gate(record: dict[str, Any], testbed: Path, reference: Path | N
     if not _prose_needs_figures(record["evaluation"]):  # the rewriting changes nothing a check reads
         return GateResult(True, "no check of the prose reads a date, a time or an amount", skipped=True)
     problems = []
+    replays = replays or Replays(testbed, now, work, trusted)
     for form, plan in plans:
-        ws = _replay_state(testbed, plan, now, work, f"answer-{form}", trusted)
+        ws = replays.state(plan, f"answer-{form}")
         report = evaluate_criteria(ws, record["evaluation"], reference, day_first=task_day_first(record))
         if not report.passed:
             problems.append(f"written as {form}: " + "; ".join(r.reason for r in report.failures())[:200])
@@ -240,7 +242,7 @@ def _found_not_read(record: dict[str, Any]) -> bool:
 
 
 def paste_gate(record: dict[str, Any], testbed: Path, reference: Path | None, now: datetime, work: Path,
-               observations: list[str], trusted: bool = False) -> GateResult:
+               observations: list[str], trusted: bool = False, replays: Replays | None = None) -> GateResult:
     """A task whose answer is a finding (a check of its prose needs a worked-out value) fails when
     everything the oracle read is pasted in place of the answer (``verifier.paste_plan``)."""
     if not record.get("oracle"):
@@ -252,7 +254,7 @@ def paste_gate(record: dict[str, Any], testbed: Path, reference: Path | None, no
     plan = paste_plan(record["oracle"], observations)
     if plan is None:
         return GateResult(True, "the oracle reads nothing or writes no prose", skipped=True)
-    ws = _replay_state(testbed, plan, now, work, "paste", trusted)
+    ws = (replays or Replays(testbed, now, work, trusted)).state(plan, "paste")
     if evaluate_criteria(ws, record["evaluation"], reference, day_first=task_day_first(record)).passed:
         return GateResult(False, "pasting everything the oracle read in place of its answer passes the criteria")
     return GateResult(True, "a paste of the sources fails the criteria")
@@ -322,28 +324,14 @@ def reference_gate(record: dict[str, Any], testbed: Path, reference: Path | None
 
 def _replay(testbed: Path, plan: list[dict[str, Any]], now: datetime, scratch: Path, name: str,
             trusted: bool = False):
-    ws = Workspace(testbed, now=now, trusted=trusted).copy_to(scratch / name, link=True)
-    results = default_registry().run(ws, [(c["tool"], c["args"]) for c in plan])
-    return ws, results
+    """``plan`` run on a copy of ``testbed`` of its own: the workspace it leaves and every result."""
+    return Replays(testbed, now, scratch, trusted, reuse=False).run(plan, name)
 
 
 def _replay_state(testbed: Path, plan: list[dict[str, Any]], now: datetime, scratch: Path, name: str,
                   trusted: bool = False) -> Workspace:
-    """The workspace ``plan`` leaves, for a gate that reads no observation: the calls of tools that
-    only read are left out (they change no file), and the calls between two of them run as one
-    stretch, so a batch (cells of one sheet) is the batch the whole plan makes."""
-    ws = Workspace(testbed, now=now, trusted=trusted).copy_to(scratch / name, link=True)
-    registry = default_registry()
-    stretch: list[tuple[Any, Any]] = []
-    for call in plan:
-        if not registry.only_reads(call["tool"]):
-            stretch.append((call["tool"], call["args"]))
-        elif stretch:
-            registry.run(ws, stretch)
-            stretch = []
-    if stretch:
-        registry.run(ws, stretch)
-    return ws
+    """The workspace ``plan`` leaves on a copy of its own (see ``Replays.state``)."""
+    return Replays(testbed, now, scratch, trusted, reuse=False).state(plan, name)
 
 
 def run_gates(record: dict[str, Any], testbed: Path, reference: Path | None = None,
@@ -387,20 +375,21 @@ def run_gates(record: dict[str, Any], testbed: Path, reference: Path | None = No
             results["fails_untouched"] = GateResult(False, str(exc))
         if "reference_passes" in names:
             results["reference_passes"] = reference_gate(record, testbed, reference, now, work, trusted)
+        replays = Replays(testbed, now, work, trusted)
         if record.get("oracle"):
-            ws, calls = _replay(testbed, record["oracle"], now, work, "oracle", trusted)
+            ws, calls = replays.run(record["oracle"], "oracle")
             failed = [f"{c.tool}: {c.observation}" for c in calls if not c.ok]
             report = evaluate_criteria(ws, criteria, reference, day_first=day_first)
             ok = report.passed and not failed
             detail = "oracle plan passes" if ok else "; ".join(failed + [r.reason for r in report.failures()])[:500]
             results["oracle_passes"] = GateResult(ok, detail)
-            ws_base = _replay_state(testbed, record.get("baseline", []), now, work, "baseline", trusted)
+            ws_base = replays.state(record.get("baseline", []), "baseline")
             base = evaluate_criteria(ws_base, criteria, reference, day_first=day_first)
             results["baseline_fails"] = GateResult(
                 not base.passed, "intent-only baseline fails" if not base.passed else "intent-only baseline passes")
             if "findings_not_pastes" in names:
                 results["findings_not_pastes"] = paste_gate(record, testbed, reference, now, work,
-                                                             [c.observation for c in calls], trusted)
+                                                             [c.observation for c in calls], trusted, replays)
         elif record["split"] == "plus" or record["provenance"].get("backend") == "llm":
             # a seed task or a model-written task may come without a plan: the harness decides
             results["oracle_passes"] = GateResult(True, NO_ORACLE, skipped=True)
@@ -412,9 +401,11 @@ def run_gates(record: dict[str, Any], testbed: Path, reference: Path | None = No
             results.setdefault("findings_not_pastes", GateResult(True, NO_ORACLE, skipped=True))
         results.update(first)
         if "answer_forms" in names:
-            results["answer_forms"] = answer_forms_gate(record, testbed, reference, now, work, trusted)
-        results["corrections_bite"] = misreading_gate(record, "superseded", testbed, reference, now, work, trusted)
-        results["distractors_bite"] = misreading_gate(record, "distractor", testbed, reference, now, work, trusted)
+            results["answer_forms"] = answer_forms_gate(record, testbed, reference, now, work, trusted, replays)
+        results["corrections_bite"] = misreading_gate(record, "superseded", testbed, reference, now, work, trusted,
+                                                      replays)
+        results["distractors_bite"] = misreading_gate(record, "distractor", testbed, reference, now, work, trusted,
+                                                      replays)
         if "solvability" in names or "leakage" in names:
             results.update(agent_gates(record, testbed, reference, work, agents, names, trusted))
         if "judges" in names:

@@ -20,6 +20,7 @@ from docx.opc.constants import RELATIONSHIP_TYPE as RT
 from docx.oxml.ns import qn
 
 from office_env.errors import CorruptFileError
+from office_env.formats.built import remembered
 from office_env.formats.ooxml import DEFAULT_STAMP, open_package, read_member, reproducible_zip, stored_copy
 from office_env.formats.read_cache import cached_read
 
@@ -142,6 +143,15 @@ def to_bytes(document: DocumentObject, stamp: datetime | None = None) -> bytes:
     with reproducible_zip(stamp):
         document.save(buffer)
     return buffer.getvalue()
+
+
+@remembered  # a task's replays write the same document again (see office_env.formats.built)
+def written(text: str, stamp: datetime | None = None) -> bytes:
+    """A new document whose paragraphs are the lines of ``text`` (an empty text: one empty
+    paragraph), as the word tool writes it."""
+    document = new_document(stamp)
+    add_paragraphs(document, text)
+    return to_bytes(document, stamp)
 
 
 def build(text: str, stamp: datetime | None = None) -> bytes:

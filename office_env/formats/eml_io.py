@@ -27,6 +27,7 @@ from typing import Any
 
 from office_env.errors import CorruptFileError
 from office_env.formats.bounded import read_bytes
+from office_env.formats.built import remembered
 from office_env.formats.read_cache import cached_read
 from office_env.formats.text import check_line
 from office_env.limits import MAX_HEADER_CHARS, MAX_MAIL_BYTES
@@ -113,6 +114,10 @@ def build(sender: str, recipient: str, subject: str, body: str, when: datetime,
     message["Message-ID"] = f"<{digest[:20]}@{MAIL_DOMAIN}>"
     message.set_content(body)
     return message.as_bytes()
+
+
+# the office tools' mails: a task's replays send the same mail again (see office_env.formats.built)
+remembered_build = remembered(build)
 
 
 def _header(message: Message, name: str) -> str:

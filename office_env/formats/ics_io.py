@@ -17,6 +17,7 @@ import icalendar
 
 from office_env.errors import CorruptFileError
 from office_env.formats.bounded import read_bytes
+from office_env.formats.built import remembered
 from office_env.formats.ooxml import DEFAULT_STAMP
 from office_env.formats.read_cache import cached_read, remember
 from office_env.limits import MAX_ICS_BYTES
@@ -90,10 +91,16 @@ def remember_added(path: Path, before: list[CalendarEvent], added: bytes) -> Non
     """``path`` was just written by ``with_event`` from a calendar whose events were ``before``,
     with the VEVENT ``added``: its events are those plus the added one read on its own (it carries
     no TZID, so the rest of the file cannot change how it reads), in the order a full parse gives."""
-    alone = icalendar.Calendar.from_ical(b"BEGIN:VCALENDAR\r\n" + added + _END + b"\r\n")
-    events = before + events_of(alone, str(path))
+    events = before + list(_events_alone(added))
     events.sort(key=lambda e: (e.start, e.end, e.summary))  # stable: the added event last among equals
     remember("ics", path, tuple(events))
+
+
+@remembered  # a task's replays add the same event again (office_env.formats.built)
+def _events_alone(added: bytes) -> tuple[CalendarEvent, ...]:
+    """The events of a VEVENT ``with_event`` made, read on its own."""
+    alone = icalendar.Calendar.from_ical(b"BEGIN:VCALENDAR\r\n" + added + _END + b"\r\n")
+    return tuple(events_of(alone, "the added event"))
 
 
 def new_calendar() -> icalendar.Calendar:
@@ -128,13 +135,19 @@ def with_event(data: bytes, event: CalendarEvent, owner: str, stamp: datetime | 
     tail = data.rstrip()
     if not tail.endswith(_END):
         return None
-    holder = icalendar.Calendar()
-    add_event(holder, event, owner, stamp)
     head = tail[: -len(_END)]
     if not head.endswith(b"\n"):
         return None
-    added = holder.subcomponents[0].to_ical()
+    added = _event_bytes(owner, stamp, event.summary, event.start, event.end, event.location, event.description)
     return head + added + _END + b"\r\n", added
+
+
+@remembered  # a task's replays add the same event again (office_env.formats.built)
+def _event_bytes(owner: str, stamp: datetime | None, *fields: object) -> bytes:
+    """The VEVENT ``add_event`` writes for the event of ``fields`` (``CalendarEvent``'s, in order)."""
+    holder = icalendar.Calendar()
+    add_event(holder, CalendarEvent(*fields), owner, stamp)  # type: ignore[arg-type]
+    return holder.subcomponents[0].to_ical()
 
 
 def remove_events(calendar: icalendar.Calendar, summary: str) -> int:

@@ -26,6 +26,7 @@ from pypdf.errors import LimitReachedError
 
 from office_env.errors import CorruptFileError, OfficeError
 from office_env.formats.bounded import read_bytes, size_text
+from office_env.formats.built import remembered
 from office_env.formats.ooxml import DEFAULT_STAMP
 from office_env.formats.read_cache import cached_read
 from office_env.limits import MAX_PDF_CONTENT_BYTES, MAX_PDF_PAGES, MAX_PDF_STREAM_BYTES, MAX_TEXT_CHARS
@@ -81,6 +82,10 @@ def build(text: str, title: str | None = None, stamp: datetime | None = None) ->
         if pdf.page > MAX_PDF_PAGES:
             raise OfficeError(f"{label}: the text needs more than {MAX_PDF_PAGES} PDF pages (the PDF limit)")
     return bytes(pdf.output())
+
+
+# the office tools' conversions: a task's replays convert the same text again (office_env.formats.built)
+remembered_build = remembered(build)
 
 
 def _wrap(pdf: FPDF, line: str, width: float) -> list[str]:

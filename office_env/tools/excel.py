@@ -135,6 +135,6 @@ def convert_to_pdf(ws: Workspace, file_path: str, output_path: str | None = None
     lines = [" | ".join("" if v is None else str(v) for v in row) for row in sheet.rows]
     if not sheet.complete:
         lines.append(f"[only the first {len(sheet.rows):,} rows and {len(sheet.rows[0]):,} columns of a larger sheet]")
-    write(ws, out, pdf_io.build("\n".join(lines), title=file_path, stamp=ws.now), "output_path")
+    write(ws, out, pdf_io.remembered_build("\n".join(lines), title=file_path, stamp=ws.now), "output_path")
     suffix = "" if sheet.complete else f" (only its first {len(sheet.rows):,} rows and {len(sheet.rows[0]):,} columns)"
     return f"Converted {file_path} to {out}{suffix}."

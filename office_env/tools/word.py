@@ -47,10 +47,11 @@ def write_to_file(ws: Workspace, file_path: str, content: str, mode: str = "over
     check_xml_text(content, "content", "a Word document")
     if mode == "append" and path.exists():
         document = docx_io.load(path, file_path)
+        docx_io.add_paragraphs(document, content)
+        data = docx_io.to_bytes(document, ws.now)
     else:
-        document = docx_io.new_document(ws.now)
-    docx_io.add_paragraphs(document, content)
-    write(ws, file_path, docx_io.to_bytes(document, ws.now), "file_path")
+        data = docx_io.written(content, ws.now)
+    write(ws, file_path, data, "file_path")
     verb = "Appended to" if mode == "append" else "Wrote"
     return f"{verb} {file_path} ({len(content.splitlines()) or 1} paragraph(s))."
 
@@ -62,5 +63,5 @@ def convert_to_pdf(ws: Workspace, file_path: str, output_path: str | None = None
     out = target_path(file_path, output_path, ".pdf")
     resolve(ws, out, "output_path")
     text = docx_io.read_text(path, file_path)
-    write(ws, out, pdf_io.build(text, title=file_path, stamp=ws.now), "output_path")
+    write(ws, out, pdf_io.remembered_build(text, title=file_path, stamp=ws.now), "output_path")
     return f"Converted {file_path} to {out}."

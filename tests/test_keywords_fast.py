@@ -1,0 +1,91 @@
+"""The text patterns of ``office_env.evaluation.keywords`` are written for speed (what they must
+match first, the look behind after it): each finds exactly what its plain form finds."""
+
+from __future__ import annotations
+
+import random
+import re
+
+import pytest
+
+import office_env.evaluation.keywords as kw
+
+MONTH = (r"(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)(?:(?<=jan)uary|(?<=feb)ruary|(?<=mar)ch|(?<=apr)il"
+         r"|(?<=jun)e|(?<=jul)y|(?<=aug)ust|(?<=sep)t(?:ember)?|(?<=oct)ober|(?<=nov)ember|(?<=dec)ember)?\.?(?![a-z])")
+PLAIN = {  # the patterns as first written: a look behind, then what they match
+    "_THOUSANDS_RE": r"(?<=\d),(?=\d{3}(?!\d))",
+    "_TEXT_NUMBER_RE": r"(?<![\d.])\d+(?:\.\d+)?(?![\d])",
+    "_TEXT_CLOCK_RE": r"(?<![\d:])(\d{1,2}):(\d{2})(?![\d])(?!\s?[ap]\.?m\b)",
+    "_TEXT_12H_RE": r"(?<![\d:])(\d{1,2})(?::(\d{2}))?\s?([ap])\.?m\b",
+    "_TEXT_DAY_MONTH_RE": rf"(?<!\d)(\d{{1,2}})(?:st|nd|rd|th)?\s(?:of\s)?{MONTH},?\s(\d{{4}})(?![\d.,]\d)(?!\d)",
+    "_TEXT_MONTH_DAY_RE": rf"\b{MONTH}\s(\d{{1,2}})(?:st|nd|rd|th)?,?\s(\d{{4}})(?![\d.,]\d)(?!\d)",
+    "_TEXT_ISO_DATE_RE": r"(?<!\d)(\d{4})-(\d{2})-(\d{2})(?!\d)",
+    "_TEXT_NUMERIC_DATE_RE": r"(?<![\d./-])(\d{1,2})([/.-])(\d{1,2})\2(\d{4}|\d{2})(?![\d./-]\d|\d)",
+    "_CONTINENTAL_RE": r"(?<![\d.,])(\d{1,3}(?:\.\d{3})+),(\d{1,2})(?![\d.,]\d|\d)",
+    "_ANY_CLOCK_RE": r"(?<![\d:])\d{1,2}:\d{2}(?::\d{2})?(?![\d])",
+}
+SPELLED = re.compile(rf"(?<![\w-])(?:({'|'.join(kw._TENS)})(?:[- ]({'|'.join(kw._UNITS[1:10])}))?|({'|'.join(kw._UNITS)}))"
+                     r"(?![\w-])", re.IGNORECASE)
+PIECES = ["1", "4", "12", "31", "2024", "05", "2025-03-31", "18/12/2024", "12.18.24", "1.200,50", "12,500", "3.5",
+          "14:00", "9:30", "10:00:15", "-", "/", ".", ",", ":", "march", "mar", "mar.", "Mar", "sept", "may", "dec",
+          "december", "marketing", "wednesday", "wed", "tues", "the", "of", "st", "th", "nd", "pm", "p.m.", "am", "a",
+          "noon", "twenty", "twenty-one", "one", "five", "ſeven", "Ten", "NINETY", "x", "ab", "é", "_", "\n", "\t",
+          "18 december 2024", "dec. 18th, 2024", "3rd of may 2025", "may 12 2025", "March 4, 2024", "wed 18th of dec",
+          "sept 3rd", "4:30 pm", "12 may be", "1.200.300,5"]
+
+
+def texts(count: int = 4000, seed: int = 11) -> list[str]:
+    rng = random.Random(seed)
+    out = []
+    for _ in range(count):
+        words = [rng.choice(PIECES) for _ in range(rng.randint(1, 24))]
+        out.append("".join(w + rng.choice(["", " ", " ", "  ", ", ", "-"]) for w in words))
+    return out + [kw.normalize(t) for t in out[:1000]]
+
+
+@pytest.fixture(scope="module")
+def corpus() -> list[str]:
+    return texts()
+
+
+@pytest.mark.parametrize("name", sorted(PLAIN))
+def test_each_fast_pattern_finds_what_its_plain_form_finds(name, corpus):
+    fast, plain = getattr(kw, name), re.compile(PLAIN[name])
+    hits = 0
+    for text in corpus:
+        found = [m.span() + m.groups() for m in fast.finditer(text)]
+        assert found == [m.span() + m.groups() for m in plain.finditer(text)], (name, text)
+        hits += bool(found)
+    assert hits > 50, f"{name}: the corpus barely exercises it ({hits})"
+
+
+def test_spelled_numbers_and_the_month_words_match_their_plain_forms(corpus):
+    assert kw._MONTH == MONTH
+    for text in corpus:
+        assert [m.span() + m.groups() for m in kw._SPELLED_RE.finditer(text)] == \
+            [m.span() + m.groups() for m in SPELLED.finditer(text)], text
+
+
+def _plain_figures(text: str) -> str:
+    for pattern, year in ((PLAIN["_TEXT_ISO_DATE_RE"], 1), (PLAIN["_TEXT_DAY_MONTH_RE"], 3),
+                          (PLAIN["_TEXT_MONTH_DAY_RE"], 3), (PLAIN["_TEXT_NUMERIC_DATE_RE"], 4)):
+        text = re.sub(pattern, lambda m, g=year: f" {m.group(g)} ", text)
+    sure = lambda m: " " if kw._SURE_YEARLESS_RE.search(m.group(0)) else m.group(0)
+    text = kw._TEXT_MONTH_DAY_NY_RE.sub(sure, kw._TEXT_DAY_MONTH_NY_RE.sub(sure, text))
+    return re.sub(PLAIN["_TEXT_12H_RE"], " ", re.sub(PLAIN["_ANY_CLOCK_RE"], " ", text))
+
+
+def test_figures_and_year_less_dates_are_read_as_before(corpus):
+    """The year-less day-month pass is skipped where no day stands before a month's name: the figures
+    and dates read are those of every pass."""
+    skipped = 0
+    for text in corpus:
+        lower = text.lower()
+        assert kw._figures_only(lower) == _plain_figures(lower), text
+        plain_yearless = {(kw._MONTHS.index(m) + 1, int(d), kw._WEEKDAYS.index(w) if w else -1)
+                          for w, d, m in kw._TEXT_DAY_MONTH_NY_RE.findall(lower)}
+        plain_yearless |= {(kw._MONTHS.index(m) + 1, int(d), kw._WEEKDAYS.index(w) if w else -1)
+                           for w, m, d in kw._TEXT_MONTH_DAY_NY_RE.findall(lower)}
+        assert kw._yearless_in(lower) == plain_yearless, text
+        skipped += kw._DAY_BEFORE_MONTH_RE.search(lower) is None
+    assert 100 < skipped < len(corpus) - 100

@@ -1,0 +1,135 @@
+"""The one replay copy the gates of a task share: each replay starts from the testbed exactly."""
+
+from __future__ import annotations
+
+import os
+from datetime import UTC, datetime, timedelta, timezone
+
+import pytest
+
+from office_env import Snapshot
+from office_env.formats import docx_io, eml_io, pdf_io
+from office_env.formats.built import remembered
+from office_env.sample import SAMPLE_NOW, write_sample_office
+from verifier.replays import COPY_NAME, Replays
+
+WRITES = [  # a new mailbox, a new file, a changed sheet, a removed event, an answer
+    {"tool": "email_send_email", "args": {"sender": "alice", "recipient": "zoe", "subject": "Hi", "content": "4,200"}},
+    {"tool": "word_write_to_file", "args": {"file_path": "data/new/memo.docx", "content": "Memo\nline"}},
+    {"tool": "word_convert_to_pdf", "args": {"file_path": "data/notes.docx"}},
+    {"tool": "excel_set_cell", "args": {"file_path": "data/scores.xlsx", "row": 2, "col": 2, "value": 1}},
+    {"tool": "calendar_delete_event", "args": {"user": "alice", "summary": "Team sync"}},
+    {"tool": "system_write_answer", "args": {"text": "42"}},
+]
+
+
+@pytest.fixture
+def testbed(tmp_path):
+    return write_sample_office(tmp_path / "world")
+
+
+def identities(root):
+    return {p.relative_to(root).as_posix(): (p.stat().st_dev, p.stat().st_ino) for p in root.rglob("*") if p.is_file()}
+
+
+def test_each_replay_starts_from_the_testbed_and_shares_its_files(testbed, tmp_path):
+    replays = Replays(testbed, SAMPLE_NOW, tmp_path / "work", trusted=True)
+    original = Snapshot.of(testbed)
+    for round_ in range(3):
+        ws = replays.state(WRITES, f"replay-{round_}")
+        assert ws.root == (tmp_path / "work" / COPY_NAME).resolve()
+        changed = original.diff(Snapshot.of(ws.root))
+        assert not changed.empty  # the plan wrote: a new mailbox, a memo, a PDF, a sheet, a calendar, an answer
+        fresh = replays.workspace(f"next-{round_}")
+        assert original.diff(Snapshot.of(fresh.root)).empty, "a replay sees an earlier replay's writes"
+        assert identities(fresh.root) == identities(testbed)  # linked again, not copied
+    assert original.diff(Snapshot.of(testbed)).empty
+
+
+def test_a_reused_copy_leaves_what_a_fresh_copy_leaves(testbed, tmp_path):
+    reused = Replays(testbed, SAMPLE_NOW, tmp_path / "a", trusted=True)
+    fresh = Replays(testbed, SAMPLE_NOW, tmp_path / "b", trusted=True, reuse=False)
+    plans = [WRITES, WRITES[::-1], WRITES[2:4], [], WRITES]
+    for i, plan in enumerate(plans):
+        one, two = reused.state(plan, f"p{i}"), fresh.state(plan, f"p{i}")
+        assert Snapshot.of(one.root).diff(Snapshot.of(two.root)).empty
+    assert sorted(p.name for p in (tmp_path / "b").iterdir()) == [f"p{i}" for i in range(len(plans))]
+
+
+def test_another_tasks_replays_never_see_these_writes(testbed, tmp_path):
+    first = Replays(testbed, SAMPLE_NOW, tmp_path / "task-1", trusted=True)
+    second = Replays(testbed, SAMPLE_NOW, tmp_path / "task-2", trusted=True)
+    first.state(WRITES, "oracle")
+    assert Snapshot.of(testbed).diff(Snapshot.of(second.workspace("oracle").root)).empty
+
+
+def test_strangers_in_the_copy_are_removed_never_followed(testbed, tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep.txt").write_text("mine")
+    replays = Replays(testbed, SAMPLE_NOW, tmp_path / "work", trusted=True)
+    root = replays.workspace("first").root
+    os.unlink(root / "data" / "readme.txt")
+    os.symlink(outside / "keep.txt", root / "data" / "readme.txt")  # a link where a testbed file was
+    os.symlink(outside, root / "emails" / "mallory")  # a linked folder
+    os.mkfifo(root / "data" / "pipe")
+    (root / "data" / ".tmp-half-written").write_bytes(b"x")
+    ws = replays.workspace("second")
+    assert Snapshot.of(testbed).diff(Snapshot.of(ws.root)).empty
+    assert identities(ws.root) == identities(testbed)
+    assert not any(p.is_symlink() for p in ws.root.rglob("*"))
+    assert (outside / "keep.txt").read_text() == "mine" and sorted(os.listdir(outside)) == ["keep.txt"]
+
+
+def test_a_copy_that_cannot_be_put_back_is_made_again(testbed, tmp_path):
+    replays = Replays(testbed, SAMPLE_NOW, tmp_path / "work", trusted=True)
+    root = replays.workspace("first").root
+    os.unlink(root / "data" / "notes.docx")
+    replays._files["data/notes.docx"] = (0, 0)  # as if the testbed's file were another than the one linked
+    ws = replays.workspace("second")
+    assert Snapshot.of(testbed).diff(Snapshot.of(ws.root)).empty
+
+
+def test_an_untrusted_testbed_gets_a_fresh_copy_per_replay_never_a_link(testbed, tmp_path):
+    replays = Replays(testbed, SAMPLE_NOW, tmp_path / "work", trusted=False)
+    one, two = replays.state(WRITES, "one"), replays.workspace("two")
+    assert one.root != two.root
+    assert all(p.stat().st_nlink == 1 for p in testbed.rglob("*") if p.is_file())
+    assert Snapshot.of(testbed).diff(Snapshot.of(two.root)).empty
+
+
+def test_the_tools_write_the_same_bytes_when_they_write_again(testbed, tmp_path):
+    """The remembered builders give the bytes a fresh build gives, in any workspace."""
+    seen = []
+    for name in ("a", "b"):
+        ws = Replays(testbed, SAMPLE_NOW, tmp_path / name, trusted=True, reuse=False).state(WRITES, name)
+        seen.append({rel: (ws.root / rel).read_bytes() for rel in ("data/new/memo.docx", "data/notes.pdf")}
+                    | {p.name: p.read_bytes() for p in (ws.root / "emails" / "zoe").iterdir()})
+    assert seen[0] == seen[1]
+    assert seen[0]["data/new/memo.docx"] == docx_io.written.__wrapped__("Memo\nline", SAMPLE_NOW)
+    assert seen[0]["Hi.eml"] == eml_io.build("alice", "zoe", "Hi", "4,200", SAMPLE_NOW)
+
+
+def test_remembered_keeps_results_by_value_type_and_zone_and_never_an_error():
+    calls = []
+
+    @remembered
+    def build(text, when=None):
+        calls.append((text, when))
+        if text == "bad":
+            raise ValueError("bad")
+        return f"{text}|{when.isoformat() if when else ''}".encode()
+
+    assert build("a") == build("a") and len(calls) == 1
+    assert build(1) != build(1.0)  # equal values of two types are two keys
+    here, there = datetime(2024, 5, 3, 10, tzinfo=timezone(timedelta(hours=1))), datetime(2024, 5, 3, 9, tzinfo=UTC)
+    assert here == there and build("t", here) != build("t", there)
+    for _ in range(2):
+        with pytest.raises(ValueError):
+            build("bad")
+    assert calls.count(("bad", None)) == 2
+    assert build(["a"]) == build(["a"]) and sum(1 for c in calls if c[0] == ["a"]) == 2  # no key: built each time
+    huge = "x" * (300 * 1024)
+    build(huge), build(huge)
+    assert sum(1 for c in calls if c[0] is huge) == 2  # over MAX_CHARS: never kept
+    assert pdf_io.remembered_build("x", title="t", stamp=SAMPLE_NOW) == pdf_io.build("x", title="t", stamp=SAMPLE_NOW)

@@ -1,0 +1,118 @@
+"""The copies a task's gates replay plans in: one hard-linked copy, put back between replays.
+
+The gates replay up to a dozen plans per task (oracle, baseline, each misreading and its hedge,
+each answer form, the paste), each on the initial testbed. Making and deleting a hard-linked copy
+per replay (a scan of the testbed, a link per file, an unlink per file) cost about as much as the
+replays' own writes. For a testbed this project wrote (``trusted``: a build's world), ``Replays``
+links one copy and, before each further replay, puts it back: every office tool writes by rename
+and never edits a file in place, so a file still linked to its testbed file (the same device and
+inode) holds the testbed's bytes; anything else (a file a tool wrote or replaced, a folder it made,
+a temporary name) is removed and the testbed file linked again. Entries are looked at with
+``lstat`` and never followed; a link or special file is removed like any other stranger. Should
+putting back fail, the copy is deleted and made again. An untrusted testbed (a dataset's, a
+seed's) gets a fresh copy per replay, as before: its files are never linked.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from office_env import Workspace, default_registry
+from office_env.untrusted import copy_tree
+
+COPY_NAME = "replay"
+
+
+class Replays:
+    """Where the plans of one task's gates run (see the module's docstring)."""
+
+    def __init__(self, testbed: Path, now: datetime, work: Path, trusted: bool = False, *, reuse: bool = True) -> None:
+        self.testbed, self.now, self.work, self.trusted = Path(testbed), now, Path(work), trusted
+        self.reuse = reuse and trusted
+        self._files: dict[str, tuple[int, int]] | None = None  # relative path -> (device, inode) in the copy
+        self._folders: list[str] = []
+
+    def workspace(self, name: str) -> Workspace:
+        """A workspace holding exactly the testbed, for the replay ``name``; with reuse, the one copy
+        (the workspace an earlier call returned is then no longer valid)."""
+        if not self.reuse:
+            return Workspace(self.testbed, now=self.now, trusted=self.trusted).copy_to(self.work / name, link=True)
+        root = self.work / COPY_NAME
+        if self._files is not None:
+            try:
+                self._put_back(root)
+                return Workspace(root, now=self.now, trusted=True)
+            except OSError:
+                shutil.rmtree(root, ignore_errors=True)
+        self._copy(root)
+        return Workspace(root, now=self.now, trusted=True)
+
+    def _copy(self, root: Path) -> None:
+        self.testbed = Workspace(self.testbed, now=self.now, trusted=True).root  # its checks, as a plain copy's
+        tree = copy_tree(self.testbed, root, link=True)
+        self._folders = ["/".join(parts) for parts in tree.folders]
+        self._files = {}
+        for entry in tree.files:
+            st = os.lstat(root.joinpath(*entry.parts))
+            self._files[entry.rel] = (st.st_dev, st.st_ino)
+
+    def _put_back(self, root: Path) -> None:
+        """Remove what is not the testbed's own file or folder; link again what is missing."""
+        assert self._files is not None
+        kept: set[str] = set()
+        folders = set(self._folders)
+        stack = [""]
+        while stack:
+            rel = stack.pop()
+            with os.scandir(root / rel if rel else root) as entries:
+                for entry in entries:
+                    path = f"{rel}/{entry.name}" if rel else entry.name
+                    if entry.is_dir(follow_symlinks=False):
+                        if path in folders:
+                            stack.append(path)
+                        else:
+                            shutil.rmtree(entry.path)
+                        continue
+                    st = entry.stat(follow_symlinks=False)
+                    if stat.S_ISREG(st.st_mode) and self._files.get(path) == (st.st_dev, st.st_ino):
+                        kept.add(path)
+                    else:
+                        os.unlink(entry.path)
+        for folder in self._folders:  # in the scan's order: a parent before its children
+            if not os.path.isdir(root / folder) or os.path.islink(root / folder):
+                os.mkdir(root / folder)
+        for path, identity in self._files.items():
+            if path in kept:
+                continue
+            target = root / path
+            os.link(self.testbed / path, target, follow_symlinks=False)
+            st = os.lstat(target)
+            if (st.st_dev, st.st_ino) != identity:  # the testbed file is not the one first linked
+                raise OSError(f"{path}: changed in the testbed")
+
+    def state(self, plan: list[dict[str, Any]], name: str) -> Workspace:
+        """The workspace ``plan`` leaves, for a gate that reads no observation: the calls of tools
+        that only read are left out (they change no file), and the calls between two of them run
+        as one stretch, so a batch (cells of one sheet) is the batch the whole plan makes."""
+        ws = self.workspace(name)
+        registry = default_registry()
+        stretch: list[tuple[Any, Any]] = []
+        for call in plan:
+            if not registry.only_reads(call["tool"]):
+                stretch.append((call["tool"], call["args"]))
+            elif stretch:
+                registry.run(ws, stretch)
+                stretch = []
+        if stretch:
+            registry.run(ws, stretch)
+        return ws
+
+    def run(self, plan: list[dict[str, Any]], name: str) -> tuple[Workspace, list[Any]]:
+        """The workspace ``plan`` leaves and every call's result (observations included)."""
+        ws = self.workspace(name)
+        return ws, default_registry().run(ws, [(c["tool"], c["args"]) for c in plan])
