@@ -558,11 +558,9 @@ def lock_out_folder(out: Path, what: str) -> FolderLock:
         raise BuildError(f"--out {out}: cannot write there ({exc.strerror or exc})") from None
 
 
-def _build_locked(out: Path, n: int, config: BuildConfig, workers: int, resume: bool,
-                  on_progress: Callable[[int, int], None] | None, budget: Budget,
-                  on_pause: Callable[[float], None] | None = None,
-                  on_outcome: Callable[[dict[str, Any]], None] | None = None,
-                  where: tuple[str, str | None] = ("local", None)) -> BuildSummary:
+def _already_built(out: Path, n: int, config: BuildConfig, resume: bool) -> BuildSummary | None:
+    """The summary of a resumed build that is already complete with these options and ``n`` tasks;
+    refuses to shrink one that holds more."""
     previous = _previous_build(out) if resume else None
     if previous and previous.get("status") == "complete" and previous.get("config_hash") == config_hash(config):
         if previous.get("accepted", 0) > n:
@@ -570,6 +568,16 @@ def _build_locked(out: Path, n: int, config: BuildConfig, workers: int, resume: 
                              "resume can extend a build, not shrink it")
         if previous.get("accepted", 0) == n and is_consistent(out):
             return BuildSummary(out, n, previous.get("attempts", 0), Counter(previous.get("drops", {})))
+    return None
+
+
+def _build_locked(out: Path, n: int, config: BuildConfig, workers: int, resume: bool,
+                  on_progress: Callable[[int, int], None] | None, budget: Budget,
+                  on_pause: Callable[[float], None] | None = None,
+                  on_outcome: Callable[[dict[str, Any]], None] | None = None,
+                  where: tuple[str, str | None] = ("local", None)) -> BuildSummary:
+    if (finished := _already_built(out, n, config, resume)) is not None:
+        return finished
     done = _prepare(out, config, resume)
     _before_fork(config, workers, where[0])
     cues: dict[int, dict[str, Any]] = {}  # per accepted attempt, its card figures (record_cues)

@@ -334,6 +334,17 @@ def _replay_state(testbed: Path, plan: list[dict[str, Any]], now: datetime, scra
     return Replays(testbed, now, scratch, trusted, reuse=False).state(plan, name)
 
 
+def untouched_gate(testbed: Path, now: Any, criteria: list[dict[str, Any]], reference: Path | None,
+                   day_first: bool | None) -> GateResult:
+    """The criteria fail on the testbed as it is: a task that passes before any action tests nothing."""
+    try:
+        untouched = evaluate_criteria(Workspace(testbed, now=now), criteria, reference, day_first=day_first)
+    except OfficeError as exc:
+        return GateResult(False, str(exc))
+    return GateResult(not untouched.passed,
+                      "criteria fail before any action" if not untouched.passed else "criteria already pass untouched")
+
+
 def run_gates(record: dict[str, Any], testbed: Path, reference: Path | None = None,
               scratch: Path | None = None, *, extra: tuple[str, ...] = (), client: Any = None,
               agents: Any = None, trusted: bool = False, drop_early: bool = False) -> dict[str, GateResult]:
@@ -366,13 +377,7 @@ def run_gates(record: dict[str, Any], testbed: Path, reference: Path | None = No
     work = Path(tempfile.mkdtemp(prefix="gates-")) if own_scratch else scratch
     try:
         criteria, day_first = record["evaluation"], task_day_first(record)
-        try:
-            untouched = evaluate_criteria(Workspace(testbed, now=now), criteria, reference, day_first=day_first)
-            results["fails_untouched"] = GateResult(
-                not untouched.passed,
-                "criteria fail before any action" if not untouched.passed else "criteria already pass untouched")
-        except OfficeError as exc:
-            results["fails_untouched"] = GateResult(False, str(exc))
+        results["fails_untouched"] = untouched_gate(testbed, now, criteria, reference, day_first)
         if "reference_passes" in names:
             results["reference_passes"] = reference_gate(record, testbed, reference, now, work, trusted)
         replays = Replays(testbed, now, work, trusted)

@@ -54,12 +54,7 @@ def fake_llm_command(
         _fail(f"--fault {unknown[0]!r}: must be one of {', '.join(FAULTS)}")
     if profile not in PROFILES:
         _fail(f"--profile {profile!r}: must be one of {', '.join(PROFILES)}")
-    if not 0 <= port <= 65535:
-        _fail(f"--port {port}: must be from 0 to 65535 (0 picks a free port)")
-    if retry_after < 0:
-        _fail(f"--retry-after {retry_after:g}: must be 0 or more seconds")
-    if slots is not None and slots < 1:
-        _fail(f"--slots {slots}: must be 1 or more")
+    _check_serve_options(port, retry_after, slots)
     if agent is not None:
         _check_agent(agent, dataset, noise)
     responder = _Deferred()  # listen first; requests that come while the answers load wait for them
@@ -96,6 +91,16 @@ def fake_llm_command(
         serve_forever(server, ready=ready, stop=stop)
     else:
         server.stop()
+
+
+def _check_serve_options(port: int, retry_after: float, slots: Optional[int]) -> None:
+    """Refuse a port, a Retry-After or a slot count the endpoint cannot serve with."""
+    if not 0 <= port <= 65535:
+        _fail(f"--port {port}: must be from 0 to 65535 (0 picks a free port)")
+    if retry_after < 0:
+        _fail(f"--retry-after {retry_after:g}: must be 0 or more seconds")
+    if slots is not None and slots < 1:
+        _fail(f"--slots {slots}: must be 1 or more")
 
 
 def _check_agent(agent: str, dataset: Optional[Path], noise: float) -> None:
