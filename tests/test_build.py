@@ -298,6 +298,16 @@ def test_resume_of_a_complete_build_changes_nothing(built, tmp_path):
     assert tree(out) == before
 
 
+def test_resume_never_shrinks_a_complete_build(built, tmp_path):
+    from orchestrator.build import BuildError
+
+    out = shutil.copytree(built["a"], tmp_path / "complete")
+    before = tree(out)
+    with pytest.raises(BuildError, match=r"--n 3: .* already holds 4 tasks; resume can extend a build, not shrink it"):
+        build(out, 3, BuildConfig(seed=SEED, days=2, utterances_per_day=12), workers=1, resume=True)
+    assert tree(out) == before
+
+
 # -- resume ----------------------------------------------------------------------------------------
 
 RESUME_CONFIG = BuildConfig(seed=SEED + 2, days=2, utterances_per_day=12)
