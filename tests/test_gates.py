@@ -8,6 +8,8 @@ names the problem while the unrelated gates keep passing.
 from __future__ import annotations
 
 import copy
+import shutil
+from datetime import datetime, timedelta
 import re
 from typing import Any
 
@@ -232,6 +234,36 @@ def test_oracle_gate_names_a_failing_tool_call(task):
     assert failing(results) == {"oracle_passes"}
     assert "word_read_file" in results["oracle_passes"].detail
     assert "no_such_file_here.docx" in results["oracle_passes"].detail
+
+
+def test_oracle_gate_rejects_an_oracle_that_double_books_its_user(task):
+    record = copy.deepcopy(task.record)
+    user = record["user"]["username"]
+    record["oracle"] += [
+        {"tool": "calendar_create_event", "args": {"user": user, "summary": "Clash one",
+                                                   "start": "2031-03-04 10:00:00", "end": "2031-03-04 11:00:00"}},
+        {"tool": "calendar_create_event", "args": {"user": user, "summary": "Clash two",
+                                                   "start": "2031-03-04 10:30:00", "end": "2031-03-04 11:30:00"}}]
+    results = gates(record, task)
+    assert "oracle_passes" in failing(results)
+    assert f"the plan double-books {user}: 'Clash one' (2031-03-04 10:00-11:00) overlaps 'Clash two'" in \
+        results["oracle_passes"].detail
+
+
+def test_a_clash_the_office_already_had_is_not_the_oracle_s(task, tmp_path):
+    from office_env import calendar_store
+    from office_env.formats.ics_io import CalendarEvent
+
+    testbed = shutil.copytree(task.testbed, tmp_path / "testbed")
+    user = task.record["user"]["username"]
+    ws = Workspace(testbed, now=task_now(task.record))
+    for summary, start in (("Old clash one", datetime(2031, 3, 4, 10)), ("Old clash two", datetime(2031, 3, 4, 10, 30))):
+        calendar_store.create(ws, user, CalendarEvent(summary, start, start + timedelta(hours=1)))
+    record = copy.deepcopy(task.record)  # the oracle books in that calendar too, clashing with nothing
+    record["oracle"].append({"tool": "calendar_create_event", "args": {
+        "user": user, "summary": "Quiet slot", "start": "2031-03-05 09:00:00", "end": "2031-03-05 09:30:00"}})
+    results = run_gates(record, testbed, task.reference)
+    assert results["oracle_passes"].passed, results["oracle_passes"].detail
 
 
 # -- memory_evidence -----------------------------------------------------------------------------

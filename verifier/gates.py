@@ -50,6 +50,7 @@ from jsonschema import Draft202012Validator
 
 from backends.dataset_reader import task_day_first, task_now
 from office_env import OfficeError, Workspace, evaluate_criteria, validate_criteria
+from office_env import calendar_store
 from office_env.evaluation.contradictions import contradictions
 from office_env.evaluation.reference_state import EXACT, apply_reference
 from office_env.limits import MAX_SCHEMA_ERRORS
@@ -334,6 +335,28 @@ def _replay_state(testbed: Path, plan: list[dict[str, Any]], now: datetime, scra
     return Replays(testbed, now, scratch, trusted, reuse=False).state(plan, name)
 
 
+def double_bookings(before: Workspace, after: Workspace, plan: list[dict[str, Any]]) -> list[str]:
+    """The clashes a plan's bookings add to a calendar: the right work never double-books its user,
+    whether or not a criterion looks (a clash the office already had is not the plan's)."""
+    users = {c["args"].get("user") for c in plan if c.get("tool") == "calendar_create_event"
+             and isinstance(c.get("args"), dict) and isinstance(c["args"].get("user"), str)}
+    found = []
+    for user in sorted(users):
+        try:
+            old = {_clash_key(pair) for pair in calendar_store.overlaps(calendar_store.events(before, user, missing_ok=True))}
+            new = calendar_store.overlaps(calendar_store.events(after, user, missing_ok=True))
+        except OfficeError:
+            continue  # a calendar the plan cannot read is the criteria's to judge
+        found += [f"the plan double-books {user}: {a.summary!r} ({a.start:%Y-%m-%d %H:%M}-{a.end:%H:%M}) overlaps "
+                  f"{b.summary!r} ({b.start:%Y-%m-%d %H:%M}-{b.end:%H:%M})"
+                  for a, b in new if _clash_key((a, b)) not in old]
+    return found
+
+
+def _clash_key(pair: tuple[Any, Any]) -> tuple:
+    return tuple(sorted((e.summary, e.start, e.end) for e in pair))
+
+
 def untouched_gate(testbed: Path, now: Any, criteria: list[dict[str, Any]], reference: Path | None,
                    day_first: bool | None) -> GateResult:
     """The criteria fail on the testbed as it is: a task that passes before any action tests nothing."""
@@ -385,6 +408,7 @@ def run_gates(record: dict[str, Any], testbed: Path, reference: Path | None = No
             ws, calls = replays.run(record["oracle"], "oracle")
             failed = [f"{c.tool}: {c.observation}" for c in calls if not c.ok]
             report = evaluate_criteria(ws, criteria, reference, day_first=day_first)
+            failed += double_bookings(Workspace(testbed, now=now), ws, record["oracle"])
             ok = report.passed and not failed
             detail = "oracle plan passes" if ok else "; ".join(failed + [r.reason for r in report.failures()])[:500]
             results["oracle_passes"] = GateResult(ok, detail)
