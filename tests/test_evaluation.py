@@ -603,6 +603,17 @@ def test_a_count_may_be_written_in_words(ws, registry):
     assert not run(ws, "evaluate_answer", {"number": 3.5, "tolerance": 0.1}).passed
 
 
+def test_an_amount_may_be_written_in_words_and_a_worded_hedge_still_fails(ws, registry):
+    call(registry, ws, "system_write_answer", {"text": "It comes to twelve hundred and fifty pounds."})
+    assert run(ws, "evaluate_answer", {"number": 1250, "tolerance": 0}).passed
+    for wrong in (1200, 50, 12):
+        assert not run(ws, "evaluate_answer", {"number": wrong, "tolerance": 0}).passed, wrong
+    call(registry, ws, "system_write_answer", {"text": "Twelve hundred, or eleven hundred if the refund counts."})
+    hedged = run(ws, "evaluate_answer", {"number": 1200, "tolerance": 0, "excludes": [1100]})
+    assert not hedged.passed and "also 1100" in hedged.reason
+    assert run(ws, "evaluate_answer", {"number": 1200, "tolerance": 0, "excludes": [900]}).passed
+
+
 def test_an_answer_naming_a_refused_candidate_beside_the_right_one_fails(ws, registry):
     call(registry, ws, "system_write_answer", {"text": "Either 12,500.00 or 3,191.40 USD, for invoice 7731."})
     hedged = run(ws, "evaluate_answer", {"number": 12500, "excludes": [3191.4, 175]})

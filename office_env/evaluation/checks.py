@@ -428,13 +428,18 @@ def evaluate_answer(ctx: Context, args: dict[str, Any]) -> Outcome:
     target, tolerance = float(args["number"]), float(args.get("tolerance", 1e-6))
     numbers = kw.figures_in(text)  # a date's day or a clock's minutes are no answer, nor a hedge
     found = next((n for n in numbers if abs(n - target) <= tolerance), None)
-    if found is None and target == int(target) and 0 <= target < 100:  # a count may be written in words
-        found = next((float(n) for n in kw.spelled_numbers(text) if abs(n - target) <= tolerance), None)
+    converted = kw.words_as_digits(text)  # a count or an amount may be written in words
+    worded = kw.figures_in(converted) if converted != text else []
+    if found is None:
+        found = next((n for n in worded if abs(n - target) <= tolerance), None)
+    if found is None and target == int(target) and 0 <= target < 100:  # what text2num leaves in words
+        found = next((float(n) for n in kw.spelled_numbers(converted) if abs(n - target) <= tolerance), None)
     if found is None:
         shown = ", ".join(f"{n:g}" for n in numbers[:5]) or "no number"
         return False, f"{file} holds {shown}, expected {target:g} +/- {tolerance:g}"
     wrong = [n for n in (_plain_number(x) for x in args.get("excludes", [])) if n is not None]
-    hedged = [n for n in numbers if abs(n - target) > tolerance and any(abs(n - w) <= tolerance for w in wrong)]
+    hedged = [n for n in dict.fromkeys(numbers + worded)
+              if abs(n - target) > tolerance and any(abs(n - w) <= tolerance for w in wrong)]
     if hedged:
         return False, f"{file} holds {found:g} but also {', '.join(f'{n:g}' for n in hedged)}, a misreading's answer"
     return True, f"{file} holds {found:g} (expected {target:g} +/- {tolerance:g})"

@@ -34,6 +34,8 @@ from datetime import date as _date_cls
 from functools import lru_cache
 from typing import Any, Callable, Iterable
 
+from text_to_num import alpha2digit
+
 from office_env.evaluation import written_dates
 
 # The patterns that read a text start with what they must match first (a digit, a comma, a month's
@@ -326,6 +328,15 @@ def figures_in(text: str) -> list[float]:
 
 
 _ANY_CLOCK_RE = re.compile(r"\d(?<![\d:]\d)\d?:\d{2}(?::\d{2})?(?![\d])")  # (?<![\d:])\d{1,2}:\d{2}(?::\d{2})?(?![\d])
+
+
+def words_as_digits(text: str) -> str:
+    """``text`` with the numbers it writes in words turned into digits by text2num ("twelve hundred
+    and fifty pounds" -> "1250 pounds", "twenty-one" -> "21"); "one" alone stays a word."""
+    try:
+        return alpha2digit(text, "en")
+    except (ValueError, TypeError):  # a text the reader cannot take is left as it is
+        return text
 
 
 def spelled_numbers(text: str) -> list[int]:
