@@ -86,6 +86,12 @@ def delete(ws: Workspace, user: str, summary: str) -> int:
     return removed
 
 
+def clash_text(first: CalendarEvent, second: CalendarEvent) -> str:
+    """Two overlapping events as a reason names them: titles and times."""
+    return (f"{first.summary!r} ({first.start:%Y-%m-%d %H:%M}-{first.end:%H:%M}) overlaps "
+            f"{second.summary!r} ({second.start:%Y-%m-%d %H:%M}-{second.end:%H:%M})")
+
+
 def overlaps(items: list[CalendarEvent], limit: int = MAX_OVERLAPS) -> list[tuple[CalendarEvent, CalendarEvent]]:
     """Pairs of events whose time ranges intersect (touching end/start is no overlap), in time
     order, at most ``limit`` of them."""

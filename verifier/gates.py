@@ -343,13 +343,13 @@ def double_bookings(before: Workspace, after: Workspace, plan: list[dict[str, An
     found = []
     for user in sorted(users):
         try:
-            old = {_clash_key(pair) for pair in calendar_store.overlaps(calendar_store.events(before, user, missing_ok=True))}
-            new = calendar_store.overlaps(calendar_store.events(after, user, missing_ok=True))
+            had = calendar_store.overlaps(calendar_store.events(before, user, missing_ok=True))
+            now = calendar_store.overlaps(calendar_store.events(after, user, missing_ok=True))
         except OfficeError:
             continue  # a calendar the plan cannot read is the criteria's to judge
-        found += [f"the plan double-books {user}: {a.summary!r} ({a.start:%Y-%m-%d %H:%M}-{a.end:%H:%M}) overlaps "
-                  f"{b.summary!r} ({b.start:%Y-%m-%d %H:%M}-{b.end:%H:%M})"
-                  for a, b in new if _clash_key((a, b)) not in old]
+        old = {_clash_key(pair) for pair in had}
+        found += [f"the plan double-books {user}: {calendar_store.clash_text(*pair)}"
+                  for pair in now if _clash_key(pair) not in old]
     return found
 
 

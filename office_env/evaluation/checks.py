@@ -288,9 +288,7 @@ def evaluate_calendar_no_overlap(ctx: Context, args: dict[str, Any]) -> Outcome:
     events = calendar_store.events(ctx.workspace, args["username"], field="username")
     clashes = calendar_store.overlaps(events)
     if clashes:
-        a, b = clashes[0]
-        return False, (f"{args['username']}'s calendar: {a.summary!r} ({a.start:%Y-%m-%d %H:%M}-{a.end:%H:%M}) overlaps "
-                       f"{b.summary!r} ({b.start:%Y-%m-%d %H:%M}-{b.end:%H:%M})")
+        return False, f"{args['username']}'s calendar: {calendar_store.clash_text(*clashes[0])}"
     return True, f"{args['username']}'s calendar has {len(events)} event(s), none overlapping"
 
 
