@@ -33,10 +33,11 @@ from typing import Any
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 
 from backends.dataset_reader import iter_tasks, task_day_first, task_now  # noqa: E402
+from office_env.replays import replay_plan  # noqa: E402
 from orchestrator.build import build  # noqa: E402
 from orchestrator.officebench_export import export_officebench  # noqa: E402
 from orchestrator.roles import BuildConfig  # noqa: E402
-from verifier.gates import _replay, answer_forms_gate, paste_gate  # noqa: E402
+from verifier.gates import answer_forms_gate, paste_gate  # noqa: E402
 
 EXPORT_TARGET = 0.80
 
@@ -56,7 +57,7 @@ def measure(dataset: Path, work: Path) -> dict[str, Any]:
         scratch = work / task.id
         scratch.mkdir(parents=True)
         forms = answer_forms_gate(record, task.testbed, task.reference, now, scratch)
-        _, calls = _replay(task.testbed, record["oracle"], now, scratch, "oracle")
+        calls = replay_plan(task.testbed, record["oracle"], now, scratch, "oracle").results
         paste = paste_gate(record, task.testbed, task.reference, now, scratch, [c.observation for c in calls])
         family = families[record["family"]]
         family["tasks"] += 1

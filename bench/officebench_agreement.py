@@ -202,7 +202,7 @@ def _states(task: Any, work: Path) -> list[tuple[str, Path]]:
 def _round_trip_states(task: Any, folder: Path, work: Path) -> list[tuple[str, Path]]:
     """(state kind, testbed) of each state of homer task ``task``, laid out as OfficeBench lays out
     outputs below a copy of its exported ``folder`` (``outputs/<i>/bench/testbed``)."""
-    from office_env import default_registry
+    from office_env.replays import replay_plan
 
     record, now = task.record, task_now(task.record)
     copy = work / folder.name
@@ -214,8 +214,7 @@ def _round_trip_states(task: Any, folder: Path, work: Path) -> list[tuple[str, P
     out = []
     for index, (kind, plan) in enumerate(plans):
         testbed = copy / "outputs" / str(index) / "bench" / "testbed"
-        ws = Workspace(folder / "testbed", now=now).copy_to(testbed)
-        default_registry().run(ws, [(c["tool"], c["args"]) for c in plan])
+        replay_plan(folder / "testbed", plan, now, testbed.parent, testbed.name)
         out.append((kind, testbed))
     if not record.get("oracle"):
         testbed = copy / "outputs" / "reference" / "bench" / "testbed"

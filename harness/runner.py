@@ -46,6 +46,7 @@ from harness.run_folder import (CACHE, FINISHED, PROGRESS, REPORT, REPORT_HTML, 
 from office_env import Workspace, default_registry, validate_criteria
 from office_env.evaluation.officebench_semantics import SEMANTICS, scorer
 from office_env.limits import MAX_DIALOGUE_TURNS
+from office_env.replays import replay_plan
 from office_env.workspace import atomic_write
 
 AGENTS = ("llm", "oracle", "none")
@@ -329,10 +330,9 @@ def _references(record: dict[str, Any], testbed: Path, reference_dir: Path | Non
     oracle = known.get("oracle")
     if oracle is None and record.get("oracle"):
         shutil.rmtree(work, ignore_errors=True)
-        try:
-            workspace = Workspace(testbed, now=now).copy_to(work)
-            default_registry().run(workspace, [(c["tool"], c["args"]) for c in record["oracle"]])
-            oracle = score(workspace, record["evaluation"], reference_dir, initial_dir=testbed, day_first=day_first).passed
+        try:  # a copy of its own: never a link into the dataset
+            oracle = replay_plan(testbed, record["oracle"], now, work).score(
+                record["evaluation"], reference_dir, initial_dir=testbed, day_first=day_first, scorer=score).passed
         except Exception:
             oracle = None
         finally:

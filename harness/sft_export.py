@@ -23,7 +23,8 @@ from typing import Any
 from backends.dataset_reader import folder_written_whole, iter_tasks, task_day_first, task_now, ticking
 from harness.agents import MODEL_OBSERVATION_CHARS, Episode, agent_messages
 from harness.context import ContextConfig, build_context
-from office_env import OfficeError, Workspace, default_registry, evaluate_criteria
+from office_env import OfficeError, default_registry
+from office_env.replays import replay_plan
 from office_env.untrusted import UntrustedInputError
 
 CLOSING = "Done: every step of the request is carried out."
@@ -47,24 +48,24 @@ def trajectory_of(record: dict[str, Any], testbed: Path, reference: Path | None,
         if problems:
             raise ValueError(f"step {index + 1} ({call['tool']}): {problems[0]}")
     history = build_context(record, context)
-    workspace = Workspace(testbed, now=task_now(record)).copy_to(scratch / "office")
+    replay = replay_plan(testbed, plan, task_now(record), scratch, "office")  # a copy: never a link into the dataset
+    failed = replay.failed()
+    if failed is not None:
+        index, result = failed
+        raise ValueError(f"step {index + 1} ({plan[index]['tool']}) fails: {result.observation[:200]}")
     episode = Episode(task_id=record["id"], user_name=record["user"]["name"], username=record["user"]["username"],
-                      now=dict(record["now"]), request=record["intent"], context=history.text, workspace=workspace,
-                      registry=registry)
+                      now=dict(record["now"]), request=record["intent"], context=history.text,
+                      workspace=replay.workspace, registry=registry)
     messages: list[dict[str, Any]] = list(agent_messages(episode))
-    for index, call in enumerate(plan):
+    for index, (call, result) in enumerate(zip(plan, replay.results, strict=True)):
         call_id = f"call_{index + 1}"
         messages.append({"role": "assistant", "content": None, "tool_calls": [
             {"id": call_id, "type": "function",
              "function": {"name": call["tool"], "arguments": json.dumps(call["args"], ensure_ascii=False)}}]})
-        result = registry.call(workspace, call["tool"], call["args"])
-        if not result.ok:
-            raise ValueError(f"step {index + 1} ({call['tool']}) fails: {result.observation[:200]}")
         shown = result.observation if len(result.observation) <= MODEL_OBSERVATION_CHARS else (
             result.observation[:MODEL_OBSERVATION_CHARS] + "\n[... cut: the rest of this result is not shown]")
         messages.append({"role": "tool", "tool_call_id": call_id, "content": shown})
-    report = evaluate_criteria(workspace, record["evaluation"], reference, initial_dir=testbed,
-                               day_first=task_day_first(record))
+    report = replay.score(record["evaluation"], reference, initial_dir=testbed, day_first=task_day_first(record))
     if not report.passed:
         raise ValueError("the replayed plan does not pass the criteria: " + "; ".join(
             r.reason for r in report.failures())[:200])

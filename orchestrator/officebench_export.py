@@ -26,11 +26,12 @@ from typing import Any
 
 from backends.dataset_reader import LoadedTask, iter_tasks, task_day_first, ticking
 from generators.spoken_time import value_time
-from office_env import OfficeError, Workspace, default_registry, evaluate_criteria
+from office_env import OfficeError
 from office_env.evaluation.officebench_semantics import evaluate_officebench
 from office_env.evaluation.reference_state import apply_reference
 from office_env.officebench import write_task_folder
 from office_env.officebench_translate import to_officebench
+from office_env.replays import Replay, replay_plan
 from office_env.untrusted import printable
 from orchestrator.dataset_writer import write_json
 from verifier.gates import schema_gate
@@ -53,25 +54,22 @@ def _subtask(record: dict[str, Any], evaluation: list[dict[str, Any]]) -> dict[s
 
 
 def _states(task: LoadedTask, testbed: Path, reference: Path | None, scratch: Path,
-            now: datetime) -> list[tuple[str, Workspace]]:
+            now: datetime) -> list[tuple[str, Replay]]:
     """The states an export must judge as the task does: untouched, solved (the oracle replayed,
-    else the expected files applied), the intent-only baseline and every misreading."""
+    else the expected files applied), the intent-only baseline and every misreading; each on a
+    copy of its own (``office_env.replays``)."""
     record = task.record
-    out = [("untouched", Workspace(testbed, now=now).copy_to(scratch / "untouched"))]
-    plans = []
+    plans: list[tuple[str, list[dict[str, Any]]]] = [("untouched", [])]
     if record.get("oracle"):
         plans.append(("solved", record["oracle"]))
     if record.get("baseline"):
         plans.append(("baseline", record["baseline"]))
     plans += [(f"misreading {m['memory']} {m['value']!r}", m["plan"]) for m in record.get("misreadings") or []]
-    for index, (name, plan) in enumerate(plans):
-        ws = Workspace(testbed, now=now).copy_to(scratch / f"state-{index}")
-        default_registry().run(ws, [(c["tool"], c["args"]) for c in plan])
-        out.append((name, ws))
+    out = [(name, replay_plan(testbed, plan, now, scratch, f"state-{index}")) for index, (name, plan) in enumerate(plans)]
     if not record.get("oracle"):
-        ws = Workspace(testbed, now=now).copy_to(scratch / "solved")
-        if apply_reference(ws, record["evaluation"], reference, testbed):
-            out.append(("solved", ws))
+        solved = replay_plan(testbed, [], now, scratch, "solved")
+        if apply_reference(solved.workspace, record["evaluation"], reference, testbed):
+            out.append(("solved", solved))
     return out
 
 
@@ -87,10 +85,10 @@ def _check_export(task: LoadedTask, criteria: list[dict[str, Any]], folder: Path
         states = _states(task, testbed, reference, scratch, now)
         if not any(name == "solved" for name, _ in states):
             return "it has no solved state (no oracle plan, no expected files) to check its translation on"
-        for name, ws in states:
-            original = evaluate_criteria(ws, task.record["evaluation"], reference, initial_dir=testbed,
-                                         day_first=task_day_first(task.record)).passed
-            there = evaluate_officebench(ws, criteria, reference, initial_dir=testbed)
+        for name, state in states:
+            original = state.score(task.record["evaluation"], reference, initial_dir=testbed,
+                                   day_first=task_day_first(task.record)).passed
+            there = state.score(criteria, reference, initial_dir=testbed, scorer=evaluate_officebench)
             if there.passed != original:
                 why = ("; ".join(f"[{r.index}] {r.function} {json.dumps(criteria[r.index]['args'])[:120]}: {r.reason}"
                                  for r in there.failures())[:400] if not there.passed else "every criterion passes")

@@ -134,3 +134,20 @@ def test_a_task_that_cannot_be_exported_is_named_and_the_rest_go_on(dataset: Pat
     assert len((tmp_path / "sft" / "train.jsonl").read_text().splitlines()) == len(records(copy)) - 1
     hf = CliRunner().invoke(app, ["export", str(copy), "--hf", str(tmp_path / "hf")])
     assert hf.exit_code == 1 and f"skipped {first}: no testbed/" in hf.output
+
+
+def test_sft_leaves_out_a_plan_with_a_failing_step_naming_the_step(dataset: Path, tmp_path: Path):
+    import shutil
+
+    copy = tmp_path / "data"
+    shutil.copytree(dataset, copy)
+    first = min(records(copy))
+    path = copy / "tasks" / first / "task.json"
+    record = json.loads(path.read_text())
+    record["oracle"].insert(1, {"tool": "word_read_file", "args": {"file_path": "data/no-such-file.docx"}})
+    path.write_text(json.dumps(record))
+    result = CliRunner().invoke(app, ["export", str(copy), "--sft", str(tmp_path / "sft")])
+    assert result.exit_code == 0
+    assert f"left out {first}: step 2 (word_read_file) fails: " in result.output
+    assert "no-such-file.docx" in result.output
+    assert len((tmp_path / "sft" / "train.jsonl").read_text().splitlines()) == len(records(copy)) - 1

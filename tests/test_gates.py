@@ -16,12 +16,12 @@ from typing import Any
 import pytest
 
 from office_env import Snapshot, Workspace, default_registry, evaluate_criteria
+from office_env.replays import COPY_NAME, Replays
 from orchestrator.build import build
 from orchestrator.dataset_writer import LoadedTask, iter_tasks
 from orchestrator.roles import BuildConfig
 from verifier.dialogue_rules import find_mark_problems, mark_problems, marked_turns
-from verifier.gates import GATES, _replay, _replay_state, run_gates, task_now
-from verifier.replays import COPY_NAME
+from verifier.gates import GATES, run_gates, task_now
 
 VALUE_KEYS = ("value", "text", "content", "summary")
 
@@ -193,8 +193,8 @@ def test_a_replay_for_its_files_alone_leaves_the_files_of_the_whole_replay(tasks
                           {"tool": "system_list_files", "args": {}},
                           {"tool": "no_such_tool", "args": {}}])
         for i, plan in enumerate(plans):
-            whole, _ = _replay(world, plan, now, tmp_path, f"{t.id}-whole-{i}", trusted=True)
-            files = _replay_state(world, plan, now, tmp_path, f"{t.id}-files-{i}", trusted=True)
+            whole, _ = Replays(world, now, tmp_path, trusted=True, reuse=False).run(plan, f"{t.id}-whole-{i}")
+            files = Replays(world, now, tmp_path, trusted=True, reuse=False).state(plan, f"{t.id}-files-{i}")
             assert Snapshot.of(whole.root) == Snapshot.of(files.root), (t.id, i)
             checked += 1
     assert checked > 3 * len(tasks)
@@ -433,14 +433,12 @@ def test_a_near_miss_without_a_plan_is_caught(dynamic_tasks):
 
 
 def test_one_reused_replay_copy_gives_the_verdicts_of_a_copy_per_replay(dynamic_tasks, tmp_path, monkeypatch):
-    """The gates' replays share one copy, put back between replays (``verifier.replays``): every gate
+    """The gates' replays share one copy, put back between replays (``office_env.replays``): every gate
     says what it says with a fresh copy per replay, on passing tasks and on broken ones."""
     import functools
     import shutil
 
     import verifier.gates as gates_module
-    from verifier.replays import Replays
-
     refusing = ("evaluate_email_not_sent", "evaluate_calendar_no_event")
     cases = []
     for t in dynamic_tasks:

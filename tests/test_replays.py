@@ -7,11 +7,11 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from office_env import Snapshot
+from office_env import PathError, Snapshot
 from office_env.formats import docx_io, eml_io, pdf_io
 from office_env.formats.built import remembered
+from office_env.replays import COPY_NAME, Replays, replay_plan
 from office_env.sample import SAMPLE_NOW, write_sample_office
-from verifier.replays import COPY_NAME, Replays
 
 WRITES = [  # a new mailbox, a new file, a changed sheet, a removed event, an answer
     {"tool": "email_send_email", "args": {"sender": "alice", "recipient": "zoe", "subject": "Hi", "content": "4,200"}},
@@ -133,3 +133,23 @@ def test_remembered_keeps_results_by_value_type_and_zone_and_never_an_error():
     build(huge), build(huge)
     assert sum(1 for c in calls if c[0] is huge) == 2  # over MAX_CHARS: never kept
     assert pdf_io.remembered_build("x", title="t", stamp=SAMPLE_NOW) == pdf_io.build("x", title="t", stamp=SAMPLE_NOW)
+
+
+def test_one_plan_on_a_copy_of_its_own_is_replayed_and_scored_and_never_touches_the_testbed(testbed, tmp_path):
+    """``replay_plan``: what eval's reference runs and both exports replay with."""
+    plan = [*WRITES, {"tool": "word_read_file", "args": {"file_path": "data/missing.docx"}}]
+    replay = replay_plan(testbed, plan, SAMPLE_NOW, tmp_path / "work", "oracle")
+    assert replay.workspace.root == (tmp_path / "work" / "oracle").resolve()
+    assert len(replay.results) == len(plan) and replay.failed()[0] == len(WRITES)
+    assert "missing.docx" in replay.failed()[1].observation
+    assert all(p.stat().st_nlink == 1 for p in testbed.rglob("*") if p.is_file())  # copied, never linked
+    sent = [{"function": "evaluate_email_sent", "args": {"recipient": "zoe", "subject_keywords": ["Hi"]}}]
+    assert replay.score(sent).passed
+    assert not replay_plan(testbed, [], SAMPLE_NOW, tmp_path / "work", "untouched").score(sent).passed
+
+
+def test_one_plan_refuses_a_testbed_with_a_link_and_leaves_no_copy(testbed, tmp_path):
+    os.symlink("/etc/passwd", testbed / "data" / "passwd.txt")
+    with pytest.raises(PathError, match="symlink"):
+        replay_plan(testbed, WRITES, SAMPLE_NOW, tmp_path / "work", "oracle")
+    assert not (tmp_path / "work" / "oracle").exists()

@@ -54,6 +54,7 @@ from office_env import calendar_store
 from office_env.evaluation.contradictions import contradictions
 from office_env.evaluation.reference_state import EXACT, apply_reference
 from office_env.limits import MAX_SCHEMA_ERRORS
+from office_env.replays import Replays
 from office_env.untrusted import scan_tree
 from verifier.judges import judge_panel
 from generators.hedges import hedged_plan
@@ -64,7 +65,6 @@ from verifier.answer_forms import answer_form_plans
 from verifier.gate_result import GateResult
 from verifier.paste_plan import is_forward, paste_plan
 from verifier.dialogue_rules import mark_problems, marked_turns
-from verifier.replays import Replays
 from verifier.trace import OfficeText, office_text, trace_task
 
 SCHEMA_DIR = Path(__file__).resolve().parent / "schemas"
@@ -321,18 +321,6 @@ def reference_gate(record: dict[str, Any], testbed: Path, reference: Path | None
         return GateResult(True, f"proven: the reference state passes all {len(criteria)} criteria")
     return GateResult(True, f"{UNPROVEN}: the reference state passes its {len(applied)} exact-match criteria; "
                       f"{len(report.failures())} other criteria are left to an agent", skipped=True)
-
-
-def _replay(testbed: Path, plan: list[dict[str, Any]], now: datetime, scratch: Path, name: str,
-            trusted: bool = False):
-    """``plan`` run on a copy of ``testbed`` of its own: the workspace it leaves and every result."""
-    return Replays(testbed, now, scratch, trusted, reuse=False).run(plan, name)
-
-
-def _replay_state(testbed: Path, plan: list[dict[str, Any]], now: datetime, scratch: Path, name: str,
-                  trusted: bool = False) -> Workspace:
-    """The workspace ``plan`` leaves on a copy of its own (see ``Replays.state``)."""
-    return Replays(testbed, now, scratch, trusted, reuse=False).state(plan, name)
 
 
 def double_bookings(before: Workspace, after: Workspace, plan: list[dict[str, Any]]) -> list[str]:

@@ -1,6 +1,11 @@
-"""The copies a task's gates replay plans in: one hard-linked copy, put back between replays.
+"""Copy a testbed, replay a plan on the copy, score it: the one way every part of homer does it.
 
-The gates replay up to a dozen plans per task (oracle, baseline, each misreading and its hedge,
+``replay_plan`` is one plan on a copy of its own (eval's reference runs, the SFT export, the
+OfficeBench export's states); ``Replays`` is the many plans of one task (its gates), and a
+``Replay`` is what either leaves: the workspace, every call's result, and ``score`` with the
+checks the caller names.
+
+Copies for ``Replays``: the gates replay up to a dozen plans per task (oracle, baseline, each misreading and its hedge,
 each answer form, the paste), each on the initial testbed. Making and deleting a hard-linked copy
 per replay (a scan of the testbed, a link per file, an unlink per file) cost about as much as the
 replays' own writes. For a testbed this project wrote (``trusted``: a build's world), ``Replays``
@@ -18,14 +23,45 @@ from __future__ import annotations
 import os
 import shutil
 import stat
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from office_env import Workspace, default_registry
+from office_env.evaluation import EvaluationReport, evaluate_criteria
+from office_env.tools import ToolResult, default_registry
 from office_env.untrusted import copy_tree
+from office_env.workspace import Workspace
 
 COPY_NAME = "replay"
+Scorer = Callable[..., EvaluationReport]  # evaluate_criteria or evaluate_officebench (the same call)
+
+
+@dataclass
+class Replay:
+    """What a plan left: the workspace (a copy, never the testbed) and each call's result."""
+
+    workspace: Workspace
+    results: list[ToolResult] = field(default_factory=list)
+
+    def failed(self) -> tuple[int, ToolResult] | None:
+        """The first call that failed (its index and result), or None."""
+        return next(((i, r) for i, r in enumerate(self.results) if not r.ok), None)
+
+    def score(self, criteria: list[dict[str, Any]], reference: Path | None = None, *,
+              initial_dir: Path | None = None, day_first: bool | None = None,
+              scorer: Scorer = evaluate_criteria) -> EvaluationReport:
+        """The criteria on the state the plan left (``scorer``: homer's checks unless named)."""
+        return scorer(self.workspace, criteria, reference, initial_dir=initial_dir, day_first=day_first)
+
+
+def replay_plan(testbed: Path, plan: list[dict[str, Any]], now: datetime, work: Path, name: str = COPY_NAME, *,
+                trusted: bool = False) -> Replay:
+    """``plan`` run on a copy of ``testbed`` of its own, ``work/name`` (which must not exist). An
+    untrusted testbed (a dataset's, a seed's) is opened as a stranger's tree and copied, never
+    linked (``Workspace.copy_to``); ``trusted`` (a world this project wrote) may be hard-linked."""
+    return Replays(testbed, now, work, trusted, reuse=False).replay(plan, name)
 
 
 class Replays:
@@ -112,7 +148,13 @@ class Replays:
             registry.run(ws, stretch)
         return ws
 
-    def run(self, plan: list[dict[str, Any]], name: str) -> tuple[Workspace, list[Any]]:
+    def run(self, plan: list[dict[str, Any]], name: str) -> tuple[Workspace, list[ToolResult]]:
         """The workspace ``plan`` leaves and every call's result (observations included)."""
         ws = self.workspace(name)
         return ws, default_registry().run(ws, [(c["tool"], c["args"]) for c in plan])
+
+    def replay(self, plan: list[dict[str, Any]], name: str, *, observe: bool = True) -> Replay:
+        """``run`` (``observe``) or ``state`` (no results kept), as a ``Replay`` to score."""
+        if not observe:
+            return Replay(self.state(plan, name))
+        return Replay(*self.run(plan, name))
