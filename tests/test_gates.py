@@ -492,3 +492,26 @@ def test_a_build_drops_a_task_its_trace_refuses_without_replaying_its_plans(task
     assert early["oracle_passes"].skipped and "not run: gate criteria_traced failed" in early["oracle_passes"].detail
     full = run_gates(record, task.testbed, task.reference)  # a verifier still sees every gate
     assert "oracle" in replays and not full["fails_untouched"].passed and not full["criteria_traced"].passed
+
+
+def test_run_gates_runs_the_registry_in_its_order_and_reports_in_the_record_s(task, monkeypatch):
+    """Every gate a record gets runs once, in the registry's order; the results keep ``gates_for``'s."""
+    import dataclasses
+
+    from verifier import gate_registry
+
+    ran = []
+
+    def watched(g):
+        return dataclasses.replace(g, check=lambda run: ran.append(g.name) or g.check(run))
+
+    monkeypatch.setattr(gate_registry, "_REGISTRY", {n: watched(g) for n, g in gate_registry._REGISTRY.items()})
+    extra = ("solvability", "leakage", "judges")
+    from verifier.agent_gates import gate_agents
+
+    results = run_gates(copy.deepcopy(task.record), task.testbed, task.reference, extra=extra,
+                        agents=gate_agents("offline", None))
+    assert tuple(results) == GATES + extra and all(r.passed for r in results.values())
+    assert ran == [g.name for g in gate_registry.registered() if g.name in results]
+    assert ran[:4] == ["schema", "memory_evidence", "criteria_traced", "fails_untouched"]
+    assert ran.index("oracle_passes") < ran.index("findings_not_pastes") and ran[-1] == "judges"

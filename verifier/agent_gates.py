@@ -18,6 +18,7 @@ from typing import Any, Callable
 from backends.dataset_reader import task_day_first, task_now
 from harness.agents import Agent, Episode, LLMAgent, OracleAgent
 from office_env import Workspace, default_registry, evaluate_criteria
+from verifier.gate_registry import REPLAY_STAGE, GateRun, gate
 from verifier.gate_result import GateResult
 
 AgentFor = Callable[[dict[str, Any], str], Agent | None]  # (record, "description" | "intent") -> agent
@@ -70,3 +71,15 @@ def agent_gates(record: dict[str, Any], testbed: Path, reference: Path | None, w
         verdict = ("passes" if passed else "fails") + f" ({steps} steps)"
         results[name] = GateResult(ok, f"{who} {verdict}")
     return results
+
+
+@gate("solvability", needs=("testbed", "reference", "agent"), order=REPLAY_STAGE + 10)
+def _solvability(run: GateRun) -> GateResult:
+    return agent_gates(run.record, run.testbed, run.reference, run.work, run.agents, ("solvability",),
+                       run.trusted)["solvability"]
+
+
+@gate("leakage", needs=("testbed", "reference", "agent"), order=REPLAY_STAGE + 11)
+def _leakage(run: GateRun) -> GateResult:
+    return agent_gates(run.record, run.testbed, run.reference, run.work, run.agents, ("leakage",),
+                       run.trusted)["leakage"]

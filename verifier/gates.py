@@ -31,6 +31,14 @@ true, detail ``NO_ORACLE``), and it has two more gates:
   people ...; see ``generators.specifics``) is in the dialogue, and none is in the intent.
 A Neo task written by a model without an oracle plan gets the same skip; an offline Neo record
 always has a plan, so without one it fails those two gates.
+
+Every gate is declared with ``@gate(name, needs=..., order=...)`` (``verifier.gate_registry``) at the
+end of this module (``solvability`` and ``leakage`` in ``verifier.agent_gates``); ``run_gates`` runs
+a record's gates from the registry in their ``order``: ``schema``; the record stage
+(``memory_evidence``, ``specifics``, ``criteria_traced``); then the replay stage
+(``fails_untouched``, ``reference_passes``, ``oracle_passes``, ``baseline_fails``,
+``findings_not_pastes``, ``answer_forms``, ``corrections_bite``, ``distractors_bite``,
+``solvability``, ``leakage``, ``judges``). The results are reported in ``gates_for``'s order.
 """
 
 from __future__ import annotations
@@ -48,23 +56,23 @@ from typing import Any
 import jsonschema_rs
 from jsonschema import Draft202012Validator
 
+import verifier.agent_gates  # noqa: F401  (declares the solvability and leakage gates)
 from backends.dataset_reader import task_day_first, task_now
-from office_env import OfficeError, Workspace, evaluate_criteria, validate_criteria
-from office_env import calendar_store
+from generators.hedges import hedged_plan
+from generators.model import ToolCall
+from generators.specifics import check_specifics, find_specifics
+from office_env import OfficeError, Workspace, calendar_store, evaluate_criteria, validate_criteria
 from office_env.evaluation.contradictions import contradictions
 from office_env.evaluation.reference_state import EXACT, apply_reference
 from office_env.limits import MAX_SCHEMA_ERRORS
 from office_env.replays import Replays
 from office_env.untrusted import scan_tree
-from verifier.judges import judge_panel
-from generators.hedges import hedged_plan
-from generators.model import ToolCall
-from generators.specifics import check_specifics, find_specifics
-from verifier.agent_gates import agent_gates
 from verifier.answer_forms import answer_form_plans
-from verifier.gate_result import GateResult
-from verifier.paste_plan import is_forward, paste_plan
 from verifier.dialogue_rules import mark_problems, marked_turns
+from verifier.gate_registry import RECORD_STAGE, REPLAY_STAGE, GateRun, gate, in_order
+from verifier.gate_result import GateResult
+from verifier.judges import judge_panel
+from verifier.paste_plan import is_forward, paste_plan
 from verifier.trace import OfficeText, office_text, trace_task
 
 SCHEMA_DIR = Path(__file__).resolve().parent / "schemas"
@@ -78,8 +86,9 @@ UNPROVEN = "unproven"  # how a reference_passes detail starts when the reference
 
 
 def gates_for(record: dict[str, Any], extra: tuple[str, ...] = ()) -> tuple[str, ...]:
-    """The gates a record must pass: ``PLUS_GATES`` for split ``plus``, else ``GATES``, then the
-    chosen ``extra`` gates (from ``AGENT_GATES``) in their canonical order."""
+    """The gates a record must pass, in the order they are reported: ``PLUS_GATES`` for split
+    ``plus``, else ``GATES``, then the chosen ``extra`` gates (from ``AGENT_GATES``) in their
+    canonical order. They run in the registry's order (``verifier.gate_registry``)."""
     base = PLUS_GATES if isinstance(record, dict) and record.get("split") == "plus" else GATES
     return base + tuple(g for g in AGENT_GATES if g in extra)
 
@@ -356,79 +365,137 @@ def untouched_gate(testbed: Path, now: Any, criteria: list[dict[str, Any]], refe
                       "criteria fail before any action" if not untouched.passed else "criteria already pass untouched")
 
 
+# -- the registry: every gate declared, in the order they run (see ``verifier.gate_registry``) ---------
+
+@gate("schema", order=0)
+def _schema(run: GateRun) -> GateResult:
+    return schema_gate(run.record)
+
+
+@gate("memory_evidence", needs=("dialogue",), order=RECORD_STAGE)
+def _memory_evidence(run: GateRun) -> GateResult:
+    return evidence_gate(run.record)
+
+
+@gate("specifics", needs=("dialogue",), order=RECORD_STAGE + 1)
+def _specifics(run: GateRun) -> GateResult:
+    return specifics_gate(run.record)
+
+
+@gate("criteria_traced", needs=("dialogue", "testbed"), order=RECORD_STAGE + 2)
+def _criteria_traced(run: GateRun) -> GateResult:
+    return trace_gate(run.record, run.testbed)
+
+
+@gate("fails_untouched", needs=("testbed", "reference"), order=REPLAY_STAGE)
+def _fails_untouched(run: GateRun) -> GateResult:
+    return untouched_gate(run.testbed, run.now, run.record["evaluation"], run.reference, task_day_first(run.record))
+
+
+@gate("reference_passes", needs=("testbed", "reference"), order=REPLAY_STAGE + 1)
+def _reference_passes(run: GateRun) -> GateResult:
+    return reference_gate(run.record, run.testbed, run.reference, run.now, run.work, run.trusted)
+
+
+@gate("oracle_passes", needs=("testbed", "replays", "oracle", "reference"), order=REPLAY_STAGE + 2)
+def _oracle_passes(run: GateRun) -> GateResult:
+    """Every oracle call succeeds, the criteria pass and no booking double-books the user; the
+    calls' observations are kept for ``findings_not_pastes``."""
+    record = run.record
+    if not record.get("oracle"):
+        return _no_plan(record)
+    ws, calls = run.replays.run(record["oracle"], "oracle")
+    run.observations = [c.observation for c in calls]
+    failed = [f"{c.tool}: {c.observation}" for c in calls if not c.ok]
+    report = evaluate_criteria(ws, record["evaluation"], run.reference, day_first=task_day_first(record))
+    failed += double_bookings(Workspace(run.testbed, now=run.now), ws, record["oracle"])
+    ok = report.passed and not failed
+    return GateResult(ok, "oracle plan passes" if ok else "; ".join(failed + [r.reason for r in report.failures()])[:500])
+
+
+@gate("baseline_fails", needs=("testbed", "replays", "oracle", "reference"), order=REPLAY_STAGE + 3)
+def _baseline_fails(run: GateRun) -> GateResult:
+    record = run.record
+    if not record.get("oracle"):
+        return _no_plan(record)
+    ws = run.replays.state(record.get("baseline", []), "baseline")
+    base = evaluate_criteria(ws, record["evaluation"], run.reference, day_first=task_day_first(record))
+    return GateResult(not base.passed, "intent-only baseline fails" if not base.passed else "intent-only baseline passes")
+
+
+def _no_plan(record: dict[str, Any]) -> GateResult:
+    """A seed task or a model-written task may come without a plan (the harness decides); an
+    offline Neo record always has one."""
+    if record["split"] == "plus" or record["provenance"].get("backend") == "llm":
+        return GateResult(True, NO_ORACLE, skipped=True)
+    return GateResult(False, "no oracle plan")
+
+
+@gate("findings_not_pastes", needs=("testbed", "replays", "oracle", "reference"), order=REPLAY_STAGE + 4)
+def _findings_not_pastes(run: GateRun) -> GateResult:
+    return paste_gate(run.record, run.testbed, run.reference, run.now, run.work, run.observations, run.trusted,
+                      run.replays)
+
+
+@gate("answer_forms", needs=("testbed", "replays", "oracle", "reference"), order=REPLAY_STAGE + 5)
+def _answer_forms(run: GateRun) -> GateResult:
+    return answer_forms_gate(run.record, run.testbed, run.reference, run.now, run.work, run.trusted, run.replays)
+
+
+@gate("corrections_bite", needs=("dialogue", "testbed", "replays", "oracle", "reference"), order=REPLAY_STAGE + 6)
+def _corrections_bite(run: GateRun) -> GateResult:
+    return misreading_gate(run.record, "superseded", run.testbed, run.reference, run.now, run.work, run.trusted,
+                           run.replays)
+
+
+@gate("distractors_bite", needs=("dialogue", "testbed", "replays", "oracle", "reference"), order=REPLAY_STAGE + 7)
+def _distractors_bite(run: GateRun) -> GateResult:
+    return misreading_gate(run.record, "distractor", run.testbed, run.reference, run.now, run.work, run.trusted,
+                           run.replays)
+
+
+@gate("judges", needs=("dialogue", "llm"), order=REPLAY_STAGE + 20)
+def _judges(run: GateRun) -> GateResult:
+    passed, detail, votes = judge_panel(run.record, run.client)
+    return GateResult(passed, detail, votes=votes)
+
+
 def run_gates(record: dict[str, Any], testbed: Path, reference: Path | None = None,
               scratch: Path | None = None, *, extra: tuple[str, ...] = (), client: Any = None,
               agents: Any = None, trusted: bool = False, drop_early: bool = False) -> dict[str, GateResult]:
-    """Run every gate of ``gates_for(record, extra)``; later gates are skipped (failed) when the
-    schema gate fails. ``drop_early`` (a build, which drops a task at its first failing gate): the
-    gates that replay plans are not run (skipped) when one that reads the record alone (evidence,
+    """Run every gate of ``gates_for(record, extra)`` from the registry, in its order (see
+    ``verifier.gate_registry``), and report them in ``gates_for``'s. Later gates are skipped
+    (failed) when the schema gate fails. ``drop_early`` (a build, which drops a task at its first
+    failing gate): the replay stage is not run (skipped) when a gate of the record stage (evidence,
     specifics, trace) fails. ``client`` makes the judges model calls (else rule judges); ``agents``
     (see ``verifier.agent_gates``) runs the solvability and leakage gates. ``trusted``: the testbed
     is one this project wrote (a build's world), so replays hard-link its files instead of copying."""
     names = gates_for(record, extra)
-    results: dict[str, GateResult] = {"schema": schema_gate(record)}
-    if not results["schema"].passed:
-        for name in names[1:]:
-            results[name] = GateResult(False, "skipped: schema gate failed")
-        return results
+    chosen = in_order(names)
+    run = GateRun(record, testbed, reference, trusted=trusted, client=client, agents=agents)
+    results = {g.name: g.check(run) for g in chosen if g.stage == "schema"}
+    if not all(r.passed for r in results.values()):
+        failed = next(name for name in names if name in results and not results[name].passed)
+        for name in names:
+            results.setdefault(name, GateResult(False, f"skipped: {failed} gate failed"))
+        return {name: results[name] for name in names}
     # the gates that read the record alone run first: a task one of them drops is spared the replays
-    first = {"memory_evidence": evidence_gate(record)}
-    if "specifics" in names:
-        first["specifics"] = specifics_gate(record)
-    if "criteria_traced" in names:
-        first["criteria_traced"] = trace_gate(record, testbed)
+    first = {g.name: g.check(run) for g in chosen if g.stage == "record"}
+    results.update(first)
     failed = next((name for name in names if name in first and not first[name].passed), None)
     if failed is not None and drop_early:
-        results.update(first)
         for name in names:
             results.setdefault(name, GateResult(True, f"not run: gate {failed} failed", skipped=True))
         return {name: results[name] for name in names}
-    now = task_now(record)
+    run.now = task_now(record)
     own_scratch = scratch is None
-    work = Path(tempfile.mkdtemp(prefix="gates-")) if own_scratch else scratch
+    run.work = Path(tempfile.mkdtemp(prefix="gates-")) if own_scratch else scratch
     try:
-        criteria, day_first = record["evaluation"], task_day_first(record)
-        results["fails_untouched"] = untouched_gate(testbed, now, criteria, reference, day_first)
-        if "reference_passes" in names:
-            results["reference_passes"] = reference_gate(record, testbed, reference, now, work, trusted)
-        replays = Replays(testbed, now, work, trusted)
-        if record.get("oracle"):
-            ws, calls = replays.run(record["oracle"], "oracle")
-            failed = [f"{c.tool}: {c.observation}" for c in calls if not c.ok]
-            report = evaluate_criteria(ws, criteria, reference, day_first=day_first)
-            failed += double_bookings(Workspace(testbed, now=now), ws, record["oracle"])
-            ok = report.passed and not failed
-            detail = "oracle plan passes" if ok else "; ".join(failed + [r.reason for r in report.failures()])[:500]
-            results["oracle_passes"] = GateResult(ok, detail)
-            ws_base = replays.state(record.get("baseline", []), "baseline")
-            base = evaluate_criteria(ws_base, criteria, reference, day_first=day_first)
-            results["baseline_fails"] = GateResult(
-                not base.passed, "intent-only baseline fails" if not base.passed else "intent-only baseline passes")
-            if "findings_not_pastes" in names:
-                results["findings_not_pastes"] = paste_gate(record, testbed, reference, now, work,
-                                                             [c.observation for c in calls], trusted, replays)
-        elif record["split"] == "plus" or record["provenance"].get("backend") == "llm":
-            # a seed task or a model-written task may come without a plan: the harness decides
-            results["oracle_passes"] = GateResult(True, NO_ORACLE, skipped=True)
-            results["baseline_fails"] = GateResult(True, NO_ORACLE, skipped=True)
-        else:
-            results["oracle_passes"] = GateResult(False, "no oracle plan")
-            results["baseline_fails"] = GateResult(False, "no oracle plan")
-        if "findings_not_pastes" in names:
-            results.setdefault("findings_not_pastes", GateResult(True, NO_ORACLE, skipped=True))
-        results.update(first)
-        if "answer_forms" in names:
-            results["answer_forms"] = answer_forms_gate(record, testbed, reference, now, work, trusted, replays)
-        results["corrections_bite"] = misreading_gate(record, "superseded", testbed, reference, now, work, trusted,
-                                                      replays)
-        results["distractors_bite"] = misreading_gate(record, "distractor", testbed, reference, now, work, trusted,
-                                                      replays)
-        if "solvability" in names or "leakage" in names:
-            results.update(agent_gates(record, testbed, reference, work, agents, names, trusted))
-        if "judges" in names:
-            passed, detail, votes = judge_panel(record, client)
-            results["judges"] = GateResult(passed, detail, votes=votes)
+        run.replays = Replays(testbed, run.now, run.work, trusted)
+        for g in chosen:
+            if g.stage == "replay":
+                results[g.name] = g.check(run)
     finally:
         if own_scratch:
-            shutil.rmtree(work, ignore_errors=True)
+            shutil.rmtree(run.work, ignore_errors=True)
     return {name: results[name] for name in names}
