@@ -5,10 +5,10 @@ OfficeBench export's states); ``Replays`` is the many plans of one task (its gat
 ``Replay`` is what either leaves: the workspace, every call's result, and ``score`` with the
 checks the caller names.
 
-Copies for ``Replays``: the gates replay up to a dozen plans per task (oracle, baseline, each misreading and its hedge,
-each answer form, the paste), each on the initial testbed. Making and deleting a hard-linked copy
-per replay (a scan of the testbed, a link per file, an unlink per file) cost about as much as the
-replays' own writes. For a testbed this project wrote (``trusted``: a build's world), ``Replays``
+Copies for ``Replays``: the gates replay up to a dozen plans per task (oracle, baseline, each
+misreading and its hedge, each answer form, the paste), each on the initial testbed. Making and
+deleting a hard-linked copy per replay (a scan of the testbed, a link per file, an unlink per file)
+cost about as much as the replays' own writes. For a testbed this project wrote (``trusted``: a build's world), ``Replays``
 links one copy and, before each further replay, puts it back: every office tool writes by rename
 and never edits a file in place, so a file still linked to its testbed file (the same device and
 inode) holds the testbed's bytes; anything else (a file a tool wrote or replaced, a folder it made,
