@@ -8,7 +8,8 @@ With ``--dataset DIR`` it also prints, for each task, the first agent request of
 (``--mode rag``: the default 20 utterances), the reply limit an 8K window leaves it (``--window``) and
 the room left for the run's tool results and replies. With ``--server URL`` (a llama.cpp server's
 root, e.g. ``http://127.0.0.1:8080``) it also counts the 20 tools with that server's tokenizer:
-their spaced JSON, and what they add to a templated prompt (``/apply-template``, ``/tokenize``).
+their spaced JSON, the tool lines the shipped ChatML template writes (each function's compact JSON;
+target at most 1,500), and what they add to a templated prompt (``/apply-template``, ``/tokenize``).
 Run: ``python bench/tool_tokens.py [--dataset DIR] [--window 8192] [--server URL]``.
 """
 
@@ -69,9 +70,12 @@ def server_figures(root: str, tools: list[dict]) -> None:
     messages = [{"role": "user", "content": "Say OK."}]
     bare = tokens(post("/apply-template", {"messages": messages})["prompt"])
     templated = tokens(post("/apply-template", {"messages": messages, "tools": tools, "tool_choice": "auto"})["prompt"])
+    # what templates/llama_server/chatml-tools.jinja writes: a line per function, compact JSON
+    lines = tokens("\n".join(json.dumps(t["function"], separators=(",", ":"), ensure_ascii=False) for t in tools))
     print(f"\nthe 20 tools with the tokenizer of {root}: {tokens(json.dumps(tools)):,} (spaced JSON), "
-          f"{tokens(json.dumps(tools, separators=(',', ':'))):,} (compact); they add {templated - bare:,} tokens "
-          f"to a templated prompt")
+          f"{tokens(json.dumps(tools, separators=(',', ':'))):,} (compact), {lines:,} as the shipped template "
+          f"writes them (target <= {TARGET:,}: {'met' if lines <= TARGET else 'MISSED'}); with its instructions "
+          f"they add {templated - bare:,} tokens to a templated prompt")
 
 
 def rag_room(dataset: Path, window: int, tools: list[dict]) -> None:

@@ -20,7 +20,7 @@ from backends.prompts import render
 from generators.dialogue_offline import task_values, timestamps
 from generators.history_plan import DayPlan
 from generators.model import Session, TaskDraft, Turn
-from generators.schemas import dialogue_days_schema
+from generators.schemas import dialogue_days_schema, spoken_turn
 from office_env.seeding import rng as seeded
 
 
@@ -72,7 +72,7 @@ def _write_days(client: Any, inputs: dict[str, Any], chunk: list[DayPlan], said:
     note = feedback
     for attempt in range(1 + DAY_RETRIES):
         messages = render("dialogue_day", inputs=inputs, schema=schema, feedback=note)
-        days = [d["turns"] for d in client.structured("dialogue_day", messages, schema)["days"]]
+        days = [[spoken_turn(t) for t in d["turns"]] for d in client.structured("dialogue_day", messages, schema)["days"]]
         seen, repeats = dict(said), []
         for day, turns in zip(chunk, days):
             repeats += _repeats(turns, seen, day.day)

@@ -30,7 +30,7 @@ from generators.history_plan import (DAY_CUES, LONG_HISTORY_DAYS, P_RELATIVE_DAY
                                      plan_history)
 from generators.model import MemoryPiece, Session, TaskDraft, Turn
 from generators.small_talk import WordingsExhausted
-from generators.spoken_time import is_relative, read_times, say_value, value_time
+from generators.spoken_time import is_relative, names_any, read_times, say_value, value_time
 from generators.thread_bank import (  # noqa: F401 - the bank's names, as the writer's callers know them
     _OPENERS, _REPLIES, P_FULL_NAME, SENTENCE_CUES, BankError, _Deck, bank_sizes, namings, threads,
 )
@@ -238,7 +238,7 @@ class HistoryWriter:
         self.work = OtherWork(rng=rng, user_first=self.user, colleagues=[c for c in colleagues if clean(c)],
                               company=company if clean(company) else "", projects=[p for p in projects if clean(p)],
                               files=[f for f in files if clean(f)], avoid=clean, currency=currency,
-                              absences=absences)
+                              absences=absences, names_day=lambda text, day: names_any(text, self.values, day))
         self.decks = {key: _Deck(entries, rng) for key, entries in threads().lines.items()}
         self.said: set[str] = set()
         self.work_threads = 0

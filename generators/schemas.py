@@ -33,20 +33,37 @@ PLAN_CALL: dict[str, Any] = {
               "required": ["tool", "args"], "additionalProperties": False},
 }
 
-TURN: dict[str, Any] = {  # a timestamp is optional: code assigns one when the model gives none
+_MARKS: dict[str, Any] = {  # a turn's optional fields; a timestamp too: code assigns one when the model gives none
+    "ts": {"type": "string", "pattern": r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}$"},
+    "evidence": {"type": "array", "items": {"type": "string", "pattern": "^m[0-9]+$"}},
+    "superseded": {"type": "array", "items": {"type": "string", "pattern": "^m[0-9]+$"}},
+    "distractor": {"type": "array", "items": {"type": "string", "pattern": "^m[0-9]+$"}},
+    "thread": {"type": "string", "pattern": "^[tw][0-9]+$"},
+}
+
+TURN: dict[str, Any] = {
     "type": "object",
-    "properties": {
-        "role": {"enum": ["user", "assistant"]},
-        "text": {"type": "string", "minLength": 1},
-        "ts": {"type": "string", "pattern": r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}$"},
-        "evidence": {"type": "array", "items": {"type": "string", "pattern": "^m[0-9]+$"}},
-        "superseded": {"type": "array", "items": {"type": "string", "pattern": "^m[0-9]+$"}},
-        "distractor": {"type": "array", "items": {"type": "string", "pattern": "^m[0-9]+$"}},
-        "thread": {"type": "string", "pattern": "^[tw][0-9]+$"},
-    },
+    "properties": {"role": {"enum": ["user", "assistant"]}, "text": {"type": "string", "minLength": 1}, **_MARKS},
     "required": ["role", "text"],
     "additionalProperties": False,
 }
+
+
+def _said_by(role: str) -> dict[str, Any]:
+    return {"type": "object", "properties": {role: {"type": "string", "minLength": 1}, **_MARKS},
+            "required": [role], "additionalProperties": False}
+
+
+# A dialogue day's turn names its speaker by its key ({"user": "Morning!"}): a day of some 70 turns is
+# written in about a fifth fewer tokens than with "role" and "text" keys. ``spoken_turn`` reads it.
+DAY_TURN: dict[str, Any] = {"anyOf": [_said_by("user"), _said_by("assistant")]}
+
+
+def spoken_turn(turn: dict[str, Any]) -> dict[str, Any]:
+    """A :data:`DAY_TURN` (validated) as a :data:`TURN`: ``{"role", "text"}`` and its marks."""
+    role = "user" if "user" in turn else "assistant"
+    return {"role": role, "text": turn[role], **{k: v for k, v in turn.items() if k in _MARKS}}
+
 
 SCALAR: dict[str, Any] = {"type": ["string", "number"]}
 COMPUTED: dict[str, Any] = {
@@ -95,7 +112,7 @@ DIALOGUE_DAY_SCHEMA: dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "title": "one day of dialogue",
     "type": "object",
-    "properties": {"turns": {"type": "array", "minItems": 2, "items": TURN}},
+    "properties": {"turns": {"type": "array", "minItems": 2, "items": DAY_TURN}},
     "required": ["turns"],
     "additionalProperties": False,
 }

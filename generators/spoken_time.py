@@ -12,6 +12,7 @@ days are moved keeps naming the same dates).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 from typing import Union
@@ -116,7 +117,9 @@ _DAY = (r"(?P<near>today|tomorrow|yesterday)"
         rf"|{_WD.replace('wd', 'wd3')} the (?P<ord>\d{{1,2}})(?:st|nd|rd|th)(?: of (?P<mo>last|next) month)?"
         rf"|{_WD.replace('wd', 'wd4')} (?P<dom>\d{{1,2}}) {_MON}(?: (?P<yr>\d{{4}}))?"
         rf"|{_WD.replace('wd', 'wd5')} {_MON.replace('mon', 'mon5')} (?P<dom5>\d{{1,2}})(?!\d)")
-_PHRASE = re.compile(rf"(?<![\w-])(?:{_DAY})(?: at (?P<clock>\d{{1,2}}:\d\d))?(?![\w:])", re.IGNORECASE)
+# A phrase ends where a word does; a colon may follow it ("Tuesday next week: one hour"), but
+# not more digits of a clock ("at 10:00:30" is not read as 10:00).
+_PHRASE = re.compile(rf"(?<![\w-])(?:{_DAY})(?: at (?P<clock>\d{{1,2}}:\d\d))?(?!\w|:\d)", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -188,6 +191,13 @@ def names_value(text: str, value: str, said_on: date | None) -> bool:
         return False
     wanted = value_time(value, said_on)
     return wanted is not None and any(found.when == wanted for found in read_times(text, said_on))
+
+
+def names_any(text: str, values: Iterable[str], said_on: date) -> bool:
+    """Whether ``text`` (said on ``said_on``) names in words a day or moment one of ``values``
+    writes, as the memory marks read it: an unmarked line that does reads as the task's."""
+    wanted = {when for when in (value_time(v, said_on) for v in values) if when is not None}
+    return bool(wanted) and any(found.when in wanted for found in read_times(text, said_on))
 
 
 def redate(text: str, old: date, new: date, keep: set[When] | None = None, shift_others: bool = False) -> str:

@@ -21,9 +21,11 @@ from pathlib import Path
 import jinja2
 import openai
 import pytest
+from jsonschema import Draft202012Validator
 
 from backends.prompts import render
 from backends.tokens import count_tokens
+from generators.schemas import dialogue_days_schema, spoken_turn
 from office_env.limits import MAX_EMBEDDING_DIMENSIONS, MAX_EMBEDDING_INPUTS, MAX_REQUEST_BYTES
 from orchestrator.fake_llm import FakeLLMServer, Reply, default_responder, echo_responder, scripted
 from orchestrator.fake_llm import offline_responder as responder_module
@@ -144,7 +146,10 @@ def test_default_responder_answers_role_prompts_and_refuses_others():
                  schema={}, feedback="")
     answer = json.loads(default_responder()({"messages": day}).content)
     assert len(answer["days"]) == 2 and all(d["turns"] for d in answer["days"])  # both days, in one answer
-    turns = answer["days"][0]["turns"]
+    # each turn names its speaker by its key, as the day schema asks; read back as role and text
+    assert Draft202012Validator(dialogue_days_schema(2)).is_valid(answer)
+    turns = [spoken_turn(t) for t in answer["days"][0]["turns"]]
+    assert [next(iter(t)) for t in answer["days"][0]["turns"]] == [t["role"] for t in turns]
     assert turns[0]["role"] == "user" and [t["role"] for t in turns] == ["user", "assistant"] * (len(turns) // 2)
     assert [t.get("evidence") for t in turns if "INV-4471" in t["text"]] == [["m1"]]
     assert [t.get("distractor") for t in turns if "INV-3302" in t["text"]] == [["m1"]]
@@ -620,7 +625,8 @@ def test_a_day_has_no_colleague_the_office_shows_away_doing_other_work():
     assert "Bo 2024-05-01 to 2024-05-10; Cy 2024-05-06 to 2024-05-06." in prompt[0]["content"]
     named = 0
     for day in range(1, 7):
-        turns = json.loads(default_responder()({"messages": _day_prompt(day, "2024-05-06", away)}).content)["days"][0]["turns"]
+        turns = [spoken_turn(t) for t in json.loads(default_responder()(
+            {"messages": _day_prompt(day, "2024-05-06", away)}).content)["days"][0]["turns"]]
         work = [t["text"] for t in turns if t.get("thread", "").startswith("w")]
         assert work and not [t for t in work if re.search(r"\b(Bo|Cy)\b", t)], work
         named += sum(bool(re.search(r"\b(Di|Ed)\b", t)) for t in work)
@@ -644,7 +650,8 @@ def test_a_malformed_away_list_is_read_as_far_as_it_is_sound(away):
     assert all(isinstance(n, str) and 0 < len(n) <= 100 and a <= b for n, a, b in read)
     if not isinstance(away, list) or len(away) < 100:
         assert read == []
-    turns = json.loads(default_responder()({"messages": _day_prompt(1, "2024-05-06", away)}).content)["days"][0]["turns"]
+    turns = [spoken_turn(t) for t in json.loads(default_responder()(
+        {"messages": _day_prompt(1, "2024-05-06", away)}).content)["days"][0]["turns"]]
     assert turns and all(t["text"] for t in turns)
 
 

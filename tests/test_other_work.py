@@ -12,6 +12,7 @@ import pytest
 
 from generators.other_work import story as other_work
 from generators.other_work import ACK_WORDS, WORK_DIR, BankError, OtherWork, load, load_work_banks, parse_work_banks
+from generators.spoken_time import names_any, read_times
 
 NAMES = ("Rosa Bilal Chen Dana Emeka Farah Goran Hiro Ines Jonas Kavya Luis Mia Nadia Oscar Petra Quinn Ravi "
          "Sofia Tariq Uma Viktor Wen Yara Zoe Abel Bea Cyrus Dina Eli").split()
@@ -388,6 +389,25 @@ def test_avoid_is_respected():
     history, _ = simulate(2, colleagues=["Rosa", "Ben", "Ida", "Omar"], avoid=avoid)
     for u in utterances(history):
         assert avoid(u), u
+
+
+def test_no_line_names_a_day_the_task_names():
+    """Given the days a task's values name, the other work names none of them in words, in any
+    wording ("interviews on Wednesday the 13th" would read as the task's day), and still talks
+    about days: a hiring round or a supplier's return lands on another day."""
+    start = date(2024, 3, 11)
+    task_days = [start + timedelta(days=n) for n in (1, 2, 3, 4, 7, 8, 9)]  # the next two weeks' days
+    values = [d.isoformat() for d in task_days]
+    dated = 0
+    for seed in range(8):
+        history, _ = simulate(seed, days=6, per_day=10, start=start,
+                              names_day=lambda text, day: names_any(text, values, day))
+        for when, ex in history:
+            for text in (t for pair in ex for t in pair):
+                named = {t.when for t in read_times(text, when.date())}
+                dated += bool(named)
+                assert not named & set(task_days), (seed, when, text)
+    assert dated > 5, dated  # (without the check, 16 of 34 dated lines name a task day)
 
 
 def test_thin_inputs_still_work():

@@ -6,8 +6,8 @@ from datetime import date, datetime, timedelta
 
 import pytest
 
-from generators.spoken_time import (is_relative, names_value, ordinal, read_times, redate, say_day, say_moment,
-                                    say_value, value_time)
+from generators.spoken_time import (is_relative, names_any, names_value, ordinal, read_times, redate, say_day,
+                                    say_moment, say_value, value_time)
 
 WEDNESDAY = date(2024, 5, 15)
 
@@ -52,6 +52,10 @@ def test_reading_is_strict_where_everyday_words_would_mislead():
     assert read_times("Friday the 16th", WEDNESDAY) == []  # the weekday disagrees with the date
     assert read_times("2024-05-17 09:00 and budget-this Friday", WEDNESDAY) == []
     assert [t.when for t in read_times("monday may 20", WEDNESDAY)] == [date(2024, 5, 20)]
+    # a colon may end a phrase ("on Tuesday next week: one hour"), a clock's seconds may not
+    assert [t.when for t in read_times("On Tuesday next week: one hour.", WEDNESDAY)] == [date(2024, 5, 21)]
+    assert [t.when for t in read_times("Friday the 17th: sorted", WEDNESDAY)] == [date(2024, 5, 17)]
+    assert [t.when for t in read_times("this Friday at 09:05:30", WEDNESDAY)] == [date(2024, 5, 17)]
 
 
 def test_relative_or_said_outright():
@@ -71,6 +75,11 @@ def test_values_and_what_a_line_names():
     assert names_value("We'll meet Wednesday next week at 10:00.", "2024-05-22 10:00", WEDNESDAY)
     assert not names_value("We'll meet Wednesday next week at 10:00.", "2024-05-22 10:00", date(2024, 5, 8))
     assert not names_value("We'll meet Wednesday next week at 10:00.", "2024-05-22 10:00", None)
+    values = ["2024-05-24", "budget.xlsx", "monday may 20"]  # a task's values, lower-cased
+    assert names_any("Interviews are on Friday the 24th.", values, WEDNESDAY)
+    assert names_any("Back on Monday next week, they said.", values, WEDNESDAY)
+    assert not names_any("Interviews are on Thursday the 23rd.", values, WEDNESDAY)
+    assert not names_any("Interviews are on Friday the 24th.", ["budget.xlsx"], WEDNESDAY)
 
 
 def test_a_line_said_again_on_another_day_names_the_same_days():

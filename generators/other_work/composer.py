@@ -25,12 +25,16 @@ class OtherWork(ValueMakers):
 
     def __init__(self, *, rng: random.Random, user_first: str, colleagues: Sequence[str], company: str,
                  projects: Sequence[str], files: Sequence[str], avoid: Callable[[str], bool] = lambda t: True,
-                 currency: str = "", absences: Iterable[tuple[str, date, date]] = ()) -> None:
+                 currency: str = "", absences: Iterable[tuple[str, date, date]] = (),
+                 names_day: Callable[[str, date], bool] = lambda text, day: False) -> None:
         """``currency``: the office's currency code (its documents' money); without one, a
         history's amounts take a currency of their own. ``absences``: ``(first name, first day,
-        last day)`` for each span the office shows a colleague away."""
+        last day)`` for each span the office shows a colleague away. ``names_day(text, today)``:
+        whether a line said today names a day the task's values name ("the 13th" when a value is
+        the 13th); such a line would read as the task's, so it is never said."""
         self.rng = rng
         self.avoid = avoid
+        self.names_day = names_day
         self.banned: set[str] = set()
         self.user = user_first.strip()
         if not self.user or not avoid(self.user):
@@ -505,16 +509,16 @@ class OtherWork(ValueMakers):
         return text, used
 
     def _accept(self, text: str) -> bool:
-        """The line is usable: 5-30 words, new in this history, free of task values, no word or
-        phrase said twice over ("The Prism Dashboard dashboard"), and no invented file name that
-        could be taken for one of the office's documents."""
+        """The line is usable: 5-30 words, new in this history, free of task values (written out or
+        a day named in words), no word or phrase said twice over ("The Prism Dashboard dashboard"),
+        and no invented file name that could be taken for one of the office's documents."""
         if not (5 <= text.count(" ") + 1 <= 30) or text in self.used or repeats_itself(text):
             return False
         if self._office_stems and "." in text:
             for name in _FILE_NAME.findall(text):
                 if name not in self.files and self._like_office_file(name):
                     return False
-        return self.avoid(text)
+        return self.avoid(text) and not self.names_day(text, self.today)
 
     def _user_first(self, plan: _Plan, ctx: _Ctx, said: set[str]) -> tuple[str, set[str]] | None:
         ks = (plan.kind, plan.stage)

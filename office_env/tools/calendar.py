@@ -14,7 +14,7 @@ TIME = {"type": "string", "description": "Local 'YYYY-MM-DD HH:MM:SS'"}
 FMT = "%Y-%m-%d %H:%M:%S"
 
 
-@tool("calendar", "list_events", "A user's calendar events, in time order.", writes=False,
+@tool("calendar", "list_events", "A user's calendar events by start time.", writes=False,
       properties={"user": USER}, required=["user"])
 def list_events(ws: Workspace, user: str) -> str:
     items = calendar_store.events(ws, user)
@@ -48,7 +48,7 @@ def create_event(ws: Workspace, user: str, summary: str, start: str, end: str, l
     return f"Added {summary!r} to {user}'s calendar, {event.start:{FMT}} to {event.end:{FMT}}."
 
 
-@tool("calendar", "delete_event", "Delete every event of a user's calendar titled exactly summary.",
+@tool("calendar", "delete_event", "Delete each of a user's events titled exactly summary.",
       writes=True,
       properties={"user": USER, "summary": {"type": "string", "minLength": 1}},
       required=["user", "summary"])

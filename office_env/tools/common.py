@@ -18,8 +18,8 @@ from office_env.untrusted import name_problem
 from office_env.workspace import Workspace, relative_parts
 
 FILE_PATH = {"type": "string"}  # the agent prompt says paths are relative to the testbed, with examples
-OUTPUT_PATH = {"type": "string", "description": "Default: file_path with the new extension"}
-USER = {"type": "string", "description": "Username"}
+OUTPUT_PATH = {"type": "string", "description": "Default: same path, new extension"}
+USER = {"type": "string"}  # the agent prompt names the user's username and says it acts as them
 
 
 def check_path(relpath: str, field: str) -> None:

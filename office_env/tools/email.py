@@ -29,7 +29,7 @@ def list_emails(ws: Workspace, user: str) -> str:
     return "\n".join(lines)
 
 
-@tool("email", "read_email", "Read a message by its id from email_list_emails.",
+@tool("email", "read_email", "Read a message by id from email_list_emails.",
       writes=False,
       properties={"user": USER, "email_id": {"type": "string", "description": "e.g. Budget.eml"}},
       required=["user", "email_id"])
@@ -43,7 +43,7 @@ def read_email(ws: Workspace, user: str, email_id: str) -> str:
 
 
 @tool("email", "send_email",
-      "Send an e-mail (kept in both mailboxes).", writes=True,
+      "Send an email (kept in both mailboxes).", writes=True,
       properties={
           "sender": PERSON,
           "recipient": PERSON,

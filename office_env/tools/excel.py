@@ -14,7 +14,7 @@ from office_env.tools.registry import tool
 from office_env.workspace import Workspace
 
 XLSX = (".xlsx",)
-SHEET = {"type": "string", "description": "Default: the active sheet"}
+SHEET = {"type": "string", "description": "Default: active sheet"}
 ROW = {"type": "integer", "minimum": 1, "maximum": MAX_SHEET_ROWS}
 COL = {"type": "integer", "minimum": 1, "maximum": MAX_SHEET_COLS}
 VALUE = {"type": ["string", "number", "boolean", "null"]}
@@ -32,7 +32,7 @@ def read_file(ws: Workspace, file_path: str, sheet: str | None = None) -> str:
     return f"{header}\n{body}" if body else f"{header}\n(empty sheet)"
 
 
-@tool("excel", "create_new_file", "Create an empty .xlsx workbook.", writes=True,
+@tool("excel", "create_new_file", "Create an empty .xlsx.", writes=True,
       properties={"file_path": FILE_PATH,
                   "sheet_name": {"type": "string", "minLength": 1, "maxLength": MAX_SHEET_TITLE_CHARS,
                                  "description": "First sheet's name, none of \\*?:/[]"}},
@@ -125,7 +125,7 @@ def delete_cell(ws: Workspace, file_path: str, row: int, col: int, sheet: str | 
     return f"Cleared ({row}, {col}) of {file_path} (was {xlsx_io.render_value(old)})."
 
 
-@tool("excel", "convert_to_pdf", "Convert an .xlsx workbook's active sheet to a PDF table.",
+@tool("excel", "convert_to_pdf", "Convert an .xlsx's active sheet to a PDF table.",
       writes=True, properties={"file_path": FILE_PATH, "output_path": OUTPUT_PATH}, required=["file_path"])
 def convert_to_pdf(ws: Workspace, file_path: str, output_path: str | None = None) -> str:
     path = existing_file(ws, file_path, "file_path", XLSX)

@@ -20,7 +20,7 @@ def read_file(ws: Workspace, file_path: str) -> str:
     return f"{file_path}:\n{text}" if text.strip() else f"{file_path} is empty."
 
 
-@tool("word", "create_new_file", "Create an empty .docx document.", writes=True,
+@tool("word", "create_new_file", "Create an empty .docx.", writes=True,
       properties={"file_path": FILE_PATH}, required=["file_path"])
 def create_new_file(ws: Workspace, file_path: str) -> str:
     path = resolve(ws, file_path, "file_path")
@@ -32,8 +32,7 @@ def create_new_file(ws: Workspace, file_path: str) -> str:
 
 
 @tool("word", "write_to_file",
-      "Write content to a .docx (created if needed), a paragraph per line; mode: overwrite (default) "
-      "or append.",
+      "Write content to a .docx (created if needed), a paragraph per line; mode defaults to overwrite.",
       writes=True,
       properties={
           "file_path": FILE_PATH,

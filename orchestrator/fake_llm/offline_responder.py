@@ -198,7 +198,8 @@ def _day(inputs: dict[str, Any], messages: list[dict[str, Any]]) -> dict[str, An
                            absences=_absences(inputs.get("away")))
     session = writer.day(DayPlan(inputs["day"], day, events), inputs["utterances"])
     _remember_day(inputs, [t.text for t in session.turns])
-    return {"turns": [{k: v for k, v in t.to_dict().items() if k != "ts"} for t in session.turns]}
+    return {"turns": [{t.role: t.text, **{k: v for k, v in t.to_dict().items() if k not in ("role", "text", "ts")}}
+                      for t in session.turns]}
 
 
 MAX_DAYS_PER_REQUEST = 31
