@@ -12,16 +12,20 @@ the words tasks are called by ("the catering invoice"), never the words of their
 A decoy's details mirror the task's: for each memory piece whose value has a shape that can be
 made up without touching the office (a file of its own, a person outside the office, a count, a
 time, a day, a duration, a mail still to come, a field of its own sheet), the decoy gets a detail
-with the same cue and a value of that shape. What cannot be made up (a sentence) is left out.
+with the same cue and a value of that shape. A detail that is a whole sentence of the user's (a
+request, a note or a question, as regenerated seed tasks carry) gets a made-up sentence about the
+job from the bank's ``job_detail`` lines, said in the same lines as the task's; without such lines
+it is left out.
 """
 
 from __future__ import annotations
 
+import math
 import random
 import re
 from dataclasses import dataclass
 from datetime import date, timedelta
-from typing import Callable, Sequence
+from typing import Any, Callable, Mapping, Protocol, Sequence
 
 from generators.model import MemoryPiece
 
@@ -45,6 +49,12 @@ _FIELD_CUES = ("column_total", "filter_value", "question", "memo_point", "agenda
                "reply_point", "row_order", "new_starter", "vendor", "supplier")
 
 
+class SentenceLine(Protocol):
+    """A bank line that renders a sentence from its slots (``generators.thread_bank.ThreadLine``)."""
+
+    def render(self, ctx: Mapping[str, Any]) -> str: ...
+
+
 @dataclass
 class Decoy:
     """One job for later: its name and its details (the task's piece it mirrors, its value),
@@ -54,18 +64,63 @@ class Decoy:
     details: list[tuple[MemoryPiece, str]]
     said: int = 0
     raised: bool = False
+    mentions: int = 0  # talk about it without a detail so far
+
+
+# Talk about a decoy without details, per detail it has: a little less than the task's own work
+# is talked about without values (``generators.history_plan.EVIDENCE_SHARE``), so that a job for
+# later never comes up more than the task's, nor fills weeks of history with the same few lines.
+MENTIONS_PER_DETAIL = 1.2
+
+
+def decoy_mention_budget(decoy: "Decoy") -> int:
+    """How many value-free lines ``decoy`` may have in one history."""
+    return max(1, math.ceil(MENTIONS_PER_DETAIL * len(decoy.details)))
 
 
 def _words(about: str) -> list[str]:
     return [w for w in re.findall(r"[a-z]+", about.lower()) if w not in ("the", "a", "an", "for", "of", "and")]
 
 
+def _weekday_after(start: date, rng: random.Random, low: int, high: int) -> date:
+    day = start + timedelta(days=rng.randint(low, high))
+    while day.weekday() > 4:
+        day += timedelta(days=1)
+    return day
+
+
+def make_sentence(line: SentenceLine, about: str, start: date, rng: random.Random, people: Sequence[str],
+                  fields: Sequence[str]) -> str | None:
+    """A made-up request, note or question about the job ``about`` from a ``job_detail`` line: a
+    person outside the office, a day and a time written as seed tasks write them, a file named
+    after the job, a count and a sheet field. None without people or fields to name."""
+    if not people or not fields:
+        return None
+    who = rng.choice(list(people))
+    day = _weekday_after(start, rng, 2, 16)
+    month = day.strftime("%B")
+    hour = rng.randint(8, 17)
+    minute = rng.choice(("00", "30"))
+    stem = "_".join(_words(about)[:2]) or "notes"
+    ctx = {"about": about, "who": who, "first": who.split()[0], "number": str(rng.randint(2, 400)),
+           "field": rng.choice(list(fields)),
+           "day": rng.choice((f"{day.month}/{day.day}/{day.year}", f"{month} {day.day}",
+                              f"{month} {day.day}, {day.year}")),
+           "time": rng.choice((f"{hour}:{minute}", f"{(hour - 1) % 12 + 1}:{minute} {'a.m' if hour < 12 else 'p.m'}")),
+           "file": f"{rng.choice(('', 'data/'))}{stem}.{rng.choice(('xlsx', 'docx', 'pdf'))}"}
+    return line.render(ctx)
+
+
 def make_value(piece: MemoryPiece, about: str, start: date, rng: random.Random,
-               people: Sequence[str], fields: Sequence[str] = ()) -> str | None:
+               people: Sequence[str], fields: Sequence[str] = (),
+               sentences: Mapping[str, Sequence[SentenceLine]] | None = None) -> str | None:
     """A made-up value with the shape (and cue) of ``piece``'s, for the job ``about``; None when
     that shape cannot be made up safely. ``people``: full names outside the office; ``fields``:
-    what a sheet of such a job holds (for the words a task's piece names a column or a group by)."""
+    what a sheet of such a job holds (for the words a task's piece names a column or a group by);
+    ``sentences``: ``job_detail`` lines by cue, for a piece whose detail is a whole sentence."""
     value, cue = piece.value.strip(), piece.cue
+    if sentences and sentences.get(cue):
+        return make_sentence(rng.choice(list(sentences[cue])), about, start, rng, people, fields)
     ahead = start + timedelta(days=rng.randint(15, 40))
     while ahead.weekday() > 4:
         ahead += timedelta(days=1)
@@ -109,9 +164,11 @@ def make_value(piece: MemoryPiece, about: str, start: date, rng: random.Random,
 
 def make_decoys(pieces: Sequence[MemoryPiece], jobs: Sequence[str], start: date, rng: random.Random,
                 people: Sequence[str], ok: Callable[[str], bool], count: int = 2,
-                fields: Sequence[str] = ()) -> list[Decoy]:
+                fields: Sequence[str] = (), sentences: Mapping[str, Sequence[SentenceLine]] | None = None
+                ) -> list[Decoy]:
     """Up to ``count`` jobs named from ``jobs`` (names that pass ``ok``), each with details
-    mirroring ``pieces`` (values that pass ``ok``; at most :data:`MAX_DETAILS`)."""
+    mirroring ``pieces`` (values that pass ``ok``; at most :data:`MAX_DETAILS`; ``sentences`` as
+    for :func:`make_value`)."""
     out: list[Decoy] = []
     names = [j for j in jobs if ok(j)]
     rng.shuffle(names)
@@ -119,7 +176,7 @@ def make_decoys(pieces: Sequence[MemoryPiece], jobs: Sequence[str], start: date,
         details: list[tuple[MemoryPiece, str]] = []
         for piece in pieces:
             for _ in range(3):  # a value that ``ok`` refuses (a task's day, say) is drawn again
-                value = make_value(piece, about, start, rng, people, fields)
+                value = make_value(piece, about, start, rng, people, fields, sentences)
                 if value and ok(value) and piece.cue and all(value != v for _, v in details):
                     details.append((piece, value))
                     break

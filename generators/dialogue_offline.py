@@ -25,7 +25,7 @@ import re
 from datetime import date, datetime, time, timedelta
 from typing import Any, Callable, Mapping, Sequence
 
-from generators.decoys import Decoy, changed_value, make_decoys
+from generators.decoys import Decoy, changed_value, decoy_mention_budget, make_decoys
 from generators.history_plan import (DAY_CUES, LONG_HISTORY_DAYS, P_RELATIVE_DAY, P_SPLIT, DayPlan, Event,
                                      plan_history)
 from generators.model import MemoryPiece, Session, TaskDraft, Turn
@@ -476,7 +476,7 @@ class HistoryWriter:
             pieces = self.pieces or list({e.piece.id: e.piece for e in plan.events if e.piece is not None}.values())
             self.task_words |= {w for p in pieces for w in re.findall(r"[a-z]+", p.about.lower()) if len(w) > 3}
             self.decoys = make_decoys(pieces, threads().jobs, plan.date, self.rng, self._outsiders(), self._decoy_ok,
-                                      count=DECOYS, fields=threads().job_fields)
+                                      count=DECOYS, fields=threads().job_fields, sentences=threads().job_details)
             for decoy in self.decoys:
                 self.work_threads += 1
                 self.decoy_threads[decoy.about] = f"w{min(self.work_threads, 99)}"
@@ -505,7 +505,8 @@ class HistoryWriter:
         talk about it without details. A pair that finds no fresh wording is left out."""
         turns: list[TurnSpec] = []
         left = pairs
-        while left > 0 and self.decoys:
+        idle = 0  # decoys in a row with nothing left to say
+        while left > 0 and self.decoys and idle < len(self.decoys):
             decoy = self.decoys[self.decoy_turn % len(self.decoys)]
             self.decoy_turn += 1
             thread = self.decoy_threads[decoy.about]
@@ -514,7 +515,9 @@ class HistoryWriter:
             except ValueError:
                 lines = []
             if not lines:
-                break
+                idle += 1
+                continue
+            idle = 0
             for user, reply in lines:
                 turns.append(("user", user, {}, thread))
                 clock.tick()
@@ -563,6 +566,9 @@ class HistoryWriter:
                 if new:
                     text = self._line("correct", cue, {**ctx, "value": new}, new)  # worded as the task's are
                     return [(text, self._line("after", "any", ctx, question=False))]
+        if decoy.mentions >= decoy_mention_budget(decoy):
+            return []  # a job for later with nothing new comes up no more often than the task's work
+        decoy.mentions += 1
         return [(self._line("mention", "any", ctx), self._line("mention_reply", "any", ctx, question=False))]
 
     def _decoy_detail(self, decoy: Decoy, ctx: dict[str, Any], ask_cue: str, cue: str, value: str, when: datetime,
@@ -573,8 +579,9 @@ class HistoryWriter:
         if room >= 2 and shape < P_SPLIT + 0.3:  # the assistant asks first, as in the task's exchanges
             opener = self._line("split" if shape < P_SPLIT else "mention", "any", ctx)
             ask = self._ask(ask_cue, ctx)
-            if shape < P_SPLIT:  # the value alone
-                text = self._line("answer", "any", {**self._decoy_ctx(decoy, when, answer=True), "value": value}, value)
+            if shape < P_SPLIT:  # the value alone (a sentence as the task's sentences are answered)
+                text = self._line("answer", "sentence" if ask_cue in SENTENCE_CUES else "any",
+                                  {**self._decoy_ctx(decoy, when, answer=True), "value": value}, value)
             else:  # the detail in full
                 text = self._line("state", cue, {**ctx, "value": value}, value)
             return [(opener, ask), (text, self._line("after", "any", ctx, question=False))]

@@ -41,6 +41,7 @@ from typing import Any, Iterable, Protocol, Sequence
 from generators.dialogue_offline import SHORT_SESSION, generate_dialogue
 from generators.history_plan import LONG_HISTORY_DAYS
 from generators.model import Distractor, MemoryPiece, Session, TaskDraft
+from generators.thread_bank import threads
 from generators.specifics import Specific, contains_specific, find_specifics, locate_specifics
 from generators.typos import fix_typos, word_frequency
 from office_env.apps import OFFICE_APPS
@@ -461,6 +462,7 @@ P_DISTRACT = 1.0   # chance that it mentions a near miss of one value (when one 
 _NEAR_TEXTS = {"file": "{alt} is an old copy, not the one we use", "number": "{alt} was last year's figure, not this one",
                "time": "{alt} is already taken by another meeting", "date": "{alt} was the old date, that one is gone",
                "person": "{alt} has nothing to do with this one"}
+_NOT_NAMES = frozenset({"yes", "no", "true", "false", "none", "ok", "pdf", "word", "excel"})
 _OTHER_PEOPLE = ("Priya", "Marcus", "Elena", "Tomasz", "Aisha", "Daniel", "Mei", "Oscar")
 
 
@@ -482,14 +484,28 @@ def near_value(value: str, kind: str, rng: random.Random) -> str | None:
                 day = datetime.strptime(value, fmt)
             except ValueError:
                 continue
-            return (day + timedelta(days=rng.choice((-2, -1, 1, 2, 7)))).strftime(fmt)
+            near = day + timedelta(days=rng.choice((-2, -1, 1, 2, 7)))
+            if fmt != "%Y-%m-%d" and not value.startswith("0"):  # written as the value is: 5/17/2024, not 05/17/2024
+                return f"{near.month}/{near.day}/{near.strftime(fmt[-2:])}"
+            return near.strftime(fmt)
         return None
-    if kind == "person" and value[:1].isupper() and " " not in value:
+    if kind == "person" and value[:1].isupper() and " " not in value and value.lower() not in _NOT_NAMES:
         return rng.choice([p for p in _OTHER_PEOPLE if p != value])
     if kind == "file" and "." in value:
         stem, ext = value.rsplit(".", 1)
         return f"{stem}_{rng.choice(('old', 'draft', 'v1', 'backup'))}.{ext}"
     return None
+
+
+def _near_text(piece: MemoryPiece, alt: str, kinds: dict[str, str], rng: random.Random) -> str:
+    """A near miss said of the same work: the piece's own sentence with ``alt`` in place of its
+    value, as an old note or a colleague's guess has it (so the sentence's words are said in a turn
+    that is not the evidence too); a short remark when the sentence does not hold the value."""
+    if piece.value in piece.text:
+        line = rng.choice(threads().lines[("near_clause", "any")])
+        return line.render({"value": piece.text.rstrip(" .?!").replace(piece.value, alt),
+                            "who": rng.choice(_OTHER_PEOPLE)})
+    return _NEAR_TEXTS[kinds[piece.value]].format(alt=alt)
 
 
 def _dynamics(memory: list[MemoryPiece], kinds: dict[str, str], instruction: str, rng: random.Random
@@ -514,8 +530,7 @@ def _dynamics(memory: list[MemoryPiece], kinds: dict[str, str], instruction: str
         options = [(i, alt) for i, p in enumerate(out) for alt in [alternative(p)] if alt and alt not in p.superseded]
         if options:
             i, alt = rng.choice(options)
-            text = _NEAR_TEXTS[kinds[out[i].value]].format(alt=alt)
-            out[i] = replace(out[i], distractors=(Distractor(alt, text),))
+            out[i] = replace(out[i], distractors=(Distractor(alt, _near_text(out[i], alt, kinds, rng)),))
     return out
 
 

@@ -106,18 +106,21 @@ class _Deck(Generic[T]):
 
 _MOVES = ("raise", "raise_reply", "state", "correct", "ask", "after", "distract", "lead", "recap", "recap_reply",
           "about", "mention", "mention_reply", "split", "prompt", "answer", "decline", "job", "job_raise",
-          "job_person", "job_field")
+          "job_person", "job_field", "job_detail", "near_clause")
 # Who says a move's line: the user (U), the assistant (A), or neither (T: a fragment of another line).
 MOVE_ROLES = {"raise": "U", "raise_reply": "A", "state": "U", "correct": "U", "ask": "A", "after": "A",
                "distract": "U", "lead": "T", "recap": "U", "recap_reply": "A", "about": "T", "mention": "U",
                "mention_reply": "A", "split": "U", "prompt": "A", "answer": "U", "decline": "U", "job": "T",
-               "job_raise": "U", "job_person": "T", "job_field": "T"}
+               "job_raise": "U", "job_person": "T", "job_field": "T", "job_detail": "T",
+               "near_clause": "T"}
 
 
 # What a thread line may name: the work (about; {^about} at a sentence's start), the user, the day and part of day, the
 # piece's value, a near miss's sentence and a colleague (``HistoryWriter._ctx``); another name
 # would fail only when its line is drawn, so it is refused when the bank is read.
 _THREAD_SLOTS = frozenset({"about", "user", "weekday", "when", "value", "text", "who"})
+# A decoy's made-up sentence (``job_detail``) names the job, a person and the things a request names.
+_MOVE_SLOTS = {"job_detail": frozenset({"about", "who", "first", "day", "time", "file", "number", "field"})}
 
 
 def index_threads(sections: Mapping[str, Section]) -> dict[tuple[str, str], tuple[ThreadLine, ...]]:
@@ -136,7 +139,7 @@ def index_threads(sections: Mapping[str, Section]) -> dict[tuple[str, str], tupl
                 raise BankError(f"{entry.where}: a thread entry is one line of text, got {len(entry.fields)} fields")
             if not entry.fields[0]:
                 raise BankError(f"{entry.where}: empty thread entry")
-            lines.append(compile_line(entry.fields[0], entry.where, _THREAD_SLOTS))
+            lines.append(compile_line(entry.fields[0], entry.where, _MOVE_SLOTS.get(move, _THREAD_SLOTS)))
         out[(move, cue or "any")] = tuple(lines)
     for move in _MOVES:
         if not any(m == move for m, _ in out):
@@ -154,6 +157,7 @@ class ThreadBank:
     jobs: tuple[str, ...]  # other work for later: the decoys
     job_people: tuple[str, ...]  # people outside the office
     job_fields: tuple[str, ...]  # what a decoy's sheet holds
+    job_details: Mapping[str, tuple[ThreadLine, ...]]  # a decoy's made-up sentence, by sentence cue
 
 
 def parse_threads(text: str, name: str) -> ThreadBank:
@@ -164,7 +168,8 @@ def parse_threads(text: str, name: str) -> ThreadBank:
         return tuple(line.render({}) for line in lines[(move, "any")])
 
     return ThreadBank(lines, frozenset(cue for (move, cue) in lines if move == "state" and cue != "any"),
-                      words("about"), words("job"), words("job_person"), words("job_field"))
+                      words("about"), words("job"), words("job_person"), words("job_field"),
+                      {cue: found for (move, cue), found in lines.items() if move == "job_detail"})
 
 
 @functools.cache
