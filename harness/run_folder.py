@@ -84,8 +84,13 @@ def clear(out: Path) -> None:
             os.unlink(entry.path)
 
 
+def state_bytes(run: dict[str, Any]) -> bytes:
+    """``run.json``'s bytes."""
+    return (json.dumps(run, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
+
+
 def write_state(out: Path, run: dict[str, Any]) -> None:
-    write_synced(out / RUN, (json.dumps(run, ensure_ascii=False, indent=2) + "\n").encode("utf-8"))
+    write_synced(out / RUN, state_bytes(run))
 
 
 def _read_lines(path: Path, label: str) -> list[str] | None:
