@@ -13,7 +13,6 @@ import fcntl
 import functools
 import hashlib
 import json
-import re
 import math
 import os
 import shutil
@@ -24,9 +23,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable
 
-from backends.dataset_reader import ensure_writable_folder
 from backends.batch import Round, finish_folder, hold_folder, run_batch
-from backends.folder_lock import LOCK_NAME, FolderLock
+from backends.folder_lock import FolderLock
 from backends.llm.usage import COUNTERS
 from backends.tokens import counter_name
 from backends.workers import Budget, JobFailure
@@ -34,10 +32,14 @@ from generators.bank_check import check_banks
 from generators.families import check_families
 from office_env.synthesis import World, make_world, write_workspace
 from office_env.synthesis.check import WorldCheckError
-from office_env.untrusted import UntrustedInputError, load_json, read_file
+from office_env.untrusted import UntrustedInputError, load_json
 from verifier.duplicates import duplicate_keys, first_of_each, near_words
 from verifier.gameability import record_cues
 from orchestrator import dataset_writer as dataset
+from orchestrator.dataset_folder import (  # noqa: F401 (check_out_folder, config_differences, MAX_LOG_BYTES: re-exported)
+    MAX_LOG_BYTES, BuildError, check_out_folder, config_differences, drop_category, is_consistent, previous_build,
+    read_outcomes, repair,
+)
 from orchestrator.card import render_card, statistics
 from orchestrator.endpoint_guard import (
     ERROR, Breaker, EndpointDown, endpoint_error, endpoint_probe, outcome_sink, share_budget, timeout_reason,
@@ -50,16 +52,10 @@ from generators.small_talk import WordingsExhausted
 from orchestrator.roles import MAX_TASKS, MIN_DAYS, TASKS_PER_WORLD, BuildConfig, Job, size_problem  # noqa: F401 (MAX_TASKS, MIN_DAYS: re-exported)
 from verifier.gates import run_gates
 
-MAX_LOG_BYTES = 512 * 1024 * 1024  # attempts.jsonl, .progress.jsonl and index.jsonl read back on resume
-
 GENERATOR_VERSION = "neo-4"  # 4: app counts stratified (equal shares, or --apps-weights)
 EXPECTED_DROP_RATE = 0.1  # before any attempt has ended: sizes the first batch
 
 
-
-
-class BuildError(Exception):
-    """Bad build input (the message names the option or folder)."""
 
 
 def config_hash(config: BuildConfig) -> str:
@@ -345,14 +341,6 @@ class BuildSummary:
     gameability: dict[str, Any] | None = None  # the card's figures, when this run wrote the card
 
 
-def _previous_build(out: Path) -> dict[str, Any] | None:
-    try:
-        previous = load_json(out / dataset.BUILD)
-    except UntrustedInputError:
-        return None
-    return previous if isinstance(previous, dict) else None
-
-
 def unique_accepted(done: dict[int, dict[str, Any]], near: bool = True) -> tuple[list[int], dict[int, int]]:
     """Accepted attempts in index order without duplicates (the first of each task identity is
     kept, whatever order workers finished in), and the duplicates with the index they repeat.
@@ -361,133 +349,6 @@ def unique_accepted(done: dict[int, dict[str, Any]], near: bool = True) -> tuple
     accepted = {i: item for i, item in done.items() if item["status"] == "accepted"}
     words = {i: list(item.get("words") or []) for i, item in accepted.items()} if near else None
     return first_of_each([(i, list(item.get("keys") or [])) for i, item in accepted.items()], words)
-
-
-def drop_category(reason: str) -> str:
-    """The part of a drop reason before its first colon: ``verifier``, ``gate schema``, ..."""
-    return reason.split(":", 1)[0].strip() or "unknown"
-
-
-
-_FLAGS = {"utterances_per_day": "--utterances", "app_counts": "--apps", "app_weights": "--apps-weights",
-          "llm_config": "--llm-config",
-          "base_url": "--base-url", "cache_path": "--cache", "repair": "--repair", "seeds_fingerprint": "--seeds (their files)",
-          "generator": "the generator version"}
-
-
-def config_differences(previous: dict[str, Any], current: dict[str, Any]) -> list[str]:
-    """What differs between a folder's ``build.json`` and this run's, as ``--flag: then -> now``."""
-    out = []
-    then, now = dict(previous.get("config") or {}), dict(current.get("config") or {})
-    for key in ("generator", "seeds_fingerprint"):
-        if key in current and key in previous:
-            then[key], now[key] = previous.get(key), current.get(key)
-    for key in sorted(set(then) | set(now)):
-        if then.get(key) != now.get(key):
-            flag = _FLAGS.get(key, "--" + key.replace("_", "-"))
-            if key == "seeds_fingerprint":
-                out.append(f"{flag} changed")
-            else:
-                out.append(f"{flag}: {then.get(key)!r} then, {now.get(key)!r} now")
-    return out
-
-
-_START_LEFTOVER = re.compile(rf"^\.{re.escape(dataset.BUILD)}\..+\.tmp$")
-
-
-def _drop_unrecorded_start(out: Path) -> None:
-    """A run killed while it wrote its first ``build.json`` leaves only that file's temporary copy
-    (and the lock): nothing was recorded, so the folder counts as empty and the copy goes."""
-    if not out.is_dir() or out.is_symlink() or (out / dataset.BUILD).exists():
-        return
-    entries = list(out.iterdir())
-    leftovers = [p for p in entries if _START_LEFTOVER.match(p.name) and p.is_file() and not p.is_symlink()]
-    if leftovers and all(p.name == LOCK_NAME or p in leftovers for p in entries):
-        for path in leftovers:
-            path.unlink(missing_ok=True)
-
-
-def check_out_folder(out: Path, digest: str, resume: bool, same_options: str = "--seed/--apps/--days",
-                     current: dict[str, Any] | None = None) -> None:
-    """Refuse an output folder that is not empty (unless resuming a build with the same
-    configuration hash ``digest``) or not writable. ``same_options`` names the options a
-    resumed run must repeat; ``current`` (the ``build.json`` this run writes) lets the refusal
-    name the settings that differ."""
-    build_file = out / dataset.BUILD
-    if out.exists() and not out.is_dir():
-        raise BuildError(f"--out {out}: exists and is not a folder")
-    _drop_unrecorded_start(out)
-    if out.exists() and any(p.name != LOCK_NAME for p in out.iterdir()):
-        if not resume:
-            raise BuildError(f"--out {out}: folder is not empty (use --resume to continue an interrupted build, "
-                             "or --overwrite to replace it)")
-        if not build_file.is_file():
-            raise BuildError(f"--out {out}: not a homeragents build folder (no {dataset.BUILD}); cannot resume")
-        try:
-            previous = load_json(build_file)
-        except UntrustedInputError as exc:
-            raise BuildError(f"--resume: {exc}; start a new folder") from None
-        if not isinstance(previous, dict):
-            raise BuildError(f"--resume: {build_file}: not an object; start a new folder")
-        if previous.get("config_hash") != digest:
-            differ = config_differences(previous, current or {})
-            which = f": {'; '.join(differ)}" if differ else f" ({previous.get('config')})"
-            raise BuildError(f"--resume: {out} was built with other settings{which}; use the same {same_options} "
-                             "or a new folder")
-    try:
-        ensure_writable_folder(out)
-    except OSError as exc:
-        raise BuildError(f"--out {out}: cannot write there ({exc.strerror or exc})") from None
-
-
-def read_outcomes(out: Path, resume: bool) -> dict[int, dict[str, Any]]:
-    """Outcomes already recorded by an interrupted run, by attempt index (empty unless resuming);
-    an accepted attempt whose task folder is gone is left out, so it is redone."""
-    done: dict[int, dict[str, Any]] = {}
-    for log in (out / dataset.ATTEMPTS, out / dataset.PROGRESS):
-        if not resume or not log.is_file():
-            continue
-        try:
-            text = read_file(log, max_bytes=MAX_LOG_BYTES).decode("utf-8", "replace")
-        except UntrustedInputError:
-            continue  # a log that is a link, a pipe or too large says nothing: its attempts are redone
-        for line in text.splitlines():
-            try:
-                item = json.loads(line)
-            except json.JSONDecodeError:
-                continue  # a line cut short by the interruption: that attempt is simply redone
-            if not isinstance(item, dict) or not isinstance(item.get("index"), int):
-                continue
-            if item.get("status") == "accepted" and not (out / dataset.TASKS / str(item.get("id")) / "task.json").is_file():
-                continue
-            if str(item.get("reason", "")).startswith("error:"):
-                continue  # ran out of time or memory, or its worker died: worth another try
-            done[item["index"]] = item
-    return done
-
-
-def repair(out: Path, done: dict[int, dict[str, Any]]) -> list[str]:
-    """Bring a resumed folder back to a state its outcomes explain: remove staging leftovers and
-    task folders that no recorded accepted outcome owns (a run killed between publishing a task and
-    recording it, or a task folder left half-written). Returns what was removed, for the log."""
-    removed = []
-    staging = out / dataset.WORK / "staging"
-    if staging.is_dir():
-        for entry in staging.iterdir():
-            shutil.rmtree(entry, ignore_errors=True) if entry.is_dir() else entry.unlink(missing_ok=True)
-            removed.append(f"{dataset.WORK}/staging/{entry.name}")
-    owned = {str(item.get("id")) for item in done.values() if item.get("status") == "accepted"}
-    tasks = out / dataset.TASKS
-    if tasks.is_dir():
-        for folder in sorted(tasks.iterdir()):
-            if folder.name in owned and (folder / "task.json").is_file():
-                continue
-            if folder.is_dir() and not folder.is_symlink():
-                shutil.rmtree(folder, ignore_errors=True)
-            else:
-                folder.unlink(missing_ok=True)
-            removed.append(f"{dataset.TASKS}/{folder.name}")
-    return removed
 
 
 def _prepare(out: Path, config: BuildConfig, resume: bool) -> dict[int, dict[str, Any]]:
@@ -511,20 +372,6 @@ def failed_attempt(index: int, failure: JobFailure, llm: bool = False) -> dict[s
                 "reason": timeout_reason(failure)}
     return {"index": index, "id": task_id(index), "status": "dropped", "family": None, "rounds": 0,
             "reason": failure.reason}
-
-
-def is_consistent(out: Path) -> bool:
-    """A finished folder whose index lines and task folders agree, with no work files left."""
-    if (out / dataset.WORK).exists() or (out / dataset.PROGRESS).exists():
-        return False
-    try:
-        lines = read_file(out / "index.jsonl", max_bytes=MAX_LOG_BYTES).decode("utf-8").splitlines()
-        listed = {json.loads(line)["id"] for line in lines if line.strip()}
-    except (UntrustedInputError, ValueError, KeyError, TypeError):
-        return False
-    tasks = out / dataset.TASKS
-    present = {p.name for p in tasks.iterdir()} if tasks.is_dir() else set()
-    return listed == present and all((tasks / name / "task.json").is_file() for name in present)
 
 
 def build(out: Path, n: int, config: BuildConfig, workers: int = 1, resume: bool = False,
@@ -552,7 +399,7 @@ def lock_out_folder(out: Path, what: str) -> FolderLock:
 def _already_built(out: Path, n: int, config: BuildConfig, resume: bool) -> BuildSummary | None:
     """The summary of a resumed build that is already complete with these options and ``n`` tasks;
     refuses to shrink one that holds more."""
-    previous = _previous_build(out) if resume else None
+    previous = previous_build(out) if resume else None
     if previous and previous.get("status") == "complete" and previous.get("config_hash") == config_hash(config):
         if previous.get("accepted", 0) > n:
             raise BuildError(f"--n {n}: {out} already holds {previous['accepted']} tasks; "

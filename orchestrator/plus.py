@@ -46,10 +46,8 @@ from orchestrator import dataset_writer as dataset
 from generators.plus_llm import regenerate_llm
 from backends.batch import Round, run_batch
 from backends.workers import Budget
-from orchestrator.build import (
-    BuildError, check_out_folder, drop_category, finish_dataset, gate_record, is_role_failure, not_kept_info,
-    read_outcomes, repair, usage_cost, usage_delta,
-)
+from orchestrator.build import finish_dataset, gate_record, is_role_failure, not_kept_info, usage_cost, usage_delta
+from orchestrator.dataset_folder import BuildError, check_out_folder, drop_category, read_outcomes, repair
 from verifier.llm_verifier import verify_llm
 from verifier.seed_lint import ERROR, apply_repairs, lint_task
 from orchestrator.card import render_plus_card, statistics
