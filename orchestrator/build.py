@@ -23,8 +23,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable
 
-from backends.batch import Round, finish_folder, hold_folder, run_batch
-from backends.folder_lock import FolderLock
+from backends.batch import Round, finish_folder, run_batch
 from backends.llm.usage import COUNTERS
 from backends.tokens import counter_name
 from backends.workers import Budget, JobFailure
@@ -389,11 +388,6 @@ def build(out: Path, n: int, config: BuildConfig, workers: int = 1, resume: bool
     batch = BuildBatch(out, n, config, workers, executor, on_progress, on_outcome)
     return run_batch(out, batch, resume=resume, budget=budget, executor=executor, ray_address=ray_address,
                      on_pause=on_pause)
-
-
-def lock_out_folder(out: Path, what: str) -> FolderLock:
-    """Take ``out``'s writer lock, or raise BuildError naming why not (busy, not a folder, not writable)."""
-    return hold_folder(out, what, BuildError)
 
 
 def _already_built(out: Path, n: int, config: BuildConfig, resume: bool) -> BuildSummary | None:
