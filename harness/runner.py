@@ -5,8 +5,8 @@ folder (``backends.scratch``: a memory file system when the machine has one; rem
 the history context (``harness.context.build_context``,
 built once per task; summaries cached under ``out_dir/.cache``), the agent's run, then the task's
 criteria on the copy (``office_env.evaluate_criteria``). Tasks run in worker processes when
-``workers > 1``. A task whose ``task.json`` is unreadable or unusable is reported and skipped; the
-rest is evaluated.
+``workers > 1``: ``EvalBatch``, run by ``backends.batch`` (lock, resume, finalisation). A task whose
+``task.json`` is unreadable or unusable is reported and skipped; the rest is evaluated.
 
 The output folder::
 

@@ -1,4 +1,5 @@
-"""The batch runner behind ``homer build``: worlds, workers, staging, resume, finalisation.
+"""``homer build``: one attempt (its world, graph, gates and staged folder) and the build's batch
+(``BuildBatch``: rounds sized by the strata, finalisation), run by ``backends.batch``.
 
 Attempt ``i`` is fully determined by ``(seed, i)``: it uses world ``i // TASKS_PER_WORLD``
 (written once per worker process) and its own random streams. Workers stage finished task
