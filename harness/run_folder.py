@@ -25,8 +25,9 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
+from backends.batch import ResultLog, json_line, read_lines, write_synced
 from backends.folder_lock import LOCK_NAME
-from office_env.untrusted import UntrustedInputError, load_json, open_regular, printable, read_fd
+from office_env.untrusted import UntrustedInputError, load_json, printable
 
 WORK = ".work"
 CACHE = ".cache"
@@ -83,54 +84,17 @@ def clear(out: Path) -> None:
             os.unlink(entry.path)
 
 
-def write_synced(target: Path, data: bytes) -> None:
-    """Write ``data`` to ``target`` through a temporary name, synced before and after the rename,
-    so that a kill (or a power cut) leaves the old file or the new one."""
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(tmp, target)
-    _sync_folder(target.parent)
-
-
-def _sync_folder(folder: Path) -> None:
-    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+def state_bytes(run: dict[str, Any]) -> bytes:
+    """``run.json``'s bytes."""
+    return (json.dumps(run, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
 
 
 def write_state(out: Path, run: dict[str, Any]) -> None:
-    write_synced(out / RUN, (json.dumps(run, ensure_ascii=False, indent=2) + "\n").encode("utf-8"))
+    write_synced(out / RUN, state_bytes(run))
 
 
 def _read_lines(path: Path, label: str) -> list[str] | None:
-    try:
-        fd, _ = open_regular(path, label)
-    except UntrustedInputError:
-        return None
-    try:
-        return read_fd(fd, MAX_PROGRESS_BYTES, label).decode("utf-8", "replace").splitlines()
-    except UntrustedInputError:
-        return None
-    finally:
-        os.close(fd)
-
-
-def _json_line(line: str) -> Any:
-    try:
-        return json.loads(line)
-    except ValueError:
-        return None  # a line cut short by the interruption
+    return read_lines(path, MAX_PROGRESS_BYTES, label)
 
 
 def earlier_outcomes(out: Path, header: dict[str, Any], trials: int,
@@ -150,11 +114,11 @@ def earlier_outcomes(out: Path, header: dict[str, Any], trials: int,
         if not isinstance(run, dict) or not same_run(run):
             raise refusal
     lines = _read_lines(out / PROGRESS, f"{label}/{PROGRESS}") or []
-    first = _json_line(lines[0]) if lines else None
+    first = json_line(lines[0]) if lines else None
     if isinstance(first, dict) and "header" in first:
         if first != header:
             raise refusal
-        items = [_json_line(line) for line in lines[1:]]
+        items = [json_line(line) for line in lines[1:]]
     elif run is not None and run.get("state", FINISHED) == FINISHED:
         items = _finished_items(out, run, label)
     else:  # nothing finished yet (an empty or cut progress file), or nothing says which run: start over
@@ -167,7 +131,7 @@ def _finished_items(out: Path, run: dict[str, Any], label: str) -> list[Any]:
     lines = _read_lines(out / RESULTS, f"{label}/{RESULTS}") or []
     skipped = [{"id": s.get("id"), "skipped": s.get("error")} for s in run.get("skipped") or []
                if isinstance(s, dict)]
-    return [_json_line(line) for line in lines] + skipped
+    return [json_line(line) for line in lines] + skipped
 
 
 def _outcomes(items: list[Any], trials: int) -> dict[str, dict[str, Any]]:
@@ -187,31 +151,12 @@ def _outcomes(items: list[Any], trials: int) -> dict[str, dict[str, Any]]:
     return outcomes
 
 
-class ProgressLog:
+class ProgressLog(ResultLog):
     """``.progress.jsonl``: the header and the kept lines written whole (a rename), then each
-    finished task's lines appended, flushed and synced."""
+    finished task's lines appended, flushed and synced (``backends.batch.ResultLog``)."""
 
     def __init__(self, out: Path, header: dict[str, Any], kept: list[dict[str, Any]]) -> None:
-        self.path = out / PROGRESS
-        lines = [header, *kept]
-        write_synced(self.path, "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines).encode("utf-8"))
-        self.fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC)
-
-    def write(self, lines: list[dict[str, Any]]) -> None:
-        data = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines).encode("utf-8")
-        view = memoryview(data)
-        while view:
-            view = view[os.write(self.fd, view):]
-        os.fsync(self.fd)
-
-    def close(self) -> None:
-        os.close(self.fd)
-
-    def __enter__(self) -> "ProgressLog":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+        super().__init__(out / PROGRESS, start=[header, *kept], sync=True, ensure_ascii=False)
 
 
 def now_text() -> str:

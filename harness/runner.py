@@ -5,8 +5,8 @@ folder (``backends.scratch``: a memory file system when the machine has one; rem
 the history context (``harness.context.build_context``,
 built once per task; summaries cached under ``out_dir/.cache``), the agent's run, then the task's
 criteria on the copy (``office_env.evaluate_criteria``). Tasks run in worker processes when
-``workers > 1``. A task whose ``task.json`` is unreadable or unusable is reported and skipped; the
-rest is evaluated.
+``workers > 1``: ``EvalBatch``, run by ``backends.batch`` (lock, resume, finalisation). A task whose
+``task.json`` is unreadable or unusable is reported and skipped; the rest is evaluated.
 
 The output folder::
 
@@ -25,29 +25,28 @@ from __future__ import annotations
 import json
 import shutil
 import time
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, is_dataclass, replace
-from functools import lru_cache
+from functools import lru_cache, partial
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from backends.dataset_reader import dataset_fingerprint, ensure_writable_folder, task_day_first, task_digest
-from backends.folder_lock import FolderBusy, FolderLock
+from backends.batch import Round, finish_folder, run_batch
 from backends.llm.failures import RefusalWatch, RunRefused
-from backends.scratch import claim_work_folder, release_work_folder
-from backends.workers import Budget, JobFailure, run_jobs
+from backends.workers import Budget, JobFailure
 from harness.agents import (DEFAULT_STEP_CAP, STOP_ERROR, Agent, Episode, LLMAgent, NoneAgent, OracleAgent,
                             Trajectory, plan_of)
 from harness.agent_plugins import AgentLoadError, build_plugin, check_agent_name, is_plugin
 from harness.context import ContextConfig, build_context
 from harness.report import metrics, render_report
-from harness.run_folder import (CACHE, FINISHED, PROGRESS, REPORT, REPORT_HTML, RESULTS, RUNNING, WORK,
+from harness.run_folder import (CACHE, FINISHED, PROGRESS, REPORT, REPORT_HTML, RESULTS, RUN, RUNNING, WORK,
                                 ProgressLog, RunFolderError, check_out, clear, earlier_outcomes, now_text,
-                                write_state)
+                                state_bytes, write_state)
 from office_env import Workspace, default_registry, validate_criteria
 from office_env.evaluation.officebench_semantics import SEMANTICS, scorer
 from office_env.limits import MAX_DIALOGUE_TURNS
 from office_env.replays import replay_plan
-from office_env.workspace import atomic_write
 
 AGENTS = ("llm", "oracle", "none")
 REQUESTS = ("intent", "description")
@@ -394,19 +393,11 @@ def evaluate(dataset_dir: Path | str, out_dir: Path | str, config: EvalConfig,
         raise EvalError(str(exc)) from None
     except OSError as exc:
         raise EvalError(f"--out {out}: cannot write there ({exc.strerror or exc})") from None
+    batch = EvalBatch(dataset, out, config, on_progress, on_outcome, overwrite)
     try:
-        lock = FolderLock(out, "homer eval").acquire()
-    except FolderBusy as exc:
-        raise EvalError(str(exc)) from None
-    try:
-        if overwrite:
-            clear(out)
-        return _evaluate_locked(dataset, out, config, on_progress, resume, budget or Budget(), on_outcome,
-                                (executor, ray_address))
+        return run_batch(out, batch, resume=resume, budget=budget, executor=executor, ray_address=ray_address)
     except RunFolderError as exc:
         raise EvalError(str(exc)) from None
-    finally:
-        lock.release()
 
 
 def _check_oracle_plans(dataset: Path) -> None:
@@ -445,90 +436,135 @@ def _lines(outcome: dict[str, Any]) -> list[dict[str, Any]]:
     return outcome["rows"]
 
 
-def _evaluate_locked(dataset: Path, out: Path, config: EvalConfig, on_progress: Callable[[int, int], None] | None,
-                     resume: bool, budget: Budget,
-                     on_outcome: Callable[[dict[str, Any]], None] | None = None,
-                     where: tuple[str, str | None] = ("local", None)) -> RunSummary:
-    started = time.perf_counter()
-    summary = RunSummary(out=out, config=config)
-    jobs, digests = _jobs(dataset, config, summary)
-    fingerprint = dataset_fingerprint(digests)
-    header = _progress_header(config, fingerprint)
-    earlier = earlier_outcomes(out, header, config.trials, _same_run(config, dataset, fingerprint)) if resume else {}
-    identity = {"config": config.to_dict(), "dataset": str(dataset.resolve()), "dataset_fingerprint": fingerprint,
-                "task_digests": digests}
-    write_state(out, {"state": RUNNING, **identity, "started": now_text()})  # the folder names its run first
-    total = len(jobs)
-    done = 0
-    if config.needs_client():  # the workers split the endpoint's rate budget between them
-        from backends.llm.rate_limit import set_share
+def _run_job(dataset_dir: str, out_dir: str, config: EvalConfig, work_dir: str | None,
+             job: tuple[str, dict[str, Any]]) -> dict[str, Any]:
+    return run_task(dataset_dir, job[0], job[1], out_dir, config, work_dir)
 
-        set_share(1 / config.workers)
-    kept = [earlier[task_id] for task_id, _ in jobs if task_id in earlier]
-    todo = [(task_id, record) for task_id, record in jobs if task_id not in earlier]
-    shutil.rmtree(out / WORK, ignore_errors=True)  # an older run's copies
 
-    refusals = RefusalWatch()  # the server refusing every request alike stops the run (backends.llm.failures)
-    # the interrupted run's lines are written again with the header, so that a later resume keeps them too
-    with ProgressLog(out, header, [line for outcome in kept for line in _lines(outcome)]) as progress:
-        def collect(outcome: dict[str, Any], write: bool = True) -> None:
-            nonlocal done
-            done += 1
-            for reason in ([outcome["skipped"]] if "skipped" in outcome else [r.get("error") for r in outcome["rows"]]):
-                refusals.see(reason if isinstance(reason, str) and reason.startswith("error:") else None)
-            if "skipped" in outcome:
-                summary.skipped.append({"id": outcome["id"], "error": outcome["skipped"]})
-            else:
-                summary.rows.extend(outcome["rows"])
-            if write:
-                progress.write(_lines(outcome))
-                if on_outcome:  # what this run did (resumed tasks are counted once, up front)
-                    on_outcome(outcome)
-            if on_progress:
-                on_progress(done, total)
+class _Refusals:
+    """An eval run's guard (``backends.batch.Guard``): the server refusing every request alike
+    stops the run at once (``backends.llm.failures``); no pause helps."""
 
-        for outcome in kept:
-            collect(outcome, write=False)
-        if on_progress:
-            on_progress(done, total)
-        work = claim_work_folder()
-        try:
-            run_jobs(lambda job: run_task(str(dataset), job[0], job[1], str(out), config, str(work)), todo,
-                     workers=min(config.workers, max(1, len(todo))), budget=budget,
-                     on_result=lambda position, outcome: collect(outcome),
-                     on_failure=lambda position, failure: collect(
-                         failed_rows(todo[position][0], todo[position][1], config.trials, failure)),
-                     stop=refusals.tripped, executor=where[0], ray_address=where[1])
-        finally:
-            release_work_folder(work)
-    if refusals.tripped():  # the finished tasks stay in the progress file for --resume
-        raise RunRefused(refusals.message() + "; rerun with --resume once fixed")
-    summary.rows.sort(key=lambda r: (r["id"], r["trial"]))
-    summary.skipped.sort(key=lambda s: s["id"])
-    summary.metrics = metrics(summary.rows, config.trials)
-    summary.elapsed = time.perf_counter() - started
-    _write(summary, dataset, identity)
-    (out / PROGRESS).unlink(missing_ok=True)
-    return summary
+    def __init__(self) -> None:
+        self.watch = RefusalWatch()
+
+    def tripped(self) -> bool:
+        return self.watch.tripped()
+
+    def recovered(self, on_wait: Callable[[float], None] | None = None) -> bool:
+        """Never: the run stops (the finished tasks stay in the progress file for --resume)."""
+        raise RunRefused(self.watch.message() + "; rerun with --resume once fixed")
+
+
+class EvalBatch:
+    """``homer eval`` as a ``backends.batch.Batch``: one item per task (all its trials), in one round."""
+
+    what, error, work_folder = "homer eval", EvalError, True
+
+    def __init__(self, dataset: Path, out: Path, config: EvalConfig,
+                 on_progress: Callable[[int, int], None] | None,
+                 on_outcome: Callable[[dict[str, Any]], None] | None, overwrite: bool) -> None:
+        self.dataset, self.out, self.config, self.overwrite = dataset, out, config, overwrite
+        self.on_progress, self.on_outcome = on_progress, on_outcome
+        self.guard = _Refusals()  # the server refusing every request alike stops the run (backends.llm.failures)
+        self.pending = True
+
+    def start(self, resume: bool) -> None:
+        dataset, out, config = self.dataset, self.out, self.config
+        if self.overwrite:
+            clear(out)
+        self.started = time.perf_counter()
+        self.summary = RunSummary(out=out, config=config)
+        jobs, digests = _jobs(dataset, config, self.summary)
+        fingerprint = dataset_fingerprint(digests)
+        self.header = _progress_header(config, fingerprint)
+        earlier = earlier_outcomes(out, self.header, config.trials, _same_run(config, dataset, fingerprint)) \
+            if resume else {}
+        self.identity = {"config": config.to_dict(), "dataset": str(dataset.resolve()),
+                         "dataset_fingerprint": fingerprint, "task_digests": digests}
+        write_state(out, {"state": RUNNING, **self.identity, "started": now_text()})  # the folder names its run first
+        self.total, self.done = len(jobs), 0
+        if config.needs_client():  # the workers split the endpoint's rate budget between them
+            from backends.llm.rate_limit import set_share
+
+            set_share(1 / config.workers)
+        self.kept = [earlier[task_id] for task_id, _ in jobs if task_id in earlier]
+        self.todo = [(task_id, record) for task_id, record in jobs if task_id not in earlier]
+        shutil.rmtree(out / WORK, ignore_errors=True)  # an older run's copies
+
+    @contextmanager
+    def log(self) -> Iterator[ProgressLog]:
+        # the interrupted run's lines are written again with the header, so that a later resume keeps them too
+        with ProgressLog(self.out, self.header, [line for outcome in self.kept for line in _lines(outcome)]) as log:
+            self.progress = log
+            for outcome in self.kept:
+                self._collect(outcome, write=False)
+            if self.on_progress:
+                self.on_progress(self.done, self.total)
+            yield log
+
+    def _collect(self, outcome: dict[str, Any], write: bool = True) -> None:
+        self.done += 1
+        for reason in ([outcome["skipped"]] if "skipped" in outcome else [r.get("error") for r in outcome["rows"]]):
+            self.guard.watch.see(reason if isinstance(reason, str) and reason.startswith("error:") else None)
+        if "skipped" in outcome:
+            self.summary.skipped.append({"id": outcome["id"], "error": outcome["skipped"]})
+        else:
+            self.summary.rows.extend(outcome["rows"])
+        if write:
+            self.progress.write(_lines(outcome))
+            if self.on_outcome:  # what this run did (resumed tasks are counted once, up front)
+                self.on_outcome(outcome)
+        if self.on_progress:
+            self.on_progress(self.done, self.total)
+
+    def record(self, outcome: dict[str, Any]) -> None:
+        self._collect(outcome)
+
+    def next_round(self, work: str | None) -> Round | None:
+        todo, self.pending = (self.todo if self.pending else []), False
+        if not todo:
+            return None
+        return Round(todo, partial(_run_job, str(self.dataset), str(self.out), self.config, work),
+                     min(self.config.workers, max(1, len(todo))))
+
+    def failed(self, job: tuple[str, dict[str, Any]], failure: JobFailure) -> dict[str, Any]:
+        return failed_rows(job[0], job[1], self.config.trials, failure)
+
+    def retry(self) -> None:
+        pass  # never reached: the guard raises instead of recovering
+
+    def stopped(self) -> Exception:
+        return RunRefused(self.guard.watch.message() + "; rerun with --resume once fixed")
+
+    def finalise(self) -> RunSummary:
+        summary, config = self.summary, self.config
+        summary.rows.sort(key=lambda r: (r["id"], r["trial"]))
+        summary.skipped.sort(key=lambda s: s["id"])
+        summary.metrics = metrics(summary.rows, config.trials)
+        summary.elapsed = time.perf_counter() - self.started
+        _write(summary, self.dataset, self.identity)
+        return summary
 
 
 def _write(summary: RunSummary, dataset: Path, identity: dict[str, Any]) -> None:
-    out, config = summary.out, summary.config.to_dict()
+    """The run's files (``backends.batch.finish_folder``): results and reports, then ``run.json``
+    finished (last: until then the folder says the run is still running); then the progress file goes."""
+    config = summary.config.to_dict()
     lines = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in summary.rows)
-    atomic_write(out / RESULTS, lines.encode("utf-8"))
     report = render_report(summary.metrics, config, dataset=str(dataset), skipped=summary.skipped,
                            errors=summary.errors, elapsed=summary.elapsed)
-    atomic_write(out / REPORT, report.encode("utf-8"))
     from harness.report_html import (
         render_html,  # matplotlib: loaded only when a run is written
     )
 
-    atomic_write(out / REPORT_HTML, render_html(summary.metrics, config, summary.rows,
-                                                dataset=str(dataset)).encode("utf-8"))
+    html = render_html(summary.metrics, config, summary.rows, dataset=str(dataset))
     run = {"state": FINISHED, **identity, "tasks": summary.metrics["groups"]["overall"]["tasks"],
            "runs": len(summary.rows), "skipped": summary.skipped, "metrics": summary.metrics,
            "elapsed_seconds": round(summary.elapsed, 3), "finished": now_text()}
-    write_state(out, run)  # last: until now the folder says the run is still running
+    finish_folder(summary.out, [(RESULTS, lines.encode("utf-8")), (REPORT, report.encode("utf-8")),
+                                (REPORT_HTML, html.encode("utf-8"))], (RUN, state_bytes(run)), (PROGRESS,),
+                  sync_state=True)
 
 
 __all__ = ["EvalConfig", "EvalError", "RunSummary", "evaluate", "run_task", "make_agent", "record_problem",

@@ -1,4 +1,5 @@
-"""The batch runner behind ``homer build``: worlds, workers, staging, resume, finalisation.
+"""``homer build``: one attempt (its world, graph, gates and staged folder) and the build's batch
+(``BuildBatch``: rounds sized by the strata, finalisation), run by ``backends.batch``.
 
 Attempt ``i`` is fully determined by ``(seed, i)``: it uses world ``i // TASKS_PER_WORLD``
 (written once per worker process) and its own random streams. Workers stage finished task
@@ -10,9 +11,9 @@ first ``n`` accepted attempts in index order, so any number of workers gives the
 from __future__ import annotations
 
 import fcntl
+import functools
 import hashlib
 import json
-import re
 import math
 import os
 import shutil
@@ -23,20 +24,22 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable
 
-from backends.dataset_reader import ensure_writable_folder
-from backends.folder_lock import LOCK_NAME, FolderBusy, FolderLock
+from backends.batch import Round, finish_folder, run_batch
 from backends.llm.usage import COUNTERS
 from backends.tokens import counter_name
-from backends.scratch import claim_work_folder, release_work_folder
-from backends.workers import Budget, JobFailure, run_jobs
+from backends.workers import Budget, JobFailure
 from generators.bank_check import check_banks
 from generators.families import check_families
 from office_env.synthesis import World, make_world, write_workspace
 from office_env.synthesis.check import WorldCheckError
-from office_env.untrusted import UntrustedInputError, load_json, read_file
+from office_env.untrusted import UntrustedInputError, load_json
 from verifier.duplicates import duplicate_keys, first_of_each, near_words
 from verifier.gameability import record_cues
 from orchestrator import dataset_writer as dataset
+from orchestrator.dataset_folder import (  # noqa: F401 (check_out_folder, config_differences, MAX_LOG_BYTES: re-exported)
+    MAX_LOG_BYTES, BuildError, check_out_folder, config_differences, drop_category, is_consistent, previous_build,
+    read_outcomes, repair,
+)
 from orchestrator.card import render_card, statistics
 from orchestrator.endpoint_guard import (
     ERROR, Breaker, EndpointDown, endpoint_error, endpoint_probe, outcome_sink, share_budget, timeout_reason,
@@ -49,16 +52,10 @@ from generators.small_talk import WordingsExhausted
 from orchestrator.roles import MAX_TASKS, MIN_DAYS, TASKS_PER_WORLD, BuildConfig, Job, size_problem  # noqa: F401 (MAX_TASKS, MIN_DAYS: re-exported)
 from verifier.gates import run_gates
 
-MAX_LOG_BYTES = 512 * 1024 * 1024  # attempts.jsonl, .progress.jsonl and index.jsonl read back on resume
-
 GENERATOR_VERSION = "neo-4"  # 4: app counts stratified (equal shares, or --apps-weights)
 EXPECTED_DROP_RATE = 0.1  # before any attempt has ended: sizes the first batch
 
 
-
-
-class BuildError(Exception):
-    """Bad build input (the message names the option or folder)."""
 
 
 def config_hash(config: BuildConfig) -> str:
@@ -344,14 +341,6 @@ class BuildSummary:
     gameability: dict[str, Any] | None = None  # the card's figures, when this run wrote the card
 
 
-def _previous_build(out: Path) -> dict[str, Any] | None:
-    try:
-        previous = load_json(out / dataset.BUILD)
-    except UntrustedInputError:
-        return None
-    return previous if isinstance(previous, dict) else None
-
-
 def unique_accepted(done: dict[int, dict[str, Any]], near: bool = True) -> tuple[list[int], dict[int, int]]:
     """Accepted attempts in index order without duplicates (the first of each task identity is
     kept, whatever order workers finished in), and the duplicates with the index they repeat.
@@ -360,133 +349,6 @@ def unique_accepted(done: dict[int, dict[str, Any]], near: bool = True) -> tuple
     accepted = {i: item for i, item in done.items() if item["status"] == "accepted"}
     words = {i: list(item.get("words") or []) for i, item in accepted.items()} if near else None
     return first_of_each([(i, list(item.get("keys") or [])) for i, item in accepted.items()], words)
-
-
-def drop_category(reason: str) -> str:
-    """The part of a drop reason before its first colon: ``verifier``, ``gate schema``, ..."""
-    return reason.split(":", 1)[0].strip() or "unknown"
-
-
-
-_FLAGS = {"utterances_per_day": "--utterances", "app_counts": "--apps", "app_weights": "--apps-weights",
-          "llm_config": "--llm-config",
-          "base_url": "--base-url", "cache_path": "--cache", "repair": "--repair", "seeds_fingerprint": "--seeds (their files)",
-          "generator": "the generator version"}
-
-
-def config_differences(previous: dict[str, Any], current: dict[str, Any]) -> list[str]:
-    """What differs between a folder's ``build.json`` and this run's, as ``--flag: then -> now``."""
-    out = []
-    then, now = dict(previous.get("config") or {}), dict(current.get("config") or {})
-    for key in ("generator", "seeds_fingerprint"):
-        if key in current and key in previous:
-            then[key], now[key] = previous.get(key), current.get(key)
-    for key in sorted(set(then) | set(now)):
-        if then.get(key) != now.get(key):
-            flag = _FLAGS.get(key, "--" + key.replace("_", "-"))
-            if key == "seeds_fingerprint":
-                out.append(f"{flag} changed")
-            else:
-                out.append(f"{flag}: {then.get(key)!r} then, {now.get(key)!r} now")
-    return out
-
-
-_START_LEFTOVER = re.compile(rf"^\.{re.escape(dataset.BUILD)}\..+\.tmp$")
-
-
-def _drop_unrecorded_start(out: Path) -> None:
-    """A run killed while it wrote its first ``build.json`` leaves only that file's temporary copy
-    (and the lock): nothing was recorded, so the folder counts as empty and the copy goes."""
-    if not out.is_dir() or out.is_symlink() or (out / dataset.BUILD).exists():
-        return
-    entries = list(out.iterdir())
-    leftovers = [p for p in entries if _START_LEFTOVER.match(p.name) and p.is_file() and not p.is_symlink()]
-    if leftovers and all(p.name == LOCK_NAME or p in leftovers for p in entries):
-        for path in leftovers:
-            path.unlink(missing_ok=True)
-
-
-def check_out_folder(out: Path, digest: str, resume: bool, same_options: str = "--seed/--apps/--days",
-                     current: dict[str, Any] | None = None) -> None:
-    """Refuse an output folder that is not empty (unless resuming a build with the same
-    configuration hash ``digest``) or not writable. ``same_options`` names the options a
-    resumed run must repeat; ``current`` (the ``build.json`` this run writes) lets the refusal
-    name the settings that differ."""
-    build_file = out / dataset.BUILD
-    if out.exists() and not out.is_dir():
-        raise BuildError(f"--out {out}: exists and is not a folder")
-    _drop_unrecorded_start(out)
-    if out.exists() and any(p.name != LOCK_NAME for p in out.iterdir()):
-        if not resume:
-            raise BuildError(f"--out {out}: folder is not empty (use --resume to continue an interrupted build, "
-                             "or --overwrite to replace it)")
-        if not build_file.is_file():
-            raise BuildError(f"--out {out}: not a homeragents build folder (no {dataset.BUILD}); cannot resume")
-        try:
-            previous = load_json(build_file)
-        except UntrustedInputError as exc:
-            raise BuildError(f"--resume: {exc}; start a new folder") from None
-        if not isinstance(previous, dict):
-            raise BuildError(f"--resume: {build_file}: not an object; start a new folder")
-        if previous.get("config_hash") != digest:
-            differ = config_differences(previous, current or {})
-            which = f": {'; '.join(differ)}" if differ else f" ({previous.get('config')})"
-            raise BuildError(f"--resume: {out} was built with other settings{which}; use the same {same_options} "
-                             "or a new folder")
-    try:
-        ensure_writable_folder(out)
-    except OSError as exc:
-        raise BuildError(f"--out {out}: cannot write there ({exc.strerror or exc})") from None
-
-
-def read_outcomes(out: Path, resume: bool) -> dict[int, dict[str, Any]]:
-    """Outcomes already recorded by an interrupted run, by attempt index (empty unless resuming);
-    an accepted attempt whose task folder is gone is left out, so it is redone."""
-    done: dict[int, dict[str, Any]] = {}
-    for log in (out / dataset.ATTEMPTS, out / dataset.PROGRESS):
-        if not resume or not log.is_file():
-            continue
-        try:
-            text = read_file(log, max_bytes=MAX_LOG_BYTES).decode("utf-8", "replace")
-        except UntrustedInputError:
-            continue  # a log that is a link, a pipe or too large says nothing: its attempts are redone
-        for line in text.splitlines():
-            try:
-                item = json.loads(line)
-            except json.JSONDecodeError:
-                continue  # a line cut short by the interruption: that attempt is simply redone
-            if not isinstance(item, dict) or not isinstance(item.get("index"), int):
-                continue
-            if item.get("status") == "accepted" and not (out / dataset.TASKS / str(item.get("id")) / "task.json").is_file():
-                continue
-            if str(item.get("reason", "")).startswith("error:"):
-                continue  # ran out of time or memory, or its worker died: worth another try
-            done[item["index"]] = item
-    return done
-
-
-def repair(out: Path, done: dict[int, dict[str, Any]]) -> list[str]:
-    """Bring a resumed folder back to a state its outcomes explain: remove staging leftovers and
-    task folders that no recorded accepted outcome owns (a run killed between publishing a task and
-    recording it, or a task folder left half-written). Returns what was removed, for the log."""
-    removed = []
-    staging = out / dataset.WORK / "staging"
-    if staging.is_dir():
-        for entry in staging.iterdir():
-            shutil.rmtree(entry, ignore_errors=True) if entry.is_dir() else entry.unlink(missing_ok=True)
-            removed.append(f"{dataset.WORK}/staging/{entry.name}")
-    owned = {str(item.get("id")) for item in done.values() if item.get("status") == "accepted"}
-    tasks = out / dataset.TASKS
-    if tasks.is_dir():
-        for folder in sorted(tasks.iterdir()):
-            if folder.name in owned and (folder / "task.json").is_file():
-                continue
-            if folder.is_dir() and not folder.is_symlink():
-                shutil.rmtree(folder, ignore_errors=True)
-            else:
-                folder.unlink(missing_ok=True)
-            removed.append(f"{dataset.TASKS}/{folder.name}")
-    return removed
 
 
 def _prepare(out: Path, config: BuildConfig, resume: bool) -> dict[int, dict[str, Any]]:
@@ -512,56 +374,27 @@ def failed_attempt(index: int, failure: JobFailure, llm: bool = False) -> dict[s
             "reason": failure.reason}
 
 
-def is_consistent(out: Path) -> bool:
-    """A finished folder whose index lines and task folders agree, with no work files left."""
-    if (out / dataset.WORK).exists() or (out / dataset.PROGRESS).exists():
-        return False
-    try:
-        lines = read_file(out / "index.jsonl", max_bytes=MAX_LOG_BYTES).decode("utf-8").splitlines()
-        listed = {json.loads(line)["id"] for line in lines if line.strip()}
-    except (UntrustedInputError, ValueError, KeyError, TypeError):
-        return False
-    tasks = out / dataset.TASKS
-    present = {p.name for p in tasks.iterdir()} if tasks.is_dir() else set()
-    return listed == present and all((tasks / name / "task.json").is_file() for name in present)
-
-
 def build(out: Path, n: int, config: BuildConfig, workers: int = 1, resume: bool = False,
           on_progress: Callable[[int, int], None] | None = None, budget: Budget | None = None,
           on_pause: Callable[[float], None] | None = None,
           on_outcome: Callable[[dict[str, Any]], None] | None = None, executor: str = "local",
           ray_address: str | None = None) -> BuildSummary:
-    """Build ``n`` accepted tasks into ``out``, holding the folder's lock. Raises
+    """Build ``n`` accepted tasks into ``out``, holding the folder's lock (``backends.batch``). Raises
     ``backends.workers.Interrupted`` after Ctrl-C (what finished is kept for ``--resume``)."""
     problem = size_problem(n, workers, config.days)
     if problem is not None:
         raise BuildError(problem)
     check_families()  # a broken family definition or dialogue bank stops the build here, before any folder is touched
     check_banks()
-    lock = lock_out_folder(out, "homer build")
-    try:
-        return _build_locked(out, n, config, workers, resume, on_progress, budget or Budget(), on_pause, on_outcome,
-                             (executor, ray_address))
-    finally:
-        lock.release()
-
-
-def lock_out_folder(out: Path, what: str) -> FolderLock:
-    """Take ``out``'s writer lock, or raise BuildError naming why not (busy, not a folder, not writable)."""
-    if out.exists() and not out.is_dir():
-        raise BuildError(f"--out {out}: exists and is not a folder")
-    try:
-        return FolderLock(out, what).acquire()
-    except FolderBusy as exc:
-        raise BuildError(str(exc)) from None
-    except OSError as exc:
-        raise BuildError(f"--out {out}: cannot write there ({exc.strerror or exc})") from None
+    batch = BuildBatch(out, n, config, workers, executor, on_progress, on_outcome)
+    return run_batch(out, batch, resume=resume, budget=budget, executor=executor, ray_address=ray_address,
+                     on_pause=on_pause)
 
 
 def _already_built(out: Path, n: int, config: BuildConfig, resume: bool) -> BuildSummary | None:
     """The summary of a resumed build that is already complete with these options and ``n`` tasks;
     refuses to shrink one that holds more."""
-    previous = _previous_build(out) if resume else None
+    previous = previous_build(out) if resume else None
     if previous and previous.get("status") == "complete" and previous.get("config_hash") == config_hash(config):
         if previous.get("accepted", 0) > n:
             raise BuildError(f"--n {n}: {out} already holds {previous['accepted']} tasks; "
@@ -571,82 +404,106 @@ def _already_built(out: Path, n: int, config: BuildConfig, resume: bool) -> Buil
     return None
 
 
-def _build_locked(out: Path, n: int, config: BuildConfig, workers: int, resume: bool,
-                  on_progress: Callable[[int, int], None] | None, budget: Budget,
-                  on_pause: Callable[[float], None] | None = None,
-                  on_outcome: Callable[[dict[str, Any]], None] | None = None,
-                  where: tuple[str, str | None] = ("local", None)) -> BuildSummary:
-    if (finished := _already_built(out, n, config, resume)) is not None:
-        return finished
-    done = _prepare(out, config, resume)
-    _before_fork(config, workers, where[0])
-    cues: dict[int, dict[str, Any]] = {}  # per accepted attempt, its card figures (record_cues)
-    work = claim_work_folder()  # worlds and the gates' copies: see backends.scratch
-    try:
-        strata = Strata(config, n)
-        max_attempts = strata.max_attempts()
-        summary = BuildSummary(out)
-        breaker = Breaker(endpoint_probe(config) if (llm := config.backend == "llm") else None)
-        share_budget(config, workers)
+class BuildBatch:
+    """``homer build`` as a ``backends.batch.Batch``: rounds of attempts sized by the strata's quotas
+    (the first ``n`` kept attempts in index order make the dataset, whatever the workers)."""
 
-        def accepted_indices(near: bool = True) -> list[int]:
-            return strata.keep(unique_accepted(done, near)[0])
+    what, error, work_folder = "homer build", BuildError, True
 
-        report = (lambda _: on_progress(len(accepted_indices(near=False)), n)) if on_progress else None
-        with dataset.OutcomeLog(out, done, report) as log:
-            def record(item: dict[str, Any]) -> None:
-                found = item.pop(CUES, None)
-                if found is not None:
-                    cues[item["index"]] = found
-                log.record(item)
+    def __init__(self, out: Path, n: int, config: BuildConfig, workers: int, executor: str,
+                 on_progress: Callable[[int, int], None] | None,
+                 on_outcome: Callable[[dict[str, Any]], None] | None) -> None:
+        self.out, self.n, self.config, self.workers, self.executor = out, n, config, workers, executor
+        self.on_progress, self.on_outcome = on_progress, on_outcome
+        self.cues: dict[int, dict[str, Any]] = {}  # per accepted attempt, its card figures (record_cues)
+        self.next_index = 0
+        self.guard: Breaker | None = None
 
-            def settled() -> int:
-                """Kept attempts below the first open one: only those are surely kept (see first_open)."""
-                kept = accepted_indices()
-                gap = strata.first_open(done, kept, max_attempts)
-                return sum(1 for i in kept if i < gap)
+    def start(self, resume: bool) -> BuildSummary | None:
+        if (finished := _already_built(self.out, self.n, self.config, resume)) is not None:
+            return finished
+        self.done = _prepare(self.out, self.config, resume)
+        _before_fork(self.config, self.workers, self.executor)
+        self.strata = Strata(self.config, self.n)
+        self.max_attempts = self.strata.max_attempts()
+        self.llm = self.config.backend == "llm"
+        self.guard = Breaker(endpoint_probe(self.config) if self.llm else None)
+        share_budget(self.config, self.workers)
+        return None
 
-            next_index = 0
-            while settled() < n and next_index < max_attempts:
-                kept = accepted_indices()
-                next_index = strata.first_open(done, kept, max_attempts)  # a skipped attempt is tried when needed
-                drop_rate = _drop_rate(done)
-                # the attempts this batch is expected to need; more than that: those past a filled quota are skipped
-                expected = strata.attempts_needed([i for i in kept if i < next_index]) / (1 - drop_rate)
-                batch_size = math.ceil(expected * 1.25) + workers
-                batch, filled = [], strata.filled(kept)
-                while len(batch) < batch_size and next_index < max_attempts:
-                    if next_index not in done and strata.is_open(next_index, filled):
-                        batch.append(next_index)
-                    next_index += 1
+    def accepted_indices(self, near: bool = True) -> list[int]:
+        return self.strata.keep(unique_accepted(self.done, near)[0])
 
-                unique: dict[int, list[int]] = {}  # len(done) -> accepted_indices(): done only grows in a batch
+    def log(self) -> dataset.OutcomeLog:
+        self._log = dataset.OutcomeLog(self.out, self.done, self._report if self.on_progress else None)
+        self._seen = outcome_sink(self.guard, self._record, self.on_outcome)
+        return self._log
 
-                def wanted(index: int) -> bool:
-                    """Fewer than its app count's quota accepted below this attempt: it may still be kept
-                    (duplicates are looked for only when the plain count says no, once per outcome)."""
-                    if strata.wanted(index, [i for i, item in done.items() if item["status"] == "accepted"]):
-                        return True
-                    if len(done) not in unique:
-                        unique.clear()
-                        unique[len(done)] = unique_accepted(done)[0]
-                    return strata.wanted(index, unique[len(done)])
+    def _report(self, done: dict[int, dict[str, Any]]) -> None:
+        self.on_progress(len(self.accepted_indices(near=False)), self.n)
 
-                seen = outcome_sink(breaker, record, on_outcome)
-                run_jobs(lambda index: run_attempt(str(out), config, index, str(work)), batch, workers=workers,
-                         budget=budget, on_result=seen, group=lambda index: index // TASKS_PER_WORLD,
-                         stop=breaker.tripped, wanted=wanted,
-                         on_failure=lambda at, failure: seen(at, failed_attempt(batch[at], failure, llm=llm)),
-                         executor=where[0], ray_address=where[1], spread=math.ceil(expected))
-                if breaker.tripped():
-                    if not breaker.recovered(on_pause):
-                        raise EndpointDown(f"endpoint down: {len(accepted_indices(near=False))} of {n} task(s) done, "
-                                           f"{breaker.errors} attempt(s) ended by the endpoint; rerun with --resume")
-                    for index in [i for i, item in done.items() if item.get("status") == ERROR]:
-                        del done[index]  # the endpoint is back: those attempts are run again
-    finally:
-        release_work_folder(work)
-    return _finalize(out, n, config, done, summary, cues)
+    def _record(self, item: dict[str, Any]) -> None:
+        found = item.pop(CUES, None)
+        if found is not None:
+            self.cues[item["index"]] = found
+        self._log.record(item)
+
+    def record(self, item: dict[str, Any]) -> None:
+        self._seen(0, item)
+
+    def failed(self, index: int, failure: JobFailure) -> dict[str, Any]:
+        return failed_attempt(index, failure, llm=self.llm)
+
+    def settled(self) -> int:
+        """Kept attempts below the first open one: only those are surely kept (see first_open)."""
+        kept = self.accepted_indices()
+        gap = self.strata.first_open(self.done, kept, self.max_attempts)
+        return sum(1 for i in kept if i < gap)
+
+    def next_round(self, work: str | None) -> Round | None:
+        strata, done = self.strata, self.done
+        if not (self.settled() < self.n and self.next_index < self.max_attempts):
+            return None
+        kept = self.accepted_indices()
+        self.next_index = strata.first_open(done, kept, self.max_attempts)  # a skipped attempt is tried when needed
+        # the attempts this round is expected to need; more than that: those past a filled quota are skipped
+        expected = strata.attempts_needed([i for i in kept if i < self.next_index]) / (1 - _drop_rate(done))
+        batch_size = math.ceil(expected * 1.25) + self.workers
+        batch, filled = [], strata.filled(kept)
+        while len(batch) < batch_size and self.next_index < self.max_attempts:
+            if self.next_index not in done and strata.is_open(self.next_index, filled):
+                batch.append(self.next_index)
+            self.next_index += 1
+        return Round(batch, functools.partial(run_attempt, str(self.out), self.config, work=str(work)),
+                     self.workers, group=lambda index: index // TASKS_PER_WORLD, wanted=self._wanted(),
+                     spread=math.ceil(expected))
+
+    def _wanted(self) -> Callable[[int], bool]:
+        unique: dict[int, list[int]] = {}  # len(done) -> accepted_indices(): done only grows in a round
+        done, strata = self.done, self.strata
+
+        def wanted(index: int) -> bool:
+            """Fewer than its app count's quota accepted below this attempt: it may still be kept
+            (duplicates are looked for only when the plain count says no, once per outcome)."""
+            if strata.wanted(index, [i for i, item in done.items() if item["status"] == "accepted"]):
+                return True
+            if len(done) not in unique:
+                unique.clear()
+                unique[len(done)] = unique_accepted(done)[0]
+            return strata.wanted(index, unique[len(done)])
+
+        return wanted
+
+    def retry(self) -> None:
+        for index in [i for i, item in self.done.items() if item.get("status") == ERROR]:
+            del self.done[index]  # the endpoint is back: those attempts are run again
+
+    def stopped(self) -> Exception:
+        return EndpointDown(f"endpoint down: {len(self.accepted_indices(near=False))} of {self.n} task(s) done, "
+                            f"{self.guard.errors} attempt(s) ended by the endpoint; rerun with --resume")
+
+    def finalise(self) -> BuildSummary:
+        return _finalize(self.out, self.n, self.config, self.done, BuildSummary(self.out), self.cues)
 
 
 def _before_fork(config: BuildConfig, workers: int, executor: str) -> None:
@@ -664,6 +521,17 @@ def _drop_rate(done: dict[int, dict[str, Any]]) -> float:
     """The share of attempts dropped so far (at most 0.75), or the expected one before any ended."""
     accepted = sum(1 for item in done.values() if item["status"] == "accepted")
     return min(0.75, (len(done) - accepted) / len(done)) if done else EXPECTED_DROP_RATE
+
+
+def finish_dataset(out: Path, attempts: list[dict[str, Any]], records: list[dict[str, Any]], card: str,
+                   build_info: dict[str, Any]) -> None:
+    """A build's or regeneration's last writes (``backends.batch.finish_folder``): the attempts, the
+    index, the schemas and the card, then ``build.json``; then the work files go."""
+    files = [(dataset.ATTEMPTS, "".join(json.dumps(item) + "\n" for item in attempts).encode("utf-8")),
+             ("index.jsonl", dataset.index_text(records).encode("utf-8")), *dataset.schema_files(),
+             ("README.md", card.encode("utf-8"))]
+    finish_folder(out, files, (dataset.BUILD, dataset.dumps(build_info).encode("utf-8")),
+                  (dataset.WORK, dataset.PROGRESS))
 
 
 def _own_record(folder: Path) -> dict[str, Any] | None:
@@ -706,14 +574,8 @@ def _finalize(out: Path, n: int, config: BuildConfig, done: dict[int, dict[str, 
     if errors:  # ended by the endpoint: not drops; --resume runs them again
         build_info["errors"] = errors
     build_info.update(not_kept_info(config, considered))
-    dataset.write_text(out / dataset.ATTEMPTS, "".join(json.dumps(item) + "\n" for item in considered))
-    dataset.write_index(out, records)
-    dataset.write_schemas(out)
     stats = statistics(records, known_cues)
-    dataset.write_text(out / "README.md", render_card(stats, build_info))
-    dataset.write_json(out / dataset.BUILD, build_info)
-    shutil.rmtree(out / dataset.WORK, ignore_errors=True)
-    (out / dataset.PROGRESS).unlink(missing_ok=True)
+    finish_dataset(out, considered, records, render_card(stats, build_info), build_info)
     summary.accepted, summary.attempts, summary.drops = len(keep), len(considered), drops
     summary.reasons = [str(item.get("reason") or "") for item in considered if item["status"] != "accepted"]
     summary.gameability = stats["gameability"]

@@ -27,6 +27,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Callable
 
+from backends.batch import ResultLog
 from backends.dataset_reader import TASKS, LoadedTask, iter_tasks  # noqa: F401  (reading lives below; re-exported)
 from office_env import criteria_schema
 from office_env.untrusted import copy_tree, is_real_dir
@@ -95,7 +96,8 @@ def publish(staged: Path, out: Path) -> Path:
 
 
 class OutcomeLog:
-    """The append-only log of attempt outcomes (``.progress.jsonl``) of a build or regeneration.
+    """The append-only log of attempt outcomes (``.progress.jsonl``) of a build or regeneration
+    (a ``backends.batch.ResultLog``).
 
     An accepted attempt's staged folder is published before its line is written: a kill between
     the two leaves a task folder no line owns, which resume's repair removes, never a line
@@ -105,21 +107,21 @@ class OutcomeLog:
     def __init__(self, out: Path, done: dict[int, dict[str, Any]],
                  on_record: Callable[[dict[int, dict[str, Any]]], None] | None = None) -> None:
         self.out, self.done, self.on_record = out, done, on_record
-        self._file: Any = None
+        self._log: ResultLog | None = None
 
     def __enter__(self) -> "OutcomeLog":
-        self._file = (self.out / PROGRESS).open("a", encoding="utf-8")
+        self._log = ResultLog(self.out / PROGRESS)
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        self._file.close()
+        if self._log is not None:
+            self._log.close()
 
     def record(self, item: dict[str, Any]) -> None:
         if item["status"] == "accepted":
             publish(Path(item.pop("staged")), self.out)
         self.done[item["index"]] = item
-        self._file.write(json.dumps(item) + "\n")
-        self._file.flush()
+        self._log.write([item])
         if self.on_record:
             self.on_record(self.done)
 
@@ -135,11 +137,21 @@ def index_line(record: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def index_text(records: list[dict[str, Any]]) -> str:
+    """``index.jsonl``: one line per task, sorted by id."""
+    return "".join(json.dumps(index_line(r), ensure_ascii=False) + "\n" for r in sorted(records, key=lambda r: r["id"]))
+
+
 def write_index(out: Path, records: list[dict[str, Any]]) -> None:
-    lines = "".join(json.dumps(index_line(r), ensure_ascii=False) + "\n" for r in sorted(records, key=lambda r: r["id"]))
-    write_text(out / "index.jsonl", lines)
+    write_text(out / "index.jsonl", index_text(records))
+
+
+def schema_files() -> list[tuple[str, bytes]]:
+    """The ``schemas/`` files a dataset carries, as (path in the folder, bytes)."""
+    return [("schemas/criteria.schema.json", dumps(criteria_schema()).encode("utf-8")),
+            ("schemas/task.schema.json", (SCHEMA_DIR / "task.schema.json").read_text(encoding="utf-8").encode("utf-8"))]
 
 
 def write_schemas(out: Path) -> None:
-    write_json(out / "schemas" / "criteria.schema.json", criteria_schema())
-    write_text(out / "schemas" / "task.schema.json", (SCHEMA_DIR / "task.schema.json").read_text(encoding="utf-8"))
+    for name, data in schema_files():
+        atomic_write(out / name, data)

@@ -44,11 +44,10 @@ from office_env import SeedTask, load_officebench
 from office_env.untrusted import read_file
 from orchestrator import dataset_writer as dataset
 from generators.plus_llm import regenerate_llm
-from backends.workers import Budget, run_jobs
-from orchestrator.build import (
-    BuildError, check_out_folder, drop_category, gate_record, is_role_failure, lock_out_folder, read_outcomes, repair, usage_cost,
-    not_kept_info, usage_delta,
-)
+from backends.batch import Round, run_batch
+from backends.workers import Budget
+from orchestrator.build import finish_dataset, gate_record, is_role_failure, not_kept_info, usage_cost, usage_delta
+from orchestrator.dataset_folder import BuildError, check_out_folder, drop_category, read_outcomes, repair
 from verifier.llm_verifier import verify_llm
 from verifier.seed_lint import ERROR, apply_repairs, lint_task
 from orchestrator.card import render_plus_card, statistics
@@ -430,71 +429,103 @@ def regenerate_split(seeds_path: str | Path, out: str | Path, *, seed: int = 0, 
         why = f" ({len(report.problems)} problem(s), first: {report.problems[0]})" if report.problems else ""
         raise BuildError(f"--seeds {root}: no OfficeBench subtask could be loaded (expected "
                          f"tasks/<apps>-<k>/subtasks/<i>.json with a testbed/){why}")
-    lock = lock_out_folder(out, "homer regenerate")
-    try:
-        return _regenerate_locked(root, out, config, workers, resume, roles, budget or Budget(), on_progress,
-                                  on_pause, report, on_outcome, (executor, ray_address))
-    finally:
-        lock.release()
+    batch = PlusBatch(root, out, config, workers, roles, on_progress, on_outcome, report)
+    return run_batch(out, batch, resume=resume, budget=budget, executor=executor, ray_address=ray_address,
+                     on_pause=on_pause)
 
 
-def _regenerate_locked(root: Path, out: Path, config: PlusConfig, workers: int, resume: bool,
-                       roles: PlusRoles | None, budget: Budget,
-                       on_progress: Callable[[int, int], None] | None,
-                       on_pause: Callable[[float], None] | None = None, report: Any = None,
-                       on_outcome: Callable[[dict[str, Any]], None] | None = None,
-                       where: tuple[str, str | None] = ("local", None)) -> PlusSummary:
-    report = report if report is not None else load_officebench(root)
-    summary = PlusSummary(out, loaded=len(report.tasks), subtask_files=report.subtask_files,
-                          skipped=_problem_dicts(report.problems, root),
-                          warnings=_problem_dicts(report.warnings, root))
-    fingerprint = _fingerprint(report.tasks, summary.skipped, root)
-    digest = _config_hash(config, fingerprint)
-    running = {"config": config.to_dict(), "config_hash": digest, "generator": generator_version(config),
-               "seeds_fingerprint": fingerprint[:16], "status": "running"}
-    check_out_folder(out, digest, resume, same_options="--seeds/--seed/--days/--utterances", current=running)
-    dataset.write_json(out / dataset.BUILD, running)
-    done = read_outcomes(out, resume)
-    ids = _task_ids(report.tasks)
-    done = {i: item for i, item in done.items() if i < len(ids) and item.get("id") == ids[i]}
-    if resume:
-        repair(out, done)
-    tasks, repairs, refused = _lint(report.tasks, config.repair, summary)
-    for i, reason in refused.items():
-        done.setdefault(i, {"index": i, "id": ids[i], "seed": tasks[i].id, "status": "dropped", "rounds": 0,
-                            "reason": reason})
-    todo = [i for i in range(len(report.tasks)) if i not in done]
+class PlusBatch:
+    """``homer regenerate`` as a ``backends.batch.Batch``: one item per loaded seed subtask, by position."""
 
-    report_progress = (lambda _: on_progress(len(done), len(report.tasks))) if on_progress else None
-    with dataset.OutcomeLog(out, done, report_progress) as log:
-        record = log.record
+    what, error, work_folder = "homer regenerate", BuildError, False
 
-        def failed(position: int, failure: Any) -> None:
-            i = todo[position]
-            if config.backend == "llm" and failure.kind == "timeout":  # waited on the endpoint: an error
-                seen(position, {"index": i, "id": ids[i], "seed": tasks[i].id, "status": ENDPOINT_ERROR,
-                                "rounds": 0, "reason": timeout_reason(failure)})
-                return
-            seen(position, {"index": i, "id": ids[i], "seed": tasks[i].id, "status": "dropped", "rounds": 0,
-                            "reason": failure.reason})
+    def __init__(self, root: Path, out: Path, config: PlusConfig, workers: int, roles: PlusRoles | None,
+                 on_progress: Callable[[int, int], None] | None,
+                 on_outcome: Callable[[dict[str, Any]], None] | None, report: Any) -> None:
+        self.root, self.out, self.config, self.workers, self.roles = root, out, config, workers, roles
+        self.on_progress, self.on_outcome, self.report = on_progress, on_outcome, report
+        self.guard: Breaker | None = None
+        self.pending = True  # a round to run: the first, and one after each recovery of the endpoint
 
-        breaker = Breaker(endpoint_probe(config) if config.backend == "llm" else None)
-        seen = outcome_sink(breaker, record, on_outcome)
-        share_budget(config, min(workers, len(todo)))
-        while todo:
-            run_jobs(lambda i: run_seed(str(out), config, i, ids[i], tasks[i], roles, repairs.get(i, ())), todo,
-                     workers=min(workers, max(1, len(todo))), budget=budget, on_result=seen, on_failure=failed,
-                     stop=breaker.tripped, executor=where[0], ray_address=where[1])
-            if not breaker.tripped():
-                break
-            if not breaker.recovered(on_pause):
-                written = sum(1 for item in done.values() if item["status"] == "accepted")
-                raise EndpointDown(f"endpoint down: {written} of {len(ids)} seed(s) done, {breaker.errors} attempt(s) "
-                                   "ended by the endpoint; rerun with --resume")
-            for i in [i for i, item in done.items() if item["status"] == ENDPOINT_ERROR]:
-                del done[i]  # the endpoint is back: those seeds are run again
-            todo = [i for i in range(len(report.tasks)) if i not in done]
-    return _finalize(out, config, digest, done, summary, len(report.tasks), fingerprint)
+    def start(self, resume: bool) -> None:
+        out, config, report = self.out, self.config, self.report
+        self.summary = summary = PlusSummary(out, loaded=len(report.tasks), subtask_files=report.subtask_files,
+                                             skipped=_problem_dicts(report.problems, self.root),
+                                             warnings=_problem_dicts(report.warnings, self.root))
+        self.fingerprint = _fingerprint(report.tasks, summary.skipped, self.root)
+        self.digest = _config_hash(config, self.fingerprint)
+        running = {"config": config.to_dict(), "config_hash": self.digest, "generator": generator_version(config),
+                   "seeds_fingerprint": self.fingerprint[:16], "status": "running"}
+        check_out_folder(out, self.digest, resume, same_options="--seeds/--seed/--days/--utterances", current=running)
+        dataset.write_json(out / dataset.BUILD, running)
+        done = read_outcomes(out, resume)
+        self.ids = ids = _task_ids(report.tasks)
+        self.done = done = {i: item for i, item in done.items() if i < len(ids) and item.get("id") == ids[i]}
+        if resume:
+            repair(out, done)
+        self.tasks, self.repairs, refused = _lint(report.tasks, config.repair, summary)
+        for i, reason in refused.items():
+            done.setdefault(i, {"index": i, "id": ids[i], "seed": self.tasks[i].id, "status": "dropped", "rounds": 0,
+                                "reason": reason})
+        self.guard = Breaker(endpoint_probe(config) if config.backend == "llm" else None)
+        share_budget(config, min(self.workers, len(self._todo())))
+
+    def _todo(self) -> list[int]:
+        return [i for i in range(len(self.report.tasks)) if i not in self.done]
+
+    def log(self) -> dataset.OutcomeLog:
+        self._log = dataset.OutcomeLog(self.out, self.done, self._report if self.on_progress else None)
+        self._seen = outcome_sink(self.guard, self._log.record, self.on_outcome)
+        return self._log
+
+    def _report(self, done: dict[int, dict[str, Any]]) -> None:
+        self.on_progress(len(done), len(self.report.tasks))
+
+    def next_round(self, work: str | None) -> Round | None:
+        todo = self._todo() if self.pending else []
+        self.pending = False
+        if not todo:
+            return None
+        return Round(todo, _SeedRun(str(self.out), self.config, self.ids, self.tasks, self.roles, self.repairs),
+                     min(self.workers, max(1, len(todo))))
+
+    def record(self, item: dict[str, Any]) -> None:
+        self._seen(0, item)
+
+    def failed(self, i: int, failure: Any) -> dict[str, Any]:
+        head = {"index": i, "id": self.ids[i], "seed": self.tasks[i].id}
+        if self.config.backend == "llm" and failure.kind == "timeout":  # waited on the endpoint: an error
+            return {**head, "status": ENDPOINT_ERROR, "rounds": 0, "reason": timeout_reason(failure)}
+        return {**head, "status": "dropped", "rounds": 0, "reason": failure.reason}
+
+    def retry(self) -> None:
+        for i in [i for i, item in self.done.items() if item["status"] == ENDPOINT_ERROR]:
+            del self.done[i]  # the endpoint is back: those seeds are run again
+        self.pending = True
+
+    def stopped(self) -> Exception:
+        written = sum(1 for item in self.done.values() if item["status"] == "accepted")
+        return EndpointDown(f"endpoint down: {written} of {len(self.ids)} seed(s) done, {self.guard.errors} attempt(s) "
+                            "ended by the endpoint; rerun with --resume")
+
+    def finalise(self) -> PlusSummary:
+        return _finalize(self.out, self.config, self.digest, self.done, self.summary, len(self.report.tasks),
+                         self.fingerprint)
+
+
+@dataclass(frozen=True)
+class _SeedRun:
+    """``run_seed`` for position ``i`` of the batch (picklable, for Ray)."""
+
+    out: str
+    config: PlusConfig
+    ids: list[str]
+    tasks: list[SeedTask]
+    roles: PlusRoles | None
+    repairs: dict[int, tuple[dict[str, Any], ...]]
+
+    def __call__(self, i: int) -> dict[str, Any]:
+        return run_seed(self.out, self.config, i, self.ids[i], self.tasks[i], self.roles, self.repairs.get(i, ()))
 
 
 def _lint(tasks: list[SeedTask], repair_seeds: bool, summary: PlusSummary
@@ -561,11 +592,5 @@ def _finalize(out: Path, config: PlusConfig, digest: str, done: dict[int, dict[s
         build_info["status"] = "incomplete"
         build_info["errors"] = summary.errors
     build_info.update(not_kept_info(config, considered))
-    dataset.write_text(out / dataset.ATTEMPTS, "".join(json.dumps(item) + "\n" for item in considered))
-    dataset.write_index(out, records)
-    dataset.write_schemas(out)
-    dataset.write_text(out / "README.md", render_plus_card(statistics(records), build_info))
-    dataset.write_json(out / dataset.BUILD, build_info)
-    shutil.rmtree(out / dataset.WORK, ignore_errors=True)
-    (out / dataset.PROGRESS).unlink(missing_ok=True)
+    finish_dataset(out, considered, records, render_plus_card(statistics(records), build_info), build_info)
     return summary

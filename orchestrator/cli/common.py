@@ -113,7 +113,7 @@ WorkersOption = Annotated[int, typer.Option("--workers", "-w", help="Worker proc
 
 
 # a batch's failures by (module, class): exit code of the one line each gets; Ctrl-C is its own
-_BATCH_FAILURES = {("orchestrator.build", "BuildError"): 2, ("backends.ray_executor", "RayUnavailable"): 2,
+_BATCH_FAILURES = {("orchestrator.dataset_folder", "BuildError"): 2, ("backends.ray_executor", "RayUnavailable"): 2,
                    ("harness.runner", "EvalError"): 2, ("orchestrator.horizon_sweep", "SweepError"): 2,
                    ("orchestrator.endpoint_guard", "EndpointDown"): 1, ("backends.llm.failures", "RunRefused"): 2}
 
