@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import shutil
 import signal
 import subprocess
@@ -24,9 +25,6 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-
-from office_env.seeding import RAW
-from office_env.seeding import rng as seeded
 
 ROOT = Path(__file__).resolve().parents[1]
 HOMER = str(Path(sys.executable).parent / "homer")
@@ -130,7 +128,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--commands", default="build,regenerate,eval", help="which commands to run (comma list)")
     options = parser.parse_args()
-    rng = seeded(options.seed, legacy=RAW)
+    rng = random.Random(options.seed)
     work = Path(tempfile.mkdtemp(prefix="homer-crash-"))
     failures = 0
     try:
