@@ -53,6 +53,15 @@ class FamilyInput:
         return self.phrasing.query(self.rng, named=self.named_query, **slots)
 
 
+def draft(inp: FamilyInput, *, about: str | None = None, **fields: Any) -> TaskDraft:
+    """A family's task, with the intent and query every family draws: the intent first, then a
+    query about ``about`` (default: the first memory piece's subject). The order of the two seeded
+    draws is the one the dataset's bytes were written with."""
+    intent = inp.intent()
+    query = inp.query(about=fields["memory"][0].about if about is None else about)
+    return TaskDraft(intent=intent, query=query, **fields)
+
+
 APPS = OFFICE_APPS
 
 
@@ -444,6 +453,12 @@ def event_check(user: str, summary: Any, start: datetime, end: datetime) -> dict
     return cr.calendar_event(username=user, summary=summary, start=start.strftime(TIME_FORMAT),
                              end=end.strftime(TIME_FORMAT))
 
+
+
+def mail(inp: FamilyInput, to: str, to_name: str, subject: str, body: str) -> ToolCall:
+    """The tool call that sends ``to`` a short mail from the user (a :func:`letter` to ``to_name``)."""
+    return call("email_send_email", sender=inp.user, recipient=to, subject=subject,
+                content=letter(to_name, body, inp.user_name))
 
 
 def letter(to: str, body: str, sender: str) -> str:

@@ -10,8 +10,8 @@ from typing import Any, Callable
 
 from generators.english import column_words, join_and
 from generators.families.base import (
-    FamilyInput, Table, additive, call, chance, computed, excluding_past, family, fmt, letter, misreadings_of, near,
-    number, piece, stem, tables,
+    FamilyInput, Table, additive, call, chance, computed, draft, excluding_past, family, fmt, mail,
+    misreadings_of, near, number, piece, stem, tables,
 )
 from generators.families.single_app import P_CORRECT, P_DISTRACT, _distinct, _out_name
 from generators.model import TaskDraft
@@ -83,19 +83,18 @@ def group_total_email(inp: FamilyInput) -> TaskDraft | None:
 
     def plan(value: str) -> list:
         return [call("excel_read_file", file_path=table.file),
-                call("email_send_email", sender=inp.user, recipient=who, subject=f"{table.headers[c]} for {value}",
-                     content=letter(name, f"The total {amount_word} for {value} in {stem(table.file)} is "
-                                          f"{fmt(totals[value])}.", inp.user_name))]
+                mail(inp, who, name, f"{table.headers[c]} for {value}",
+                     f"The total {amount_word} for {value} in {stem(table.file)} is "
+                     f"{fmt(totals[value])}.")]
 
     rows = [v for r, v in zip(table.rows, table.column(c)) if r[g] == key]
-    return TaskDraft(
+    return draft(
+        inp,
         description=f"Add up the {table.headers[c]} of the rows of {table.file} whose {table.headers[g]} is {key} and "
                     f"email the total to {name} ({who}).",
-        intent=inp.intent(),
         subtasks=[f"Read {table.file}.", f"Add up {amount_word} for {key}.", f"Email the total to {name}."],
         evaluation=[cr.email_sent(sender=inp.user, recipient=who, body_keywords=[fmt(totals[key])])],
         memory=[m1, m2, m3],
-        query=inp.query(about=m1.about),
         oracle=plan(key),
         baseline=[call("excel_read_file", file_path=table.file),
                   call("email_send_email", sender=inp.user, recipient=inp.colleagues[0][0],
@@ -131,14 +130,13 @@ def group_average(inp: FamilyInput) -> TaskDraft | None:
         return [call("excel_read_file", file_path=table.file), call("system_write_answer", text=fmt(means[value]))]
 
     rows = [v for r, v in zip(table.rows, table.column(c)) if r[g] == key]
-    return TaskDraft(
+    return draft(
+        inp,
         description=f"Work out the average {table.headers[c]} of the rows of {table.file} whose {table.headers[g]} is "
                     f"{key} (to two decimals) and write it into data/answer.txt.",
-        intent=inp.intent(),
         subtasks=[f"Read {table.file}.", f"Average {value_word} over {key}.", "Write it into data/answer.txt."],
         evaluation=[cr.answer(number=means[key], tolerance=0.01)],
         memory=[m1, m2],
-        query=inp.query(about=m1.about),
         oracle=plan(key),
         baseline=[call("excel_read_file", file_path=table.file),
                   call("system_write_answer", text=fmt(round(sum(table.column(c)) / len(table.rows), 2)))],
@@ -189,20 +187,19 @@ def _threshold_family(name: str, wanted: Callable[[str], bool], what: str, near_
             t = float(threshold)
             names = [r[label] for r, v in zip(table.rows, table.column(c)) if v < t]
             return [call("excel_read_file", file_path=table.file),
-                    call("email_send_email", sender=inp.user, recipient=who, subject=f"{what.capitalize()} list",
-                         content=letter(colleague, f"Below {fmt(t)} {column}: {join_and(names)}.", inp.user_name))]
+                    mail(inp, who, colleague, f"{what.capitalize()} list",
+                         f"Below {fmt(t)} {column}: {join_and(names)}.")]
 
-        return TaskDraft(
+        return draft(
+            inp,
             description=f"Find the rows of {table.file} whose {table.headers[c]} is below {fmt(cut)} and email their "
                         f"{table.headers[label]} values ({join_and(below)}) to {colleague} ({who}).",
-            intent=inp.intent(),
             subtasks=[f"Read {table.file}.", f"List every {column_words(table.headers[label])} under the threshold.",
                       f"Email the list to {colleague}."],
             evaluation=[cr.email_sent(sender=inp.user, recipient=who, body_keywords=below,
                                       **excluding_past(table.rows, label, column_values, cut, below,
                                                        (colleague, inp.user_name)))],
             memory=[m1, m2, m3, m4],
-            query=inp.query(about=m1.about),
             oracle=plan(fmt(cut)),
             baseline=[call("excel_read_file", file_path=table.file),
                       call("email_send_email", sender=inp.user, recipient=inp.colleagues[0][0],
@@ -291,15 +288,14 @@ def period_change_memo(inp: FamilyInput) -> TaskDraft | None:
                               note=f"{r[label]}: {table.headers[b]} minus {table.headers[a]}"))
     pairs_in = [x for r in table.rows for x in (r[label], fmt(diff[r[label]]))]
     steps.append(computed(top, "argmax", pairs_in, given=("m1",), note="largest increase"))
-    return TaskDraft(
+    return draft(
+        inp,
         description=f"In {table.file}, find the {table.headers[label]} whose value grew most from {table.headers[a]} "
                     f"to {table.headers[b]} ({top}, up {fmt(diff[top])}) and write it, with the increase, into {out}.",
-        intent=inp.intent(),
         subtasks=[f"Read {table.file}.", f"Work out each change from {table.headers[a]} to {table.headers[b]}.",
                   f"Write the largest one into {out}."],
         evaluation=[cr.contain(doc_type="docx", file=out, keywords=[top, fmt(diff[top])])],
         memory=[m1, m2, m3],
-        query=inp.query(about=m1.about),
         oracle=plan("m1", key),
         baseline=[call("excel_read_file", file_path=table.file),
                   call("word_write_to_file", file_path=out,
@@ -339,14 +335,13 @@ def group_headcount(inp: FamilyInput) -> TaskDraft | None:
         return [call("excel_read_file", file_path=table.file), call("system_write_answer", text=str(counts[value]))]
 
     members = [r[label] if label is not None else str(i) for i, r in enumerate(table.rows) if r[g] == key]
-    return TaskDraft(
+    return draft(
+        inp,
         description=f"Count the rows of {table.file} whose {table.headers[g]} is {key} ({counts[key]}) and write the "
                     "number into data/answer.txt.",
-        intent=inp.intent(),
         subtasks=[f"Read {table.file}.", f"Count the rows for {key}.", "Write the count into data/answer.txt."],
         evaluation=[cr.answer(number=counts[key], tolerance=0)],
         memory=[m1, m2],
-        query=inp.query(about=m1.about),
         oracle=plan(key),
         baseline=[call("excel_read_file", file_path=table.file), call("system_write_answer", text=str(len(table.rows)))],
         misreadings=misreadings_of([m1], lambda mid, value: plan(value)),

@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from generators.families.base import (
-    TIME_FORMAT, FamilyInput, additive, booking, calendar_of, call, chance, column_sum, computed, docs, event_check,
-    all_invoice_facts, extreme, facts_in, family, first_column, fmt, inbox_of, misreadings_of, near, own_words,
+    TIME_FORMAT, FamilyInput, additive, all_invoice_facts, booking, calendar_of, call, chance, column_sum, computed,
+    docs, draft, event_check, extreme, facts_in, family, first_column, fmt, inbox_of, misreadings_of, near, own_words,
     pick_column, piece, sender_user, stem,
 )
 from generators.families.time_rules import SlotChoice, choose_window, window_piece, with_correction
@@ -83,14 +83,13 @@ def sheet_question(inp: FamilyInput) -> TaskDraft | None:
     def plan(value_of: str) -> list:
         return [call("excel_read_file", file_path=table.file), call("system_write_answer", text=value_of)]
 
-    return TaskDraft(
+    return draft(
+        inp,
         description=f"Find {question} (file {table.file}) and write the answer into data/answer.txt.",
-        intent=inp.intent(),
         subtasks=[f"Read {table.file}.", f"Find the {what} with the {which} {header}.",
                   "Write it into data/answer.txt."],
         evaluation=[cr.answer(keywords=[answer])],
         memory=[m1, m2],
-        query=inp.query(about=m1.about),
         oracle=plan(answer),
         baseline=[call("excel_read_file", file_path=guess[0].file), call("system_write_answer", text=guessed)]
         if guess and guessed else [call("system_write_answer", text="I do not know which question you mean.")],
@@ -139,13 +138,12 @@ def sheet_total(inp: FamilyInput) -> TaskDraft | None:
                 return plan(amount)
         return None
 
-    return TaskDraft(
+    return draft(
+        inp,
         description=f"Add up the {header} column of {table.file} and write the total into data/answer.txt.",
-        intent=inp.intent(),
         subtasks=[f"Read {table.file}.", f"Sum the {header} column.", "Write the total into data/answer.txt."],
         evaluation=[cr.answer(number=total, tolerance=0.01)],
         memory=[m1, m2],
-        query=inp.query(about=about),
         oracle=plan(total),
         baseline=[call("excel_read_file", file_path=guess[0].file), call("system_write_answer", text=fmt(guessed))]
         if guess else [call("system_write_answer", text="0")],
@@ -256,15 +254,14 @@ def write_memo(inp: FamilyInput) -> TaskDraft | None:
         return [call("word_read_file", file_path=doc["file"]),
                 call("word_write_to_file", file_path=out, content=content_of([value] + points[1:], line))]
 
-    return TaskDraft(
+    return draft(
+        inp,
         description=f"Write a Word memo {out} that covers {join_and(points)} and repeats the decision recorded in "
                     f"{doc['file']} ({fact}).",
-        intent=inp.intent(),
         subtasks=[f"Read {doc['file']} for the decision.", f"Create {out}.", "Write one line per point and the decision."],
         evaluation=[cr.file_exist(file=out),
                     cr.contain(doc_type="docx", file=out, keywords=[*points, fact])],
         memory=memory,
-        query=inp.query(about=memory[0].about),
         oracle=[call("word_read_file", file_path=doc["file"]),
                 call("word_write_to_file", file_path=out, content=content_of(points, line))],
         # the intent alone: the first notes' decision under the memo's name, with no points of its own to add
@@ -308,14 +305,13 @@ def doc_to_pdf(inp: FamilyInput) -> TaskDraft | None:
             return [call("word_convert_to_pdf", file_path=path, output_path=out)]
         return [call("word_convert_to_pdf", file_path=doc["file"], output_path=f"data/{value}")]
 
-    return TaskDraft(
+    return draft(
+        inp,
         description=f"Convert {doc['file']} to PDF and save it as {out}.",
-        intent=inp.intent(),
         subtasks=[f"Convert {doc['file']} to PDF.", f"Save it as {out}."],
         evaluation=[cr.file_exist(file=out),
                     cr.contain(doc_type="pdf", file=out, keywords=words)],
         memory=[m1, m2],
-        query=inp.query(about=m1.about),
         oracle=[call("word_convert_to_pdf", file_path=doc["file"], output_path=out)],
         # the intent alone: the first document, under its own name
         baseline=[call("word_convert_to_pdf", file_path=options[0]["file"])],
@@ -417,16 +413,15 @@ def schedule_meeting(inp: FamilyInput) -> TaskDraft | None:
             return [call("calendar_list_events", user=inp.user)]
         return [call("calendar_list_events", user=inp.user), booking(inp.user, summary, *slot)]
 
-    return TaskDraft(
+    return draft(
+        inp,
         description=f"Add '{title}' to {inp.user}'s calendar on {start:%Y-%m-%d} in the first free whole hour between "
                     f"{choice.window[0]}:00 and {choice.window[1]}:00 (that is {start:%H:%M}-{end:%H:%M}), without "
                     "overlapping other events.",
-        intent=inp.intent(),
         subtasks=["Check my calendar on that day.", "Create the event in the first free hour within the window."],
         evaluation=[event_check(inp.user, title, start, end),
                     cr.calendar_no_overlap(username=inp.user)],
         memory=[m1, m2, m3],
-        query=inp.query(about=m1.about),
         oracle=plan("m1", title),
         baseline=first_free_booking(inp),
         misreadings=misreadings_of([m1, m2, m3], plan),
@@ -455,13 +450,12 @@ def pdf_total(inp: FamilyInput) -> TaskDraft | None:
     def plan(amount: str) -> list:
         return [call("pdf_read_file", file_path=pdf), call("system_write_answer", text=amount)]
 
-    return TaskDraft(
+    return draft(
+        inp,
         description=f"Read the total of invoice {number} from {pdf} and write it into data/answer.txt.",
-        intent=inp.intent(),
         subtasks=[f"Read {pdf}.", "Write its total into data/answer.txt."],
         evaluation=[cr.answer(number=total, tolerance=0.01)],
         memory=[m1],
-        query=inp.query(about=m1.about),
         oracle=plan(fmt(total)),
         baseline=[call("pdf_read_file", file_path=guess[0]), call("system_write_answer", text=fmt(guess[2]))],
         misreadings=misreadings_of([m1], lambda mid, value: plan(value)),
@@ -525,15 +519,14 @@ def reply_to_mail(inp: FamilyInput) -> TaskDraft | None:
                      content=f"Hi,\n\nThanks for your message: {shape.format(said)}. Confirming {fact} as you wrote."
                              f"\n\nBest regards,\n{inp.user_name}")]
 
-    return TaskDraft(
+    return draft(
+        inp, about=subject,
         description=f"Reply to the email '{subject}' from {message['from']} (subject 'Re: {subject}'), tell them that "
                     f"{point}, and confirm the {fact} they gave.",
-        intent=inp.intent(),
         subtasks=[f"Find the email '{subject}' and read it.", "Send the reply with my point and their detail confirmed."],
         evaluation=[cr.email_sent(sender=inp.user, recipient=sender, subject_keywords=[subject],
                                   body_keywords=[value, fact])],
         memory=[m1],
-        query=inp.query(about=subject),
         oracle=plan(value),
         # the intent alone answers the first such mail, confirming its detail, with no point to pass on
         baseline=[call("email_list_emails", user=inp.user),
