@@ -12,15 +12,16 @@ from datetime import datetime, timedelta
 
 from generators.english import column_words, join_and, possessive
 from generators.families.base import (
-    FamilyInput, booking, calendar_of, call, chance, computed, docs, draft, event_check, excluding, excluding_past,
-    family, fmt, left_out, mail, misreadings_of, near, number, piece, present_on, stem, tables,
+    FamilyInput, answer_from, booked_and_mailed, booking, calendar_of, call, chance, computed, docs, draft,
+    event_check, excluding, excluding_past, family, fmt, left_out, mail, misreadings_of, near, number, piece,
+    present_on, stem, tables,
 )
 from generators.families.sheet_work import MAX_LISTED, label_column
 from generators.families.single_app import (
     P_CORRECT, P_DISTRACT, _day_text, _distinct, _out_name, first_free_booking, free_slots_after, slot_rule,
 )
 from generators.families.time_rules import (
-    choose_window, hour_of, hour_piece, start_hour, window_piece, with_correction,
+    choose_window, hour_of, hour_piece, slot_on, slot_times, window_piece, with_correction,
 )
 from generators.model import TaskDraft
 from office_env.evaluation import builders as cr
@@ -84,15 +85,10 @@ def invoice_due_reminder(inp: FamilyInput) -> TaskDraft | None:
         return None
     invoice = inp.rng.choice(invoices)
     who, name = person
-    minutes = inp.rng.choice((15, 30))
-    picked = start_hour(inp, invoice["due"], minutes, (9, 10, 14))
-    if picked is None:
+    slot = slot_on(inp, invoice["due"], (15, 30), (9, 10, 14))
+    if slot is None or (invoice is invoices[0] and slot.hour == 9):
         return None
-    hour, said_first = picked
-    if invoice is invoices[0] and hour == 9:
-        return None
-    start = invoice["due"].replace(hour=hour)
-    end = start + timedelta(minutes=minutes)
+    minutes, hour, said_first, start, end = slot
     title = inp.rng.choice(("Invoice due", "Supplier payment", "Payment due", "Settle the invoice"))
     rule = f"at {hour}:00 on the day it falls due"
     distractors = _vendor_near_miss(inp, every, invoice["vendor"], "the {} bill is already settled")
@@ -121,21 +117,18 @@ def invoice_due_reminder(inp: FamilyInput) -> TaskDraft | None:
     return draft(
         inp,
         description=f"Read {invoice['file']} (from {invoice['vendor']}), add a {minutes}-minute '{title}' reminder to "
-                    f"{possessive(inp.user_name)} calendar ({inp.user}) at {hour}:00 on its due date "
+                    f"{inp.calendar_words} at {hour}:00 on its due date "
                     f"({invoice['due']:%Y-%m-%d}), and email {name} ({who}) its number {invoice['number']} and amount "
                     f"{fmt(invoice['total'])}.",
         subtasks=["Find the vendor's invoice and read it.", "Add the reminder on its due date.",
                   f"Email {name} the number and amount."],
-        evaluation=[event_check(inp.user, title, start, end),
-                    cr.email_sent(sender=inp.user, recipient=who,
-                                  body_keywords=[invoice["number"], fmt(invoice["total"])])],
+        evaluation=booked_and_mailed(inp, title, start, end, who, [invoice["number"], fmt(invoice["total"])]),
         memory=[m1, m2, m3, m4, m5],
         oracle=plan(invoice["vendor"]),
         baseline=plan(invoices[0]["vendor"], 9),  # the intent alone: the first open invoice, first thing that day
         misreadings=misreadings_of([m1, m4], lambda mid, value: plan(value) if mid == "m1" else
                                    plan(invoice["vendor"], hour_of(value))),
-        computed=[computed(start.strftime(FMT_T), "rule", [], rule=rule, given=("m1", "m4")),
-                  computed(end.strftime(FMT_T), "add_minutes", [start.strftime(FMT_T), str(minutes)], given=("m2",))],
+        computed=slot_times(start, minutes, rule, ("m1", "m4"), ("m2",)),
     )
 
 
@@ -194,10 +187,9 @@ def invoice_items_to_sheet(inp: FamilyInput) -> TaskDraft | None:
     )
 
 
-@family("policy_answer", ("pdf",), "easy")
-def policy_answer(inp: FamilyInput) -> TaskDraft | None:
-    """Answer a question a colleague asked about a policy figure (leave days, a budget, a fee) from
-    the policy document the chat names."""
+def _policy_figures(inp: FamilyInput) -> list[tuple[dict, str, float, str]]:
+    """Every figure the policy PDFs state ("Annual leave: 25 days"): its document, topic, number and
+    line (not a clock time)."""
     found = []
     for doc in docs(inp.notes, "pdf"):
         for line in doc["lines"]:
@@ -205,6 +197,14 @@ def policy_answer(inp: FamilyInput) -> TaskDraft | None:
             if match and number(match["number"]) is not None and not re.search(r"\d:\d", line):
                 topic = re.sub(r"^(the|a|an|our) ", "", match["topic"].strip(), flags=re.IGNORECASE)
                 found.append((doc, column_words(topic), number(match["number"]), line))
+    return found
+
+
+@family("policy_answer", ("pdf",), "easy")
+def policy_answer(inp: FamilyInput) -> TaskDraft | None:
+    """Answer a question a colleague asked about a policy figure (leave days, a budget, a fee) from
+    the policy document the chat names."""
+    found = _policy_figures(inp)
     topics = {}
     for doc, topic, value, line in found:
         topics.setdefault(topic, []).append((doc, value, line))
@@ -235,7 +235,7 @@ def policy_answer(inp: FamilyInput) -> TaskDraft | None:
 
     def plan(asked: str) -> list:
         d, v, _ = unique[asked]
-        return [call("pdf_read_file", file_path=d["file"]), call("system_write_answer", text=fmt(v))]
+        return answer_from("pdf", d["file"], fmt(v))
 
     return draft(
         inp,
@@ -332,13 +332,7 @@ def followup_session(inp: FamilyInput) -> TaskDraft | None:
 def policy_figures_sheet(inp: FamilyInput) -> TaskDraft | None:
     """Log the policy figures the chat asks for (several topics) into a new sheet, one row each, with
     the values read from the policy document."""
-    found = []
-    for doc in docs(inp.notes, "pdf"):
-        for line in doc["lines"]:
-            match = _POLICY_RE.match(line.strip())
-            if match and number(match["number"]) is not None and not re.search(r"\d:\d", line):
-                topic = re.sub(r"^(the|a|an|our) ", "", match["topic"].strip(), flags=re.IGNORECASE)
-                found.append((doc, column_words(topic), number(match["number"])))
+    found = [(doc, topic, value) for doc, topic, value, _ in _policy_figures(inp)]
     by_doc: dict[str, list] = {}
     for doc, topic, value in found:
         if len(topic.split()) >= 2:
@@ -522,13 +516,10 @@ def contract_notice_reminder(inp: FamilyInput) -> TaskDraft | None:
         return None
     agreement, deadline = inp.rng.choice(found)
     who, name = person
-    minutes = inp.rng.choice((15, 30))
-    picked = start_hour(inp, deadline, minutes, (9, 10, 11, 14))
-    if picked is None:
+    slot = slot_on(inp, deadline, (15, 30), (9, 10, 11, 14))
+    if slot is None:
         return None
-    hour, said_first = picked
-    start = deadline.replace(hour=hour)
-    end = start + timedelta(minutes=minutes)
+    minutes, hour, said_first, start, end = slot
     title = inp.rng.choice(("Renewal decision", "Contract notice deadline", "Decide on renewal", "Supplier renewal"))
     rule = (f"at {hour}:00 on the last working day we can still give notice (the end date less the notice period, "
             "moved back to a weekday)")
@@ -563,20 +554,18 @@ def contract_notice_reminder(inp: FamilyInput) -> TaskDraft | None:
         inp,
         description=f"From {agreement['file']} (the agreement with {agreement['vendor']}, ending "
                     f"{agreement['end']:%Y-%m-%d}, {agreement['notice']} days' notice), add a {minutes}-minute "
-                    f"'{title}' to {possessive(inp.user_name)} calendar ({inp.user}) at {hour}:00 on "
+                    f"'{title}' to {inp.calendar_words} at {hour}:00 on "
                     f"{deadline:%Y-%m-%d}, the last weekday notice can be given, and email {name} ({who}) both dates.",
         subtasks=["Read the agreement's term and notice clauses.", "Book the reminder on the notice deadline.",
                   f"Email {name} the end date and the deadline."],
-        evaluation=[event_check(inp.user, title, start, end),
-                    cr.email_sent(sender=inp.user, recipient=who,
-                                  body_keywords=[f"{agreement['end']:%Y-%m-%d}", f"{deadline:%Y-%m-%d}"])],
+        evaluation=booked_and_mailed(inp, title, start, end, who,
+                                     [f"{agreement['end']:%Y-%m-%d}", f"{deadline:%Y-%m-%d}"]),
         memory=[m1, m2, m3, m4, m5],
         oracle=plan(title),
         baseline=_remind_on_end_date(inp, agreement),
         misreadings=misreadings_of([m4, m3], lambda mid, value: plan(title, hour_of(value)) if mid == "m4" else
                                    plan(title, to_name=value)),
-        computed=[computed(start.strftime(FMT_T), "rule", [], rule=rule, given=("m1", "m4")),
-                  computed(end.strftime(FMT_T), "add_minutes", [start.strftime(FMT_T), str(minutes)], given=("m5",)),
+        computed=[*slot_times(start, minutes, rule, ("m1", "m4"), ("m5",)),
                   computed(f"{deadline:%Y-%m-%d}", "rule", [], rule=rule, given=("m1", "m4"))],
     )
 

@@ -15,14 +15,14 @@ from datetime import datetime, timedelta
 
 from generators.english import possessive
 from generators.families.base import (
-    NEXT_MEETING_RE, QUOTE_RE, FamilyInput, booking, calendar_of, call, chance, computed, docs, draft, event_check,
-    excluding_past, facts_in, family, fmt, inbox_of, mail, misreadings_of, near, number, own_words, piece,
-    present_on, sender_user, stem,
+    NEXT_MEETING_RE, QUOTE_RE, FamilyInput, booked_and_mailed, booking, calendar_of, call, chance, computed, docs,
+    draft, event_check, excluding_past, facts_in, family, fmt, inbox_of, mail, misreadings_of, near, number,
+    own_words, piece, present_on, sender_user, stem,
 )
 from generators.families.single_app import (
     MEETING_TITLES, P_CORRECT, P_DISTRACT, _distinct, _out_name, first_free_booking,
 )
-from generators.families.time_rules import hour_of, hour_piece, is_free, start_hour
+from generators.families.time_rules import hour_of, hour_piece, is_free, slot_on, slot_times
 from generators.model import TaskDraft
 from office_env.evaluation import builders as cr
 from office_env.money import CODE
@@ -44,6 +44,11 @@ def _other_titles(inp: FamilyInput, title: str, near_text: str) -> tuple:
         return ()
     other = inp.rng.choice([t for t in MEETING_TITLES if _distinct(t, title)])
     return (near(other, near_text.format(other)),)
+
+
+def _opened(inp: FamilyInput, message: dict) -> list:
+    """The calls that find a mail in the user's inbox and read it."""
+    return [call("email_list_emails", user=inp.user), call("email_read_email", user=inp.user, email_id=message["id"])]
 
 
 @family("mail_to_calendar", ("email", "calendar"), "medium")
@@ -80,12 +85,11 @@ def mail_to_calendar(inp: FamilyInput) -> TaskDraft | None:
             summary = title
         else:
             m, s0, e0, summary = message, start, end, value
-        return [call("email_list_emails", user=inp.user), call("email_read_email", user=inp.user, email_id=m["id"]),
-                booking(inp.user, summary, s0, e0)]
+        return [*_opened(inp, m), booking(inp.user, summary, s0, e0)]
 
     return draft(
         inp,
-        description=f"Add '{title}' to {possessive(inp.user_name)} calendar ({inp.user}) at the time {sender} booked "
+        description=f"Add '{title}' to {inp.calendar_words} at the time {sender} booked "
                     f"in the mail '{message['subject']}': {start:%Y-%m-%d %H:%M}-{end:%H:%M}.",
         subtasks=["Find the booking mail and read it.", "Add the event at the booked time."],
         evaluation=[event_check(inp.user, title, start, end)],
@@ -150,8 +154,7 @@ def quote_to_sheet(inp: FamilyInput) -> TaskDraft | None:
             return [call("email_read_email", user=inp.user, email_id=message["id"]),
                     *rows(out, sender, amount, swapped=True)]
         m, who, _, figure = next(f for f in found if value in (f[1], f[0]["subject"]))
-        return [call("email_list_emails", user=inp.user), call("email_read_email", user=inp.user, email_id=m["id"]),
-                *rows(out, who, figure)]
+        return [*_opened(inp, m), *rows(out, who, figure)]
 
     return draft(
         inp,
@@ -165,11 +168,8 @@ def quote_to_sheet(inp: FamilyInput) -> TaskDraft | None:
                                                        {"row": 2, "col": 2, "value": fmt(amount)}]),
                     cr.contain(doc_type="xlsx", file=out, keywords=[_first(sender)])],
         memory=[m1, m2, m3],
-        oracle=[call("email_list_emails", user=inp.user), call("email_read_email", user=inp.user, email_id=message["id"]),
-                *rows(out, sender, amount)],
-        baseline=[call("email_list_emails", user=inp.user), call("email_read_email", user=inp.user,
-                                                                  email_id=guess[0]["id"]),
-                  *rows(out, guess[1], guess[3])],  # the intent alone logs the first quote listed
+        oracle=[*_opened(inp, message), *rows(out, sender, amount)],
+        baseline=[*_opened(inp, guess[0]), *rows(out, guess[1], guess[3])],  # the intent alone: the first quote listed
         misreadings=misreadings_of([m1, m3], plan),
     )
 
@@ -227,13 +227,10 @@ def next_meeting_invite(inp: FamilyInput) -> TaskDraft | None:
     return draft(
         inp,
         description=f"Read the next meeting's date and time in {doc['file']} ({start:%Y-%m-%d %H:%M}), add '{title}' "
-                    f"for {minutes} minutes to {possessive(inp.user_name)} calendar ({inp.user}), and email {name} "
+                    f"for {minutes} minutes to {inp.calendar_words}, and email {name} "
                     f"({who}) the invitation with the date and start time.",
         subtasks=[f"Read {doc['file']}.", "Book the meeting for the length I gave.", f"Email {name} the invitation."],
-        evaluation=[event_check(inp.user, title, start, end),
-                    # the title may head the subject instead
-                    cr.email_sent(sender=inp.user, recipient=who,
-                                  body_keywords=[f"{start:%Y-%m-%d}", f"{start:%H:%M}"])],
+        evaluation=booked_and_mailed(inp, title, start, end, who, [f"{start:%Y-%m-%d}", f"{start:%H:%M}"]),
         memory=[m1, m2, m3, m4],
         oracle=plan("", ""),
         baseline=first_free_booking(inp),
@@ -289,7 +286,7 @@ def forward_mail(inp: FamilyInput) -> TaskDraft | None:
                superseded=superseded, distractors=distractors, thread=2)
 
     def plan(person: str) -> list:
-        return [call("email_list_emails", user=inp.user), call("email_read_email", user=inp.user, email_id=message["id"]),
+        return [*_opened(inp, message),
                 call("email_send_email", sender=inp.user, recipient=users[person], subject=f"Fwd: {message['subject']}",
                      content=f"Forwarding {possessive(_first(sender))} message:\n\n{message.get('body', '')}")]
 
@@ -303,7 +300,7 @@ def forward_mail(inp: FamilyInput) -> TaskDraft | None:
         memory=[m1, m2],
         oracle=plan(name),
         # the intent alone: pass the newest such mail to the first colleague it did not go to
-        baseline=[call("email_list_emails", user=inp.user), call("email_read_email", user=inp.user, email_id=last["id"]),
+        baseline=[*_opened(inp, last),
                   call("email_send_email", sender=inp.user, recipient=first, subject=f"Fwd: {last['subject']}",
                        content=f"Forwarding this message:\n\n{last.get('body', '')}")],
         misreadings=misreadings_of([m2], lambda mid, person: plan(person)),
@@ -358,7 +355,7 @@ def cover_note(inp: FamilyInput) -> TaskDraft | None:
         if hit is None:  # nobody by that name wrote about time off: nothing to write from
             return [call("email_list_emails", user=inp.user)]
         m, who, s0, span, c, _ = hit
-        return [call("email_list_emails", user=inp.user), call("email_read_email", user=inp.user, email_id=m["id"]),
+        return [*_opened(inp, m),
                 call("word_write_to_file", file_path=out,
                      content=f"Cover note\n{who} is away from {s0} {span}.\n{c} covers the open items.")]
 
@@ -389,13 +386,10 @@ def welcome_session(inp: FamilyInput) -> TaskDraft | None:
     if not found:
         return None
     message, role, day = inp.rng.choice(found)
-    minutes = inp.rng.choice((30, 45, 60))
-    picked = start_hour(inp, day, minutes, (9, 10, 11, 14))
-    if picked is None:
+    slot = slot_on(inp, day, (30, 45, 60), (9, 10, 11, 14))
+    if slot is None:
         return None
-    hour, said_first = picked
-    start = day.replace(hour=hour)
-    end = start + timedelta(minutes=minutes)
+    minutes, hour, said_first, start, end = slot
     title = inp.rng.choice(("New starter intro", "First-day walkthrough", "Induction hour"))
     rule = f"at {hour}:00 on their first day"
     about = "the welcome session"
@@ -410,12 +404,11 @@ def welcome_session(inp: FamilyInput) -> TaskDraft | None:
     def plan(mid: str, value: str) -> list:
         summary = value if mid == "m3" else title
         s0 = start.replace(hour=hour_of(value)) if mid == "m4" else start
-        return [call("email_list_emails", user=inp.user), call("email_read_email", user=inp.user, email_id=message["id"]),
-                booking(inp.user, summary, s0, s0 + timedelta(minutes=minutes))]
+        return [*_opened(inp, message), booking(inp.user, summary, s0, s0 + timedelta(minutes=minutes))]
 
     return draft(
         inp,
-        description=f"Add '{title}' to {possessive(inp.user_name)} calendar ({inp.user}) at {hour}:00 for {minutes} "
+        description=f"Add '{title}' to {inp.calendar_words} at {hour}:00 for {minutes} "
                     f"minutes on {day:%Y-%m-%d}, the first day of the new {role} (from the mail '{message['subject']}').",
         subtasks=["Find the new starter's first day in the mail.", "Book the welcome session then."],
         evaluation=[event_check(inp.user, title, start, end)],
@@ -423,8 +416,7 @@ def welcome_session(inp: FamilyInput) -> TaskDraft | None:
         oracle=plan("", ""),
         baseline=first_free_booking(inp),
         misreadings=misreadings_of([m3, m4], plan),
-        computed=[computed(start.strftime(FMT_T), "rule", [], rule=rule, given=("m1", "m4")),
-                  computed(end.strftime(FMT_T), "add_minutes", [start.strftime(FMT_T), str(minutes)], given=("m2",))],
+        computed=slot_times(start, minutes, rule, ("m1", "m4"), ("m2",)),
     )
 
 
@@ -563,13 +555,10 @@ def milestone_to_calendar(inp: FamilyInput) -> TaskDraft | None:
     if not found:
         return None
     doc, project, day = inp.rng.choice(found)
-    minutes = inp.rng.choice((15, 30))
-    picked = start_hour(inp, day, minutes, (9, 11, 15))
-    if picked is None:
+    slot = slot_on(inp, day, (15, 30), (9, 11, 15))
+    if slot is None:
         return None
-    hour, said_first = picked
-    start = day.replace(hour=hour)
-    end = start + timedelta(minutes=minutes)
+    minutes, hour, said_first, start, end = slot
     title = f"{project} milestone"
     rule = f"at {hour}:00 on the milestone day"
     about = "the milestone reminder"
@@ -594,7 +583,7 @@ def milestone_to_calendar(inp: FamilyInput) -> TaskDraft | None:
 
     return draft(
         inp,
-        description=f"Add '{title}' to {possessive(inp.user_name)} calendar ({inp.user}) at {hour}:00 for {minutes} minutes "
+        description=f"Add '{title}' to {inp.calendar_words} at {hour}:00 for {minutes} minutes "
                     f"on {day:%Y-%m-%d}, the milestone date recorded in {doc['file']}.",
         subtasks=[f"Read {doc['file']} for the milestone date.", "Book the reminder then."],
         evaluation=[event_check(inp.user, title, start, end)],
@@ -602,8 +591,7 @@ def milestone_to_calendar(inp: FamilyInput) -> TaskDraft | None:
         oracle=plan("", ""),
         baseline=first_free_booking(inp),
         misreadings=misreadings_of([m1, m3], plan),
-        computed=[computed(start.strftime(FMT_T), "rule", [], rule=rule, given=("m1", "m3")),
-                  computed(end.strftime(FMT_T), "add_minutes", [start.strftime(FMT_T), str(minutes)], given=("m2",))],
+        computed=slot_times(start, minutes, rule, ("m1", "m3"), ("m2",)),
     )
 
 

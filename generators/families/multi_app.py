@@ -5,16 +5,16 @@ from __future__ import annotations
 from datetime import date, datetime, timedelta
 
 from generators.families.base import (
-    NEXT_MEETING_RE, FamilyInput, additive, all_invoice_facts, booking, calendar_of, call, chance, column_sum,
-    computed, docs, draft, event_check, extreme, facts_in, family, first_column, fmt, invoice_facts, mail,
-    misreadings_of, near, pick_column, piece, present_on, stem,
+    NEXT_MEETING_RE, FamilyInput, all_invoice_facts, booking, calendar_of, call, chance, column_sum, computed, docs,
+    draft, event_check, extreme, facts_in, family, first_column, fmt, guess_total, guessed_right, invoice_facts, mail,
+    misreadings_of, mistaken_for, near, pick_column, piece, present_on, stem,
 )
 from generators.english import column_words, join_and, possessive
 from generators.families.single_app import (
     MEETING_TITLES, MEMO_TOPICS, P_CORRECT, P_DISTRACT, _distinct, _label_for, _out_name, free_slots_after,
     meeting_dynamics, slot_rule,
 )
-from generators.families.time_rules import SlotChoice, choose_window, window_piece, with_correction
+from generators.families.time_rules import SlotChoice, choose_window, slot_times, window_piece, with_correction
 from generators.model import TaskDraft
 from office_env.evaluation import builders as cr
 from office_env.evaluation import keywords as kw
@@ -435,7 +435,7 @@ def move_shared_meeting(inp: FamilyInput) -> TaskDraft | None:
 
     return draft(
         inp,
-        description=f"Move '{title}' ({old:%Y-%m-%d %H:%M}) in {possessive(inp.user_name)} calendar ({inp.user}) to "
+        description=f"Move '{title}' ({old:%Y-%m-%d %H:%M}) in {inp.calendar_words} to "
                     f"{day:%Y-%m-%d} at the earliest whole hour between {choice.window[0]}:00 and {choice.window[1]}:00 "
                     f"when both {inp.user_name} and {name} ({who}) are free, "
                     f"keeping its {minutes} minutes, remove it from its old time, and email {name} the new time.",
@@ -452,8 +452,7 @@ def move_shared_meeting(inp: FamilyInput) -> TaskDraft | None:
         misreadings=misreadings_of([m1, m2, m4], plan),
         computed=[computed(minutes, "minutes_between", [old.strftime(FMT_T), event["end_t"].strftime(FMT_T)],
                            given=("m1",), note=f"the length of the {title} in the calendar"),
-                  computed(start.strftime(FMT_T), "rule", [], rule=rule, given=("m2", "m4")),
-                  computed(end.strftime(FMT_T), "add_minutes", [start.strftime(FMT_T), str(minutes)], given=("m2",)),
+                  *slot_times(start, minutes, rule, ("m2", "m4"), ("m2",)),
                   computed(f"{start:%H:%M}", "rule", [], rule=rule, given=("m2", "m4"))],
     )
 
@@ -587,19 +586,12 @@ def report_pdf(inp: FamilyInput) -> TaskDraft | None:
     table, header, total, col = found
     doc = _out_name(inp, "totals", "docx")
     pdf = doc[:-5] + ".pdf"
-    totals = {table.headers[c]: round(sum(table.column(c)), 2) for c in table.numeric_columns()
-              if additive(table.headers[c])}
-    guessed = round(sum(guess[0].column(guess[2])), 2) if guess else None
-    if guessed is not None and abs(guessed - total) <= 0.01:
+    totals = table.totals()
+    if guessed_right(guess, total):
         return None
     others = [h for h, v in totals.items() if _distinct(h, header) and v != total]
-    superseded: tuple[str, ...] = ()
-    distractors = ()
-    if others and chance(inp, P_CORRECT):
-        superseded = (f"total {others.pop(inp.rng.randrange(len(others)))}",)
-    if others and chance(inp, P_DISTRACT):
-        h2 = inp.rng.choice(others)
-        distractors = (near(f"{h2} figures", f"the {h2} figures went into last month's pack"),)
+    superseded, distractors = mistaken_for(inp, others, "total {}", "{} figures",
+                                           "the {} figures went into last month's pack")
 
     def plan(mid: str, said: str) -> list:
         head = said[len("total "):] if said.startswith("total ") else said[: -len(" figures")]
@@ -622,7 +614,8 @@ def report_pdf(inp: FamilyInput) -> TaskDraft | None:
         memory=[m1, m2, m3],
         oracle=plan("m1", f"total {header}"),
         baseline=[call("excel_read_file", file_path=guess[0].file),
-                  call("word_write_to_file", file_path=doc, content=f"Total {guess[0].headers[guess[2]]}: {fmt(guessed)}"),
+                  call("word_write_to_file", file_path=doc,
+                       content=f"Total {guess[0].headers[guess[2]]}: {fmt(guess_total(guess))}"),
                   call("word_convert_to_pdf", file_path=doc)] if guess else
         [call("word_write_to_file", file_path=doc, content="Totals"), call("word_convert_to_pdf", file_path=doc)],
         misreadings=misreadings_of([m1], plan),
@@ -698,7 +691,7 @@ def meeting_pack(inp: FamilyInput) -> TaskDraft | None:
 
     return draft(
         inp,
-        description=f"Book '{title}' on {possessive(inp.user_name)} calendar ({inp.user}) at {when}-{end:%H:%M} "
+        description=f"Book '{title}' on {inp.calendar_words} at {when}-{end:%H:%M} "
                     f"({minutes} minutes), write the agenda {agenda} covering {join_and(points)} and opening with the "
                     f"date of the previous meeting from {doc['file']} ({last}), and email {name} ({who}) the invitation "
                     "with the time.",

@@ -10,7 +10,7 @@ from typing import Any, Callable
 
 from generators.english import column_words, join_and
 from generators.families.base import (
-    FamilyInput, Table, additive, call, chance, computed, draft, excluding_past, family, fmt, mail,
+    FamilyInput, Table, additive, answer_from, call, chance, computed, draft, excluding_past, family, fmt, mail,
     misreadings_of, near, number, piece, stem, tables,
 )
 from generators.families.single_app import P_CORRECT, P_DISTRACT, _distinct, _out_name
@@ -127,7 +127,7 @@ def group_average(inp: FamilyInput) -> TaskDraft | None:
     m2 = piece(2, "fact", f"the numbers are in {stem(table.file)}", stem(table.file), cue="source_file", about=about)
 
     def plan(value: str) -> list:
-        return [call("excel_read_file", file_path=table.file), call("system_write_answer", text=fmt(means[value]))]
+        return answer_from("excel", table.file, fmt(means[value]))
 
     rows = [v for r, v in zip(table.rows, table.column(c)) if r[g] == key]
     return draft(
@@ -138,8 +138,7 @@ def group_average(inp: FamilyInput) -> TaskDraft | None:
         evaluation=[cr.answer(number=means[key], tolerance=0.01)],
         memory=[m1, m2],
         oracle=plan(key),
-        baseline=[call("excel_read_file", file_path=table.file),
-                  call("system_write_answer", text=fmt(round(sum(table.column(c)) / len(table.rows), 2)))],
+        baseline=answer_from("excel", table.file, fmt(round(sum(table.column(c)) / len(table.rows), 2))),
         misreadings=misreadings_of([m1], lambda mid, value: plan(value)),
         computed=[computed(means[key], "mean", [fmt(v) for v in rows], given=("m1",),
                            note=f"{table.headers[c]} where {table.headers[g]} is {key}")],
@@ -332,7 +331,7 @@ def group_headcount(inp: FamilyInput) -> TaskDraft | None:
     m2 = piece(2, "fact", f"count the rows of {stem(table.file)}", stem(table.file), cue="source_file", about=about)
 
     def plan(value: str) -> list:
-        return [call("excel_read_file", file_path=table.file), call("system_write_answer", text=str(counts[value]))]
+        return answer_from("excel", table.file, str(counts[value]))
 
     members = [r[label] if label is not None else str(i) for i, r in enumerate(table.rows) if r[g] == key]
     return draft(
@@ -343,7 +342,7 @@ def group_headcount(inp: FamilyInput) -> TaskDraft | None:
         evaluation=[cr.answer(number=counts[key], tolerance=0)],
         memory=[m1, m2],
         oracle=plan(key),
-        baseline=[call("excel_read_file", file_path=table.file), call("system_write_answer", text=str(len(table.rows)))],
+        baseline=answer_from("excel", table.file, str(len(table.rows))),
         misreadings=misreadings_of([m1], lambda mid, value: plan(value)),
         computed=[computed(counts[key], "count", members, given=("m1",),
                            note=f"rows where {table.headers[g]} is {key}")],

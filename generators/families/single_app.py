@@ -5,9 +5,9 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from generators.families.base import (
-    TIME_FORMAT, FamilyInput, additive, all_invoice_facts, booking, calendar_of, call, chance, column_sum, computed,
-    docs, draft, event_check, extreme, facts_in, family, first_column, fmt, inbox_of, misreadings_of, near, own_words,
-    pick_column, piece, sender_user, stem,
+    P_CORRECT, P_DISTRACT, TIME_FORMAT, FamilyInput, all_invoice_facts, answer_from, booking, calendar_of, call,
+    chance, column_sum, computed, docs, draft, event_check, extreme, facts_in, family, first_column, fmt, guess_total,
+    guessed_right, inbox_of, misreadings_of, mistaken_for, near, own_words, pick_column, piece, sender_user, stem,
 )
 from generators.families.time_rules import SlotChoice, choose_window, window_piece, with_correction
 from generators.english import column_words, join_and
@@ -32,8 +32,6 @@ def _out_name(inp: FamilyInput, prefix: str, ext: str) -> str:
     return f"data/{prefix}_{inp.rng.choice(FILE_WORDS)}_{month}{inp.rng.randint(1, 28)}.{ext}"
 
 
-P_CORRECT = 0.55  # share of drafts whose key value is said, then corrected on a later day
-P_DISTRACT = 0.95  # share of drafts that get a near-miss detail where the family has one
 
 
 def _label_for(table, label: int, col: int, highest: bool) -> str | None:
@@ -81,7 +79,7 @@ def sheet_question(inp: FamilyInput) -> TaskDraft | None:
                cue="source_file", about="my manager's question")
 
     def plan(value_of: str) -> list:
-        return [call("excel_read_file", file_path=table.file), call("system_write_answer", text=value_of)]
+        return answer_from("excel", table.file, value_of)
 
     return draft(
         inp,
@@ -91,7 +89,7 @@ def sheet_question(inp: FamilyInput) -> TaskDraft | None:
         evaluation=[cr.answer(keywords=[answer])],
         memory=[m1, m2],
         oracle=plan(answer),
-        baseline=[call("excel_read_file", file_path=guess[0].file), call("system_write_answer", text=guessed)]
+        baseline=answer_from("excel", guess[0].file, guessed)
         if guess and guessed else [call("system_write_answer", text="I do not know which question you mean.")],
         misreadings=misreadings_of([m1], lambda mid, value: plan(answers[value])),
         computed=[extreme(table, label, col, highest, given=("m1",))],
@@ -105,23 +103,16 @@ def sheet_total(inp: FamilyInput) -> TaskDraft | None:
     if not picked:
         return None
     table, _, col = picked
-    totals = {table.headers[c]: round(sum(table.column(c)), 2) for c in table.numeric_columns()
-              if additive(table.headers[c])}
+    totals = table.totals()
     header = table.headers[col]
     total = totals[header]
-    guessed = round(sum(guess[0].column(guess[2])), 2) if guess else None
-    if guessed is not None and abs(guessed - total) <= 0.01:
+    if guessed_right(guess, total):
         return None
     others = [h for h in totals if h != header and totals[h] != total and h.lower() not in header.lower()
               and header.lower() not in h.lower()]
     value = f"total of the {header} column"
-    superseded: tuple[str, ...] = ()
-    distractors = ()
-    if others and chance(inp, P_CORRECT):
-        superseded = (f"total of the {others.pop(inp.rng.randrange(len(others)))} column",)
-    if others and chance(inp, P_DISTRACT):
-        h2 = inp.rng.choice(others)
-        distractors = (near(f"{h2} total", f"the {h2} total was already sent round last week"),)
+    superseded, distractors = mistaken_for(inp, others, "total of the {} column", "{} total",
+                                           "the {} total was already sent round last week")
     about = inp.rng.choice(("the Friday total", "the total for the review", "the quarter-end total",
                             "the total for finance"))
     m1 = piece(1, "action", f"I need the total of the {header} column", value, cue="column_total",
@@ -130,7 +121,7 @@ def sheet_total(inp: FamilyInput) -> TaskDraft | None:
                cue="source_file", about=about)
 
     def plan(amount: float) -> list:
-        return [call("excel_read_file", file_path=table.file), call("system_write_answer", text=fmt(amount))]
+        return answer_from("excel", table.file, fmt(amount))
 
     def misread_plan(mid: str, said: str) -> list:
         for h, amount in totals.items():
@@ -145,8 +136,8 @@ def sheet_total(inp: FamilyInput) -> TaskDraft | None:
         evaluation=[cr.answer(number=total, tolerance=0.01)],
         memory=[m1, m2],
         oracle=plan(total),
-        baseline=[call("excel_read_file", file_path=guess[0].file), call("system_write_answer", text=fmt(guessed))]
-        if guess else [call("system_write_answer", text="0")],
+        baseline=answer_from("excel", guess[0].file, fmt(guess_total(guess))) if guess else
+        [call("system_write_answer", text="0")],
         misreadings=misreadings_of([m1], misread_plan),
         computed=[column_sum(table, col, given=("m1",))],
     )
@@ -448,7 +439,7 @@ def pdf_total(inp: FamilyInput) -> TaskDraft | None:
                about="the amount accounting needs", distractors=distractors)
 
     def plan(amount: str) -> list:
-        return [call("pdf_read_file", file_path=pdf), call("system_write_answer", text=amount)]
+        return answer_from("pdf", pdf, amount)
 
     return draft(
         inp,
@@ -457,7 +448,7 @@ def pdf_total(inp: FamilyInput) -> TaskDraft | None:
         evaluation=[cr.answer(number=total, tolerance=0.01)],
         memory=[m1],
         oracle=plan(fmt(total)),
-        baseline=[call("pdf_read_file", file_path=guess[0]), call("system_write_answer", text=fmt(guess[2]))],
+        baseline=answer_from("pdf", guess[0], fmt(guess[2])),
         misreadings=misreadings_of([m1], lambda mid, value: plan(value)),
     )
 
