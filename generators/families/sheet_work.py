@@ -14,7 +14,7 @@ from generators.families.base import (
     misreadings_of, near, number, piece, stem, tables,
 )
 from generators.families.single_app import P_CORRECT, P_DISTRACT, _distinct, _out_name
-from generators.model import TaskDraft
+from generators.model import MemoryPiece, TaskDraft
 from office_env.evaluation import builders as cr
 
 MAX_LISTED = 8  # a list longer than this is not something one writes into an email by hand
@@ -53,6 +53,16 @@ def _dynamics(inp: FamilyInput, key: str, others: list[str], near_text: str) -> 
         other = others.pop()
         distractors = (near(other, near_text.format(other)),)
     return superseded, distractors
+
+
+def _group_pieces(inp: FamilyInput, file: str, key: str, answers: dict[str, Any], near_text: str, about: str,
+                  asked: str, source: str) -> tuple[MemoryPiece, MemoryPiece]:
+    """The pieces of a question about one group: which group (sometimes said over another whose
+    answer differs, see :func:`_dynamics`), and which sheet holds the rows."""
+    superseded, distractors = _dynamics(inp, key, [k for k in answers if answers[k] != answers[key]], near_text)
+    return (piece(1, "fact", asked, key, cue="filter_value", about=about, superseded=superseded,
+                  distractors=distractors),
+            piece(2, "fact", source, stem(file), cue="source_file", about=about))
 
 
 # -- a group's total, emailed -------------------------------------------------------------------
@@ -119,12 +129,9 @@ def group_average(inp: FamilyInput) -> TaskDraft | None:
              for vals in ([v for r, v in zip(table.rows, table.column(c)) if r[g] == k],)}
     key = inp.rng.choice(groups)
     value_word = column_words(table.headers[c])
-    superseded, distractors = _dynamics(inp, key, [k for k in groups if means[k] != means[key]],
-                                        "the average for {} was already worked out at the last review")
-    about = f"the average {value_word}"
-    m1 = piece(1, "fact", f"the average {value_word} is wanted for {key} only", key, cue="filter_value", about=about,
-               superseded=superseded, distractors=distractors)
-    m2 = piece(2, "fact", f"the numbers are in {stem(table.file)}", stem(table.file), cue="source_file", about=about)
+    m1, m2 = _group_pieces(inp, table.file, key, means, "the average for {} was already worked out at the last review",
+                           f"the average {value_word}", f"the average {value_word} is wanted for {key} only",
+                           f"the numbers are in {stem(table.file)}")
 
     def plan(value: str) -> list:
         return answer_from("excel", table.file, fmt(means[value]))
@@ -322,13 +329,10 @@ def group_headcount(inp: FamilyInput) -> TaskDraft | None:
     if not keys:
         return None
     key = inp.rng.choice(keys)
-    superseded, distractors = _dynamics(inp, key, [k for k in counts if counts[k] != counts[key]],
-                                        "{} was counted for the last report")
+    m1, m2 = _group_pieces(inp, table.file, key, counts, "{} was counted for the last report",
+                           f"the {column_words(table.headers[g])} count", f"the count is for {key} only",
+                           f"count the rows of {stem(table.file)}")
     label = label_column(table)
-    about = f"the {column_words(table.headers[g])} count"
-    m1 = piece(1, "fact", f"the count is for {key} only", key, cue="filter_value", about=about,
-               superseded=superseded, distractors=distractors)
-    m2 = piece(2, "fact", f"count the rows of {stem(table.file)}", stem(table.file), cue="source_file", about=about)
 
     def plan(value: str) -> list:
         return answer_from("excel", table.file, str(counts[value]))
