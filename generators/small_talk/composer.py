@@ -409,12 +409,7 @@ class SmallTalk:
                         name = "city.default" + part[2]
                 else:
                     name = part[3]
-                if flags is not self._ec_flags:
-                    self._ec_flags = flags
-                    self._ec = {}
-                entries = self._ec.get(name)
-                if entries is None:
-                    entries = self._ec[name] = _eligible(name, flags)
+                entries = self._entries(name, flags)
                 if not entries:
                     raise _NoFit(name)
                 if name in self._kinds:
@@ -489,6 +484,16 @@ class SmallTalk:
         head, _, tail = text.partition(address)
         return head + address + tail.replace(address, "")
 
+    def _entries(self, pool: str, flags: int) -> tuple:
+        """The entries of ``pool`` open under ``flags`` (cached until the flags change)."""
+        if flags is not self._ec_flags:
+            self._ec_flags = flags
+            self._ec = {}
+        entries = self._ec.get(pool)
+        if entries is None:
+            entries = self._ec[pool] = _eligible(pool, flags)
+        return entries
+
     def _line(self, pool: str, ctx: dict[str, str], flags: int, aliases: dict[str, str],
               pending: set[str], minimum: int = MIN_WORDS, most: int = 99, fit: bool = False) -> str | None:
         """A fresh utterance from ``pool``: not said before, accepted by ``avoid``, with
@@ -496,12 +501,7 @@ class SmallTalk:
         ``fit``: draw only from the entries that can have so many words (for pools of plain text)."""
         rng = self._rng
         rand = rng.random
-        if flags is not self._ec_flags:
-            self._ec_flags = flags
-            self._ec = {}
-        entries = self._ec.get(pool)
-        if entries is None:
-            entries = self._ec[pool] = _eligible(pool, flags)
+        entries = self._entries(pool, flags)
         if fit:  # only the entries that can have so many words
             key = (pool, flags & _RELEVANT[pool], minimum, most)
             fit = _FITS.get(key)
