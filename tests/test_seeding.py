@@ -36,7 +36,7 @@ def test_each_legacy_key_gives_the_stream_it_replaced():
     # a world's per-kind office stream: "<seed>:<kind>"
     assert draws(rng(4242, "staff", legacy=COLON)) == draws(random.Random("4242:staff"))
     # the noisy agent: the hex SHA-256 of "<seed>\n<prompt>"
-    old = hashlib.sha256("1\nFix the total in data/q3.xlsx".encode()).hexdigest()
+    old = hashlib.sha256(b"1\nFix the total in data/q3.xlsx").hexdigest()
     assert draws(rng(digest(1, "Fix the total in data/q3.xlsx", legacy=LINES), legacy=RAW)) == draws(random.Random(old))
 
 

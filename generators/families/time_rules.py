@@ -11,8 +11,8 @@ time, number and length of a rule is said where its pieces are said.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import NamedTuple
 from datetime import date, datetime, timedelta
+from typing import NamedTuple
 
 from generators.families.base import TIME_FORMAT, FamilyInput, calendar_of, chance, computed, piece
 from generators.model import MemoryPiece
