@@ -19,9 +19,9 @@ from pathlib import Path
 
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 
+from backends.fake_llm import FakeLLMServer  # noqa: E402
+from backends.fake_llm.server import Reply  # noqa: E402
 from backends.llm import LLMClient, LLMError, LLMSettings  # noqa: E402
-from orchestrator.fake_llm import FakeLLMServer  # noqa: E402
-from orchestrator.fake_llm.server import Reply  # noqa: E402
 
 PROMPT = "Summarise the week's invoices for the finance team in two sentences. " * 12
 

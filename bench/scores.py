@@ -9,7 +9,6 @@ Run: ``python bench/scores.py [--tasks 600] [--trials 3]``.
 from __future__ import annotations
 
 import argparse
-import random
 import sys
 import time
 from pathlib import Path
@@ -18,10 +17,12 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__)
 
 from harness.report import metrics  # noqa: E402
 from harness.scores import RESAMPLES, compare_runs  # noqa: E402
+from office_env.seeding import RAW  # noqa: E402
+from office_env.seeding import rng as seeded  # noqa: E402
 
 
 def synthetic(tasks: int, trials: int, skill: float, seed: int) -> list[dict]:
-    rng = random.Random(seed)
+    rng = seeded(seed, legacy=RAW)
     return [{"id": f"t{i:05d}", "trial": k + 1, "app_count": 1 + i % 3, "passed": rng.random() < skill,
              "steps": 3, "context_tokens": 9000, "error": None, "reference": {"none": False, "oracle": True}}
             for i in range(tasks) for k in range(trials)]

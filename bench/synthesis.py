@@ -8,7 +8,6 @@ history of other work, and to survey a 60-task dataset for gameability. Run:
 from __future__ import annotations
 
 import argparse
-import random
 import statistics
 import sys
 import tempfile
@@ -19,6 +18,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from generators.other_work import OtherWork  # noqa: E402
+from office_env.seeding import RAW  # noqa: E402
+from office_env.seeding import rng as seeded  # noqa: E402
 from office_env.synthesis import make_world, write_workspace  # noqa: E402
 
 WORLD_TARGET_MS = 1000  # one testbed, 30-60 files (a build reuses it for many tasks)
@@ -40,8 +41,8 @@ def history_ms(count: int = 30) -> float:
     def run() -> float:
         start = time.perf_counter()
         for seed in range(count):
-            rng = random.Random(f"setup-{seed}")
-            work = OtherWork(rng=random.Random(seed), user_first="Dana", colleagues=["Rosa", "Ben", "Ida", "Omar"],
+            rng = seeded(f"setup-{seed}", legacy=RAW)
+            work = OtherWork(rng=seeded(seed, legacy=RAW), user_first="Dana", colleagues=["Rosa", "Ben", "Ida", "Omar"],
                              company="Copperleaf Foods", projects=["Atlas Migration", "Beacon Portal"],
                              files=[f"data/file{rng.randint(1, 9)}.xlsx"])
             monday = datetime(2024, 3, 11, 9)

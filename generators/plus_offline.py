@@ -45,6 +45,7 @@ from generators.thread_bank import threads
 from generators.specifics import Specific, contains_specific, find_specifics, locate_specifics
 from generators.typos import fix_typos, word_frequency
 from office_env.apps import OFFICE_APPS
+from office_env.seeding import RAW
 from office_env.seeding import rng as seeded
 
 APP_ORDER = OFFICE_APPS
@@ -568,7 +569,7 @@ def regenerate(seed_task: SeedLike, *, seed: int, days: int = 5, utterances_per_
         memory = [replace(p, thread="t1") for p in memory]  # one line of work, told over several days
         if days >= 2:
             kinds = {spec.text: spec.kind for spec in specifics}
-            memory = _dynamics(memory, kinds, instruction, random.Random(rng.random()))
+            memory = _dynamics(memory, kinds, instruction, seeded(rng.random(), legacy=RAW))
         intent = make_intent(clauses, specifics, values, rng)
         queries = [q.format(topic=topic) for q in _TOPIC_QUERIES] if topic else []
         query = _pick(queries, rng, specifics, values) if queries else ""

@@ -78,22 +78,29 @@ COMPUTED: dict[str, Any] = {
               "required": ["value", "op", "inputs"], "additionalProperties": False},
 }
 
-TASK_DRAFT_SCHEMA: dict[str, Any] = {
-    "$schema": "https://json-schema.org/draft/2020-12/schema",
-    "title": "task draft",
-    "type": "object",
-    "properties": {
-        "family": {"type": "string", "minLength": 1},
+TEXT: dict[str, Any] = {"type": "string", "minLength": 1}
+SUBTASKS: dict[str, Any] = {"type": "array", "minItems": 1, "maxItems": 5, "items": TEXT}
+MEMORY: dict[str, Any] = {"type": "array", "minItems": 1, "items": MEMORY_ITEM}
+
+
+def document(title: str, properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
+    """A whole answer's schema: an object of exactly ``properties`` (those in ``required`` must be there)."""
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema", "title": title, "type": "object",
+            "properties": properties, "required": required, "additionalProperties": False}
+
+
+TASK_DRAFT_SCHEMA: dict[str, Any] = document("task draft", {
+        "family": TEXT,
         "apps": {"type": "array", "minItems": 1, "items": {"enum": list(OFFICE_APPS)}},
         "difficulty": {"enum": ["easy", "medium", "hard"]},
-        "description": {"type": "string", "minLength": 1},
-        "intent": {"type": "string", "minLength": 1},
-        "subtasks": {"type": "array", "minItems": 1, "maxItems": 5, "items": {"type": "string", "minLength": 1}},
+        "description": TEXT,
+        "intent": TEXT,
+        "subtasks": SUBTASKS,
         "evaluation": {"type": "array", "minItems": 1,
                        "items": {"type": "object", "properties": {"function": {"type": "string"}, "args": {"type": "object"}},
                                  "required": ["function", "args"], "additionalProperties": False}},
-        "memory": {"type": "array", "minItems": 1, "items": MEMORY_ITEM},
-        "query": {"type": "string", "minLength": 1},
+        "memory": MEMORY,
+        "query": TEXT,
         "oracle": PLAN_CALL,
         "baseline": PLAN_CALL,
         "misreadings": {"type": "array", "items": {
@@ -103,53 +110,31 @@ TASK_DRAFT_SCHEMA: dict[str, Any] = {
                            "value": {"type": "string", "minLength": 1}, "plan": PLAN_CALL},
             "required": ["memory", "dynamic", "value", "plan"], "additionalProperties": False}},
         "computed": COMPUTED,
-    },
-    "required": ["family", "apps", "difficulty", "description", "intent", "subtasks", "evaluation", "memory", "query"],
-    "additionalProperties": False,
-}
+    }, ["family", "apps", "difficulty", "description", "intent", "subtasks", "evaluation", "memory", "query"])
 
-DIALOGUE_DAY_SCHEMA: dict[str, Any] = {
-    "$schema": "https://json-schema.org/draft/2020-12/schema",
-    "title": "one day of dialogue",
-    "type": "object",
-    "properties": {"turns": {"type": "array", "minItems": 2, "items": DAY_TURN}},
-    "required": ["turns"],
-    "additionalProperties": False,
-}
+DIALOGUE_DAY_SCHEMA: dict[str, Any] = document(
+    "one day of dialogue", {"turns": {"type": "array", "minItems": 2, "items": DAY_TURN}}, ["turns"])
 
 
 
 def dialogue_days_schema(days: int) -> dict[str, Any]:
     """Several consecutive days of dialogue in one answer, in the order asked (one call writes
     ``days`` days: the instructions and the office are sent once for all of them)."""
-    return {
-        "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "title": f"{days} day(s) of dialogue",
-        "type": "object",
-        "properties": {"days": {"type": "array", "minItems": days, "maxItems": days, "items": {
-            "type": "object", "properties": {"turns": DIALOGUE_DAY_SCHEMA["properties"]["turns"]},
-            "required": ["turns"], "additionalProperties": False}}},
-        "required": ["days"],
-        "additionalProperties": False,
-    }
+    day = {"type": "object", "properties": {"turns": DIALOGUE_DAY_SCHEMA["properties"]["turns"]},
+           "required": ["turns"], "additionalProperties": False}
+    return document(f"{days} day(s) of dialogue",
+                    {"days": {"type": "array", "minItems": days, "maxItems": days, "items": day}}, ["days"])
 
 
-PLUS_SCHEMA: dict[str, Any] = {
-    "$schema": "https://json-schema.org/draft/2020-12/schema",
-    "title": "regenerated task (intent, memory, multi-day dialogue)",
-    "type": "object",
-    "properties": {
-        "intent": {"type": "string", "minLength": 1},
-        "query": {"type": "string", "minLength": 1},
-        "subtasks": {"type": "array", "minItems": 1, "maxItems": 5, "items": {"type": "string", "minLength": 1}},
-        "memory": {"type": "array", "minItems": 1, "items": MEMORY_ITEM},
+PLUS_SCHEMA: dict[str, Any] = document("regenerated task (intent, memory, multi-day dialogue)", {
+        "intent": TEXT,
+        "query": TEXT,
+        "subtasks": SUBTASKS,
+        "memory": MEMORY,
         "dialogue": {"type": "array", "minItems": 1, "items": {
             "type": "object",
             "properties": {"day": {"type": "integer", "minimum": 1},
                            "date": {"type": "string", "pattern": r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"},
                            "turns": {"type": "array", "minItems": 2, "items": TURN}},
             "required": ["day", "date", "turns"], "additionalProperties": False}},
-    },
-    "required": ["intent", "query", "subtasks", "memory", "dialogue"],
-    "additionalProperties": False,
-}
+    }, ["intent", "query", "subtasks", "memory", "dialogue"])

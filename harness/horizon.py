@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from office_env.seeding import RAW, np_rng
+
 # -- the fit -------------------------------------------------------------------------------------
 
 _T_MID = np.geomspace(0.25, 400.0, 120)
@@ -65,7 +67,7 @@ def fit_with_intervals(horizons: list[int], per_task: dict[str, dict[int, float]
     fit = fit_log_sigmoid(t, matrix.mean(axis=0))
     intervals = None
     if fit is not None and fit["status"] != "flat":
-        rng = np.random.default_rng(seed)
+        rng = np_rng(seed, legacy=RAW)
         samples: dict[str, list[float]] = {"s_max": [], "t_mid": [], "beta": []}
         for _ in range(resamples):
             picks = rng.integers(0, len(tasks), size=len(tasks))

@@ -21,6 +21,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
+from office_env.seeding import RAW, np_rng
 from office_env.untrusted import UntrustedInputError, load_json, open_regular, parse_json, printable, read_fd
 
 RESAMPLES = 1000
@@ -48,7 +49,7 @@ def _score(value: Any) -> float | None:
 
 
 def _indices(n: int, resamples: int, seed: int) -> np.ndarray:
-    return np.random.default_rng(seed).integers(0, n, size=(resamples, n))
+    return np_rng(seed, legacy=RAW).integers(0, n, size=(resamples, n))
 
 
 def interval(values: np.ndarray, resamples: int = RESAMPLES, seed: int = 0) -> tuple[float, float] | None:

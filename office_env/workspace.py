@@ -46,13 +46,9 @@ class Workspace:
 
     def __init__(self, root: str | os.PathLike[str], now: datetime | None = None, *, trusted: bool = False) -> None:
         path = Path(root)
-        problem = folder_problem(path)
-        if problem == "missing":
-            raise PathError(f"{root}: testbed folder does not exist")
-        if problem == "symlink":
-            raise PathError(f"{root}: testbed folder is a symlink; give the real folder")
-        if problem == "not a folder":
-            raise PathError(f"{root}: testbed folder does not exist (not a folder)")
+        require_folder(path, missing=f"{root}: testbed folder does not exist",
+                       symlink=f"{root}: testbed folder is a symlink; give the real folder",
+                       not_folder=f"{root}: testbed folder does not exist (not a folder)")
         self.root = path.resolve()
         self._root_text = str(self.root).rstrip("/")
         self.now = now
@@ -186,6 +182,13 @@ def folder_problem(path: str | os.PathLike[str]) -> str | None:
     if stat.S_ISLNK(mode):
         return "symlink"
     return None if stat.S_ISDIR(mode) else "not a folder"
+
+
+def require_folder(path: str | os.PathLike[str], *, missing: str, symlink: str, not_folder: str) -> None:
+    """Refuse (``PathError``, with the message for what is wrong) a ``path`` that is not a real folder."""
+    problem = folder_problem(path)
+    if problem is not None:
+        raise PathError({"missing": missing, "symlink": symlink, "not a folder": not_folder}[problem])
 
 
 def relative_parts(relpath: object, *, field: str = "path", allow_parent: bool = False) -> list[str]:

@@ -30,6 +30,7 @@ from backends.tokens import counter_name
 from backends.workers import Budget, JobFailure
 from generators.bank_check import check_banks
 from generators.families import check_families
+from office_env.seeding import COLON, derive_seed
 from office_env.synthesis import World, make_world, write_workspace
 from office_env.synthesis.check import WorldCheckError
 from office_env.untrusted import UntrustedInputError, load_json
@@ -70,7 +71,7 @@ def task_id(index: int) -> str:
 
 
 def world_seed(seed: int, world_index: int) -> int:
-    return int(hashlib.sha256(f"{seed}:world:{world_index}".encode()).hexdigest()[:8], 16)
+    return derive_seed(seed, "world", world_index, legacy=COLON)
 
 
 # -- one attempt (runs in a worker) ----------------------------------------------------------

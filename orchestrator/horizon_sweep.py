@@ -19,7 +19,6 @@ the log-sigmoid fit and its intervals, the tasks left out at a horizon and why),
 from __future__ import annotations
 
 import copy
-import hashlib
 import json
 import shutil
 from collections.abc import Callable
@@ -39,6 +38,7 @@ from harness.runner import EvalConfig, evaluate
 from office_env.workspace import atomic_write
 from orchestrator.dataset_writer import stage_task, write_index
 from verifier.dialogue_rules import check_dialogue, mark_problems, marked_turns
+from office_env.seeding import LINES, derive_seed, digest
 from office_env.seeding import rng as seeded
 
 
@@ -99,7 +99,7 @@ def _persona(record: dict[str, Any]) -> dict[str, Any]:
     provenance = record.get("provenance") if isinstance(record.get("provenance"), dict) else {}
     world_seed = provenance.get("world_seed")
     if isinstance(world_seed, bool) or not isinstance(world_seed, int):
-        world_seed = int(hashlib.sha256(f"homeragents.horizon.persona\n{record.get('id')}".encode()).hexdigest()[:8], 16)
+        world_seed = derive_seed("homeragents.horizon.persona", record.get("id"), legacy=LINES)
     world = make_world(world_seed)
     return {"colleagues": [p.first for p in world.colleagues], "company": world.company,
             "projects": list(world.projects), "city": world.city, "currency": world.currency}
@@ -123,7 +123,7 @@ def stretch_record(record: dict[str, Any], days: int) -> dict[str, Any]:
     per_day = max(4, round(len(lines) / original))
     problem = ""
     for attempt in range(ATTEMPTS):  # a filler line that happens to echo the history: write the days again
-        seed = hashlib.sha256(f"homeragents.horizon/1\n{record['id']}\n{days}\n{attempt}".encode()).hexdigest()
+        seed = digest("homeragents.horizon/1", record["id"], days, attempt, legacy=LINES)
         writer = HistoryWriter(draft.memory, rng=seeded(seed, "horizon"), user_first=user_first, banned=lines, **persona)
         stretched = []
         for index, when in enumerate(dates):

@@ -11,6 +11,7 @@ from generators.history_plan import LONG_HISTORY_DAYS
 from generators.model import Session, TaskDraft, Verdict
 from generators.task_llm import generate_task_llm
 from office_env import Workspace
+from office_env.seeding import STRIDE, derive_seed
 from orchestrator.offline_roles import colleagues_away, office_files
 from orchestrator.planner import fallback_families, mix, plan_llm
 from orchestrator.roles import Job, Plan
@@ -54,7 +55,7 @@ class LLMRoles:
                           round_: int) -> tuple[list[Session], TaskDraft]:
         world = job.world
         ws = Workspace(job.testbed, now=world.now)
-        days, draft = plan_dialogue(draft, seed=job.config.seed * 1_000_003 + job.index, now=world.now,
+        days, draft = plan_dialogue(draft, seed=derive_seed(job.config.seed, job.index, legacy=STRIDE), now=world.now,
                                     days=plan.days, feedback=feedback, arrived=mail_arrival(draft, ws))
         sessions = generate_dialogue_llm(
             self.client, draft, days, now=world.now, user_first=world.user.first,

@@ -79,35 +79,41 @@ def build_neo_graph(roles: Roles, gate: Callable[[NeoState], dict[str, Any]],
         verdict = roles.verify(state["job"], state["plan"], state["draft"], state["dialogue"])
         return {"verdict": verdict, "feedback_log": [] if verdict.passed else [verdict.feedback]}
 
-    def after_verify(state: NeoState) -> str:
-        if state["verdict"].passed:
-            return "gates"
-        if state["rounds"] < state["job"].config.max_rounds:
-            return "generate_dialogue"
-        return "give_up"
-
     def give_up(state: NeoState) -> dict[str, Any]:
         return {"outcome": {"status": "dropped",
                             "reason": f"verifier: rejected {state['rounds']} rounds: {state['verdict'].feedback}"}}
-
-    def after_gates(state: NeoState) -> str:
-        return "write" if state["outcome"]["status"] == "gated" else END
 
     graph = StateGraph(NeoState)
     graph.add_node("plan", plan)
     graph.add_node("explore", explore)
     graph.add_node("generate_task", generate_task)
     graph.add_node("generate_dialogue", generate_dialogue)
-    graph.add_node("verify", verify)
-    graph.add_node("give_up", give_up)
-    graph.add_node("gates", gate)
-    graph.add_node("write", write)
     graph.add_edge(START, "plan")
     graph.add_conditional_edges("plan", fan_out, ["explore"])
     graph.add_edge("explore", "generate_task")
     graph.add_conditional_edges("generate_task", after_task, ["generate_dialogue", END])
     graph.add_edge("generate_dialogue", "verify")
-    graph.add_conditional_edges("verify", after_verify, ["gates", "generate_dialogue", "give_up"])
+    return review_and_write(graph, verify, give_up, gate, write, retry="generate_dialogue")
+
+
+def review_and_write(graph: StateGraph, verify: Callable, give_up: Callable, gate: Callable, write: Callable, *,
+                     retry: str):
+    """The end every build graph shares, compiled: ``verify`` passes to the gates, sends the work
+    back to ``retry`` while rounds are left, or gives up; the gates pass to ``write`` or end."""
+
+    def after_verify(state: dict[str, Any]) -> str:
+        if state["verdict"].passed:
+            return "gates"
+        if state["rounds"] < state["job"].config.max_rounds:
+            return retry
+        return "give_up"
+
+    def after_gates(state: dict[str, Any]) -> str:
+        return "write" if state["outcome"]["status"] == "gated" else END
+
+    for name, node in (("verify", verify), ("give_up", give_up), ("gates", gate), ("write", write)):
+        graph.add_node(name, node)
+    graph.add_conditional_edges("verify", after_verify, ["gates", retry, "give_up"])
     graph.add_edge("give_up", END)
     graph.add_conditional_edges("gates", after_gates, ["write", END])
     graph.add_edge("write", END)

@@ -16,6 +16,7 @@ from orchestrator.roles import Job, Plan
 from surfers import explore as surf
 from verifier.dialogue_rules import check_dialogue
 from verifier.trace import office_values
+from office_env.seeding import STRIDE, derive_seed
 from office_env.seeding import rng as seeded
 
 _NOTES_CACHE: dict[tuple[str, int, str], dict[str, Any]] = {}
@@ -70,7 +71,7 @@ class OfflineRoles:
     def generate_dialogue(self, job: Job, plan: Plan, draft: TaskDraft, feedback: str,
                           round_: int) -> tuple[list[Session], TaskDraft]:
         world = job.world
-        seed = job.config.seed * 1_000_003 + job.index
+        seed = derive_seed(job.config.seed, job.index, legacy=STRIDE)
         ws = Workspace(job.testbed, now=world.now)
         arrived = mail_arrival(draft, ws)
         days, draft = plan_dialogue(draft, seed=seed, now=world.now, days=plan.days, feedback=feedback, arrived=arrived)

@@ -55,6 +55,7 @@ from orchestrator.endpoint_guard import ERROR as ENDPOINT_ERROR
 from orchestrator.endpoint_guard import (
     Breaker, EndpointDown, endpoint_error, endpoint_probe, outcome_sink, share_budget, timeout_reason,
 )
+from orchestrator.neo_graph import review_and_write
 from orchestrator.record import dialogue_tokens
 from orchestrator.roles import GenerationOptions
 from verifier.dialogue_rules import check_dialogue
@@ -189,33 +190,15 @@ def build_plus_graph(roles: PlusRoles, gate: Callable[[PlusState], dict[str, Any
         verdict = roles.verify(state["job"], state["draft"])
         return {"verdict": verdict, "feedback_log": [] if verdict.passed else [verdict.feedback]}
 
-    def after_verify(state: PlusState) -> str:
-        if state["verdict"].passed:
-            return "gates"
-        if state["rounds"] < state["job"].config.max_rounds:
-            return "generate"
-        return "give_up"
-
     def give_up(state: PlusState) -> dict[str, Any]:
         first = state["verdict"].feedback.splitlines()[0] if state["verdict"].feedback else ""
         return {"outcome": {"status": "dropped", "reason": f"verifier: rejected {state['rounds']} rounds: {first}"}}
 
-    def after_gates(state: PlusState) -> str:
-        return "write" if state["outcome"]["status"] == "gated" else END
-
     graph = StateGraph(PlusState)
     graph.add_node("generate", generate)
-    graph.add_node("verify", verify)
-    graph.add_node("give_up", give_up)
-    graph.add_node("gates", gate)
-    graph.add_node("write", write)
     graph.add_edge(START, "generate")
     graph.add_conditional_edges("generate", after_generate, ["verify", END])
-    graph.add_conditional_edges("verify", after_verify, ["gates", "generate", "give_up"])
-    graph.add_edge("give_up", END)
-    graph.add_conditional_edges("gates", after_gates, ["write", END])
-    graph.add_edge("write", END)
-    return graph.compile()
+    return review_and_write(graph, verify, give_up, gate, write, retry="generate")
 
 
 # -- record, gates, writer -----------------------------------------------------------------------

@@ -24,7 +24,8 @@ from harness import BM25Retriever, ContextConfig, EmbeddingRetriever, HistoryCon
 from harness.summaries import EXTRACTIVE_KIND, cache_file, extractive_summary, has_detail, summary_key
 from orchestrator.build import build
 from orchestrator.dataset_writer import iter_tasks
-from orchestrator.fake_llm import FakeLLMServer, default_responder, embedding_for
+from backends.fake_llm import FakeLLMServer, embedding_for
+from orchestrator.fake_llm.offline_responder import default_responder
 from orchestrator.fake_llm.offline_responder import role_of
 from orchestrator.roles import BuildConfig
 

@@ -11,9 +11,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
+from backends.fake_llm import FakeLLMServer
 from backends.llm import LLMClient, LLMError, LLMSettings, PreflightError
 from backends.llm.transport import MAX_REPLY_BYTES
-from orchestrator.fake_llm import FakeLLMServer, default_responder
+from orchestrator.fake_llm.offline_responder import default_responder
 
 pytestmark = pytest.mark.slow
 
@@ -180,6 +181,7 @@ def test_preflight_names_what_to_fix_for_each_route():
 def test_huge_tool_call_arguments_and_replies_are_stored_cut_and_never_sent_back_whole(ws, registry):
     import json
 
+    from backends.fake_llm import Reply, scripted
     from harness.agents import (
         MODEL_ARGUMENT_CHARS,
         STORED_ARGUMENT_CHARS,
@@ -187,7 +189,6 @@ def test_huge_tool_call_arguments_and_replies_are_stored_cut_and_never_sent_back
         Episode,
         LLMAgent,
     )
-    from orchestrator.fake_llm import Reply, scripted
 
     huge = json.dumps({"file_path": "data/notes.docx", "content": "a" * (12 * 2**20)})
     with FakeLLMServer(scripted(Reply(tool_calls=[{"name": "word_write_to_file", "arguments": huge}]),
@@ -209,8 +210,8 @@ def test_huge_tool_call_arguments_and_replies_are_stored_cut_and_never_sent_back
 
 
 def test_a_reply_cut_at_the_token_limit_is_an_error_run_not_an_answer(ws, registry):
+    from backends.fake_llm import Reply, scripted
     from harness.agents import Episode, LLMAgent
-    from orchestrator.fake_llm import Reply, scripted
 
     with FakeLLMServer(scripted(Reply(content="Done: I sent the email to Bob about the"),
                                 Reply(tool_calls=[{"name": "system_list_files", "arguments": {"folder": "data"}}]))

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 from homer_cli import homer_here
 
+from backends.fake_llm import FakeLLMServer
 from harness.context import ContextConfig
 from harness.runner import EvalConfig, evaluate
 from orchestrator.build import build
-from orchestrator.fake_llm import FakeLLMServer
 from orchestrator.fake_llm.agent_answer import dataset_agent_plans
 from orchestrator.fake_llm.noisy_agent import (
     FATAL,

@@ -1,4 +1,4 @@
-"""The fake endpoint's socket layer (orchestrator/fake_llm/listener.py) over real sockets: slow
+"""The fake endpoint's socket layer (backends/fake_llm/listener.py) over real sockets: slow
 senders are answered 408 and dropped without holding a worker, requests beyond the bounds get HTTP
 503 with Retry-After (never a reset), and bodies share one deadline. The bounds are shrunk so each
 case takes a fraction of a second; bench/servers.py runs the full-size cases."""
@@ -15,8 +15,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from orchestrator.fake_llm import FakeLLMServer
-from orchestrator.fake_llm import listener as listener_module
+from backends.fake_llm import FakeLLMServer
+from backends.fake_llm import listener as listener_module
 
 CHAT = json.dumps({"model": "fake-model", "messages": [{"role": "user", "content": "hello"}]}).encode()
 

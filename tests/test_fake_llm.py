@@ -23,16 +23,16 @@ import openai
 import pytest
 from jsonschema import Draft202012Validator
 
+from backends.fake_llm import FakeLLMServer, Reply, echo_responder, scripted
+from backends.fake_llm import server as server_module
+from backends.fake_llm.server import CREATED, FENCE_PROSE, MAX_RECORDED_REQUESTS
+from backends.fake_llm.wire import MALFORMED_TAIL, REPLY_FAULTS
 from backends.prompts import render
 from backends.tokens import count_tokens
 from generators.schemas import dialogue_days_schema, spoken_turn
 from office_env.limits import MAX_EMBEDDING_DIMENSIONS, MAX_EMBEDDING_INPUTS, MAX_REQUEST_BYTES
-from orchestrator.fake_llm import FakeLLMServer, Reply, default_responder, echo_responder, scripted
 from orchestrator.fake_llm import offline_responder as responder_module
-from orchestrator.fake_llm import server as server_module
-from orchestrator.fake_llm.offline_responder import agent_responder
-from orchestrator.fake_llm.server import CREATED, FENCE_PROSE, MAX_RECORDED_REQUESTS
-from orchestrator.fake_llm.wire import MALFORMED_TAIL, REPLY_FAULTS
+from orchestrator.fake_llm.offline_responder import agent_responder, default_responder
 
 HOMER = Path(sys.executable).parent / "homer"
 ANSWER = {"title": "Q3 budget review", "attendees": ["Alice", "Bob"], "minutes": 30}
@@ -97,7 +97,7 @@ def test_chat_completion_is_valid_openai_json(json_server):
 
 
 def test_cached_tokens_are_the_shared_prefix_with_recent_prompts_of_the_model(json_server):
-    from orchestrator.fake_llm.prefix_cache import BLOCK_TOKENS, prompt_sequence
+    from backends.fake_llm.prefix_cache import BLOCK_TOKENS, prompt_sequence
 
     office = "The office: " + " ".join(f"file{i}.xlsx holds row {i}" for i in range(200))
 

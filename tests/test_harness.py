@@ -22,7 +22,7 @@ from harness.runner import EvalConfig, EvalError, evaluate, record_problem
 from office_env import Workspace, default_registry
 from orchestrator.build import build
 from orchestrator.dataset_writer import iter_tasks
-from orchestrator.fake_llm import FakeLLMServer
+from backends.fake_llm import FakeLLMServer
 from orchestrator.fake_llm.agent_answer import choose_plan, dataset_agent_plans, request_of
 from orchestrator.fake_llm.offline_responder import agent_responder
 from orchestrator.fake_llm.offline_responder import ROLE_OPENINGS, offline_responder, role_of
@@ -292,7 +292,7 @@ def test_llm_agent_loop_on_a_workspace(dataset, records, tmp_path):
                   {"name": "system_list_files", "arguments": {}}])
 
     def responder(body):
-        from orchestrator.fake_llm import Reply
+        from backends.fake_llm import Reply
 
         return Reply(tool_calls=[next(calls)])
 

@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 from homer_cli import homer_here
 
+from backends.fake_llm import FakeLLMServer
 from generators.dialogue_llm import DAY_RETRIES, DAYS_PER_CALL
 from orchestrator.build import build
 from orchestrator.dataset_writer import iter_tasks
-from orchestrator.fake_llm import FakeLLMServer, default_responder
-from orchestrator.fake_llm.offline_responder import inputs_of, role_of
+from orchestrator.fake_llm.offline_responder import default_responder, inputs_of, role_of
 from orchestrator.plus import regenerate_split
 from orchestrator.roles import BuildConfig
 

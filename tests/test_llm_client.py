@@ -13,6 +13,8 @@ import time
 
 import pytest
 
+from backends.fake_llm import FakeLLMServer, Reply, scripted
+from backends.fake_llm.wire import REPLY_FAULTS
 from backends.llm import (
     CacheError,
     ChatResult,
@@ -29,8 +31,6 @@ from backends.llm import (
     request_key,
 )
 from backends.tokens import count_tokens
-from orchestrator.fake_llm import FakeLLMServer, Reply, scripted
-from orchestrator.fake_llm.wire import REPLY_FAULTS
 
 SCHEMA = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",

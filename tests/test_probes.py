@@ -14,7 +14,7 @@ from harness.probes import NONE_OF_THESE, cue_pool, option_text, probes_for
 from conftest import task_records
 from orchestrator.build import build
 from orchestrator.cli import app
-from orchestrator.fake_llm import FakeLLMServer
+from backends.fake_llm import FakeLLMServer
 from orchestrator.fake_llm.offline_responder import offline_responder
 from orchestrator.roles import BuildConfig
 

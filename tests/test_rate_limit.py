@@ -6,10 +6,10 @@ import threading
 import time
 import uuid
 
+from backends.fake_llm import FakeLLMServer
+from backends.fake_llm.server import Reply
 from backends.llm import LLMClient, LLMSettings
 from backends.llm.rate_limit import Limiter, retry_after_seconds
-from orchestrator.fake_llm import FakeLLMServer
-from orchestrator.fake_llm.server import Reply
 
 ASK = [{"role": "user", "content": "Say something short."}]
 

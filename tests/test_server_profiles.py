@@ -1,5 +1,5 @@
 """The llm backend against the fake endpoint behaving like each kind of server users run
-(``orchestrator.fake_llm.profiles``): a build and an evaluation per profile, over real HTTP."""
+(``backends.fake_llm.profiles``): a build and an evaluation per profile, over real HTTP."""
 
 from __future__ import annotations
 
@@ -17,7 +17,8 @@ from harness.context import ContextConfig
 from harness.runner import EvalConfig, evaluate
 from orchestrator.build import build
 from orchestrator.dataset_writer import iter_tasks
-from orchestrator.fake_llm import FakeLLMServer, default_responder
+from backends.fake_llm import FakeLLMServer
+from orchestrator.fake_llm.offline_responder import default_responder
 from orchestrator.fake_llm.agent_answer import dataset_agent_plans
 from orchestrator.fake_llm.offline_responder import agent_responder
 from orchestrator.fake_llm.offline_responder import role_of
@@ -140,10 +141,10 @@ def test_llama_cpp_sees_its_tools_and_refuses_an_overflow(short, long, tmp_path)
 
 
 def test_an_8k_llama_cpp_model_runs_a_standard_rag_task(standard, tmp_path):
+    from backends.fake_llm.wire import chat_template
     from backends.llm.window import with_margin
     from backends.tokens import count_tokens
     from harness.context import rag_defaults
-    from orchestrator.fake_llm.wire import chat_template
 
     granularity, top_k = rag_defaults("raw", None, None)  # what --mode rag retrieves by default: 20 utterances
     rag = ContextConfig(mode="rag", storage="raw", granularity=granularity, top_k=top_k)
@@ -287,11 +288,11 @@ def test_llm_set_refuses_the_key_and_context_errors_of_real_servers_are_recognis
 def test_a_reply_cut_at_a_lowered_limit_asks_for_a_larger_window_not_max_tokens(tmp_path):
     from datetime import datetime
 
+    from backends.fake_llm import scripted
     from backends.llm import LLMClient
     from backends.llm.settings import LLMSettings
     from harness.agents import Episode, LLMAgent
     from office_env import Workspace, default_registry
-    from orchestrator.fake_llm import scripted
 
     (tmp_path / "office").mkdir()
     episode = Episode(task_id="t", user_name="Ann Lee", username="ann", request="Say done.",

@@ -9,14 +9,15 @@ from dataclasses import replace
 
 import pytest
 
+from backends.fake_llm import FakeLLMServer
+from backends.fake_llm.profiles import profile_named
+from backends.fake_llm.wire import chat_template
 from backends.llm import ContextLengthError, LLMClient, LLMSettings
 from backends.llm.client import prompt_tokens
 from backends.llm.window import with_margin
 from backends.tokens import count_tokens
 from office_env import default_registry
-from orchestrator.fake_llm import FakeLLMServer, default_responder
-from orchestrator.fake_llm.profiles import profile_named
-from orchestrator.fake_llm.wire import chat_template
+from orchestrator.fake_llm.offline_responder import default_responder
 
 TOOLS = default_registry().openai_tools()
 SYSTEM = {"role": "system", "content": "You are an office assistant."}

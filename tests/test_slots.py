@@ -14,10 +14,11 @@ from itertools import pairwise
 
 import pytest
 
+from backends.fake_llm import FakeLLMServer
 from backends.llm import LLMClient, LLMError, LLMSettings
 from backends.llm.patience import attempt_seconds, busy_now
 from backends.llm.server_tokens import LLAMA, VLLM
-from orchestrator.fake_llm import FakeLLMServer, default_responder
+from orchestrator.fake_llm.offline_responder import default_responder
 
 ASK = [{"role": "user", "content": "Say OK."}]
 
@@ -114,7 +115,7 @@ def test_no_more_requests_in_flight_than_llama_cpp_has_slots():
 def test_the_check_warns_of_a_llama_cpp_server_that_hides_its_slots():
     from dataclasses import replace
 
-    from orchestrator.fake_llm.profiles import profile_named
+    from backends.fake_llm.profiles import profile_named
 
     hidden = replace(profile_named("llama-cpp"), shows_slots=False)  # llama-server --no-slots
     with FakeLLMServer(default_responder(), profile=hidden) as server, client(server.url) as llm:

@@ -15,12 +15,13 @@ import openpyxl
 import pytest
 from pypdf import PdfReader
 
+from backends.fake_llm import FakeLLMServer, Reply, scripted
 from backends.llm import LLMClient, LLMError, LLMSettings
 from office_env import Snapshot, Workspace, default_registry
 from office_env.formats import ics_io, xlsx_io
 from office_env.synthesis import make_world, write_workspace
 from office_env.tools import ToolRegistry
-from orchestrator.fake_llm import FakeLLMServer, Reply, default_responder, scripted
+from orchestrator.fake_llm.offline_responder import default_responder
 from surfers import APPS, NOTES_SCHEMA, explore, validate_notes
 from surfers.llm import MAX_CALLS_PER_REPLY, OUT_OF_STEPS, explore_llm
 from surfers.offline import free_slots, numbers_in, parse_cells, people_in

@@ -15,6 +15,7 @@ from datetime import date, datetime
 from email.utils import parsedate_to_datetime
 from typing import Any, Callable
 
+from generators.english import possessive
 from generators.families.follow_up import with_follow_up_day
 from generators.families.phrasing import FamilyDefinitionError, Phrasing, load_phrasing
 from generators.model import Distractor, MemoryPiece, Misreading, TaskDraft, ToolCall
@@ -46,6 +47,11 @@ class FamilyInput:
             raise FamilyDefinitionError("this input carries no phrasing (build it with Family.input)")
         return self.phrasing.intent(self.rng)
 
+    @property
+    def calendar_words(self) -> str:
+        """How a description names the user's calendar: "Dana Reyes's calendar (dana)"."""
+        return f"{possessive(self.user_name)} calendar ({self.user})"
+
     def query(self, **slots: str) -> str:
         """One of the family's queries that the given slots can fill (seeded)."""
         if self.phrasing is None:
@@ -53,7 +59,18 @@ class FamilyInput:
         return self.phrasing.query(self.rng, named=self.named_query, **slots)
 
 
+def draft(inp: FamilyInput, *, about: str | None = None, **fields: Any) -> TaskDraft:
+    """A family's task, with the intent and query every family draws: the intent first, then a
+    query about ``about`` (default: the first memory piece's subject). The order of the two seeded
+    draws is the one the dataset's bytes were written with."""
+    intent = inp.intent()
+    query = inp.query(about=fields["memory"][0].about if about is None else about)
+    return TaskDraft(intent=intent, query=query, **fields)
+
+
 APPS = OFFICE_APPS
+P_CORRECT = 0.55  # share of drafts whose key value is said, then corrected on a later day
+P_DISTRACT = 0.95  # share of drafts that get a near-miss detail where the family has one
 
 
 @dataclass(frozen=True)
@@ -142,6 +159,11 @@ class Table:
             if self.rows and all(v is not None for v in values):
                 out.append(c)
         return out
+
+    def totals(self) -> dict[str, float]:
+        """Each column a total means something for (see :func:`additive`), by header."""
+        return {self.headers[c]: round(sum(self.column(c)), 2) for c in self.numeric_columns()
+                if additive(self.headers[c])}
 
     def label_column(self) -> int | None:
         """The first column of distinct non-numeric labels (names, items, categories)."""
@@ -301,8 +323,38 @@ def chance(inp: "FamilyInput", p: float) -> bool:
     return inp.rng.random() < p
 
 
+def mistaken_for(inp: FamilyInput, others: list[str], first: str, near_value: str,
+                 near_text: str) -> tuple[tuple[str, ...], tuple[Distractor, ...]]:
+    """A piece's dynamics drawn from ``others`` (what it could be taken for): sometimes one said
+    first and corrected later (``first``), then sometimes a near miss (``near_value``, ``near_text``);
+    each a format string of the other value. ``others`` loses the one said first."""
+    superseded: tuple[str, ...] = ()
+    if others and chance(inp, P_CORRECT):
+        superseded = (first.format(others.pop(inp.rng.randrange(len(others)))),)
+    if others and chance(inp, P_DISTRACT):
+        other = inp.rng.choice(others)
+        return superseded, (near(near_value.format(other), near_text.format(other)),)
+    return superseded, ()
+
+
+def guess_total(guess: tuple[Table, int, int] | None) -> float | None:
+    """The total the intent alone would give (the first sheet's first summable column), if any."""
+    return round(sum(guess[0].column(guess[2])), 2) if guess else None
+
+
+def guessed_right(guess: tuple[Table, int, int] | None, total: float) -> bool:
+    """Whether the intent-alone guess already gives ``total`` (then the task tests nothing)."""
+    guessed = guess_total(guess)
+    return guessed is not None and abs(guessed - total) <= 0.01
+
+
 def call(tool: str, **args: Any) -> ToolCall:
     return ToolCall(tool, args)
+
+
+def answer_from(app: str, file: str, text: str) -> list[ToolCall]:
+    """The plan of a question answered from one file: read it with ``app``'s tool, write ``text``."""
+    return [call(f"{app}_read_file", file_path=file), call("system_write_answer", text=text)]
 
 
 def stem(path: str) -> str:
@@ -444,6 +496,20 @@ def event_check(user: str, summary: Any, start: datetime, end: datetime) -> dict
     return cr.calendar_event(username=user, summary=summary, start=start.strftime(TIME_FORMAT),
                              end=end.strftime(TIME_FORMAT))
 
+
+
+def mail(inp: FamilyInput, to: str, to_name: str, subject: str, body: str) -> ToolCall:
+    """The tool call that sends ``to`` a short mail from the user (a :func:`letter` to ``to_name``)."""
+    return call("email_send_email", sender=inp.user, recipient=to, subject=subject,
+                content=letter(to_name, body, inp.user_name))
+
+
+def booked_and_mailed(inp: FamilyInput, title: str, start: datetime, end: datetime, who: str,
+                      keywords: list[str]) -> list[dict[str, Any]]:
+    """The criteria of a booking the user then mails someone about: the event in the user's
+    calendar, and a mail to ``who`` that holds ``keywords`` (the title may head its subject)."""
+    return [event_check(inp.user, title, start, end),
+            cr.email_sent(sender=inp.user, recipient=who, body_keywords=keywords)]
 
 
 def letter(to: str, body: str, sender: str) -> str:

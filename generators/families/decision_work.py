@@ -9,8 +9,8 @@ import re
 
 from generators.english import column_words
 from generators.families.base import (
-    QUOTE_RE, FamilyInput, additive, call, computed, family, fmt, inbox_of, letter, misreadings_of, number, own_words,
-    piece, sender_user, stem, tables,
+    QUOTE_RE, FamilyInput, additive, call, computed, draft, family, fmt, inbox_of, mail, misreadings_of,
+    number, own_words, piece, sender_user, stem, tables,
 )
 from generators.families.sheet_work import _dynamics, group_columns, label_column
 from generators.families.single_app import _out_name
@@ -81,11 +81,11 @@ def quote_vs_budget(inp: FamilyInput) -> TaskDraft | None:
                 call("excel_read_file", file_path=table.file),
                 call("word_write_to_file", file_path=out, content=content(value))]
 
-    return TaskDraft(
+    return draft(
+        inp,
         description=f"Compare the quote in the mail '{message['subject']}' ({fmt(quote)}) with the {period} budget of "
                     f"{line} in {table.file} ({fmt(budget)}) and write into {out} whether it is {verdict} and by how "
                     f"much ({fmt(abs(margin))}).",
-        intent=inp.intent(),
         subtasks=["Read the quote in the mail.", f"Find the budget line in {table.file}.",
                   f"Write the verdict and the margin into {out}."],
         evaluation=[cr.contain(doc_type="docx", file=out, keywords=[verdict, fmt(abs(margin))]),
@@ -93,7 +93,6 @@ def quote_vs_budget(inp: FamilyInput) -> TaskDraft | None:
                     cr.not_contain(doc_type="docx", file=out,
                                    keywords=["over budget" if verdict == "within budget" else "within budget"])],
         memory=[m1, m2, m3, m4],
-        query=inp.query(about=m1.about),
         oracle=plan("m2", said),
         baseline=plan("m2", guess),  # the intent alone: this quarter's line
         misreadings=misreadings_of([m2], plan),
@@ -184,18 +183,17 @@ def top_product_pdf(inp: FamilyInput) -> TaskDraft | None:
     runners = [n for n in sorted(totals, key=lambda n: -totals[n])
                if n != winner and n.lower() not in winner.lower() and winner.lower() not in n.lower()][:3]
     refuse = [cr.not_contain(doc_type="pdf", file=pdf, keywords=runners)]
-    return TaskDraft(
+    return draft(
+        inp,
         description=f"In {table.file}, find the {table.headers[item]} with the highest total {table.headers[c]} where "
                     f"{table.headers[g]} is {key} ({winner}, {fmt(top)}), write it with that total into {doc}, and "
                     f"convert {doc} to {pdf}.",
-        intent=inp.intent(),
         subtasks=[f"Read {table.file}.", f"Total {column_words(table.headers[c])} per {what} for {key}.",
                   f"Write the best one into {doc}.", f"Convert it to {pdf}."],
         evaluation=[cr.file_exist(file=pdf),
                     cr.contain(doc_type="pdf", file=pdf, keywords=[winner, fmt(top)]),
                     *(refuse if runners else [])],
         memory=[m1, m2, m3, m4],
-        query=inp.query(about=m1.about),
         oracle=plan("m1", key),
         baseline=[call("excel_read_file", file_path=table.file),
                   call("word_write_to_file", file_path="data/best_seller.docx", content="Best seller: to be checked."),
@@ -253,19 +251,17 @@ def sales_mail_reply(inp: FamilyInput) -> TaskDraft | None:
     def reply(sheet_file: str, amount: float) -> list:
         return [call("email_read_email", user=inp.user, email_id=message["id"]),
                 call("excel_read_file", file_path=sheet_file),
-                call("email_send_email", sender=inp.user, recipient=sender_user(message),
-                     subject=f"Re: {message['subject']}",
-                     content=letter(sender, f"To compare: the {region} region's {column_words(table.headers[c])} "
-                                            f"in {stem(sheet_file)} comes to {fmt(amount)}.", inp.user_name))]
+                mail(inp, sender_user(message), sender, f"Re: {message['subject']}",
+                     f"To compare: the {region} region's {column_words(table.headers[c])} "
+                     f"in {stem(sheet_file)} comes to {fmt(amount)}.")]
 
-    return TaskDraft(
+    return draft(
+        inp,
         description=f"Reply to {sender}'s mail '{message['subject']}' with the total {table.headers[c]} of the {region} "
                     f"region in {table.file} ({fmt(total)}).",
-        intent=inp.intent(),
         subtasks=["Read the sales mail.", f"Total the {region} rows of {table.file}.", "Reply with the total."],
         evaluation=[cr.email_sent(sender=inp.user, recipient=sender_user(message), body_keywords=[fmt(total)])],
         memory=[m1, m2, m3],
-        query=inp.query(about=m1.about),
         oracle=reply(table.file, total),
         baseline=reply(mail_sheet.file, guessed),  # the intent alone totals the sheet the mail names
         misreadings=[],

@@ -12,15 +12,16 @@ from datetime import datetime, timedelta
 
 from generators.english import column_words, join_and, possessive
 from generators.families.base import (
-    FamilyInput, booking, calendar_of, call, chance, computed, docs, event_check, excluding, excluding_past, family,
-    fmt, left_out, letter, misreadings_of, near, number, piece, present_on, stem, tables,
+    FamilyInput, answer_from, booked_and_mailed, booking, calendar_of, call, chance, computed, docs, draft,
+    event_check, excluding, excluding_past, family, fmt, left_out, mail, misreadings_of, near, number, piece,
+    present_on, stem, tables,
 )
 from generators.families.sheet_work import MAX_LISTED, label_column
 from generators.families.single_app import (
     P_CORRECT, P_DISTRACT, _day_text, _distinct, _out_name, first_free_booking, free_slots_after, slot_rule,
 )
 from generators.families.time_rules import (
-    choose_window, hour_of, hour_piece, start_hour, window_piece, with_correction,
+    choose_window, hour_of, hour_piece, slot_on, slot_times, window_piece, with_correction,
 )
 from generators.model import TaskDraft
 from office_env.evaluation import builders as cr
@@ -84,15 +85,10 @@ def invoice_due_reminder(inp: FamilyInput) -> TaskDraft | None:
         return None
     invoice = inp.rng.choice(invoices)
     who, name = person
-    minutes = inp.rng.choice((15, 30))
-    picked = start_hour(inp, invoice["due"], minutes, (9, 10, 14))
-    if picked is None:
+    slot = slot_on(inp, invoice["due"], (15, 30), (9, 10, 14))
+    if slot is None or (invoice is invoices[0] and slot.hour == 9):
         return None
-    hour, said_first = picked
-    if invoice is invoices[0] and hour == 9:
-        return None
-    start = invoice["due"].replace(hour=hour)
-    end = start + timedelta(minutes=minutes)
+    minutes, hour, said_first, start, end = slot
     title = inp.rng.choice(("Invoice due", "Supplier payment", "Payment due", "Settle the invoice"))
     rule = f"at {hour}:00 on the day it falls due"
     distractors = _vendor_near_miss(inp, every, invoice["vendor"], "the {} bill is already settled")
@@ -114,29 +110,25 @@ def invoice_due_reminder(inp: FamilyInput) -> TaskDraft | None:
         return [call("pdf_read_file", file_path=inv["file"]),
                 call("calendar_create_event", user=inp.user, summary=title, start=s0.strftime(FMT_T),
                      end=(s0 + timedelta(minutes=minutes)).strftime(FMT_T)),
-                call("email_send_email", sender=inp.user, recipient=who, subject=f"Invoice {inv['number']}",
-                     content=letter(name, f"{inv['vendor']} invoice {inv['number']} for {fmt(inv['total'])} is due on "
-                                          f"{inv['due']:%Y-%m-%d}.", inp.user_name))]
+                mail(inp, who, name, f"Invoice {inv['number']}",
+                     f"{inv['vendor']} invoice {inv['number']} for {fmt(inv['total'])} is due on "
+                     f"{inv['due']:%Y-%m-%d}.")]
 
-    return TaskDraft(
+    return draft(
+        inp,
         description=f"Read {invoice['file']} (from {invoice['vendor']}), add a {minutes}-minute '{title}' reminder to "
-                    f"{possessive(inp.user_name)} calendar ({inp.user}) at {hour}:00 on its due date "
+                    f"{inp.calendar_words} at {hour}:00 on its due date "
                     f"({invoice['due']:%Y-%m-%d}), and email {name} ({who}) its number {invoice['number']} and amount "
                     f"{fmt(invoice['total'])}.",
-        intent=inp.intent(),
         subtasks=["Find the vendor's invoice and read it.", "Add the reminder on its due date.",
                   f"Email {name} the number and amount."],
-        evaluation=[event_check(inp.user, title, start, end),
-                    cr.email_sent(sender=inp.user, recipient=who,
-                                  body_keywords=[invoice["number"], fmt(invoice["total"])])],
+        evaluation=booked_and_mailed(inp, title, start, end, who, [invoice["number"], fmt(invoice["total"])]),
         memory=[m1, m2, m3, m4, m5],
-        query=inp.query(about=m1.about),
         oracle=plan(invoice["vendor"]),
         baseline=plan(invoices[0]["vendor"], 9),  # the intent alone: the first open invoice, first thing that day
         misreadings=misreadings_of([m1, m4], lambda mid, value: plan(value) if mid == "m1" else
                                    plan(invoice["vendor"], hour_of(value))),
-        computed=[computed(start.strftime(FMT_T), "rule", [], rule=rule, given=("m1", "m4")),
-                  computed(end.strftime(FMT_T), "add_minutes", [start.strftime(FMT_T), str(minutes)], given=("m2",))],
+        computed=slot_times(start, minutes, rule, ("m1", "m4"), ("m2",)),
     )
 
 
@@ -182,24 +174,22 @@ def invoice_items_to_sheet(inp: FamilyInput) -> TaskDraft | None:
     for r, (item, qty, amount) in enumerate(invoice["items"], start=2):
         matches += [{"row": r, "col": 1, "value": item}, {"row": r, "col": 2, "value": str(qty)},
                     {"row": r, "col": 3, "value": fmt(amount)}]
-    return TaskDraft(
+    return draft(
+        inp,
         description=f"Create {out} with Item, Quantity and Amount in row 1 and one row per line item of "
                     f"{invoice['file']} (the {invoice['vendor']} invoice), in the invoice's order.",
-        intent=inp.intent(),
         subtasks=["Find the vendor's invoice and read it.", f"Create {out} with the header.", "Add one row per item."],
         evaluation=[cr.excel_cell_value(file=out, matches=matches, ignore_case=True)],
         memory=[m1, m2, m3],
-        query=inp.query(about=m1.about),
         oracle=plan(invoice["vendor"]),
         baseline=plan(invoices[0]["vendor"]),  # the intent alone copies the first invoice listed
         misreadings=misreadings_of([m1], lambda mid, vendor: plan(vendor)),
     )
 
 
-@family("policy_answer", ("pdf",), "easy")
-def policy_answer(inp: FamilyInput) -> TaskDraft | None:
-    """Answer a question a colleague asked about a policy figure (leave days, a budget, a fee) from
-    the policy document the chat names."""
+def _policy_figures(inp: FamilyInput) -> list[tuple[dict, str, float, str]]:
+    """Every figure the policy PDFs state ("Annual leave: 25 days"): its document, topic, number and
+    line (not a clock time)."""
     found = []
     for doc in docs(inp.notes, "pdf"):
         for line in doc["lines"]:
@@ -207,6 +197,14 @@ def policy_answer(inp: FamilyInput) -> TaskDraft | None:
             if match and number(match["number"]) is not None and not re.search(r"\d:\d", line):
                 topic = re.sub(r"^(the|a|an|our) ", "", match["topic"].strip(), flags=re.IGNORECASE)
                 found.append((doc, column_words(topic), number(match["number"]), line))
+    return found
+
+
+@family("policy_answer", ("pdf",), "easy")
+def policy_answer(inp: FamilyInput) -> TaskDraft | None:
+    """Answer a question a colleague asked about a policy figure (leave days, a budget, a fee) from
+    the policy document the chat names."""
+    found = _policy_figures(inp)
     topics = {}
     for doc, topic, value, line in found:
         topics.setdefault(topic, []).append((doc, value, line))
@@ -237,15 +235,14 @@ def policy_answer(inp: FamilyInput) -> TaskDraft | None:
 
     def plan(asked: str) -> list:
         d, v, _ = unique[asked]
-        return [call("pdf_read_file", file_path=d["file"]), call("system_write_answer", text=fmt(v))]
+        return answer_from("pdf", d["file"], fmt(v))
 
-    return TaskDraft(
+    return draft(
+        inp,
         description=f"Find the {topic} figure in {doc['file']} ('{line}') and write the number into data/answer.txt.",
-        intent=inp.intent(),
         subtasks=[f"Read {doc['file']}.", f"Find the {topic}.", "Write the figure into data/answer.txt."],
         evaluation=[cr.answer(number=value, tolerance=0.01)],
         memory=[m1, m2],
-        query=inp.query(about=m1.about),
         oracle=plan(topic),
         baseline=plan(first),  # the intent alone answers with the first policy figure it meets
         misreadings=misreadings_of([m1], lambda mid, asked: plan(asked)),
@@ -307,22 +304,20 @@ def followup_session(inp: FamilyInput) -> TaskDraft | None:
             return steps
         s0, e0 = slot
         return [*steps, booking(inp.user, title, s0, e0),
-                call("email_send_email", sender=inp.user, recipient=who, subject=title,
-                     content=letter(name, f"The {title.lower()} is on {s0:%Y-%m-%d} at {s0:%H:%M}. "
-                                          f"Attending: {join_and(listed)}.", inp.user_name))]
+                mail(inp, who, name, title, f"The {title.lower()} is on {s0:%Y-%m-%d} at {s0:%H:%M}. "
+                                            f"Attending: {join_and(listed)}.")]
 
-    return TaskDraft(
+    return draft(
+        inp,
         description=f"From {table.file}, list everyone whose {table.headers[c]} is under {mark} ({join_and(names)}); book "
                     f"'{title}' on {start:%Y-%m-%d} in {possessive(inp.user_name)} first free whole hour between "
                     f"{choice.window[0]}:00 and {choice.window[1]}:00 ({start:%H:%M}-{end:%H:%M}); email {name} ({who}) the names and the start time.",
-        intent=inp.intent(),
         subtasks=[f"Read {table.file} and list who is under the mark.", "Book the session in the first free hour.",
                   f"Email {name} the names and the time."],
         evaluation=[event_check(inp.user, title, start, end),
                     cr.email_sent(sender=inp.user, recipient=who, body_keywords=[*names, f"{start:%H:%M}"],
                                   **excluding_past(table.rows, label, values, mark, names, (name, inp.user_name)))],
         memory=[m1, m2, m3, m4, m5, m6, m7],
-        query=inp.query(about=m1.about),
         oracle=plan("m1", str(mark)),
         baseline=[call("excel_read_file", file_path=table.file), *first_free_booking(inp)],
         misreadings=misreadings_of([m1, m6], plan),
@@ -337,13 +332,7 @@ def followup_session(inp: FamilyInput) -> TaskDraft | None:
 def policy_figures_sheet(inp: FamilyInput) -> TaskDraft | None:
     """Log the policy figures the chat asks for (several topics) into a new sheet, one row each, with
     the values read from the policy document."""
-    found = []
-    for doc in docs(inp.notes, "pdf"):
-        for line in doc["lines"]:
-            match = _POLICY_RE.match(line.strip())
-            if match and number(match["number"]) is not None and not re.search(r"\d:\d", line):
-                topic = re.sub(r"^(the|a|an|our) ", "", match["topic"].strip(), flags=re.IGNORECASE)
-                found.append((doc, column_words(topic), number(match["number"])))
+    found = [(doc, topic, value) for doc, topic, value, _ in _policy_figures(inp)]
     by_doc: dict[str, list] = {}
     for doc, topic, value in found:
         if len(topic.split()) >= 2:
@@ -381,14 +370,13 @@ def policy_figures_sheet(inp: FamilyInput) -> TaskDraft | None:
     matches = [{"row": 1, "col": 1, "value": "Topic"}, {"row": 1, "col": 2, "value": "Value"}]
     for r, topic in enumerate(picked, start=2):
         matches += [{"row": r, "col": 1, "value": topic}, {"row": r, "col": 2, "value": fmt(unique[topic])}]
-    return TaskDraft(
+    return draft(
+        inp,
         description=f"Create {out} with the header Topic, Value and one row each, in this order, for the "
                     f"{', '.join(picked)} figures of {file} ({', '.join(fmt(unique[t]) for t in picked)}).",
-        intent=inp.intent(),
         subtasks=[f"Read {file}.", f"Create {out} with the header.", "Add one row per figure I asked for."],
         evaluation=[cr.excel_cell_value(file=out, matches=matches, ignore_case=True)],
         memory=memory,
-        query=inp.query(about=about),
         oracle=log(picked),
         baseline=log(first),
         misreadings=[],
@@ -453,15 +441,14 @@ def invoice_po_check(inp: FamilyInput) -> TaskDraft | None:
         text = (f"Invoice {inv['number']} bills {diff[0][1]} x {diff[0][0]}, but {inv['po']} ordered {diff[0][2]}."
                 if diff else f"Invoice {inv['number']} matches {inv['po'] or 'its order'}.")
         return [call("pdf_read_file", file_path=inv["file"]), call("excel_read_file", file_path=log),
-                call("email_send_email", sender=inp.user, recipient=who, subject=subject,
-                     content=letter(name, text, inp.user_name))]
+                mail(inp, who, name, subject, text)]
 
     latest = every[0]
-    return TaskDraft(
+    return draft(
+        inp,
         description=f"Compare {invoice['file']} ({invoice['vendor']}, invoice {invoice['number']}) with purchase order "
                     f"{invoice['po']} in {log}, and email {name} ({who}) with the subject '{subject}' which line "
                     f"differs: {item} is billed with quantity {billed}, but the order has {ordered}.",
-        intent=inp.intent(),
         subtasks=["Read the supplier's invoice.", "Find its purchase order in the order log.",
                   f"Email {name} the line that differs."],
         # what is off: the line and both quantities (the order's reference is the sender's to add)
@@ -469,7 +456,6 @@ def invoice_po_check(inp: FamilyInput) -> TaskDraft | None:
                                   body_keywords=[item, str(billed), str(ordered)],
                                   **({"body_excludes": matching} if matching else {}))],
         memory=[m1, m2, m3],
-        query=inp.query(about=m1.about),
         oracle=plan(invoice["vendor"]),
         # the intent alone: the first invoice in the folder, reported as fine to the first colleague
         baseline=[call("pdf_read_file", file_path=latest["file"]),
@@ -530,13 +516,10 @@ def contract_notice_reminder(inp: FamilyInput) -> TaskDraft | None:
         return None
     agreement, deadline = inp.rng.choice(found)
     who, name = person
-    minutes = inp.rng.choice((15, 30))
-    picked = start_hour(inp, deadline, minutes, (9, 10, 11, 14))
-    if picked is None:
+    slot = slot_on(inp, deadline, (15, 30), (9, 10, 11, 14))
+    if slot is None:
         return None
-    hour, said_first = picked
-    start = deadline.replace(hour=hour)
-    end = start + timedelta(minutes=minutes)
+    minutes, hour, said_first, start, end = slot
     title = inp.rng.choice(("Renewal decision", "Contract notice deadline", "Decide on renewal", "Supplier renewal"))
     rule = (f"at {hour}:00 on the last working day we can still give notice (the end date less the notice period, "
             "moved back to a weekday)")
@@ -563,29 +546,26 @@ def contract_notice_reminder(inp: FamilyInput) -> TaskDraft | None:
         s0 = start.replace(hour=at)
         return [call("pdf_read_file", file_path=agreement["file"]),
                 booking(inp.user, summary, s0, s0 + timedelta(minutes=minutes)),
-                call("email_send_email", sender=inp.user, recipient=users[to_name], subject=subject,
-                     content=letter(to_name, f"The {agreement['vendor']} agreement ends on {agreement['end']:%Y-%m-%d}; "
-                                          f"notice must be given by {deadline:%Y-%m-%d}.", inp.user_name))]
+                mail(inp, users[to_name], to_name, subject,
+                     f"The {agreement['vendor']} agreement ends on {agreement['end']:%Y-%m-%d}; "
+                     f"notice must be given by {deadline:%Y-%m-%d}.")]
 
-    return TaskDraft(
+    return draft(
+        inp,
         description=f"From {agreement['file']} (the agreement with {agreement['vendor']}, ending "
                     f"{agreement['end']:%Y-%m-%d}, {agreement['notice']} days' notice), add a {minutes}-minute "
-                    f"'{title}' to {possessive(inp.user_name)} calendar ({inp.user}) at {hour}:00 on "
+                    f"'{title}' to {inp.calendar_words} at {hour}:00 on "
                     f"{deadline:%Y-%m-%d}, the last weekday notice can be given, and email {name} ({who}) both dates.",
-        intent=inp.intent(),
         subtasks=["Read the agreement's term and notice clauses.", "Book the reminder on the notice deadline.",
                   f"Email {name} the end date and the deadline."],
-        evaluation=[event_check(inp.user, title, start, end),
-                    cr.email_sent(sender=inp.user, recipient=who,
-                                  body_keywords=[f"{agreement['end']:%Y-%m-%d}", f"{deadline:%Y-%m-%d}"])],
+        evaluation=booked_and_mailed(inp, title, start, end, who,
+                                     [f"{agreement['end']:%Y-%m-%d}", f"{deadline:%Y-%m-%d}"]),
         memory=[m1, m2, m3, m4, m5],
-        query=inp.query(about=m1.about),
         oracle=plan(title),
         baseline=_remind_on_end_date(inp, agreement),
         misreadings=misreadings_of([m4, m3], lambda mid, value: plan(title, hour_of(value)) if mid == "m4" else
                                    plan(title, to_name=value)),
-        computed=[computed(start.strftime(FMT_T), "rule", [], rule=rule, given=("m1", "m4")),
-                  computed(end.strftime(FMT_T), "add_minutes", [start.strftime(FMT_T), str(minutes)], given=("m5",)),
+        computed=[*slot_times(start, minutes, rule, ("m1", "m4"), ("m5",)),
                   computed(f"{deadline:%Y-%m-%d}", "rule", [], rule=rule, given=("m1", "m4"))],
     )
 
@@ -645,16 +625,15 @@ def claims_second_approval(inp: FamilyInput) -> TaskDraft | None:
         text = (f"These submitted claims are above the {fmt(limit)} {currency} limit and need your approval: "
                 f"{', '.join(ids)}. Together they come to {fmt(total)} {currency}.")
         return [call("pdf_read_file", file_path=policy), call("excel_read_file", file_path=log),
-                call("email_send_email", sender=inp.user, recipient=to, subject=subject,
-                     content=letter(to_name, text, inp.user_name))]
+                mail(inp, to, to_name, subject, text)]
 
     by_name = {n: u for u, n in inp.colleagues}
     everything = [c for c, _ in submitted]
-    return TaskDraft(
+    return draft(
+        inp,
         description=f"Find the claims in {log} still marked Submitted whose amount is above the {fmt(limit)} {currency} "
                     f"second-approval limit in {policy}, and email {name} ({who}) with the subject '{subject}' their "
                     f"numbers ({join_and(ids)}).",
-        intent=inp.intent(),
         subtasks=[f"Read the approval limit in {policy}.", f"Pick the Submitted claims above it in {log}.",
                   f"Email {name} their numbers."],
         evaluation=[cr.email_sent(sender=inp.user, recipient=who, subject_keywords=[subject],
@@ -662,7 +641,6 @@ def claims_second_approval(inp: FamilyInput) -> TaskDraft | None:
                                   **excluding(left_out([c for c, a in sorted(submitted, key=lambda p: -p[1])
                                                         if a <= limit], ids)))],
         memory=[m1, m2, m3],
-        query=inp.query(about=m1.about),
         oracle=plan(who, name),
         # the intent alone: every claim still waiting, with their total, to the first colleague
         baseline=[call("excel_read_file", file_path=log),

@@ -15,13 +15,14 @@ from datetime import datetime, timedelta
 
 from generators.english import possessive
 from generators.families.base import (
-    NEXT_MEETING_RE, QUOTE_RE, FamilyInput, booking, calendar_of, call, chance, computed, docs, event_check, excluding_past,
-    facts_in, family, fmt, inbox_of, letter, misreadings_of, near, number, own_words, piece, present_on, sender_user, stem,
+    NEXT_MEETING_RE, QUOTE_RE, FamilyInput, booked_and_mailed, booking, calendar_of, call, chance, computed, docs,
+    draft, event_check, excluding_past, facts_in, family, fmt, inbox_of, mail, misreadings_of, near, number,
+    own_words, piece, present_on, sender_user, stem,
 )
 from generators.families.single_app import (
     MEETING_TITLES, P_CORRECT, P_DISTRACT, _distinct, _out_name, first_free_booking,
 )
-from generators.families.time_rules import hour_of, hour_piece, is_free, start_hour
+from generators.families.time_rules import hour_of, hour_piece, is_free, slot_on, slot_times
 from generators.model import TaskDraft
 from office_env.evaluation import builders as cr
 from office_env.money import CODE
@@ -43,6 +44,11 @@ def _other_titles(inp: FamilyInput, title: str, near_text: str) -> tuple:
         return ()
     other = inp.rng.choice([t for t in MEETING_TITLES if _distinct(t, title)])
     return (near(other, near_text.format(other)),)
+
+
+def _opened(inp: FamilyInput, message: dict) -> list:
+    """The calls that find a mail in the user's inbox and read it."""
+    return [call("email_list_emails", user=inp.user), call("email_read_email", user=inp.user, email_id=message["id"])]
 
 
 @family("mail_to_calendar", ("email", "calendar"), "medium")
@@ -79,17 +85,15 @@ def mail_to_calendar(inp: FamilyInput) -> TaskDraft | None:
             summary = title
         else:
             m, s0, e0, summary = message, start, end, value
-        return [call("email_list_emails", user=inp.user), call("email_read_email", user=inp.user, email_id=m["id"]),
-                booking(inp.user, summary, s0, e0)]
+        return [*_opened(inp, m), booking(inp.user, summary, s0, e0)]
 
-    return TaskDraft(
-        description=f"Add '{title}' to {possessive(inp.user_name)} calendar ({inp.user}) at the time {sender} booked "
+    return draft(
+        inp,
+        description=f"Add '{title}' to {inp.calendar_words} at the time {sender} booked "
                     f"in the mail '{message['subject']}': {start:%Y-%m-%d %H:%M}-{end:%H:%M}.",
-        intent=inp.intent(),
         subtasks=["Find the booking mail and read it.", "Add the event at the booked time."],
         evaluation=[event_check(inp.user, title, start, end)],
         memory=[m1, m2],
-        query=inp.query(about=m1.about),
         oracle=plan("m2", title),
         baseline=[call("email_list_emails", user=inp.user), *first_free_booking(inp)],
         misreadings=misreadings_of([m1, m2], plan),
@@ -150,14 +154,13 @@ def quote_to_sheet(inp: FamilyInput) -> TaskDraft | None:
             return [call("email_read_email", user=inp.user, email_id=message["id"]),
                     *rows(out, sender, amount, swapped=True)]
         m, who, _, figure = next(f for f in found if value in (f[1], f[0]["subject"]))
-        return [call("email_list_emails", user=inp.user), call("email_read_email", user=inp.user, email_id=m["id"]),
-                *rows(out, who, figure)]
+        return [*_opened(inp, m), *rows(out, who, figure)]
 
-    return TaskDraft(
+    return draft(
+        inp,
         description=f"Create {out} with Sender and Amount in row 1, and in row 2 {sender} (or {_first(sender)}, as "
                     f"the mail signs) and the amount their mail "
                     f"'{message['subject']}' quotes ({amount_text}).",
-        intent=inp.intent(),
         subtasks=["Find the quote in the mail and read it.", f"Create {out}.", "Write the header and the quote."],
         # the sender as the mail signs (first name) or as the chat names them (full name): either is theirs
         evaluation=[cr.excel_cell_value(ignore_case=True, file=out, matches=[{"row": 1, "col": 1, "value": "Sender"},
@@ -165,12 +168,8 @@ def quote_to_sheet(inp: FamilyInput) -> TaskDraft | None:
                                                        {"row": 2, "col": 2, "value": fmt(amount)}]),
                     cr.contain(doc_type="xlsx", file=out, keywords=[_first(sender)])],
         memory=[m1, m2, m3],
-        query=inp.query(about=m1.about),
-        oracle=[call("email_list_emails", user=inp.user), call("email_read_email", user=inp.user, email_id=message["id"]),
-                *rows(out, sender, amount)],
-        baseline=[call("email_list_emails", user=inp.user), call("email_read_email", user=inp.user,
-                                                                  email_id=guess[0]["id"]),
-                  *rows(out, guess[1], guess[3])],  # the intent alone logs the first quote listed
+        oracle=[*_opened(inp, message), *rows(out, sender, amount)],
+        baseline=[*_opened(inp, guess[0]), *rows(out, guess[1], guess[3])],  # the intent alone: the first quote listed
         misreadings=misreadings_of([m1, m3], plan),
     )
 
@@ -222,22 +221,17 @@ def next_meeting_invite(inp: FamilyInput) -> TaskDraft | None:
         summary = value if mid == "m2" else title
         return [call("word_read_file", file_path=d["file"]),
                 booking(inp.user, summary, s0, e0),
-                call("email_send_email", sender=inp.user, recipient=who, subject=f"Invitation: {title}",
-                     content=letter(name, f"Please join the {title} on {s0:%Y-%m-%d} from {s0:%H:%M} to {e0:%H:%M}.",
-                                    inp.user_name))]
+                mail(inp, who, name, f"Invitation: {title}",
+                     f"Please join the {title} on {s0:%Y-%m-%d} from {s0:%H:%M} to {e0:%H:%M}.")]
 
-    return TaskDraft(
+    return draft(
+        inp,
         description=f"Read the next meeting's date and time in {doc['file']} ({start:%Y-%m-%d %H:%M}), add '{title}' "
-                    f"for {minutes} minutes to {possessive(inp.user_name)} calendar ({inp.user}), and email {name} "
+                    f"for {minutes} minutes to {inp.calendar_words}, and email {name} "
                     f"({who}) the invitation with the date and start time.",
-        intent=inp.intent(),
         subtasks=[f"Read {doc['file']}.", "Book the meeting for the length I gave.", f"Email {name} the invitation."],
-        evaluation=[event_check(inp.user, title, start, end),
-                    # the title may head the subject instead
-                    cr.email_sent(sender=inp.user, recipient=who,
-                                  body_keywords=[f"{start:%Y-%m-%d}", f"{start:%H:%M}"])],
+        evaluation=booked_and_mailed(inp, title, start, end, who, [f"{start:%Y-%m-%d}", f"{start:%H:%M}"]),
         memory=[m1, m2, m3, m4],
-        query=inp.query(about=m1.about),
         oracle=plan("", ""),
         baseline=first_free_booking(inp),
         misreadings=misreadings_of([m1, m2], plan),
@@ -292,22 +286,21 @@ def forward_mail(inp: FamilyInput) -> TaskDraft | None:
                superseded=superseded, distractors=distractors, thread=2)
 
     def plan(person: str) -> list:
-        return [call("email_list_emails", user=inp.user), call("email_read_email", user=inp.user, email_id=message["id"]),
+        return [*_opened(inp, message),
                 call("email_send_email", sender=inp.user, recipient=users[person], subject=f"Fwd: {message['subject']}",
                      content=f"Forwarding {possessive(_first(sender))} message:\n\n{message.get('body', '')}")]
 
-    return TaskDraft(
+    return draft(
+        inp,
         description=f"Forward the mail '{message['subject']}' from {sender} to {name} ({users[name]}), keeping its "
                     f"text (with {', '.join(facts)}).",
-        intent=inp.intent(),
         subtasks=["Find the mail and read it.", f"Forward it to {name} with its text."],
         evaluation=[cr.email_sent(sender=inp.user, recipient=users[name], subject_keywords=[message["subject"]],
                                   body_keywords=facts)],
         memory=[m1, m2],
-        query=inp.query(about=m1.about),
         oracle=plan(name),
         # the intent alone: pass the newest such mail to the first colleague it did not go to
-        baseline=[call("email_list_emails", user=inp.user), call("email_read_email", user=inp.user, email_id=last["id"]),
+        baseline=[*_opened(inp, last),
                   call("email_send_email", sender=inp.user, recipient=first, subject=f"Fwd: {last['subject']}",
                        content=f"Forwarding this message:\n\n{last.get('body', '')}")],
         misreadings=misreadings_of([m2], lambda mid, person: plan(person)),
@@ -362,18 +355,17 @@ def cover_note(inp: FamilyInput) -> TaskDraft | None:
         if hit is None:  # nobody by that name wrote about time off: nothing to write from
             return [call("email_list_emails", user=inp.user)]
         m, who, s0, span, c, _ = hit
-        return [call("email_list_emails", user=inp.user), call("email_read_email", user=inp.user, email_id=m["id"]),
+        return [*_opened(inp, m),
                 call("word_write_to_file", file_path=out,
                      content=f"Cover note\n{who} is away from {s0} {span}.\n{c} covers the open items.")]
 
-    return TaskDraft(
+    return draft(
+        inp,
         description=f"Write {out} saying that {away} is away from {start} {days} and that {cover} covers, as "
                     f"{possessive(_first(away))} mail '{message['subject']}' says.",
-        intent=inp.intent(),
         subtasks=["Find the mail about the time off and read it.", f"Write the cover note {out}."],
         evaluation=[cr.contain(doc_type="docx", file=out, keywords=[_first(away), written, _first(cover)])],
         memory=[m1, m2],
-        query=inp.query(about=m1.about),
         oracle=plan("m1", away),
         baseline=plan("m1", guess[1]),
         misreadings=misreadings_of([m1], plan),
@@ -394,13 +386,10 @@ def welcome_session(inp: FamilyInput) -> TaskDraft | None:
     if not found:
         return None
     message, role, day = inp.rng.choice(found)
-    minutes = inp.rng.choice((30, 45, 60))
-    picked = start_hour(inp, day, minutes, (9, 10, 11, 14))
-    if picked is None:
+    slot = slot_on(inp, day, (30, 45, 60), (9, 10, 11, 14))
+    if slot is None:
         return None
-    hour, said_first = picked
-    start = day.replace(hour=hour)
-    end = start + timedelta(minutes=minutes)
+    minutes, hour, said_first, start, end = slot
     title = inp.rng.choice(("New starter intro", "First-day walkthrough", "Induction hour"))
     rule = f"at {hour}:00 on their first day"
     about = "the welcome session"
@@ -415,22 +404,19 @@ def welcome_session(inp: FamilyInput) -> TaskDraft | None:
     def plan(mid: str, value: str) -> list:
         summary = value if mid == "m3" else title
         s0 = start.replace(hour=hour_of(value)) if mid == "m4" else start
-        return [call("email_list_emails", user=inp.user), call("email_read_email", user=inp.user, email_id=message["id"]),
-                booking(inp.user, summary, s0, s0 + timedelta(minutes=minutes))]
+        return [*_opened(inp, message), booking(inp.user, summary, s0, s0 + timedelta(minutes=minutes))]
 
-    return TaskDraft(
-        description=f"Add '{title}' to {possessive(inp.user_name)} calendar ({inp.user}) at {hour}:00 for {minutes} "
+    return draft(
+        inp,
+        description=f"Add '{title}' to {inp.calendar_words} at {hour}:00 for {minutes} "
                     f"minutes on {day:%Y-%m-%d}, the first day of the new {role} (from the mail '{message['subject']}').",
-        intent=inp.intent(),
         subtasks=["Find the new starter's first day in the mail.", "Book the welcome session then."],
         evaluation=[event_check(inp.user, title, start, end)],
         memory=[m1, m2, m3, m4],
-        query=inp.query(about=m1.about),
         oracle=plan("", ""),
         baseline=first_free_booking(inp),
         misreadings=misreadings_of([m3, m4], plan),
-        computed=[computed(start.strftime(FMT_T), "rule", [], rule=rule, given=("m1", "m4")),
-                  computed(end.strftime(FMT_T), "add_minutes", [start.strftime(FMT_T), str(minutes)], given=("m2",))],
+        computed=slot_times(start, minutes, rule, ("m1", "m4"), ("m2",)),
     )
 
 
@@ -474,21 +460,19 @@ def stock_question_reply(inp: FamilyInput) -> TaskDraft | None:
     def plan(mid: str, value: str) -> list:
         return [call("email_read_email", user=inp.user, email_id=message["id"]),
                 call("excel_read_file", file_path=table.file),
-                call("email_send_email", sender=inp.user, recipient=sender_user(message),
-                     subject=f"Re: {message['subject']}",
-                     content=letter(sender, f"Under {value}: {', '.join(under(int(value)))}.", inp.user_name))]
+                mail(inp, sender_user(message), sender, f"Re: {message['subject']}",
+                     f"Under {value}: {', '.join(under(int(value)))}.")]
 
-    return TaskDraft(
+    return draft(
+        inp,
         description=f"Reply to {possessive(sender)} mail '{message['subject']}' with the items of {table.file} whose "
                     f"{table.headers[c]} is under {level}, the level the chat gives instead of the mail's {asked} "
                     f"({', '.join(low)}).",
-        intent=inp.intent(),
         subtasks=["Read the stock question.", f"Find the items under the level in {table.file}.", "Reply with them."],
         evaluation=[cr.email_sent(sender=inp.user, recipient=sender_user(message), body_keywords=low,
                                   **excluding_past(table.rows, label, table.column(c), level, low,
                                                    (sender, inp.user_name)))],
         memory=[m1, m2, m3],
-        query=inp.query(about=m1.about),
         oracle=plan("m3", str(level)),
         baseline=plan("m3", str(asked)),  # the intent alone answers the level the mail asks about
         misreadings=[],
@@ -535,19 +519,17 @@ def invoice_confirm_reply(inp: FamilyInput) -> TaskDraft | None:
     def plan(to: str, to_name: str) -> list:
         return [call("email_read_email", user=inp.user, email_id=message["id"]),
                 call("pdf_read_file", file_path=pdfs[file]["file"]),
-                call("email_send_email", sender=inp.user, recipient=to, subject=f"Re: {message['subject']}",
-                     content=letter(to_name, f"Invoice {invoice} totals {f'{total} {currency}'.strip()} and is due on {due}.",
-                                    inp.user_name))]
+                mail(inp, to, to_name, f"Re: {message['subject']}",
+                     f"Invoice {invoice} totals {f'{total} {currency}'.strip()} and is due on {due}.")]
 
-    return TaskDraft(
+    return draft(
+        inp,
         description=f"Answer {possessive(sender)} mail '{message['subject']}' by sending {name} ({who}) the total "
                     f"({total}) and due date ({due}) of invoice {invoice}, read from {pdfs[file]['file']}.",
-        intent=inp.intent(),
         subtasks=["Read the question about the invoice.", f"Read {pdfs[file]['file']}.",
                   f"Send {name} its total and due date."],
         evaluation=[cr.email_sent(sender=inp.user, recipient=who, body_keywords=[total, due])],
         memory=[m1, m2],
-        query=inp.query(about=m1.about),
         oracle=plan(who, name),
         baseline=plan(sender_user(message), sender),  # the intent alone answers whoever asked
         misreadings=misreadings_of([m2], lambda mid, person: plan(users[person], person)),
@@ -573,13 +555,10 @@ def milestone_to_calendar(inp: FamilyInput) -> TaskDraft | None:
     if not found:
         return None
     doc, project, day = inp.rng.choice(found)
-    minutes = inp.rng.choice((15, 30))
-    picked = start_hour(inp, day, minutes, (9, 11, 15))
-    if picked is None:
+    slot = slot_on(inp, day, (15, 30), (9, 11, 15))
+    if slot is None:
         return None
-    hour, said_first = picked
-    start = day.replace(hour=hour)
-    end = start + timedelta(minutes=minutes)
+    minutes, hour, said_first, start, end = slot
     title = f"{project} milestone"
     rule = f"at {hour}:00 on the milestone day"
     about = "the milestone reminder"
@@ -602,19 +581,17 @@ def milestone_to_calendar(inp: FamilyInput) -> TaskDraft | None:
                 call("calendar_create_event", user=inp.user, summary=title, start=s0.strftime(FMT_T),
                      end=(s0 + timedelta(minutes=minutes)).strftime(FMT_T))]
 
-    return TaskDraft(
-        description=f"Add '{title}' to {possessive(inp.user_name)} calendar ({inp.user}) at {hour}:00 for {minutes} minutes "
+    return draft(
+        inp,
+        description=f"Add '{title}' to {inp.calendar_words} at {hour}:00 for {minutes} minutes "
                     f"on {day:%Y-%m-%d}, the milestone date recorded in {doc['file']}.",
-        intent=inp.intent(),
         subtasks=[f"Read {doc['file']} for the milestone date.", "Book the reminder then."],
         evaluation=[event_check(inp.user, title, start, end)],
         memory=[m1, m2, m3, m4],
-        query=inp.query(about=m1.about),
         oracle=plan("", ""),
         baseline=first_free_booking(inp),
         misreadings=misreadings_of([m1, m3], plan),
-        computed=[computed(start.strftime(FMT_T), "rule", [], rule=rule, given=("m1", "m3")),
-                  computed(end.strftime(FMT_T), "add_minutes", [start.strftime(FMT_T), str(minutes)], given=("m2",))],
+        computed=slot_times(start, minutes, rule, ("m1", "m3"), ("m2",)),
     )
 
 
@@ -644,17 +621,15 @@ def decision_email(inp: FamilyInput) -> TaskDraft | None:
 
     def plan(person: str) -> list:
         return [call("word_read_file", file_path=doc["file"]),
-                call("email_send_email", sender=inp.user, recipient=users[person], subject="Approved",
-                     content=letter(person, f"The {what} of {amount} {currency} is approved.", inp.user_name))]
+                mail(inp, users[person], person, "Approved", f"The {what} of {amount} {currency} is approved.")]
 
-    return TaskDraft(
+    return draft(
+        inp,
         description=f"Email {name} ({users[name]}) that the {what} of {amount} {currency} is approved, as recorded in "
                     f"{doc['file']}.",
-        intent=inp.intent(),
         subtasks=[f"Read {doc['file']} for the decision.", f"Email {name} the approved amount."],
         evaluation=[cr.email_sent(sender=inp.user, recipient=users[name], body_keywords=[amount])],
         memory=[m1, m2],
-        query=inp.query(about=m1.about),
         oracle=plan(name),
         baseline=[call("word_read_file", file_path=found[0][0]["file"]),
                   call("email_send_email", sender=inp.user, recipient=inp.colleagues[0][0], subject="Approved",

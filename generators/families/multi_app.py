@@ -5,16 +5,16 @@ from __future__ import annotations
 from datetime import date, datetime, timedelta
 
 from generators.families.base import (
-    NEXT_MEETING_RE, FamilyInput, additive, booking, calendar_of, call, chance, column_sum, computed, docs, event_check, extreme,
-    all_invoice_facts, facts_in, family, first_column, fmt, invoice_facts, letter, misreadings_of, near, pick_column,
-    piece, present_on, stem,
+    NEXT_MEETING_RE, FamilyInput, all_invoice_facts, booking, calendar_of, call, chance, column_sum, computed, docs,
+    draft, event_check, extreme, facts_in, family, first_column, fmt, guess_total, guessed_right, invoice_facts, mail,
+    misreadings_of, mistaken_for, near, pick_column, piece, present_on, stem,
 )
 from generators.english import column_words, join_and, possessive
 from generators.families.single_app import (
     MEETING_TITLES, MEMO_TOPICS, P_CORRECT, P_DISTRACT, _distinct, _label_for, _out_name, free_slots_after,
     meeting_dynamics, slot_rule,
 )
-from generators.families.time_rules import SlotChoice, choose_window, window_piece, with_correction
+from generators.families.time_rules import SlotChoice, choose_window, slot_times, window_piece, with_correction
 from generators.model import TaskDraft
 from office_env.evaluation import builders as cr
 from office_env.evaluation import keywords as kw
@@ -84,15 +84,14 @@ def sheet_total_email(inp: FamilyInput) -> TaskDraft | None:
         return [call("excel_read_file", file_path=table.file),
                 call("email_send_email", sender=inp.user, recipient=users[person], subject=subject, content=body(person))]
 
-    return TaskDraft(
+    return draft(
+        inp,
         description=f"Sum the {header} column of {table.file} and email the total to {name} ({who}) "
                     f"with the subject '{subject}'.",
-        intent=inp.intent(),
         subtasks=[f"Read {table.file}.", f"Sum the {header} column.", f"Email the total to {name}."],
         evaluation=[cr.email_sent(sender=inp.user, recipient=who, subject_keywords=[subject],
                                   body_keywords=[fmt(total)])],
         memory=[m1, m2, m3],
-        query=inp.query(about=m1.about),
         oracle=plan(name),
         # the intent alone: the likeliest colleague and a plain subject
         baseline=[call("excel_read_file", file_path=table.file),
@@ -138,17 +137,16 @@ def invoice_to_sheet(inp: FamilyInput) -> TaskDraft | None:
             return [call("pdf_read_file", file_path=pdf), *_invoice_rows(f"data/{value}", number, total)]
         return [call("pdf_read_file", file_path=pdf), *_invoice_rows(out, number, total, first="Total")]
 
-    return TaskDraft(
+    return draft(
+        inp,
         description=f"Create {out} with the header Invoice, Total in row 1 and the invoice number and total "
                     f"from {pdf} in row 2.",
-        intent=inp.intent(),
         subtasks=[f"Read {pdf}.", f"Create {out}.", "Write the header and the invoice row."],
         evaluation=[cr.excel_cell_value(ignore_case=True, file=out, matches=[{"row": 1, "col": 1, "value": "Invoice"},
                                                        {"row": 1, "col": 2, "value": "Total"},
                                                        {"row": 2, "col": 1, "value": number},
                                                        {"row": 2, "col": 2, "value": fmt(total)}])],
         memory=[m1, m2, m3],
-        query=inp.query(about=m1.about),
         oracle=[call("pdf_read_file", file_path=pdf), *_invoice_rows(out, number, total)],
         baseline=[call("pdf_read_file", file_path=guess[0]), *_invoice_rows(out, guess[1], guess[2])],
         misreadings=misreadings_of([m1, m3], plan),
@@ -218,15 +216,14 @@ def notes_to_email(inp: FamilyInput) -> TaskDraft | None:
                 call("email_send_email", sender=inp.user, recipient=users[person], subject=subject_of(d),
                      content="\n".join(d["lines"]))]
 
-    return TaskDraft(
+    return draft(
+        inp,
         description=f"Email the full text of {doc['file']} (it opens with '{doc['lines'][0]}') to {name} ({who}).",
-        intent=inp.intent(),
         subtasks=[f"Read {doc['file']}.", f"Email its content to {name}."],
         evaluation=[cr.email_sent(sender=inp.user, recipient=who,
                                   body_keywords=[doc["lines"][0][:40].strip(), *words],
                                   **({"body_excludes": stale[:MAX_NOTE_FACTS]} if stale else {}))],
         memory=[m1, m2],
-        query=inp.query(about=m1.about),
         oracle=plan("m1", name),
         # the intent alone: the first document, to the likeliest colleague
         baseline=[call("word_read_file", file_path=options[0]["file"]),
@@ -297,11 +294,11 @@ def common_slot(inp: FamilyInput) -> TaskDraft | None:
                 call("email_send_email", sender=inp.user, recipient=who, subject=summary,
                      content=f"{summary} is booked for {s0:%Y-%m-%d %H:%M}-{e0:%H:%M}.")]
 
-    return TaskDraft(
+    return draft(
+        inp,
         description=f"Find the earliest whole hour on {day:%Y-%m-%d} between {choice.window[0]}:00 and "
                     f"{choice.window[1]}:00 when both {inp.user_name} ({inp.user}) and {name} ({who}) are free, add "
                     f"'{title}' to {possessive(inp.user_name)} calendar then, and email {name} the time.",
-        intent=inp.intent(),
         subtasks=["Check both calendars on that day.", "Book the earliest common free hour within the window.",
                   f"Email {name} the time."],
         evaluation=[event_check(inp.user, title, start, end),
@@ -309,7 +306,6 @@ def common_slot(inp: FamilyInput) -> TaskDraft | None:
                     # the chat asks for the time by email, nothing more
                     cr.email_sent(sender=inp.user, recipient=who, body_keywords=[f"{start:%H:%M}"])],
         memory=[m1, m2, m3, m4],
-        query=inp.query(about=m1.about),
         oracle=plan("m1", title),
         # the intent alone: the first common hour, a plain title, the likeliest colleague
         baseline=[call("calendar_list_events", user=inp.user),
@@ -434,16 +430,15 @@ def move_shared_meeting(inp: FamilyInput) -> TaskDraft | None:
         return [call("calendar_list_events", user=inp.user), call("calendar_list_events", user=to),
                 call("calendar_delete_event", user=inp.user, summary=summary),
                 booking(inp.user, summary, s0, s0 + length),
-                call("email_send_email", sender=inp.user, recipient=to, subject=f"New time: {summary}",
-                     content=letter(name, f"I had to move the {summary} from {was:%Y-%m-%d %H:%M} to "
-                                          f"{s0:%Y-%m-%d %H:%M}-{s0 + length:%H:%M}.", inp.user_name))]
+                mail(inp, to, name, f"New time: {summary}", f"I had to move the {summary} from {was:%Y-%m-%d %H:%M} to "
+                                                            f"{s0:%Y-%m-%d %H:%M}-{s0 + length:%H:%M}.")]
 
-    return TaskDraft(
-        description=f"Move '{title}' ({old:%Y-%m-%d %H:%M}) in {possessive(inp.user_name)} calendar ({inp.user}) to "
+    return draft(
+        inp,
+        description=f"Move '{title}' ({old:%Y-%m-%d %H:%M}) in {inp.calendar_words} to "
                     f"{day:%Y-%m-%d} at the earliest whole hour between {choice.window[0]}:00 and {choice.window[1]}:00 "
                     f"when both {inp.user_name} and {name} ({who}) are free, "
                     f"keeping its {minutes} minutes, remove it from its old time, and email {name} the new time.",
-        intent=inp.intent(),
         subtasks=[f"Find the {title} in both calendars.", f"Find the earliest common free hour on {day:%Y-%m-%d}.",
                   "Move the meeting there.", f"Email {name} the new time."],
         evaluation=[event_check(inp.user, title, start, end),
@@ -451,15 +446,13 @@ def move_shared_meeting(inp: FamilyInput) -> TaskDraft | None:
                     cr.calendar_no_overlap(username=inp.user),
                     cr.email_sent(sender=inp.user, recipient=who, body_keywords=[f"{start:%H:%M}"])],
         memory=[m1, m2, m3, m4],
-        query=inp.query(about=m1.about),
         oracle=plan("m1", title),
         # the intent alone: the next shared meeting, moved to the first hour both are free
         baseline=_move_first_shared(inp, shared[0], earliest[0]),
         misreadings=misreadings_of([m1, m2, m4], plan),
         computed=[computed(minutes, "minutes_between", [old.strftime(FMT_T), event["end_t"].strftime(FMT_T)],
                            given=("m1",), note=f"the length of the {title} in the calendar"),
-                  computed(start.strftime(FMT_T), "rule", [], rule=rule, given=("m2", "m4")),
-                  computed(end.strftime(FMT_T), "add_minutes", [start.strftime(FMT_T), str(minutes)], given=("m2",)),
+                  *slot_times(start, minutes, rule, ("m2", "m4"), ("m2",)),
                   computed(f"{start:%H:%M}", "rule", [], rule=rule, given=("m2", "m4"))],
     )
 
@@ -514,14 +507,13 @@ def sheet_to_report(inp: FamilyInput) -> TaskDraft | None:
         return [call("excel_read_file", file_path=table.file),
                 call("word_write_to_file", file_path=out, content=content(mid, said))]
 
-    return TaskDraft(
+    return draft(
+        inp,
         description=f"Write {out} naming the {table.headers[label]} with the highest {header} in {table.file} "
                     "and that value.",
-        intent=inp.intent(),
         subtasks=[f"Read {table.file}.", f"Find the highest {header}.", f"Write {out}."],
         evaluation=[cr.contain(doc_type="docx", file=out, keywords=[who, fmt(top)])],
         memory=[m1, m2, m3],
-        query=inp.query(about=m1.about),
         oracle=[call("excel_read_file", file_path=table.file),
                 call("word_write_to_file", file_path=out, content=f"Report\nHighest {header}: {who} with {fmt(top)}.")],
         baseline=[call("excel_read_file", file_path=guess[0].file),
@@ -565,10 +557,10 @@ def invoice_pipeline(inp: FamilyInput) -> TaskDraft | None:
                 call("email_send_email", sender=inp.user, recipient=users[person], subject=f"Invoice {number}",
                      content=f"Invoice {number} totals {fmt(total)}.")]
 
-    return TaskDraft(
+    return draft(
+        inp,
         description=f"Read {pdf}, create {out} with Invoice and Total in row 1 and the invoice number and total in "
                     f"row 2, then email {name} ({who}) the invoice number and total.",
-        intent=inp.intent(),
         subtasks=[f"Read {pdf}.", f"Create {out} with the invoice row.", f"Email {name}."],
         evaluation=[cr.excel_cell_value(ignore_case=True, file=out, matches=[{"row": 1, "col": 1, "value": "Invoice"},
                                                        {"row": 1, "col": 2, "value": "Total"},
@@ -576,7 +568,6 @@ def invoice_pipeline(inp: FamilyInput) -> TaskDraft | None:
                                                        {"row": 2, "col": 2, "value": fmt(total)}]),
                     cr.email_sent(sender=inp.user, recipient=who, body_keywords=[number, fmt(total)])],
         memory=[m1, m2, m3, m4],
-        query=inp.query(about=m1.about),
         oracle=plan("", ""),
         # the intent alone: a plainly named log, the likeliest colleague
         baseline=[call("pdf_read_file", file_path=pdf), *_invoice_rows("data/invoices.xlsx", number, total),
@@ -595,19 +586,12 @@ def report_pdf(inp: FamilyInput) -> TaskDraft | None:
     table, header, total, col = found
     doc = _out_name(inp, "totals", "docx")
     pdf = doc[:-5] + ".pdf"
-    totals = {table.headers[c]: round(sum(table.column(c)), 2) for c in table.numeric_columns()
-              if additive(table.headers[c])}
-    guessed = round(sum(guess[0].column(guess[2])), 2) if guess else None
-    if guessed is not None and abs(guessed - total) <= 0.01:
+    totals = table.totals()
+    if guessed_right(guess, total):
         return None
     others = [h for h, v in totals.items() if _distinct(h, header) and v != total]
-    superseded: tuple[str, ...] = ()
-    distractors = ()
-    if others and chance(inp, P_CORRECT):
-        superseded = (f"total {others.pop(inp.rng.randrange(len(others)))}",)
-    if others and chance(inp, P_DISTRACT):
-        h2 = inp.rng.choice(others)
-        distractors = (near(f"{h2} figures", f"the {h2} figures went into last month's pack"),)
+    superseded, distractors = mistaken_for(inp, others, "total {}", "{} figures",
+                                           "the {} figures went into last month's pack")
 
     def plan(mid: str, said: str) -> list:
         head = said[len("total "):] if said.startswith("total ") else said[: -len(" figures")]
@@ -621,17 +605,17 @@ def report_pdf(inp: FamilyInput) -> TaskDraft | None:
                cue="source_file", about="the totals write-up")
     m3 = piece(3, "action", f"the {header} write-up should be saved as {stem(doc)}, plus a PDF copy", stem(doc),
                cue="output_file", about="the totals write-up", thread=2)
-    return TaskDraft(
+    return draft(
+        inp,
         description=f"Sum the {header} column of {table.file}, write the total into {doc}, and convert it to {pdf}.",
-        intent=inp.intent(),
         subtasks=[f"Read {table.file}.", f"Write the total into {doc}.", f"Convert {doc} to PDF."],
         evaluation=[cr.file_exist(file=pdf),
                     cr.contain(doc_type="pdf", file=pdf, keywords=[fmt(total)])],
         memory=[m1, m2, m3],
-        query=inp.query(about=m1.about),
         oracle=plan("m1", f"total {header}"),
         baseline=[call("excel_read_file", file_path=guess[0].file),
-                  call("word_write_to_file", file_path=doc, content=f"Total {guess[0].headers[guess[2]]}: {fmt(guessed)}"),
+                  call("word_write_to_file", file_path=doc,
+                       content=f"Total {guess[0].headers[guess[2]]}: {fmt(guess_total(guess))}"),
                   call("word_convert_to_pdf", file_path=doc)] if guess else
         [call("word_write_to_file", file_path=doc, content="Totals"), call("word_convert_to_pdf", file_path=doc)],
         misreadings=misreadings_of([m1], plan),
@@ -705,12 +689,12 @@ def meeting_pack(inp: FamilyInput) -> TaskDraft | None:
                      content=f"Please join the {summary} on {s0:%Y-%m-%d} from {s0:%H:%M} to {e0:%H:%M}. "
                              f"Agenda: {agenda}.")]
 
-    return TaskDraft(
-        description=f"Book '{title}' on {possessive(inp.user_name)} calendar ({inp.user}) at {when}-{end:%H:%M} "
+    return draft(
+        inp,
+        description=f"Book '{title}' on {inp.calendar_words} at {when}-{end:%H:%M} "
                     f"({minutes} minutes), write the agenda {agenda} covering {join_and(points)} and opening with the "
                     f"date of the previous meeting from {doc['file']} ({last}), and email {name} ({who}) the invitation "
                     "with the time.",
-        intent=inp.intent(),
         subtasks=["Book the meeting.", f"Read {doc['file']} for the previous meeting's date.",
                   f"Write the agenda {agenda}.", f"Email {name} the invitation."],
         evaluation=[event_check(inp.user, title, start, end),
@@ -718,7 +702,6 @@ def meeting_pack(inp: FamilyInput) -> TaskDraft | None:
                     # the title may head the subject instead
                     cr.email_sent(sender=inp.user, recipient=who, body_keywords=[f"{start:%H:%M}"])],
         memory=[m1, m2, m3, m4, m5, m6, m7, m8],
-        query=inp.query(about=m1.about),
         oracle=plan("m1", when),
         baseline=_plain_meeting_pack(inp, slots[0]),
         misreadings=misreadings_of([m1, m2], plan),

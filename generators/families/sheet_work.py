@@ -10,11 +10,11 @@ from typing import Any, Callable
 
 from generators.english import column_words, join_and
 from generators.families.base import (
-    FamilyInput, Table, additive, call, chance, computed, excluding_past, family, fmt, letter, misreadings_of, near,
-    number, piece, stem, tables,
+    FamilyInput, Table, additive, answer_from, call, chance, computed, draft, excluding_past, family, fmt, mail,
+    misreadings_of, near, number, piece, stem, tables,
 )
 from generators.families.single_app import P_CORRECT, P_DISTRACT, _distinct, _out_name
-from generators.model import TaskDraft
+from generators.model import MemoryPiece, TaskDraft
 from office_env.evaluation import builders as cr
 
 MAX_LISTED = 8  # a list longer than this is not something one writes into an email by hand
@@ -55,6 +55,16 @@ def _dynamics(inp: FamilyInput, key: str, others: list[str], near_text: str) -> 
     return superseded, distractors
 
 
+def _group_pieces(inp: FamilyInput, file: str, key: str, answers: dict[str, Any], near_text: str, about: str,
+                  asked: str, source: str) -> tuple[MemoryPiece, MemoryPiece]:
+    """The pieces of a question about one group: which group (sometimes said over another whose
+    answer differs, see :func:`_dynamics`), and which sheet holds the rows."""
+    superseded, distractors = _dynamics(inp, key, [k for k in answers if answers[k] != answers[key]], near_text)
+    return (piece(1, "fact", asked, key, cue="filter_value", about=about, superseded=superseded,
+                  distractors=distractors),
+            piece(2, "fact", source, stem(file), cue="source_file", about=about))
+
+
 # -- a group's total, emailed -------------------------------------------------------------------
 
 @family("group_total_email", ("excel", "email"), "medium")
@@ -83,19 +93,18 @@ def group_total_email(inp: FamilyInput) -> TaskDraft | None:
 
     def plan(value: str) -> list:
         return [call("excel_read_file", file_path=table.file),
-                call("email_send_email", sender=inp.user, recipient=who, subject=f"{table.headers[c]} for {value}",
-                     content=letter(name, f"The total {amount_word} for {value} in {stem(table.file)} is "
-                                          f"{fmt(totals[value])}.", inp.user_name))]
+                mail(inp, who, name, f"{table.headers[c]} for {value}",
+                     f"The total {amount_word} for {value} in {stem(table.file)} is "
+                     f"{fmt(totals[value])}.")]
 
     rows = [v for r, v in zip(table.rows, table.column(c)) if r[g] == key]
-    return TaskDraft(
+    return draft(
+        inp,
         description=f"Add up the {table.headers[c]} of the rows of {table.file} whose {table.headers[g]} is {key} and "
                     f"email the total to {name} ({who}).",
-        intent=inp.intent(),
         subtasks=[f"Read {table.file}.", f"Add up {amount_word} for {key}.", f"Email the total to {name}."],
         evaluation=[cr.email_sent(sender=inp.user, recipient=who, body_keywords=[fmt(totals[key])])],
         memory=[m1, m2, m3],
-        query=inp.query(about=m1.about),
         oracle=plan(key),
         baseline=[call("excel_read_file", file_path=table.file),
                   call("email_send_email", sender=inp.user, recipient=inp.colleagues[0][0],
@@ -120,28 +129,23 @@ def group_average(inp: FamilyInput) -> TaskDraft | None:
              for vals in ([v for r, v in zip(table.rows, table.column(c)) if r[g] == k],)}
     key = inp.rng.choice(groups)
     value_word = column_words(table.headers[c])
-    superseded, distractors = _dynamics(inp, key, [k for k in groups if means[k] != means[key]],
-                                        "the average for {} was already worked out at the last review")
-    about = f"the average {value_word}"
-    m1 = piece(1, "fact", f"the average {value_word} is wanted for {key} only", key, cue="filter_value", about=about,
-               superseded=superseded, distractors=distractors)
-    m2 = piece(2, "fact", f"the numbers are in {stem(table.file)}", stem(table.file), cue="source_file", about=about)
+    m1, m2 = _group_pieces(inp, table.file, key, means, "the average for {} was already worked out at the last review",
+                           f"the average {value_word}", f"the average {value_word} is wanted for {key} only",
+                           f"the numbers are in {stem(table.file)}")
 
     def plan(value: str) -> list:
-        return [call("excel_read_file", file_path=table.file), call("system_write_answer", text=fmt(means[value]))]
+        return answer_from("excel", table.file, fmt(means[value]))
 
     rows = [v for r, v in zip(table.rows, table.column(c)) if r[g] == key]
-    return TaskDraft(
+    return draft(
+        inp,
         description=f"Work out the average {table.headers[c]} of the rows of {table.file} whose {table.headers[g]} is "
                     f"{key} (to two decimals) and write it into data/answer.txt.",
-        intent=inp.intent(),
         subtasks=[f"Read {table.file}.", f"Average {value_word} over {key}.", "Write it into data/answer.txt."],
         evaluation=[cr.answer(number=means[key], tolerance=0.01)],
         memory=[m1, m2],
-        query=inp.query(about=m1.about),
         oracle=plan(key),
-        baseline=[call("excel_read_file", file_path=table.file),
-                  call("system_write_answer", text=fmt(round(sum(table.column(c)) / len(table.rows), 2)))],
+        baseline=answer_from("excel", table.file, fmt(round(sum(table.column(c)) / len(table.rows), 2))),
         misreadings=misreadings_of([m1], lambda mid, value: plan(value)),
         computed=[computed(means[key], "mean", [fmt(v) for v in rows], given=("m1",),
                            note=f"{table.headers[c]} where {table.headers[g]} is {key}")],
@@ -189,20 +193,19 @@ def _threshold_family(name: str, wanted: Callable[[str], bool], what: str, near_
             t = float(threshold)
             names = [r[label] for r, v in zip(table.rows, table.column(c)) if v < t]
             return [call("excel_read_file", file_path=table.file),
-                    call("email_send_email", sender=inp.user, recipient=who, subject=f"{what.capitalize()} list",
-                         content=letter(colleague, f"Below {fmt(t)} {column}: {join_and(names)}.", inp.user_name))]
+                    mail(inp, who, colleague, f"{what.capitalize()} list",
+                         f"Below {fmt(t)} {column}: {join_and(names)}.")]
 
-        return TaskDraft(
+        return draft(
+            inp,
             description=f"Find the rows of {table.file} whose {table.headers[c]} is below {fmt(cut)} and email their "
                         f"{table.headers[label]} values ({join_and(below)}) to {colleague} ({who}).",
-            intent=inp.intent(),
             subtasks=[f"Read {table.file}.", f"List every {column_words(table.headers[label])} under the threshold.",
                       f"Email the list to {colleague}."],
             evaluation=[cr.email_sent(sender=inp.user, recipient=who, body_keywords=below,
                                       **excluding_past(table.rows, label, column_values, cut, below,
                                                        (colleague, inp.user_name)))],
             memory=[m1, m2, m3, m4],
-            query=inp.query(about=m1.about),
             oracle=plan(fmt(cut)),
             baseline=[call("excel_read_file", file_path=table.file),
                       call("email_send_email", sender=inp.user, recipient=inp.colleagues[0][0],
@@ -291,15 +294,14 @@ def period_change_memo(inp: FamilyInput) -> TaskDraft | None:
                               note=f"{r[label]}: {table.headers[b]} minus {table.headers[a]}"))
     pairs_in = [x for r in table.rows for x in (r[label], fmt(diff[r[label]]))]
     steps.append(computed(top, "argmax", pairs_in, given=("m1",), note="largest increase"))
-    return TaskDraft(
+    return draft(
+        inp,
         description=f"In {table.file}, find the {table.headers[label]} whose value grew most from {table.headers[a]} "
                     f"to {table.headers[b]} ({top}, up {fmt(diff[top])}) and write it, with the increase, into {out}.",
-        intent=inp.intent(),
         subtasks=[f"Read {table.file}.", f"Work out each change from {table.headers[a]} to {table.headers[b]}.",
                   f"Write the largest one into {out}."],
         evaluation=[cr.contain(doc_type="docx", file=out, keywords=[top, fmt(diff[top])])],
         memory=[m1, m2, m3],
-        query=inp.query(about=m1.about),
         oracle=plan("m1", key),
         baseline=[call("excel_read_file", file_path=table.file),
                   call("word_write_to_file", file_path=out,
@@ -327,28 +329,24 @@ def group_headcount(inp: FamilyInput) -> TaskDraft | None:
     if not keys:
         return None
     key = inp.rng.choice(keys)
-    superseded, distractors = _dynamics(inp, key, [k for k in counts if counts[k] != counts[key]],
-                                        "{} was counted for the last report")
+    m1, m2 = _group_pieces(inp, table.file, key, counts, "{} was counted for the last report",
+                           f"the {column_words(table.headers[g])} count", f"the count is for {key} only",
+                           f"count the rows of {stem(table.file)}")
     label = label_column(table)
-    about = f"the {column_words(table.headers[g])} count"
-    m1 = piece(1, "fact", f"the count is for {key} only", key, cue="filter_value", about=about,
-               superseded=superseded, distractors=distractors)
-    m2 = piece(2, "fact", f"count the rows of {stem(table.file)}", stem(table.file), cue="source_file", about=about)
 
     def plan(value: str) -> list:
-        return [call("excel_read_file", file_path=table.file), call("system_write_answer", text=str(counts[value]))]
+        return answer_from("excel", table.file, str(counts[value]))
 
     members = [r[label] if label is not None else str(i) for i, r in enumerate(table.rows) if r[g] == key]
-    return TaskDraft(
+    return draft(
+        inp,
         description=f"Count the rows of {table.file} whose {table.headers[g]} is {key} ({counts[key]}) and write the "
                     "number into data/answer.txt.",
-        intent=inp.intent(),
         subtasks=[f"Read {table.file}.", f"Count the rows for {key}.", "Write the count into data/answer.txt."],
         evaluation=[cr.answer(number=counts[key], tolerance=0)],
         memory=[m1, m2],
-        query=inp.query(about=m1.about),
         oracle=plan(key),
-        baseline=[call("excel_read_file", file_path=table.file), call("system_write_answer", text=str(len(table.rows)))],
+        baseline=answer_from("excel", table.file, str(len(table.rows))),
         misreadings=misreadings_of([m1], lambda mid, value: plan(value)),
         computed=[computed(counts[key], "count", members, given=("m1",),
                            note=f"rows where {table.headers[g]} is {key}")],

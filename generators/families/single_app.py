@@ -5,9 +5,9 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from generators.families.base import (
-    TIME_FORMAT, FamilyInput, additive, booking, calendar_of, call, chance, column_sum, computed, docs, event_check,
-    all_invoice_facts, extreme, facts_in, family, first_column, fmt, inbox_of, misreadings_of, near, own_words,
-    pick_column, piece, sender_user, stem,
+    P_CORRECT, P_DISTRACT, TIME_FORMAT, FamilyInput, all_invoice_facts, answer_from, booking, calendar_of, call,
+    chance, column_sum, computed, docs, draft, event_check, extreme, facts_in, family, first_column, fmt, guess_total,
+    guessed_right, inbox_of, misreadings_of, mistaken_for, near, own_words, pick_column, piece, sender_user, stem,
 )
 from generators.families.time_rules import SlotChoice, choose_window, window_piece, with_correction
 from generators.english import column_words, join_and
@@ -32,8 +32,6 @@ def _out_name(inp: FamilyInput, prefix: str, ext: str) -> str:
     return f"data/{prefix}_{inp.rng.choice(FILE_WORDS)}_{month}{inp.rng.randint(1, 28)}.{ext}"
 
 
-P_CORRECT = 0.55  # share of drafts whose key value is said, then corrected on a later day
-P_DISTRACT = 0.95  # share of drafts that get a near-miss detail where the family has one
 
 
 def _label_for(table, label: int, col: int, highest: bool) -> str | None:
@@ -81,18 +79,17 @@ def sheet_question(inp: FamilyInput) -> TaskDraft | None:
                cue="source_file", about="my manager's question")
 
     def plan(value_of: str) -> list:
-        return [call("excel_read_file", file_path=table.file), call("system_write_answer", text=value_of)]
+        return answer_from("excel", table.file, value_of)
 
-    return TaskDraft(
+    return draft(
+        inp,
         description=f"Find {question} (file {table.file}) and write the answer into data/answer.txt.",
-        intent=inp.intent(),
         subtasks=[f"Read {table.file}.", f"Find the {what} with the {which} {header}.",
                   "Write it into data/answer.txt."],
         evaluation=[cr.answer(keywords=[answer])],
         memory=[m1, m2],
-        query=inp.query(about=m1.about),
         oracle=plan(answer),
-        baseline=[call("excel_read_file", file_path=guess[0].file), call("system_write_answer", text=guessed)]
+        baseline=answer_from("excel", guess[0].file, guessed)
         if guess and guessed else [call("system_write_answer", text="I do not know which question you mean.")],
         misreadings=misreadings_of([m1], lambda mid, value: plan(answers[value])),
         computed=[extreme(table, label, col, highest, given=("m1",))],
@@ -106,23 +103,16 @@ def sheet_total(inp: FamilyInput) -> TaskDraft | None:
     if not picked:
         return None
     table, _, col = picked
-    totals = {table.headers[c]: round(sum(table.column(c)), 2) for c in table.numeric_columns()
-              if additive(table.headers[c])}
+    totals = table.totals()
     header = table.headers[col]
     total = totals[header]
-    guessed = round(sum(guess[0].column(guess[2])), 2) if guess else None
-    if guessed is not None and abs(guessed - total) <= 0.01:
+    if guessed_right(guess, total):
         return None
     others = [h for h in totals if h != header and totals[h] != total and h.lower() not in header.lower()
               and header.lower() not in h.lower()]
     value = f"total of the {header} column"
-    superseded: tuple[str, ...] = ()
-    distractors = ()
-    if others and chance(inp, P_CORRECT):
-        superseded = (f"total of the {others.pop(inp.rng.randrange(len(others)))} column",)
-    if others and chance(inp, P_DISTRACT):
-        h2 = inp.rng.choice(others)
-        distractors = (near(f"{h2} total", f"the {h2} total was already sent round last week"),)
+    superseded, distractors = mistaken_for(inp, others, "total of the {} column", "{} total",
+                                           "the {} total was already sent round last week")
     about = inp.rng.choice(("the Friday total", "the total for the review", "the quarter-end total",
                             "the total for finance"))
     m1 = piece(1, "action", f"I need the total of the {header} column", value, cue="column_total",
@@ -131,7 +121,7 @@ def sheet_total(inp: FamilyInput) -> TaskDraft | None:
                cue="source_file", about=about)
 
     def plan(amount: float) -> list:
-        return [call("excel_read_file", file_path=table.file), call("system_write_answer", text=fmt(amount))]
+        return answer_from("excel", table.file, fmt(amount))
 
     def misread_plan(mid: str, said: str) -> list:
         for h, amount in totals.items():
@@ -139,16 +129,15 @@ def sheet_total(inp: FamilyInput) -> TaskDraft | None:
                 return plan(amount)
         return None
 
-    return TaskDraft(
+    return draft(
+        inp,
         description=f"Add up the {header} column of {table.file} and write the total into data/answer.txt.",
-        intent=inp.intent(),
         subtasks=[f"Read {table.file}.", f"Sum the {header} column.", "Write the total into data/answer.txt."],
         evaluation=[cr.answer(number=total, tolerance=0.01)],
         memory=[m1, m2],
-        query=inp.query(about=about),
         oracle=plan(total),
-        baseline=[call("excel_read_file", file_path=guess[0].file), call("system_write_answer", text=fmt(guessed))]
-        if guess else [call("system_write_answer", text="0")],
+        baseline=answer_from("excel", guess[0].file, fmt(guess_total(guess))) if guess else
+        [call("system_write_answer", text="0")],
         misreadings=misreadings_of([m1], misread_plan),
         computed=[column_sum(table, col, given=("m1",))],
     )
@@ -256,15 +245,14 @@ def write_memo(inp: FamilyInput) -> TaskDraft | None:
         return [call("word_read_file", file_path=doc["file"]),
                 call("word_write_to_file", file_path=out, content=content_of([value] + points[1:], line))]
 
-    return TaskDraft(
+    return draft(
+        inp,
         description=f"Write a Word memo {out} that covers {join_and(points)} and repeats the decision recorded in "
                     f"{doc['file']} ({fact}).",
-        intent=inp.intent(),
         subtasks=[f"Read {doc['file']} for the decision.", f"Create {out}.", "Write one line per point and the decision."],
         evaluation=[cr.file_exist(file=out),
                     cr.contain(doc_type="docx", file=out, keywords=[*points, fact])],
         memory=memory,
-        query=inp.query(about=memory[0].about),
         oracle=[call("word_read_file", file_path=doc["file"]),
                 call("word_write_to_file", file_path=out, content=content_of(points, line))],
         # the intent alone: the first notes' decision under the memo's name, with no points of its own to add
@@ -308,14 +296,13 @@ def doc_to_pdf(inp: FamilyInput) -> TaskDraft | None:
             return [call("word_convert_to_pdf", file_path=path, output_path=out)]
         return [call("word_convert_to_pdf", file_path=doc["file"], output_path=f"data/{value}")]
 
-    return TaskDraft(
+    return draft(
+        inp,
         description=f"Convert {doc['file']} to PDF and save it as {out}.",
-        intent=inp.intent(),
         subtasks=[f"Convert {doc['file']} to PDF.", f"Save it as {out}."],
         evaluation=[cr.file_exist(file=out),
                     cr.contain(doc_type="pdf", file=out, keywords=words)],
         memory=[m1, m2],
-        query=inp.query(about=m1.about),
         oracle=[call("word_convert_to_pdf", file_path=doc["file"], output_path=out)],
         # the intent alone: the first document, under its own name
         baseline=[call("word_convert_to_pdf", file_path=options[0]["file"])],
@@ -417,16 +404,15 @@ def schedule_meeting(inp: FamilyInput) -> TaskDraft | None:
             return [call("calendar_list_events", user=inp.user)]
         return [call("calendar_list_events", user=inp.user), booking(inp.user, summary, *slot)]
 
-    return TaskDraft(
+    return draft(
+        inp,
         description=f"Add '{title}' to {inp.user}'s calendar on {start:%Y-%m-%d} in the first free whole hour between "
                     f"{choice.window[0]}:00 and {choice.window[1]}:00 (that is {start:%H:%M}-{end:%H:%M}), without "
                     "overlapping other events.",
-        intent=inp.intent(),
         subtasks=["Check my calendar on that day.", "Create the event in the first free hour within the window."],
         evaluation=[event_check(inp.user, title, start, end),
                     cr.calendar_no_overlap(username=inp.user)],
         memory=[m1, m2, m3],
-        query=inp.query(about=m1.about),
         oracle=plan("m1", title),
         baseline=first_free_booking(inp),
         misreadings=misreadings_of([m1, m2, m3], plan),
@@ -453,17 +439,16 @@ def pdf_total(inp: FamilyInput) -> TaskDraft | None:
                about="the amount accounting needs", distractors=distractors)
 
     def plan(amount: str) -> list:
-        return [call("pdf_read_file", file_path=pdf), call("system_write_answer", text=amount)]
+        return answer_from("pdf", pdf, amount)
 
-    return TaskDraft(
+    return draft(
+        inp,
         description=f"Read the total of invoice {number} from {pdf} and write it into data/answer.txt.",
-        intent=inp.intent(),
         subtasks=[f"Read {pdf}.", "Write its total into data/answer.txt."],
         evaluation=[cr.answer(number=total, tolerance=0.01)],
         memory=[m1],
-        query=inp.query(about=m1.about),
         oracle=plan(fmt(total)),
-        baseline=[call("pdf_read_file", file_path=guess[0]), call("system_write_answer", text=fmt(guess[2]))],
+        baseline=answer_from("pdf", guess[0], fmt(guess[2])),
         misreadings=misreadings_of([m1], lambda mid, value: plan(value)),
     )
 
@@ -525,15 +510,14 @@ def reply_to_mail(inp: FamilyInput) -> TaskDraft | None:
                      content=f"Hi,\n\nThanks for your message: {shape.format(said)}. Confirming {fact} as you wrote."
                              f"\n\nBest regards,\n{inp.user_name}")]
 
-    return TaskDraft(
+    return draft(
+        inp, about=subject,
         description=f"Reply to the email '{subject}' from {message['from']} (subject 'Re: {subject}'), tell them that "
                     f"{point}, and confirm the {fact} they gave.",
-        intent=inp.intent(),
         subtasks=[f"Find the email '{subject}' and read it.", "Send the reply with my point and their detail confirmed."],
         evaluation=[cr.email_sent(sender=inp.user, recipient=sender, subject_keywords=[subject],
                                   body_keywords=[value, fact])],
         memory=[m1],
-        query=inp.query(about=subject),
         oracle=plan(value),
         # the intent alone answers the first such mail, confirming its detail, with no point to pass on
         baseline=[call("email_list_emails", user=inp.user),

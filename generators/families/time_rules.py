@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
+from typing import NamedTuple
 
-from generators.families.base import TIME_FORMAT, FamilyInput, calendar_of, chance, piece
+from generators.families.base import TIME_FORMAT, FamilyInput, calendar_of, chance, computed, piece
 from generators.model import MemoryPiece
 
 # Office hours a booking must fall in (start hour, end hour); the calendars' free hours lie in 9-17.
@@ -134,6 +135,35 @@ def start_hour(inp: FamilyInput, day: datetime, minutes: int,
     others = [h for h in START_HOURS if h != hour and f"{h}:00" not in f"{hour}:00" and f"{hour}:00" not in f"{h}:00"]
     superseded = (f"{inp.rng.choice(others)}:00",) if others and chance(inp, P_CORRECTED) else ()
     return hour, superseded
+
+
+class Slot(NamedTuple):
+    minutes: int
+    hour: int
+    said_first: tuple[str, ...]  # another start time, said first and corrected
+    start: datetime
+    end: datetime
+
+
+def slot_on(inp: FamilyInput, day: datetime, lengths: tuple[int, ...], hours: tuple[int, ...]) -> Slot | None:
+    """A booking on ``day`` at a fixed hour: its length drawn from ``lengths``, then its start hour
+    (:func:`start_hour`); None when none of ``hours`` is free."""
+    minutes = inp.rng.choice(lengths)
+    picked = start_hour(inp, day, minutes, hours)
+    if picked is None:
+        return None
+    hour, said_first = picked
+    start = day.replace(hour=hour)
+    return Slot(minutes, hour, said_first, start, start + timedelta(minutes=minutes))
+
+
+def slot_times(start: datetime, minutes: int, rule: str, rule_given: tuple[str, ...],
+               length_given: tuple[str, ...]) -> list[dict]:
+    """How a booking's start (by its rule) and end (its length on) are worked out, and from which pieces."""
+    begins = start.strftime(TIME_FORMAT)
+    return [computed(begins, "rule", [], rule=rule, given=rule_given),
+            computed((start + timedelta(minutes=minutes)).strftime(TIME_FORMAT), "add_minutes", [begins, str(minutes)],
+                     given=length_given)]
 
 
 def hour_of(said: str) -> int:

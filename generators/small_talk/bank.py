@@ -38,7 +38,7 @@ import functools
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from generators.dialogue_bank import DIALOGUE_DIR, BankError, Section, read_bank_dir
 from generators.dialogue_bank import Entry as BankEntry
@@ -453,3 +453,13 @@ _BEATS_NOW: dict[tuple[str, int], tuple[str, ...]] = {}
 _TOPIC_INFO: dict[str, tuple[float, bool, str, int]] = {t: (w, rare, f"{t}.open", cap)
                                                         for t, (_, w, rare, cap) in TOPICS.items()}
 _FITTING: dict[tuple[str, int, int], tuple[str, ...]] = {}
+
+
+def bounded(cache: dict, key: Any, make: Callable[[], tuple]) -> tuple:
+    """``cache[key]``, made by ``make()`` when missing; a cache past 200,000 entries starts again empty."""
+    found = cache.get(key)
+    if found is None:
+        if len(cache) > 200_000:
+            cache.clear()
+        found = cache[key] = make()
+    return found

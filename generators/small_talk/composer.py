@@ -9,6 +9,7 @@ from typing import Callable, Sequence
 
 from backends.tokens import count_tokens
 from generators.english import near_key, repeats_itself
+from generators.small_talk.bank import bounded as _bounded
 from generators.small_talk.bank import (_BEATS_NOW, _FITTING, _FLAGS, _GROUP_TOPICS, _SLOT_BITS, _SURELY_SHORT,
                                         _TOPIC_INFO, KNOWN_FLAGS, MAX_TOKENS, MIN_WORDS, BankError, _Entry)
 from generators.small_talk.calendar_facts import (_CLIMATES, _DAY_FLAGS, _DEFAULT_CLIMATE, _HEAT, _MONTHS,
@@ -409,12 +410,7 @@ class SmallTalk:
                         name = "city.default" + part[2]
                 else:
                     name = part[3]
-                if flags is not self._ec_flags:
-                    self._ec_flags = flags
-                    self._ec = {}
-                entries = self._ec.get(name)
-                if entries is None:
-                    entries = self._ec[name] = _eligible(name, flags)
+                entries = self._entries(name, flags)
                 if not entries:
                     raise _NoFit(name)
                 if name in self._kinds:
@@ -489,6 +485,16 @@ class SmallTalk:
         head, _, tail = text.partition(address)
         return head + address + tail.replace(address, "")
 
+    def _entries(self, pool: str, flags: int) -> tuple:
+        """The entries of ``pool`` open under ``flags`` (cached until the flags change)."""
+        if flags is not self._ec_flags:
+            self._ec_flags = flags
+            self._ec = {}
+        entries = self._ec.get(pool)
+        if entries is None:
+            entries = self._ec[pool] = _eligible(pool, flags)
+        return entries
+
     def _line(self, pool: str, ctx: dict[str, str], flags: int, aliases: dict[str, str],
               pending: set[str], minimum: int = MIN_WORDS, most: int = 99, fit: bool = False) -> str | None:
         """A fresh utterance from ``pool``: not said before, accepted by ``avoid``, with
@@ -496,20 +502,12 @@ class SmallTalk:
         ``fit``: draw only from the entries that can have so many words (for pools of plain text)."""
         rng = self._rng
         rand = rng.random
-        if flags is not self._ec_flags:
-            self._ec_flags = flags
-            self._ec = {}
-        entries = self._ec.get(pool)
-        if entries is None:
-            entries = self._ec[pool] = _eligible(pool, flags)
+        entries = self._entries(pool, flags)
         if fit:  # only the entries that can have so many words
             key = (pool, flags & _RELEVANT[pool], minimum, most)
-            fit = _FITS.get(key)
-            if fit is None:
-                if len(_FITS) > 200_000:
-                    _FITS.clear()
-                fit = _FITS[key] = tuple(e for e in entries if _WORDS[id(e)][0] <= most and _WORDS[id(e)][1] >= minimum)
-            entries = fit
+            every = entries
+            entries = _bounded(_FITS, key, lambda: tuple(e for e in every if _WORDS[id(e)][0] <= most
+                                                          and _WORDS[id(e)][1] >= minimum))
         if not entries:
             return None
         said = self._said
@@ -582,28 +580,16 @@ class SmallTalk:
 
     def _fitting(self, group: str, pairs: int, flags: int) -> tuple[str, ...]:
         """The topics of ``group`` that can make ``pairs`` pairs under ``flags`` (cached)."""
-        key = (group, min(pairs, 6), flags & _GROUP_RELEVANT[group])
-        found = _FITTING.get(key)
-        if found is None:
-            if len(_FITTING) > 200_000:
-                _FITTING.clear()
-            found = _FITTING[key] = tuple(
-                t for t in _GROUP_TOPICS[group]
-                if _eligible(_TOPIC_INFO[t][2], flags) and (pairs == 1 or len(self._usable_beats(t, flags)) >= pairs - 1))
-        return found
+        return _bounded(_FITTING, (group, min(pairs, 6), flags & _GROUP_RELEVANT[group]), lambda: tuple(
+            t for t in _GROUP_TOPICS[group]
+            if _eligible(_TOPIC_INFO[t][2], flags) and (pairs == 1 or len(self._usable_beats(t, flags)) >= pairs - 1)))
 
     @staticmethod
     def _usable_beats(topic: str, flags: int) -> list[str]:
-        key = (topic, flags & _TOPIC_RELEVANT[topic])
-        found = _BEATS_NOW.get(key)
-        if found is None:
-            if len(_BEATS_NOW) > 200_000:
-                _BEATS_NOW.clear()
-            found = _BEATS_NOW[key] = tuple(
-                beat for beat in _TOPIC_BEATS[topic]
-                if _eligible(f"{topic}.{beat}.ask", flags) and _eligible(f"{topic}.{beat}.ans", flags)
-                and _eligible(f"{topic}.{beat}.end", flags))
-        return list(found)
+        return list(_bounded(_BEATS_NOW, (topic, flags & _TOPIC_RELEVANT[topic]), lambda: tuple(
+            beat for beat in _TOPIC_BEATS[topic]
+            if _eligible(f"{topic}.{beat}.ask", flags) and _eligible(f"{topic}.{beat}.ans", flags)
+            and _eligible(f"{topic}.{beat}.end", flags))))
 
     def _compose(self, topic: str, pairs: int, ctx: dict[str, str], flags: int,
                  aliases: dict[str, str]) -> list[tuple[str, str]] | None:

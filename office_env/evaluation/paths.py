@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Literal, NamedTuple
 
 from office_env.errors import PathError
-from office_env.workspace import folder_problem, relative_parts
+from office_env.workspace import relative_parts, require_folder
 
 Place = Literal["reference", "initial"]
 
@@ -48,13 +48,9 @@ def external_target(relpath: str, field: str) -> ExternalTarget | None:
 def inside(root: Path, parts: list[str], relpath: str, field: str) -> Path:
     """``root/parts`` without following any symlink: refused when ``root`` is not a real folder
     or when any existing component on the way is a symlink."""
-    problem = folder_problem(root)
-    if problem == "missing":
-        raise PathError(f"{field}: {relpath!r} needs the folder {root}, which does not exist")
-    if problem == "symlink":
-        raise PathError(f"{field}: {relpath!r}: the folder {root} is a symlink; refused")
-    if problem == "not a folder":
-        raise PathError(f"{field}: {relpath!r}: {root} is not a folder")
+    require_folder(root, missing=f"{field}: {relpath!r} needs the folder {root}, which does not exist",
+                   symlink=f"{field}: {relpath!r}: the folder {root} is a symlink; refused",
+                   not_folder=f"{field}: {relpath!r}: {root} is not a folder")
     base = Path(os.path.abspath(root))
     current = base
     for index, part in enumerate(parts):

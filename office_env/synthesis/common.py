@@ -8,6 +8,7 @@ import re
 from datetime import date, datetime, timedelta
 
 from office_env.formats import xlsx_io
+from office_env.seeding import COLON, rng
 from office_env.synthesis.world import FIRST_NAMES, LAST_NAMES, ROLES, World
 
 KINDS: tuple[str, ...] = (
@@ -40,7 +41,7 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9 _.-]+")
 # -- helpers -----------------------------------------------------------------------------------
 
 def _rng(world: World, kind: str) -> random.Random:
-    return random.Random(f"{world.seed}:{kind}")
+    return rng(world.seed, kind, legacy=COLON)
 
 
 def _slug(text: str) -> str:

@@ -1,6 +1,6 @@
 """Seeded office worlds: who works where, on what, and what day it is.
 
-``make_world(seed)`` draws everything from ``random.Random(seed)`` -- never the global
+``make_world(seed)`` draws everything from ``rng(seed, legacy=RAW)`` (``random.Random(seed)``) -- never the global
 generator, never the clock -- so a seed names one world for good. The name banks below are
 this project's own inventions; every entry is plain ASCII so that it survives the Latin-1
 core fonts of the PDF writer.
@@ -8,12 +8,13 @@ core fonts of the PDF writer.
 
 from __future__ import annotations
 
-import random
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 from typing import Any
 
 from office_env.formats.eml_io import MAIL_DOMAIN
+from office_env.seeding import RAW
+from office_env.seeding import rng as seeded
 
 FIRST_NAMES: tuple[str, ...] = (
     "Dana", "Marcus", "Priya", "Owen", "Lena", "Tobias", "Aisha", "Felix", "Nora", "Rafael",
@@ -236,7 +237,7 @@ def make_world(seed: int) -> World:
     """The world named by ``seed``: same seed, same world, on every machine."""
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise TypeError(f"seed: expected an int, got {type(seed).__name__}")
-    rng = random.Random(seed)
+    rng = seeded(seed, legacy=RAW)
     count = rng.randint(5, 8) + 1
     firsts = rng.sample(FIRST_NAMES, count)
     lasts = rng.sample(LAST_NAMES, count)

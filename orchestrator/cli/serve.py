@@ -45,9 +45,9 @@ def fake_llm_command(
     import signal
     import threading
 
-    from orchestrator.fake_llm import FAULTS, FakeLLMServer
-    from orchestrator.fake_llm.profiles import PROFILES
-    from orchestrator.fake_llm.server import serve_forever
+    from backends.fake_llm import FAULTS, FakeLLMServer
+    from backends.fake_llm.profiles import PROFILES
+    from backends.fake_llm.server import serve_forever
 
     unknown = [f for f in fault if f not in FAULTS]
     if unknown:
@@ -130,9 +130,8 @@ class _Deferred:
         self._inner: Any = None
 
     def load(self, agent: Optional[str], dataset: Optional[Path], noise: float, seed: int) -> None:
-        from orchestrator.fake_llm import default_responder
         from orchestrator.fake_llm.agent_answer import dataset_agent_plans
-        from orchestrator.fake_llm.offline_responder import agent_responder
+        from orchestrator.fake_llm.offline_responder import agent_responder, default_responder
 
         if agent is None:
             self._inner = default_responder()

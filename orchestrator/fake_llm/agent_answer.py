@@ -30,7 +30,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from orchestrator.fake_llm.server import Reply, message_text
+from backends.fake_llm.server import Reply, message_text
 
 MODES = ("oracle", "none", "noisy")
 FINAL_MESSAGE = "Done: I handled your request."

@@ -17,12 +17,14 @@ usable and how many broken tool calls the assistant already made), never from se
 
 from __future__ import annotations
 
-import hashlib
 import json
 import random
 import re
 from dataclasses import dataclass
 from typing import Any
+
+from office_env.seeding import LINES, RAW, digest
+from office_env.seeding import rng as seeded
 
 FATAL = ("misremembered_value", "wrong_row", "skipped_write", "stopped_early")
 SLIPS = ("broken_arguments", "unknown_tool", "looks_around")
@@ -40,8 +42,7 @@ class Step:
 
 def draw(seed: int, noise: float, prompt: str) -> tuple[str | None, str | None, random.Random]:
     """The task's fatal mistake and slip (None: none), and the generator that places them."""
-    digest = hashlib.sha256(f"{seed}\n{prompt}".encode("utf-8")).hexdigest()
-    rng = random.Random(digest)
+    rng = seeded(digest(seed, prompt, legacy=LINES), legacy=RAW)
     fatal = rng.choice(FATAL) if rng.random() < noise else None
     slip = rng.choice(SLIPS) if rng.random() < noise else None
     return fatal, slip, rng

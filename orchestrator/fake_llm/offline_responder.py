@@ -28,7 +28,7 @@ from office_env.tools import ToolResult
 from orchestrator.fake_llm.agent_answer import MODES, PlanSource, answer_agent, grouped_plans
 from orchestrator.fake_llm.plus_answer import answer_plus
 from orchestrator.fake_llm.prompt_roles import ROLE_OPENINGS, UnknownPrompt, inputs_of, role_of  # noqa: F401
-from orchestrator.fake_llm.server import Reply, message_text
+from backends.fake_llm.server import Reply, Responder, message_text
 from surfers.offline import EXPLORERS
 from verifier.dialogue_rules import mark_problems, marked_turns
 from office_env.seeding import rng as seeded
@@ -361,6 +361,12 @@ def offline_responder(body: dict[str, Any]) -> Reply:
     if role == "plus_generator":
         return Reply(content=json.dumps(answer_plus(inputs, _feedback(messages))))
     return Reply(content=json.dumps(_ANSWERS[role](inputs, messages)))
+
+
+def default_responder() -> Responder:
+    """The responder ``homer fake-llm`` serves with: every role prompt of this project answered
+    the way the offline backend would (anything else gets an error object)."""
+    return offline_responder
 
 
 def agent_responder(plans: PlanSource, mode: str = "oracle",

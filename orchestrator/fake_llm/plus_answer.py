@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from generators.plus_offline import regenerate
+from office_env.seeding import SORTED_JSON, derive_seed
 
 
 @dataclass(frozen=True)
@@ -29,7 +28,7 @@ def answer_plus(inputs: dict[str, Any], feedback: str) -> dict[str, Any]:
         if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= most:
             return {"error": f"'{field}' must be an integer from 1 to {most}"}  # the work grows with it
     now = datetime.strptime(inputs["now"][:16], "%Y-%m-%d %H:%M")
-    seed = int(hashlib.sha256(json.dumps([inputs, feedback], sort_keys=True).encode()).hexdigest()[:8], 16)
+    seed = derive_seed(inputs, feedback, legacy=SORTED_JSON)
     draft = regenerate(_Seed(inputs["instruction"], inputs["username"], now), seed=seed, days=inputs["days"],
                        utterances_per_day=inputs["utterances_per_day"], feedback=feedback)
     return {

@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from backends.fake_llm.wire import message_text
 from backends.llm.strict_json import JSONLimitError, loads_limited
-from orchestrator.fake_llm.wire import message_text
 
 # How each role's system prompt opens (templates/prompts/<role>.j2).
 ROLE_OPENINGS = {

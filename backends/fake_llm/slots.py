@@ -13,7 +13,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from orchestrator.fake_llm.wire import _FaultError
+from backends.fake_llm.wire import _FaultError
 
 
 class Slots:

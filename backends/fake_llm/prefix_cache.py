@@ -14,8 +14,8 @@ import threading
 from collections import OrderedDict, deque
 from typing import Any
 
+from backends.fake_llm.wire import message_text
 from backends.tokens import encode
-from orchestrator.fake_llm.wire import message_text
 
 BLOCK_TOKENS = 16          # cache granularity, as vLLM's default block size
 KEPT_PROMPTS = 64          # recent prompts remembered per model

@@ -1,6 +1,6 @@
 """How the servers users run differ, as profiles of the fake endpoint.
 
-A profile makes :class:`~orchestrator.fake_llm.server.FakeLLMServer` behave like one kind of
+A profile makes :class:`~backends.fake_llm.server.FakeLLMServer` behave like one kind of
 server where servers are known to differ, so the llm backend is tested against each quirk:
 
 - ``openai``: accepts every parameter; a prompt over the 128K context is HTTP 400
@@ -20,7 +20,7 @@ server where servers are known to differ, so the llm backend is tested against e
   usage then shows fewer prompt tokens than were sent); no window in ``/v1/models``.
 
 The ``llama-cpp`` and ``vllm`` profiles count a prompt as those servers do, templated (see
-:func:`~orchestrator.fake_llm.wire.chat_template`): their usage, window and ``/tokenize`` agree.
+:func:`~backends.fake_llm.wire.chat_template`): their usage, window and ``/tokenize`` agree.
 ``default`` is none of these: everything is accepted and nothing overflows (the unit tests' server).
 A server's ``context_window`` argument replaces the profile's window.
 """

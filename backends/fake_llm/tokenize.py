@@ -7,7 +7,7 @@
   (``{"model", "messages", "tools", "add_generation_prompt"}``) -> ``{"count", "max_model_len",
   "tokens", "token_strs"}``.
 
-The prompt is :func:`~orchestrator.fake_llm.wire.chat_template`'s, its tokens cl100k's: the count
+The prompt is :func:`~backends.fake_llm.wire.chat_template`'s, its tokens cl100k's: the count
 these routes give is the ``usage.prompt_tokens`` the profile answers the same request with.
 """
 
@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from backends.fake_llm.profiles import Profile
+from backends.fake_llm.wire import _bad_request, _FaultError, chat_template
 from backends.tokens import encode
-from orchestrator.fake_llm.profiles import Profile
-from orchestrator.fake_llm.wire import _bad_request, _FaultError, chat_template
 
 ROUTES = ("/tokenize", "/apply-template")
 

@@ -2,7 +2,7 @@
 injectable faults.
 
 ``FakeLLMServer`` serves ``POST /v1/chat/completions``, ``POST /v1/embeddings`` and
-``GET /v1/models`` from the worker threads of :class:`orchestrator.fake_llm.listener.Listener` (a
+``GET /v1/models`` from the worker threads of :class:`backends.fake_llm.listener.Listener` (a
 listen backlog of 1,024, one deadline for each request's head and body, HTTP 503 with Retry-After
 when busy, never a reset). Chat answers come from a *responder*: a callable that takes the parsed
 request body and returns a :class:`Reply`.
@@ -30,15 +30,15 @@ calls without ``function``), ``arguments_object`` (tool-call arguments as an obj
 ``body_not_json``. The tool-call faults give a reply without tool calls one; on embeddings only
 ``usage_strings`` and the ``body_*`` faults apply.
 
-``profile`` (see :mod:`orchestrator.fake_llm.profiles`) makes the server behave like one kind of
+``profile`` (see :mod:`backends.fake_llm.profiles`) makes the server behave like one kind of
 real server where they differ: refused parameters, tools ignored without ``tool_choice``, a
 context window that overflows with HTTP 400 or is cut silently, no embeddings.
 
 The ``llama-cpp`` and ``vllm`` profiles also serve those servers' tokenizer routes (``POST /tokenize``,
-and llama.cpp's ``POST /apply-template``: :mod:`orchestrator.fake_llm.tokenize`).
+and llama.cpp's ``POST /apply-template``: :mod:`backends.fake_llm.tokenize`).
 
 ``usage.prompt_tokens_details.cached_tokens`` says how much of each prompt a prefix cache would
-have held (see :mod:`orchestrator.fake_llm.prefix_cache`).
+have held (see :mod:`backends.fake_llm.prefix_cache`).
 
 ``slots=N`` makes it work on N chat requests at once (the others wait, and a request whose client
 gave up is worked on to the end, as llama.cpp does; a ``slow`` fault holds its slot); the
@@ -77,13 +77,13 @@ from office_env.limits import (
     MAX_REQUEST_BYTES,
     MiB,
 )
-from orchestrator.fake_llm.listener import HeadFirstHandler, Listener
-from orchestrator.fake_llm.profiles import Profile, profile_named, reply_limit
-from orchestrator.fake_llm.prefix_cache import PrefixCache
-from orchestrator.fake_llm.slots import Slots
-from orchestrator.fake_llm.tokenize import ROUTES as TOKENIZER_ROUTES
-from orchestrator.fake_llm.tokenize import handle as handle_tokenizer
-from orchestrator.fake_llm.wire import (EMBEDDING_DIMENSIONS, REPLY_FAULTS, _bad_request, _break_json, _FaultError,
+from backends.fake_llm.listener import HeadFirstHandler, Listener
+from backends.fake_llm.profiles import Profile, profile_named, reply_limit
+from backends.fake_llm.prefix_cache import PrefixCache
+from backends.fake_llm.slots import Slots
+from backends.fake_llm.tokenize import ROUTES as TOKENIZER_ROUTES
+from backends.fake_llm.tokenize import handle as handle_tokenizer
+from backends.fake_llm.wire import (EMBEDDING_DIMENSIONS, REPLY_FAULTS, _bad_request, _break_json, _FaultError,
                                         apply_reply_fault, chat_template, check_chat_request,
                                         check_embeddings_request, check_model, message_text, prompt_tokens_of)
 
