@@ -545,7 +545,7 @@ class HistoryWriter:
         ctx = self._decoy_ctx(decoy, when, full=not decoy.raised)
         if not decoy.raised:
             decoy.raised = True
-            return [(self._line("job_raise", "any", ctx), self._line("raise_reply", "any", ctx, question=False))]
+            return [(self._line("job_raise", "any", ctx), self._line("raise_reply", "job", ctx, question=False))]
         if decoy.said < len(decoy.details) and self._free_on(decoy.details[decoy.said][1], when) \
                 and self.rng.random() < P_DECOY_DETAIL:
             piece, value = decoy.details[decoy.said]
@@ -565,11 +565,11 @@ class HistoryWriter:
                 new = self._decoy_said(new, cue, when)
                 if new:
                     text = self._line("correct", cue, {**ctx, "value": new}, new)  # worded as the task's are
-                    return [(text, self._line("after", "any", ctx, question=False))]
+                    return [(text, self._line("after", "job", ctx, question=False))]
         if decoy.mentions >= decoy_mention_budget(decoy):
             return []  # a job for later with nothing new comes up no more often than the task's work
         decoy.mentions += 1
-        return [(self._line("mention", "any", ctx), self._line("mention_reply", "any", ctx, question=False))]
+        return [(self._line("mention", "any", ctx), self._line("mention_reply", "job", ctx, question=False))]
 
     def _decoy_detail(self, decoy: Decoy, ctx: dict[str, Any], ask_cue: str, cue: str, value: str, when: datetime,
                       room: int) -> list[tuple[str, str]]:
@@ -584,9 +584,9 @@ class HistoryWriter:
                                   {**self._decoy_ctx(decoy, when, answer=True), "value": value}, value)
             else:  # the detail in full
                 text = self._line("state", cue, {**ctx, "value": value}, value)
-            return [(opener, ask), (text, self._line("after", "any", ctx, question=False))]
+            return [(opener, ask), (text, self._line("after", "job", ctx, question=False))]
         text = self._line("state", cue, {**ctx, "value": value}, value)
-        return [(self._lead(text), self._line("after", "any", ctx, question=False))]
+        return [(self._lead(text), self._line("after", "job", ctx, question=False))]
 
     # -- the day ------------------------------------------------------------------------------
 
