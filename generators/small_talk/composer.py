@@ -14,7 +14,8 @@ from generators.small_talk.bank import (_BEATS_NOW, _FITTING, _FLAGS, _GROUP_TOP
 from generators.small_talk.calendar_facts import (_CLIMATES, _DAY_FLAGS, _DEFAULT_CLIMATE, _HEAT, _MONTHS,
                                                   _NORTH_SEASONS, _SNOWY, _SOUTH_SEASONS, _WEEKDAYS, CITY_CLIMATE,
                                                   WEATHER_FLAGS, holiday_on)
-from generators.small_talk.tables import (_A_SPACE, _ADDRESS_POOL, _BEFORE_A, _FAMILIES, _FITS, _GROUP_RELEVANT, _KEPT,
+from generators.small_talk.tables import (_A_SPACE, _ADDRESS_POOL, _ANSWERS, _BEFORE_A, _FAMILIES, _FITS,
+                                          _GROUP_RELEVANT, _KEPT,
                                           _POOLS, _RELEVANT, _SPACE_PUNCT, _TIME_FLAG_CACHE, _TOPIC_BEATS,
                                           _TOPIC_RELEVANT, _VOWELS, _WORDS, WordingsExhausted, _Day, _eligible,
                                           _entry_slots, _Lazy, _NoFit, _too_long, _weighted)
@@ -56,6 +57,8 @@ class SmallTalk:
         self._asking: list[tuple[str, str]] = []  # the questions of the current exchange
         self._beats_today: set[str] = set()  # the follow-up beats asked on self._today
         self._kinds = _KEPT
+        self._want: frozenset[str] = frozenset()  # the kinds of answer the question just asked expects
+        self._picked: _Entry | None = None  # the entry of the last line drawn by _line
         self._retell = False  # a story told already may be told again (nothing else fits)
         # strict: the caller has other talk to fill in with (``WordingsExhausted`` is not the end),
         # so no story is told again and no line comes back with only its names changed
@@ -415,6 +418,8 @@ class SmallTalk:
                 entries = self._ec.get(name)
                 if entries is None:
                     entries = self._ec[name] = _eligible(name, flags)
+                if self._want and name in _ANSWERS:  # only an answer of a kind the question expects
+                    entries = self._fitting_answers(name, entries)
                 if not entries:
                     raise _NoFit(name)
                 if name in self._kinds:
@@ -481,6 +486,36 @@ class SmallTalk:
                 return False
         return True
 
+    def _fitting_answers(self, name: str, entries: tuple[_Entry, ...]) -> tuple[_Entry, ...]:
+        """The entries of answer pool ``name`` that give a kind the question asked expects (a
+        fact told already only if it does)."""
+        want = self._want
+        kept = self._facts.get(name) if name in self._kinds else None
+        if kept is not None and any(e is kept[0] for e in entries):
+            return entries if kept[0].gives & want else ()
+        return tuple(e for e in entries if e.gives & want)
+
+    def _answer_kinds(self, beat: str, flags: int, aliases: dict[str, str]) -> frozenset[str] | None:
+        """The kinds the answers of ``beat`` ("topic.beat.") can give now; None when its answers
+        are fields of the exchange's captured entry (they fit by construction)."""
+        kinds: set[str] = set()
+        captured = False
+        saved, self._want = self._want, frozenset()
+        try:
+            for entry in _eligible(beat + "ans", flags):
+                for part in entry.parts:
+                    if part[0] != 2 or not part[5]:
+                        continue
+                    captured = True
+                    name = aliases.get(part[1], "") + part[2] if part[1] else part[3]
+                    for answer in _eligible(name, flags) if name in _POOLS else ():
+                        kept = self._facts.get(name) if name in self._kinds else None
+                        if kept is None or answer is kept[0]:
+                            kinds |= answer.gives
+        finally:
+            self._want = saved
+        return frozenset(kinds) if captured else None
+
     def _name_once(self, text: str) -> str:
         """Address the user by name once per turn at most (keep the first ", <name>")."""
         address = self._address
@@ -490,10 +525,13 @@ class SmallTalk:
         return head + address + tail.replace(address, "")
 
     def _line(self, pool: str, ctx: dict[str, str], flags: int, aliases: dict[str, str],
-              pending: set[str], minimum: int = MIN_WORDS, most: int = 99, fit: bool = False) -> str | None:
+              pending: set[str], minimum: int = MIN_WORDS, most: int = 99, fit: bool = False,
+              kinds: frozenset[str] | None = None) -> str | None:
         """A fresh utterance from ``pool``: not said before, accepted by ``avoid``, with
         ``minimum`` (MIN_WORDS unless told) to ``most`` words and at most MAX_TOKENS tokens.
-        ``fit``: draw only from the entries that can have so many words (for pools of plain text)."""
+        ``fit``: draw only from the entries that can have so many words (for pools of plain text).
+        ``kinds``: a question pool's entries that expect one of these kinds of answer (or none:
+        paired with their answer). The entry drawn is left in ``self._picked``."""
         rng = self._rng
         rand = rng.random
         if flags is not self._ec_flags:
@@ -510,6 +548,8 @@ class SmallTalk:
                     _FITS.clear()
                 fit = _FITS[key] = tuple(e for e in entries if _WORDS[id(e)][0] <= most and _WORDS[id(e)][1] >= minimum)
             entries = fit
+        if kinds is not None:
+            entries = tuple(e for e in entries if not e.expects or e.expects & kinds)
         if not entries:
             return None
         said = self._said
@@ -548,6 +588,7 @@ class SmallTalk:
             pending.add(key)
             if self.strict:
                 self._cores.add(core)  # every test above ran, so the strict one set it
+            self._picked = entry
             return text
         return None
 
@@ -656,12 +697,16 @@ class SmallTalk:
             # The user's opening line always gets a reaction, later answers now and then: a short
             # question after a reaction, a longer one on its own (either, if the pool has no other).
             joined = react.endswith(".reply") or self._rng.random() < _REACT_SHARE
-            ask = self._line(pre + "ask", ctx, flags, aliases, pending, minimum=1, most=MIN_WORDS - 1, fit=True) \
-                if joined else self._line(pre + "ask", ctx, flags, aliases, pending, fit=True)
+            # only a question some answer of the beat can answer now (by the kinds they are tagged with)
+            kinds = self._answer_kinds(pre, flags, aliases)
+            ask = self._line(pre + "ask", ctx, flags, aliases, pending, minimum=1, most=MIN_WORDS - 1, fit=True,
+                             kinds=kinds) \
+                if joined else self._line(pre + "ask", ctx, flags, aliases, pending, fit=True, kinds=kinds)
             if ask is None:
-                ask = self._line(pre + "ask", ctx, flags, aliases, pending, minimum=1)
+                ask = self._line(pre + "ask", ctx, flags, aliases, pending, minimum=1, kinds=kinds)
             if ask is None or not self._may_ask(ask, pre):
                 return None
+            want = self._picked.expects if self._picked is not None else frozenset()
             ask_words = ask.count(" ") + 1
             if ask_words < MIN_WORDS or joined:
                 # the reaction and the question together make the utterance: MIN_WORDS between them
@@ -674,7 +719,11 @@ class SmallTalk:
                     pending.add(ask.casefold())
                 elif ask_words < MIN_WORDS:
                     return None
-            ans = self._line(pre + "ans", ctx, flags, aliases, pending)
+            self._want = want
+            try:
+                ans = self._line(pre + "ans", ctx, flags, aliases, pending)
+            finally:
+                self._want = frozenset()
             if ans is None:
                 return None
             out += [("assistant", ask), ("user", ans)]

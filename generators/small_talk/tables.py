@@ -10,12 +10,15 @@ from dataclasses import dataclass
 
 from backends.tokens import count_tokens
 from generators.small_talk.bank import (_SURELY_SHORT, MAX_TOKENS, TOPICS, WordingsExhausted, _Bank, _beats, _Entry,  # noqa: F401
-                                        _families, _Pool, load)
+                                        _families, _Pool, answer_pools, load)
 
 BANK: _Bank = load()
 _POOLS: dict[str, _Pool] = BANK.pools
 _FAMILIES: dict[str, list[str]] = _families(_POOLS)
 _TOPIC_BEATS: dict[str, tuple[str, ...]] = {t: tuple(_beats(_POOLS, t)) for t in TOPICS}
+# The pools answers to follow-up questions are drawn from: drawn with a question's kinds in force
+_ANSWERS: frozenset[str] = frozenset(n for t, beats in _TOPIC_BEATS.items() for b in beats
+                                     for n in answer_pools(_POOLS, f"{t}.{b}"))
 
 # --------------------------------------------------------------------------------------------
 # Composition
@@ -78,7 +81,7 @@ def _compile_choices(parts: tuple) -> tuple:
 
 for _pool in _POOLS.values():
     _pool.entries = [_Entry(_compile_choices(e.parts), tuple(_compile_choices(f) for f in e.fields),
-                            e.need, e.forbid, e.where) for e in _pool.entries]
+                            e.need, e.forbid, e.where, e.expects, e.gives) for e in _pool.entries]
 
 
 def _word_bounds(parts: tuple) -> tuple[int, float]:
