@@ -7,13 +7,16 @@ import re
 import shutil
 from collections import defaultdict
 from datetime import date, datetime, time, timedelta
+from itertools import pairwise
 
 import pytest
 
 from backends.tokens import count_tokens
 from generators.small_talk import BANK_DIR, BankError, SmallTalk, WordingsExhausted, parse_banks
+from generators.small_talk.kinds import fits
 from verifier.dialogue_rules import completion_claim
 from verifier.gameability import acknowledges, normalize
+from verifier.history_form import echoed, reaction_of
 
 CITIES = ("Portland", "Denver", "Austin", "Leeds", "Bristol", "Toronto", "Dublin", "Melbourne", "Rotterdam",
           "Lyon", "Porto", "Seattle", "Chicago", "Edinburgh", "Vancouver", "Auckland", "Cape Town", "Singapore",
@@ -240,19 +243,35 @@ def test_the_talk_belongs_to_this_person():
     assert persona["user"] == st.persona["user"] and persona["user"] in said
 
 
-def test_replies_react_to_the_user_line():
-    """A one-pair reply names something from the user's line (a name, a place, a thing)."""
+def test_replies_react_without_echoing_the_user_line():
+    """A reaction comments on the user's line without repeating a name or content word of it
+    ("Slept like a log, Elm Street was silent." / not "A silent Elm Street, nice.")."""
     st = make(8)
-    reacted = total = 0
+    echoes = total = 0
     day = datetime(2024, 4, 9, 9, 0)
-    for k in range(40):
+    for k in range(60):
         when = day + timedelta(minutes=6 * k)
-        (_, user), (_, reply) = st.exchange(when, 1)
-        user_words = {w.strip(".,!?;:'").lower() for w in user.split() if len(w.strip(".,!?;:'")) > 4}
-        reply_words = {w.strip(".,!?;:'").lower() for w in reply.split()}
-        total += 1
-        reacted += bool(user_words & reply_words)
-    assert reacted / total >= 0.8
+        for (_, said), (_, reply) in zip(*[iter(st.exchange(when, 1 + k % 3))] * 2):
+            total += 1
+            echoes += echoed(said, reaction_of(reply)) is not None
+    assert total >= 100 and echoes / total <= 0.02
+
+
+def test_follow_up_answers_give_a_kind_the_question_expects():
+    """Every follow-up question is answered by a line of a kind it expects (read back from the
+    banks' tags): "Coffee helping?" is not answered "Better after Elm Park"."""
+    judged = 0
+    for seed in range(3):
+        st = make(30 + seed)
+        day = datetime(2024, 10, 7, 8, 40)
+        for k in range(40):
+            lines = st.exchange(day + timedelta(days=k // 8, minutes=40 * (k % 8)), 3)
+            for (role, question), (_, answer) in pairwise(lines[1:]):
+                if role == "assistant" and question.endswith("?"):
+                    verdict = fits(question, answer)
+                    assert verdict is not False, (question, answer)
+                    judged += verdict is True
+    assert judged >= 40
 
 
 def test_multi_pair_exchanges_stay_on_one_topic():
