@@ -15,14 +15,19 @@ from generators.small_talk.tables import _POOLS, TOPICS, _Entry
 _ANY = r".+?"
 
 
+def _literal(text: str) -> str:
+    """A literal's pattern: spaces may be gone (next to an empty choice), "a" may be "an"."""
+    return re.sub(r"\ba\\ ", r"an?\\ ", re.escape(text)).replace("\\ ", r"\s*")
+
+
 def _pattern(parts: tuple) -> str:
     out = []
     for part in parts:
         kind = part[0]
         if kind == 0:
-            out.append(re.escape(part[1]).replace(r"a\ ", r"an?\ "))
+            out.append(_literal(part[1]))
         elif kind == 3:
-            out.append("(?:" + "|".join(re.escape(o) for o in part[1]) + ")")
+            out.append("(?:" + "|".join(_literal(o) for o in part[1]) + ")")
         elif kind == 4:
             out.append(r"(?:,\ [^,.!?]+)?")
         else:
