@@ -538,6 +538,19 @@ def test_malformed_banks_name_file_and_line(text, message):
     ("day.bank", "== sky.reply\n", "== sky.replies\n", "topic 'sky' has no pool 'sky.reply'"),
     ("day.bank", "- <bye.why=why>\n- <bye.why=why>\n", "- <bye.why=why>\n- <bye.why>\n",
      "{why.1} is not captured by every earlier line of the exchange (pool 'bye.reply')"),
+    # every follow-up question and answer line says its kinds, and only they do
+    ("day.bank", "- All week? | expects: yes-no\n", "- All week?\n",
+     "a follow-up question needs '| expects: <kinds>'"),
+    ("day.bank", "- All week? | expects: yes-no\n", "- All week? | expects: yes-no fortnight\n",
+     "unknown kind 'fortnight' in 'expects:'"),
+    ("day.bank", "- All week? | expects: yes-no\n", "- All week? | expects: age\n",
+     "no answer of sleep.cause gives age"),
+    ("day.bank", "- <m.lead> sometimes, {friend} says stress. | <r.ok>. | gives: frequency yes-no\n",
+     "- <m.lead> sometimes, {friend} says stress. | <r.ok>.\n", "an answer line needs '| gives: <kinds>'"),
+    ("day.bank", "- <m.lead> sometimes, {friend} says stress. | <r.ok>. | gives: frequency yes-no\n",
+     "- <m.lead> sometimes, {friend} says stress. | <r.ok>. | kind: frequency\n", "unknown tag 'kind'"),
+    ("day.bank", "- Got a {cafe} coffee[.|!] | <r.good>.\n", "- Got a {cafe} coffee[.|!] | <r.good>. | gives: food\n",
+     "'gives:' belongs to answer lines"),
 ])
 def test_the_banks_must_have_every_topic_pool_and_capture_they_use(tmp_path, file, old, new, message):
     from generators.small_talk.bank import load_bank_dir

@@ -28,9 +28,12 @@ An exchange of ``n`` pairs is the opening line, ``n - 1`` beats (in the order th
 them) and the last beat's end. The follow-up to the user's opening line starts with the reaction
 to it (``T.reply``), a later one now and then (``_REACT_SHARE``) with the reaction to the user's
 answer: a short question (under ``MIN_WORDS`` words) after a reaction, a longer one on its own.
-Malformed banks raise :class:`BankError` naming the file and line: unknown flags, slots, pools or
+Each follow-up question says the kinds of answer it expects (``| expects: yes-no``), each answer
+line the kinds it gives (``| gives: frequency yes-no``; :data:`KINDS`): the composer pairs only
+fitting ones. Malformed banks raise :class:`BankError` naming the file and line: unknown flags, slots, pools or
 aliases, stray brackets, captures that an earlier line of the exchange does not always set,
-cycles, non-ASCII text, missing topics or families.
+cycles, non-ASCII text, missing topics or families, questions or answers without kinds, unknown
+kinds, a question no answer of its beat fits.
 """
 from __future__ import annotations
 

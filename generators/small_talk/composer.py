@@ -9,16 +9,16 @@ from typing import Callable, Sequence
 
 from backends.tokens import count_tokens
 from generators.english import near_key, repeats_itself
-from generators.small_talk.bank import (_BEATS_NOW, _FITTING, _FLAGS, _GROUP_TOPICS, _SLOT_BITS, _SURELY_SHORT,
-                                        _TOPIC_INFO, KNOWN_FLAGS, MAX_TOKENS, MIN_WORDS, BankError, _Entry)
+from generators.small_talk.bank import (_BEATS_NOW, _FITTING, _FLAGS, _GROUP_TOPICS, _SURELY_SHORT, _TOPIC_INFO,
+                                        KNOWN_FLAGS, MAX_TOKENS, MIN_WORDS, BankError, _Entry)
 from generators.small_talk.calendar_facts import (_CLIMATES, _DAY_FLAGS, _DEFAULT_CLIMATE, _HEAT, _MONTHS,
                                                   _NORTH_SEASONS, _SNOWY, _SOUTH_SEASONS, _WEEKDAYS, CITY_CLIMATE,
                                                   WEATHER_FLAGS, holiday_on)
 from generators.small_talk.tables import (_A_SPACE, _ADDRESS_POOL, _ANSWERS, _BEFORE_A, _FAMILIES, _FITS,
-                                          _GROUP_RELEVANT, _KEPT,
-                                          _POOLS, _RELEVANT, _SPACE_PUNCT, _TIME_FLAG_CACHE, _TOPIC_BEATS,
+                                          _GROUP_RELEVANT, _KEPT, _POOLS, _RELEVANT, _SPACE_PUNCT, _TOPIC_BEATS,
                                           _TOPIC_RELEVANT, _VOWELS, _WORDS, WordingsExhausted, _Day, _eligible,
-                                          _entry_slots, _Lazy, _NoFit, _too_long, _weighted)
+                                          _entry_slots, _Lazy, _NoFit, _too_long, _weighted, fitting_answers,
+                                          kid_flags, slot_bits, time_flags)
 from office_env.seeding import rng as seeded
 
 _REACT_SHARE = 0.4  # share of later follow-up questions that start with a reaction to the user's answer
@@ -315,13 +315,9 @@ class SmallTalk:
                 raise ValueError("small talk: every weekend plan is rejected by avoid()")
         return {"wk_plan": plan[0], "wk_past": plan[1]}
 
-    @staticmethod
-    def _slot_bits(slots: dict[str, str]) -> int:
-        m = 0
-        get = _SLOT_BITS.get
-        for s in slots:
-            m |= get(s, 0)
-        return m
+    _slot_bits = staticmethod(slot_bits)
+    _kid_flags = staticmethod(kid_flags)
+    _time_flags = staticmethod(time_flags)
 
     def _kid_slots(self, rng: random.Random, ctx: dict[str, str]) -> None:
         if not self._kids:
@@ -332,38 +328,6 @@ class SmallTalk:
         if len(self._kids) > 1:
             ctx["kid2"] = self._kids[1 - i][0]
 
-    @staticmethod
-    def _kid_flags(ctx: dict[str, str]) -> int:
-        if "kid_age" not in ctx:
-            return 0
-        age = int(ctx["kid_age"])
-        return _FLAGS.bit("kid_small" if age < 5 else "kid_school" if age < 13 else "kid_teen")
-
-    @staticmethod
-    def _time_flags(when: datetime) -> int:
-        minutes = when.hour * 60 + when.minute
-        found = _TIME_FLAG_CACHE.get(minutes)
-        if found is not None:
-            return found
-        names = []
-        if minutes < 11 * 60:
-            names.append("early")
-        if minutes < 12 * 60:
-            names.append("morning")
-        if 10 * 60 <= minutes < 12 * 60 + 30:
-            names.append("prelunch")
-        if 12 * 60 <= minutes < 14 * 60:
-            names.append("lunchtime")
-        if minutes >= 13 * 60:
-            names.append("postlunch")
-        if minutes >= 12 * 60:
-            names.append("afternoon")
-        if minutes >= 16 * 60:
-            names.append("late")
-        if minutes >= 18 * 60:
-            names.append("evening")
-        found = _TIME_FLAG_CACHE[minutes] = _FLAGS.mask(names)
-        return found
 
     # -- expansion ---------------------------------------------------------------------------
 
@@ -419,7 +383,8 @@ class SmallTalk:
                 if entries is None:
                     entries = self._ec[name] = _eligible(name, flags)
                 if self._want and name in _ANSWERS:  # only an answer of a kind the question expects
-                    entries = self._fitting_answers(name, entries)
+                    kept = self._facts.get(name) if name in self._kinds else None
+                    entries = fitting_answers(entries, self._want, kept[0] if kept else None)
                 if not entries:
                     raise _NoFit(name)
                 if name in self._kinds:
@@ -485,15 +450,6 @@ class SmallTalk:
             if not any(n in told for n in names):
                 return False
         return True
-
-    def _fitting_answers(self, name: str, entries: tuple[_Entry, ...]) -> tuple[_Entry, ...]:
-        """The entries of answer pool ``name`` that give a kind the question asked expects (a
-        fact told already only if it does)."""
-        want = self._want
-        kept = self._facts.get(name) if name in self._kinds else None
-        if kept is not None and any(e is kept[0] for e in entries):
-            return entries if kept[0].gives & want else ()
-        return tuple(e for e in entries if e.gives & want)
 
     def _answer_kinds(self, beat: str, flags: int, aliases: dict[str, str]) -> frozenset[str] | None:
         """The kinds the answers of ``beat`` ("topic.beat.") can give now; None when its answers
