@@ -706,3 +706,15 @@ def test_no_word_or_phrase_said_twice_in_one_line():
             assert not any(a == b for a, b in zip(words, words[1:])), text
             grams = [tuple(words[i:i + 3]) for i in range(len(words) - 2)]
             assert len(grams) == len(set(grams)), text
+
+
+def test_reaction_pools_hold_no_acknowledgement_or_promise():
+    """Every fragment of the reaction pools (r.*) reads as a reaction, not as the assistant
+    taking note or promising ("will do", "noted", "I'll ..."), whichever fragments are drawn."""
+    text = "\n".join(p.read_text(encoding="utf-8") for p in sorted(BANK_DIR.glob("*.bank")))
+    pools = re.findall(r"^== (r\.[a-z.]+)\n((?:- .*\n?)+)", text, re.M)
+    assert {name for name, _ in pools} >= {"r.good.b", "r.ugh.b", "r.ha.b", "r.ok.b", "r.enjoy.b", "r.luck.b"}
+    for name, body in pools:
+        for line in body.splitlines():
+            fragment = line[2:]
+            assert not acknowledges(fragment) and not ASSISTANT_PROMISE.search(fragment), (name, fragment)
