@@ -45,7 +45,10 @@ build, each figure with its target and PASS or MISS (blank where there is no tar
   pieces whose value is never said beside a word of its work's name, so two turns are needed
   (>= 30 %), pieces with a corrected or near-miss value where such a value is said in the thread
   after the final one (>= 20 %), small-talk questions asked again the same day and answered
-  another way (0; over the whole history: info), attempts ending ``error: crashed`` (0), and
+  another way (0; over the whole history: info), small-talk reactions that echo the line they
+  react to, repeating a name or content word of it (<= 1 % of reactions), follow-up answers of a
+  kind their question does not expect, by the small-talk banks' tags (0), attempts ending
+  ``error: crashed`` (0), and
   tokens per history by the real counter (Challenge: every history >= 100,000);
 - the oracle agent's pass rate with the long-context history (100 %; ``--no-oracle`` skips it;
   Plus tasks have no oracle plan).
@@ -106,6 +109,7 @@ from verifier.history_form import (
     history_tokens,
     iso_stamps,
     same_question_answers,
+    small_talk_fit,
     turned_down_after_final,
     two_turn_share,
 )
@@ -132,6 +136,7 @@ ANSWERED_TARGET = 0.80
 CROSS_TASK_TARGET = 0.20
 WORK_TURN_TARGET = 0.30
 NEAR_REPEAT_TARGET = 0.02
+ECHO_TARGET = 0.01  # small-talk reactions repeating a name or content word of the line they react to
 FAMILY_TARGET = 40
 PHRASING_TARGET = 5
 HARD_STEPS_TARGET = 6
@@ -326,6 +331,12 @@ def form_lines(records: list[dict[str, Any]], kind: str, folder: Path) -> list[d
                        f"{answers['same_day']} of {answers['asked']}", "0", answers["same_day"] == 0))
     lines.append(_line("small-talk question answered two ways in a history", answers["history"],
                        f"{answers['history']} of {answers['asked']}", "-", None))
+    fit = small_talk_fit(records)
+    echo = fit["echoes"] / fit["reactions"] if fit["reactions"] else 0.0
+    lines.append(_line("small-talk reactions echoing their line", echo,
+                       f"{100 * echo:.1f} % of {fit['reactions']}", f"<= {100 * ECHO_TARGET:.0f} %", echo <= ECHO_TARGET))
+    lines.append(_line("small-talk answers not of the kind asked", fit["mismatched"],
+                       f"{fit['mismatched']} of {fit['judged']}", "0", fit["mismatched"] == 0))
     crashed = _crashes(folder)
     lines.append(_line("attempts ending 'error: crashed'", crashed,
                        "n/a (no attempts.jsonl)" if crashed is None else str(crashed), "0", crashed in (0, None)))

@@ -11,6 +11,7 @@ Format, one statement per line (leading and trailing spaces are ignored)::
                             not hold; ``when *`` lifts the condition); only where a bank allows it
     - text                  one entry; ``- ~`` is the empty entry
     - first | second        an entry with fields, separated by `` | `` outside ``[ ]``
+    - text | expects: a b   a tag as the last field (``key: words``), where a bank allows the key
 
 A section is defined once (in one file). Text is plain ASCII; ``{slot}`` inserts a value (in
 the thread and small-talk banks ``{^slot}`` too: with its first letter upper-cased). What else
@@ -36,6 +37,8 @@ _NAME = r"[a-z_][a-z0-9_]*(?:\.[a-z0-9_]+)*"
 _HEADER = re.compile(r"==\s*(\S[^:]*?)\s*(?::(.*))?\Z")
 _SECTION_NAME = re.compile(_NAME + r"\Z")
 _FIELD_NAME = re.compile(r"[a-z][a-z0-9_]*\Z")
+_TAG = re.compile(r"([a-z]+):\s*(.*)\Z")
+_TAG_WORD = re.compile(r"[a-z][a-z0-9-]*\Z")
 FIELD_SEP = " | "
 
 
@@ -48,6 +51,7 @@ class Entry:
     fields: tuple[str, ...]  # the entry's text split at " | " (one field: ("",) for "- ~")
     when: tuple[str, ...]  # the condition in force: known flags, "!flag" for must-not-hold; () for none
     where: str  # "file:line" of the entry
+    tags: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (key, words) of the tag field, if any
 
 
 @dataclass(slots=True)
@@ -114,7 +118,23 @@ def _condition(line: str, where: str, flags: frozenset[str] | None) -> tuple[str
     return tuple(words)
 
 
-def _entry(line: str, section: Section, where: str) -> tuple[str, ...]:
+def _tag(fields: list[str], where: str, tags: frozenset[str]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """Take the tag field (``key: word word``) off the end of ``fields``, if the bank has tags."""
+    match = _TAG.match(fields[-1]) if tags and len(fields) > 1 else None
+    if match is None:
+        return ()
+    key, words = match.group(1), match.group(2).split()
+    if key not in tags:
+        raise BankError(f"{where}: unknown tag {key!r}; this bank's tags are {', '.join(sorted(tags))}")
+    bad = [w for w in words if not _TAG_WORD.match(w)]
+    if not words or bad:
+        raise BankError(f"{where}: tag {key!r} needs words (lower case, digits and '-'), got {match.group(2)!r}")
+    fields.pop()
+    return ((key, tuple(words)),)
+
+
+def _entry(line: str, section: Section, where: str,
+           tags: frozenset[str] = frozenset()) -> tuple[tuple[str, ...], tuple[tuple[str, tuple[str, ...]], ...]]:
     body = line[1:].strip()
     if not body:
         raise BankError(f"{where}: empty entry (write '- ~' for the empty fragment)")
@@ -124,17 +144,19 @@ def _entry(line: str, section: Section, where: str) -> tuple[str, ...]:
         fields = [f.strip() for f in split_fields(body, where)]
         if not all(fields):
             raise BankError(f"{where}: empty field in {body!r}")
+    tag = _tag(fields, where, tags)
     if section.columns is not None and len(fields) != len(section.columns):
         raise BankError(f"{where}: expected {len(section.columns)} fields ({' | '.join(section.columns)}), "
                         f"got {len(fields)}")
-    return tuple(fields)
+    return tuple(fields), tag
 
 
 def parse_bank(text: str, name: str, sections: dict[str, Section] | None = None, *,
-               flags: frozenset[str] | None = None) -> dict[str, Section]:
+               flags: frozenset[str] | None = None, tags: frozenset[str] = frozenset()) -> dict[str, Section]:
     """Parse one bank file's text into ``sections`` (a new dict unless given: the sections of the
     bank's earlier files, whose names this file may not define again). ``flags``: the flags
-    ``when`` lines may name (None: the bank has no conditions)."""
+    ``when`` lines may name (None: the bank has no conditions); ``tags``: the keys a last field
+    ``key: words`` may have (none: a last field is always text)."""
     sections = {} if sections is None else sections
     section: Section | None = None
     when: tuple[str, ...] = ()
@@ -157,17 +179,19 @@ def parse_bank(text: str, name: str, sections: dict[str, Section] | None = None,
         elif line == "when" or line.startswith("when "):
             when = _condition(line, where, flags)
         elif line.startswith("- ") or line == "-":
-            section.entries.append(Entry(_entry(line, section, where), when, where))
+            fields, tag = _entry(line, section, where, tags)
+            section.entries.append(Entry(fields, when, where, tag))
         else:
             raise BankError(f"{where}: expected '- text', 'when flags', '== section' or '#', got {line[:40]!r}")
     return sections
 
 
-def parse_banks(files: Sequence[tuple[str, str]], *, flags: frozenset[str] | None = None) -> dict[str, Section]:
+def parse_banks(files: Sequence[tuple[str, str]], *, flags: frozenset[str] | None = None,
+                tags: frozenset[str] = frozenset()) -> dict[str, Section]:
     """Parse the texts of one bank's files (``(name, text)`` pairs, in order); every section has entries."""
     sections: dict[str, Section] = {}
     for name, text in files:
-        parse_bank(text, name, sections, flags=flags)
+        parse_bank(text, name, sections, flags=flags, tags=tags)
     for sec in sections.values():
         if not sec.entries:
             raise BankError(f"{sec.where}: section {sec.name!r} has no entries")

@@ -61,6 +61,19 @@ def test_a_malformed_line_names_the_file_and_line(text, message):
     assert str(info.value).startswith(message[:9]) and message in str(info.value), info.value
 
 
+def test_a_tag_field_is_read_only_where_a_bank_has_tags():
+    text = "== a.b\n- Any plans? | expects: plan yes-no\n- Note: x | y\n"
+    tagged = parse_banks([("x.bank", text)], tags=frozenset({"expects"}))["a.b"].entries
+    assert tagged[0].fields == ("Any plans?",) and tagged[0].tags == (("expects", ("plan", "yes-no")),)
+    assert tagged[1].tags == () and tagged[1].fields == ("Note: x", "y")  # a tag is the last field only
+    plain = parse_banks([("x.bank", text)])["a.b"].entries
+    assert plain[0].fields == ("Any plans?", "expects: plan yes-no") and plain[0].tags == ()
+    for bad, message in (("- x | expects:\n", "tag 'expects' needs words"), ("- x | expects: Plan\n", "needs words"),
+                         ("- x | gives: plan\n", "x.bank:2: unknown tag 'gives'")):
+        with pytest.raises(BankError, match=message):
+            parse_banks([("x.bank", "== a.b\n" + bad)], tags=frozenset({"expects"}))
+
+
 def test_conditions_are_refused_where_a_bank_takes_none():
     with pytest.raises(BankError, match=r"^x\.bank:2: this bank's entries take no 'when' conditions"):
         parse_banks([("x.bank", "== a.b\nwhen morning\n- hi\n")])

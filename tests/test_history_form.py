@@ -9,6 +9,7 @@ from verifier.history_form import (
     history_tokens,
     iso_stamps,
     same_question_answers,
+    small_talk_fit,
     turned_down_after_final,
     two_turn_share,
 )
@@ -87,3 +88,19 @@ def test_history_tokens_count_every_utterance():
     r = record([user("Good morning!"), assistant("Morning, Zara.")], [user("The list is done.")])
     assert history_tokens([r]) == [count_tokens("Good morning!") + count_tokens("Morning, Zara.")
                                    + count_tokens("The list is done.")]
+
+
+def test_small_talk_reactions_that_echo_and_answers_that_do_not_fit_are_counted():
+    r = record([user("Slept like a log, Elm Street was silent."), assistant("A silent Elm Street, nice. All week?"),
+                user("When Prism Dashboard is busy, Sam says."), assistant("Poor you, what a slog."),
+                user("Coffee from the corner place."), assistant("Lucky you, what a treat. Coffee helping?"),
+                user("The Kiln coffee is working, mostly."), assistant("That sounds lovely."),
+                user("Ticket 44 is open.", thread="t1"), assistant("Which queue is it in?", thread="t1")])
+    found = small_talk_fit([r])
+    # "A silent Elm Street, nice." repeats the street; the other three reactions comment on their line
+    assert found["reactions"] == 4 and found["echoes"] == 1
+    # "All week?" expects a yes or no: "When ... is busy" gives an occasion; the coffee answer fits
+    assert found["judged"] == 2 and found["mismatched"] == 1
+    # a greeting returned is no echo, a name is
+    assert small_talk_fit([record([user("Morning! Cake from Ana today."), assistant("Morning. Thank Ana for us.")])]) \
+        == {"reactions": 1, "echoes": 1, "judged": 0, "mismatched": 0}

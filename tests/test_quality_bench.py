@@ -30,6 +30,8 @@ def test_standard_and_plus_builds_in_one_table_and_the_cache_is_reused(tmp_path:
         assert figures["ISO date stamps in speech"]["value"] == 0, kind
         assert figures["attempts ending 'error: crashed'"]["status"] == "PASS", kind
         assert figures["small-talk question answered two ways in a day"]["value"] == 0, kind
+        assert figures["small-talk answers not of the kind asked"]["value"] == 0, kind
+        assert figures["small-talk reactions echoing their line"]["status"] in ("PASS", "MISS"), kind
         assert figures["adversary query_topic precision"]["status"] in ("PASS", "MISS"), kind
     assert "clause fragments (< 4 words)" in {line["figure"] for line in data["plus"]["figures"]}
     assert {p.name for p in tmp_path.iterdir()} == {"standard-n4-s3", "standard-n4-s5", "plus-s3", "plus-s5"}

@@ -7,13 +7,16 @@ import re
 import shutil
 from collections import defaultdict
 from datetime import date, datetime, time, timedelta
+from itertools import pairwise
 
 import pytest
 
 from backends.tokens import count_tokens
 from generators.small_talk import BANK_DIR, BankError, SmallTalk, WordingsExhausted, parse_banks
+from generators.small_talk.kinds import fits
 from verifier.dialogue_rules import completion_claim
 from verifier.gameability import acknowledges, normalize
+from verifier.history_form import echoed, reaction_of
 
 CITIES = ("Portland", "Denver", "Austin", "Leeds", "Bristol", "Toronto", "Dublin", "Melbourne", "Rotterdam",
           "Lyon", "Porto", "Seattle", "Chicago", "Edinburgh", "Vancouver", "Auckland", "Cape Town", "Singapore",
@@ -240,19 +243,35 @@ def test_the_talk_belongs_to_this_person():
     assert persona["user"] == st.persona["user"] and persona["user"] in said
 
 
-def test_replies_react_to_the_user_line():
-    """A one-pair reply names something from the user's line (a name, a place, a thing)."""
+def test_replies_react_without_echoing_the_user_line():
+    """A reaction comments on the user's line without repeating a name or content word of it
+    ("Slept like a log, Elm Street was silent." / not "A silent Elm Street, nice.")."""
     st = make(8)
-    reacted = total = 0
+    echoes = total = 0
     day = datetime(2024, 4, 9, 9, 0)
-    for k in range(40):
+    for k in range(60):
         when = day + timedelta(minutes=6 * k)
-        (_, user), (_, reply) = st.exchange(when, 1)
-        user_words = {w.strip(".,!?;:'").lower() for w in user.split() if len(w.strip(".,!?;:'")) > 4}
-        reply_words = {w.strip(".,!?;:'").lower() for w in reply.split()}
-        total += 1
-        reacted += bool(user_words & reply_words)
-    assert reacted / total >= 0.8
+        for (_, said), (_, reply) in zip(*[iter(st.exchange(when, 1 + k % 3))] * 2):
+            total += 1
+            echoes += echoed(said, reaction_of(reply)) is not None
+    assert total >= 100 and echoes / total <= 0.02
+
+
+def test_follow_up_answers_give_a_kind_the_question_expects():
+    """Every follow-up question is answered by a line of a kind it expects (read back from the
+    banks' tags): "Coffee helping?" is not answered "Better after Elm Park"."""
+    judged = 0
+    for seed in range(3):
+        st = make(30 + seed)
+        day = datetime(2024, 10, 7, 8, 40)
+        for k in range(40):
+            lines = st.exchange(day + timedelta(days=k // 8, minutes=40 * (k % 8)), 3)
+            for (role, question), (_, answer) in pairwise(lines[1:]):
+                if role == "assistant" and question.endswith("?"):
+                    verdict = fits(question, answer)
+                    assert verdict is not False, (question, answer)
+                    judged += verdict is True
+    assert judged >= 40
 
 
 def test_multi_pair_exchanges_stay_on_one_topic():
@@ -519,6 +538,19 @@ def test_malformed_banks_name_file_and_line(text, message):
     ("day.bank", "== sky.reply\n", "== sky.replies\n", "topic 'sky' has no pool 'sky.reply'"),
     ("day.bank", "- <bye.why=why>\n- <bye.why=why>\n", "- <bye.why=why>\n- <bye.why>\n",
      "{why.1} is not captured by every earlier line of the exchange (pool 'bye.reply')"),
+    # every follow-up question and answer line says its kinds, and only they do
+    ("day.bank", "- All week? | expects: yes-no\n", "- All week?\n",
+     "a follow-up question needs '| expects: <kinds>'"),
+    ("day.bank", "- All week? | expects: yes-no\n", "- All week? | expects: yes-no fortnight\n",
+     "unknown kind 'fortnight' in 'expects:'"),
+    ("day.bank", "- All week? | expects: yes-no\n", "- All week? | expects: age\n",
+     "no answer of sleep.cause gives age"),
+    ("day.bank", "- <m.lead> sometimes, {friend} says stress. | <r.ok>. | gives: frequency yes-no\n",
+     "- <m.lead> sometimes, {friend} says stress. | <r.ok>.\n", "an answer line needs '| gives: <kinds>'"),
+    ("day.bank", "- <m.lead> sometimes, {friend} says stress. | <r.ok>. | gives: frequency yes-no\n",
+     "- <m.lead> sometimes, {friend} says stress. | <r.ok>. | kind: frequency\n", "unknown tag 'kind'"),
+    ("day.bank", "- Got a {cafe} coffee[.|!] | <r.good>.\n", "- Got a {cafe} coffee[.|!] | <r.good>. | gives: food\n",
+     "'gives:' belongs to answer lines"),
 ])
 def test_the_banks_must_have_every_topic_pool_and_capture_they_use(tmp_path, file, old, new, message):
     from generators.small_talk.bank import load_bank_dir
@@ -674,3 +706,15 @@ def test_no_word_or_phrase_said_twice_in_one_line():
             assert not any(a == b for a, b in zip(words, words[1:])), text
             grams = [tuple(words[i:i + 3]) for i in range(len(words) - 2)]
             assert len(grams) == len(set(grams)), text
+
+
+def test_reaction_pools_hold_no_acknowledgement_or_promise():
+    """Every fragment of the reaction pools (r.*) reads as a reaction, not as the assistant
+    taking note or promising ("will do", "noted", "I'll ..."), whichever fragments are drawn."""
+    text = "\n".join(p.read_text(encoding="utf-8") for p in sorted(BANK_DIR.glob("*.bank")))
+    pools = re.findall(r"^== (r\.[a-z.]+)\n((?:- .*\n?)+)", text, re.M)
+    assert {name for name, _ in pools} >= {"r.good.b", "r.ugh.b", "r.ha.b", "r.ok.b", "r.enjoy.b", "r.luck.b"}
+    for name, body in pools:
+        for line in body.splitlines():
+            fragment = line[2:]
+            assert not acknowledges(fragment) and not ASSISTANT_PROMISE.search(fragment), (name, fragment)

@@ -11,6 +11,10 @@
   the thread" is then wrong);
 - :func:`same_question_answers`: the assistant's small-talk questions asked again in a history
   and answered another way (a person answers "how old is Rex?" once);
+- :func:`small_talk_fit`: small-talk reactions that echo the line they react to (repeat a name or
+  a content word of it: "Slept like a log, Elm Street was silent." / "Silent Elm Street, nice."),
+  and follow-up answers that do not give a kind of answer their question expects (read back
+  through the small-talk banks' tags, ``generators.small_talk.kinds``);
 - :func:`history_tokens`: tokens of each history by the dataset's counter.
 """
 
@@ -24,6 +28,8 @@ from typing import Any
 
 from backends.tokens import count_tokens, counter_name
 from generators.english import near_key
+from generators.small_talk.kinds import fits
+from generators.specifics import COMMON_WORDS
 from verifier.gameability import _EMAIL, _FILE
 
 _ISO_RE = re.compile(r"(?<![\w-])\d{4}-\d{2}-\d{2}(?![\w-])")
@@ -157,6 +163,73 @@ def same_question_answers(records: list[dict[str, Any]]) -> dict[str, int]:
             same_day += sum(len(answers) > 1 for answers in today.values())
         history += sum(len(answers) > 1 for answers in seen.values())
     return {"asked": asked, "same_day": same_day, "history": history}
+
+
+# Words a reaction may share with its line without echoing it: function words and the words of
+# how people react ("sounds lovely", "poor you") rather than of what was said.
+_REACTION_WORDS = COMMON_WORDS | frozenset((
+    "ah", "aw", "ha", "ooh", "ugh", "oof", "mm", "hmm", "sounds", "sound", "lovely", "nice", "nicely", "really",
+    "very", "much", "more", "most", "fun", "funny", "rough", "poor", "sorry", "glad", "happy", "love", "loved",
+    "amazing", "brilliant", "classic", "gold", "pure", "stuff", "pain", "annoying", "call", "thing", "things",
+    "bit", "lot", "today", "tonight", "morning", "afternoon", "evening", "night", "hello", "week", "weekend",
+    "little", "long", "quite", "pretty", "made", "make", "can't", "always"))
+_WORDS_CASED = re.compile(r"[A-Za-z][A-Za-z'-]*")
+
+
+def _echo_words(line: str) -> set[str]:
+    """The words of ``line`` that a reaction repeating them echoes: names (capitalised past a
+    sentence's first word) and content words of four letters or more."""
+    out: set[str] = set()
+    for sentence in re.split(r"(?<=[.!?])\s+", line):
+        for i, word in enumerate(_WORDS_CASED.findall(sentence)):
+            low = word.lower().removesuffix("'s")
+            if low in _REACTION_WORDS or word == "I":
+                continue
+            if (i and word[0].isupper()) or len(low) >= 4:
+                out.add(low)
+    return out
+
+
+def echoed(line: str, reaction: str) -> str | None:
+    """The word of ``line`` that ``reaction`` repeats (a name or a content word), or None."""
+    words = _echo_words(line)
+    for word in _WORDS_CASED.findall(reaction):
+        if word.lower().removesuffix("'s") in words:
+            return word
+    return None
+
+
+def reaction_of(text: str) -> str:
+    """The reaction part of an assistant's small-talk turn: all of it but a last question."""
+    sentences = re.split(r"(?<=[.!?])\s+", text.strip())
+    return " ".join(sentences[:-1] if sentences[-1].endswith("?") else sentences)
+
+
+def small_talk_fit(records: list[dict[str, Any]]) -> dict[str, int]:
+    """Small talk (turns without a ``thread`` mark): ``reactions``, assistant turns reacting to a
+    user line (the part before a closing question); ``echoes``, those repeating a name or content
+    word of it (:func:`echoed`); ``judged``, follow-up questions and answers read as a bank
+    question and one of its answers; ``mismatched``, those whose answer gives no kind the
+    question expects."""
+    out = {"reactions": 0, "echoes": 0, "judged": 0, "mismatched": 0}
+    for record in records:
+        for session in record.get("dialogue") or []:
+            turns = [t for t in session.get("turns") or [] if isinstance(t, dict)]
+            for before, turn in pairwise(turns):
+                if before.get("thread") or turn.get("thread") or before.get("role") == turn.get("role"):
+                    continue
+                said, reply = str(before.get("text") or ""), str(turn.get("text") or "")
+                if before.get("role") == "user":
+                    reaction = reaction_of(reply)
+                    if reaction:
+                        out["reactions"] += 1
+                        out["echoes"] += echoed(said, reaction) is not None
+                elif said.rstrip().endswith("?"):
+                    verdict = fits(said, reply)
+                    if verdict is not None:
+                        out["judged"] += 1
+                        out["mismatched"] += not verdict
+    return out
 
 
 def history_tokens(records: list[dict[str, Any]]) -> list[int]:

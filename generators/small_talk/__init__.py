@@ -19,7 +19,9 @@ that mention that persona, the given colleagues, company, city and projects, and
   per history; everyday topics at most so often a day (:data:`TOPICS`).
 
 Every utterance is assembled from fragments (alternatives, slots, nested pools), assistant lines
-echo what the user just said, and the object remembers everything it produced: no utterance
+react to what the user just said without repeating its names or things, a follow-up question is
+answered by a line of a kind it expects (the banks' ``expects:`` and ``gives:`` tags), and the
+object remembers everything it produced: no utterance
 repeats within its history (compared case-folded), none says a word twice in a row or a phrase of
 three words twice. A persona fact (how long they have lived there, had the pet, done the hobby and
 with whom: :data:`_FACT_POOL`) is drawn once and told once, the same way; a story (a ``*.news``

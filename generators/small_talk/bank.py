@@ -28,9 +28,12 @@ An exchange of ``n`` pairs is the opening line, ``n - 1`` beats (in the order th
 them) and the last beat's end. The follow-up to the user's opening line starts with the reaction
 to it (``T.reply``), a later one now and then (``_REACT_SHARE``) with the reaction to the user's
 answer: a short question (under ``MIN_WORDS`` words) after a reaction, a longer one on its own.
-Malformed banks raise :class:`BankError` naming the file and line: unknown flags, slots, pools or
+Each follow-up question says the kinds of answer it expects (``| expects: yes-no``), each answer
+line the kinds it gives (``| gives: frequency yes-no``; :data:`KINDS`): the composer pairs only
+fitting ones. Malformed banks raise :class:`BankError` naming the file and line: unknown flags, slots, pools or
 aliases, stray brackets, captures that an earlier line of the exchange does not always set,
-cycles, non-ASCII text, missing topics or families.
+cycles, non-ASCII text, missing topics or families, questions or answers without kinds, unknown
+kinds, a question no answer of its beat fits.
 """
 from __future__ import annotations
 
@@ -115,6 +118,11 @@ TOPICS: dict[str, tuple[str, float, bool, int]] = {
     "birthday": ("talk", 0.6, True, 1),
 }
 
+# The kinds of answer a follow-up question expects ("expects: ...") and an answer line gives
+# ("gives: ..."): the composer pairs a question only with an answer of a kind it expects.
+KINDS: frozenset[str] = frozenset(("yes-no", "duration", "frequency", "occasion", "feeling", "plan", "thing", "place",
+                                   "people", "reason", "amount", "weather", "way", "food", "age"))
+
 # --------------------------------------------------------------------------------------------
 # Bank parsing
 # --------------------------------------------------------------------------------------------
@@ -131,6 +139,8 @@ class _Entry:
     need: int
     forbid: int
     where: str
+    expects: frozenset[str] = frozenset()  # a follow-up question: the kinds of answer that fit it
+    gives: frozenset[str] = frozenset()  # an answer: the kinds of question it answers
 
 
 @dataclass
@@ -288,7 +298,13 @@ class _Compiler:
                     raise BankError(f"{where}: no captures inside [ ] alternatives")
                 self.all_refs.extend(refs)
                 self.add(anon_pool, _Entry(parts, (), self.slot_need(s, where), 0, where), frozenset(), frozenset(s))
-        entry = _Entry(fields_parts[0], tuple(fields_parts[1:]), need | self.slot_need(slots, where), forbid, where)
+        tags = dict(item.tags)
+        for key, words in tags.items():
+            unknown = sorted(set(words) - KINDS)
+            if unknown:
+                raise BankError(f"{where}: unknown kind {unknown[0]!r} in '{key}:'; the kinds are {', '.join(sorted(KINDS))}")
+        entry = _Entry(fields_parts[0], tuple(fields_parts[1:]), need | self.slot_need(slots, where), forbid, where,
+                       frozenset(tags.get("expects", ())), frozenset(tags.get("gives", ())))
         self.add(pool, entry, frozenset(caps), frozenset(slots))
         self.all_caps |= caps
 
@@ -318,7 +334,7 @@ class _Compiler:
 def parse_banks(files: Sequence[tuple[str, str]]) -> _Bank:
     """Parse bank texts (``(name, text)`` pairs) into pools; check them (see the module docstring)."""
     compiler = _Compiler()
-    for sec in parse_sections(files, flags=KNOWN_FLAGS).values():
+    for sec in parse_sections(files, flags=KNOWN_FLAGS, tags=frozenset({"expects", "gives"})).values():
         compiler.section(sec)
     compiler.check_names()
     bank = _Bank(compiler.pools, compiler.all_caps, compiler.entry_caps, compiler.entry_slots)
@@ -367,6 +383,7 @@ def load_bank_dir(directory: Path) -> _Bank:
     """The small-talk bank of ``directory``'s ``*.bank`` files, parsed and checked."""
     bank = parse_banks(read_bank_dir(directory, "small-talk bank"))
     _check_topics(bank)
+    _check_kinds(bank)
     return bank
 
 
@@ -463,3 +480,55 @@ def bounded(cache: dict, key: Any, make: Callable[[], tuple]) -> tuple:
             cache.clear()
         found = cache[key] = make()
     return found
+
+
+def _paired(entry: _Entry) -> bool:
+    """A line said from a field of the exchange's captured entry ({fn.2}): the question and its
+    answer come from one entry, so they fit by construction and need no kind."""
+    return any(p[0] == 1 and "." in p[1] for fparts in (entry.parts, *entry.fields) for p in fparts)
+
+
+def answer_pools(pools: dict[str, _Pool], beat: str) -> list[str]:
+    """The pools the answers of ``beat`` ("topic.beat") are captured from (aliases resolved)."""
+    families = _families(pools)
+    out: list[str] = []
+    for entry in pools[f"{beat}.ans"].entries:
+        for part in entry.parts:
+            if part[0] != 2 or not part[5]:
+                continue
+            if part[1]:
+                out += [f"{ALIASES[part[1]]}.{m}{part[2]}" for m in families[ALIASES[part[1]]]]
+            else:
+                out.append(part[3])
+    return [n for n in dict.fromkeys(out) if n in pools]
+
+
+def _check_kinds(bank: _Bank) -> None:
+    """Every follow-up question says the kinds of answer it expects, every answer line the kinds it
+    gives, each question has an answer of its kinds, and no other line has a kind."""
+    pools = bank.pools
+    asks: set[str] = set()
+    answers: set[str] = set()
+    for topic in TOPICS:
+        for beat in _beats(pools, topic):
+            name = f"{topic}.{beat}"
+            asks.add(f"{name}.ask")
+            found = answer_pools(pools, name)
+            answers.update(found)
+            given = frozenset().union(*(e.gives for n in found for e in pools[n].entries))
+            for entry in pools[f"{name}.ask"].entries:
+                if not entry.expects and not _paired(entry):
+                    raise BankError(f"{entry.where}: a follow-up question needs '| expects: <kinds>' "
+                                    f"(kinds: {', '.join(sorted(KINDS))})")
+                if entry.expects and not entry.expects & given:
+                    raise BankError(f"{entry.where}: no answer of {name} gives {' or '.join(sorted(entry.expects))}")
+    for name, pool in pools.items():
+        for entry in pool.entries:
+            if name in answers and not entry.gives:
+                raise BankError(f"{entry.where}: an answer line needs '| gives: <kinds>' (pool {name!r} answers a "
+                                f"follow-up question; kinds: {', '.join(sorted(KINDS))})")
+            if entry.expects and name not in asks:
+                raise BankError(f"{entry.where}: 'expects:' belongs to follow-up questions (pools '<topic>.<beat>.ask')")
+            if entry.gives and name not in answers:
+                raise BankError(f"{entry.where}: 'gives:' belongs to answer lines (pools a '<topic>.<beat>.ans' "
+                                "line captures)")

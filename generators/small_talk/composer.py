@@ -10,15 +10,16 @@ from typing import Callable, Sequence
 from backends.tokens import count_tokens
 from generators.english import near_key, repeats_itself
 from generators.small_talk.bank import bounded as _bounded
-from generators.small_talk.bank import (_BEATS_NOW, _FITTING, _FLAGS, _GROUP_TOPICS, _SLOT_BITS, _SURELY_SHORT,
+from generators.small_talk.bank import (_BEATS_NOW, _FITTING, _FLAGS, _GROUP_TOPICS, _SURELY_SHORT,
                                         _TOPIC_INFO, KNOWN_FLAGS, MAX_TOKENS, MIN_WORDS, BankError, _Entry)
 from generators.small_talk.calendar_facts import (_CLIMATES, _DAY_FLAGS, _DEFAULT_CLIMATE, _HEAT, _MONTHS,
                                                   _NORTH_SEASONS, _SNOWY, _SOUTH_SEASONS, _WEEKDAYS, CITY_CLIMATE,
                                                   WEATHER_FLAGS, holiday_on)
-from generators.small_talk.tables import (_A_SPACE, _ADDRESS_POOL, _BEFORE_A, _FAMILIES, _FITS, _GROUP_RELEVANT, _KEPT,
-                                          _POOLS, _RELEVANT, _SPACE_PUNCT, _TIME_FLAG_CACHE, _TOPIC_BEATS,
+from generators.small_talk.tables import (_A_SPACE, _ADDRESS_POOL, _ANSWERS, _BEFORE_A, _FAMILIES, _FITS,
+                                          _GROUP_RELEVANT, _KEPT, _POOLS, _RELEVANT, _SPACE_PUNCT, _TOPIC_BEATS,
                                           _TOPIC_RELEVANT, _VOWELS, _WORDS, WordingsExhausted, _Day, _eligible,
-                                          _entry_slots, _Lazy, _NoFit, _too_long, _weighted)
+                                          _entry_slots, _Lazy, _NoFit, _too_long, _weighted, fitting_answers,
+                                          kid_flags, slot_bits, time_flags)
 from office_env.seeding import rng as seeded
 
 _REACT_SHARE = 0.4  # share of later follow-up questions that start with a reaction to the user's answer
@@ -57,6 +58,8 @@ class SmallTalk:
         self._asking: list[tuple[str, str]] = []  # the questions of the current exchange
         self._beats_today: set[str] = set()  # the follow-up beats asked on self._today
         self._kinds = _KEPT
+        self._want: frozenset[str] = frozenset()  # the kinds of answer the question just asked expects
+        self._picked: _Entry | None = None  # the entry of the last line drawn by _line
         self._retell = False  # a story told already may be told again (nothing else fits)
         # strict: the caller has other talk to fill in with (``WordingsExhausted`` is not the end),
         # so no story is told again and no line comes back with only its names changed
@@ -313,13 +316,9 @@ class SmallTalk:
                 raise ValueError("small talk: every weekend plan is rejected by avoid()")
         return {"wk_plan": plan[0], "wk_past": plan[1]}
 
-    @staticmethod
-    def _slot_bits(slots: dict[str, str]) -> int:
-        m = 0
-        get = _SLOT_BITS.get
-        for s in slots:
-            m |= get(s, 0)
-        return m
+    _slot_bits = staticmethod(slot_bits)
+    _kid_flags = staticmethod(kid_flags)
+    _time_flags = staticmethod(time_flags)
 
     def _kid_slots(self, rng: random.Random, ctx: dict[str, str]) -> None:
         if not self._kids:
@@ -330,38 +329,6 @@ class SmallTalk:
         if len(self._kids) > 1:
             ctx["kid2"] = self._kids[1 - i][0]
 
-    @staticmethod
-    def _kid_flags(ctx: dict[str, str]) -> int:
-        if "kid_age" not in ctx:
-            return 0
-        age = int(ctx["kid_age"])
-        return _FLAGS.bit("kid_small" if age < 5 else "kid_school" if age < 13 else "kid_teen")
-
-    @staticmethod
-    def _time_flags(when: datetime) -> int:
-        minutes = when.hour * 60 + when.minute
-        found = _TIME_FLAG_CACHE.get(minutes)
-        if found is not None:
-            return found
-        names = []
-        if minutes < 11 * 60:
-            names.append("early")
-        if minutes < 12 * 60:
-            names.append("morning")
-        if 10 * 60 <= minutes < 12 * 60 + 30:
-            names.append("prelunch")
-        if 12 * 60 <= minutes < 14 * 60:
-            names.append("lunchtime")
-        if minutes >= 13 * 60:
-            names.append("postlunch")
-        if minutes >= 12 * 60:
-            names.append("afternoon")
-        if minutes >= 16 * 60:
-            names.append("late")
-        if minutes >= 18 * 60:
-            names.append("evening")
-        found = _TIME_FLAG_CACHE[minutes] = _FLAGS.mask(names)
-        return found
 
     # -- expansion ---------------------------------------------------------------------------
 
@@ -411,6 +378,9 @@ class SmallTalk:
                 else:
                     name = part[3]
                 entries = self._entries(name, flags)
+                if self._want and name in _ANSWERS:  # only an answer of a kind the question expects
+                    kept = self._facts.get(name) if name in self._kinds else None
+                    entries = fitting_answers(entries, self._want, kept[0] if kept else None)
                 if not entries:
                     raise _NoFit(name)
                 if name in self._kinds:
@@ -477,6 +447,27 @@ class SmallTalk:
                 return False
         return True
 
+    def _answer_kinds(self, beat: str, flags: int, aliases: dict[str, str]) -> frozenset[str] | None:
+        """The kinds the answers of ``beat`` ("topic.beat.") can give now; None when its answers
+        are fields of the exchange's captured entry (they fit by construction)."""
+        kinds: set[str] = set()
+        captured = False
+        saved, self._want = self._want, frozenset()
+        try:
+            for entry in _eligible(beat + "ans", flags):
+                for part in entry.parts:
+                    if part[0] != 2 or not part[5]:
+                        continue
+                    captured = True
+                    name = aliases.get(part[1], "") + part[2] if part[1] else part[3]
+                    for answer in _eligible(name, flags) if name in _POOLS else ():
+                        kept = self._facts.get(name) if name in self._kinds else None
+                        if kept is None or answer is kept[0]:
+                            kinds |= answer.gives
+        finally:
+            self._want = saved
+        return frozenset(kinds) if captured else None
+
     def _name_once(self, text: str) -> str:
         """Address the user by name once per turn at most (keep the first ", <name>")."""
         address = self._address
@@ -496,10 +487,13 @@ class SmallTalk:
         return entries
 
     def _line(self, pool: str, ctx: dict[str, str], flags: int, aliases: dict[str, str],
-              pending: set[str], minimum: int = MIN_WORDS, most: int = 99, fit: bool = False) -> str | None:
+              pending: set[str], minimum: int = MIN_WORDS, most: int = 99, fit: bool = False,
+              kinds: frozenset[str] | None = None) -> str | None:
         """A fresh utterance from ``pool``: not said before, accepted by ``avoid``, with
         ``minimum`` (MIN_WORDS unless told) to ``most`` words and at most MAX_TOKENS tokens.
-        ``fit``: draw only from the entries that can have so many words (for pools of plain text)."""
+        ``fit``: draw only from the entries that can have so many words (for pools of plain text).
+        ``kinds``: a question pool's entries that expect one of these kinds of answer (or none:
+        paired with their answer). The entry drawn is left in ``self._picked``."""
         rng = self._rng
         rand = rng.random
         entries = self._entries(pool, flags)
@@ -508,6 +502,8 @@ class SmallTalk:
             every = entries
             entries = _bounded(_FITS, key, lambda: tuple(e for e in every if _WORDS[id(e)][0] <= most
                                                           and _WORDS[id(e)][1] >= minimum))
+        if kinds is not None:
+            entries = tuple(e for e in entries if not e.expects or e.expects & kinds)
         if not entries:
             return None
         said = self._said
@@ -546,6 +542,7 @@ class SmallTalk:
             pending.add(key)
             if self.strict:
                 self._cores.add(core)  # every test above ran, so the strict one set it
+            self._picked = entry
             return text
         return None
 
@@ -642,12 +639,16 @@ class SmallTalk:
             # The user's opening line always gets a reaction, later answers now and then: a short
             # question after a reaction, a longer one on its own (either, if the pool has no other).
             joined = react.endswith(".reply") or self._rng.random() < _REACT_SHARE
-            ask = self._line(pre + "ask", ctx, flags, aliases, pending, minimum=1, most=MIN_WORDS - 1, fit=True) \
-                if joined else self._line(pre + "ask", ctx, flags, aliases, pending, fit=True)
+            # only a question some answer of the beat can answer now (by the kinds they are tagged with)
+            kinds = self._answer_kinds(pre, flags, aliases)
+            ask = self._line(pre + "ask", ctx, flags, aliases, pending, minimum=1, most=MIN_WORDS - 1, fit=True,
+                             kinds=kinds) \
+                if joined else self._line(pre + "ask", ctx, flags, aliases, pending, fit=True, kinds=kinds)
             if ask is None:
-                ask = self._line(pre + "ask", ctx, flags, aliases, pending, minimum=1)
+                ask = self._line(pre + "ask", ctx, flags, aliases, pending, minimum=1, kinds=kinds)
             if ask is None or not self._may_ask(ask, pre):
                 return None
+            want = self._picked.expects if self._picked is not None else frozenset()
             ask_words = ask.count(" ") + 1
             if ask_words < MIN_WORDS or joined:
                 # the reaction and the question together make the utterance: MIN_WORDS between them
@@ -660,7 +661,11 @@ class SmallTalk:
                     pending.add(ask.casefold())
                 elif ask_words < MIN_WORDS:
                     return None
-            ans = self._line(pre + "ans", ctx, flags, aliases, pending)
+            self._want = want
+            try:
+                ans = self._line(pre + "ans", ctx, flags, aliases, pending)
+            finally:
+                self._want = frozenset()
             if ans is None:
                 return None
             out += [("assistant", ask), ("user", ans)]

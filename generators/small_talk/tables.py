@@ -6,16 +6,20 @@ from __future__ import annotations
 
 import random
 import re
+from datetime import datetime
 from dataclasses import dataclass
 
 from backends.tokens import count_tokens
-from generators.small_talk.bank import (_SURELY_SHORT, MAX_TOKENS, TOPICS, WordingsExhausted, _Bank, _beats, _Entry,  # noqa: F401
-                                        _families, _Pool, load)
+from generators.small_talk.bank import (_FLAGS, _SLOT_BITS, _SURELY_SHORT, MAX_TOKENS, TOPICS,  # noqa: F401
+                                        WordingsExhausted, _Bank, _beats, _Entry, _families, _Pool, answer_pools, load)
 
 BANK: _Bank = load()
 _POOLS: dict[str, _Pool] = BANK.pools
 _FAMILIES: dict[str, list[str]] = _families(_POOLS)
 _TOPIC_BEATS: dict[str, tuple[str, ...]] = {t: tuple(_beats(_POOLS, t)) for t in TOPICS}
+# The pools answers to follow-up questions are drawn from: drawn with a question's kinds in force
+_ANSWERS: frozenset[str] = frozenset(n for t, beats in _TOPIC_BEATS.items() for b in beats
+                                     for n in answer_pools(_POOLS, f"{t}.{b}"))
 
 # --------------------------------------------------------------------------------------------
 # Composition
@@ -78,7 +82,7 @@ def _compile_choices(parts: tuple) -> tuple:
 
 for _pool in _POOLS.values():
     _pool.entries = [_Entry(_compile_choices(e.parts), tuple(_compile_choices(f) for f in e.fields),
-                            e.need, e.forbid, e.where) for e in _pool.entries]
+                            e.need, e.forbid, e.where, e.expects, e.gives) for e in _pool.entries]
 
 
 def _word_bounds(parts: tuple) -> tuple[int, float]:
@@ -142,6 +146,58 @@ def _eligible(name: str, flags: int) -> tuple[_Entry, ...]:
 
 
 _TIME_FLAG_CACHE: dict[int, int] = {}  # minute of the day -> time-of-day flags
+
+
+def time_flags(when: datetime) -> int:
+    """The time-of-day flags of ``when`` (cached per minute of the day)."""
+    minutes = when.hour * 60 + when.minute
+    found = _TIME_FLAG_CACHE.get(minutes)
+    if found is not None:
+        return found
+    names = []
+    if minutes < 11 * 60:
+        names.append("early")
+    if minutes < 12 * 60:
+        names.append("morning")
+    if 10 * 60 <= minutes < 12 * 60 + 30:
+        names.append("prelunch")
+    if 12 * 60 <= minutes < 14 * 60:
+        names.append("lunchtime")
+    if minutes >= 13 * 60:
+        names.append("postlunch")
+    if minutes >= 12 * 60:
+        names.append("afternoon")
+    if minutes >= 16 * 60:
+        names.append("late")
+    if minutes >= 18 * 60:
+        names.append("evening")
+    found = _TIME_FLAG_CACHE[minutes] = _FLAGS.mask(names)
+    return found
+
+
+def slot_bits(slots: dict[str, str]) -> int:
+    """The flag bits of the slots that have values (an entry naming a missing slot is left out)."""
+    m = 0
+    get = _SLOT_BITS.get
+    for s in slots:
+        m |= get(s, 0)
+    return m
+
+
+def kid_flags(ctx: dict[str, str]) -> int:
+    """The age flag of the child the exchange talks about."""
+    if "kid_age" not in ctx:
+        return 0
+    age = int(ctx["kid_age"])
+    return _FLAGS.bit("kid_small" if age < 5 else "kid_school" if age < 13 else "kid_teen")
+
+
+def fitting_answers(entries: tuple[_Entry, ...], want: frozenset[str], kept: _Entry | None) -> tuple[_Entry, ...]:
+    """The answer entries that give a kind the question asked expects; ``kept``: the persona fact
+    this pool told already, the only answer it may give (if it fits)."""
+    if kept is not None and any(e is kept for e in entries):
+        return entries if kept.gives & want else ()
+    return tuple(e for e in entries if e.gives & want)
 
 
 class _Lazy:
