@@ -156,7 +156,7 @@ def test_default_responder_answers_role_prompts_and_refuses_others():
     assert [t.get("distractor") for t in turns if "INV-3302" in t["text"]] == [["m1"]]
     # the small talk keeps the prompt's rule: answers fit their question, reactions do not echo
     assert "reacts without echoing the user's names or things" in json.dumps(day)
-    fit = small_talk_fit([{"dialogue": answer["days"]}])
+    fit = small_talk_fit([{"dialogue": [{"turns": [spoken_turn(t) for t in d["turns"]]} for d in answer["days"]]}])
     assert fit["reactions"] >= 5 and fit["echoes"] <= 1 and fit["mismatched"] == 0, fit
     assert {t.get("thread") for t in turns if "INV-" in t["text"]} == {"t1"}
     assert any(t.get("thread", "").startswith("w") for t in turns)
