@@ -242,6 +242,25 @@ def test_email_list_and_read(registry, ws):
     assert "Subject: Quarterly budget\n\nHi Alice, the budget is 4,200 EUR." in message
 
 
+def test_a_mailbox_lists_its_regular_eml_files_only_each_looked_at_once(registry, ws, testbed):
+    """The listing (one scandir, one lstat per message) keeps what a glob of ``*.eml`` keeps: regular
+    files only (not a link, not a folder named like a message, not another suffix), hidden names too."""
+    from office_env import mail_store
+
+    box = testbed / "emails" / "alice"
+    before = len(mail_store.messages(ws, "alice"))
+    first = min(box.glob("*.eml"))
+    shutil.copy(first, box / ".hidden.eml")
+    shutil.copy(first, box / "notes.txt")
+    (box / "folder.eml").mkdir()
+    (box / "link.eml").symlink_to(first)
+    found = [name for name, _ in mail_store.messages(ws, "alice")]
+    expected = [p.name for p in box.glob("*.eml") if not p.is_symlink() and p.is_file()]
+    assert sorted(found) == sorted(expected) and ".hidden.eml" in found
+    assert "link.eml" not in found and "folder.eml" not in found and "notes.txt" not in found
+    assert found.count(first.name) == 1 and len(found) == before + 1
+
+
 def test_email_list_of_empty_mailbox(registry, ws, testbed):
     (testbed / "emails" / "dave").mkdir()
     assert ok(registry, ws, "email_list_emails", {"user": "dave"}) == "No emails for dave."
