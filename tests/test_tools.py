@@ -158,6 +158,23 @@ FAILING = {
 }
 
 
+def test_the_quick_validator_says_yes_only_where_the_reference_validator_does(registry):
+    """``validate`` answers a valid call with jsonschema-rs's yes; for every tool and awkward values
+    (integral floats, booleans, integers past 64 bits, NaN, lone surrogates, long text, strangers'
+    keys) it gives what the Python validator alone gives."""
+    odd = [2.0, 2.5, True, 10**30, -1, 0, float("nan"), float("inf"), "x", "", "a" * 5000, None, [], {}, "\ud800"]
+    plain = {"string": "abc", "integer": 3, "number": 1.5, "boolean": True}
+    for tool in registry:
+        reference = Draft202012Validator(tool.parameters)
+        properties = tool.parameters["properties"]
+        base = {k: plain.get(v["type"], "abc") if isinstance(v.get("type"), str) else "abc" for k, v in properties.items()}
+        for key in [*properties, "extra"]:
+            for value in odd:
+                args = {**base, key: value}
+                expected = not list(reference.iter_errors(args))
+                assert (registry.validate(tool.name, args) == []) == expected, (tool.name, key, value)
+
+
 def test_every_tool_has_a_passing_and_a_failing_case(registry):
     assert sorted(VALID) == sorted(registry.names)
     assert sorted(PASSING) == sorted(registry.names)
