@@ -79,10 +79,9 @@ def delete(ws: Workspace, user: str, summary: str) -> int:
     label = ws.relative(path)
     if not path.is_file():
         raise MissingFileError(f"user: no calendar for {user!r}")
-    calendar = ics_io.load(path, label)
-    removed = ics_io.remove_events(calendar, summary)
-    if removed:
-        _write(ws, label, ics_io.to_bytes(calendar))
+    written, removed = ics_io.without_events(read_bytes(path, label, MAX_ICS_BYTES), summary, label)
+    if written is not None:
+        _write(ws, label, written)
     return removed
 
 

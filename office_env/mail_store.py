@@ -8,6 +8,7 @@ add a header.
 
 from __future__ import annotations
 
+import os
 import re
 from datetime import datetime
 from pathlib import Path
@@ -41,15 +42,30 @@ def scan(ws: Workspace, user: str, field: str = "user") -> tuple[list[tuple[str,
     folder = mailbox_or_error(ws, user, field)
     where = ws.relative(folder)  # the folder is resolved: its files' labels need no resolving
     out, unreadable = [], []
-    for path in sorted(folder.glob("*.eml")):
-        if path.is_symlink() or not path.is_file():
+    for entry in _listing(folder):
+        # one look per message (the listing's type, one lstat): a mailbox is read by every check of the mail
+        if entry.is_symlink() or not entry.is_file(follow_symlinks=False):
             continue
         try:
-            out.append((path.name, eml_io.read(path, f"{where}/{path.name}")))
+            st = entry.stat(follow_symlinks=False)
+        except OSError:  # gone since the listing
+            continue
+        try:
+            out.append((entry.name, eml_io.read(folder / entry.name, f"{where}/{entry.name}", st)))
         except CorruptFileError as exc:
             unreadable.append(str(exc))
     out.sort(key=lambda item: (_sort_time(item[1]), item[0]))
     return out, unreadable
+
+
+def _listing(folder: Path) -> list[os.DirEntry[str]]:
+    """The folder's ``*.eml`` entries by name (hidden names and folders too, as a glob lists them;
+    an unreadable folder lists nothing)."""
+    try:
+        with os.scandir(folder) as entries:
+            return sorted((e for e in entries if e.name.endswith(".eml")), key=lambda e: e.name)
+    except PermissionError:
+        return []
 
 
 def messages(ws: Workspace, user: str, field: str = "user") -> list[tuple[str, Mail]]:

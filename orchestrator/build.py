@@ -510,12 +510,18 @@ class BuildBatch:
 def _before_fork(config: BuildConfig, workers: int, executor: str) -> None:
     """Load in the parent what every forked worker would load for itself: the tokenizer's vocabulary
     (half a second of CPU per process; the parent reads it for the card anyway) and, offline, the
-    task graph. A model client is left to each worker: its connections are not shared."""
+    task graph, the chat composers (their modules compile the banks' patterns on import) and the
+    Word template. A model client is left to each worker: its connections are not shared."""
     if workers < 2 or executor != "local":
         return
     counter_name()
     if config.backend != "llm":
         _graph(config)
+        from generators.other_work import OtherWork  # noqa: F401 - imported for the workers
+        from generators.small_talk import SmallTalk  # noqa: F401
+        from office_env.formats.docx_io import new_document
+
+        new_document()
 
 
 def _drop_rate(done: dict[int, dict[str, Any]]) -> float:

@@ -20,6 +20,8 @@ from office_env.seeding import STRIDE, derive_seed
 from office_env.seeding import rng as seeded
 
 _NOTES_CACHE: dict[tuple[str, int, str], dict[str, Any]] = {}
+# what a world's read-only testbed says the same way to each of its tasks, keyed like the notes
+_OFFICE_CACHE: dict[tuple[str, int], tuple[tuple[str, ...], tuple[tuple[str, date, date], ...]]] = {}
 
 
 def office_files(testbed: Path) -> list[str]:
@@ -36,6 +38,16 @@ def colleagues_away(job: Job, ws: Workspace) -> list[tuple[str, date, date]]:
     uses for them: ``(first name, first day, last day)``, sorted."""
     world = job.world
     return office_absences(ws, world.user.user, {p.email.lower(): p.first for p in world.colleagues})
+
+
+def _office_facts(job: Job, ws: Workspace) -> tuple[list[str], list[tuple[str, date, date]]]:
+    """``office_files`` and ``colleagues_away`` of the job's testbed, read once per world: the
+    tasks of a world share its testbed, which no task changes (replays work on copies)."""
+    key = (str(job.testbed), job.world.seed)
+    if key not in _OFFICE_CACHE:
+        _OFFICE_CACHE[key] = (tuple(office_files(job.testbed)), tuple(colleagues_away(job, ws)))
+    files, away = _OFFICE_CACHE[key]
+    return list(files), list(away)
 
 
 class OfflineRoles:
@@ -75,13 +87,14 @@ class OfflineRoles:
         ws = Workspace(job.testbed, now=world.now)
         arrived = mail_arrival(draft, ws)
         days, draft = plan_dialogue(draft, seed=seed, now=world.now, days=plan.days, feedback=feedback, arrived=arrived)
+        files, away = _office_facts(job, ws)
         sessions = generate_dialogue(
             draft, seed=seed, now=world.now, user_first=world.user.first,
             colleagues=[p.first for p in world.colleagues], company=world.company, projects=list(world.projects),
-            city=world.city, currency=world.currency, files=office_files(job.testbed), days=plan.days,
+            city=world.city, currency=world.currency, files=files, days=plan.days,
             utterances_per_day=plan.utterances_per_day, feedback=feedback, plan=days,
             answers=office_values(draft.evaluation, [*task_values(draft.memory), draft.query]),
-            absences=colleagues_away(job, ws),
+            absences=away,
         )
         return sessions, draft
 

@@ -81,6 +81,25 @@ def test_ooxml_packages_carry_the_stamp(kind):
     assert package.testzip() is None
 
 
+
+def test_a_remembered_deletion_gives_the_bytes_a_fresh_parse_gives_and_never_keeps_an_error():
+    """``ics_io.without_events`` is remembered (replays delete the same event again): a second call,
+    answered from memory, equals the deletion made afresh, per calendar and title; a bad calendar
+    raises on every call."""
+    ics_io.without_events.cache_clear()
+    data = ics_io.build(EVENTS, "alice", NOW)
+    title = EVENTS[0].summary
+    fresh = ics_io.without_events.__wrapped__(data, title.upper(), "calendar/alice.ics")
+    assert fresh[1] == 1 and fresh[0] is not None and title.encode() not in fresh[0]
+    for _ in range(2):
+        assert ics_io.without_events(data, title.upper(), "calendar/alice.ics") == fresh
+    assert ics_io.without_events(data, "no such event", "calendar/alice.ics") == (None, 0)
+    other = ics_io.build(EVENTS[1:], "alice", NOW)
+    assert ics_io.without_events(other, title, "calendar/alice.ics") == (None, 0)
+    for _ in range(2):
+        with pytest.raises(CorruptFileError, match="calendar/bad.ics"):
+            ics_io.without_events(b"not a calendar", title, "calendar/bad.ics")
+
 def test_docx_reader_returns_written_text(tmp_path):
     path = write(tmp_path, "notes.docx", docx_io.build(TEXT, NOW))
     assert docx_io.read_text(path, "notes.docx") == TEXT

@@ -123,3 +123,24 @@ def test_a_dropped_attempt_is_counted_with_its_reason(tmp_path, monkeypatch):
     assert summary.accepted == 0 and summary.drops == {"verifier": summary.attempts}
     assert summary.attempts == 24  # n * 4 + 20 attempts, then the build stops
     assert "| verifier | 24 |" in (tmp_path / "ds" / "README.md").read_text()
+
+
+def test_a_world_s_office_facts_are_read_once_and_equal_a_fresh_read(world_testbed, tmp_path):
+    """The documents and absences the offline chat mentions are kept per world (testbed path and
+    world seed): what the cache gives equals a fresh read, and another world at the same path is
+    read afresh."""
+    from office_env import Workspace
+    from orchestrator import offline_roles
+
+    world, testbed = world_testbed
+    job = Job(index=1, task_id="t-1", config=BuildConfig(seed=9), world=world, testbed=testbed, staging=tmp_path)
+    ws = Workspace(testbed, now=world.now)
+    fresh = (offline_roles.office_files(testbed), offline_roles.colleagues_away(job, ws))
+    assert fresh[0]
+    assert offline_roles._office_facts(job, ws) == fresh
+    assert offline_roles._office_facts(job, ws) == fresh  # from the cache
+    other = make_world(4243)
+    other_job = Job(index=1, task_id="t-1", config=BuildConfig(seed=9), world=other, testbed=testbed, staging=tmp_path)
+    assert (str(testbed), other.seed) not in offline_roles._OFFICE_CACHE
+    offline_roles._office_facts(other_job, Workspace(testbed, now=other.now))
+    assert (str(testbed), other.seed) in offline_roles._OFFICE_CACHE

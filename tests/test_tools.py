@@ -158,6 +158,23 @@ FAILING = {
 }
 
 
+def test_the_quick_validator_says_yes_only_where_the_reference_validator_does(registry):
+    """``validate`` answers a valid call with jsonschema-rs's yes; for every tool and awkward values
+    (integral floats, booleans, integers past 64 bits, NaN, lone surrogates, long text, strangers'
+    keys) it gives what the Python validator alone gives."""
+    odd = [2.0, 2.5, True, 10**30, -1, 0, float("nan"), float("inf"), "x", "", "a" * 5000, None, [], {}, "\ud800"]
+    plain = {"string": "abc", "integer": 3, "number": 1.5, "boolean": True}
+    for tool in registry:
+        reference = Draft202012Validator(tool.parameters)
+        properties = tool.parameters["properties"]
+        base = {k: plain.get(v["type"], "abc") if isinstance(v.get("type"), str) else "abc" for k, v in properties.items()}
+        for key in [*properties, "extra"]:
+            for value in odd:
+                args = {**base, key: value}
+                expected = not list(reference.iter_errors(args))
+                assert (registry.validate(tool.name, args) == []) == expected, (tool.name, key, value)
+
+
 def test_every_tool_has_a_passing_and_a_failing_case(registry):
     assert sorted(VALID) == sorted(registry.names)
     assert sorted(PASSING) == sorted(registry.names)
@@ -240,6 +257,25 @@ def test_email_list_and_read(registry, ws):
     message = ok(registry, ws, "email_read_email", {"user": "alice", "email_id": "Quarterly budget"})
     assert message.startswith("From: bob@example.com\nTo: alice@example.com\n")
     assert "Subject: Quarterly budget\n\nHi Alice, the budget is 4,200 EUR." in message
+
+
+def test_a_mailbox_lists_its_regular_eml_files_only_each_looked_at_once(registry, ws, testbed):
+    """The listing (one scandir, one lstat per message) keeps what a glob of ``*.eml`` keeps: regular
+    files only (not a link, not a folder named like a message, not another suffix), hidden names too."""
+    from office_env import mail_store
+
+    box = testbed / "emails" / "alice"
+    before = len(mail_store.messages(ws, "alice"))
+    first = min(box.glob("*.eml"))
+    shutil.copy(first, box / ".hidden.eml")
+    shutil.copy(first, box / "notes.txt")
+    (box / "folder.eml").mkdir()
+    (box / "link.eml").symlink_to(first)
+    found = [name for name, _ in mail_store.messages(ws, "alice")]
+    expected = [p.name for p in box.glob("*.eml") if not p.is_symlink() and p.is_file()]
+    assert sorted(found) == sorted(expected) and ".hidden.eml" in found
+    assert "link.eml" not in found and "folder.eml" not in found and "notes.txt" not in found
+    assert found.count(first.name) == 1 and len(found) == before + 1
 
 
 def test_email_list_of_empty_mailbox(registry, ws, testbed):

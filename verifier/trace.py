@@ -634,7 +634,8 @@ class _Tracer:
                                       "in the office, nor computed (a hidden convention?)")
                 continue
             trace.sources[leaf.where] = source
-            if leaf.role in ("keyword", "value", "time") and source.startswith(("testbed:", "computed:")):
+            if (not data_work and leaf.role in ("keyword", "value", "time")  # once found, no need to look again:
+                    and source.startswith(("testbed:", "computed:"))):    # the chat's figures are read only if needed
                 if not said_in_chat.has(leaf.value):
                     data_work = True
         calls = self.calls

@@ -13,6 +13,7 @@ A message written here has a one-line subject (no header injection) of at most
 from __future__ import annotations
 
 import hashlib
+import os
 from dataclasses import dataclass
 from datetime import datetime
 from email import policy
@@ -175,6 +176,7 @@ def parse(data: bytes, label: str) -> Mail:
         raise CorruptFileError(f"{label}: not a readable e-mail message ({type(exc).__name__})") from None
 
 
-def read(path: Path, label: str) -> Mail:
-    """The message at ``path``; ``CorruptFileError`` for one over ``MAX_MAIL_BYTES`` or unparsable."""
-    return cached_read("eml", path, lambda: parse(read_bytes(path, label, MAX_MAIL_BYTES), label))
+def read(path: Path, label: str, st: os.stat_result | None = None) -> Mail:
+    """The message at ``path``; ``CorruptFileError`` for one over ``MAX_MAIL_BYTES`` or unparsable.
+    ``st``: its status from a folder listing (see ``read_cache.cached_read``)."""
+    return cached_read("eml", path, lambda: parse(read_bytes(path, label, MAX_MAIL_BYTES), label), st=st)

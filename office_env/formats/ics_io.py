@@ -43,7 +43,11 @@ def naive(value: date | datetime) -> datetime:
 
 
 def load(path: Path, label: str) -> icalendar.Calendar:
-    data = read_bytes(path, label, MAX_ICS_BYTES)
+    return parse(read_bytes(path, label, MAX_ICS_BYTES), label)
+
+
+def parse(data: bytes, label: str) -> icalendar.Calendar:
+    """The calendar ``data`` holds; ``CorruptFileError`` naming ``label`` when it holds none."""
     try:
         calendar = icalendar.Calendar.from_ical(data)
     except Exception as exc:
@@ -161,6 +165,15 @@ def remove_events(calendar: icalendar.Calendar, summary: str) -> int:
             keep.append(component)
     calendar.subcomponents[:] = keep
     return removed
+
+
+@remembered  # a task's replays delete the same event from the same calendar again (office_env.formats.built)
+def without_events(data: bytes, summary: str, label: str) -> tuple[bytes | None, int]:
+    """The calendar ``data`` (read from ``label``) with every event titled ``summary`` removed
+    (``remove_events``), and how many were; no bytes when none was."""
+    calendar = parse(data, label)
+    removed = remove_events(calendar, summary)
+    return (to_bytes(calendar) if removed else None), removed
 
 
 def to_bytes(calendar: icalendar.Calendar) -> bytes:

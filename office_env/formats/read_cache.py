@@ -21,6 +21,7 @@ parsed once, not once per copy.
 from __future__ import annotations
 
 import hashlib
+import os
 from collections import OrderedDict
 from pathlib import Path
 from typing import Callable, TypeVar
@@ -36,16 +37,18 @@ _CACHE: "OrderedDict[tuple, tuple[object, int]]" = OrderedDict()  # key -> (valu
 _BYTES = 0
 
 
-def _key(kind: str, path: Path) -> tuple:
-    st = path.stat()
+def _key(kind: str, path: Path, st: os.stat_result | None = None) -> tuple:
+    st = st if st is not None else path.stat()
     return (kind, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
 
 def cached_read(kind: str, path: Path, read: Callable[[], T], weigh: Callable[[T], int] | None = None, *,
-                by_content: bool = False) -> T:
+                by_content: bool = False, st: os.stat_result | None = None) -> T:
     """What ``read()`` returns for this version of ``path``, read once; ``by_content``: the value
-    depends on the bytes alone (not on the path), so an equal file elsewhere may supply it."""
-    key = _key(kind, path)
+    depends on the bytes alone (not on the path), so an equal file elsewhere may supply it. ``st``:
+    the file's status as a caller that just listed its folder saw it (a mailbox's thirty messages are
+    then looked at once each, not twice)."""
+    key = _key(kind, path, st)
     if key in _CACHE:
         _CACHE.move_to_end(key)
         return _CACHE[key][0]  # type: ignore[return-value]
