@@ -36,6 +36,7 @@ Mark = Literal["evidence", "superseded", "distractor", ""]
 P_RECAP = 0.5  # share of threads checked on once more after their last detail
 P_SPLIT = 0.5  # share of details given in two turns (the work named, then the value alone)
 P_DECLINE = 0.5  # share of corrected pieces whose earlier value comes up again and is turned down
+P_DECLINE_LONG = 0.8  # the same over weeks of history, where an old value has more time to resurface
 EVIDENCE_SHARE = 0.38  # at most this share of a thread's user turns state a value
 
 
@@ -167,7 +168,8 @@ def plan_history(pieces: list[MemoryPiece], dates: list[date], rng: random.Rando
             days[fix_day].events.append(Event(move, thread, piece, said, mark="evidence", split=split))
             final_days.append(fix_day)
             updated[piece.id] = piece
-            if piece.superseded and rng.random() < P_DECLINE:  # an old value floated again, turned down
+            p_decline = P_DECLINE if n <= LONG_HISTORY_DAYS else P_DECLINE_LONG
+            if piece.superseded and rng.random() < p_decline:  # an old value floated again, turned down
                 d = rng.randint(fix_day, n - 1)
                 old = rng.choice(piece.superseded)
                 days[d].events.append(Event("decline", thread, piece, _spoken(old, dates[d]) if relative else old,
