@@ -82,16 +82,17 @@ def _refuse_link(out: Path) -> None:
         raise IsADirectoryError(errno.ELOOP, "is a symlink; refused (give the real folder)", str(out))
 
 
-def task_now(record: dict[str, Any]) -> datetime:
-    """The simulated "now" of a task record."""
-    return datetime.strptime(f"{record['now']['date']} {record['now']['time']}", "%Y-%m-%d %H:%M")
+def task_now(record: TaskRecord | dict[str, Any]) -> datetime:
+    """The simulated "now" of a task record (typed, or as JSON before it is checked)."""
+    now = record.now.to_dict() if isinstance(record, TaskRecord) else record["now"]
+    return datetime.strptime(f"{now['date']} {now['time']}", "%Y-%m-%d %H:%M")
 
 
-def task_day_first(record: dict[str, Any]) -> bool | None:
+def task_day_first(record: TaskRecord | dict[str, Any]) -> bool | None:
     """Whether the task's office writes a numeric date day first: its world's city's order (the
     world comes back from ``provenance.world_seed``); None when the record names no world (an
     imported task), where an ambiguous numeric date is read both ways."""
-    provenance = record.get("provenance")
+    provenance = record.provenance.to_dict() if isinstance(record, TaskRecord) else record.get("provenance")
     seed = provenance.get("world_seed") if isinstance(provenance, dict) else None
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         return None
