@@ -49,6 +49,7 @@ import jsonschema_rs
 from jsonschema import Draft202012Validator
 
 from backends.dataset_reader import task_day_first, task_now
+from backends.task_record import RecordError, TaskRecord, parse_record
 from office_env import OfficeError, Workspace, evaluate_criteria, validate_criteria
 from office_env import calendar_store
 from office_env.evaluation.contradictions import contradictions
@@ -131,19 +132,19 @@ def schema_gate(record: dict[str, Any]) -> GateResult:
     return GateResult(not problems, "; ".join(problems) or "valid")
 
 
-def evidence_gate(record: dict[str, Any]) -> GateResult:
+def evidence_gate(record: TaskRecord) -> GateResult:
     """The memory marks hold (see ``verifier.dialogue_rules.mark_problems``): every final value at
     its evidence turns, earlier values only at superseded turns before their correction, near-miss
     values only at distractor turns, and no unmarked turn holds any of them."""
-    problems = mark_problems(record["memory"], marked_turns(record["dialogue"]))
-    memory = record["memory"]
-    olds = sum(len(m.get("superseded", ())) for m in memory)
-    nears = sum(len(m.get("distractors", ())) for m in memory)
+    memory = record.memory
+    problems = mark_problems([m.to_dict() for m in memory], marked_turns([s.to_dict() for s in record.dialogue]))
+    olds = sum(len(m.superseded or ()) for m in memory)
+    nears = sum(len(m.distractors or ()) for m in memory)
     detail = f"{len(memory)} memory piece(s) at their evidence turns, {olds} correction(s), {nears} near-miss(es)"
     return GateResult(not problems, "; ".join(problems[:5]) or detail)
 
 
-def misreading_gate(record: dict[str, Any], dynamic: str, testbed: Path, reference: Path | None, now: datetime,
+def misreading_gate(record: TaskRecord, dynamic: str, testbed: Path, reference: Path | None, now: datetime,
                     work: Path, trusted: bool = False, replays: Replays | None = None) -> GateResult:
     """Each ``misreadings`` plan of kind ``dynamic`` (the oracle with an earlier or a near-miss
     value in place of the final one) fails the criteria, so taking the first mention or the
@@ -151,28 +152,29 @@ def misreading_gate(record: dict[str, Any], dynamic: str, testbed: Path, referen
     (``generators.hedges.hedged_plan``); and every earlier (near-miss) value of the memory has
     such a plan."""
     word = "correction" if dynamic == "superseded" else "near-miss"
-    plans = [m for m in record.get("misreadings", []) if m["dynamic"] == dynamic]
-    said = [(m["id"], v) for m in record["memory"]
-            for v in (m.get("superseded", ()) if dynamic == "superseded" else [d["value"] for d in m.get("distractors", ())])]
+    plans = [m for m in record.misreadings or [] if m.dynamic == dynamic]
+    said = [(m.id, v) for m in record.memory
+            for v in (m.superseded or () if dynamic == "superseded" else [d.value for d in m.distractors or ()])]
     if not said:
         return GateResult(True, f"no {word} in this history", skipped=True)
-    if not record.get("oracle"):
+    if not record.oracle:
         return GateResult(True, NO_ORACLE, skipped=True)
-    covered = {(m["memory"], m["value"]) for m in plans}
+    covered = {(m.memory, m.value) for m in plans}
     problems = [f"{mid}: no misreading plan for the {word} {value!r}" for mid, value in said if (mid, value) not in covered]
     replays = replays or Replays(testbed, now, work, trusted)
+    criteria, day_first = record.criteria(), task_day_first(record)
+    oracle = [ToolCall(step.tool, dict(step.args)) for step in record.oracle]
     for index, m in enumerate(plans):
-        ws = replays.state(m["plan"], f"misread-{dynamic}-{index}")
-        if evaluate_criteria(ws, record["evaluation"], reference, day_first=task_day_first(record)).passed:
-            problems.append(f"{m['memory']}: taking the {word} {m['value']!r} still passes the criteria")
+        ws = replays.state([step.to_dict() for step in m.plan], f"misread-{dynamic}-{index}")
+        if evaluate_criteria(ws, criteria, reference, day_first=day_first).passed:
+            problems.append(f"{m.memory}: taking the {word} {m.value!r} still passes the criteria")
             continue
-        oracle = [ToolCall.from_dict(c) for c in record["oracle"]]
-        hedge = hedged_plan(oracle, [ToolCall.from_dict(c) for c in m["plan"]], str(m["value"]))
+        hedge = hedged_plan(oracle, [ToolCall(step.tool, dict(step.args)) for step in m.plan], m.value)
         if hedge == oracle:
             continue  # nothing the misreading writes can stand beside the right work
         ws = replays.state([{"tool": c.tool, "args": c.args} for c in hedge], f"hedge-{dynamic}-{index}")
-        if evaluate_criteria(ws, record["evaluation"], reference, day_first=task_day_first(record)).passed:
-            problems.append(f"{m['memory']}: hedging, with the {word} {m['value']!r} beside the final value, "
+        if evaluate_criteria(ws, criteria, reference, day_first=day_first).passed:
+            problems.append(f"{m.memory}: hedging, with the {word} {m.value!r} beside the final value, "
                             "still passes the criteria")
     if problems:
         return GateResult(False, "; ".join(problems[:5]))
@@ -285,14 +287,14 @@ def _office_cached(root: str, signature: tuple) -> OfficeText:
     return office_text(Path(root))
 
 
-def specifics_gate(record: dict[str, Any]) -> GateResult:
+def specifics_gate(record: TaskRecord) -> GateResult:
     """Every specific of the description is in the dialogue; none is in the intent."""
-    text = "\n".join(t["text"] for s in record["dialogue"] for t in s["turns"])
-    dated = [(turn[3], turn[7]) for turn in marked_turns(record["dialogue"])]  # a date may be said in words
-    problems = check_specifics(record["description"], record["intent"], text, dated)
+    text = "\n".join(t.text for s in record.dialogue for t in s.turns)
+    dated = [(turn[3], turn[7]) for turn in marked_turns([s.to_dict() for s in record.dialogue])]  # said in words
+    problems = check_specifics(record.description, record.intent, text, dated)
     if problems:
         return GateResult(False, "; ".join(problems[:8]) + (f" (+{len(problems) - 8} more)" if len(problems) > 8 else ""))
-    count = len(find_specifics(record["description"]))
+    count = len(find_specifics(record.description))
     return GateResult(True, f"{count} specific(s) carried by the dialogue, none in the intent")
 
 
@@ -379,14 +381,20 @@ def run_gates(record: dict[str, Any], testbed: Path, reference: Path | None = No
     is one this project wrote (a build's world), so replays hard-link its files instead of copying."""
     names = gates_for(record, extra)
     results: dict[str, GateResult] = {"schema": schema_gate(record)}
-    if not results["schema"].passed:
+    task = None
+    if results["schema"].passed:
+        try:
+            task = parse_record(record)
+        except RecordError as exc:  # the type and the schema agree; this is the last guard
+            results["schema"] = GateResult(False, str(exc))
+    if task is None:
         for name in names[1:]:
             results[name] = GateResult(False, "skipped: schema gate failed")
         return results
     # the gates that read the record alone run first: a task one of them drops is spared the replays
-    first = {"memory_evidence": evidence_gate(record)}
+    first = {"memory_evidence": evidence_gate(task)}
     if "specifics" in names:
-        first["specifics"] = specifics_gate(record)
+        first["specifics"] = specifics_gate(task)
     if "criteria_traced" in names:
         first["criteria_traced"] = trace_gate(record, testbed)
     failed = next((name for name in names if name in first and not first[name].passed), None)
@@ -395,31 +403,32 @@ def run_gates(record: dict[str, Any], testbed: Path, reference: Path | None = No
         for name in names:
             results.setdefault(name, GateResult(True, f"not run: gate {failed} failed", skipped=True))
         return {name: results[name] for name in names}
-    now = task_now(record)
+    now = task_now(task)
     own_scratch = scratch is None
     work = Path(tempfile.mkdtemp(prefix="gates-")) if own_scratch else scratch
     try:
-        criteria, day_first = record["evaluation"], task_day_first(record)
+        criteria, day_first = task.criteria(), task_day_first(task)
         results["fails_untouched"] = untouched_gate(testbed, now, criteria, reference, day_first)
         if "reference_passes" in names:
             results["reference_passes"] = reference_gate(record, testbed, reference, now, work, trusted)
         replays = Replays(testbed, now, work, trusted)
-        if record.get("oracle"):
-            ws, calls = replays.run(record["oracle"], "oracle")
+        if task.oracle:
+            oracle = [step.to_dict() for step in task.oracle]
+            ws, calls = replays.run(oracle, "oracle")
             failed = [f"{c.tool}: {c.observation}" for c in calls if not c.ok]
             report = evaluate_criteria(ws, criteria, reference, day_first=day_first)
-            failed += double_bookings(Workspace(testbed, now=now), ws, record["oracle"])
+            failed += double_bookings(Workspace(testbed, now=now), ws, oracle)
             ok = report.passed and not failed
             detail = "oracle plan passes" if ok else "; ".join(failed + [r.reason for r in report.failures()])[:500]
             results["oracle_passes"] = GateResult(ok, detail)
-            ws_base = replays.state(record.get("baseline", []), "baseline")
+            ws_base = replays.state([step.to_dict() for step in task.baseline or []], "baseline")
             base = evaluate_criteria(ws_base, criteria, reference, day_first=day_first)
             results["baseline_fails"] = GateResult(
                 not base.passed, "intent-only baseline fails" if not base.passed else "intent-only baseline passes")
             if "findings_not_pastes" in names:
                 results["findings_not_pastes"] = paste_gate(record, testbed, reference, now, work,
                                                              [c.observation for c in calls], trusted, replays)
-        elif record["split"] == "plus" or record["provenance"].get("backend") == "llm":
+        elif task.split == "plus" or task.provenance.backend == "llm":
             # a seed task or a model-written task may come without a plan: the harness decides
             results["oracle_passes"] = GateResult(True, NO_ORACLE, skipped=True)
             results["baseline_fails"] = GateResult(True, NO_ORACLE, skipped=True)
@@ -431,9 +440,9 @@ def run_gates(record: dict[str, Any], testbed: Path, reference: Path | None = No
         results.update(first)
         if "answer_forms" in names:
             results["answer_forms"] = answer_forms_gate(record, testbed, reference, now, work, trusted, replays)
-        results["corrections_bite"] = misreading_gate(record, "superseded", testbed, reference, now, work, trusted,
+        results["corrections_bite"] = misreading_gate(task, "superseded", testbed, reference, now, work, trusted,
                                                       replays)
-        results["distractors_bite"] = misreading_gate(record, "distractor", testbed, reference, now, work, trusted,
+        results["distractors_bite"] = misreading_gate(task, "distractor", testbed, reference, now, work, trusted,
                                                       replays)
         if "solvability" in names or "leakage" in names:
             results.update(agent_gates(record, testbed, reference, work, agents, names, trusted))
