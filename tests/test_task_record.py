@@ -11,33 +11,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import task_record_sample as record
 from jsonschema import Draft202012Validator
 
 from backends.dataset_reader import load_task
 from backends.task_record import SCHEMA_PATH, RecordError, TaskRecord, parse_record, schema_text, task_schema
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def record() -> dict[str, Any]:
-    """A small record with every optional part the builders write."""
-    return {
-        "id": "neo-00001", "split": "neo", "family": "lookup", "difficulty": "easy", "apps": ["word", "email"],
-        "app_count": 2, "user": {"name": "Ann Lee", "username": "ann", "email": "ann@example.com"},
-        "now": {"date": "2025-04-07", "weekday": "Monday", "time": "09:30"},
-        "description": "d", "intent": "i", "subtasks": ["s"], "query": "q",
-        "memory": [{"id": "m1", "kind": "fact", "text": "t", "value": "Room 4", "thread": "t1",
-                    "superseded": ["Room 3"], "distractors": [{"value": "Room 5", "text": "x"}], "said_as": "r",
-                    "cue": "c", "about": "a"}],
-        "evaluation": [{"function": "evaluate_file_exists", "args": {"file": "data/a.docx"}}],
-        "dialogue": [{"day": 1, "date": "2025-04-06", "turns": [
-            {"role": "user", "text": "Room 3", "ts": "2025-04-06T09:00:00", "superseded": ["m1"], "thread": "t1"},
-            {"role": "assistant", "text": "ok", "ts": "2025-04-06T09:00:05", "evidence": ["m1"]}]}],
-        "oracle": [{"tool": "word_create", "args": {"file": "a.docx"}}], "baseline": [],
-        "misreadings": [{"memory": "m1", "dynamic": "superseded", "value": "Room 3", "plan": []}],
-        "computed": [{"value": 3, "op": "sum", "inputs": [1, 2.5, "x"], "given": ["m1"]}],
-        "provenance": {"backend": "offline", "model": None, "seed": 1, "rounds": 1, "gates": {}, "world_seed": 7},
-    }
 
 
 def test_the_checked_in_schema_is_the_generated_one():
