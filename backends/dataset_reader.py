@@ -9,7 +9,9 @@ file and the reason) while the others go on:
 
 - a task folder, ``task.json``, ``testbed/`` or ``reference/`` that is a symlink is refused;
 - ``task.json`` is read with the JSON limits (a regular file, at most ``MAX_JSON_BYTES``, nested
-  at most ``MAX_JSON_DEPTH`` levels) and must hold an object;
+  at most ``MAX_JSON_DEPTH`` levels) and must hold a task record (``backends.task_record``: the
+  first field that is not what the schema says is named), its dialogue at most
+  ``MAX_DIALOGUE_TURNS`` turns;
 - a ``testbed/`` or ``reference/`` holding anything :func:`~office_env.untrusted.scan_tree`
   refuses (a symlink, a special file, a hard link to a file outside it, an odd name, more than
   the tree limits) makes the whole task unusable rather than skipping the entry: scoring an
@@ -36,10 +38,11 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from office_env.formats.bounded import size_text
-from office_env.limits import MAX_DATASET_BYTES
+from office_env.limits import MAX_DATASET_BYTES, MAX_DIALOGUE_TURNS
 from office_env.untrusted import (
     MISSING, Skipped, UntrustedInputError, is_real_dir, load_json, name_problem, printable, scan_tree,
 )
+from backends.task_record import RecordError, TaskRecord, parse_record
 
 TASKS = "tasks"
 
@@ -79,16 +82,17 @@ def _refuse_link(out: Path) -> None:
         raise IsADirectoryError(errno.ELOOP, "is a symlink; refused (give the real folder)", str(out))
 
 
-def task_now(record: dict[str, Any]) -> datetime:
-    """The simulated "now" of a task record."""
-    return datetime.strptime(f"{record['now']['date']} {record['now']['time']}", "%Y-%m-%d %H:%M")
+def task_now(record: TaskRecord | dict[str, Any]) -> datetime:
+    """The simulated "now" of a task record (typed, or as JSON before it is checked)."""
+    now = record.now.to_dict() if isinstance(record, TaskRecord) else record["now"]
+    return datetime.strptime(f"{now['date']} {now['time']}", "%Y-%m-%d %H:%M")
 
 
-def task_day_first(record: dict[str, Any]) -> bool | None:
+def task_day_first(record: TaskRecord | dict[str, Any]) -> bool | None:
     """Whether the task's office writes a numeric date day first: its world's city's order (the
     world comes back from ``provenance.world_seed``); None when the record names no world (an
     imported task), where an ambiguous numeric date is read both ways."""
-    provenance = record.get("provenance")
+    provenance = record.provenance.to_dict() if isinstance(record, TaskRecord) else record.get("provenance")
     seed = provenance.get("world_seed") if isinstance(provenance, dict) else None
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         return None
@@ -104,11 +108,15 @@ def _world_day_first(seed: int) -> bool | None:
 
 @dataclass(frozen=True)
 class LoadedTask:
+    """A task folder: ``task`` is its typed record, ``record`` the same as read (plain JSON, for the
+    digest and the readers not yet typed); both None, and ``error`` one line, when it is unusable."""
+
     id: str
     folder: Path
     record: dict[str, Any] | None
     error: str | None = None
     size: int = 0  # bytes of its testbed and reference files together
+    task: TaskRecord | None = None
 
     @property
     def testbed(self) -> Path:
@@ -176,7 +184,7 @@ def iter_tasks(out: Path) -> Iterator[LoadedTask]:
         task = _load_task(task_id, folder)
         total += task.size
         if task.record is not None and total > MAX_DATASET_BYTES:
-            yield replace(task, record=None, error=f"{printable(folder)}: the dataset's testbeds pass "
+            yield replace(task, record=None, task=None, error=f"{printable(folder)}: the dataset's testbeds pass "
                                                   f"{size_text(MAX_DATASET_BYTES)} in total here; the task is unusable")
             continue
         yield task
@@ -213,6 +221,14 @@ def _load_task(task_id: str, folder: Path) -> LoadedTask:
     if not isinstance(record, dict):
         return LoadedTask(task_id, folder, None, f"{printable(path)}: not valid JSON for a task (the top level "
                                                  "is not an object)")
+    turns = dialogue_turns(record)
+    if turns > MAX_DIALOGUE_TURNS:  # checked before typing it: a model per turn of 300,000 would take a gigabyte
+        return LoadedTask(task_id, folder, None, f"{printable(path)}: dialogue: {turns:,} turns, over the limit "
+                                                 f"of {MAX_DIALOGUE_TURNS:,}")
+    try:
+        typed = parse_record(record)
+    except RecordError as exc:
+        return LoadedTask(task_id, folder, None, printable(f"{path}: {exc}"))
     size = 0
     for name in ("testbed", "reference"):
         tree = scan_tree(folder / name)
@@ -221,8 +237,15 @@ def _load_task(task_id: str, folder: Path) -> LoadedTask:
         if not tree.ok:
             return LoadedTask(task_id, folder, None, f"{tree.problem(folder / name)}; the task is unusable")
         size += tree.total_bytes
-    return LoadedTask(task_id, folder, record, size=size)
+    return LoadedTask(task_id, folder, record, size=size, task=typed)
 
+
+def dialogue_turns(record: dict[str, Any]) -> int:
+    """How many turns a record's dialogue holds, whatever its shape (0 where it has none)."""
+    dialogue = record.get("dialogue")
+    if not isinstance(dialogue, list):
+        return 0
+    return sum(len(s["turns"]) for s in dialogue if isinstance(s, dict) and isinstance(s.get("turns"), list))
 
 
 def task_digest(task: LoadedTask) -> str:

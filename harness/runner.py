@@ -34,9 +34,10 @@ from typing import Any, Callable, Iterator
 from backends.dataset_reader import dataset_fingerprint, ensure_writable_folder, task_day_first, task_digest
 from backends.batch import Round, finish_folder, run_batch
 from backends.llm.failures import RefusalWatch, RunRefused
+from backends.task_record import TaskRecord
 from backends.workers import Budget, JobFailure
 from harness.agents import (DEFAULT_STEP_CAP, STOP_ERROR, Agent, Episode, LLMAgent, NoneAgent, OracleAgent,
-                            Trajectory, plan_of)
+                            Trajectory)
 from harness.agent_plugins import AgentLoadError, build_plugin, check_agent_name, is_plugin
 from harness.context import ContextConfig, build_context
 from harness.report import metrics, render_report
@@ -164,10 +165,10 @@ def _config_client(config: EvalConfig) -> Any:
     return _client(config) if config.needs_client() else None
 
 
-def make_agent(config: EvalConfig, record: dict[str, Any]) -> Agent:
+def make_agent(config: EvalConfig, record: TaskRecord) -> Agent:
     """The agent for one run: the oracle gets the record's plan from here, never through the episode."""
     if config.agent == "oracle":
-        return OracleAgent(plan_of(record))
+        return OracleAgent([step.to_dict() for step in record.oracle or []])
     if config.agent == "none":
         return NoneAgent()
     if is_plugin(config.agent):
@@ -227,12 +228,12 @@ def _dialogue_problem(dialogue: Any) -> str | None:
     return None
 
 
-def _app_count(record: dict[str, Any]) -> int:
-    count = record.get("app_count")
-    return count if isinstance(count, int) else len(record["apps"])
+def _task_fields(record: TaskRecord) -> dict[str, Any]:
+    """What every row says of its task."""
+    return {"app_count": record.app_count, "apps": list(record.apps), "family": record.family}
 
 
-def run_task(dataset_dir: str, task_id: str, record: dict[str, Any], out_dir: str, config: EvalConfig,
+def run_task(dataset_dir: str, task_id: str, record: TaskRecord, out_dir: str, config: EvalConfig,
              work_dir: str | None = None) -> dict[str, Any]:
     """Every trial of one task; ``{"id", "rows"}``, or ``{"id", "skipped"}`` when the task cannot run
     (an unexpected failure skips that task with its reason; the run goes on). ``work_dir``: where
@@ -243,7 +244,7 @@ def run_task(dataset_dir: str, task_id: str, record: dict[str, Any], out_dir: st
         return {"id": task_id, "skipped": f"evaluation failed: {exc.__class__.__name__}: {str(exc)[:300]}"}
 
 
-def _run_task(dataset_dir: str, task_id: str, record: dict[str, Any], out_dir: str, config: EvalConfig,
+def _run_task(dataset_dir: str, task_id: str, record: TaskRecord, out_dir: str, config: EvalConfig,
               work_dir: str | None = None) -> dict[str, Any]:
     from backends.dataset_reader import task_now
 
@@ -256,7 +257,7 @@ def _run_task(dataset_dir: str, task_id: str, record: dict[str, Any], out_dir: s
         return {"id": task_id, "skipped": f"{testbed}: missing"}
     now = task_now(record)
     try:
-        context = build_context(record, config.context, client=_config_client(config), summary_cache=out / CACHE)
+        context = build_context(record.to_dict(), config.context, client=_config_client(config), summary_cache=out / CACHE)
     except Exception as exc:  # the context could not be built (e.g. an embeddings endpoint failed for good)
         first = str(exc).splitlines()[0][:300] if str(exc) else ""
         if getattr(exc, "transient", False):  # the endpoint's failure: --resume tries the task again
@@ -271,8 +272,7 @@ def _run_task(dataset_dir: str, task_id: str, record: dict[str, Any], out_dir: s
         error = (f"error: context: the history context has {context.tokens:,} tokens, over --max-context-tokens "
                  f"{config.max_context_tokens:,}")
         return {"id": task_id, "rows": [{
-            "id": task_id, "trial": trial, "app_count": _app_count(record), "apps": record["apps"],
-            "family": record.get("family"), "passed": False, "criteria": [], "steps": 0,
+            "id": task_id, "trial": trial, **_task_fields(record), "passed": False, "criteria": [], "steps": 0,
             "context_tokens": context.tokens, "context_units": list(context.units),
             "evidence_recall": context.evidence_recall, "trajectory": Trajectory(error=error, stop_reason=STOP_ERROR
                                                                                  ).to_dict(),
@@ -282,23 +282,22 @@ def _run_task(dataset_dir: str, task_id: str, record: dict[str, Any], out_dir: s
         shutil.rmtree(work, ignore_errors=True)
         workspace = Workspace(testbed, now=now).copy_to(work)  # a copy: never a link into the dataset
         try:
-            episode = Episode(task_id=task_id, user_name=record["user"]["name"], username=record["user"]["username"],
-                              now=dict(record["now"]), request=record[config.request], context=context.text,
+            episode = Episode(task_id=task_id, user_name=record.user.name, username=record.user.username,
+                              now=record.now.to_dict(), request=getattr(record, config.request), context=context.text,
                               workspace=workspace, registry=registry, step_cap=config.step_cap)
             try:
                 trajectory = make_agent(config, record).run(episode)
-                if config.agent == "oracle" and not record.get("oracle"):
+                if config.agent == "oracle" and not record.oracle:
                     trajectory.error = "the task has no oracle plan"
             except Exception as exc:  # an agent bug must not stop the run: it fails this trial
                 trajectory = Trajectory(error=f"agent crashed: {exc.__class__.__name__}: {exc}"[:500],
                                         stop_reason=STOP_ERROR)
-            report = scorer(config.semantics)(workspace, record["evaluation"], reference_dir, initial_dir=testbed,
+            report = scorer(config.semantics)(workspace, record.criteria(), reference_dir, initial_dir=testbed,
                                               day_first=task_day_first(record))
         finally:
             shutil.rmtree(work, ignore_errors=True)
         rows.append({
-            "id": task_id, "trial": trial, "app_count": _app_count(record), "apps": record["apps"],
-            "family": record.get("family"), "passed": report.passed,
+            "id": task_id, "trial": trial, **_task_fields(record), "passed": report.passed,
             "criteria": [r.to_dict() for r in report.results], "steps": trajectory.step_count,
             "context_tokens": context.tokens, "context_units": list(context.units),
             "evidence_recall": context.evidence_recall, "trajectory": trajectory.to_dict(),
@@ -313,7 +312,7 @@ def _run_task(dataset_dir: str, task_id: str, record: dict[str, Any], out_dir: s
     return {"id": task_id, "rows": rows}
 
 
-def _references(record: dict[str, Any], testbed: Path, reference_dir: Path | None, now: Any, work: Path,
+def _references(record: TaskRecord, testbed: Path, reference_dir: Path | None, now: Any, work: Path,
                 config: EvalConfig, known: dict[str, bool]) -> dict[str, bool | None]:
     """Whether doing nothing passes the task, and whether its oracle plan does (None: no plan, or
     the check could not run): the two ends ONS is normalized between (``harness.scores``).
@@ -322,16 +321,17 @@ def _references(record: dict[str, Any], testbed: Path, reference_dir: Path | Non
     none = known.get("none")
     if none is None:
         try:
-            none = score(Workspace(testbed, now=now), record["evaluation"], reference_dir, initial_dir=testbed,
+            none = score(Workspace(testbed, now=now), record.criteria(), reference_dir, initial_dir=testbed,
                          day_first=day_first).passed
         except Exception:
             none = None
     oracle = known.get("oracle")
-    if oracle is None and record.get("oracle"):
+    if oracle is None and record.oracle:
         shutil.rmtree(work, ignore_errors=True)
         try:  # a copy of its own: never a link into the dataset
-            oracle = replay_plan(testbed, record["oracle"], now, work).score(
-                record["evaluation"], reference_dir, initial_dir=testbed, day_first=day_first, scorer=score).passed
+            calls = [{"tool": step.tool, "args": step.args} for step in record.oracle]
+            oracle = replay_plan(testbed, calls, now, work).score(
+                record.criteria(), reference_dir, initial_dir=testbed, day_first=day_first, scorer=score).passed
         except Exception:
             oracle = None
         finally:
@@ -341,11 +341,10 @@ def _references(record: dict[str, Any], testbed: Path, reference_dir: Path | Non
 
 # -- the run (in the parent) ------------------------------------------------------------------
 
-def failed_rows(task_id: str, record: dict[str, Any], trials: int, failure: JobFailure) -> dict[str, Any]:
+def failed_rows(task_id: str, record: TaskRecord, trials: int, failure: JobFailure) -> dict[str, Any]:
     """Rows for a task whose runs gave no result (time or memory budget, a dead worker): failed,
     with the reason as their error."""
-    rows = [{"id": task_id, "trial": trial, "app_count": _app_count(record), "apps": record["apps"],
-             "family": record.get("family"), "passed": False, "criteria": [], "steps": 0, "context_tokens": 0,
+    rows = [{"id": task_id, "trial": trial, **_task_fields(record), "passed": False, "criteria": [], "steps": 0, "context_tokens": 0,
              "context_units": [], "evidence_recall": None, "trajectory": {}, "error": failure.reason}
             for trial in range(1, trials + 1)]
     return {"id": task_id, "rows": rows}
@@ -410,14 +409,14 @@ def _check_oracle_plans(dataset: Path) -> None:
 
 
 def _jobs(dataset: Path, config: EvalConfig, summary: RunSummary
-          ) -> tuple[list[tuple[str, dict[str, Any]]], dict[str, str]]:
+          ) -> tuple[list[tuple[str, TaskRecord]], dict[str, str]]:
     """The tasks to run (unusable ones go to ``summary.skipped``) and every task's digest."""
     from backends.dataset_reader import iter_tasks
 
-    jobs: list[tuple[str, dict[str, Any]]] = []
+    jobs: list[tuple[str, TaskRecord]] = []
     digests: dict[str, str] = {}
     for task in iter_tasks(dataset):
-        if task.record is None:
+        if task.record is None or task.task is None:
             digests[task.id] = "unusable"
             summary.skipped.append({"id": task.id, "error": task.error or "unreadable"})
             continue
@@ -426,7 +425,7 @@ def _jobs(dataset: Path, config: EvalConfig, summary: RunSummary
         if problem:
             summary.skipped.append({"id": task.id, "error": f"{task.folder / 'task.json'}: {problem}"})
             continue
-        jobs.append((task.id, task.record))
+        jobs.append((task.id, task.task))
     return jobs, digests
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from backends.dataset_reader import folder_written_whole, iter_tasks, task_day_first, task_now, ticking
+from backends.task_record import TaskRecord
 from harness.agents import MODEL_OBSERVATION_CHARS, Episode, agent_messages
 from harness.context import ContextConfig, build_context
 from office_env import OfficeError, default_registry
@@ -36,43 +37,44 @@ class SftSummary:
     skipped: list[str] = field(default_factory=list)
 
 
-def trajectory_of(record: dict[str, Any], testbed: Path, reference: Path | None, context: ContextConfig,
+def trajectory_of(record: TaskRecord, testbed: Path, reference: Path | None, context: ContextConfig,
                   scratch: Path) -> dict[str, Any]:
     """One task's training example, or ``ValueError`` saying why it has none."""
-    plan = record.get("oracle") or []
+    plan = record.oracle or []
     if not plan:
         raise ValueError("no oracle plan")
     registry = default_registry()
     for index, call in enumerate(plan):
-        problems = registry.validate(call["tool"], call["args"])
+        problems = registry.validate(call.tool, call.args)
         if problems:
-            raise ValueError(f"step {index + 1} ({call['tool']}): {problems[0]}")
-    history = build_context(record, context)
-    replay = replay_plan(testbed, plan, task_now(record), scratch, "office")  # a copy: never a link into the dataset
+            raise ValueError(f"step {index + 1} ({call.tool}): {problems[0]}")
+    history = build_context(record.to_dict(), context)
+    calls = [{"tool": c.tool, "args": c.args} for c in plan]
+    replay = replay_plan(testbed, calls, task_now(record), scratch, "office")  # a copy: never a link into the dataset
     failed = replay.failed()
     if failed is not None:
         index, result = failed
-        raise ValueError(f"step {index + 1} ({plan[index]['tool']}) fails: {result.observation[:200]}")
-    episode = Episode(task_id=record["id"], user_name=record["user"]["name"], username=record["user"]["username"],
-                      now=dict(record["now"]), request=record["intent"], context=history.text,
+        raise ValueError(f"step {index + 1} ({plan[index].tool}) fails: {result.observation[:200]}")
+    episode = Episode(task_id=record.id, user_name=record.user.name, username=record.user.username,
+                      now=record.now.to_dict(), request=record.intent, context=history.text,
                       workspace=replay.workspace, registry=registry)
     messages: list[dict[str, Any]] = list(agent_messages(episode))
     for index, (call, result) in enumerate(zip(plan, replay.results, strict=True)):
         call_id = f"call_{index + 1}"
         messages.append({"role": "assistant", "content": None, "tool_calls": [
             {"id": call_id, "type": "function",
-             "function": {"name": call["tool"], "arguments": json.dumps(call["args"], ensure_ascii=False)}}]})
+             "function": {"name": call.tool, "arguments": json.dumps(call.args, ensure_ascii=False)}}]})
         shown = result.observation if len(result.observation) <= MODEL_OBSERVATION_CHARS else (
             result.observation[:MODEL_OBSERVATION_CHARS] + "\n[... cut: the rest of this result is not shown]")
         messages.append({"role": "tool", "tool_call_id": call_id, "content": shown})
-    report = replay.score(record["evaluation"], reference, initial_dir=testbed, day_first=task_day_first(record))
+    report = replay.score(record.criteria(), reference, initial_dir=testbed, day_first=task_day_first(record))
     if not report.passed:
         raise ValueError("the replayed plan does not pass the criteria: " + "; ".join(
             r.reason for r in report.failures())[:200])
     messages.append({"role": "assistant", "content": CLOSING})
-    return {"id": record["id"], "messages": messages, "tools": registry.openai_tools(),
-            "metadata": {"split": record.get("split"), "family": record.get("family"),
-                         "app_count": record.get("app_count"), "context": context.mode,
+    return {"id": record.id, "messages": messages, "tools": registry.openai_tools(),
+            "metadata": {"split": record.split, "family": record.family,
+                         "app_count": record.app_count, "context": context.mode,
                          "context_tokens": history.tokens, "steps": len(plan)}}
 
 
@@ -83,12 +85,12 @@ def export_sft(dataset: Path, out: Path, context: ContextConfig,
     with folder_written_whole(out) as tmp:
         with (tmp / "train.jsonl").open("w", encoding="utf-8") as handle:
             for task in ticking(iter_tasks(dataset), on_outcome, lambda: summary.written):
-                if task.record is None:
+                if task.task is None:
                     summary.skipped.append(f"{task.id}: cannot be read: {task.error}")
                     continue
                 scratch = Path(tempfile.mkdtemp(prefix="sft-"))
                 try:
-                    example = trajectory_of(task.record, task.testbed, task.reference, context, scratch)
+                    example = trajectory_of(task.task, task.testbed, task.reference, context, scratch)
                 except (ValueError, KeyError, TypeError, AttributeError, OfficeError, UntrustedInputError) as exc:
                     summary.skipped.append(f"{task.id}: {exc}")  # this task only: the rest go on
                     continue

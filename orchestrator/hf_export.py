@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from backends.dataset_reader import folder_written_whole, iter_tasks, ticking
+from backends.task_record import TaskRecord
 from office_env.limits import MAX_FILE_BYTES
 from office_env.untrusted import iter_files, read_fd, scan_tree
 
@@ -53,23 +54,23 @@ def pack_testbed(testbed: Path) -> tuple[str, list[str]]:
     return base64.b64encode(buffer.getvalue()).decode("ascii"), names
 
 
-def row_of(record: dict[str, Any], testbed: Path, reference: Path | None = None) -> dict[str, Any]:
+def row_of(record: TaskRecord, testbed: Path, reference: Path | None = None) -> dict[str, Any]:
     if not testbed.is_dir():
         raise ValueError("no testbed/ folder: the task cannot be solved or scored")
     packed, files = pack_testbed(testbed)
     expected, expected_files = pack_testbed(reference) if reference is not None else ("", [])
-    sessions = record["dialogue"]
+    sessions = [s.to_dict() for s in record.dialogue]
     return {
-        "id": record["id"], "split": record["split"], "family": record.get("family"),
-        "difficulty": record.get("difficulty"), "apps": list(record["apps"]), "app_count": record["app_count"],
-        "user": record["user"]["name"], "username": record["user"]["username"], "now": json.dumps(record["now"]),
-        "intent": record["intent"], "query": record["query"], "description": record["description"],
-        "subtasks": list(record.get("subtasks", [])),
-        "days": len(sessions), "utterances": sum(len(s["turns"]) for s in sessions),
-        "evaluation": json.dumps(record["evaluation"], ensure_ascii=False),
-        "memory": json.dumps(record["memory"], ensure_ascii=False),
+        "id": record.id, "split": record.split, "family": record.family,
+        "difficulty": record.difficulty, "apps": list(record.apps), "app_count": record.app_count,
+        "user": record.user.name, "username": record.user.username, "now": json.dumps(record.now.to_dict()),
+        "intent": record.intent, "query": record.query, "description": record.description,
+        "subtasks": list(record.subtasks),
+        "days": len(sessions), "utterances": sum(len(s.turns) for s in record.dialogue),
+        "evaluation": json.dumps(record.criteria(), ensure_ascii=False),
+        "memory": json.dumps([m.to_dict() for m in record.memory], ensure_ascii=False),
         "dialogue": json.dumps(sessions, ensure_ascii=False),
-        "oracle": json.dumps(record.get("oracle") or [], ensure_ascii=False),
+        "oracle": json.dumps([step.to_dict() for step in record.oracle or []], ensure_ascii=False),
         "testbed_files": files, "testbed_zip": packed,
         "reference_files": expected_files, "reference_zip": expected,
     }
@@ -79,11 +80,11 @@ def export_hf(dataset: Path, out: Path, on_outcome: Callable[[dict[str, Any]], N
     summary = HfSummary()
     rows: list[dict[str, Any]] = []
     for task in ticking(iter_tasks(dataset), on_outcome, lambda: len(rows)):
-        if task.record is None:
+        if task.task is None:
             summary.skipped.append(f"{task.id}: cannot be read: {task.error}")
             continue
         try:
-            rows.append(row_of(task.record, task.testbed, task.reference))
+            rows.append(row_of(task.task, task.testbed, task.reference))
         except ValueError as exc:
             summary.skipped.append(f"{task.id}: {str(exc)[:200]}")
         except Exception as exc:  # a stranger's testbed or a malformed record: this task only

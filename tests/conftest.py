@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -106,3 +107,24 @@ def pytest_collection_modifyitems(config, items):
     rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
     items.sort(key=lambda item: rank.get(item.module.__name__.rsplit(".", 1)[-1] if item.module else "",
                                          len(rank)))  # a stable sort: the rest keep their order
+
+
+def task_record_sample(task_id: str = "neo-00001") -> dict[str, Any]:
+    """A small record with every optional part the builders write."""
+    return {
+        "id": task_id, "split": "neo", "family": "lookup", "difficulty": "easy", "apps": ["word", "email"],
+        "app_count": 2, "user": {"name": "Ann Lee", "username": "ann", "email": "ann@example.com"},
+        "now": {"date": "2025-04-07", "weekday": "Monday", "time": "09:30"},
+        "description": "d", "intent": "i", "subtasks": ["s"], "query": "q",
+        "memory": [{"id": "m1", "kind": "fact", "text": "t", "value": "Room 4", "thread": "t1",
+                    "superseded": ["Room 3"], "distractors": [{"value": "Room 5", "text": "x"}], "said_as": "r",
+                    "cue": "c", "about": "a"}],
+        "evaluation": [{"function": "evaluate_file_exists", "args": {"file": "data/a.docx"}}],
+        "dialogue": [{"day": 1, "date": "2025-04-06", "turns": [
+            {"role": "user", "text": "Room 3", "ts": "2025-04-06T09:00:00", "superseded": ["m1"], "thread": "t1"},
+            {"role": "assistant", "text": "ok", "ts": "2025-04-06T09:00:05", "evidence": ["m1"]}]}],
+        "oracle": [{"tool": "word_create", "args": {"file": "a.docx"}}], "baseline": [],
+        "misreadings": [{"memory": "m1", "dynamic": "superseded", "value": "Room 3", "plan": []}],
+        "computed": [{"value": 3, "op": "sum", "inputs": [1, 2.5, "x"], "given": ["m1"]}],
+        "provenance": {"backend": "offline", "model": None, "seed": 1, "rounds": 1, "gates": {}, "world_seed": 7},
+    }

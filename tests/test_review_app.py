@@ -269,7 +269,7 @@ def test_a_malformed_task_names_its_field(dataset: Path):
     path.write_text(json.dumps(record))
     _, client = client_for(dataset)
     page = client.get(f"/task/{task}")
-    assert page.status_code == 422 and "is malformed: dialogue" in page.text
+    assert page.status_code == 422 and "task.json: dialogue: Input should be a valid list" in page.text
 
 
 def test_apply_that_would_drop_everything_writes_nothing(dataset: Path, tmp_path: Path):

@@ -165,8 +165,13 @@ def test_show_strips_terminal_escapes_and_survives_odd_fields(tmp_path, dataset)
     copy = tmp_path / "copy"
     shutil.copytree(dataset, copy)
     task = next(iter(iter_tasks(copy)))
-    record = dict(task.record, intent="\x1b]0;owned\x07 read this", user="bob", apps=[1, 2], dialogue=5)
+    record = dict(task.record, intent="\x1b]0;owned\x07 read this")
     (task.folder / "task.json").write_text(json.dumps(record))
     proc = homer("show", copy, task.id)
     assert proc.returncode == 0 and "\x1b" not in proc.stdout and "\x07" not in proc.stdout
-    assert "]0;owned read this" in proc.stdout and "history: 0 day(s)" in proc.stdout
+    assert "]0;owned read this" in proc.stdout
+    # odd fields: one line naming the file and the first bad field, no traceback
+    (task.folder / "task.json").write_text(json.dumps(dict(record, user="bob", apps=[1, 2], dialogue=5)))
+    proc = homer("show", copy, task.id)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert f"{task.folder / 'task.json'}: apps.0: Input should be" in proc.stderr

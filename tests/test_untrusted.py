@@ -10,6 +10,7 @@ import socket
 from pathlib import Path
 
 import pytest
+from conftest import task_record_sample
 
 from backends.dataset_reader import iter_tasks
 from office_env import PathError, load_officebench, untrusted
@@ -248,7 +249,7 @@ def _task(tasks: Path, name: str) -> Path:
     folder = tasks / name
     (folder / "testbed" / "data").mkdir(parents=True)
     (folder / "testbed" / "data" / "a.txt").write_text("a", encoding="utf-8")
-    (folder / "task.json").write_text(json.dumps({"id": name}), encoding="utf-8")
+    (folder / "task.json").write_text(json.dumps(task_record_sample(name)), encoding="utf-8")
     return folder
 
 
@@ -269,7 +270,8 @@ def test_iter_tasks_reports_each_bad_task_and_loads_the_rest(tmp_path, outside):
     (_task(tasks, "broken") / "task.json").write_text("{ not json", encoding="utf-8")
     _task(tasks, "bad\nname")
     loaded = {t.id: t for t in iter_tasks(tmp_path / "ds")}
-    assert loaded["good"].record == {"id": "good"} and loaded["good"].error is None
+    assert loaded["good"].record == task_record_sample("good") and loaded["good"].error is None
+    assert loaded["good"].task.id == "good"
     errors = {k: t.error for k, t in loaded.items() if t.record is None}
     assert errors == {
         "sym-folder": f"{tasks / 'sym-folder'}: is a symlink; refused",

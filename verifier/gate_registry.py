@@ -56,6 +56,7 @@ class GateRun:
     work: Path | None = None  # from the replay stage on: the gates' scratch folder
     replays: Replays | None = None  # from the replay stage on: the one copy the plans share
     observations: list[str] = field(default_factory=list)  # what the oracle's calls returned
+    task: Any = None  # the record typed (``backends.task_record.TaskRecord``) once the schema gate passed
 
 
 @dataclass(frozen=True)

@@ -58,6 +58,7 @@ from jsonschema import Draft202012Validator
 
 import verifier.agent_gates  # noqa: F401  (declares the solvability and leakage gates)
 from backends.dataset_reader import task_day_first, task_now
+from backends.task_record import RecordError, TaskRecord, parse_record
 from generators.hedges import hedged_plan
 from generators.model import ToolCall
 from generators.specifics import check_specifics, find_specifics
@@ -140,19 +141,19 @@ def schema_gate(record: dict[str, Any]) -> GateResult:
     return GateResult(not problems, "; ".join(problems) or "valid")
 
 
-def evidence_gate(record: dict[str, Any]) -> GateResult:
+def evidence_gate(record: TaskRecord) -> GateResult:
     """The memory marks hold (see ``verifier.dialogue_rules.mark_problems``): every final value at
     its evidence turns, earlier values only at superseded turns before their correction, near-miss
     values only at distractor turns, and no unmarked turn holds any of them."""
-    problems = mark_problems(record["memory"], marked_turns(record["dialogue"]))
-    memory = record["memory"]
-    olds = sum(len(m.get("superseded", ())) for m in memory)
-    nears = sum(len(m.get("distractors", ())) for m in memory)
+    memory = record.memory
+    problems = mark_problems([m.to_dict() for m in memory], marked_turns([s.to_dict() for s in record.dialogue]))
+    olds = sum(len(m.superseded or ()) for m in memory)
+    nears = sum(len(m.distractors or ()) for m in memory)
     detail = f"{len(memory)} memory piece(s) at their evidence turns, {olds} correction(s), {nears} near-miss(es)"
     return GateResult(not problems, "; ".join(problems[:5]) or detail)
 
 
-def misreading_gate(record: dict[str, Any], dynamic: str, testbed: Path, reference: Path | None, now: datetime,
+def misreading_gate(record: TaskRecord, dynamic: str, testbed: Path, reference: Path | None, now: datetime,
                     work: Path, trusted: bool = False, replays: Replays | None = None) -> GateResult:
     """Each ``misreadings`` plan of kind ``dynamic`` (the oracle with an earlier or a near-miss
     value in place of the final one) fails the criteria, so taking the first mention or the
@@ -160,28 +161,29 @@ def misreading_gate(record: dict[str, Any], dynamic: str, testbed: Path, referen
     (``generators.hedges.hedged_plan``); and every earlier (near-miss) value of the memory has
     such a plan."""
     word = "correction" if dynamic == "superseded" else "near-miss"
-    plans = [m for m in record.get("misreadings", []) if m["dynamic"] == dynamic]
-    said = [(m["id"], v) for m in record["memory"]
-            for v in (m.get("superseded", ()) if dynamic == "superseded" else [d["value"] for d in m.get("distractors", ())])]
+    plans = [m for m in record.misreadings or [] if m.dynamic == dynamic]
+    said = [(m.id, v) for m in record.memory
+            for v in (m.superseded or () if dynamic == "superseded" else [d.value for d in m.distractors or ()])]
     if not said:
         return GateResult(True, f"no {word} in this history", skipped=True)
-    if not record.get("oracle"):
+    if not record.oracle:
         return GateResult(True, NO_ORACLE, skipped=True)
-    covered = {(m["memory"], m["value"]) for m in plans}
+    covered = {(m.memory, m.value) for m in plans}
     problems = [f"{mid}: no misreading plan for the {word} {value!r}" for mid, value in said if (mid, value) not in covered]
     replays = replays or Replays(testbed, now, work, trusted)
+    criteria, day_first = record.criteria(), task_day_first(record)
+    oracle = [ToolCall(step.tool, dict(step.args)) for step in record.oracle]
     for index, m in enumerate(plans):
-        ws = replays.state(m["plan"], f"misread-{dynamic}-{index}")
-        if evaluate_criteria(ws, record["evaluation"], reference, day_first=task_day_first(record)).passed:
-            problems.append(f"{m['memory']}: taking the {word} {m['value']!r} still passes the criteria")
+        ws = replays.state([step.to_dict() for step in m.plan], f"misread-{dynamic}-{index}")
+        if evaluate_criteria(ws, criteria, reference, day_first=day_first).passed:
+            problems.append(f"{m.memory}: taking the {word} {m.value!r} still passes the criteria")
             continue
-        oracle = [ToolCall.from_dict(c) for c in record["oracle"]]
-        hedge = hedged_plan(oracle, [ToolCall.from_dict(c) for c in m["plan"]], str(m["value"]))
+        hedge = hedged_plan(oracle, [ToolCall(step.tool, dict(step.args)) for step in m.plan], m.value)
         if hedge == oracle:
             continue  # nothing the misreading writes can stand beside the right work
         ws = replays.state([{"tool": c.tool, "args": c.args} for c in hedge], f"hedge-{dynamic}-{index}")
-        if evaluate_criteria(ws, record["evaluation"], reference, day_first=task_day_first(record)).passed:
-            problems.append(f"{m['memory']}: hedging, with the {word} {m['value']!r} beside the final value, "
+        if evaluate_criteria(ws, criteria, reference, day_first=day_first).passed:
+            problems.append(f"{m.memory}: hedging, with the {word} {m.value!r} beside the final value, "
                             "still passes the criteria")
     if problems:
         return GateResult(False, "; ".join(problems[:5]))
@@ -294,14 +296,14 @@ def _office_cached(root: str, signature: tuple) -> OfficeText:
     return office_text(Path(root))
 
 
-def specifics_gate(record: dict[str, Any]) -> GateResult:
+def specifics_gate(record: TaskRecord) -> GateResult:
     """Every specific of the description is in the dialogue; none is in the intent."""
-    text = "\n".join(t["text"] for s in record["dialogue"] for t in s["turns"])
-    dated = [(turn[3], turn[7]) for turn in marked_turns(record["dialogue"])]  # a date may be said in words
-    problems = check_specifics(record["description"], record["intent"], text, dated)
+    text = "\n".join(t.text for s in record.dialogue for t in s.turns)
+    dated = [(turn[3], turn[7]) for turn in marked_turns([s.to_dict() for s in record.dialogue])]  # said in words
+    problems = check_specifics(record.description, record.intent, text, dated)
     if problems:
         return GateResult(False, "; ".join(problems[:8]) + (f" (+{len(problems) - 8} more)" if len(problems) > 8 else ""))
-    count = len(find_specifics(record["description"]))
+    count = len(find_specifics(record.description))
     return GateResult(True, f"{count} specific(s) carried by the dialogue, none in the intent")
 
 
@@ -369,17 +371,24 @@ def untouched_gate(testbed: Path, now: Any, criteria: list[dict[str, Any]], refe
 
 @gate("schema", order=0)
 def _schema(run: GateRun) -> GateResult:
-    return schema_gate(run.record)
+    """The record fits the schema, and so its type: the later gates read ``run.task``'s fields."""
+    result = schema_gate(run.record)
+    if result.passed:
+        try:
+            run.task = parse_record(run.record)
+        except RecordError as exc:  # the type and the schema agree; this is the last guard
+            return GateResult(False, str(exc))
+    return result
 
 
 @gate("memory_evidence", needs=("dialogue",), order=RECORD_STAGE)
 def _memory_evidence(run: GateRun) -> GateResult:
-    return evidence_gate(run.record)
+    return evidence_gate(run.task)
 
 
 @gate("specifics", needs=("dialogue",), order=RECORD_STAGE + 1)
 def _specifics(run: GateRun) -> GateResult:
-    return specifics_gate(run.record)
+    return specifics_gate(run.task)
 
 
 @gate("criteria_traced", needs=("dialogue", "testbed"), order=RECORD_STAGE + 2)
@@ -389,7 +398,7 @@ def _criteria_traced(run: GateRun) -> GateResult:
 
 @gate("fails_untouched", needs=("testbed", "reference"), order=REPLAY_STAGE)
 def _fails_untouched(run: GateRun) -> GateResult:
-    return untouched_gate(run.testbed, run.now, run.record["evaluation"], run.reference, task_day_first(run.record))
+    return untouched_gate(run.testbed, run.now, run.task.criteria(), run.reference, task_day_first(run.task))
 
 
 @gate("reference_passes", needs=("testbed", "reference"), order=REPLAY_STAGE + 1)
@@ -444,13 +453,13 @@ def _answer_forms(run: GateRun) -> GateResult:
 
 @gate("corrections_bite", needs=("dialogue", "testbed", "replays", "oracle", "reference"), order=REPLAY_STAGE + 6)
 def _corrections_bite(run: GateRun) -> GateResult:
-    return misreading_gate(run.record, "superseded", run.testbed, run.reference, run.now, run.work, run.trusted,
+    return misreading_gate(run.task, "superseded", run.testbed, run.reference, run.now, run.work, run.trusted,
                            run.replays)
 
 
 @gate("distractors_bite", needs=("dialogue", "testbed", "replays", "oracle", "reference"), order=REPLAY_STAGE + 7)
 def _distractors_bite(run: GateRun) -> GateResult:
-    return misreading_gate(run.record, "distractor", run.testbed, run.reference, run.now, run.work, run.trusted,
+    return misreading_gate(run.task, "distractor", run.testbed, run.reference, run.now, run.work, run.trusted,
                            run.replays)
 
 

@@ -1,0 +1,271 @@
+"""The task record (``tasks/<id>/task.json``) as one typed definition.
+
+Everything that reads a record -- the harness, the verifier, the exports -- reads these fields,
+and ``verifier/schemas/task.schema.json`` (copied into every dataset as ``schemas/task.schema.json``)
+is generated from them (``python -m backends.task_record --write``; a test fails when the file
+differs from what these classes generate), so the schema and the code cannot drift apart.
+
+A field that may be left out is ``None`` when absent; written as ``null`` it is refused, as the
+schema refuses it (only ``provenance.model`` may be null). Objects the schema leaves open (the
+record itself, ``user``, ``now``, ``provenance``) keep unknown keys (``model_extra``); the others
+refuse them.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any, ClassVar, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
+from pydantic.json_schema import SkipJsonSchema
+
+from office_env.evaluation.criterion import Criterion
+
+SCHEMA_PATH = Path(__file__).resolve().parent.parent / "verifier" / "schemas" / "task.schema.json"
+SCHEMA_ID = "https://homeragents.local/schemas/task.schema.json"
+
+App = Literal["word", "excel", "pdf", "email", "calendar", "system"]
+Weekday = Literal["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
+Op = Literal["sum", "mean", "min", "max", "count", "difference", "product", "ratio", "percent", "round",
+             "add_minutes", "minutes_between", "argmax", "argmin", "rule"]
+Text = Annotated[str, Field(min_length=1)]
+Date = Annotated[str, Field(pattern=r"^\d{4}-\d{2}-\d{2}$")]
+MemoryId = Annotated[str, Field(pattern=r"^m[0-9]+$")]
+Scalar = str | int | float  # int before float: a whole number stays whole when dumped
+
+
+def _whole(value: Any) -> Any:
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+def whole(**bounds: int) -> Any:
+    """An integer with ``bounds`` (``ge``, ``le``); 1.0 counts, as JSON Schema counts it."""
+    return Annotated[int, Field(**bounds), BeforeValidator(_whole)]  # this order keeps the bounds in the schema
+
+
+class _Shape(BaseModel):
+    """Strict JSON types (no ``"5"`` for 5), Python's regular expressions (as the schema's
+    validator), unknown keys refused, and an optional field absent rather than null."""
+
+    model_config = ConfigDict(strict=True, frozen=True, extra="forbid", regex_engine="python-re")
+    _nullable: ClassVar[frozenset[str]] = frozenset()
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _absent_not_null(cls, value: Any, info: ValidationInfo) -> Any:
+        field = cls.model_fields[info.field_name or ""]
+        if value is None and not field.is_required() and info.field_name not in cls._nullable:
+            raise ValueError("may be left out, but not null")
+        return value
+
+    def to_dict(self) -> dict[str, Any]:
+        """The object as it was read: the fields it had, unknown keys too (JSON types)."""
+        return self.model_dump(mode="json", exclude_unset=True)
+
+
+class _Open(_Shape):
+    model_config = ConfigDict(extra="allow")
+
+
+class User(_Open):
+    name: Text
+    username: Text
+    email: str | SkipJsonSchema[None] = None
+
+
+class Now(_Open):
+    date: Date
+    weekday: Weekday
+    time: Annotated[str, Field(pattern=r"^\d{2}:\d{2}$")]
+
+
+class Distractor(_Shape):
+    value: Text
+    text: Text
+
+
+class Memory(_Shape):
+    """A memory piece as recorded (``generators.model.MemoryPiece`` is the draft's)."""
+
+    id: MemoryId
+    kind: Literal["fact", "action"]
+    text: Text
+    value: Text
+    thread: Annotated[str, Field(pattern=r"^t[0-9]+$", description="the line of work (subtask thread) the piece "
+                                 "belongs to")] | SkipJsonSchema[None] = None
+    superseded: Annotated[list[Text], Field(description="earlier values said and corrected later, in the order "
+                                            "said")] | SkipJsonSchema[None] = None
+    distractors: Annotated[list[Distractor], Field(description="near-miss details said in the chat")] \
+        | SkipJsonSchema[None] = None
+    said_as: Annotated[str, Field(min_length=1, description="the relative phrase (resolved against its session's "
+                                  "date) that says the value")] | SkipJsonSchema[None] = None
+    cue: Annotated[str, Field(description="the role the value plays in the work")] | SkipJsonSchema[None] = None
+    about: Annotated[str, Field(description="a short noun phrase for the work it belongs to")] \
+        | SkipJsonSchema[None] = None
+
+
+Ids = list[str]
+
+
+class Turn(_Shape):
+    role: Literal["user", "assistant"]
+    text: Text
+    ts: Annotated[str, Field(pattern=r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}$")]
+    evidence: Annotated[Ids, Field(description="memory ids whose final value the turn states")] \
+        | SkipJsonSchema[None] = None
+    superseded: Annotated[Ids, Field(description="memory ids whose earlier, later-corrected value the turn "
+                                     "states")] | SkipJsonSchema[None] = None
+    distractor: Annotated[Ids, Field(description="memory ids that the turn's near-miss detail resembles")] \
+        | SkipJsonSchema[None] = None
+    thread: Annotated[str, Field(pattern=r"^[tw][0-9]+$", description="t<n>: a thread of the task's work; w<n>: "
+                                 "other work; absent: small talk")] | SkipJsonSchema[None] = None
+
+
+class Session(_Shape):
+    day: whole(ge=1)
+    date: Date
+    turns: Annotated[list[Turn], Field(min_length=2)]
+
+
+class Step(_Shape):
+    """One tool call of a plan (oracle, baseline, misreading)."""
+
+    tool: str
+    args: dict[str, Any]
+
+
+Plan = list[Step]
+
+
+class Misreading(_Shape):
+    memory: MemoryId
+    dynamic: Literal["superseded", "distractor"]
+    value: Text
+    plan: Plan
+
+
+class Computed(_Shape):
+    value: Scalar
+    op: Op
+    inputs: list[Scalar]
+    rule: str | SkipJsonSchema[None] = None
+    note: str | SkipJsonSchema[None] = None
+    given: Annotated[list[MemoryId], Field(description="memory pieces that decide which computation this is")] \
+        | SkipJsonSchema[None] = None
+
+
+class Provenance(_Open):
+    _nullable: ClassVar[frozenset[str]] = frozenset({"model"})
+
+    backend: Literal["offline", "llm"]
+    model: str | None = None
+    seed: whole()
+    rounds: whole(ge=1)
+    gates: dict[str, Any]
+    tokens: dict[str, Any] | SkipJsonSchema[None] = None
+
+
+class TaskRecord(_Open):
+    """A task: who and when, what is asked, what the chat says, how it is checked, where it came from."""
+
+    id: Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")]
+    split: Literal["neo", "plus"]
+    family: str | SkipJsonSchema[None] = None
+    difficulty: Literal["easy", "medium", "hard"] | SkipJsonSchema[None] = None
+    apps: Annotated[list[App], Field(min_length=1, json_schema_extra={"uniqueItems": True})]
+    app_count: whole(ge=1, le=5)
+    user: User
+    now: Now
+    description: Text
+    intent: Text
+    subtasks: Annotated[list[Text], Field(min_length=1, max_length=5)]
+    query: Text
+    memory: list[Memory]
+    evaluation: Annotated[list[Criterion], Field(min_length=1)]
+    dialogue: Annotated[list[Session], Field(min_length=1)]
+    oracle: Plan | SkipJsonSchema[None] = None
+    baseline: Plan | SkipJsonSchema[None] = None
+    misreadings: Annotated[list[Misreading], Field(description="the oracle plan with a superseded or distractor "
+                                                   "value in place of the final one")] | SkipJsonSchema[None] = None
+    computed: Annotated[list[Computed], Field(description="how each checked value that is neither said nor in the "
+                                              "office is made")] | SkipJsonSchema[None] = None
+    provenance: Provenance
+
+    @field_validator("apps")
+    @classmethod
+    def _apps_unique(cls, apps: list[str]) -> list[str]:
+        if len(set(apps)) != len(apps):
+            raise ValueError("has non-unique elements")
+        return apps
+
+    def criteria(self) -> list[dict[str, Any]]:
+        """The ``evaluation`` list as the evaluator takes it."""
+        return [c.to_dict() for c in self.evaluation]
+
+
+class RecordError(ValueError):
+    """A record that is not a task: ``field`` is the dotted path of the first problem."""
+
+    def __init__(self, field: str, message: str) -> None:
+        self.field, self.message = field, message
+        super().__init__(f"{field}: {message}")
+
+
+def parse_record(data: Any) -> TaskRecord:
+    """``data`` (parsed JSON) as a :class:`TaskRecord`; :class:`RecordError` names the first bad field."""
+    try:
+        return TaskRecord.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors(include_url=False)[0]
+        where = ".".join(str(p) for p in first["loc"]) or "(top level)"
+        raise RecordError(where, _WORDS.get(first["type"], first["msg"])) from None
+
+
+_WORDS = {"missing": "missing", "extra_forbidden": "not a field of a task record here (unknown key)"}
+
+
+def _strip(node: Any, names: bool = False) -> Any:
+    """The generated schema without the titles and defaults the generator adds: the schema says
+    what is valid, not what a Python field is called or holds when absent."""
+    if isinstance(node, list):
+        return [_strip(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    if names:  # "properties" or "$defs": keys are names, values schemas
+        return {key: _strip(value) for key, value in node.items()}
+    return {key: _strip(value, names=key in ("properties", "$defs")) for key, value in node.items()
+            if key not in ("title", "default")}
+
+
+def task_schema() -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) of a task record, generated from :class:`TaskRecord`."""
+    body = _strip(TaskRecord.model_json_schema(mode="validation"))
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": SCHEMA_ID,
+            "title": "homeragents task", **body}
+
+
+def schema_text() -> str:
+    """The text of ``task.schema.json`` as it is checked in and copied into every dataset."""
+    return json.dumps(task_schema(), indent=2, ensure_ascii=False) + "\n"
+
+
+def main(argv: list[str]) -> int:
+    """``python -m backends.task_record [--write|--check]``: print, rewrite or check the schema file."""
+    text = schema_text()
+    if "--write" in argv:
+        SCHEMA_PATH.write_text(text, encoding="utf-8")
+        return 0
+    if "--check" in argv:
+        if SCHEMA_PATH.read_text(encoding="utf-8") != text:
+            print(f"{SCHEMA_PATH}: differs from the TaskRecord type; run python -m backends.task_record --write",
+                  file=sys.stderr)
+            return 1
+        return 0
+    sys.stdout.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
