@@ -193,6 +193,18 @@ def names_value(text: str, value: str, said_on: date | None) -> bool:
     return wanted is not None and any(found.when == wanted for found in read_times(text, said_on))
 
 
+def last_named(text: str, value: str, said_on: date | None) -> int:
+    """Where ``text`` (lower-cased, said on ``said_on``) last names ``value``: written as it is, or,
+    for a day or a moment, said in words ("monday the 7th of next month"); -1 when it does not."""
+    at = text.rfind(value.lower())
+    wanted = value_time(value, said_on) if said_on is not None else None
+    if wanted is not None:
+        for found in read_times(text, said_on):
+            if found.when == wanted:
+                at = max(at, found.start)
+    return at
+
+
 def names_any(text: str, values: Iterable[str], said_on: date) -> bool:
     """Whether ``text`` (said on ``said_on``) names in words a day or moment one of ``values``
     writes, as the memory marks read it: an unmarked line that does reads as the task's."""

@@ -73,6 +73,28 @@ def test_a_wrong_value_said_in_the_thread_after_the_final_one_is_counted():
     assert turned_down_after_final([both]) == (1.0, 1)
 
 
+def test_a_wrong_day_said_in_words_after_the_final_one_is_counted_by_both_measures():
+    """A corrected day is said as people say it ("Monday the 7th of next month"), never as its
+    ISO value: the measures read days in words against the day each turn was said."""
+    from verifier.adversary import last_value_misleads
+
+    piece = {"id": "m1", "value": "2025-04-01", "said_as": "Tuesday the 1st of next month", "thread": "t1",
+             "superseded": ["2025-04-07"]}
+    dated = [{"date": "2025-03-10", "turns": [user("Let's say Monday the 7th of next month.", thread="t1")]},
+             {"date": "2025-03-20", "turns": [user("We go with Tuesday the 1st of next month.", thread="t1")]},
+             {"date": "2025-03-24", "turns": [user("Someone floated Monday the 7th of next month again. No.",
+                                                   thread="t1")]}]
+    turned = {"dialogue": dated, "memory": [piece]}
+    assert turned_down_after_final([turned]) == (1.0, 1)
+    assert last_value_misleads([turned]) == (1.0, 1)
+    settled = {"dialogue": dated[:2], "memory": [piece]}
+    assert turned_down_after_final([settled]) == (0.0, 1)
+    assert last_value_misleads([settled]) == (0.0, 1)
+    # the same words said a month later name another day: not the corrected one
+    later = {"dialogue": dated[:2] + [{"date": "2025-04-14", "turns": dated[2]["turns"]}], "memory": [piece]}
+    assert last_value_misleads([later]) == (0.0, 1)
+
+
 def test_the_same_small_talk_question_answered_two_ways():
     same_day = record([assistant("Nice. How old is Rex?"), user("Four, acts like a puppy."),
                        assistant("Ha. How old is Rex?"), user("Nearly eleven, grey whiskers."),

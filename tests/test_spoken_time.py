@@ -6,8 +6,19 @@ from datetime import date, datetime, timedelta
 
 import pytest
 
-from generators.spoken_time import (is_relative, names_any, names_value, ordinal, read_times, redate, say_day,
-                                    say_moment, say_value, value_time)
+from generators.spoken_time import (
+    is_relative,
+    last_named,
+    names_any,
+    names_value,
+    ordinal,
+    read_times,
+    redate,
+    say_day,
+    say_moment,
+    say_value,
+    value_time,
+)
 
 WEDNESDAY = date(2024, 5, 15)
 
@@ -95,3 +106,13 @@ def test_a_line_said_again_on_another_day_names_the_same_days():
     shifted = redate(line, WEDNESDAY, date(2024, 5, 6), keep, shift_others=True)
     assert shifted == "Thursday next week at 16:00 then, not this Wednesday at 09:00, and Monday 2 September stays."
     assert datetime(2024, 5, 8, 9) in {t.when for t in read_times(shifted, date(2024, 5, 6))}
+
+
+def test_last_named_finds_a_value_written_or_a_day_said_in_words():
+    said_on = date(2025, 3, 10)
+    text = "monday the 7th of next month or 2025-04-07, whichever"
+    assert last_named(text, "2025-04-07", said_on) == text.index("2025-04-07")
+    assert last_named("it was monday the 7th of next month", "2025-04-07", said_on) == len("it was ")
+    assert last_named("it was monday the 7th of next month", "2025-04-08", said_on) == -1
+    assert last_named("it was monday the 7th of next month", "2025-04-07", None) == -1  # no day: words name nothing
+    assert last_named("budget.xlsx and budget.xlsx", "budget.xlsx", said_on) == len("budget.xlsx and ")

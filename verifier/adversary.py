@@ -26,8 +26,10 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
+from datetime import date
 from typing import Any, Iterable
 
+from generators.spoken_time import last_named
 from verifier.gameability import _VALUE_RE, has_value_token
 
 ADVERSARIES = ("ngram_classifier", "template_topic", "query_topic")
@@ -253,6 +255,13 @@ def thread_evidence_share(records: list[dict[str, Any]]) -> float:
     return evidence / naming if naming else 0.0
 
 
+def _day(session: dict[str, Any]) -> date | None:
+    try:
+        return date.fromisoformat(str(session.get("date") or ""))
+    except ValueError:
+        return None
+
+
 def last_value_misleads(records: list[dict[str, Any]]) -> tuple[float, int]:
     """Among memory pieces with a corrected value, the share whose value said last in the
     history (the final or an earlier one; the later place in a turn wins) is not the final one:
@@ -260,16 +269,17 @@ def last_value_misleads(records: list[dict[str, Any]]) -> tuple[float, int]:
     that is. (Near-miss values are left out: they come anywhere, and often last.)"""
     wrong = total = 0
     for record in records:
-        texts = [str(t.get("text") or "").lower() for s in record.get("dialogue") or [] for t in s.get("turns") or []]
+        texts = [(str(t.get("text") or "").lower(), _day(s)) for s in record.get("dialogue") or []
+                 for t in s.get("turns") or []]
         for piece in record.get("memory") or []:
             final = _said(piece)
             others = [v for v in (str(v).lower() for v in piece.get("superseded") or []) if v.strip() and v not in final]
             if not others or not final:
                 continue
             last: tuple[int, int, bool] | None = None
-            for index, text in enumerate(texts):
+            for index, (text, said_on) in enumerate(texts):
                 for value, is_final in [(final, True), *[(v, False) for v in others]]:
-                    at = text.rfind(value)
+                    at = last_named(text, value, said_on)  # an earlier day may be said in words
                     if at >= 0 and (last is None or (index, at) > last[:2]):
                         last = (index, at, is_final)
             if last is not None:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Iterator
+from datetime import date
 from itertools import pairwise
 from typing import Any
 
@@ -30,6 +31,7 @@ from backends.tokens import count_tokens, counter_name
 from generators.english import near_key
 from generators.small_talk.kinds import fits
 from generators.specifics import COMMON_WORDS
+from generators.spoken_time import last_named
 from verifier.gameability import _EMAIL, _FILE
 
 _ISO_RE = re.compile(r"(?<![\w-])\d{4}-\d{2}-\d{2}(?![\w-])")
@@ -109,12 +111,21 @@ def two_turn_share(records: list[dict[str, Any]]) -> tuple[float, int]:
     return ((judged - alone) / judged if judged else 0.0), judged
 
 
-def _last_at(texts: list[str], value: str) -> tuple[int, int] | None:
+def _last_at(texts: list[tuple[str, date | None]], value: str) -> tuple[int, int] | None:
+    """The last (turn, place) of ``texts`` (lower-cased, with the day each was said) naming
+    ``value``, as written or, for a day or a moment, in words."""
     for index in range(len(texts) - 1, -1, -1):
-        at = texts[index].rfind(value)
+        at = last_named(texts[index][0], value, texts[index][1])
         if at >= 0:
             return index, at
     return None
+
+
+def _session_day(record: dict[str, Any], index: int) -> date | None:
+    try:
+        return date.fromisoformat(str((record.get("dialogue") or [])[index].get("date") or ""))
+    except (ValueError, AttributeError, IndexError):
+        return None
 
 
 def turned_down_after_final(records: list[dict[str, Any]]) -> tuple[float, int]:
@@ -123,9 +134,10 @@ def turned_down_after_final(records: list[dict[str, Any]]) -> tuple[float, int]:
     final value; and how many pieces were judged (those whose final value is said there)."""
     judged = later = 0
     for record in records:
-        by_thread: dict[str, list[str]] = defaultdict(list)
-        for _, _, turn in _turns(record):
-            by_thread[str(turn.get("thread") or "")].append(_low(turn))
+        by_thread: dict[str, list[tuple[str, date | None]]] = defaultdict(list)
+        days = [_session_day(record, i) for i in range(len(record.get("dialogue") or []))]
+        for si, _, turn in _turns(record):
+            by_thread[str(turn.get("thread") or "")].append((_low(turn), days[si]))
         for piece in record.get("memory") or []:
             final = _said(piece)
             wrong = [str(v).lower() for v in piece.get("superseded") or []]
