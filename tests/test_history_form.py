@@ -126,3 +126,7 @@ def test_small_talk_reactions_that_echo_and_answers_that_do_not_fit_are_counted(
     # a greeting returned is no echo, a name is
     assert small_talk_fit([record([user("Morning! Cake from Ana today."), assistant("Morning. Thank Ana for us.")])]) \
         == {"reactions": 1, "echoes": 1, "judged": 0, "mismatched": 0}
+    # a farewell answered in its own words is no echo either: "wish me luck" -> "Good luck!"
+    assert small_talk_fit([record([user("Dentist near Ashby Hill, wish me luck."), assistant("Good luck! See you."),
+                                   user("Popping out, back soon."), assistant("No rush back, Ashby can wait.")])]) \
+        == {"reactions": 2, "echoes": 0, "judged": 0, "mismatched": 0}

@@ -184,7 +184,9 @@ _REACTION_WORDS = COMMON_WORDS | frozenset((
     "very", "much", "more", "most", "fun", "funny", "rough", "poor", "sorry", "glad", "happy", "love", "loved",
     "amazing", "brilliant", "classic", "gold", "pure", "stuff", "pain", "annoying", "call", "thing", "things",
     "bit", "lot", "today", "tonight", "morning", "afternoon", "evening", "night", "hello", "week", "weekend",
-    "little", "long", "quite", "pretty", "made", "make", "can't", "always"))
+    "little", "long", "quite", "pretty", "made", "make", "can't", "always",
+    # a farewell is answered in its own words ("wish me luck" -> "Good luck!", "back soon" -> "No rush back")
+    "back", "luck", "rush", "soon", "honestly", "okay"))
 _WORDS_CASED = re.compile(r"[A-Za-z][A-Za-z'-]*")
 
 
