@@ -527,10 +527,9 @@ class HistoryWriter:
         return turns
 
     def _decoy_said(self, value: str, cue: str, when: datetime) -> str:
-        """A decoy's value as the task's are said: a moment in words for the day, a day relative
-        to it as often as the plan says the task's, a sheet's headers in words; "" when that is
-        a phrase the task says too ("Monday next week", of another day) or names a day the task's
-        values name (the memory marks read days by what they name)."""
+        """A decoy's value as the task's are said (a moment in words for the day, a day relative to
+        it as often as the plan says the task's, a sheet's headers in words); "" when that is a phrase
+        the task says too ("Monday next week") or names a day a task value names (marks read days)."""
         phrase = say_value(value, when.date())
         if phrase and (cue not in DAY_CUES or (is_relative(phrase) and self.rng.random() < P_RELATIVE_DAY)):
             value = phrase
