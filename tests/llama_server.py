@@ -86,10 +86,12 @@ def post_json(url: str, body: dict, timeout: float = 120.0) -> Any:
 
 class LlamaServer:
     """``llama-server`` on 127.0.0.1:<free port>, ``--jinja`` with the tool template, ``SLOTS`` slots
-    of ``SLOT_CONTEXT`` tokens, ``THREADS`` threads; ``url`` is its OpenAI base URL (``.../v1``)."""
+    of ``SLOT_CONTEXT`` tokens, ``THREADS`` threads; ``url`` is its OpenAI base URL (``.../v1``).
+    ``tool_template=False`` serves the model with the GGUF's own chat template and no ``--jinja``,
+    as a user who leaves the flag out would: the server then drops ``tools`` from the prompt."""
 
-    def __init__(self, log: Path, *, api_key: str | None = None) -> None:
-        self.log, self.api_key = log, api_key
+    def __init__(self, log: Path, *, api_key: str | None = None, tool_template: bool = True) -> None:
+        self.log, self.api_key, self.tool_template = log, api_key, tool_template
         self.port = free_port()
         self.root = f"http://127.0.0.1:{self.port}"
         self.url = f"{self.root}/v1"
@@ -99,7 +101,9 @@ class LlamaServer:
         path, _ = binary()
         command = [str(path), "-m", str(model_path()), "--host", "127.0.0.1", "--port", str(self.port),
                    "-c", str(SLOT_CONTEXT * SLOTS), "-np", str(SLOTS), "-t", str(THREADS), "-a", MODEL_NAME,
-                   "--jinja", "--chat-template-file", str(TEMPLATE), "--no-webui"]
+                   "--no-webui"]
+        if self.tool_template:
+            command += ["--jinja", "--chat-template-file", str(TEMPLATE)]
         return [*command, "--api-key", self.api_key] if self.api_key else command
 
     def __enter__(self) -> Self:

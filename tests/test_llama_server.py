@@ -2,7 +2,8 @@
 it reads the answers. The model is tiny (SmolLM2-135M), so these assert the protocol, never the
 model's skill: tools reach the prompt, the schema reaches the server and binds its output, usage is
 recorded as the server reports it, a reply cut at the token limit is flagged, errors are classified,
-and a fatal preflight writes nothing. A recording proxy between homer and the server shows both sides."""
+a fatal preflight (a refused key, a server that drops the tools) writes nothing, and build, regenerate,
+eval (RAG and long-context) and probe each meet the server. A recording proxy between homer and the server shows both sides."""
 
 from __future__ import annotations
 
@@ -202,6 +203,55 @@ def test_a_refused_key_stops_build_and_eval_before_anything_is_written(tmp_path,
                      *llm_sets(), key="wrong-key", wait=120)
         assert proc.returncode == 2 and "key was refused" in proc.stderr, proc.stderr
         assert not run.exists() or not any(run.iterdir())
+
+
+def test_a_server_that_drops_the_tools_stops_build_and_eval_before_anything_is_written(tmp_path, tiny):
+    """Served without ``--jinja``, llama.cpp reads the GGUF's own chat template and leaves ``tools``
+    out of the prompt without a word: the endpoint check sees the prompt not grow with a tool and
+    stops the command (exit 2) naming the fix, before a folder is filled."""
+    with LlamaServer(tmp_path / "plain.log", tool_template=False) as plain, RecordingProxy(plain.root) as recording:
+        out = tmp_path / "ds"
+        proc = homer("build", "--backend", "llm", "--n", "1", "--out", out, "--model", MODEL_NAME,
+                     "--base-url", recording.url, "--no-cache", *llm_sets(), wait=120)
+        assert proc.returncode == 2, proc.stderr
+        assert "left the tools out of the prompt" in proc.stderr and "tool-capable chat template" in proc.stderr
+        assert "--jinja" in proc.stderr
+        assert not out.exists() or not any(out.iterdir())
+        run = tmp_path / "run"
+        proc = homer("eval", tiny, "--agent", "llm", "--out", run, "--model", MODEL_NAME, "--base-url", recording.url,
+                     *llm_sets(), wait=120)
+        assert proc.returncode == 2 and "left the tools out of the prompt" in proc.stderr, proc.stderr
+        assert not run.exists() or not any(run.iterdir())
+    # what the check saw: the same prompt with and without a tool, as the server counted it
+    probes = [e for e in recording.chats() if e.status == 200]
+    with_tool = [e.reply["usage"]["prompt_tokens"] for e in probes if e.body.get("tools")]
+    without = [e.reply["usage"]["prompt_tokens"] for e in probes if not e.body.get("tools")]
+    assert with_tool and without and set(with_tool) == set(without)
+
+
+def test_probe_asks_each_question_under_its_schema_and_keeps_the_servers_answers(proxy, tiny, tmp_path):
+    """``homer probe`` with a model: each question goes out with its letters as a JSON Schema enum,
+    the grammar keeps the reply to one of them, and every answer written is the one the server gave."""
+    out = tmp_path / "probe"
+    proc = homer("probe", tiny, "--agent", "llm", "--mode", "rag", "--top-k", "1", "--model", MODEL_NAME,
+                 "--base-url", proxy.url, "--workers", "1", "--out", out,
+                 *llm_sets(structured_output="json_schema", max_tokens=16))
+    assert proc.returncode == 0, proc.stderr
+    asked = [e for e in proxy.chats() if (e.body.get("response_format") or {}).get("json_schema", {}).get("name")
+             == "probe"]
+    rows = [json.loads(line) for line in (out / "probes.jsonl").read_text().splitlines()]
+    assert rows and len(asked) == 2 * len(rows)  # closed-book and with the history, one request each
+    given = []
+    for exchange in asked:
+        letters = exchange.body["response_format"]["json_schema"]["schema"]["properties"]["answer"]["enum"]
+        choice = exchange.reply["choices"][0]
+        assert choice["finish_reason"] == "stop"
+        answer = json.loads(choice["message"]["content"])["answer"]
+        assert answer in letters
+        given.append(answer)
+    summary = json.loads((out / "probe.json").read_text())
+    assert summary["questions"] == len(rows) and summary["tasks"] == 1 and not summary["errors"]
+    assert sorted(given) == sorted(a for row in rows for a in (row["closed_book"], row["with_history"]))
 
 
 def test_a_model_name_the_server_does_not_list_passes_the_check_with_a_warning_naming_both(proxy, tiny, tmp_path):
