@@ -3,7 +3,8 @@ it reads the answers. The model is tiny (SmolLM2-135M), so these assert the prot
 model's skill: tools reach the prompt, the schema reaches the server and binds its output, usage is
 recorded as the server reports it, a reply cut at the token limit is flagged, errors are classified,
 a fatal preflight (a refused key, a server that drops the tools) writes nothing, and build, regenerate,
-eval (RAG and long-context) and probe each meet the server. A recording proxy between homer and the server shows both sides."""
+eval (RAG and long-context) and probe each meet the server. A recording proxy between homer and the
+server shows both sides."""
 
 from __future__ import annotations
 
