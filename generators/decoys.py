@@ -93,7 +93,8 @@ def make_sentence(line: SentenceLine, about: str, start: date, rng: random.Rando
                   fields: Sequence[str]) -> str | None:
     """A made-up request, note or question about the job ``about`` from a ``job_detail`` line: a
     person outside the office, a day and a time written as seed tasks write them, a file named
-    after the job, a count and a sheet field. None without people or fields to name."""
+    after the job (and its sheet, and a file to write, named as seed tasks name theirs), a count
+    and a sheet field. None without people or fields to name."""
     if not people or not fields:
         return None
     who = rng.choice(list(people))
@@ -107,7 +108,10 @@ def make_sentence(line: SentenceLine, about: str, start: date, rng: random.Rando
            "day": rng.choice((f"{day.month}/{day.day}/{day.year}", f"{month} {day.day}",
                               f"{month} {day.day}, {day.year}")),
            "time": rng.choice((f"{hour}:{minute}", f"{(hour - 1) % 12 + 1}:{minute} {'a.m' if hour < 12 else 'p.m'}")),
-           "file": f"{rng.choice(('', 'data/'))}{stem}.{rng.choice(('xlsx', 'docx', 'pdf'))}"}
+           "file": f"{rng.choice(('', 'data/'))}{stem}.{rng.choice(('xlsx', 'docx', 'pdf'))}",
+           # the job's sheet and a file to write, named as seed tasks name theirs ("salary excel file")
+           "sheet": f"{' '.join(_words(about)[:2]) or 'notes'} excel file",
+           "out": f"{stem}_{rng.choice(('summary', 'list', 'table', 'report', 'new', 'result'))}"}
     return line.render(ctx)
 
 

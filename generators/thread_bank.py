@@ -120,7 +120,8 @@ MOVE_ROLES = {"raise": "U", "raise_reply": "A", "state": "U", "correct": "U", "a
 # would fail only when its line is drawn, so it is refused when the bank is read.
 _THREAD_SLOTS = frozenset({"about", "user", "weekday", "when", "value", "text", "who"})
 # A decoy's made-up sentence (``job_detail``) names the job, a person and the things a request names.
-_MOVE_SLOTS = {"job_detail": frozenset({"about", "who", "first", "day", "time", "file", "number", "field"})}
+_MOVE_SLOTS = {"job_detail": frozenset({"about", "who", "first", "day", "time", "file", "number", "field", "sheet",
+                                         "out"})}
 
 
 def index_threads(sections: Mapping[str, Section]) -> dict[tuple[str, str], tuple[ThreadLine, ...]]:
