@@ -7,9 +7,10 @@ import pytest
 
 from orchestrator.build import build
 from orchestrator.roles import BuildConfig
-from tests.conftest import task_records
 from verifier.adversary import (ISOLATION_TARGET, NgramClassifier, evaluate, isolates, learn_frames, query_topic,
                                 thread_evidence_share)
+
+from tests.support.records import task_records
 
 FILLER = ["Lovely weather for a walk.", "The canteen had soup again.", "My cat knocked over a plant.",
           "Traffic was awful this morning.", "I'm reading a good novel.", "Coffee machine is broken.",

@@ -18,7 +18,6 @@ from datetime import date, datetime
 from pathlib import Path
 
 import pytest
-from homer_cli import homer_here
 from jsonschema import Draft202012Validator
 
 from office_env import validate_criteria
@@ -26,6 +25,8 @@ from orchestrator.build import build
 from orchestrator.dataset_writer import BUILD, PROGRESS
 from orchestrator.roles import BuildConfig
 from verifier.gates import SCHEMA_DIR
+
+from tests.support.homer_cli import homer_here
 
 HOMER = Path(sys.executable).parent / "homer"
 SMALL = ("--days", "2", "--utterances", "12")

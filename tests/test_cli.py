@@ -9,10 +9,12 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import write_json, write_office
-from homer_cli import HOMER, homer_here
 
 from office_env.formats import xlsx_io
+from office_env.sample import write_sample_office as write_office
+
+from tests.support.homer_cli import HOMER, homer_here
+from tests.support.records import write_json
 
 
 def homer(*args: str | Path, cwd: Path):

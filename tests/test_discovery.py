@@ -15,7 +15,8 @@ from office_env.sample import SAMPLE_NOW as NOW
 from office_env.snapshot import Snapshot
 from orchestrator.build import build
 from orchestrator.roles import BuildConfig
-from tests.conftest import task_records
+
+from tests.support.records import task_records
 
 FILES = ["data/invoice.pdf", "data/notes.docx", "data/scores.xlsx", "data/readme.txt", "calendar/alice.ics",
          "emails/alice/Lunch.eml"]

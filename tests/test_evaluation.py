@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 from jsonschema import Draft202012Validator
 
-from conftest import NOW
 from office_env import (
     InvalidCriteria,
     PathError,
@@ -22,6 +21,7 @@ from office_env.evaluation import CHECKS
 from office_env.evaluation import keywords as kw
 from office_env.evaluation.checks import Check, Context
 from office_env.formats import docx_io, xlsx_io
+from office_env.sample import SAMPLE_NOW as NOW
 
 ALL_FUNCTIONS = {
     "evaluate_contain", "evaluate_not_contain", "evaluate_file_exist", "evaluate_file_not_exist",

@@ -8,7 +8,6 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
-from homer_cli import homer_here
 
 from office_env import default_registry, load_officebench
 from office_env.evaluation.officebench_semantics import scorer
@@ -18,6 +17,8 @@ from office_env.formats import xlsx_io
 from orchestrator.build import build
 from orchestrator.plus import regenerate_split
 from orchestrator.roles import BuildConfig
+
+from tests.support.homer_cli import homer_here
 
 SAMPLE = Path(__file__).resolve().parents[1] / "datasets" / "officebench-sample"
 

@@ -11,7 +11,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from homer_cli import homer_here
 
 from backends.fake_llm import FakeLLMServer
 from harness.context import ContextConfig
@@ -28,6 +27,8 @@ from orchestrator.fake_llm.noisy_agent import (
 )
 from orchestrator.fake_llm.offline_responder import agent_responder
 from orchestrator.roles import BuildConfig
+
+from tests.support.homer_cli import homer_here
 
 pytestmark = pytest.mark.slow
 

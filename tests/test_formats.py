@@ -16,10 +16,10 @@ import openpyxl
 import pytest
 from pypdf import PdfReader
 
-from conftest import NOW
 from office_env import CorruptFileError, OfficeError
 from office_env.formats import docx_io, eml_io, ics_io, pdf_io, xlsx_io
 from office_env.formats.ics_io import CalendarEvent
+from office_env.sample import SAMPLE_NOW as NOW
 
 LATER = NOW + timedelta(days=1, hours=3)
 TEXT = "Meeting notes\nBudget review on Friday\n\nOwner: Dana Reyes\nTotal: 12,500.00 USD"

@@ -11,11 +11,12 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from homer_cli import homer_here
 
 from orchestrator.card import render_card, statistics
 from verifier.gameability import (DETECTORS, THRESHOLD, acknowledges, dynamics, gameability, has_value_token,
                                   normalize, questions_answered, text_stats, value_tokens)
+
+from tests.support.homer_cli import homer_here
 
 HOMER = Path(sys.executable).parent / "homer"
 

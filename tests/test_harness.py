@@ -13,7 +13,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from homer_cli import homer_here
 
 from harness.agents import REQUEST_MARKER, Episode, LLMAgent, agent_messages
 from harness.context import ContextConfig
@@ -27,6 +26,8 @@ from orchestrator.fake_llm.agent_answer import choose_plan, dataset_agent_plans,
 from orchestrator.fake_llm.offline_responder import agent_responder
 from orchestrator.fake_llm.offline_responder import ROLE_OPENINGS, offline_responder, role_of
 from orchestrator.roles import BuildConfig
+
+from tests.support.homer_cli import homer_here
 
 LONG = ContextConfig(mode="long-context")
 CONTEXTS = {

@@ -17,11 +17,12 @@ from generators.model import MemoryPiece, TaskDraft
 from generators.spoken_time import read_times, value_time
 from harness.horizon import fit_log_sigmoid, fit_with_intervals
 from orchestrator.horizon_sweep import HorizonError, stretch_record
-from conftest import task_records
 from orchestrator.build import build
 from orchestrator.cli import app
 from orchestrator.roles import BuildConfig
 from verifier.dialogue_rules import mark_problems, marked_turns
+
+from tests.support.records import task_records
 
 
 @pytest.fixture(scope="module")

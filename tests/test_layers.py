@@ -20,7 +20,7 @@ def test_the_import_contracts_hold():
 
 
 def test_the_slow_layer_names_only_modules_that_exist():
-    from conftest import SLOW_MODULES
+    from tests.support.slow import SLOW_MODULES
 
     present = {p.stem for p in (ROOT / "tests").glob("test_*.py")}
     assert SLOW_MODULES <= present, sorted(SLOW_MODULES - present)

@@ -22,11 +22,11 @@ import openpyxl
 import pytest
 from fpdf import FPDF
 
-from conftest import NOW
 from office_env import CorruptFileError, OfficeError, Workspace, default_registry, limits
 from office_env.evaluation.content import mailbox_text, read_document
 from office_env.formats import docx_io, eml_io, pdf_io, read_cache, xlsx_io
 from office_env.formats.bounded import size_text
+from office_env.sample import SAMPLE_NOW as NOW
 from office_env.tools.registry import cut
 
 MiB = limits.MiB

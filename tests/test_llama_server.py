@@ -1,4 +1,4 @@
-"""The llm path against a real llama.cpp server (``tests/llama_server.py``): what homer sends and how
+"""The llm path against a real llama.cpp server (``tests/support/llama_server.py``): what homer sends and how
 it reads the answers. The model is tiny (SmolLM2-135M), so these assert the protocol, never the
 model's skill: tools reach the prompt, the schema reaches the server and binds its output, usage is
 recorded as the server reports it, a reply cut at the token limit is flagged, errors are classified,
@@ -17,7 +17,6 @@ from pathlib import Path
 
 import pytest
 from jsonschema import Draft202012Validator
-from llama_server import MODEL_NAME, LlamaServer, RecordingProxy, post_json
 
 from backends.llm import ContextLengthError, LLMClient
 from backends.llm.settings import LLMSettings
@@ -25,6 +24,8 @@ from harness.agents import agent_messages
 from office_env import default_registry
 from orchestrator.build import build
 from orchestrator.roles import BuildConfig
+
+from tests.support.llama_server import MODEL_NAME, LlamaServer, RecordingProxy, post_json
 
 HOMER = Path(sys.executable).parent / "homer"
 SLOW = {"timeout": 600, "max_retries": 0}  # one CPU request may take minutes: never abandon and resend it

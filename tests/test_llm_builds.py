@@ -12,7 +12,6 @@ import threading
 from pathlib import Path
 
 import pytest
-from homer_cli import homer_here
 
 from backends.fake_llm import FakeLLMServer
 from generators.dialogue_llm import DAY_RETRIES, DAYS_PER_CALL
@@ -21,6 +20,8 @@ from orchestrator.dataset_writer import iter_tasks
 from orchestrator.fake_llm.offline_responder import default_responder, inputs_of, role_of
 from orchestrator.plus import regenerate_split
 from orchestrator.roles import BuildConfig
+
+from tests.support.homer_cli import homer_here
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "datasets" / "officebench-sample"

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from conftest import write_json
 from office_env import Workspace, evaluate_criteria, load_officebench
 from office_env.formats import xlsx_io
+
+from tests.support.records import write_json
 
 EMAIL_CHECK = {"function": "evaluate_contain", "args": {"doc_type": "email", "username": "Bob", "keywords": ["meeting"]}}
 

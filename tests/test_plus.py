@@ -19,7 +19,6 @@ from datetime import date, datetime
 from pathlib import Path
 
 import pytest
-from homer_cli import homer_here
 from jsonschema import Draft202012Validator
 
 from generators.model import Verdict
@@ -39,6 +38,8 @@ from orchestrator.plus import (
 from verifier.gates import GATES, NO_ORACLE, PLUS_GATES, GateResult, run_gates
 from generators.specifics import contains_specific, find_specifics
 from generators.spoken_time import names_value
+
+from tests.support.homer_cli import homer_here
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "datasets" / "officebench-sample"

@@ -11,12 +11,13 @@ import pytest
 from typer.testing import CliRunner
 
 from harness.probes import NONE_OF_THESE, cue_pool, option_text, probes_for
-from conftest import task_records
 from orchestrator.build import build
 from orchestrator.cli import app
 from backends.fake_llm import FakeLLMServer
 from orchestrator.fake_llm.offline_responder import offline_responder
 from orchestrator.roles import BuildConfig
+
+from tests.support.records import task_records
 
 RECORD = {
     "id": "t1", "now": {"date": "2024-11-13", "weekday": "Wednesday", "time": "09:00"},

@@ -8,9 +8,9 @@ import subprocess
 import time
 from pathlib import Path
 
-from homer_cli import homer_here
-
 from orchestrator.progress import Reporter, mode_for
+
+from tests.support.homer_cli import homer_here
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "datasets" / "officebench-sample"

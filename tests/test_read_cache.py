@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from conftest import NOW
 from office_env.formats import docx_io, read_cache, xlsx_io
+from office_env.sample import SAMPLE_NOW as NOW
 
 
 def test_a_rewritten_file_is_parsed_again(ws, registry):

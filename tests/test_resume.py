@@ -12,7 +12,6 @@ import time
 from pathlib import Path
 
 import pytest
-from homer_cli import homer_here
 
 import harness.runner as runner
 from backends.folder_lock import FolderLock
@@ -22,6 +21,8 @@ from harness.runner import EvalConfig, EvalError, evaluate
 from orchestrator.build import BuildError, build
 from orchestrator.dataset_writer import BUILD, PROGRESS, WORK
 from orchestrator.roles import BuildConfig
+
+from tests.support.homer_cli import homer_here
 
 CONFIG = BuildConfig(seed=5, days=2, utterances_per_day=12)
 HOMER = Path(sys.executable).parent / "homer"

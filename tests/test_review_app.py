@@ -8,7 +8,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import evidence_turn, plain_turn
 from starlette.testclient import TestClient
 from typer.testing import CliRunner
 
@@ -18,6 +17,8 @@ from orchestrator.review.annotations import AnnotationStore
 from orchestrator.review.app import TOKEN_COOKIE, ReviewServer, create_app
 from orchestrator.review.http import allowed_hosts
 from orchestrator.roles import BuildConfig
+
+from tests.support.records import evidence_turn, plain_turn
 
 LOCAL = "http://127.0.0.1"
 

@@ -17,12 +17,13 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import evidence_turn, plain_turn
 
 from orchestrator.build import build
 from orchestrator.review.annotations import CRITERIA, AnnotationStore
 from orchestrator.review.app import ReviewServer, create_app
 from orchestrator.roles import BuildConfig
+
+from tests.support.records import evidence_turn, plain_turn
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 ARTIFACTS = Path(os.environ.get("HOMER_TEST_ARTIFACTS", Path(__file__).resolve().parent.parent / "test-artifacts"))

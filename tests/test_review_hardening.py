@@ -13,7 +13,6 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import evidence_turn, plain_turn
 from starlette.testclient import TestClient
 from typer.testing import CliRunner
 
@@ -23,6 +22,8 @@ from orchestrator.review.annotations import AnnotationError, AnnotationStore, ch
 from orchestrator.review.app import ReviewServer, create_app
 from orchestrator.review.http import allowed_hosts
 from orchestrator.roles import BuildConfig
+
+from tests.support.records import evidence_turn, plain_turn
 
 LOCAL = "http://127.0.0.1"
 JSON = {"Accept": "application/json"}

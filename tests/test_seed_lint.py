@@ -6,10 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from conftest import write_json
 from office_env import evaluate_criteria, load_officebench
 from office_env.formats import docx_io, xlsx_io
 from verifier.seed_lint import apply_repairs, edit_distance, lint_seeds
+
+from tests.support.records import write_json
 
 REF = "../../../../reference/"
 

@@ -10,7 +10,6 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from homer_cli import HOMER, homer_here
 
 from backends.llm.client import prompt_tokens
 from harness.context import ContextConfig
@@ -23,6 +22,8 @@ from orchestrator.fake_llm.agent_answer import dataset_agent_plans
 from orchestrator.fake_llm.offline_responder import agent_responder
 from orchestrator.fake_llm.offline_responder import role_of
 from orchestrator.roles import BuildConfig
+
+from tests.support.homer_cli import HOMER, homer_here
 
 LONG = ContextConfig(mode="long-context")
 

@@ -10,11 +10,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from homer_cli import HOMER, homer_here
 
 from orchestrator.build import build
 from orchestrator.dataset_writer import iter_tasks
 from orchestrator.roles import BuildConfig
+
+from tests.support.homer_cli import HOMER, homer_here
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "datasets" / "officebench-sample"

@@ -11,11 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import task_record_sample as record
 from jsonschema import Draft202012Validator
 
 from backends.dataset_reader import load_task
 from backends.task_record import SCHEMA_PATH, RecordError, TaskRecord, parse_record, schema_text, task_schema
+
+from tests.support.records import task_record_sample as record
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -17,9 +17,9 @@ import openpyxl
 import pytest
 from jsonschema import Draft202012Validator
 
-from conftest import NOW
 from office_env import ToolResult, Workspace, default_registry
 from office_env.formats import docx_io, pdf_io
+from office_env.sample import SAMPLE_NOW as NOW
 
 
 

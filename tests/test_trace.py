@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import write_office
+from office_env.sample import write_sample_office as write_office
 from verifier.trace import OfficeText, leaves_of, office_text, recompute, same_value, trace_task
 
 OFFICE = OfficeText.of({

@@ -10,7 +10,6 @@ import socket
 from pathlib import Path
 
 import pytest
-from conftest import task_record_sample
 
 from backends.dataset_reader import iter_tasks
 from office_env import PathError, load_officebench, untrusted
@@ -19,6 +18,8 @@ from office_env.limits import MAX_NAME_CHARS, MAX_TREE_DEPTH
 from office_env.officebench import _subtask_key, write_task_folder
 from office_env.untrusted import UntrustedInputError, copy_tree, load_json, name_problem, printable, scan_tree
 from orchestrator.dataset_writer import stage_task
+
+from tests.support.records import task_record_sample
 
 
 @pytest.fixture

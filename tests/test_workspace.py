@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import NOW
 from office_env import OfficeError, PathError, Snapshot, Workspace
 from office_env import workspace as workspace_module
+from office_env.sample import SAMPLE_NOW as NOW
 
 
 
