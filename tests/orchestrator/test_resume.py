@@ -272,7 +272,7 @@ def _tasks_at_least(n: int):
 
 @pytest.mark.parametrize("command", ["build", "regenerate", "eval"])
 def test_kill_9_at_a_couple_of_points_then_resume_equals_a_clean_run(tmp_path, reference, command):
-    seeds = Path(__file__).resolve().parents[1] / "datasets" / "officebench-sample"
+    seeds = Path(__file__).resolve().parents[2] / "datasets" / "officebench-sample"
     args, view, points = {
         "build": (["build", "--n", "6", "--seed", "5", "--days", "2", "--utterances", "12", "--workers", "2"], tree,
                   [_has(".lock"), _tasks_at_least(2), _has("build.json", "README.md")]),

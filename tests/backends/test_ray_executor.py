@@ -19,7 +19,7 @@ from orchestrator.build import build  # noqa: E402
 from orchestrator.plus import regenerate_split  # noqa: E402
 from orchestrator.roles import BuildConfig  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "datasets" / "officebench-sample"
 SMALL = BuildConfig(seed=13, days=2, utterances_per_day=12)
 

@@ -23,7 +23,7 @@ from orchestrator.roles import BuildConfig
 
 from tests.support.homer_cli import homer_here
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "datasets" / "officebench-sample"
 SMALL = {"days": 2, "utterances_per_day": 10}
 CALLS = -(-SMALL["days"] // DAYS_PER_CALL)  # dialogue calls a round takes: DAYS_PER_CALL days each

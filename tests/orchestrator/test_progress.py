@@ -12,7 +12,7 @@ from orchestrator.progress import Reporter, mode_for
 
 from tests.support.homer_cli import homer_here
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "datasets" / "officebench-sample"
 
 

@@ -13,7 +13,8 @@ from generators.decoys import changed_value, make_decoys, make_value
 from generators.model import MemoryPiece
 from generators.specifics import find_specifics
 from generators.thread_bank import threads
-from tests.test_dialogue import DRAFT, PIECES, all_turns, gen
+
+from tests.generators.test_dialogue import DRAFT, PIECES, all_turns, gen
 
 START = date(2024, 5, 13)
 

@@ -17,7 +17,7 @@ from orchestrator.roles import BuildConfig
 
 from tests.support.homer_cli import HOMER, homer_here
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "datasets" / "officebench-sample"
 
 

@@ -12,7 +12,7 @@ from verifier import gate_registry
 from verifier.gate_registry import NEEDS, RECORD_STAGE, REPLAY_STAGE, gate, in_order, registered
 from verifier.gates import AGENT_GATES, GATES, PLUS_GATES
 
-DOCS = Path(__file__).resolve().parents[1] / "docs" / "concepts.md"
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "concepts.md"
 
 
 def test_every_gate_a_record_gets_is_declared_and_every_declared_gate_is_used():

@@ -15,7 +15,7 @@ from generators.dialogue_bank import DIALOGUE_DIR, BankError, parse_banks, read_
 from generators.thread_bank import MOVE_ROLES, THREADS_BANK, parse_threads, threads
 
 FLAGS = frozenset({"morning", "rainy"})
-SAMPLE_SEEDS = Path(__file__).resolve().parents[1] / "datasets" / "officebench-sample"
+SAMPLE_SEEDS = Path(__file__).resolve().parents[2] / "datasets" / "officebench-sample"
 
 
 def test_a_bank_parses_into_sections_of_entries_with_fields_and_conditions():

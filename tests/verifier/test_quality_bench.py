@@ -11,7 +11,7 @@ import pytest
 
 pytestmark = pytest.mark.slow
 
-SCRIPT = Path(__file__).resolve().parents[1] / "bench" / "quality.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "quality.py"
 
 
 def run(*args: str) -> subprocess.CompletedProcess:

@@ -26,7 +26,7 @@ from orchestrator.roles import BuildConfig
 from tests.support.records import evidence_turn, plain_turn
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-ARTIFACTS = Path(os.environ.get("HOMER_TEST_ARTIFACTS", Path(__file__).resolve().parent.parent / "test-artifacts"))
+ARTIFACTS = Path(os.environ.get("HOMER_TEST_ARTIFACTS", Path(__file__).resolve().parents[2] / "test-artifacts"))
 FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 

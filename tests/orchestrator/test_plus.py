@@ -41,7 +41,7 @@ from generators.spoken_time import names_value
 
 from tests.support.homer_cli import homer_here
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "datasets" / "officebench-sample"
 HOMER = Path(sys.executable).parent / "homer"
 SCHEMA = json.loads((ROOT / "verifier" / "schemas" / "task.schema.json").read_text(encoding="utf-8"))

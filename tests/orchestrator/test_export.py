@@ -20,7 +20,7 @@ from orchestrator.roles import BuildConfig
 
 from tests.support.homer_cli import homer_here
 
-SAMPLE = Path(__file__).resolve().parents[1] / "datasets" / "officebench-sample"
+SAMPLE = Path(__file__).resolve().parents[2] / "datasets" / "officebench-sample"
 
 
 @pytest.fixture(scope="module")

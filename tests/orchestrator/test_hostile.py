@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-_PATH = Path(__file__).resolve().parents[1] / "bench" / "hostile.py"
+_PATH = Path(__file__).resolve().parents[2] / "bench" / "hostile.py"
 _spec = importlib.util.spec_from_file_location("hostile_bench", _PATH)
 hostile = importlib.util.module_from_spec(_spec)
 sys.modules.setdefault("hostile_bench", hostile)

@@ -155,7 +155,7 @@ def test_same_output_under_another_hash_seed(tmp_path):
         "out = st.opener(t) + [l for k in range(30) for l in st.exchange(t + timedelta(minutes=k), 1 + k % 3)]\n"
         "print(repr(out))\n"
     )
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     outputs = set()
     for hash_seed in ("1", "2"):
         env = dict(os.environ, PYTHONHASHSEED=hash_seed, PYTHONPATH=root)

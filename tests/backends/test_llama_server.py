@@ -302,7 +302,7 @@ def test_every_roles_schema_is_accepted_by_the_servers_grammar_engine(proxy):
 
 def test_regenerating_a_seed_sends_its_schema_and_drops_cut_replies_with_their_usage(proxy, tmp_path):
     seeds = tmp_path / "seeds" / "tasks"
-    shutil.copytree(Path(__file__).resolve().parents[1] / "datasets" / "officebench-sample" / "tasks" / "1-2",
+    shutil.copytree(Path(__file__).resolve().parents[2] / "datasets" / "officebench-sample" / "tasks" / "1-2",
                     seeds / "1-2")
     out = tmp_path / "plus"
     proc = homer("regenerate", "--seeds", seeds.parent, "--backend", "llm", "--model", MODEL_NAME,

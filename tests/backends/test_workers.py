@@ -232,7 +232,7 @@ def test_workers_die_with_their_parent(tmp_path):
             time.sleep(60)
         run_jobs(job, [0, 1], workers=2, budget=Budget(seconds=120), on_result=print, on_failure=print)
     """)
-    parent = subprocess.Popen([sys.executable, "-c", script], cwd=Path(__file__).resolve().parents[1])
+    parent = subprocess.Popen([sys.executable, "-c", script], cwd=Path(__file__).resolve().parents[2])
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline and (not pids.exists() or len(pids.read_text().split()) < 2):
         time.sleep(0.05)
@@ -274,7 +274,7 @@ def test_a_lock_held_by_another_process_is_refused_and_freed_when_it_dies(tmp_pa
         FolderLock(Path({str(tmp_path)!r}), "homer eval").acquire()
         print("locked", flush=True)
         time.sleep(60)
-    """)], cwd=Path(__file__).resolve().parents[1], stdout=subprocess.PIPE, text=True)
+    """)], cwd=Path(__file__).resolve().parents[2], stdout=subprocess.PIPE, text=True)
     assert holder.stdout.readline().strip() == "locked"
     with pytest.raises(FolderBusy, match=r"homer eval, pid"):
         FolderLock(tmp_path).acquire()

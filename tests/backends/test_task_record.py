@@ -18,7 +18,7 @@ from backends.task_record import SCHEMA_PATH, RecordError, TaskRecord, parse_rec
 
 from tests.support.records import task_record_sample as record
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_the_checked_in_schema_is_the_generated_one():

@@ -9,7 +9,7 @@ import pytest
 from office_env import Snapshot, Workspace, default_registry, evaluate_criteria, load_officebench
 from office_env.sample import write_sample_officebench
 
-SAMPLE = Path(__file__).resolve().parent.parent / "datasets" / "officebench-sample"
+SAMPLE = Path(__file__).resolve().parents[2] / "datasets" / "officebench-sample"
 
 # A solution for each sample subtask, as office tool calls.
 SOLUTIONS = {

@@ -21,5 +21,5 @@ def test_the_app_list_is_one_list_every_layer_takes():
     assert PLAN_SCHEMA["properties"]["apps"]["items"]["enum"] == list(OFFICE_APPS)
     assert TASK_DRAFT_SCHEMA["properties"]["apps"]["items"]["enum"] == list(OFFICE_APPS)
     assert [ref["$ref"].rsplit("/", 1)[1] for ref in NOTES_SCHEMA["oneOf"]] == [f"{a}_notes" for a in OFFICE_APPS]
-    record = json.loads((Path(__file__).resolve().parents[1] / "verifier/schemas/task.schema.json").read_text())
+    record = json.loads((Path(__file__).resolve().parents[2] / "verifier/schemas/task.schema.json").read_text())
     assert record["properties"]["apps"]["items"]["enum"] == list(TOOL_APPS)
