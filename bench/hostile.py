@@ -20,7 +20,7 @@ and tracebacks. Targets: 0 escapes, 0 tracebacks, exit codes as documented with 
 naming the file, peak RSS < 500 MB and each run < 10 s. The secret folder must be unchanged.
 
 Run: ``python bench/hostile.py [--work DIR] [--jobs 3]`` (exit 1 when a target is missed).
-``tests/test_hostile.py`` runs the same cases through :func:`run_suite`.
+``tests/orchestrator/test_hostile.py`` runs the same cases through :func:`run_suite`.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Benchmark: ten thousand and more generated tool calls, none of which may raise or hit a bug.
 
 Every tool is called with arguments generated from its own JSON schema by the generators of
-``tests/test_tool_fuzz.py`` (realistic values mixed with control characters, unpaired surrogates,
+``tests/office_env/test_tool_fuzz.py`` (realistic values mixed with control characters, unpaired surrogates,
 path pieces, very long strings, integers beyond their bounds, missing and unknown properties), on
 one testbed per tool that also holds damaged files, beside a folder no call may touch.
 

@@ -41,7 +41,7 @@ from office_env.evaluation import written_dates
 # The patterns that read a text start with what they must match first (a digit, a comma, a month's
 # name) and look behind it after that: ``\d(?<![\d.]\d)`` is ``(?<![\d.])\d``, but the regex engine
 # then skips to the next digit at once instead of trying the pattern at every character, three to
-# four times faster on a long chat (tests/test_keywords_fast.py holds them to the plain forms).
+# four times faster on a long chat (tests/office_env/test_keywords_fast.py holds them to the plain forms).
 _DIGIT_RE = re.compile(r"\d")
 _THOUSANDS_RE = re.compile(r",(?<=\d,)(?=\d{3}(?!\d))")  # (?<=\d),(?=\d{3}(?!\d))
 _KEYWORD_NUMBER_RE = re.compile(r"^\d+(?:\.\d+)?$")

@@ -1,0 +1,372 @@
+"""The llm path against a real llama.cpp server (``tests/support/llama_server.py``): what homer sends and how
+it reads the answers. The model is tiny (SmolLM2-135M), so these assert the protocol, never the
+model's skill: tools reach the prompt, the schema reaches the server and binds its output, usage is
+recorded as the server reports it, a reply cut at the token limit is flagged, errors are classified,
+a fatal preflight (a refused key, a server that drops the tools) writes nothing, and build, regenerate,
+eval (RAG and long-context) and probe each meet the server. A recording proxy between homer and the
+server shows both sides."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from jsonschema import Draft202012Validator
+
+from backends.llm import ContextLengthError, LLMClient
+from backends.llm.settings import LLMSettings
+from harness.agents import agent_messages
+from office_env import default_registry
+from orchestrator.build import build
+from orchestrator.roles import BuildConfig
+
+from tests.support.llama_server import MODEL_NAME, LlamaServer, RecordingProxy, post_json
+
+HOMER = Path(sys.executable).parent / "homer"
+SLOW = {"timeout": 600, "max_retries": 0}  # one CPU request may take minutes: never abandon and resend it
+
+
+def homer(*args: str | Path, key: str = "none", wait: float = 900) -> subprocess.CompletedProcess:
+    command = [str(HOMER)] if HOMER.exists() else [sys.executable, "-m", "orchestrator.cli"]
+    env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "200", "OPENAI_API_KEY": key}
+    proc = subprocess.run([*command, *map(str, args)], check=False, env=env, capture_output=True, text=True, timeout=wait)
+    assert "Traceback" not in proc.stderr + proc.stdout, proc.stderr
+    return proc
+
+
+def llm_sets(**values) -> list[str]:
+    return [part for key, value in {**SLOW, **values}.items() for part in ("--llm-set", f"{key}={json.dumps(value)}")]
+
+
+@pytest.fixture
+def proxy(llama_server):
+    with RecordingProxy(llama_server.root) as recording:
+        yield recording
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory) -> Path:
+    """One offline task of one app with the shortest history (2 days of about 4 utterances)."""
+    out = tmp_path_factory.mktemp("llama") / "tiny"
+    assert build(out, 1, BuildConfig(seed=5, days=2, utterances_per_day=4, app_counts=(1,)), workers=1).accepted == 1
+    return out
+
+
+def client(url: str, **settings) -> LLMClient:
+    return LLMClient(LLMSettings(base_url=url, api_key="none", model=MODEL_NAME, **{**SLOW, **settings}))
+
+
+def served_usage(proxy: RecordingProxy) -> list[dict]:
+    return [e.reply["usage"] for e in proxy.chats() if e.status == 200]
+
+
+def test_the_agents_tools_reach_the_prompt_and_usage_is_the_servers(llama_server, proxy, tiny):
+    tools = default_registry().openai_tools()
+    record = json.loads(next((tiny / "tasks").glob("*/task.json")).read_text())
+    system = [agent_messages_for(record)[0]]
+    with client(proxy.url) as llm:
+        with_tools = llm.chat("agent", system, tools=tools, max_tokens=1)
+        without = llm.chat("agent", system, max_tokens=1)
+        totals = llm.usage.totals()
+    bodies = [e.body for e in proxy.chats()]
+    assert len(bodies[0]["tools"]) == 20 and bodies[0]["tool_choice"] == "auto" and "tools" not in bodies[1]
+    # the template put every schema in the prompt, a line of compact JSON per function (what homer
+    # validates, without the {"type": "function"} wrapper): the prompt grew by those lines and the
+    # instructions around them, and by fewer tokens than the spaced JSON would take
+    lines = [json.dumps(t["function"], separators=(",", ":"), ensure_ascii=False) for t in tools]
+    templated = post_json(f"{llama_server.root}/apply-template", {"messages": system, "tools": tools})["prompt"]
+    assert all(f"\n{line}\n" in templated for line in lines)
+    grew = with_tools.prompt_tokens - without.prompt_tokens
+    assert llama_server.tokens("\n".join(lines)) < grew < llama_server.tokens(json.dumps(tools))
+    served = served_usage(proxy)
+    assert [with_tools.prompt_tokens, without.prompt_tokens] == [u["prompt_tokens"] for u in served]
+    assert totals["prompt_tokens"] == sum(u["prompt_tokens"] for u in served)
+    assert totals["completion_tokens"] == sum(u["completion_tokens"] for u in served) == 2
+
+
+def test_the_grammar_engine_takes_the_tools_and_the_window_is_the_servers(llama_server, proxy):
+    from backends.llm.window import props_window
+
+    registry = default_registry()
+    with client(proxy.url) as llm:
+        # llama.cpp states its slot's window; it answers to any model name, so the window holds for any
+        assert llm.context_window(MODEL_NAME) == 8192 and llm.context_window("another-name") == 8192
+        assert props_window(llm._openai, proxy.url) == 8192  # /props, read when /v1/models does not say it
+        # a call the reply must make: the server builds its grammar from all 20 schemas at once
+        result = llm.chat("agent", [{"role": "user", "content": "List the files in the data folder."}],
+                          tools=registry.openai_tools(), tool_choice="required", max_tokens=120)
+    assert [e.status for e in proxy.chats()] == [200]  # a schema the grammar engine cannot take is HTTP 400
+    assert result.tool_calls or result.finish_reason == "length"
+    if result.finish_reason != "length":  # whole calls, bound by the grammar: valid as the registry checks
+        assert all(registry.validate(c.name, c.arguments) == [] for c in result.tool_calls)
+
+
+def test_the_servers_own_count_is_the_prompt_it_reads_and_sets_the_reply_limit(proxy):
+    from backends.llm import LLMError
+    from backends.llm.client import prompt_tokens
+
+    tools = default_registry().openai_tools()[:1]
+    messages = [{"role": "system", "content": "You answer in one word."}, {"role": "user", "content": "Say OK."}]
+    with client(proxy.url) as llm:
+        exact = llm.server_count(MODEL_NAME, messages, tools)  # /apply-template, then /tokenize
+        read = llm.chat("agent", messages, tools=tools, max_tokens=1).prompt_tokens
+    assert exact == read and exact != prompt_tokens(messages, tools)  # the template's tokens, not homer's guess
+    # a window that leaves 600 tokens by the server's count (the estimate with its margin would leave
+    # less): the request asks for exactly those; the proxy keeps it from the server (no decoding)
+    proxy.clear()
+    proxy.forward_if = lambda path, body: not path.endswith("/chat/completions")
+    with client(proxy.url, context_window=exact + 600) as llm, pytest.raises(LLMError):
+        llm.chat("agent", messages, tools=tools)
+    assert [e.body["max_tokens"] for e in proxy.chats()] == [600]
+    assert [e.path for e in proxy.exchanges if e.path in ("/apply-template", "/tokenize")] == \
+        ["/apply-template", "/tokenize"]
+
+
+def test_an_abandoned_request_is_not_sent_again_while_the_server_works_on_it(llama_server, proxy):
+    """The first attempt times out (the proxy keeps the server working on it, as a server that does
+    not notice the client went away would); the same request goes again only once /slots shows an
+    idle slot, or, still busy at the bound, not at all."""
+    from backends.llm import LLMError
+
+    words = " ".join(f"w{i}" for i in range(200))  # about 400 tokens no other test sent: no cached prefix
+    with client(proxy.url, timeout=0.1, max_retries=1) as llm:
+        try:
+            llm.chat("agent", [{"role": "user", "content": words}], max_tokens=1)
+        except LLMError as exc:  # still busy at the bound, or the second attempt out of time too
+            assert exc.timed_out and "timeout setting" in str(exc), exc
+    chats = [sent for path, sent in proxy.arrivals if path.endswith("/chat/completions")]
+    looks = [sent for path, sent in proxy.arrivals if path == "/slots"]
+    assert 1 <= len(chats) <= 2, chats
+    deadline = time.monotonic() + 300
+    while len(proxy.chats()) < len(chats) and time.monotonic() < deadline:  # the server finishes what it got
+        time.sleep(0.1)
+    first = proxy.chats()[0]
+    assert first.status == 200 and looks
+    assert looks[0] < first.answered  # it looked while the server still worked on the first one
+    assert all(sent >= first.answered for sent in chats[1:])  # and sent nothing more until it was done
+
+
+def agent_messages_for(record: dict) -> list[dict]:
+    from harness.agents import Episode
+
+    episode = Episode(task_id=record["id"], user_name=record["user"]["name"], username=record["user"]["username"],
+                      now=dict(record["now"]), request=record["query"], context="", workspace=None,
+                      registry=default_registry())
+    return agent_messages(episode)
+
+
+@pytest.mark.parametrize("mode", [["--mode", "long-context"], ["--mode", "rag", "--top-k", "1"]],
+                         ids=["long-context", "rag"])
+def test_eval_flags_a_reply_cut_at_the_token_limit(llama_server, proxy, tiny, tmp_path, mode):
+    out = tmp_path / "run"
+    proc = homer("eval", tiny, "--agent", "llm", *mode, "--model", MODEL_NAME, "--base-url", proxy.url,
+                 "--workers", "1", "-q", "--out", out, *llm_sets(max_tokens=4))
+    assert proc.returncode == 1 and "1 truncated" in proc.stderr, proc.stderr
+    row = json.loads((out / "results.jsonl").read_text().splitlines()[0])
+    assert row["error"].startswith("error: truncated:") and "max_tokens" in row["error"]
+    assert row["trajectory"]["final_message"] is None and row["trajectory"]["stop_reason"] == "error"
+    agent = [e for e in proxy.chats() if len(e.body.get("tools") or ()) == 20]  # not the preflight's probes
+    assert len(agent) == 1 and agent[0].body["max_tokens"] == 4
+    assert agent[0].reply["choices"][0]["finish_reason"] == "length"
+    usage = agent[0].reply["usage"]
+    assert row["trajectory"]["usage"] == {"calls": 1, "prompt_tokens": usage["prompt_tokens"],
+                                          "completion_tokens": usage["completion_tokens"]}
+    assert usage["prompt_tokens"] > llama_server.tokens(json.dumps(agent[0].body["tools"]))  # tools in the prompt
+
+
+def test_a_prompt_over_the_window_is_a_context_error(llama_server, proxy):
+    long = [{"role": "user", "content": "word " * 10_000}]
+    # the window the server states (/v1/models meta.n_ctx): refused before anything is sent
+    with client(proxy.url) as llm, pytest.raises(ContextLengthError) as before:
+        llm.chat("agent", long, max_tokens=1)
+    assert before.value.window == 8192 and not proxy.chats()
+    # a window set larger than the server's: the server's refusal is read as a context error, not a retry
+    with client(proxy.url, context_window=100_000) as llm, pytest.raises(ContextLengthError) as refused:
+        llm.chat("agent", long, max_tokens=1)
+    assert refused.value.status == 400 and len(proxy.chats()) == 1
+
+
+def test_a_refused_key_stops_build_and_eval_before_anything_is_written(tmp_path, tiny):
+    with LlamaServer(tmp_path / "keyed.log", api_key="right-key") as keyed:
+        out = tmp_path / "ds"
+        proc = homer("build", "--backend", "llm", "--n", "1", "--out", out, "--model", MODEL_NAME,
+                     "--base-url", keyed.url, "--no-cache", *llm_sets(), key="wrong-key", wait=120)
+        assert proc.returncode == 2 and "key was refused" in proc.stderr and "401" in proc.stderr, proc.stderr
+        assert not out.exists() or not any(out.iterdir())
+        run = tmp_path / "run"
+        proc = homer("eval", tiny, "--agent", "llm", "--out", run, "--model", MODEL_NAME, "--base-url", keyed.url,
+                     *llm_sets(), key="wrong-key", wait=120)
+        assert proc.returncode == 2 and "key was refused" in proc.stderr, proc.stderr
+        assert not run.exists() or not any(run.iterdir())
+
+
+def test_a_server_that_drops_the_tools_stops_build_and_eval_before_anything_is_written(tmp_path, tiny):
+    """Served without ``--jinja``, llama.cpp reads the GGUF's own chat template and leaves ``tools``
+    out of the prompt without a word: the endpoint check sees the prompt not grow with a tool and
+    stops the command (exit 2) naming the fix, before a folder is filled."""
+    with LlamaServer(tmp_path / "plain.log", tool_template=False) as plain, RecordingProxy(plain.root) as recording:
+        out = tmp_path / "ds"
+        proc = homer("build", "--backend", "llm", "--n", "1", "--out", out, "--model", MODEL_NAME,
+                     "--base-url", recording.url, "--no-cache", *llm_sets(), wait=120)
+        assert proc.returncode == 2, proc.stderr
+        assert "left the tools out of the prompt" in proc.stderr and "tool-capable chat template" in proc.stderr
+        assert "--jinja" in proc.stderr
+        assert not out.exists() or not any(out.iterdir())
+        run = tmp_path / "run"
+        proc = homer("eval", tiny, "--agent", "llm", "--out", run, "--model", MODEL_NAME, "--base-url", recording.url,
+                     *llm_sets(), wait=120)
+        assert proc.returncode == 2 and "left the tools out of the prompt" in proc.stderr, proc.stderr
+        assert not run.exists() or not any(run.iterdir())
+    # what the check saw: the same prompt with and without a tool, as the server counted it
+    probes = [e for e in recording.chats() if e.status == 200]
+    with_tool = [e.reply["usage"]["prompt_tokens"] for e in probes if e.body.get("tools")]
+    without = [e.reply["usage"]["prompt_tokens"] for e in probes if not e.body.get("tools")]
+    assert with_tool and without and set(with_tool) == set(without)
+
+
+def test_probe_asks_each_question_under_its_schema_and_keeps_the_servers_answers(proxy, tiny, tmp_path):
+    """``homer probe`` with a model: each question goes out with its letters as a JSON Schema enum,
+    the grammar keeps the reply to one of them, and every answer written is the one the server gave."""
+    out = tmp_path / "probe"
+    proc = homer("probe", tiny, "--agent", "llm", "--mode", "rag", "--top-k", "1", "--model", MODEL_NAME,
+                 "--base-url", proxy.url, "--workers", "1", "--out", out,
+                 *llm_sets(structured_output="json_schema", max_tokens=16))
+    assert proc.returncode == 0, proc.stderr
+    asked = [e for e in proxy.chats() if (e.body.get("response_format") or {}).get("json_schema", {}).get("name")
+             == "probe"]
+    rows = [json.loads(line) for line in (out / "probes.jsonl").read_text().splitlines()]
+    assert rows and len(asked) == 2 * len(rows)  # closed-book and with the history, one request each
+    given = []
+    for exchange in asked:
+        letters = exchange.body["response_format"]["json_schema"]["schema"]["properties"]["answer"]["enum"]
+        choice = exchange.reply["choices"][0]
+        assert choice["finish_reason"] == "stop"
+        answer = json.loads(choice["message"]["content"])["answer"]
+        assert answer in letters
+        given.append(answer)
+    summary = json.loads((out / "probe.json").read_text())
+    assert summary["questions"] == len(rows) and summary["tasks"] == 1 and not summary["errors"]
+    assert sorted(given) == sorted(a for row in rows for a in (row["closed_book"], row["with_history"]))
+
+
+def test_a_model_name_the_server_does_not_list_passes_the_check_with_a_warning_naming_both(proxy, tiny, tmp_path):
+    """llama.cpp answers any model name with its one model: the endpoint check says so in a warning
+    line naming the name given and the ones listed. The agent's own request is kept from the server
+    (decoding with 20 tools is minutes of CPU): this test reads the check, not the run."""
+    def not_the_agent(path: str, body: bytes | None) -> bool:
+        return not (path.endswith("/chat/completions") and len(json.loads(body or b"{}").get("tools") or ()) > 1)
+
+    proxy.forward_if = not_the_agent
+    proc = homer("eval", tiny, "--agent", "llm", "--model", "nope", "--base-url", proxy.url, "--workers", "1", "-q",
+                 "--out", tmp_path / "run", *llm_sets())
+    warnings = [line for line in proc.stderr.splitlines() if line.startswith("warning:")]
+    assert any("model 'nope' is not among the models the server lists (smollm2) but was answered" in line
+               for line in warnings), proc.stderr
+    answered = [e for e in proxy.chats() if e.status == 200]  # the check's one-token requests
+    assert answered and {e.body["model"] for e in answered} == {"nope"}
+    assert {e.reply["model"] for e in answered} <= {"nope", MODEL_NAME}
+
+
+def test_build_sends_the_planners_schema_and_the_server_keeps_to_it(proxy, tmp_path):
+    """One build attempt up to the planner's reply (the rest of a build is minutes of CPU), then ^C."""
+    command = [str(HOMER)] if HOMER.exists() else [sys.executable, "-m", "orchestrator.cli"]
+    out = tmp_path / "ds"
+    proxy.forward_if = lambda path, body: not planner_replies(proxy)  # the planner's reply is all this test reads
+    build_proc = subprocess.Popen(
+        [*command, "build", "--backend", "llm", "--n", "1", "--seed", "3", "--workers", "1", "--days", "2",
+         "--utterances", "6", "--apps", "2", "--out", str(out), "--model", MODEL_NAME, "--base-url", proxy.url,
+         "--no-cache", "-q", *llm_sets(structured_output="json_schema", max_tokens=300)],
+        env={**os.environ, "OPENAI_API_KEY": "none", "NO_COLOR": "1"}, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 600
+        while time.monotonic() < deadline and build_proc.poll() is None and not planner_replies(proxy):
+            time.sleep(0.5)
+    finally:
+        if build_proc.poll() is None:
+            os.killpg(build_proc.pid, signal.SIGINT)
+        _, stderr = build_proc.communicate(timeout=120)
+    assert "Traceback" not in stderr, stderr
+    exchange = planner_replies(proxy)[0]
+    schema = exchange.body["response_format"]["json_schema"]["schema"]
+    apps = schema["properties"]["apps"]
+    assert apps["minItems"] == apps["maxItems"] == 2  # --apps 2: the schema asks for exactly that many
+    choice = exchange.reply["choices"][0]
+    if choice["finish_reason"] == "stop":  # the grammar kept the model to the schema
+        assert not list(Draft202012Validator(schema).iter_errors(json.loads(choice["message"]["content"])))
+    else:  # cut at the limit: the client does not take it as an answer (it asks again)
+        assert choice["finish_reason"] == "length"
+
+
+def planner_replies(proxy: RecordingProxy) -> list:
+    return [e for e in proxy.chats() if e.status == 200 and (e.body.get("response_format") or {})
+            .get("json_schema", {}).get("name") == "planner"]
+
+
+def role_schemas() -> dict[str, dict]:
+    """Every JSON Schema a role sends as ``response_format`` (the planner's and the probe's as one
+    request makes them)."""
+    from generators.families import FAMILIES
+    from generators.dialogue_llm import DAYS_PER_CALL
+    from generators.schemas import PLUS_SCHEMA, TASK_DRAFT_SCHEMA, dialogue_days_schema
+    from harness.probe_run import schema_for
+    from harness.probes import Probe
+    from harness.summaries import SUMMARY_SCHEMA
+    from orchestrator.planner import plan_schema
+    from surfers import NOTES_SCHEMA
+    from verifier.schemas import JUDGE_VOTE_SCHEMA, VERDICT_SCHEMA
+
+    probe = Probe(task="t", piece="p", dynamic="d", question="q", options=("a", "b", "c"), answer="A",
+                  answerable=True)
+    return {"planner": plan_schema(2, sorted(FAMILIES)), "task_generator": TASK_DRAFT_SCHEMA,
+            "plus_generator": PLUS_SCHEMA, "dialogue_day": dialogue_days_schema(DAYS_PER_CALL), "verifier": VERDICT_SCHEMA,
+            "judge": JUDGE_VOTE_SCHEMA, "summarizer": SUMMARY_SCHEMA, "probe": schema_for(probe),
+            "surfer": NOTES_SCHEMA}
+
+
+def test_every_roles_schema_is_accepted_by_the_servers_grammar_engine(proxy):
+    from backends.llm.client import response_format_for
+
+    import urllib.error
+    import urllib.request
+
+    for role, schema in role_schemas().items():  # one request a role: acceptance is decided before decoding
+        body = {"model": MODEL_NAME, "messages": [{"role": "user", "content": "JSON:"}], "max_tokens": 1,
+                "response_format": response_format_for("json_schema", role, schema)}
+        request = urllib.request.Request(f"{proxy.url}/chat/completions", data=json.dumps(body).encode(),
+                                         headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(request, timeout=300) as reply:
+                reply.read()
+        except urllib.error.HTTPError as refused:
+            refused.read()
+    sent = {e.body["response_format"]["json_schema"]["name"]: e.status for e in proxy.chats()}
+    assert sent == dict.fromkeys(role_schemas(), 200)  # a schema the grammar engine cannot take is HTTP 400
+
+
+def test_regenerating_a_seed_sends_its_schema_and_drops_cut_replies_with_their_usage(proxy, tmp_path):
+    seeds = tmp_path / "seeds" / "tasks"
+    shutil.copytree(Path(__file__).resolve().parents[2] / "datasets" / "officebench-sample" / "tasks" / "1-2",
+                    seeds / "1-2")
+    out = tmp_path / "plus"
+    proc = homer("regenerate", "--seeds", seeds.parent, "--backend", "llm", "--model", MODEL_NAME,
+                 "--base-url", proxy.url, "--days", "2", "--utterances", "4", "--workers", "1", "--no-cache", "-q",
+                 "--out", out, *llm_sets(structured_output="json_schema", max_tokens=8))
+    assert proc.returncode == 1 and "no task was written" in proc.stderr, proc.stderr
+    chats = [e for e in proxy.chats() if e.body.get("response_format")]  # not the preflight's one-token requests
+    assert {(e.status, e.body["response_format"]["json_schema"]["name"], e.reply["choices"][0]["finish_reason"])
+            for e in chats} == {(200, "plus_generator", "length")}
+    assert [e.body["max_tokens"] for e in chats] == [8, 16, 32]  # asked again with twice the limit, twice
+    outcome = json.loads((out / "attempts.jsonl").read_text().splitlines()[0])
+    assert outcome["status"] == "dropped" and "cut off at the token limit" in outcome["reason"]
+    spent = json.loads((out / "build.json").read_text())["usage_not_kept"]["plus_generator"]
+    served = [e.reply["usage"] for e in chats]
+    assert spent["calls"] == 3 and spent["prompt_tokens"] == sum(u["prompt_tokens"] for u in served)
+    assert spent["completion_tokens"] == sum(u["completion_tokens"] for u in served) == 56

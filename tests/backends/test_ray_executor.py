@@ -1,0 +1,90 @@
+"""Build, regenerate and eval as Ray tasks on a local Ray instance: the same bytes as local workers."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ray = pytest.importorskip("ray", reason="Ray is the optional extra homeragents[ray]; the test extra installs it")
+
+from backends.workers import Budget, JobFailure, run_jobs  # noqa: E402
+from harness.context import ContextConfig  # noqa: E402
+from harness.runner import EvalConfig, evaluate  # noqa: E402
+from orchestrator.build import build  # noqa: E402
+from orchestrator.plus import regenerate_split  # noqa: E402
+from orchestrator.roles import BuildConfig  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLE = ROOT / "datasets" / "officebench-sample"
+SMALL = BuildConfig(seed=13, days=2, utterances_per_day=12)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def local_ray():
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield
+    ray.shutdown()
+
+
+def tree(folder: Path) -> dict[str, str]:
+    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*")) if p.is_file() and p.name != ".lock"}
+
+
+def test_a_ray_build_writes_the_same_bytes_as_local_workers(tmp_path):
+    local = build(tmp_path / "local", 4, SMALL, workers=2)
+    on_ray = build(tmp_path / "ray", 4, SMALL, workers=2, executor="ray")
+    assert local.accepted == on_ray.accepted == 4
+    assert tree(tmp_path / "local") == tree(tmp_path / "ray")
+
+
+def test_regenerate_and_eval_on_ray(tmp_path):
+    regenerate_split(SAMPLE, tmp_path / "local", seed=1, days=2, workers=2)
+    regenerate_split(SAMPLE, tmp_path / "ray", seed=1, days=2, workers=2, executor="ray")
+    assert tree(tmp_path / "local") == tree(tmp_path / "ray")
+    build(tmp_path / "ds", 2, SMALL, workers=1)
+    run = evaluate(tmp_path / "ds", tmp_path / "run", EvalConfig(agent="oracle", context=ContextConfig(mode="long-context"),
+                                                                 workers=2), executor="ray")
+    assert run.pass_rate == 1.0 and len(run.rows) == 2
+
+
+def _job(x: int) -> int:
+    if x == 3:
+        raise ValueError("three is bad")
+    if x == 4:
+        import time
+
+        time.sleep(30)
+    return x * 10
+
+
+def test_failures_and_timeouts_are_reported_like_local_workers(monkeypatch):
+    import backends.ray_executor as executor
+
+    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])  # Ray workers cannot import a test module
+    monkeypatch.setattr(executor, "GRACE_SECONDS", 0.5)
+    results: dict[int, int] = {}
+    failures: dict[int, JobFailure] = {}
+    run_jobs(_job, [1, 2, 3, 4], workers=2, budget=Budget(seconds=1.0), executor="ray",
+             on_result=lambda i, r: results.__setitem__(i, r), on_failure=lambda i, f: failures.__setitem__(i, f))
+    assert results == {0: 10, 1: 20}, failures
+    assert failures[2].kind == "crashed" and "three is bad" in failures[2].detail
+    assert failures[3].kind == "timeout"
+
+
+def test_executor_ray_from_the_command_line(tmp_path):
+    homer = Path(sys.executable).parent / "homer"
+    args = ["build", "--out", tmp_path / "ds", "--n", 2, "--days", 2, "--utterances", 12, "--executor", "ray",
+            "--workers", 2, "--quiet"]
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}  # its own local instance, not this test's
+    proc = subprocess.run([str(homer), *map(str, args)], capture_output=True, text=True, timeout=300, env=env)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "built 2 task(s)" in proc.stdout
+    bad = subprocess.run([str(homer), "build", "--out", str(tmp_path / "x"), "--ray-address", "auto"],
+                         capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "--ray-address needs --executor ray" in bad.stderr

@@ -1,0 +1,115 @@
+"""The typed task record (``backends.task_record``): the checked-in schema is the one it generates,
+and the type and the schema accept and refuse the same records."""
+
+from __future__ import annotations
+
+import copy
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from jsonschema import Draft202012Validator
+
+from backends.dataset_reader import load_task
+from backends.task_record import SCHEMA_PATH, RecordError, TaskRecord, parse_record, schema_text, task_schema
+
+from tests.support.records import task_record_sample as record
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_the_checked_in_schema_is_the_generated_one():
+    assert SCHEMA_PATH.read_text(encoding="utf-8") == schema_text(), \
+        "run: python -m backends.task_record --write"
+
+
+def test_the_check_command_fails_on_a_stale_schema(tmp_path, monkeypatch):
+    import backends.task_record as module
+
+    stale = tmp_path / "task.schema.json"
+    stale.write_text("{}\n", encoding="utf-8")
+    monkeypatch.setattr(module, "SCHEMA_PATH", stale)
+    assert module.main(["--check"]) == 1
+    assert module.main(["--write"]) == 0 and module.main(["--check"]) == 0
+    assert stale.read_text(encoding="utf-8") == schema_text()
+
+
+def test_the_module_prints_the_schema():
+    proc = subprocess.run([sys.executable, "-m", "backends.task_record"], capture_output=True, text=True, cwd=ROOT,
+                          check=True)
+    assert json.loads(proc.stdout) == task_schema()
+
+
+def test_a_full_record_parses_and_reads_as_fields():
+    task = parse_record(record())
+    assert task.memory[0].distractors[0].value == "Room 5"
+    assert task.dialogue[0].turns[1].evidence == ["m1"] and task.dialogue[0].turns[1].thread is None
+    assert task.provenance.model is None and task.provenance.world_seed == 7  # an unknown key is kept
+    assert task.criteria() == record()["evaluation"]
+    assert task.computed[0].value == 3 and isinstance(task.computed[0].value, int)
+    assert task.to_dict() == record()  # nothing added, nothing lost
+
+
+MUTATIONS = [  # (path, value or DELETE): each makes the record invalid
+    (("id",), "-bad"), (("split",), "other"), (("apps",), []), (("apps",), ["word", "word"]), (("apps",), ["fax"]),
+    (("app_count",), 6), (("app_count",), True), (("app_count",), "2"), (("user", "name"), ""),
+    (("user", "email"), None), (("now", "date"), "7 April"), (("now", "weekday"), "monday"), (("subtasks",), ["a"] * 6), (("subtasks",), [""]), (("query",), ""),
+    (("memory", 0, "id"), "x1"), (("memory", 0, "thread"), None), (("memory", 0, "extra"), 1),
+    (("memory", 0, "distractors", 0, "text"), ""), (("evaluation",), []), (("dialogue",), []),
+    (("dialogue", 0, "day"), 0), (("dialogue", 0, "turns"), []), (("dialogue", 0, "turns", 0, "role"), "system"),
+    (("dialogue", 0, "turns", 0, "thread"), "x1"), (("dialogue", 0, "turns", 0, "ts"), "2025-04-06 09:00"),
+    (("oracle", 0, "args"), []), (("oracle",), None), (("misreadings", 0, "dynamic"), "other"),
+    (("computed", 0, "value"), True), (("computed", 0, "op"), "median"), (("provenance", "backend"), "cloud"),
+    (("provenance", "rounds"), 0), (("provenance", "gates"), "DELETE"), (("description",), "DELETE"),
+]
+VALID = [(("app_count",), 2.0), (("provenance", "model"), "m"), (("family",), "DELETE"), (("extra",), [1]),
+         (("now", "tz"), "UTC"), (("computed", 0, "value"), -1.5),
+         (("now", "time"), "09:30\n")]  # Python's "$" matches before a final newline, in both
+
+
+def mutated(path: tuple, value: Any) -> dict[str, Any]:
+    data = copy.deepcopy(record())
+    node = data
+    for key in path[:-1]:
+        node = node[key]
+    if value == "DELETE":
+        del node[path[-1]]
+    else:
+        node[path[-1]] = value
+    return data
+
+
+@pytest.mark.parametrize("path,value", MUTATIONS + VALID)
+def test_the_type_and_the_schema_agree(path, value):
+    data = mutated(path, value)
+    by_schema = Draft202012Validator(task_schema()).is_valid(data)
+    try:
+        parse_record(data)
+        by_type = True
+    except RecordError:
+        by_type = False
+    assert by_schema == by_type == ((path, value) in VALID)
+
+
+def test_a_bad_field_is_named():
+    with pytest.raises(RecordError) as caught:
+        parse_record(mutated(("dialogue", 0, "turns", 0, "ts"), "noon"))
+    assert caught.value.field == "dialogue.0.turns.0.ts"
+    with pytest.raises(RecordError) as caught:
+        parse_record([1])
+    assert caught.value.field == "(top level)"
+
+
+def test_the_reader_gives_a_typed_record_or_one_line(tmp_path):
+    folder = tmp_path / "tasks" / "neo-00001"
+    folder.mkdir(parents=True)
+    (folder / "task.json").write_text(json.dumps(record()), encoding="utf-8")
+    task = load_task(tmp_path, "neo-00001")
+    assert isinstance(task.task, TaskRecord) and task.task.user.username == "ann"
+    (folder / "task.json").write_text(json.dumps(mutated(("memory", 0, "kind"), "note")), encoding="utf-8")
+    task = load_task(tmp_path, "neo-00001")
+    assert task.task is None and task.record is None
+    assert task.error == f"{folder / 'task.json'}: memory.0.kind: Input should be 'fact' or 'action'"

@@ -1,0 +1,127 @@
+"""Decoys (``generators.decoys``): other jobs for later, said in the task's own sentences with
+made-up details of the same kinds, unmarked; and Plus keeps numbers whole."""
+
+from __future__ import annotations
+
+import random
+import re
+from datetime import date, datetime
+
+import pytest
+
+from generators.decoys import changed_value, make_decoys, make_value
+from generators.model import MemoryPiece
+from generators.specifics import find_specifics
+from generators.thread_bank import threads
+
+from tests.generators.test_dialogue import DRAFT, PIECES, all_turns, gen
+
+START = date(2024, 5, 13)
+
+
+def piece(value: str, cue: str) -> MemoryPiece:
+    return MemoryPiece("m", "fact", value, value, cue=cue, about="the review meeting")
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_made_up_values_keep_the_shape_and_never_copy_the_office(seed):
+    rng = random.Random(seed)
+    about = "the parking survey"
+    file = make_value(piece("report_q3.docx", "document"), about, START, rng, ["Sam"])
+    assert re.fullmatch(r"parking_survey_[a-z]+_[a-z]{3}\d{1,2}\.docx", file)
+    assert make_value(piece("Priya Okafor", "recipient"), about, START, rng, ["Sam", "Jo"]) in ("Sam", "Jo")
+    moment = make_value(piece("2024-05-23 15:00", "meeting_time"), about, START, rng, [])  # the writer says it
+    when = datetime.strptime(moment, "%Y-%m-%d %H:%M")
+    assert when.weekday() < 5 and 2 <= (when.date() - START).days <= 18 and when.minute in (0, 30)
+    assert re.fullmatch(r"\d+ minutes", make_value(piece("30 minutes", "duration"), about, START, rng, []))
+    number = make_value(piece("40.36", "new_figure"), about, START, rng, [])
+    assert re.fullmatch(r"[1-9]{2}\.\d{2}", number)
+    assert make_value(piece("Vendor review", "meeting_title"), about, START, rng, []).startswith("Parking survey ")
+    subject = make_value(piece("Training results", "mail_subject"), about, START, rng, [])
+    assert subject.startswith("Parking survey ") and subject != "Training results"
+    assert make_value(piece("Final", "column_total"), about, START, rng, [], ["Hours", "Cost"]) in ("Hours", "Cost")
+    # what cannot be made up without the office is left out: a field with no fields to draw from, a sentence
+    assert make_value(piece("East", "filter_value"), about, START, rng, ["Sam"]) is None
+    assert make_value(piece("the quote to check is the one in Ana's mail", "note"), about, START, rng, ["Sam"]) is None
+
+
+def test_decoys_mirror_the_task_and_avoid_its_names():
+    rng = random.Random(3)
+    decoys = make_decoys(PIECES, ["the review rota", "the desk move", "the quiz night"], START, rng, ["Sam"],
+                         ok=lambda text: "review" not in text.lower())
+    assert [d.about for d in decoys] and all("review" not in d.about for d in decoys)
+    for decoy in decoys:  # one detail a piece at most, in an order of its own
+        ids = [p.id for p, _ in decoy.details]
+        assert all(p in PIECES for p, _ in decoy.details) and len(set(ids)) == len(ids)
+        assert all(v != p.value for p, v in decoy.details)
+    decoy = decoys[0]
+    first, old = decoy.details[0]
+    new = changed_value(decoy, first, old, START, rng, ["Sam"], ok=lambda text: True)
+    assert new and new != old
+
+
+def test_a_value_the_writer_refuses_is_drawn_again():
+    """A decoy's moment that ``ok`` refuses (say, a day the task's values name) is drawn anew,
+    not dropped."""
+    refused: list[str] = []
+
+    def ok(text: str) -> bool:
+        if re.fullmatch(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}", text) and not refused:
+            refused.append(text)
+            return False
+        return True
+
+    decoys = make_decoys(PIECES[:1], ["the desk move"], START, random.Random(5), ["Sam"], ok=ok, count=1)
+    assert refused and len(decoys) == 1
+    (_, value), = decoys[0].details
+    assert value != refused[0] and re.fullmatch(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}", value)
+
+
+def _patterns(moves: tuple[str, ...]) -> list[re.Pattern[str]]:
+    """The thread bank's lines of ``moves`` as patterns: every slot matches any text."""
+    out = []
+    slots = {k: f"\x00{k}\x00" for k in ("about", "value", "who", "when", "weekday", "user", "text")}
+    for (move, _), entries in threads().lines.items():
+        if move in moves:
+            for entry in entries:
+                body = re.escape(entry.render(slots))
+                out.append(re.compile("^(?:.+ )?" + re.sub(r"\x00\w+\x00", ".+?", body.replace("\\x00", "\x00")) + "$"))
+    return out
+
+
+def test_a_history_says_its_decoys_in_the_sentences_of_the_task_and_marks_none_of_them():
+    stating = _patterns(("state", "answer", "correct"))
+    unmarked = marked = 0
+    for seed in range(8):
+        for turn in all_turns(gen(DRAFT, seed=seed)):
+            if turn.role != "user" or not any(p.match(turn.text) for p in stating):
+                continue
+            if turn.thread.startswith("w"):  # another job's detail, in a task sentence
+                assert not (turn.evidence or turn.superseded or turn.distractor)
+                unmarked += 1
+            elif turn.evidence:
+                marked += 1
+    assert marked > 20 and unmarked >= marked
+
+
+@pytest.mark.parametrize("text, whole", [("others are 1.5$/pound", "1.5$"), ("apples are 2$/pound", "2$"),
+                                         ("costs $1.50 each", "$1.50"), ("rate of 3.5% applies", "3.5%"),
+                                         ("1,200.50 in total", "1,200.50")])
+def test_a_number_is_a_specific_whole_or_not_at_all(text, whole):
+    found = [s.text for s in find_specifics(text) if s.kind == "number"]
+    assert found == [whole]
+    assert not any(re.fullmatch(r"\d", f) for f in found)
+
+
+def test_a_decoy_never_names_a_day_the_task_names():
+    """A decoy's day said in words that names the task's day ("Monday next week" for the task's
+    2024-05-27) is left unsaid: the memory marks read days by what they name."""
+    from generators.dialogue_offline import HistoryWriter
+
+    task = MemoryPiece("m1", "fact", "follow up on 2024-05-27", "2024-05-27", cue="follow_up_day", about="the answer")
+    writer = HistoryWriter([task], rng=random.Random(1), user_first="Alex", colleagues=["Sam"])
+    said_on = datetime(2024, 5, 20, 10, 0)  # a Monday: 2024-05-27 is "Monday next week"
+    assert not writer._decoy_ok("2024-05-27")
+    assert writer._decoy_ok("2024-05-28")
+    assert writer._decoy_said("2024-05-27", "follow_up_day", said_on) == ""
+    assert writer._decoy_said("2024-05-29", "follow_up_day", said_on) != ""

@@ -1,0 +1,439 @@
+"""File formats: writers are byte-deterministic, readers give back what writers wrote."""
+
+from __future__ import annotations
+
+import io
+import re
+import time
+import zipfile
+from datetime import date, datetime, timedelta, timezone
+from pathlib import Path
+
+import docx
+import docx.table
+import icalendar
+import openpyxl
+import pytest
+from pypdf import PdfReader
+
+from office_env import CorruptFileError, OfficeError
+from office_env.formats import docx_io, eml_io, ics_io, pdf_io, xlsx_io
+from office_env.formats.ics_io import CalendarEvent
+from office_env.sample import SAMPLE_NOW as NOW
+
+LATER = NOW + timedelta(days=1, hours=3)
+TEXT = "Meeting notes\nBudget review on Friday\n\nOwner: Dana Reyes\nTotal: 12,500.00 USD"
+ROWS = [["Name", "Score", "Status"], ["Alice", 85, "Done"], ["Bob", 92.5, None], ["Carol", 1200, "=SUM(B2:B3)"]]
+EVENTS = [
+    CalendarEvent("Team sync", datetime(2024, 5, 6, 10, 0), datetime(2024, 5, 6, 11, 0), "Room 2", "Weekly"),
+    CalendarEvent("1:1 with Bob", datetime(2024, 5, 6, 14, 0), datetime(2024, 5, 6, 14, 30)),
+]
+
+
+BUILDERS = {
+    "docx": lambda stamp: docx_io.build(TEXT + "\n# Heading", stamp),
+    "xlsx": lambda stamp: xlsx_io.build(ROWS, sheet_name="Scores", stamp=stamp),
+    "pdf": lambda stamp: pdf_io.build(TEXT, title="notes", stamp=stamp),
+    "eml": lambda stamp: eml_io.build("alice", "bob", "Budget", "Hello Bob,\nthe total is 12,500.", stamp),
+    "ics": lambda stamp: ics_io.build(EVENTS, "alice", stamp),
+}
+
+
+def build_all(stamp: datetime) -> dict[str, bytes]:
+    return {kind: build(stamp) for kind, build in BUILDERS.items()}
+
+
+def write(tmp_path: Path, name: str, data: bytes) -> Path:
+    path = tmp_path / name
+    path.write_bytes(data)
+    return path
+
+
+# -- determinism --------------------------------------------------------------------------------
+
+def test_writers_are_byte_deterministic_across_wall_clock_seconds():
+    first = build_all(NOW)
+    time.sleep(1.1)  # python-docx, openpyxl and fpdf2 would otherwise stamp the wall clock
+    second = build_all(NOW)
+    for kind in first:
+        assert first[kind] == second[kind], kind
+
+
+@pytest.mark.parametrize("kind", sorted(BUILDERS))
+def test_the_stamp_is_what_varies_the_bytes(kind):
+    assert BUILDERS[kind](NOW) != BUILDERS[kind](LATER)
+
+
+def test_default_stamp_is_deterministic_too():
+    assert docx_io.build("x") == docx_io.build("x")
+    assert xlsx_io.build([[1]]) == xlsx_io.build([[1]])
+    assert pdf_io.build("x") == pdf_io.build("x")
+    assert ics_io.build(EVENTS, "alice") == ics_io.build(EVENTS, "alice")
+
+
+@pytest.mark.parametrize("kind", ["docx", "xlsx"])
+def test_ooxml_packages_carry_the_stamp(kind):
+    data = BUILDERS[kind](NOW)
+    package = zipfile.ZipFile(io.BytesIO(data))
+    assert {info.date_time for info in package.infolist()} == {(2024, 5, 3, 9, 30, 0)}
+    core = package.read("docProps/core.xml").decode()
+    assert "2024-05-03T09:30:00Z" in core
+    assert package.testzip() is None
+
+
+
+def test_a_remembered_deletion_gives_the_bytes_a_fresh_parse_gives_and_never_keeps_an_error():
+    """``ics_io.without_events`` is remembered (replays delete the same event again): a second call,
+    answered from memory, equals the deletion made afresh, per calendar and title; a bad calendar
+    raises on every call."""
+    ics_io.without_events.cache_clear()
+    data = ics_io.build(EVENTS, "alice", NOW)
+    title = EVENTS[0].summary
+    fresh = ics_io.without_events.__wrapped__(data, title.upper(), "calendar/alice.ics")
+    assert fresh[1] == 1 and fresh[0] is not None and title.encode() not in fresh[0]
+    for _ in range(2):
+        assert ics_io.without_events(data, title.upper(), "calendar/alice.ics") == fresh
+    assert ics_io.without_events(data, "no such event", "calendar/alice.ics") == (None, 0)
+    other = ics_io.build(EVENTS[1:], "alice", NOW)
+    assert ics_io.without_events(other, title, "calendar/alice.ics") == (None, 0)
+    for _ in range(2):
+        with pytest.raises(CorruptFileError, match="calendar/bad.ics"):
+            ics_io.without_events(b"not a calendar", title, "calendar/bad.ics")
+
+def test_docx_reader_returns_written_text(tmp_path):
+    path = write(tmp_path, "notes.docx", docx_io.build(TEXT, NOW))
+    assert docx_io.read_text(path, "notes.docx") == TEXT
+
+
+def test_docx_heading_and_empty_document(tmp_path):
+    path = write(tmp_path, "h.docx", docx_io.build("# Title\nBody", NOW))
+    assert docx_io.read_text(path, "h.docx") == "Title\nBody"
+    assert docx.Document(str(path)).paragraphs[0].style.name == "Heading 1"
+    empty = write(tmp_path, "e.docx", docx_io.build("", NOW))
+    assert docx_io.read_text(empty, "e.docx") == ""
+
+
+def test_docx_core_properties_use_the_stamp(tmp_path):
+    path = write(tmp_path, "p.docx", docx_io.build("x", NOW))
+    props = docx.Document(str(path)).core_properties
+    assert props.created.replace(tzinfo=None) == NOW
+    assert props.modified.replace(tzinfo=None) == NOW
+    assert props.author == "homeragents"
+
+
+def test_new_documents_use_a_trimmed_template_whose_style_references_all_resolve(tmp_path):
+    data = docx_io.build("# Title\nBody", NOW)
+    package = zipfile.ZipFile(io.BytesIO(data))
+    names = set(package.namelist())
+    assert "word/stylesWithEffects.xml" not in names and "docProps/thumbnail.jpeg" not in names
+    assert len(data) < 16_000  # python-docx's own template gives 36 KB before any text
+    styles = docx.Document(io.BytesIO(data)).styles
+    ids = {s.style_id for s in styles}
+    assert {"Normal", "Heading1", "Title", "ListBullet", "TableGrid"} <= ids
+    referenced = set()
+    for part in ("word/styles.xml", "word/numbering.xml"):
+        xml = package.read(part).decode()
+        referenced |= set(re.findall(r'w:(?:basedOn|next|link|pStyle) w:val="([^"]+)"', xml))
+    assert referenced <= ids
+    # an agent's later edit through python-docx still finds the styles it asks for
+    document = docx_io.load(write(tmp_path, "t.docx", data), "t.docx")
+    document.add_paragraph("item", style="List Bullet")
+    document.add_table(rows=1, cols=2).style = "Table Grid"
+
+
+def test_docx_reader_matches_python_docx_for_tables_tabs_and_breaks(tmp_path):
+    document = docx_io.new_document(NOW)
+    document.add_paragraph("Before the table")
+    table = document.add_table(rows=2, cols=2)
+    for r, row in enumerate([["Name", "Total"], ["Alice", "4,200"]]):
+        for c, value in enumerate(row):
+            table.cell(r, c).text = value
+    paragraph = document.add_paragraph("col A")
+    paragraph.add_run().add_tab()
+    paragraph.add_run("col B")
+    paragraph.add_run().add_break()
+    paragraph.add_run("next line")
+    document.add_paragraph("After")
+    path = write(tmp_path, "t.docx", docx_io.to_bytes(document, NOW))
+    text = docx_io.read_text(path, "t.docx")
+    assert text == "Before the table\nName | Total\nAlice | 4,200\ncol A\tcol B\nnext line\nAfter"
+    # the fast lxml reader agrees with python-docx's own object model
+    reference = []
+    for block in docx.Document(str(path)).iter_inner_content():
+        if isinstance(block, docx.table.Table):
+            reference.extend(" | ".join(cell.text for cell in row.cells) for row in block.rows)
+        else:
+            reference.append(block.text)
+    assert text == "\n".join(reference)
+
+
+@pytest.mark.parametrize("content", [b"just text", b"PK\x03\x04broken zip", b""])
+def test_docx_reader_refuses_non_documents(tmp_path, content):
+    path = write(tmp_path, "bad.docx", content)
+    with pytest.raises(CorruptFileError, match=r"^data/bad.docx: not a readable Word \(.docx\) file"):
+        docx_io.read_text(path, "data/bad.docx")
+    with pytest.raises(CorruptFileError, match="^data/bad.docx: "):
+        docx_io.load(path, "data/bad.docx")
+
+
+def test_docx_reader_refuses_a_workbook(tmp_path):
+    path = write(tmp_path, "wb.docx", xlsx_io.build([[1]], stamp=NOW))
+    with pytest.raises(CorruptFileError, match="wb.docx: not a readable Word"):
+        docx_io.read_text(path, "wb.docx")
+
+
+# -- xlsx ---------------------------------------------------------------------------------------
+
+def test_xlsx_reader_returns_written_cells(tmp_path):
+    path = write(tmp_path, "s.xlsx", xlsx_io.build(ROWS, sheet_name="Scores", stamp=NOW))
+    workbook = xlsx_io.load(path, "s.xlsx")
+    assert workbook.sheetnames == ["Scores"]
+    cells = xlsx_io.cells(xlsx_io.sheet_of(workbook, "Scores", "s.xlsx"))
+    assert cells == {
+        (1, 1): "Name", (1, 2): "Score", (1, 3): "Status",
+        (2, 1): "Alice", (2, 2): 85, (2, 3): "Done",
+        (3, 1): "Bob", (3, 2): 92.5,
+        (4, 1): "Carol", (4, 2): 1200, (4, 3): "=SUM(B2:B3)",
+    }
+    assert xlsx_io.read_text(path, "s.xlsx").splitlines() == [
+        "(1, 1): Name\t(1, 2): Score\t(1, 3): Status\t",
+        "(2, 1): Alice\t(2, 2): 85\t(2, 3): Done\t",
+        "(3, 1): Bob\t(3, 2): 92.5\t(3, 3): [Empty Cell]\t",
+        "(4, 1): Carol\t(4, 2): 1200\t(4, 3): =SUM(B2:B3)\t",
+    ]
+
+
+def test_xlsx_render_of_empty_sheet_is_empty(tmp_path):
+    path = write(tmp_path, "e.xlsx", xlsx_io.build([], stamp=NOW))
+    assert xlsx_io.read_text(path, "e.xlsx") == ""
+
+
+@pytest.mark.parametrize("text", ["=SUM(A1:A3)", "=1+1", "=cmd|' /C calc'!A0", "=HYPERLINK(\"http://x\",\"y\")"])
+def test_formula_looking_text_stays_literal(tmp_path, text):
+    workbook = xlsx_io.new_workbook("S", NOW)
+    xlsx_io.set_value(workbook.active, 2, 3, text)
+    assert workbook.active.cell(2, 3).data_type == "s"
+    path = write(tmp_path, "f.xlsx", xlsx_io.to_bytes(workbook, NOW))
+    sheet_xml = zipfile.ZipFile(path).read("xl/worksheets/sheet1.xml").decode()
+    assert "<f>" not in sheet_xml and "<f " not in sheet_xml
+    for data_only in (False, True):
+        cell = openpyxl.load_workbook(path, data_only=data_only).active.cell(2, 3)
+        assert cell.value == text
+        assert cell.data_type == "s"
+    # and it stays text after another load / edit / save cycle
+    again = xlsx_io.load(path, "f.xlsx")
+    xlsx_io.set_value(again.active, 1, 1, "other")
+    path2 = write(tmp_path, "f2.xlsx", xlsx_io.to_bytes(again, NOW))
+    assert "<f>" not in zipfile.ZipFile(path2).read("xl/worksheets/sheet1.xml").decode()
+    assert openpyxl.load_workbook(path2).active.cell(2, 3).value == text
+
+
+@pytest.mark.parametrize("given, expected", [
+    ("42", 42), ("-7", -7), ("0", 0), ("3.25", 3.25), ("-0.5", -0.5), (" 12 ", 12),
+    ("007", "007"), ("1e5", "1e5"), ("1,200", "1,200"), ("12.", "12."), (".5", ".5"), ("abc", "abc"),
+    (5, 5), (2.5, 2.5), (True, True), (None, None),
+])
+def test_coerce(given, expected):
+    value = xlsx_io.coerce(given)
+    assert value == expected
+    assert type(value) is type(expected)
+
+
+def test_sheet_of_unknown_sheet_names_the_file_and_sheets(tmp_path):
+    workbook = xlsx_io.load(write(tmp_path, "s.xlsx", xlsx_io.build(ROWS, "Scores", NOW)), "s.xlsx")
+    assert xlsx_io.sheet_of(workbook, None, "s.xlsx").title == "Scores"
+    with pytest.raises(OfficeError, match=r"^data/s.xlsx: no sheet named 'Other' \(sheets: Scores\)$"):
+        xlsx_io.sheet_of(workbook, "Other", "data/s.xlsx")
+
+
+def test_xlsx_created_property_uses_the_stamp(tmp_path):
+    path = write(tmp_path, "s.xlsx", xlsx_io.build(ROWS, stamp=NOW))
+    assert openpyxl.load_workbook(path).properties.created == NOW
+
+
+@pytest.mark.parametrize("content", [b"not a workbook", None])
+def test_xlsx_reader_refuses_non_workbooks(tmp_path, content):
+    data = content if content is not None else xlsx_io.build(ROWS, stamp=NOW)[:100]
+    path = write(tmp_path, "bad.xlsx", data)
+    with pytest.raises(CorruptFileError, match=r"^data/bad.xlsx: not a readable Excel \(.xlsx\) file"):
+        xlsx_io.read_text(path, "data/bad.xlsx")
+
+
+# -- pdf ----------------------------------------------------------------------------------------
+
+def test_pdf_reader_returns_written_text(tmp_path):
+    path = write(tmp_path, "n.pdf", pdf_io.build(TEXT, title="Notes", stamp=NOW))
+    assert pdf_io.read_text(path, "n.pdf") == TEXT.replace("\n\n", "\n")
+
+
+def test_pdf_long_lines_wrap_but_keep_every_word(tmp_path):
+    words = " ".join(f"word{i}" for i in range(200))
+    path = write(tmp_path, "long.pdf", pdf_io.build(words, stamp=NOW))
+    text = pdf_io.read_text(path, "long.pdf")
+    assert "\n" in text
+    assert " ".join(text.split()) == words
+
+
+def test_pdf_many_lines_span_pages(tmp_path):
+    lines = [f"Line number {i}" for i in range(120)]
+    path = write(tmp_path, "pages.pdf", pdf_io.build("\n".join(lines), stamp=NOW))
+    assert len(PdfReader(path).pages) > 1
+    assert pdf_io.read_text(path, "pages.pdf").split() == " ".join(lines).split()
+
+
+def test_pdf_typography_outside_latin1_is_mapped(tmp_path):
+    path = write(tmp_path, "t.pdf", pdf_io.build("\u201cQuoted\u201d \u2013 costs \u20ac5 \u2026 caf\u00e9", stamp=NOW))
+    assert pdf_io.read_text(path, "t.pdf") == "\"Quoted\" - costs EUR5 ... caf\u00e9"
+
+
+def test_pdf_metadata_uses_title_and_stamp(tmp_path):
+    path = write(tmp_path, "m.pdf", pdf_io.build("x", title="Report", stamp=NOW))
+    meta = PdfReader(path).metadata
+    assert meta.title == "Report"
+    assert meta.creation_date.replace(tzinfo=None) == NOW
+
+
+@pytest.mark.parametrize("content, reason", [(b"<html>nope</html>", "no %PDF header"),
+                                             (b"%PDF-1.7\nnothing else", "not a readable PDF file")])
+def test_pdf_reader_refuses_non_pdfs(tmp_path, content, reason):
+    path = write(tmp_path, "bad.pdf", content)
+    with pytest.raises(CorruptFileError, match=f"^data/bad.pdf: .*{reason}"):
+        pdf_io.read_text(path, "data/bad.pdf")
+
+
+# -- eml ----------------------------------------------------------------------------------------
+
+def test_eml_parse_returns_written_fields():
+    body = "Hello Bob,\nthe total is 12,500.\nGrüße — Alice"
+    mail = eml_io.parse(eml_io.build("alice", "bob@corp.org", "Budget: Q3 ✓", body, NOW), "m.eml")
+    assert mail.sender == "alice@example.com"
+    assert mail.recipient == "bob@corp.org"
+    assert mail.subject == "Budget: Q3 ✓"
+    assert mail.body == body
+    assert mail.when().replace(tzinfo=None) == NOW
+
+
+def test_eml_message_id_depends_on_content():
+    def message_id(data: bytes) -> str:
+        return next(line for line in data.decode().splitlines() if line.startswith("Message-ID:"))
+
+    base = message_id(eml_io.build("alice", "bob", "S", "body", NOW))
+    assert base == message_id(eml_io.build("alice", "bob", "S", "body", NOW))
+    assert base != message_id(eml_io.build("alice", "bob", "S", "other body", NOW))
+    assert base != message_id(eml_io.build("alice", "bob", "S", "body", LATER))
+
+
+def _standard_message(sender, recipient, subject, body, when, cc=()):
+    """The message as the standard library's default policy writes it, header by header."""
+    import hashlib
+    from email import policy
+    from email.message import EmailMessage
+    from email.utils import format_datetime
+
+    message = EmailMessage(policy=policy.default.clone(linesep="\n"))
+    message["From"], message["To"] = eml_io.address(sender), eml_io.address(recipient)
+    if cc:
+        message["Cc"] = ", ".join(eml_io.address(c) for c in cc)
+    message["Subject"], message["Date"] = subject, format_datetime(when)
+    copied = "".join(f"\n{c}" for c in cc)
+    digest = hashlib.sha1(f"{sender}\n{recipient}\n{subject}\n{body}\n{when.isoformat()}{copied}".encode()).hexdigest()
+    message["Message-ID"] = f"<{digest[:20]}@{eml_io.MAIL_DOMAIN}>"
+    message.set_content(body)
+    return message.as_bytes()
+
+
+def test_eml_build_writes_what_the_standard_policy_writes_every_time():
+    """Header classes made once and address headers parsed once change no byte, also for a
+    folded Cc line, non-ASCII text and an address that does not parse."""
+    long_cc = tuple(f"person.number{i}.with.a.long.name@department{i}.example.com" for i in range(8))
+    cases = [("alice", "bob", "Budget", "Hello", NOW, ()),
+             ("alice", "bob@corp.org", "Budget: Q3 \u2713", "Gr\u00fc\u00dfe,\nthe total is 12,500.", LATER, ("carol",)),
+             ("alice", "bob", "Team", "x" * 2000, NOW, long_cc),
+             ("alice", "not an <address", "Odd", "body", NOW, ())]
+    for _ in range(2):  # the second time every header comes from the caches
+        for case in cases:
+            assert eml_io.build(*case[:5], cc=case[5]) == _standard_message(*case), case[:4]
+    for sender, recipient, cc in (("alice\nBcc: eve@evil.org", "bob", ()), ("alice", "bob\r\nBcc: eve", ()),
+                                  ("alice", "bob", ("carol\u2028x",))):
+        with pytest.raises(ValueError, match="linefeed"):  # as the message refuses a header injection
+            eml_io.build(sender, recipient, "Hi", "body", NOW, cc=cc)
+
+
+def test_eml_address():
+    assert eml_io.address(" alice ") == "alice@example.com"
+    assert eml_io.address("x@y.org") == "x@y.org"
+
+
+def test_eml_when_of_bad_date_is_none():
+    mail = eml_io.parse(b"From: a@example.com\nDate: not a date\n\nbody\n", "m.eml")
+    assert mail.when() is None
+    assert mail.body == "body"
+
+
+@pytest.mark.parametrize("content", [b"just body text\nmore body\n", b"", b"\n\n"])
+def test_eml_without_headers_is_refused(tmp_path, content):
+    path = write(tmp_path, "x.eml", content)
+    with pytest.raises(CorruptFileError, match=r"^emails/bob/x.eml: not an e-mail message"):
+        eml_io.read(path, "emails/bob/x.eml")
+
+
+# -- ics ----------------------------------------------------------------------------------------
+
+def test_ics_reader_returns_written_events(tmp_path):
+    path = write(tmp_path, "a.ics", ics_io.build(list(reversed(EVENTS)), "alice", NOW))
+    assert ics_io.read_events(path, "a.ics") == EVENTS  # sorted by start
+
+
+def test_ics_events_have_stable_uids_and_stamp():
+    calendar = icalendar.Calendar.from_ical(ics_io.build(EVENTS, "alice", NOW))
+    components = list(calendar.walk("VEVENT"))
+    uids = [str(c.get("uid")) for c in components]
+    assert len(set(uids)) == 2 and all(u.endswith("@homeragents") for u in uids)
+    assert all(c.get("dtstamp").dt.replace(tzinfo=None) == NOW for c in components)
+    other_owner = icalendar.Calendar.from_ical(ics_io.build(EVENTS, "bob", NOW))
+    assert uids != [str(c.get("uid")) for c in other_owner.walk("VEVENT")]
+    assert str(calendar.get("prodid")) == ics_io.PRODID
+
+
+def test_ics_remove_events_ignores_case(tmp_path):
+    calendar = icalendar.Calendar.from_ical(ics_io.build(EVENTS + [EVENTS[0]], "alice", NOW))
+    assert ics_io.remove_events(calendar, "  team SYNC ") == 2
+    assert ics_io.remove_events(calendar, "missing") == 0
+    assert [e.summary for e in ics_io.events_of(calendar, "a.ics")] == ["1:1 with Bob"]
+
+
+def test_ics_reader_handles_aware_all_day_and_duration(tmp_path):
+    path = write(tmp_path, "c.ics", (
+        "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//test//EN\r\n"
+        "BEGIN:VEVENT\r\nUID:1\r\nSUMMARY:Call\r\nDTSTART;TZID=Europe/Berlin:20240506T120000\r\n"
+        "DURATION:PT45M\r\nEND:VEVENT\r\n"
+        "BEGIN:VEVENT\r\nUID:2\r\nSUMMARY:Standup\r\nDTSTART:20240506T080000Z\r\n"
+        "DTEND:20240506T081500Z\r\nEND:VEVENT\r\n"
+        "BEGIN:VEVENT\r\nUID:3\r\nSUMMARY:Holiday\r\nDTSTART;VALUE=DATE:20240509\r\nEND:VEVENT\r\n"
+        "END:VCALENDAR\r\n").encode())
+    # aware times become naive UTC (Berlin is UTC+2 in May); an all-day event lasts one day
+    assert ics_io.read_events(path, "c.ics") == [
+        CalendarEvent("Standup", datetime(2024, 5, 6, 8, 0), datetime(2024, 5, 6, 8, 15)),
+        CalendarEvent("Call", datetime(2024, 5, 6, 10, 0), datetime(2024, 5, 6, 10, 45)),
+        CalendarEvent("Holiday", datetime(2024, 5, 9), datetime(2024, 5, 10)),
+    ]
+
+
+def test_naive():
+    assert ics_io.naive(datetime(2024, 5, 6, 12, 0, tzinfo=timezone(timedelta(hours=2)))) == datetime(2024, 5, 6, 10, 0)
+    assert ics_io.naive(date(2024, 5, 9)) == datetime(2024, 5, 9)
+    assert ics_io.naive(NOW) is NOW
+
+
+@pytest.mark.parametrize("content", [b"garbage here\nmore", b"", b"\x00\xff\xfe"])
+def test_ics_reader_refuses_garbage(tmp_path, content):
+    path = write(tmp_path, "bad.ics", content)
+    with pytest.raises(CorruptFileError, match=r"^calendar/bad.ics: not "):
+        ics_io.read_events(path, "calendar/bad.ics")
+
+
+def test_ics_event_without_start_is_refused(tmp_path):
+    path = write(tmp_path, "nostart.ics",
+                 b"BEGIN:VCALENDAR\r\nVERSION:2.0\r\nBEGIN:VEVENT\r\nSUMMARY:Lost\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n")
+    with pytest.raises(CorruptFileError, match="^calendar/nostart.ics: event 'Lost' has no DTSTART"):
+        ics_io.read_events(path, "calendar/nostart.ics")

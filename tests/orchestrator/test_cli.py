@@ -1,0 +1,259 @@
+"""The ``homer`` command line's exit codes and what it prints (run in this process: ``homer_cli``)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from office_env.formats import xlsx_io
+from office_env.sample import write_sample_office as write_office
+
+from tests.support.homer_cli import HOMER, homer_here
+from tests.support.records import write_json
+
+
+def homer(*args: str | Path, cwd: Path):
+    proc = homer_here(*args, cwd=cwd)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stdout, proc.stdout
+    return proc
+
+
+def homer_child(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess:
+    """The console script as a child process: a fresh interpreter whose scoring worker loads the
+    file libraries within its time budget, as a user's run does."""
+    env = {**os.environ, "NO_COLOR": "1", "TERM": "dumb", "COLUMNS": "200"}
+    proc = subprocess.run([str(HOMER), *map(str, args)], check=False, cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert "Traceback" not in proc.stderr + proc.stdout, proc.stderr
+    return proc
+
+
+def subtask(evaluation: list, **overrides) -> dict:
+    return {"username": "Alice", "date": "2020-05-01", "weekday": "Friday", "time": "10:00 AM",
+            "task": "Do the thing.", "evaluation": evaluation, **overrides}
+
+
+MAIL = {"function": "evaluate_contain", "args": {"doc_type": "email", "username": "Bob", "keywords": ["thanks"]}}
+
+
+EXACT = {"function": "evaluate_exact_match", "args": {"doc_type": "xlsx", "result_file": "data/out.xlsx",
+                                                   "expected_file": "../../../../reference/expected.xlsx"}}
+
+
+def make_tree(root: Path, bad_date: bool = False) -> Path:
+    """tasks/1-1 (two subtasks), tasks/2-4 (expected file missing: a warning) and tasks/3-1."""
+    tasks = root / "tasks"
+    layout = {"1-1": [subtask([MAIL]), subtask([MAIL], date="2020-13-45" if bad_date else "2020-05-02")],
+              "2-4": [subtask([MAIL, EXACT])], "3-1": [subtask([MAIL])]}
+    for folder, items in layout.items():
+        (tasks / folder / "testbed" / "data").mkdir(parents=True)
+        for index, item in enumerate(items):
+            write_json(tasks / folder / "subtasks" / f"{index}.json", item)
+    return root
+
+
+def test_check_fails_on_a_missing_reference_then_passes_once_it_is_there(tmp_path: Path):
+    make_tree(tmp_path / "OfficeBench")
+    proc = homer("officebench", "check", tmp_path / "OfficeBench", cwd=tmp_path)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "0 problem(s), 1 missing reference(s)" in proc.stdout
+    assert "loaded 4 of 4 subtasks from 3 task folders (1 app: 2, 2 apps: 1, 3 apps: 1)" in proc.stdout
+    assert "problem:" not in proc.stdout
+    warnings = [line for line in proc.stdout.splitlines() if line.startswith("warning: ")]
+    assert len(warnings) == 1
+    assert str(Path("2-4") / "subtasks" / "0.json") in warnings[0]
+    assert "evaluation[1].args.expected_file" in warnings[0] and "reference/" in warnings[0]
+    reference = tmp_path / "OfficeBench" / "tasks" / "2-4" / "reference"
+    reference.mkdir()
+    (reference / "expected.xlsx").write_bytes(xlsx_io.build([["a"]]))
+    proc = homer("officebench", "check", tmp_path / "OfficeBench", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "warning:" not in proc.stdout
+
+
+def test_check_reports_problems(tmp_path: Path):
+    make_tree(tmp_path, bad_date=True)
+    (tmp_path / "tasks" / "misc").mkdir()
+    proc = homer("officebench", "check", "tasks", cwd=tmp_path)
+    assert proc.returncode == 1
+    assert "loaded 3 of 4 subtasks from 3 task folders (1 app: 1, 2 apps: 1, 3 apps: 1)" in proc.stdout
+    problems = [line for line in proc.stdout.splitlines() if line.startswith("problem: ")]
+    bad_file = str(Path("tasks") / "1-1" / "subtasks" / "1.json")
+    assert len(problems) == 2
+    assert any(bad_file in line and "date: '2020-13-45' is not a real date" in line for line in problems)
+    assert any(str(Path("tasks") / "misc") in line and "folder:" in line for line in problems)
+    assert "2 problem(s)" in proc.stdout
+
+
+def test_lint_reports_findings_as_text_and_json_and_exits_1_on_an_error(tmp_path: Path):
+    make_tree(tmp_path)
+    proc = homer("officebench", "lint", "tasks", cwd=tmp_path)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    [line] = [line for line in proc.stdout.splitlines() if line.startswith("error: ")]
+    assert str(Path("2-4") / "subtasks" / "0.json") in line and "[missing_reference]" in line
+    assert "linted 4 of 4 subtasks: 1 error(s)" in proc.stdout
+    proc = homer("officebench", "lint", "tasks", "--json", cwd=tmp_path)
+    assert proc.returncode == 1
+    report = json.loads(proc.stdout)
+    assert report["errors"] == 1 and report["counts"]["missing_reference"] == 1
+    [finding] = [f for f in report["findings"] if f["severity"] == "error"]
+    assert finding["task"] == "2-4/0" and finding["field"] == "evaluation[1].args.expected_file"
+    (tmp_path / "tasks" / "2-4" / "reference").mkdir()
+    (tmp_path / "tasks" / "2-4" / "reference" / "expected.xlsx").write_bytes(xlsx_io.build([["a"]]))
+    proc = homer("officebench", "lint", "tasks", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout
+    assert "0 error(s)" in proc.stdout
+
+
+def test_check_missing_path(tmp_path: Path):
+    proc = homer("officebench", "check", tmp_path / "absent", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert "error:" in proc.stderr and "absent" in proc.stderr and "does not exist" in proc.stderr
+
+
+@pytest.fixture
+def criteria(tmp_path: Path) -> Path:
+    return write_json(tmp_path / "criteria.json", [
+        {"function": "evaluate_contain", "args": {"doc_type": "pdf", "file": "data/invoice.pdf", "keywords": ["12500"]}},
+        {"function": "evaluate_excel_cell_value", "args": {"file": "data/scores.xlsx",
+                                                           "matches": [{"row": 3, "col": 3, "value": "Done"}]}},
+    ])
+
+
+def test_score_failing_criterion_then_passing(testbed: Path, criteria: Path, ws, registry, tmp_path: Path):
+    proc = homer("score", testbed, "--criteria", criteria, cwd=tmp_path)
+    assert proc.returncode == 1
+    assert "PASS [0] evaluate_contain" in proc.stdout
+    fail = [line for line in proc.stdout.splitlines() if line.startswith("FAIL [1]")]
+    assert len(fail) == 1 and "data/scores.xlsx" in fail[0] and "(3, 3)" in fail[0] and "'Open'" in fail[0]
+    assert "1/2 criteria passed: task FAILED" in proc.stdout
+
+    assert registry.call(ws, "excel_set_cell", {"file_path": "data/scores.xlsx", "row": 3, "col": 3, "value": "Done"}).ok
+    proc = homer("score", testbed, "-c", criteria, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout
+    assert "2/2 criteria passed: task PASSED" in proc.stdout
+
+
+def test_score_json_output(testbed: Path, criteria: Path, tmp_path: Path):
+    proc = homer("score", testbed, "--criteria", criteria, "--json", cwd=tmp_path)
+    assert proc.returncode == 1
+    report = json.loads(proc.stdout)
+    assert report["passed"] is False
+    assert [(r["index"], r["function"], r["passed"]) for r in report["results"]] == [
+        (0, "evaluate_contain", True), (1, "evaluate_excel_cell_value", False)]
+    assert "data/scores.xlsx" in report["results"][1]["reason"]
+
+
+def test_score_under_officebench_semantics(testbed: Path, tmp_path: Path):
+    (testbed / "data" / "answer.txt").write_text("Orders in 2012: 7\n", encoding="utf-8")
+    items = write_json(tmp_path / "c.json", [
+        {"function": "evaluate_contain", "args": {"doc_type": "txt", "file": "data/answer.txt", "keywords": ["12"]}}])
+    assert homer("score", testbed, "--criteria", items, cwd=tmp_path).returncode == 1
+    proc = homer("score", testbed, "--criteria", items, "--semantics", "officebench", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout
+    assert "PASS [0] evaluate_contain: passes under OfficeBench's rules" in proc.stdout
+    answer = write_json(tmp_path / "a.json", [{"function": "evaluate_answer", "args": {"number": 7}}])
+    assert homer("score", testbed, "--criteria", answer, cwd=tmp_path).returncode == 0
+    proc = homer("score", testbed, "--criteria", answer, "--semantics", "officebench", cwd=tmp_path)
+    assert proc.returncode == 1 and "does not exist in OfficeBench (NameError)" in proc.stdout
+    proc = homer("score", testbed, "--criteria", answer, "--semantics", "strict", cwd=tmp_path)
+    assert proc.returncode == 2 and "--semantics 'strict': must be one of homer, officebench" in proc.stderr
+
+
+def test_score_reads_an_ambiguous_date_in_the_office_order(testbed: Path, tmp_path: Path):
+    from office_env.synthesis.world import make_world
+
+    (testbed / "data" / "answer.txt").write_text("Notice due by 04/05/2025.\n", encoding="utf-8")
+    evaluation = [{"function": "evaluate_answer", "args": {"keywords": ["2025-05-04"]}}]
+    chicago = next(s for s in range(500) if make_world(s).day_first is False)  # a month-first office: 5 April
+    task = write_json(tmp_path / "task.json", {"evaluation": evaluation, "provenance": {"world_seed": chicago}})
+    bare = write_json(tmp_path / "bare.json", evaluation)
+    proc = homer("score", testbed, "--criteria", task, "--initial", testbed, cwd=tmp_path)
+    assert proc.returncode == 1 and "lacks '2025-05-04'" in proc.stdout
+    assert homer("score", testbed, "--criteria", task, "--initial", testbed, "--date-order", "day",
+                 cwd=tmp_path).returncode == 0
+    assert homer("score", testbed, "--criteria", bare, cwd=tmp_path).returncode == 0  # no office: either order
+    assert homer("score", testbed, "--criteria", bare, "--date-order", "month", cwd=tmp_path).returncode == 1
+    proc = homer("score", testbed, "--criteria", bare, "--date-order", "ymd", cwd=tmp_path)
+    assert proc.returncode == 2 and "--date-order 'ymd': must be one of" in proc.stderr
+
+
+def test_score_invalid_criteria(testbed: Path, tmp_path: Path):
+    bad = write_json(tmp_path / "bad.json", {"evaluation": [
+        {"function": "evaluate_teleport", "args": {}},
+        {"function": "evaluate_file_exist", "args": {"file": "../../etc/passwd"}},
+    ]})
+    proc = homer("score", testbed, "--criteria", bad, cwd=tmp_path)
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    lines = proc.stderr.strip().splitlines()
+    assert lines == [
+        f"invalid: {bad}: evaluation[0].function: unknown function 'evaluate_teleport'",
+        f"invalid: {bad}: evaluation[1].args.file: '../../etc/passwd' points outside the testbed "
+        "(only ../reference/ and ../cache/<i>/testbed/ are understood)",
+    ]
+
+
+@pytest.mark.parametrize(
+    "content, words",
+    [
+        ('[{"function": "evaluate_file_exist",\n "args": {"file": }}]', "invalid JSON at line 2 column"),
+        ('{"task": "no criteria here"}', "evaluation: missing"),
+    ],
+)
+def test_score_unreadable_criteria_file(testbed: Path, tmp_path: Path, content: str, words: str):
+    file = tmp_path / "criteria.json"
+    file.write_text(content, encoding="utf-8")
+    proc = homer("score", testbed, "--criteria", file, cwd=tmp_path)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith(f"error: {file}: ") and words in proc.stderr
+
+
+def test_score_missing_testbed(criteria: Path, tmp_path: Path):
+    proc = homer("score", tmp_path / "no-testbed", "--criteria", criteria, cwd=tmp_path)
+    assert proc.returncode == 2
+    assert "error:" in proc.stderr and "no-testbed" in proc.stderr and "does not exist" in proc.stderr
+
+
+def test_score_runs_within_its_time_budget(testbed: Path, tmp_path: Path):
+    """A testbed that takes longer to score than --task-timeout is reported, not waited on."""
+    rows = [["Name", "Score"]] + [[f"person {i}", i] for i in range(20000)]
+    (testbed / "data" / "big.xlsx").write_bytes(xlsx_io.build(rows))
+    items = write_json(tmp_path / "big.json", [{"function": "evaluate_contain", "args": {
+        "doc_type": "xlsx", "file": "data/big.xlsx", "keywords": ["person 19999"]}}])
+    proc = homer_child("score", testbed, "--criteria", items, "--task-timeout", "0.05", cwd=tmp_path)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert proc.stdout == ""
+    assert proc.stderr.startswith(f"error: {items}: scoring {testbed} failed (error: timeout (over the 0.05 s time budget))")
+    proc = homer("score", testbed, "--criteria", items, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "1/1 criteria passed" in proc.stdout
+    assert homer("score", testbed, "--criteria", items, "--task-memory", "10", cwd=tmp_path).returncode == 2
+
+
+def test_score_subtask_file_finds_reference_folder(tmp_path: Path):
+    task = tmp_path / "tasks" / "1-1"
+    write_office(task / "testbed")
+    (task / "reference").mkdir()
+    shutil.copy(task / "testbed" / "data" / "scores.xlsx", task / "reference" / "expected.xlsx")
+    subtask_file = write_json(task / "subtasks" / "0.json", subtask([
+        {"function": "evaluate_exact_match", "args": {"doc_type": "xlsx", "result_file": "data/scores.xlsx",
+                                                      "expected_file": "../../../../reference/expected.xlsx"}}]))
+    proc = homer("score", task / "testbed", "--criteria", subtask_file, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "PASS [0] evaluate_exact_match" in proc.stdout
+
+    # --reference overrides the task's own folder
+    other = tmp_path / "other-reference"
+    other.mkdir()
+    (other / "expected.xlsx").write_bytes(xlsx_io.build([["Name", "Score", "Status"], ["Zoe", 1, "Open"]]))
+    proc = homer("score", task / "testbed", "--criteria", subtask_file, "--reference", other, "--json", cwd=tmp_path)
+    assert proc.returncode == 1
+    result = json.loads(proc.stdout)["results"][0]
+    assert result["passed"] is False and "(2, 1)" in result["reason"] and "'Zoe'" in result["reason"]

@@ -1,0 +1,383 @@
+"""Whole Neo and Plus builds on the llm backend, over real HTTP to the local fake endpoint.
+
+The endpoint answers every role prompt the way the offline backend would; tests wrap that
+responder to inject faults and scripted verdicts, and read the recorded requests.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from pathlib import Path
+
+import pytest
+
+from backends.fake_llm import FakeLLMServer
+from generators.dialogue_llm import DAY_RETRIES, DAYS_PER_CALL
+from orchestrator.build import build
+from orchestrator.dataset_writer import iter_tasks
+from orchestrator.fake_llm.offline_responder import default_responder, inputs_of, role_of
+from orchestrator.plus import regenerate_split
+from orchestrator.roles import BuildConfig
+
+from tests.support.homer_cli import homer_here
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLE = ROOT / "datasets" / "officebench-sample"
+SMALL = {"days": 2, "utterances_per_day": 10}
+CALLS = -(-SMALL["days"] // DAYS_PER_CALL)  # dialogue calls a round takes: DAYS_PER_CALL days each
+
+
+def llm_config(server: FakeLLMServer, tmp_path: Path, **extra) -> BuildConfig:
+    settings = tmp_path / "llm.json"
+    settings.write_text(json.dumps({"timeout": 10, "max_retries": 2}))
+    return BuildConfig(seed=4, backend="llm", model="fake-model", base_url=server.url, llm_config=str(settings),
+                       **SMALL, **extra)
+
+
+def roles_requested(server: FakeLLMServer) -> list[str]:
+    return [role_of(r.body["messages"]) for r in server.chat_requests() if r.status == 200]
+
+
+def test_neo_build_over_http_passes_verify_and_records_usage(tmp_path):
+    with FakeLLMServer(default_responder()) as server:
+        summary = build(tmp_path / "ds", 3, llm_config(server, tmp_path), workers=1)
+        roles = roles_requested(server)
+    assert summary.accepted == 3
+    assert {"planner", "surfer", "task_generator", "dialogue_day", "verifier"} <= set(roles)
+    # one call per DAYS_PER_CALL days, and again for days whose answer repeats lines already said
+    assert 3 * CALLS <= roles.count("dialogue_day") <= 3 * CALLS * (1 + DAY_RETRIES)
+    for task in iter_tasks(tmp_path / "ds"):
+        usage = task.record["provenance"]["tokens"]["llm"]
+        assert usage["task_generator"]["calls"] == 1
+        assert CALLS <= usage["dialogue_day"]["calls"] <= CALLS * (1 + DAY_RETRIES)
+        assert all(u["prompt_tokens"] > 0 for u in usage.values())
+        assert task.record["provenance"]["backend"] == "llm"
+    # the model's histories follow the same plan: work threads, near-misses or corrections, marked
+    records = [t.record for t in iter_tasks(tmp_path / "ds")]
+    turns = [turn for r in records for s in r["dialogue"] for turn in s["turns"]]
+    assert any(turn.get("thread", "").startswith("t") for turn in turns)
+    assert any(turn.get("thread", "").startswith("w") for turn in turns)
+    assert any(turn.get("distractor") or turn.get("superseded") for turn in turns)
+    # the answers only the office gives (sent as "checked_values") are never said in passing
+    from generators.dialogue_offline import task_values
+    from generators.model import MemoryPiece
+    from office_env.evaluation.keywords import Haystack
+    from verifier.trace import office_values
+
+    for r in records:
+        answers = office_values(r["evaluation"], [*task_values([MemoryPiece.from_dict(m) for m in r["memory"]]), r["query"]])
+        unmarked = [t["text"] for s in r["dialogue"] for t in s["turns"]
+                    if not (t.get("evidence") or t.get("superseded") or t.get("distractor"))]
+        assert not [(a, text) for a in answers for text in unmarked if Haystack(text).has(a)]
+    card = (tmp_path / "ds" / "README.md").read_text()
+    assert "## Model usage" in card and "| dialogue_day |" in card
+    proc = homer_here("verify", tmp_path / "ds")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_plus_build_over_http_keeps_the_seeds_and_passes_verify(tmp_path):
+    with FakeLLMServer(default_responder()) as server:
+        summary = regenerate_split(SAMPLE, tmp_path / "plus", seed=2, days=5, utterances_per_day=12,
+                                   backend="llm", model="fake-model", base_url=server.url)
+        roles = roles_requested(server)
+    assert summary.written == 5 and roles.count("plus_generator") == 5
+    assert len(roles) <= 4 * summary.written
+    proc = homer_here("verify", tmp_path / "plus")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_malformed_json_is_repaired_and_the_repair_quotes_the_error(tmp_path):
+    with FakeLLMServer(default_responder()) as server:
+        server.queue_faults("malformed")  # the very first chat answer: the planner's
+        summary = build(tmp_path / "ds", 1, llm_config(server, tmp_path), workers=1)
+        first, second = server.chat_requests()[:2]
+    assert summary.accepted == 1
+    assert first.fault == "malformed" and role_of(second.body["messages"]) == "planner"
+    assert "could not be used: invalid JSON" in second.body["messages"][-1]["content"]
+
+
+def test_429_is_retried_after_its_delay(tmp_path):
+    with FakeLLMServer(default_responder(), retry_after=0.5) as server:
+        server.queue_faults("429")
+        summary = build(tmp_path / "ds", 1, llm_config(server, tmp_path), workers=1)
+        first, second = server.chat_requests()[:2]
+    assert summary.accepted == 1
+    assert first.status == 429 and second.status == 200
+    assert second.started - first.ended >= 0.5
+
+
+def test_persistent_500_on_one_task_is_an_error_not_a_drop_and_the_batch_finishes(tmp_path):
+    poisoned: list[str] = []
+    lock = threading.Lock()
+
+    def responder(body):
+        if role_of(body["messages"]) == "planner":
+            key = json.dumps(body["messages"], sort_keys=True)
+            with lock:
+                if not poisoned:
+                    poisoned.append(key)  # the first task's planner request, and every retry of it
+            if key in poisoned:
+                raise RuntimeError("upstream is down for this request")
+        return default_responder()(body)
+
+    server = FakeLLMServer(responder).start()
+    summary = build(tmp_path / "ds", 2, llm_config(server, tmp_path), workers=1)
+    failed = [r for r in server.chat_requests() if r.status == 500]
+    assert summary.accepted == 2 and summary.attempts == 3
+    assert summary.drops == {}  # the endpoint failed, not the task: never counted as a drop
+    assert len(failed) == 3  # the first try and max_retries = 2 retries
+    attempts = [json.loads(line) for line in (tmp_path / "ds" / "attempts.jsonl").read_text().splitlines()]
+    assert attempts[0]["status"] == "error" and attempts[0]["reason"].startswith("error: endpoint: planner")
+    assert [a["status"] for a in attempts[1:]] == ["accepted", "accepted"]
+    info = json.loads((tmp_path / "ds" / "build.json").read_text())
+    assert info["errors"] == 1 and info["drops"] == {} and info["status"] == "incomplete"
+    assert "usage_not_kept" not in info  # its only call failed: nothing was spent
+    # with the endpoint well again, --resume makes the task the outage cost, as a clean run would
+    poisoned.clear()
+    poisoned.append("nothing is poisoned now")
+    try:
+        again = build(tmp_path / "ds", 2, llm_config(server, tmp_path), workers=1, resume=True)
+    finally:
+        server.stop()
+    info = json.loads((tmp_path / "ds" / "build.json").read_text())
+    assert again.accepted == 2 and info["status"] == "complete" and "errors" not in info
+    assert sorted(p.name for p in (tmp_path / "ds" / "tasks").iterdir()) == ["neo-00000", "neo-00001"]
+
+
+def test_an_endpoint_that_stays_down_stops_the_build_and_resume_finishes_it(tmp_path, monkeypatch):
+    from orchestrator import endpoint_guard
+
+    monkeypatch.setattr(endpoint_guard, "PAUSES", (0.05, 0.05))
+    down = threading.Event()
+
+    def responder(body):
+        if down.is_set():
+            raise RuntimeError("upstream is down")
+        return default_responder()(body)
+
+    with FakeLLMServer(responder, fail_model=None) as server:
+        config = llm_config(server, tmp_path)
+        first = build(tmp_path / "ds", 1, config, workers=1)  # one task made while the endpoint is up
+        assert first.accepted == 1
+        down.set()
+        with pytest.raises(endpoint_guard.EndpointDown, match=r"endpoint down: 1 of 3 task\(s\) done.*--resume"):
+            build(tmp_path / "ds", 3, config, workers=1, resume=True)
+        calls_while_down = server.chat_request_total
+        progress = (tmp_path / "ds" / ".progress.jsonl").read_text().splitlines()
+        assert sum('"status": "error"' in line for line in progress) == endpoint_guard.THRESHOLD * 4
+        down.clear()
+        done = build(tmp_path / "ds", 3, config, workers=1, resume=True)
+    # stopped after a bounded number of calls, and the attempts the outage ended were run again
+    assert calls_while_down < 200
+    assert done.accepted == 3 and not [k for k in done.drops if not k.startswith("gate ")]  # no endpoint drop
+    info = json.loads((tmp_path / "ds" / "build.json").read_text())
+    assert info["status"] == "complete" and "errors" not in info
+
+
+def test_rejected_round_one_puts_the_feedback_in_round_two_prompts(tmp_path):
+    feedback = "day 2 needs a few more lines about the weekend"
+    rejected: list[bool] = []
+
+    def responder(body):
+        if role_of(body["messages"]) == "verifier" and not rejected:
+            rejected.append(True)
+            return json.dumps({"passed": False, "feedback": feedback})
+        return default_responder()(body)
+
+    with FakeLLMServer(responder) as server:
+        summary = build(tmp_path / "ds", 1, llm_config(server, tmp_path), workers=1)
+        requests = [r for r in server.chat_requests() if role_of(r.body["messages"]) == "dialogue_day"]
+    assert summary.accepted == 1
+    # each round asks for every day once (again for days whose answer repeats a line already said)
+    told = [feedback in r.body["messages"][-1]["content"] for r in requests]
+    first_round = told.index(True)
+    assert not any(told[:first_round]) and all(told[first_round:])
+    for count in (first_round, len(told) - first_round):
+        assert CALLS <= count <= CALLS * (1 + DAY_RETRIES)
+    record = next(iter_tasks(tmp_path / "ds")).record
+    assert record["provenance"]["rounds"] == 2 and record["provenance"]["verifier_feedback"] == [feedback]
+
+
+def test_a_rerun_with_the_cache_sends_no_request(tmp_path):
+    cache = tmp_path / "cache.sqlite"
+    with FakeLLMServer(default_responder()) as server:
+        config = llm_config(server, tmp_path, cache_path=str(cache))
+        build(tmp_path / "first", 2, config, workers=1)
+        sent = len(server.chat_requests())
+        summary = build(tmp_path / "second", 2, config, workers=1)
+        assert len(server.chat_requests()) == sent
+    assert summary.accepted == 2
+    first = sorted(p.read_bytes() for p in (tmp_path / "first" / "tasks").glob("*/task.json"))
+    second = sorted(p.read_bytes() for p in (tmp_path / "second" / "tasks").glob("*/task.json"))
+    assert [json.loads(b)["dialogue"] for b in first] == [json.loads(b)["dialogue"] for b in second]
+    usage = json.loads(second[0])["provenance"]["tokens"]["llm"]
+    assert all(u["cached_calls"] == u["calls"] for u in usage.values())
+
+
+def test_build_cli_refuses_a_remote_endpoint_without_a_key(tmp_path):
+    proc = homer_here("build", "--out", tmp_path / "x", "--n", "1", "--backend", "llm", "--base-url",
+                      "https://models.example.invalid/v1", env={"OPENAI_API_KEY": None, "OPENAI_BASE_URL": None})
+    assert proc.returncode == 2 and "OPENAI_API_KEY" in proc.stderr and "Traceback" not in proc.stderr
+    assert not (tmp_path / "x").exists()
+
+
+@pytest.mark.parametrize("fault", ["fenced", "truncated"])
+def test_fenced_and_truncated_answers_still_build(tmp_path, fault):
+    with FakeLLMServer(default_responder()) as server:
+        server.queue_faults(fault, fault)
+        summary = build(tmp_path / "ds", 1, llm_config(server, tmp_path), workers=1)
+        faults = [r.fault for r in server.chat_requests()][:2]
+    assert summary.accepted == 1 and faults == [fault, fault]
+
+
+def test_plans_follow_the_offline_walk_so_one_office_repeats_no_family(tmp_path):
+    """The planner is asked for the kind the offline planner's seeded walk names (with the kinds of the
+    office's other tasks), and the task generator gets the walk's fallbacks: an office's tasks differ."""
+    from orchestrator.planner import planned_here, world_family
+
+    with FakeLLMServer(default_responder()) as server:
+        summary = build(tmp_path / "ds", 8, llm_config(server, tmp_path), workers=1)
+        plans = [inputs_of(r.body["messages"]) for r in server.chat_requests()
+                 if r.status == 200 and role_of(r.body["messages"]) == "planner"]
+        tasks = [inputs_of(r.body["messages"]) for r in server.chat_requests()
+                 if r.status == 200 and role_of(r.body["messages"]) == "task_generator"]
+    counts = [1, 2, 3]
+    assert [p["suggested_kind"] for p in plans] == [world_family(4, i, counts) for i in range(summary.attempts)]
+    assert [p["kinds_planned_here"] for p in plans] == [planned_here(4, i, counts) for i in range(summary.attempts)]
+    # fallbacks are the walk's other kinds of the same app count not yet planned in this office (an office
+    # with many tasks of one app count may have used them all)
+    assert all(t["plan"]["task_kind"] not in t["plan"]["other_kinds"] for t in tasks)
+    assert sum(bool(t["plan"]["other_kinds"]) for t in tasks) >= len(tasks) - 2
+    families = [json.loads(line)["family"] for line in (tmp_path / "ds" / "attempts.jsonl").read_text().splitlines()]
+    # a kind the explored notes cannot serve falls back along the walk: a repeat stays rare (a random
+    # suggestion repeated families in one office: 9 duplicates in 39 attempts)
+    assert summary.accepted == 8 and len(families) - len(set(families)) <= 1
+
+
+def test_the_dialogue_prompt_names_the_office_currency(tmp_path):
+    from office_env.synthesis.world import make_world
+
+    with FakeLLMServer(default_responder()) as server:
+        build(tmp_path / "ds", 1, llm_config(server, tmp_path), workers=1)
+        days = [r.body["messages"] for r in server.chat_requests()
+                if r.status == 200 and role_of(r.body["messages"]) == "dialogue_day"]
+    record = next(iter_tasks(tmp_path / "ds")).record
+    currency = make_world(record["provenance"]["world_seed"]).currency
+    assert days and all(inputs_of(m)["currency"] == currency for m in days)
+    assert all(f"the office's currency, {currency}" in m[0]["content"] for m in days)  # the instructions
+
+
+def test_inputs_block_is_what_the_prompt_shows():
+    from backends.prompts import render
+
+    messages = render("planner", inputs={"app_count": 1, "available_apps": ["word"], "task_kinds": ["x"],
+                                         "suggested_kind": "x", "days": 5, "utterances_per_day": 70}, schema={})
+    assert role_of(messages) == "planner" and inputs_of(messages)["suggested_kind"] == "x"
+
+
+def test_a_price_table_gives_the_cost_of_each_task_and_of_the_dataset(tmp_path):
+    settings = tmp_path / "priced.toml"
+    settings.write_text('timeout = 10\nmax_retries = 1\n[prices]\n"fake-model" = [0.5, 2.0]\n')
+    with FakeLLMServer(default_responder()) as server:
+        config = BuildConfig(seed=4, backend="llm", model="fake-model", base_url=server.url, llm_config=str(settings),
+                             **SMALL)
+        build(tmp_path / "ds", 2, config, workers=1)
+    records = [t.record for t in iter_tasks(tmp_path / "ds")]
+    for record in records:
+        spent = record["provenance"]["tokens"]["llm"]
+        expected = sum(u["prompt_tokens"] * 0.5 + u["completion_tokens"] * 2.0 for u in spent.values()) / 1000
+        assert record["provenance"]["cost_usd"] == pytest.approx(expected)
+    total = sum(r["provenance"]["cost_usd"] for r in records)
+    assert f"Cost from the price table: {total:.4f} USD" in (tmp_path / "ds" / "README.md").read_text()
+
+
+def test_model_timestamps_are_kept_when_usable_and_replaced_otherwise():
+    import random
+    from datetime import date
+
+    from generators.dialogue_llm import turn_times
+
+    day = date(2024, 5, 6)
+    good = [{"ts": "2024-05-06T09:00:00"}, {"ts": "2024-05-06T09:00:30"}]
+    assert turn_times(good, day, random.Random(1)) == ["2024-05-06T09:00:00", "2024-05-06T09:00:30"]
+    for bad in ([{"ts": "2024-05-06T09:00:00"}, {"ts": "2024-05-06T08:00:00"}],  # going back
+                [{"ts": "2024-05-07T09:00:00"}, {"ts": "2024-05-07T09:01:00"}],  # another day
+                [{"ts": "2024-05-06T09:00:00"}, {}]):                              # one missing
+        times = turn_times(bad, day, random.Random(1))
+        assert all(t.startswith("2024-05-06") for t in times) and times[0] < times[1]
+
+
+def test_solvability_and_leakage_gates_run_the_model_agent(tmp_path):
+    with FakeLLMServer(default_responder()) as server:
+        config = llm_config(server, tmp_path, gates=("solvability", "leakage"))
+        summary = build(tmp_path / "ds", 2, config, workers=1)
+        agent_requests = [r for r in server.chat_requests() if role_of(r.body["messages"]) == "agent"]
+    assert summary.accepted == 2
+    for task in iter_tasks(tmp_path / "ds"):
+        gates = task.record["provenance"]["gates"]
+        assert gates["solvability"]["passed"] and "llm agent given only the description passes" in gates["solvability"]["detail"]
+        assert gates["leakage"]["passed"] and "given only the intent fails" in gates["leakage"]["detail"]
+    requests = [r.body["messages"][1]["content"] for r in agent_requests]
+    descriptions = [t.record["description"] for t in iter_tasks(tmp_path / "ds")]
+    intents = [t.record["intent"] for t in iter_tasks(tmp_path / "ds")]
+    assert any(d in text for d in descriptions for text in requests)
+    assert any(i in text for i in intents for text in requests)
+
+
+def test_tokens_of_dropped_tasks_are_counted(tmp_path):
+    def responder(body):
+        if role_of(body["messages"]) == "verifier":  # every round of every task is rejected
+            return json.dumps({"passed": False, "feedback": "day 1 is off topic"})
+        return default_responder()(body)
+
+    with FakeLLMServer(responder) as server:
+        config = llm_config(server, tmp_path)
+        Path(config.llm_config).write_text(json.dumps({"timeout": 10, "max_retries": 2,
+                                                       "prices": {"fake-model": [0.001, 0.002]}}))
+        summary = build(tmp_path / "ds", 1, config, workers=1)
+    info = json.loads((tmp_path / "ds" / "build.json").read_text())
+    assert summary.accepted == 0 and sum(info["drops"].values()) == summary.attempts
+    spent = info["usage_not_kept"]
+    assert spent["verifier"]["calls"] >= summary.attempts and spent["dialogue_day"]["prompt_tokens"] > 0
+    tokens = sum(v["prompt_tokens"] + v["completion_tokens"] for v in spent.values())
+    assert 0.001 * tokens / 1000 <= info["cost_not_kept_usd"] <= 0.002 * tokens / 1000
+    assert f"({info['cost_not_kept_usd']:.4f} USD) more" in (tmp_path / "ds" / "README.md").read_text()
+
+
+def test_the_llm_histories_have_no_colleague_the_office_shows_away_doing_other_work(tmp_path):
+    """Each day's prompt lists the colleagues the user's mailbox shows away (as the world check
+    reads those mails), and a day inside one's span has no other-work turn naming them."""
+    import dataclasses
+
+    from office_env import Workspace, mail_store
+    from office_env.synthesis.check import away_span
+
+    with FakeLLMServer(default_responder()) as server:
+        config = llm_config(server, tmp_path)
+        config = dataclasses.replace(config, days=5, utterances_per_day=24)
+        summary = build(tmp_path / "ds", 2, config, workers=1)
+        prompts = [inputs_of(r.body["messages"]) for r in server.chat_requests()
+                   if r.status == 200 and role_of(r.body["messages"]) == "dialogue_day"]
+    assert summary.accepted == 2
+    expected, away_days = set(), 0
+    for task in iter_tasks(tmp_path / "ds"):
+        record = task.record
+        user = record["user"]["username"]
+        spans = []
+        for _, mail in mail_store.messages(Workspace(tmp_path / "ds" / "tasks" / record["id"] / "testbed"), user):
+            sent = mail.when()
+            span = away_span(mail.body, sent.date()) if sent and not mail.subject.startswith(("Re:", "Fwd:")) else None
+            if span is not None:  # the sender's user name is their first name, lower-cased
+                spans.append((mail.sender.split("@")[0].capitalize(), span[0].isoformat(), span[1].isoformat()))
+        expected.add(tuple(sorted(spans)))
+        for session in record["dialogue"]:
+            for name, lo, hi in spans:
+                if lo <= session["date"] <= hi:
+                    away_days += 1
+                    assert not [t["text"] for t in session["turns"] if t.get("thread", "").startswith("w")
+                                and re.search(rf"\b{name}\b", t["text"])], (record["id"], session["date"], name)
+    sent = {tuple(sorted((a["name"], a["first"], a["last"]) for a in p["away"])) for p in prompts}
+    assert sent <= expected and any(sent)
+    assert away_days > 0

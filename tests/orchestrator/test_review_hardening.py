@@ -1,0 +1,291 @@
+"""The review server against an attacker and an unlucky user: POST bodies refused before they are
+read (real uvicorn, raw sockets), a locked review.sqlite, a shipped review.sqlite with hostile rows,
+escape codes on the terminal, the Host check, a busy port and ``review report --out``."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import socket
+import sqlite3
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from starlette.testclient import TestClient
+from typer.testing import CliRunner
+
+from orchestrator.build import build
+from orchestrator.cli import app
+from orchestrator.review.annotations import AnnotationError, AnnotationStore, check_verdict
+from orchestrator.review.app import ReviewServer, create_app
+from orchestrator.review.http import allowed_hosts
+from orchestrator.roles import BuildConfig
+
+from tests.support.records import evidence_turn, plain_turn
+
+LOCAL = "http://127.0.0.1"
+JSON = {"Accept": "application/json"}
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("review-hard") / "data"
+    build(out, 2, BuildConfig(seed=21))
+    return out
+
+
+@pytest.fixture()
+def dataset(built: Path, tmp_path: Path) -> Path:
+    copy = tmp_path / "data"
+    shutil.copytree(built, copy)
+    return copy
+
+
+def ids_of(dataset: Path) -> list[str]:
+    return sorted(p.name for p in (dataset / "tasks").iterdir())
+
+
+@pytest.fixture()
+def served(dataset: Path):
+    """The app on a real uvicorn server on a loopback port: (server, port)."""
+    import uvicorn
+
+    server = ReviewServer(dataset, "ana")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    web = uvicorn.Server(uvicorn.Config(create_app(server), host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=web.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not web.started:
+        assert time.monotonic() < deadline, "the review server did not start"
+        time.sleep(0.05)
+    try:
+        yield server, port
+    finally:
+        web.should_exit = True
+        thread.join(10)
+
+
+def raw_post(port: int, path: str, headers: str, first: bytes) -> bytes:
+    """Send a POST's head and only ``first`` of its body; the answer the server gives without the rest."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n{headers}\r\n".encode() + first)
+        answer = b""
+        while b"\r\n\r\n" not in answer:
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            answer += chunk
+        return answer
+
+
+def test_a_huge_or_unsigned_post_is_refused_before_its_body_is_read(served):
+    server, port = served
+    path = f"/task/{ids_of(server.dataset)[0]}/verdict"
+    form = "application/x-www-form-urlencoded"
+    # 400 MB declared, 20 bytes sent: the answer comes without the rest
+    huge = raw_post(port, path, f"Content-Type: {form}\r\nContent-Length: 400000000\r\n", b"criterion=clarity&ver")
+    assert huge.startswith(b"HTTP/1.1 413 ")
+    # no length (chunked), a first chunk without the secret: refused on it
+    chunked = raw_post(port, path, f"Content-Type: {form}\r\nTransfer-Encoding: chunked\r\n",
+                       b"1f\r\ncriterion=clarity&verdict=yes&x\r\n")
+    assert chunked.startswith(b"HTTP/1.1 403 ")
+    # the secret, then more than the limit in chunks: refused once past it
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: {form}\r\n"
+                     "Transfer-Encoding: chunked\r\n\r\n".encode())
+        start = f"secret={server.form_secret}&comment=".encode()
+        sock.sendall(f"{len(start):x}\r\n".encode() + start + b"\r\n")
+        chunk = b"a" * 65536
+        answer = b""
+        for _ in range(8):  # 512 KiB at most; the server answers after 256
+            try:
+                sock.sendall(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
+            except OSError:
+                break
+        answer = sock.recv(65536)
+    assert answer.startswith(b"HTTP/1.1 413 ")
+
+
+def test_a_post_from_another_site_is_refused(dataset: Path):
+    server = ReviewServer(dataset, "ana")
+    client = TestClient(create_app(server), base_url=LOCAL)
+    path = f"/task/{ids_of(dataset)[0]}/verdict"
+    form = {"secret": server.form_secret, "criterion": "clarity", "verdict": "yes"}
+    for headers in ({"Origin": "http://evil.example"}, {"Sec-Fetch-Site": "cross-site"}, {"Origin": "null"}):
+        refused = client.post(path, data=form, headers={**JSON, **headers})
+        assert refused.status_code == 403 and "another site" in refused.text
+    same = client.post(path, data=form, headers={**JSON, "Origin": LOCAL, "Sec-Fetch-Site": "same-origin"})
+    assert same.status_code == 200
+    multipart = client.post(path, files={"secret": (None, server.form_secret)}, headers=JSON)
+    assert multipart.status_code == 415
+
+
+def test_a_locked_database_is_a_503_that_keeps_the_verdict_for_a_retry(dataset: Path):
+    server = ReviewServer(dataset, "ana", busy_ms=50)
+    client = TestClient(create_app(server), base_url=LOCAL)
+    task = ids_of(dataset)[0]
+    server.store()  # the file exists, in WAL mode
+    other = sqlite3.connect(dataset / "review.sqlite", isolation_level=None)
+    other.execute("BEGIN EXCLUSIVE")  # another program holds the write lock
+    try:
+        form = {"secret": server.form_secret, "criterion": "overall", "verdict": "drop",
+                "comment": "the dates contradict"}
+        busy = client.post(f"/task/{task}/verdict", data=form, headers=JSON)
+        assert busy.status_code == 503 and busy.json()["busy"] and busy.headers["retry-after"] == "1"
+        page = client.post(f"/task/{task}/verdict", data=form)
+        assert page.status_code == 503 and "Traceback" not in page.text
+        assert 'value="the dates contradict"' in page.text and 'value="drop"' in page.text  # kept for the retry
+        assert client.get("/").status_code == 200  # reading pages go on meanwhile
+        record = json.loads((dataset / "tasks" / task / "task.json").read_text())
+        d, t = plain_turn(record)
+        edit = client.post(f"/task/{task}/edit", data={"secret": server.form_secret, "field": f"turn:{d}:{t}",
+                                                       "text": "Thanks, that works for me."})
+        assert edit.status_code == 503 and "not saved yet" in edit.text
+        assert "Thanks, that works for me." in edit.text[edit.text.index('id="edit-turn"'):]  # kept to send again
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    saved = client.post(f"/task/{task}/verdict", data=form, headers=JSON)
+    assert saved.status_code == 200
+    with AnnotationStore(dataset) as store:
+        assert [(v.verdict, v.comment) for v in store.verdicts(task)] == [("drop", "the dates contradict")]
+
+
+def hostile_rows(dataset: Path) -> None:
+    """A review.sqlite as a stranger could ship it: sound rows among rows that are not."""
+    task = ids_of(dataset)[0]
+    with AnnotationStore(dataset) as store:
+        store.set("ana", task, "overall", "keep")
+        store.set("ben", task, "overall", "drop")
+    db = sqlite3.connect(dataset / "review.sqlite", isolation_level=None)
+    rows = [("\x1b[31mred\x1b[0m", task, "overall", "keep", "", 1.0),      # escape codes in a name
+            ("cy\u202egnp", task, "overall", "keep", "", 1.0),              # a direction override
+            ("dee", task, "overall", "maybe", "", 1.0),                     # not a verdict
+            ("eve", task, "nonsense", "yes", "", 1.0),                      # not a criterion
+            ("fay", task, "overall", "keep", "x" * 100_000, 1.0),           # a comment over the limit
+            ("gus", task, "overall", "keep", "", "yesterday"),              # a time that is text
+            (b"\xff\xfe", task, "overall", "keep", "", 1.0),                # a blob
+            ("hal", task, "overall", "keep", b"\x00", 1.0)]                # a blob for text
+    for row in rows:
+        db.execute("INSERT INTO verdicts VALUES (?, ?, ?, ?, ?, ?)", row)
+    deep = "[" * 100_000 + "]" * 100_000
+    for value in (deep, "{not json", json.dumps("x" * 300_000), json.dumps({"text": "ok"})):
+        db.execute("INSERT INTO revisions (task, field, value, annotator, at) VALUES (?, ?, ?, ?, ?)",
+                   (task, "intent", value, "ana", 1.0))
+    db.execute("INSERT INTO revisions (task, field, value, annotator, at) VALUES (?, ?, ?, ?, ?)",
+               (task, "intent\x1b[2J", json.dumps("x"), "ana", 1.0))
+    db.close()
+
+
+def test_hostile_rows_are_skipped_with_a_warning_everywhere(dataset: Path, tmp_path: Path):
+    hostile_rows(dataset)
+    with AnnotationStore(dataset) as store:
+        kept = store.verdicts()
+        revisions = store.revisions()
+        skipped = list(store.skipped)
+    assert sorted(v.annotator for v in kept) == ["ana", "ben"]
+    assert [r["value"] for r in revisions] == [{"text": "ok"}]  # applies or not, it is sound to read
+    assert len(skipped) == 8 + 4 and all("skipped" in line and line.isprintable() for line in skipped)
+
+    runner = CliRunner()
+    report = runner.invoke(app, ["review", "report", str(dataset)])
+    assert report.exit_code == 0, report.output
+    assert "\x1b" not in report.output and "\u202e" not in report.output and "Traceback" not in report.output
+    assert "warning:" in report.output and "ana, ben" in report.output
+    applied = runner.invoke(app, ["review", "apply", str(dataset), "--out", str(tmp_path / "applied")])
+    assert applied.exit_code == 0, applied.output
+    assert "\x1b" not in applied.output and "RecursionError" not in applied.output
+
+    server = ReviewServer(dataset, "ana")
+    client = TestClient(create_app(server), base_url=LOCAL)
+    listing = client.get("/")
+    assert listing.status_code == 200 and 'id="warnings"' in listing.text
+    assert client.get(f"/task/{ids_of(dataset)[0]}").status_code in (200, 422)
+    assert client.get("/report").status_code == 200
+
+
+def test_a_review_sqlite_that_is_not_one_is_one_line(dataset: Path):
+    db = sqlite3.connect(dataset / "review.sqlite")
+    db.execute("CREATE TABLE verdicts (who TEXT)")  # the name, not the shape
+    db.close()
+    result = CliRunner().invoke(app, ["review", "report", str(dataset)])
+    assert result.exit_code == 2 and "not a readable annotations database" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_names_with_control_or_direction_characters_are_refused():
+    for name in ("a\x1bb", "a\x9bb", "a\u202eb", "a\x7fb"):
+        with pytest.raises(AnnotationError):
+            check_verdict(name, "task", "overall", "keep")
+    result = CliRunner().invoke(app, ["review", "/nonexistent", "--annotator", "x\x1b[31m"])
+    assert result.exit_code == 2 and "\x1b" not in result.output
+
+
+def test_the_host_check_names_the_bound_host_or_the_allowed_ones(dataset: Path):
+    everywhere = allowed_hosts("0.0.0.0")
+    assert "localhost" in everywhere and "evil.example" not in everywhere
+    assert allowed_hosts("10.1.2.3") == ("10.1.2.3",)
+    assert allowed_hosts("10.1.2.3", ["Review.Example"]) == ("10.1.2.3", "review.example")
+    server = ReviewServer(dataset, "ana", token="t0k", hosts=allowed_hosts("10.1.2.3", ["review.example"]))
+    client = TestClient(create_app(server), base_url="http://10.1.2.3:8765")
+    bearer = {"Authorization": "Bearer t0k"}
+    assert client.get("/", headers=bearer).status_code == 200
+    assert client.get("/", headers={**bearer, "Host": "review.example:8765"}).status_code == 200
+    assert client.get("/", headers={**bearer, "Host": "evil.example"}).status_code == 400
+    assert client.get("/", headers={**bearer, "Host": "localhost"}).status_code == 400  # bound elsewhere
+
+
+def test_a_refused_edit_keeps_the_typed_text_beside_its_form(dataset: Path):
+    server = ReviewServer(dataset, "ana")
+    client = TestClient(create_app(server), base_url=LOCAL)
+    task = ids_of(dataset)[0]
+    record = json.loads((dataset / "tasks" / task / "task.json").read_text())
+    d, t = evidence_turn(record)
+    typed = "Nothing to note today, said with care & <care>."
+    refused = client.post(f"/task/{task}/edit", data={"secret": server.form_secret, "field": f"turn:{d}:{t}",
+                                                      "text": typed, "evidence": ""})
+    assert refused.status_code == 422
+    page = refused.text
+    form = page[page.index('id="edit-turn"'):]
+    form = form[:form.index("</form>")]
+    assert "Nothing to note today, said with care &amp; &lt;care&gt;." in form  # the text is still there
+    assert f'value="turn:{d}:{t}"' in form
+    assert 'id="refused"' in form and "memory_evidence" in form  # the reasons beside the field
+
+
+def test_the_cli_takes_the_page_options_at_the_top_and_a_busy_port_is_one_line(dataset: Path):
+    runner = CliRunner()
+    helped = runner.invoke(app, ["review", "--help"])
+    assert helped.exit_code == 0 and "--port" in helped.output and "--annotator" in helped.output
+    assert "--allowed-host" in helped.output
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen(1)
+        port = busy.getsockname()[1]
+        result = runner.invoke(app, ["review", str(dataset), "--port", str(port), "--annotator", "ana"])
+    assert result.exit_code == 2
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and "cannot listen" in lines[0] and "review page for" not in result.output
+
+
+def test_review_report_out_writes_elsewhere_and_refuses_a_link(dataset: Path, tmp_path: Path):
+    with AnnotationStore(dataset) as store:
+        store.set("ana", ids_of(dataset)[0], "overall", "keep")
+    runner = CliRunner()
+    out = tmp_path / "reports"
+    result = runner.invoke(app, ["review", "report", str(dataset), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert (out / "review-report.md").is_file() and (out / "review-report.json").is_file()
+    assert not (dataset / "review-report.md").exists()
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "elsewhere")
+    linked = runner.invoke(app, ["review", "report", str(dataset), "--out", str(tmp_path / "link")])
+    assert linked.exit_code == 2 and "symbolic link" in linked.output
+    assert not any((tmp_path / "elsewhere").iterdir())
+    default = runner.invoke(app, ["review", "report", str(dataset)])
+    assert default.exit_code == 0 and (dataset / "review-report.md").is_file()  # as before

@@ -1,0 +1,48 @@
+"""bench/quality.py measures several builds side by side and reuses the builds it keeps."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "quality.py"
+
+
+def run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True, timeout=900, check=False)
+
+
+def test_standard_and_plus_builds_in_one_table_and_the_cache_is_reused(tmp_path: Path):
+    args = ("--builds", "standard,plus", "--n", "4", "--seed", "3", "--train-seed", "5", "--workers", "1",
+            "--cache", str(tmp_path), "--no-oracle")
+    first = run(*args, "--json")
+    assert first.returncode == 0, first.stderr
+    data = json.loads(first.stdout)
+    assert set(data) == {"standard", "plus"}
+    for kind, found in data.items():
+        figures = {line["figure"]: line for line in found["figures"]}
+        assert figures["ISO date stamps in speech"]["value"] == 0, kind
+        assert figures["attempts ending 'error: crashed'"]["status"] == "PASS", kind
+        assert figures["small-talk question answered two ways in a day"]["value"] == 0, kind
+        assert figures["small-talk answers not of the kind asked"]["value"] == 0, kind
+        assert figures["small-talk reactions echoing their line"]["status"] in ("PASS", "MISS"), kind
+        assert figures["adversary query_topic precision"]["status"] in ("PASS", "MISS"), kind
+    assert "clause fragments (< 4 words)" in {line["figure"] for line in data["plus"]["figures"]}
+    assert {p.name for p in tmp_path.iterdir()} == {"standard-n4-s3", "standard-n4-s5", "plus-s3", "plus-s5"}
+    second = run(*args)  # the table, from the kept builds
+    assert second.returncode == 0, second.stderr
+    assert "standard: cached standard build" in second.stdout and "plus: cached plus build" in second.stdout
+    header = next(line for line in second.stdout.splitlines() if line.startswith("figure"))
+    assert "standard" in header and "plus" in header
+    assert "targets met" in second.stdout
+
+
+def test_bad_options_are_one_line():
+    result = run("--builds", "neo")
+    assert result.returncode == 2 and "--builds: neo" in result.stderr
