@@ -109,7 +109,7 @@ def score(
     initial: Optional[Path] = typer.Option(None, "--initial", help="The testbed before the agent acted (default: the task's testbed/)"),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON"),
     semantics: str = typer.Option("homer", "--semantics", help="homer (its checks) or officebench (OfficeBench's own "
-                                  "verdicts, its substring rules and crashes as failures; see the README)"),
+                                  "verdicts, its substring rules and crashes as failures; see docs/officebench.md)"),
     task_timeout: float = typer.Option(600.0, "--task-timeout", help="Seconds scoring may take (0: no limit)"),
     task_memory: int = typer.Option(2048, "--task-memory", help="MiB of memory scoring may use (0: no limit)"),
     date_order: str = typer.Option("office", "--date-order", help="How an ambiguous numeric date (04/05/2025) is "
