@@ -11,15 +11,16 @@ import typer
 import typer.core
 
 from office_env import limits
-from orchestrator.cli.common import (DEFAULT_WORKERS, BaseUrlOption, CacheOption, ExecutorOption, JsonProgressOption,
-                                     LLMConfigOption, LLMSetOption, ModelOption, NoCacheOption, OverwriteOption,
+from orchestrator.cli.common import (DEFAULT_WORKERS, Endpoint, ExecutorOption, JsonProgressOption, OverwriteOption,
                                      QuietOption, RayAddressOption, TaskMemoryOption, TaskTimeoutOption, WorkersOption,
                                      _batch_failed, _budget, _check_dataset, _executor, _fail, _gameability,
                                      _llm_options, _new_folder, _parse_apps, _parse_gates,
-                                     _parse_weights, _paused, _preset, _replace_earlier, _strict_error, app)
+                                     _parse_weights, _paused, _preset, _replace_earlier, _strict_error, app,
+                                     llm_endpoint)
 
 
 @app.command("build")
+@llm_endpoint(cache=True)
 def build_command(
     out: Path = typer.Option(..., "--out", "-o", help="Dataset folder to create (must be empty unless --resume)"),
     n: int = typer.Option(20, "--n", help="Number of tasks to build"),
@@ -43,12 +44,7 @@ def build_command(
     quiet: QuietOption = False,
     json_progress: JsonProgressOption = False,
     backend: str = typer.Option("offline", "--backend", help="offline (procedural, no key) or llm"),
-    model: ModelOption = None,
-    base_url: BaseUrlOption = None,
-    llm_config: LLMConfigOption = None,
-    llm_set: LLMSetOption = [],
-    cache: CacheOption = None,
-    no_cache: NoCacheOption = False,
+    endpoint: Endpoint = Endpoint(),
     gates: str = typer.Option("default", "--gates", help="Extra gates: solvability, leakage, judges (comma list), "
                               "'all', or 'default' (only the built-in gates)"),
     strict: bool = typer.Option(False, "--strict", help="Exit 1 when the dataset misses the gameability threshold "
@@ -66,7 +62,7 @@ def build_command(
         _fail(problem)
     if overwrite or resume:
         _replace_earlier("--out", out, overwrite, "build.json", "dataset", resume)
-    llm = _llm_options(backend, model, base_url, llm_config, cache, no_cache, llm_set)  # the endpoint first
+    llm = _llm_options(backend, endpoint)  # the endpoint first
     counts = _parse_apps(apps)
     weights, gate_names = _parse_weights(apps_weights, counts), _parse_gates(gates)
     where = _executor(executor, ray_address)
@@ -310,6 +306,7 @@ def _officebench_summary(summary: Any, out: Path) -> None:
 
 
 @app.command("regenerate")
+@llm_endpoint(cache=True)
 def regenerate_command(
     seeds: Path = typer.Option(..., "--seeds", help="OfficeBench seed tasks: a checkout, its tasks/ folder, or one task folder"),
     out: Path = typer.Option(..., "--out", "-o", help="Dataset folder to create (must be empty unless --resume)"),
@@ -328,12 +325,7 @@ def regenerate_command(
     ray_address: RayAddressOption = None,
     quiet: QuietOption = False,
     json_progress: JsonProgressOption = False,
-    model: ModelOption = None,
-    base_url: BaseUrlOption = None,
-    llm_config: LLMConfigOption = None,
-    llm_set: LLMSetOption = [],
-    cache: CacheOption = None,
-    no_cache: NoCacheOption = False,
+    endpoint: Endpoint = Endpoint(),
     gates: str = typer.Option("default", "--gates", help="Extra gates: solvability, leakage, judges (comma list), "
                               "'all', or 'default'"),
     task_timeout: TaskTimeoutOption = limits.TASK_SECONDS,
@@ -349,7 +341,7 @@ def regenerate_command(
     budget = _budget(task_timeout, task_memory)
     if overwrite or resume:
         _replace_earlier("--out", out, overwrite, "build.json", "regenerated dataset", resume)
-    llm = _llm_options(backend, model, base_url, llm_config, cache, no_cache, llm_set)  # the endpoint first
+    llm = _llm_options(backend, endpoint)  # the endpoint first
     if not seeds.exists():
         _fail(f"--seeds {seeds}: does not exist")
     if preset is not None:
