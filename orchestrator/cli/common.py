@@ -327,32 +327,67 @@ _ENDPOINT_OPTIONS = (("model", ModelOption, None), ("base_url", BaseUrlOption, N
                      ("cache", CacheOption, None), ("no_cache", NoCacheOption, False))
 
 
-def llm_endpoint(cache: bool = False) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """A command's llm options, taken as one ``endpoint: Endpoint`` parameter: Typer is shown the
-    options (--model, --base-url, --llm-config, --llm-set; with ``cache``, --cache and --no-cache)
-    where that parameter stands, so --help lists them in the same place for every command."""
-    options = _ENDPOINT_OPTIONS if cache else _ENDPOINT_OPTIONS[:4]
+@dataclass(frozen=True)
+class Batch:
+    """Where a batch command runs its items and how it shows progress, as given: --executor,
+    --ray-address, --quiet, --json-progress (see :func:`batch_options`)."""
+
+    executor: str = "local"
+    ray_address: Optional[str] = None
+    quiet: bool = False
+    json_progress: bool = False
+
+    def where(self) -> dict[str, Any]:
+        """The executor options, checked (see :func:`_executor`)."""
+        return _executor(self.executor, self.ray_address)
+
+    def progress_mode(self) -> str:
+        from orchestrator.progress import mode_for
+
+        return mode_for(self.quiet, self.json_progress)
+
+
+_BATCH_OPTIONS = (("executor", ExecutorOption, "local"), ("ray_address", RayAddressOption, None),
+                  ("quiet", QuietOption, False), ("json_progress", JsonProgressOption, False))
+
+
+def _option_group(name: str, group: Callable[..., Any], options: Sequence[tuple[str, Any, Any]]
+                  ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """A command's options ``options`` (name, annotated type, default), taken as one parameter
+    ``name`` made by ``group(**options)``: Typer is shown the options where that parameter stands,
+    so --help lists them in the same place for every command."""
 
     def wrap(command: Callable[..., Any]) -> Callable[..., Any]:
         signature = inspect.signature(command, eval_str=True)
         params: list[inspect.Parameter] = []
         for param in signature.parameters.values():
-            if param.name == "endpoint":
-                params += [inspect.Parameter(name, param.kind, default=default, annotation=option)
-                           for name, option, default in options]
+            if param.name == name:
+                params += [inspect.Parameter(option, param.kind, default=default, annotation=annotated)
+                           for option, annotated, default in options]
             else:
                 params.append(param)
 
         @functools.wraps(command)
         def run(**given: Any) -> Any:
-            endpoint = Endpoint(**{name: given.pop(name) for name, _, _ in options})
-            return command(endpoint=endpoint, **given)
+            return command(**{name: group(**{option: given.pop(option) for option, _, _ in options})}, **given)
 
         run.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]
         run.__annotations__ = {p.name: p.annotation for p in params} | {"return": signature.return_annotation}
         return run
 
     return wrap
+
+
+def llm_endpoint(cache: bool = False) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """A command's llm options as one ``endpoint: Endpoint`` parameter: --model, --base-url,
+    --llm-config, --llm-set and, with ``cache``, --cache and --no-cache."""
+    return _option_group("endpoint", Endpoint, _ENDPOINT_OPTIONS if cache else _ENDPOINT_OPTIONS[:4])
+
+
+def batch_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """A batch command's --executor, --ray-address, --quiet and --json-progress as one
+    ``batch: Batch`` parameter."""
+    return _option_group("batch", Batch, _BATCH_OPTIONS)(command)
 
 
 def _llm_settings(model: Optional[str], base_url: Optional[str], llm_config: Optional[Path],

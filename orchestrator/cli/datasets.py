@@ -11,15 +11,15 @@ import typer
 import typer.core
 
 from office_env import limits
-from orchestrator.cli.common import (DEFAULT_WORKERS, Endpoint, ExecutorOption, JsonProgressOption, OverwriteOption,
-                                     QuietOption, RayAddressOption, TaskMemoryOption, TaskTimeoutOption, WorkersOption,
-                                     _batch_failed, _budget, _check_dataset, _executor, _fail, _gameability,
-                                     _llm_options, _new_folder, _parse_apps, _parse_gates,
-                                     _parse_weights, _paused, _preset, _replace_earlier, _strict_error, app,
-                                     llm_endpoint)
+from orchestrator.cli.common import (DEFAULT_WORKERS, Batch, Endpoint, JsonProgressOption, OverwriteOption,
+                                     QuietOption, TaskMemoryOption, TaskTimeoutOption, WorkersOption, _batch_failed,
+                                     _budget, _check_dataset, _fail, _gameability, _llm_options, _new_folder,
+                                     _parse_apps, _parse_gates, _parse_weights, _paused, _preset, _replace_earlier,
+                                     _strict_error, app, batch_options, llm_endpoint)
 
 
 @app.command("build")
+@batch_options
 @llm_endpoint(cache=True)
 def build_command(
     out: Path = typer.Option(..., "--out", "-o", help="Dataset folder to create (must be empty unless --resume)"),
@@ -39,10 +39,7 @@ def build_command(
     workers: WorkersOption = DEFAULT_WORKERS,
     resume: bool = typer.Option(False, "--resume", help="Continue an interrupted build in --out"),
     overwrite: OverwriteOption = False,
-    executor: ExecutorOption = "local",
-    ray_address: RayAddressOption = None,
-    quiet: QuietOption = False,
-    json_progress: JsonProgressOption = False,
+    batch: Batch = Batch(),
     backend: str = typer.Option("offline", "--backend", help="offline (procedural, no key) or llm"),
     endpoint: Endpoint = Endpoint(),
     gates: str = typer.Option("default", "--gates", help="Extra gates: solvability, leakage, judges (comma list), "
@@ -65,13 +62,13 @@ def build_command(
     llm = _llm_options(backend, endpoint)  # the endpoint first
     counts = _parse_apps(apps)
     weights, gate_names = _parse_weights(apps_weights, counts), _parse_gates(gates)
-    where = _executor(executor, ray_address)
+    where = batch.where()
 
-    from orchestrator.progress import Reporter, mode_for
+    from orchestrator.progress import Reporter
 
     started = time.perf_counter()
     try:
-        with Reporter("build", n, mode_for(quiet, json_progress), target="kept") as progress:
+        with Reporter("build", n, batch.progress_mode(), target="kept") as progress:
             # seconds to load: the progress shows meanwhile
             from orchestrator.build import build
             from orchestrator.roles import BuildConfig
@@ -306,6 +303,7 @@ def _officebench_summary(summary: Any, out: Path) -> None:
 
 
 @app.command("regenerate")
+@batch_options
 @llm_endpoint(cache=True)
 def regenerate_command(
     seeds: Path = typer.Option(..., "--seeds", help="OfficeBench seed tasks: a checkout, its tasks/ folder, or one task folder"),
@@ -321,10 +319,7 @@ def regenerate_command(
     workers: WorkersOption = DEFAULT_WORKERS,
     resume: bool = typer.Option(False, "--resume", help="Continue an interrupted run in --out"),
     overwrite: OverwriteOption = False,
-    executor: ExecutorOption = "local",
-    ray_address: RayAddressOption = None,
-    quiet: QuietOption = False,
-    json_progress: JsonProgressOption = False,
+    batch: Batch = Batch(),
     endpoint: Endpoint = Endpoint(),
     gates: str = typer.Option("default", "--gates", help="Extra gates: solvability, leakage, judges (comma list), "
                               "'all', or 'default'"),
@@ -350,13 +345,13 @@ def regenerate_command(
         _fail(f"--days must be at least 1 (got {days})")
     if utterances is not None and utterances < 4:
         _fail(f"--utterances must be at least 4 (got {utterances})")
-    gate_names, where = _parse_gates(gates), _executor(executor, ray_address)
+    gate_names, where = _parse_gates(gates), batch.where()
 
-    from orchestrator.progress import Reporter, mode_for
+    from orchestrator.progress import Reporter
 
     started = time.perf_counter()
     try:
-        with Reporter("regenerate", None, mode_for(quiet, json_progress)) as progress:
+        with Reporter("regenerate", None, batch.progress_mode()) as progress:
             # seconds to load: the progress shows meanwhile
             from orchestrator.plus import SHAPES, regenerate_split
 

@@ -11,13 +11,14 @@ import typer
 import typer.core
 
 from office_env import limits
-from orchestrator.cli.common import (DEFAULT_WORKERS, Endpoint, ExecutorOption, JsonProgressOption, OverwriteOption,
-                                     QuietOption, RayAddressOption, TaskMemoryOption, TaskTimeoutOption, WorkersOption,
-                                     _budget, _check_dataset, _executor, _fail, _interrupted, _new_folder, _preflight,
-                                     _refuse_filled, _remove_if_empty, _replace_earlier, app, llm_endpoint)
+from orchestrator.cli.common import (DEFAULT_WORKERS, Batch, Endpoint, JsonProgressOption, OverwriteOption,
+                                     QuietOption, TaskMemoryOption, TaskTimeoutOption, WorkersOption, _budget,
+                                     _check_dataset, _fail, _interrupted, _new_folder, _preflight, _refuse_filled,
+                                     _remove_if_empty, _replace_earlier, app, batch_options, llm_endpoint)
 
 
 @app.command("eval")
+@batch_options
 @llm_endpoint()
 def eval_command(
     dataset_dir: Path = typer.Argument(..., help="A dataset folder written by homer build or homer regenerate"),
@@ -45,10 +46,7 @@ def eval_command(
     endpoint: Endpoint = Endpoint(),
     resume: bool = typer.Option(False, "--resume", help="Continue an interrupted run in --out (finished tasks are kept)"),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace the run in --out (its summary cache is kept)"),
-    executor: ExecutorOption = "local",
-    ray_address: RayAddressOption = None,
-    quiet: QuietOption = False,
-    json_progress: JsonProgressOption = False,
+    batch: Batch = Batch(),
     max_errors: int = typer.Option(0, "--max-errors", help="Runs that may end with an error (endpoint down, history "
                                    "too long for the model) before the command exits 1; they never count as fails"),
     semantics: str = typer.Option("homer", "--semantics", help="How criteria are scored: homer, or officebench "
@@ -63,7 +61,7 @@ def eval_command(
     from backends.ray_executor import RayUnavailable
     from backends.workers import Interrupted
     from harness.runner import EvalConfig, EvalError, evaluate
-    from orchestrator.progress import Reporter, mode_for
+    from orchestrator.progress import Reporter
 
     budget = _budget(task_timeout, task_memory)
     if max_errors < 0:
@@ -84,12 +82,12 @@ def eval_command(
             routes = (("chat", "tools") if agent == "llm" else ()) + (("embeddings",) if embeddings else ())
             _preflight(llm_settings(config), routes, embedding_model=embeddings)
         if horizons is not None:
-            _horizon_sweep(dataset_dir, out, config, horizons, mode_for(quiet, json_progress), resume, overwrite)
+            _horizon_sweep(dataset_dir, out, config, horizons, batch.progress_mode(), resume, overwrite)
             return
-        with Reporter("eval", None, mode_for(quiet, json_progress), kept_word="scored") as progress:
+        with Reporter("eval", None, batch.progress_mode(), kept_word="scored") as progress:
             summary = evaluate(dataset_dir, out, config, resume=resume, overwrite=overwrite, budget=budget,
                                on_outcome=progress.outcome,
-                               **_executor(executor, ray_address),
+                               **batch.where(),
                                on_progress=progress.counted)
     except (EvalError, RayUnavailable, RunRefused) as exc:
         _fail(str(exc).replace("\n", " "))
