@@ -544,10 +544,14 @@ def event_check(user: str, summary: Any, start: datetime, end: datetime) -> dict
                              end=end.strftime(TIME_FORMAT))
 
 
+def send(inp: FamilyInput, to: str, subject: str, content: str) -> ToolCall:
+    """The tool call that sends ``to`` a mail from the user, ``content`` as it stands."""
+    return call("email_send_email", sender=inp.user, recipient=to, subject=subject, content=content)
+
+
 def mail(inp: FamilyInput, to: str, to_name: str, subject: str, body: str) -> ToolCall:
     """The tool call that sends ``to`` a short mail from the user (a :func:`letter` to ``to_name``)."""
-    return call("email_send_email", sender=inp.user, recipient=to, subject=subject,
-                content=letter(to_name, body, inp.user_name))
+    return send(inp, to, subject, letter(to_name, body, inp.user_name))
 
 
 def booked_and_mailed(inp: FamilyInput, title: str, start: datetime, end: datetime, who: str,

@@ -12,9 +12,9 @@ from datetime import datetime, timedelta
 
 from generators.english import column_words, join_and, possessive
 from generators.families.base import (
-    P_CORRECT, P_DISTRACT, TIME_FORMAT, FamilyInput, answer_from, booked_and_mailed, booking, calendar_of, call,
-    chance, computed, distinct, docs, draft, event_check, excluding, excluding_past, family, fmt, left_out, mail,
-    misreadings_of, near, number, out_name, piece, present_on, stem, tables, weekday_text,
+    P_CORRECT, P_DISTRACT, TIME_FORMAT, FamilyInput, answer_from, booked_and_mailed, booking, calendar_of, call, chance,
+    computed, distinct, docs, draft, event_check, excluding, excluding_past, family, fmt, left_out, mail,
+    misreadings_of, near, number, out_name, piece, present_on, send, stem, tables, weekday_text,
 )
 from generators.families.sheet_work import MAX_LISTED, label_column
 from generators.families.single_app import first_free_booking, free_slots_after, slot_rule
@@ -455,8 +455,7 @@ def invoice_po_check(inp: FamilyInput) -> TaskDraft | None:
         oracle=plan(invoice["vendor"]),
         # the intent alone: the first invoice in the folder, reported as fine to the first colleague
         baseline=[call("pdf_read_file", file_path=latest["file"]),
-                  call("email_send_email", sender=inp.user, recipient=inp.colleagues[0][0], subject="Invoice",
-                       content=f"Invoice {latest['number']} looks fine.")],
+                  send(inp, inp.colleagues[0][0], "Invoice", f"Invoice {latest['number']} looks fine.")],
         misreadings=misreadings_of([m1], lambda mid, vendor: plan(vendor)),
     )
 
@@ -496,8 +495,7 @@ def _remind_on_end_date(inp: FamilyInput, agreement: dict) -> list:
     return [call("pdf_read_file", file_path=agreement["file"]),
             booking(inp.user, "Contract renewal", agreement["end"].replace(hour=9),
                     agreement["end"].replace(hour=9, minute=30)),
-            call("email_send_email", sender=inp.user, recipient=inp.colleagues[0][0], subject="Contract",
-                 content=f"The agreement ends on {agreement['end']:%Y-%m-%d}.")]
+            send(inp, inp.colleagues[0][0], "Contract", f"The agreement ends on {agreement['end']:%Y-%m-%d}.")]
 
 
 @family("contract_notice_reminder", ("pdf", "calendar", "email"), "hard")
@@ -640,9 +638,9 @@ def claims_second_approval(inp: FamilyInput) -> TaskDraft | None:
         oracle=plan(who, name),
         # the intent alone: every claim still waiting, with their total, to the first colleague
         baseline=[call("excel_read_file", file_path=log),
-                  call("email_send_email", sender=inp.user, recipient=inp.colleagues[0][0], subject="Claims",
-                       content=f"Claims waiting: {', '.join(everything)}; "
-                               f"{fmt(round(sum(a for _, a in submitted), 2))} {currency} in all.")],
+                  send(inp, inp.colleagues[0][0], "Claims",
+                       f"Claims waiting: {', '.join(everything)}; "
+                       f"{fmt(round(sum(a for _, a in submitted), 2))} {currency} in all.")],
         misreadings=misreadings_of([m2], lambda mid, value: plan(by_name[value], value) if value in by_name else None),
         computed=[computed(len(ids), "count", [fmt(a) for _, a in over],
                            note=f"Submitted claims above {fmt(limit)} {currency} in {log}")],

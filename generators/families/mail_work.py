@@ -15,9 +15,9 @@ from datetime import datetime, timedelta
 
 from generators.english import possessive
 from generators.families.base import (
-    NEXT_MEETING_RE, P_CORRECT, P_DISTRACT, QUOTE_RE, TIME_FORMAT, FamilyInput, booked_and_mailed, booking,
-    calendar_of, call, chance, computed, distinct, docs, draft, event_check, excluding_past, facts_in, family, fmt,
-    inbox_of, mail, misreadings_of, name_of, near, number, out_name, own_words, piece, present_on, sender_user, stem,
+    NEXT_MEETING_RE, P_CORRECT, P_DISTRACT, QUOTE_RE, TIME_FORMAT, FamilyInput, booked_and_mailed, booking, calendar_of,
+    call, chance, computed, distinct, docs, draft, event_check, excluding_past, facts_in, family, fmt, inbox_of, mail,
+    misreadings_of, name_of, near, number, out_name, own_words, piece, present_on, send, sender_user, stem,
 )
 from generators.families.single_app import MEETING_TITLES, first_free_booking
 from generators.families.time_rules import hour_of, hour_piece, is_free, slot_on, slot_times
@@ -280,8 +280,8 @@ def forward_mail(inp: FamilyInput) -> TaskDraft | None:
 
     def plan(person: str) -> list:
         return [*_opened(inp, message),
-                call("email_send_email", sender=inp.user, recipient=users[person], subject=f"Fwd: {message['subject']}",
-                     content=f"Forwarding {possessive(_first(sender))} message:\n\n{message.get('body', '')}")]
+                send(inp, users[person], f"Fwd: {message['subject']}",
+                     f"Forwarding {possessive(_first(sender))} message:\n\n{message.get('body', '')}")]
 
     return draft(
         inp,
@@ -294,8 +294,7 @@ def forward_mail(inp: FamilyInput) -> TaskDraft | None:
         oracle=plan(name),
         # the intent alone: pass the newest such mail to the first colleague it did not go to
         baseline=[*_opened(inp, last),
-                  call("email_send_email", sender=inp.user, recipient=first, subject=f"Fwd: {last['subject']}",
-                       content=f"Forwarding this message:\n\n{last.get('body', '')}")],
+                  send(inp, first, f"Fwd: {last['subject']}", f"Forwarding this message:\n\n{last.get('body', '')}")],
         misreadings=misreadings_of([m2], lambda mid, person: plan(person)),
     )
 
@@ -624,7 +623,7 @@ def decision_email(inp: FamilyInput) -> TaskDraft | None:
         memory=[m1, m2],
         oracle=plan(name),
         baseline=[call("word_read_file", file_path=found[0][0]["file"]),
-                  call("email_send_email", sender=inp.user, recipient=inp.colleagues[0][0], subject="Approved",
-                       content=f"The {found[0][1]} of {found[0][2]} {found[0][3]} is approved.")],
+                  send(inp, inp.colleagues[0][0], "Approved",
+                       f"The {found[0][1]} of {found[0][2]} {found[0][3]} is approved.")],
         misreadings=misreadings_of([m2], lambda mid, person: plan(person)),
     )

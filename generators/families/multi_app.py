@@ -8,7 +8,7 @@ from generators.families.base import (
     NEXT_MEETING_RE, P_CORRECT, P_DISTRACT, TIME_FORMAT, FamilyInput, all_invoice_facts, booking, calendar_of, call,
     chance, column_sum, computed, distinct, docs, draft, event_check, extreme, facts_in, family, first_column, fmt,
     guess_total, guessed_right, invoice_facts, label_for, mail, misreadings_of, mistaken_for, near, out_name,
-    pick_column, piece, present_on, stem, weekday_text,
+    pick_column, piece, present_on, send, stem, weekday_text,
 )
 from generators.english import column_words, join_and, possessive
 from generators.families.single_app import MEETING_TITLES, MEMO_TOPICS, free_slots_after, meeting_dynamics, slot_rule
@@ -79,7 +79,7 @@ def sheet_total_email(inp: FamilyInput) -> TaskDraft | None:
 
     def plan(person: str) -> list:
         return [call("excel_read_file", file_path=table.file),
-                call("email_send_email", sender=inp.user, recipient=users[person], subject=subject, content=body(person))]
+                send(inp, users[person], subject, body(person))]
 
     return draft(
         inp,
@@ -92,8 +92,7 @@ def sheet_total_email(inp: FamilyInput) -> TaskDraft | None:
         oracle=plan(name),
         # the intent alone: the likeliest colleague and a plain subject
         baseline=[call("excel_read_file", file_path=table.file),
-                  call("email_send_email", sender=inp.user, recipient=inp.colleagues[0][0], subject="Total",
-                       content=f"The total {header} is {fmt(total)}.")],
+                  send(inp, inp.colleagues[0][0], "Total", f"The total {header} is {fmt(total)}.")],
         misreadings=misreadings_of([m1], lambda mid, person: plan(person)),
         computed=[column_sum(table, col, given=("m2",))],
     )
@@ -210,8 +209,7 @@ def notes_to_email(inp: FamilyInput) -> TaskDraft | None:
         d = doc if mid == "m1" else next(o for o in options if stem(o["file"]) == value)
         person = value if mid == "m1" else name
         return [call("word_read_file", file_path=d["file"]),
-                call("email_send_email", sender=inp.user, recipient=users[person], subject=subject_of(d),
-                     content="\n".join(d["lines"]))]
+                send(inp, users[person], subject_of(d), "\n".join(d["lines"]))]
 
     return draft(
         inp,
@@ -224,8 +222,7 @@ def notes_to_email(inp: FamilyInput) -> TaskDraft | None:
         oracle=plan("m1", name),
         # the intent alone: the first document, to the likeliest colleague
         baseline=[call("word_read_file", file_path=options[0]["file"]),
-                  call("email_send_email", sender=inp.user, recipient=inp.colleagues[0][0], subject="Notes",
-                       content="\n".join(options[0]["lines"]))],
+                  send(inp, inp.colleagues[0][0], "Notes", "\n".join(options[0]["lines"]))],
         misreadings=misreadings_of([m1, m2], plan),
     )
 
@@ -284,8 +281,7 @@ def common_slot(inp: FamilyInput) -> TaskDraft | None:
             return steps
         s0, e0 = slot
         return [*steps, booking(inp.user, summary, s0, e0),
-                call("email_send_email", sender=inp.user, recipient=who, subject=summary,
-                     content=f"{summary} is booked for {s0:%Y-%m-%d %H:%M}-{e0:%H:%M}.")]
+                send(inp, who, summary, f"{summary} is booked for {s0:%Y-%m-%d %H:%M}-{e0:%H:%M}.")]
 
     return draft(
         inp,
@@ -303,8 +299,7 @@ def common_slot(inp: FamilyInput) -> TaskDraft | None:
         # the intent alone: the first common hour, a plain title, the likeliest colleague
         baseline=[call("calendar_list_events", user=inp.user),
                   booking(inp.user, "Meeting", common[0][0], common[0][1]),
-                  call("email_send_email", sender=inp.user, recipient=inp.colleagues[0][0], subject="Meeting",
-                       content=f"Booked for {common[0][0]:%Y-%m-%d %H:%M}.")],
+                  send(inp, inp.colleagues[0][0], "Meeting", f"Booked for {common[0][0]:%Y-%m-%d %H:%M}.")],
         misreadings=misreadings_of([m1, m2, m4], plan),
         computed=[computed(start.strftime(TIME_FORMAT), "rule", [], rule=rule, given=("m2", "m4")),
                   computed(end.strftime(TIME_FORMAT), "rule", [], rule=rule, given=("m2", "m4")),
@@ -359,8 +354,7 @@ def _move_first_shared(inp: FamilyInput, first: tuple, earliest: datetime) -> li
     return [call("calendar_list_events", user=inp.user),
             call("calendar_delete_event", user=inp.user, summary=event["summary"]),
             booking(inp.user, event["summary"], earliest, earliest + (event["end_t"] - event["start_t"])),
-            call("email_send_email", sender=inp.user, recipient=who, subject="Moved",
-                 content=f"Moved to {earliest:%Y-%m-%d %H:%M}.")]
+            send(inp, who, "Moved", f"Moved to {earliest:%Y-%m-%d %H:%M}.")]
 
 
 def _move_dynamics(inp: FamilyInput, choice: SlotChoice, day: date, shared: list, title: str) -> tuple[tuple, tuple]:
@@ -547,8 +541,7 @@ def invoice_pipeline(inp: FamilyInput) -> TaskDraft | None:
         sheet = f"data/{value}" if mid == "m2" else out
         person = value if mid == "m3" else name
         return [call("pdf_read_file", file_path=pdf), *_invoice_rows(sheet, number, total),
-                call("email_send_email", sender=inp.user, recipient=users[person], subject=f"Invoice {number}",
-                     content=f"Invoice {number} totals {fmt(total)}.")]
+                send(inp, users[person], f"Invoice {number}", f"Invoice {number} totals {fmt(total)}.")]
 
     return draft(
         inp,
@@ -564,8 +557,7 @@ def invoice_pipeline(inp: FamilyInput) -> TaskDraft | None:
         oracle=plan("", ""),
         # the intent alone: a plainly named log, the likeliest colleague
         baseline=[call("pdf_read_file", file_path=pdf), *_invoice_rows("data/invoices.xlsx", number, total),
-                  call("email_send_email", sender=inp.user, recipient=inp.colleagues[0][0], subject="Invoice",
-                       content=f"Invoice {number} totals {fmt(total)}.")],
+                  send(inp, inp.colleagues[0][0], "Invoice", f"Invoice {number} totals {fmt(total)}.")],
         misreadings=misreadings_of([m2, m3], plan),
     )
 
@@ -620,8 +612,7 @@ def _plain_meeting_pack(inp: FamilyInput, slot: tuple[datetime, datetime]) -> li
     """The intent alone: the first free hour, a plain title and agenda, the likeliest colleague."""
     return [booking(inp.user, "Meeting", slot[0], slot[1]),
             call("word_write_to_file", file_path="data/agenda.docx", content="Agenda\nTo be agreed."),
-            call("email_send_email", sender=inp.user, recipient=inp.colleagues[0][0], subject="Invitation",
-                 content=f"Please join the meeting on {slot[0]:%Y-%m-%d %H:%M}.")]
+            send(inp, inp.colleagues[0][0], "Invitation", f"Please join the meeting on {slot[0]:%Y-%m-%d %H:%M}.")]
 
 
 @family("meeting_pack", ("calendar", "word", "email"), "hard")
@@ -677,9 +668,9 @@ def meeting_pack(inp: FamilyInput) -> TaskDraft | None:
                 call("word_read_file", file_path=doc["file"]),
                 call("word_write_to_file", file_path=agenda,
                      content=f"Agenda: {summary}\nPrevious meeting: {last}\n" + "\n".join(points)),
-                call("email_send_email", sender=inp.user, recipient=who, subject=f"Invitation: {summary}",
-                     content=f"Please join the {summary} on {s0:%Y-%m-%d} from {s0:%H:%M} to {e0:%H:%M}. "
-                             f"Agenda: {agenda}.")]
+                send(inp, who, f"Invitation: {summary}",
+                     f"Please join the {summary} on {s0:%Y-%m-%d} from {s0:%H:%M} to {e0:%H:%M}. "
+                     f"Agenda: {agenda}.")]
 
     return draft(
         inp,

@@ -11,7 +11,7 @@ from typing import Any, Callable
 from generators.english import column_words, join_and
 from generators.families.base import (
     FamilyInput, Table, additive, answer_from, call, computed, distinct, draft, excluding_past, family, fmt,
-    key_dynamics, mail, misreadings_of, number, out_name, piece, stem, tables,
+    key_dynamics, mail, misreadings_of, number, out_name, piece, send, stem, tables,
 )
 from generators.model import MemoryPiece, TaskDraft
 from office_env.evaluation import builders as cr
@@ -90,8 +90,8 @@ def group_total_email(inp: FamilyInput) -> TaskDraft | None:
         memory=[m1, m2, m3],
         oracle=plan(key),
         baseline=[call("excel_read_file", file_path=table.file),
-                  call("email_send_email", sender=inp.user, recipient=inp.colleagues[0][0],
-                       subject=table.headers[c], content=f"The total is {fmt(round(sum(table.column(c)), 2))}.")],
+                  send(inp, inp.colleagues[0][0], table.headers[c],
+                       f"The total is {fmt(round(sum(table.column(c)), 2))}.")],
         misreadings=misreadings_of([m1], lambda mid, value: plan(value)),
         computed=[computed(totals[key], "sum", [fmt(v) for v in rows], given=("m1",),
                            note=f"{table.headers[c]} where {table.headers[g]} is {key}")],
@@ -191,8 +191,7 @@ def _threshold_family(name: str, wanted: Callable[[str], bool], what: str, near_
             memory=[m1, m2, m3, m4],
             oracle=plan(fmt(cut)),
             baseline=[call("excel_read_file", file_path=table.file),
-                      call("email_send_email", sender=inp.user, recipient=inp.colleagues[0][0],
-                           subject=f"{what.capitalize()} list", content=f"Lowest: {table.rows[0][label]}.")],
+                      send(inp, inp.colleagues[0][0], f"{what.capitalize()} list", f"Lowest: {table.rows[0][label]}.")],
             misreadings=misreadings_of([m1], lambda mid, value: plan(value)),
             computed=[computed(len(below), "count", below, given=("m1",),
                                note=f"{table.headers[label]} with {table.headers[c]} below {fmt(cut)}")],

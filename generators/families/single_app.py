@@ -5,10 +5,10 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from generators.families.base import (
-    P_CORRECT, P_DISTRACT, TIME_FORMAT, FamilyInput, all_invoice_facts, answer_from, booking, calendar_of, call,
-    chance, column_sum, computed, distinct, docs, draft, event_check, extreme, facts_in, family, first_column, fmt,
-    guess_total, guessed_right, inbox_of, label_for, misreadings_of, mistaken_for, near, out_name, own_words,
-    pick_column, piece, sender_user, stem, weekday_text,
+    P_CORRECT, P_DISTRACT, TIME_FORMAT, FamilyInput, all_invoice_facts, answer_from, booking, calendar_of, call, chance,
+    column_sum, computed, distinct, docs, draft, event_check, extreme, facts_in, family, first_column, fmt, guess_total,
+    guessed_right, inbox_of, label_for, misreadings_of, mistaken_for, near, out_name, own_words, pick_column, piece,
+    send, sender_user, stem, weekday_text,
 )
 from generators.families.time_rules import SlotChoice, choose_window, window_piece, with_correction
 from generators.english import column_words, join_and
@@ -482,9 +482,9 @@ def reply_to_mail(inp: FamilyInput) -> TaskDraft | None:
     def plan(said: str) -> list:
         return [call("email_list_emails", user=inp.user),
                 call("email_read_email", user=inp.user, email_id=message["id"]),
-                call("email_send_email", sender=inp.user, recipient=sender, subject=f"Re: {subject}",
-                     content=f"Hi,\n\nThanks for your message: {shape.format(said)}. Confirming {fact} as you wrote."
-                             f"\n\nBest regards,\n{inp.user_name}")]
+                send(inp, sender, f"Re: {subject}",
+                     f"Hi,\n\nThanks for your message: {shape.format(said)}. Confirming {fact} as you wrote."
+                     f"\n\nBest regards,\n{inp.user_name}")]
 
     return draft(
         inp, about=subject,
@@ -498,10 +498,8 @@ def reply_to_mail(inp: FamilyInput) -> TaskDraft | None:
         # the intent alone answers the first such mail, confirming its detail, with no point to pass on
         baseline=[call("email_list_emails", user=inp.user),
                   call("email_read_email", user=inp.user, email_id=inbox[0][0]["id"]),
-                  call("email_send_email", sender=inp.user,
-                       recipient=sender_user(inbox[0][0]),
-                       subject=f"Re: {inbox[0][0]['subject']}",
-                       content=f"Hi,\n\nThanks for your message. Confirming {inbox[0][1]} as you wrote.\n\n"
-                               f"Best regards,\n{inp.user_name}")],
+                  send(inp, sender_user(inbox[0][0]), f"Re: {inbox[0][0]['subject']}",
+                       f"Hi,\n\nThanks for your message. Confirming {inbox[0][1]} as you wrote.\n\n"
+                       f"Best regards,\n{inp.user_name}")],
         misreadings=misreadings_of([m1], lambda mid, said: plan(said)),
     )
