@@ -12,6 +12,7 @@ import re
 from collections import Counter
 from email.utils import getaddresses, parsedate_to_datetime
 from datetime import datetime, timedelta
+from typing import Any, Iterable
 
 from generators.english import possessive
 from generators.families.base import (
@@ -37,6 +38,19 @@ def _other_titles(inp: FamilyInput, title: str, near_text: str) -> tuple:
         return ()
     other = inp.rng.choice([t for t in MEETING_TITLES if distinct(t, title)])
     return (near(other, near_text.format(other)),)
+
+
+def _days_ahead(inp: FamilyInput, texts: Iterable[tuple[Any, str]], pattern: re.Pattern[str]) -> list[tuple]:
+    """(source, what, day) for the first match of ``pattern`` (what, then an ISO day) in each of
+    ``texts`` (source, text), where that day is after today."""
+    found = []
+    for source, text in texts:
+        match = pattern.search(text)
+        if match:
+            day = datetime.strptime(match.group(2), "%Y-%m-%d")
+            if day.date() > inp.now.date():
+                found.append((source, match.group(1), day))
+    return found
 
 
 def _opened(inp: FamilyInput, message: dict) -> list:
@@ -368,13 +382,7 @@ def cover_note(inp: FamilyInput) -> TaskDraft | None:
 def welcome_session(inp: FamilyInput) -> TaskDraft | None:
     """Book a welcome session on a new starter's first day (the date is in a colleague's mail; the
     hour, length and title are said in the chat)."""
-    found = []
-    for m in inbox_of(inp.notes, inp.user):
-        match = _STARTER_RE.search(own_words(m))
-        if match:
-            day = datetime.strptime(match.group(2), "%Y-%m-%d")
-            if day.date() > inp.now.date():
-                found.append((m, match.group(1), day))
+    found = _days_ahead(inp, ((m, own_words(m)) for m in inbox_of(inp.notes, inp.user)), _STARTER_RE)
     if not found:
         return None
     message, role, day = inp.rng.choice(found)
@@ -536,14 +544,7 @@ _DECISION_RE = re.compile(rf"Decision: the (.+?) of ([\d,]+(?:\.\d+)?) ({CODE}) 
 def milestone_to_calendar(inp: FamilyInput) -> TaskDraft | None:
     """Put the milestone date recorded in a project's notes into the calendar, at the hour, for the
     length and under the title the chat gives."""
-    found = []
-    for d in docs(inp.notes, "word"):
-        for line in d["lines"]:
-            match = _MILESTONE_RE.search(line)
-            if match:
-                day = datetime.strptime(match.group(2), "%Y-%m-%d")
-                if day.date() > inp.now.date():
-                    found.append((d, match.group(1), day))
+    found = _days_ahead(inp, ((d, line) for d in docs(inp.notes, "word") for line in d["lines"]), _MILESTONE_RE)
     if not found:
         return None
     doc, project, day = inp.rng.choice(found)
