@@ -222,6 +222,13 @@ def first_column(inp: FamilyInput, min_rows: int = 2, summable: bool = False) ->
     return None
 
 
+def label_for(table: Table, label: int, col: int, highest: bool) -> str | None:
+    """The label of the row with the highest (or lowest) value of ``col``; None on a tie."""
+    values = table.column(col)
+    target = max(values) if highest else min(values)
+    return table.rows[values.index(target)][label] if values.count(target) == 1 else None
+
+
 def docs(notes: dict[str, dict[str, Any]], app: str) -> list[dict[str, Any]]:
     return [f for f in notes.get(app, {}).get("files", [])
             if "error" not in f and f.get("lines") and not is_superseded(f["file"])]
@@ -337,6 +344,27 @@ def mistaken_for(inp: FamilyInput, others: list[str], first: str, near_value: st
     return superseded, ()
 
 
+def distinct(a: str, b: str) -> bool:
+    """Neither value holds the other (case-insensitive), so each can be found in a turn on its own."""
+    return a.lower() not in b.lower() and b.lower() not in a.lower()
+
+
+def key_dynamics(inp: FamilyInput, key: str, others: list[str], near_text: str) -> tuple[tuple[str, ...], tuple]:
+    """An earlier key said and corrected later, and a near-miss key, drawn from ``others`` (keys
+    whose answers differ from ``key``'s); either may be absent."""
+    others = [o for o in others if distinct(o, key)]
+    inp.rng.shuffle(others)
+    superseded: tuple[str, ...] = ()
+    distractors: tuple = ()
+    if others and chance(inp, P_CORRECT):
+        superseded = (others.pop(),)
+    others = [o for o in others if all(distinct(o, s) for s in superseded)]
+    if others and chance(inp, P_DISTRACT):
+        other = others.pop()
+        distractors = (near(other, near_text.format(other)),)
+    return superseded, distractors
+
+
 def guess_total(guess: tuple[Table, int, int] | None) -> float | None:
     """The total the intent alone would give (the first sheet's first summable column), if any."""
     return round(sum(guess[0].column(guess[2])), 2) if guess else None
@@ -364,6 +392,25 @@ def stem(path: str) -> str:
 def sender_user(message: dict) -> str:
     """The user name of a mail's sender (``hugo`` of ``hugo@example.com``)."""
     return message.get("from", "").split("@")[0].strip(" <>\"'")
+
+
+def name_of(inp: FamilyInput, user: str) -> str | None:
+    """The full name of the colleague with user name ``user``, if one has it."""
+    return next((n for u, n in inp.colleagues if u == user), None)
+
+
+FILE_WORDS = ("notes", "summary", "brief", "update", "recap", "plan")
+
+
+def out_name(inp: FamilyInput, prefix: str, ext: str) -> str:
+    """A new file's name as people date them: ``memo_brief_may21.docx`` (a day the month has)."""
+    month = inp.now.strftime("%b").lower()
+    return f"data/{prefix}_{inp.rng.choice(FILE_WORDS)}_{month}{inp.rng.randint(1, 28)}.{ext}"
+
+
+def weekday_text(day) -> str:
+    """A day as said: ``Tuesday May 7``."""
+    return day.strftime("%A %B %d").replace(" 0", " ")
 
 
 def present_on(inp: FamilyInput, day: date) -> list[tuple[str, str]]:
@@ -497,11 +544,14 @@ def event_check(user: str, summary: Any, start: datetime, end: datetime) -> dict
                              end=end.strftime(TIME_FORMAT))
 
 
+def send(inp: FamilyInput, to: str, subject: str, content: str) -> ToolCall:
+    """The tool call that sends ``to`` a mail from the user, ``content`` as it stands."""
+    return call("email_send_email", sender=inp.user, recipient=to, subject=subject, content=content)
+
 
 def mail(inp: FamilyInput, to: str, to_name: str, subject: str, body: str) -> ToolCall:
     """The tool call that sends ``to`` a short mail from the user (a :func:`letter` to ``to_name``)."""
-    return call("email_send_email", sender=inp.user, recipient=to, subject=subject,
-                content=letter(to_name, body, inp.user_name))
+    return send(inp, to, subject, letter(to_name, body, inp.user_name))
 
 
 def booked_and_mailed(inp: FamilyInput, title: str, start: datetime, end: datetime, who: str,

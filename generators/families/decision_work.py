@@ -9,11 +9,10 @@ import re
 
 from generators.english import column_words
 from generators.families.base import (
-    QUOTE_RE, FamilyInput, additive, call, computed, draft, family, fmt, inbox_of, mail, misreadings_of,
-    number, own_words, piece, sender_user, stem, tables,
+    QUOTE_RE, FamilyInput, additive, call, computed, draft, family, fmt, inbox_of, key_dynamics, mail,
+    misreadings_of, name_of, number, out_name, own_words, piece, sender_user, stem, tables,
 )
-from generators.families.sheet_work import _dynamics, group_columns, label_column
-from generators.families.single_app import _out_name
+from generators.families.sheet_work import group_columns, label_column
 from generators.model import TaskDraft
 from office_env.evaluation import builders as cr
 
@@ -56,10 +55,10 @@ def quote_vs_budget(inp: FamilyInput) -> TaskDraft | None:
     budget = cells[(line, period)]
     margin = round(budget - quote, 2)
     verdict = "within budget" if margin >= 0 else "over budget"
-    out = _out_name(inp, "quote_check", "docx")
+    out = out_name(inp, "quote_check", "docx")
     said = f"{line} in {period}"
     others = [f"{k} in {p}" for k, p in cells if (budget - quote >= 0) != (cells[(k, p)] - quote >= 0)]
-    superseded, distractors = _dynamics(inp, said, others, "{} was the line for last year's quote")
+    superseded, distractors = key_dynamics(inp, said, others, "{} was the line for last year's quote")
     sender = message.get("from", "").split("@")[0]
     about = "the quote check"
     m1 = piece(1, "fact", f"the quote to check is the one in {sender.capitalize()}'s mail about {message['subject']}",
@@ -154,10 +153,10 @@ def top_product_pdf(inp: FamilyInput) -> TaskDraft | None:
         return None
     key = inp.rng.choice(keys)
     winner, top = best(key)  # type: ignore[misc]
-    doc = _out_name(inp, "best_seller", "docx")
+    doc = out_name(inp, "best_seller", "docx")
     pdf = doc[:-5] + ".pdf"
     others = [k for k in keys if best(k)[0] != winner]  # type: ignore[index]
-    superseded, distractors = _dynamics(inp, key, others, "last month's note was the one about {}")
+    superseded, distractors = key_dynamics(inp, key, others, "last month's note was the one about {}")
     about = "the best-seller note"
     what = column_words(table.headers[item])
     m1 = piece(1, "fact", f"the best-seller note is about {key}", key, cue="filter_value", about=about,
@@ -211,10 +210,8 @@ _LOGGED_RE = re.compile(r"are logged in (\S+?\.xlsx)")
 def sales_mail_reply(inp: FamilyInput) -> TaskDraft | None:
     """Reply to a colleague's sales mail with the total of the region it praises, worked out from the
     sheet (which colleague's mail, which sheet and which measure are said in the chat)."""
-    from generators.families.mail_work import _name_of
-
     mails = [(m, match.group(1)) for m in inbox_of(inp.notes, inp.user)
-             for match in [_REGION_RE.search(own_words(m))] if match and _name_of(inp, sender_user(m))]
+             for match in [_REGION_RE.search(own_words(m))] if match and name_of(inp, sender_user(m))]
     sheets = [(t, g, c) for t in tables(inp.notes) for g in group_columns(t) for c in t.numeric_columns()
               if additive(t.headers[c]) and "revenue" in t.headers[c].lower()]
     found = [(m, region, t, g, c) for m, region in mails for t, g, c in sheets if any(r[g] == region for r in t.rows)]
@@ -238,7 +235,7 @@ def sales_mail_reply(inp: FamilyInput) -> TaskDraft | None:
     guessed = round(sum(v for r, v in zip(mail_sheet.rows, mail_sheet.column(c2)) if r[g2] == region), 2)
     if guessed == total:
         return None
-    sender = _name_of(inp, sender_user(message))
+    sender = name_of(inp, sender_user(message))
     about = "the sales reply"
     m1 = piece(1, "fact", f"the sales mail to answer is the one from {sender}", sender, cue="sender", about=about)
     # the mail names the newer month's sheet; the user wants the month before, to compare with it

@@ -12,14 +12,12 @@ from datetime import datetime, timedelta
 
 from generators.english import column_words, join_and, possessive
 from generators.families.base import (
-    FamilyInput, answer_from, booked_and_mailed, booking, calendar_of, call, chance, computed, docs, draft,
-    event_check, excluding, excluding_past, family, fmt, left_out, mail, misreadings_of, near, number, piece,
-    present_on, stem, tables,
+    P_CORRECT, P_DISTRACT, TIME_FORMAT, FamilyInput, answer_from, booked_and_mailed, booking, calendar_of, call, chance,
+    computed, distinct, docs, draft, event_check, excluding, excluding_past, family, fmt, left_out, mail,
+    misreadings_of, near, number, out_name, piece, present_on, send, stem, tables, weekday_text,
 )
 from generators.families.sheet_work import MAX_LISTED, label_column
-from generators.families.single_app import (
-    P_CORRECT, P_DISTRACT, _day_text, _distinct, _out_name, first_free_booking, free_slots_after, slot_rule,
-)
+from generators.families.single_app import first_free_booking, free_slots_after, slot_rule
 from generators.families.time_rules import (
     choose_window, hour_of, hour_piece, slot_on, slot_times, window_piece, with_correction,
 )
@@ -27,7 +25,6 @@ from generators.model import TaskDraft
 from office_env.evaluation import builders as cr
 from office_env.money import CODE
 
-FMT_T = "%Y-%m-%d %H:%M:%S"
 _ITEM_RE = re.compile(r"^(?P<item>.+?) - (?P<qty>\d+) x (?P<price>[\d,]+\.\d{2}) = (?P<amount>[\d,]+\.\d{2})$")
 _POLICY_RE = re.compile(r"^(?P<topic>[A-Z][A-Za-z ]{3,40}?)(?::| is| are| cost| costs)\b.*?(?P<number>\d[\d,]*(?:\.\d+)?)")
 
@@ -64,8 +61,8 @@ def _vendor_near_miss(inp: FamilyInput, invoices: list[dict], vendor: str, text:
     """A near-miss supplier: another invoice's vendor, or one the office has no invoice from."""
     if not chance(inp, P_DISTRACT):
         return ()
-    others = [i["vendor"] for i in invoices if _distinct(i["vendor"], vendor)]
-    others = others or [v for v in OTHER_VENDORS if _distinct(v, vendor)]
+    others = [i["vendor"] for i in invoices if distinct(i["vendor"], vendor)]
+    others = others or [v for v in OTHER_VENDORS if distinct(v, vendor)]
     other = inp.rng.choice(others)
     return (near(other, text.format(other)),)
 
@@ -108,8 +105,7 @@ def invoice_due_reminder(inp: FamilyInput) -> TaskDraft | None:
             return [call("system_list_files", folder="data")]
         s0 = inv["due"].replace(hour=at)
         return [call("pdf_read_file", file_path=inv["file"]),
-                call("calendar_create_event", user=inp.user, summary=title, start=s0.strftime(FMT_T),
-                     end=(s0 + timedelta(minutes=minutes)).strftime(FMT_T)),
+                booking(inp.user, title, s0, s0 + timedelta(minutes=minutes)),
                 mail(inp, who, name, f"Invoice {inv['number']}",
                      f"{inv['vendor']} invoice {inv['number']} for {fmt(inv['total'])} is due on "
                      f"{inv['due']:%Y-%m-%d}.")]
@@ -139,9 +135,9 @@ def invoice_items_to_sheet(inp: FamilyInput) -> TaskDraft | None:
     if len(invoices) < 2:  # one invoice: the intent alone copies it
         return None
     invoice = inp.rng.choice(invoices[1:])
-    out = _out_name(inp, "invoice_lines", "xlsx")
+    out = out_name(inp, "invoice_lines", "xlsx")
     superseded: tuple[str, ...] = ()
-    others = [i for i in invoices if i["vendor"] != invoice["vendor"] and _distinct(i["vendor"], invoice["vendor"])]
+    others = [i for i in invoices if i["vendor"] != invoice["vendor"] and distinct(i["vendor"], invoice["vendor"])]
     if others and chance(inp, P_CORRECT):
         superseded = (inp.rng.choice(others)["vendor"],)
     about = "the invoice breakdown"
@@ -219,7 +215,7 @@ def policy_answer(inp: FamilyInput) -> TaskDraft | None:
     topic = inp.rng.choice(choices)
     doc, value, line = unique[topic]
     _, name = person
-    others = [t for t in unique if _distinct(t, topic) and unique[t][1] != value]
+    others = [t for t in unique if distinct(t, topic) and unique[t][1] != value]
     distractors = ()
     superseded: tuple[str, ...] = ()
     inp.rng.shuffle(others)
@@ -269,7 +265,7 @@ def followup_session(inp: FamilyInput) -> TaskDraft | None:
     mark = inp.rng.choice(marks)
     names = [r[label] for r, v in zip(table.rows, values) if v < mark]
     when = inp.rng.choice(choice.days())
-    day = _day_text(when)  # with its date: a bare "Tuesday" said a week ago names a Tuesday now past
+    day = weekday_text(when)  # with its date: a bare "Tuesday" said a week ago names a Tuesday now past
     choice = with_correction(inp, choice, when)
     start, end = choice.slot(when)  # type: ignore[misc]
     rule = slot_rule(choice)
@@ -322,8 +318,8 @@ def followup_session(inp: FamilyInput) -> TaskDraft | None:
         baseline=[call("excel_read_file", file_path=table.file), *first_free_booking(inp)],
         misreadings=misreadings_of([m1, m6], plan),
         computed=[computed(len(names), "count", names, given=("m1", "m7")),
-                  computed(start.strftime(FMT_T), "rule", [], rule=rule, given=("m2", "m6")),
-                  computed(end.strftime(FMT_T), "rule", [], rule=rule, given=("m2", "m6")),
+                  computed(start.strftime(TIME_FORMAT), "rule", [], rule=rule, given=("m2", "m6")),
+                  computed(end.strftime(TIME_FORMAT), "rule", [], rule=rule, given=("m2", "m6")),
                   computed(f"{start:%H:%M}", "rule", [], rule=rule, given=("m2", "m6"))],
     )
 
@@ -348,7 +344,7 @@ def policy_figures_sheet(inp: FamilyInput) -> TaskDraft | None:
     first = list(unique)[:3]  # the intent alone logs the document's first three figures, in its order
     if picked == first:
         return None
-    out = _out_name(inp, "policy_figures", "xlsx")
+    out = out_name(inp, "policy_figures", "xlsx")
     about = "the policy figures sheet"
     rows = join_and(picked)  # said in one turn, so the order of the rows is said too
     memory = [piece(1, "action", f"the sheet needs one row each, in this order, for the {rows}", rows, cue="row_order",
@@ -459,8 +455,7 @@ def invoice_po_check(inp: FamilyInput) -> TaskDraft | None:
         oracle=plan(invoice["vendor"]),
         # the intent alone: the first invoice in the folder, reported as fine to the first colleague
         baseline=[call("pdf_read_file", file_path=latest["file"]),
-                  call("email_send_email", sender=inp.user, recipient=inp.colleagues[0][0], subject="Invoice",
-                       content=f"Invoice {latest['number']} looks fine.")],
+                  send(inp, inp.colleagues[0][0], "Invoice", f"Invoice {latest['number']} looks fine.")],
         misreadings=misreadings_of([m1], lambda mid, vendor: plan(vendor)),
     )
 
@@ -500,8 +495,7 @@ def _remind_on_end_date(inp: FamilyInput, agreement: dict) -> list:
     return [call("pdf_read_file", file_path=agreement["file"]),
             booking(inp.user, "Contract renewal", agreement["end"].replace(hour=9),
                     agreement["end"].replace(hour=9, minute=30)),
-            call("email_send_email", sender=inp.user, recipient=inp.colleagues[0][0], subject="Contract",
-                 content=f"The agreement ends on {agreement['end']:%Y-%m-%d}.")]
+            send(inp, inp.colleagues[0][0], "Contract", f"The agreement ends on {agreement['end']:%Y-%m-%d}.")]
 
 
 @family("contract_notice_reminder", ("pdf", "calendar", "email"), "hard")
@@ -528,7 +522,7 @@ def contract_notice_reminder(inp: FamilyInput) -> TaskDraft | None:
                cue="supplier", about=about)
     m2 = piece(2, "action", f"book a reminder called {title} on the last weekday we can still give notice", title,
                cue="meeting_title", about=about)
-    others = [(u, n) for u, n in inp.colleagues if u != who and _distinct(n, name)]
+    others = [(u, n) for u, n in inp.colleagues if u != who and distinct(n, name)]
     distractors = ()
     if others and chance(inp, P_DISTRACT):
         earlier = inp.rng.choice(others)[1]
@@ -608,9 +602,9 @@ def claims_second_approval(inp: FamilyInput) -> TaskDraft | None:
     subject = inp.rng.choice(("Claims needing a second sign-off", "Expense claims over the limit", "Claims to approve",
                               "Second approval needed"))
     about = "the claims for second approval"
-    superseded = (other_name,) if chance(inp, P_CORRECT) and _distinct(other_name, name) else ()
-    spare = [n for _, n in inp.colleagues if n not in (name, *superseded) and _distinct(n, name)
-             and all(_distinct(n, s) for s in superseded)]
+    superseded = (other_name,) if chance(inp, P_CORRECT) and distinct(other_name, name) else ()
+    spare = [n for _, n in inp.colleagues if n not in (name, *superseded) and distinct(n, name)
+             and all(distinct(n, s) for s in superseded)]
     distractors = ()
     if spare and chance(inp, P_DISTRACT):
         other = inp.rng.choice(spare)
@@ -644,9 +638,9 @@ def claims_second_approval(inp: FamilyInput) -> TaskDraft | None:
         oracle=plan(who, name),
         # the intent alone: every claim still waiting, with their total, to the first colleague
         baseline=[call("excel_read_file", file_path=log),
-                  call("email_send_email", sender=inp.user, recipient=inp.colleagues[0][0], subject="Claims",
-                       content=f"Claims waiting: {', '.join(everything)}; "
-                               f"{fmt(round(sum(a for _, a in submitted), 2))} {currency} in all.")],
+                  send(inp, inp.colleagues[0][0], "Claims",
+                       f"Claims waiting: {', '.join(everything)}; "
+                       f"{fmt(round(sum(a for _, a in submitted), 2))} {currency} in all.")],
         misreadings=misreadings_of([m2], lambda mid, value: plan(by_name[value], value) if value in by_name else None),
         computed=[computed(len(ids), "count", [fmt(a) for _, a in over],
                            note=f"Submitted claims above {fmt(limit)} {currency} in {log}")],

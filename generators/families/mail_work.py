@@ -12,22 +12,20 @@ import re
 from collections import Counter
 from email.utils import getaddresses, parsedate_to_datetime
 from datetime import datetime, timedelta
+from typing import Any, Iterable
 
 from generators.english import possessive
 from generators.families.base import (
-    NEXT_MEETING_RE, QUOTE_RE, FamilyInput, booked_and_mailed, booking, calendar_of, call, chance, computed, docs,
-    draft, event_check, excluding_past, facts_in, family, fmt, inbox_of, mail, misreadings_of, near, number,
-    own_words, piece, present_on, sender_user, stem,
+    NEXT_MEETING_RE, P_CORRECT, P_DISTRACT, QUOTE_RE, TIME_FORMAT, FamilyInput, booked_and_mailed, booking, calendar_of,
+    call, chance, computed, distinct, docs, draft, event_check, excluding_past, facts_in, family, fmt, inbox_of, mail,
+    misreadings_of, name_of, near, number, out_name, own_words, piece, present_on, send, sender_user, stem,
 )
-from generators.families.single_app import (
-    MEETING_TITLES, P_CORRECT, P_DISTRACT, _distinct, _out_name, first_free_booking,
-)
+from generators.families.single_app import MEETING_TITLES, first_free_booking
 from generators.families.time_rules import hour_of, hour_piece, is_free, slot_on, slot_times
 from generators.model import TaskDraft
 from office_env.evaluation import builders as cr
 from office_env.money import CODE
 
-FMT_T = "%Y-%m-%d %H:%M:%S"
 _BOOKING_RE = re.compile(r"on (\d{4}-\d{2}-\d{2}) from (\d{1,2}:\d{2}) to (\d{1,2}:\d{2})")
 
 
@@ -35,15 +33,24 @@ def _first(full_name: str) -> str:
     return full_name.split()[0]
 
 
-def _name_of(inp: FamilyInput, user: str) -> str | None:
-    return next((n for u, n in inp.colleagues if u == user), None)
-
-
 def _other_titles(inp: FamilyInput, title: str, near_text: str) -> tuple:
     if not chance(inp, P_DISTRACT):
         return ()
-    other = inp.rng.choice([t for t in MEETING_TITLES if _distinct(t, title)])
+    other = inp.rng.choice([t for t in MEETING_TITLES if distinct(t, title)])
     return (near(other, near_text.format(other)),)
+
+
+def _days_ahead(inp: FamilyInput, texts: Iterable[tuple[Any, str]], pattern: re.Pattern[str]) -> list[tuple]:
+    """(source, what, day) for the first match of ``pattern`` (what, then an ISO day) in each of
+    ``texts`` (source, text), where that day is after today."""
+    found = []
+    for source, text in texts:
+        match = pattern.search(text)
+        if match:
+            day = datetime.strptime(match.group(2), "%Y-%m-%d")
+            if day.date() > inp.now.date():
+                found.append((source, match.group(1), day))
+    return found
 
 
 def _opened(inp: FamilyInput, message: dict) -> list:
@@ -58,7 +65,7 @@ def mail_to_calendar(inp: FamilyInput) -> TaskDraft | None:
     found = []
     for m in inbox_of(inp.notes, inp.user):
         match = _BOOKING_RE.search(own_words(m))
-        who = _name_of(inp, sender_user(m))
+        who = name_of(inp, sender_user(m))
         if match and who and not m.get("subject", "").lower().startswith("re:"):
             start = datetime.strptime(f"{match.group(1)} {match.group(2)}", "%Y-%m-%d %H:%M")
             end = datetime.strptime(f"{match.group(1)} {match.group(3)}", "%Y-%m-%d %H:%M")
@@ -69,7 +76,7 @@ def mail_to_calendar(inp: FamilyInput) -> TaskDraft | None:
         return None
     message, sender, start, end = inp.rng.choice(once)
     title = inp.rng.choice(MEETING_TITLES)
-    others = [n for _, n, _, _ in once if n != sender and _distinct(n, sender)]
+    others = [n for _, n, _, _ in once if n != sender and distinct(n, sender)]
     superseded: tuple[str, ...] = ()
     if others and chance(inp, P_CORRECT):
         superseded = (inp.rng.choice(others),)
@@ -106,7 +113,7 @@ def quote_to_sheet(inp: FamilyInput) -> TaskDraft | None:
     found = []
     for m in inbox_of(inp.notes, inp.user):
         match = QUOTE_RE.search(own_words(m))
-        who = _name_of(inp, sender_user(m))
+        who = name_of(inp, sender_user(m))
         if match and who:
             found.append((m, who, match.group(1), number(match.group(1).split()[0])))
     found = [f for f in found if f[3] is not None]
@@ -114,11 +121,11 @@ def quote_to_sheet(inp: FamilyInput) -> TaskDraft | None:
         return None
     guess = found[0]
     message, sender, amount_text, amount = inp.rng.choice(found[1:])
-    out = _out_name(inp, "quotes", "xlsx")
+    out = out_name(inp, "quotes", "xlsx")
     superseded: tuple[str, ...] = ()
     about = "the quote log"
     if sum(f[1] == sender for f in found) == 1:  # "the mail from X" names one quote only if X sent one
-        others = [f for f in found if f[3] != amount and f[1] != sender and _distinct(f[1], sender)]
+        others = [f for f in found if f[3] != amount and f[1] != sender and distinct(f[1], sender)]
         if others and chance(inp, P_CORRECT):
             superseded = (inp.rng.choice(others)[1],)
         m1 = piece(1, "fact", f"the quote to log came from {sender} by mail", sender, cue="sender", about=about,
@@ -200,7 +207,7 @@ def next_meeting_invite(inp: FamilyInput) -> TaskDraft | None:
     if not present:
         return None
     who, name = inp.rng.choice(present)
-    others = [f for f in found if f[1] != start and _distinct(stem(f[0]["file"]), stem(doc["file"]))]
+    others = [f for f in found if f[1] != start and distinct(stem(f[0]["file"]), stem(doc["file"]))]
     distractors = ()
     if others and chance(inp, P_DISTRACT):
         other = inp.rng.choice(others)[0]
@@ -235,7 +242,7 @@ def next_meeting_invite(inp: FamilyInput) -> TaskDraft | None:
         oracle=plan("", ""),
         baseline=first_free_booking(inp),
         misreadings=misreadings_of([m1, m2], plan),
-        computed=[computed(end.strftime(FMT_T), "add_minutes", [start.strftime("%Y-%m-%d %H:%M"), str(minutes)],
+        computed=[computed(end.strftime(TIME_FORMAT), "add_minutes", [start.strftime("%Y-%m-%d %H:%M"), str(minutes)],
                            given=("m3",))],
     )
 
@@ -250,7 +257,7 @@ def forward_mail(inp: FamilyInput) -> TaskDraft | None:
     subjects = [m.get("subject", "").lower() for m in inbox if not m.get("subject", "").lower().startswith("re:")]
     for m in inbox:
         facts = facts_in(own_words(m))
-        sender = _name_of(inp, sender_user(m))
+        sender = name_of(inp, sender_user(m))
         subject = m.get("subject", "")
         if not facts or not sender or subject.lower().startswith("re:"):
             continue
@@ -263,7 +270,7 @@ def forward_mail(inp: FamilyInput) -> TaskDraft | None:
     message, sender, facts, named, cue = inp.rng.choice(found)
     had_it = {address.split("@")[0].lower()  # no forward to someone the mail went to
               for _, address in getaddresses([message.get("to", ""), message.get("cc", "")])}
-    targets = [(u, n) for u, n in inp.colleagues if n != sender and _distinct(n, sender) and u.lower() not in had_it]
+    targets = [(u, n) for u, n in inp.colleagues if n != sender and distinct(n, sender) and u.lower() not in had_it]
     if not targets:
         return None
     who, name = inp.rng.choice(targets)
@@ -272,7 +279,7 @@ def forward_mail(inp: FamilyInput) -> TaskDraft | None:
     if last is message and first == who:
         return None
     superseded: tuple[str, ...] = ()
-    olds = [n for u, n in targets if n != name and _distinct(n, name)]
+    olds = [n for u, n in targets if n != name and distinct(n, name)]
     inp.rng.shuffle(olds)
     if olds and chance(inp, P_CORRECT):
         superseded = (olds.pop(),)
@@ -287,8 +294,8 @@ def forward_mail(inp: FamilyInput) -> TaskDraft | None:
 
     def plan(person: str) -> list:
         return [*_opened(inp, message),
-                call("email_send_email", sender=inp.user, recipient=users[person], subject=f"Fwd: {message['subject']}",
-                     content=f"Forwarding {possessive(_first(sender))} message:\n\n{message.get('body', '')}")]
+                send(inp, users[person], f"Fwd: {message['subject']}",
+                     f"Forwarding {possessive(_first(sender))} message:\n\n{message.get('body', '')}")]
 
     return draft(
         inp,
@@ -301,8 +308,7 @@ def forward_mail(inp: FamilyInput) -> TaskDraft | None:
         oracle=plan(name),
         # the intent alone: pass the newest such mail to the first colleague it did not go to
         baseline=[*_opened(inp, last),
-                  call("email_send_email", sender=inp.user, recipient=first, subject=f"Fwd: {last['subject']}",
-                       content=f"Forwarding this message:\n\n{last.get('body', '')}")],
+                  send(inp, first, f"Fwd: {last['subject']}", f"Forwarding this message:\n\n{last.get('body', '')}")],
         misreadings=misreadings_of([m2], lambda mid, person: plan(person)),
     )
 
@@ -323,7 +329,7 @@ def cover_note(inp: FamilyInput) -> TaskDraft | None:
     set on another."""
     found = []
     for m in inbox_of(inp.notes, inp.user):
-        words, away = own_words(m), _name_of(inp, sender_user(m))
+        words, away = own_words(m), name_of(inp, sender_user(m))
         holiday, notice = _COVER_RE.search(words), _NOTICE_RE.search(words)
         if away and holiday:
             found.append((m, away, holiday.group(1), f"for {holiday.group(2)} days", holiday.group(3),
@@ -339,9 +345,9 @@ def cover_note(inp: FamilyInput) -> TaskDraft | None:
         return None
     guess = found[0]
     message, away, start, days, cover, written = inp.rng.choice(found[1:])
-    out = _out_name(inp, "cover", "docx")
+    out = out_name(inp, "cover", "docx")
     distractors = ()
-    others = [n for _, n in inp.colleagues if n != away and _distinct(n, away) and _distinct(n, cover)]
+    others = [n for _, n in inp.colleagues if n != away and distinct(n, away) and distinct(n, cover)]
     if others and chance(inp, P_DISTRACT):
         other = inp.rng.choice(others)
         distractors = (near(other, f"{other} was away last month, that cover is over"),)
@@ -376,13 +382,7 @@ def cover_note(inp: FamilyInput) -> TaskDraft | None:
 def welcome_session(inp: FamilyInput) -> TaskDraft | None:
     """Book a welcome session on a new starter's first day (the date is in a colleague's mail; the
     hour, length and title are said in the chat)."""
-    found = []
-    for m in inbox_of(inp.notes, inp.user):
-        match = _STARTER_RE.search(own_words(m))
-        if match:
-            day = datetime.strptime(match.group(2), "%Y-%m-%d")
-            if day.date() > inp.now.date():
-                found.append((m, match.group(1), day))
+    found = _days_ahead(inp, ((m, own_words(m)) for m in inbox_of(inp.notes, inp.user)), _STARTER_RE)
     if not found:
         return None
     message, role, day = inp.rng.choice(found)
@@ -432,7 +432,7 @@ def stock_question_reply(inp: FamilyInput) -> TaskDraft | None:
     from generators.families.base import tables
 
     asks = [(m, int(match.group(1))) for m in inbox_of(inp.notes, inp.user)
-            for match in [_STOCK_RE.search(own_words(m))] if match and _name_of(inp, sender_user(m))]
+            for match in [_STOCK_RE.search(own_words(m))] if match and name_of(inp, sender_user(m))]
     sheets = [(t, label, c) for t in tables(inp.notes) for label in [label_column(t)] if label is not None
               for c in t.numeric_columns() if any(w in t.headers[c].lower() for w in ("quantity", "stock", "on hand"))]
     if not asks or not sheets:
@@ -449,7 +449,7 @@ def stock_question_reply(inp: FamilyInput) -> TaskDraft | None:
         return None
     level = inp.rng.choice(levels)
     low = under(level)
-    sender = _name_of(inp, sender_user(message))
+    sender = name_of(inp, sender_user(message))
     about = "the stock question"
     m1 = piece(1, "fact", f"the stock question came from {sender}", sender, cue="sender", about=about)
     m2 = piece(2, "fact", f"the counts to use are in {stem(table.file)}", stem(table.file), cue="source_file",
@@ -487,7 +487,7 @@ def invoice_confirm_reply(inp: FamilyInput) -> TaskDraft | None:
     asks = []
     for m in inbox_of(inp.notes, inp.user):
         match = _CONFIRM_RE.search(" ".join(own_words(m).split()))
-        if match and _name_of(inp, sender_user(m)):
+        if match and name_of(inp, sender_user(m)):
             asks.append((m, match.group(1), match.group(2)))
     pdfs = {d["file"].rsplit("/", 1)[-1]: d for d in docs(inp.notes, "pdf")}
     asks = [(m, n, f) for m, n, f in asks if f in pdfs]
@@ -500,12 +500,12 @@ def invoice_confirm_reply(inp: FamilyInput) -> TaskDraft | None:
     due = next((line.split(":", 1)[1].strip() for line in lines if line.lower().startswith("due date")), None)
     if not total or not due:
         return None
-    sender = _name_of(inp, sender_user(message))
-    handlers = [(u, n) for u, n in inp.colleagues if u != sender_user(message) and _distinct(n, sender)]
+    sender = name_of(inp, sender_user(message))
+    handlers = [(u, n) for u, n in inp.colleagues if u != sender_user(message) and distinct(n, sender)]
     if not handlers:
         return None
     who, name = inp.rng.choice(handlers)  # the chat passes the answer on: the mail alone sends it back
-    before = [(u, n) for u, n in handlers if u != who and _distinct(n, name)]
+    before = [(u, n) for u, n in handlers if u != who and distinct(n, name)]
     distractors = ()
     if before and chance(inp, P_DISTRACT):
         previous = inp.rng.choice(before)[1]
@@ -544,14 +544,7 @@ _DECISION_RE = re.compile(rf"Decision: the (.+?) of ([\d,]+(?:\.\d+)?) ({CODE}) 
 def milestone_to_calendar(inp: FamilyInput) -> TaskDraft | None:
     """Put the milestone date recorded in a project's notes into the calendar, at the hour, for the
     length and under the title the chat gives."""
-    found = []
-    for d in docs(inp.notes, "word"):
-        for line in d["lines"]:
-            match = _MILESTONE_RE.search(line)
-            if match:
-                day = datetime.strptime(match.group(2), "%Y-%m-%d")
-                if day.date() > inp.now.date():
-                    found.append((d, match.group(1), day))
+    found = _days_ahead(inp, ((d, line) for d in docs(inp.notes, "word") for line in d["lines"]), _MILESTONE_RE)
     if not found:
         return None
     doc, project, day = inp.rng.choice(found)
@@ -562,7 +555,7 @@ def milestone_to_calendar(inp: FamilyInput) -> TaskDraft | None:
     title = f"{project} milestone"
     rule = f"at {hour}:00 on the milestone day"
     about = "the milestone reminder"
-    others = [f for f in found if _distinct(stem(f[0]["file"]), stem(doc["file"])) and f[2] != day]
+    others = [f for f in found if distinct(stem(f[0]["file"]), stem(doc["file"])) and f[2] != day]
     distractors = ()
     if others and chance(inp, P_DISTRACT):
         other = inp.rng.choice(others)[0]
@@ -578,8 +571,7 @@ def milestone_to_calendar(inp: FamilyInput) -> TaskDraft | None:
         d, dd = next((f[0], f[2]) for f in found if stem(f[0]["file"]) == value) if mid == "m1" else (doc, day)
         s0 = dd.replace(hour=hour_of(value) if mid == "m3" else hour)
         return [call("word_read_file", file_path=d["file"]),
-                call("calendar_create_event", user=inp.user, summary=title, start=s0.strftime(FMT_T),
-                     end=(s0 + timedelta(minutes=minutes)).strftime(FMT_T))]
+                booking(inp.user, title, s0, s0 + timedelta(minutes=minutes))]
 
     return draft(
         inp,
@@ -607,7 +599,7 @@ def decision_email(inp: FamilyInput) -> TaskDraft | None:
     who, name = inp.rng.choice(inp.colleagues)
     if found[0][2] == amount and who == inp.colleagues[0][0]:
         return None  # the intent alone tells the first colleague the first decision it finds
-    olds = [n for u, n in inp.colleagues if n != name and _distinct(n, name)]
+    olds = [n for u, n in inp.colleagues if n != name and distinct(n, name)]
     inp.rng.shuffle(olds)
     superseded = (olds.pop(),) if olds and chance(inp, P_CORRECT) else ()
     distractors = ((near(olds[0], f"{olds[0]} already heard about the last approval"),)
@@ -632,7 +624,7 @@ def decision_email(inp: FamilyInput) -> TaskDraft | None:
         memory=[m1, m2],
         oracle=plan(name),
         baseline=[call("word_read_file", file_path=found[0][0]["file"]),
-                  call("email_send_email", sender=inp.user, recipient=inp.colleagues[0][0], subject="Approved",
-                       content=f"The {found[0][1]} of {found[0][2]} {found[0][3]} is approved.")],
+                  send(inp, inp.colleagues[0][0], "Approved",
+                       f"The {found[0][1]} of {found[0][2]} {found[0][3]} is approved.")],
         misreadings=misreadings_of([m2], lambda mid, person: plan(person)),
     )

@@ -5,15 +5,13 @@ from __future__ import annotations
 from datetime import date, datetime, timedelta
 
 from generators.families.base import (
-    NEXT_MEETING_RE, FamilyInput, all_invoice_facts, booking, calendar_of, call, chance, column_sum, computed, docs,
-    draft, event_check, extreme, facts_in, family, first_column, fmt, guess_total, guessed_right, invoice_facts, mail,
-    misreadings_of, mistaken_for, near, pick_column, piece, present_on, stem,
+    NEXT_MEETING_RE, P_CORRECT, P_DISTRACT, TIME_FORMAT, FamilyInput, all_invoice_facts, booking, calendar_of, call,
+    chance, column_sum, computed, distinct, docs, draft, event_check, extreme, facts_in, family, first_column, fmt,
+    guess_total, guessed_right, invoice_facts, label_for, mail, misreadings_of, mistaken_for, near, out_name,
+    pick_column, piece, present_on, send, stem, weekday_text,
 )
 from generators.english import column_words, join_and, possessive
-from generators.families.single_app import (
-    MEETING_TITLES, MEMO_TOPICS, P_CORRECT, P_DISTRACT, _distinct, _label_for, _out_name, free_slots_after,
-    meeting_dynamics, slot_rule,
-)
+from generators.families.single_app import MEETING_TITLES, MEMO_TOPICS, free_slots_after, meeting_dynamics, slot_rule
 from generators.families.time_rules import SlotChoice, choose_window, slot_times, window_piece, with_correction
 from generators.model import TaskDraft
 from office_env.evaluation import builders as cr
@@ -21,7 +19,6 @@ from office_env.evaluation import keywords as kw
 from office_env.synthesis.documents import superseded_path
 
 SUBJECTS = ("Quick numbers", "Figures you asked for", "Follow-up", "For your review", "Heads-up", "Numbers for Friday")
-FMT_T = "%Y-%m-%d %H:%M:%S"
 
 
 def _colleague(inp: FamilyInput) -> tuple[str, str]:
@@ -30,7 +27,7 @@ def _colleague(inp: FamilyInput) -> tuple[str, str]:
 
 def _other_colleague(inp: FamilyInput, *taken: str) -> tuple[str, str] | None:
     """A colleague other than the ``taken`` names whose name neither holds nor is held by them."""
-    options = [(u, n) for u, n in inp.colleagues if all(_distinct(n, t) and n.split()[0] != t.split()[0] for t in taken)]
+    options = [(u, n) for u, n in inp.colleagues if all(distinct(n, t) and n.split()[0] != t.split()[0] for t in taken)]
     return inp.rng.choice(options) if options else None
 
 
@@ -46,8 +43,8 @@ def _renamed(inp: FamilyInput, out: str, prefix: str, ext: str) -> tuple[str, ..
     """Sometimes an earlier output name, corrected later in the chat."""
     if not chance(inp, P_CORRECT):
         return ()
-    first = _out_name(inp, prefix, ext)
-    return (stem(first),) if _distinct(stem(first)[: -len(ext) - 1], stem(out)[: -len(ext) - 1]) else ()
+    first = out_name(inp, prefix, ext)
+    return (stem(first),) if distinct(stem(first)[: -len(ext) - 1], stem(out)[: -len(ext) - 1]) else ()
 
 
 @family("sheet_total_email", ("excel", "email"), "medium")
@@ -82,7 +79,7 @@ def sheet_total_email(inp: FamilyInput) -> TaskDraft | None:
 
     def plan(person: str) -> list:
         return [call("excel_read_file", file_path=table.file),
-                call("email_send_email", sender=inp.user, recipient=users[person], subject=subject, content=body(person))]
+                send(inp, users[person], subject, body(person))]
 
     return draft(
         inp,
@@ -95,8 +92,7 @@ def sheet_total_email(inp: FamilyInput) -> TaskDraft | None:
         oracle=plan(name),
         # the intent alone: the likeliest colleague and a plain subject
         baseline=[call("excel_read_file", file_path=table.file),
-                  call("email_send_email", sender=inp.user, recipient=inp.colleagues[0][0], subject="Total",
-                       content=f"The total {header} is {fmt(total)}.")],
+                  send(inp, inp.colleagues[0][0], "Total", f"The total {header} is {fmt(total)}.")],
         misreadings=misreadings_of([m1], lambda mid, person: plan(person)),
         computed=[column_sum(table, col, given=("m2",))],
     )
@@ -120,7 +116,7 @@ def invoice_to_sheet(inp: FamilyInput) -> TaskDraft | None:
         return None
     guess = found[0]
     pdf, number, total = inp.rng.choice(found[1:])
-    out = _out_name(inp, "invoices", "xlsx")
+    out = out_name(inp, "invoices", "xlsx")
     superseded = _renamed(inp, out, "invoices", "xlsx")
     distractors = ()
     if chance(inp, P_DISTRACT):
@@ -198,7 +194,7 @@ def notes_to_email(inp: FamilyInput) -> TaskDraft | None:
     if first and chance(inp, P_CORRECT):
         superseded, users[first[1]] = (first[1],), first[0]
     distractors = ()
-    others = [d for d in options if d is not doc and _distinct(stem(d["file"]), stem(doc["file"]))
+    others = [d for d in options if d is not doc and distinct(stem(d["file"]), stem(doc["file"]))
               and d["lines"][0][:40] != doc["lines"][0][:40]]
     if others and chance(inp, P_DISTRACT):
         other = inp.rng.choice(others)
@@ -213,8 +209,7 @@ def notes_to_email(inp: FamilyInput) -> TaskDraft | None:
         d = doc if mid == "m1" else next(o for o in options if stem(o["file"]) == value)
         person = value if mid == "m1" else name
         return [call("word_read_file", file_path=d["file"]),
-                call("email_send_email", sender=inp.user, recipient=users[person], subject=subject_of(d),
-                     content="\n".join(d["lines"]))]
+                send(inp, users[person], subject_of(d), "\n".join(d["lines"]))]
 
     return draft(
         inp,
@@ -227,14 +222,9 @@ def notes_to_email(inp: FamilyInput) -> TaskDraft | None:
         oracle=plan("m1", name),
         # the intent alone: the first document, to the likeliest colleague
         baseline=[call("word_read_file", file_path=options[0]["file"]),
-                  call("email_send_email", sender=inp.user, recipient=inp.colleagues[0][0], subject="Notes",
-                       content="\n".join(options[0]["lines"]))],
+                  send(inp, inp.colleagues[0][0], "Notes", "\n".join(options[0]["lines"]))],
         misreadings=misreadings_of([m1, m2], plan),
     )
-
-
-def _day_text(day) -> str:
-    return day.strftime("%A %B %d").replace(" 0", " ")
 
 
 # names of a meeting not booked yet (never "the hour I have to find": it gets a title and an attendee)
@@ -262,15 +252,15 @@ def common_slot(inp: FamilyInput) -> TaskDraft | None:
     choice = with_correction(inp, choice, day)
     start, end = choice.slot(day)  # type: ignore[misc]
     title = inp.rng.choice(MEETING_TITLES)
-    day_text = _day_text(day)
+    day_text = weekday_text(day)
     rule = slot_rule(choice, "both")
-    by_day = {_day_text(d): d for d in choice.days()}
+    by_day = {weekday_text(d): d for d in choice.days()}
     superseded: tuple[str, ...] = ()
-    earlier = [t for t in by_day if _distinct(t, day_text)]
+    earlier = [t for t in by_day if distinct(t, day_text)]
     if earlier and chance(inp, P_CORRECT):
         superseded = (inp.rng.choice(earlier),)
     distractors = ()
-    titles = [t for t in MEETING_TITLES if _distinct(t, title)]
+    titles = [t for t in MEETING_TITLES if distinct(t, title)]
     if chance(inp, P_DISTRACT):
         other = inp.rng.choice(titles)
         distractors = (near(other, f"the {other} is another meeting altogether, nothing to do with this one"),)
@@ -291,8 +281,7 @@ def common_slot(inp: FamilyInput) -> TaskDraft | None:
             return steps
         s0, e0 = slot
         return [*steps, booking(inp.user, summary, s0, e0),
-                call("email_send_email", sender=inp.user, recipient=who, subject=summary,
-                     content=f"{summary} is booked for {s0:%Y-%m-%d %H:%M}-{e0:%H:%M}.")]
+                send(inp, who, summary, f"{summary} is booked for {s0:%Y-%m-%d %H:%M}-{e0:%H:%M}.")]
 
     return draft(
         inp,
@@ -309,13 +298,11 @@ def common_slot(inp: FamilyInput) -> TaskDraft | None:
         oracle=plan("m1", title),
         # the intent alone: the first common hour, a plain title, the likeliest colleague
         baseline=[call("calendar_list_events", user=inp.user),
-                  call("calendar_create_event", user=inp.user, summary="Meeting", start=common[0][0].strftime(FMT_T),
-                       end=common[0][1].strftime(FMT_T)),
-                  call("email_send_email", sender=inp.user, recipient=inp.colleagues[0][0], subject="Meeting",
-                       content=f"Booked for {common[0][0]:%Y-%m-%d %H:%M}.")],
+                  booking(inp.user, "Meeting", common[0][0], common[0][1]),
+                  send(inp, inp.colleagues[0][0], "Meeting", f"Booked for {common[0][0]:%Y-%m-%d %H:%M}.")],
         misreadings=misreadings_of([m1, m2, m4], plan),
-        computed=[computed(start.strftime(FMT_T), "rule", [], rule=rule, given=("m2", "m4")),
-                  computed(end.strftime(FMT_T), "rule", [], rule=rule, given=("m2", "m4")),
+        computed=[computed(start.strftime(TIME_FORMAT), "rule", [], rule=rule, given=("m2", "m4")),
+                  computed(end.strftime(TIME_FORMAT), "rule", [], rule=rule, given=("m2", "m4")),
                   computed(f"{start:%H:%M}", "rule", [], rule=rule, given=("m2", "m4"))],
     )
 
@@ -330,8 +317,8 @@ def _shared_meetings(inp: FamilyInput, mine: dict) -> list[tuple[str, str, dict]
             continue
         times = {(e["summary"], e["start"], e["end"]) for e in theirs.get("events", [])}
         for event in mine.get("events", []):
-            start = datetime.strptime(event["start"], FMT_T)
-            end = datetime.strptime(event["end"], FMT_T)
+            start = datetime.strptime(event["start"], TIME_FORMAT)
+            end = datetime.strptime(event["end"], TIME_FORMAT)
             if ((event["summary"], event["start"], event["end"]) in times and start >= inp.now
                     and end - start <= timedelta(hours=1)):
                 out.append((who, name, {**event, "start_t": start, "end_t": end}))
@@ -367,18 +354,17 @@ def _move_first_shared(inp: FamilyInput, first: tuple, earliest: datetime) -> li
     return [call("calendar_list_events", user=inp.user),
             call("calendar_delete_event", user=inp.user, summary=event["summary"]),
             booking(inp.user, event["summary"], earliest, earliest + (event["end_t"] - event["start_t"])),
-            call("email_send_email", sender=inp.user, recipient=who, subject="Moved",
-                 content=f"Moved to {earliest:%Y-%m-%d %H:%M}.")]
+            send(inp, who, "Moved", f"Moved to {earliest:%Y-%m-%d %H:%M}.")]
 
 
 def _move_dynamics(inp: FamilyInput, choice: SlotChoice, day: date, shared: list, title: str) -> tuple[tuple, tuple]:
     """Sometimes another day of the window said first, sometimes another shared meeting that stays."""
     superseded: tuple[str, ...] = ()
-    earlier = [_day_text(d) for d in choice.days() if _distinct(_day_text(d), _day_text(day))]
+    earlier = [weekday_text(d) for d in choice.days() if distinct(weekday_text(d), weekday_text(day))]
     if earlier and chance(inp, P_CORRECT):
         superseded = (inp.rng.choice(earlier),)
     distractors: tuple = ()
-    others = [e["summary"] for w, _, e in shared if e["summary"] != title and _distinct(e["summary"], title)
+    others = [e["summary"] for w, _, e in shared if e["summary"] != title and distinct(e["summary"], title)
               and e["start_t"].date() != day]
     if others and chance(inp, P_DISTRACT):
         other = inp.rng.choice(others)
@@ -399,18 +385,18 @@ def move_shared_meeting(inp: FamilyInput) -> TaskDraft | None:
     start = choice.slot(day)[0]  # type: ignore[index]
     end = start + length
     minutes = int(length.total_seconds() // 60)
-    day_text = _day_text(day)
+    day_text = weekday_text(day)
     superseded, distractors = _move_dynamics(inp, choice, day, shared, title)
     about = "the meeting I have to move"
     rule = f"on the hour within {choice.text}, the earliest that day when we are both free, keeping its length"
-    m1 = piece(1, "fact", f"I can't make the {title} on {_day_text(old.date())}, it has to move", title,
+    m1 = piece(1, "fact", f"I can't make the {title} on {weekday_text(old.date())}, it has to move", title,
                cue="move_title", about=about, distractors=distractors)
     m2 = piece(2, "action", f"move it to {day_text}, as early as we are both free, same length", day_text,
                cue="move_day", about=about,
                superseded=superseded)
     m3 = piece(3, "action", f"let {name} know the new time by email", name, cue="attendee", about=about, thread=2)
     m4 = window_piece(4, choice, rule, about, one_hour=False)
-    by_day = {_day_text(d): d for d in choice.days()}
+    by_day = {weekday_text(d): d for d in choice.days()}
     by_title = {e["summary"]: (w, e) for w, _, e in shared}
 
     def plan(mid: str, value: str) -> list | None:
@@ -442,7 +428,7 @@ def move_shared_meeting(inp: FamilyInput) -> TaskDraft | None:
         subtasks=[f"Find the {title} in both calendars.", f"Find the earliest common free hour on {day:%Y-%m-%d}.",
                   "Move the meeting there.", f"Email {name} the new time."],
         evaluation=[event_check(inp.user, title, start, end),
-                    cr.calendar_no_event(username=inp.user, summary=title, start=old.strftime(FMT_T)),
+                    cr.calendar_no_event(username=inp.user, summary=title, start=old.strftime(TIME_FORMAT)),
                     cr.calendar_no_overlap(username=inp.user),
                     cr.email_sent(sender=inp.user, recipient=who, body_keywords=[f"{start:%H:%M}"])],
         memory=[m1, m2, m3, m4],
@@ -450,8 +436,9 @@ def move_shared_meeting(inp: FamilyInput) -> TaskDraft | None:
         # the intent alone: the next shared meeting, moved to the first hour both are free
         baseline=_move_first_shared(inp, shared[0], earliest[0]),
         misreadings=misreadings_of([m1, m2, m4], plan),
-        computed=[computed(minutes, "minutes_between", [old.strftime(FMT_T), event["end_t"].strftime(FMT_T)],
-                           given=("m1",), note=f"the length of the {title} in the calendar"),
+        computed=[computed(minutes, "minutes_between",
+                           [old.strftime(TIME_FORMAT), event["end_t"].strftime(TIME_FORMAT)], given=("m1",),
+                           note=f"the length of the {title} in the calendar"),
                   *slot_times(start, minutes, rule, ("m2", "m4"), ("m2",)),
                   computed(f"{start:%H:%M}", "rule", [], rule=rule, given=("m2", "m4"))],
     )
@@ -465,23 +452,23 @@ def sheet_to_report(inp: FamilyInput) -> TaskDraft | None:
         return None
     table, label, col = picked
     values = table.column(col)
-    who = _label_for(table, label, col, True)
+    who = label_for(table, label, col, True)
     if who is None:
         return None
     top = max(values)
-    out = _out_name(inp, "report", "docx")
+    out = out_name(inp, "report", "docx")
     header = table.headers[col]
     superseded: tuple[str, ...] = ()
-    low = _label_for(table, label, col, False)
+    low = label_for(table, label, col, False)
     what = table.headers[label]  # said whole: a sheet's rows may be named by more than one column
-    guessed = _label_for(guess[0], guess[1], guess[2], True) if guess else None
+    guessed = label_for(guess[0], guess[1], guess[2], True) if guess else None
     if guessed == who:
         return None
     if low and low != who and chance(inp, P_CORRECT):
         superseded = (f"{what} with the lowest {header}",)
     distractors = ()
-    others = [c for c in table.numeric_columns() if c != col and _distinct(table.headers[c], header)
-              and _label_for(table, label, c, True) not in (None, who)]
+    others = [c for c in table.numeric_columns() if c != col and distinct(table.headers[c], header)
+              and label_for(table, label, c, True) not in (None, who)]
     if others and chance(inp, P_DISTRACT):
         c2 = inp.rng.choice(others)
         distractors = (near(f"{what} with the highest {table.headers[c2]}",
@@ -491,7 +478,7 @@ def sheet_to_report(inp: FamilyInput) -> TaskDraft | None:
     def content(mid: str, said: str) -> str:
         which, _, head = said.removeprefix(f"{what} with the ").partition(" ")
         c = table.headers.index(head)
-        name = _label_for(table, label, c, which == "highest")
+        name = label_for(table, label, c, which == "highest")
         amount = max(table.column(c)) if which == "highest" else min(table.column(c))
         return f"Report\n{which.capitalize()} {head}: {name} with {fmt(amount)}."
 
@@ -532,7 +519,7 @@ def invoice_pipeline(inp: FamilyInput) -> TaskDraft | None:
     if not found or not inp.colleagues:
         return None
     pdf, number, total = found
-    out = _out_name(inp, "payables", "xlsx")
+    out = out_name(inp, "payables", "xlsx")
     who, name = _colleague(inp)
     users = {name: who}
     superseded = _renamed(inp, out, "payables", "xlsx")
@@ -554,8 +541,7 @@ def invoice_pipeline(inp: FamilyInput) -> TaskDraft | None:
         sheet = f"data/{value}" if mid == "m2" else out
         person = value if mid == "m3" else name
         return [call("pdf_read_file", file_path=pdf), *_invoice_rows(sheet, number, total),
-                call("email_send_email", sender=inp.user, recipient=users[person], subject=f"Invoice {number}",
-                     content=f"Invoice {number} totals {fmt(total)}.")]
+                send(inp, users[person], f"Invoice {number}", f"Invoice {number} totals {fmt(total)}.")]
 
     return draft(
         inp,
@@ -571,8 +557,7 @@ def invoice_pipeline(inp: FamilyInput) -> TaskDraft | None:
         oracle=plan("", ""),
         # the intent alone: a plainly named log, the likeliest colleague
         baseline=[call("pdf_read_file", file_path=pdf), *_invoice_rows("data/invoices.xlsx", number, total),
-                  call("email_send_email", sender=inp.user, recipient=inp.colleagues[0][0], subject="Invoice",
-                       content=f"Invoice {number} totals {fmt(total)}.")],
+                  send(inp, inp.colleagues[0][0], "Invoice", f"Invoice {number} totals {fmt(total)}.")],
         misreadings=misreadings_of([m2, m3], plan),
     )
 
@@ -584,12 +569,12 @@ def report_pdf(inp: FamilyInput) -> TaskDraft | None:
     if not found:
         return None
     table, header, total, col = found
-    doc = _out_name(inp, "totals", "docx")
+    doc = out_name(inp, "totals", "docx")
     pdf = doc[:-5] + ".pdf"
     totals = table.totals()
     if guessed_right(guess, total):
         return None
-    others = [h for h, v in totals.items() if _distinct(h, header) and v != total]
+    others = [h for h, v in totals.items() if distinct(h, header) and v != total]
     superseded, distractors = mistaken_for(inp, others, "total {}", "{} figures",
                                            "the {} figures went into last month's pack")
 
@@ -625,11 +610,9 @@ def report_pdf(inp: FamilyInput) -> TaskDraft | None:
 
 def _plain_meeting_pack(inp: FamilyInput, slot: tuple[datetime, datetime]) -> list:
     """The intent alone: the first free hour, a plain title and agenda, the likeliest colleague."""
-    return [call("calendar_create_event", user=inp.user, summary="Meeting", start=slot[0].strftime(FMT_T),
-                 end=slot[1].strftime(FMT_T)),
+    return [booking(inp.user, "Meeting", slot[0], slot[1]),
             call("word_write_to_file", file_path="data/agenda.docx", content="Agenda\nTo be agreed."),
-            call("email_send_email", sender=inp.user, recipient=inp.colleagues[0][0], subject="Invitation",
-                 content=f"Please join the meeting on {slot[0]:%Y-%m-%d %H:%M}.")]
+            send(inp, inp.colleagues[0][0], "Invitation", f"Please join the meeting on {slot[0]:%Y-%m-%d %H:%M}.")]
 
 
 @family("meeting_pack", ("calendar", "word", "email"), "hard")
@@ -659,7 +642,7 @@ def meeting_pack(inp: FamilyInput) -> TaskDraft | None:
     if series.lower().endswith(" sync"):  # a follow-up of the series whose last meeting the notes record
         title = f"{series[:-len(' sync')]} follow-up"
     points = list(inp.rng.choice(MEMO_TOPICS))[:2]
-    agenda = _out_name(inp, "agenda", "docx")
+    agenda = out_name(inp, "agenda", "docx")
     when, spans, superseded, distractors = meeting_dynamics(
         inp, slots, (start, end), title, "the {} is a separate meeting, that one runs itself")
     m1 = piece(1, "fact", f"we are holding a meeting at {when}", when, cue="meeting_time", about="the meeting",
@@ -685,9 +668,9 @@ def meeting_pack(inp: FamilyInput) -> TaskDraft | None:
                 call("word_read_file", file_path=doc["file"]),
                 call("word_write_to_file", file_path=agenda,
                      content=f"Agenda: {summary}\nPrevious meeting: {last}\n" + "\n".join(points)),
-                call("email_send_email", sender=inp.user, recipient=who, subject=f"Invitation: {summary}",
-                     content=f"Please join the {summary} on {s0:%Y-%m-%d} from {s0:%H:%M} to {e0:%H:%M}. "
-                             f"Agenda: {agenda}.")]
+                send(inp, who, f"Invitation: {summary}",
+                     f"Please join the {summary} on {s0:%Y-%m-%d} from {s0:%H:%M} to {e0:%H:%M}. "
+                     f"Agenda: {agenda}.")]
 
     return draft(
         inp,
@@ -705,5 +688,5 @@ def meeting_pack(inp: FamilyInput) -> TaskDraft | None:
         oracle=plan("m1", when),
         baseline=_plain_meeting_pack(inp, slots[0]),
         misreadings=misreadings_of([m1, m2], plan),
-        computed=[computed(end.strftime(FMT_T), "add_minutes", [when, str(minutes)], given=("m3",))],
+        computed=[computed(end.strftime(TIME_FORMAT), "add_minutes", [when, str(minutes)], given=("m3",))],
     )

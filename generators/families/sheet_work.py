@@ -10,10 +10,9 @@ from typing import Any, Callable
 
 from generators.english import column_words, join_and
 from generators.families.base import (
-    FamilyInput, Table, additive, answer_from, call, chance, computed, draft, excluding_past, family, fmt, mail,
-    misreadings_of, near, number, piece, stem, tables,
+    FamilyInput, Table, additive, answer_from, call, computed, distinct, draft, excluding_past, family, fmt,
+    key_dynamics, mail, misreadings_of, number, out_name, piece, send, stem, tables,
 )
-from generators.families.single_app import P_CORRECT, P_DISTRACT, _distinct, _out_name
 from generators.model import MemoryPiece, TaskDraft
 from office_env.evaluation import builders as cr
 
@@ -21,7 +20,7 @@ MAX_LISTED = 8  # a list longer than this is not something one writes into an em
 
 
 def _colleague(inp: FamilyInput, *taken: str) -> tuple[str, str] | None:
-    options = [(u, n) for u, n in inp.colleagues if all(_distinct(n, t) for t in taken)]
+    options = [(u, n) for u, n in inp.colleagues if all(distinct(n, t) for t in taken)]
     return inp.rng.choice(options) if options else None
 
 
@@ -39,27 +38,11 @@ def label_column(table: Table) -> int | None:
     return table.label_column()
 
 
-def _dynamics(inp: FamilyInput, key: str, others: list[str], near_text: str) -> tuple[tuple[str, ...], tuple]:
-    """An earlier key said and corrected later, and a near-miss key, drawn from ``others`` (keys
-    whose answers differ from ``key``'s); either may be absent."""
-    others = [o for o in others if _distinct(o, key)]
-    inp.rng.shuffle(others)
-    superseded: tuple[str, ...] = ()
-    distractors: tuple = ()
-    if others and chance(inp, P_CORRECT):
-        superseded = (others.pop(),)
-    others = [o for o in others if all(_distinct(o, s) for s in superseded)]
-    if others and chance(inp, P_DISTRACT):
-        other = others.pop()
-        distractors = (near(other, near_text.format(other)),)
-    return superseded, distractors
-
-
 def _group_pieces(inp: FamilyInput, file: str, key: str, answers: dict[str, Any], near_text: str, about: str,
                   asked: str, source: str) -> tuple[MemoryPiece, MemoryPiece]:
     """The pieces of a question about one group: which group (sometimes said over another whose
-    answer differs, see :func:`_dynamics`), and which sheet holds the rows."""
-    superseded, distractors = _dynamics(inp, key, [k for k in answers if answers[k] != answers[key]], near_text)
+    answer differs, see :func:`key_dynamics`), and which sheet holds the rows."""
+    superseded, distractors = key_dynamics(inp, key, [k for k in answers if answers[k] != answers[key]], near_text)
     return (piece(1, "fact", asked, key, cue="filter_value", about=about, superseded=superseded,
                   distractors=distractors),
             piece(2, "fact", source, stem(file), cue="source_file", about=about))
@@ -81,7 +64,7 @@ def group_total_email(inp: FamilyInput) -> TaskDraft | None:
     totals = {k: round(sum(v for r, v in zip(table.rows, table.column(c)) if r[g] == k), 2) for k in groups}
     key = inp.rng.choice(groups)
     amount_word = column_words(table.headers[c])
-    superseded, distractors = _dynamics(inp, key, [k for k in groups if totals[k] != totals[key]],
+    superseded, distractors = key_dynamics(inp, key, [k for k in groups if totals[k] != totals[key]],
                                         "{} was last month's question, and that one is answered")
     about = f"the {amount_word} figure"
     m1 = piece(1, "fact", f"the total {amount_word} that was asked for is the one for {key}", key, cue="filter_value",
@@ -107,8 +90,8 @@ def group_total_email(inp: FamilyInput) -> TaskDraft | None:
         memory=[m1, m2, m3],
         oracle=plan(key),
         baseline=[call("excel_read_file", file_path=table.file),
-                  call("email_send_email", sender=inp.user, recipient=inp.colleagues[0][0],
-                       subject=table.headers[c], content=f"The total is {fmt(round(sum(table.column(c)), 2))}.")],
+                  send(inp, inp.colleagues[0][0], table.headers[c],
+                       f"The total is {fmt(round(sum(table.column(c)), 2))}.")],
         misreadings=misreadings_of([m1], lambda mid, value: plan(value)),
         computed=[computed(totals[key], "sum", [fmt(v) for v in rows], given=("m1",),
                            note=f"{table.headers[c]} where {table.headers[g]} is {key}")],
@@ -177,7 +160,7 @@ def _threshold_family(name: str, wanted: Callable[[str], bool], what: str, near_
         below = [r[label] for r, v in zip(table.rows, table.column(c)) if v < cut]
         lower = [fmt(v) for v in cuts if v < cut and sum(x < v for x in table.column(c)) < len(below)]
         # an earlier or near-miss threshold is lower, so it lists fewer rows and misses some
-        superseded, distractors = _dynamics(inp, fmt(cut), lower, near_text)
+        superseded, distractors = key_dynamics(inp, fmt(cut), lower, near_text)
         column = column_words(table.headers[c])
         about = f"the {what} list"
         m1 = piece(1, "fact", f"anything under {fmt(cut)} goes on the {what} list", fmt(cut),
@@ -208,8 +191,7 @@ def _threshold_family(name: str, wanted: Callable[[str], bool], what: str, near_
             memory=[m1, m2, m3, m4],
             oracle=plan(fmt(cut)),
             baseline=[call("excel_read_file", file_path=table.file),
-                      call("email_send_email", sender=inp.user, recipient=inp.colleagues[0][0],
-                           subject=f"{what.capitalize()} list", content=f"Lowest: {table.rows[0][label]}.")],
+                      send(inp, inp.colleagues[0][0], f"{what.capitalize()} list", f"Lowest: {table.rows[0][label]}.")],
             misreadings=misreadings_of([m1], lambda mid, value: plan(value)),
             computed=[computed(len(below), "count", below, given=("m1",),
                                note=f"{table.headers[label]} with {table.headers[c]} below {fmt(cut)}")],
@@ -269,8 +251,8 @@ def period_change_memo(inp: FamilyInput) -> TaskDraft | None:
     said = {f"{table.headers[x]} to {table.headers[y]}": (x, y) for x, y in pairs}
     key = f"{table.headers[a]} to {table.headers[b]}"
     others = [k for k, (x, y) in said.items() if winner(x, y) != winner(a, b)]
-    superseded, distractors = _dynamics(inp, key, others, "{} was the comparison in last year's pack")
-    out = _out_name(inp, "change", "docx")
+    superseded, distractors = key_dynamics(inp, key, others, "{} was the comparison in last year's pack")
+    out = out_name(inp, "change", "docx")
     about = "the change memo"
     m1 = piece(1, "fact", f"the memo compares {key}", key, cue="periods", about=about, superseded=superseded,
                distractors=distractors)

@@ -5,9 +5,10 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from generators.families.base import (
-    P_CORRECT, P_DISTRACT, TIME_FORMAT, FamilyInput, all_invoice_facts, answer_from, booking, calendar_of, call,
-    chance, column_sum, computed, docs, draft, event_check, extreme, facts_in, family, first_column, fmt, guess_total,
-    guessed_right, inbox_of, misreadings_of, mistaken_for, near, own_words, pick_column, piece, sender_user, stem,
+    P_CORRECT, P_DISTRACT, TIME_FORMAT, FamilyInput, all_invoice_facts, answer_from, booking, calendar_of, call, chance,
+    column_sum, computed, distinct, docs, draft, event_check, extreme, facts_in, family, first_column, fmt, guess_total,
+    guessed_right, inbox_of, label_for, misreadings_of, mistaken_for, near, out_name, own_words, pick_column, piece,
+    send, sender_user, stem, weekday_text,
 )
 from generators.families.time_rules import SlotChoice, choose_window, window_piece, with_correction
 from generators.english import column_words, join_and
@@ -23,22 +24,6 @@ MEMO_TOPICS = (
 )
 MEETING_TITLES = ("Vendor review", "Budget check-in", "Hiring sync", "Roadmap planning", "Client prep",
                   "Design critique", "Quarterly forecast", "Training debrief", "Contract walkthrough")
-FILE_WORDS = ("notes", "summary", "brief", "update", "recap", "plan")
-
-
-def _out_name(inp: FamilyInput, prefix: str, ext: str) -> str:
-    """A new file's name as people date them: ``memo_brief_may21.docx`` (a day the month has)."""
-    month = inp.now.strftime("%b").lower()
-    return f"data/{prefix}_{inp.rng.choice(FILE_WORDS)}_{month}{inp.rng.randint(1, 28)}.{ext}"
-
-
-
-
-def _label_for(table, label: int, col: int, highest: bool) -> str | None:
-    """The label of the row with the highest (or lowest) value of ``col``; None on a tie."""
-    values = table.column(col)
-    target = max(values) if highest else min(values)
-    return table.rows[values.index(target)][label] if values.count(target) == 1 else None
 
 
 @family("sheet_question", ("excel",), "easy")
@@ -49,10 +34,10 @@ def sheet_question(inp: FamilyInput) -> TaskDraft | None:
         return None
     table, label, col = picked
     highest = inp.rng.random() < 0.5
-    answer = _label_for(table, label, col, highest)
+    answer = label_for(table, label, col, highest)
     if answer is None:
         return None
-    guessed = _label_for(guess[0], guess[1], guess[2], True) if guess else None
+    guessed = label_for(guess[0], guess[1], guess[2], True) if guess else None
     if guessed == answer:
         return None
     which = "highest" if highest else "lowest"
@@ -62,7 +47,7 @@ def sheet_question(inp: FamilyInput) -> TaskDraft | None:
     answers = {asked: answer}
     superseded: tuple[str, ...] = ()
     other = f"{what} with the {'lowest' if highest else 'highest'} {header}"
-    alt = _label_for(table, label, col, not highest)
+    alt = label_for(table, label, col, not highest)
     if alt and alt != answer and chance(inp, P_CORRECT):
         superseded, answers[other] = (other,), alt
     distractors = ()
@@ -70,7 +55,7 @@ def sheet_question(inp: FamilyInput) -> TaskDraft | None:
     if others and chance(inp, P_DISTRACT):
         c2 = inp.rng.choice(others)
         near_q = f"{what} with the {which} {table.headers[c2]}"
-        alt2 = _label_for(table, label, c2, highest)
+        alt2 = label_for(table, label, c2, highest)
         if alt2 and alt2 != answer and near_q.lower() not in asked.lower():
             distractors, answers[near_q] = (near(near_q, f"last month the question was the {near_q}, and that one is settled"),), alt2
     m1 = piece(1, "fact", f"my manager wants to know the {asked}", asked,
@@ -212,11 +197,11 @@ def write_memo(inp: FamilyInput) -> TaskDraft | None:
         return None
     doc, line, fact = inp.rng.choice(sources)
     topics = inp.rng.choice(MEMO_TOPICS)
-    out = _out_name(inp, "memo", "docx")
+    out = out_name(inp, "memo", "docx")
     points = list(topics)[:2]
     superseded: tuple[str, ...] = ()
     if chance(inp, P_CORRECT):
-        first = _out_name(inp, "memo", "docx")
+        first = out_name(inp, "memo", "docx")
         if stem(first) != stem(out) and stem(first)[:-5] not in stem(out) and stem(out)[:-5] not in stem(first):
             superseded = (stem(first),)
     distractors = ()
@@ -268,7 +253,7 @@ def doc_to_pdf(inp: FamilyInput) -> TaskDraft | None:
     if not options:
         return None
     doc = inp.rng.choice(options)
-    out = _out_name(inp, "shared", "pdf")
+    out = out_name(inp, "shared", "pdf")
     words = sorted({w.strip(".,;:()") for w in " ".join(doc["lines"][2:]).split()
                     if len(w.strip(".,;:()")) > 6 and w.strip(".,;:()").isalpha()}, key=lambda w: (-len(w), w))[:2]
     if not words:
@@ -282,7 +267,7 @@ def doc_to_pdf(inp: FamilyInput) -> TaskDraft | None:
         distractors = (near(stem(other["file"]), f"{stem(other['file'])} is the older write-up, it stays internal"),)
     superseded: tuple[str, ...] = ()
     if chance(inp, P_CORRECT):
-        first = _out_name(inp, "shared", "pdf")
+        first = out_name(inp, "shared", "pdf")
         if stem(first)[:-4] not in stem(out) and stem(out)[:-4] not in stem(first):
             superseded = (stem(first),)
     m1 = piece(1, "fact", f"the document to share is {stem(doc['file'])}", stem(doc["file"]), cue="document",
@@ -332,11 +317,6 @@ def first_free_booking(inp: FamilyInput) -> list:
     return [call("calendar_list_events", user=inp.user), *([booking(inp.user, "Meeting", *slots[0])] if slots else [])]
 
 
-def _distinct(a: str, b: str) -> bool:
-    """Neither value holds the other (case-insensitive), so each can be found in a turn on its own."""
-    return a.lower() not in b.lower() and b.lower() not in a.lower()
-
-
 def meeting_dynamics(inp: FamilyInput, slots: list[tuple[datetime, datetime]], slot: tuple[datetime, datetime],
                      title: str, near_text: str):
     """A meeting's time as said (``when``), the span of every time said for it, sometimes an
@@ -345,14 +325,14 @@ def meeting_dynamics(inp: FamilyInput, slots: list[tuple[datetime, datetime]], s
     when = slot[0].strftime("%Y-%m-%d %H:%M")
     spans = {when: slot}
     superseded: tuple[str, ...] = ()
-    earlier = [sl for sl in slots if sl[0] != slot[0] and _distinct(sl[0].strftime("%Y-%m-%d %H:%M"), when)]
+    earlier = [sl for sl in slots if sl[0] != slot[0] and distinct(sl[0].strftime("%Y-%m-%d %H:%M"), when)]
     if earlier and chance(inp, P_CORRECT):
         first = inp.rng.choice(earlier)
         superseded = (first[0].strftime("%Y-%m-%d %H:%M"),)
         spans[superseded[0]] = first
     distractors: tuple = ()
     if chance(inp, P_DISTRACT):
-        other = inp.rng.choice([t for t in MEETING_TITLES if _distinct(t, title)])
+        other = inp.rng.choice([t for t in MEETING_TITLES if distinct(t, title)])
         distractors = (near(other, near_text.format(other)),)
     return when, spans, superseded, distractors
 
@@ -363,10 +343,6 @@ def slot_rule(choice: SlotChoice, whose: str = "mine") -> str:
     return f"one hour, on the hour within {choice.text}, {who}"
 
 
-def _day_text(day) -> str:
-    return day.strftime("%A %B %d").replace(" 0", " ")
-
-
 @family("schedule_meeting", ("calendar",), "medium")
 def schedule_meeting(inp: FamilyInput) -> TaskDraft | None:
     """Book a meeting in the first free hour of a day said in the chat, within the office hours said
@@ -375,7 +351,7 @@ def schedule_meeting(inp: FamilyInput) -> TaskDraft | None:
     choice = choose_window(inp, free_slots_after(cal, inp.now) if cal else [])
     if choice is None:
         return None
-    days = {_day_text(d): d for d in choice.days()}
+    days = {weekday_text(d): d for d in choice.days()}
     day_text = inp.rng.choice(sorted(days))
     day = days[day_text]
     choice = with_correction(inp, choice, day)
@@ -383,12 +359,12 @@ def schedule_meeting(inp: FamilyInput) -> TaskDraft | None:
     rule = slot_rule(choice)
     title = inp.rng.choice(MEETING_TITLES)
     superseded: tuple[str, ...] = ()
-    earlier = [d for d in days if _distinct(d, day_text)]
+    earlier = [d for d in days if distinct(d, day_text)]
     if earlier and chance(inp, P_CORRECT):
         superseded = (inp.rng.choice(earlier),)
     distractors = ()
     if chance(inp, P_DISTRACT):
-        other = inp.rng.choice([t for t in MEETING_TITLES if _distinct(t, title)])
+        other = inp.rng.choice([t for t in MEETING_TITLES if distinct(t, title)])
         distractors = (near(other, f"the {other} is a different meeting, not this one"),)
     about = "the new meeting"
     m1 = piece(1, "fact", f"there will be a meeting called {title}", title, cue="meeting_title",
@@ -433,7 +409,7 @@ def pdf_total(inp: FamilyInput) -> TaskDraft | None:
     pdf, number, total = inp.rng.choice(others)
     distractors = ()
     deposit = fmt(round(total * inp.rng.choice((0.2, 0.25, 0.3)), 2))
-    if _distinct(deposit, fmt(total)) and chance(inp, P_DISTRACT):
+    if distinct(deposit, fmt(total)) and chance(inp, P_DISTRACT):
         distractors = (near(deposit, f"last month's bill from that supplier came to {deposit}"),)
     m1 = piece(1, "fact", f"accounting needs the total of invoice {number}", number, cue="invoice_number",
                about="the amount accounting needs", distractors=distractors)
@@ -490,7 +466,7 @@ def reply_to_mail(inp: FamilyInput) -> TaskDraft | None:
     message, fact = inp.rng.choice(inbox)
     shape, choices, near_shape, _ = inp.rng.choice(_points_for(message["subject"]))
     value, *rest = inp.rng.sample(choices, len(choices))
-    rest = [r for r in rest if _distinct(r, value)]
+    rest = [r for r in rest if distinct(r, value)]
     point = shape.format(value)
     sender = sender_user(message)
     subject = message["subject"]
@@ -506,9 +482,9 @@ def reply_to_mail(inp: FamilyInput) -> TaskDraft | None:
     def plan(said: str) -> list:
         return [call("email_list_emails", user=inp.user),
                 call("email_read_email", user=inp.user, email_id=message["id"]),
-                call("email_send_email", sender=inp.user, recipient=sender, subject=f"Re: {subject}",
-                     content=f"Hi,\n\nThanks for your message: {shape.format(said)}. Confirming {fact} as you wrote."
-                             f"\n\nBest regards,\n{inp.user_name}")]
+                send(inp, sender, f"Re: {subject}",
+                     f"Hi,\n\nThanks for your message: {shape.format(said)}. Confirming {fact} as you wrote."
+                     f"\n\nBest regards,\n{inp.user_name}")]
 
     return draft(
         inp, about=subject,
@@ -522,10 +498,8 @@ def reply_to_mail(inp: FamilyInput) -> TaskDraft | None:
         # the intent alone answers the first such mail, confirming its detail, with no point to pass on
         baseline=[call("email_list_emails", user=inp.user),
                   call("email_read_email", user=inp.user, email_id=inbox[0][0]["id"]),
-                  call("email_send_email", sender=inp.user,
-                       recipient=sender_user(inbox[0][0]),
-                       subject=f"Re: {inbox[0][0]['subject']}",
-                       content=f"Hi,\n\nThanks for your message. Confirming {inbox[0][1]} as you wrote.\n\n"
-                               f"Best regards,\n{inp.user_name}")],
+                  send(inp, sender_user(inbox[0][0]), f"Re: {inbox[0][0]['subject']}",
+                       f"Hi,\n\nThanks for your message. Confirming {inbox[0][1]} as you wrote.\n\n"
+                       f"Best regards,\n{inp.user_name}")],
         misreadings=misreadings_of([m1], lambda mid, said: plan(said)),
     )

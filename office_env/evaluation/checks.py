@@ -241,6 +241,22 @@ def _sheet(ctx: Context, args: dict[str, Any]):
     return xlsx_io.read_book(ctx.path(args["file"], "file"), args["file"]).sheet(args.get("sheet"), args["file"])
 
 
+def _each_cell(ctx: Context, args: dict[str, Any], problem: Callable[[Any, dict[str, Any]], str | None],
+               passed: str) -> Outcome:
+    """The cells ``args["matches"]`` names, in order, each tested by ``problem(value, match)``: None
+    when it passes, else what follows the cell's place in the failure. ``passed`` ends the verdict
+    when every cell passes."""
+    if not ctx.path(args["file"], "file").exists():
+        return False, f"{args['file']} does not exist"
+    sheet = _sheet(ctx, args)
+    for match in args["matches"]:
+        row, col = int(match["row"]), int(match["col"])
+        why = problem(sheet.value(row, col), match)
+        if why is not None:
+            return False, f"{args['file']} ({row}, {col}){why}"
+    return True, f"{args['file']}: all {len(args['matches'])} cell(s) {passed}"
+
+
 @check("evaluate_excel_cell_value", "Cells of a sheet hold the given values (row and col 1-based; text with "
        "spacing folded, and case too when ignore_case is true; numbers by value, also when written as money such "
        "as '1,950 USD' or with a unit such as '28 days').",
@@ -250,15 +266,12 @@ def _sheet(ctx: Context, args: dict[str, Any]):
             "required": ["row", "col", "value"], "additionalProperties": False}}},
        ["file", "matches"], ("file",))
 def evaluate_excel_cell_value(ctx: Context, args: dict[str, Any]) -> Outcome:
-    if not ctx.path(args["file"], "file").exists():
-        return False, f"{args['file']} does not exist"
-    sheet = _sheet(ctx, args)
-    for match in args["matches"]:
-        row, col = int(match["row"]), int(match["col"])
-        value = sheet.value(row, col)
-        if not _cell_matches(value, match["value"], bool(args.get("ignore_case"))):
-            return False, f"{args['file']} ({row}, {col}) is {xlsx_io.render_value(value)!r}, expected {match['value']!r}"
-    return True, f"{args['file']}: all {len(args['matches'])} cell(s) hold the expected values"
+    def problem(value: Any, match: dict[str, Any]) -> str | None:
+        if _cell_matches(value, match["value"], bool(args.get("ignore_case"))):
+            return None
+        return f" is {xlsx_io.render_value(value)!r}, expected {match['value']!r}"
+
+    return _each_cell(ctx, args, problem, "hold the expected values")
 
 
 @check("evaluate_excel_cell_comparator",
@@ -269,15 +282,11 @@ def evaluate_excel_cell_value(ctx: Context, args: dict[str, Any]) -> Outcome:
             "required": ["row", "col", "comparator"], "additionalProperties": False}}},
        ["file", "matches"], ("file",))
 def evaluate_excel_cell_comparator(ctx: Context, args: dict[str, Any]) -> Outcome:
-    if not ctx.path(args["file"], "file").exists():
-        return False, f"{args['file']} does not exist"
-    sheet = _sheet(ctx, args)
-    for match in args["matches"]:
-        row, col = int(match["row"]), int(match["col"])
-        ok, why = comparators.parse(match["comparator"]).test(sheet.value(row, col))
-        if not ok:
-            return False, f"{args['file']} ({row}, {col}): {why}"
-    return True, f"{args['file']}: all {len(args['matches'])} cell(s) satisfy their comparators"
+    def problem(value: Any, match: dict[str, Any]) -> str | None:
+        ok, why = comparators.parse(match["comparator"]).test(value)
+        return None if ok else f": {why}"
+
+    return _each_cell(ctx, args, problem, "satisfy their comparators")
 
 
 # -- calendars -------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ so a tool never writes a file that no tool could read back.
 from __future__ import annotations
 
 from pathlib import Path, PurePosixPath
+from typing import Callable
 
 from office_env.errors import MissingFileError, OfficeError, PathError
 from office_env.formats.bounded import size_text
@@ -82,3 +83,23 @@ def write(ws: Workspace, relpath: str, data: bytes, field: str, limit: int = MAX
         raise
     except OSError as exc:
         raise OfficeError(f"{relpath}: cannot be written ({exc.strerror or type(exc).__name__})") from None
+
+
+def read_document(ws: Workspace, file_path: str, suffixes: tuple[str, ...], reader: Callable[[Path, str], str],
+                  empty: str) -> str:
+    """A document's text as a read tool answers: its path, then the text (``reader(path, file_path)``);
+    ``empty`` follows the path where there is none."""
+    path = existing_file(ws, file_path, "file_path", suffixes)
+    text = reader(path, file_path)
+    return f"{file_path}:\n{text}" if text.strip() else f"{file_path} {empty}"
+
+
+def convert_document(ws: Workspace, file_path: str, output_path: str | None, suffixes: tuple[str, ...],
+                     suffix: str, reader: Callable[[Path, str], str], build: Callable[[str], bytes]) -> str:
+    """Write ``build(text)`` of the document at ``file_path`` (read by ``reader``) to ``output_path``,
+    by default the same path with ``suffix``; both paths are checked before anything is read."""
+    path = existing_file(ws, file_path, "file_path", suffixes)
+    out = target_path(file_path, output_path, suffix)
+    resolve(ws, out, "output_path")
+    write(ws, out, build(reader(path, file_path)), "output_path")
+    return f"Converted {file_path} to {out}."

@@ -5,7 +5,9 @@ from __future__ import annotations
 from office_env.errors import OfficeError
 from office_env.formats import docx_io, pdf_io
 from office_env.formats.text import check_xml_text
-from office_env.tools.common import FILE_PATH, OUTPUT_PATH, check_suffix, existing_file, resolve, target_path, write
+from office_env.tools.common import (
+    FILE_PATH, OUTPUT_PATH, check_suffix, convert_document, read_document, resolve, write,
+)
 from office_env.tools.registry import tool
 from office_env.workspace import Workspace
 
@@ -15,9 +17,7 @@ DOCX = (".docx",)
 @tool("word", "read_file", "Read a .docx document's text.", writes=False,
       properties={"file_path": FILE_PATH}, required=["file_path"])
 def read_file(ws: Workspace, file_path: str) -> str:
-    path = existing_file(ws, file_path, "file_path", DOCX)
-    text = docx_io.read_text(path, file_path)
-    return f"{file_path}:\n{text}" if text.strip() else f"{file_path} is empty."
+    return read_document(ws, file_path, DOCX, docx_io.read_text, "is empty.")
 
 
 @tool("word", "create_new_file", "Create an empty .docx.", writes=True,
@@ -58,9 +58,5 @@ def write_to_file(ws: Workspace, file_path: str, content: str, mode: str = "over
 @tool("word", "convert_to_pdf", "Convert a .docx document to PDF.", writes=True,
       properties={"file_path": FILE_PATH, "output_path": OUTPUT_PATH}, required=["file_path"])
 def convert_to_pdf(ws: Workspace, file_path: str, output_path: str | None = None) -> str:
-    path = existing_file(ws, file_path, "file_path", DOCX)
-    out = target_path(file_path, output_path, ".pdf")
-    resolve(ws, out, "output_path")
-    text = docx_io.read_text(path, file_path)
-    write(ws, out, pdf_io.remembered_build(text, title=file_path, stamp=ws.now), "output_path")
-    return f"Converted {file_path} to {out}."
+    return convert_document(ws, file_path, output_path, DOCX, ".pdf", docx_io.read_text,
+                            lambda text: pdf_io.remembered_build(text, title=file_path, stamp=ws.now))

@@ -3,10 +3,13 @@ folders, budgets, executors, llm settings and interrupts."""
 
 from __future__ import annotations
 
+import functools
+import inspect
 import os
 import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any, Callable, Optional, Sequence
 
 import typer
 import typer.core
@@ -297,6 +300,96 @@ def _overrides(pairs: list[str]) -> tuple[tuple[str, str], ...]:
         _fail(str(exc))
 
 
+@dataclass(frozen=True)
+class Endpoint:
+    """A command's llm options as given: --model, --base-url, --llm-config, --llm-set and, where the
+    command caches responses, --cache and --no-cache (see :func:`llm_endpoint`)."""
+
+    model: Optional[str] = None
+    base_url: Optional[str] = None
+    llm_config: Optional[Path] = None
+    llm_set: Sequence[str] = ()
+    cache: Optional[Path] = None
+    no_cache: bool = False
+
+    @property
+    def overrides(self) -> tuple[tuple[str, str], ...]:
+        """--llm-set, parsed (a bad one is exit 2)."""
+        return _overrides(list(self.llm_set))
+
+    def settings(self, routes: tuple[str, ...] = ("chat",)) -> Any:
+        """The endpoint settings the options resolve to, checked against the endpoint (see :func:`_llm_settings`)."""
+        return _llm_settings(self.model, self.base_url, self.llm_config, self.overrides, routes)
+
+
+_ENDPOINT_OPTIONS = (("model", ModelOption, None), ("base_url", BaseUrlOption, None),
+                     ("llm_config", LLMConfigOption, None), ("llm_set", LLMSetOption, []),
+                     ("cache", CacheOption, None), ("no_cache", NoCacheOption, False))
+
+
+@dataclass(frozen=True)
+class Batch:
+    """Where a batch command runs its items and how it shows progress, as given: --executor,
+    --ray-address, --quiet, --json-progress (see :func:`batch_options`)."""
+
+    executor: str = "local"
+    ray_address: Optional[str] = None
+    quiet: bool = False
+    json_progress: bool = False
+
+    def where(self) -> dict[str, Any]:
+        """The executor options, checked (see :func:`_executor`)."""
+        return _executor(self.executor, self.ray_address)
+
+    def progress_mode(self) -> str:
+        from orchestrator.progress import mode_for
+
+        return mode_for(self.quiet, self.json_progress)
+
+
+_BATCH_OPTIONS = (("executor", ExecutorOption, "local"), ("ray_address", RayAddressOption, None),
+                  ("quiet", QuietOption, False), ("json_progress", JsonProgressOption, False))
+
+
+def _option_group(name: str, group: Callable[..., Any], options: Sequence[tuple[str, Any, Any]]
+                  ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """A command's options ``options`` (name, annotated type, default), taken as one parameter
+    ``name`` made by ``group(**options)``: Typer is shown the options where that parameter stands,
+    so --help lists them in the same place for every command."""
+
+    def wrap(command: Callable[..., Any]) -> Callable[..., Any]:
+        signature = inspect.signature(command, eval_str=True)
+        params: list[inspect.Parameter] = []
+        for param in signature.parameters.values():
+            if param.name == name:
+                params += [inspect.Parameter(option, param.kind, default=default, annotation=annotated)
+                           for option, annotated, default in options]
+            else:
+                params.append(param)
+
+        @functools.wraps(command)
+        def run(**given: Any) -> Any:
+            return command(**{name: group(**{option: given.pop(option) for option, _, _ in options})}, **given)
+
+        run.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]
+        run.__annotations__ = {p.name: p.annotation for p in params} | {"return": signature.return_annotation}
+        return run
+
+    return wrap
+
+
+def llm_endpoint(cache: bool = False) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """A command's llm options as one ``endpoint: Endpoint`` parameter: --model, --base-url,
+    --llm-config, --llm-set and, with ``cache``, --cache and --no-cache."""
+    return _option_group("endpoint", Endpoint, _ENDPOINT_OPTIONS if cache else _ENDPOINT_OPTIONS[:4])
+
+
+def batch_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """A batch command's --executor, --ray-address, --quiet and --json-progress as one
+    ``batch: Batch`` parameter."""
+    return _option_group("batch", Batch, _BATCH_OPTIONS)(command)
+
+
 def _llm_settings(model: Optional[str], base_url: Optional[str], llm_config: Optional[Path],
                   overrides: tuple[tuple[str, str], ...], routes: tuple[str, ...] = ("chat",)) -> Any:
     """The endpoint settings the llm options resolve to, checked against the endpoint (a bad one: exit 2)."""
@@ -314,23 +407,22 @@ def _llm_settings(model: Optional[str], base_url: Optional[str], llm_config: Opt
     return settings
 
 
-def _llm_options(backend: str, model: Optional[str], base_url: Optional[str], llm_config: Optional[Path],
-                 cache: Optional[Path], no_cache: bool, llm_set: list[str] | None = None) -> dict[str, Any]:
+def _llm_options(backend: str, endpoint: Endpoint) -> dict[str, Any]:
     """Check the llm options (and the settings they resolve to) before any work starts."""
     if backend not in ("offline", "llm"):
         _fail(f"--backend {backend!r}: must be offline or llm")
     if backend == "offline":
-        if llm_set:
+        if endpoint.llm_set:
             _fail("--llm-set needs --backend llm")
         return {}
     from backends.prompts import check_prompts
 
     check_prompts()  # a broken prompt template: one line now (see main), not an error per request
-    overrides = _overrides(llm_set or [])
-    settings = _llm_settings(model, base_url, llm_config, overrides, routes=("chat", "tools"))  # surfers call tools
-    cache_path = None if no_cache else (cache or settings.cache_path or _default_cache())
+    overrides = endpoint.overrides
+    settings = endpoint.settings(routes=("chat", "tools"))  # surfers call tools
+    cache_path = None if endpoint.no_cache else (endpoint.cache or settings.cache_path or _default_cache())
     return {"backend": "llm", "model": settings.model, "base_url": settings.endpoint,
-            "llm_config": str(llm_config) if llm_config else None,
+            "llm_config": str(endpoint.llm_config) if endpoint.llm_config else None,
             "cache_path": str(cache_path) if cache_path else None,
             **({"llm_overrides": overrides} if overrides else {})}
 

@@ -11,15 +11,16 @@ import typer
 import typer.core
 
 from office_env import limits
-from orchestrator.cli.common import (DEFAULT_WORKERS, BaseUrlOption, CacheOption, ExecutorOption, JsonProgressOption,
-                                     LLMConfigOption, LLMSetOption, ModelOption, NoCacheOption, OverwriteOption,
-                                     QuietOption, RayAddressOption, TaskMemoryOption, TaskTimeoutOption, WorkersOption,
-                                     _batch_failed, _budget, _check_dataset, _executor, _fail, _gameability,
-                                     _llm_options, _new_folder, _parse_apps, _parse_gates,
-                                     _parse_weights, _paused, _preset, _replace_earlier, _strict_error, app)
+from orchestrator.cli.common import (DEFAULT_WORKERS, Batch, Endpoint, JsonProgressOption, OverwriteOption,
+                                     QuietOption, TaskMemoryOption, TaskTimeoutOption, WorkersOption, _batch_failed,
+                                     _budget, _check_dataset, _fail, _gameability, _llm_options, _new_folder,
+                                     _parse_apps, _parse_gates, _parse_weights, _paused, _preset, _replace_earlier,
+                                     _strict_error, app, batch_options, llm_endpoint)
 
 
 @app.command("build")
+@batch_options
+@llm_endpoint(cache=True)
 def build_command(
     out: Path = typer.Option(..., "--out", "-o", help="Dataset folder to create (must be empty unless --resume)"),
     n: int = typer.Option(20, "--n", help="Number of tasks to build"),
@@ -38,17 +39,9 @@ def build_command(
     workers: WorkersOption = DEFAULT_WORKERS,
     resume: bool = typer.Option(False, "--resume", help="Continue an interrupted build in --out"),
     overwrite: OverwriteOption = False,
-    executor: ExecutorOption = "local",
-    ray_address: RayAddressOption = None,
-    quiet: QuietOption = False,
-    json_progress: JsonProgressOption = False,
+    batch: Batch = Batch(),
     backend: str = typer.Option("offline", "--backend", help="offline (procedural, no key) or llm"),
-    model: ModelOption = None,
-    base_url: BaseUrlOption = None,
-    llm_config: LLMConfigOption = None,
-    llm_set: LLMSetOption = [],
-    cache: CacheOption = None,
-    no_cache: NoCacheOption = False,
+    endpoint: Endpoint = Endpoint(),
     gates: str = typer.Option("default", "--gates", help="Extra gates: solvability, leakage, judges (comma list), "
                               "'all', or 'default' (only the built-in gates)"),
     strict: bool = typer.Option(False, "--strict", help="Exit 1 when the dataset misses the gameability threshold "
@@ -66,16 +59,16 @@ def build_command(
         _fail(problem)
     if overwrite or resume:
         _replace_earlier("--out", out, overwrite, "build.json", "dataset", resume)
-    llm = _llm_options(backend, model, base_url, llm_config, cache, no_cache, llm_set)  # the endpoint first
+    llm = _llm_options(backend, endpoint)  # the endpoint first
     counts = _parse_apps(apps)
     weights, gate_names = _parse_weights(apps_weights, counts), _parse_gates(gates)
-    where = _executor(executor, ray_address)
+    where = batch.where()
 
-    from orchestrator.progress import Reporter, mode_for
+    from orchestrator.progress import Reporter
 
     started = time.perf_counter()
     try:
-        with Reporter("build", n, mode_for(quiet, json_progress), target="kept") as progress:
+        with Reporter("build", n, batch.progress_mode(), target="kept") as progress:
             # seconds to load: the progress shows meanwhile
             from orchestrator.build import build
             from orchestrator.roles import BuildConfig
@@ -310,6 +303,8 @@ def _officebench_summary(summary: Any, out: Path) -> None:
 
 
 @app.command("regenerate")
+@batch_options
+@llm_endpoint(cache=True)
 def regenerate_command(
     seeds: Path = typer.Option(..., "--seeds", help="OfficeBench seed tasks: a checkout, its tasks/ folder, or one task folder"),
     out: Path = typer.Option(..., "--out", "-o", help="Dataset folder to create (must be empty unless --resume)"),
@@ -324,16 +319,8 @@ def regenerate_command(
     workers: WorkersOption = DEFAULT_WORKERS,
     resume: bool = typer.Option(False, "--resume", help="Continue an interrupted run in --out"),
     overwrite: OverwriteOption = False,
-    executor: ExecutorOption = "local",
-    ray_address: RayAddressOption = None,
-    quiet: QuietOption = False,
-    json_progress: JsonProgressOption = False,
-    model: ModelOption = None,
-    base_url: BaseUrlOption = None,
-    llm_config: LLMConfigOption = None,
-    llm_set: LLMSetOption = [],
-    cache: CacheOption = None,
-    no_cache: NoCacheOption = False,
+    batch: Batch = Batch(),
+    endpoint: Endpoint = Endpoint(),
     gates: str = typer.Option("default", "--gates", help="Extra gates: solvability, leakage, judges (comma list), "
                               "'all', or 'default'"),
     task_timeout: TaskTimeoutOption = limits.TASK_SECONDS,
@@ -349,7 +336,7 @@ def regenerate_command(
     budget = _budget(task_timeout, task_memory)
     if overwrite or resume:
         _replace_earlier("--out", out, overwrite, "build.json", "regenerated dataset", resume)
-    llm = _llm_options(backend, model, base_url, llm_config, cache, no_cache, llm_set)  # the endpoint first
+    llm = _llm_options(backend, endpoint)  # the endpoint first
     if not seeds.exists():
         _fail(f"--seeds {seeds}: does not exist")
     if preset is not None:
@@ -358,13 +345,13 @@ def regenerate_command(
         _fail(f"--days must be at least 1 (got {days})")
     if utterances is not None and utterances < 4:
         _fail(f"--utterances must be at least 4 (got {utterances})")
-    gate_names, where = _parse_gates(gates), _executor(executor, ray_address)
+    gate_names, where = _parse_gates(gates), batch.where()
 
-    from orchestrator.progress import Reporter, mode_for
+    from orchestrator.progress import Reporter
 
     started = time.perf_counter()
     try:
-        with Reporter("regenerate", None, mode_for(quiet, json_progress)) as progress:
+        with Reporter("regenerate", None, batch.progress_mode()) as progress:
             # seconds to load: the progress shows meanwhile
             from orchestrator.plus import SHAPES, regenerate_split
 

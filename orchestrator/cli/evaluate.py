@@ -11,14 +11,15 @@ import typer
 import typer.core
 
 from office_env import limits
-from orchestrator.cli.common import (DEFAULT_WORKERS, BaseUrlOption, ExecutorOption, JsonProgressOption,
-                                     LLMConfigOption, LLMSetOption, ModelOption, OverwriteOption, QuietOption,
-                                     RayAddressOption, TaskMemoryOption, TaskTimeoutOption, WorkersOption, _budget,
-                                     _check_dataset, _executor, _fail, _interrupted, _llm_settings, _new_folder,
-                                     _overrides, _preflight, _refuse_filled, _remove_if_empty, _replace_earlier, app)
+from orchestrator.cli.common import (DEFAULT_WORKERS, Batch, Endpoint, JsonProgressOption, OverwriteOption,
+                                     QuietOption, TaskMemoryOption, TaskTimeoutOption, WorkersOption, _budget,
+                                     _check_dataset, _fail, _interrupted, _new_folder, _preflight, _refuse_filled,
+                                     _remove_if_empty, _replace_earlier, app, batch_options, llm_endpoint)
 
 
 @app.command("eval")
+@batch_options
+@llm_endpoint()
 def eval_command(
     dataset_dir: Path = typer.Argument(..., help="A dataset folder written by homer build or homer regenerate"),
     agent: str = typer.Option(..., "--agent", help="llm (a model through an OpenAI-compatible endpoint), "
@@ -42,16 +43,10 @@ def eval_command(
     max_context_tokens: Optional[int] = typer.Option(None, "--max-context-tokens", help="The model's context: a task "
                                                      "whose history context is longer is an error run ('error: "
                                                      "context'), not sent and not scored"),
-    model: ModelOption = None,
-    base_url: BaseUrlOption = None,
-    llm_config: LLMConfigOption = None,
-    llm_set: LLMSetOption = [],
+    endpoint: Endpoint = Endpoint(),
     resume: bool = typer.Option(False, "--resume", help="Continue an interrupted run in --out (finished tasks are kept)"),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace the run in --out (its summary cache is kept)"),
-    executor: ExecutorOption = "local",
-    ray_address: RayAddressOption = None,
-    quiet: QuietOption = False,
-    json_progress: JsonProgressOption = False,
+    batch: Batch = Batch(),
     max_errors: int = typer.Option(0, "--max-errors", help="Runs that may end with an error (endpoint down, history "
                                    "too long for the model) before the command exits 1; they never count as fails"),
     semantics: str = typer.Option("homer", "--semantics", help="How criteria are scored: homer, or officebench "
@@ -66,18 +61,19 @@ def eval_command(
     from backends.ray_executor import RayUnavailable
     from backends.workers import Interrupted
     from harness.runner import EvalConfig, EvalError, evaluate
-    from orchestrator.progress import Reporter, mode_for
+    from orchestrator.progress import Reporter
 
     budget = _budget(task_timeout, task_memory)
     if max_errors < 0:
         _fail(f"--max-errors {max_errors}: must be 0 or more")
     _check_dataset(dataset_dir)
-    if llm_config is not None and not llm_config.is_file():
-        _fail(f"--llm-config {llm_config}: no such file")
+    if endpoint.llm_config is not None and not endpoint.llm_config.is_file():
+        _fail(f"--llm-config {endpoint.llm_config}: no such file")
     context = _context(mode, storage, granularity, top_k, chunk_sessions, embeddings)
-    config = EvalConfig(agent=agent, context=context, trials=trials, step_cap=step_cap, workers=workers, model=model,
-                        base_url=base_url, llm_config=str(llm_config) if llm_config else None, semantics=semantics,
-                        llm_overrides=_overrides(llm_set), max_context_tokens=max_context_tokens)
+    config = EvalConfig(agent=agent, context=context, trials=trials, step_cap=step_cap, workers=workers,
+                        model=endpoint.model, base_url=endpoint.base_url,
+                        llm_config=str(endpoint.llm_config) if endpoint.llm_config else None, semantics=semantics,
+                        llm_overrides=endpoint.overrides, max_context_tokens=max_context_tokens)
     try:
         config.validate()
         if config.needs_client():
@@ -86,12 +82,12 @@ def eval_command(
             routes = (("chat", "tools") if agent == "llm" else ()) + (("embeddings",) if embeddings else ())
             _preflight(llm_settings(config), routes, embedding_model=embeddings)
         if horizons is not None:
-            _horizon_sweep(dataset_dir, out, config, horizons, mode_for(quiet, json_progress), resume, overwrite)
+            _horizon_sweep(dataset_dir, out, config, horizons, batch.progress_mode(), resume, overwrite)
             return
-        with Reporter("eval", None, mode_for(quiet, json_progress), kept_word="scored") as progress:
+        with Reporter("eval", None, batch.progress_mode(), kept_word="scored") as progress:
             summary = evaluate(dataset_dir, out, config, resume=resume, overwrite=overwrite, budget=budget,
                                on_outcome=progress.outcome,
-                               **_executor(executor, ray_address),
+                               **batch.where(),
                                on_progress=progress.counted)
     except (EvalError, RayUnavailable, RunRefused) as exc:
         _fail(str(exc).replace("\n", " "))
@@ -171,6 +167,7 @@ def _horizon_sweep(dataset_dir: Path, out: Path, config: Any, horizons: str, pro
 
 
 @app.command("probe")
+@llm_endpoint()
 def probe_command(
     dataset_dir: Path = typer.Argument(..., help="A dataset folder"),
     agent: str = typer.Option(..., "--agent", help="llm (a model), oracle (the answer key) or none (always the first "
@@ -186,10 +183,7 @@ def probe_command(
                                 "here)"),
     quiet: QuietOption = False,
     json_progress: JsonProgressOption = False,
-    model: ModelOption = None,
-    base_url: BaseUrlOption = None,
-    llm_config: LLMConfigOption = None,
-    llm_set: LLMSetOption = [],
+    endpoint: Endpoint = Endpoint(),
     overwrite: OverwriteOption = False,
 ) -> None:
     """Memory probes: per task, multiple-choice questions built by rules from its memory pieces
@@ -212,7 +206,7 @@ def probe_command(
     if agent == "llm":
         from backends.llm import LLMClient
 
-        client = LLMClient(_llm_settings(model, base_url, llm_config, _overrides(llm_set)))
+        client = LLMClient(endpoint.settings())
     if workers < 1:
         _fail(f"--workers must be at least 1 (got {workers})")
     _new_folder("--out", out)

@@ -22,7 +22,7 @@ import stat
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator, TypeVar
 
 from backends.llm.strict_json import JSONLimitError, loads_limited
 from office_env.untrusted import UntrustedInputError, printable, read_file, sqlite_problem
@@ -46,6 +46,7 @@ MAX_VALUE_CHARS = 256 * 1024        # a revision's JSON value
 MAX_VALUE_DEPTH = 8                 # its nesting (a turn edit is two levels)
 MAX_WARNINGS = 100
 BUSY_MS = 10_000
+T = TypeVar("T")  # what a stored row is read as
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS verdicts (
@@ -177,24 +178,11 @@ class AnnotationStore:
     def verdicts(self, task: str | None = None) -> list[Verdict]:
         """The stored verdicts that are sound; a row that is not (a stranger's file) is skipped and
         the reason kept in :attr:`skipped`."""
-        columns = ", ".join([_text("annotator", MAX_NAME_CHARS), _text("task", MAX_NAME_CHARS),
-                             _text("criterion", MAX_NAME_CHARS), _text("verdict", MAX_NAME_CHARS),
-                             _text("comment", MAX_COMMENT_CHARS), _number("at")])
-        rows = self._db.execute(f"SELECT {columns} FROM verdicts" + (" WHERE task = ?" if task else "")
-                                + " ORDER BY task, criterion, annotator", (task,) if task else ())
-        kept = []
-        for row in rows:
-            try:
-                if row[5] is None or not math.isfinite(row[5]):
-                    raise AnnotationError("at: not a time")
-                if row[4] is None:
-                    raise AnnotationError(f"comment: not text of at most {MAX_COMMENT_CHARS} characters")
-                check_verdict(*row[:5])
-            except AnnotationError as exc:
-                self._skip(f"verdict of {_name(row[0])} on {_name(row[1])}", exc)
-                continue
-            kept.append(Verdict(*row))
-        return kept
+        columns = [_text("annotator", MAX_NAME_CHARS), _text("task", MAX_NAME_CHARS),
+                   _text("criterion", MAX_NAME_CHARS), _text("verdict", MAX_NAME_CHARS),
+                   _text("comment", MAX_COMMENT_CHARS), _number("at")]
+        return self._sound_rows("verdicts", columns, task, "task, criterion, annotator", _verdict,
+                                lambda row: f"verdict of {_name(row[0])} on {_name(row[1])}")
 
     def annotators(self) -> list[str]:
         return sorted({v.annotator for v in self.verdicts()})
@@ -213,17 +201,24 @@ class AnnotationStore:
 
     def revisions(self, task: str | None = None) -> list[dict[str, Any]]:
         """The stored post-edits that are sound, in order; a row that is not is skipped (see :meth:`verdicts`)."""
-        columns = ", ".join(["CASE WHEN typeof(id) = 'integer' THEN id END", _text("task", MAX_NAME_CHARS),
-                             _text("field", MAX_FIELD_CHARS), _text("value", MAX_VALUE_CHARS),
-                             _text("annotator", MAX_NAME_CHARS), _number("at")])
-        rows = self._db.execute(f"SELECT {columns} FROM revisions" + (" WHERE task = ?" if task else "")
-                                + " ORDER BY id", (task,) if task else ())
+        columns = ["CASE WHEN typeof(id) = 'integer' THEN id END", _text("task", MAX_NAME_CHARS),
+                   _text("field", MAX_FIELD_CHARS), _text("value", MAX_VALUE_CHARS), _text("annotator", MAX_NAME_CHARS),
+                   _number("at")]
+        return self._sound_rows("revisions", columns, task, "id", _revision,
+                                lambda r: f"revision {r[0] if r[0] is not None else '?'} of {_name(r[1])}")
+
+    def _sound_rows(self, table: str, columns: list[str], task: str | None, order: str,
+                    read: Callable[[tuple[Any, ...]], T], named: Callable[[tuple[Any, ...]], str]) -> list[T]:
+        """``read`` of every row of ``table`` (``task``'s, or all), in ``order``; a row it refuses with
+        :class:`AnnotationError` is skipped, ``named`` in :attr:`skipped` with the reason."""
+        rows = self._db.execute(f"SELECT {', '.join(columns)} FROM {table}" + (" WHERE task = ?" if task else "")
+                                + f" ORDER BY {order}", (task,) if task else ())
         kept = []
-        for r in rows:
+        for row in rows:
             try:
-                kept.append(_revision(r))
+                kept.append(read(row))
             except AnnotationError as exc:
-                self._skip(f"revision {r[0] if r[0] is not None else '?'} of {_name(r[1])}", exc)
+                self._skip(named(row), exc)
         return kept
 
     # -- import --------------------------------------------------------------------------------
@@ -258,6 +253,16 @@ def _number(column: str) -> str:
 
 def _name(value: Any) -> str:
     return repr(printable(value)[:MAX_NAME_CHARS]) if isinstance(value, str) else "?"
+
+
+def _verdict(row: tuple[Any, ...]) -> Verdict:
+    """One verdicts row as a :class:`Verdict`, or :class:`AnnotationError` naming its bad column."""
+    if row[5] is None or not math.isfinite(row[5]):
+        raise AnnotationError("at: not a time")
+    if row[4] is None:
+        raise AnnotationError(f"comment: not text of at most {MAX_COMMENT_CHARS} characters")
+    check_verdict(*row[:5])
+    return Verdict(*row)
 
 
 def _revision(row: tuple[Any, ...]) -> dict[str, Any]:
