@@ -66,6 +66,7 @@ class Reporter:
         self.stream = stream or sys.stderr
         self.every, self.seconds = every, seconds
         self.done = self.kept = self.dropped = self.errors = self.tokens = self.cached = 0
+        self.not_needed = 0  # target "kept": accepted attempts past the total (a worker finished one more)
         self.cost = 0.0
         self.started = time.monotonic()
         self._last_line = self.started
@@ -119,7 +120,9 @@ class Reporter:
             self.done += 1
             status = item.get("status")
             rows = item.get("rows") or []
-            if status == "accepted" or (rows and not any(r.get("error") for r in rows)):
+            if status == "accepted" and self.target == "kept" and self.total and self.kept >= self.total:
+                self.not_needed += 1  # the dataset has its n tasks: this one is not written
+            elif status == "accepted" or (rows and not any(r.get("error") for r in rows)):
                 self.kept += 1
             elif status == "error" or any(r.get("error") for r in rows):
                 self.errors += 1
@@ -148,13 +151,15 @@ class Reporter:
             f", {self.cost:.4f} USD" if self.cost else "")
         head = (f"{self.kept}{total} {self.kept_word} from {self.done} attempt(s)" if self.target == "kept"
                 else f"{self.done}{total} done ({self.kept} {self.kept_word}")
-        tail = f"{self.dropped} dropped, {self.errors} errors" + ("" if self.target == "kept" else ")")
+        spare = f", {self.not_needed} not needed" if self.not_needed else ""
+        tail = f"{self.dropped} dropped, {self.errors} errors{spare}" + ("" if self.target == "kept" else ")")
         return f"{self.what}: {head}, {tail}, {rate:.2f}/s{left}{money}, {elapsed:.0f} s"
 
     def as_dict(self) -> dict[str, Any]:
         return {"event": "progress", "what": self.what, "done": self.done, "total": self.total, "kept": self.kept,
-                "dropped": self.dropped, "errors": self.errors, "tokens": self.tokens,
-                "cached_prompt_tokens": self.cached, "cost_usd": round(self.cost, 6), "elapsed": round(time.monotonic() - self.started, 3)}
+                "dropped": self.dropped, "errors": self.errors, "not_needed": self.not_needed, "tokens": self.tokens,
+                "cached_prompt_tokens": self.cached, "cost_usd": round(self.cost, 6),
+                "elapsed": round(time.monotonic() - self.started, 3)}
 
     def _show(self, final: bool) -> None:
         if self.mode == "json":

@@ -32,7 +32,8 @@ def test_build_progress_in_each_mode(tmp_path):
     attempts = json.loads((tmp_path / "b" / "build.json").read_text())["attempts"]
     # one event per attempt that ended; a worker may finish one attempt past the third kept task
     assert [e["done"] for e in events] == list(range(1, len(events) + 1)) and attempts <= len(events) <= attempts + 1
-    assert events[-1]["kept"] >= 3
+    last = events[-1]  # an attempt past the third kept task is counted as not needed, never as kept
+    assert last["kept"] == 3 and last["kept"] + last["not_needed"] + last["dropped"] + last["errors"] == last["done"]
     assert all(e["event"] == "progress" and e["what"] == "build" for e in events)
     assert quiet.stderr == "" and "built 3 task(s)" in quiet.stdout
 
@@ -53,6 +54,17 @@ def test_lines_come_every_few_seconds_while_nothing_finishes():
     lines = stream.getvalue().splitlines()
     assert len(lines) >= 3 and lines[0].startswith("build: 0/10 kept from 0 attempt(s)")
     assert lines[-1].startswith("build: 0/10 kept from 1 attempt(s), 1 dropped")
+
+
+def test_a_build_never_shows_more_kept_than_it_asked_for():
+    stream = io.StringIO()
+    with Reporter("build", 2, "json", stream=stream, target="kept") as progress:
+        for status in ("accepted", "dropped", "accepted", "accepted"):
+            progress.outcome({"status": status})
+        line = progress.line()
+    last = json.loads(stream.getvalue().splitlines()[-1])
+    assert (last["done"], last["total"], last["kept"], last["dropped"], last["not_needed"]) == (4, 2, 2, 1, 1)
+    assert line.startswith("build: 2/2 kept from 4 attempt(s), 1 dropped, 0 errors, 1 not needed")
 
 
 def test_tokens_and_cost_are_summed():
