@@ -465,7 +465,7 @@ def _distractors_bite(run: GateRun) -> GateResult:
 
 @gate("judges", needs=("dialogue", "llm"), order=REPLAY_STAGE + 20)
 def _judges(run: GateRun) -> GateResult:
-    passed, detail, votes = judge_panel(run.record, run.client)
+    passed, detail, votes = judge_panel(run.task, run.client)
     return GateResult(passed, detail, votes=votes)
 
 
