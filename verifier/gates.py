@@ -307,12 +307,12 @@ def specifics_gate(record: TaskRecord) -> GateResult:
     return GateResult(True, f"{count} specific(s) carried by the dialogue, none in the intent")
 
 
-def reference_gate(record: dict[str, Any], testbed: Path, reference: Path | None, now: datetime,
+def reference_gate(record: TaskRecord, testbed: Path, reference: Path | None, now: datetime,
                    work: Path, trusted: bool = False) -> GateResult:
     """The reference-applied state (``office_env.evaluation.reference_state``) passes the
     exact-match criteria; ``proven`` when it passes them all, else skipped as ``unproven``.
     A seed's testbed is a stranger's tree: copied, never linked, unless ``trusted``."""
-    criteria = record["evaluation"]
+    criteria = record.criteria()
     ws = Workspace(testbed, now=now).copy_to(work / "reference-state", link=trusted)
     try:
         applied = apply_reference(ws, criteria, reference, testbed)
@@ -403,39 +403,40 @@ def _fails_untouched(run: GateRun) -> GateResult:
 
 @gate("reference_passes", needs=("testbed", "reference"), order=REPLAY_STAGE + 1)
 def _reference_passes(run: GateRun) -> GateResult:
-    return reference_gate(run.record, run.testbed, run.reference, run.now, run.work, run.trusted)
+    return reference_gate(run.task, run.testbed, run.reference, run.now, run.work, run.trusted)
 
 
 @gate("oracle_passes", needs=("testbed", "replays", "oracle", "reference"), order=REPLAY_STAGE + 2)
 def _oracle_passes(run: GateRun) -> GateResult:
     """Every oracle call succeeds, the criteria pass and no booking double-books the user; the
     calls' observations are kept for ``findings_not_pastes``."""
-    record = run.record
-    if not record.get("oracle"):
+    record: TaskRecord = run.task
+    if not record.oracle:
         return _no_plan(record)
-    ws, calls = run.replays.run(record["oracle"], "oracle")
+    oracle = [step.to_dict() for step in record.oracle]
+    ws, calls = run.replays.run(oracle, "oracle")
     run.observations = [c.observation for c in calls]
     failed = [f"{c.tool}: {c.observation}" for c in calls if not c.ok]
-    report = evaluate_criteria(ws, record["evaluation"], run.reference, day_first=task_day_first(record))
-    failed += double_bookings(Workspace(run.testbed, now=run.now), ws, record["oracle"])
+    report = evaluate_criteria(ws, record.criteria(), run.reference, day_first=task_day_first(record))
+    failed += double_bookings(Workspace(run.testbed, now=run.now), ws, oracle)
     ok = report.passed and not failed
     return GateResult(ok, "oracle plan passes" if ok else "; ".join(failed + [r.reason for r in report.failures()])[:500])
 
 
 @gate("baseline_fails", needs=("testbed", "replays", "oracle", "reference"), order=REPLAY_STAGE + 3)
 def _baseline_fails(run: GateRun) -> GateResult:
-    record = run.record
-    if not record.get("oracle"):
+    record: TaskRecord = run.task
+    if not record.oracle:
         return _no_plan(record)
-    ws = run.replays.state(record.get("baseline", []), "baseline")
-    base = evaluate_criteria(ws, record["evaluation"], run.reference, day_first=task_day_first(record))
+    ws = run.replays.state([step.to_dict() for step in record.baseline or []], "baseline")
+    base = evaluate_criteria(ws, record.criteria(), run.reference, day_first=task_day_first(record))
     return GateResult(not base.passed, "intent-only baseline fails" if not base.passed else "intent-only baseline passes")
 
 
-def _no_plan(record: dict[str, Any]) -> GateResult:
+def _no_plan(record: TaskRecord) -> GateResult:
     """A seed task or a model-written task may come without a plan (the harness decides); an
     offline Neo record always has one."""
-    if record["split"] == "plus" or record["provenance"].get("backend") == "llm":
+    if record.split == "plus" or record.provenance.backend == "llm":
         return GateResult(True, NO_ORACLE, skipped=True)
     return GateResult(False, "no oracle plan")
 
