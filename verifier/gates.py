@@ -190,23 +190,24 @@ def misreading_gate(record: TaskRecord, dynamic: str, testbed: Path, reference: 
     return GateResult(True, f"{len(plans)} {word} plan(s) fail the criteria, alone and as hedges")
 
 
-def answer_forms_gate(record: dict[str, Any], testbed: Path, reference: Path | None, now: datetime, work: Path,
+def answer_forms_gate(record: TaskRecord, testbed: Path, reference: Path | None, now: datetime, work: Path,
                       trusted: bool = False, replays: Replays | None = None) -> GateResult:
     """The oracle with its prose written the ways people write dates, times and amounts
     (``verifier.answer_forms``: "Monday 7 April", "2 pm", "1,374.45") still passes the criteria:
     a check that only takes the oracle's own spelling would fail right answers."""
-    if not record.get("oracle"):
+    if not record.oracle:
         return GateResult(True, NO_ORACLE, skipped=True)
-    plans = answer_form_plans(record["oracle"], now, task_day_first(record))
+    plans = answer_form_plans([step.to_dict() for step in record.oracle], now, task_day_first(record))
     if not plans:
         return GateResult(True, "the oracle writes no date, time or amount in prose", skipped=True)
-    if not _prose_needs_figures(record["evaluation"]):  # the rewriting changes nothing a check reads
+    criteria = record.criteria()
+    if not _prose_needs_figures(criteria):  # the rewriting changes nothing a check reads
         return GateResult(True, "no check of the prose reads a date, a time or an amount", skipped=True)
     problems = []
     replays = replays or Replays(testbed, now, work, trusted)
     for form, plan in plans:
         ws = replays.state(plan, f"answer-{form}")
-        report = evaluate_criteria(ws, record["evaluation"], reference, day_first=task_day_first(record))
+        report = evaluate_criteria(ws, criteria, reference, day_first=task_day_first(record))
         if not report.passed:
             problems.append(f"written as {form}: " + "; ".join(r.reason for r in report.failures())[:200])
     if problems:
@@ -449,7 +450,7 @@ def _findings_not_pastes(run: GateRun) -> GateResult:
 
 @gate("answer_forms", needs=("testbed", "replays", "oracle", "reference"), order=REPLAY_STAGE + 5)
 def _answer_forms(run: GateRun) -> GateResult:
-    return answer_forms_gate(run.record, run.testbed, run.reference, run.now, run.work, run.trusted, run.replays)
+    return answer_forms_gate(run.task, run.testbed, run.reference, run.now, run.work, run.trusted, run.replays)
 
 
 @gate("corrections_bite", needs=("dialogue", "testbed", "replays", "oracle", "reference"), order=REPLAY_STAGE + 6)
