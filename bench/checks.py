@@ -50,16 +50,17 @@ def measure(dataset: Path, work: Path) -> dict[str, Any]:
     families: dict[str, Counter] = defaultdict(Counter)
     orders: Counter = Counter()  # answer-form verdicts per office order of a numeric date
     for task in iter_tasks(dataset):
-        record = task.record
-        if record is None or not record.get("oracle"):
+        record = task.task
+        if record is None or task.record is None or not record.oracle:
             continue
         now = task_now(record)
         scratch = work / task.id
         scratch.mkdir(parents=True)
         forms = answer_forms_gate(record, task.testbed, task.reference, now, scratch)
-        calls = replay_plan(task.testbed, record["oracle"], now, scratch, "oracle").results
-        paste = paste_gate(record, task.testbed, task.reference, now, scratch, [c.observation for c in calls])
-        family = families[record["family"]]
+        calls = replay_plan(task.testbed, [step.to_dict() for step in record.oracle], now, scratch, "oracle").results
+        # the paste gate reads the trace a build's trace gate writes into the record as made: it takes the JSON
+        paste = paste_gate(task.record, task.testbed, task.reference, now, scratch, [c.observation for c in calls])
+        family = families[record.family]
         family["tasks"] += 1
         family[f"forms {_verdict(forms)}"] += 1
         family[f"paste {_verdict(paste)}"] += 1

@@ -17,6 +17,7 @@ from pathlib import Path
 
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 
+from backends.task_record import parse_record  # noqa: E402
 from harness.probes import cue_pool, probes_for  # noqa: E402
 from orchestrator.build import build  # noqa: E402
 from orchestrator.roles import BuildConfig  # noqa: E402
@@ -29,7 +30,8 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-probes-") as tmp:
         build(Path(tmp) / "data", args.n, BuildConfig(seed=args.seed), workers=2)
-        records = [json.loads(p.read_text()) for p in sorted((Path(tmp) / "data" / "tasks").glob("*/task.json"))]
+        records = [parse_record(json.loads(p.read_text()))
+                   for p in sorted((Path(tmp) / "data" / "tasks").glob("*/task.json"))]
     start = time.perf_counter()
     pool = cue_pool(records)
     probes = [p for r in records for p in probes_for(r, pool)]

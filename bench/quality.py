@@ -79,6 +79,7 @@ from typing import Any
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 
 from backends.dataset_reader import iter_tasks
+from backends.task_record import TaskRecord
 from backends.tokens import counter_name
 from harness.context import ContextConfig, build_context
 from harness.runner import EvalConfig, EvalError
@@ -210,19 +211,19 @@ def design_lines(design: dict[str, Any]) -> list[dict[str, Any]]:
     return lines
 
 
-def plus_lines(records: list[dict[str, Any]], build_info: dict[str, Any]) -> list[dict[str, Any]]:
+def plus_lines(records: list[TaskRecord], build_info: dict[str, Any]) -> list[dict[str, Any]]:
     """The Plus figures: fragments, queries that name the work, plain-word typos left in the chat,
     the seed lint's findings per class and the share of tasks proven solvable offline."""
     from generators.plus_offline import MIN_CLAUSE_WORDS, query_names_work
     from generators.typos import fix_typos
 
-    long_enough = [r for r in records if len(r["description"].split()) >= MIN_CLAUSE_WORDS]
-    fragments = sum(len(m["text"].split()) < MIN_CLAUSE_WORDS for r in long_enough for m in r["memory"])
-    naming = sum(query_names_work(r["query"], r["description"]) for r in records)
+    long_enough = [r for r in records if len(r.description.split()) >= MIN_CLAUSE_WORDS]
+    fragments = sum(len(m.text.split()) < MIN_CLAUSE_WORDS for r in long_enough for m in r.memory)
+    naming = sum(query_names_work(r.query, r.description) for r in records)
     typos = 0
     for r in records:
-        said = " ".join(t["text"].lower() for s in r["dialogue"] for t in s["turns"])
-        typos += sum(f" {typo} " in f" {said} " for typo, _ in fix_typos(r["description"])[1])
+        said = " ".join(t.text.lower() for s in r.dialogue for t in s.turns)
+        typos += sum(f" {typo} " in f" {said} " for typo, _ in fix_typos(r.description)[1])
     lint = build_info.get("lint", {})
     proof = build_info.get("proof", {})
     proven, total = proof.get("proven", 0), proof.get("proven", 0) + proof.get("unproven", 0)
@@ -421,7 +422,8 @@ def measure(folder: Path, train_folder: Path, train_source: str, *, workers: int
     lines += form_lines(records, kind, folder)
     if oracle:
         lines.append(oracle_line(folder, workers))
-    lines += plus_lines(records, _build_info(folder)) if kind == "plus" else design_lines(design_figures(tasks))
+    typed = [t.task for t in tasks if t.task is not None]
+    lines += plus_lines(typed, _build_info(folder)) if kind == "plus" else design_lines(design_figures(tasks))
     return lines + adversary_lines(train, records, train_source)
 
 

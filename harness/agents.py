@@ -249,11 +249,5 @@ def _bounded(message: dict[str, Any]) -> dict[str, Any]:
     return message
 
 
-def plan_of(record: dict[str, Any]) -> list[dict[str, Any]]:
-    """The record's oracle plan (empty when it has none)."""
-    plan = record.get("oracle") or []
-    return [{"tool": c["tool"], "args": c["args"]} for c in plan]
-
-
 __all__ = ["Agent", "Episode", "Trajectory", "OracleAgent", "NoneAgent", "LLMAgent", "agent_messages",
-           "plan_of", "DEFAULT_STEP_CAP", "REQUEST_MARKER"]
+           "DEFAULT_STEP_CAP", "REQUEST_MARKER"]

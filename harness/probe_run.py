@@ -24,6 +24,7 @@ from typing import Any
 from backends.dataset_reader import dataset_identity, iter_tasks
 from backends.llm import LLMError
 from backends.llm.failures import RefusalWatch, RunRefused
+from backends.task_record import TaskRecord
 from backends.prompts import render
 from harness.agents import llm_error_text
 from harness.context import ContextConfig, build_context
@@ -58,24 +59,25 @@ def ask(agent: str, probe: Probe, history: str, client: Any = None) -> str:
     return data["answer"]
 
 
-def _history(record: dict[str, Any], probe: Probe, context: ContextConfig, client: Any) -> str:
+def _history(record: TaskRecord, probe: Probe, context: ContextConfig, client: Any) -> str:
+    shown = record.to_dict()
     if context.mode == "rag":  # retrieve for the question asked, not for the task's query
-        record = {**record, "query": probe.question}
-    return build_context(record, context, client=client).text
+        shown = {**shown, "query": probe.question}
+    return build_context(shown, context, client=client).text
 
 
-def _probe_task(record: dict[str, Any], pool: Any, config: ProbeConfig, client: Any,
+def _probe_task(record: TaskRecord, pool: Any, config: ProbeConfig, client: Any,
                 refusals: RefusalWatch | None = None) -> dict[str, Any]:
     """One task's probes asked closed-book and with the history: its result rows, the questions the
     endpoint failed, why it has no probes (``skipped``) and the seconds spent making them."""
     made = time.perf_counter()
     try:
         probes = probes_for(record, pool)
-        long_history = build_context(record, config.context, client=client).text \
+        long_history = build_context(record.to_dict(), config.context, client=client).text \
             if config.context.mode != "rag" else None
     except (AttributeError, KeyError, TypeError, ValueError) as exc:
-        return {"id": str(record.get("id")), "results": [], "errors": [], "generated": 0.0,
-                "skipped": {"id": str(record.get("id")), "reason": f"no probes: {exc.__class__.__name__}: {exc}"}}
+        return {"id": record.id, "results": [], "errors": [], "generated": 0.0,
+                "skipped": {"id": record.id, "reason": f"no probes: {exc.__class__.__name__}: {exc}"}}
     generated = time.perf_counter() - made
     results, errors = [], []
     refusals = refusals if refusals is not None else RefusalWatch()
@@ -95,7 +97,7 @@ def _probe_task(record: dict[str, Any], pool: Any, config: ProbeConfig, client: 
         refusals.see(None)
         results.append({**probe.to_dict(), "closed_book": closed, "closed_book_correct": closed == probe.answer,
                         "with_history": informed, "with_history_correct": informed == probe.answer})
-    return {"id": str(record.get("id")), "results": results, "errors": errors, "generated": generated,
+    return {"id": record.id, "results": results, "errors": errors, "generated": generated,
             "skipped": None}
 
 
@@ -107,15 +109,15 @@ def run_probes(dataset: Path, out: Path, config: ProbeConfig, client: Any = None
     overlap) and write the run folder; the output is the same whatever the worker count."""
     started = time.perf_counter()
     loaded = [t for t in iter_tasks(dataset)]
-    records = [t.record for t in loaded if t.record is not None]
-    skipped = [{"id": t.id, "reason": f"cannot be read: {t.error}"} for t in loaded if t.record is None]
-    pool = cue_pool(records)  # reads past malformed memory (a piece that is not an object is passed over)
+    records = [t.task for t in loaded if t.task is not None]
+    skipped = [{"id": t.id, "reason": f"cannot be read: {t.error}"} for t in loaded if t.task is None]
+    pool = cue_pool(records)
     if on_total is not None:
         on_total(len(records))
 
     refusals = RefusalWatch()
 
-    def one(record: dict[str, Any]) -> dict[str, Any]:
+    def one(record: TaskRecord) -> dict[str, Any]:
         outcome = _probe_task(record, pool, config, client, refusals)
         if on_outcome is not None:
             failed = outcome["skipped"] is not None or (outcome["errors"] and not outcome["results"])

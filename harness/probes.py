@@ -21,6 +21,7 @@ import random
 from dataclasses import asdict, dataclass
 from datetime import date, datetime, timedelta
 from typing import Any
+from backends.task_record import Memory, TaskRecord
 from office_env.seeding import rng as seeded
 
 NONE_OF_THESE = "None of these: the history settles on something else"
@@ -47,25 +48,20 @@ def _rng(*parts: str) -> random.Random:
     return seeded("probes", *parts)
 
 
-def _words(cue: str) -> str:
+def _words(cue: str | None) -> str:
     return str(cue or "detail").replace("_", " ")
 
 
-def _listed(value: Any) -> list[Any]:
-    return list(value) if isinstance(value, (list, tuple)) else []
-
-
-def _values(piece: dict[str, Any]) -> tuple[str, list[str], list[str]]:
-    final = str(piece.get("value"))
-    earlier = [str(v) for v in _listed(piece.get("superseded")) if str(v) != final]
-    near = [str(d.get("value")) for d in _listed(piece.get("distractors"))
-            if isinstance(d, dict) and str(d.get("value")) != final]
+def _values(piece: Memory) -> tuple[str, list[str], list[str]]:
+    final = piece.value
+    earlier = [v for v in piece.superseded or [] if v != final]
+    near = [d.value for d in piece.distractors or [] if d.value != final]
     return final, earlier, near
 
 
-def _choice(record: dict[str, Any], piece: dict[str, Any], dynamic: str, question: str, right: str,
+def _choice(record: TaskRecord, piece: Memory, dynamic: str, question: str, right: str,
             wrong: list[str], pool: list[str], *, may_hide: bool) -> Probe:
-    rng = _rng(record["id"], piece["id"], dynamic)
+    rng = _rng(record.id, piece.id, dynamic)
     own = [v for v in dict.fromkeys(wrong) if v != right]
     rest = [v for v in dict.fromkeys(pool) if v != right and v not in own]
     rng.shuffle(rest)
@@ -75,7 +71,7 @@ def _choice(record: dict[str, Any], piece: dict[str, Any], dynamic: str, questio
     rng.shuffle(chosen)  # "none of these" too: no letter is right more often than chance
     options = tuple(chosen)
     answer = LETTERS[options.index(NONE_OF_THESE if hide else right)]
-    return Probe(record["id"], piece["id"], dynamic, question, options, answer, not hide)
+    return Probe(record.id, piece.id, dynamic, question, options, answer, not hide)
 
 
 def _when(value: str, now: date) -> date | None:
@@ -105,38 +101,37 @@ def _when(value: str, now: date) -> date | None:
     return best
 
 
-def cue_pool(records: list[dict[str, Any]]) -> dict[str, list[str]]:
+def cue_pool(records: list[TaskRecord]) -> dict[str, list[str]]:
     """Every value said for each kind of detail (cue) across a dataset, in first-seen order: the
     plausible wrong options for a piece with no earlier or near-miss value of its own."""
     pool: dict[str, dict[str, None]] = {}
     for record in records:
-        for piece in _listed(record.get("memory") if isinstance(record, dict) else None):
-            if isinstance(piece, dict) and "value" in piece:
-                final, earlier, near = _values(piece)
-                pool.setdefault(str(piece.get("cue")), {}).update(dict.fromkeys([final, *earlier, *near]))
+        for piece in record.memory:
+            final, earlier, near = _values(piece)
+            pool.setdefault(str(piece.cue), {}).update(dict.fromkeys([final, *earlier, *near]))
     return {cue: list(values) for cue, values in pool.items()}
 
 
-def probes_for(record: dict[str, Any], pool_by_cue: dict[str, list[str]] | None = None) -> list[Probe]:
+def probes_for(record: TaskRecord, pool_by_cue: dict[str, list[str]] | None = None) -> list[Probe]:
     """Every probe of one task record, in memory order. Wrong options come from the piece itself,
     then from the same kind of detail elsewhere (``pool_by_cue``), then from the task's other values."""
-    memory = [m for m in _listed(record.get("memory")) if isinstance(m, dict) and m.get("id") and "value" in m]
+    memory = record.memory
     task_pool: list[str] = []
     for piece in memory:
         final, earlier, near = _values(piece)
         task_pool += [final, *earlier, *near]
-    now = datetime.strptime(record["now"]["date"], "%Y-%m-%d").date()
+    now = datetime.strptime(record.now.date, "%Y-%m-%d").date()
     subjects: dict[tuple[str, str], int] = {}
     for piece in memory:
-        key = (str(piece.get("cue")), str(piece.get("about")))
+        key = (str(piece.cue), str(piece.about))
         subjects[key] = subjects.get(key, 0) + 1
     out: list[Probe] = []
     for piece in memory:
-        if subjects[(str(piece.get("cue")), str(piece.get("about")))] > 1:
+        if subjects[(str(piece.cue), str(piece.about))] > 1:
             continue  # several values of one kind for one thing: "which one was settled" has no single answer
         final, earlier, near = _values(piece)
-        thing, cue = piece.get("about") or "the task", _words(piece.get("cue"))
-        same_kind = [v for v in (pool_by_cue or {}).get(str(piece.get("cue")), []) if v != final]
+        thing, cue = piece.about or "the task", _words(piece.cue)
+        same_kind = [v for v in (pool_by_cue or {}).get(str(piece.cue), []) if v != final]
         pool = same_kind if len(same_kind) >= 3 else same_kind + task_pool
         if earlier:
             out.append(_choice(record, piece, "current", f"Which {cue} holds now for {thing}?", final, earlier, [],
@@ -151,12 +146,12 @@ def probes_for(record: dict[str, Any], pool_by_cue: dict[str, list[str]] | None 
                                may_hide=True))
         when = _when(final, now)
         if when is not None:
-            rng = _rng(record["id"], piece["id"], "relative_time")
+            rng = _rng(record.id, piece.id, "relative_time")
             reference = when + timedelta(days=rng.choice([-2, -1, 0, 1, 2]))
             options = ("before that day", "on that day", "after that day")
             right = options[0] if when < reference else options[1] if when == reference else options[2]
             question = f"Is {thing} before, on or after {reference:%A %Y-%m-%d}?"
-            out.append(Probe(record["id"], piece["id"], "relative_time", question, options,
+            out.append(Probe(record.id, piece.id, "relative_time", question, options,
                              LETTERS[options.index(right)], True))
     return out
 

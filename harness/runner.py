@@ -46,7 +46,6 @@ from harness.run_folder import (CACHE, FINISHED, PROGRESS, REPORT, REPORT_HTML, 
                                 state_bytes, write_state)
 from office_env import Workspace, default_registry, validate_criteria
 from office_env.evaluation.officebench_semantics import SEMANTICS, scorer
-from office_env.limits import MAX_DIALOGUE_TURNS
 from office_env.replays import replay_plan
 
 AGENTS = ("llm", "oracle", "none")
@@ -176,55 +175,20 @@ def make_agent(config: EvalConfig, record: TaskRecord) -> Agent:
     return LLMAgent(_config_client(config))
 
 
-def record_problem(record: dict[str, Any], request: str) -> str | None:
-    """Why a record cannot be evaluated (None when it can)."""
+def record_problem(record: TaskRecord, request: str) -> str | None:
+    """Why a task cannot be evaluated (None when it can). Its shape is the reader's to check (a
+    record the schema refuses never gets here); what is left is what the schema cannot say."""
+    if not getattr(record, request).strip():
+        return f"{request}: missing or empty"
+    from backends.dataset_reader import task_now
+
     try:
-        for key in ("id", "apps", "user", "now", "evaluation", "dialogue"):
-            if key not in record:
-                return f"{key}: missing"
-        if not isinstance(record.get(request), str) or not record[request].strip():
-            return f"{request}: missing or empty"
-        for key in ("name", "username"):
-            if not isinstance(record["user"].get(key), str):
-                return f"user.{key}: missing"
-        from backends.dataset_reader import task_now
-
         task_now(record)
-        if not isinstance(record["now"].get("weekday"), str):
-            return "now.weekday: missing"
-        problem = _dialogue_problem(record["dialogue"])
-        if problem:
-            return problem
-        problems = validate_criteria(record["evaluation"])
-        if problems:
-            return "; ".join(str(p) for p in problems[:3])
-    except (AttributeError, TypeError, ValueError, KeyError) as exc:
+    except ValueError as exc:
         return f"unusable record ({exc.__class__.__name__}: {exc})"
-    return None
-
-
-def _dialogue_problem(dialogue: Any) -> str | None:
-    """Why a record's dialogue cannot be shown to an agent: it must be a list of sessions, each a
-    whole-number day, a date and turns of a user or assistant saying some text at a time."""
-    if not isinstance(dialogue, list) or not dialogue:
-        return "dialogue: not a list of sessions"
-    turns = sum(len(s["turns"]) for s in dialogue if isinstance(s, dict) and isinstance(s.get("turns"), list))
-    if turns > MAX_DIALOGUE_TURNS:
-        return f"dialogue: {turns:,} turns, over the limit of {MAX_DIALOGUE_TURNS:,}"
-    for i, session in enumerate(dialogue):
-        where = f"dialogue[{i}]"
-        if not isinstance(session, dict):
-            return f"{where}: not an object"
-        if not isinstance(session.get("day"), int) or isinstance(session.get("day"), bool):
-            return f"{where}.day: not a whole number"
-        if not isinstance(session.get("date"), str):
-            return f"{where}.date: missing"
-        if not isinstance(session.get("turns"), list):
-            return f"{where}.turns: not a list"
-        for j, turn in enumerate(session["turns"]):
-            if not isinstance(turn, dict) or turn.get("role") not in ("user", "assistant") \
-                    or not isinstance(turn.get("text"), str) or not isinstance(turn.get("ts"), str):
-                return f"{where}.turns[{j}]: not a user or assistant turn with text and a time"
+    problems = validate_criteria(record.criteria())
+    if problems:
+        return "; ".join(str(p) for p in problems[:3])
     return None
 
 
@@ -403,7 +367,7 @@ def _check_oracle_plans(dataset: Path) -> None:
     """The oracle agent replays plans: a dataset with none (a Plus split of seed tasks) is refused."""
     from backends.dataset_reader import iter_tasks
 
-    if not any(task.record is not None and task.record.get("oracle") for task in iter_tasks(dataset)):
+    if not any(task.task is not None and task.task.oracle for task in iter_tasks(dataset)):
         raise EvalError(f"--agent oracle: no task of {dataset} has an oracle plan to replay (tasks regenerated "
                         "from seeds come without one); use --agent llm or --agent none")
 
@@ -421,7 +385,7 @@ def _jobs(dataset: Path, config: EvalConfig, summary: RunSummary
             summary.skipped.append({"id": task.id, "error": task.error or "unreadable"})
             continue
         digests[task.id] = task_digest(task)
-        problem = record_problem(task.record, config.request)
+        problem = record_problem(task.task, config.request)
         if problem:
             summary.skipped.append({"id": task.id, "error": f"{task.folder / 'task.json'}: {problem}"})
             continue
@@ -436,7 +400,7 @@ def _lines(outcome: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _run_job(dataset_dir: str, out_dir: str, config: EvalConfig, work_dir: str | None,
-             job: tuple[str, dict[str, Any]]) -> dict[str, Any]:
+             job: tuple[str, TaskRecord]) -> dict[str, Any]:
     return run_task(dataset_dir, job[0], job[1], out_dir, config, work_dir)
 
 

@@ -106,6 +106,9 @@ def _persona(record: dict[str, Any]) -> dict[str, Any]:
 
 
 def stretch_record(record: dict[str, Any], days: int) -> dict[str, Any]:
+    """A new task made of ``record`` (as read: JSON) with its history stretched to ``days``. It is
+    written as a task of its own, so it is made as records are made, as JSON: a copy of the record
+    as read, every key in its place, with the new dialogue and ``said_as``."""
     sessions = record["dialogue"]
     original = len(sessions)
     if days < original:
@@ -163,11 +166,11 @@ def run_sweep(dataset: Path, out: Path, config: EvalConfig, horizons: list[int],
     """Stretch every task to each horizon, evaluate each stretched dataset, fit the curve and write
     the sweep's folder; ``on_outcome`` hears of every task evaluated (tasks x horizons in all)."""
     check_banks()  # a broken dialogue bank stops the sweep here, before any folder is written
-    tasks = [t for t in iter_tasks(dataset) if t.record is not None]
+    tasks = [t for t in iter_tasks(dataset) if t.record is not None and t.task is not None]
     if on_total is not None:
         on_total(len(tasks) * len(horizons))
     for task in tasks:
-        own = len(task.record.get("dialogue") or [])
+        own = len(task.task.dialogue)
         if horizons[0] < own:
             raise SweepError(f"--horizons: {horizons[0]} day(s) is below the history of {task.id} ({own} days); "
                              f"start at {own} or more")

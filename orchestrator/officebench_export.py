@@ -24,7 +24,8 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
-from backends.dataset_reader import LoadedTask, iter_tasks, task_day_first, ticking
+from backends.dataset_reader import iter_tasks, task_day_first, task_now, ticking
+from backends.task_record import Step, TaskRecord
 from generators.spoken_time import value_time
 from office_env import OfficeError
 from office_env.evaluation.officebench_semantics import evaluate_officebench
@@ -46,34 +47,38 @@ class ExportSummary:
     folders: dict[str, str] = field(default_factory=dict)  # exported folder (tasks/<name>) -> homer task id
 
 
-def _subtask(record: dict[str, Any], evaluation: list[dict[str, Any]]) -> dict[str, Any]:
-    clock = datetime.strptime(record["now"]["time"], "%H:%M").strftime("%I:%M %p")
-    return {"username": record["user"]["username"], "date": record["now"]["date"],
-            "weekday": record["now"]["weekday"], "time": clock, "task": record["description"],
+def _subtask(record: TaskRecord, evaluation: list[dict[str, Any]]) -> dict[str, Any]:
+    clock = datetime.strptime(record.now.time, "%H:%M").strftime("%I:%M %p")
+    return {"username": record.user.username, "date": record.now.date,
+            "weekday": record.now.weekday, "time": clock, "task": record.description,
             "evaluation": evaluation}
 
 
-def _states(task: LoadedTask, testbed: Path, reference: Path | None, scratch: Path,
+def _plan(steps: list[Step] | None) -> list[dict[str, Any]]:
+    """A plan's tool calls as the tools take them (``{"tool", "args"}``)."""
+    return [step.to_dict() for step in steps or []]
+
+
+def _states(record: TaskRecord, testbed: Path, reference: Path | None, scratch: Path,
             now: datetime) -> list[tuple[str, Replay]]:
     """The states an export must judge as the task does: untouched, solved (the oracle replayed,
     else the expected files applied), the intent-only baseline and every misreading; each on a
     copy of its own (``office_env.replays``)."""
-    record = task.record
     plans: list[tuple[str, list[dict[str, Any]]]] = [("untouched", [])]
-    if record.get("oracle"):
-        plans.append(("solved", record["oracle"]))
-    if record.get("baseline"):
-        plans.append(("baseline", record["baseline"]))
-    plans += [(f"misreading {m['memory']} {m['value']!r}", m["plan"]) for m in record.get("misreadings") or []]
+    if record.oracle:
+        plans.append(("solved", _plan(record.oracle)))
+    if record.baseline:
+        plans.append(("baseline", _plan(record.baseline)))
+    plans += [(f"misreading {m.memory} {m.value!r}", _plan(m.plan)) for m in record.misreadings or []]
     out = [(name, replay_plan(testbed, plan, now, scratch, f"state-{index}")) for index, (name, plan) in enumerate(plans)]
-    if not record.get("oracle"):
+    if not record.oracle:
         solved = replay_plan(testbed, [], now, scratch, "solved")
-        if apply_reference(solved.workspace, record["evaluation"], reference, testbed):
+        if apply_reference(solved.workspace, record.criteria(), reference, testbed):
             out.append(("solved", solved))
     return out
 
 
-def _check_export(task: LoadedTask, criteria: list[dict[str, Any]], folder: Path, now: datetime) -> str | None:
+def _check_export(record: TaskRecord, criteria: list[dict[str, Any]], folder: Path, now: datetime) -> str | None:
     """Why the exported task, scored by OfficeBench's rules (``--semantics officebench``), does
     not judge each of the task's states (``_states``) as homer judges the original, or ``None``.
     A task with neither an oracle plan nor expected files has no solved state: it is left out
@@ -82,12 +87,12 @@ def _check_export(task: LoadedTask, criteria: list[dict[str, Any]], folder: Path
     reference = reference if reference.is_dir() else None
     scratch = Path(tempfile.mkdtemp(prefix="export-check-"))
     try:
-        states = _states(task, testbed, reference, scratch, now)
+        states = _states(record, testbed, reference, scratch, now)
         if not any(name == "solved" for name, _ in states):
             return "it has no solved state (no oracle plan, no expected files) to check its translation on"
         for name, state in states:
-            original = state.score(task.record["evaluation"], reference, initial_dir=testbed,
-                                   day_first=task_day_first(task.record)).passed
+            original = state.score(record.criteria(), reference, initial_dir=testbed,
+                                   day_first=task_day_first(record)).passed
             there = state.score(criteria, reference, initial_dir=testbed, scorer=evaluate_officebench)
             if there.passed != original:
                 why = ("; ".join(f"[{r.index}] {r.function} {json.dumps(criteria[r.index]['args'])[:120]}: {r.reason}"
@@ -140,32 +145,32 @@ def export_officebench(dataset_dir: Path, out: Path, *, lossy: bool = False,
     summary = ExportSummary()
     counters: dict[int, int] = {}
     for task in ticking(iter_tasks(dataset_dir), on_outcome, lambda: summary.written):
-        if task.record is None:
+        if task.record is None or task.task is None:
             summary.skipped.append(printable(f"{task.id}: {task.error}"))
             continue
-        record = task.record
-        schema = schema_gate(record)  # app_count, now and user must be what the layout needs
+        record = task.task
+        schema = schema_gate(task.record)  # the criteria the catalog takes, no contradiction, unique memory ids
         if not schema.passed:
             summary.skipped.append(printable(f"{task.id}: {task.folder / 'task.json'}: {schema.detail}"))
             continue
-        sent_to = frozenset(str(c["args"].get("recipient", "")).split("@")[0].lower()
-                            for c in record.get("oracle") or [] if c.get("tool") == "email_send_email")
-        criteria = as_written(record["evaluation"], record.get("oracle") or [])
+        sent_to = frozenset(str(step.args.get("recipient", "")).split("@")[0].lower()
+                            for step in record.oracle or [] if step.tool == "email_send_email")
+        criteria = as_written(record.criteria(), _plan(record.oracle))
         translation = to_officebench(criteria, _mailboxes(task.testbed), sent_to)
         lost = list(translation.lost)
         if lost and (not lossy or not translation.criteria):
             hint = " (--lossy keeps it without them)" if translation.criteria else ""
             summary.left_out.append(printable(f"{task.id}: " + "; ".join(lost) + hint))
             continue
-        apps = record["app_count"]
+        apps = record.app_count
         folder = out / "tasks" / f"{apps}-{counters.get(apps, 0) + 1}"
         try:
-            now = datetime.strptime(f"{record['now']['date']} {record['now']['time']}", "%Y-%m-%d %H:%M")
+            now = task_now(record)
             write_task_folder(folder, [_subtask(record, translation.criteria)], task.testbed, task.reference)
         except (ValueError, OSError, OfficeError) as exc:
             summary.skipped.append(printable(f"{task.id}: {exc}"))
             continue
-        problem = _check_export(task, translation.criteria, folder, now)
+        problem = _check_export(record, translation.criteria, folder, now)
         if problem is not None:
             shutil.rmtree(folder, ignore_errors=True)
             summary.left_out.append(printable(f"{task.id}: {problem}"))

@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from backends.task_record import Session, TaskRecord, parse_record
 from office_env.evaluation.catalog import CHECKS
 
 MARKS = ("evidence", "superseded", "distractor")
@@ -37,41 +38,36 @@ def criterion_in_words(criterion: dict[str, Any]) -> str:
     return f"{name}: {what} -- {details}" if details else f"{name}: {what}"
 
 
-def _turns(record: dict[str, Any]) -> list[dict[str, Any]]:
-    out = []
-    for session in _dicts(record.get("dialogue")):
-        for n, turn in enumerate(_dicts(session.get("turns"))):
-            out.append({"day": session.get("day"), "turn": n + 1, "role": turn.get("role"),
-                        "text": str(turn.get("text", "")),
-                        **{m: [str(v) for v in turn.get(m) or []] if isinstance(turn.get(m), list) else []
-                           for m in MARKS}})
-    return out
+def _turns(sessions: list[Session]) -> list[dict[str, Any]]:
+    return [{"day": session.day, "turn": n + 1, "role": turn.role, "text": turn.text,
+             **{m: list(getattr(turn, m) or []) for m in MARKS}}
+            for session in sessions for n, turn in enumerate(session.turns)]
 
 
-def _dicts(value: Any) -> list[dict[str, Any]]:
-    """The objects of a list from a task file (anything else in it is left out)."""
-    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
+def _typed(record: TaskRecord | dict[str, Any]) -> TaskRecord:
+    """The task as its typed record; a record still given as read (JSON) is typed here first."""
+    return record if isinstance(record, TaskRecord) else parse_record(record)
 
 
-def memory_in_context(record: dict[str, Any]) -> list[dict[str, Any]]:
+def memory_in_context(record: TaskRecord | dict[str, Any]) -> list[dict[str, Any]]:
     """Per memory piece: its value and text, and each turn marked with it (evidence, superseded,
     distractor) with the turns around it on the same day."""
-    turns = _turns(record)
+    record = _typed(record)
+    turns = _turns(record.dialogue)
     pieces = []
-    for piece in _dicts(record.get("memory")):
-        mid = piece.get("id")
+    for piece in record.memory:
         marked = []
         for i, turn in enumerate(turns):
-            kinds = [m for m in MARKS if mid in turn[m]]
+            kinds = [m for m in MARKS if piece.id in turn[m]]
             if not kinds:
                 continue
             around = [t for t in turns[max(0, i - CONTEXT_TURNS): i + CONTEXT_TURNS + 1] if t["day"] == turn["day"]]
             marked.append({"day": turn["day"], "turn": turn["turn"], "marks": kinds,
                            "context": [{"turn": t["turn"], "role": t["role"], "text": t["text"],
                                         "here": t is turn} for t in around]})
-        pieces.append({"id": mid, "kind": piece.get("kind"), "value": piece.get("value"), "text": piece.get("text"),
-                       "superseded": piece.get("superseded") or [],
-                       "distractors": [d.get("value") for d in _dicts(piece.get("distractors"))],
+        pieces.append({"id": piece.id, "kind": piece.kind, "value": piece.value, "text": piece.text,
+                       "superseded": piece.superseded or [],
+                       "distractors": [d.value for d in piece.distractors or []],
                        "turns": marked})
     return pieces
 
@@ -95,32 +91,27 @@ def _clean(text: str) -> str:
     return text.translate(_CONTROL)
 
 
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def task_view(record: dict[str, Any], testbed: Path) -> dict[str, Any]:
-    apps = record.get("apps")
+def task_view(record: TaskRecord | dict[str, Any], testbed: Path) -> dict[str, Any]:
+    record = _typed(record)
     return {
-        "id": record.get("id"), "split": record.get("split"), "family": record.get("family"),
-        "apps": [str(a) for a in apps] if isinstance(apps, list) else [],
-        "difficulty": record.get("difficulty"),
-        "user": _dict(record.get("user")), "now": _dict(record.get("now")),
-        "intent": record.get("intent"), "query": record.get("query"), "description": record.get("description"),
-        "subtasks": [str(s) for s in record.get("subtasks") or []] if isinstance(record.get("subtasks"), list) else [],
-        "days": len(_dicts(record.get("dialogue"))), "turns": len(_turns(record)),
+        "id": record.id, "split": record.split, "family": record.family,
+        "apps": list(record.apps),
+        "difficulty": record.difficulty,
+        "user": record.user.to_dict(), "now": record.now.to_dict(),
+        "intent": record.intent, "query": record.query, "description": record.description,
+        "subtasks": list(record.subtasks),
+        "days": len(record.dialogue), "turns": len(_turns(record.dialogue)),
         "memory": memory_in_context(record),
-        "criteria": [criterion_in_words(c) for c in _dicts(record.get("evaluation"))],
-        "oracle": _dicts(record.get("oracle")),
+        "criteria": [criterion_in_words(c) for c in record.criteria()],
+        "oracle": [step.to_dict() for step in record.oracle or []],
         "testbed": testbed_listing(testbed),
     }
 
 
-def day_view(record: dict[str, Any], day: int) -> dict[str, Any] | None:
-    for session in _dicts(record.get("dialogue")):
-        if session.get("day") == day:
-            return {"day": day, "date": session.get("date"),
-                    "turns": [t for t in _turns({"dialogue": [session]})]}
+def day_view(record: TaskRecord | dict[str, Any], day: int) -> dict[str, Any] | None:
+    for session in _typed(record).dialogue:
+        if session.day == day:
+            return {"day": day, "date": session.date, "turns": _turns([session])}
     return None
 
 

@@ -16,12 +16,13 @@ from pathlib import Path
 from typing import Any, Callable
 
 from backends.dataset_reader import task_day_first, task_now
+from backends.task_record import Step, TaskRecord
 from harness.agents import Agent, Episode, LLMAgent, OracleAgent
 from office_env import Workspace, default_registry, evaluate_criteria
 from verifier.gate_registry import REPLAY_STAGE, GateRun, gate
 from verifier.gate_result import GateResult
 
-AgentFor = Callable[[dict[str, Any], str], Agent | None]  # (record, "description" | "intent") -> agent
+AgentFor = Callable[[TaskRecord, str], Agent | None]  # (record, "description" | "intent") -> agent
 
 
 @dataclass(frozen=True)
@@ -35,27 +36,31 @@ def gate_agents(backend: str, client: Any) -> GateAgents:
         agent = LLMAgent(client)
         return GateAgents("llm", lambda record, request: agent)
 
-    def offline(record: dict[str, Any], request: str) -> Agent | None:
-        if not record.get("oracle"):
+    def offline(record: TaskRecord, request: str) -> Agent | None:
+        if not record.oracle:
             return None
-        return OracleAgent(record["oracle"] if request == "description" else record.get("baseline", []))
+        return OracleAgent(_plan(record.oracle if request == "description" else record.baseline))
 
     return GateAgents("offline", offline)
 
 
-def _attempt(record: dict[str, Any], testbed: Path, reference: Path | None, work: Path, agent: Agent,
+def _plan(steps: list[Step] | None) -> list[dict[str, Any]]:
+    return [step.to_dict() for step in steps or []]
+
+
+def _attempt(record: TaskRecord, testbed: Path, reference: Path | None, work: Path, agent: Agent,
              request: str, name: str, trusted: bool = False) -> tuple[bool, int]:
     now = task_now(record)
     ws = Workspace(testbed, now=now, trusted=trusted).copy_to(work / f"agent-{name}", link=True)
-    episode = Episode(task_id=record["id"], user_name=record["user"]["name"], username=record["user"]["username"],
-                      now=record["now"], request=record[request], context="", workspace=ws,
+    episode = Episode(task_id=record.id, user_name=record.user.name, username=record.user.username,
+                      now=record.now.to_dict(), request=getattr(record, request), context="", workspace=ws,
                       registry=default_registry())
     trajectory = agent.run(episode)
-    return evaluate_criteria(ws, record["evaluation"], reference,
+    return evaluate_criteria(ws, record.criteria(), reference,
                              day_first=task_day_first(record)).passed, trajectory.step_count
 
 
-def agent_gates(record: dict[str, Any], testbed: Path, reference: Path | None, work: Path, agents: GateAgents | None,
+def agent_gates(record: TaskRecord, testbed: Path, reference: Path | None, work: Path, agents: GateAgents | None,
                 names: tuple[str, ...], trusted: bool = False) -> dict[str, GateResult]:
     results: dict[str, GateResult] = {}
     for name, request, must_pass in (("solvability", "description", True), ("leakage", "intent", False)):
@@ -75,11 +80,11 @@ def agent_gates(record: dict[str, Any], testbed: Path, reference: Path | None, w
 
 @gate("solvability", needs=("testbed", "reference", "agent"), order=REPLAY_STAGE + 10)
 def _solvability(run: GateRun) -> GateResult:
-    return agent_gates(run.record, run.testbed, run.reference, run.work, run.agents, ("solvability",),
+    return agent_gates(run.task, run.testbed, run.reference, run.work, run.agents, ("solvability",),
                        run.trusted)["solvability"]
 
 
 @gate("leakage", needs=("testbed", "reference", "agent"), order=REPLAY_STAGE + 11)
 def _leakage(run: GateRun) -> GateResult:
-    return agent_gates(run.record, run.testbed, run.reference, run.work, run.agents, ("leakage",),
+    return agent_gates(run.task, run.testbed, run.reference, run.work, run.agents, ("leakage",),
                        run.trusted)["leakage"]

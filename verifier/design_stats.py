@@ -43,29 +43,38 @@ def _office_size(testbed: Path) -> dict[str, Any]:
             "mails": sum(p.suffix.lower() == ".eml" for p in files)}
 
 
+def _or_unknown(value: str | None) -> str:
+    """A field a record may leave out (a Plus task has no family nor difficulty), as the survey counts it."""
+    return value if value is not None else "?"
+
+
 def design_figures(tasks: Iterable[Any]) -> dict[str, Any]:
-    """Figures over loaded tasks (``backends.dataset_reader.LoadedTask``: ``record`` and ``testbed``)."""
-    loaded = [t for t in tasks if t.record is not None]
+    """Figures over loaded tasks (``backends.dataset_reader.LoadedTask``: ``task``, ``record`` and ``testbed``).
+    The figures read the typed record; the trace and the duplicate keys, which a build also takes of
+    the records it makes, read the record as written (``record``)."""
+    loaded = [t for t in tasks if t.record is not None and t.task is not None]
+    typed = [t.task for t in loaded]
     records = [t.record for t in loaded]
     families: dict[str, set[str]] = defaultdict(set)
     intents: dict[str, set[str]] = defaultdict(set)
     queries: dict[str, set[str]] = defaultdict(set)
     steps: dict[int, list[int]] = defaultdict(list)
     hard_steps: list[int] = []
-    for r in records:
-        families[str(r["app_count"])].add(r.get("family", "?"))
-        intents[r.get("family", "?")].add(r.get("intent", ""))
-        queries[r.get("family", "?")].add(r.get("query", ""))
-        if r.get("oracle"):
-            steps[r["app_count"]].append(len(r["oracle"]))
-            if r.get("difficulty") == "hard":
-                hard_steps.append(len(r["oracle"]))
+    for r in typed:
+        family = _or_unknown(r.family)
+        families[str(r.app_count)].add(family)
+        intents[family].add(r.intent)
+        queries[family].add(r.query)
+        if r.oracle:
+            steps[r.app_count].append(len(r.oracle))
+            if r.difficulty == "hard":
+                hard_steps.append(len(r.oracle))
     offices: dict[Any, dict[str, Any]] = {}
     traced = leaves = passing = rules_said = rule_specifics = 0
     problems: Counter = Counter()
     texts: dict[Any, Any] = {}
     for task in loaded:
-        world = (task.record.get("provenance") or {}).get("world_seed", task.id)
+        world = task.task.provenance.to_dict().get("world_seed", task.id)
         if world not in offices:
             offices[world] = _office_size(task.testbed)
             texts[world] = office_text(task.testbed)
@@ -81,22 +90,22 @@ def design_figures(tasks: Iterable[Any]) -> dict[str, Any]:
     sizes = list(offices.values())
     all_rows = [n for s in sizes for n in s["sheet_rows"]]
     all_pages = [n for s in sizes for n in s["pdf_pages"]]
-    counts = Counter(r.get("family", "?") for r in records)
+    counts = Counter(_or_unknown(r.family) for r in typed)
     repeated = [f for f, n in counts.items() if n >= 3]
     return {
-        "tasks": len(records),
+        "tasks": len(typed),
         "families": len({f for names in families.values() for f in names}),
         "families_registered": len(FAMILIES),
         "registered_by_app_count": dict(sorted(Counter(str(len(f.apps)) for f in FAMILIES.values()).items())),
         "families_by_app_count": {k: len(v) for k, v in sorted(families.items())},
-        "tasks_by_app_count": dict(sorted(Counter(str(r["app_count"]) for r in records).items())),
+        "tasks_by_app_count": dict(sorted(Counter(str(r.app_count) for r in typed).items())),
         "intents_per_family": mean(len(intents[f]) for f in repeated) if repeated else None,
         "queries_per_family": mean(len(queries[f]) for f in repeated) if repeated else None,
         "intent_pool_min": min((len(FAMILIES[f].phrasing.intents) for f in counts if f in FAMILIES), default=None),
         "query_pool_min": min((len(FAMILIES[f].phrasing.queries) for f in counts if f in FAMILIES), default=None),
         "median_steps_by_app_count": {str(k): median(v) for k, v in sorted(steps.items())},
         "median_hard_steps": median(hard_steps) if hard_steps else None,
-        "difficulty": dict(sorted(Counter(r.get("difficulty", "?") for r in records).items())),
+        "difficulty": dict(sorted(Counter(_or_unknown(r.difficulty) for r in typed).items())),
         "near_duplicates": len(near_duplicates(records)),
         "worlds": len(sizes),
         "files_per_world": median(s["files"] for s in sizes) if sizes else None,

@@ -190,23 +190,24 @@ def misreading_gate(record: TaskRecord, dynamic: str, testbed: Path, reference: 
     return GateResult(True, f"{len(plans)} {word} plan(s) fail the criteria, alone and as hedges")
 
 
-def answer_forms_gate(record: dict[str, Any], testbed: Path, reference: Path | None, now: datetime, work: Path,
+def answer_forms_gate(record: TaskRecord, testbed: Path, reference: Path | None, now: datetime, work: Path,
                       trusted: bool = False, replays: Replays | None = None) -> GateResult:
     """The oracle with its prose written the ways people write dates, times and amounts
     (``verifier.answer_forms``: "Monday 7 April", "2 pm", "1,374.45") still passes the criteria:
     a check that only takes the oracle's own spelling would fail right answers."""
-    if not record.get("oracle"):
+    if not record.oracle:
         return GateResult(True, NO_ORACLE, skipped=True)
-    plans = answer_form_plans(record["oracle"], now, task_day_first(record))
+    plans = answer_form_plans([step.to_dict() for step in record.oracle], now, task_day_first(record))
     if not plans:
         return GateResult(True, "the oracle writes no date, time or amount in prose", skipped=True)
-    if not _prose_needs_figures(record["evaluation"]):  # the rewriting changes nothing a check reads
+    criteria = record.criteria()
+    if not _prose_needs_figures(criteria):  # the rewriting changes nothing a check reads
         return GateResult(True, "no check of the prose reads a date, a time or an amount", skipped=True)
     problems = []
     replays = replays or Replays(testbed, now, work, trusted)
     for form, plan in plans:
         ws = replays.state(plan, f"answer-{form}")
-        report = evaluate_criteria(ws, record["evaluation"], reference, day_first=task_day_first(record))
+        report = evaluate_criteria(ws, criteria, reference, day_first=task_day_first(record))
         if not report.passed:
             problems.append(f"written as {form}: " + "; ".join(r.reason for r in report.failures())[:200])
     if problems:
@@ -307,12 +308,12 @@ def specifics_gate(record: TaskRecord) -> GateResult:
     return GateResult(True, f"{count} specific(s) carried by the dialogue, none in the intent")
 
 
-def reference_gate(record: dict[str, Any], testbed: Path, reference: Path | None, now: datetime,
+def reference_gate(record: TaskRecord, testbed: Path, reference: Path | None, now: datetime,
                    work: Path, trusted: bool = False) -> GateResult:
     """The reference-applied state (``office_env.evaluation.reference_state``) passes the
     exact-match criteria; ``proven`` when it passes them all, else skipped as ``unproven``.
     A seed's testbed is a stranger's tree: copied, never linked, unless ``trusted``."""
-    criteria = record["evaluation"]
+    criteria = record.criteria()
     ws = Workspace(testbed, now=now).copy_to(work / "reference-state", link=trusted)
     try:
         applied = apply_reference(ws, criteria, reference, testbed)
@@ -403,39 +404,40 @@ def _fails_untouched(run: GateRun) -> GateResult:
 
 @gate("reference_passes", needs=("testbed", "reference"), order=REPLAY_STAGE + 1)
 def _reference_passes(run: GateRun) -> GateResult:
-    return reference_gate(run.record, run.testbed, run.reference, run.now, run.work, run.trusted)
+    return reference_gate(run.task, run.testbed, run.reference, run.now, run.work, run.trusted)
 
 
 @gate("oracle_passes", needs=("testbed", "replays", "oracle", "reference"), order=REPLAY_STAGE + 2)
 def _oracle_passes(run: GateRun) -> GateResult:
     """Every oracle call succeeds, the criteria pass and no booking double-books the user; the
     calls' observations are kept for ``findings_not_pastes``."""
-    record = run.record
-    if not record.get("oracle"):
+    record: TaskRecord = run.task
+    if not record.oracle:
         return _no_plan(record)
-    ws, calls = run.replays.run(record["oracle"], "oracle")
+    oracle = [step.to_dict() for step in record.oracle]
+    ws, calls = run.replays.run(oracle, "oracle")
     run.observations = [c.observation for c in calls]
     failed = [f"{c.tool}: {c.observation}" for c in calls if not c.ok]
-    report = evaluate_criteria(ws, record["evaluation"], run.reference, day_first=task_day_first(record))
-    failed += double_bookings(Workspace(run.testbed, now=run.now), ws, record["oracle"])
+    report = evaluate_criteria(ws, record.criteria(), run.reference, day_first=task_day_first(record))
+    failed += double_bookings(Workspace(run.testbed, now=run.now), ws, oracle)
     ok = report.passed and not failed
     return GateResult(ok, "oracle plan passes" if ok else "; ".join(failed + [r.reason for r in report.failures()])[:500])
 
 
 @gate("baseline_fails", needs=("testbed", "replays", "oracle", "reference"), order=REPLAY_STAGE + 3)
 def _baseline_fails(run: GateRun) -> GateResult:
-    record = run.record
-    if not record.get("oracle"):
+    record: TaskRecord = run.task
+    if not record.oracle:
         return _no_plan(record)
-    ws = run.replays.state(record.get("baseline", []), "baseline")
-    base = evaluate_criteria(ws, record["evaluation"], run.reference, day_first=task_day_first(record))
+    ws = run.replays.state([step.to_dict() for step in record.baseline or []], "baseline")
+    base = evaluate_criteria(ws, record.criteria(), run.reference, day_first=task_day_first(record))
     return GateResult(not base.passed, "intent-only baseline fails" if not base.passed else "intent-only baseline passes")
 
 
-def _no_plan(record: dict[str, Any]) -> GateResult:
+def _no_plan(record: TaskRecord) -> GateResult:
     """A seed task or a model-written task may come without a plan (the harness decides); an
     offline Neo record always has one."""
-    if record["split"] == "plus" or record["provenance"].get("backend") == "llm":
+    if record.split == "plus" or record.provenance.backend == "llm":
         return GateResult(True, NO_ORACLE, skipped=True)
     return GateResult(False, "no oracle plan")
 
@@ -448,7 +450,7 @@ def _findings_not_pastes(run: GateRun) -> GateResult:
 
 @gate("answer_forms", needs=("testbed", "replays", "oracle", "reference"), order=REPLAY_STAGE + 5)
 def _answer_forms(run: GateRun) -> GateResult:
-    return answer_forms_gate(run.record, run.testbed, run.reference, run.now, run.work, run.trusted, run.replays)
+    return answer_forms_gate(run.task, run.testbed, run.reference, run.now, run.work, run.trusted, run.replays)
 
 
 @gate("corrections_bite", needs=("dialogue", "testbed", "replays", "oracle", "reference"), order=REPLAY_STAGE + 6)
@@ -465,7 +467,7 @@ def _distractors_bite(run: GateRun) -> GateResult:
 
 @gate("judges", needs=("dialogue", "llm"), order=REPLAY_STAGE + 20)
 def _judges(run: GateRun) -> GateResult:
-    passed, detail, votes = judge_panel(run.record, run.client)
+    passed, detail, votes = judge_panel(run.task, run.client)
     return GateResult(passed, detail, votes=votes)
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from backends.prompts import render
+from backends.task_record import TaskRecord, Turn as TurnRecord
 from generators.model import Session, Turn, transcript
 from verifier.dialogue_rules import ValueHolder, marked_turns
 from verifier.schemas import JUDGE_VOTE_SCHEMA
@@ -32,82 +33,81 @@ class Vote:
         return {"judge": self.judge, "vote": "accept" if self.accept else "reject", "reason": self.reason}
 
 
-def _turns(record: dict[str, Any]) -> list[dict[str, Any]]:
-    return [t for s in record["dialogue"] for t in s["turns"]]
+def _turns(record: TaskRecord) -> list[TurnRecord]:
+    return [t for s in record.dialogue for t in s.turns]
 
 
-def _completeness(record: dict[str, Any]) -> Vote:
-    holder = ValueHolder(marked_turns(record["dialogue"]))
+def _completeness(record: TaskRecord) -> Vote:
+    holder = ValueHolder(marked_turns([s.to_dict() for s in record.dialogue]))
     indices = range(len(holder.turns))
-    missing = [m.get("said_as") or m["value"] for m in record["memory"]
-               if not any(holder.holds(i, m["value"]) for i in indices)]
+    missing = [m.said_as or m.value for m in record.memory if not any(holder.holds(i, m.value) for i in indices)]
     if missing:
         return Vote("completeness", False, f"the chat never gives {missing[0]!r}")
     return Vote("completeness", True, "every detail the task needs is in the chat")
 
 
-def _leakage(record: dict[str, Any]) -> Vote:
-    intent = record["intent"].lower()
-    leaked = [m["value"] for m in record["memory"] if m["value"].lower() in intent]
+def _leakage(record: TaskRecord) -> Vote:
+    intent = record.intent.lower()
+    leaked = [m.value for m in record.memory if m.value.lower() in intent]
     if leaked:
         return Vote("no leakage", False, f"the intent gives away {leaked[0]!r}")
-    if intent.strip() == record["description"].strip().lower():
+    if intent.strip() == record.description.strip().lower():
         return Vote("no leakage", False, "the intent repeats the full description")
     return Vote("no leakage", True, "the intent keeps the specifics out")
 
 
-def _clarity(record: dict[str, Any]) -> Vote:
-    if not record["description"].strip() or not record["subtasks"]:
+def _clarity(record: TaskRecord) -> Vote:
+    if not record.description.strip() or not record.subtasks:
         return Vote("clarity and solvability", False, "the task has no description or no subtasks")
-    if len(set(record["subtasks"])) != len(record["subtasks"]):
+    if len(set(record.subtasks)) != len(record.subtasks):
         return Vote("clarity and solvability", False, "a subtask is repeated")
     return Vote("clarity and solvability", True, "one clear job, split into distinct steps")
 
 
-def _realism(record: dict[str, Any]) -> Vote:
+def _realism(record: TaskRecord) -> Vote:
     turns = _turns(record)
-    carrying = sum(1 for t in turns if t.get("evidence") or t.get("superseded") or t.get("distractor"))
-    if len(record["dialogue"]) < 2:
+    carrying = sum(1 for t in turns if t.evidence or t.superseded or t.distractor)
+    if len(record.dialogue) < 2:
         return Vote("realism", False, "a single session is not a working relationship")
     if turns and carrying / len(turns) > 0.5:
         return Vote("realism", False, "almost every turn is a task detail; there is no small talk")
     return Vote("realism", True, "task details sit among believable small talk")
 
 
-def _language(record: dict[str, Any]) -> Vote:
+def _language(record: TaskRecord) -> Vote:
     turns = _turns(record)
-    texts = [t["text"].strip() for t in turns]
+    texts = [t.text.strip() for t in turns]
     if any(not t for t in texts):
         return Vote("language", False, "a turn is empty")
-    claims = [t for t in turns if t["role"] == "assistant" and _CLAIMS.search(t["text"])]
+    claims = [t for t in turns if t.role == "assistant" and _CLAIMS.search(t.text)]
     if claims:
-        return Vote("language", False, f"the assistant claims work done in the chat: {claims[0]['text'][:60]!r}")
+        return Vote("language", False, f"the assistant claims work done in the chat: {claims[0].text[:60]!r}")
     repeats = sum(1 for a, b in zip(texts, texts[1:]) if a == b)
     if repeats:
         return Vote("language", False, "the same line is said twice in a row")
     return Vote("language", True, "fluent, varied turns")
 
 
-RULE_JUDGES: tuple[Callable[[dict[str, Any]], Vote], ...] = (_completeness, _leakage, _clarity, _realism, _language)
+RULE_JUDGES: tuple[Callable[[TaskRecord], Vote], ...] = (_completeness, _leakage, _clarity, _realism, _language)
 
 
-def _sessions(record: dict[str, Any]) -> list[Session]:
-    return [Session(s["day"], s["date"], tuple(Turn.from_dict(t) for t in s["turns"])) for s in record["dialogue"]]
+def _sessions(record: TaskRecord) -> list[Session]:
+    return [Session(s.day, s.date, tuple(Turn.from_dict(t.to_dict()) for t in s.turns)) for s in record.dialogue]
 
 
-def llm_votes(client: Any, record: dict[str, Any]) -> list[Vote]:
+def llm_votes(client: Any, record: TaskRecord) -> list[Vote]:
     text = transcript(_sessions(record))
     votes = []
     for number, emphasis in enumerate(PANEL, start=1):
-        inputs = {"judge": number, "weigh_most": emphasis, "description": record["description"],
-                  "intent": record["intent"], "subtasks": record["subtasks"], "query": record["query"]}
+        inputs = {"judge": number, "weigh_most": emphasis, "description": record.description,
+                  "intent": record.intent, "subtasks": list(record.subtasks), "query": record.query}
         data = client.structured("judge", render("judge", inputs=inputs, transcript=text, schema=JUDGE_VOTE_SCHEMA),
                                  JUDGE_VOTE_SCHEMA)
         votes.append(Vote(emphasis, data["vote"] == "accept", data["reason"]))
     return votes
 
 
-def judge_panel(record: dict[str, Any], client: Any = None) -> tuple[bool, str, list[dict[str, Any]]]:
+def judge_panel(record: TaskRecord, client: Any = None) -> tuple[bool, str, list[dict[str, Any]]]:
     """(passed, detail, votes): passed unless ``REJECTS_TO_DROP`` or more judges reject."""
     votes = llm_votes(client, record) if client is not None else [judge(record) for judge in RULE_JUDGES]
     rejects = [v for v in votes if not v.accept]

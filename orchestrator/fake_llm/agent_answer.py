@@ -132,9 +132,10 @@ def dataset_agent_plans(dataset_dir: Path | str, request: str = "intent") -> lis
 
     pairs = []
     for task in iter_tasks(Path(dataset_dir)):
-        record = task.record
-        if record and record.get("oracle") and isinstance(record.get(request), str):
-            pairs.append((record[request], [{"tool": c["tool"], "args": c["args"]} for c in record["oracle"]]))
+        record = task.task
+        text = getattr(record, request, None)
+        if record is not None and record.oracle and isinstance(text, str):
+            pairs.append((text, [step.to_dict() for step in record.oracle]))
     return pairs
 
 

@@ -110,10 +110,9 @@ class ReviewServer:
             if self._index is None:
                 rows = []
                 for task in iter_tasks(self.dataset):
-                    record = task.record if isinstance(task.record, dict) else {}
-                    rows.append({"id": task.id, "family": str(record.get("family") or record.get("split") or "?"),
-                                 "app_count": record.get("app_count") if isinstance(record.get("app_count"), int) else 0,
-                                 "error": task.error})
+                    typed = task.task
+                    rows.append({"id": task.id, "family": (typed.family or typed.split) if typed is not None else "?",
+                                 "app_count": typed.app_count if typed is not None else 0, "error": task.error})
                 self._index = rows
             return self._index
 

@@ -18,6 +18,7 @@ from harness.agents import REQUEST_MARKER, Episode, LLMAgent, agent_messages
 from harness.context import ContextConfig
 from harness.report import metrics, table
 from harness.runner import EvalConfig, EvalError, evaluate, record_problem
+from backends.task_record import RecordError, parse_record
 from office_env import Workspace, default_registry
 from orchestrator.build import build
 from orchestrator.dataset_writer import iter_tasks
@@ -331,22 +332,31 @@ def test_fake_endpoint_agent_prompts(records):
 
 # -- bad input -------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("path, value, words", [
-    (("dialogue",), None, "dialogue: not a list of sessions"),
-    (("dialogue",), [], "dialogue: not a list of sessions"),
-    (("dialogue", 0, "day"), "one", "dialogue[0].day: not a whole number"),
-    (("dialogue", 0, "turns"), {"role": "user"}, "dialogue[0].turns: not a list"),
-    (("dialogue", 0, "turns", 1, "text"), None, "dialogue[0].turns[1]: not a user or assistant turn"),
-    (("dialogue", 0, "turns", 0, "role"), "system", "dialogue[0].turns[0]: not a user or assistant turn"),
+@pytest.mark.parametrize("path, value, field", [
+    (("dialogue",), None, "dialogue"),
+    (("dialogue",), [], "dialogue"),
+    (("dialogue", 0, "day"), "one", "dialogue.0.day"),
+    (("dialogue", 0, "turns"), {"role": "user"}, "dialogue.0.turns"),
+    (("dialogue", 0, "turns", 1, "text"), None, "dialogue.0.turns.1.text"),
+    (("dialogue", 0, "turns", 0, "role"), "system", "dialogue.0.turns.0.role"),
 ])
-def test_a_record_whose_dialogue_an_agent_cannot_be_shown_is_refused(dataset, path, value, words):
+def test_a_record_whose_dialogue_an_agent_cannot_be_shown_is_refused(dataset, path, value, field):
     record = json.loads(next((dataset / "tasks").glob("*/task.json")).read_text())
-    assert record_problem(record, "query") is None
+    assert record_problem(parse_record(record), "query") is None
     target = record
     for key in path[:-1]:
         target = target[key]
     target[path[-1]] = value
-    assert (record_problem(record, "query") or "").startswith(words)
+    with pytest.raises(RecordError) as refused:  # the reader refuses it: it never reaches an agent
+        parse_record(record)
+    assert refused.value.field.startswith(field)
+
+
+def test_what_the_schema_passes_but_eval_cannot_use_is_named(dataset):
+    record = json.loads(next((dataset / "tasks").glob("*/task.json")).read_text())
+    assert record_problem(parse_record({**record, "query": "  "}), "query") == "query: missing or empty"
+    impossible = {**record, "now": {**record["now"], "date": "2025-02-30"}}
+    assert (record_problem(parse_record(impossible), "query") or "").startswith("unusable record (ValueError")
 
 
 def test_a_corrupt_task_is_reported_and_the_rest_evaluated(dataset, tmp_path):

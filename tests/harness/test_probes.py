@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from backends.task_record import RecordError, parse_record
 from harness.probes import NONE_OF_THESE, cue_pool, option_text, probes_for
 from orchestrator.build import build
 from orchestrator.cli import app
@@ -17,19 +18,24 @@ from backends.fake_llm import FakeLLMServer
 from orchestrator.fake_llm.offline_responder import offline_responder
 from orchestrator.roles import BuildConfig
 
-from tests.support.records import task_records
+from tests.support.records import task_record_sample, task_records
 
-RECORD = {
-    "id": "t1", "now": {"date": "2024-11-13", "weekday": "Wednesday", "time": "09:00"},
+def piece(**fields) -> dict:
+    return {"kind": "fact", "text": "said", **fields}
+
+
+RAW = {
+    **task_record_sample("t1"), "now": {"date": "2024-11-13", "weekday": "Wednesday", "time": "09:00"},
     "memory": [
-        {"id": "m1", "value": "Roadmap planning", "cue": "meeting_title", "about": "the new meeting",
-         "distractors": [{"value": "Client prep", "text": "another meeting"}]},
-        {"id": "m2", "value": "shared_summary_nov90.pdf", "cue": "output_file", "about": "the PDF copy",
-         "superseded": ["shared_summary_nov5.pdf"]},
-        {"id": "m3", "value": "Friday November 15", "cue": "meeting_day", "about": "the review"},
-        {"id": "m4", "value": "Dana Fitzgerald", "cue": "recipient", "about": "the approval news"},
+        piece(id="m1", value="Roadmap planning", cue="meeting_title", about="the new meeting",
+              distractors=[{"value": "Client prep", "text": "another meeting"}]),
+        piece(id="m2", value="shared_summary_nov90.pdf", cue="output_file", about="the PDF copy",
+              superseded=["shared_summary_nov5.pdf"]),
+        piece(id="m3", value="Friday November 15", cue="meeting_day", about="the review"),
+        piece(id="m4", value="Dana Fitzgerald", cue="recipient", about="the approval news"),
     ],
 }
+RECORD = parse_record(RAW)
 
 
 def test_answers_are_computed_by_rule():
@@ -63,16 +69,15 @@ def dataset(tmp_path_factory) -> Path:
 
 
 def test_about_half_are_answerable_and_wrong_options_are_of_the_same_kind(dataset: Path):
-    recs = task_records(dataset)
+    recs = [parse_record(r) for r in task_records(dataset)]
     pool = cue_pool(recs)
     probes = [p for r in recs for p in probes_for(r, pool)]
     values = [p for p in probes if p.dynamic in ("final", "near_miss", "corrected")]
     share = sum(p.answerable for p in values) / len(values)
     assert len(values) >= 10 and 0.3 <= share <= 0.7
-    by_piece = {(r["id"], m["id"]): m for r in recs for m in r["memory"]}
+    by_piece = {(r.id, m.id): m for r in recs for m in r.memory}
     for probe in values:
-        piece = by_piece[(probe.task, probe.piece)]
-        same_kind = set(pool[str(piece.get("cue"))])
+        same_kind = set(pool[str(by_piece[(probe.task, probe.piece)].cue)])
         offered = [o for o in probe.options if o != NONE_OF_THESE]
         if len(same_kind) >= 4:
             assert all(o in same_kind for o in offered), (probe.question, probe.options)
@@ -129,12 +134,15 @@ def test_bad_input(dataset: Path, tmp_path: Path):
 
 
 def test_sibling_pieces_and_malformed_memory():
-    twins = {**RECORD, "id": "t2", "memory": [
-        {"id": "a", "value": "meeting rooms", "cue": "sheet_row", "about": "the policy sheet"},
-        {"id": "b", "value": "security badges", "cue": "sheet_row", "about": "the policy sheet"},
-        {"id": "c", "value": "Dana", "cue": "recipient", "about": "the memo", "superseded": 7, "distractors": "x"}]}
+    twins = parse_record({**RAW, "id": "t2", "memory": [
+        piece(id="m1", value="meeting rooms", cue="sheet_row", about="the policy sheet"),
+        piece(id="m2", value="security badges", cue="sheet_row", about="the policy sheet"),
+        piece(id="m3", value="Dana", cue="recipient", about="the memo")]})
     probes = probes_for(twins)
-    assert {p.piece for p in probes} == {"c"}  # "which row was settled" has two answers: not asked
+    assert {p.piece for p in probes} == {"m3"}  # "which row was settled" has two answers: not asked
     assert all(NONE_OF_THESE in p.options or p.dynamic == "relative_time" for p in probes)
-    assert probes_for({**RECORD, "memory": None}) == []
-    assert cue_pool([{"memory": None}, {"memory": ["x", {"value": 1, "cue": "n", "superseded": 5}]}]) == {"n": ["1"]}
+    assert probes_for(parse_record({**RAW, "memory": []})) == []
+    assert cue_pool([parse_record({**RAW, "memory": [piece(id="m1", value="1", cue="n")]})]) == {"n": ["1"]}
+    with pytest.raises(RecordError) as refused:  # malformed memory never reaches the probes: the reader refuses it
+        parse_record({**RAW, "memory": [piece(id="m1", value="1", cue="n", superseded=5)]})
+    assert refused.value.field.startswith("memory.0.superseded")

@@ -14,6 +14,8 @@ from office_env.evaluation import keywords as kw
 from office_env.evaluation.written_dates import read
 from office_env.synthesis.world import make_world
 from verifier.answer_forms import rewrite
+from backends.task_record import parse_record
+from tests.support.records import task_record_sample
 from verifier.gates import answer_forms_gate
 
 NOW = datetime(2025, 3, 25, 10, 0)
@@ -98,9 +100,11 @@ def test_answer_forms_write_numeric_dates_in_the_office_order():
 
 @pytest.mark.parametrize("order", [True, False])
 def test_the_answer_forms_gate_passes_in_each_office_order(tmp_path: Path, order):
-    record = {"oracle": [{"tool": "system_write_answer", "args": {"text": "Notice due 2025-04-07."}}],
-              "evaluation": [{"function": "evaluate_answer", "args": {"keywords": ["2025-04-07"]}}],
-              "provenance": {"world_seed": _seed(order)}}
+    sample = task_record_sample()
+    record = parse_record({**sample,
+                           "oracle": [{"tool": "system_write_answer", "args": {"text": "Notice due 2025-04-07."}}],
+                           "evaluation": [{"function": "evaluate_answer", "args": {"keywords": ["2025-04-07"]}}],
+                           "provenance": {**sample["provenance"], "world_seed": _seed(order)}})
     (tmp_path / "testbed" / "data").mkdir(parents=True)
     result = answer_forms_gate(record, tmp_path / "testbed", None, NOW, tmp_path / "work")
     assert result.passed, result.detail

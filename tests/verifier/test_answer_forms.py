@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 
 from verifier.answer_forms import answer_form_plans, rewrite
+from backends.task_record import TaskRecord, parse_record
+from tests.support.records import task_record_sample
 from verifier.gates import answer_forms_gate
 
 NOW = datetime(2025, 3, 25, 10, 0)
@@ -43,9 +45,13 @@ def test_only_prose_is_rewritten_and_a_plan_without_any_gives_no_form():
     assert answer_form_plans([{"tool": "system_write_answer", "args": {"text": "Rail ticket"}}], NOW) == []
 
 
-def _record(keywords: list[str]) -> dict:
-    return {"oracle": [{"tool": "system_write_answer", "args": {"text": "Due on 2025-04-07 at 14:00: 1374.45 EUR."}}],
-            "evaluation": [{"function": "evaluate_answer", "args": {"keywords": keywords}}]}
+def _record(keywords: list[str]) -> TaskRecord:
+    sample = task_record_sample()
+    return parse_record({
+        **sample,
+        "oracle": [{"tool": "system_write_answer", "args": {"text": "Due on 2025-04-07 at 14:00: 1374.45 EUR."}}],
+        "evaluation": [{"function": "evaluate_answer", "args": {"keywords": keywords}}],
+        "provenance": {k: v for k, v in sample["provenance"].items() if k != "world_seed"}})  # no office order known
 
 
 @pytest.mark.parametrize("keywords, passes", [

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import json
 
 import pytest
@@ -19,7 +18,7 @@ from verifier.judges import PANEL, judge_panel
 def record(tmp_path_factory):
     out = tmp_path_factory.mktemp("judges") / "ds"
     build(out, 1, BuildConfig(seed=8, days=3, utterances_per_day=12), workers=1)
-    return next(iter_tasks(out)).record
+    return next(iter_tasks(out)).task
 
 
 def test_rule_judges_accept_a_good_task(record):
@@ -29,12 +28,12 @@ def test_rule_judges_accept_a_good_task(record):
 
 
 def test_two_rejections_keep_a_task_three_drop_it(record):
-    leaky = copy.deepcopy(record)
-    leaky["intent"] += " " + record["memory"][0]["value"]   # no leakage rejects
-    leaky["subtasks"] = leaky["subtasks"][:1] * 2             # clarity rejects (a repeated subtask)
+    leaky = record.model_copy(update={
+        "intent": record.intent + " " + record.memory[0].value,  # no leakage rejects
+        "subtasks": record.subtasks[:1] * 2})                     # clarity rejects (a repeated subtask)
     passed, detail, _ = judge_panel(leaky)
     assert passed and detail.startswith("3 of 5 judges accept")
-    leaky["dialogue"] = leaky["dialogue"][:1]                 # realism rejects too (a single session)
+    leaky = leaky.model_copy(update={"dialogue": leaky.dialogue[:1]})  # realism rejects too (a single session)
     passed, detail, votes = judge_panel(leaky)
     assert not passed and "rejected for: " in detail
     assert {v["judge"] for v in votes if v["vote"] == "reject"} >= {"no leakage", "clarity and solvability", "realism"}
