@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from backends.task_record import Session, TaskRecord, parse_record
+from backends.task_record import Session, TaskRecord
 from office_env.evaluation.catalog import CHECKS
 
 MARKS = ("evidence", "superseded", "distractor")
@@ -44,15 +44,9 @@ def _turns(sessions: list[Session]) -> list[dict[str, Any]]:
             for session in sessions for n, turn in enumerate(session.turns)]
 
 
-def _typed(record: TaskRecord | dict[str, Any]) -> TaskRecord:
-    """The task as its typed record; a record still given as read (JSON) is typed here first."""
-    return record if isinstance(record, TaskRecord) else parse_record(record)
-
-
-def memory_in_context(record: TaskRecord | dict[str, Any]) -> list[dict[str, Any]]:
+def memory_in_context(record: TaskRecord) -> list[dict[str, Any]]:
     """Per memory piece: its value and text, and each turn marked with it (evidence, superseded,
     distractor) with the turns around it on the same day."""
-    record = _typed(record)
     turns = _turns(record.dialogue)
     pieces = []
     for piece in record.memory:
@@ -91,8 +85,7 @@ def _clean(text: str) -> str:
     return text.translate(_CONTROL)
 
 
-def task_view(record: TaskRecord | dict[str, Any], testbed: Path) -> dict[str, Any]:
-    record = _typed(record)
+def task_view(record: TaskRecord, testbed: Path) -> dict[str, Any]:
     return {
         "id": record.id, "split": record.split, "family": record.family,
         "apps": list(record.apps),
@@ -108,8 +101,8 @@ def task_view(record: TaskRecord | dict[str, Any], testbed: Path) -> dict[str, A
     }
 
 
-def day_view(record: TaskRecord | dict[str, Any], day: int) -> dict[str, Any] | None:
-    for session in _typed(record).dialogue:
+def day_view(record: TaskRecord, day: int) -> dict[str, Any] | None:
+    for session in record.dialogue:
         if session.day == day:
             return {"day": day, "date": session.date, "turns": _turns([session])}
     return None

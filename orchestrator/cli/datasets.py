@@ -197,17 +197,16 @@ def show_command(
 
     _check_dataset(dataset_dir)
     task = load_task(dataset_dir, task_id)
-    if task.record is None:
+    if task.task is None:
         _fail(task.error or f"{task_id}: unreadable")
     if day is not None:
-        view = day_view(task.record, day)
+        view = day_view(task.task, day)
         if view is None:
-            sessions = task.record.get("dialogue") if isinstance(task.record.get("dialogue"), list) else []
-            days = [s.get("day") for s in sessions if isinstance(s, dict)]
+            days = [session.day for session in task.task.dialogue]
             _fail(f"--day {day}: {task_id} has no such day (days: {', '.join(map(str, days)) or 'none'})")
         typer.echo(json.dumps(view, ensure_ascii=False, indent=1) if as_json else render_day(view), nl=as_json)
         return
-    view = task_view(task.record, task.folder / "testbed")
+    view = task_view(task.task, task.folder / "testbed")
     typer.echo(json.dumps(view, ensure_ascii=False, indent=1) if as_json else render_task(view), nl=as_json)
 
 
