@@ -110,7 +110,7 @@ def make_sentence(line: SentenceLine, about: str, start: date, rng: random.Rando
            "time": rng.choice((f"{hour}:{minute}", f"{(hour - 1) % 12 + 1}:{minute} {'a.m' if hour < 12 else 'p.m'}")),
            "file": f"{rng.choice(('', 'data/'))}{stem}.{rng.choice(('xlsx', 'docx', 'pdf'))}",
            # the job's sheet and a file to write, named as seed tasks name theirs ("salary excel file")
-           "sheet": f"{' '.join(_words(about)[:2]) or 'notes'} excel file",
+           "sheet": f"the {' '.join(_words(about)[:2]) or 'notes'} excel file",
            "out": f"{stem}_{rng.choice(('summary', 'list', 'table', 'report', 'new', 'result'))}"}
     return line.render(ctx)
 

@@ -66,7 +66,8 @@ class Reporter:
         self.stream = stream or sys.stderr
         self.every, self.seconds = every, seconds
         self.done = self.kept = self.dropped = self.errors = self.tokens = self.cached = 0
-        self.not_needed = 0  # target "kept": accepted attempts past the total (a worker finished one more)
+        self.not_needed = 0  # target "kept": accepted attempts the dataset does not take (a duplicate, one too many)
+        self._batch_kept: int | None = None  # target "kept": the batch's own count of the tasks it holds
         self.cost = 0.0
         self.started = time.monotonic()
         self._last_line = self.started
@@ -109,9 +110,13 @@ class Reporter:
             self._bar.update(self._task, total=total)
 
     def counted(self, done: int, total: int) -> None:
-        """An ``on_progress(done, total)`` callback: takes the total once the batch knows it."""
+        """An ``on_progress(done, total)`` callback: takes the total once the batch knows it; with
+        target ``kept``, ``done`` is the batch's own count of the tasks it holds (without the
+        duplicates it has found), which an accepted outcome is then read against."""
         if total != self.total:
             self.set_total(total)
+        if self.target == "kept":
+            self._batch_kept = done
 
     def outcome(self, item: dict[str, Any]) -> None:
         """One finished attempt, seed or task: ``status`` accepted / dropped / error, or an eval
@@ -120,8 +125,8 @@ class Reporter:
             self.done += 1
             status = item.get("status")
             rows = item.get("rows") or []
-            if status == "accepted" and self.target == "kept" and self.total and self.kept >= self.total:
-                self.not_needed += 1  # the dataset has its n tasks: this one is not written
+            if status == "accepted" and self.target == "kept":
+                self._accepted()
             elif status == "accepted" or (rows and not any(r.get("error") for r in rows)):
                 self.kept += 1
             elif status == "error" or any(r.get("error") for r in rows):
@@ -134,6 +139,20 @@ class Reporter:
             if isinstance(cost, (int, float)):
                 self.cost += cost
             self._show(final=False)
+
+    def _accepted(self) -> None:
+        """An accepted build attempt: kept when the batch's count rose with it (or, without a count,
+        while fewer than the total are kept); else not needed (a duplicate, or one past the total)."""
+        limit = self.total or float("inf")
+        if self._batch_kept is not None:
+            if self._batch_kept > self.kept:
+                self.kept = int(min(self._batch_kept, limit))
+            else:
+                self.not_needed += 1
+        elif self.kept < limit:
+            self.kept += 1
+        else:
+            self.not_needed += 1
 
     @property
     def progress(self) -> int:

@@ -52,7 +52,9 @@ def pytest_xdist_auto_num_workers(config):
     """``-n auto``: one worker more than the cores, at most 4. Many tests wait on a child process, a
     server or the disk, and when other work shares the cores an extra worker keeps the suite's share
     of them (on 2 busy cores: 6.2 minutes instead of 7.1)."""
-    return min(4, (os.cpu_count() or 1) + 1)
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):  # the user's own number, as xdist reads it
+        return int(os.environ["PYTEST_XDIST_AUTO_NUM_WORKERS"])
+    return min(4, len(os.sched_getaffinity(0)) + 1)
 
 
 def pytest_collection_modifyitems(config, items):

@@ -76,7 +76,7 @@ def build_command(
             config = BuildConfig(seed=seed, app_counts=counts, app_weights=weights, days=days,
                                  utterances_per_day=utterances, gates=gate_names, **llm)
             summary = build(out, n, config, workers=workers, resume=resume, budget=budget, on_pause=_paused,
-                            on_outcome=progress.outcome, **where)
+                            on_outcome=progress.outcome, on_progress=progress.counted, **where)
     except Exception as exc:
         _batch_failed(exc, "attempts")
         raise

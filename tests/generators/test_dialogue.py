@@ -542,7 +542,7 @@ def test_thread_lines_read_right_with_every_kind_of_work_name_and_relative_time(
     next week at 14:00", "employee_handbook.pdf is the sheet behind ...": lines must fit any name."""
     ctx = {"user": "Kim", "weekday": "Monday", "when": "this morning", "text": "the other one is older", "who": "Sam",
            "first": "Sam", "day": "May 3", "time": "10:00", "file": "rota.xlsx", "number": "3", "field": "Cost",
-           "sheet": "rota excel file", "out": "rota_summary"}
+           "sheet": "the rota excel file", "out": "rota_summary"}
     values = {"meeting_time": "Wednesday next week at 14:00", "source_file": "employee_handbook.pdf"}
     for about in ("my manager's question", "the names and the time of the follow-up session", "the quote check"):
         for (move, cue), lines in threads().lines.items():

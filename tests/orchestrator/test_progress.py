@@ -67,6 +67,20 @@ def test_a_build_never_shows_more_kept_than_it_asked_for():
     assert line.startswith("build: 2/2 kept from 4 attempt(s), 1 dropped, 0 errors, 1 not needed")
 
 
+def test_a_build_reads_each_accepted_attempt_against_its_own_count():
+    """The build counts the tasks it holds (a duplicate of an earlier task does not raise it): an
+    accepted attempt that leaves the count where it was is not needed, and a later one that
+    raises it is kept, even once as many attempts as the total were accepted."""
+    stream = io.StringIO()
+    with Reporter("build", 2, "json", stream=stream, target="kept") as progress:
+        for count, status in ((1, "accepted"), (1, "accepted"), (1, "dropped"), (2, "accepted"), (2, "accepted")):
+            progress.counted(count, 2)  # the batch reports its count before the outcome reaches the display
+            progress.outcome({"status": status})
+    events = [json.loads(line) for line in stream.getvalue().splitlines()]
+    assert [(e["kept"], e["not_needed"], e["dropped"]) for e in events] == [(1, 0, 0), (1, 1, 0), (1, 1, 1), (2, 1, 1),
+                                                                           (2, 2, 1)]
+
+
 def test_tokens_and_cost_are_summed():
     stream = io.StringIO()
     with Reporter("build", 2, "json", stream=stream, target="kept") as progress:
