@@ -14,9 +14,7 @@ So that the form of a turn does not tell its function, a thread is also talked a
 values (``mention``: status, worry, a colleague's remark, a reminder) about one and a half times as
 often as its values are stated (not more: a retriever given the task's question must still find
 them); a detail is often given in two turns (``split``: the user names the work, the assistant
-asks, the user answers with the value alone; an earlier value that a later day corrects as
-often as a final one, so that the answer to the assistant's question is not always the one that
-stands); and an earlier, corrected value may
+asks, the user answers with the value alone); and an earlier, corrected value may
 come up again after the final one and be turned down (``decline``), so that the last value said
 in a thread is not always the one that stands.
 """
@@ -154,9 +152,9 @@ def plan_history(pieces: list[MemoryPiece], dates: list[date], rng: random.Rando
                 day = min(n - 1, day + step)
             if piece.superseded:
                 day = min(day, n - 2)
-                for old in piece.superseded:  # given in two turns as often as a final value is (P_SPLIT)
+                for old in piece.superseded:
                     days[day].events.append(Event("state", thread, piece, _spoken(old, dates[day]) if relative else old,
-                                                  mark="superseded", split=rng.random() < P_SPLIT))
+                                                  mark="superseded"))
                 fix_day = rng.randint(day + 1, n - 1)
             else:
                 fix_day = day

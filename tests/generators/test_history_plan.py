@@ -102,21 +102,6 @@ def test_threads_span_days_are_talked_about_without_values_and_details_come_in_t
     assert 30 < splits < 60 and 15 < declines < 45
 
 
-def test_an_earlier_value_is_given_in_two_turns_as_often_as_a_final_one():
-    """A value given after the assistant asks for it is not always the one that stands: the
-    earlier, corrected value comes that way too, at the same rate as a final value."""
-    old = final = old_split = final_split = 0
-    for seed in range(200):
-        plans, _ = plan_history(PIECES, DATES, random.Random(seed))
-        for _, e in events(plans):
-            if e.move == "state" and e.mark == "superseded":
-                old, old_split = old + 1, old_split + e.split
-            elif e.move == "state" and e.mark == "evidence":
-                final, final_split = final + 1, final_split + e.split
-    assert old and final
-    assert abs(old_split / old - final_split / final) < 0.15 and 0.3 < old_split / old < 0.7
-
-
 def test_deterministic_and_bad_input():
     a = plan_history(PIECES, DATES, random.Random(3))
     b = plan_history(PIECES, DATES, random.Random(3))
