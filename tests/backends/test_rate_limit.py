@@ -41,10 +41,12 @@ def test_a_client_with_the_budget_never_meets_a_429():
         answered = sorted(r.started for r in server.chat_requests() if r.status == 200)
         throttled = server.throttled
     assert not errors and throttled == 0
-    # 2 requests a second (and a second's burst): about 6 in the first 2.5 s, never the hundreds 6 threads
-    # could send; the threads' last calls, waiting at the deadline, are sent at the same pace after it
+    # 2 requests a second (and a second's burst): at most about 6 in the first 2.5 s, never the hundreds 6
+    # threads could send; the threads' last calls, waiting at the deadline, are sent at the same pace after
+    # it. (How few a busy machine gets through is not this test's point: the limiter's own pace is tested
+    # on its clock below.)
     first = [t for t in answered if t - answered[0] <= 2.5]
-    assert 4 <= len(first) <= 7
+    assert len(answered) >= 3 and len(first) <= 7
     assert all(b - a >= 0.3 for a, b in zip(answered[2:], answered[3:]))
 
 
