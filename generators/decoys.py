@@ -102,7 +102,8 @@ def make_sentence(line: SentenceLine, about: str, start: date, rng: random.Rando
     month = day.strftime("%B")
     hour = rng.randint(8, 17)
     minute = rng.choice(("00", "30"))
-    stem = "_".join(_words(about)[:2]) or "notes"
+    words = _words(about)[:2]
+    stem = "_".join(words) or "notes"
     ctx = {"about": about, "who": who, "first": who.split()[0], "number": str(rng.randint(2, 400)),
            "field": rng.choice(list(fields)),
            "day": rng.choice((f"{day.month}/{day.day}/{day.year}", f"{month} {day.day}",
@@ -110,7 +111,7 @@ def make_sentence(line: SentenceLine, about: str, start: date, rng: random.Rando
            "time": rng.choice((f"{hour}:{minute}", f"{(hour - 1) % 12 + 1}:{minute} {'a.m' if hour < 12 else 'p.m'}")),
            "file": f"{rng.choice(('', 'data/'))}{stem}.{rng.choice(('xlsx', 'docx', 'pdf'))}",
            # the job's sheet and a file to write, named as seed tasks name theirs ("salary excel file")
-           "sheet": f"the {' '.join(_words(about)[:2]) or 'notes'} excel file",
+           "sheet": f"the {' '.join(words) or 'notes'} excel file",
            "out": f"{stem}_{rng.choice(('summary', 'list', 'table', 'report', 'new', 'result'))}"}
     return line.render(ctx)
 

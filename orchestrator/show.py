@@ -93,7 +93,7 @@ def task_view(record: TaskRecord, testbed: Path) -> dict[str, Any]:
         "user": record.user.to_dict(), "now": record.now.to_dict(),
         "intent": record.intent, "query": record.query, "description": record.description,
         "subtasks": list(record.subtasks),
-        "days": len(record.dialogue), "turns": len(_turns(record.dialogue)),
+        "days": len(record.dialogue), "turns": sum(len(session.turns) for session in record.dialogue),
         "memory": memory_in_context(record),
         "criteria": [criterion_in_words(c) for c in record.criteria()],
         "oracle": [step.to_dict() for step in record.oracle or []],
