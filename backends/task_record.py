@@ -139,6 +139,11 @@ class Step(_Shape):
 Plan = list[Step]
 
 
+def plan_calls(plan: Plan | None) -> list[dict[str, Any]]:
+    """A plan's tool calls as the tools and agents take them (``{"tool", "args"}``); none for no plan."""
+    return [step.to_dict() for step in plan or []]
+
+
 class Misreading(_Shape):
     memory: MemoryId
     dynamic: Literal["superseded", "distractor"]

@@ -33,6 +33,7 @@ from typing import Any
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 
 from backends.dataset_reader import iter_tasks, task_day_first, task_now  # noqa: E402
+from backends.task_record import plan_calls  # noqa: E402
 from office_env.replays import replay_plan  # noqa: E402
 from orchestrator.build import build  # noqa: E402
 from orchestrator.officebench_export import export_officebench  # noqa: E402
@@ -57,7 +58,7 @@ def measure(dataset: Path, work: Path) -> dict[str, Any]:
         scratch = work / task.id
         scratch.mkdir(parents=True)
         forms = answer_forms_gate(record, task.testbed, task.reference, now, scratch)
-        calls = replay_plan(task.testbed, [step.to_dict() for step in record.oracle], now, scratch, "oracle").results
+        calls = replay_plan(task.testbed, plan_calls(record.oracle), now, scratch, "oracle").results
         # the paste gate reads the trace a build's trace gate writes into the record as made: it takes the JSON
         paste = paste_gate(task.record, task.testbed, task.reference, now, scratch, [c.observation for c in calls])
         family = families[record.family]

@@ -34,7 +34,7 @@ from typing import Any, Callable, Iterator
 from backends.dataset_reader import dataset_fingerprint, ensure_writable_folder, task_day_first, task_digest
 from backends.batch import Round, finish_folder, run_batch
 from backends.llm.failures import RefusalWatch, RunRefused
-from backends.task_record import TaskRecord
+from backends.task_record import TaskRecord, plan_calls
 from backends.workers import Budget, JobFailure
 from harness.agents import (DEFAULT_STEP_CAP, STOP_ERROR, Agent, Episode, LLMAgent, NoneAgent, OracleAgent,
                             Trajectory)
@@ -167,7 +167,7 @@ def _config_client(config: EvalConfig) -> Any:
 def make_agent(config: EvalConfig, record: TaskRecord) -> Agent:
     """The agent for one run: the oracle gets the record's plan from here, never through the episode."""
     if config.agent == "oracle":
-        return OracleAgent([step.to_dict() for step in record.oracle or []])
+        return OracleAgent(plan_calls(record.oracle))
     if config.agent == "none":
         return NoneAgent()
     if is_plugin(config.agent):
@@ -293,7 +293,7 @@ def _references(record: TaskRecord, testbed: Path, reference_dir: Path | None, n
     if oracle is None and record.oracle:
         shutil.rmtree(work, ignore_errors=True)
         try:  # a copy of its own: never a link into the dataset
-            calls = [{"tool": step.tool, "args": step.args} for step in record.oracle]
+            calls = plan_calls(record.oracle)
             oracle = replay_plan(testbed, calls, now, work).score(
                 record.criteria(), reference_dir, initial_dir=testbed, day_first=day_first, scorer=score).passed
         except Exception:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from backends.dataset_reader import folder_written_whole, iter_tasks, ticking
-from backends.task_record import TaskRecord
+from backends.task_record import TaskRecord, plan_calls
 from office_env.limits import MAX_FILE_BYTES
 from office_env.untrusted import iter_files, read_fd, scan_tree
 
@@ -70,7 +70,7 @@ def row_of(record: TaskRecord, testbed: Path, reference: Path | None = None) -> 
         "evaluation": json.dumps(record.criteria(), ensure_ascii=False),
         "memory": json.dumps([m.to_dict() for m in record.memory], ensure_ascii=False),
         "dialogue": json.dumps(sessions, ensure_ascii=False),
-        "oracle": json.dumps([step.to_dict() for step in record.oracle or []], ensure_ascii=False),
+        "oracle": json.dumps(plan_calls(record.oracle), ensure_ascii=False),
         "testbed_files": files, "testbed_zip": packed,
         "reference_files": expected_files, "reference_zip": expected,
     }

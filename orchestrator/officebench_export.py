@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from backends.dataset_reader import iter_tasks, task_day_first, task_now, ticking
-from backends.task_record import Step, TaskRecord
+from backends.task_record import TaskRecord, plan_calls
 from generators.spoken_time import value_time
 from office_env import OfficeError
 from office_env.evaluation.officebench_semantics import evaluate_officebench
@@ -54,11 +54,6 @@ def _subtask(record: TaskRecord, evaluation: list[dict[str, Any]]) -> dict[str, 
             "evaluation": evaluation}
 
 
-def _plan(steps: list[Step] | None) -> list[dict[str, Any]]:
-    """A plan's tool calls as the tools take them (``{"tool", "args"}``)."""
-    return [step.to_dict() for step in steps or []]
-
-
 def _states(record: TaskRecord, testbed: Path, reference: Path | None, scratch: Path,
             now: datetime) -> list[tuple[str, Replay]]:
     """The states an export must judge as the task does: untouched, solved (the oracle replayed,
@@ -66,10 +61,10 @@ def _states(record: TaskRecord, testbed: Path, reference: Path | None, scratch: 
     copy of its own (``office_env.replays``)."""
     plans: list[tuple[str, list[dict[str, Any]]]] = [("untouched", [])]
     if record.oracle:
-        plans.append(("solved", _plan(record.oracle)))
+        plans.append(("solved", plan_calls(record.oracle)))
     if record.baseline:
-        plans.append(("baseline", _plan(record.baseline)))
-    plans += [(f"misreading {m.memory} {m.value!r}", _plan(m.plan)) for m in record.misreadings or []]
+        plans.append(("baseline", plan_calls(record.baseline)))
+    plans += [(f"misreading {m.memory} {m.value!r}", plan_calls(m.plan)) for m in record.misreadings or []]
     out = [(name, replay_plan(testbed, plan, now, scratch, f"state-{index}")) for index, (name, plan) in enumerate(plans)]
     if not record.oracle:
         solved = replay_plan(testbed, [], now, scratch, "solved")
@@ -155,7 +150,7 @@ def export_officebench(dataset_dir: Path, out: Path, *, lossy: bool = False,
             continue
         sent_to = frozenset(str(step.args.get("recipient", "")).split("@")[0].lower()
                             for step in record.oracle or [] if step.tool == "email_send_email")
-        criteria = as_written(record.criteria(), _plan(record.oracle))
+        criteria = as_written(record.criteria(), plan_calls(record.oracle))
         translation = to_officebench(criteria, _mailboxes(task.testbed), sent_to)
         lost = list(translation.lost)
         if lost and (not lossy or not translation.criteria):

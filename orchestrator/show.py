@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from backends.task_record import Session, TaskRecord
+from backends.task_record import Session, TaskRecord, plan_calls
 from office_env.evaluation.catalog import CHECKS
 
 MARKS = ("evidence", "superseded", "distractor")
@@ -96,7 +96,7 @@ def task_view(record: TaskRecord, testbed: Path) -> dict[str, Any]:
         "days": len(record.dialogue), "turns": sum(len(session.turns) for session in record.dialogue),
         "memory": memory_in_context(record),
         "criteria": [criterion_in_words(c) for c in record.criteria()],
-        "oracle": [step.to_dict() for step in record.oracle or []],
+        "oracle": plan_calls(record.oracle),
         "testbed": testbed_listing(testbed),
     }
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from backends.dataset_reader import task_day_first, task_now
-from backends.task_record import Step, TaskRecord
+from backends.task_record import TaskRecord, plan_calls
 from harness.agents import Agent, Episode, LLMAgent, OracleAgent
 from office_env import Workspace, default_registry, evaluate_criteria
 from verifier.gate_registry import REPLAY_STAGE, GateRun, gate
@@ -39,13 +39,9 @@ def gate_agents(backend: str, client: Any) -> GateAgents:
     def offline(record: TaskRecord, request: str) -> Agent | None:
         if not record.oracle:
             return None
-        return OracleAgent(_plan(record.oracle if request == "description" else record.baseline))
+        return OracleAgent(plan_calls(record.oracle if request == "description" else record.baseline))
 
     return GateAgents("offline", offline)
-
-
-def _plan(steps: list[Step] | None) -> list[dict[str, Any]]:
-    return [step.to_dict() for step in steps or []]
 
 
 def _attempt(record: TaskRecord, testbed: Path, reference: Path | None, work: Path, agent: Agent,

@@ -58,7 +58,7 @@ from jsonschema import Draft202012Validator
 
 import verifier.agent_gates  # noqa: F401  (declares the solvability and leakage gates)
 from backends.dataset_reader import task_day_first, task_now
-from backends.task_record import RecordError, TaskRecord, parse_record
+from backends.task_record import RecordError, TaskRecord, parse_record, plan_calls
 from generators.hedges import hedged_plan
 from generators.model import ToolCall
 from generators.specifics import check_specifics, find_specifics
@@ -174,7 +174,7 @@ def misreading_gate(record: TaskRecord, dynamic: str, testbed: Path, reference: 
     criteria, day_first = record.criteria(), task_day_first(record)
     oracle = [ToolCall(step.tool, dict(step.args)) for step in record.oracle]
     for index, m in enumerate(plans):
-        ws = replays.state([step.to_dict() for step in m.plan], f"misread-{dynamic}-{index}")
+        ws = replays.state(plan_calls(m.plan), f"misread-{dynamic}-{index}")
         if evaluate_criteria(ws, criteria, reference, day_first=day_first).passed:
             problems.append(f"{m.memory}: taking the {word} {m.value!r} still passes the criteria")
             continue
@@ -197,7 +197,8 @@ def answer_forms_gate(record: TaskRecord, testbed: Path, reference: Path | None,
     a check that only takes the oracle's own spelling would fail right answers."""
     if not record.oracle:
         return GateResult(True, NO_ORACLE, skipped=True)
-    plans = answer_form_plans([step.to_dict() for step in record.oracle], now, task_day_first(record))
+    day_first = task_day_first(record)
+    plans = answer_form_plans(plan_calls(record.oracle), now, day_first)
     if not plans:
         return GateResult(True, "the oracle writes no date, time or amount in prose", skipped=True)
     criteria = record.criteria()
@@ -207,7 +208,7 @@ def answer_forms_gate(record: TaskRecord, testbed: Path, reference: Path | None,
     replays = replays or Replays(testbed, now, work, trusted)
     for form, plan in plans:
         ws = replays.state(plan, f"answer-{form}")
-        report = evaluate_criteria(ws, criteria, reference, day_first=task_day_first(record))
+        report = evaluate_criteria(ws, criteria, reference, day_first=day_first)
         if not report.passed:
             problems.append(f"written as {form}: " + "; ".join(r.reason for r in report.failures())[:200])
     if problems:
@@ -414,7 +415,7 @@ def _oracle_passes(run: GateRun) -> GateResult:
     record: TaskRecord = run.task
     if not record.oracle:
         return _no_plan(record)
-    oracle = [step.to_dict() for step in record.oracle]
+    oracle = plan_calls(record.oracle)
     ws, calls = run.replays.run(oracle, "oracle")
     run.observations = [c.observation for c in calls]
     failed = [f"{c.tool}: {c.observation}" for c in calls if not c.ok]
@@ -429,7 +430,7 @@ def _baseline_fails(run: GateRun) -> GateResult:
     record: TaskRecord = run.task
     if not record.oracle:
         return _no_plan(record)
-    ws = run.replays.state([step.to_dict() for step in record.baseline or []], "baseline")
+    ws = run.replays.state(plan_calls(record.baseline), "baseline")
     base = evaluate_criteria(ws, record.criteria(), run.reference, day_first=task_day_first(record))
     return GateResult(not base.passed, "intent-only baseline fails" if not base.passed else "intent-only baseline passes")
 

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from backends.fake_llm.server import Reply, message_text
+from backends.task_record import plan_calls
 
 MODES = ("oracle", "none", "noisy")
 FINAL_MESSAGE = "Done: I handled your request."
@@ -135,7 +136,7 @@ def dataset_agent_plans(dataset_dir: Path | str, request: str = "intent") -> lis
         record = task.task
         text = getattr(record, request, None)
         if record is not None and record.oracle and isinstance(text, str):
-            pairs.append((text, [step.to_dict() for step in record.oracle]))
+            pairs.append((text, plan_calls(record.oracle)))
     return pairs
 
 
