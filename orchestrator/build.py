@@ -436,18 +436,21 @@ class BuildBatch:
         return self.strata.keep(unique_accepted(self.done, near)[0])
 
     def log(self) -> dataset.OutcomeLog:
-        self._log = dataset.OutcomeLog(self.out, self.done, self._report if self.on_progress else None)
+        self._log = dataset.OutcomeLog(self.out, self.done)
         self._seen = outcome_sink(self.guard, self._record, self.on_outcome)
+        self._tally = KeptTally(self.strata) if self.on_progress else None
+        for index in sorted(self.done) if self._tally else ():  # what a resumed build holds already
+            self._tally.add(index, self.done[index])
         return self._log
-
-    def _report(self, done: dict[int, dict[str, Any]]) -> None:
-        self.on_progress(len(self.accepted_indices(near=False)), self.n)
 
     def _record(self, item: dict[str, Any]) -> None:
         found = item.pop(CUES, None)
         if found is not None:
             self.cues[item["index"]] = found
         self._log.record(item)
+        if self._tally is not None:
+            self._tally.add(item["index"], item)
+            self.on_progress(self._tally.kept, self.n)
 
     def record(self, item: dict[str, Any]) -> None:
         self._seen(0, item)
@@ -505,6 +508,27 @@ class BuildBatch:
 
     def finalise(self) -> BuildSummary:
         return _finalize(self.out, self.n, self.config, self.done, BuildSummary(self.out), self.cues)
+
+
+class KeptTally:
+    """The tasks a build holds so far, counted as its outcomes arrive (for its progress): an
+    accepted attempt counts unless it shares an identity key with one counted before, up to its app
+    count's quota. Each outcome costs a few set look-ups (recounting the whole log after each one
+    grew with the build's size); near-duplicates and which of two duplicates stays are settled
+    when the build is finalised."""
+
+    def __init__(self, strata: Strata) -> None:
+        self.strata, self.keys, self.unique = strata, set(), Counter()
+
+    def add(self, index: int, item: dict[str, Any]) -> None:
+        keys = list(item.get("keys") or [])
+        if item.get("status") == "accepted" and not any(key in self.keys for key in keys):
+            self.keys.update(keys)
+            self.unique[self.strata.count_of(index)] += 1
+
+    @property
+    def kept(self) -> int:
+        return sum(min(count, self.strata.quota.get(apps, 0)) for apps, count in self.unique.items())
 
 
 def _before_fork(config: BuildConfig, workers: int, executor: str) -> None:

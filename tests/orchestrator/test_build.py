@@ -472,3 +472,24 @@ def test_a_worker_that_would_wait_for_a_world_writes_the_next_one_meanwhile(tmp_
     world, testbed = got[0]
     assert testbed == worlds / "w00000" / "testbed" and (testbed / "data").is_dir()
     assert not (worlds / "w00002").exists()  # one world ahead, no more
+
+
+def test_the_progress_tally_counts_each_task_once_and_no_more_than_its_app_count_asks():
+    """A build's progress counts what it holds as outcomes arrive, out of index order: a repeat of
+    a task counted before is not counted again, nor an attempt past its app count's quota."""
+    from orchestrator.build import KeptTally
+
+    class TwoStrata:
+        quota = {1: 2, 2: 1}
+
+        def count_of(self, index: int) -> int:
+            return 1 if index % 2 else 2
+
+    tally = KeptTally(TwoStrata())
+    outcomes = [(3, "accepted", ["a"]), (1, "accepted", ["a", "b"]), (5, "dropped", ["c"]), (7, "accepted", ["c"]),
+                (9, "accepted", ["d"]), (2, "accepted", ["e"]), (4, "accepted", ["f"])]
+    seen = []
+    for index, status, keys in outcomes:
+        tally.add(index, {"status": status, "keys": keys})
+        seen.append(tally.kept)
+    assert seen == [1, 1, 1, 2, 2, 3, 3]
