@@ -126,14 +126,10 @@ def make_value(piece: MemoryPiece, about: str, start: date, rng: random.Random,
     value, cue = piece.value.strip(), piece.cue
     if sentences and sentences.get(cue):
         return make_sentence(rng.choice(list(sentences[cue])), about, start, rng, people, fields)
-    ahead = start + timedelta(days=rng.randint(15, 40))
-    while ahead.weekday() > 4:
-        ahead += timedelta(days=1)
+    ahead = _weekday_after(start, rng, 15, 40)
     if cue in _TITLE_CUES:
         return f"{' '.join(_words(about)[:2]).capitalize()} {rng.choice(_TITLE_ENDS)}"
-    soon = start + timedelta(days=rng.randint(2, 16))  # a day or a moment as near as the task's
-    while soon.weekday() > 4:
-        soon += timedelta(days=1)
+    soon = _weekday_after(start, rng, 2, 16)  # a day or a moment as near as the task's
     if _STAMP_RE.match(value):  # said in words as the task's are (the writer says it for its day)
         return f"{soon.isoformat()} {rng.randint(9, 16):02d}:{rng.choice(('00', '30'))}"
     if _DAY_RE.match(value):

@@ -458,18 +458,14 @@ class BuildBatch:
     def failed(self, index: int, failure: JobFailure) -> dict[str, Any]:
         return failed_attempt(index, failure, llm=self.llm)
 
-    def settled(self) -> int:
-        """Kept attempts below the first open one: only those are surely kept (see first_open)."""
-        kept = self.accepted_indices()
-        gap = self.strata.first_open(self.done, kept, self.max_attempts)
-        return sum(1 for i in kept if i < gap)
-
     def next_round(self, work: str | None) -> Round | None:
         strata, done = self.strata, self.done
-        if not (self.settled() < self.n and self.next_index < self.max_attempts):
-            return None
         kept = self.accepted_indices()
-        self.next_index = strata.first_open(done, kept, self.max_attempts)  # a skipped attempt is tried when needed
+        gap = strata.first_open(done, kept, self.max_attempts)
+        # only kept attempts below the first open one are surely kept (see first_open)
+        if not (sum(1 for i in kept if i < gap) < self.n and self.next_index < self.max_attempts):
+            return None
+        self.next_index = gap  # a skipped attempt is tried when needed
         # the attempts this round is expected to need; more than that: those past a filled quota are skipped
         expected = strata.attempts_needed([i for i in kept if i < self.next_index]) / (1 - _drop_rate(done))
         batch_size = math.ceil(expected * 1.25) + self.workers

@@ -452,20 +452,16 @@ class SmallTalk:
         are fields of the exchange's captured entry (they fit by construction)."""
         kinds: set[str] = set()
         captured = False
-        saved, self._want = self._want, frozenset()
-        try:
-            for entry in _eligible(beat + "ans", flags):
-                for part in entry.parts:
-                    if part[0] != 2 or not part[5]:
-                        continue
-                    captured = True
-                    name = aliases.get(part[1], "") + part[2] if part[1] else part[3]
-                    for answer in _eligible(name, flags) if name in _POOLS else ():
-                        kept = self._facts.get(name) if name in self._kinds else None
-                        if kept is None or answer is kept[0]:
-                            kinds |= answer.gives
-        finally:
-            self._want = saved
+        for entry in _eligible(beat + "ans", flags):
+            for part in entry.parts:
+                if part[0] != 2 or not part[5]:
+                    continue
+                captured = True
+                name = aliases.get(part[1], "") + part[2] if part[1] else part[3]
+                for answer in _eligible(name, flags) if name in _POOLS else ():
+                    kept = self._facts.get(name) if name in self._kinds else None
+                    if kept is None or answer is kept[0]:
+                        kinds |= answer.gives
         return frozenset(kinds) if captured else None
 
     def _name_once(self, text: str) -> str:
