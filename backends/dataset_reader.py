@@ -47,15 +47,22 @@ from backends.task_record import RecordError, TaskRecord, parse_record
 TASKS = "tasks"
 
 
+WRITE_PROBE = ".write-test."  # the prefix of the empty file that proves a folder takes files (a kill may leave it)
+
+
+def is_write_probe(name: str) -> bool:
+    return name.startswith(WRITE_PROBE)
+
+
 def ensure_writable_folder(out: Path) -> None:
     """Create ``out`` if needed and prove it takes files (raises ``OSError`` otherwise; a link is
     refused, never written through)."""
     _refuse_link(out)
     out.mkdir(parents=True, exist_ok=True)
     _refuse_link(out)
-    probe = out / ".write-test"
-    probe.write_bytes(b"")
-    probe.unlink()
+    fd, probe = tempfile.mkstemp(prefix=WRITE_PROBE, dir=out)  # a new name: a planted link is never written through
+    os.close(fd)
+    os.unlink(probe)
 
 
 @contextmanager

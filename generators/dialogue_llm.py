@@ -17,7 +17,8 @@ from datetime import date, datetime
 from typing import Any, Sequence
 
 from backends.prompts import render
-from generators.dialogue_offline import task_values, timestamps
+from generators.dialogue_offline import task_values
+from generators.session_clock import timestamps
 from generators.history_plan import DayPlan
 from generators.model import Session, TaskDraft, Turn
 from generators.schemas import dialogue_days_schema, spoken_turn

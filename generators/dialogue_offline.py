@@ -22,15 +22,17 @@ from __future__ import annotations
 
 import random
 import re
-from datetime import date, datetime, time, timedelta
+from datetime import date, datetime
 from typing import Any, Callable, Mapping, Sequence
 
 from generators.decoys import Decoy, changed_value, decoy_mention_budget, make_decoys
 from generators.history_plan import (DAY_CUES, LONG_HISTORY_DAYS, P_RELATIVE_DAY, P_SPLIT, DayPlan, Event,
                                      plan_history)
 from generators.model import MemoryPiece, Session, TaskDraft, Turn
+from generators.session_clock import SessionClock, working_days_before
 from generators.small_talk import WordingsExhausted
 from generators.spoken_time import is_relative, names_any, read_times, say_value, value_time
+from generators.withheld import detail_to_withhold, withheld_kind, withhold
 from generators.thread_bank import (  # noqa: F401 - the bank's names, as the writer's callers know them
     _OPENERS, _REPLIES, P_FULL_NAME, SENTENCE_CUES, BankError, _Deck, bank_sizes, namings, threads,
 )
@@ -38,63 +40,6 @@ from office_env import OfficeError, Workspace, mail_store
 from office_env.evaluation.keywords import Keywords
 from office_env.synthesis.check import away_span
 from office_env.seeding import rng as seeded
-
-_START_EARLIEST = 8 * 3600 + 30 * 60  # 08:30:00
-_START_LATEST = 10 * 3600  # 10:00:00
-_GAP_MIN, _GAP_MAX = 20, 150  # seconds between turns
-_DATE_FORMAT = "%Y-%m-%d"
-_TS_FORMAT = f"{_DATE_FORMAT}T%H:%M:%S"
-
-
-# --------------------------------------------------------------------------------------------
-# Helpers
-# --------------------------------------------------------------------------------------------
-
-
-
-def working_days_before(day: date, count: int) -> list[date]:
-    """The ``count`` working days (Monday-Friday) strictly before ``day``, ascending."""
-    out: list[date] = []
-    current = day
-    while len(out) < count:
-        current -= timedelta(days=1)
-        if current.weekday() < 5:
-            out.append(current)
-    out.reverse()
-    return out
-
-
-def timestamps(day: date, n: int, rng: random.Random) -> list[str]:
-    """``n`` strictly increasing ISO timestamps on ``day``, starting in the morning."""
-    start = rng.randint(_START_EARLIEST, _START_LATEST)
-    lo, hi = _GAP_MIN, _GAP_MAX
-    room = 86399 - start
-    if n > 1 and (n - 1) * hi > room:  # very long days: squeeze the gaps to stay on the date
-        hi = room // (n - 1)
-        if hi < 1:
-            start, hi = 0, 86399 // (n - 1)
-        lo = min(lo, hi)
-    midnight = datetime.combine(day, time())
-    prefix = midnight.strftime(_DATE_FORMAT)
-    out: list[str] = []
-    seconds = start
-    for i in range(n):
-        if i:
-            seconds += rng.randint(lo, hi)
-        out.append(_stamp(midnight, prefix, seconds))
-    return out
-
-
-def _stamp(midnight: datetime, prefix: str, seconds: int) -> str:
-    """``midnight`` + ``seconds`` in ``_TS_FORMAT`` (``prefix``: the day in ``_DATE_FORMAT``);
-    built from the clock's digits within the day, since strftime on every turn adds up."""
-    if 0 <= seconds < 86400:
-        hours, rest = divmod(seconds, 3600)
-        return f"{prefix}T{hours:02d}:{rest // 60:02d}:{rest % 60:02d}"
-    return (midnight + timedelta(seconds=seconds)).strftime(_TS_FORMAT)
-
-
-
 
 # --------------------------------------------------------------------------------------------
 # The generator
@@ -106,8 +51,11 @@ _WORK_SHARE = 0.36  # target share of work turns (task and other work) in a day
 # Other jobs for later talked about like the task (generators.decoys): with four, each sentence
 # that states a task detail is said two to three times as often of work that is not the task.
 DECOYS = 4
+P_WITHHOLD = 0.5  # the chance that a request not planned in two turns is said with its detail left out
+P_SENTENCE_SPLIT = 0.2  # a decoy's sentence is said after a lead-in this much more often than its other details
 P_DECOY_DETAIL = 0.85  # the chance that a decoy's turn gives its next detail while it has some left
 LONG_HISTORY_WORK_SHARE = 0.5  # the same over weeks of history (more work, less small talk a day)
+LONG_HISTORY_FULL_NAMES = 0.7  # over weeks, the share of lines stating a value that call the work by its full name
 SHORT_SESSION = 16  # a day of at most this many utterances is a short session
 _SHORT_OPENS, _SHORT_CLOSES = 0.5, 0.45  # chances that a short session has an opener, a closer
 
@@ -212,7 +160,8 @@ class HistoryWriter:
                  assistant_name: str = "Assistant", colleagues: Sequence[str] = (), company: str = "",
                  projects: Sequence[str] = (), city: str = "", files: Sequence[str] = (),
                  values: Sequence[str] | None = None, banned: Sequence[str] = (),
-                 work_share: float | None = None, answers: Sequence[str] = (), currency: str = "",
+                 work_share: float | None = None, stated_full_names: float = P_FULL_NAME,
+                 answers: Sequence[str] = (), currency: str = "",
                  absences: Sequence[tuple[str, date, date]] = ()) -> None:
         """``absences``: ``(first name, first day, last day)`` of each span the office shows a
         colleague away; the other work names none of them doing anything on those days, and the
@@ -222,6 +171,7 @@ class HistoryWriter:
         # what the agent must find in the office: no line says it, even by chance ("4" in "4 pm")
         self.answers = Keywords(str(a) for a in answers if str(a).strip())
         self.work_share = _WORK_SHARE if work_share is None else work_share
+        self.stated_full_names = stated_full_names
         self.banned = {" ".join(t.lower().split()) for t in banned}  # lines said already elsewhere
         self.pieces = list(pieces)
         self.values = [v.lower() for v in values] if values is not None else task_values(pieces)
@@ -320,22 +270,25 @@ class HistoryWriter:
         free = [c for c in self.colleagues if not any(n == c and a <= day <= b for n, a, b in self.absences)]
         return self.rng.choice(free) if free else ""
 
-    def _name(self, names: Sequence[str], *, full: bool = False, opening: bool = False, answer: bool = False) -> str:
+    def _name(self, names: Sequence[str], *, full: bool = False, opening: bool = False, answer: bool = False,
+              stated: bool = False) -> str:
         """One of a work's ``names`` (full name first): the full one when ``full``, a short one for
-        the second turn of a split detail (``answer``), else the full one now and then. A line
+        the second turn of a split detail (``answer``), else the full one now and then (a line
+        that states a value, ``stated``: as often as the writer's ``stated_full_names``). A line
         that opens an exchange (``opening``) never says "that one" or "this report": nothing
         before it says which work it points at."""
         short = [n for n in names[1:] if not (opening and n.startswith(("that ", "this ", "those ", "these ")))]
         if full or not short:
             return names[0]
-        if answer or self.rng.random() >= P_FULL_NAME:
+        if answer or self.rng.random() >= (self.stated_full_names if stated else P_FULL_NAME):
             return self.rng.choice(short)
         return names[0]
 
     def _ctx(self, event: Event, when: datetime, answer: bool = False, opening: bool = False) -> dict[str, Any]:
         piece = event.piece
         if piece is not None and piece.about and self.clean(piece.about):
-            about = self._name(self._names_of(piece.about), full=event.move == "raise", opening=opening, answer=answer)
+            about = self._name(self._names_of(piece.about), full=event.move == "raise", opening=opening, answer=answer,
+                               stated=event.mark == "evidence")
         else:
             # one filler per work: pieces about the same thing keep the same words for it
             key = ("about", piece.about) if piece is not None and piece.about else (piece.id if piece else event.thread)
@@ -357,10 +310,11 @@ class HistoryWriter:
         return {"about": about, "user": self.user,
                 "weekday": when.strftime("%A"), "when": _part_of_day(when), "who": self._who(when)}
 
-    def _user_line(self, event: Event, when: datetime, answer: bool = False,
-                   opening: bool = False) -> tuple[str, dict[str, tuple[str, ...]]]:
+    def _user_line(self, event: Event, when: datetime, answer: bool = False, opening: bool = False,
+                   bare: bool = False) -> tuple[str, dict[str, tuple[str, ...]]]:
         """The user's line for ``event``; ``answer``: the second turn of a split detail (the
-        value, the work at most called by a short name); ``opening``: the exchange's first line."""
+        value, the work at most called by a short name; ``bare``: the value alone, even of a
+        sentence); ``opening``: the exchange's first line."""
         ctx = self._ctx(event, when, answer, opening)
         piece = event.piece
         marks: dict[str, tuple[str, ...]] = {}
@@ -380,7 +334,7 @@ class HistoryWriter:
         move = "correct" if event.move == "correct" else "state"
         if answer:
             move = "answer"
-        if cue not in SENTENCE_CUES:
+        if cue not in SENTENCE_CUES or bare:
             said = spoken(event.said, cue)
             ctx["value"] = said
             text = self._line(move, cue if move in ("state", "correct") else "any", ctx, said)
@@ -403,6 +357,27 @@ class HistoryWriter:
             marks["evidence"] = (piece.id, *also)
         return text, marks
 
+    def _withheld(self, event: Event, when: datetime, opening: bool) -> tuple[str, dict[str, tuple[str, ...]], str] | None:
+        """A sentence detail's first turn with its value left out (``generators.withheld``), its
+        marks (other values the sentence names) and the assistant's question for the value; None
+        when the sentence cannot leave it out or no fresh wording is left."""
+        piece = event.piece
+        if piece is None or event.move != "state" or piece.cue not in SENTENCE_CUES:
+            return None
+        sentence, kind = piece.text.rstrip(" ."), withheld_kind(piece.value)
+        if kind is None or withhold(sentence, piece.value, "_") is None:
+            return None
+        ctx = self._ctx(event, when, opening=opening)
+        try:
+            held = withhold(sentence, piece.value, self._line("withheld", kind, ctx))
+            assert held is not None
+            text = self._line("state", piece.cue, {**ctx, "value": held}, held)
+            ask = self._line("ask_withheld", kind, ctx)
+        except ValueError:
+            return None
+        also = tuple(p.id for p in self.pieces if p.id != piece.id and p.said.lower() in text.lower())
+        return text, ({"evidence": also} if also else {}), ask
+
     def _asks_for(self, event: Event, when: datetime) -> str:
         """The assistant asking for ``event``'s detail (``_ask``)."""
         assert event.piece is not None
@@ -416,19 +391,24 @@ class HistoryWriter:
             line = ""
         return line if line.rstrip().endswith("?") else self._line("prompt", "any", ctx)
 
-    def thread_block(self, events: list[Event], clock: "_Clock") -> list[TurnSpec]:
+    def thread_block(self, events: list[Event], clock: SessionClock) -> list[TurnSpec]:
         """The turns of one thread's events on one day, as one exchange. The assistant asks a
         question only where the user's next line answers it."""
         turns: list[TurnSpec] = []
         for index, event in enumerate(events):
             when = clock.peek()
-            if event.split:  # the work named, the assistant asks, the value alone
-                text = self._line("split", "any", self._ctx(event, when, opening=index == 0))
-                turns.append(("user", text, {}, event.thread))
+            piece = event.piece
+            # a request is said with its detail left out more often than other details come in two turns
+            held = self._withheld(event, when, opening=index == 0) if event.split or (
+                piece is not None and piece.cue in SENTENCE_CUES and self.rng.random() < P_WITHHOLD) else None
+            if event.split or held:  # the work named (or the request with its detail left out), the assistant asks, the value
+                text, marks, ask = held or (self._line("split", "any", self._ctx(event, when, opening=index == 0)), {},
+                                            "")
+                turns.append(("user", text, marks, event.thread))
                 clock.tick()
-                turns.append(("assistant", self._asks_for(event, clock.peek()), {}, event.thread))
+                turns.append(("assistant", ask or self._asks_for(event, clock.peek()), {}, event.thread))
                 clock.tick()
-                text, marks = self._user_line(event, clock.peek(), answer=True)
+                text, marks = self._user_line(event, clock.peek(), answer=True, bare=held is not None)
             else:
                 try:
                     text, marks = self._user_line(event, when, opening=index == 0)
@@ -499,7 +479,7 @@ class HistoryWriter:
         about = self._name(self._names_of(decoy.about), full=full, opening=not answer, answer=answer)
         return self._slots(about, when)
 
-    def decoy_block(self, pairs: int, clock: "_Clock") -> list[TurnSpec]:
+    def decoy_block(self, pairs: int, clock: SessionClock) -> list[TurnSpec]:
         """``pairs`` pairs about the decoys (one at a time, in turn): raised as work for later,
         then its details in the task's own sentences (some in two turns), a detail changed, or
         talk about it without details. A pair that finds no fresh wording is left out."""
@@ -575,11 +555,27 @@ class HistoryWriter:
         """A decoy's detail said as the task's are: after the assistant's question (the value
         alone, or in full), or in one turn."""
         shape = self.rng.random()
-        if room >= 2 and shape < P_SPLIT + 0.3:  # the assistant asks first, as in the task's exchanges
-            opener = self._line("split" if shape < P_SPLIT else "mention", "any", ctx)
+        # A sentence: its detail left out (as the task's are when they can be), or more often than
+        # other details in whole after a lead-in (the task's sentences that cannot leave one out).
+        sentence = ask_cue in SENTENCE_CUES
+        split = P_SPLIT + P_SENTENCE_SPLIT if sentence else P_SPLIT
+        held = detail_to_withhold(value) if sentence and room >= 2 and shape < P_SPLIT / 2 else None
+        if held is not None:
+            try:
+                sentence = withhold(value, held[0], self._line("withheld", held[1], ctx))
+                assert sentence is not None
+                opener = self._line("state", cue, {**ctx, "value": sentence}, sentence)
+                ask = self._line("ask_withheld", held[1], ctx)
+                answer = self._line("answer", "any", {**self._decoy_ctx(decoy, when, answer=True), "value": held[0]},
+                                    held[0])
+                return [(opener, ask), (answer, self._line("after", "job", ctx, question=False))]
+            except ValueError:
+                pass  # no fresh wording: said as below
+        if room >= 2 and shape < split + 0.3:  # the assistant asks first, as in the task's exchanges
+            opener = self._line("split" if shape < split else "mention", "any", ctx)
             ask = self._ask(ask_cue, ctx)
-            if shape < P_SPLIT:  # the value alone (a sentence as the task's sentences are answered)
-                text = self._line("answer", "sentence" if ask_cue in SENTENCE_CUES else "any",
+            if shape < split:  # the value alone (a sentence as the task's sentences are answered)
+                text = self._line("answer", "sentence" if sentence else "any",
                                   {**self._decoy_ctx(decoy, when, answer=True), "value": value}, value)
             else:  # the detail in full
                 text = self._line("state", cue, {**ctx, "value": value}, value)
@@ -664,7 +660,7 @@ class HistoryWriter:
                 t += 1
             if g < len(rest):
                 order.append(rest[g])
-        clock = _Clock(plan.date, 2 * (opens + closes + task_pairs + room), rng)
+        clock = SessionClock(plan.date, 2 * (opens + closes + task_pairs + room), rng)
         specs: list[TurnSpec] = []
         if opens:
             opener = self._edge(self.small.opener, clock.peek())
@@ -713,43 +709,6 @@ def _split(total: int, low: int, high: int, rng: random.Random) -> list[int]:
     return out
 
 
-class _Clock:
-    """Timestamps of one session, handed out as turns are written: a start at a varied time of
-    day, 20-150 s between turns, and at most one break of a few hours; never past the date."""
-
-    def __init__(self, day: date, turns: int, rng: random.Random) -> None:
-        self.rng = rng
-        self.day = day
-        window = rng.choices(((8 * 3600, 10 * 3600 + 1800), (10 * 3600 + 1800, 13 * 3600), (13 * 3600, 16 * 3600)),
-                             weights=(5, 2, 3))[0]
-        self.seconds = rng.randint(*window)
-        self.budget = max(1, turns + 4)
-        self.stamps: list[str] = []
-        self.midnight = datetime.combine(day, time())
-        self._prefix = self.midnight.strftime(_DATE_FORMAT)
-        self._room = 86399
-
-    def _gap(self) -> int:
-        left = self._room - self.seconds
-        per_turn = left // max(1, self.budget - len(self.stamps))
-        return max(1, min(self.rng.randint(_GAP_MIN, _GAP_MAX), per_turn))
-
-    def peek(self) -> datetime:
-        return self.midnight + timedelta(seconds=self.seconds)
-
-    def tick(self, count: int = 1) -> None:
-        for _ in range(count):
-            self.stamps.append(_stamp(self.midnight, self._prefix, self.seconds))
-            self.seconds += self._gap()
-
-    def pause(self) -> None:
-        """A break of 1.5-3 hours, if the rest of the session still fits before late evening."""
-        left = max(0, self.budget - len(self.stamps))
-        pause = self.rng.randint(5400, 10800)
-        if self.seconds + pause + left * _GAP_MAX < 21 * 3600:
-            self.seconds += pause
-
-
 def generate_dialogue(
     draft: TaskDraft,
     *,
@@ -793,8 +752,11 @@ def generate_dialogue(
                  draft.intent, [p.to_dict() for p in draft.memory])
     # weeks of full working days hold more work talk: the small talk would otherwise run out of
     # fresh lines (weeks of quick chats, the Plus shape, keep the usual share)
-    share = LONG_HISTORY_WORK_SHARE if days > LONG_HISTORY_DAYS and utterances_per_day > SHORT_SESSION else None
+    # and a retriever given the task's question must still find its details among weeks of talk
+    long = days > LONG_HISTORY_DAYS and utterances_per_day > SHORT_SESSION
     writer = HistoryWriter(draft.memory, rng=rng, user_first=user_first, assistant_name=assistant_name,
                            colleagues=colleagues, company=company, projects=projects, city=city, files=files,
-                           work_share=share, answers=answers, currency=currency, absences=absences)
+                           work_share=LONG_HISTORY_WORK_SHARE if long else None,
+                           stated_full_names=LONG_HISTORY_FULL_NAMES if long else P_FULL_NAME,
+                           answers=answers, currency=currency, absences=absences)
     return [writer.day(day_plan, utterances_per_day) for day_plan in plan]

@@ -8,7 +8,7 @@ from typing import Any
 
 from backends.prompts import render
 from generators.dialogue_llm import turn_times
-from generators.dialogue_offline import working_days_before
+from generators.session_clock import working_days_before
 from generators.model import MemoryPiece, Session, Turn
 from generators.plus_offline import PlusDraft, SeedLike, infer_apps
 from generators.schemas import PLUS_SCHEMA

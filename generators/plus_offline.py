@@ -38,7 +38,7 @@ from dataclasses import dataclass, field, replace
 from datetime import date, datetime, timedelta
 from typing import Any, Iterable, Protocol, Sequence
 
-from generators.dialogue_offline import SHORT_SESSION, generate_dialogue
+from generators.dialogue_offline import SHORT_SESSION, generate_dialogue, plan_dialogue
 from generators.history_plan import LONG_HISTORY_DAYS
 from generators.model import Distractor, MemoryPiece, Session, TaskDraft
 from generators.thread_bank import threads
@@ -467,34 +467,109 @@ _NOT_NAMES = frozenset({"yes", "no", "true", "false", "none", "ok", "pdf", "word
 _OTHER_PEOPLE = ("Priya", "Marcus", "Elena", "Tomasz", "Aisha", "Daniel", "Mei", "Oscar")
 
 
-def near_value(value: str, kind: str, rng: random.Random) -> str | None:
-    """A value that could be mistaken for ``value`` (a number a little off, the hour before or
-    after, an older copy of a file), or ``None`` for kinds that have none."""
-    if kind == "number" and re.fullmatch(r"\d{1,7}(?:\.\d{1,2})?", value):
-        number = float(value)
-        step = rng.choice((1, 2, 3, 5, 10)) * (1 if number < 10 or rng.random() < 0.5 else -1)
-        alt = number + step
-        return f"{alt:.{len(value.split('.')[1])}f}" if "." in value else str(int(alt))
-    if kind == "time" and re.fullmatch(r"\d{1,2}:\d{2}", value):
-        hour, minute = map(int, value.split(":"))
-        alt_hour = hour + 1 if hour < 17 else hour - 1
-        return f"{alt_hour:0{len(value.split(':')[0])}d}:{minute:02d}"
-    if kind == "date":
-        for fmt in ("%Y-%m-%d", "%m/%d/%Y", "%m/%d/%y"):
-            try:
-                day = datetime.strptime(value, fmt)
-            except ValueError:
-                continue
-            near = day + timedelta(days=rng.choice((-2, -1, 1, 2, 7)))
-            if fmt != "%Y-%m-%d" and not value.startswith("0"):  # written as the value is: 5/17/2024, not 05/17/2024
-                return f"{near.month}/{near.day}/{near.strftime(fmt[-2:])}"
-            return near.strftime(fmt)
+_WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+           "November", "December")
+# Another app for the same work: what a colleague misremembers ("the word file", not the excel one).
+_APP_SWAP = {"excel": "word", "word": "excel", "pdf": "word", "pdfs": "word files", "calendar": "email",
+             "calendars": "emails", "email": "calendar", "emails": "calendar", "mail": "calendar",
+             "e-mail": "calendar", "e-mails": "calendar"}
+
+
+def _shift_number(text: str, rng: random.Random, small: bool) -> str | None:
+    """``text`` with its last figure moved a little, written as it was written (``$1,200`` ->
+    ``$1,150``, ``CS161`` -> ``CS162``, ``1.5$`` -> ``2.5$``); None when it holds no figure."""
+    found = list(re.finditer(r"\d[\d,]*(?:\.\d+)?", text))
+    if not found:
         return None
-    if kind == "person" and value[:1].isupper() and " " not in value and value.lower() not in _NOT_NAMES:
-        return rng.choice([p for p in _OTHER_PEOPLE if p != value])
+    m = found[-1]
+    digits = m.group(0)
+    whole, _, decimals = digits.replace(",", "").partition(".")
+    number = float(f"{whole}.{decimals or 0}")
+    if small:  # a label's number (CS161, HW2, midterm2): the one before or after
+        step = rng.choice((1, -1)) if number >= 1 else 1
+    else:
+        step = rng.choice((1, 2, 3, 5, 10)) * (1 if number < 10 or rng.random() < 0.5 else -1)
+        if number >= 1000:
+            step *= 10 ** (len(whole) - 3)
+    alt = number + step
+    if alt < 0:
+        alt = number + abs(step)
+    body = f"{alt:.{len(decimals)}f}" if decimals else str(int(alt))
+    if "," in digits:
+        head, dot, tail = body.partition(".")
+        body = f"{int(head):,}" + dot + tail
+    if len(whole) > 1 and whole.startswith("0"):  # zero-padded labels keep their width: 07 -> 08
+        body = body.zfill(len(whole))
+    return text[:m.start()] + body + text[m.end():]
+
+
+def _shift_time(value: str) -> str | None:
+    m = re.fullmatch(r"(\d{1,2})(:\d{2})?(:\d{2})?(\s?)([AaPp]\.?[Mm]\.?)?", value.strip())
+    if not m:
+        return None
+    hour = int(m.group(1))
+    if m.group(5):
+        alt = hour + 1 if hour < 11 else hour - 1
+    else:
+        if not m.group(2):
+            return None
+        alt = hour + 1 if hour < 17 else hour - 1
+    return f"{alt:0{len(m.group(1))}d}{m.group(2) or ''}{m.group(3) or ''}{m.group(4)}{m.group(5) or ''}"
+
+
+def _shift_date(value: str, rng: random.Random) -> str | None:
+    delta = timedelta(days=rng.choice((-2, -1, 1, 2, 7)))
+    for fmt in ("%Y-%m-%d", "%m/%d/%Y", "%m/%d/%y"):
+        try:
+            day = datetime.strptime(value, fmt)
+        except ValueError:
+            continue
+        near = day + delta
+        if fmt != "%Y-%m-%d" and not value.startswith("0"):  # written as the value is: 5/17/2024, not 05/17/2024
+            return f"{near.month}/{near.day}/{near.strftime(fmt[-2:])}"
+        return near.strftime(fmt)
+    if value.capitalize() in _WEEKDAYS:
+        other = _WEEKDAYS[(_WEEKDAYS.index(value.capitalize()) + rng.choice((1, 2, -1))) % 7]
+        return other if value[:1].isupper() else other.lower()
+    m = re.fullmatch(r"([A-Z][a-z]+)\.? (\d{1,2})(st|nd|rd|th)?(,? \d{4})?", value)
+    if m and any(month.startswith(m.group(1)) for month in _MONTHS):  # May 17, 2024 -> May 19, 2024
+        day = int(m.group(2)) + rng.choice((1, 2, -1))
+        day = day if 1 <= day <= 28 else 14
+        suffix = m.group(3) and ("th" if 10 <= day % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(day % 10, "th"))
+        return f"{m.group(1)} {day}{suffix or ''}{m.group(4) or ''}"
+    return None
+
+
+def near_value(value: str, kind: str, rng: random.Random) -> str | None:
+    """A value that could be mistaken for ``value`` (a figure a little off, the label before or
+    after, the hour before or after, another day, an older copy of a file, someone else, another
+    app), or ``None`` for kinds that have none (quoted text, a whole clause)."""
+    if kind == "number":
+        small = bool(re.search(r"[A-Za-z]", value.replace("percent", "")))  # CS161, HW2
+        return _shift_number(value, rng, small)
+    if kind == "time":
+        return _shift_time(value)
+    if kind == "date":
+        return _shift_date(value, rng)
+    if kind == "person" and value[:1].isupper() and value.lower() not in _NOT_NAMES:
+        first, _, rest = value.partition(" ")
+        other = rng.choice([p for p in _OTHER_PEOPLE if p != first])
+        return f"{other} {rest}" if rest else other
+    if kind == "email" and "@" in value:
+        local, domain = value.split("@", 1)
+        other = rng.choice([p for p in _OTHER_PEOPLE if p.lower() != local.lower()]).lower()
+        return f"{other}@{domain}"
     if kind == "file" and "." in value:
         stem, ext = value.rsplit(".", 1)
         return f"{stem}_{rng.choice(('old', 'draft', 'v1', 'backup'))}.{ext}"
+    if kind == "app":
+        words = value.split()
+        swap = _APP_SWAP.get(words[-1].lower())
+        if swap:
+            swap = swap.upper() if words[-1].isupper() and swap == "pdf" else (
+                swap.capitalize() if words[-1][:1].isupper() else swap)
+            return swap
     return None
 
 
@@ -503,21 +578,58 @@ def _near_text(piece: MemoryPiece, alt: str, kinds: dict[str, str], rng: random.
     value, as an old note or a colleague's guess has it (so the sentence's words are said in a turn
     that is not the evidence too); a short remark when the sentence does not hold the value."""
     if piece.value in piece.text:
-        line = rng.choice(threads().lines[("near_clause", "any")])
-        return line.render({"value": piece.text.rstrip(" .?!").replace(piece.value, alt),
-                            "who": rng.choice(_OTHER_PEOPLE)})
+        return _near_sentence(piece.text.rstrip(" .?!").replace(piece.value, alt), rng)
     return _NEAR_TEXTS[kinds[piece.value]].format(alt=alt)
+
+
+def _near_sentence(sentence: str, rng: random.Random) -> str:
+    line = rng.choice(threads().lines[("near_clause", "any")])
+    return line.render({"value": sentence, "who": rng.choice(_OTHER_PEOPLE)})
+
+
+def _weak(value: str, kind: str) -> bool:
+    """A near value too plain to stand alone in a chat ("word", "calendar"): the whole sentence is
+    the near miss instead."""
+    return kind == "app" or not _distinctive(value)
+
+
+_APP_WORD = re.compile(r"\b(excel|word|pdf)(?= (?:files?|documents?|docs?|sheets?|spreadsheets?|reports?)\b)",
+                       re.IGNORECASE)
+
+
+def _sentence_near(piece: MemoryPiece, others: Sequence[str], rng: random.Random) -> Distractor | None:
+    """A near miss of a piece whose value has none of its own (another app, a whole clause): the
+    piece's sentence with one specific changed (or the app it names: "a new word file"), said as
+    an old note or a colleague's guess; its value is that whole sentence (no other turn holds it)
+    and holds no value of ``others``. None when nothing in it can change."""
+    text = piece.text.rstrip(" .?!")
+    changes = [(s, e, near_value(spec.text, spec.kind, rng)) for s, e, spec in locate_specifics(text)
+               if piece.value == piece.text or piece.value not in text or spec.text == piece.value]
+    if piece.value == piece.text or piece.value.lower() in ("excel", "word", "pdf"):
+        changes += [(m.start(), m.end(), near_value(m.group(1), "app", rng)) for m in _APP_WORD.finditer(text)]
+    for start, end, alt in rng.sample(changes, len(changes)):
+        if not alt or alt.lower() == text[start:end].lower():
+            continue
+        sentence = text[:start] + alt + text[end:]
+        low = sentence.lower()
+        if piece.value.lower() in low or any(v and v.lower() in low for v in others):
+            continue
+        return Distractor(sentence, _near_sentence(sentence, rng))
+    return None
 
 
 def _dynamics(memory: list[MemoryPiece], kinds: dict[str, str], instruction: str, rng: random.Random
               ) -> list[MemoryPiece]:
     """The pieces with, by chance, one value said first and corrected later and one near miss:
-    what an agent that takes the first mention, or the wrong file, must get wrong."""
+    what an agent that takes the first mention, or the wrong file, must get wrong. A piece whose
+    value has no near value of its own that a chat can carry gets its sentence's near miss."""
     taken = instruction.lower()
 
     def alternative(piece: MemoryPiece) -> str | None:
-        alt = near_value(piece.value, kinds.get(piece.value, ""), rng)
-        if not alt or alt.lower() in taken or piece.value.lower() in alt.lower() or alt.lower() in piece.value.lower():
+        kind = kinds.get(piece.value, "")
+        alt = near_value(piece.value, kind, rng)
+        if (not alt or _weak(alt, kind) or alt.lower() in taken or piece.value.lower() in alt.lower()
+                or alt.lower() in piece.value.lower()):
             return None
         return alt
 
@@ -528,10 +640,18 @@ def _dynamics(memory: list[MemoryPiece], kinds: dict[str, str], instruction: str
             i, alt = rng.choice(options)
             out[i] = replace(out[i], superseded=(alt,))
     if rng.random() < P_DISTRACT:
-        options = [(i, alt) for i, p in enumerate(out) for alt in [alternative(p)] if alt and alt not in p.superseded]
+        options: list[tuple[int, Distractor]] = []
+        for i, piece in enumerate(out):
+            alt = alternative(piece)
+            if alt and alt not in piece.superseded:
+                options.append((i, Distractor(alt, _near_text(piece, alt, kinds, rng))))
+            elif not alt:
+                others = [v for j, p in enumerate(out) if j != i for v in (p.value, *p.superseded)]
+                if near := _sentence_near(piece, others, rng):
+                    options.append((i, near))
         if options:
-            i, alt = rng.choice(options)
-            out[i] = replace(out[i], distractors=(Distractor(alt, _near_text(out[i], alt, kinds, rng)),))
+            i, near = rng.choice(options)
+            out[i] = replace(out[i], distractors=(near,))
     return out
 
 
@@ -578,13 +698,15 @@ def regenerate(seed_task: SeedLike, *, seed: int, days: int = 5, utterances_per_
         draft = PlusDraft(intent=intent, query=query, memory=memory, subtasks=group_clauses(instruction, spans),
                           sessions=[], apps=apps, description=instruction, specifics=specifics)
         try:
+            plan, planned = plan_dialogue(draft.task_draft(), seed=seed, now=now, days=days, feedback=feedback)
             draft.sessions = generate_dialogue(
-                draft.task_draft(), seed=seed, now=now, user_first=_first_name(seed_task.username),
-                days=days, utterances_per_day=utterances_per_day, feedback=feedback,
+                planned, seed=seed, now=now, user_first=_first_name(seed_task.username),
+                days=days, utterances_per_day=utterances_per_day, feedback=feedback, plan=plan,
                 **_long_history_persona(seed, days, utterances_per_day))
         except ValueError as exc:  # a value too generic for the banks: carry whole clauses instead
             last_error = exc
             continue
+        draft.memory = list(planned.memory)  # with said_as where a day is said as the day it was said on has it
         return draft
     assert last_error is not None
     raise last_error

@@ -157,6 +157,8 @@ rename reorder replace reply report reschedule respond retrieve review rewrite s
 select send set share show sort split start store subtract sum summarize summarise swap switch take
 tell total transfer translate turn type update use verify want need write answer ask assign average
 arrange divide multiply increase decrease reduce raise lower append tidy double compute fetch draw
+analyze analyse estimate evaluate explain describe plot predict rank filter format upload download scan
+suggest provide return group match measure mention rewrite transcribe visualize visualise
 based according given using first second third next last finally then today tomorrow yesterday
 new old good great sure yes yeah hmm oh well now later soon again also instead otherwise meanwhile
 note important reminder ps fyi re fw fwd subject task goal steps step hint

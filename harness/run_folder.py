@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from backends.batch import ResultLog, json_line, read_lines, write_synced
+from backends.dataset_reader import is_write_probe
 from backends.folder_lock import LOCK_NAME
 from office_env.untrusted import UntrustedInputError, load_json, printable
 
@@ -38,7 +39,7 @@ REPORT_HTML = "report.html"
 RUN = "run.json"
 RUNNING, FINISHED = "running", "finished"
 _RUN_FILES = (RUN, RESULTS, PROGRESS, REPORT, REPORT_HTML, "research-report.md", "research-report.html")
-_OURS = frozenset((*_RUN_FILES, WORK, CACHE, LOCK_NAME, ".write-test"))
+_OURS = frozenset((*_RUN_FILES, WORK, CACHE, LOCK_NAME))
 MAX_PROGRESS_BYTES = 512 * 1024 * 1024
 
 
@@ -48,7 +49,8 @@ class RunFolderError(ValueError):
 
 def _leftover(name: str) -> bool:
     """A temporary file an interrupted atomic write of one of the run's files left."""
-    return name.startswith(".") and name.endswith(".tmp") and any(name.startswith(f".{f}.") for f in _RUN_FILES)
+    return is_write_probe(name) or (
+        name.startswith(".") and name.endswith(".tmp") and any(name.startswith(f".{f}.") for f in _RUN_FILES))
 
 
 def check_out(out: Path, *, resume: bool, overwrite: bool) -> None:

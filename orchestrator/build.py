@@ -1,8 +1,8 @@
 """``homer build``: one attempt (its world, graph, gates and staged folder) and the build's batch
 (``BuildBatch``: rounds sized by the strata, finalisation), run by ``backends.batch``.
 
-Attempt ``i`` is fully determined by ``(seed, i)``: it uses world ``i // TASKS_PER_WORLD``
-(written once per worker process) and its own random streams. Workers stage finished task
+Attempt ``i`` is fully determined by ``(seed, i)``: it uses world ``i // tasks_per_world(config)``
+(20 attempts a world, one for a history of weeks; written once per worker process) and its own random streams. Workers stage finished task
 folders; only the parent publishes them (one rename each) and records outcomes in a progress
 file, so an interrupted build resumes without redoing or doubling tasks. The dataset keeps the
 first ``n`` accepted attempts in index order, so any number of workers gives the same bytes.
@@ -50,7 +50,9 @@ from orchestrator.offline_roles import OfflineRoles
 from orchestrator.planner import Strata
 from orchestrator.record import build_record
 from generators.small_talk import WordingsExhausted
-from orchestrator.roles import MAX_TASKS, MIN_DAYS, TASKS_PER_WORLD, BuildConfig, Job, size_problem  # noqa: F401 (MAX_TASKS, MIN_DAYS: re-exported)
+from orchestrator.roles import (  # noqa: F401 (MAX_TASKS, MIN_DAYS, TASKS_PER_WORLD: re-exported)
+    MAX_TASKS, MIN_DAYS, TASKS_PER_WORLD, BuildConfig, Job, size_problem, tasks_per_world,
+)
 from verifier.gates import run_gates
 
 GENERATOR_VERSION = "neo-4"  # 4: app counts stratified (equal shares, or --apps-weights)
@@ -60,7 +62,7 @@ EXPECTED_DROP_RATE = 0.1  # before any attempt has ended: sizes the first batch
 
 
 def config_hash(config: BuildConfig) -> str:
-    data = {**config.to_dict(), "generator": GENERATOR_VERSION, "tasks_per_world": TASKS_PER_WORLD}
+    data = {**config.to_dict(), "generator": GENERATOR_VERSION, "tasks_per_world": tasks_per_world(config)}
     return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -292,7 +294,7 @@ def run_attempt(out: str, config: BuildConfig, index: int, work: str) -> dict[st
     """Make (or fail to make) task ``index``; returns a JSON-able outcome. ``work``: the build's
     work folder (``backends.scratch``), where worlds are written and gates replay."""
     try:
-        world, testbed = _world(work, config.seed, index // TASKS_PER_WORLD)
+        world, testbed = _world(work, config.seed, index // tasks_per_world(config))
     except WorldCheckError as exc:  # a world that does not hang together: none of its tasks is made
         return {"index": index, "id": task_id(index), "status": "dropped", "family": None, "rounds": 0,
                 "reason": f"world check: {exc}"}
@@ -474,8 +476,9 @@ class BuildBatch:
             if self.next_index not in done and strata.is_open(self.next_index, filled):
                 batch.append(self.next_index)
             self.next_index += 1
+        per_world = tasks_per_world(self.config)
         return Round(batch, functools.partial(run_attempt, str(self.out), self.config, work=str(work)),
-                     self.workers, group=lambda index: index // TASKS_PER_WORLD, wanted=self._wanted(),
+                     self.workers, group=lambda index: index // per_world, wanted=self._wanted(),
                      spread=math.ceil(expected))
 
     def _wanted(self) -> Callable[[int], bool]:

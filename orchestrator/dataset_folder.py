@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from backends.batch import json_line, read_lines
-from backends.dataset_reader import ensure_writable_folder
+from backends.dataset_reader import ensure_writable_folder, is_write_probe
 from backends.folder_lock import LOCK_NAME
 from office_env.untrusted import UntrustedInputError, load_json, read_file
 from orchestrator import dataset_writer as dataset
@@ -69,12 +69,14 @@ _START_LEFTOVER = re.compile(rf"^\.{re.escape(dataset.BUILD)}\..+\.tmp$")
 
 
 def _drop_unrecorded_start(out: Path) -> None:
-    """A run killed while it wrote its first ``build.json`` leaves only that file's temporary copy
-    (and the lock): nothing was recorded, so the folder counts as empty and the copy goes."""
+    """A run killed while it proved the folder writable or wrote its first ``build.json`` leaves only
+    the empty probe or that file's temporary copy (and the lock): nothing was recorded, so the
+    folder counts as empty and they go."""
     if not out.is_dir() or out.is_symlink() or (out / dataset.BUILD).exists():
         return
     entries = list(out.iterdir())
-    leftovers = [p for p in entries if _START_LEFTOVER.match(p.name) and p.is_file() and not p.is_symlink()]
+    leftovers = [p for p in entries if (_START_LEFTOVER.match(p.name) or is_write_probe(p.name))
+                 and p.is_file() and not p.is_symlink()]
     if leftovers and all(p.name == LOCK_NAME or p in leftovers for p in entries):
         for path in leftovers:
             path.unlink(missing_ok=True)

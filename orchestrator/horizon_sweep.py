@@ -28,7 +28,8 @@ from typing import Any
 
 from backends.dataset_reader import dataset_identity, iter_tasks
 from generators.bank_check import check_banks
-from generators.dialogue_offline import HistoryWriter, working_days_before
+from generators.dialogue_offline import HistoryWriter
+from generators.session_clock import working_days_before
 from generators.history_plan import DayPlan
 from generators.model import TaskDraft
 from generators.spoken_time import redate, say_value, value_time

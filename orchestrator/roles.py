@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from generators.history_plan import LONG_HISTORY_DAYS
+
 if TYPE_CHECKING:  # names for the annotations only: the command line reads PRESETS without loading them
     from generators.model import Session, TaskDraft, Verdict
     from office_env.synthesis import World
@@ -57,7 +59,14 @@ class BuildConfig(GenerationOptions):
 # History presets: (days, utterances per day). "challenge" stresses extreme horizons: 30 days of
 # about 250 utterances, over 100K tokens (cl100k_base) of history per task, the memory spread over the span.
 PRESETS = {"standard": (5, 72), "challenge": (30, 250)}
-TASKS_PER_WORLD = 20  # attempts that share one world (and its testbed)
+TASKS_PER_WORLD = 20  # attempts that share one world (and its testbed); the planner spreads families over them
+
+
+def tasks_per_world(config: GenerationOptions) -> int:
+    """Attempts that share one world: :data:`TASKS_PER_WORLD`, but one for histories of weeks
+    (Challenge): twenty months of one person's chat over the same days would say the same other
+    work and small talk again and again, and contradict each other."""
+    return 1 if config.days > LONG_HISTORY_DAYS else TASKS_PER_WORLD
 
 
 @dataclass(frozen=True)

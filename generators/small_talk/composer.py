@@ -615,11 +615,9 @@ class SmallTalk:
             self._said.update(pending)
             return out
         usable = [b for b in self._usable_beats(topic, flags) if not self._told_beat(topic, b, aliases)]
-        # a follow-up asked today already is not asked again ("Recharged?" twice after the weekend)
-        # when others can take its place, or the caller has other talk to fill in with
-        fresh = [b for b in usable if f"{topic}.{b}." not in self._beats_today]
-        if self.strict or len(fresh) >= pairs - 1:
-            usable = fresh
+        # a follow-up asked today already is not asked again ("Recharged?" twice after the weekend,
+        # answered two ways): not even when the small talk runs dry (the caller fills in otherwise)
+        usable = [b for b in usable if f"{topic}.{b}." not in self._beats_today]
         if len(usable) < pairs - 1:
             return None
         if pairs == 2:

@@ -504,7 +504,7 @@ def test_office_values_are_the_checked_values_no_memory_piece_says():
 def test_turn_stamps_are_what_strftime_gives_also_past_the_day():
     from datetime import date, datetime, time, timedelta
 
-    from generators.dialogue_offline import _DATE_FORMAT, _TS_FORMAT, _stamp
+    from generators.session_clock import _DATE_FORMAT, _TS_FORMAT, _stamp
 
     midnight = datetime.combine(date(2025, 3, 4), time())
     prefix = midnight.strftime(_DATE_FORMAT)

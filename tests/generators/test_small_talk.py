@@ -277,9 +277,9 @@ def test_follow_up_answers_give_a_kind_the_question_expects():
 def test_multi_pair_exchanges_stay_on_one_topic():
     st = make(9)
     day = datetime(2024, 9, 10, 9, 0)
-    for k in range(30):
+    for k in range(30):  # six a day (a follow-up asked once a day: thirty in one day would run out)
         pairs = 2 + k % 3
-        lines = st.exchange(day + timedelta(minutes=4 * k), pairs)
+        lines = st.exchange(day + timedelta(days=k // 6, minutes=4 * k), pairs)
         when, topic, logged = st.log[-1]
         assert logged == lines  # one exchange, one topic
         asks = [text for role, text in lines[1:-1] if role == "assistant"]
@@ -718,3 +718,20 @@ def test_reaction_pools_hold_no_acknowledgement_or_promise():
         for line in body.splitlines():
             fragment = line[2:]
             assert not acknowledges(fragment) and not ASSISTANT_PROMISE.search(fragment), (name, fragment)
+
+
+def test_a_follow_up_is_asked_once_a_day_even_when_the_talk_runs_dry():
+    from verifier.history_form import same_question_answers
+
+    st = make(9)
+    st.strict = False  # the last resort of a long day: stories may be told again, follow-ups not asked again
+    day = datetime(2024, 9, 10, 8, 0)
+    turns = []
+    for k in range(90):  # far more talk than a day holds
+        try:
+            lines = st.exchange(day + timedelta(minutes=4 * k), 3)
+        except WordingsExhausted:
+            continue
+        turns += [{"role": role, "text": text} for role, text in lines]
+    found = same_question_answers([{"dialogue": [{"turns": turns}]}])
+    assert found["asked"] >= 20 and found["same_day"] == 0, found

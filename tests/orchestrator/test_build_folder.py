@@ -24,3 +24,24 @@ def test_anything_else_without_build_json_is_still_refused(tmp_path):
     with pytest.raises(BuildError, match="not a homeragents build folder"):
         check_out_folder(out, "digest", resume=True)
     assert (out / "notes.txt").exists() and (out / ".build.json.k2x9.tmp").exists()
+
+
+def test_a_start_killed_while_proving_the_folder_writable_counts_as_empty(tmp_path):
+    out = tmp_path / "ds"
+    out.mkdir()
+    (out / LOCK_NAME).write_text("")
+    (out / ".write-test.k2x9ab").write_bytes(b"")  # the empty probe, left by kill -9 before it was removed
+    check_out_folder(out, "digest", resume=True)
+    assert sorted(p.name for p in out.iterdir()) == [LOCK_NAME]
+
+
+def test_the_write_probe_never_writes_through_a_planted_link(tmp_path):
+    out, victim = tmp_path / "ds", tmp_path / "victim.txt"
+    out.mkdir()
+    victim.write_text("keep me")
+    (out / ".write-test").symlink_to(victim)
+    with pytest.raises(BuildError):
+        check_out_folder(out, "digest", resume=False)  # not empty: refused, and the link untouched
+    from backends.dataset_reader import ensure_writable_folder
+    ensure_writable_folder(out)
+    assert victim.read_text() == "keep me" and (out / ".write-test").is_symlink()

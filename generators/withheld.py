@@ -1,0 +1,69 @@
+"""A request said with one detail left for the next turn: "set Bob's score in a file I still have
+to look up to 95" -- "Which file?" -- "data/scores.xlsx".
+
+A user who gives a whole instruction in one sentence makes the sentence the evidence, and a
+reader who knows the instruction's words finds it without reading. People often say what is to
+be done first and the detail when they have it; the reader must join the two turns. This module
+finds the detail a sentence can leave out (its value, a file, a person, a figure, a day, a time,
+an address or a quoted title standing as a word of its own) and says it as a placeholder from
+the thread bank's ``withheld.<kind>`` lines; the assistant asks with an ``ask_withheld.<kind>``
+line and the user answers with the value.
+"""
+
+from __future__ import annotations
+
+import re
+
+from generators.specifics import find_specifics
+
+WITHHELD_KINDS = ("file", "email", "date", "time", "number", "person", "quoted")
+_QUOTES = "\"'“”‘’"
+_FIGURE = re.compile(r"[$€£¥]?\s?\d[\d,]*(?:\.\d+)?\s?(?:%|[$€£¥]|percent|dollars?|euros?|pounds?)?")
+_BEFORE = " ("  # what may stand before a detail said as a word of its own
+_AFTER = " ,.;:?!)"  # and after it
+
+
+def withheld_kind(value: str) -> str | None:
+    """The kind of ``value`` when it is one specific of :data:`WITHHELD_KINDS`, else None."""
+    found = find_specifics(value)
+    if len(found) == 1 and found[0].text == value.strip() and found[0].kind in WITHHELD_KINDS:
+        if found[0].kind == "number" and not _FIGURE.fullmatch(value.strip()):
+            return None  # a label with a number in it ("hw1", "CS161") is no figure to look up
+        return found[0].kind
+    return None
+
+
+# Of a made-up sentence, the kinds a placeholder can stand for: a capitalised word may be a sheet's
+# header ("add a new header Team"), so a person is a full name only.
+_MADE_UP_KINDS = ("file", "email", "date", "time", "number")
+_FULL_NAME = re.compile(r"[A-Z][a-z]+(?: [A-Z][a-z'-]+)+")
+
+
+def detail_to_withhold(sentence: str) -> tuple[str, str] | None:
+    """A detail of ``sentence`` that it can leave out (:func:`withhold`), and its kind: the
+    first of its files, addresses, days, times, figures and full names said as a word of its own."""
+    for spec in find_specifics(sentence):
+        if spec.kind == "number" and not _FIGURE.fullmatch(spec.text):
+            continue
+        if (spec.kind in _MADE_UP_KINDS or (spec.kind == "person" and _FULL_NAME.fullmatch(spec.text))) \
+                and withhold(sentence, spec.text, "_") is not None:
+            return spec.text, spec.kind
+    return None
+
+
+def withhold(sentence: str, value: str, placeholder: str) -> str | None:
+    """``sentence`` with ``value`` (said once, as a word of its own, quotes and all) in place of
+    ``placeholder``; None when the value is not there once or is glued to other text
+    ("1.5$/pound")."""
+    if not value or sentence.count(value) != 1:
+        return None
+    start = sentence.index(value)
+    end = start + len(value)
+    if 0 < start and end < len(sentence) and sentence[start - 1] in _QUOTES and sentence[end] in _QUOTES:
+        start, end = start - 1, end + 1
+    if (start and sentence[start - 1] not in _BEFORE) or (end < len(sentence) and sentence[end] not in _AFTER):
+        return None
+    if sentence[end:end + 1] == "," or sentence[max(0, start - 2):start] == ", ":
+        return None  # one of a list ("hw1, hw2 and hw3"): a placeholder there reads as another item
+    out = sentence[:start] + placeholder + sentence[end:]
+    return re.sub(r"\s{2,}", " ", out).strip()

@@ -1,0 +1,115 @@
+"""Requests said with a detail left for the next turn, and the near misses of regenerated tasks.
+
+``generators.withheld`` decides which detail a sentence can leave out; the offline writer says
+such a request in three turns (the request with a placeholder, the assistant's question, the
+value) for the task and for its decoys alike; ``generators.plus_offline`` gives a piece whose
+value has no near value of its own (an app, a whole clause) a near miss of its whole sentence.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from datetime import datetime
+
+import pytest
+
+from generators.plus_offline import near_value, regenerate
+from generators.spoken_time import value_time
+from generators.withheld import detail_to_withhold, withheld_kind, withhold
+
+ASKS = re.compile(r"^(?:Which|What|Who|How much|And the file|Sure, which|Okay, (?:what|who|the))")
+
+
+class Seed:
+    def __init__(self, instruction: str, now: datetime = datetime(2024, 5, 17, 9, 0)) -> None:
+        self.instruction, self.username, self.app_count, self.now = instruction, "alice", 1, now
+
+
+@pytest.mark.parametrize("value, kind", [
+    ("data/scores.xlsx", "file"), ("Bob", "person"), ("bob@corp.com", "email"), ("$1,200", "number"),
+    ("20%", "number"), ("95", "number"), ("15:00", "time"), ("May 17, 2024", "date"), ("'Budget review'", None),
+    ("hw1", None), ("CS161", None), ("excel", None), ("swap the rows of Alice and Bob", None)])
+def test_what_kind_of_detail_a_sentence_can_leave_out(value, kind):
+    assert withheld_kind(value) == kind
+
+
+def test_a_detail_is_left_out_only_where_it_stands_as_a_word_of_its_own():
+    assert withhold("set Bob's score in data/scores.xlsx to 95", "data/scores.xlsx", "a file I'll look up") == \
+        "set Bob's score in a file I'll look up to 95"
+    assert withhold("add 'Budget review' to my calendar", "Budget review", "a title") == "add a title to my calendar"
+    assert withhold("others are 1.5$/pound", "1.5$", "a figure") is None  # glued to the unit
+    assert withhold("add his hw1, hw2, and hw3 together", "hw2", "a figure") is None  # one of a list
+    assert withhold("copy a.xlsx to a.xlsx.bak and a.xlsx", "a.xlsx", "x") is None  # said twice: which one?
+    assert detail_to_withhold("add a new header Team to the sheet and send it to Owen Ashdown") == \
+        ("Owen Ashdown", "person")  # a capitalised header is no person; a full name is
+    assert detail_to_withhold("sort the canteen excel file by Region") is None
+
+
+@pytest.mark.parametrize("value, kind, pattern", [
+    ("CS161", "number", r"CS16[02]"), ("midterm2", "number", r"midterm[13]"), ("$1,200", "number", r"\$1,\d{3}"),
+    ("20%", "number", r"\d+%"), ("3pm", "time", r"(?:2|4)pm"), ("3:00 PM", "time", r"(?:2|4):00 PM"),
+    ("May 17, 2024", "date", r"May \d{1,2}, 2024"), ("Tuesday", "date", r"[A-Z][a-z]+day"),
+    ("John Smith", "person", r"[A-Z][a-z]+ Smith"), ("bob@abc.com", "email", r"[a-z]+@abc\.com"),
+    ("Excel", "app", r"Word"), ("scores.xlsx", "file", r"scores_[a-z0-9]+\.xlsx")])
+def test_near_values_keep_the_shape_of_the_value(value, kind, pattern):
+    for seed in range(6):
+        alt = near_value(value, kind, random.Random(seed))
+        assert alt and alt != value and re.fullmatch(pattern, alt), (value, alt)
+
+
+def _exchanges(draft):
+    turns = [t for s in draft.sessions for t in s.turns]
+    return [(turns[i - 1], t, turns[i + 1]) for i, t in enumerate(turns)
+            if t.role == "assistant" and 0 < i < len(turns) - 1 and ASKS.match(t.text) and t.text.endswith("?")]
+
+
+def test_a_request_with_its_detail_left_out_is_answered_in_the_next_turn():
+    text = "Set Bob's score in data/scores.xlsx to 95, then email the summary to Carol"
+    found = 0
+    for seed in range(8):
+        draft = regenerate(Seed(text), seed=seed)
+        values = {m.id: m.value for m in draft.memory}
+        for opener, ask, answer in _exchanges(draft):
+            if not opener.thread.startswith("t") or not answer.evidence:
+                continue
+            found += 1
+            (mid,) = answer.evidence
+            assert values[mid] not in opener.text and values[mid] in answer.text
+            assert opener.thread == ask.thread == answer.thread and opener.role == answer.role == "user"
+            assert len(answer.text.split()) <= 9  # the value, not the request again
+    assert found >= 4  # the task's requests are said this way, in most histories
+
+
+def test_decoys_are_said_the_same_way():
+    draft = regenerate(Seed("Write the invoice total into data/invoice_summary.docx and email it to Carol"), seed=3)
+    decoy = [(o, a) for o, a, _ in _exchanges(draft) if o.thread.startswith("w")]
+    task = [(o, a) for o, a, _ in _exchanges(draft) if o.thread.startswith("t")]
+    assert decoy and task  # a placeholder does not tell the task's thread from another job's
+
+
+def test_a_value_without_a_near_value_of_its_own_gets_a_near_miss_of_its_sentence():
+    text = "Find the lowest cost in the budget excel file and write it into a new word file"
+    seen = 0
+    for seed in range(12):
+        draft = regenerate(Seed(text), seed=seed)
+        for piece in draft.memory:
+            for near in piece.distractors:
+                if piece.value.lower() in ("excel", "word"):
+                    seen += 1
+                    assert near.value != piece.text and piece.value.lower() not in near.value.lower()
+                    assert near.value in near.text
+                    holders = [t for s in draft.sessions for t in s.turns if near.value.lower() in t.text.lower()]
+                    assert holders and all(piece.id in t.distractor for t in holders)
+    assert seen
+
+
+def test_a_day_said_relative_to_the_session_is_the_pieces_said_as():
+    draft = regenerate(Seed("Add 'Budget review' to my calendar on 2024-05-21 from 15:00 to 16:00",
+                            now=datetime(2024, 5, 17, 9, 0)), seed=1)
+    (piece,) = [m for m in draft.memory if m.value == "2024-05-21"]
+    assert piece.said_as and "2024" not in piece.said_as
+    said_on = [s.date for s in draft.sessions for t in s.turns if piece.id in t.evidence]
+    assert said_on and all(piece.said_as in t.text for s in draft.sessions for t in s.turns if piece.id in t.evidence)
+    from datetime import date
+    assert str(value_time("2024-05-21")) == "2024-05-21" and date.fromisoformat(said_on[0]) < date(2024, 5, 17)
