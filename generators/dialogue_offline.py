@@ -32,7 +32,7 @@ from generators.model import MemoryPiece, Session, TaskDraft, Turn
 from generators.session_clock import SessionClock, working_days_before
 from generators.small_talk import WordingsExhausted
 from generators.spoken_time import is_relative, names_any, read_times, say_value, value_time
-from generators.withheld import detail_to_withhold, withheld_kind, withhold
+from generators.withheld import changed_detail, detail_to_withhold, withheld_kind, withhold
 from generators.thread_bank import (  # noqa: F401 - the bank's names, as the writer's callers know them
     _OPENERS, _REPLIES, P_FULL_NAME, SENTENCE_CUES, BankError, _Deck, bank_sizes, namings, threads,
 )
@@ -536,14 +536,19 @@ class HistoryWriter:
         if decoy.said and self.rng.random() < 0.3:  # a detail said already changes
             index = self.rng.randrange(decoy.said)
             piece, old = decoy.details[index]
-            new = None if not self._free_on(old, when) else changed_value(
-                decoy, piece, old, when.date(), self.rng, self._outsiders(), self._decoy_ok, threads().job_fields)
+            if piece.cue in SENTENCE_CUES:  # a sentence's detail changes: the new detail is what is said
+                changed = changed_detail(old, self.rng) if self._free_on(old, when) else None
+                new, told = changed if changed and self.clean(changed[1]) else (None, "")
+            else:
+                new = None if not self._free_on(old, when) else changed_value(
+                    decoy, piece, old, when.date(), self.rng, self._outsiders(), self._decoy_ok, threads().job_fields)
+                told = new or ""
             if new is not None and self._free_on(new, when):
                 decoy.details[index] = (piece, new)
                 cue = piece.cue if piece.cue in threads().cues else "note"
-                new = self._decoy_said(new, cue, when)
-                if new:
-                    text = self._line("correct", cue, {**ctx, "value": new}, new)  # worded as the task's are
+                said = self._decoy_said(told, cue, when)
+                if said:  # worded as the task's are
+                    text = self._line("correct", cue if told == new else "any", {**ctx, "value": said}, said)
                     return [(text, self._line("after", "job", ctx, question=False))]
         if decoy.mentions >= decoy_mention_budget(decoy):
             return []  # a job for later with nothing new comes up no more often than the task's work

@@ -35,12 +35,13 @@ from __future__ import annotations
 import random
 import re
 from dataclasses import dataclass, field, replace
-from datetime import date, datetime, timedelta
+from datetime import date, datetime
 from typing import Any, Iterable, Protocol, Sequence
 
 from generators.dialogue_offline import SHORT_SESSION, generate_dialogue, plan_dialogue
 from generators.history_plan import LONG_HISTORY_DAYS
 from generators.model import Distractor, MemoryPiece, Session, TaskDraft
+from generators.near_values import OTHER_PEOPLE, near_value
 from generators.thread_bank import threads
 from generators.specifics import Specific, contains_specific, find_specifics, locate_specifics
 from generators.typos import fix_typos, word_frequency
@@ -463,116 +464,6 @@ P_DISTRACT = 1.0   # chance that it mentions a near miss of one value (when one 
 _NEAR_TEXTS = {"file": "{alt} is an old copy, not the one we use", "number": "{alt} was last year's figure, not this one",
                "time": "{alt} is already taken by another meeting", "date": "{alt} was the old date, that one is gone",
                "person": "{alt} has nothing to do with this one"}
-_NOT_NAMES = frozenset({"yes", "no", "true", "false", "none", "ok", "pdf", "word", "excel"})
-_OTHER_PEOPLE = ("Priya", "Marcus", "Elena", "Tomasz", "Aisha", "Daniel", "Mei", "Oscar")
-
-
-_WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
-_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
-           "November", "December")
-# Another app for the same work: what a colleague misremembers ("the word file", not the excel one).
-_APP_SWAP = {"excel": "word", "word": "excel", "pdf": "word", "pdfs": "word files", "calendar": "email",
-             "calendars": "emails", "email": "calendar", "emails": "calendar", "mail": "calendar",
-             "e-mail": "calendar", "e-mails": "calendar"}
-
-
-def _shift_number(text: str, rng: random.Random, small: bool) -> str | None:
-    """``text`` with its last figure moved a little, written as it was written (``$1,200`` ->
-    ``$1,150``, ``CS161`` -> ``CS162``, ``1.5$`` -> ``2.5$``); None when it holds no figure."""
-    found = list(re.finditer(r"\d[\d,]*(?:\.\d+)?", text))
-    if not found:
-        return None
-    m = found[-1]
-    digits = m.group(0)
-    whole, _, decimals = digits.replace(",", "").partition(".")
-    number = float(f"{whole}.{decimals or 0}")
-    if small:  # a label's number (CS161, HW2, midterm2): the one before or after
-        step = rng.choice((1, -1)) if number >= 1 else 1
-    else:
-        step = rng.choice((1, 2, 3, 5, 10)) * (1 if number < 10 or rng.random() < 0.5 else -1)
-        if number >= 1000:
-            step *= 10 ** (len(whole) - 3)
-    alt = number + step
-    if alt < 0:
-        alt = number + abs(step)
-    body = f"{alt:.{len(decimals)}f}" if decimals else str(int(alt))
-    if "," in digits:
-        head, dot, tail = body.partition(".")
-        body = f"{int(head):,}" + dot + tail
-    if len(whole) > 1 and whole.startswith("0"):  # zero-padded labels keep their width: 07 -> 08
-        body = body.zfill(len(whole))
-    return text[:m.start()] + body + text[m.end():]
-
-
-def _shift_time(value: str) -> str | None:
-    m = re.fullmatch(r"(\d{1,2})(:\d{2})?(:\d{2})?(\s?)([AaPp]\.?[Mm]\.?)?", value.strip())
-    if not m:
-        return None
-    hour = int(m.group(1))
-    if m.group(5):
-        alt = hour + 1 if hour < 11 else hour - 1
-    else:
-        if not m.group(2):
-            return None
-        alt = hour + 1 if hour < 17 else hour - 1
-    return f"{alt:0{len(m.group(1))}d}{m.group(2) or ''}{m.group(3) or ''}{m.group(4)}{m.group(5) or ''}"
-
-
-def _shift_date(value: str, rng: random.Random) -> str | None:
-    delta = timedelta(days=rng.choice((-2, -1, 1, 2, 7)))
-    for fmt in ("%Y-%m-%d", "%m/%d/%Y", "%m/%d/%y"):
-        try:
-            day = datetime.strptime(value, fmt)
-        except ValueError:
-            continue
-        near = day + delta
-        if fmt != "%Y-%m-%d" and not value.startswith("0"):  # written as the value is: 5/17/2024, not 05/17/2024
-            return f"{near.month}/{near.day}/{near.strftime(fmt[-2:])}"
-        return near.strftime(fmt)
-    if value.capitalize() in _WEEKDAYS:
-        other = _WEEKDAYS[(_WEEKDAYS.index(value.capitalize()) + rng.choice((1, 2, -1))) % 7]
-        return other if value[:1].isupper() else other.lower()
-    m = re.fullmatch(r"([A-Z][a-z]+)\.? (\d{1,2})(st|nd|rd|th)?(,? \d{4})?", value)
-    if m and any(month.startswith(m.group(1)) for month in _MONTHS):  # May 17, 2024 -> May 19, 2024
-        day = int(m.group(2)) + rng.choice((1, 2, -1))
-        day = day if 1 <= day <= 28 else 14
-        suffix = m.group(3) and ("th" if 10 <= day % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(day % 10, "th"))
-        return f"{m.group(1)} {day}{suffix or ''}{m.group(4) or ''}"
-    return None
-
-
-def near_value(value: str, kind: str, rng: random.Random) -> str | None:
-    """A value that could be mistaken for ``value`` (a figure a little off, the label before or
-    after, the hour before or after, another day, an older copy of a file, someone else, another
-    app), or ``None`` for kinds that have none (quoted text, a whole clause)."""
-    if kind == "number":
-        small = bool(re.search(r"[A-Za-z]", value.replace("percent", "")))  # CS161, HW2
-        return _shift_number(value, rng, small)
-    if kind == "time":
-        return _shift_time(value)
-    if kind == "date":
-        return _shift_date(value, rng)
-    if kind == "person" and value[:1].isupper() and value.lower() not in _NOT_NAMES:
-        first, _, rest = value.partition(" ")
-        other = rng.choice([p for p in _OTHER_PEOPLE if p != first])
-        return f"{other} {rest}" if rest else other
-    if kind == "email" and "@" in value:
-        local, domain = value.split("@", 1)
-        other = rng.choice([p for p in _OTHER_PEOPLE if p.lower() != local.lower()]).lower()
-        return f"{other}@{domain}"
-    if kind == "file" and "." in value:
-        stem, ext = value.rsplit(".", 1)
-        return f"{stem}_{rng.choice(('old', 'draft', 'v1', 'backup'))}.{ext}"
-    if kind == "app":
-        words = value.split()
-        swap = _APP_SWAP.get(words[-1].lower())
-        if swap:
-            swap = swap.upper() if words[-1].isupper() and swap == "pdf" else (
-                swap.capitalize() if words[-1][:1].isupper() else swap)
-            return swap
-    return None
-
-
 def _near_text(piece: MemoryPiece, alt: str, kinds: dict[str, str], rng: random.Random) -> str:
     """A near miss said of the same work: the piece's own sentence with ``alt`` in place of its
     value, as an old note or a colleague's guess has it (so the sentence's words are said in a turn
@@ -584,7 +475,7 @@ def _near_text(piece: MemoryPiece, alt: str, kinds: dict[str, str], rng: random.
 
 def _near_sentence(sentence: str, rng: random.Random) -> str:
     line = rng.choice(threads().lines[("near_clause", "any")])
-    return line.render({"value": sentence, "who": rng.choice(_OTHER_PEOPLE)})
+    return line.render({"value": sentence, "who": rng.choice(OTHER_PEOPLE)})
 
 
 def _weak(value: str, kind: str) -> bool:

@@ -12,8 +12,10 @@ line and the user answers with the value.
 
 from __future__ import annotations
 
+import random
 import re
 
+from generators.near_values import near_value
 from generators.specifics import find_specifics
 
 WITHHELD_KINDS = ("file", "email", "date", "time", "number", "person", "quoted")
@@ -67,3 +69,21 @@ def withhold(sentence: str, value: str, placeholder: str) -> str | None:
         return None  # one of a list ("hw1, hw2 and hw3"): a placeholder there reads as another item
     out = sentence[:start] + placeholder + sentence[end:]
     return re.sub(r"\s{2,}", " ", out).strip()
+
+
+def changed_detail(sentence: str, rng: random.Random) -> tuple[str, str] | None:
+    """A change of plan of a sentence: its detail (:func:`detail_to_withhold`) moved to another of
+    its kind (a later version of a file, another figure, day, time or person); the new sentence
+    and the new detail, or None when it has no such detail."""
+    held = detail_to_withhold(sentence)
+    if held is None:
+        return None
+    value, kind = held
+    if kind == "file" and "." in value:
+        stem, ext = value.rsplit(".", 1)
+        alt = f"{stem}_{rng.choice(('v2', 'final', 'new', 'updated'))}.{ext}"
+    else:
+        alt = near_value(value, kind, rng)
+    if not alt or alt.lower() in sentence.lower():
+        return None
+    return sentence.replace(value, alt, 1), alt

@@ -14,7 +14,8 @@ from datetime import datetime
 
 import pytest
 
-from generators.plus_offline import near_value, regenerate
+from generators.near_values import near_value
+from generators.plus_offline import regenerate
 from generators.spoken_time import value_time
 from generators.withheld import detail_to_withhold, withheld_kind, withhold
 
@@ -113,3 +114,26 @@ def test_a_day_said_relative_to_the_session_is_the_pieces_said_as():
     assert said_on and all(piece.said_as in t.text for s in draft.sessions for t in s.turns if piece.id in t.evidence)
     from datetime import date
     assert str(value_time("2024-05-21")) == "2024-05-21" and date.fromisoformat(said_on[0]) < date(2024, 5, 17)
+
+
+def test_a_jobs_sentence_changes_its_detail_as_the_tasks_corrections_do():
+    from generators.withheld import changed_detail
+
+    rng = random.Random(2)
+    new, detail = changed_detail("sort data/canteen_feedback.xlsx by Owner and save it as a new copy", rng)
+    assert re.fullmatch(r"data/canteen_feedback_(?:v2|final|new|updated)\.xlsx", detail)
+    assert new == f"sort {detail} by Owner and save it as a new copy"
+    new, detail = changed_detail("the hours should add up to more than 204", rng)
+    assert detail != "204" and re.fullmatch(r"\d+", detail) and new.endswith(detail)
+    assert changed_detail("sort the canteen excel file by Region", rng) is None
+    # in the histories: other jobs' changed details are said the way the task's corrections are
+    later = 0
+    for seed in range(6):
+        draft = regenerate(Seed("Write the invoice total into data/invoice_summary.docx and email it to Carol"),
+                           seed=seed)
+        said: list[str] = []
+        for turn in (t for s in draft.sessions for t in s.turns if t.role == "user" and t.thread.startswith("w")):
+            for stem, ext in re.findall(r"([\w/]+)_(?:v2|final|updated)\.(\w+)", turn.text):
+                later += any(f"{stem}.{ext}" in earlier for earlier in said)  # a file said before, now a later one
+            said.append(turn.text)
+    assert later
