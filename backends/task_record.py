@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import json
 import sys
+from datetime import date
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 from pydantic.json_schema import SkipJsonSchema
 
 from office_env.evaluation.criterion import Criterion
@@ -31,7 +32,20 @@ Weekday = Literal["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Satur
 Op = Literal["sum", "mean", "min", "max", "count", "difference", "product", "ratio", "percent", "round",
              "add_minutes", "minutes_between", "argmax", "argmin", "rule"]
 Text = Annotated[str, Field(min_length=1)]
-Date = Annotated[str, Field(pattern=r"^\d{4}-\d{2}-\d{2}$")]
+
+
+def _calendar_day(text: str) -> str:
+    """A ``YYYY-MM-DD`` that is a day of the calendar (not 2024-13-40)."""
+    try:
+        date.fromisoformat(text)
+    except ValueError:
+        raise ValueError(f"{text!r} is not a day of the calendar") from None
+    return text
+
+
+# the schema says it with "format": "date", which a validator given a format checker reads
+Date = Annotated[str, Field(pattern=r"^\d{4}-\d{2}-\d{2}$", json_schema_extra={"format": "date"}),
+                 AfterValidator(_calendar_day)]
 MemoryId = Annotated[str, Field(pattern=r"^m[0-9]+$")]
 Scalar = str | int | float  # int before float: a whole number stays whole when dumped
 
@@ -78,7 +92,7 @@ class User(_Open):
 class Now(_Open):
     date: Date
     weekday: Weekday
-    time: Annotated[str, Field(pattern=r"^\d{2}:\d{2}$")]
+    time: Annotated[str, Field(pattern=r"^(?:[01][0-9]|2[0-3]):[0-5][0-9]$")]  # a time a clock shows
 
 
 class Distractor(_Shape):
@@ -225,7 +239,8 @@ def parse_record(data: Any) -> TaskRecord:
     except ValidationError as exc:
         first = exc.errors(include_url=False)[0]
         where = ".".join(str(p) for p in first["loc"]) or "(top level)"
-        raise RecordError(where, _WORDS.get(first["type"], first["msg"])) from None
+        message = _WORDS.get(first["type"], first["msg"])
+        raise RecordError(where, message.removeprefix("Value error, ")) from None
 
 
 _WORDS = {"missing": "missing", "extra_forbidden": "not a field of a task record here (unknown key)"}

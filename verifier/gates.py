@@ -117,13 +117,13 @@ def _task_schema() -> dict[str, Any]:
 @lru_cache(maxsize=1)
 def task_validator() -> Draft202012Validator:
     """The reference validator: slow on a 350-turn dialogue, but its errors carry exact paths."""
-    return Draft202012Validator(_task_schema())
+    return Draft202012Validator(_task_schema(), format_checker=Draft202012Validator.FORMAT_CHECKER)
 
 
 @lru_cache(maxsize=1)
 def _fast_task_validator() -> "jsonschema_rs.Draft202012Validator":
     """The same schema compiled by jsonschema-rs: a yes/no answer in a fraction of a millisecond."""
-    return jsonschema_rs.Draft202012Validator(_task_schema())
+    return jsonschema_rs.Draft202012Validator(_task_schema(), validate_formats=True)
 
 
 def schema_gate(record: dict[str, Any]) -> GateResult:

@@ -56,7 +56,8 @@ def test_a_full_record_parses_and_reads_as_fields():
 MUTATIONS = [  # (path, value or DELETE): each makes the record invalid
     (("id",), "-bad"), (("split",), "other"), (("apps",), []), (("apps",), ["word", "word"]), (("apps",), ["fax"]),
     (("app_count",), 6), (("app_count",), True), (("app_count",), "2"), (("user", "name"), ""),
-    (("user", "email"), None), (("now", "date"), "7 April"), (("now", "weekday"), "monday"), (("subtasks",), ["a"] * 6), (("subtasks",), [""]), (("query",), ""),
+    (("user", "email"), None), (("now", "date"), "7 April"), (("now", "date"), "2024-13-40"), (("now", "date"), "2023-02-29"),
+    (("now", "time"), "25:61"), (("dialogue", 0, "date"), "2024-04-31"), (("now", "weekday"), "monday"), (("subtasks",), ["a"] * 6), (("subtasks",), [""]), (("query",), ""),
     (("memory", 0, "id"), "x1"), (("memory", 0, "thread"), None), (("memory", 0, "extra"), 1),
     (("memory", 0, "distractors", 0, "text"), ""), (("evaluation",), []), (("dialogue",), []),
     (("dialogue", 0, "day"), 0), (("dialogue", 0, "turns"), []), (("dialogue", 0, "turns", 0, "role"), "system"),
@@ -85,7 +86,7 @@ def mutated(path: tuple, value: Any) -> dict[str, Any]:
 @pytest.mark.parametrize("path,value", MUTATIONS + VALID)
 def test_the_type_and_the_schema_agree(path, value):
     data = mutated(path, value)
-    by_schema = Draft202012Validator(task_schema()).is_valid(data)
+    by_schema = Draft202012Validator(task_schema(), format_checker=Draft202012Validator.FORMAT_CHECKER).is_valid(data)
     try:
         parse_record(data)
         by_type = True
@@ -98,6 +99,9 @@ def test_a_bad_field_is_named():
     with pytest.raises(RecordError) as caught:
         parse_record(mutated(("dialogue", 0, "turns", 0, "ts"), "noon"))
     assert caught.value.field == "dialogue.0.turns.0.ts"
+    with pytest.raises(RecordError) as caught:
+        parse_record(mutated(("now", "date"), "2024-13-40"))
+    assert (caught.value.field, caught.value.message) == ("now.date", "'2024-13-40' is not a day of the calendar")
     with pytest.raises(RecordError) as caught:
         parse_record([1])
     assert caught.value.field == "(top level)"
