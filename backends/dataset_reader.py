@@ -51,7 +51,8 @@ WRITE_PROBE = ".write-test."  # the prefix of the empty file that proves a folde
 
 
 def is_write_probe(name: str) -> bool:
-    return name.startswith(WRITE_PROBE)
+    """The name of a write probe (``.write-test.*``; ``.write-test`` as earlier versions named it)."""
+    return name.startswith(WRITE_PROBE) or name == WRITE_PROBE.rstrip(".")
 
 
 def ensure_writable_folder(out: Path) -> None:

@@ -44,7 +44,7 @@ def _calendar_day(text: str) -> str:
 
 
 # the schema says it with "format": "date", which a validator given a format checker reads
-Date = Annotated[str, Field(pattern=r"^\d{4}-\d{2}-\d{2}$", json_schema_extra={"format": "date"}),
+Date = Annotated[str, Field(pattern=r"^[1-9]\d{3}-\d{2}-\d{2}$", json_schema_extra={"format": "date"}),
                  AfterValidator(_calendar_day)]
 MemoryId = Annotated[str, Field(pattern=r"^m[0-9]+$")]
 Scalar = str | int | float  # int before float: a whole number stays whole when dumped
@@ -92,7 +92,8 @@ class User(_Open):
 class Now(_Open):
     date: Date
     weekday: Weekday
-    time: Annotated[str, Field(pattern=r"^(?:[01][0-9]|2[0-3]):[0-5][0-9]$")]  # a time a clock shows
+    # a time a clock shows; "(?!\n)": Python's "$" matches before a final newline, ECMA's does not
+    time: Annotated[str, Field(pattern=r"^(?:[01][0-9]|2[0-3]):[0-5][0-9]$(?!\n)")]
 
 
 class Distractor(_Shape):

@@ -2,8 +2,9 @@
 
 Measures three builds side by side (``--builds``, default all three): the 60-task standard build
 (``--n``), the 10-task Challenge preset (``--challenge-n``; 30 days of about 250 utterances) and
-the Plus split regenerated from the sample OfficeBench seeds (``--plus SEEDS``), each made with
-``--seed`` (default 11); the learned adversaries train on a build of the same kind made with
+the Plus split regenerated from the sample OfficeBench seeds (``--plus SEEDS``; ``--plus-runs``
+times, default 4, seed after seed, read as one: five seed tasks alone measure a share of tasks in
+steps of 20 %), each made with ``--seed`` (default 11); the learned adversaries train on a build of the same kind made with
 ``--train-seed`` (default seed + 1000). Builds go in a temporary folder, or in ``--cache DIR``
 where a finished build of the same kind, size and seed is reused. ``--dataset DIR`` measures one
 existing dataset instead (its kind read from its build.json). Prints one table, a column per
@@ -60,7 +61,7 @@ utterances, about 125 tokens a session) with the Plus figures instead of the tas
 clause fragments (0), queries naming the work (100 %), plain-word typos said in the chat (0), the
 seed lint's findings per class and the share of tasks proven solvable offline.
 
-Run: ``python bench/quality.py [--builds standard,challenge,plus] [--n 60] [--challenge-n 10] [--seed 11]
+Run: ``python bench/quality.py [--builds standard,challenge,plus] [--n 60] [--challenge-n 10] [--seed 11] [--plus-runs 4]
 [--train-seed S] [--cache DIR] [--plus SEEDS] [--dataset DIR] [--train DIR] [--no-oracle] [--detail] [--json]``.
 """
 
@@ -351,7 +352,7 @@ def adversary_lines(train: list[dict[str, Any]], records: list[dict[str, Any]], 
     return lines
 
 
-def form_lines(records: list[dict[str, Any]], kind: str, folder: Path) -> list[dict[str, Any]]:
+def form_lines(records: list[dict[str, Any]], kind: str, folders: list[Path]) -> list[dict[str, Any]]:
     """How the histories read (``verifier.history_form``): stamps in speech, values that need two
     turns, values turned down after the final one, small-talk answers, crashes and tokens."""
     stamps, utterances = iso_stamps(records)
@@ -374,7 +375,8 @@ def form_lines(records: list[dict[str, Any]], kind: str, folder: Path) -> list[d
                        f"{100 * echo:.1f} % of {fit['reactions']}", f"<= {100 * ECHO_TARGET:.0f} %", echo <= ECHO_TARGET))
     lines.append(_line("small-talk answers not of the kind asked", fit["mismatched"],
                        f"{fit['mismatched']} of {fit['judged']}", "0", fit["mismatched"] == 0))
-    crashed = _crashes(folder)
+    counts = [c for c in (_crashes(f) for f in folders) if c is not None]
+    crashed = sum(counts) if counts else None
     lines.append(_line("attempts ending 'error: crashed'", crashed,
                        "n/a (no attempts.jsonl)" if crashed is None else str(crashed), "0", crashed in (0, None)))
     tokens = history_tokens(records)
@@ -444,18 +446,21 @@ def make(kind: str, folder: Path, *, n: int, seed: int, seeds: Path, workers: in
     return f"{kind} build of {built.accepted} tasks (seed {seed}) in {time.perf_counter() - start:.1f} s"
 
 
-def measure(folder: Path, train_folder: Path, train_source: str, *, workers: int, oracle: bool) -> list[dict[str, Any]]:
-    """Every figure of one dataset, the adversaries trained on ``train_folder``."""
+def measure(folders: list[Path], train_folders: list[Path], train_source: str, *, workers: int,
+            oracle: bool) -> list[dict[str, Any]]:
+    """Every figure of one dataset (or of several runs of one kind, read as one), the adversaries
+    trained on ``train_folders``."""
+    folder = folders[0]
     kind = kind_of(folder)
-    tasks = [t for t in iter_tasks(folder) if t.record is not None]
+    tasks = [t for f in folders for t in iter_tasks(f) if t.record is not None]
     records = [t.record for t in tasks]
-    train = [t.record for t in iter_tasks(train_folder) if t.record is not None]
+    train = [t.record for f in train_folders for t in iter_tasks(f) if t.record is not None]
     if kind == "plus":
         paper = _build_info(folder).get("config", {}).get("days") == PLUS_SHAPE_TARGETS["sessions_per_conversation"]
         lines = figures(records, PLUS_SHAPE_TARGETS if paper else SHAPE_TARGETS, plus=True)
     else:
         lines = figures(records, CHALLENGE_SHAPE_TARGETS if kind == "challenge" else SHAPE_TARGETS)
-    lines += form_lines(records, kind, folder)
+    lines += form_lines(records, kind, folders)
     if oracle:
         lines.append(oracle_line(folder, workers))
     typed = [t.task for t in tasks if t.task is not None]
@@ -515,6 +520,8 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--dataset", type=Path, default=None, help="Measure this dataset instead of building")
     parser.add_argument("--plus", type=Path, default=None, metavar="SEEDS",
                         help="OfficeBench seeds of the Plus build (default: datasets/officebench-sample)")
+    parser.add_argument("--plus-runs", type=int, default=4,
+                        help="Regenerations of the Plus seeds (seed, seed+1, ...) measured as one split")
     parser.add_argument("--train", type=Path, default=None,
                         help="A labelled build (another seed) to train the adversaries on (one build only)")
     parser.add_argument("--no-oracle", action="store_true", help="Skip the long-context oracle evaluation")
@@ -538,21 +545,35 @@ def _run_one(args: argparse.Namespace, kind: str, cache: Path) -> tuple[str, lis
     """Build (or reuse) one kind's measured and training datasets and measure them."""
     train_seed = args.seed + 1000 if args.train_seed is None else args.train_seed
     n = args.challenge_n if kind == "challenge" else args.n
+    # a Plus split of a few seed tasks is regenerated with --plus-runs seeds and read as one, so that a
+    # share of tasks is measured in steps finer than one task in five
+    runs = args.plus_runs if kind == "plus" and args.dataset is None else 1
+
+    def folder_of(seed: int) -> Path:
+        return cache / (f"plus-s{seed}" if kind == "plus" else f"{kind}-n{n}-s{seed}")
+
+    if args.train is None and args.dataset is None and abs(train_seed - args.seed) < runs:
+        raise SystemExit(f"--train-seed {train_seed}: the adversaries would learn from a measured run "
+                         f"(seeds {args.seed}-{args.seed + runs - 1}); pick one at least --plus-runs away")
     if args.dataset is not None:
-        folder, source = args.dataset, f"dataset {args.dataset}"
+        folders, source = [args.dataset], f"dataset {args.dataset}"
     else:
-        folder = cache / (f"plus-s{args.seed}" if kind == "plus" else f"{kind}-n{n}-s{args.seed}")
-        source = make(kind, folder, n=n, seed=args.seed, seeds=args.plus, workers=args.workers)
+        folders = [folder_of(args.seed + k) for k in range(runs)]
+        sources = [make(kind, f, n=n, seed=args.seed + k, seeds=args.plus, workers=args.workers)
+                   for k, f in enumerate(folders)]
+        source = sources[0] if runs == 1 else f"{runs} runs (seeds {args.seed}-{args.seed + runs - 1}): {sources[0]}, ..."
     if args.train is not None:
-        train, train_source = args.train, str(args.train)
+        trains, train_source = [args.train], str(args.train)
     else:
         if args.dataset is not None:
-            n = sum(1 for t in iter_tasks(folder) if t.record is not None)
-        train = cache / (f"plus-s{train_seed}" if kind == "plus" else f"{kind}-n{n}-s{train_seed}")
-        make(kind, train, n=n, seed=train_seed, seeds=args.plus, workers=args.workers)
-        train_source = f"a {kind} build with seed {train_seed}"
+            n = sum(1 for t in iter_tasks(args.dataset) if t.record is not None)
+        trains = [folder_of(train_seed + k) for k in range(runs)]
+        for k, f in enumerate(trains):
+            make(kind, f, n=n, seed=train_seed + k, seeds=args.plus, workers=args.workers)
+        train_source = f"a {kind} build with seed {train_seed}" if runs == 1 else \
+            f"{runs} {kind} builds with seeds {train_seed}-{train_seed + runs - 1}"
     start = time.perf_counter()
-    lines = measure(folder, train, train_source, workers=args.workers, oracle=not args.no_oracle)
+    lines = measure(folders, trains, train_source, workers=args.workers, oracle=not args.no_oracle)
     return f"{source}; measured in {time.perf_counter() - start:.1f} s", lines
 
 

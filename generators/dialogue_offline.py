@@ -288,7 +288,7 @@ class HistoryWriter:
         piece = event.piece
         if piece is not None and piece.about and self.clean(piece.about):
             about = self._name(self._names_of(piece.about), full=event.move == "raise", opening=opening, answer=answer,
-                               stated=event.mark == "evidence")
+                               stated=event.mark in ("evidence", "superseded", "distractor"))
         else:
             # one filler per work: pieces about the same thing keep the same words for it
             key = ("about", piece.about) if piece is not None and piece.about else (piece.id if piece else event.thread)
@@ -365,11 +365,11 @@ class HistoryWriter:
         if piece is None or event.move != "state" or piece.cue not in SENTENCE_CUES:
             return None
         sentence, kind = piece.text.rstrip(" ."), withheld_kind(piece.value)
-        if kind is None or withhold(sentence, piece.value, "_") is None:
+        if kind is None or withhold(sentence, piece.value, "_", kind) is None:
             return None
         ctx = self._ctx(event, when, opening=opening)
         try:
-            held = withhold(sentence, piece.value, self._line("withheld", kind, ctx))
+            held = withhold(sentence, piece.value, self._line("withheld", kind, ctx), kind)
             assert held is not None
             text = self._line("state", piece.cue, {**ctx, "value": held}, held)
             ask = self._line("ask_withheld", kind, ctx)
@@ -377,6 +377,15 @@ class HistoryWriter:
             return None
         also = tuple(p.id for p in self.pieces if p.id != piece.id and p.said.lower() in text.lower())
         return text, ({"evidence": also} if also else {}), ask
+
+    def _ask_detail(self, piece: MemoryPiece | None, ctx: dict[str, Any]) -> str:
+        """The assistant asking which detail of a sentence changed ("Which file?"); "" when its
+        value is of no kind a question names (the caller asks plainly)."""
+        kind = withheld_kind(piece.value) if piece is not None else None
+        try:
+            return self._line("ask_withheld", kind, ctx) if kind else ""
+        except ValueError:
+            return ""
 
     def _asks_for(self, event: Event, when: datetime) -> str:
         """The assistant asking for ``event``'s detail (``_ask``)."""
@@ -401,14 +410,18 @@ class HistoryWriter:
             # a request is said with its detail left out more often than other details come in two turns
             held = self._withheld(event, when, opening=index == 0) if event.split or (
                 piece is not None and piece.cue in SENTENCE_CUES and self.rng.random() < P_WITHHOLD) else None
-            if event.split or held:  # the work named (or the request with its detail left out), the assistant asks, the value
-                text, marks, ask = held or (self._line("split", "any", self._ctx(event, when, opening=index == 0)), {},
-                                            "")
+            # a sentence's correction, too, often comes in two turns: what changed, then the new value
+            fix = (held is None and not event.split and event.move == "correct" and piece is not None
+                   and piece.cue in SENTENCE_CUES and self.rng.random() < P_SPLIT)
+            if event.split or held or fix:  # the work named (or the request with its detail left out), the assistant asks, the value
+                text, marks, ask = held or (self._line("correct_split" if fix else "split", "any",
+                                                       self._ctx(event, when, opening=index == 0)), {},
+                                            self._ask_detail(piece, self._ctx(event, when)) if fix else "")
                 turns.append(("user", text, marks, event.thread))
                 clock.tick()
                 turns.append(("assistant", ask or self._asks_for(event, clock.peek()), {}, event.thread))
                 clock.tick()
-                text, marks = self._user_line(event, clock.peek(), answer=True, bare=held is not None)
+                text, marks = self._user_line(event, clock.peek(), answer=True, bare=held is not None or fix)
             else:
                 try:
                     text, marks = self._user_line(event, when, opening=index == 0)
@@ -538,16 +551,16 @@ class HistoryWriter:
             piece, old = decoy.details[index]
             if piece.cue in SENTENCE_CUES:  # a sentence's detail changes: the new detail is what is said
                 changed = changed_detail(old, self.rng) if self._free_on(old, when) else None
-                new, told = changed if changed and self.clean(changed[1]) else (None, "")
+                new, told = changed if changed and self._decoy_ok(changed[1]) else (None, "")
             else:
                 new = None if not self._free_on(old, when) else changed_value(
                     decoy, piece, old, when.date(), self.rng, self._outsiders(), self._decoy_ok, threads().job_fields)
                 told = new or ""
             if new is not None and self._free_on(new, when):
-                decoy.details[index] = (piece, new)
                 cue = piece.cue if piece.cue in threads().cues else "note"
                 said = self._decoy_said(told, cue, when)
-                if said:  # worded as the task's are
+                if said:  # worded as the task's are; the detail changes only when the change is said
+                    decoy.details[index] = (piece, new)
                     text = self._line("correct", cue if told == new else "any", {**ctx, "value": said}, said)
                     return [(text, self._line("after", "job", ctx, question=False))]
         if decoy.mentions >= decoy_mention_budget(decoy):
@@ -567,7 +580,7 @@ class HistoryWriter:
         held = detail_to_withhold(value) if sentence and room >= 2 and shape < P_SPLIT / 2 else None
         if held is not None:
             try:
-                sentence = withhold(value, held[0], self._line("withheld", held[1], ctx))
+                sentence = withhold(value, held[0], self._line("withheld", held[1], ctx), held[1])
                 assert sentence is not None
                 opener = self._line("state", cue, {**ctx, "value": sentence}, sentence)
                 ask = self._line("ask_withheld", held[1], ctx)
@@ -733,6 +746,7 @@ def generate_dialogue(
     plan: list[DayPlan] | None = None,
     answers: Sequence[str] = (),
     absences: Sequence[tuple[str, date, date]] = (),
+    stated_full_names: float | None = None,
 ) -> list[Session]:
     """Write ``days`` sessions of chat for ``draft`` (see the module docstring).
 
@@ -742,6 +756,8 @@ def generate_dialogue(
     ``currency``: the office's currency code, which the chat's other work quotes its amounts in.
     ``absences``: ``(first name, first day, last day)`` for each span the office shows a colleague
     away (``office_absences``); the other work never has them do anything on those days.
+    ``stated_full_names``: the share of lines stating a value (final, earlier or near miss) that
+    call the work by its full name (default: ``P_FULL_NAME``; over weeks of history, more).
     The same arguments give the same sessions; another ``seed`` or ``feedback`` another history.
     Raises ``ValueError`` for impossible input (``days`` < 1, ``utterances_per_day`` < 2, an
     empty memory value, duplicate memory ids, a correction with one day, or a value so generic
@@ -762,6 +778,7 @@ def generate_dialogue(
     writer = HistoryWriter(draft.memory, rng=rng, user_first=user_first, assistant_name=assistant_name,
                            colleagues=colleagues, company=company, projects=projects, city=city, files=files,
                            work_share=LONG_HISTORY_WORK_SHARE if long else None,
-                           stated_full_names=LONG_HISTORY_FULL_NAMES if long else P_FULL_NAME,
+                           stated_full_names=stated_full_names if stated_full_names is not None else
+                           LONG_HISTORY_FULL_NAMES if long else P_FULL_NAME,
                            answers=answers, currency=currency, absences=absences)
     return [writer.day(day_plan, utterances_per_day) for day_plan in plan]

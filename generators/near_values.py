@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import random
 import re
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 
 _NOT_NAMES = frozenset({"yes", "no", "true", "false", "none", "ok", "pdf", "word", "excel"})
 OTHER_PEOPLE = ("Priya", "Marcus", "Elena", "Tomasz", "Aisha", "Daniel", "Mei", "Oscar")  # whose old note, whose guess
@@ -53,13 +53,14 @@ def _shift_time(value: str) -> str | None:
     if not m:
         return None
     hour = int(m.group(1))
-    if m.group(5):
-        alt = hour + 1 if hour < 11 else hour - 1
+    if m.group(5):  # the hour after, on the same side of noon (12 pm -> 1 pm, 11 am -> 10 am)
+        alt = 1 if hour == 12 else hour + 1 if hour < 11 else hour - 1
     else:
         if not m.group(2):
             return None
         alt = hour + 1 if hour < 17 else hour - 1
-    return f"{alt:0{len(m.group(1))}d}{m.group(2) or ''}{m.group(3) or ''}{m.group(4)}{m.group(5) or ''}"
+    width = len(m.group(1)) if m.group(1).startswith("0") else 1  # 09:00 -> 10:00, 9 am -> 10 am, 12 pm -> 1 pm
+    return f"{alt:0{width}d}{m.group(2) or ''}{m.group(3) or ''}{m.group(4)}{m.group(5) or ''}"
 
 
 def _shift_date(value: str, rng: random.Random) -> str | None:
@@ -76,12 +77,21 @@ def _shift_date(value: str, rng: random.Random) -> str | None:
     if value.capitalize() in _WEEKDAYS:
         other = _WEEKDAYS[(_WEEKDAYS.index(value.capitalize()) + rng.choice((1, 2, -1))) % 7]
         return other if value[:1].isupper() else other.lower()
-    m = re.fullmatch(r"([A-Z][a-z]+)\.? (\d{1,2})(st|nd|rd|th)?(,? \d{4})?", value)
-    if m and any(month.startswith(m.group(1)) for month in _MONTHS):  # May 17, 2024 -> May 19, 2024
-        day = int(m.group(2)) + rng.choice((1, 2, -1))
-        day = day if 1 <= day <= 28 else 14
-        suffix = m.group(3) and ("th" if 10 <= day % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(day % 10, "th"))
-        return f"{m.group(1)} {day}{suffix or ''}{m.group(4) or ''}"
+    m = re.fullmatch(r"([A-Z][a-z]+\.?) (\d{1,2})(st|nd|rd|th)?(,? (\d{4}))?", value)
+    month = next((i for i, name in enumerate(_MONTHS, 1) if m and name.startswith(m.group(1).rstrip("."))), None)
+    if m and month:  # May 17, 2024 -> May 19, 2024; May 31 -> June 2 (the month as it was written: May, Jan.)
+        try:
+            day = date(int(m.group(5) or 2024), month, int(m.group(2)))
+        except ValueError:
+            return None
+        near = day + delta
+        written = m.group(1).rstrip(".")
+        name = m.group(1) if near.month == month else _MONTHS[near.month - 1] if written in _MONTHS else (
+            _MONTHS[near.month - 1][:3] + ("." if m.group(1).endswith(".") else ""))
+        if near.year != day.year and m.group(5):
+            return None
+        suffix = m.group(3) and ("th" if 10 <= near.day % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(near.day % 10, "th"))
+        return f"{name} {near.day}{suffix or ''}{m.group(4) or ''}"
     return None
 
 
@@ -96,10 +106,9 @@ def near_value(value: str, kind: str, rng: random.Random) -> str | None:
         return _shift_time(value)
     if kind == "date":
         return _shift_date(value, rng)
-    if kind == "person" and value[:1].isupper() and value.lower() not in _NOT_NAMES:
-        first, _, rest = value.partition(" ")
-        other = rng.choice([p for p in OTHER_PEOPLE if p != first])
-        return f"{other} {rest}" if rest else other
+    if kind == "person" and value[:1].isupper() and " " not in value and value.lower() not in _NOT_NAMES:
+        # one name only: capitalised words in a row are as often a title or a header ("Concert Announcement")
+        return rng.choice([p for p in OTHER_PEOPLE if p != value])
     if kind == "email" and "@" in value:
         local, domain = value.split("@", 1)
         other = rng.choice([p for p in OTHER_PEOPLE if p.lower() != local.lower()]).lower()
@@ -107,7 +116,7 @@ def near_value(value: str, kind: str, rng: random.Random) -> str | None:
     if kind == "file" and "." in value:
         stem, ext = value.rsplit(".", 1)
         return f"{stem}_{rng.choice(('old', 'draft', 'v1', 'backup'))}.{ext}"
-    if kind == "app":
+    if kind == "app" and value.strip():
         words = value.split()
         swap = _APP_SWAP.get(words[-1].lower())
         if swap:

@@ -459,6 +459,9 @@ def _first_name(username: str) -> str:
     return part[:1].upper() + part[1:] if part else "there"
 
 
+# A regenerated task has one line of work, named by its topic: its right and wrong values are said of
+# it by its full name as often, so that the name tells neither apart (nor hides them from a retriever).
+PLUS_FULL_NAMES = 0.6
 P_CORRECT = 0.6    # chance that a task's history says one value first and corrects it on a later day
 P_DISTRACT = 1.0   # chance that it mentions a near miss of one value (when one has a near miss)
 _NEAR_TEXTS = {"file": "{alt} is an old copy, not the one we use", "number": "{alt} was last year's figure, not this one",
@@ -593,6 +596,7 @@ def regenerate(seed_task: SeedLike, *, seed: int, days: int = 5, utterances_per_
             draft.sessions = generate_dialogue(
                 planned, seed=seed, now=now, user_first=_first_name(seed_task.username),
                 days=days, utterances_per_day=utterances_per_day, feedback=feedback, plan=plan,
+                stated_full_names=PLUS_FULL_NAMES,
                 **_long_history_persona(seed, days, utterances_per_day))
         except ValueError as exc:  # a value too generic for the banks: carry whole clauses instead
             last_error = exc

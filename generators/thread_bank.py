@@ -106,13 +106,13 @@ class _Deck(Generic[T]):
 
 _MOVES = ("raise", "raise_reply", "state", "correct", "ask", "after", "distract", "lead", "recap", "recap_reply",
           "about", "mention", "mention_reply", "split", "prompt", "answer", "decline", "job", "job_raise",
-          "job_person", "job_field", "job_detail", "near_clause", "withheld", "ask_withheld")
+          "job_person", "job_field", "job_detail", "near_clause", "withheld", "ask_withheld", "correct_split")
 # Who says a move's line: the user (U), the assistant (A), or neither (T: a fragment of another line).
 MOVE_ROLES = {"raise": "U", "raise_reply": "A", "state": "U", "correct": "U", "ask": "A", "after": "A",
                "distract": "U", "lead": "T", "recap": "U", "recap_reply": "A", "about": "T", "mention": "U",
                "mention_reply": "A", "split": "U", "prompt": "A", "answer": "U", "decline": "U", "job": "T",
                "job_raise": "U", "job_person": "T", "job_field": "T", "job_detail": "T",
-               "near_clause": "T", "withheld": "T", "ask_withheld": "A"}
+               "near_clause": "T", "withheld": "T", "ask_withheld": "A", "correct_split": "U"}
 
 
 # What a thread line may name: the work (about; {^about} at a sentence's start), the user, the day and part of day, the

@@ -20,6 +20,17 @@ from generators.specifics import find_specifics
 
 WITHHELD_KINDS = ("file", "email", "date", "time", "number", "person", "quoted")
 _QUOTES = "\"'“”‘’"
+# words after which a placeholder ("a file I still have to look up") does not read: an article, a
+# possessive, a naming verb; and the nouns that make the detail a name's first half
+_NAMING = frozenset("a an the this that its my our your their his her named called titled name filename file "
+                    "files".split())
+_NOUNS = frozenset("file files pdf pdfs excel doc docx document documents word sheet sheets spreadsheet people "
+                   "students student report reports table folder column columns row rows items points score scores "
+                   "id ids format template list".split())
+# words a figure follows when it is an amount, not a label's number ("more than 6.9", "by 5%", "to 95")
+_BEFORE_FIGURE = frozenset("to than by of at is are be was were for from under over above below about around "
+                           "exceeds exceed exceeding reaches reach costs cost pay paid set equals equal with "
+                           "budget limit least most only up down total".split())
 _FIGURE = re.compile(r"[$€£¥]?\s?\d[\d,]*(?:\.\d+)?\s?(?:%|[$€£¥]|percent|dollars?|euros?|pounds?)?")
 _BEFORE = " ("  # what may stand before a detail said as a word of its own
 _AFTER = " ,.;:?!)"  # and after it
@@ -48,15 +59,17 @@ def detail_to_withhold(sentence: str) -> tuple[str, str] | None:
         if spec.kind == "number" and not _FIGURE.fullmatch(spec.text):
             continue
         if (spec.kind in _MADE_UP_KINDS or (spec.kind == "person" and _FULL_NAME.fullmatch(spec.text))) \
-                and withhold(sentence, spec.text, "_") is not None:
+                and withhold(sentence, spec.text, "_", spec.kind) is not None:
             return spec.text, spec.kind
     return None
 
 
-def withhold(sentence: str, value: str, placeholder: str) -> str | None:
+def withhold(sentence: str, value: str, placeholder: str, kind: str | None = None) -> str | None:
     """``sentence`` with ``value`` (said once, as a word of its own, quotes and all) in place of
-    ``placeholder``; None when the value is not there once or is glued to other text
-    ("1.5$/pound")."""
+    ``placeholder``; None where a placeholder would not read: the value not there once, glued to
+    other text ("1.5$/pound", "0.5"), one of a list, after an article or a naming word ("named
+    report.pdf"), before a noun ("Budget Report pdf file"), or, for a figure (``kind``
+    "number"), a label's number ("midterm 1", "class 5") rather than an amount."""
     if not value or sentence.count(value) != 1:
         return None
     start = sentence.index(value)
@@ -65,8 +78,17 @@ def withhold(sentence: str, value: str, placeholder: str) -> str | None:
         start, end = start - 1, end + 1
     if (start and sentence[start - 1] not in _BEFORE) or (end < len(sentence) and sentence[end] not in _AFTER):
         return None
+    if sentence[end:end + 1] in (".", ":") and sentence[end + 1:end + 2].isalnum():
+        return None  # "0" of "0.5", "report.docx" of "report.docx.bak"
     if sentence[end:end + 1] == "," or sentence[max(0, start - 2):start] == ", ":
         return None  # one of a list ("hw1, hw2 and hw3"): a placeholder there reads as another item
+    before = re.findall(r"[A-Za-z']+", sentence[:start])
+    after = re.match(r"\s*([A-Za-z']+)", sentence[end:])
+    previous, following = (before[-1].lower() if before else ""), (after.group(1).lower() if after else "")
+    if previous in _NAMING or following in _NOUNS:
+        return None
+    if kind == "number" and previous not in _BEFORE_FIGURE:
+        return None
     out = sentence[:start] + placeholder + sentence[end:]
     return re.sub(r"\s{2,}", " ", out).strip()
 
@@ -81,9 +103,10 @@ def changed_detail(sentence: str, rng: random.Random) -> tuple[str, str] | None:
     value, kind = held
     if kind == "file" and "." in value:
         stem, ext = value.rsplit(".", 1)
+        stem = re.sub(r"_(?:v\d+|final|new|updated)$", "", stem)  # a later version of the file, not of its last one
         alt = f"{stem}_{rng.choice(('v2', 'final', 'new', 'updated'))}.{ext}"
     else:
         alt = near_value(value, kind, rng)
-    if not alt or alt.lower() in sentence.lower():
+    if not alt or alt.lower() in sentence.lower() or withhold(sentence, value, "_", kind) is None:
         return None
     return sentence.replace(value, alt, 1), alt

@@ -47,10 +47,19 @@ class RunFolderError(ValueError):
     """The output folder cannot take this run; the message is one line naming it."""
 
 
-def _leftover(name: str) -> bool:
-    """A temporary file an interrupted atomic write of one of the run's files left."""
-    return is_write_probe(name) or (
-        name.startswith(".") and name.endswith(".tmp") and any(name.startswith(f".{f}.") for f in _RUN_FILES))
+def _leftover(entry: os.DirEntry) -> bool:
+    """A temporary file an interrupted atomic write of one of the run's files (or the folder's write
+    probe) left: a regular file, never a folder or a link of that name."""
+    name = entry.name
+    return entry.is_file(follow_symlinks=False) and (is_write_probe(name) or (
+        name.startswith(".") and name.endswith(".tmp") and any(name.startswith(f".{f}.") for f in _RUN_FILES)))
+
+
+def _ours(entry: os.DirEntry) -> bool:
+    """One of a run's own entries: its work and cache folders, its files (a folder of a file's name is not)."""
+    if entry.name in (WORK, CACHE):
+        return True
+    return entry.name in _OURS and not entry.is_dir(follow_symlinks=False)
 
 
 def check_out(out: Path, *, resume: bool, overwrite: bool) -> None:
@@ -69,8 +78,9 @@ def check_out(out: Path, *, resume: bool, overwrite: bool) -> None:
         raise RunFolderError(f"--out {label}: is a symlink; refused (give the real folder)")
     if not stat.S_ISDIR(st.st_mode):
         raise RunFolderError(f"--out {label}: exists and is not a folder")
-    names = [entry.name for entry in os.scandir(out)]
-    foreign = sorted(n for n in names if n not in _OURS and not _leftover(n))
+    entries = list(os.scandir(out))
+    names = [entry.name for entry in entries]
+    foreign = sorted(e.name for e in entries if not _ours(e) and not _leftover(e))
     if foreign:
         raise RunFolderError(f"--out {label}: folder is not empty and holds no earlier evaluation run "
                              f"({printable(foreign[0])}); choose a new folder")
@@ -82,7 +92,7 @@ def check_out(out: Path, *, resume: bool, overwrite: bool) -> None:
 def clear(out: Path) -> None:
     """Remove an earlier run's files (``--overwrite``); the summary cache is kept."""
     for entry in os.scandir(out):
-        if entry.name in _RUN_FILES or _leftover(entry.name):
+        if (entry.name in _RUN_FILES and not entry.is_dir(follow_symlinks=False)) or _leftover(entry):
             os.unlink(entry.path)
 
 

@@ -51,12 +51,32 @@ def test_a_detail_is_left_out_only_where_it_stands_as_a_word_of_its_own():
     ("CS161", "number", r"CS16[02]"), ("midterm2", "number", r"midterm[13]"), ("$1,200", "number", r"\$1,\d{3}"),
     ("20%", "number", r"\d+%"), ("3pm", "time", r"(?:2|4)pm"), ("3:00 PM", "time", r"(?:2|4):00 PM"),
     ("May 17, 2024", "date", r"May \d{1,2}, 2024"), ("Tuesday", "date", r"[A-Z][a-z]+day"),
-    ("John Smith", "person", r"[A-Z][a-z]+ Smith"), ("bob@abc.com", "email", r"[a-z]+@abc\.com"),
+    ("Bob", "person", r"[A-Z][a-z]+"), ("bob@abc.com", "email", r"[a-z]+@abc\.com"),
+    ("12 pm", "time", r"1 pm"), ("May 31, 2024", "date", r"(?:May (?:29|30)|June [1-7]), 2024"),
+    ("Jan. 30", "date", r"(?:Jan\. (?:28|29)|Feb\. [1-6])"),
     ("Excel", "app", r"Word"), ("scores.xlsx", "file", r"scores_[a-z0-9]+\.xlsx")])
 def test_near_values_keep_the_shape_of_the_value(value, kind, pattern):
     for seed in range(6):
         alt = near_value(value, kind, random.Random(seed))
         assert alt and alt != value and re.fullmatch(pattern, alt), (value, alt)
+
+
+def test_no_near_value_where_a_confusion_would_be_nonsense():
+    rng = random.Random(1)
+    assert near_value("Concert Announcement", "person", rng) is None  # capitalised words, not a person
+    assert near_value("Feb 29, 2023", "date", rng) is None  # no such day to move from
+    assert near_value("", "app", rng) is None
+
+
+def test_a_placeholder_stands_only_where_it_reads():
+    for sentence, value, kind in [("generate a report.docx from it", "report.docx", "file"),
+                                  ("save it in a doc file named contact.docx", "contact.docx", "file"),
+                                  ("scan the Concert Announcement pdf file", "Concert Announcement", "person"),
+                                  ("find the lowest score of midterm 1 in the sheet", "1", "number"),
+                                  ("the room needs 5 people at most", "5", "number"), ("pay 0.5 now", "0", "number")]:
+        assert withhold(sentence, value, "<X>", kind) is None, sentence
+    assert withhold("the average must be higher than 6.9", "6.9", "<X>", "number") == "the average must be higher than <X>"
+    assert withhold("save it as report.pdf", "report.pdf", "<X>", "file") == "save it as <X>"
 
 
 def _exchanges(draft):

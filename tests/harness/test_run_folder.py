@@ -69,3 +69,23 @@ def test_a_resume_reads_every_state_a_kill_leaves(tmp_path):
     (tmp_path / RUN).write_text(json.dumps({"state": "running", "config": {"agent": "none"}}))
     with pytest.raises(RunFolderError, match="another agent"):
         earlier_outcomes(tmp_path, HEADER, 1, same)
+
+
+def test_a_folder_named_like_a_run_file_or_a_probe_is_foreign_and_a_probe_file_is_cleared(tmp_path):
+    from harness.run_folder import clear
+
+    run = tmp_path / "run"
+    (run / ".write-test.dir").mkdir(parents=True)  # a folder, not what a killed probe leaves
+    (run / "run.json").write_text("{}")
+    with pytest.raises(RunFolderError, match="write-test.dir"):
+        check_out(run, resume=False, overwrite=True)
+    (run / ".write-test.dir").rmdir()
+    (run / "results.jsonl").mkdir()
+    with pytest.raises(RunFolderError, match="results.jsonl"):
+        check_out(run, resume=False, overwrite=True)
+    (run / "results.jsonl").rmdir()
+    (run / ".write-test.k2x9").write_bytes(b"")  # left by a kill between the probe's creation and removal
+    (run / ".write-test").write_bytes(b"")  # as an earlier version named it
+    check_out(run, resume=False, overwrite=True)
+    clear(run)
+    assert sorted(p.name for p in run.iterdir()) == []

@@ -20,7 +20,7 @@ def run(*args: str) -> subprocess.CompletedProcess:
 
 def test_standard_and_plus_builds_in_one_table_and_the_cache_is_reused(tmp_path: Path):
     args = ("--builds", "standard,plus", "--n", "4", "--seed", "3", "--train-seed", "5", "--workers", "1",
-            "--cache", str(tmp_path), "--no-oracle")
+            "--cache", str(tmp_path), "--no-oracle", "--plus-runs", "2")
     first = run(*args, "--json")
     assert first.returncode == 0, first.stderr
     data = json.loads(first.stdout)
@@ -34,10 +34,12 @@ def test_standard_and_plus_builds_in_one_table_and_the_cache_is_reused(tmp_path:
         assert figures["small-talk reactions echoing their line"]["status"] in ("PASS", "MISS"), kind
         assert figures["adversary query_topic precision"]["status"] in ("PASS", "MISS"), kind
     assert "clause fragments (< 4 words)" in {line["figure"] for line in data["plus"]["figures"]}
-    assert {p.name for p in tmp_path.iterdir()} == {"standard-n4-s3", "standard-n4-s5", "plus-s3", "plus-s5"}
+    assert {p.name for p in tmp_path.iterdir()} == {"standard-n4-s3", "standard-n4-s5", "plus-s3", "plus-s4",
+                                                    "plus-s5", "plus-s6"}  # two Plus runs measured, two trained on
+    assert data["plus"]["source"].startswith("2 runs (seeds 3-4)")
     second = run(*args)  # the table, from the kept builds
     assert second.returncode == 0, second.stderr
-    assert "standard: cached standard build" in second.stdout and "plus: cached plus build" in second.stdout
+    assert "standard: cached standard build" in second.stdout and "plus: 2 runs (seeds 3-4): cached plus build" in second.stdout
     header = next(line for line in second.stdout.splitlines() if line.startswith("figure"))
     assert "standard" in header and "plus" in header
     assert "targets met" in second.stdout
