@@ -597,7 +597,7 @@ def _finalize(out: Path, n: int, config: BuildConfig, done: dict[int, dict[str, 
     records = [r for _, r in read if r is not None]
     known_cues = [(cues or {}).get(i) for i, r in read if r is not None]  # None: computed by the card
     build_info = {"config": config.to_dict(), "config_hash": config_hash(config), "generator": GENERATOR_VERSION,
-                  "status": "complete" if len(keep) >= n and not any(
+                  "tasks_per_world": tasks_per_world(config), "status": "complete" if len(keep) >= n and not any(
                       item["status"] == ERROR for item in considered) else "incomplete",
                   "attempts": len(considered), "accepted": len(keep), "drops": dict(sorted(drops.items()))}
     errors = sum(1 for item in considered if item["status"] == ERROR)

@@ -12,7 +12,7 @@ from backends.prompts import render
 from generators.families import FAMILIES
 from office_env.apps import OFFICE_APPS
 from office_env.seeding import rng as seeded
-from orchestrator.roles import TASKS_PER_WORLD, Job, Plan
+from orchestrator.roles import TASKS_PER_WORLD, Job, Plan, tasks_per_world
 
 
 def families_for(app_count: int) -> list[str]:
@@ -162,10 +162,12 @@ def plan_schema(app_count: int, kinds: Sequence[str]) -> dict[str, Any]:
     return schema
 
 
-def planned_here(seed: int, index: int, counts: Sequence[int], weights: Sequence[int] | None = None) -> list[str]:
-    """The families the other attempts in attempt ``index``'s world are planned to make."""
-    first = index - index % TASKS_PER_WORLD
-    return list(dict.fromkeys(world_family(seed, i, counts, weights) for i in range(first, first + TASKS_PER_WORLD)
+def planned_here(seed: int, index: int, counts: Sequence[int], weights: Sequence[int] | None = None,
+                 per_world: int = TASKS_PER_WORLD) -> list[str]:
+    """The families the other attempts in attempt ``index``'s world are planned to make (none when
+    each attempt has a world of its own, ``per_world`` 1)."""
+    first = index - index % per_world
+    return list(dict.fromkeys(world_family(seed, i, counts, weights) for i in range(first, first + per_world)
                               if i != index))
 
 
@@ -178,7 +180,7 @@ def plan_llm(client: Any, job: Job, files: list[str]) -> Plan:
     inputs = {
         "app_count": app_count, "available_apps": list(OFFICE_APPS),
         "task_kinds": sorted(FAMILIES), "suggested_kind": suggested,
-        "kinds_planned_here": planned_here(job.config.seed, job.index, counts, weights),
+        "kinds_planned_here": planned_here(job.config.seed, job.index, counts, weights, tasks_per_world(job.config)),
         "files": files, "user": job.world.user.user,
         "now": job.world.now.strftime("%Y-%m-%d %H:%M (%A)"),
         "days": job.config.days, "utterances_per_day": job.config.utterances_per_day,

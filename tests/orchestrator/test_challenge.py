@@ -91,3 +91,18 @@ def test_a_plus_split_at_the_challenge_size(tmp_path: Path):
     rows = [json.loads(line) for line in (tmp_path / "plus" / "index.jsonl").read_text().splitlines()]
     assert rows and all(r["sessions"] == PRESETS["challenge"][0] and r["tokens"] >= 100_000 for r in rows)
     assert CliRunner().invoke(app, ["verify", str(tmp_path / "plus")]).exit_code == 0
+
+
+def test_each_task_of_weeks_has_an_office_and_a_person_of_its_own(challenge: Path):
+    from orchestrator.planner import planned_here
+    from orchestrator.roles import BuildConfig, tasks_per_world
+
+    users = [json.loads((challenge / json.loads(line)["path"]).read_text())["user"]["username"]
+             for line in (challenge / "index.jsonl").read_text().splitlines()]
+    assert len(users) == 2 and len(set(users)) == 2  # two months of one person over the same days would repeat
+    assert json.loads((challenge / "build.json").read_text())["tasks_per_world"] == 1
+    days, per_day = PRESETS["challenge"]
+    assert tasks_per_world(BuildConfig(seed=5, days=days, utterances_per_day=per_day)) == 1
+    assert tasks_per_world(BuildConfig(seed=5, days=days, utterances_per_day=10)) == 20  # quick chats share
+    assert tasks_per_world(BuildConfig(seed=5)) == 20
+    assert planned_here(5, 3, [1, 2, 3], per_world=1) == []  # no other task is set in its office
