@@ -110,6 +110,7 @@ from verifier.gameability import (
     text_stats,
 )
 from verifier.history_form import (
+    namings_per_work,
     history_tokens,
     iso_stamps,
     same_question_answers,
@@ -133,6 +134,7 @@ CHALLENGE_TOKENS = 100_000
 SHAPE_TOLERANCE = 0.20
 KINDS = ("standard", "challenge", "plus")
 TWO_TURN_TARGET = 0.30
+NAMINGS_TARGET = 4  # the ways a thread of work is called after it is raised (full name, shorter ones, "that one")
 RECALL_TARGET = 0.40  # BM25 top-10
 THREAD_EVIDENCE_TARGET = 0.35
 LAST_VALUE_TARGET = 0.20
@@ -360,6 +362,12 @@ def form_lines(records: list[dict[str, Any]], kind: str, folders: list[Path]) ->
     share, pieces = two_turn_share(records)
     lines.append(_line("memory pieces needing two turns", share, f"{100 * share:.1f} % of {pieces}",
                        f">= {100 * TWO_TURN_TARGET:.0f} %", share >= TWO_TURN_TARGET))
+    named = sorted(namings_per_work(records))
+    median = named[len(named) // 2] if named else None
+    four = sum(n >= NAMINGS_TARGET for n in named)
+    lines.append(_line("namings per work (median; works named 4+ ways)", median,
+                       f"{median} ({four} of {len(named)})" if named else "n/a", f">= {NAMINGS_TARGET}",
+                       median is None or median >= NAMINGS_TARGET))
     share, pieces = turned_down_after_final(records)
     lines.append(_line("wrong value said after the final (corrected/near-miss)", share,
                        f"{100 * share:.1f} % of {pieces} pieces", f">= {100 * LAST_VALUE_TARGET:.0f} %",

@@ -6,6 +6,8 @@
 - :func:`two_turn_share`: memory pieces whose value is never said in a turn that stands alone:
   one that names its work (a word of the piece's ``about``) and is not a short answer to the
   assistant's question just before it, so the reader must join two turns (or resolve "that one");
+- :func:`namings_per_work`: how many ways each task's work is called in its user turns (the full
+  name, shorter ones, "that one");
 - :func:`turned_down_after_final`: pieces with a corrected or a near-miss value where such a
   value is said in the piece's thread after the final value's last mention ("the last value of
   the thread" is then wrong);
@@ -32,6 +34,7 @@ from generators.english import near_key
 from generators.small_talk.kinds import fits
 from generators.specifics import COMMON_WORDS
 from generators.spoken_time import last_named
+from generators.thread_bank import namings
 from verifier.gameability import _EMAIL, _FILE
 
 _ISO_RE = re.compile(r"(?<![\w-])\d{4}-\d{2}-\d{2}(?![\w-])")
@@ -119,6 +122,32 @@ def _last_at(texts: list[tuple[str, date | None]], value: str) -> tuple[int, int
         if at >= 0:
             return index, at
     return None
+
+
+def namings_per_work(records: list[dict[str, Any]]) -> list[int]:
+    """For each task's work (the memory pieces sharing an ``about``), how many of its namings
+    (``generators.thread_bank.namings``: the full name, shorter ones, "that one") its user turns
+    say, longest first, each as a phrase of its own: a reader must know them all for one work."""
+    out = []
+    for record in records:
+        works: dict[str, set[str]] = defaultdict(set)
+        for piece in record.get("memory") or []:
+            if piece.get("about") and piece.get("thread"):
+                works[str(piece["about"])].add(str(piece["thread"]))
+        for about, threads in works.items():
+            names = [n.lower() for n in sorted(namings(about), key=len, reverse=True)]
+            used: set[str] = set()
+            for _, _, turn in _turns(record):
+                if turn.get("role") != "user" or turn.get("thread") not in threads:
+                    continue
+                low = _low(turn)
+                for name in names:
+                    pattern = rf"(?<!\w){re.escape(name)}(?!\w)"
+                    if re.search(pattern, low):
+                        used.add(name)
+                        low = re.sub(pattern, " ", low)
+            out.append(len(used))
+    return out
 
 
 def _session_day(record: dict[str, Any], index: int) -> date | None:

@@ -8,6 +8,7 @@ from backends.tokens import count_tokens
 from verifier.history_form import (
     history_tokens,
     iso_stamps,
+    namings_per_work,
     same_question_answers,
     small_talk_fit,
     turned_down_after_final,
@@ -130,3 +131,13 @@ def test_small_talk_reactions_that_echo_and_answers_that_do_not_fit_are_counted(
     assert small_talk_fit([record([user("Dentist near Ashby Hill, wish me luck."), assistant("Good luck! See you."),
                                    user("Popping out, back soon."), assistant("No rush back, Ashby can wait.")])]) \
         == {"reactions": 2, "echoes": 0, "judged": 0, "mismatched": 0}
+
+
+def test_namings_per_work_counts_each_way_a_work_is_called_once_across_its_threads():
+    memory = [{"id": "m1", "about": "the quote log", "thread": "t1", "value": "x"},
+              {"id": "m2", "about": "the quote log", "thread": "t2", "value": "y"}]
+    turns = [user("We have the quote log to deal with.", thread="t1"), user("Any news on the log?", thread="t2"),
+             user("That log again: x.", thread="t1"), user("For that one, y.", thread="t2"),
+             user("The quote log is late.", thread="t1"),  # the full name again: no new naming
+             user("this log is on a slide of the catalogue", thread="w1")]  # other work does not count
+    assert namings_per_work([record(turns, memory=memory)]) == [4]  # full, "the log", "that log", "that one"
