@@ -4,9 +4,9 @@ Measures three builds side by side (``--builds``, default all three): the 60-tas
 (``--n``), the 10-task Challenge preset (``--challenge-n``; 30 days of about 250 utterances) and
 the Plus split regenerated from the sample OfficeBench seeds (``--plus SEEDS``; ``--plus-runs``
 times, default 4, seed after seed, read as one: five seed tasks alone measure a share of tasks in
-steps of 20 %), each made with ``--seed`` (default 11); the learned adversaries train on a build of the same kind made with
-``--train-seed`` (default seed + 1000). Builds go in a temporary folder, or in ``--cache DIR``
-where a finished build of the same kind, size and seed is reused. ``--dataset DIR`` measures one
+steps of 20 %), each made with ``--seed`` (default 11); the learned adversaries train on a build of
+the same kind made with ``--train-seed`` (default seed + 1000). Builds go in a temporary folder, or
+in ``--cache DIR`` where a finished build of the same kind, size and seed is reused. ``--dataset DIR`` measures one
 existing dataset instead (its kind read from its build.json). Prints one table, a column per
 build, each figure with its target and PASS or MISS (blank where there is no target):
 
@@ -61,8 +61,9 @@ utterances, about 125 tokens a session) with the Plus figures instead of the tas
 clause fragments (0), queries naming the work (100 %), plain-word typos said in the chat (0), the
 seed lint's findings per class and the share of tasks proven solvable offline.
 
-Run: ``python bench/quality.py [--builds standard,challenge,plus] [--n 60] [--challenge-n 10] [--seed 11] [--plus-runs 4]
-[--train-seed S] [--cache DIR] [--plus SEEDS] [--dataset DIR] [--train DIR] [--no-oracle] [--detail] [--json]``.
+Run: ``python bench/quality.py [--builds standard,challenge,plus] [--n 60] [--challenge-n 10] [--seed 11]
+[--plus-runs 4] [--train-seed S] [--cache DIR] [--plus SEEDS] [--dataset DIR] [--train DIR] [--no-oracle]
+[--detail] [--json]``.
 """
 
 from __future__ import annotations
@@ -569,7 +570,8 @@ def _run_one(args: argparse.Namespace, kind: str, cache: Path) -> tuple[str, lis
         folders = [folder_of(args.seed + k) for k in range(runs)]
         sources = [make(kind, f, n=n, seed=args.seed + k, seeds=args.plus, workers=args.workers)
                    for k, f in enumerate(folders)]
-        source = sources[0] if runs == 1 else f"{runs} runs (seeds {args.seed}-{args.seed + runs - 1}): {sources[0]}, ..."
+        seeds = f"seeds {args.seed}-{args.seed + runs - 1}"
+        source = sources[0] if runs == 1 else f"{runs} runs ({seeds}): {sources[0]}, ..."
     if args.train is not None:
         trains, train_source = [args.train], str(args.train)
     else:

@@ -357,7 +357,8 @@ class HistoryWriter:
             marks["evidence"] = (piece.id, *also)
         return text, marks
 
-    def _withheld(self, event: Event, when: datetime, opening: bool) -> tuple[str, dict[str, tuple[str, ...]], str] | None:
+    def _withheld(self, event: Event, when: datetime,
+                  opening: bool) -> tuple[str, dict[str, tuple[str, ...]], str] | None:
         """A sentence detail's first turn with its value left out (``generators.withheld``), its
         marks (other values the sentence names) and the assistant's question for the value; None
         when the sentence cannot leave it out or no fresh wording is left."""
@@ -367,16 +368,21 @@ class HistoryWriter:
         sentence, kind = piece.text.rstrip(" ."), withheld_kind(piece.value)
         if kind is None or withhold(sentence, piece.value, "_", kind) is None:
             return None
-        ctx = self._ctx(event, when, opening=opening)
         try:
-            held = withhold(sentence, piece.value, self._line("withheld", kind, ctx), kind)
-            assert held is not None
-            text = self._line("state", piece.cue, {**ctx, "value": held}, held)
-            ask = self._line("ask_withheld", kind, ctx)
+            ctx = self._ctx(event, when, opening=opening)
+            text, ask = self._say_withheld(sentence, piece.value, kind, piece.cue, ctx)
         except ValueError:
             return None
         also = tuple(p.id for p in self.pieces if p.id != piece.id and p.said.lower() in text.lower())
         return text, ({"evidence": also} if also else {}), ask
+
+    def _say_withheld(self, sentence: str, value: str, kind: str, cue: str, ctx: dict[str, Any]) -> tuple[str, str]:
+        """``sentence`` said in a ``cue`` line with ``value`` left out (a ``withheld.<kind>``
+        placeholder), and the assistant's question for it; the task's requests and the decoys'
+        are said alike. ``ValueError`` when no fresh wording is left."""
+        held = withhold(sentence, value, self._line("withheld", kind, ctx), kind)
+        assert held is not None  # the caller checked that the sentence can leave the value out
+        return self._line("state", cue, {**ctx, "value": held}, held), self._line("ask_withheld", kind, ctx)
 
     def _ask_detail(self, piece: MemoryPiece | None, ctx: dict[str, Any]) -> str:
         """The assistant asking which detail of a sentence changed ("Which file?"); "" when its
@@ -413,7 +419,8 @@ class HistoryWriter:
             # a sentence's correction, too, often comes in two turns: what changed, then the new value
             fix = (held is None and not event.split and event.move == "correct" and piece is not None
                    and piece.cue in SENTENCE_CUES and self.rng.random() < P_SPLIT)
-            if event.split or held or fix:  # the work named (or the request with its detail left out), the assistant asks, the value
+            # the work named (or the request with its detail left out), the assistant asks, the value
+            if event.split or held or fix:
                 text, marks, ask = held or (self._line("correct_split" if fix else "split", "any",
                                                        self._ctx(event, when, opening=index == 0)), {},
                                             self._ask_detail(piece, self._ctx(event, when)) if fix else "")
@@ -580,10 +587,7 @@ class HistoryWriter:
         held = detail_to_withhold(value) if sentence and room >= 2 and shape < P_SPLIT / 2 else None
         if held is not None:
             try:
-                sentence = withhold(value, held[0], self._line("withheld", held[1], ctx), held[1])
-                assert sentence is not None
-                opener = self._line("state", cue, {**ctx, "value": sentence}, sentence)
-                ask = self._line("ask_withheld", held[1], ctx)
+                opener, ask = self._say_withheld(value, held[0], held[1], cue, ctx)
                 answer = self._line("answer", "any", {**self._decoy_ctx(decoy, when, answer=True), "value": held[0]},
                                     held[0])
                 return [(opener, ask), (answer, self._line("after", "job", ctx, question=False))]

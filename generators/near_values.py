@@ -9,6 +9,8 @@ import random
 import re
 from datetime import date, datetime, timedelta
 
+from generators.spoken_time import ordinal
+
 _NOT_NAMES = frozenset({"yes", "no", "true", "false", "none", "ok", "pdf", "word", "excel"})
 OTHER_PEOPLE = ("Priya", "Marcus", "Elena", "Tomasz", "Aisha", "Daniel", "Mei", "Oscar")  # whose old note, whose guess
 _WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
@@ -90,8 +92,8 @@ def _shift_date(value: str, rng: random.Random) -> str | None:
             _MONTHS[near.month - 1][:3] + ("." if m.group(1).endswith(".") else ""))
         if near.year != day.year and m.group(5):
             return None
-        suffix = m.group(3) and ("th" if 10 <= near.day % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(near.day % 10, "th"))
-        return f"{name} {near.day}{suffix or ''}{m.group(4) or ''}"
+        day_text = ordinal(near.day) if m.group(3) else str(near.day)  # "May 17th" stays an ordinal
+        return f"{name} {day_text}{m.group(4) or ''}"
     return None
 
 

@@ -39,7 +39,8 @@ REPORT_HTML = "report.html"
 RUN = "run.json"
 RUNNING, FINISHED = "running", "finished"
 _RUN_FILES = (RUN, RESULTS, PROGRESS, REPORT, REPORT_HTML, "research-report.md", "research-report.html")
-_OURS = frozenset((*_RUN_FILES, WORK, CACHE, LOCK_NAME))
+_OWN_FOLDERS = (WORK, CACHE)
+_OWN_FILES = frozenset((*_RUN_FILES, LOCK_NAME))
 MAX_PROGRESS_BYTES = 512 * 1024 * 1024
 
 
@@ -57,9 +58,7 @@ def _leftover(entry: os.DirEntry) -> bool:
 
 def _ours(entry: os.DirEntry) -> bool:
     """One of a run's own entries: its work and cache folders, its files (a folder of a file's name is not)."""
-    if entry.name in (WORK, CACHE):
-        return True
-    return entry.name in _OURS and not entry.is_dir(follow_symlinks=False)
+    return entry.name in _OWN_FOLDERS or (entry.name in _OWN_FILES and not entry.is_dir(follow_symlinks=False))
 
 
 def check_out(out: Path, *, resume: bool, overwrite: bool) -> None:

@@ -2,9 +2,10 @@
 (``BuildBatch``: rounds sized by the strata, finalisation), run by ``backends.batch``.
 
 Attempt ``i`` is fully determined by ``(seed, i)``: it uses world ``i // tasks_per_world(config)``
-(20 attempts a world, one for a history of weeks; written once per worker process) and its own random streams. Workers stage finished task
-folders; only the parent publishes them (one rename each) and records outcomes in a progress
-file, so an interrupted build resumes without redoing or doubling tasks. The dataset keeps the
+(20 attempts a world, one for a history of weeks; written once per worker process) and its own
+random streams. Workers stage finished task folders; only the parent publishes them (one rename
+each) and records outcomes in a progress file, so an interrupted build resumes without redoing or
+doubling tasks. The dataset keeps the
 first ``n`` accepted attempts in index order, so any number of workers gives the same bytes.
 """
 
