@@ -20,6 +20,7 @@ way (unmarked) are ``generators.decoys``.
 
 from __future__ import annotations
 
+from collections import Counter
 import random
 import re
 from datetime import date, datetime
@@ -63,6 +64,22 @@ _SHORT_OPENS, _SHORT_CLOSES = 0.5, 0.45  # chances that a short session has an o
 def history_dates(now: datetime | date, days: int) -> list[date]:
     today = now.date() if isinstance(now, datetime) else now
     return working_days_before(today, days)
+
+
+_NOUN_BEFORE = re.compile(r"\b(\w+)\s+(?:for|about|of|on|from|in|to|with)\s+$")
+
+
+def _noun_twice(low: str, about: str) -> bool:
+    """Whether a (lowercased) line puts a word of the work's name right before it ("the mail on
+    the mail to pass on")."""
+    if not about:
+        return False
+    words = set(re.findall(r"\w+", about))
+    for hit in re.finditer(re.escape(about), low):
+        noun = _NOUN_BEFORE.search(low[:hit.start()])
+        if noun and noun.group(1) in words:
+            return True
+    return False
 
 
 def plan_dialogue(draft: TaskDraft, *, seed: int, now: datetime, days: int,
@@ -193,6 +210,7 @@ class HistoryWriter:
         self.said: set[str] = set()
         self.work_threads = 0
         self.abouts: dict[str, str] = {}  # a name for the work of pieces that came without one
+        self.name_uses: dict[str, Counter[str]] = {}  # how often each work was called each short name
         self.colleagues = [c for c in colleagues if c and clean(c)]
         self.absences = list(absences)
         # the short names of one piece of work that no other work of the task shares
@@ -227,7 +245,9 @@ class HistoryWriter:
             if self.answers.any_in(text.replace(must, " ") if must else text):  # "a gap or two" says 2
                 return False
             return (not any(v in low for v in self.values if v not in allowed) and text not in self.said
-                    and " ".join(low.split()) not in self.banned)
+                    and " ".join(low.split()) not in self.banned and not _noun_twice(low, about))
+
+        about = str(ctx.get("about") or "").lower()
 
         keys = [(move, cue), (move, "any")]
         if move in _REPLIES or move == "ask":  # replies can borrow from each other before giving up
@@ -273,16 +293,26 @@ class HistoryWriter:
     def _name(self, names: Sequence[str], *, full: bool = False, opening: bool = False, answer: bool = False,
               stated: bool = False) -> str:
         """One of a work's ``names`` (full name first): the full one when ``full``, a short one for
-        the second turn of a split detail (``answer``), else the full one now and then (a line
-        that states a value, ``stated``: as often as the writer's ``stated_full_names``). A line
-        that opens an exchange (``opening``) never says "that one" or "this report": nothing
-        before it says which work it points at."""
-        short = [n for n in names[1:] if not (opening and n.startswith(("that ", "this ", "those ", "these ")))]
+        the second turn of a split detail (``answer``), else now and then a name that says which
+        work (the full one or "the invoice thing"; in a line that states a value, ``stated``: as
+        often as the writer's ``stated_full_names``); of several, the one used least so far. A line that opens an exchange (``opening``) never says "that one", "this
+        report" or "the invoice one": nothing before it says which work it points at."""
+        short = [n for n in names[1:]
+                 if not (opening and (n.startswith(("that ", "this ", "those ", "these ")) or n.endswith(" one")))]
         if full or not short:
             return names[0]
         if answer or self.rng.random() >= (self.stated_full_names if stated else P_FULL_NAME):
-            return self.rng.choice(short)
-        return names[0]
+            pool = short
+        elif stated:  # a value is said with the name the question asks by
+            return names[0]
+        else:  # the name that says which work: the full one, or its words but the head ("the invoice thing")
+            pool = [names[0], *[n for n in short if n.endswith((" thing", " one")) and n != "that one"]]
+        # the name this work was called least so far: a person varies them
+        uses = self.name_uses.setdefault(names[0], Counter())
+        fewest = min(uses[n] for n in pool)
+        name = self.rng.choice([n for n in pool if uses[n] == fewest])
+        uses[name] += 1
+        return name
 
     def _ctx(self, event: Event, when: datetime, answer: bool = False, opening: bool = False) -> dict[str, Any]:
         piece = event.piece
@@ -421,7 +451,8 @@ class HistoryWriter:
                    and piece.cue in SENTENCE_CUES and self.rng.random() < P_SPLIT)
             # the work named (or the request with its detail left out), the assistant asks, the value
             if event.split or held or fix:
-                text, marks, ask = held or (self._line("correct_split" if fix else "split", "any",
+                kind = (withheld_kind(piece.value) if fix and piece is not None else None) or "any"
+                text, marks, ask = held or (self._line("correct_split" if fix else "split", kind,
                                                        self._ctx(event, when, opening=index == 0)), {},
                                             self._ask_detail(piece, self._ctx(event, when)) if fix else "")
                 turns.append(("user", text, marks, event.thread))
@@ -568,6 +599,15 @@ class HistoryWriter:
                 said = self._decoy_said(told, cue, when)
                 if said:  # worded as the task's are; the detail changes only when the change is said
                     decoy.details[index] = (piece, new)
+                    kind = withheld_kind(told) if told != new else None
+                    if kind and room >= 2 and self.rng.random() < P_SPLIT:  # in two turns, as the task's are
+                        try:
+                            answer = self._line("answer", "any",
+                                                {**self._decoy_ctx(decoy, when, answer=True), "value": said}, said)
+                            return [(self._line("correct_split", kind, ctx), self._line("ask_withheld", kind, ctx)),
+                                    (answer, self._line("after", "job", ctx, question=False))]
+                        except ValueError:
+                            pass  # no fresh wording: said in one turn
                     text = self._line("correct", cue if told == new else "any", {**ctx, "value": said}, said)
                     return [(text, self._line("after", "job", ctx, question=False))]
         if decoy.mentions >= decoy_mention_budget(decoy):

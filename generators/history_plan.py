@@ -110,6 +110,7 @@ def _spoken(value: str, said_on: date) -> str:
 
 
 LONG_HISTORY_DAYS = 10  # beyond this, a thread's details are spread over the whole span, not a few days
+LONG_HISTORY_MENTIONS = 4  # value-free turns about a thread at least, beyond LONG_HISTORY_DAYS
 
 
 def plan_history(pieces: list[MemoryPiece], dates: list[date], rng: random.Random, *,
@@ -191,14 +192,16 @@ def plan_history(pieces: list[MemoryPiece], dates: list[date], rng: random.Rando
 def _add_mentions(days: list[DayPlan], thread: str, piece: MemoryPiece, start: int, rng: random.Random) -> None:
     """Value-free talk about ``thread`` (``mention`` events) from its first day on, enough that at
     most :data:`EVIDENCE_SHARE` of its user turns state a value (a split detail's first turn is
-    one of those that do not), and at least one."""
+    one of those that do not), and at least one (over weeks of history,
+    :data:`LONG_HISTORY_MENTIONS`: room for the several names a person gives a work)."""
     stated = naming = 0
     for plan in days:
         for event in plan.events:
             if event.thread == thread:
                 naming += 1 + event.split
                 stated += event.mark == "evidence"
-    wanted = max(1, math.ceil(stated / EVIDENCE_SHARE) - naming + rng.randint(0, 1))
+    floor = LONG_HISTORY_MENTIONS if len(days) > LONG_HISTORY_DAYS else 1  # weeks leave room to name it more ways
+    wanted = max(floor, math.ceil(stated / EVIDENCE_SHARE) - naming + rng.randint(0, 1))
     for _ in range(wanted):
         days[rng.randint(start, len(days) - 1)].events.append(Event("mention", thread, piece))
 

@@ -192,13 +192,19 @@ P_FULL_NAME = 0.3  # after it is raised, the share of a thread's lines that call
 _SUBJECTS = {"i", "we", "you", "they", "he", "she"}  # "the meeting I have to move": a relative clause follows
 _CLAUSE_VERBS = {"needs", "wants", "asked", "mentioned", "sent", "gave", "said"}  # "the amount accounting needs"
 _NOT_PLURAL = {"news", "status", "series", "analysis"}
+_WORD = re.compile(r"[A-Za-z]+(?:-[A-Za-z]+)*")  # a plain word, or a hyphened one ("hand-off")
+# words that say which one, not what: "the final figure" is not "the final thing"
+_NO_MODIFIER = {"final", "little", "small", "big", "new", "old", "first", "last", "next", "average", "total",
+                "main", "other", "same", "short", "long", "quick", "current", "latest", "full", "whole",
+                "right", "wrong", "real", "usual", "early", "late", "earlier", "later", "good", "bad", "a", "an"}
 
 
 def namings(about: str) -> tuple[str, ...]:
     """The ways a person calls one piece of work: its full name first, then shorter ones ("the
-    invoice reminder": "the reminder", "that reminder", "this reminder", "that one"; "the
-    module 1 figure for Henrik Calloway": also "the module 1 figure"; "the claims": "those
-    claims"; "the meeting I have to move": "the meeting")."""
+    invoice reminder": "the reminder", "that reminder", "this reminder", "the invoice thing",
+    "the invoice one", "that one"; "the module 1 figure for Henrik Calloway": also "the module 1
+    figure"; "the claims": "those claims"; "the meeting I have to move": "the meeting"; "the
+    names and the time": "those two")."""
     full = " ".join(about.split())
     core = full
     for sep in _POSTMODIFIERS:
@@ -214,9 +220,16 @@ def namings(about: str) -> tuple[str, ...]:
     if core != full and len(words) > 1:
         out.append(core)
     head = words[-1] if words else ""
-    if " and " not in core and head.isalpha() and len(head) > 2 and head.lower() not in ("one", "thing", "it"):
+    if " and " in core:
+        if core.count(" and ") == 1:
+            out.append("those two")
+    elif _WORD.fullmatch(head) and len(head) > 2 and head.lower() not in ("one", "thing", "it"):
         plural = head.endswith("s") and not head.endswith("ss") and head.lower() not in _NOT_PLURAL
         out += [f"the {head}", f"{'those' if plural else 'that'} {head}", f"{'these' if plural else 'this'} {head}"]
+        mods = words[1:-1]
+        if words[0].lower() == "the" and mods and all(_WORD.fullmatch(m) for m in mods) \
+                and not any(m.lower() in _NO_MODIFIER for m in mods):
+            out += [f"the {' '.join(mods)} thing", f"the {' '.join(mods)} one"]
     out.append("that one")
     return tuple(dict.fromkeys(out))
 

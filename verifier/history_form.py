@@ -125,17 +125,24 @@ def _last_at(texts: list[tuple[str, date | None]], value: str) -> tuple[int, int
 
 
 def namings_per_work(records: list[dict[str, Any]]) -> list[int]:
-    """For each task's work (the memory pieces sharing an ``about``), how many of its namings
-    (``generators.thread_bank.namings``: the full name, shorter ones, "that one") its user turns
-    say, longest first, each as a phrase of its own: a reader must know them all for one work."""
+    """For each task's work (the memory pieces sharing an ``about`` or a thread), how many of its
+    namings (``generators.thread_bank.namings`` of each of its abouts: the full name, shorter
+    ones, "that one") its user turns say, longest first, each as a phrase of its own: a reader
+    must know them all for one work."""
     out = []
     for record in records:
-        works: dict[str, set[str]] = defaultdict(set)
+        works: list[tuple[set[str], set[str]]] = []  # (abouts, threads), merged where they meet
         for piece in record.get("memory") or []:
-            if piece.get("about") and piece.get("thread"):
-                works[str(piece["about"])].add(str(piece["thread"]))
-        for about, threads in works.items():
-            names = [n.lower() for n in sorted(namings(about), key=len, reverse=True)]
+            if not (piece.get("about") and piece.get("thread")):
+                continue
+            abouts, threads = {str(piece["about"])}, {str(piece["thread"])}
+            for work in [w for w in works if w[0] & abouts or w[1] & threads]:
+                works.remove(work)
+                abouts |= work[0]
+                threads |= work[1]
+            works.append((abouts, threads))
+        for abouts, threads in works:
+            names = sorted({n.lower() for about in abouts for n in namings(about)}, key=len, reverse=True)
             used: set[str] = set()
             for _, _, turn in _turns(record):
                 if turn.get("role") != "user" or turn.get("thread") not in threads:

@@ -604,6 +604,14 @@ def test_the_work_is_called_by_names_a_person_would_use():
     assert "the amount" in namings("the amount accounting needs")
     assert namings("the claims for second approval")[1:4] == ("the claims", "those claims", "these claims")
     assert "that news" in namings("the approval news")
+    # a hyphened head is a word too; the words before it name the work without it
+    assert namings("the notes hand-off")[1:] == ("the hand-off", "that hand-off", "this hand-off",
+                                                "the notes thing", "the notes one", "that one")
+    # a word that says which one, or a figure, is no name of its own: no "the final thing", "the module 1 one"
+    assert not [n for n in namings("the final figure for Hana Lockhart") + namings("the module 1 figure")
+                if n.endswith((" thing", " one")) and n != "that one"]
+    # two things named together are "those two", never "the deadline" alone
+    assert namings("the agreement's end date and notice deadline")[1:] == ("those two", "that one")
 
 
 def test_no_day_or_time_is_said_as_a_stamp():

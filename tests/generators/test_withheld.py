@@ -157,3 +157,33 @@ def test_a_jobs_sentence_changes_its_detail_as_the_tasks_corrections_do():
                 later += any(f"{stem}.{ext}" in earlier for earlier in said)  # a file said before, now a later one
             said.append(turn.text)
     assert later
+
+
+def _said_as(line) -> re.Pattern[str]:
+    """A pattern of what a compiled bank line reads as, any slot filled."""
+    return re.compile("".join(re.escape(p) if isinstance(p, str) else ".+" for p in line.parts) + "$", re.I)
+
+
+def test_a_changed_detail_in_two_turns_says_what_kind_of_detail_changed():
+    """"The file for the score spreadsheet isn't the one I said." / "Which file?" / the new file:
+    the question follows from the line before it, for the task's corrections and other jobs' alike."""
+    from generators.thread_bank import threads
+
+    kinds = {kind: [_said_as(line) for line in lines]
+             for (move, kind), lines in threads().lines.items() if move == "correct_split" and kind != "any"}
+    asks = {kind: {line.render({}) for line in threads().lines[("ask_withheld", kind)]} for kind in kinds}
+    seen = {"t": 0, "w": 0}
+    for seed in range(12):
+        draft = regenerate(Seed("Set Bob's score in data/scores.xlsx to 95, then email the summary to Carol"),
+                           seed=seed)
+        for opener, ask, answer in _exchanges(draft):
+            said = [kind for kind, patterns in kinds.items() if any(p.match(opener.text) for p in patterns)]
+            if not said:
+                continue
+            (kind,) = said
+            seen[opener.thread[0]] += 1
+            assert ask.text in asks[kind], (opener.text, ask.text)
+            assert answer.role == "user" and len(answer.text.split()) <= 9
+            if opener.thread.startswith("t"):
+                assert answer.evidence  # the new value stands
+    assert seen["t"] and seen["w"]

@@ -141,3 +141,15 @@ def test_namings_per_work_counts_each_way_a_work_is_called_once_across_its_threa
              user("The quote log is late.", thread="t1"),  # the full name again: no new naming
              user("this log is on a slide of the catalogue", thread="w1")]  # other work does not count
     assert namings_per_work([record(turns, memory=memory)]) == [4]  # full, "the log", "that log", "that one"
+
+
+def test_namings_per_work_counts_a_thread_of_two_abouts_as_one_work():
+    """Pieces of one thread with two abouts ("the renewal reminder", "the reminder on the last
+    weekday") are one work: the names of both count for it, once each."""
+    memory = [{"id": "m1", "about": "the renewal reminder", "thread": "t1", "value": "x"},
+              {"id": "m2", "about": "the reminder on the last weekday", "thread": "t1", "value": "y"},
+              {"id": "m3", "about": "the quote log", "thread": "t2", "value": "z"}]
+    turns = [user("Keep the renewal reminder in mind.", thread="t1"), user("The renewal thing is late.", thread="t1"),
+             user("For the reminder on the last weekday, y.", thread="t1"), user("That reminder again.", thread="t1"),
+             user("The reminder: x.", thread="t1"), user("The quote log, z.", thread="t2")]
+    assert namings_per_work([record(turns, memory=memory)]) == [5, 1]
