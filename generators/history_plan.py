@@ -29,6 +29,7 @@ from typing import Literal
 
 from generators.model import MemoryPiece
 from generators.spoken_time import is_relative, say_value
+from generators.thread_bank import SENTENCE_CUES
 
 Move = Literal["raise", "state", "correct", "distract", "recap", "mention", "decline"]
 Mark = Literal["evidence", "superseded", "distractor", ""]
@@ -154,8 +155,11 @@ def plan_history(pieces: list[MemoryPiece], dates: list[date], rng: random.Rando
             if piece.superseded:
                 day = min(day, n - 2)
                 for old in piece.superseded:
+                    # a request's earlier wording comes in two turns as often as its final one: the
+                    # form of a two-turn request does not tell which of them stands
+                    split = piece.cue in SENTENCE_CUES and rng.random() < P_SPLIT
                     days[day].events.append(Event("state", thread, piece, _spoken(old, dates[day]) if relative else old,
-                                                  mark="superseded"))
+                                                  mark="superseded", split=split))
                 fix_day = rng.randint(day + 1, n - 1)
             else:
                 fix_day = day

@@ -14,7 +14,7 @@ from generators.dialogue_offline import bank_sizes, generate_dialogue, plan_dial
 from generators.families import FAMILIES
 from generators.model import Distractor, MemoryPiece, Session, TaskDraft, Turn
 from generators.spoken_time import names_value, read_times
-from generators.thread_bank import MOVE_ROLES, namings, threads
+from generators.thread_bank import MOVE_ROLES, THREADS_BANK, namings, threads
 from verifier import check_dialogue
 from verifier.dialogue_rules import completion_claim
 
@@ -562,6 +562,18 @@ _AGREEING_VERB = re.compile(r"\s+(?:is|was|has|does|needs|goes|gets|takes|sits|c
                             r"lands|looks|stays|runs|means|matters|says)\b")
 _CLAUSE_START = re.compile(r"(?:^|[.!?:;,]\s+|\b(?:so|that|and|but|confirmed|heads up)\s+)$", re.I)
 _NOUN_BEFORE = re.compile(r"\b(\w+)\s+(?:for|about|of|on|from|in|to|with)\s+$")
+
+
+def test_no_bank_line_conjugates_a_verb_on_the_work():
+    """A work's name may be plural ("the travel claims", "those two"): no line of the thread bank,
+    the task's or other jobs', puts a verb that agrees in number right after it."""
+    text = THREADS_BANK.read_text(encoding="utf-8")
+    lines = [line[2:] for line in text.splitlines() if line.startswith("- ")]
+    assert len(lines) > 300
+    for line in lines:
+        for hit in re.finditer(r"\{\^?about\}", line):
+            before, after = line[:hit.start()], line[hit.end():]
+            assert not (_CLAUSE_START.search(before) and _AGREEING_VERB.match(after)), line
 
 
 def awkward_draft(shift: int) -> TaskDraft:

@@ -187,3 +187,28 @@ def test_a_changed_detail_in_two_turns_says_what_kind_of_detail_changed():
             if opener.thread.startswith("t"):
                 assert answer.evidence  # the new value stands
     assert seen["t"] and seen["w"]
+
+
+
+def test_a_requests_earlier_wording_comes_in_two_turns_as_its_final_one_does():
+    """The form of a two-turn request (the work named, a question, the request) does not tell the
+    wording that stands from the one corrected later; a figure's or a day's earlier value stays
+    one turn (a relative day is said again on the day it is corrected)."""
+    from datetime import date, timedelta
+
+    from generators.history_plan import plan_history
+    from generators.model import MemoryPiece
+
+    dates = [date(2024, 5, 13) + timedelta(days=i) for i in range(5)]
+    split: dict[tuple[str, str], list[bool]] = {}
+    for seed in range(40):
+        pieces = [MemoryPiece("m1", "action", "send the CS161 grades to Bob", "CS161", thread="t1", cue="requested",
+                              about="the grades", superseded=("CS162",)),
+                  MemoryPiece("m2", "fact", "the budget is 400", "400", thread="t2", cue="amount",
+                              about="the budget", superseded=("350",))]
+        days, _ = plan_history(pieces, dates, random.Random(seed))
+        for event in (e for d in days for e in d.events if e.move in ("state", "correct")):
+            split.setdefault((event.piece.cue, event.mark), []).append(event.split)
+    earlier = split[("requested", "superseded")]
+    assert 0.3 < sum(earlier) / len(earlier) < 0.7  # as often as a final value that is not a correction
+    assert not any(split[("amount", "superseded")])
