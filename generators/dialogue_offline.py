@@ -20,7 +20,6 @@ way (unmarked) are ``generators.decoys``.
 
 from __future__ import annotations
 
-from collections import Counter
 import random
 import re
 from datetime import date, datetime
@@ -35,8 +34,9 @@ from generators.small_talk import WordingsExhausted
 from generators.spoken_time import is_relative, names_any, read_times, say_value, value_time
 from generators.withheld import changed_detail, detail_to_withhold, withheld_kind, withhold
 from generators.thread_bank import (  # noqa: F401 - the bank's names, as the writer's callers know them
-    _OPENERS, _REPLIES, P_FULL_NAME, SENTENCE_CUES, BankError, _Deck, bank_sizes, namings, threads,
+    _OPENERS, _REPLIES, SENTENCE_CUES, BankError, _Deck, bank_sizes, threads,
 )
+from generators.work_names import P_FULL_NAME, WorkNames, noun_twice
 from office_env import OfficeError, Workspace, mail_store
 from office_env.evaluation.keywords import Keywords
 from office_env.synthesis.check import away_span
@@ -64,22 +64,6 @@ _SHORT_OPENS, _SHORT_CLOSES = 0.5, 0.45  # chances that a short session has an o
 def history_dates(now: datetime | date, days: int) -> list[date]:
     today = now.date() if isinstance(now, datetime) else now
     return working_days_before(today, days)
-
-
-_NOUN_BEFORE = re.compile(r"\b(\w+)\s+(?:for|about|of|on|from|in|to|with)\s+$")
-
-
-def _noun_twice(low: str, about: str) -> bool:
-    """Whether a (lowercased) line puts a word of the work's name right before it ("the mail on
-    the mail to pass on")."""
-    if not about:
-        return False
-    words = set(re.findall(r"\w+", about))
-    for hit in re.finditer(re.escape(about), low):
-        noun = _NOUN_BEFORE.search(low[:hit.start()])
-        if noun and noun.group(1) in words:
-            return True
-    return False
 
 
 def plan_dialogue(draft: TaskDraft, *, seed: int, now: datetime, days: int,
@@ -188,7 +172,6 @@ class HistoryWriter:
         # what the agent must find in the office: no line says it, even by chance ("4" in "4 pm")
         self.answers = Keywords(str(a) for a in answers if str(a).strip())
         self.work_share = _WORK_SHARE if work_share is None else work_share
-        self.stated_full_names = stated_full_names
         self.banned = {" ".join(t.lower().split()) for t in banned}  # lines said already elsewhere
         self.pieces = list(pieces)
         self.values = [v.lower() for v in values] if values is not None else task_values(pieces)
@@ -210,14 +193,10 @@ class HistoryWriter:
         self.said: set[str] = set()
         self.work_threads = 0
         self.abouts: dict[str, str] = {}  # a name for the work of pieces that came without one
-        self.name_uses: dict[str, Counter[str]] = {}  # how often each work was called each short name
         self.colleagues = [c for c in colleagues if c and clean(c)]
         self.absences = list(absences)
-        # the short names of one piece of work that no other work of the task shares
-        names = {p.about: namings(p.about) for p in self.pieces if p.about and clean(p.about)}
-        shared = {n for ns in names.values() for n in ns[1:] if sum(n in other for other in names.values()) > 1}
-        self.names = {about: (ns[0], *[n for n in ns[1:] if n not in shared and clean(n)]) for about, ns in names.items()}
-        self.task_words = {w for about in names for w in re.findall(r"[a-z]+", about.lower()) if len(w) > 3}
+        self.names = WorkNames(rng, clean, [p.about for p in self.pieces], stated_full_names)
+        self.task_words = {w for about in self.names.names for w in re.findall(r"[a-z]+", about.lower()) if len(w) > 3}
         self.decoys: list[Decoy] | None = None  # made on the first day (generators.decoys)
         self.decoy_threads: dict[str, str] = {}
         self.decoy_turn = 0
@@ -245,7 +224,7 @@ class HistoryWriter:
             if self.answers.any_in(text.replace(must, " ") if must else text):  # "a gap or two" says 2
                 return False
             return (not any(v in low for v in self.values if v not in allowed) and text not in self.said
-                    and " ".join(low.split()) not in self.banned and not _noun_twice(low, about))
+                    and " ".join(low.split()) not in self.banned and not noun_twice(low, about))
 
         about = str(ctx.get("about") or "").lower()
 
@@ -290,35 +269,11 @@ class HistoryWriter:
         free = [c for c in self.colleagues if not any(n == c and a <= day <= b for n, a, b in self.absences)]
         return self.rng.choice(free) if free else ""
 
-    def _name(self, names: Sequence[str], *, full: bool = False, opening: bool = False, answer: bool = False,
-              stated: bool = False) -> str:
-        """One of a work's ``names`` (full name first): the full one when ``full``, a short one for
-        the second turn of a split detail (``answer``), else now and then a name that says which
-        work (the full one or "the invoice thing"; in a line that states a value, ``stated``: as
-        often as the writer's ``stated_full_names``); of several, the one used least so far. A line that opens an exchange (``opening``) never says "that one", "this
-        report" or "the invoice one": nothing before it says which work it points at."""
-        short = [n for n in names[1:]
-                 if not (opening and (n.startswith(("that ", "this ", "those ", "these ")) or n.endswith(" one")))]
-        if full or not short:
-            return names[0]
-        if answer or self.rng.random() >= (self.stated_full_names if stated else P_FULL_NAME):
-            pool = short
-        elif stated:  # a value is said with the name the question asks by
-            return names[0]
-        else:  # the name that says which work: the full one, or its words but the head ("the invoice thing")
-            pool = [names[0], *[n for n in short if n.endswith((" thing", " one")) and n != "that one"]]
-        # the name this work was called least so far: a person varies them
-        uses = self.name_uses.setdefault(names[0], Counter())
-        fewest = min(uses[n] for n in pool)
-        name = self.rng.choice([n for n in pool if uses[n] == fewest])
-        uses[name] += 1
-        return name
-
     def _ctx(self, event: Event, when: datetime, answer: bool = False, opening: bool = False) -> dict[str, Any]:
         piece = event.piece
         if piece is not None and piece.about and self.clean(piece.about):
-            about = self._name(self._names_of(piece.about), full=event.move == "raise", opening=opening, answer=answer,
-                               stated=event.mark in ("evidence", "superseded", "distractor"))
+            about = self.names.pick(self.names.of(piece.about), full=event.move == "raise", opening=opening,
+                                    answer=answer, stated=event.mark in ("evidence", "superseded", "distractor"))
         else:
             # one filler per work: pieces about the same thing keep the same words for it
             key = ("about", piece.about) if piece is not None and piece.about else (piece.id if piece else event.thread)
@@ -326,14 +281,6 @@ class HistoryWriter:
                 self.abouts[key] = (abouts := threads().generic_abouts)[len(self.abouts) % len(abouts)]
             about = self.abouts[key]
         return self._slots(about, when)
-
-    def _names_of(self, about: str) -> tuple[str, ...]:
-        """The names of a piece of work: the task's, made when the writer starts; another (a decoy,
-        or the work of a writer given one day's events, as the fake endpoint is) as it comes."""
-        names = self.names.get(about)
-        if names is None:
-            names = self.names[about] = (about, *[n for n in namings(about)[1:] if self.clean(n)])
-        return names
 
     def _slots(self, about: str, when: datetime) -> dict[str, Any]:
         """What a thread line may name (``thread_bank``'s slots but the value and a near miss)."""
@@ -527,7 +474,7 @@ class HistoryWriter:
     def _decoy_ctx(self, decoy: Decoy, when: datetime, full: bool = False, answer: bool = False) -> dict[str, Any]:
         """A decoy line's slots: every decoy pair opens an exchange of its own, so its work is
         never "that one" but in the answer of a split detail."""
-        about = self._name(self._names_of(decoy.about), full=full, opening=not answer, answer=answer)
+        about = self.names.pick(self.names.of(decoy.about), full=full, opening=not answer, answer=answer)
         return self._slots(about, when)
 
     def decoy_block(self, pairs: int, clock: SessionClock) -> list[TurnSpec]:

@@ -1,5 +1,5 @@
 """The thread bank: how the user and the assistant talk about a task's work
-(``templates/dialogue/threads.bank``), and ``namings``, the ways a piece of work is called.
+(``templates/dialogue/threads.bank``).
 
 The bank is in the dialogue banks' format (``generators.dialogue_bank``): a section per move,
 ``== move`` or ``== move.cue`` (the role the value plays; without one the lines suit every cue),
@@ -185,55 +185,6 @@ def threads() -> ThreadBank:
 SENTENCE_CUES = frozenset({"note", "asked", "requested"})
 _OPENERS = ("Okay.", "Right.", "Sure.", "Mm.", "Fine.", "Alright.", "Ah.", "I see.", "Oh.", "Thanks.")
 _REPLIES = ("after", "raise_reply", "recap_reply", "mention_reply", "prompt")
-_POSTMODIFIERS = (" for ", " of ", " about ", " from ", " with ", " on ", " to ", " in ")
-P_FULL_NAME = 0.3  # after it is raised, the share of a thread's lines that call the work by its full name
-
-
-_SUBJECTS = {"i", "we", "you", "they", "he", "she"}  # "the meeting I have to move": a relative clause follows
-_CLAUSE_VERBS = {"needs", "wants", "asked", "mentioned", "sent", "gave", "said"}  # "the amount accounting needs"
-_NOT_PLURAL = {"news", "status", "series", "analysis"}
-_WORD = re.compile(r"[A-Za-z]+(?:-[A-Za-z]+)*")  # a plain word, or a hyphened one ("hand-off")
-# words that say which one, not what: "the final figure" is not "the final thing"
-_NO_MODIFIER = {"final", "little", "small", "big", "new", "old", "first", "last", "next", "average", "total",
-                "main", "other", "same", "short", "long", "quick", "current", "latest", "full", "whole",
-                "right", "wrong", "real", "usual", "early", "late", "earlier", "later", "good", "bad", "a", "an"}
-
-
-def namings(about: str) -> tuple[str, ...]:
-    """The ways a person calls one piece of work: its full name first, then shorter ones ("the
-    invoice reminder": "the reminder", "that reminder", "this reminder", "the invoice thing",
-    "the invoice one", "that one"; "the module 1 figure for Henrik Calloway": also "the module 1
-    figure"; "the claims": "those claims"; "the meeting I have to move": "the meeting"; "the
-    names and the time": "those two")."""
-    full = " ".join(about.split())
-    core = full
-    for sep in _POSTMODIFIERS:
-        core = core.split(sep)[0]
-    words = core.split()
-    cut = next((i for i, w in enumerate(words) if i > 1 and w.lower() in _SUBJECTS), None)
-    if cut is not None:
-        words = words[:cut]
-    elif len(words) > 2 and words[-1].lower() in _CLAUSE_VERBS:
-        words = words[:2]
-    core = " ".join(words)
-    out = [full]
-    if core != full and len(words) > 1:
-        out.append(core)
-    head = words[-1] if words else ""
-    if " and " in core:
-        if core.count(" and ") == 1:
-            out.append("those two")
-    elif _WORD.fullmatch(head) and len(head) > 2 and head.lower() not in ("one", "thing", "it"):
-        plural = head.endswith("s") and not head.endswith("ss") and head.lower() not in _NOT_PLURAL
-        out += [f"the {head}", f"{'those' if plural else 'that'} {head}", f"{'these' if plural else 'this'} {head}"]
-        mods = words[1:-1]
-        if words[0].lower() == "the" and mods and all(_WORD.fullmatch(m) for m in mods) \
-                and not any(m.lower() in _NO_MODIFIER for m in mods):
-            out += [f"the {' '.join(mods)} thing", f"the {' '.join(mods)} one"]
-    out.append("that one")
-    return tuple(dict.fromkeys(out))
-
-
 def bank_sizes() -> dict[str, int]:
     """Number of entries per (move) of the thread bank (for reports and tests)."""
     sizes: dict[str, int] = {}

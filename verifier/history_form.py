@@ -34,7 +34,7 @@ from generators.english import near_key
 from generators.small_talk.kinds import fits
 from generators.specifics import COMMON_WORDS
 from generators.spoken_time import last_named
-from generators.thread_bank import namings
+from generators.work_names import namings
 from verifier.gameability import _EMAIL, _FILE
 
 _ISO_RE = re.compile(r"(?<![\w-])\d{4}-\d{2}-\d{2}(?![\w-])")
@@ -126,7 +126,7 @@ def _last_at(texts: list[tuple[str, date | None]], value: str) -> tuple[int, int
 
 def namings_per_work(records: list[dict[str, Any]]) -> list[int]:
     """For each task's work (the memory pieces sharing an ``about`` or a thread), how many of its
-    namings (``generators.thread_bank.namings`` of each of its abouts: the full name, shorter
+    namings (``generators.work_names.namings`` of each of its abouts: the full name, shorter
     ones, "that one") its user turns say, longest first, each as a phrase of its own: a reader
     must know them all for one work."""
     out = []

@@ -14,7 +14,8 @@ from generators.dialogue_offline import bank_sizes, generate_dialogue, plan_dial
 from generators.families import FAMILIES
 from generators.model import Distractor, MemoryPiece, Session, TaskDraft, Turn
 from generators.spoken_time import names_value, read_times
-from generators.thread_bank import MOVE_ROLES, THREADS_BANK, namings, threads
+from generators.thread_bank import MOVE_ROLES, THREADS_BANK, threads
+from generators.work_names import namings
 from verifier import check_dialogue
 from verifier.dialogue_rules import completion_claim
 

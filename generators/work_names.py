@@ -1,0 +1,122 @@
+"""The names a person gives one piece of work, and which of them a line says.
+
+After it is raised, a work is called many ways (``namings``: its full name, shorter ones, "the
+invoice thing", "that one"), so that no fixed phrase marks its turns; :class:`WorkNames` picks one
+for each line (the one used least so far), and :func:`noun_twice` keeps a line from putting a noun
+of the name right before it ("the mail on the mail to pass on").
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections import Counter
+from typing import Callable, Iterable, Sequence
+
+P_FULL_NAME = 0.3  # after it is raised, the share of a thread's lines that call the work by its full name
+_POSTMODIFIERS = (" for ", " of ", " about ", " from ", " with ", " on ", " to ", " in ")
+
+
+_SUBJECTS = {"i", "we", "you", "they", "he", "she"}  # "the meeting I have to move": a relative clause follows
+_CLAUSE_VERBS = {"needs", "wants", "asked", "mentioned", "sent", "gave", "said"}  # "the amount accounting needs"
+_NOT_PLURAL = {"news", "status", "series", "analysis"}
+_WORD = re.compile(r"[A-Za-z]+(?:-[A-Za-z]+)*")  # a plain word, or a hyphened one ("hand-off")
+# words that say which one, not what: "the final figure" is not "the final thing"
+_NO_MODIFIER = {"final", "little", "small", "big", "new", "old", "first", "last", "next", "average", "total",
+                "main", "other", "same", "short", "long", "quick", "current", "latest", "full", "whole",
+                "right", "wrong", "real", "usual", "early", "late", "earlier", "later", "good", "bad", "a", "an"}
+_POINTING = ("that ", "this ", "those ", "these ")  # names that point back: never a line's first word on the work
+_NOUN_BEFORE = re.compile(r"\b(\w+)\s+(?:for|about|of|on|from|in|to|with)\s+$")
+
+
+def namings(about: str) -> tuple[str, ...]:
+    """The ways a person calls one piece of work: its full name first, then shorter ones ("the
+    invoice reminder": "the reminder", "that reminder", "this reminder", "the invoice thing",
+    "the invoice one", "that one"; "the module 1 figure for Henrik Calloway": also "the module 1
+    figure"; "the claims": "those claims"; "the meeting I have to move": "the meeting"; "the
+    names and the time": "those two")."""
+    full = " ".join(about.split())
+    core = full
+    for sep in _POSTMODIFIERS:
+        core = core.split(sep)[0]
+    words = core.split()
+    cut = next((i for i, w in enumerate(words) if i > 1 and w.lower() in _SUBJECTS), None)
+    if cut is not None:
+        words = words[:cut]
+    elif len(words) > 2 and words[-1].lower() in _CLAUSE_VERBS:
+        words = words[:2]
+    core = " ".join(words)
+    out = [full]
+    if core != full and len(words) > 1:
+        out.append(core)
+    head = words[-1] if words else ""
+    if " and " in core:
+        if core.count(" and ") == 1:
+            out.append("those two")
+    elif _WORD.fullmatch(head) and len(head) > 2 and head.lower() not in ("one", "thing", "it"):
+        plural = head.endswith("s") and not head.endswith("ss") and head.lower() not in _NOT_PLURAL
+        out += [f"the {head}", f"{'those' if plural else 'that'} {head}", f"{'these' if plural else 'this'} {head}"]
+        mods = words[1:-1]
+        if words[0].lower() == "the" and mods and all(_WORD.fullmatch(m) for m in mods) \
+                and not any(m.lower() in _NO_MODIFIER for m in mods):
+            out += [f"the {' '.join(mods)} thing", f"the {' '.join(mods)} one"]
+    out.append("that one")
+    return tuple(dict.fromkeys(out))
+
+
+def noun_twice(low: str, about: str) -> bool:
+    """Whether a (lowercased) line puts a word of the work's name right before it ("the mail on
+    the mail to pass on")."""
+    if not about:
+        return False
+    words = set(re.findall(r"\w+", about))
+    for hit in re.finditer(re.escape(about), low):
+        noun = _NOUN_BEFORE.search(low[:hit.start()])
+        if noun and noun.group(1) in words:
+            return True
+    return False
+
+
+class WorkNames:
+    """The names a history gives its works: the task's (a short name no other task work shares),
+    made at the start; another (a decoy's, or a work a writer of one day's events meets) as it
+    comes. ``clean``: whether a name may be said (it holds no task value)."""
+
+    def __init__(self, rng: random.Random, clean: Callable[[str], bool], abouts: Iterable[str],
+                 stated_full_names: float = P_FULL_NAME) -> None:
+        self.rng, self.clean, self.stated_full_names = rng, clean, stated_full_names
+        names = {about: namings(about) for about in abouts if about and clean(about)}
+        shared = {n for ns in names.values() for n in ns[1:] if sum(n in other for other in names.values()) > 1}
+        self.names = {about: (ns[0], *[n for n in ns[1:] if n not in shared and clean(n)])
+                      for about, ns in names.items()}
+        self.uses: dict[str, Counter[str]] = {}  # how often each work was called each name
+
+    def of(self, about: str) -> tuple[str, ...]:
+        """The names of ``about``, its full name first."""
+        names = self.names.get(about)
+        if names is None:
+            names = self.names[about] = (about, *[n for n in namings(about)[1:] if self.clean(n)])
+        return names
+
+    def pick(self, names: Sequence[str], *, full: bool = False, opening: bool = False, answer: bool = False,
+             stated: bool = False) -> str:
+        """One of a work's ``names`` (full name first): the full one when ``full``, a short one for
+        the second turn of a split detail (``answer``), else now and then a name that says which
+        work (the full one or "the invoice thing"; the full one in a line that states a value,
+        ``stated``, as often as ``stated_full_names``); of several, the one used least so far. A
+        line that opens an exchange (``opening``) never says "that one", "this report" or "the
+        invoice one": nothing before it says which work it points at."""
+        short = [n for n in names[1:] if not (opening and (n.startswith(_POINTING) or n.endswith(" one")))]
+        if full or not short:
+            return names[0]
+        if answer or self.rng.random() >= (self.stated_full_names if stated else P_FULL_NAME):
+            pool = short
+        elif stated:  # a value is said with the name the question asks by
+            return names[0]
+        else:  # the name that says which work: the full one, or its words but the head ("the invoice thing")
+            pool = [names[0], *[n for n in short if n.endswith((" thing", " one")) and n != "that one"]]
+        uses = self.uses.setdefault(names[0], Counter())
+        fewest = min(uses[n] for n in pool)
+        name = self.rng.choice([n for n in pool if uses[n] == fewest])
+        uses[name] += 1
+        return name

@@ -1,0 +1,39 @@
+"""Which name of a work a line says (``generators.work_names``): a person varies them, and a
+line that opens an exchange never points back at a work nothing before it named."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+
+from generators.work_names import WorkNames, noun_twice
+
+
+def test_short_names_are_each_said_before_any_is_said_again():
+    names = WorkNames(random.Random(3), lambda text: True, ["the renewal reminder"])
+    full = names.of("the renewal reminder")
+    short = full[1:]
+    said = [names.pick(full, answer=True) for _ in range(2 * len(short))]
+    assert set(said[:len(short)]) == set(short) and Counter(said) == Counter({n: 2 for n in short})
+
+
+def test_an_opening_line_never_points_back():
+    names = WorkNames(random.Random(5), lambda text: True, ["the renewal reminder"])
+    full = names.of("the renewal reminder")
+    said = {names.pick(full, opening=True) for _ in range(200)}
+    assert said >= {"the renewal reminder", "the reminder", "the renewal thing"}
+    assert not {n for n in said if n.startswith(("that ", "this ")) or n.endswith(" one")}
+
+
+def test_a_name_two_task_works_share_is_said_of_neither():
+    names = WorkNames(random.Random(1), lambda text: True, ["the invoice log", "the quote log"])
+    assert "the log" not in names.of("the invoice log") and "the invoice thing" in names.of("the invoice log")
+    # a name holding a task value is never said: the full one stands in
+    hidden = WorkNames(random.Random(1), lambda text: "renewal" not in text, ["the reminder"])
+    assert hidden.of("the renewal reminder") == ("the renewal reminder", "the reminder", "that reminder",
+                                                 "this reminder", "that one")
+
+
+def test_a_line_may_not_put_a_noun_of_the_name_right_before_it():
+    assert noun_twice("the mail on the mail to pass on should say", "the mail to pass on")
+    assert not noun_twice("the reply on the mail to pass on should say", "the mail to pass on")
