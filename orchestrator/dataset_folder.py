@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -137,10 +138,13 @@ def read_outcomes(out: Path, resume: bool) -> dict[int, dict[str, Any]]:
 
 
 def repair(out: Path, done: dict[int, dict[str, Any]]) -> list[str]:
-    """Bring a resumed folder back to a state its outcomes explain: remove staging leftovers and
-    task folders that no recorded accepted outcome owns (a run killed between publishing a task and
-    recording it, or a task folder left half-written). Returns what was removed, for the log."""
-    removed = []
+    """Bring a resumed folder back to a state its outcomes explain: remove the temporary copies of
+    writes a kill cut short, staging leftovers and task folders that no recorded accepted outcome
+    owns (a run killed between publishing a task and recording it, or a task folder left
+    half-written). Returns what was removed, for the log."""
+    removed = [_relative(path, out) for path in _write_leftovers(out)]
+    for name in removed:
+        (out / name).unlink(missing_ok=True)
     staging = out / dataset.WORK / "staging"
     if staging.is_dir():
         for entry in staging.iterdir():
@@ -158,6 +162,31 @@ def repair(out: Path, done: dict[int, dict[str, Any]]) -> list[str]:
                 folder.unlink(missing_ok=True)
             removed.append(f"{dataset.TASKS}/{folder.name}")
     return removed
+
+
+# a file the kill caught mid-write: ``office_env.workspace.atomic_write``'s temporary copy of one of the
+# folder's own files (".build.json.0eck7ld2.tmp"), never renamed into place
+_WRITE_LEFTOVER = re.compile(r"^\.(?P<name>.+)\.[A-Za-z0-9_]{8}\.tmp$")
+_ATOMIC_FILES = {"": {dataset.BUILD, "README.md", "index.jsonl"},
+                 "schemas": {"task.schema.json", "criteria.schema.json"}}
+
+
+def _write_leftovers(out: Path) -> list[Path]:
+    """The temporary copies a killed write left in the folder (regular files only, links never)."""
+    found = []
+    for sub, names in _ATOMIC_FILES.items():
+        folder = out / sub if sub else out
+        if not folder.is_dir() or folder.is_symlink():
+            continue
+        for entry in folder.iterdir():
+            match = _WRITE_LEFTOVER.match(entry.name)
+            if match and match.group("name") in names and stat.S_ISREG(entry.lstat().st_mode):
+                found.append(entry)
+    return sorted(found)
+
+
+def _relative(path: Path, out: Path) -> str:
+    return path.relative_to(out).as_posix()
 
 
 def is_consistent(out: Path) -> bool:

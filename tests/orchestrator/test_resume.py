@@ -55,8 +55,16 @@ def test_resume_repairs_strays_left_by_a_kill_and_gives_the_same_bytes(tmp_path,
     (out / WORK / "staging" / ".neo-00009.abc").mkdir(parents=True)
     (out / PROGRESS).write_text("")
     (out / "tasks" / "neo-00074").mkdir()
+    # and a kill in the middle of a write: the temporary copies of the card, build.json and a schema
+    for name in (".build.json.0eck7ld2.tmp", ".README.md.x1_y2z3w.tmp", "schemas/.task.schema.json.a1b2c3d4.tmp"):
+        (out / name).write_bytes(b"")
+    outside = tmp_path / "outside.txt"
+    outside.write_text("not ours")
+    (out / ".index.jsonl.qqqqqqqq.tmp").symlink_to(outside)  # a link of that name is nobody's write: kept
     assert info["status"] == "complete"
     build(out, 4, CONFIG, resume=True)
+    assert (out / ".index.jsonl.qqqqqqqq.tmp").is_symlink() and outside.read_text() == "not ours"
+    (out / ".index.jsonl.qqqqqqqq.tmp").unlink()
     assert tree(out) == tree(reference)
 
 
