@@ -399,6 +399,12 @@ def make_intent(clauses: Sequence[str], specifics: Sequence[Specific], values: S
 
 
 _NOT_NOUN = ("ly", "est", "ed")  # adverbs, superlatives, participles do not name the work
+# words that say which or how, not what: "the containing spreadsheet", "the first spreadsheet"
+_NOT_TOPIC = frozenset("""containing contains satisfying satisfy transferring travelling sleeping editing
+first second third last further previous earlier later separate corresponding under over them they him
+least maximum minimum effective ascending descending alphabetic alphabetical short long sent common incoming
+outgoing annual duplicate word sheet excel spreadsheet document pdf message schedule calendar email
+respective respectively specific specified certain given whole entire original receive past traveling""".split())
 _BEFORE_NOUN = r"(?i)(?:\b(?:the|a|an|all|his|her|their|our|my|each|every|of|in|for|from|about)|'s)\s+$"
 _AFTER_NOUN = r"(?i)\s+(?:excel|file|files|pdf|word|sheet|spreadsheet|document|column|list|report|table|data)\b"
 
@@ -410,7 +416,7 @@ def topic_of(instruction: str, specifics: Sequence[Specific], apps: Sequence[str
     masked = instruction
     for start, end, _ in sorted(locate_specifics(instruction), reverse=True):
         masked = masked[:start] + " " + masked[end:]
-    skip = _STOPWORDS | set(_ACTION_NOUN) | _WH | _AUX | _SUBJECTS
+    skip = _STOPWORDS | set(_ACTION_NOUN) | _WH | _AUX | _SUBJECTS | _NOT_TOPIC
     masked = fix_typos(masked)[0]
     found = [(m.group(1).lower(), m.start(1)) for m in re.finditer(r"(?<![\w.])([A-Za-z]{4,})(?![\w.])", masked)]
     words = [(w, at) for w, at in found if w not in skip and word_frequency(w) > 0 and not w.endswith(_NOT_NOUN)

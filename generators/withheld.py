@@ -27,6 +27,9 @@ _NAMING = frozenset("a an the this that its my our your their his her named call
 _NOUNS = frozenset("file files pdf pdfs excel doc docx document documents word sheet sheets spreadsheet people "
                    "students student report reports table folder column columns row rows items points score scores "
                    "id ids format template list".split())
+# nouns a detail may stand after as its name ("send a email revenues.eml", "create calendar event Bob.ics")
+_KIND_NOUNS = frozenset("email emails mail mails event events message messages invitation image images card "
+                        "memo letter note notes calendar slide slides chart".split())
 # words a figure follows when it is an amount, not a label's number ("more than 6.9", "by 5%", "to 95")
 _BEFORE_FIGURE = frozenset("to than by of at is are be was were for from under over above below about around "
                            "exceeds exceed exceeding reaches reach costs cost pay paid set equals equal with "
@@ -68,7 +71,8 @@ def withhold(sentence: str, value: str, placeholder: str, kind: str | None = Non
     """``sentence`` with ``value`` (said once, as a word of its own, quotes and all) in place of
     ``placeholder``; None where a placeholder would not read: the value not there once, glued to
     other text ("1.5$/pound", "0.5"), one of a list, after an article or a naming word ("named
-    report.pdf"), before a noun ("Budget Report pdf file"), or, for a figure (``kind``
+    report.pdf"), before a noun ("Budget Report pdf file") or after one ("a email revenues.eml",
+    "calendar event Bob.ics"), or, for a figure (``kind``
     "number"), a label's number ("midterm 1", "class 5") rather than an amount."""
     if not value or sentence.count(value) != 1:
         return None
@@ -85,8 +89,8 @@ def withhold(sentence: str, value: str, placeholder: str, kind: str | None = Non
     before = re.findall(r"[A-Za-z']+", sentence[:start])
     after = re.match(r"\s*([A-Za-z']+)", sentence[end:])
     previous, following = (before[-1].lower() if before else ""), (after.group(1).lower() if after else "")
-    if previous in _NAMING or following in _NOUNS:
-        return None
+    if previous in _NAMING or following in _NOUNS or previous in _NOUNS or previous in _KIND_NOUNS:
+        return None  # the detail names what the word before it is ("a email revenues.eml"): no gap there
     if kind == "number" and previous not in _BEFORE_FIGURE:
         return None
     out = sentence[:start] + placeholder + sentence[end:]

@@ -73,7 +73,10 @@ def test_a_placeholder_stands_only_where_it_reads():
                                   ("save it in a doc file named contact.docx", "contact.docx", "file"),
                                   ("scan the Concert Announcement pdf file", "Concert Announcement", "person"),
                                   ("find the lowest score of midterm 1 in the sheet", "1", "number"),
-                                  ("the room needs 5 people at most", "5", "number"), ("pay 0.5 now", "0", "number")]:
+                                  ("the room needs 5 people at most", "5", "number"), ("pay 0.5 now", "0", "number"),
+                                  ("send a email revenues.eml to Bob", "revenues.eml", "file"),
+                                  ("make a table counts.xlsx of the emails", "counts.xlsx", "file"),
+                                  ("create calendar event Bob.ics for them", "Bob.ics", "file")]:
         assert withhold(sentence, value, "<X>", kind) is None, sentence
     assert withhold("the average must be higher than 6.9", "6.9", "<X>", "number") == "the average must be higher than <X>"
     assert withhold("save it as report.pdf", "report.pdf", "<X>", "file") == "save it as <X>"

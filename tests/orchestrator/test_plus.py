@@ -358,6 +358,20 @@ def test_the_query_names_the_work_and_holds_no_specific():
     assert plus_problems(shredded, text)[0] == "memory m1: 'Bob or Tom' is a fragment; keep the clause whole"
 
 
+@pytest.mark.parametrize("instruction, apps, topic", [
+    ("Given an Excel containing student's previous courses, check the graduate requirement", ["excel"],
+     "the graduate spreadsheet"),  # not "the containing spreadsheet"
+    ("sort the first sheet of budget.xlsx in ascending order", ["excel"], "the order spreadsheet"),
+    ("create calendar events for them using their names", ["calendar"], "the names schedule"),
+    ("read the invoice PDF and write its total into a word file", ["pdf", "word"], "the invoice file"),
+])
+def test_the_work_is_named_by_what_it_is_about_not_which_or_how(instruction, apps, topic):
+    from generators.plus_offline import topic_of
+    from generators.specifics import find_specifics as specifics_of
+
+    assert topic_of(instruction, specifics_of(instruction), apps) == topic
+
+
 def test_feedback_changes_the_dialogue_and_the_same_arguments_do_not():
     one = regenerate(Seed(PARTY), seed=0)
     assert regenerate(Seed(PARTY), seed=0).sessions == one.sessions
