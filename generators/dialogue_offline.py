@@ -52,6 +52,7 @@ _WORK_SHARE = 0.36  # target share of work turns (task and other work) in a day
 # Other jobs for later talked about like the task (generators.decoys): with four, each sentence
 # that states a task detail is said two to three times as often of work that is not the task.
 DECOYS = 4
+LONG_HISTORY_MENTIONS = 3  # over weeks, a thread is talked about without values this often at least
 P_WITHHOLD = 0.5  # the chance that a request not planned in two turns is said with its detail left out
 P_SENTENCE_SPLIT = 0.2  # a decoy's sentence is said after a lead-in this much more often than its other details
 P_DECOY_DETAIL = 0.85  # the chance that a decoy's turn gives its next detail while it has some left
@@ -66,17 +67,21 @@ def history_dates(now: datetime | date, days: int) -> list[date]:
     return working_days_before(today, days)
 
 
-def plan_dialogue(draft: TaskDraft, *, seed: int, now: datetime, days: int,
-                  feedback: str = "", arrived: date | None = None) -> tuple[list[DayPlan], TaskDraft]:
+def plan_dialogue(draft: TaskDraft, *, seed: int, now: datetime, days: int, feedback: str = "",
+                  arrived: date | None = None, min_mentions: int | None = None) -> tuple[list[DayPlan], TaskDraft]:
     """The history plan for ``draft`` (seeded) and the draft with ``said_as`` filled in.
-    ``arrived``: when the latest mail the task answers came in; its work comes up the days after."""
+    ``arrived``: when the latest mail the task answers came in; its work comes up the days after.
+    ``min_mentions``: value-free talk per thread at least (``history_plan.plan_history``; by
+    default :data:`LONG_HISTORY_MENTIONS` over weeks, else one)."""
     if days < 1:
         raise ValueError(f"days must be at least 1, got {days}")
     _check_memory(draft.memory)
     rng = seeded("homeragents.history/1", seed, feedback, str(now), days, [p.to_dict() for p in draft.memory])
     dates = history_dates(now, days)
     first_day = next((i for i, d in enumerate(dates) if d > arrived), len(dates) - 1) if arrived else 0
-    plans, memory = plan_history(list(draft.memory), dates, rng, first_day=first_day)
+    if min_mentions is None:
+        min_mentions = LONG_HISTORY_MENTIONS if days > LONG_HISTORY_DAYS else 1
+    plans, memory = plan_history(list(draft.memory), dates, rng, first_day=first_day, min_mentions=min_mentions)
     return plans, TaskDraft(**{**draft.__dict__, "memory": memory})
 
 
@@ -422,8 +427,9 @@ class HistoryWriter:
             ctx = self._ctx(event, clock.peek())
             if event.move == "recap":
                 reply = self._line("recap_reply", "any", ctx, question=False)
-            elif event.move == "mention":
-                reply = self._line("mention_reply", "any", ctx, question=False)
+            elif event.move == "mention":  # a question about the work gets an answer, not a nod
+                reply = self._line("mention_reply", "asked" if text.rstrip().endswith("?") else "any", ctx,
+                                   question=False)
             elif (nxt is not None and nxt.move == "state" and not nxt.split and nxt.piece is not None
                   and self.rng.random() < 0.6):
                 reply = self._asks_for(nxt, clock.peek())
@@ -560,7 +566,8 @@ class HistoryWriter:
         if decoy.mentions >= decoy_mention_budget(decoy):
             return []  # a job for later with nothing new comes up no more often than the task's work
         decoy.mentions += 1
-        return [(self._line("mention", "any", ctx), self._line("mention_reply", "job", ctx, question=False))]
+        text = self._line("mention", "any", ctx)
+        return [(text, self._line("mention_reply", "asked" if text.endswith("?") else "job", ctx, question=False))]
 
     def _decoy_detail(self, decoy: Decoy, ctx: dict[str, Any], ask_cue: str, cue: str, value: str, when: datetime,
                       room: int) -> list[tuple[str, str]]:
@@ -581,7 +588,8 @@ class HistoryWriter:
             except ValueError:
                 pass  # no fresh wording: said as below
         if room >= 2 and shape < split + 0.3:  # the assistant asks first, as in the task's exchanges
-            opener = self._line("split" if shape < split else "mention", "any", ctx)
+            # (no question of the user's: the assistant's question answers nothing)
+            opener = self._line("split" if shape < split else "mention", "any", ctx, question=False)
             ask = self._ask(ask_cue, ctx)
             if shape < split:  # the value alone (a sentence as the task's sentences are answered)
                 text = self._line("answer", "sentence" if sentence else "any",

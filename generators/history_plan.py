@@ -111,16 +111,16 @@ def _spoken(value: str, said_on: date) -> str:
 
 
 LONG_HISTORY_DAYS = 10  # beyond this, a thread's details are spread over the whole span, not a few days
-LONG_HISTORY_MENTIONS = 4  # value-free turns about a thread at least, beyond LONG_HISTORY_DAYS
 
 
 def plan_history(pieces: list[MemoryPiece], dates: list[date], rng: random.Random, *,
-                 relative: bool = True, first_day: int = 0) -> tuple[list[DayPlan], list[MemoryPiece]]:
+                 relative: bool = True, first_day: int = 0, min_mentions: int = 1
+                 ) -> tuple[list[DayPlan], list[MemoryPiece]]:
     """Lay the threads of ``pieces`` over ``dates``; return the day plans and the pieces (with
     ``said_as`` set where a value is said relatively). Needs two days for a correction: with one
     day, superseded values raise ``ValueError``. ``first_day``: the index of the first day the
     task's work may come up (the mail it answers arrived the day before); a correction still gets
-    its two days."""
+    its two days. ``min_mentions``: value-free talk per thread at least."""
     days = [DayPlan(i + 1, d) for i, d in enumerate(dates)]
     n = len(days)
     if n < 1:
@@ -187,24 +187,24 @@ def plan_history(pieces: list[MemoryPiece], dates: list[date], rng: random.Rando
         last = max(final_days)
         if about and last < n - 1 and rng.random() < P_RECAP:
             days[rng.randint(last + 1, n - 1)].events.append(Event("recap", thread, members[0]))
-        _add_mentions(days, thread, members[0], start, rng)
+        _add_mentions(days, thread, members[0], start, rng, min_mentions)
     for plan in days:  # within a day: each thread's events in the order they were planned
         plan.events = _stable_by_thread(plan.events)
     return days, [updated.get(p.id, p) for p in pieces]
 
 
-def _add_mentions(days: list[DayPlan], thread: str, piece: MemoryPiece, start: int, rng: random.Random) -> None:
+def _add_mentions(days: list[DayPlan], thread: str, piece: MemoryPiece, start: int, rng: random.Random,
+                  floor: int = 1) -> None:
     """Value-free talk about ``thread`` (``mention`` events) from its first day on, enough that at
     most :data:`EVIDENCE_SHARE` of its user turns state a value (a split detail's first turn is
-    one of those that do not), and at least one (over weeks of history,
-    :data:`LONG_HISTORY_MENTIONS`: room for the several names a person gives a work)."""
+    one of those that do not), and at least ``floor`` (room for the several names a person gives
+    a work where little else is said of it)."""
     stated = naming = 0
     for plan in days:
         for event in plan.events:
             if event.thread == thread:
                 naming += 1 + event.split
                 stated += event.mark == "evidence"
-    floor = LONG_HISTORY_MENTIONS if len(days) > LONG_HISTORY_DAYS else 1  # weeks leave room to name it more ways
     wanted = max(floor, math.ceil(stated / EVIDENCE_SHARE) - naming + rng.randint(0, 1))
     for _ in range(wanted):
         days[rng.randint(start, len(days) - 1)].events.append(Event("mention", thread, piece))

@@ -468,6 +468,9 @@ def _first_name(username: str) -> str:
 # A regenerated task has one line of work, named by its topic: its right and wrong values are said of
 # it by its full name as often, so that the name tells neither apart (nor hides them from a retriever).
 PLUS_FULL_NAMES = 0.6
+# Over weeks of short sessions its one line of work is talked about without values this often at
+# least: little else is said of it, and a person calls it several ways.
+PLUS_MENTIONS = 4
 P_CORRECT = 0.6    # chance that a task's history says one value first and corrects it on a later day
 P_DISTRACT = 1.0   # chance that it mentions a near miss of one value (when one has a near miss)
 _NEAR_TEXTS = {"file": "{alt} is an old copy, not the one we use", "number": "{alt} was last year's figure, not this one",
@@ -598,7 +601,8 @@ def regenerate(seed_task: SeedLike, *, seed: int, days: int = 5, utterances_per_
         draft = PlusDraft(intent=intent, query=query, memory=memory, subtasks=group_clauses(instruction, spans),
                           sessions=[], apps=apps, description=instruction, specifics=specifics)
         try:
-            plan, planned = plan_dialogue(draft.task_draft(), seed=seed, now=now, days=days, feedback=feedback)
+            plan, planned = plan_dialogue(draft.task_draft(), seed=seed, now=now, days=days, feedback=feedback,
+                                          min_mentions=PLUS_MENTIONS if days > LONG_HISTORY_DAYS else 1)
             draft.sessions = generate_dialogue(
                 planned, seed=seed, now=now, user_first=_first_name(seed_task.username),
                 days=days, utterances_per_day=utterances_per_day, feedback=feedback, plan=plan,

@@ -637,3 +637,23 @@ def test_no_day_or_time_is_said_as_a_stamp():
                 assert not stamp.search(t.text), (seed, s.day, t.text)
                 worded += bool(read_times(t.text, date.fromisoformat(s.date))) and not t.evidence and t.role == "user"
     assert worded > 8  # not only the task's: earlier values, and other jobs' times
+
+
+def test_a_question_about_the_work_gets_an_answer_not_a_nod():
+    """"Did the room booking come up in your notes at all?" is answered ("Yes, it's in my notes.
+    Some details are still missing."), never "Happy to help when you're ready."; for the task's
+    work and other jobs' alike."""
+    def pattern(line) -> re.Pattern[str]:
+        return re.compile("".join(re.escape(p) if isinstance(p, str) else ".+" for p in line.parts) + "$")
+
+    asked = [pattern(line) for line in threads().lines[("mention", "any")] if line.render(
+        {k: "x" for k in line.needs}).endswith("?")]
+    answers = [pattern(line) for line in threads().lines[("mention_reply", "asked")]]
+    seen = {"t": 0, "w": 0}
+    for seed in range(6):
+        turns = all_turns(gen(seed=seed, days=10))
+        for turn, reply in zip(turns, turns[1:]):
+            if turn.role == "user" and turn.thread[:1] in seen and any(p.match(turn.text) for p in asked):
+                seen[turn.thread[:1]] += 1
+                assert reply.role == "assistant" and any(p.match(reply.text) for p in answers), (turn.text, reply.text)
+    assert seen["t"] and seen["w"]
