@@ -89,7 +89,8 @@ def withhold(sentence: str, value: str, placeholder: str, kind: str | None = Non
     before = re.findall(r"[A-Za-z']+", sentence[:start])
     after = re.match(r"\s*([A-Za-z']+)", sentence[end:])
     previous, following = (before[-1].lower() if before else ""), (after.group(1).lower() if after else "")
-    if previous in _NAMING or following in _NOUNS or previous in _NOUNS or previous in _KIND_NOUNS:
+    if previous in _NAMING or following in _NOUNS or previous in _NOUNS or (
+            previous in _KIND_NOUNS and kind not in ("person", "email")):  # "email John Smith": a verb
         return None  # the detail names what the word before it is ("a email revenues.eml"): no gap there
     if kind == "number" and previous not in _BEFORE_FIGURE:
         return None

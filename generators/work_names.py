@@ -24,7 +24,9 @@ _WORD = re.compile(r"[A-Za-z]+(?:-[A-Za-z]+)*")  # a plain word, or a hyphened o
 # words that say which one, not what: "the final figure" is not "the final thing"
 _NO_MODIFIER = {"final", "little", "small", "big", "new", "old", "first", "last", "next", "average", "total",
                 "main", "other", "same", "short", "long", "quick", "current", "latest", "full", "whole",
-                "right", "wrong", "real", "usual", "early", "late", "earlier", "later", "good", "bad", "a", "an"}
+                "right", "wrong", "real", "usual", "early", "late", "earlier", "later", "good", "bad", "a", "an",
+                "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "second", "third",
+                "fourth", "fifth", "previous", "revised", "updated", "upcoming", "draft", "one-off", "several"}
 _POINTING = ("that ", "this ", "those ", "these ")  # names that point back: never a line's first word on the work
 _NOUN_BEFORE = re.compile(r"\b(\w+)\s+(?:for|about|of|on|from|in|to|with)\s+$")
 
@@ -50,16 +52,20 @@ def namings(about: str) -> tuple[str, ...]:
     if core != full and len(words) > 1:
         out.append(core)
     head = words[-1] if words else ""
-    if " and " in core:
+    if " and " in core:  # two things: "those two", never "that one"
         if core.count(" and ") == 1:
             out.append("those two")
-    elif _WORD.fullmatch(head) and len(head) > 2 and head.lower() not in ("one", "thing", "it"):
-        plural = head.endswith("s") and not head.endswith("ss") and head.lower() not in _NOT_PLURAL
+        return tuple(dict.fromkeys(out))
+    if _WORD.fullmatch(head) and len(head) > 2 and head.lower() not in ("one", "thing", "it"):
+        plural = (head.endswith("s") and not head.lower().endswith(("ss", "us", "is", "as"))
+                  and head.lower() not in _NOT_PLURAL)
         out += [f"the {head}", f"{'those' if plural else 'that'} {head}", f"{'these' if plural else 'this'} {head}"]
         mods = words[1:-1]
         if words[0].lower() == "the" and mods and all(_WORD.fullmatch(m) for m in mods) \
                 and not any(m.lower() in _NO_MODIFIER for m in mods):
-            out += [f"the {' '.join(mods)} thing", f"the {' '.join(mods)} one"]
+            out.append(f"the {' '.join(mods)} thing")
+            if not plural:  # "the meeting notes" are no "one"
+                out.append(f"the {' '.join(mods)} one")
     out.append("that one")
     return tuple(dict.fromkeys(out))
 

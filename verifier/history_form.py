@@ -142,7 +142,7 @@ def namings_per_work(records: list[dict[str, Any]]) -> list[int]:
                 threads |= work[1]
             works.append((abouts, threads))
         for abouts, threads in works:
-            names = sorted({n.lower() for about in abouts for n in namings(about)}, key=len, reverse=True)
+            names = sorted({n.lower() for about in abouts for n in namings(about)}, key=lambda n: (-len(n), n))
             used: set[str] = set()
             for _, _, turn in _turns(record):
                 if turn.get("role") != "user" or turn.get("thread") not in threads:

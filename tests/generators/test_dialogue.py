@@ -559,9 +559,10 @@ AWKWARD_ABOUTS = ("the claims for second approval", "the invoice's number and am
                   "the approval news", "the policy figures sheet", "the amount figure",
                   "the names and the time of the follow-up session")
 # a verb that agrees with its subject in number ("the claims ... is still on")
-_AGREEING_VERB = re.compile(r"\s+(?:is|was|has|does|needs|goes|gets|takes|sits|comes|belongs|changes|works|starts|"
-                            r"lands|looks|stays|runs|means|matters|says)\b")
-_CLAUSE_START = re.compile(r"(?:^|[.!?:;,]\s+|\b(?:so|that|and|but|confirmed|heads up)\s+)$", re.I)
+_AGREEING_VERB = re.compile(r"\s+(?:is|was|has|does|isn't|wasn't|hasn't|doesn't|needs|goes|gets|takes|sits|comes|"
+                            r"belongs|changes|works|starts|lands|looks|stays|runs|means|matters|says)\b")
+_CLAUSE_START = re.compile(r"(?:^|[.!?:;,]\s+|\b(?:so|that|and|but|confirmed|heads up|how|whether|if|what|when)\s+)$",
+                           re.I)
 _NOUN_BEFORE = re.compile(r"\b(\w+)\s+(?:for|about|of|on|from|in|to|with)\s+$")
 
 
@@ -624,7 +625,10 @@ def test_the_work_is_called_by_names_a_person_would_use():
     assert not [n for n in namings("the final figure for Hana Lockhart") + namings("the module 1 figure")
                 if n.endswith((" thing", " one")) and n != "that one"]
     # two things named together are "those two", never "the deadline" alone
-    assert namings("the agreement's end date and notice deadline")[1:] == ("those two", "that one")
+    assert namings("the agreement's end date and notice deadline")[1:] == ("those two",)
+    # a plural is no "one", and a word ending in -us is no plural
+    assert "the meeting one" not in namings("the meeting notes") and "those notes" in namings("the meeting notes")
+    assert "that bonus" in namings("the staff bonus")
 
 
 def test_no_day_or_time_is_said_as_a_stamp():

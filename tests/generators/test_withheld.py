@@ -80,6 +80,8 @@ def test_a_placeholder_stands_only_where_it_reads():
         assert withhold(sentence, value, "<X>", kind) is None, sentence
     assert withhold("the average must be higher than 6.9", "6.9", "<X>", "number") == "the average must be higher than <X>"
     assert withhold("save it as report.pdf", "report.pdf", "<X>", "file") == "save it as <X>"
+    # "email" the verb, not the noun: a person after it may wait for the next turn
+    assert withhold("Email John Smith the report", "John Smith", "<X>", "person") == "Email <X> the report"
 
 
 def _exchanges(draft):
