@@ -26,8 +26,8 @@ from datetime import date, datetime
 from typing import Any, Callable, Mapping, Sequence
 
 from generators.decoys import Decoy, changed_value, decoy_mention_budget, make_decoys
-from generators.history_plan import (DAY_CUES, LONG_HISTORY_DAYS, P_RELATIVE_DAY, P_SPLIT, DayPlan, Event,
-                                     plan_history)
+from generators.history_plan import (DAY_CUES, LONG_HISTORY_MENTIONS, P_RELATIVE_DAY, P_SPLIT,
+                                     SHORT_SESSION, DayPlan, Event, plan_history, weeks_of_full_days)
 from generators.model import MemoryPiece, Session, TaskDraft, Turn
 from generators.session_clock import SessionClock, working_days_before
 from generators.small_talk import WordingsExhausted
@@ -52,13 +52,11 @@ _WORK_SHARE = 0.36  # target share of work turns (task and other work) in a day
 # Other jobs for later talked about like the task (generators.decoys): with four, each sentence
 # that states a task detail is said two to three times as often of work that is not the task.
 DECOYS = 4
-LONG_HISTORY_MENTIONS = 3  # over weeks, a thread is talked about without values this often at least
 P_WITHHOLD = 0.5  # the chance that a request not planned in two turns is said with its detail left out
 P_SENTENCE_SPLIT = 0.2  # a decoy's sentence is said after a lead-in this much more often than its other details
 P_DECOY_DETAIL = 0.85  # the chance that a decoy's turn gives its next detail while it has some left
 LONG_HISTORY_WORK_SHARE = 0.5  # the same over weeks of history (more work, less small talk a day)
 LONG_HISTORY_FULL_NAMES = 0.7  # over weeks, the share of lines stating a value that call the work by its full name
-SHORT_SESSION = 16  # a day of at most this many utterances is a short session
 _SHORT_OPENS, _SHORT_CLOSES = 0.5, 0.45  # chances that a short session has an opener, a closer
 
 
@@ -68,20 +66,18 @@ def history_dates(now: datetime | date, days: int) -> list[date]:
 
 
 def plan_dialogue(draft: TaskDraft, *, seed: int, now: datetime, days: int, feedback: str = "",
-                  arrived: date | None = None, min_mentions: int | None = None) -> tuple[list[DayPlan], TaskDraft]:
+                  arrived: date | None = None, long_mentions: int = LONG_HISTORY_MENTIONS
+                  ) -> tuple[list[DayPlan], TaskDraft]:
     """The history plan for ``draft`` (seeded) and the draft with ``said_as`` filled in.
     ``arrived``: when the latest mail the task answers came in; its work comes up the days after.
-    ``min_mentions``: value-free talk per thread at least (``history_plan.plan_history``; by
-    default :data:`LONG_HISTORY_MENTIONS` over weeks, else one)."""
+    ``long_mentions``: value-free talk per thread at least over weeks (``history_plan.plan_history``)."""
     if days < 1:
         raise ValueError(f"days must be at least 1, got {days}")
     _check_memory(draft.memory)
     rng = seeded("homeragents.history/1", seed, feedback, str(now), days, [p.to_dict() for p in draft.memory])
     dates = history_dates(now, days)
     first_day = next((i for i, d in enumerate(dates) if d > arrived), len(dates) - 1) if arrived else 0
-    if min_mentions is None:
-        min_mentions = LONG_HISTORY_MENTIONS if days > LONG_HISTORY_DAYS else 1
-    plans, memory = plan_history(list(draft.memory), dates, rng, first_day=first_day, min_mentions=min_mentions)
+    plans, memory = plan_history(list(draft.memory), dates, rng, first_day=first_day, long_mentions=long_mentions)
     return plans, TaskDraft(**{**draft.__dict__, "memory": memory})
 
 
@@ -219,6 +215,7 @@ class HistoryWriter:
         task value; lines already said in this history are skipped while others remain.
         ``question``: whether the line may be a question (only where the next turn answers it)."""
         allowed = [v for v in self.values if must and v in must.lower()]
+        about = str(ctx.get("about") or "").lower()
 
         def ok(text: str) -> bool:
             low = text.lower()
@@ -230,8 +227,6 @@ class HistoryWriter:
                 return False
             return (not any(v in low for v in self.values if v not in allowed) and text not in self.said
                     and " ".join(low.split()) not in self.banned and not noun_twice(low, about))
-
-        about = str(ctx.get("about") or "").lower()
 
         keys = [(move, cue), (move, "any")]
         if move in _REPLIES or move == "ask":  # replies can borrow from each other before giving up
@@ -277,7 +272,7 @@ class HistoryWriter:
     def _ctx(self, event: Event, when: datetime, answer: bool = False, opening: bool = False) -> dict[str, Any]:
         piece = event.piece
         if piece is not None and piece.about and self.clean(piece.about):
-            about = self.names.pick(self.names.of(piece.about), full=event.move == "raise", opening=opening,
+            about = self.names.pick(piece.about, full=event.move == "raise", opening=opening,
                                     answer=answer, stated=event.mark in ("evidence", "superseded", "distractor"))
         else:
             # one filler per work: pieces about the same thing keep the same words for it
@@ -480,7 +475,7 @@ class HistoryWriter:
     def _decoy_ctx(self, decoy: Decoy, when: datetime, full: bool = False, answer: bool = False) -> dict[str, Any]:
         """A decoy line's slots: every decoy pair opens an exchange of its own, so its work is
         never "that one" but in the answer of a split detail."""
-        about = self.names.pick(self.names.of(decoy.about), full=full, opening=not answer, answer=answer)
+        about = self.names.pick(decoy.about, full=full, opening=not answer, answer=answer)
         return self._slots(about, when)
 
     def decoy_block(self, pairs: int, clock: SessionClock) -> list[TurnSpec]:
@@ -773,7 +768,7 @@ def generate_dialogue(
     # weeks of full working days hold more work talk: the small talk would otherwise run out of
     # fresh lines (weeks of quick chats, the Plus shape, keep the usual share)
     # and a retriever given the task's question must still find its details among weeks of talk
-    long = days > LONG_HISTORY_DAYS and utterances_per_day > SHORT_SESSION
+    long = weeks_of_full_days(days, utterances_per_day)
     writer = HistoryWriter(draft.memory, rng=rng, user_first=user_first, assistant_name=assistant_name,
                            colleagues=colleagues, company=company, projects=projects, city=city, files=files,
                            work_share=LONG_HISTORY_WORK_SHARE if long else None,

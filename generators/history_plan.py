@@ -111,16 +111,24 @@ def _spoken(value: str, said_on: date) -> str:
 
 
 LONG_HISTORY_DAYS = 10  # beyond this, a thread's details are spread over the whole span, not a few days
+LONG_HISTORY_MENTIONS = 3  # over weeks, a thread is talked about without values this often at least
+SHORT_SESSION = 16  # a day of at most this many utterances is a short session
+
+
+def weeks_of_full_days(days: int, utterances_per_day: int) -> bool:
+    """Whether a history is weeks of full working days (Challenge), not weeks of quick chats (the
+    Plus shape) nor a few days: its writer, its world and its persona are made for that."""
+    return days > LONG_HISTORY_DAYS and utterances_per_day > SHORT_SESSION
 
 
 def plan_history(pieces: list[MemoryPiece], dates: list[date], rng: random.Random, *,
-                 relative: bool = True, first_day: int = 0, min_mentions: int = 1
+                 relative: bool = True, first_day: int = 0, long_mentions: int = LONG_HISTORY_MENTIONS
                  ) -> tuple[list[DayPlan], list[MemoryPiece]]:
     """Lay the threads of ``pieces`` over ``dates``; return the day plans and the pieces (with
     ``said_as`` set where a value is said relatively). Needs two days for a correction: with one
     day, superseded values raise ``ValueError``. ``first_day``: the index of the first day the
     task's work may come up (the mail it answers arrived the day before); a correction still gets
-    its two days. ``min_mentions``: value-free talk per thread at least."""
+    its two days. ``long_mentions``: value-free talk per thread at least over weeks (one otherwise)."""
     days = [DayPlan(i + 1, d) for i, d in enumerate(dates)]
     n = len(days)
     if n < 1:
@@ -187,7 +195,7 @@ def plan_history(pieces: list[MemoryPiece], dates: list[date], rng: random.Rando
         last = max(final_days)
         if about and last < n - 1 and rng.random() < P_RECAP:
             days[rng.randint(last + 1, n - 1)].events.append(Event("recap", thread, members[0]))
-        _add_mentions(days, thread, members[0], start, rng, min_mentions)
+        _add_mentions(days, thread, members[0], start, rng, long_mentions if n > LONG_HISTORY_DAYS else 1)
     for plan in days:  # within a day: each thread's events in the order they were planned
         plan.events = _stable_by_thread(plan.events)
     return days, [updated.get(p.id, p) for p in pieces]

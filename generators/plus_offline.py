@@ -38,8 +38,8 @@ from dataclasses import dataclass, field, replace
 from datetime import date, datetime
 from typing import Any, Iterable, Protocol, Sequence
 
-from generators.dialogue_offline import SHORT_SESSION, generate_dialogue, plan_dialogue
-from generators.history_plan import LONG_HISTORY_DAYS
+from generators.dialogue_offline import generate_dialogue, plan_dialogue
+from generators.history_plan import weeks_of_full_days
 from generators.model import Distractor, MemoryPiece, Session, TaskDraft
 from generators.near_values import OTHER_PEOPLE, near_value
 from generators.thread_bank import threads
@@ -562,7 +562,7 @@ def _long_history_persona(seed: int, days: int, utterances_per_day: int) -> dict
     """Weeks of full working days need more to talk about than a seed gives (its user's name): the
     colleagues, company, projects and city of a seeded world, for the small talk and other work
     only (the task's office and its specifics stay the seed's). Short histories get none."""
-    if days <= LONG_HISTORY_DAYS or utterances_per_day <= SHORT_SESSION:
+    if not weeks_of_full_days(days, utterances_per_day):
         return {}
     from office_env.synthesis.world import make_world
 
@@ -602,7 +602,7 @@ def regenerate(seed_task: SeedLike, *, seed: int, days: int = 5, utterances_per_
                           sessions=[], apps=apps, description=instruction, specifics=specifics)
         try:
             plan, planned = plan_dialogue(draft.task_draft(), seed=seed, now=now, days=days, feedback=feedback,
-                                          min_mentions=PLUS_MENTIONS if days > LONG_HISTORY_DAYS else 1)
+                                          long_mentions=PLUS_MENTIONS)
             draft.sessions = generate_dialogue(
                 planned, seed=seed, now=now, user_first=_first_name(seed_task.username),
                 days=days, utterances_per_day=utterances_per_day, feedback=feedback, plan=plan,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 import re
 from collections import Counter
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Iterable
 
 P_FULL_NAME = 0.3  # after it is raised, the share of a thread's lines that call the work by its full name
 _POSTMODIFIERS = (" for ", " of ", " about ", " from ", " with ", " on ", " to ", " in ")
@@ -19,7 +19,7 @@ _POSTMODIFIERS = (" for ", " of ", " about ", " from ", " with ", " on ", " to "
 
 _SUBJECTS = {"i", "we", "you", "they", "he", "she"}  # "the meeting I have to move": a relative clause follows
 _CLAUSE_VERBS = {"needs", "wants", "asked", "mentioned", "sent", "gave", "said"}  # "the amount accounting needs"
-_NOT_PLURAL = {"news", "status", "series", "analysis"}
+_NOT_PLURAL = {"news", "series"}
 _WORD = re.compile(r"[A-Za-z]+(?:-[A-Za-z]+)*")  # a plain word, or a hyphened one ("hand-off")
 # words that say which one, not what: "the final figure" is not "the final thing"
 _NO_MODIFIER = {"final", "little", "small", "big", "new", "old", "first", "last", "next", "average", "total",
@@ -104,14 +104,15 @@ class WorkNames:
             names = self.names[about] = (about, *[n for n in namings(about)[1:] if self.clean(n)])
         return names
 
-    def pick(self, names: Sequence[str], *, full: bool = False, opening: bool = False, answer: bool = False,
+    def pick(self, about: str, *, full: bool = False, opening: bool = False, answer: bool = False,
              stated: bool = False) -> str:
-        """One of a work's ``names`` (full name first): the full one when ``full``, a short one for
+        """One of the names of ``about`` (:meth:`of`): the full one when ``full``, a short one for
         the second turn of a split detail (``answer``), else now and then a name that says which
         work (the full one or "the invoice thing"; the full one in a line that states a value,
         ``stated``, as often as ``stated_full_names``); of several, the one used least so far. A
         line that opens an exchange (``opening``) never says "that one", "this report" or "the
         invoice one": nothing before it says which work it points at."""
+        names = self.of(about)
         short = [n for n in names[1:] if not (opening and (n.startswith(_POINTING) or n.endswith(" one")))]
         if full or not short:
             return names[0]

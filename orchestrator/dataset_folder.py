@@ -142,9 +142,10 @@ def repair(out: Path, done: dict[int, dict[str, Any]]) -> list[str]:
     writes a kill cut short, staging leftovers and task folders that no recorded accepted outcome
     owns (a run killed between publishing a task and recording it, or a task folder left
     half-written). Returns what was removed, for the log."""
-    removed = [_relative(path, out) for path in _write_leftovers(out)]
-    for name in removed:
-        (out / name).unlink(missing_ok=True)
+    removed = []
+    for path in _write_leftovers(out):
+        path.unlink(missing_ok=True)
+        removed.append(path.relative_to(out).as_posix())
     staging = out / dataset.WORK / "staging"
     if staging.is_dir():
         for entry in staging.iterdir():
@@ -183,10 +184,6 @@ def _write_leftovers(out: Path) -> list[Path]:
             if match and match.group("name") in names and stat.S_ISREG(entry.lstat().st_mode):
                 found.append(entry)
     return sorted(found)
-
-
-def _relative(path: Path, out: Path) -> str:
-    return path.relative_to(out).as_posix()
 
 
 def is_consistent(out: Path) -> bool:

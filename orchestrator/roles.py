@@ -10,8 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from generators.dialogue_offline import SHORT_SESSION
-from generators.history_plan import LONG_HISTORY_DAYS
+from generators.history_plan import weeks_of_full_days
 
 if TYPE_CHECKING:  # names for the annotations only: the command line reads PRESETS without loading them
     from generators.model import Session, TaskDraft, Verdict
@@ -67,8 +66,7 @@ def tasks_per_world(config: GenerationOptions) -> int:
     """Attempts that share one world: :data:`TASKS_PER_WORLD`, but one for histories of weeks
     (Challenge): twenty months of one person's chat over the same days would say the same other
     work and small talk again and again, and contradict each other."""
-    weeks = config.days > LONG_HISTORY_DAYS and config.utterances_per_day > SHORT_SESSION  # as the writer reads it
-    return 1 if weeks else TASKS_PER_WORLD
+    return 1 if weeks_of_full_days(config.days, config.utterances_per_day) else TASKS_PER_WORLD
 
 
 @dataclass(frozen=True)

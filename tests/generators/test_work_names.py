@@ -13,14 +13,13 @@ def test_short_names_are_each_said_before_any_is_said_again():
     names = WorkNames(random.Random(3), lambda text: True, ["the renewal reminder"])
     full = names.of("the renewal reminder")
     short = full[1:]
-    said = [names.pick(full, answer=True) for _ in range(2 * len(short))]
+    said = [names.pick("the renewal reminder", answer=True) for _ in range(2 * len(short))]
     assert set(said[:len(short)]) == set(short) and Counter(said) == Counter({n: 2 for n in short})
 
 
 def test_an_opening_line_never_points_back():
     names = WorkNames(random.Random(5), lambda text: True, ["the renewal reminder"])
-    full = names.of("the renewal reminder")
-    said = {names.pick(full, opening=True) for _ in range(200)}
+    said = {names.pick("the renewal reminder", opening=True) for _ in range(200)}
     assert said >= {"the renewal reminder", "the reminder", "the renewal thing"}
     assert not {n for n in said if n.startswith(("that ", "this ")) or n.endswith(" one")}
 
