@@ -106,7 +106,7 @@ class SmallTalk:
 
     def _make_persona(self, rng: random.Random, user_first: str, assistant: str, company: str) -> None:
         names: set[str] = {n.lower() for n in (user_first, assistant, *self._colleagues) if n}
-        ctx: dict[str, str] = {"city": self.city}
+        ctx: dict[str, str] = {"city": self.city} if self.city else {}  # no city: its lines are not said
         flags: set[str] = set()
         aliases: dict[str, str] = {}
         base = _FLAGS.mask([self._country]) if self._country in KNOWN_FLAGS else 0

@@ -41,7 +41,7 @@ def make(seed: int, city: str | None = None, **overrides) -> SmallTalk:
     pick = random.Random(seed * 7919 + 1)
     args = dict(rng=random.Random(seed), user_first=pick.choice(FIRSTS), assistant="Assistant",
                 colleagues=pick.sample([n for n in FIRSTS], 5), company=pick.choice(COMPANIES),
-                city=city or pick.choice(CITIES), projects=pick.sample(PROJECTS, 3))
+                city=pick.choice(CITIES) if city is None else city, projects=pick.sample(PROJECTS, 3))
     args["colleagues"] = [c for c in args["colleagues"] if c != args["user_first"]]
     args.update(overrides)
     return SmallTalk(**args)
@@ -191,6 +191,23 @@ def test_no_repeats_even_in_a_long_history():
     hist = history(st, date(2025, 2, 3), sessions=12, seed=5)
     keys = [normalize(text) for _, text in texts(hist)]
     assert len(keys) == len(set(keys))
+
+
+def test_without_a_city_no_line_that_names_one_is_said():
+    """A history with no city (a regenerated seed's short chats) never says a bank line with its
+    city left out ("Decent for, touch wood.", "Meant to last all week in?")."""
+    gaps = set()
+    for bank in BANK_DIR.rglob("*.bank"):
+        for line in bank.read_text(encoding="utf-8").splitlines():
+            options = re.search(r"\[([^\]]+)\]", line)
+            for said in ([line.replace(options.group(0), o) for o in options.group(1).split("|")] if options
+                         else [line]):
+                for m in re.finditer(r"([A-Za-z']+,? [A-Za-z']+) \{city\}([,.?!][^{<|\[]{0,6})", said):
+                    gaps.add((m.group(1) + m.group(2)).rstrip().lower())
+    assert {"decent for, touch", "weekend, typical.", "weekend, classic."} <= gaps
+    said = [text.lower() for i in range(12)
+            for _, text in texts(history(make(i, city=""), spread_start(i), sessions=20, seed=i))]
+    assert not [(gap, text) for gap in gaps for text in said if gap in text]
 
 
 def test_small_talk_asks_for_nothing_and_promises_nothing():
