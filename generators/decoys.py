@@ -16,6 +16,11 @@ with the same cue and a value of that shape. A detail that is a whole sentence o
 request, a note or a question, as regenerated seed tasks carry) gets a made-up sentence about the
 job from the bank's ``job_detail`` lines, said in the same lines as the task's; without such lines
 it is left out.
+
+A regenerated split may tell its histories' jobs for later from its other seeds (``ToldJob``: an
+other instruction's topic and its clauses, ``make_told_decoys``). Then a seed's own sentences
+are also said, as work for later, in histories where they are not the task: a reader who learnt
+them from one build finds them in the other seeds' histories of the next.
 """
 
 from __future__ import annotations
@@ -47,6 +52,15 @@ _SUBJECT_ENDS = ("next steps", "first thoughts", "dates", "question", "plan")
 # cues whose value names a column, a group or a point of a sheet or a note: a field of the job's own
 _FIELD_CUES = ("column_total", "filter_value", "question", "memo_point", "agenda_point", "budget_line",
                "reply_point", "row_order", "new_starter", "vendor", "supplier")
+
+
+@dataclass(frozen=True)
+class ToldJob:
+    """A job for later that another task tells: its name and its sentences, each with its cue
+    (``requested``, ``note`` or ``asked``), in the order that task gives them."""
+
+    about: str
+    sentences: tuple[tuple[str, str], ...]
 
 
 class SentenceLine(Protocol):
@@ -188,6 +202,25 @@ def make_decoys(pieces: Sequence[MemoryPiece], jobs: Sequence[str], start: date,
         rng.shuffle(details)  # said in their own order: a late detail of the task's is not a rare one
         if details:
             out.append(Decoy(about, details))
+    return out
+
+
+def make_told_decoys(told: Sequence[ToldJob], ok: Callable[[str], bool], count: int) -> list[Decoy]:
+    """Up to ``count`` decoys from ``told``, in its order: a job whose name passes ``ok`` and shares
+    no word with a name taken before (two jobs are never both "the spreadsheet"), with its
+    sentences that pass ``ok`` (at most :data:`MAX_DETAILS`); a job with none is passed over."""
+    out: list[Decoy] = []
+    taken: set[str] = set()
+    for job in told:
+        words = set(_words(job.about))
+        if len(out) == count or not words or words & taken or not ok(job.about):
+            continue
+        details = [(MemoryPiece(id=f"j{i + 1}", kind="fact" if cue == "note" else "action", text=text,
+                                value=text, cue=cue), text)
+                   for i, (cue, text) in enumerate(job.sentences) if ok(text)][:MAX_DETAILS]
+        if details:
+            taken |= words
+            out.append(Decoy(job.about, details))
     return out
 
 

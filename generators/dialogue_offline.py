@@ -25,7 +25,7 @@ import re
 from datetime import date, datetime
 from typing import Any, Callable, Mapping, Sequence
 
-from generators.decoys import Decoy, changed_value, decoy_mention_budget, make_decoys
+from generators.decoys import Decoy, ToldJob, changed_value, decoy_mention_budget, make_decoys, make_told_decoys
 from generators.history_plan import (DAY_CUES, LONG_HISTORY_MENTIONS, P_RELATIVE_DAY, P_SPLIT,
                                      SHORT_SESSION, DayPlan, Event, plan_history, weeks_of_full_days)
 from generators.model import MemoryPiece, Session, TaskDraft, Turn
@@ -164,10 +164,11 @@ class HistoryWriter:
                  values: Sequence[str] | None = None, banned: Sequence[str] = (),
                  work_share: float | None = None, stated_full_names: float = P_FULL_NAME,
                  answers: Sequence[str] = (), currency: str = "",
-                 absences: Sequence[tuple[str, date, date]] = ()) -> None:
+                 absences: Sequence[tuple[str, date, date]] = (), told: Sequence[ToldJob] = ()) -> None:
         """``absences``: ``(first name, first day, last day)`` of each span the office shows a
         colleague away; the other work names none of them doing anything on those days, and the
-        small talk of those days does not name them."""
+        small talk of those days does not name them. ``told``: jobs for later that other tasks
+        tell, taken as the history's decoys before the bank's (``generators.decoys.ToldJob``)."""
         self.rng = rng
         self.shape_seed = rng.random()  # drawn first: what lines must avoid never changes the days' lengths
         # what the agent must find in the office: no line says it, even by chance ("4" in "4 pm")
@@ -199,6 +200,7 @@ class HistoryWriter:
         self.names = WorkNames(rng, clean, [p.about for p in self.pieces], stated_full_names)
         self.task_words = {w for about in self.names.names for w in re.findall(r"[a-z]+", about.lower()) if len(w) > 3}
         self.decoys: list[Decoy] | None = None  # made on the first day (generators.decoys)
+        self.told = list(told)
         self.decoy_threads: dict[str, str] = {}
         self.decoy_turn = 0
 
@@ -454,8 +456,18 @@ class HistoryWriter:
         if self.decoys is None:
             pieces = self.pieces or list({e.piece.id: e.piece for e in plan.events if e.piece is not None}.values())
             self.task_words |= {w for p in pieces for w in re.findall(r"[a-z]+", p.about.lower()) if len(w) > 3}
-            self.decoys = make_decoys(pieces, threads().jobs, plan.date, self.rng, self._outsiders(), self._decoy_ok,
-                                      count=DECOYS, fields=threads().job_fields, sentences=threads().job_details)
+            told = make_told_decoys(self.told, self._decoy_ok, DECOYS)
+            told_words = {w for d in told for w in re.findall(r"[a-z]+", d.about.lower()) if len(w) > 3}
+
+            def bank_ok(text: str) -> bool:  # a bank job shares no word with a told one
+                return self._decoy_ok(text) and not told_words & set(re.findall(r"[a-z]+", text.lower()))
+
+            self.decoys = told + make_decoys(
+                pieces, threads().jobs, plan.date, self.rng, self._outsiders(), bank_ok,
+                count=DECOYS - len(told), fields=threads().job_fields,
+                sentences=threads().job_details) if len(told) < DECOYS else told
+            if told:  # told and bank jobs come up in no telling order
+                self.rng.shuffle(self.decoys)
             for decoy in self.decoys:
                 self.work_threads += 1
                 self.decoy_threads[decoy.about] = f"w{min(self.work_threads, 99)}"
@@ -741,6 +753,7 @@ def generate_dialogue(
     answers: Sequence[str] = (),
     absences: Sequence[tuple[str, date, date]] = (),
     stated_full_names: float | None = None,
+    told: Sequence[ToldJob] = (),
 ) -> list[Session]:
     """Write ``days`` sessions of chat for ``draft`` (see the module docstring).
 
@@ -752,6 +765,7 @@ def generate_dialogue(
     away (``office_absences``); the other work never has them do anything on those days.
     ``stated_full_names``: the share of lines stating a value (final, earlier or near miss) that
     call the work by its full name (default: ``P_FULL_NAME``; over weeks of history, more).
+    ``told``: other tasks' jobs, said as this history's jobs for later before the bank's.
     The same arguments give the same sessions; another ``seed`` or ``feedback`` another history.
     Raises ``ValueError`` for impossible input (``days`` < 1, ``utterances_per_day`` < 2, an
     empty memory value, duplicate memory ids, a correction with one day, or a value so generic
@@ -774,5 +788,5 @@ def generate_dialogue(
                            work_share=LONG_HISTORY_WORK_SHARE if long else None,
                            stated_full_names=stated_full_names if stated_full_names is not None else
                            LONG_HISTORY_FULL_NAMES if long else P_FULL_NAME,
-                           answers=answers, currency=currency, absences=absences)
+                           answers=answers, currency=currency, absences=absences, told=told)
     return [writer.day(day_plan, utterances_per_day) for day_plan in plan]

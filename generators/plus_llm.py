@@ -4,7 +4,7 @@ multi-day dialogue (timestamps are assigned in code)."""
 from __future__ import annotations
 
 from datetime import date
-from typing import Any
+from typing import Any, Sequence
 
 from backends.prompts import render
 from generators.dialogue_llm import turn_times
@@ -16,15 +16,24 @@ from generators.specifics import find_specifics
 from office_env.seeding import rng as seeded
 
 
+# The other seeds' instructions one prompt carries, for its jobs for later to tell.
+OTHER_INSTRUCTIONS = 6
+
+
 def regenerate_llm(client: Any, seed_task: SeedLike, *, days: int = 5, utterances_per_day: int = 70,
-                   feedback: str = "") -> PlusDraft:
+                   feedback: str = "", others: Sequence[str] = ()) -> PlusDraft:
+    """``others``: the split's other instructions; the prompt gives a few of them (drawn by the
+    seed task) as the work the history's jobs for later tell."""
     instruction = seed_task.instruction.strip()
     now = seed_task.now
     dates = working_days_before(now.date(), days)
     specifics = find_specifics(instruction)
+    pool = sorted({o.strip() for o in others if o.strip()} - {instruction})
+    told = seeded("homeragents.plus_llm/others", instruction, seed_task.username, now.isoformat()).sample(
+        pool, min(len(pool), OTHER_INSTRUCTIONS))
     inputs = {"instruction": instruction, "username": seed_task.username, "now": now.strftime("%Y-%m-%d %H:%M (%A)"),
               "days": days, "dates": [d.isoformat() for d in dates], "utterances_per_day": utterances_per_day,
-              "specifics": [s.text for s in specifics]}
+              "specifics": [s.text for s in specifics], **({"other_instructions": told} if told else {})}
     messages = render("plus_generator", inputs=inputs, schema=PLUS_SCHEMA, feedback=feedback)
     data = client.structured("plus_generator", messages, PLUS_SCHEMA)
     sessions = []

@@ -38,6 +38,7 @@ from dataclasses import dataclass, field, replace
 from datetime import date, datetime
 from typing import Any, Iterable, Protocol, Sequence
 
+from generators.decoys import ToldJob
 from generators.dialogue_offline import generate_dialogue, plan_dialogue
 from generators.history_plan import weeks_of_full_days
 from generators.model import Distractor, MemoryPiece, Session, TaskDraft
@@ -287,8 +288,8 @@ def memory_pieces(instruction: str, clauses: Sequence[tuple[int, int]], *, token
                 value = candidates[0].text
         kind = "action" if _first_word(text) in _ACTION_NOUN else "fact"
         said, _ = fix_typos(text)
-        if _first_word(said) in _ACTION_NOUN.keys() | _WH | _AUX and not said.startswith(value):
-            said = said[:1].lower() + said[1:]  # said mid-sentence: "please add ...", "... : how many ...?"
+        if not said.startswith(value):
+            said = _said_within(said)
         if is_question(instruction, (start, end)):
             cue = "asked"
             said = said.rstrip(" ?") + "?"
@@ -558,6 +559,37 @@ def _dynamics(memory: list[MemoryPiece], kinds: dict[str, str], instruction: str
     return out
 
 
+# Other seeds' instructions a history may tell as its jobs for later (``generators.decoys.ToldJob``):
+# this many candidates, as some name nothing of their own or share the task's words.
+_TOLD_DRAWS = 12
+
+
+def _said_within(clause: str) -> str:
+    """A clause as said after a lead-in ("please find ...", "... : how many ...?")."""
+    return clause[:1].lower() + clause[1:] if _first_word(clause) in _ACTION_NOUN.keys() | _WH | _AUX else clause
+
+
+def told_jobs(others: Sequence[str], instruction: str, rng: random.Random) -> list[ToldJob]:
+    """Other seed tasks' instructions as this history's jobs for later: each named by its topic
+    (one that names what it is about: "the salary spreadsheet", never "the spreadsheet") and told
+    in its own clauses, as its task's history tells them. So a seed's sentences are said in
+    histories where they are not the task, and learning them from one build finds nothing in the
+    next. Drawn by ``rng`` from ``others`` (this instruction and repeats set aside)."""
+    pool = sorted({o.strip() for o in others if o.strip()} - {instruction.strip()})
+    jobs = []
+    for other in rng.sample(pool, min(len(pool), _TOLD_DRAWS)):
+        specifics = find_specifics(other)
+        topic = topic_of(other, specifics, infer_apps(other))
+        if len(topic.split()) < 3:
+            continue
+        spans = split_clauses(other)
+        sentences = tuple((p.cue, _said_within(p.text)) for p in memory_pieces(other, spans, token_values=False)
+                          if _words(p.text) >= MIN_CLAUSE_WORDS)
+        if sentences:
+            jobs.append(ToldJob(topic, sentences))
+    return jobs
+
+
 def _long_history_persona(seed: int, days: int, utterances_per_day: int) -> dict[str, Any]:
     """Weeks of full working days need more to talk about than a seed gives (its user's name): the
     colleagues, company, projects and city of a seeded world, for the small talk and other work
@@ -572,8 +604,9 @@ def _long_history_persona(seed: int, days: int, utterances_per_day: int) -> dict
 
 
 def regenerate(seed_task: SeedLike, *, seed: int, days: int = 5, utterances_per_day: int = 70,
-               feedback: str = "") -> PlusDraft:
-    """Rewrite one seed task as intent + memory + subtasks + a ``days``-session dialogue."""
+               feedback: str = "", others: Sequence[str] = ()) -> PlusDraft:
+    """Rewrite one seed task as intent + memory + subtasks + a ``days``-session dialogue;
+    ``others``: the split's other instructions, some of which its jobs for later tell."""
     instruction = seed_task.instruction.strip()
     now = seed_task.now
     rng = seeded("homeragents.plus_offline/1", seed, instruction, seed_task.username, now.isoformat(), days,
@@ -584,6 +617,7 @@ def regenerate(seed_task: SeedLike, *, seed: int, days: int = 5, utterances_per_
     apps = infer_apps(instruction)
     last_error: ValueError | None = None
     topic = topic_of(instruction, specifics, apps)
+    told = told_jobs(others, instruction, seeded(rng.random(), legacy=RAW)) if others else []
     for token_values in (True, False):
         memory = memory_pieces(instruction, spans, token_values=token_values)
         values = [p.value for p in memory]
@@ -606,7 +640,7 @@ def regenerate(seed_task: SeedLike, *, seed: int, days: int = 5, utterances_per_
             draft.sessions = generate_dialogue(
                 planned, seed=seed, now=now, user_first=_first_name(seed_task.username),
                 days=days, utterances_per_day=utterances_per_day, feedback=feedback, plan=plan,
-                stated_full_names=PLUS_FULL_NAMES,
+                stated_full_names=PLUS_FULL_NAMES, told=told,
                 **_long_history_persona(seed, days, utterances_per_day))
         except ValueError as exc:  # a value too generic for the banks: carry whole clauses instead
             last_error = exc

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import lru_cache
 from pathlib import Path
-from typing import Annotated, Any, Callable, Protocol, TypedDict
+from typing import Annotated, Any, Callable, Protocol, Sequence, TypedDict
 
 from langgraph.graph import END, START, StateGraph
 
@@ -92,6 +92,7 @@ class PlusJob:
     config: PlusConfig
     staging: Path
     repairs: tuple[dict[str, Any], ...] = ()  # the seed lint's repairs applied to the criteria
+    others: tuple[str, ...] = ()  # the split's other instructions (other testbeds), told as jobs for later
 
 
 class PlusRoles(Protocol):
@@ -120,7 +121,7 @@ class OfflinePlusRoles:
     def generate(self, job: PlusJob, feedback: str, round_: int) -> PlusDraft:
         c = job.config
         return regenerate(job.seed_task, seed=c.seed, days=c.days, utterances_per_day=c.utterances_per_day,
-                          feedback=feedback)
+                          feedback=feedback, others=job.others)
 
     def verify(self, job: PlusJob, draft: PlusDraft) -> Verdict:
         return verify_plus(draft, job.seed_task.instruction, now=job.seed_task.now, min_days=job.config.days)
@@ -138,7 +139,7 @@ class LLMPlusRoles:
     def generate(self, job: PlusJob, feedback: str, round_: int) -> PlusDraft:
         c = job.config
         return regenerate_llm(self.client, job.seed_task, days=c.days, utterances_per_day=c.utterances_per_day,
-                              feedback=feedback)
+                              feedback=feedback, others=job.others)
 
     def verify(self, job: PlusJob, draft: PlusDraft) -> Verdict:
         ruled = verify_plus(draft, job.seed_task.instruction, now=job.seed_task.now, min_days=job.config.days)
@@ -277,12 +278,14 @@ def plus_graph(roles: PlusRoles | None = None):
 
 
 def run_seed(out: str, config: PlusConfig, index: int, task_id: str, seed_task: SeedTask,
-             roles: PlusRoles | None = None, repairs: tuple[dict[str, Any], ...] = ()) -> dict[str, Any]:
-    """Regenerate one seed (runs in a worker); returns a JSON-able outcome."""
+             roles: PlusRoles | None = None, repairs: tuple[dict[str, Any], ...] = (),
+             others: tuple[str, ...] = ()) -> dict[str, Any]:
+    """Regenerate one seed (runs in a worker); returns a JSON-able outcome. ``others``: the
+    instructions of the split's other seeds (``others_of``)."""
     staging = Path(out) / dataset.WORK / "staging"
     staging.mkdir(parents=True, exist_ok=True)
     job = PlusJob(index=index, task_id=task_id, seed_task=seed_task, config=config, staging=staging,
-                  repairs=repairs)
+                  repairs=repairs, others=others)
     roles = roles or _roles_for(config)
     client = getattr(roles, "client", None)
     before = client.usage.to_dict() if client is not None else {}
@@ -508,7 +511,14 @@ class _SeedRun:
     repairs: dict[int, tuple[dict[str, Any], ...]]
 
     def __call__(self, i: int) -> dict[str, Any]:
-        return run_seed(self.out, self.config, i, self.ids[i], self.tasks[i], self.roles, self.repairs.get(i, ()))
+        return run_seed(self.out, self.config, i, self.ids[i], self.tasks[i], self.roles, self.repairs.get(i, ()),
+                        others_of(self.tasks, i))
+
+
+def others_of(tasks: Sequence[SeedTask], i: int) -> tuple[str, ...]:
+    """The instructions of the seeds that do not share seed ``i``'s testbed folder, in the
+    split's order: the work its history's jobs for later may tell."""
+    return tuple(t.instruction for t in tasks if t.folder != tasks[i].folder)
 
 
 def _lint(tasks: list[SeedTask], repair_seeds: bool, summary: PlusSummary

@@ -20,6 +20,8 @@ class _Seed:
 
 MAX_DAYS = 366
 MAX_UTTERANCES_PER_DAY = 1_000
+MAX_OTHERS = 32
+MAX_OTHER_CHARS = 4_000
 
 
 def answer_plus(inputs: dict[str, Any], feedback: str) -> dict[str, Any]:
@@ -27,10 +29,15 @@ def answer_plus(inputs: dict[str, Any], feedback: str) -> dict[str, Any]:
         value = inputs.get(field)
         if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= most:
             return {"error": f"'{field}' must be an integer from 1 to {most}"}  # the work grows with it
+    others = inputs.get("other_instructions", [])
+    if (not isinstance(others, list) or len(others) > MAX_OTHERS
+            or not all(isinstance(o, str) and len(o) <= MAX_OTHER_CHARS for o in others)):
+        return {"error": f"'other_instructions' must be a list of at most {MAX_OTHERS} strings of at most "
+                         f"{MAX_OTHER_CHARS} characters"}
     now = datetime.strptime(inputs["now"][:16], "%Y-%m-%d %H:%M")
     seed = derive_seed(inputs, feedback, legacy=SORTED_JSON)
     draft = regenerate(_Seed(inputs["instruction"], inputs["username"], now), seed=seed, days=inputs["days"],
-                       utterances_per_day=inputs["utterances_per_day"], feedback=feedback)
+                       utterances_per_day=inputs["utterances_per_day"], feedback=feedback, others=others)
     return {
         "intent": draft.intent, "query": draft.query, "subtasks": draft.subtasks,
         "memory": [m.to_dict() for m in draft.memory],

@@ -9,7 +9,7 @@ from datetime import date, datetime
 
 import pytest
 
-from generators.decoys import changed_value, make_decoys, make_value
+from generators.decoys import ToldJob, changed_value, make_decoys, make_told_decoys, make_value
 from generators.model import MemoryPiece
 from generators.specifics import find_specifics
 from generators.thread_bank import threads
@@ -125,3 +125,22 @@ def test_a_decoy_never_names_a_day_the_task_names():
     assert writer._decoy_ok("2024-05-28")
     assert writer._decoy_said("2024-05-27", "follow_up_day", said_on) == ""
     assert writer._decoy_said("2024-05-29", "follow_up_day", said_on) != ""
+
+
+def test_told_jobs_become_decoys_in_order_each_with_its_own_name_and_clean_sentences():
+    told = [ToldJob("the salary spreadsheet", (("requested", "sort the salary excel file by Name"),
+                                               ("asked", "who earns the most in data/salary.xlsx?"))),
+            ToldJob("the salary report", (("requested", "email the salary report to Dana"),)),  # "salary" taken
+            ToldJob("the seminar schedule", (("requested", "add the seminar to my calendar on May 7"),)),  # refused
+            ToldJob("the weather document", (("note", "the forecast is in weather.docx"),)),
+            ToldJob("the expense message", (("requested", "email Bob the expense total"),))]
+
+    def ok(text: str) -> bool:
+        return "May 7" not in text and "Bob" not in text
+
+    decoys = make_told_decoys(told, ok, count=2)
+    assert [d.about for d in decoys] == ["the salary spreadsheet", "the weather document"]
+    assert [(p.cue, value) for p, value in decoys[0].details] == [
+        ("requested", "sort the salary excel file by Name"), ("asked", "who earns the most in data/salary.xlsx?")]
+    assert all(p.text == p.value == value for d in decoys for p, value in d.details)
+    assert make_told_decoys(told, ok, count=9)[-1].about == "the weather document"  # nothing clean is left

@@ -17,6 +17,7 @@ from backends.fake_llm import FakeLLMServer
 from generators.dialogue_llm import DAY_RETRIES, DAYS_PER_CALL
 from orchestrator.build import build
 from orchestrator.dataset_writer import iter_tasks
+from office_env import load_officebench
 from orchestrator.fake_llm.offline_responder import default_responder, inputs_of, role_of
 from orchestrator.plus import regenerate_split
 from orchestrator.roles import BuildConfig
@@ -82,8 +83,18 @@ def test_plus_build_over_http_keeps_the_seeds_and_passes_verify(tmp_path):
         summary = regenerate_split(SAMPLE, tmp_path / "plus", seed=2, days=5, utterances_per_day=12,
                                    backend="llm", model="fake-model", base_url=server.url)
         roles = roles_requested(server)
+        sent = {i["instruction"]: i.get("other_instructions") for i in
+                (inputs_of(r.body["messages"]) for r in server.chat_requests()
+                 if r.status == 200 and role_of(r.body["messages"]) == "plus_generator")}
     assert summary.written == 5 and roles.count("plus_generator") == 5
     assert len(roles) <= 4 * summary.written
+    # each prompt gives the instructions of the seeds on other testbeds, for its jobs for later to tell
+    seeds = load_officebench(SAMPLE).tasks
+    for seed in seeds:
+        assert sorted(sent[seed.instruction]) == sorted(s.instruction for s in seeds if s.folder != seed.folder)
+    told = [t["text"] for task in iter_tasks(tmp_path / "plus") for s in task.record["dialogue"] for t in s["turns"]
+            if t["role"] == "user" and t.get("thread", "").startswith("w")]
+    assert any("highest score in data/scores.xlsx" in text for text in told)  # seed 1-1/0's first clause
     proc = homer_here("verify", tmp_path / "plus")
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
@@ -381,3 +392,14 @@ def test_the_llm_histories_have_no_colleague_the_office_shows_away_doing_other_w
     sent = {tuple(sorted((a["name"], a["first"], a["last"]) for a in p["away"])) for p in prompts}
     assert sent <= expected and any(sent)
     assert away_days > 0
+
+
+def test_the_fake_endpoint_refuses_other_instructions_it_cannot_bound():
+    from orchestrator.fake_llm.plus_answer import MAX_OTHER_CHARS, MAX_OTHERS, answer_plus
+
+    base = {"instruction": "Find who has the highest score in data/scores.xlsx.", "username": "alice",
+            "now": "2024-05-03 09:30 (Friday)", "days": 2, "utterances_per_day": 6}
+    for bad in ("Send an email", [1], ["Send an email."] * (MAX_OTHERS + 1), ["y" * (MAX_OTHER_CHARS + 1)]):
+        assert "'other_instructions'" in answer_plus({**base, "other_instructions": bad}, "")["error"]
+    good = answer_plus({**base, "other_instructions": ["Email Bob the budget figures from budget.xlsx."]}, "")
+    assert "error" not in good and len(good["dialogue"]) == 2

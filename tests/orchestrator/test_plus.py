@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import copy
 import json
+import random
+import re
 from dataclasses import replace
 import os
 import shutil
@@ -30,6 +32,7 @@ from orchestrator.plus import (
     PlusConfig,
     PlusJob,
     build_plus_graph,
+    others_of,
     plus_gate,
     plus_task_id,
     plus_write,
@@ -164,6 +167,50 @@ def test_records_keep_the_seed_and_validate(runs, sample_seeds):
     assert got["plus-1-1-1"]["apps"] == ["excel"]  # the workbook named in the instruction; answer.txt adds none
     assert got["plus-2-1-0"]["apps"] == ["email", "calendar"]
     assert got["plus-3-1-0"]["apps"] == ["word", "pdf", "email"]
+
+
+def _told(record: dict) -> list[str]:
+    """The user's lines about jobs for later (threads ``w...``), case folded."""
+    return [t["text"].lower() for s in record["dialogue"] for t in s["turns"]
+            if t["role"] == "user" and t.get("thread", "").startswith("w")]
+
+
+def test_jobs_for_later_tell_the_other_seeds_and_never_the_tasks_values(runs, sample_seeds):
+    """A seed's clauses are said as work for later in the histories of seeds with another testbed
+    (so they are not evidence there), and a told line never names a value of the task it is in."""
+    got = records(runs["a"][0])
+    clauses = {s.id: [s.instruction[a:b].strip(" .").lower() for a, b in split_clauses(s.instruction)]
+               for s in sample_seeds}
+    told_somewhere = set()
+    for seed in sample_seeds:
+        record = got[plus_task_id(seed.id)]
+        lines = _told(record)
+        for other in sample_seeds:
+            hits = [c for c in clauses[other.id] if len(c.split()) >= 4 and any(c in line for line in lines)]
+            if other.folder == seed.folder:
+                assert not hits, (seed.id, other.id, hits)  # a sibling shares the testbed: never told
+            elif hits:
+                told_somewhere.add(other.id)
+        values = [m["value"].lower() for m in record["memory"]]
+        assert not [(v, line) for v in values for line in lines if re.search(rf"(?<!\w){re.escape(v)}(?!\w)", line)]
+    assert len(told_somewhere) >= 3, told_somewhere
+    by_id = {s.id: i for i, s in enumerate(sample_seeds)}
+    others = others_of(sample_seeds, by_id["1-1/0"])
+    assert sample_seeds[by_id["2-1/0"]].instruction in others
+    assert sample_seeds[by_id["1-1/1"]].instruction not in others and sample_seeds[by_id["1-1/0"]].instruction not in others
+
+
+def test_told_jobs_are_named_by_their_topic_and_told_in_their_clauses():
+    from generators.plus_offline import told_jobs
+
+    others = ["Find who has the highest score in data/scores.xlsx and write the name into answer.txt.",
+              "Open the file.",  # names nothing of its own: no job
+              "Send an email to Bob about the budget meeting on 2024-05-07."]
+    jobs = told_jobs(others, others[2], random.Random(1))
+    assert [j.about for j in jobs] == ["the score spreadsheet"]
+    assert jobs[0].sentences == (("requested", "find who has the highest score in data/scores.xlsx"),
+                                 ("requested", "write the name into answer.txt"))
+    assert told_jobs([], others[0], random.Random(1)) == []
 
 
 def test_specifics_in_every_dialogue_and_none_in_the_intent(runs):
