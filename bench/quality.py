@@ -75,7 +75,7 @@ import shutil
 import sys
 import tempfile
 import time
-from datetime import date, datetime
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -85,6 +85,7 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__)
 from backends.dataset_reader import iter_tasks
 from backends.task_record import TaskRecord
 from backends.tokens import counter_name
+from generators.spoken_time import is_relative, say_value
 from harness.context import ContextConfig, build_context
 from harness.runner import EvalConfig, EvalError
 from harness.runner import evaluate as run_eval
@@ -248,28 +249,20 @@ def plus_lines(records: list[TaskRecord], build_info: dict[str, Any]) -> list[di
     ]
 
 
-NEAR_DAYS = 62  # a day this close to a history's last session can be said relative to a session
-
-
 def _near_day(record: dict[str, Any]) -> bool:
-    """Does a memory value of ``record`` name a day within :data:`NEAR_DAYS` of its history's last
-    session (OfficeBench seeds say days as 2024-05-07, 5/7/2024 or May 7, 2024; their clock is
-    often years away from them, and such a day is said as written)?"""
-    sessions = record.get("dialogue") or []
-    try:
-        last = date.fromisoformat(str(sessions[-1].get("date")))
-    except (IndexError, AttributeError, ValueError):
-        return False
-    for piece in record.get("memory") or []:
-        value = str(piece.get("value") or "").strip()
-        for fmt in ("%Y-%m-%d", "%m/%d/%Y", "%B %d, %Y", "%b %d, %Y"):
-            try:
-                day = datetime.strptime(value, fmt).date()
-            except ValueError:
-                continue
-            if abs((day - last).days) <= NEAR_DAYS:
-                return True
-    return False
+    """Could a memory value of ``record`` be said as a day relative to one of its sessions? The
+    writer's own test (``spoken_time.say_value`` on a session's date, then ``is_relative``): a day
+    it reads, near enough to a session to be said from it (OfficeBench seeds' clocks are often years
+    from their days, and a day written "5/7/2024" is said as written)."""
+    days = []
+    for session in record.get("dialogue") or []:
+        try:
+            days.append(date.fromisoformat(str(session.get("date"))))
+        except (AttributeError, ValueError):
+            continue
+    values = [str(piece.get("value") or "").strip() for piece in record.get("memory") or []]
+    return any(phrase is not None and is_relative(phrase) for value in values for day in days
+               for phrase in [say_value(value, day)])
 
 
 def figures(records: list[dict[str, Any]], shape_targets: dict[str, float] | None = None, *,

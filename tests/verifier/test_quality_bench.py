@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import subprocess
 import sys
@@ -48,3 +49,18 @@ def test_standard_and_plus_builds_in_one_table_and_the_cache_is_reused(tmp_path:
 def test_bad_options_are_one_line():
     result = run("--builds", "neo")
     assert result.returncode == 2 and "--builds: neo" in result.stderr
+
+
+def test_a_plus_task_could_say_a_day_relatively_only_as_the_writer_would():
+    spec = importlib.util.spec_from_file_location("quality_bench", SCRIPT)
+    quality = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(quality)
+    _near_day = quality._near_day
+
+    def record(value: str) -> dict:
+        return {"dialogue": [{"date": "2024-04-22"}, {"date": "2024-04-29"}], "memory": [{"value": "Bob"}, {"value": value}]}
+
+    assert _near_day(record("2024-05-07"))  # "Tuesday next week" from the 29th
+    assert not _near_day(record("5/7/2024"))  # the writer says such a day as written
+    assert not _near_day(record("2021-05-07"))  # years from the chat
+    assert not _near_day({"dialogue": [], "memory": [{"value": "2024-05-07"}]})
