@@ -11,6 +11,7 @@ import typer
 import typer.core
 
 from office_env import limits
+from office_env.untrusted import printable
 from orchestrator.cli.common import (DEFAULT_WORKERS, Batch, Endpoint, JsonProgressOption, OverwriteOption,
                                      QuietOption, TaskMemoryOption, TaskTimeoutOption, WorkersOption, _budget,
                                      _check_dataset, _fail, _interrupted, _new_folder, _preflight, _refuse_filled,
@@ -238,8 +239,9 @@ def _eval_rows(eval_run: Path, dataset_dir: Path) -> list:
 
 
 def _say_probed(summary: dict, out: Path) -> None:
-    """The end of ``homer probe``: accuracy closed-book and with the history, the commonest reasons
-    for unanswered questions, and the split of an eval run's failures."""
+    """The end of ``homer probe``: each task it could not read (with the file and field), accuracy
+    closed-book and with the history, the commonest reasons for unanswered questions, and the split
+    of an eval run's failures."""
     from backends.llm.failures import summary_lines
 
     everything = summary["by_dynamic"]["all"]
@@ -247,7 +249,10 @@ def _say_probed(summary: dict, out: Path) -> None:
     def pct(value: Optional[float]) -> str:
         return "-" if value is None else f"{100 * value:.1f} %"
 
-    typer.echo(f"{summary['questions']} question(s) over {summary['tasks']} task(s): closed-book "
+    for item in summary["skipped"]:
+        typer.echo(printable(f"skipped {item['id']}: {item['reason']}"), err=True)
+    skipped = f", {len(summary['skipped'])} task(s) skipped" if summary["skipped"] else ""
+    typer.echo(f"{summary['questions']} question(s) over {summary['tasks']} task(s){skipped}: closed-book "
                f"{pct(everything['closed_book'])}, with the history {pct(everything['with_history'])}; "
                f"report: {out / 'probe-report.md'}")
     if summary["errors"]:

@@ -4,6 +4,7 @@ answerable; homer probe with the oracle, none and llm agents, and the split of a
 from __future__ import annotations
 
 import json
+import shutil
 from datetime import datetime
 from pathlib import Path
 
@@ -131,6 +132,20 @@ def test_bad_input(dataset: Path, tmp_path: Path):
                              "--out", str(tmp_path / "other-eval"), "--quiet"])
     refused = run(dataset, tmp_path / "y", "--agent", "oracle", "--eval", str(tmp_path / "other-eval"))
     assert refused.exit_code == 2 and "other dataset contents: task neo-00000" in refused.output
+
+
+def test_a_task_that_cannot_be_read_is_named_with_its_file_and_field_and_the_rest_are_probed(dataset: Path,
+                                                                                             tmp_path: Path):
+    copy = tmp_path / "data"
+    shutil.copytree(dataset, copy)
+    bad = sorted(copy.glob("tasks/*/task.json"))[0]
+    record = json.loads(bad.read_text())
+    record["now"]["date"] = "2024-02-30"
+    bad.write_text(json.dumps(record))
+    result = run(copy, tmp_path / "out", "--agent", "oracle", "--quiet")
+    assert result.exit_code == 0, result.output
+    assert f"skipped {record['id']}: cannot be read: {bad}: now.date: '2024-02-30'" in result.output
+    assert "over 5 task(s), 1 task(s) skipped" in result.output
 
 
 def test_sibling_pieces_and_malformed_memory():
