@@ -205,19 +205,35 @@ def make_decoys(pieces: Sequence[MemoryPiece], jobs: Sequence[str], start: date,
     return out
 
 
+# A sentence that leans on the one before it ("email them the scores"): told only after that one.
+_REFERS_BACK = re.compile(r"\b(?:it|its|them|they|their|this|these|those|the same|above)\b", re.IGNORECASE)
+
+
+def told_in_order(sentences: Sequence[str], usable: Callable[[str], bool]) -> list[int]:
+    """The positions of ``sentences`` to tell: each that ``usable`` accepts, but one that refers
+    back ("it", "them", "those") only when the sentence before it is told too."""
+    kept: list[int] = []
+    for i, text in enumerate(sentences):
+        if usable(text) and (not _REFERS_BACK.search(text) or (i > 0 and kept[-1:] == [i - 1])):
+            kept.append(i)
+    return kept
+
+
 def make_told_decoys(told: Sequence[ToldJob], ok: Callable[[str], bool], count: int) -> list[Decoy]:
     """Up to ``count`` decoys from ``told``, in its order: a job whose name passes ``ok`` and shares
     no word with a name taken before (two jobs are never both "the spreadsheet"), with its
-    sentences that pass ``ok`` (at most :data:`MAX_DETAILS`); a job with none is passed over."""
+    sentences that pass ``ok`` (in order, as :func:`told_in_order` keeps them; at most
+    :data:`MAX_DETAILS`); a job with none is passed over."""
     out: list[Decoy] = []
     taken: set[str] = set()
     for job in told:
         words = set(_words(job.about))
         if len(out) == count or not words or words & taken or not ok(job.about):
             continue
-        details = [(MemoryPiece(id=f"j{i + 1}", kind="fact" if cue == "note" else "action", text=text,
+        kept = told_in_order([text for _, text in job.sentences], ok)[:MAX_DETAILS]
+        details = [(MemoryPiece(id=f"j{n + 1}", kind="fact" if cue == "note" else "action", text=text,
                                 value=text, cue=cue), text)
-                   for i, (cue, text) in enumerate(job.sentences) if ok(text)][:MAX_DETAILS]
+                   for n, (cue, text) in enumerate(job.sentences[i] for i in kept)]
         if details:
             taken |= words
             out.append(Decoy(job.about, details))

@@ -462,10 +462,10 @@ class HistoryWriter:
             def bank_ok(text: str) -> bool:  # a bank job shares no word with a told one
                 return self._decoy_ok(text) and not told_words & set(re.findall(r"[a-z]+", text.lower()))
 
-            self.decoys = told + make_decoys(
+            self.decoys = told + (make_decoys(
                 pieces, threads().jobs, plan.date, self.rng, self._outsiders(), bank_ok,
                 count=DECOYS - len(told), fields=threads().job_fields,
-                sentences=threads().job_details) if len(told) < DECOYS else told
+                sentences=threads().job_details) if len(told) < DECOYS else [])
             if told:  # told and bank jobs come up in no telling order
                 self.rng.shuffle(self.decoys)
             for decoy in self.decoys:

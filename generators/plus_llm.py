@@ -10,7 +10,7 @@ from backends.prompts import render
 from generators.dialogue_llm import turn_times
 from generators.session_clock import working_days_before
 from generators.model import MemoryPiece, Session, Turn
-from generators.plus_offline import PlusDraft, SeedLike, infer_apps
+from generators.plus_offline import PlusDraft, SeedLike, infer_apps, tellable
 from generators.schemas import PLUS_SCHEMA
 from generators.specifics import find_specifics
 from office_env.seeding import rng as seeded
@@ -22,15 +22,13 @@ OTHER_INSTRUCTIONS = 6
 
 def regenerate_llm(client: Any, seed_task: SeedLike, *, days: int = 5, utterances_per_day: int = 70,
                    feedback: str = "", others: Sequence[str] = ()) -> PlusDraft:
-    """``others``: the split's other instructions; the prompt gives a few of them (drawn by the
-    seed task) as the work the history's jobs for later tell."""
+    """``others``: the split's other instructions, in the order to try them; the prompt gives the
+    first few that this history may tell (``plus_offline.tellable``) as its jobs for later."""
     instruction = seed_task.instruction.strip()
     now = seed_task.now
     dates = working_days_before(now.date(), days)
     specifics = find_specifics(instruction)
-    pool = sorted({o.strip() for o in others if o.strip()} - {instruction})
-    told = seeded("homeragents.plus_llm/others", instruction, seed_task.username, now.isoformat()).sample(
-        pool, min(len(pool), OTHER_INSTRUCTIONS))
+    told = tellable(others, instruction)[:OTHER_INSTRUCTIONS]
     inputs = {"instruction": instruction, "username": seed_task.username, "now": now.strftime("%Y-%m-%d %H:%M (%A)"),
               "days": days, "dates": [d.isoformat() for d in dates], "utterances_per_day": utterances_per_day,
               "specifics": [s.text for s in specifics], **({"other_instructions": told} if told else {})}

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field, replace
 from datetime import date, datetime
 from typing import Any, Iterable, Protocol, Sequence
 
-from generators.decoys import ToldJob
+from generators.decoys import ToldJob, told_in_order
 from generators.dialogue_offline import generate_dialogue, plan_dialogue
 from generators.history_plan import weeks_of_full_days
 from generators.model import Distractor, MemoryPiece, Session, TaskDraft
@@ -47,6 +47,7 @@ from generators.thread_bank import threads
 from generators.specifics import Specific, contains_specific, find_specifics, locate_specifics
 from generators.typos import fix_typos, word_frequency
 from office_env.apps import OFFICE_APPS
+from office_env.limits import MAX_TOLD_INSTRUCTION_CHARS
 from office_env.seeding import RAW
 from office_env.seeding import rng as seeded
 
@@ -288,7 +289,7 @@ def memory_pieces(instruction: str, clauses: Sequence[tuple[int, int]], *, token
                 value = candidates[0].text
         kind = "action" if _first_word(text) in _ACTION_NOUN else "fact"
         said, _ = fix_typos(text)
-        if not said.startswith(value):
+        if value == text or not said.startswith(value):
             said = _said_within(said)
         if is_question(instruction, (start, end)):
             cue = "asked"
@@ -559,34 +560,75 @@ def _dynamics(memory: list[MemoryPiece], kinds: dict[str, str], instruction: str
     return out
 
 
-# Other seeds' instructions a history may tell as its jobs for later (``generators.decoys.ToldJob``):
-# this many candidates, as some name nothing of their own or share the task's words.
-_TOLD_DRAWS = 12
+# Words a clause may open with that are no name: said after a lead-in, in lower case ("One detail
+# for later, for each class separately."), as the verbs and question words are.
+_FUNCTION_WORDS = frozenset("""a an the this that these those my our your his her their its it they we he she you
+there here for in on at to from with by of and or but so then also after before each every all only just now
+please if next first finally""".split())
+# Words any office instruction may say: two instructions that share only these are about different things.
+_OFFICE_WORDS = frozenset(_AREA.values()) | frozenset("""excel word email emails mail mails file files sheet sheets
+docx xlsx pdfs calendar event events folder data documents messages named name names column columns row rows
+table tables list report reports answer answers result results text content contents""".split())
+_GLUED = re.compile(r"[.!?]\s+[a-z]")  # two sentences run together ("... in midterm 2. email them ...")
 
 
 def _said_within(clause: str) -> str:
-    """A clause as said after a lead-in ("please find ...", "... : how many ...?")."""
-    return clause[:1].lower() + clause[1:] if _first_word(clause) in _ACTION_NOUN.keys() | _WH | _AUX else clause
+    """A clause as said after a lead-in ("please find ...", "... : how many ...?"): its first word
+    in lower case unless it is a name."""
+    first = _first_word(clause)
+    return clause[:1].lower() + clause[1:] if first in _ACTION_NOUN.keys() | _WH | _AUX | _FUNCTION_WORDS else clause
 
 
-def told_jobs(others: Sequence[str], instruction: str, rng: random.Random) -> list[ToldJob]:
-    """Other seed tasks' instructions as this history's jobs for later: each named by its topic
-    (one that names what it is about: "the salary spreadsheet", never "the spreadsheet") and told
-    in its own clauses, as its task's history tells them. So a seed's sentences are said in
-    histories where they are not the task, and learning them from one build finds nothing in the
-    next. Drawn by ``rng`` from ``others`` (this instruction and repeats set aside)."""
-    pool = sorted({o.strip() for o in others if o.strip()} - {instruction.strip()})
-    jobs = []
-    for other in rng.sample(pool, min(len(pool), _TOLD_DRAWS)):
+def _distinctive_words(instruction: str, specifics: Sequence[Specific]) -> set[str]:
+    """What an instruction is about: its plain words but the apps', files' and verbs', and the
+    names of its people."""
+    words = content_words(fix_typos(instruction)[0]) | content_words(instruction)
+    people = {w.lower() for s in specifics if s.kind == "person" for w in re.findall(r"[A-Za-z]+", s.text)}
+    return (words - _OFFICE_WORDS - set(_ACTION_NOUN)) | people
+
+
+def _tellable(others: Sequence[str], instruction: str) -> Iterable[tuple[str, str]]:
+    """``(instruction, topic)`` of each of ``others``, in order, that a history of ``instruction``
+    may tell as a job for later: not too long, named by a topic that says what it is about ("the
+    salary spreadsheet", never "the spreadsheet"), and sharing no distinctive word or person with
+    ``instruction`` (so that no job for later could pass for the task)."""
+    mine = _distinctive_words(instruction, find_specifics(instruction))
+    seen = {instruction.strip()}
+    for other in others:
+        other = other.strip()
+        if not other or other in seen or len(other) > MAX_TOLD_INSTRUCTION_CHARS:
+            continue
+        seen.add(other)
         specifics = find_specifics(other)
         topic = topic_of(other, specifics, infer_apps(other))
-        if len(topic.split()) < 3:
-            continue
-        spans = split_clauses(other)
-        sentences = tuple((p.cue, _said_within(p.text)) for p in memory_pieces(other, spans, token_values=False)
-                          if _words(p.text) >= MIN_CLAUSE_WORDS)
-        if sentences:
-            jobs.append(ToldJob(topic, sentences))
+        if len(topic.split()) >= 3 and not _distinctive_words(other, specifics) & mine:
+            yield other, topic
+
+
+def tellable(others: Sequence[str], instruction: str) -> list[str]:
+    """The instructions of ``others`` a history of ``instruction`` may tell, in order (``told_jobs``)."""
+    return [other for other, _ in _tellable(others, instruction)]
+
+
+def _tellable_clause(clause: str) -> bool:
+    """A clause told as a job's request or question: whole, opening with a verb or a question word,
+    one sentence, no template braces of the seed's own ("rename it to {name}.pdf")."""
+    return (_words(clause) >= MIN_CLAUSE_WORDS and not _GLUED.search(clause) and "{" not in clause
+            and "}" not in clause and _first_word(clause) in _ACTION_NOUN.keys() | _WH | _AUX)
+
+
+def told_jobs(others: Sequence[str], instruction: str) -> list[ToldJob]:
+    """Other seed tasks' instructions as this history's jobs for later, in the order of ``others``
+    (``tellable`` ones only): each named by its topic and told in its own clauses, as its task's
+    history tells them (a clause that leans on one left out is left out too). So a seed's
+    sentences are said in histories where they are not the task, and learning them from one
+    build finds nothing in the next."""
+    jobs = []
+    for other, topic in _tellable(others, instruction):
+        pieces = memory_pieces(other, split_clauses(other), token_values=False)
+        kept = told_in_order([p.text for p in pieces], _tellable_clause)
+        if kept:
+            jobs.append(ToldJob(topic, tuple((pieces[i].cue, pieces[i].text) for i in kept)))
     return jobs
 
 
@@ -617,7 +659,7 @@ def regenerate(seed_task: SeedLike, *, seed: int, days: int = 5, utterances_per_
     apps = infer_apps(instruction)
     last_error: ValueError | None = None
     topic = topic_of(instruction, specifics, apps)
-    told = told_jobs(others, instruction, seeded(rng.random(), legacy=RAW)) if others else []
+    told = told_jobs(others, instruction)
     for token_values in (True, False):
         memory = memory_pieces(instruction, spans, token_values=token_values)
         values = [p.value for p in memory]

@@ -47,6 +47,7 @@ MAX_OBSERVATION_CHARS = 20_000       # longer observations are cut, with a marke
 MAX_JSON_BYTES = 16 * MiB
 MAX_JSON_DEPTH = 64
 MAX_SEED_INSTRUCTION_CHARS = 20_000  # one seed subtask's instruction ("task"); OfficeBench's are a few hundred
+MAX_TOLD_INSTRUCTION_CHARS = 2_000   # another seed's instruction a Plus history tells as work for later
 MAX_SEED_FIELD_CHARS = 200           # a seed subtask's username, date, weekday, time
 MAX_SEED_CRITERIA = 200              # criteria in one seed subtask's evaluation list
 MAX_DIALOGUE_TURNS = 50_000          # turns of one task's history (the challenge preset has about 7,500)

@@ -42,6 +42,7 @@ from generators.model import Verdict
 from generators.plus_offline import PlusDraft, infer_apps, plus_problems, regenerate
 from office_env import SeedTask, load_officebench
 from office_env.untrusted import read_file
+from office_env.seeding import rng as seeded
 from orchestrator import dataset_writer as dataset
 from generators.plus_llm import regenerate_llm
 from backends.batch import Round, run_batch
@@ -61,12 +62,12 @@ from orchestrator.roles import GenerationOptions
 from verifier.dialogue_rules import check_dialogue
 from generators.specifics import check_specifics
 
-GENERATOR_VERSION = "plus-offline-2"
-GENERATOR_REVISION = 2
+GENERATOR_VERSION = "plus-offline-3"
+GENERATOR_REVISION = 3
 
 
 def generator_version(config: "PlusConfig") -> str:
-    """What wrote the split: ``plus-offline-2`` or, on the llm backend, ``plus-llm-2``."""
+    """What wrote the split: ``plus-offline-3`` or, on the llm backend, ``plus-llm-3``."""
     return GENERATOR_VERSION if config.backend == "offline" else f"plus-{config.backend}-{GENERATOR_REVISION}"
 # Dialogue shapes: (days, utterances a day). "paper": many short sessions, as HomerAgents+ has them
 # (about 28 sessions of about 11 utterances); "neo": the Neo split's few long ones.
@@ -281,7 +282,7 @@ def run_seed(out: str, config: PlusConfig, index: int, task_id: str, seed_task: 
              roles: PlusRoles | None = None, repairs: tuple[dict[str, Any], ...] = (),
              others: tuple[str, ...] = ()) -> dict[str, Any]:
     """Regenerate one seed (runs in a worker); returns a JSON-able outcome. ``others``: the
-    instructions of the split's other seeds (``others_of``)."""
+    instructions of the split's other seeds its history may tell, in order (``told_candidates``)."""
     staging = Path(out) / dataset.WORK / "staging"
     staging.mkdir(parents=True, exist_ok=True)
     job = PlusJob(index=index, task_id=task_id, seed_task=seed_task, config=config, staging=staging,
@@ -450,6 +451,7 @@ class PlusBatch:
         if resume:
             repair(out, done)
         self.tasks, self.repairs, refused = _lint(report.tasks, config.repair, summary)
+        self.told = told_candidates(self.tasks, set(refused), config.seed)
         for i, reason in refused.items():
             done.setdefault(i, {"index": i, "id": ids[i], "seed": self.tasks[i].id, "status": "dropped", "rounds": 0,
                                 "reason": reason})
@@ -472,7 +474,8 @@ class PlusBatch:
         self.pending = False
         if not todo:
             return None
-        return Round(todo, _SeedRun(str(self.out), self.config, self.ids, self.tasks, self.roles, self.repairs),
+        return Round(todo, _SeedRun(str(self.out), self.config, self.ids, self.tasks, self.roles, self.repairs,
+                                    self.told),
                      min(self.workers, max(1, len(todo))))
 
     def record(self, item: dict[str, Any]) -> None:
@@ -509,16 +512,36 @@ class _SeedRun:
     tasks: list[SeedTask]
     roles: PlusRoles | None
     repairs: dict[int, tuple[dict[str, Any], ...]]
+    told: list[tuple[str, ...]]  # per seed, the instructions its history may tell (told_candidates)
 
     def __call__(self, i: int) -> dict[str, Any]:
         return run_seed(self.out, self.config, i, self.ids[i], self.tasks[i], self.roles, self.repairs.get(i, ()),
-                        others_of(self.tasks, i))
+                        self.told[i])
 
 
-def others_of(tasks: Sequence[SeedTask], i: int) -> tuple[str, ...]:
-    """The instructions of the seeds that do not share seed ``i``'s testbed folder, in the
-    split's order: the work its history's jobs for later may tell."""
-    return tuple(t.instruction for t in tasks if t.folder != tasks[i].folder)
+TOLD_CANDIDATES = 24  # other seeds a history may tell, in the order tried (most are not tellable)
+
+
+def told_candidates(tasks: Sequence[SeedTask], refused: set[int], seed: int) -> list[tuple[str, ...]]:
+    """For each seed, the instructions of other seeds its history may tell as jobs for later, in
+    the order to try them: the next :data:`TOLD_CANDIDATES` seeds after it in one seeded order of
+    the split, leaving out the seeds the lint refused and those on its own testbed folder. So every
+    seed is offered to about as many histories as any other (a random draw each would tell some
+    seeds in many histories and some in none), and the same split and seed give the same lists."""
+    usable = [i for i in range(len(tasks)) if i not in refused]
+    order = seeded("homeragents.plus/told", seed, [t.instruction for t in tasks]).sample(usable, len(usable))
+    at = {i: k for k, i in enumerate(order)}
+    out = []
+    for i, task in enumerate(tasks):
+        start, told = at.get(i, -1) + 1, []
+        for k in range(len(order)):
+            j = order[(start + k) % len(order)]
+            if j != i and tasks[j].folder != task.folder:
+                told.append(tasks[j].instruction)
+                if len(told) == TOLD_CANDIDATES:
+                    break
+        out.append(tuple(told))
+    return out
 
 
 def _lint(tasks: list[SeedTask], repair_seeds: bool, summary: PlusSummary

@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from generators.plus_offline import regenerate
+from office_env.limits import MAX_TOLD_INSTRUCTION_CHARS
 from office_env.seeding import SORTED_JSON, derive_seed
 
 
@@ -21,7 +22,7 @@ class _Seed:
 MAX_DAYS = 366
 MAX_UTTERANCES_PER_DAY = 1_000
 MAX_OTHERS = 32
-MAX_OTHER_CHARS = 4_000
+MAX_OTHER_CHARS = MAX_TOLD_INSTRUCTION_CHARS
 
 
 def answer_plus(inputs: dict[str, Any], feedback: str) -> dict[str, Any]:

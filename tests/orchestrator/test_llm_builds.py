@@ -17,9 +17,11 @@ from backends.fake_llm import FakeLLMServer
 from generators.dialogue_llm import DAY_RETRIES, DAYS_PER_CALL
 from orchestrator.build import build
 from orchestrator.dataset_writer import iter_tasks
+from generators.plus_llm import OTHER_INSTRUCTIONS
+from generators.plus_offline import tellable
 from office_env import load_officebench
 from orchestrator.fake_llm.offline_responder import default_responder, inputs_of, role_of
-from orchestrator.plus import regenerate_split
+from orchestrator.plus import regenerate_split, told_candidates
 from orchestrator.roles import BuildConfig
 
 from tests.support.homer_cli import homer_here
@@ -88,10 +90,11 @@ def test_plus_build_over_http_keeps_the_seeds_and_passes_verify(tmp_path):
                  if r.status == 200 and role_of(r.body["messages"]) == "plus_generator")}
     assert summary.written == 5 and roles.count("plus_generator") == 5
     assert len(roles) <= 4 * summary.written
-    # each prompt gives the instructions of the seeds on other testbeds, for its jobs for later to tell
+    # each prompt gives the other seeds' instructions its history may tell, for its jobs for later
     seeds = load_officebench(SAMPLE).tasks
-    for seed in seeds:
-        assert sorted(sent[seed.instruction]) == sorted(s.instruction for s in seeds if s.folder != seed.folder)
+    for seed, candidates in zip(seeds, told_candidates(seeds, set(), seed=2)):
+        assert sent[seed.instruction] == tellable(candidates, seed.instruction)[:OTHER_INSTRUCTIONS]
+        assert not {s.instruction for s in seeds if s.folder == seed.folder} & set(sent[seed.instruction])
     told = [t["text"] for task in iter_tasks(tmp_path / "plus") for s in task.record["dialogue"] for t in s["turns"]
             if t["role"] == "user" and t.get("thread", "").startswith("w")]
     assert any("highest score in data/scores.xlsx" in text for text in told)  # seed 1-1/0's first clause

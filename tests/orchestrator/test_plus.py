@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import copy
 import json
-import random
 import re
+from collections import Counter
 from dataclasses import replace
 import os
 import shutil
@@ -32,7 +32,7 @@ from orchestrator.plus import (
     PlusConfig,
     PlusJob,
     build_plus_graph,
-    others_of,
+    told_candidates,
     plus_gate,
     plus_task_id,
     plus_write,
@@ -194,23 +194,53 @@ def test_jobs_for_later_tell_the_other_seeds_and_never_the_tasks_values(runs, sa
         values = [m["value"].lower() for m in record["memory"]]
         assert not [(v, line) for v in values for line in lines if re.search(rf"(?<!\w){re.escape(v)}(?!\w)", line)]
     assert len(told_somewhere) >= 3, told_somewhere
-    by_id = {s.id: i for i, s in enumerate(sample_seeds)}
-    others = others_of(sample_seeds, by_id["1-1/0"])
-    assert sample_seeds[by_id["2-1/0"]].instruction in others
-    assert sample_seeds[by_id["1-1/1"]].instruction not in others and sample_seeds[by_id["1-1/0"]].instruction not in others
+
+
+def test_each_seed_is_offered_to_about_as_many_histories_never_its_own_testbeds_nor_a_refused_one():
+    seeds = load_officebench(SAMPLE).tasks
+    candidates = told_candidates(seeds, {1}, seed=3)
+    assert candidates == told_candidates(seeds, {1}, seed=3) != told_candidates(seeds, {1}, seed=4)
+    offered = Counter(text for told in candidates for text in told)
+    for i, (seed, told) in enumerate(zip(seeds, candidates)):
+        assert seed.instruction not in told and seeds[1].instruction not in told
+        assert not [s.id for s in seeds if s.folder == seed.folder and s.instruction in told]
+        assert len(told) == len(set(told))
+    assert seeds[1].instruction not in offered
+    # a seed on a folder of its own is offered to every other seed (a refused one's list is never used)
+    assert offered[seeds[4].instruction] == len(seeds) - 1 and seeds[4].folder not in {s.folder for s in seeds[:4]}
+
+
+def test_a_clause_after_a_lead_in_opens_in_lower_case_for_the_task_and_other_jobs_alike(runs):
+    """A request or question said after "Basically," or "Here it is:" opens in lower case whether it
+    is the task's or a job's for later: a capital there would mark the task's own evidence."""
+    from generators.plus_offline import _ACTION_NOUN, _AUX, _WH
+
+    common = _ACTION_NOUN.keys() | _WH | _AUX
+    capital = [(name, t["text"]) for name in ("a", "neo") for r in records(runs[name][0]).values()
+               for s in r["dialogue"] for t in s["turns"] if t["role"] == "user"
+               for m in re.finditer(r"[,:] ([A-Z][a-z]+)\b", t["text"]) if m.group(1).lower() in common]
+    assert not capital
 
 
 def test_told_jobs_are_named_by_their_topic_and_told_in_their_clauses():
-    from generators.plus_offline import told_jobs
+    from generators.plus_offline import tellable, told_jobs
 
+    task = "Send an email to Bob about the budget meeting on 2024-05-07."
     others = ["Find who has the highest score in data/scores.xlsx and write the name into answer.txt.",
               "Open the file.",  # names nothing of its own: no job
-              "Send an email to Bob about the budget meeting on 2024-05-07."]
-    jobs = told_jobs(others, others[2], random.Random(1))
-    assert [j.about for j in jobs] == ["the score spreadsheet"]
+              "Sort the budget excel file by cost.",  # the task's own topic word
+              "Forward the venue quote to Bob.",  # the task's person
+              "Count the rows of the headcount excel file. For each team separately, email the total to Carol.",
+              "Rename the photo pdf to {name}.pdf, then email it to Dana.",  # a brace clause, and 'it' leans on it
+              "x" * 3000 + " invoice report"]
+    assert tellable(others, task) == [others[0], others[4], others[5]]
+    jobs = told_jobs(others, task)
+    assert [j.about for j in jobs] == ["the score spreadsheet", "the headcount spreadsheet"]
     assert jobs[0].sentences == (("requested", "find who has the highest score in data/scores.xlsx"),
                                  ("requested", "write the name into answer.txt"))
-    assert told_jobs([], others[0], random.Random(1)) == []
+    assert jobs[1].sentences == (("requested", "count the rows of the headcount excel file"),
+                                 ("requested", "email the total to Carol"))
+    assert told_jobs([], task) == [] and told_jobs([task], task) == []
 
 
 def test_specifics_in_every_dialogue_and_none_in_the_intent(runs):
