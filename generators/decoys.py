@@ -79,7 +79,12 @@ class Decoy:
     said: int = 0
     raised: bool = False
     mentions: int = 0  # talk about it without a detail so far
+    changes: int = 0  # its details changed so far (at most MAX_CHANGES)
 
+
+# A job for later changes its plan no more often than the task's work does: a thread corrected
+# three times over would never be the task.
+MAX_CHANGES = 2
 
 # Talk about a decoy without details, per detail it has: a little less than the task's own work
 # is talked about without values (``generators.history_plan.EVIDENCE_SHARE``), so that a job for

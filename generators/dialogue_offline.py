@@ -25,7 +25,8 @@ import re
 from datetime import date, datetime
 from typing import Any, Callable, Mapping, Sequence
 
-from generators.decoys import Decoy, ToldJob, changed_value, decoy_mention_budget, make_decoys, make_told_decoys
+from generators.decoys import (MAX_CHANGES, Decoy, ToldJob, changed_value, decoy_mention_budget, make_decoys,
+                              make_told_decoys)
 from generators.history_plan import (DAY_CUES, LONG_HISTORY_MENTIONS, P_RELATIVE_DAY, P_SPLIT,
                                      SHORT_SESSION, DayPlan, Event, plan_history, weeks_of_full_days)
 from generators.model import MemoryPiece, Session, TaskDraft, Turn
@@ -544,7 +545,7 @@ class HistoryWriter:
             value = self._decoy_said(value, cue, when)
             if value:  # (a phrase the task says too stays unsaid)
                 return self._decoy_detail(decoy, ctx, piece.cue, cue, value, when, room)
-        if decoy.said and self.rng.random() < 0.3:  # a detail said already changes
+        if decoy.said and decoy.changes < MAX_CHANGES and self.rng.random() < 0.3:  # a detail said already changes
             index = self.rng.randrange(decoy.said)
             piece, old = decoy.details[index]
             if piece.cue in SENTENCE_CUES:  # a sentence's detail changes: the new detail is what is said
@@ -559,6 +560,7 @@ class HistoryWriter:
                 said = self._decoy_said(told, cue, when)
                 if said:  # worded as the task's are; the detail changes only when the change is said
                     decoy.details[index] = (piece, new)
+                    decoy.changes += 1
                     kind = withheld_kind(told) if told != new else None
                     if kind and room >= 2 and self.rng.random() < P_SPLIT:  # in two turns, as the task's are
                         try:

@@ -9,7 +9,7 @@ from datetime import date, datetime
 
 import pytest
 
-from generators.decoys import ToldJob, changed_value, make_decoys, make_told_decoys, make_value
+from generators.decoys import MAX_CHANGES, ToldJob, changed_value, make_decoys, make_told_decoys, make_value
 from generators.model import MemoryPiece
 from generators.specifics import find_specifics
 from generators.thread_bank import threads
@@ -144,3 +144,17 @@ def test_told_jobs_become_decoys_in_order_each_with_its_own_name_and_clean_sente
         ("requested", "sort the salary excel file by Name"), ("asked", "who earns the most in data/salary.xlsx?")]
     assert all(p.text == p.value == value for d in decoys for p, value in d.details)
     assert make_told_decoys(told, ok, count=9)[-1].about == "the weather document"  # nothing clean is left
+
+
+def test_a_job_for_later_changes_its_plan_no_more_often_than_the_task():
+    changing = _patterns(("correct", "correct_split"))
+    most = 0
+    for seed in range(6):
+        turns = all_turns(gen(DRAFT, seed=seed, days=25, utterances_per_day=12))
+        decoys = {t.thread for t in turns if t.role == "user" and t.thread.startswith("w")
+                  and any(p.match(t.text) for p in _patterns(("job_raise",)))}
+        for thread in decoys:
+            changes = sum(1 for t in turns if t.thread == thread and t.role == "user"
+                          and any(p.match(t.text) for p in changing))
+            most = max(most, changes)
+    assert 1 <= most <= MAX_CHANGES == 2  # as often as a task thread is corrected
