@@ -21,6 +21,9 @@ task (anything with ``instruction``, ``username``, ``now`` and ``app_count``) by
 - **sessions**: ``generators.dialogue_offline.generate_dialogue`` on a ``TaskDraft`` holding
   these pieces (if some value proves too generic for the small-talk banks, the clauses
   themselves become the values and it is tried once more).
+- **jobs for later**: given ``others`` (the split's other instructions, in the order to try),
+  those that share nothing distinctive with this one are told as the history's other jobs, each
+  named by its topic and said in its own requests and questions (``told_jobs``).
 
 The same arguments give the same draft; another ``feedback`` gives another dialogue (and may
 pick another intent wording).
@@ -35,6 +38,7 @@ from __future__ import annotations
 import random
 import re
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from datetime import date, datetime
 from typing import Any, Iterable, Protocol, Sequence
 
@@ -587,22 +591,40 @@ def _distinctive_words(instruction: str, specifics: Sequence[Specific]) -> set[s
     return (words - _OFFICE_WORDS - set(_ACTION_NOUN)) | people
 
 
-def _tellable(others: Sequence[str], instruction: str) -> Iterable[tuple[str, str]]:
-    """``(instruction, topic)`` of each of ``others``, in order, that a history of ``instruction``
-    may tell as a job for later: not too long, named by a topic that says what it is about ("the
-    salary spreadsheet", never "the spreadsheet"), and sharing no distinctive word or person with
-    ``instruction`` (so that no job for later could pass for the task)."""
+@lru_cache(maxsize=4096)
+def _told_job(other: str) -> tuple[ToldJob, frozenset[str]] | None:
+    """Another seed's instruction as a job for later, with its distinctive words; None when it
+    cannot be one: too long, no topic that says what it is about ("the salary spreadsheet", never
+    "the spreadsheet"), or no clause to tell (``_tellable_clause``; one that leans on a clause left
+    out is left out too). Each instruction is read once however many histories it is offered to."""
+    if len(other) > MAX_TOLD_INSTRUCTION_CHARS:
+        return None
+    specifics = find_specifics(other)
+    topic = topic_of(other, specifics, infer_apps(other))
+    if len(topic.split()) < 3:
+        return None
+    pieces = memory_pieces(other, split_clauses(other), token_values=False)
+    kept = told_in_order([p.text for p in pieces], _tellable_clause)
+    if not kept:
+        return None
+    return (ToldJob(topic, tuple((pieces[i].cue, pieces[i].text) for i in kept)),
+            frozenset(_distinctive_words(other, specifics)))
+
+
+def _tellable(others: Sequence[str], instruction: str) -> Iterable[tuple[str, ToldJob]]:
+    """``(instruction, job)`` of each of ``others``, in order, that a history of ``instruction``
+    may tell as a job for later (``_told_job``), sharing no distinctive word or person with
+    ``instruction``, so that no job for later could pass for the task."""
     mine = _distinctive_words(instruction, find_specifics(instruction))
     seen = {instruction.strip()}
     for other in others:
         other = other.strip()
-        if not other or other in seen or len(other) > MAX_TOLD_INSTRUCTION_CHARS:
+        if not other or other in seen:
             continue
         seen.add(other)
-        specifics = find_specifics(other)
-        topic = topic_of(other, specifics, infer_apps(other))
-        if len(topic.split()) >= 3 and not _distinctive_words(other, specifics) & mine:
-            yield other, topic
+        told = _told_job(other)
+        if told is not None and not told[1] & mine:
+            yield other, told[0]
 
 
 def tellable(others: Sequence[str], instruction: str) -> list[str]:
@@ -619,17 +641,10 @@ def _tellable_clause(clause: str) -> bool:
 
 def told_jobs(others: Sequence[str], instruction: str) -> list[ToldJob]:
     """Other seed tasks' instructions as this history's jobs for later, in the order of ``others``
-    (``tellable`` ones only): each named by its topic and told in its own clauses, as its task's
-    history tells them (a clause that leans on one left out is left out too). So a seed's
-    sentences are said in histories where they are not the task, and learning them from one
-    build finds nothing in the next."""
-    jobs = []
-    for other, topic in _tellable(others, instruction):
-        pieces = memory_pieces(other, split_clauses(other), token_values=False)
-        kept = told_in_order([p.text for p in pieces], _tellable_clause)
-        if kept:
-            jobs.append(ToldJob(topic, tuple((pieces[i].cue, pieces[i].text) for i in kept)))
-    return jobs
+    (the ``tellable`` ones): each named by its topic and told in its own clauses, as its task's
+    history tells them. So a seed's sentences are said in histories where they are not the task,
+    and learning them from one build finds nothing in the next."""
+    return [job for _, job in _tellable(others, instruction)]
 
 
 def _long_history_persona(seed: int, days: int, utterances_per_day: int) -> dict[str, Any]:

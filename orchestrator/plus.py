@@ -93,7 +93,7 @@ class PlusJob:
     config: PlusConfig
     staging: Path
     repairs: tuple[dict[str, Any], ...] = ()  # the seed lint's repairs applied to the criteria
-    others: tuple[str, ...] = ()  # the split's other instructions (other testbeds), told as jobs for later
+    others: tuple[str, ...] = ()  # other seeds' instructions its history may tell, in order (told_candidates)
 
 
 class PlusRoles(Protocol):
