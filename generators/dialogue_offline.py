@@ -15,7 +15,7 @@ in ``superseded``; a near-miss in ``distractor``. Task turns carry ``thread`` "t
 
 The thread bank is ``generators.thread_bank`` (in the dialogue banks' one format,
 ``generators.dialogue_bank``); other jobs talked about the same
-way (unmarked) are ``generators.decoys``.
+way (unmarked) are ``generators.decoys``, said by ``generators.decoy_talk``.
 """
 
 from __future__ import annotations
@@ -25,15 +25,15 @@ import re
 from datetime import date, datetime
 from typing import Any, Callable, Mapping, Sequence
 
-from generators.decoys import (MAX_CHANGES, Decoy, ToldJob, changed_value, decoy_mention_budget, make_decoys,
-                              make_told_decoys)
-from generators.history_plan import (DAY_CUES, LONG_HISTORY_MENTIONS, P_RELATIVE_DAY, P_SPLIT,
-                                     SHORT_SESSION, DayPlan, Event, plan_history, weeks_of_full_days)
+from generators.decoy_talk import DecoyTalk, TurnSpec
+from generators.decoys import ToldJob
+from generators.history_plan import (LONG_HISTORY_MENTIONS, P_SPLIT, SHORT_SESSION, DayPlan, Event, plan_history,
+                                     weeks_of_full_days)
 from generators.model import MemoryPiece, Session, TaskDraft, Turn
 from generators.session_clock import SessionClock, working_days_before
 from generators.small_talk import WordingsExhausted
-from generators.spoken_time import is_relative, names_any, read_times, say_value, value_time
-from generators.withheld import changed_detail, detail_to_withhold, withheld_kind, withhold
+from generators.spoken_time import names_any, spoken
+from generators.withheld import withheld_kind, withhold
 from generators.thread_bank import (  # noqa: F401 - the bank's names, as the writer's callers know them
     _OPENERS, _REPLIES, SENTENCE_CUES, BankError, _Deck, bank_sizes, threads,
 )
@@ -47,15 +47,8 @@ from office_env.seeding import rng as seeded
 # The generator
 # --------------------------------------------------------------------------------------------
 
-TurnSpec = tuple[str, str, dict[str, tuple[str, ...]], str]  # (role, text, marks, thread)
-
 _WORK_SHARE = 0.36  # target share of work turns (task and other work) in a day
-# Other jobs for later talked about like the task (generators.decoys): with four, each sentence
-# that states a task detail is said two to three times as often of work that is not the task.
-DECOYS = 4
 P_WITHHOLD = 0.5  # the chance that a request not planned in two turns is said with its detail left out
-P_SENTENCE_SPLIT = 0.2  # a decoy's sentence is said after a lead-in this much more often than its other details
-P_DECOY_DETAIL = 0.85  # the chance that a decoy's turn gives its next detail while it has some left
 LONG_HISTORY_WORK_SHARE = 0.5  # the same over weeks of history (more work, less small talk a day)
 LONG_HISTORY_FULL_NAMES = 0.7  # over weeks, the share of lines stating a value that call the work by its full name
 _SHORT_OPENS, _SHORT_CLOSES = 0.5, 0.45  # chances that a short session has an opener, a closer
@@ -138,24 +131,13 @@ def task_values(pieces: Sequence[MemoryPiece]) -> list[str]:
     return [v.lower() for v in out if v.strip()]
 
 
-HEADER_CUES = ("column_total", "question", "layout")  # values made of a sheet's column headers
-_TITLE_WORD_RE = re.compile(r"\b[A-Z][a-z]+\b")
-
-
-def spoken(value: str, cue: str) -> str:
-    """A value as the user says it: a sheet's headers in a value that names columns ("the Item
-    with the highest Quantity") turned into words ("the item with the highest quantity"; "Q3" and
-    "IT" stay). The memory marks match either way, case aside."""
-    return _TITLE_WORD_RE.sub(lambda m: m.group(0).lower(), value) if cue in HEADER_CUES else value
-
-
 def _part_of_day(when: datetime) -> str:
     if when.hour < 12:
         return "this morning"
     return "this afternoon" if when.hour < 17 else "this evening"
 
 
-class HistoryWriter:
+class HistoryWriter(DecoyTalk):
     """Writes the sessions of one history, day by day, from its plan. Holds what must not repeat
     (every composer remembers what it produced) and the values no unmarked turn may hold."""
 
@@ -200,10 +182,7 @@ class HistoryWriter:
         self.absences = list(absences)
         self.names = WorkNames(rng, clean, [p.about for p in self.pieces], stated_full_names)
         self.task_words = {w for about in self.names.names for w in re.findall(r"[a-z]+", about.lower()) if len(w) > 3}
-        self.decoys: list[Decoy] | None = None  # made on the first day (generators.decoys)
-        self.told = list(told)
-        self.decoy_threads: dict[str, str] = {}
-        self.decoy_turn = 0
+        self.start_decoys(told)
 
     def clean(self, text: str) -> bool:
         low = text.lower()
@@ -441,176 +420,6 @@ class HistoryWriter:
             self.said.add(text)
         return turns
 
-    # -- other jobs talked about like the task's (generators.decoys) ---------------------------
-
-    def _decoy_ok(self, text: str) -> bool:
-        """A decoy's name or value: clean, sharing no word with a name of the task's work, and
-        not a day that a task value is (said in words, it would name the task's day)."""
-        if not self.clean(text) or self.task_words & set(re.findall(r"[a-z]+", text.lower())):
-            return False
-        when = value_time(text)
-        return when is None or _day_of(when) not in {_day_of(t) for t in map(value_time, self.values) if t is not None}
-
-    def _decoys_for(self, plan: DayPlan) -> list[Decoy]:
-        """The history's decoys, made on its first day from the task's pieces (or, for a writer
-        given one day's events, from theirs)."""
-        if self.decoys is None:
-            pieces = self.pieces or list({e.piece.id: e.piece for e in plan.events if e.piece is not None}.values())
-            self.task_words |= {w for p in pieces for w in re.findall(r"[a-z]+", p.about.lower()) if len(w) > 3}
-            told = make_told_decoys(self.told, self._decoy_ok, DECOYS)
-            told_words = {w for d in told for w in re.findall(r"[a-z]+", d.about.lower()) if len(w) > 3}
-
-            def bank_ok(text: str) -> bool:  # a bank job shares no word with a told one
-                return self._decoy_ok(text) and not told_words & set(re.findall(r"[a-z]+", text.lower()))
-
-            self.decoys = told + (make_decoys(
-                pieces, threads().jobs, plan.date, self.rng, self._outsiders(), bank_ok,
-                count=DECOYS - len(told), fields=threads().job_fields,
-                sentences=threads().job_details) if len(told) < DECOYS else [])
-            if told:  # told and bank jobs come up in no telling order
-                self.rng.shuffle(self.decoys)
-            for decoy in self.decoys:
-                self.work_threads += 1
-                self.decoy_threads[decoy.about] = f"w{min(self.work_threads, 99)}"
-        return self.decoys
-
-    def _outsiders(self) -> list[str]:
-        """People a decoy may name: full names from the bank whose first name no colleague has."""
-        firsts = {c.lower() for c in self.colleagues}
-        return [p for p in threads().job_people if p.split()[0].lower() not in firsts and self.clean(p)]
-
-    def _free_on(self, value: str, when: datetime) -> bool:
-        """Whether ``value`` names no colleague the office shows away on ``when``'s day."""
-        day = when.date()
-        return not any(first <= day <= last and re.search(rf"\b{re.escape(name)}\b", value)
-                       for name, first, last in self.absences)
-
-    def _decoy_ctx(self, decoy: Decoy, when: datetime, full: bool = False, answer: bool = False) -> dict[str, Any]:
-        """A decoy line's slots: every decoy pair opens an exchange of its own, so its work is
-        never "that one" but in the answer of a split detail."""
-        about = self.names.pick(decoy.about, full=full, opening=not answer, answer=answer)
-        return self._slots(about, when)
-
-    def decoy_block(self, pairs: int, clock: SessionClock) -> list[TurnSpec]:
-        """``pairs`` pairs about the decoys (one at a time, in turn): raised as work for later,
-        then its details in the task's own sentences (some in two turns), a detail changed, or
-        talk about it without details. A pair that finds no fresh wording is left out."""
-        turns: list[TurnSpec] = []
-        left = pairs
-        idle = 0  # decoys in a row with nothing left to say
-        while left > 0 and self.decoys and idle < len(self.decoys):
-            decoy = self.decoys[self.decoy_turn % len(self.decoys)]
-            self.decoy_turn += 1
-            thread = self.decoy_threads[decoy.about]
-            try:
-                lines = self._decoy_lines(decoy, clock.peek(), left)
-            except ValueError:
-                lines = []
-            if not lines:
-                idle += 1
-                continue
-            idle = 0
-            for user, reply in lines:
-                turns.append(("user", user, {}, thread))
-                clock.tick()
-                turns.append(("assistant", reply, {}, thread))
-                clock.tick()
-            left -= len(lines)
-        return turns
-
-    def _decoy_said(self, value: str, cue: str, when: datetime) -> str:
-        """A decoy's value as the task's are said (a moment in words for the day, a day relative to
-        it as often as the plan says the task's, a sheet's headers in words); "" when that is a phrase
-        the task says too ("Monday next week") or names a day a task value names (marks read days)."""
-        phrase = say_value(value, when.date())
-        if phrase and (cue not in DAY_CUES or (is_relative(phrase) and self.rng.random() < P_RELATIVE_DAY)):
-            value = phrase
-        value = spoken(value, cue)
-        if not self.clean(value):
-            return ""
-        said_on = when.date()
-        days = {_day_of(t) for t in (value_time(v, said_on) for v in self.values) if t is not None}
-        return "" if any(_day_of(found.when) in days for found in read_times(value, said_on)) else value
-
-    def _decoy_lines(self, decoy: Decoy, when: datetime, room: int) -> list[tuple[str, str]]:
-        ctx = self._decoy_ctx(decoy, when, full=not decoy.raised)
-        if not decoy.raised:
-            decoy.raised = True
-            return [(self._line("job_raise", "any", ctx), self._line("raise_reply", "job", ctx, question=False))]
-        if decoy.said < len(decoy.details) and self._free_on(decoy.details[decoy.said][1], when) \
-                and self.rng.random() < P_DECOY_DETAIL:
-            piece, value = decoy.details[decoy.said]
-            decoy.said += 1
-            cue = piece.cue if piece.cue in threads().cues else "note"
-            value = self._decoy_said(value, cue, when)
-            if value:  # (a phrase the task says too stays unsaid)
-                return self._decoy_detail(decoy, ctx, piece.cue, cue, value, when, room)
-        if decoy.said and decoy.changes < MAX_CHANGES and self.rng.random() < 0.3:  # a detail said already changes
-            index = self.rng.randrange(decoy.said)
-            piece, old = decoy.details[index]
-            if piece.cue in SENTENCE_CUES:  # a sentence's detail changes: the new detail is what is said
-                changed = changed_detail(old, self.rng) if self._free_on(old, when) else None
-                new, told = changed if changed and self._decoy_ok(changed[1]) else (None, "")
-            else:
-                new = None if not self._free_on(old, when) else changed_value(
-                    decoy, piece, old, when.date(), self.rng, self._outsiders(), self._decoy_ok, threads().job_fields)
-                told = new or ""
-            if new is not None and self._free_on(new, when):
-                cue = piece.cue if piece.cue in threads().cues else "note"
-                said = self._decoy_said(told, cue, when)
-                if said:  # worded as the task's are; the detail changes only when the change is said
-                    decoy.details[index] = (piece, new)
-                    decoy.changes += 1
-                    kind = withheld_kind(told) if told != new else None
-                    if kind and room >= 2 and self.rng.random() < P_SPLIT:  # in two turns, as the task's are
-                        try:
-                            answer = self._line("answer", "any",
-                                                {**self._decoy_ctx(decoy, when, answer=True), "value": said}, said)
-                            return [(self._line("correct_split", kind, ctx), self._line("ask_withheld", kind, ctx)),
-                                    (answer, self._line("after", "job", ctx, question=False))]
-                        except ValueError:
-                            pass  # no fresh wording: said in one turn
-                    text = self._line("correct", cue if told == new else "any", {**ctx, "value": said}, said)
-                    return [(text, self._line("after", "job", ctx, question=False))]
-        if decoy.mentions >= decoy_mention_budget(decoy):
-            return []  # a job for later with nothing new comes up no more often than the task's work
-        decoy.mentions += 1
-        text = self._line("mention", "any", ctx)
-        return [(text, self._line("mention_reply", "asked" if text.endswith("?") else "job", ctx, question=False))]
-
-    def _decoy_detail(self, decoy: Decoy, ctx: dict[str, Any], ask_cue: str, cue: str, value: str, when: datetime,
-                      room: int) -> list[tuple[str, str]]:
-        """A decoy's detail said as the task's are: after the assistant's question (the value
-        alone, or in full), or in one turn."""
-        shape = self.rng.random()
-        # A sentence: its detail left out (as the task's are when they can be), or more often than
-        # other details in whole after a lead-in (the task's sentences that cannot leave one out).
-        sentence = ask_cue in SENTENCE_CUES
-        split = P_SPLIT + P_SENTENCE_SPLIT if sentence else P_SPLIT
-        held = detail_to_withhold(value) if sentence and room >= 2 and shape < P_SPLIT / 2 else None
-        if held is not None:
-            try:
-                opener, ask = self._say_withheld(value, held[0], held[1], cue, ctx)
-                answer = self._line("answer", "any", {**self._decoy_ctx(decoy, when, answer=True), "value": held[0]},
-                                    held[0])
-                return [(opener, ask), (answer, self._line("after", "job", ctx, question=False))]
-            except ValueError:
-                pass  # no fresh wording: said as below
-        if room >= 2 and shape < split + 0.3:  # the assistant asks first, as in the task's exchanges
-            # (no question of the user's: the assistant's question answers nothing)
-            opener = self._line("split" if shape < split else "mention", "any", ctx, question=False)
-            ask = self._ask(ask_cue, ctx)
-            if shape < split:  # the value alone (a sentence as the task's sentences are answered)
-                text = self._line("answer", "sentence" if sentence else "any",
-                                  {**self._decoy_ctx(decoy, when, answer=True), "value": value}, value)
-            else:  # the detail in full
-                text = self._line("state", cue, {**ctx, "value": value}, value)
-            return [(opener, ask), (text, self._line("after", "job", ctx, question=False))]
-        text = self._line("state", cue, {**ctx, "value": value}, value)
-        return [(self._lead(text), self._line("after", "job", ctx, question=False))]
-
-    # -- the day ------------------------------------------------------------------------------
-
     def _edge(self, make: Callable[[datetime], list[tuple[str, str]]], when: datetime) -> list[tuple[str, str]]:
         """A session's opening or closing pair: fresh if it can be, else one like an earlier
         day's (people greet alike), else none (weeks of history may start on the point)."""
@@ -719,10 +528,6 @@ class HistoryWriter:
                            thread=thread)
                       for (role, text, marks, thread), ts in zip(specs, stamps))
         return Session(day=plan.day, date=plan.date.isoformat(), turns=turns)
-
-
-def _day_of(when: date | datetime) -> date:
-    return when.date() if isinstance(when, datetime) else when
 
 
 def _split(total: int, low: int, high: int, rng: random.Random) -> list[int]:

@@ -233,3 +233,16 @@ def redate(text: str, old: date, new: date, keep: set[When] | None = None, shift
         pieces += [text[last:found.start], phrase]
         last = found.end
     return "".join(pieces) + text[last:]
+
+
+# -- values that are no time ----------------------------------------------------------------------
+
+HEADER_CUES = ("column_total", "question", "layout")  # values made of a sheet's column headers
+_TITLE_WORD_RE = re.compile(r"\b[A-Z][a-z]+\b")
+
+
+def spoken(value: str, cue: str) -> str:
+    """A value as the user says it: a sheet's headers in a value that names columns ("the Item
+    with the highest Quantity") turned into words ("the item with the highest quantity"; "Q3" and
+    "IT" stay). The memory marks match either way, case aside."""
+    return _TITLE_WORD_RE.sub(lambda m: m.group(0).lower(), value) if cue in HEADER_CUES else value
