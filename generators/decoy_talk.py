@@ -4,8 +4,9 @@ talk about them without details; unmarked, so that a sentence that states a deta
 reader whether it is the task's.
 
 ``DecoyTalk`` is the part of ``generators.dialogue_offline.HistoryWriter`` that says them: it
-uses the writer's lines, names, clock and checks (``_line``, ``_slots``, ``clean``, ``names``,
-``values``, ``task_words``, ``rng``).
+uses the writer's lines and checks (``_line``, ``_lead``, ``_ask``, ``_say_withheld``, ``_slots``,
+``clean``), its names and state (``names``, ``values``, ``task_words``, ``pieces``, ``colleagues``,
+``absences``, ``work_threads``) and its ``rng``.
 """
 
 from __future__ import annotations
@@ -210,5 +211,3 @@ class DecoyTalk:
             return [(opener, ask), (text, self._line("after", "job", ctx, question=False))]
         text = self._line("state", cue, {**ctx, "value": value}, value)
         return [(self._lead(text), self._line("after", "job", ctx, question=False))]
-
-    # -- the day ------------------------------------------------------------------------------

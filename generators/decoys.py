@@ -210,16 +210,18 @@ def make_decoys(pieces: Sequence[MemoryPiece], jobs: Sequence[str], start: date,
     return out
 
 
-# A sentence that leans on the one before it ("email them the scores"): told only after that one.
-_REFERS_BACK = re.compile(r"\b(?:it|its|them|they|their|this|these|those|the same|above)\b", re.IGNORECASE)
+# A sentence that leans on the one before it: its verb's object is a pronoun ("email them the
+# scores", "put it in ...", "save their emails"), not "this year" nor a word inside quotes.
+_REFERS_BACK = re.compile(r"^\W*[A-Za-z'-]+(?:\s+[A-Za-z'-]+)?\s+(?:it|its|them|their|this|these|those)\b"
+                          r"(?!\s+(?:year|week|month|quarter|morning|afternoon|evening|time)\b)", re.IGNORECASE)
 
 
 def told_in_order(sentences: Sequence[str], usable: Callable[[str], bool]) -> list[int]:
     """The positions of ``sentences`` to tell: each that ``usable`` accepts, but one that refers
-    back ("it", "them", "those") only when the sentence before it is told too."""
+    back ("email them ...", "put it in ...") only when the sentence before it is told too."""
     kept: list[int] = []
     for i, text in enumerate(sentences):
-        if usable(text) and (not _REFERS_BACK.search(text) or (i > 0 and kept[-1:] == [i - 1])):
+        if usable(text) and (not _REFERS_BACK.match(text) or (i > 0 and kept[-1:] == [i - 1])):
             kept.append(i)
     return kept
 

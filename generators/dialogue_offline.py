@@ -420,6 +420,8 @@ class HistoryWriter(DecoyTalk):
             self.said.add(text)
         return turns
 
+    # -- the day ------------------------------------------------------------------------------
+
     def _edge(self, make: Callable[[datetime], list[tuple[str, str]]], when: datetime) -> list[tuple[str, str]]:
         """A session's opening or closing pair: fresh if it can be, else one like an earlier
         day's (people greet alike), else none (weeks of history may start on the point)."""

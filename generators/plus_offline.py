@@ -580,7 +580,9 @@ def _said_within(clause: str) -> str:
     """A clause as said after a lead-in ("please find ...", "... : how many ...?"): its first word
     in lower case unless it is a name."""
     first = _first_word(clause)
-    return clause[:1].lower() + clause[1:] if first in _ACTION_NOUN.keys() | _WH | _AUX | _FUNCTION_WORDS else clause
+    if first not in _ACTION_NOUN.keys() | _WH | _AUX | _FUNCTION_WORDS or clause[1:2].isupper():
+        return clause  # a name, or an acronym ("IT staff", "AT&T")
+    return clause[:1].lower() + clause[1:]
 
 
 def _distinctive_words(instruction: str, specifics: Sequence[Specific]) -> set[str]:

@@ -43,7 +43,8 @@ class ThreadLine:
         for part in self.parts:
             if isinstance(part, str):
                 # a value that ends a sentence of its own ("... in each class?") takes no full stop after it
-                out.append(part[1:] if part[:1] == "." and out and out[-1][-1:] in ("?", "!", ".") else part)
+                stop = part[:1] == "." and part[1:2] in ("", " ", '"', "'", ")")  # a full stop, not ".pdf"
+                out.append(part[1:] if stop and out and out[-1][-1:] in ("?", "!", ".") else part)
             else:
                 value = str(ctx[part[0]])
                 out.append(value[:1].upper() + value[1:] if part[1] else value)

@@ -34,7 +34,9 @@ _KIND_NOUNS = frozenset("email emails mail mails event events message messages i
 _BEFORE_FIGURE = frozenset("to than by of at is are be was were for from under over above below about around "
                            "exceeds exceed exceeding reaches reach costs cost pay paid set equals equal with "
                            "budget limit least most only up down total".split())
-_YEAR = re.compile(r"(?:19|20)\d\d")
+_YEAR = re.compile(r"199\d|200[1-9]|20[1-3]\d")  # not 2000: as often an amount ("a budget of 2000")
+_BEFORE_YEAR = frozenset("of from since until in during".split())  # "the revenue of 2024": a year
+_FUNCTION_WORDS = frozenset("for in and or per each to at on of from with by".split())  # "2000 for each": an amount
 _FIGURE = re.compile(r"[$€£¥]?\s?\d[\d,]*(?:\.\d+)?\s?(?:%|[$€£¥]|percent|dollars?|euros?|pounds?)?")
 _BEFORE = " ("  # what may stand before a detail said as a word of its own
 _AFTER = " ,.;:?!)"  # and after it
@@ -74,8 +76,8 @@ def withhold(sentence: str, value: str, placeholder: str, kind: str | None = Non
     other text ("1.5$/pound", "0.5"), one of a list, after an article or a naming word ("named
     report.pdf"), before a noun ("Budget Report pdf file") or after one ("a email revenues.eml",
     "calendar event Bob.ics"), or, for a figure (``kind``
-    "number"), a label's number ("midterm 1", "class 5") or a year before the word it dates ("2024
-    total revenue") rather than an amount."""
+    "number"), a label's number ("midterm 1", "class 5") or a year ("2024 total revenue", "the
+    revenue of 2024") rather than an amount ("a budget of 2000 for each person")."""
     if not value or sentence.count(value) != 1:
         return None
     start = sentence.index(value)
@@ -94,8 +96,9 @@ def withhold(sentence: str, value: str, placeholder: str, kind: str | None = Non
     if previous in _NAMING or following in _NOUNS or previous in _NOUNS or (
             previous in _KIND_NOUNS and kind not in ("person", "email")):  # "email John Smith": a verb
         return None  # the detail names what the word before it is ("a email revenues.eml"): no gap there
-    if kind == "number" and (previous not in _BEFORE_FIGURE or (_YEAR.fullmatch(value) and following)):
-        return None  # a label's number, or a year that says which ("2024 total revenue"), is no amount
+    if kind == "number" and (previous not in _BEFORE_FIGURE or (_YEAR.fullmatch(value) and (
+            (following and following not in _FUNCTION_WORDS) or previous in _BEFORE_YEAR))):
+        return None  # a label's number, or a year ("2024 total revenue", "revenue of 2024"), is no amount
     out = sentence[:start] + placeholder + sentence[end:]
     return re.sub(r"\s{2,}", " ", out).strip()
 

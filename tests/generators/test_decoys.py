@@ -158,3 +158,14 @@ def test_a_job_for_later_changes_its_plan_no_more_often_than_the_task():
                           and any(p.match(t.text) for p in changing))
             most = max(most, changes)
     assert 1 <= most <= MAX_CHANGES == 2  # as often as a task thread is corrected
+
+
+def test_a_told_sentence_that_leans_back_waits_for_the_one_before_it():
+    from generators.decoys import told_in_order
+
+    sentences = ["read the invoice PDF", "email it to Carol", "find all emails from this year in the inbox",
+                 "extract students and their IDs into ids.xlsx", 'add "This is a test" to notes.docx',
+                 "put them in a folder"]
+    assert told_in_order(sentences, lambda s: True) == [0, 1, 2, 3, 4, 5]
+    assert told_in_order(sentences, lambda s: not s.startswith("read")) == [2, 3, 4, 5]  # "it" lost its invoice
+    assert told_in_order(sentences, lambda s: "Carol" not in s and "notes" not in s) == [0, 2, 3]

@@ -119,6 +119,15 @@ def test_thread_lines_fill_slots_and_capitalise_on_request():
     assert bank.jobs == ("the desk move",)
 
 
+def test_a_value_that_ends_its_own_sentence_takes_no_full_stop_after_it():
+    bank = parse_threads("== state.note\n- In short, {value}.\n- Save {value}.pdf now.\n== job\n- the desk move\n" + "".join(
+        f"== {move}\n- x\n" for move in MOVE_ROLES if move not in ("state", "job")), "t.bank")
+    stop, ending = bank.lines[("state", "note")]
+    assert stop.render({"value": "how many rows are there?"}) == "In short, how many rows are there?"
+    assert stop.render({"value": "the total"}) == "In short, the total."
+    assert ending.render({"value": "report v2."}) == "Save report v2..pdf now."  # a file's ending stays
+
+
 def test_the_thread_bank_is_read_once_and_has_every_move():
     bank = threads()
     assert threads() is bank

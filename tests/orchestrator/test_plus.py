@@ -222,6 +222,15 @@ def test_a_clause_after_a_lead_in_opens_in_lower_case_for_the_task_and_other_job
     assert not capital
 
 
+def test_a_clause_opens_in_lower_case_after_a_lead_in_but_a_name_or_an_acronym_keeps_its_capitals():
+    from generators.plus_offline import _said_within
+
+    assert _said_within("Find the highest score") == "find the highest score"
+    assert _said_within("For each class separately") == "for each class separately"
+    assert _said_within("IT staff salaries are in salary.xlsx") == "IT staff salaries are in salary.xlsx"
+    assert _said_within("Bob's score is 95") == "Bob's score is 95"
+
+
 def test_told_jobs_are_named_by_their_topic_and_told_in_their_clauses():
     from generators.plus_offline import tellable, told_jobs
 
