@@ -32,6 +32,12 @@ P_SENTENCE_SPLIT = 0.2  # a decoy's sentence is said after a lead-in this much m
 P_DECOY_DETAIL = 0.85  # the chance that a decoy's turn gives its next detail while it has some left
 
 
+def name_words(text: str) -> set[str]:
+    """The words of a work's name (or of a value) that two names may not share: longer than three
+    letters, lower case."""
+    return {w for w in re.findall(r"[a-z]+", text.lower()) if len(w) > 3}
+
+
 def _day_of(when: date | datetime) -> date:
     return when.date() if isinstance(when, datetime) else when
 
@@ -49,7 +55,7 @@ class DecoyTalk:
     def _decoy_ok(self, text: str) -> bool:
         """A decoy's name or value: clean, sharing no word with a name of the task's work, and
         not a day that a task value is (said in words, it would name the task's day)."""
-        if not self.clean(text) or self.task_words & set(re.findall(r"[a-z]+", text.lower())):
+        if not self.clean(text) or self.task_words & name_words(text):
             return False
         when = value_time(text)
         return when is None or _day_of(when) not in {_day_of(t) for t in map(value_time, self.values) if t is not None}
@@ -59,12 +65,12 @@ class DecoyTalk:
         given one day's events, from theirs)."""
         if self.decoys is None:
             pieces = self.pieces or list({e.piece.id: e.piece for e in plan.events if e.piece is not None}.values())
-            self.task_words |= {w for p in pieces for w in re.findall(r"[a-z]+", p.about.lower()) if len(w) > 3}
+            self.task_words |= {w for p in pieces for w in name_words(p.about)}
             told = make_told_decoys(self.told, self._decoy_ok, DECOYS)
-            told_words = {w for d in told for w in re.findall(r"[a-z]+", d.about.lower()) if len(w) > 3}
+            told_words = {w for d in told for w in name_words(d.about)}
 
             def bank_ok(text: str) -> bool:  # a bank job shares no word with a told one
-                return self._decoy_ok(text) and not told_words & set(re.findall(r"[a-z]+", text.lower()))
+                return self._decoy_ok(text) and not told_words & name_words(text)
 
             self.decoys = told + (make_decoys(
                 pieces, threads().jobs, plan.date, self.rng, self._outsiders(), bank_ok,

@@ -25,7 +25,7 @@ import re
 from datetime import date, datetime
 from typing import Any, Callable, Mapping, Sequence
 
-from generators.decoy_talk import DecoyTalk, TurnSpec
+from generators.decoy_talk import DecoyTalk, TurnSpec, name_words
 from generators.decoys import ToldJob
 from generators.history_plan import (LONG_HISTORY_MENTIONS, P_SPLIT, SHORT_SESSION, DayPlan, Event, plan_history,
                                      weeks_of_full_days)
@@ -181,7 +181,7 @@ class HistoryWriter(DecoyTalk):
         self.colleagues = [c for c in colleagues if c and clean(c)]
         self.absences = list(absences)
         self.names = WorkNames(rng, clean, [p.about for p in self.pieces], stated_full_names)
-        self.task_words = {w for about in self.names.names for w in re.findall(r"[a-z]+", about.lower()) if len(w) > 3}
+        self.task_words = {w for about in self.names.names for w in name_words(about)}
         self.start_decoys(told)
 
     def clean(self, text: str) -> bool:

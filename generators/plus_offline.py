@@ -574,13 +574,15 @@ _OFFICE_WORDS = frozenset(_AREA.values()) | frozenset("""excel word email emails
 docx xlsx pdfs calendar event events folder data documents messages named name names column columns row rows
 table tables list report reports answer answers result results text content contents""".split())
 _GLUED = re.compile(r"[.!?]\s+[a-z]")  # two sentences run together ("... in midterm 2. email them ...")
+_OPENS_REQUEST = frozenset(_ACTION_NOUN) | _WH | _AUX  # a request's or a question's first word
+_LOWER_AFTER_LEAD = _OPENS_REQUEST | _FUNCTION_WORDS  # first words said in lower case after a lead-in
 
 
 def _said_within(clause: str) -> str:
     """A clause as said after a lead-in ("please find ...", "... : how many ...?"): its first word
     in lower case unless it is a name."""
     first = _first_word(clause)
-    if first not in _ACTION_NOUN.keys() | _WH | _AUX | _FUNCTION_WORDS or clause[1:2].isupper():
+    if first not in _LOWER_AFTER_LEAD or clause[1:2].isupper():
         return clause  # a name, or an acronym ("IT staff", "AT&T")
     return clause[:1].lower() + clause[1:]
 
@@ -638,7 +640,7 @@ def _tellable_clause(clause: str) -> bool:
     """A clause told as a job's request or question: whole, opening with a verb or a question word,
     one sentence, no template braces of the seed's own ("rename it to {name}.pdf")."""
     return (_words(clause) >= MIN_CLAUSE_WORDS and not _GLUED.search(clause) and "{" not in clause
-            and "}" not in clause and _first_word(clause) in _ACTION_NOUN.keys() | _WH | _AUX)
+            and "}" not in clause and _first_word(clause) in _OPENS_REQUEST)
 
 
 def told_jobs(others: Sequence[str], instruction: str) -> list[ToldJob]:

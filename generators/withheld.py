@@ -36,7 +36,7 @@ _BEFORE_FIGURE = frozenset("to than by of at is are be was were for from under o
                            "budget limit least most only up down total".split())
 _YEAR = re.compile(r"199\d|200[1-9]|20[1-3]\d")  # not 2000: as often an amount ("a budget of 2000")
 _BEFORE_YEAR = frozenset("of from since until in during".split())  # "the revenue of 2024": a year
-_FUNCTION_WORDS = frozenset("for in and or per each to at on of from with by".split())  # "2000 for each": an amount
+_AFTER_AMOUNT = frozenset("for in and or per each to at on of from with by".split())  # "2000 for each": an amount
 _FIGURE = re.compile(r"[$€£¥]?\s?\d[\d,]*(?:\.\d+)?\s?(?:%|[$€£¥]|percent|dollars?|euros?|pounds?)?")
 _BEFORE = " ("  # what may stand before a detail said as a word of its own
 _AFTER = " ,.;:?!)"  # and after it
@@ -97,7 +97,7 @@ def withhold(sentence: str, value: str, placeholder: str, kind: str | None = Non
             previous in _KIND_NOUNS and kind not in ("person", "email")):  # "email John Smith": a verb
         return None  # the detail names what the word before it is ("a email revenues.eml"): no gap there
     if kind == "number" and (previous not in _BEFORE_FIGURE or (_YEAR.fullmatch(value) and (
-            (following and following not in _FUNCTION_WORDS) or previous in _BEFORE_YEAR))):
+            (following and following not in _AFTER_AMOUNT) or previous in _BEFORE_YEAR))):
         return None  # a label's number, or a year ("2024 total revenue", "revenue of 2024"), is no amount
     out = sentence[:start] + placeholder + sentence[end:]
     return re.sub(r"\s{2,}", " ", out).strip()
