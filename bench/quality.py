@@ -25,7 +25,12 @@ build, each figure with its target and PASS or MISS (blank where there is no tar
   seed; ``--train DIR`` names one) and scored on this one: an n-gram classifier of evidence turns,
   a topic-phrase learner and the query's topic phrase; precision (target <= 0.35) and the share of
   tasks whose top 5 turns hold every final value and no wrong one (target <= 15 %); and the share
-  of user turns about the task's work that state a value (target <= 35 %);
+  of user turns about the task's work that state a value (target <= 35 %); and a discriminative
+  reader (``verifier.learned_reader``: TF-IDF word 1-3 grams, context and turn shape, logistic
+  regression): its precision at best F1 (target <= 0.35), its top-5 isolation (target <= 10 %),
+  a typed guesser that takes, for each memory piece, the candidate of the piece's type in the
+  reader's best-ranked turn (every value right in at most 10 % of tasks), and the reader's
+  strongest n-grams (what a history still gives away);
 - conversation: the share of the assistant's questions that one of the next two user turns takes
   up (target >= 80 %), and how often the last value said of a corrected piece is not its final
   one (an earlier value turned down again; target >= 20 %);
@@ -102,6 +107,7 @@ from verifier.adversary import (
     thread_evidence_share,
 )
 from verifier.design_stats import design_figures
+from verifier.learned_reader import F1_PRECISION_TARGET, GUESSER_TARGET, LEARNED_ISOLATION_TARGET, evaluate_learned
 from verifier.gameability import (
     DETECTORS,
     DYNAMICS,
@@ -344,6 +350,20 @@ def adversary_lines(train: list[dict[str, Any]], records: list[dict[str, Any]], 
                            d["precision"] <= PRECISION_TARGET))
         lines.append(_line(f"adversary {name} isolates", d["isolation"], f"{100 * d['isolation']:.1f} % of tasks",
                            f"<= {100 * ISOLATION_TARGET:.0f} %", d["isolation"] <= ISOLATION_TARGET))
+    learned = evaluate_learned(train, records)
+    logreg, guesser = learned["tfidf_logreg"], learned["typed_guesser"]
+    lines.append(_line("adversary tfidf_logreg precision at best F1", logreg["precision"],
+                       f"{logreg['precision']:.3f} (recall {logreg['recall']:.3f}; at recall >= 0.10: "
+                       f"{logreg['peak_precision']:.3f})", f"<= {F1_PRECISION_TARGET:.2f}",
+                       logreg["precision"] <= F1_PRECISION_TARGET))
+    lines.append(_line("adversary tfidf_logreg isolates", logreg["isolation"],
+                       f"{100 * logreg['isolation']:.1f} % of tasks", f"<= {100 * LEARNED_ISOLATION_TARGET:.0f} %",
+                       logreg["isolation"] <= LEARNED_ISOLATION_TARGET))
+    lines.append(_line("adversary typed_guesser gets every value", guesser["all_right"],
+                       f"{100 * guesser['all_right']:.1f} % of tasks ({100 * guesser['pieces_right']:.1f} % of pieces)",
+                       f"<= {100 * GUESSER_TARGET:.0f} %", guesser["all_right"] <= GUESSER_TARGET))
+    lines.append(_line("tfidf_logreg strongest n-grams", None,
+                       ", ".join(f"{name!r} {weight}" for name, weight in learned["strongest"][:6]), "-", None))
     lines.append(_line("adversaries trained on", len(train), source, "-", None))
     return lines
 

@@ -43,7 +43,7 @@ _WORD_RE = re.compile(r"[a-z]+(?:'[a-z]+)?|<v>|[?!:]")
 
 # -- reading records -------------------------------------------------------------------------------
 
-def _user_turns(record: dict[str, Any]) -> list[dict[str, Any]]:
+def user_turns(record: dict[str, Any]) -> list[dict[str, Any]]:
     """The user turns of a history in order, each with its text, marks and the assistant turn
     before it (its context)."""
     out: list[dict[str, Any]] = []
@@ -82,7 +82,7 @@ def isolates(record: dict[str, Any], texts: Iterable[str]) -> bool:
     return bool(finals) and all(v in joined for v in finals) and not any(v in joined for v in wrong_values(record))
 
 
-def _mask(text: str, known: Iterable[str] = ()) -> str:
+def mask_values(text: str, known: Iterable[str] = ()) -> str:
     low = text.lower()
     for value in known:
         if value and len(value) > 2:
@@ -91,9 +91,9 @@ def _mask(text: str, known: Iterable[str] = ()) -> str:
 
 
 def _features(turn: dict[str, Any], known: Iterable[str] = ()) -> set[str]:
-    words = _WORD_RE.findall(_mask(turn["text"], known))
+    words = _WORD_RE.findall(mask_values(turn["text"], known))
     feats = set(words) | {f"{a} {b}" for a, b in zip(words, words[1:])}
-    before = _WORD_RE.findall(_mask(turn["before"]))[-3:]
+    before = _WORD_RE.findall(mask_values(turn["before"]))[-3:]
     feats |= {f"ctx:{w}" for w in before}
     return feats
 
@@ -109,7 +109,7 @@ class NgramClassifier:
         n_pos = n_neg = 0
         for record in train:
             known = final_values(record) + wrong_values(record)
-            for turn in _user_turns(record):
+            for turn in user_turns(record):
                 feats = _features(turn, known)
                 if turn["evidence"]:
                     pos.update(feats)
@@ -139,7 +139,7 @@ def learn_frames(train: list[dict[str, Any]], min_tasks: int = 2) -> list[tuple[
     for record in train:
         frames = set()
         abouts = _abouts(record)
-        for turn in _user_turns(record):
+        for turn in user_turns(record):
             for about in abouts:
                 at = turn["low"].find(about)
                 if at < 0:
@@ -171,21 +171,21 @@ def _rank_topic_turns(turns: list[dict[str, Any]], topic: str) -> list[str]:
 
 def template_topic(record: dict[str, Any], patterns: list[re.Pattern[str]]) -> str:
     found: Counter = Counter()
-    for turn in _user_turns(record):
+    for turn in user_turns(record):
         for pattern in patterns:
             for match in pattern.finditer(turn["low"]):
                 phrase = match.group(1).strip(" -'")
                 if len(phrase.split()) >= 2:
                     found[phrase] += 1
     # the phrase framed most often, and named in most turns
-    turns = _user_turns(record)
+    turns = user_turns(record)
     best = max(found, key=lambda p: (found[p], sum(p in t["low"] for t in turns)), default="")
     return best
 
 
 def query_topic(record: dict[str, Any]) -> str:
     words = str(record.get("query") or "").lower().split()
-    turns = _user_turns(record)
+    turns = user_turns(record)
     for n in range(min(8, len(words)), 1, -1):
         for i in range(len(words) - n + 1):
             phrase = " ".join(words[i:i + n]).strip(" ?.!,")
@@ -196,7 +196,7 @@ def query_topic(record: dict[str, Any]) -> str:
 
 # -- scoring ---------------------------------------------------------------------------------------
 
-def _curve_peak(scored: list[tuple[float, bool]], total: int) -> tuple[float, float]:
+def curve_peak(scored: list[tuple[float, bool]], total: int) -> tuple[float, float]:
     """The highest precision at a recall of at least :data:`MIN_RECALL`, and that recall."""
     scored.sort(key=lambda s: -s[0])
     best = (0.0, 0.0)
@@ -220,7 +220,7 @@ def evaluate(train: list[dict[str, Any]], test: list[dict[str, Any]]) -> dict[st
     isolated = Counter()
     picked: dict[str, list[int]] = {"template_topic": [0, 0], "query_topic": [0, 0]}  # [hits, evidence hits]
     for record in test:
-        turns = _user_turns(record)
+        turns = user_turns(record)
         total += sum(t["evidence"] for t in turns)
         ranked = sorted(((classifier.score(t), i, t) for i, t in enumerate(turns)), key=lambda s: (-s[0], s[1]))
         scored += [(s, t["evidence"]) for s, _, t in ranked]
@@ -231,7 +231,7 @@ def evaluate(train: list[dict[str, Any]], test: list[dict[str, Any]]) -> dict[st
             picked[name][1] += sum(t["evidence"] for t in chosen)
             isolated[name] += isolates(record, _rank_topic_turns(turns, topic)[:TOP_TURNS])
     tasks = len(test)
-    precision, recall = _curve_peak(scored, total)
+    precision, recall = curve_peak(scored, total)
     result["ngram_classifier"] = {"precision": precision, "recall": recall}
     for name, (hits, good) in picked.items():
         result[name] = {"precision": good / hits if hits else 0.0, "recall": good / total if total else 0.0}
@@ -248,7 +248,7 @@ def thread_evidence_share(records: list[dict[str, Any]]) -> float:
     evidence turns (target at most 0.35: the work is talked about without values too)."""
     naming = evidence = 0
     for record in records:
-        for turn in _user_turns(record):
+        for turn in user_turns(record):
             if turn["thread"].startswith("t"):
                 naming += 1
                 evidence += turn["evidence"]

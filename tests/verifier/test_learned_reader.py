@@ -1,0 +1,68 @@
+"""The discriminative reader (``verifier.learned_reader``): it finds evidence turns whose form gives
+them away, its typed guesser fills each piece from the best-ranked turn, and neither can guess a
+value said in no single turn."""
+
+from __future__ import annotations
+
+import pytest
+
+from verifier.learned_reader import (LearnedReader, best_f1, candidates, evaluate_learned, guess, turn_document,
+                                     value_kind)
+
+from tests.verifier.test_adversary import leaky
+
+
+def test_a_leaky_form_is_learnt_from_one_build_and_found_in_another():
+    found = evaluate_learned(leaky(1), leaky(2))
+    logreg, guesser = found["tfidf_logreg"], found["typed_guesser"]
+    assert not found["passed"]
+    assert logreg["precision"] == 1.0 and logreg["recall"] == 1.0
+    # the top 5 turns hold the final value and no earlier one where none was said (half the tasks)
+    assert logreg["isolation"] == 0.5
+    # the guesser takes the number in the best-ranked turn: right in every task
+    assert guesser["all_right"] == 1.0 and guesser["pieces_right"] == 1.0
+    assert any("it's <v> now" in name for name, _ in found["strongest"])  # the evidence turns' own frame
+
+
+def test_the_guesser_cannot_take_a_value_said_in_no_single_turn():
+    train, test = leaky(1), leaky(2)
+    for record in test:  # the final value now comes as a sum of two turns: nowhere verbatim
+        turn = record["dialogue"][0]["turns"][12]
+        value = int(record["memory"][0]["value"])
+        turn["text"] = f"Scratch that on the plan, it's {value - 40} plus the 40 from Priya now."
+    found = evaluate_learned(train, test)
+    assert found["typed_guesser"]["all_right"] == 0.0
+    assert found["tfidf_logreg"]["isolation"] == 0.0
+
+
+def test_the_guesser_follows_the_ranking():
+    record = leaky(3)[1]  # final 113, an earlier 317 said in its own turn
+    reader = LearnedReader(leaky(1))
+    ranked = reader.rank(record)
+    assert guess(record, ranked) == (1, 1)
+    # ranked the other way round, the earlier value's turn comes first and the guess is wrong
+    assert guess(record, list(reversed(ranked))) == (0, 1)
+
+
+def test_kinds_candidates_and_documents():
+    assert value_kind("report_q3.docx") == "file"
+    assert value_kind("14:00") == "time"
+    assert value_kind("Friday next week") == "day"
+    assert value_kind("Priya Okafor") == "name"
+    assert value_kind("250") == "number"
+    assert value_kind("the cost column") == "phrase"
+    text = "Send it to Priya Okafor, not Sam Ode, by 14:00 with report_q3.docx and 250 copies."
+    assert candidates(text, "name", []) == ["Priya Okafor", "Sam Ode"]
+    assert candidates(text, "time", []) == ["14:00"]
+    assert candidates(text, "file", ["report_q3.docx"]) == ["report_q3.docx", "report_q3.docx"]
+    assert candidates(text, "phrase", ["the cost column"]) == []
+    doc = turn_document({"text": "Use 250 for it.", "before": "Which figure?"}, place=0, count=10)
+    assert "<v>" in doc and "ctx:figure" in doc and "after:question" in doc and "pos:0" in doc
+
+
+def test_best_f1_and_a_build_without_both_labels():
+    scored = [(0.9, True), (0.8, False), (0.7, True), (0.1, False)]
+    precision, recall, f1 = best_f1(scored, 2)
+    assert (precision, recall) == (pytest.approx(2 / 3), 1.0) and f1 == pytest.approx(0.8)
+    with pytest.raises(ValueError, match="evidence turns and other turns"):
+        LearnedReader([{"dialogue": [{"turns": [{"role": "user", "text": "hi"}]}], "memory": []}])

@@ -1,0 +1,224 @@
+"""A discriminative reader: what a plain learner trained on one labelled build pulls out of another.
+
+The naive-Bayes reader of :mod:`verifier.adversary` understates what a learner can do, so this one
+is the ordinary baseline a researcher would try first: TF-IDF over word 1-3 grams of each user turn
+(values masked), the last words of the assistant turn before it and the turn's shape (its length,
+its place in the day), fed to a logistic regression trained on the train build's evidence marks.
+It ranks every user turn of a test history.
+
+Two readings of that ranking are scored on the test build:
+
+- ``tfidf_logreg``: evidence-turn precision at the best F1 of the ranking (and that recall), the
+  precision at the low-recall peak of :func:`verifier.adversary.curve_peak`, and the isolation rate
+  (the share of tasks whose top :data:`verifier.adversary.TOP_TURNS` turns hold every final value
+  and no wrong one);
+- ``typed_guesser``: for each memory piece, the candidate of the piece's own type (file, address,
+  day, time, number, name, phrase) said in the turn the classifier ranks highest among turns that
+  say such a candidate; a task counts when every piece is right. The guesser is given the office's
+  inventory for free: every value the record marks (final, earlier, near-miss) is a candidate of
+  its type, beside the typed tokens it finds on its own. A piece said in no single turn (a value
+  derived from two turns) cannot be guessed.
+
+Targets (issue figures): precision at best F1 <= :data:`F1_PRECISION_TARGET`, isolation <=
+:data:`LEARNED_ISOLATION_TARGET`, guesser <= :data:`GUESSER_TARGET` of tasks. scikit-learn is
+imported when a reader is trained (the ``bench`` extra), never by the build.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from verifier.adversary import TOP_TURNS, curve_peak, final_values, isolates, mask_values, user_turns
+from verifier.gameability import _VALUE_RE
+
+F1_PRECISION_TARGET = 0.35
+LEARNED_ISOLATION_TARGET = 0.10
+GUESSER_TARGET = 0.10
+
+_TOKEN_RE = re.compile(r"[a-z]+(?:'[a-z]+)?|<v>|[?!:]")
+_DAY_RE = re.compile(r"\b(?:(?:next|this|last|on) )?(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+                     r"(?: (?:next|this|last) week| week)?\b|\btomorrow\b|\btoday\b|\byesterday\b", re.IGNORECASE)
+_NAME_RE = re.compile(r"(?<=[a-z,;:] )[A-Z][a-z]+(?: [A-Z][a-z]+){0,2}")
+
+
+def _tokens(text: str) -> list[str]:
+    return _TOKEN_RE.findall(mask_values(text))
+
+
+def turn_document(turn: dict[str, Any], place: int, count: int) -> str:
+    """The words the reader sees of one user turn: the masked text, the assistant's last three
+    words before it (``ctx:``) and the turn's shape (``len:`` bucket, ``pos:`` fifth of the day)."""
+    words = _tokens(turn["text"])
+    before = [f"ctx:{w}" for w in _tokens(turn["before"])[-3:]]
+    shape = [f"len:{min(len(words) // 4, 8)}", f"pos:{(5 * place) // max(count, 1)}"]
+    if turn["before"].rstrip().endswith("?"):
+        shape.append("after:question")
+    return " ".join(words + ["|"] + before + shape)
+
+
+def _documents(record: dict[str, Any]) -> tuple[list[dict[str, Any]], list[str]]:
+    turns, docs = [], []
+    for session in record.get("dialogue") or []:
+        day = user_turns({"dialogue": [session]})
+        for place, turn in enumerate(day):
+            turns.append(turn)
+            docs.append(turn_document(turn, place, len(day)))
+    return turns, docs
+
+
+class LearnedReader:
+    """TF-IDF (word 1-3 grams, seen in two turns at least) and a class-balanced logistic
+    regression over :func:`turn_document`, trained on ``train``'s evidence marks."""
+
+    def __init__(self, train: list[dict[str, Any]]) -> None:
+        from sklearn.feature_extraction.text import TfidfVectorizer
+        from sklearn.linear_model import LogisticRegression
+
+        docs: list[str] = []
+        labels: list[int] = []
+        for record in train:
+            turns, texts = _documents(record)
+            docs += texts
+            labels += [int(t["evidence"]) for t in turns]
+        if len(set(labels)) < 2:
+            raise ValueError("the train build needs evidence turns and other turns to learn from")
+        self.vectorizer = TfidfVectorizer(tokenizer=str.split, token_pattern=None, lowercase=False,
+                                          ngram_range=(1, 3), min_df=2, sublinear_tf=True)
+        features = self.vectorizer.fit_transform(docs)
+        self.model = LogisticRegression(C=4.0, class_weight="balanced", max_iter=2000, solver="liblinear",
+                                        random_state=0)
+        self.model.fit(features, labels)
+
+    def rank(self, record: dict[str, Any]) -> list[tuple[float, dict[str, Any]]]:
+        """Every user turn of ``record`` with its score, best first (earlier turn first on a tie)."""
+        turns, docs = _documents(record)
+        if not turns:
+            return []
+        scores = self.model.decision_function(self.vectorizer.transform(docs))
+        order = sorted(range(len(turns)), key=lambda i: (-float(scores[i]), i))
+        return [(float(scores[i]), turns[i]) for i in order]
+
+    def strongest(self, count: int = 15) -> list[tuple[str, float]]:
+        """The n-grams that most say "evidence" (what a history should stop giving away)."""
+        names = self.vectorizer.get_feature_names_out()
+        weights = self.model.coef_[0]
+        top = sorted(range(len(names)), key=lambda i: -weights[i])[:count]
+        return [(str(names[i]), round(float(weights[i]), 2)) for i in top]
+
+
+# -- the typed guesser ---------------------------------------------------------------------------
+
+def value_kind(value: str) -> str:
+    """The type a reader can tell a value by: a ``_VALUE_RE`` kind, a day, a name or a phrase."""
+    text = value.strip()
+    match = _VALUE_RE.fullmatch(text)
+    if match:
+        return str(match.lastgroup)
+    if _DAY_RE.fullmatch(text):
+        return "day"
+    if re.fullmatch(r"[A-Z][a-z]+(?: [A-Z][a-z]+){0,2}", text):
+        return "name"
+    return "phrase"
+
+
+def _said(piece: dict[str, Any]) -> str:
+    return str(piece.get("said_as") or piece.get("value") or "")
+
+
+def _marked_values(record: dict[str, Any]) -> list[str]:
+    out = []
+    for piece in record.get("memory") or []:
+        out += [_said(piece), str(piece.get("value") or ""), *map(str, piece.get("superseded") or [])]
+        out += [str(d.get("value", "")) for d in piece.get("distractors") or []]
+    return sorted({v for v in out if v.strip()}, key=len, reverse=True)
+
+
+def candidates(text: str, kind: str, marked: list[str]) -> list[str]:
+    """The candidates of ``kind`` a turn says: the marked values of that kind first (longest
+    first), then the typed tokens found in the text, in order."""
+    low = text.lower()
+    out = [v for v in marked if value_kind(v) == kind and v.lower() in low]
+    if kind in ("email", "file", "date", "time", "number"):
+        out += [m.group(0) for m in _VALUE_RE.finditer(text) if m.lastgroup == kind]
+    elif kind == "day":
+        out += [m.group(0) for m in _DAY_RE.finditer(text)]
+    elif kind == "name":
+        out += [m.group(0) for m in _NAME_RE.finditer(text)]
+    return out
+
+
+def _same(a: str, b: str) -> bool:
+    norm = lambda s: " ".join(s.lower().replace(",", "").split()).strip(" .")  # noqa: E731
+    return norm(a) == norm(b)
+
+
+def guess(record: dict[str, Any], ranked: list[tuple[float, dict[str, Any]]],
+          inventory: list[str] = ()) -> tuple[int, int]:  # type: ignore[assignment]
+    """How many memory pieces of ``record`` the guesser gets right, of how many. ``inventory``: other
+    values the reader knows of the office (the build's), candidates as the record's own are."""
+    marked = _marked_values(record)
+    if inventory:
+        marked = sorted(set(marked) | set(inventory), key=lambda v: (-len(v), v))
+    right = total = 0
+    for piece in record.get("memory") or []:
+        final = _said(piece)
+        if not final.strip():
+            continue
+        total += 1
+        kind = value_kind(final)
+        for _, turn in ranked:
+            found = candidates(turn["text"], kind, marked)
+            if found:
+                right += _same(found[0], final) or _same(found[0], str(piece.get("value") or ""))
+                break
+    return right, total
+
+
+# -- scoring ---------------------------------------------------------------------------------------
+
+def best_f1(scored: list[tuple[float, bool]], total: int) -> tuple[float, float, float]:
+    """(precision, recall, F1) at the ranking's best F1."""
+    best = (0.0, 0.0, 0.0)
+    hits = 0
+    for k, (_, positive) in enumerate(sorted(scored, key=lambda s: -s[0]), 1):
+        hits += positive
+        if not total or not hits:
+            continue
+        precision, recall = hits / k, hits / total
+        f1 = 2 * precision * recall / (precision + recall)
+        if f1 > best[2]:
+            best = (precision, recall, f1)
+    return best
+
+
+def evaluate_learned(train: list[dict[str, Any]], test: list[dict[str, Any]]) -> dict[str, Any]:
+    """The reader trained on ``train`` and scored on ``test``: ``tfidf_logreg`` {precision (at best
+    F1), recall, f1, peak_precision, isolation}, ``typed_guesser`` {all_right, pieces_right}, the
+    strongest n-grams and ``passed``."""
+    reader = LearnedReader(train)
+    # the office's inventory for free: every value the build's records mark, whichever task's
+    inventory = sorted({v for record in test for v in _marked_values(record)})
+    scored: list[tuple[float, bool]] = []
+    evidence = isolated = all_right = pieces = pieces_right = tasks = 0
+    for record in test:
+        ranked = reader.rank(record)
+        if not ranked:
+            continue
+        tasks += 1
+        evidence += sum(t["evidence"] for _, t in ranked)
+        scored += [(s, t["evidence"]) for s, t in ranked]
+        isolated += isolates(record, [t["text"] for _, t in ranked[:TOP_TURNS]])
+        right, total = guess(record, ranked, inventory)
+        pieces += total
+        pieces_right += right
+        all_right += bool(total) and right == total and bool(final_values(record))
+    precision, recall, f1 = best_f1(scored, evidence)
+    peak, _ = curve_peak(list(scored), evidence)
+    logreg = {"precision": precision, "recall": recall, "f1": f1, "peak_precision": peak,
+              "isolation": isolated / tasks if tasks else 0.0, "tasks": tasks}
+    guesser = {"all_right": all_right / tasks if tasks else 0.0, "pieces_right": pieces_right / pieces if pieces else 0.0,
+               "tasks": tasks}
+    return {"tfidf_logreg": logreg, "typed_guesser": guesser, "strongest": reader.strongest(),
+            "passed": (precision <= F1_PRECISION_TARGET and logreg["isolation"] <= LEARNED_ISOLATION_TARGET
+                       and guesser["all_right"] <= GUESSER_TARGET)}
