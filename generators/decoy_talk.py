@@ -45,9 +45,10 @@ def _day_of(when: date | datetime) -> date:
 class DecoyTalk:
     """The jobs for later of one history, made on its first day and said in turn."""
 
-    def start_decoys(self, told: Sequence[ToldJob]) -> None:
-        """No jobs yet (they are made on the first day, ``told`` ones first)."""
+    def start_decoys(self, told: Sequence[ToldJob], count: int = DECOYS) -> None:
+        """No jobs yet (they are made on the first day, ``told`` ones first; ``count`` at most)."""
         self.decoys: list[Decoy] | None = None
+        self.decoy_count = count
         self.told = list(told)
         self.decoy_threads: dict[str, str] = {}  # a job's name -> its thread mark
         self.decoy_turn = 0
@@ -64,9 +65,14 @@ class DecoyTalk:
         """The history's decoys, made on its first day from the task's pieces (or, for a writer
         given one day's events, from theirs)."""
         if self.decoys is None:
-            pieces = self.pieces or list({e.piece.id: e.piece for e in plan.events if e.piece is not None}.values())
+            pieces = self.pieces or list({e.piece.id: e.piece for e in plan.events
+                                          if e.piece is not None and e.thread.startswith("t")}.values())
             self.task_words |= {w for p in pieces for w in name_words(p.about)}
-            told = make_told_decoys(self.told, self._decoy_ok, DECOYS)
+            # nor a word of a sibling work's (generators.sibling_works) the day names
+            self.task_words |= {w for e in plan.events if e.piece is not None and not e.thread.startswith("t")
+                                for w in name_words(e.about or e.piece.about)}
+            count = self.decoy_count
+            told = make_told_decoys(self.told, self._decoy_ok, count)
             told_words = {w for d in told for w in name_words(d.about)}
 
             def bank_ok(text: str) -> bool:  # a bank job shares no word with a told one
@@ -74,8 +80,8 @@ class DecoyTalk:
 
             self.decoys = told + (make_decoys(
                 pieces, threads().jobs, plan.date, self.rng, self._outsiders(), bank_ok,
-                count=DECOYS - len(told), fields=threads().job_fields,
-                sentences=threads().job_details) if len(told) < DECOYS else [])
+                count=count - len(told), fields=threads().job_fields,
+                sentences=threads().job_details) if len(told) < count else [])
             if told:  # told and bank jobs come up in no telling order
                 self.rng.shuffle(self.decoys)
             for decoy in self.decoys:
@@ -137,9 +143,13 @@ class DecoyTalk:
         value = spoken(value, cue)
         if not self.clean(value):
             return ""
-        said_on = when.date()
+        return "" if self.names_task_day(value, when.date()) else value
+
+    def names_task_day(self, text: str, said_on: date) -> bool:
+        """Whether ``text``, said on ``said_on``, names a day that a task value names (the marks
+        read days said in words, so no unmarked line may)."""
         days = {_day_of(t) for t in (value_time(v, said_on) for v in self.values) if t is not None}
-        return "" if any(_day_of(found.when) in days for found in read_times(value, said_on)) else value
+        return any(_day_of(found.when) in days for found in read_times(text, said_on))
 
     def _decoy_lines(self, decoy: Decoy, when: datetime, room: int) -> list[tuple[str, str]]:
         ctx = self._decoy_ctx(decoy, when, full=not decoy.raised)

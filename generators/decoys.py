@@ -35,7 +35,7 @@ from typing import Any, Callable, Mapping, Protocol, Sequence
 from generators.model import MemoryPiece
 
 MAX_DETAILS = 6
-_FILE_RE = re.compile(r"^[\w-]+(?:\.(docx|xlsx|pdf|txt|csv|pptx))?$")
+_FILE_RE = re.compile(r"^(data/)?[\w-]+(?:\.(docx|xlsx|pdf|txt|csv|pptx))?$")
 _PERSON_RE = re.compile(r"^[A-Z][a-z]+(?: [A-Z][a-z'-]+)+$")
 _CLOCK_RE = re.compile(r"^\d{1,2}:\d{2}$")
 _WINDOW_RE = re.compile(r"^\d{1,2}:\d{2}-\d{1,2}:\d{2}$")
@@ -168,10 +168,11 @@ def make_value(piece: MemoryPiece, about: str, start: date, rng: random.Random,
     if _PERSON_RE.match(value) and people:
         return rng.choice(list(people))
     found = _FILE_RE.match(value)
-    if cue in _FILE_CUES and found and ("_" in value or found.group(1)):
+    if cue in _FILE_CUES and found and ("_" in value or found.group(2)):
         month = ahead.strftime("%b").lower()
         stem = "_".join(_words(about)[:2] + [rng.choice(("notes", "plan", "draft", "list", "summary"))])
-        return f"{stem}_{month}{ahead.day}" + (f".{found.group(1)}" if found.group(1) else "")
+        # in the task's folder when the task's file is ("data/scores.xlsx"): a path tells no job from the task
+        return f"{found.group(1) or ''}{stem}_{month}{ahead.day}" + (f".{found.group(2)}" if found.group(2) else "")
     if cue in _SUBJECT_CUES:  # a mail still to come about the job
         return f"{' '.join(_words(about)[:2]).capitalize()} {rng.choice(_SUBJECT_ENDS)}"
     if cue == "layout" and len(fields) >= 3:  # the columns of a table, in order

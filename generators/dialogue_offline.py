@@ -22,14 +22,15 @@ from __future__ import annotations
 
 import random
 import re
-from datetime import date, datetime
+from datetime import date, datetime, time
 from typing import Any, Callable, Mapping, Sequence
 
-from generators.decoy_talk import DecoyTalk, TurnSpec, name_words
+from generators.decoy_talk import DECOYS, DecoyTalk, TurnSpec, name_words
 from generators.decoys import ToldJob
-from generators.history_plan import (LONG_HISTORY_MENTIONS, P_SPLIT, SHORT_SESSION, DayPlan, Event, plan_history,
-                                     weeks_of_full_days)
+from generators.history_plan import (LONG_HISTORY_MENTIONS, P_SPLIT, SHORT_SESSION, DayPlan, Event, fit_siblings,
+                                     plan_history, weeks_of_full_days)
 from generators.model import MemoryPiece, Session, TaskDraft, Turn
+from generators.sibling_works import Sibling
 from generators.session_clock import SessionClock, working_days_before
 from generators.small_talk import WordingsExhausted
 from generators.spoken_time import names_any, spoken
@@ -50,8 +51,14 @@ from office_env.seeding import rng as seeded
 _WORK_SHARE = 0.36  # target share of work turns (task and other work) in a day
 P_WITHHOLD = 0.5  # the chance that a request not planned in two turns is said with its detail left out
 LONG_HISTORY_WORK_SHARE = 0.5  # the same over weeks of history (more work, less small talk a day)
-LONG_HISTORY_FULL_NAMES = 0.7  # over weeks, the share of lines stating a value that call the work by its full name
+# the share of lines stating a value that call the work by its full name: with sibling works told
+# alike, a retriever given the task's question finds a detail by the name of its work
+STATED_FULL_NAMES = 0.6
+LONG_HISTORY_FULL_NAMES = 0.7  # the same over weeks of history
+NAMED_ANSWERS = 0.3  # the share of two-turn details whose answer names the work (a retriever must find it)
+LONG_HISTORY_NAMED_ANSWERS = 0.5  # the same over weeks of history
 _SHORT_OPENS, _SHORT_CLOSES = 0.5, 0.45  # chances that a short session has an opener, a closer
+P_REPLY_OPENER = 0.75  # the chance that a reply in a work thread opens with a short "Okay," or "Right."
 
 
 def history_dates(now: datetime | date, days: int) -> list[date]:
@@ -60,18 +67,26 @@ def history_dates(now: datetime | date, days: int) -> list[date]:
 
 
 def plan_dialogue(draft: TaskDraft, *, seed: int, now: datetime, days: int, feedback: str = "",
-                  arrived: date | None = None, long_mentions: int = LONG_HISTORY_MENTIONS
-                  ) -> tuple[list[DayPlan], TaskDraft]:
+                  arrived: date | None = None, long_mentions: int = LONG_HISTORY_MENTIONS,
+                  siblings: Sequence[Sibling] = (), utterances_per_day: int = 72) -> tuple[list[DayPlan], TaskDraft]:
     """The history plan for ``draft`` (seeded) and the draft with ``said_as`` filled in.
     ``arrived``: when the latest mail the task answers came in; its work comes up the days after.
-    ``long_mentions``: value-free talk per thread at least over weeks (``history_plan.plan_history``)."""
+    ``long_mentions``: value-free talk per thread at least over weeks (``history_plan.plan_history``).
+    ``siblings``: other works of the office told alike, unmarked (``generators.sibling_works``), as
+    much of them as ``utterances_per_day`` leaves room for (``history_plan.fit_siblings``)."""
     if days < 1:
         raise ValueError(f"days must be at least 1, got {days}")
     _check_memory(draft.memory)
-    rng = seeded("homeragents.history/1", seed, feedback, str(now), days, [p.to_dict() for p in draft.memory])
+    others = [p for sibling in siblings for p in sibling.pieces]
+    rng = seeded("homeragents.history/2", seed, feedback, str(now), days, [p.to_dict() for p in draft.memory],
+                 [p.to_dict() for p in others]) if others else \
+        seeded("homeragents.history/1", seed, feedback, str(now), days, [p.to_dict() for p in draft.memory])
     dates = history_dates(now, days)
     first_day = next((i for i, d in enumerate(dates) if d > arrived), len(dates) - 1) if arrived else 0
-    plans, memory = plan_history(list(draft.memory), dates, rng, first_day=first_day, long_mentions=long_mentions)
+    plans, memory = plan_history(list(draft.memory), dates, rng, first_day=first_day, long_mentions=long_mentions,
+                                 others=others)
+    if others:
+        fit_siblings(plans, utterances_per_day, rng)
     return plans, TaskDraft(**{**draft.__dict__, "memory": memory})
 
 
@@ -147,11 +162,14 @@ class HistoryWriter(DecoyTalk):
                  values: Sequence[str] | None = None, banned: Sequence[str] = (),
                  work_share: float | None = None, stated_full_names: float = P_FULL_NAME,
                  answers: Sequence[str] = (), currency: str = "",
-                 absences: Sequence[tuple[str, date, date]] = (), told: Sequence[ToldJob] = ()) -> None:
+                 absences: Sequence[tuple[str, date, date]] = (), told: Sequence[ToldJob] = (),
+                 siblings: Sequence[Sibling] = (), named_answers: float = 0.0) -> None:
         """``absences``: ``(first name, first day, last day)`` of each span the office shows a
         colleague away; the other work names none of them doing anything on those days, and the
         small talk of those days does not name them. ``told``: jobs for later that other tasks
-        tell, taken as the history's decoys before the bank's (``generators.decoys.ToldJob``)."""
+        tell, taken as the history's decoys before the bank's (``generators.decoys.ToldJob``);
+        ``siblings``: the sibling works the plan tells (threads ``w1``...; fewer jobs for later then).
+        ``named_answers``: the share of two-turn details whose answer names the work (``answer.named``)."""
         self.rng = rng
         self.shape_seed = rng.random()  # drawn first: what lines must avoid never changes the days' lengths
         # what the agent must find in the office: no line says it, even by chance ("4" in "4 pm")
@@ -176,13 +194,20 @@ class HistoryWriter(DecoyTalk):
                               absences=absences, names_day=lambda text, day: names_any(text, self.values, day))
         self.decks = {key: _Deck(entries, rng) for key, entries in threads().lines.items()}
         self.said: set[str] = set()
-        self.work_threads = 0
         self.abouts: dict[str, str] = {}  # a name for the work of pieces that came without one
         self.colleagues = [c for c in colleagues if c and clean(c)]
         self.absences = list(absences)
         self.names = WorkNames(rng, clean, [p.about for p in self.pieces], stated_full_names)
         self.task_words = {w for about in self.names.names for w in name_words(about)}
-        self.start_decoys(told)
+        self.work_threads = len({p.thread for s in siblings for p in s.pieces})  # their threads come first
+        self.named_answers = named_answers
+        self.start_decoys(told, max(0, DECOYS - len(siblings)))
+
+    def told_siblings(self, plan: Sequence[DayPlan], siblings: Sequence[Sibling]) -> None:
+        """Fewer jobs for later for each sibling the plan still tells (a short day may tell none)."""
+        present = {e.thread for day in plan for e in day.events}
+        told = [s for s in siblings if {p.thread for p in s.pieces} & present]
+        self.decoy_count = max(0, DECOYS - len(told))
 
     def clean(self, text: str) -> bool:
         low = text.lower()
@@ -217,17 +242,22 @@ class HistoryWriter(DecoyTalk):
             keys.append(("recap", "any"))
         blank = {k for k, v in ctx.items() if not v}  # e.g. no usable user name: skip lines that use it
 
-        def draw(prefix: str) -> str | None:
+        def draw(prefix: str, join: Callable[[str, str], str | None] = lambda p, t: p + t) -> str | None:
             for key in keys:
                 deck = self.decks.get(key)
                 text = deck.draw(lambda e: None if e.needs & blank else (
-                    lambda t: t if ok(t) else None)(prefix + e.render(ctx))) if deck else None
+                    lambda t: t if t is not None and ok(t) else None)(join(prefix, e.render(ctx)))) if deck else None
                 if text is not None:
                     self.said.add(text)
                     return text
             return None
 
-        text = draw("")
+        text = None
+        if move in _ACKNOWLEDGING and cue != "asked" and self.rng.random() < P_REPLY_OPENER:
+            # a short opener before the reply: an assistant's stock lines then rarely come out the
+            # same in two histories
+            text = draw(self.rng.choice(_REPLY_OPENERS), with_opener)
+        text = text or draw("")
         if text is None and (move in _REPLIES or move == "ask"):  # every reply said: a short opener widens the choice
             for opener in self.rng.sample(_OPENERS, len(_OPENERS)):
                 text = draw(f"{opener} ")
@@ -253,9 +283,10 @@ class HistoryWriter(DecoyTalk):
 
     def _ctx(self, event: Event, when: datetime, answer: bool = False, opening: bool = False) -> dict[str, Any]:
         piece = event.piece
-        if piece is not None and piece.about and self.clean(piece.about):
-            about = self.names.pick(piece.about, full=event.move == "raise", opening=opening,
-                                    answer=answer, stated=event.mark in ("evidence", "superseded", "distractor"))
+        work = event.about or (piece.about if piece is not None else "")
+        if work and self.clean(work):
+            about = self.names.pick(work, full=event.move == "raise", opening=opening,
+                                    answer=answer, stated=event.move in ("state", "correct", "distract", "decline"))
         else:
             # one filler per work: pieces about the same thing keep the same words for it
             key = ("about", piece.about) if piece is not None and piece.about else (piece.id if piece else event.thread)
@@ -285,18 +316,23 @@ class HistoryWriter(DecoyTalk):
             said = spoken(event.said, piece.cue if piece else "")
             ctx["value"] = said
             return self._line("decline", "any", ctx, said), marks
-        if event.move == "distract":
-            ctx["text"] = event.text
-            return self._line("distract", "any", ctx, event.said), marks
         assert piece is not None
         cue = piece.cue if piece.cue in threads().cues else "note"
+        if event.move == "distract" and (not event.about or cue in SENTENCE_CUES):
+            ctx["text"] = event.text
+            return self._line("distract", "any", ctx, event.said), marks
+        # a near miss said of another work: in the words a detail is stated in
         move = "correct" if event.move == "correct" else "state"
         if answer:
             move = "answer"
         if cue not in SENTENCE_CUES or bare:
             said = spoken(event.said, cue)
             ctx["value"] = said
-            text = self._line(move, cue if move in ("state", "correct") else "any", ctx, said)
+            if move in ("state", "correct"):
+                line_cue = cue
+            else:  # over weeks, a two-turn detail's answer often names its work: a retriever must find it
+                line_cue = "named" if self.named_answers and self.rng.random() < self.named_answers else "any"
+            text = self._line(move, line_cue, ctx, said)
             if said != event.said:  # words, not a name: a sentence that starts with them starts with a capital
                 text = re.sub(rf"(^|[.?!]\s+){re.escape(said)}", lambda m: m.group(1) + said[:1].upper() + said[1:],
                               text)
@@ -364,6 +400,15 @@ class HistoryWriter(DecoyTalk):
         except ValueError:
             line = ""
         return line if line.rstrip().endswith("?") else self._line("prompt", "any", ctx)
+
+    def sayable(self, event: Event, when: datetime) -> bool:
+        """Whether a sibling work's detail (an unmarked event with a value) may be said: it holds
+        no task value nor a checked answer, names no day a task value names and no colleague the
+        office shows away that day. A task's event always may (the plan made its values)."""
+        if event.mark or not event.said:
+            return True
+        return (self.clean(event.said) and not self.names_task_day(event.said, when.date())
+                and self._free_on(event.said, when))
 
     def thread_block(self, events: list[Event], clock: SessionClock) -> list[TurnSpec]:
         """The turns of one thread's events on one day, as one exchange. The assistant asks a
@@ -466,18 +511,23 @@ class HistoryWriter(DecoyTalk):
         shape = seeded(self.shape_seed, "shape", plan.day)
         pairs = max(2, (shape.choice(evens) if evens else utterances + utterances % 2) // 2)
         by_thread: dict[str, list[Event]] = {}
+        on_the_day = datetime.combine(plan.date, time(12))
         for event in plan.events:
+            if not self.sayable(event, on_the_day):  # a sibling's detail the day cannot say: its room goes to other talk
+                continue
             by_thread.setdefault(event.thread, []).append(event)
-        task_pairs = sum(len(v) + sum(e.split for e in v) for v in by_thread.values())
+            if event.thread.startswith("w") and event.thread[1:].isdigit():  # a sibling work's thread
+                self.work_threads = max(self.work_threads, int(event.thread[1:]))
         # A short session (the Plus shape) is a quick chat: it often starts on the point or ends
         # without a goodbye.
         short = utterances <= SHORT_SESSION
         opens = not short or rng.random() < _SHORT_OPENS
         closes = not short or rng.random() < _SHORT_CLOSES
+        task_pairs = sum(len(v) + sum(e.split for e in v) for v in by_thread.values())
         room = max(0, pairs - opens - closes - task_pairs)
         work_pairs = min(room, max(1 if short else 2, round(self.work_share * pairs) - task_pairs))
         small_pairs = room - work_pairs
-        blocks: list[tuple[str, Any]] = [("task", events) for events in by_thread.values()]
+        blocks: list[tuple[str, Any]] = [("task", events) for events in _works_in_any_order(by_thread, rng)]
         decoys = self._decoys_for(plan)
         decoy_pairs = min(work_pairs - (0 if short else 1), task_pairs + 3) if decoys else 0
         blocks += [("work", n) for n in _split(work_pairs - decoy_pairs, 1, 3, rng)]
@@ -532,6 +582,44 @@ class HistoryWriter(DecoyTalk):
         return Session(day=plan.day, date=plan.date.isoformat(), turns=turns)
 
 
+def _works_in_any_order(by_thread: dict[str, list[Event]], rng: random.Random) -> list[list[Event]]:
+    """A day's thread blocks, the works in a drawn order (the task's work comes first no more often
+    than a sibling's), the threads of one work in their planned order (its raise first)."""
+    if not any(e.thread.startswith("w") for events in by_thread.values() for e in events):
+        return list(by_thread.values())  # the task's work alone: its threads in their planned order
+    works: dict[str, list[list[Event]]] = {}
+    for thread, events in by_thread.items():
+        first = events[0]
+        work = first.about or (first.piece.about if first.piece is not None else "") or thread
+        works.setdefault(work, []).append(events)
+    order = list(works.values())
+    rng.shuffle(order)
+    return [events for group in order for events in group]
+
+
+_REPLY_OPENERS = ("Okay", "Right", "Thanks", "Ah", "Mm", "Alright", "Sure", "Oh")
+# replies that take in what the user said (not the answer to a question of theirs)
+_ACKNOWLEDGING = ("after", "raise_reply", "mention_reply", "recap_reply", "prompt", "ask")
+_ACKS = {"okay", "right", "alright", "mm", "ah", "oh", "sure", "thanks", "fine"}
+# first words of replies that read on in lower case after "Okay, ..." (a name or "I" keeps its capital)
+_READS_ON = {"got", "noted", "good", "great", "perfect", "understood", "that", "that's", "which", "what", "who",
+             "how", "when", "where", "do", "does", "is", "are", "still", "nothing", "makes", "fair", "let", "it",
+             "it'll", "it's", "sounds", "no", "one", "so", "and", "then", "ready", "will", "glad", "handy",
+             "useful", "clear", "all", "any", "should", "could", "would", "did", "have", "has", "can"}
+
+
+def with_opener(opener: str, line: str) -> str | None:
+    """``line`` after a short opener ("Okay, good to have that.", "Right. I'll hold on to it."); None
+    when the line opens with that word already."""
+    first = re.match(r"[A-Za-z']+", line)
+    word = first.group(0).lower() if first else ""
+    if word in _ACKS or word == opener.lower():
+        return None  # no "Okay, right, ..."
+    if word in _READS_ON:
+        return f"{opener}, {line[:1].lower()}{line[1:]}"
+    return f"{opener}. {line}"
+
+
 def _split(total: int, low: int, high: int, rng: random.Random) -> list[int]:
     """``total`` as a list of sizes between ``low`` and ``high`` (the last may be smaller)."""
     out = []
@@ -563,6 +651,7 @@ def generate_dialogue(
     absences: Sequence[tuple[str, date, date]] = (),
     stated_full_names: float | None = None,
     told: Sequence[ToldJob] = (),
+    siblings: Sequence[Sibling] = (),
 ) -> list[Session]:
     """Write ``days`` sessions of chat for ``draft`` (see the module docstring).
 
@@ -573,8 +662,9 @@ def generate_dialogue(
     ``absences``: ``(first name, first day, last day)`` for each span the office shows a colleague
     away (``office_absences``); the other work never has them do anything on those days.
     ``stated_full_names``: the share of lines stating a value (final, earlier or near miss) that
-    call the work by its full name (default: ``P_FULL_NAME``; over weeks of history, more).
+    call the work by its full name (default: ``STATED_FULL_NAMES``; over weeks of history, more).
     ``told``: other tasks' jobs, said as this history's jobs for later before the bank's.
+    ``siblings``: the sibling works the plan tells (``plan_dialogue``); with them, fewer jobs for later.
     The same arguments give the same sessions; another ``seed`` or ``feedback`` another history.
     Raises ``ValueError`` for impossible input (``days`` < 1, ``utterances_per_day`` < 2, an
     empty memory value, duplicate memory ids, a correction with one day, or a value so generic
@@ -583,7 +673,8 @@ def generate_dialogue(
     if utterances_per_day < 2:
         raise ValueError(f"utterances_per_day must be at least 2, got {utterances_per_day}")
     if plan is None:
-        plan, draft = plan_dialogue(draft, seed=seed, now=now, days=days, feedback=feedback)
+        plan, draft = plan_dialogue(draft, seed=seed, now=now, days=days, feedback=feedback, siblings=siblings,
+                                    utterances_per_day=utterances_per_day)
     _check_memory(draft.memory)
     rng = seeded("homeragents.dialogue_offline/2", seed, feedback, str(now), user_first, assistant_name,
                  list(colleagues), company, list(projects), city, list(files), days, utterances_per_day,
@@ -596,6 +687,8 @@ def generate_dialogue(
                            colleagues=colleagues, company=company, projects=projects, city=city, files=files,
                            work_share=LONG_HISTORY_WORK_SHARE if long else None,
                            stated_full_names=stated_full_names if stated_full_names is not None else
-                           LONG_HISTORY_FULL_NAMES if long else P_FULL_NAME,
-                           answers=answers, currency=currency, absences=absences, told=told)
+                           LONG_HISTORY_FULL_NAMES if long else STATED_FULL_NAMES,
+                           answers=answers, currency=currency, absences=absences, told=told, siblings=siblings,
+                           named_answers=LONG_HISTORY_NAMED_ANSWERS if long else NAMED_ANSWERS)
+    writer.told_siblings(plan, siblings)
     return [writer.day(day_plan, utterances_per_day) for day_plan in plan]

@@ -29,7 +29,6 @@ from typing import Literal
 
 from generators.model import MemoryPiece
 from generators.spoken_time import is_relative, say_value
-from generators.thread_bank import SENTENCE_CUES
 
 Move = Literal["raise", "state", "correct", "distract", "recap", "mention", "decline"]
 Mark = Literal["evidence", "superseded", "distractor", ""]
@@ -46,7 +45,8 @@ class Event:
     """One thing that happens in a thread on a day. ``said`` is the specific the user's line must
     hold verbatim (a value, an earlier value, a near-miss, or a relative phrase); ``text`` is the
     near-miss sentence of a ``distract`` event. ``split``: the value comes in a second user turn,
-    after the assistant asks for it."""
+    after the assistant asks for it. ``about``: the work the line names when it is not the piece's
+    own: a near-miss is said as a detail of another work, in the words a detail is stated in."""
 
     move: Move
     thread: str
@@ -55,11 +55,12 @@ class Event:
     text: str = ""
     mark: Mark = ""
     split: bool = False
+    about: str = ""
 
     def to_dict(self) -> dict[str, str]:
         data = {"move": self.move, "thread": self.thread}
         if self.piece is not None:
-            data.update(memory=self.piece.id, cue=self.piece.cue or "note", about=self.piece.about)
+            data.update(memory=self.piece.id, cue=self.piece.cue or "note", about=self.about or self.piece.about)
             if not self.piece.cue:  # no cue: the piece's own sentence is the only guide to its wording
                 data["detail"] = self.piece.text
         if self.said:
@@ -70,6 +71,8 @@ class Event:
             data["mark"] = self.mark
         if self.split:
             data["split"] = True
+        if self.about:
+            data["other_work"] = True  # "about" names another work than the piece's
         return data
 
 
@@ -77,13 +80,15 @@ class Event:
     def from_dict(cls, data: dict[str, str]) -> "Event":
         """An event as a prompt shows it (the piece holds what a writer needs: id, cue, about)."""
         piece = None
+        other = bool(data.get("other_work"))
         if data.get("memory"):
             cue = data.get("cue", "note")
             piece = MemoryPiece(id=data["memory"], kind="fact", text=data.get("detail") or data.get("say", ""),
                                 value=data.get("say", "") or data.get("detail", ""), thread=data["thread"],
-                                cue="" if cue == "note" else cue, about=data.get("about", ""))
+                                cue="" if cue == "note" else cue, about="" if other else data.get("about", ""))
         return cls(data["move"], data["thread"], piece, data.get("say", ""), data.get("text", ""),  # type: ignore[arg-type]
-                   data.get("mark", ""), bool(data.get("split")))  # type: ignore[arg-type]
+                   data.get("mark", ""), bool(data.get("split")),  # type: ignore[arg-type]
+                   str(data.get("about", "")) if other else "")
 
 
 @dataclass
@@ -122,28 +127,44 @@ def weeks_of_full_days(days: int, utterances_per_day: int) -> bool:
 
 
 def plan_history(pieces: list[MemoryPiece], dates: list[date], rng: random.Random, *,
-                 relative: bool = True, first_day: int = 0, long_mentions: int = LONG_HISTORY_MENTIONS
-                 ) -> tuple[list[DayPlan], list[MemoryPiece]]:
+                 relative: bool = True, first_day: int = 0, long_mentions: int = LONG_HISTORY_MENTIONS,
+                 others: list[MemoryPiece] = ()) -> tuple[list[DayPlan], list[MemoryPiece]]:  # type: ignore[assignment]
     """Lay the threads of ``pieces`` over ``dates``; return the day plans and the pieces (with
     ``said_as`` set where a value is said relatively). Needs two days for a correction: with one
     day, superseded values raise ``ValueError``. ``first_day``: the index of the first day the
     task's work may come up (the mail it answers arrived the day before); a correction still gets
-    its two days. ``long_mentions``: value-free talk per thread at least over weeks (one otherwise)."""
+    its two days. ``long_mentions``: value-free talk per thread at least over weeks (one otherwise).
+
+    ``others``: the pieces of sibling works (``generators.sibling_works``; threads ``w<n>``), laid
+    out by the same steps with the same chances, their events unmarked: a line's form cannot tell
+    the task's work from theirs. A near-miss is said as a detail of another work of the history
+    (the event's ``about``), as a detail is stated, not in words of its own."""
     days = [DayPlan(i + 1, d) for i, d in enumerate(dates)]
     n = len(days)
     if n < 1:
         raise ValueError("a history needs at least one day")
-    if n < 2 and any(p.superseded for p in pieces):
+    everything = [*pieces, *others]
+    if n < 2 and any(p.superseded for p in everything):
         raise ValueError("a correction needs at least 2 days (one to say the value, a later one to correct it)")
     updated: dict[str, MemoryPiece] = {}
-    groups = list(threads_of(pieces).items())
+    own = {p.thread or f"t{100 + i}" for i, p in enumerate(pieces)}
+    groups = list(threads_of(pieces).items()) + list(threads_of(list(others)).items())
+    works = {thread: members[0].about for thread, members in groups if members[0].about}
+    cues = {thread: {p.cue for p in members} for thread, members in groups}
     # Threads start on staggered days in the first part of the history, so that their details can
     # still arrive over the following days.
     last_start = max(0, n - 2)
-    earliest = max(0, min(first_day, last_start if any(p.superseded for p in pieces) else n - 1))
+    earliest = max(0, min(first_day, last_start if any(p.superseded for p in everything) else n - 1))
     raised: dict[str, int] = {}  # about -> the day its work was raised
     for index, (thread, members) in enumerate(groups):
         about = members[0].about
+        marked = thread in own
+
+        def mark(kind: Mark) -> Mark:
+            return kind if marked else ""
+
+        # the works a near-miss of this thread may be said of: the sibling works (never the task's)
+        elsewhere = [t for t, w in works.items() if t not in own and t != thread and w != about]
         if n <= LONG_HISTORY_DAYS:
             start = min(last_start, rng.randint(0, max(0, min(last_start, n // 2))) + (index % 2))
         else:  # a long history: threads are raised anywhere in its first three quarters
@@ -163,11 +184,11 @@ def plan_history(pieces: list[MemoryPiece], dates: list[date], rng: random.Rando
             if piece.superseded:
                 day = min(day, n - 2)
                 for old in piece.superseded:
-                    # a request's earlier wording comes in two turns as often as its final one: the
-                    # form of a two-turn request does not tell which of them stands
-                    split = piece.cue in SENTENCE_CUES and rng.random() < P_SPLIT
+                    # an earlier value comes in two turns as often as a final one: the form of a
+                    # two-turn detail does not tell which of them stands
+                    split = rng.random() < P_SPLIT
                     days[day].events.append(Event("state", thread, piece, _spoken(old, dates[day]) if relative else old,
-                                                  mark="superseded", split=split))
+                                                  mark=mark("superseded"), split=split))
                 fix_day = rng.randint(day + 1, n - 1)
             else:
                 fix_day = day
@@ -178,7 +199,7 @@ def plan_history(pieces: list[MemoryPiece], dates: list[date], rng: random.Rando
                 piece = replace(piece, said_as=said)
             move: Move = "correct" if piece.superseded else "state"
             split = move == "state" and rng.random() < P_SPLIT
-            days[fix_day].events.append(Event(move, thread, piece, said, mark="evidence", split=split))
+            days[fix_day].events.append(Event(move, thread, piece, said, mark=mark("evidence"), split=split))
             final_days.append(fix_day)
             updated[piece.id] = piece
             p_decline = P_DECLINE if n <= LONG_HISTORY_DAYS else P_DECLINE_LONG
@@ -186,33 +207,84 @@ def plan_history(pieces: list[MemoryPiece], dates: list[date], rng: random.Rando
                 d = rng.randint(fix_day, n - 1)
                 old = rng.choice(piece.superseded)
                 days[d].events.append(Event("decline", thread, piece, _spoken(old, dates[d]) if relative else old,
-                                            mark="superseded"))
+                                            mark=mark("superseded")))
             for near in piece.distractors:
                 d = rng.randint(start, n - 1)
                 near_said = _spoken(near.value, dates[d]) if relative else near.value
-                days[d].events.append(Event("distract", thread, piece, near_said, near.text.replace(near.value, near_said),
-                                            "distractor"))
+                other = _work_for(piece, elsewhere, cues, rng)
+                # said of another work, a near miss is a detail like any other: in two turns as often
+                days[d].events.append(Event("distract", other or thread, piece, near_said,
+                                            near.text.replace(near.value, near_said), mark("distractor"),
+                                            split=bool(other) and rng.random() < P_SPLIT,
+                                            about=works[other] if other else ""))
         last = max(final_days)
         if about and last < n - 1 and rng.random() < P_RECAP:
             days[rng.randint(last + 1, n - 1)].events.append(Event("recap", thread, members[0]))
-        _add_mentions(days, thread, members[0], start, rng, long_mentions if n > LONG_HISTORY_DAYS else 1)
+        _add_mentions(days, thread, members[0], start, rng, len(final_days), long_mentions if n > LONG_HISTORY_DAYS else 1)
+    _after_raise(days, raised, rng)
     for plan in days:  # within a day: each thread's events in the order they were planned
         plan.events = _stable_by_thread(plan.events)
     return days, [updated.get(p.id, p) for p in pieces]
 
 
+def _pairs(events: list[Event]) -> int:
+    return len(events) + sum(e.split for e in events)
+
+
+def fit_siblings(days: list[DayPlan], utterances_per_day: int, rng: random.Random) -> None:
+    """Keep of each day's sibling threads (the unmarked events of ``w`` threads) those that fit
+    beside the task's work in a day of ``utterances_per_day`` (its pairs less a greeting and a
+    goodbye), in a drawn order: a short day tells fewer siblings, never a longer day for them. A
+    near miss of the task's said of a sibling work is the task's event: it always stays."""
+    for plan in days:
+        siblings: dict[str, list[Event]] = {}
+        for event in plan.events:
+            if event.thread.startswith("w") and not event.mark:
+                siblings.setdefault(event.thread, []).append(event)
+        task = [e for e in plan.events if not (e.thread in siblings and not e.mark)]
+        left = utterances_per_day // 2 - 2 - _pairs(task)
+        if sum(_pairs(v) for v in siblings.values()) <= left:
+            continue
+        order = list(siblings)
+        rng.shuffle(order)
+        dropped = set()
+        for thread in order:
+            if _pairs(siblings[thread]) <= left:
+                left -= _pairs(siblings[thread])
+            else:
+                dropped.add(thread)
+        plan.events = [e for e in plan.events if e.mark or e.thread not in dropped]
+
+
+def _work_for(piece: MemoryPiece, threads: list[str], cues: dict[str, set[str]], rng: random.Random) -> str:
+    """The thread of another work a near miss of ``piece`` is said of: one whose own details are
+    of the same kind (a room said for another offsite, a file for another report); "" when none
+    is, and the near miss is said in its own sentence."""
+    fits = sorted(t for t in threads if piece.cue and piece.cue in cues[t])
+    return rng.choice(fits) if fits else ""
+
+
+def _after_raise(days: list[DayPlan], raised: dict[str, int], rng: random.Random) -> None:
+    """A near miss said of another work comes no earlier than the day that work is raised."""
+    for index, plan in enumerate(days):
+        for event in list(plan.events):
+            start = raised.get(event.about, 0) if event.about else 0
+            if start > index:
+                plan.events.remove(event)
+                days[rng.randint(start, len(days) - 1)].events.append(event)
+
+
 def _add_mentions(days: list[DayPlan], thread: str, piece: MemoryPiece, start: int, rng: random.Random,
-                  floor: int = 1) -> None:
+                  stated: int, floor: int = 1) -> None:
     """Value-free talk about ``thread`` (``mention`` events) from its first day on, enough that at
     most :data:`EVIDENCE_SHARE` of its user turns state a value (a split detail's first turn is
     one of those that do not), and at least ``floor`` (room for the several names a person gives
     a work where little else is said of it)."""
-    stated = naming = 0
+    naming = 0
     for plan in days:
         for event in plan.events:
             if event.thread == thread:
                 naming += 1 + event.split
-                stated += event.mark == "evidence"
     wanted = max(floor, math.ceil(stated / EVIDENCE_SHARE) - naming + rng.randint(0, 1))
     for _ in range(wanted):
         days[rng.randint(start, len(days) - 1)].events.append(Event("mention", thread, piece))

@@ -212,12 +212,18 @@ def names_any(text: str, values: Iterable[str], said_on: date) -> bool:
     return bool(wanted) and any(found.when in wanted for found in read_times(text, said_on))
 
 
+def _same_day_as_any(when: When, days: set[When]) -> bool:
+    day = when.date() if isinstance(when, datetime) else when
+    return any((d.date() if isinstance(d, datetime) else d) == day for d in days)
+
+
 def redate(text: str, old: date, new: date, keep: set[When] | None = None, shift_others: bool = False) -> str:
     """``text`` said on ``old``, its relative day and time phrases said again for ``new`` (only those
     naming a day or moment in ``keep``, when given), each keeping a capital where it had one; a day
     said outright ("Monday 16 September") stays as it is. With ``shift_others``, a relative phrase
     naming a day outside ``keep`` is said again for the day as far from ``new`` as it was from ``old``
-    (talk moved to another date keeps its meaning: "Friday the 15th" does not become a wrong weekday)."""
+    (talk moved to another date keeps its meaning: "Friday the 15th" does not become a wrong weekday),
+    unless that day is one ``keep`` names: then for the day it named."""
     pieces, last = [], 0
     for found in read_times(text, old):
         if not is_relative(text[found.start:found.end]):
@@ -226,7 +232,9 @@ def redate(text: str, old: date, new: date, keep: set[When] | None = None, shift
         if keep is not None and when not in keep:
             if not shift_others:
                 continue
-            when = when + (new - old)
+            shifted = when + (new - old)
+            if not _same_day_as_any(shifted, keep):  # never onto a day ``keep`` names: that would name it
+                when = shifted
         phrase = say_moment(when, new) if isinstance(when, datetime) else say_day(when, new)
         if text[found.start].isupper():
             phrase = phrase[:1].upper() + phrase[1:]

@@ -12,9 +12,10 @@ from generators.model import Session, TaskDraft, Verdict
 from generators.task_llm import generate_task_llm
 from office_env import Workspace
 from office_env.seeding import STRIDE, derive_seed
-from orchestrator.offline_roles import colleagues_away, office_files
+from orchestrator.offline_roles import colleagues_away, office_files, world_notes
 from orchestrator.planner import fallback_families, mix, plan_llm
 from orchestrator.roles import Job, Plan
+from orchestrator.siblings import draw_siblings
 from surfers.llm import explore_llm
 from surfers.offline import WorkspaceReader, list_files
 from verifier.llm_verifier import verify_llm
@@ -55,15 +56,18 @@ class LLMRoles:
                           round_: int) -> tuple[list[Session], TaskDraft]:
         world = job.world
         ws = Workspace(job.testbed, now=world.now)
+        answers = office_values(draft.evaluation, [*task_values(draft.memory), draft.query])
+        # the sibling works are drawn as offline: from the office as the offline surfers read it (no model call)
+        siblings = draw_siblings(job, draft, lambda app: world_notes(app, job), avoid=answers)
         days, draft = plan_dialogue(draft, seed=derive_seed(job.config.seed, job.index, legacy=STRIDE), now=world.now,
-                                    days=plan.days, feedback=feedback, arrived=mail_arrival(draft, ws))
+                                    days=plan.days, feedback=feedback, arrived=mail_arrival(draft, ws),
+                                    siblings=siblings, utterances_per_day=plan.utterances_per_day)
         sessions = generate_dialogue_llm(
             self.client, draft, days, now=world.now, user_first=world.user.first,
             colleagues=[p.first for p in world.colleagues], company=world.company, projects=list(world.projects),
             city=world.city, currency=world.currency, files=office_files(job.testbed),
             utterances_per_day=plan.utterances_per_day,
-            feedback=feedback, answers=office_values(draft.evaluation, [*task_values(draft.memory), draft.query]),
-            absences=colleagues_away(job, ws),
+            feedback=feedback, answers=answers, absences=colleagues_away(job, ws),
         )
         return sessions, draft
 

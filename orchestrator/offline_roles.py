@@ -13,6 +13,7 @@ from generators.model import Session, TaskDraft, Verdict
 from office_env import Workspace
 from orchestrator.planner import fallback_families, mix, plan_offline
 from orchestrator.roles import Job, Plan
+from orchestrator.siblings import draw_siblings
 from surfers import explore as surf
 from verifier.dialogue_rules import check_dialogue
 from verifier.trace import office_values
@@ -22,6 +23,16 @@ from office_env.seeding import rng as seeded
 _NOTES_CACHE: dict[tuple[str, int, str], dict[str, Any]] = {}
 # what a world's read-only testbed says the same way to each of its tasks, keyed like the notes
 _OFFICE_CACHE: dict[tuple[str, int], tuple[tuple[str, ...], tuple[tuple[str, date, date], ...]]] = {}
+
+
+def world_notes(app: str, job: Job) -> dict[str, Any]:
+    """The surfer's notes of ``app`` in the job's world. Jobs of one world share a read-only testbed;
+    its notes are the same for each of them. The world seed is part of the key: a later build may
+    reuse the path for another world."""
+    key = (str(job.testbed), job.world.seed, app)
+    if key not in _NOTES_CACHE:
+        _NOTES_CACHE[key] = surf(app, Workspace(job.testbed, now=job.world.now))
+    return _NOTES_CACHE[key]
 
 
 def office_files(testbed: Path) -> list[str]:
@@ -57,12 +68,7 @@ class OfflineRoles:
         return plan_offline(job)
 
     def explore(self, app: str, job: Job) -> dict[str, Any]:
-        # Jobs of one world share a read-only testbed; its notes are the same for each of them.
-        # The world seed is part of the key: a later build may reuse the path for another world.
-        key = (str(job.testbed), job.world.seed, app)
-        if key not in _NOTES_CACHE:
-            _NOTES_CACHE[key] = surf(app, Workspace(job.testbed, now=job.world.now))
-        return _NOTES_CACHE[key]
+        return world_notes(app, job)
 
     def generate_task(self, job: Job, plan: Plan, notes: dict[str, dict[str, Any]]) -> TaskDraft | None:
         world = job.world
@@ -86,15 +92,18 @@ class OfflineRoles:
         seed = derive_seed(job.config.seed, job.index, legacy=STRIDE)
         ws = Workspace(job.testbed, now=world.now)
         arrived = mail_arrival(draft, ws)
-        days, draft = plan_dialogue(draft, seed=seed, now=world.now, days=plan.days, feedback=feedback, arrived=arrived)
+        answers = office_values(draft.evaluation, [*task_values(draft.memory), draft.query])
+        # the siblings read the office as the task did, whatever apps the plan fanned out to
+        siblings = draw_siblings(job, draft, lambda app: world_notes(app, job), avoid=answers)
+        days, draft = plan_dialogue(draft, seed=seed, now=world.now, days=plan.days, feedback=feedback, arrived=arrived,
+                                    siblings=siblings, utterances_per_day=plan.utterances_per_day)
         files, away = _office_facts(job, ws)
         sessions = generate_dialogue(
             draft, seed=seed, now=world.now, user_first=world.user.first,
             colleagues=[p.first for p in world.colleagues], company=world.company, projects=list(world.projects),
             city=world.city, currency=world.currency, files=files, days=plan.days,
             utterances_per_day=plan.utterances_per_day, feedback=feedback, plan=days,
-            answers=office_values(draft.evaluation, [*task_values(draft.memory), draft.query]),
-            absences=away,
+            answers=answers, absences=away, siblings=siblings,
         )
         return sessions, draft
 

@@ -182,7 +182,10 @@ def test_eval_flags_a_reply_cut_at_the_token_limit(llama_server, proxy, tiny, tm
     usage = agent[0].reply["usage"]
     assert row["trajectory"]["usage"] == {"calls": 1, "prompt_tokens": usage["prompt_tokens"],
                                           "completion_tokens": usage["completion_tokens"]}
-    assert usage["prompt_tokens"] > llama_server.tokens(json.dumps(agent[0].body["tools"]))  # tools in the prompt
+    # the tools are in the prompt: at least their names and descriptions (the chat template writes their
+    # JSON its own way, which may take fewer tokens than json.dumps does)
+    described = " ".join(f"{t['function']['name']} {t['function']['description']}" for t in agent[0].body["tools"])
+    assert usage["prompt_tokens"] > llama_server.tokens(described)
 
 
 def test_a_prompt_over_the_window_is_a_context_error(llama_server, proxy):
@@ -246,9 +249,15 @@ def test_probe_asks_each_question_under_its_schema_and_keeps_the_servers_answers
     asked = [e for e in proxy.chats() if (e.body.get("response_format") or {}).get("json_schema", {}).get("name")
              == "probe"]
     rows = [json.loads(line) for line in (out / "probes.jsonl").read_text().splitlines()]
-    assert rows and len(asked) == 2 * len(rows)  # closed-book and with the history, one request each
+    # closed-book and with the history, one request each; a reply cut at the token limit (a small
+    # model may spread its JSON over lines) is asked again once, with a higher limit
+    cut = [e for e in asked if e.reply["choices"][0]["finish_reason"] == "length"]
+    assert rows and len(asked) == 2 * len(rows) + len(cut)
+    assert all(asked[asked.index(e) + 1].body["max_tokens"] > e.body["max_tokens"] for e in cut)
     given = []
     for exchange in asked:
+        if exchange in cut:
+            continue
         letters = exchange.body["response_format"]["json_schema"]["schema"]["properties"]["answer"]["enum"]
         choice = exchange.reply["choices"][0]
         assert choice["finish_reason"] == "stop"

@@ -29,6 +29,9 @@ def test_made_up_values_keep_the_shape_and_never_copy_the_office(seed):
     about = "the parking survey"
     file = make_value(piece("report_q3.docx", "document"), about, START, rng, ["Sam"])
     assert re.fullmatch(r"parking_survey_[a-z]+_[a-z]{3}\d{1,2}\.docx", file)
+    # a file in the task's folder gets one in that folder too: the path tells no job from the task
+    in_folder = make_value(piece("data/report_q3.docx", "document"), about, START, rng, ["Sam"])
+    assert re.fullmatch(r"data/parking_survey_[a-z]+_[a-z]{3}\d{1,2}\.docx", in_folder)
     assert make_value(piece("Priya Okafor", "recipient"), about, START, rng, ["Sam", "Jo"]) in ("Sam", "Jo")
     moment = make_value(piece("2024-05-23 15:00", "meeting_time"), about, START, rng, [])  # the writer says it
     when = datetime.strptime(moment, "%Y-%m-%d %H:%M")
@@ -169,3 +172,4 @@ def test_a_told_sentence_that_leans_back_waits_for_the_one_before_it():
     assert told_in_order(sentences, lambda s: True) == [0, 1, 2, 3, 4, 5]
     assert told_in_order(sentences, lambda s: not s.startswith("read")) == [2, 3, 4, 5]  # "it" lost its invoice
     assert told_in_order(sentences, lambda s: "Carol" not in s and "notes" not in s) == [0, 2, 3]
+

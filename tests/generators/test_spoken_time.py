@@ -116,3 +116,19 @@ def test_last_named_finds_a_value_written_or_a_day_said_in_words():
     assert last_named("it was monday the 7th of next month", "2025-04-08", said_on) == -1
     assert last_named("it was monday the 7th of next month", "2025-04-07", None) == -1  # no day: words name nothing
     assert last_named("budget.xlsx and budget.xlsx", "budget.xlsx", said_on) == len("budget.xlsx and ")
+
+
+def test_talk_moved_to_another_date_never_shifts_onto_a_day_the_kept_values_name():
+    """Moving a session shifts other work's relative days with it, but not onto a day a task value
+    names: said there, the phrase would name that value in an unmarked turn."""
+    from datetime import date, datetime
+
+    from generators.spoken_time import read_times, redate
+
+    old, new = date(2024, 5, 14), date(2024, 5, 7)  # a Tuesday to the Tuesday before
+    text = "Thursday next week at 10:00 works for everyone."  # 23 May at 10:00, said on the 14th
+    assert [f.when for f in read_times(text, old)] == [datetime(2024, 5, 23, 10, 0)]
+    free = redate(text, old, new, keep=set(), shift_others=True)
+    assert [f.when for f in read_times(free, new)] == [datetime(2024, 5, 16, 10, 0)]  # moved with the talk
+    kept = redate(text, old, new, keep={datetime(2024, 5, 16, 10, 0)}, shift_others=True)
+    assert [f.when for f in read_times(kept, new)] == [datetime(2024, 5, 23, 10, 0)]  # the day it named

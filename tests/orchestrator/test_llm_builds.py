@@ -6,6 +6,7 @@ responder to inject faults and scripted verdicts, and read the recorded requests
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import threading
@@ -15,6 +16,8 @@ import pytest
 
 from backends.fake_llm import FakeLLMServer
 from generators.dialogue_llm import DAY_RETRIES, DAYS_PER_CALL
+from generators.dialogue_offline import task_values
+from generators.model import MemoryPiece
 from orchestrator.build import build
 from orchestrator.dataset_writer import iter_tasks
 from generators.plus_llm import OTHER_INSTRUCTIONS
@@ -61,11 +64,9 @@ def test_neo_build_over_http_passes_verify_and_records_usage(tmp_path):
     records = [t.record for t in iter_tasks(tmp_path / "ds")]
     turns = [turn for r in records for s in r["dialogue"] for turn in s["turns"]]
     assert any(turn.get("thread", "").startswith("t") for turn in turns)
-    assert any(turn.get("thread", "").startswith("w") for turn in turns)
+    # (other work needs room: days of ten turns are the task's; see the sibling works' test below)
     assert any(turn.get("distractor") or turn.get("superseded") for turn in turns)
     # the answers only the office gives (sent as "checked_values") are never said in passing
-    from generators.dialogue_offline import task_values
-    from generators.model import MemoryPiece
     from office_env.evaluation.keywords import Haystack
     from verifier.trace import office_values
 
@@ -406,3 +407,30 @@ def test_the_fake_endpoint_refuses_other_instructions_it_cannot_bound():
         assert "'other_instructions'" in answer_plus({**base, "other_instructions": bad}, "")["error"]
     good = answer_plus({**base, "other_instructions": ["Email Bob the budget figures from budget.xlsx."]}, "")
     assert "error" not in good and len(good["dialogue"]) == 2
+
+
+def test_the_llm_histories_tell_the_sibling_works_unmarked_as_the_plan_gives_them(tmp_path):
+    """The dialogue prompts carry the sibling works' events (``w`` threads, no mark) beside the
+    task's; the written histories state their values in those threads, never marked."""
+    with FakeLLMServer(default_responder()) as server:
+        config = dataclasses.replace(llm_config(server, tmp_path), utterances_per_day=40)
+        summary = build(tmp_path / "ds", 2, config, workers=1)
+        asked = [inputs_of(r.body["messages"]) for r in server.chat_requests()
+                 if r.status == 200 and role_of(r.body["messages"]) == "dialogue_day"]
+    assert summary.accepted == 2
+    sibling: dict[tuple, list] = {}  # the task's values -> its sibling works' events
+    for inputs in asked:
+        sibling.setdefault(tuple(inputs["task_values"]), []).extend(
+            e for d in inputs["days"] for e in d["events"] if e["thread"].startswith("w") and not e.get("mark"))
+    assert {"raise", "state"} <= {e["move"] for events in sibling.values() for e in events}
+    told = []
+    for task in iter_tasks(tmp_path / "ds"):
+        r = task.record
+        values = tuple(sorted(set(task_values([MemoryPiece.from_dict(m) for m in r["memory"]]))))
+        stated = {e["say"] for e in sibling[values] if e["move"] == "state"}
+        told += [t for s in r["dialogue"] for t in s["turns"] if t["role"] == "user" and any(v in t["text"] for v in stated)]
+    assert told and all(t.get("thread", "").startswith("w") and not t.get("evidence") for t in told)
+    # beside them, other work and jobs for later, on threads of their own
+    threads = {t.get("thread", "") for task in iter_tasks(tmp_path / "ds") for s in task.record["dialogue"]
+               for t in s["turns"]}
+    assert {t for t in threads if t.startswith("w")} - {t.get("thread") for t in told}

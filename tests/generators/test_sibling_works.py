@@ -1,0 +1,102 @@
+"""Sibling works (``generators.sibling_works``): other tasks of the office, told as the task is and
+unmarked; what may not be told; how the plan lays them out and how a near miss is said."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import replace
+
+from generators.dialogue_offline import generate_dialogue, plan_dialogue
+from generators.model import Distractor, MemoryPiece
+from generators.sibling_works import MAX_SIBLING_PIECES, sibling_pieces
+from generators.thread_bank import threads
+from verifier import check_dialogue
+
+from tests.generators.test_dialogue import DRAFT, NOW, PEOPLE, make_draft
+
+SIBLING = make_draft([
+    MemoryPiece("m1", "fact", "the agenda lives in agenda_june.docx", "agenda_june.docx", thread="t1",
+                cue="document", about="the board agenda", superseded=("agenda_may.docx",)),
+    MemoryPiece("m2", "action", "Lena Brandt should get the agenda", "Lena Brandt", thread="t1",
+                cue="recipient", about="the board agenda"),
+    MemoryPiece("m3", "fact", "the board meets at 2024-05-29 11:00", "2024-05-29 11:00", thread="t2",
+                cue="meeting_time", about="the board agenda"),
+    MemoryPiece("m4", "fact", "the board session is called Strategy sync", "Strategy sync", thread="t2",
+                cue="meeting_title", about="the board agenda",
+                distractors=(Distractor("Hiring sync", "the Hiring sync is another meeting"),)),
+])
+OTHER = make_draft([
+    MemoryPiece("m1", "fact", "the list is in stock_list.xlsx", "stock_list.xlsx", thread="t1",
+                cue="source_file", about="the stock count"),
+])
+
+
+def family(draft, name):
+    return replace(draft, family=name)
+
+
+def test_siblings_are_renamed_unmarked_threads_and_skip_what_would_clash():
+    task = family(DRAFT, "hand")
+    siblings = sibling_pieces(task, [family(DRAFT, "hand"),  # the task's own family: passed over
+                                     family(make_draft([replace(SIBLING.memory[0], about="the review notes")]), "a"),
+                                     family(SIBLING, "b"), family(OTHER, "c")])
+    # the review notes share "review" with the task's work; the board agenda and the stock count pass
+    assert [s.family for s in siblings] == ["b", "c"]
+    board, stock = siblings
+    assert [p.id for p in board.pieces] == ["s1m1", "s1m2", "s1m3", "s1m4"]
+    assert [p.thread for p in board.pieces] == ["w1", "w1", "w2", "w2"]
+    assert [p.thread for p in stock.pieces] == ["w3"] and stock.pieces[0].id == "s2m1"
+    assert board.abouts == ["the board agenda"]
+    # the task says Vendor review and Priya Okafor: a sibling value holding one is left out
+    clash = family(make_draft([MemoryPiece("m1", "fact", "x", "Vendor review notes", thread="t1", cue="document",
+                                           about="the audit pack"),
+                               MemoryPiece("m2", "fact", "y", "Omar Said", thread="t1", cue="recipient",
+                                           about="the audit pack", superseded=("Priya Okafor",))]), "d")
+    (audit,) = sibling_pieces(task, [clash])
+    assert [p.value for p in audit.pieces] == ["Omar Said"] and audit.pieces[0].superseded == ()
+    # a sibling's moment on a day a task value names (the review's 23 May) is left out too
+    same_day = family(make_draft([MemoryPiece("m1", "fact", "z", "2024-05-23 09:00", thread="t1", cue="meeting_time",
+                                              about="the audit pack")]), "e")
+    assert sibling_pieces(task, [same_day]) == []
+    assert sibling_pieces(task, [family(SIBLING, "b")], avoid=["Lena Brandt"])[0].pieces[1].value == "2024-05-29 11:00"
+    many = family(make_draft([MemoryPiece(f"m{i}", "fact", "t", f"file_{i}.docx", thread="t1", cue="document",
+                                          about="the archive") for i in range(9)]), "f")
+    assert len(sibling_pieces(task, [many])[0].pieces) == MAX_SIBLING_PIECES
+
+
+def test_a_history_tells_its_siblings_as_it_tells_the_task_and_marks_only_the_task():
+    task = family(DRAFT, "hand")
+    siblings = sibling_pieces(task, [family(SIBLING, "b"), family(OTHER, "c")])
+    plan, draft = plan_dialogue(task, seed=5, now=NOW, days=5, siblings=siblings)
+    events = [e for day in plan for e in day.events]
+    sibling_events = [e for e in events if e.thread.startswith("w")]
+    assert sibling_events and not any(e.mark for e in sibling_events if e.move != "distract")
+    # the same moves as the task's: raised, stated, corrected (earlier value first), mentioned
+    moves = Counter(e.move for e in sibling_events)
+    assert moves["raise"] == 2 and moves["state"] >= 4 and moves["correct"] >= 1 and moves["mention"] >= 2
+    # the task's near miss (Budget check-in, a meeting title) is said of a work with a title of its own
+    near = [e for e in events if e.move == "distract" and e.mark == "distractor"]
+    assert near and all(e.about == "the board agenda" and e.thread == "w2" for e in near)
+    raised = {e.about or e.piece.about: d.day for d in plan for e in d.events if e.move == "raise"}
+    assert all(d.day >= raised["the board agenda"] for d in plan for e in d.events if e in near)
+    sessions = generate_dialogue(draft, seed=5, plan=plan, now=NOW, siblings=siblings, **PEOPLE)
+    assert check_dialogue(draft, sessions, min_days=5, now=NOW).passed
+    turns = [t for s in sessions for t in s.turns]
+    said = [t for t in turns if t.role == "user" and "agenda_june.docx" in t.text]
+    assert said and all(not t.evidence and not t.superseded and t.thread == "w1" for t in said)
+    assert any("agenda_may.docx" in t.text for t in turns)  # its earlier value, said and corrected
+    # the near miss in a detail's words: no line of the near-miss bank's own ("is a different meeting")
+    for turn in turns:
+        if turn.distractor:
+            assert "Budget check-in" in turn.text and "different" not in turn.text and turn.thread == "w2"
+    # other work and jobs for later are numbered after the siblings' threads, never among them
+    assert {t.thread for t in turns if "stock_list.xlsx" in t.text} == {"w3"}
+    jobs = [j.lower() for j in threads().jobs]
+    assert not any(t.thread in ("w1", "w2", "w3") for t in turns if any(j in t.text.lower() for j in jobs))
+    assert any(any(j in t.text.lower() for j in jobs) for t in turns)  # a job for later is still told
+
+
+def test_without_siblings_a_near_miss_keeps_its_own_sentence():
+    plan, _ = plan_dialogue(DRAFT, seed=5, now=NOW, days=5)
+    near = [e for day in plan for e in day.events if e.move == "distract"]
+    assert near and all(not e.about and e.thread == "t1" for e in near)
