@@ -53,7 +53,7 @@ P_WITHHOLD = 0.5  # the chance that a request not planned in two turns is said w
 LONG_HISTORY_WORK_SHARE = 0.5  # the same over weeks of history (more work, less small talk a day)
 # the share of lines stating a value that call the work by its full name: with sibling works told
 # alike, a retriever given the task's question finds a detail by the name of its work
-STATED_FULL_NAMES = 0.6
+STATED_FULL_NAMES = 0.7
 LONG_HISTORY_FULL_NAMES = 0.7  # the same over weeks of history
 NAMED_ANSWERS = 0.3  # the share of two-turn details whose answer names the work (a retriever must find it)
 LONG_HISTORY_NAMED_ANSWERS = 0.5  # the same over weeks of history
@@ -609,12 +609,15 @@ _READS_ON = {"got", "noted", "good", "great", "perfect", "understood", "that", "
 
 
 def with_opener(opener: str, line: str) -> str | None:
-    """``line`` after a short opener ("Okay, good to have that.", "Right. I'll hold on to it."); None
-    when the line opens with that word already."""
+    """``line`` after a short opener ("Okay, good to have that.", "Right. I'll hold on to it."), or
+    with it in place of the one-word acknowledgement it opens with ("Okay, that fits." as "Right,
+    that fits."); None when the line opens with that word already."""
     first = re.match(r"[A-Za-z']+", line)
     word = first.group(0).lower() if first else ""
-    if word in _ACKS or word == opener.lower():
-        return None  # no "Okay, right, ..."
+    if word == opener.lower():
+        return None
+    if word in _ACKS:  # no "Okay, right, ...": the opener takes the acknowledgement's place
+        return f"{opener}{line[len(word):]}" if line[len(word):len(word) + 1] in (",", ".") else None
     if word in _READS_ON:
         return f"{opener}, {line[:1].lower()}{line[1:]}"
     return f"{opener}. {line}"
