@@ -152,13 +152,17 @@ class Table:
     rows: list[list[str]]
 
     def numeric_columns(self) -> list[int]:
-        """Columns (0-based) where every row holds a number."""
-        out = []
-        for c in range(len(self.headers)):
-            values = [number(r[c]) if c < len(r) else None for r in self.rows]
-            if self.rows and all(v is not None for v in values):
-                out.append(c)
-        return out
+        """Columns (0-based) where every row holds a number (worked out once: a table is read by
+        every family drawn on its office)."""
+        known = self.__dict__.get("_numeric")
+        if known is None:
+            known = []
+            for c in range(len(self.headers)):
+                values = [number(r[c]) if c < len(r) else None for r in self.rows]
+                if self.rows and all(v is not None for v in values):
+                    known.append(c)
+            object.__setattr__(self, "_numeric", known)
+        return list(known)
 
     def totals(self) -> dict[str, float]:
         """Each column a total means something for (see :func:`additive`), by header."""
@@ -167,23 +171,41 @@ class Table:
 
     def label_column(self) -> int | None:
         """The first column of distinct non-numeric labels (names, items, categories)."""
-        for c in range(len(self.headers)):
-            values = [r[c] if c < len(r) else "" for r in self.rows]
-            if all(v and number(v) is None for v in values) and len(set(values)) == len(values):
-                return c
-        return None
+        if "_label" not in self.__dict__:
+            found = None
+            for c in range(len(self.headers)):
+                values = [r[c] if c < len(r) else "" for r in self.rows]
+                if all(v and number(v) is None for v in values) and len(set(values)) == len(values):
+                    found = c
+                    break
+            object.__setattr__(self, "_label", found)
+        return self.__dict__["_label"]
 
     def column(self, c: int) -> list[float]:
         return [number(r[c]) for r in self.rows]  # type: ignore[misc]
 
 
+# The excel notes of a world are read by every family drawn on it (the task's and its siblings'):
+# their tables are made once per notes object (kept here beside them, so an id stays its own).
+# Families only read a table, never change it.
+_TABLES: dict[int, tuple[dict[str, Any], list[Table]]] = {}
+_TABLES_MAX = 32
+
+
 def tables(notes: dict[str, dict[str, Any]]) -> list[Table]:
+    excel = notes.get("excel", {})
+    known = _TABLES.get(id(excel))
+    if known is not None and known[0] is excel:
+        return list(known[1])
     out = []
-    for entry in notes.get("excel", {}).get("files", []):
+    for entry in excel.get("files", []):
         if "error" in entry or not entry.get("headers") or len(entry.get("rows", [])) < 2 or is_superseded(entry["file"]):
             continue
         out.append(Table(entry["file"], entry.get("sheet", ""), list(entry["headers"]), [list(r) for r in entry["rows"]]))
-    return out
+    if len(_TABLES) >= _TABLES_MAX:
+        _TABLES.clear()
+    _TABLES[id(excel)] = (excel, out)
+    return list(out)
 
 
 def labelled_tables(notes: dict[str, dict[str, Any]]) -> list[tuple[Table, int, list[int]]]:

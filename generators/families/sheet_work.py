@@ -25,13 +25,17 @@ def _colleague(inp: FamilyInput, *taken: str) -> tuple[str, str] | None:
 
 
 def group_columns(table: Table) -> list[int]:
-    """Text columns whose values repeat (a region, a department, a product): rows form groups."""
-    out = []
-    for c in range(len(table.headers)):
-        values = [r[c] if c < len(r) else "" for r in table.rows]
-        if all(v and number(v) is None for v in values) and 2 <= len(set(values)) <= len(values) // 2:
-            out.append(c)
-    return out
+    """Text columns whose values repeat (a region, a department, a product): rows form groups
+    (worked out once per table, as its other columns are)."""
+    known = table.__dict__.get("_groups")
+    if known is None:
+        known = []
+        for c in range(len(table.headers)):
+            values = [r[c] if c < len(r) else "" for r in table.rows]
+            if all(v and number(v) is None for v in values) and 2 <= len(set(values)) <= len(values) // 2:
+                known.append(c)
+        object.__setattr__(table, "_groups", known)
+    return list(known)
 
 
 def label_column(table: Table) -> int | None:
