@@ -200,12 +200,13 @@ class HistoryWriter(DecoyTalk):
         self.names = WorkNames(rng, clean, [p.about for p in self.pieces], stated_full_names)
         self.task_words = {w for about in self.names.names for w in name_words(about)}
         self.work_threads = len({p.thread for s in siblings for p in s.pieces})  # their threads come first
+        self.task_words |= {w for s in siblings for about in s.abouts for w in name_words(about)}  # no job shares them
         self.named_answers = named_answers
         self.start_decoys(told, max(0, DECOYS - len(siblings)))
 
     def told_siblings(self, plan: Sequence[DayPlan], siblings: Sequence[Sibling]) -> None:
         """Fewer jobs for later for each sibling the plan still tells (a short day may tell none)."""
-        present = {e.thread for day in plan for e in day.events}
+        present = {e.thread for day in plan for e in day.events if not e.mark}  # (a task's near miss is not one)
         told = [s for s in siblings if {p.thread for p in s.pieces} & present]
         self.decoy_count = max(0, DECOYS - len(told))
 
@@ -407,8 +408,12 @@ class HistoryWriter(DecoyTalk):
         office shows away that day. A task's event always may (the plan made its values)."""
         if event.mark or not event.said:
             return True
-        return (self.clean(event.said) and not self.names_task_day(event.said, when.date())
-                and self._free_on(event.said, when))
+        # what the line may say besides the value: a near miss's sentence, a sentence-said detail
+        said = [event.said, event.text]
+        if event.piece is not None and (not event.piece.cue or event.piece.cue in SENTENCE_CUES):
+            said.append(event.piece.text)
+        return all(self.clean(t) and not self.names_task_day(t, when.date()) and self._free_on(t, when)
+                   for t in said if t)
 
     def thread_block(self, events: list[Event], clock: SessionClock) -> list[TurnSpec]:
         """The turns of one thread's events on one day, as one exchange. The assistant asks a

@@ -154,7 +154,12 @@ def plan_history(pieces: list[MemoryPiece], dates: list[date], rng: random.Rando
     # Threads start on staggered days in the first part of the history, so that their details can
     # still arrive over the following days.
     last_start = max(0, n - 2)
-    earliest = max(0, min(first_day, last_start if any(p.superseded for p in everything) else n - 1))
+    # the task's work comes up after the mail it answers (a correction still gets its two days); the
+    # siblings keep the same bound, each set by its own corrections, so no day tells them apart
+    def earliest_of(group: list[MemoryPiece]) -> int:
+        return max(0, min(first_day, last_start if any(p.superseded for p in group) else n - 1))
+
+    earliest = {True: earliest_of(list(pieces)), False: earliest_of(list(others))}
     raised: dict[str, int] = {}  # about -> the day its work was raised
     for index, (thread, members) in enumerate(groups):
         about = members[0].about
@@ -169,7 +174,7 @@ def plan_history(pieces: list[MemoryPiece], dates: list[date], rng: random.Rando
             start = min(last_start, rng.randint(0, max(0, min(last_start, n // 2))) + (index % 2))
         else:  # a long history: threads are raised anywhere in its first three quarters
             start = rng.randint(0, max(0, (3 * n) // 4))
-        start = max(start, earliest)
+        start = max(start, earliest[marked])
         if about in raised:  # another thread of work already raised: carry on from there
             start = max(start, raised[about])
         elif about:

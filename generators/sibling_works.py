@@ -23,6 +23,7 @@ from typing import Iterable, Sequence
 from generators.decoy_talk import name_words
 from generators.model import MemoryPiece, TaskDraft
 from generators.spoken_time import value_time
+from generators.thread_bank import SENTENCE_CUES
 
 MAX_SIBLINGS = 4  # with the task's work, a history carries five works told alike
 MAX_SIBLING_PIECES = 4  # details of one sibling: about as many as a task has
@@ -46,6 +47,11 @@ def _day(value: str) -> date | None:
     if when is None:
         return None
     return when.date() if isinstance(when, datetime) else when
+
+
+def _holds_any(text: str, taken: Sequence[str]) -> bool:
+    low = text.lower()
+    return any(t in low for t in taken)
 
 
 def _clashes(value: str, taken: Sequence[str], days: set[date]) -> bool:
@@ -85,11 +91,15 @@ def sibling_pieces(task: TaskDraft, drafts: Iterable[TaskDraft], *, count: int =
         for piece in draft.memory:
             if len(kept) == MAX_SIBLING_PIECES or _clashes(piece.value, taken, days):
                 continue
+            # a piece said in its own sentence says all of it: no task value may be in there
+            if (not piece.cue or piece.cue in SENTENCE_CUES) and _holds_any(piece.text, taken):
+                continue
             thread = threads.setdefault(piece.thread or piece.id, f"w{first + len(threads)}")
             kept.append(replace(
                 piece, id=f"s{number}m{len(kept) + 1}", thread=thread,
                 superseded=tuple(v for v in piece.superseded if not _clashes(v, taken, days)),
-                distractors=tuple(d for d in piece.distractors if not _clashes(d.value, taken, days))))
+                distractors=tuple(d for d in piece.distractors
+                                  if not _clashes(d.value, taken, days) and not _holds_any(d.text, taken))))
         if kept:
             out.append(Sibling(draft.family or "", tuple(kept)))
             words |= own

@@ -181,8 +181,11 @@ def best_f1(scored: list[tuple[float, bool]], total: int) -> tuple[float, float,
     """(precision, recall, F1) at the ranking's best F1."""
     best = (0.0, 0.0, 0.0)
     hits = 0
-    for k, (_, positive) in enumerate(sorted(scored, key=lambda s: -s[0]), 1):
+    ranked = sorted(scored, key=lambda s: -s[0])
+    for k, (score, positive) in enumerate(ranked, 1):
         hits += positive
+        if k < len(ranked) and ranked[k][0] == score:
+            continue  # no threshold cuts inside a tie: only after its last turn
         if not total or not hits:
             continue
         precision, recall = hits / k, hits / total

@@ -100,3 +100,38 @@ def test_without_siblings_a_near_miss_keeps_its_own_sentence():
     plan, _ = plan_dialogue(DRAFT, seed=5, now=NOW, days=5)
     near = [e for day in plan for e in day.events if e.move == "distract"]
     assert near and all(not e.about and e.thread == "t1" for e in near)
+
+
+def test_a_sibling_said_in_its_own_sentence_or_near_miss_never_says_a_task_value():
+    """A sibling detail said through its sentence (no cue) or a near miss told in its own words
+    says the whole text: one that names a task value is left out, and the history still passes."""
+    task = family(DRAFT, "hand")
+    sib = family(make_draft([
+        MemoryPiece("m1", "fact", "Priya Okafor keeps the stock count in stock_list.xlsx", "stock_list.xlsx",
+                    thread="t1", about="the stock count"),
+        MemoryPiece("m2", "fact", "the count sits in inventory_q2.xlsx", "inventory_q2.xlsx", thread="t1",
+                    cue="source_file", about="the stock count",
+                    distractors=(Distractor("inventory_q1.xlsx", "Priya Okafor still uses inventory_q1.xlsx"),)),
+    ]), "c")
+    (stock,) = sibling_pieces(task, [sib])
+    assert [p.value for p in stock.pieces] == ["inventory_q2.xlsx"] and stock.pieces[0].distractors == ()
+    for seed in range(4):
+        plan, draft = plan_dialogue(task, seed=seed, now=NOW, days=5, siblings=[stock])
+        sessions = generate_dialogue(draft, seed=seed, plan=plan, now=NOW, siblings=[stock], **PEOPLE)
+        assert check_dialogue(draft, sessions, min_days=5, now=NOW).passed
+
+
+def test_a_siblings_correction_does_not_bring_the_tasks_work_before_its_mail():
+    """The task's work comes up after the mail it answers; a sibling's correction does not move it
+    earlier (each group's first day is bounded by its own corrections)."""
+    from datetime import date, timedelta
+
+    from generators.history_plan import plan_history
+
+    plain = [replace(p, superseded=()) for p in DRAFT.memory]
+    (board,) = sibling_pieces(family(make_draft(plain), "hand"), [family(SIBLING, "b")])
+    dates = [date(2024, 5, 13) + timedelta(days=i) for i in range(5)]
+    for seed in range(20):
+        days, _ = plan_history(plain, dates, __import__("random").Random(seed), first_day=4, others=list(board.pieces))
+        first = min(d.day for d in days for e in d.events if e.thread.startswith("t"))
+        assert first == 5, seed
