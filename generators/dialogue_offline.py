@@ -27,8 +27,8 @@ from typing import Any, Callable, Mapping, Sequence
 
 from generators.decoy_talk import DECOYS, DecoyTalk, TurnSpec, name_words
 from generators.decoys import ToldJob
-from generators.history_plan import (LONG_HISTORY_MENTIONS, P_SPLIT, SHORT_SESSION, DayPlan, Event, fit_siblings,
-                                     plan_history, weeks_of_full_days)
+from generators.history_plan import (LONG_HISTORY_MENTIONS, P_SPLIT, SHORT_SESSION, DayPlan, Event, event_pairs,
+                                     fit_siblings, plan_history, weeks_of_full_days)
 from generators.model import MemoryPiece, Session, TaskDraft, Turn
 from generators.sibling_works import Sibling
 from generators.session_clock import SessionClock, working_days_before
@@ -202,10 +202,10 @@ class HistoryWriter(DecoyTalk):
         self.work_threads = len({p.thread for s in siblings for p in s.pieces})  # their threads come first
         self.task_words |= {w for s in siblings for about in s.abouts for w in name_words(about)}  # no job shares them
         self.named_answers = named_answers
-        self.start_decoys(told, max(0, DECOYS - len(siblings)))
+        self.start_decoys(told)
 
     def told_siblings(self, plan: Sequence[DayPlan], siblings: Sequence[Sibling]) -> None:
-        """Fewer jobs for later for each sibling the plan still tells (a short day may tell none)."""
+        """One job for later fewer for each sibling the plan still tells (a short day may tell none)."""
         present = {e.thread for day in plan for e in day.events if not e.mark}  # (a task's near miss is not one)
         told = [s for s in siblings if {p.thread for p in s.pieces} & present]
         self.decoy_count = max(0, DECOYS - len(told))
@@ -528,7 +528,7 @@ class HistoryWriter(DecoyTalk):
         short = utterances <= SHORT_SESSION
         opens = not short or rng.random() < _SHORT_OPENS
         closes = not short or rng.random() < _SHORT_CLOSES
-        task_pairs = sum(len(v) + sum(e.split for e in v) for v in by_thread.values())
+        task_pairs = sum(event_pairs(v) for v in by_thread.values())
         room = max(0, pairs - opens - closes - task_pairs)
         work_pairs = min(room, max(1 if short else 2, round(self.work_share * pairs) - task_pairs))
         small_pairs = room - work_pairs

@@ -232,7 +232,8 @@ def plan_history(pieces: list[MemoryPiece], dates: list[date], rng: random.Rando
     return days, [updated.get(p.id, p) for p in pieces]
 
 
-def _pairs(events: list[Event]) -> int:
+def event_pairs(events: list[Event]) -> int:
+    """The user/assistant pairs ``events`` take in a day (a split detail takes two)."""
     return len(events) + sum(e.split for e in events)
 
 
@@ -247,15 +248,15 @@ def fit_siblings(days: list[DayPlan], utterances_per_day: int, rng: random.Rando
             if event.thread.startswith("w") and not event.mark:
                 siblings.setdefault(event.thread, []).append(event)
         task = [e for e in plan.events if not (e.thread in siblings and not e.mark)]
-        left = utterances_per_day // 2 - 2 - _pairs(task)
-        if sum(_pairs(v) for v in siblings.values()) <= left:
+        left = utterances_per_day // 2 - 2 - event_pairs(task)
+        if sum(event_pairs(v) for v in siblings.values()) <= left:
             continue
         order = list(siblings)
         rng.shuffle(order)
         dropped = set()
         for thread in order:
-            if _pairs(siblings[thread]) <= left:
-                left -= _pairs(siblings[thread])
+            if event_pairs(siblings[thread]) <= left:
+                left -= event_pairs(siblings[thread])
             else:
                 dropped.add(thread)
         plan.events = [e for e in plan.events if e.mark or e.thread not in dropped]

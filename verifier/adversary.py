@@ -38,7 +38,7 @@ ISOLATION_TARGET = 0.15
 TOP_TURNS = 5
 MIN_RECALL = 0.10
 
-_WORD_RE = re.compile(r"[a-z]+(?:'[a-z]+)?|<v>|[?!:]")
+WORD_RE = re.compile(r"[a-z]+(?:'[a-z]+)?|<v>|[?!:]")  # the words a learned reader sees of a masked turn
 
 
 # -- reading records -------------------------------------------------------------------------------
@@ -91,9 +91,9 @@ def mask_values(text: str, known: Iterable[str] = ()) -> str:
 
 
 def _features(turn: dict[str, Any], known: Iterable[str] = ()) -> set[str]:
-    words = _WORD_RE.findall(mask_values(turn["text"], known))
+    words = WORD_RE.findall(mask_values(turn["text"], known))
     feats = set(words) | {f"{a} {b}" for a, b in zip(words, words[1:])}
-    before = _WORD_RE.findall(mask_values(turn["before"]))[-3:]
+    before = WORD_RE.findall(mask_values(turn["before"]))[-3:]
     feats |= {f"ctx:{w}" for w in before}
     return feats
 
@@ -144,8 +144,8 @@ def learn_frames(train: list[dict[str, Any]], min_tasks: int = 2) -> list[tuple[
                 at = turn["low"].find(about)
                 if at < 0:
                     continue
-                before = _WORD_RE.findall(turn["low"][:at])[-2:]
-                after = _WORD_RE.findall(turn["low"][at + len(about):])[:2]
+                before = WORD_RE.findall(turn["low"][:at])[-2:]
+                after = WORD_RE.findall(turn["low"][at + len(about):])[:2]
                 if before or after:
                     frames.add((" ".join(before), " ".join(after)))
                 break

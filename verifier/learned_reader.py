@@ -29,21 +29,20 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from verifier.adversary import TOP_TURNS, curve_peak, final_values, isolates, mask_values, user_turns
+from verifier.adversary import TOP_TURNS, WORD_RE, curve_peak, final_values, isolates, mask_values, user_turns
 from verifier.gameability import _VALUE_RE
 
 F1_PRECISION_TARGET = 0.35
 LEARNED_ISOLATION_TARGET = 0.10
 GUESSER_TARGET = 0.10
 
-_TOKEN_RE = re.compile(r"[a-z]+(?:'[a-z]+)?|<v>|[?!:]")
 _DAY_RE = re.compile(r"\b(?:(?:next|this|last|on) )?(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
                      r"(?: (?:next|this|last) week| week)?\b|\btomorrow\b|\btoday\b|\byesterday\b", re.IGNORECASE)
 _NAME_RE = re.compile(r"(?<=[a-z,;:] )[A-Z][a-z]+(?: [A-Z][a-z]+){0,2}")
 
 
 def _tokens(text: str) -> list[str]:
-    return _TOKEN_RE.findall(mask_values(text))
+    return WORD_RE.findall(mask_values(text))
 
 
 def turn_document(turn: dict[str, Any], place: int, count: int) -> str:

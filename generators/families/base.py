@@ -11,6 +11,7 @@ from __future__ import annotations
 import random
 import re
 from dataclasses import dataclass, replace
+from functools import cached_property
 from datetime import date, datetime
 from email.utils import parsedate_to_datetime
 from typing import Any, Callable
@@ -151,18 +152,37 @@ class Table:
     headers: list[str]
     rows: list[list[str]]
 
+    # A table is read by every family drawn on its office (the task's and its siblings'): what its
+    # columns are is worked out once (families only read a table, never change it).
+    @cached_property
+    def _numeric(self) -> tuple[int, ...]:
+        return tuple(c for c in range(len(self.headers))
+                     if self.rows and all(c < len(r) and number(r[c]) is not None for r in self.rows))
+
+    @cached_property
+    def _label(self) -> int | None:
+        for c in range(len(self.headers)):
+            values = [r[c] if c < len(r) else "" for r in self.rows]
+            if all(v and number(v) is None for v in values) and len(set(values)) == len(values):
+                return c
+        return None
+
+    @cached_property
+    def _groups(self) -> tuple[int, ...]:
+        out = []
+        for c in range(len(self.headers)):
+            values = [r[c] if c < len(r) else "" for r in self.rows]
+            if all(v and number(v) is None for v in values) and 2 <= len(set(values)) <= len(values) // 2:
+                out.append(c)
+        return tuple(out)
+
     def numeric_columns(self) -> list[int]:
-        """Columns (0-based) where every row holds a number (worked out once: a table is read by
-        every family drawn on its office)."""
-        known = self.__dict__.get("_numeric")
-        if known is None:
-            known = []
-            for c in range(len(self.headers)):
-                values = [number(r[c]) if c < len(r) else None for r in self.rows]
-                if self.rows and all(v is not None for v in values):
-                    known.append(c)
-            object.__setattr__(self, "_numeric", known)
-        return list(known)
+        """Columns (0-based) where every row holds a number."""
+        return list(self._numeric)
+
+    def group_columns(self) -> list[int]:
+        """Text columns whose values repeat (a region, a department, a product): rows form groups."""
+        return list(self._groups)
 
     def totals(self) -> dict[str, float]:
         """Each column a total means something for (see :func:`additive`), by header."""
@@ -171,15 +191,7 @@ class Table:
 
     def label_column(self) -> int | None:
         """The first column of distinct non-numeric labels (names, items, categories)."""
-        if "_label" not in self.__dict__:
-            found = None
-            for c in range(len(self.headers)):
-                values = [r[c] if c < len(r) else "" for r in self.rows]
-                if all(v and number(v) is None for v in values) and len(set(values)) == len(values):
-                    found = c
-                    break
-            object.__setattr__(self, "_label", found)
-        return self.__dict__["_label"]
+        return self._label
 
     def column(self, c: int) -> list[float]:
         return [number(r[c]) for r in self.rows]  # type: ignore[misc]

@@ -11,7 +11,7 @@ from typing import Any, Callable
 from generators.english import column_words, join_and
 from generators.families.base import (
     FamilyInput, Table, additive, answer_from, call, computed, distinct, draft, excluding_past, family, fmt,
-    key_dynamics, mail, misreadings_of, number, out_name, piece, send, stem, tables,
+    key_dynamics, mail, misreadings_of, out_name, piece, send, stem, tables,
 )
 from generators.model import MemoryPiece, TaskDraft
 from office_env.evaluation import builders as cr
@@ -25,17 +25,8 @@ def _colleague(inp: FamilyInput, *taken: str) -> tuple[str, str] | None:
 
 
 def group_columns(table: Table) -> list[int]:
-    """Text columns whose values repeat (a region, a department, a product): rows form groups
-    (worked out once per table, as its other columns are)."""
-    known = table.__dict__.get("_groups")
-    if known is None:
-        known = []
-        for c in range(len(table.headers)):
-            values = [r[c] if c < len(r) else "" for r in table.rows]
-            if all(v and number(v) is None for v in values) and 2 <= len(set(values)) <= len(values) // 2:
-                known.append(c)
-        object.__setattr__(table, "_groups", known)
-    return list(known)
+    """Text columns whose values repeat (a region, a department, a product): rows form groups."""
+    return table.group_columns()
 
 
 def label_column(table: Table) -> int | None:
