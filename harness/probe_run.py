@@ -29,7 +29,7 @@ from backends.prompts import render
 from harness.agents import llm_error_text
 from harness.context import ContextConfig, build_context
 from harness.probes import DYNAMICS, LETTERS, Probe, cue_pool, probes_for
-from harness.report import _pct, markdown_table
+from harness.report import markdown_table, pct
 from office_env.workspace import atomic_write
 
 AGENTS = ("llm", "oracle", "none")
@@ -148,8 +148,8 @@ def run_probes(dataset: Path, out: Path, config: ProbeConfig, client: Any = None
 def probe_table(summary: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
     """Accuracy per memory dynamic (the "all" row last), as text cells."""
     headers = ["dynamic", "questions", "answerable", "closed-book (%)", "with the history (%)"]
-    rows = [[name.replace("_", " "), str(row["questions"]), str(row["answerable"]), _pct(row["closed_book"]),
-             _pct(row["with_history"])] for name, row in summary["by_dynamic"].items()]
+    rows = [[name.replace("_", " "), str(row["questions"]), str(row["answerable"]), pct(row["closed_book"]),
+             pct(row["with_history"])] for name, row in summary["by_dynamic"].items()]
     return headers, rows
 
 

@@ -84,17 +84,17 @@ def whole_history_warning(data: dict[str, Any], config: dict[str, Any]) -> str |
             "use a smaller --top-k or finer units (--granularity utterance)")
 
 
-def _pct(value: float | None) -> str:
+def pct(value: float | None) -> str:
     return "-" if value is None else f"{100 * value:.1f}"
 
 
 def _with_ci(value: float | None, ci: Any) -> str:
     if value is None:
         return "-"
-    return _pct(value) + (f" [{_pct(ci[0])}, {_pct(ci[1])}]" if ci else "")
+    return pct(value) + (f" [{pct(ci[0])}, {pct(ci[1])}]" if ci else "")
 
 
-def _ons(value: float | None, ci: Any) -> str:
+def ons(value: float | None, ci: Any) -> str:
     if value is None:
         return "-"
     return f"{value:.2f}" + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "")
@@ -123,9 +123,9 @@ def table_rows(data: dict[str, Any], *, rag: bool) -> tuple[list[str], list[list
         cells = [label, str(group["tasks"]), _with_ci(group["pass_rate"], group.get("pass_rate_ci"))]
         if k > 1:
             cells.append(_with_ci(group["pass_k"], group.get("pass_k_ci")))
-        cells += [_ons(group.get("ons"), group.get("ons_ci")), _num(group["context_tokens"]), _num(group["steps"])]
+        cells += [ons(group.get("ons"), group.get("ons_ci")), _num(group["context_tokens"]), _num(group["steps"])]
         if rag:
-            cells.append(_pct(group["recall"]))
+            cells.append(pct(group["recall"]))
         if errors:
             cells.append(str(group["errors"]))
         rows.append(cells)
@@ -158,9 +158,9 @@ def render_report(data: dict[str, Any], config: dict[str, Any], *, dataset: str,
     k = data["trials"]
     out = [f"# Evaluation: {config['agent']} agent, {config.get('context_label') or context.get('mode')}", ""]
     summary = (f"{overall['tasks']} task(s) of `{dataset}`, {k} trial(s) each: pass rate "
-               f"{_pct(overall['pass_rate'])} %")
+               f"{pct(overall['pass_rate'])} %")
     if k > 1:
-        summary += f" (pass@1, mean over trials), pass^{k} {_pct(overall['pass_k'])} %"
+        summary += f" (pass@1, mean over trials), pass^{k} {pct(overall['pass_k'])} %"
     if overall["errors"]:
         summary += (f"; {overall['errors']} run(s) ended with an error and are counted neither as passes nor as "
                     "fails (see below)")

@@ -13,7 +13,7 @@ import jinja2
 
 from backends.prompts import TEMPLATES
 from harness import plots
-from harness.report import OVERALL, _ons, _pct, table_rows
+from harness.report import OVERALL, ons, pct, table_rows
 
 
 @lru_cache(maxsize=1)
@@ -47,7 +47,7 @@ def render_html(data: dict[str, Any], config: dict[str, Any], rows: list[dict[st
     overall = data["groups"][OVERALL]
     title = f"Evaluation: {config.get('agent')} agent, {config.get('context_label') or (config.get('context') or {}).get('mode')}"
     summary = (f"{overall['tasks']} task(s) of {dataset}, {data['trials']} trial(s) each: pass rate "
-               f"{_pct(overall['pass_rate'])} %, ONS {_ons(overall.get('ons'), overall.get('ons_ci'))}.")
+               f"{pct(overall['pass_rate'])} %, ONS {ons(overall.get('ons'), overall.get('ons_ci'))}.")
     notes = ["Intervals: 95 % percentile bootstrap over tasks. ONS = (agent - none) / (oracle - none) on the same tasks.",
              "Runs that ended with an error are neither passes nor fails."]
     flat = [(key, ", ".join(f"{a}={b}" for a, b in value.items()) if isinstance(value, dict) else value)

@@ -16,7 +16,7 @@ from typing import Any
 from harness import plots
 from harness.horizon import fit_line, points_table
 from harness.probe_run import probe_table, split_line
-from harness.report import OVERALL, _pct, markdown_table, table_rows
+from harness.report import OVERALL, markdown_table, pct, table_rows
 from harness.report_html import eval_figures, inline_figures, render_page
 from harness.scores import RunError, pairing_problem, read_run
 from office_env.untrusted import UntrustedInputError, load_json, printable
@@ -72,7 +72,7 @@ def compose(run: Path, probes: Path | None = None, horizons: Path | None = None)
     overall = metrics["groups"].get(OVERALL, {})
     html = render_page(
         title=title, summary=f"{overall.get('tasks', 0)} task(s) of {meta['dataset']}: pass rate "
-                             f"{_pct(overall.get('pass_rate'))} %.",
+                             f"{pct(overall.get('pass_rate'))} %.",
         headers=headers, table=table, notes=notes, figures=figures,
         config=[("eval run", str(run)), ("probe run", str(probes or "-")), ("horizon sweep", str(horizons or "-"))])
     return "\n".join(md), html

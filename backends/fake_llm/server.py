@@ -83,9 +83,9 @@ from backends.fake_llm.prefix_cache import PrefixCache
 from backends.fake_llm.slots import Slots
 from backends.fake_llm.tokenize import ROUTES as TOKENIZER_ROUTES
 from backends.fake_llm.tokenize import handle as handle_tokenizer
-from backends.fake_llm.wire import (EMBEDDING_DIMENSIONS, REPLY_FAULTS, _bad_request, _break_json, _FaultError,
-                                        apply_reply_fault, chat_template, check_chat_request,
-                                        check_embeddings_request, check_model, message_text, prompt_tokens_of)
+from backends.fake_llm.wire import (EMBEDDING_DIMENSIONS, REPLY_FAULTS, FaultError, apply_reply_fault, bad_request,
+                                    break_json, chat_template, check_chat_request, check_embeddings_request,
+                                    check_model, message_text, prompt_tokens_of)
 
 FAULTS = ("malformed", "fenced", "truncated", "429", "500", "slow", *REPLY_FAULTS)
 DEFAULT_MODEL = "fake-model"
@@ -332,10 +332,10 @@ class FakeLLMServer:
         """HTTP 401 for a missing or wrong key (when the server has one), 404 for a model it does
         not serve (when it has a list)."""
         if self.api_key is not None and headers.get("Authorization") != f"Bearer {self.api_key}":
-            raise _FaultError(401, "Incorrect API key provided.", "invalid_request_error", "invalid_api_key")
+            raise FaultError(401, "Incorrect API key provided.", "invalid_request_error", "invalid_api_key")
         if model is not None and self.served_models is not None and model not in self.served_models \
                 and not self.profile.any_model_name:
-            raise _FaultError(404, f"The model `{str(model)[:100]}` does not exist or you do not have access to it.",
+            raise FaultError(404, f"The model `{str(model)[:100]}` does not exist or you do not have access to it.",
                               "invalid_request_error", "model_not_found")
 
     def _see_model(self, model: Any) -> None:
@@ -361,10 +361,10 @@ class FakeLLMServer:
         if fault == "429":
             seconds = self.retry_after
             text = str(int(seconds)) if float(seconds).is_integer() else repr(float(seconds))
-            raise _FaultError(429, f"Rate limit reached for fake requests; retry after {text} s.",
+            raise FaultError(429, f"Rate limit reached for fake requests; retry after {text} s.",
                               "requests", "rate_limit_exceeded", {"Retry-After": text})
         if fault == "500":
-            raise _FaultError(500, "The fake server had an error while processing your request.",
+            raise FaultError(500, "The fake server had an error while processing your request.",
                               "server_error")
         if fault == "slow":
             self._stopping.wait(self.slow_seconds)
@@ -395,7 +395,7 @@ class FakeLLMServer:
                     wait = stamp + self.rate_window - now
                     break
         seconds = f"{max(0.001, wait):.3f}"
-        raise _FaultError(429, f"Rate limit reached: {rpm} requests and {tpm} tokens per minute; retry after "
+        raise FaultError(429, f"Rate limit reached: {rpm} requests and {tpm} tokens per minute; retry after "
                                f"{seconds} s.", "requests", "rate_limit_exceeded",
                           {"Retry-After": seconds, "retry-after-ms": str(int(max(1.0, wait * 1000)))})
 
@@ -417,10 +417,10 @@ class FakeLLMServer:
         without ``tool_choice`` are dropped (llama-cpp), an overflow is HTTP 400 or cut (ollama)."""
         profile = self.profile
         if profile.rejects_temperature and "temperature" in body:
-            raise _bad_request("Unsupported parameter: 'temperature' is not supported with this model.",
+            raise bad_request("Unsupported parameter: 'temperature' is not supported with this model.",
                                "temperature")
         if profile.rejects_max_tokens and "max_tokens" in body:
-            raise _bad_request("Unsupported parameter: 'max_tokens' is not supported with this model. "
+            raise bad_request("Unsupported parameter: 'max_tokens' is not supported with this model. "
                                "Use 'max_completion_tokens' instead.", "max_tokens")
         if profile.tools_need_choice and body.get("tools") and body.get("tool_choice") is None:
             body = {k: v for k, v in body.items() if k != "tools"}
@@ -444,7 +444,7 @@ class FakeLLMServer:
                     break  # the tool definitions alone overflow: the server reads what it can
                 messages[0] = {**messages[0], "content": text[max(1, len(text) // 4):]}
             return {**body, "messages": messages}
-        raise _FaultError(400, profile.overflow_message.format(window=window, needed=prompt + limit, prompt=prompt,
+        raise FaultError(400, profile.overflow_message.format(window=window, needed=prompt + limit, prompt=prompt,
                                                                limit=limit),
                           "invalid_request_error", "context_length_exceeded", param="messages")
 
@@ -460,16 +460,16 @@ class FakeLLMServer:
             try:
                 reply = self.responder(body)
             except Exception as exc:  # a broken script is the test's problem: say so over HTTP
-                raise _FaultError(500, f"responder failed: {exc.__class__.__name__}: {exc}", "server_error")
+                raise FaultError(500, f"responder failed: {exc.__class__.__name__}: {exc}", "server_error")
         if isinstance(reply, str):
             reply = Reply(content=reply)
         content = reply.content
         finish_reason = reply.finish_reason
         calls = [self._tool_call(call) for call in reply.tool_calls or []]
         if fault == "malformed":
-            content = _break_json(content) if content is not None else None
+            content = break_json(content) if content is not None else None
             for call in calls:
-                call["arguments"] = _break_json(call["arguments"])
+                call["arguments"] = break_json(call["arguments"])
         elif fault == "fenced" and content is not None:
             content = f"{FENCE_PROSE}\n```json\n{content}\n```"
         elif fault == "truncated":
@@ -508,7 +508,7 @@ class FakeLLMServer:
     @staticmethod
     def _tool_call(call: Any) -> dict[str, str]:
         if not isinstance(call, dict) or not isinstance(call.get("name"), str):
-            raise _FaultError(500, f"responder returned a bad tool call {call!r}: need name and arguments",
+            raise FaultError(500, f"responder returned a bad tool call {call!r}: need name and arguments",
                               "server_error")
         arguments = call.get("arguments", {})
         text = arguments if isinstance(arguments, str) else json.dumps(arguments)
@@ -517,7 +517,7 @@ class FakeLLMServer:
     def handle_embeddings(self, body: dict, fault: str | None) -> dict:
         items, dimensions = check_embeddings_request(body)
         if not self.profile.embeddings:
-            raise _FaultError(404, f"The model {body.get('model')!r} does not support the Embeddings API.",
+            raise FaultError(404, f"The model {body.get('model')!r} does not support the Embeddings API.",
                               "invalid_request_error", "model_not_supported")
         self._apply_transport_fault(fault)
         as_base64 = body.get("encoding_format") == "base64"
@@ -588,7 +588,7 @@ class _Handler(HeadFirstHandler):
         path = self.path.split("?", 1)[0].rstrip("/")
         try:
             self.fake._check_access(self.headers)
-        except _FaultError as error:
+        except FaultError as error:
             self._send_error(record, error)
             return
         if path == "/v1/models":
@@ -604,7 +604,7 @@ class _Handler(HeadFirstHandler):
             self._send(record, 200, {"id": name, "object": "model", "created": CREATED,
                                      "owned_by": "homeragents-fake"})
         else:
-            self._send_error(record, _FaultError(404, f"no such route: GET {path[:200]}", "invalid_request_error"))
+            self._send_error(record, FaultError(404, f"no such route: GET {path[:200]}", "invalid_request_error"))
 
     def do_POST(self) -> None:
         started = time.monotonic()
@@ -615,7 +615,7 @@ class _Handler(HeadFirstHandler):
             self.fake._internal_error(exc)
             if not self._answered:
                 record = RecordedRequest(self.command, self.path, {}, None, started=started)
-                self._send_error(record, _FaultError(500, f"internal error in the fake endpoint: "
+                self._send_error(record, FaultError(500, f"internal error in the fake endpoint: "
                                                           f"{exc.__class__.__name__}: {exc}", "server_error"))
             self.close_connection = True
 
@@ -623,7 +623,7 @@ class _Handler(HeadFirstHandler):
         self._unread = MiB  # what to discard of a refused body whose length is unknown
         try:
             raw = self._read_body()
-        except _FaultError as error:
+        except FaultError as error:
             self._send_error(self._begin(None, started), error)
             self._discard_unread(self._unread)
             return
@@ -631,7 +631,7 @@ class _Handler(HeadFirstHandler):
             body = loads_limited(raw, max_bytes=MAX_REQUEST_BYTES) if raw else None
         except JSONLimitError as exc:
             record = self._begin(raw.decode("utf-8", "replace"), started, len(raw))
-            self._send_error(record, _bad_request(f"request body is {exc}"))
+            self._send_error(record, bad_request(f"request body is {exc}"))
             return
         record = self._begin(body, started, _parsed_size(raw))
         path = self.path.split("?", 1)[0].rstrip("/")
@@ -642,9 +642,9 @@ class _Handler(HeadFirstHandler):
                 self._send(record, 200, handle_tokenizer(self.fake.profile, path, body))
                 return
             if not chat and path != "/v1/embeddings":
-                raise _FaultError(404, f"no such route: POST {path[:200]}", "invalid_request_error")
+                raise FaultError(404, f"no such route: POST {path[:200]}", "invalid_request_error")
             if not isinstance(body, dict):
-                raise _bad_request(f"request body must be a JSON object, got {json_kind(body)}")
+                raise bad_request(f"request body must be a JSON object, got {json_kind(body)}")
             check_model(body)
             if chat:
                 check_chat_request(body)
@@ -655,9 +655,9 @@ class _Handler(HeadFirstHandler):
             fault = self.fake._choose_fault(self.headers.get("X-Fake-Fault"), body["model"], chat)
             record.fault = fault
             if fault is not None and fault not in FAULTS:
-                raise _bad_request(f"unknown X-Fake-Fault {fault[:100]!r}: expected one of {', '.join(FAULTS)}")
+                raise bad_request(f"unknown X-Fake-Fault {fault[:100]!r}: expected one of {', '.join(FAULTS)}")
             answer = self.fake.handle_chat(body, fault) if chat else self.fake.handle_embeddings(body, fault)
-        except _FaultError as error:
+        except FaultError as error:
             self._send_error(record, error)
             return
         self._send(record, 200, apply_reply_fault(answer, fault))
@@ -665,27 +665,27 @@ class _Handler(HeadFirstHandler):
     def _read_body(self) -> bytes:
         """The request body, read only when its declared length is a number within the limit."""
         if self.headers.get("Transfer-Encoding"):
-            raise _bad_request("send the body with a Content-Length header, not Transfer-Encoding", status=411)
+            raise bad_request("send the body with a Content-Length header, not Transfer-Encoding", status=411)
         values = [v.strip() for v in self.headers.get_all("Content-Length") or []]
         if not values:
             return b""
         if len(set(values)) > 1:
-            raise _bad_request("the request has conflicting Content-Length headers")
+            raise bad_request("the request has conflicting Content-Length headers")
         text = values[0]
         if not _DIGITS_RE.fullmatch(text):
-            raise _bad_request(f"Content-Length {text[:40]!r} is not a non-negative integer")
+            raise bad_request(f"Content-Length {text[:40]!r} is not a non-negative integer")
         if len(text) > 15 or int(text) > MAX_REQUEST_BYTES:
             self._unread = min(int(text[:15]), MAX_DISCARD_BYTES)
-            raise _bad_request(f"request body of {text[:40]} bytes is larger than the limit of {MAX_REQUEST_BYTES} "
+            raise bad_request(f"request body of {text[:40]} bytes is larger than the limit of {MAX_REQUEST_BYTES} "
                                f"bytes ({MAX_REQUEST_BYTES / MiB:g} MiB)", status=413)
         length = int(text)
         try:
             raw = self.rfile.read(length)
         except OSError:  # the client stalled past READ_SECONDS, or went away
             self.close_connection = True
-            raise _bad_request("the request body did not arrive in time", status=408) from None
+            raise bad_request("the request body did not arrive in time", status=408) from None
         if len(raw) < length:
-            raise _bad_request(f"the request body ended after {len(raw)} of {length} bytes")
+            raise bad_request(f"the request body ended after {len(raw)} of {length} bytes")
         return raw
 
     def _discard_unread(self, limit: int, seconds: float = DISCARD_SECONDS) -> None:
@@ -711,7 +711,7 @@ class _Handler(HeadFirstHandler):
         self.fake._record(record)
         return record
 
-    def _send_error(self, record: RecordedRequest, error: _FaultError) -> None:
+    def _send_error(self, record: RecordedRequest, error: FaultError) -> None:
         body = {"error": {"message": error.message, "type": error.kind, "param": error.param, "code": error.code}}
         self._send(record, error.status, body, error.headers)
 

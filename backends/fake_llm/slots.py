@@ -13,7 +13,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from backends.fake_llm.wire import _FaultError
+from backends.fake_llm.wire import FaultError
 
 
 class Slots:
@@ -41,7 +41,7 @@ class Slots:
         try:
             while self._gate is not None and not self._gate.acquire(timeout=0.1):
                 if self._stopping.is_set():
-                    raise _FaultError(503, "the server is stopping", "server_error")
+                    raise FaultError(503, "the server is stopping", "server_error")
         finally:
             with self._lock:
                 self.waiting -= 1

@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from backends.fake_llm.profiles import Profile
-from backends.fake_llm.wire import _bad_request, _FaultError, chat_template
+from backends.fake_llm.wire import FaultError, bad_request, chat_template
 from backends.tokens import encode
 
 ROUTES = ("/tokenize", "/apply-template")
@@ -25,16 +25,16 @@ ROUTES = ("/tokenize", "/apply-template")
 def handle(profile: Profile, route: str, body: Any) -> dict[str, Any]:
     """The answer of ``route`` for this profile (HTTP 404 where its server has no such route)."""
     if profile.tokenizer is None or (route == "/apply-template" and profile.tokenizer != "llama.cpp"):
-        raise _FaultError(404, f"no such route: POST {route}", "invalid_request_error")
+        raise FaultError(404, f"no such route: POST {route}", "invalid_request_error")
     if not isinstance(body, dict):
-        raise _bad_request("the request body must be a JSON object")
+        raise bad_request("the request body must be a JSON object")
     if route == "/apply-template":
         return {"prompt": _templated(body)}
     if profile.tokenizer == "llama.cpp":
         return _llama_tokenize(body)
     text = _templated(body) if "messages" in body else body.get("prompt")
     if not isinstance(text, str):
-        raise _bad_request("give 'prompt' (a string) or 'messages' (a list)", "prompt")
+        raise bad_request("give 'prompt' (a string) or 'messages' (a list)", "prompt")
     tokens = encode(text)
     return {"count": len(tokens), "max_model_len": profile.context_window, "tokens": tokens, "token_strs": None}
 
@@ -42,16 +42,16 @@ def handle(profile: Profile, route: str, body: Any) -> dict[str, Any]:
 def _templated(body: dict) -> str:
     messages, tools = body.get("messages"), body.get("tools")
     if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
-        raise _bad_request("'messages' must be a list of message objects", "messages")
+        raise bad_request("'messages' must be a list of message objects", "messages")
     if tools is not None and not isinstance(tools, list):
-        raise _bad_request("'tools' must be a list", "tools")
+        raise bad_request("'tools' must be a list", "tools")
     return chat_template(messages, tools)
 
 
 def _llama_tokenize(body: dict) -> dict[str, Any]:
     content = body.get("content")
     if not isinstance(content, str):
-        raise _bad_request("'content' must be a string", "content")
+        raise bad_request("'content' must be a string", "content")
     return {"tokens": encode(content)}
 
 

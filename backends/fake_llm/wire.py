@@ -39,7 +39,7 @@ def message_text(message: dict) -> str:
     return "\n".join(pieces)
 
 
-class _FaultError(Exception):
+class FaultError(Exception):
     def __init__(self, status: int, message: str, kind: str, code: str | None = None,
                  headers: dict[str, str] | None = None, param: str | None = None):
         super().__init__(message)
@@ -47,8 +47,8 @@ class _FaultError(Exception):
         self.headers = headers or {}
 
 
-def _bad_request(message: str, param: str | None = None, status: int = 400) -> _FaultError:
-    return _FaultError(status, message, "invalid_request_error", param=param)
+def bad_request(message: str, param: str | None = None, status: int = 400) -> FaultError:
+    return FaultError(status, message, "invalid_request_error", param=param)
 
 
 def prompt_tokens_of(body: dict) -> int:
@@ -73,7 +73,7 @@ def chat_template(messages: list, tools: list | None = None) -> str:
     return "".join(parts) + "<|im_start|>assistant\n"
 
 
-def _break_json(text: str) -> str:
+def break_json(text: str) -> str:
     """Invalid JSON from a reply: its last closing brace removed and a sentence appended."""
     cut = text.rfind("}")
     if cut >= 0:
@@ -85,44 +85,44 @@ def check_model(body: dict) -> None:
     """Refuse a request without a usable model name (the API requires one; /v1/models lists it)."""
     model = body.get("model")
     if model is None:
-        raise _bad_request("'model' is required", "model")
+        raise bad_request("'model' is required", "model")
     if not isinstance(model, str) or not model.strip():
-        raise _bad_request(f"'model' must be a non-empty string, got {json_kind(model)}", "model")
+        raise bad_request(f"'model' must be a non-empty string, got {json_kind(model)}", "model")
     if len(model) > MAX_MODEL_CHARS:
-        raise _bad_request(f"'model' is longer than {MAX_MODEL_CHARS} characters", "model")
+        raise bad_request(f"'model' is longer than {MAX_MODEL_CHARS} characters", "model")
 
 
 def check_chat_request(body: dict) -> None:
     """Refuse a chat request the responders could not read, naming the first bad field."""
     messages = body.get("messages")
     if not isinstance(messages, list) or not messages:
-        raise _bad_request(f"'messages' must be a non-empty array, got {json_kind(messages)}"
+        raise bad_request(f"'messages' must be a non-empty array, got {json_kind(messages)}"
                            f"{' (empty)' if messages == [] else ''}", "messages")
     for i, message in enumerate(messages):
         where = f"messages[{i}]"
         if not isinstance(message, dict):
-            raise _bad_request(f"'{where}' must be an object, got {json_kind(message)}", "messages")
+            raise bad_request(f"'{where}' must be an object, got {json_kind(message)}", "messages")
         if not isinstance(message.get("role"), str):
-            raise _bad_request(f"'{where}.role' must be a string, got {json_kind(message.get('role'))}", "messages")
+            raise bad_request(f"'{where}.role' must be a string, got {json_kind(message.get('role'))}", "messages")
         content = message.get("content")
         if content is not None and not isinstance(content, (str, list)):
-            raise _bad_request(f"'{where}.content' must be a string, an array of parts or null, got "
+            raise bad_request(f"'{where}.content' must be a string, an array of parts or null, got "
                                f"{json_kind(content)}", "messages")
         for j, part in enumerate(content if isinstance(content, list) else []):
             if not isinstance(part, dict):
-                raise _bad_request(f"'{where}.content[{j}]' must be an object, got {json_kind(part)}", "messages")
+                raise bad_request(f"'{where}.content[{j}]' must be an object, got {json_kind(part)}", "messages")
         calls = message.get("tool_calls")
         if calls is None:
             continue
         if not isinstance(calls, list):
-            raise _bad_request(f"'{where}.tool_calls' must be an array, got {json_kind(calls)}", "messages")
+            raise bad_request(f"'{where}.tool_calls' must be an array, got {json_kind(calls)}", "messages")
         for j, call in enumerate(calls):
             function = call.get("function") if isinstance(call, dict) else None
             if not isinstance(function, dict):
-                raise _bad_request(f"'{where}.tool_calls[{j}].function' must be an object", "messages")
+                raise bad_request(f"'{where}.tool_calls[{j}].function' must be an object", "messages")
             for field in ("name", "arguments"):
                 if not isinstance(function.get(field), str):
-                    raise _bad_request(f"'{where}.tool_calls[{j}].function.{field}' must be a string, got "
+                    raise bad_request(f"'{where}.tool_calls[{j}].function.{field}' must be a string, got "
                                        f"{json_kind(function.get(field))}", "messages")
 
 
@@ -130,29 +130,29 @@ def check_embeddings_request(body: dict) -> tuple[list[Any], int]:
     """The inputs and dimensions of an embeddings request, within the limits; else a 400 naming the field."""
     raw = body.get("input")
     if raw is None or raw == "" or raw == []:
-        raise _bad_request("'input' must be a non-empty string or array", "input")
+        raise bad_request("'input' must be a non-empty string or array", "input")
     if isinstance(raw, str) or (isinstance(raw, list) and all(_token_id(x) for x in raw)):
         items: list[Any] = [raw]
     elif isinstance(raw, list):
         items = raw
         for i, item in enumerate(items):
             if not isinstance(item, str) and not (isinstance(item, list) and item and all(_token_id(x) for x in item)):
-                raise _bad_request(f"'input[{i}]' must be a string or an array of token ids, got {json_kind(item)}",
+                raise bad_request(f"'input[{i}]' must be a string or an array of token ids, got {json_kind(item)}",
                                    "input")
     else:
-        raise _bad_request(f"'input' must be a string or an array, got {json_kind(raw)}", "input")
+        raise bad_request(f"'input' must be a string or an array, got {json_kind(raw)}", "input")
     if len(items) > MAX_EMBEDDING_INPUTS:
-        raise _bad_request(f"'input' has {len(items)} items; at most {MAX_EMBEDDING_INPUTS} per request", "input")
+        raise bad_request(f"'input' has {len(items)} items; at most {MAX_EMBEDDING_INPUTS} per request", "input")
     dimensions = body.get("dimensions", EMBEDDING_DIMENSIONS)
     if isinstance(dimensions, bool) or not isinstance(dimensions, int) or dimensions < 1:
-        raise _bad_request("'dimensions' must be a positive integer", "dimensions")
+        raise bad_request("'dimensions' must be a positive integer", "dimensions")
     if dimensions > MAX_EMBEDDING_DIMENSIONS:
-        raise _bad_request(f"'dimensions' must be at most {MAX_EMBEDDING_DIMENSIONS}, got {dimensions}", "dimensions")
+        raise bad_request(f"'dimensions' must be at most {MAX_EMBEDDING_DIMENSIONS}, got {dimensions}", "dimensions")
     if len(items) * dimensions > MAX_EMBEDDING_VALUES:
-        raise _bad_request(f"{len(items)} inputs of {dimensions} dimensions is {len(items) * dimensions} values; "
+        raise bad_request(f"{len(items)} inputs of {dimensions} dimensions is {len(items) * dimensions} values; "
                            f"at most {MAX_EMBEDDING_VALUES} per request", "input")
     if body.get("encoding_format", "float") not in ("float", "base64"):
-        raise _bad_request("'encoding_format' must be 'float' or 'base64'", "encoding_format")
+        raise bad_request("'encoding_format' must be 'float' or 'base64'", "encoding_format")
     return items, dimensions
 
 

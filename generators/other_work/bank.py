@@ -24,8 +24,8 @@ ACK_WORDS = (
 )
 
 # Calendar constants (not wording), locale-independent.
-_WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
-_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September",
+WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September",
            "October", "November", "December")
 
 
@@ -61,7 +61,7 @@ _SPECIFIC_SLOTS = (_PY_SLOTS | {"vendor", "reason", "email", "later_date"}) - fr
 
 # Slots naming the topic rather than a reported value (ignored when deciding whether a
 # follow-up question has already been answered).
-_TOPIC_SLOTS = frozenset({
+TOPIC_SLOTS = frozenset({
     "user", "company", "domain", "project", "project2", "slug", "owner", "away", "colleague", "colleague2",
     "colleague3", "colleague_lc", "milestone", "unit", "verb", "meeting", "role", "leave", "leave_noun",
     "later", "later_month", "next_q", "this_month", "prev_month", "prev_month2", "q", "prev_q", "vendor",
@@ -71,31 +71,31 @@ _TOPIC_SLOTS = frozenset({
 # Slots a reaction may name although the line it answers does not: the storyline's topic (its
 # people, project, the piece of work). Any other slot in a reaction (a figure, a date, a place)
 # must come from the user line it answers, or the reply would answer another turn.
-_REACT_TOPIC = frozenset({
+REACT_TOPIC = frozenset({
     "user", "company", "project", "project2", "slug", "owner", "helper", "away", "cover", "outsider", "colleague",
     "colleague2", "colleague3", "milestone", "unit", "verb", "role", "meeting", "leave_noun", "vendor", "system",
 })
 
 # Arc values kept from one mention to the next (in addition to the arc's own state).
-_KEEP = frozenset({"helper", "budget", "file", "cover", "email", "vendor", "vendor_slug", "final_cost", "salary", "city",
+KEEP = frozenset({"helper", "budget", "file", "cover", "email", "vendor", "vendor_slug", "final_cost", "salary", "city",
                    "leave", "leave_noun", "role", "milestone", "unit", "verb", "hours", "applicants",
                    "shortlist", "system"})
 
-_PEOPLE_KEYS = ("owner", "helper", "colleague", "colleague2", "colleague3")
+PEOPLE_KEYS = ("owner", "helper", "colleague", "colleague2", "colleague3")
 # People outside the office (a supplier's staff): storylines about someone being away and new
 # outside contacts name only them, never a colleague of the office, whose absences and addresses
 # the office itself records (out-of-office mails, calendars, its own mail domain).
-_OUTSIDER_KEYS = ("away", "cover", "outsider")
+OUTSIDER_KEYS = ("away", "cover", "outsider")
 # Every slot that names a person (a "cover" outside a supplier's storyline is a colleague).
-_PERSON_SLOTS = _PEOPLE_KEYS + _OUTSIDER_KEYS
+PERSON_SLOTS = PEOPLE_KEYS + OUTSIDER_KEYS
 
 # Follow-ups that would invent facts about an office file the user line named (its size, where
 # its data came from, older versions, another file holding its figures): dropped once one is named.
-_OFFICE_FILE_SLOTS = frozenset({"office_file", "office_sheet", "office_doc"})
-_OFFICE_FILE_BLOCKED = frozenset({("file", "size"), ("file", "source"), ("file", "version"), ("report", "file")})
+OFFICE_FILE_SLOTS = frozenset({"office_file", "office_sheet", "office_doc"})
+OFFICE_FILE_BLOCKED = frozenset({("file", "size"), ("file", "source"), ("file", "version"), ("report", "file")})
 
 # Follow-up tags per (kind, stage); each tag has ask.<kind>.<tag> and answer.<kind>.<tag>[.<stage>].
-_TAGS: dict[tuple[str, str], tuple[str, ...]] = {
+TAGS: dict[tuple[str, str], tuple[str, ...]] = {
     ("milestone", "planned"): ("cost", "who", "next", "file"),
     ("milestone", "running"): ("cost", "who", "figures", "next", "file"),
     ("milestone", "started"): ("cost", "who", "figures", "next"),
@@ -125,7 +125,7 @@ _TAGS: dict[tuple[str, str], tuple[str, ...]] = {
 
 # The slots whose mention in a user line answers a follow-up before it is asked (for tags not
 # listed: any value slot of the tag's answer lines).
-_KEYS: dict[tuple[str, str], frozenset[str]] = {
+KEYS: dict[tuple[str, str], frozenset[str]] = {
     ("milestone", "cause"): frozenset({"reason"}),
     ("milestone", "cost"): frozenset({"budget", "final_cost"}),
     ("milestone", "who"): frozenset({"helper"}),
@@ -145,21 +145,21 @@ _KEYS: dict[tuple[str, str], frozenset[str]] = {
 }
 
 # Mood of a stage, for the optional tail of the user's first line.
-_MOOD = {"slipped": "bad", "overdue": "bad", "done": "good", "done_late": "good", "back": "good",
+MOOD = {"slipped": "bad", "overdue": "bad", "done": "good", "done_late": "good", "back": "good",
          "accepted": "good", "offer": "good", "planned": "plan", "out": "plan", "open": "plan", "later": "plan",
          "praise": "good"}
 
 # Kinds whose news is worth keeping in mind for months: they may use the generic [promise] lines.
-_LONG_VIEW = frozenset({"report", "finished", "file", "contact", "praise", "change", "later", "meeting"})
+LONG_VIEW = frozenset({"report", "finished", "file", "contact", "praise", "change", "later", "meeting"})
 
-_ONE_OFF = ("meeting", "report", "praise", "change", "contact", "file", "later", "finished")
-_ONE_OFF_WEIGHTS = (3, 3, 1, 1, 1, 2, 2, 2)
-_ARC_KINDS = ("milestone", "milestone", "away", "hiring")
+ONE_OFF = ("meeting", "report", "praise", "change", "contact", "file", "later", "finished")
+ONE_OFF_WEIGHTS = (3, 3, 1, 1, 1, 2, 2, 2)
+ARC_KINDS = ("milestone", "milestone", "away", "hiring")
 
-_P_LEAD_FIRST = 0.35
-_P_TAIL = 0.22
-_P_ASK = 0.6
-_TRIES = 14
+P_LEAD_FIRST = 0.35
+P_TAIL = 0.22
+P_ASK = 0.6
+TRIES = 14
 
 
 # --------------------------------------------------------------------------------------------
@@ -168,7 +168,7 @@ _TRIES = 14
 
 
 @dataclass(frozen=True, eq=False)  # identity hashing: fragments go into per-exchange sets
-class _Frag:
+class Frag:
     text: str  # a str.format template with named fields only
     slots: frozenset[str]
     lower: bool  # the first letter may be lowered after a lead such as "By the way,"
@@ -185,7 +185,7 @@ class _Section:
     name: str
     fields: tuple[str, ...] | None  # data sections: the slot names each line gives
     where: str
-    rows: list[tuple[_Frag, ...]] = field(default_factory=list)
+    rows: list[tuple[Frag, ...]] = field(default_factory=list)
 
 
 _A_SLOT = re.compile(r"\b[Aa] \{")
@@ -194,7 +194,7 @@ _FORMATTER = string.Formatter()
 _KEEP_CASE = frozenset({"I", "I'm", "I've", "I'd", "I'll"})
 
 
-def _compile(text: str, where: str, allowed: Callable[[str], bool]) -> _Frag:
+def _compile(text: str, where: str, allowed: Callable[[str], bool]) -> Frag:
     if not text:
         raise WorkBankError(f"{where}: empty fragment")
     alone = text.startswith("^ ")
@@ -218,7 +218,7 @@ def _compile(text: str, where: str, allowed: Callable[[str], bool]) -> _Frag:
         raise WorkBankError(f"{where}: malformed braces in {text!r} ({exc})") from None
     first = text.split(" ", 1)[0]
     lower = not (first.startswith("{") or first in _KEEP_CASE or any(c.isupper() or c.isdigit() for c in first[1:]))
-    return _Frag(text, frozenset(slots), lower, where, frozenset(slots - _ASSISTANT_FREE),
+    return Frag(text, frozenset(slots), lower, where, frozenset(slots - _ASSISTANT_FREE),
                  bool(slots & _SPECIFIC_SLOTS), alone, text.split(" ", 1)[0], bool(_A_SLOT.search(text)))
 
 
@@ -277,7 +277,7 @@ def _required_sections() -> set[str]:
             if span == "day" and rel in ("today",):
                 continue
             req.add(f"date.{span}.{rel}")
-    for (kind, stage), tags in _TAGS.items():
+    for (kind, stage), tags in TAGS.items():
         req.add(f"intro.{kind}.{stage}" if stage else f"intro.{kind}")
         req.add(f"chat.{kind}")
         req.add(f"react.{kind}.{stage}" if stage else f"react.{kind}")

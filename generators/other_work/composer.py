@@ -8,15 +8,15 @@ from datetime import date, datetime, timedelta
 from typing import Callable, Iterable, Sequence
 
 from generators.english import repeats_itself
-from generators.other_work.bank import (_ARC_KINDS, _KEEP, _MOOD, _OFFICE_FILE_BLOCKED, _OFFICE_FILE_SLOTS, _ONE_OFF,
-                                        _ONE_OFF_WEIGHTS, _P_ASK, _P_LEAD_FIRST, _P_TAIL, _PEOPLE_KEYS, _PERSON_SLOTS,
-                                        _REACT_TOPIC, _TAGS, _TOPIC_SLOTS, _TRIES, _Frag)
+from generators.other_work.bank import (ARC_KINDS, KEEP, MOOD, OFFICE_FILE_BLOCKED, OFFICE_FILE_SLOTS, ONE_OFF,
+                                        ONE_OFF_WEIGHTS, P_ASK, P_LEAD_FIRST, P_TAIL, PEOPLE_KEYS, PERSON_SLOTS,
+                                        REACT_TOPIC, TAGS, TOPIC_SLOTS, TRIES, Frag)
 from generators.other_work.makers import ValueMakers
-from generators.other_work.tables import (_ACK, _ANSWER, _ASK, _BANK, _CHAT, _CHAT_ANY, _DATA, _INTRO, _LEAD_ASIDE,
-                                          _LEAD_MORE, _PROMISE, _REACT, _REACT_ANY, _TAG_KEYS, _TAG_REACT, _TAIL,
-                                          _VOLUNTEER)
-from generators.other_work.story import (_AN, _FILE_NAME, _add_workdays, _Arc, _Ctx, _NoValue, _Plan, _slug,
-                                         _workdays_between, _working_days)
+from generators.other_work.tables import (ACK, ANSWER, ASK, BANK, CHAT, CHAT_ANY, DATA, INTRO, LEAD_ASIDE,
+                                          LEAD_MORE, PROMISE, REACT, REACT_ANY, TAG_KEYS, TAG_REACT, TAIL,
+                                          VOLUNTEER)
+from generators.other_work.story import (AN, FILE_NAME, Arc, Ctx, NoValue, Plan, add_workdays, slug, workdays_between,
+                                         working_days)
 from office_env.money import spoken_prefix
 
 
@@ -44,7 +44,7 @@ class OtherWork(ValueMakers):
             self.banned.add("company")
         given = [c.strip() for c in dict.fromkeys(colleagues) if c and c.strip()]
         people = [c for c in given if c != self.user and avoid(c)]
-        extra = [row[0].text for row in _DATA["data.name"]]
+        extra = [row[0].text for row in DATA["data.name"]]
         rng.shuffle(extra)
         extra = [n for n in extra if n not in given and n != self.user and avoid(n)]
         if len(people) < 4:  # too few to keep storylines apart: add names from the bank
@@ -61,7 +61,7 @@ class OtherWork(ValueMakers):
         self.outsiders = [n for n in extra if n not in people and n not in self.absent]
         projs = [p.strip() for p in dict.fromkeys(projects) if p and p.strip() and avoid(p.strip())]
         if len(projs) < 3:
-            extra = [row[0].text for row in _DATA["data.project"]]
+            extra = [row[0].text for row in DATA["data.project"]]
             rng.shuffle(extra)
             projs += [p for p in extra if p not in projs and avoid(p)][: 3 - len(projs)]
         self.projects = projs
@@ -72,15 +72,15 @@ class OtherWork(ValueMakers):
         self.sheets = [f for f in self.files if f.lower().endswith((".xlsx", ".xls", ".csv"))]
         self.docs = [f for f in self.files if f.lower().endswith((".docx", ".doc", ".pdf"))]
         self._office_stems = {f.rsplit(".", 1)[0].lower() for f in self.files}
-        self.domain = _slug(self.company).replace("_", "") + ".com"
+        self.domain = slug(self.company).replace("_", "") + ".com"
         drawn = rng.choice(("$", "$", "EUR ", "GBP "))
         self.currency = spoken_prefix(currency) if currency else drawn
-        self.arcs: list[_Arc] = []
+        self.arcs: list[Arc] = []
         self.used: set[str] = set()
         self.away_until: dict[str, date] = {}  # supplier's contact -> first day back
         self.busy: set[str] = set()  # people and projects tied to open arcs
-        self.frags_used: set[_Frag] = set()  # every fragment of this history's finished exchanges
-        self._makers: dict[str, Callable[[_Ctx], str]] = self._build_makers()
+        self.frags_used: set[Frag] = set()  # every fragment of this history's finished exchanges
+        self._makers: dict[str, Callable[[Ctx], str]] = self._build_makers()
         self.today = date(2000, 1, 3)
         self.now = datetime(2000, 1, 3, 9)
 
@@ -104,7 +104,7 @@ class OtherWork(ValueMakers):
 
     # ---- topic choice -------------------------------------------------------------------
 
-    def _pick(self, attempt: int) -> _Plan:
+    def _pick(self, attempt: int) -> Plan:
         rng = self.rng
         if attempt < 6:
             live = [a for a in self.arcs if not a.closed and (a.last is None or a.last < self.today)]
@@ -118,8 +118,8 @@ class OtherWork(ValueMakers):
                 plan = self._new_arc()
                 if plan is not None:
                     return plan
-        kind = rng.choices(_ONE_OFF, _ONE_OFF_WEIGHTS)[0]
-        return _Plan(kind, "", {})
+        kind = rng.choices(ONE_OFF, ONE_OFF_WEIGHTS)[0]
+        return Plan(kind, "", {})
 
     def _free_people(self, n: int) -> list[str] | None:
         """``n`` colleagues for a new storyline: none tied to another one, and none the office shows
@@ -149,66 +149,66 @@ class OtherWork(ValueMakers):
         spans = self.absent.get(person)
         return not spans or not any(first <= d <= last for d in days for first, last in spans)
 
-    def _known_days(self, ctx: _Ctx) -> list[date]:
+    def _known_days(self, ctx: Ctx) -> list[date]:
         """Today and every day this exchange's slots name so far."""
         return [self.today, *(d for k, d in ctx.days.items() if k in ctx)]
 
-    def _fits_absences(self, ctx: _Ctx, slots: Iterable[str]) -> bool:
+    def _fits_absences(self, ctx: Ctx, slots: Iterable[str]) -> bool:
         """No colleague of this exchange is away today, on a day its lines have named, or on a day
         ``slots`` (the next line's) name."""
         if not self.absent:
             return True
         days = [self.today, *ctx.told, *(ctx.days[s] for s in slots if s in ctx.days and s in ctx)]
-        return all(self._clear(v, days) for k in _PERSON_SLOTS if (v := dict.get(ctx, k)) is not None)
+        return all(self._clear(v, days) for k in PERSON_SLOTS if (v := dict.get(ctx, k)) is not None)
 
-    def _told(self, ctx: _Ctx, slots: Iterable[str]) -> None:
+    def _told(self, ctx: Ctx, slots: Iterable[str]) -> None:
         if self.absent:
             ctx.told.extend(ctx.days[s] for s in slots if s in ctx.days and s in ctx)
 
-    def _arc_clear(self, arc: _Arc, days: Iterable[date]) -> bool:
+    def _arc_clear(self, arc: Arc, days: Iterable[date]) -> bool:
         """The colleagues of storyline ``arc`` are in the office today and on ``days``."""
         days = [self.today, *days]
-        return all(self._clear(v, days) for k, v in arc.vals.items() if k in _PEOPLE_KEYS)
+        return all(self._clear(v, days) for k, v in arc.vals.items() if k in PEOPLE_KEYS)
 
-    def _new_arc(self) -> _Plan | None:
+    def _new_arc(self) -> Plan | None:
         rng, today = self.rng, self.today
-        kind = rng.choice(_ARC_KINDS)
+        kind = rng.choice(ARC_KINDS)
         if kind == "milestone":
             projects = [p for p in self.projects if p not in self.busy]
             who = self._free_people(1)
             if not projects or not who:
                 return None
-            arc = _Arc(kind, {"project": rng.choice(projects), "owner": who[0]})
+            arc = Arc(kind, {"project": rng.choice(projects), "owner": who[0]})
             done_before = {a.vals.get("milestone") for a in self.arcs}  # never the same piece of work twice
-            rows = [row for row in _DATA["data.milestone"] if row[0].text not in done_before] or _DATA["data.milestone"]
-            arc.vals.update(zip(_BANK["data.milestone"].fields or (), (f.text for f in rng.choice(rows))))
+            rows = [row for row in DATA["data.milestone"] if row[0].text not in done_before] or DATA["data.milestone"]
+            arc.vals.update(zip(BANK["data.milestone"].fields or (), (f.text for f in rng.choice(rows))))
             total = rng.choice((rng.randint(40, 400), rng.randint(1_000, 9_800)))
             arc.nums.update(total=total, done=0, budget=rng.randint(160, 4_800) * 50)
             if rng.random() < 0.5:
-                arc.dates["due"] = arc.dates["first_due"] = _add_workdays(today, rng.randint(4, 9))
+                arc.dates["due"] = arc.dates["first_due"] = add_workdays(today, rng.randint(4, 9))
                 return self._milestone_plan(arc, "planned", {})
-            arc.dates["due"] = arc.dates["first_due"] = _add_workdays(today, rng.randint(3, 8))
-            arc.dates["start"] = _add_workdays(today, -rng.randint(2, 6))
+            arc.dates["due"] = arc.dates["first_due"] = add_workdays(today, rng.randint(3, 8))
+            arc.dates["start"] = add_workdays(today, -rng.randint(2, 6))
             arc.nums["done"] = int(total * rng.uniform(0.15, 0.5))
             return self._milestone_plan(arc, "running", {})
         if kind == "away":  # a supplier's contact is away: never a colleague of the office
             who = self._free_outsiders(2)
             if not who or any(a.kind == "away" and not a.closed for a in self.arcs):
                 return None  # one supplier's absence at a time is news; three would be a pattern
-            row = rng.choice([r for r in _DATA["data.vendor"] if r[0].text not in self.busy] or _DATA["data.vendor"])
-            arc = _Arc(kind, {"away": who[0], "cover": who[1],
-                              **dict(zip(_BANK["data.vendor"].fields or (), (f.text for f in row)))})
-            arc.dates["back"] = _add_workdays(today, rng.randint(2, 5))
+            row = rng.choice([r for r in DATA["data.vendor"] if r[0].text not in self.busy] or DATA["data.vendor"])
+            arc = Arc(kind, {"away": who[0], "cover": who[1],
+                              **dict(zip(BANK["data.vendor"].fields or (), (f.text for f in row)))})
+            arc.dates["back"] = add_workdays(today, rng.randint(2, 5))
             return self._away_plan(arc, "out")
         who = self._free_people(1)
         if not who:
             return None
-        arc = _Arc("hiring", {"owner": who[0]})
-        arc.dates["interview"] = _add_workdays(today, rng.randint(1, 3))
+        arc = Arc("hiring", {"owner": who[0]})
+        arc.dates["interview"] = add_workdays(today, rng.randint(1, 3))
         arc.nums.update(applicants=rng.randint(12, 140), shortlist=rng.randint(3, 6))
         return self._hiring_plan(arc, "open")
 
-    def _arc_plan(self, arc: _Arc) -> _Plan | None:
+    def _arc_plan(self, arc: Arc) -> Plan | None:
         """The storyline's next mention; none while one of its colleagues is away (today or on a
         day the mention names): it rests until they are back."""
         if self.absent and not self._arc_clear(arc, ()):
@@ -225,7 +225,7 @@ class OtherWork(ValueMakers):
 
     # milestone ------------------------------------------------------------------------------
 
-    def _milestone_next(self, arc: _Arc) -> _Plan | None:
+    def _milestone_next(self, arc: Arc) -> Plan | None:
         rng, today = self.rng, self.today
         d = arc.dates
         if arc.stage in ("done", "done_late"):
@@ -238,7 +238,7 @@ class OtherWork(ValueMakers):
         elif arc.stage == "planned":
             options = [("progress", 1.0), ("slipped", 0.2)]  # "progress" from "planned" is "started"
         else:
-            near = _workdays_between(today, due) <= 2
+            near = workdays_between(today, due) <= 2
             finish = 0.0 if arc.mentions < 2 else 0.5 * (arc.mentions - 1) + (1.5 if near else 0.0)
             options = [("progress", 1.0), ("ontrack", 0.5), ("slipped", 0.7 if arc.stage != "slipped" else 0.2),
                        ("finish", finish)]
@@ -254,7 +254,7 @@ class OtherWork(ValueMakers):
             stage = "done" if done <= d["first_due"] else "done_late"
             return self._milestone_plan(arc, stage, {"done": done})
         if choice == "overdue" or choice == "slipped":
-            new_due = _add_workdays(max(due, today), rng.randint(2, 5))
+            new_due = add_workdays(max(due, today), rng.randint(2, 5))
             return self._milestone_plan(arc, choice, {"due": new_due, "old_due": due})
         if arc.stage == "planned":
             starts = [x for x in (last + timedelta(days=i) for i in range(1, (today - last).days + 1))
@@ -267,7 +267,7 @@ class OtherWork(ValueMakers):
             return self._milestone_plan(arc, "started", {"start": start})
         return self._milestone_plan(arc, choice, {})
 
-    def _milestone_plan(self, arc: _Arc, stage: str, change: dict[str, date]) -> _Plan:
+    def _milestone_plan(self, arc: Arc, stage: str, change: dict[str, date]) -> Plan:
         rng, today = self.rng, self.today
         d = dict(arc.dates)
         d.update(change)
@@ -297,10 +297,10 @@ class OtherWork(ValueMakers):
         if "old_due" in change:
             base["old_due_day"] = self._day(change["old_due"])
             base["old_due_date"] = self._abs(change["old_due"])
-            base["slip_days"] = _working_days(_workdays_between(change["old_due"], d["due"]))
+            base["slip_days"] = working_days(workdays_between(change["old_due"], d["due"]))
         if "done" in d:
             base["done_on"] = self._on(d["done"])
-            base["late_days"] = _working_days(max(1, _workdays_between(d["first_due"], d["done"])))
+            base["late_days"] = working_days(max(1, workdays_between(d["first_due"], d["done"])))
 
         def update() -> None:
             arc.dates.update(change)
@@ -309,7 +309,7 @@ class OtherWork(ValueMakers):
             if stage == "after":
                 arc.closed = True
 
-        plan = _Plan("milestone", stage, base, arc, set(arc.said), set(arc.asked), update)
+        plan = Plan("milestone", stage, base, arc, set(arc.said), set(arc.asked), update)
         plan.days.update(due_on=d["due"], due_day=d["due"], due_date=d["due"], first_due_date=d["first_due"])
         if arc.last is not None:
             plan.days["last_on"] = arc.last
@@ -323,7 +323,7 @@ class OtherWork(ValueMakers):
 
     # away ------------------------------------------------------------------------------------
 
-    def _away_plan(self, arc: _Arc, stage: str) -> _Plan:
+    def _away_plan(self, arc: Arc, stage: str) -> Plan:
         base = dict(arc.vals)
         back = arc.dates["back"]
         if stage == "back":
@@ -339,11 +339,11 @@ class OtherWork(ValueMakers):
             if stage == "back":
                 arc.closed = True
 
-        return _Plan("away", stage, base, arc, set(arc.said), set(arc.asked), update, days=days)
+        return Plan("away", stage, base, arc, set(arc.said), set(arc.asked), update, days=days)
 
     # hiring ----------------------------------------------------------------------------------
 
-    def _hiring_next(self, arc: _Arc) -> _Plan | None:
+    def _hiring_next(self, arc: Arc) -> Plan | None:
         if arc.stage == "open":
             if self.today < arc.dates["interview"]:
                 return None
@@ -354,7 +354,7 @@ class OtherWork(ValueMakers):
             return self._hiring_plan(arc, "accepted")
         return None
 
-    def _hiring_plan(self, arc: _Arc, stage: str) -> _Plan:
+    def _hiring_plan(self, arc: Arc, stage: str) -> Plan:
         base = dict(arc.vals)
         iv = arc.dates["interview"]
         base.update(applicants=str(arc.nums["applicants"]), shortlist=str(arc.nums["shortlist"]))
@@ -381,9 +381,9 @@ class OtherWork(ValueMakers):
             if stage == "accepted":
                 arc.closed = True
 
-        return _Plan("hiring", stage, base, arc, set(arc.said), set(arc.asked), update, days=days)
+        return Plan("hiring", stage, base, arc, set(arc.said), set(arc.asked), update, days=days)
 
-    def _commit(self, plan: _Plan) -> None:
+    def _commit(self, plan: Plan) -> None:
         arc = plan.arc
         if arc is None:
             return
@@ -395,7 +395,7 @@ class OtherWork(ValueMakers):
         arc.mentions += 1
         arc.said = plan.said
         arc.asked = plan.asked
-        for key in _KEEP:
+        for key in KEEP:
             if key in plan.ctx:
                 arc.vals[key] = plan.ctx[key]
         # People and projects tied to open arcs stay out of new arcs.
@@ -407,7 +407,7 @@ class OtherWork(ValueMakers):
 
     # ---- composing ----------------------------------------------------------------------
 
-    def _ok(self, frags: Sequence[_Frag], seen: set[_Frag], said: set[str] | None = None) -> list[_Frag]:
+    def _ok(self, frags: Sequence[Frag], seen: set[Frag], said: set[str] | None = None) -> list[Frag]:
         """Fragments not yet used in this exchange whose slots can be filled (and, for the
         assistant, whose values the user has said)."""
         banned = self.banned
@@ -419,17 +419,17 @@ class OtherWork(ValueMakers):
             return [f for f in frags if f.need <= said and f not in seen and not (f.slots & banned)]
         return [f for f in frags if f.need <= said and f not in seen]
 
-    def _compose(self, plan: _Plan, pairs: int) -> list[tuple[str, str]] | None:
+    def _compose(self, plan: Plan, pairs: int) -> list[tuple[str, str]] | None:
         produced: list[str] = []
         out = self._compose_into(plan, pairs, produced)
         if out is None:
             self.used.difference_update(produced)
         return out
 
-    def _compose_into(self, plan: _Plan, pairs: int, produced: list[str]) -> list[tuple[str, str]] | None:
+    def _compose_into(self, plan: Plan, pairs: int, produced: list[str]) -> list[tuple[str, str]] | None:
         rng = self.rng
         kind, stage = plan.kind, plan.stage
-        ctx = _Ctx(plan.base)
+        ctx = Ctx(plan.base)
         ctx.maker = self._make
         ctx.new = []
         ctx.deps = {}
@@ -441,8 +441,8 @@ class OtherWork(ValueMakers):
         asked = plan.asked
         fresh: set[str] = set()  # slots the user said in this exchange
         # follow-ups not asked in this storyline, with an answer not told yet in this history
-        tags = [t for t in _TAGS[(kind, stage)] if _ANSWER[(kind, stage, t)][0] not in asked
-                and any(f not in self.frags_used for f in _ANSWER[(kind, stage, t)][1])]
+        tags = [t for t in TAGS[(kind, stage)] if ANSWER[(kind, stage, t)][0] not in asked
+                and any(f not in self.frags_used for f in ANSWER[(kind, stage, t)][1])]
         out: list[tuple[str, str]] = []
         pending: str | None = None
         for i in range(pairs):
@@ -453,34 +453,34 @@ class OtherWork(ValueMakers):
             else:
                 tag = pending
                 if tag is None:
-                    open_tags = [t for t in tags if not (_TAG_KEYS[(kind, t)] & fresh)
-                                 and any(f not in self.frags_used for f in _VOLUNTEER[(kind, stage, t)])]
+                    open_tags = [t for t in tags if not (TAG_KEYS[(kind, t)] & fresh)
+                                 and any(f not in self.frags_used for f in VOLUNTEER[(kind, stage, t)])]
                     tag = rng.choice(open_tags) if open_tags else None
                 if tag is not None:
                     if pending is None:  # volunteered: only lines that make sense without the question
-                        user = self._user_line(_VOLUNTEER[(kind, stage, tag)], ctx, said, _LEAD_MORE)
+                        user = self._user_line(VOLUNTEER[(kind, stage, tag)], ctx, said, LEAD_MORE)
                     else:
-                        user = self._user_line(_ANSWER[(kind, stage, tag)][1], ctx, said, None)
+                        user = self._user_line(ANSWER[(kind, stage, tag)][1], ctx, said, None)
                     tags.remove(tag)
-                    asked.add(_ANSWER[(kind, stage, tag)][0])
+                    asked.add(ANSWER[(kind, stage, tag)][0])
                 else:
-                    user = (self._user_line(_CHAT[(kind, stage)], ctx, said, None)
-                            or self._user_line(_CHAT_ANY, ctx, said, None)
-                            or self._user_line(_CHAT_ANY, ctx, said, None, fresh_frags=True))
+                    user = (self._user_line(CHAT[(kind, stage)], ctx, said, None)
+                            or self._user_line(CHAT_ANY, ctx, said, None)
+                            or self._user_line(CHAT_ANY, ctx, said, None, fresh_frags=True))
             if user is None:
                 return None
             text, used = user
             fresh |= used
-            if i == 0 and used & _OFFICE_FILE_SLOTS:  # an office file: nothing invented about it
-                tags = [t for t in tags if (kind, t) not in _OFFICE_FILE_BLOCKED]
+            if i == 0 and used & OFFICE_FILE_SLOTS:  # an office file: nothing invented about it
+                tags = [t for t in tags if (kind, t) not in OFFICE_FILE_BLOCKED]
             produced.append(text)
             self.used.add(text)
             # ---- the assistant's reply: maybe a question the next user line answers
             final = i == pairs - 1
             pending = None
-            if not final and rng.random() < _P_ASK:
-                open_tags = [t for t in tags if not (_TAG_KEYS[(kind, t)] & fresh)
-                             and self._ok(_ASK[(kind, t)], ctx.seen, said)]
+            if not final and rng.random() < P_ASK:
+                open_tags = [t for t in tags if not (TAG_KEYS[(kind, t)] & fresh)
+                             and self._ok(ASK[(kind, t)], ctx.seen, said)]
                 if open_tags:
                     pending = rng.choice(open_tags)
             reply = self._reply(plan, ctx, said, pending, tag, final, used)
@@ -491,10 +491,10 @@ class OtherWork(ValueMakers):
             out.append((text, reply))
         return out
 
-    def _fill(self, frag: _Frag, ctx: _Ctx) -> tuple[str, set[str]]:
+    def _fill(self, frag: Frag, ctx: Ctx) -> tuple[str, set[str]]:
         text = frag.text.format_map(ctx) if frag.slots else frag.text
         if frag.an:
-            text = _AN.sub(r"\1n ", text)
+            text = AN.sub(r"\1n ", text)
         used = set(frag.slots)
         deps = ctx.deps
         if deps:
@@ -515,22 +515,22 @@ class OtherWork(ValueMakers):
         if not (5 <= text.count(" ") + 1 <= 30) or text in self.used or repeats_itself(text):
             return False
         if self._office_stems and "." in text:
-            for name in _FILE_NAME.findall(text):
+            for name in FILE_NAME.findall(text):
                 if name not in self.files and self._like_office_file(name):
                     return False
         return self.avoid(text) and not self.names_day(text, self.today)
 
-    def _user_first(self, plan: _Plan, ctx: _Ctx, said: set[str]) -> tuple[str, set[str]] | None:
+    def _user_first(self, plan: Plan, ctx: Ctx, said: set[str]) -> tuple[str, set[str]] | None:
         ks = (plan.kind, plan.stage)
         rng = self.rng
         lead = None
-        if rng.random() < _P_LEAD_FIRST:
-            lead = _LEAD_ASIDE
-        tail = _TAIL[_MOOD.get(plan.stage or plan.kind, "neutral")] if rng.random() < _P_TAIL else None
-        return self._user_line(_INTRO[ks], ctx, said, lead, tail)
+        if rng.random() < P_LEAD_FIRST:
+            lead = LEAD_ASIDE
+        tail = TAIL[MOOD.get(plan.stage or plan.kind, "neutral")] if rng.random() < P_TAIL else None
+        return self._user_line(INTRO[ks], ctx, said, lead, tail)
 
-    def _user_line(self, frags: tuple[_Frag, ...], ctx: _Ctx, said: set[str], leads: tuple[_Frag, ...] | None,
-                   tails: tuple[_Frag, ...] | None = None, fresh_frags: bool = False
+    def _user_line(self, frags: tuple[Frag, ...], ctx: Ctx, said: set[str], leads: tuple[Frag, ...] | None,
+                   tails: tuple[Frag, ...] | None = None, fresh_frags: bool = False
                    ) -> tuple[str, set[str]] | None:
         """One user line from ``frags`` (plus an optional lead and tail); with ``fresh_frags``,
         fragments already used in this exchange may come back (with new values)."""
@@ -547,19 +547,19 @@ class OtherWork(ValueMakers):
             cands = untold or cands
         lead_c = self._ok(leads, seen) if leads else None
         tail_c = self._ok(tails, seen) if tails else None
-        for attempt in range(_TRIES):
+        for attempt in range(TRIES):
             frag = rng.choice(cands)
             lead = tail = None
             if fresh_frags:  # the same wording again: with new values, not the ones said before
-                for slot in frag.slots - _TOPIC_SLOTS:
-                    if slot not in _PEOPLE_KEYS:
+                for slot in frag.slots - TOPIC_SLOTS:
+                    if slot not in PEOPLE_KEYS:
                         ctx.pop(slot, None)
-            if not frag.specific and attempt < _TRIES - 4 and any(f.specific for f in cands):
+            if not frag.specific and attempt < TRIES - 4 and any(f.specific for f in cands):
                 continue  # a line with nothing particular in it would read the same in every history
             try:
                 body, used = self._fill(frag, ctx)
                 text = body
-                if lead_c and not frag.alone and attempt < _TRIES - 4:
+                if lead_c and not frag.alone and attempt < TRIES - 4:
                     lead = rng.choice(lead_c)
                     lt, lu = self._fill(lead, ctx)
                     if lt.endswith((":", ".")):
@@ -569,12 +569,12 @@ class OtherWork(ValueMakers):
                     used |= lu
                 else:
                     text = body[0].upper() + body[1:]
-                if tail_c and attempt < _TRIES - 4:
+                if tail_c and attempt < TRIES - 4:
                     tail = rng.choice(tail_c)
                     tt, tu = self._fill(tail, ctx)
                     text = f"{text} {tt[0].upper()}{tt[1:]}"
                     used |= tu
-            except _NoValue:
+            except NoValue:
                 ctx.rollback()
                 continue
             if self._accept(text) and self._fits_absences(ctx, used):
@@ -586,33 +586,33 @@ class OtherWork(ValueMakers):
             ctx.rollback()
         return None
 
-    def _reply(self, plan: _Plan, ctx: _Ctx, said: set[str], ask: str | None, last_tag: str | None,
+    def _reply(self, plan: Plan, ctx: Ctx, said: set[str], ask: str | None, last_tag: str | None,
                final: bool, answered: set[str] = frozenset()) -> str | None:
         """The assistant's turn after a user line that used the slots ``answered``: a reaction
         names no figure, date or place but that line's (it answers that line, not another)."""
         rng = self.rng
         kind = plan.kind
         seen = ctx.seen
-        free = _REACT_TOPIC | answered
+        free = REACT_TOPIC | answered
 
-        def fits(frags: Sequence[_Frag], seen: set[_Frag]) -> list[_Frag]:
+        def fits(frags: Sequence[Frag], seen: set[Frag]) -> list[Frag]:
             return [f for f in self._ok(frags, seen, said) if f.slots <= free]
 
         ok = self._ok
-        react = fits(_TAG_REACT[(kind, last_tag)], seen) if last_tag else []
+        react = fits(TAG_REACT[(kind, last_tag)], seen) if last_tag else []
         if len(react) < 3:
-            react += fits(_REACT[(kind, plan.stage)], seen)
+            react += fits(REACT[(kind, plan.stage)], seen)
         if len(react) < 2:
-            react += fits(_REACT_ANY, seen)
+            react += fits(REACT_ANY, seen)
         if not react and not ask:  # a very long exchange: reactions may come back
-            react = fits(_REACT_ANY, set()) + fits(_REACT[(kind, plan.stage)], set())
+            react = fits(REACT_ANY, set()) + fits(REACT[(kind, plan.stage)], set())
         special = [f for f in react if f.specific]
         if special and len(special) < len(react) and rng.random() < 0.8:
             react = special  # most replies name something particular to this history
-        acks: list[_Frag] | None = None
-        promises = ok(_PROMISE[(kind, plan.stage)], seen, said) if final else None
-        asks = ok(_ASK[(kind, ask)], seen, said) if ask else None
-        for attempt in range(_TRIES):
+        acks: list[Frag] | None = None
+        promises = ok(PROMISE[(kind, plan.stage)], seen, said) if final else None
+        asks = ok(ASK[(kind, ask)], seen, said) if ask else None
+        for attempt in range(TRIES):
             r = rng.random()
             if asks:
                 shape = "ack+ask" if r < 0.25 else "react+ask" if r < 0.75 and react else "ask"
@@ -621,7 +621,7 @@ class OtherWork(ValueMakers):
             else:
                 shape = ("ack+react" if r < 0.25 else "react" if r < 0.58 else "ack+promise" if r < 0.78
                          else "react+promise")
-            parts: list[_Frag] = []
+            parts: list[Frag] = []
             pieces = shape.split("+")
             for piece in pieces:
                 if piece == "react":
@@ -629,7 +629,7 @@ class OtherWork(ValueMakers):
                 elif piece == "ask":
                     pool = asks
                 elif piece == "ack":
-                    pool = acks = ok(_ACK, seen, said) if acks is None else acks
+                    pool = acks = ok(ACK, seen, said) if acks is None else acks
                 else:
                     pool = promises
                 if not pool:
@@ -639,7 +639,7 @@ class OtherWork(ValueMakers):
                     pool = special or pool
                 parts.append(rng.choice(pool))
             else:
-                if attempt < _TRIES - 3:
+                if attempt < TRIES - 3:
                     if not any(p.specific for p in parts):
                         continue  # a line with nothing particular in it would read the same in every history
                     if len(parts) > 1 and (parts[0].head == parts[1].head
@@ -650,9 +650,9 @@ class OtherWork(ValueMakers):
                     for p in parts:
                         t = p.text.format_map(ctx) if p.slots else p.text
                         if p.an:
-                            t = _AN.sub(r"\1n ", t)
+                            t = AN.sub(r"\1n ", t)
                         texts.append(t[0].upper() + t[1:])
-                except _NoValue:
+                except NoValue:
                     ctx.rollback()
                     continue
                 text = " ".join(texts)

@@ -6,9 +6,9 @@ from __future__ import annotations
 from datetime import date, timedelta
 from typing import Callable
 
-from generators.other_work.bank import _MONTHS, _OUTSIDER_KEYS, _PEOPLE_KEYS, _WEEKDAYS
-from generators.other_work.tables import _BANK, _DATA, _FRAGS, _SOURCE
-from generators.other_work.story import _add_workdays, _Ctx, _month_add, _NoValue, _slug
+from generators.other_work.bank import MONTHS, OUTSIDER_KEYS, PEOPLE_KEYS, WEEKDAYS
+from generators.other_work.tables import BANK, DATA, FRAGS, SOURCE
+from generators.other_work.story import Ctx, NoValue, add_workdays, month_add, slug
 from generators.spoken_time import ordinal
 
 
@@ -16,15 +16,15 @@ class ValueMakers:
     """Slot values for :class:`generators.other_work.composer.OtherWork` (a mixin: it uses the
     composer's state, its random stream, people and dates)."""
 
-    def _make(self, ctx: _Ctx, key: str) -> str:
+    def _make(self, ctx: Ctx, key: str) -> str:
         maker = self._makers.get(key)
         if maker is not None:
             return maker(ctx)
-        section = _SOURCE.get(key)
+        section = SOURCE.get(key)
         if section is None:
-            raise _NoValue(key)
-        fields = _BANK[section].fields or ()
-        rows = _DATA[section]
+            raise NoValue(key)
+        fields = BANK[section].fields or ()
+        rows = DATA[section]
         # a row that agrees with the fields already set (a supplier's address with its own name)
         fixed = [(i, ctx[f]) for i, f in enumerate(fields) if f != key and f in ctx]
         if fixed:
@@ -42,31 +42,31 @@ class ValueMakers:
             if used:
                 ctx.deps[fname] = used
         if not value:
-            raise _NoValue(key)
+            raise NoValue(key)
         return value
 
-    def _person(self, ctx: _Ctx) -> str:
-        taken = {ctx.get(k) for k in _PEOPLE_KEYS}
+    def _person(self, ctx: Ctx) -> str:
+        taken = {ctx.get(k) for k in PEOPLE_KEYS}
         free = [p for p in self.people if p not in taken and not self._is_away(p)]
         if self.absent:  # in the office today and on every day this exchange names
             days = self._known_days(ctx)
             free = [p for p in free if self._clear(p, days)]
         if not free:
-            raise _NoValue("colleague")
+            raise NoValue("colleague")
         return self.rng.choice(free)
 
-    def _outsider(self, ctx: _Ctx) -> str:
-        taken = {ctx.get(k) for k in _OUTSIDER_KEYS}
+    def _outsider(self, ctx: Ctx) -> str:
+        taken = {ctx.get(k) for k in OUTSIDER_KEYS}
         free = [p for p in self.outsiders if p not in taken and p not in self.busy and not self._is_away(p)]
         if not free:
-            raise _NoValue("outsider")
+            raise NoValue("outsider")
         return self.rng.choice(free)
 
-    def _project(self, ctx: _Ctx) -> str:
+    def _project(self, ctx: Ctx) -> str:
         taken = {ctx.get("project"), ctx.get("project2")}
         free = [p for p in self.projects if p not in taken]
         if not free:
-            raise _NoValue("project")
+            raise NoValue("project")
         return self.rng.choice(free)
 
     def _money(self, lo: int, hi: int, cents: float = 0.15) -> str:
@@ -95,11 +95,11 @@ class ValueMakers:
         """A time earlier today, at least half an hour before now ("sent at 9:15" said at 10:02)."""
         latest = self.now.hour * 60 + self.now.minute - 30
         if latest < 8 * 60:
-            raise _NoValue("past_clock")
+            raise NoValue("past_clock")
         return self._clock(8 * 60, latest + 1)
 
     @staticmethod
-    def _dated(ctx: _Ctx, key: str, day: date) -> date:
+    def _dated(ctx: Ctx, key: str, day: date) -> date:
         """``day``, noted as the day slot ``key`` names."""
         ctx.days[key] = day
         return day
@@ -108,9 +108,9 @@ class ValueMakers:
         now = self.now
         if now.hour >= min_hour_today and now.weekday() < 5 and self.rng.random() < 0.3:
             return self.today
-        return _add_workdays(self.today, -self.rng.choice((1, 1, 2, 3, 4)))
+        return add_workdays(self.today, -self.rng.choice((1, 1, 2, 3, 4)))
 
-    def _met_on(self, ctx: _Ctx) -> str:
+    def _met_on(self, ctx: Ctx) -> str:
         rng = self.rng
         day = self._past_day(12)
         if day == self.today:
@@ -118,7 +118,7 @@ class ValueMakers:
             start = rng.randrange(8 * 60, max(8 * 60 + 15, latest - 45), 15)
             end = min(start + rng.choice((30, 45, 60, 75, 90)), latest // 15 * 15)
             if end <= start:
-                day = _add_workdays(self.today, -1)
+                day = add_workdays(self.today, -1)
         if day != self.today:
             start = rng.randrange(8 * 60 + 30, 16 * 60, 15)
             end = start + rng.choice((30, 45, 60, 75, 90, 120))
@@ -126,22 +126,22 @@ class ValueMakers:
         ctx.put("end", f"{end // 60}:{end % 60:02d}")
         return self._on(self._dated(ctx, "met_on", day))
 
-    def _meeting_time(self, ctx: _Ctx, key: str) -> str:
+    def _meeting_time(self, ctx: Ctx, key: str) -> str:
         if "met_on" not in ctx:
             ctx["met_on"]  # sets start and end as well
         if key not in ctx:
-            raise _NoValue(key)
+            raise NoValue(key)
         return ctx[key]
 
-    def _file(self, ctx: _Ctx, key: str) -> str:
+    def _file(self, ctx: Ctx, key: str) -> str:
         rng = self.rng
         other = ctx.get("file2" if key == "file" else "file")
         for _ in range(6):
-            row = rng.choice(_DATA["data.filename"])
+            row = rng.choice(DATA["data.filename"])
             name = row[0].text.format_map(ctx) if row[0].slots else row[0].text
             if name != other and not self._like_office_file(name):
                 return name
-        raise _NoValue(key)
+        raise NoValue(key)
 
     def _like_office_file(self, name: str) -> bool:
         """An invented file name that starts with an office document's name, or whose name an
@@ -151,11 +151,11 @@ class ValueMakers:
 
     def _office_file(self, pool: list[str], key: str) -> str:
         if not pool:
-            raise _NoValue(key)
+            raise NoValue(key)
         return self.rng.choice(pool)
 
     def _later_month(self) -> tuple[int, int]:
-        return _month_add(self.today, 1 if self.today.day <= 12 else 2)
+        return month_add(self.today, 1 if self.today.day <= 12 else 2)
 
     def _next_q(self) -> str:
         t = self.today
@@ -167,23 +167,23 @@ class ValueMakers:
             q, y = (q + 1, y) if q < 4 else (1, y + 1)
         return f"Q{q}" if y == t.year else f"Q{q} {y}"
 
-    def _build_makers(self) -> dict[str, Callable[[_Ctx], str]]:
+    def _build_makers(self) -> dict[str, Callable[[Ctx], str]]:
         rng = self.rng
 
-        def month_name(n: int) -> Callable[[_Ctx], str]:
-            return lambda c: _MONTHS[_month_add(self.today, n)[1] - 1]
+        def month_name(n: int) -> Callable[[Ctx], str]:
+            return lambda c: MONTHS[month_add(self.today, n)[1] - 1]
 
-        def later_date(key: str) -> Callable[[_Ctx], str]:
-            def make(c: _Ctx) -> str:
+        def later_date(key: str) -> Callable[[Ctx], str]:
+            def make(c: Ctx) -> str:
                 y, m = self._later_month()
                 return self._abs(self._dated(c, key, date(y, m, rng.randint(3, 26))))
             return make
 
-        def start_date(c: _Ctx) -> str:
-            return self._abs(self._dated(c, "start_date", _add_workdays(self.today, rng.randint(10, 25))))
+        def start_date(c: Ctx) -> str:
+            return self._abs(self._dated(c, "start_date", add_workdays(self.today, rng.randint(10, 25))))
 
-        def next_day(c: _Ctx) -> date:
-            return _add_workdays(self.today, rng.randint(1, 7))
+        def next_day(c: Ctx) -> date:
+            return add_workdays(self.today, rng.randint(1, 7))
 
         return {
             "user": lambda c: self.user,
@@ -191,14 +191,14 @@ class ValueMakers:
             "domain": lambda c: self.domain,
             "colleague": self._person, "colleague2": self._person, "colleague3": self._person,
             "helper": self._person, "cover": self._person, "owner": self._person,
-            "colleague_lc": lambda c: _slug(c["colleague"]).replace("_", "."),
-            "colleague2_lc": lambda c: _slug(c["colleague2"]).replace("_", "."),
-            "away_lc": lambda c: _slug(c["away"]).replace("_", "."),
-            "cover_lc": lambda c: _slug(c["cover"]).replace("_", "."),
+            "colleague_lc": lambda c: slug(c["colleague"]).replace("_", "."),
+            "colleague2_lc": lambda c: slug(c["colleague2"]).replace("_", "."),
+            "away_lc": lambda c: slug(c["away"]).replace("_", "."),
+            "cover_lc": lambda c: slug(c["cover"]).replace("_", "."),
             "ext": lambda c: str(rng.randint(2000, 7999)),
-            "prev_mon": lambda c: _MONTHS[_month_add(self.today, -1)[1] - 1][:3].lower(),
+            "prev_mon": lambda c: MONTHS[month_add(self.today, -1)[1] - 1][:3].lower(),
             "project": self._project, "project2": self._project,
-            "slug": lambda c: _slug(c["project"]),
+            "slug": lambda c: slug(c["project"]),
             "money": lambda c: self._money(300, 95_000),
             "money2": lambda c: self._money(300, 95_000),
             "money_small": lambda c: self._money(12, 480, 0.5),
@@ -212,7 +212,7 @@ class ValueMakers:
             "office_sheet": lambda c: self._office_file(self.sheets, "office_sheet"),
             "office_doc": lambda c: self._office_file(self.docs, "office_doc"),
             "outsider": self._outsider,
-            "outsider_lc": lambda c: _slug(c["outsider"]).replace("_", "."),
+            "outsider_lc": lambda c: slug(c["outsider"]).replace("_", "."),
             "past_clock": lambda c: self._past_clock(),
             "attendees": lambda c: str(rng.randint(5, 46)),
             "pages": lambda c: str(rng.randint(3, 64)),
@@ -228,16 +228,16 @@ class ValueMakers:
             "end": lambda c: self._meeting_time(c, "end"),
             "file": lambda c: self._file(c, "file"), "file2": lambda c: self._file(c, "file2"),
             "v": lambda c: str(rng.randint(2, 6)),
-            "mon": lambda c: _MONTHS[self.today.month - 1][:3].lower(),
-            "mmdd": lambda c: f"{self.today.month:02d}{_add_workdays(self.today, -rng.randint(0, 3)).day:02d}",
-            "iso": lambda c: self._dated(c, "iso", _add_workdays(self.today, -rng.randint(0, 4))).isoformat(),
+            "mon": lambda c: MONTHS[self.today.month - 1][:3].lower(),
+            "mmdd": lambda c: f"{self.today.month:02d}{add_workdays(self.today, -rng.randint(0, 3)).day:02d}",
+            "iso": lambda c: self._dated(c, "iso", add_workdays(self.today, -rng.randint(0, 4))).isoformat(),
             "qn": lambda c: str((self.today.month - 1) // 3 + 1),
             "code": lambda c: f"{''.join(rng.choice('ABCDEFGHJKLMNPRSTUVW') for _ in range(2))}-{rng.randint(10_000, 99_999)}",
             "q": lambda c: f"Q{(self.today.month - 1) // 3 + 1}",
             "prev_q": lambda c: f"Q{(self.today.month - 1) // 3 or 4}",
             "next_q": lambda c: self._next_q(),
             "this_month": month_name(0), "prev_month": month_name(-1), "prev_month2": month_name(-2),
-            "later_month": lambda c: _MONTHS[self._later_month()[1] - 1],
+            "later_month": lambda c: MONTHS[self._later_month()[1] - 1],
             "later_date": later_date("later_date"), "later_date2": later_date("later_date2"),
             "start_date": start_date,
             "past_on": lambda c: self._on(self._dated(c, "past_on", self._past_day())),
@@ -249,10 +249,10 @@ class ValueMakers:
     # ---- date phrases -------------------------------------------------------------------
 
     def _phrase(self, section: str, d: date) -> str:
-        frag = self.rng.choice(_FRAGS[section])
+        frag = self.rng.choice(FRAGS[section])
         if not frag.slots:
             return frag.text
-        return frag.text.format(wday=_WEEKDAYS[d.weekday()], month=_MONTHS[d.month - 1], day=d.day,
+        return frag.text.format(wday=WEEKDAYS[d.weekday()], month=MONTHS[d.month - 1], day=d.day,
                                 ord=ordinal(d.day))
 
     def _rel(self, d: date) -> str:

@@ -13,7 +13,7 @@ from typing import Callable
 # --------------------------------------------------------------------------------------------
 
 
-def _add_workdays(d: date, n: int) -> date:
+def add_workdays(d: date, n: int) -> date:
     step = 1 if n >= 0 else -1
     left = abs(n)
     while left:
@@ -23,7 +23,7 @@ def _add_workdays(d: date, n: int) -> date:
     return d
 
 
-def _workdays_between(a: date, b: date) -> int:
+def workdays_between(a: date, b: date) -> int:
     """Working days after ``a`` up to and including ``b`` (0 when b <= a)."""
     n = 0
     while a < b:
@@ -33,19 +33,19 @@ def _workdays_between(a: date, b: date) -> int:
     return n
 
 
-def _month_add(d: date, n: int) -> tuple[int, int]:
+def month_add(d: date, n: int) -> tuple[int, int]:
     m = d.month - 1 + n
     return d.year + m // 12, m % 12 + 1
 
 
 
-class _NoValue(Exception):
+class NoValue(Exception):
     """A slot cannot be filled here (no free colleague, say); the fragment is skipped."""
 
 
 
 
-class _Ctx(dict):
+class Ctx(dict):
     """Slot values for one storyline's exchange, made on first use and undone on rejection."""
 
     __slots__ = ("maker", "new", "deps", "seen", "days", "told")
@@ -72,7 +72,7 @@ class _Ctx(dict):
 
 
 @dataclass(eq=False)
-class _Arc:
+class Arc:
     """One storyline: its kind, stage, dates and the values said about it so far."""
 
     kind: str
@@ -88,11 +88,11 @@ class _Arc:
 
 
 @dataclass
-class _Plan:
+class Plan:
     kind: str
     stage: str
     base: dict[str, str]
-    arc: _Arc | None = None
+    arc: Arc | None = None
     said: set[str] = field(default_factory=set)
     asked: set[str] = field(default_factory=set)
     update: Callable[[], None] | None = None  # the arc's state change, applied on success
@@ -100,7 +100,7 @@ class _Plan:
     days: dict[str, date] = field(default_factory=dict)  # the day each date slot of ``base`` names
 
 
-def _working_days(n: int) -> str:
+def working_days(n: int) -> str:
     """``1 working day``, ``3 working days`` (the slots late_days and slip_days carry their noun)."""
     return f"{n} working day" if n == 1 else f"{n} working days"
 
@@ -108,11 +108,11 @@ def _working_days(n: int) -> str:
 # "a" before a slot value that is said with a vowel sound: "an invoice audit", "an 8% raise",
 # "an Umbra Security Hardening review", "an Urban ..." (a capital U only where it sounds "uh", not
 # "you": "a Unity rollout", "a UX review", "a Utah office").
-_AN = re.compile(r"\b([Aa]) (?!EUR )(?=[aeioAEIO]|U(?:m|l|p|rb|nd|nt|nc|gl|tt)|8|1[18](?!\d))")
+AN = re.compile(r"\b([Aa]) (?!EUR )(?=[aeioAEIO]|U(?:m|l|p|rb|nd|nt|nc|gl|tt)|8|1[18](?!\d))")
 
 
-_FILE_NAME = re.compile(r"\b[\w-]+\.(?:xlsx|xls|csv|docx|doc|pdf|pptx|zip|txt)\b", re.I)
+FILE_NAME = re.compile(r"\b[\w-]+\.(?:xlsx|xls|csv|docx|doc|pdf|pptx|zip|txt)\b", re.I)
 
 
-def _slug(text: str) -> str:
+def slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_") or "project"

@@ -6,52 +6,52 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from generators.other_work.bank import _KEYS, _LONG_VIEW, _TAGS, _TOPIC_SLOTS, _Frag, load
+from generators.other_work.bank import KEYS, LONG_VIEW, TAGS, TOPIC_SLOTS, Frag, load
 
-_BANK = load()
-_SOURCE = {f: name for name, sec in _BANK.items() for f in (sec.fields or ())}
-_DATA = {name: tuple(sec.rows) for name, sec in _BANK.items() if sec.fields}
-_FRAGS = {name: tuple(row[0] for row in sec.rows) for name, sec in _BANK.items() if not sec.fields}
-_EMPTY: tuple[_Frag, ...] = ()
+BANK = load()
+SOURCE = {f: name for name, sec in BANK.items() for f in (sec.fields or ())}
+DATA = {name: tuple(sec.rows) for name, sec in BANK.items() if sec.fields}
+FRAGS = {name: tuple(row[0] for row in sec.rows) for name, sec in BANK.items() if not sec.fields}
+_EMPTY: tuple[Frag, ...] = ()
 
 
-def _frags(*names: str) -> tuple[_Frag, ...]:
-    out: list[_Frag] = []
+def _frags(*names: str) -> tuple[Frag, ...]:
+    out: list[Frag] = []
     for n in names:
-        out.extend(_FRAGS.get(n, _EMPTY))
+        out.extend(FRAGS.get(n, _EMPTY))
     return tuple(out)
 
 
-def _value_slots(frags: Iterable[_Frag]) -> frozenset[str]:
+def _value_slots(frags: Iterable[Frag]) -> frozenset[str]:
     out: set[str] = set()
     for f in frags:
         out |= f.slots
-    return frozenset(out - _TOPIC_SLOTS)
+    return frozenset(out - TOPIC_SLOTS)
 
 
 # Precomputed fragment lists per (kind, stage) and per tag.
-_INTRO = {ks: _frags(f"intro.{ks[0]}.{ks[1]}" if ks[1] else f"intro.{ks[0]}") for ks in _TAGS}
-_REACT = {ks: _frags(f"react.{ks[0]}.{ks[1]}", f"react.{ks[0]}") if ks[1] else _frags(f"react.{ks[0]}")
-          for ks in _TAGS}
-_PROMISE = {(k, s): _frags(f"promise.{k}.{s}", f"promise.{k}", *(("promise",) if k in _LONG_VIEW else ()))
-            for k, s in _TAGS}
-_CHAT = {(k, s): _frags(f"chat.{k}.{s}", f"chat.{k}") for k, s in _TAGS}
-_ASK: dict[tuple[str, str], tuple[_Frag, ...]] = {}
-_ANSWER: dict[tuple[str, str, str], tuple[str, tuple[_Frag, ...]]] = {}
-_VOLUNTEER: dict[tuple[str, str, str], tuple[_Frag, ...]] = {}
-_TAG_REACT: dict[tuple[str, str], tuple[_Frag, ...]] = {}
-_TAG_KEYS: dict[tuple[str, str], frozenset[str]] = {}
-for (_k, _s), _tags in _TAGS.items():
+INTRO = {ks: _frags(f"intro.{ks[0]}.{ks[1]}" if ks[1] else f"intro.{ks[0]}") for ks in TAGS}
+REACT = {ks: _frags(f"react.{ks[0]}.{ks[1]}", f"react.{ks[0]}") if ks[1] else _frags(f"react.{ks[0]}")
+          for ks in TAGS}
+PROMISE = {(k, s): _frags(f"promise.{k}.{s}", f"promise.{k}", *(("promise",) if k in LONG_VIEW else ()))
+            for k, s in TAGS}
+CHAT = {(k, s): _frags(f"chat.{k}.{s}", f"chat.{k}") for k, s in TAGS}
+ASK: dict[tuple[str, str], tuple[Frag, ...]] = {}
+ANSWER: dict[tuple[str, str, str], tuple[str, tuple[Frag, ...]]] = {}
+VOLUNTEER: dict[tuple[str, str, str], tuple[Frag, ...]] = {}
+TAG_REACT: dict[tuple[str, str], tuple[Frag, ...]] = {}
+TAG_KEYS: dict[tuple[str, str], frozenset[str]] = {}
+for (_k, _s), _tags in TAGS.items():
     for _t in _tags:
-        _ASK[(_k, _t)] = _frags(f"ask.{_k}.{_t}")
-        _name = f"answer.{_k}.{_t}.{_s}" if f"answer.{_k}.{_t}.{_s}" in _FRAGS else f"answer.{_k}.{_t}"
-        _ANSWER[(_k, _s, _t)] = (_name, _FRAGS[_name])
-        _VOLUNTEER[(_k, _s, _t)] = tuple(f for f in _FRAGS[_name] if not f.alone)
-        _TAG_REACT[(_k, _t)] = _frags(f"react.{_k}.{_t}", f"react.tag.{_t}")
-        _TAG_KEYS[(_k, _t)] = _KEYS.get((_k, _t)) or _value_slots(_frags(f"answer.{_k}.{_t}"))
-_REACT_ANY = _FRAGS["react.any"]
-_CHAT_ANY = _FRAGS["chat.any"]
-_LEAD_ASIDE = _FRAGS["lead.aside"]
-_LEAD_MORE = _FRAGS["lead.more"]
-_ACK = _FRAGS["ack"]
-_TAIL = {m: _FRAGS[f"tail.{m}"] for m in ("good", "bad", "neutral", "plan")}
+        ASK[(_k, _t)] = _frags(f"ask.{_k}.{_t}")
+        _name = f"answer.{_k}.{_t}.{_s}" if f"answer.{_k}.{_t}.{_s}" in FRAGS else f"answer.{_k}.{_t}"
+        ANSWER[(_k, _s, _t)] = (_name, FRAGS[_name])
+        VOLUNTEER[(_k, _s, _t)] = tuple(f for f in FRAGS[_name] if not f.alone)
+        TAG_REACT[(_k, _t)] = _frags(f"react.{_k}.{_t}", f"react.tag.{_t}")
+        TAG_KEYS[(_k, _t)] = KEYS.get((_k, _t)) or _value_slots(_frags(f"answer.{_k}.{_t}"))
+REACT_ANY = FRAGS["react.any"]
+CHAT_ANY = FRAGS["chat.any"]
+LEAD_ASIDE = FRAGS["lead.aside"]
+LEAD_MORE = FRAGS["lead.more"]
+ACK = FRAGS["ack"]
+TAIL = {m: FRAGS[f"tail.{m}"] for m in ("good", "bad", "neutral", "plan")}

@@ -46,7 +46,7 @@ from typing import Any, Callable, Iterable, Sequence
 from generators.dialogue_bank import DIALOGUE_DIR, BankError, Section, read_bank_dir
 from generators.dialogue_bank import Entry as BankEntry
 from generators.dialogue_bank import parse_banks as parse_sections
-from generators.small_talk.calendar_facts import _DAY_FLAGS, WEATHER_FLAGS
+from generators.small_talk.calendar_facts import DAY_FLAGS, WEATHER_FLAGS
 
 BANK_DIR = DIALOGUE_DIR / "small_talk"
 
@@ -55,7 +55,7 @@ BANK_DIR = DIALOGUE_DIR / "small_talk"
 MIN_WORDS, MAX_TOKENS = 4, 28
 # Texts of at most this many characters cannot exceed MAX_TOKENS (bank text has well under 0.4
 # tokens per character), so only longer ones are counted: counting is the slow part.
-_SURELY_SHORT = int(MAX_TOKENS / 0.4)
+SURELY_SHORT = int(MAX_TOKENS / 0.4)
 
 
 class WordingsExhausted(ValueError):
@@ -67,7 +67,7 @@ class WordingsExhausted(ValueError):
 # --------------------------------------------------------------------------------------------
 
 _TIME_FLAGS = ("early", "morning", "prelunch", "lunchtime", "postlunch", "afternoon", "late", "evening")
-_CAL_FLAGS = (*_DAY_FLAGS, "weekend", "workday", "late_week", "winter", "spring", "summer", "autumn",
+_CAL_FLAGS = (*DAY_FLAGS, "weekend", "workday", "late_week", "winter", "spring", "summer", "autumn",
               "tropical", "south", "north", "dark_am", "snowy", "holiday", "first_snow", "heat_wave",
               "hobby_day", "hobby_eve",
               "us", "uk", "ie", "ca", "au", "nz", "za", "nl", "fr", "pt", "sg", "english",
@@ -133,7 +133,7 @@ _ALTERNATIVES = re.compile(r"\[([^\[\]]*)\]")
 
 
 @dataclass(frozen=True, slots=True)
-class _Entry:
+class Entry:
     parts: tuple[tuple, ...]  # (0, text) | (1, slot, upper) | (2, alias head or "", tail, full name, upper, capture)
     fields: tuple[tuple[tuple, ...], ...]  # further fields (parts), for captures
     need: int
@@ -144,10 +144,10 @@ class _Entry:
 
 
 @dataclass
-class _Pool:
+class Pool:
     name: str
     where: str
-    entries: list[_Entry]
+    entries: list[Entry]
 
 
 class _FlagBits:
@@ -167,16 +167,16 @@ class _FlagBits:
         return m
 
 
-_FLAGS = _FlagBits()
+FLAGS = _FlagBits()
 for _f in sorted(KNOWN_FLAGS):
-    _FLAGS.bit(_f)
+    FLAGS.bit(_f)
 
 
 def _slot_flag(slot: str) -> int:
-    return _FLAGS.bit("$" + slot)
+    return FLAGS.bit("$" + slot)
 
 
-_SLOT_BITS: dict[str, int] = {slot: _slot_flag(slot) for slot in sorted(KNOWN_SLOTS)}
+SLOT_BITS: dict[str, int] = {slot: _slot_flag(slot) for slot in sorted(KNOWN_SLOTS)}
 
 
 def _inline_alternatives(text: str, where: str, anon: list[tuple[str, list[str]]], counter: list[str]) -> str:
@@ -236,8 +236,8 @@ def _parse_text(text: str, where: str) -> tuple[tuple, set[str], set[str], list[
 
 
 @dataclass
-class _Bank:
-    pools: dict[str, _Pool]
+class Bank:
+    pools: dict[str, Pool]
     captures: set[str]
     entry_caps: dict[int, frozenset[str]]  # id(entry) -> captures it sets directly (all fields)
     entry_slots: dict[int, frozenset[str]]
@@ -248,7 +248,7 @@ class _Compiler:
     what the checks need (the slots used, the captures set, the pool references)."""
 
     def __init__(self) -> None:
-        self.pools: dict[str, _Pool] = {}
+        self.pools: dict[str, Pool] = {}
         self.all_caps: set[str] = set()
         self.used_slots: list[tuple[str, str]] = []
         self.all_refs: list[tuple[str, str]] = []
@@ -264,7 +264,7 @@ class _Compiler:
                 need |= _slot_flag(slot)
         return need
 
-    def add(self, pool: _Pool, entry: _Entry, caps: frozenset[str], slots: frozenset[str]) -> None:
+    def add(self, pool: Pool, entry: Entry, caps: frozenset[str], slots: frozenset[str]) -> None:
         pool.entries.append(entry)
         self.entry_caps[id(entry)] = caps
         self.entry_slots[id(entry)] = slots
@@ -272,13 +272,13 @@ class _Compiler:
     def section(self, sec: Section) -> None:
         if sec.columns is not None:
             raise BankError(f"{sec.where}: small-talk pools declare no fields (entries are 'first | second')")
-        pool = self.pools[sec.name] = _Pool(sec.name, sec.where, [])
+        pool = self.pools[sec.name] = Pool(sec.name, sec.where, [])
         for item in sec.entries:
-            need = _FLAGS.mask(w for w in item.when if not w.startswith("!"))
-            forbid = _FLAGS.mask(w[1:] for w in item.when if w.startswith("!"))
+            need = FLAGS.mask(w for w in item.when if not w.startswith("!"))
+            forbid = FLAGS.mask(w[1:] for w in item.when if w.startswith("!"))
             self.entry(pool, item, need, forbid)
 
-    def entry(self, pool: _Pool, item: BankEntry, need: int, forbid: int) -> None:
+    def entry(self, pool: Pool, item: BankEntry, need: int, forbid: int) -> None:
         where = item.where
         fields_parts = []
         slots: set[str] = set()
@@ -291,19 +291,19 @@ class _Compiler:
             caps |= c
             self.all_refs.extend(refs)
         for anon_name, options in anon:
-            anon_pool = self.pools[anon_name] = _Pool(anon_name, where, [])
+            anon_pool = self.pools[anon_name] = Pool(anon_name, where, [])
             for option in options:
                 parts, s, c, refs = _parse_text(option, where)
                 if c:
                     raise BankError(f"{where}: no captures inside [ ] alternatives")
                 self.all_refs.extend(refs)
-                self.add(anon_pool, _Entry(parts, (), self.slot_need(s, where), 0, where), frozenset(), frozenset(s))
+                self.add(anon_pool, Entry(parts, (), self.slot_need(s, where), 0, where), frozenset(), frozenset(s))
         tags = dict(item.tags)
         for key, words in tags.items():
             unknown = sorted(set(words) - KINDS)
             if unknown:
                 raise BankError(f"{where}: unknown kind {unknown[0]!r} in '{key}:'; the kinds are {', '.join(sorted(KINDS))}")
-        entry = _Entry(fields_parts[0], tuple(fields_parts[1:]), need | self.slot_need(slots, where), forbid, where,
+        entry = Entry(fields_parts[0], tuple(fields_parts[1:]), need | self.slot_need(slots, where), forbid, where,
                        frozenset(tags.get("expects", ())), frozenset(tags.get("gives", ())))
         self.add(pool, entry, frozenset(caps), frozenset(slots))
         self.all_caps |= caps
@@ -316,7 +316,7 @@ class _Compiler:
         for slot, where in self.used_slots:
             if slot not in KNOWN_SLOTS and slot not in self.all_caps and slot.split(".")[0] not in self.all_caps:
                 raise BankError(f"{where}: unknown slot {{{slot}}} (not supplied and never captured)")
-        families = _families(self.pools)
+        families = families_of(self.pools)
         for name, where in self.all_refs:
             head, _, tail = name.partition(".")
             if head in ALIASES and tail:
@@ -331,18 +331,18 @@ class _Compiler:
                 raise BankError(f"{where}: <{name}>: no such pool")
 
 
-def parse_banks(files: Sequence[tuple[str, str]]) -> _Bank:
+def parse_banks(files: Sequence[tuple[str, str]]) -> Bank:
     """Parse bank texts (``(name, text)`` pairs) into pools; check them (see the module docstring)."""
     compiler = _Compiler()
     for sec in parse_sections(files, flags=KNOWN_FLAGS, tags=frozenset({"expects", "gives"})).values():
         compiler.section(sec)
     compiler.check_names()
-    bank = _Bank(compiler.pools, compiler.all_caps, compiler.entry_caps, compiler.entry_slots)
+    bank = Bank(compiler.pools, compiler.all_caps, compiler.entry_caps, compiler.entry_slots)
     _check_cycles(bank)
     return bank
 
 
-def _families(pools: dict[str, _Pool]) -> dict[str, list[str]]:
+def families_of(pools: dict[str, Pool]) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     for family in set(ALIASES.values()):
         members = sorted({n.split(".")[1] for n in pools if n.startswith(family + ".") and n.count(".") >= 2})
@@ -350,10 +350,10 @@ def _families(pools: dict[str, _Pool]) -> dict[str, list[str]]:
     return out
 
 
-def _check_cycles(bank: _Bank) -> None:
+def _check_cycles(bank: Bank) -> None:
     state: dict[str, int] = {}
 
-    def targets(entry: _Entry) -> Iterable[str]:
+    def targets(entry: Entry) -> Iterable[str]:
         for fparts in (entry.parts, *entry.fields):
             for part in fparts:
                 if part[0] == 2:
@@ -379,7 +379,7 @@ def _check_cycles(bank: _Bank) -> None:
         visit(name, [])
 
 
-def load_bank_dir(directory: Path) -> _Bank:
+def load_bank_dir(directory: Path) -> Bank:
     """The small-talk bank of ``directory``'s ``*.bank`` files, parsed and checked."""
     bank = parse_banks(read_bank_dir(directory, "small-talk bank"))
     _check_topics(bank)
@@ -388,7 +388,7 @@ def load_bank_dir(directory: Path) -> _Bank:
 
 
 @functools.cache
-def load() -> _Bank:
+def load() -> Bank:
     """The small-talk bank, read and checked on first use (then kept)."""
     return load_bank_dir(BANK_DIR)
 
@@ -400,12 +400,12 @@ _REQUIRED_POOLS = ("names.f", "names.m", "names.pet.dog", "names.pet.cat", "stre
                    "word.sib_rel.f", "word.sib_rel.m", "word.kid_rel.f", "word.kid_rel.m")
 
 
-def _check_topics(bank: _Bank) -> None:
+def _check_topics(bank: Bank) -> None:
     pools = bank.pools
     for pool in _REQUIRED_POOLS:
         if pool not in pools:
             raise BankError(f"small-talk banks: required pool {pool!r} is missing")
-    fams = _families(pools)
+    fams = families_of(pools)
     for kind in WEATHER_FLAGS:
         if kind not in fams["weather"]:
             raise BankError(f"small-talk banks: no pools for weather kind {kind!r} ('weather.{kind}.*')")
@@ -420,7 +420,7 @@ def _check_topics(bank: _Bank) -> None:
             if f"{topic}.{part}" not in pools:
                 raise BankError(f"small-talk banks: topic {topic!r} has no pool '{topic}.{part}'")
         opened = _guaranteed(bank, pools[f"{topic}.open"])
-        for beat in _beats(pools, topic):
+        for beat in beats_of(pools, topic):
             missing = [p for p in ("ask", "ans", "end") if f"{topic}.{beat}.{p}" not in pools]
             if missing:
                 some = next(f"{topic}.{beat}.{p}" for p in ("ask", "ans", "end") if f"{topic}.{beat}.{p}" in pools)
@@ -431,16 +431,16 @@ def _check_topics(bank: _Bank) -> None:
         _check_captures(bank, pools[f"{topic}.reply"], opened)
 
 
-def _guaranteed(bank: _Bank, pool: _Pool) -> frozenset[str]:
+def _guaranteed(bank: Bank, pool: Pool) -> frozenset[str]:
     sets = [bank.entry_caps[id(e)] for e in pool.entries]
     return frozenset.intersection(*sets) if sets else frozenset()
 
 
-def _check_captures(bank: _Bank, pool: _Pool, known: frozenset[str]) -> None:
+def _check_captures(bank: Bank, pool: Pool, known: frozenset[str]) -> None:
     """Captures a pool (or the pools it draws from) reads must be set by the exchange's earlier lines."""
     seen: set[str] = set()
 
-    def walk(p: _Pool) -> None:
+    def walk(p: Pool) -> None:
         if p.name in seen:
             return
         seen.add(p.name)
@@ -458,18 +458,18 @@ def _check_captures(bank: _Bank, pool: _Pool, known: frozenset[str]) -> None:
     walk(pool)
 
 
-def _beats(pools: dict[str, _Pool], topic: str) -> list[str]:
+def beats_of(pools: dict[str, Pool], topic: str) -> list[str]:
     """The beats of a topic, in the order the banks define them (the order they are talked about)."""
     prefix = topic + "."
     return list(dict.fromkeys(n.split(".")[1] for n in pools if n.startswith(prefix) and n.count(".") == 2))
 
 
-_GROUP_TOPICS: dict[str, tuple[str, ...]] = {g: tuple(t for t, spec in TOPICS.items() if spec[0] == g)
+GROUP_TOPICS: dict[str, tuple[str, ...]] = {g: tuple(t for t, spec in TOPICS.items() if spec[0] == g)
                                              for g in ("opener", "closer", "talk")}
-_BEATS_NOW: dict[tuple[str, int], tuple[str, ...]] = {}
-_TOPIC_INFO: dict[str, tuple[float, bool, str, int]] = {t: (w, rare, f"{t}.open", cap)
+BEATS_NOW: dict[tuple[str, int], tuple[str, ...]] = {}
+TOPIC_INFO: dict[str, tuple[float, bool, str, int]] = {t: (w, rare, f"{t}.open", cap)
                                                         for t, (_, w, rare, cap) in TOPICS.items()}
-_FITTING: dict[tuple[str, int, int], tuple[str, ...]] = {}
+FITTING: dict[tuple[str, int, int], tuple[str, ...]] = {}
 
 
 def bounded(cache: dict, key: Any, make: Callable[[], tuple]) -> tuple:
@@ -482,15 +482,15 @@ def bounded(cache: dict, key: Any, make: Callable[[], tuple]) -> tuple:
     return found
 
 
-def _paired(entry: _Entry) -> bool:
+def _paired(entry: Entry) -> bool:
     """A line said from a field of the exchange's captured entry ({fn.2}): the question and its
     answer come from one entry, so they fit by construction and need no kind."""
     return any(p[0] == 1 and "." in p[1] for fparts in (entry.parts, *entry.fields) for p in fparts)
 
 
-def answer_pools(pools: dict[str, _Pool], beat: str) -> list[str]:
+def answer_pools(pools: dict[str, Pool], beat: str) -> list[str]:
     """The pools the answers of ``beat`` ("topic.beat") are captured from (aliases resolved)."""
-    families = _families(pools)
+    families = families_of(pools)
     out: list[str] = []
     for entry in pools[f"{beat}.ans"].entries:
         for part in entry.parts:
@@ -503,14 +503,14 @@ def answer_pools(pools: dict[str, _Pool], beat: str) -> list[str]:
     return [n for n in dict.fromkeys(out) if n in pools]
 
 
-def _check_kinds(bank: _Bank) -> None:
+def _check_kinds(bank: Bank) -> None:
     """Every follow-up question says the kinds of answer it expects, every answer line the kinds it
     gives, each question has an answer of its kinds, and no other line has a kind."""
     pools = bank.pools
     asks: set[str] = set()
     answers: set[str] = set()
     for topic in TOPICS:
-        for beat in _beats(pools, topic):
+        for beat in beats_of(pools, topic):
             name = f"{topic}.{beat}"
             asks.add(f"{name}.ask")
             found = answer_pools(pools, name)

@@ -25,7 +25,7 @@ WEATHER_FLAGS: dict[str, tuple[str, ...]] = {
 }
 
 # climate -> season -> weather weights
-_CLIMATES: dict[str, dict[str, dict[str, float]]] = {
+CLIMATES: dict[str, dict[str, dict[str, float]]] = {
     "pacific": {  # Portland, Seattle, Vancouver
         "winter": {"rain": 5, "grey": 3, "fog": 1.5, "frost": 1, "wind": 1, "snow": 0.4},
         "spring": {"rain": 3, "mild": 3, "grey": 2, "wind": 1, "warm": 0.5},
@@ -100,21 +100,21 @@ CITY_CLIMATE: dict[str, tuple[str, str, str, bool]] = {
     "Auckland": ("south_temperate", "south", "nz", False),
     "Cape Town": ("cape", "south", "za", False), "Singapore": ("tropical", "tropical", "sg", False),
 }
-_DEFAULT_CLIMATE = ("maritime", "north", "xx", False)
+DEFAULT_CLIMATE = ("maritime", "north", "xx", False)
 # Where snow can fall at all, and so where a "first snow" makes sense.
-_SNOWY = frozenset({"continental", "mountain", "pacific", "maritime", "rhone"})
+SNOWY = frozenset({"continental", "mountain", "pacific", "maritime", "rhone"})
 # Where a summer heat wave is a thing people talk about.
-_HEAT = frozenset({"continental", "mountain", "south_us", "rhone", "atlantic", "south_temperate",
+HEAT = frozenset({"continental", "mountain", "south_us", "rhone", "atlantic", "south_temperate",
                    "pacific", "maritime", "cape"})
 
-_NORTH_SEASONS = ("winter", "winter", "spring", "spring", "spring", "summer", "summer", "summer",
+NORTH_SEASONS = ("winter", "winter", "spring", "spring", "spring", "summer", "summer", "summer",
                   "autumn", "autumn", "autumn", "winter")
-_SOUTH_SEASONS = ("summer", "summer", "autumn", "autumn", "autumn", "winter", "winter", "winter",
+SOUTH_SEASONS = ("summer", "summer", "autumn", "autumn", "autumn", "winter", "winter", "winter",
                   "spring", "spring", "spring", "summer")
-_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September",
+MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September",
            "October", "November", "December")
-_WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
-_DAY_FLAGS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+DAY_FLAGS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 _LUNAR_NEW_YEAR = {2023: date(2023, 1, 22), 2024: date(2024, 2, 10), 2025: date(2025, 1, 29),
                    2026: date(2026, 2, 17)}
 

@@ -10,16 +10,15 @@ from typing import Callable, Sequence
 from backends.tokens import count_tokens
 from generators.english import near_key, repeats_itself
 from generators.small_talk.bank import bounded as _bounded
-from generators.small_talk.bank import (_BEATS_NOW, _FITTING, _FLAGS, _GROUP_TOPICS, _SURELY_SHORT,
-                                        _TOPIC_INFO, KNOWN_FLAGS, MAX_TOKENS, MIN_WORDS, BankError, _Entry)
-from generators.small_talk.calendar_facts import (_CLIMATES, _DAY_FLAGS, _DEFAULT_CLIMATE, _HEAT, _MONTHS,
-                                                  _NORTH_SEASONS, _SNOWY, _SOUTH_SEASONS, _WEEKDAYS, CITY_CLIMATE,
-                                                  WEATHER_FLAGS, holiday_on)
-from generators.small_talk.tables import (_A_SPACE, _ADDRESS_POOL, _ANSWERS, _BEFORE_A, _FAMILIES, _FITS,
-                                          _GROUP_RELEVANT, _KEPT, _POOLS, _RELEVANT, _SPACE_PUNCT, _TOPIC_BEATS,
-                                          _TOPIC_RELEVANT, _VOWELS, _WORDS, WordingsExhausted, _Day, _eligible,
-                                          _entry_slots, _Lazy, _NoFit, _too_long, _weighted, fitting_answers,
-                                          kid_flags, slot_bits, time_flags)
+from generators.small_talk.bank import (BEATS_NOW, FITTING, FLAGS, GROUP_TOPICS, KNOWN_FLAGS, MAX_TOKENS, MIN_WORDS,
+                                        SURELY_SHORT, TOPIC_INFO, BankError, Entry, WordingsExhausted)
+from generators.small_talk.calendar_facts import (CITY_CLIMATE, CLIMATES, DAY_FLAGS, DEFAULT_CLIMATE, HEAT, MONTHS,
+                                                  NORTH_SEASONS, SNOWY, SOUTH_SEASONS, WEATHER_FLAGS, WEEKDAYS,
+                                                  holiday_on)
+from generators.small_talk.tables import (A_SPACE, ADDRESS_POOL, ANSWERS, BEFORE_A, FAMILIES, FITS, GROUP_RELEVANT,
+                                          KEPT, POOLS, RELEVANT, SPACE_PUNCT, TOPIC_BEATS, TOPIC_RELEVANT, VOWELS,
+                                          WORDS, Day, Lazy, NoFit, eligible, entry_slots, fitting_answers, kid_flags,
+                                          slot_bits, time_flags, too_long, weighted)
 from office_env.seeding import rng as seeded
 
 _REACT_SHARE = 0.4  # share of later follow-up questions that start with a reaction to the user's answer
@@ -39,27 +38,27 @@ class SmallTalk:
         for name, first, last in absences:
             self._absent.setdefault(name, []).append((first, last))
         self._aliases_base: dict[str, str] = {}
-        self._ec_flags: int | None = None  # flags of self._ec, a per-flags cache of _eligible
-        self._ec: dict[str, tuple[_Entry, ...]] = {}
+        self._ec_flags: int | None = None  # flags of self._ec, a per-flags cache of eligible
+        self._ec: dict[str, tuple[Entry, ...]] = {}
         self._address = ""  # ", <user>" as the assistant addresses the user
         seed = rng.getrandbits(64)
         self._seed = seed
         self._rng = seeded(seed, "small_talk")
         self.city = city
-        climate = CITY_CLIMATE.get(city, _DEFAULT_CLIMATE)
+        climate = CITY_CLIMATE.get(city, DEFAULT_CLIMATE)
         self._climate, self._hemisphere, self._country, self._dark = climate
         self._said: set[str] = set()
         self._cores: set[str] = set()  # near_key of every line said: no line comes back with another name
-        self._facts: dict[str, tuple[_Entry, dict, dict[str, str]]] = {}  # fact pool -> what it says
+        self._facts: dict[str, tuple[Entry, dict, dict[str, str]]] = {}  # fact pool -> what it says
         self._told: set[str] = set()  # fact pools told in this history
         self._stories: set[int] = set()  # id() of story entries told in this history
         self._drawn: list[tuple[str, object]] = []  # facts and stories drawn in the current exchange
         self._asked: dict[str, str] = {}  # a follow-up question (names aside) -> the beat it asked
         self._asking: list[tuple[str, str]] = []  # the questions of the current exchange
         self._beats_today: set[str] = set()  # the follow-up beats asked on self._today
-        self._kinds = _KEPT
+        self._kinds = KEPT
         self._want: frozenset[str] = frozenset()  # the kinds of answer the question just asked expects
-        self._picked: _Entry | None = None  # the entry of the last line drawn by _line
+        self._picked: Entry | None = None  # the entry of the last line drawn by _line
         self._retell = False  # a story told already may be told again (nothing else fits)
         # strict: the caller has other talk to fill in with (``WordingsExhausted`` is not the end),
         # so no story is told again and no line comes back with only its names changed
@@ -69,7 +68,7 @@ class SmallTalk:
         self._today: date | None = None
         self._today_uses: dict[str, int] = {}  # topic -> uses on self._today
         self._recent: list[str] = []
-        self._days: dict[date, _Day] = {}
+        self._days: dict[date, Day] = {}
         self._weekends: dict[date, tuple[str, str]] = {}
         self._snow_days: set[date] = set()
         self.log: list[tuple[datetime, str, list[tuple[str, str]]]] = []
@@ -83,7 +82,7 @@ class SmallTalk:
     def _draw(self, rng: random.Random, pool: str, ctx: dict[str, str], flags: int,
               taken: set[str] | None = None) -> str:
         """A fragment of ``pool`` that ``avoid`` accepts (and not in ``taken``)."""
-        entries = _eligible(pool, flags)
+        entries = eligible(pool, flags)
         if not entries:
             raise ValueError(f"small talk: pool {pool!r} has no entry for this persona")
         for _ in range(40):
@@ -109,7 +108,7 @@ class SmallTalk:
         ctx: dict[str, str] = {"city": self.city} if self.city else {}  # no city: its lines are not said
         flags: set[str] = set()
         aliases: dict[str, str] = {}
-        base = _FLAGS.mask([self._country]) if self._country in KNOWN_FLAGS else 0
+        base = FLAGS.mask([self._country]) if self._country in KNOWN_FLAGS else 0
         if user_first and self._avoid(user_first):
             ctx["user"] = user_first
             self._address = ", " + user_first
@@ -122,20 +121,20 @@ class SmallTalk:
         if self._country in ("us", "ca", "uk", "ie", "au", "nz", "za", "sg"):
             flags.add("english")
 
-        hobby = _FAMILIES["hobbies"][int(rng.random() * len(_FAMILIES["hobbies"]))]
+        hobby = FAMILIES["hobbies"][int(rng.random() * len(FAMILIES["hobbies"]))]
         aliases["hob"] = f"hobbies.{hobby}"
-        flags.add("outdoor_hobby" if f"hobbies.{hobby}.outdoor" in _POOLS else "indoor_hobby")
+        flags.add("outdoor_hobby" if f"hobbies.{hobby}.outdoor" in POOLS else "indoor_hobby")
         pet = self._household(rng, ctx, flags, aliases, base, names)
         mode = self._commute(rng, ctx, flags, aliases)
-        pflags = _FLAGS.mask(flags) | base
+        pflags = FLAGS.mask(flags) | base
         self._places(rng, ctx, pflags, hobby, mode)
 
         # The address pool's texts for this person (", Dana" or nothing), drawn from directly.
         you = []
-        for entry in _POOLS[_ADDRESS_POOL].entries:
+        for entry in POOLS[ADDRESS_POOL].entries:
             try:
                 you.append(self._expand(entry.parts, ctx, pflags, aliases, rng))
-            except _NoFit:  # no usable name: that entry is left out
+            except NoFit:  # no usable name: that entry is left out
                 continue
         self._you = tuple(you) or ("",)
         self._persona_flags = pflags | self._slot_bits(ctx)
@@ -191,13 +190,13 @@ class SmallTalk:
         modes = {"bike": 2, "bus": 2.5, "train": 2.5, "drive": 2, "walk": 1.2}
         if self._climate in ("south_us",):
             modes["drive"] = 5
-        mode = _weighted(rng, modes)
+        mode = weighted(rng, modes)
         flags.add(mode)
         if mode in ("bus", "train"):
             flags.add("transit")
         aliases["com"] = f"commute.{mode}"
         city_key = re.sub(r"[^a-z]", "", self.city.lower())
-        aliases["city"] = f"city.{city_key}" if city_key in _FAMILIES["city"] else "city.default"
+        aliases["city"] = f"city.{city_key}" if city_key in FAMILIES["city"] else "city.default"
         self._aliases_base = aliases
         ctx["bus_no"] = self._number(rng, lambda: 2 + int(rng.random() * 90))
         ctx["commute_min"] = self._number(rng, lambda: 15 + 5 * int(rng.random() * 8))
@@ -225,7 +224,7 @@ class SmallTalk:
         draw("hobby", f"hobbies.{hobby}.name")
         draw("hob_spot", f"hobbies.{hobby}.spot")
         # "my Thursday lessons": the hobby happens that weekday only (flags hobby_day, hobby_eve)
-        days = [i for i, name in enumerate(_WEEKDAYS) if re.search(rf"\b{name}\b", ctx["hob_spot"])]
+        days = [i for i, name in enumerate(WEEKDAYS) if re.search(rf"\b{name}\b", ctx["hob_spot"])]
         self._hob_day: int | None = days[0] if days else None
 
     # -- calendar ----------------------------------------------------------------------------
@@ -233,22 +232,22 @@ class SmallTalk:
     def _season(self, day: date) -> str:
         if self._hemisphere == "tropical":
             return ""
-        table = _SOUTH_SEASONS if self._hemisphere == "south" else _NORTH_SEASONS
+        table = SOUTH_SEASONS if self._hemisphere == "south" else NORTH_SEASONS
         return table[day.month - 1]
 
-    def _day(self, day: date) -> _Day:
+    def _day(self, day: date) -> Day:
         found = self._days.get(day)
         if found is not None:
             return found
         rng = seeded(self._seed, "small_talk_day", day.isoformat())
         season = self._season(day)
-        weights = _CLIMATES[self._climate]["all" if not season else season]
-        kind = _weighted(rng, weights)
-        names = set(WEATHER_FLAGS[kind]) | {f"wx_{kind}", _DAY_FLAGS[day.weekday()]}
+        weights = CLIMATES[self._climate]["all" if not season else season]
+        kind = weighted(rng, weights)
+        names = set(WEATHER_FLAGS[kind]) | {f"wx_{kind}", DAY_FLAGS[day.weekday()]}
         if season:
             names.add(season)
         names.add(self._hemisphere)
-        if self._climate in _SNOWY:
+        if self._climate in SNOWY:
             names.add("snowy")
         if self._dark and season == "winter":
             names.add("dark_am")
@@ -263,28 +262,28 @@ class SmallTalk:
         # Rare events: the first snow (early winter, no snow talked about before), a heat wave.
         if kind == "snow":
             early_winter = day.month in (10, 11, 12) and self._hemisphere == "north"
-            if early_winter and self._climate in _SNOWY and not any(d < day for d in self._snow_days):
+            if early_winter and self._climate in SNOWY and not any(d < day for d in self._snow_days):
                 names.add("first_snow")
             self._snow_days.add(day)
-        if kind == "hot" and season == "summer" and self._climate in _HEAT:
+        if kind == "hot" and season == "summer" and self._climate in HEAT:
             names.add("heat_wave")
         holiday = holiday_on(day, self._country)
         aliases = dict(self._aliases_base, wx=f"weather.{kind}")
-        if holiday and f"hols.{holiday}.open" in _POOLS:
+        if holiday and f"hols.{holiday}.open" in POOLS:
             names.add("holiday")
             aliases["hol"] = f"hols.{holiday}"
         slots = {
-            "weekday": _WEEKDAYS[wd],
-            "month": _MONTHS[day.month - 1],
-            "next_month": _MONTHS[day.month % 12],
-            "tomorrow": "tomorrow" if wd < 4 else _WEEKDAYS[(wd + 1) % 7],
+            "weekday": WEEKDAYS[wd],
+            "month": MONTHS[day.month - 1],
+            "next_month": MONTHS[day.month % 12],
+            "tomorrow": "tomorrow" if wd < 4 else WEEKDAYS[(wd + 1) % 7],
             "yesterday": "yesterday" if wd != 0 else "on Sunday",
         }
         if season:
             slots["season"] = season
         slots.update(self._weekend_slots(day))
-        flags = _FLAGS.mask(names) | self._slot_bits(slots)
-        found = self._days[day] = _Day(flags, slots, aliases, kind, {**self._persona, **slots})
+        flags = FLAGS.mask(names) | self._slot_bits(slots)
+        found = self._days[day] = Day(flags, slots, aliases, kind, {**self._persona, **slots})
         return found
 
     def _weekend_slots(self, day: date) -> dict[str, str]:
@@ -304,7 +303,7 @@ class SmallTalk:
             self._kid_slots(rng, ctx)
             flags |= self._kid_flags(ctx) | self._slot_bits(ctx)
             for _ in range(40):
-                entries = _eligible("weekend.plan", flags)
+                entries = eligible("weekend.plan", flags)
                 entry = entries[int(rng.random() * len(entries))]
                 if len(entry.fields) != 1:
                     raise BankError(f"{entry.where}: weekend.plan entries need two fields: plan | past")
@@ -358,31 +357,31 @@ class SmallTalk:
             elif kind == 1:
                 value = ctx.get(part[1])
                 if value is None:
-                    raise _NoFit(part[1])
-                if value.__class__ is _Lazy:  # a capture's further field: expanded where it is used
+                    raise NoFit(part[1])
+                if value.__class__ is Lazy:  # a capture's further field: expanded where it is used
                     sub = ctx if value.overlay is None else {**ctx, **value.overlay}
                     value = self._expand(value.parts, sub, value.flags, value.aliases, rng, value.links)
                 if part[2] and value:
                     value = value[0].upper() + value[1:]
-                elif value[:1] in _VOWELS and out and out[-1][-2:] in _A_SPACE and out[-1][-3:-2] in _BEFORE_A:
+                elif value[:1] in VOWELS and out and out[-1][-2:] in A_SPACE and out[-1][-3:-2] in BEFORE_A:
                     out[-1] = out[-1][:-1] + "n "  # "a {park} mural" with Elm Park: "an Elm Park mural"
                 add(value)
             else:
                 if part[1]:
                     target = aliases.get(part[1])
                     if target is None:
-                        raise _NoFit(part[3])
+                        raise NoFit(part[3])
                     name = target + part[2]
-                    if part[1] == "city" and name not in _POOLS:
+                    if part[1] == "city" and name not in POOLS:
                         name = "city.default" + part[2]
                 else:
                     name = part[3]
                 entries = self._entries(name, flags)
-                if self._want and name in _ANSWERS:  # only an answer of a kind the question expects
+                if self._want and name in ANSWERS:  # only an answer of a kind the question expects
                     kept = self._facts.get(name) if name in self._kinds else None
                     entries = fitting_answers(entries, self._want, kept[0] if kept else None)
                 if not entries:
-                    raise _NoFit(name)
+                    raise NoFit(name)
                 if name in self._kinds:
                     value = self._expand_kept(name, entries, part, ctx, flags, aliases, rng)
                     if part[4] and value:
@@ -395,7 +394,7 @@ class SmallTalk:
                     value = self._expand(entry.parts, ctx, flags, aliases, rng, chosen)
                     ctx[part[5]] = value
                     for field_name, fparts in zip(part[6], entry.fields):
-                        ctx[field_name] = _Lazy(fparts, flags, aliases, chosen)
+                        ctx[field_name] = Lazy(fparts, flags, aliases, chosen)
                 else:
                     value = self._expand(entry.parts, ctx, flags, aliases, rng)
                 if part[4] and value:
@@ -403,7 +402,7 @@ class SmallTalk:
                 add(value)
         return "".join(out)
 
-    def _expand_kept(self, name: str, entries: tuple[_Entry, ...], part: tuple, ctx: dict, flags: int,
+    def _expand_kept(self, name: str, entries: tuple[Entry, ...], part: tuple, ctx: dict, flags: int,
                      aliases: dict[str, str], rng: random.Random) -> str:
         """A draw from a persona-fact or story pool (``self._kinds[name]``): a fact keeps the entry,
         choices and names it was first drawn with; a story skips the entries told already."""
@@ -415,7 +414,7 @@ class SmallTalk:
             else:
                 entry = entries[int(rng.random() * len(entries))]
                 chosen = {}
-                overlay = {s: ctx[s] for s in _entry_slots(entry) if isinstance(ctx.get(s), str)}
+                overlay = {s: ctx[s] for s in entry_slots(entry) if isinstance(ctx.get(s), str)}
                 value = self._expand(entry.parts, ctx, flags, aliases, rng, chosen)
                 self._facts[name] = (entry, chosen, overlay)  # kept once it could be told
             self._drawn.append(("fact", name))
@@ -424,7 +423,7 @@ class SmallTalk:
             fresh = [e for e in entries if id(e) not in told]
             if not fresh:
                 if not self._retell:
-                    raise _NoFit(name)  # every story of the pool was told: the topic rests
+                    raise NoFit(name)  # every story of the pool was told: the topic rests
                 fresh = list(entries)
             entry = fresh[int(rng.random() * len(fresh))]
             self._drawn.append(("story", id(entry)))
@@ -433,7 +432,7 @@ class SmallTalk:
         if part[5]:
             ctx[part[5]] = value
             for field_name, fparts in zip(part[6], entry.fields):
-                ctx[field_name] = _Lazy(fparts, flags, aliases, chosen, overlay)
+                ctx[field_name] = Lazy(fparts, flags, aliases, chosen, overlay)
         return value
 
     def _told_beat(self, topic: str, beat: str, aliases: dict[str, str]) -> bool:
@@ -441,7 +440,7 @@ class SmallTalk:
         told = self._told
         if not told:
             return False
-        for entry in _POOLS[f"{topic}.{beat}.ans"].entries:
+        for entry in POOLS[f"{topic}.{beat}.ans"].entries:
             names = [(aliases.get(p[1], "") + p[2]) if p[1] else p[3] for p in entry.parts if p[0] == 2]
             if not any(n in told for n in names):
                 return False
@@ -452,13 +451,13 @@ class SmallTalk:
         are fields of the exchange's captured entry (they fit by construction)."""
         kinds: set[str] = set()
         captured = False
-        for entry in _eligible(beat + "ans", flags):
+        for entry in eligible(beat + "ans", flags):
             for part in entry.parts:
                 if part[0] != 2 or not part[5]:
                     continue
                 captured = True
                 name = aliases.get(part[1], "") + part[2] if part[1] else part[3]
-                for answer in _eligible(name, flags) if name in _POOLS else ():
+                for answer in eligible(name, flags) if name in POOLS else ():
                     kept = self._facts.get(name) if name in self._kinds else None
                     if kept is None or answer is kept[0]:
                         kinds |= answer.gives
@@ -479,7 +478,7 @@ class SmallTalk:
             self._ec = {}
         entries = self._ec.get(pool)
         if entries is None:
-            entries = self._ec[pool] = _eligible(pool, flags)
+            entries = self._ec[pool] = eligible(pool, flags)
         return entries
 
     def _line(self, pool: str, ctx: dict[str, str], flags: int, aliases: dict[str, str],
@@ -494,10 +493,10 @@ class SmallTalk:
         rand = rng.random
         entries = self._entries(pool, flags)
         if fit:  # only the entries that can have so many words
-            key = (pool, flags & _RELEVANT[pool], minimum, most)
+            key = (pool, flags & RELEVANT[pool], minimum, most)
             every = entries
-            entries = _bounded(_FITS, key, lambda: tuple(e for e in every if _WORDS[id(e)][0] <= most
-                                                          and _WORDS[id(e)][1] >= minimum))
+            entries = _bounded(FITS, key, lambda: tuple(e for e in every if WORDS[id(e)][0] <= most
+                                                          and WORDS[id(e)][1] >= minimum))
         if kinds is not None:
             entries = tuple(e for e in entries if not e.expects or e.expects & kinds)
         if not entries:
@@ -510,12 +509,12 @@ class SmallTalk:
             entry = entries[int(rand() * len(entries))]
             try:
                 text = self._expand(entry.parts, ctx, flags, aliases, rng)
-            except _NoFit:
+            except NoFit:
                 continue
             if "  " in text or text[:1] == " " or text[-1:] == " ":
                 text = " ".join(text.split())
             if " ," in text or " ." in text or " ?" in text or " !" in text:
-                text = _SPACE_PUNCT.sub(r"\1", text)
+                text = SPACE_PUNCT.sub(r"\1", text)
             if not text:
                 continue
             text = text[0].upper() + text[1:]
@@ -524,7 +523,7 @@ class SmallTalk:
             key = text.casefold()
             words = text.count(" ") + 1
             if (words < minimum or words > most or key in said or key in pending
-                    or len(text) > _SURELY_SHORT and count_tokens(text) > MAX_TOKENS or repeats_itself(text)
+                    or len(text) > SURELY_SHORT and count_tokens(text) > MAX_TOKENS or repeats_itself(text)
                     or self.strict and (core := near_key(text)) in self._cores or not self._avoid(text)):
                 if rejected is None:
                     rejected = {key}
@@ -573,16 +572,16 @@ class SmallTalk:
 
     def _fitting(self, group: str, pairs: int, flags: int) -> tuple[str, ...]:
         """The topics of ``group`` that can make ``pairs`` pairs under ``flags`` (cached)."""
-        return _bounded(_FITTING, (group, min(pairs, 6), flags & _GROUP_RELEVANT[group]), lambda: tuple(
-            t for t in _GROUP_TOPICS[group]
-            if _eligible(_TOPIC_INFO[t][2], flags) and (pairs == 1 or len(self._usable_beats(t, flags)) >= pairs - 1)))
+        return _bounded(FITTING, (group, min(pairs, 6), flags & GROUP_RELEVANT[group]), lambda: tuple(
+            t for t in GROUP_TOPICS[group]
+            if eligible(TOPIC_INFO[t][2], flags) and (pairs == 1 or len(self._usable_beats(t, flags)) >= pairs - 1)))
 
     @staticmethod
     def _usable_beats(topic: str, flags: int) -> list[str]:
-        return list(_bounded(_BEATS_NOW, (topic, flags & _TOPIC_RELEVANT[topic]), lambda: tuple(
-            beat for beat in _TOPIC_BEATS[topic]
-            if _eligible(f"{topic}.{beat}.ask", flags) and _eligible(f"{topic}.{beat}.ans", flags)
-            and _eligible(f"{topic}.{beat}.end", flags))))
+        return list(_bounded(BEATS_NOW, (topic, flags & TOPIC_RELEVANT[topic]), lambda: tuple(
+            beat for beat in TOPIC_BEATS[topic]
+            if eligible(f"{topic}.{beat}.ask", flags) and eligible(f"{topic}.{beat}.ans", flags)
+            and eligible(f"{topic}.{beat}.end", flags))))
 
     def _compose(self, topic: str, pairs: int, ctx: dict[str, str], flags: int,
                  aliases: dict[str, str]) -> list[tuple[str, str]] | None:
@@ -649,7 +648,7 @@ class SmallTalk:
                 reaction = self._line(react, ctx, flags, aliases, pending, minimum=max(1, MIN_WORDS - ask_words))
                 joined = self._name_once(f"{reaction} {ask}") if reaction is not None else ""
                 if (joined and joined.casefold() not in self._said and joined.casefold() not in pending
-                        and not _too_long(joined) and not repeats_itself(joined)):
+                        and not too_long(joined) and not repeats_itself(joined)):
                     pending.discard(ask.casefold())
                     ask = joined
                     pending.add(ask.casefold())
@@ -727,7 +726,7 @@ class SmallTalk:
             topics: list[str] = []
             weights: list[float] = []
             for topic in fitting:
-                base, rare, _, per_day = _TOPIC_INFO[topic]
+                base, rare, _, per_day = TOPIC_INFO[topic]
                 today = today_uses.get(topic, 0)
                 if capped and today >= per_day or rare and topic in rare_used or topic in tried:
                     continue
@@ -754,7 +753,7 @@ class SmallTalk:
                     continue
                 uses[topic] = uses.get(topic, 0) + 1
                 today_uses[topic] = today_uses.get(topic, 0) + 1
-                if _TOPIC_INFO[topic][1]:
+                if TOPIC_INFO[topic][1]:
                     rare_used.add(topic)
                 self._recent.append(topic)
                 del self._recent[:-6]

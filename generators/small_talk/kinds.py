@@ -9,8 +9,8 @@ from __future__ import annotations
 import functools
 import re
 
-from generators.small_talk.bank import _beats, answer_pools
-from generators.small_talk.tables import _POOLS, TOPICS, _Entry
+from generators.small_talk.bank import TOPICS, Entry, answer_pools, beats_of
+from generators.small_talk.tables import POOLS
 
 _ANY = r".+?"
 
@@ -35,7 +35,7 @@ def _pattern(parts: tuple) -> str:
     return "".join(out)
 
 
-def _compiled(entries: list[_Entry], *, tail: bool) -> list[tuple[re.Pattern[str], frozenset[str]]]:
+def _compiled(entries: list[Entry], *, tail: bool) -> list[tuple[re.Pattern[str], frozenset[str]]]:
     """Patterns of the entries' first fields: a whole line (an answer) or its last sentence (a
     question after a reaction)."""
     head = r"(?:^|(?<=[.!?]\ ))" if tail else "^"
@@ -48,10 +48,10 @@ def _beat_patterns() -> tuple[tuple[str, tuple, tuple], ...]:
     """Per beat: the patterns of its tagged questions and of its answers."""
     out = []
     for topic in TOPICS:
-        for beat in _beats(_POOLS, topic):
+        for beat in beats_of(POOLS, topic):
             name = f"{topic}.{beat}"
-            asks = [e for e in _POOLS[f"{name}.ask"].entries if e.expects]
-            answers = [e for pool in answer_pools(_POOLS, name) for e in _POOLS[pool].entries]
+            asks = [e for e in POOLS[f"{name}.ask"].entries if e.expects]
+            answers = [e for pool in answer_pools(POOLS, name) for e in POOLS[pool].entries]
             if asks and answers:
                 out.append((name, tuple(_compiled(asks, tail=True)), tuple(_compiled(answers, tail=False))))
     return tuple(out)

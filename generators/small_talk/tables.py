@@ -10,31 +10,31 @@ from datetime import datetime
 from dataclasses import dataclass
 
 from backends.tokens import count_tokens
-from generators.small_talk.bank import (_FLAGS, _SLOT_BITS, _SURELY_SHORT, MAX_TOKENS, TOPICS,  # noqa: F401
-                                        WordingsExhausted, _Bank, _beats, _Entry, _families, _Pool, answer_pools, load)
+from generators.small_talk.bank import (FLAGS, MAX_TOKENS, SLOT_BITS, SURELY_SHORT, TOPICS, Bank, Entry, Pool,
+                                        answer_pools, beats_of, families_of, load)
 
-BANK: _Bank = load()
-_POOLS: dict[str, _Pool] = BANK.pools
-_FAMILIES: dict[str, list[str]] = _families(_POOLS)
-_TOPIC_BEATS: dict[str, tuple[str, ...]] = {t: tuple(_beats(_POOLS, t)) for t in TOPICS}
+BANK: Bank = load()
+POOLS: dict[str, Pool] = BANK.pools
+FAMILIES: dict[str, list[str]] = families_of(POOLS)
+TOPIC_BEATS: dict[str, tuple[str, ...]] = {t: tuple(beats_of(POOLS, t)) for t in TOPICS}
 # The pools answers to follow-up questions are drawn from: drawn with a question's kinds in force
-_ANSWERS: frozenset[str] = frozenset(n for t, beats in _TOPIC_BEATS.items() for b in beats
-                                     for n in answer_pools(_POOLS, f"{t}.{b}"))
+ANSWERS: frozenset[str] = frozenset(n for t, beats in TOPIC_BEATS.items() for b in beats
+                                     for n in answer_pools(POOLS, f"{t}.{b}"))
 
 # --------------------------------------------------------------------------------------------
 # Composition
 # --------------------------------------------------------------------------------------------
 
-_ELIGIBLE: dict[tuple[str, int], tuple[_Entry, ...]] = {}
-_SPACE_PUNCT = re.compile(r" +([,.!?;:])")
+_ELIGIBLE: dict[tuple[str, int], tuple[Entry, ...]] = {}
+SPACE_PUNCT = re.compile(r" +([,.!?;:])")
 # "a" before a slot value with a capital vowel becomes "an" (the article is the end of a literal)
-_VOWELS = frozenset("AEIOU")
-_A_SPACE = frozenset({"a ", "A "})
-_BEFORE_A = frozenset({"", " ", "(", '"'})
+VOWELS = frozenset("AEIOU")
+A_SPACE = frozenset({"a ", "A "})
+BEFORE_A = frozenset({"", " ", "(", '"'})
 
 
-def _group(pool: _Pool) -> tuple[tuple[int, int, tuple[_Entry, ...]], ...]:
-    groups: dict[tuple[int, int], list[_Entry]] = {}
+def _group(pool: Pool) -> tuple[tuple[int, int, tuple[Entry, ...]], ...]:
+    groups: dict[tuple[int, int], list[Entry]] = {}
     for entry in pool.entries:
         groups.setdefault((entry.need, entry.forbid), []).append(entry)
     return tuple((need, forbid, tuple(entries)) for (need, forbid), entries in groups.items())
@@ -42,7 +42,7 @@ def _group(pool: _Pool) -> tuple[tuple[int, int, tuple[_Entry, ...]], ...]:
 
 def _literal_options(name: str) -> tuple[str, ...] | None:
     """The texts of a pool that is a plain choice among literal strings (no conditions, slots, pools)."""
-    pool = _POOLS.get(name)
+    pool = POOLS.get(name)
     if pool is None:
         return None
     options = []
@@ -58,7 +58,7 @@ def _literal_options(name: str) -> tuple[str, ...] | None:
     return tuple(options)
 
 
-_ADDRESS_POOL = "m.you"  # how the assistant addresses the user: ", {user}" or nothing
+ADDRESS_POOL = "m.you"  # how the assistant addresses the user: ", {user}" or nothing
 
 
 def _compile_choices(parts: tuple) -> tuple:
@@ -66,7 +66,7 @@ def _compile_choices(parts: tuple) -> tuple:
     part ``(3, options)``; no recursion, no condition check when composing."""
     out = []
     for part in parts:
-        if part[0] == 2 and part[3] == _ADDRESS_POOL and not part[4] and not part[5]:
+        if part[0] == 2 and part[3] == ADDRESS_POOL and not part[4] and not part[5]:
             out.append((4,))  # the address: its texts are fixed per history (SmallTalk._you)
             continue
         if part[0] == 2 and not part[1] and not part[5]:
@@ -80,8 +80,8 @@ def _compile_choices(parts: tuple) -> tuple:
     return tuple(out)
 
 
-for _pool in _POOLS.values():
-    _pool.entries = [_Entry(_compile_choices(e.parts), tuple(_compile_choices(f) for f in e.fields),
+for _pool in POOLS.values():
+    _pool.entries = [Entry(_compile_choices(e.parts), tuple(_compile_choices(f) for f in e.fields),
                             e.need, e.forbid, e.where, e.expects, e.gives) for e in _pool.entries]
 
 
@@ -106,35 +106,35 @@ def _word_bounds(parts: tuple) -> tuple[int, float]:
 
 
 # Each pool's entries grouped by condition: filtering looks at a few groups, not every entry.
-_GROUPS: dict[str, tuple[tuple[int, int, tuple[_Entry, ...]], ...]] = {n: _group(p) for n, p in _POOLS.items()}
+_GROUPS: dict[str, tuple[tuple[int, int, tuple[Entry, ...]], ...]] = {n: _group(p) for n, p in POOLS.items()}
 # id(entry) -> the word bounds of its text (first field), for drawing only entries that can fit
-_WORDS: dict[int, tuple[int, float]] = {id(e): _word_bounds(e.parts) for p in _POOLS.values() for e in p.entries}
-_FITS: dict[tuple[str, int, int, int], tuple[_Entry, ...]] = {}  # the entries of a pool with so many words
+WORDS: dict[int, tuple[int, float]] = {id(e): _word_bounds(e.parts) for p in POOLS.values() for e in p.entries}
+FITS: dict[tuple[str, int, int, int], tuple[Entry, ...]] = {}  # the entries of a pool with so many words
 
 
 # The flag bits each pool's conditions look at: caches are keyed on these bits only.
-_RELEVANT: dict[str, int] = {}
+RELEVANT: dict[str, int] = {}
 for _name, _groups in _GROUPS.items():
     _mask = 0
     for _need, _forbid, _ in _groups:
         _mask |= _need | _forbid
-    _RELEVANT[_name] = _mask
-_TOPIC_RELEVANT: dict[str, int] = {}
-for _topic, _beat_names in _TOPIC_BEATS.items():
+    RELEVANT[_name] = _mask
+TOPIC_RELEVANT: dict[str, int] = {}
+for _topic, _beat_names in TOPIC_BEATS.items():
     _mask = 0
     for _beat in _beat_names:
         for _part in ("ask", "ans", "end"):
-            _mask |= _RELEVANT[f"{_topic}.{_beat}.{_part}"]
-    _TOPIC_RELEVANT[_topic] = _mask
-_GROUP_RELEVANT: dict[str, int] = {}
+            _mask |= RELEVANT[f"{_topic}.{_beat}.{_part}"]
+    TOPIC_RELEVANT[_topic] = _mask
+GROUP_RELEVANT: dict[str, int] = {}
 for _topic, (_group_name, _, _, _) in TOPICS.items():
-    _GROUP_RELEVANT[_group_name] = (_GROUP_RELEVANT.get(_group_name, 0) | _TOPIC_RELEVANT[_topic]
-                                    | _RELEVANT[f"{_topic}.open"])
+    GROUP_RELEVANT[_group_name] = (GROUP_RELEVANT.get(_group_name, 0) | TOPIC_RELEVANT[_topic]
+                                    | RELEVANT[f"{_topic}.open"])
 
 
-def _eligible(name: str, flags: int) -> tuple[_Entry, ...]:
+def eligible(name: str, flags: int) -> tuple[Entry, ...]:
     """The entries of pool ``name`` whose conditions hold under ``flags`` (cached)."""
-    key = (name, flags & _RELEVANT[name])
+    key = (name, flags & RELEVANT[name])
     found = _ELIGIBLE.get(key)
     if found is None:
         if len(_ELIGIBLE) > 500_000:
@@ -171,14 +171,14 @@ def time_flags(when: datetime) -> int:
         names.append("late")
     if minutes >= 18 * 60:
         names.append("evening")
-    found = _TIME_FLAG_CACHE[minutes] = _FLAGS.mask(names)
+    found = _TIME_FLAG_CACHE[minutes] = FLAGS.mask(names)
     return found
 
 
 def slot_bits(slots: dict[str, str]) -> int:
     """The flag bits of the slots that have values (an entry naming a missing slot is left out)."""
     m = 0
-    get = _SLOT_BITS.get
+    get = SLOT_BITS.get
     for s in slots:
         m |= get(s, 0)
     return m
@@ -189,10 +189,10 @@ def kid_flags(ctx: dict[str, str]) -> int:
     if "kid_age" not in ctx:
         return 0
     age = int(ctx["kid_age"])
-    return _FLAGS.bit("kid_small" if age < 5 else "kid_school" if age < 13 else "kid_teen")
+    return FLAGS.bit("kid_small" if age < 5 else "kid_school" if age < 13 else "kid_teen")
 
 
-def fitting_answers(entries: tuple[_Entry, ...], want: frozenset[str], kept: _Entry | None) -> tuple[_Entry, ...]:
+def fitting_answers(entries: tuple[Entry, ...], want: frozenset[str], kept: Entry | None) -> tuple[Entry, ...]:
     """The answer entries that give a kind the question asked expects; ``kept``: the persona fact
     this pool told already, the only answer it may give (if it fits)."""
     if kept is not None and any(e is kept for e in entries):
@@ -200,7 +200,7 @@ def fitting_answers(entries: tuple[_Entry, ...], want: frozenset[str], kept: _En
     return tuple(e for e in entries if e.gives & want)
 
 
-class _Lazy:
+class Lazy:
     """A capture's further field, expanded only where a later line uses it (afresh each time, so
     that a retry can give other words). ``links`` holds the [a|b] choices made in the entry's
     fields so far: a group with the same alternatives picks the same one (``- a [rose|fig]
@@ -228,27 +228,27 @@ _FACT_POOL = re.compile(r"(?:hobbies\.[a-z0-9_]+\.(?:why|people|gear)|pets\.[a-z
 _STORY_POOL = re.compile(r"(?:[a-z0-9_.]+\.)?news\Z")
 
 
-def _entry_slots(entry: "_Entry") -> frozenset[str]:
+def entry_slots(entry: "Entry") -> frozenset[str]:
     """The slots an entry's text and fields name directly."""
     return frozenset(part[1] for fparts in (entry.parts, *entry.fields) for part in fparts if part[0] == 1)
 
 
-_KEPT: dict[str, str] = {n: "fact" if _FACT_POOL.match(n) else "story" for n in sorted(_POOLS)
+KEPT: dict[str, str] = {n: "fact" if _FACT_POOL.match(n) else "story" for n in sorted(POOLS)
                          if _FACT_POOL.match(n) or _STORY_POOL.match(n)}
 
 
 
 
-def _too_long(text: str) -> bool:
+def too_long(text: str) -> bool:
     """More than MAX_TOKENS tokens (counted only for texts that could be that long)."""
-    return len(text) > _SURELY_SHORT and count_tokens(text) > MAX_TOKENS
+    return len(text) > SURELY_SHORT and count_tokens(text) > MAX_TOKENS
 
 
-class _NoFit(Exception):
+class NoFit(Exception):
     """A pool has no entry for the current flags."""
 
 
-def _weighted(rng: random.Random, weights: dict[str, float]) -> str:
+def weighted(rng: random.Random, weights: dict[str, float]) -> str:
     total = sum(weights.values())
     x = rng.random() * total
     for key, w in weights.items():
@@ -259,7 +259,7 @@ def _weighted(rng: random.Random, weights: dict[str, float]) -> str:
 
 
 @dataclass
-class _Day:
+class Day:
     flags: int
     slots: dict[str, str]
     aliases: dict[str, str]

@@ -9,7 +9,7 @@ from datetime import date, datetime, timedelta
 from office_env.formats import ics_io
 from office_env.formats.ics_io import CalendarEvent
 from office_env.synthesis.check import OUT_OF_OFFICE
-from office_env.synthesis.common import Away, Files, _iso
+from office_env.synthesis.common import Away, Files, iso
 from office_env.synthesis.world import CALENDAR_WEEKS, ROLES, Person, World
 
 _EVENT_TITLES = (
@@ -50,7 +50,7 @@ class _Weeks:
 
 
 
-def _calendars(world: World, rng: random.Random, away: Away | None = None) -> Files:
+def calendars(world: World, rng: random.Random, away: Away | None = None) -> Files:
     """The user's calendar and a few colleagues' over ``CALENDAR_WEEKS``. A colleague whose mail
     says they are away (``away``) has a calendar, and those days are blocked in it before anything
     is placed: a meeting found free for them never falls on a day they said they are out."""
@@ -67,7 +67,7 @@ def _calendars(world: World, rng: random.Random, away: Away | None = None) -> Fi
         for day in sorted(d for d in days if d.weekday() < 5 and 0 <= (d - monday).days < 7 * CALENDAR_WEEKS):
             start, end = datetime(day.year, day.month, day.day, 9), datetime(day.year, day.month, day.day, 17)
             weeks[person.user].busy.append((start, end))
-            events[person.user].append(CalendarEvent(f"{OUT_OF_OFFICE} ({_iso(day)})", start, end, ""))
+            events[person.user].append(CalendarEvent(f"{OUT_OF_OFFICE} ({iso(day)})", start, end, ""))
 
     def place(people: list[Person], summary: str, location: str, durations: tuple[int, ...] = _DURATIONS,
               week: int | None = None) -> bool:

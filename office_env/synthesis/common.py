@@ -35,28 +35,28 @@ def superseded_path(path: str) -> str:
     return f"{base}{NEAR_MISS_MARK}.{ext}"
 
 WEEKDAY_NAMES = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
-_UNSAFE = re.compile(r"[^A-Za-z0-9 _.-]+")
+UNSAFE = re.compile(r"[^A-Za-z0-9 _.-]+")
 
 
 # -- helpers -----------------------------------------------------------------------------------
 
-def _rng(world: World, kind: str) -> random.Random:
+def kind_rng(world: World, kind: str) -> random.Random:
     return rng(world.seed, kind, legacy=COLON)
 
 
-def _slug(text: str) -> str:
+def slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")
 
 
-def _money(value: float) -> str:
+def format_money(value: float) -> str:
     return f"{value:,.2f}"
 
 
-def _iso(day: date | datetime) -> str:
+def iso(day: date | datetime) -> str:
     return day.strftime("%Y-%m-%d")
 
 
-def _workday_before(now: datetime, rng: random.Random, low: int, high: int) -> date:
+def workday_before(now: datetime, rng: random.Random, low: int, high: int) -> date:
     """A weekday from ``low`` to ``high`` days before ``now`` (the nearest earlier one if the
     range holds only a weekend)."""
     days = [now.date() - timedelta(days=k) for k in range(low, high + 1)]
@@ -69,7 +69,7 @@ def _workday_before(now: datetime, rng: random.Random, low: int, high: int) -> d
     return day
 
 
-def _due_date(issued: date) -> date:
+def due_date(issued: date) -> date:
     """When an invoice issued on ``issued`` falls due: 30 days on, moved to the next weekday (the
     invoice's terms say so), so no payment is due on a weekend."""
     due = issued + timedelta(days=30)
@@ -90,14 +90,14 @@ def _extra_people(world: World, rng: random.Random, count: int) -> list[tuple[st
 def staff(world: World) -> list[tuple[str, str]]:
     """(name, role) of everyone on the payroll: the world's people and 25-45 more, in a seeded
     order. Every sheet that lists employees draws from this one directory."""
-    rng = _rng(world, "staff")
+    rng = kind_rng(world, "staff")
     people = [(p.name, p.role) for p in world.people]
     people += _extra_people(world, rng, rng.randint(25, 45))
     rng.shuffle(people)
     return people
 
 
-def _xlsx(rows: list[list], sheet: str, world: World) -> bytes:
+def xlsx(rows: list[list], sheet: str, world: World) -> bytes:
     return xlsx_io.build(rows, sheet_name=sheet, stamp=world.now)
 
 

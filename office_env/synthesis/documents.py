@@ -22,21 +22,21 @@ from pathlib import Path
 from typing import Callable
 
 from office_env.formats import docx_io, pdf_io, xlsx_io  # noqa: F401 - the writers every kind uses
-from office_env.synthesis.calendars import _calendars
+from office_env.synthesis.calendars import calendars
 from office_env.synthesis.check import WorldCheckError, check_world
 from office_env.synthesis.common import (KINDS, NEAR_MISS_MARK, WEEKDAY_NAMES, Away, Facts,  # noqa: F401 - the
-                                         Files, _rng, is_superseded, staff, superseded_path)  # world's public names
+                                         Files, is_superseded, kind_rng, staff, superseded_path)  # world's public names
 from office_env.synthesis.sheets import claim_limit  # noqa: F401
-from office_env.synthesis.mail import _emails
-from office_env.synthesis.papers import _contract, _handbook, _invoice, _meeting_notes, _purchase_orders, _report
-from office_env.synthesis.sheets import _budget, _expenses, _inventory, _salaries, _sales, _scores
+from office_env.synthesis.mail import emails
+from office_env.synthesis.papers import contract, handbook, invoice, meeting_notes, purchase_orders, report
+from office_env.synthesis.sheets import budget, expenses, inventory, salaries, sales, scores
 from office_env.synthesis.world import World
 
 _SHEETS_AND_DOCS: tuple[tuple[str, Callable[[World, random.Random, Facts], Files]], ...] = (
-    ("salaries", _salaries), ("budget", _budget), ("inventory", _inventory), ("sales", _sales),
-    ("scores", _scores), ("expenses", _expenses), ("purchase_orders", _purchase_orders),
-    ("meeting_notes", _meeting_notes), ("report", _report), ("invoice", _invoice), ("contract", _contract),
-    ("handbook", _handbook),
+    ("salaries", salaries), ("budget", budget), ("inventory", inventory), ("sales", sales),
+    ("scores", scores), ("expenses", expenses), ("purchase_orders", purchase_orders),
+    ("meeting_notes", meeting_notes), ("report", report), ("invoice", invoice), ("contract", contract),
+    ("handbook", handbook),
 )
 
 
@@ -45,12 +45,12 @@ def build_files(world: World) -> Files:
     files: Files = []
     facts: Facts = {}
     for kind, maker in _SHEETS_AND_DOCS:
-        made = maker(world, _rng(world, kind), facts)
+        made = maker(world, kind_rng(world, kind), facts)
         files.extend(made)
         facts[kind] = made[0][0].rsplit("/", 1)[-1]
     away: Away = {}
-    files.extend(_emails(world, _rng(world, "email"), facts, away))
-    files.extend(_calendars(world, _rng(world, "calendar"), away))
+    files.extend(emails(world, kind_rng(world, "email"), facts, away))
+    files.extend(calendars(world, kind_rng(world, "calendar"), away))
     paths = [path for path, _, _ in files]
     if len(set(paths)) != len(paths):  # a bank edit that makes two kinds share a name is a bug
         raise AssertionError(f"duplicate testbed paths: {sorted(p for p in paths if paths.count(p) > 1)}")

@@ -9,8 +9,8 @@ from datetime import date, datetime, timedelta
 from typing import Any
 
 from office_env.formats import eml_io
-from office_env.synthesis.common import _UNSAFE, WEEKDAY_NAMES, Away, Facts, Files, _iso, _workday_before
-from office_env.synthesis.sheets import _BUDGET_CATEGORIES, _REGIONS
+from office_env.synthesis.common import UNSAFE, WEEKDAY_NAMES, Away, Facts, Files, iso, workday_before
+from office_env.synthesis.sheets import BUDGET_CATEGORIES, REGIONS
 from office_env.synthesis.world import ROLES, Person, World
 
 # One mail before it is written: sender, subject, body, when, the people copied.
@@ -129,7 +129,7 @@ _NOTICES = (
 
 
 def _safe_name(subject: str, taken: set[str]) -> str:
-    stem = _UNSAFE.sub("_", subject).strip(" ._")[:80] or "message"
+    stem = UNSAFE.sub("_", subject).strip(" ._")[:80] or "message"
     name, counter = f"{stem}.eml", 2
     while name.lower() in taken:
         name, counter = f"{stem}-{counter}.eml", counter + 1
@@ -138,7 +138,7 @@ def _safe_name(subject: str, taken: set[str]) -> str:
 
 
 def _mail_time(now: datetime, rng: random.Random, low: int, high: int) -> datetime:
-    day = _workday_before(now, rng, low, high)
+    day = workday_before(now, rng, low, high)
     return datetime(day.year, day.month, day.day, rng.randint(8, 17), rng.randrange(0, 60, 1))
 
 
@@ -201,7 +201,7 @@ def _clear_absences(world: World, out: list, absences: list[tuple[int, str, int 
                     break
                 first += timedelta(days=1)
             last, until = first + timedelta(days=days - 1), first
-        new = _iso(until)
+        new = iso(until)
         if new != old:
             for other, (s2, sub2, b2, w2, c2) in enumerate(out):
                 if other == position or sub2 == f"Re: {subject}":
@@ -211,7 +211,7 @@ def _clear_absences(world: World, out: list, absences: list[tuple[int, str, int 
     return spans
 
 
-def _emails(world: World, rng: random.Random, facts: Facts, away: Away | None = None) -> Files:
+def emails(world: World, rng: random.Random, facts: Facts, away: Away | None = None) -> Files:
     """The user's inbox. ``away``, when given, receives the days each colleague's mail says they
     are away (a holiday ahead; an out-of-office notice, sent after their last other mail)."""
     values = _mail_values(world, rng, facts)
@@ -235,10 +235,10 @@ def _emails(world: World, rng: random.Random, facts: Facts, away: Away | None = 
 
 def _mail_values(world: World, rng: random.Random, facts: Facts) -> dict[str, Any]:
     """The slots every mail template may use: the office's files and figures, a few drawn ones."""
-    regions = facts.get("sales_regions", ",".join(_REGIONS)).split(",")
+    regions = facts.get("sales_regions", ",".join(REGIONS)).split(",")
     values = {
         "quarter": f"Q{(world.now.month - 1) // 3 + 1}", "project": rng.choice(world.projects),
-        "category": rng.choice(facts.get("budget_categories", ",".join(_BUDGET_CATEGORIES)).split(",")).lower(),
+        "category": rng.choice(facts.get("budget_categories", ",".join(BUDGET_CATEGORIES)).split(",")).lower(),
         "weekday": rng.choice(WEEKDAY_NAMES[:5]), "percent": rng.randrange(20, 96, 5),
         "city": world.city, "currency": world.currency, "count": rng.randint(2, 9), "month": facts.get("sales_month", world.now.strftime("%B")),
         "region": rng.choice(regions), "hour": rng.choice((10, 11, 14, 15)),
@@ -312,7 +312,7 @@ def _topic_mails(world: World, rng: random.Random, facts: Facts, values: dict[st
         day = (world.now + timedelta(days=ahead)).date()
         while day.weekday() >= 5:  # a booking, a leave's first day, a return: on a working day
             day += timedelta(days=1)
-        local = dict(values, sender=sender.first, other=other.first, date=_iso(day))
+        local = dict(values, sender=sender.first, other=other.first, date=iso(day))
         subject = subject_t.format(**local)
         body = body_t.format(**local)
         others = [p for p in world.colleagues if p not in (sender,)]

@@ -11,16 +11,16 @@ from office_env.synthesis.common import (
     WEEKDAY_NAMES,
     Facts,
     Files,
-    _due_date,
-    _iso,
-    _money,
-    _rng,
-    _slug,
-    _workday_before,
-    _xlsx,
+    due_date,
+    format_money,
+    iso,
+    kind_rng,
+    slug,
     superseded_path,
+    workday_before,
+    xlsx,
 )
-from office_env.synthesis.sheets import _BUDGET_CATEGORIES, claim_limit
+from office_env.synthesis.sheets import BUDGET_CATEGORIES, claim_limit
 from office_env.synthesis.world import SUPPLIER_CATALOGUE, Person, World, department_of
 
 _ACTION_LINES = (
@@ -42,28 +42,28 @@ _ALWAYS_NOTED = tuple(line for line in _ACTION_LINES
                       if line.startswith(("- Decision:", "- Next meeting", "- The {project} milestone")))
 
 
-def _meeting_notes(world: World, rng: random.Random, facts: Facts) -> Files:
+def meeting_notes(world: World, rng: random.Random, facts: Facts) -> Files:
     """The minutes of the last sync, and beside them the earlier draft they replaced: the same
     meeting with some figures and dates not yet corrected."""
     project = rng.choice(world.projects)
-    day = _workday_before(world.now, rng, 1, 10)
+    day = workday_before(world.now, rng, 1, 10)
     attendees = [world.user] + rng.sample(world.colleagues, rng.randint(2, min(4, len(world.colleagues))))
     later = day + timedelta(days=rng.randint(7, 21))
     while later.weekday() >= 5:  # the next meeting, a milestone, a booking: on a working day
         later += timedelta(days=1)
-    facts.update(notes_day=_iso(day), notes_later=_iso(later), notes_people=",".join(p.user for p in attendees[1:]))
+    facts.update(notes_day=iso(day), notes_later=iso(later), notes_people=",".join(p.user for p in attendees[1:]))
     values = {
         "project": project, "city": world.city, "currency": world.currency,
         "a": attendees[1].first, "b": attendees[2].first,
-        "weekday": rng.choice(WEEKDAY_NAMES[:5]), "date": _iso(later),
-        "category": rng.choice(facts.get("budget_categories", ",".join(_BUDGET_CATEGORIES)).split(",")).lower(),
+        "weekday": rng.choice(WEEKDAY_NAMES[:5]), "date": iso(later),
+        "category": rng.choice(facts.get("budget_categories", ",".join(BUDGET_CATEGORIES)).split(",")).lower(),
         "amount": f"{rng.randrange(1500, 25001, 250):,}", "count": rng.randint(3, 40),
         "hour": rng.choice((10, 11, 14, 15)),
     }
     drafted = later + timedelta(days=rng.choice((-3, -2, 2, 3, 7)))
     while drafted.weekday() >= 5 or drafted == later:  # the draft's date: another working day
         drafted += timedelta(days=1)
-    draft = dict(values, date=_iso(drafted),
+    draft = dict(values, date=iso(drafted),
                  amount=f"{rng.randrange(1500, 25001, 250):,}", count=rng.randint(3, 40),
                  hour=rng.choice([h for h in (10, 11, 14, 15) if h != values["hour"]]))
     templates = rng.sample(_ACTION_LINES, rng.randint(5, 9))
@@ -71,11 +71,11 @@ def _meeting_notes(world: World, rng: random.Random, facts: Facts) -> Files:
         if needed not in templates:
             spare = [i for i, line in enumerate(templates) if line not in _ALWAYS_NOTED]
             templates[rng.choice(spare)] = needed
-    head = [f"# {project} sync", f"Date: {_iso(day)}", "Attendees: " + ", ".join(p.name for p in attendees)]
+    head = [f"# {project} sync", f"Date: {iso(day)}", "Attendees: " + ", ".join(p.name for p in attendees)]
     final = head + [line.format(**values) for line in templates]
     earlier = head[:1] + ["Draft - not yet checked by the attendees"] + head[1:] + \
         [line.format(**draft) for line in templates[:-1]]
-    stem = rng.choice(("meeting_notes", f"{_slug(project)}_sync_notes", f"notes_{_iso(day)}", "team_meeting_minutes"))
+    stem = rng.choice(("meeting_notes", f"{slug(project)}_sync_notes", f"notes_{iso(day)}", "team_meeting_minutes"))
     return [(f"data/{stem}.docx", "meeting_notes", docx_io.build("\n".join(final), world.now)),
             (superseded_path(f"data/{stem}.docx"), "meeting_notes_old", docx_io.build("\n".join(earlier), world.now))]
 
@@ -132,7 +132,7 @@ _REPORTS: dict[str, tuple[str, tuple[str, ...]]] = {
 }
 
 
-def _report(world: World, rng: random.Random, facts: Facts) -> Files:
+def report(world: World, rng: random.Random, facts: Facts) -> Files:
     key = rng.choice(sorted(_REPORTS))
     title, paragraphs = _REPORTS[key]
     owner = rng.choice(world.people)
@@ -142,7 +142,7 @@ def _report(world: World, rng: random.Random, facts: Facts) -> Files:
         "days": rng.choice((3, 5, 7, 10, 14)), "hours": rng.randint(2, 9),
         "window": rng.choice((30, 45, 60, 90)), "per_week": rng.randint(1, 4), "score": rng.randint(68, 96),
         "amount": rng.choice((35, 40, 45, 50, 60, 75)), "limit": rng.randrange(150, 1001, 25),
-        "date": _iso(_workday_before(world.now, rng, 20, 120)), "claim_limit": claim_limit(world),
+        "date": iso(workday_before(world.now, rng, 20, 120)), "claim_limit": claim_limit(world),
     }
     chosen = sorted(rng.sample(range(len(paragraphs)), rng.randint(6, 10)))
     text = "\n".join([f"# {title}"] + [paragraphs[i].format(**values) for i in chosen])
@@ -159,7 +159,7 @@ _VENDORS = tuple(SUPPLIER_CATALOGUE)
 
 def _vendors(world: World) -> list[str]:
     """The world's suppliers (4-6, seeded): the invoices, orders and contract come from them."""
-    rng = _rng(world, "vendors")
+    rng = kind_rng(world, "vendors")
     return rng.sample(_VENDORS, rng.randint(4, 6))
 
 
@@ -173,22 +173,23 @@ def _invoice_text(world: World, rng: random.Random, number: str, vendor: str, is
         f"Bill to: {world.company}, {world.city}",
         f"Attention: {world.user.name}",  # the office's own reader: naming a colleague would tell whom to tell
         f"PO reference: {po}",
-        f"Invoice date: {_iso(issued)}",
-        f"Due date: {_iso(_due_date(issued))}",
+        f"Invoice date: {iso(issued)}",
+        f"Due date: {iso(due_date(issued))}",
         "Items:",
     ]
     subtotal = 0.0
     for service, quantity, price in items:
         amount = round(quantity * price, 2)
         subtotal = round(subtotal + amount, 2)
-        lines.append(f"{service} - {quantity} x {_money(price)} = {_money(amount)}")
+        lines.append(f"{service} - {quantity} x {format_money(price)} = {format_money(amount)}")
     rate = rng.choice((0, 5, 8, 10))
     tax = round(subtotal * rate / 100, 2)
     total = round(subtotal + tax, 2)
-    lines += [f"Subtotal: {_money(subtotal)} {world.currency}", f"Tax ({rate}%): {_money(tax)} {world.currency}",
-              f"Total due: {_money(total)} {world.currency}"]
+    lines += [f"Subtotal: {format_money(subtotal)} {world.currency}",
+              f"Tax ({rate}%): {format_money(tax)} {world.currency}",
+              f"Total due: {format_money(total)} {world.currency}"]
     if paid is not None:
-        lines.append(f"Status: paid on {_iso(paid)}")
+        lines.append(f"Status: paid on {iso(paid)}")
     lines += ["", f"Payment by bank transfer to {vendor}; quote the invoice number.", pdf_io.PAGE_BREAK,
               "Terms and conditions", *(t.format(vendor=vendor, company=world.company) for t in _INVOICE_TERMS)]
     return "\n".join(lines), total
@@ -207,7 +208,7 @@ _INVOICE_TERMS = (
 )
 
 
-def _purchase_orders(world: World, rng: random.Random, facts: Facts) -> Files:
+def purchase_orders(world: World, rng: random.Random, facts: Facts) -> Files:
     """Orders to the world's vendors, each for items of that vendor's catalogue. The first orders
     are the ones the invoices answer (``facts``: their numbers, vendors and items)."""
     vendors = _vendors(world)
@@ -216,24 +217,24 @@ def _purchase_orders(world: World, rng: random.Random, facts: Facts) -> Files:
     orders: list[tuple[str, date, str, list[tuple[str, int, float]]]] = []
     for index in range(rng.randint(14, 22)):
         vendor = vendors[index % len(vendors)] if index < 2 else rng.choice(vendors)
-        day = _workday_before(world.now, rng, 10 if index < 2 else 5, 80)
+        day = workday_before(world.now, rng, 10 if index < 2 else 5, 80)
         lines = rng.randint(2 if index < 2 else 1, min(4, len(SUPPLIER_CATALOGUE[vendor])))  # an invoiced order has 2+ lines
         items = [(item, rng.randint(1, 12), price) for item, price in rng.sample(SUPPLIER_CATALOGUE[vendor], lines)]
         orders.append((f"PO-{start + index}", day, vendor, items))
     for po, day, vendor, items in sorted(orders, key=lambda o: (o[1], o[0])):
         status = "Invoiced" if po in (orders[0][0], orders[1][0]) else rng.choice(("Open", "Received", "Received"))
         for item, quantity, price in items:
-            rows.append([po, _iso(day), vendor, item, quantity, price, round(quantity * price, 2), status])
+            rows.append([po, iso(day), vendor, item, quantity, price, round(quantity * price, 2), status])
     for key, (po, day, vendor, items) in zip(("current", "previous"), orders[:2]):
         facts[f"po_{key}"] = po
         facts[f"po_{key}_vendor"] = vendor
-        facts[f"po_{key}_day"] = _iso(day)
+        facts[f"po_{key}_day"] = iso(day)
         facts[f"po_{key}_items"] = "|".join(f"{i}~{q}~{p}" for i, q, p in items)
     names = ["purchase_orders.xlsx", "procurement_orders.xlsx"]
     if all(day.year == world.now.year for _, day, _, _ in orders):  # a log named for the year holds its orders only
         names.insert(1, f"po_log_{world.now.year}.xlsx")
     name = rng.choice(names)
-    return [(f"data/{name}", "purchase_orders", _xlsx(rows, "Orders", world))]
+    return [(f"data/{name}", "purchase_orders", xlsx(rows, "Orders", world))]
 
 
 def _ordered(facts: Facts, key: str) -> tuple[str, str, date, list[tuple[str, int, float]]]:
@@ -241,7 +242,7 @@ def _ordered(facts: Facts, key: str) -> tuple[str, str, date, list[tuple[str, in
     return facts[f"po_{key}"], facts[f"po_{key}_vendor"], date.fromisoformat(facts[f"po_{key}_day"]), items
 
 
-def _invoice(world: World, rng: random.Random, facts: Facts) -> Files:
+def invoice(world: World, rng: random.Random, facts: Facts) -> Files:
     """The open invoice for the first purchase order (often billing one line's quantity above the
     order), and an earlier, paid one for the second: two invoices in one folder, told apart by
     number, vendor, date and status."""
@@ -252,13 +253,13 @@ def _invoice(world: World, rng: random.Random, facts: Facts) -> Files:
         item, quantity, price = items[k]
         items = [*items[:k], (item, quantity + rng.randint(1, 3), price), *items[k + 1:]]
     number = f"INV-{world.now.year}-{rng.randint(1000, 9999)}"
-    issued = max(ordered + timedelta(days=2), _workday_before(world.now, rng, 3, 25))
+    issued = max(ordered + timedelta(days=2), workday_before(world.now, rng, 3, 25))
     if issued >= world.now.date():
-        issued = _workday_before(world.now, rng, 1, 2)
+        issued = workday_before(world.now, rng, 1, 2)
     text, total = _invoice_text(world, rng, number, vendor, issued, po, items, None)
-    facts.update(invoice_number=number, invoice_due=_iso(_due_date(issued)), invoice_total=_money(total),
-                 invoice_vendor=vendor, invoice_issued=_iso(issued), invoice_po=po, invoice_booked=_money(booked))
-    name = rng.choice((f"invoice_{number.split('-')[-1]}.pdf", "invoice.pdf", f"{_slug(vendor)}_invoice.pdf"))
+    facts.update(invoice_number=number, invoice_due=iso(due_date(issued)), invoice_total=format_money(total),
+                 invoice_vendor=vendor, invoice_issued=iso(issued), invoice_po=po, invoice_booked=format_money(booked))
+    name = rng.choice((f"invoice_{number.split('-')[-1]}.pdf", "invoice.pdf", f"{slug(vendor)}_invoice.pdf"))
     out = [(f"data/{name}", "invoice", pdf_io.build(text, title=f"Invoice {number}", stamp=world.now))]
     po2, vendor2, ordered2, items2 = _ordered(facts, "previous")
     number2 = f"INV-{world.now.year}-{rng.randint(1000, 9999)}"
@@ -314,11 +315,11 @@ def _notice_periods(end: date, today: date) -> tuple[int, ...]:
     return fits or (30,)
 
 
-def _contract(world: World, rng: random.Random, facts: Facts) -> Files:
+def contract(world: World, rng: random.Random, facts: Facts) -> Files:
     """A framework agreement with one of the world's vendors: a few pages whose dates, notice period
     and fee are in the clauses, and whose items are that vendor's."""
     vendor = rng.choice(_vendors(world))
-    start = _workday_before(world.now, rng, 200, 420)
+    start = workday_before(world.now, rng, 200, 420)
     end = start.replace(year=start.year + 1) - timedelta(days=1) if not (start.month == 2 and start.day == 29) \
         else date(start.year + 1, 2, 28)
     while end < world.now.date():
@@ -326,7 +327,7 @@ def _contract(world: World, rng: random.Random, facts: Facts) -> Files:
     contact = world.user  # the office's own signatory: naming a colleague would tell whom to tell
     values = {"company": world.company, "city": world.city, "currency": world.currency, "vendor": vendor,
               "items": ", ".join(item for item, _ in SUPPLIER_CATALOGUE[vendor]), "fee": f"{rng.randrange(300, 4001, 50):,}",
-              "notice": rng.choice(_notice_periods(end, world.now.date())), "start": _iso(start), "end": _iso(end),
+              "notice": rng.choice(_notice_periods(end, world.now.date())), "start": iso(start), "end": iso(end),
               "contact": contact.name, "contact_role": contact.role}
     lines = [f"Framework Services Agreement - {vendor}", f"Agreement reference: FSA-{start.year}-{rng.randint(100, 999)}",
              ""]
@@ -335,9 +336,9 @@ def _contract(world: World, rng: random.Random, facts: Facts) -> Files:
         lines += [f"{number}.{k} {clause.format(**values)}" for k, clause in enumerate(clauses, start=1)]
         lines.append("")
     lines += [f"Signed for {world.company}: {contact.name}, {contact.role}", f"Signed for {vendor}: account manager",
-              f"Date: {_iso(start)}"]
-    facts.update(contract_vendor=vendor, contract_end=_iso(end), contract_notice=str(values["notice"]))
-    name = rng.choice((f"{_slug(vendor)}_agreement.pdf", "supplier_contract.pdf", f"contract_{_slug(vendor)}.pdf"))
+              f"Date: {iso(start)}"]
+    facts.update(contract_vendor=vendor, contract_end=iso(end), contract_notice=str(values["notice"]))
+    name = rng.choice((f"{slug(vendor)}_agreement.pdf", "supplier_contract.pdf", f"contract_{slug(vendor)}.pdf"))
     return [(f"data/{name}", "contract", pdf_io.build("\n".join(lines), title=f"Agreement {vendor}",
                                                        stamp=world.now))]
 
@@ -394,7 +395,7 @@ def _leads(person: Person) -> bool:
     return any(w in person.role for w in ("Manager", "Lead", "Supervisor", "Controller"))
 
 
-def _handbook(world: World, rng: random.Random, facts: Facts) -> Files:
+def handbook(world: World, rng: random.Random, facts: Facts) -> Files:
     title = rng.choice(("Employee Handbook", "Onboarding Guide", "Office Manual"))
     # the team lead is of the team and holds a lead's title (a team with none is not said to have a
     # lead); the guide's questions go to that lead, else to HR or someone who manages; payroll
@@ -428,7 +429,7 @@ def _handbook(world: World, rng: random.Random, facts: Facts) -> Files:
         lines += [(line if lead or "{lead}" not in line else _NO_LEAD).format(**values) for line in body]
         lines.append("")
     lines.append(f"Questions about this guide go to {contact.name}, {contact.role}.")
-    name = f"{_slug(title)}.pdf"
+    name = f"{slug(title)}.pdf"
     return [(f"data/{name}", "handbook", pdf_io.build("\n".join(lines), title=title, stamp=world.now))]
 
 

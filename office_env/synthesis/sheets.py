@@ -9,13 +9,13 @@ from datetime import date, timedelta
 from office_env.synthesis.common import (
     Facts,
     Files,
-    _iso,
-    _rng,
-    _slug,
-    _workday_before,
-    _xlsx,
+    iso,
+    kind_rng,
+    slug,
     staff,
     superseded_path,
+    workday_before,
+    xlsx,
 )
 from office_env.synthesis.world import World, department_of
 
@@ -35,26 +35,26 @@ _SALARY_BANDS = {
 }
 
 
-def _salaries(world: World, rng: random.Random, facts: Facts) -> Files:
+def salaries(world: World, rng: random.Random, facts: Facts) -> Files:
     rows: list[list] = [["Name", "Department", "Title", "Salary"]]
     for name, role in staff(world):
         low, high = _SALARY_BANDS.get(role, (50000, 90000))
         rows.append([name, department_of(role), role, rng.randrange(low, high + 1, 500)])
     year = world.now.year
     name = rng.choice(("salaries.xlsx", "team_salaries.xlsx", f"payroll_{year}.xlsx", "staff_compensation.xlsx"))
-    return [(f"data/{name}", "salaries", _xlsx(rows, "Salaries", world))]
+    return [(f"data/{name}", "salaries", xlsx(rows, "Salaries", world))]
 
 
-_BUDGET_CATEGORIES = (
+BUDGET_CATEGORIES = (
     "Travel", "Software licenses", "Office supplies", "Training", "Marketing events", "Consultants",
     "Hardware", "Facilities", "Catering", "Recruiting", "Subscriptions", "Team offsite",
 )
 
 
-def _budget(world: World, rng: random.Random, facts: Facts) -> Files:
+def budget(world: World, rng: random.Random, facts: Facts) -> Files:
     """This year's budget, and beside it the superseded version it replaced (same categories,
     other figures): a near miss for anyone who opens the first file that matches."""
-    categories = rng.sample(_BUDGET_CATEGORIES, rng.randint(7, 11))
+    categories = rng.sample(BUDGET_CATEGORIES, rng.randint(7, 11))
     facts.update(budget_categories=",".join(categories))  # the mail's budget lines and quotes are among them
     rows: list[list] = [["Category", "Q1", "Q2", "Q3", "Q4"]]
     old: list[list] = [list(rows[0])]
@@ -66,9 +66,9 @@ def _budget(world: World, rng: random.Random, facts: Facts) -> Files:
     quarter = (world.now.month - 1) // 3 + 1  # the mail's budget figure for a line is this quarter's, as the sheet has it
     facts.update(budget_lines=";".join(f"{row[0].lower()}={row[quarter]}" for row in rows[1:]))
     year = world.now.year
-    stem = rng.choice(("budget", f"budget_{year}", "annual_budget", f"{_slug(world.team)}_budget"))
-    return [(f"data/{stem}.xlsx", "budget", _xlsx(rows, f"Budget {year}", world)),
-            (superseded_path(f"data/{stem}.xlsx"), "budget_old", _xlsx(old, f"Budget {year}", world))]
+    stem = rng.choice(("budget", f"budget_{year}", "annual_budget", f"{slug(world.team)}_budget"))
+    return [(f"data/{stem}.xlsx", "budget", xlsx(rows, f"Budget {year}", world)),
+            (superseded_path(f"data/{stem}.xlsx"), "budget_old", xlsx(old, f"Budget {year}", world))]
 
 
 _INVENTORY_ITEMS = (
@@ -87,7 +87,7 @@ _INVENTORY_ITEMS = (
 )
 
 
-def _inventory(world: World, rng: random.Random, facts: Facts) -> Files:
+def inventory(world: World, rng: random.Random, facts: Facts) -> Files:
     rows: list[list] = [["Item", "SKU", "Quantity", "Unit Price"]]
     skus: set[str] = set()
     for item, price in rng.sample(_INVENTORY_ITEMS, rng.randint(30, 42)):
@@ -98,10 +98,10 @@ def _inventory(world: World, rng: random.Random, facts: Facts) -> Files:
         skus.add(sku)
         rows.append([item, sku, rng.randint(0, 400), round(price * rng.uniform(0.85, 1.15), 2)])
     name = rng.choice(("inventory.xlsx", "stock_list.xlsx", "office_inventory.xlsx", "supplies_stock.xlsx"))
-    return [(f"data/{name}", "inventory", _xlsx(rows, "Inventory", world))]
+    return [(f"data/{name}", "inventory", xlsx(rows, "Inventory", world))]
 
 
-_REGIONS = ("North", "South", "East", "West", "Central")
+REGIONS = ("North", "South", "East", "West", "Central")
 _PRODUCTS = (
     ("Starter plan", 49.0), ("Pro plan", 129.0), ("Enterprise plan", 480.0), ("Support package", 95.5),
     ("Onboarding workshop", 750.0), ("Hardware kit", 312.25), ("Training voucher", 60.0),
@@ -130,27 +130,27 @@ def _sales_rows(rng: random.Random, month: date, products: list[tuple[str, float
     for day in days:
         product, price = rng.choice(products)
         units = rng.randint(1, 60)
-        rows.append([_iso(day), rng.choice(regions), product, units, round(units * price, 2)])
+        rows.append([iso(day), rng.choice(regions), product, units, round(units * price, 2)])
     return rows
 
 
-def _sales(world: World, rng: random.Random, facts: Facts) -> Files:
+def sales(world: World, rng: random.Random, facts: Facts) -> Files:
     """Last full month's sales (the current file) and the month before it, each file holding only
     its own month's rows and only the world's regions and products."""
     products = rng.sample(_PRODUCTS, rng.randint(3, 5))
-    regions = rng.sample(_REGIONS, rng.randint(3, 5))
+    regions = rng.sample(REGIONS, rng.randint(3, 5))
     month = _previous_month(world.now.date())
     before = _previous_month(month)
     label, earlier = month.strftime("%B").lower(), before.strftime("%B").lower()
     name = rng.choice(("sales.xlsx", "sales_log.xlsx", f"sales_{label}.xlsx", "regional_sales.xlsx"))
     facts.update(sales_month=month.strftime("%B"), sales_regions=",".join(regions))
-    return [(f"data/{name}", "sales", _xlsx(_sales_rows(rng, month, products, regions, rng.randint(40, 90)),
+    return [(f"data/{name}", "sales", xlsx(_sales_rows(rng, month, products, regions, rng.randint(40, 90)),
                                             "Sales", world)),
             (f"data/sales_{earlier}.xlsx", "sales_previous",
-             _xlsx(_sales_rows(rng, before, products, regions, rng.randint(40, 90)), "Sales", world))]
+             xlsx(_sales_rows(rng, before, products, regions, rng.randint(40, 90)), "Sales", world))]
 
 
-def _scores(world: World, rng: random.Random, facts: Facts) -> Files:
+def scores(world: World, rng: random.Random, facts: Facts) -> Files:
     directory = staff(world)
     names = [p.name for p in world.people]
     pool = [name for name, _ in directory if name not in names]
@@ -160,7 +160,7 @@ def _scores(world: World, rng: random.Random, facts: Facts) -> Files:
     for name in names:
         rows.append([name, rng.randint(52, 100), rng.randint(48, 100), rng.randint(50, 100)])
     name = rng.choice(("training_scores.xlsx", "grade_book.xlsx", "course_results.xlsx", "compliance_training.xlsx"))
-    return [(f"data/{name}", "scores", _xlsx(rows, "Scores", world))]
+    return [(f"data/{name}", "scores", xlsx(rows, "Scores", world))]
 
 
 _CLAIM_CATEGORIES = (("Travel", 40, 900), ("Meals", 12, 140), ("Hotel", 90, 420), ("Taxi", 8, 75),
@@ -170,25 +170,25 @@ _CLAIM_CATEGORIES = (("Travel", 40, 900), ("Meals", 12, 140), ("Hotel", 90, 420)
 def claim_limit(world: World) -> int:
     """The amount above which an expense claim needs a second approval: one figure for the world,
     so the handbook and an expense policy never disagree."""
-    return _rng(world, "claim_limit").choice((150, 200, 250, 300))
+    return kind_rng(world, "claim_limit").choice((150, 200, 250, 300))
 
 
-def _expenses(world: World, rng: random.Random, facts: Facts) -> Files:
+def expenses(world: World, rng: random.Random, facts: Facts) -> Files:
     """Expense claims of the last two months by people on the payroll."""
     directory = staff(world)
     rows: list[list] = [["Claim", "Employee", "Date", "Category", "Amount", "Status"]]
-    days = sorted(_workday_before(world.now, rng, 1, 60) for _ in range(rng.randint(30, 60)))
+    days = sorted(workday_before(world.now, rng, 1, 60) for _ in range(rng.randint(30, 60)))
     for number, day in enumerate(days, start=rng.randint(100, 800)):
         category, low, high = rng.choice(_CLAIM_CATEGORIES)
         status = "Submitted" if (world.now.date() - day).days < 10 else rng.choice(("Approved", "Approved", "Paid",
                                                                                     "Rejected"))
-        rows.append([f"EC-{number}", rng.choice(directory)[0], _iso(day), category,
+        rows.append([f"EC-{number}", rng.choice(directory)[0], iso(day), category,
                      round(rng.uniform(low, high), 2), status])
     names = ["expense_claims.xlsx", "claims_log.xlsx"]
     if days[0].year == world.now.year:  # a sheet named for the year holds that year's claims only
         names.insert(1, f"expenses_{world.now.year}.xlsx")
     name = rng.choice(names)
-    return [(f"data/{name}", "expenses", _xlsx(rows, "Claims", world))]
+    return [(f"data/{name}", "expenses", xlsx(rows, "Claims", world))]
 
 
 # -- Word documents ----------------------------------------------------------------------------

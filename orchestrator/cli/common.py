@@ -121,19 +121,19 @@ _BATCH_FAILURES = {("orchestrator.dataset_folder", "BuildError"): 2, ("backends.
                    ("orchestrator.endpoint_guard", "EndpointDown"): 1, ("backends.llm.failures", "RunRefused"): 2}
 
 
-def _batch_failed(exc: Exception, what: str) -> None:
+def batch_failed(exc: Exception, what: str) -> None:
     """One line and the exit for a batch's known failure (matched by name, so its module need not
     be loaded to catch it: a command shows progress before its slow modules load); returns for
     any other exception, which the caller raises."""
     for cls in type(exc).__mro__:
         key = (cls.__module__, cls.__name__)
         if key == ("backends.job_contract", "Interrupted"):
-            _interrupted(exc, what)
+            interrupted(exc, what)
         if key in _BATCH_FAILURES:
-            _fail(str(exc).replace("\n", " "), code=_BATCH_FAILURES[key])
+            fail(str(exc).replace("\n", " "), code=_BATCH_FAILURES[key])
 
 
-def _fail(message: str, code: int = 2) -> None:
+def fail(message: str, code: int = 2) -> None:
     typer.echo(f"error: {message}", err=True)
     raise typer.Exit(code)
 
@@ -149,20 +149,20 @@ def _is_seed_folder(path: Path) -> bool:
     return False
 
 
-def _check_dataset(path: Path) -> None:
+def check_dataset(path: Path) -> None:
     """A dataset folder (``tasks/<id>/task.json``), else one line: what it is and what to run."""
     if not path.is_dir():
-        _fail(f"{path}: no such folder" if not path.exists() else f"{path}: not a folder")
+        fail(f"{path}: no such folder" if not path.exists() else f"{path}: not a folder")
     if _is_seed_folder(path):
-        _fail(f"{path}: an OfficeBench seed folder, not a dataset; make a dataset from it with "
+        fail(f"{path}: an OfficeBench seed folder, not a dataset; make a dataset from it with "
               f"`homer regenerate --seeds {path} --out DIR`")
     if not (path / "tasks").is_dir():
-        _fail(f"{path}: not a dataset folder (no tasks/); `homer build --out DIR` writes one")
+        fail(f"{path}: not a dataset folder (no tasks/); `homer build --out DIR` writes one")
     from office_env.untrusted import entry_problem, printable
 
     problem = entry_problem(path / "build.json", folder=False)
     if problem is not None:  # a link, a FIFO, a device: never followed, never read
-        _fail(f"{printable(path / 'build.json')}: {problem}; refused")
+        fail(f"{printable(path / 'build.json')}: {problem}; refused")
     unfinished = _unfinished(path)
     if unfinished:
         typer.echo(f"warning: {path}: {unfinished}", err=True)
@@ -192,33 +192,33 @@ def _unfinished(path: Path) -> str | None:
     return None
 
 
-def _budget(task_timeout: float, task_memory: int) -> Any:
+def task_budget(task_timeout: float, task_memory: int) -> Any:
     """The per-task budget from ``--task-timeout`` / ``--task-memory`` (0 turns a limit off)."""
     from backends.workers import Budget
 
     if task_timeout < 0:
-        _fail(f"--task-timeout must be 0 or more seconds (got {task_timeout:g})")
+        fail(f"--task-timeout must be 0 or more seconds (got {task_timeout:g})")
     if task_memory < 0 or 0 < task_memory < 64:
-        _fail(f"--task-memory must be 0 (no limit) or at least 64 MiB (got {task_memory})")
+        fail(f"--task-memory must be 0 (no limit) or at least 64 MiB (got {task_memory})")
     return Budget(seconds=task_timeout or None, memory_bytes=task_memory * limits.MiB or None)
 
 
-def _interrupted(exc: Any, what: str = "tasks") -> None:
+def interrupted(exc: Any, what: str = "tasks") -> None:
     typer.echo(f"\ninterrupted: {exc.done} of {exc.total} {what} done; rerun with --resume to continue", err=True)
     raise typer.Exit(exc.exit_code)
 
 
-def _parse_apps(text: str) -> tuple[int, ...]:
+def parse_apps(text: str) -> tuple[int, ...]:
     try:
         counts = tuple(sorted({int(part) for part in text.split(",") if part.strip()}))
     except ValueError:
         counts = ()
     if not counts or any(c not in (1, 2, 3) for c in counts):
-        _fail(f"--apps: {text!r} must be a comma-separated list of app counts from 1, 2, 3 (e.g. 1,2,3)")
+        fail(f"--apps: {text!r} must be a comma-separated list of app counts from 1, 2, 3 (e.g. 1,2,3)")
     return counts
 
 
-def _parse_weights(text: str | None, counts: tuple[int, ...]) -> tuple[int, ...]:
+def parse_weights(text: str | None, counts: tuple[int, ...]) -> tuple[int, ...]:
     """``--apps-weights 1=2,2=1,3=1``: one whole weight (1-100) per app count of ``--apps``, in its
     order; empty (equal shares) when not given."""
     if text is None:
@@ -229,14 +229,14 @@ def _parse_weights(text: str | None, counts: tuple[int, ...]) -> tuple[int, ...]
         try:
             weights[int(count)] = int(weight)
         except ValueError:
-            _fail(f"--apps-weights: {part!r} must be COUNT=WEIGHT, e.g. 1=2,2=1,3=1")
+            fail(f"--apps-weights: {part!r} must be COUNT=WEIGHT, e.g. 1=2,2=1,3=1")
     if sorted(weights) != list(counts) or any(not 1 <= w <= 100 for w in weights.values()):
-        _fail(f"--apps-weights: {text!r} must give each app count of --apps ({', '.join(map(str, counts))}) "
+        fail(f"--apps-weights: {text!r} must give each app count of --apps ({', '.join(map(str, counts))}) "
               "one whole weight from 1 to 100, e.g. " + ",".join(f"{c}=1" for c in counts))
     return tuple(weights[c] for c in counts)
 
 
-def _parse_gates(text: str) -> tuple[str, ...]:
+def parse_gates_option(text: str) -> tuple[str, ...]:
     if text.strip().lower() in ("", "default"):  # the usual case: no need to load the gates (seconds) to know
         return ()
     from verifier.gates import parse_gates
@@ -244,7 +244,7 @@ def _parse_gates(text: str) -> tuple[str, ...]:
     try:
         return parse_gates(text)
     except ValueError as exc:
-        _fail(str(exc))
+        fail(str(exc))
     return ()
 
 
@@ -256,22 +256,22 @@ def _default_cache() -> Path:
 def _executor(executor: str, ray_address: str | None) -> dict[str, Any]:
     """The executor options, checked: local worker processes, or Ray (installed, reachable)."""
     if executor not in ("local", "ray"):
-        _fail(f"--executor {executor!r}: must be local or ray")
+        fail(f"--executor {executor!r}: must be local or ray")
     if ray_address and executor != "ray":
-        _fail("--ray-address needs --executor ray")
+        fail("--ray-address needs --executor ray")
     if executor == "ray":
         import importlib.util
 
         if importlib.util.find_spec("ray") is None:
-            _fail('--executor ray needs Ray: pip install "homeragents[ray]"')
+            fail('--executor ray needs Ray: pip install "homeragents[ray]"')
     return {"executor": executor, "ray_address": ray_address}
 
 
-def _paused(seconds: float) -> None:
+def paused(seconds: float) -> None:
     typer.echo(f"the endpoint keeps failing: waiting {seconds:g} s, then checking it again", err=True)
 
 
-def _preflight(settings: Any, routes: tuple[str, ...] = ("chat",), embedding_model: str | None = None) -> None:
+def preflight(settings: Any, routes: tuple[str, ...] = ("chat",), embedding_model: str | None = None) -> None:
     """Fail in seconds, with one line, when the endpoint cannot serve the run (down, key refused,
     model not served, a route or parameter refused), instead of spending every attempt on it."""
     from backends.llm import LLMClient, PreflightError
@@ -282,7 +282,7 @@ def _preflight(settings: Any, routes: tuple[str, ...] = ("chat",), embedding_mod
             notes = client.preflight(models=None if "chat" in routes or "tools" in routes else (), routes=routes,
                                      embedding_model=embedding_model)
         except PreflightError as exc:
-            _fail(f"endpoint check failed after {time.monotonic() - start:.1f} s: {exc}")
+            fail(f"endpoint check failed after {time.monotonic() - start:.1f} s: {exc}")
     for note in notes:
         typer.echo(f"warning: {note}", err=True)
 
@@ -297,7 +297,7 @@ def _overrides(pairs: list[str]) -> tuple[tuple[str, str], ...]:
     try:
         return tuple(parse_override(pair) for pair in pairs)
     except LLMConfigError as exc:
-        _fail(str(exc))
+        fail(str(exc))
 
 
 @dataclass(frozen=True)
@@ -402,18 +402,18 @@ def _llm_settings(model: Optional[str], base_url: Optional[str], llm_config: Opt
         settings = settings_for(SimpleNamespace(llm_config=llm_config, base_url=base_url, model=model,
                                                 llm_overrides=overrides))
     except LLMConfigError as exc:
-        _fail(str(exc))
-    _preflight(settings, routes)
+        fail(str(exc))
+    preflight(settings, routes)
     return settings
 
 
-def _llm_options(backend: str, endpoint: Endpoint) -> dict[str, Any]:
+def llm_options(backend: str, endpoint: Endpoint) -> dict[str, Any]:
     """Check the llm options (and the settings they resolve to) before any work starts."""
     if backend not in ("offline", "llm"):
-        _fail(f"--backend {backend!r}: must be offline or llm")
+        fail(f"--backend {backend!r}: must be offline or llm")
     if backend == "offline":
         if endpoint.llm_set:
-            _fail("--llm-set needs --backend llm")
+            fail("--llm-set needs --backend llm")
         return {}
     from backends.prompts import check_prompts
 
@@ -427,22 +427,22 @@ def _llm_options(backend: str, endpoint: Endpoint) -> dict[str, Any]:
             **({"llm_overrides": overrides} if overrides else {})}
 
 
-def _preset(preset: str, days: Optional[int], utterances: Optional[int]) -> tuple[int, int]:
+def preset_size(preset: str, days: Optional[int], utterances: Optional[int]) -> tuple[int, int]:
     """The history size: the preset's, with --days / --utterances over it."""
     from orchestrator.roles import PRESETS
 
     if preset not in PRESETS:
-        _fail(f"--preset {preset!r}: must be one of {', '.join(PRESETS)}")
+        fail(f"--preset {preset!r}: must be one of {', '.join(PRESETS)}")
     days = PRESETS[preset][0] if days is None else days
     utterances = PRESETS[preset][1] if utterances is None else utterances
     if days < 1:
-        _fail(f"--days must be at least 1 (got {days})")
+        fail(f"--days must be at least 1 (got {days})")
     if utterances < 4:
-        _fail(f"--utterances must be at least 4 (got {utterances})")
+        fail(f"--utterances must be at least 4 (got {utterances})")
     return days, utterances
 
 
-def _gameability(dataset_dir: Path, known: dict[str, Any] | None = None) -> dict[str, Any]:
+def report_gameability(dataset_dir: Path, known: dict[str, Any] | None = None) -> dict[str, Any]:
     """Print the gameability line of a written dataset (``known``: its figures, when the build just
     computed them for the card); return the result."""
     from orchestrator.card import gameability_line
@@ -454,43 +454,43 @@ def _gameability(dataset_dir: Path, known: dict[str, Any] | None = None) -> dict
     return result
 
 
-def _strict_error(result: dict[str, Any]) -> None:
+def strict_error(result: dict[str, Any]) -> None:
     from verifier.gameability import THRESHOLD, missed
 
     over = ", ".join(f"{name} {result[name]['precision']:.3f}" for name in missed(result))
     typer.echo(f"error: --strict: gameability missed: detector precision above {THRESHOLD:.2f} ({over})", err=True)
 
 
-def _refuse_filled(flag: str, out: Path) -> None:
+def refuse_filled(flag: str, out: Path) -> None:
     """An output folder must be absent or empty, and not a link: else one line, exit 2 (nothing
     is created, nothing is written through the link)."""
     from office_env.untrusted import SYMLINK, output_folder_problem, printable
 
     problem = output_folder_problem(out)
     if problem == SYMLINK:
-        _fail(f"{flag} {printable(out)}: is a symlink; refused (give the real folder)")
+        fail(f"{flag} {printable(out)}: is a symlink; refused (give the real folder)")
     if out.exists() and not out.is_dir():
-        _fail(f"{flag} {out}: exists and is not a folder")
+        fail(f"{flag} {out}: exists and is not a folder")
     if out.exists() and any(out.iterdir()):
-        _fail(f"{flag} {out}: exists and is not empty; choose a new folder")
+        fail(f"{flag} {out}: exists and is not empty; choose a new folder")
 
 
-def _new_folder(flag: str, out: Path) -> None:
-    """A folder to write a new output into: absent or empty (``_refuse_filled``), and writable."""
+def new_folder(flag: str, out: Path) -> None:
+    """A folder to write a new output into: absent or empty (``refuse_filled``), and writable."""
     from backends.dataset_reader import ensure_writable_folder
 
-    _refuse_filled(flag, out)
+    refuse_filled(flag, out)
     try:
         ensure_writable_folder(out)
     except OSError as exc:
-        _fail(f"{flag} {out}: cannot write there ({exc.strerror or exc})")
+        fail(f"{flag} {out}: cannot write there ({exc.strerror or exc})")
 
 
 OverwriteOption = Annotated[bool, typer.Option("--overwrite", help="Replace the earlier output in --out (only "
                                                "when it holds this command's output)")]
 
 
-def _replace_earlier(flag: str, out: Path, overwrite: bool, marker: str | tuple[str, ...], what: str,
+def replace_earlier(flag: str, out: Path, overwrite: bool, marker: str | tuple[str, ...], what: str,
                      resume: bool = False) -> None:
     """The rule for every folder a command writes: absent or empty is written; an earlier output
     of this command (every ``marker`` name is in it, none a link) is continued with ``--resume`` (where the command has
@@ -502,24 +502,24 @@ def _replace_earlier(flag: str, out: Path, overwrite: bool, marker: str | tuple[
     from office_env.untrusted import SYMLINK, output_folder_problem, printable
 
     if resume and overwrite:
-        _fail("--resume and --overwrite exclude each other: continue the output in --out, or replace it")
+        fail("--resume and --overwrite exclude each other: continue the output in --out, or replace it")
     problem = output_folder_problem(out)
     if problem == SYMLINK:
-        _fail(f"{flag} {printable(out)}: is a symlink; refused (give the real folder)")
+        fail(f"{flag} {printable(out)}: is a symlink; refused (give the real folder)")
     if problem is not None:
-        _fail(f"{flag} {printable(out)}: exists and is not a folder")
+        fail(f"{flag} {printable(out)}: exists and is not a folder")
     if not out.exists() or not any(out.iterdir()) or resume:
         return
     markers = (marker,) if isinstance(marker, str) else marker
     earlier = all(os.path.exists(out / name) and not os.path.islink(out / name) for name in markers)
     if not earlier:
-        _fail(f"{flag} {printable(out)}: exists and is not empty; choose a new folder")
+        fail(f"{flag} {printable(out)}: exists and is not empty; choose a new folder")
     if not overwrite:
         again = "pass --resume to continue it (same options) or " if what in ("dataset", "regenerated dataset") else ""
-        _fail(f"{flag} {printable(out)}: holds an earlier {what}; {again}pass --overwrite to replace it, or choose a "
+        fail(f"{flag} {printable(out)}: holds an earlier {what}; {again}pass --overwrite to replace it, or choose a "
               "new folder")
     if writer_alive(out):
-        _fail(f"{flag} {printable(out)}: another homer process is writing it now")
+        fail(f"{flag} {printable(out)}: another homer process is writing it now")
     for entry in list(out.iterdir()):
         if entry.is_dir() and not entry.is_symlink():
             shutil.rmtree(entry)
@@ -527,7 +527,7 @@ def _replace_earlier(flag: str, out: Path, overwrite: bool, marker: str | tuple[
             entry.unlink()
 
 
-def _remove_if_empty(folder: Path) -> None:
+def remove_if_empty(folder: Path) -> None:
     """Remove ``folder`` if a refused sweep left it empty."""
     try:
         folder.rmdir()

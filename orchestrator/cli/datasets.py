@@ -11,11 +11,11 @@ import typer
 import typer.core
 
 from office_env import limits
-from orchestrator.cli.common import (DEFAULT_WORKERS, Batch, Endpoint, JsonProgressOption, OverwriteOption,
-                                     QuietOption, TaskMemoryOption, TaskTimeoutOption, WorkersOption, _batch_failed,
-                                     _budget, _check_dataset, _fail, _gameability, _llm_options, _new_folder,
-                                     _parse_apps, _parse_gates, _parse_weights, _paused, _preset, _replace_earlier,
-                                     _strict_error, app, batch_options, llm_endpoint)
+from orchestrator.cli.common import (DEFAULT_WORKERS, Batch, Endpoint, JsonProgressOption, OverwriteOption, QuietOption,
+                                     TaskMemoryOption, TaskTimeoutOption, WorkersOption, app, batch_failed,
+                                     batch_options, check_dataset, fail, llm_endpoint, llm_options, new_folder,
+                                     parse_apps, parse_gates_option, parse_weights, paused, preset_size,
+                                     replace_earlier, report_gameability, strict_error, task_budget)
 
 
 @app.command("build")
@@ -51,17 +51,17 @@ def build_command(
 ) -> None:
     """Build a verified Neo dataset: on the offline backend (default; no key, no network) or through
     an OpenAI-compatible endpoint (--backend llm)."""
-    budget = _budget(task_timeout, task_memory)
-    days, utterances = _preset(preset, days, utterances)
+    budget = task_budget(task_timeout, task_memory)
+    days, utterances = preset_size(preset, days, utterances)
     from orchestrator.roles import size_problem
 
     if (problem := size_problem(n, workers, days)) is not None:  # before the builder's seconds of imports
-        _fail(problem)
+        fail(problem)
     if overwrite or resume:
-        _replace_earlier("--out", out, overwrite, "build.json", "dataset", resume)
-    llm = _llm_options(backend, endpoint)  # the endpoint first
-    counts = _parse_apps(apps)
-    weights, gate_names = _parse_weights(apps_weights, counts), _parse_gates(gates)
+        replace_earlier("--out", out, overwrite, "build.json", "dataset", resume)
+    llm = llm_options(backend, endpoint)  # the endpoint first
+    counts = parse_apps(apps)
+    weights, gate_names = parse_weights(apps_weights, counts), parse_gates_option(gates)
     where = batch.where()
 
     from orchestrator.progress import Reporter
@@ -75,10 +75,10 @@ def build_command(
 
             config = BuildConfig(seed=seed, app_counts=counts, app_weights=weights, days=days,
                                  utterances_per_day=utterances, gates=gate_names, **llm)
-            summary = build(out, n, config, workers=workers, resume=resume, budget=budget, on_pause=_paused,
+            summary = build(out, n, config, workers=workers, resume=resume, budget=budget, on_pause=paused,
                             on_outcome=progress.outcome, on_progress=progress.counted, **where)
     except Exception as exc:
-        _batch_failed(exc, "attempts")
+        batch_failed(exc, "attempts")
         raise
     _report_build(out, n, summary, time.perf_counter() - started, strict)
 
@@ -89,14 +89,14 @@ def _report_build(out: Path, n: int, summary: Any, elapsed: float, strict: bool)
     drops = ", ".join(f"{k}: {v}" for k, v in sorted(summary.drops.items())) or "none"
     typer.echo(f"built {summary.accepted} task(s) in {out} from {summary.attempts} attempt(s) "
                f"in {elapsed:.1f} s (dropped: {drops})")
-    result = _gameability(out, summary.gameability)
+    result = report_gameability(out, summary.gameability)
     failed = False
     if summary.accepted < n:
         typer.echo(f"error: only {summary.accepted} of {n} tasks passed the gates; the commonest reasons:", err=True)
         _echo_reasons(summary.reasons)
         failed = True
     if strict and not result["passed"]:
-        _strict_error(result)
+        strict_error(result)
         failed = True
     if failed:
         raise typer.Exit(1)
@@ -118,7 +118,7 @@ def verify_command(
     from verifier.gameability import gameability
     from orchestrator.review.edits import recheck
 
-    _check_dataset(dataset_dir)
+    check_dataset(dataset_dir)
     failures = total = 0
     records = []
     for task in iter_tasks(dataset_dir):
@@ -147,7 +147,7 @@ def verify_command(
     typer.echo(gameability_line(result))
     missed_strict = strict and not result["passed"]
     if missed_strict:
-        _strict_error(result)
+        strict_error(result)
     if failures or not total or missed_strict:
         raise typer.Exit(1)
 
@@ -161,7 +161,7 @@ def stats_command(dataset_dir: Path = typer.Argument(..., help="A dataset folder
     from orchestrator.dataset_writer import iter_tasks
     from verifier.gates import schema_gate
 
-    _check_dataset(dataset_dir)
+    check_dataset(dataset_dir)
     records = []
     for task in iter_tasks(dataset_dir):
         if task.record is None:
@@ -195,15 +195,15 @@ def show_command(
     from backends.dataset_reader import load_task
     from orchestrator.show import day_view, render_day, render_task, task_view
 
-    _check_dataset(dataset_dir)
+    check_dataset(dataset_dir)
     task = load_task(dataset_dir, task_id)
     if task.task is None:
-        _fail(task.error or f"{task_id}: unreadable")
+        fail(task.error or f"{task_id}: unreadable")
     if day is not None:
         view = day_view(task.task, day)
         if view is None:
             days = [session.day for session in task.task.dialogue]
-            _fail(f"--day {day}: {task_id} has no such day (days: {', '.join(map(str, days)) or 'none'})")
+            fail(f"--day {day}: {task_id} has no such day (days: {', '.join(map(str, days)) or 'none'})")
         typer.echo(json.dumps(view, ensure_ascii=False, indent=1) if as_json else render_day(view), nl=as_json)
         return
     view = task_view(task.task, task.folder / "testbed")
@@ -238,20 +238,20 @@ def export_command(
     (exit 1 if any)."""
     chosen = [(flag, path) for flag, path in (("--officebench", officebench), ("--hf", hf), ("--sft", sft)) if path]
     if len(chosen) != 1:
-        _fail("choose one export target: --officebench DIR, --hf DIR or --sft DIR")
-    _check_dataset(dataset_dir)
+        fail("choose one export target: --officebench DIR, --hf DIR or --sft DIR")
+    check_dataset(dataset_dir)
     flag, out = chosen[0]
     context = None
     marker = {"--officebench": "export.json", "--hf": ("README.md", "data"), "--sft": "train.jsonl"}[flag]
-    _replace_earlier(flag, out, overwrite, marker, f"{flag[2:]} export")
+    replace_earlier(flag, out, overwrite, marker, f"{flag[2:]} export")
     if sft is not None:
         from harness.context import ContextConfig
 
         try:
             context = ContextConfig(mode=sft_mode, top_k=sft_top_k).validate()
         except ValueError as exc:
-            _fail(str(exc).replace("--mode", "--sft-mode"))
-    _new_folder(flag, out)
+            fail(str(exc).replace("--mode", "--sft-mode"))
+    new_folder(flag, out)
     from backends.dataset_reader import count_tasks
     from orchestrator.progress import Reporter, mode_for
 
@@ -332,19 +332,19 @@ def regenerate_command(
     and a multi-day dialogue carrying the instruction's specifics; evaluation, testbed and reference
     files are kept. Exit 0 when a task was written and every seed loaded, 1 otherwise (the rest is
     still written), 2 for bad input."""
-    budget = _budget(task_timeout, task_memory)
+    budget = task_budget(task_timeout, task_memory)
     if overwrite or resume:
-        _replace_earlier("--out", out, overwrite, "build.json", "regenerated dataset", resume)
-    llm = _llm_options(backend, endpoint)  # the endpoint first
+        replace_earlier("--out", out, overwrite, "build.json", "regenerated dataset", resume)
+    llm = llm_options(backend, endpoint)  # the endpoint first
     if not seeds.exists():
-        _fail(f"--seeds {seeds}: does not exist")
+        fail(f"--seeds {seeds}: does not exist")
     if preset is not None:
-        days, utterances = _preset(preset, days, utterances)
+        days, utterances = preset_size(preset, days, utterances)
     if days is not None and days < 1:
-        _fail(f"--days must be at least 1 (got {days})")
+        fail(f"--days must be at least 1 (got {days})")
     if utterances is not None and utterances < 4:
-        _fail(f"--utterances must be at least 4 (got {utterances})")
-    gate_names, where = _parse_gates(gates), batch.where()
+        fail(f"--utterances must be at least 4 (got {utterances})")
+    gate_names, where = parse_gates_option(gates), batch.where()
 
     from orchestrator.progress import Reporter
 
@@ -355,13 +355,13 @@ def regenerate_command(
             from orchestrator.plus import SHAPES, regenerate_split
 
             if shape not in SHAPES:
-                _fail(f"--shape {shape!r}: must be one of {', '.join(SHAPES)}")
+                fail(f"--shape {shape!r}: must be one of {', '.join(SHAPES)}")
             summary = regenerate_split(seeds, out, seed=seed, days=days, utterances_per_day=utterances, shape=shape,
                                        workers=workers, resume=resume, gates=gate_names, budget=budget,
-                                       repair_seeds=repair, on_pause=_paused, on_outcome=progress.outcome,
+                                       repair_seeds=repair, on_pause=paused, on_outcome=progress.outcome,
                                        **where, on_progress=progress.counted, **llm)
     except Exception as exc:
-        _batch_failed(exc, "seeds")
+        batch_failed(exc, "seeds")
         raise
     _say_regenerated(summary, out, time.perf_counter() - started)
 

@@ -12,10 +12,10 @@ import typer.core
 
 from office_env import limits
 from office_env.untrusted import printable
-from orchestrator.cli.common import (DEFAULT_WORKERS, Batch, Endpoint, JsonProgressOption, OverwriteOption,
-                                     QuietOption, TaskMemoryOption, TaskTimeoutOption, WorkersOption, _budget,
-                                     _check_dataset, _fail, _interrupted, _new_folder, _preflight, _refuse_filled,
-                                     _remove_if_empty, _replace_earlier, app, batch_options, llm_endpoint)
+from orchestrator.cli.common import (DEFAULT_WORKERS, Batch, Endpoint, JsonProgressOption, OverwriteOption, QuietOption,
+                                     TaskMemoryOption, TaskTimeoutOption, WorkersOption, app, batch_options,
+                                     check_dataset, fail, interrupted, llm_endpoint, new_folder, preflight,
+                                     refuse_filled, remove_if_empty, replace_earlier, task_budget)
 
 
 @app.command("eval")
@@ -64,12 +64,12 @@ def eval_command(
     from harness.runner import EvalConfig, EvalError, evaluate
     from orchestrator.progress import Reporter
 
-    budget = _budget(task_timeout, task_memory)
+    budget = task_budget(task_timeout, task_memory)
     if max_errors < 0:
-        _fail(f"--max-errors {max_errors}: must be 0 or more")
-    _check_dataset(dataset_dir)
+        fail(f"--max-errors {max_errors}: must be 0 or more")
+    check_dataset(dataset_dir)
     if endpoint.llm_config is not None and not endpoint.llm_config.is_file():
-        _fail(f"--llm-config {endpoint.llm_config}: no such file")
+        fail(f"--llm-config {endpoint.llm_config}: no such file")
     context = _context(mode, storage, granularity, top_k, chunk_sessions, embeddings)
     config = EvalConfig(agent=agent, context=context, trials=trials, step_cap=step_cap, workers=workers,
                         model=endpoint.model, base_url=endpoint.base_url,
@@ -81,7 +81,7 @@ def eval_command(
             from harness.runner import llm_settings
 
             routes = (("chat", "tools") if agent == "llm" else ()) + (("embeddings",) if embeddings else ())
-            _preflight(llm_settings(config), routes, embedding_model=embeddings)
+            preflight(llm_settings(config), routes, embedding_model=embeddings)
         if horizons is not None:
             _horizon_sweep(dataset_dir, out, config, horizons, batch.progress_mode(), resume, overwrite)
             return
@@ -91,9 +91,9 @@ def eval_command(
                                **batch.where(),
                                on_progress=progress.counted)
     except (EvalError, RayUnavailable, RunRefused) as exc:
-        _fail(str(exc).replace("\n", " "))
+        fail(str(exc).replace("\n", " "))
     except Interrupted as exc:
-        _interrupted(exc)
+        interrupted(exc)
     _say_evaluated(summary, config, out, max_errors)
 
 
@@ -151,16 +151,16 @@ def _horizon_sweep(dataset_dir: Path, out: Path, config: Any, horizons: str, pro
     from orchestrator.progress import Reporter
 
     if resume:
-        _fail("--resume does not apply to --horizons (a sweep runs whole); --overwrite replaces one")
-    _replace_earlier("--out", out, overwrite, "horizon.json", "horizon sweep")
-    _new_folder("--out", out)
+        fail("--resume does not apply to --horizons (a sweep runs whole); --overwrite replaces one")
+    replace_earlier("--out", out, overwrite, "horizon.json", "horizon sweep")
+    new_folder("--out", out)
     try:
         days = parse_horizons(horizons)
         with Reporter("horizons", None, progress_mode, kept_word="scored") as progress:
             result = run_sweep(dataset_dir, out, config, days, on_outcome=progress.outcome, on_total=progress.set_total)
     except SweepError as exc:
-        _remove_if_empty(out)
-        _fail(str(exc))
+        remove_if_empty(out)
+        fail(str(exc))
     for point in result.get("points", []):
         typer.echo(f"{point['days']:>4} days: pass rate {100 * point['pass_rate']:.1f} % "
                    f"({point.get('context_tokens') or 0:,.0f} context tokens)")
@@ -193,15 +193,15 @@ def probe_command(
     from harness.context import ContextConfig
     from harness.probe_run import AGENTS, ProbeConfig, run_probes
 
-    _check_dataset(dataset_dir)
+    check_dataset(dataset_dir)
     if agent not in AGENTS:
-        _fail(f"--agent: {agent!r} is not one of {', '.join(AGENTS)}")
+        fail(f"--agent: {agent!r} is not one of {', '.join(AGENTS)}")
     try:
         context = ContextConfig(mode=mode, top_k=top_k).validate()
     except ValueError as exc:
-        _fail(str(exc))
-    _replace_earlier("--out", out, overwrite, "probe.json", "probe run")
-    _refuse_filled("--out", out)
+        fail(str(exc))
+    replace_earlier("--out", out, overwrite, "probe.json", "probe run")
+    refuse_filled("--out", out)
     eval_rows = _eval_rows(eval_run, dataset_dir) if eval_run is not None else None
     client = None
     if agent == "llm":
@@ -209,8 +209,8 @@ def probe_command(
 
         client = LLMClient(endpoint.settings())
     if workers < 1:
-        _fail(f"--workers must be at least 1 (got {workers})")
-    _new_folder("--out", out)
+        fail(f"--workers must be at least 1 (got {workers})")
+    new_folder("--out", out)
     from backends.llm.failures import RunRefused
     from orchestrator.progress import Reporter, mode_for
 
@@ -219,7 +219,7 @@ def probe_command(
             summary = run_probes(dataset_dir, out, ProbeConfig(agent, context), client, eval_rows, workers=workers,
                                  on_outcome=progress.outcome, on_total=progress.set_total)
     except RunRefused as exc:
-        _fail(str(exc))
+        fail(str(exc))
     _say_probed(summary, out)
 
 
@@ -231,10 +231,10 @@ def _eval_rows(eval_run: Path, dataset_dir: Path) -> list:
     try:
         meta, rows = read_run(eval_run)
     except RunError as exc:
-        _fail(f"--eval: {exc}")
+        fail(f"--eval: {exc}")
     problem = pairing_problem(meta, dataset_identity(dataset_dir))
     if problem is not None:
-        _fail(f"--eval {eval_run}: not a run on {dataset_dir}: {problem}")
+        fail(f"--eval {eval_run}: not a run on {dataset_dir}: {problem}")
     return rows
 
 
@@ -282,7 +282,7 @@ def report_command(
     try:
         markdown, html = compose(run, probes, horizons)
     except RunError as exc:
-        _fail(str(exc))
+        fail(str(exc))
     atomic_write(run / "research-report.md", markdown.encode("utf-8"))
     atomic_write(run / "research-report.html", html.encode("utf-8"))
     typer.echo(markdown)
@@ -302,21 +302,21 @@ def compare_command(
     from harness.scores import RunError, compare_runs, pairing_problem, read_run
 
     if not 100 <= resamples <= 1_000_000:
-        _fail(f"--resamples: {resamples} is outside 100..1,000,000")
+        fail(f"--resamples: {resamples} is outside 100..1,000,000")
     try:
         meta_a, rows_a = read_run(run_a)
         meta_b, rows_b = read_run(run_b)
     except RunError as exc:
-        _fail(str(exc))
+        fail(str(exc))
     problem = pairing_problem(meta_a, meta_b)
     if problem is not None:
-        _fail(f"{run_b}: not a run on the dataset of {run_a}: {problem}; compare runs on the same tasks")
+        fail(f"{run_b}: not a run on the dataset of {run_a}: {problem}; compare runs on the same tasks")
     result = compare_runs(rows_a, rows_b, resamples, seed)
     if as_json:
         typer.echo(json.dumps(result, indent=1))
         return
     if not result["tasks"]:
-        _fail("the two runs share no scored task", 1)
+        fail("the two runs share no scored task", 1)
 
     def pct(value: float) -> str:
         return f"{100 * value:+.1f}" if value is not None else "-"

@@ -10,7 +10,7 @@ from typing import Any, Optional
 import typer
 import typer.core
 
-from orchestrator.cli.common import _budget, _fail, app, officebench_app
+from orchestrator.cli.common import app, fail, officebench_app, task_budget
 
 
 @officebench_app.command("check")
@@ -20,7 +20,7 @@ def officebench_check(path: Path = typer.Argument(..., help="An OfficeBench chec
     from office_env import load_officebench
 
     if not path.exists():
-        _fail(f"{path}: does not exist")
+        fail(f"{path}: does not exist")
     report = load_officebench(path)
     counts = report.by_app_count()
     per_apps = ", ".join(f"{n} app{'s' if n > 1 else ''}: {c}" for n, c in counts.items()) or "none"
@@ -48,7 +48,7 @@ def officebench_lint(
     from verifier.seed_lint import lint_seeds
 
     if not path.exists():
-        _fail(f"{path}: does not exist")
+        fail(f"{path}: does not exist")
     report = lint_seeds(path)
     if as_json:
         typer.echo(json.dumps(report.to_dict(), indent=2))
@@ -77,10 +77,10 @@ def _criteria_from(file: Path) -> tuple[list[Any], Optional[Path], Optional[Path
     try:
         data = load_json(file)
     except UntrustedInputError as exc:
-        _fail(str(exc))
+        fail(str(exc))
     if isinstance(data, dict):
         if "evaluation" not in data:
-            _fail(f"{printable(file)}: evaluation: missing (expected a subtask or task JSON, or a list of criteria)")
+            fail(f"{printable(file)}: evaluation: missing (expected a subtask or task JSON, or a list of criteria)")
         criteria = normalize_criteria(data["evaluation"])
         misplaced = misplaced_criteria(data["evaluation"])
     else:
@@ -92,7 +92,7 @@ def _criteria_from(file: Path) -> tuple[list[Any], Optional[Path], Optional[Path
         path = task_dir / name
         problem = entry_problem(path, folder=True)
         if problem == SYMLINK:
-            _fail(f"{printable(path)}: {problem}; refused (give --{'reference' if name == 'reference' else 'initial'} "
+            fail(f"{printable(path)}: {problem}; refused (give --{'reference' if name == 'reference' else 'initial'} "
                   "explicitly to use another folder)")
         found.append(path if is_real_dir(path) else None)
     return criteria, found[0], found[1], misplaced, task_day_first(data) if isinstance(data, dict) else None
@@ -127,9 +127,9 @@ def score(
     from office_env.untrusted import printable, tree_problem
 
     if not testbed.exists() and not testbed.is_symlink():
-        _fail(f"{printable(testbed)}: testbed folder does not exist")
+        fail(f"{printable(testbed)}: testbed folder does not exist")
     if (problem := tree_problem(testbed)) is not None:  # refused before the checks' libraries load
-        _fail(f"testbed: {problem}")
+        fail(f"testbed: {problem}")
 
     from backends.workers import Interrupted, JobFailure, run_jobs
     from office_env import InvalidCriteria, OfficeError, Workspace
@@ -138,9 +138,9 @@ def score(
     try:
         evaluate = scorer(semantics)
     except ValueError as exc:
-        _fail(str(exc))
+        fail(str(exc))
     if date_order not in DATE_ORDERS:
-        _fail(f"--date-order {date_order!r}: must be one of {', '.join(DATE_ORDERS)}")
+        fail(f"--date-order {date_order!r}: must be one of {', '.join(DATE_ORDERS)}")
     items, default_reference, default_initial, misplaced, office_order = _criteria_from(criteria)
     extra: dict[str, Any] = {"misplaced": misplaced} if semantics == "officebench" else {}
     extra["day_first"] = office_order if date_order == "office" else DATE_ORDERS[date_order]
@@ -148,8 +148,8 @@ def score(
     for option, folder in (("--reference", reference_dir), ("--initial", initial_dir)):
         problem = tree_problem(folder) if folder is not None else None
         if problem is not None:
-            _fail(f"{option}: {problem}")
-    budget = _budget(task_timeout, task_memory)
+            fail(f"{option}: {problem}")
+    budget = task_budget(task_timeout, task_memory)
 
     def scored(_: None) -> tuple[str, Any]:
         try:
@@ -183,7 +183,7 @@ def _print_score(kind: str, report: Any, as_json: bool) -> None:
             typer.echo(f"invalid: {problem}", err=True)
         raise typer.Exit(2)
     if kind == "error":
-        _fail(report)
+        fail(report)
     if as_json:
         typer.echo(json.dumps(report.to_dict(), indent=2))
     else:

@@ -13,7 +13,7 @@ import typer
 import typer.core
 
 from office_env.untrusted import printable
-from orchestrator.cli.common import _check_dataset, _fail, review_app
+from orchestrator.cli.common import check_dataset, fail, review_app
 
 
 def _warn(skipped: list[str]) -> None:
@@ -29,13 +29,13 @@ def _report_folder(dataset_dir: Path, out: Optional[Path]) -> Path:
     if out is None:
         return dataset_dir
     if out.is_symlink():
-        _fail(f"--out {printable(out)}: is a symbolic link; give a real folder")
+        fail(f"--out {printable(out)}: is a symbolic link; give a real folder")
     if out.exists() and not out.is_dir():
-        _fail(f"--out {printable(out)}: exists and is not a folder")
+        fail(f"--out {printable(out)}: exists and is not a folder")
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        _fail(f"--out {printable(out)}: cannot be made ({exc.strerror or exc})")
+        fail(f"--out {printable(out)}: cannot be made ({exc.strerror or exc})")
     return out
 
 
@@ -55,30 +55,30 @@ def review_report_command(
     from orchestrator.review.annotations import AnnotationError, AnnotationStore
     from orchestrator.review.report import render_report, review_report
 
-    _check_dataset(dataset_dir)
+    check_dataset(dataset_dir)
     folder = _report_folder(dataset_dir, out)
     try:
         with AnnotationStore(dataset_dir) as store:
             if annotations is not None:
                 if not annotations.is_file():
-                    _fail(f"--annotations {printable(annotations)}: no such file")
+                    fail(f"--annotations {printable(annotations)}: no such file")
                 typer.echo(f"imported {store.import_csv(annotations)} verdict(s) from {printable(annotations)}",
                            err=True)
             report = review_report(store.verdicts())
             skipped = list(store.skipped)
     except AnnotationError as exc:
-        _fail(printable(exc))
+        fail(printable(exc))
     except sqlite3.DatabaseError as exc:
-        _fail(f"{printable(dataset_dir)}/review.sqlite: not a readable annotations database ({printable(exc)[:200]})")
+        fail(f"{printable(dataset_dir)}/review.sqlite: not a readable annotations database ({printable(exc)[:200]})")
     except OSError as exc:
-        _fail(f"{printable(dataset_dir)}: cannot open its annotations ({exc.strerror or exc})")
+        fail(f"{printable(dataset_dir)}: cannot open its annotations ({exc.strerror or exc})")
     _warn(skipped)
     text = render_report(report, str(dataset_dir))
     try:
         write_json(folder / "review-report.json", report)
         write_text(folder / "review-report.md", text)
     except OSError as exc:
-        _fail(f"{printable(folder)}: cannot write the report ({exc.strerror or exc})")
+        fail(f"{printable(folder)}: cannot write the report ({exc.strerror or exc})")
     # names and task ids come from a file anybody may have written: never raw escape codes on a terminal
     shown = json.dumps(report, indent=1) if as_json else text
     typer.echo("\n".join(printable(line) for line in shown.split("\n")))
@@ -104,16 +104,16 @@ def review_serve_command(
 
     from orchestrator.review.annotations import AnnotationError, StoreFileError
 
-    _check_dataset(dataset_dir)
+    check_dataset(dataset_dir)
     if not 1 <= port <= 65535:
-        _fail(f"--port: {port} is not a port (1-65535)")
+        fail(f"--port: {port} is not a port (1-65535)")
     name = annotator or os.environ.get("USER") or "annotator"
     local = host in ("127.0.0.1", "localhost", "::1")
     if not local and not token:
         token = secrets.token_urlsafe(18)
     bad = next((h for h in allowed_host if not h.strip() or not h.isprintable() or "/" in h or len(h) > 253), None)
     if bad is not None:
-        _fail(f"--allowed-host {printable(bad)!r}: not a host name")
+        fail(f"--allowed-host {printable(bad)!r}: not a host name")
     try:
         import uvicorn
 
@@ -123,17 +123,17 @@ def review_serve_command(
         server = ReviewServer(dataset_dir, name, token, hosts=allowed_hosts(host, allowed_host))
         server.store()
     except StoreFileError as exc:
-        _fail(str(exc))
+        fail(str(exc))
     except AnnotationError as exc:
-        _fail(f"--annotator: {printable(exc)}")
+        fail(f"--annotator: {printable(exc)}")
     except sqlite3.DatabaseError as exc:
-        _fail(f"{printable(dataset_dir)}/review.sqlite: not a readable annotations database ({printable(exc)[:200]})")
+        fail(f"{printable(dataset_dir)}/review.sqlite: not a readable annotations database ({printable(exc)[:200]})")
     except OSError as exc:
-        _fail(f"{printable(dataset_dir)}: cannot open its annotations ({exc.strerror or exc})")
+        fail(f"{printable(dataset_dir)}: cannot open its annotations ({exc.strerror or exc})")
     try:
         sock = listening_socket(host, port)  # bound before the address is printed: a busy port is one line
     except OSError as exc:
-        _fail(f"--host {printable(host)} --port {port}: cannot listen ({exc.strerror or exc})")
+        fail(f"--host {printable(host)} --port {port}: cannot listen ({exc.strerror or exc})")
     shown = "localhost" if local else (socket.gethostname() if host in ("0.0.0.0", "::", "") else host)
     address = f"http://{shown}:{port}/" + (f"?token={token}" if token else "")
     typer.echo(f"review page for {printable(dataset_dir)} as {printable(name)}: {address}  (Ctrl-C stops)", err=True)
@@ -141,7 +141,7 @@ def review_serve_command(
     try:
         web.run(sockets=[sock])
     except SystemExit:  # uvicorn's own start-up failure: it has said why
-        _fail(f"--port {port}: the server could not start")
+        fail(f"--port {port}: the server could not start")
     finally:
         sock.close()
 
@@ -159,17 +159,17 @@ def review_apply_command(
     from orchestrator.review.annotations import AnnotationError
     from orchestrator.review.apply import ApplyError, NothingKept, apply_review
 
-    _check_dataset(dataset_dir)
+    check_dataset(dataset_dir)
     try:
         summary = apply_review(dataset_dir, out, rule, unreviewed)
     except NothingKept as exc:
-        _fail(printable(exc), 1)
+        fail(printable(exc), 1)
     except (ApplyError, AnnotationError) as exc:
-        _fail(printable(exc))
+        fail(printable(exc))
     except sqlite3.DatabaseError as exc:
-        _fail(f"{printable(dataset_dir)}/review.sqlite: not a readable annotations database ({printable(exc)[:200]})")
+        fail(f"{printable(dataset_dir)}/review.sqlite: not a readable annotations database ({printable(exc)[:200]})")
     except OSError as exc:
-        _fail(f"--out {printable(out)}: cannot be written ({exc.strerror or exc})")
+        fail(f"--out {printable(out)}: cannot be written ({exc.strerror or exc})")
     _warn(summary["warnings"])
     typer.echo(f"kept {summary['kept']} task(s), dropped {len(summary['dropped'])}, applied {summary['edits']} "
                f"edit(s); wrote {printable(out)}")

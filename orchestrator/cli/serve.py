@@ -8,7 +8,7 @@ from typing import Any, Optional
 import typer
 import typer.core
 
-from orchestrator.cli.common import _fail, app
+from orchestrator.cli.common import app, fail
 
 
 @app.command("fake-llm")
@@ -51,9 +51,9 @@ def fake_llm_command(
 
     unknown = [f for f in fault if f not in FAULTS]
     if unknown:
-        _fail(f"--fault {unknown[0]!r}: must be one of {', '.join(FAULTS)}")
+        fail(f"--fault {unknown[0]!r}: must be one of {', '.join(FAULTS)}")
     if profile not in PROFILES:
-        _fail(f"--profile {profile!r}: must be one of {', '.join(PROFILES)}")
+        fail(f"--profile {profile!r}: must be one of {', '.join(PROFILES)}")
     _check_serve_options(port, retry_after, slots)
     if agent is not None:
         _check_agent(agent, dataset, noise)
@@ -74,7 +74,7 @@ def fake_llm_command(
                                fail_model=fail_model, profile=profile, slots=slots).start()
         server.queue_faults(*fault)
     except (OSError, OverflowError) as exc:
-        _fail(f"--host {host} --port {port}: cannot listen ({exc.strerror or exc})")
+        fail(f"--host {host} --port {port}: cannot listen ({exc.strerror or exc})")
     try:
         responder.load(agent, dataset, noise, seed)
     except typer.Exit:
@@ -96,11 +96,11 @@ def fake_llm_command(
 def _check_serve_options(port: int, retry_after: float, slots: Optional[int]) -> None:
     """Refuse a port, a Retry-After or a slot count the endpoint cannot serve with."""
     if not 0 <= port <= 65535:
-        _fail(f"--port {port}: must be from 0 to 65535 (0 picks a free port)")
+        fail(f"--port {port}: must be from 0 to 65535 (0 picks a free port)")
     if retry_after < 0:
-        _fail(f"--retry-after {retry_after:g}: must be 0 or more seconds")
+        fail(f"--retry-after {retry_after:g}: must be 0 or more seconds")
     if slots is not None and slots < 1:
-        _fail(f"--slots {slots}: must be 1 or more")
+        fail(f"--slots {slots}: must be 1 or more")
 
 
 def _check_agent(agent: str, dataset: Optional[Path], noise: float) -> None:
@@ -108,15 +108,15 @@ def _check_agent(agent: str, dataset: Optional[Path], noise: float) -> None:
     from orchestrator.fake_llm.agent_answer import MODES
 
     if agent not in MODES:
-        _fail(f"--agent {agent!r}: must be one of {', '.join(MODES)}")
+        fail(f"--agent {agent!r}: must be one of {', '.join(MODES)}")
     if not 0.0 <= noise <= 1.0:
-        _fail(f"--noise {noise:g}: must be from 0 to 1")
+        fail(f"--noise {noise:g}: must be from 0 to 1")
     if agent != "none" and dataset is None:
-        _fail(f"--agent {agent} needs --dataset DIR: the tasks whose plans it follows")
+        fail(f"--agent {agent} needs --dataset DIR: the tasks whose plans it follows")
     if dataset is not None:
-        from orchestrator.cli.common import _check_dataset
+        from orchestrator.cli.common import check_dataset
 
-        _check_dataset(dataset)
+        check_dataset(dataset)
 
 
 class _Deferred:
@@ -138,7 +138,7 @@ class _Deferred:
         else:
             plans = dataset_agent_plans(dataset) if dataset is not None else []
             if not plans and agent != "none":
-                _fail(f"--dataset {dataset}: no task with a reference plan to follow")
+                fail(f"--dataset {dataset}: no task with a reference plan to follow")
             self._inner = agent_responder(plans, mode=agent, noise=noise, seed=seed)
 
     def release(self) -> None:

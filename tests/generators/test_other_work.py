@@ -676,8 +676,8 @@ def test_a_count_of_one_takes_a_singular_noun_and_a_takes_an_before_a_vowel():
                 assert re.search(rf"(?:{months}) $", text[:hit.start()]) or hit.group(1).endswith(("ss", "us", "is")), text
             for hit in re.finditer(r"\b[Aa] ([A-Za-z][\w-]*)", text):
                 assert hit.group(1).isupper() or article(hit.group(1)) == "a", text
-    assert other_work._working_days(1) == "1 working day" and other_work._working_days(3) == "3 working days"
-    said = {phrase: other_work._AN.sub(r"\1n ", phrase) for phrase in (
+    assert other_work.working_days(1) == "1 working day" and other_work.working_days(3) == "3 working days"
+    said = {phrase: other_work.AN.sub(r"\1n ", phrase) for phrase in (
         "a Umbra review", "a Urban move", "a Upper floor", "a Unity rollout", "a UX review", "a UK office",
         "a Utah office", "a Uber account", "a Orion update", "a EUR 50 fee")}
     assert said == {"a Umbra review": "an Umbra review", "a Urban move": "an Urban move",

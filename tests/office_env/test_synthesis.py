@@ -384,7 +384,7 @@ def test_inbox_dates_and_threads_over_many_seeds():
     seen_forward = False
     for seed in range(300, 380):
         world = make_world(seed)
-        mails = documents._emails(world, documents._rng(world, "email"), {})
+        mails = documents.emails(world, documents.kind_rng(world, "email"), {})
         assert 15 <= len(mails) <= 40, seed
         subjects = []
         on_thread: dict[str, set[str]] = {}  # a first mail's subject -> who sent it or was copied
@@ -446,7 +446,7 @@ def test_calendar_events_never_overlap_over_many_seeds():
     from office_env.synthesis import documents
     for seed in range(100, 160):
         world = make_world(seed)
-        for path, _kind, data in documents._calendars(world, documents._rng(world, "calendar")):
+        for path, _kind, data in documents.calendars(world, documents.kind_rng(world, "calendar")):
             events = ics_io.events_of(ics_io.icalendar.Calendar.from_ical(data), path)
             assert not overlaps(events), (seed, path)
             assert 9 <= len(events) <= 40, (seed, path, len(events))
@@ -486,7 +486,7 @@ def test_a_second_quote_follows_the_first_and_every_reply_its_mail():
     for seed in range(120):
         world = make_world(seed)
         sent: dict[str, list] = {}
-        for _path, _kind, data in documents._emails(world, documents._rng(world, "email"), {}):
+        for _path, _kind, data in documents.emails(world, documents.kind_rng(world, "email"), {}):
             message = BytesParser(policy=policy.default).parsebytes(data)
             sent.setdefault(str(message["Subject"]), []).append(parsedate_to_datetime(message["Date"]))
         for subject, times in sent.items():
