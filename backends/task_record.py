@@ -102,6 +102,17 @@ class Distractor(_Shape):
     text: Text
 
 
+class Derived(_Shape):
+    """How a value said in no single turn follows from two (``generators.model.Derivation``)."""
+
+    rule: Annotated[str, Field(min_length=1, max_length=40, description="days_after, minutes_before, more, "
+                               "half, covers, ...")]
+    amount: Annotated[int, Field(ge=0, le=100_000, description="days, minutes or units the rule moves by")]
+    anchor: Annotated[str, Field(min_length=1, max_length=200, description="the named thing the value is said "
+                                 "against")]
+    base: Annotated[str, Field(min_length=1, max_length=200, description="the anchor's own value")]
+
+
 class Memory(_Shape):
     """A memory piece as recorded (``generators.model.MemoryPiece`` is the draft's)."""
 
@@ -120,6 +131,8 @@ class Memory(_Shape):
     cue: Annotated[str, Field(description="the role the value plays in the work")] | SkipJsonSchema[None] = None
     about: Annotated[str, Field(description="a short noun phrase for the work it belongs to")] \
         | SkipJsonSchema[None] = None
+    derived: Annotated[Derived, Field(description="the value is said in no single turn: its relation (said_as) "
+                                      "in one, its anchor's own value in another")] | SkipJsonSchema[None] = None
 
 
 Ids = list[str]

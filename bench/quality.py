@@ -124,6 +124,7 @@ from verifier.history_form import (
     same_question_answers,
     small_talk_fit,
     turned_down_after_final,
+    derived_share,
     two_turn_share,
 )
 
@@ -142,6 +143,7 @@ CHALLENGE_TOKENS = 100_000
 SHAPE_TOLERANCE = 0.20
 KINDS = ("standard", "challenge", "plus")
 TWO_TURN_TARGET = 0.30
+DERIVED_TARGET = 0.30  # memory pieces whose value a reader must put together from two turns
 NAMINGS_TARGET = 4  # the ways a thread of work is called after it is raised (full name, shorter ones, "that one")
 RECALL_TARGET = 0.40  # BM25 top-10
 THREAD_EVIDENCE_TARGET = 0.35
@@ -376,6 +378,9 @@ def form_lines(records: list[dict[str, Any]], kind: str, folders: list[Path]) ->
     share, pieces = two_turn_share(records)
     lines.append(_line("memory pieces needing two turns", share, f"{100 * share:.1f} % of {pieces}",
                        f">= {100 * TWO_TURN_TARGET:.0f} %", share >= TWO_TURN_TARGET))
+    share, pieces = derived_share(records)
+    lines.append(_line("memory pieces derived (said in no turn)", share, f"{100 * share:.1f} % of {pieces}",
+                       f">= {100 * DERIVED_TARGET:.0f} %", share >= DERIVED_TARGET))
     named = sorted(namings_per_work(records))
     median = named[len(named) // 2] if named else None
     four = sum(n >= NAMINGS_TARGET for n in named)

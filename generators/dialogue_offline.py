@@ -36,7 +36,7 @@ from generators.small_talk import WordingsExhausted
 from generators.spoken_time import names_any, spoken
 from generators.withheld import withheld_kind, withhold
 from generators.thread_bank import (  # noqa: F401 - the bank's names, as the writer's callers know them
-    _OPENERS, _REPLIES, SENTENCE_CUES, BankError, _Deck, bank_sizes, threads,
+    OPENERS, REPLIES, SENTENCE_CUES, BankError, Deck, bank_sizes, threads,
 )
 from generators.work_names import P_FULL_NAME, WorkNames, noun_twice
 from office_env import OfficeError, Workspace, mail_store
@@ -55,10 +55,10 @@ LONG_HISTORY_WORK_SHARE = 0.5  # the same over weeks of history (more work, less
 # alike, a retriever given the task's question finds a detail by the name of its work
 STATED_FULL_NAMES = 0.7
 LONG_HISTORY_FULL_NAMES = 0.7  # the same over weeks of history
-NAMED_ANSWERS = 0.3  # the share of two-turn details whose answer names the work (a retriever must find it)
+NAMED_ANSWERS = 0.6  # the share of two-turn details whose answer names the work (a retriever must find it)
 LONG_HISTORY_NAMED_ANSWERS = 0.5  # the same over weeks of history
 _SHORT_OPENS, _SHORT_CLOSES = 0.5, 0.45  # chances that a short session has an opener, a closer
-P_REPLY_OPENER = 0.75  # the chance that a reply in a work thread opens with a short "Okay," or "Right."
+P_REPLY_OPENER = 0.85  # the chance that a reply in a work thread opens with a short "Okay," or "Right."
 
 
 def history_dates(now: datetime | date, days: int) -> list[date]:
@@ -68,12 +68,14 @@ def history_dates(now: datetime | date, days: int) -> list[date]:
 
 def plan_dialogue(draft: TaskDraft, *, seed: int, now: datetime, days: int, feedback: str = "",
                   arrived: date | None = None, long_mentions: int = LONG_HISTORY_MENTIONS,
-                  siblings: Sequence[Sibling] = (), utterances_per_day: int = 72) -> tuple[list[DayPlan], TaskDraft]:
+                  siblings: Sequence[Sibling] = (), utterances_per_day: int = 72,
+                  people: Sequence[str] = ()) -> tuple[list[DayPlan], TaskDraft]:
     """The history plan for ``draft`` (seeded) and the draft with ``said_as`` filled in.
     ``arrived``: when the latest mail the task answers came in; its work comes up the days after.
     ``long_mentions``: value-free talk per thread at least over weeks (``history_plan.plan_history``).
     ``siblings``: other works of the office told alike, unmarked (``generators.sibling_works``), as
-    much of them as ``utterances_per_day`` leaves room for (``history_plan.fit_siblings``)."""
+    much of them as ``utterances_per_day`` leaves room for (``history_plan.fit_siblings``).
+    ``people``: the office's full names (a person is named by role where their first name is theirs alone)."""
     if days < 1:
         raise ValueError(f"days must be at least 1, got {days}")
     _check_memory(draft.memory)
@@ -84,7 +86,7 @@ def plan_dialogue(draft: TaskDraft, *, seed: int, now: datetime, days: int, feed
     dates = history_dates(now, days)
     first_day = next((i for i, d in enumerate(dates) if d > arrived), len(dates) - 1) if arrived else 0
     plans, memory = plan_history(list(draft.memory), dates, rng, first_day=first_day, long_mentions=long_mentions,
-                                 others=others)
+                                 others=others, people=people)
     if others:
         fit_siblings(plans, utterances_per_day, rng)
     return plans, TaskDraft(**{**draft.__dict__, "memory": memory})
@@ -192,7 +194,7 @@ class HistoryWriter(DecoyTalk):
                               company=company if clean(company) else "", projects=[p for p in projects if clean(p)],
                               files=[f for f in files if clean(f)], avoid=clean, currency=currency,
                               absences=absences, names_day=lambda text, day: names_any(text, self.values, day))
-        self.decks = {key: _Deck(entries, rng) for key, entries in threads().lines.items()}
+        self.decks = {key: Deck(entries, rng) for key, entries in threads().lines.items()}
         self.said: set[str] = set()
         self.abouts: dict[str, str] = {}  # a name for the work of pieces that came without one
         self.colleagues = [c for c in colleagues if c and clean(c)]
@@ -237,8 +239,8 @@ class HistoryWriter(DecoyTalk):
                     and " ".join(low.split()) not in self.banned and not noun_twice(low, about))
 
         keys = [(move, cue), (move, "any")]
-        if move in _REPLIES or move == "ask":  # replies can borrow from each other before giving up
-            keys += [(reply, "any") for reply in _REPLIES]
+        if move in REPLIES or move == "ask":  # replies can borrow from each other before giving up
+            keys += [(reply, "any") for reply in REPLIES]
         elif move == "mention":
             keys.append(("recap", "any"))
         blank = {k for k, v in ctx.items() if not v}  # e.g. no usable user name: skip lines that use it
@@ -259,8 +261,8 @@ class HistoryWriter(DecoyTalk):
             # same in two histories
             text = draw(self.rng.choice(_REPLY_OPENERS), with_opener)
         text = text or draw("")
-        if text is None and (move in _REPLIES or move == "ask"):  # every reply said: a short opener widens the choice
-            for opener in self.rng.sample(_OPENERS, len(_OPENERS)):
+        if text is None and (move in REPLIES or move == "ask"):  # every reply said: a short opener widens the choice
+            for opener in self.rng.sample(OPENERS, len(OPENERS)):
                 text = draw(f"{opener} ")
                 if text is not None:
                     break
@@ -287,7 +289,7 @@ class HistoryWriter(DecoyTalk):
         work = event.about or (piece.about if piece is not None else "")
         if work and self.clean(work):
             about = self.names.pick(work, full=event.move == "raise", opening=opening,
-                                    answer=answer, stated=event.move in ("state", "correct", "distract", "decline"))
+                                    answer=answer, stated=event.move in ("state", "correct", "distract", "decline", "anchor"))
         else:
             # one filler per work: pieces about the same thing keep the same words for it
             key = ("about", piece.about) if piece is not None and piece.about else (piece.id if piece else event.thread)
@@ -313,6 +315,9 @@ class HistoryWriter(DecoyTalk):
             marks[event.mark] = (piece.id,)
         if event.move in ("raise", "recap", "mention"):
             return self._line(event.move, "any", ctx), marks
+        if event.move == "anchor":  # what a derived value is said against: a named thing's own value
+            return self._line("anchor", event.kind, {**ctx, "anchor": event.anchor, "value": event.said},
+                              event.said), marks
         if event.move == "decline":
             said = spoken(event.said, piece.cue if piece else "")
             ctx["value"] = said
@@ -334,7 +339,7 @@ class HistoryWriter(DecoyTalk):
             else:  # over weeks, a two-turn detail's answer often names its work: a retriever must find it
                 line_cue = "named" if self.named_answers and self.rng.random() < self.named_answers else "any"
             text = self._line(move, line_cue, ctx, said)
-            if said != event.said:  # words, not a name: a sentence that starts with them starts with a capital
+            if said != event.said or (piece.derived is not None and event.said == piece.said_as):  # words, not a name: a sentence that starts with them starts with a capital
                 text = re.sub(rf"(^|[.?!]\s+){re.escape(said)}", lambda m: m.group(1) + said[:1].upper() + said[1:],
                               text)
             return text, marks
@@ -409,7 +414,7 @@ class HistoryWriter(DecoyTalk):
         if event.mark or not event.said:
             return True
         # what the line may say besides the value: a near miss's sentence, a sentence-said detail
-        said = [event.said, event.text]
+        said = [event.said, event.text, event.anchor]
         if event.piece is not None and (not event.piece.cue or event.piece.cue in SENTENCE_CUES):
             said.append(event.piece.text)
         return all(self.clean(t) and not self.names_task_day(t, when.date()) and self._free_on(t, when)
@@ -454,6 +459,8 @@ class HistoryWriter(DecoyTalk):
             ctx = self._ctx(event, clock.peek())
             if event.move == "recap":
                 reply = self._line("recap_reply", "any", ctx, question=False)
+            elif event.move == "anchor":  # the assistant takes the named thing in, by its name
+                reply = self._line("anchor_reply", "any", {**ctx, "anchor": event.anchor}, question=False)
             elif event.move == "mention":  # a question about the work gets an answer, not a nod
                 reply = self._line("mention_reply", "asked" if text.rstrip().endswith("?") else "any", ctx,
                                    question=False)
@@ -602,7 +609,7 @@ def _works_in_any_order(by_thread: dict[str, list[Event]], rng: random.Random) -
     return [events for group in order for events in group]
 
 
-_REPLY_OPENERS = ("Okay", "Right", "Thanks", "Ah", "Mm", "Alright", "Sure", "Oh")
+_REPLY_OPENERS = ("Okay", "Right", "Thanks", "Ah", "Mm", "Alright", "Sure", "Oh", "Good", "Noted", "Got it", "I see")
 # replies that take in what the user said (not the answer to a question of theirs)
 _ACKNOWLEDGING = ("after", "raise_reply", "mention_reply", "recap_reply", "prompt", "ask")
 _ACKS = {"okay", "right", "alright", "mm", "ah", "oh", "sure", "thanks", "fine"}

@@ -23,14 +23,17 @@ from __future__ import annotations
 
 import math
 import random
+import re
+from collections.abc import Collection
 from dataclasses import dataclass, field, replace
-from datetime import date
+from datetime import date, timedelta
 from typing import Literal
 
-from generators.model import MemoryPiece
-from generators.spoken_time import is_relative, say_value
+from generators.derivation import anchor_kind, anchor_names, base_day, day_of, draw_derivation, kind_of, relation_phrase
+from generators.model import Derivation, MemoryPiece
+from generators.spoken_time import is_relative, say_day, say_value
 
-Move = Literal["raise", "state", "correct", "distract", "recap", "mention", "decline"]
+Move = Literal["raise", "state", "correct", "distract", "recap", "mention", "decline", "anchor"]
 Mark = Literal["evidence", "superseded", "distractor", ""]
 
 P_RECAP = 0.5  # share of threads checked on once more after their last detail
@@ -38,6 +41,9 @@ P_SPLIT = 0.5  # share of details given in two turns (the work named, then the v
 P_DECLINE = 0.5  # share of corrected pieces whose earlier value comes up again and is turned down
 P_DECLINE_LONG = 0.8  # the same over weeks of history, where an old value has more time to resurface
 EVIDENCE_SHARE = 0.38  # at most this share of a thread's user turns state a value
+P_DERIVE = 0.92  # share of days, clocks, numbers, lengths and people said in no single turn (derived)
+DERIVE_TRIES = 4  # rules drawn for a value before it is said outright
+P_FREE_ANCHOR = 0.35  # share of threads (the task's and the siblings') that name an anchor nothing is derived from
 
 
 @dataclass(frozen=True)
@@ -56,6 +62,8 @@ class Event:
     mark: Mark = ""
     split: bool = False
     about: str = ""
+    anchor: str = ""  # an ``anchor`` event: the named thing whose own value (``said``) it states
+    kind: str = ""  # an ``anchor`` event: what its value is (day, time, number, duration, person)
 
     def to_dict(self) -> dict[str, str]:
         data = {"move": self.move, "thread": self.thread}
@@ -73,6 +81,10 @@ class Event:
             data["split"] = True
         if self.about:
             data["other_work"] = True  # "about" names another work than the piece's
+        if self.anchor:
+            data.update(anchor=self.anchor, kind=self.kind)
+        elif self.piece is not None and self.piece.derived is not None and self.said == self.piece.said_as:
+            data["against"] = self.piece.derived.anchor  # "say" is the value against this anchor
         return data
 
 
@@ -83,12 +95,15 @@ class Event:
         other = bool(data.get("other_work"))
         if data.get("memory"):
             cue = data.get("cue", "note")
+            against = str(data.get("against", ""))
             piece = MemoryPiece(id=data["memory"], kind="fact", text=data.get("detail") or data.get("say", ""),
                                 value=data.get("say", "") or data.get("detail", ""), thread=data["thread"],
-                                cue="" if cue == "note" else cue, about="" if other else data.get("about", ""))
+                                cue="" if cue == "note" else cue, about="" if other else data.get("about", ""),
+                                said_as=data.get("say", "") if against else "",
+                                derived=Derivation("against", 0, against, against) if against else None)
         return cls(data["move"], data["thread"], piece, data.get("say", ""), data.get("text", ""),  # type: ignore[arg-type]
                    data.get("mark", ""), bool(data.get("split")),  # type: ignore[arg-type]
-                   str(data.get("about", "")) if other else "")
+                   str(data.get("about", "")) if other else "", str(data.get("anchor", "")), str(data.get("kind", "")))
 
 
 @dataclass
@@ -128,7 +143,8 @@ def weeks_of_full_days(days: int, utterances_per_day: int) -> bool:
 
 def plan_history(pieces: list[MemoryPiece], dates: list[date], rng: random.Random, *,
                  relative: bool = True, first_day: int = 0, long_mentions: int = LONG_HISTORY_MENTIONS,
-                 others: list[MemoryPiece] = ()) -> tuple[list[DayPlan], list[MemoryPiece]]:  # type: ignore[assignment]
+                 others: list[MemoryPiece] = (),  # type: ignore[assignment]
+                 people: Collection[str] = ()) -> tuple[list[DayPlan], list[MemoryPiece]]:
     """Lay the threads of ``pieces`` over ``dates``; return the day plans and the pieces (with
     ``said_as`` set where a value is said relatively). Needs two days for a correction: with one
     day, superseded values raise ``ValueError``. ``first_day``: the index of the first day the
@@ -138,9 +154,17 @@ def plan_history(pieces: list[MemoryPiece], dates: list[date], rng: random.Rando
     ``others``: the pieces of sibling works (``generators.sibling_works``; threads ``w<n>``), laid
     out by the same steps with the same chances, their events unmarked: a line's form cannot tell
     the task's work from theirs. A near-miss is said as a detail of another work of the history
-    (the event's ``about``), as a detail is stated, not in words of its own."""
+    (the event's ``about``), as a detail is stated, not in words of its own.
+
+    A final day, clock, number, length or person (of the task or a sibling alike) is derived
+    :data:`P_DERIVE` of the time (``generators.derivation``): an ``anchor`` event says a named
+    thing's own value, the final event says the value against it (``said_as``, ``derived``).
+    ``people``: the office's full names (a person is named by role only when their first name
+    is nobody else's)."""
     days = [DayPlan(i + 1, d) for i, d in enumerate(dates)]
     n = len(days)
+    # a piece planned before (a dialogue written again) is derived afresh or said outright
+    pieces = [replace(p, derived=None, said_as="") if p.derived is not None else p for p in pieces]
     if n < 1:
         raise ValueError("a history needs at least one day")
     everything = [*pieces, *others]
@@ -161,6 +185,10 @@ def plan_history(pieces: list[MemoryPiece], dates: list[date], rng: random.Rando
 
     earliest = {True: earliest_of(list(pieces)), False: earliest_of(list(others))}
     raised: dict[str, int] = {}  # about -> the day its work was raised
+    anchors_used: set[str] = set()  # an anchor is named once a history
+    first_days: dict[str, int] = {}  # thread -> the day it starts
+    details = {v.lower() for p in everything for v in (p.value, *p.superseded, *(d.value for d in p.distractors))}
+    busy_days = {d for v in details if (d := day_of(v, dates[-1])) is not None}  # no anchor falls on one
     for index, (thread, members) in enumerate(groups):
         about = members[0].about
         marked = thread in own
@@ -181,6 +209,7 @@ def plan_history(pieces: list[MemoryPiece], dates: list[date], rng: random.Rando
             raised[about] = start
             days[start].events.append(Event("raise", thread, members[0]))
         day = start
+        first_days[thread] = start
         final_days: list[int] = []
         for position, piece in enumerate(members):
             if position:  # details of one thread come over several days; over a long history, weeks
@@ -198,10 +227,18 @@ def plan_history(pieces: list[MemoryPiece], dates: list[date], rng: random.Rando
             else:
                 fix_day = day
             said = piece.value
-            phrase = say_value(piece.value, dates[fix_day]) if relative else None
-            if phrase and (piece.cue not in DAY_CUES or (is_relative(phrase) and rng.random() < P_RELATIVE_DAY)):
-                said = phrase  # said as people say it, never as a stamp
-                piece = replace(piece, said_as=said)
+            derived = _derive(piece, fix_day, start, dates, rng, anchors_used, details, people, busy_days) if relative else None
+            if derived is not None:
+                anchor_at, anchor = derived
+                assert anchor.piece is not None
+                piece = anchor.piece
+                said = piece.said_as
+                days[anchor_at].events.append(replace(anchor, thread=thread, mark=mark("evidence")))
+            else:
+                phrase = say_value(piece.value, dates[fix_day]) if relative else None
+                if phrase and (piece.cue not in DAY_CUES or (is_relative(phrase) and rng.random() < P_RELATIVE_DAY)):
+                    said = phrase  # said as people say it, never as a stamp
+                    piece = replace(piece, said_as=said)
             move: Move = "correct" if piece.superseded else "state"
             split = move == "state" and rng.random() < P_SPLIT
             days[fix_day].events.append(Event(move, thread, piece, said, mark=mark("evidence"), split=split))
@@ -225,11 +262,82 @@ def plan_history(pieces: list[MemoryPiece], dates: list[date], rng: random.Rando
         last = max(final_days)
         if about and last < n - 1 and rng.random() < P_RECAP:
             days[rng.randint(last + 1, n - 1)].events.append(Event("recap", thread, members[0]))
-        _add_mentions(days, thread, members[0], start, rng, len(final_days), long_mentions if n > LONG_HISTORY_DAYS else 1)
+        anchors = sum(e.move == "anchor" for plan in days for e in plan.events if e.thread == thread)
+        _add_mentions(days, thread, members[0], start, rng, len(final_days) + anchors,
+                      long_mentions if n > LONG_HISTORY_DAYS else 1)
+    _free_anchors(days, groups, first_days, rng, anchors_used, details, busy_days, people)
     _after_raise(days, raised, rng)
     for plan in days:  # within a day: each thread's events in the order they were planned
         plan.events = _stable_by_thread(plan.events)
     return days, [updated.get(p.id, p) for p in pieces]
+
+
+def _derive(piece: MemoryPiece, fix_day: int, start: int, dates: list[date], rng: random.Random,
+            used: set[str], details: set[str], people: Collection[str], busy_days: set[date]) -> tuple[int, Event] | None:
+    """The day (index) and anchor event of ``piece``'s final value said in no single turn (the
+    event's ``piece`` is the piece with ``derived`` and the relation as ``said_as``), or None when
+    the value is not derived. The anchor comes on a day of the thread (from ``start``); a day is
+    said before it comes, as people say it on the day the anchor is said."""
+    kind = kind_of(piece.cue, piece.value)
+    if not kind or rng.random() >= P_DERIVE:
+        return None
+    names = [a for a in anchor_names(anchor_kind(kind)) if a not in used]
+    for _ in range(DERIVE_TRIES):
+        derivation = draw_derivation(piece.cue, piece.value, dates[fix_day], names, rng, avoid=details, people=people,
+                                     avoid_days=busy_days)
+        if derivation is None:
+            return None
+        relation = relation_phrase(derivation, rng)
+        # not "10 more than ..." where 10 is another detail of the history
+        if not any(re.search(rf"(?<![\w.]){re.escape(v)}(?![\w.])", relation.lower()) for v in details):
+            break
+    else:
+        return None
+    if kind == "day":
+        day = base_day(derivation, piece.value, dates[fix_day])
+        choices = [i for i, d in enumerate(dates) if i >= start and day is not None and d < day]
+        if day is None or not choices:
+            return None
+        index = rng.choice(choices)
+        said = say_day(day, dates[index])
+    else:
+        index, said = rng.randint(start, len(dates) - 1), derivation.base
+    used.add(derivation.anchor)
+    return index, Event("anchor", piece.thread, replace(piece, said_as=relation, derived=derivation), said,
+                        anchor=derivation.anchor, kind=anchor_kind(kind))
+
+
+def _free_anchors(days: list[DayPlan], groups: list[tuple[str, list[MemoryPiece]]], first_days: dict[str, int],
+                  rng: random.Random, used: set[str], details: set[str], busy_days: set[date],
+                  people: Collection[str]) -> None:
+    """Anchors that no value is said against (unmarked ``anchor`` events), in :data:`P_FREE_ANCHOR`
+    of the threads, the task's and the siblings' alike: a turn that names a thing and its value
+    is not always one a value is derived from; only a relation that names the anchor makes it so."""
+    firsts = sorted({p.split()[0] for p in people if p.split()} - {d.split()[0].title() for d in details if d})
+    for thread, members in groups:
+        if rng.random() >= P_FREE_ANCHOR:
+            continue
+        kind = rng.choice(("day", "time", "number", "duration", "person") if firsts else
+                          ("day", "time", "number", "duration"))
+        names = [a for a in anchor_names(kind) if a not in used]
+        index = rng.randint(first_days.get(thread, 0), len(days) - 1)
+        said_on = days[index].date
+        if kind == "day":
+            day = said_on + timedelta(days=rng.randint(1, 12))
+            said = say_day(day, said_on) if day.weekday() < 5 and day not in busy_days else ""
+        elif kind == "time":
+            said = f"{rng.randint(8, 16)}:{rng.choice(('00', '30'))}"
+        elif kind == "number":
+            said = str(5 * rng.randint(4, 60))
+        elif kind == "duration":
+            said = f"{rng.choice((15, 20, 30, 45, 60, 90))} minutes"
+        else:
+            said = rng.choice(firsts)
+        if not names or not said or said.lower() in details:
+            continue
+        name = rng.choice(names)
+        used.add(name)
+        days[index].events.append(Event("anchor", thread, members[0], said, anchor=name, kind=kind))
 
 
 def event_pairs(events: list[Event]) -> int:
@@ -302,5 +410,5 @@ def _stable_by_thread(events: list[Event]) -> list[Event]:
     order: dict[str, list[Event]] = {}
     for event in events:
         order.setdefault(event.thread, []).append(event)
-    rank = {"raise": 0, "state": 1, "correct": 1, "distract": 1, "mention": 1, "decline": 1, "recap": 2}
+    rank = {"raise": 0, "anchor": 1, "state": 1, "correct": 1, "distract": 1, "mention": 1, "decline": 1, "recap": 2}
     return [e for group in order.values() for e in sorted(group, key=lambda e: rank[e.move])]

@@ -28,6 +28,26 @@ class Distractor:
 
 
 @dataclass(frozen=True)
+class Derivation:
+    """How a value said in no single turn follows from two (``generators.derivation``): one turn
+    says that ``anchor`` (a named event, figure or role) is ``base``; the piece's own turn says
+    its value against the anchor (``MemoryPiece.said_as``: "two days after the supplier visit").
+    ``rule`` and ``amount`` (days, minutes or units) give the value from ``base``."""
+
+    rule: str
+    amount: int
+    anchor: str
+    base: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"rule": self.rule, "amount": self.amount, "anchor": self.anchor, "base": self.base}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Derivation":
+        return cls(str(data["rule"]), int(data["amount"]), str(data["anchor"]), str(data["base"]))
+
+
+@dataclass(frozen=True)
 class MemoryPiece:
     """A fact or action item that exists only in the chat.
 
@@ -37,7 +57,9 @@ class MemoryPiece:
     pieces of one line of work; ``superseded`` are earlier values said and later corrected, in
     order; ``distractors`` are near-miss details. ``cue`` (what role the value plays: a file to
     read, a recipient, a meeting time ...) and ``about`` (a short noun phrase for the work it
-    belongs to) let a dialogue writer put it in the user's own words.
+    belongs to) let a dialogue writer put it in the user's own words. ``derived``: the value is
+    said in no turn; ``said_as`` is then the relation its final turn holds, and the anchor's own
+    turn (also evidence) says the base.
     """
 
     id: str
@@ -50,6 +72,7 @@ class MemoryPiece:
     said_as: str = ""
     cue: str = ""
     about: str = ""
+    derived: Derivation | None = None
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"id": self.id, "kind": self.kind, "text": self.text, "value": self.value}
@@ -65,6 +88,8 @@ class MemoryPiece:
             data["cue"] = self.cue
         if self.about:
             data["about"] = self.about
+        if self.derived is not None:
+            data["derived"] = self.derived.to_dict()
         return data
 
     @classmethod
@@ -72,7 +97,8 @@ class MemoryPiece:
         return cls(id=data["id"], kind=data["kind"], text=data["text"], value=data["value"],
                    thread=data.get("thread", ""), superseded=tuple(data.get("superseded", ())),
                    distractors=tuple(Distractor(d["value"], d["text"]) for d in data.get("distractors", ())),
-                   said_as=data.get("said_as", ""), cue=data.get("cue", ""), about=data.get("about", ""))
+                   said_as=data.get("said_as", ""), cue=data.get("cue", ""), about=data.get("about", ""),
+                   derived=Derivation.from_dict(data["derived"]) if data.get("derived") else None)
 
     @property
     def said(self) -> str:

@@ -22,6 +22,12 @@ MEMORY_ITEM: dict[str, Any] = {
         "said_as": {"type": "string", "minLength": 1},
         "cue": {"type": "string"},
         "about": {"type": "string"},
+        "derived": {"type": "object", "properties": {
+            "rule": {"type": "string", "minLength": 1, "maxLength": 40},
+            "amount": {"type": "integer", "minimum": 0, "maximum": 100_000},
+            "anchor": {"type": "string", "minLength": 1, "maxLength": 200},
+            "base": {"type": "string", "minLength": 1, "maxLength": 200}},
+            "required": ["rule", "amount", "anchor", "base"], "additionalProperties": False},
     },
     "required": ["id", "kind", "text", "value"],
     "additionalProperties": False,

@@ -303,17 +303,19 @@ def says_value(text: str, value: str) -> bool:
 
 
 def check_specifics(instruction: str, intent: str, dialogue_text: str | Iterable[str],
-                    dated: Iterable[tuple[str, date | None]] = ()) -> list[str]:
+                    dated: Iterable[tuple[str, date | None]] = (), derived: Iterable[str] = ()) -> list[str]:
     """Problems: each specific of ``instruction`` missing from the dialogue, each one in the intent.
     ``dated``: the dialogue's turns with the day each was said on, so that a date said in words
-    ("Tuesday next week") counts for the date it names (``generators.spoken_time``)."""
+    ("Tuesday next week") counts for the date it names (``generators.spoken_time``). ``derived``:
+    the values of derived memory pieces (said in no turn; the marks check that their parts are)."""
     if not isinstance(dialogue_text, str):
         dialogue_text = "\n".join(dialogue_text)
     dialogue = normalize(dialogue_text)
-    dated = list(dated)
+    dated, derived = list(dated), list(derived)
     problems: list[str] = []
     for spec in find_specifics(instruction):
-        if not contains_specific(dialogue, spec) and not any(names_value(text, spec.text, day) for text, day in dated):
+        if not contains_specific(dialogue, spec) and not any(names_value(text, spec.text, day) for text, day in dated) \
+                and not any(contains_specific(value, spec) for value in derived):
             problems.append(f"dialogue misses {spec}")
         if contains_specific(intent, spec):
             problems.append(f"intent leaks {spec}")

@@ -74,7 +74,7 @@ def compile_line(text: str, where: str, allowed: frozenset[str]) -> ThreadLine:
 T = TypeVar("T")
 
 
-class _Deck(Generic[T]):
+class Deck(Generic[T]):
     """Draws items in shuffled order without repeats until the deck is exhausted, then reshuffles."""
 
     def __init__(self, items: Sequence[T], rng: random.Random) -> None:
@@ -108,22 +108,26 @@ class _Deck(Generic[T]):
 
 _MOVES = ("raise", "raise_reply", "state", "correct", "ask", "after", "distract", "lead", "recap", "recap_reply",
           "about", "mention", "mention_reply", "split", "prompt", "answer", "decline", "job", "job_raise",
-          "job_person", "job_field", "job_detail", "near_clause", "withheld", "ask_withheld", "correct_split")
+          "job_person", "job_field", "job_detail", "near_clause", "withheld", "ask_withheld", "correct_split", "anchor", "anchor_name", "relation", "anchor_reply")
 # Who says a move's line: the user (U), the assistant (A), or neither (T: a fragment of another line).
 MOVE_ROLES = {"raise": "U", "raise_reply": "A", "state": "U", "correct": "U", "ask": "A", "after": "A",
                "distract": "U", "lead": "T", "recap": "U", "recap_reply": "A", "about": "T", "mention": "U",
                "mention_reply": "A", "split": "U", "prompt": "A", "answer": "U", "decline": "U", "job": "T",
                "job_raise": "U", "job_person": "T", "job_field": "T", "job_detail": "T",
-               "near_clause": "T", "withheld": "T", "ask_withheld": "A", "correct_split": "U"}
+               "near_clause": "T", "withheld": "T", "ask_withheld": "A", "correct_split": "U",
+               "anchor": "U", "anchor_name": "T", "relation": "T", "anchor_reply": "A"}
 
 
 # What a thread line may name: the work (about; {^about} at a sentence's start), the user, the day and part of day, the
 # piece's value, a near miss's sentence and a colleague (``HistoryWriter._ctx``); another name
 # would fail only when its line is drawn, so it is refused when the bank is read.
 _THREAD_SLOTS = frozenset({"about", "user", "weekday", "when", "value", "text", "who"})
+# A derived value's anchor line names the anchor and its value; a relation names the anchor (and an amount).
+_ANCHOR_SLOTS = frozenset({"anchor", "value", "about"})
 # A decoy's made-up sentence (``job_detail``) names the job, a person and the things a request names.
 _MOVE_SLOTS = {"job_detail": frozenset({"about", "who", "first", "day", "time", "file", "number", "field", "sheet",
-                                         "out"})}
+                                         "out"}),
+               "anchor": _ANCHOR_SLOTS, "anchor_reply": frozenset({"anchor", "about", "user"}), "anchor_name": frozenset(), "relation": frozenset({"anchor", "amount"})}
 
 
 def index_threads(sections: Mapping[str, Section]) -> dict[tuple[str, str], tuple[ThreadLine, ...]]:
@@ -142,7 +146,12 @@ def index_threads(sections: Mapping[str, Section]) -> dict[tuple[str, str], tupl
                 raise BankError(f"{entry.where}: a thread entry is one line of text, got {len(entry.fields)} fields")
             if not entry.fields[0]:
                 raise BankError(f"{entry.where}: empty thread entry")
-            lines.append(compile_line(entry.fields[0], entry.where, _MOVE_SLOTS.get(move, _THREAD_SLOTS)))
+            line = compile_line(entry.fields[0], entry.where, _MOVE_SLOTS.get(move, _THREAD_SLOTS))
+            if move in ("anchor", "relation") and "anchor" not in line.needs:
+                raise BankError(f"{entry.where}: an {move} line names its anchor ({{anchor}})")
+            if move == "anchor" and "value" not in line.needs:
+                raise BankError(f"{entry.where}: an anchor line says the anchor's value ({{value}})")
+            lines.append(line)
         out[(move, cue or "any")] = tuple(lines)
     for move in _MOVES:
         if not any(m == move for m, _ in out):
@@ -185,8 +194,8 @@ def threads() -> ThreadBank:
 # Cues whose line carries the piece's whole sentence, not only its value: a note (said as it is),
 # a question (asked as one) and a request (an instruction of the user, said after a lead-in).
 SENTENCE_CUES = frozenset({"note", "asked", "requested"})
-_OPENERS = ("Okay.", "Right.", "Sure.", "Mm.", "Fine.", "Alright.", "Ah.", "I see.", "Oh.", "Thanks.")
-_REPLIES = ("after", "raise_reply", "recap_reply", "mention_reply", "prompt")
+OPENERS = ("Okay.", "Right.", "Sure.", "Mm.", "Fine.", "Alright.", "Ah.", "I see.", "Oh.", "Thanks.")
+REPLIES = ("after", "raise_reply", "recap_reply", "mention_reply", "prompt")
 def bank_sizes() -> dict[str, int]:
     """Number of entries per (move) of the thread bank (for reports and tests)."""
     sizes: dict[str, int] = {}

@@ -60,6 +60,8 @@ def _time_values(memory: list[dict[str, Any]]) -> list[str]:
     for m in memory:
         out += [str(m.get("value") or ""), *map(str, m.get("superseded") or ())]
         out += [str(d.get("value") or "") for d in m.get("distractors") or ()]
+        if isinstance(m.get("derived"), dict):  # an anchor's own day names the same day after the move
+            out.append(str(m["derived"].get("base") or ""))
     return [v for v in out if v.strip()]
 
 
@@ -84,7 +86,7 @@ def _retimed(session: dict[str, Any], day: int, when: date, values: list[str]) -
 def _said_as_again(memory: list[dict[str, Any]], sessions: list[dict[str, Any]]) -> None:
     """Each piece's ``said_as``, as its first evidence turn now says it (the day it is on moved)."""
     for piece in memory:
-        if not piece.get("said_as"):
+        if not piece.get("said_as") or piece.get("derived"):  # a relation names no day of its own
             continue
         for session in sessions:
             if any(piece["id"] in t.get("evidence", ()) for t in session["turns"]):

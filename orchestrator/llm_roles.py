@@ -61,7 +61,8 @@ class LLMRoles:
         siblings = draw_siblings(job, draft, lambda app: world_notes(app, job), avoid=answers)
         days, draft = plan_dialogue(draft, seed=derive_seed(job.config.seed, job.index, legacy=STRIDE), now=world.now,
                                     days=plan.days, feedback=feedback, arrived=mail_arrival(draft, ws),
-                                    siblings=siblings, utterances_per_day=plan.utterances_per_day)
+                                    siblings=siblings, utterances_per_day=plan.utterances_per_day,
+                                    people=[p.name for p in world.colleagues])
         sessions = generate_dialogue_llm(
             self.client, draft, days, now=world.now, user_first=world.user.first,
             colleagues=[p.first for p in world.colleagues], company=world.company, projects=list(world.projects),

@@ -96,7 +96,8 @@ class OfflineRoles:
         # the siblings read the office as the task did, whatever apps the plan fanned out to
         siblings = draw_siblings(job, draft, lambda app: world_notes(app, job), avoid=answers)
         days, draft = plan_dialogue(draft, seed=seed, now=world.now, days=plan.days, feedback=feedback, arrived=arrived,
-                                    siblings=siblings, utterances_per_day=plan.utterances_per_day)
+                                    siblings=siblings, utterances_per_day=plan.utterances_per_day,
+                                    people=[p.name for p in world.colleagues])
         files, away = _office_facts(job, ws)
         sessions = generate_dialogue(
             draft, seed=seed, now=world.now, user_first=world.user.first,

@@ -109,7 +109,8 @@ def verify_plus(draft: PlusDraft, instruction: str, *, now: datetime, min_days: 
     query that names the work), one feedback line per problem."""
     verdict = check_dialogue(draft.task_draft(), draft.sessions, min_days=min_days, now=now)
     problems = [] if verdict.passed else verdict.feedback.splitlines()
-    problems += check_specifics(instruction, draft.intent, draft.dialogue_text(), draft.dated_turns())
+    problems += check_specifics(instruction, draft.intent, draft.dialogue_text(), draft.dated_turns(),
+                                [m.value for m in draft.task_draft().memory if m.derived is not None])
     problems += plus_problems(draft, instruction)
     return Verdict(not problems, "\n".join(problems) if problems else "ok")
 

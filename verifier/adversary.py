@@ -30,7 +30,7 @@ from datetime import date
 from typing import Any, Iterable
 
 from generators.spoken_time import last_named
-from verifier.gameability import _VALUE_RE, has_value_token
+from verifier.gameability import VALUE_RE, has_value_token
 
 ADVERSARIES = ("ngram_classifier", "template_topic", "query_topic")
 PRECISION_TARGET = 0.35
@@ -87,7 +87,7 @@ def mask_values(text: str, known: Iterable[str] = ()) -> str:
     for value in known:
         if value and len(value) > 2:
             low = low.replace(value, " <v> ")
-    return _VALUE_RE.sub(" <v> ", low)
+    return VALUE_RE.sub(" <v> ", low)
 
 
 def _features(turn: dict[str, Any], known: Iterable[str] = ()) -> set[str]:

@@ -25,7 +25,8 @@ from collections.abc import Iterable, Mapping
 from datetime import date, datetime
 from typing import Any
 
-from generators.model import Session, TaskDraft, Turn, Verdict
+from generators.derivation import follows
+from generators.model import Derivation, Session, TaskDraft, Turn, Verdict
 from generators.specifics import says_value
 from generators.spoken_time import read_times, value_time
 
@@ -190,6 +191,9 @@ def find_mark_problems(memory: list[dict[str, Any]], turns: list[MarkedTurn]) ->
       down again); a superseded turn between the two is misplaced;
     - each near-miss value is held only by turns that list the piece in ``distractor`` (and
       every such turn holds one);
+    - a derived value (``derived``) is said in no turn: its relation (``said_as``) stands for it
+      above, its anchor is said with the anchor's own value in an evidence turn, and its rule
+      gives the value from that base;
     - marks name only memory ids.
     """
     problems: list[str] = []
@@ -205,20 +209,34 @@ def find_mark_problems(memory: list[dict[str, Any]], turns: list[MarkedTurn]) ->
         if not value.strip():
             problems.append(f"memory {mid}: empty value")
             continue
-        holding = [t for i, t in enumerate(turns) if holder.holds(i, value)]
-        marked = [t for t in turns if mid in t[4]]
+        derivation = _derivation(m)
+        if m.get("derived") is not None and derivation is None:
+            problems.append(f"memory {mid}: 'derived' is not a rule, amount, anchor and base")
+            continue
+        if derivation is not None:
+            problems += _derived_problems(m, derivation, name, turns, holder)
+            relation = str(m.get("said_as") or "").lower()
+
+            def final(i: int) -> bool:
+                return bool(relation) and relation in turns[i][3]
+        else:
+            def final(i: int) -> bool:
+                return holder.holds(i, value)
+        holding = [t for i, t in enumerate(turns) if final(i)]
+        marked = [t for i, t in enumerate(turns) if mid in t[4] and final(i)]
         if not holding:
             problems.append(f"{name} is missing from the dialogue")
         for t in holding:
             if mid not in t[4]:
                 problems.append(f"{t[0]}: holds {name} but its evidence does not list {mid!r}")
-        for i, t in enumerate(turns):
-            if mid in t[4] and not holder.holds(i, value):
-                problems.append(f"{t[0]}: evidence lists {mid!r} but the text does not hold its value")
+        if derivation is None:
+            for i, t in enumerate(turns):
+                if mid in t[4] and not holder.holds(i, value):
+                    problems.append(f"{t[0]}: evidence lists {mid!r} but the text does not hold its value")
         if marked and marked[0][2] != "user":
             problems.append(f"{marked[0][0]}: {name} is first said by the {marked[0][2]}; the user must say it")
         first_day = marked[0][1] if marked else None
-        first_at = next((i for i, t in enumerate(turns) if mid in t[4]), None)
+        first_at = next((i for i, t in enumerate(turns) if mid in t[4] and final(i)), None)
         olds = [str(v) for v in m.get("superseded", ()) if str(v).strip()]
         before = 0  # superseded turns before the correction: the value that was corrected
         for i, t in enumerate(turns):
@@ -243,6 +261,48 @@ def find_mark_problems(memory: list[dict[str, Any]], turns: list[MarkedTurn]) ->
                 problems.append(f"{t[0]}: holds a near-miss of {mid} but is not marked distractor")
             if mid in t[6] and not holds_near:
                 problems.append(f"{t[0]}: marked distractor for {mid} but holds none of its near-miss values")
+    return problems
+
+
+def _derivation(piece: Mapping[str, Any]) -> Derivation | None:
+    """A piece's ``derived`` as a :class:`Derivation`; None when it has none or it is malformed."""
+    data = piece.get("derived")
+    if not isinstance(data, Mapping):
+        return None
+    try:
+        derivation = Derivation.from_dict(dict(data))
+    except (KeyError, TypeError, ValueError):
+        return None
+    return derivation if derivation.anchor.strip() and derivation.base.strip() else None
+
+
+def _derived_problems(m: Mapping[str, Any], derivation: Derivation, name: str, turns: list[MarkedTurn],
+                      holder: "ValueHolder") -> list[str]:
+    """A value said in no single turn: its parts give it, no turn says it outright, and its evidence
+    turns are its relation's (the piece's ``said_as``) and its anchor's (the anchor named with its
+    own value), at least one of each."""
+    mid, value = m["id"], str(m["value"])
+    relation = str(m.get("said_as") or "").lower()
+    anchor = derivation.anchor.lower()
+    problems = []
+    if not relation or anchor not in relation:
+        problems.append(f"{name}: its relation {relation!r} does not name its anchor {derivation.anchor!r}")
+    relation_day = next((t[7] for t in turns if mid in t[4] and relation and relation in t[3]), None)
+    if not follows(derivation, value, relation_day):
+        problems.append(f"{name}: {derivation.rule} {derivation.amount} of {derivation.base!r} does not give it")
+    anchors = 0
+    for i, t in enumerate(turns):
+        if holder.holds(i, value):
+            problems.append(f"{t[0]}: says {name} outright; a derived value is said in no single turn")
+        if mid not in t[4]:
+            continue
+        names_anchor = anchor in t[3] and holder.holds(i, derivation.base)
+        anchors += names_anchor
+        if not names_anchor and not (relation and relation in t[3]):
+            problems.append(f"{t[0]}: evidence lists {mid!r} but the text holds neither its relation nor "
+                            f"{derivation.anchor!r} with {derivation.base!r}")
+    if not anchors:
+        problems.append(f"{name}: its anchor ({derivation.anchor!r} is {derivation.base!r}) is never said")
     return problems
 
 

@@ -67,8 +67,8 @@ _ACK_RE = re.compile("|".join(f"(?:{p})" for p in ACK_PATTERNS))  # on lower-cas
 _MONTHS = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
            r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)")
 _EXT = "|".join(FILE_EXTENSIONS)
-_EMAIL = r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"
-_FILE = rf"[\w][\w.-]*\.(?:{_EXT})(?![\w])"
+EMAIL_PATTERN = r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"
+FILE_PATTERN = rf"[\w][\w.-]*\.(?:{_EXT})(?![\w])"
 _TIME = r"\d{1,2}:\d{2}(?::\d{2})?(?:\s*[ap]\.?m\b\.?)?|\d{1,2}\s*[ap]\.?m\b\.?|\bnoon\b|\bmidnight\b"
 _DATE = (rf"\d{{4}}-\d{{2}}-\d{{2}}|\d{{1,2}}/\d{{1,2}}(?:/\d{{2,4}})?|"
          rf"\b{_MONTHS}\.? \d{{1,2}}(?:st|nd|rd|th)?(?:,? \d{{4}})?(?!\d)|"
@@ -76,9 +76,9 @@ _DATE = (rf"\d{{4}}-\d{{2}}-\d{{2}}|\d{{1,2}}/\d{{1,2}}(?:/\d{{2,4}})?|"
 _NUMBER = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
 # Order matters: at one position the first alternative that matches wins (a file name before
 # the number inside it, a date or a time before a bare number).
-_VALUE_RE = re.compile(rf"(?<![\w@.-])(?:(?P<email>{_EMAIL})|(?P<file>{_FILE})|(?P<date>{_DATE})|"
+VALUE_RE = re.compile(rf"(?<![\w@.-])(?:(?P<email>{EMAIL_PATTERN})|(?P<file>{FILE_PATTERN})|(?P<date>{_DATE})|"
                        rf"(?P<time>{_TIME})|(?P<number>{_NUMBER}))", re.IGNORECASE)
-# The cheap tests behind has_value_token (also the filter before _VALUE_RE): each starts with a
+# The cheap tests behind has_value_token (also the filter before VALUE_RE): each starts with a
 # literal, which the regex engine finds fast.
 _DIGIT_RE = re.compile(r"\d")
 _EMAIL_RE = re.compile(r"[\w.+-]@[\w-]+\.[\w-]")
@@ -99,7 +99,7 @@ def value_tokens(text: str) -> list[str]:
 
 def _tokens(text: str) -> list[str]:
     found: list[str] = []
-    for match in _VALUE_RE.finditer(text):
+    for match in VALUE_RE.finditer(text):
         kind = match.lastgroup
         token = match.group(0).casefold()
         if kind == "number":
@@ -272,7 +272,10 @@ def task_dynamics(record: dict[str, Any]) -> dict[str, bool]:
         "knowledge_update": any(isinstance(m.get("superseded"), list) and m["superseded"] for m in memory),
         "distractor": any(_ids(turn, "distractor") for _, _, turn, _ in _turns(record)),
         "multi_session": _multi_session(record),
-        "relative_time": any(isinstance(m.get("said_as"), str) and is_relative(m["said_as"]) for m in memory),
+        # a day said relative to the day it is said, or a day derived from one (its anchor's day is)
+        "relative_time": any((isinstance(m.get("said_as"), str) and is_relative(m["said_as"]))
+                             or (isinstance(m.get("derived"), dict) and str(m["derived"].get("rule", "")).startswith("days_"))
+                             for m in memory),
     }
 
 

@@ -304,7 +304,8 @@ def specifics_gate(record: TaskRecord) -> GateResult:
     """Every specific of the description is in the dialogue; none is in the intent."""
     text = "\n".join(t.text for s in record.dialogue for t in s.turns)
     dated = [(turn[3], turn[7]) for turn in marked_turns([s.to_dict() for s in record.dialogue])]  # said in words
-    problems = check_specifics(record.description, record.intent, text, dated)
+    problems = check_specifics(record.description, record.intent, text, dated,
+                               [m.value for m in record.memory if m.derived is not None])
     if problems:
         return GateResult(False, "; ".join(problems[:8]) + (f" (+{len(problems) - 8} more)" if len(problems) > 8 else ""))
     count = len(find_specifics(record.description))

@@ -35,10 +35,10 @@ from generators.small_talk.kinds import fits
 from generators.specifics import COMMON_WORDS
 from generators.spoken_time import last_named
 from generators.work_names import namings
-from verifier.gameability import _EMAIL, _FILE
+from verifier.gameability import EMAIL_PATTERN, FILE_PATTERN
 
 _ISO_RE = re.compile(r"(?<![\w-])\d{4}-\d{2}-\d{2}(?![\w-])")
-_NAME_RE = re.compile(rf"{_EMAIL}|{_FILE}|[\w-]*\d{{4}}-\d{{2}}-\d{{2}}[\w-]*\.\w+", re.IGNORECASE)
+_NAME_RE = re.compile(rf"{EMAIL_PATTERN}|{FILE_PATTERN}|[\w-]*\d{{4}}-\d{{2}}-\d{{2}}[\w-]*\.\w+", re.IGNORECASE)
 _WORD_RE = re.compile(r"[a-z0-9]+")
 SHORT_ANSWER = 5  # words besides the value: an answer this short leans on the question it answers
 # words of a work's name that do not name it ("the claims for second approval": claims, second, approval)
@@ -83,6 +83,24 @@ def _stands_alone(text: str, value: str, words: set[str], asked: bool) -> bool:
     value) to the assistant's question just before it, which holds the "what"."""
     rest = _WORD_RE.findall(text.replace(value, " "))
     return bool(words & set(rest)) and not (asked and len(rest) <= SHORT_ANSWER)
+
+
+def derived_share(records: list[dict[str, Any]]) -> tuple[float, int]:
+    """The share of memory pieces whose value is derived (``derived``): said in no turn, given by
+    two or more evidence turns (its relation's and its anchor's); and how many pieces there are."""
+    pieces = derived = 0
+    for record in records:
+        texts = [_low(t) for s in record.get("dialogue") or [] for t in s.get("turns") or [] if isinstance(t, dict)]
+        for piece in record.get("memory") or []:
+            if not isinstance(piece, dict):
+                continue
+            pieces += 1
+            value = str(piece.get("value") or "").lower().strip()
+            pid = str(piece.get("id") or "")
+            marked = sum(pid in (t.get("evidence") or []) for s in record.get("dialogue") or []
+                         for t in s.get("turns") or [] if isinstance(t, dict))
+            derived += bool(piece.get("derived")) and bool(value) and marked >= 2 and not any(value in t for t in texts)
+    return (derived / pieces if pieces else 0.0), pieces
 
 
 def two_turn_share(records: list[dict[str, Any]]) -> tuple[float, int]:

@@ -40,7 +40,15 @@ def _turns(record: TaskRecord) -> list[TurnRecord]:
 def _completeness(record: TaskRecord) -> Vote:
     holder = ValueHolder(marked_turns([s.to_dict() for s in record.dialogue]))
     indices = range(len(holder.turns))
-    missing = [m.said_as or m.value for m in record.memory if not any(holder.holds(i, m.value) for i in indices)]
+    texts = [t[3] for t in holder.turns]
+
+    def given(m: Any) -> bool:
+        if m.derived is not None:  # said in no turn: its relation and its anchor are
+            return any((m.said_as or "").lower() in t for t in texts) and \
+                any(m.derived.anchor.lower() in texts[i] and holder.holds(i, m.derived.base) for i in indices)
+        return any(holder.holds(i, m.value) for i in indices)
+
+    missing = [m.said_as or m.value for m in record.memory if not given(m)]
     if missing:
         return Vote("completeness", False, f"the chat never gives {missing[0]!r}")
     return Vote("completeness", True, "every detail the task needs is in the chat")

@@ -30,7 +30,7 @@ import re
 from typing import Any
 
 from verifier.adversary import TOP_TURNS, WORD_RE, curve_peak, final_values, isolates, mask_values, user_turns
-from verifier.gameability import _VALUE_RE
+from verifier.gameability import VALUE_RE
 
 F1_PRECISION_TARGET = 0.35
 LEARNED_ISOLATION_TARGET = 0.10
@@ -109,9 +109,9 @@ class LearnedReader:
 # -- the typed guesser ---------------------------------------------------------------------------
 
 def value_kind(value: str) -> str:
-    """The type a reader can tell a value by: a ``_VALUE_RE`` kind, a day, a name or a phrase."""
+    """The type a reader can tell a value by: a ``VALUE_RE`` kind, a day, a name or a phrase."""
     text = value.strip()
-    match = _VALUE_RE.fullmatch(text)
+    match = VALUE_RE.fullmatch(text)
     if match:
         return str(match.lastgroup)
     if _DAY_RE.fullmatch(text):
@@ -139,7 +139,7 @@ def candidates(text: str, kind: str, marked: list[str]) -> list[str]:
     low = text.lower()
     out = [v for v in marked if value_kind(v) == kind and v.lower() in low]
     if kind in ("email", "file", "date", "time", "number"):
-        out += [m.group(0) for m in _VALUE_RE.finditer(text) if m.lastgroup == kind]
+        out += [m.group(0) for m in VALUE_RE.finditer(text) if m.lastgroup == kind]
     elif kind == "day":
         out += [m.group(0) for m in _DAY_RE.finditer(text)]
     elif kind == "name":

@@ -436,6 +436,8 @@ class _Tracer:
                 return False
             self.used.update(stated)
             heard = [text for mid in given for text in self.said_at.get(mid, ())]
+            # a derived value is said in no turn: its parts are, and the value is what they give
+            heard += [normalize(str(m.get("value", ""))) for m in self.memory if m["id"] in given and m.get("derived")]
             # a correction changes a piece's value, not the length said with the value it corrects
             heard_before = [text for mid in given for text in self.said_before.get(mid, ())]
             # the clock times and length of the sentences that state the rule count too, so a rule cut
@@ -697,13 +699,16 @@ def rule_specifics_said(record: dict[str, Any]) -> tuple[int, int]:
     ``computed`` list, and how many of them its chat says anywhere -- a survey figure for a
     dataset, looser than the trace (which wants them where the rule's pieces are said)."""
     chat = normalize(" ".join(str(t.get("text", "")) for s in record.get("dialogue", []) for t in s.get("turns", [])))
+    # a derived value is said in no turn; its parts are, and they give it
+    derived = [normalize(str(m.get("value", ""))) for m in record.get("memory", [])
+               if isinstance(m, dict) and m.get("derived")]
     said = total = 0
     for entry in record.get("computed", []):
         if not isinstance(entry, dict) or entry.get("op") != "rule":
             continue
         for specific in [*rule_specifics(str(entry.get("rule", ""))), *rule_wording(entry)]:
             total += 1
-            said += says(chat, specific)
+            said += says(chat, specific) or any(says(value, specific) for value in derived)
     return said, total
 
 

@@ -91,7 +91,7 @@ def test_every_family_cue_has_wording_and_questions():
 
 
 def test_assistant_thread_lines_promise_at_most():
-    ctx = {"about": "the review", "user": "Alex", "weekday": "Tuesday", "when": "this morning"}
+    ctx = {"about": "the review", "user": "Alex", "weekday": "Tuesday", "when": "this morning", "anchor": "the audit"}
     for (move, _), entries in threads().lines.items():
         for entry in entries:
             if MOVE_ROLES[move] == "A":
@@ -542,6 +542,7 @@ def test_thread_lines_read_right_with_every_kind_of_work_name_and_relative_time(
     """"My manager handed me my manager's question today", "Everyone can make the meeting at Wednesday
     next week at 14:00", "employee_handbook.pdf is the sheet behind ...": lines must fit any name."""
     ctx = {"user": "Kim", "weekday": "Monday", "when": "this morning", "text": "the other one is older", "who": "Sam",
+           "anchor": "the audit", "amount": "10",
            "first": "Sam", "day": "May 3", "time": "10:00", "file": "rota.xlsx", "number": "3", "field": "Cost",
            "sheet": "the rota excel file", "out": "rota_summary"}
     values = {"meeting_time": "Wednesday next week at 14:00", "source_file": "employee_handbook.pdf"}

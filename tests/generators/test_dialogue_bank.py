@@ -14,6 +14,8 @@ import pytest
 from generators.dialogue_bank import DIALOGUE_DIR, BankError, parse_banks, read_bank_dir, read_bank_files
 from generators.thread_bank import MOVE_ROLES, THREADS_BANK, parse_threads, threads
 
+LINE = {"anchor": "{anchor} is {value}", "relation": "after {anchor}"}  # these moves name their anchor
+
 FLAGS = frozenset({"morning", "rainy"})
 SAMPLE_SEEDS = Path(__file__).resolve().parents[2] / "datasets" / "officebench-sample"
 
@@ -112,7 +114,7 @@ def test_every_dialogue_bank_is_in_the_one_format():
 
 def test_thread_lines_fill_slots_and_capitalise_on_request():
     bank = parse_threads("== raise\n- {^about} landed, {user}.\n- Plain words.\n== job\n- the desk move\n" + "".join(
-        f"== {move}\n- x\n" for move in MOVE_ROLES if move not in ("raise", "job")), "t.bank")
+        f"== {move}\n- {LINE.get(move, 'x')}\n" for move in MOVE_ROLES if move not in ("raise", "job")), "t.bank")
     line, plain = bank.lines[("raise", "any")]
     assert line.render({"about": "the weekly report", "user": "Dana"}) == "The weekly report landed, Dana."
     assert line.needs == {"about", "user"} and plain.static == "Plain words." and plain.needs == frozenset()
@@ -121,7 +123,7 @@ def test_thread_lines_fill_slots_and_capitalise_on_request():
 
 def test_a_value_that_ends_its_own_sentence_takes_no_full_stop_after_it():
     bank = parse_threads("== state.note\n- In short, {value}.\n- Save {value}.pdf now.\n== job\n- the desk move\n" + "".join(
-        f"== {move}\n- x\n" for move in MOVE_ROLES if move not in ("state", "job")), "t.bank")
+        f"== {move}\n- {LINE.get(move, 'x')}\n" for move in MOVE_ROLES if move not in ("state", "job")), "t.bank")
     stop, ending = bank.lines[("state", "note")]
     assert stop.render({"value": "how many rows are there?"}) == "In short, how many rows are there?"
     assert stop.render({"value": "the total"}) == "In short, the total."

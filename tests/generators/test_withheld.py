@@ -114,9 +114,11 @@ def test_a_request_with_its_detail_left_out_is_answered_in_the_next_turn():
 
 
 def test_decoys_are_said_the_same_way():
-    draft = regenerate(Seed("Write the invoice total into data/invoice_summary.docx and email it to Carol"), seed=3)
-    decoy = [(o, a) for o, a, _ in _exchanges(draft) if o.thread.startswith("w")]
-    task = [(o, a) for o, a, _ in _exchanges(draft) if o.thread.startswith("t")]
+    decoy, task = [], []
+    for seed in range(3, 7):
+        draft = regenerate(Seed("Write the invoice total into data/invoice_summary.docx and email it to Carol"), seed=seed)
+        decoy += [(o, a) for o, a, _ in _exchanges(draft) if o.thread.startswith("w")]
+        task += [(o, a) for o, a, _ in _exchanges(draft) if o.thread.startswith("t")]
     assert decoy and task  # a placeholder does not tell the task's thread from another job's
 
 
@@ -136,7 +138,8 @@ def test_a_value_without_a_near_value_of_its_own_gets_a_near_miss_of_its_sentenc
     assert seen
 
 
-def test_a_day_said_relative_to_the_session_is_the_pieces_said_as():
+def test_a_day_said_relative_to_the_session_is_the_pieces_said_as(monkeypatch):
+    monkeypatch.setattr("generators.history_plan.P_DERIVE", 0.0)  # a day said outright (derived days: test_derivation)
     draft = regenerate(Seed("Add 'Budget review' to my calendar on 2024-05-21 from 15:00 to 16:00",
                             now=datetime(2024, 5, 17, 9, 0)), seed=1)
     (piece,) = [m for m in draft.memory if m.value == "2024-05-21"]

@@ -261,7 +261,10 @@ def test_specifics_in_every_dialogue_and_none_in_the_intent(runs):
         assert specifics
         dated = [(t["text"], date.fromisoformat(s["date"])) for s in record["dialogue"] for t in s["turns"]]
         for spec in specifics:  # a date may be said in words ("Tuesday next week")
-            assert contains_specific(text, spec) or any(names_value(t, spec.text, d) for t, d in dated), (record["id"], spec)
+            # a derived value is said in no turn: its relation and its anchor are (the marks check them)
+            derived = [m["value"] for m in record["memory"] if m.get("derived")]
+            assert contains_specific(text, spec) or any(names_value(t, spec.text, d) for t, d in dated) \
+                or any(contains_specific(v, spec) for v in derived), (record["id"], spec)
             assert not contains_specific(record["intent"], spec), (record["id"], spec)
             assert not contains_specific(record["query"], spec), (record["id"], spec)
             assert any(contains_specific(m["text"], spec) for m in record["memory"]), (record["id"], spec)
@@ -273,7 +276,14 @@ def test_specifics_in_every_dialogue_and_none_in_the_intent(runs):
         assert needle.lower() not in calendar["intent"].lower()
     said = [(t["text"], date.fromisoformat(s["date"])) for s in calendar["dialogue"] for t in s["turns"]]
     assert "2024-05-07" not in dialogue_text(calendar)  # a day is said as people say it
-    assert any(names_value(t, "2024-05-07", d) for t, d in said) and "2024-05-07" not in calendar["intent"]
+    (day,) = [m for m in calendar["memory"] if m["value"] == "2024-05-07"]
+    if day.get("derived"):  # said against an anchor: the relation in one turn, the anchor's day (in words) in another
+        base = day["derived"]["base"]
+        assert day["said_as"] in dialogue_text(calendar) and base not in dialogue_text(calendar)
+        assert any(names_value(t, base, d) and day["derived"]["anchor"].lower() in t.lower() for t, d in said)
+    else:
+        assert any(names_value(t, "2024-05-07", d) for t, d in said)
+    assert "2024-05-07" not in calendar["intent"]
     assert calendar["subtasks"] == ["Add 'Budget review' to my calendar on 2024-05-07 from 15:00 to 16:00",
                                     "email Bob to confirm it"]
     invoice = got["plus-3-1-0"]
@@ -294,7 +304,9 @@ def test_the_shape_of_the_history_before_now(runs, run, days, low, high):
         assert all(low <= len(s["turns"]) <= high for s in sessions), [len(s["turns"]) for s in sessions]
         carried = [t for s in sessions for t in s["turns"] if t.get("evidence")]
         assert all(t["role"] == "user" for t in carried)
-        assert sorted(e for t in carried for e in t["evidence"]) == sorted(m["id"] for m in record["memory"])
+        # each piece is evidence once; a derived one twice (its relation's turn and its anchor's)
+        assert sorted(e for t in carried for e in t["evidence"]) == sorted(
+            m["id"] for m in record["memory"] for _ in range(2 if m.get("derived") else 1))
 
 
 def test_testbed_and_reference_are_byte_identical(runs, sample_seeds):

@@ -329,9 +329,10 @@ def test_marks_looked_at_again_give_the_same_problems_and_never_those_of_other_m
     record = copy.deepcopy(task.record)
     memory, turns = record["memory"], marked_turns(record["dialogue"])
     assert mark_problems(memory, turns) == mark_problems(memory, turns) == find_mark_problems(memory, turns) == []
-    s, n = cited(record, memory[0]["id"])
+    plain = next(m for m in memory if not m.get("derived"))  # a value said outright, then taken out of its turn
+    s, n = cited(record, plain["id"])
     turn = record["dialogue"][s]["turns"][n]
-    turn["text"] = without(turn["text"], memory[0]["value"])
+    turn["text"] = without(turn["text"], plain["value"])
     changed = marked_turns(record["dialogue"])
     assert mark_problems(memory, changed) == find_mark_problems(memory, changed) != []
     for mark in ("7", 7):

@@ -1,0 +1,233 @@
+"""Values said in no single turn: a day, a time, a number, a length or a person that follows
+from two turns, often on different days.
+
+One turn names a thing and its own value (the anchor: "The supplier visit is Thursday next
+week."), another says the piece's value against it (the relation: "two days after the supplier
+visit"). A reader who picks values off the page finds the anchor's value, never the piece's: it
+must put the two turns together. A person is named by role in one turn ("whoever covers
+payroll") and by first name in another ("Elliot covers payroll this week"); the office gives
+the full name.
+
+:func:`draw_derivation` picks a rule that fits a value (the anchor's value must be a plain one
+of its kind: a weekday, a working hour, a positive number); :func:`follows` is the gates'
+check that the parts give the value.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Collection
+from datetime import date, datetime, timedelta
+from decimal import Decimal
+
+from generators.model import Derivation
+from generators.spoken_time import value_time
+from generators.thread_bank import threads
+
+# The role a value plays decides whether it can be derived and how.
+DAY_CUES = frozenset({"follow_up_day", "session_day", "meeting_day", "move_day"})
+TIME_CUES = frozenset({"start_time"})
+WINDOW_CUES = frozenset({"time_window", "move_window"})
+NUMBER_CUES = frozenset({"threshold", "new_figure"})
+DURATION_CUES = frozenset({"duration"})
+PERSON_CUES = frozenset({"recipient", "sender", "attendee", "requester"})
+
+_ISO_DAY = re.compile(r"\d{4}-\d{2}-\d{2}\Z")
+_CLOCK = re.compile(r"(\d{1,2}):(\d{2})\Z")
+_WINDOW = re.compile(r"(\d{1,2}:\d{2})-(\d{1,2}:\d{2})\Z")
+_NUMBER = re.compile(r"[1-9]\d{0,5}(?:\.\d{1,2})?\Z")
+_MINUTES = re.compile(r"([1-9]\d{0,2}) minutes\Z")
+_NAME = re.compile(r"[A-Z][a-z]+(?: [A-Z][a-z'-]+)+\Z")
+
+# rule -> the kind of value it applies to; the amount is in days, minutes or units
+RULES = {"days_after": "day", "days_before": "day", "minutes_after": "time", "minutes_before": "time",
+         "more": "number", "less": "number", "twice": "number", "half": "number",
+         "longer": "duration", "shorter": "duration", "twice_as_long": "duration", "half_as_long": "duration",
+         "covers": "person", "window": "window"}
+
+
+SENTENCE_CUES = frozenset({"requested", "note", "asked"})  # the value sits in the piece's own sentence
+
+
+def kind_of(cue: str, value: str = "") -> str:
+    """The kind of derivation a piece of ``cue`` may take ("" when none). A value inside a sentence
+    (a request) is derived only where a relation reads in its place: a day or a clock."""
+    if cue in SENTENCE_CUES:
+        return "day" if _ISO_DAY.match(value) else "time" if _clock(value) is not None else ""
+    for kind, cues in (("day", DAY_CUES), ("time", TIME_CUES), ("window", WINDOW_CUES), ("number", NUMBER_CUES),
+                       ("duration", DURATION_CUES), ("person", PERSON_CUES)):
+        if cue in cues:
+            return kind
+    return ""
+
+
+def anchor_kind(kind: str) -> str:
+    """The kind of an anchor's own value: a window is said from a moment (its start) to a clock."""
+    return "time" if kind == "window" else kind
+
+
+def _day(value: str, said_on: date) -> date | None:
+    when = value_time(value, said_on)
+    return when if isinstance(when, date) and not isinstance(when, datetime) else None
+
+
+def _write_day(day: date, like: str) -> str:
+    """``day`` written as ``like`` writes a day (an ISO date, or "Wednesday March 26")."""
+    return day.isoformat() if _ISO_DAY.match(like) else f"{day:%A} {day:%B} {day.day}"
+
+
+def _clock(value: str) -> int | None:
+    m = _CLOCK.match(value)
+    if not m or int(m.group(1)) > 23 or int(m.group(2)) > 59:
+        return None
+    return int(m.group(1)) * 60 + int(m.group(2))
+
+
+def _write_clock(minutes: int, like: str) -> str:
+    hour, minute = divmod(minutes, 60)
+    return f"{hour:02d}:{minute:02d}" if like[:1] == "0" else f"{hour}:{minute:02d}"
+
+
+def _number_steps(value: int) -> tuple[int, ...]:
+    return (5, 10, 15, 20, 25) if value < 200 else (50, 100, 200, 250) if value < 5000 else (500, 1000)
+
+
+def _candidates(kind: str, value: str, said_on: date, people: Collection[str]) -> list[tuple[str, int, str]]:
+    """Every ``(rule, amount, base)`` that gives ``value``."""
+    out: list[tuple[str, int, str]] = []
+    if kind == "day":
+        day = _day(value, said_on)
+        if day is None:
+            return out
+        for rule, amount, base in (("days_after", 1, day - timedelta(1)), ("days_after", 2, day - timedelta(2)),
+                                   ("days_before", 1, day + timedelta(1))):
+            if base.weekday() < 5:
+                out.append((rule, amount, _write_day(base, value)))
+    elif kind == "time":
+        clock = _clock(value)
+        if clock is None:
+            return out
+        for rule, amount in (("minutes_after", 30), ("minutes_after", 60), ("minutes_before", 30),
+                             ("minutes_before", 60)):
+            base = clock - amount if rule == "minutes_after" else clock + amount
+            if 8 * 60 <= base <= 18 * 60:
+                out.append((rule, amount, _write_clock(base, value)))
+    elif kind == "window":  # from the anchor's moment to the end said as a clock
+        m = _WINDOW.match(value)
+        start, end = (_clock(m.group(1)), _clock(m.group(2))) if m else (None, None)
+        if start is not None and end is not None and start < end:
+            out.append(("window", end, m.group(1)))  # type: ignore[union-attr]
+    elif kind == "number":
+        if not _NUMBER.match(value):
+            return out
+        n = Decimal(value)
+        for step in _number_steps(int(n)):
+            if n - step > 0 and n - step != step:
+                out.append(("more", step, str(n - step)))
+            out.append(("less", step, str(n + step)))
+        if "." not in value:  # a whole number: halves and doubles stay whole
+            if int(n) % 2 == 0 and n >= 4:
+                out.append(("twice", 0, str(int(n) // 2)))
+            out.append(("half", 0, str(2 * int(n))))
+    elif kind == "duration":
+        m = _MINUTES.match(value)
+        if not m:
+            return out
+        n = int(m.group(1))
+        for step in (15, 30):
+            if n - step >= 15:
+                out.append(("longer", step, f"{n - step} minutes"))
+            if n + step <= 180:
+                out.append(("shorter", step, f"{n + step} minutes"))
+        if n % 2 == 0 and n // 2 >= 15:
+            out.append(("twice_as_long", 0, f"{n // 2} minutes"))
+        if 2 * n <= 180:
+            out.append(("half_as_long", 0, f"{2 * n} minutes"))
+    elif kind == "person":
+        first = value.split()[0] if _NAME.match(value) else ""
+        if first and value in people and sum(p.split()[0] == first for p in people if p.split()) == 1:
+            out.append(("covers", 0, first))
+    return out
+
+
+def day_of(value: str, said_on: date) -> date | None:
+    """The day a value writes (a day, or a moment's day), read as said on ``said_on``; else None."""
+    when = value_time(value, said_on)
+    return when.date() if isinstance(when, datetime) else when
+
+
+def draw_derivation(cue: str, value: str, said_on: date, anchors: list[str], rng: random.Random, *,
+                    avoid: Collection[str] = (), people: Collection[str] = (),
+                    avoid_days: Collection[date] = ()) -> Derivation | None:
+    """A derivation of ``value`` (a piece of ``cue``), its anchor one of ``anchors`` (names not yet
+    used in the history), or None when the value cannot be derived. ``avoid``: values (lower-cased)
+    the anchor's value must not be (another detail of the history); ``people``: the office's full
+    names (a person is derived only when their first name is one nobody else there has);
+    ``avoid_days``: days the anchor's own day must not be (a day another detail names)."""
+    kind = kind_of(cue, value)
+    if not kind or not anchors:
+        return None
+    options = [c for c in _candidates(kind, value, said_on, people) if c[2].lower() not in avoid and c[2] != value
+               and not (kind == "day" and _day(c[2], said_on - timedelta(10)) in avoid_days)]
+    if not options:
+        return None
+    rule, amount, base = rng.choice(options)
+    return Derivation(rule=rule, amount=amount, anchor=rng.choice(anchors), base=base)
+
+
+def anchor_names(kind: str) -> list[str]:
+    """What anchors of ``kind`` may be called (``anchor_name.<kind>`` in the thread bank)."""
+    return [line.render({}) for line in threads().lines.get(("anchor_name", kind), ())]
+
+
+def relation_phrase(derivation: Derivation, rng: random.Random) -> str:
+    """The words that say a value against its anchor ("two days after the supplier visit"), drawn
+    from the thread bank's ``relation.<rule>`` (``relation.<rule>_<amount>`` for days and clocks)."""
+    key = f"{derivation.rule}_{derivation.amount}" if RULES[derivation.rule] in ("day", "time") else derivation.rule
+    lines = threads().lines[("relation", key)]
+    amount = _write_clock(derivation.amount, derivation.base) if derivation.rule == "window" else derivation.amount
+    return rng.choice(lines).render({"anchor": derivation.anchor, "amount": amount})
+
+
+def base_day(derivation: Derivation, value: str, said_on: date) -> date | None:
+    """The anchor's own day, for a day value read as said on ``said_on``."""
+    day = _day(value, said_on)
+    if day is None or RULES.get(derivation.rule) != "day":
+        return None
+    return day - timedelta(derivation.amount if derivation.rule == "days_after" else -derivation.amount)
+
+
+def follows(derivation: Derivation, value: str, said_on: date | None = None) -> bool:
+    """Whether ``derivation``'s rule, applied to its base, gives ``value`` (a person: the value is a
+    full name whose first name is the base)."""
+    rule, amount, base = derivation.rule, derivation.amount, derivation.base
+    kind = RULES.get(rule)
+    if kind == "day":
+        want = _day(value, said_on or date(2000, 1, 1))
+        # a day written without its year is read from just before the value's own day
+        have = _day(base, want - timedelta(10)) if want is not None else None
+        if have is None or want is None:
+            return False
+        return want - have == timedelta(amount if rule == "days_after" else -amount)
+    if kind == "time":
+        have_t, want_t = _clock(base), _clock(value)
+        return have_t is not None and want_t is not None and want_t - have_t == (
+            amount if rule == "minutes_after" else -amount)
+    if kind == "number":
+        if not (_NUMBER.match(base) and _NUMBER.match(value)):
+            return False
+        b, v = Decimal(base), Decimal(value)
+        return {"more": b + amount, "less": b - amount, "twice": 2 * b, "half": b / 2}[rule] == v
+    if kind == "duration":
+        mb, mv = _MINUTES.match(base), _MINUTES.match(value)
+        if not (mb and mv):
+            return False
+        b, v = int(mb.group(1)), int(mv.group(1))
+        return {"longer": b + amount, "shorter": b - amount, "twice_as_long": 2 * b, "half_as_long": b / 2}[rule] == v
+    if kind == "person":
+        return bool(_NAME.match(value)) and value.split()[0] == base
+    if kind == "window":
+        m = _WINDOW.match(value)
+        return bool(m) and m.group(1) == base and _clock(m.group(2)) == amount  # type: ignore[union-attr]
+    return False

@@ -1,0 +1,132 @@
+"""Values said in no single turn: the rules give the value, the gates hold a history to them."""
+
+from __future__ import annotations
+
+import random
+from datetime import date, datetime
+
+import pytest
+
+from generators.derivation import draw_derivation, follows, kind_of
+from generators.dialogue_offline import generate_dialogue, plan_dialogue
+from generators.model import Derivation, MemoryPiece, TaskDraft, ToolCall
+from verifier.dialogue_rules import check_dialogue, find_mark_problems, marked_turns
+
+SAID_ON = date(2024, 5, 20)  # a Monday
+VALUES = [("follow_up_day", "2024-05-29"), ("session_day", "Wednesday May 29"), ("start_time", "10:00"),
+          ("time_window", "10:00-16:00"), ("threshold", "60"), ("new_figure", "133.26"), ("duration", "45 minutes"),
+          ("recipient", "Elliot Gutierrez")]
+PEOPLE = ("Elliot Gutierrez", "Rosa Iqbal", "Rosa Jablonski")
+
+
+@pytest.mark.parametrize(("cue", "value"), VALUES)
+def test_every_drawn_rule_gives_the_value_and_no_other(cue: str, value: str) -> None:
+    seen = set()
+    for seed in range(40):
+        d = draw_derivation(cue, value, SAID_ON, ["the audit", "payroll"], random.Random(seed), people=PEOPLE)
+        assert d is not None, (cue, value)
+        assert d.base != value and follows(d, value, SAID_ON), d
+        seen.add(d.rule)
+        # a wrong value does not follow: another day, clock, number, length or person
+        wrong = {"follow_up_day": "2024-05-30", "session_day": "Thursday May 30", "start_time": "10:30",
+                 "time_window": "10:00-17:00", "threshold": "61", "new_figure": "133.27", "duration": "50 minutes",
+                 "recipient": "Rosa Iqbal"}[cue]
+        assert not follows(d, wrong, SAID_ON), (d, wrong)
+    assert kind_of(cue) and seen
+
+
+def test_a_person_is_named_by_role_only_when_their_first_name_is_theirs_alone() -> None:
+    rng = random.Random(1)
+    assert draw_derivation("recipient", "Rosa Iqbal", SAID_ON, ["payroll"], rng, people=PEOPLE) is None
+    assert draw_derivation("recipient", "Elliot Gutierrez", SAID_ON, ["payroll"], rng, people=()) is None
+    assert draw_derivation("source_file", "inventory.xlsx", SAID_ON, ["payroll"], rng) is None
+
+
+def test_an_anchor_value_avoids_the_other_details() -> None:
+    for seed in range(30):
+        d = draw_derivation("threshold", "60", SAID_ON, ["the old limit"], random.Random(seed), avoid={"50", "70", "30"})
+        assert d is not None and d.base not in {"50", "70", "30"}
+        day = draw_derivation("follow_up_day", "2024-05-29", SAID_ON, ["the audit"], random.Random(seed),
+                              avoid_days={date(2024, 5, 28), date(2024, 5, 30)})
+        assert day is None or day.base == "2024-05-27"
+
+
+def _turns(*texts: tuple[str, tuple[str, ...]]) -> list:
+    session = {"day": 1, "date": "2024-05-20", "turns": []}
+    for index, (text, evidence) in enumerate(texts):
+        session["turns"].append({"role": "user" if index % 2 == 0 else "assistant", "text": text,
+                                 "ts": f"2024-05-20T09:{index:02d}:00", "evidence": list(evidence)})
+    return marked_turns([session])
+
+
+PIECE = {"id": "m1", "kind": "fact", "text": "the cut-off is 60", "value": "60", "cue": "threshold",
+         "said_as": "10 less than the old limit",
+         "derived": {"rule": "less", "amount": 10, "anchor": "the old limit", "base": "70"}}
+
+
+def test_a_derived_piece_needs_its_relation_and_its_anchor_and_never_the_value() -> None:
+    good = _turns(("The old limit was 70.", ("m1",)), ("Noted.", ()), ("Make the cut-off 10 less than the old limit.", ("m1",)))
+    assert find_mark_problems([PIECE], good) == []
+    no_anchor = _turns(("Hello.", ()), ("Hi.", ()), ("Make the cut-off 10 less than the old limit.", ("m1",)))
+    assert any("never said" in p for p in find_mark_problems([PIECE], no_anchor))
+    outright = _turns(("The old limit was 70.", ("m1",)), ("So 60 then?", ()),
+                      ("Make the cut-off 10 less than the old limit.", ("m1",)))
+    assert any("outright" in p for p in find_mark_problems([PIECE], outright))
+    unmarked = _turns(("The old limit was 70.", ("m1",)), ("Noted.", ()), ("Make it 10 less than the old limit.", ()))
+    assert any("evidence does not list" in p for p in find_mark_problems([PIECE], unmarked))
+    # a rule that does not give the value (the base mutated) is caught
+    wrong = {**PIECE, "derived": {**PIECE["derived"], "base": "75"}}
+    assert any("does not give it" in p for p in find_mark_problems([wrong], _turns(
+        ("The old limit was 75.", ("m1",)), ("Noted.", ()), ("Make the cut-off 10 less than the old limit.", ("m1",)))))
+    assert any("not a rule" in p for p in find_mark_problems([{**PIECE, "derived": {"rule": "less"}}], good))
+
+
+NOW = datetime(2024, 6, 3, 9)
+DRAFT = TaskDraft(
+    family="", apps=["email"], difficulty="medium", description="Mail the pass list to the coordinator.",
+    intent="Send the pass list.", subtasks=["Send the list."], evaluation=[],
+    memory=[MemoryPiece("m1", "fact", "the pass mark is 60", "60", thread="t1", cue="threshold", about="the pass list"),
+            MemoryPiece("m2", "fact", "Elliot Gutierrez gets the list", "Elliot Gutierrez", thread="t1", cue="recipient",
+                        about="the pass list"),
+            MemoryPiece("m3", "fact", "follow up on 2024-06-12", "2024-06-12", thread="t1", cue="follow_up_day",
+                        about="the pass list")],
+    query="Send the pass list now.", oracle=[ToolCall("email_send_email", {"to": "elliot@example.com"})])
+
+
+def test_a_history_derives_its_values_and_passes_the_dialogue_rules() -> None:
+    derived = 0
+    for seed in range(6):
+        plan, draft = plan_dialogue(DRAFT, seed=seed, now=NOW, days=5, people=PEOPLE)
+        sessions = generate_dialogue(draft, seed=seed, now=NOW, user_first="Alex", days=5, plan=plan,
+                                     colleagues=["Rosa", "Elliot"])
+        verdict = check_dialogue(draft, sessions, min_days=5)
+        assert verdict.passed, verdict.feedback
+        for piece in draft.memory:
+            if piece.derived is None:
+                continue
+            derived += 1
+            assert follows(piece.derived, piece.value, NOW.date())
+            text = " ".join(t.text.lower() for s in sessions for t in s.turns)
+            assert piece.value.lower() not in text and piece.said_as.lower() in text
+            anchors = [t for s in sessions for t in s.turns if piece.id in t.evidence
+                       and piece.derived.anchor.lower() in t.text.lower() and piece.said_as.lower() not in t.text.lower()]
+            assert anchors and all(t.role == "user" for t in anchors)
+        again = plan_dialogue(DRAFT, seed=seed, now=NOW, days=5, people=PEOPLE)[1]
+        assert again == draft  # seeded: the same plan twice
+    assert derived >= 6  # most of these values are derived
+
+
+def test_a_draft_planned_again_is_derived_afresh() -> None:
+    _, draft = plan_dialogue(DRAFT, seed=2, now=NOW, days=5, people=PEOPLE)
+    assert any(p.derived for p in draft.memory)
+    for seed in range(8):  # a second round starts from the planned draft: no stale derivation survives
+        plan, again = plan_dialogue(draft, seed=seed, now=NOW, days=5, people=PEOPLE, feedback="again")
+        sessions = generate_dialogue(again, seed=seed, now=NOW, user_first="Alex", days=5, plan=plan)
+        verdict = check_dialogue(again, sessions, min_days=5)
+        assert verdict.passed, verdict.feedback
+
+
+def test_a_derivation_round_trips_through_the_record() -> None:
+    piece = MemoryPiece.from_dict(PIECE)
+    assert piece.derived == Derivation("less", 10, "the old limit", "70")
+    assert MemoryPiece.from_dict(piece.to_dict()) == piece
