@@ -15,9 +15,10 @@ import re
 from datetime import date, datetime
 from typing import Any, Sequence
 
+from generators.chances import HISTORY
 from generators.decoys import (MAX_CHANGES, Decoy, ToldJob, changed_value, decoy_mention_budget, make_decoys,
                               make_told_decoys)
-from generators.history_plan import DAY_CUES, P_RELATIVE_DAY, P_SPLIT, DayPlan
+from generators.history_plan import DAY_CUES, DayPlan
 from generators.session_clock import SessionClock
 from generators.spoken_time import is_relative, read_times, say_value, spoken, value_time
 from generators.thread_bank import SENTENCE_CUES, threads
@@ -28,8 +29,6 @@ TurnSpec = tuple[str, str, dict[str, tuple[str, ...]], str]  # (role, text, mark
 # Other jobs for later talked about like the task (generators.decoys): with four, each sentence
 # that states a task detail is said two to three times as often of work that is not the task.
 DECOYS = 4
-P_SENTENCE_SPLIT = 0.2  # a decoy's sentence is said after a lead-in this much more often than its other details
-P_DECOY_DETAIL = 0.85  # the chance that a decoy's turn gives its next detail while it has some left
 
 
 def name_words(text: str) -> set[str]:
@@ -138,7 +137,7 @@ class DecoyTalk:
         it as often as the plan says the task's, a sheet's headers in words); "" when that is a phrase
         the task says too ("Monday next week") or names a day a task value names (marks read days)."""
         phrase = say_value(value, when.date())
-        if phrase and (cue not in DAY_CUES or (is_relative(phrase) and self.rng.random() < P_RELATIVE_DAY)):
+        if phrase and (cue not in DAY_CUES or (is_relative(phrase) and self.rng.random() < HISTORY.relative_day)):
             value = phrase
         value = spoken(value, cue)
         if not self.clean(value):
@@ -157,7 +156,7 @@ class DecoyTalk:
             decoy.raised = True
             return [(self._line("job_raise", "any", ctx), self._line("raise_reply", "job", ctx, question=False))]
         if decoy.said < len(decoy.details) and self._free_on(decoy.details[decoy.said][1], when) \
-                and self.rng.random() < P_DECOY_DETAIL:
+                and self.rng.random() < HISTORY.decoy_detail:
             piece, value = decoy.details[decoy.said]
             decoy.said += 1
             cue = piece.cue if piece.cue in threads().cues else "note"
@@ -181,7 +180,7 @@ class DecoyTalk:
                     decoy.details[index] = (piece, new)
                     decoy.changes += 1
                     kind = withheld_kind(told) if told != new else None
-                    if kind and room >= 2 and self.rng.random() < P_SPLIT:  # in two turns, as the task's are
+                    if kind and room >= 2 and self.rng.random() < HISTORY.split:  # in two turns, as the task's are
                         try:
                             answer = self._line("answer", "any",
                                                 {**self._decoy_ctx(decoy, when, answer=True), "value": said}, said)
@@ -205,8 +204,8 @@ class DecoyTalk:
         # A sentence: its detail left out (as the task's are when they can be), or more often than
         # other details in whole after a lead-in (the task's sentences that cannot leave one out).
         sentence = ask_cue in SENTENCE_CUES
-        split = P_SPLIT + P_SENTENCE_SPLIT if sentence else P_SPLIT
-        held = detail_to_withhold(value) if sentence and room >= 2 and shape < P_SPLIT / 2 else None
+        split = HISTORY.split + HISTORY.decoy_sentence_split if sentence else HISTORY.split
+        held = detail_to_withhold(value) if sentence and room >= 2 and shape < HISTORY.split / 2 else None
         if held is not None:
             try:
                 opener, ask = self._say_withheld(value, held[0], held[1], cue, ctx)

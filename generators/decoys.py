@@ -87,7 +87,7 @@ class Decoy:
 MAX_CHANGES = 2
 
 # Talk about a decoy without details, per detail it has: a little less than the task's own work
-# is talked about without values (``generators.history_plan.EVIDENCE_SHARE``), so that a job for
+# is talked about without values (``generators.chances.HistoryChances.evidence_share``), so that a job for
 # later never comes up more than the task's, nor fills weeks of history with the same few lines.
 MENTIONS_PER_DETAIL = 1.2
 

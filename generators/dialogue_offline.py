@@ -25,9 +25,10 @@ import re
 from datetime import date, datetime, time
 from typing import Any, Callable, Mapping, Sequence
 
+from generators.chances import HISTORY
 from generators.decoy_talk import DECOYS, DecoyTalk, TurnSpec, name_words
 from generators.decoys import ToldJob
-from generators.history_plan import (LONG_HISTORY_MENTIONS, P_SPLIT, SHORT_SESSION, DayPlan, Event, event_pairs,
+from generators.history_plan import (LONG_HISTORY_MENTIONS, SHORT_SESSION, DayPlan, Event, event_pairs,
                                      fit_siblings, plan_history, weeks_of_full_days)
 from generators.model import MemoryPiece, Session, TaskDraft, Turn
 from generators.sibling_works import Sibling
@@ -38,7 +39,7 @@ from generators.withheld import withheld_kind, withhold
 from generators.thread_bank import (  # noqa: F401 - the bank's names, as the writer's callers know them
     OPENERS, REPLIES, SENTENCE_CUES, BankError, Deck, bank_sizes, threads,
 )
-from generators.work_names import P_FULL_NAME, WorkNames, noun_twice
+from generators.work_names import WorkNames, noun_twice
 from office_env import OfficeError, Workspace, mail_store
 from office_env.evaluation.keywords import Keywords
 from office_env.synthesis.check import away_span
@@ -48,17 +49,6 @@ from office_env.seeding import rng as seeded
 # The generator
 # --------------------------------------------------------------------------------------------
 
-_WORK_SHARE = 0.36  # target share of work turns (task and other work) in a day
-P_WITHHOLD = 0.5  # the chance that a request not planned in two turns is said with its detail left out
-LONG_HISTORY_WORK_SHARE = 0.5  # the same over weeks of history (more work, less small talk a day)
-# the share of lines stating a value that call the work by its full name: with sibling works told
-# alike, a retriever given the task's question finds a detail by the name of its work
-STATED_FULL_NAMES = 0.7
-LONG_HISTORY_FULL_NAMES = 0.7  # the same over weeks of history
-NAMED_ANSWERS = 0.6  # the share of two-turn details whose answer names the work (a retriever must find it)
-LONG_HISTORY_NAMED_ANSWERS = 0.5  # the same over weeks of history
-_SHORT_OPENS, _SHORT_CLOSES = 0.5, 0.45  # chances that a short session has an opener, a closer
-P_REPLY_OPENER = 0.85  # the chance that a reply in a work thread opens with a short "Okay," or "Right."
 
 
 def history_dates(now: datetime | date, days: int) -> list[date]:
@@ -162,7 +152,7 @@ class HistoryWriter(DecoyTalk):
                  assistant_name: str = "Assistant", colleagues: Sequence[str] = (), company: str = "",
                  projects: Sequence[str] = (), city: str = "", files: Sequence[str] = (),
                  values: Sequence[str] | None = None, banned: Sequence[str] = (),
-                 work_share: float | None = None, stated_full_names: float = P_FULL_NAME,
+                 work_share: float | None = None, stated_full_names: float = HISTORY.full_name,
                  answers: Sequence[str] = (), currency: str = "",
                  absences: Sequence[tuple[str, date, date]] = (), told: Sequence[ToldJob] = (),
                  siblings: Sequence[Sibling] = (), named_answers: float = 0.0) -> None:
@@ -176,7 +166,7 @@ class HistoryWriter(DecoyTalk):
         self.shape_seed = rng.random()  # drawn first: what lines must avoid never changes the days' lengths
         # what the agent must find in the office: no line says it, even by chance ("4" in "4 pm")
         self.answers = Keywords(str(a) for a in answers if str(a).strip())
-        self.work_share = _WORK_SHARE if work_share is None else work_share
+        self.work_share = HISTORY.work_share if work_share is None else work_share
         self.banned = {" ".join(t.lower().split()) for t in banned}  # lines said already elsewhere
         self.pieces = list(pieces)
         self.values = [v.lower() for v in values] if values is not None else task_values(pieces)
@@ -256,7 +246,7 @@ class HistoryWriter(DecoyTalk):
             return None
 
         text = None
-        if move in _ACKNOWLEDGING and cue != "asked" and self.rng.random() < P_REPLY_OPENER:
+        if move in _ACKNOWLEDGING and cue != "asked" and self.rng.random() < HISTORY.reply_opener:
             # a short opener before the reply: an assistant's stock lines then rarely come out the
             # same in two histories
             text = draw(self.rng.choice(_REPLY_OPENERS), with_opener)
@@ -429,10 +419,10 @@ class HistoryWriter(DecoyTalk):
             piece = event.piece
             # a request is said with its detail left out more often than other details come in two turns
             held = self._withheld(event, when, opening=index == 0) if event.split or (
-                piece is not None and piece.cue in SENTENCE_CUES and self.rng.random() < P_WITHHOLD) else None
+                piece is not None and piece.cue in SENTENCE_CUES and self.rng.random() < HISTORY.withhold) else None
             # a sentence's correction, too, often comes in two turns: what changed, then the new value
             fix = (held is None and not event.split and event.move == "correct" and piece is not None
-                   and piece.cue in SENTENCE_CUES and self.rng.random() < P_SPLIT)
+                   and piece.cue in SENTENCE_CUES and self.rng.random() < HISTORY.split)
             # the work named (or the request with its detail left out), the assistant asks, the value
             if event.split or held or fix:
                 kind = (withheld_kind(piece.value) if fix and piece is not None else None) or "any"
@@ -533,8 +523,8 @@ class HistoryWriter(DecoyTalk):
         # A short session (the Plus shape) is a quick chat: it often starts on the point or ends
         # without a goodbye.
         short = utterances <= SHORT_SESSION
-        opens = not short or rng.random() < _SHORT_OPENS
-        closes = not short or rng.random() < _SHORT_CLOSES
+        opens = not short or rng.random() < HISTORY.short_opens
+        closes = not short or rng.random() < HISTORY.short_closes
         task_pairs = sum(event_pairs(v) for v in by_thread.values())
         room = max(0, pairs - opens - closes - task_pairs)
         work_pairs = min(room, max(1 if short else 2, round(self.work_share * pairs) - task_pairs))
@@ -677,7 +667,7 @@ def generate_dialogue(
     ``absences``: ``(first name, first day, last day)`` for each span the office shows a colleague
     away (``office_absences``); the other work never has them do anything on those days.
     ``stated_full_names``: the share of lines stating a value (final, earlier or near miss) that
-    call the work by its full name (default: ``STATED_FULL_NAMES``; over weeks of history, more).
+    call the work by its full name (default: ``HISTORY.stated_full_names``; over weeks of history, more).
     ``told``: other tasks' jobs, said as this history's jobs for later before the bank's.
     ``siblings``: the sibling works the plan tells (``plan_dialogue``); with them, fewer jobs for later.
     The same arguments give the same sessions; another ``seed`` or ``feedback`` another history.
@@ -700,10 +690,10 @@ def generate_dialogue(
     long = weeks_of_full_days(days, utterances_per_day)
     writer = HistoryWriter(draft.memory, rng=rng, user_first=user_first, assistant_name=assistant_name,
                            colleagues=colleagues, company=company, projects=projects, city=city, files=files,
-                           work_share=LONG_HISTORY_WORK_SHARE if long else None,
+                           work_share=HISTORY.long_history_work_share if long else None,
                            stated_full_names=stated_full_names if stated_full_names is not None else
-                           LONG_HISTORY_FULL_NAMES if long else STATED_FULL_NAMES,
+                           HISTORY.stated_full_names,
                            answers=answers, currency=currency, absences=absences, told=told, siblings=siblings,
-                           named_answers=LONG_HISTORY_NAMED_ANSWERS if long else NAMED_ANSWERS)
+                           named_answers=HISTORY.long_history_named_answers if long else HISTORY.named_answers)
     writer.told_siblings(plan, siblings)
     return [writer.day(day_plan, utterances_per_day) for day_plan in plan]

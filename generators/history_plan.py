@@ -29,6 +29,7 @@ from dataclasses import dataclass, field, replace
 from datetime import date, timedelta
 from typing import Literal
 
+from generators.chances import HISTORY
 from generators.derivation import anchor_kind, anchor_names, base_day, day_of, draw_derivation, kind_of, relation_phrase
 from generators.model import Derivation, MemoryPiece
 from generators.spoken_time import is_relative, say_day, say_value
@@ -36,14 +37,7 @@ from generators.spoken_time import is_relative, say_day, say_value
 Move = Literal["raise", "state", "correct", "distract", "recap", "mention", "decline", "anchor"]
 Mark = Literal["evidence", "superseded", "distractor", ""]
 
-P_RECAP = 0.5  # share of threads checked on once more after their last detail
-P_SPLIT = 0.5  # share of details given in two turns (the work named, then the value alone)
-P_DECLINE = 0.5  # share of corrected pieces whose earlier value comes up again and is turned down
-P_DECLINE_LONG = 0.8  # the same over weeks of history, where an old value has more time to resurface
-EVIDENCE_SHARE = 0.38  # at most this share of a thread's user turns state a value
-P_DERIVE = 0.92  # share of days, clocks, numbers, lengths and people said in no single turn (derived)
 DERIVE_TRIES = 4  # rules drawn for a value before it is said outright
-P_FREE_ANCHOR = 0.35  # share of threads (the task's and the siblings') that name an anchor nothing is derived from
 
 
 @dataclass(frozen=True)
@@ -122,7 +116,6 @@ def threads_of(pieces: list[MemoryPiece]) -> dict[str, list[MemoryPiece]]:
 
 
 DAY_CUES = ("session_day", "meeting_day", "move_day")  # values such as "Monday June 16"
-P_RELATIVE_DAY = 0.7  # share of such days said relative to the day they are said on (else as written)
 
 
 def _spoken(value: str, said_on: date) -> str:
@@ -157,7 +150,7 @@ def plan_history(pieces: list[MemoryPiece], dates: list[date], rng: random.Rando
     (the event's ``about``), as a detail is stated, not in words of its own.
 
     A final day, clock, number, length or person (of the task or a sibling alike) is derived
-    :data:`P_DERIVE` of the time (``generators.derivation``): an ``anchor`` event says a named
+    ``HISTORY.derive`` of the time (``generators.derivation``): an ``anchor`` event says a named
     thing's own value, the final event says the value against it (``said_as``, ``derived``).
     ``people``: the office's full names (a person is named by role only when their first name
     is nobody else's)."""
@@ -220,7 +213,7 @@ def plan_history(pieces: list[MemoryPiece], dates: list[date], rng: random.Rando
                 for old in piece.superseded:
                     # an earlier value comes in two turns as often as a final one: the form of a
                     # two-turn detail does not tell which of them stands
-                    split = rng.random() < P_SPLIT
+                    split = rng.random() < HISTORY.split
                     days[day].events.append(Event("state", thread, piece, _spoken(old, dates[day]) if relative else old,
                                                   mark=mark("superseded"), split=split))
                 fix_day = rng.randint(day + 1, n - 1)
@@ -236,15 +229,15 @@ def plan_history(pieces: list[MemoryPiece], dates: list[date], rng: random.Rando
                 days[anchor_at].events.append(replace(anchor, thread=thread, mark=mark("evidence")))
             else:
                 phrase = say_value(piece.value, dates[fix_day]) if relative else None
-                if phrase and (piece.cue not in DAY_CUES or (is_relative(phrase) and rng.random() < P_RELATIVE_DAY)):
+                if phrase and (piece.cue not in DAY_CUES or (is_relative(phrase) and rng.random() < HISTORY.relative_day)):
                     said = phrase  # said as people say it, never as a stamp
                     piece = replace(piece, said_as=said)
             move: Move = "correct" if piece.superseded else "state"
-            split = move == "state" and rng.random() < P_SPLIT
+            split = move == "state" and rng.random() < HISTORY.split
             days[fix_day].events.append(Event(move, thread, piece, said, mark=mark("evidence"), split=split))
             final_days.append(fix_day)
             updated[piece.id] = piece
-            p_decline = P_DECLINE if n <= LONG_HISTORY_DAYS else P_DECLINE_LONG
+            p_decline = HISTORY.decline if n <= LONG_HISTORY_DAYS else HISTORY.decline_long
             if piece.superseded and rng.random() < p_decline:  # an old value floated again, turned down
                 d = rng.randint(fix_day, n - 1)
                 old = rng.choice(piece.superseded)
@@ -257,10 +250,10 @@ def plan_history(pieces: list[MemoryPiece], dates: list[date], rng: random.Rando
                 # said of another work, a near miss is a detail like any other: in two turns as often
                 days[d].events.append(Event("distract", other or thread, piece, near_said,
                                             near.text.replace(near.value, near_said), mark("distractor"),
-                                            split=bool(other) and rng.random() < P_SPLIT,
+                                            split=bool(other) and rng.random() < HISTORY.split,
                                             about=works[other] if other else ""))
         last = max(final_days)
-        if about and last < n - 1 and rng.random() < P_RECAP:
+        if about and last < n - 1 and rng.random() < HISTORY.recap:
             days[rng.randint(last + 1, n - 1)].events.append(Event("recap", thread, members[0]))
         anchors = sum(e.move == "anchor" for plan in days for e in plan.events if e.thread == thread)
         _add_mentions(days, thread, members[0], start, rng, len(final_days) + anchors,
@@ -279,7 +272,7 @@ def _derive(piece: MemoryPiece, fix_day: int, start: int, dates: list[date], rng
     the value is not derived. The anchor comes on a day of the thread (from ``start``); a day is
     said before it comes, as people say it on the day the anchor is said."""
     kind = kind_of(piece.cue, piece.value)
-    if not kind or rng.random() >= P_DERIVE:
+    if not kind or rng.random() >= HISTORY.derive:
         return None
     names = [a for a in anchor_names(anchor_kind(kind)) if a not in used]
     for _ in range(DERIVE_TRIES):
@@ -310,12 +303,12 @@ def _derive(piece: MemoryPiece, fix_day: int, start: int, dates: list[date], rng
 def _free_anchors(days: list[DayPlan], groups: list[tuple[str, list[MemoryPiece]]], first_days: dict[str, int],
                   rng: random.Random, used: set[str], details: set[str], busy_days: set[date],
                   people: Collection[str]) -> None:
-    """Anchors that no value is said against (unmarked ``anchor`` events), in :data:`P_FREE_ANCHOR`
+    """Anchors that no value is said against (unmarked ``anchor`` events), in ``HISTORY.free_anchor``
     of the threads, the task's and the siblings' alike: a turn that names a thing and its value
     is not always one a value is derived from; only a relation that names the anchor makes it so."""
     firsts = sorted({p.split()[0] for p in people if p.split()} - {d.split()[0].title() for d in details if d})
     for thread, members in groups:
-        if rng.random() >= P_FREE_ANCHOR:
+        if rng.random() >= HISTORY.free_anchor:
             continue
         kind = rng.choice(("day", "time", "number", "duration", "person") if firsts else
                           ("day", "time", "number", "duration"))
@@ -391,7 +384,7 @@ def _after_raise(days: list[DayPlan], raised: dict[str, int], rng: random.Random
 def _add_mentions(days: list[DayPlan], thread: str, piece: MemoryPiece, start: int, rng: random.Random,
                   stated: int, floor: int = 1) -> None:
     """Value-free talk about ``thread`` (``mention`` events) from its first day on, enough that at
-    most :data:`EVIDENCE_SHARE` of its user turns state a value (a split detail's first turn is
+    most ``HISTORY.evidence_share`` of its user turns state a value (a split detail's first turn is
     one of those that do not), and at least ``floor`` (room for the several names a person gives
     a work where little else is said of it)."""
     naming = 0
@@ -399,7 +392,7 @@ def _add_mentions(days: list[DayPlan], thread: str, piece: MemoryPiece, start: i
         for event in plan.events:
             if event.thread == thread:
                 naming += 1 + event.split
-    wanted = max(floor, math.ceil(stated / EVIDENCE_SHARE) - naming + rng.randint(0, 1))
+    wanted = max(floor, math.ceil(stated / HISTORY.evidence_share) - naming + rng.randint(0, 1))
     for _ in range(wanted):
         days[rng.randint(start, len(days) - 1)].events.append(Event("mention", thread, piece))
 

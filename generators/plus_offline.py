@@ -42,6 +42,7 @@ from functools import lru_cache
 from datetime import date, datetime
 from typing import Any, Iterable, Protocol, Sequence
 
+from generators.chances import DRAFT
 from generators.decoys import ToldJob, told_in_order
 from generators.dialogue_offline import generate_dialogue, plan_dialogue
 from generators.history_plan import weeks_of_full_days
@@ -477,8 +478,6 @@ PLUS_FULL_NAMES = 0.6
 # Over weeks of short sessions its one line of work is talked about without values this often at
 # least: little else is said of it, and a person calls it several ways.
 PLUS_MENTIONS = 4
-P_CORRECT = 0.6    # chance that a task's history says one value first and corrects it on a later day
-P_DISTRACT = 1.0   # chance that it mentions a near miss of one value (when one has a near miss)
 _NEAR_TEXTS = {"file": "{alt} is an old copy, not the one we use", "number": "{alt} was last year's figure, not this one",
                "time": "{alt} is already taken by another meeting", "date": "{alt} was the old date, that one is gone",
                "person": "{alt} has nothing to do with this one"}
@@ -543,12 +542,12 @@ def _dynamics(memory: list[MemoryPiece], kinds: dict[str, str], instruction: str
         return alt
 
     out = list(memory)
-    if rng.random() < P_CORRECT:
+    if rng.random() < DRAFT.plus_correct:
         options = [(i, alt) for i, p in enumerate(out) for alt in [alternative(p)] if alt]
         if options:
             i, alt = rng.choice(options)
             out[i] = replace(out[i], superseded=(alt,))
-    if rng.random() < P_DISTRACT:
+    if rng.random() < DRAFT.plus_distract:
         options: list[tuple[int, Distractor]] = []
         for i, piece in enumerate(out):
             alt = alternative(piece)

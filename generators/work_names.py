@@ -13,7 +13,8 @@ import re
 from collections import Counter
 from typing import Callable, Iterable
 
-P_FULL_NAME = 0.3  # after it is raised, the share of a thread's lines that call the work by its full name
+from generators.chances import HISTORY
+
 _POSTMODIFIERS = (" for ", " of ", " about ", " from ", " with ", " on ", " to ", " in ")
 
 
@@ -89,7 +90,7 @@ class WorkNames:
     comes. ``clean``: whether a name may be said (it holds no task value)."""
 
     def __init__(self, rng: random.Random, clean: Callable[[str], bool], abouts: Iterable[str],
-                 stated_full_names: float = P_FULL_NAME) -> None:
+                 stated_full_names: float = HISTORY.full_name) -> None:
         self.rng, self.clean, self.stated_full_names = rng, clean, stated_full_names
         names = {about: namings(about) for about in abouts if about and clean(about)}
         shared = {n for ns in names.values() for n in ns[1:] if sum(n in other for other in names.values()) > 1}
@@ -116,7 +117,7 @@ class WorkNames:
         short = [n for n in names[1:] if not (opening and (n.startswith(_POINTING) or n.endswith(" one")))]
         if full or not short:
             return names[0]
-        if answer or self.rng.random() >= (self.stated_full_names if stated else P_FULL_NAME):
+        if answer or self.rng.random() >= (self.stated_full_names if stated else HISTORY.full_name):
             pool = short
         elif stated:  # a value is said with the name the question asks by
             return names[0]

@@ -16,6 +16,7 @@ from datetime import date, datetime
 from email.utils import parsedate_to_datetime
 from typing import Any, Callable
 
+from generators.chances import DRAFT
 from generators.english import possessive
 from generators.families.follow_up import with_follow_up_day
 from generators.families.phrasing import FamilyDefinitionError, Phrasing, load_phrasing
@@ -70,8 +71,6 @@ def draft(inp: FamilyInput, *, about: str | None = None, **fields: Any) -> TaskD
 
 
 APPS = OFFICE_APPS
-P_CORRECT = 0.55  # share of drafts whose key value is said, then corrected on a later day
-P_DISTRACT = 0.95  # share of drafts that get a near-miss detail where the family has one
 
 
 @dataclass(frozen=True)
@@ -370,9 +369,9 @@ def mistaken_for(inp: FamilyInput, others: list[str], first: str, near_value: st
     first and corrected later (``first``), then sometimes a near miss (``near_value``, ``near_text``);
     each a format string of the other value. ``others`` loses the one said first."""
     superseded: tuple[str, ...] = ()
-    if others and chance(inp, P_CORRECT):
+    if others and chance(inp, DRAFT.correct):
         superseded = (first.format(others.pop(inp.rng.randrange(len(others)))),)
-    if others and chance(inp, P_DISTRACT):
+    if others and chance(inp, DRAFT.distract):
         other = inp.rng.choice(others)
         return superseded, (near(near_value.format(other), near_text.format(other)),)
     return superseded, ()
@@ -390,10 +389,10 @@ def key_dynamics(inp: FamilyInput, key: str, others: list[str], near_text: str) 
     inp.rng.shuffle(others)
     superseded: tuple[str, ...] = ()
     distractors: tuple = ()
-    if others and chance(inp, P_CORRECT):
+    if others and chance(inp, DRAFT.correct):
         superseded = (others.pop(),)
     others = [o for o in others if all(distinct(o, s) for s in superseded)]
-    if others and chance(inp, P_DISTRACT):
+    if others and chance(inp, DRAFT.distract):
         other = others.pop()
         distractors = (near(other, near_text.format(other)),)
     return superseded, distractors

@@ -10,9 +10,10 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta
 
+from generators.chances import DRAFT
 from generators.english import column_words, join_and, possessive
 from generators.families.base import (
-    P_CORRECT, P_DISTRACT, TIME_FORMAT, FamilyInput, answer_from, booked_and_mailed, booking, calendar_of, call, chance,
+    TIME_FORMAT, FamilyInput, answer_from, booked_and_mailed, booking, calendar_of, call, chance,
     computed, distinct, docs, draft, event_check, excluding, excluding_past, family, fmt, left_out, mail,
     misreadings_of, near, number, out_name, piece, present_on, send, stem, tables, weekday_text,
 )
@@ -59,7 +60,7 @@ OTHER_VENDORS = ("Harrow Office Supply", "Bellwether Catering", "Quayside Print 
 
 def _vendor_near_miss(inp: FamilyInput, invoices: list[dict], vendor: str, text: str) -> tuple:
     """A near-miss supplier: another invoice's vendor, or one the office has no invoice from."""
-    if not chance(inp, P_DISTRACT):
+    if not chance(inp, DRAFT.distract):
         return ()
     others = [i["vendor"] for i in invoices if distinct(i["vendor"], vendor)]
     others = others or [v for v in OTHER_VENDORS if distinct(v, vendor)]
@@ -138,7 +139,7 @@ def invoice_items_to_sheet(inp: FamilyInput) -> TaskDraft | None:
     out = out_name(inp, "invoice_lines", "xlsx")
     superseded: tuple[str, ...] = ()
     others = [i for i in invoices if i["vendor"] != invoice["vendor"] and distinct(i["vendor"], invoice["vendor"])]
-    if others and chance(inp, P_CORRECT):
+    if others and chance(inp, DRAFT.correct):
         superseded = (inp.rng.choice(others)["vendor"],)
     about = "the invoice breakdown"
     m1 = piece(1, "fact", f"the breakdown is for the invoice from {invoice['vendor']}", invoice["vendor"], cue="vendor",
@@ -219,9 +220,9 @@ def policy_answer(inp: FamilyInput) -> TaskDraft | None:
     distractors = ()
     superseded: tuple[str, ...] = ()
     inp.rng.shuffle(others)
-    if others and chance(inp, P_CORRECT):
+    if others and chance(inp, DRAFT.correct):
         superseded = (others.pop(),)
-    if others and chance(inp, P_DISTRACT):
+    if others and chance(inp, DRAFT.distract):
         other = others.pop()
         distractors = (near(other, f"someone else asked about {other} last month"),)
     about = f"{possessive(name.split()[0])} question"
@@ -276,9 +277,9 @@ def followup_session(inp: FamilyInput) -> TaskDraft | None:
     title = inp.rng.choice(("Refresher session", "Practice catch-up", "Extra training hour"))
     lower = [m for m in marks if m < mark and sum(v < m for v in values) < len(names)]
     inp.rng.shuffle(lower)
-    superseded = (str(lower.pop()),) if lower and chance(inp, P_CORRECT) else ()
+    superseded = (str(lower.pop()),) if lower and chance(inp, DRAFT.correct) else ()
     distractors = ((near(str(lower[0]), f"the old course used {lower[0]} as its pass mark"),)
-                   if lower and chance(inp, P_DISTRACT) else ())
+                   if lower and chance(inp, DRAFT.distract) else ())
     about = "the follow-up session"
     m1 = piece(1, "fact", f"everyone under {mark} needs the follow-up session", str(mark), cue="threshold",
                about=about, superseded=superseded, distractors=distractors)
@@ -524,7 +525,7 @@ def contract_notice_reminder(inp: FamilyInput) -> TaskDraft | None:
                cue="meeting_title", about=about)
     others = [(u, n) for u, n in inp.colleagues if u != who and distinct(n, name)]
     distractors = ()
-    if others and chance(inp, P_DISTRACT):
+    if others and chance(inp, DRAFT.distract):
         earlier = inp.rng.choice(others)[1]
         distractors = (near(earlier, f"{earlier} had the dates of the last renewal, a year ago"),)
     m3 = piece(3, "action", f"tell {name} the end date and the notice deadline", name, cue="recipient",
@@ -602,11 +603,11 @@ def claims_second_approval(inp: FamilyInput) -> TaskDraft | None:
     subject = inp.rng.choice(("Claims needing a second sign-off", "Expense claims over the limit", "Claims to approve",
                               "Second approval needed"))
     about = "the claims for second approval"
-    superseded = (other_name,) if chance(inp, P_CORRECT) and distinct(other_name, name) else ()
+    superseded = (other_name,) if chance(inp, DRAFT.correct) and distinct(other_name, name) else ()
     spare = [n for _, n in inp.colleagues if n not in (name, *superseded) and distinct(n, name)
              and all(distinct(n, s) for s in superseded)]
     distractors = ()
-    if spare and chance(inp, P_DISTRACT):
+    if spare and chance(inp, DRAFT.distract):
         other = inp.rng.choice(spare)
         distractors = (near(other, f"{other} used to sign off claims, but not any more"),)
     m1 = piece(1, "fact", f"the approval rule is in {stem(policy)}", stem(policy), cue="document", about=about)

@@ -15,11 +15,10 @@ import re
 from dataclasses import replace
 from datetime import date, datetime, timedelta
 
+from generators.chances import DRAFT
 from generators.model import MemoryPiece, Misreading, TaskDraft, ToolCall
 from generators.spoken_time import value_time
 
-P_FOLLOW_UP = 0.75  # share of mail-sending drafts whose mail must name a follow-up day said in the chat
-P_MOVED = 0.35  # share of those whose day is said first as another one and moved later
 CUE = "follow_up_day"
 _SIGN_OFF = re.compile(r"^(best|kind regards|regards|many thanks|thanks|cheers|all the best|warm regards)\b[^\n]*\n?[^\n]{0,60}$",
                        re.IGNORECASE)
@@ -102,7 +101,7 @@ def with_follow_up_day(rng: random.Random, now: datetime, draft: TaskDraft) -> T
     follow-up day said in the chat. The coin and the day come from ``rng`` after the family drew
     everything else, so the rest of the draft is the same either way."""
     check = _checked_mail(draft)
-    if check is None or rng.random() >= P_FOLLOW_UP or any(m.cue == CUE for m in draft.memory):
+    if check is None or rng.random() >= DRAFT.follow_up or any(m.cue == CUE for m in draft.memory):
         return draft
     recipient = check["args"]["recipient"]
     taken = _taken_days(draft, now)
@@ -111,7 +110,7 @@ def with_follow_up_day(rng: random.Random, now: datetime, draft: TaskDraft) -> T
         return draft
     day = rng.choice(free[1:7])
     superseded: tuple[str, ...] = ()
-    if rng.random() < P_MOVED:
+    if rng.random() < DRAFT.moved_follow_up:
         superseded = (rng.choice([d for d in free if d != day]).isoformat(),)
     if any(str(m.value).lower() in day.isoformat() for m in draft.memory):  # "20" is in "2025-...": said twice
         return draft

@@ -14,9 +14,10 @@ from email.utils import getaddresses, parsedate_to_datetime
 from datetime import datetime, timedelta
 from typing import Any, Iterable
 
+from generators.chances import DRAFT
 from generators.english import possessive
 from generators.families.base import (
-    NEXT_MEETING_RE, P_CORRECT, P_DISTRACT, QUOTE_RE, TIME_FORMAT, FamilyInput, booked_and_mailed, booking, calendar_of,
+    NEXT_MEETING_RE, QUOTE_RE, TIME_FORMAT, FamilyInput, booked_and_mailed, booking, calendar_of,
     call, chance, computed, distinct, docs, draft, event_check, excluding_past, facts_in, family, fmt, inbox_of, mail,
     misreadings_of, name_of, near, number, out_name, own_words, piece, present_on, send, sender_user, stem,
 )
@@ -34,7 +35,7 @@ def _first(full_name: str) -> str:
 
 
 def _other_titles(inp: FamilyInput, title: str, near_text: str) -> tuple:
-    if not chance(inp, P_DISTRACT):
+    if not chance(inp, DRAFT.distract):
         return ()
     other = inp.rng.choice([t for t in MEETING_TITLES if distinct(t, title)])
     return (near(other, near_text.format(other)),)
@@ -78,7 +79,7 @@ def mail_to_calendar(inp: FamilyInput) -> TaskDraft | None:
     title = inp.rng.choice(MEETING_TITLES)
     others = [n for _, n, _, _ in once if n != sender and distinct(n, sender)]
     superseded: tuple[str, ...] = ()
-    if others and chance(inp, P_CORRECT):
+    if others and chance(inp, DRAFT.correct):
         superseded = (inp.rng.choice(others),)
     about = "the room booking"
     m1 = piece(1, "fact", f"the booking to put in my calendar is the one {sender} sent", sender, cue="sender",
@@ -126,7 +127,7 @@ def quote_to_sheet(inp: FamilyInput) -> TaskDraft | None:
     about = "the quote log"
     if sum(f[1] == sender for f in found) == 1:  # "the mail from X" names one quote only if X sent one
         others = [f for f in found if f[3] != amount and f[1] != sender and distinct(f[1], sender)]
-        if others and chance(inp, P_CORRECT):
+        if others and chance(inp, DRAFT.correct):
             superseded = (inp.rng.choice(others)[1],)
         m1 = piece(1, "fact", f"the quote to log came from {sender} by mail", sender, cue="sender", about=about,
                    superseded=superseded)
@@ -136,7 +137,7 @@ def quote_to_sheet(inp: FamilyInput) -> TaskDraft | None:
             return None
         others = [f for f in found if f[3] != amount and f[0]["subject"].lower() not in subject.lower()
                   and subject.lower() not in f[0]["subject"].lower()]
-        if others and chance(inp, P_CORRECT):
+        if others and chance(inp, DRAFT.correct):
             superseded = (inp.rng.choice(others)[0]["subject"],)
         m1 = piece(1, "fact", f"the quote to log is the one in {possessive(sender)} mail {subject}", subject,
                    cue="mail_subject", about=about, superseded=superseded)
@@ -145,7 +146,7 @@ def quote_to_sheet(inp: FamilyInput) -> TaskDraft | None:
     m3 = piece(3, "fact", "the log has Sender and Amount as its headers", "Sender and Amount", cue="layout",
                about=about, thread=2,
                distractors=((near("Amount and Sender", "the old quote log had Amount and Sender, the wrong way round"),)
-                            if chance(inp, P_DISTRACT) else ()))
+                            if chance(inp, DRAFT.distract) else ()))
 
     def rows(path: str, who: str, value: float, swapped: bool = False) -> list:
         pair = [("Sender", who), ("Amount", value)]
@@ -209,7 +210,7 @@ def next_meeting_invite(inp: FamilyInput) -> TaskDraft | None:
     who, name = inp.rng.choice(present)
     others = [f for f in found if f[1] != start and distinct(stem(f[0]["file"]), stem(doc["file"]))]
     distractors = ()
-    if others and chance(inp, P_DISTRACT):
+    if others and chance(inp, DRAFT.distract):
         other = inp.rng.choice(others)[0]
         distractors = (near(stem(other["file"]), f"{stem(other['file'])} is from the other project, ignore that one"),)
     about = "the follow-up meeting"
@@ -281,10 +282,10 @@ def forward_mail(inp: FamilyInput) -> TaskDraft | None:
     superseded: tuple[str, ...] = ()
     olds = [n for u, n in targets if n != name and distinct(n, name)]
     inp.rng.shuffle(olds)
-    if olds and chance(inp, P_CORRECT):
+    if olds and chance(inp, DRAFT.correct):
         superseded = (olds.pop(),)
     distractors = ((near(olds[0], f"{olds[0]} already has a copy of that one"),)
-                   if olds and chance(inp, P_DISTRACT) else ())
+                   if olds and chance(inp, DRAFT.distract) else ())
     users = {n: u for u, n in inp.colleagues}
     about = "the mail to pass on"
     m1 = piece(1, "fact", f"the mail to pass on is the one from {sender} about {message['subject']}", named,
@@ -348,7 +349,7 @@ def cover_note(inp: FamilyInput) -> TaskDraft | None:
     out = out_name(inp, "cover", "docx")
     distractors = ()
     others = [n for _, n in inp.colleagues if n != away and distinct(n, away) and distinct(n, cover)]
-    if others and chance(inp, P_DISTRACT):
+    if others and chance(inp, DRAFT.distract):
         other = inp.rng.choice(others)
         distractors = (near(other, f"{other} was away last month, that cover is over"),)
     about = "the cover note"
@@ -507,7 +508,7 @@ def invoice_confirm_reply(inp: FamilyInput) -> TaskDraft | None:
     who, name = inp.rng.choice(handlers)  # the chat passes the answer on: the mail alone sends it back
     before = [(u, n) for u, n in handlers if u != who and distinct(n, name)]
     distractors = ()
-    if before and chance(inp, P_DISTRACT):
+    if before and chance(inp, DRAFT.distract):
         previous = inp.rng.choice(before)[1]
         distractors = (near(previous, f"{previous} used to handle that supplier, before the team changed"),)
     about = "the invoice question"
@@ -557,7 +558,7 @@ def milestone_to_calendar(inp: FamilyInput) -> TaskDraft | None:
     about = "the milestone reminder"
     others = [f for f in found if distinct(stem(f[0]["file"]), stem(doc["file"])) and f[2] != day]
     distractors = ()
-    if others and chance(inp, P_DISTRACT):
+    if others and chance(inp, DRAFT.distract):
         other = inp.rng.choice(others)[0]
         distractors = (near(stem(other["file"]), f"{stem(other['file'])} is about another project"),)
     m1 = piece(1, "fact", f"the milestone date is in {stem(doc['file'])}", stem(doc["file"]), cue="document",
@@ -601,9 +602,9 @@ def decision_email(inp: FamilyInput) -> TaskDraft | None:
         return None  # the intent alone tells the first colleague the first decision it finds
     olds = [n for u, n in inp.colleagues if n != name and distinct(n, name)]
     inp.rng.shuffle(olds)
-    superseded = (olds.pop(),) if olds and chance(inp, P_CORRECT) else ()
+    superseded = (olds.pop(),) if olds and chance(inp, DRAFT.correct) else ()
     distractors = ((near(olds[0], f"{olds[0]} already heard about the last approval"),)
-                   if olds and chance(inp, P_DISTRACT) else ())
+                   if olds and chance(inp, DRAFT.distract) else ())
     users = {n: u for u, n in inp.colleagues}
     about = "the approval news"
     m1 = piece(1, "fact", f"the approval is recorded in {stem(doc['file'])}", stem(doc["file"]), cue="document",

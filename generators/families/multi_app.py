@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from datetime import date, datetime, timedelta
 
+from generators.chances import DRAFT
 from generators.families.base import (
-    NEXT_MEETING_RE, P_CORRECT, P_DISTRACT, TIME_FORMAT, FamilyInput, all_invoice_facts, booking, calendar_of, call,
+    NEXT_MEETING_RE, TIME_FORMAT, FamilyInput, all_invoice_facts, booking, calendar_of, call,
     chance, column_sum, computed, distinct, docs, draft, event_check, extreme, facts_in, family, first_column, fmt,
     guess_total, guessed_right, invoice_facts, label_for, mail, misreadings_of, mistaken_for, near, out_name,
     pick_column, piece, present_on, send, stem, weekday_text,
@@ -41,7 +42,7 @@ def _total(inp: FamilyInput, avoid: tuple | None = None):
 
 def _renamed(inp: FamilyInput, out: str, prefix: str, ext: str) -> tuple[str, ...]:
     """Sometimes an earlier output name, corrected later in the chat."""
-    if not chance(inp, P_CORRECT):
+    if not chance(inp, DRAFT.correct):
         return ()
     first = out_name(inp, prefix, ext)
     return (stem(first),) if distinct(stem(first)[: -len(ext) - 1], stem(out)[: -len(ext) - 1]) else ()
@@ -59,10 +60,10 @@ def sheet_total_email(inp: FamilyInput) -> TaskDraft | None:
     superseded: tuple[str, ...] = ()
     distractors = ()
     first = _other_colleague(inp, name)
-    if first and chance(inp, P_CORRECT):
+    if first and chance(inp, DRAFT.correct):
         superseded, users[first[1]] = (first[1],), first[0]
     other = _other_colleague(inp, name, *superseded)
-    if other and chance(inp, P_DISTRACT):
+    if other and chance(inp, DRAFT.distract):
         distractors, users[other[1]] = (near(other[1], f"{other[1]} had the same kind of question last quarter, "
                                                        "and that one is closed"),), other[0]
 
@@ -119,7 +120,7 @@ def invoice_to_sheet(inp: FamilyInput) -> TaskDraft | None:
     out = out_name(inp, "invoices", "xlsx")
     superseded = _renamed(inp, out, "invoices", "xlsx")
     distractors = ()
-    if chance(inp, P_DISTRACT):
+    if chance(inp, DRAFT.distract):
         distractors = (near("Total then Invoice", "the old payables log had Total then Invoice, which nobody liked"),)
     m1 = piece(1, "action", f"the invoice log should be a new sheet called {stem(out)}", stem(out), cue="output_file",
                about="the invoice log", superseded=superseded)
@@ -191,12 +192,12 @@ def notes_to_email(inp: FamilyInput) -> TaskDraft | None:
     users = {name: who}
     superseded: tuple[str, ...] = ()
     first = _other_colleague(inp, name)
-    if first and chance(inp, P_CORRECT):
+    if first and chance(inp, DRAFT.correct):
         superseded, users[first[1]] = (first[1],), first[0]
     distractors = ()
     others = [d for d in options if d is not doc and distinct(stem(d["file"]), stem(doc["file"]))
               and d["lines"][0][:40] != doc["lines"][0][:40]]
-    if others and chance(inp, P_DISTRACT):
+    if others and chance(inp, DRAFT.distract):
         other = inp.rng.choice(others)
         distractors = (near(stem(other["file"]), f"{stem(other['file'])} has the notes from the meeting before, "
                                                  "those went round already"),)
@@ -257,11 +258,11 @@ def common_slot(inp: FamilyInput) -> TaskDraft | None:
     by_day = {weekday_text(d): d for d in choice.days()}
     superseded: tuple[str, ...] = ()
     earlier = [t for t in by_day if distinct(t, day_text)]
-    if earlier and chance(inp, P_CORRECT):
+    if earlier and chance(inp, DRAFT.correct):
         superseded = (inp.rng.choice(earlier),)
     distractors = ()
     titles = [t for t in MEETING_TITLES if distinct(t, title)]
-    if chance(inp, P_DISTRACT):
+    if chance(inp, DRAFT.distract):
         other = inp.rng.choice(titles)
         distractors = (near(other, f"the {other} is another meeting altogether, nothing to do with this one"),)
     about = inp.rng.choice(_SLOT_ABOUTS)
@@ -361,12 +362,12 @@ def _move_dynamics(inp: FamilyInput, choice: SlotChoice, day: date, shared: list
     """Sometimes another day of the window said first, sometimes another shared meeting that stays."""
     superseded: tuple[str, ...] = ()
     earlier = [weekday_text(d) for d in choice.days() if distinct(weekday_text(d), weekday_text(day))]
-    if earlier and chance(inp, P_CORRECT):
+    if earlier and chance(inp, DRAFT.correct):
         superseded = (inp.rng.choice(earlier),)
     distractors: tuple = ()
     others = [e["summary"] for w, _, e in shared if e["summary"] != title and distinct(e["summary"], title)
               and e["start_t"].date() != day]
-    if others and chance(inp, P_DISTRACT):
+    if others and chance(inp, DRAFT.distract):
         other = inp.rng.choice(others)
         distractors = (near(other, f"the {other} stays where it is, that one is fine"),)
     return superseded, distractors
@@ -464,12 +465,12 @@ def sheet_to_report(inp: FamilyInput) -> TaskDraft | None:
     guessed = label_for(guess[0], guess[1], guess[2], True) if guess else None
     if guessed == who:
         return None
-    if low and low != who and chance(inp, P_CORRECT):
+    if low and low != who and chance(inp, DRAFT.correct):
         superseded = (f"{what} with the lowest {header}",)
     distractors = ()
     others = [c for c in table.numeric_columns() if c != col and distinct(table.headers[c], header)
               and label_for(table, label, c, True) not in (None, who)]
-    if others and chance(inp, P_DISTRACT):
+    if others and chance(inp, DRAFT.distract):
         c2 = inp.rng.choice(others)
         distractors = (near(f"{what} with the highest {table.headers[c2]}",
                             f"the last report was about the {what} with the highest {table.headers[c2]}, that one is "
@@ -525,7 +526,7 @@ def invoice_pipeline(inp: FamilyInput) -> TaskDraft | None:
     superseded = _renamed(inp, out, "payables", "xlsx")
     distractors = ()
     other = _other_colleague(inp, name)
-    if other and chance(inp, P_DISTRACT):
+    if other and chance(inp, DRAFT.distract):
         distractors, users[other[1]] = (near(other[1], f"{other[1]} used to look after supplier invoices, "
                                                        "before the team changed"),), other[0]
     m1 = piece(1, "fact", f"the invoice in {stem(pdf)} has to be logged", stem(pdf), cue="document",

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
+from generators.chances import DRAFT
 from generators.families.base import (
-    P_CORRECT, P_DISTRACT, TIME_FORMAT, FamilyInput, all_invoice_facts, answer_from, booking, calendar_of, call, chance,
+    TIME_FORMAT, FamilyInput, all_invoice_facts, answer_from, booking, calendar_of, call, chance,
     column_sum, computed, distinct, docs, draft, event_check, extreme, facts_in, family, first_column, fmt, guess_total,
     guessed_right, inbox_of, label_for, misreadings_of, mistaken_for, near, out_name, own_words, pick_column, piece,
     send, sender_user, stem, weekday_text,
@@ -48,11 +49,11 @@ def sheet_question(inp: FamilyInput) -> TaskDraft | None:
     superseded: tuple[str, ...] = ()
     other = f"{what} with the {'lowest' if highest else 'highest'} {header}"
     alt = label_for(table, label, col, not highest)
-    if alt and alt != answer and chance(inp, P_CORRECT):
+    if alt and alt != answer and chance(inp, DRAFT.correct):
         superseded, answers[other] = (other,), alt
     distractors = ()
     others = [c for c in table.numeric_columns() if c != col]
-    if others and chance(inp, P_DISTRACT):
+    if others and chance(inp, DRAFT.distract):
         c2 = inp.rng.choice(others)
         near_q = f"{what} with the {which} {table.headers[c2]}"
         alt2 = label_for(table, label, c2, highest)
@@ -157,11 +158,11 @@ def sheet_update(inp: FamilyInput) -> TaskDraft | None:
     superseded: tuple[str, ...] = ()
     distractors = ()
     first = fmt(_bumped(inp, old))
-    if first not in taken and value not in first and first not in value and chance(inp, P_CORRECT):
+    if first not in taken and value not in first and first not in value and chance(inp, DRAFT.correct):
         superseded = (first,)
         taken.add(first)
     others = [i for i in range(len(table.rows)) if i != r]
-    if others and chance(inp, P_DISTRACT):
+    if others and chance(inp, DRAFT.distract):
         o = inp.rng.choice(others)
         figure = fmt(_bumped(inp, table.column(col)[o]))
         if figure not in taken and all(figure not in t and t not in figure for t in taken):
@@ -200,14 +201,14 @@ def write_memo(inp: FamilyInput) -> TaskDraft | None:
     out = out_name(inp, "memo", "docx")
     points = list(topics)[:2]
     superseded: tuple[str, ...] = ()
-    if chance(inp, P_CORRECT):
+    if chance(inp, DRAFT.correct):
         first = out_name(inp, "memo", "docx")
         if stem(first) != stem(out) and stem(first)[:-5] not in stem(out) and stem(out)[:-5] not in stem(first):
             superseded = (stem(first),)
     distractors = ()
     spare = [t for group in MEMO_TOPICS if group != topics for t in group
              if all(t not in p and p not in t for p in points)]
-    if chance(inp, P_DISTRACT):
+    if chance(inp, DRAFT.distract):
         other = inp.rng.choice(spare)
         distractors = (near(other, f"the memo for next month is the one about the {other}, not this one"),)
 
@@ -262,11 +263,11 @@ def doc_to_pdf(inp: FamilyInput) -> TaskDraft | None:
     others = [d for d in options if d is not doc and stem(d["file"]) not in stem(doc["file"])
               and stem(doc["file"]) not in stem(d["file"])
               and not all(w in " ".join(d["lines"]) for w in words)]
-    if others and chance(inp, P_DISTRACT):
+    if others and chance(inp, DRAFT.distract):
         other = inp.rng.choice(others)
         distractors = (near(stem(other["file"]), f"{stem(other['file'])} is the older write-up, it stays internal"),)
     superseded: tuple[str, ...] = ()
-    if chance(inp, P_CORRECT):
+    if chance(inp, DRAFT.correct):
         first = out_name(inp, "shared", "pdf")
         if stem(first)[:-4] not in stem(out) and stem(out)[:-4] not in stem(first):
             superseded = (stem(first),)
@@ -335,12 +336,12 @@ def meeting_dynamics(inp: FamilyInput, slots: list[tuple[datetime, datetime]], s
     spans = {when: slot}
     superseded: tuple[str, ...] = ()
     earlier = [sl for sl in slots if sl[0] != slot[0] and distinct(sl[0].strftime("%Y-%m-%d %H:%M"), when)]
-    if earlier and chance(inp, P_CORRECT):
+    if earlier and chance(inp, DRAFT.correct):
         first = inp.rng.choice(earlier)
         superseded = (first[0].strftime("%Y-%m-%d %H:%M"),)
         spans[superseded[0]] = first
     distractors: tuple = ()
-    if chance(inp, P_DISTRACT):
+    if chance(inp, DRAFT.distract):
         other = inp.rng.choice([t for t in MEETING_TITLES if distinct(t, title)])
         distractors = (near(other, near_text.format(other)),)
     return when, spans, superseded, distractors
@@ -369,10 +370,10 @@ def schedule_meeting(inp: FamilyInput) -> TaskDraft | None:
     title = inp.rng.choice(MEETING_TITLES)
     superseded: tuple[str, ...] = ()
     earlier = [d for d in days if distinct(d, day_text)]
-    if earlier and chance(inp, P_CORRECT):
+    if earlier and chance(inp, DRAFT.correct):
         superseded = (inp.rng.choice(earlier),)
     distractors = ()
-    if chance(inp, P_DISTRACT):
+    if chance(inp, DRAFT.distract):
         other = inp.rng.choice([t for t in MEETING_TITLES if distinct(t, title)])
         distractors = (near(other, f"the {other} is a different meeting, not this one"),)
     about = "the new meeting"
@@ -418,7 +419,7 @@ def pdf_total(inp: FamilyInput) -> TaskDraft | None:
     pdf, number, total = inp.rng.choice(others)
     distractors = ()
     deposit = fmt(round(total * inp.rng.choice((0.2, 0.25, 0.3)), 2))
-    if distinct(deposit, fmt(total)) and chance(inp, P_DISTRACT):
+    if distinct(deposit, fmt(total)) and chance(inp, DRAFT.distract):
         distractors = (near(deposit, f"last month's bill from that supplier came to {deposit}"),)
     m1 = piece(1, "fact", f"accounting needs the total of invoice {number}", number, cue="invoice_number",
                about="the amount accounting needs", distractors=distractors)
@@ -480,10 +481,10 @@ def reply_to_mail(inp: FamilyInput) -> TaskDraft | None:
     sender = sender_user(message)
     subject = message["subject"]
     superseded: tuple[str, ...] = ()
-    if rest and chance(inp, P_CORRECT):
+    if rest and chance(inp, DRAFT.correct):
         superseded = (rest.pop(),)
     distractors = ()
-    if rest and chance(inp, P_DISTRACT):
+    if rest and chance(inp, DRAFT.distract):
         distractors = (near(rest[0], near_shape.format(rest[0])),)
     m1 = piece(1, "fact", f"about the '{subject}' email, {point}", value, cue="reply_point",
                about=f"the reply about {subject}", superseded=superseded, distractors=distractors)

@@ -14,14 +14,13 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from typing import NamedTuple
 
+from generators.chances import DRAFT
 from generators.families.base import TIME_FORMAT, FamilyInput, calendar_of, chance, computed, piece
 from generators.model import MemoryPiece
 
 # Office hours a booking must fall in (start hour, end hour); the calendars' free hours lie in 9-17.
 WINDOWS = ((9, 17), (9, 16), (10, 17), (10, 16), (11, 17))
 START_HOURS = (9, 10, 11, 14, 15)
-P_DECIDING = 0.7  # chance of taking a window that rules out some day's first free hour, when one does
-P_CORRECTED = 0.4  # share of window and start-time pieces said first with another value
 
 
 def window_text(window: tuple[int, int]) -> str:
@@ -62,7 +61,7 @@ class SlotChoice:
 
 def choose_window(inp: FamilyInput, slots: list[tuple[datetime, datetime]]) -> SlotChoice | None:
     """A window that leaves a free slot on a day after today, preferring one that on some day rules
-    out the first free hour while the calendar still decides the time in it (``P_DECIDING`` of
+    out the first free hour while the calendar still decides the time in it (``DRAFT.deciding_window`` of
     the time when there is one). Today is never offered: the chat was said on earlier days and
     cannot know how late it is now."""
     future = sorted(s for s in slots if s[0].date() > inp.now.date())
@@ -87,7 +86,7 @@ def choose_window(inp: FamilyInput, slots: list[tuple[datetime, datetime]]) -> S
     deciding = [w for w in options
                 if any(plain[d] != s and s[0].hour > w[0] for d, s in firsts[window_text(w)].items())]
     found = [w for w in options if any(s[0].hour > w[0] for s in firsts[window_text(w)].values())]
-    pool = deciding if deciding and chance(inp, P_DECIDING) else found or options
+    pool = deciding if deciding and chance(inp, DRAFT.deciding_window) else found or options
     return SlotChoice(inp.rng.choice(pool), firsts, (), plain)
 
 
@@ -97,7 +96,7 @@ def with_correction(inp: FamilyInput, choice: SlotChoice, day: date) -> SlotChoi
     mine = choice.slot(day)
     others = [w for w in WINDOWS if window_text(w) != choice.text and choice.slot(day, window_text(w)) != mine
               and window_text(w) not in choice.text and choice.text not in window_text(w)]
-    if not others or not chance(inp, P_CORRECTED):
+    if not others or not chance(inp, DRAFT.corrected_window):
         return choice
     return SlotChoice(choice.window, choice.firsts, (window_text(inp.rng.choice(others)),), choice.plain)
 
@@ -133,7 +132,7 @@ def start_hour(inp: FamilyInput, day: datetime, minutes: int,
         return None
     hour = inp.rng.choice(free)
     others = [h for h in START_HOURS if h != hour and f"{h}:00" not in f"{hour}:00" and f"{hour}:00" not in f"{h}:00"]
-    superseded = (f"{inp.rng.choice(others)}:00",) if others and chance(inp, P_CORRECTED) else ()
+    superseded = (f"{inp.rng.choice(others)}:00",) if others and chance(inp, DRAFT.corrected_window) else ()
     return hour, superseded
 
 

@@ -7,7 +7,8 @@ from datetime import date, datetime
 
 import pytest
 
-from generators.history_plan import EVIDENCE_SHARE, Event, plan_history, threads_of
+from generators.chances import HISTORY
+from generators.history_plan import Event, plan_history, threads_of
 from generators.model import Distractor, MemoryPiece
 from generators.spoken_time import read_times
 
@@ -94,7 +95,7 @@ def test_threads_span_days_are_talked_about_without_values_and_details_come_in_t
             mine = [e for _, e in events(plans) if e.thread == thread]
             stated = sum(e.mark == "evidence" for e in mine)
             user_turns = len(mine) + sum(e.split for e in mine)
-            assert stated <= EVIDENCE_SHARE * user_turns + 1e-9, (seed, thread)
+            assert stated <= HISTORY.evidence_share * user_turns + 1e-9, (seed, thread)
             assert any(e.move == "mention" and not e.said for e in mine)
         splits += any(e.split for _, e in events(plans))
         declines += any(e.move == "decline" for _, e in events(plans))

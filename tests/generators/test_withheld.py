@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import random
 import re
+from dataclasses import replace
 from datetime import datetime
 
 import pytest
 
+from generators.chances import HISTORY
 from generators.near_values import near_value
 from generators.plus_offline import regenerate
 from generators.spoken_time import value_time
@@ -139,7 +141,8 @@ def test_a_value_without_a_near_value_of_its_own_gets_a_near_miss_of_its_sentenc
 
 
 def test_a_day_said_relative_to_the_session_is_the_pieces_said_as(monkeypatch):
-    monkeypatch.setattr("generators.history_plan.P_DERIVE", 0.0)  # a day said outright (derived days: test_derivation)
+    # a day said outright (derived days: test_derivation)
+    monkeypatch.setattr("generators.history_plan.HISTORY", replace(HISTORY, derive=0.0))
     draft = regenerate(Seed("Add 'Budget review' to my calendar on 2024-05-21 from 15:00 to 16:00",
                             now=datetime(2024, 5, 17, 9, 0)), seed=1)
     (piece,) = [m for m in draft.memory if m.value == "2024-05-21"]
