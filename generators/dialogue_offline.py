@@ -155,13 +155,15 @@ class HistoryWriter(DecoyTalk):
                  work_share: float | None = None, stated_full_names: float = HISTORY.full_name,
                  answers: Sequence[str] = (), currency: str = "",
                  absences: Sequence[tuple[str, date, date]] = (), told: Sequence[ToldJob] = (),
-                 siblings: Sequence[Sibling] = (), named_answers: float = 0.0) -> None:
+                 siblings: Sequence[Sibling] = (), named_answers: float = 0.0, anchors: Sequence[str] = ()) -> None:
         """``absences``: ``(first name, first day, last day)`` of each span the office shows a
         colleague away; the other work names none of them doing anything on those days, and the
         small talk of those days does not name them. ``told``: jobs for later that other tasks
         tell, taken as the history's decoys before the bank's (``generators.decoys.ToldJob``);
         ``siblings``: the sibling works the plan tells (threads ``w1``...; fewer jobs for later then).
-        ``named_answers``: the share of two-turn details whose answer names the work (``answer.named``)."""
+        ``named_answers``: the share of two-turn details whose answer names the work (``answer.named``).
+        ``anchors``: the named things the history's values are said against (``history_plan``): no
+        small talk or other talk names one, so "the day after the audit" can mean one audit only."""
         self.rng = rng
         self.shape_seed = rng.random()  # drawn first: what lines must avoid never changes the days' lengths
         # what the agent must find in the office: no line says it, even by chance ("4" in "4 pm")
@@ -170,7 +172,8 @@ class HistoryWriter(DecoyTalk):
         self.banned = {" ".join(t.lower().split()) for t in banned}  # lines said already elsewhere
         self.pieces = list(pieces)
         self.values = [v.lower() for v in values] if values is not None else task_values(pieces)
-        clean = self.clean
+        self.anchors = re.compile("|".join(rf"(?<!\w){re.escape(a.lower())}(?!\w)" for a in anchors)) if anchors else None
+        clean = self.talk_clean
         self.user = user_first if user_first and clean(user_first) else ""
         from generators.other_work import OtherWork  # the composers read their banks on first use
         from generators.small_talk import SmallTalk
@@ -202,6 +205,10 @@ class HistoryWriter(DecoyTalk):
         told = [s for s in siblings if {p.thread for p in s.pieces} & present]
         self.decoy_count = max(0, DECOYS - len(told))
 
+    def talk_clean(self, text: str) -> bool:
+        """``clean``, and naming none of the history's anchors (what small talk and other talk may say)."""
+        return self.clean(text) and not (self.anchors is not None and self.anchors.search(text.lower()))
+
     def clean(self, text: str) -> bool:
         low = text.lower()
         if any(v in low for v in self.values) or (self.banned and " ".join(low.split()) in self.banned):
@@ -230,7 +237,8 @@ class HistoryWriter(DecoyTalk):
 
         keys = [(move, cue), (move, "any")]
         if move in REPLIES or move == "ask":  # replies can borrow from each other before giving up
-            keys += [(reply, "any") for reply in REPLIES]
+            # (a prompt for a detail only where a detail is asked for: never "What is it?" after one is given)
+            keys += [(reply, "any") for reply in REPLIES if reply != "prompt" or move in ("prompt", "ask")]
         elif move == "mention":
             keys.append(("recap", "any"))
         blank = {k for k, v in ctx.items() if not v}  # e.g. no usable user name: skip lines that use it
@@ -694,6 +702,7 @@ def generate_dialogue(
                            stated_full_names=stated_full_names if stated_full_names is not None else
                            HISTORY.stated_full_names,
                            answers=answers, currency=currency, absences=absences, told=told, siblings=siblings,
-                           named_answers=HISTORY.long_history_named_answers if long else HISTORY.named_answers)
+                           named_answers=HISTORY.long_history_named_answers if long else HISTORY.named_answers,
+                           anchors=sorted({e.anchor for d in plan for e in d.events if e.anchor}))
     writer.told_siblings(plan, siblings)
     return [writer.day(day_plan, utterances_per_day) for day_plan in plan]

@@ -32,7 +32,7 @@ from typing import Literal
 from generators.chances import HISTORY
 from generators.derivation import anchor_kind, anchor_names, base_day, day_of, draw_derivation, kind_of, relation_phrase
 from generators.model import Derivation, MemoryPiece
-from generators.spoken_time import is_relative, say_day, say_value
+from generators.spoken_time import is_relative, say_day, say_value, say_window
 
 Move = Literal["raise", "state", "correct", "distract", "recap", "mention", "decline", "anchor"]
 Mark = Literal["evidence", "superseded", "distractor", ""]
@@ -119,8 +119,9 @@ DAY_CUES = ("session_day", "meeting_day", "move_day")  # values such as "Monday 
 
 
 def _spoken(value: str, said_on: date) -> str:
-    """A day or moment value as said on ``said_on`` (``spoken_time.say_value``); other values as written."""
-    return say_value(value, said_on) or value
+    """A day or moment value as said on ``said_on`` (``spoken_time.say_value``), a clock range in
+    words (``say_window``); other values as written."""
+    return say_value(value, said_on) or say_window(value) or value
 
 
 LONG_HISTORY_DAYS = 10  # beyond this, a thread's details are spread over the whole span, not a few days
@@ -178,7 +179,10 @@ def plan_history(pieces: list[MemoryPiece], dates: list[date], rng: random.Rando
 
     earliest = {True: earliest_of(list(pieces)), False: earliest_of(list(others))}
     raised: dict[str, int] = {}  # about -> the day its work was raised
-    anchors_used: set[str] = set()  # an anchor is named once a history
+    # an anchor is named once a history, and never one a work's name or a detail already holds
+    said_elsewhere = " | ".join(t.lower() for p in everything for t in (p.about, p.text, p.value))
+    anchors_used = {a for kind in ("day", "time", "number", "duration", "person") for a in anchor_names(kind)
+                    if a.lower().removeprefix("the ") in said_elsewhere}
     first_days: dict[str, int] = {}  # thread -> the day it starts
     details = {v.lower() for p in everything for v in (p.value, *p.superseded, *(d.value for d in p.distractors))}
     busy_days = {d for v in details if (d := day_of(v, dates[-1])) is not None}  # no anchor falls on one
@@ -231,6 +235,9 @@ def plan_history(pieces: list[MemoryPiece], dates: list[date], rng: random.Rando
                 phrase = say_value(piece.value, dates[fix_day]) if relative else None
                 if phrase and (piece.cue not in DAY_CUES or (is_relative(phrase) and rng.random() < HISTORY.relative_day)):
                     said = phrase  # said as people say it, never as a stamp
+                    piece = replace(piece, said_as=said)
+                elif say_window(piece.value):  # "10:00 to 17:00", not "10:00-17:00"
+                    said = say_window(piece.value) or said
                     piece = replace(piece, said_as=said)
             move: Move = "correct" if piece.superseded else "state"
             split = move == "state" and rng.random() < HISTORY.split

@@ -249,8 +249,21 @@ HEADER_CUES = ("column_total", "question", "layout")  # values made of a sheet's
 _TITLE_WORD_RE = re.compile(r"\b[A-Z][a-z]+\b")
 
 
+_WINDOW_VALUE = re.compile(r"(\d{1,2}:\d{2})-(\d{1,2}:\d{2})\Z")
+
+
+def say_window(value: str) -> str | None:
+    """A clock range as people say it ("10:00-17:00" as "10:00 to 17:00"); None for other values.
+    The memory marks read either form."""
+    match = _WINDOW_VALUE.match(value.strip())
+    return f"{match.group(1)} to {match.group(2)}" if match else None
+
+
 def spoken(value: str, cue: str) -> str:
-    """A value as the user says it: a sheet's headers in a value that names columns ("the Item
-    with the highest Quantity") turned into words ("the item with the highest quantity"; "Q3" and
-    "IT" stay). The memory marks match either way, case aside."""
+    """A value as the user says it: a clock range in words (:func:`say_window`), a sheet's headers
+    in a value that names columns ("the Item with the highest Quantity") turned into words ("the
+    item with the highest quantity"; "Q3" and "IT" stay). The memory marks match either way, case aside."""
+    window = say_window(value)
+    if window:
+        return window
     return _TITLE_WORD_RE.sub(lambda m: m.group(0).lower(), value) if cue in HEADER_CUES else value

@@ -28,7 +28,7 @@ from typing import Any
 from generators.derivation import follows
 from generators.model import Derivation, Session, TaskDraft, Turn, Verdict
 from generators.specifics import says_value
-from generators.spoken_time import read_times, value_time
+from generators.spoken_time import read_times, say_window, value_time
 
 # Completion claims: the assistant may promise ("I'll send it") but never report an action as
 # carried out. Matched on lower-cased text with typographic apostrophes made plain.
@@ -104,8 +104,9 @@ def marked_turns(sessions: Iterable[Mapping[str, Any]]) -> list[MarkedTurn]:
 
 
 class ValueHolder:
-    """Which turns hold a value: written out, or (a day or a moment) named in words on the day the
-    turn was said ("Thursday next week at 14:00"; ``generators.spoken_time``)."""
+    """Which turns hold a value: written out, a clock range in words ("10:00 to 17:00"), or (a day
+    or a moment) named in words on the day the turn was said ("Thursday next week at 14:00";
+    ``generators.spoken_time``)."""
 
     def __init__(self, turns: list[MarkedTurn]) -> None:
         self.turns = turns
@@ -115,6 +116,9 @@ class ValueHolder:
     def holds(self, index: int, value: str) -> bool:
         turn = self.turns[index]
         if value.lower() in turn[3]:
+            return True
+        window = say_window(value)  # a clock range said in words
+        if window and window.lower() in turn[3]:
             return True
         if turn[7] is None:
             return False

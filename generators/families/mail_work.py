@@ -325,27 +325,27 @@ def cover_note(inp: FamilyInput) -> TaskDraft | None:
     """A cover note for a colleague's absence: who is away, the dates their mail gives, and who
     covers, all taken from their mail (a holiday ahead, or an out-of-office notice; which colleague
     is said in the chat). The note is checked for the date the mail itself writes (a holiday's
-    first day, a notice's last one) and the two people by first name (the mail signs with it, the
-    chat says the whole name). The intent alone writes up the first such mail listed; the task is
-    set on another."""
+    first day and its length, a notice's last day) and the two people by first name (the mail
+    signs with it, the chat says the whole name). The intent alone writes up the first such mail
+    listed; the task is set on another."""
     found = []
     for m in inbox_of(inp.notes, inp.user):
         words, away = own_words(m), name_of(inp, sender_user(m))
         holiday, notice = _COVER_RE.search(words), _NOTICE_RE.search(words)
         if away and holiday:
             found.append((m, away, holiday.group(1), f"for {holiday.group(2)} days", holiday.group(3),
-                          holiday.group(1)))
+                          holiday.group(1), holiday.group(2)))
         elif away and notice:
             try:
                 sent = parsedate_to_datetime(m.get("date", ""))
             except (TypeError, ValueError):
                 continue
-            found.append((m, away, f"{sent:%Y-%m-%d}", f"until {notice.group(1)}", notice.group(2), notice.group(1)))
+            found.append((m, away, f"{sent:%Y-%m-%d}", f"until {notice.group(1)}", notice.group(2), notice.group(1), ""))
     found = [f for f in found if all(f[1] != g[1] for g in found if g is not f)]  # one absence a colleague
     if len(found) < 2:
         return None
     guess = found[0]
-    message, away, start, days, cover, written = inp.rng.choice(found[1:])
+    message, away, start, days, cover, written, count = inp.rng.choice(found[1:])
     out = out_name(inp, "cover", "docx")
     distractors = ()
     others = [n for _, n in inp.colleagues if n != away and distinct(n, away) and distinct(n, cover)]
@@ -361,7 +361,7 @@ def cover_note(inp: FamilyInput) -> TaskDraft | None:
         hit = next((f for f in found if f[1] == person), None)
         if hit is None:  # nobody by that name wrote about time off: nothing to write from
             return [call("email_list_emails", user=inp.user)]
-        m, who, s0, span, c, _ = hit
+        m, who, s0, span, c, _, _ = hit
         return [*_opened(inp, m),
                 call("word_write_to_file", file_path=out,
                      content=f"Cover note\n{who} is away from {s0} {span}.\n{c} covers the open items.")]
@@ -371,7 +371,9 @@ def cover_note(inp: FamilyInput) -> TaskDraft | None:
         description=f"Write {out} saying that {away} is away from {start} {days} and that {cover} covers, as "
                     f"{possessive(_first(away))} mail '{message['subject']}' says.",
         subtasks=["Find the mail about the time off and read it.", f"Write the cover note {out}."],
-        evaluation=[cr.contain(doc_type="docx", file=out, keywords=[_first(away), written, _first(cover)])],
+        # a holiday's length too (as a count: "10" is found as "ten"); a notice's last day is its date
+        evaluation=[cr.contain(doc_type="docx", file=out,
+                               keywords=[_first(away), written, *([count] if count else []), _first(cover)])],
         memory=[m1, m2],
         oracle=plan("m1", away),
         baseline=plan("m1", guess[1]),

@@ -195,7 +195,7 @@ def _day(inputs: dict[str, Any], messages: list[dict[str, Any]]) -> dict[str, An
                            banned=_already_said(messages) + _earlier_days(inputs),
                            answers=_strings(inputs.get("checked_values")),
                            currency=inputs["currency"] if inputs.get("currency") in CURRENCY_CODES else "",
-                           absences=_absences(inputs.get("away")))
+                           absences=_absences(inputs.get("away")), anchors=sorted({e.anchor for e in events if e.anchor}))
     session = writer.day(DayPlan(inputs["day"], day, events), inputs["utterances"])
     _remember_day(inputs, [t.text for t in session.turns])
     return {"turns": [{t.role: t.text, **{k: v for k, v in t.to_dict().items() if k not in ("role", "text", "ts")}}

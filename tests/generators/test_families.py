@@ -602,7 +602,7 @@ def test_a_cover_note_written_from_the_mail_passes(many_worlds, tmp_path):
     colleague's full name; the notice's last day, which its text gives, was not checked."""
     from generators.families.base import facts_in, inbox_of, own_words
 
-    seen = notices = 0
+    seen = notices = holidays = 0
     for world, notes in many_worlds:
         testbed = tmp_path / f"cover-world{world.seed}"
         write_workspace(world, testbed)
@@ -623,7 +623,16 @@ def test_a_cover_note_written_from_the_mail_passes(many_worlds, tmp_path):
             report = _checks_after(testbed, tmp_path, draft, [("word_write_to_file", {"file_path": out, "content": note})],
                                    "evaluate_contain", f"cover{world.seed}-{salt}")
             assert report.passed, (world.seed, salt, note, [r.to_dict() for r in report.failures()])
-    assert seen and notices
+            counts = [k for k in check["keywords"] if re.fullmatch(r"\d+", k)]
+            if counts:  # a holiday's length is checked: a note one day off fails
+                holidays += 1
+                wrong = re.sub(rf"\b{counts[0]} days\b", f"{int(counts[0]) + 1} days", note)
+                assert wrong != note, note
+                report = _checks_after(testbed, tmp_path, draft, [("word_write_to_file", {"file_path": out,
+                                                                                          "content": wrong})],
+                                       "evaluate_contain", f"cover{world.seed}-{salt}-wrong")
+                assert not report.passed, (world.seed, salt, wrong)
+    assert seen and notices and holidays
 
 
 def test_a_sales_reply_is_told_which_measure_to_total(worlds):
