@@ -217,10 +217,12 @@ class HistoryWriter(DecoyTalk):
 
     # -- task threads -------------------------------------------------------------------------
 
-    def _line(self, move: str, cue: str, ctx: dict[str, Any], must: str = "", question: bool = True) -> str:
+    def _line(self, move: str, cue: str, ctx: dict[str, Any], must: str = "", question: bool = True,
+              opener: bool = True) -> str:
         """A fresh line of ``move`` (for ``cue``, else any cue) that holds ``must`` and no other
         task value; lines already said in this history are skipped while others remain.
-        ``question``: whether the line may be a question (only where the next turn answers it)."""
+        ``question``: whether the line may be a question (only where the next turn answers it);
+        ``opener``: whether a reply may open with a short nod (not an answer to a question)."""
         allowed = [v for v in self.values if must and v in must.lower()]
         about = str(ctx.get("about") or "").lower()
 
@@ -235,9 +237,11 @@ class HistoryWriter(DecoyTalk):
             return (not any(v in low for v in self.values if v not in allowed) and text not in self.said
                     and " ".join(low.split()) not in self.banned and not noun_twice(low, about))
 
-        keys = [(move, cue), (move, "any")]
-        if move in REPLIES or move == "ask":  # replies can borrow from each other before giving up
-            # (a prompt for a detail only where a detail is asked for: never "What is it?" after one is given)
+        # an answer to the user's question comes from answers only; other replies can borrow from each
+        # other before giving up (a prompt for a detail only where one is asked for: never "What is it?"
+        # after a detail is given)
+        keys = [(move, cue)] if cue == "asked" else [(move, cue), (move, "any")]
+        if (move in REPLIES and cue != "asked") or move == "ask":
             keys += [(reply, "any") for reply in REPLIES if reply != "prompt" or move in ("prompt", "ask")]
         elif move == "mention":
             keys.append(("recap", "any"))
@@ -254,7 +258,7 @@ class HistoryWriter(DecoyTalk):
             return None
 
         text = None
-        if move in _ACKNOWLEDGING and cue != "asked" and self.rng.random() < HISTORY.reply_opener:
+        if move in _ACKNOWLEDGING and cue != "asked" and opener and self.rng.random() < HISTORY.reply_opener:
             # a short opener before the reply: an assistant's stock lines then rarely come out the
             # same in two histories
             text = draw(self.rng.choice(_REPLY_OPENERS), with_opener)
@@ -455,8 +459,8 @@ class HistoryWriter(DecoyTalk):
             clock.tick()
             nxt = events[index + 1] if index + 1 < len(events) else None
             ctx = self._ctx(event, clock.peek())
-            if event.move == "recap":
-                reply = self._line("recap_reply", "any", ctx, question=False)
+            if event.move == "recap":  # an answer to a question opens without a nod ("Got it." to "Where are we?")
+                reply = self._line("recap_reply", "any", ctx, question=False, opener=not text.rstrip().endswith("?"))
             elif event.move == "anchor":  # the assistant takes the named thing in, by its name
                 reply = self._line("anchor_reply", "any", {**ctx, "anchor": event.anchor}, question=False)
             elif event.move == "mention":  # a question about the work gets an answer, not a nod
