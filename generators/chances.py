@@ -40,7 +40,7 @@ class HistoryChances:
     full_name: float = 0.3  # after it is raised, a thread's line calls the work by its full name
     stated_full_names: float = 0.7  # the same for a line that states a value
     named_answers: float = 0.6  # a two-turn detail's answer names its work (a retriever must find it)
-    long_history_named_answers: float = 0.5  # the same over weeks of history
+    long_history_named_answers: float = 0.65  # the same over weeks of history (more talk to find it among)
     withhold: float = 0.5  # a request not planned in two turns is said with its detail left out
     work_share: float = 0.36  # target share of work turns (task and other work) in a day
     long_history_work_share: float = 0.5  # the same over weeks of history (more work, less small talk a day)
