@@ -22,8 +22,8 @@ from datetime import date, datetime, timedelta
 from decimal import Decimal
 
 from generators.model import Derivation
-from generators.spoken_time import value_time
-from generators.thread_bank import threads
+from generators.spoken_time import WINDOW_VALUE, value_time
+from generators.thread_bank import SENTENCE_CUES, threads
 
 # The role a value plays decides whether it can be derived and how.
 DAY_CUES = frozenset({"follow_up_day", "session_day", "meeting_day", "move_day"})
@@ -35,7 +35,6 @@ PERSON_CUES = frozenset({"recipient", "sender", "attendee", "requester"})
 
 _ISO_DAY = re.compile(r"\d{4}-\d{2}-\d{2}\Z")
 _CLOCK = re.compile(r"(\d{1,2}):(\d{2})\Z")
-_WINDOW = re.compile(r"(\d{1,2}:\d{2})-(\d{1,2}:\d{2})\Z")
 _NUMBER = re.compile(r"[1-9]\d{0,5}(?:\.\d{1,2})?\Z")
 _MINUTES = re.compile(r"([1-9]\d{0,2}) minutes\Z")
 _NAME = re.compile(r"[A-Z][a-z]+(?: [A-Z][a-z'-]+)+\Z")
@@ -45,14 +44,12 @@ RULES = {"days_after": "day", "days_before": "day", "minutes_after": "time", "mi
          "more": "number", "less": "number", "twice": "number", "half": "number",
          "longer": "duration", "shorter": "duration", "twice_as_long": "duration", "half_as_long": "duration",
          "covers": "person", "window": "window"}
-
-
-SENTENCE_CUES = frozenset({"requested", "note", "asked"})  # the value sits in the piece's own sentence
+ANCHOR_KINDS = ("day", "time", "number", "duration", "person")  # what an anchor's own value may be
 
 
 def kind_of(cue: str, value: str = "") -> str:
-    """The kind of derivation a piece of ``cue`` may take ("" when none). A value inside a sentence
-    (a request) is derived only where a relation reads in its place: a day or a clock."""
+    """The kind of derivation a piece of ``cue`` may take ("" when none). A value inside its piece's
+    own sentence (a request) is derived only where a relation reads in its place: a day or a clock."""
     if cue in SENTENCE_CUES:
         return "day" if _ISO_DAY.match(value) else "time" if _clock(value) is not None else ""
     for kind, cues in (("day", DAY_CUES), ("time", TIME_CUES), ("window", WINDOW_CUES), ("number", NUMBER_CUES),
@@ -89,6 +86,11 @@ def _write_clock(minutes: int, like: str) -> str:
     return f"{hour:02d}:{minute:02d}" if like[:1] == "0" else f"{hour}:{minute:02d}"
 
 
+def _signed(rule: str, amount: int) -> int:
+    """How far a value lies from its anchor's, in days or minutes: after is later, before earlier."""
+    return -amount if rule.endswith("_before") else amount
+
+
 def _number_steps(value: int) -> tuple[int, ...]:
     return (5, 10, 15, 20, 25) if value < 200 else (50, 100, 200, 250) if value < 5000 else (500, 1000)
 
@@ -100,8 +102,8 @@ def _candidates(kind: str, value: str, said_on: date, people: Collection[str]) -
         day = _day(value, said_on)
         if day is None:
             return out
-        for rule, amount, base in (("days_after", 1, day - timedelta(1)), ("days_after", 2, day - timedelta(2)),
-                                   ("days_before", 1, day + timedelta(1))):
+        for rule, amount in (("days_after", 1), ("days_after", 2), ("days_before", 1)):
+            base = day - timedelta(_signed(rule, amount))
             if base.weekday() < 5:
                 out.append((rule, amount, _write_day(base, value)))
     elif kind == "time":
@@ -110,11 +112,11 @@ def _candidates(kind: str, value: str, said_on: date, people: Collection[str]) -
             return out
         for rule, amount in (("minutes_after", 30), ("minutes_after", 60), ("minutes_before", 30),
                              ("minutes_before", 60)):
-            base = clock - amount if rule == "minutes_after" else clock + amount
+            base = clock - _signed(rule, amount)
             if 8 * 60 <= base <= 18 * 60:
                 out.append((rule, amount, _write_clock(base, value)))
     elif kind == "window":  # from the anchor's moment to the end said as a clock
-        m = _WINDOW.match(value)
+        m = WINDOW_VALUE.match(value)
         start, end = (_clock(m.group(1)), _clock(m.group(2))) if m else (None, None)
         if start is not None and end is not None and start < end:
             out.append(("window", end, m.group(1)))  # type: ignore[union-attr]
@@ -195,7 +197,7 @@ def base_day(derivation: Derivation, value: str, said_on: date) -> date | None:
     day = _day(value, said_on)
     if day is None or RULES.get(derivation.rule) != "day":
         return None
-    return day - timedelta(derivation.amount if derivation.rule == "days_after" else -derivation.amount)
+    return day - timedelta(_signed(derivation.rule, derivation.amount))
 
 
 def follows(derivation: Derivation, value: str, said_on: date | None = None) -> bool:
@@ -209,11 +211,10 @@ def follows(derivation: Derivation, value: str, said_on: date | None = None) -> 
         have = _day(base, want - timedelta(10)) if want is not None else None
         if have is None or want is None:
             return False
-        return want - have == timedelta(amount if rule == "days_after" else -amount)
+        return want - have == timedelta(_signed(rule, amount))
     if kind == "time":
         have_t, want_t = _clock(base), _clock(value)
-        return have_t is not None and want_t is not None and want_t - have_t == (
-            amount if rule == "minutes_after" else -amount)
+        return have_t is not None and want_t is not None and want_t - have_t == _signed(rule, amount)
     if kind == "number":
         if not (_NUMBER.match(base) and _NUMBER.match(value)):
             return False
@@ -228,6 +229,6 @@ def follows(derivation: Derivation, value: str, said_on: date | None = None) -> 
     if kind == "person":
         return bool(_NAME.match(value)) and value.split()[0] == base
     if kind == "window":
-        m = _WINDOW.match(value)
+        m = WINDOW_VALUE.match(value)
         return bool(m) and m.group(1) == base and _clock(m.group(2)) == amount  # type: ignore[union-attr]
     return False

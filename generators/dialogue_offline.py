@@ -341,7 +341,8 @@ class HistoryWriter(DecoyTalk):
             else:  # over weeks, a two-turn detail's answer often names its work: a retriever must find it
                 line_cue = "named" if self.named_answers and self.rng.random() < self.named_answers else "any"
             text = self._line(move, line_cue, ctx, said)
-            if said != event.said or (piece.derived is not None and event.said == piece.said_as):  # words, not a name: a sentence that starts with them starts with a capital
+            # words, not a name (a spoken form, a relation): a sentence that starts with them starts with a capital
+            if said != event.said or (piece.derived is not None and event.said == piece.said_as):
                 text = re.sub(rf"(^|[.?!]\s+){re.escape(said)}", lambda m: m.group(1) + said[:1].upper() + said[1:],
                               text)
             return text, marks

@@ -30,7 +30,7 @@ from datetime import date, timedelta
 from typing import Literal
 
 from generators.chances import HISTORY
-from generators.derivation import anchor_kind, anchor_names, base_day, day_of, draw_derivation, kind_of, relation_phrase
+from generators.derivation import ANCHOR_KINDS, anchor_kind, anchor_names, base_day, day_of, draw_derivation, kind_of, relation_phrase
 from generators.model import Derivation, MemoryPiece
 from generators.spoken_time import is_relative, say_day, say_value, say_window
 
@@ -181,8 +181,7 @@ def plan_history(pieces: list[MemoryPiece], dates: list[date], rng: random.Rando
     raised: dict[str, int] = {}  # about -> the day its work was raised
     # an anchor is named once a history, and never one a work's name or a detail already holds
     said_elsewhere = " | ".join(t.lower() for p in everything for t in (p.about, p.text, p.value))
-    anchors_used = {a for kind in ("day", "time", "number", "duration", "person") for a in anchor_names(kind)
-                    if a.lower().removeprefix("the ") in said_elsewhere}
+    anchors_used = {a for kind in ANCHOR_KINDS for a in anchor_names(kind) if a.lower().removeprefix("the ") in said_elsewhere}
     first_days: dict[str, int] = {}  # thread -> the day it starts
     details = {v.lower() for p in everything for v in (p.value, *p.superseded, *(d.value for d in p.distractors))}
     busy_days = {d for v in details if (d := day_of(v, dates[-1])) is not None}  # no anchor falls on one
@@ -208,6 +207,7 @@ def plan_history(pieces: list[MemoryPiece], dates: list[date], rng: random.Rando
         day = start
         first_days[thread] = start
         final_days: list[int] = []
+        anchors = 0  # the thread's values said against an anchor: each adds an evidence turn
         for position, piece in enumerate(members):
             if position:  # details of one thread come over several days; over a long history, weeks
                 step = rng.choice((0, 1, 1, 2)) if n <= LONG_HISTORY_DAYS else rng.randint(1, max(2, n // 4))
@@ -231,13 +231,14 @@ def plan_history(pieces: list[MemoryPiece], dates: list[date], rng: random.Rando
                 piece = anchor.piece
                 said = piece.said_as
                 days[anchor_at].events.append(replace(anchor, thread=thread, mark=mark("evidence")))
+                anchors += 1
             else:
                 phrase = say_value(piece.value, dates[fix_day]) if relative else None
                 if phrase and (piece.cue not in DAY_CUES or (is_relative(phrase) and rng.random() < HISTORY.relative_day)):
                     said = phrase  # said as people say it, never as a stamp
                     piece = replace(piece, said_as=said)
-                elif say_window(piece.value):  # "10:00 to 17:00", not "10:00-17:00"
-                    said = say_window(piece.value) or said
+                elif window := say_window(piece.value):  # "10:00 to 17:00", not "10:00-17:00"
+                    said = window
                     piece = replace(piece, said_as=said)
             move: Move = "correct" if piece.superseded else "state"
             split = move == "state" and rng.random() < HISTORY.split
@@ -262,7 +263,6 @@ def plan_history(pieces: list[MemoryPiece], dates: list[date], rng: random.Rando
         last = max(final_days)
         if about and last < n - 1 and rng.random() < HISTORY.recap:
             days[rng.randint(last + 1, n - 1)].events.append(Event("recap", thread, members[0]))
-        anchors = sum(e.move == "anchor" for plan in days for e in plan.events if e.thread == thread)
         _add_mentions(days, thread, members[0], start, rng, len(final_days) + anchors,
                       long_mentions if n > LONG_HISTORY_DAYS else 1)
     _free_anchors(days, groups, first_days, rng, anchors_used, details, busy_days, people)
@@ -295,8 +295,8 @@ def _derive(piece: MemoryPiece, fix_day: int, start: int, dates: list[date], rng
         return None
     if kind == "day":
         day = base_day(derivation, piece.value, dates[fix_day])
-        choices = [i for i, d in enumerate(dates) if i >= start and day is not None and d < day]
-        if day is None or not choices:
+        choices = [i for i, d in enumerate(dates) if i >= start and d < day] if day is not None else []
+        if not choices:
             return None
         index = rng.choice(choices)
         said = say_day(day, dates[index])
@@ -317,8 +317,7 @@ def _free_anchors(days: list[DayPlan], groups: list[tuple[str, list[MemoryPiece]
     for thread, members in groups:
         if rng.random() >= HISTORY.free_anchor:
             continue
-        kind = rng.choice(("day", "time", "number", "duration", "person") if firsts else
-                          ("day", "time", "number", "duration"))
+        kind = rng.choice(ANCHOR_KINDS if firsts else tuple(k for k in ANCHOR_KINDS if k != "person"))
         names = [a for a in anchor_names(kind) if a not in used]
         index = rng.randint(first_days.get(thread, 0), len(days) - 1)
         said_on = days[index].date

@@ -249,13 +249,13 @@ HEADER_CUES = ("column_total", "question", "layout")  # values made of a sheet's
 _TITLE_WORD_RE = re.compile(r"\b[A-Z][a-z]+\b")
 
 
-_WINDOW_VALUE = re.compile(r"(\d{1,2}:\d{2})-(\d{1,2}:\d{2})\Z")
+WINDOW_VALUE = re.compile(r"(\d{1,2}:\d{2})-(\d{1,2}:\d{2})\Z")  # a clock range as a value writes it
 
 
 def say_window(value: str) -> str | None:
     """A clock range as people say it ("10:00-17:00" as "10:00 to 17:00"); None for other values.
     The memory marks read either form."""
-    match = _WINDOW_VALUE.match(value.strip())
+    match = WINDOW_VALUE.match(value.strip())
     return f"{match.group(1)} to {match.group(2)}" if match else None
 
 

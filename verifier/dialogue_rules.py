@@ -133,6 +133,11 @@ class ValueHolder:
         return wanted in self.read[index]
 
 
+    def names_anchor(self, index: int, anchor: str, base: str) -> bool:
+        """Whether turn ``index`` names a derived value's ``anchor`` with the anchor's own value."""
+        return anchor.lower() in self.turns[index][3] and self.holds(index, base)
+
+
 _MARKS_SEEN: OrderedDict[tuple, tuple[str, ...]] = OrderedDict()  # frozen (memory, turns) -> problems
 MAX_MARKS_SEEN = 8  # a build checks a dialogue's marks twice in a row (its verifier, then its evidence gate)
 
@@ -300,7 +305,7 @@ def _derived_problems(m: Mapping[str, Any], derivation: Derivation, name: str, t
             problems.append(f"{t[0]}: says {name} outright; a derived value is said in no single turn")
         if mid not in t[4]:
             continue
-        names_anchor = anchor in t[3] and holder.holds(i, derivation.base)
+        names_anchor = holder.names_anchor(i, derivation.anchor, derivation.base)
         anchors += names_anchor
         if not names_anchor and not (relation and relation in t[3]):
             problems.append(f"{t[0]}: evidence lists {mid!r} but the text holds neither its relation nor "

@@ -32,6 +32,7 @@ import re
 from collections import Counter
 from typing import Any, Iterator
 
+from generators.derivation import RULES
 from generators.english import repeat_keys
 from generators.spoken_time import is_relative
 
@@ -274,7 +275,7 @@ def task_dynamics(record: dict[str, Any]) -> dict[str, bool]:
         "multi_session": _multi_session(record),
         # a day said relative to the day it is said, or a day derived from one (its anchor's day is)
         "relative_time": any((isinstance(m.get("said_as"), str) and is_relative(m["said_as"]))
-                             or (isinstance(m.get("derived"), dict) and str(m["derived"].get("rule", "")).startswith("days_"))
+                             or (isinstance(m.get("derived"), dict) and RULES.get(str(m["derived"].get("rule"))) == "day")
                              for m in memory),
     }
 

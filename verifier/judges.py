@@ -45,7 +45,7 @@ def _completeness(record: TaskRecord) -> Vote:
     def given(m: Any) -> bool:
         if m.derived is not None:  # said in no turn: its relation and its anchor are
             return any((m.said_as or "").lower() in t for t in texts) and \
-                any(m.derived.anchor.lower() in texts[i] and holder.holds(i, m.derived.base) for i in indices)
+                any(holder.names_anchor(i, m.derived.anchor, m.derived.base) for i in indices)
         return any(holder.holds(i, m.value) for i in indices)
 
     missing = [m.said_as or m.value for m in record.memory if not given(m)]
