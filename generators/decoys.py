@@ -108,12 +108,17 @@ def _weekday_after(start: date, rng: random.Random, low: int, high: int) -> date
     return day
 
 
+_FOLDER_RE = re.compile(r"(?<![\w/.-])((?:[\w-]+/)*)[\w-]+\.(?:docx|xlsx|pdf|txt|csv|pptx|eml|ics)\b")
+
+
 def make_sentence(line: SentenceLine, about: str, start: date, rng: random.Random, people: Sequence[str],
-                  fields: Sequence[str]) -> str | None:
+                  fields: Sequence[str], like: str = "") -> str | None:
     """A made-up request, note or question about the job ``about`` from a ``job_detail`` line: a
     person outside the office, a day and a time written as seed tasks write them, a file named
     after the job (and its sheet, and a file to write, named as seed tasks name theirs), a count
-    and a sheet field. None without people or fields to name."""
+    and a sheet field. None without people or fields to name. ``like``: the task's sentence this
+    one stands beside; its file's folder ("data/", or none) is the job's file's too, so that no
+    path tells a job from the task (where the task names no file, a folder by chance)."""
     if not people or not fields:
         return None
     who = rng.choice(list(people))
@@ -123,12 +128,14 @@ def make_sentence(line: SentenceLine, about: str, start: date, rng: random.Rando
     minute = rng.choice(("00", "30"))
     words = _words(about)[:2]
     stem = "_".join(words) or "notes"
+    found = _FOLDER_RE.search(like)
+    folder = found.group(1) if found else rng.choice(("", "data/"))
     ctx = {"about": about, "who": who, "first": who.split()[0], "number": str(rng.randint(2, 400)),
            "field": rng.choice(list(fields)),
            "day": rng.choice((f"{day.month}/{day.day}/{day.year}", f"{month} {day.day}",
                               f"{month} {day.day}, {day.year}")),
            "time": rng.choice((f"{hour}:{minute}", f"{(hour - 1) % 12 + 1}:{minute} {'a.m' if hour < 12 else 'p.m'}")),
-           "file": f"{rng.choice(('', 'data/'))}{stem}.{rng.choice(('xlsx', 'docx', 'pdf'))}",
+           "file": f"{folder}{stem}.{rng.choice(('xlsx', 'docx', 'pdf'))}",
            # the job's sheet and a file to write, named as seed tasks name theirs ("salary excel file")
            "sheet": f"the {' '.join(words) or 'notes'} excel file",
            "out": f"{stem}_{rng.choice(('summary', 'list', 'table', 'report', 'new', 'result'))}"}
@@ -137,14 +144,16 @@ def make_sentence(line: SentenceLine, about: str, start: date, rng: random.Rando
 
 def make_value(piece: MemoryPiece, about: str, start: date, rng: random.Random,
                people: Sequence[str], fields: Sequence[str] = (),
-               sentences: Mapping[str, Sequence[SentenceLine]] | None = None) -> str | None:
+               sentences: Mapping[str, Sequence[SentenceLine]] | None = None, like: str = "") -> str | None:
     """A made-up value with the shape (and cue) of ``piece``'s, for the job ``about``; None when
     that shape cannot be made up safely. ``people``: full names outside the office; ``fields``:
     what a sheet of such a job holds (for the words a task's piece names a column or a group by);
-    ``sentences``: ``job_detail`` lines by cue, for a piece whose detail is a whole sentence."""
+    ``sentences``: ``job_detail`` lines by cue, for a piece whose detail is a whole sentence;
+    ``like``: the task's sentences (``make_sentence``; default: the piece's own)."""
     value, cue = piece.value.strip(), piece.cue
     if sentences and sentences.get(cue):
-        return make_sentence(rng.choice(list(sentences[cue])), about, start, rng, people, fields)
+        return make_sentence(rng.choice(list(sentences[cue])), about, start, rng, people, fields,
+                             like=like or piece.text)
     ahead = _weekday_after(start, rng, 15, 40)
     if cue in _TITLE_CUES:
         return f"{' '.join(_words(about)[:2]).capitalize()} {rng.choice(_TITLE_ENDS)}"
@@ -191,13 +200,14 @@ def make_decoys(pieces: Sequence[MemoryPiece], jobs: Sequence[str], start: date,
     mirroring ``pieces`` (values that pass ``ok``; at most :data:`MAX_DETAILS`; ``sentences`` as
     for :func:`make_value`)."""
     out: list[Decoy] = []
+    like = " ".join(p.text for p in pieces)  # the task's files' folder is the jobs' files' too
     names = [j for j in jobs if ok(j)]
     rng.shuffle(names)
     for about in names[:count]:
         details: list[tuple[MemoryPiece, str]] = []
         for piece in pieces:
             for _ in range(3):  # a value that ``ok`` refuses (a task's day, say) is drawn again
-                value = make_value(piece, about, start, rng, people, fields, sentences)
+                value = make_value(piece, about, start, rng, people, fields, sentences, like=like)
                 if value and ok(value) and piece.cue and all(value != v for _, v in details):
                     details.append((piece, value))
                     break

@@ -21,9 +21,11 @@ task (anything with ``instruction``, ``username``, ``now`` and ``app_count``) by
 - **sessions**: ``generators.dialogue_offline.generate_dialogue`` on a ``TaskDraft`` holding
   these pieces (if some value proves too generic for the small-talk banks, the clauses
   themselves become the values and it is tried once more).
-- **jobs for later**: given ``others`` (the split's other instructions, in the order to try),
-  those that share nothing distinctive with this one are told as the history's other jobs, each
-  named by its topic and said in its own requests and questions (``told_jobs``).
+- **other works**: given ``others`` (the split's other instructions, in the order to try),
+  those that share nothing distinctive with this one are told as the history's other works: up
+  to four as sibling works, their pieces planned and written exactly as the task's are (a detail
+  left for the next turn, said against an anchor, corrected, met by a near miss; unmarked), the
+  rest as jobs for later in their own requests and questions (``plus_siblings``, ``told_jobs``).
 
 The same arguments give the same draft; another ``feedback`` gives another dialogue (and may
 pick another intent wording).
@@ -48,6 +50,7 @@ from generators.dialogue_offline import generate_dialogue, plan_dialogue
 from generators.history_plan import weeks_of_full_days
 from generators.model import Distractor, MemoryPiece, Session, TaskDraft
 from generators.near_values import OTHER_PEOPLE, near_value
+from generators.sibling_works import Sibling, sibling_pieces
 from generators.thread_bank import threads
 from generators.specifics import Specific, contains_specific, find_specifics, locate_specifics
 from generators.typos import fix_typos, word_frequency
@@ -650,6 +653,44 @@ def told_jobs(others: Sequence[str], instruction: str) -> list[ToldJob]:
     return [job for _, job in _tellable(others, instruction)]
 
 
+def _plus_memory(instruction: str, seed: int, feedback: str, days: int, *, token_values: bool = True
+                 ) -> tuple[list[MemoryPiece], list[Specific], str]:
+    """An instruction's memory pieces as its history tells them (one thread ``t1`` about its topic,
+    with their drawn corrections and near misses), its specifics and its topic."""
+    specifics = find_specifics(instruction)
+    spans = split_clauses(instruction)
+    topic = topic_of(instruction, specifics, infer_apps(instruction))
+    memory = memory_pieces(instruction, spans, token_values=token_values)
+    values = [p.value for p in memory]
+    if topic and _clean(topic, specifics, values):
+        memory = [replace(p, about=topic) for p in memory]
+    memory = [replace(p, thread="t1") for p in memory]  # one line of work, told over several days
+    if days >= 2:
+        kinds = {spec.text: spec.kind for spec in specifics}
+        memory = _dynamics(memory, kinds, instruction,
+                           seeded("homeragents.plus_offline/dynamics", seed, instruction, feedback, token_values))
+    return memory, specifics, topic
+
+
+def plus_siblings(task: TaskDraft, others: Sequence[str], instruction: str, *, seed: int, feedback: str,
+                  days: int) -> tuple[list[Sibling], list[ToldJob]]:
+    """The split's other instructions a history of ``instruction`` may tell (``tellable``), as
+    sibling works told exactly as the task is (their pieces planned and written by the same steps
+    and chances: two-turn details, corrections, near misses, derived values; unmarked), up to
+    ``sibling_works.MAX_SIBLINGS``, and the rest as jobs for later. So a Plus history's other
+    instructions are said in the task's forms, and only which work a line is about tells them apart."""
+    drafts, jobs = [], {}
+    for number, (other, job) in enumerate(_tellable(others, instruction), 1):
+        jobs[other] = job
+        memory, _, topic = _plus_memory(other, seed, feedback, days)
+        if topic:
+            drafts.append(TaskDraft(family=f"plus-sibling-{number}", description=other, intent="", subtasks=[],
+                                    evaluation=[], memory=memory, query="", oracle=[]))
+    siblings = sibling_pieces(task, drafts)
+    used = {d.description for d in drafts if any(s.family == d.family for s in siblings)}
+    return siblings, [job for other, job in jobs.items() if other not in used]
+
+
 def _long_history_persona(seed: int, days: int, utterances_per_day: int) -> dict[str, Any]:
     """Weeks of full working days need more to talk about than a seed gives (its user's name): the
     colleagues, company, projects and city of a seeded world, for the small talk and other work
@@ -677,16 +718,10 @@ def regenerate(seed_task: SeedLike, *, seed: int, days: int = 5, utterances_per_
     apps = infer_apps(instruction)
     last_error: ValueError | None = None
     topic = topic_of(instruction, specifics, apps)
-    told = told_jobs(others, instruction)
+    persona = _long_history_persona(seed, days, utterances_per_day)
     for token_values in (True, False):
-        memory = memory_pieces(instruction, spans, token_values=token_values)
+        memory, _, _ = _plus_memory(instruction, seed, feedback, days, token_values=token_values)
         values = [p.value for p in memory]
-        if topic and _clean(topic, specifics, values):
-            memory = [replace(p, about=topic) for p in memory]
-        memory = [replace(p, thread="t1") for p in memory]  # one line of work, told over several days
-        if days >= 2:
-            kinds = {spec.text: spec.kind for spec in specifics}
-            memory = _dynamics(memory, kinds, instruction, seeded(rng.random(), legacy=RAW))
         intent = make_intent(clauses, specifics, values, rng)
         queries = [q.format(topic=topic) for q in _TOPIC_QUERIES] if topic else []
         query = _pick(queries, rng, specifics, values) if queries else ""
@@ -694,14 +729,16 @@ def regenerate(seed_task: SeedLike, *, seed: int, days: int = 5, utterances_per_
             query = _pick(_QUERIES, rng, specifics, values)
         draft = PlusDraft(intent=intent, query=query, memory=memory, subtasks=group_clauses(instruction, spans),
                           sessions=[], apps=apps, description=instruction, specifics=specifics)
+        siblings, told = plus_siblings(draft.task_draft(), others, instruction, seed=seed, feedback=feedback,
+                                       days=days)
         try:
             plan, planned = plan_dialogue(draft.task_draft(), seed=seed, now=now, days=days, feedback=feedback,
-                                          long_mentions=PLUS_MENTIONS)
+                                          long_mentions=PLUS_MENTIONS, siblings=siblings,
+                                          utterances_per_day=utterances_per_day)
             draft.sessions = generate_dialogue(
                 planned, seed=seed, now=now, user_first=_first_name(seed_task.username),
                 days=days, utterances_per_day=utterances_per_day, feedback=feedback, plan=plan,
-                stated_full_names=PLUS_FULL_NAMES, told=told,
-                **_long_history_persona(seed, days, utterances_per_day))
+                stated_full_names=PLUS_FULL_NAMES, told=told, siblings=siblings, **persona)
         except ValueError as exc:  # a value too generic for the banks: carry whole clauses instead
             last_error = exc
             continue

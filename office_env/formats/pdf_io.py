@@ -17,10 +17,9 @@ import logging
 from contextlib import nullcontext
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, ContextManager
+from typing import TYPE_CHECKING, Any, ContextManager
 
 import pypdf
-from fpdf import FPDF
 from pypdf import PdfReader
 from pypdf.errors import LimitReachedError
 
@@ -30,6 +29,9 @@ from office_env.formats.built import remembered
 from office_env.formats.ooxml import DEFAULT_STAMP
 from office_env.formats.read_cache import cached_read
 from office_env.limits import MAX_PDF_CONTENT_BYTES, MAX_PDF_PAGES, MAX_PDF_STREAM_BYTES, MAX_TEXT_CHARS
+
+if TYPE_CHECKING:  # the writer (fonts, images) loads on the first PDF written: readers never need it
+    from fpdf import FPDF
 
 logging.getLogger("pypdf").setLevel(logging.ERROR)
 logging.getLogger("fontTools").setLevel(logging.ERROR)
@@ -60,6 +62,8 @@ def build(text: str, title: str | None = None, stamp: datetime | None = None) ->
     if len(text) > MAX_PDF_PAGES * _CHARS_PER_PAGE or lines > MAX_PDF_PAGES * _LINES_PER_PAGE:
         raise OfficeError(f"{label}: {len(text):,} characters in {lines:,} lines would make more than "
                           f"{MAX_PDF_PAGES} PDF pages (the PDF limit)")
+    from fpdf import FPDF
+
     pdf = FPDF(format="A4")
     when = (stamp or DEFAULT_STAMP).replace(microsecond=0)
     pdf.set_creation_date(when if when.tzinfo else when.replace(tzinfo=timezone.utc))
@@ -88,7 +92,7 @@ def build(text: str, title: str | None = None, stamp: datetime | None = None) ->
 remembered_build = remembered(build)
 
 
-def _wrap(pdf: FPDF, line: str, width: float) -> list[str]:
+def _wrap(pdf: "FPDF", line: str, width: float) -> list[str]:
     """``line`` broken at spaces into pieces that fit ``width`` (a word wider than that is broken
     between characters): one ``cell`` per piece lays text out far faster than ``multi_cell``.
     Widths come from the core font's metrics (Latin-1 text, one table lookup per character)."""

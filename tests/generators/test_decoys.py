@@ -173,3 +173,25 @@ def test_a_told_sentence_that_leans_back_waits_for_the_one_before_it():
     assert told_in_order(sentences, lambda s: not s.startswith("read")) == [2, 3, 4, 5]  # "it" lost its invoice
     assert told_in_order(sentences, lambda s: "Carol" not in s and "notes" not in s) == [0, 2, 3]
 
+
+
+def test_a_jobs_files_sit_in_the_folder_the_tasks_files_do():
+    """A made-up request names its file in the task's folder ("data/..."), or in none when the
+    task's files have none: a path's folder tells no job from the task."""
+    lines = threads().job_details
+    people = ["Ines Okafor", "Hugo Brandt"]
+    fields = ["Region", "Owner"]
+    for text, folder in (("sort data/scores.xlsx by Name", "data/"), ("sort scores.xlsx by Name", ""),
+                         ("email the summary to Carol", None)):
+        piece = MemoryPiece("m1", "action", text, "Carol", cue="requested")
+        found = set()
+        for seed in range(40):
+            others = [MemoryPiece("m2", "action", "put it in reports/q1.docx", "reports/q1.docx", cue="requested")] \
+                if folder is None else []
+            value = make_value(piece, "the desk move", date(2024, 5, 20), random.Random(seed), people, fields, lines,
+                               like=" ".join(p.text for p in [piece, *others]))
+            for path in re.findall(r"(?<![\w/])((?:[\w-]+/)*)[\w-]+\.(?:xlsx|docx|pdf)\b", value or ""):
+                found.add(path)
+        want = {"reports/"} if folder is None else {folder}
+        assert found and found <= want | {""}, (text, found)
+        assert folder != "data/" or "data/" in found

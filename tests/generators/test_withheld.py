@@ -8,6 +8,7 @@ value has no near value of its own (an app, a whole clause) a near miss of its w
 
 from __future__ import annotations
 
+import functools
 import random
 import re
 from dataclasses import replace
@@ -19,6 +20,7 @@ from generators.chances import HISTORY
 from generators.near_values import near_value
 from generators.plus_offline import regenerate
 from generators.spoken_time import value_time
+from generators.thread_bank import threads
 from generators.withheld import detail_to_withhold, withheld_kind, withhold
 
 # the assistant's question for a detail, after a short opener or none ("Which file?", "Right, which file?")
@@ -98,20 +100,45 @@ def _exchanges(draft):
             if t.role == "assistant" and 0 < i < len(turns) - 1 and ASKS.match(t.text) and t.text.endswith("?")]
 
 
+@functools.lru_cache(maxsize=1)
+def _relations() -> list[str]:
+    """Every relation a derived value may be said in ("the file with the audit figures"), longest first."""
+    from generators.derivation import RULES, anchor_kind, anchor_names
+
+    out = set()
+    for (move, key), lines in threads().lines.items():
+        if move != "relation":
+            continue
+        rule = next(r for r in RULES if key == r or key.startswith(r + "_"))
+        for name in anchor_names(anchor_kind(RULES[rule])):
+            out |= {line.render({"anchor": name, "amount": 10}).lower() for line in lines}
+    return sorted(out, key=len, reverse=True)
+
+
+def _collapsed(text: str) -> str:
+    """``text`` with a relation said in it as one word (a detail said against an anchor is one detail)."""
+    low = text.lower()
+    for relation in _relations():
+        if relation in low:
+            return low.replace(relation, "it")
+    return low
+
+
 def test_a_request_with_its_detail_left_out_is_answered_in_the_next_turn():
     text = "Set Bob's score in data/scores.xlsx to 95, then email the summary to Carol"
     found = 0
     for seed in range(8):
         draft = regenerate(Seed(text), seed=seed)
         values = {m.id: m.value for m in draft.memory}
+        said = {m.id: (m.said_as or m.value).lower() for m in draft.memory}  # a derived value: its relation
         for opener, ask, answer in _exchanges(draft):
             if not opener.thread.startswith("t") or not answer.evidence:
                 continue
             found += 1
             (mid,) = answer.evidence
-            assert values[mid] not in opener.text and values[mid] in answer.text
+            assert values[mid] not in opener.text and said[mid] not in opener.text.lower() and said[mid] in answer.text.lower()
             assert opener.thread == ask.thread == answer.thread and opener.role == answer.role == "user"
-            assert len(answer.text.split()) <= 9  # the value, not the request again
+            assert len(_collapsed(answer.text).split()) <= 9  # the value, not the request again
     assert found >= 4  # the task's requests are said this way, in most histories
 
 
@@ -200,7 +227,7 @@ def test_a_changed_detail_in_two_turns_says_what_kind_of_detail_changed():
             (kind,) = said
             seen[opener.thread[0]] += 1
             assert ask.text in asks[kind], (opener.text, ask.text)
-            assert answer.role == "user" and len(answer.text.split()) <= 9
+            assert answer.role == "user" and len(_collapsed(answer.text).split()) <= 9
             if opener.thread.startswith("t"):
                 assert answer.evidence  # the new value stands
     assert seen["t"] and seen["w"]

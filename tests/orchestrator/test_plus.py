@@ -24,7 +24,7 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from generators.model import Verdict
-from generators.plus_offline import plus_problems, regenerate, split_clauses
+from generators.plus_offline import memory_pieces, plus_problems, regenerate, split_clauses
 from office_env import load_officebench
 from orchestrator.dataset_writer import iter_tasks
 from orchestrator.plus import (
@@ -170,23 +170,27 @@ def test_records_keep_the_seed_and_validate(runs, sample_seeds):
 
 
 def _told(record: dict) -> list[str]:
-    """The user's lines about jobs for later (threads ``w...``), case folded."""
+    """The user's lines about other work (threads ``w...``), case folded; not the task's own near
+    misses, which may be said of another work."""
     return [t["text"].lower() for s in record["dialogue"] for t in s["turns"]
-            if t["role"] == "user" and t.get("thread", "").startswith("w")]
+            if t["role"] == "user" and t.get("thread", "").startswith("w") and not t.get("distractor")]
 
 
 def test_jobs_for_later_tell_the_other_seeds_and_never_the_tasks_values(runs, sample_seeds):
     """A seed's clauses are said as work for later in the histories of seeds with another testbed
-    (so they are not evidence there), and a told line never names a value of the task it is in."""
-    got = records(runs["a"][0])
-    clauses = {s.id: [s.instruction[a:b].strip(" .").lower() for a, b in split_clauses(s.instruction)]
-               for s in sample_seeds}
+    (so they are not evidence there), and a told line never names a value of the task it is in.
+    Two works of a history share no word of their names, so of the sample's three score
+    spreadsheets one at most is told in a history: over two builds, most seeds are told somewhere."""
+    # a clause as told: whole, or (its detail said in another turn, or against an anchor) the words
+    # on the longer side of its value
+    clauses = {s.id: [max((part.strip(" .,") for part in p.text.lower().split(p.value.lower())), key=len)
+                      for p in memory_pieces(s.instruction, split_clauses(s.instruction))] for s in sample_seeds}
     told_somewhere = set()
-    for seed in sample_seeds:
+    for seed, got in ((seed, records(runs[run][0])) for run in ("a", "neo") for seed in sample_seeds):
         record = got[plus_task_id(seed.id)]
         lines = _told(record)
         for other in sample_seeds:
-            hits = [c for c in clauses[other.id] if len(c.split()) >= 4 and any(c in line for line in lines)]
+            hits = [c for c in clauses[other.id] if len(c.split()) >= 3 and any(c in line for line in lines)]
             if other.folder == seed.folder:
                 assert not hits, (seed.id, other.id, hits)  # a sibling shares the testbed: never told
             elif hits:
@@ -279,7 +283,7 @@ def test_specifics_in_every_dialogue_and_none_in_the_intent(runs):
     (day,) = [m for m in calendar["memory"] if m["value"] == "2024-05-07"]
     if day.get("derived"):  # said against an anchor: the relation in one turn, the anchor's day (in words) in another
         base = day["derived"]["base"]
-        assert day["said_as"] in dialogue_text(calendar) and base not in dialogue_text(calendar)
+        assert day["said_as"].lower() in dialogue_text(calendar).lower() and base not in dialogue_text(calendar)
         assert any(names_value(t, base, d) and day["derived"]["anchor"].lower() in t.lower() for t, d in said)
     else:
         assert any(names_value(t, "2024-05-07", d) for t, d in said)
