@@ -174,7 +174,7 @@ class LLMAgent:
         self.client, self.role, self.temperature, self.max_tokens = client, role, temperature, max_tokens
 
     def run(self, episode: Episode) -> Trajectory:
-        from backends.llm import LLMError
+        from backends.llm import LLMError, without_reasoning
 
         trajectory = Trajectory(usage={"calls": 0, "prompt_tokens": 0, "completion_tokens": 0})
         messages: list[dict[str, Any]] = list(agent_messages(episode))
@@ -197,8 +197,8 @@ class LLMAgent:
                 trajectory.error = truncated_text(self.client, self.role, getattr(result, "reply_limit", None))
                 trajectory.stop_reason = STOP_ERROR
                 return trajectory
-            if not result.tool_calls:
-                trajectory.finish(result.content or "")
+            if not result.tool_calls:  # the answer, not the reasoning a model may write before it
+                trajectory.finish(without_reasoning(result.content or ""))
                 return trajectory
             messages.append(_bounded(result.message()))
             for request in result.tool_calls:

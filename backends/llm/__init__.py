@@ -14,7 +14,7 @@ _WHERE = {
     "CacheError": "cache", "ResponseCache": "cache", "request_key": "cache",
     "ChatResult": "client", "ContextLengthError": "client", "LLMClient": "client", "LLMError": "client",
     "MalformedReplyError": "client", "PreflightError": "client", "StructuredOutputError": "client",
-    "ToolCallRequest": "client", "extract_json": "client",
+    "ToolCallRequest": "client", "extract_json": "client", "without_reasoning": "client",
     "LLMConfigError": "settings", "LLMSettings": "settings",
     "Usage": "usage",
 }

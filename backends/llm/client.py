@@ -702,10 +702,25 @@ class JSONExtractionError(ValueError):
     pass
 
 
+# A reasoning model served without a reasoning parser (llama.cpp, Ollama, vLLM without
+# --reasoning-parser) puts its thinking in the message text, before the answer.
+_REASONING = re.compile(r"\A\s*<(think|thinking|reasoning)>.*?</\1>\s*", re.S | re.I)
+
+
+def without_reasoning(text: str) -> str:
+    """``text`` without the reasoning block(s) a model wrote before its answer ("<think>...</think>"):
+    what it reasoned is not what it answered, and its braces are not the answer's JSON."""
+    while (match := _REASONING.match(text)) is not None:
+        text = text[match.end():]
+    return text
+
+
 def extract_json(text: str) -> Any:
-    """The JSON value in a reply: the whole text, else the first ``` / ```json fenced block that
-    parses, else a top-level object with prose around it (starting at the first ``{`` or at a line
-    that starts with ``{``). Raises :class:`JSONExtractionError` with the most relevant parse error."""
+    """The JSON value in a reply (after any reasoning block, ``without_reasoning``): the whole text,
+    else the first ``` / ```json fenced block that parses, else a top-level object with prose around
+    it (starting at the first ``{`` or at a line that starts with ``{``). Raises
+    :class:`JSONExtractionError` with the most relevant parse error."""
+    text = without_reasoning(text)
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:

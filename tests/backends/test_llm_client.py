@@ -268,6 +268,13 @@ def test_fenced_json_and_prose_around_an_object_are_accepted_without_repair():
         assert len(server.chat_requests()) == 1
     assert extract_json("```\n[1, 2]\n```") == [1, 2]
     assert extract_json('Note {braces} in prose.\n{"a": {"b": 1}}\ndone') == {"a": {"b": 1}}
+    # a reasoning model's thinking comes first and may hold braces of its own: the answer is after it
+    thinking = '<think>\nShould it be {"a": 0}? No.\n</think>\n\n{"a": 1}'
+    assert extract_json(thinking) == {"a": 1}
+    assert extract_json('<THINK>x</THINK><reasoning>{"a": 0}</reasoning>```json\n{"a": 2}\n```') == {"a": 2}
+    with FakeLLMServer(fixed(f"<think>Maybe {json.dumps({**GOOD, 'minutes': 0})}?</think>\n{json.dumps(GOOD)}")) as server:
+        assert make_client(server).structured("taskgen", ASK, SCHEMA) == GOOD
+        assert len(server.chat_requests()) == 1
 
 
 def test_truncated_reply_is_asked_again():

@@ -310,6 +310,26 @@ def test_llm_agent_loop_on_a_workspace(dataset, records, tmp_path):
     assert "unknown tool" in trajectory.steps[1]["observation"]
 
 
+def test_a_reasoning_models_thinking_is_not_its_answer(dataset, records, tmp_path):
+    """A reasoning model served without a reasoning parser writes "<think>...</think>" before its
+    answer: the trajectory's answer is what follows, so a value it weighed and dropped is not scored."""
+    task = next(iter(iter_tasks(dataset)))
+    ws = Workspace(task.testbed).copy_to(tmp_path / "ws")
+
+    def responder(body):
+        from backends.fake_llm import Reply
+
+        return Reply(content='<think>\nMaybe 18? {"answer": 18} No: the mail says 28.\n</think>\n\nThe answer is 28.')
+
+    with FakeLLMServer(responder) as server:
+        from backends.llm import LLMClient, LLMSettings
+
+        client = LLMClient(LLMSettings(base_url=server.url, model="fake-model", max_retries=0))
+        episode = Episode(task.id, "Ann", "ann", task.record["now"], "Do it.", "", ws, default_registry(), step_cap=2)
+        trajectory = LLMAgent(client).run(episode)
+    assert trajectory.final_message == "The answer is 28."
+
+
 def test_fake_endpoint_agent_prompts(records):
     record = next(iter(records.values()))
     ws = Workspace(Path("."))
