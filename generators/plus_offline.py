@@ -679,16 +679,34 @@ def plus_siblings(task: TaskDraft, others: Sequence[str], instruction: str, *, s
     and chances: two-turn details, corrections, near misses, derived values; unmarked), up to
     ``sibling_works.MAX_SIBLINGS``, and the rest as jobs for later. So a Plus history's other
     instructions are said in the task's forms, and only which work a line is about tells them apart."""
-    drafts, jobs = [], {}
-    for number, (other, job) in enumerate(_tellable(others, instruction), 1):
-        jobs[other] = job
+    drafts = []
+    for number, other in enumerate(_sibling_candidates(others, instruction), 1):
         memory, _, topic = _plus_memory(other, seed, feedback, days)
         if topic:
             drafts.append(TaskDraft(family=f"plus-sibling-{number}", description=other, intent="", subtasks=[],
                                     evaluation=[], memory=memory, query="", oracle=[]))
     siblings = sibling_pieces(task, drafts)
     used = {d.description for d in drafts if any(s.family == d.family for s in siblings)}
-    return siblings, [job for other, job in jobs.items() if other not in used]
+    return siblings, [job for other, job in _tellable(others, instruction) if other not in used]
+
+
+@lru_cache(maxsize=4096)
+def _words_of(other: str) -> frozenset[str]:
+    return frozenset(_distinctive_words(other, find_specifics(other)))
+
+
+def _sibling_candidates(others: Sequence[str], instruction: str) -> Iterable[str]:
+    """The instructions of ``others``, in order, that a history of ``instruction`` may tell as a
+    sibling work: within the told length, sharing no distinctive word or person with it. Unlike a
+    job for later (``_told_job``), a sibling may be named by its app alone ("the message"): it is
+    told in its own pieces, as the task is, and two works of a history still share no name word."""
+    mine = _words_of(instruction.strip())
+    seen = {instruction.strip()}
+    for other in others:
+        other = other.strip()
+        if other and other not in seen and len(other) <= MAX_TOLD_INSTRUCTION_CHARS and not _words_of(other) & mine:
+            seen.add(other)
+            yield other
 
 
 def _long_history_persona(seed: int, days: int, utterances_per_day: int) -> dict[str, Any]:
