@@ -218,8 +218,9 @@ class DecoyTalk:
             # (no question of the user's: the assistant's question answers nothing)
             opener = self._line("split" if shape < split else "mention", "any", ctx, question=False)
             ask = self._ask(ask_cue, ctx)
-            if shape < split:  # the value alone (a sentence as the task's sentences are answered)
-                text = self._line("answer", "sentence" if sentence else "any",
+            if shape < split:  # the value alone (a sentence as the task's sentences are answered; a rule kept)
+                own = "sentence" if sentence else cue if ("answer", cue) in self.decks else "any"
+                text = self._line("answer", own,
                                   {**self._decoy_ctx(decoy, when, answer=True), "value": value}, value)
             else:  # the detail in full
                 text = self._line("state", cue, {**ctx, "value": value}, value)

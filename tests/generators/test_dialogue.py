@@ -662,3 +662,23 @@ def test_a_question_about_the_work_gets_an_answer_not_a_nod():
                 seen[turn.thread[:1]] += 1
                 assert reply.role == "assistant" and any(p.match(reply.text) for p in answers), (turn.text, reply.text)
     assert seen["t"] and seen["w"]
+
+
+def test_a_window_given_in_two_turns_keeps_its_rule(monkeypatch):
+    """A window states a rule (one hour, on the hour): given after the assistant asks, its answer
+    says the rule too, so the booking's length is never a hidden convention."""
+    from dataclasses import replace
+
+    from generators.chances import HISTORY
+
+    monkeypatch.setattr("generators.history_plan.HISTORY", replace(HISTORY, split=1.0, derive=0.0))
+    window = MemoryPiece("m1", "fact", "for the new meeting, one hour on the hour within 10:00-16:00", "10:00-16:00",
+                         thread="t1", cue="time_window", about="the new meeting")
+    answers = 0
+    for seed in range(4):
+        turns = all_turns(gen(make_draft([window]), seed=seed))
+        for i, turn in enumerate(turns):
+            if "m1" in turn.evidence:
+                assert "one hour" in turn.text.lower() and "on the hour" in turn.text.lower(), turn.text
+                answers += i >= 2 and turns[i - 1].role == "assistant" and turns[i - 1].text.endswith("?")
+    assert answers  # the detail was given in two turns, and its answer said the rule
