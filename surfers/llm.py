@@ -4,7 +4,8 @@ The model is shown its app's files (and mailbox / calendar owners) up front (the
 ``system_list_files`` call away; every step of the loop resends the prompt, so the rest is left out), may call only
 read-only tools, and must end with notes valid against the app's part of ``NOTES_SCHEMA``.
 A step cap bounds the loop (then one last reply without tools gives the notes); a bad final answer
-is repaired like any structured output.
+is repaired like any structured output, and a reply cut at its token limit is followed by requests
+with twice the limit (up to ``MAX_RAISED_TOKENS``), as the other roles' are.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from backends.llm.client import LLMError, check_reply, repair_prompt
+from backends.llm.client import MAX_RAISED_TOKENS, LLMError, check_reply, repair_prompt
 from backends.prompts import render
 from office_env import Workspace, default_registry
 from office_env.limits import MAX_OBSERVATION_CHARS
@@ -76,15 +77,19 @@ def explore_llm(client: Any, app: str, ws: Workspace, *, max_steps: int = 6, max
     messages = render("surfer", app=app, inputs=inputs, schema=schema)
     repairs = 0
     error = ""
+    limit: dict[str, int] = {}  # a reply cut at its token limit: the next is asked with twice the room
     for step in range(max_steps + 1):
         full = not client.fits("surfer", messages, tools.openai_tools(), reply=NOTES_REPLY_TOKENS)
         last = step == max_steps or full
         if last:  # out of steps or of context window: the notes now, from what was read so far
             messages = _within_window(client, messages, tools)
             messages.append({"role": "user", "content": (WINDOW_FULL if full else OUT_OF_STEPS).format(steps=max_steps)})
-            result = client.chat("surfer", messages, tools=tools.openai_tools(), tool_choice="none")
+            result = client.chat("surfer", messages, tools=tools.openai_tools(), tool_choice="none", **limit)
         else:
-            result = client.chat("surfer", messages, tools=tools.openai_tools())
+            result = client.chat("surfer", messages, tools=tools.openai_tools(), **limit)
+        if result.finish_reason == "length":
+            asked = limit.get("max_tokens") or getattr(result, "reply_limit", None) or _configured_limit(client)
+            limit = {"max_tokens": min(2 * asked, MAX_RAISED_TOKENS)}
         messages = [*messages, result.message()]
         if result.tool_calls and not last:
             for i, request in enumerate(result.tool_calls):
@@ -103,6 +108,11 @@ def explore_llm(client: Any, app: str, ws: Workspace, *, max_steps: int = 6, max
         messages.append({"role": "user", "content": repair_prompt(error)})
     raise LLMError(f"surfer ({app}): no valid notes after {step + 1} replies (max_steps={max_steps}); "
                    f"last problem: {error}", role="surfer")
+
+
+def _configured_limit(client: Any) -> int:
+    settings = client.settings
+    return settings.max_tokens_for("surfer", settings.model_for("surfer"))
 
 
 DROPPED = "[this result was dropped: the conversation no longer fits the model's context window]"

@@ -360,6 +360,16 @@ def test_llm_surfer_answers_bad_tool_calls_with_errors_and_goes_on(ws):
     assert "not a JSON object" in observations[3] and "not a JSON object" in observations[5]
 
 
+def test_llm_surfer_asks_again_with_twice_the_room_after_a_reply_cut_at_its_limit(ws):
+    final = json.dumps({"app": "word", "files": []})
+    with FakeLLMServer(scripted(final, final, final)) as server:
+        server.queue_faults("truncated", "truncated")
+        notes = explore_llm(llm_client(server), "word", ws)
+        limits = [r.body.get("max_tokens") or r.body.get("max_completion_tokens") for r in server.chat_requests()]
+    assert notes == {"app": "word", "files": []}
+    assert len(limits) == 3 and limits[1] == 2 * limits[0] and limits[2] == 4 * limits[0], limits
+
+
 def test_llm_surfer_turns_a_raising_tool_into_an_observation(ws, monkeypatch):
     original = ToolRegistry.call
 
