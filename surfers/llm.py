@@ -3,7 +3,8 @@
 The model is shown its app's files (and mailbox / calendar owners) up front (the whole list is a
 ``system_list_files`` call away; every step of the loop resends the prompt, so the rest is left out), may call only
 read-only tools, and must end with notes valid against the app's part of ``NOTES_SCHEMA``.
-A step cap bounds the loop (then one last reply without tools gives the notes); a bad final answer
+A step cap bounds the loop (then one last reply without tools gives the notes, held to the app's
+schema by ``response_format`` where the settings' ``structured_output`` asks for it); a bad final answer
 is repaired like any structured output, and a reply cut at its token limit is followed by requests
 with twice the limit (up to ``MAX_RAISED_TOKENS``), as the other roles' are.
 """
@@ -15,7 +16,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from backends.llm.client import MAX_RAISED_TOKENS, LLMError, check_reply, repair_prompt
+from backends.llm.client import MAX_RAISED_TOKENS, LLMError, check_reply, repair_prompt, response_format_for
 from backends.prompts import render
 from office_env import Workspace, default_registry
 from office_env.limits import MAX_OBSERVATION_CHARS
@@ -78,13 +79,18 @@ def explore_llm(client: Any, app: str, ws: Workspace, *, max_steps: int = 6, max
     repairs = 0
     error = ""
     limit: dict[str, int] = {}  # a reply cut at its token limit: the next is asked with twice the room
+    # the notes reply is held to the app's schema where the server keeps to one (structured_output)
+    settings = client.settings
+    shape = response_format_for(settings.structured_output_for(settings.model_for("surfer")), "surfer", schema)
+    notes_format = {"response_format": shape} if shape else {}
     for step in range(max_steps + 1):
         full = not client.fits("surfer", messages, tools.openai_tools(), reply=NOTES_REPLY_TOKENS)
         last = step == max_steps or full
         if last:  # out of steps or of context window: the notes now, from what was read so far
             messages = _within_window(client, messages, tools)
             messages.append({"role": "user", "content": (WINDOW_FULL if full else OUT_OF_STEPS).format(steps=max_steps)})
-            result = client.chat("surfer", messages, tools=tools.openai_tools(), tool_choice="none", **limit)
+            result = client.chat("surfer", messages, tools=tools.openai_tools(), tool_choice="none", **limit,
+                                 **notes_format)
         else:
             result = client.chat("surfer", messages, tools=tools.openai_tools(), **limit)
         if result.finish_reason == "length":

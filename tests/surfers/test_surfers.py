@@ -409,6 +409,27 @@ def test_llm_surfer_out_of_steps_asks_once_for_the_notes_without_tools(ws):
     assert bodies[-1]["messages"][-1] == {"role": "user", "content": OUT_OF_STEPS.format(steps=3)}
 
 
+@pytest.mark.parametrize("mode", ["json_schema", "none"])
+def test_llm_surfer_asks_for_its_last_notes_under_the_apps_schema_where_the_server_keeps_to_one(ws, mode):
+    def responder(body):
+        if body.get("tool_choice") == "none":
+            return json.dumps({"app": "word", "files": []})
+        return Reply(tool_calls=[{"name": "system_list_files", "arguments": {}}])
+
+    with FakeLLMServer(responder) as server:
+        client = LLMClient(LLMSettings(base_url=server.url, api_key=None, model="fake-model", timeout=10, max_retries=0,
+                                       structured_output=mode))
+        assert explore_llm(client, "word", ws, max_steps=1) == {"app": "word", "files": []}
+        bodies = [r.body for r in server.chat_requests()]
+    assert "response_format" not in bodies[0]  # a step that may still call tools is not bound to the notes
+    if mode == "none":
+        assert "response_format" not in bodies[-1]
+    else:
+        sent = bodies[-1]["response_format"]
+        assert sent["type"] == "json_schema" and sent["json_schema"]["schema"]["$ref"] == "#/$defs/word_notes"
+        assert "word_notes" in sent["json_schema"]["schema"]["$defs"]
+
+
 def test_llm_surfer_that_never_stops_calling_tools_is_an_llm_error(ws):
     with FakeLLMServer(lambda body: Reply(tool_calls=[{"name": "system_list_files", "arguments": {}}])) as server:
         with pytest.raises(LLMError, match=r"surfer \(word\): no valid notes after 4 replies .*got tool calls"):
