@@ -698,22 +698,36 @@ def output_folder_problem(path: str | os.PathLike[str]) -> str | None:
 SQLITE_HEADER = b"SQLite format 3\x00"
 
 
+# The SQLite files this process has checked (and so may have open): (pid, absolute path).
+_SQLITE_CHECKED: set[tuple[int, str]] = set()
+
+
 def sqlite_problem(path: str | os.PathLike[str]) -> str | None:
     """Why ``path`` cannot be opened as an SQLite file of ours: a symlink, not a regular file, or
     not an SQLite database; its journal files (``-wal``, ``-shm``, ``-journal``) must not be links
-    either, since SQLite writes through them. ``None`` when it is absent, empty or a database."""
+    either, since SQLite writes through them. ``None`` when it is absent, empty or a database.
+
+    The header is read once a process: closing any descriptor of a file drops every POSIX lock the
+    process holds on it, SQLite's included, so reading it again while a connection of this process
+    has it open would let another process checkpoint and remove the write-ahead log that connection
+    still writes to (acknowledged writes lost). Later checks look at the entries only (no open)."""
     for suffix in ("", "-wal", "-shm", "-journal"):
         problem = entry_problem(f"{os.fspath(path)}{suffix}", folder=False)
         if problem is not None:
             return problem if not suffix else f"its {suffix[1:]} file {problem}"
-    if not os.path.lexists(path):
+    key = (os.getpid(), os.path.abspath(path))
+    if key in _SQLITE_CHECKED:
         return None
-    try:
-        fd, st = open_regular(path, printable(path))
-    except UntrustedInputError as exc:
-        return exc.reason
-    try:
-        head = os.read(fd, len(SQLITE_HEADER)) if st.st_size else SQLITE_HEADER
-    finally:
-        os.close(fd)
-    return None if head == SQLITE_HEADER else "is not an SQLite database"
+    if os.path.lexists(path):
+        try:
+            fd, st = open_regular(path, printable(path))
+        except UntrustedInputError as exc:
+            return exc.reason
+        try:
+            head = os.read(fd, len(SQLITE_HEADER)) if st.st_size else SQLITE_HEADER
+        finally:
+            os.close(fd)
+        if head != SQLITE_HEADER:
+            return "is not an SQLite database"
+    _SQLITE_CHECKED.add(key)  # from now on this process may open it: its header is not read again
+    return None

@@ -289,3 +289,30 @@ def test_review_report_out_writes_elsewhere_and_refuses_a_link(dataset: Path, tm
     assert not any((tmp_path / "elsewhere").iterdir())
     default = runner.invoke(app, ["review", "report", str(dataset)])
     assert default.exit_code == 0 and (dataset / "review-report.md").is_file()  # as before
+
+
+def test_a_second_connection_in_the_process_keeps_the_first_ones_locks(tmp_path):
+    """Opening the store again in this process (the review server does, a connection per thread)
+    must not drop the locks SQLite holds on the file: closing any descriptor of a file drops all of
+    the process's POSIX locks on it. Then another process that opens and closes the database (a
+    backup, `homer review report`) would take itself for the last one, checkpoint and remove the
+    write-ahead log the first connection still writes to, and the verdicts acknowledged after that
+    would never reach the file."""
+    import subprocess
+    import sys
+
+    (tmp_path / "tasks").mkdir()
+    store = AnnotationStore(tmp_path)
+    store.set("ann", "t-0", "overall", "keep")
+    other = threading.Thread(target=lambda: AnnotationStore(tmp_path).close())  # a second thread's connection
+    other.start()
+    other.join()
+    reader = "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute('SELECT count(*) FROM verdicts').fetchall(); c.close()"
+    subprocess.run([sys.executable, "-c", reader, str(tmp_path / "review.sqlite")], check=True, timeout=60)
+    for i in range(1, 6):
+        store.set("ann", f"t-{i}", "overall", "keep")  # acknowledged
+    counted = "import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute('SELECT count(*) FROM verdicts').fetchone()[0])"
+    seen = subprocess.run([sys.executable, "-c", counted, str(tmp_path / "review.sqlite")], check=True, timeout=60,
+                          capture_output=True, text=True).stdout.strip()
+    store.close()
+    assert seen == "6"  # what another process reads: every verdict the store took
