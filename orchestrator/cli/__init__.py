@@ -9,6 +9,7 @@ The commands live in modules by group (``datasets``, ``evaluate``, ``officebench
 
 from __future__ import annotations
 
+import errno
 import sys
 
 import typer
@@ -27,10 +28,25 @@ def _definition_error(exc: BaseException) -> bool:
     return any((cls.__module__, cls.__name__) in _DEFINITION_ERRORS for cls in type(exc).__mro__)
 
 
+_NO_SPACE = frozenset({errno.ENOSPC, errno.EDQUOT})
+
+
+def _no_space(exc: BaseException) -> str | None:
+    """The one line for a disk (or quota) that filled while a command wrote, else None."""
+    if not isinstance(exc, OSError) or exc.errno not in _NO_SPACE:
+        return None
+    where = f" writing {exc.filename}" if exc.filename else ""
+    return (f"error: no space left on the device{where}; free some space and run the command again "
+            "(build, regenerate and eval go on from where they stopped with --resume)")
+
+
 def main() -> None:
     try:
         app()
     except Exception as exc:
+        if (line := _no_space(exc)) is not None:
+            typer.echo(line, err=True)
+            sys.exit(1)
         if not _definition_error(exc):
             raise
         typer.echo(f"error: {exc}", err=True)  # a broken definition file: found at start, before any work

@@ -257,3 +257,22 @@ def test_score_subtask_file_finds_reference_folder(tmp_path: Path):
     assert proc.returncode == 1
     result = json.loads(proc.stdout)["results"][0]
     assert result["passed"] is False and "(2, 1)" in result["reason"] and "'Zoe'" in result["reason"]
+
+
+@pytest.mark.parametrize("code", ["ENOSPC", "EDQUOT"])
+def test_a_full_disk_is_one_line_not_a_traceback(tmp_path, monkeypatch, code):
+    """A disk or quota that fills while a command writes ends it with one line naming where, exit 1."""
+    import errno
+
+    import orchestrator.build
+
+    target = tmp_path / "out" / "build.json"
+
+    def full(*args, **kwargs):
+        raise OSError(getattr(errno, code), os.strerror(getattr(errno, code)), str(target))
+
+    monkeypatch.setattr(orchestrator.build, "build", full)
+    proc = homer_here("build", "--n", "1", "--out", tmp_path / "out")
+    assert proc.returncode == 1, proc.stderr
+    (line,) = [ln for ln in proc.stderr.splitlines() if ln.startswith("error")]  # (the progress line aside)
+    assert "Traceback" not in proc.stderr and line.startswith("error: no space left on the device writing ") and str(target) in line and "--resume" in line
