@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import math
 import os
 import time
 from dataclasses import dataclass
@@ -98,10 +99,34 @@ LLMConfigOption = Annotated[Optional[Path], typer.Option("--llm-config", help="l
 CacheOption = Annotated[Optional[Path], typer.Option("--cache", help="llm: response cache file (default: in the user "
                                                                      "cache folder)")]
 NoCacheOption = Annotated[bool, typer.Option("--no-cache", help="llm: do not cache responses")]
+def in_range(flag: str, low: float, high: float, unit: str = "") -> Callable[[Any], Any]:
+    """A numeric flag's check, run as the command line is read: a finite number from ``low`` to
+    ``high``, else one line naming the flag and its range (exit 2)."""
+    def check(value: Any) -> Any:
+        if value is None or isinstance(value, bool):
+            return value
+        if (isinstance(value, float) and not math.isfinite(value)) or not low <= value <= high:
+            fail(f"{flag} {value}: must be a number from {_plain(low)} to {_plain(high)}{unit}")
+        return value
+    return check
+
+
+def _plain(number: float) -> str:
+    return f"{int(number):,}" if float(number).is_integer() else f"{number:g}"
+
+
+MAX_TASK_SECONDS = 7 * 24 * 3600  # a week: a task that needs longer is a hang
+MAX_TASK_MEMORY_MIB = 1024 * 1024  # 1 TiB
+CORES = os.cpu_count() or 1
+MAX_WORKERS = 8 * CORES  # workers beyond this only wait for the cores (an llm run's threads wait on the endpoint)
 TaskTimeoutOption = Annotated[float, typer.Option("--task-timeout", help="Seconds one task may take (0: no limit); a "
-                                                                         "task over it is recorded as 'error: timeout'")]
+                                                                         "task over it is recorded as 'error: timeout'",
+                                                  callback=in_range("--task-timeout", 0, MAX_TASK_SECONDS,
+                                                                    " seconds (0: no limit)"))]
 TaskMemoryOption = Annotated[int, typer.Option("--task-memory", help="MiB of memory one task may add to its worker (0: "
-                                                                     "no limit); over it: 'error: memory'")]
+                                                                     "no limit); over it: 'error: memory'",
+                                               callback=in_range("--task-memory", 0, MAX_TASK_MEMORY_MIB,
+                                                                 " MiB (0: no limit)"))]
 QuietOption = Annotated[bool, typer.Option("--quiet", "-q", help="No progress (the result lines are still printed)")]
 
 
@@ -112,7 +137,9 @@ JsonProgressOption = Annotated[bool, typer.Option("--json-progress", help="Progr
 # the same default for every command that runs a batch: the CPU count, at most 4 (2 on a 2-core machine)
 DEFAULT_WORKERS = max(1, min(4, os.cpu_count() or 1))
 WorkersOption = Annotated[int, typer.Option("--workers", "-w", help="Worker processes (default: the CPU count, at "
-                                            f"most 4; {DEFAULT_WORKERS} here)")]
+                                            f"most 4; {DEFAULT_WORKERS} here)",
+                                            callback=in_range("--workers", 1, MAX_WORKERS,
+                                                              f" ({MAX_WORKERS} here: 8 per core)"))]
 
 
 # a batch's failures by (module, class): exit code of the one line each gets; Ctrl-C is its own
@@ -196,6 +223,7 @@ def task_budget(task_timeout: float, task_memory: int) -> Any:
     """The per-task budget from ``--task-timeout`` / ``--task-memory`` (0 turns a limit off)."""
     from backends.workers import Budget
 
+    in_range("--task-timeout", 0, MAX_TASK_SECONDS, " seconds (0: no limit)")(task_timeout)
     if task_timeout < 0:
         fail(f"--task-timeout must be 0 or more seconds (got {task_timeout:g})")
     if task_memory < 0 or 0 < task_memory < 64:

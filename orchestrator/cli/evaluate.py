@@ -13,9 +13,11 @@ import typer.core
 from office_env import limits
 from office_env.untrusted import printable
 from orchestrator.cli.common import (DEFAULT_WORKERS, Batch, Endpoint, JsonProgressOption, OverwriteOption, QuietOption,
-                                     TaskMemoryOption, TaskTimeoutOption, WorkersOption, app, batch_options,
+                                     MAX_WORKERS, TaskMemoryOption, TaskTimeoutOption, WorkersOption, app, batch_options,
                                      check_dataset, fail, interrupted, llm_endpoint, new_folder, preflight,
-                                     refuse_filled, remove_if_empty, replace_earlier, task_budget)
+                                     in_range, refuse_filled, remove_if_empty, replace_earlier, task_budget)
+
+MAX_TRIALS = 100  # pass^k over more runs than this says nothing new and costs a run each
 
 
 @app.command("eval")
@@ -35,7 +37,8 @@ def eval_command(
                                         "utterances, 2 sessions or 1 chunk)"),
     chunk_sessions: int = typer.Option(2, "--chunk-sessions", help="rag summary/chunk: days per chunk"),
     embeddings: Optional[str] = typer.Option(None, "--embeddings", help="rag: rank by this embedding model on the endpoint (default: BM25)"),
-    trials: int = typer.Option(1, "--trials", help="Runs per task (pass^k over them)"),
+    trials: int = typer.Option(1, "--trials", help="Runs per task (pass^k over them), 1 to 100",
+                               callback=in_range("--trials", 1, MAX_TRIALS)),
     workers: WorkersOption = DEFAULT_WORKERS,
     step_cap: int = typer.Option(30, "--step-cap", help="Tool calls allowed per run"),
     horizons: Optional[str] = typer.Option(None, "--horizons", help="A sweep: evaluate the tasks with their history "
@@ -181,7 +184,7 @@ def probe_command(
                                             "tasks into 'did not remember' and 'remembered but did not act'"),
     workers: int = typer.Option(DEFAULT_WORKERS, "--workers", "-w", help="Tasks probed at once (threads: an llm "
                                 f"agent's requests overlap; default: the CPU count, at most 4; {DEFAULT_WORKERS} "
-                                "here)"),
+                                "here)", callback=in_range("--workers", 1, MAX_WORKERS, f" ({MAX_WORKERS} here: 8 per core)")),
     quiet: QuietOption = False,
     json_progress: JsonProgressOption = False,
     endpoint: Endpoint = Endpoint(),
@@ -208,8 +211,6 @@ def probe_command(
         from backends.llm import LLMClient
 
         client = LLMClient(endpoint.settings())
-    if workers < 1:
-        fail(f"--workers must be at least 1 (got {workers})")
     new_folder("--out", out)
     from backends.llm.failures import RunRefused
     from orchestrator.progress import Reporter, mode_for

@@ -8,7 +8,7 @@ from typing import Any, Optional
 import typer
 import typer.core
 
-from orchestrator.cli.common import app, fail
+from orchestrator.cli.common import app, fail, in_range
 
 
 @app.command("fake-llm")
@@ -21,7 +21,8 @@ def fake_llm_command(
                                     "arguments_object, arguments_deep, usage_strings, body_array, body_deep, body_not_json); "
                                     "a request header X-Fake-Fault also works"),
     fail_model: Optional[str] = typer.Option(None, "--fail-model", help="Answer every request for this model with HTTP 500"),
-    retry_after: float = typer.Option(1.0, "--retry-after", help="Seconds in the Retry-After header of a 429"),
+    retry_after: float = typer.Option(1.0, "--retry-after", help="Seconds in the Retry-After header of a 429 (0 to "
+                                      "3600)", callback=in_range("--retry-after", 0, 3600, " seconds")),
     profile: str = typer.Option("default", "--profile", help="Behave like a kind of server: default, openai, "
                                 "openai-reasoning, vllm, llama-cpp or ollama (refused parameters, tools ignored "
                                 "without tool_choice, context overflow as HTTP 400 or a silent cut, no embeddings)"),
@@ -35,9 +36,9 @@ def fake_llm_command(
     noise: float = typer.Option(0.3, "--noise", help="--agent noisy: the share of tasks it makes a mistake in that "
                                 "fails them (as many again get a slip it recovers from)"),
     seed: int = typer.Option(0, "--seed", help="--agent noisy: which tasks get which mistakes"),
-    slots: Optional[int] = typer.Option(None, "--slots", help="Work on at most N chat requests at once, the "
-                                        "others waiting (a llama.cpp server's slots; --profile llama-cpp shows "
-                                        "them in /slots, vllm in /metrics)"),
+    slots: Optional[int] = typer.Option(None, "--slots", help="Work on at most N chat requests at once (1 to 1024), "
+                                        "the others waiting (a llama.cpp server's slots; --profile llama-cpp shows "
+                                        "them in /slots, vllm in /metrics)", callback=in_range("--slots", 1, 1024)),
 ) -> None:
     """Serve a local OpenAI-compatible endpoint (chat, embeddings, models) until Ctrl-C; every role
     prompt of this project is answered the way the offline backend would, and with --agent it plays

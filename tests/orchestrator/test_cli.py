@@ -276,3 +276,20 @@ def test_a_full_disk_is_one_line_not_a_traceback(tmp_path, monkeypatch, code):
     assert proc.returncode == 1, proc.stderr
     (line,) = [ln for ln in proc.stderr.splitlines() if ln.startswith("error")]  # (the progress line aside)
     assert "Traceback" not in proc.stderr and line.startswith("error: no space left on the device writing ") and str(target) in line and "--resume" in line
+
+
+@pytest.mark.parametrize(("args", "flag"), [
+    (["build", "--task-timeout", "nan"], "--task-timeout nan"), (["build", "--task-timeout", "inf"], "--task-timeout inf"),
+    (["build", "--workers", "5000"], "--workers 5000"), (["build", "--task-memory", "-1"], "--task-memory -1"),
+    (["eval", ".", "--trials", "100000"], "--trials 100000"), (["probe", ".", "--workers", "0"], "--workers 0"),
+    (["fake-llm", "--retry-after", "inf"], "--retry-after inf"), (["fake-llm", "--slots", "1000000000"], "--slots"),
+    (["score", ".", "-c", "x.json", "--task-timeout", "nan"], "--task-timeout nan")])
+def test_a_numeric_flag_out_of_its_range_is_one_line_naming_it(tmp_path, args, flag):
+    """Nonsense numbers are refused as the command line is read, before any work, naming the flag and
+    its range: a NaN timeout once ran "0 attempts" without a word."""
+    proc = homer_here(*args, "--out", tmp_path / "out") if args[0] in ("build", "eval", "probe") else \
+        homer_here(*args)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    (line,) = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+    assert line.startswith(f"error: {flag}") and "must be a number from" in line, line
+    assert not (tmp_path / "out").exists()
