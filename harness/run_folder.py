@@ -88,6 +88,14 @@ def check_out(out: Path, *, resume: bool, overwrite: bool) -> None:
                              "options) or --overwrite to replace it, or choose a new folder")
 
 
+def remove_leftovers(out: Path) -> None:
+    """Remove the temporary files interrupted atomic writes left (a killed run's
+    ``.run.json.<pid>.tmp``): the run that holds the folder now writes its own."""
+    for entry in os.scandir(out):
+        if _leftover(entry):
+            os.unlink(entry.path)
+
+
 def clear(out: Path) -> None:
     """Remove an earlier run's files (``--overwrite``); the summary cache is kept."""
     for entry in os.scandir(out):

@@ -43,7 +43,7 @@ from harness.context import ContextConfig, build_context
 from harness.report import metrics, render_report
 from harness.run_folder import (CACHE, FINISHED, PROGRESS, REPORT, REPORT_HTML, RESULTS, RUN, RUNNING, WORK,
                                 ProgressLog, RunFolderError, check_out, clear, earlier_outcomes, now_text,
-                                state_bytes, write_state)
+                                remove_leftovers, state_bytes, write_state)
 from office_env import Workspace, default_registry, validate_criteria
 from office_env.evaluation.officebench_semantics import SEMANTICS, scorer
 from office_env.replays import replay_plan
@@ -436,6 +436,7 @@ class EvalBatch:
         dataset, out, config = self.dataset, self.out, self.config
         if self.overwrite:
             clear(out)
+        remove_leftovers(out)  # under the folder's lock: no other writer's temporary file is in flight
         self.started = time.perf_counter()
         self.summary = RunSummary(out=out, config=config)
         jobs, digests = _jobs(dataset, config, self.summary)

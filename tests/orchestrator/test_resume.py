@@ -238,6 +238,27 @@ def test_eval_resume_recognises_every_state_a_kill_leaves(tmp_path, reference, s
     assert json.loads((out / "run.json").read_text())["state"] == "finished"
 
 
+def test_a_resumed_eval_removes_the_temporary_files_a_kill_left(tmp_path, reference):
+    """A kill in the middle of an atomic write leaves ``.run.json.<pid>.tmp``: the resumed run (which
+    holds the folder's lock) removes it, and leaves anything that is not a run's leftover alone."""
+    clean = tmp_path / "clean"
+    evaluate(reference, clean, _eval_config())
+    out = tmp_path / "run"
+    evaluate(reference, out, _eval_config())
+    run = json.loads((out / "run.json").read_text())
+    (out / "run.json").write_text(json.dumps({**run, "state": "running"}))  # killed while finishing
+    stale = [out / ".run.json.4242.tmp", out / ".results.jsonl.4242.tmp"]
+    for path in stale:
+        path.write_text("half a write")
+    (out / ".run.json.4242.tmp.d").mkdir()  # a folder of such a name is no leftover of ours: refused, not removed
+    with pytest.raises(EvalError, match="not empty"):
+        evaluate(reference, out, _eval_config(), resume=True)
+    (out / ".run.json.4242.tmp.d").rmdir()
+    evaluate(reference, out, _eval_config(), resume=True)
+    assert not any(path.exists() for path in stale)
+    assert _rows(out) == _rows(clean) and json.loads((out / "run.json").read_text())["state"] == "finished"
+
+
 def _killed_then_resumed(args: list[str], out: Path, ready) -> subprocess.CompletedProcess:
     """Start ``homer ARGS --out OUT`` as a child process, SIGKILL it as soon as ``ready(out)`` holds,
     then resume it (in this process: what is checked is what the kill left behind)."""
