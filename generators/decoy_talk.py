@@ -44,6 +44,11 @@ def _day_of(when: date | datetime) -> date:
 class DecoyTalk:
     """The jobs for later of one history, made on its first day and said in turn."""
 
+    def keeps_rule(self, cue: str) -> bool:
+        """Whether a detail of ``cue`` given in two turns has answer lines of its own (``answer.<cue>``):
+        its stated line carries a rule the answer must keep ("one hour, on the hour")."""
+        return ("answer", cue) in self.decks
+
     def start_decoys(self, told: Sequence[ToldJob], count: int = DECOYS) -> None:
         """No jobs yet (they are made on the first day, ``told`` ones first; ``count`` at most)."""
         self.decoys: list[Decoy] | None = None
@@ -219,7 +224,7 @@ class DecoyTalk:
             opener = self._line("split" if shape < split else "mention", "any", ctx, question=False)
             ask = self._ask(ask_cue, ctx)
             if shape < split:  # the value alone (a sentence as the task's sentences are answered; a rule kept)
-                own = "sentence" if sentence else cue if ("answer", cue) in self.decks else "any"
+                own = "sentence" if sentence else cue if self.keeps_rule(cue) else "any"
                 text = self._line("answer", own,
                                   {**self._decoy_ctx(decoy, when, answer=True), "value": value}, value)
             else:  # the detail in full

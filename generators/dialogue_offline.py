@@ -336,7 +336,7 @@ class HistoryWriter(DecoyTalk):
         if cue not in SENTENCE_CUES or bare:
             said = spoken(event.said, cue)
             ctx["value"] = said
-            if move in ("state", "correct") or ("answer", cue) in self.decks:  # (an answer that keeps a rule)
+            if move in ("state", "correct") or self.keeps_rule(cue):
                 line_cue = cue
             else:  # over weeks, a two-turn detail's answer often names its work: a retriever must find it
                 line_cue = "named" if self.named_answers and self.rng.random() < self.named_answers else "any"

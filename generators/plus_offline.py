@@ -56,7 +56,6 @@ from generators.specifics import Specific, contains_specific, find_specifics, lo
 from generators.typos import fix_typos, word_frequency
 from office_env.apps import OFFICE_APPS
 from office_env.limits import MAX_TOLD_INSTRUCTION_CHARS
-from office_env.seeding import RAW
 from office_env.seeding import rng as seeded
 
 APP_ORDER = OFFICE_APPS
@@ -598,13 +597,11 @@ def _distinctive_words(instruction: str, specifics: Sequence[Specific]) -> set[s
 
 
 @lru_cache(maxsize=4096)
-def _told_job(other: str) -> tuple[ToldJob, frozenset[str]] | None:
-    """Another seed's instruction as a job for later, with its distinctive words; None when it
-    cannot be one: too long, no topic that says what it is about ("the salary spreadsheet", never
-    "the spreadsheet"), or no clause to tell (``_tellable_clause``; one that leans on a clause left
-    out is left out too). Each instruction is read once however many histories it is offered to."""
-    if len(other) > MAX_TOLD_INSTRUCTION_CHARS:
-        return None
+def _told_job(other: str) -> ToldJob | None:
+    """Another seed's instruction (one of ``_other_works``) as a job for later; None when it cannot
+    be one: no topic that says what it is about ("the salary spreadsheet", never "the
+    spreadsheet"), or no clause to tell (``_tellable_clause``; one that leans on a clause left out
+    is left out too). Each instruction is read once however many histories it is offered to."""
     specifics = find_specifics(other)
     topic = topic_of(other, specifics, infer_apps(other))
     if len(topic.split()) < 3:
@@ -613,24 +610,33 @@ def _told_job(other: str) -> tuple[ToldJob, frozenset[str]] | None:
     kept = told_in_order([p.text for p in pieces], _tellable_clause)
     if not kept:
         return None
-    return (ToldJob(topic, tuple((pieces[i].cue, pieces[i].text) for i in kept)),
-            frozenset(_distinctive_words(other, specifics)))
+    return ToldJob(topic, tuple((pieces[i].cue, pieces[i].text) for i in kept))
 
 
-def _tellable(others: Sequence[str], instruction: str) -> Iterable[tuple[str, ToldJob]]:
-    """``(instruction, job)`` of each of ``others``, in order, that a history of ``instruction``
-    may tell as a job for later (``_told_job``), sharing no distinctive word or person with
-    ``instruction``, so that no job for later could pass for the task."""
-    mine = _distinctive_words(instruction, find_specifics(instruction))
+@lru_cache(maxsize=4096)
+def _words_of(instruction: str) -> frozenset[str]:
+    return frozenset(_distinctive_words(instruction, find_specifics(instruction)))
+
+
+def _other_works(others: Sequence[str], instruction: str) -> Iterable[str]:
+    """The instructions of ``others``, in order, that a history of ``instruction`` may tell as other
+    work (a sibling or a job for later): within the told length, sharing no distinctive word or
+    person with it, so that no other work could pass for the task."""
+    mine = _words_of(instruction.strip())
     seen = {instruction.strip()}
     for other in others:
         other = other.strip()
-        if not other or other in seen:
-            continue
-        seen.add(other)
-        told = _told_job(other)
-        if told is not None and not told[1] & mine:
-            yield other, told[0]
+        if other and other not in seen and len(other) <= MAX_TOLD_INSTRUCTION_CHARS and not _words_of(other) & mine:
+            seen.add(other)
+            yield other
+
+
+def _tellable(others: Sequence[str], instruction: str) -> Iterable[tuple[str, ToldJob]]:
+    """``(instruction, job)`` of each of ``_other_works`` that can be told as a job for later
+    (``_told_job``)."""
+    for other in _other_works(others, instruction):
+        if (job := _told_job(other)) is not None:
+            yield other, job
 
 
 def tellable(others: Sequence[str], instruction: str) -> list[str]:
@@ -653,10 +659,12 @@ def told_jobs(others: Sequence[str], instruction: str) -> list[ToldJob]:
     return [job for _, job in _tellable(others, instruction)]
 
 
-def _plus_memory(instruction: str, seed: int, feedback: str, days: int, *, token_values: bool = True
-                 ) -> tuple[list[MemoryPiece], list[Specific], str]:
+@lru_cache(maxsize=4096)
+def _plus_memory(instruction: str, seed: int, feedback: str, days: int, token_values: bool = True
+                 ) -> tuple[tuple[MemoryPiece, ...], str]:
     """An instruction's memory pieces as its history tells them (one thread ``t1`` about its topic,
-    with their drawn corrections and near misses), its specifics and its topic."""
+    with their drawn corrections and near misses) and its topic. Drawn once a process however many
+    histories tell the instruction (as their task or as a sibling)."""
     specifics = find_specifics(instruction)
     spans = split_clauses(instruction)
     topic = topic_of(instruction, specifics, infer_apps(instruction))
@@ -669,7 +677,7 @@ def _plus_memory(instruction: str, seed: int, feedback: str, days: int, *, token
         kinds = {spec.text: spec.kind for spec in specifics}
         memory = _dynamics(memory, kinds, instruction,
                            seeded("homeragents.plus_offline/dynamics", seed, instruction, feedback, token_values))
-    return memory, specifics, topic
+    return tuple(memory), topic
 
 
 def plus_siblings(task: TaskDraft, others: Sequence[str], instruction: str, *, seed: int, feedback: str,
@@ -679,34 +687,21 @@ def plus_siblings(task: TaskDraft, others: Sequence[str], instruction: str, *, s
     and chances: two-turn details, corrections, near misses, derived values; unmarked), up to
     ``sibling_works.MAX_SIBLINGS``, and the rest as jobs for later. So a Plus history's other
     instructions are said in the task's forms, and only which work a line is about tells them apart."""
-    drafts = []
-    for number, other in enumerate(_sibling_candidates(others, instruction), 1):
-        memory, _, topic = _plus_memory(other, seed, feedback, days)
-        if topic:
-            drafts.append(TaskDraft(family=f"plus-sibling-{number}", description=other, intent="", subtasks=[],
-                                    evaluation=[], memory=memory, query="", oracle=[]))
-    siblings = sibling_pieces(task, drafts)
-    used = {d.description for d in drafts if any(s.family == d.family for s in siblings)}
+    described: dict[str, str] = {}  # family -> instruction, of the drafts made so far
+
+    def drafts() -> Iterable[TaskDraft]:  # made as sibling_pieces asks: it stops at its count
+        for number, other in enumerate(_other_works(others, instruction), 1):
+            memory, topic = _plus_memory(other, seed, feedback, days)
+            # unlike a job for later, a sibling may be named by its app alone ("the message"): it is
+            # told in its own pieces, as the task is, and two works of a history share no name word
+            if topic:
+                described[family := f"plus-sibling-{number}"] = other
+                yield TaskDraft(family=family, description=other, intent="", subtasks=[], evaluation=[],
+                                memory=list(memory), query="", oracle=[])
+
+    siblings = sibling_pieces(task, drafts())
+    used = {described[s.family] for s in siblings}
     return siblings, [job for other, job in _tellable(others, instruction) if other not in used]
-
-
-@lru_cache(maxsize=4096)
-def _words_of(other: str) -> frozenset[str]:
-    return frozenset(_distinctive_words(other, find_specifics(other)))
-
-
-def _sibling_candidates(others: Sequence[str], instruction: str) -> Iterable[str]:
-    """The instructions of ``others``, in order, that a history of ``instruction`` may tell as a
-    sibling work: within the told length, sharing no distinctive word or person with it. Unlike a
-    job for later (``_told_job``), a sibling may be named by its app alone ("the message"): it is
-    told in its own pieces, as the task is, and two works of a history still share no name word."""
-    mine = _words_of(instruction.strip())
-    seen = {instruction.strip()}
-    for other in others:
-        other = other.strip()
-        if other and other not in seen and len(other) <= MAX_TOLD_INSTRUCTION_CHARS and not _words_of(other) & mine:
-            seen.add(other)
-            yield other
 
 
 def _long_history_persona(seed: int, days: int, utterances_per_day: int) -> dict[str, Any]:
@@ -738,7 +733,7 @@ def regenerate(seed_task: SeedLike, *, seed: int, days: int = 5, utterances_per_
     topic = topic_of(instruction, specifics, apps)
     persona = _long_history_persona(seed, days, utterances_per_day)
     for token_values in (True, False):
-        memory, _, _ = _plus_memory(instruction, seed, feedback, days, token_values=token_values)
+        memory = list(_plus_memory(instruction, seed, feedback, days, token_values)[0])
         values = [p.value for p in memory]
         intent = make_intent(clauses, specifics, values, rng)
         queries = [q.format(topic=topic) for q in _TOPIC_QUERIES] if topic else []
@@ -747,10 +742,10 @@ def regenerate(seed_task: SeedLike, *, seed: int, days: int = 5, utterances_per_
             query = _pick(_QUERIES, rng, specifics, values)
         draft = PlusDraft(intent=intent, query=query, memory=memory, subtasks=group_clauses(instruction, spans),
                           sessions=[], apps=apps, description=instruction, specifics=specifics)
-        siblings, told = plus_siblings(draft.task_draft(), others, instruction, seed=seed, feedback=feedback,
-                                       days=days)
+        task = draft.task_draft()
+        siblings, told = plus_siblings(task, others, instruction, seed=seed, feedback=feedback, days=days)
         try:
-            plan, planned = plan_dialogue(draft.task_draft(), seed=seed, now=now, days=days, feedback=feedback,
+            plan, planned = plan_dialogue(task, seed=seed, now=now, days=days, feedback=feedback,
                                           long_mentions=PLUS_MENTIONS, siblings=siblings,
                                           utterances_per_day=utterances_per_day)
             draft.sessions = generate_dialogue(

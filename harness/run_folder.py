@@ -97,7 +97,8 @@ def remove_leftovers(out: Path) -> None:
 
 
 def clear(out: Path) -> None:
-    """Remove an earlier run's files (``--overwrite``); the summary cache is kept."""
+    """Remove an earlier run's files (``--overwrite``) and the leftovers ``remove_leftovers``
+    removes; the summary cache is kept."""
     for entry in os.scandir(out):
         if (entry.name in _RUN_FILES and not entry.is_dir(follow_symlinks=False)) or _leftover(entry):
             os.unlink(entry.path)

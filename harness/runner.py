@@ -434,9 +434,11 @@ class EvalBatch:
 
     def start(self, resume: bool) -> None:
         dataset, out, config = self.dataset, self.out, self.config
+        # under the folder's lock: no other writer's temporary file is in flight
         if self.overwrite:
-            clear(out)
-        remove_leftovers(out)  # under the folder's lock: no other writer's temporary file is in flight
+            clear(out)  # the earlier run's files, and any temporary file a killed write left
+        else:
+            remove_leftovers(out)
         self.started = time.perf_counter()
         self.summary = RunSummary(out=out, config=config)
         jobs, digests = _jobs(dataset, config, self.summary)

@@ -16,7 +16,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from backends.llm.client import MAX_RAISED_TOKENS, LLMError, check_reply, repair_prompt, response_format_for
+from backends.llm.client import LLMError, check_reply, repair_prompt
 from backends.prompts import render
 from office_env import Workspace, default_registry
 from office_env.limits import MAX_OBSERVATION_CHARS
@@ -80,8 +80,7 @@ def explore_llm(client: Any, app: str, ws: Workspace, *, max_steps: int = 6, max
     error = ""
     limit: dict[str, int] = {}  # a reply cut at its token limit: the next is asked with twice the room
     # the notes reply is held to the app's schema where the server keeps to one (structured_output)
-    settings = client.settings
-    shape = response_format_for(settings.structured_output_for(settings.model_for("surfer")), "surfer", schema)
+    shape = client.response_format("surfer", schema)
     notes_format = {"response_format": shape} if shape else {}
     for step in range(max_steps + 1):
         full = not client.fits("surfer", messages, tools.openai_tools(), reply=NOTES_REPLY_TOKENS)
@@ -94,8 +93,7 @@ def explore_llm(client: Any, app: str, ws: Workspace, *, max_steps: int = 6, max
         else:
             result = client.chat("surfer", messages, tools=tools.openai_tools(), **limit)
         if result.finish_reason == "length":
-            asked = limit.get("max_tokens") or getattr(result, "reply_limit", None) or _configured_limit(client)
-            limit = {"max_tokens": min(2 * asked, MAX_RAISED_TOKENS)}
+            limit = {"max_tokens": client.raised_limit("surfer", limit.get("max_tokens") or result.reply_limit)}
         messages = [*messages, result.message()]
         if result.tool_calls and not last:
             for i, request in enumerate(result.tool_calls):
@@ -114,11 +112,6 @@ def explore_llm(client: Any, app: str, ws: Workspace, *, max_steps: int = 6, max
         messages.append({"role": "user", "content": repair_prompt(error)})
     raise LLMError(f"surfer ({app}): no valid notes after {step + 1} replies (max_steps={max_steps}); "
                    f"last problem: {error}", role="surfer")
-
-
-def _configured_limit(client: Any) -> int:
-    settings = client.settings
-    return settings.max_tokens_for("surfer", settings.model_for("surfer"))
 
 
 DROPPED = "[this result was dropped: the conversation no longer fits the model's context window]"

@@ -253,7 +253,7 @@ class LLMClient:
         conversation = list(messages)
         model = self.settings.model_for(role)
         if "response_format" not in chat_kwargs:
-            chat_kwargs["response_format"] = response_format_for(self.settings.structured_output_for(model), role, schema)
+            chat_kwargs["response_format"] = self.response_format(role, schema)
         error, content, attempts = "", None, 0
         for _ in range(max_repairs + 1):
             attempts += 1
@@ -263,13 +263,23 @@ class LLMClient:
             if not error:
                 return value
             if result.finish_reason == "length":  # cut at the limit: ask again with room to finish
-                limit = chat_kwargs.get("max_tokens") or self.settings.max_tokens_for(role, model)
-                chat_kwargs["max_tokens"] = min(limit * 2, MAX_RAISED_TOKENS)
+                chat_kwargs["max_tokens"] = self.raised_limit(role, chat_kwargs.get("max_tokens"))
             conversation = [*conversation, {"role": "assistant", "content": content or ""},
                             {"role": "user", "content": repair_prompt(error)}]
         raise StructuredOutputError(
             f"{role}: model {model} gave no valid JSON after {attempts} attempt(s) ({max_repairs} repair(s)); "
             f"last error: {error}", role=role, model=model, error=error, attempts=attempts, content=content)
+
+    def response_format(self, role: str, schema: dict) -> dict | None:
+        """The ``response_format`` that holds a reply of ``role`` to ``schema``, as the role's model's
+        ``structured_output`` setting asks (None: none is sent)."""
+        return response_format_for(self.settings.structured_output_for(self.settings.model_for(role)), role, schema)
+
+    def raised_limit(self, role: str, asked: int | None = None) -> int:
+        """The reply limit after a reply of ``role`` was cut at ``asked`` (default: the role's
+        configured limit): twice that, up to ``MAX_RAISED_TOKENS``."""
+        limit = asked or self.settings.max_tokens_for(role, self.settings.model_for(role))
+        return min(limit * 2, MAX_RAISED_TOKENS)
 
     def _observe(self, response: Any) -> None:
         if response.status_code >= 500 and response.headers.get("content-type", "").startswith("application/json"):

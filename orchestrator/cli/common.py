@@ -99,6 +99,8 @@ LLMConfigOption = Annotated[Optional[Path], typer.Option("--llm-config", help="l
 CacheOption = Annotated[Optional[Path], typer.Option("--cache", help="llm: response cache file (default: in the user "
                                                                      "cache folder)")]
 NoCacheOption = Annotated[bool, typer.Option("--no-cache", help="llm: do not cache responses")]
+
+
 def in_range(flag: str, low: float, high: float, unit: str = "") -> Callable[[Any], Any]:
     """A numeric flag's check, run as the command line is read: a finite number from ``low`` to
     ``high``, else one line naming the flag and its range (exit 2)."""
@@ -119,14 +121,16 @@ MAX_TASK_SECONDS = 7 * 24 * 3600  # a week: a task that needs longer is a hang
 MAX_TASK_MEMORY_MIB = 1024 * 1024  # 1 TiB
 CORES = os.cpu_count() or 1
 MAX_WORKERS = 8 * CORES  # workers beyond this only wait for the cores (an llm run's threads wait on the endpoint)
+# each flag's one check, for every command that takes it
+check_task_timeout = in_range("--task-timeout", 0, MAX_TASK_SECONDS, " seconds (0: no limit)")
+check_task_memory = in_range("--task-memory", 0, MAX_TASK_MEMORY_MIB, " MiB (0: no limit)")
+check_workers = in_range("--workers", 1, MAX_WORKERS, f" ({MAX_WORKERS} here: 8 per core)")
 TaskTimeoutOption = Annotated[float, typer.Option("--task-timeout", help="Seconds one task may take (0: no limit); a "
                                                                          "task over it is recorded as 'error: timeout'",
-                                                  callback=in_range("--task-timeout", 0, MAX_TASK_SECONDS,
-                                                                    " seconds (0: no limit)"))]
+                                                  callback=check_task_timeout)]
 TaskMemoryOption = Annotated[int, typer.Option("--task-memory", help="MiB of memory one task may add to its worker (0: "
                                                                      "no limit); over it: 'error: memory'",
-                                               callback=in_range("--task-memory", 0, MAX_TASK_MEMORY_MIB,
-                                                                 " MiB (0: no limit)"))]
+                                               callback=check_task_memory)]
 QuietOption = Annotated[bool, typer.Option("--quiet", "-q", help="No progress (the result lines are still printed)")]
 
 
@@ -135,11 +139,9 @@ JsonProgressOption = Annotated[bool, typer.Option("--json-progress", help="Progr
 
 
 # the same default for every command that runs a batch: the CPU count, at most 4 (2 on a 2-core machine)
-DEFAULT_WORKERS = max(1, min(4, os.cpu_count() or 1))
+DEFAULT_WORKERS = max(1, min(4, CORES))
 WorkersOption = Annotated[int, typer.Option("--workers", "-w", help="Worker processes (default: the CPU count, at "
-                                            f"most 4; {DEFAULT_WORKERS} here)",
-                                            callback=in_range("--workers", 1, MAX_WORKERS,
-                                                              f" ({MAX_WORKERS} here: 8 per core)"))]
+                                            f"most 4; {DEFAULT_WORKERS} here)", callback=check_workers)]
 
 
 # a batch's failures by (module, class): exit code of the one line each gets; Ctrl-C is its own
@@ -220,13 +222,11 @@ def _unfinished(path: Path) -> str | None:
 
 
 def task_budget(task_timeout: float, task_memory: int) -> Any:
-    """The per-task budget from ``--task-timeout`` / ``--task-memory`` (0 turns a limit off)."""
+    """The per-task budget from ``--task-timeout`` / ``--task-memory`` (0 turns a limit off; their
+    ranges are checked as the command line is read: ``check_task_timeout``, ``check_task_memory``)."""
     from backends.workers import Budget
 
-    in_range("--task-timeout", 0, MAX_TASK_SECONDS, " seconds (0: no limit)")(task_timeout)
-    if task_timeout < 0:
-        fail(f"--task-timeout must be 0 or more seconds (got {task_timeout:g})")
-    if task_memory < 0 or 0 < task_memory < 64:
+    if 0 < task_memory < 64:
         fail(f"--task-memory must be 0 (no limit) or at least 64 MiB (got {task_memory})")
     return Budget(seconds=task_timeout or None, memory_bytes=task_memory * limits.MiB or None)
 

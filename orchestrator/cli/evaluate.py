@@ -13,9 +13,10 @@ import typer.core
 from office_env import limits
 from office_env.untrusted import printable
 from orchestrator.cli.common import (DEFAULT_WORKERS, Batch, Endpoint, JsonProgressOption, OverwriteOption, QuietOption,
-                                     MAX_WORKERS, TaskMemoryOption, TaskTimeoutOption, WorkersOption, app, batch_options,
-                                     check_dataset, fail, interrupted, llm_endpoint, new_folder, preflight,
-                                     in_range, refuse_filled, remove_if_empty, replace_earlier, task_budget)
+                                     TaskMemoryOption, TaskTimeoutOption, WorkersOption, app, batch_options,
+                                     check_dataset, check_workers, fail, in_range, interrupted, llm_endpoint,
+                                     new_folder, preflight, refuse_filled, remove_if_empty, replace_earlier,
+                                     task_budget)
 
 MAX_TRIALS = 100  # pass^k over more runs than this says nothing new and costs a run each
 
@@ -184,7 +185,7 @@ def probe_command(
                                             "tasks into 'did not remember' and 'remembered but did not act'"),
     workers: int = typer.Option(DEFAULT_WORKERS, "--workers", "-w", help="Tasks probed at once (threads: an llm "
                                 f"agent's requests overlap; default: the CPU count, at most 4; {DEFAULT_WORKERS} "
-                                "here)", callback=in_range("--workers", 1, MAX_WORKERS, f" ({MAX_WORKERS} here: 8 per core)")),
+                                "here)", callback=check_workers),
     quiet: QuietOption = False,
     json_progress: JsonProgressOption = False,
     endpoint: Endpoint = Endpoint(),

@@ -10,7 +10,7 @@ from typing import Any, Optional
 import typer
 import typer.core
 
-from orchestrator.cli.common import (MAX_TASK_MEMORY_MIB, MAX_TASK_SECONDS, app, fail, in_range, officebench_app,
+from orchestrator.cli.common import (app, check_task_memory, check_task_timeout, fail, officebench_app,
                                      task_budget)
 
 
@@ -112,9 +112,9 @@ def score(
     semantics: str = typer.Option("homer", "--semantics", help="homer (its checks) or officebench (OfficeBench's own "
                                   "verdicts, its substring rules and crashes as failures; see docs/officebench.md)"),
     task_timeout: float = typer.Option(600.0, "--task-timeout", help="Seconds scoring may take (0: no limit)",
-                                       callback=in_range("--task-timeout", 0, MAX_TASK_SECONDS, " seconds (0: no limit)")),
+                                       callback=check_task_timeout),
     task_memory: int = typer.Option(2048, "--task-memory", help="MiB of memory scoring may use (0: no limit)",
-                                    callback=in_range("--task-memory", 0, MAX_TASK_MEMORY_MIB, " MiB (0: no limit)")),
+                                    callback=check_task_memory),
     date_order: str = typer.Option("office", "--date-order", help="How an ambiguous numeric date (04/05/2025) is "
                                    "read: office (a task JSON's office city; either order without one), day, month "
                                    "or either"),
