@@ -33,6 +33,7 @@ from generators.chances import HISTORY
 from generators.derivation import ANCHOR_KINDS, anchor_kind, anchor_names, base_day, day_of, draw_derivation, kind_of, relation_phrase
 from generators.model import Derivation, MemoryPiece
 from generators.spoken_time import is_relative, say_day, say_value, say_window
+from generators.thread_bank import SENTENCE_CUES
 
 Move = Literal["raise", "state", "correct", "distract", "recap", "mention", "decline", "anchor"]
 Mark = Literal["evidence", "superseded", "distractor", ""]
@@ -372,7 +373,12 @@ def fit_siblings(days: list[DayPlan], utterances_per_day: int, rng: random.Rando
 def _work_for(piece: MemoryPiece, threads: list[str], cues: dict[str, set[str]], rng: random.Random) -> str:
     """The thread of another work a near miss of ``piece`` is said of: one whose own details are
     of the same kind (a room said for another offsite, a file for another report); "" when none
-    is, and the near miss is said in its own sentence."""
+    is, and the near miss is said in its own sentence. A near miss of a whole sentence (a request,
+    a note, a question) repeats the piece's own words, which are no other work's: it stays with its
+    work ("Talking of the score spreadsheet, an earlier mail had 'write its total into ...'" would
+    put the task's request in another work's mouth)."""
+    if piece.cue in SENTENCE_CUES:
+        return ""
     fits = sorted(t for t in threads if piece.cue and piece.cue in cues[t])
     return rng.choice(fits) if fits else ""
 
