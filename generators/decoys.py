@@ -33,6 +33,7 @@ from datetime import date, timedelta
 from typing import Any, Callable, Mapping, Protocol, Sequence
 
 from generators.model import MemoryPiece
+from generators.sheet_words import ROW_LABELS, STATUS_WORDS
 
 MAX_DETAILS = 6
 _FILE_RE = re.compile(r"^(data/)?[\w-]+(?:\.(docx|xlsx|pdf|txt|csv|pptx))?$")
@@ -184,6 +185,10 @@ def make_value(piece: MemoryPiece, about: str, start: date, rng: random.Random,
         return f"{found.group(1) or ''}{stem}_{month}{ahead.day}" + (f".{found.group(2)}" if found.group(2) else "")
     if cue in _SUBJECT_CUES:  # a mail still to come about the job
         return f"{' '.join(_words(about)[:2]).capitalize()} {rng.choice(_SUBJECT_ENDS)}"
+    if cue == "status":  # a word written into a sheet's rows, from the one pool tasks draw theirs from
+        return rng.choice(STATUS_WORDS)
+    if cue == "row_label":
+        return rng.choice(ROW_LABELS)
     if cue == "layout" and len(fields) >= 3:  # the columns of a table, in order
         first, second, third = rng.sample(list(fields), 3)
         return f"{first} then {second}" if " then " in value else f"{first}, {second} and {third}"

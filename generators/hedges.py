@@ -167,9 +167,12 @@ def hedged_plan(oracle: list[ToolCall], misread: list[ToolCall], value: str = ""
             return o
         return replace(o, args={**o.args, key: f"{right}{joint}{wrong}"})
 
+    cells = {(_cell(c), str(c.args.get("value"))) for c in oracle if c.tool == "excel_set_cell"}
     out: list[ToolCall] = []
     for o, m in _pairs(oracle, misread):
         if m is None or (o is not None and (o == m or not _writes(m))):
+            out += [o] if o is not None else []
+        elif m.tool == "excel_set_cell" and (_cell(m), str(m.args.get("value"))) in cells:  # the oracle writes it too
             out += [o] if o is not None else []
         elif m.tool == "excel_set_cell" and m.args.get("file_path") in created:
             out += [o] if o is not None else []
@@ -269,6 +272,10 @@ def _outputs(oracle: list[ToolCall], path: str) -> set[str]:
     return out
 
 
+def _cell(call: ToolCall) -> tuple:
+    return tuple(call.args.get(k) for k in ("file_path", "row", "col", "sheet"))
+
+
 def _guards_for(draft: TaskDraft, misread: list[ToolCall], value: str) -> list[dict[str, Any]]:
     oracle, evaluation = draft.oracle, draft.evaluation
     required = _required(evaluation)
@@ -277,12 +284,14 @@ def _guards_for(draft: TaskDraft, misread: list[ToolCall], value: str) -> list[d
     made |= {c.args.get("output_path") for c in oracle if c.args.get("output_path")}
     out: list[dict[str, Any]] = []
     sheet_words: dict[str, list[str]] = {}  # a sheet the oracle creates -> the values the misreading writes in it
+    oracle_cells = {_cell(c) for c in oracle if c.tool == "excel_set_cell"}
+    named = {c.args.get(k) for c in oracle for k in ("file_path", "output_path") if c.args.get(k)}  # the office's too
     for o, m in _pairs(oracle, misread):
         if m is None or o == m or not _writes(m) or m.tool == "system_write_answer":
             continue
         args, before = m.args, o.args if o is not None else {}
         path = args.get("output_path") or args.get("file_path")
-        if path and path not in made and path != before.get("output_path", before.get("file_path")):
+        if path and path not in made and path not in named:  # a file only the misreading makes
             out.append({"function": "evaluate_file_not_exist", "args": {"file": path}})
             continue
         if m.tool == "email_send_email":
@@ -321,7 +330,9 @@ def _guards_for(draft: TaskDraft, misread: list[ToolCall], value: str) -> list[d
                 sheet_words.setdefault(args["file_path"], []).append(str(args["value"]))
                 continue
             same_cell = o is not None and all(args.get(k) == before.get(k) for k in ("file_path", "row", "col", "sheet"))
-            if not same_cell:  # a cell of the office's sheet the right work leaves alone keeps its value
+            # a cell of the office's sheet the right work leaves alone keeps its value (one the oracle
+            # writes elsewhere in its plan is checked as the oracle writes it)
+            if not same_cell and _cell(m) not in oracle_cells:
                 literal = args["value"] if isinstance(args["value"], (int, float)) and not isinstance(args["value"], bool) \
                     else '"' + str(args["value"]).replace('"', "") + '"'
                 sheet = {"sheet": args["sheet"]} if args.get("sheet") else {}

@@ -40,7 +40,7 @@ OUTPUT_CUES = frozenset({
     "output_file", "subject", "recipient", "requester", "meeting_time", "meeting_day", "meeting_title",
     "duration", "layout", "title", "new_figure", "reply_point", "attendee", "location", "deadline", "memo_point",
     "agenda_point", "sheet_row", "row_order", "session_day", "time_window", "move_window", "start_time",
-    "verdict_words", "follow_up_day",
+    "verdict_words", "follow_up_day", "status", "row_label",
 })
 FILE_KEYS = ("file", "result_file", "input_file", "output_file")
 PERSON_KEYS = ("username", "sender", "recipient")

@@ -144,6 +144,11 @@ def fmt(value: float) -> str:
     return f"{value:.2f}".rstrip("0").rstrip(".") if value != int(value) else str(int(value))
 
 
+def cell(value: float) -> int | float:
+    """A number as a person types it into a cell: 12, not 12.0."""
+    return int(value) if value == int(value) else value
+
+
 @dataclass(frozen=True)
 class Table:
     file: str

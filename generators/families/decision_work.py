@@ -9,7 +9,7 @@ import re
 
 from generators.english import column_words
 from generators.families.base import (
-    QUOTE_RE, FamilyInput, additive, call, computed, draft, family, fmt, inbox_of, key_dynamics, mail,
+    QUOTE_RE, FamilyInput, additive, call, cell, computed, draft, family, fmt, inbox_of, key_dynamics, mail,
     misreadings_of, name_of, number, out_name, own_words, piece, sender_user, stem, tables,
 )
 from generators.families.sheet_work import group_columns, label_column
@@ -27,7 +27,8 @@ _PERIOD_RE = re.compile(r"^(?:Q[1-4]|H[12]|FY ?\d{2,4}|(?:Jan|Feb|Mar|Apr|May|Ju
 @family("quote_vs_budget", ("email", "excel", "word"), "hard")
 def quote_vs_budget(inp: FamilyInput) -> TaskDraft | None:
     """Judge the quote in a colleague's mail against the budget line of the work it is for, in the
-    period the chat names, and write the verdict and the margin into a memo."""
+    period the chat names, write the verdict and the margin into a memo, and answer the mail with
+    them: the mail gives the quote and whom to answer, the sheet the budget."""
     quotes = [(m, number(match.group(1).split()[0]), work.group(1)) for m in inbox_of(inp.notes, inp.user)
               for match, work in [(QUOTE_RE.search(own_words(m)), _WORK_RE.search(own_words(m)))] if match and work]
     if not quotes:
@@ -60,6 +61,9 @@ def quote_vs_budget(inp: FamilyInput) -> TaskDraft | None:
     others = [f"{k} in {p}" for k, p in cells if (budget - quote >= 0) != (cells[(k, p)] - quote >= 0)]
     superseded, distractors = key_dynamics(inp, said, others, "{} was the line for last year's quote")
     sender = message.get("from", "").split("@")[0]
+    sender_name = name_of(inp, sender)
+    if sender_name is None:
+        return None
     about = "the quote check"
     m1 = piece(1, "fact", f"the quote to check is the one in {sender.capitalize()}'s mail about {message['subject']}",
                message["subject"], cue="mail_subject", about=about)
@@ -68,30 +72,35 @@ def quote_vs_budget(inp: FamilyInput) -> TaskDraft | None:
     m3 = piece(3, "action", f"write the verdict into {stem(out)}", stem(out), cue="output_file", about=about, thread=2)
     m4 = piece(4, "action", f"the verdict says {VERDICT_WORDS}, with the margin", VERDICT_WORDS, cue="verdict_words",
                about=about)
+    m5 = piece(5, "action", f"answer {sender_name}'s mail with the verdict and the margin too", sender_name,
+               cue="recipient", about="the answer on the quote", thread=2)
 
-    def content(value: str) -> str:
+    def finding(value: str) -> str:
         name, _, when = value.rpartition(" in ")
         left = round(cells[(name, when)] - quote, 2)
         word = "within budget" if left >= 0 else "over budget"
-        return f"Quote check\nThe quote of {fmt(quote)} is {word} for {value}: margin {fmt(abs(left))}."
+        return f"The quote of {fmt(quote)} is {word} for {value}: margin {fmt(abs(left))}."
 
     def plan(mid: str, value: str) -> list:
         return [call("email_read_email", user=inp.user, email_id=message["id"]),
                 call("excel_read_file", file_path=table.file),
-                call("word_write_to_file", file_path=out, content=content(value))]
+                call("word_write_to_file", file_path=out, content=f"Quote check\n{finding(value)}"),
+                mail(inp, sender, sender_name, f"Re: {message['subject']}", finding(value))]
 
+    opposite = "over budget" if verdict == "within budget" else "within budget"
     return draft(
         inp,
         description=f"Compare the quote in the mail '{message['subject']}' ({fmt(quote)}) with the {period} budget of "
                     f"{line} in {table.file} ({fmt(budget)}) and write into {out} whether it is {verdict} and by how "
-                    f"much ({fmt(abs(margin))}).",
+                    f"much ({fmt(abs(margin))}), and answer {sender_name} ({sender}) with the same.",
         subtasks=["Read the quote in the mail.", f"Find the budget line in {table.file}.",
-                  f"Write the verdict and the margin into {out}."],
+                  f"Write the verdict and the margin into {out}.", f"Answer {sender_name}'s mail with them."],
         evaluation=[cr.contain(doc_type="docx", file=out, keywords=[verdict, fmt(abs(margin))]),
                     # the chat says both verdict words: a note that echoes both must not pass
-                    cr.not_contain(doc_type="docx", file=out,
-                                   keywords=["over budget" if verdict == "within budget" else "within budget"])],
-        memory=[m1, m2, m3, m4],
+                    cr.not_contain(doc_type="docx", file=out, keywords=[opposite]),
+                    cr.email_sent(sender=inp.user, recipient=sender, body_keywords=[verdict, fmt(abs(margin))]),
+                    cr.email_not_sent(sender=inp.user, recipient=sender, body_keywords=[opposite])],
+        memory=[m1, m2, m3, m4, m5],
         oracle=plan("m2", said),
         baseline=plan("m2", guess),  # the intent alone: this quarter's line
         misreadings=misreadings_of([m2], plan),
@@ -131,9 +140,9 @@ def _item_totals(table, g: int, item: int, c: int, key: str) -> tuple[list[str],
 
 @family("top_product_pdf", ("excel", "word", "pdf"), "hard")
 def top_product_pdf(inp: FamilyInput) -> TaskDraft | None:
-    """Name the best-selling item of the group the chat names (by the measure the chat names),
-    write it up and share it as a PDF. The ranked column is what is sold or bought (a product, an
-    item), the group a text column that is not a date."""
+    """Name the best-selling item of the group the chat names (by the measure the chat names), log
+    it in a new sheet, write it up and share it as a PDF. The ranked column is what is sold or
+    bought (a product, an item), the group a text column that is not a date."""
     options = _sales_options(inp)
     if not options:
         return None
@@ -155,6 +164,7 @@ def top_product_pdf(inp: FamilyInput) -> TaskDraft | None:
     winner, top = best(key)  # type: ignore[misc]
     doc = out_name(inp, "best_seller", "docx")
     pdf = doc[:-5] + ".pdf"
+    log = out_name(inp, "best_seller_log", "xlsx")
     others = [k for k in keys if best(k)[0] != winner]  # type: ignore[index]
     superseded, distractors = key_dynamics(inp, key, others, "last month's note was the one about {}")
     about = "the best-seller note"
@@ -166,10 +176,16 @@ def top_product_pdf(inp: FamilyInput) -> TaskDraft | None:
     m3 = piece(3, "fact", f"the figures are in {stem(table.file)}", stem(table.file), cue="source_file", about=about)
     m4 = piece(4, "fact", f"best seller means the highest total in the {table.headers[c]} column",
                table.headers[c], cue="column_total", about=about)
+    m5 = piece(5, "action", f"log the best seller in a new sheet, {stem(log)}", stem(log), cue="output_file",
+               about=about, thread=2)
 
     def plan(mid: str, value: str) -> list:
         name, amount = best(value)  # type: ignore[misc]
-        return [call("excel_read_file", file_path=table.file),
+        return [call("excel_read_file", file_path=table.file), call("excel_create_new_file", file_path=log),
+                call("excel_set_cell", file_path=log, row=1, col=1, value=table.headers[item]),
+                call("excel_set_cell", file_path=log, row=1, col=2, value=table.headers[c]),
+                call("excel_set_cell", file_path=log, row=2, col=1, value=name),
+                call("excel_set_cell", file_path=log, row=2, col=2, value=cell(amount)),
                 call("word_write_to_file", file_path=doc,
                      content=f"Best seller in {value}: {name}, {fmt(amount)} {column_words(table.headers[c])}."),
                 call("word_convert_to_pdf", file_path=doc)]
@@ -185,14 +201,18 @@ def top_product_pdf(inp: FamilyInput) -> TaskDraft | None:
     return draft(
         inp,
         description=f"In {table.file}, find the {table.headers[item]} with the highest total {table.headers[c]} where "
-                    f"{table.headers[g]} is {key} ({winner}, {fmt(top)}), write it with that total into {doc}, and "
-                    f"convert {doc} to {pdf}.",
+                    f"{table.headers[g]} is {key} ({winner}, {fmt(top)}), log it with its total in a new sheet "
+                    f"{log}, write it with that total into {doc}, and convert {doc} to "
+                    f"{pdf}.",
         subtasks=[f"Read {table.file}.", f"Total {column_words(table.headers[c])} per {what} for {key}.",
-                  f"Write the best one into {doc}.", f"Convert it to {pdf}."],
-        evaluation=[cr.file_exist(file=pdf),
+                  f"Log the best one in {log}.", f"Write it into {doc}.", f"Convert it to {pdf}."],
+        # the log is laid out as its writer likes: it holds the best seller and its total, no runner-up
+        evaluation=[cr.contain(doc_type="xlsx", file=log, keywords=[winner, *([fmt(top)] if top >= 100 else [])]),
+                    *([cr.not_contain(doc_type="xlsx", file=log, keywords=runners)] if runners else []),
+                    cr.file_exist(file=pdf),
                     cr.contain(doc_type="pdf", file=pdf, keywords=[winner, fmt(top)]),
                     *(refuse if runners else [])],
-        memory=[m1, m2, m3, m4],
+        memory=[m1, m2, m3, m4, m5],
         oracle=plan("m1", key),
         baseline=[call("excel_read_file", file_path=table.file),
                   call("word_write_to_file", file_path="data/best_seller.docx", content="Best seller: to be checked."),

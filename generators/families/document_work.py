@@ -23,6 +23,7 @@ from generators.families.time_rules import (
     choose_window, hour_of, hour_piece, slot_on, slot_times, window_piece, with_correction,
 )
 from generators.model import TaskDraft
+from generators.sheet_words import STATUS_WORDS
 from office_env.evaluation import builders as cr
 from office_env.money import CODE
 
@@ -249,7 +250,8 @@ def policy_answer(inp: FamilyInput) -> TaskDraft | None:
 @family("followup_session", ("excel", "calendar", "email"), "hard")
 def followup_session(inp: FamilyInput) -> TaskDraft | None:
     """Book a follow-up session in the first free hour of a day the chat gives, for the people whose
-    score is under the mark the chat gives, and email a colleague the names and the time."""
+    score is under the mark the chat gives, email a colleague the names and the time, and mark each
+    of them in the results sheet (in the column after its last) with the word the chat gives."""
     cal = calendar_of(inp.notes, inp.user)
     # the chat names the day by its weekday alone: only the coming six days are meant
     choice = choose_window(inp, [s for s in (free_slots_after(cal, inp.now) if cal else [])
@@ -265,6 +267,8 @@ def followup_session(inp: FamilyInput) -> TaskDraft | None:
         return None
     mark = inp.rng.choice(marks)
     names = [r[label] for r, v in zip(table.rows, values) if v < mark]
+    if len(set(r[label] for r in table.rows)) != len(table.rows):  # a name marks one row only
+        return None
     when = inp.rng.choice(choice.days())
     day = weekday_text(when)  # with its date: a bare "Tuesday" said a week ago names a Tuesday now past
     choice = with_correction(inp, choice, when)
@@ -291,8 +295,14 @@ def followup_session(inp: FamilyInput) -> TaskDraft | None:
     m6 = window_piece(6, choice, rule, about)
     m7 = piece(7, "fact", f"the mark is checked against the {table.headers[c]} column", table.headers[c],
                cue="column_total", about=about)
+    status, *rest = inp.rng.sample(_SESSION_MARKS, len(_SESSION_MARKS))
+    m8 = piece(8, "action", f"once it is booked, mark each of them {status} in the results sheet, in a new column",
+               status, cue="status", about=about, superseded=(rest[0],) if chance(inp, DRAFT.correct) else ())
+    flag_col = len(table.headers) + 1  # the column after the sheet's last
+    rows_of = {r[label]: i + 2 for i, r in enumerate(table.rows)}
 
     def plan(mid: str, value: str) -> list:
+        word = value if mid == "m8" else status
         cut = value if mid == "m1" else str(mark)
         listed = [r[label] for r, v in zip(table.rows, values) if v < float(cut)]
         steps = [call("excel_read_file", file_path=table.file), call("calendar_list_events", user=inp.user)]
@@ -302,22 +312,27 @@ def followup_session(inp: FamilyInput) -> TaskDraft | None:
         s0, e0 = slot
         return [*steps, booking(inp.user, title, s0, e0),
                 mail(inp, who, name, title, f"The {title.lower()} is on {s0:%Y-%m-%d} at {s0:%H:%M}. "
-                                            f"Attending: {join_and(listed)}.")]
+                                            f"Attending: {join_and(listed)}."),
+                *(call("excel_set_cell", file_path=table.file, row=rows_of[n], col=flag_col, value=word)
+                  for n in listed)]
 
     return draft(
         inp,
         description=f"From {table.file}, list everyone whose {table.headers[c]} is under {mark} ({join_and(names)}); book "
                     f"'{title}' on {start:%Y-%m-%d} in {possessive(inp.user_name)} first free whole hour between "
-                    f"{choice.window[0]}:00 and {choice.window[1]}:00 ({start:%H:%M}-{end:%H:%M}); email {name} ({who}) the names and the start time.",
+                    f"{choice.window[0]}:00 and {choice.window[1]}:00 ({start:%H:%M}-{end:%H:%M}); email {name} ({who}) the names and the start time; "
+                    f"and write '{status}' beside each of them in column {flag_col} of {table.file}.",
         subtasks=[f"Read {table.file} and list who is under the mark.", "Book the session in the first free hour.",
-                  f"Email {name} the names and the time."],
+                  f"Email {name} the names and the time.", f"Mark them {status} in {table.file}."],
         evaluation=[event_check(inp.user, title, start, end),
                     cr.email_sent(sender=inp.user, recipient=who, body_keywords=[*names, f"{start:%H:%M}"],
-                                  **excluding_past(table.rows, label, values, mark, names, (name, inp.user_name)))],
-        memory=[m1, m2, m3, m4, m5, m6, m7],
+                                  **excluding_past(table.rows, label, values, mark, names, (name, inp.user_name))),
+                    cr.excel_cell_value(file=table.file, ignore_case=True,
+                                        matches=[{"row": rows_of[n], "col": flag_col, "value": status} for n in names])],
+        memory=[m1, m2, m3, m4, m5, m6, m7, m8],
         oracle=plan("m1", str(mark)),
         baseline=[call("excel_read_file", file_path=table.file), *first_free_booking(inp)],
-        misreadings=misreadings_of([m1, m6], plan),
+        misreadings=misreadings_of([m1, m6, m8], plan),
         computed=[computed(len(names), "count", names, given=("m1", "m7")),
                   computed(start.strftime(TIME_FORMAT), "rule", [], rule=rule, given=("m2", "m6")),
                   computed(end.strftime(TIME_FORMAT), "rule", [], rule=rule, given=("m2", "m6")),
@@ -395,6 +410,19 @@ def _ordered_quantities(inp: FamilyInput, po: str) -> tuple[str, dict[str, int]]
     return None
 
 
+def _order_line_status(inp: FamilyInput, po: str, item: str) -> tuple[int, int] | None:
+    """(sheet row, status column), both 1-based, of ``item``'s line of order ``po`` in the order log."""
+    for table in tables(inp.notes):
+        heads = [h.lower() for h in table.headers]
+        if not {"po", "item", "quantity", "status"} <= set(heads):
+            continue
+        c_po, c_item = heads.index("po"), heads.index("item")
+        rows = [i + 2 for i, r in enumerate(table.rows) if r[c_po] == po and r[c_item] == item]
+        if len(rows) == 1:
+            return rows[0], heads.index("status") + 1
+    return None
+
+
 @family("invoice_po_check", ("pdf", "excel", "email"), "hard")
 def invoice_po_check(inp: FamilyInput) -> TaskDraft | None:
     """Check the supplier's open invoice against its purchase order in the order log and tell a
@@ -415,6 +443,10 @@ def invoice_po_check(inp: FamilyInput) -> TaskDraft | None:
     if not found:
         return None
     invoice, log, (item, billed, ordered) = inp.rng.choice(found)
+    line = _order_line_status(inp, invoice["po"], item)
+    if line is None:
+        return None
+    row, status_col = line
     who, name = person
     # the lines that match their order: a finding names none of them (a paste of the invoice names all)
     _, on_order = _ordered_quantities(inp, invoice["po"])  # type: ignore[misc]
@@ -427,8 +459,12 @@ def invoice_po_check(inp: FamilyInput) -> TaskDraft | None:
                invoice["vendor"], cue="vendor", about=about, distractors=distractors)
     m2 = piece(2, "action", f"send what you find to {name}", name, cue="recipient", about=about, thread=2)
     m3 = piece(3, "action", f"use the subject {subject}", subject, cue="subject", about=about, thread=2)
+    status, *rest = inp.rng.sample(STATUS_WORDS, len(STATUS_WORDS))
+    old_status = (rest[0],) if chance(inp, DRAFT.correct) else ()
+    m4 = piece(4, "action", f"mark the order line that is off {status} in the order log", status, cue="status",
+               about=about, superseded=old_status)
 
-    def plan(vendor: str) -> list:
+    def plan(vendor: str, mark: str = status) -> list:
         inv = next((i for i in every if i["vendor"] == vendor), None)
         if inv is None:
             return [call("system_list_files", folder="data")]
@@ -437,27 +473,33 @@ def invoice_po_check(inp: FamilyInput) -> TaskDraft | None:
         diff = [(i, q, ordered_lines.get(i)) for i, q, _ in inv["items"] if ordered_lines.get(i) not in (None, q)]
         text = (f"Invoice {inv['number']} bills {diff[0][1]} x {diff[0][0]}, but {inv['po']} ordered {diff[0][2]}."
                 if diff else f"Invoice {inv['number']} matches {inv['po'] or 'its order'}.")
-        return [call("pdf_read_file", file_path=inv["file"]), call("excel_read_file", file_path=log),
+        off = _order_line_status(inp, inv["po"], diff[0][0]) if diff and inv["po"] else None
+        marked = [call("excel_set_cell", file_path=log, row=off[0], col=off[1], value=mark)] if off else []
+        return [call("pdf_read_file", file_path=inv["file"]), call("excel_read_file", file_path=log), *marked,
                 mail(inp, who, name, subject, text)]
 
     latest = every[0]
     return draft(
         inp,
         description=f"Compare {invoice['file']} ({invoice['vendor']}, invoice {invoice['number']}) with purchase order "
-                    f"{invoice['po']} in {log}, and email {name} ({who}) with the subject '{subject}' which line "
-                    f"differs: {item} is billed with quantity {billed}, but the order has {ordered}.",
+                    f"{invoice['po']} in {log}, set the Status of the order's {item} line (row {row}) to '{status}', "
+                    f"and email {name} ({who}) with the subject '{subject}' which line differs: {item} is billed "
+                    f"with quantity {billed}, but the order has {ordered}.",
         subtasks=["Read the supplier's invoice.", "Find its purchase order in the order log.",
-                  f"Email {name} the line that differs."],
+                  f"Mark the order line {status}.", f"Email {name} the line that differs."],
         # what is off: the line and both quantities (the order's reference is the sender's to add)
-        evaluation=[cr.email_sent(sender=inp.user, recipient=who, subject_keywords=[subject],
+        evaluation=[cr.excel_cell_value(file=log, matches=[{"row": row, "col": status_col, "value": status}],
+                                        ignore_case=True),
+                    cr.email_sent(sender=inp.user, recipient=who, subject_keywords=[subject],
                                   body_keywords=[item, str(billed), str(ordered)],
                                   **({"body_excludes": matching} if matching else {}))],
-        memory=[m1, m2, m3],
+        memory=[m1, m2, m3, m4],
         oracle=plan(invoice["vendor"]),
         # the intent alone: the first invoice in the folder, reported as fine to the first colleague
         baseline=[call("pdf_read_file", file_path=latest["file"]),
                   send(inp, inp.colleagues[0][0], "Invoice", f"Invoice {latest['number']} looks fine.")],
-        misreadings=misreadings_of([m1], lambda mid, vendor: plan(vendor)),
+        misreadings=misreadings_of([m1, m4], lambda mid, value: plan(invoice["vendor"], value) if mid == "m4" else
+                                   plan(value)),
     )
 
 
@@ -565,43 +607,51 @@ def contract_notice_reminder(inp: FamilyInput) -> TaskDraft | None:
     )
 
 
+# what the results sheet says beside those the follow-up session is booked for
+_SESSION_MARKS = tuple(w for w in STATUS_WORDS if w in ("Flagged for review", "Awaiting sign-off", "Queried"))
+MAX_MARKED = 6  # claims a task marks one by one: more is typing, not work
 _SECOND_APPROVAL_RE = re.compile(rf"claims above ([\d,]+(?:\.\d+)?) ({CODE}) need a second approval", re.IGNORECASE)
 
 
-def _claim_logs(inp: FamilyInput) -> list[tuple[str, list[tuple[str, float]], list[tuple[str, float]]]]:
-    """Expense claim sheets as (file, submitted claims, all other claims), each claim (number, amount)."""
+def _claim_logs(inp: FamilyInput) -> list[tuple[str, int, list[tuple[str, float, int]], list[tuple[str, float]]]]:
+    """Expense claim sheets as (file, status column, submitted claims, all other claims): a claim
+    is (number, amount), a submitted one also its sheet row (1-based, under the header)."""
     out = []
     for table in tables(inp.notes):
         heads = [h.lower() for h in table.headers]
         if not {"claim", "amount", "status"} <= set(heads):
             continue
         c_id, c_amount, c_status = heads.index("claim"), heads.index("amount"), heads.index("status")
-        rows = [(r[c_id], number(r[c_amount]), r[c_status]) for r in table.rows]
-        submitted = [(c, a) for c, a, status in rows if status == "Submitted" and a is not None]
-        others = [(c, a) for c, a, status in rows if status != "Submitted" and a is not None]
-        out.append((table.file, submitted, others))
+        rows = [(r[c_id], number(r[c_amount]), r[c_status], i + 2) for i, r in enumerate(table.rows)]
+        submitted = [(c, a, row) for c, a, status, row in rows if status == "Submitted" and a is not None]
+        others = [(c, a) for c, a, status, _ in rows if status != "Submitted" and a is not None]
+        out.append((table.file, c_status + 1, submitted, others))
     return out
 
 
 @family("claims_second_approval", ("pdf", "excel", "email"), "hard")
 def claims_second_approval(inp: FamilyInput) -> TaskDraft | None:
-    """Apply the handbook's second-approval limit to the expense claims still waiting, and send the
-    colleague the chat names the claims above it with their total."""
+    """Apply the handbook's second-approval limit to the expense claims still waiting: mark each
+    claim above it in the log with the status the chat gives, and send the colleague the chat
+    names their numbers. The PDF gives the limit, the sheet the claims, and the mail and the
+    marks both carry what the two together pick."""
     rules = [(doc["file"], number(m.group(1)), m.group(2).upper()) for doc in docs(inp.notes, "pdf")
              for line in doc["lines"] for m in [_SECOND_APPROVAL_RE.search(line)] if m]
-    logs = [(f, sub, rest) for f, sub, rest in _claim_logs(inp)
-            if any(a > limit for _, a in sub for _, limit, _ in rules) and any(a <= limit for _, a in sub for _, limit, _ in rules)]
+    logs = [(f, col, sub, rest) for f, col, sub, rest in _claim_logs(inp)
+            if any(a > limit for _, a, _ in sub for _, limit, _ in rules)
+            and any(a <= limit for _, a, _ in sub for _, limit, _ in rules)]
     if not rules or not logs or len(inp.colleagues) < 2:
         return None
     policy, limit, currency = inp.rng.choice(rules)
-    log, submitted, others = inp.rng.choice(logs)
-    over = [(c, a) for c, a in submitted if a > limit]
-    if not over or len(over) == len(submitted):
+    log, status_col, submitted, others = inp.rng.choice(logs)
+    over = [(c, a, row) for c, a, row in submitted if a > limit]
+    if not over or len(over) == len(submitted) or len(over) > MAX_MARKED:
         return None
-    total = round(sum(a for _, a in over), 2)
+    total = round(sum(a for _, a, _ in over), 2)
     (who, name), (other_who, other_name) = inp.rng.sample(inp.colleagues, 2)
     subject = inp.rng.choice(("Claims needing a second sign-off", "Expense claims over the limit", "Claims to approve",
                               "Second approval needed"))
+    status, *rest = inp.rng.sample(STATUS_WORDS, len(STATUS_WORDS))
     about = "the claims for second approval"
     superseded = (other_name,) if chance(inp, DRAFT.correct) and distinct(other_name, name) else ()
     spare = [n for _, n in inp.colleagues if n not in (name, *superseded) and distinct(n, name)
@@ -610,39 +660,52 @@ def claims_second_approval(inp: FamilyInput) -> TaskDraft | None:
     if spare and chance(inp, DRAFT.distract):
         other = inp.rng.choice(spare)
         distractors = (near(other, f"{other} used to sign off claims, but not any more"),)
+    old_status = (rest[0],) if chance(inp, DRAFT.correct) else ()
     m1 = piece(1, "fact", f"the approval rule is in {stem(policy)}", stem(policy), cue="document", about=about)
     m2 = piece(2, "action", f"the claims go to {name} in Finance", name, cue="recipient", about=about,
                superseded=superseded, distractors=distractors, thread=2)
     m3 = piece(3, "action", f"use the subject {subject}", subject, cue="subject", about=about, thread=2)
-    ids = [c for c, _ in over]
+    m4 = piece(4, "action", f"mark each of those claims {status} in the log's Status column", status, cue="status",
+               about=about, superseded=old_status)
+    ids = [c for c, _, _ in over]
 
-    def plan(to: str, to_name: str) -> list:
+    def plan(to: str, to_name: str, mark: str = status) -> list:
         text = (f"These submitted claims are above the {fmt(limit)} {currency} limit and need your approval: "
                 f"{', '.join(ids)}. Together they come to {fmt(total)} {currency}.")
         return [call("pdf_read_file", file_path=policy), call("excel_read_file", file_path=log),
+                *(call("excel_set_cell", file_path=log, row=row, col=status_col, value=mark) for _, _, row in over),
                 mail(inp, to, to_name, subject, text)]
 
+    def misread(mid: str, value: str) -> list | None:
+        if mid == "m4":
+            return plan(who, name, value)
+        return plan(by_name[value], value) if value in by_name else None
+
     by_name = {n: u for u, n in inp.colleagues}
-    everything = [c for c, _ in submitted]
+    everything = [c for c, _, _ in submitted]
+    # the claims under the limit stay Submitted: marking every waiting claim is not the work
+    marks = ([{"row": row, "col": status_col, "value": status} for _, _, row in over]
+             + [{"row": row, "col": status_col, "value": "Submitted"} for _, a, row in submitted if a <= limit])
     return draft(
         inp,
         description=f"Find the claims in {log} still marked Submitted whose amount is above the {fmt(limit)} {currency} "
-                    f"second-approval limit in {policy}, and email {name} ({who}) with the subject '{subject}' their "
-                    f"numbers ({join_and(ids)}).",
+                    f"second-approval limit in {policy} ({join_and(ids)}), set their Status to '{status}', and email "
+                    f"{name} ({who}) with the subject '{subject}' their numbers.",
         subtasks=[f"Read the approval limit in {policy}.", f"Pick the Submitted claims above it in {log}.",
-                  f"Email {name} their numbers."],
-        evaluation=[cr.email_sent(sender=inp.user, recipient=who, subject_keywords=[subject],
+                  f"Mark them {status} in {log}.", f"Email {name} their numbers."],
+        evaluation=[cr.excel_cell_value(file=log, matches=marks, ignore_case=True),
+                    cr.email_sent(sender=inp.user, recipient=who, subject_keywords=[subject],
                                   body_keywords=ids,  # the chat never asks for their total: not checked
-                                  **excluding(left_out([c for c, a in sorted(submitted, key=lambda p: -p[1])
+                                  **excluding(left_out([c for c, a, _ in sorted(submitted, key=lambda p: -p[1])
                                                         if a <= limit], ids)))],
-        memory=[m1, m2, m3],
+        memory=[m1, m2, m3, m4],
         oracle=plan(who, name),
         # the intent alone: every claim still waiting, with their total, to the first colleague
         baseline=[call("excel_read_file", file_path=log),
                   send(inp, inp.colleagues[0][0], "Claims",
                        f"Claims waiting: {', '.join(everything)}; "
-                       f"{fmt(round(sum(a for _, a in submitted), 2))} {currency} in all.")],
-        misreadings=misreadings_of([m2], lambda mid, value: plan(by_name[value], value) if value in by_name else None),
-        computed=[computed(len(ids), "count", [fmt(a) for _, a in over],
+                       f"{fmt(round(sum(a for _, a, _ in submitted), 2))} {currency} in all.")],
+        misreadings=misreadings_of([m2, m4], misread),
+        computed=[computed(len(ids), "count", [fmt(a) for _, a, _ in over],
                            note=f"Submitted claims above {fmt(limit)} {currency} in {log}")],
     )

@@ -6,7 +6,7 @@ from datetime import date, datetime, timedelta
 
 from generators.chances import DRAFT
 from generators.families.base import (
-    NEXT_MEETING_RE, TIME_FORMAT, FamilyInput, all_invoice_facts, booking, calendar_of, call,
+    NEXT_MEETING_RE, TIME_FORMAT, FamilyInput, all_invoice_facts, booking, calendar_of, call, cell,
     chance, column_sum, computed, distinct, docs, draft, event_check, extreme, facts_in, family, first_column, fmt,
     guess_total, guessed_right, invoice_facts, label_for, mail, misreadings_of, mistaken_for, near, out_name,
     pick_column, piece, present_on, send, stem, weekday_text,
@@ -15,6 +15,7 @@ from generators.english import column_words, join_and, possessive
 from generators.families.single_app import MEETING_TITLES, MEMO_TOPICS, free_slots_after, meeting_dynamics, slot_rule
 from generators.families.time_rules import SlotChoice, choose_window, slot_times, window_piece, with_correction
 from generators.model import TaskDraft
+from generators.sheet_words import ROW_LABELS
 from office_env.evaluation import builders as cr
 from office_env.evaluation import keywords as kw
 from office_env.synthesis.documents import superseded_path
@@ -565,11 +566,16 @@ def invoice_pipeline(inp: FamilyInput) -> TaskDraft | None:
 
 @family("report_pdf", ("excel", "word", "pdf"), "hard")
 def report_pdf(inp: FamilyInput) -> TaskDraft | None:
+    """Total the column the chat names, write the total at the foot of that column in the sheet
+    (on a row with the label the chat gives), write it up and share the write-up as a PDF."""
     guess = first_column(inp, min_rows=3, summable=True)  # the intent alone: the first sheet's first total
     found = _total(inp, avoid=guess)
     if not found:
         return None
     table, header, total, col = found
+    if col == 0:  # the label goes in the first column, beside the total
+        return None
+    foot = len(table.rows) + 2  # the row under the last one (the header is row 1)
     doc = out_name(inp, "totals", "docx")
     pdf = doc[:-5] + ".pdf"
     totals = table.totals()
@@ -578,33 +584,47 @@ def report_pdf(inp: FamilyInput) -> TaskDraft | None:
     others = [h for h, v in totals.items() if distinct(h, header) and v != total]
     superseded, distractors = mistaken_for(inp, others, "total {}", "{} figures",
                                            "the {} figures went into last month's pack")
+    label, *rest = inp.rng.sample(ROW_LABELS, len(ROW_LABELS))
+    old_label = (rest[0],) if chance(inp, DRAFT.correct) else ()
 
     def plan(mid: str, said: str) -> list:
-        head = said[len("total "):] if said.startswith("total ") else said[: -len(" figures")]
+        head = header if mid == "m4" else said[len("total "):] if said.startswith("total ") else said[: -len(" figures")]
+        at = table.headers.index(head) + 1
+        value = totals[head]
         return [call("excel_read_file", file_path=table.file),
-                call("word_write_to_file", file_path=doc, content=f"Total {head}: {fmt(totals[head])}"),
+                call("excel_set_cell", file_path=table.file, row=foot, col=1, value=said if mid == "m4" else label),
+                call("excel_set_cell", file_path=table.file, row=foot, col=at, value=cell(value)),
+                call("word_write_to_file", file_path=doc, content=f"Total {head}: {fmt(value)}"),
                 call("word_convert_to_pdf", file_path=doc)]
 
+    about = "the totals write-up"
     m1 = piece(1, "action", f"I need the total {header} written up", f"total {header}", cue="column_total",
-               about="the totals write-up", superseded=superseded, distractors=distractors)
+               about=about, superseded=superseded, distractors=distractors)
     m2 = piece(2, "fact", f"the {header} figures for that write-up are in {stem(table.file)}", stem(table.file),
-               cue="source_file", about="the totals write-up")
+               cue="source_file", about=about)
     m3 = piece(3, "action", f"the {header} write-up should be saved as {stem(doc)}, plus a PDF copy", stem(doc),
-               cue="output_file", about="the totals write-up", thread=2)
+               cue="output_file", about=about, thread=2)
+    m4 = piece(4, "action", f"put the total under the column in the sheet too, on a row labelled {label}", label,
+               cue="row_label", about=about, superseded=old_label)
     return draft(
         inp,
-        description=f"Sum the {header} column of {table.file}, write the total into {doc}, and convert it to {pdf}.",
-        subtasks=[f"Read {table.file}.", f"Write the total into {doc}.", f"Convert {doc} to PDF."],
-        evaluation=[cr.file_exist(file=pdf),
+        description=f"Sum the {header} column of {table.file} ({fmt(total)}), write the total under the column (row "
+                    f"{foot}) with '{label}' in the first column, write the total into {doc}, and convert it to {pdf}.",
+        subtasks=[f"Read {table.file}.", f"Add a {label} row under the {header} figures.",
+                  f"Write the total into {doc}.", f"Convert {doc} to PDF."],
+        evaluation=[cr.excel_cell_value(file=table.file, ignore_case=True,
+                                        matches=[{"row": foot, "col": 1, "value": label},
+                                                 {"row": foot, "col": col + 1, "value": fmt(total)}]),
+                    cr.file_exist(file=pdf),
                     cr.contain(doc_type="pdf", file=pdf, keywords=[fmt(total)])],
-        memory=[m1, m2, m3],
+        memory=[m1, m2, m3, m4],
         oracle=plan("m1", f"total {header}"),
         baseline=[call("excel_read_file", file_path=guess[0].file),
                   call("word_write_to_file", file_path=doc,
                        content=f"Total {guess[0].headers[guess[2]]}: {fmt(guess_total(guess))}"),
                   call("word_convert_to_pdf", file_path=doc)] if guess else
         [call("word_write_to_file", file_path=doc, content="Totals"), call("word_convert_to_pdf", file_path=doc)],
-        misreadings=misreadings_of([m1], plan),
+        misreadings=misreadings_of([m1, m4], plan),
         computed=[column_sum(table, col, given=("m1",))],
     )
 

@@ -71,6 +71,8 @@ class Comparator:
             ok = _OPS[self.op](text.strip(), self.operand)
             return ok, f"{text!r} {self.op} {self.operand!r} is {ok}"
         number = as_number(value)
+        if number is None and self.op == "!=":  # an empty cell or a word is not that number
+            return True, f"{value!r} is not a number, so it is not {_show(self.operand)}"
         if number is None:
             return False, f"{value!r} is not a number, so it cannot be compared with {self}"
         ok = _OPS[self.op](number, self.operand)

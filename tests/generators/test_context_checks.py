@@ -144,13 +144,15 @@ def test_a_best_seller_s_small_total_is_not_found_in_a_date_or_a_time(worlds, tm
     """A lone "4" was found in "2024-07-04" or "4:30 pm" written beside the best seller's name."""
     seen = 0
     for world, testbed, _, salt, draft in drafts_over("top_product_pdf", worlds, 4):
-        (contain,) = [c["args"] for c in draft.evaluation if c["function"] == "evaluate_contain"]
+        (contain,) = [c["args"] for c in draft.evaluation
+                      if c["function"] == "evaluate_contain" and c["args"]["doc_type"] == "pdf"]
         winner, total = contain["keywords"]
         if not re.fullmatch(r"[1-9]|1[0-2]", str(total)):
             continue
         seen += 1
         doc = next(c.args["file_path"] for c in draft.oracle if c.tool == "word_write_to_file")
-        checks = [c for c in draft.evaluation if c["function"] in ("evaluate_file_exist", "evaluate_contain")]
+        checks = [c for c in draft.evaluation if c["function"] in ("evaluate_file_exist", "evaluate_contain")
+                  and c["args"].get("doc_type", "pdf") == "pdf"]  # the PDF's checks (the log is checked apart)
         for k, text in enumerate((f"Best seller: {winner}. Written 2024-{int(total):02d}-{int(total):02d}.",
                                   f"Best seller: {winner}, talk at {total}:30 pm.")):
             calls = [("word_write_to_file", {"file_path": doc, "content": text}), ("word_convert_to_pdf", {"file_path": doc})]

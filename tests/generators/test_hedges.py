@@ -185,6 +185,19 @@ def test_a_sheet_of_the_task_s_own_refuses_the_misread_rows_and_the_office_s_she
     # one cell holds one value: the same cell with another value cannot be hedged
     same = [cell("data/scores.xlsx", 2, 2, 77)]
     assert hedged_plan(office, same) == office and guard_hedges(_task(office, [check], same)).evaluation == [check]
+    # rows marked one by one: a misreading that marks fewer of them (a stricter cut) marks nothing
+    # the right work leaves alone, so there is no hedge and no guard, wherever its calls fall
+    marks = [cell("data/scores.xlsx", r, 5, "Queried") for r in (2, 4, 7)]
+    fewer = [marks[1], marks[2]]
+    rows = {"function": "evaluate_excel_cell_value", "args": {"file": "data/scores.xlsx", "matches": [
+        {"row": r, "col": 5, "value": "Queried"} for r in (2, 4, 7)]}}
+    assert hedged_plan(marks, fewer) == marks
+    assert guard_hedges(_task(marks, [rows], fewer)).evaluation == [rows]
+    # one more row than the right work marks is refused, and the right marks still pass
+    more = [*marks, cell("data/scores.xlsx", 9, 5, "Queried")]
+    task = _task(marks, [rows], more)
+    assert guard_hedges(task).evaluation[1]["args"]["matches"] == [{"row": 9, "col": 5, "comparator": '!= "Queried"'}]
+    assert _proof(testbed, task) == (True, True, [False, True])
 
 
 def test_a_file_under_the_misread_name_too_is_refused(testbed):

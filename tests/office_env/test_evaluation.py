@@ -323,6 +323,14 @@ def test_excel_cell_comparator(ws, registry):
     text = run(ws, "evaluate_excel_cell_comparator",
                {"file": "data/scores.xlsx", "matches": [{"row": 2, "col": 1, "comparator": "> 0"}]})
     assert not text.passed and "'Alice' is not a number" in text.reason
+    # a word or an empty cell is not the number a check refuses (a misread total written beside the
+    # right one is refused by "!= total" on a cell the right work leaves empty)
+    other = run(ws, "evaluate_excel_cell_comparator", {"file": "data/scores.xlsx", "matches": [
+        {"row": 2, "col": 1, "comparator": "!= 85"}, {"row": 40, "col": 9, "comparator": "!= 85"}]})
+    assert other.passed, other.reason
+    same = run(ws, "evaluate_excel_cell_comparator",
+               {"file": "data/scores.xlsx", "matches": [{"row": 2, "col": 2, "comparator": "!= 85"}]})
+    assert not same.passed
 
     gone = run(ws, "evaluate_excel_cell_comparator",
                {"file": "data/missing.xlsx", "matches": [{"row": 1, "col": 1, "comparator": "> 0"}]})

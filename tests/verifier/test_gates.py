@@ -216,7 +216,9 @@ def test_oracle_gate_rejects_an_oracle_call_with_a_wrong_value(task, tmp_path):
     old = record["oracle"][index]["args"][key]
     record["oracle"][index]["args"][key] = old + 1000 if isinstance(old, (int, float)) else "WRONG VALUE"
     results = gates(record, task)
-    assert failing(results) == {"oracle_passes"}, {k: r.detail for k, r in results.items()}
+    # answer_forms replays the same (broken) plan with its prose reworded: it may fail with it
+    assert "oracle_passes" in failing(results) <= {"oracle_passes", "answer_forms"}, \
+        {k: r.detail for k, r in results.items()}
     detail = results["oracle_passes"].detail
     assert detail and detail != "oracle plan passes"
     # The detail gives the reason of each criterion that failed after the broken oracle.

@@ -1,0 +1,16 @@
+"""Words people write into a sheet's cells by hand: a status that marks rows, the label of a row
+they add. One pool serves the task's own pieces and the jobs for later, so which word a
+history says tells no reader whose work it is.
+
+Each is a phrase small talk does not use (a history's other turns must not hold a task's value by
+chance), and none holds "total" or another's words: a task's other details ("the total Quantity")
+must not contain its label, and a correction from one word to another must be a change a reader
+can see.
+"""
+
+from __future__ import annotations
+
+# what a row becomes when someone has acted on it ("mark those claims Escalated")
+STATUS_WORDS = ("Escalated", "Disputed", "Awaiting sign-off", "Queried", "Flagged for review", "Sent for approval")
+# what the row under a column's figures is called when its sum is written there
+ROW_LABELS = ("All rows", "Bottom line", "Year to date", "Whole sheet", "All lines")
