@@ -33,7 +33,7 @@ from datetime import date, timedelta
 from typing import Any, Callable, Mapping, Protocol, Sequence
 
 from generators.model import MemoryPiece
-from generators.sheet_words import ROW_LABELS, STATUS_WORDS
+from generators.value_pools import INVITEES, ROW_LABELS, STATUS_WORDS
 
 MAX_DETAILS = 6
 _FILE_RE = re.compile(r"^(data/)?[\w-]+(?:\.(docx|xlsx|pdf|txt|csv|pptx))?$")
@@ -189,6 +189,8 @@ def make_value(piece: MemoryPiece, about: str, start: date, rng: random.Random,
         return rng.choice(STATUS_WORDS)
     if cue == "row_label":
         return rng.choice(ROW_LABELS)
+    if cue == "invitees":
+        return rng.choice(INVITEES)
     if cue == "layout" and len(fields) >= 3:  # the columns of a table, in order
         first, second, third = rng.sample(list(fields), 3)
         return f"{first} then {second}" if " then " in value else f"{first}, {second} and {third}"

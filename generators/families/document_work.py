@@ -23,7 +23,7 @@ from generators.families.time_rules import (
     choose_window, hour_of, hour_piece, slot_on, slot_times, window_piece, with_correction,
 )
 from generators.model import TaskDraft
-from generators.sheet_words import STATUS_WORDS
+from generators.value_pools import STATUS_WORDS
 from office_env.evaluation import builders as cr
 from office_env.money import CODE
 

@@ -17,13 +17,14 @@ from typing import Any, Iterable
 from generators.chances import DRAFT
 from generators.english import possessive
 from generators.families.base import (
-    NEXT_MEETING_RE, QUOTE_RE, TIME_FORMAT, FamilyInput, booked_and_mailed, booking, calendar_of,
+    NEXT_MEETING_RE, QUOTE_RE, TIME_FORMAT, FamilyInput, booking, calendar_of,
     call, chance, computed, distinct, docs, draft, event_check, excluding_past, facts_in, family, fmt, inbox_of, mail,
     misreadings_of, name_of, near, number, out_name, own_words, piece, present_on, send, sender_user, stem,
 )
 from generators.families.single_app import MEETING_TITLES, first_free_booking
 from generators.families.time_rules import hour_of, hour_piece, is_free, slot_on, slot_times
 from generators.model import TaskDraft
+from generators.value_pools import INVITEES
 from office_env.evaluation import builders as cr
 from office_env.money import CODE
 
@@ -182,10 +183,24 @@ def quote_to_sheet(inp: FamilyInput) -> TaskDraft | None:
     )
 
 
+_ATTENDEES_RE = re.compile(r"^Attendees: (.+)$")
+
+
+def _attendees(inp: FamilyInput, doc: dict) -> list[tuple[str, str]]:
+    """The colleagues (user, name) a meeting's notes list as its attendees, the user left out."""
+    users = {n: u for u, n in inp.colleagues}
+    for line in doc["lines"]:
+        match = _ATTENDEES_RE.match(line.strip())
+        if match:
+            return [(users[n], n) for n in (x.strip() for x in match.group(1).split(",")) if n in users]
+    return []
+
+
 @family("next_meeting_invite", ("word", "calendar", "email"), "hard")
 def next_meeting_invite(inp: FamilyInput) -> TaskDraft | None:
     """Book the next meeting the notes of a project fix (date and time from the notes, length and
-    title from the chat) and send a colleague the invitation with the time."""
+    title from the chat) and send the invitation with the time to a colleague the chat names and to
+    everyone else the notes list at the last meeting: the notes give the when and the who."""
     found = []
     for d in docs(inp.notes, "word"):
         for line in d["lines"]:
@@ -205,9 +220,14 @@ def next_meeting_invite(inp: FamilyInput) -> TaskDraft | None:
     end = start + timedelta(minutes=minutes)
     title = inp.rng.choice(MEETING_TITLES)
     present = present_on(inp, start.date())
-    if not present:
+    attendees = _attendees(inp, doc)
+    if not present or not attendees or any(a not in present for a in attendees):
+        return None  # everyone the notes list is invited: nobody who is away that day
+    outside = [p for p in present if p not in attendees]
+    if not outside:
         return None
-    who, name = inp.rng.choice(present)
+    who, name = inp.rng.choice(outside)
+    group = inp.rng.choice(INVITEES)
     others = [f for f in found if f[1] != start and distinct(stem(f[0]["file"]), stem(doc["file"]))]
     distractors = ()
     if others and chance(inp, DRAFT.distract):
@@ -222,29 +242,39 @@ def next_meeting_invite(inp: FamilyInput) -> TaskDraft | None:
                about=about)
     m4 = piece(4, "action", f"{name} should get the invitation with the date and time", name, cue="recipient",
                about="the invitation with the date and time", thread=2)
+    m5 = piece(5, "action", f"the invitation also goes to {group}, as the notes list them", group, cue="invitees",
+               about="the invitation with the date and time", thread=2)
 
     def plan(mid: str, value: str) -> list:
         d, s0 = (next(f for f in found if stem(f[0]["file"]) == value) if mid == "m1" else (doc, start))
         e0 = s0 + timedelta(minutes=minutes)
         summary = value if mid == "m2" else title
+        text = f"Please join the {title} on {s0:%Y-%m-%d} from {s0:%H:%M} to {e0:%H:%M}."
         return [call("word_read_file", file_path=d["file"]),
                 booking(inp.user, summary, s0, e0),
-                mail(inp, who, name, f"Invitation: {title}",
-                     f"Please join the {title} on {s0:%Y-%m-%d} from {s0:%H:%M} to {e0:%H:%M}.")]
+                # the colleague the chat names last: a follow-up day the chat adds is said for their mail
+                *(mail(inp, u, n, f"Invitation: {title}", text) for u, n in [*_attendees(inp, d), (who, name)])]
 
     return draft(
         inp,
         description=f"Read the next meeting's date and time in {doc['file']} ({start:%Y-%m-%d %H:%M}), add '{title}' "
                     f"for {minutes} minutes to {inp.calendar_words}, and email {name} "
-                    f"({who}) the invitation with the date and start time.",
-        subtasks=[f"Read {doc['file']}.", "Book the meeting for the length I gave.", f"Email {name} the invitation."],
-        evaluation=booked_and_mailed(inp, title, start, end, who, [f"{start:%Y-%m-%d}", f"{start:%H:%M}"]),
-        memory=[m1, m2, m3, m4],
+                    f"({who}) and everyone the notes list at the last meeting "
+                    f"({', '.join(f'{n} ({u})' for u, n in attendees)}) the invitation with the date and start time.",
+        subtasks=[f"Read {doc['file']}.", "Book the meeting for the length I gave.",
+                  f"Email {name} and the last meeting's attendees the invitation."],
+        evaluation=[event_check(inp.user, title, start, end),
+                    *(cr.email_sent(sender=inp.user, recipient=u, body_keywords=[f"{start:%Y-%m-%d}", f"{start:%H:%M}"])
+                      for u, _ in [*attendees, (who, name)])],
+        memory=[m1, m2, m3, m4, m5],
         oracle=plan("", ""),
         baseline=first_free_booking(inp),
         misreadings=misreadings_of([m1, m2], plan),
         computed=[computed(end.strftime(TIME_FORMAT), "add_minutes", [start.strftime("%Y-%m-%d %H:%M"), str(minutes)],
-                           given=("m3",))],
+                           given=("m3",)),
+                  # who else is invited: the group the chat names, as the notes list it
+                  computed(len(attendees), "count", [n for _, n in attendees], given=("m1", "m5"),
+                           note=f"attendees of the last meeting in {doc['file']}")],
     )
 
 

@@ -15,7 +15,7 @@ from generators.english import column_words, join_and, possessive
 from generators.families.single_app import MEETING_TITLES, MEMO_TOPICS, free_slots_after, meeting_dynamics, slot_rule
 from generators.families.time_rules import SlotChoice, choose_window, slot_times, window_piece, with_correction
 from generators.model import TaskDraft
-from generators.sheet_words import ROW_LABELS
+from generators.value_pools import ROW_LABELS
 from office_env.evaluation import builders as cr
 from office_env.evaluation import keywords as kw
 from office_env.synthesis.documents import superseded_path
