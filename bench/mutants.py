@@ -9,7 +9,8 @@ agent that misread or mistyped would get it wrong:
 - ``same_kind``: another value of the same kind the task's memory says (another person, file,
   day, time or number of the chat) in place of a memory value the plan writes;
 - ``number``: a number the plan writes, plus one and times ten;
-- ``day``: a date the plan writes, the day after; ``time``: a clock time it writes, an hour later;
+- ``day``: a date the plan writes, the day after; ``time``: a clock time it writes an hour later,
+  and every clock it writes an hour earlier (a meeting "from 13:00 to 14:00" for one at 14:00);
 - ``person``: a mail sent to another colleague of the office (another mailbox);
 - ``file``: a file the plan writes, written under another name of the office with its ending.
 
@@ -160,6 +161,16 @@ def mutants(record: Any, testbed: Path) -> Iterator[Mutant]:
         later = (datetime(2000, 1, 1, int(hour), int(minute)) + timedelta(hours=1))
         new = later.strftime("%H:%M") if len(hour) == 2 else f"{later.hour}:{later:%M}"
         yield Mutant("time", f"{old} -> {new}", _replace_text(oracle, old, new))
+    clocks = sorted(set(_CLOCK_RE.findall(written)))
+    if clocks:  # every time an hour earlier: a meeting "from 13:00 to 14:00" for one at 14:00-15:00
+        plan = oracle
+        for hour, minute in clocks:
+            plan = _replace_text(plan, f"{hour}:{minute}", f"\x00{hour}:{minute}")  # marked: shifted once
+        for hour, minute in clocks:
+            earlier = datetime(2000, 1, 1, int(hour), int(minute)) - timedelta(hours=1)
+            new = earlier.strftime("%H:%M") if len(hour) == 2 else f"{earlier.hour}:{earlier:%M}"
+            plan = _replace_text(plan, f"\x00{hour}:{minute}", new)
+        yield Mutant("time", "every clock an hour earlier", plan)
     boxes = sorted(p.name for p in (testbed / "emails").iterdir() if p.is_dir()) if (testbed / "emails").is_dir() else []
     for i, call in enumerate(oracle):
         if call["tool"] == "email_send_email":

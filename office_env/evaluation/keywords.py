@@ -16,7 +16,10 @@ the 5th of April where months do, either when the order is not known; ``12/18/20
 of December everywhere; ``office_env.evaluation.written_dates``). "noon" and
 "midday" are 12:00, "midnight" 00:00. A keyword clock time with a one-digit hour and no leading
 zero (``4:00``, as OfficeBench's seeds write times) matches that time in the morning or the
-afternoon (``4:00 pm``); ``04:00`` and ``16:00`` say which one they mean.
+afternoon (``4:00 pm``); ``04:00`` and ``16:00`` say which one they mean. When a check's keywords
+hold one clock time, it is when something happens: a time the text writes only as the end of a
+range is not it (``14:00`` is not in ``from 13:00 to 14:00`` or ``1-2 pm``), while the second time
+of a move is a new start (``moved from 13:00 to 14:30`` holds ``14:30``).
 
 A number keyword is a figure of its own: the day and month of a date and the hour and minutes of a
 clock time are not numbers in the text (``4`` is not in ``2024-07-04`` nor in ``4:30 pm``; a date's
@@ -109,6 +112,7 @@ class Haystack:
         self.day_first = day_first
         self._numbers: frozenset[float] | None = None
         self._clocks: set[tuple[int, int]] | None = None
+        self._starts: set[tuple[int, int]] | None = None
         self._dates: set[tuple[int, int, int]] | None = None
         self._yearless: set[tuple[int, int, int]] | None = None
 
@@ -116,6 +120,12 @@ class Haystack:
         if self._clocks is None:
             self._clocks = _clocks_in(self.text)
         return self._clocks
+
+    def starts(self) -> set[tuple[int, int]]:
+        """The clock times the text writes other than only as a range's end (see ``_range_ends``)."""
+        if self._starts is None:
+            self._starts = self.clocks() - _range_ends(self.text) if self.clocks() else set()
+        return self._starts
 
     def dates(self) -> set[tuple[int, int, int]]:
         if self._dates is None:
@@ -188,12 +198,48 @@ def _clock(needle: str) -> frozenset[tuple[int, int]] | None:
 def _clocks_in(text: str) -> set[tuple[int, int]]:
     """Every clock time in ``text`` (lower-cased), 24-hour, with am/pm, or noon, midday and
     midnight, as (hour, minute)."""
-    found = {(int(h), int(m)) for h, m in _TEXT_CLOCK_RE.findall(text)}
-    for h, m, half in _TEXT_12H_RE.findall(text):
+    return {clock for _, _, clock in _clock_spans(text)}
+
+
+def _clock_spans(text: str) -> list[tuple[int, int, tuple[int, int]]]:
+    """(start, end, (hour, minute)) of every clock time in ``text`` (lower-cased), in order."""
+    spans = [(m.start(), m.end(), (int(m.group(1)), int(m.group(2)))) for m in _TEXT_CLOCK_RE.finditer(text)]
+    for m in _TEXT_12H_RE.finditer(text):
+        h, minute, half = m.group(1), m.group(2), m.group(3)
         if 1 <= int(h) <= 12:
-            found.add((int(h) % 12 + (12 if half == "p" else 0), int(m or 0)))
-    found |= {(0 if word == "midnight" else 12, 0) for word in _TEXT_NOON_RE.findall(text)}
-    return found
+            spans.append((m.start(), m.end(), (int(h) % 12 + (12 if half == "p" else 0), int(minute or 0))))
+    spans += [(m.start(), m.end(), (0 if m.group(1) == "midnight" else 12, 0)) for m in _TEXT_NOON_RE.finditer(text)]
+    for m in _BARE_START_RE.finditer(text):  # "1-2 pm": the first hour takes the second's half of the day
+        first, second = int(m.group(1)), int(m.group(3))
+        if 1 <= first <= 12 and 1 <= second <= 12:
+            pm = (m.group(5) == "p") != (first > second and first != 12)  # "11-1 pm" starts at 11 am
+            spans.append((m.start(1), m.end(2) if m.group(2) else m.end(1),
+                          (first % 12 + (12 if pm else 0), int(m.group(2)[1:]) if m.group(2) else 0)))
+    return sorted(set(spans))
+
+
+def _range_ends(text: str) -> set[tuple[int, int]]:
+    """The clock times ``text`` (lower-cased) writes only as the end of a range ("from 13:00 to
+    14:00", "1-2 pm", "13:00 until 14:30"): 14:00 there is when something ends, not when it starts."""
+    spans = _clock_spans(text)
+    ends, elsewhere = set(), set()
+    for i, (start, _, clock) in enumerate(spans):
+        before = spans[i - 1] if i else None
+        joint = text[before[1]:start] if before is not None else ""
+        lead = text[max(0, before[0] - 60):before[0]] if before is not None else ""
+        if before is not None and not _MOVE_RE.search(lead.rsplit(".", 1)[-1]) and (
+                _RANGE_JOIN_RE.fullmatch(joint) or (joint.strip() == "and" and lead.rstrip().endswith("between"))):
+            ends.add(clock)
+        else:
+            elsewhere.add(clock)
+    return ends - elsewhere
+
+
+# a bare hour that starts a range its end says the half of the day of ("1-2 pm", "10:30 to 11 am")
+_BARE_START_RE = re.compile(r"(?<![\d:])(\d{1,2})(:\d{2})?(?!\s?[ap]\.?m\b)\s*(?:-|–|to)\s*(\d{1,2})(:\d{2})?\s?([ap])\.?m\b")
+_RANGE_JOIN_RE = re.compile(r"\.?\s*(?:-|–|—|to|until|till)\s*")  # the dot ends "p.m." before it
+# "moved from 13:00 to 14:30": a change of time, whose second clock is the new start
+_MOVE_RE = re.compile(r"\b(?:mov|shift|push|pull|reschedul|chang|brought|bring|switch)\w*")
 
 
 def _date(needle: str) -> tuple[int, int, int] | None:
@@ -359,11 +405,16 @@ def _finder(keywords: list[Any], hay: Haystack) -> Callable[[Any], bool]:
     """Keyword look-up in ``hay``, where a date written in pieces (a month's name among the
     keywords) also finds a number as the day of a date of that month."""
     months = {m for m in map(_month_keyword, keywords) if m is not None}
+    # one clock time among the keywords is when something happens: a range that ends at it starts
+    # at another time ("from 13:00 to 14:00" is not a meeting at 14:00); two or more ask for a range
+    one_clock = sum(_kind(k)[0] == "clock" for k in keywords) == 1
 
     def has(keyword: Any) -> bool:
+        kind, value = _kind(keyword)
+        if kind == "clock" and one_clock:
+            return not hay.starts().isdisjoint(value)
         if hay.has(keyword):
             return True
-        kind, value = _kind(keyword)
         return (kind == "number" and bool(months) and value == int(value) and 1 <= value <= 31
                 and any(int(value) in hay.days_of(m) for m in months))
     return has

@@ -133,9 +133,9 @@ def test_catalog_has_exactly_the_documented_functions():
         ("Moved to Thursday at midday.", "12:00", True),
         ("Runs until midnight.", "00:00", True),
         ("Moved to Thursday at noon.", "13:00", False),
-        ("from 2:00 to 4:00 pm", "4:00", True),  # a seed's one-digit hour: morning or afternoon
-        ("from 2:00 to 4:00 pm", "04:00", False),
-        ("from 2:00 to 4:00 pm", "16:00", True),
+        ("it ends at 4:00 pm", "4:00", True),  # a seed's one-digit hour: morning or afternoon
+        ("it ends at 4:00 pm", "04:00", False),
+        ("it ends at 4:00 pm", "16:00", True),
     ],
 )
 def test_keyword_matching(text, keyword, found):
@@ -144,6 +144,27 @@ def test_keyword_matching(text, keyword, found):
     assert kw.present(text, [keyword]) == ([str(keyword)] if found else [])
     assert kw.Keywords([keyword]).any_in(text) is found
     assert kw.Keywords(["absent phrase", 999.5, keyword]).any_in(text) is found
+
+
+@pytest.mark.parametrize("text, keyword, found", [
+    ("from 13:00 to 14:00", "14:00", False),
+    ("from 14:00 to 15:00", "14:00", True),
+    ("from 14:00 to 15:00", "15:00", False),
+    ("between 13:00 and 14:00", "14:00", False),
+    ("1-2 pm", "13:00", True),
+    ("1-2 pm", "14:00", False),
+    ("11 a.m.-12:00", "12:00", False),
+    ("from 2 p.m. to 3 p.m.", "14:00", True),
+    ("moved from 13:00 to 14:30", "14:30", True),
+    ("lunch 12:00 to 13:00, then the review at 13:00", "13:00", True),
+])
+def test_one_clock_among_the_keywords_is_a_start_not_a_range_s_end(text, keyword, found):
+    """A check with one clock time looks for when something happens: "from 13:00 to 14:00" is not a
+    meeting at 14:00 (an invitation an hour early passed); a move's second time is its new start.
+    Two clock times among the keywords ask for a range, and find both ends."""
+    assert kw.missing(text, [keyword]) == ([] if found else [keyword])
+    assert kw.present(text, [keyword]) == ([keyword] if found else [])
+    assert kw.missing("from 13:00 to 14:00", ["13:00", "14:00"]) == []
 
 
 @pytest.mark.parametrize("text, keywords, absent", [
