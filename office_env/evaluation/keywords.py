@@ -21,7 +21,8 @@ hold one clock time, it is when something happens: a time the text writes only a
 range is not it (``14:00`` is not in ``from 13:00 to 14:00`` or ``1-2 pm``), while the second time
 of a move is a new start (``moved from 13:00 to 14:30`` holds ``14:30``).
 
-A number keyword is a figure of its own: the day and month of a date and the hour and minutes of a
+A keyword of words that holds a digit (a code: ``Q2``, ``EC-523``) is found whole, never inside a
+longer code (``Q23``, ``EC-5231``). A number keyword is a figure of its own: the day and month of a date and the hour and minutes of a
 clock time are not numbers in the text (``4`` is not in ``2024-07-04`` nor in ``4:30 pm``; a date's
 year still is), except where a check's keywords write a date in pieces: beside a month's name
 (``["July", "15", "2024"]``), a number is also found as the day of a date in that month
@@ -156,12 +157,20 @@ class Haystack:
     def has(self, keyword: Any) -> bool:
         kind, value = _kind(keyword)
         if kind == "text":
-            return value in self.text
+            if value not in self.text:
+                return False
+            # a code with a digit is found whole: "Q2" is not in "Q23", "EC-523" not in "EC-5231"
+            return not _DIGIT_RE.search(value) or _code_re(value).search(self.text) is not None
         if kind == "clock":
             return not self.clocks().isdisjoint(value)
         if kind == "date":
             return self.has_date(value)
         return value in self.numbers()
+
+
+@lru_cache(maxsize=4096)
+def _code_re(value: str) -> re.Pattern:
+    return re.compile(rf"(?<![a-z0-9]){re.escape(value)}(?![a-z0-9])")
 
 
 def _kind(keyword: Any) -> tuple[str, Any]:

@@ -147,6 +147,17 @@ def test_keyword_matching(text, keyword, found):
 
 
 @pytest.mark.parametrize("text, keyword, found", [
+    ("Revenue in Q23 grew", "Q2", False), ("Plan for Q2 2024", "Q2", True), ("EC-5231 pending", "EC-523", False),
+    ("claims EC-523, EC-530", "EC-523", True), ("saved as data/report_v2.docx", "report_v2.docx", True),
+    ("Room 42 is free", "Room 4", False), ("budgets", "budget", True),
+])
+def test_a_code_with_a_digit_is_found_whole(text, keyword, found):
+    """A short not_contain keyword ("Q2") was found inside a longer code ("Q23"), failing right answers,
+    and a contain keyword inside one passed wrong ones; words without a digit still match inside words."""
+    assert kw.present(text, [keyword]) == ([keyword] if found else [])
+
+
+@pytest.mark.parametrize("text, keyword, found", [
     ("from 13:00 to 14:00", "14:00", False),
     ("from 14:00 to 15:00", "14:00", True),
     ("from 14:00 to 15:00", "15:00", False),
