@@ -410,7 +410,8 @@ ANSWER_MAX_CHARS = 500  # an answer, or a sentence or two around it; pasting a d
        f"The answer file ({ANSWER_FILE} unless given) is a short answer (at most max_chars characters, "
        f"{ANSWER_MAX_CHARS} unless given) holding the keywords, or a number within a tolerance (a whole number "
        "below 100 also in words), and none of "
-       "excludes (the answers a misreading gives: naming one beside the right answer is hedging).",
+       "excludes (the answers a misreading gives: naming one beside the right answer is hedging); a number "
+       "answer offering two values ('18 or 28') is a hedge too.",
        {"file": PATH, "keywords": KEYWORDS, "number": {"type": "number"},
         "tolerance": {"type": "number", "minimum": 0}, "max_chars": {"type": "integer", "minimum": 1},
         "excludes": KEYWORDS},
@@ -449,7 +450,19 @@ def evaluate_answer(ctx: Context, args: dict[str, Any]) -> Outcome:
               if abs(n - target) > tolerance and any(abs(n - w) <= tolerance for w in wrong)]
     if hedged:
         return False, f"{file} holds {found:g} but also {', '.join(f'{n:g}' for n in hedged)}, a misreading's answer"
+    others = [n for n in dict.fromkeys(numbers + worded) if abs(n - target) > tolerance]
+    said = f"{text}.\n{converted}".lower()  # "Eighteen, or 28" as its digits too
+    if others and _HEDGE_RE.search(said) and not _DENIAL_RE.search(said):
+        return False, (f"{file} hedges between {found:g} and {', '.join(f'{n:g}' for n in others[:3])}: "
+                       "an answer names one value")
     return True, f"{file} holds {found:g} (expected {target:g} +/- {tolerance:g})"
+
+
+# "either 18 or 28", "18, maybe 28", "18/28": two candidates offered, where a careful reader wants one;
+# "18, not 28" names one and rules the other out
+_HEDGE_RE = re.compile(r"\d[^\d.!?;]{0,25}?(?:\b(?:or|maybe|perhaps|possibly|might be)\b|/)[^\d.!?;]{0,25}?\d"
+                       r"|\bbetween\s+\S*\d[^\d]{0,12}\band\s+\S*\d")
+_DENIAL_RE = re.compile(r"\b(?:not|rather than|instead of)\b")
 
 
 def check_time_args(args: dict[str, Any]) -> None:

@@ -651,13 +651,18 @@ def test_an_amount_may_be_written_in_words_and_a_worded_hedge_still_fails(ws, re
     call(registry, ws, "system_write_answer", {"text": "Twelve hundred, or eleven hundred if the refund counts."})
     hedged = run(ws, "evaluate_answer", {"number": 1200, "tolerance": 0, "excludes": [1100]})
     assert not hedged.passed and "also 1100" in hedged.reason
-    assert run(ws, "evaluate_answer", {"number": 1200, "tolerance": 0, "excludes": [900]}).passed
+    # two values offered: a hedge even when the misreadings' answers are not listed
+    assert "hedges between 1200 and 1100" in run(ws, "evaluate_answer",
+                                                  {"number": 1200, "tolerance": 0, "excludes": [900]}).reason
 
 
 def test_an_answer_naming_a_refused_candidate_beside_the_right_one_fails(ws, registry):
     call(registry, ws, "system_write_answer", {"text": "Either 12,500.00 or 3,191.40 USD, for invoice 7731."})
     hedged = run(ws, "evaluate_answer", {"number": 12500, "excludes": [3191.4, 175]})
     assert not hedged.passed and "3191.4" in hedged.reason and "12500" in hedged.reason
+    # offering two values is a hedge whatever the excludes list
+    assert "hedges between 12500 and 3191.4" in run(ws, "evaluate_answer", {"number": 12500, "excludes": [175]}).reason
+    call(registry, ws, "system_write_answer", {"text": "12,500.00 USD for invoice 7731; 3,191.40 was paid."})
     assert run(ws, "evaluate_answer", {"number": 12500, "excludes": [175, "Kestrel"]}).passed
     # a refused value within the tolerance of the right one is the right one
     assert run(ws, "evaluate_answer", {"number": 12500, "tolerance": 1, "excludes": [12500.5]}).passed
@@ -666,6 +671,22 @@ def test_an_answer_naming_a_refused_candidate_beside_the_right_one_fails(ws, reg
     words = run(ws, "evaluate_answer", {"keywords": ["EC-811"], "excludes": ["EC-779"]})
     assert not words.passed and "'EC-779'" in words.reason
     assert run(ws, "evaluate_answer", {"keywords": ["EC-811"], "excludes": ["EC-780", 811.5]}).passed
+
+
+@pytest.mark.parametrize("text, passes", [
+    ("18", True), ("Eighteen.", True), ("It's 18, not 28.", True), ("18 of the 45 rows", True),
+    ("18 (the sheet has 45 rows or so)", True), ("18 people, as of 2024-05-01 at 14:00", True),
+    ("either 18 or 28", False), ("18 (or maybe 28)", False), ("18, possibly 28", False),
+    ("Between 18 and 28", False), ("18/28", False), ("Eighteen, or 28", False),
+])
+def test_a_number_answer_hedging_between_two_values_fails_without_excludes(ws, registry, text, passes):
+    """"either 18 or 28" passed wherever the misreadings' answers were not listed as excludes: a
+    careful reader wants one value, and takes "18, not 28" as one."""
+    call(registry, ws, "system_write_answer", {"text": text})
+    result = run(ws, "evaluate_answer", {"number": 18})
+    assert result.passed is passes, result.reason
+    if not passes:
+        assert "hedges between 18 and 28" in result.reason
 
 
 # -- validation ------------------------------------------------------------------------------
