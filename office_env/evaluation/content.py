@@ -41,12 +41,28 @@ def read_ics(path: Path, label: str) -> str:
     return "\n".join(lines)
 
 
+_SUFFIX_TYPES = {".docx": "docx", ".doc": "doc", ".xlsx": "xlsx", ".pdf": "pdf", ".txt": "txt", ".ics": "ics"}
+
+
 def read_document(path: Path, label: str, doc_type: str) -> str:
-    """Text of one file read as ``doc_type``; raises OfficeError naming the file."""
+    """Text of one file read as ``doc_type``; raises OfficeError naming the file (and, when the
+    file's name says another type than the criterion's, both: a wrong file type is the answer's
+    fault, said in words)."""
     if not path.exists():
         raise MissingFileError(f"{label}: file does not exist")
     if not path.is_file():
         raise OfficeError(f"{label}: is a folder, not a file")
+    try:
+        return _read_as(path, label, doc_type)
+    except CorruptFileError as exc:
+        named = _SUFFIX_TYPES.get(path.suffix.lower())
+        if named and named != doc_type and {named, doc_type} != {"doc", "docx"}:
+            raise CorruptFileError(f"{label}: its name says {named}, but the criterion reads it as {doc_type} "
+                                   f"({exc})") from None
+        raise
+
+
+def _read_as(path: Path, label: str, doc_type: str) -> str:
     if doc_type == "txt":
         return read_plain(path, label)
     if doc_type == "ics":

@@ -689,6 +689,14 @@ def test_a_number_answer_hedging_between_two_values_fails_without_excludes(ws, r
         assert "hedges between 18 and 28" in result.reason
 
 
+def test_a_file_of_another_type_than_the_criterion_names_fails_saying_both(ws, registry):
+    """A criterion that reads an xlsx, given a Word file of that name, failed on a parser's error."""
+    call(registry, ws, "word_write_to_file", {"file_path": "data/totals.docx", "content": "Total 12500"})
+    wrong = run(ws, "evaluate_contain", {"doc_type": "xlsx", "file": "data/totals.docx", "keywords": ["12500"]})
+    assert not wrong.passed and "its name says docx, but the criterion reads it as xlsx" in wrong.reason
+    assert run(ws, "evaluate_contain", {"doc_type": "docx", "file": "data/totals.docx", "keywords": ["12500"]}).passed
+
+
 # -- validation ------------------------------------------------------------------------------
 
 GOOD = {"function": "evaluate_file_exist", "args": {"file": "data/notes.docx"}}
