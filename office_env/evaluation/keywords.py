@@ -5,7 +5,9 @@ matches). A keyword that is a number matches a number of equal value in the text
 thousands separators removed (``12500`` matches ``12,500``, ``12500.0`` and the continental
 ``12.500,00``, not ``125000``). A
 keyword that is a clock time matches the same time however it is written (``13:00`` matches
-``13:00``, ``1 pm`` and ``1:00 PM``; ``09:00`` matches ``9:00`` and ``9 am``, not ``19:00`` or ``9:00 pm``).
+``13:00``, ``1 pm`` and ``1:00 PM``; ``09:00`` matches ``9:00`` and ``9 am``, not ``19:00`` or ``9:00 pm``;
+``12:00`` matches ``at 12.00``, the British clock, where a time is said; ``11:00`` matches ``eleven in
+the morning``, ``14:15`` ``quarter past two``, which says neither half of the day).
 A keyword that is an ISO date matches the same day written with the month's name
 (``2024-12-18`` matches ``18 December 2024``, ``December 18, 2024`` and ``18 Dec 2024``), with
 the month's name and no year (``Wednesday 18 December``, ``Dec 18th``: the day a person means
@@ -218,6 +220,10 @@ def _clock_spans(text: str) -> list[tuple[int, int, tuple[int, int]]]:
         if 1 <= int(h) <= 12:
             spans.append((m.start(), m.end(), (int(h) % 12 + (12 if half == "p" else 0), int(minute or 0))))
     spans += [(m.start(), m.end(), (0 if m.group(1) == "midnight" else 12, 0)) for m in _TEXT_NOON_RE.finditer(text)]
+    for m in _DOTTED_CLOCK_RE.finditer(text):  # "at 12.00", "from 14.30": the British clock
+        spans.append((m.start(1), m.end(), (int(m.group(1)), int(m.group(2)))))
+    for m in _SPOKEN_CLOCK_RE.finditer(text):
+        spans += [(m.start(), m.end(), clock) for clock in _spoken_clock(m)]
     for m in _BARE_START_RE.finditer(text):  # "1-2 pm": the first hour takes the second's half of the day
         first, second = int(m.group(1)), int(m.group(3))
         if 1 <= first <= 12 and 1 <= second <= 12:
@@ -225,6 +231,23 @@ def _clock_spans(text: str) -> list[tuple[int, int, tuple[int, int]]]:
             spans.append((m.start(1), m.end(2) if m.group(2) else m.end(1),
                           (first % 12 + (12 if pm else 0), int(m.group(2)[1:]) if m.group(2) else 0)))
     return sorted(set(spans))
+
+
+def _spoken_clock(m: re.Match) -> list[tuple[int, int]]:
+    """The clock time(s) a time said in words means: both halves of the day when it says neither."""
+    minutes_word, direction, hour_word, oclock, part = m.groups()
+    if not (minutes_word or oclock or part):
+        return []
+    hour, minute = _HOUR_WORDS.index(hour_word) + 1, 0
+    if minutes_word:
+        minute = _MINUTE_WORDS[minutes_word]
+        if direction == "to":
+            hour, minute = (hour - 2) % 12 + 1, 60 - minute
+    if part == "in the morning":
+        return [(hour % 12, minute)]
+    if part:
+        return [(hour % 12 + 12, minute)] if not (part == "at night" and hour == 12) else [(0, minute)]
+    return [(hour % 12, minute), (hour % 12 + 12, minute)]
 
 
 def _range_ends(text: str) -> set[tuple[int, int]]:
@@ -244,6 +267,17 @@ def _range_ends(text: str) -> set[tuple[int, int]]:
     return ends - elsewhere
 
 
+# "at 12.00", "from 14.30 to 15.30": a clock with a dot, only where a time is said (an amount is "12.00" too)
+_DOTTED_CLOCK_RE = re.compile(r"\b(?:at|from|to|until|till|by|before|after|starts?|starting|begins?|ends?|around|"
+                              r"between|and)\s+([01]?\d|2[0-3])\.([0-5]\d)(?![\d.,]\d)")
+_HOUR_WORDS = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve")
+_MINUTE_WORDS = {"five": 5, "ten": 10, "quarter": 15, "a quarter": 15, "twenty": 20, "twenty-five": 25, "half": 30}
+# "eleven in the morning", "quarter past two in the afternoon", "half past ten", "three o'clock": a time
+# said in words (an hour word alone, "two claims", is none)
+_SPOKEN_CLOCK_RE = re.compile(
+    r"\b(?:(a quarter|quarter|half|twenty-five|twenty|ten|five)\s+(past|to)\s+)?"
+    rf"({'|'.join(_HOUR_WORDS)})(\s+o'clock)?"
+    r"(?:\s+(in the morning|in the afternoon|in the evening|at night))?\b")
 # a bare hour that starts a range its end says the half of the day of ("1-2 pm", "10:30 to 11 am")
 _BARE_START_RE = re.compile(r"(?<![\d:])(\d{1,2})(:\d{2})?(?!\s?[ap]\.?m\b)\s*(?:-|–|to)\s*(\d{1,2})(:\d{2})?\s?([ap])\.?m\b")
 _RANGE_JOIN_RE = re.compile(r"\.?\s*(?:-|–|—|to|until|till)\s*")  # the dot ends "p.m." before it

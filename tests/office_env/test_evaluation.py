@@ -147,6 +147,19 @@ def test_keyword_matching(text, keyword, found):
 
 
 @pytest.mark.parametrize("text, keyword, found", [
+    ("The meeting is at 12.00.", "12:00", True), ("from 14.30 to 15.30", "14:30", True),
+    ("costs 12.00 GBP", "12:00", False), ("the total is 14.30", "14:30", False),
+    ("at eleven in the morning", "11:00", True), ("at eleven in the morning", "23:00", False),
+    ("quarter past two in the afternoon", "14:15", True), ("half past ten", "10:30", True),
+    ("quarter to three", "14:45", True), ("three o'clock", "15:00", True), ("two claims are open", "14:00", False),
+])
+def test_a_clock_time_is_found_as_people_say_it(text, keyword, found):
+    """"12.00" (the British clock) and "eleven in the morning" failed a check for 12:00 and 11:00; an
+    amount ("costs 12.00") and an hour word alone ("two claims") are no clock."""
+    assert kw.present(text, [keyword]) == ([keyword] if found else [])
+
+
+@pytest.mark.parametrize("text, keyword, found", [
     ("Revenue in Q23 grew", "Q2", False), ("Plan for Q2 2024", "Q2", True), ("EC-5231 pending", "EC-523", False),
     ("claims EC-523, EC-530", "EC-523", True), ("saved as data/report_v2.docx", "report_v2.docx", True),
     ("Room 42 is free", "Room 4", False), ("budgets", "budget", True),
