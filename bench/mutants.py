@@ -185,14 +185,14 @@ def mutants(record: Any, testbed: Path) -> Iterator[Mutant]:
     for path in dict.fromkeys(made):
         ext = path.rsplit(".", 1)[-1]
         other = next((f for f in files if f.endswith("." + ext) and f != path), None)
-        if other:  # the output written under the name of another of the office's files
-            renamed = [{"tool": c["tool"], "args": {k: (v.replace(path, other) if isinstance(v, str) else v)
-                                                    for k, v in c["args"].items()}} for c in oracle]
-            stem, other_stem = path.rsplit(".", 1)[0], other.rsplit(".", 1)[0]
-            renamed = [{"tool": c["tool"], "args": {k: (v.replace(stem + ".pdf", other_stem + ".pdf")
-                                                        if isinstance(v, str) else v) for k, v in c["args"].items()}}
-                       for c in renamed]
-            yield Mutant("file", f"{path} -> {other}", renamed)
+        if other:  # the output (and its PDF copy) written under the name of another of the office's files
+            pdf, other_pdf = path.rsplit(".", 1)[0] + ".pdf", other.rsplit(".", 1)[0] + ".pdf"
+
+            def rename(v: Any) -> Any:
+                return v.replace(path, other).replace(pdf, other_pdf) if isinstance(v, str) else v
+
+            yield Mutant("file", f"{path} -> {other}",
+                         [{"tool": c["tool"], "args": {k: rename(v) for k, v in c["args"].items()}} for c in oracle])
 
 
 def _targets(call: dict[str, Any]) -> set[tuple[str, str]]:

@@ -333,7 +333,7 @@ def _guards_for(draft: TaskDraft, misread: list[ToolCall], value: str) -> list[d
             if args["file_path"] in made:  # a sheet of the task's own: the misread row must not be in it
                 sheet_words.setdefault(args["file_path"], []).append(str(args["value"]))
                 continue
-            same_cell = o is not None and all(args.get(k) == before.get(k) for k in ("file_path", "row", "col", "sheet"))
+            same_cell = o is not None and _cell(o) == _cell(m)
             # a cell of the office's sheet the right work leaves alone keeps its value (one the oracle
             # writes elsewhere in its plan is checked as the oracle writes it)
             if not same_cell and _cell(m) not in oracle_cells:

@@ -8,12 +8,13 @@ in the office, and one app's finding decides what happens in the next.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from datetime import datetime, timedelta
 
 from generators.chances import DRAFT
 from generators.english import column_words, join_and, possessive
 from generators.families.base import (
-    TIME_FORMAT, FamilyInput, answer_from, booked_and_mailed, booking, calendar_of, call, chance,
+    TIME_FORMAT, FamilyInput, Table, answer_from, booked_and_mailed, booking, calendar_of, call, chance,
     computed, distinct, docs, draft, event_check, excluding, excluding_past, family, fmt, left_out, mail,
     misreadings_of, near, number, out_name, piece, present_on, send, stem, tables, weekday_text,
 )
@@ -397,12 +398,18 @@ def policy_figures_sheet(inp: FamilyInput) -> TaskDraft | None:
 
 # -- invoices against orders, agreements against the calendar --------------------------------
 
-def _ordered_quantities(inp: FamilyInput, po: str) -> tuple[str, dict[str, int]] | None:
-    """(file, item -> quantity) of purchase order ``po`` in the order log, if the office has one."""
+def _order_logs(inp: FamilyInput) -> Iterator[tuple[Table, list[str]]]:
+    """Each order log of the office (a sheet with PO, Item and Quantity columns), with its headers
+    lower-cased."""
     for table in tables(inp.notes):
         heads = [h.lower() for h in table.headers]
-        if not {"po", "item", "quantity"} <= set(heads):
-            continue
+        if {"po", "item", "quantity"} <= set(heads):
+            yield table, heads
+
+
+def _ordered_quantities(inp: FamilyInput, po: str) -> tuple[str, dict[str, int]] | None:
+    """(file, item -> quantity) of purchase order ``po`` in the order log, if the office has one."""
+    for table, heads in _order_logs(inp):
         c_po, c_item, c_qty = heads.index("po"), heads.index("item"), heads.index("quantity")
         lines = {r[c_item]: int(number(r[c_qty]) or 0) for r in table.rows if r[c_po] == po}
         if lines:
@@ -412,9 +419,8 @@ def _ordered_quantities(inp: FamilyInput, po: str) -> tuple[str, dict[str, int]]
 
 def _order_line_status(inp: FamilyInput, po: str, item: str) -> tuple[int, int] | None:
     """(sheet row, status column), both 1-based, of ``item``'s line of order ``po`` in the order log."""
-    for table in tables(inp.notes):
-        heads = [h.lower() for h in table.headers]
-        if not {"po", "item", "quantity", "status"} <= set(heads):
+    for table, heads in _order_logs(inp):
+        if "status" not in heads:
             continue
         c_po, c_item = heads.index("po"), heads.index("item")
         rows = [i + 2 for i, r in enumerate(table.rows) if r[c_po] == po and r[c_item] == item]
@@ -613,9 +619,9 @@ MAX_MARKED = 6  # claims a task marks one by one: more is typing, not work
 _SECOND_APPROVAL_RE = re.compile(rf"claims above ([\d,]+(?:\.\d+)?) ({CODE}) need a second approval", re.IGNORECASE)
 
 
-def _claim_logs(inp: FamilyInput) -> list[tuple[str, int, list[tuple[str, float, int]], list[tuple[str, float]]]]:
-    """Expense claim sheets as (file, status column, submitted claims, all other claims): a claim
-    is (number, amount), a submitted one also its sheet row (1-based, under the header)."""
+def _claim_logs(inp: FamilyInput) -> list[tuple[str, int, list[tuple[str, float, int]]]]:
+    """Expense claim sheets as (file, status column, submitted claims): a claim is (number, amount,
+    sheet row, 1-based under the header)."""
     out = []
     for table in tables(inp.notes):
         heads = [h.lower() for h in table.headers]
@@ -624,8 +630,7 @@ def _claim_logs(inp: FamilyInput) -> list[tuple[str, int, list[tuple[str, float,
         c_id, c_amount, c_status = heads.index("claim"), heads.index("amount"), heads.index("status")
         rows = [(r[c_id], number(r[c_amount]), r[c_status], i + 2) for i, r in enumerate(table.rows)]
         submitted = [(c, a, row) for c, a, status, row in rows if status == "Submitted" and a is not None]
-        others = [(c, a) for c, a, status, _ in rows if status != "Submitted" and a is not None]
-        out.append((table.file, c_status + 1, submitted, others))
+        out.append((table.file, c_status + 1, submitted))
     return out
 
 
@@ -637,13 +642,13 @@ def claims_second_approval(inp: FamilyInput) -> TaskDraft | None:
     marks both carry what the two together pick."""
     rules = [(doc["file"], number(m.group(1)), m.group(2).upper()) for doc in docs(inp.notes, "pdf")
              for line in doc["lines"] for m in [_SECOND_APPROVAL_RE.search(line)] if m]
-    logs = [(f, col, sub, rest) for f, col, sub, rest in _claim_logs(inp)
+    logs = [(f, col, sub) for f, col, sub in _claim_logs(inp)
             if any(a > limit for _, a, _ in sub for _, limit, _ in rules)
             and any(a <= limit for _, a, _ in sub for _, limit, _ in rules)]
     if not rules or not logs or len(inp.colleagues) < 2:
         return None
     policy, limit, currency = inp.rng.choice(rules)
-    log, status_col, submitted, others = inp.rng.choice(logs)
+    log, status_col, submitted = inp.rng.choice(logs)
     over = [(c, a, row) for c, a, row in submitted if a > limit]
     if not over or len(over) == len(submitted) or len(over) > MAX_MARKED:
         return None

@@ -446,11 +446,10 @@ def evaluate_answer(ctx: Context, args: dict[str, Any]) -> Outcome:
         shown = ", ".join(f"{n:g}" for n in numbers[:5]) or "no number"
         return False, f"{file} holds {shown}, expected {target:g} +/- {tolerance:g}"
     wrong = [n for n in (_plain_number(x) for x in args.get("excludes", [])) if n is not None]
-    hedged = [n for n in dict.fromkeys(numbers + worded)
-              if abs(n - target) > tolerance and any(abs(n - w) <= tolerance for w in wrong)]
+    others = [n for n in dict.fromkeys(numbers + worded) if abs(n - target) > tolerance]  # every other value said
+    hedged = [n for n in others if any(abs(n - w) <= tolerance for w in wrong)]
     if hedged:
         return False, f"{file} holds {found:g} but also {', '.join(f'{n:g}' for n in hedged)}, a misreading's answer"
-    others = [n for n in dict.fromkeys(numbers + worded) if abs(n - target) > tolerance]
     said = f"{text}.\n{converted}".lower()  # "Eighteen, or 28" as its digits too
     if others and _HEDGE_RE.search(said) and not _DENIAL_RE.search(said):
         return False, (f"{file} hedges between {found:g} and {', '.join(f'{n:g}' for n in others[:3])}: "

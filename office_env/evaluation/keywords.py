@@ -114,20 +114,26 @@ class Haystack:
         self.text = normalize(text)
         self.day_first = day_first
         self._numbers: frozenset[float] | None = None
+        self._spans: list[tuple[int, int, tuple[int, int]]] | None = None
         self._clocks: set[tuple[int, int]] | None = None
         self._starts: set[tuple[int, int]] | None = None
         self._dates: set[tuple[int, int, int]] | None = None
         self._yearless: set[tuple[int, int, int]] | None = None
 
+    def _clock_spans(self) -> list[tuple[int, int, tuple[int, int]]]:
+        if self._spans is None:
+            self._spans = _clock_spans(self.text)
+        return self._spans
+
     def clocks(self) -> set[tuple[int, int]]:
         if self._clocks is None:
-            self._clocks = _clocks_in(self.text)
+            self._clocks = {clock for _, _, clock in self._clock_spans()}
         return self._clocks
 
     def starts(self) -> set[tuple[int, int]]:
         """The clock times the text writes other than only as a range's end (see ``_range_ends``)."""
         if self._starts is None:
-            self._starts = self.clocks() - _range_ends(self.text) if self.clocks() else set()
+            self._starts = self.clocks() - _range_ends(self.text, self._clock_spans())
         return self._starts
 
     def dates(self) -> set[tuple[int, int, int]]:
@@ -206,14 +212,9 @@ def _clock(needle: str) -> frozenset[tuple[int, int]] | None:
     return frozenset({(hour, minute), (hour + 12, minute)} if ambiguous else {(hour, minute)})
 
 
-def _clocks_in(text: str) -> set[tuple[int, int]]:
-    """Every clock time in ``text`` (lower-cased), 24-hour, with am/pm, or noon, midday and
-    midnight, as (hour, minute)."""
-    return {clock for _, _, clock in _clock_spans(text)}
-
-
 def _clock_spans(text: str) -> list[tuple[int, int, tuple[int, int]]]:
-    """(start, end, (hour, minute)) of every clock time in ``text`` (lower-cased), in order."""
+    """(start, end, (hour, minute)) of every clock time in ``text`` (lower-cased), in order: 24-hour,
+    with am/pm, with a dot where a time is said, in words, or noon, midday and midnight."""
     spans = [(m.start(), m.end(), (int(m.group(1)), int(m.group(2)))) for m in _TEXT_CLOCK_RE.finditer(text)]
     for m in _TEXT_12H_RE.finditer(text):
         h, minute, half = m.group(1), m.group(2), m.group(3)
@@ -250,10 +251,10 @@ def _spoken_clock(m: re.Match) -> list[tuple[int, int]]:
     return [(hour % 12, minute), (hour % 12 + 12, minute)]
 
 
-def _range_ends(text: str) -> set[tuple[int, int]]:
-    """The clock times ``text`` (lower-cased) writes only as the end of a range ("from 13:00 to
-    14:00", "1-2 pm", "13:00 until 14:30"): 14:00 there is when something ends, not when it starts."""
-    spans = _clock_spans(text)
+def _range_ends(text: str, spans: list[tuple[int, int, tuple[int, int]]]) -> set[tuple[int, int]]:
+    """The clock times ``text`` (lower-cased; ``spans``: its ``_clock_spans``) writes only as the end
+    of a range ("from 13:00 to 14:00", "1-2 pm", "13:00 until 14:30"): 14:00 there is when something
+    ends, not when it starts."""
     ends, elsewhere = set(), set()
     for i, (start, _, clock) in enumerate(spans):
         before = spans[i - 1] if i else None
