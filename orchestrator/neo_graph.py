@@ -19,6 +19,7 @@ from langgraph.types import Send
 
 from generators.discovery import discover
 from generators.hedges import exclude_hedges, guard_hedges
+from generators.stated_values import state_checks
 from generators.model import Session, TaskDraft, Verdict
 from office_env.workspace import Workspace
 from orchestrator.roles import Job, Plan, Roles
@@ -63,8 +64,9 @@ def build_neo_graph(roles: Roles, gate: Callable[[NeoState], dict[str, Any]],
         if draft is None:
             return {"draft": None, "outcome": {"status": "dropped", "reason": "generator: no task fits this workspace"}}
         job = state["job"]
-        draft = discover(draft, Workspace(job.testbed, now=job.world.now).list_files())
-        return {"draft": guard_hedges(exclude_hedges(draft))}
+        workspace = Workspace(job.testbed, now=job.world.now)
+        draft = discover(draft, workspace.list_files())
+        return {"draft": state_checks(guard_hedges(exclude_hedges(draft)), workspace)}
 
     def after_task(state: NeoState) -> str:
         return "generate_dialogue" if state.get("draft") is not None else END

@@ -3,7 +3,9 @@
 Each task becomes ``tasks/<apps>-<k>/`` with ``subtasks/0.json``, ``testbed/`` and, when the
 task has one, ``reference/``. Its criteria are rewritten into OfficeBench's nine functions
 (``office_env.officebench_translate``); a task with a criterion that cannot be carried over is
-left out with a warning naming it, or kept without that criterion under ``lossy``.
+left out with a warning naming it, or kept without that criterion under ``lossy``. A check of a
+value where the output states it (``evaluate_stated_values``) has no OfficeBench form and is not
+carried over; such tasks are listed as ``widened``: they pass a wrong restated value there.
 
 An export is checked before it counts: scored by OfficeBench's rules (``--semantics officebench``),
 the translated criteria must judge every state of the task as homer judges the original: the
@@ -44,6 +46,7 @@ class ExportSummary:
     skipped: list[str] = field(default_factory=list)   # tasks that could not be exported: errors
     left_out: list[str] = field(default_factory=list)  # tasks with lost criteria, not exported
     lossy: list[str] = field(default_factory=list)     # tasks exported without some criteria
+    widened: list[str] = field(default_factory=list)   # tasks exported without their where-stated checks
     folders: dict[str, str] = field(default_factory=dict)  # exported folder (tasks/<name>) -> homer task id
 
 
@@ -172,9 +175,12 @@ def export_officebench(dataset_dir: Path, out: Path, *, lossy: bool = False,
             continue
         if lost:
             summary.lossy.append(printable(f"{task.id} ({folder.name}): " + "; ".join(lost)))
+        if translation.widened:
+            summary.widened.append(printable(f"{task.id} ({folder.name}): " + "; ".join(translation.widened)))
         counters[apps] = counters.get(apps, 0) + 1
         summary.written += 1
         summary.folders[folder.name] = task.id
     write_json(out / "export.json", {"folders": summary.folders, "left_out": summary.left_out,
-                                     "skipped": summary.skipped, "lossy": summary.lossy})
+                                     "skipped": summary.skipped, "lossy": summary.lossy,
+                                     "widened": summary.widened})
     return summary

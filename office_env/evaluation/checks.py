@@ -18,6 +18,7 @@ from office_env import calendar_store, limits, mail_store
 from office_env.errors import OfficeError, PathError
 from office_env.evaluation import comparator as comparators
 from office_env.evaluation import keywords as kw
+from office_env.evaluation import stated
 from office_env.evaluation.content import DOC_TYPES, find_mailbox_user, mailbox_text, read_document
 from office_env.formats import xlsx_io
 from office_env.money import CODE
@@ -394,6 +395,48 @@ def evaluate_email_not_sent(ctx: Context, args: dict[str, Any]) -> Outcome:
                 not kw.missing(mail.body, args.get("body_keywords", []), ctx.day_first):
             return False, f"{email_id} from {args['sender']}{to} has the keywords it must not send"
     return True, f"no message from {args['sender']}{to} has all those keywords"
+
+
+_STATED_VALUE = {
+    "type": "object", "additionalProperties": False, "required": ["value", "kind"],
+    "anyOf": [{"required": ["before"]}, {"required": ["after"]}],
+    "properties": {
+        "value": {"type": ["string", "number"], "minLength": 1, "maxLength": 200},
+        "kind": {"enum": list(stated.KINDS)},
+        "before": {"type": "array", "minItems": 1, "maxItems": 24,
+                   "items": {"type": "string", "pattern": "^[a-z][a-z'’ -]{0,59}$"}},
+        "after": {"type": "array", "minItems": 1, "maxItems": 24,
+                  "items": {"type": "string", "pattern": "^[a-z][a-z'’ -]{0,59}$"}},
+        "others": {"type": "array", "maxItems": 100, "items": {"type": "string", "minLength": 1, "maxLength": 200}},
+    },
+}
+
+
+@check("evaluate_stated_values",
+       "Where the output states one of the values (a value of its kind right beside one of its cue words: "
+       "'below 75', 'the 200 EUR limit', 'Agenda: agenda.docx'), it states the right one; every message from "
+       "the sender to the recipient, or the document, is read. An output that does not state a value passes.",
+       {"doc_type": {"enum": list(DOC_TYPES)}, "file": PATH, "sender": USERNAME, "recipient": USERNAME,
+        "values": {"type": "array", "minItems": 1, "maxItems": 50, "items": _STATED_VALUE}},
+       ["doc_type", "values"], ("file",),
+       {"if": {"properties": {"doc_type": {"const": "email"}}},
+        "then": {"required": ["sender", "recipient"]}, "else": {"required": ["file"]}})
+def evaluate_stated_values(ctx: Context, args: dict[str, Any]) -> Outcome:
+    if args["doc_type"] == "email":
+        user = find_mailbox_user(ctx.workspace, args["sender"])
+        texts = [(email_id, f"{mail.subject}\n{mail.body}") for email_id, mail in ctx.messages(user, "sender")
+                 if _same_person(mail.sender, args["sender"]) and _same_person(mail.recipient, args["recipient"])]
+        where = f"message(s) from {args['sender']} to {args['recipient']}"
+    else:
+        if not ctx.path(args["file"], "file").exists():
+            return True, f"{args['file']} does not exist, so it states none of the values"
+        texts = [_content(ctx, args)]
+        where = args["file"]
+    for label, text in texts:
+        wrong = stated.wrong_statements(text, args["values"], ctx.day_first)
+        if wrong:
+            return False, f"{label} {'; '.join(wrong)}"
+    return True, f"{len(texts)} {where} state(s) every value it names rightly"
 
 
 def _plain_number(value: Any) -> float | None:

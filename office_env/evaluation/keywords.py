@@ -332,6 +332,30 @@ def _names_yearless(day: tuple[int, int, int], yearless: set[tuple[int, int, int
 _WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 
 
+def date_spans(text: str, day_first: bool | None = None) -> list[tuple[int, int, frozenset[tuple[int, int, int]]]]:
+    """(start, end, days) of each date ``text`` (lower-cased) writes, in order; ``days`` holds every
+    (year, month, day) it may mean, with year 0 where it writes none."""
+    spans = [(m.start(), m.end(), frozenset({(int(m.group(1)), int(m.group(2)), int(m.group(3)))}))
+             for m in _TEXT_ISO_DATE_RE.finditer(text)]
+    for pattern in (_TEXT_DAY_MONTH_RE, _TEXT_MONTH_DAY_RE, _TEXT_NUMERIC_DATE_RE):
+        spans += [(m.start(), m.end(), written_dates.read(m.group(0), day_first)) for m in pattern.finditer(text)]
+    taken = [(a, b) for a, b, _ in spans]
+    for pattern in (_TEXT_DAY_MONTH_NY_RE, _TEXT_MONTH_DAY_NY_RE, written_dates.YEARLESS_NUMERIC_RE):
+        for m in pattern.finditer(text):
+            if any(a < m.end() and m.start() < b for a, b in taken):
+                continue  # the same date's day and month, its year written after them
+            start = m.start(2) if pattern is not written_dates.YEARLESS_NUMERIC_RE else m.start()
+            days = frozenset((0, mo, d) for _, mo, d in written_dates.read(text[start:m.end()], day_first))
+            if days:
+                spans.append((m.start(), m.end(), days))
+    return sorted(s for s in spans if s[2])
+
+
+def clock_spans(text: str) -> list[tuple[int, int, tuple[int, int]]]:
+    """(start, end, (hour, minute)) of every clock time ``text`` (lower-cased) writes, in order."""
+    return _clock_spans(text)
+
+
 class Keywords:
     """Keywords prepared once for look-ups in many texts (the same matching as ``Haystack.has``)."""
 

@@ -287,13 +287,18 @@ def _officebench_summary(summary: Any, out: Path) -> None:
     the end where it is seen (a default export leaves many out: criteria OfficeBench cannot say)."""
     extra = [f"{len(summary.skipped)} skipped" if summary.skipped else "",
              f"{len(summary.left_out)} left out" if summary.left_out else "",
-             f"{len(summary.lossy)} without some criteria" if summary.lossy else ""]
+             f"{len(summary.lossy)} without some criteria" if summary.lossy else "",
+             f"{len(summary.widened)} without their where-stated checks" if summary.widened else ""]
     note = ", ".join(e for e in extra if e)
     typer.echo(f"exported {summary.written} task(s) to {out / 'tasks'}" + (f" ({note})" if note else ""))
     for prefix, lines in (("skipped", summary.skipped), ("warning: left out", summary.left_out),
                           ("warning: exported without some criteria", summary.lossy)):
         for line in lines:
             typer.echo(f"{prefix} {line}", err=True)
+    if summary.widened:
+        typer.echo(f"note: {len(summary.widened)} task(s) exported without their where-stated checks (OfficeBench "
+                   f"cannot check a value only where an output states it); the list is in {out / 'export.json'}",
+                   err=True)
     if summary.left_out or summary.skipped:
         typer.echo(f"{len(summary.left_out)} task(s) left out (a criterion OfficeBench cannot express, or the "
                    f"export failed its check; --lossy keeps the first kind without those criteria), "

@@ -1,0 +1,148 @@
+"""Every value an output restates gets checked where it stands.
+
+The oracle's mail "Below 75 quantity: Tea selection box ..." is checked for its rows; the 75 beside
+them is what the list was drawn with, and an agent that writes "Below 76" has misread it even with
+the right rows. ``state_checks`` reads what each mail and document of the oracle says and, for each
+value it states that no keyword of that output already requires (a number, a day, a clock time, a
+file, or a memory piece's name), adds it to an ``evaluate_stated_values`` check with the words the
+oracle binds it to (``office_env.evaluation.stated``): where an agent's output binds a value of the
+same kind to those words, it must be that value. A name is told apart from the task's other names
+(the memory's other values, earlier and near-miss ones). A value the untouched office already
+states otherwise in that place (an older mail between the same people) is left out: the check
+judges what the agent writes.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from dataclasses import replace
+from typing import Any
+
+from generators.model import TaskDraft
+from office_env import mail_store
+from office_env.errors import OfficeError
+from office_env.evaluation import stated
+from office_env.evaluation.builders import stated_values
+from office_env.evaluation.keywords import normalize
+from office_env.workspace import Workspace
+
+# words a threshold is said with: an agent may say "under 75" where the oracle says "below 75" (the
+# same direction only: "over" beside a list drawn "below 75" may be any other figure's)
+_THRESHOLD_WORDS = ["threshold", "limit", "cap", "cutoff", "cut-off", "mark", "minimum", "maximum"]
+_DIRECTIONS = (("below", "under", "beneath", "less"), ("above", "over", "exceeding", "exceeds", "more"))
+_NAME_RE = re.compile(r"^[A-Z][\w&'.-]*(?: [\w&'().-]+){0,6}$")
+_WRITES = {"email_send_email", "word_write_to_file"}
+
+
+def _threshold_words(cue: str) -> list[str]:
+    """The words a threshold said with ``cue`` may be said with too."""
+    same_way = next((group for group in _DIRECTIONS if cue in group), ())
+    return [w for w in (*same_way, *_THRESHOLD_WORDS) if w != cue]
+
+
+def _targets(draft: TaskDraft) -> list[tuple[dict[str, Any], str]]:
+    """(target args, text) of each mail and document the oracle writes (a document's PDF copy too)."""
+    out: list[tuple[dict[str, Any], str]] = []
+    converted = {c.args.get("file_path"): c.args.get("output_path") for c in draft.oracle
+                 if c.tool == "word_convert_to_pdf"}
+    for call in draft.oracle:
+        args = call.args
+        if call.tool == "email_send_email" and args.get("sender") and args.get("recipient"):
+            out.append(({"doc_type": "email", "sender": str(args["sender"]), "recipient": str(args["recipient"])},
+                        f"{args.get('subject', '')}\n{args.get('content', '')}"))
+        elif call.tool == "word_write_to_file" and str(args.get("file_path", "")).endswith(".docx"):
+            path = str(args["file_path"])
+            out.append(({"doc_type": "docx", "file": path}, str(args.get("content", ""))))
+            pdf = converted.get(path)
+            if pdf:
+                out.append(({"doc_type": "pdf", "file": str(pdf)}, str(args.get("content", ""))))
+    return out
+
+
+def _required(evaluation: list[dict[str, Any]], target: dict[str, Any]) -> list[str]:
+    """The keywords the task's checks require of ``target``'s output."""
+    words: list[str] = []
+    for item in evaluation:
+        args, function = item.get("args", {}), item.get("function")
+        if target["doc_type"] == "email" and function == "evaluate_email_sent" and \
+                args.get("sender") == target["sender"] and args.get("recipient") == target["recipient"]:
+            words += [str(k) for k in (*args.get("subject_keywords", ()), *args.get("body_keywords", ()))]
+        elif target["doc_type"] != "email" and function == "evaluate_contain" and args.get("file") == target["file"]:
+            words += [str(k) for k in args.get("keywords", ())]
+    return words
+
+
+def _masked(text: str, words: list[str]) -> str:
+    """``text`` (lower-cased) with what the keywords require blanked out: that much is checked."""
+    for word in sorted({normalize(w) for w in words if w.strip()}, key=len, reverse=True):
+        text = re.sub(rf"(?<![\w]){re.escape(word)}(?![\w])", lambda m: " " * len(m.group(0)), text)
+    return text
+
+
+def _names(draft: TaskDraft) -> dict[str, tuple[str, list[str]]]:
+    """Each name-like memory value (lower-cased) -> (the value, the task's other names)."""
+    values = [str(v) for p in draft.memory for v in (p.value, *p.superseded, *(d.value for d in p.distractors))]
+    named = [v for v in dict.fromkeys(values) if _NAME_RE.match(v) and not stated.value_key("file", v)
+             and stated.value_key("number", v) is None and len(v) <= 80]
+    return {v.lower(): (v, sorted(o for o in named if o != v)) for v in named}
+
+
+def _entries(draft: TaskDraft, text: str, required: list[str]) -> list[dict[str, Any]]:
+    thresholds = {str(p.value) for p in draft.memory if p.cue == "threshold"}
+    entries: dict[tuple[str, str], dict[str, Any]] = {}
+    names = _names(draft)
+    for kind in stated.KINDS:
+        plain = _masked(stated.prepared(text, kind), [w for w in required if stated.value_key(kind, w) is None])
+        checked = {stated.value_key(kind, w) for w in required} - {None}
+        for start, end, key in stated.candidates(plain, kind, None, [v for v, _ in names.values()]):
+            if any(stated.same(kind, key, right) for right in checked):
+                continue  # a keyword requires this value: it is checked
+            if kind == "name" and (key not in names or not names[key][1] or
+                                   any(normalize(w) == key for w in required)):
+                continue
+            before, after = stated.cues(plain, start, end)
+            before = before if before and before.split()[0] not in stated.NOT_CUES else None
+            after = after if after and after.split()[-1] not in stated.NOT_CUES else None
+            if kind == "number" and before:
+                after = None  # a figure is bound by what leads to it ("below 75"); "12 quantity" is another row's
+            if not (before or after):
+                continue
+            shown = names[key][0] if kind == "name" else text[start:end] if kind != "number" else plain[start:end]
+            entry = entries.setdefault((kind, str(key)), {"value": shown, "kind": kind})
+            for side, word in (("before", before), ("after", after)):
+                if word:
+                    words = entry.setdefault(side, [])
+                    for w in [word, *(_threshold_words(word) if side == "before" and shown in thresholds else [])]:
+                        if w not in words:
+                            words.append(w)
+            if kind == "name":
+                entry["others"] = names[key][1]
+    return list(entries.values())
+
+
+def _already_said(workspace: Workspace | None, target: dict[str, Any], entries: list[dict[str, Any]]
+                  ) -> list[dict[str, Any]]:
+    """``entries`` without those the untouched office's mails between the same people state otherwise."""
+    if workspace is None or target["doc_type"] != "email":
+        return entries
+    try:
+        mails = [m for _, m in mail_store.messages(workspace, target["sender"], field="sender")
+                 if target["recipient"] in m.recipient.lower()]
+    except OfficeError:
+        return entries
+    old = "\n".join(f"{m.subject}\n{m.body}" for m in mails)
+    return [e for e in entries if not old or not stated.wrong_statements(old, [e])]
+
+
+def state_checks(draft: TaskDraft, workspace: Workspace | None = None) -> TaskDraft:
+    """The draft with an ``evaluate_stated_values`` check for each mail and document of its oracle
+    that states a value no keyword requires (see the module docstring)."""
+    evaluation = copy.deepcopy(draft.evaluation)
+    for target, text in _targets(draft):
+        entries = _already_said(workspace, target, _entries(draft, text, _required(evaluation, target)))
+        if entries:
+            check = stated_values(**target, values=entries)
+            if check not in evaluation:
+                evaluation.append(check)
+    return replace(draft, evaluation=evaluation) if evaluation != draft.evaluation else draft

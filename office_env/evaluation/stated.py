@@ -1,0 +1,171 @@
+"""A value must be right where an output states it, not only the result beside it.
+
+A check's keywords find what an output must hold; around it an output often restates what the work
+was drawn from: the threshold of a list ("below 75"), the total of the claims ("they come to 202.15
+EUR"), the file an agenda is in ("Agenda: agenda_mar11.docx"), the supplier whose contract ends
+("the Larchmont Stationers agreement"). A careful reader checks those too: a list drawn below 75 and
+sent as "below 76" is wrong even when its rows are right.
+
+A stated value is known by its cue, the word the output binds it to. A value of the same kind
+(a number, a day, a clock time, a file, or one of a set of names) with a cue word right before it
+or right after it, at most ``MAX_FILLERS`` small words between (an article, a preposition, a
+unit, a colon), in the same sentence, must be the right one. An output that words it otherwise,
+or does not state it at all, is not judged here: the checks of the result do that.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Iterable
+
+from office_env.evaluation import keywords as kw
+
+KINDS = ("number", "day", "time", "file", "name")
+MAX_FILLERS = 3
+# small words a value and its cue may have between them ("above the 200 EUR limit", "the quote of 31600")
+FILLERS = frozenset("""
+    the a an of at than is are was were be been being set as about around approximately roughly
+    our my your their its this that these those new old current agreed in on for per
+    eur usd gbp chf cad aud jpy € $ £ % percent units unit pcs items
+    monday tuesday wednesday thursday friday saturday sunday
+    : = ( ) - – — ,
+""".split())
+# small words that say which way a value stands and are kept in its cue: "moved the sync from 14:30"
+# and "moved the sync to 13:00" bind their times to "sync from" and "sync to"
+KEEPS = frozenset({"from", "to", "until", "till", "by", "before", "after"})
+# words that are no cue: what binds a value is a content word of the sentence ("below", "limit")
+NOT_CUES = FILLERS | KEEPS | frozenset("""
+    and or but not nor no with without i we you he she they it me us him her them will would can could
+    should shall may might must do does did have has had please hi hello dear best thanks regards
+    also just only still then there here which who whom what when where while if so
+""".split())
+
+_SENTENCE_END_RE = re.compile(r"[.!?;](?=\s|$)|\n")
+_TOKEN_RE = re.compile(r"[a-z][a-z'’-]*|\d[\d.,:/-]*\w*|[€$£%:=()–—,-]|\S+")
+_NUMBER_RE = re.compile(r"(?<![\w.,/:-])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\w/]|[:.,-]\d)")
+_FILE_RE = re.compile(r"(?<![\w/.-])(?:[\w-]+/)*[\w.-]+\.(?:docx|xlsx|pdf|txt|csv|pptx|ics|eml)\b")
+
+
+def value_key(kind: str, value: Any, day_first: bool | None = None) -> Any:
+    """What a value of ``kind`` is compared by (None when ``value`` is not one)."""
+    text = " ".join(str(value).split()).lower()
+    if kind == "number":
+        found = _numbers(kw.without_thousands(text))
+        return found[0][2] if len(found) == 1 else None
+    if kind == "day":
+        days = kw.date_spans(text, day_first)
+        return next(iter(days[0][2])) if len(days) == 1 and len(days[0][2]) == 1 else None
+    if kind == "time":
+        clocks = kw.clock_spans(text)
+        return clocks[0][2] if clocks else None
+    if kind == "file":
+        return text.rsplit("/", 1)[-1] if _FILE_RE.fullmatch(text) else None
+    return text or None
+
+
+def _numbers(text: str) -> list[tuple[int, int, float]]:
+    """Figures of their own: not the parts of a date, a clock time or a code ("EC-523", "Q2", "65W")."""
+    hidden = [(a, b) for a, b, _ in kw.date_spans(text)] + [(a, b) for a, b, _ in kw.clock_spans(text)]
+    return [(m.start(), m.end(), round(float(m.group(0).replace(",", "")), 6)) for m in _NUMBER_RE.finditer(text)
+            if not any(a < m.end() and m.start() < b for a, b in hidden)]
+
+
+def candidates(text: str, kind: str, day_first: bool | None = None,
+               names: Iterable[str] = ()) -> list[tuple[int, int, Any]]:
+    """(start, end, key) of every value of ``kind`` in ``text`` (lower-cased, thousands separators
+    out), compared by ``value_key``; a name is one of ``names``."""
+    if kind == "number":
+        return _numbers(text)
+    if kind == "day":
+        return kw.date_spans(text, day_first)
+    if kind == "time":
+        return kw.clock_spans(text)
+    if kind == "file":
+        return [(m.start(), m.end(), m.group(0).rsplit("/", 1)[-1]) for m in _FILE_RE.finditer(text)]
+    found = []
+    for name in sorted({" ".join(n.split()).lower() for n in names if n.strip()}, key=len, reverse=True):
+        for m in re.finditer(rf"(?<![\w]){re.escape(name)}(?![\w])", text):
+            if not any(a < m.end() and m.start() < b for a, b, _ in found):  # the longest name first
+                found.append((m.start(), m.end(), name))
+    return sorted(found)
+
+
+def _sentence(text: str, start: int, end: int) -> tuple[str, str]:
+    """The words of a span's sentence before it and after it."""
+    head = text[:start]
+    ends = list(_SENTENCE_END_RE.finditer(head))
+    before = head[ends[-1].end():] if ends else head
+    tail = text[end:]
+    stop = _SENTENCE_END_RE.search(tail)
+    return before, tail[:stop.start()] if stop else tail
+
+
+def _cue(tokens: list[str], before: bool) -> str | None:
+    """The cue in ``tokens`` (read outward from a value): its first content word within
+    ``MAX_FILLERS`` small words, with the ``KEEPS`` words passed on the way, in the text's order
+    ("sync from"); None when a figure or another value comes first."""
+    kept = []
+    for skipped, token in enumerate(tokens):
+        if skipped > MAX_FILLERS:
+            return None
+        if token in FILLERS:
+            continue
+        if token in KEEPS:
+            kept.append(token)
+            continue
+        if not token[0].isalpha():
+            return None
+        return " ".join([token, *reversed(kept)] if before else [*kept, token])
+    return None
+
+
+def cues(text: str, start: int, end: int) -> tuple[str | None, str | None]:
+    """The cues a span at ``start:end`` of ``text`` is bound to: before it and after it."""
+    before, after = _sentence(text, start, end)
+    return _cue(list(reversed(_TOKEN_RE.findall(before))), True), _cue(_TOKEN_RE.findall(after), False)
+
+
+def prepared(text: str, kind: str) -> str:
+    """The text a kind is looked for in: lower-cased, and for numbers with the thousands separators
+    out and numbers written in words as figures ("seventy-five" is 75)."""
+    text = text.lower()
+    if kind == "number":
+        return kw.without_thousands(kw.words_as_digits(text))
+    if kind == "time":  # a day written before a time is where it stands: "from 2025-04-01 14:30" is "from 14:30"
+        for start, end, _ in reversed(kw.date_spans(text)):
+            text = text[:start] + "on".ljust(end - start) + text[end:]
+    return text
+
+
+def wrong_statements(text: str, values: list[dict[str, Any]], day_first: bool | None = None) -> list[str]:
+    """One line for each value of ``values`` (``{value, kind, before, after, others}``) that ``text``
+    states otherwise: a value of the kind bound to one of its cue words that is not the value."""
+    problems = []
+    for entry in values:
+        kind = entry["kind"]
+        right = value_key(kind, entry["value"], day_first)
+        plain = prepared(text, kind)
+        before = {c.lower() for c in entry.get("before", ())}
+        after = {c.lower() for c in entry.get("after", ())}
+        names = [str(entry["value"]), *entry.get("others", ())] if kind == "name" else ()
+        for start, end, key in candidates(plain, kind, day_first, names):
+            if same(kind, key, right):
+                continue
+            cue_before, cue_after = cues(plain, start, end)
+            cue = cue_before if cue_before in before else cue_after if cue_after in after else None
+            if cue is not None:
+                problems.append(f"states {plain[start:end]!r} by {cue!r} where it is {entry['value']!r}")
+    return problems
+
+
+def same(kind: str, key: Any, right: Any) -> bool:
+    """Whether a value found (``key``) is the right one (``right``, from ``value_key``)."""
+    if right is None:
+        return True  # a value the check cannot read judges nothing (the schema's checks come first)
+    if kind == "number":
+        return abs(key - right) < 0.005
+    if kind == "day":
+        return right in key or (0, right[1], right[2]) in key
+    if kind == "time":
+        return key == right or (key[0] + 12, key[1]) == right  # "2:30" may be said of 14:30
+    return key == right

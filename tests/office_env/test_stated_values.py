@@ -1,0 +1,157 @@
+"""A value must be right where an output states it (office_env/evaluation/stated.py, the
+evaluate_stated_values check, and generators/stated_values.py, which writes it for every mail and
+document of a task's oracle)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from backends.dataset_reader import iter_tasks, task_now
+from backends.task_record import plan_calls
+from office_env.evaluation import evaluate_criteria, validate_criteria
+from office_env.evaluation.stated import wrong_statements
+from office_env.officebench_translate import to_officebench
+from office_env.replays import replay_plan
+from orchestrator.build import build
+from orchestrator.roles import BuildConfig
+
+THRESHOLD = {"value": "75", "kind": "number", "before": ["below", "under", "threshold", "limit"]}
+TOTAL = {"value": "202.15", "kind": "number", "before": ["come to"]}
+AGENDA = {"value": "data/agenda_plan_mar11.docx", "kind": "file", "before": ["agenda"]}
+SUPPLIER = {"value": "Larchmont Stationers", "kind": "name", "after": ["agreement"],
+            "others": ["Greenline Office Supply", "Clara Laurent"]}
+OLD_DAY = {"value": "2025-04-01", "kind": "day", "before": ["sync from"]}
+OLD_TIME = {"value": "14:30", "kind": "time", "before": ["sync from"]}
+ALL = [THRESHOLD, TOTAL, AGENDA, SUPPLIER, OLD_DAY, OLD_TIME]
+
+
+@pytest.mark.parametrize("text", [
+    "Below 75 quantity: Tea selection box and Label printer.",
+    "These are under the reorder threshold of seventy-five: Tea box (12), charger (40).",
+    "Items below threshold: Tea box (12), charger (40).",  # a stock level beside a row is no threshold
+    "3 items are below 75, and the claims come to 202.15 EUR.",
+    "Together they come to two hundred and two point one five EUR.",
+    "Agenda: agenda_plan_mar11.docx. Notes from last time are in meeting_notes.docx.",
+    "Hi Clara Laurent, the Larchmont Stationers agreement ends on 27 August.",
+    "I had to move the sync from 2025-04-01 14:30 to 2025-04-03 13:00-13:30.",
+    "I moved the sync from Tuesday 1 April at 2:30 pm to Thursday 3 April at 13:00.",
+    "I've moved the sync to 2025-04-03 13:00.",
+    "I've moved the sync to Thursday, 3 April from 13:00 to 13:30.",
+    "Nothing about any of it here.",
+])
+def test_a_right_or_unstated_value_passes_in_any_natural_form(text):
+    assert wrong_statements(text, ALL, day_first=True) == []
+
+
+@pytest.mark.parametrize("text, wrong", [
+    ("Below 76 quantity: Tea selection box.", "76"),
+    ("Everything under 750 is listed.", "750"),
+    ("Below the limit of 74: Tea selection box.", "74"),
+    ("Together they come to 203.15 EUR.", "203.15"),
+    ("Together they come to 2,021.50 EUR.", "2021.50"),
+    ("Agenda: data/meeting_notes.docx", "meeting_notes.docx"),
+    ("The Greenline Office Supply agreement ends on 27 August.", "greenline office supply"),
+    ("I had to move the sync from 2025-04-01 15:30 to 2025-04-03 13:00-13:30.", "15:30"),
+    ("I had to move the sync from 2 April 2025 14:30 to 2025-04-03 13:00.", "2 april 2025"),
+])
+def test_a_wrong_value_where_the_output_states_it_fails_naming_it(text, wrong):
+    problems = wrong_statements(text, ALL, day_first=True)
+    assert len(problems) == 1 and wrong in problems[0], problems
+
+
+def test_the_check_reads_every_mail_between_the_two_and_the_document(ws, registry):
+    check = {"function": "evaluate_stated_values",
+             "args": {"doc_type": "email", "sender": "alice", "recipient": "bob", "values": [THRESHOLD]}}
+    doc = {"function": "evaluate_stated_values",
+           "args": {"doc_type": "docx", "file": "data/list.docx", "values": [THRESHOLD]}}
+    assert validate_criteria([check, doc]) == []
+    assert evaluate_criteria(ws, [check, doc]).passed  # no such mail and no document: nothing is stated
+    send = {"sender": "alice", "recipient": "bob", "subject": "Reorder list", "content": "Below 75 quantity: Tea box."}
+    assert registry.call(ws, "email_send_email", send).ok
+    assert evaluate_criteria(ws, [check]).passed
+    assert registry.call(ws, "email_send_email", {**send, "content": "Sorry, I meant below 76 quantity."}).ok
+    result = evaluate_criteria(ws, [check]).results[0]
+    assert not result.passed and "'76'" in result.reason and "'75'" in result.reason
+    assert registry.call(ws, "word_write_to_file", {"file_path": "data/list.docx",
+                                                    "content": "Below 750 quantity: Tea box."}).ok
+    result = evaluate_criteria(ws, [doc]).results[0]
+    assert not result.passed and "'750'" in result.reason
+
+
+@pytest.mark.parametrize("bad, field", [
+    ({"value": "75", "kind": "number"}, "before"),  # no cue at all
+    ({"value": "75", "kind": "colour", "before": ["below"]}, "kind"),
+    ({"value": "75", "kind": "number", "before": ["Below 75"]}, "before"),
+])
+def test_a_bad_stated_value_is_one_error_naming_the_criterion(bad, field):
+    problems = validate_criteria([{"function": "evaluate_stated_values",
+                                   "args": {"doc_type": "docx", "file": "data/a.docx", "values": [bad]}}],
+                                 file="t/task.json")
+    assert len(problems) == 1, problems
+    assert str(problems[0]).startswith("t/task.json: evaluation[0].args.values[0]"), str(problems[0])
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("stated") / "ds"
+    assert build(out, 12, BuildConfig(seed=11, days=2, utterances_per_day=14), workers=1).accepted == 12
+    return out
+
+
+def test_the_oracle_passes_its_stated_checks_and_each_value_changed_fails(built, tmp_path):
+    """Every stated value of every task, changed in the oracle's own words, fails the task: the figure
+    plus one, the day after, the clock an hour later, another file or name of the task."""
+    changed = 0
+    for task in iter_tasks(built):
+        record = task.task
+        checks = [c for c in record.criteria() if c["function"] == "evaluate_stated_values"]
+        oracle = [dict(tool=c["tool"], args=dict(c.get("args", {}))) for c in plan_calls(record.oracle)]
+        for check in checks:
+            for entry in check["args"]["values"]:
+                wrong = _changed(entry)
+                if wrong is None:
+                    continue
+                plan = [_replace(call, entry["value"], wrong) for call in oracle]
+                if plan == oracle:
+                    continue
+                replay = replay_plan(task.testbed, plan, task_now(record), tmp_path / task.id, f"m{changed}")
+                report = replay.score([check], task.reference)
+                assert not report.passed, (task.id, entry, wrong)
+                changed += 1
+        if checks:
+            replay = replay_plan(task.testbed, oracle, task_now(record), tmp_path / task.id, "oracle")
+            assert replay.score(checks, task.reference).passed, task.id
+    assert changed >= 5
+
+
+def _changed(entry: dict) -> str | None:
+    value = str(entry["value"])
+    if entry["kind"] == "number":
+        return str(float(value.replace(",", "")) + 1).removesuffix(".0")
+    if entry["kind"] == "file":
+        return re.sub(r"(\.\w+)$", r"_old\1", value)
+    if entry["kind"] == "name" and entry.get("others"):
+        return entry["others"][0]
+    return None
+
+
+def _replace(call: dict, old: str, new: str) -> dict:
+    args = {k: re.sub(rf"(?<![\w.]){re.escape(old)}(?![\w]|\.\d)", new, v) if isinstance(v, str) and k != "file_path"
+            else v for k, v in call["args"].items()}
+    return {"tool": call["tool"], "args": args}
+
+
+def test_the_export_keeps_a_task_without_its_stated_checks_and_says_so():
+    criteria = [{"function": "evaluate_email_sent", "args": {"sender": "zara", "recipient": "elliot",
+                                                             "body_keywords": ["Tea selection box"]}},
+                {"function": "evaluate_stated_values", "args": {"doc_type": "email", "sender": "zara",
+                                                                "recipient": "elliot", "values": [THRESHOLD]}}]
+    translation = to_officebench(criteria)
+    assert not translation.lost and len(translation.criteria) == 1
+    assert translation.widened == ["[1] evaluate_stated_values: OfficeBench cannot check a value only where the "
+                                   "output states it"]
+    assert json.dumps(translation.criteria).count("evaluate_stated_values") == 0
