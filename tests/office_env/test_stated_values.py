@@ -98,7 +98,7 @@ def test_a_bad_stated_value_is_one_error_naming_the_criterion(bad, field):
 @pytest.fixture(scope="module")
 def built(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("stated") / "ds"
-    assert build(out, 12, BuildConfig(seed=11, days=2, utterances_per_day=14), workers=1).accepted == 12
+    assert build(out, 8, BuildConfig(seed=11, days=2, utterances_per_day=10), workers=1).accepted == 8
     return out
 
 

@@ -34,6 +34,7 @@ MODEL_NAME = "smollm2"
 SLOT_CONTEXT = 8192   # tokens per slot: the agent's 20 tools and a 2-day history fit
 SLOTS = 2
 THREADS = 1           # one: a second thread spin-waits for a core the test workers share
+BATCH = 2048          # a whole prompt in one micro-batch: an eighth less CPU than 512 on a 3K-token prompt
 START_SECONDS = 120.0
 
 
@@ -100,7 +101,8 @@ class LlamaServer:
     def command(self) -> list[str]:
         path, _ = binary()
         command = [str(path), "-m", str(model_path()), "--host", "127.0.0.1", "--port", str(self.port),
-                   "-c", str(SLOT_CONTEXT * SLOTS), "-np", str(SLOTS), "-t", str(THREADS), "-a", MODEL_NAME,
+                   "-c", str(SLOT_CONTEXT * SLOTS), "-np", str(SLOTS), "-t", str(THREADS), "-b", str(BATCH),
+                   "-ub", str(BATCH), "-a", MODEL_NAME,
                    "--no-webui"]
         if self.tool_template:
             command += ["--jinja", "--chat-template-file", str(TEMPLATE)]
