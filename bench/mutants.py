@@ -9,6 +9,7 @@ agent that misread or mistyped would get it wrong:
 - ``same_kind``: another value of the same kind the task's memory says (another person, file,
   day, time or number of the chat) in place of a memory value the plan writes;
 - ``number``: a number the plan writes, plus one and times ten;
+- ``hedge``: a number the plan writes with the wrong one offered beside it ("75 or 76");
 - ``day``: a date the plan writes, the day after; ``time``: a clock time it writes an hour later,
   and every clock it writes an hour earlier (a meeting "from 13:00 to 14:00" for one at 14:00);
 - ``person``: a mail sent to another colleague of the office (another mailbox);
@@ -44,6 +45,7 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__)
 
 from backends.dataset_reader import iter_tasks, task_day_first, task_now  # noqa: E402
 from backends.task_record import plan_calls  # noqa: E402
+from office_env.evaluation.keywords import date_spans  # noqa: E402
 from office_env.replays import replay_plan  # noqa: E402
 from office_env.snapshot import Snapshot  # noqa: E402
 from orchestrator.build import build  # noqa: E402
@@ -127,6 +129,8 @@ def _edit_number(text: str, factor: int, plus: int) -> str:
 def _number_edits(written: str) -> Iterator[tuple[str, str]]:
     seen = set()
     masked = _CLOCK_RE.sub(" ", _DAY_RE.sub(" ", written))
+    for start, end, _ in reversed(date_spans(masked.lower())):  # "3 April 2025": its year is the day's
+        masked = masked[:start] + " " * (end - start) + masked[end:]
     for m in _NUMBER_RE.finditer(masked):
         text = m.group(0)
         if text in seen or len(text.replace(",", "").split(".")[0]) < 2:  # a lone digit is in any text
@@ -150,8 +154,12 @@ def mutants(record: Any, testbed: Path) -> Iterator[Mutant]:
             continue
         for other in sorted({o for o in others if o != value and _kind(o) == _kind(value) != "words"}):
             yield Mutant("same_kind", f"{mid} {value!r} -> {other!r}", _replace_text(oracle, value, other))
+    hedged = set()
     for old, new in _number_edits(written):
         yield Mutant("number", f"{old} -> {new}", _replace_text(oracle, old, new))
+        if old not in hedged:  # the right figure with a wrong one offered beside it
+            hedged.add(old)
+            yield Mutant("hedge", f"{old} -> {old} or {new}", _replace_text(oracle, old, f"{old} or {new}"))
     for day in sorted(set(_DAY_RE.findall(written))):
         old = "-".join(day)
         new = (date(*map(int, day)) + timedelta(days=1)).isoformat()

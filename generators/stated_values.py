@@ -3,10 +3,10 @@
 The oracle's mail "Below 75 quantity: Tea selection box ..." is checked for its rows; the 75 beside
 them is what the list was drawn with, and an agent that writes "Below 76" has misread it even with
 the right rows. ``state_checks`` reads what each mail and document of the oracle says and, for each
-value it states that no keyword of that output already requires (a number, a day, a clock time, a
-file, or a memory piece's name), adds it to an ``evaluate_stated_values`` check with the words the
-oracle binds it to (``office_env.evaluation.stated``): where an agent's output binds a value of the
-same kind to those words, it must be that value. A name is told apart from the task's other names
+value it states (a number, a day, a clock time, a file, or a memory piece's name), adds it to an
+``evaluate_stated_values`` check with the words the oracle binds it to
+(``office_env.evaluation.stated``): where an agent's output binds a value of the same kind to those
+words, it must be that value, and no other may be offered beside it ("37500 or 37501"). A name is told apart from the task's other names
 (the memory's other values, earlier and near-miss ones). A value the untouched office already
 states otherwise in that place (an older mail between the same people) is left out: the check
 judges what the agent writes.
@@ -94,10 +94,7 @@ def _entries(draft: TaskDraft, text: str, required: list[str]) -> list[dict[str,
     names = _names(draft)
     for kind in stated.KINDS:
         plain = _masked(stated.prepared(text, kind), [w for w in required if stated.value_key(kind, w) is None])
-        checked = {stated.value_key(kind, w) for w in required} - {None}
         for start, end, key in stated.candidates(plain, kind, None, [v for v, _ in names.values()]):
-            if any(stated.same(kind, key, right) for right in checked):
-                continue  # a keyword requires this value: it is checked
             if kind == "name" and (key not in names or not names[key][1] or
                                    any(normalize(w) == key for w in required)):
                 continue
@@ -106,8 +103,8 @@ def _entries(draft: TaskDraft, text: str, required: list[str]) -> list[dict[str,
             after = after if after and after.split()[-1] not in stated.NOT_CUES else None
             if kind == "number" and before:
                 after = None  # a figure is bound by what leads to it ("below 75"); "12 quantity" is another row's
-            if not (before or after):
-                continue
+            if not (before or after) and kind == "name":
+                continue  # a name with no cue: only its own words would say it is offered as a hedge
             shown = names[key][0] if kind == "name" else text[start:end] if kind != "number" else plain[start:end]
             entry = entries.setdefault((kind, str(key)), {"value": shown, "kind": kind})
             for side, word in (("before", before), ("after", after)):

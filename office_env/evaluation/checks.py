@@ -399,7 +399,6 @@ def evaluate_email_not_sent(ctx: Context, args: dict[str, Any]) -> Outcome:
 
 _STATED_VALUE = {
     "type": "object", "additionalProperties": False, "required": ["value", "kind"],
-    "anyOf": [{"required": ["before"]}, {"required": ["after"]}],
     "properties": {
         "value": {"type": ["string", "number"], "minLength": 1, "maxLength": 200},
         "kind": {"enum": list(stated.KINDS)},
@@ -414,7 +413,8 @@ _STATED_VALUE = {
 
 @check("evaluate_stated_values",
        "Where the output states one of the values (a value of its kind right beside one of its cue words: "
-       "'below 75', 'the 200 EUR limit', 'Agenda: agenda.docx'), it states the right one; every message from "
+       "'below 75', 'the 200 EUR limit', 'Agenda: agenda.docx'), it states the right one, and it never offers "
+       "another beside the right one ('37500 or 37501'); every message from "
        "the sender to the recipient, or the document, is read. An output that does not state a value passes.",
        {"doc_type": {"enum": list(DOC_TYPES)}, "file": PATH, "sender": USERNAME, "recipient": USERNAME,
         "values": {"type": "array", "minItems": 1, "maxItems": 50, "items": _STATED_VALUE}},

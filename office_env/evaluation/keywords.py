@@ -30,7 +30,8 @@ year still is), except where a check's keywords write a date in pieces: beside a
 (``["July", "15", "2024"]``), a number is also found as the day of a date in that month
 (``July 15, 2024``, ``15 July``). A whole number from 2 to 99 is also found written in words, as a person writes a
 count (``5`` matches ``five``, ``21`` matches ``twenty-one``); ``one`` is not read as 1, being as
-often a pronoun ("the one from Redleaf").
+often a pronoun ("the one from Redleaf"). An amount of a hundred or more is found written in words
+too (``24000`` matches ``twenty-four thousand``, ``202.15`` ``two hundred and two point one five``).
 """
 
 from __future__ import annotations
@@ -379,7 +380,8 @@ class Keywords:
             normal = normalize(text)
             if any(needle in normal for needle in self.texts):
                 return True
-        spelled = self.numbers and not self.numbers.isdisjoint(_SPELLED_VALUES) and _SPELLED_RE.search(text)
+        spelled = self.numbers and (not self.numbers.isdisjoint(_SPELLED_VALUES) or max(self.numbers) >= 100) \
+            and _SPELLED_RE.search(text)
         noon = self.clocks and _TEXT_NOON_RE.search(text.lower())
         if (self.numbers or self.clocks or self.dates) and (_DIGIT_RE.search(text) or spelled or noon):
             hay = Haystack(text)
@@ -419,6 +421,10 @@ def _numbers_in(text: str) -> frozenset[float]:
     found = {float(n) for n in _TEXT_NUMBER_RE.findall(plain)}
     if _SPELLED_RE.search(plain):
         found |= {float(n) for n in spelled_numbers(plain)} & _SPELLED_VALUES
+        # an amount in words ("twenty-four thousand", "two hundred and two point one five"); below a
+        # hundred only the counts above stand ("first" is no 1, "one" is a pronoun too)
+        found |= {v for v in map(float, _TEXT_NUMBER_RE.findall(_figures_only(without_thousands(words_as_digits(plain)))))
+                  if v >= 100}
     return frozenset(found)
 
 

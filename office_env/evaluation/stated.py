@@ -6,7 +6,8 @@ EUR"), the file an agenda is in ("Agenda: agenda_mar11.docx"), the supplier whos
 ("the Larchmont Stationers agreement"). A careful reader checks those too: a list drawn below 75 and
 sent as "below 76" is wrong even when its rows are right.
 
-A stated value is known by its cue, the word the output binds it to. A value of the same kind
+A value offered beside the right one is a hedge wherever it stands ("37500 or 37501", "202.15/203.15",
+"the 3rd (or 4th)"). Otherwise a stated value is known by its cue, the word the output binds it to. A value of the same kind
 (a number, a day, a clock time, a file, or one of a set of names) with a cue word right before it
 or right after it, at most ``MAX_FILLERS`` small words between (an article, a preposition, a
 unit, a colon), in the same sentence, must be the right one. An output that words it otherwise,
@@ -33,6 +34,9 @@ FILLERS = frozenset("""
 # small words that say which way a value stands and are kept in its cue: "moved the sync from 14:30"
 # and "moved the sync to 13:00" bind their times to "sync from" and "sync to"
 KEEPS = frozenset({"from", "to", "until", "till", "by", "before", "after"})
+# what offers a second value in the first one's place: a hedge ("below 75 or 76", "202.15/203.15")
+ALTERNATIVES = frozenset({"or", "/"})
+_ALTERNATIVE_RE = re.compile(r"\s*(?:,?\s*(?:or|or maybe|or perhaps|or possibly|maybe|perhaps)\s|/|\s?\(or\s)\s*(?:the\s)?")
 # words that are no cue: what binds a value is a content word of the sentence ("below", "limit")
 NOT_CUES = FILLERS | KEEPS | frozenset("""
     and or but not nor no with without i we you he she they it me us him her them will would can could
@@ -41,8 +45,8 @@ NOT_CUES = FILLERS | KEEPS | frozenset("""
 """.split())
 
 _SENTENCE_END_RE = re.compile(r"[.!?;](?=\s|$)|\n")
-_TOKEN_RE = re.compile(r"[a-z][a-z'’-]*|\d[\d.,:/-]*\w*|[€$£%:=()–—,-]|\S+")
-_NUMBER_RE = re.compile(r"(?<![\w.,/:-])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\w/]|[:.,-]\d)")
+_TOKEN_RE = re.compile(r"[a-z][a-z'’-]*|\d[\d.,:-]*\w*|[€$£%:=()–—,/-]|\S+")
+_NUMBER_RE = re.compile(r"(?<![\w.,:-])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\w]|[:.,-]\d)")
 _FILE_RE = re.compile(r"(?<![\w/.-])(?:[\w-]+/)*[\w.-]+\.(?:docx|xlsx|pdf|txt|csv|pptx|ics|eml)\b")
 
 
@@ -104,11 +108,16 @@ def _cue(tokens: list[str], before: bool) -> str | None:
     """The cue in ``tokens`` (read outward from a value): its first content word within
     ``MAX_FILLERS`` small words, with the ``KEEPS`` words passed on the way, in the text's order
     ("sync from"); None when a figure or another value comes first."""
-    kept = []
+    kept, alternative = [], False
     for skipped, token in enumerate(tokens):
-        if skipped > MAX_FILLERS:
+        if skipped > MAX_FILLERS + 2 * alternative:
             return None
         if token in FILLERS:
+            continue
+        if token in ALTERNATIVES and not alternative and skipped == 0:
+            alternative = True  # "below 75 or 76": 76 is offered in 75's place, and bound as it is
+            continue
+        if alternative and skipped == 1 and not token[0].isalpha():
             continue
         if token in KEEPS:
             kept.append(token)
@@ -148,8 +157,14 @@ def wrong_statements(text: str, values: list[dict[str, Any]], day_first: bool | 
         before = {c.lower() for c in entry.get("before", ())}
         after = {c.lower() for c in entry.get("after", ())}
         names = [str(entry["value"]), *entry.get("others", ())] if kind == "name" else ()
-        for start, end, key in candidates(plain, kind, day_first, names):
+        found = candidates(plain, kind, day_first, names)
+        for i, (start, end, key) in enumerate(found):
             if same(kind, key, right):
+                continue
+            beside = [j for j in (i - 1, i + 1) if 0 <= j < len(found) and same(kind, found[j][2], right)
+                      and _ALTERNATIVE_RE.fullmatch(plain[min(end, found[j][1]):max(start, found[j][0])])]
+            if beside:
+                problems.append(f"offers {plain[start:end]!r} beside {entry['value']!r}")
                 continue
             cue_before, cue_after = cues(plain, start, end)
             cue = cue_before if cue_before in before else cue_after if cue_after in after else None

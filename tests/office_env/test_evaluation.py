@@ -109,6 +109,11 @@ def test_catalog_has_exactly_the_documented_functions():
         ("Bills twenty-one", "21", True),
         ("Bills fifteen", "5", False),
         ("Not the one from Redleaf", "1", False),  # "one" is a pronoun as often as a count
+        ("The quote of thirty-one thousand six hundred is over budget", "31600", True),  # an amount in words
+        ("They come to two hundred and two point one five EUR", "202.15", True),
+        ("They come to two hundred and two point one five EUR", "202.5", False),
+        ("Seventy-five hundred pounds", "7500", True),
+        ("The first of them", "1", False),  # an ordinal is no count
         ("Invoice INV-2024-8935", "8935", True),  # a code's number still is
         ("Marketing 45, 1,500.00", "45", True),  # a word that starts like a month is no month
         ("Received March 15 10,500.00 EUR", "10500", True),  # nor is a month and day before a figure a date
