@@ -17,6 +17,7 @@ or does not state it at all, is not judged here: the checks of the result do tha
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any, Iterable
 
 from office_env.evaluation import keywords as kw
@@ -94,12 +95,20 @@ def candidates(text: str, kind: str, day_first: bool | None = None,
     return sorted(found)
 
 
+_REACH = 200  # characters either side of a value that can hold its cue (a few words, a long file name)
+
+
+@lru_cache(maxsize=256)
+def _found(plain: str, kind: str, day_first: bool | None, names: tuple[str, ...]) -> list[tuple[int, int, Any]]:
+    return candidates(plain, kind, day_first, names)
+
+
 def _sentence(text: str, start: int, end: int) -> tuple[str, str]:
-    """The words of a span's sentence before it and after it."""
-    head = text[:start]
+    """The words of a span's sentence before it and after it (within ``_REACH``)."""
+    head = text[max(0, start - _REACH):start]
     ends = list(_SENTENCE_END_RE.finditer(head))
     before = head[ends[-1].end():] if ends else head
-    tail = text[end:]
+    tail = text[end:end + _REACH]
     stop = _SENTENCE_END_RE.search(tail)
     return before, tail[:stop.start()] if stop else tail
 
@@ -128,12 +137,14 @@ def _cue(tokens: list[str], before: bool) -> str | None:
     return None
 
 
+@lru_cache(maxsize=4096)
 def cues(text: str, start: int, end: int) -> tuple[str | None, str | None]:
     """The cues a span at ``start:end`` of ``text`` is bound to: before it and after it."""
     before, after = _sentence(text, start, end)
     return _cue(list(reversed(_TOKEN_RE.findall(before))), True), _cue(_TOKEN_RE.findall(after), False)
 
 
+@lru_cache(maxsize=256)  # a check reads one output for each of its values, and a gate scores it again
 def prepared(text: str, kind: str) -> str:
     """The text a kind is looked for in: lower-cased, and for numbers with the thousands separators
     out and numbers written in words as figures ("seventy-five" is 75)."""
@@ -156,8 +167,8 @@ def wrong_statements(text: str, values: list[dict[str, Any]], day_first: bool | 
         plain = prepared(text, kind)
         before = {c.lower() for c in entry.get("before", ())}
         after = {c.lower() for c in entry.get("after", ())}
-        names = [str(entry["value"]), *entry.get("others", ())] if kind == "name" else ()
-        found = candidates(plain, kind, day_first, names)
+        names = (str(entry["value"]), *entry.get("others", ())) if kind == "name" else ()
+        found = _found(plain, kind, day_first, names)
         for i, (start, end, key) in enumerate(found):
             if same(kind, key, right):
                 continue

@@ -36,10 +36,14 @@ def test_the_bench_kills_misreadings_and_finds_a_weakened_check(tmp_path: Path):
         row = figures["by_kind"].get(kind)
         assert row is None or row["killed"] == row["mutants"], figures["by_kind"]
     assert figures["killed"] + figures["equivalent"] + figures["survivors"] == figures["mutants"]
-    # a check that keeps only its first keyword lets a wrong figure elsewhere in the output through
+    assert figures["survivors"] == 0, figures["survivor_list"]  # the target
+    assert figures["by_kind"]["hedge"]["killed"] > 0
+    # a check that keeps only its first keyword, without the check of what the output states, lets
+    # a wrong figure elsewhere in the output through
     weakened = None
     for path in sorted(out.glob("tasks/*/task.json")):
         record = json.loads(path.read_text())
+        record["evaluation"] = [c for c in record["evaluation"] if c["function"] != "evaluate_stated_values"]
         for criterion in record["evaluation"]:
             keys = criterion["args"].get("body_keywords") or criterion["args"].get("keywords")
             if criterion["function"] in ("evaluate_email_sent", "evaluate_contain") and keys and len(keys) > 1:
