@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import compileall
 import os
 import shutil
 from pathlib import Path
@@ -46,6 +47,21 @@ def ws(testbed: Path) -> Workspace:
 @pytest.fixture
 def registry():
     return default_registry()
+
+
+PACKAGES = ("office_env", "surfers", "generators", "verifier", "orchestrator", "harness", "backends", "bench")
+
+
+def pytest_sessionstart(session):
+    """The project's modules compiled once, before any worker or child process imports them: where
+    PYTHONDONTWRITEBYTECODE is set (as on CI) every ``homer`` the tests start would otherwise compile
+    the project again (a second of CPU each, hundreds of them). Python checks each cached file
+    against its source, so an edit is never run stale."""
+    if hasattr(session.config, "workerinput"):  # an xdist worker: the controller has done it
+        return
+    root = Path(__file__).resolve().parents[1]
+    for package in PACKAGES:
+        compileall.compile_dir(root / package, quiet=2, workers=1)
 
 
 def pytest_xdist_auto_num_workers(config):
