@@ -178,15 +178,19 @@ def plan_llm(client: Any, job: Job, files: list[str]) -> Plan:
     suggested = world_family(job.config.seed, job.index, counts, weights)
     app_count = len(FAMILIES[suggested].apps)
     inputs = {
-        "app_count": app_count, "available_apps": list(OFFICE_APPS),
-        "task_kinds": sorted(FAMILIES), "suggested_kind": suggested,
+        "app_count": app_count, "suggested_kind": suggested,
         "kinds_planned_here": planned_here(job.config.seed, job.index, counts, weights, tasks_per_world(job.config)),
         "files": files, "user": job.world.user.user,
         "now": job.world.now.strftime("%Y-%m-%d %H:%M (%A)"),
         "days": job.config.days, "utterances_per_day": job.config.utterances_per_day,
     }
-    schema = plan_schema(app_count, inputs["task_kinds"])
-    data = client.structured("planner", render("planner", inputs=inputs, schema=schema), schema)
+    kinds = sorted(FAMILIES)
+    schema = plan_schema(app_count, kinds)  # what the server holds the reply to; the prompt shows the plain
+    # schema and each kind once, with its apps, before anything that changes from call to call (a
+    # provider caches that prefix across the build's planner calls)
+    messages = render("planner", inputs=inputs, schema=PLAN_SCHEMA, apps=list(OFFICE_APPS),
+                      kinds=[(kind, FAMILIES[kind].apps) for kind in kinds])
+    data = client.structured("planner", messages, schema)
     apps = tuple(data["apps"])
     if len(apps) != app_count:
         raise ValueError(f"planner: asked for {app_count} app(s), got {len(apps)} ({', '.join(apps)})")

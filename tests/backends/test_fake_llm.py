@@ -706,9 +706,9 @@ def test_homer_fake_llm_serves_until_terminated(tmp_path):
                 time.sleep(0.1)
         assert models["data"][0]["id"] == "fake-model"
         client = openai.OpenAI(base_url=url, api_key="x", max_retries=0, timeout=120)  # loading the answers is slow under load
-        planner = render("planner", inputs={"app_count": 2, "available_apps": ["word", "excel", "email"],
-                                            "task_kinds": ["sheet_total_email"], "suggested_kind": "sheet_total_email",
-                                            "days": 5, "utterances_per_day": 70}, schema={})
+        planner = render("planner", inputs={"app_count": 2, "suggested_kind": "sheet_total_email", "days": 5,
+                                            "utterances_per_day": 70}, schema={}, apps=["word", "excel", "email"],
+                         kinds=[("sheet_total_email", ("excel", "email"))])
         answer = client.chat.completions.create(model="fake-model", messages=planner)
         plan = json.loads(answer.choices[0].message.content)
         assert plan["task_kind"] == "sheet_total_email" and plan["apps"] == ["excel", "email"]

@@ -312,8 +312,10 @@ def test_build_sends_the_planners_schema_and_the_server_keeps_to_it(proxy, tmp_p
     apps = schema["properties"]["apps"]
     assert apps["minItems"] == apps["maxItems"] == 2  # --apps 2: the schema asks for exactly that many
     choice = exchange.reply["choices"][0]
-    if choice["finish_reason"] == "stop":  # the grammar kept the model to the schema
-        assert not list(Draft202012Validator(schema).iter_errors(json.loads(choice["message"]["content"])))
+    if choice["finish_reason"] == "stop":  # the grammar kept the model to the schema, but for uniqueItems,
+        # which a grammar cannot say (the client's own validation asks again for a list with a repeat)
+        errors = Draft202012Validator(schema).iter_errors(json.loads(choice["message"]["content"]))
+        assert [e.message for e in errors if e.validator != "uniqueItems"] == []
     else:  # cut at the limit: the client does not take it as an answer (it asks again)
         assert choice["finish_reason"] == "length"
 

@@ -288,8 +288,8 @@ def test_the_dialogue_prompt_names_the_office_currency(tmp_path):
 def test_inputs_block_is_what_the_prompt_shows():
     from backends.prompts import render
 
-    messages = render("planner", inputs={"app_count": 1, "available_apps": ["word"], "task_kinds": ["x"],
-                                         "suggested_kind": "x", "days": 5, "utterances_per_day": 70}, schema={})
+    messages = render("planner", inputs={"app_count": 1, "suggested_kind": "x", "days": 5, "utterances_per_day": 70},
+                      schema={}, apps=["word"], kinds=[("x", ("word",))])
     assert role_of(messages) == "planner" and inputs_of(messages)["suggested_kind"] == "x"
 
 
@@ -349,7 +349,7 @@ def test_tokens_of_dropped_tasks_are_counted(tmp_path):
         return default_responder()(body)
 
     with FakeLLMServer(responder) as server:
-        config = llm_config(server, tmp_path)
+        config = llm_config(server, tmp_path, max_rounds=2)  # two rejected rounds an attempt say as much as five
         Path(config.llm_config).write_text(json.dumps({"timeout": 10, "max_retries": 2,
                                                        "prices": {"fake-model": [0.001, 0.002]}}))
         summary = build(tmp_path / "ds", 1, config, workers=1)

@@ -303,7 +303,7 @@ def _tasks_at_least(n: int):
 def test_kill_9_at_a_couple_of_points_then_resume_equals_a_clean_run(tmp_path, reference, command):
     seeds = Path(__file__).resolve().parents[2] / "datasets" / "officebench-sample"
     args, view, points = {
-        "build": (["build", "--n", "6", "--seed", "5", "--days", "2", "--utterances", "12", "--workers", "2"], tree,
+        "build": (["build", "--n", "4", "--seed", "5", "--days", "2", "--utterances", "12", "--workers", "2"], tree,
                   [_has(".lock"), _tasks_at_least(2), _has("build.json", "README.md")]),
         "regenerate": (["regenerate", "--seeds", str(seeds), "--seed", "3", "--days", "2", "--utterances", "12"],
                        tree, [_has(".lock"), _tasks_at_least(1)]),
