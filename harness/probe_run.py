@@ -40,6 +40,7 @@ PROBES, SUMMARY, REPORT, REPORT_HTML = "probes.jsonl", "probe.json", "probe-repo
 class ProbeConfig:
     agent: str
     context: ContextConfig
+    per_task: int | None = None  # at most this many questions a task (the first, in the task's order)
 
 
 def schema_for(probe: Probe) -> dict[str, Any]:
@@ -72,7 +73,7 @@ def _probe_task(record: TaskRecord, pool: Any, config: ProbeConfig, client: Any,
     endpoint failed, why it has no probes (``skipped``) and the seconds spent making them."""
     made = time.perf_counter()
     try:
-        probes = probes_for(record, pool)
+        probes = probes_for(record, pool)[:config.per_task]
         long_history = build_context(record.to_dict(), config.context, client=client).text \
             if config.context.mode != "rag" else None
     except (AttributeError, KeyError, TypeError, ValueError) as exc:
@@ -134,7 +135,8 @@ def run_probes(dataset: Path, out: Path, config: ProbeConfig, client: Any = None
     generated = sum(o["generated"] for o in outcomes)
     lines = [json.dumps(row, ensure_ascii=False) + "\n" for row in results]
     summary = _summarize(results, eval_rows)
-    summary.update({"agent": config.agent, "context": config.context.mode, **dataset_identity(dataset),
+    summary.update({"agent": config.agent, "context": config.context.mode, "per_task": config.per_task,
+                    **dataset_identity(dataset),
                     "tasks": len(records), "questions": len(results), "skipped": skipped, "errors": errors,
                     "generation_seconds": round(generated, 4), "elapsed_seconds": round(time.perf_counter() - started, 3)})
     out.mkdir(parents=True, exist_ok=True)

@@ -183,6 +183,8 @@ def probe_command(
     top_k: int = typer.Option(2, "--top-k", help="rag: sessions retrieved (of 5 in a standard history)"),
     eval_run: Optional[Path] = typer.Option(None, "--eval", help="An eval run on the same dataset: split its failed "
                                             "tasks into 'did not remember' and 'remembered but did not act'"),
+    per_task: Optional[int] = typer.Option(None, "--per-task", min=1, help="At most N questions a task (its first "
+                                           "N, in a fixed order): a sample that costs a paid model less"),
     workers: int = typer.Option(DEFAULT_WORKERS, "--workers", "-w", help="Tasks probed at once (threads: an llm "
                                 f"agent's requests overlap; default: the CPU count, at most 4; {DEFAULT_WORKERS} "
                                 "here)", callback=check_workers),
@@ -218,7 +220,8 @@ def probe_command(
 
     try:
         with Reporter("probe", None, mode_for(quiet, json_progress), kept_word="probed") as progress:
-            summary = run_probes(dataset_dir, out, ProbeConfig(agent, context), client, eval_rows, workers=workers,
+            summary = run_probes(dataset_dir, out, ProbeConfig(agent, context, per_task), client, eval_rows,
+                                 workers=workers,
                                  on_outcome=progress.outcome, on_total=progress.set_total)
     except RunRefused as exc:
         fail(str(exc))

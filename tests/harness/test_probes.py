@@ -121,8 +121,20 @@ def test_oracle_none_and_a_model_through_the_endpoint(dataset: Path, tmp_path: P
     assert "remembered every probed detail but did not act" in (tmp_path / "llm" / "probe-report.md").read_text()
 
 
+def test_per_task_asks_the_first_questions_of_each_task_only(dataset: Path, tmp_path: Path):
+    whole = run(dataset, tmp_path / "all", "--agent", "oracle")
+    some = run(dataset, tmp_path / "some", "--agent", "oracle", "--per-task", "2")
+    assert whole.exit_code == some.exit_code == 0, some.output
+    rows = [json.loads(line) for line in (tmp_path / "all" / "probes.jsonl").read_text().splitlines()]
+    kept = [json.loads(line) for line in (tmp_path / "some" / "probes.jsonl").read_text().splitlines()]
+    first = [r for task in dict.fromkeys(r["task"] for r in rows) for r in [x for x in rows if x["task"] == task][:2]]
+    assert kept == first and len(kept) < len(rows)
+    assert json.loads((tmp_path / "some" / "probe.json").read_text())["per_task"] == 2
+
+
 def test_bad_input(dataset: Path, tmp_path: Path):
     assert run(dataset, tmp_path / "x", "--agent", "wizard").exit_code == 2
+    assert run(dataset, tmp_path / "z", "--agent", "oracle", "--per-task", "0").exit_code == 2
     (tmp_path / "full").mkdir()
     (tmp_path / "full" / "f").write_text("x")
     assert run(dataset, tmp_path / "full", "--agent", "oracle").exit_code == 2
