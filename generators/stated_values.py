@@ -6,10 +6,10 @@ the right rows. ``state_checks`` reads what each mail and document of the oracle
 value it states (a number, a day, a clock time, a file, or a memory piece's name), adds it to an
 ``evaluate_stated_values`` check with the words the oracle binds it to
 (``office_env.evaluation.stated``): where an agent's output binds a value of the same kind to those
-words, it must be that value, and no other may be offered beside it ("37500 or 37501"). A name is told apart from the task's other names
-(the memory's other values, earlier and near-miss ones). A value the untouched office already
-states otherwise in that place (an older mail between the same people) is left out: the check
-judges what the agent writes.
+words, it must be that value, and no other may be offered beside it ("37500 or 37501"). A name is
+told apart from the task's other names (the memory's other values, earlier and near-miss ones). A
+value the untouched office already states otherwise in that place (an older mail between the same
+people) is left out: the check judges what the agent writes.
 """
 
 from __future__ import annotations
@@ -20,10 +20,10 @@ from dataclasses import replace
 from typing import Any
 
 from generators.model import TaskDraft
-from office_env import mail_store
 from office_env.errors import OfficeError
-from office_env.evaluation import stated
+from office_env.evaluation import evaluate_criteria, stated
 from office_env.evaluation.builders import stated_values
+from office_env.evaluation.content import find_mailbox_user
 from office_env.evaluation.keywords import normalize
 from office_env.workspace import Workspace
 
@@ -32,7 +32,6 @@ from office_env.workspace import Workspace
 _THRESHOLD_WORDS = ["threshold", "limit", "cap", "cutoff", "cut-off", "mark", "minimum", "maximum"]
 _DIRECTIONS = (("below", "under", "beneath", "less"), ("above", "over", "exceeding", "exceeds", "more"))
 _NAME_RE = re.compile(r"^[A-Z][\w&'.-]*(?: [\w&'().-]+){0,6}$")
-_WRITES = {"email_send_email", "word_write_to_file"}
 
 
 def _threshold_words(cue: str) -> list[str]:
@@ -94,7 +93,7 @@ def _entries(draft: TaskDraft, text: str, required: list[str]) -> list[dict[str,
     names = _names(draft)
     for kind in stated.KINDS:
         plain = _masked(stated.prepared(text, kind), [w for w in required if stated.value_key(kind, w) is None])
-        for start, end, key in stated.candidates(plain, kind, None, [v for v, _ in names.values()]):
+        for start, end, key in stated.candidates(plain, kind, None, tuple(v for v, _ in names.values())):
             if kind == "name" and (key not in names or not names[key][1] or
                                    any(normalize(w) == key for w in required)):
                 continue
@@ -120,21 +119,21 @@ def _entries(draft: TaskDraft, text: str, required: list[str]) -> list[dict[str,
 
 def _already_said(workspace: Workspace | None, target: dict[str, Any], entries: list[dict[str, Any]]
                   ) -> list[dict[str, Any]]:
-    """``entries`` without those the untouched office's mails between the same people state otherwise."""
-    if workspace is None or target["doc_type"] != "email":
+    """``entries`` without those the untouched office already states otherwise where the check reads
+    (an older mail between the same people), judged by the check itself."""
+    if workspace is None or target["doc_type"] != "email" or not entries:
         return entries
     try:
-        mails = [m for _, m in mail_store.messages(workspace, target["sender"], field="sender")
-                 if target["recipient"] in m.recipient.lower()]
+        find_mailbox_user(workspace, target["sender"])
     except OfficeError:
-        return entries
-    old = "\n".join(f"{m.subject}\n{m.body}" for m in mails)
-    return [e for e in entries if not old or not stated.wrong_statements(old, [e])]
+        return entries  # no mailbox yet: nothing is said in it
+    report = evaluate_criteria(workspace, [stated_values(**target, values=[entry]) for entry in entries])
+    return [entry for entry, result in zip(entries, report.results) if result.passed]
 
 
 def state_checks(draft: TaskDraft, workspace: Workspace | None = None) -> TaskDraft:
     """The draft with an ``evaluate_stated_values`` check for each mail and document of its oracle
-    that states a value no keyword requires (see the module docstring)."""
+    that states a value (see the module docstring)."""
     evaluation = copy.deepcopy(draft.evaluation)
     for target, text in _targets(draft):
         entries = _already_said(workspace, target, _entries(draft, text, _required(evaluation, target)))

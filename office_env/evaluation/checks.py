@@ -346,6 +346,15 @@ def _same_person(header: str, who: str) -> bool:
                for part in header.lower().replace(",", " ").split())
 
 
+def _mails_between(ctx: Context, sender: str | None, recipient: str | None) -> tuple[str, list[tuple[str, Any]]]:
+    """The mailbox read (the sender's, else the recipient's) and its messages from ``sender`` to
+    ``recipient`` (either may be None: anyone)."""
+    user = find_mailbox_user(ctx.workspace, sender or recipient)
+    return user, [(email_id, mail) for email_id, mail in ctx.messages(user, "sender" if sender else "recipient")
+                  if (not sender or _same_person(mail.sender, sender))
+                  and (not recipient or _same_person(mail.recipient, recipient))]
+
+
 @check("evaluate_email_sent",
        "A message from the sender and/or to the recipient exists whose subject and body contain the keywords "
        "and whose body holds none of body_excludes (what a list must leave out).",
@@ -353,16 +362,9 @@ def _same_person(header: str, who: str) -> bool:
         "body_excludes": KEYWORDS},
        [], extra={"anyOf": [{"required": ["sender"]}, {"required": ["recipient"]}]})
 def evaluate_email_sent(ctx: Context, args: dict[str, Any]) -> Outcome:
-    owner = args.get("sender") or args["recipient"]
-    user = find_mailbox_user(ctx.workspace, owner)
-    candidates = []
+    user, candidates = _mails_between(ctx, args.get("sender"), args.get("recipient"))
     wrong = ""
-    for email_id, mail in ctx.messages(user, "sender" if args.get("sender") else "recipient"):
-        if args.get("sender") and not _same_person(mail.sender, args["sender"]):
-            continue
-        if args.get("recipient") and not _same_person(mail.recipient, args["recipient"]):
-            continue
-        candidates.append((email_id, mail))
+    for email_id, mail in candidates:
         absent = kw.missing(mail.subject, args.get("subject_keywords", []), ctx.day_first) + \
             kw.missing(mail.body, args.get("body_keywords", []), ctx.day_first)
         extra = kw.present(mail.body, args.get("body_excludes", []), ctx.day_first)
@@ -384,13 +386,8 @@ def evaluate_email_sent(ctx: Context, args: dict[str, Any]) -> Outcome:
        {"sender": USERNAME, "recipient": USERNAME, "subject_keywords": KEYWORDS, "body_keywords": KEYWORDS},
        ["sender"], extra={"anyOf": [{"required": ["subject_keywords"]}, {"required": ["body_keywords"]}]})
 def evaluate_email_not_sent(ctx: Context, args: dict[str, Any]) -> Outcome:
-    user = find_mailbox_user(ctx.workspace, args["sender"])
     to = f" to {args['recipient']}" if args.get("recipient") else ""
-    for email_id, mail in ctx.messages(user, "sender"):
-        if not _same_person(mail.sender, args["sender"]):
-            continue
-        if args.get("recipient") and not _same_person(mail.recipient, args["recipient"]):
-            continue
+    for email_id, mail in _mails_between(ctx, args["sender"], args.get("recipient"))[1]:
         if not kw.missing(mail.subject, args.get("subject_keywords", []), ctx.day_first) and \
                 not kw.missing(mail.body, args.get("body_keywords", []), ctx.day_first):
             return False, f"{email_id} from {args['sender']}{to} has the keywords it must not send"
@@ -423,9 +420,8 @@ _STATED_VALUE = {
         "then": {"required": ["sender", "recipient"]}, "else": {"required": ["file"]}})
 def evaluate_stated_values(ctx: Context, args: dict[str, Any]) -> Outcome:
     if args["doc_type"] == "email":
-        user = find_mailbox_user(ctx.workspace, args["sender"])
-        texts = [(email_id, f"{mail.subject}\n{mail.body}") for email_id, mail in ctx.messages(user, "sender")
-                 if _same_person(mail.sender, args["sender"]) and _same_person(mail.recipient, args["recipient"])]
+        texts = [(email_id, f"{mail.subject}\n{mail.body}")
+                 for email_id, mail in _mails_between(ctx, args["sender"], args["recipient"])[1]]
         where = f"message(s) from {args['sender']} to {args['recipient']}"
     else:
         if not ctx.path(args["file"], "file").exists():

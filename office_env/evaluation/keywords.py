@@ -380,8 +380,8 @@ class Keywords:
             normal = normalize(text)
             if any(needle in normal for needle in self.texts):
                 return True
-        spelled = self.numbers and (not self.numbers.isdisjoint(_SPELLED_VALUES) or max(self.numbers) >= 100) \
-            and _SPELLED_RE.search(text)
+        spelled = self.numbers and (not self.numbers.isdisjoint(_SPELLED_VALUES)
+                                    or max(self.numbers) >= _WORDED_AMOUNTS_FROM) and _SPELLED_RE.search(text)
         noon = self.clocks and _TEXT_NOON_RE.search(text.lower())
         if (self.numbers or self.clocks or self.dates) and (_DIGIT_RE.search(text) or spelled or noon):
             hay = Haystack(text)
@@ -411,6 +411,7 @@ _SPELLED_RE = re.compile(rf"(?=[{''.join(sorted({w[0] for w in [*_TENS, *_UNITS]
 
 
 _SPELLED_VALUES = frozenset(float(n) for n in range(2, 100))  # what a keyword finds in words ("one" is a pronoun too)
+_WORDED_AMOUNTS_FROM = 100  # an amount in words from here up ("twenty-four thousand"); below, the counts above
 
 
 @lru_cache(maxsize=512)  # one office's files are searched by check after check
@@ -423,8 +424,8 @@ def _numbers_in(text: str) -> frozenset[float]:
         found |= {float(n) for n in spelled_numbers(plain)} & _SPELLED_VALUES
         # an amount in words ("twenty-four thousand", "two hundred and two point one five"); below a
         # hundred only the counts above stand ("first" is no 1, "one" is a pronoun too)
-        found |= {v for v in map(float, _TEXT_NUMBER_RE.findall(_figures_only(without_thousands(words_as_digits(plain)))))
-                  if v >= 100}
+        worded = _figures_only(without_thousands(words_as_digits(plain)))
+        found |= {v for v in map(float, _TEXT_NUMBER_RE.findall(worded)) if v >= _WORDED_AMOUNTS_FROM}
     return frozenset(found)
 
 

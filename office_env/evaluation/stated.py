@@ -7,10 +7,10 @@ EUR"), the file an agenda is in ("Agenda: agenda_mar11.docx"), the supplier whos
 sent as "below 76" is wrong even when its rows are right.
 
 A value offered beside the right one is a hedge wherever it stands ("37500 or 37501", "202.15/203.15",
-"the 3rd (or 4th)"). Otherwise a stated value is known by its cue, the word the output binds it to. A value of the same kind
-(a number, a day, a clock time, a file, or one of a set of names) with a cue word right before it
-or right after it, at most ``MAX_FILLERS`` small words between (an article, a preposition, a
-unit, a colon), in the same sentence, must be the right one. An output that words it otherwise,
+"the 3rd (or 4th)"). Otherwise a stated value is known by its cue, the word the output binds it to.
+A value of the same kind (a number, a day, a clock time, a file, or one of a set of names) with a
+cue word right before it or right after it, at most ``MAX_FILLERS`` small words between (an
+article, a preposition, a unit, a colon), in the same sentence, must be the right one. An output that words it otherwise,
 or does not state it at all, is not judged here: the checks of the result do that.
 """
 
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Any, Iterable
+from typing import Any
 
 from office_env.evaluation import keywords as kw
 
@@ -36,8 +36,8 @@ FILLERS = frozenset("""
 # and "moved the sync to 13:00" bind their times to "sync from" and "sync to"
 KEEPS = frozenset({"from", "to", "until", "till", "by", "before", "after"})
 # what offers a second value in the first one's place: a hedge ("below 75 or 76", "202.15/203.15")
-ALTERNATIVES = frozenset({"or", "/"})
-_ALTERNATIVE_RE = re.compile(r"\s*(?:,?\s*(?:or|or maybe|or perhaps|or possibly|maybe|perhaps)\s|/|\s?\(or\s)\s*(?:the\s)?")
+_ALTERNATIVE_RE = re.compile(r"\s*(?:,?\s*(?:or|or maybe|or perhaps|or possibly|maybe|perhaps)\s|/|\s?\(or\s)"
+                             r"\s*(?:the\s)?")
 # words that are no cue: what binds a value is a content word of the sentence ("below", "limit")
 NOT_CUES = FILLERS | KEEPS | frozenset("""
     and or but not nor no with without i we you he she they it me us him her them will would can could
@@ -75,8 +75,9 @@ def _numbers(text: str) -> list[tuple[int, int, float]]:
             if not any(a < m.end() and m.start() < b for a, b in hidden)]
 
 
+@lru_cache(maxsize=256)  # a check reads one output for each of its values, and a gate scores it again
 def candidates(text: str, kind: str, day_first: bool | None = None,
-               names: Iterable[str] = ()) -> list[tuple[int, int, Any]]:
+               names: tuple[str, ...] = ()) -> list[tuple[int, int, Any]]:
     """(start, end, key) of every value of ``kind`` in ``text`` (lower-cased, thousands separators
     out), compared by ``value_key``; a name is one of ``names``."""
     if kind == "number":
@@ -98,11 +99,6 @@ def candidates(text: str, kind: str, day_first: bool | None = None,
 _REACH = 200  # characters either side of a value that can hold its cue (a few words, a long file name)
 
 
-@lru_cache(maxsize=256)
-def _found(plain: str, kind: str, day_first: bool | None, names: tuple[str, ...]) -> list[tuple[int, int, Any]]:
-    return candidates(plain, kind, day_first, names)
-
-
 def _sentence(text: str, start: int, end: int) -> tuple[str, str]:
     """The words of a span's sentence before it and after it (within ``_REACH``)."""
     head = text[max(0, start - _REACH):start]
@@ -117,16 +113,11 @@ def _cue(tokens: list[str], before: bool) -> str | None:
     """The cue in ``tokens`` (read outward from a value): its first content word within
     ``MAX_FILLERS`` small words, with the ``KEEPS`` words passed on the way, in the text's order
     ("sync from"); None when a figure or another value comes first."""
-    kept, alternative = [], False
+    kept = []
     for skipped, token in enumerate(tokens):
-        if skipped > MAX_FILLERS + 2 * alternative:
+        if skipped > MAX_FILLERS:
             return None
         if token in FILLERS:
-            continue
-        if token in ALTERNATIVES and not alternative and skipped == 0:
-            alternative = True  # "below 75 or 76": 76 is offered in 75's place, and bound as it is
-            continue
-        if alternative and skipped == 1 and not token[0].isalpha():
             continue
         if token in KEEPS:
             kept.append(token)
@@ -168,7 +159,7 @@ def wrong_statements(text: str, values: list[dict[str, Any]], day_first: bool | 
         before = {c.lower() for c in entry.get("before", ())}
         after = {c.lower() for c in entry.get("after", ())}
         names = (str(entry["value"]), *entry.get("others", ())) if kind == "name" else ()
-        found = _found(plain, kind, day_first, names)
+        found = candidates(plain, kind, day_first, names)
         for i, (start, end, key) in enumerate(found):
             if same(kind, key, right):
                 continue
