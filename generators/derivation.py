@@ -1,4 +1,4 @@
-"""Values said in no single turn: a day, a time, a number, a length or a person that follows
+"""Values said in no single turn: a day, a time, a number, a length, a person or a file that follows
 from two turns, often on different days.
 
 One turn names a thing and its own value (the anchor: "The supplier visit is Thursday next
@@ -6,7 +6,10 @@ week."), another says the piece's value against it (the relation: "two days afte
 visit"). A reader who picks values off the page finds the anchor's value, never the piece's: it
 must put the two turns together. A person is named by role in one turn ("whoever covers
 payroll") and by first name in another ("Elliot covers payroll this week"); the office gives
-the full name.
+the full name. A file is named by a reference in one turn ("the file from the handover") and
+by itself in another: its name without its folder ("the file from the handover is
+scores.xlsx"; the office gives the folder), or as people call it where the task names no
+folder ("... is the inventory sheet"; the office gives the name).
 
 :func:`draw_derivation` picks a rule that fits a value (the anchor's value must be a plain one
 of its kind: a weekday, a working hour, a positive number); :func:`follows` is the gates'
@@ -32,28 +35,35 @@ WINDOW_CUES = frozenset({"time_window", "move_window"})
 NUMBER_CUES = frozenset({"threshold", "new_figure"})
 DURATION_CUES = frozenset({"duration"})
 PERSON_CUES = frozenset({"recipient", "sender", "attendee", "requester"})
+FILE_CUES = frozenset({"source_file", "document", "compare_file", "previous_notes"})
 
 _ISO_DAY = re.compile(r"\d{4}-\d{2}-\d{2}\Z")
 _CLOCK = re.compile(r"(\d{1,2}):(\d{2})\Z")
 _NUMBER = re.compile(r"[1-9]\d{0,5}(?:\.\d{1,2})?\Z")
 _MINUTES = re.compile(r"([1-9]\d{0,2}) minutes\Z")
 _NAME = re.compile(r"[A-Z][a-z]+(?: [A-Z][a-z'-]+)+\Z")
+# a file, in a folder or not ("data/scores.xlsx"); an anchor says it as people call it ("the scores sheet")
+_FILE = re.compile(r"(?:[\w.-]+/)*([\w-]+)\.([A-Za-z0-9]{2,5})\Z")
+_FILE_NOUNS = {"xlsx": "sheet", "xls": "sheet", "csv": "sheet", "docx": "document", "doc": "document", "pdf": "PDF"}
 
 # rule -> the kind of value it applies to; the amount is in days, minutes or units
 RULES = {"days_after": "day", "days_before": "day", "minutes_after": "time", "minutes_before": "time",
          "more": "number", "less": "number", "twice": "number", "half": "number",
          "longer": "duration", "shorter": "duration", "twice_as_long": "duration", "half_as_long": "duration",
-         "covers": "person", "window": "window"}
-ANCHOR_KINDS = ("day", "time", "number", "duration", "person")  # what an anchor's own value may be
+         "covers": "person", "window": "window", "refers": "file"}
+ANCHOR_KINDS = ("day", "time", "number", "duration", "person")  # what a free anchor's own value may be
+NAMED_KINDS = (*ANCHOR_KINDS, "file")  # every kind an anchor is named for
 
 
 def kind_of(cue: str, value: str = "") -> str:
     """The kind of derivation a piece of ``cue`` may take ("" when none). A value inside its piece's
-    own sentence (a request) is derived only where a relation reads in its place: a day or a clock."""
+    own sentence (a request) is derived only where a relation reads in its place: a day, a clock
+    or a file in a folder."""
     if cue in SENTENCE_CUES:
-        return "day" if _ISO_DAY.match(value) else "time" if _clock(value) is not None else ""
+        return ("day" if _ISO_DAY.match(value) else "time" if _clock(value) is not None
+                else "file" if "/" in value and file_base(value) else "")
     for kind, cues in (("day", DAY_CUES), ("time", TIME_CUES), ("window", WINDOW_CUES), ("number", NUMBER_CUES),
-                       ("duration", DURATION_CUES), ("person", PERSON_CUES)):
+                       ("duration", DURATION_CUES), ("person", PERSON_CUES), ("file", FILE_CUES)):
         if cue in cues:
             return kind
     return ""
@@ -150,7 +160,28 @@ def _candidates(kind: str, value: str, said_on: date, people: Collection[str]) -
         first = value.split()[0] if _NAME.match(value) else ""
         if first and value in people and sum(p.split()[0] == first for p in people if p.split()) == 1:
             out.append(("covers", 0, first))
+    elif kind == "file" and (said := file_base(value)):
+        out.append(("refers", 0, said))
     return out
+
+
+def file_base(value: str) -> str:
+    """What an anchor says of a file: its name without the folder ("data/scores.xlsx" ->
+    "scores.xlsx"), or for a name without a folder, the file as people call it (``spoken_file``)."""
+    if "/" in value:
+        m = _FILE.match(value)
+        return value.rsplit("/", 1)[1] if m else ""
+    return spoken_file(value)
+
+
+def spoken_file(value: str) -> str:
+    """A file as people call it: its name's words and what it is ("data/onboarding_guide.pdf" ->
+    "the onboarding guide PDF"); "" for a name that is not one word run or a kind of file without
+    a spoken noun."""
+    m = _FILE.match(value)
+    noun = _FILE_NOUNS.get(m.group(2).lower()) if m else None
+    words = " ".join(m.group(1).replace("-", "_").split("_")).strip() if m else ""
+    return f"the {words} {noun}" if noun and words and not words.isdigit() else ""
 
 
 def day_of(value: str, said_on: date) -> date | None:
@@ -228,6 +259,8 @@ def follows(derivation: Derivation, value: str, said_on: date | None = None) -> 
         return {"longer": b + amount, "shorter": b - amount, "twice_as_long": 2 * b, "half_as_long": b / 2}[rule] == v
     if kind == "person":
         return bool(_NAME.match(value)) and value.split()[0] == base
+    if kind == "file":
+        return bool(base) and file_base(value) == base
     if kind == "window":
         m = WINDOW_VALUE.match(value)
         return bool(m) and m.group(1) == base and _clock(m.group(2)) == amount  # type: ignore[union-attr]

@@ -462,8 +462,9 @@ class HistoryWriter(DecoyTalk):
             ctx = self._ctx(event, clock.peek())
             if event.move == "recap":  # an answer to a question opens without a nod ("Got it." to "Where are we?")
                 reply = self._line("recap_reply", "any", ctx, question=False, opener=not text.rstrip().endswith("?"))
-            elif event.move == "anchor":  # the assistant takes the named thing in, by its name
-                reply = self._line("anchor_reply", "any", {**ctx, "anchor": event.anchor}, question=False)
+            elif event.move == "anchor":  # the assistant takes the named thing in, by its name (and value)
+                reply = self._line("anchor_reply", "any", {**ctx, "anchor": event.anchor, "value": event.said},
+                                   question=False)
             elif event.move == "mention":  # a question about the work gets an answer, not a nod
                 reply = self._line("mention_reply", "asked" if text.rstrip().endswith("?") else "any", ctx,
                                    question=False)

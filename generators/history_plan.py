@@ -30,10 +30,12 @@ from datetime import date, timedelta
 from typing import Literal
 
 from generators.chances import HISTORY
-from generators.derivation import ANCHOR_KINDS, anchor_kind, anchor_names, base_day, day_of, draw_derivation, kind_of, relation_phrase
+from generators.derivation import (ANCHOR_KINDS, NAMED_KINDS, anchor_kind, anchor_names, base_day, day_of,
+                                   draw_derivation, file_base, kind_of, relation_phrase)
 from generators.model import Derivation, MemoryPiece
 from generators.spoken_time import is_relative, say_day, say_value, say_window
 from generators.thread_bank import SENTENCE_CUES
+from generators.value_pools import FILE_NAMES
 
 Move = Literal["raise", "state", "correct", "distract", "recap", "mention", "decline", "anchor"]
 Mark = Literal["evidence", "superseded", "distractor", ""]
@@ -182,8 +184,9 @@ def plan_history(pieces: list[MemoryPiece], dates: list[date], rng: random.Rando
     raised: dict[str, int] = {}  # about -> the day its work was raised
     # an anchor is named once a history, and never one a work's name or a detail already holds
     said_elsewhere = " | ".join(t.lower() for p in everything for t in (p.about, p.text, p.value))
-    anchors_used = {a for kind in ANCHOR_KINDS for a in anchor_names(kind) if a.lower().removeprefix("the ") in said_elsewhere}
+    anchors_used = {a for kind in NAMED_KINDS for a in anchor_names(kind) if a.lower().removeprefix("the ") in said_elsewhere}
     first_days: dict[str, int] = {}  # thread -> the day it starts
+    derived_kinds: dict[str, list[str]] = {}  # thread -> the kinds of its anchors a value is said against
     details = {v.lower() for p in everything for v in (p.value, *p.superseded, *(d.value for d in p.distractors))}
     busy_days = {d for v in details if (d := day_of(v, dates[-1])) is not None}  # no anchor falls on one
     for index, (thread, members) in enumerate(groups):
@@ -233,6 +236,7 @@ def plan_history(pieces: list[MemoryPiece], dates: list[date], rng: random.Rando
                 said = piece.said_as
                 days[anchor_at].events.append(replace(anchor, thread=thread, mark=mark("evidence")))
                 anchors += 1
+                derived_kinds.setdefault(thread, []).append(anchor.kind)
             else:
                 phrase = say_value(piece.value, dates[fix_day]) if relative else None
                 if phrase and (piece.cue not in DAY_CUES or (is_relative(phrase) and rng.random() < HISTORY.relative_day)):
@@ -266,7 +270,7 @@ def plan_history(pieces: list[MemoryPiece], dates: list[date], rng: random.Rando
             days[rng.randint(last + 1, n - 1)].events.append(Event("recap", thread, members[0]))
         _add_mentions(days, thread, members[0], start, rng, len(final_days) + anchors,
                       long_mentions if n > LONG_HISTORY_DAYS else 1)
-    _free_anchors(days, groups, first_days, rng, anchors_used, details, busy_days, people)
+    _free_anchors(days, groups, first_days, rng, anchors_used, details, busy_days, people, derived_kinds)
     _after_raise(days, raised, rng)
     for plan in days:  # within a day: each thread's events in the order they were planned
         plan.events = _stable_by_thread(plan.events)
@@ -310,34 +314,57 @@ def _derive(piece: MemoryPiece, fix_day: int, start: int, dates: list[date], rng
 
 def _free_anchors(days: list[DayPlan], groups: list[tuple[str, list[MemoryPiece]]], first_days: dict[str, int],
                   rng: random.Random, used: set[str], details: set[str], busy_days: set[date],
-                  people: Collection[str]) -> None:
-    """Anchors that no value is said against (unmarked ``anchor`` events), in ``HISTORY.free_anchor``
-    of the threads, the task's and the siblings' alike: a turn that names a thing and its value
-    is not always one a value is derived from; only a relation that names the anchor makes it so."""
+                  people: Collection[str], derived_kinds: dict[str, list[str]]) -> None:
+    """Anchors that no value is said against (unmarked ``anchor`` events), the task's threads and
+    the siblings' alike: one of any kind in ``HISTORY.free_anchor`` of the threads, and beside
+    each anchor a value is said against (``derived_kinds``), another of its kind in
+    ``HISTORY.free_anchor_beside`` of them. A turn that names a thing and its value, about a
+    work, is not always one its value is derived from; only a relation that names the anchor
+    makes it so."""
     firsts = sorted({p.split()[0] for p in people if p.split()} - {d.split()[0].title() for d in details if d})
+    kinds = tuple(k for k in ANCHOR_KINDS if firsts or k != "person")
+    # where files are named by reference, files are named for nothing as often as the rest together,
+    # in the form the history's own files take (a bare name where they are in folders, else spoken)
+    files = [p.value for _, members in groups for p in members if kind_of(p.cue, p.value) == "file"]
+    folders = any("/" in f for f in files)
     for thread, members in groups:
-        if rng.random() >= HISTORY.free_anchor:
-            continue
-        kind = rng.choice(ANCHOR_KINDS if firsts else tuple(k for k in ANCHOR_KINDS if k != "person"))
-        names = [a for a in anchor_names(kind) if a not in used]
-        index = rng.randint(first_days.get(thread, 0), len(days) - 1)
-        said_on = days[index].date
-        if kind == "day":
-            day = said_on + timedelta(days=rng.randint(1, 12))
-            said = say_day(day, said_on) if day.weekday() < 5 and day not in busy_days else ""
-        elif kind == "time":
-            said = f"{rng.randint(8, 16)}:{rng.choice(('00', '30'))}"
-        elif kind == "number":
-            said = str(5 * rng.randint(4, 60))
-        elif kind == "duration":
-            said = f"{rng.choice((15, 20, 30, 45, 60, 90))} minutes"
-        else:
-            said = rng.choice(firsts)
-        if not names or not said or said.lower() in details:
-            continue
-        name = rng.choice(names)
-        used.add(name)
-        days[index].events.append(Event("anchor", thread, members[0], said, anchor=name, kind=kind))
+        wanted = [kind for kind in derived_kinds.get(thread, ()) if rng.random() < HISTORY.free_anchor_beside]
+        if rng.random() < HISTORY.free_anchor:
+            wanted.append("file" if files and rng.random() < 0.5 else rng.choice(kinds))
+        for kind in wanted:
+            _free_anchor(days, thread, members[0], kind, rng, first_days.get(thread, 0), used, details, busy_days,
+                         firsts, folders)
+
+
+def _free_anchor(days: list[DayPlan], thread: str, piece: MemoryPiece, kind: str, rng: random.Random, first: int,
+                 used: set[str], details: set[str], busy_days: set[date], firsts: list[str], folders: bool) -> None:
+    """One anchor of ``kind`` named for nothing in ``thread``, on a quiet day from its first on
+    (none when its names are used up or its value would be another detail's)."""
+    names = [a for a in anchor_names(kind) if a not in used]
+    # on one of the quietest days from the thread's first on: talk for nothing never makes a day long
+    quiet = min(event_pairs(days[i].events) for i in range(first, len(days)))
+    index = rng.choice([i for i in range(first, len(days)) if event_pairs(days[i].events) == quiet])
+    said_on = days[index].date
+    if kind == "day":
+        day = said_on + timedelta(days=rng.randint(1, 12))
+        said = say_day(day, said_on) if day.weekday() < 5 and day not in busy_days else ""
+    elif kind == "time":
+        said = f"{rng.randint(8, 16)}:{rng.choice(('00', '30'))}"
+    elif kind == "number":
+        said = str(5 * rng.randint(4, 60))
+    elif kind == "duration":
+        said = f"{rng.choice((15, 20, 30, 45, 60, 90))} minutes"
+    elif kind == "file":
+        said = file_base(("files/" if folders else "") + rng.choice(FILE_NAMES))
+        if any(file_base(d) == said for d in details):
+            said = ""
+    else:
+        said = rng.choice(firsts) if firsts else ""
+    if not names or not said or said.lower() in details:
+        return
+    name = rng.choice(names)
+    used.add(name)
+    days[index].events.append(Event("anchor", thread, piece, said, anchor=name, kind=kind))
 
 
 def event_pairs(events: list[Event]) -> int:

@@ -127,7 +127,7 @@ _ANCHOR_SLOTS = frozenset({"anchor", "value", "about"})
 # A decoy's made-up sentence (``job_detail``) names the job, a person and the things a request names.
 _MOVE_SLOTS = {"job_detail": frozenset({"about", "who", "first", "day", "time", "file", "number", "field", "sheet",
                                          "out"}),
-               "anchor": _ANCHOR_SLOTS, "anchor_reply": frozenset({"anchor", "about", "user"}), "anchor_name": frozenset(), "relation": frozenset({"anchor", "amount"})}
+               "anchor": _ANCHOR_SLOTS, "anchor_reply": frozenset({"anchor", "about", "user", "value"}), "anchor_name": frozenset(), "relation": frozenset({"anchor", "amount"})}
 
 
 def index_threads(sections: Mapping[str, Section]) -> dict[tuple[str, str], tuple[ThreadLine, ...]]:

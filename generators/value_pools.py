@@ -18,3 +18,8 @@ ROW_LABELS = ("All rows", "Bottom line", "Year to date", "Whole sheet", "All lin
 # who else an invitation goes to, said as a group that a document lists ("everyone from the last sync")
 INVITEES = ("everyone from the last sync", "the people at the last meeting", "whoever was at the last one",
             "the same crowd as last time")
+# a file named for nothing (an anchor no value is said against: "the file legal flagged is rota.xlsx"),
+# by its bare name as a file of the office is named where a value is derived from it
+FILE_NAMES = ("rota.xlsx", "handover_notes.docx", "supplier_list.xlsx", "room_plan.pdf", "travel_log.xlsx",
+              "asset_register.xlsx", "training_matrix.xlsx", "visitor_log.docx", "budget_draft.xlsx",
+              "minutes_march.docx", "stocktake.xlsx", "floor_plan.pdf", "contacts.xlsx", "policy_review.docx")

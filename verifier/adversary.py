@@ -76,10 +76,20 @@ def wrong_values(record: dict[str, Any]) -> list[str]:
 
 
 def isolates(record: dict[str, Any], texts: Iterable[str]) -> bool:
-    """Do ``texts`` hold every final value of the task and none of its wrong ones?"""
-    joined = "\n".join(t.lower() for t in texts)
+    """Do ``texts`` hold every final value of the task and none of its wrong ones? A derived value
+    (said in no single turn) is held only with both its parts: its relation and a turn that names
+    its anchor outside the relation (the anchor's own value)."""
+    lowered = [t.lower() for t in texts]
+    joined = "\n".join(lowered)
     finals = final_values(record)
-    return bool(finals) and all(v in joined for v in finals) and not any(v in joined for v in wrong_values(record))
+    if not finals or not all(v in joined for v in finals) or any(v in joined for v in wrong_values(record)):
+        return False
+    for piece in record.get("memory") or []:
+        derived, relation = piece.get("derived"), _said(piece)
+        anchor = str(derived.get("anchor") or "").lower() if isinstance(derived, dict) else ""
+        if anchor and not any(anchor in t.replace(relation, " ") for t in lowered):
+            return False
+    return True
 
 
 def mask_values(text: str, known: Iterable[str] = ()) -> str:

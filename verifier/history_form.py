@@ -105,8 +105,8 @@ def derived_share(records: list[dict[str, Any]]) -> tuple[float, int]:
 
 def two_turn_share(records: list[dict[str, Any]]) -> tuple[float, int]:
     """Among memory pieces whose final value is said in a user turn marked as their evidence,
-    the share for which no such turn stands alone (:func:`_stands_alone`): the value is pinned
-    down only with another turn. And how many pieces were judged."""
+    the share for which no such turn stands alone (:func:`_stands_alone`; a derived value never
+    does): the value is pinned down only with another turn. And how many pieces were judged."""
     judged = alone = 0
     for record in records:
         turns: list[tuple[dict[str, Any], bool]] = []  # user turns, and whether a same-thread question came just before
@@ -128,7 +128,9 @@ def two_turn_share(records: list[dict[str, Any]]) -> tuple[float, int]:
             if not holding or not words:
                 continue
             judged += 1
-            alone += any(_stands_alone(text, value, words, asked) for text, asked in holding)
+            # a derived value is pinned down by its anchor's turn as well, whatever its relation names
+            alone += not piece.get("derived") and any(_stands_alone(text, value, words, asked)
+                                                      for text, asked in holding)
     return ((judged - alone) / judged if judged else 0.0), judged
 
 

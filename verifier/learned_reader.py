@@ -161,7 +161,8 @@ def guess(record: dict[str, Any], ranked: list[tuple[float, dict[str, Any]]],
         marked = sorted(set(marked) | set(inventory), key=lambda v: (-len(v), v))
     right = total = 0
     for piece in record.get("memory") or []:
-        final = _said(piece)
+        # a derived value is said in no turn: its relation ("two days after the audit") is no answer
+        final = str(piece.get("value") or "") if piece.get("derived") else _said(piece)
         if not final.strip():
             continue
         total += 1

@@ -15,7 +15,7 @@ from verifier.dialogue_rules import check_dialogue, find_mark_problems, marked_t
 SAID_ON = date(2024, 5, 20)  # a Monday
 VALUES = [("follow_up_day", "2024-05-29"), ("session_day", "Wednesday May 29"), ("start_time", "10:00"),
           ("time_window", "10:00-16:00"), ("threshold", "60"), ("new_figure", "133.26"), ("duration", "45 minutes"),
-          ("recipient", "Elliot Gutierrez")]
+          ("recipient", "Elliot Gutierrez"), ("source_file", "inventory.xlsx"), ("requested", "data/scores.xlsx")]
 PEOPLE = ("Elliot Gutierrez", "Rosa Iqbal", "Rosa Jablonski")
 
 
@@ -30,16 +30,28 @@ def test_every_drawn_rule_gives_the_value_and_no_other(cue: str, value: str) -> 
         # a wrong value does not follow: another day, clock, number, length or person
         wrong = {"follow_up_day": "2024-05-30", "session_day": "Thursday May 30", "start_time": "10:30",
                  "time_window": "10:00-17:00", "threshold": "61", "new_figure": "133.27", "duration": "50 minutes",
-                 "recipient": "Rosa Iqbal"}[cue]
+                 "recipient": "Rosa Iqbal", "source_file": "inventory_old.xlsx",
+                 "requested": "data/scores_backup.xlsx"}[cue]
         assert not follows(d, wrong, SAID_ON), (d, wrong)
-    assert kind_of(cue) and seen
+    assert kind_of(cue, value) and seen
 
 
 def test_a_person_is_named_by_role_only_when_their_first_name_is_theirs_alone() -> None:
     rng = random.Random(1)
     assert draw_derivation("recipient", "Rosa Iqbal", SAID_ON, ["payroll"], rng, people=PEOPLE) is None
     assert draw_derivation("recipient", "Elliot Gutierrez", SAID_ON, ["payroll"], rng, people=()) is None
-    assert draw_derivation("source_file", "inventory.xlsx", SAID_ON, ["payroll"], rng) is None
+
+
+def test_a_file_is_named_by_reference_and_said_as_people_call_it_or_without_its_folder() -> None:
+    rng = random.Random(1)
+    said = draw_derivation("document", "onboarding_guide.pdf", SAID_ON, ["the file from the handover"], rng)
+    assert said is not None and said.base == "the onboarding guide PDF" and said.rule == "refers"
+    bare = draw_derivation("requested", "data/scores.xlsx", SAID_ON, ["the file from the handover"], rng)
+    assert bare is not None and bare.base == "scores.xlsx"
+    assert follows(bare, "archive/scores.xlsx") and not follows(bare, "data/scores.xls")
+    # a request names a file in its place only with a folder the office gives; no noun, no derivation
+    assert kind_of("requested", "answer.txt") == "" and kind_of("requested", "the report") == ""
+    assert draw_derivation("source_file", "notes.txt", SAID_ON, ["the file from the handover"], rng) is None
 
 
 def test_an_anchor_value_avoids_the_other_details() -> None:

@@ -127,3 +127,34 @@ def test_threads_group_pieces_and_lone_pieces_get_their_own():
     lone = [MemoryPiece("m1", "fact", "a", "x1"), MemoryPiece("m2", "fact", "b", "x2")]
     assert list(threads_of(lone)) == ["t100", "t101"]
     assert [p.id for p in threads_of(PIECES)["t1"]] == ["m1", "m2"]
+
+
+DERIVABLE = [
+    MemoryPiece("m1", "fact", "the figures are in inventory.xlsx", "inventory.xlsx", thread="t1", cue="source_file",
+                about="the stock count"),
+    MemoryPiece("m2", "fact", "the line is 60", "60", thread="t1", cue="threshold", about="the stock count"),
+    MemoryPiece("m3", "fact", "follow up on 2024-05-23", "2024-05-23", thread="t2", cue="follow_up_day",
+                about="the supplier chase"),
+]
+
+
+def test_anchors_named_for_nothing_mirror_the_ones_a_value_is_derived_from():
+    """Beside an anchor a value is said against, the same thread names another of its kind for
+    nothing, so a turn that names an anchor about the task's work is not always evidence."""
+    derived, free = {}, {}
+    for seed in range(40):
+        plans, _ = plan_history(DERIVABLE, DATES, random.Random(seed))
+        anchors = [(d, e) for d, e in events(plans) if e.move == "anchor"]
+        for _, e in anchors:
+            (derived if e.mark else free).setdefault((e.thread, e.kind), []).append(e)
+        for day, e in anchors:
+            if not e.mark:  # the value it names is no detail of the task's
+                assert e.said.lower() not in {"inventory.xlsx", "60", "2024-05-23"} and e.anchor
+                assert e.piece.thread == e.thread
+        names = [e.anchor for _, e in anchors]
+        assert len(names) == len(set(names))  # each anchor named once a history
+    assert {k for k in derived} >= {("t1", "file"), ("t1", "number"), ("t2", "day")}
+    for key, marked in derived.items():  # about three in four derived anchors have a twin
+        assert len(free.get(key, ())) >= len(marked) // 2, (key, len(marked), len(free.get(key, ())))
+    assert all(e.said.startswith("the ") and e.said.endswith((" sheet", " document", " PDF"))
+               for (_, kind), es in free.items() if kind == "file" for e in es)  # said as people call a file

@@ -82,7 +82,8 @@ def test_a_history_tells_its_siblings_as_it_tells_the_task_and_marks_only_the_ta
     sessions = generate_dialogue(draft, seed=5, plan=plan, now=NOW, siblings=siblings, **PEOPLE)
     assert check_dialogue(draft, sessions, min_days=5, now=NOW).passed
     turns = [t for s in sessions for t in s.turns]
-    said = [t for t in turns if t.role == "user" and "agenda_june.docx" in t.text]
+    # the sibling's final file, said outright or (named by reference) as people call it
+    said = [t for t in turns if t.role == "user" and ("agenda_june.docx" in t.text or "agenda june document" in t.text)]
     assert said and all(not t.evidence and not t.superseded and t.thread == "w1" for t in said)
     assert any("agenda_may.docx" in t.text for t in turns)  # its earlier value, said and corrected
     # the near miss in a detail's words: no line of the near-miss bank's own ("is a different meeting")
@@ -90,7 +91,7 @@ def test_a_history_tells_its_siblings_as_it_tells_the_task_and_marks_only_the_ta
         if turn.distractor:
             assert "Budget check-in" in turn.text and "different" not in turn.text and turn.thread == "w2"
     # other work and jobs for later are numbered after the siblings' threads, never among them
-    assert {t.thread for t in turns if "stock_list.xlsx" in t.text} == {"w3"}
+    assert {t.thread for t in turns if "stock_list.xlsx" in t.text or "stock list sheet" in t.text} == {"w3"}
     jobs = [j.lower() for j in threads().jobs]
     assert not any(t.thread in ("w1", "w2", "w3") for t in turns if any(j in t.text.lower() for j in jobs))
     assert any(any(j in t.text.lower() for j in jobs) for t in turns)  # a job for later is still told

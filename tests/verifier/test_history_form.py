@@ -153,3 +153,16 @@ def test_namings_per_work_counts_a_thread_of_two_abouts_as_one_work():
              user("For the reminder on the last weekday, y.", thread="t1"), user("That reminder again.", thread="t1"),
              user("The reminder: x.", thread="t1"), user("The quote log, z.", thread="t2")]
     assert namings_per_work([record(turns, memory=memory)]) == [5, 1]
+
+
+def test_a_derived_value_always_needs_two_turns_whatever_its_relation_names():
+    piece = {"id": "m1", "value": "inventory.xlsx", "about": "the reorder list",
+             "said_as": "the file from the handover I mentioned",
+             "derived": {"rule": "refers", "amount": 0, "anchor": "the file from the handover",
+                         "base": "the inventory sheet"}}
+    turns = [user("For the reorder list the numbers are in the file from the handover I mentioned.", evidence=["m1"]),
+             user("The file from the handover is the inventory sheet.", evidence=["m1"])]
+    assert two_turn_share([record(turns, memory=[piece])]) == (1.0, 1)
+    plain = {k: v for k, v in piece.items() if k not in ("said_as", "derived")}
+    said = [user("For the reorder list the numbers are in inventory.xlsx.", evidence=["m1"])]
+    assert two_turn_share([record(said, memory=[plain])]) == (0.0, 1)  # the same sentence, the value said outright

@@ -35,6 +35,24 @@ def test_the_guesser_cannot_take_a_value_said_in_no_single_turn():
     assert found["tfidf_logreg"]["isolation"] == 0.0
 
 
+def test_a_derived_value_is_isolated_only_with_its_anchor_and_never_guessed_from_its_relation():
+    from verifier.adversary import isolates
+
+    record = {"memory": [{"id": "m1", "value": "data/scores.xlsx", "said_as": "the file from the handover I mentioned",
+                          "derived": {"rule": "refers", "amount": 0, "anchor": "the file from the handover",
+                                      "base": "scores.xlsx"}}],
+              "dialogue": [{"day": 1, "turns": [
+                  {"role": "user", "text": "Set Bob's score in the file from the handover I mentioned to 95."},
+                  {"role": "assistant", "text": "Okay."},
+                  {"role": "user", "text": "The file from the handover is scores.xlsx."}]}]}
+    relation, anchor = record["dialogue"][0]["turns"][0]["text"], record["dialogue"][0]["turns"][2]["text"]
+    assert isolates(record, [relation, anchor]) and not isolates(record, [relation])
+    ranked = [(1.0, {"text": relation}), (0.5, {"text": anchor})]
+    assert guess(record, ranked) == (0, 1)  # the relation is no answer; the anchor's value is not the value
+    said = {**record, "memory": [{"id": "m1", "value": "data/scores.xlsx"}]}
+    assert guess(said, [(1.0, {"text": "Set Bob's score in data/scores.xlsx to 95."})]) == (1, 1)
+
+
 def test_the_guesser_follows_the_ranking():
     record = leaky(3)[1]  # final 113, an earlier 317 said in its own turn
     reader = LearnedReader(leaky(1))
