@@ -23,15 +23,17 @@ way the folder keeps its running metadata and its log, and ``--resume`` goes on 
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, ContextManager, Iterable, Protocol, Sequence
 
 from backends.folder_lock import FolderBusy, FolderLock
-from backends.job_contract import Budget, JobFailure
+from backends.job_contract import NO_SPACE, Budget, JobFailure
 from backends.scratch import claim_work_folder, release_work_folder
 from backends.workers import run_jobs
 from office_env.untrusted import UntrustedInputError, read_file
@@ -84,6 +86,43 @@ class Batch(Protocol):
     def finalise(self) -> Any: ...
 
 
+class NoSpaceLeft(OSError):
+    """A job could not write for want of space (the disk or a quota filled): the batch stopped at
+    once, every later job would have failed alike. Its one line names the file, the folder, the
+    space free there and, where the batch can tell (``space_needed``), how much more it needs."""
+
+    def __init__(self, filename: str, out: Path, needed: int | None) -> None:
+        super().__init__(errno.ENOSPC, "no space left on the device", filename or str(out))
+        self.out, self.needed = out, needed
+
+    def __str__(self) -> str:
+        try:
+            free = f"{shutil.disk_usage(self.out).free / 2**20:.1f} MiB free"
+        except OSError:
+            free = "free space unknown"
+        need = f", about {self.needed / 2**20:.1f} MiB more needed" if self.needed else ""
+        where = (f"writing {self.filename} (under {self.out}: " if self.filename != str(self.out)
+                 else f"writing into {self.out} (")
+        return f"no space left on the device {where}{free}{need}); free some space and rerun with --resume"
+
+
+def folder_bytes(folder: Path, max_entries: int = 10_000) -> int:
+    """The bytes of the regular files under ``folder`` (links not followed; at most ``max_entries``
+    entries read): what a finished item of a batch takes on disk."""
+    total = seen = 0
+    for root, dirs, files in os.walk(folder):
+        for name in files:
+            seen += 1
+            if seen > max_entries:
+                return total
+            try:
+                st = os.lstat(os.path.join(root, name))
+            except OSError:
+                continue
+            total += st.st_size if stat.S_ISREG(st.st_mode) else 0
+    return total
+
+
 def hold_folder(out: Path, what: str, error: type[Exception]) -> FolderLock:
     """Take ``out``'s writer lock, or raise ``error`` naming why not (busy, not a folder, not writable)."""
     if out.exists() and not out.is_dir():
@@ -110,7 +149,7 @@ def run_batch(out: Path, batch: Batch, *, resume: bool, budget: Budget | None = 
         with batch.log():
             work = claim_work_folder() if batch.work_folder else None
             try:
-                _rounds(batch, work, budget or Budget(), executor, ray_address, on_pause)
+                _rounds(out, batch, work, budget or Budget(), executor, ray_address, on_pause)
             finally:
                 if work is not None:
                     release_work_folder(work)
@@ -119,16 +158,30 @@ def run_batch(out: Path, batch: Batch, *, resume: bool, budget: Budget | None = 
         lock.release()
 
 
-def _rounds(batch: Batch, work: Path | None, budget: Budget, executor: str, ray_address: str | None,
+def _rounds(out: Path, batch: Batch, work: Path | None, budget: Budget, executor: str, ray_address: str | None,
             on_pause: Callable[[float], None] | None) -> None:
     guard = batch.guard
+    full: list[JobFailure] = []  # jobs that found no space to write: none is an outcome, all run again on resume
+
+    def failed(item: Any, failure: JobFailure) -> None:
+        if failure.kind == NO_SPACE:
+            full.append(failure)
+        else:
+            batch.record(batch.failed(item, failure))
+
+    def stop() -> bool:
+        return bool(full) or (guard is not None and guard.tripped())
+
     while (round_ := batch.next_round(str(work) if work is not None else None)) is not None:
         items = round_.items
         run_jobs(round_.run, items, workers=round_.workers, budget=budget,
                  on_result=lambda at, outcome: batch.record(outcome),
-                 on_failure=lambda at, failure, items=items: batch.record(batch.failed(items[at], failure)),
-                 group=round_.group, stop=guard.tripped if guard is not None else None, wanted=round_.wanted,
+                 on_failure=lambda at, failure, items=items: failed(items[at], failure),
+                 group=round_.group, stop=stop, wanted=round_.wanted,
                  executor=executor, ray_address=ray_address, spread=round_.spread)
+        if full:
+            needed = getattr(batch, "space_needed", None)
+            raise NoSpaceLeft(full[0].detail, out, needed() if needed is not None else None)
         if guard is not None and guard.tripped():
             if not guard.recovered(on_pause):
                 raise batch.stopped()
@@ -196,13 +249,17 @@ def write_synced(target: Path, data: bytes) -> None:
     tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
     try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(tmp, target)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, target)
+    except BaseException:  # a full disk or an interrupt: no temporary copy is left behind
+        tmp.unlink(missing_ok=True)
+        raise
     _sync_folder(target.parent)
 
 

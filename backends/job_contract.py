@@ -4,11 +4,16 @@ why a job gave no result, and the interrupt that stops a batch. Shared by ``back
 
 from __future__ import annotations
 
+import errno
+import os
+import traceback
 from dataclasses import dataclass
 
 GRACE_SECONDS = 5.0   # a worker past its budget by this much is killed from outside
 
 TIMEOUT, MEMORY, CRASHED = "timeout", "memory", "crashed"
+NO_SPACE = "no space"  # the disk (or quota) filled: every later job would fail alike, so the batch stops
+_NO_SPACE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
 
 
 class BudgetExceeded(BaseException):
@@ -45,7 +50,8 @@ class Budget:
 
 @dataclass(frozen=True)
 class JobFailure:
-    """Why a job gave no result: ``kind`` is timeout, memory or crashed."""
+    """Why a job gave no result: ``kind`` is timeout, memory, crashed or no space (``detail`` then
+    the file that could not be written)."""
 
     kind: str
     detail: str
@@ -53,3 +59,18 @@ class JobFailure:
     @property
     def reason(self) -> str:
         return f"error: {self.kind} ({self.detail})"
+
+
+def no_space(exc: BaseException) -> bool:
+    """An error of a disk or quota that filled."""
+    return isinstance(exc, OSError) and exc.errno in _NO_SPACE_ERRNOS
+
+
+def raised(exc: Exception, where: bool = True) -> JobFailure:
+    """The failure of a job that raised ``exc``: no space (naming the file), else crashed with the
+    exception and, with ``where``, the file and line it came from."""
+    if no_space(exc):
+        return JobFailure(NO_SPACE, str(getattr(exc, "filename", "") or ""))
+    frame = traceback.extract_tb(exc.__traceback__)[-1:] if where else []
+    at = f" at {os.path.basename(frame[0].filename)}:{frame[0].lineno}" if frame else ""
+    return JobFailure(CRASHED, f"{type(exc).__name__}: {str(exc)[:300]}{at}")

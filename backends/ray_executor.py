@@ -22,11 +22,10 @@ from __future__ import annotations
 import re
 import signal
 import time
-import traceback
 from collections import deque
 from typing import Any, Callable, Sequence
 
-from backends.job_contract import CRASHED, GRACE_SECONDS, MEMORY, TIMEOUT, Budget, Interrupted, JobFailure
+from backends.job_contract import CRASHED, GRACE_SECONDS, MEMORY, TIMEOUT, Budget, Interrupted, JobFailure, raised
 
 POLL_SECONDS = 0.2
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -43,11 +42,8 @@ def _run_one(fn: Callable[[Any], Any], job: Any) -> tuple:
     except MemoryError:
         return ("failed", MEMORY, "out of memory")
     except Exception as exc:  # a bug in one job must not end the batch: it is reported
-        import os
-
-        where = traceback.extract_tb(exc.__traceback__)[-1:]
-        at = f" at {os.path.basename(where[0].filename)}:{where[0].lineno}" if where else ""
-        return ("failed", CRASHED, f"{type(exc).__name__}: {str(exc)[:300]}{at}")
+        failure = raised(exc)
+        return ("failed", failure.kind, failure.detail)
 
 
 def start(workers: int, address: str | None) -> bool:

@@ -38,13 +38,13 @@ import os
 import signal
 import threading
 import time
-import traceback
 from collections import deque
 from multiprocessing import connection, get_context
 from typing import Any, Callable, Sequence
 
-from backends.job_contract import (CRASHED, GRACE_SECONDS, MEMORY, TIMEOUT, Budget,  # noqa: F401 - the contract,
-                                   BudgetExceeded, Interrupted, JobFailure)        # as callers import it from here
+from backends.job_contract import (CRASHED, GRACE_SECONDS, MEMORY, NO_SPACE, TIMEOUT,  # noqa: F401 - the contract,
+                                   Budget, BudgetExceeded, Interrupted, JobFailure,  # as callers import it from here
+                                   raised)
 from backends.ray_executor import run_jobs_ray
 
 DRAIN_SECONDS = 2.0   # how long jobs in flight may finish after an interrupt
@@ -123,9 +123,8 @@ def _worker(fn: Callable[[Any], Any], jobs: Sequence[Any], conn: Any, budget: Bu
         except MemoryError:
             message = ("failed", index, MEMORY, budget.describe(MEMORY))
         except Exception as exc:  # a bug in one job must not end the batch: it is reported
-            where = traceback.extract_tb(exc.__traceback__)[-1:]
-            at = f" at {os.path.basename(where[0].filename)}:{where[0].lineno}" if where else ""
-            message = ("failed", index, CRASHED, f"{type(exc).__name__}: {str(exc)[:300]}{at}")
+            failure = raised(exc)
+            message = ("failed", index, failure.kind, failure.detail)
         if _alarm["fired"]:  # the raise was caught on the way (openpyxl's bare ``except:`` re-raises it
             message = ("failed", index, TIMEOUT, budget.describe(TIMEOUT))  # as TypeError): still a timeout
         try:
@@ -348,7 +347,7 @@ def _run_here(fn: Callable[[Any], Any], jobs: Sequence[Any], on_result: Callable
                 on_failure(index, JobFailure(MEMORY, "out of memory"))
             except Exception as exc:  # reported like a worker's failure: the batch goes on
                 reported += 1
-                on_failure(index, JobFailure(CRASHED, f"{type(exc).__name__}: {str(exc)[:300]}"))
+                on_failure(index, raised(exc, where=False))
             else:
                 reported += 1
                 on_result(index, result)

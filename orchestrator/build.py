@@ -25,7 +25,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable
 
-from backends.batch import Round, finish_folder, run_batch
+from backends.batch import Round, finish_folder, folder_bytes, run_batch
 from backends.llm.usage import COUNTERS
 from backends.tokens import counter_name
 from backends.workers import Budget, JobFailure
@@ -497,6 +497,20 @@ class BuildBatch:
             return strata.wanted(index, unique[len(done)])
 
         return wanted
+
+    def space_needed(self) -> int | None:
+        """About how many bytes the tasks still to make need: those to go times the mean size of
+        up to 20 of the folder's task folders (None before any)."""
+        sizes = []
+        try:
+            with os.scandir(self.out / dataset.TASKS) as entries:
+                for entry in entries:
+                    if entry.is_dir(follow_symlinks=False) and len(sizes) < 20:
+                        sizes.append(folder_bytes(Path(entry.path)))
+        except OSError:
+            return None
+        to_go = self.n - len(self.accepted_indices(near=False))
+        return int(sum(sizes) / len(sizes) * to_go) if sizes and to_go > 0 else None
 
     def retry(self) -> None:
         for index in [i for i, item in self.done.items() if item.get("status") == ERROR]:

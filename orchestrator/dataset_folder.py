@@ -166,9 +166,10 @@ def repair(out: Path, done: dict[int, dict[str, Any]]) -> list[str]:
 
 
 # a file the kill caught mid-write: ``office_env.workspace.atomic_write``'s temporary copy of one of the
-# folder's own files (".build.json.0eck7ld2.tmp"), never renamed into place
-_WRITE_LEFTOVER = re.compile(r"^\.(?P<name>.+)\.[A-Za-z0-9_]{8}\.tmp$")
-_ATOMIC_FILES = {"": {dataset.BUILD, dataset.ATTEMPTS, "README.md", "index.jsonl"},
+# folder's own files (".build.json.0eck7ld2.tmp") or ``backends.batch.write_synced``'s (".progress.jsonl.4242.tmp"),
+# never renamed into place
+_WRITE_LEFTOVER = re.compile(r"^\.(?P<name>.+)\.(?:[A-Za-z0-9_]{8}|\d{1,10})\.tmp$")
+_ATOMIC_FILES = {"": {dataset.BUILD, dataset.ATTEMPTS, dataset.PROGRESS, "README.md", "index.jsonl"},
                  "schemas": {Path(name).name for name, _ in dataset.schema_files()}}
 
 

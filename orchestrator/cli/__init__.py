@@ -14,6 +14,7 @@ import sys
 
 import typer
 
+from backends.batch import NoSpaceLeft
 from orchestrator.cli import datasets, evaluate, officebench, review, serve  # noqa: F401 - they register the commands
 from orchestrator.cli.common import app
 
@@ -35,6 +36,8 @@ def _no_space(exc: BaseException) -> str | None:
     """The one line for a disk (or quota) that filled while a command wrote, else None."""
     if not isinstance(exc, OSError) or exc.errno not in _NO_SPACE:
         return None
+    if isinstance(exc, NoSpaceLeft):  # a batch that stopped at its first job without space says more
+        return f"error: {exc}"
     where = f" writing {exc.filename}" if exc.filename else ""
     return (f"error: no space left on the device{where}; free some space and run the command again "
             "(build, regenerate and eval go on from where they stopped with --resume)")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from contextlib import contextmanager
 from pathlib import Path
@@ -117,3 +118,67 @@ def test_a_guard_that_recovers_gets_another_round_and_one_that_does_not_stops_th
         run_batch(tmp_path / "b", stopping, resume=False)
     assert not (tmp_path / "b" / "out.json").exists()  # what finished stays in the log for a resume
     assert [json.loads(line)["item"] for line in (tmp_path / "b" / ".progress.jsonl").read_text().splitlines()] == [0, 1]
+
+
+def fills_the_disk(started: str, item: int) -> dict[str, int]:
+    """Items from 2 on find the disk full, as every job would once it is; each job leaves a mark
+    in ``started`` (a folder on another disk) that it ran."""
+    Path(started, str(item)).touch()
+    if item >= 2:
+        import errno
+        import os
+
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), f"/data/item-{item}.json")
+    return {"item": item, "value": item * item}
+
+
+class Filling(Squares):
+    def next_round(self, work):
+        todo = [i for i in range(6) if i not in self.done]
+        if not todo:
+            return None
+        return Round(todo, functools.partial(fills_the_disk, str(self.started)), self.workers)
+
+    def space_needed(self):
+        return 3 * 2**20
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_the_first_job_without_space_stops_the_batch_and_none_of_them_is_an_outcome(tmp_path, workers):
+    from backends.batch import NoSpaceLeft
+    from backends.job_contract import Budget
+
+    batch = Filling(tmp_path / "out")
+    batch.workers, batch.started = workers, tmp_path / "started"
+    batch.started.mkdir()
+    tmp_path = tmp_path / "out"
+    budget = Budget(seconds=30) if workers > 1 else None  # with a budget, jobs run in worker processes
+    with pytest.raises(NoSpaceLeft) as raised:
+        run_batch(tmp_path, batch, resume=False, budget=budget)
+    message = str(raised.value)
+    assert message.startswith("no space left on the device writing /data/item-")
+    assert f"under {tmp_path}: " in message and "MiB free, about 3.0 MiB more needed" in message and "--resume" in message
+    logged = [json.loads(line) for line in (tmp_path / ".progress.jsonl").read_text().splitlines()]
+    # the items that wrote are kept; those that found no space are not outcomes (a resume runs them)
+    assert [item["item"] for item in logged] == [0, 1] and all("error" not in item for item in logged)
+    assert not (tmp_path / "out.json").exists()
+    started = sorted(int(p.name) for p in batch.started.iterdir())
+    assert started[:3] == [0, 1, 2] and len(started) <= 2 + workers  # no job starts once one found no space
+
+
+def test_a_synced_write_cut_by_a_full_disk_leaves_the_old_file_and_no_temporary_copy(tmp_path, monkeypatch):
+    import errno
+    import os
+
+    from backends import batch as batch_module
+
+    target = tmp_path / ".progress.jsonl"
+    target.write_text("old\n")
+
+    def full(fd):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(batch_module.os, "fsync", full)
+    with pytest.raises(OSError):
+        batch_module.write_synced(target, b"new\n" * 1000)
+    assert target.read_text() == "old\n" and os.listdir(tmp_path) == [".progress.jsonl"]

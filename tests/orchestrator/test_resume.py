@@ -56,7 +56,8 @@ def test_resume_repairs_strays_left_by_a_kill_and_gives_the_same_bytes(tmp_path,
     (out / PROGRESS).write_text("")
     (out / "tasks" / "neo-00074").mkdir()
     # and a kill in the middle of a write: the temporary copies of the card, build.json and a schema
-    for name in (".build.json.0eck7ld2.tmp", ".README.md.x1_y2z3w.tmp", "schemas/.task.schema.json.a1b2c3d4.tmp"):
+    for name in (".build.json.0eck7ld2.tmp", ".README.md.x1_y2z3w.tmp", "schemas/.task.schema.json.a1b2c3d4.tmp",
+                 f".{PROGRESS}.4242.tmp"):  # and the outcome log's, rewritten whole by a resume
         (out / name).write_bytes(b"")
     outside = tmp_path / "outside.txt"
     outside.write_text("not ours")
