@@ -112,13 +112,13 @@ def verify_command(
 
     A task that cannot be loaded or whose gates fail on malformed content is one FAIL line; the
     other tasks are still checked."""
+    check_dataset(dataset_dir)  # a folder that is none is refused before the gates' modules load
     from office_env.untrusted import printable
     from orchestrator.card import gameability_line
     from orchestrator.dataset_writer import iter_tasks
     from verifier.gameability import gameability
     from orchestrator.review.edits import recheck
 
-    check_dataset(dataset_dir)
     failures = total = 0
     records = []
     for task in iter_tasks(dataset_dir):
@@ -156,12 +156,12 @@ def verify_command(
 def stats_command(dataset_dir: Path = typer.Argument(..., help="A dataset folder written by homer build")) -> None:
     """Print the dataset card's statistics (per app count: sessions, utterances, tokens), then its
     gameability section (detectors, memory dynamics, text statistics)."""
+    check_dataset(dataset_dir)
     from office_env.untrusted import printable
     from orchestrator.card import gameability_section, statistics, table
     from orchestrator.dataset_writer import iter_tasks
     from verifier.gates import schema_gate
 
-    check_dataset(dataset_dir)
     records = []
     for task in iter_tasks(dataset_dir):
         if task.record is None:
@@ -192,10 +192,10 @@ def show_command(
 ) -> None:
     """Print one task readably: intent, description, memory with the turns that say it, criteria in
     words, the oracle plan and the testbed's files (--day N: one day of the chat)."""
+    check_dataset(dataset_dir)
     from backends.dataset_reader import load_task
     from orchestrator.show import day_view, render_day, render_task, task_view
 
-    check_dataset(dataset_dir)
     task = load_task(dataset_dir, task_id)
     if task.task is None:
         fail(task.error or f"{task_id}: unreadable")

@@ -62,16 +62,16 @@ def eval_command(
     """Evaluate an agent on a dataset (long-context or RAG history); write results.jsonl, report.md
     and run.json into --out and print the report's table. Exit 0 when the run completed (whatever the
     pass rate) with at most --max-errors runs ended by an error, 1 with more, 2 for bad options."""
+    budget = task_budget(task_timeout, task_memory)
+    if max_errors < 0:
+        fail(f"--max-errors {max_errors}: must be 0 or more")
+    check_dataset(dataset_dir)  # bad options and a folder that is none are refused before the harness loads
     from backends.llm.failures import RunRefused
     from backends.ray_executor import RayUnavailable
     from backends.workers import Interrupted
     from harness.runner import EvalConfig, EvalError, evaluate
     from orchestrator.progress import Reporter
 
-    budget = task_budget(task_timeout, task_memory)
-    if max_errors < 0:
-        fail(f"--max-errors {max_errors}: must be 0 or more")
-    check_dataset(dataset_dir)
     if endpoint.llm_config is not None and not endpoint.llm_config.is_file():
         fail(f"--llm-config {endpoint.llm_config}: no such file")
     context = _context(mode, storage, granularity, top_k, chunk_sessions, embeddings)
@@ -196,10 +196,10 @@ def probe_command(
     """Memory probes: per task, multiple-choice questions built by rules from its memory pieces
     (the final value, which value is current, what was corrected, near-misses, a day relative to
     another), asked closed-book and with the history; accuracy per memory dynamic."""
+    check_dataset(dataset_dir)
     from harness.context import ContextConfig
     from harness.probe_run import AGENTS, ProbeConfig, run_probes
 
-    check_dataset(dataset_dir)
     if agent not in AGENTS:
         fail(f"--agent: {agent!r} is not one of {', '.join(AGENTS)}")
     try:
