@@ -11,7 +11,8 @@ file and the reason) while the others go on:
 - ``task.json`` is read with the JSON limits (a regular file, at most ``MAX_JSON_BYTES``, nested
   at most ``MAX_JSON_DEPTH`` levels) and must hold a task record (``backends.task_record``: the
   first field that is not what the schema says is named), its dialogue at most
-  ``MAX_DIALOGUE_TURNS`` turns;
+  ``MAX_DIALOGUE_TURNS`` turns, any other list or object at most ``MAX_RECORD_ITEMS`` long and any
+  string at most ``MAX_RECORD_TEXT_CHARS`` (checked before it is typed);
 - a ``testbed/`` or ``reference/`` holding anything :func:`~office_env.untrusted.scan_tree`
   refuses (a symlink, a special file, a hard link to a file outside it, an odd name, more than
   the tree limits) makes the whole task unusable rather than skipping the entry: scoring an
@@ -38,7 +39,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from office_env.formats.bounded import size_text
-from office_env.limits import MAX_DATASET_BYTES, MAX_DIALOGUE_TURNS
+from office_env.limits import MAX_DATASET_BYTES, MAX_DIALOGUE_TURNS, MAX_RECORD_ITEMS, MAX_RECORD_TEXT_CHARS
 from office_env.untrusted import (
     MISSING, Skipped, UntrustedInputError, is_real_dir, load_json, name_problem, printable, scan_tree,
 )
@@ -229,10 +230,9 @@ def _load_task(task_id: str, folder: Path) -> LoadedTask:
     if not isinstance(record, dict):
         return LoadedTask(task_id, folder, None, f"{printable(path)}: not valid JSON for a task (the top level "
                                                  "is not an object)")
-    turns = dialogue_turns(record)
-    if turns > MAX_DIALOGUE_TURNS:  # checked before typing it: a model per turn of 300,000 would take a gigabyte
-        return LoadedTask(task_id, folder, None, f"{printable(path)}: dialogue: {turns:,} turns, over the limit "
-                                                 f"of {MAX_DIALOGUE_TURNS:,}")
+    problem = record_bounds_problem(record)  # before typing it: a model per item of 300,000 would take a gigabyte
+    if problem is not None:
+        return LoadedTask(task_id, folder, None, f"{printable(path)}: {printable(problem)}")
     try:
         typed = parse_record(record)
     except RecordError as exc:
@@ -246,6 +246,39 @@ def _load_task(task_id: str, folder: Path) -> LoadedTask:
             return LoadedTask(task_id, folder, None, f"{tree.problem(folder / name)}; the task is unusable")
         size += tree.total_bytes
     return LoadedTask(task_id, folder, record, size=size, task=typed)
+
+
+def record_bounds_problem(record: dict[str, Any]) -> str | None:
+    """Why a parsed ``task.json`` is too large to use, naming the field; None when it is within the
+    limits: at most ``MAX_DIALOGUE_TURNS`` turns in all, ``MAX_RECORD_ITEMS`` items in any other list
+    or keys in any object, ``MAX_RECORD_TEXT_CHARS`` characters in any string. One pass over the
+    parsed JSON, before anything builds objects of it or renders it (every later step grows with
+    these sizes, some with their product)."""
+    turns = dialogue_turns(record)
+    if turns > MAX_DIALOGUE_TURNS:
+        return f"dialogue: {turns:,} turns, over the limit of {MAX_DIALOGUE_TURNS:,}"
+    stack: list[tuple[Any, tuple[Any, ...]]] = [(record, ())]
+    while stack:
+        node, where = stack.pop()
+        if isinstance(node, str):
+            if len(node) > MAX_RECORD_TEXT_CHARS:
+                return f"{_field(where)}: {len(node):,} characters, over the limit of {MAX_RECORD_TEXT_CHARS:,}"
+            continue
+        if isinstance(node, dict):
+            items: Iterable[tuple[Any, Any]] = node.items()
+        elif isinstance(node, list):
+            items = enumerate(node)
+        else:
+            continue
+        if len(node) > MAX_RECORD_ITEMS and not (where and where[-1] == "turns"):  # turns: counted above
+            return f"{_field(where)}: {len(node):,} {'keys' if isinstance(node, dict) else 'items'}, over the limit of " \
+                   f"{MAX_RECORD_ITEMS:,}"
+        stack.extend((value, (*where, key)) for key, value in items if isinstance(value, (str, dict, list)))
+    return None
+
+
+def _field(where: tuple[Any, ...]) -> str:
+    return ".".join(str(part) for part in where)[:200] or "(top level)"
 
 
 def dialogue_turns(record: dict[str, Any]) -> int:

@@ -288,6 +288,30 @@ def test_iter_tasks_reports_each_bad_task_and_loads_the_rest(tmp_path, outside):
     }
 
 
+def test_a_record_too_wide_or_too_long_is_refused_before_it_is_typed_naming_the_field(tmp_path):
+    from office_env.limits import MAX_RECORD_ITEMS, MAX_RECORD_TEXT_CHARS
+
+    tasks = tmp_path / "ds" / "tasks"
+    wide = task_record_sample("wide")
+    wide["memory"] = [dict(wide["memory"][0], id=f"m{i}") for i in range(MAX_RECORD_ITEMS + 1)]
+    long = task_record_sample("long")
+    long["dialogue"][0]["turns"][1]["text"] = "word " * (MAX_RECORD_TEXT_CHARS // 5 + 1)
+    keys = task_record_sample("keys")
+    keys["user"] = {f"k{i}": 1 for i in range(MAX_RECORD_ITEMS + 1)}
+    edge = task_record_sample("edge")  # at the limits: still a task (then typed, and its schema has the say)
+    edge["dialogue"][0]["turns"][1]["text"] = "x" * MAX_RECORD_TEXT_CHARS
+    for record in (wide, long, keys, edge):
+        (_task(tasks, record["id"]) / "task.json").write_text(json.dumps(record), encoding="utf-8")
+    loaded = {t.id: t for t in iter_tasks(tmp_path / "ds")}
+    assert loaded["wide"].error == (f"{tasks / 'wide' / 'task.json'}: memory: {MAX_RECORD_ITEMS + 1:,} items, "
+                                    f"over the limit of {MAX_RECORD_ITEMS:,}")
+    assert loaded["long"].error.endswith(f"task.json: dialogue.0.turns.1.text: {5 * (MAX_RECORD_TEXT_CHARS // 5 + 1):,} "
+                                         f"characters, over the limit of {MAX_RECORD_TEXT_CHARS:,}")
+    assert loaded["keys"].error.endswith(f"task.json: user: {MAX_RECORD_ITEMS + 1:,} keys, over the limit of "
+                                         f"{MAX_RECORD_ITEMS:,}")
+    assert loaded["edge"].error is None and loaded["edge"].record is not None
+
+
 def test_stage_task_refuses_links_and_leaves_nothing(tmp_path, outside):
     staging = tmp_path / "staging"
     staging.mkdir()
