@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any, Callable, ContextManager, Iterable, Protocol, Sequence
 
 from backends.folder_lock import FolderBusy, FolderLock
-from backends.job_contract import NO_SPACE, Budget, JobFailure
+from backends.job_contract import NO_SPACE, Budget, JobFailure, no_space
 from backends.scratch import claim_work_folder, release_work_folder
 from backends.workers import run_jobs
 from office_env.untrusted import UntrustedInputError, read_file
@@ -154,6 +154,10 @@ def run_batch(out: Path, batch: Batch, *, resume: bool, budget: Budget | None = 
                 if work is not None:
                     release_work_folder(work)
         return batch.finalise()
+    except OSError as exc:
+        if no_space(exc) and not isinstance(exc, NoSpaceLeft):  # a write of the parent's: named the same way
+            raise NoSpaceLeft(str(exc.filename or ""), out, None) from None
+        raise
     finally:
         lock.release()
 

@@ -160,7 +160,7 @@ def test_the_first_job_without_space_stops_the_batch_and_none_of_them_is_an_outc
     assert f"under {tmp_path}: " in message and "MiB free, about 3.0 MiB more needed" in message and "--resume" in message
     logged = [json.loads(line) for line in (tmp_path / ".progress.jsonl").read_text().splitlines()]
     # the items that wrote are kept; those that found no space are not outcomes (a resume runs them)
-    assert [item["item"] for item in logged] == [0, 1] and all("error" not in item for item in logged)
+    assert sorted(item["item"] for item in logged) == [0, 1] and all("error" not in item for item in logged)
     assert not (tmp_path / "out.json").exists()
     started = sorted(int(p.name) for p in batch.started.iterdir())
     assert started[:3] == [0, 1, 2] and len(started) <= 2 + workers  # no job starts once one found no space
@@ -182,3 +182,18 @@ def test_a_synced_write_cut_by_a_full_disk_leaves_the_old_file_and_no_temporary_
     with pytest.raises(OSError):
         batch_module.write_synced(target, b"new\n" * 1000)
     assert target.read_text() == "old\n" and os.listdir(tmp_path) == [".progress.jsonl"]
+
+
+def test_a_write_of_the_parents_on_a_full_disk_is_the_same_one_line_naming_the_folder(tmp_path):
+    import errno
+
+    from backends.batch import NoSpaceLeft
+
+    class ParentFull(Squares):
+        def record(self, outcome):
+            raise OSError(errno.ENOSPC, "No space left on device")  # os.write on the log's descriptor: no file name
+
+    with pytest.raises(NoSpaceLeft) as raised:
+        run_batch(tmp_path, ParentFull(tmp_path), resume=False)
+    assert str(raised.value).startswith(f"no space left on the device writing into {tmp_path} (")
+    assert str(raised.value).endswith("free some space and rerun with --resume")
