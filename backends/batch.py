@@ -27,7 +27,6 @@ import errno
 import json
 import os
 import shutil
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, ContextManager, Iterable, Protocol, Sequence
@@ -104,23 +103,6 @@ class NoSpaceLeft(OSError):
         where = (f"writing {self.filename} (under {self.out}: " if self.filename != str(self.out)
                  else f"writing into {self.out} (")
         return f"no space left on the device {where}{free}{need}); free some space and rerun with --resume"
-
-
-def folder_bytes(folder: Path, max_entries: int = 10_000) -> int:
-    """The bytes of the regular files under ``folder`` (links not followed; at most ``max_entries``
-    entries read): what a finished item of a batch takes on disk."""
-    total = seen = 0
-    for root, dirs, files in os.walk(folder):
-        for name in files:
-            seen += 1
-            if seen > max_entries:
-                return total
-            try:
-                st = os.lstat(os.path.join(root, name))
-            except OSError:
-                continue
-            total += st.st_size if stat.S_ISREG(st.st_mode) else 0
-    return total
 
 
 def hold_folder(out: Path, what: str, error: type[Exception]) -> FolderLock:

@@ -342,8 +342,9 @@ def _free_anchor(days: list[DayPlan], thread: str, piece: MemoryPiece, kind: str
     (none when its names are used up or its value would be another detail's)."""
     names = [a for a in anchor_names(kind) if a not in used]
     # on one of the quietest days from the thread's first on: talk for nothing never makes a day long
-    quiet = min(event_pairs(days[i].events) for i in range(first, len(days)))
-    index = rng.choice([i for i in range(first, len(days)) if event_pairs(days[i].events) == quiet])
+    pairs = {i: event_pairs(days[i].events) for i in range(first, len(days))}
+    quiet = min(pairs.values())
+    index = rng.choice([i for i, count in pairs.items() if count == quiet])
     said_on = days[index].date
     if kind == "day":
         day = said_on + timedelta(days=rng.randint(1, 12))

@@ -25,7 +25,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable
 
-from backends.batch import Round, finish_folder, folder_bytes, run_batch
+from backends.batch import Round, finish_folder, run_batch
 from backends.llm.usage import COUNTERS
 from backends.tokens import counter_name
 from backends.workers import Budget, JobFailure
@@ -34,7 +34,7 @@ from generators.families import check_families
 from office_env.seeding import COLON, derive_seed
 from office_env.synthesis import World, make_world, write_workspace
 from office_env.synthesis.check import WorldCheckError
-from office_env.untrusted import UntrustedInputError, load_json
+from office_env.untrusted import UntrustedInputError, load_json, scan_tree
 from verifier.duplicates import duplicate_keys, first_of_each, near_words
 from verifier.gameability import record_cues
 from orchestrator import dataset_writer as dataset
@@ -506,7 +506,8 @@ class BuildBatch:
             with os.scandir(self.out / dataset.TASKS) as entries:
                 for entry in entries:
                     if entry.is_dir(follow_symlinks=False) and len(sizes) < 20:
-                        sizes.append(folder_bytes(Path(entry.path)))
+                        sizes.append(scan_tree(entry.path, check_links=False, max_file_bytes=None,
+                                               max_total_bytes=None).total_bytes)
         except OSError:
             return None
         to_go = self.n - len(self.accepted_indices(near=False))

@@ -9,12 +9,12 @@ The commands live in modules by group (``datasets``, ``evaluate``, ``officebench
 
 from __future__ import annotations
 
-import errno
 import sys
 
 import typer
 
 from backends.batch import NoSpaceLeft
+from backends.job_contract import no_space
 from orchestrator.cli import datasets, evaluate, officebench, review, serve  # noqa: F401 - they register the commands
 from orchestrator.cli.common import app
 
@@ -29,12 +29,9 @@ def _definition_error(exc: BaseException) -> bool:
     return any((cls.__module__, cls.__name__) in _DEFINITION_ERRORS for cls in type(exc).__mro__)
 
 
-_NO_SPACE = frozenset({errno.ENOSPC, errno.EDQUOT})
-
-
 def _no_space(exc: BaseException) -> str | None:
     """The one line for a disk (or quota) that filled while a command wrote, else None."""
-    if not isinstance(exc, OSError) or exc.errno not in _NO_SPACE:
+    if not no_space(exc):
         return None
     if isinstance(exc, NoSpaceLeft):  # a batch that stopped at its first job without space says more
         return f"error: {exc}"
