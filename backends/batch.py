@@ -90,9 +90,9 @@ class NoSpaceLeft(OSError):
     once, every later job would have failed alike. Its one line names the file, the folder, the
     space free there and, where the batch can tell (``space_needed``), how much more it needs."""
 
-    def __init__(self, filename: str, out: Path, needed: int | None) -> None:
+    def __init__(self, filename: str, out: Path, needed: int | None, again: str = "rerun with --resume") -> None:
         super().__init__(errno.ENOSPC, "no space left on the device", filename or str(out))
-        self.out, self.needed = out, needed
+        self.out, self.needed, self.again = out, needed, again
 
     def __str__(self) -> str:
         try:
@@ -102,7 +102,7 @@ class NoSpaceLeft(OSError):
         need = f", about {self.needed / 2**20:.1f} MiB more needed" if self.needed else ""
         where = (f"writing {self.filename} (under {self.out}: " if self.filename != str(self.out)
                  else f"writing into {self.out} (")
-        return f"no space left on the device {where}{free}{need}); free some space and rerun with --resume"
+        return f"no space left on the device {where}{free}{need}); free some space and {self.again}"
 
 
 def hold_folder(out: Path, what: str, error: type[Exception]) -> FolderLock:

@@ -36,14 +36,17 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 from office_env.formats.bounded import size_text
-from office_env.limits import MAX_DATASET_BYTES, MAX_DIALOGUE_TURNS, MAX_RECORD_ITEMS, MAX_RECORD_TEXT_CHARS
+from office_env.limits import MAX_DATASET_BYTES, MAX_DIALOGUE_TURNS, MAX_RECORD_ITEMS, MAX_RECORD_TEXT_CHARS, \
+    MAX_RECORD_VALUES
 from office_env.untrusted import (
     MISSING, Skipped, UntrustedInputError, is_real_dir, load_json, name_problem, printable, scan_tree,
 )
-from backends.task_record import RecordError, TaskRecord, parse_record
+
+if TYPE_CHECKING:  # the record's types import every check and file reader: loaded only for a record worth typing
+    from backends.task_record import TaskRecord
 
 TASKS = "tasks"
 
@@ -93,7 +96,7 @@ def _refuse_link(out: Path) -> None:
 
 def task_now(record: TaskRecord | dict[str, Any]) -> datetime:
     """The simulated "now" of a task record (typed, or as JSON before it is checked)."""
-    now = record.now.to_dict() if isinstance(record, TaskRecord) else record["now"]
+    now = record["now"] if isinstance(record, dict) else record.now.to_dict()
     return datetime.strptime(f"{now['date']} {now['time']}", "%Y-%m-%d %H:%M")
 
 
@@ -101,7 +104,7 @@ def task_day_first(record: TaskRecord | dict[str, Any]) -> bool | None:
     """Whether the task's office writes a numeric date day first: its world's city's order (the
     world comes back from ``provenance.world_seed``); None when the record names no world (an
     imported task), where an ambiguous numeric date is read both ways."""
-    provenance = record.provenance.to_dict() if isinstance(record, TaskRecord) else record.get("provenance")
+    provenance = record.get("provenance") if isinstance(record, dict) else record.provenance.to_dict()
     seed = provenance.get("world_seed") if isinstance(provenance, dict) else None
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         return None
@@ -219,7 +222,7 @@ def load_task(out: Path, task_id: str) -> LoadedTask:
 def _load_task(task_id: str, folder: Path) -> LoadedTask:
     path = folder / "task.json"
     try:
-        record = load_json(path)
+        record = load_json(path, max_values=MAX_RECORD_VALUES)  # counted before parsing: cheap to refuse
     except UntrustedInputError as exc:
         if exc.reason == MISSING:
             return LoadedTask(task_id, folder, None, f"{printable(path)}: missing")
@@ -233,6 +236,8 @@ def _load_task(task_id: str, folder: Path) -> LoadedTask:
     problem = record_bounds_problem(record)  # before typing it: a model per item of 300,000 would take a gigabyte
     if problem is not None:
         return LoadedTask(task_id, folder, None, f"{printable(path)}: {printable(problem)}")
+    from backends.task_record import RecordError, parse_record
+
     try:
         typed = parse_record(record)
     except RecordError as exc:

@@ -180,7 +180,7 @@ def extra_cases(work: Path, base: Path, outside: Path, seeds: Path, make_case: C
         make_case("many-turns-verify", ["verify", str(turns)], (1,), [("FAIL", task_id)]),
         make_case("many-turns-eval", ["eval", str(turns), "--agent", "none", "--mode", "rag", "--out",
                                       str(runs / "turns-eval")], (0,),
-                  [("skipped", task_id, "turns, over the limit of 50,000")], [runs / "turns-eval"]),
+                  [("skipped", task_id, "lists, objects and items; the limit is 400,000")], [runs / "turns-eval"]),
         make_case("sparse-testbed-eval", ["eval", str(sparse), "--agent", "oracle", "--mode", "rag", "--out",
                                           str(runs / "sparse-eval")], (0,), [("skipped", task_id, *too_big)],
                   [runs / "sparse-eval"]),

@@ -46,12 +46,14 @@ MAX_OBSERVATION_CHARS = 20_000       # longer observations are cut, with a marke
 # -- JSON from strangers (task.json, subtask files, criteria files, endpoint replies) --------
 MAX_JSON_BYTES = 16 * MiB
 MAX_JSON_DEPTH = 64
+MAX_JSON_VALUES = 2_000_000           # values (lists, objects, items) one JSON text may hold, counted before parsing
 MAX_SEED_INSTRUCTION_CHARS = 20_000  # one seed subtask's instruction ("task"); OfficeBench's are a few hundred
 MAX_TOLD_INSTRUCTION_CHARS = 2_000   # another seed's instruction a Plus history tells as work for later
 MAX_SEED_FIELD_CHARS = 200           # a seed subtask's username, date, weekday, time
 MAX_SEED_CRITERIA = 200              # criteria in one seed subtask's evaluation list
 MAX_DIALOGUE_TURNS = 50_000          # turns of one task's history (the challenge preset has about 7,500)
 MAX_RECORD_ITEMS = 2_000             # items of any other list or keys of any object in a task.json (a build's: tens)
+MAX_RECORD_VALUES = 400_000          # values in one task.json (50,000 turns take 200,000; a Challenge task about 40,000)
 MAX_RECORD_TEXT_CHARS = 50_000       # one string of a task.json (an utterance, a description; a build's: a few hundred)
 MAX_SCHEMA_ERRORS = 5                # schema problems named per file (validation stops there)
 MAX_COMPARATOR_CHARS = 1_000         # one spreadsheet comparator ('>= 90', 'in [1, 2]') in a criterion

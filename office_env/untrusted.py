@@ -34,8 +34,10 @@ the scan and the copy is refused, not followed. The copy holds fresh files only:
 symlink, and never a hard link back to an untrusted source (``link=True`` exists for trees the
 project wrote itself).
 
-:func:`load_json` checks the size (``MAX_JSON_BYTES``) before reading and the nesting depth
-(``MAX_JSON_DEPTH``) while and after parsing, iteratively, so a task.json nested a hundred
+:func:`load_json` checks the size (``MAX_JSON_BYTES``) before reading, the number of values
+(``MAX_JSON_VALUES``) before parsing, by counting separators outside strings at C speed (parsing
+a million small lists alone takes seconds), and the nesting depth (``MAX_JSON_DEPTH``) while and
+after parsing, iteratively, so a task.json nested a hundred
 thousand levels costs one error line (``tasks/x/task.json: nested deeper than 64 levels``), not
 a traceback.
 """
@@ -45,6 +47,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
 import shutil
 import stat
 import unicodedata
@@ -56,7 +59,7 @@ from typing import Any, Iterator
 from office_env.errors import PathError
 from office_env.formats.bounded import read_upto
 from office_env.limits import (
-    MAX_FILE_BYTES, MAX_JSON_BYTES, MAX_JSON_DEPTH, MAX_NAME_CHARS, MAX_TREE_BYTES, MAX_TREE_DEPTH, MAX_TREE_FILES,
+    MAX_FILE_BYTES, MAX_JSON_BYTES, MAX_JSON_DEPTH, MAX_JSON_VALUES, MAX_NAME_CHARS, MAX_TREE_BYTES, MAX_TREE_DEPTH, MAX_TREE_FILES,
     MiB,
 )
 
@@ -607,9 +610,21 @@ def json_depth_exceeds(value: Any, limit: int = MAX_JSON_DEPTH) -> bool:
     return False
 
 
+_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
+
+
+def json_value_count(text: str) -> int:
+    """About how many values (lists, objects and their items) JSON ``text`` holds, without
+    parsing it: separators and openers counted outside strings. Exact for valid JSON up to the
+    scalars at the top level; bounded by the text's length for anything else."""
+    bare = _JSON_STRING.sub("", text)
+    return bare.count(",") + bare.count("[") + bare.count("{")
+
+
 def parse_json(text: str | bytes, label: str, *, max_bytes: int = MAX_JSON_BYTES,
-               max_depth: int = MAX_JSON_DEPTH) -> Any:
-    """Parse JSON text from a stranger with the size and depth limits; one-line errors."""
+               max_depth: int = MAX_JSON_DEPTH, max_values: int = MAX_JSON_VALUES) -> Any:
+    """Parse JSON text from a stranger with the size, value-count and depth limits; one-line
+    errors."""
     if len(text) > max_bytes:
         raise UntrustedInputError(label, f"{TOO_LARGE} ({_size(len(text))}; the limit for JSON is {_size(max_bytes)})")
     if isinstance(text, bytes):
@@ -617,6 +632,11 @@ def parse_json(text: str | bytes, label: str, *, max_bytes: int = MAX_JSON_BYTES
             text = text.decode("utf-8")
         except UnicodeDecodeError:
             raise UntrustedInputError(label, "is not UTF-8 text") from None
+    if len(text) > max_values and sum(map(text.count, ",[{")) > max_values:  # else it cannot hold more
+        values = json_value_count(text)
+        if values > max_values:
+            raise UntrustedInputError(label, f"{TOO_LARGE} (about {values:,} lists, objects and items; the limit "
+                                             f"is {max_values:,})")
     too_deep = UntrustedInputError(label, f"nested deeper than {max_depth} levels", kind="json")
     try:
         data = json.loads(text)
@@ -633,7 +653,7 @@ def parse_json(text: str | bytes, label: str, *, max_bytes: int = MAX_JSON_BYTES
 
 
 def load_json(path: str | os.PathLike[str], label: str | None = None, *, max_bytes: int = MAX_JSON_BYTES,
-              max_depth: int = MAX_JSON_DEPTH) -> Any:
+              max_depth: int = MAX_JSON_DEPTH, max_values: int = MAX_JSON_VALUES) -> Any:
     """Read one JSON file from a stranger: a regular file (not a symlink, FIFO or folder) of at
     most ``max_bytes``, UTF-8, nested at most ``max_depth`` levels. Raises
     :class:`UntrustedInputError` whose message is one line starting with ``label``."""
@@ -646,7 +666,7 @@ def load_json(path: str | os.PathLike[str], label: str | None = None, *, max_byt
         data = read_fd(fd, max_bytes, label)
     finally:
         os.close(fd)
-    return parse_json(data, label, max_bytes=max_bytes, max_depth=max_depth)
+    return parse_json(data, label, max_bytes=max_bytes, max_depth=max_depth, max_values=max_values)
 
 
 def entry_problem(path: str | os.PathLike[str], *, folder: bool) -> str | None:

@@ -26,7 +26,8 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
-from backends.dataset_reader import iter_tasks, task_day_first, task_now, ticking
+from backends.dataset_reader import folder_written_whole, iter_tasks, task_day_first, task_now, ticking
+from backends.job_contract import no_space
 from backends.task_record import TaskRecord, plan_calls
 from generators.spoken_time import value_time
 from office_env import OfficeError
@@ -139,7 +140,14 @@ def _mailboxes(testbed: Path) -> frozenset[str]:
 
 def export_officebench(dataset_dir: Path, out: Path, *, lossy: bool = False,
                        on_outcome: Callable[[dict[str, Any]], None] | None = None) -> ExportSummary:
-    """Export every usable task of ``dataset_dir`` into ``out/tasks``; see the module docstring."""
+    """Export every usable task of ``dataset_dir`` into ``out/tasks``; see the module docstring.
+    The folder appears whole or not at all (an export cut short, by a full disk, leaves none)."""
+    with folder_written_whole(out) as tmp:
+        return _export_into(dataset_dir, tmp, lossy, on_outcome)
+
+
+def _export_into(dataset_dir: Path, out: Path, lossy: bool,
+                 on_outcome: Callable[[dict[str, Any]], None] | None) -> ExportSummary:
     summary = ExportSummary()
     counters: dict[int, int] = {}
     for task in ticking(iter_tasks(dataset_dir), on_outcome, lambda: summary.written):
@@ -166,6 +174,8 @@ def export_officebench(dataset_dir: Path, out: Path, *, lossy: bool = False,
             now = task_now(record)
             write_task_folder(folder, [_subtask(record, translation.criteria)], task.testbed, task.reference)
         except (ValueError, OSError, OfficeError) as exc:
+            if no_space(exc):  # every later task would fail alike: the export stops with one line
+                raise
             summary.skipped.append(printable(f"{task.id}: {exc}"))
             continue
         problem = _check_export(record, translation.criteria, folder, now)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Optional
 
@@ -194,11 +196,11 @@ def show_command(
     words, the oracle plan and the testbed's files (--day N: one day of the chat)."""
     check_dataset(dataset_dir)
     from backends.dataset_reader import load_task
-    from orchestrator.show import day_view, render_day, render_task, task_view
 
     task = load_task(dataset_dir, task_id)
     if task.task is None:
         fail(task.error or f"{task_id}: unreadable")
+    from orchestrator.show import day_view, render_day, render_task, task_view
     if day is not None:
         view = day_view(task.task, day)
         if view is None:
@@ -255,7 +257,8 @@ def export_command(
     from backends.dataset_reader import count_tasks
     from orchestrator.progress import Reporter, mode_for
 
-    with Reporter("export", count_tasks(dataset_dir), mode_for(quiet, json_progress), kept_word="exported") as progress:
+    with Reporter("export", count_tasks(dataset_dir), mode_for(quiet, json_progress), kept_word="exported") as progress, \
+            _export_space(out):
         if hf is not None:
             from orchestrator.hf_export import export_hf
 
@@ -280,6 +283,20 @@ def export_command(
                    + (f" ({len(result.skipped)} task(s) left out)" if result.skipped else ""))
         return
     _officebench_summary(summary, out)
+
+
+@contextmanager
+def _export_space(out: Path) -> Iterator[None]:
+    """A disk that fills under an export: one line naming the folder and the space free there."""
+    from backends.batch import NoSpaceLeft
+    from backends.job_contract import no_space
+
+    try:
+        yield
+    except OSError as exc:
+        if not no_space(exc) or isinstance(exc, NoSpaceLeft):
+            raise
+        raise NoSpaceLeft(str(exc.filename or out), out, None, again="run the export again") from None
 
 
 def _officebench_summary(summary: Any, out: Path) -> None:

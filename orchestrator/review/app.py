@@ -49,6 +49,7 @@ from orchestrator.review.annotations import (
     check_verdict,
 )
 from orchestrator.review.edits import TEXT_FIELDS, EditError, check_edit, edited_record
+from orchestrator.review.history_pages import OTHER_TEXT_CHARS, history_page, other_text_chars
 from orchestrator.review.http import HostCheck, Refused, allowed_hosts, plain, read_form
 from orchestrator.review.preview import list_files, mailbox, preview, week_view
 from orchestrator.review.report import render_report, review_report
@@ -86,6 +87,8 @@ class ReviewServer:
         self._local = threading.local()
         self._index: list[dict[str, Any]] | None = None
         self._index_lock = threading.Lock()
+        self.write_lock = threading.Lock()  # this server's writes, one at a time, each numbered
+        self.writes = 0
 
     # -- helpers ---------------------------------------------------------------------------------
 
@@ -200,35 +203,29 @@ def _neighbours(server: ReviewServer, task_id: str) -> tuple[str | None, str | N
     return (ids[at - 1] if at > 0 else None), (ids[at + 1] if at + 1 < len(ids) else None)
 
 
-def _history(record: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, list[dict[str, Any]]]]:
-    """Days with their turns (marks and anchors), and for each memory id the turns that mark it."""
-    days, marked = [], {}
-    for d, session in enumerate(record["dialogue"]):
-        turns = []
-        for t, turn in enumerate(session["turns"]):
-            anchor = f"d{d}-t{t}"
-            marks = {mark: list(turn.get(mark, ())) for mark in MARKS if turn.get(mark)}
-            for mark, ids in marks.items():
-                for mid in ids:
-                    marked.setdefault(mid, []).append({"anchor": anchor, "mark": mark, "day": session.get("day", d + 1)})
-            turns.append({"anchor": anchor, "role": turn.get("role", ""), "text": turn.get("text", ""), "marks": marks,
-                          "field": f"turn:{d}:{t}", "index": t})
-        days.append({"index": d, "day": session.get("day", d + 1), "date": session.get("date", ""), "turns": turns})
-    return days, marked
-
-
 def task_page(server: ReviewServer, request: Request, message: str = "", problems: list[str] | None = None,
               status: int = 200, kept: dict[str, str] | None = None) -> Response:
     task_id = request.path_params["task_id"]
     task, record, refusal = _load(server, task_id)
     if refusal is not None:
         return refusal
+    other = other_text_chars(record)
+    if other > OTHER_TEXT_CHARS:
+        return server.error(f"task {task_id!r} is too large to review: {other:,} characters outside its history "
+                            f"(a page shows at most {OTHER_TEXT_CHARS:,})", 422)
+    try:
+        page = int(request.query_params.get("page", "0"))
+    except ValueError:
+        page = -1
+    days, marked, pages = history_page(record, page)
+    if not 0 <= page < pages:
+        return server.error(f"task {task_id!r} has history pages 0 to {pages - 1}, not "
+                            f"{printable(request.query_params.get('page', ''))[:40]!r}", 404)
     started = time.perf_counter()
     store = server.store()
     verdicts = store.verdicts(task_id)
     mine = {v.criterion: v for v in verdicts if v.annotator == server.annotator}
     others = [v for v in verdicts if v.annotator != server.annotator]
-    days, marked = _history(record)
     testbed = task.testbed
     files = list_files(testbed)
     ws = Workspace(testbed) if testbed.is_dir() else None
@@ -248,7 +245,8 @@ def task_page(server: ReviewServer, request: Request, message: str = "", problem
         "task.html", status=status, task_id=task_id, record=record, days=days, marked=marked, files=files,
         users=[u for u in users if (testbed / "emails" / u).is_dir()], calendars=calendars, criteria=criteria,
         guideline=[(c, CRITERION_TEXT[c]) for c in CRITERIA], verdict_choices=VERDICTS, mine=mine, others=others,
-        previous=previous, following=following, revisions=revisions, message=message, problems=problems or [],
+        previous=previous, following=following, revisions=revisions, page=page, pages=pages, message=message,
+        problems=problems or [],
         kept=kept or {},
         marks=MARKS, memory_ids=[m.get("id") for m in record.get("memory", [])], text_fields=TEXT_FIELDS,
         oracle=record.get("oracle") or [], render_ms=lambda: f"{1000 * (time.perf_counter() - started):.0f}",
@@ -291,7 +289,7 @@ async def verdict_post(server: ReviewServer, request: Request) -> Response:
     form = await read_form(request, server.form_secret)
     typed = {key: form.get(key, "") for key in ("criterion", "verdict", "comment")}
     try:
-        elapsed = await run_in_threadpool(_save_verdict, server, task_id, typed)
+        elapsed, number = await run_in_threadpool(_save_verdict, server, task_id, typed)
     except AnnotationError as exc:
         if _wants_json(request):
             return JSONResponse({"ok": False, "error": str(exc)}, status_code=422)
@@ -304,14 +302,21 @@ async def verdict_post(server: ReviewServer, request: Request) -> Response:
                                 headers={"Retry-After": "1"})
         return server.render("busy.html", status=503, message=BUSY_MESSAGE, task_id=task_id, typed=typed)
     if _wants_json(request):
-        return JSONResponse({"ok": True, "saved_ms": round(1000 * elapsed, 2)})
+        return JSONResponse({"ok": True, "saved_ms": round(1000 * elapsed, 2), "write": number})
     return _back(task_id, "annotate")
 
 
-def _save_verdict(server: ReviewServer, task_id: str, typed: dict[str, str]) -> float:
+def _save_verdict(server: ReviewServer, task_id: str, typed: dict[str, str]) -> tuple[float, int]:
+    """Store a verdict; how long it took and its number among this server's writes. Posts on one
+    key that overlap are stored in the order of their numbers, so the acknowledged write with the
+    highest number is the one the file keeps."""
     started = time.perf_counter()
-    server.store().set(server.annotator, task_id, typed["criterion"], typed["verdict"], typed["comment"])
-    return time.perf_counter() - started
+    store = server.store()
+    with server.write_lock:
+        store.set(server.annotator, task_id, typed["criterion"], typed["verdict"], typed["comment"])
+        server.writes += 1
+        number = server.writes
+    return time.perf_counter() - started, number
 
 
 async def edit_post(server: ReviewServer, request: Request) -> Response:

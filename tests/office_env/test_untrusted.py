@@ -312,6 +312,24 @@ def test_a_record_too_wide_or_too_long_is_refused_before_it_is_typed_naming_the_
     assert loaded["edge"].error is None and loaded["edge"].record is not None
 
 
+def test_a_record_of_many_small_values_is_refused_before_it_is_parsed(tmp_path):
+    from office_env.limits import MAX_RECORD_VALUES
+    from office_env.untrusted import json_value_count
+
+    text = r'{"a": [1, 2, {"b": "x, [y], {z}"}], "c": "\\", "d": "q\"[,"}'
+    assert json.loads(text)["d"] == 'q"[,' and json_value_count(text) == 7  # what strings hold is skipped
+    tasks = tmp_path / "ds" / "tasks"
+    pairs = task_record_sample("pairs")  # each list is within the item limit; together they are too many
+    pairs["memory"][0]["evidence"] = [[[0, 0]] * 1_000 for _ in range(MAX_RECORD_VALUES // 3_000 + 1)]
+    talky = task_record_sample("talky")  # commas in text are no values: a long, ordinary record is read
+    talky["dialogue"][0]["turns"] = [dict(talky["dialogue"][0]["turns"][0], text="a, b, " * 6_000)] * 100
+    for record in (pairs, talky):
+        (_task(tasks, record["id"]) / "task.json").write_text(json.dumps(record), encoding="utf-8")
+    loaded = {t.id: t for t in iter_tasks(tmp_path / "ds")}
+    assert loaded["pairs"].error.startswith(f"{tasks / 'pairs' / 'task.json'}: is too large (about ")
+    assert loaded["pairs"].error.endswith(f" lists, objects and items; the limit is {MAX_RECORD_VALUES:,})")
+    assert loaded["talky"].error is None
+
 def test_stage_task_refuses_links_and_leaves_nothing(tmp_path, outside):
     staging = tmp_path / "staging"
     staging.mkdir()

@@ -151,3 +151,36 @@ def test_sft_leaves_out_a_plan_with_a_failing_step_naming_the_step(dataset: Path
     assert f"left out {first}: step 2 (word_read_file) fails: " in result.output
     assert "no-such-file.docx" in result.output
     assert len((tmp_path / "sft" / "train.jsonl").read_text().splitlines()) == len(records(copy)) - 1
+
+
+@pytest.mark.parametrize("target", ["--officebench", "--hf"])
+def test_a_disk_that_fills_under_an_export_is_one_line_and_leaves_no_half_export(dataset: Path, tmp_path: Path,
+                                                                                monkeypatch, target: str):
+    import errno
+    import os
+
+    import orchestrator.hf_export
+    import orchestrator.officebench_export
+    from tests.support.homer_cli import homer_here
+
+    calls = []
+    module, name = ((orchestrator.officebench_export, "write_task_folder") if target == "--officebench"
+                    else (orchestrator.hf_export, "card"))
+    real = getattr(module, name)
+
+    def fills(*args, **kwargs):
+        calls.append(args)
+        if len(calls) == 2 or name == "card":
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, fills)
+    out = tmp_path / "export"
+    proc = homer_here("export", dataset, target, out, "-q")
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    (line,) = proc.stderr.strip().splitlines()
+    assert line.startswith(f"error: no space left on the device writing into {out} (") and "export again" in line
+    assert len(calls) == (2 if name != "card" else 1)  # the export stopped at the first write without space
+    assert not out.exists() or not any(out.iterdir())  # nothing half-written is left to block the next try
+    monkeypatch.setattr(module, name, real)
+    assert homer_here("export", dataset, target, out, "-q").returncode == 0

@@ -316,3 +316,60 @@ def test_a_second_connection_in_the_process_keeps_the_first_ones_locks(tmp_path)
                           capture_output=True, text=True).stdout.strip()
     store.close()
     assert seen == "6"  # what another process reads: every verdict the store took
+
+
+def test_a_huge_history_is_paged_and_every_page_is_bounded(dataset: Path):
+    from orchestrator.review.history_pages import OTHER_TEXT_CHARS, PAGE_TEXT_CHARS
+
+    task = ids_of(dataset)[0]
+    path = dataset / "tasks" / task / "task.json"
+    record = json.loads(path.read_text())
+    day = record["dialogue"][0]
+    filler = {"role": "user", "text": "x" * 40_000, "ts": day["turns"][0]["ts"]}
+    day["turns"] = [filler] * 120 + day["turns"]  # 4.8 M characters before every turn it had
+    path.write_text(json.dumps(record))
+    d, t = evidence_turn(record)
+    assert d > 0 or t >= 120
+    client = TestClient(create_app(ReviewServer(dataset, "ana")), base_url=LOCAL)
+    first = client.get(f"/task/{task}")
+    assert first.status_code == 200
+    assert len(first.text) < PAGE_TEXT_CHARS + 2 * OTHER_TEXT_CHARS  # not the whole 4.8 M
+    assert f'id="d{d}-t{t}"' not in first.text  # the evidence turn is on a later page, and the link says which
+    link = first.text.index(f'#d{d}-t{t}"')
+    page = first.text[first.text.rindex('href="', 0, link) + 6:link].removeprefix("?page=")
+    later = client.get(f"/task/{task}?page={page}")
+    assert later.status_code == 200 and f'id="d{d}-t{t}"' in later.text
+    assert len(later.text) < len(first.text) * 2
+    assert client.get(f"/task/{task}?page=99").status_code == 404
+    assert client.get(f"/task/{task}?page=x").status_code == 404
+    record["description"] = "y" * 40_000
+    record["memory"] = [dict(record["memory"][0], id=f"m{i}", value="z" * 40_000) for i in range(30)]
+    path.write_text(json.dumps(record))
+    refused = client.get(f"/task/{task}")
+    assert refused.status_code == 422 and "too large to review" in refused.text and len(refused.text) < 20_000
+
+
+def test_two_hundred_posts_at_once_on_one_key_keep_the_last_acknowledged(served):
+    import urllib.parse
+    import urllib.request
+    from concurrent.futures import ThreadPoolExecutor
+
+    server, port = served
+    task = ids_of(server.dataset)[0]
+
+    def post(i: int) -> dict:
+        body = urllib.parse.urlencode({"secret": server.form_secret, "criterion": "overall",
+                                       "verdict": "keep" if i % 2 else "drop", "comment": f"post {i}"}).encode()
+        request = urllib.request.Request(f"http://127.0.0.1:{port}/task/{task}/verdict", data=body,
+                                         headers={**JSON, "Content-Type": "application/x-www-form-urlencoded"})
+        with urllib.request.urlopen(request, timeout=60) as reply:
+            return dict(json.load(reply), i=i, status=reply.status)
+
+    with ThreadPoolExecutor(40) as pool:
+        acks = list(pool.map(post, range(200)))
+    assert all(a["status"] == 200 and a["ok"] for a in acks)
+    assert sorted(a["write"] for a in acks) == list(range(1, 201))  # each write numbered once
+    last = max(acks, key=lambda a: a["write"])
+    with AnnotationStore(server.dataset) as store:
+        stored = [v for v in store.verdicts(task) if v.criterion == "overall"]
+    assert [(v.comment, v.verdict) for v in stored] == [(f"post {last['i']}", "keep" if last["i"] % 2 else "drop")]
