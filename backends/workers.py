@@ -274,7 +274,7 @@ def run_jobs(fn: Callable[[Any], Any], jobs: Sequence[Any], *, workers: int, bud
                 ready = connection.wait([slot.conn for slot in busy], timeout=POLL_SECONDS)
                 for slot in busy:
                     reported += _collect(slot, slot.conn in ready, slots, (context, fn, jobs, budget), on_result,
-                                         on_failure)
+                                         on_failure, stopping=bool(signals.signum))
             if signals.signum:
                 raise Interrupted(reported, len(jobs), signals.signum)
         finally:
@@ -300,11 +300,17 @@ def _fill(slots: list[_Slot], pending: deque[int], jobs: Sequence[Any], wanted: 
             slot.give(index)
 
 
+_STOP_CODES = (-signal.SIGTERM, -signal.SIGINT, -signal.SIGHUP)  # exit codes of a worker ended by a stop signal
+
+
 def _collect(slot: _Slot, readable: bool, slots: list[_Slot], respawn: tuple[Any, Callable[[Any], Any],
              Sequence[Any], Budget], on_result: Callable[[int, Any], None],
-             on_failure: Callable[[int, JobFailure], None]) -> int:
+             on_failure: Callable[[int, JobFailure], None], stopping: bool = False) -> int:
     """Report ``slot``'s job if its worker answered, or fail it and put a fresh worker in its place
-    if it passed its budget (see :func:`_stuck`); how many jobs were reported (0 or 1)."""
+    if it passed its budget (see :func:`_stuck`); how many jobs were reported (0 or 1). While the
+    batch is ``stopping``, a worker ended by the stop signal itself (SIGTERM or SIGINT sent to the
+    whole process group, as ``kill -- -PGID``, systemd or a scheduler do) reports nothing: its job
+    is unfinished, not failed, and a resume runs it."""
     if readable:
         try:
             message = slot.conn.recv()
@@ -324,6 +330,9 @@ def _collect(slot: _Slot, readable: bool, slots: list[_Slot], respawn: tuple[Any
         return 0
     index = slot.job
     slot.kill()
+    if stopping and slot.process.exitcode in _STOP_CODES:
+        slot.job = None
+        return 0
     slots[slots.index(slot)] = _Slot(*respawn)
     on_failure(index, failure)
     return 1

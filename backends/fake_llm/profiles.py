@@ -5,8 +5,9 @@ server where servers are known to differ, so the llm backend is tested against e
 
 - ``openai``: accepts every parameter; a prompt over the 128K context is HTTP 400
   (``context_length_exceeded``);
-- ``openai-reasoning``: OpenAI's reasoning models: ``temperature`` and ``max_tokens`` are refused
-  with HTTP 400 (the limit must come as ``max_completion_tokens``);
+- ``openai-reasoning``: OpenAI's reasoning models: ``temperature``, ``max_tokens`` and
+  ``parallel_tool_calls`` are refused with HTTP 400 (the limit must come as
+  ``max_completion_tokens``);
 - ``vllm``: ``/v1/models`` states the context window (``max_model_len``, 32768); an overflow is
   HTTP 400; a chat model serves no embeddings (HTTP 404); ``POST /tokenize`` counts a chat request
   or a prompt (``{"count", "max_model_len", "tokens"}``);
@@ -41,6 +42,7 @@ class Profile:
     tools_need_choice: bool = False     # without tool_choice the tools are not in the prompt
     rejects_temperature: bool = False
     rejects_max_tokens: bool = False    # only max_completion_tokens is accepted
+    rejects_parallel_tool_calls: bool = False
     embeddings: bool = True
     any_model_name: bool = False        # its one model answers whatever model name a request gives
     tokenizer: str | None = None        # "llama.cpp" or "vllm": its /tokenize route; prompts counted templated
@@ -54,7 +56,7 @@ PROFILES: dict[str, Profile] = {
     "default": Profile("default"),
     "openai": Profile("openai", context_window=128_000),
     "openai-reasoning": Profile("openai-reasoning", context_window=200_000, rejects_temperature=True,
-                                rejects_max_tokens=True),
+                                rejects_max_tokens=True, rejects_parallel_tool_calls=True),
     "vllm": Profile("vllm", context_window=32768, states_window=True, embeddings=False, tokenizer="vllm"),
     "llama-cpp": Profile("llama-cpp", context_window=16384, tools_need_choice=True, embeddings=False, llama_props=True,
                          any_model_name=True, tokenizer="llama.cpp",

@@ -422,6 +422,9 @@ class FakeLLMServer:
         if profile.rejects_max_tokens and "max_tokens" in body:
             raise bad_request("Unsupported parameter: 'max_tokens' is not supported with this model. "
                                "Use 'max_completion_tokens' instead.", "max_tokens")
+        if profile.rejects_parallel_tool_calls and "parallel_tool_calls" in body:
+            raise bad_request("Unsupported parameter: 'parallel_tool_calls' is not supported with this model.",
+                               "parallel_tool_calls")
         if profile.tools_need_choice and body.get("tools") and body.get("tool_choice") is None:
             body = {k: v for k, v in body.items() if k != "tools"}
         window = profile.context_window

@@ -206,6 +206,9 @@ class LLMClient:
         if tools:
             request["tools"] = tools
             request["tool_choice"] = tool_choice if tool_choice is not None else "auto"
+            parallel = self.settings.parallel_tool_calls_for(model)
+            if parallel is not None:
+                request["parallel_tool_calls"] = parallel
         elif tool_choice is not None:
             request["tool_choice"] = tool_choice
         if response_format is not None:

@@ -8,7 +8,9 @@ It proves each route the run will use, shaped as the run will send it:
   and on the chat route of a base URL without ``/v1`` says to add ``/v1``;
 - ``chat``: a one-token request per model with the run's temperature and token parameter, so a
   wrong key (servers that list models without one), a model not served and a refused parameter
-  (``Unsupported parameter 'temperature'``) all show here, with the setting that fixes them;
+  (``Unsupported parameter 'temperature'``) all show here, with the setting that fixes them; a
+  model answered but not listed (llama.cpp answers any name with its one model) is refused unless
+  ``allow_unlisted_model`` is set;
 - ``tools``: the same request with one small tool, for runs whose roles call tools; a server that
   reads no more prompt tokens with the tool than without left it out (llama.cpp without a
   tool-capable chat template does so silently);
@@ -68,11 +70,19 @@ def check(client: Any, models: Iterable[str] | None = None, seconds: float = PRE
     if "chat" in routes or "tools" in routes:
         for model in wanted:
             probe.chat(model, listed, missing, tools="tools" in routes and model == wanted[0])
-            if listed and model not in listed and notes is not None:
-                # llama.cpp serves its one model under any name: a typo'd name passes, and says nothing
-                notes.append(f"{probe.where}: model {model!r} is not among the models the server lists "
-                             f"({', '.join(sorted(listed)[:12])}) but was answered: the server may serve "
-                             "another model under that name")
+            if listed and model not in listed:
+                listed = probe.models(0.0)[0] or listed  # a server that lists what it has served lists it now
+            if listed and model not in listed:
+                # llama.cpp serves its one model under any name: a typo'd name would run another model
+                names = ", ".join(sorted(listed)[:12])
+                if not settings.allow_unlisted_model:
+                    raise Refused(f"{probe.where}: model {model!r} is not among the models the server lists "
+                                  f"({names}); choose one of those with --model, or --llm-set "
+                                  "allow_unlisted_model=true if this server serves it under another name")
+                if notes is not None:
+                    notes.append(f"{probe.where}: model {model!r} is not among the models the server lists "
+                                 f"({names}) but was answered (allow_unlisted_model): the server may serve "
+                                 "another model under that name")
     if "embeddings" in routes:
         probe.embeddings(embedding_model or settings.embedding_model)
     return windows, dialect
@@ -131,8 +141,10 @@ class _Probe:
             request["temperature"] = temperature
         plain = self._ask(model, listed, missing, "a one-token request", request)
         if tools:
-            with_tool = self._ask(model, listed, missing, "a one-token request with a tool",
-                                  {**request, "tools": [PING_TOOL], "tool_choice": "auto"})
+            parallel = settings.parallel_tool_calls_for(model)
+            shaped = {"tools": [PING_TOOL], "tool_choice": "auto",
+                      **({"parallel_tool_calls": parallel} if parallel is not None else {})}
+            with_tool = self._ask(model, listed, missing, "a one-token request with a tool", {**request, **shaped})
             if plain and with_tool and with_tool <= plain:
                 raise Refused(f"{self.where}: the server left the tools out of the prompt ({with_tool} prompt "
                               f"tokens with a tool, {plain} without): the run's tool calls would never happen; "
@@ -215,6 +227,8 @@ def fix_for(text: str, model: str) -> str:
                 f"models.\"{model}\".reasoning = true")
     if "max_tokens" in lowered and "max_completion_tokens" in lowered:
         return f"; set models.\"{model}\".token_parameter = \"max_completion_tokens\" in the --llm-config file"
+    if "parallel_tool_calls" in lowered:
+        return f"; send none: models.\"{model}\".parallel_tool_calls = null in the --llm-config file"
     if "tool" in lowered:
         return "; this server or model does not take tools (llama.cpp: start it with --jinja)"
     if "response_format" in lowered or "json_schema" in lowered:

@@ -45,7 +45,8 @@ DEFAULT_MAX_TOKENS = 4096
 REASONING_MAX_TOKENS = 16384  # a reasoning model spends part of its budget before it answers
 STRUCTURED_OUTPUTS = ("json_schema", "json_object", "none")
 TOKEN_PARAMETERS = ("max_tokens", "max_completion_tokens")
-MODEL_KEYS = ("temperature", "max_tokens", "token_parameter", "structured_output", "context_window", "reasoning")
+MODEL_KEYS = ("temperature", "max_tokens", "token_parameter", "structured_output", "context_window", "reasoning",
+              "parallel_tool_calls")
 NOT_SETTABLE = {"api_key": "give the key in OPENAI_API_KEY or the --llm-config file, never on the command line "
                            "(it would be written into the run's files)",
                 "cache_path": "use --cache / --no-cache"}
@@ -76,6 +77,7 @@ class LLMSettings:
     structured_output: str = "none"
     context_window: int | None = None
     models: dict[str, dict[str, Any]] = field(default_factory=dict)
+    allow_unlisted_model: bool = False  # run a model the server answers but does not list (llama.cpp: any name)
 
     # -- request shaping ---------------------------------------------------------------------
 
@@ -109,6 +111,15 @@ class LLMSettings:
         if given:
             return value
         return "max_completion_tokens" if self.is_reasoning(model) else "max_tokens"
+
+    def parallel_tool_calls_for(self, model: str) -> bool | None:
+        """``parallel_tool_calls`` to send with tools to ``model`` (None: send none). Sent as true
+        by default, so a model may call several tools in one reply (the harness runs them in order);
+        reasoning models, some of which refuse the parameter, get none unless configured."""
+        given, value = self._model_option(model, "parallel_tool_calls")
+        if given:
+            return value
+        return None if self.is_reasoning(model) else True
 
     def structured_output_for(self, model: str) -> str:
         given, value = self._model_option(model, "structured_output")
@@ -167,6 +178,9 @@ class LLMSettings:
         _check_max_tokens(self.max_tokens, f"{source}: max_tokens")
         _check_choice(self.structured_output, STRUCTURED_OUTPUTS, f"{source}: structured_output")
         _check_window(self.context_window, f"{source}: context_window")
+        if not isinstance(self.allow_unlisted_model, bool):
+            raise LLMConfigError(f"{source}: allow_unlisted_model must be true or false "
+                                 f"(got {self.allow_unlisted_model!r})")
         if not isinstance(self.models, dict):
             raise LLMConfigError(f"{source}: models must map model names to tables of options")
         for name, options in self.models.items():
@@ -188,6 +202,9 @@ class LLMSettings:
                 _check_choice(options["structured_output"], STRUCTURED_OUTPUTS, f"{where}.structured_output")
             if "context_window" in options:
                 _check_window(options["context_window"], f"{where}.context_window")
+            if "parallel_tool_calls" in options and options["parallel_tool_calls"] is not None \
+                    and not isinstance(options["parallel_tool_calls"], bool):
+                raise LLMConfigError(f"{where}.parallel_tool_calls must be true, false or null (send none)")
             if "reasoning" in options and not isinstance(options["reasoning"], bool):
                 raise LLMConfigError(f"{where}.reasoning must be true or false")
         for model, price in self.prices.items():

@@ -13,6 +13,7 @@ import pytest
 
 from backends.fake_llm import FakeLLMServer
 from backends.llm import LLMClient, LLMError, LLMSettings, PreflightError
+from backends.llm.preflight import PING_TOOL
 from backends.llm.transport import MAX_REPLY_BYTES
 from orchestrator.fake_llm.offline_responder import default_responder
 
@@ -295,12 +296,38 @@ def test_preflight_waits_for_a_slow_local_server_as_long_as_the_timeout_setting(
            "--llm-set timeout=600)" in str(caught.value)
 
 
-def test_preflight_warns_of_a_model_name_the_server_answers_without_listing_it():
-    """llama.cpp answers any model name with its one model: a typo'd --model passes the check but is
-    named in a warning; a listed name gets none."""
+def test_preflight_refuses_a_model_name_the_server_answers_without_listing_it():
+    """llama.cpp answers any model name with its one model: a typo'd --model is refused naming the
+    models listed, unless allow_unlisted_model is set (then a warning says it); a listed name passes.
+    A server that lists what it has served (the fake without a fixed list) passes any name."""
     with FakeLLMServer(default_responder(), profile="llama-cpp", served_models=["smollm2"]) as server:
-        with client(server.url, model="nope") as llm:
+        with client(server.url, model="nope") as llm, pytest.raises(PreflightError) as caught:
+            llm.preflight(wait=0)
+        with client(server.url, model="nope", allow_unlisted_model=True) as llm:
             notes = llm.preflight(wait=0)
         with client(server.url, model="smollm2") as llm:
             assert llm.preflight(wait=0) == []
-    assert len(notes) == 1 and "model 'nope' is not among the models the server lists (smollm2)" in notes[0]
+    assert "model 'nope' is not among the models the server lists (smollm2); choose one of those with --model, " \
+           "or --llm-set allow_unlisted_model=true" in str(caught.value)
+    assert len(notes) == 1 and "model 'nope' is not among the models the server lists (smollm2) but was " \
+                               "answered (allow_unlisted_model)" in notes[0]
+    with FakeLLMServer(default_responder()) as server, client(server.url, model="any-name") as llm:
+        assert llm.preflight(wait=0) == []
+
+
+def test_a_server_that_refuses_parallel_tool_calls_is_told_apart_by_the_check():
+    """A reasoning-model deployment not named as one gets ``parallel_tool_calls`` with its tools:
+    the check's tool probe is refused and says which setting sends none; with it set the run's
+    tool requests carry none."""
+    with FakeLLMServer(default_responder(), profile="openai-reasoning") as server:
+        told = {"my-deployment": {"temperature": None, "token_parameter": "max_completion_tokens"}}
+        with client(server.url, model="my-deployment", models=told) as llm, pytest.raises(PreflightError) as caught:
+            llm.preflight(wait=0, routes=("chat", "tools"))
+        fixed = {"my-deployment": {**told["my-deployment"], "parallel_tool_calls": None}}
+        with client(server.url, model="my-deployment", models=fixed) as llm:
+            assert llm.preflight(wait=0, routes=("chat", "tools")) == []
+            llm.chat("agent", [{"role": "user", "content": "hi"}], tools=[PING_TOOL])
+        sent = server.chat_requests()[-1].body
+    assert "'parallel_tool_calls' is not supported" in str(caught.value)
+    assert 'models."my-deployment".parallel_tool_calls = null' in str(caught.value)
+    assert sent["tools"] and "parallel_tool_calls" not in sent

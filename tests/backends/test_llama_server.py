@@ -269,16 +269,21 @@ def test_probe_asks_each_question_under_its_schema_and_keeps_the_servers_answers
     assert sorted(given) == sorted(a for row in rows for a in (row["closed_book"], row["with_history"]))
 
 
-def test_a_model_name_the_server_does_not_list_passes_the_check_with_a_warning_naming_both(proxy, tiny, tmp_path):
-    """llama.cpp answers any model name with its one model: the endpoint check says so in a warning
-    line naming the name given and the ones listed. The agent's own request is kept from the server
-    (decoding with 20 tools is minutes of CPU): this test reads the check, not the run."""
+def test_a_model_name_the_server_does_not_list_is_refused_unless_allowed(proxy, tiny, tmp_path):
+    """llama.cpp answers any model name with its one model: the endpoint check refuses a name it does
+    not list, in one line naming the listed ones, before anything is written; allowed by
+    ``allow_unlisted_model``, the run goes on with a warning. The agent's own request is kept from
+    the server (decoding with 20 tools is minutes of CPU): this test reads the check, not the run."""
     def not_the_agent(path: str, body: bytes | None) -> bool:
         return not (path.endswith("/chat/completions") and len(json.loads(body or b"{}").get("tools") or ()) > 1)
 
     proxy.forward_if = not_the_agent
+    refused = homer("eval", tiny, "--agent", "llm", "--model", "nope", "--base-url", proxy.url, "--workers", "1",
+                    "-q", "--out", tmp_path / "refused", *llm_sets())
+    assert refused.returncode == 2 and not (tmp_path / "refused").exists()
+    assert "model 'nope' is not among the models the server lists (smollm2); choose one of those" in refused.stderr
     proc = homer("eval", tiny, "--agent", "llm", "--model", "nope", "--base-url", proxy.url, "--workers", "1", "-q",
-                 "--out", tmp_path / "run", *llm_sets())
+                 "--out", tmp_path / "run", *llm_sets(allow_unlisted_model=True))
     warnings = [line for line in proc.stderr.splitlines() if line.startswith("warning:")]
     assert any("model 'nope' is not among the models the server lists (smollm2) but was answered" in line
                for line in warnings), proc.stderr

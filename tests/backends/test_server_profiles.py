@@ -89,7 +89,7 @@ def test_reasoning_models_get_no_temperature_and_a_completion_limit(short, tmp_p
         bodies = [r.body for r in server.chat_requests()]
     assert run.pass_rate == 1.0 and not run.errors
     assert bodies and all("temperature" not in b and "max_tokens" not in b and b["max_completion_tokens"] > 0
-                          for b in bodies)
+                          and "parallel_tool_calls" not in b for b in bodies)
     # a model not known as a reasoning one still gets temperature: the server refuses it, and the
     # run says so instead of scoring a fail
     with FakeLLMServer(agent_responder(dataset_agent_plans(short)), profile="openai-reasoning") as server:
@@ -131,7 +131,7 @@ def test_llama_cpp_sees_its_tools_and_refuses_an_overflow(short, long, tmp_path)
         # told a window larger than the server's, the client sends; the server's 400 is a context error
         told = agent_eval(server, long, tmp_path / "told", tmp_path, context_window=32768)
     # tools go with tool_choice, so the server puts them in the prompt and the agent acts
-    assert tool_requests and all(b["tool_choice"] == "auto" for b in tool_requests)
+    assert tool_requests and all(b["tool_choice"] == "auto" and b["parallel_tool_calls"] is True for b in tool_requests)
     assert run.pass_rate == 1.0 and all(r["steps"] == len(records[r["id"]]["oracle"]) for r in run.rows)
     # the window came from /props: the too-long history is refused before any agent request
     assert len(overflow.errors) == 1 and overflow.errors[0]["error"].startswith("error: context: ") and not sent

@@ -54,6 +54,11 @@ def _job(kind):
         raise ValueError("bad input in job")
     if kind == "die":
         os._exit(3)
+    if kind == "stopped":  # SIGTERM to the whole process group (kill -- -PGID): the parent, then this worker
+        os.kill(os.getppid(), signal.SIGTERM)
+        time.sleep(0.3)
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(60)
     return kind.upper()
 
 
@@ -219,6 +224,15 @@ def test_an_interrupt_stops_scheduling_drains_and_raises():
     assert caught.value.exit_code == 130
     assert signal.getsignal(signal.SIGINT) is before  # the handler is put back
 
+
+def test_a_worker_ended_by_the_stop_signal_is_unfinished_not_failed():
+    """SIGTERM sent to a build's whole process group ends the workers too: their jobs are left for a
+    resume, not reported as crashed; a worker that dies on its own is still a crash."""
+    results, failures = {}, {}
+    with pytest.raises(Interrupted) as caught:
+        run_jobs(_job, ["ok", "stopped", "sleep"], workers=1, budget=Budget(seconds=30),
+                 on_result=results.__setitem__, on_failure=failures.__setitem__, drain_seconds=1.0)
+    assert results == {0: "OK"} and failures == {} and caught.value.done == 1
 
 def test_workers_die_with_their_parent(tmp_path):
     """A parent killed with SIGKILL leaves no worker behind."""
