@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import copy
 import csv
 import io
 import re
 from datetime import datetime
+from functools import lru_cache
 from typing import Any
 
 from backends.prompts import render
@@ -99,6 +101,30 @@ def _unquoted(message: Any) -> Any:
     return {**message, "body": "\n".join(lines).strip()}
 
 
+@lru_cache(maxsize=1)
+def task_draft_reply_schema() -> dict[str, Any]:
+    """``TASK_DRAFT_SCHEMA`` with each criterion's ``args`` as its check defines them and each plan
+    call's ``args`` as its tool defines them (one branch per function or tool): what the server
+    holds the reply to and the reply is checked against. The prompt shows the short form and the
+    catalog; this one says the same to a server, which reads schemas, not prose."""
+    from office_env import default_registry
+    from office_env.evaluation.checks import CHECKS
+
+    def call(key: str, name: str, args: dict[str, Any]) -> dict[str, Any]:
+        return {"type": "object", "properties": {key: {"const": name}, "args": args},
+                "required": [key, "args"], "additionalProperties": False}
+
+    schema = copy.deepcopy(TASK_DRAFT_SCHEMA)
+    properties = schema["properties"]
+    properties["evaluation"]["items"] = {"anyOf": [call("function", name, spec.args_schema)
+                                                   for name, spec in sorted(CHECKS.items())]}
+    plan = {"type": "array", "items": {"anyOf": [call("tool", t["function"]["name"], t["function"]["parameters"])
+                                                 for t in default_registry().openai_tools()]}}
+    properties["oracle"] = properties["baseline"] = plan
+    properties["misreadings"]["items"]["properties"]["plan"] = plan
+    return schema
+
+
 def generate_task_llm(client: Any, *, plan: dict[str, Any], notes: dict[str, Any], user: dict[str, str],
                       colleagues: list[dict[str, str]], now: datetime, attempts: int = 2) -> TaskDraft:
     """Ask for a task; re-ask with the problems quoted, at most ``attempts`` times in all."""
@@ -109,7 +135,7 @@ def generate_task_llm(client: Any, *, plan: dict[str, Any], notes: dict[str, Any
     for _ in range(attempts):
         messages = render("task_generator", inputs=inputs, catalog=catalog_summary(), schema=TASK_DRAFT_SCHEMA,
                           feedback=feedback)
-        data = client.structured("task_generator", messages, TASK_DRAFT_SCHEMA)
+        data = client.structured("task_generator", messages, task_draft_reply_schema())
         problems = draft_problems(data)
         if not problems:
             return TaskDraft.from_dict({**data, "oracle": data.get("oracle", []), "baseline": data.get("baseline", []),

@@ -4,7 +4,8 @@ A profile makes :class:`~backends.fake_llm.server.FakeLLMServer` behave like one
 server where servers are known to differ, so the llm backend is tested against each quirk:
 
 - ``openai``: accepts every parameter; a prompt over the 128K context is HTTP 400
-  (``context_length_exceeded``);
+  (``context_length_exceeded``); a strict ``json_schema`` that breaks strict mode's rules is HTTP
+  400 (as for ``openai-reasoning``);
 - ``openai-reasoning``: OpenAI's reasoning models: ``temperature``, ``max_tokens`` and
   ``parallel_tool_calls`` are refused with HTTP 400 (the limit must come as
   ``max_completion_tokens``);
@@ -43,6 +44,7 @@ class Profile:
     rejects_temperature: bool = False
     rejects_max_tokens: bool = False    # only max_completion_tokens is accepted
     rejects_parallel_tool_calls: bool = False
+    checks_strict_schema: bool = False  # a strict json_schema that breaks strict mode's rules is HTTP 400
     embeddings: bool = True
     any_model_name: bool = False        # its one model answers whatever model name a request gives
     tokenizer: str | None = None        # "llama.cpp" or "vllm": its /tokenize route; prompts counted templated
@@ -54,9 +56,10 @@ class Profile:
 
 PROFILES: dict[str, Profile] = {
     "default": Profile("default"),
-    "openai": Profile("openai", context_window=128_000),
+    "openai": Profile("openai", context_window=128_000, checks_strict_schema=True),
     "openai-reasoning": Profile("openai-reasoning", context_window=200_000, rejects_temperature=True,
-                                rejects_max_tokens=True, rejects_parallel_tool_calls=True),
+                                rejects_max_tokens=True, rejects_parallel_tool_calls=True,
+                                checks_strict_schema=True),
     "vllm": Profile("vllm", context_window=32768, states_window=True, embeddings=False, tokenizer="vllm"),
     "llama-cpp": Profile("llama-cpp", context_window=16384, tools_need_choice=True, embeddings=False, llama_props=True,
                          any_model_name=True, tokenizer="llama.cpp",

@@ -81,6 +81,7 @@ from backends.fake_llm.listener import HeadFirstHandler, Listener
 from backends.fake_llm.profiles import Profile, profile_named, reply_limit
 from backends.fake_llm.prefix_cache import PrefixCache
 from backends.fake_llm.slots import Slots
+from backends.fake_llm.structured import strict_problem, with_nulls
 from backends.fake_llm.tokenize import ROUTES as TOKENIZER_ROUTES
 from backends.fake_llm.tokenize import handle as handle_tokenizer
 from backends.fake_llm.wire import (EMBEDDING_DIMENSIONS, REPLY_FAULTS, FaultError, apply_reply_fault, bad_request,
@@ -425,6 +426,13 @@ class FakeLLMServer:
         if profile.rejects_parallel_tool_calls and "parallel_tool_calls" in body:
             raise bad_request("Unsupported parameter: 'parallel_tool_calls' is not supported with this model.",
                                "parallel_tool_calls")
+        shape = body.get("response_format")
+        if profile.checks_strict_schema and isinstance(shape, dict) and shape.get("type") == "json_schema" \
+                and isinstance(shape.get("json_schema"), dict) and shape["json_schema"].get("strict") is True:
+            problem = strict_problem(shape["json_schema"].get("schema"))
+            if problem is not None:
+                name = shape["json_schema"].get("name", "")
+                raise bad_request(f"Invalid schema for response_format '{name}': {problem}", "response_format")
         if profile.tools_need_choice and body.get("tools") and body.get("tool_choice") is None:
             body = {k: v for k, v in body.items() if k != "tools"}
         window = profile.context_window
@@ -466,6 +474,7 @@ class FakeLLMServer:
                 raise FaultError(500, f"responder failed: {exc.__class__.__name__}: {exc}", "server_error")
         if isinstance(reply, str):
             reply = Reply(content=reply)
+        reply = self._decoded(reply, body)
         content = reply.content
         finish_reason = reply.finish_reason
         calls = [self._tool_call(call) for call in reply.tool_calls or []]
@@ -507,6 +516,20 @@ class FakeLLMServer:
                       "prompt_tokens_details": {"cached_tokens": cached_tokens}},
             "system_fingerprint": "fake-llm",
         }
+
+    @staticmethod
+    def _decoded(reply: Reply, body: dict) -> Reply:
+        """The reply as a server held to the request's ``json_schema`` writes it (every required
+        property, a nullable one left out as null)."""
+        shape = body.get("response_format")
+        schema = shape.get("json_schema", {}).get("schema") if isinstance(shape, dict) else None
+        if not isinstance(schema, dict) or reply.content is None:
+            return reply
+        try:
+            value = json.loads(reply.content)
+        except ValueError:
+            return reply
+        return replace(reply, content=json.dumps(with_nulls(value, schema)))
 
     @staticmethod
     def _tool_call(call: Any) -> dict[str, str]:

@@ -45,6 +45,7 @@ from backends.llm.rate_limit import limiter_for, retry_after_seconds
 from backends.llm.server_tokens import LLAMA, ServerTokens, dialect_of
 from backends.llm.settings import PLACEHOLDER_KEY, LLMSettings, settings_for
 from backends.llm.strict_json import JSONLimitError, json_kind, loads_limited
+from backends.llm.strict_schema import strict_form, unstrict
 from backends.llm.transport import ReplyTooLarge, attempts_sent, bounded_http_client
 from backends.llm.usage import Usage
 from backends.llm.window import (ANY_MODEL, MIN_REPLY_TOKENS, NoRoom, props_slots, reply_limit, stated_windows,
@@ -276,7 +277,9 @@ class LLMClient:
     def response_format(self, role: str, schema: dict) -> dict | None:
         """The ``response_format`` that holds a reply of ``role`` to ``schema``, as the role's model's
         ``structured_output`` setting asks (None: none is sent)."""
-        return response_format_for(self.settings.structured_output_for(self.settings.model_for(role)), role, schema)
+        model = self.settings.model_for(role)
+        return response_format_for(self.settings.structured_output_for(model), role, schema,
+                                   strict=self.settings.strict_schema_for(model))
 
     def raised_limit(self, role: str, asked: int | None = None) -> int:
         """The reply limit after a reply of ``role`` was cut at ``asked`` (default: the role's
@@ -578,13 +581,16 @@ def prompt_tokens(messages: Sequence[dict], tools: list[dict] | None = None) -> 
     return total
 
 
-def response_format_for(mode: str, role: str, schema: dict) -> dict | None:
-    """The ``response_format`` asking a server to keep to ``schema``: the schema itself
-    (``json_schema``, not strict, since strict mode restricts the schema language), any JSON object
-    (``json_object``), or nothing (``none``)."""
+def response_format_for(mode: str, role: str, schema: dict, strict: bool = False) -> dict | None:
+    """The ``response_format`` asking a server to keep to ``schema`` (``json_schema``): with
+    ``strict``, its strict form sent with ``strict: true`` (:mod:`backends.llm.strict_schema`; the
+    schema itself, not strict, when it has no strict form), else the schema itself; any JSON object
+    (``json_object``); or nothing (``none``)."""
     if mode == "json_schema":
         name = re.sub(r"[^A-Za-z0-9_-]", "_", role)[:64] or "reply"
-        return {"type": "json_schema", "json_schema": {"name": name, "schema": for_grammar(schema), "strict": False}}
+        strict_schema = strict_form(schema) if strict else None
+        return {"type": "json_schema", "json_schema": {"name": name, "schema": for_grammar(strict_schema or schema),
+                                                       "strict": strict_schema is not None}}
     if mode == "json_object":
         return {"type": "json_object"}
     return None
@@ -775,7 +781,7 @@ def check_reply(result: ChatResult, validator: Draft202012Validator) -> tuple[An
             return None, "expected a JSON object in the message text, got tool calls instead"
         return None, "the reply is empty; expected a JSON object"
     try:
-        value = extract_json(result.content)
+        value = unstrict(extract_json(result.content), validator.schema)  # nulls a strict schema put in go
     except JSONExtractionError as exc:
         return None, str(exc)
     errors = list(validator.iter_errors(value))

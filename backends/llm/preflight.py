@@ -11,6 +11,9 @@ It proves each route the run will use, shaped as the run will send it:
   (``Unsupported parameter 'temperature'``) all show here, with the setting that fixes them; a
   model answered but not listed (llama.cpp answers any name with its one model) is refused unless
   ``allow_unlisted_model`` is set;
+- ``response_format``: for runs whose structured replies ask for one (``structured_output``), the
+  same request held to a one-field schema (strict where the run's would be), so a server that
+  refuses ``json_schema`` or strict mode says so before the run;
 - ``tools``: the same request with one small tool, for runs whose roles call tools; a server that
   reads no more prompt tokens with the tool than without left it out (llama.cpp without a
   tool-capable chat template does so silently);
@@ -38,6 +41,8 @@ PREFLIGHT_SECONDS = 10.0
 LOCAL_WAIT = 10.0      # seconds a local endpoint that refuses connections is waited for
 RETRY_PAUSE = 0.2
 ROUTES = ("chat", "tools", "embeddings")
+PING_SCHEMA = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"],
+               "additionalProperties": False}
 PING_TOOL = {"type": "function", "function": {"name": "ping", "description": "Answer a ping.",
                                               "parameters": {"type": "object", "properties": {}}}}
 
@@ -140,6 +145,14 @@ class _Probe:
         if temperature is not None:
             request["temperature"] = temperature
         plain = self._ask(model, listed, missing, "a one-token request", request)
+        mode = settings.structured_output_for(model)
+        if mode != "none":  # the run's structured replies ask for this: a server that refuses it says so now
+            shape = {"type": "json_object"} if mode == "json_object" else {
+                "type": "json_schema", "json_schema": {"name": "ping", "schema": PING_SCHEMA,
+                                                       "strict": settings.strict_schema_for(model)}}
+            self._ask(model, listed, missing, f"a one-token request with a {mode} response format",
+                      {**request, "messages": [{"role": "user", "content": 'Reply with {"ok": true}.'}],
+                       "response_format": shape})
         if tools:
             parallel = settings.parallel_tool_calls_for(model)
             shaped = {"tools": [PING_TOOL], "tool_choice": "auto",
@@ -231,6 +244,8 @@ def fix_for(text: str, model: str) -> str:
         return f"; send none: models.\"{model}\".parallel_tool_calls = null in the --llm-config file"
     if "tool" in lowered:
         return "; this server or model does not take tools (llama.cpp: start it with --jinja)"
+    if "strict" in lowered and ("response_format" in lowered or "json_schema" in lowered or "schema" in lowered):
+        return "; --llm-set strict_schema=false (the schema is then sent as it is, not strict)"
     if "response_format" in lowered or "json_schema" in lowered:
         return "; --llm-set structured_output=json_object (or none)"
     return ""

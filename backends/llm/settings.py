@@ -46,7 +46,8 @@ REASONING_MAX_TOKENS = 16384  # a reasoning model spends part of its budget befo
 STRUCTURED_OUTPUTS = ("json_schema", "json_object", "none")
 TOKEN_PARAMETERS = ("max_tokens", "max_completion_tokens")
 MODEL_KEYS = ("temperature", "max_tokens", "token_parameter", "structured_output", "context_window", "reasoning",
-              "parallel_tool_calls")
+              "parallel_tool_calls", "strict_schema")
+STRICT_HOSTS = ("api.openai.com", ".openai.azure.com")  # where a json_schema is enforced only when strict
 NOT_SETTABLE = {"api_key": "give the key in OPENAI_API_KEY or the --llm-config file, never on the command line "
                            "(it would be written into the run's files)",
                 "cache_path": "use --cache / --no-cache"}
@@ -78,6 +79,7 @@ class LLMSettings:
     context_window: int | None = None
     models: dict[str, dict[str, Any]] = field(default_factory=dict)
     allow_unlisted_model: bool = False  # run a model the server answers but does not list (llama.cpp: any name)
+    strict_schema: bool | None = None  # json_schema sent strict (None: on OpenAI's and Azure's endpoints)
 
     # -- request shaping ---------------------------------------------------------------------
 
@@ -120,6 +122,18 @@ class LLMSettings:
         if given:
             return value
         return None if self.is_reasoning(model) else True
+
+    def strict_schema_for(self, model: str) -> bool:
+        """Whether a ``json_schema`` response format goes to ``model`` in its strict form, with
+        ``strict: true``: by default on OpenAI's and Azure's endpoints, which enforce a schema only
+        so; servers that decode to any schema by grammar get the role's schema as it is (its strict
+        form would have them write every optional field as null)."""
+        given, value = self._model_option(model, "strict_schema")
+        value = value if given else self.strict_schema
+        if value is not None:
+            return bool(value)
+        host = (urlsplit(self.endpoint).hostname or "").lower()
+        return any(host == h or (h.startswith(".") and host.endswith(h)) for h in STRICT_HOSTS)
 
     def structured_output_for(self, model: str) -> str:
         given, value = self._model_option(model, "structured_output")
@@ -178,6 +192,8 @@ class LLMSettings:
         _check_max_tokens(self.max_tokens, f"{source}: max_tokens")
         _check_choice(self.structured_output, STRUCTURED_OUTPUTS, f"{source}: structured_output")
         _check_window(self.context_window, f"{source}: context_window")
+        if self.strict_schema is not None and not isinstance(self.strict_schema, bool):
+            raise LLMConfigError(f"{source}: strict_schema must be true, false or null (got {self.strict_schema!r})")
         if not isinstance(self.allow_unlisted_model, bool):
             raise LLMConfigError(f"{source}: allow_unlisted_model must be true or false "
                                  f"(got {self.allow_unlisted_model!r})")
@@ -205,6 +221,8 @@ class LLMSettings:
             if "parallel_tool_calls" in options and options["parallel_tool_calls"] is not None \
                     and not isinstance(options["parallel_tool_calls"], bool):
                 raise LLMConfigError(f"{where}.parallel_tool_calls must be true, false or null (send none)")
+            if "strict_schema" in options and not isinstance(options["strict_schema"], bool):
+                raise LLMConfigError(f"{where}.strict_schema must be true or false")
             if "reasoning" in options and not isinstance(options["reasoning"], bool):
                 raise LLMConfigError(f"{where}.reasoning must be true or false")
         for model, price in self.prices.items():

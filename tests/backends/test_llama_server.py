@@ -380,7 +380,10 @@ def test_regenerating_a_seed_sends_its_schema_and_drops_cut_replies_with_their_u
                  "--base-url", proxy.url, "--days", "2", "--utterances", "4", "--workers", "1", "--no-cache", "-q",
                  "--out", out, *llm_sets(structured_output="json_schema", max_tokens=8))
     assert proc.returncode == 1 and "no task was written" in proc.stderr, proc.stderr
-    chats = [e for e in proxy.chats() if e.body.get("response_format")]  # not the preflight's one-token requests
+    formats = [(e, e.body.get("response_format")) for e in proxy.chats()]
+    pings = [e for e, shape in formats if shape and shape["json_schema"]["name"] == "ping"]
+    assert len(pings) == 1 and pings[0].status == 200  # the endpoint check's probe of the response format
+    chats = [e for e, shape in formats if shape and e not in pings]  # not the check's one-token requests
     assert {(e.status, e.body["response_format"]["json_schema"]["name"], e.reply["choices"][0]["finish_reason"])
             for e in chats} == {(200, "plus_generator", "length")}
     assert [e.body["max_tokens"] for e in chats] == [8, 16, 32]  # asked again with twice the limit, twice
