@@ -35,7 +35,7 @@ from office_env.seeding import COLON, derive_seed
 from office_env.synthesis import World, make_world, write_workspace
 from office_env.synthesis.check import WorldCheckError
 from office_env.untrusted import UntrustedInputError, load_json, scan_tree
-from verifier.duplicates import duplicate_keys, first_of_each, near_words
+from verifier.duplicates import FirstOfEach, duplicate_keys, first_of_each, near_words
 from verifier.gameability import record_cues
 from orchestrator import dataset_writer as dataset
 from orchestrator.dataset_folder import (  # noqa: F401 (check_out_folder, config_differences, MAX_LOG_BYTES: re-exported)
@@ -345,14 +345,37 @@ class BuildSummary:
     gameability: dict[str, Any] | None = None  # the card's figures, when this run wrote the card
 
 
-def unique_accepted(done: dict[int, dict[str, Any]], near: bool = True) -> tuple[list[int], dict[int, int]]:
+def unique_accepted(done: dict[int, dict[str, Any]]) -> tuple[list[int], dict[int, int]]:
     """Accepted attempts in index order without duplicates (the first of each task identity is
-    kept, whatever order workers finished in), and the duplicates with the index they repeat.
-    ``near=False`` skips the near-duplicate descriptions (pairwise within a family): enough for a
-    progress count, which runs after every attempt."""
+    kept, whatever order workers finished in), and the duplicates with the index they repeat."""
     accepted = {i: item for i, item in done.items() if item["status"] == "accepted"}
-    words = {i: list(item.get("words") or []) for i, item in accepted.items()} if near else None
+    words = {i: list(item.get("words") or []) for i, item in accepted.items()}
     return first_of_each([(i, list(item.get("keys") or [])) for i, item in accepted.items()], words)
+
+
+class UniqueSoFar:
+    """:func:`unique_accepted` of a build's outcomes as they come in, kept up to date instead of
+    worked out again after every outcome (a cost that grew with the square of the build): each
+    new outcome is put into a :class:`~verifier.duplicates.FirstOfEach` (a build records each
+    attempt once; outcomes taken back start it over)."""
+
+    def __init__(self, done: dict[int, dict[str, Any]]) -> None:
+        self.done = done
+        self._seen: dict[int, str] = {}
+        self._firsts = FirstOfEach()
+
+    def kept(self) -> list[int]:
+        done = self.done
+        if len(done) < len(self._seen):
+            self._seen, self._firsts = {}, FirstOfEach()  # an outcome taken back: start over
+        if len(self._seen) < len(done):
+            for index, item in done.items():
+                if index in self._seen:
+                    continue
+                self._seen[index] = item["status"]
+                if item["status"] == "accepted":
+                    self._firsts.add(index, list(item.get("keys") or []), list(item.get("words") or []))
+        return list(self._firsts.kept)
 
 
 def _prepare(out: Path, config: BuildConfig, resume: bool) -> dict[int, dict[str, Any]]:
@@ -421,6 +444,7 @@ class BuildBatch:
         self.on_progress, self.on_outcome = on_progress, on_outcome
         self.cues: dict[int, dict[str, Any]] = {}  # per accepted attempt, its card figures (record_cues)
         self.next_index = 0
+        self._unique: UniqueSoFar | None = None
         self.guard: Breaker | None = None
 
     def start(self, resume: bool) -> BuildSummary | None:
@@ -435,8 +459,8 @@ class BuildBatch:
         share_budget(self.config, self.workers)
         return None
 
-    def accepted_indices(self, near: bool = True) -> list[int]:
-        return self.strata.keep(unique_accepted(self.done, near)[0])
+    def accepted_indices(self) -> list[int]:
+        return self.strata.keep(self._kept_unique())
 
     def log(self) -> dataset.OutcomeLog:
         self._log = dataset.OutcomeLog(self.out, self.done)
@@ -483,20 +507,21 @@ class BuildBatch:
                      spread=math.ceil(expected))
 
     def _wanted(self) -> Callable[[int], bool]:
-        unique: dict[int, list[int]] = {}  # len(done) -> accepted_indices(): done only grows in a round
         done, strata = self.done, self.strata
 
         def wanted(index: int) -> bool:
             """Fewer than its app count's quota accepted below this attempt: it may still be kept
-            (duplicates are looked for only when the plain count says no, once per outcome)."""
+            (duplicates are looked for only when the plain count says no)."""
             if strata.wanted(index, [i for i, item in done.items() if item["status"] == "accepted"]):
                 return True
-            if len(done) not in unique:
-                unique.clear()
-                unique[len(done)] = unique_accepted(done)[0]
-            return strata.wanted(index, unique[len(done)])
+            return strata.wanted(index, self._kept_unique())
 
         return wanted
+
+    def _kept_unique(self) -> list[int]:
+        if self._unique is None or self._unique.done is not self.done:
+            self._unique = UniqueSoFar(self.done)
+        return self._unique.kept()
 
     def space_needed(self) -> int | None:
         """About how many bytes the tasks still to make need: those to go times the mean size of
@@ -510,7 +535,7 @@ class BuildBatch:
                                                max_total_bytes=None).total_bytes)
         except OSError:
             return None
-        to_go = self.n - len(self.accepted_indices(near=False))
+        to_go = self.n - len(self.accepted_indices())
         return int(sum(sizes) / len(sizes) * to_go) if sizes and to_go > 0 else None
 
     def retry(self) -> None:
@@ -518,7 +543,7 @@ class BuildBatch:
             del self.done[index]  # the endpoint is back: those attempts are run again
 
     def stopped(self) -> Exception:
-        return EndpointDown(f"endpoint down: {len(self.accepted_indices(near=False))} of {self.n} task(s) done, "
+        return EndpointDown(f"endpoint down: {len(self.accepted_indices())} of {self.n} task(s) done, "
                             f"{self.guard.errors} attempt(s) ended by the endpoint; rerun with --resume")
 
     def finalise(self) -> BuildSummary:

@@ -10,13 +10,16 @@ two tasks that do the same office work under other chat names -- another title, 
 task whether it goes into the answer file or a mail); a build keeps the first task of each identity,
 by index, and drops a task whose
 description is almost that of an earlier one of its family (``near_words``).
-``near_duplicates`` finds both kinds in a finished dataset, for the dataset card.
+``near_duplicates`` finds both kinds in a finished dataset, for the dataset card. Neither compares
+every pair: identities are looked up by key, and near descriptions through a prefix index
+(:class:`NearIndex`) whose verdicts are exactly those of comparing every pair.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 from itertools import combinations
 from typing import Any
@@ -86,26 +89,110 @@ def first_of_each(items: list[tuple[int, list[str]]], near: dict[int, list[str]]
     """Given (index, keys) pairs, the indices to keep (the first of each identity, by index) and,
     for every other index, the kept index it duplicates. ``near`` maps an index to its
     ``near_words``: a task whose description is almost that of a kept task of its family is
-    dropped too."""
-    seen: dict[str, int] = {}
-    kept: list[int] = []
-    dropped: dict[int, int] = {}
-    families: dict[str, list[tuple[int, frozenset[str]]]] = {}
+    dropped too (found through a :class:`NearIndex`, not by comparing with every kept task)."""
+    firsts = FirstOfEach()
     for index, keys in sorted(items):
-        earlier = next((seen[k] for k in keys if k in seen), None)
-        words = (near or {}).get(index)
+        firsts.add(index, keys, (near or {}).get(index))
+    return list(firsts.kept), dict(firsts.dropped)
+
+
+def _rank(word: str) -> bytes:
+    """Where a word stands in the one fixed order prefixes are taken in (by digest: common words
+    land anywhere, so no prefix is made only of them)."""
+    return _RANKS.get(word) or _RANKS.setdefault(word, hashlib.blake2b(word.encode("utf-8"), digest_size=8).digest())
+
+
+_RANKS: dict[str, bytes] = {}
+
+
+def _must_share(size: int, threshold: float) -> int:
+    """Words a set of ``size`` shares with any set at least ``threshold`` alike (never more: the
+    float slack only lengthens a prefix, which keeps the search exact)."""
+    return max(1, math.ceil(threshold * size - 1e-9))
+
+
+class NearIndex:
+    """Word sets found again by any set at least ``threshold`` alike (Jaccard, as :func:`alike`)
+    without comparing it with every one. Each set is indexed under its prefix: its first words in
+    one fixed order, as many as a set that alike must share one of (two sets that alike share a
+    word of both prefixes). Only sets sharing a prefix word are compared, so the verdicts are those
+    of comparing every pair, at the cost of a few comparisons per set."""
+
+    def __init__(self, threshold: float = NEAR_JACCARD) -> None:
+        self.threshold = threshold
+        self._sets: dict[int, frozenset[str]] = {}
+        self._by_word: dict[str, list[int]] = {}
+
+    def _prefix(self, words: frozenset[str]) -> list[str]:
+        ordered = sorted(words, key=_rank)
+        return ordered[:len(ordered) - _must_share(len(ordered), self.threshold) + 1]
+
+    def add(self, key: int, words: frozenset[str]) -> None:
+        if not words:
+            return
+        self._sets[key] = words
+        for word in self._prefix(words):
+            self._by_word.setdefault(word, []).append(key)
+
+    def remove(self, key: int) -> None:
+        words = self._sets.pop(key, None)
+        for word in self._prefix(words) if words else ():
+            self._by_word[word].remove(key)
+
+    def alike(self, words: frozenset[str]) -> list[int]:
+        """The keys of the sets at least ``threshold`` alike with ``words``, ascending."""
+        if not words:
+            return []
+        candidates = {key for word in self._prefix(words) for key in self._by_word.get(word, ())}
+        return sorted(key for key in candidates if alike(words, self._sets[key], self.threshold))
+
+
+class FirstOfEach:
+    """:func:`first_of_each` kept up to date as attempts come in, in any order: an attempt after
+    every one seen so far costs a look-up of its keys and prefix words; one that comes in before
+    some of them takes those back out and puts them in again after it (workers finish nearly in
+    order, so that is a few)."""
+
+    def __init__(self) -> None:
+        self._order: list[tuple[int, list[str], list[str] | None]] = []  # what was put in, by index
+        self._seen: dict[str, int] = {}
+        self._near: dict[str, NearIndex] = {}
+        self.kept: list[int] = []
+        self.dropped: dict[int, int] = {}
+
+    def add(self, index: int, keys: list[str], words: list[str] | None = None) -> None:
+        later = []
+        while self._order and self._order[-1][0] > index:
+            later.append(self._order.pop())
+            self._undo(*later[-1])
+        for item in [(index, keys, words), *reversed(later)]:
+            self._order.append(item)
+            self._do(*item)
+
+    def _do(self, index: int, keys: list[str], words: list[str] | None) -> None:
+        earlier = next((self._seen[k] for k in keys if k in self._seen), None)
         if earlier is None and words:
-            mine = frozenset(words[1:])
-            earlier = next((i for i, other in families.get(words[0], ()) if alike(mine, other)), None)
+            near = self._near.get(words[0])
+            found = near.alike(frozenset(words[1:])) if near is not None else []
+            earlier = found[0] if found else None
         if earlier is not None:
-            dropped[index] = earlier
-            continue
-        kept.append(index)
+            self.dropped[index] = earlier
+            return
+        self.kept.append(index)
         for key in keys:
-            seen[key] = index
+            self._seen[key] = index
         if words:
-            families.setdefault(words[0], []).append((index, frozenset(words[1:])))
-    return kept, dropped
+            self._near.setdefault(words[0], NearIndex()).add(index, frozenset(words[1:]))
+
+    def _undo(self, index: int, keys: list[str], words: list[str] | None) -> None:
+        if self.dropped.pop(index, None) is not None:
+            return
+        self.kept.pop()  # the last kept: items are undone from the last put in
+        for key in keys:
+            if self._seen.get(key) == index:
+                del self._seen[key]
+        if words:
+            self._near[words[0]].remove(index)
 
 
 def _words(text: str) -> frozenset[str]:
@@ -114,15 +201,25 @@ def _words(text: str) -> frozenset[str]:
 
 def near_duplicates(records: list[dict[str, Any]], threshold: float = NEAR_JACCARD) -> list[tuple[str, str, str]]:
     """Pairs of task ids that share an identity, or whose descriptions share at least
-    ``threshold`` of their words (Jaccard), with the reason."""
-    pairs = []
+    ``threshold`` of their words (Jaccard), with the reason; in the order of the records, as a
+    comparison of every pair would give them, but found by key and by :class:`NearIndex`."""
     keyed = [(r.get("id", "?"), set(duplicate_keys(r)), _words(str(r.get("description", "")))) for r in records]
-    for (a, keys_a, words_a), (b, keys_b, words_b) in combinations(keyed, 2):
-        if keys_a & keys_b:
-            pairs.append((a, b, "same description" if any(k.startswith("description") for k in keys_a & keys_b)
-                          else "same world and checked or computed values"))
-            continue
-        union = words_a | words_b
-        if alike(words_a, words_b, threshold):
-            pairs.append((a, b, f"descriptions {100 * len(words_a & words_b) / len(union):.0f} % alike"))
-    return pairs
+    holders: dict[str, list[int]] = {}
+    for position, (_, keys, _) in enumerate(keyed):
+        for key in keys:
+            holders.setdefault(key, []).append(position)
+    found: dict[tuple[int, int], str] = {}
+    for positions in holders.values():
+        for a, b in combinations(positions, 2):
+            if (a, b) not in found:
+                shared = keyed[a][1] & keyed[b][1]
+                found[(a, b)] = ("same description" if any(k.startswith("description") for k in shared)
+                                 else "same world and checked or computed values")
+    index = NearIndex(threshold)
+    for position, (_, _, words) in enumerate(keyed):
+        for earlier in index.alike(words):
+            if (earlier, position) not in found:
+                other = keyed[earlier][2]
+                found[(earlier, position)] = f"descriptions {100 * len(words & other) / len(words | other):.0f} % alike"
+        index.add(position, words)
+    return [(keyed[a][0], keyed[b][0], reason) for (a, b), reason in sorted(found.items())]

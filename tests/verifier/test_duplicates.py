@@ -9,7 +9,7 @@ from pathlib import Path
 
 from orchestrator.build import build
 from orchestrator.roles import BuildConfig
-from verifier.duplicates import duplicate_keys, first_of_each, near_duplicates
+from verifier.duplicates import FirstOfEach, NearIndex, alike, duplicate_keys, first_of_each, near_duplicates
 
 
 def task(tid: str, out: str, total: str = "15766.74", world: int = 7, description: str | None = None) -> dict:
@@ -98,6 +98,61 @@ def test_near_duplicates_name_pairs_and_reasons():
     assert any(p[:2] == ("a", "c") and p[2].startswith("descriptions 9") for p in pairs)
     assert not [p for p in pairs if "d" in p[:2]]
 
+
+def _every_pair_first_of_each(items, near):
+    """The definition, comparing each task with every kept one of its family."""
+    seen, kept, dropped, families = {}, [], {}, {}
+    for index, keys in sorted(items):
+        earlier = next((seen[k] for k in keys if k in seen), None)
+        family, *words = near[index]
+        if earlier is None:
+            earlier = next((i for i, other in families.get(family, ()) if alike(frozenset(words), other)), None)
+        if earlier is not None:
+            dropped[index] = earlier
+            continue
+        kept.append(index)
+        seen.update(dict.fromkeys(keys, index))
+        families.setdefault(family, []).append((index, frozenset(words)))
+    return kept, dropped
+
+
+def test_near_duplicates_are_found_by_index_with_the_verdicts_of_comparing_every_pair():
+    import random
+
+    rng = random.Random(5)
+    vocabulary = [f"w{i}" for i in range(50)]
+    for _ in range(150):
+        stems = [rng.sample(vocabulary, rng.randint(0, 24)) for _ in range(4)]
+        items, near = [], {}
+        for index in rng.sample(range(500), rng.randint(1, 50)):
+            words = set(rng.choice(stems))
+            for _ in range(rng.randint(0, 3)):  # one to three words changed: at or about the 90 % line
+                words.discard(rng.choice(vocabulary)) if rng.random() < 0.5 else words.add(rng.choice(vocabulary))
+            items.append((index, [f"k{rng.randint(0, 40)}"] if rng.random() < 0.4 else []))
+            near[index] = [rng.choice("ab"), *sorted(words)]
+        expected = _every_pair_first_of_each(items, near)
+        assert first_of_each(items, near) == expected
+        arriving = FirstOfEach()  # outcomes in the order workers finish them
+        for index, keys in rng.sample(items, len(items)):
+            arriving.add(index, keys, near[index])
+        assert (arriving.kept, arriving.dropped) == expected
+        records = [{"id": f"t{i}", "family": near[i][0], "description": " ".join(near[i][1:]),
+                    "provenance": {"world_seed": i}} for i, _ in items]  # alike by description only
+        pairs = [(a["id"], b["id"]) for n, a in enumerate(records) for b in records[n + 1:]
+                 if a["description"] == b["description"]  # (both empty, too)
+                 or alike(frozenset(a["description"].split()), frozenset(b["description"].split()))]
+        assert [p[:2] for p in near_duplicates(records)] == pairs
+
+
+def test_a_near_index_compares_a_description_with_few_others():
+    index = NearIndex()
+    words = [frozenset(f"task{i} w{i} x{i} y{i} z{i} shared common words here today".split()) for i in range(2000)]
+    for i, w in enumerate(words):
+        index.add(i, w)
+    close = words[7] - {"here"}  # one word of ten left out: 90 % alike
+    assert index.alike(close) == [7]
+    looked_at = {k for word in index._prefix(close) for k in index._by_word.get(word, ())}
+    assert len(looked_at) < 200  # not the 2,000 a comparison with every description makes
 
 def test_a_build_holds_no_duplicates_and_says_which_it_dropped(tmp_path: Path):
     out = tmp_path / "ds"
