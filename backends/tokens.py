@@ -72,3 +72,14 @@ def encode(text: str) -> list[int]:
         return list(encoder.encode_ordinary(text))
     return [int.from_bytes(hashlib.blake2b(p.encode("utf-8"), digest_size=4).digest(), "big")
             for p in _PIECE_RE.findall(text)]
+
+
+def first_tokens(text: str, limit: int) -> str:
+    """The start of ``text`` that takes at most ``limit`` tokens (what a server sends of a reply
+    cut at its token limit)."""
+    encoder = _encoder()
+    if encoder is not None:
+        tokens = encoder.encode_ordinary(text)
+        return text if len(tokens) <= limit else encoder.decode(tokens[:limit])
+    pieces = list(_PIECE_RE.finditer(text))
+    return text if len(pieces) <= limit else text[:pieces[limit].start()] if limit >= 0 else ""

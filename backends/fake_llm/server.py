@@ -72,7 +72,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Callable
 
 from backends.llm.strict_json import JSONLimitError, json_kind, loads_limited
-from backends.tokens import count_tokens
+from backends.tokens import count_tokens, first_tokens
 from office_env.limits import (
     MAX_REQUEST_BYTES,
     MiB,
@@ -179,6 +179,27 @@ def _parsed_size(raw: bytes) -> int:
     return len(raw) + 96 * (raw.count(b"[") + raw.count(b"{")) + 48 * raw.count(b",")
 
 
+def _within_limit(content: str | None, calls: list[dict[str, str]], limit: int
+                  ) -> tuple[str | None, list[dict[str, str]], bool]:
+    """The reply a server sends under a limit of ``limit`` tokens: the text, then the tool calls'
+    names and arguments, up to the limit, and whether anything was cut."""
+    left = limit
+    if content is not None:
+        kept = first_tokens(content, left)
+        left -= count_tokens(kept)
+        if kept != content:
+            return kept, [], True
+    out = []
+    for call in calls:
+        left -= count_tokens(call["name"]) + 1  # and what joins it to its arguments
+        arguments = first_tokens(call["arguments"], max(0, left))
+        out.append({**call, "arguments": arguments})
+        left -= count_tokens(arguments)
+        if arguments != call["arguments"] or left < 0:
+            return content, out, True
+    return content, out, False
+
+
 class FakeLLMServer:
     """A real HTTP server speaking the OpenAI chat-completions, embeddings and models API.
 
@@ -191,10 +212,12 @@ class FakeLLMServer:
                  keep_requests: int = MAX_RECORDED_REQUESTS, profile: str | Profile = "default",
                  context_window: int | None = None, api_key: str | None = None,
                  served_models: list[str] | None = None, rate_limit: tuple[int, int] | None = None,
-                 latency: float = 0.0, rate_window: float = 60.0, slots: int | None = None):
+                 latency: float = 0.0, rate_window: float = 60.0, slots: int | None = None,
+                 ignores_max_tokens: bool = False):
         if keep_requests < 1:
             raise ValueError(f"keep_requests must be at least 1, got {keep_requests}")
         self.responder: Responder = responder or echo_responder
+        self.ignores_max_tokens = ignores_max_tokens  # a broken or hostile server: replies past the limit
         self.host = host
         self.port = port
         self.retry_after = retry_after
@@ -490,6 +513,10 @@ class FakeLLMServer:
             for call in calls:
                 call["arguments"] = call["arguments"][: len(call["arguments"]) // 2]
             finish_reason = "length"
+        limit = reply_limit(body)
+        if limit and finish_reason != "length" and not self.ignores_max_tokens:  # cut at the limit, as servers do
+            content, calls, cut = _within_limit(content, calls, limit)
+            finish_reason = "length" if cut else finish_reason
         if calls and finish_reason == "stop":
             finish_reason = "tool_calls"
         first = 1 + sum(len(m.get("tool_calls") or []) for m in body["messages"]

@@ -45,7 +45,7 @@ from backends.llm.rate_limit import limiter_for, retry_after_seconds
 from backends.llm.server_tokens import LLAMA, ServerTokens, dialect_of
 from backends.llm.settings import PLACEHOLDER_KEY, LLMSettings, settings_for
 from backends.llm.strict_json import JSONLimitError, json_kind, loads_limited
-from backends.llm.strict_schema import strict_form, unstrict
+from backends.llm.strict_schema import root_object, strict_form, unstrict
 from backends.llm.transport import ReplyTooLarge, attempts_sent, bounded_http_client
 from backends.llm.usage import Usage
 from backends.llm.window import (ANY_MODEL, MIN_REPLY_TOKENS, NoRoom, props_slots, reply_limit, stated_windows,
@@ -589,6 +589,7 @@ def response_format_for(mode: str, role: str, schema: dict, strict: bool = False
     if mode == "json_schema":
         name = re.sub(r"[^A-Za-z0-9_-]", "_", role)[:64] or "reply"
         strict_schema = strict_form(schema) if strict else None
+        schema = root_object(schema)  # a root that only names a definition: that definition, as servers expect
         return {"type": "json_schema", "json_schema": {"name": name, "schema": for_grammar(strict_schema or schema),
                                                        "strict": strict_schema is not None}}
     if mode == "json_object":

@@ -46,6 +46,14 @@ def strict_form(schema: dict[str, Any]) -> dict[str, Any] | None:
     return strict
 
 
+def root_object(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` with a root that only names one of its definitions replaced by that definition
+    (the definitions kept beside it): the object at the top that servers and strict mode expect."""
+    defs = schema.get("$defs", {})
+    root = _resolve(schema, defs)
+    return schema if root is schema else {**root, **({"$defs": defs} if defs else {})}
+
+
 def _resolve(schema: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
     """A schema that is only a ``$ref`` into ``$defs``: the schema it names."""
     while set(schema) <= {"$ref", "$defs", "$schema"} and isinstance(schema.get("$ref"), str) \
@@ -129,4 +137,4 @@ def _takes_null(schema: Any, defs: dict[str, Any]) -> bool:
     return isinstance(schema, dict) and Draft202012Validator({**schema, "$defs": defs}).is_valid(None)
 
 
-__all__ = ["NoStrictForm", "strict_form", "unstrict"]
+__all__ = ["NoStrictForm", "root_object", "strict_form", "unstrict"]

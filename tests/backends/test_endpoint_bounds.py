@@ -193,7 +193,7 @@ def test_huge_tool_call_arguments_and_replies_are_stored_cut_and_never_sent_back
 
     huge = json.dumps({"file_path": "data/notes.docx", "content": "a" * (12 * 2**20)})
     with FakeLLMServer(scripted(Reply(tool_calls=[{"name": "word_write_to_file", "arguments": huge}]),
-                                Reply(content="b" * 1_000_000))) as server:
+                                Reply(content="b" * 1_000_000)), ignores_max_tokens=True) as server:
         with client(server.url, timeout=60) as llm:
             episode = Episode(task_id="t", user_name="Ann", username="ann",
                               now={"date": "2024-11-11", "weekday": "Monday", "time": "09:15"}, request="Write it.",

@@ -752,3 +752,34 @@ def test_the_verifier_is_sent_the_work_and_the_fake_one_judges_its_marks():
     assert json.loads(default_responder()({"messages": good}).content) == {"passed": True, "feedback": "ok"}
     verdict = json.loads(default_responder()({"messages": prompt(())}).content)
     assert not verdict["passed"] and "m1" in verdict["feedback"]
+
+
+def test_a_reply_longer_than_its_limit_is_cut_there_as_servers_do():
+    """The reply (its text, or its tool calls' arguments) stops at the request's max_tokens with
+    finish_reason length, and the usage counts what was sent; a server that ignores the limit
+    (broken or hostile) sends it whole."""
+    import openai
+
+    from backends.fake_llm import Reply, scripted
+    from backends.tokens import count_tokens
+
+    text = " ".join(f"word{i}" for i in range(400))
+    call = {"name": "word_write_to_file", "arguments": json.dumps({"file_path": "a.docx", "content": text})}
+    replies = [text, Reply(tool_calls=[call]), text, text]
+    with FakeLLMServer(scripted(*replies)) as server, FakeLLMServer(scripted(text), ignores_max_tokens=True) as deaf:
+        api = openai.OpenAI(base_url=server.url, api_key="x", max_retries=0)
+        ask = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
+        cut = api.chat.completions.create(**ask, max_tokens=20)
+        tools = api.chat.completions.create(**ask, max_tokens=20)
+        whole = api.chat.completions.create(**ask, max_tokens=5000)
+        reasoning = api.chat.completions.create(**ask, max_completion_tokens=30)
+        ignored = openai.OpenAI(base_url=deaf.url, api_key="x", max_retries=0).chat.completions.create(
+            **ask, max_tokens=20)
+    assert cut.choices[0].finish_reason == "length" and text.startswith(cut.choices[0].message.content)
+    assert count_tokens(cut.choices[0].message.content) <= 20 == cut.usage.completion_tokens
+    arguments = tools.choices[0].message.tool_calls[0].function.arguments
+    assert tools.choices[0].finish_reason == "length" and call["arguments"].startswith(arguments)
+    assert len(arguments) < len(call["arguments"]) and tools.usage.completion_tokens <= 20
+    assert whole.choices[0].finish_reason == "stop" and whole.choices[0].message.content == text
+    assert reasoning.choices[0].finish_reason == "length" and reasoning.usage.completion_tokens <= 30
+    assert ignored.choices[0].message.content == text and ignored.choices[0].finish_reason == "stop"
