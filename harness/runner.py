@@ -23,13 +23,14 @@ its conversation never holds the criteria, the memory, the evidence marks or the
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import time
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, is_dataclass, replace
 from functools import lru_cache, partial
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from backends.dataset_reader import dataset_fingerprint, ensure_writable_folder, task_day_first, task_digest
 from backends.batch import Round, finish_folder, run_batch
@@ -47,6 +48,7 @@ from harness.run_folder import (CACHE, FINISHED, PROGRESS, REPORT, REPORT_HTML, 
 from office_env import Workspace, default_registry, validate_criteria
 from office_env.evaluation.officebench_semantics import SEMANTICS, scorer
 from office_env.replays import replay_plan
+from office_env.untrusted import name_problem, printable
 
 AGENTS = ("llm", "oracle", "none")
 REQUESTS = ("intent", "description")
@@ -70,6 +72,8 @@ class EvalConfig:
     semantics: str = "homer"  # how criteria are scored: homer's checks, or OfficeBench's own verdicts
     llm_overrides: tuple[tuple[str, str], ...] = ()  # --llm-set KEY=VALUE (value as JSON): over the file's
     max_context_tokens: int | None = None  # a history context over this is an error run, never sent
+    limit: int | None = None  # only the first N tasks of the dataset, in its order (--limit)
+    task_ids: tuple[str, ...] = ()  # only these tasks (--task-ids)
 
     def validate(self) -> "EvalConfig":
         if self.agent not in AGENTS:
@@ -88,6 +92,14 @@ class EvalConfig:
         for name, value in (("--trials", self.trials), ("--step-cap", self.step_cap), ("--workers", self.workers)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise EvalError(f"{name} must be an integer >= 1 (got {value!r})")
+        if self.limit is not None and (isinstance(self.limit, bool) or not isinstance(self.limit, int) or self.limit < 1):
+            raise EvalError(f"--limit must be an integer >= 1 (got {self.limit!r})")
+        odd = [t for t in self.task_ids if not isinstance(t, str) or name_problem(t) is not None or "/" in t
+               or t in (".", "..")]
+        if odd:
+            raise EvalError(f"--task-ids: {printable(str(odd[0]))[:80]!r} is not a task id")
+        if len(set(self.task_ids)) != len(self.task_ids):
+            raise EvalError("--task-ids: an id is given twice")
         try:
             self.context.validate()
         except ValueError as exc:
@@ -113,7 +125,21 @@ class EvalConfig:
                 "base_url": self.base_url, "llm_config": self.llm_config, "request": self.request,
                 **({"semantics": self.semantics} if self.semantics != "homer" else {}),
                 **({"llm_overrides": [list(p) for p in self.llm_overrides]} if self.llm_overrides else {}),
-                **({"max_context_tokens": self.max_context_tokens} if self.max_context_tokens else {})}
+                **({"max_context_tokens": self.max_context_tokens} if self.max_context_tokens else {}),
+                **({"limit": self.limit} if self.limit is not None else {}),
+                **({"task_ids": list(self.task_ids)} if self.task_ids else {})}
+
+    def takes(self, task_id: str, taken: int) -> bool:
+        """Whether this run evaluates ``task_id``, ``taken`` tasks of the dataset's order being
+        chosen before it (``--task-ids``, then the first ``--limit`` of those)."""
+        if self.task_ids and task_id not in self.task_ids:
+            return False
+        return self.limit is None or taken < self.limit
+
+    def unknown_ids(self, ids: Iterable[str]) -> list[str]:
+        """The ids of ``task_ids`` that are not among a dataset's ``ids``."""
+        present = set(ids)
+        return [t for t in self.task_ids if t not in present]
 
 
 @dataclass
@@ -349,6 +375,11 @@ def evaluate(dataset_dir: Path | str, out_dir: Path | str, config: EvalConfig,
         raise EvalError(f"{dataset}: not a dataset folder (no tasks/)")
     if config.agent == "oracle":
         _check_oracle_plans(dataset)
+    if config.task_ids:
+        unknown = config.unknown_ids(entry.name for entry in os.scandir(dataset / "tasks"))
+        if unknown:
+            raise EvalError(f"--task-ids: no task {', '.join(printable(t) for t in unknown[:5])} in {dataset}"
+                            + (f" (and {len(unknown) - 5} more)" if len(unknown) > 5 else ""))
     try:
         check_out(out, resume=resume, overwrite=overwrite)
         ensure_writable_folder(out)
@@ -378,8 +409,13 @@ def _jobs(dataset: Path, config: EvalConfig, summary: RunSummary
     from backends.dataset_reader import iter_tasks
 
     jobs: list[tuple[str, TaskRecord]] = []
-    digests: dict[str, str] = {}
+    digests: dict[str, str] = {}  # of every task, chosen or not: runs on subsets of one dataset pair
+    taken = 0
     for task in iter_tasks(dataset):
+        if not config.takes(task.id, taken):
+            digests[task.id] = task_digest(task) if task.task is not None else "unusable"
+            continue
+        taken += 1
         if task.record is None or task.task is None:
             digests[task.id] = "unusable"
             summary.skipped.append({"id": task.id, "error": task.error or "unreadable"})

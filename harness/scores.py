@@ -125,6 +125,8 @@ def compare_runs(rows_a: Iterable[dict[str, Any]], rows_b: Iterable[dict[str, An
             "difference": float(diff.mean()) if common else None,
             "difference_ci": interval(diff, resamples, seed) if common else None,
             "b_better": wins, "a_better": losses, "same": len(common) - wins - losses,
+            "b_better_tasks": [t for t, d in zip(common, diff) if d > 0],
+            "a_better_tasks": [t for t, d in zip(common, diff) if d < 0],
             "sign_test_p": sign_test(wins, losses)}
 
 

@@ -29,6 +29,7 @@ unless the model's own entry sets it, and the limit goes as ``max_completion_tok
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
@@ -53,6 +54,31 @@ NOT_SETTABLE = {"api_key": "give the key in OPENAI_API_KEY or the --llm-config f
                 "cache_path": "use --cache / --no-cache"}
 _STRING_KEYS = ("base_url", "api_key", "model", "embedding_model", "structured_output")
 _REASONING_RE = re.compile(r"^(?:[\w.-]+/)?(?:o\d|gpt-5)(?:$|[-.:])")
+
+
+ENV_SETTINGS = {"OPENAI_API_KEY": "api_key", "OPENAI_BASE_URL": "base_url", "HOMER_MODEL": "model"}
+ENV_FILE = ".env"
+MAX_ENV_FILE_BYTES = 64 * 1024
+
+
+def environment() -> dict[str, str]:
+    """The variables the settings read (``ENV_SETTINGS``): the process's own, else those of a
+    ``.env`` file in the working folder (``KEY=VALUE`` lines, as python-dotenv reads them; a
+    regular file of at most 64 KiB, never a link: a stranger's folder may hold one). A variable
+    set in the process wins over the file."""
+    values = {name: os.environ[name] for name in ENV_SETTINGS if os.environ.get(name)}
+    if len(values) == len(ENV_SETTINGS) or not os.path.lexists(ENV_FILE):
+        return values
+    from dotenv import dotenv_values
+
+    from office_env.untrusted import UntrustedInputError, read_file
+
+    try:
+        text = read_file(ENV_FILE, max_bytes=MAX_ENV_FILE_BYTES).decode("utf-8")
+    except (UntrustedInputError, UnicodeDecodeError) as exc:
+        raise LLMConfigError(f"{exc}; remove it, or set the variables in the environment") from None
+    from_file = dotenv_values(stream=io.StringIO(text))
+    return {**{name: value for name, value in from_file.items() if name in ENV_SETTINGS and value}, **values}
 
 
 class LLMConfigError(ValueError):
@@ -234,8 +260,8 @@ class LLMSettings:
     @classmethod
     def load(cls, config_file: Path | str | None = None, set_values: dict[str, Any] | None = None,
              **overrides: Any) -> "LLMSettings":
-        """Defaults < ``config_file`` (JSON or TOML) < ``OPENAI_API_KEY``/``OPENAI_BASE_URL`` <
-        ``overrides`` (field names; ``None`` values are ignored) < ``set_values`` (``--llm-set``;
+        """Defaults < ``config_file`` (JSON or TOML) < the variables of :func:`environment`
+        (``OPENAI_API_KEY``, ``OPENAI_BASE_URL``, ``HOMER_MODEL``) < ``overrides`` (field names; ``None`` values are ignored) < ``set_values`` (``--llm-set``;
         ``None`` is a value there). Raises :class:`LLMConfigError`."""
         known = {f.name for f in fields(cls)}
         settings = cls()
@@ -244,11 +270,8 @@ class LLMSettings:
             path = Path(config_file)
             source = str(path)
             settings = replace(settings, **_read_config(path, known))
-        env: dict[str, Any] = {}
-        if os.environ.get("OPENAI_API_KEY"):
-            env["api_key"] = os.environ["OPENAI_API_KEY"]
-        if os.environ.get("OPENAI_BASE_URL"):
-            env["base_url"] = os.environ["OPENAI_BASE_URL"]
+        variables = environment()
+        env: dict[str, Any] = {field: variables[name] for name, field in ENV_SETTINGS.items() if variables.get(name)}
         settings = replace(settings, **env)
         unknown = sorted(set(overrides) - known)
         if unknown:

@@ -106,7 +106,7 @@ def _report_build(out: Path, n: int, summary: Any, elapsed: float, strict: bool)
 
 @app.command("verify")
 def verify_command(
-    dataset_dir: Path = typer.Argument(..., help="A dataset folder written by homer build"),
+    dataset_dir: Path = typer.Argument(..., metavar="DATASET", help="A dataset folder written by homer build"),
     strict: bool = typer.Option(False, "--strict", help="Also exit 1 when the dataset misses the gameability threshold"),
 ) -> None:
     """Re-run every gate on a written dataset; one line per task, then the gameability line; exit 1 on
@@ -155,7 +155,7 @@ def verify_command(
 
 
 @app.command("stats")
-def stats_command(dataset_dir: Path = typer.Argument(..., help="A dataset folder written by homer build")) -> None:
+def stats_command(dataset_dir: Path = typer.Argument(..., metavar="DATASET", help="A dataset folder written by homer build")) -> None:
     """Print the dataset card's statistics (per app count: sessions, utterances, tokens), then its
     gameability section (detectors, memory dynamics, text statistics)."""
     check_dataset(dataset_dir)
@@ -187,8 +187,8 @@ def stats_command(dataset_dir: Path = typer.Argument(..., help="A dataset folder
 
 @app.command("show")
 def show_command(
-    dataset_dir: Path = typer.Argument(..., help="A dataset folder"),
-    task_id: str = typer.Argument(..., help="The task's id, e.g. neo-00003"),
+    dataset_dir: Path = typer.Argument(..., metavar="DATASET", help="A dataset folder"),
+    task_id: str = typer.Argument(..., metavar="TASK_ID", help="The task's id, e.g. neo-00003"),
     day: Optional[int] = typer.Option(None, "--day", help="Print this day of the chat, every turn with its marks"),
     as_json: bool = typer.Option(False, "--json", help="Print the view as JSON"),
 ) -> None:
@@ -214,7 +214,7 @@ def show_command(
 
 @app.command("export")
 def export_command(
-    dataset_dir: Path = typer.Argument(..., help="A dataset folder written by homer build or homer regenerate"),
+    dataset_dir: Path = typer.Argument(..., metavar="DATASET", help="A dataset folder written by homer build or homer regenerate"),
     officebench: Optional[Path] = typer.Option(None, "--officebench", help="Folder to write OfficeBench's tasks/ "
                                                "layout into"),
     hf: Optional[Path] = typer.Option(None, "--hf", help="Folder to write a Hugging Face dataset into (JSONL "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections import Counter
 from pathlib import Path
@@ -25,7 +26,7 @@ MAX_TRIALS = 100  # pass^k over more runs than this says nothing new and costs a
 @batch_options
 @llm_endpoint()
 def eval_command(
-    dataset_dir: Path = typer.Argument(..., help="A dataset folder written by homer build or homer regenerate"),
+    dataset_dir: Path = typer.Argument(..., metavar="DATASET", help="A dataset folder written by homer build or homer regenerate"),
     agent: str = typer.Option(..., "--agent", help="llm (a model through an OpenAI-compatible endpoint), "
                               "oracle (replays the reference plan), none (does nothing), or your own agent "
                               "as module:Class (imported from the current folder or PYTHONPATH; see docs/eval.md)"),
@@ -58,6 +59,9 @@ def eval_command(
                                   "(OfficeBench's own verdicts, to compare with published numbers)"),
     task_timeout: TaskTimeoutOption = limits.TASK_SECONDS,
     task_memory: TaskMemoryOption = limits.TASK_MEMORY_BYTES // limits.MiB,
+    limit: Optional[int] = typer.Option(None, "--limit", help="Only the first N tasks, in the dataset's order"),
+    task_ids: Optional[str] = typer.Option(None, "--task-ids", help="Only these tasks: ids separated by commas "
+                                           "(an id the dataset does not hold is refused)"),
 ) -> None:
     """Evaluate an agent on a dataset (long-context or RAG history); write results.jsonl, report.md
     and run.json into --out and print the report's table. Exit 0 when the run completed (whatever the
@@ -78,14 +82,18 @@ def eval_command(
     config = EvalConfig(agent=agent, context=context, trials=trials, step_cap=step_cap, workers=workers,
                         model=endpoint.model, base_url=endpoint.base_url,
                         llm_config=str(endpoint.llm_config) if endpoint.llm_config else None, semantics=semantics,
-                        llm_overrides=endpoint.overrides, max_context_tokens=max_context_tokens)
+                        llm_overrides=endpoint.overrides, max_context_tokens=max_context_tokens, limit=limit,
+                        task_ids=tuple(t.strip() for t in (task_ids or "").split(",") if t.strip()))
     try:
         config.validate()
         if config.needs_client():
             from harness.runner import llm_settings
 
             routes = (("chat", "tools") if agent == "llm" else ()) + (("embeddings",) if embeddings else ())
-            preflight(llm_settings(config), routes, embedding_model=embeddings)
+            settings = llm_settings(config)
+            preflight(settings, routes, embedding_model=embeddings)
+            if agent == "llm":  # what is sent, whether given, set in the environment or defaulted: in run.json
+                config = dataclasses.replace(config, model=settings.model_for("agent"), base_url=settings.endpoint)
         if horizons is not None:
             _horizon_sweep(dataset_dir, out, config, horizons, batch.progress_mode(), resume, overwrite)
             return
@@ -174,7 +182,7 @@ def _horizon_sweep(dataset_dir: Path, out: Path, config: Any, horizons: str, pro
 @app.command("probe")
 @llm_endpoint()
 def probe_command(
-    dataset_dir: Path = typer.Argument(..., help="A dataset folder"),
+    dataset_dir: Path = typer.Argument(..., metavar="DATASET", help="A dataset folder"),
     agent: str = typer.Option(..., "--agent", help="llm (a model), oracle (the answer key) or none (always the first "
                               "option: chance)"),
     out: Path = typer.Option(..., "--out", "-o", help="Run folder to write (absent or empty)"),
@@ -272,7 +280,7 @@ def _say_probed(summary: dict, out: Path) -> None:
 
 @app.command("report")
 def report_command(
-    run: Path = typer.Argument(..., help="An eval run folder"),
+    run: Path = typer.Argument(..., metavar="RUN", help="An eval run folder"),
     probes: Optional[Path] = typer.Option(None, "--probes", help="A homer probe run on the same dataset"),
     horizons: Optional[Path] = typer.Option(None, "--horizons", help="A homer eval --horizons sweep on the same "
                                             "dataset"),
@@ -296,8 +304,8 @@ def report_command(
 
 @app.command("compare")
 def compare_command(
-    run_a: Path = typer.Argument(..., help="An eval run folder (A)"),
-    run_b: Path = typer.Argument(..., help="Another run on the same dataset (B)"),
+    run_a: Path = typer.Argument(..., metavar="RUN_A", help="An eval run folder (A)"),
+    run_b: Path = typer.Argument(..., metavar="RUN_B", help="Another run on the same dataset (B)"),
     resamples: int = typer.Option(1000, "--resamples", help="Bootstrap resamples over tasks"),
     seed: int = typer.Option(0, "--seed", help="Bootstrap seed"),
     as_json: bool = typer.Option(False, "--json", help="Print the comparison as JSON"),
@@ -334,5 +342,10 @@ def compare_command(
                f"({resamples} paired bootstrap resamples)")
     typer.echo(f"tasks B did better on: {result['b_better']}, A did better on: {result['a_better']}, same: "
                f"{result['same']}; sign test p = {result['sign_test_p']:.4g}")
+    for side in ("b", "a"):
+        names = result[f"{side}_better_tasks"]
+        if names:
+            more = f" and {len(names) - 20} more (--json lists them all)" if len(names) > 20 else ""
+            typer.echo(f"{side.upper()} did better on: {', '.join(printable(str(t)) for t in names[:20])}{more}")
     if result["only_a"] or result["only_b"]:
         typer.echo(f"left out: {result['only_a']} task(s) only in A, {result['only_b']} only in B")

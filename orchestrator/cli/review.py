@@ -41,7 +41,7 @@ def _report_folder(dataset_dir: Path, out: Optional[Path]) -> Path:
 
 @review_app.command("report")
 def review_report_command(
-    dataset_dir: Path = typer.Argument(..., help="A dataset folder"),
+    dataset_dir: Path = typer.Argument(..., metavar="DATASET", help="A dataset folder"),
     annotations: Optional[Path] = typer.Option(None, "--annotations", help="Import annotations made elsewhere first: "
                                                "a CSV with columns annotator, task, criterion, verdict[, comment]"),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON"),
@@ -86,7 +86,7 @@ def review_report_command(
 
 @review_app.command("serve")
 def review_serve_command(
-    dataset_dir: Path = typer.Argument(..., help="A dataset folder"),
+    dataset_dir: Path = typer.Argument(..., metavar="DATASET", help="A dataset folder"),
     annotator: Optional[str] = typer.Option(None, "--annotator", help="Your name on every verdict and edit "
                                             "(default: the USER environment variable)"),
     port: int = typer.Option(8765, "--port", help="The port to listen on"),
@@ -148,7 +148,7 @@ def review_serve_command(
 
 @review_app.command("apply")
 def review_apply_command(
-    dataset_dir: Path = typer.Argument(..., help="A reviewed dataset folder"),
+    dataset_dir: Path = typer.Argument(..., metavar="DATASET", help="A reviewed dataset folder"),
     out: Path = typer.Option(..., "--out", help="The new dataset's folder (absent or empty)"),
     rule: str = typer.Option("majority", "--rule", help="any-drop: a task one annotator dropped goes; majority: a "
                              "task goes when more annotators dropped than kept it"),

@@ -61,6 +61,8 @@ def test_compare_pairs_tasks_and_reports_the_rest():
     result = compare_runs(a, b)
     assert result["tasks"] == 4 and result["only_a"] == 1 and result["only_b"] == 1
     assert result["difference"] == pytest.approx(0.5) and (result["b_better"], result["a_better"]) == (2, 0)
+    assert (result["b_better_tasks"], result["a_better_tasks"]) == (["t2", "t3"], [])
+    assert compare_runs(b, a)["a_better_tasks"] == ["t2", "t3"]
     low, high = result["difference_ci"]
     assert 0 <= low <= 0.5 <= high <= 1
 
@@ -96,7 +98,8 @@ def test_compare_command(runs, tmp_path):
     shown = runner.invoke(app, ["compare", str(runs["none"]), str(runs["oracle"])])
     assert shown.exit_code == 0 and "+100.0 points" in shown.output and "sign test p = 0.25" in shown.output
     data = json.loads(runner.invoke(app, ["compare", str(runs["none"]), str(runs["oracle"]), "--json"]).output)
-    assert data["tasks"] == 3 and data["b_better"] == 3
+    assert data["tasks"] == 3 and data["b_better"] == 3 and len(data["b_better_tasks"]) == 3
+    assert f"B did better on: {', '.join(sorted(data['b_better_tasks']))}" in shown.output
     copy = runner.invoke(app, ["compare", str(runs["oracle"]), str(runs["elsewhere"])])  # same bytes elsewhere: paired
     assert copy.exit_code == 0 and "-100.0 points" in copy.output, copy.output
     missing = runner.invoke(app, ["compare", str(runs["none"]), str(tmp_path)])
