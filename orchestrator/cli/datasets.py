@@ -115,20 +115,19 @@ def verify_command(
     A task that cannot be loaded or whose gates fail on malformed content is one FAIL line; the
     other tasks are still checked."""
     check_dataset(dataset_dir)  # a folder that is none is refused before the gates' modules load
+    from backends.dataset_reader import iter_tasks
     from office_env.untrusted import printable
-    from orchestrator.card import gameability_line
-    from orchestrator.dataset_writer import iter_tasks
-    from verifier.gameability import gameability
-    from orchestrator.review.edits import recheck
 
     failures = total = 0
     records = []
     for task in iter_tasks(dataset_dir):
         total += 1
-        if task.record is None:
+        if task.record is None:  # refused as it was read: the gates' modules are not needed for it
             failures += 1
             typer.echo(f"FAIL {task.id}: {printable(task.error)}")
             continue
+        from orchestrator.review.edits import recheck
+
         try:
             results = recheck(task.record, task.testbed, task.reference)  # with the extra gates it was built with
         except Exception as exc:  # malformed content the schema lets through must not stop the others
@@ -145,6 +144,12 @@ def verify_command(
         else:
             typer.echo(f"ok   {task.id}")
     typer.echo(f"{total - failures}/{total} tasks pass every gate")
+    if not records:  # no task to measure: no module to load for it either
+        typer.echo("gameability: no task passed its schema, nothing to measure")
+        raise typer.Exit(1)
+    from orchestrator.card import gameability_line
+    from verifier.gameability import gameability
+
     result = gameability(records)
     typer.echo(gameability_line(result))
     missed_strict = strict and not result["passed"]

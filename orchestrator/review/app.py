@@ -115,7 +115,8 @@ class ReviewServer:
                 for task in iter_tasks(self.dataset):
                     typed = task.task
                     rows.append({"id": task.id, "family": (typed.family or typed.split) if typed is not None else "?",
-                                 "app_count": typed.app_count if typed is not None else 0, "error": task.error})
+                                 "app_count": typed.app_count if typed is not None else 0, "error": task.error,
+                                 "intent": typed.intent[:200] if typed is not None else ""})
                 self._index = rows
             return self._index
 
@@ -217,7 +218,8 @@ def task_page(server: ReviewServer, request: Request, message: str = "", problem
         page = int(request.query_params.get("page", "0"))
     except ValueError:
         page = -1
-    days, marked, pages = history_page(record, page)
+    only_marked = request.query_params.get("marked") == "1"
+    days, marked, pages = history_page(record, page, only_marked=only_marked)
     if not 0 <= page < pages:
         return server.error(f"task {task_id!r} has history pages 0 to {pages - 1}, not "
                             f"{printable(request.query_params.get('page', ''))[:40]!r}", 404)
@@ -246,6 +248,7 @@ def task_page(server: ReviewServer, request: Request, message: str = "", problem
         users=[u for u in users if (testbed / "emails" / u).is_dir()], calendars=calendars, criteria=criteria,
         guideline=[(c, CRITERION_TEXT[c]) for c in CRITERIA], verdict_choices=VERDICTS, mine=mine, others=others,
         previous=previous, following=following, revisions=revisions, page=page, pages=pages, message=message,
+        only_marked=only_marked,
         problems=problems or [],
         kept=kept or {},
         marks=MARKS, memory_ids=[m.get("id") for m in record.get("memory", [])], text_fields=TEXT_FIELDS,

@@ -37,9 +37,11 @@ Days = list[dict[str, Any]]
 Marked = dict[str, list[dict[str, Any]]]
 
 
-def history_page(record: dict[str, Any], page: int) -> tuple[Days, Marked, int]:
-    """The days with their turns on ``page`` (marks and anchors), for each memory id every turn
-    that marks it (with the page it is on, for links across pages), and how many pages there are."""
+def history_page(record: dict[str, Any], page: int, only_marked: bool = False) -> tuple[Days, Marked, int]:
+    """The days with their turns on ``page`` (marks, anchors, their number in the day and their
+    time), for each memory id every turn that marks it (with the page it is on, for links across
+    pages), and how many pages there are. ``only_marked``: the marked turns only, each with the
+    turn before it (the question a marked answer replies to)."""
     pages = page_of_each_turn(record)
     days, marked = [], {}
     for d, session in enumerate(record["dialogue"]):
@@ -51,14 +53,20 @@ def history_page(record: dict[str, Any], page: int) -> tuple[Days, Marked, int]:
                 for mid in ids:
                     marked.setdefault(mid, []).append({"anchor": anchor, "mark": mark, "day": session.get("day", d + 1),
                                                        "page": pages[d][t]})
-            if pages[d][t] == page:
+            shown = not only_marked or marks or any(turn_marked(n) for n in session["turns"][t + 1:t + 2])
+            if pages[d][t] == page and shown:
                 turns.append({"anchor": anchor, "role": turn.get("role", ""), "text": turn.get("text", ""),
-                              "marks": marks, "field": f"turn:{d}:{t}", "index": t})
+                              "marks": marks, "field": f"turn:{d}:{t}", "index": t,
+                              "time": str(turn.get("ts", ""))[11:16]})
         if turns:
             days.append({"index": d, "day": session.get("day", d + 1), "date": session.get("date", ""),
                          "turns": turns})
     count = 1 + max((day[-1] for day in pages if day), default=0)
     return days, marked, count
+
+
+def turn_marked(turn: Any) -> bool:
+    return isinstance(turn, dict) and any(turn.get(mark) for mark in MARKS)
 
 
 def other_text_chars(record: dict[str, Any]) -> int:

@@ -72,6 +72,29 @@ def test_the_list_filters_and_the_task_page_shows_the_task(dataset: Path):
     assert files >= 10  # the office's files are listed with previews
 
 
+def test_the_list_shows_intents_and_the_history_numbers_its_turns_and_shows_the_marked_ones_alone(dataset: Path):
+    import html
+    import re
+
+    server, client = client_for(dataset)
+    ids = task_ids(dataset)
+    record = record_of(dataset, ids[0])
+    listing = client.get("/").text
+    assert f'<td class="intent">{html.escape(record["intent"][:200])}</td>' in listing
+    page = client.get(f"/task/{ids[0]}").text
+    first = record["dialogue"][0]["turns"][2]
+    assert 'id="d0-t2" data-field="turn:0:2"' in page
+    shown = re.search(r'id="d0-t2".*?<span class="at">([^<]*)</span>', page).group(1)
+    assert shown == f"3 {first['ts'][11:16]}"  # its number in the day and its time
+    every = page.count('class="turn ')
+    marked = client.get(f"/task/{ids[0]}", params={"marked": "1"}).text
+    anchors = re.findall(r'class="turn [^"]*" id="d(\d+)-t(\d+)"', marked)
+    wanted = {(d, t) for d, session in enumerate(record["dialogue"]) for t, turn in enumerate(session["turns"])
+              if any(turn.get(m) for m in ("evidence", "superseded", "distractor"))}
+    before = {(d, t - 1) for d, t in wanted if t > 0}  # the question a marked answer replies to
+    assert {(int(d), int(t)) for d, t in anchors} == wanted | before
+    assert len(anchors) < every and 'id="all-turns"' in marked and 'id="marked-only"' in page
+
 def test_previews_of_each_kind_and_paths_that_leave_the_testbed(dataset: Path):
     _, client = client_for(dataset)
     task = task_ids(dataset)[0]

@@ -176,3 +176,22 @@ def test_show_strips_terminal_escapes_and_survives_odd_fields(tmp_path, dataset)
     proc = homer("show", copy, task.id)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert f"{task.folder / 'task.json'}: apps.0: Input should be" in proc.stderr
+
+
+def test_verify_refuses_a_dataset_of_hostile_records_without_loading_the_gates(tmp_path):
+    """A record refused as it is read needs none of the gates' modules: verify says so per task and
+    ends without them (a refusal in a fraction of a second, not the gates' start-up)."""
+    import subprocess
+    import sys
+
+    tasks = tmp_path / "ds" / "tasks" / "neo-00000"
+    tasks.mkdir(parents=True)
+    (tasks / "task.json").write_text("[" + "[0, 0]," * 200_000 + "[0, 0]]")
+    probe = ("import sys; from typer.testing import CliRunner; from orchestrator.cli import app; "
+             "r = CliRunner().invoke(app, ['verify', sys.argv[1]]); print(r.output); "
+             "print('gates loaded' if 'verifier.gates' in sys.modules else 'gates not loaded'); sys.exit(r.exit_code)")
+    proc = subprocess.run([sys.executable, "-c", probe, str(tmp_path / "ds")], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 1, proc.stderr
+    assert "FAIL neo-00000" in proc.stdout and "lists, objects and items" in proc.stdout
+    assert "no task passed its schema" in proc.stdout and "gates not loaded" in proc.stdout
