@@ -14,11 +14,19 @@ from collections import defaultdict
 from math import comb
 from typing import Any
 
-import matplotlib
+from functools import cache
 
-matplotlib.use("Agg")  # no screen: render to PNG only
 
-import matplotlib.pyplot as plt  # noqa: E402
+@cache
+def _pyplot() -> Any:
+    """matplotlib's pyplot, drawing off screen; loaded at the first figure (half a second that a
+    run with nothing to draw, or a refused one, does not spend)."""
+    import matplotlib
+
+    matplotlib.use("Agg")  # no screen: render to PNG only
+    import matplotlib.pyplot as plt
+
+    return plt
 
 COLORS = ("#2563eb", "#16a34a", "#d97706", "#6b7280")
 
@@ -27,7 +35,7 @@ def _png(figure: Any) -> bytes:
     buffer = io.BytesIO()
     figure.tight_layout()
     figure.savefig(buffer, format="png", dpi=110, metadata={"Software": None})
-    plt.close(figure)
+    _pyplot().close(figure)
     return buffer.getvalue()
 
 
@@ -43,7 +51,7 @@ def by_app_count(metrics: dict[str, Any]) -> bytes | None:
     groups = _groups(metrics)
     if not groups:
         return None
-    figure, axes = plt.subplots(1, 2, figsize=(9, 3.4))
+    figure, axes = _pyplot().subplots(1, 2, figsize=(9, 3.4))
     for ax, key, title, scale in ((axes[0], "pass_rate", "pass rate (%)", 100), (axes[1], "ons", "ONS", 1)):
         labels, values, lows, highs = [], [], [], []
         for label, group in groups:
@@ -93,7 +101,7 @@ def pass_hat_k(rows: list[dict[str, Any]], trials: int) -> bytes | None:
         return None
     ks = list(range(1, trials + 1))
     values = [100 * f for f in fractions]
-    figure, ax = plt.subplots(figsize=(5, 3.2))
+    figure, ax = _pyplot().subplots(figsize=(5, 3.2))
     ax.plot(ks, values, marker="o", color=COLORS[0])
     ax.set_xticks(ks)
     ax.set_xlabel("k (trials that must all pass)")
@@ -116,7 +124,7 @@ def recall_vs_pass(rows: list[dict[str, Any]]) -> bytes | None:
         labels.append(label)
         counts.append(len(runs))
         values.append(100 * sum(1 for r in runs if r["passed"]) / len(runs) if runs else 0.0)
-    figure, ax = plt.subplots(figsize=(5.5, 3.2))
+    figure, ax = _pyplot().subplots(figsize=(5.5, 3.2))
     bars = ax.bar(labels, values, color=COLORS[1])
     for bar, count in zip(bars, counts):
         ax.annotate(f"n={count}", (bar.get_x() + bar.get_width() / 2, bar.get_height()), ha="center", va="bottom",
@@ -133,7 +141,7 @@ def probe_accuracy(summary: dict[str, Any]) -> bytes | None:
     rows = [(name, row) for name, row in summary.get("by_dynamic", {}).items() if row.get("questions")]
     if not rows:
         return None
-    figure, ax = plt.subplots(figsize=(7, 3.4))
+    figure, ax = _pyplot().subplots(figsize=(7, 3.4))
     width = 0.38
     for offset, key, label, color in ((-width / 2, "closed_book", "closed-book", COLORS[3]),
                                       (width / 2, "with_history", "with the history", COLORS[0])):
@@ -159,7 +167,7 @@ def horizon_curve(result: dict[str, Any]) -> bytes | None:
     import numpy as np
 
     days = [p["days"] for p in points]
-    figure, ax = plt.subplots(figsize=(6, 3.4))
+    figure, ax = _pyplot().subplots(figsize=(6, 3.4))
     ax.plot(days, [100 * p["pass_rate"] for p in points], "o", color=COLORS[0], label="measured")
     fit = result.get("fit")
     if fit and fit.get("t_mid") is not None and fit.get("beta") is not None:
