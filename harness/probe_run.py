@@ -105,9 +105,11 @@ def _probe_task(record: TaskRecord, pool: Any, config: ProbeConfig, client: Any,
 def run_probes(dataset: Path, out: Path, config: ProbeConfig, client: Any = None,
                eval_rows: list[dict[str, Any]] | None = None, workers: int = 1,
                on_outcome: Callable[[dict[str, Any]], None] | None = None,
-               on_total: Callable[[int], None] | None = None) -> dict[str, Any]:
+               on_total: Callable[[int], None] | None = None, eval_source: str | None = None) -> dict[str, Any]:
     """Ask every task's probes (``workers`` tasks at a time, in threads: an llm agent's requests
-    overlap) and write the run folder; the output is the same whatever the worker count."""
+    overlap) and write the run folder; the output is the same whatever the worker count.
+    ``eval_source``: the folder of the eval run ``eval_rows`` come from, recorded beside the split
+    of its failures so a report credits the split to that run only."""
     started = time.perf_counter()
     loaded = [t for t in iter_tasks(dataset)]
     records = [t.task for t in loaded if t.task is not None]
@@ -135,7 +137,10 @@ def run_probes(dataset: Path, out: Path, config: ProbeConfig, client: Any = None
     generated = sum(o["generated"] for o in outcomes)
     lines = [json.dumps(row, ensure_ascii=False) + "\n" for row in results]
     summary = _summarize(results, eval_rows)
-    summary.update({"agent": config.agent, "context": config.context.mode, "per_task": config.per_task,
+    model = client.settings.model_for("probe") if config.agent == "llm" and client is not None else None
+    summary.update({"agent": config.agent, "model": model, "context": config.context.mode,
+                    "per_task": config.per_task,
+                    **({"eval_run": eval_source} if eval_source and eval_rows is not None else {}),
                     **dataset_identity(dataset),
                     "tasks": len(records), "questions": len(results), "skipped": skipped, "errors": errors,
                     "generation_seconds": round(generated, 4), "elapsed_seconds": round(time.perf_counter() - started, 3)})

@@ -57,22 +57,44 @@ def compose(run: Path, probes: Path | None = None, horizons: Path | None = None)
         ("probe-accuracy", plots.probe_accuracy(probe) if probe else None, "Memory probes by dynamic"),
         ("horizon-curve", plots.horizon_curve(sweep) if sweep else None, "Pass rate against history length")])
     notes = ["Intervals: 95 % percentile bootstrap over tasks. ONS = (agent - none) / (oracle - none)."]
-    title = f"Research report: {config.get('agent')} agent, {config.get('context_label')}"
-    md = [f"# {title}", "", f"Dataset `{meta['dataset']}`; eval run `{run}`.", "", "## Scores", "",
+    agent = _agent(config.get("agent"), config.get("model"))
+    title = f"Research report: {agent}, {config.get('context_label')}"
+    md = [f"# {title}", "", f"Dataset `{meta['dataset']}` (fingerprint {meta.get('dataset_fingerprint', '-')}).",
+          "", "## Scores", "", f"From eval run `{run}`: {agent}, {config.get('context_label')}.", "",
           markdown_table(headers, table, bold_last=True)]
     if probe:
-        md += ["", "## Memory probes", "", markdown_table(*probe_table(probe), bold_last=True)]
-        if split_line(probe):
-            md += ["", split_line(probe)]
-            notes.append(split_line(probe))
+        theirs = _agent(probe.get("agent"), probe.get("model"))
+        md += ["", "## Memory probes", "", f"From probe run `{probes}`: {theirs}, {probe.get('context')}."]
+        if theirs != agent:
+            md += ["", f"**These are the {theirs}'s probes, not the {agent}'s**: they describe another agent's "
+                       "memory."]
+        md += ["", markdown_table(*probe_table(probe), bold_last=True)]
+        split = split_line(probe)
+        if split and theirs == agent and probe.get("eval_run") == str(Path(run).resolve()):
+            md += ["", f"{split} (the failures of eval run `{run}`)"]
+            notes.append(split)
+        elif split:
+            md += ["", "The probe run split another eval run's failures; it is left out here (probe this run's "
+                       f"agent with `homer probe ... --eval {run}` to split them)."]
     if sweep:
-        md += ["", "## Horizon", "", markdown_table(*points_table(sweep)), "", f"Fit: {fit_line(sweep)}."]
-        notes.append(f"Horizon fit: {fit_line(sweep)}.")
+        theirs = _agent(sweep.get("agent"), sweep.get("model"))
+        md += ["", "## Horizon", "", f"From horizon sweep `{horizons}`: {theirs}, {sweep.get('context')}."]
+        if theirs != agent:
+            md += ["", f"**This is the {theirs}'s horizon curve, not the {agent}'s.**"]
+        md += ["", markdown_table(*points_table(sweep)), "", f"Fit: {fit_line(sweep)}."]
+        notes.append(f"Horizon fit ({theirs}): {fit_line(sweep)}.")
     md += ["", notes[0], ""]
     overall = metrics["groups"].get(OVERALL, {})
     html = render_page(
         title=title, summary=f"{overall.get('tasks', 0)} task(s) of {meta['dataset']}: pass rate "
                              f"{pct(overall.get('pass_rate'))} %.",
         headers=headers, table=table, notes=notes, figures=figures,
-        config=[("eval run", str(run)), ("probe run", str(probes or "-")), ("horizon sweep", str(horizons or "-"))])
+        config=[("eval run", f"{run} ({agent})"),
+                ("probe run", f"{probes} ({_agent(probe.get('agent'), probe.get('model'))})" if probe else "-"),
+                ("horizon sweep", f"{horizons} ({_agent(sweep.get('agent'), sweep.get('model'))})" if sweep else "-")])
     return "\n".join(md), html
+
+
+def _agent(name: Any, model: Any) -> str:
+    """How a report names the agent of a run: "llm agent (gpt-4o-mini)", "oracle agent"."""
+    return f"{name} agent" + (f" ({model})" if name == "llm" and model else "")

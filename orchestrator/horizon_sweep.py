@@ -215,7 +215,8 @@ def run_sweep(dataset: Path, out: Path, config: EvalConfig, horizons: list[int],
     result = fit_with_intervals(horizons, per_task)
     for point in result.get("points", []):
         point["context_tokens"] = tokens.get(point["days"])
-    result.update({"agent": config.agent, "context": config.context.label(), "horizons": horizons,
+    result.update({"agent": config.agent, "model": config.model, "context": config.context.label(),
+                   "horizons": horizons,
                    "left_out": left_out, **dataset_identity(dataset)})
     atomic_write(out / "horizon.json", json.dumps(result, indent=1).encode("utf-8"))
     atomic_write(out / "horizon-report.md", render_markdown(result).encode("utf-8"))

@@ -229,7 +229,7 @@ def probe_command(
     try:
         with Reporter("probe", None, mode_for(quiet, json_progress), kept_word="probed") as progress:
             summary = run_probes(dataset_dir, out, ProbeConfig(agent, context, per_task), client, eval_rows,
-                                 workers=workers,
+                                 workers=workers, eval_source=str(eval_run.resolve()) if eval_run else None,
                                  on_outcome=progress.outcome, on_total=progress.set_total)
     except RunRefused as exc:
         fail(str(exc))

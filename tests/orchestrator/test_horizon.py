@@ -187,6 +187,21 @@ def test_one_research_report_from_the_runs(dataset: Path, tmp_path: Path):
         assert f'id="{figure}"' in page
     text = (tmp_path / "eval" / "research-report.md").read_text()
     assert "## Memory probes" in text and "## Horizon" in text and "ONS [95% CI]" in text
+    # every section names the run it comes from; the split is this eval run's failures
+    assert f"From eval run `{tmp_path / 'eval'}`: oracle agent" in text
+    assert f"From probe run `{tmp_path / 'probe'}`: oracle agent" in text and "not the" not in text
+    assert f"(the failures of eval run `{tmp_path / 'eval'}`)" in text
+    # a none agent's report with the oracle's probes and sweep says whose they are, and splits nothing
+    assert runner.invoke(app, ["eval", str(dataset), "--agent", "none", "--out", str(tmp_path / "none"),
+                               "--quiet"]).exit_code == 0
+    credited = runner.invoke(app, ["report", str(tmp_path / "none"), "--probes", str(tmp_path / "probe"),
+                                   "--horizons", str(tmp_path / "sweep")])
+    assert credited.exit_code == 0, credited.output
+    text = (tmp_path / "none" / "research-report.md").read_text()
+    assert text.startswith("# Research report: none agent")
+    assert "**These are the oracle agent's probes, not the none agent's**" in text
+    assert "**This is the oracle agent's horizon curve, not the none agent's.**" in text
+    assert "remembered every probed detail" not in text and "left out here" in text
     wrong = runner.invoke(app, ["report", str(tmp_path / "eval"), "--probes", str(tmp_path / "sweep")])
     assert wrong.exit_code == 2 and "no probe.json" in wrong.output
     other = tmp_path / "other"
