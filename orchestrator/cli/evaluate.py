@@ -302,6 +302,31 @@ def report_command(
     typer.echo(f"report: {run / 'research-report.html'}", err=True)
 
 
+@app.command("view")
+def view_command(
+    run: Path = typer.Argument(..., metavar="RUN", help="An eval run folder"),
+    task: Optional[str] = typer.Option(None, "--task", help="One task: every trial's tool calls with what each "
+                                       "gave back, its final message, and the task's reference plan"),
+    as_json: bool = typer.Option(False, "--json", help="Print the per-task data as JSON, for scripts"),
+) -> None:
+    """What the agent did on each task of a run: each task's outcome (pass, fail, error), the
+    criteria that failed with their reasons, steps and tokens; --task ID adds its tool calls and
+    results and the reference plan."""
+    from harness.run_view import render_view, run_view
+    from harness.scores import RunError
+
+    try:
+        view = run_view(run, task)
+    except RunError as exc:
+        fail(str(exc))
+    typer.echo(json.dumps(view, indent=1, ensure_ascii=False) if as_json else _terminal_safe(render_view(view)))
+
+
+def _terminal_safe(text: str) -> str:
+    """Text for a terminal: each line with its control characters escaped (an agent's output is a stranger's)."""
+    return "\n".join(printable(line) for line in text.split("\n"))
+
+
 @app.command("compare")
 def compare_command(
     run_a: Path = typer.Argument(..., metavar="RUN_A", help="An eval run folder (A)"),
