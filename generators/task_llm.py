@@ -102,6 +102,22 @@ def _unquoted(message: Any) -> Any:
 
 
 @lru_cache(maxsize=1)
+def tool_signatures() -> tuple[str, ...]:
+    """Each office tool a plan may call, as ``name(argument, optional?)``: from the tool registry,
+    so the prompt names the tools and arguments the replay runs, never a list kept by hand."""
+    from office_env import default_registry
+
+    signatures = []
+    for tool in default_registry().openai_tools():
+        function = tool["function"]
+        parameters = function["parameters"]
+        required = set(parameters.get("required", ()))
+        names = [name if name in required else f"{name}?" for name in parameters.get("properties", {})]
+        signatures.append(f"{function['name']}({', '.join(names)})")
+    return tuple(signatures)
+
+
+@lru_cache(maxsize=1)
 def task_draft_reply_schema() -> dict[str, Any]:
     """``TASK_DRAFT_SCHEMA`` with each criterion's ``args`` as its check defines them and each plan
     call's ``args`` as its tool defines them (one branch per function or tool): what the server
@@ -125,6 +141,13 @@ def task_draft_reply_schema() -> dict[str, Any]:
     return schema
 
 
+def task_prompt(inputs: dict[str, Any], feedback: str = "") -> list[dict[str, str]]:
+    """The task generator's messages: the rules, the criteria catalog, the tools a plan may call
+    and the schema first (the same for every call), then the office, the plan and any feedback."""
+    return render("task_generator", inputs=inputs, catalog=catalog_summary(), schema=TASK_DRAFT_SCHEMA,
+                  tools=tool_signatures(), feedback=feedback)
+
+
 def generate_task_llm(client: Any, *, plan: dict[str, Any], notes: dict[str, Any], user: dict[str, str],
                       colleagues: list[dict[str, str]], now: datetime, attempts: int = 2) -> TaskDraft:
     """Ask for a task; re-ask with the problems quoted, at most ``attempts`` times in all."""
@@ -133,8 +156,7 @@ def generate_task_llm(client: Any, *, plan: dict[str, Any], notes: dict[str, Any
               "notes": notes_for_prompt(notes), "plan": plan}
     feedback = ""
     for _ in range(attempts):
-        messages = render("task_generator", inputs=inputs, catalog=catalog_summary(), schema=TASK_DRAFT_SCHEMA,
-                          feedback=feedback)
+        messages = task_prompt(inputs, feedback)
         data = client.structured("task_generator", messages, task_draft_reply_schema())
         problems = draft_problems(data)
         if not problems:

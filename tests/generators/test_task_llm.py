@@ -52,15 +52,23 @@ def test_sheets_reach_the_prompt_as_csv_tables_that_read_back_into_the_same_rows
 
 
 def _task_prompt(kind: str, apps: list[str], **plan: object) -> list[dict]:
-    from backends.prompts import render
-    from generators.schemas import TASK_DRAFT_SCHEMA
-    from office_env.evaluation import catalog_summary
+    from generators.task_llm import task_prompt
 
     notes = {"excel": {"app": "excel", "files": [{"file": "data/b.xlsx", "sheet": "S", "headers": ["A"],
                                                   "rows": [["1"]]}]}}
     inputs = {"user": {"username": "dana", "name": "Dana Lee"}, "colleagues": [], "now": "2025-03-03 09:00 (Monday)",
               "notes": notes, "plan": {"apps": apps, "task_kind": kind, "difficulty": "easy", "other_kinds": [], **plan}}
-    return render("task_generator", inputs=inputs, catalog=catalog_summary(), schema=TASK_DRAFT_SCHEMA, feedback="")
+    return task_prompt(inputs)
+
+
+def test_the_prompt_names_every_tool_a_plan_may_call_with_its_arguments():
+    from office_env import default_registry
+
+    system = _task_prompt("sheet_total", ["excel"])[0]["content"]
+    for tool in default_registry().openai_tools():
+        assert f"{tool['function']['name']}(" in system
+    assert "email_send_email(sender, recipient, subject, content)" in system
+    assert "calendar_create_event(user, summary, start, end, location?)" in system
 
 
 def test_a_history_of_weeks_asks_for_a_query_that_names_the_work():
