@@ -191,7 +191,7 @@ def test_huge_tool_call_arguments_and_replies_are_stored_cut_and_never_sent_back
         LLMAgent,
     )
 
-    huge = json.dumps({"file_path": "data/notes.docx", "content": "a" * (12 * 2**20)})
+    huge = json.dumps({"file_path": "data/notes.docx", "content": "a" * (2 * 2**20)})  # 33x what goes back
     with FakeLLMServer(scripted(Reply(tool_calls=[{"name": "word_write_to_file", "arguments": huge}]),
                                 Reply(content="b" * 1_000_000)), ignores_max_tokens=True) as server:
         with client(server.url, timeout=60) as llm:
