@@ -503,6 +503,30 @@ def refuse_filled(flag: str, out: Path) -> None:
         fail(f"{flag} {out}: exists and is not empty; choose a new folder")
 
 
+def writable_out(flag: str, out: Path) -> None:
+    """Refuse (exit 2) an output folder that cannot be written, before a command shows progress or
+    loads its modules, and without making it: the nearest existing folder on its path must take a
+    file (a probe, removed at once), and ``out`` itself, when it exists, must be a folder."""
+    import os
+    import tempfile
+
+    if out.exists() and not out.is_dir():
+        fail(f"{flag} {out}: exists and is not a folder")
+    here = out
+    while not here.exists() and here != here.parent:
+        here = here.parent
+    if os.path.islink(here) and here == out:
+        return  # the commands refuse a linked folder themselves, with their own words
+    try:
+        if not here.is_dir():
+            raise NotADirectoryError(20, "Not a directory")
+        fd, probe = tempfile.mkstemp(prefix=".write-test.", dir=here)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        fail(f"{flag} {out}: cannot write there ({exc.strerror or exc})")
+
+
 def new_folder(flag: str, out: Path) -> None:
     """A folder to write a new output into: absent or empty (``refuse_filled``), and writable."""
     from backends.dataset_reader import ensure_writable_folder

@@ -17,7 +17,7 @@ from orchestrator.cli.common import (DEFAULT_WORKERS, Batch, Endpoint, JsonProgr
                                      TaskMemoryOption, TaskTimeoutOption, WorkersOption, app, batch_failed,
                                      batch_options, check_dataset, fail, llm_endpoint, llm_options, new_folder,
                                      parse_apps, parse_gates_option, parse_weights, paused, preset_size,
-                                     replace_earlier, report_gameability, strict_error, task_budget)
+                                     replace_earlier, report_gameability, strict_error, task_budget, writable_out)
 
 
 @app.command("build")
@@ -66,6 +66,7 @@ def build_command(
     weights, gate_names = parse_weights(apps_weights, counts), parse_gates_option(gates)
     where = batch.where()
 
+    writable_out("--out", out)  # before the progress line and the builder's imports
     from orchestrator.progress import Reporter
 
     started = time.perf_counter()
@@ -373,6 +374,7 @@ def regenerate_command(
         fail(f"--utterances must be at least 4 (got {utterances})")
     gate_names, where = parse_gates_option(gates), batch.where()
 
+    writable_out("--out", out)
     from orchestrator.progress import Reporter
 
     started = time.perf_counter()

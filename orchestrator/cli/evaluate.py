@@ -17,7 +17,7 @@ from orchestrator.cli.common import (DEFAULT_WORKERS, Batch, Endpoint, JsonProgr
                                      TaskMemoryOption, TaskTimeoutOption, WorkersOption, app, batch_options,
                                      check_dataset, check_workers, fail, in_range, interrupted, llm_endpoint,
                                      new_folder, preflight, refuse_filled, remove_if_empty, replace_earlier,
-                                     task_budget)
+                                     task_budget, writable_out)
 
 MAX_TRIALS = 100  # pass^k over more runs than this says nothing new and costs a run each
 
@@ -94,6 +94,7 @@ def eval_command(
             preflight(settings, routes, embedding_model=embeddings)
             if agent == "llm":  # what is sent, whether given, set in the environment or defaulted: in run.json
                 config = dataclasses.replace(config, model=settings.model_for("agent"), base_url=settings.endpoint)
+        writable_out("--out", out)
         if horizons is not None:
             _horizon_sweep(dataset_dir, out, config, horizons, batch.progress_mode(), resume, overwrite)
             return

@@ -293,3 +293,21 @@ def test_a_numeric_flag_out_of_its_range_is_one_line_naming_it(tmp_path, args, f
     (line,) = [ln for ln in proc.stderr.splitlines() if ln.strip()]
     assert line.startswith(f"error: {flag}") and "must be a number from" in line, line
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("command", [["build", "--n", "1"], ["eval", "DATASET", "--agent", "none"],
+                                     ["regenerate", "--seeds", "SEEDS"]])
+def test_an_output_folder_that_cannot_be_written_is_one_line_before_any_progress(tmp_path, command):
+    """No progress line before the refusal: the folder is checked before the command starts its
+    work (and nothing is made on the way)."""
+    dataset = Path(__file__).resolve().parents[2] / "datasets" / "officebench-sample"
+    args = [str(dataset) if a == "SEEDS" else str(tmp_path) if a == "DATASET" else a for a in command]
+    (tmp_path / "tasks").mkdir()
+    plain = tmp_path / "a-file"
+    plain.write_text("not a folder")
+    for out, says in ((plain, "exists and is not a folder"), (plain / "sub" / "out", "cannot write there")):
+        proc = homer_here(*args, "--out", out)
+        assert proc.returncode == 2, proc.stderr
+        assert proc.stderr.strip().splitlines() == [f"error: --out {out}: {proc.stderr.split(': ', 2)[-1].strip()}"]
+        assert says in proc.stderr
+    assert plain.read_text() == "not a folder"
