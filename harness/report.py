@@ -179,13 +179,8 @@ def render_report(data: dict[str, Any], config: dict[str, Any], *, dataset: str,
     if k > 1:
         out.append(f"pass^{k}: a task counts only if all {k} of its trials pass.")
     out.append("")
-    if data.get("agent_usage"):
-        usage = data["agent_usage"]
-        runs = max(1, overall["runs"])
-        out += ["## Agent model usage", "",
-                f"{usage['calls']} call(s), {usage['prompt_tokens']:,} prompt and {usage['completion_tokens']:,} "
-                f"completion tokens ({usage['calls'] / runs:.1f} calls and "
-                f"{(usage['prompt_tokens'] + usage['completion_tokens']) / runs:,.0f} tokens per run).", ""]
+    if usage_line(data):
+        out += ["## Agent model usage", "", usage_line(data), ""]
     out += ["## Configuration", ""]
     for key, value in config.items():
         if key == "context" and isinstance(value, dict):
@@ -208,3 +203,14 @@ def render_report(data: dict[str, Any], config: dict[str, Any], *, dataset: str,
 
 
 __all__ = ["metrics", "table", "render_report", "whole_history_warning", "APP_COUNTS", "OVERALL"]
+
+
+def usage_line(data: dict[str, Any]) -> str | None:
+    """The agent model's calls and tokens over a run, in one sentence (None when no model ran)."""
+    usage = data.get("agent_usage")
+    if not usage:
+        return None
+    runs = max(1, data["groups"][OVERALL]["runs"])
+    return (f"{usage['calls']} call(s), {usage['prompt_tokens']:,} prompt and {usage['completion_tokens']:,} "
+            f"completion tokens ({usage['calls'] / runs:.1f} calls and "
+            f"{(usage['prompt_tokens'] + usage['completion_tokens']) / runs:,.0f} tokens per run).")

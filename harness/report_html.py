@@ -13,7 +13,7 @@ import jinja2
 
 from backends.prompts import TEMPLATES
 from harness import plots
-from harness.report import OVERALL, ons, pct, table_rows
+from harness.report import OVERALL, ons, pct, table_rows, usage_line
 
 
 @lru_cache(maxsize=1)
@@ -50,6 +50,8 @@ def render_html(data: dict[str, Any], config: dict[str, Any], rows: list[dict[st
                f"{pct(overall['pass_rate'])} %, ONS {ons(overall.get('ons'), overall.get('ons_ci'))}.")
     notes = ["Intervals: 95 % percentile bootstrap over tasks. ONS = (agent - none) / (oracle - none) on the same tasks.",
              "Runs that ended with an error are neither passes nor fails."]
+    if usage_line(data):
+        notes.append(f"Agent model usage: {usage_line(data)}")
     flat = [(key, ", ".join(f"{a}={b}" for a, b in value.items()) if isinstance(value, dict) else value)
             for key, value in config.items()]
     return render_page(title=title, summary=summary, headers=headers, table=table, notes=notes,

@@ -16,7 +16,7 @@ from typing import Any
 from harness import plots
 from harness.horizon import fit_line, points_table
 from harness.probe_run import probe_table, split_line
-from harness.report import OVERALL, markdown_table, pct, table_rows
+from harness.report import OVERALL, markdown_table, pct, table_rows, usage_line
 from harness.report_html import eval_figures, inline_figures, render_page
 from harness.scores import RunError, pairing_problem, read_run
 from office_env.untrusted import UntrustedInputError, load_json, printable
@@ -62,6 +62,9 @@ def compose(run: Path, probes: Path | None = None, horizons: Path | None = None)
     md = [f"# {title}", "", f"Dataset `{meta['dataset']}` (fingerprint {meta.get('dataset_fingerprint', '-')}).",
           "", "## Scores", "", f"From eval run `{run}`: {agent}, {config.get('context_label')}.", "",
           markdown_table(headers, table, bold_last=True)]
+    if usage_line(metrics):
+        md += ["", f"Agent model usage: {usage_line(metrics)}"]
+        notes.append(f"Agent model usage: {usage_line(metrics)}")
     if probe:
         theirs = _agent(probe.get("agent"), probe.get("model"))
         md += ["", "## Memory probes", "", f"From probe run `{probes}`: {theirs}, {probe.get('context')}."]

@@ -238,6 +238,8 @@ def test_llm_agent_through_the_fake_endpoint(dataset, records, tmp_path):
         assert row["steps"] == len(records[row["id"]]["oracle"])
         assert row["trajectory"]["final_message"] and row["trajectory"]["usage"]["calls"] == row["steps"] + 1
     assert "## Agent model usage" in (tmp_path / "oracle" / "report.md").read_text()
+    calls = sum(row["trajectory"]["usage"]["calls"] for row in passed.rows)
+    assert f"Agent model usage: {calls} call(s), " in (tmp_path / "oracle" / "report.html").read_text()
     # what the agent saw: every tool, and never the criteria, description, memory, evidence or oracle
     assert all(role_of(body["messages"]) == "agent" for body in requests)
     assert {t["function"]["name"] for t in requests[0]["tools"]} == set(default_registry().names)
