@@ -27,6 +27,8 @@ import errno
 import json
 import os
 import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, ContextManager, Iterable, Protocol, Sequence
@@ -105,6 +107,18 @@ class NoSpaceLeft(OSError):
         return f"no space left on the device {where}{free}{need}); free some space and {self.again}"
 
 
+@contextmanager
+def space_named(out: Path, again: str = "rerun with --resume") -> Iterator[None]:
+    """A disk that fills under writes into ``out`` ends as :class:`NoSpaceLeft`: one line naming
+    the file (or the folder, for a write with no file name) and the space free there."""
+    try:
+        yield
+    except OSError as exc:
+        if no_space(exc) and not isinstance(exc, NoSpaceLeft):
+            raise NoSpaceLeft(str(exc.filename or ""), out, None, again) from None
+        raise
+
+
 def hold_folder(out: Path, what: str, error: type[Exception]) -> FolderLock:
     """Take ``out``'s writer lock, or raise ``error`` naming why not (busy, not a folder, not writable)."""
     if out.exists() and not out.is_dir():
@@ -125,21 +139,18 @@ def run_batch(out: Path, batch: Batch, *, resume: bool, budget: Budget | None = 
     Ctrl-C and ``batch.stopped()`` when its guard gives up; what finished is kept for a resume."""
     lock = hold_folder(out, batch.what, batch.error)
     try:
-        finished = batch.start(resume)
-        if finished is not None:
-            return finished
-        with batch.log():
-            work = claim_work_folder() if batch.work_folder else None
-            try:
-                _rounds(out, batch, work, budget or Budget(), executor, ray_address, on_pause)
-            finally:
-                if work is not None:
-                    release_work_folder(work)
-        return batch.finalise()
-    except OSError as exc:
-        if no_space(exc) and not isinstance(exc, NoSpaceLeft):  # a write of the parent's: named the same way
-            raise NoSpaceLeft(str(exc.filename or ""), out, None) from None
-        raise
+        with space_named(out):  # a write of the parent's that fills the disk: named as a job's is
+            finished = batch.start(resume)
+            if finished is not None:
+                return finished
+            with batch.log():
+                work = claim_work_folder() if batch.work_folder else None
+                try:
+                    _rounds(out, batch, work, budget or Budget(), executor, ray_address, on_pause)
+                finally:
+                    if work is not None:
+                        release_work_folder(work)
+            return batch.finalise()
     finally:
         lock.release()
 

@@ -610,14 +610,14 @@ def json_depth_exceeds(value: Any, limit: int = MAX_JSON_DEPTH) -> bool:
     return False
 
 
-_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
+JSON_STRING_RE = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)  # one JSON string, its escapes included
 
 
 def json_value_count(text: str) -> int:
     """About how many values (lists, objects and their items) JSON ``text`` holds, without
     parsing it: separators and openers counted outside strings. Exact for valid JSON up to the
     scalars at the top level; bounded by the text's length for anything else."""
-    bare = _JSON_STRING.sub("", text)
+    bare = JSON_STRING_RE.sub("", text)
     return bare.count(",") + bare.count("[") + bare.count("{")
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import fcntl
 import functools
 import hashlib
+import itertools
 import json
 import math
 import os
@@ -361,20 +362,17 @@ class UniqueSoFar:
 
     def __init__(self, done: dict[int, dict[str, Any]]) -> None:
         self.done = done
-        self._seen: dict[int, str] = {}
+        self._read = 0  # outcomes put in so far: the first ones of ``done``, which only grows at its end
         self._firsts = FirstOfEach()
 
     def kept(self) -> list[int]:
         done = self.done
-        if len(done) < len(self._seen):
-            self._seen, self._firsts = {}, FirstOfEach()  # an outcome taken back: start over
-        if len(self._seen) < len(done):
-            for index, item in done.items():
-                if index in self._seen:
-                    continue
-                self._seen[index] = item["status"]
-                if item["status"] == "accepted":
-                    self._firsts.add(index, list(item.get("keys") or []), list(item.get("words") or []))
+        if len(done) < self._read:
+            self._read, self._firsts = 0, FirstOfEach()  # an outcome taken back: start over
+        for index, item in itertools.islice(done.items(), self._read, None):
+            if item["status"] == "accepted":
+                self._firsts.add(index, list(item.get("keys") or []), list(item.get("words") or []))
+        self._read = len(done)
         return list(self._firsts.kept)
 
 

@@ -10,13 +10,12 @@ recursion, and parses only what is within ``MAX_JSON_DEPTH`` and ``MAX_JSON_BYTE
 from __future__ import annotations
 
 import json
-import re
 from itertools import accumulate
 from typing import Any
 
 from office_env.limits import MAX_JSON_BYTES, MAX_JSON_DEPTH, MiB
+from office_env.untrusted import JSON_STRING_RE
 
-_STRING_RE = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
 _STEPS = bytes.maketrans(b"[{]}", b"\x01\x01\xff\xff")  # +1 and -1 as signed bytes
 _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[{]}")
 
@@ -30,7 +29,7 @@ def nesting_depth(text: str) -> int:
 
     Linear and recursion-free (the loops run in C). Strings are found the way JSON finds them, so
     on broken text the count is never below the depth ``json.loads`` reaches before it fails."""
-    steps = _STRING_RE.sub("", text).encode("utf-8", "replace").translate(_STEPS, _NOT_BRACKETS)
+    steps = JSON_STRING_RE.sub("", text).encode("utf-8", "replace").translate(_STEPS, _NOT_BRACKETS)
     return max(accumulate(memoryview(steps).cast("b")), default=0)
 
 

@@ -510,6 +510,8 @@ def writable_out(flag: str, out: Path) -> None:
     import os
     import tempfile
 
+    from backends.dataset_reader import WRITE_PROBE
+
     if out.exists() and not out.is_dir():
         fail(f"{flag} {out}: exists and is not a folder")
     here = out
@@ -520,7 +522,7 @@ def writable_out(flag: str, out: Path) -> None:
     try:
         if not here.is_dir():
             raise NotADirectoryError(20, "Not a directory")
-        fd, probe = tempfile.mkstemp(prefix=".write-test.", dir=here)
+        fd, probe = tempfile.mkstemp(prefix=WRITE_PROBE, dir=here)
         os.close(fd)
         os.unlink(probe)
     except OSError as exc:

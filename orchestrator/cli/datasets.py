@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Optional
 
@@ -260,11 +258,12 @@ def export_command(
         except ValueError as exc:
             fail(str(exc).replace("--mode", "--sft-mode"))
     new_folder(flag, out)
+    from backends.batch import space_named
     from backends.dataset_reader import count_tasks
     from orchestrator.progress import Reporter, mode_for
 
     with Reporter("export", count_tasks(dataset_dir), mode_for(quiet, json_progress), kept_word="exported") as progress, \
-            _export_space(out):
+            space_named(out, again="run the export again"):
         if hf is not None:
             from orchestrator.hf_export import export_hf
 
@@ -289,20 +288,6 @@ def export_command(
                    + (f" ({len(result.skipped)} task(s) left out)" if result.skipped else ""))
         return
     _officebench_summary(summary, out)
-
-
-@contextmanager
-def _export_space(out: Path) -> Iterator[None]:
-    """A disk that fills under an export: one line naming the folder and the space free there."""
-    from backends.batch import NoSpaceLeft
-    from backends.job_contract import no_space
-
-    try:
-        yield
-    except OSError as exc:
-        if not no_space(exc) or isinstance(exc, NoSpaceLeft):
-            raise
-        raise NoSpaceLeft(str(exc.filename or out), out, None, again="run the export again") from None
 
 
 def _officebench_summary(summary: Any, out: Path) -> None:
