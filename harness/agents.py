@@ -16,11 +16,13 @@ solvability gate).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, Sequence
 
 from backends.prompts import render
-from office_env import Workspace
-from office_env.tools import ToolRegistry
+
+if TYPE_CHECKING:  # the episode holds them; the tools load with the run's first workspace, not here
+    from office_env import Workspace
+    from office_env.tools import ToolRegistry
 
 DEFAULT_STEP_CAP = 30
 OBSERVATION_CHARS = 500        # kept per step in a trajectory

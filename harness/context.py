@@ -40,7 +40,6 @@ from typing import Any
 
 from backends.tokens import count_tokens
 from generators.model import Session, transcript
-from harness.retrieval import BM25Retriever, EmbeddingRetriever
 from harness.summaries import EXTRACTIVE_KIND, cached_summary, extractive_summary, llm_kind, llm_summary
 
 MODES = ("long-context", "rag")
@@ -183,6 +182,8 @@ def _summary_units(record: dict[str, Any], sessions: list[Session], config: Cont
 
 
 def _rank(units: list[_Unit], query: str, config: ContextConfig, client: Any) -> list[int]:
+    from harness.retrieval import BM25Retriever, EmbeddingRetriever  # numpy: loaded by a run that ranks
+
     if not units:
         return []
     if config.embeddings is None:

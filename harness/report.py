@@ -172,8 +172,9 @@ def render_report(data: dict[str, Any], config: dict[str, Any], *, dataset: str,
     out += ["Pass rates are macro averages over tasks; a task passes a trial only if every criterion passes.",
             f"Intervals: 95 % percentile bootstrap over tasks ({RESAMPLES} seeded resamples). ONS = (agent - none) / "
             "(oracle - none), where none is how often doing nothing passes and oracle how often the reference plan "
-            "passes, both measured on the same tasks (tasks without a plan are left out of ONS).",
-            f"Context tokens are counted with {counter_name()} (`backends.tokens`)."]
+            "passes, both measured on the same tasks (tasks without a plan are left out of ONS)."]
+    if overall["tasks"]:  # a run that scored no task counted no token
+        out.append(f"Context tokens are counted with {counter_name()} (`backends.tokens`).")
     if rag:
         out.append("Retrieval recall: the share of the task's evidence turns present in the retrieved context.")
     if k > 1:

@@ -30,25 +30,28 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, is_dataclass, replace
 from functools import lru_cache, partial
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
 from backends.dataset_reader import dataset_fingerprint, ensure_writable_folder, task_day_first, task_digest
 from backends.batch import Round, finish_folder, run_batch
 from backends.llm.failures import RefusalWatch, RunRefused
-from backends.task_record import TaskRecord, plan_calls
+from backends.task_record import plan_calls
 from backends.workers import Budget, JobFailure
-from harness.agents import (DEFAULT_STEP_CAP, STOP_ERROR, Agent, Episode, LLMAgent, NoneAgent, OracleAgent,
-                            Trajectory)
+from harness.agents import DEFAULT_STEP_CAP, STOP_ERROR, Agent, Episode, Trajectory
 from harness.agent_plugins import AgentLoadError, build_plugin, check_agent_name, is_plugin
-from harness.context import ContextConfig, build_context
+from harness.context import ContextConfig
 from harness.report import metrics, render_report
 from harness.run_folder import (CACHE, FINISHED, PROGRESS, REPORT, REPORT_HTML, RESULTS, RUN, RUNNING, WORK,
                                 ProgressLog, RunFolderError, check_out, clear, earlier_outcomes, now_text,
                                 remove_leftovers, state_bytes, write_state)
-from office_env import Workspace, default_registry, validate_criteria
-from office_env.evaluation.officebench_semantics import SEMANTICS, scorer
-from office_env.replays import replay_plan
+from office_env.evaluation import SEMANTICS
 from office_env.untrusted import name_problem, printable
+
+if TYPE_CHECKING:
+    from backends.task_record import TaskRecord
+
+# The office's tools, file formats and scorers load where a task runs (a worker), not with the
+# run: a run that reads its dataset and finds nothing to do starts in a fraction of a second.
 
 AGENTS = ("llm", "oracle", "none")
 REQUESTS = ("intent", "description")
@@ -192,6 +195,8 @@ def _config_client(config: EvalConfig) -> Any:
 
 def make_agent(config: EvalConfig, record: TaskRecord) -> Agent:
     """The agent for one run: the oracle gets the record's plan from here, never through the episode."""
+    from harness.agents import LLMAgent, NoneAgent, OracleAgent  # an LLM agent's client loads with it
+
     if config.agent == "oracle":
         return OracleAgent(plan_calls(record.oracle))
     if config.agent == "none":
@@ -207,6 +212,7 @@ def record_problem(record: TaskRecord, request: str) -> str | None:
     if not getattr(record, request).strip():
         return f"{request}: missing or empty"
     from backends.dataset_reader import task_now
+    from office_env.evaluation.catalog import validate_criteria
 
     try:
         task_now(record)
@@ -237,6 +243,9 @@ def run_task(dataset_dir: str, task_id: str, record: TaskRecord, out_dir: str, c
 def _run_task(dataset_dir: str, task_id: str, record: TaskRecord, out_dir: str, config: EvalConfig,
               work_dir: str | None = None) -> dict[str, Any]:
     from backends.dataset_reader import task_now
+    from harness.context import build_context
+    from office_env import Workspace, default_registry
+    from office_env.evaluation.officebench_semantics import scorer
 
     folder = Path(dataset_dir) / "tasks" / task_id
     testbed, reference = folder / "testbed", folder / "reference"
@@ -307,6 +316,10 @@ def _references(record: TaskRecord, testbed: Path, reference_dir: Path | None, n
     """Whether doing nothing passes the task, and whether its oracle plan does (None: no plan, or
     the check could not run): the two ends ONS is normalized between (``harness.scores``).
     ``known``: what the run itself already measured."""
+    from office_env import Workspace
+    from office_env.evaluation.officebench_semantics import scorer
+    from office_env.replays import replay_plan
+
     score, day_first = scorer(config.semantics), task_day_first(record)
     none = known.get("none")
     if none is None:

@@ -613,12 +613,25 @@ def json_depth_exceeds(value: Any, limit: int = MAX_JSON_DEPTH) -> bool:
 JSON_STRING_RE = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)  # one JSON string, its escapes included
 
 
-def json_value_count(text: str) -> int:
+def json_value_count(text: str, stop_above: int | None = None) -> int:
     """About how many values (lists, objects and their items) JSON ``text`` holds, without
     parsing it: separators and openers counted outside strings. Exact for valid JSON up to the
-    scalars at the top level; bounded by the text's length for anything else."""
-    bare = JSON_STRING_RE.sub("", text)
-    return bare.count(",") + bare.count("[") + bare.count("{")
+    scalars at the top level; bounded by the text's length for anything else. With
+    ``stop_above``, counting stops at the first 1 MiB piece that takes it over that number (a
+    partial count, still above it)."""
+    flat = text.replace("\\\\", "").replace('\\"', "")  # no escape left: every quote opens or closes a string
+    count, inside = 0, False
+    for start in range(0, max(len(flat), 1), _COUNT_PIECE):
+        parts = flat[start:start + _COUNT_PIECE].split('"')
+        bare = "".join(parts[1::2] if inside else parts[0::2])
+        count += bare.count(",") + bare.count("[") + bare.count("{")
+        inside ^= len(parts) % 2 == 0  # an odd number of quotes in the piece flips the state
+        if stop_above is not None and count > stop_above:
+            break
+    return count
+
+
+_COUNT_PIECE = 2**20
 
 
 def parse_json(text: str | bytes, label: str, *, max_bytes: int = MAX_JSON_BYTES,
@@ -633,10 +646,10 @@ def parse_json(text: str | bytes, label: str, *, max_bytes: int = MAX_JSON_BYTES
         except UnicodeDecodeError:
             raise UntrustedInputError(label, "is not UTF-8 text") from None
     if len(text) > max_values and sum(map(text.count, ",[{")) > max_values:  # else it cannot hold more
-        values = json_value_count(text)
+        values = json_value_count(text, stop_above=max_values)
         if values > max_values:
-            raise UntrustedInputError(label, f"{TOO_LARGE} (about {values:,} lists, objects and items; the limit "
-                                             f"is {max_values:,})")
+            raise UntrustedInputError(label, f"{TOO_LARGE} (more than {max_values:,} lists, objects and items; the "
+                                             f"limit is {max_values:,})")
     too_deep = UntrustedInputError(label, f"nested deeper than {max_depth} levels", kind="json")
     try:
         data = json.loads(text)

@@ -20,8 +20,8 @@ It proves each route the run will use, shaped as the run will send it:
 - ``embeddings``: one short input to the embedding model, for RAG ranked by embeddings.
 
 A local server that is still starting (connection refused) is asked again for up to ``wait``
-seconds, so ``homer fake-llm &`` followed at once by a run does not race. Every request is
-bounded in total by what is left of ``seconds`` (see :mod:`backends.llm.transport`).
+seconds (the ``start_wait`` setting, 10 by default), so ``homer fake-llm &`` followed at once by a
+run does not race. Every request is bounded in total by what is left of ``seconds`` (see :mod:`backends.llm.transport`).
 """
 
 from __future__ import annotations
@@ -38,7 +38,6 @@ from backends.llm.strict_json import JSONLimitError, loads_limited
 from backends.llm.window import stated_windows
 
 PREFLIGHT_SECONDS = 10.0
-LOCAL_WAIT = 10.0      # seconds a local endpoint that refuses connections is waited for
 RETRY_PAUSE = 0.2
 ROUTES = ("chat", "tools", "embeddings")
 PING_SCHEMA = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"],
@@ -64,7 +63,7 @@ def check(client: Any, models: Iterable[str] | None = None, seconds: float = PRE
     if unknown:
         raise ValueError(f"unknown route(s) {', '.join(unknown)}: expected {', '.join(ROUTES)}")
     wanted = sorted(set(models) if models is not None else {settings.model, *settings.role_models.values()})
-    wait = (LOCAL_WAIT if settings.is_local else 0.0) if wait is None else wait
+    wait = (settings.start_wait if settings.is_local else 0.0) if wait is None else wait
     probe = _Probe(client, time.monotonic() + seconds, seconds)
     listed, windows, missing, dialect = probe.models(wait)
     if settings.is_local and settings.timeout > seconds:

@@ -17,6 +17,8 @@ Request shaping, because servers differ in what they accept:
   server's ``/v1/models`` when the server says it (vLLM's ``max_model_len``, ...);
 - ``timeout``: seconds an attempt gets for each 4,096 tokens of its prompt and reply limit, and at
   least this (see :mod:`backends.llm.patience`);
+- ``start_wait``: seconds a local server that refuses connections is asked again before a run
+  starts (one still loading its model); 10 by default, 0 to fail at once;
 - ``rpm`` / ``tpm``: the endpoint's requests and tokens per minute, kept to by a shared limiter
   (``backends.llm.rate_limit``) whose concurrency also adapts to 429s and timeouts;
 - ``models``: the same keys per model name (``temperature``, ``max_tokens``, ``token_parameter``,
@@ -31,6 +33,7 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import os
 import re
 import tomllib
@@ -81,6 +84,15 @@ def environment() -> dict[str, str]:
     return {**{name: value for name, value in from_file.items() if name in ENV_SETTINGS and value}, **values}
 
 
+MAX_SECONDS = 86_400  # a day: the longest timeout or wait a setting takes
+
+
+def _seconds(value: Any) -> bool:
+    """A finite number of seconds from 0 to ``MAX_SECONDS`` (NaN and infinity are not)."""
+    return (not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
+            and 0 <= value <= MAX_SECONDS)
+
+
 class LLMConfigError(ValueError):
     """The llm backend's configuration is unusable; the message says what to set, and where."""
 
@@ -92,6 +104,7 @@ class LLMSettings:
     model: str = "gpt-4o-mini"
     role_models: dict[str, str] = field(default_factory=dict)
     timeout: float = 60
+    start_wait: float = 10.0  # seconds a local endpoint that refuses connections is waited for at the start
     max_retries: int = 4
     max_concurrency: int = 4
     rpm: int | None = None   # requests per minute the endpoint allows (None: no budget kept)
@@ -203,8 +216,12 @@ class LLMSettings:
         if not isinstance(self.role_models, dict) or not all(
                 isinstance(k, str) and isinstance(v, str) and v for k, v in self.role_models.items()):
             raise LLMConfigError(f"{source}: role_models must map role names to model names")
-        if isinstance(self.timeout, bool) or not isinstance(self.timeout, (int, float)) or self.timeout <= 0:
-            raise LLMConfigError(f"{source}: timeout must be a number of seconds > 0 (got {self.timeout!r})")
+        if not _seconds(self.timeout) or self.timeout <= 0:
+            raise LLMConfigError(f"{source}: timeout must be a number of seconds > 0 and at most {MAX_SECONDS:,} "
+                                 f"(got {self.timeout!r})")
+        if not _seconds(self.start_wait):
+            raise LLMConfigError(f"{source}: start_wait must be a number of seconds from 0 to {MAX_SECONDS:,} "
+                                 f"(got {self.start_wait!r})")
         if isinstance(self.max_retries, bool) or not isinstance(self.max_retries, int) or self.max_retries < 0:
             raise LLMConfigError(f"{source}: max_retries must be an integer >= 0 (got {self.max_retries!r})")
         if (isinstance(self.max_concurrency, bool) or not isinstance(self.max_concurrency, int)

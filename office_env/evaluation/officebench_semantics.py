@@ -38,6 +38,7 @@ from datetime import date, datetime, timezone
 from typing import Any, Callable
 
 from office_env.errors import OfficeError
+from office_env.evaluation import SEMANTICS
 from office_env.evaluation import comparator as comparators
 from office_env.evaluation.catalog import CriterionResult, EvaluationReport, InvalidCriteria, validate_criteria
 from office_env.evaluation.checks import Context
@@ -47,7 +48,6 @@ from office_env.formats.bounded import read_bytes
 from office_env.limits import MAX_MAIL_BYTES, MAX_RENDER_CELLS, MAX_TEXT_CHARS
 from office_env.workspace import CALENDAR_DIR, EMAILS_DIR, Workspace
 
-SEMANTICS = ("homer", "officebench")
 
 
 class _Crash(Exception):

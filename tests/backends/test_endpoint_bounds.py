@@ -24,12 +24,13 @@ CHAT = (b'{"id":"x","object":"chat.completion","created":1,"model":"m","choices"
 
 
 class Hostile:
-    """A real HTTP server that answers every request one way: ``trickle`` (the headers, then one
+    """A real HTTP server that answers every request (or, with ``listing``, every request but
+    ``/models``) one way: ``trickle`` (the headers, then one
     body byte every ``pause`` s), ``slow_headers`` (the status line, then a header byte every
     ``pause`` s) or ``flood`` (a 600 MB body sent as fast as the client reads)."""
 
-    def __init__(self, how: str, pause: float = 2.0) -> None:
-        self.how, self.pause, self.sent = how, pause, 0
+    def __init__(self, how: str, pause: float = 2.0, *, listing: bool = False) -> None:
+        self.how, self.pause, self.sent, self.listing = how, pause, 0, listing
         self.stopping = threading.Event()
         outer = self
 
@@ -53,6 +54,9 @@ class Hostile:
     def answer(self, handler: BaseHTTPRequestHandler) -> None:
         self.chats = getattr(self, "chats", 0) + handler.path.endswith("/chat/completions")
         try:
+            if self.listing and handler.path.endswith("/models"):  # ``listing``: only the chats misbehave
+                _send_json(handler, 200, b'{"object":"list","data":[{"id":"m","object":"model"}]}')
+                return
             if self.how == "no_tools":  # a chat template without tools: the same prompt with or without
                 _send_json(handler, 200, CHAT)
                 return
@@ -115,11 +119,12 @@ def test_preflight_against_a_trickling_models_route_ends_within_its_budget(how):
 
 @pytest.mark.parametrize("how", ["trickle", "slow_headers"])
 def test_the_timeout_setting_bounds_a_trickling_chat_reply(how):
-    with Hostile(how) as server, client(server.url, max_retries=1) as llm:
+    # a byte every 0.5 s never lets a read time out: only the attempt's deadline ends it
+    with Hostile(how, pause=0.5, listing=True) as server, client(server.url, timeout=1, max_retries=1) as llm:
         with pytest.raises(LLMError) as caught:
-            llm.chat("agent", [{"role": "user", "content": "hi"}])
+            llm.chat("agent", [{"role": "user", "content": "hi"}], max_tokens=64)
     assert caught.value.timed_out and caught.value.transient
-    assert "timeout setting (3 s an attempt, 2 attempt(s))" in str(caught.value)
+    assert "timeout setting (1 s an attempt, 2 attempt(s))" in str(caught.value)
     assert "--llm-set timeout=SECONDS" in str(caught.value)
 
 

@@ -609,6 +609,15 @@ def test_settings_errors_name_what_to_fix(tmp_path):
     config.write_text('model = "m"\nmax_retries = -1\n')
     with pytest.raises(LLMConfigError, match=r"llm\.toml: max_retries must be an integer >= 0"):
         LLMSettings.load(config, api_key="k")
+    for line, message in (("timeout = nan", "timeout must be a number of seconds > 0 and at most 86,400"),
+                          ("timeout = inf", "timeout must be"), ("timeout = 0", "timeout must be"),
+                          ("start_wait = -1", "start_wait must be a number of seconds from 0 to 86,400"),
+                          ("start_wait = 1e9", "start_wait must be")):
+        config.write_text(f'model = "m"\n{line}\n')
+        with pytest.raises(LLMConfigError, match=rf"llm\.toml: {message}"):
+            LLMSettings.load(config, api_key="k")
+    config.write_text('model = "m"\nstart_wait = 0\ntimeout = 86400\n')
+    assert LLMSettings.load(config, api_key="k").start_wait == 0
     config.write_text('model = "m\n')
     with pytest.raises(LLMConfigError, match=r"llm\.toml: invalid TOML"):
         LLMSettings.load(config)

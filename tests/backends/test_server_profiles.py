@@ -227,15 +227,16 @@ def free_port() -> int:
 
 def test_preflight_refuses_a_dead_endpoint_a_wrong_key_and_an_unknown_model(short, tmp_path):
     dead = f"http://127.0.0.1:{free_port()}/v1"
-    with ThreadPoolExecutor(2) as both:  # each waits its 10 s for the server: side by side
+    wait = ("--llm-set", "start_wait=1.5")  # a local server may still be starting: asked again (10 s by default)
+    with ThreadPoolExecutor(2) as both:  # side by side
         build_dead = both.submit(homer_child, "build", "--backend", "llm", "--base-url", dead, "--out", tmp_path / "b",
-                                 "--n", 1)
+                                 "--n", 1, *wait)
         eval_dead = both.submit(homer_child, "eval", short, "--agent", "llm", "--mode", "long-context", "--base-url",
-                                dead, "--out", tmp_path / "e")
+                                dead, "--out", tmp_path / "e", *wait)
         build_dead, eval_dead = build_dead.result(), eval_dead.result()
-    for proc in (build_dead, eval_dead):  # a local server may still be starting: asked again for 10 s
+    for proc in (build_dead, eval_dead):
         assert proc.returncode == 2 and "cannot connect" in proc.stderr and "Traceback" not in proc.stderr
-        assert "after 10 s of retries" in proc.stderr
+        assert "after 1.5 s of retries" in proc.stderr
     assert not (tmp_path / "b").exists() and not (tmp_path / "e").exists()
     with FakeLLMServer(default_responder(), api_key="sk-right", served_models=["served-model"]) as server:
         wrong_key = homer_cli("build", "--backend", "llm", "--base-url", server.url, "--model", "served-model",

@@ -20,7 +20,8 @@ from backends.llm import LLMClient, LLMSettings
 from backends import tokens
 from backends.tokens import approx_tokens, count_tokens, counter_description, counter_name
 from generators.model import Session, transcript
-from harness import BM25Retriever, ContextConfig, EmbeddingRetriever, HistoryContext, build_context, tokenize
+from harness.context import ContextConfig, HistoryContext, build_context
+from harness.retrieval import BM25Retriever, EmbeddingRetriever, tokenize
 from harness.summaries import EXTRACTIVE_KIND, cache_file, extractive_summary, has_detail, summary_key
 from orchestrator.build import build
 from orchestrator.dataset_writer import iter_tasks

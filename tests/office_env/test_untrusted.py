@@ -318,6 +318,10 @@ def test_a_record_of_many_small_values_is_refused_before_it_is_parsed(tmp_path):
 
     text = r'{"a": [1, 2, {"b": "x, [y], {z}"}], "c": "\\", "d": "q\"[,"}'
     assert json.loads(text)["d"] == 'q"[,' and json_value_count(text) == 7  # what strings hold is skipped
+    long = json.dumps({"a": 'x, "[{' * 400_000, "b": [1, 2, 3]})  # a string over many of the counter's pieces
+    assert json_value_count(long) == 5 and json_value_count(long * 2) == 10
+    many = json.dumps([[1, 2]] * 500_000)
+    assert json_value_count(many) == 1_500_000 and 1_000 < json_value_count(many, stop_above=1_000) < 600_000
     tasks = tmp_path / "ds" / "tasks"
     pairs = task_record_sample("pairs")  # each list is within the item limit; together they are too many
     pairs["memory"][0]["evidence"] = [[[0, 0]] * 1_000 for _ in range(MAX_RECORD_VALUES // 3_000 + 1)]
@@ -326,7 +330,7 @@ def test_a_record_of_many_small_values_is_refused_before_it_is_parsed(tmp_path):
     for record in (pairs, talky):
         (_task(tasks, record["id"]) / "task.json").write_text(json.dumps(record), encoding="utf-8")
     loaded = {t.id: t for t in iter_tasks(tmp_path / "ds")}
-    assert loaded["pairs"].error.startswith(f"{tasks / 'pairs' / 'task.json'}: is too large (about ")
+    assert loaded["pairs"].error.startswith(f"{tasks / 'pairs' / 'task.json'}: is too large (more than ")
     assert loaded["pairs"].error.endswith(f" lists, objects and items; the limit is {MAX_RECORD_VALUES:,})")
     assert loaded["talky"].error is None
 

@@ -175,6 +175,7 @@ def test_an_endpoint_that_stays_down_stops_the_build_and_resume_finishes_it(tmp_
 
     with FakeLLMServer(responder, fail_model=None) as server:
         config = llm_config(server, tmp_path)
+        Path(config.llm_config).write_text(json.dumps({"timeout": 10, "max_retries": 0}))  # no backoff to wait out
         first = build(tmp_path / "ds", 1, config, workers=1)  # one task made while the endpoint is up
         assert first.accepted == 1
         down.set()
@@ -343,8 +344,11 @@ def test_solvability_and_leakage_gates_run_the_model_agent(tmp_path):
 
 
 def test_tokens_of_dropped_tasks_are_counted(tmp_path):
+    verdicts = []
+
     def responder(body):
-        if role_of(body["messages"]) == "verifier":  # every round of every task is rejected
+        if role_of(body["messages"]) == "verifier" and len(verdicts) < 4:  # both rounds of two attempts rejected
+            verdicts.append(False)
             return json.dumps({"passed": False, "feedback": "day 1 is off topic"})
         return default_responder()(body)
 
@@ -354,12 +358,14 @@ def test_tokens_of_dropped_tasks_are_counted(tmp_path):
                                                        "prices": {"fake-model": [0.001, 0.002]}}))
         summary = build(tmp_path / "ds", 1, config, workers=1)
     info = json.loads((tmp_path / "ds" / "build.json").read_text())
-    assert summary.accepted == 0 and sum(info["drops"].values()) == summary.attempts
+    assert summary.accepted == 1 and info["drops"] == {"verifier": 2} and summary.attempts == 3
     spent = info["usage_not_kept"]
-    assert spent["verifier"]["calls"] >= summary.attempts and spent["dialogue_day"]["prompt_tokens"] > 0
+    assert spent["verifier"]["calls"] == 4 and spent["dialogue_day"]["prompt_tokens"] > 0
     tokens = sum(v["prompt_tokens"] + v["completion_tokens"] for v in spent.values())
     assert 0.001 * tokens / 1000 <= info["cost_not_kept_usd"] <= 0.002 * tokens / 1000
     assert f"({info['cost_not_kept_usd']:.4f} USD) more" in (tmp_path / "ds" / "README.md").read_text()
+    kept = json.loads(next((tmp_path / "ds" / "tasks").glob("*/task.json")).read_text())
+    assert kept["provenance"]["tokens"]["llm"]["verifier"]["calls"] == 1  # the kept task's calls are its own
 
 
 def test_the_llm_histories_have_no_colleague_the_office_shows_away_doing_other_work(tmp_path):
