@@ -32,6 +32,7 @@ from office_env.untrusted import UntrustedInputError, load_json, printable
 
 WORK = ".work"
 CACHE = ".cache"
+DATASET = ".dataset"  # the tasks of a Hugging Face export, rebuilt as a dataset folder (backends.hf_folder)
 PROGRESS = ".progress.jsonl"
 RESULTS = "results.jsonl"
 REPORT = "report.md"
@@ -39,7 +40,7 @@ REPORT_HTML = "report.html"
 RUN = "run.json"
 RUNNING, FINISHED = "running", "finished"
 _RUN_FILES = (RUN, RESULTS, PROGRESS, REPORT, REPORT_HTML, "research-report.md", "research-report.html")
-_OWN_FOLDERS = (WORK, CACHE)
+_OWN_FOLDERS = (WORK, CACHE, DATASET)
 _OWN_FILES = frozenset((*_RUN_FILES, LOCK_NAME))
 MAX_PROGRESS_BYTES = 512 * 1024 * 1024
 
@@ -57,7 +58,10 @@ def _leftover(entry: os.DirEntry) -> bool:
 
 
 def _ours(entry: os.DirEntry) -> bool:
-    """One of a run's own entries: its work and cache folders, its files (a folder of a file's name is not)."""
+    """One of a run's own entries: its work, cache and dataset folders (and a dataset folder being
+    written: ``..dataset.<random>``), its files (a folder of a file's name is not)."""
+    if entry.is_dir(follow_symlinks=False) and entry.name.startswith(f".{DATASET}."):
+        return True
     return entry.name in _OWN_FOLDERS or (entry.name in _OWN_FILES and not entry.is_dir(follow_symlinks=False))
 
 

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
 from backends.dataset_reader import dataset_fingerprint, ensure_writable_folder, task_day_first, task_digest
 from backends.batch import Round, finish_folder, run_batch
+from backends.hf_folder import HfFolderError, is_hf_export, rebuild_dataset
 from backends.llm.failures import RefusalWatch, RunRefused
 from backends.task_record import plan_calls
 from backends.workers import Budget, JobFailure
@@ -41,7 +42,7 @@ from harness.agents import DEFAULT_STEP_CAP, STOP_ERROR, Agent, Episode, Traject
 from harness.agent_plugins import AgentLoadError, build_plugin, check_agent_name, is_plugin
 from harness.context import ContextConfig
 from harness.report import metrics, render_report
-from harness.run_folder import (CACHE, FINISHED, PROGRESS, REPORT, REPORT_HTML, RESULTS, RUN, RUNNING, WORK,
+from harness.run_folder import (CACHE, DATASET, FINISHED, PROGRESS, REPORT, REPORT_HTML, RESULTS, RUN, RUNNING, WORK,
                                 ProgressLog, RunFolderError, check_out, clear, earlier_outcomes, now_text,
                                 remove_leftovers, state_bytes, write_state)
 from office_env.evaluation import SEMANTICS
@@ -384,8 +385,41 @@ def evaluate(dataset_dir: Path | str, out_dir: Path | str, config: EvalConfig,
     Ctrl-C (finished rows are kept for ``resume``)."""
     dataset, out = Path(dataset_dir), Path(out_dir)
     config.validate()
-    if not (dataset / "tasks").is_dir():
+    export = is_hf_export(dataset)
+    if not export and not (dataset / "tasks").is_dir():
         raise EvalError(f"{dataset}: not a dataset folder (no tasks/)")
+    if not export:
+        _check_tasks(dataset, config)
+    try:
+        check_out(out, resume=resume, overwrite=overwrite)
+        existed = out.exists()
+        ensure_writable_folder(out)
+    except RunFolderError as exc:
+        raise EvalError(str(exc)) from None
+    except OSError as exc:
+        raise EvalError(f"--out {out}: cannot write there ({exc.strerror or exc})") from None
+    rows_skipped: list[dict[str, str]] = []
+    source = dataset
+    if export:  # its tasks as a dataset folder in the run's own folder, read like any other
+        dataset = out / DATASET
+        try:
+            rows_skipped = _rebuild(source, dataset)
+            _check_tasks(dataset, config)
+        except EvalError:
+            shutil.rmtree(dataset, ignore_errors=True)
+            if not existed:
+                shutil.rmtree(out, ignore_errors=True)
+            raise
+    batch = EvalBatch(dataset, out, config, on_progress, on_outcome, overwrite, rows_skipped,
+                      export=source if export else None)
+    try:
+        return run_batch(out, batch, resume=resume, budget=budget, executor=executor, ray_address=ray_address)
+    except RunFolderError as exc:
+        raise EvalError(str(exc)) from None
+
+
+def _check_tasks(dataset: Path, config: EvalConfig) -> None:
+    """Refuse, before any work, an oracle run on a dataset without plans and ``--task-ids`` it lacks."""
     if config.agent == "oracle":
         _check_oracle_plans(dataset)
     if config.task_ids:
@@ -393,18 +427,25 @@ def evaluate(dataset_dir: Path | str, out_dir: Path | str, config: EvalConfig,
         if unknown:
             raise EvalError(f"--task-ids: no task {', '.join(printable(t) for t in unknown[:5])} in {dataset}"
                             + (f" (and {len(unknown) - 5} more)" if len(unknown) > 5 else ""))
+
+
+def _rebuild(export: Path, dataset: Path) -> list[dict[str, str]]:
+    """An export's tasks written into ``dataset`` (replacing an earlier copy: the same bytes); the
+    rows that could not be read, as skipped entries."""
+    if dataset.is_symlink() or dataset.is_file():
+        dataset.unlink()
+    shutil.rmtree(dataset, ignore_errors=True)
     try:
-        check_out(out, resume=resume, overwrite=overwrite)
-        ensure_writable_folder(out)
-    except RunFolderError as exc:
+        rebuilt = rebuild_dataset(export, dataset)
+    except HfFolderError as exc:
         raise EvalError(str(exc)) from None
     except OSError as exc:
-        raise EvalError(f"--out {out}: cannot write there ({exc.strerror or exc})") from None
-    batch = EvalBatch(dataset, out, config, on_progress, on_outcome, overwrite)
-    try:
-        return run_batch(out, batch, resume=resume, budget=budget, executor=executor, ray_address=ray_address)
-    except RunFolderError as exc:
-        raise EvalError(str(exc)) from None
+        raise EvalError(f"{export}: cannot be read back into {dataset} ({exc.strerror or exc})") from None
+    skipped = [{"id": where, "error": f"{export}: {where}: {reason}"} for where, reason in rebuilt.skipped]
+    if not rebuilt.written:
+        first = ": ".join(rebuilt.skipped[0]) if rebuilt.skipped else "it holds no row"
+        raise EvalError(f"{export}: no task could be read from the export ({first})")
+    return skipped
 
 
 def _check_oracle_plans(dataset: Path) -> None:
@@ -475,8 +516,11 @@ class EvalBatch:
 
     def __init__(self, dataset: Path, out: Path, config: EvalConfig,
                  on_progress: Callable[[int, int], None] | None,
-                 on_outcome: Callable[[dict[str, Any]], None] | None, overwrite: bool) -> None:
+                 on_outcome: Callable[[dict[str, Any]], None] | None, overwrite: bool,
+                 rows_skipped: list[dict[str, str]] | None = None, export: Path | None = None) -> None:
         self.dataset, self.out, self.config, self.overwrite = dataset, out, config, overwrite
+        self.rows_skipped = rows_skipped or []  # an export's rows that could not be read back
+        self.export = export  # the Hugging Face export the dataset folder was rebuilt from
         self.on_progress, self.on_outcome = on_progress, on_outcome
         self.guard = _Refusals()  # the server refusing every request alike stops the run (backends.llm.failures)
         self.pending = True
@@ -489,14 +533,15 @@ class EvalBatch:
         else:
             remove_leftovers(out)
         self.started = time.perf_counter()
-        self.summary = RunSummary(out=out, config=config)
+        self.summary = RunSummary(out=out, config=config, skipped=list(self.rows_skipped))
         jobs, digests = _jobs(dataset, config, self.summary)
         fingerprint = dataset_fingerprint(digests)
         self.header = _progress_header(config, fingerprint)
         earlier = earlier_outcomes(out, self.header, config.trials, _same_run(config, dataset, fingerprint)) \
             if resume else {}
         self.identity = {"config": config.to_dict(), "dataset": str(dataset.resolve()),
-                         "dataset_fingerprint": fingerprint, "task_digests": digests}
+                         "dataset_fingerprint": fingerprint, "task_digests": digests,
+                         **({"export": str(self.export.resolve())} if self.export is not None else {})}
         write_state(out, {"state": RUNNING, **self.identity, "started": now_text()})  # the folder names its run first
         self.total, self.done = len(jobs), 0
         if config.needs_client():  # the workers split the endpoint's rate budget between them

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from backends.dataset_reader import folder_written_whole, iter_tasks, ticking
+from backends.hf_folder import REST, record_rest
 from backends.task_record import TaskRecord, plan_calls
 from office_env.limits import MAX_FILE_BYTES
 from office_env.untrusted import iter_files, read_fd, scan_tree
@@ -54,13 +55,16 @@ def pack_testbed(testbed: Path) -> tuple[str, list[str]]:
     return base64.b64encode(buffer.getvalue()).decode("ascii"), names
 
 
-def row_of(record: TaskRecord, testbed: Path, reference: Path | None = None) -> dict[str, Any]:
+def row_of(record: TaskRecord, testbed: Path, reference: Path | None = None,
+           raw: dict[str, Any] | None = None) -> dict[str, Any]:
+    """One task as a row; with ``raw`` (the record as read), ``record_rest`` holds what the other
+    columns do not, so that ``homer eval`` rebuilds the very record (``backends.hf_folder``)."""
     if not testbed.is_dir():
         raise ValueError("no testbed/ folder: the task cannot be solved or scored")
     packed, files = pack_testbed(testbed)
     expected, expected_files = pack_testbed(reference) if reference is not None else ("", [])
     sessions = [s.to_dict() for s in record.dialogue]
-    return {
+    row = {
         "id": record.id, "split": record.split, "family": record.family,
         "difficulty": record.difficulty, "apps": list(record.apps), "app_count": record.app_count,
         "user": record.user.name, "username": record.user.username, "now": json.dumps(record.now.to_dict()),
@@ -74,6 +78,8 @@ def row_of(record: TaskRecord, testbed: Path, reference: Path | None = None) -> 
         "testbed_files": files, "testbed_zip": packed,
         "reference_files": expected_files, "reference_zip": expected,
     }
+    row[REST] = json.dumps(record_rest(raw if raw is not None else record.to_dict(), row), ensure_ascii=False)
+    return row
 
 
 def export_hf(dataset: Path, out: Path, on_outcome: Callable[[dict[str, Any]], None] | None = None) -> HfSummary:
@@ -84,7 +90,7 @@ def export_hf(dataset: Path, out: Path, on_outcome: Callable[[dict[str, Any]], N
             summary.skipped.append(f"{task.id}: cannot be read: {task.error}")
             continue
         try:
-            rows.append(row_of(task.task, task.testbed, task.reference))
+            rows.append(row_of(task.task, task.testbed, task.reference, task.record))
         except ValueError as exc:
             summary.skipped.append(f"{task.id}: {str(exc)[:200]}")
         except Exception as exc:  # a stranger's testbed or a malformed record: this task only
@@ -148,7 +154,9 @@ history that carries its details, the office it happens in, and machine-checkabl
   (JSON: the criteria, in homeragents' catalog), `oracle` (JSON: a reference plan of tool calls);
 - `testbed_zip` (the office, a base64 zip: `data/`, `emails/<user>/*.eml`, `calendar/<user>.ics`)
   and `testbed_files`; `reference_zip` / `reference_files` (a seed task's expected files, which its
-  criteria compare against as `../reference/<name>`; empty for tasks without them).
+  criteria compare against as `../reference/<name>`; empty for tasks without them);
+- `record_rest` (JSON: the task record's fields no other column holds as they are, such as its
+  provenance), so that `homer eval` on this folder runs the very tasks it was exported from.
 
 ## Loading
 
@@ -165,6 +173,7 @@ if task["reference_zip"]:
     zipfile.ZipFile(io.BytesIO(base64.b64decode(task["reference_zip"]))).extractall("task/reference")
 ```
 
-Score an agent's final office with `homer score testbed --criteria criteria.json` (the
-`evaluation` column written to a file), or evaluate on the original folder with `homer eval`.
+Evaluate an agent on this folder as on the dataset it came from (`homer eval THIS_FOLDER --agent
+... --out RUN`: the same tasks, the same scores and fingerprint), or score an agent's final office with
+`homer score testbed --criteria criteria.json` (the `evaluation` column written to a file).
 """

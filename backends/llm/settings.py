@@ -85,6 +85,13 @@ def environment() -> dict[str, str]:
 
 
 MAX_SECONDS = 86_400  # a day: the longest timeout or wait a setting takes
+MAX_RETRIES = 50
+MAX_CONCURRENCY = 1_024  # requests in flight at once, per endpoint and model
+MAX_TOKENS = 10_000_000  # the largest reply limit or context window a setting takes
+
+
+def _whole(value: Any, low: int, high: int) -> bool:
+    return not isinstance(value, bool) and isinstance(value, int) and low <= value <= high
 
 
 def _seconds(value: Any) -> bool:
@@ -222,11 +229,12 @@ class LLMSettings:
         if not _seconds(self.start_wait):
             raise LLMConfigError(f"{source}: start_wait must be a number of seconds from 0 to {MAX_SECONDS:,} "
                                  f"(got {self.start_wait!r})")
-        if isinstance(self.max_retries, bool) or not isinstance(self.max_retries, int) or self.max_retries < 0:
-            raise LLMConfigError(f"{source}: max_retries must be an integer >= 0 (got {self.max_retries!r})")
-        if (isinstance(self.max_concurrency, bool) or not isinstance(self.max_concurrency, int)
-                or self.max_concurrency < 1):
-            raise LLMConfigError(f"{source}: max_concurrency must be an integer >= 1 (got {self.max_concurrency!r})")
+        if not _whole(self.max_retries, 0, MAX_RETRIES):
+            raise LLMConfigError(f"{source}: max_retries must be an integer from 0 to {MAX_RETRIES} "
+                                 f"(got {self.max_retries!r})")
+        if not _whole(self.max_concurrency, 1, MAX_CONCURRENCY):
+            raise LLMConfigError(f"{source}: max_concurrency must be an integer from 1 to {MAX_CONCURRENCY} "
+                                 f"(got {self.max_concurrency!r})")
         for name in ("rpm", "tpm"):
             value = getattr(self, name)
             if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
@@ -270,7 +278,8 @@ class LLMSettings:
                 raise LLMConfigError(f"{where}.reasoning must be true or false")
         for model, price in self.prices.items():
             if (not isinstance(price, tuple) or len(price) != 2
-                    or not all(isinstance(p, (int, float)) and not isinstance(p, bool) and p >= 0 for p in price)):
+                    or not all(isinstance(p, (int, float)) and not isinstance(p, bool) and math.isfinite(p) and p >= 0
+                               for p in price)):
                 raise LLMConfigError(f"{source}: prices.{model} must be [prompt, completion] USD per 1K tokens")
         return self
 
@@ -403,9 +412,9 @@ def _check_max_tokens(table: Any, where: str) -> None:
     if not isinstance(table, dict):
         raise LLMConfigError(f"{where} must be a number or a table of role = number")
     for role, value in table.items():
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        if not _whole(value, 1, MAX_TOKENS):
             name = where if role == "default" else f"{where}.{role}"
-            raise LLMConfigError(f"{name} must be a whole number of tokens >= 1 (got {value!r})")
+            raise LLMConfigError(f"{name} must be a whole number of tokens from 1 to {MAX_TOKENS:,} (got {value!r})")
 
 
 def _check_choice(value: Any, choices: tuple[str, ...], where: str) -> None:
@@ -416,8 +425,8 @@ def _check_choice(value: Any, choices: tuple[str, ...], where: str) -> None:
 def _check_window(value: Any, where: str) -> None:
     if value is None:
         return
-    if isinstance(value, bool) or not isinstance(value, int) or value < 16:
-        raise LLMConfigError(f"{where} must be a whole number of tokens >= 16 (got {value!r})")
+    if not _whole(value, 16, MAX_TOKENS):
+        raise LLMConfigError(f"{where} must be a whole number of tokens from 16 to {MAX_TOKENS:,} (got {value!r})")
 
 
 def _prices(raw: Any, source: str) -> dict[str, tuple[float, float]]:

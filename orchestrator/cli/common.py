@@ -178,13 +178,21 @@ def _is_seed_folder(path: Path) -> bool:
     return False
 
 
-def check_dataset(path: Path) -> None:
-    """A dataset folder (``tasks/<id>/task.json``), else one line: what it is and what to run."""
+def check_dataset(path: Path, export_ok: bool = False) -> None:
+    """A dataset folder (``tasks/<id>/task.json``; with ``export_ok`` also a Hugging Face export,
+    which the command reads back), else one line: what it is and what to run."""
     if not path.is_dir():
         fail(f"{path}: no such folder" if not path.exists() else f"{path}: not a folder")
     if _is_seed_folder(path):
         fail(f"{path}: an OfficeBench seed folder, not a dataset; make a dataset from it with "
               f"`homer regenerate --seeds {path} --out DIR`")
+    from backends.hf_folder import is_hf_export
+
+    if is_hf_export(path):
+        if export_ok:
+            return
+        fail(f"{path}: a Hugging Face export (homer export --hf), not a dataset folder; `homer eval` reads it "
+             f"back, other commands need the folder it was exported from")
     if not (path / "tasks").is_dir():
         fail(f"{path}: not a dataset folder (no tasks/); `homer build --out DIR` writes one")
     from office_env.untrusted import entry_problem, printable

@@ -69,7 +69,7 @@ def eval_command(
     budget = task_budget(task_timeout, task_memory)
     if max_errors < 0:
         fail(f"--max-errors {max_errors}: must be 0 or more")
-    check_dataset(dataset_dir)  # bad options and a folder that is none are refused before the harness loads
+    check_dataset(dataset_dir, export_ok=True)  # a folder that is none: refused before the harness loads
     from backends.llm.failures import RunRefused
     from backends.ray_executor import RayUnavailable
     from backends.workers import Interrupted

@@ -607,12 +607,17 @@ def test_settings_errors_name_what_to_fix(tmp_path):
     with pytest.raises(LLMConfigError, match=r"llm\.toml: unknown key 'temprature'"):
         LLMSettings.load(config)
     config.write_text('model = "m"\nmax_retries = -1\n')
-    with pytest.raises(LLMConfigError, match=r"llm\.toml: max_retries must be an integer >= 0"):
+    with pytest.raises(LLMConfigError, match=r"llm\.toml: max_retries must be an integer from 0 to 50"):
         LLMSettings.load(config, api_key="k")
     for line, message in (("timeout = nan", "timeout must be a number of seconds > 0 and at most 86,400"),
                           ("timeout = inf", "timeout must be"), ("timeout = 0", "timeout must be"),
                           ("start_wait = -1", "start_wait must be a number of seconds from 0 to 86,400"),
-                          ("start_wait = 1e9", "start_wait must be")):
+                          ("start_wait = 1e9", "start_wait must be"),
+                          ("max_concurrency = 100000", "max_concurrency must be an integer from 1 to 1024"),
+                          ("max_tokens = 100000000000", "max_tokens must be a whole number of tokens from 1 to "
+                                                        "10,000,000"),
+                          ("context_window = 100000000000", "context_window must be a whole number of tokens from 16"),
+                          ("prices = { m = [inf, 1] }", "prices.m must be")):
         config.write_text(f'model = "m"\n{line}\n')
         with pytest.raises(LLMConfigError, match=rf"llm\.toml: {message}"):
             LLMSettings.load(config, api_key="k")
