@@ -12,7 +12,8 @@ the translated criteria must judge every state of the task as homer judges the o
 untouched testbed, the solved state (the oracle plan replayed, or the expected files applied), the
 intent-only baseline and each misreading. A translation that does not is reported as lost too, so
 an exported task is never easier or harder than the task it came from without a word said.
-``export.json`` maps every exported folder to its homer task id, and lists what was left out.
+``export.json`` maps every exported folder to its homer task id, and lists what was left out;
+``README.md`` says so, and which right answers homer's checks take that OfficeBench's do not.
 """
 
 from __future__ import annotations
@@ -193,4 +194,46 @@ def _export_into(dataset_dir: Path, out: Path, lossy: bool,
     write_json(out / "export.json", {"folders": summary.folders, "left_out": summary.left_out,
                                      "skipped": summary.skipped, "lossy": summary.lossy,
                                      "widened": summary.widened})
+    (out / "README.md").write_text(card(dataset_dir, summary), encoding="utf-8")
     return summary
+
+
+# Right answers homer's checks take that OfficeBench's substring checks do not (docs/officebench.md
+# has the whole table): an agent scored there fails them.
+NATURAL_FORMS = (
+    ("a date `2025-10-21`", "`21 October 2025`, `Tuesday 21 October`, `21/10/2025` (in the office city's order)"),
+    ("a clock time `13:00`", "`1 pm`, `1:00 PM`; `12:00` as `noon` or `12.00`; `11:00` as `eleven in the morning`; "
+                            "`14:15` as `quarter past two`"),
+    ("an amount `7500`", "`seventy-five hundred`, `seven thousand five hundred` (both take `7,500`)"),
+    ("a keyword over a line break or in other case", "`Budget\\nReview` for `budget review`"),
+    ("a keyword in a Word table", "read from the table's cells"),
+)
+
+
+def card(dataset: Path, summary: ExportSummary) -> str:
+    """The export's README: what it holds, how to score it, and the right answers only homer takes."""
+    rows = "\n".join(f"| {what} | {forms} |" for what, forms in NATURAL_FORMS)
+    return f"""# {dataset.resolve().name} in OfficeBench's task layout
+
+{summary.written} task(s) exported by homeragents (`homer export --officebench`): `tasks/<apps>-<k>/` with
+`subtasks/0.json`, `testbed/` and, where a criterion needs one, `reference/`. `export.json` maps each folder
+to its homer task id and lists the tasks left out ({len(summary.left_out)}), those kept without a criterion
+OfficeBench cannot express ({len(summary.lossy)}, `lossy`) and those whose where-stated value checks were
+left out ({len(summary.widened)}, `widened`: a wrong restated value passes there).
+
+Every exported task was scored with OfficeBench's own rules before it was written: its criteria judge the
+untouched office, the solved office and each planted misreading as homer judges the original.
+
+## Right answers OfficeBench's checks will not take
+
+OfficeBench's keyword checks look for the keyword as a substring. An agent that writes a right answer in
+another natural form passes homer's checks of the same task but fails here:
+
+| the criterion's keyword | also right for homer (`homer score --semantics homer`) |
+|---|---|
+{rows}
+
+The reverse holds too: OfficeBench passes `12` inside `2012` and `14:00` where it only ends a range
+(`from 13:00 to 14:00`); homer does not. To score outputs with homer's checks, run `homer score TESTBED
+--criteria tasks/<folder>/subtasks/0.json`; `--semantics officebench` reproduces OfficeBench's verdicts.
+"""

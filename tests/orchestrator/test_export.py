@@ -40,6 +40,8 @@ def test_export_round_trips_through_the_importer_and_scores_under_both_semantics
     assert len(report.tasks) + proc.stderr.count("warning: left out") == len(records)
     manifest = json.loads((target / "export.json").read_text())
     assert len(manifest["folders"]) == len(report.tasks) >= 0.8 * len(records)  # most tasks whole
+    readme = (target / "README.md").read_text()
+    assert f"{len(report.tasks)} task(s) exported" in readme and "Right answers OfficeBench's checks will not" in readme
     assert len(manifest["left_out"]) == proc.stderr.count("warning: left out")
     if manifest["left_out"]:  # the list comes after the summary, closed by its count
         assert proc.stderr.splitlines()[-1].startswith(f"{len(manifest['left_out'])} task(s) left out (a criterion")
@@ -229,3 +231,28 @@ def test_exported_time_is_officebench_clock(dataset: Path, tmp_path: Path):
     subtask = json.loads(next((tmp_path / "ob" / "tasks").glob("*/subtasks/0.json")).read_text())
     assert subtask["time"].endswith(("AM", "PM"))
     assert datetime.strptime(subtask["date"], "%Y-%m-%d").strftime("%A") == subtask["weekday"]
+
+
+@pytest.mark.parametrize("keyword, written, named", [
+    ("2025-10-21", "Due 21 October 2025.", "21 October 2025"), ("2025-10-21", "Due Tuesday 21 October.", "Tuesday"),
+    ("13:00", "Meet at 1 pm.", "1 pm"), ("12:00", "Meet at 12.00 tomorrow.", "12.00"), ("12:00", "See you at noon.", "noon"),
+    ("11:00", "Meet at eleven in the morning.", "eleven in the morning"),
+    ("14:15", "Meet at quarter past two.", "quarter past two"),
+    ("7500", "We agreed on seventy-five hundred pounds.", "seventy-five hundred"),
+    ("7500", "We agreed on seven thousand five hundred pounds.", "seven thousand five hundred"),
+    ("budget review", "the Budget\nReview", "Budget\\nReview"),
+])
+def test_the_natural_forms_the_export_card_names_pass_homer_and_fail_officebench(tmp_path, keyword, written, named):
+    """What the OfficeBench export's README says: right answers homer takes that OfficeBench's
+    substring checks do not (each form here is named in its table)."""
+    from office_env import Workspace
+    from orchestrator.officebench_export import NATURAL_FORMS
+
+    assert any(named in forms for _, forms in NATURAL_FORMS)
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "a.txt").write_text(written, encoding="utf-8")
+    criteria = [{"function": "evaluate_contain", "args": {"doc_type": "txt", "file": "data/a.txt",
+                                                         "keywords": [keyword]}}]
+    workspace = Workspace(tmp_path, now=datetime(2025, 10, 20, 9, 0))
+    assert scorer("homer")(workspace, criteria, None).passed
+    assert not scorer("officebench")(workspace, criteria, None).passed
