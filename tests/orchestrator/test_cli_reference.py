@@ -1,0 +1,31 @@
+"""docs/cli.md is the command-line reference made from the commands themselves
+(``orchestrator.cli.reference``): an option added, renamed or re-documented without regenerating
+the page fails here."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from orchestrator.cli.reference import reference
+
+PAGE = Path(__file__).resolve().parents[2] / "docs" / "cli.md"
+
+
+def test_the_page_is_what_the_commands_say():
+    assert PAGE.read_text(encoding="utf-8") == reference(), \
+        "docs/cli.md is stale: python -m orchestrator.cli.reference > docs/cli.md"
+
+
+def test_every_command_and_option_is_on_the_page():
+    from orchestrator.cli import app
+
+    page = reference()
+    root = typer.main.get_command(app)
+    for name, command in root.commands.items():
+        assert f"## `homer {name}`" in page
+        for param in command.params:
+            if param.param_type_name == "option" and param.name != "help":
+                assert f"`{param.opts[0]}`" in page, (name, param.opts)
+    assert " here)" not in page  # nothing of the machine the page was made on
