@@ -13,11 +13,33 @@ import typer.core
 
 from office_env import limits
 from office_env.untrusted import printable
-from orchestrator.cli.common import (DEFAULT_WORKERS, Batch, Endpoint, JsonProgressOption, OverwriteOption, QuietOption,
-                                     TaskMemoryOption, TaskTimeoutOption, WorkersOption, app, batch_options,
-                                     check_dataset, check_workers, fail, in_range, interrupted, llm_endpoint,
-                                     new_folder, preflight, refuse_filled, remove_if_empty, replace_earlier,
-                                     task_budget, writable_out)
+from orchestrator.cli import review
+from orchestrator.cli.common import (
+    DEFAULT_WORKERS,
+    Batch,
+    Endpoint,
+    JsonProgressOption,
+    OverwriteOption,
+    QuietOption,
+    TaskMemoryOption,
+    TaskTimeoutOption,
+    WorkersOption,
+    app,
+    batch_options,
+    check_dataset,
+    check_workers,
+    fail,
+    in_range,
+    interrupted,
+    llm_endpoint,
+    new_folder,
+    preflight,
+    refuse_filled,
+    remove_if_empty,
+    replace_earlier,
+    task_budget,
+    writable_out,
+)
 
 MAX_TRIALS = 100  # pass^k over more runs than this says nothing new and costs a run each
 
@@ -26,7 +48,8 @@ MAX_TRIALS = 100  # pass^k over more runs than this says nothing new and costs a
 @batch_options
 @llm_endpoint()
 def eval_command(
-    dataset_dir: Path = typer.Argument(..., metavar="DATASET", help="A dataset folder written by homer build or homer regenerate"),
+    dataset_dir: Path = typer.Argument(..., metavar="DATASET",
+                                       help="A dataset folder written by homer build or homer regenerate"),
     agent: str = typer.Option(..., "--agent", help="llm (a model through an OpenAI-compatible endpoint), "
                               "oracle (replays the reference plan), none (does nothing), or your own agent "
                               "as module:Class (imported from the current folder or PYTHONPATH; see docs/eval.md)"),
@@ -34,11 +57,13 @@ def eval_command(
     out: Path = typer.Option(..., "--out", "-o", help="Run folder to write (absent or empty; an earlier run there "
                              "needs --resume or --overwrite)"),
     storage: str = typer.Option("raw", "--storage", help="rag: raw (the chat itself) or summary (summaries of it)"),
-    granularity: Optional[str] = typer.Option(None, "--granularity", help="rag: utterance|session (raw), session|chunk"),
+    granularity: Optional[str] = typer.Option(None, "--granularity",
+                                              help="rag: utterance|session (raw), session|chunk"),
     top_k: Optional[int] = typer.Option(None, "--top-k", help="rag: units retrieved per task (default: 20 "
                                         "utterances, 2 sessions or 1 chunk)"),
     chunk_sessions: int = typer.Option(2, "--chunk-sessions", help="rag summary/chunk: days per chunk"),
-    embeddings: Optional[str] = typer.Option(None, "--embeddings", help="rag: rank by this embedding model on the endpoint (default: BM25)"),
+    embeddings: Optional[str] = typer.Option(None, "--embeddings",
+                                             help="rag: rank by this embedding model on the endpoint (default: BM25)"),
     trials: int = typer.Option(1, "--trials", help="Runs per task (pass^k over them), 1 to 100",
                                callback=in_range("--trials", 1, MAX_TRIALS)),
     workers: WorkersOption = DEFAULT_WORKERS,
@@ -50,7 +75,8 @@ def eval_command(
                                                      "whose history context is longer is an error run ('error: "
                                                      "context'), not sent and not scored"),
     endpoint: Endpoint = Endpoint(),
-    resume: bool = typer.Option(False, "--resume", help="Continue an interrupted run in --out (finished tasks are kept)"),
+    resume: bool = typer.Option(False, "--resume",
+                                help="Continue an interrupted run in --out (finished tasks are kept)"),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace the run in --out (its summary cache is kept)"),
     batch: Batch = Batch(),
     max_errors: int = typer.Option(0, "--max-errors", help="Runs that may end with an error (endpoint down, history "
@@ -309,13 +335,35 @@ def view_command(
     task: Optional[str] = typer.Option(None, "--task", help="One task: every trial's tool calls with what each "
                                        "gave back, its final message, and the task's reference plan"),
     as_json: bool = typer.Option(False, "--json", help="Print the per-task data as JSON, for scripts"),
+    serve_page: bool = typer.Option(False, "--serve", help="Serve it as a page instead (the review page of the "
+                                    "run's dataset, with the run beside it): filters, each task's calls beside "
+                                    "its reference plan, links to its history"),
+    port: int = review.PortOption,
+    host: str = review.HostOption,
+    token: Optional[str] = review.TokenOption,
+    allowed_host: list[str] = review.AllowedHostOption,
 ) -> None:
     """What the agent did on each task of a run: each task's outcome (pass, fail, error), the
     criteria that failed with their reasons, steps and tokens; --task ID adds its tool calls and
-    results and the reference plan."""
-    from harness.run_view import render_view, run_view
-    from harness.scores import RunError
+    results and the reference plan; --serve shows it all on a local page."""
+    from urllib.parse import quote
 
+    from harness.run_view import render_view, run_view
+    from harness.scores import RunError, read_run
+
+    if serve_page:
+        try:
+            meta, _ = read_run(run)
+        except RunError as exc:
+            fail(str(exc))
+        dataset = Path(str(meta.get("dataset") or ""))
+        if not (dataset / "tasks").is_dir():
+            fail(f"{printable(run)}: its dataset {printable(dataset)} is not there any more; serve the run with "
+                 f"`homer review serve DATASET --run {printable(run)}`")
+        name = run.resolve().name or "run"
+        start = f"/run/{quote(name, safe='')}" + (f"/task/{quote(task, safe='')}" if task else "")
+        review.serve(dataset, None, port, host, token, allowed_host, [run], start=start)
+        return
     try:
         view = run_view(run, task)
     except RunError as exc:
@@ -363,7 +411,8 @@ def compare_command(
     low, high = result["difference_ci"]
     agent = lambda meta: (meta.get("config") or {}).get("agent", "?")  # noqa: E731
     typer.echo(f"A: {run_a} ({agent(meta_a)}): {100 * result['pass_rate_a']:.1f} %   "
-               f"B: {run_b} ({agent(meta_b)}): {100 * result['pass_rate_b']:.1f} %   on {result['tasks']} common task(s)")
+               f"B: {run_b} ({agent(meta_b)}): {100 * result['pass_rate_b']:.1f} %   "
+               f"on {result['tasks']} common task(s)")
     typer.echo(f"B - A: {pct(result['difference'])} points, 95 % CI [{pct(low)}, {pct(high)}] "
                f"({resamples} paired bootstrap resamples)")
     typer.echo(f"tasks B did better on: {result['b_better']}, A did better on: {result['a_better']}, same: "

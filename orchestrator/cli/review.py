@@ -84,29 +84,50 @@ def review_report_command(
     typer.echo("\n".join(printable(line) for line in shown.split("\n")))
 
 
+PortOption = typer.Option(8765, "--port", help="The port to listen on")
+HostOption = typer.Option("127.0.0.1", "--host", help="The address to bind; any other than 127.0.0.1 / localhost "
+                          "needs --token")
+TokenOption = typer.Option(None, "--token", envvar="HOMER_REVIEW_TOKEN", help="A secret every request must carry "
+                           "(also from HOMER_REVIEW_TOKEN); one is made up for a non-local host")
+AllowedHostOption = typer.Option([], "--allowed-host", help="A name the Host header may carry besides the bound "
+                                 "address (repeatable); bound to 0.0.0.0 the server answers only localhost, this "
+                                 "machine's name and these")
+
+
 @review_app.command("serve")
 def review_serve_command(
     dataset_dir: Path = typer.Argument(..., metavar="DATASET", help="A dataset folder"),
     annotator: Optional[str] = typer.Option(None, "--annotator", help="Your name on every verdict and edit "
                                             "(default: the USER environment variable)"),
-    port: int = typer.Option(8765, "--port", help="The port to listen on"),
-    host: str = typer.Option("127.0.0.1", "--host", help="The address to bind; any other than 127.0.0.1 / localhost "
-                             "needs --token"),
-    token: Optional[str] = typer.Option(None, "--token", envvar="HOMER_REVIEW_TOKEN", help="A secret every request "
-                                        "must carry (also from HOMER_REVIEW_TOKEN); one is made up for a non-local host"),
-    allowed_host: list[str] = typer.Option([], "--allowed-host", help="A name the Host header may carry besides the "
-                                           "bound address (repeatable); bound to 0.0.0.0 the server answers only "
-                                           "localhost, this machine's name and these"),
+    port: int = PortOption,
+    host: str = HostOption,
+    token: Optional[str] = TokenOption,
+    allowed_host: list[str] = AllowedHostOption,
+    run: list[Path] = typer.Option([], "--run", help="An eval run on this dataset to show beside its tasks "
+                                   "(repeatable): its tasks' outcomes, failed criteria and tool calls"),
 ) -> None:
     """Serve the review page: the task list, each task with its history, office and oracle plan,
     verdicts per guideline criterion saved at once, and post-edits checked by the task's gates."""
+    check_dataset(dataset_dir)
+    serve(dataset_dir, annotator, port, host, token, allowed_host, run)
+
+
+def serve(dataset_dir: Path, annotator: Optional[str], port: int, host: str, token: Optional[str],
+          allowed_host: list[str], runs: list[Path], start: str = "/") -> None:
+    """Serve the review page for ``dataset_dir`` with ``runs`` beside it until Ctrl-C; every
+    refusal (a bad option, a busy port, an unreadable store or run) is one line."""
     import secrets
 
+    from harness.scores import RunError, read_run
     from orchestrator.review.annotations import AnnotationError, StoreFileError
 
-    check_dataset(dataset_dir)
     if not 1 <= port <= 65535:
         fail(f"--port: {port} is not a port (1-65535)")
+    for folder in runs:
+        try:
+            read_run(folder)
+        except RunError as exc:
+            fail(f"--run: {printable(exc)}")
     name = annotator or os.environ.get("USER") or "annotator"
     local = host in ("127.0.0.1", "localhost", "::1")
     if not local and not token:
@@ -120,7 +141,7 @@ def review_serve_command(
         from orchestrator.review.app import ReviewServer, create_app
         from orchestrator.review.http import allowed_hosts, listening_socket
 
-        server = ReviewServer(dataset_dir, name, token, hosts=allowed_hosts(host, allowed_host))
+        server = ReviewServer(dataset_dir, name, token, hosts=allowed_hosts(host, allowed_host), runs=runs)
         server.store()
     except StoreFileError as exc:
         fail(str(exc))
@@ -135,7 +156,7 @@ def review_serve_command(
     except OSError as exc:
         fail(f"--host {printable(host)} --port {port}: cannot listen ({exc.strerror or exc})")
     shown = "localhost" if local else (socket.gethostname() if host in ("0.0.0.0", "::", "") else host)
-    address = f"http://{shown}:{port}/" + (f"?token={token}" if token else "")
+    address = f"http://{shown}:{port}{start}" + (f"?token={token}" if token else "")
     typer.echo(f"review page for {printable(dataset_dir)} as {printable(name)}: {address}  (Ctrl-C stops)", err=True)
     web = uvicorn.Server(uvicorn.Config(create_app(server), log_level="warning"))
     try:
@@ -152,7 +173,8 @@ def review_apply_command(
     out: Path = typer.Option(..., "--out", help="The new dataset's folder (absent or empty)"),
     rule: str = typer.Option("majority", "--rule", help="any-drop: a task one annotator dropped goes; majority: a "
                              "task goes when more annotators dropped than kept it"),
-    unreviewed: str = typer.Option("keep", "--unreviewed", help="keep or drop the tasks nobody gave an overall verdict"),
+    unreviewed: str = typer.Option("keep", "--unreviewed",
+                                   help="keep or drop the tasks nobody gave an overall verdict"),
 ) -> None:
     """Write a new dataset with the post-edits applied and the dropped tasks removed; every kept
     task's gates run again, and the card records the annotators, kappa and the rule."""

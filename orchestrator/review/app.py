@@ -53,6 +53,7 @@ from orchestrator.review.history_pages import OTHER_TEXT_CHARS, history_page, ot
 from orchestrator.review.http import HostCheck, Refused, allowed_hosts, plain, read_form
 from orchestrator.review.preview import list_files, mailbox, preview, week_view
 from orchestrator.review.report import render_report, review_report
+from orchestrator.review.run_pages import RunPages, run_list, run_task
 from orchestrator.show import MARKS, criterion_in_words
 from verifier.gates import schema_gate
 
@@ -74,9 +75,11 @@ class ReviewServer:
     """The page's state: the dataset, the annotator, the secrets and one SQLite connection per thread."""
 
     def __init__(self, dataset: Path, annotator: str, token: str | None = None,
-                 hosts: tuple[str, ...] = allowed_hosts("127.0.0.1"), busy_ms: int = BUSY_MS) -> None:
+                 hosts: tuple[str, ...] = allowed_hosts("127.0.0.1"), busy_ms: int = BUSY_MS,
+                 runs: list[Path] | None = None) -> None:
         check_verdict(annotator, "task", OVERALL, "keep")  # a usable name, or AnnotationError
         self.dataset = Path(dataset)
+        self.runs = RunPages(list(runs or []))  # eval runs on this dataset, shown beside its tasks
         self.annotator = annotator
         self.token = token
         self.hosts = hosts
@@ -124,6 +127,7 @@ class ReviewServer:
         context.setdefault("annotator", self.annotator)
         context.setdefault("form_secret", self.form_secret)
         context.setdefault("dataset", str(self.dataset))
+        context.setdefault("run_names", list(self.runs.folders))
         return HTMLResponse(self.env.get_template(name).render(**context), status_code=status)
 
     def error(self, message: str, status: int) -> HTMLResponse:
@@ -253,7 +257,7 @@ def task_page(server: ReviewServer, request: Request, message: str = "", problem
         kept=kept or {},
         marks=MARKS, memory_ids=[m.get("id") for m in record.get("memory", [])], text_fields=TEXT_FIELDS,
         oracle=record.get("oracle") or [], render_ms=lambda: f"{1000 * (time.perf_counter() - started):.0f}",
-        json=json)
+        json=json, in_runs=server.runs.outcomes_of(task_id))
 
 
 def file_page(server: ReviewServer, request: Request) -> Response:
@@ -412,6 +416,8 @@ def create_app(server: ReviewServer) -> Starlette:
         Route("/task/{task_id}/file", _guarded(server, sync(file_page))),
         Route("/task/{task_id}/verdict", _guarded(server, verdict_post), methods=["POST"]),
         Route("/task/{task_id}/edit", _guarded(server, edit_post), methods=["POST"]),
+        Route("/run/{name}", _guarded(server, sync(run_list))),
+        Route("/run/{name}/task/{task_id}", _guarded(server, sync(run_task))),
     ]
 
     async def not_found(request: Request, exc: Exception) -> Response:

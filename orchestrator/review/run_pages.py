@@ -1,0 +1,112 @@
+"""An eval run's pages on the review server (``homer view RUN --serve``, or ``homer review serve
+DATASET --run RUN``): the run's tasks with their outcomes, filtered by app count, family and
+outcome, and per task each trial's failed criteria, tool calls with what they gave back, final
+message, steps and tokens beside the reference plan, linked to the task's review page and back.
+
+The data is :func:`harness.run_view.run_view`'s (what ``homer view RUN --json`` prints), read once
+per run and kept; a task page reads its task again for the reference plan. Pages are bounded: a
+call's result is cut as ``run_view`` cuts it, and the list shows at most ``MAX_ROWS`` tasks.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from harness.run_view import OUTCOMES, run_view
+from harness.scores import RunError
+from office_env.untrusted import printable
+
+MAX_ROWS = 2_000  # tasks listed on one page (a filter narrows a larger run)
+
+
+class RunPages:
+    """The runs a review server shows, by name (the run folder's name, made unique)."""
+
+    def __init__(self, folders: list[Path]) -> None:
+        self.folders: dict[str, Path] = {}
+        for folder in folders:
+            base = folder.resolve().name or "run"
+            name, n = base, 2
+            while name in self.folders:
+                name, n = f"{base}-{n}", n + 1
+            self.folders[name] = folder
+        self._views: dict[str, dict[str, Any]] = {}
+        self._lock = threading.Lock()
+
+    def view(self, name: str) -> dict[str, Any]:
+        """The run's per-task view (read once). Raises ``KeyError`` for a name no run has and
+        :class:`RunError` for a folder that is no finished run."""
+        folder = self.folders[name]
+        with self._lock:
+            if name not in self._views:
+                self._views[name] = run_view(folder)
+            return self._views[name]
+
+    def outcomes_of(self, task_id: str) -> list[tuple[str, str]]:
+        """(run name, outcome) of ``task_id`` in every run shown that ran it, for the task's review page."""
+        found = []
+        for name in self.folders:
+            try:
+                view = self.view(name)
+            except RunError:
+                continue
+            entry = next((t for t in view["tasks"] if t["id"] == task_id), None)
+            if entry is not None:
+                found.append((name, entry["outcome"]))
+        return found
+
+
+def run_list(server: Any, request: Request) -> Response:
+    name = request.path_params["name"]
+    if name not in server.runs.folders:
+        return server.error(f"no run {printable(name)[:100]!r} on this server", 404)
+    try:
+        view = server.runs.view(name)
+    except RunError as exc:
+        return server.error(printable(str(exc))[:300], 422)
+    params = request.query_params
+    families = sorted({str(t["family"]) for t in view["tasks"]})
+    app_counts = sorted({t["app_count"] for t in view["tasks"] if isinstance(t["app_count"], int)})
+    rows = [t for t in view["tasks"]
+            if (not params.get("apps") or str(t["app_count"]) == params["apps"])
+            and (not params.get("family") or str(t["family"]) == params["family"])
+            and (not params.get("outcome") or t["outcome"] == params["outcome"])]
+    shown = rows[:MAX_ROWS]
+    return server.render("run.html", run=name, view=view, rows=[_row(t) for t in shown], matched=len(rows),
+                         total=len(view["tasks"]), families=families, app_counts=app_counts, outcomes=OUTCOMES,
+                         params=params)
+
+
+def _row(entry: dict[str, Any]) -> dict[str, Any]:
+    trials = entry["trials"]
+    failed = next((f for t in trials for f in t["failed"]), None)
+    error = next((t["error"] for t in trials if t["error"]), None)
+    tokens = sum(_tokens(t) for t in trials)
+    return {"id": entry["id"], "family": entry["family"], "app_count": entry["app_count"],
+            "outcome": entry["outcome"], "steps": sum(t["steps"] or 0 for t in trials), "tokens": tokens,
+            "why": error or (f"{failed['function']}: {failed['reason']}" if failed else "")}
+
+
+def _tokens(trial: dict[str, Any]) -> int:
+    usage = trial.get("usage") if isinstance(trial.get("usage"), dict) else {}
+    return sum(v for k, v in usage.items() if k in ("prompt_tokens", "completion_tokens") and isinstance(v, int))
+
+
+def run_task(server: Any, request: Request) -> Response:
+    name, task_id = request.path_params["name"], request.path_params["task_id"]
+    if name not in server.runs.folders:
+        return server.error(f"no run {printable(name)[:100]!r} on this server", 404)
+    try:
+        view = run_view(server.runs.folders[name], task_id)
+    except RunError as exc:
+        return server.error(printable(str(exc))[:300], 404)
+    entry = view["tasks"][0]
+    for trial in entry["trials"]:
+        trial["tokens"] = _tokens(trial)
+    in_dataset = "/" not in task_id and task_id not in (".", "..") and (server.dataset / "tasks" / task_id).is_dir()
+    return server.render("run_task.html", run=name, view=view, entry=entry, in_dataset=in_dataset)

@@ -1,0 +1,121 @@
+"""An eval run's pages on the review server (``homer view RUN --serve``) in a real browser:
+headless Chromium driven by Playwright. A run of the fake endpoint's noisy agent on a small
+dataset: the run's list with its outcomes and filters, a failed task's page with the failed
+criterion, the agent's calls and the reference plan, and the links to the task's review page and
+back. A screenshot of each goes to ``test-artifacts/``."""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from backends.fake_llm import FakeLLMServer
+from harness.context import ContextConfig
+from harness.runner import EvalConfig, evaluate
+from orchestrator.build import build
+from orchestrator.fake_llm.agent_answer import dataset_agent_plans
+from orchestrator.fake_llm.offline_responder import agent_responder
+from orchestrator.review.app import ReviewServer, create_app
+from orchestrator.roles import BuildConfig
+from tests.orchestrator.test_review_browser import ARTIFACTS, CHROMIUM, FLAGS, _browser_ready
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory) -> tuple[Path, Path]:
+    root = tmp_path_factory.mktemp("run-page")
+    dataset = root / "data"
+    assert build(dataset, 6, BuildConfig(seed=3, days=2, utterances_per_day=10), workers=1).accepted == 6
+    with FakeLLMServer(agent_responder(dataset_agent_plans(dataset), "noisy", noise=0.5, seed=1)) as server:
+        config = EvalConfig(agent="llm", context=ContextConfig(mode="long-context"), model="fake-model",
+                            base_url=server.url)
+        summary = evaluate(dataset, root / "noisy", config)
+    assert 0 < summary.pass_rate < 1  # some tasks pass, some fail: both kinds of page to see
+    return dataset, root / "noisy"
+
+
+@pytest.fixture()
+def served(run):
+    reason = _browser_ready()
+    if reason is not None:
+        if os.environ.get("CI"):
+            pytest.fail(f"the browser test must run in CI: {reason}")
+        pytest.skip(reason)
+    import uvicorn
+
+    dataset, folder = run
+    server = ReviewServer(dataset, "ana", runs=[folder])
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    web = uvicorn.Server(uvicorn.Config(create_app(server), host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=web.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not web.started:
+        assert time.monotonic() < deadline, "the review server did not start"
+        time.sleep(0.05)
+    try:
+        yield run, f"http://127.0.0.1:{port}"
+    finally:
+        web.should_exit = True
+        thread.join(10)
+
+
+def test_a_run_its_failed_task_and_the_way_back(served):
+    from playwright.sync_api import sync_playwright
+
+    from harness.run_view import run_view
+
+    (dataset, folder), base = served
+    view = run_view(folder)
+    failed = [t for t in view["tasks"] if t["outcome"] == "fail"]
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=FLAGS,
+                                     env={**os.environ, "HOME": str(dataset.parent)})
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.goto(base + "/")
+        page.locator("a.run-link").click()  # the run from the review page's header
+        page.wait_for_url(f"**/run/{folder.name}")
+        assert page.locator("#run-tasks tr[data-href]").count() == 6
+        assert f"{len(failed)} fail" in page.locator("#run-head").inner_text()
+        page.select_option("#filters select[name=outcome]", "fail")
+        page.locator("#filters button").click()
+        page.wait_for_url("**outcome=fail**")
+        rows = page.locator("#run-tasks tr[data-href]")
+        assert rows.count() == len(failed) and all("fail" in rows.nth(i).inner_text() for i in range(rows.count()))
+        page.screenshot(path=str(ARTIFACTS / "run-list.png"), full_page=True)
+
+        task = failed[0]
+        page.keyboard.press("j")
+        page.keyboard.press("Enter")
+        page.wait_for_url(f"**/run/{folder.name}/task/{task['id']}")
+        assert page.locator("#outcome").inner_text() == "fail"
+        reason = task["trials"][0]["failed"][0]["reason"] if task["trials"][0]["failed"] else task["trials"][0]["error"]
+        assert reason[:60] in page.locator(".trial").first.inner_text()
+        assert page.locator(".calls li").count() == len(task["trials"][0]["calls"])
+        assert page.locator("#reference-plan li").count() >= 1
+        page.screenshot(path=str(ARTIFACTS / "run-task.png"), full_page=True)
+
+        page.locator("#review-link").click()  # to the task's history, and back to the run
+        page.wait_for_url(f"**/task/{task['id']}")
+        assert page.locator(".turn.evidence").count() >= 1
+        page.locator("#in-runs a").click()
+        page.wait_for_url(f"**/run/{folder.name}/task/{task['id']}")
+        browser.close()
+
+
+def test_a_run_page_refuses_what_it_does_not_hold(run):
+    from starlette.testclient import TestClient
+
+    dataset, folder = run
+    client = TestClient(create_app(ReviewServer(dataset, "ana", runs=[folder])), base_url="http://127.0.0.1")
+    assert client.get("/run/nope").status_code == 404
+    assert client.get(f"/run/{folder.name}/task/no-such-task").status_code == 404
+    page = client.get(f"/run/{folder.name}?outcome=pass&apps=1")
+    assert page.status_code == 200 and "outcome-fail" not in page.text
