@@ -22,6 +22,8 @@ from orchestrator.hf_export import export_hf
 from orchestrator.roles import BuildConfig
 from tests.support.homer_cli import homer_here
 
+pytestmark = pytest.mark.slow  # builds a dataset and runs evals
+
 
 @pytest.fixture(scope="module")
 def dataset(tmp_path_factory) -> Path:

@@ -24,6 +24,8 @@ from orchestrator.review.app import ReviewServer, create_app
 from orchestrator.roles import BuildConfig
 from tests.orchestrator.test_review_browser import ARTIFACTS, CHROMIUM, FLAGS, _browser_ready
 
+pytestmark = pytest.mark.slow  # builds a dataset and runs evals
+
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory) -> tuple[Path, Path]:
