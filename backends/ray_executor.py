@@ -19,6 +19,8 @@ Ray is an optional extra: ``pip install "homeragents[ray]"``.
 
 from __future__ import annotations
 
+import logging
+
 import re
 import signal
 import time
@@ -55,11 +57,14 @@ def start(workers: int, address: str | None) -> bool:
         raise RayUnavailable('--executor ray needs Ray: pip install "homeragents[ray]"') from None
     if ray.is_initialized():
         return False
+    # Ray's own INFO and WARNING lines ("Started a local Ray instance.") would land among homer's
+    # output: only its errors are shown
+    quiet = {"log_to_driver": False, "ignore_reinit_error": True, "logging_level": logging.ERROR}
     try:
         if address:
-            ray.init(address=address, log_to_driver=False, ignore_reinit_error=True)
+            ray.init(address=address, **quiet)
         else:
-            ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False, ignore_reinit_error=True)
+            ray.init(num_cpus=workers, include_dashboard=False, **quiet)
     except Exception as exc:  # a cluster that cannot be reached, a port in use, ...
         raise RayUnavailable(f"cannot start or reach Ray{f' at {address}' if address else ''}: "
                              f"{type(exc).__name__}: {str(exc).splitlines()[0][:300] if str(exc) else ''}") from None

@@ -85,6 +85,7 @@ def test_executor_ray_from_the_command_line(tmp_path):
     proc = subprocess.run([str(homer), *map(str, args)], capture_output=True, text=True, timeout=300, env=env)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "built 2 task(s)" in proc.stdout
+    assert proc.stderr == "", proc.stderr[-2000:]  # --quiet: none of Ray's own INFO or WARNING lines either
     bad = subprocess.run([str(homer), "build", "--out", str(tmp_path / "x"), "--ray-address", "auto"],
                          capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "--ray-address needs --executor ray" in bad.stderr
