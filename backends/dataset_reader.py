@@ -33,16 +33,28 @@ import tempfile
 from collections.abc import Callable, Iterable
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from functools import lru_cache
 from datetime import datetime
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator
 
 from office_env.formats.bounded import size_text
-from office_env.limits import MAX_DATASET_BYTES, MAX_DIALOGUE_TURNS, MAX_RECORD_ITEMS, MAX_RECORD_TEXT_CHARS, \
-    MAX_RECORD_VALUES
+from office_env.limits import (
+    MAX_DATASET_BYTES,
+    MAX_DIALOGUE_TURNS,
+    MAX_RECORD_ITEMS,
+    MAX_RECORD_TEXT_CHARS,
+    MAX_RECORD_VALUES,
+)
 from office_env.untrusted import (
-    MISSING, Skipped, UntrustedInputError, is_real_dir, load_json, name_problem, printable, scan_tree,
+    MISSING,
+    Skipped,
+    UntrustedInputError,
+    is_real_dir,
+    load_json,
+    name_problem,
+    printable,
+    scan_tree,
 )
 
 if TYPE_CHECKING:  # the record's types import every check and file reader: loaded only for a record worth typing
@@ -276,8 +288,8 @@ def record_bounds_problem(record: dict[str, Any]) -> str | None:
         else:
             continue
         if len(node) > MAX_RECORD_ITEMS and not (where and where[-1] == "turns"):  # turns: counted above
-            return f"{_field(where)}: {len(node):,} {'keys' if isinstance(node, dict) else 'items'}, over the limit of " \
-                   f"{MAX_RECORD_ITEMS:,}"
+            return f"{_field(where)}: {len(node):,} {'keys' if isinstance(node, dict) else 'items'}, " \
+                   f"over the limit of {MAX_RECORD_ITEMS:,}"
         stack.extend((value, (*where, key)) for key, value in items if isinstance(value, (str, dict, list)))
     return None
 

@@ -27,8 +27,14 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from backends.dataset_reader import folder_written_whole
-from office_env.limits import (MAX_FILE_BYTES, MAX_JSON_BYTES, MAX_RECORD_VALUES, MAX_TREE_BYTES,
-                               MAX_TREE_DEPTH, MAX_TREE_FILES)
+from office_env.limits import (
+    MAX_FILE_BYTES,
+    MAX_JSON_BYTES,
+    MAX_RECORD_VALUES,
+    MAX_TREE_BYTES,
+    MAX_TREE_DEPTH,
+    MAX_TREE_FILES,
+)
 from office_env.untrusted import UntrustedInputError, name_problem, open_regular, parse_json, printable
 
 DATA = "data"

@@ -20,7 +20,6 @@ Ray is an optional extra: ``pip install "homeragents[ray]"``.
 from __future__ import annotations
 
 import logging
-
 import re
 import signal
 import time

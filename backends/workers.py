@@ -42,9 +42,18 @@ from collections import deque
 from multiprocessing import connection, get_context
 from typing import Any, Callable, Sequence
 
-from backends.job_contract import (CRASHED, GRACE_SECONDS, MEMORY, NO_SPACE, TIMEOUT,  # noqa: F401 - the contract,
-                                   Budget, BudgetExceeded, Interrupted, JobFailure,  # as callers import it from here
-                                   raised)
+from backends.job_contract import (  # noqa: F401 - the contract, as callers import it from here
+    CRASHED,
+    GRACE_SECONDS,
+    MEMORY,
+    NO_SPACE,
+    TIMEOUT,
+    Budget,
+    BudgetExceeded,
+    Interrupted,
+    JobFailure,
+    raised,
+)
 from backends.ray_executor import run_jobs_ray
 
 DRAIN_SECONDS = 2.0   # how long jobs in flight may finish after an interrupt

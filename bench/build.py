@@ -54,7 +54,8 @@ from orchestrator.build import build  # noqa: E402
 from orchestrator.roles import BuildConfig  # noqa: E402
 
 SECTIONS = {
-    "file writing": [("office_env/synthesis/documents.py", "write_workspace"), ("orchestrator/dataset_writer.py", "stage_task")],
+    "file writing": [("office_env/synthesis/documents.py", "write_workspace"),
+                     ("orchestrator/dataset_writer.py", "stage_task")],
     "oracle/baseline replay": [("office_env/tools/registry.py", "run")],
     "checks": [("office_env/evaluation/catalog.py", "evaluate_criteria"),
                ("verifier/dialogue_rules.py", "check_dialogue"), ("verifier/gates.py", "evidence_gate")],

@@ -90,7 +90,8 @@ def main() -> None:
         single_sample = _sample(tmp / "single-ds", tasks[: args.profile_n])
         profile_sample = _sample(tmp / "profile-ds", tasks[args.profile_n: 2 * args.profile_n])  # a cold read cache
         start = time.perf_counter()
-        ran = evaluate(single_sample, tmp / "single", EvalConfig(agent="oracle", context=ContextConfig(mode="long-context")))
+        ran = evaluate(single_sample, tmp / "single",
+                       EvalConfig(agent="oracle", context=ContextConfig(mode="long-context")))
         if not ran.rows:
             raise SystemExit("the one-process sample ran no task: nothing to measure")
         single = len(ran.rows) / (time.perf_counter() - start)

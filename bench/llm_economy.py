@@ -38,7 +38,8 @@ def report(name: str, out: Path, requests: int, call_target: float, token_target
     print(usage_table(usage))
     verdict = f"calls/task {calls:.2f} (target <= {call_target:g}: {'met' if calls <= call_target else 'MISSED'})"
     if token_target is not None:
-        verdict += f"; tokens/task {tokens:.0f} (target <= {token_target:g}: {'met' if tokens <= token_target else 'MISSED'})"
+        verdict += (f"; tokens/task {tokens:.0f} (target <= {token_target:g}: "
+                    f"{'met' if tokens <= token_target else 'MISSED'})")
     print(verdict)
 
 

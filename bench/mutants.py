@@ -148,7 +148,8 @@ def mutants(record: Any, testbed: Path) -> Iterator[Mutant]:
         yield Mutant(kind, f"{m.memory} {m.value!r}", _calls(plan_calls(m.plan)))
     written = _written(oracle)
     values = [(p.id, str(p.value)) for p in record.memory]
-    others = [str(v) for p in record.memory for v in (p.value, *(p.superseded or ()), *(d.value for d in p.distractors or ()))]
+    others = [str(v) for p in record.memory
+              for v in (p.value, *(p.superseded or ()), *(d.value for d in p.distractors or ()))]
     for mid, value in values:  # another value of the same kind the chat says, where the plan writes this one
         if value not in written:
             continue
@@ -179,10 +180,12 @@ def mutants(record: Any, testbed: Path) -> Iterator[Mutant]:
             new = earlier.strftime("%H:%M") if len(hour) == 2 else f"{earlier.hour}:{earlier:%M}"
             plan = _replace_text(plan, f"\x00{hour}:{minute}", new)
         yield Mutant("time", "every clock an hour earlier", plan)
-    boxes = sorted(p.name for p in (testbed / "emails").iterdir() if p.is_dir()) if (testbed / "emails").is_dir() else []
+    boxes = (sorted(p.name for p in (testbed / "emails").iterdir() if p.is_dir())
+             if (testbed / "emails").is_dir() else [])
     for i, call in enumerate(oracle):
         if call["tool"] == "email_send_email":
-            other = next((b for b in boxes if b not in (call["args"].get("recipient"), call["args"].get("sender"))), None)
+            other = next((b for b in boxes if b not in (call["args"].get("recipient"), call["args"].get("sender"))),
+                         None)
             if other:
                 plan = [dict(c, args=dict(c["args"])) for c in oracle]
                 plan[i]["args"]["recipient"] = other

@@ -44,15 +44,18 @@ def writes(i: int) -> list[tuple[str, dict]]:
         ("pdf_convert_to_word", {"file_path": "data/invoice.pdf", "output_path": f"data/invoice{i}.docx"}),
         ("email_send_email", {"sender": "alice", "recipient": "bob", "subject": f"Note {i}", "content": "See you."}),
         ("calendar_create_event", {"user": "bob", "summary": f"Review {i}",
-                                   "start": f"2024-05-{6 + i % 20:02d} 10:00:00", "end": f"2024-05-{6 + i % 20:02d} 11:00:00"}),
+                                   "start": f"2024-05-{6 + i % 20:02d} 10:00:00",
+                                   "end": f"2024-05-{6 + i % 20:02d} 11:00:00"}),
         ("calendar_delete_event", {"user": "bob", "summary": f"Review {i}"}),
         ("system_write_answer", {"text": f"The answer is {i}."}),
     ]
 
 
 TASK_CRITERIA = [
-    {"function": "evaluate_excel_cell_value", "args": {"file": "data/scores.xlsx", "matches": [{"row": 2, "col": 2, "value": 85}]}},
-    {"function": "evaluate_contain", "args": {"doc_type": "docx", "file": "data/notes.docx", "keywords": ["budget", "Friday"]}},
+    {"function": "evaluate_excel_cell_value",
+     "args": {"file": "data/scores.xlsx", "matches": [{"row": 2, "col": 2, "value": 85}]}},
+    {"function": "evaluate_contain",
+     "args": {"doc_type": "docx", "file": "data/notes.docx", "keywords": ["budget", "Friday"]}},
     {"function": "evaluate_contain", "args": {"doc_type": "email", "username": "alice", "keywords": ["4200"]}},
     {"function": "evaluate_calendar_no_overlap", "args": {"username": "alice"}},
     {"function": "evaluate_answer", "args": {"keywords": ["7731"]}},

@@ -107,7 +107,7 @@ for job in json.load(open(jobs_file)):
             verdicts.append(False)
     results.append(verdicts)
 json.dump(results, open(out_file, "w"))
-'''
+'''  # noqa: E501 - the child's source, kept as it is
 
 
 def _install(deps: Path) -> None:
@@ -249,8 +249,8 @@ def round_trip(checkout: Path, dataset: Path, export: Path, work: Path, deps: Pa
             ws = Workspace(testbed, now=task_now(task.record))
             original = evaluate_criteria(ws, task.record["evaluation"], task.reference, initial_dir=task.testbed,
                                          day_first=task_day_first(task.record)).passed
-            emulated = [r.passed for r in evaluate_officebench(ws, exported, folder / "reference", initial_dir=task.testbed
-                                                               ).results]
+            emulated = [r.passed for r in evaluate_officebench(ws, exported, folder / "reference",
+                                                               initial_dir=task.testbed).results]
             ours.append((task_id, kind, exported, original, emulated))
             jobs.append({"testbed": str(testbed), "criteria": exported})
     theirs = _run_officebench(checkout, jobs, work, deps)
@@ -287,7 +287,8 @@ def round_trip(checkout: Path, dataset: Path, export: Path, work: Path, deps: Pa
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--officebench", type=Path, required=True, help="An OfficeBench checkout (tasks/, utils/, apps/)")
+    parser.add_argument("--officebench", type=Path, required=True,
+                        help="An OfficeBench checkout (tasks/, utils/, apps/)")
     parser.add_argument("--limit", type=int, default=0, help="Only the first N subtasks (0: all)")
     parser.add_argument("--work", type=Path, default=None, help="Scratch folder (default: a temporary one)")
     parser.add_argument("--round-trip", nargs=2, type=Path, metavar=("DATASET", "EXPORT"), default=None,

@@ -87,18 +87,18 @@ from typing import Any
 # bench/office_env.py would shadow the office_env package: keep bench/ off the import path.
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 
-from backends.dataset_reader import iter_tasks
-from backends.task_record import TaskRecord
-from backends.tokens import counter_name
-from generators.spoken_time import is_relative, say_value
-from harness.context import ContextConfig, build_context
-from harness.runner import EvalConfig, EvalError
-from harness.runner import evaluate as run_eval
-from orchestrator.build import build
-from orchestrator.card import statistics
-from orchestrator.plus import regenerate_split
-from orchestrator.roles import PRESETS, BuildConfig
-from verifier.adversary import (
+from backends.dataset_reader import iter_tasks  # noqa: E402
+from backends.task_record import TaskRecord  # noqa: E402
+from backends.tokens import counter_name  # noqa: E402
+from generators.spoken_time import is_relative, say_value  # noqa: E402
+from harness.context import ContextConfig, build_context  # noqa: E402
+from harness.runner import EvalConfig, EvalError  # noqa: E402
+from harness.runner import evaluate as run_eval  # noqa: E402
+from orchestrator.build import build  # noqa: E402
+from orchestrator.card import statistics  # noqa: E402
+from orchestrator.plus import regenerate_split  # noqa: E402
+from orchestrator.roles import PRESETS, BuildConfig  # noqa: E402
+from verifier.adversary import (  # noqa: E402
     ADVERSARIES,
     ISOLATION_TARGET,
     PRECISION_TARGET,
@@ -106,9 +106,8 @@ from verifier.adversary import (
     last_value_misleads,
     thread_evidence_share,
 )
-from verifier.design_stats import design_figures
-from verifier.learned_reader import F1_PRECISION_TARGET, GUESSER_TARGET, LEARNED_ISOLATION_TARGET, evaluate_learned
-from verifier.gameability import (
+from verifier.design_stats import design_figures  # noqa: E402
+from verifier.gameability import (  # noqa: E402
     DETECTORS,
     DYNAMICS,
     THRESHOLD,
@@ -117,16 +116,17 @@ from verifier.gameability import (
     questions_answered,
     text_stats,
 )
-from verifier.history_form import (
-    namings_per_work,
+from verifier.history_form import (  # noqa: E402
+    derived_share,
     history_tokens,
     iso_stamps,
+    namings_per_work,
     same_question_answers,
     small_talk_fit,
     turned_down_after_final,
-    derived_share,
     two_turn_share,
 )
+from verifier.learned_reader import F1_PRECISION_TARGET, GUESSER_TARGET, LEARNED_ISOLATION_TARGET, evaluate_learned  # noqa: E402
 
 TOP_K = 5
 # Targets; None: no target (the figure is reported as info).
@@ -331,7 +331,8 @@ def figures(records: list[dict[str, Any]], shape_targets: dict[str, float] | Non
                        f"<= {100 * THREAD_EVIDENCE_TARGET:.0f} %", share <= THREAD_EVIDENCE_TARGET))
     share, asked = questions_answered(records)
     lines.append(_line("assistant questions taken up in the next 2 user turns", share,
-                       f"{100 * share:.1f} % of {asked}", f">= {100 * ANSWERED_TARGET:.0f} %", share >= ANSWERED_TARGET))
+                       f"{100 * share:.1f} % of {asked}", f">= {100 * ANSWERED_TARGET:.0f} %",
+                       share >= ANSWERED_TARGET))
     misleads, pieces = last_value_misleads(records)
     lines.append(_line("last value said is not the final one", misleads,
                        f"{100 * misleads:.1f} % of {pieces} corrected pieces",
@@ -402,7 +403,8 @@ def form_lines(records: list[dict[str, Any]], kind: str, folders: list[Path]) ->
     fit = small_talk_fit(records)
     echo = fit["echoes"] / fit["reactions"] if fit["reactions"] else 0.0
     lines.append(_line("small-talk reactions echoing their line", echo,
-                       f"{100 * echo:.1f} % of {fit['reactions']}", f"<= {100 * ECHO_TARGET:.0f} %", echo <= ECHO_TARGET))
+                       f"{100 * echo:.1f} % of {fit['reactions']}", f"<= {100 * ECHO_TARGET:.0f} %",
+                       echo <= ECHO_TARGET))
     lines.append(_line("small-talk answers not of the kind asked", fit["mismatched"],
                        f"{fit['mismatched']} of {fit['judged']}", "0", fit["mismatched"] == 0))
     counts = [c for c in (_crashes(f) for f in folders) if c is not None]
@@ -470,7 +472,8 @@ def make(kind: str, folder: Path, *, n: int, seed: int, seeds: Path, workers: in
     start = time.perf_counter()
     if kind == "plus":
         done = regenerate_split(seeds, folder, seed=seed, workers=workers, repair_seeds=True)
-        return f"Plus regeneration of {done.written} tasks from {seeds} (seed {seed}) in {time.perf_counter() - start:.1f} s"
+        return (f"Plus regeneration of {done.written} tasks from {seeds} (seed {seed}) "
+                f"in {time.perf_counter() - start:.1f} s")
     days, utterances = PRESETS[kind]
     built = build(folder, n, BuildConfig(seed=seed, days=days, utterances_per_day=utterances), workers=workers)
     return f"{kind} build of {built.accepted} tasks (seed {seed}) in {time.perf_counter() - start:.1f} s"
@@ -505,7 +508,8 @@ def print_lines(source: str, lines: list[dict[str, Any]]) -> None:
     shown = min(40, max(len(line["shown"]) for line in lines))  # a long info line overflows
     target = max(len(line["target"]) for line in lines)
     for line in lines:
-        print(f"  {line['figure']:{width}}  {line['shown']:>{shown}}  target {line['target']:{target}}  {line['status']}")
+        print(f"  {line['figure']:{width}}  {line['shown']:>{shown}}  "
+              f"target {line['target']:{target}}  {line['status']}")
     print(f"{_met(lines)} targets met")
 
 
@@ -528,10 +532,12 @@ def print_table(results: dict[str, list[dict[str, Any]]], cell: int = 30) -> Non
         cells = []
         for lines in by_build.values():
             line = lines.get(figure)
-            text = "" if line is None else f"{line['shown'][:cell]:{cell}} {'' if line['status'] == 'info' else line['status']}"
+            text = "" if line is None else (f"{line['shown'][:cell]:{cell}} "
+                                            f"{'' if line['status'] == 'info' else line['status']}")
             cells.append(f"{text:{cell + 5}}")
         print(f"{figure:{width}}  {targets[figure][:twidth]:{twidth}}  " + "  ".join(cells))
-    print(f"{'targets met':{width}}  {'':{twidth}}  " + "  ".join(f"{_met(lines):{cell + 5}}" for lines in results.values()))
+    print(f"{'targets met':{width}}  {'':{twidth}}  "
+          + "  ".join(f"{_met(lines):{cell + 5}}" for lines in results.values()))
 
 
 def _arguments() -> argparse.Namespace:

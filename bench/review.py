@@ -45,7 +45,8 @@ def main() -> None:
         client = TestClient(create_app(server), base_url="http://127.0.0.1")
         import json
 
-        turns = sum(len(s["turns"]) for s in json.loads((dataset / "tasks" / ids[0] / "task.json").read_text())["dialogue"])
+        turns = sum(len(s["turns"])
+                    for s in json.loads((dataset / "tasks" / ids[0] / "task.json").read_text())["dialogue"])
         start = time.perf_counter()
         first = client.get(f"/task/{ids[0]}")
         cold = time.perf_counter() - start

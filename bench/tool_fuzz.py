@@ -29,12 +29,12 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 sys.path.insert(0, str(ROOT))  # the tests package: its fuzzing strategies
 
-from hypothesis import given, seed as hypothesis_seed, settings  # noqa: E402
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import seed as hypothesis_seed  # noqa: E402
 
 from office_env import default_registry  # noqa: E402
 from office_env.tools.registry import INTERNAL_ERROR  # noqa: E402
-from tests.office_env.test_tool_fuzz import (  # noqa: E402
-    FUZZ, arguments, outside_state, problems_with, write_fuzz_testbed)
+from tests.office_env.test_tool_fuzz import FUZZ, arguments, outside_state, problems_with, write_fuzz_testbed  # noqa: E402
 
 
 def fuzz_tool(name: str, calls: int, seed: int, work: Path, tally: dict) -> None:

@@ -16,8 +16,15 @@ from datetime import date, datetime
 from typing import Any, Sequence
 
 from generators.chances import HISTORY
-from generators.decoys import (MAX_CHANGES, Decoy, ToldJob, changed_value, decoy_mention_budget, make_decoys,
-                              make_told_decoys)
+from generators.decoys import (
+    MAX_CHANGES,
+    Decoy,
+    ToldJob,
+    changed_value,
+    decoy_mention_budget,
+    make_decoys,
+    make_told_decoys,
+)
 from generators.history_plan import DAY_CUES, DayPlan
 from generators.session_clock import SessionClock
 from generators.spoken_time import is_relative, read_times, say_value, spoken, value_time

@@ -18,10 +18,10 @@ from typing import Any, Sequence
 
 from backends.prompts import render
 from generators.dialogue_offline import task_values
-from generators.session_clock import timestamps
 from generators.history_plan import DayPlan
 from generators.model import Session, TaskDraft, Turn
 from generators.schemas import dialogue_days_schema, spoken_turn
+from generators.session_clock import timestamps
 from office_env.seeding import rng as seeded
 
 
@@ -29,7 +29,8 @@ def turn_times(turns: list[dict[str, Any]], day: date, rng: random.Random) -> li
     """The model's timestamps when every turn has one, on ``day`` and strictly increasing;
     otherwise times made in code (so a day is never rejected for its clock alone)."""
     given = [t.get("ts") for t in turns]
-    if all(given) and all(ts.startswith(day.isoformat()) for ts in given) and all(a < b for a, b in zip(given, given[1:])):
+    if (all(given) and all(ts.startswith(day.isoformat()) for ts in given)
+            and all(a < b for a, b in zip(given, given[1:]))):
         return given  # type: ignore[return-value]
     return timestamps(day, len(turns), rng)
 
@@ -37,7 +38,8 @@ def turn_times(turns: list[dict[str, Any]], day: date, rng: random.Random) -> li
 def generate_dialogue_llm(client: Any, draft: TaskDraft, plan: list[DayPlan], *, now: datetime, user_first: str,
                           colleagues: Sequence[str], company: str, projects: Sequence[str], city: str = "",
                           currency: str = "", files: Sequence[str] = (), utterances_per_day: int, feedback: str = "",
-                          answers: Sequence[str] = (), absences: Sequence[tuple[str, date, date]] = ()) -> list[Session]:
+                          answers: Sequence[str] = (),
+                          absences: Sequence[tuple[str, date, date]] = ()) -> list[Session]:
     """``absences``: ``(first name, first day, last day)`` for each span the office shows a
     colleague away; the prompt lists them so that the chat has nobody do anything on those days."""
     sessions: list[Session] = []
@@ -73,7 +75,8 @@ def _write_days(client: Any, inputs: dict[str, Any], chunk: list[DayPlan], said:
     note = feedback
     for attempt in range(1 + DAY_RETRIES):
         messages = render("dialogue_day", inputs=inputs, schema=schema, feedback=note)
-        days = [[spoken_turn(t) for t in d["turns"]] for d in client.structured("dialogue_day", messages, schema)["days"]]
+        days = [[spoken_turn(t) for t in d["turns"]]
+                for d in client.structured("dialogue_day", messages, schema)["days"]]
         seen, repeats = dict(said), []
         for day, turns in zip(chunk, days):
             repeats += _repeats(turns, seen, day.day)

@@ -28,22 +28,36 @@ from typing import Any, Callable, Mapping, Sequence
 from generators.chances import HISTORY
 from generators.decoy_talk import DECOYS, DecoyTalk, TurnSpec, name_words
 from generators.decoys import ToldJob
-from generators.history_plan import (LONG_HISTORY_MENTIONS, SHORT_SESSION, DayPlan, Event, event_pairs,
-                                     fit_siblings, plan_history, weeks_of_full_days)
+from generators.history_plan import (
+    LONG_HISTORY_MENTIONS,
+    SHORT_SESSION,
+    DayPlan,
+    Event,
+    event_pairs,
+    fit_siblings,
+    plan_history,
+    weeks_of_full_days,
+)
 from generators.model import MemoryPiece, Session, TaskDraft, Turn
-from generators.sibling_works import Sibling
 from generators.session_clock import SessionClock, working_days_before
+from generators.sibling_works import Sibling
 from generators.small_talk import WordingsExhausted
 from generators.spoken_time import names_any, spoken
-from generators.withheld import withheld_kind, withhold
 from generators.thread_bank import (  # noqa: F401 - the bank's names, as the writer's callers know them
-    OPENERS, REPLIES, SENTENCE_CUES, BankError, Deck, bank_sizes, threads,
+    OPENERS,
+    REPLIES,
+    SENTENCE_CUES,
+    BankError,
+    Deck,
+    bank_sizes,
+    threads,
 )
+from generators.withheld import withheld_kind, withhold
 from generators.work_names import WorkNames, noun_twice
 from office_env import OfficeError, Workspace, mail_store
 from office_env.evaluation.keywords import Keywords
-from office_env.synthesis.check import away_span
 from office_env.seeding import rng as seeded
+from office_env.synthesis.check import away_span
 
 # --------------------------------------------------------------------------------------------
 # The generator
@@ -172,14 +186,16 @@ class HistoryWriter(DecoyTalk):
         self.banned = {" ".join(t.lower().split()) for t in banned}  # lines said already elsewhere
         self.pieces = list(pieces)
         self.values = [v.lower() for v in values] if values is not None else task_values(pieces)
-        self.anchors = re.compile("|".join(rf"(?<!\w){re.escape(a.lower())}(?!\w)" for a in anchors)) if anchors else None
+        self.anchors = (re.compile("|".join(rf"(?<!\w){re.escape(a.lower())}(?!\w)" for a in anchors))
+                        if anchors else None)
         clean = self.talk_clean
         self.user = user_first if user_first and clean(user_first) else ""
         from generators.other_work import OtherWork  # the composers read their banks on first use
         from generators.small_talk import SmallTalk
 
         self.small = SmallTalk(rng=rng, user_first=self.user, assistant=assistant_name,
-                               colleagues=[c for c in colleagues if clean(c)], company=company if clean(company) else "",
+                               colleagues=[c for c in colleagues if clean(c)],
+                               company=company if clean(company) else "",
                                city=city, projects=[p for p in projects if clean(p)], avoid=clean,
                                absences=absences)
         self.small.strict = True  # other work fills in when small talk runs dry (``_talk``)
@@ -291,7 +307,8 @@ class HistoryWriter(DecoyTalk):
         work = event.about or (piece.about if piece is not None else "")
         if work and self.clean(work):
             about = self.names.pick(work, full=event.move == "raise", opening=opening,
-                                    answer=answer, stated=event.move in ("state", "correct", "distract", "decline", "anchor"))
+                                    answer=answer,
+                                    stated=event.move in ("state", "correct", "distract", "decline", "anchor"))
         else:
             # one filler per work: pieces about the same thing keep the same words for it
             key = ("about", piece.about) if piece is not None and piece.about else (piece.id if piece else event.thread)
@@ -529,7 +546,8 @@ class HistoryWriter(DecoyTalk):
         by_thread: dict[str, list[Event]] = {}
         on_the_day = datetime.combine(plan.date, time(12))
         for event in plan.events:
-            if not self.sayable(event, on_the_day):  # a sibling's detail the day cannot say: its room goes to other talk
+            # a sibling's detail the day cannot say: its room goes to other talk
+            if not self.sayable(event, on_the_day):
                 continue
             by_thread.setdefault(event.thread, []).append(event)
             if event.thread.startswith("w") and event.thread[1:].isdigit():  # a sibling work's thread

@@ -67,7 +67,8 @@ def answer_excludes(args: dict[str, Any], wrong: list[str]) -> list[Any]:
         return out
     expected = [str(k) for k in args.get("keywords", [])]
     for text in wrong:
-        if (text and len(text) <= MAX_EXCLUDED_CHARS and "\n" not in text and not any(_overlaps(text, k) for k in expected)
+        if (text and len(text) <= MAX_EXCLUDED_CHARS and "\n" not in text
+                and not any(_overlaps(text, k) for k in expected)
                 and not any(_overlaps(text, str(o)) for o in out)):
             out.append(text)
     return out
@@ -246,7 +247,8 @@ def _mail_check(evaluation: list[dict[str, Any]], recipient: str) -> dict[str, A
     local = str(recipient).split("@")[0].lower()
     for item in evaluation:
         args = item.get("args", {})
-        if item.get("function") == "evaluate_email_sent" and str(args.get("recipient", "")).split("@")[0].lower() == local:
+        if (item.get("function") == "evaluate_email_sent"
+                and str(args.get("recipient", "")).split("@")[0].lower() == local):
             return args
     return None
 
@@ -310,7 +312,8 @@ def _guards_for(draft: TaskDraft, misread: list[ToolCall], value: str) -> list[d
                 words = _new_words(str(args.get("content", "")), str(before.get("content", "")), value, required)
                 for keys in _refused(words):
                     out.append({"function": "evaluate_email_not_sent",
-                                "args": {"sender": args["sender"], "recipient": args["recipient"], "body_keywords": keys}})
+                                "args": {"sender": args["sender"], "recipient": args["recipient"],
+                                         "body_keywords": keys}})
         elif m.tool == "calendar_create_event" and o is not None and o.tool == m.tool:
             if args.get("start") != before.get("start"):
                 summary = next((item["args"]["summary"] for item in evaluation
@@ -327,7 +330,8 @@ def _guards_for(draft: TaskDraft, misread: list[ToolCall], value: str) -> list[d
             words = [w for w in words if _has_digit(w)] or words  # a document refuses any one of them
             for file in sorted(_outputs(oracle, str(args.get("file_path")))) if words else ():
                 kind = "pdf" if file.lower().endswith(".pdf") else "docx"
-                out.append({"function": "evaluate_not_contain", "args": {"doc_type": kind, "file": file, "keywords": words}})
+                out.append({"function": "evaluate_not_contain",
+                            "args": {"doc_type": kind, "file": file, "keywords": words}})
         elif m.tool == "excel_set_cell" and args.get("value") not in (None, ""):
             if args["file_path"] in made:  # a sheet of the task's own: the misread row must not be in it
                 sheet_words.setdefault(args["file_path"], []).append(str(args["value"]))
@@ -336,18 +340,21 @@ def _guards_for(draft: TaskDraft, misread: list[ToolCall], value: str) -> list[d
             # a cell of the office's sheet the right work leaves alone keeps its value (one the oracle
             # writes elsewhere in its plan is checked as the oracle writes it)
             if not same_cell and _cell(m) not in oracle_cells:
-                literal = args["value"] if isinstance(args["value"], (int, float)) and not isinstance(args["value"], bool) \
-                    else '"' + str(args["value"]).replace('"', "") + '"'
+                literal = (args["value"]
+                           if isinstance(args["value"], (int, float)) and not isinstance(args["value"], bool)
+                           else '"' + str(args["value"]).replace('"', "") + '"')
                 sheet = {"sheet": args["sheet"]} if args.get("sheet") else {}
                 out.append({"function": "evaluate_excel_cell_comparator",
                             "args": {"file": args["file_path"], **sheet,
-                                     "matches": [{"row": args["row"], "col": args["col"], "comparator": f"!= {literal}"}]}})
+                                     "matches": [{"row": args["row"], "col": args["col"],
+                                                  "comparator": f"!= {literal}"}]}})
     for file, values in sheet_words.items():
         right = " ".join(str(c.args.get("value")) for c in oracle
                          if c.tool == "excel_set_cell" and c.args.get("file_path") == file)
         words = _new_words("\n".join(values), right, "", required, specifics=False)
         if words:
-            out.append({"function": "evaluate_not_contain", "args": {"doc_type": "xlsx", "file": file, "keywords": words}})
+            out.append({"function": "evaluate_not_contain",
+                        "args": {"doc_type": "xlsx", "file": file, "keywords": words}})
     return out
 
 

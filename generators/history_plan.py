@@ -30,8 +30,18 @@ from datetime import date, timedelta
 from typing import Literal
 
 from generators.chances import HISTORY
-from generators.derivation import (ANCHOR_KINDS, NAMED_KINDS, anchor_kind, anchor_names, base_day, day_of,
-                                   draw_derivation, file_base, kind_of, relation_phrase)
+from generators.derivation import (
+    ANCHOR_KINDS,
+    NAMED_KINDS,
+    anchor_kind,
+    anchor_names,
+    base_day,
+    day_of,
+    draw_derivation,
+    file_base,
+    kind_of,
+    relation_phrase,
+)
 from generators.model import Derivation, MemoryPiece
 from generators.spoken_time import is_relative, say_day, say_value, say_window
 from generators.thread_bank import SENTENCE_CUES
@@ -184,7 +194,8 @@ def plan_history(pieces: list[MemoryPiece], dates: list[date], rng: random.Rando
     raised: dict[str, int] = {}  # about -> the day its work was raised
     # an anchor is named once a history, and never one a work's name or a detail already holds
     said_elsewhere = " | ".join(t.lower() for p in everything for t in (p.about, p.text, p.value))
-    anchors_used = {a for kind in NAMED_KINDS for a in anchor_names(kind) if a.lower().removeprefix("the ") in said_elsewhere}
+    anchors_used = {a for kind in NAMED_KINDS for a in anchor_names(kind)
+                    if a.lower().removeprefix("the ") in said_elsewhere}
     first_days: dict[str, int] = {}  # thread -> the day it starts
     derived_kinds: dict[str, list[str]] = {}  # thread -> the kinds of its anchors a value is said against
     details = {v.lower() for p in everything for v in (p.value, *p.superseded, *(d.value for d in p.distractors))}
@@ -228,7 +239,8 @@ def plan_history(pieces: list[MemoryPiece], dates: list[date], rng: random.Rando
             else:
                 fix_day = day
             said = piece.value
-            derived = _derive(piece, fix_day, start, dates, rng, anchors_used, details, people, busy_days) if relative else None
+            derived = (_derive(piece, fix_day, start, dates, rng, anchors_used, details, people, busy_days)
+                       if relative else None)
             if derived is not None:
                 anchor_at, anchor = derived
                 assert anchor.piece is not None
@@ -239,7 +251,8 @@ def plan_history(pieces: list[MemoryPiece], dates: list[date], rng: random.Rando
                 derived_kinds.setdefault(thread, []).append(anchor.kind)
             else:
                 phrase = say_value(piece.value, dates[fix_day]) if relative else None
-                if phrase and (piece.cue not in DAY_CUES or (is_relative(phrase) and rng.random() < HISTORY.relative_day)):
+                if phrase and (piece.cue not in DAY_CUES
+                               or (is_relative(phrase) and rng.random() < HISTORY.relative_day)):
                     said = phrase  # said as people say it, never as a stamp
                     piece = replace(piece, said_as=said)
                 elif window := say_window(piece.value):  # "10:00 to 17:00", not "10:00-17:00"
@@ -278,7 +291,8 @@ def plan_history(pieces: list[MemoryPiece], dates: list[date], rng: random.Rando
 
 
 def _derive(piece: MemoryPiece, fix_day: int, start: int, dates: list[date], rng: random.Random,
-            used: set[str], details: set[str], people: Collection[str], busy_days: set[date]) -> tuple[int, Event] | None:
+            used: set[str], details: set[str], people: Collection[str],
+            busy_days: set[date]) -> tuple[int, Event] | None:
     """The day (index) and anchor event of ``piece``'s final value said in no single turn (the
     event's ``piece`` is the piece with ``derived`` and the relation as ``said_as``), or None when
     the value is not derived. The anchor comes on a day of the thread (from ``start``); a day is

@@ -241,7 +241,8 @@ class Verdict:
         return {"passed": self.passed, "feedback": self.feedback}
 
 
-_TURN_LINE = re.compile(r"^\[(\d{2}:\d{2}:\d{2})\] (user|assistant): (.*?)(?: \{((?:(?:old:|near:)?m[0-9]+(?:, )?)+)\})?$")
+_TURN_LINE = re.compile(r"^\[(\d{2}:\d{2}:\d{2})\] (user|assistant): (.*?)"
+                        r"(?: \{((?:(?:old:|near:)?m[0-9]+(?:, )?)+)\})?$")
 _DAY_LINE = re.compile(r"^## Day (\d+) - (\d{4}-\d{2}-\d{2})")
 
 

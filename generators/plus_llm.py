@@ -8,13 +8,12 @@ from typing import Any, Sequence
 
 from backends.prompts import render
 from generators.dialogue_llm import turn_times
-from generators.session_clock import working_days_before
 from generators.model import MemoryPiece, Session, Turn
 from generators.plus_offline import PlusDraft, SeedLike, infer_apps, tellable
 from generators.schemas import PLUS_SCHEMA
+from generators.session_clock import working_days_before
 from generators.specifics import find_specifics
 from office_env.seeding import rng as seeded
-
 
 # The other seeds' instructions one prompt carries, for its jobs for later to tell.
 OTHER_INSTRUCTIONS = 6

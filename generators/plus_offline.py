@@ -40,8 +40,8 @@ from __future__ import annotations
 import random
 import re
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
 from datetime import date, datetime
+from functools import lru_cache
 from typing import Any, Iterable, Protocol, Sequence
 
 from generators.chances import DRAFT
@@ -51,8 +51,8 @@ from generators.history_plan import weeks_of_full_days
 from generators.model import Distractor, MemoryPiece, Session, TaskDraft
 from generators.near_values import OTHER_PEOPLE, near_value
 from generators.sibling_works import Sibling, sibling_pieces
-from generators.thread_bank import threads
 from generators.specifics import Specific, contains_specific, find_specifics, locate_specifics
+from generators.thread_bank import threads
 from generators.typos import fix_typos, word_frequency
 from office_env.apps import OFFICE_APPS
 from office_env.limits import MAX_TOLD_INSTRUCTION_CHARS
@@ -480,7 +480,8 @@ PLUS_FULL_NAMES = 0.6
 # Over weeks of short sessions its one line of work is talked about without values this often at
 # least: little else is said of it, and a person calls it several ways.
 PLUS_MENTIONS = 4
-_NEAR_TEXTS = {"file": "{alt} is an old copy, not the one we use", "number": "{alt} was last year's figure, not this one",
+_NEAR_TEXTS = {"file": "{alt} is an old copy, not the one we use",
+               "number": "{alt} was last year's figure, not this one",
                "time": "{alt} is already taken by another meeting", "date": "{alt} was the old date, that one is gone",
                "person": "{alt} has nothing to do with this one"}
 def _near_text(piece: MemoryPiece, alt: str, kinds: dict[str, str], rng: random.Random) -> str:

@@ -82,7 +82,8 @@ def value_time(value: str, said_on: date | None = None) -> When | None:
     value = value.strip()
     if _ISO_VALUE.match(value):
         try:
-            return datetime.strptime(value, "%Y-%m-%d %H:%M") if " " in value else datetime.strptime(value, "%Y-%m-%d").date()
+            return (datetime.strptime(value, "%Y-%m-%d %H:%M") if " " in value
+                    else datetime.strptime(value, "%Y-%m-%d").date())
         except ValueError:
             return None
     if said_on is None or not _DAY_VALUE.match(value):

@@ -32,7 +32,8 @@ def draft_problems(data: dict[str, Any]) -> list[str]:
             problems.append(f"intent: contains the memory value {piece['value']!r}; remove every specific")
         for near in piece.get("distractors", ()):
             if near["value"].lower() not in near["text"].lower():
-                problems.append(f"memory {piece['id']}: distractor value {near['value']!r} must appear verbatim in its text")
+                problems.append(f"memory {piece['id']}: distractor value {near['value']!r} "
+                                "must appear verbatim in its text")
     values = [(p["id"], v) for p in data["memory"]
               for v in (p["value"], *p.get("superseded", ()), *(d["value"] for d in p.get("distractors", ())))]
     for index, (mid, value) in enumerate(values):
@@ -59,7 +60,8 @@ def notes_for_prompt(notes: dict[str, Any]) -> dict[str, Any]:
     for app, note in notes.items():
         note = dict(note)
         if isinstance(note.get("files"), list):
-            note["files"] = [f for f in note["files"] if not (isinstance(f, dict) and is_superseded(str(f.get("file", ""))))]
+            note["files"] = [f for f in note["files"]
+                             if not (isinstance(f, dict) and is_superseded(str(f.get("file", ""))))]
         if isinstance(note.get("mailboxes"), list):
             note["mailboxes"] = [dict(box, messages=[_unquoted(m) for m in box.get("messages", [])])
                                  if isinstance(box, dict) else box for box in note["mailboxes"]]
@@ -97,7 +99,8 @@ def _strings(value: Any) -> bool:
 def _unquoted(message: Any) -> Any:
     if not isinstance(message, dict) or not isinstance(message.get("body"), str):
         return message
-    lines = [line for line in message["body"].split("\n") if not line.startswith(">") and not _QUOTE_HEAD_RE.match(line)]
+    lines = [line for line in message["body"].split("\n")
+             if not line.startswith(">") and not _QUOTE_HEAD_RE.match(line)]
     return {**message, "body": "\n".join(lines).strip()}
 
 

@@ -108,7 +108,8 @@ class Deck(Generic[T]):
 
 _MOVES = ("raise", "raise_reply", "state", "correct", "ask", "after", "distract", "lead", "recap", "recap_reply",
           "about", "mention", "mention_reply", "split", "prompt", "answer", "decline", "job", "job_raise",
-          "job_person", "job_field", "job_detail", "near_clause", "withheld", "ask_withheld", "correct_split", "anchor", "anchor_name", "relation", "anchor_reply")
+          "job_person", "job_field", "job_detail", "near_clause", "withheld", "ask_withheld", "correct_split", "anchor",
+          "anchor_name", "relation", "anchor_reply")
 # Who says a move's line: the user (U), the assistant (A), or neither (T: a fragment of another line).
 MOVE_ROLES = {"raise": "U", "raise_reply": "A", "state": "U", "correct": "U", "ask": "A", "after": "A",
                "distract": "U", "lead": "T", "recap": "U", "recap_reply": "A", "about": "T", "mention": "U",
@@ -127,7 +128,8 @@ _ANCHOR_SLOTS = frozenset({"anchor", "value", "about"})
 # A decoy's made-up sentence (``job_detail``) names the job, a person and the things a request names.
 _MOVE_SLOTS = {"job_detail": frozenset({"about", "who", "first", "day", "time", "file", "number", "field", "sheet",
                                          "out"}),
-               "anchor": _ANCHOR_SLOTS, "anchor_reply": frozenset({"anchor", "about", "user", "value"}), "anchor_name": frozenset(), "relation": frozenset({"anchor", "amount"})}
+               "anchor": _ANCHOR_SLOTS, "anchor_reply": frozenset({"anchor", "about", "user", "value"}),
+               "anchor_name": frozenset(), "relation": frozenset({"anchor", "amount"})}
 
 
 def index_threads(sections: Mapping[str, Section]) -> dict[tuple[str, str], tuple[ThreadLine, ...]]:

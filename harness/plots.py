@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import io
 from collections import defaultdict
+from functools import cache
 from math import comb
 from typing import Any
-
-from functools import cache
 
 
 @cache
@@ -90,7 +89,8 @@ def pass_hat_k_values(rows: list[dict[str, Any]], trials: int) -> tuple[list[flo
     tasks = [r for r in runs.values() if len(r) >= trials]
     if not tasks:
         return [], 0
-    return [sum(comb(sum(r), k) / comb(len(r), k) for r in tasks) / len(tasks) for k in range(1, trials + 1)], len(tasks)
+    return ([sum(comb(sum(r), k) / comb(len(r), k) for r in tasks) / len(tasks) for k in range(1, trials + 1)],
+            len(tasks))
 
 
 def pass_hat_k(rows: list[dict[str, Any]], trials: int) -> bytes | None:

@@ -24,8 +24,8 @@ from typing import Any
 from backends.dataset_reader import dataset_identity, iter_tasks
 from backends.llm import LLMError
 from backends.llm.failures import RefusalWatch, RunRefused
-from backends.task_record import TaskRecord
 from backends.prompts import render
+from backends.task_record import TaskRecord
 from harness.agents import llm_error_text
 from harness.context import ContextConfig, build_context
 from harness.probes import DYNAMICS, LETTERS, Probe, cue_pool, probes_for
@@ -143,7 +143,8 @@ def run_probes(dataset: Path, out: Path, config: ProbeConfig, client: Any = None
                     **({"eval_run": eval_source} if eval_source and eval_rows is not None else {}),
                     **dataset_identity(dataset),
                     "tasks": len(records), "questions": len(results), "skipped": skipped, "errors": errors,
-                    "generation_seconds": round(generated, 4), "elapsed_seconds": round(time.perf_counter() - started, 3)})
+                    "generation_seconds": round(generated, 4),
+                    "elapsed_seconds": round(time.perf_counter() - started, 3)})
     out.mkdir(parents=True, exist_ok=True)
     atomic_write(out / PROBES, "".join(lines).encode("utf-8"))
     atomic_write(out / SUMMARY, json.dumps(summary, indent=1).encode("utf-8"))

@@ -21,6 +21,7 @@ import random
 from dataclasses import asdict, dataclass
 from datetime import date, datetime, timedelta
 from typing import Any
+
 from backends.task_record import Memory, TaskRecord
 from office_env.seeding import rng as seeded
 

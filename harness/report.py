@@ -135,7 +135,8 @@ def table_rows(data: dict[str, Any], *, rag: bool) -> tuple[list[str], list[list
 def markdown_table(headers: list[str], rows: list[list[str]], *, bold_last: bool = False) -> str:
     """A Markdown table: the first column left-aligned, the rest right-aligned; ``bold_last``
     sets the last row's label in bold (a total)."""
-    lines = ["| " + " | ".join(headers) + " |", "|" + "|".join(" --- " if i == 0 else " ---: " for i in range(len(headers))) + "|"]
+    lines = ["| " + " | ".join(headers) + " |",
+             "|" + "|".join(" --- " if i == 0 else " ---: " for i in range(len(headers))) + "|"]
     for n, cells in enumerate(rows):
         if bold_last and n == len(rows) - 1:
             cells = [f"**{cells[0]}**", *cells[1:]]

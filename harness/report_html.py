@@ -45,10 +45,12 @@ def render_html(data: dict[str, Any], config: dict[str, Any], rows: list[dict[st
     rag = (config.get("context") or {}).get("mode") == "rag"
     headers, table = table_rows(data, rag=rag)
     overall = data["groups"][OVERALL]
-    title = f"Evaluation: {config.get('agent')} agent, {config.get('context_label') or (config.get('context') or {}).get('mode')}"
+    title = (f"Evaluation: {config.get('agent')} agent, "
+             f"{config.get('context_label') or (config.get('context') or {}).get('mode')}")
     summary = (f"{overall['tasks']} task(s) of {dataset}, {data['trials']} trial(s) each: pass rate "
                f"{pct(overall['pass_rate'])} %, ONS {ons(overall.get('ons'), overall.get('ons_ci'))}.")
-    notes = ["Intervals: 95 % percentile bootstrap over tasks. ONS = (agent - none) / (oracle - none) on the same tasks.",
+    notes = ["Intervals: 95 % percentile bootstrap over tasks. "
+             "ONS = (agent - none) / (oracle - none) on the same tasks.",
              "Runs that ended with an error are neither passes nor fails."]
     if usage_line(data):
         notes.append(f"Agent model usage: {usage_line(data)}")

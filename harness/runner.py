@@ -32,19 +32,37 @@ from functools import lru_cache, partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
-from backends.dataset_reader import dataset_fingerprint, ensure_writable_folder, task_day_first, task_digest
 from backends.batch import Round, finish_folder, run_batch
+from backends.dataset_reader import dataset_fingerprint, ensure_writable_folder, task_day_first, task_digest
 from backends.hf_folder import HfFolderError, is_hf_export, rebuild_dataset
 from backends.llm.failures import RefusalWatch, RunRefused
 from backends.task_record import plan_calls
 from backends.workers import Budget, JobFailure
-from harness.agents import DEFAULT_STEP_CAP, STOP_ERROR, Agent, Episode, Trajectory
 from harness.agent_plugins import AgentLoadError, build_plugin, check_agent_name, is_plugin
+from harness.agents import DEFAULT_STEP_CAP, STOP_ERROR, Agent, Episode, Trajectory
 from harness.context import ContextConfig
 from harness.report import metrics, render_report
-from harness.run_folder import (CACHE, DATASET, FINISHED, PROGRESS, REPORT, REPORT_HTML, RESULTS, RUN, RUNNING, WORK,
-                                ProgressLog, RunFolderError, check_out, clear, earlier_outcomes, now_text,
-                                remove_leftovers, state_bytes, write_state)
+from harness.run_folder import (
+    CACHE,
+    DATASET,
+    FINISHED,
+    PROGRESS,
+    REPORT,
+    REPORT_HTML,
+    RESULTS,
+    RUN,
+    RUNNING,
+    WORK,
+    ProgressLog,
+    RunFolderError,
+    check_out,
+    clear,
+    earlier_outcomes,
+    now_text,
+    remove_leftovers,
+    state_bytes,
+    write_state,
+)
 from office_env.evaluation import SEMANTICS
 from office_env.untrusted import name_problem, printable
 
@@ -96,7 +114,8 @@ class EvalConfig:
         for name, value in (("--trials", self.trials), ("--step-cap", self.step_cap), ("--workers", self.workers)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise EvalError(f"{name} must be an integer >= 1 (got {value!r})")
-        if self.limit is not None and (isinstance(self.limit, bool) or not isinstance(self.limit, int) or self.limit < 1):
+        if self.limit is not None and (isinstance(self.limit, bool) or not isinstance(self.limit, int)
+                                       or self.limit < 1):
             raise EvalError(f"--limit must be an integer >= 1 (got {self.limit!r})")
         odd = [t for t in self.task_ids if not isinstance(t, str) or name_problem(t) is not None or "/" in t
                or t in (".", "..")]
@@ -257,7 +276,8 @@ def _run_task(dataset_dir: str, task_id: str, record: TaskRecord, out_dir: str, 
         return {"id": task_id, "skipped": f"{testbed}: missing"}
     now = task_now(record)
     try:
-        context = build_context(record.to_dict(), config.context, client=_config_client(config), summary_cache=out / CACHE)
+        context = build_context(record.to_dict(), config.context, client=_config_client(config),
+                                summary_cache=out / CACHE)
     except Exception as exc:  # the context could not be built (e.g. an embeddings endpoint failed for good)
         first = str(exc).splitlines()[0][:300] if str(exc) else ""
         if getattr(exc, "transient", False):  # the endpoint's failure: --resume tries the task again
@@ -348,8 +368,9 @@ def _references(record: TaskRecord, testbed: Path, reference_dir: Path | None, n
 def failed_rows(task_id: str, record: TaskRecord, trials: int, failure: JobFailure) -> dict[str, Any]:
     """Rows for a task whose runs gave no result (time or memory budget, a dead worker): failed,
     with the reason as their error."""
-    rows = [{"id": task_id, "trial": trial, **_task_fields(record), "passed": False, "criteria": [], "steps": 0, "context_tokens": 0,
-             "context_units": [], "evidence_recall": None, "trajectory": {}, "error": failure.reason}
+    rows = [{"id": task_id, "trial": trial, **_task_fields(record), "passed": False, "criteria": [], "steps": 0,
+             "context_tokens": 0, "context_units": [], "evidence_recall": None, "trajectory": {},
+             "error": failure.reason}
             for trial in range(1, trials + 1)]
     return {"id": task_id, "rows": rows}
 

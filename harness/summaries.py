@@ -25,8 +25,8 @@ from typing import Any, Callable, Sequence
 
 from backends.prompts import render
 from generators.model import Session, Turn
-from office_env.workspace import atomic_write
 from office_env.untrusted import UntrustedInputError, load_json
+from office_env.workspace import atomic_write
 
 EXTRACTIVE_KIND = "extractive-v1"  # change it when the extractive summarizer changes (cached summaries are keyed by it)
 WORDS_PER_SESSION = 40  # the budget for first sentences of turns without details, per session
@@ -62,7 +62,8 @@ def has_detail(text: str) -> bool:
         return True
     words = _WORD.findall(text)
     for previous, word in zip(words, words[1:]):  # the first word of the text is a sentence start
-        if _CAPITALISED.match(word) and not _SENTENCE_END.search(previous) and word.strip("(\"'\u201c.,!?;:") not in _NOT_NAMES:
+        if (_CAPITALISED.match(word) and not _SENTENCE_END.search(previous)
+                and word.strip("(\"'\u201c.,!?;:") not in _NOT_NAMES):
             return True
     return False
 

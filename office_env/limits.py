@@ -53,7 +53,8 @@ MAX_SEED_FIELD_CHARS = 200           # a seed subtask's username, date, weekday,
 MAX_SEED_CRITERIA = 200              # criteria in one seed subtask's evaluation list
 MAX_DIALOGUE_TURNS = 50_000          # turns of one task's history (the challenge preset has about 7,500)
 MAX_RECORD_ITEMS = 2_000             # items of any other list or keys of any object in a task.json (a build's: tens)
-MAX_RECORD_VALUES = 400_000          # values in one task.json (50,000 turns take 200,000; a Challenge task about 40,000)
+MAX_RECORD_VALUES = 400_000          # values in one task.json (50,000 turns take 200,000;
+                                     # a Challenge task about 40,000)
 MAX_RECORD_TEXT_CHARS = 50_000       # one string of a task.json (an utterance, a description; a build's: a few hundred)
 MAX_SCHEMA_ERRORS = 5                # schema problems named per file (validation stops there)
 MAX_COMPARATOR_CHARS = 1_000         # one spreadsheet comparator ('>= 90', 'in [1, 2]') in a criterion

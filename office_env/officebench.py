@@ -37,10 +37,22 @@ from office_env.evaluation.catalog import Problem, validate_criteria
 from office_env.evaluation.checks import CHECKS
 from office_env.evaluation.paths import external_target
 from office_env.limits import (
-    MAX_DATASET_BYTES, MAX_SCHEMA_ERRORS, MAX_SEED_CRITERIA, MAX_SEED_FIELD_CHARS, MAX_SEED_INSTRUCTION_CHARS, MiB,
+    MAX_DATASET_BYTES,
+    MAX_SCHEMA_ERRORS,
+    MAX_SEED_CRITERIA,
+    MAX_SEED_FIELD_CHARS,
+    MAX_SEED_INSTRUCTION_CHARS,
+    MiB,
 )
 from office_env.untrusted import (
-    UntrustedInputError, copy_tree, entry_problem, is_real_dir, load_json, name_problem, printable, scan_tree,
+    UntrustedInputError,
+    copy_tree,
+    entry_problem,
+    is_real_dir,
+    load_json,
+    name_problem,
+    printable,
+    scan_tree,
 )
 from office_env.workspace import Workspace
 

@@ -33,8 +33,8 @@ mailbox; with one keyword, ``evaluate_not_contain`` on that person's mailbox; a 
 ``evaluate_not_contain`` refuses each of its keywords; OfficeBench's fails only when all are
 there, so it is written as one check per keyword (a multi-keyword "none of these" is never
 exported), and a number is written as a sheet writes it (``7250``, not ``7250.0``). Whether such a
-translation judges the task's states as the original does is checked on export. OfficeBench's own spellings are used where they
-differ: ``doc`` for Word in exact and diff checks, ``lambda x: ...`` comparators, and
+translation judges the task's states as the original does is checked on export. OfficeBench's own spellings
+are used where they differ: ``doc`` for Word in exact and diff checks, ``lambda x: ...`` comparators, and
 ``../../../../reference/<name>`` for expected files (its outputs lie four folders below the task).
 """
 
@@ -167,7 +167,8 @@ def _as_officebench_writes(function: str, args: dict[str, Any]) -> dict[str, Any
     if function == "evaluate_diff_contain_text":
         args["doc_type"] = _word_type(args["doc_type"])
     if "keywords" in args:  # a keyword there is text: a number would crash its matching
-        args["keywords"] = [k if isinstance(k, str) else str(_as_written(k)) for k in map(_as_written, args["keywords"])]
+        args["keywords"] = [k if isinstance(k, str) else str(_as_written(k))
+                            for k in map(_as_written, args["keywords"])]
     if function == "evaluate_excel_cell_value":
         args["matches"] = [{**m, "value": _as_written(m["value"])} for m in args["matches"]]
     return args

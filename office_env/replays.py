@@ -8,14 +8,14 @@ checks the caller names.
 Copies for ``Replays``: the gates replay up to a dozen plans per task (oracle, baseline, each
 misreading and its hedge, each answer form, the paste), each on the initial testbed. Making and
 deleting a hard-linked copy per replay (a scan of the testbed, a link per file, an unlink per file)
-cost about as much as the replays' own writes. For a testbed this project wrote (``trusted``: a build's world), ``Replays``
-links one copy and, before each further replay, puts it back: every office tool writes by rename
-and never edits a file in place, so a file still linked to its testbed file (the same device and
-inode) holds the testbed's bytes; anything else (a file a tool wrote or replaced, a folder it made,
-a temporary name) is removed and the testbed file linked again. Entries are looked at with
-``lstat`` and never followed; a link or special file is removed like any other stranger. Should
-putting back fail, the copy is deleted and made again. An untrusted testbed (a dataset's, a
-seed's) gets a fresh copy per replay, as before: its files are never linked.
+cost about as much as the replays' own writes. For a testbed this project wrote (``trusted``: a
+build's world), ``Replays`` links one copy and, before each further replay, puts it back: every
+office tool writes by rename and never edits a file in place, so a file still linked to its testbed
+file (the same device and inode) holds the testbed's bytes; anything else (a file a tool wrote or
+replaced, a folder it made, a temporary name) is removed and the testbed file linked again. Entries
+are looked at with ``lstat`` and never followed; a link or special file is removed like any other
+stranger. Should putting back fail, the copy is deleted and made again. An untrusted testbed (a
+dataset's, a seed's) gets a fresh copy per replay, as before: its files are never linked.
 """
 
 from __future__ import annotations

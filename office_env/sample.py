@@ -26,7 +26,8 @@ def write_sample_office(root: Path, now: datetime = SAMPLE_NOW) -> Path:
     (data / "scores.xlsx").write_bytes(xlsx_io.build(
         [["Name", "Score", "Status"], ["Alice", 85, "Done"], ["Bob", 92.5, "Open"], ["Carol", 1200, "Done"]],
         sheet_name="Scores", stamp=now))
-    (data / "invoice.pdf").write_bytes(pdf_io.build("Invoice 7731\nTotal due: 12,500.00 USD\nDue date 2024-05-31", stamp=now))
+    (data / "invoice.pdf").write_bytes(pdf_io.build("Invoice 7731\nTotal due: 12,500.00 USD\nDue date 2024-05-31",
+                                                    stamp=now))
     (data / "readme.txt").write_text("Plain text file for the team.\n", encoding="utf-8")
     for user, sender, subject, body in SAMPLE_MAIL:
         box = root / "emails" / user

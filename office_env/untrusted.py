@@ -59,7 +59,14 @@ from typing import Any, Iterator
 from office_env.errors import PathError
 from office_env.formats.bounded import read_upto
 from office_env.limits import (
-    MAX_FILE_BYTES, MAX_JSON_BYTES, MAX_JSON_DEPTH, MAX_JSON_VALUES, MAX_NAME_CHARS, MAX_TREE_BYTES, MAX_TREE_DEPTH, MAX_TREE_FILES,
+    MAX_FILE_BYTES,
+    MAX_JSON_BYTES,
+    MAX_JSON_DEPTH,
+    MAX_JSON_VALUES,
+    MAX_NAME_CHARS,
+    MAX_TREE_BYTES,
+    MAX_TREE_DEPTH,
+    MAX_TREE_FILES,
     MiB,
 )
 

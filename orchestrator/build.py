@@ -32,29 +32,49 @@ from backends.tokens import counter_name
 from backends.workers import Budget, JobFailure
 from generators.bank_check import check_banks
 from generators.families import check_families
+from generators.small_talk import WordingsExhausted
 from office_env.seeding import COLON, derive_seed
 from office_env.synthesis import World, make_world, write_workspace
 from office_env.synthesis.check import WorldCheckError
 from office_env.untrusted import UntrustedInputError, load_json, scan_tree
-from verifier.duplicates import FirstOfEach, duplicate_keys, first_of_each, near_words
-from verifier.gameability import record_cues
 from orchestrator import dataset_writer as dataset
-from orchestrator.dataset_folder import (  # noqa: F401 (check_out_folder, config_differences, MAX_LOG_BYTES: re-exported)
-    MAX_LOG_BYTES, BuildError, check_out_folder, config_differences, drop_category, is_consistent, previous_build,
-    read_outcomes, repair,
-)
 from orchestrator.card import render_card, statistics
+from orchestrator.dataset_folder import (  # noqa: F401 (check_out_folder, config_differences, MAX_LOG_BYTES: re-exported)
+    MAX_LOG_BYTES,
+    BuildError,
+    check_out_folder,
+    config_differences,
+    drop_category,
+    is_consistent,
+    previous_build,
+    read_outcomes,
+    repair,
+)
 from orchestrator.endpoint_guard import (
-    ERROR, Breaker, EndpointDown, endpoint_error, endpoint_probe, outcome_sink, share_budget, timeout_reason,
+    ERROR,
+    Breaker,
+    EndpointDown,
+    endpoint_error,
+    endpoint_probe,
+    outcome_sink,
+    share_budget,
+    timeout_reason,
 )
 from orchestrator.neo_graph import NeoState, build_neo_graph
 from orchestrator.offline_roles import OfflineRoles
 from orchestrator.planner import Strata
 from orchestrator.record import build_record
-from generators.small_talk import WordingsExhausted
 from orchestrator.roles import (  # noqa: F401 (MAX_TASKS, MIN_DAYS, TASKS_PER_WORLD: re-exported)
-    MAX_TASKS, MIN_DAYS, TASKS_PER_WORLD, BuildConfig, Job, size_problem, tasks_per_world,
+    MAX_TASKS,
+    MIN_DAYS,
+    TASKS_PER_WORLD,
+    BuildConfig,
+    Job,
+    size_problem,
+    tasks_per_world,
 )
+from verifier.duplicates import FirstOfEach, duplicate_keys, first_of_each, near_words
+from verifier.gameability import record_cues
 from verifier.gates import run_gates
 
 GENERATOR_VERSION = "neo-4"  # 4: app counts stratified (equal shares, or --apps-weights)

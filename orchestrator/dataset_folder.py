@@ -45,7 +45,8 @@ def drop_category(reason: str) -> str:
 
 _FLAGS = {"utterances_per_day": "--utterances", "app_counts": "--apps", "app_weights": "--apps-weights",
           "llm_config": "--llm-config",
-          "base_url": "--base-url", "cache_path": "--cache", "repair": "--repair", "seeds_fingerprint": "--seeds (their files)",
+          "base_url": "--base-url", "cache_path": "--cache", "repair": "--repair",
+          "seeds_fingerprint": "--seeds (their files)",
           "generator": "the generator version"}
 
 
@@ -129,7 +130,8 @@ def read_outcomes(out: Path, resume: bool) -> dict[int, dict[str, Any]]:
             item = json_line(line)
             if not isinstance(item, dict) or not isinstance(item.get("index"), int):
                 continue
-            if item.get("status") == "accepted" and not (out / dataset.TASKS / str(item.get("id")) / "task.json").is_file():
+            if (item.get("status") == "accepted"
+                    and not (out / dataset.TASKS / str(item.get("id")) / "task.json").is_file()):
                 continue
             if str(item.get("reason", "")).startswith("error:"):
                 continue  # ran out of time or memory, or its worker died: worth another try

@@ -29,18 +29,18 @@ from typing import Any
 from backends.dataset_reader import dataset_identity, iter_tasks
 from generators.bank_check import check_banks
 from generators.dialogue_offline import HistoryWriter
-from generators.session_clock import working_days_before
 from generators.history_plan import DayPlan
 from generators.model import TaskDraft
+from generators.session_clock import working_days_before
 from generators.spoken_time import redate, say_value, value_time
 from harness.horizon import fit_line, fit_with_intervals, points_table
 from harness.report import markdown_table
 from harness.runner import EvalConfig, evaluate
+from office_env.seeding import LINES, derive_seed, digest
+from office_env.seeding import rng as seeded
 from office_env.workspace import atomic_write
 from orchestrator.dataset_writer import stage_task, write_index
 from verifier.dialogue_rules import check_dialogue, mark_problems, marked_turns
-from office_env.seeding import LINES, derive_seed, digest
-from office_env.seeding import rng as seeded
 
 
 class SweepError(ValueError):
@@ -130,7 +130,8 @@ def stretch_record(record: dict[str, Any], days: int) -> dict[str, Any]:
     problem = ""
     for attempt in range(ATTEMPTS):  # a filler line that happens to echo the history: write the days again
         seed = digest("homeragents.horizon/1", record["id"], days, attempt, legacy=LINES)
-        writer = HistoryWriter(draft.memory, rng=seeded(seed, "horizon"), user_first=user_first, banned=lines, **persona)
+        writer = HistoryWriter(draft.memory, rng=seeded(seed, "horizon"), user_first=user_first, banned=lines,
+                               **persona)
         stretched = []
         for index, when in enumerate(dates):
             if index in places:

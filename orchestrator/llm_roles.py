@@ -47,7 +47,8 @@ class LLMRoles:
                      if name != plan.family and set(FAMILIES[name].apps) <= set(plan.apps)]
         return generate_task_llm(
             self.client, plan={"apps": list(plan.apps), "task_kind": plan.family, "difficulty": plan.difficulty,
-                               "other_kinds": fallbacks, **({"long_history": True} if plan.days > LONG_HISTORY_DAYS else {})},
+                               "other_kinds": fallbacks,
+                               **({"long_history": True} if plan.days > LONG_HISTORY_DAYS else {})},
             notes=notes, user={"username": world.user.user, "name": world.user.name},
             colleagues=[{"username": p.user, "name": p.name} for p in world.colleagues], now=world.now,
         )

@@ -19,8 +19,8 @@ from langgraph.types import Send
 
 from generators.discovery import discover
 from generators.hedges import exclude_hedges, guard_hedges
-from generators.stated_values import state_checks
 from generators.model import Session, TaskDraft, Verdict
+from generators.stated_values import state_checks
 from office_env.workspace import Workspace
 from orchestrator.roles import Job, Plan, Roles
 

@@ -70,7 +70,8 @@ def _states(record: TaskRecord, testbed: Path, reference: Path | None, scratch: 
     if record.baseline:
         plans.append(("baseline", plan_calls(record.baseline)))
     plans += [(f"misreading {m.memory} {m.value!r}", plan_calls(m.plan)) for m in record.misreadings or []]
-    out = [(name, replay_plan(testbed, plan, now, scratch, f"state-{index}")) for index, (name, plan) in enumerate(plans)]
+    out = [(name, replay_plan(testbed, plan, now, scratch, f"state-{index}"))
+           for index, (name, plan) in enumerate(plans)]
     if not record.oracle:
         solved = replay_plan(testbed, [], now, scratch, "solved")
         if apply_reference(solved.workspace, record.criteria(), reference, testbed):
@@ -121,7 +122,8 @@ def as_written(evaluation: list[dict[str, Any]], oracle: list[dict[str, Any]]) -
         args = check.get("args") or {}
         mails = [str(c.get("args", {}).get("content", "")) for c in oracle
                  if c.get("tool") == "email_send_email" and c.get("args", {}).get("recipient") == args.get("recipient")]
-        if check.get("function") != "evaluate_email_sent" or not mails or not isinstance(args.get("body_keywords"), list):
+        if (check.get("function") != "evaluate_email_sent" or not mails
+                or not isinstance(args.get("body_keywords"), list)):
             out.append(check)
             continue
         keywords = []
@@ -136,7 +138,8 @@ def as_written(evaluation: list[dict[str, Any]], oracle: list[dict[str, Any]]) -
 
 def _mailboxes(testbed: Path) -> frozenset[str]:
     folder = testbed / "emails"
-    return frozenset(p.name for p in folder.iterdir() if p.is_dir() and not p.is_symlink()) if folder.is_dir() else frozenset()
+    return (frozenset(p.name for p in folder.iterdir() if p.is_dir() and not p.is_symlink()) if folder.is_dir()
+            else frozenset())
 
 
 def export_officebench(dataset_dir: Path, out: Path, *, lossy: bool = False,

@@ -11,14 +11,14 @@ from generators.families import FAMILIES
 from generators.history_plan import LONG_HISTORY_DAYS
 from generators.model import Session, TaskDraft, Verdict
 from office_env import Workspace
+from office_env.seeding import STRIDE, derive_seed
+from office_env.seeding import rng as seeded
 from orchestrator.planner import fallback_families, mix, plan_offline
 from orchestrator.roles import Job, Plan
 from orchestrator.siblings import draw_siblings
 from surfers import explore as surf
 from verifier.dialogue_rules import check_dialogue
 from verifier.trace import office_values
-from office_env.seeding import STRIDE, derive_seed
-from office_env.seeding import rng as seeded
 
 _NOTES_CACHE: dict[tuple[str, int, str], dict[str, Any]] = {}
 # what a world's read-only testbed says the same way to each of its tasks, keyed like the notes

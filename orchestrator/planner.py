@@ -28,7 +28,8 @@ def _app_count(seed: int, index: int, counts: Sequence[int], weights: Sequence[i
 _DRAWN: dict[tuple[int, tuple[int, ...], tuple[int, ...]], tuple[list[int], dict[int, list[int]]]] = {}
 
 
-def _key(seed: int, counts: Sequence[int], weights: Sequence[int] | None) -> tuple[int, tuple[int, ...], tuple[int, ...]]:
+def _key(seed: int, counts: Sequence[int],
+         weights: Sequence[int] | None) -> tuple[int, tuple[int, ...], tuple[int, ...]]:
     counts = tuple(counts)
     weights = tuple(weights) if weights else (1,) * len(counts)
     if len(weights) != len(counts) or any(w < 1 for w in weights):

@@ -37,30 +37,36 @@ from typing import Annotated, Any, Callable, Protocol, Sequence, TypedDict
 
 from langgraph.graph import END, START, StateGraph
 
-from generators.bank_check import check_banks
-from generators.model import Verdict
-from generators.plus_offline import PlusDraft, infer_apps, plus_problems, regenerate
-from office_env import SeedTask, load_officebench
-from office_env.untrusted import read_file
-from office_env.seeding import rng as seeded
-from orchestrator import dataset_writer as dataset
-from generators.plus_llm import regenerate_llm
 from backends.batch import Round, run_batch
 from backends.workers import Budget
+from generators.bank_check import check_banks
+from generators.model import Verdict
+from generators.plus_llm import regenerate_llm
+from generators.plus_offline import PlusDraft, infer_apps, plus_problems, regenerate
+from generators.specifics import check_specifics
+from office_env import SeedTask, load_officebench
+from office_env.seeding import rng as seeded
+from office_env.untrusted import read_file
+from orchestrator import dataset_writer as dataset
 from orchestrator.build import finish_dataset, gate_record, is_role_failure, not_kept_info, usage_cost, usage_delta
-from orchestrator.dataset_folder import BuildError, check_out_folder, drop_category, read_outcomes, repair
-from verifier.llm_verifier import verify_llm
-from verifier.seed_lint import ERROR, apply_repairs, lint_task
 from orchestrator.card import render_plus_card, statistics
+from orchestrator.dataset_folder import BuildError, check_out_folder, drop_category, read_outcomes, repair
 from orchestrator.endpoint_guard import ERROR as ENDPOINT_ERROR
 from orchestrator.endpoint_guard import (
-    Breaker, EndpointDown, endpoint_error, endpoint_probe, outcome_sink, share_budget, timeout_reason,
+    Breaker,
+    EndpointDown,
+    endpoint_error,
+    endpoint_probe,
+    outcome_sink,
+    share_budget,
+    timeout_reason,
 )
 from orchestrator.neo_graph import review_and_write
 from orchestrator.record import dialogue_tokens
 from orchestrator.roles import GenerationOptions
 from verifier.dialogue_rules import check_dialogue
-from generators.specifics import check_specifics
+from verifier.llm_verifier import verify_llm
+from verifier.seed_lint import ERROR, apply_repairs, lint_task
 
 GENERATOR_VERSION = "plus-offline-3"
 GENERATOR_REVISION = 3
@@ -377,10 +383,12 @@ def _task_ids(tasks: list[SeedTask]) -> list[str]:
 
 
 def regenerate_split(seeds_path: str | Path, out: str | Path, *, seed: int = 0, days: int | None = None,
-                     utterances_per_day: int | None = None, shape: str = DEFAULT_SHAPE, workers: int = 1, resume: bool = False, max_rounds: int = 5,
+                     utterances_per_day: int | None = None, shape: str = DEFAULT_SHAPE, workers: int = 1,
+                     resume: bool = False, max_rounds: int = 5,
                      roles: PlusRoles | None = None, backend: str = "offline", model: str | None = None,
                      base_url: str | None = None, llm_config: str | None = None, cache_path: str | None = None,
-                     llm_overrides: tuple[tuple[str, str], ...] = (), gates: tuple[str, ...] = (), budget: Budget | None = None, repair_seeds: bool = False,
+                     llm_overrides: tuple[tuple[str, str], ...] = (), gates: tuple[str, ...] = (),
+                     budget: Budget | None = None, repair_seeds: bool = False,
                      on_progress: Callable[[int, int], None] | None = None,
                      on_pause: Callable[[float], None] | None = None,
                      on_outcome: Callable[[dict[str, Any]], None] | None = None, executor: str = "local",

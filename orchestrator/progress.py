@@ -185,7 +185,8 @@ class Reporter:
             self.stream.write(json.dumps(self.as_dict()) + "\n")
             self.stream.flush()
         elif self.mode == "bar" and self._bar is not None:
-            counts = f"{self.kept} {self.kept_word}, {self.dropped} dropped, {self.errors} errors, {self.tokens:,} tokens"
+            counts = (f"{self.kept} {self.kept_word}, {self.dropped} dropped, {self.errors} errors, "
+                      f"{self.tokens:,} tokens")
             self._bar.update(self._task, completed=self.progress, counts=counts)
         elif self.mode == "lines" and (final or self.done == 1 or self.done % self.every == 0):
             self._write_line()

@@ -70,7 +70,8 @@ def explore_llm(client: Any, app: str, ws: Workspace, *, max_steps: int = 6, max
     object, a tool that fails) is the model's mistake: it gets an error observation and goes on.
     Only the endpoint failing or no valid notes at the end raise :class:`LLMError`."""
     files = list_files(WorkspaceReader(ws))
-    inputs = {"app": app, "files": app_files(app, files), "now": ws.now.strftime("%Y-%m-%d %H:%M (%A)") if ws.now else "",
+    inputs = {"app": app, "files": app_files(app, files),
+              "now": ws.now.strftime("%Y-%m-%d %H:%M (%A)") if ws.now else "",
               "users": mailbox_users(files) if app == "email" else calendar_users(files) if app == "calendar" else []}
     schema = app_schema(app)
     validator = Draft202012Validator(schema)
@@ -87,7 +88,8 @@ def explore_llm(client: Any, app: str, ws: Workspace, *, max_steps: int = 6, max
         last = step == max_steps or full
         if last:  # out of steps or of context window: the notes now, from what was read so far
             messages = _within_window(client, messages, tools)
-            messages.append({"role": "user", "content": (WINDOW_FULL if full else OUT_OF_STEPS).format(steps=max_steps)})
+            messages.append({"role": "user",
+                             "content": (WINDOW_FULL if full else OUT_OF_STEPS).format(steps=max_steps)})
             result = client.chat("surfer", messages, tools=tools.openai_tools(), tool_choice="none", **limit,
                                  **notes_format)
         else:

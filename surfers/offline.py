@@ -166,7 +166,8 @@ def explore_word(ws: Reader, users: list[str] | None = None) -> dict[str, Any]:
 
 # -- excel -------------------------------------------------------------------------------------
 
-_SHEET_HEADER_RE = re.compile(r"^(?P<file>.*) \(sheet (?P<sheet>'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"); sheets: (?P<all>.*)\):$")
+_SHEET_HEADER_RE = re.compile(r"^(?P<file>.*) \(sheet (?P<sheet>'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"); "
+                              r"sheets: (?P<all>.*)\):$")
 _CELL_RE = re.compile(r"\((\d+), (\d+)\): ")
 
 

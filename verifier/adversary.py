@@ -283,7 +283,8 @@ def last_value_misleads(records: list[dict[str, Any]]) -> tuple[float, int]:
                  for t in s.get("turns") or []]
         for piece in record.get("memory") or []:
             final = _said(piece)
-            others = [v for v in (str(v).lower() for v in piece.get("superseded") or []) if v.strip() and v not in final]
+            others = [v for v in (str(v).lower() for v in piece.get("superseded") or [])
+                      if v.strip() and v not in final]
             if not others or not final:
                 continue
             last: tuple[int, int, bool] | None = None

@@ -275,7 +275,8 @@ def task_dynamics(record: dict[str, Any]) -> dict[str, bool]:
         "multi_session": _multi_session(record),
         # a day said relative to the day it is said, or a day derived from one (its anchor's day is)
         "relative_time": any((isinstance(m.get("said_as"), str) and is_relative(m["said_as"]))
-                             or (isinstance(m.get("derived"), dict) and RULES.get(str(m["derived"].get("rule"))) == "day")
+                             or (isinstance(m.get("derived"), dict)
+                                 and RULES.get(str(m["derived"].get("rule"))) == "day")
                              for m in memory),
     }
 

@@ -171,7 +171,8 @@ def misreading_gate(record: TaskRecord, dynamic: str, testbed: Path, reference: 
     if not record.oracle:
         return GateResult(True, NO_ORACLE, skipped=True)
     covered = {(m.memory, m.value) for m in plans}
-    problems = [f"{mid}: no misreading plan for the {word} {value!r}" for mid, value in said if (mid, value) not in covered]
+    problems = [f"{mid}: no misreading plan for the {word} {value!r}" for mid, value in said
+                if (mid, value) not in covered]
     replays = replays or Replays(testbed, now, work, trusted)
     criteria, day_first = record.criteria(), task_day_first(record)
     oracle = [ToolCall(step.tool, dict(step.args)) for step in record.oracle]
@@ -230,7 +231,8 @@ def _prose_needs_figures(criteria: list[dict[str, Any]]) -> bool:
             continue
         args = criterion.get("args") or {}
         words = [*args.get("keywords", ()), *args.get("body_keywords", ()), *args.get("subject_keywords", ()),
-                 *args.get("body_excludes", ()), *args.get("excludes", ()), *([args["number"]] if "number" in args else [])]
+                 *args.get("body_excludes", ()), *args.get("excludes", ()),
+                 *([args["number"]] if "number" in args else [])]
         if any(any(ch.isdigit() for ch in str(w)) for w in words):
             return True
     return False
@@ -307,7 +309,8 @@ def specifics_gate(record: TaskRecord) -> GateResult:
     problems = check_specifics(record.description, record.intent, text, dated,
                                [m.value for m in record.memory if m.derived is not None])
     if problems:
-        return GateResult(False, "; ".join(problems[:8]) + (f" (+{len(problems) - 8} more)" if len(problems) > 8 else ""))
+        return GateResult(False, "; ".join(problems[:8])
+                          + (f" (+{len(problems) - 8} more)" if len(problems) > 8 else ""))
     count = len(find_specifics(record.description))
     return GateResult(True, f"{count} specific(s) carried by the dialogue, none in the intent")
 
@@ -425,7 +428,8 @@ def _oracle_passes(run: GateRun) -> GateResult:
     report = evaluate_criteria(ws, record.criteria(), run.reference, day_first=task_day_first(record))
     failed += double_bookings(Workspace(run.testbed, now=run.now), ws, oracle)
     ok = report.passed and not failed
-    return GateResult(ok, "oracle plan passes" if ok else "; ".join(failed + [r.reason for r in report.failures()])[:500])
+    return GateResult(ok, "oracle plan passes" if ok
+                      else "; ".join(failed + [r.reason for r in report.failures()])[:500])
 
 
 @gate("baseline_fails", needs=("testbed", "replays", "oracle", "reference"), order=REPLAY_STAGE + 3)
@@ -435,7 +439,8 @@ def _baseline_fails(run: GateRun) -> GateResult:
         return _no_plan(record)
     ws = run.replays.state(plan_calls(record.baseline), "baseline")
     base = evaluate_criteria(ws, record.criteria(), run.reference, day_first=task_day_first(record))
-    return GateResult(not base.passed, "intent-only baseline fails" if not base.passed else "intent-only baseline passes")
+    return GateResult(not base.passed,
+                      "intent-only baseline fails" if not base.passed else "intent-only baseline passes")
 
 
 def _no_plan(record: TaskRecord) -> GateResult:

@@ -43,7 +43,9 @@ _WORD_RE = re.compile(r"[a-z0-9]+")
 SHORT_ANSWER = 5  # words besides the value: an answer this short leans on the question it answers
 # words of a work's name that do not name it ("the claims for second approval": claims, second, approval)
 _FUNCTION_WORDS = frozenset(
-    ["a", "an", "the", "of", "for", "to", "in", "on", "at", "by", "and", "or", "with", "from", "about", "my", "our", "your", "their", "his", "her", "its", "this", "that", "these", "those", "who", "what", "which", "one", "ones", "s"])
+    ["a", "an", "the", "of", "for", "to", "in", "on", "at", "by", "and", "or", "with", "from", "about", "my", "our",
+     "your", "their", "his", "her", "its", "this", "that", "these", "those", "who", "what", "which", "one", "ones",
+     "s"])
 
 
 def _turns(record: dict[str, Any]) -> Iterator[tuple[int, int, dict[str, Any]]]:

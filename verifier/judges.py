@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from backends.prompts import render
-from backends.task_record import TaskRecord, Turn as TurnRecord
+from backends.task_record import TaskRecord
+from backends.task_record import Turn as TurnRecord
 from generators.model import Session, Turn, transcript
 from verifier.dialogue_rules import ValueHolder, marked_turns
 from verifier.schemas import JUDGE_VOTE_SCHEMA

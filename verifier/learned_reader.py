@@ -220,8 +220,8 @@ def evaluate_learned(train: list[dict[str, Any]], test: list[dict[str, Any]]) ->
     peak, _ = curve_peak(list(scored), evidence)
     logreg = {"precision": precision, "recall": recall, "f1": f1, "peak_precision": peak,
               "isolation": isolated / tasks if tasks else 0.0, "tasks": tasks}
-    guesser = {"all_right": all_right / tasks if tasks else 0.0, "pieces_right": pieces_right / pieces if pieces else 0.0,
-               "tasks": tasks}
+    guesser = {"all_right": all_right / tasks if tasks else 0.0,
+               "pieces_right": pieces_right / pieces if pieces else 0.0, "tasks": tasks}
     return {"tfidf_logreg": logreg, "typed_guesser": guesser, "strongest": reader.strongest(),
             "passed": (precision <= F1_PRECISION_TARGET and logreg["isolation"] <= LEARNED_ISOLATION_TARGET
                        and guesser["all_right"] <= GUESSER_TARGET)}

@@ -419,7 +419,8 @@ class _Tracer:
             self.problems.append(f"{where}: {exc}")
             return False
         if not same_value(expected, entry.get("value")):
-            self.problems.append(f"{where}: {entry.get('op')} of the inputs is {expected!r}, not {entry.get('value')!r}")
+            self.problems.append(f"{where}: {entry.get('op')} of the inputs is {expected!r}, "
+                                 f"not {entry.get('value')!r}")
             return False
         given = [str(g) for g in entry.get("given", [])]
         unknown = [g for g in given if g not in {str(m.get("id")) for m in self.memory}]
@@ -507,7 +508,8 @@ class _Tracer:
         out = []
         for k, value in enumerate(args.get("excludes") or []):
             where, text = f"evaluation[{i}].args.excludes[{k}]", normalize(str(value))
-            if any(same_value(value, r) or Haystack(text).has(r) or Haystack(normalize(r)).has(str(value)) for r in right):
+            if any(same_value(value, r) or Haystack(text).has(r) or Haystack(normalize(r)).has(str(value))
+                   for r in right):
                 out.append(f"{where}: {str(value)[:60]!r} is the right answer, or part of it")
             elif not any(w == text or same_value(w, value) for w in wrong):
                 out.append(f"{where}: {str(value)[:60]!r} is not what the intent-only plan or a misreading answers")
@@ -524,7 +526,8 @@ class _Tracer:
                                for v in _flat(call.get("args", {}))]
         value = str(leaf.value)
         return any(same_value(value, v) or (leaf.role != "file" and Haystack(str(v)).has(value))
-                   or (leaf.role in ("file", "person") and normalize(str(v)).split("@")[0] == normalize(value).split("@")[0])
+                   or (leaf.role in ("file", "person")
+                       and normalize(str(v)).split("@")[0] == normalize(value).split("@")[0])
                    for v in self._wrong_hay)
 
     def _wrong_plans(self) -> list[list[Any]]:
@@ -585,7 +588,8 @@ class _Tracer:
         """Without an oracle plan, a piece is taken as used when it names a file of the office or
         something written in one (what an agent would look for)."""
         name = normalize(value)
-        return any(path.lower().endswith("/" + name) for path in self.office.files) or self.office.find(value) is not None
+        return (any(path.lower().endswith("/" + name) for path in self.office.files)
+                or self.office.find(value) is not None)
 
     def _file(self, value: str, named: dict[str, str]) -> str | None:
         mid = self._memory_source(value)
@@ -615,7 +619,8 @@ class _Tracer:
         for item in criteria if isinstance(criteria, list) else []:
             item = item if isinstance(item, dict) else {}
             args = item.get("args") if isinstance(item.get("args"), dict) else {}
-            if str(item.get("function", "")).startswith("evaluate_excel_cell") and args.get("file") in self.office.files:
+            if (str(item.get("function", "")).startswith("evaluate_excel_cell")
+                    and args.get("file") in self.office.files):
                 data_work = True  # the cell to change is found in the office's own sheet
         said_in_chat = Haystack(self.dialogue)  # prepared once for every leaf
         for leaf in leaves:

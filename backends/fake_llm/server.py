@@ -71,22 +71,33 @@ from collections import deque
 from dataclasses import dataclass, replace
 from typing import Any, Callable
 
+from backends.fake_llm.listener import HeadFirstHandler, Listener
+from backends.fake_llm.prefix_cache import PrefixCache
+from backends.fake_llm.profiles import Profile, profile_named, reply_limit
+from backends.fake_llm.slots import Slots
+from backends.fake_llm.structured import strict_problem, with_nulls
+from backends.fake_llm.tokenize import ROUTES as TOKENIZER_ROUTES
+from backends.fake_llm.tokenize import handle as handle_tokenizer
+from backends.fake_llm.wire import (
+    EMBEDDING_DIMENSIONS,
+    REPLY_FAULTS,
+    FaultError,
+    apply_reply_fault,
+    bad_request,
+    break_json,
+    chat_template,
+    check_chat_request,
+    check_embeddings_request,
+    check_model,
+    message_text,
+    prompt_tokens_of,
+)
 from backends.llm.strict_json import JSONLimitError, json_kind, loads_limited
 from backends.tokens import count_tokens, first_tokens
 from office_env.limits import (
     MAX_REQUEST_BYTES,
     MiB,
 )
-from backends.fake_llm.listener import HeadFirstHandler, Listener
-from backends.fake_llm.profiles import Profile, profile_named, reply_limit
-from backends.fake_llm.prefix_cache import PrefixCache
-from backends.fake_llm.slots import Slots
-from backends.fake_llm.structured import strict_problem, with_nulls
-from backends.fake_llm.tokenize import ROUTES as TOKENIZER_ROUTES
-from backends.fake_llm.tokenize import handle as handle_tokenizer
-from backends.fake_llm.wire import (EMBEDDING_DIMENSIONS, REPLY_FAULTS, FaultError, apply_reply_fault, bad_request,
-                                    break_json, chat_template, check_chat_request, check_embeddings_request,
-                                    check_model, message_text, prompt_tokens_of)
 
 FAULTS = ("malformed", "fenced", "truncated", "429", "500", "slow", *REPLY_FAULTS)
 DEFAULT_MODEL = "fake-model"

@@ -38,9 +38,9 @@ from jsonschema.exceptions import SchemaError, best_match
 
 from backends.llm.cache import ResponseCache, request_key
 from backends.llm.failures import is_refusal
+from backends.llm.patience import TIMEOUT_TOKENS, StillBusy, attempt_seconds, busy_now, wait_for_room
 from backends.llm.preflight import PREFLIGHT_SECONDS, fix_for
 from backends.llm.preflight import error_text as _error_text
-from backends.llm.patience import TIMEOUT_TOKENS, StillBusy, attempt_seconds, busy_now, wait_for_room
 from backends.llm.rate_limit import limiter_for, retry_after_seconds
 from backends.llm.server_tokens import LLAMA, ServerTokens, dialect_of
 from backends.llm.settings import PLACEHOLDER_KEY, LLMSettings, settings_for
@@ -48,8 +48,15 @@ from backends.llm.strict_json import JSONLimitError, json_kind, loads_limited
 from backends.llm.strict_schema import root_object, strict_form, unstrict
 from backends.llm.transport import ReplyTooLarge, attempts_sent, bounded_http_client
 from backends.llm.usage import Usage
-from backends.llm.window import (ANY_MODEL, MIN_REPLY_TOKENS, NoRoom, props_slots, reply_limit, stated_windows,
-                                 with_margin)
+from backends.llm.window import (
+    ANY_MODEL,
+    MIN_REPLY_TOKENS,
+    NoRoom,
+    props_slots,
+    reply_limit,
+    stated_windows,
+    with_margin,
+)
 from backends.tokens import count_tokens
 
 EMBEDDING_BATCH = 256
@@ -341,7 +348,8 @@ class LLMClient:
 
     def _ask_server(self) -> None:
         """What ``/v1/models`` states: the windows, and the server's tokenizer route (under the lock)."""
-        api = self._openai.with_options(max_retries=0, timeout=10.0)  # a listing, not a model's work: no timeout setting
+        # a listing, not a model's work: no timeout setting
+        api = self._openai.with_options(max_retries=0, timeout=10.0)
         try:
             data = loads_limited(api.models.with_raw_response.list().content)
         except (openai.OpenAIError, JSONLimitError):

@@ -287,8 +287,8 @@ class LLMSettings:
     def load(cls, config_file: Path | str | None = None, set_values: dict[str, Any] | None = None,
              **overrides: Any) -> "LLMSettings":
         """Defaults < ``config_file`` (JSON or TOML) < the variables of :func:`environment`
-        (``OPENAI_API_KEY``, ``OPENAI_BASE_URL``, ``HOMER_MODEL``) < ``overrides`` (field names; ``None`` values are ignored) < ``set_values`` (``--llm-set``;
-        ``None`` is a value there). Raises :class:`LLMConfigError`."""
+        (``OPENAI_API_KEY``, ``OPENAI_BASE_URL``, ``HOMER_MODEL``) < ``overrides`` (field names; ``None`` values
+        are ignored) < ``set_values`` (``--llm-set``; ``None`` is a value there). Raises :class:`LLMConfigError`."""
         known = {f.name for f in fields(cls)}
         settings = cls()
         source = "settings"

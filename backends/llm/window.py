@@ -135,5 +135,5 @@ def _is_window(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 16
 
 
-__all__ = ["ANY_MODEL", "MIN_REPLY_TOKENS", "WINDOW_MARGIN", "NoRoom", "model_rows", "props_slots", "props_url", "props_window",
-           "reply_limit", "served_windows", "server_url", "stated_windows", "with_margin"]
+__all__ = ["ANY_MODEL", "MIN_REPLY_TOKENS", "WINDOW_MARGIN", "NoRoom", "model_rows", "props_slots", "props_url",
+           "props_window", "reply_limit", "served_windows", "server_url", "stated_windows", "with_margin"]

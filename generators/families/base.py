@@ -11,9 +11,9 @@ from __future__ import annotations
 import random
 import re
 from dataclasses import dataclass, replace
-from functools import cached_property
 from datetime import date, datetime
 from email.utils import parsedate_to_datetime
+from functools import cached_property
 from typing import Any, Callable
 
 from generators.chances import DRAFT
@@ -215,9 +215,11 @@ def tables(notes: dict[str, dict[str, Any]]) -> list[Table]:
         return list(known[1])
     out = []
     for entry in excel.get("files", []):
-        if "error" in entry or not entry.get("headers") or len(entry.get("rows", [])) < 2 or is_superseded(entry["file"]):
+        if ("error" in entry or not entry.get("headers") or len(entry.get("rows", [])) < 2
+                or is_superseded(entry["file"])):
             continue
-        out.append(Table(entry["file"], entry.get("sheet", ""), list(entry["headers"]), [list(r) for r in entry["rows"]]))
+        out.append(Table(entry["file"], entry.get("sheet", ""), list(entry["headers"]),
+                         [list(r) for r in entry["rows"]]))
     if len(_TABLES) >= _TABLES_MAX:
         _TABLES.clear()
     _TABLES[id(excel)] = (excel, out)
@@ -347,7 +349,8 @@ def misread(memory: MemoryPiece, dynamic: str, value: str, plan: list[ToolCall])
     return Misreading(memory.id, dynamic, value, plan)  # type: ignore[arg-type]
 
 
-def misreadings_of(pieces: list[MemoryPiece], plan_for: Callable[[str, str], list[ToolCall] | None]) -> list[Misreading]:
+def misreadings_of(pieces: list[MemoryPiece],
+                   plan_for: Callable[[str, str], list[ToolCall] | None]) -> list[Misreading]:
     """For every superseded and distractor value of ``pieces``, the plan an agent that took it
     for the final value would run (``plan_for(memory id, value)``; None: no plan for it)."""
     out = []
@@ -555,7 +558,8 @@ def extreme(table: "Table", label: int, col: int, highest: bool, given: tuple[st
                     note=f"{table.headers[label]} with the {'highest' if highest else 'lowest'} {table.headers[col]}")
 
 
-_FACT_RE = re.compile(rf"\b(?:\d{{4}}-\d{{2}}-\d{{2}}|\d{{1,3}}(?:,\d{{3}})+(?:\.\d+)?|\d+(?:\.\d+)? (?:{CODE}|days|units|people)"
+_FACT_RE = re.compile(rf"\b(?:\d{{4}}-\d{{2}}-\d{{2}}|\d{{1,3}}(?:,\d{{3}})+(?:\.\d+)?"
+                      rf"|\d+(?:\.\d+)? (?:{CODE}|days|units|people)"
                       r"|\d{1,2}:\d{2})\b")
 
 

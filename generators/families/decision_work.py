@@ -9,8 +9,27 @@ import re
 
 from generators.english import column_words
 from generators.families.base import (
-    QUOTE_RE, FamilyInput, additive, call, cell, computed, draft, family, fmt, inbox_of, key_dynamics, mail,
-    misreadings_of, name_of, number, out_name, own_words, piece, sender_user, stem, tables,
+    QUOTE_RE,
+    FamilyInput,
+    additive,
+    call,
+    cell,
+    computed,
+    draft,
+    family,
+    fmt,
+    inbox_of,
+    key_dynamics,
+    mail,
+    misreadings_of,
+    name_of,
+    number,
+    out_name,
+    own_words,
+    piece,
+    sender_user,
+    stem,
+    tables,
 )
 from generators.families.sheet_work import group_columns, label_column
 from generators.model import TaskDraft
@@ -105,7 +124,8 @@ def quote_vs_budget(inp: FamilyInput) -> TaskDraft | None:
         baseline=plan("m2", guess),  # the intent alone: this quarter's line
         misreadings=misreadings_of([m2], plan),
         computed=[computed(abs(margin), "difference", [fmt(budget), fmt(quote)] if margin >= 0 else
-                           [fmt(quote), fmt(budget)], given=("m2",), note=f"{period} budget of {line} against the quote"),
+                           [fmt(quote), fmt(budget)], given=("m2",),
+                           note=f"{period} budget of {line} against the quote"),
                   computed(verdict, "rule", [], rule=VERDICT_RULE, given=("m2", "m4"))],
     )
 
@@ -274,8 +294,8 @@ def sales_mail_reply(inp: FamilyInput) -> TaskDraft | None:
 
     return draft(
         inp,
-        description=f"Reply to {sender}'s mail '{message['subject']}' with the total {table.headers[c]} of the {region} "
-                    f"region in {table.file} ({fmt(total)}).",
+        description=f"Reply to {sender}'s mail '{message['subject']}' with the total {table.headers[c]} "
+                    f"of the {region} region in {table.file} ({fmt(total)}).",
         subtasks=["Read the sales mail.", f"Total the {region} rows of {table.file}.", "Reply with the total."],
         evaluation=[cr.email_sent(sender=inp.user, recipient=sender_user(message), body_keywords=[fmt(total)])],
         memory=[m1, m2, m3],

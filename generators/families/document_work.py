@@ -14,14 +14,47 @@ from datetime import datetime, timedelta
 from generators.chances import DRAFT
 from generators.english import column_words, join_and, possessive
 from generators.families.base import (
-    TIME_FORMAT, FamilyInput, Table, answer_from, booked_and_mailed, booking, calendar_of, call, chance,
-    computed, distinct, docs, draft, event_check, excluding, excluding_past, family, fmt, left_out, mail,
-    misreadings_of, near, number, out_name, piece, present_on, send, stem, tables, weekday_text,
+    TIME_FORMAT,
+    FamilyInput,
+    Table,
+    answer_from,
+    booked_and_mailed,
+    booking,
+    calendar_of,
+    call,
+    chance,
+    computed,
+    distinct,
+    docs,
+    draft,
+    event_check,
+    excluding,
+    excluding_past,
+    family,
+    fmt,
+    left_out,
+    mail,
+    misreadings_of,
+    near,
+    number,
+    out_name,
+    piece,
+    present_on,
+    send,
+    stem,
+    tables,
+    weekday_text,
 )
 from generators.families.sheet_work import MAX_LISTED, label_column
 from generators.families.single_app import first_free_booking, free_slots_after, slot_rule
 from generators.families.time_rules import (
-    choose_window, hour_of, hour_piece, slot_on, slot_times, window_piece, with_correction,
+    choose_window,
+    hour_of,
+    hour_piece,
+    slot_on,
+    slot_times,
+    window_piece,
+    with_correction,
 )
 from generators.model import TaskDraft
 from generators.value_pools import STATUS_WORDS
@@ -29,7 +62,8 @@ from office_env.evaluation import builders as cr
 from office_env.money import CODE
 
 _ITEM_RE = re.compile(r"^(?P<item>.+?) - (?P<qty>\d+) x (?P<price>[\d,]+\.\d{2}) = (?P<amount>[\d,]+\.\d{2})$")
-_POLICY_RE = re.compile(r"^(?P<topic>[A-Z][A-Za-z ]{3,40}?)(?::| is| are| cost| costs)\b.*?(?P<number>\d[\d,]*(?:\.\d+)?)")
+_POLICY_RE = re.compile(r"^(?P<topic>[A-Z][A-Za-z ]{3,40}?)(?::| is| are| cost| costs)\b"
+                        r".*?(?P<number>\d[\d,]*(?:\.\d+)?)")
 
 
 def _invoices(inp: FamilyInput) -> list[dict]:
@@ -263,7 +297,8 @@ def followup_session(inp: FamilyInput) -> TaskDraft | None:
         return None
     table, label, c = inp.rng.choice(options)
     values = table.column(c)
-    marks = [m for m in (50, 55, 60, 65, 70, 75, 80) if 1 <= sum(v < m for v in values) <= min(MAX_LISTED, len(values) // 2)]
+    marks = [m for m in (50, 55, 60, 65, 70, 75, 80)
+             if 1 <= sum(v < m for v in values) <= min(MAX_LISTED, len(values) // 2)]
     if not marks:
         return None
     mark = inp.rng.choice(marks)
@@ -319,9 +354,10 @@ def followup_session(inp: FamilyInput) -> TaskDraft | None:
 
     return draft(
         inp,
-        description=f"From {table.file}, list everyone whose {table.headers[c]} is under {mark} ({join_and(names)}); book "
-                    f"'{title}' on {start:%Y-%m-%d} in {possessive(inp.user_name)} first free whole hour between "
-                    f"{choice.window[0]}:00 and {choice.window[1]}:00 ({start:%H:%M}-{end:%H:%M}); email {name} ({who}) the names and the start time; "
+        description=f"From {table.file}, list everyone whose {table.headers[c]} is under {mark} ({join_and(names)}); "
+                    f"book '{title}' on {start:%Y-%m-%d} in {possessive(inp.user_name)} first free whole hour between "
+                    f"{choice.window[0]}:00 and {choice.window[1]}:00 ({start:%H:%M}-{end:%H:%M}); "
+                    f"email {name} ({who}) the names and the start time; "
                     f"and write '{status}' beside each of them in column {flag_col} of {table.file}.",
         subtasks=[f"Read {table.file} and list who is under the mark.", "Book the session in the first free hour.",
                   f"Email {name} the names and the time.", f"Mark them {status} in {table.file}."],
@@ -329,7 +365,8 @@ def followup_session(inp: FamilyInput) -> TaskDraft | None:
                     cr.email_sent(sender=inp.user, recipient=who, body_keywords=[*names, f"{start:%H:%M}"],
                                   **excluding_past(table.rows, label, values, mark, names, (name, inp.user_name))),
                     cr.excel_cell_value(file=table.file, ignore_case=True,
-                                        matches=[{"row": rows_of[n], "col": flag_col, "value": status} for n in names])],
+                                        matches=[{"row": rows_of[n], "col": flag_col, "value": status}
+                                                 for n in names])],
         memory=[m1, m2, m3, m4, m5, m6, m7, m8],
         oracle=plan("m1", str(mark)),
         baseline=[call("excel_read_file", file_path=table.file), *first_free_booking(inp)],
@@ -443,7 +480,8 @@ def invoice_po_check(inp: FamilyInput) -> TaskDraft | None:
         if order is None:
             continue
         log, ordered = order
-        wrong = [(item, qty, ordered[item]) for item, qty, _ in inv["items"] if item in ordered and ordered[item] != qty]
+        wrong = [(item, qty, ordered[item]) for item, qty, _ in inv["items"]
+                 if item in ordered and ordered[item] != qty]
         if len(wrong) == 1:
             found.append((inv, log, wrong[0]))
     if not found:
@@ -693,8 +731,9 @@ def claims_second_approval(inp: FamilyInput) -> TaskDraft | None:
              + [{"row": row, "col": status_col, "value": "Submitted"} for _, a, row in submitted if a <= limit])
     return draft(
         inp,
-        description=f"Find the claims in {log} still marked Submitted whose amount is above the {fmt(limit)} {currency} "
-                    f"second-approval limit in {policy} ({join_and(ids)}), set their Status to '{status}', and email "
+        description=f"Find the claims in {log} still marked Submitted whose amount is above the "
+                    f"{fmt(limit)} {currency} second-approval limit in {policy} ({join_and(ids)}), "
+                    f"set their Status to '{status}', and email "
                     f"{name} ({who}) with the subject '{subject}' their numbers.",
         subtasks=[f"Read the approval limit in {policy}.", f"Pick the Submitted claims above it in {log}.",
                   f"Mark them {status} in {log}.", f"Email {name} their numbers."],

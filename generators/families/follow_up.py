@@ -20,8 +20,8 @@ from generators.model import MemoryPiece, Misreading, TaskDraft, ToolCall
 from generators.spoken_time import value_time
 
 CUE = "follow_up_day"
-_SIGN_OFF = re.compile(r"^(best|kind regards|regards|many thanks|thanks|cheers|all the best|warm regards)\b[^\n]*\n?[^\n]{0,60}$",
-                       re.IGNORECASE)
+_SIGN_OFF = re.compile(r"^(best|kind regards|regards|many thanks|thanks|cheers|all the best|warm regards)\b"
+                       r"[^\n]*\n?[^\n]{0,60}$", re.IGNORECASE)
 _ISO_DAY = re.compile(r"\b(\d{4}-\d{2}-\d{2})\b")
 
 
@@ -121,7 +121,8 @@ def with_follow_up_day(rng: random.Random, now: datetime, draft: TaskDraft) -> T
                         about=anchor.about)
     checked = {**check, "args": {**check["args"], "body_keywords": [*check["args"]["body_keywords"], day.isoformat()]}}
     misreadings = [replace(m, plan=_plan_with_day(m.plan, None, day)) for m in draft.misreadings]
-    misreadings += [Misreading(piece.id, "superseded", old, _plan_with_day(draft.oracle, recipient, date.fromisoformat(old)))
+    misreadings += [Misreading(piece.id, "superseded", old,
+                               _plan_with_day(draft.oracle, recipient, date.fromisoformat(old)))
                     for old in superseded]
     return replace(
         draft,

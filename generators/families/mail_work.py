@@ -10,16 +10,43 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from email.utils import getaddresses, parsedate_to_datetime
 from datetime import datetime, timedelta
+from email.utils import getaddresses, parsedate_to_datetime
 from typing import Any, Iterable
 
 from generators.chances import DRAFT
 from generators.english import possessive
 from generators.families.base import (
-    NEXT_MEETING_RE, QUOTE_RE, TIME_FORMAT, FamilyInput, booking, calendar_of,
-    call, chance, computed, distinct, docs, draft, event_check, excluding_past, facts_in, family, fmt, inbox_of, mail,
-    misreadings_of, name_of, near, number, out_name, own_words, piece, present_on, send, sender_user, stem,
+    NEXT_MEETING_RE,
+    QUOTE_RE,
+    TIME_FORMAT,
+    FamilyInput,
+    booking,
+    calendar_of,
+    call,
+    chance,
+    computed,
+    distinct,
+    docs,
+    draft,
+    event_check,
+    excluding_past,
+    facts_in,
+    family,
+    fmt,
+    inbox_of,
+    mail,
+    misreadings_of,
+    name_of,
+    near,
+    number,
+    out_name,
+    own_words,
+    piece,
+    present_on,
+    send,
+    sender_user,
+    stem,
 )
 from generators.families.single_app import MEETING_TITLES, first_free_booking
 from generators.families.time_rules import hour_of, hour_piece, is_free, slot_on, slot_times
@@ -344,7 +371,8 @@ def forward_mail(inp: FamilyInput) -> TaskDraft | None:
     )
 
 
-_COVER_RE = re.compile(r"out from (\d{4}-\d{2}-\d{2}) for (\d+) days?\. ([A-Z][a-z]+(?: [A-Z][a-z]+)?) has agreed to cover")
+_COVER_RE = re.compile(r"out from (\d{4}-\d{2}-\d{2}) for (\d+) days?\. "
+                       r"([A-Z][a-z]+(?: [A-Z][a-z]+)?) has agreed to cover")
 _NOTICE_RE = re.compile(r"out of the office until (\d{4}-\d{2}-\d{2}).*?please contact ([A-Z][a-z]+(?: [A-Z][a-z]+)?)",
                         re.DOTALL)
 _STARTER_RE = re.compile(r"new ([A-Z][A-Za-z ]+?) starts on (\d{4}-\d{2}-\d{2})")
@@ -370,7 +398,8 @@ def cover_note(inp: FamilyInput) -> TaskDraft | None:
                 sent = parsedate_to_datetime(m.get("date", ""))
             except (TypeError, ValueError):
                 continue
-            found.append((m, away, f"{sent:%Y-%m-%d}", f"until {notice.group(1)}", notice.group(2), notice.group(1), ""))
+            found.append((m, away, f"{sent:%Y-%m-%d}", f"until {notice.group(1)}",
+                          notice.group(2), notice.group(1), ""))
     found = [f for f in found if all(f[1] != g[1] for g in found if g is not f)]  # one absence a colleague
     if len(found) < 2:
         return None
@@ -442,7 +471,8 @@ def welcome_session(inp: FamilyInput) -> TaskDraft | None:
     return draft(
         inp,
         description=f"Add '{title}' to {inp.calendar_words} at {hour}:00 for {minutes} "
-                    f"minutes on {day:%Y-%m-%d}, the first day of the new {role} (from the mail '{message['subject']}').",
+                    f"minutes on {day:%Y-%m-%d}, the first day of the new {role} "
+                    f"(from the mail '{message['subject']}').",
         subtasks=["Find the new starter's first day in the mail.", "Book the welcome session then."],
         evaluation=[event_check(inp.user, title, start, end)],
         memory=[m1, m2, m3, m4],
@@ -461,8 +491,8 @@ _CONFIRM_RE = re.compile(r"invoice (\S+) from (\S+?\.pdf)\b.*?the total due and 
 def stock_question_reply(inp: FamilyInput) -> TaskDraft | None:
     """Answer a colleague's stock question: the items under the level their mail names, read from the
     stock sheet (which colleague is said in the chat)."""
-    from generators.families.sheet_work import label_column
     from generators.families.base import tables
+    from generators.families.sheet_work import label_column
 
     asks = [(m, int(match.group(1))) for m in inbox_of(inp.notes, inp.user)
             for match in [_STOCK_RE.search(own_words(m))] if match and name_of(inp, sender_user(m))]
@@ -477,7 +507,8 @@ def stock_question_reply(inp: FamilyInput) -> TaskDraft | None:
         return [r[label] for r, v in zip(table.rows, table.column(c)) if v < limit]
 
     # the chat moves the level the mail asks about: the mail alone gives the wrong list
-    levels = [n for n in (5, 10, 15, 20, 25, 30, 40, 50) if n != asked and 1 <= len(under(n)) <= 8 and under(n) != under(asked)]
+    levels = [n for n in (5, 10, 15, 20, 25, 30, 40, 50)
+              if n != asked and 1 <= len(under(n)) <= 8 and under(n) != under(asked)]
     if not levels:
         return None
     level = inp.rng.choice(levels)

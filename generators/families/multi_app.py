@@ -5,13 +5,44 @@ from __future__ import annotations
 from datetime import date, datetime, timedelta
 
 from generators.chances import DRAFT
-from generators.families.base import (
-    NEXT_MEETING_RE, TIME_FORMAT, FamilyInput, all_invoice_facts, booking, calendar_of, call, cell,
-    chance, column_sum, computed, distinct, docs, draft, event_check, extreme, facts_in, family, first_column, fmt,
-    guess_total, guessed_right, invoice_facts, label_for, mail, misreadings_of, mistaken_for, near, out_name,
-    pick_column, piece, present_on, send, stem, weekday_text,
-)
 from generators.english import column_words, join_and, possessive
+from generators.families.base import (
+    NEXT_MEETING_RE,
+    TIME_FORMAT,
+    FamilyInput,
+    all_invoice_facts,
+    booking,
+    calendar_of,
+    call,
+    cell,
+    chance,
+    column_sum,
+    computed,
+    distinct,
+    docs,
+    draft,
+    event_check,
+    extreme,
+    facts_in,
+    family,
+    first_column,
+    fmt,
+    guess_total,
+    guessed_right,
+    invoice_facts,
+    label_for,
+    mail,
+    misreadings_of,
+    mistaken_for,
+    near,
+    out_name,
+    pick_column,
+    piece,
+    present_on,
+    send,
+    stem,
+    weekday_text,
+)
 from generators.families.single_app import MEETING_TITLES, MEMO_TOPICS, free_slots_after, meeting_dynamics, slot_rule
 from generators.families.time_rules import SlotChoice, choose_window, slot_times, window_piece, with_correction
 from generators.model import TaskDraft
@@ -424,8 +455,8 @@ def move_shared_meeting(inp: FamilyInput) -> TaskDraft | None:
     return draft(
         inp,
         description=f"Move '{title}' ({old:%Y-%m-%d %H:%M}) in {inp.calendar_words} to "
-                    f"{day:%Y-%m-%d} at the earliest whole hour between {choice.window[0]}:00 and {choice.window[1]}:00 "
-                    f"when both {inp.user_name} and {name} ({who}) are free, "
+                    f"{day:%Y-%m-%d} at the earliest whole hour between {choice.window[0]}:00 and "
+                    f"{choice.window[1]}:00 when both {inp.user_name} and {name} ({who}) are free, "
                     f"keeping its {minutes} minutes, remove it from its old time, and email {name} the new time.",
         subtasks=[f"Find the {title} in both calendars.", f"Find the earliest common free hour on {day:%Y-%m-%d}.",
                   "Move the meeting there.", f"Email {name} the new time."],
@@ -588,7 +619,8 @@ def report_pdf(inp: FamilyInput) -> TaskDraft | None:
     old_label = (rest[0],) if chance(inp, DRAFT.correct) else ()
 
     def plan(mid: str, said: str) -> list:
-        head = header if mid == "m4" else said[len("total "):] if said.startswith("total ") else said[: -len(" figures")]
+        head = (header if mid == "m4" else said[len("total "):] if said.startswith("total ")
+                else said[: -len(" figures")])
         at = table.headers.index(head) + 1
         value = totals[head]
         return [call("excel_read_file", file_path=table.file),
@@ -674,7 +706,8 @@ def meeting_pack(inp: FamilyInput) -> TaskDraft | None:
                about="the meeting")
     m4 = piece(4, "action", f"the agenda goes in {stem(agenda)}", stem(agenda), cue="output_file",
                about="the agenda", thread=2)
-    m5 = piece(5, "action", f"the agenda covers {points[0]}", points[0], cue="agenda_point", about="the agenda", thread=2)
+    m5 = piece(5, "action", f"the agenda covers {points[0]}", points[0], cue="agenda_point", about="the agenda",
+               thread=2)
     m6 = piece(6, "action", f"the agenda also covers {points[1]}", points[1], cue="agenda_point", about="the agenda",
                thread=2)
     m7 = piece(7, "fact", f"the agenda opens with the date of the previous meeting, from {stem(doc['file'])}",
@@ -697,8 +730,8 @@ def meeting_pack(inp: FamilyInput) -> TaskDraft | None:
         inp,
         description=f"Book '{title}' on {inp.calendar_words} at {when}-{end:%H:%M} "
                     f"({minutes} minutes), write the agenda {agenda} covering {join_and(points)} and opening with the "
-                    f"date of the previous meeting from {doc['file']} ({last}), and email {name} ({who}) the invitation "
-                    "with the time.",
+                    f"date of the previous meeting from {doc['file']} ({last}), and email {name} ({who}) "
+                    "the invitation with the time.",
         subtasks=["Book the meeting.", f"Read {doc['file']} for the previous meeting's date.",
                   f"Write the agenda {agenda}.", f"Email {name} the invitation."],
         evaluation=[event_check(inp.user, title, start, end),

@@ -10,8 +10,25 @@ from typing import Any, Callable
 
 from generators.english import column_words, join_and
 from generators.families.base import (
-    FamilyInput, Table, additive, answer_from, call, computed, distinct, draft, excluding_past, family, fmt,
-    key_dynamics, mail, misreadings_of, out_name, piece, send, stem, tables,
+    FamilyInput,
+    Table,
+    additive,
+    answer_from,
+    call,
+    computed,
+    distinct,
+    draft,
+    excluding_past,
+    family,
+    fmt,
+    key_dynamics,
+    mail,
+    misreadings_of,
+    out_name,
+    piece,
+    send,
+    stem,
+    tables,
 )
 from generators.model import MemoryPiece, TaskDraft
 from office_env.evaluation import builders as cr

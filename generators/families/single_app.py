@@ -5,14 +5,44 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from generators.chances import DRAFT
+from generators.english import column_words, join_and
 from generators.families.base import (
-    TIME_FORMAT, FamilyInput, all_invoice_facts, answer_from, booking, calendar_of, call, chance,
-    column_sum, computed, distinct, docs, draft, event_check, extreme, facts_in, family, first_column, fmt, guess_total,
-    guessed_right, inbox_of, label_for, misreadings_of, mistaken_for, near, out_name, own_words, pick_column, piece,
-    send, sender_user, stem, weekday_text,
+    TIME_FORMAT,
+    FamilyInput,
+    all_invoice_facts,
+    answer_from,
+    booking,
+    calendar_of,
+    call,
+    chance,
+    column_sum,
+    computed,
+    distinct,
+    docs,
+    draft,
+    event_check,
+    extreme,
+    facts_in,
+    family,
+    first_column,
+    fmt,
+    guess_total,
+    guessed_right,
+    inbox_of,
+    label_for,
+    misreadings_of,
+    mistaken_for,
+    near,
+    out_name,
+    own_words,
+    pick_column,
+    piece,
+    send,
+    sender_user,
+    stem,
+    weekday_text,
 )
 from generators.families.time_rules import SlotChoice, choose_window, window_piece, with_correction
-from generators.english import column_words, join_and
 from generators.model import TaskDraft
 from office_env.evaluation import builders as cr
 
@@ -58,7 +88,8 @@ def sheet_question(inp: FamilyInput) -> TaskDraft | None:
         near_q = f"{what} with the {which} {table.headers[c2]}"
         alt2 = label_for(table, label, c2, highest)
         if alt2 and alt2 != answer and near_q.lower() not in asked.lower():
-            distractors, answers[near_q] = (near(near_q, f"last month the question was the {near_q}, and that one is settled"),), alt2
+            distractors, answers[near_q] = (
+                near(near_q, f"last month the question was the {near_q}, and that one is settled"),), alt2
     m1 = piece(1, "fact", f"my manager wants to know the {asked}", asked,
                cue="question", about="my manager's question", superseded=superseded, distractors=distractors)
     m2 = piece(2, "fact", f"the numbers for my manager's question are in {stem(table.file)}", stem(table.file),
@@ -172,7 +203,8 @@ def sheet_update(inp: FamilyInput) -> TaskDraft | None:
                about=what, superseded=superseded, distractors=distractors)
 
     def plan(figure: str) -> list:
-        return [call("excel_set_cell", file_path=table.file, row=r + 2, col=col + 1, value=float(figure) if "." in figure else int(figure))]
+        return [call("excel_set_cell", file_path=table.file, row=r + 2, col=col + 1,
+                     value=float(figure) if "." in figure else int(figure))]
 
     return TaskDraft(
         description=f"In {table.file}, set the {header} of {who} (row {r + 2}, column {col + 1}) to {value}.",
@@ -235,7 +267,8 @@ def write_memo(inp: FamilyInput) -> TaskDraft | None:
         inp,
         description=f"Write a Word memo {out} that covers {join_and(points)} and repeats the decision recorded in "
                     f"{doc['file']} ({fact}).",
-        subtasks=[f"Read {doc['file']} for the decision.", f"Create {out}.", "Write one line per point and the decision."],
+        subtasks=[f"Read {doc['file']} for the decision.", f"Create {out}.",
+                  "Write one line per point and the decision."],
         evaluation=[cr.file_exist(file=out),
                     cr.contain(doc_type="docx", file=out, keywords=[*points, fact])],
         memory=memory,
@@ -500,7 +533,8 @@ def reply_to_mail(inp: FamilyInput) -> TaskDraft | None:
         inp, about=subject,
         description=f"Reply to the email '{subject}' from {message['from']} (subject 'Re: {subject}'), tell them that "
                     f"{point}, and confirm the {fact} they gave.",
-        subtasks=[f"Find the email '{subject}' and read it.", "Send the reply with my point and their detail confirmed."],
+        subtasks=[f"Find the email '{subject}' and read it.",
+                  "Send the reply with my point and their detail confirmed."],
         evaluation=[cr.email_sent(sender=inp.user, recipient=sender, subject_keywords=[subject],
                                   body_keywords=[value, fact])],
         memory=[m1],

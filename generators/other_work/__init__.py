@@ -26,11 +26,11 @@ sheet, never in a PDF) and nothing is invented about one once it is named; inven
 live elsewhere (a team site, a shared drive) and are never an office document's name extended.
 A fact is told once a history (a fragment is not used again, with other figures, while others
 are left), a reaction names no figure, date or place but the answered line's, and a time of
-something that already happened today lies before the moment it is told. Every date is computed from ``when`` and each arc's own
-dates, so a later day never contradicts an earlier one: an arc is mentioned at most once a day,
-a finish date lies between its last mention and today, a new deadline lies after today.
-Calls are expected in chronological order; a call earlier than an arc's last mention leaves
-that arc alone.
+something that already happened today lies before the moment it is told. Every date is computed
+from ``when`` and each arc's own dates, so a later day never contradicts an earlier one: an arc
+is mentioned at most once a day, a finish date lies between its last mention and today, a new
+deadline lies after today. Calls are expected in chronological order; a call earlier than an
+arc's last mention leaves that arc alone.
 
 Composition: a user line is an optional lead ("By the way,") + an intro, answer or remark
 fragment + an optional tail; a reply is one or two of acknowledgement / reaction / question /

@@ -247,7 +247,9 @@ def _compile_section(sec: Section, fields_known: set[str]) -> _Section:
     if sec.name.startswith("date."):
         allowed: Callable[[str], bool] = _DATE_SLOTS.__contains__
     else:
-        allowed = lambda s: s in _PY_SLOTS or s in fields_known
+        def known(s: str) -> bool:
+            return s in _PY_SLOTS or s in fields_known
+        allowed = known
     out = _Section(sec.name, sec.columns, sec.where)
     for entry in sec.entries:
         if sec.columns is None and len(entry.fields) != 1:
@@ -269,8 +271,8 @@ def parse_work_banks(files: Sequence[tuple[str, str]]) -> dict[str, _Section]:
 
 
 def _required_sections() -> set[str]:
-    req = {"lead.aside", "lead.more", "ack", "promise", "react.any", "chat.any", "tail.good", "tail.bad", "tail.neutral", "tail.plan", "date.abs",
-           "data.name", "data.project", "data.filename", "data.later"}
+    req = {"lead.aside", "lead.more", "ack", "promise", "react.any", "chat.any", "tail.good", "tail.bad",
+           "tail.neutral", "tail.plan", "date.abs", "data.name", "data.project", "data.filename", "data.later"}
     for span in ("on", "day"):
         for rel in ("today", "yesterday", "past_week", "last_week", "past_far", "tomorrow", "this_week",
                     "next_week", "far"):

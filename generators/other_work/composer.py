@@ -8,15 +8,57 @@ from datetime import date, datetime, timedelta
 from typing import Callable, Iterable, Sequence
 
 from generators.english import repeats_itself
-from generators.other_work.bank import (ARC_KINDS, KEEP, MOOD, OFFICE_FILE_BLOCKED, OFFICE_FILE_SLOTS, ONE_OFF,
-                                        ONE_OFF_WEIGHTS, P_ASK, P_LEAD_FIRST, P_TAIL, PEOPLE_KEYS, PERSON_SLOTS,
-                                        REACT_TOPIC, TAGS, TOPIC_SLOTS, TRIES, Frag)
+from generators.other_work.bank import (
+    ARC_KINDS,
+    KEEP,
+    MOOD,
+    OFFICE_FILE_BLOCKED,
+    OFFICE_FILE_SLOTS,
+    ONE_OFF,
+    ONE_OFF_WEIGHTS,
+    P_ASK,
+    P_LEAD_FIRST,
+    P_TAIL,
+    PEOPLE_KEYS,
+    PERSON_SLOTS,
+    REACT_TOPIC,
+    TAGS,
+    TOPIC_SLOTS,
+    TRIES,
+    Frag,
+)
 from generators.other_work.makers import ValueMakers
-from generators.other_work.tables import (ACK, ANSWER, ASK, BANK, CHAT, CHAT_ANY, DATA, INTRO, LEAD_ASIDE,
-                                          LEAD_MORE, PROMISE, REACT, REACT_ANY, TAG_KEYS, TAG_REACT, TAIL,
-                                          VOLUNTEER)
-from generators.other_work.story import (AN, FILE_NAME, Arc, Ctx, NoValue, Plan, add_workdays, slug, workdays_between,
-                                         working_days)
+from generators.other_work.story import (
+    AN,
+    FILE_NAME,
+    Arc,
+    Ctx,
+    NoValue,
+    Plan,
+    add_workdays,
+    slug,
+    workdays_between,
+    working_days,
+)
+from generators.other_work.tables import (
+    ACK,
+    ANSWER,
+    ASK,
+    BANK,
+    CHAT,
+    CHAT_ANY,
+    DATA,
+    INTRO,
+    LEAD_ASIDE,
+    LEAD_MORE,
+    PROMISE,
+    REACT,
+    REACT_ANY,
+    TAG_KEYS,
+    TAG_REACT,
+    TAIL,
+    VOLUNTEER,
+)
 from office_env.money import spoken_prefix
 
 

@@ -7,8 +7,8 @@ from datetime import date, timedelta
 from typing import Callable
 
 from generators.other_work.bank import MONTHS, OUTSIDER_KEYS, PEOPLE_KEYS, WEEKDAYS
-from generators.other_work.tables import BANK, DATA, FRAGS, SOURCE
 from generators.other_work.story import Ctx, NoValue, add_workdays, month_add, slug
+from generators.other_work.tables import BANK, DATA, FRAGS, SOURCE
 from generators.spoken_time import ordinal
 
 
@@ -232,7 +232,8 @@ class ValueMakers:
             "mmdd": lambda c: f"{self.today.month:02d}{add_workdays(self.today, -rng.randint(0, 3)).day:02d}",
             "iso": lambda c: self._dated(c, "iso", add_workdays(self.today, -rng.randint(0, 4))).isoformat(),
             "qn": lambda c: str((self.today.month - 1) // 3 + 1),
-            "code": lambda c: f"{''.join(rng.choice('ABCDEFGHJKLMNPRSTUVW') for _ in range(2))}-{rng.randint(10_000, 99_999)}",
+            "code": lambda c: (f"{''.join(rng.choice('ABCDEFGHJKLMNPRSTUVW') for _ in range(2))}-"
+                               f"{rng.randint(10_000, 99_999)}"),
             "q": lambda c: f"Q{(self.today.month - 1) // 3 + 1}",
             "prev_q": lambda c: f"Q{(self.today.month - 1) // 3 or 4}",
             "next_q": lambda c: self._next_q(),

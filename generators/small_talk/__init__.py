@@ -26,11 +26,11 @@ repeats within its history (compared case-folded), none says a word twice in a r
 three words twice. A persona fact (how long they have lived there, had the pet, done the hobby and
 with whom: :data:`_FACT_POOL`) is drawn once and told once, the same way; a story (a ``*.news``
 entry) is told once a history, and only a history that has told every one tells one again. A
-hobby whose place names a weekday ("my Thursday lessons") happens that evening only. Lines are short, like real chat: about a
-dozen tokens (``backends.tokens.count_tokens``), at least ``MIN_WORDS`` words and at most
-``MAX_TOKENS`` tokens. Small talk asks for nothing and promises nothing. ``avoid(text)``
-returning False rejects a text (and persona values) containing a task value; such texts are
-recomposed. :class:`ValueError` only when nothing can be composed.
+hobby whose place names a weekday ("my Thursday lessons") happens that evening only. Lines are
+short, like real chat: about a dozen tokens (``backends.tokens.count_tokens``), at least
+``MIN_WORDS`` words and at most ``MAX_TOKENS`` tokens. Small talk asks for nothing and promises
+nothing. ``avoid(text)`` returning False rejects a text (and persona values) containing a task
+value; such texts are recomposed. :class:`ValueError` only when nothing can be composed.
 
 The package: ``calendar_facts`` (climate, seasons, holidays), ``bank`` (the fragment banks' slots,
 flags and checks; the banks are in the dialogue banks' one format, ``generators.dialogue_bank``),
@@ -42,8 +42,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from generators.small_talk.bank import (BANK_DIR, MAX_TOKENS, MIN_WORDS, TOPICS, BankError, WordingsExhausted, load,
-                                        parse_banks)
+from generators.small_talk.bank import (
+    BANK_DIR,
+    MAX_TOKENS,
+    MIN_WORDS,
+    TOPICS,
+    BankError,
+    WordingsExhausted,
+    load,
+    parse_banks,
+)
 from generators.small_talk.calendar_facts import CITY_CLIMATE, holiday_on
 
 

@@ -302,7 +302,8 @@ class _Compiler:
         for key, words in tags.items():
             unknown = sorted(set(words) - KINDS)
             if unknown:
-                raise BankError(f"{where}: unknown kind {unknown[0]!r} in '{key}:'; the kinds are {', '.join(sorted(KINDS))}")
+                raise BankError(f"{where}: unknown kind {unknown[0]!r} in '{key}:'; "
+                                f"the kinds are {', '.join(sorted(KINDS))}")
         entry = Entry(fields_parts[0], tuple(fields_parts[1:]), need | self.slot_need(slots, where), forbid, where,
                        frozenset(tags.get("expects", ())), frozenset(tags.get("gives", ())))
         self.add(pool, entry, frozenset(caps), frozenset(slots))
@@ -528,7 +529,8 @@ def _check_kinds(bank: Bank) -> None:
                 raise BankError(f"{entry.where}: an answer line needs '| gives: <kinds>' (pool {name!r} answers a "
                                 f"follow-up question; kinds: {', '.join(sorted(KINDS))})")
             if entry.expects and name not in asks:
-                raise BankError(f"{entry.where}: 'expects:' belongs to follow-up questions (pools '<topic>.<beat>.ask')")
+                raise BankError(f"{entry.where}: 'expects:' belongs to follow-up questions "
+                                "(pools '<topic>.<beat>.ask')")
             if entry.gives and name not in answers:
                 raise BankError(f"{entry.where}: 'gives:' belongs to answer lines (pools a '<topic>.<beat>.ans' "
                                 "line captures)")

@@ -9,16 +9,63 @@ from typing import Callable, Sequence
 
 from backends.tokens import count_tokens
 from generators.english import near_key, repeats_itself
+from generators.small_talk.bank import (
+    BEATS_NOW,
+    FITTING,
+    FLAGS,
+    GROUP_TOPICS,
+    KNOWN_FLAGS,
+    MAX_TOKENS,
+    MIN_WORDS,
+    SURELY_SHORT,
+    TOPIC_INFO,
+    BankError,
+    Entry,
+    WordingsExhausted,
+)
 from generators.small_talk.bank import bounded as _bounded
-from generators.small_talk.bank import (BEATS_NOW, FITTING, FLAGS, GROUP_TOPICS, KNOWN_FLAGS, MAX_TOKENS, MIN_WORDS,
-                                        SURELY_SHORT, TOPIC_INFO, BankError, Entry, WordingsExhausted)
-from generators.small_talk.calendar_facts import (CITY_CLIMATE, CLIMATES, DAY_FLAGS, DEFAULT_CLIMATE, HEAT, MONTHS,
-                                                  NORTH_SEASONS, SNOWY, SOUTH_SEASONS, WEATHER_FLAGS, WEEKDAYS,
-                                                  holiday_on)
-from generators.small_talk.tables import (A_SPACE, ADDRESS_POOL, ANSWERS, BEFORE_A, FAMILIES, FITS, GROUP_RELEVANT,
-                                          KEPT, POOLS, RELEVANT, SPACE_PUNCT, TOPIC_BEATS, TOPIC_RELEVANT, VOWELS,
-                                          WORDS, Day, Lazy, NoFit, eligible, entry_slots, fitting_answers, kid_flags,
-                                          slot_bits, time_flags, too_long, weighted)
+from generators.small_talk.calendar_facts import (
+    CITY_CLIMATE,
+    CLIMATES,
+    DAY_FLAGS,
+    DEFAULT_CLIMATE,
+    HEAT,
+    MONTHS,
+    NORTH_SEASONS,
+    SNOWY,
+    SOUTH_SEASONS,
+    WEATHER_FLAGS,
+    WEEKDAYS,
+    holiday_on,
+)
+from generators.small_talk.tables import (
+    A_SPACE,
+    ADDRESS_POOL,
+    ANSWERS,
+    BEFORE_A,
+    FAMILIES,
+    FITS,
+    GROUP_RELEVANT,
+    KEPT,
+    POOLS,
+    RELEVANT,
+    SPACE_PUNCT,
+    TOPIC_BEATS,
+    TOPIC_RELEVANT,
+    VOWELS,
+    WORDS,
+    Day,
+    Lazy,
+    NoFit,
+    eligible,
+    entry_slots,
+    fitting_answers,
+    kid_flags,
+    slot_bits,
+    time_flags,
+    too_long,
+    weighted,
+)
 from office_env.seeding import rng as seeded
 
 _REACT_SHARE = 0.4  # share of later follow-up questions that start with a reaction to the user's answer

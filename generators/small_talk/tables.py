@@ -6,12 +6,24 @@ from __future__ import annotations
 
 import random
 import re
-from datetime import datetime
 from dataclasses import dataclass
+from datetime import datetime
 
 from backends.tokens import count_tokens
-from generators.small_talk.bank import (FLAGS, MAX_TOKENS, SLOT_BITS, SURELY_SHORT, TOPICS, Bank, Entry, Pool,
-                                        answer_pools, beats_of, families_of, load)
+from generators.small_talk.bank import (
+    FLAGS,
+    MAX_TOKENS,
+    SLOT_BITS,
+    SURELY_SHORT,
+    TOPICS,
+    Bank,
+    Entry,
+    Pool,
+    answer_pools,
+    beats_of,
+    families_of,
+    load,
+)
 
 BANK: Bank = load()
 POOLS: dict[str, Pool] = BANK.pools

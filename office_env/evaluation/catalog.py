@@ -46,7 +46,8 @@ def catalog_summary() -> list[dict[str, Any]]:
     """What a task writer needs to know of each criterion: name, meaning, arguments."""
     return [
         {"function": name, "description": spec.description,
-         "args": {k: v.get("type", v.get("enum", "see description")) for k, v in spec.args_schema["properties"].items()},
+         "args": {k: v.get("type", v.get("enum", "see description"))
+                  for k, v in spec.args_schema["properties"].items()},
          "required": spec.args_schema.get("required", [])}
         for name, spec in sorted(CHECKS.items())
     ]

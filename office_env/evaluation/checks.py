@@ -9,7 +9,6 @@ from __future__ import annotations
 import difflib
 import re
 from collections import Counter
-
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -20,9 +19,9 @@ from office_env.evaluation import comparator as comparators
 from office_env.evaluation import keywords as kw
 from office_env.evaluation import stated
 from office_env.evaluation.content import DOC_TYPES, find_mailbox_user, mailbox_text, read_document
+from office_env.evaluation.paths import external_target, inside
 from office_env.formats import xlsx_io
 from office_env.money import CODE
-from office_env.evaluation.paths import external_target, inside
 from office_env.workspace import ANSWER_FILE, Workspace
 
 Outcome = tuple[bool, str]

@@ -45,8 +45,8 @@ def contradictions(criteria: list[dict[str, Any]]) -> list[str]:
                     and _path(args.get("file", args.get("username"))) == _path(them.get("file", them.get("username"))):
                 shared = _words(args.get("keywords")) & _words(them.get("keywords"))
                 if shared:
-                    out.append(f"evaluation[{i}] requires {sorted(shared)[0]!r} in {args.get('file') or args.get('username')} "
-                               f"and evaluation[{j}] refuses it")
+                    out.append(f"evaluation[{i}] requires {sorted(shared)[0]!r} "
+                               f"in {args.get('file') or args.get('username')} and evaluation[{j}] refuses it")
             if function == "evaluate_calendar_event" and other == "evaluate_calendar_no_event" \
                     and _norm(args.get("username")) == _norm(them.get("username")) and args.get("start") \
                     and _norm(args.get("start")) == _norm(them.get("start")) \
@@ -54,7 +54,8 @@ def contradictions(criteria: list[dict[str, Any]]) -> list[str]:
                 out.append(f"evaluation[{i}] requires the event at {args.get('start')} and evaluation[{j}] refuses it")
             if function == "evaluate_email_sent" and other == "evaluate_email_not_sent" \
                     and args.get("sender") and _norm(args.get("sender")) == _norm(them.get("sender")) \
-                    and (not them.get("recipient") or _norm(them.get("recipient")) == _norm(args.get("recipient", ""))) \
+                    and (not them.get("recipient")
+                         or _norm(them.get("recipient")) == _norm(args.get("recipient", ""))) \
                     and _words(them.get("subject_keywords")) <= _words(args.get("subject_keywords")) \
                     and _words(them.get("body_keywords")) <= _words(args.get("body_keywords")):
                 out.append(f"evaluation[{i}] requires a mail that evaluation[{j}] refuses")

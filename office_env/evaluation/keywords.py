@@ -24,14 +24,15 @@ range is not it (``14:00`` is not in ``from 13:00 to 14:00`` or ``1-2 pm``), whi
 of a move is a new start (``moved from 13:00 to 14:30`` holds ``14:30``).
 
 A keyword of words that holds a digit (a code: ``Q2``, ``EC-523``) is found whole, never inside a
-longer code (``Q23``, ``EC-5231``). A number keyword is a figure of its own: the day and month of a date and the hour and minutes of a
-clock time are not numbers in the text (``4`` is not in ``2024-07-04`` nor in ``4:30 pm``; a date's
-year still is), except where a check's keywords write a date in pieces: beside a month's name
-(``["July", "15", "2024"]``), a number is also found as the day of a date in that month
-(``July 15, 2024``, ``15 July``). A whole number from 2 to 99 is also found written in words, as a person writes a
-count (``5`` matches ``five``, ``21`` matches ``twenty-one``); ``one`` is not read as 1, being as
-often a pronoun ("the one from Redleaf"). An amount of a hundred or more is found written in words
-too (``24000`` matches ``twenty-four thousand``, ``202.15`` ``two hundred and two point one five``).
+longer code (``Q23``, ``EC-5231``). A number keyword is a figure of its own: the day and month of a
+date and the hour and minutes of a clock time are not numbers in the text (``4`` is not in
+``2024-07-04`` nor in ``4:30 pm``; a date's year still is), except where a check's keywords write a
+date in pieces: beside a month's name (``["July", "15", "2024"]``), a number is also found as the
+day of a date in that month (``July 15, 2024``, ``15 July``). A whole number from 2 to 99 is also
+found written in words, as a person writes a count (``5`` matches ``five``, ``21`` matches
+``twenty-one``); ``one`` is not read as 1, being as often a pronoun ("the one from Redleaf"). An
+amount of a hundred or more is found written in words too (``24000`` matches
+``twenty-four thousand``, ``202.15`` ``two hundred and two point one five``).
 """
 
 from __future__ import annotations
@@ -71,9 +72,11 @@ _TEXT_DAY_MONTH_RE = re.compile(rf"(\d(?<!\d\d)\d?)(?:st|nd|rd|th)?\s(?:of\s)?{_
 # \b{_MONTH}\s(\d{1,2})(?:st|nd|rd|th)?,?\s(\d{4})(?![\d.,]\d)(?!\d)
 _TEXT_MONTH_DAY_RE = re.compile(rf"{_WORD_MONTH}\s(\d{{1,2}})(?:st|nd|rd|th)?,?\s(\d{{4}})(?![\d.,]\d)(?!\d)")
 _TEXT_ISO_DATE_RE = re.compile(r"(\d\d{3})(?<!\d\d{4})-(\d{2})-(\d{2})(?!\d)")  # (?<!\d)(\d{4})-(\d{2})-(\d{2})(?!\d)
-_WEEKDAY = r"(mon|tue|wed|thu|fri|sat|sun)(?:day|(?<=tue)s(?:day)?|(?<=wed)nesday|(?<=thu)r(?:s(?:day)?)?|(?<=sat)urday)?\.?"
+_WEEKDAY = (r"(mon|tue|wed|thu|fri|sat|sun)(?:day|(?<=tue)s(?:day)?|(?<=wed)nesday|(?<=thu)r(?:s(?:day)?)?"
+            r"|(?<=sat)urday)?\.?")
 # a day and a month's name with no year after them; a weekday before them is read too
-_TEXT_DAY_MONTH_NY_RE = re.compile(rf"(?:\b{_WEEKDAY},?\s(?:the\s)?)?(?<![\d.,/])(\d{{1,2}})(?:st|nd|rd|th)?\s(?:of\s)?{_MONTH}"
+_TEXT_DAY_MONTH_NY_RE = re.compile(rf"(?:\b{_WEEKDAY},?\s(?:the\s)?)?(?<![\d.,/])(\d{{1,2}})(?:st|nd|rd|th)?"
+                                   rf"\s(?:of\s)?{_MONTH}"
                                    r"(?!\.?,?\s\d)")
 # what every match of the pattern above holds (a day's last digit up to a month's first letters), found
 # in a single quick pass; where it is missing, so are the pattern's matches
@@ -281,7 +284,8 @@ _SPOKEN_CLOCK_RE = re.compile(
     rf"({'|'.join(_HOUR_WORDS)})(\s+o'clock)?"
     r"(?:\s+(in the morning|in the afternoon|in the evening|at night))?\b")
 # a bare hour that starts a range its end says the half of the day of ("1-2 pm", "10:30 to 11 am")
-_BARE_START_RE = re.compile(r"(?<![\d:])(\d{1,2})(:\d{2})?(?!\s?[ap]\.?m\b)\s*(?:-|–|to)\s*(\d{1,2})(:\d{2})?\s?([ap])\.?m\b")
+_BARE_START_RE = re.compile(r"(?<![\d:])(\d{1,2})(:\d{2})?(?!\s?[ap]\.?m\b)\s*(?:-|–|to)\s*"
+                            r"(\d{1,2})(:\d{2})?\s?([ap])\.?m\b")
 _RANGE_JOIN_RE = re.compile(r"\.?\s*(?:-|–|—|to|until|till)\s*")  # the dot ends "p.m." before it
 # "moved from 13:00 to 14:30": a change of time, whose second clock is the new start
 _MOVE_RE = re.compile(r"\b(?:mov|shift|push|pull|reschedul|chang|brought|bring|switch)\w*")
@@ -406,7 +410,8 @@ _UNITS = ("zero one two three four five six seven eight nine ten eleven twelve t
           "sixteen seventeen eighteen nineteen").split()
 _TENS = {w: 10 * (i + 2) for i, w in enumerate("twenty thirty forty fifty sixty seventy eighty ninety".split())}
 # a look at the first letter before the rest (the same flags): a text's other letters are passed at once
-_SPELLED_RE = re.compile(rf"(?=[{''.join(sorted({w[0] for w in [*_TENS, *_UNITS]}))}])(?<![\w-])(?:({'|'.join(_TENS)})(?:[- ]({'|'.join(_UNITS[1:10])}))?|({'|'.join(_UNITS)}))"
+_SPELLED_RE = re.compile(rf"(?=[{''.join(sorted({w[0] for w in [*_TENS, *_UNITS]}))}])(?<![\w-])"
+                         rf"(?:({'|'.join(_TENS)})(?:[- ]({'|'.join(_UNITS[1:10])}))?|({'|'.join(_UNITS)}))"
                          r"(?![\w-])", re.IGNORECASE)
 
 

@@ -32,9 +32,9 @@ import difflib
 import math
 import os
 import re
+from datetime import date, datetime, timezone
 from email import policy
 from email.parser import BytesParser
-from datetime import date, datetime, timezone
 from typing import Any, Callable
 
 from office_env.errors import OfficeError
@@ -47,7 +47,6 @@ from office_env.formats import docx_io, ics_io, pdf_io, xlsx_io
 from office_env.formats.bounded import read_bytes
 from office_env.limits import MAX_MAIL_BYTES, MAX_RENDER_CELLS, MAX_TEXT_CHARS
 from office_env.workspace import CALENDAR_DIR, EMAILS_DIR, Workspace
-
 
 
 class _Crash(Exception):
@@ -290,7 +289,8 @@ def _no_overlap(ctx: Context, args: dict[str, Any]) -> bool:
         raise _Crash("a calendar component without DTSTART")
     try:
         ordered = [c for c in sorted(components, key=lambda c: _aware(c.get("dtstart").dt)) if c.name == "VEVENT"]
-        for event, following in zip(ordered, ordered[1:]):  # DTEND of every event but the last: a DURATION one may end it
+        # DTEND of every event but the last: a DURATION one may end it
+        for event, following in zip(ordered, ordered[1:]):
             if event.get("dtend") is None:
                 raise _Crash("an event without DTEND before the last")
             if _aware(event.get("dtend").dt) > _aware(following.get("dtstart").dt):
@@ -335,7 +335,8 @@ def evaluate_officebench(workspace: Workspace, criteria: list[dict[str, Any]], r
                                            "evaluator raises KeyError here, counted as a failure"))
             continue
         if check is None:
-            results.append(CriterionResult(index, function, False, f"{function} does not exist in OfficeBench (NameError)"))
+            results.append(CriterionResult(index, function, False,
+                                           f"{function} does not exist in OfficeBench (NameError)"))
             continue
         try:
             passed = check(ctx, args)

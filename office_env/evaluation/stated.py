@@ -10,8 +10,8 @@ A value offered beside the right one is a hedge wherever it stands ("37500 or 37
 "the 3rd (or 4th)"). Otherwise a stated value is known by its cue, the word the output binds it to.
 A value of the same kind (a number, a day, a clock time, a file, or one of a set of names) with a
 cue word right before it or right after it, at most ``MAX_FILLERS`` small words between (an
-article, a preposition, a unit, a colon), in the same sentence, must be the right one. An output that words it otherwise,
-or does not state it at all, is not judged here: the checks of the result do that.
+article, a preposition, a unit, a colon), in the same sentence, must be the right one. An output that
+words it otherwise, or does not state it at all, is not judged here: the checks of the result do that.
 """
 
 from __future__ import annotations

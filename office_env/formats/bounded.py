@@ -3,8 +3,8 @@
 Every reader of testbed files (documents, mail, calendars, plain text) gets its bytes here: the
 size on disk is checked against a limit of :mod:`office_env.limits` first, so a 5 GB "notes.txt"
 costs one error line naming the file and the limit, not the machine's memory. The file is opened
-without following a final symlink and without blocking (a FIFO swapped in cannot hang a reader) and read no further than the limit,
-even if it grows while being read.
+without following a final symlink and without blocking (a FIFO swapped in cannot hang a reader)
+and read no further than the limit, even if it grows while being read.
 """
 
 from __future__ import annotations

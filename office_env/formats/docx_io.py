@@ -14,16 +14,15 @@ from functools import lru_cache
 from pathlib import Path
 
 import docx
-from lxml import etree
 from docx.document import Document as DocumentObject
 from docx.opc.constants import RELATIONSHIP_TYPE as RT
 from docx.oxml.ns import qn
+from lxml import etree
 
 from office_env.errors import CorruptFileError
 from office_env.formats.built import remembered
 from office_env.formats.ooxml import DEFAULT_STAMP, open_package, read_member, reproducible_zip, stored_copy
 from office_env.formats.read_cache import cached_read
-
 
 KIND = "Word (.docx)"
 

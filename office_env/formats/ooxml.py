@@ -1,11 +1,11 @@
 """Make Office Open XML packages (docx, xlsx) byte-for-byte reproducible, cheaply.
 
 python-docx and openpyxl write each package part with ``ZipFile.writestr(name, data)`` (openpyxl's
-worksheets with ``ZipFile.write(tempfile, name)``), which stamp the entry with the clock; openpyxl also writes the save time into
-``docProps/core.xml``. While ``reproducible_zip`` is active, those calls get a fixed entry time,
-fixed core-property dates and fast (level 1) deflate, so the package is written once, already
-reproducible, instead of being re-zipped afterwards. The patch is process-wide for the duration
-of one save, so a lock serialises saves.
+worksheets with ``ZipFile.write(tempfile, name)``), which stamp the entry with the clock; openpyxl
+also writes the save time into ``docProps/core.xml``. While ``reproducible_zip`` is active, those
+calls get a fixed entry time, fixed core-property dates and fast (level 1) deflate, so the package
+is written once, already reproducible, instead of being re-zipped afterwards. The patch is
+process-wide for the duration of one save, so a lock serialises saves.
 
 Reading goes through :func:`open_package` (and :func:`stored_copy` for parsers that read whole
 members): a package from a stranger may be a zip bomb, so its directory is checked against the

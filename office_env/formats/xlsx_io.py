@@ -25,8 +25,8 @@ from typing import Any, Iterable, Iterator
 
 import openpyxl
 import openpyxl.reader.excel
-from openpyxl.compat.strings import safe_string
 from openpyxl.comments.comment_sheet import CommentSheet
+from openpyxl.compat.strings import safe_string
 from openpyxl.utils.cell import range_boundaries
 from openpyxl.workbook.workbook import Workbook
 from openpyxl.worksheet._reader import WorksheetReader, _cast_number

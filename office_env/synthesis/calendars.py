@@ -90,8 +90,10 @@ def calendars(world: World, rng: random.Random, away: Away | None = None) -> Fil
             for _ in range(rng.randint(1, 2)):
                 summary = rng.choice((f"1:1 with {colleague.first}", f"{rng.choice(world.projects)} sync",
                                       f"{colleague.first} / {world.user.first} catch-up",
-                                      f"Planning with {colleague.first}", f"{rng.choice(world.projects)} working session"))
-                place([world.user, colleague], summary, rng.choice(_LOCATIONS), (30, 60), week)  # a title once per person
+                                      f"Planning with {colleague.first}",
+                                      f"{rng.choice(world.projects)} working session"))
+                # a title once per person
+                place([world.user, colleague], summary, rng.choice(_LOCATIONS), (30, 60), week)
     for person in owners:
         for week in range(CALENDAR_WEEKS):  # every week gets its own events
             placed, attempts = 0, 0

@@ -148,7 +148,8 @@ def _regions(sheets: dict[str, list[list]], kinds: dict[str, str], mails: dict[s
 
 def _budget_lines(sheets: dict[str, list[list]], kinds: dict[str, str], mails: dict[str, eml_io.Mail]) -> list[str]:
     """A budget figure or a supplier's quote in a mail is for a line of the budget sheet."""
-    lines = {str(c).lower() for path, rows in sheets.items() if kinds[path] == "budget" for c in _column(rows, "Category")}
+    lines = {str(c).lower() for path, rows in sheets.items() if kinds[path] == "budget"
+             for c in _column(rows, "Category")}
     out = []
     for path, mail in mails.items():
         for found in _BUDGET_LINE_RE.finditer(mail.body):

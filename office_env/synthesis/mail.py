@@ -55,7 +55,8 @@ _MAIL_TOPICS = (
      "Hi {to},\n\nThe updated draft is saved as {report_file}. Comments welcome until {weekday}.\n\n"
      "Regards,\n{sender}"),
     ("Vendor meeting follow-up",
-     "Hi {to},\n\nThanks for joining the vendor call on the {category} work. They quoted {quote} {currency} for the first year; "
+     "Hi {to},\n\nThanks for joining the vendor call on the {category} work. "
+     "They quoted {quote} {currency} for the first year; "
      "I will ask for a second quote by {date}.\n\nBest,\n{sender}"),
     ("Second quote for the {category} work",
      "Hi {to},\n\nThe second supplier came back on the {category} work: they quoted {quote2} {currency} for the same "
@@ -68,8 +69,8 @@ _REPLIES = (
     "Hi {to},\n\nAdding to this: I can take care of it by {weekday}. Let me know if anything changes.\n\n{sender}",
     "Hi {to},\n\nJust checking whether you saw this. A short answer is fine.\n\n{sender}",
 )
-_DOUBLE_CHECK = ("Hi {to},\n\nFollowing up on the message above: the number I have is {figure} {currency}, please double "
-                 "check.\n\nThanks,\n{sender}")
+_DOUBLE_CHECK = ("Hi {to},\n\nFollowing up on the message above: the number I have is {figure} {currency}, "
+                 "please double check.\n\nThanks,\n{sender}")
 # Replies that fit only some topics (by subject template): a figure to double-check, a booking moved.
 _TOPIC_REPLIES = {
     "Budget numbers for {quarter}": (_DOUBLE_CHECK.replace("{figure}", "{amount}"),),
@@ -240,7 +241,8 @@ def _mail_values(world: World, rng: random.Random, facts: Facts) -> dict[str, An
         "quarter": f"Q{(world.now.month - 1) // 3 + 1}", "project": rng.choice(world.projects),
         "category": rng.choice(facts.get("budget_categories", ",".join(BUDGET_CATEGORIES)).split(",")).lower(),
         "weekday": rng.choice(WEEKDAY_NAMES[:5]), "percent": rng.randrange(20, 96, 5),
-        "city": world.city, "currency": world.currency, "count": rng.randint(2, 9), "month": facts.get("sales_month", world.now.strftime("%B")),
+        "city": world.city, "currency": world.currency, "count": rng.randint(2, 9),
+        "month": facts.get("sales_month", world.now.strftime("%B")),
         "region": rng.choice(regions), "hour": rng.choice((10, 11, 14, 15)),
         "role": rng.choice(ROLES), "invoice": facts.get("invoice_number", "INV-0000"),
         "invoice_booked": facts.get("invoice_booked", "the ordered amount"),
@@ -268,7 +270,8 @@ def _mail_values(world: World, rng: random.Random, facts: Facts) -> dict[str, An
     lines = dict(line.split("=", 1) for line in facts.get("budget_lines", "").split(";") if "=" in line)
     amount = int(lines[values["category"]]) if values["category"] in lines else rng.randrange(800, 45001, 50)
     quote = rng.choice([q for q in range(800, 45001, 50) if q != amount])
-    near = [q for q in range(round(quote * 0.8 / 50) * 50, round(quote * 1.2 / 50) * 50 + 1, 50) if q not in (quote, amount)]
+    near = [q for q in range(round(quote * 0.8 / 50) * 50, round(quote * 1.2 / 50) * 50 + 1, 50)
+            if q not in (quote, amount)]
     values.update(amount=f"{amount:,}", quote=f"{quote:,}", quote2=f"{rng.choice(near):,}")
     return values
 
@@ -367,7 +370,8 @@ def _settle_order(world: World, rng: random.Random, out: list[Mail]) -> None:
             moved = min(first_quote + timedelta(hours=rng.randint(3, 48)), world.now - timedelta(minutes=40))
             for other, (s2, sub2, b2, w2, c2) in enumerate(out):
                 if sub2 in (subject, f"Re: {subject}"):
-                    out[other] = (s2, sub2, b2, min(w2 + (moved - when), world.now - timedelta(minutes=10 + other % 20)), c2)
+                    out[other] = (s2, sub2, b2,
+                                  min(w2 + (moved - when), world.now - timedelta(minutes=10 + other % 20)), c2)
             when = moved
         if subject == "Out of office":  # nobody away writes again: the notice follows their last mail
             last = max((m[3] for m in out if m[0] == sender and m[1] != subject), default=when)

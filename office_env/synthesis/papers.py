@@ -218,7 +218,8 @@ def purchase_orders(world: World, rng: random.Random, facts: Facts) -> Files:
     for index in range(rng.randint(14, 22)):
         vendor = vendors[index % len(vendors)] if index < 2 else rng.choice(vendors)
         day = workday_before(world.now, rng, 10 if index < 2 else 5, 80)
-        lines = rng.randint(2 if index < 2 else 1, min(4, len(SUPPLIER_CATALOGUE[vendor])))  # an invoiced order has 2+ lines
+        # an invoiced order has 2+ lines
+        lines = rng.randint(2 if index < 2 else 1, min(4, len(SUPPLIER_CATALOGUE[vendor])))
         items = [(item, rng.randint(1, 12), price) for item, price in rng.sample(SUPPLIER_CATALOGUE[vendor], lines)]
         orders.append((f"PO-{start + index}", day, vendor, items))
     for po, day, vendor, items in sorted(orders, key=lambda o: (o[1], o[0])):
@@ -326,11 +327,12 @@ def contract(world: World, rng: random.Random, facts: Facts) -> Files:
         end = end.replace(year=end.year + 1) if not (end.month == 2 and end.day == 29) else date(end.year + 1, 2, 28)
     contact = world.user  # the office's own signatory: naming a colleague would tell whom to tell
     values = {"company": world.company, "city": world.city, "currency": world.currency, "vendor": vendor,
-              "items": ", ".join(item for item, _ in SUPPLIER_CATALOGUE[vendor]), "fee": f"{rng.randrange(300, 4001, 50):,}",
+              "items": ", ".join(item for item, _ in SUPPLIER_CATALOGUE[vendor]),
+              "fee": f"{rng.randrange(300, 4001, 50):,}",
               "notice": rng.choice(_notice_periods(end, world.now.date())), "start": iso(start), "end": iso(end),
               "contact": contact.name, "contact_role": contact.role}
-    lines = [f"Framework Services Agreement - {vendor}", f"Agreement reference: FSA-{start.year}-{rng.randint(100, 999)}",
-             ""]
+    lines = [f"Framework Services Agreement - {vendor}",
+             f"Agreement reference: FSA-{start.year}-{rng.randint(100, 999)}", ""]
     for number, (heading, clauses) in enumerate(_CONTRACT_CLAUSES, start=1):
         lines.append(f"{number}. {heading}")
         lines += [f"{number}.{k} {clause.format(**values)}" for k, clause in enumerate(clauses, start=1)]

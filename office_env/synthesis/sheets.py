@@ -63,7 +63,8 @@ def budget(world: World, rng: random.Random, facts: Facts) -> Files:
         quarters = [max(100, base + rng.randrange(-1500, 3001, 100)) for _ in range(4)]
         rows.append([category, *quarters])
         old.append([category, *(max(100, q + rng.randrange(-2500, 2501, 100)) for q in quarters)])
-    quarter = (world.now.month - 1) // 3 + 1  # the mail's budget figure for a line is this quarter's, as the sheet has it
+    # the mail's budget figure for a line is this quarter's, as the sheet has it
+    quarter = (world.now.month - 1) // 3 + 1
     facts.update(budget_lines=";".join(f"{row[0].lower()}={row[quarter]}" for row in rows[1:]))
     year = world.now.year
     stem = rng.choice(("budget", f"budget_{year}", "annual_budget", f"{slug(world.team)}_budget"))

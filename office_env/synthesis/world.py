@@ -242,7 +242,7 @@ def make_world(seed: int) -> World:
     firsts = rng.sample(FIRST_NAMES, count)
     lasts = rng.sample(LAST_NAMES, count)
     roles = rng.sample(ROLES, count)
-    people = tuple(Person(f, l, f.lower(), r) for f, l, r in zip(firsts, lasts, roles))
+    people = tuple(Person(f, last, f.lower(), r) for f, last, r in zip(firsts, lasts, roles))
     company = rng.choice(COMPANIES)
     projects = tuple(rng.sample(PROJECTS, rng.randint(3, 5)))
     city = rng.choice(CITIES)

@@ -3,8 +3,9 @@
 Every path argument is checked here before the file system sees it: each part must be a name a
 testbed may hold (no control characters, at most ``MAX_NAME_CHARS`` characters and
 ``MAX_NAME_BYTES`` bytes, so the file system's own name limit never fails a call) and the path at
-most ``MAX_TREE_DEPTH`` folders deep and ``MAX_PATH_BYTES`` bytes long. Every write checks the bytes against the size a reader accepts,
-so a tool never writes a file that no tool could read back.
+most ``MAX_TREE_DEPTH`` folders deep and ``MAX_PATH_BYTES`` bytes long. Every write checks the
+bytes against the size a reader accepts, so a tool never writes a file that no tool could read
+back.
 """
 
 from __future__ import annotations

@@ -114,7 +114,8 @@ def set_cells(ws: Workspace, calls: list[dict[str, Any]]) -> list[str | OfficeEr
       required=["file_path", "row", "col", "value"], batch=set_cells, batch_key=("file_path", "sheet"))
 def set_cell(ws: Workspace, file_path: str, row: int, col: int, value: Any, sheet: str | None = None) -> str:
     old = _edit_cell(ws, file_path, row, col, value, sheet)
-    return f"Set ({row}, {col}) of {file_path} to {xlsx_io.render_value(xlsx_io.coerce(value))} (was {xlsx_io.render_value(old)})."
+    return (f"Set ({row}, {col}) of {file_path} to {xlsx_io.render_value(xlsx_io.coerce(value))} "
+            f"(was {xlsx_io.render_value(old)}).")
 
 
 @tool("excel", "delete_cell", "Clear a cell of an .xlsx sheet; row, col 1-based.", writes=True,

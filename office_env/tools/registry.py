@@ -55,7 +55,8 @@ class Tool:
         arguments stay, so a grammar engine binds a call as :meth:`ToolRegistry.validate` checks it."""
         return {
             "type": "function",
-            "function": {"name": self.name, "description": self.description, "parameters": sent_schema(self.parameters)},
+            "function": {"name": self.name, "description": self.description,
+                         "parameters": sent_schema(self.parameters)},
         }
 
 
@@ -71,7 +72,8 @@ def sent_schema(parameters: dict[str, Any]) -> dict[str, Any]:
     sent = {k: v for k, v in parameters.items() if not (k == "required" and not v) and k != "additionalProperties"}
     if isinstance(sent.get("properties"), dict):
         sent["properties"] = {name: {k: v for k, v in prop.items()
-                                     if not (k in ("maxLength", "maximum") and isinstance(v, int) and v >= UNSENT_BOUND)}
+                                     if not (k in ("maxLength", "maximum") and isinstance(v, int)
+                                             and v >= UNSENT_BOUND)}
                               for name, prop in sent["properties"].items()}
     return sent
 
@@ -128,7 +130,8 @@ def _describe(error: Any) -> str:
     if error.validator == "required":
         return error.message
     if error.validator == "maxLength" and isinstance(error.instance, str):
-        return f"argument '{where}': {len(error.instance):,} characters, over the {error.validator_value:,}-character limit"
+        return (f"argument '{where}': {len(error.instance):,} characters, "
+                f"over the {error.validator_value:,}-character limit")
     return f"argument '{where}': {error.message}" if where else error.message
 
 

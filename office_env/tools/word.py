@@ -6,7 +6,13 @@ from office_env.errors import OfficeError
 from office_env.formats import docx_io, pdf_io
 from office_env.formats.text import check_xml_text
 from office_env.tools.common import (
-    FILE_PATH, OUTPUT_PATH, check_suffix, convert_document, read_document, resolve, write,
+    FILE_PATH,
+    OUTPUT_PATH,
+    check_suffix,
+    convert_document,
+    read_document,
+    resolve,
+    write,
 )
 from office_env.tools.registry import tool
 from office_env.workspace import Workspace

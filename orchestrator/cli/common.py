@@ -20,7 +20,8 @@ from office_env import limits
 HELP_OPTIONS = {"help_option_names": ["-h", "--help"]}  # on every command and group
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False, rich_markup_mode=None,
-                  context_settings=HELP_OPTIONS, help="homeragents: build, check and score long-horizon office-agent tasks.")
+                  context_settings=HELP_OPTIONS,
+                  help="homeragents: build, check and score long-horizon office-agent tasks.")
 
 
 def _version(value: bool) -> None:
@@ -88,7 +89,8 @@ ExecutorOption = Annotated[str, typer.Option("--executor", help="local (worker p
 
 
 RayAddressOption = Annotated[Optional[str], typer.Option("--ray-address", help="ray: the cluster to join (auto, or "
-                                                         "ray://HOST:10001); every node needs homeragents and --out's folder")]
+                                                         "ray://HOST:10001); every node needs homeragents and "
+                                                         "--out's folder")]
 
 
 ModelOption = Annotated[Optional[str], typer.Option("--model", help="llm: model name (default from --llm-config or "
@@ -171,7 +173,8 @@ def _is_seed_folder(path: Path) -> bool:
     """An OfficeBench checkout, its tasks/ folder or one task folder (``subtasks/`` somewhere)."""
     for root in (path, path / "tasks"):
         try:
-            if (root / "subtasks").is_dir() or any((child / "subtasks").is_dir() for child in list(root.iterdir())[:200]):
+            if (root / "subtasks").is_dir() or any((child / "subtasks").is_dir()
+                                                   for child in list(root.iterdir())[:200]):
                 return True
         except OSError:
             continue

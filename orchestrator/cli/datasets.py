@@ -11,11 +11,35 @@ import typer
 import typer.core
 
 from office_env import limits
-from orchestrator.cli.common import (DEFAULT_WORKERS, Batch, Endpoint, JsonProgressOption, OverwriteOption, QuietOption,
-                                     TaskMemoryOption, TaskTimeoutOption, WorkersOption, app, batch_failed,
-                                     batch_options, check_dataset, fail, llm_endpoint, llm_options, new_folder,
-                                     parse_apps, parse_gates_option, parse_weights, paused, preset_size,
-                                     replace_earlier, report_gameability, strict_error, task_budget, writable_out)
+from orchestrator.cli.common import (
+    DEFAULT_WORKERS,
+    Batch,
+    Endpoint,
+    JsonProgressOption,
+    OverwriteOption,
+    QuietOption,
+    TaskMemoryOption,
+    TaskTimeoutOption,
+    WorkersOption,
+    app,
+    batch_failed,
+    batch_options,
+    check_dataset,
+    fail,
+    llm_endpoint,
+    llm_options,
+    new_folder,
+    parse_apps,
+    parse_gates_option,
+    parse_weights,
+    paused,
+    preset_size,
+    replace_earlier,
+    report_gameability,
+    strict_error,
+    task_budget,
+    writable_out,
+)
 
 
 @app.command("build")
@@ -106,7 +130,8 @@ def _report_build(out: Path, n: int, summary: Any, elapsed: float, strict: bool)
 @app.command("verify")
 def verify_command(
     dataset_dir: Path = typer.Argument(..., metavar="DATASET", help="A dataset folder written by homer build"),
-    strict: bool = typer.Option(False, "--strict", help="Also exit 1 when the dataset misses the gameability threshold"),
+    strict: bool = typer.Option(False, "--strict",
+                                help="Also exit 1 when the dataset misses the gameability threshold"),
 ) -> None:
     """Re-run every gate on a written dataset; one line per task, then the gameability line; exit 1 on
     any failure (and, with --strict, when a gameability detector is above the threshold).
@@ -159,7 +184,8 @@ def verify_command(
 
 
 @app.command("stats")
-def stats_command(dataset_dir: Path = typer.Argument(..., metavar="DATASET", help="A dataset folder written by homer build")) -> None:
+def stats_command(dataset_dir: Path = typer.Argument(..., metavar="DATASET",
+                                                     help="A dataset folder written by homer build")) -> None:
     """Print the dataset card's statistics (per app count: sessions, utterances, tokens), then its
     gameability section (detectors, memory dynamics, text statistics)."""
     check_dataset(dataset_dir)
@@ -218,7 +244,8 @@ def show_command(
 
 @app.command("export")
 def export_command(
-    dataset_dir: Path = typer.Argument(..., metavar="DATASET", help="A dataset folder written by homer build or homer regenerate"),
+    dataset_dir: Path = typer.Argument(..., metavar="DATASET",
+                                       help="A dataset folder written by homer build or homer regenerate"),
     officebench: Optional[Path] = typer.Option(None, "--officebench", help="Folder to write OfficeBench's tasks/ "
                                                "layout into"),
     hf: Optional[Path] = typer.Option(None, "--hf", help="Folder to write a Hugging Face dataset into (JSONL "
@@ -262,7 +289,8 @@ def export_command(
     from backends.dataset_reader import count_tasks
     from orchestrator.progress import Reporter, mode_for
 
-    with Reporter("export", count_tasks(dataset_dir), mode_for(quiet, json_progress), kept_word="exported") as progress, \
+    with Reporter("export", count_tasks(dataset_dir), mode_for(quiet, json_progress),
+                  kept_word="exported") as progress, \
             space_named(out, again="run the export again"):
         if hf is not None:
             from orchestrator.hf_export import export_hf
@@ -318,7 +346,8 @@ def _officebench_summary(summary: Any, out: Path) -> None:
 @batch_options
 @llm_endpoint(cache=True)
 def regenerate_command(
-    seeds: Path = typer.Option(..., "--seeds", help="OfficeBench seed tasks: a checkout, its tasks/ folder, or one task folder"),
+    seeds: Path = typer.Option(..., "--seeds",
+                               help="OfficeBench seed tasks: a checkout, its tasks/ folder, or one task folder"),
     out: Path = typer.Option(..., "--out", "-o", help="Dataset folder to create (must be empty unless --resume)"),
     backend: str = typer.Option("offline", "--backend", help="offline (procedural, no key) or llm"),
     seed: int = typer.Option(0, "--seed", help="Seed: the same seeds and seed give the same dataset, byte for byte"),
@@ -326,8 +355,10 @@ def regenerate_command(
                               "as HomerAgents+ has them) or neo (5 sessions of about 70)"),
     preset: Optional[str] = typer.Option(None, "--preset", help="challenge: 30 days of about 250 utterances (over "
                                          "100K tokens per task) instead of the shape's"),
-    days: Optional[int] = typer.Option(None, "--days", help="Days (sessions) of dialogue per task (default: the shape's)"),
-    utterances: Optional[int] = typer.Option(None, "--utterances", help="Utterances per day, about (default: the shape's)"),
+    days: Optional[int] = typer.Option(None, "--days",
+                                       help="Days (sessions) of dialogue per task (default: the shape's)"),
+    utterances: Optional[int] = typer.Option(None, "--utterances",
+                                             help="Utterances per day, about (default: the shape's)"),
     workers: WorkersOption = DEFAULT_WORKERS,
     resume: bool = typer.Option(False, "--resume", help="Continue an interrupted run in --out"),
     overwrite: OverwriteOption = False,

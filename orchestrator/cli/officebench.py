@@ -10,12 +10,14 @@ from typing import Any, Optional
 import typer
 import typer.core
 
-from orchestrator.cli.common import (app, check_task_memory, check_task_timeout, fail, officebench_app,
-                                     task_budget)
+from orchestrator.cli.common import app, check_task_memory, check_task_timeout, fail, officebench_app, task_budget
 
 
 @officebench_app.command("check")
-def officebench_check(path: Path = typer.Argument(..., metavar="PATH", help="An OfficeBench checkout, its tasks/ folder, or one task folder")) -> None:
+def officebench_check(
+    path: Path = typer.Argument(..., metavar="PATH",
+                                help="An OfficeBench checkout, its tasks/ folder, or one task folder"),
+) -> None:
     """Load and validate every subtask; print counts per app count and one line per problem. Exit 1
     when a subtask cannot be loaded or a criterion needs a reference file that is missing."""
     from office_env import load_officebench
@@ -39,7 +41,8 @@ def officebench_check(path: Path = typer.Argument(..., metavar="PATH", help="An 
 
 @officebench_app.command("lint")
 def officebench_lint(
-    path: Path = typer.Argument(..., metavar="PATH", help="An OfficeBench checkout, its tasks/ folder, or one task folder"),
+    path: Path = typer.Argument(..., metavar="PATH",
+                                help="An OfficeBench checkout, its tasks/ folder, or one task folder"),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON (findings with task, file, field, "
                                  "severity, code, message, repair)"),
 ) -> None:
@@ -106,8 +109,10 @@ DATE_ORDERS: dict[str, bool | None] = {"office": None, "day": True, "month": Fal
 def score(
     testbed: Path = typer.Argument(..., metavar="TESTBED", help="Testbed folder to score (data/, emails/, calendar/)"),
     criteria: Path = typer.Option(..., "--criteria", "-c", help="Subtask or task JSON, or a JSON list of criteria"),
-    reference: Optional[Path] = typer.Option(None, "--reference", help="Folder for expected files (default: the task's reference/)"),
-    initial: Optional[Path] = typer.Option(None, "--initial", help="The testbed before the agent acted (default: the task's testbed/)"),
+    reference: Optional[Path] = typer.Option(None, "--reference",
+                                             help="Folder for expected files (default: the task's reference/)"),
+    initial: Optional[Path] = typer.Option(None, "--initial",
+                                           help="The testbed before the agent acted (default: the task's testbed/)"),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON"),
     semantics: str = typer.Option("homer", "--semantics", help="homer (its checks) or officebench (OfficeBench's own "
                                   "verdicts, its substring rules and crashes as failures; see docs/officebench.md)"),

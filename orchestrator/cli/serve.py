@@ -16,11 +16,13 @@ def fake_llm_command(
     port: int = typer.Option(8000, "--port", "-p", help="Port to listen on (0 picks a free one)"),
     host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on"),
     fault: list[str] = typer.Option([], "--fault", help="Fault for the next chat request, in order (repeatable): "
-                                    "malformed, fenced, truncated, 429, 500, slow, or a broken reply shape (message_string, "
-                                    "choices_empty, choices_object, content_object, tool_calls_object, function_missing, "
-                                    "arguments_object, arguments_deep, usage_strings, body_array, body_deep, body_not_json); "
+                                    "malformed, fenced, truncated, 429, 500, slow, or a broken reply shape "
+                                    "(message_string, choices_empty, choices_object, content_object, "
+                                    "tool_calls_object, function_missing, arguments_object, arguments_deep, "
+                                    "usage_strings, body_array, body_deep, body_not_json); "
                                     "a request header X-Fake-Fault also works"),
-    fail_model: Optional[str] = typer.Option(None, "--fail-model", help="Answer every request for this model with HTTP 500"),
+    fail_model: Optional[str] = typer.Option(None, "--fail-model",
+                                             help="Answer every request for this model with HTTP 500"),
     retry_after: float = typer.Option(1.0, "--retry-after", help="Seconds in the Retry-After header of a 429 (0 to "
                                       "3600)", callback=in_range("--retry-after", 0, 3600, " seconds")),
     profile: str = typer.Option("default", "--profile", help="Behave like a kind of server: default, openai, "

@@ -17,21 +17,21 @@ from collections import OrderedDict
 from datetime import date, datetime
 from typing import Any, Callable
 
+from backends.fake_llm.server import Reply, Responder, message_text
 from backends.llm.strict_json import JSONLimitError, loads_limited
 from generators.dialogue_offline import HistoryWriter
-from generators.history_plan import DayPlan, Event
 from generators.families import FAMILIES
+from generators.history_plan import DayPlan, Event
 from generators.model import Session, parse_transcript
 from generators.task_llm import table_rows
 from office_env.money import CURRENCY_CODES
+from office_env.seeding import rng as seeded
 from office_env.tools import ToolResult
 from orchestrator.fake_llm.agent_answer import MODES, PlanSource, answer_agent, grouped_plans
 from orchestrator.fake_llm.plus_answer import answer_plus
 from orchestrator.fake_llm.prompt_roles import ROLE_OPENINGS, UnknownPrompt, inputs_of, role_of  # noqa: F401
-from backends.fake_llm.server import Reply, Responder, message_text
 from surfers.offline import EXPLORERS
 from verifier.dialogue_rules import mark_problems, marked_turns
-from office_env.seeding import rng as seeded
 
 _NOW_RE = re.compile(r"^(\d{4}-\d{2}-\d{2} \d{2}:\d{2})")
 
@@ -195,7 +195,8 @@ def _day(inputs: dict[str, Any], messages: list[dict[str, Any]]) -> dict[str, An
                            banned=_already_said(messages) + _earlier_days(inputs),
                            answers=_strings(inputs.get("checked_values")),
                            currency=inputs["currency"] if inputs.get("currency") in CURRENCY_CODES else "",
-                           absences=_absences(inputs.get("away")), anchors=sorted({e.anchor for e in events if e.anchor}))
+                           absences=_absences(inputs.get("away")),
+                           anchors=sorted({e.anchor for e in events if e.anchor}))
     session = writer.day(DayPlan(inputs["day"], day, events), inputs["utterances"])
     _remember_day(inputs, [t.text for t in session.turns])
     return {"turns": [{t.role: t.text, **{k: v for k, v in t.to_dict().items() if k not in ("role", "text", "ts")}}

@@ -58,7 +58,8 @@ def preview(testbed: Path, relpath: str) -> dict[str, Any]:
             return {"path": label, "kind": "eml", "mail": _mail(eml_io.read(path, label))}
         if suffix == ".ics":
             return {"path": label, "kind": "ics", "weeks": week_view(ics_io.read_events(path, label))}
-        return {"path": label, "kind": "text", "text": read_bytes(path, label, 1 << 20)[:20_000].decode("utf-8", "replace")}
+        return {"path": label, "kind": "text",
+                "text": read_bytes(path, label, 1 << 20)[:20_000].decode("utf-8", "replace")}
     except (OfficeError, UntrustedInputError, OSError, ValueError) as exc:
         return {"path": relpath, "kind": "error", "error": str(exc)[:300]}
 
