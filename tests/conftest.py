@@ -12,7 +12,7 @@ import pytest
 from office_env import Workspace, default_registry
 from office_env.sample import SAMPLE_NOW as NOW
 from office_env.sample import write_sample_office as write_office
-from tests.support.slow import LONGEST_FIRST, SLOW_MODULES
+from tests.support.slow import LONGEST_FIRST
 
 
 @pytest.fixture(scope="session")
@@ -74,9 +74,27 @@ def pytest_xdist_auto_num_workers(config):
 
 
 def pytest_collection_modifyitems(config, items):
-    for item in items:
-        if item.module is not None and item.module.__name__.rsplit(".", 1)[-1] in SLOW_MODULES:
-            item.add_marker(pytest.mark.slow)
     rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
     items.sort(key=lambda item: rank.get(item.module.__name__.rsplit(".", 1)[-1] if item.module else "",
                                          len(rank)))  # a stable sort: the rest keep their order
+
+
+# -- the fast layer's guard: an unmarked module that took long is named at the end ----------------
+
+FAST_MODULE_SECONDS = 5.0  # a module over this in the fast layer should carry pytestmark = pytest.mark.slow
+_module_seconds: dict[str, float] = {}
+
+
+def pytest_runtest_logreport(report):
+    module = report.nodeid.split("::", 1)[0]
+    _module_seconds[module] = _module_seconds.get(module, 0.0) + report.duration
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    if "not slow" not in (config.getoption("markexpr") or ""):
+        return
+    long = sorted((s, m) for m, s in _module_seconds.items() if s > FAST_MODULE_SECONDS)
+    if long:
+        terminalreporter.write_line("fast-layer modules over %.0f s (mark them slow: pytestmark = pytest.mark.slow): %s"
+                                    % (FAST_MODULE_SECONDS, ", ".join(f"{m} {s:.1f} s" for s, m in reversed(long))),
+                                    yellow=True)

@@ -18,6 +18,8 @@ import pytest
 from backends.fake_llm import FakeLLMServer
 from backends.fake_llm import listener as listener_module
 
+pytestmark = pytest.mark.slow
+
 CHAT = json.dumps({"model": "fake-model", "messages": [{"role": "user", "content": "hello"}]}).encode()
 
 

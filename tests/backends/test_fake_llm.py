@@ -35,6 +35,8 @@ from orchestrator.fake_llm import offline_responder as responder_module
 from orchestrator.fake_llm.offline_responder import agent_responder, default_responder
 from verifier.history_form import small_talk_fit
 
+pytestmark = pytest.mark.slow
+
 HOMER = Path(sys.executable).parent / "homer"
 ANSWER = {"title": "Q3 budget review", "attendees": ["Alice", "Bob"], "minutes": 30}
 

@@ -29,6 +29,8 @@ from orchestrator.roles import BuildConfig
 
 from tests.support.llama_server import MODEL_NAME, LlamaServer, RecordingProxy, post_json
 
+pytestmark = pytest.mark.slow
+
 HOMER = Path(sys.executable).parent / "homer"
 SLOW = {"timeout": 600, "max_retries": 0}  # one CPU request may take minutes: never abandon and resend it
 

@@ -32,6 +32,8 @@ from backends.llm import (
 )
 from backends.tokens import count_tokens
 
+pytestmark = pytest.mark.slow
+
 SCHEMA = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "type": "object",

@@ -6,10 +6,14 @@ import threading
 import time
 import uuid
 
+import pytest
+
 from backends.fake_llm import FakeLLMServer
 from backends.fake_llm.server import Reply
 from backends.llm import LLMClient, LLMSettings
 from backends.llm.rate_limit import Limiter, retry_after_seconds
+
+pytestmark = pytest.mark.slow
 
 ASK = [{"role": "user", "content": "Say something short."}]
 

@@ -19,6 +19,8 @@ from orchestrator.build import build  # noqa: E402
 from orchestrator.plus import regenerate_split  # noqa: E402
 from orchestrator.roles import BuildConfig  # noqa: E402
 
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "datasets" / "officebench-sample"
 SMALL = BuildConfig(seed=13, days=2, utterances_per_day=12)

@@ -25,6 +25,8 @@ from orchestrator.roles import BuildConfig
 
 from tests.support.homer_cli import HOMER, homer_here
 
+pytestmark = pytest.mark.slow
+
 LONG = ContextConfig(mode="long-context")
 
 

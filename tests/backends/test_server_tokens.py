@@ -19,6 +19,8 @@ from backends.tokens import count_tokens
 from office_env import default_registry
 from orchestrator.fake_llm.offline_responder import default_responder
 
+pytestmark = pytest.mark.slow
+
 TOOLS = default_registry().openai_tools()
 SYSTEM = {"role": "system", "content": "You are an office assistant."}
 WINDOW = 8192

@@ -20,6 +20,8 @@ from backends.llm.patience import attempt_seconds, busy_now
 from backends.llm.server_tokens import LLAMA, VLLM
 from orchestrator.fake_llm.offline_responder import default_responder
 
+pytestmark = pytest.mark.slow
+
 ASK = [{"role": "user", "content": "Say OK."}]
 
 

@@ -16,6 +16,8 @@ import pytest
 from backends.folder_lock import LOCK_NAME, FolderBusy, FolderLock
 from backends.workers import CRASHED, MEMORY, TIMEOUT, Budget, Interrupted, run_jobs
 
+pytestmark = pytest.mark.slow
+
 
 def _collect(fn, jobs, **kwargs):
     results, failures = {}, {}

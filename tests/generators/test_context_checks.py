@@ -23,6 +23,8 @@ from office_env.synthesis import make_world, write_workspace
 from office_env.synthesis.documents import NEAR_MISS_MARK
 from surfers import APPS, explore
 
+pytestmark = pytest.mark.slow
+
 WORLD_SEEDS = (0, 1, 2, 3, 4, 5)
 NUMBER_WORDS = ("two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
                 "seventeen eighteen nineteen twenty").split()

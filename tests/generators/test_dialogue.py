@@ -19,6 +19,8 @@ from generators.work_names import namings
 from verifier import check_dialogue
 from verifier.dialogue_rules import completion_claim
 
+pytestmark = pytest.mark.slow
+
 NOW = datetime(2024, 5, 20, 9, 30)  # a Monday
 PEOPLE = dict(user_first="Alex", colleagues=["Sam", "Priya", "Jordan"], company="Northwind",
               projects=["Project Heron", "the intranet relaunch"], city="Leeds",

@@ -22,6 +22,8 @@ from office_env import Workspace, default_registry, evaluate_criteria, validate_
 from office_env.synthesis import World, make_world, write_workspace
 from surfers import APPS, explore
 
+pytestmark = pytest.mark.slow
+
 WORLD_SEEDS = (0, 1, 2, 3)
 FAMILY_NAMES = sorted(FAMILIES)
 

@@ -14,6 +14,8 @@ from generators.other_work import story as other_work
 from generators.other_work import ACK_WORDS, WORK_DIR, BankError, OtherWork, load, load_work_banks, parse_work_banks
 from generators.spoken_time import names_any, read_times
 
+pytestmark = pytest.mark.slow
+
 NAMES = ("Rosa Bilal Chen Dana Emeka Farah Goran Hiro Ines Jonas Kavya Luis Mia Nadia Oscar Petra Quinn Ravi "
          "Sofia Tariq Uma Viktor Wen Yara Zoe Abel Bea Cyrus Dina Eli").split()
 PROJECTS = ("Apollo Orion Falcon Cobalt Juniper Sequoia Quartz Pegasus Nimbus Saturn Vega Helix Mosaic Titan "

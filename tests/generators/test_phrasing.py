@@ -18,6 +18,8 @@ from generators.families.phrasing import (
     FAMILY_TEMPLATES, MIN_PHRASES, WORK_SLOTS, FamilyDefinitionError, load_phrasing,
 )
 
+pytestmark = pytest.mark.slow
+
 
 def test_every_family_has_distinct_intents_and_queries():
     files = {p.stem for p in FAMILY_TEMPLATES.glob("*.toml")}

@@ -18,6 +18,8 @@ from verifier.dialogue_rules import completion_claim
 from verifier.gameability import acknowledges, normalize
 from verifier.history_form import echoed, reaction_of
 
+pytestmark = pytest.mark.slow
+
 CITIES = ("Portland", "Denver", "Austin", "Leeds", "Bristol", "Toronto", "Dublin", "Melbourne", "Rotterdam",
           "Lyon", "Porto", "Seattle", "Chicago", "Edinburgh", "Vancouver", "Auckland", "Cape Town", "Singapore",
           "Boston", "Manchester", "Minneapolis", "Atlanta")

@@ -30,6 +30,8 @@ from orchestrator.roles import BuildConfig
 
 from tests.support.homer_cli import homer_here
 
+pytestmark = pytest.mark.slow
+
 LONG = ContextConfig(mode="long-context")
 CONTEXTS = {
     "long-context": LONG,

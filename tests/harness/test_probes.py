@@ -21,6 +21,8 @@ from orchestrator.roles import BuildConfig
 
 from tests.support.records import task_record_sample, task_records
 
+pytestmark = pytest.mark.slow
+
 def piece(**fields) -> dict:
     return {"kind": "fact", "text": "said", **fields}
 

@@ -17,6 +17,8 @@ from orchestrator.build import build
 from orchestrator.cli import app
 from orchestrator.roles import BuildConfig
 
+pytestmark = pytest.mark.slow
+
 
 def rows(passes: dict[str, list[bool]], none: bool = False, oracle: bool = True, app_count: int = 1) -> list[dict]:
     return [{"id": task, "trial": i + 1, "passed": p, "app_count": app_count, "error": None,

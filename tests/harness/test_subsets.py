@@ -16,6 +16,8 @@ from orchestrator.fake_llm.offline_responder import agent_responder
 from orchestrator.roles import BuildConfig
 from tests.support.homer_cli import homer_here
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def dataset(tmp_path_factory) -> Path:

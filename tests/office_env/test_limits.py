@@ -29,6 +29,8 @@ from office_env.formats.bounded import size_text
 from office_env.sample import SAMPLE_NOW as NOW
 from office_env.tools.registry import cut
 
+pytestmark = pytest.mark.slow
+
 MiB = limits.MiB
 MARKER = "\n... [cut: "
 

@@ -5,8 +5,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from office_env.formats import docx_io, read_cache, xlsx_io
 from office_env.sample import SAMPLE_NOW as NOW
+
+pytestmark = pytest.mark.slow
 
 
 def test_a_rewritten_file_is_parsed_again(ws, registry):

@@ -24,6 +24,8 @@ from office_env.synthesis import KINDS, Person, World, make_world, write_workspa
 from office_env.synthesis import world as world_module
 from office_env.synthesis.documents import build_files as _build_files
 
+pytestmark = pytest.mark.slow
+
 
 @functools.lru_cache(maxsize=None)
 def world_files(seed: int) -> tuple:

@@ -29,6 +29,8 @@ from office_env.limits import MAX_OBSERVATION_CHARS
 from office_env.sample import SAMPLE_NOW, write_sample_office
 from office_env.tools.registry import INTERNAL_ERROR
 
+pytestmark = pytest.mark.slow
+
 MARKER_CHARS = len("\n... [cut: 999,999,999,999 more characters]")
 EXAMPLES = int(os.environ.get("HOMER_FUZZ_EXAMPLES", "150"))
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None, print_blob=False,

@@ -21,6 +21,8 @@ from office_env import ToolResult, Workspace, default_registry
 from office_env.formats import docx_io, pdf_io
 from office_env.sample import SAMPLE_NOW as NOW
 
+pytestmark = pytest.mark.slow
+
 
 
 

@@ -15,6 +15,8 @@ from office_env.synthesis import make_world, write_workspace
 from office_env.synthesis import documents
 from office_env.synthesis.check import check_world
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def office(tmp_path_factory):

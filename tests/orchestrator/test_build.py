@@ -28,6 +28,8 @@ from verifier.gates import SCHEMA_DIR
 
 from tests.support.homer_cli import homer_here
 
+pytestmark = pytest.mark.slow
+
 HOMER = Path(sys.executable).parent / "homer"
 SMALL = ("--days", "2", "--utterances", "12")
 SEED = 11

@@ -12,6 +12,8 @@ from typer.testing import CliRunner
 from orchestrator.cli import app
 from orchestrator.roles import PRESETS
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def challenge(tmp_path_factory) -> Path:

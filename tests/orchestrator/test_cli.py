@@ -16,6 +16,8 @@ from office_env.sample import write_sample_office as write_office
 from tests.support.homer_cli import HOMER, homer_here
 from tests.support.records import write_json
 
+pytestmark = pytest.mark.slow
+
 
 def homer(*args: str | Path, cwd: Path):
     proc = homer_here(*args, cwd=cwd)

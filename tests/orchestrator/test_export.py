@@ -20,6 +20,8 @@ from orchestrator.roles import BuildConfig
 
 from tests.support.homer_cli import homer_here
 
+pytestmark = pytest.mark.slow
+
 SAMPLE = Path(__file__).resolve().parents[2] / "datasets" / "officebench-sample"
 
 

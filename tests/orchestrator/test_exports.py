@@ -18,6 +18,8 @@ from orchestrator.build import build
 from orchestrator.cli import app
 from orchestrator.roles import BuildConfig
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def dataset(tmp_path_factory) -> Path:

@@ -24,6 +24,8 @@ from verifier.dialogue_rules import mark_problems, marked_turns
 
 from tests.support.records import task_records
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def dataset(tmp_path_factory) -> Path:

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow
+
 _PATH = Path(__file__).resolve().parents[2] / "bench" / "hostile.py"
 _spec = importlib.util.spec_from_file_location("hostile_bench", _PATH)
 hostile = importlib.util.module_from_spec(_spec)

@@ -29,6 +29,8 @@ from orchestrator.roles import BuildConfig
 
 from tests.support.homer_cli import homer_here
 
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "datasets" / "officebench-sample"
 SMALL = {"days": 2, "utterances_per_day": 10}

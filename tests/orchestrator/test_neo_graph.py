@@ -16,6 +16,8 @@ from orchestrator.neo_graph import build_neo_graph
 from orchestrator.offline_roles import OfflineRoles
 from orchestrator.roles import BuildConfig, Job
 
+pytestmark = pytest.mark.slow
+
 
 class ScriptedVerdicts(OfflineRoles):
     """Offline roles whose verifier rejects the first ``reject`` rounds."""

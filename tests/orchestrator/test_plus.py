@@ -44,6 +44,8 @@ from generators.spoken_time import names_value
 
 from tests.support.homer_cli import homer_here
 
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "datasets" / "officebench-sample"
 HOMER = Path(sys.executable).parent / "homer"

@@ -8,9 +8,13 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
+
 from orchestrator.progress import Reporter, mode_for
 
 from tests.support.homer_cli import homer_here
+
+pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "datasets" / "officebench-sample"

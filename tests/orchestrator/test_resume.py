@@ -24,6 +24,8 @@ from orchestrator.roles import BuildConfig
 
 from tests.support.homer_cli import homer_here
 
+pytestmark = pytest.mark.slow
+
 CONFIG = BuildConfig(seed=5, days=2, utterances_per_day=12)
 HOMER = Path(sys.executable).parent / "homer"
 

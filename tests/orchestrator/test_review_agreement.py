@@ -14,6 +14,8 @@ from orchestrator.review.agreement import cohen_kappa, fleiss_kappa, table_of
 from orchestrator.review.annotations import AnnotationError, AnnotationStore, read_csv
 from orchestrator.review.report import render_report, review_report
 
+pytestmark = pytest.mark.slow
+
 # Fleiss (1971)-style worked example as published on Wikipedia ("Fleiss' kappa"): 10 subjects,
 # 14 raters each, 5 categories; kappa = 0.210 (P-bar 0.378, P-e-bar 0.213).
 WORKED = [[0, 0, 0, 0, 14], [0, 2, 6, 4, 2], [0, 0, 3, 5, 6], [0, 3, 9, 2, 0], [2, 2, 8, 1, 1],

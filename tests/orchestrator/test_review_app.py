@@ -20,6 +20,8 @@ from orchestrator.roles import BuildConfig
 
 from tests.support.records import evidence_turn, plain_turn
 
+pytestmark = pytest.mark.slow
+
 LOCAL = "http://127.0.0.1"
 
 

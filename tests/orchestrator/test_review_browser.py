@@ -25,6 +25,8 @@ from orchestrator.roles import BuildConfig
 
 from tests.support.records import evidence_turn, plain_turn
 
+pytestmark = pytest.mark.slow
+
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 ARTIFACTS = Path(os.environ.get("HOMER_TEST_ARTIFACTS", Path(__file__).resolve().parents[2] / "test-artifacts"))
 FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",

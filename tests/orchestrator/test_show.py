@@ -17,6 +17,8 @@ from orchestrator.roles import BuildConfig
 
 from tests.support.homer_cli import HOMER, homer_here
 
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "datasets" / "officebench-sample"
 

@@ -26,6 +26,8 @@ from surfers import APPS, NOTES_SCHEMA, explore, validate_notes
 from surfers.llm import MAX_CALLS_PER_REPLY, OUT_OF_STEPS, explore_llm
 from surfers.offline import free_slots, numbers_in, parse_cells, people_in
 
+pytestmark = pytest.mark.slow
+
 SEED = 21
 FMT = "%Y-%m-%d %H:%M:%S"
 

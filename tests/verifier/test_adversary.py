@@ -12,6 +12,8 @@ from verifier.adversary import (ISOLATION_TARGET, NgramClassifier, evaluate, iso
 
 from tests.support.records import task_records
 
+pytestmark = pytest.mark.slow
+
 FILLER = ["Lovely weather for a walk.", "The canteen had soup again.", "My cat knocked over a plant.",
           "Traffic was awful this morning.", "I'm reading a good novel.", "Coffee machine is broken.",
           "We might go hiking on Saturday.", "Long queue at the post office."]

@@ -7,9 +7,13 @@ import json
 import re
 from pathlib import Path
 
+import pytest
+
 from orchestrator.build import build
 from orchestrator.roles import BuildConfig
 from verifier.duplicates import FirstOfEach, NearIndex, alike, duplicate_keys, first_of_each, near_duplicates
+
+pytestmark = pytest.mark.slow
 
 
 def task(tid: str, out: str, total: str = "15766.74", world: int = 7, description: str | None = None) -> dict:

@@ -18,6 +18,8 @@ from verifier.gameability import (DETECTORS, THRESHOLD, acknowledges, dynamics, 
 
 from tests.support.homer_cli import homer_here
 
+pytestmark = pytest.mark.slow
+
 HOMER = Path(sys.executable).parent / "homer"
 
 

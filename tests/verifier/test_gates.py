@@ -23,6 +23,8 @@ from orchestrator.roles import BuildConfig
 from verifier.dialogue_rules import find_mark_problems, mark_problems, marked_turns
 from verifier.gates import GATES, run_gates, task_now
 
+pytestmark = pytest.mark.slow
+
 VALUE_KEYS = ("value", "text", "content", "summary")
 
 
