@@ -81,9 +81,11 @@ def test_failures_and_timeouts_are_reported_like_local_workers(monkeypatch):
 
 def test_executor_ray_from_the_command_line(tmp_path):
     homer = Path(sys.executable).parent / "homer"
+    # the cluster this module started, joined by its address (a second local instance costs seconds of CPU)
+    address = ray.get_runtime_context().gcs_address
     args = ["build", "--out", tmp_path / "ds", "--n", 2, "--days", 2, "--utterances", 12, "--executor", "ray",
-            "--workers", 2, "--quiet"]
-    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}  # its own local instance, not this test's
+            "--ray-address", address, "--workers", 2, "--quiet"]
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
     proc = subprocess.run([str(homer), *map(str, args)], capture_output=True, text=True, timeout=300, env=env)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "built 2 task(s)" in proc.stdout
