@@ -31,7 +31,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, ContextManager, Iterable, Protocol, Sequence
+from typing import Any, Callable, ContextManager, Iterable, Protocol, Self, Sequence, cast
 
 from backends.folder_lock import FolderBusy, FolderLock
 from backends.job_contract import NO_SPACE, Budget, JobFailure, no_space
@@ -66,9 +66,13 @@ class Batch(Protocol):
     """What a command tells the runner (see the module's docstring for the order of calls)."""
 
     what: str                      # the command, named to a second writer: "homer build"
-    error: type[Exception]         # the command's one-line error for a folder it cannot have
-    guard: Guard | None            # asked after each round; None: nothing stops the batch early
     work_folder: bool              # claim a work folder (``backends.scratch``) for the rounds
+
+    @property
+    def error(self) -> type[Exception]: ...     # the command's one-line error for a folder it cannot have
+
+    @property
+    def guard(self) -> Guard | None: ...        # asked after each round; None: nothing stops the batch early
 
     def start(self, resume: bool) -> Any: ...          # not None: the folder is finished already
 
@@ -173,7 +177,8 @@ def _rounds(out: Path, batch: Batch, work: Path | None, budget: Budget, executor
         items = round_.items
         run_jobs(round_.run, items, workers=round_.workers, budget=budget,
                  on_result=lambda at, outcome: batch.record(outcome),
-                 on_failure=lambda at, failure, items=items: failed(items[at], failure),
+                 on_failure=cast("Callable[[int, JobFailure], None]",
+                                 lambda at, failure, items=items: failed(items[at], failure)),
                  group=round_.group, stop=stop, wanted=round_.wanted,
                  executor=executor, ray_address=ray_address, spread=round_.spread)
         if full:
@@ -216,7 +221,7 @@ class ResultLog:
     def close(self) -> None:
         os.close(self.fd)
 
-    def __enter__(self) -> "ResultLog":
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -8,6 +8,7 @@ import errno
 import os
 import traceback
 from dataclasses import dataclass
+from typing import TypeGuard
 
 GRACE_SECONDS = 5.0   # a worker past its budget by this much is killed from outside
 
@@ -61,7 +62,7 @@ class JobFailure:
         return f"error: {self.kind} ({self.detail})"
 
 
-def no_space(exc: BaseException) -> bool:
+def no_space(exc: BaseException) -> TypeGuard[OSError]:
     """An error of a disk or quota that filled."""
     return isinstance(exc, OSError) and exc.errno in _NO_SPACE_ERRNOS
 

@@ -58,7 +58,7 @@ def start(workers: int, address: str | None) -> bool:
         return False
     # Ray's own INFO and WARNING lines ("Started a local Ray instance.") would land among homer's
     # output: only its errors are shown
-    quiet = {"log_to_driver": False, "ignore_reinit_error": True, "logging_level": logging.ERROR}
+    quiet: dict[str, Any] = {"log_to_driver": False, "ignore_reinit_error": True, "logging_level": logging.ERROR}
     try:
         if address:
             ray.init(address=address, **quiet)

@@ -65,7 +65,8 @@ def _whole(value: Any) -> Any:
 
 def whole(**bounds: int) -> Any:
     """An integer with ``bounds`` (``ge``, ``le``); 1.0 counts, as JSON Schema counts it."""
-    return Annotated[int, Field(**bounds), BeforeValidator(_whole)]  # this order keeps the bounds in the schema
+    # this order keeps the bounds in the schema; Field's overloads take no **dict
+    return Annotated[int, Field(**bounds), BeforeValidator(_whole)]  # type: ignore[call-overload]  # ge, le only
 
 
 class _Shape(BaseModel):
@@ -161,7 +162,7 @@ class Turn(_Shape):
 
 
 class Session(_Shape):
-    day: whole(ge=1)
+    day: whole(ge=1)  # type: ignore[valid-type]  # a pydantic type made by a call
     date: Date
     turns: Annotated[list[Turn], Field(min_length=2)]
 
@@ -203,8 +204,8 @@ class Provenance(_Open):
 
     backend: Literal["offline", "llm"]
     model: str | None = None
-    seed: whole()
-    rounds: whole(ge=1)
+    seed: whole()  # type: ignore[valid-type]  # a pydantic type made by a call
+    rounds: whole(ge=1)  # type: ignore[valid-type]  # a pydantic type made by a call
     gates: dict[str, Any]
     tokens: dict[str, Any] | SkipJsonSchema[None] = None
 
@@ -217,7 +218,7 @@ class TaskRecord(_Open):
     family: str | SkipJsonSchema[None] = None
     difficulty: Literal["easy", "medium", "hard"] | SkipJsonSchema[None] = None
     apps: Annotated[list[App], Field(min_length=1, json_schema_extra={"uniqueItems": True})]
-    app_count: whole(ge=1, le=5)
+    app_count: whole(ge=1, le=5)  # type: ignore[valid-type]  # a pydantic type made by a call
     user: User
     now: Now
     description: Text

@@ -40,7 +40,7 @@ import threading
 import time
 from collections import deque
 from multiprocessing import connection, get_context
-from typing import Any, Callable, Sequence
+from typing import AbstractSet, Any, Callable, Sequence
 
 from backends.job_contract import (  # noqa: F401 - the contract, as callers import it from here
     CRASHED,
@@ -124,7 +124,7 @@ def _worker(fn: Callable[[Any], Any], jobs: Sequence[Any], conn: Any, budget: Bu
             if budget.seconds:
                 signal.setitimer(signal.ITIMER_REAL, budget.seconds)
             try:
-                message = ("ok", index, fn(jobs[index]))
+                message: tuple[Any, ...] = ("ok", index, fn(jobs[index]))
             finally:
                 signal.setitimer(signal.ITIMER_REAL, 0)
         except BudgetExceeded:
@@ -179,7 +179,7 @@ class _Slot:
 
 
 def _next_job(pending: deque[int], group: Any, group_of: Callable[[int], Any] | None,
-              held: set[Any] = frozenset(), spread: int = 0) -> int:
+              held: AbstractSet[Any] = frozenset(), spread: int = 0) -> int:
     """The first pending job of ``group`` (the group of the worker's last job; with ``spread``,
     only among the first ``spread`` jobs of the batch); else the first pending job of a group no
     other worker holds (``held``) among the first ``spread``; else the first one."""
@@ -327,6 +327,7 @@ def _collect(slot: _Slot, readable: bool, slots: list[_Slot], respawn: tuple[Any
             message = None
         if message is not None:
             index = slot.job
+            assert index is not None  # only a busy slot is collected
             slot.job = None
             if message[0] == "ok":
                 on_result(index, message[2])
@@ -338,6 +339,7 @@ def _collect(slot: _Slot, readable: bool, slots: list[_Slot], respawn: tuple[Any
     if failure is None:
         return 0
     index = slot.job
+    assert index is not None  # only a busy slot is collected
     slot.kill()
     if stopping and slot.process.exitcode in _STOP_CODES:
         slot.job = None

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from datetime import date, datetime
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from generators.chances import HISTORY
 from generators.decoys import (
@@ -30,6 +30,13 @@ from generators.session_clock import SessionClock
 from generators.spoken_time import is_relative, read_times, say_value, spoken, value_time
 from generators.thread_bank import SENTENCE_CUES, threads
 from generators.withheld import changed_detail, detail_to_withhold, withheld_kind
+
+if TYPE_CHECKING:
+    import random
+
+    from generators.model import MemoryPiece
+    from generators.thread_bank import Deck, ThreadLine
+    from generators.work_names import WorkNames
 
 TurnSpec = tuple[str, str, dict[str, tuple[str, ...]], str]  # (role, text, marks, thread)
 
@@ -50,6 +57,32 @@ def _day_of(when: date | datetime) -> date:
 
 class DecoyTalk:
     """The jobs for later of one history, made on its first day and said in turn."""
+
+    # what the writer it is part of holds (bare annotations: no class attributes)
+    rng: random.Random
+    decks: dict[tuple[str, str], Deck[ThreadLine]]
+    pieces: list[MemoryPiece]
+    values: list[str]
+    task_words: set[str]
+    names: WorkNames
+    colleagues: list[str]
+    absences: list[tuple[str, date, date]]
+    work_threads: int
+
+    if TYPE_CHECKING:  # the writer's lines and checks (generators.dialogue_offline.HistoryWriter)
+        def clean(self, text: str) -> bool: ...
+
+        def _slots(self, about: str, when: datetime) -> dict[str, Any]: ...
+
+        def _line(self, move: str, cue: str, ctx: dict[str, Any], must: str = "", question: bool = True,
+                  opener: bool = True) -> str: ...
+
+        def _say_withheld(self, sentence: str, value: str, kind: str, cue: str,
+                          ctx: dict[str, Any]) -> tuple[str, str]: ...
+
+        def _ask(self, cue: str, ctx: dict[str, Any]) -> str: ...
+
+        def _lead(self, text: str) -> str: ...
 
     def keeps_rule(self, cue: str) -> bool:
         """Whether a detail of ``cue`` given in two turns has answer lines of its own (``answer.<cue>``):

@@ -192,8 +192,8 @@ def make_value(piece: MemoryPiece, about: str, start: date, rng: random.Random,
     if cue == "invitees":
         return rng.choice(INVITEES)
     if cue == "layout" and len(fields) >= 3:  # the columns of a table, in order
-        first, second, third = rng.sample(list(fields), 3)
-        return f"{first} then {second}" if " then " in value else f"{first}, {second} and {third}"
+        one, two, three = rng.sample(list(fields), 3)
+        return f"{one} then {two}" if " then " in value else f"{one}, {two} and {three}"
     if cue in _FIELD_CUES and fields and re.fullmatch(r"[A-Za-z][\w' -]{0,40}", value):
         return rng.choice(list(fields))
     return None

@@ -122,9 +122,9 @@ def _candidates(kind: str, value: str, said_on: date, people: Collection[str]) -
             return out
         for rule, amount in (("minutes_after", 30), ("minutes_after", 60), ("minutes_before", 30),
                              ("minutes_before", 60)):
-            base = clock - _signed(rule, amount)
-            if 8 * 60 <= base <= 18 * 60:
-                out.append((rule, amount, _write_clock(base, value)))
+            minute = clock - _signed(rule, amount)
+            if 8 * 60 <= minute <= 18 * 60:
+                out.append((rule, amount, _write_clock(minute, value)))
     elif kind == "window":  # from the anchor's moment to the end said as a clock
         m = WINDOW_VALUE.match(value)
         start, end = (_clock(m.group(1)), _clock(m.group(2))) if m else (None, None)
@@ -146,16 +146,16 @@ def _candidates(kind: str, value: str, said_on: date, people: Collection[str]) -
         m = _MINUTES.match(value)
         if not m:
             return out
-        n = int(m.group(1))
+        minutes = int(m.group(1))
         for step in (15, 30):
-            if n - step >= 15:
-                out.append(("longer", step, f"{n - step} minutes"))
-            if n + step <= 180:
-                out.append(("shorter", step, f"{n + step} minutes"))
-        if n % 2 == 0 and n // 2 >= 15:
-            out.append(("twice_as_long", 0, f"{n // 2} minutes"))
-        if 2 * n <= 180:
-            out.append(("half_as_long", 0, f"{2 * n} minutes"))
+            if minutes - step >= 15:
+                out.append(("longer", step, f"{minutes - step} minutes"))
+            if minutes + step <= 180:
+                out.append(("shorter", step, f"{minutes + step} minutes"))
+        if minutes % 2 == 0 and minutes // 2 >= 15:
+            out.append(("twice_as_long", 0, f"{minutes // 2} minutes"))
+        if 2 * minutes <= 180:
+            out.append(("half_as_long", 0, f"{2 * minutes} minutes"))
     elif kind == "person":
         first = value.split()[0] if _NAME.match(value) else ""
         if first and value in people and sum(p.split()[0] == first for p in people if p.split()) == 1:
@@ -249,8 +249,8 @@ def follows(derivation: Derivation, value: str, said_on: date | None = None) -> 
     if kind == "number":
         if not (_NUMBER.match(base) and _NUMBER.match(value)):
             return False
-        b, v = Decimal(base), Decimal(value)
-        return {"more": b + amount, "less": b - amount, "twice": 2 * b, "half": b / 2}[rule] == v
+        nb, nv = Decimal(base), Decimal(value)
+        return {"more": nb + amount, "less": nb - amount, "twice": 2 * nb, "half": nb / 2}[rule] == nv
     if kind == "duration":
         mb, mv = _MINUTES.match(base), _MINUTES.match(value)
         if not (mb and mv):

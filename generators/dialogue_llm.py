@@ -28,10 +28,10 @@ from office_env.seeding import rng as seeded
 def turn_times(turns: list[dict[str, Any]], day: date, rng: random.Random) -> list[str]:
     """The model's timestamps when every turn has one, on ``day`` and strictly increasing;
     otherwise times made in code (so a day is never rejected for its clock alone)."""
-    given = [t.get("ts") for t in turns]
+    given: list[Any] = [t.get("ts") for t in turns]
     if (all(given) and all(ts.startswith(day.isoformat()) for ts in given)
             and all(a < b for a, b in zip(given, given[1:]))):
-        return given  # type: ignore[return-value]
+        return given
     return timestamps(day, len(turns), rng)
 
 

@@ -205,7 +205,8 @@ class HistoryWriter(DecoyTalk):
                               absences=absences, names_day=lambda text, day: names_any(text, self.values, day))
         self.decks = {key: Deck(entries, rng) for key, entries in threads().lines.items()}
         self.said: set[str] = set()
-        self.abouts: dict[str, str] = {}  # a name for the work of pieces that came without one
+        # a name for the work of pieces that came without one
+        self.abouts: dict[tuple[str, str] | str, str] = {}
         self.colleagues = [c for c in colleagues if c and clean(c)]
         self.absences = list(absences)
         self.names = WorkNames(rng, clean, [p.about for p in self.pieces], stated_full_names)
@@ -280,8 +281,8 @@ class HistoryWriter(DecoyTalk):
             text = draw(self.rng.choice(_REPLY_OPENERS), with_opener)
         text = text or draw("")
         if text is None and (move in REPLIES or move == "ask"):  # every reply said: a short opener widens the choice
-            for opener in self.rng.sample(OPENERS, len(OPENERS)):
-                text = draw(f"{opener} ")
+            for opening in self.rng.sample(OPENERS, len(OPENERS)):
+                text = draw(f"{opening} ")
                 if text is not None:
                     break
         if text is not None:
@@ -609,11 +610,11 @@ class HistoryWriter(DecoyTalk):
             specs += [(r, t, {}, "") for r, t in closer]
             clock.tick(len(closer))
         stamps = clock.stamps[:len(specs)]
-        turns = tuple(Turn(role=role, text=text, ts=ts, evidence=marks.get("evidence", ()),  # type: ignore[arg-type]
-                           superseded=marks.get("superseded", ()), distractor=marks.get("distractor", ()),
-                           thread=thread)
-                      for (role, text, marks, thread), ts in zip(specs, stamps))
-        return Session(day=plan.day, date=plan.date.isoformat(), turns=turns)
+        said = tuple(Turn(role=role, text=text, ts=ts, evidence=marks.get("evidence", ()),  # type: ignore[arg-type]
+                          superseded=marks.get("superseded", ()), distractor=marks.get("distractor", ()),
+                          thread=thread)
+                     for (role, text, marks, thread), ts in zip(specs, stamps))
+        return Session(day=plan.day, date=plan.date.isoformat(), turns=said)
 
 
 def _works_in_any_order(by_thread: dict[str, list[Event]], rng: random.Random) -> list[list[Event]]:

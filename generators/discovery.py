@@ -83,10 +83,10 @@ def discover_plan(plan: list[ToolCall], files: Iterable[str], said: Iterable[str
                     if other not in read and other not in plan_reads:
                         out.append(ToolCall(reader, {"file_path": other}))
                         read.add(other)
-            reader = _EDITS.get(call.tool)
-            if reader and path not in read and not (call.tool == "word_write_to_file" and args.get("mode") != "append"):
-                sheet = {"sheet": args["sheet"]} if reader == "excel_read_file" and args.get("sheet") else {}
-                out.append(ToolCall(reader, {"file_path": path, **sheet}))
+            before = _EDITS.get(call.tool)
+            if before and path not in read and not (call.tool == "word_write_to_file" and args.get("mode") != "append"):
+                sheet = {"sheet": args["sheet"]} if before == "excel_read_file" and args.get("sheet") else {}
+                out.append(ToolCall(before, {"file_path": path, **sheet}))
                 read.add(path)
         if call.tool == "email_read_email" and isinstance(user, str) and user not in listed_mail:
             out.append(ToolCall("email_list_emails", {"user": user}))

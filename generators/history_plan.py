@@ -27,7 +27,7 @@ import re
 from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 from datetime import date, timedelta
-from typing import Literal
+from typing import Any, Literal
 
 from generators.chances import HISTORY
 from generators.derivation import (
@@ -72,8 +72,8 @@ class Event:
     anchor: str = ""  # an ``anchor`` event: the named thing whose own value (``said``) it states
     kind: str = ""  # an ``anchor`` event: what its value is (day, time, number, duration, person)
 
-    def to_dict(self) -> dict[str, str]:
-        data = {"move": self.move, "thread": self.thread}
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"move": self.move, "thread": self.thread}
         if self.piece is not None:
             data.update(memory=self.piece.id, cue=self.piece.cue or "note", about=self.about or self.piece.about)
             if not self.piece.cue:  # no cue: the piece's own sentence is the only guide to its wording
@@ -199,7 +199,7 @@ def plan_history(pieces: list[MemoryPiece], dates: list[date], rng: random.Rando
     first_days: dict[str, int] = {}  # thread -> the day it starts
     derived_kinds: dict[str, list[str]] = {}  # thread -> the kinds of its anchors a value is said against
     details = {v.lower() for p in everything for v in (p.value, *p.superseded, *(d.value for d in p.distractors))}
-    busy_days = {d for v in details if (d := day_of(v, dates[-1])) is not None}  # no anchor falls on one
+    busy_days = {busy for v in details if (busy := day_of(v, dates[-1])) is not None}  # no anchor falls on one
     for index, (thread, members) in enumerate(groups):
         about = members[0].about
         marked = thread in own
@@ -318,6 +318,7 @@ def _derive(piece: MemoryPiece, fix_day: int, start: int, dates: list[date], rng
         if not choices:
             return None
         index = rng.choice(choices)
+        assert day is not None  # else there are no choices
         said = say_day(day, dates[index])
     else:
         index, said = rng.randint(start, len(dates) - 1), derivation.base

@@ -272,7 +272,8 @@ def transcript(sessions: list[Session], *, evidence: bool = False, work_only: bo
 def parse_transcript(text: str) -> list[Session]:
     """The inverse of ``transcript`` (turn texts with their white space folded)."""
     sessions: list[Session] = []
-    day, date, turns = 0, "", []
+    day, date = 0, ""
+    turns: list[Turn] = []
     for line in text.splitlines():
         header = _DAY_LINE.match(line)
         if header:

@@ -67,6 +67,8 @@ def _shift_time(value: str) -> str | None:
 
 def _shift_date(value: str, rng: random.Random) -> str | None:
     delta = timedelta(days=rng.choice((-2, -1, 1, 2, 7)))
+    day: date  # a moment read from the value, or a day
+    near: date
     for fmt in ("%Y-%m-%d", "%m/%d/%Y", "%m/%d/%y"):
         try:
             day = datetime.strptime(value, fmt)

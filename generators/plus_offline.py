@@ -42,7 +42,7 @@ import re
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime
 from functools import lru_cache
-from typing import Any, Iterable, Protocol, Sequence
+from typing import Any, Iterable, Literal, Protocol, Sequence, cast
 
 from generators.chances import DRAFT
 from generators.decoys import ToldJob, told_in_order
@@ -118,9 +118,14 @@ _QUERIES = ("Can you take care of it now?", "Could you get that done now, please
 
 
 class SeedLike(Protocol):
-    instruction: str
-    username: str
-    app_count: int
+    @property
+    def instruction(self) -> str: ...
+
+    @property
+    def username(self) -> str: ...
+
+    @property
+    def app_count(self) -> int: ...
 
     @property
     def now(self) -> datetime: ...
@@ -294,7 +299,7 @@ def memory_pieces(instruction: str, clauses: Sequence[tuple[int, int]], *, token
                 key=lambda spec: (_KIND_RANK[spec.kind], -len(spec.text)))
             if candidates:
                 value = candidates[0].text
-        kind = "action" if _first_word(text) in _ACTION_NOUN else "fact"
+        kind: Literal["fact", "action"] = "action" if _first_word(text) in _ACTION_NOUN else "fact"
         said, _ = fix_typos(text)
         if value == text or not said.startswith(value):
             said = _said_within(said)
@@ -337,7 +342,7 @@ def infer_apps(instruction: str, evaluation: Iterable[dict[str, Any]] = ()) -> l
         if not isinstance(item, dict):
             continue
         function = str(item.get("function", ""))
-        args = item.get("args") if isinstance(item.get("args"), dict) else {}
+        args = cast("dict[str, Any]", item.get("args")) if isinstance(item.get("args"), dict) else {}
         if function.startswith("evaluate_calendar"):
             apps.append("calendar")
         if function.startswith("evaluate_email"):
@@ -548,20 +553,20 @@ def _dynamics(memory: list[MemoryPiece], kinds: dict[str, str], instruction: str
     if rng.random() < DRAFT.plus_correct:
         options = [(i, alt) for i, p in enumerate(out) for alt in [alternative(p)] if alt]
         if options:
-            i, alt = rng.choice(options)
-            out[i] = replace(out[i], superseded=(alt,))
+            i, old = rng.choice(options)
+            out[i] = replace(out[i], superseded=(old,))
     if rng.random() < DRAFT.plus_distract:
-        options: list[tuple[int, Distractor]] = []
+        nears: list[tuple[int, Distractor]] = []
         for i, piece in enumerate(out):
             alt = alternative(piece)
             if alt and alt not in piece.superseded:
-                options.append((i, Distractor(alt, _near_text(piece, alt, kinds, rng))))
+                nears.append((i, Distractor(alt, _near_text(piece, alt, kinds, rng))))
             elif not alt:
                 others = [v for j, p in enumerate(out) if j != i for v in (p.value, *p.superseded)]
                 if near := _sentence_near(piece, others, rng):
-                    options.append((i, near))
-        if options:
-            i, near = rng.choice(options)
+                    nears.append((i, near))
+        if nears:
+            i, near = rng.choice(nears)
             out[i] = replace(out[i], distractors=(near,))
     return out
 

@@ -200,6 +200,7 @@ def last_named(text: str, value: str, said_on: date | None) -> int:
     at = text.rfind(value.lower())
     wanted = value_time(value, said_on) if said_on is not None else None
     if wanted is not None:
+        assert said_on is not None  # else nothing is wanted
         for found in read_times(text, said_on):
             if found.when == wanted:
                 at = max(at, found.start)

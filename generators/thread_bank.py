@@ -39,7 +39,7 @@ class ThreadLine:
     def render(self, ctx: Mapping[str, Any]) -> str:
         if self.static is not None:
             return self.static
-        out = []
+        out: list[str] = []
         for part in self.parts:
             if isinstance(part, str):
                 # a value that ends a sentence of its own ("... in each class?") takes no full stop after it

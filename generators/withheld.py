@@ -111,6 +111,7 @@ def changed_detail(sentence: str, rng: random.Random) -> tuple[str, str] | None:
     if held is None:
         return None
     value, kind = held
+    alt: str | None
     if kind == "file" and "." in value:
         stem, ext = value.rsplit(".", 1)
         stem = re.sub(r"_(?:v\d+|final|new|updated)$", "", stem)  # a later version of the file, not of its last one

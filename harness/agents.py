@@ -179,6 +179,7 @@ class LLMAgent:
         from backends.llm import LLMError, without_reasoning
 
         trajectory = Trajectory(usage={"calls": 0, "prompt_tokens": 0, "completion_tokens": 0})
+        assert trajectory.usage is not None  # just given
         messages: list[dict[str, Any]] = list(agent_messages(episode))
         tools = episode.registry.openai_tools()
         while True:

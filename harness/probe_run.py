@@ -19,7 +19,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from backends.dataset_reader import dataset_identity, iter_tasks
 from backends.llm import LLMError
@@ -178,7 +178,7 @@ def render_probe_html(summary: dict[str, Any]) -> str:
     headers, table = probe_table(summary)
     notes = ["Closed-book accuracy near chance means the question needs the history."]
     if split_line(summary):
-        notes.append(split_line(summary))
+        notes.append(cast(str, split_line(summary)))
     figures = inline_figures([("probe-accuracy", probe_accuracy(summary),
                                "Accuracy per memory dynamic, closed-book and with the history")])
     config = [("agent", summary["agent"]), ("context", summary["context"]), ("dataset", summary["dataset"])]

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from statistics import fmean
-from typing import Any, Iterable
+from typing import Any, Iterable, cast
 
 from backends.tokens import counter_name
 from harness.scores import RESAMPLES, group_scores, per_task
@@ -182,7 +182,7 @@ def render_report(data: dict[str, Any], config: dict[str, Any], *, dataset: str,
         out.append(f"pass^{k}: a task counts only if all {k} of its trials pass.")
     out.append("")
     if usage_line(data):
-        out += ["## Agent model usage", "", usage_line(data), ""]
+        out += ["## Agent model usage", "", cast(str, usage_line(data)), ""]
     out += ["## Configuration", ""]
     for key, value in config.items():
         if key == "context" and isinstance(value, dict):

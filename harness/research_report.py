@@ -11,7 +11,7 @@ curve and its log-sigmoid fit (from a sweep). A run on another dataset is refuse
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from harness import plots
 from harness.horizon import fit_line, points_table
@@ -47,7 +47,7 @@ def compose(run: Path, probes: Path | None = None, horizons: Path | None = None)
         raise RunError(f"{printable(str(run))}/run.json: field metrics: missing")
     probe = _load("--probes", probes, "probe.json", meta) if probes is not None else None
     sweep = _load("--horizons", horizons, "horizon.json", meta) if horizons is not None else None
-    config = meta.get("config") if isinstance(meta.get("config"), dict) else {}
+    config = cast("dict[str, Any]", meta.get("config")) if isinstance(meta.get("config"), dict) else {}
     try:
         headers, table = table_rows(metrics, rag=(config.get("context") or {}).get("mode") == "rag")
         figures = eval_figures(metrics, rows)

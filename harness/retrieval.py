@@ -59,7 +59,7 @@ class _BM25Okapi(BM25Okapi):
         self.doc_len = [len(document) for document in corpus]
         self.corpus_size = len(corpus)
         self.avgdl = sum(self.doc_len) / self.corpus_size
-        documents_with = Counter()
+        documents_with: Counter[str] = Counter()
         documents_with.update(chain.from_iterable(freqs))
         return documents_with
 

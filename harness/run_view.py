@@ -10,7 +10,7 @@ of it is in the run's ``results.jsonl`` (read with the run's own checks) and the
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from harness.scores import RunError, read_run
 
@@ -19,7 +19,7 @@ OUTCOMES = ("pass", "fail", "error")
 
 
 def _trial(row: dict[str, Any]) -> dict[str, Any]:
-    trajectory = row.get("trajectory") if isinstance(row.get("trajectory"), dict) else {}
+    trajectory = cast("dict[str, Any]", row.get("trajectory")) if isinstance(row.get("trajectory"), dict) else {}
     calls = []
     for step in trajectory.get("steps") or []:
         if not isinstance(step, dict):
@@ -58,7 +58,7 @@ def run_view(folder: Path | str, task: str | None = None) -> dict[str, Any]:
             raise RunError(f"{folder}: no task {task!r} in this run (it ran {len(tasks)} task(s))")
         tasks = {task: tasks[task]}
         tasks[task]["oracle"] = _oracle(meta, task)
-    config = meta.get("config") if isinstance(meta.get("config"), dict) else {}
+    config = cast("dict[str, Any]", meta.get("config")) if isinstance(meta.get("config"), dict) else {}
     return {"run": str(folder), "dataset": meta.get("dataset"), "agent": config.get("agent"),
             "model": config.get("model"), "context": config.get("context_label"),
             "counts": {o: sum(1 for t in tasks.values() if t["outcome"] == o) for o in OUTCOMES},
@@ -74,7 +74,7 @@ def _oracle(meta: dict[str, Any], task: str) -> list[dict[str, Any]] | None:
     if not isinstance(dataset, str):
         return None
     loaded = load_task(Path(dataset), task)
-    digests = meta.get("task_digests") if isinstance(meta.get("task_digests"), dict) else {}
+    digests = cast("dict[str, Any]", meta.get("task_digests")) if isinstance(meta.get("task_digests"), dict) else {}
     if loaded.task is None or (digests.get(task) and digests[task] != task_digest(loaded)):
         return None
     return [{"tool": step.tool, "args": step.args} for step in loaded.task.oracle or []]

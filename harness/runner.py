@@ -609,7 +609,7 @@ class EvalBatch:
         return Round(todo, partial(_run_job, str(self.dataset), str(self.out), self.config, work),
                      min(self.config.workers, max(1, len(todo))))
 
-    def failed(self, job: tuple[str, dict[str, Any]], failure: JobFailure) -> dict[str, Any]:
+    def failed(self, job: tuple[str, TaskRecord], failure: JobFailure) -> dict[str, Any]:
         return failed_rows(job[0], job[1], self.config.trials, failure)
 
     def retry(self) -> None:

@@ -133,9 +133,10 @@ def _carry(function: str, args: dict[str, Any], mailboxes: frozenset[str] | None
     """OfficeBench criteria for one homer criterion, or why it cannot be carried over.
     ``mailboxes``: the mailboxes the untouched testbed has (None: unknown); ``sent_to``: the
     people the task's solution mails."""
-    args = _as_officebench_writes(function, dict(args))
-    if isinstance(args, str):
-        return args
+    written = _as_officebench_writes(function, dict(args))
+    if isinstance(written, str):
+        return written
+    args = written
     if function == "evaluate_not_contain" and len(args["keywords"]) > 1:
         # homer refuses each keyword; OfficeBench's not_contain fails only when all are there: one check each
         return [{"function": function, "args": {**args, "keywords": [k]}} for k in args["keywords"]]

@@ -54,7 +54,7 @@ import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, cast
 
 from office_env.errors import PathError
 from office_env.formats.bounded import read_upto
@@ -501,7 +501,8 @@ def read_fd(fd: int, limit: int | None, label: str) -> bytes:
     """All bytes of an open file, refusing more than ``limit``."""
     data = read_upto(fd, limit)
     if data is None:
-        raise UntrustedInputError(label, f"{TOO_LARGE} (grew past {_size(limit)} while being read)")
+        # read_upto gives None only past a limit
+        raise UntrustedInputError(label, f"{TOO_LARGE} (grew past {_size(cast(int, limit))} while being read)")
     return data
 
 

@@ -122,7 +122,7 @@ class Workspace:
 
     def users(self) -> list[str]:
         """Everyone with a mailbox or a calendar in this testbed."""
-        names = set()
+        names: set[str] = set()
         if (self.root / EMAILS_DIR).is_dir():
             names.update(p.name for p in (self.root / EMAILS_DIR).iterdir() if p.is_dir() and not p.is_symlink())
         if (self.root / CALENDAR_DIR).is_dir():

@@ -24,7 +24,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, cast
 
 from backends.batch import Round, finish_folder, run_batch
 from backends.llm.usage import COUNTERS
@@ -76,6 +76,9 @@ from orchestrator.roles import (  # noqa: F401 (MAX_TASKS, MIN_DAYS, TASKS_PER_W
 from verifier.duplicates import FirstOfEach, duplicate_keys, first_of_each, near_words
 from verifier.gameability import record_cues
 from verifier.gates import run_gates
+
+if TYPE_CHECKING:
+    from generators.model import TaskDraft
 
 GENERATOR_VERSION = "neo-4"  # 4: app counts stratified (equal shares, or --apps-weights)
 EXPECTED_DROP_RATE = 0.1  # before any attempt has ended: sizes the first batch
@@ -168,7 +171,7 @@ def is_role_failure(exc: Exception) -> bool:
 
 
 def _gate(state: NeoState) -> dict[str, Any]:
-    job, draft = state["job"], state["draft"]
+    job, draft = state["job"], cast("TaskDraft", state["draft"])  # the gates follow a dialogue, made for a draft
     record = build_record(job, draft, state["dialogue"], state["rounds"], state.get("feedback_log", []))
     if job.config.backend == "llm":  # every model call of this task happened before its gates
         spent = usage_delta(_JOB_USAGE.get(job.task_id, {}), _usage_now(job.config))
@@ -482,9 +485,10 @@ class BuildBatch:
 
     def log(self) -> dataset.OutcomeLog:
         self._log = dataset.OutcomeLog(self.out, self.done)
-        self._seen = outcome_sink(self.guard, self._record, self.on_outcome)
+        self._seen = outcome_sink(cast(Breaker, self.guard), self._record, self.on_outcome)  # start() set it
         self._tally = KeptTally(self.strata) if self.on_progress else None
         for index in sorted(self.done) if self._tally else ():  # what a resumed build holds already
+            assert self._tally is not None
             self._tally.add(index, self.done[index])
         return self._log
 
@@ -494,6 +498,7 @@ class BuildBatch:
             self.cues[item["index"]] = found
         self._log.record(item)
         if self._tally is not None:
+            assert self.on_progress is not None  # the tally is kept for it
             self._tally.add(item["index"], item)
             self.on_progress(self._tally.kept, self.n)
 
@@ -514,7 +519,8 @@ class BuildBatch:
         # the attempts this round is expected to need; more than that: those past a filled quota are skipped
         expected = strata.attempts_needed([i for i in kept if i < self.next_index]) / (1 - _drop_rate(done))
         batch_size = math.ceil(expected * 1.25) + self.workers
-        batch, filled = [], strata.filled(kept)
+        batch: list[int] = []
+        filled = strata.filled(kept)
         while len(batch) < batch_size and self.next_index < self.max_attempts:
             if self.next_index not in done and strata.is_open(self.next_index, filled):
                 batch.append(self.next_index)
@@ -544,7 +550,7 @@ class BuildBatch:
     def space_needed(self) -> int | None:
         """About how many bytes the tasks still to make need: those to go times the mean size of
         up to 20 of the folder's task folders (None before any)."""
-        sizes = []
+        sizes: list[int] = []
         try:
             with os.scandir(self.out / dataset.TASKS) as entries:
                 for entry in entries:
@@ -562,7 +568,7 @@ class BuildBatch:
 
     def stopped(self) -> Exception:
         return EndpointDown(f"endpoint down: {len(self.accepted_indices())} of {self.n} task(s) done, "
-                            f"{self.guard.errors} attempt(s) ended by the endpoint; rerun with --resume")
+                            f"{cast(Breaker, self.guard).errors} attempt(s) ended by the endpoint; rerun with --resume")
 
     def finalise(self) -> BuildSummary:
         return _finalize(self.out, self.n, self.config, self.done, BuildSummary(self.out), self.cues)
@@ -574,6 +580,9 @@ class KeptTally:
     count's quota. Each outcome costs a few set look-ups (recounting the whole log after each one
     grew with the build's size); near-duplicates and which of two duplicates stays are settled
     when the build is finalised."""
+
+    keys: set[str]
+    unique: Counter[int]
 
     def __init__(self, strata: Strata) -> None:
         self.strata, self.keys, self.unique = strata, set(), Counter()

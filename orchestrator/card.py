@@ -110,7 +110,8 @@ def _steps_by_app_count(records: list[dict[str, Any]]) -> dict[str, dict[str, fl
 def statistics(records: list[dict[str, Any]], cues: list[dict[str, Any] | None] | None = None) -> dict[str, Any]:
     """The card's figures. ``cues``: per record its ``verifier.gameability.record_cues`` when the
     caller has them (a build's workers compute them), None for one to compute here."""
-    cues = [c if c is not None else record_cues(r) for r, c in zip(records, cues or [None] * len(records), strict=True)]
+    every = [c if c is not None else record_cues(r)
+             for r, c in zip(records, cues or [None] * len(records), strict=True)]
     by_apps: dict[str, Any] = {}
     for count in sorted({r["app_count"] for r in records}):
         by_apps[str(count)] = _row([r for r in records if r["app_count"] == count])
@@ -126,9 +127,9 @@ def statistics(records: list[dict[str, Any]], cues: list[dict[str, Any] | None] 
         "llm_usage": llm_usage(records),
         "gates": gate_counts(records),
         "cost_usd": _cost(records),
-        "gameability": gameability(records, cues),
-        "dynamics": dynamics(records, cues),
-        "text": text_stats(records, cues),
+        "gameability": gameability(records, every),
+        "dynamics": dynamics(records, every),
+        "text": text_stats(records, every),
     }
 
 

@@ -25,7 +25,7 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, cast
 
 from backends.batch import ResultLog
 from backends.dataset_reader import TASKS, LoadedTask, iter_tasks  # noqa: F401  (reading lives below; re-exported)
@@ -121,7 +121,7 @@ class OutcomeLog:
         if item["status"] == "accepted":
             publish(Path(item.pop("staged")), self.out)
         self.done[item["index"]] = item
-        self._log.write([item])
+        cast(ResultLog, self._log).write([item])  # open: __enter__ made it
         if self.on_record:
             self.on_record(self.done)
 

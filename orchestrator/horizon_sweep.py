@@ -24,7 +24,7 @@ import shutil
 from collections.abc import Callable
 from datetime import date, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from backends.dataset_reader import dataset_identity, iter_tasks
 from generators.bank_check import check_banks
@@ -41,6 +41,9 @@ from office_env.seeding import rng as seeded
 from office_env.workspace import atomic_write
 from orchestrator.dataset_writer import stage_task, write_index
 from verifier.dialogue_rules import check_dialogue, mark_problems, marked_turns
+
+if TYPE_CHECKING:
+    from backends.task_record import TaskRecord
 
 
 class SweepError(ValueError):
@@ -99,7 +102,7 @@ def _persona(record: dict[str, Any]) -> dict[str, Any]:
     task was built in (its ``world_seed``), or, for a task without one, of a world seeded by its id."""
     from office_env.synthesis.world import make_world
 
-    provenance = record.get("provenance") if isinstance(record.get("provenance"), dict) else {}
+    provenance = cast("dict[str, Any]", record.get("provenance")) if isinstance(record.get("provenance"), dict) else {}
     world_seed = provenance.get("world_seed")
     if isinstance(world_seed, bool) or not isinstance(world_seed, int):
         world_seed = derive_seed("homeragents.horizon.persona", record.get("id"), legacy=LINES)
@@ -174,7 +177,7 @@ def run_sweep(dataset: Path, out: Path, config: EvalConfig, horizons: list[int],
     if on_total is not None:
         on_total(len(tasks) * len(horizons))
     for task in tasks:
-        own = len(task.task.dialogue)
+        own = len(cast("TaskRecord", task.task).dialogue)  # tasks without one are left out above
         if horizons[0] < own:
             raise SweepError(f"--horizons: {horizons[0]} day(s) is below the history of {task.id} ({own} days); "
                              f"start at {own} or more")
@@ -192,7 +195,7 @@ def run_sweep(dataset: Path, out: Path, config: EvalConfig, horizons: list[int],
         records = []
         for task in tasks:
             try:
-                record = stretch_record(task.record, horizon)
+                record = stretch_record(cast("dict[str, Any]", task.record), horizon)
             except (HorizonError, KeyError, TypeError, ValueError) as exc:
                 left_out.setdefault(str(horizon), []).append({"id": task.id, "reason": str(exc)[:300]})
                 continue

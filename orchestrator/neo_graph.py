@@ -12,7 +12,7 @@ A task that fails anywhere ends with ``outcome = {"status": "dropped", "reason":
 from __future__ import annotations
 
 import operator
-from typing import Annotated, Any, Callable, TypedDict
+from typing import Annotated, Any, Callable, TypedDict, cast
 
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Send
@@ -74,11 +74,13 @@ def build_neo_graph(roles: Roles, gate: Callable[[NeoState], dict[str, Any]],
     def generate_dialogue(state: NeoState) -> dict[str, Any]:
         feedback = state["verdict"].feedback if state.get("verdict") else ""
         rounds = state.get("rounds", 0) + 1
-        sessions, draft = roles.generate_dialogue(state["job"], state["plan"], state["draft"], feedback, rounds)
+        # after_task sends a task here only with a draft; a dialogue round gives it back
+        sessions, draft = roles.generate_dialogue(state["job"], state["plan"], cast(TaskDraft, state["draft"]),
+                                                  feedback, rounds)
         return {"dialogue": sessions, "draft": draft, "rounds": rounds}
 
     def verify(state: NeoState) -> dict[str, Any]:
-        verdict = roles.verify(state["job"], state["plan"], state["draft"], state["dialogue"])
+        verdict = roles.verify(state["job"], state["plan"], cast(TaskDraft, state["draft"]), state["dialogue"])
         return {"verdict": verdict, "feedback_log": [] if verdict.passed else [verdict.feedback]}
 
     def give_up(state: NeoState) -> dict[str, Any]:
@@ -87,7 +89,7 @@ def build_neo_graph(roles: Roles, gate: Callable[[NeoState], dict[str, Any]],
 
     graph = StateGraph(NeoState)
     graph.add_node("plan", plan)
-    graph.add_node("explore", explore)
+    graph.add_node("explore", explore)  # type: ignore[arg-type]  # a Send target: its input is the payload, not the state
     graph.add_node("generate_task", generate_task)
     graph.add_node("generate_dialogue", generate_dialogue)
     graph.add_edge(START, "plan")

@@ -84,6 +84,7 @@ def _check_export(record: TaskRecord, criteria: list[dict[str, Any]], folder: Pa
     not judge each of the task's states (``_states``) as homer judges the original, or ``None``.
     A task with neither an oracle plan nor expected files has no solved state: it is left out
     (nothing would show that its translation can pass)."""
+    reference: Path | None
     testbed, reference = folder / "testbed", folder / "reference"
     reference = reference if reference.is_dir() else None
     scratch = Path(tempfile.mkdtemp(prefix="export-check-"))

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import lru_cache
 from pathlib import Path
-from typing import Annotated, Any, Callable, Protocol, Sequence, TypedDict
+from typing import Annotated, Any, Callable, Protocol, Sequence, TypedDict, cast
 
 from langgraph.graph import END, START, StateGraph
 
@@ -104,6 +104,8 @@ class PlusJob:
 
 class PlusRoles(Protocol):
     name: str
+
+    def __hash__(self) -> int: ...  # plus_graph keeps a compiled graph per roles
 
     def generate(self, job: PlusJob, feedback: str, round_: int) -> PlusDraft: ...
 
@@ -196,7 +198,7 @@ def build_plus_graph(roles: PlusRoles, gate: Callable[[PlusState], dict[str, Any
         return "verify" if state.get("draft") is not None else END
 
     def verify(state: PlusState) -> dict[str, Any]:
-        verdict = roles.verify(state["job"], state["draft"])
+        verdict = roles.verify(state["job"], cast(PlusDraft, state["draft"]))  # after_generate: only with a draft
         return {"verdict": verdict, "feedback_log": [] if verdict.passed else [verdict.feedback]}
 
     def give_up(state: PlusState) -> dict[str, Any]:
@@ -260,7 +262,8 @@ _JOB_USAGE: dict[str, tuple[Any, dict[str, Any]]] = {}  # (client, usage at the 
 
 def plus_gate(state: PlusState) -> dict[str, Any]:
     job = state["job"]
-    record = build_plus_record(job, state["draft"], state["rounds"], state.get("feedback_log", []))
+    # the gates follow a verdict, given on a draft
+    record = build_plus_record(job, cast(PlusDraft, state["draft"]), state["rounds"], state.get("feedback_log", []))
     client, before = _JOB_USAGE.get(job.task_id, (None, {}))
     if client is not None:
         spent = usage_delta(before, client.usage.to_dict())
@@ -472,10 +475,11 @@ class PlusBatch:
 
     def log(self) -> dataset.OutcomeLog:
         self._log = dataset.OutcomeLog(self.out, self.done, self._report if self.on_progress else None)
-        self._seen = outcome_sink(self.guard, self._log.record, self.on_outcome)
+        self._seen = outcome_sink(cast(Breaker, self.guard), self._log.record, self.on_outcome)  # start() set it
         return self._log
 
     def _report(self, done: dict[int, dict[str, Any]]) -> None:
+        assert self.on_progress is not None  # the log reports only then
         self.on_progress(len(done), len(self.report.tasks))
 
     def next_round(self, work: str | None) -> Round | None:
@@ -503,7 +507,8 @@ class PlusBatch:
 
     def stopped(self) -> Exception:
         written = sum(1 for item in self.done.values() if item["status"] == "accepted")
-        return EndpointDown(f"endpoint down: {written} of {len(self.ids)} seed(s) done, {self.guard.errors} attempt(s) "
+        errors = cast(Breaker, self.guard).errors  # start() set it
+        return EndpointDown(f"endpoint down: {written} of {len(self.ids)} seed(s) done, {errors} attempt(s) "
                             "ended by the endpoint; rerun with --resume")
 
     def finalise(self) -> PlusSummary:

@@ -9,7 +9,7 @@ JSON for scripts.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from backends.task_record import Session, TaskRecord, plan_calls
 from office_env.evaluation.catalog import CHECKS
@@ -31,7 +31,7 @@ def _value(value: Any) -> str:
 def criterion_in_words(criterion: dict[str, Any]) -> str:
     """``function``: what it checks (the catalog's description), then its arguments as words."""
     name = str(criterion.get("function"))
-    args = criterion.get("args") if isinstance(criterion.get("args"), dict) else {}
+    args = cast("dict[str, Any]", criterion.get("args")) if isinstance(criterion.get("args"), dict) else {}
     spec = CHECKS.get(name)
     what = spec.description.rstrip(".") if spec is not None else "a check this project does not know"
     details = "; ".join(f"{key.replace('_', ' ')} {_value(value)}" for key, value in args.items())

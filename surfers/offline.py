@@ -33,7 +33,8 @@ class Reader(Protocol):
     """Where explorers get tool results from: a workspace through the read-only registry
     (``WorkspaceReader``), or any other source of the same observations."""
 
-    now: datetime | None
+    @property
+    def now(self) -> datetime | None: ...
 
     def call(self, name: str, args: dict[str, Any]) -> ToolResult: ...
 
@@ -149,7 +150,7 @@ def people_in(text: str) -> list[str]:
 def _explore_texts(ws: Reader, suffix: str, tool: str, empty: str, key: str,
                    extract: Callable[[str], list[str]]) -> list[dict[str, Any]]:
     """Read every document with ``suffix`` through ``tool``: its lines and ``key`` = extract(text)."""
-    files = []
+    files: list[dict[str, Any]] = []
     for path in documents(list_files(ws), suffix):
         result = _call(ws, tool, {"file_path": path})
         if not result.ok:

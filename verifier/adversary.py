@@ -227,7 +227,7 @@ def evaluate(train: list[dict[str, Any]], test: list[dict[str, Any]]) -> dict[st
     patterns = _frame_pattern(learn_frames(train))
     scored: list[tuple[float, bool]] = []
     total = 0
-    isolated = Counter()
+    isolated: Counter[str] = Counter()
     picked: dict[str, list[int]] = {"template_topic": [0, 0], "query_topic": [0, 0]}  # [hits, evidence hits]
     for record in test:
         turns = user_turns(record)

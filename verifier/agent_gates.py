@@ -19,7 +19,7 @@ from backends.dataset_reader import task_day_first, task_now
 from backends.task_record import TaskRecord, plan_calls
 from harness.agents import Agent, Episode, LLMAgent, OracleAgent
 from office_env import Workspace, default_registry, evaluate_criteria
-from verifier.gate_registry import REPLAY_STAGE, GateRun, gate
+from verifier.gate_registry import REPLAY_STAGE, GateRun, gate, replay_inputs
 from verifier.gate_result import GateResult
 
 AgentFor = Callable[[TaskRecord, str], Agent | None]  # (record, "description" | "intent") -> agent
@@ -68,6 +68,7 @@ def agent_gates(record: TaskRecord, testbed: Path, reference: Path | None, work:
             continue
         passed, steps = _attempt(record, testbed, reference, work, agent, request, name, trusted)
         ok = passed if must_pass else not passed
+        assert agents is not None  # else there is no agent
         who = f"the {agents.name} agent given only the {request}"
         verdict = ("passes" if passed else "fails") + f" ({steps} steps)"
         results[name] = GateResult(ok, f"{who} {verdict}")
@@ -76,11 +77,11 @@ def agent_gates(record: TaskRecord, testbed: Path, reference: Path | None, work:
 
 @gate("solvability", needs=("testbed", "reference", "agent"), order=REPLAY_STAGE + 10)
 def _solvability(run: GateRun) -> GateResult:
-    return agent_gates(run.task, run.testbed, run.reference, run.work, run.agents, ("solvability",),
-                       run.trusted)["solvability"]
+    testbed, _, work, _ = replay_inputs(run)
+    return agent_gates(run.task, testbed, run.reference, work, run.agents, ("solvability",), run.trusted)["solvability"]
 
 
 @gate("leakage", needs=("testbed", "reference", "agent"), order=REPLAY_STAGE + 11)
 def _leakage(run: GateRun) -> GateResult:
-    return agent_gates(run.task, run.testbed, run.reference, run.work, run.agents, ("leakage",),
-                       run.trusted)["leakage"]
+    testbed, _, work, _ = replay_inputs(run)
+    return agent_gates(run.task, testbed, run.reference, work, run.agents, ("leakage",), run.trusted)["leakage"]

@@ -319,17 +319,17 @@ def check_dialogue(draft: TaskDraft, sessions: Iterable[Session | Mapping[str, A
                    now: datetime | date | None = None) -> Verdict:
     """Check ``sessions`` against the dialogue rules for ``draft`` (see the module docstring)."""
     try:
-        sessions = [_session(s) for s in sessions]
+        read = [_session(s) for s in sessions]
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         return Verdict(False, f"dialogue is malformed: {exc!r}")
-    problems, dates = _day_problems(sessions, min_days, now)
-    problems += _turn_problems(sessions, dates)
+    problems, dates = _day_problems(read, min_days, now)
+    problems += _turn_problems(read, dates)
     flat: list[tuple[str, Turn, str]] = []  # (where, turn, lower-cased text)
-    for session in sessions:
+    for session in read:
         for number, turn in enumerate(session.turns, 1):
             text = turn.text if isinstance(turn.text, str) else ""
             flat.append((_where(session.day, number), turn, text.lower()))
-    problems += _memory_problems(draft, sessions, dates, flat)
+    problems += _memory_problems(draft, read, dates, flat)
     problems += _repeat_and_claim_problems(flat)
     return Verdict(not problems, "\n".join(problems) if problems else "ok")
 

@@ -203,7 +203,7 @@ def _cues(records: list[dict[str, Any]], cues: list[dict[str, Any]] | None) -> l
 
 def _tasks_with(cues: list[dict[str, Any]]) -> Counter:
     """Per normalized text, the number of tasks saying it."""
-    tasks_with = Counter()
+    tasks_with: Counter[str] = Counter()
     for item in cues:
         tasks_with.update(set(item["texts"]))
     return tasks_with
@@ -284,7 +284,7 @@ def task_dynamics(record: dict[str, Any]) -> dict[str, bool]:
 def dynamics(records: list[dict[str, Any]], cues: list[dict[str, Any]] | None = None) -> dict[str, float]:
     """The share of tasks (0-1) with each memory dynamic (:data:`DYNAMICS`)."""
     every = [item["dynamics"] for item in cues] if cues is not None else [task_dynamics(r) for r in records]
-    counts = Counter()
+    counts: Counter[str] = Counter()
     for found in every:
         counts.update(name for name, present in found.items() if present)
     return {name: counts[name] / len(every) if every else 0.0 for name in DYNAMICS}

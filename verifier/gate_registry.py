@@ -33,7 +33,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from office_env.replays import Replays
 from verifier.gate_result import GateResult
@@ -57,6 +57,12 @@ class GateRun:
     replays: Replays | None = None  # from the replay stage on: the one copy the plans share
     observations: list[str] = field(default_factory=list)  # what the oracle's calls returned
     task: Any = None  # the record typed (``backends.task_record.TaskRecord``) once the schema gate passed
+
+
+def replay_inputs(run: GateRun) -> tuple[Path, datetime, Path, Replays]:
+    """The testbed, moment, scratch folder and replays a gate of the replay stage reads:
+    ``verifier.gates.run_gates`` sets them (its testbed is no option) before that stage runs."""
+    return cast(Path, run.testbed), cast(datetime, run.now), cast(Path, run.work), cast(Replays, run.replays)
 
 
 @dataclass(frozen=True)

@@ -51,7 +51,7 @@ from datetime import datetime
 from functools import lru_cache
 from itertools import islice
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import jsonschema_rs
 from jsonschema import Draft202012Validator
@@ -70,7 +70,7 @@ from office_env.replays import Replays
 from office_env.untrusted import scan_tree
 from verifier.answer_forms import answer_form_plans
 from verifier.dialogue_rules import mark_problems, marked_turns
-from verifier.gate_registry import RECORD_STAGE, REPLAY_STAGE, GateRun, gate, in_order
+from verifier.gate_registry import RECORD_STAGE, REPLAY_STAGE, GateRun, gate, in_order, replay_inputs
 from verifier.gate_result import GateResult
 from verifier.judges import judge_panel
 from verifier.paste_plan import is_forward, paste_plan
@@ -406,12 +406,14 @@ def _criteria_traced(run: GateRun) -> GateResult:
 
 @gate("fails_untouched", needs=("testbed", "reference"), order=REPLAY_STAGE)
 def _fails_untouched(run: GateRun) -> GateResult:
-    return untouched_gate(run.testbed, run.now, run.task.criteria(), run.reference, task_day_first(run.task))
+    testbed, now, _, _ = replay_inputs(run)
+    return untouched_gate(testbed, now, run.task.criteria(), run.reference, task_day_first(run.task))
 
 
 @gate("reference_passes", needs=("testbed", "reference"), order=REPLAY_STAGE + 1)
 def _reference_passes(run: GateRun) -> GateResult:
-    return reference_gate(run.task, run.testbed, run.reference, run.now, run.work, run.trusted)
+    testbed, now, work, _ = replay_inputs(run)
+    return reference_gate(run.task, testbed, run.reference, now, work, run.trusted)
 
 
 @gate("oracle_passes", needs=("testbed", "replays", "oracle", "reference"), order=REPLAY_STAGE + 2)
@@ -422,7 +424,7 @@ def _oracle_passes(run: GateRun) -> GateResult:
     if not record.oracle:
         return _no_plan(record)
     oracle = plan_calls(record.oracle)
-    ws, calls = run.replays.run(oracle, "oracle")
+    ws, calls = replay_inputs(run)[3].run(oracle, "oracle")
     run.observations = [c.observation for c in calls]
     failed = [f"{c.tool}: {c.observation}" for c in calls if not c.ok]
     report = evaluate_criteria(ws, record.criteria(), run.reference, day_first=task_day_first(record))
@@ -437,7 +439,7 @@ def _baseline_fails(run: GateRun) -> GateResult:
     record: TaskRecord = run.task
     if not record.oracle:
         return _no_plan(record)
-    ws = run.replays.state(plan_calls(record.baseline), "baseline")
+    ws = replay_inputs(run)[3].state(plan_calls(record.baseline), "baseline")
     base = evaluate_criteria(ws, record.criteria(), run.reference, day_first=task_day_first(record))
     return GateResult(not base.passed,
                       "intent-only baseline fails" if not base.passed else "intent-only baseline passes")
@@ -453,25 +455,26 @@ def _no_plan(record: TaskRecord) -> GateResult:
 
 @gate("findings_not_pastes", needs=("testbed", "replays", "oracle", "reference"), order=REPLAY_STAGE + 4)
 def _findings_not_pastes(run: GateRun) -> GateResult:
-    return paste_gate(run.record, run.testbed, run.reference, run.now, run.work, run.observations, run.trusted,
-                      run.replays)
+    testbed, now, work, replays = replay_inputs(run)
+    return paste_gate(run.record, testbed, run.reference, now, work, run.observations, run.trusted, replays)
 
 
 @gate("answer_forms", needs=("testbed", "replays", "oracle", "reference"), order=REPLAY_STAGE + 5)
 def _answer_forms(run: GateRun) -> GateResult:
-    return answer_forms_gate(run.task, run.testbed, run.reference, run.now, run.work, run.trusted, run.replays)
+    testbed, now, work, replays = replay_inputs(run)
+    return answer_forms_gate(run.task, testbed, run.reference, now, work, run.trusted, replays)
 
 
 @gate("corrections_bite", needs=("dialogue", "testbed", "replays", "oracle", "reference"), order=REPLAY_STAGE + 6)
 def _corrections_bite(run: GateRun) -> GateResult:
-    return misreading_gate(run.task, "superseded", run.testbed, run.reference, run.now, run.work, run.trusted,
-                           run.replays)
+    testbed, now, work, replays = replay_inputs(run)
+    return misreading_gate(run.task, "superseded", testbed, run.reference, now, work, run.trusted, replays)
 
 
 @gate("distractors_bite", needs=("dialogue", "testbed", "replays", "oracle", "reference"), order=REPLAY_STAGE + 7)
 def _distractors_bite(run: GateRun) -> GateResult:
-    return misreading_gate(run.task, "distractor", run.testbed, run.reference, run.now, run.work, run.trusted,
-                           run.replays)
+    testbed, now, work, replays = replay_inputs(run)
+    return misreading_gate(run.task, "distractor", testbed, run.reference, now, work, run.trusted, replays)
 
 
 @gate("judges", needs=("dialogue", "llm"), order=REPLAY_STAGE + 20)
@@ -502,14 +505,14 @@ def run_gates(record: dict[str, Any], testbed: Path, reference: Path | None = No
     # the gates that read the record alone run first: a task one of them drops is spared the replays
     first = {g.name: g.check(run) for g in chosen if g.stage == "record"}
     results.update(first)
-    failed = next((name for name in names if name in first and not first[name].passed), None)
-    if failed is not None and drop_early:
+    dropped = next((name for name in names if name in first and not first[name].passed), None)
+    if dropped is not None and drop_early:
         for name in names:
-            results.setdefault(name, GateResult(True, f"not run: gate {failed} failed", skipped=True))
+            results.setdefault(name, GateResult(True, f"not run: gate {dropped} failed", skipped=True))
         return {name: results[name] for name in names}
     run.now = task_now(record)
     own_scratch = scratch is None
-    run.work = Path(tempfile.mkdtemp(prefix="gates-")) if own_scratch else scratch
+    run.work = Path(tempfile.mkdtemp(prefix="gates-")) if own_scratch else cast(Path, scratch)  # given
     try:
         run.replays = Replays(testbed, run.now, run.work, trusted)
         for g in chosen:

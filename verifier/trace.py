@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, cast
 
 from office_env.evaluation.keywords import Haystack, normalize, without_thousands
 
@@ -478,7 +478,8 @@ class _Tracer:
         sender or the recipient (every greeting and signature holds them)."""
         out = []
         for i, item in enumerate(criteria):
-            args = item.get("args") if isinstance(item, dict) and isinstance(item.get("args"), dict) else {}
+            args = cast("dict[str, Any]", item.get("args")) \
+                if isinstance(item, dict) and isinstance(item.get("args"), dict) else {}
             required = [str(k) for key in ("subject_keywords", "body_keywords") for k in args.get(key) or []]
             names = set(self.user_ids)
             for key in ("sender", "recipient"):
@@ -540,7 +541,7 @@ class _Tracer:
         times = [_time(v) for v in inputs]
         if len(times) != 2 or None in times or not times[0] < times[1]:  # type: ignore[operator]
             return False
-        parts = [f"{t:%Y-%m-%d}" for t in times] + [f"{t:%H:%M}" for t in times]  # type: ignore[union-attr]
+        parts = [f"{t:%Y-%m-%d}" for t in times] + [f"{t:%H:%M}" for t in times]
         return any(path.startswith("calendar/") and all(hay.has(p) for p in parts)
                    for path, hay in self.office.files.items())
 
@@ -569,8 +570,8 @@ class _Tracer:
                     self.checked.add(str(m["id"]))
                     return f"memory:{m['id']}"
         for m in self.memory:  # a mailbox is named after its owner's first name ("sofia" for Sofia Okafor)
-            said = normalize(str(m.get("value", ""))).split()
-            if said and said[0] == local and m.get("cue") in OUTPUT_CUES | {"requester", "person"}:
+            words = normalize(str(m.get("value", ""))).split()
+            if words and words[0] == local and m.get("cue") in OUTPUT_CUES | {"requester", "person"}:
                 self.used.add(str(m["id"]))
                 self.checked.add(str(m["id"]))
                 return f"memory:{m['id']}"
@@ -618,7 +619,7 @@ class _Tracer:
         data_work = False
         for item in criteria if isinstance(criteria, list) else []:
             item = item if isinstance(item, dict) else {}
-            args = item.get("args") if isinstance(item.get("args"), dict) else {}
+            args = cast("dict[str, Any]", item.get("args")) if isinstance(item.get("args"), dict) else {}
             if (str(item.get("function", "")).startswith("evaluate_excel_cell")
                     and args.get("file") in self.office.files):
                 data_work = True  # the cell to change is found in the office's own sheet
@@ -672,7 +673,8 @@ def _read_paths(calls: list[dict[str, Any]]) -> set[str]:
     their owner)."""
     paths = set()
     for call in calls:
-        tool, args = str(call.get("tool", "")), call.get("args") if isinstance(call.get("args"), dict) else {}
+        tool, args = str(call.get("tool", "")), \
+            cast("dict[str, Any]", call.get("args")) if isinstance(call.get("args"), dict) else {}
         if tool.endswith("_read_file") and isinstance(args.get("file_path"), str):
             paths.add(args["file_path"].lstrip("./"))
         elif tool == "email_read_email":

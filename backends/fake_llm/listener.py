@@ -25,7 +25,7 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
-from typing import Any, Callable
+from typing import Any, Callable, cast
 
 BACKLOG = 1024            # the listen backlog (the kernel may cap it at net.core.somaxconn)
 MAX_CONNECTIONS = 64      # requests served at once (worker threads)
@@ -99,7 +99,7 @@ class HeadFirstHandler(BaseHTTPRequestHandler):
     def setup(self) -> None:
         super().setup()
         self.rfile.close()  # the plain file over the socket: replaced by one that reads the head first
-        head = self.server.take_head(self.connection)
+        head = cast("Listener", self.server).take_head(self.connection)  # only a Listener serves this handler
         self.rfile = io.BufferedReader(_HeadFirstReader(self.connection, head, time.monotonic() + BODY_SECONDS,
                                                         WRITE_SECONDS))
 
@@ -288,7 +288,7 @@ class Listener:
                 self._serving += 1
             try:
                 sock.setblocking(True)
-                self.handler(sock, addr, self)
+                self.handler(sock, addr, self)  # type: ignore[arg-type]  # a Listener stands in for the socketserver
             except OSError:
                 pass  # the client went away
             except Exception as exc:  # a bug in the handler: kept, not printed

@@ -69,7 +69,7 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass, replace
-from typing import Any, Callable
+from typing import Any, Callable, cast
 
 from backends.fake_llm.listener import HeadFirstHandler, Listener
 from backends.fake_llm.prefix_cache import PrefixCache
@@ -658,7 +658,7 @@ class _Handler(HeadFirstHandler):
         if path == "/v1/models":
             self._send(record, 200, self.fake.handle_models())
         elif path == "/props" and self.fake.handle_props() is not None:
-            self._send(record, 200, self.fake.handle_props())
+            self._send(record, 200, cast(dict, self.fake.handle_props()))  # the profile has the route
         elif path == "/slots" and self.fake.profile.llama_props and self.fake.profile.shows_slots:
             self._send(record, 200, self.fake.slots.llama_slots(self.fake.profile.context_window))
         elif path == "/metrics" and self.fake.profile.tokenizer == "vllm":

@@ -14,7 +14,7 @@ import sqlite3
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from office_env.untrusted import sqlite_problem
 
@@ -128,7 +128,7 @@ class _Guard:
     def __enter__(self) -> None:
         return None
 
-    def __exit__(self, kind: type | None, exc: BaseException | None, tb: object) -> bool:
+    def __exit__(self, kind: type | None, exc: BaseException | None, tb: object) -> Literal[False]:
         if exc is None or not isinstance(exc, sqlite3.Error):
             return False
         text = str(exc)

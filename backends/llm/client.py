@@ -30,7 +30,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence, cast
 
 import openai
 from jsonschema import Draft202012Validator
@@ -247,6 +247,7 @@ class LLMClient:
                 f"this model (or give the server a larger context)", role=role, model=model,
                 needed=said, window=read)
         if key is not None:
+            assert self.cache is not None  # a key is made only for a cache
             self.cache.put(key, data)
         result.reply_limit = limit
         return result
@@ -344,6 +345,7 @@ class LLMClient:
         with self._lock:
             if self._served_windows is None:
                 self._ask_server()
+            assert self._served_windows is not None  # _ask_server sets it
             return self._served_windows.get(model, self._served_windows.get(ANY_MODEL))
 
     def _ask_server(self) -> None:
@@ -373,6 +375,7 @@ class LLMClient:
             if self._server_tokens is None:
                 self._ask_server()
             counter = self._server_tokens
+            assert counter is not None  # _ask_server sets it
         return counter.count(self._openai, model, messages, tools)
 
     def fits(self, role: str, messages: Sequence[dict], tools: list[dict] | None = None,
@@ -423,7 +426,7 @@ class LLMClient:
         items = list(texts)
         for start in range(0, len(items), EMBEDDING_BATCH):
             batch = items[start:start + EMBEDDING_BATCH]
-            request = {"model": model, "input": batch, "encoding_format": "float"}
+            request: dict[str, Any] = {"model": model, "input": batch, "encoding_format": "float"}
             key = None
             if self.cache is not None:
                 key = request_key({"endpoint": self.settings.endpoint, "api": "embeddings", **request})
@@ -443,6 +446,7 @@ class LLMClient:
             vectors.extend(batch_vectors)
             self.usage.add(EMBEDDINGS_ROLE, tokens, 0, model=model)
             if key is not None:
+                assert self.cache is not None  # a key is made only for a cache
                 self.cache.put(key, data)
         return vectors
 
@@ -513,6 +517,7 @@ class LLMClient:
         with self._lock:
             if self._server_tokens is None:
                 self._ask_server()
+            assert self._server_tokens is not None  # _ask_server sets it
             dialect = self._server_tokens.dialect
         try:
             if wait_for_room(self._openai, self.settings.endpoint, dialect, seconds):
@@ -674,7 +679,8 @@ def _chat_result(data: dict, model: str, cached: bool) -> ChatResult:
         call_id = _field(call, "id", f"{at}.", (str,)) or ""
         calls.append(ToolCallRequest(id=call_id, name=name, arguments=_arguments(raw), raw_arguments=raw))
     usage = _field(data, "usage", "", (dict,)) or {}
-    details = usage.get("prompt_tokens_details") if isinstance(usage.get("prompt_tokens_details"), dict) else {}
+    details = cast("dict[str, Any]", usage.get("prompt_tokens_details")) \
+        if isinstance(usage.get("prompt_tokens_details"), dict) else {}
     cached_tokens = details.get("cached_tokens")
     cached_tokens = cached_tokens if isinstance(cached_tokens, int) and not isinstance(cached_tokens, bool) \
         and cached_tokens > 0 else 0

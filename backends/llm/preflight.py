@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlsplit
 
 import openai
@@ -259,7 +259,7 @@ def error_text(exc: openai.APIStatusError) -> str:
     """The server's own message in an error reply (``error.message``), else the client's."""
     body = exc.body
     if isinstance(body, dict):
-        inner = body.get("error") if isinstance(body.get("error"), dict) else body
+        inner = cast("dict[str, Any]", body.get("error")) if isinstance(body.get("error"), dict) else body
         if isinstance(inner.get("message"), str):
             return inner["message"]
     return exc.message

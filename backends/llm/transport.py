@@ -31,8 +31,8 @@ if openai.DefaultHttpxClient.__mro__[1].__module__.startswith("httpx2"):
     import httpcore2 as httpcore
     import httpx2 as httpx
 else:  # pragma: no cover - older openai releases
-    import httpcore
-    import httpx
+    import httpcore  # type: ignore[no-redef]  # the same API under its older name, chosen at import
+    import httpx  # type: ignore[no-redef]  # likewise
 
 from office_env.limits import MAX_JSON_BYTES, MiB
 

@@ -15,7 +15,7 @@ and answers to any model name, so its window also stands for the names it does n
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeGuard, cast
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx
@@ -65,7 +65,7 @@ def served_windows(data: Any) -> dict[str, int]:
     model was trained with, not the one the server runs)."""
     found: dict[str, int] = {}
     for row in model_rows(data):
-        meta = row.get("meta") if isinstance(row.get("meta"), dict) else {}
+        meta = cast("dict[str, Any]", row.get("meta")) if isinstance(row.get("meta"), dict) else {}
         for value in [*(row.get(k) for k in _WINDOW_KEYS), meta.get("n_ctx")]:  # not n_ctx_train: not what runs
             if _is_window(value):
                 found[row["id"]] = value
@@ -131,7 +131,7 @@ def model_rows(data: Any) -> list[dict[str, Any]]:
     return [r for r in rows if isinstance(r, dict) and isinstance(r.get("id"), str)] if isinstance(rows, list) else []
 
 
-def _is_window(value: Any) -> bool:
+def _is_window(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 16
 
 

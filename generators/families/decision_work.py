@@ -6,6 +6,7 @@ written up and shared as a PDF.
 from __future__ import annotations
 
 import re
+from typing import cast
 
 from generators.english import column_words
 from generators.families.base import (
@@ -48,7 +49,8 @@ def quote_vs_budget(inp: FamilyInput) -> TaskDraft | None:
     """Judge the quote in a colleague's mail against the budget line of the work it is for, in the
     period the chat names, write the verdict and the margin into a memo, and answer the mail with
     them: the mail gives the quote and whom to answer, the sheet the budget."""
-    quotes = [(m, number(match.group(1).split()[0]), work.group(1)) for m in inbox_of(inp.notes, inp.user)
+    # QUOTE_RE's figure is a number
+    quotes = [(m, cast(float, number(match.group(1).split()[0])), work.group(1)) for m in inbox_of(inp.notes, inp.user)
               for match, work in [(QUOTE_RE.search(own_words(m)), _WORK_RE.search(own_words(m)))] if match and work]
     if not quotes:
         return None
@@ -275,7 +277,7 @@ def sales_mail_reply(inp: FamilyInput) -> TaskDraft | None:
     guessed = round(sum(v for r, v in zip(mail_sheet.rows, mail_sheet.column(c2)) if r[g2] == region), 2)
     if guessed == total:
         return None
-    sender = name_of(inp, sender_user(message))
+    sender = cast(str, name_of(inp, sender_user(message)))  # mails come only from named colleagues
     about = "the sales reply"
     m1 = piece(1, "fact", f"the sales mail to answer is the one from {sender}", sender, cue="sender", about=about)
     # the mail names the newer month's sheet; the user wants the month before, to compare with it

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from datetime import datetime, timedelta
+from typing import Any, cast
 
 from generators.chances import DRAFT
 from generators.english import column_words, join_and, possessive
@@ -56,7 +57,7 @@ from generators.families.time_rules import (
     window_piece,
     with_correction,
 )
-from generators.model import TaskDraft
+from generators.model import Distractor, TaskDraft
 from generators.value_pools import STATUS_WORDS
 from office_env.evaluation import builders as cr
 from office_env.money import CODE
@@ -229,7 +230,7 @@ def _policy_figures(inp: FamilyInput) -> list[tuple[dict, str, float, str]]:
             match = _POLICY_RE.match(line.strip())
             if match and number(match["number"]) is not None and not re.search(r"\d:\d", line):
                 topic = re.sub(r"^(the|a|an|our) ", "", match["topic"].strip(), flags=re.IGNORECASE)
-                found.append((doc, column_words(topic), number(match["number"]), line))
+                found.append((doc, column_words(topic), cast(float, number(match["number"])), line))
     return found
 
 
@@ -238,7 +239,7 @@ def policy_answer(inp: FamilyInput) -> TaskDraft | None:
     """Answer a question a colleague asked about a policy figure (leave days, a budget, a fee) from
     the policy document the chat names."""
     found = _policy_figures(inp)
-    topics = {}
+    topics: dict[str, list[tuple[dict[str, Any], float, str]]] = {}
     for doc, topic, value, line in found:
         topics.setdefault(topic, []).append((doc, value, line))
     unique = {t: v[0] for t, v in topics.items() if len(v) == 1 and len(t.split()) >= 2}
@@ -253,7 +254,7 @@ def policy_answer(inp: FamilyInput) -> TaskDraft | None:
     doc, value, line = unique[topic]
     _, name = person
     others = [t for t in unique if distinct(t, topic) and unique[t][1] != value]
-    distractors = ()
+    distractors: tuple[Distractor, ...] = ()
     superseded: tuple[str, ...] = ()
     inp.rng.shuffle(others)
     if others and chance(inp, DRAFT.correct):
@@ -391,7 +392,7 @@ def policy_figures_sheet(inp: FamilyInput) -> TaskDraft | None:
     if not options:
         return None
     file, items = inp.rng.choice(sorted(options, key=lambda o: o[0]))
-    unique = {}
+    unique: dict[str, float] = {}
     for topic, value in items:
         unique.setdefault(topic, value)
     picked = inp.rng.sample(sorted(unique), 3)
@@ -479,9 +480,9 @@ def invoice_po_check(inp: FamilyInput) -> TaskDraft | None:
         order = _ordered_quantities(inp, inv["po"]) if inv["po"] and not inv["paid"] else None
         if order is None:
             continue
-        log, ordered = order
-        wrong = [(item, qty, ordered[item]) for item, qty, _ in inv["items"]
-                 if item in ordered and ordered[item] != qty]
+        log, quantities = order
+        wrong = [(item, qty, quantities[item]) for item, qty, _ in inv["items"]
+                 if item in quantities and quantities[item] != qty]
         if len(wrong) == 1:
             found.append((inv, log, wrong[0]))
     if not found:
@@ -610,7 +611,7 @@ def contract_notice_reminder(inp: FamilyInput) -> TaskDraft | None:
     m2 = piece(2, "action", f"book a reminder called {title} on the last weekday we can still give notice", title,
                cue="meeting_title", about=about)
     others = [(u, n) for u, n in inp.colleagues if u != who and distinct(n, name)]
-    distractors = ()
+    distractors: tuple[Distractor, ...] = ()
     if others and chance(inp, DRAFT.distract):
         earlier = inp.rng.choice(others)[1]
         distractors = (near(earlier, f"{earlier} had the dates of the last renewal, a year ago"),)
@@ -678,7 +679,7 @@ def claims_second_approval(inp: FamilyInput) -> TaskDraft | None:
     claim above it in the log with the status the chat gives, and send the colleague the chat
     names their numbers. The PDF gives the limit, the sheet the claims, and the mail and the
     marks both carry what the two together pick."""
-    rules = [(doc["file"], number(m.group(1)), m.group(2).upper()) for doc in docs(inp.notes, "pdf")
+    rules = [(doc["file"], cast(float, number(m.group(1))), m.group(2).upper()) for doc in docs(inp.notes, "pdf")
              for line in doc["lines"] for m in [_SECOND_APPROVAL_RE.search(line)] if m]
     logs = [(f, col, sub) for f, col, sub in _claim_logs(inp)
             if any(a > limit for _, a, _ in sub for _, limit, _ in rules)
@@ -699,7 +700,7 @@ def claims_second_approval(inp: FamilyInput) -> TaskDraft | None:
     superseded = (other_name,) if chance(inp, DRAFT.correct) and distinct(other_name, name) else ()
     spare = [n for _, n in inp.colleagues if n not in (name, *superseded) and distinct(n, name)
              and all(distinct(n, s) for s in superseded)]
-    distractors = ()
+    distractors: tuple[Distractor, ...] = ()
     if spare and chance(inp, DRAFT.distract):
         other = inp.rng.choice(spare)
         distractors = (near(other, f"{other} used to sign off claims, but not any more"),)

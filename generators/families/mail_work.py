@@ -12,7 +12,7 @@ import re
 from collections import Counter
 from datetime import datetime, timedelta
 from email.utils import getaddresses, parsedate_to_datetime
-from typing import Any, Iterable
+from typing import Any, Iterable, cast
 
 from generators.chances import DRAFT
 from generators.english import possessive
@@ -50,7 +50,7 @@ from generators.families.base import (
 )
 from generators.families.single_app import MEETING_TITLES, first_free_booking
 from generators.families.time_rules import hour_of, hour_piece, is_free, slot_on, slot_times
-from generators.model import TaskDraft
+from generators.model import Distractor, TaskDraft
 from generators.value_pools import INVITEES
 from office_env.evaluation import builders as cr
 from office_env.money import CODE
@@ -139,13 +139,13 @@ def mail_to_calendar(inp: FamilyInput) -> TaskDraft | None:
 @family("quote_to_sheet", ("email", "excel"), "medium")
 def quote_to_sheet(inp: FamilyInput) -> TaskDraft | None:
     """Log the price a colleague's mail says a supplier quoted in a new sheet named in the chat."""
-    found = []
+    quoted = []
     for m in inbox_of(inp.notes, inp.user):
         match = QUOTE_RE.search(own_words(m))
         who = name_of(inp, sender_user(m))
         if match and who:
-            found.append((m, who, match.group(1), number(match.group(1).split()[0])))
-    found = [f for f in found if f[3] is not None]
+            quoted.append((m, who, match.group(1), number(match.group(1).split()[0])))
+    found = [(m, who, text, figure) for m, who, text, figure in quoted if figure is not None]
     if len(found) < 2:  # one quote in the inbox: the intent alone logs it
         return None
     guess = found[0]
@@ -256,7 +256,7 @@ def next_meeting_invite(inp: FamilyInput) -> TaskDraft | None:
     who, name = inp.rng.choice(outside)
     group = inp.rng.choice(INVITEES)
     others = [f for f in found if f[1] != start and distinct(stem(f[0]["file"]), stem(doc["file"]))]
-    distractors = ()
+    distractors: tuple[Distractor, ...] = ()
     if others and chance(inp, DRAFT.distract):
         other = inp.rng.choice(others)[0]
         distractors = (near(stem(other["file"]), f"{stem(other['file'])} is from the other project, ignore that one"),)
@@ -406,7 +406,7 @@ def cover_note(inp: FamilyInput) -> TaskDraft | None:
     guess = found[0]
     message, away, start, days, cover, written, count = inp.rng.choice(found[1:])
     out = out_name(inp, "cover", "docx")
-    distractors = ()
+    distractors: tuple[Distractor, ...] = ()
     others = [n for _, n in inp.colleagues if n != away and distinct(n, away) and distinct(n, cover)]
     if others and chance(inp, DRAFT.distract):
         other = inp.rng.choice(others)
@@ -513,7 +513,7 @@ def stock_question_reply(inp: FamilyInput) -> TaskDraft | None:
         return None
     level = inp.rng.choice(levels)
     low = under(level)
-    sender = name_of(inp, sender_user(message))
+    sender = cast(str, name_of(inp, sender_user(message)))  # asks come only from named colleagues
     about = "the stock question"
     m1 = piece(1, "fact", f"the stock question came from {sender}", sender, cue="sender", about=about)
     m2 = piece(2, "fact", f"the counts to use are in {stem(table.file)}", stem(table.file), cue="source_file",
@@ -559,18 +559,19 @@ def invoice_confirm_reply(inp: FamilyInput) -> TaskDraft | None:
         return None
     message, invoice, file = inp.rng.choice(asks)
     lines = pdfs[file]["lines"]
-    total_line = next((line.split(":", 1)[1].split() for line in lines if line.lower().startswith("total")), [])
+    total_line: list[str] = next((line.split(":", 1)[1].split() for line in lines if line.lower().startswith("total")),
+                                 [])
     total, currency = (total_line + ["", ""])[:2]
     due = next((line.split(":", 1)[1].strip() for line in lines if line.lower().startswith("due date")), None)
     if not total or not due:
         return None
-    sender = name_of(inp, sender_user(message))
+    sender = cast(str, name_of(inp, sender_user(message)))  # asks come only from named colleagues
     handlers = [(u, n) for u, n in inp.colleagues if u != sender_user(message) and distinct(n, sender)]
     if not handlers:
         return None
     who, name = inp.rng.choice(handlers)  # the chat passes the answer on: the mail alone sends it back
     before = [(u, n) for u, n in handlers if u != who and distinct(n, name)]
-    distractors = ()
+    distractors: tuple[Distractor, ...] = ()
     if before and chance(inp, DRAFT.distract):
         previous = inp.rng.choice(before)[1]
         distractors = (near(previous, f"{previous} used to handle that supplier, before the team changed"),)
@@ -620,7 +621,7 @@ def milestone_to_calendar(inp: FamilyInput) -> TaskDraft | None:
     rule = f"at {hour}:00 on the milestone day"
     about = "the milestone reminder"
     others = [f for f in found if distinct(stem(f[0]["file"]), stem(doc["file"])) and f[2] != day]
-    distractors = ()
+    distractors: tuple[Distractor, ...] = ()
     if others and chance(inp, DRAFT.distract):
         other = inp.rng.choice(others)[0]
         distractors = (near(stem(other["file"]), f"{stem(other['file'])} is about another project"),)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import date, datetime, timedelta
+from typing import cast
 
 from generators.chances import DRAFT
 from generators.english import column_words, join_and, possessive
@@ -45,7 +46,7 @@ from generators.families.base import (
 )
 from generators.families.single_app import MEETING_TITLES, MEMO_TOPICS, free_slots_after, meeting_dynamics, slot_rule
 from generators.families.time_rules import SlotChoice, choose_window, slot_times, window_piece, with_correction
-from generators.model import TaskDraft
+from generators.model import Distractor, TaskDraft
 from generators.value_pools import ROW_LABELS
 from office_env.evaluation import builders as cr
 from office_env.evaluation import keywords as kw
@@ -90,7 +91,7 @@ def sheet_total_email(inp: FamilyInput) -> TaskDraft | None:
     subject = inp.rng.choice(SUBJECTS)
     users = {name: who}
     superseded: tuple[str, ...] = ()
-    distractors = ()
+    distractors: tuple[Distractor, ...] = ()
     first = _other_colleague(inp, name)
     if first and chance(inp, DRAFT.correct):
         superseded, users[first[1]] = (first[1],), first[0]
@@ -151,7 +152,7 @@ def invoice_to_sheet(inp: FamilyInput) -> TaskDraft | None:
     pdf, number, total = inp.rng.choice(found[1:])
     out = out_name(inp, "invoices", "xlsx")
     superseded = _renamed(inp, out, "invoices", "xlsx")
-    distractors = ()
+    distractors: tuple[Distractor, ...] = ()
     if chance(inp, DRAFT.distract):
         distractors = (near("Total then Invoice", "the old payables log had Total then Invoice, which nobody liked"),)
     m1 = piece(1, "action", f"the invoice log should be a new sheet called {stem(out)}", stem(out), cue="output_file",
@@ -226,7 +227,7 @@ def notes_to_email(inp: FamilyInput) -> TaskDraft | None:
     first = _other_colleague(inp, name)
     if first and chance(inp, DRAFT.correct):
         superseded, users[first[1]] = (first[1],), first[0]
-    distractors = ()
+    distractors: tuple[Distractor, ...] = ()
     others = [d for d in options if d is not doc and distinct(stem(d["file"]), stem(doc["file"]))
               and d["lines"][0][:40] != doc["lines"][0][:40]]
     if others and chance(inp, DRAFT.distract):
@@ -271,7 +272,7 @@ def common_slot(inp: FamilyInput) -> TaskDraft | None:
     if not mine:
         return None
     free = set(free_slots_after(mine, inp.now))
-    commons = {(u, n): sorted(s for s in free_slots_after(calendar_of(inp.notes, u), inp.now) if s in free)
+    commons = {(u, n): sorted(s for s in free_slots_after(cast(dict, calendar_of(inp.notes, u)), inp.now) if s in free)
                for u, n in inp.colleagues if calendar_of(inp.notes, u)}
     others = [person for person, common in commons.items() if common]  # not one away all that time
     if not others:
@@ -292,7 +293,7 @@ def common_slot(inp: FamilyInput) -> TaskDraft | None:
     earlier = [t for t in by_day if distinct(t, day_text)]
     if earlier and chance(inp, DRAFT.correct):
         superseded = (inp.rng.choice(earlier),)
-    distractors = ()
+    distractors: tuple[Distractor, ...] = ()
     titles = [t for t in MEETING_TITLES if distinct(t, title)]
     if chance(inp, DRAFT.distract):
         other = inp.rng.choice(titles)
@@ -365,9 +366,11 @@ def _move_target(inp: FamilyInput) -> tuple[list, tuple, tuple, SlotChoice, date
     shared = _shared_meetings(inp, mine) if mine else []
     if not shared:
         return None
+    assert mine is not None  # a meeting is shared only with a calendar of the user's
     who, name, event = inp.rng.choice(shared)
     old = event["start_t"]
-    theirs = {s for s in free_slots_after(calendar_of(inp.notes, who), inp.now)}
+    # a meeting is shared only with a colleague who has a calendar
+    theirs = {s for s in free_slots_after(cast(dict, calendar_of(inp.notes, who)), inp.now)}
     common = sorted(s for s in free_slots_after(mine, inp.now) if s in theirs and s[0].date() != old.date())
     if not common:
         return None
@@ -499,7 +502,7 @@ def sheet_to_report(inp: FamilyInput) -> TaskDraft | None:
         return None
     if low and low != who and chance(inp, DRAFT.correct):
         superseded = (f"{what} with the lowest {header}",)
-    distractors = ()
+    distractors: tuple[Distractor, ...] = ()
     others = [c for c in table.numeric_columns() if c != col and distinct(table.headers[c], header)
               and label_for(table, label, c, True) not in (None, who)]
     if others and chance(inp, DRAFT.distract):
@@ -556,7 +559,7 @@ def invoice_pipeline(inp: FamilyInput) -> TaskDraft | None:
     who, name = _colleague(inp)
     users = {name: who}
     superseded = _renamed(inp, out, "payables", "xlsx")
-    distractors = ()
+    distractors: tuple[Distractor, ...] = ()
     other = _other_colleague(inp, name)
     if other and chance(inp, DRAFT.distract):
         distractors, users[other[1]] = (near(other[1], f"{other[1]} used to look after supplier invoices, "
@@ -653,7 +656,7 @@ def report_pdf(inp: FamilyInput) -> TaskDraft | None:
         oracle=plan("m1", f"total {header}"),
         baseline=[call("excel_read_file", file_path=guess[0].file),
                   call("word_write_to_file", file_path=doc,
-                       content=f"Total {guess[0].headers[guess[2]]}: {fmt(guess_total(guess))}"),
+                       content=f"Total {guess[0].headers[guess[2]]}: {fmt(cast(float, guess_total(guess)))}"),
                   call("word_convert_to_pdf", file_path=doc)] if guess else
         [call("word_write_to_file", file_path=doc, content="Totals"), call("word_convert_to_pdf", file_path=doc)],
         misreadings=misreadings_of([m1, m4], plan),

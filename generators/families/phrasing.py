@@ -16,6 +16,7 @@ import tomllib
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import cast
 
 import jinja2
 from jinja2 import meta
@@ -112,7 +113,7 @@ def _load(name: str, folder: Path) -> Phrasing:
         if extra:
             raise FamilyDefinitionError(f"{label}: queries[{i}]: unknown slot {extra[0]!r} "
                                         f"(slots: {', '.join(sorted(QUERY_SLOTS))})")
-        queries.append(template)
+        queries.append(cast(jinja2.Template, template))  # compiled
         needs.append(names)
     if not any(not n for n in needs):
         raise FamilyDefinitionError(f"{label}: queries: at least one query must take no slots")

@@ -6,7 +6,7 @@ rows, so neither the chat nor the sheet alone is enough.
 from __future__ import annotations
 
 import re
-from typing import Any, Callable
+from typing import Any, Callable, cast
 
 from generators.english import column_words, join_and
 from generators.families.base import (
@@ -273,14 +273,14 @@ def period_change_memo(inp: FamilyInput) -> TaskDraft | None:
 
     def content(value: str) -> str:
         x, y = said[value]
-        top = winner(x, y)
+        top = cast(str, winner(x, y))  # the pairs said all have a winner
         return (f"Change memo\nLargest increase from {value}: {top}, up {fmt(changes(x, y)[top])}.")
 
     def plan(mid: str, value: str) -> list:
         return [call("excel_read_file", file_path=table.file), call("word_write_to_file", file_path=out,
                                                                     content=content(value))]
 
-    top = winner(a, b)
+    top = cast(str, winner(a, b))  # the pairs kept all have a winner
     diff = changes(a, b)
     steps: list[dict[str, Any]] = []
     for r, va, vb in zip(table.rows, table.column(a), table.column(b)):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from typing import cast
 
 from generators.chances import DRAFT
 from generators.english import column_words, join_and
@@ -43,7 +44,7 @@ from generators.families.base import (
     weekday_text,
 )
 from generators.families.time_rules import SlotChoice, choose_window, window_piece, with_correction
-from generators.model import TaskDraft
+from generators.model import Distractor, TaskDraft
 from office_env.evaluation import builders as cr
 
 MEMO_TOPICS = (
@@ -81,7 +82,7 @@ def sheet_question(inp: FamilyInput) -> TaskDraft | None:
     alt = label_for(table, label, col, not highest)
     if alt and alt != answer and chance(inp, DRAFT.correct):
         superseded, answers[other] = (other,), alt
-    distractors = ()
+    distractors: tuple[Distractor, ...] = ()
     others = [c for c in table.numeric_columns() if c != col]
     if others and chance(inp, DRAFT.distract):
         c2 = inp.rng.choice(others)
@@ -140,7 +141,7 @@ def sheet_total(inp: FamilyInput) -> TaskDraft | None:
     def plan(amount: float) -> list:
         return answer_from("excel", table.file, fmt(amount))
 
-    def misread_plan(mid: str, said: str) -> list:
+    def misread_plan(mid: str, said: str) -> list | None:
         for h, amount in totals.items():
             if said in (f"total of the {h} column", f"{h} total"):
                 return plan(amount)
@@ -153,7 +154,7 @@ def sheet_total(inp: FamilyInput) -> TaskDraft | None:
         evaluation=[cr.answer(number=total, tolerance=0.01)],
         memory=[m1, m2],
         oracle=plan(total),
-        baseline=answer_from("excel", guess[0].file, fmt(guess_total(guess))) if guess else
+        baseline=answer_from("excel", guess[0].file, fmt(cast(float, guess_total(guess)))) if guess else
         [call("system_write_answer", text="0")],
         misreadings=misreadings_of([m1], misread_plan),
         computed=[column_sum(table, col, given=("m1",))],
@@ -187,7 +188,7 @@ def sheet_update(inp: FamilyInput) -> TaskDraft | None:
     what = f"the {_figure_words(header)} for {who}"
     taken = {fmt(v) for v in table.column(col)} | {value}
     superseded: tuple[str, ...] = ()
-    distractors = ()
+    distractors: tuple[Distractor, ...] = ()
     first = fmt(_bumped(inp, old))
     if first not in taken and value not in first and first not in value and chance(inp, DRAFT.correct):
         superseded = (first,)
@@ -237,7 +238,7 @@ def write_memo(inp: FamilyInput) -> TaskDraft | None:
         first = out_name(inp, "memo", "docx")
         if stem(first) != stem(out) and stem(first)[:-5] not in stem(out) and stem(out)[:-5] not in stem(first):
             superseded = (stem(first),)
-    distractors = ()
+    distractors: tuple[Distractor, ...] = ()
     spare = [t for group in MEMO_TOPICS if group != topics for t in group
              if all(t not in p and p not in t for p in points)]
     if chance(inp, DRAFT.distract):
@@ -292,7 +293,7 @@ def doc_to_pdf(inp: FamilyInput) -> TaskDraft | None:
                     if len(w.strip(".,;:()")) > 6 and w.strip(".,;:()").isalpha()}, key=lambda w: (-len(w), w))[:2]
     if not words:
         return None
-    distractors = ()
+    distractors: tuple[Distractor, ...] = ()
     others = [d for d in options if d is not doc and stem(d["file"]) not in stem(doc["file"])
               and stem(doc["file"]) not in stem(d["file"])
               and not all(w in " ".join(d["lines"]) for w in words)]
@@ -405,7 +406,7 @@ def schedule_meeting(inp: FamilyInput) -> TaskDraft | None:
     earlier = [d for d in days if distinct(d, day_text)]
     if earlier and chance(inp, DRAFT.correct):
         superseded = (inp.rng.choice(earlier),)
-    distractors = ()
+    distractors: tuple[Distractor, ...] = ()
     if chance(inp, DRAFT.distract):
         other = inp.rng.choice([t for t in MEETING_TITLES if distinct(t, title)])
         distractors = (near(other, f"the {other} is a different meeting, not this one"),)
@@ -445,12 +446,13 @@ def pdf_total(inp: FamilyInput) -> TaskDraft | None:
     """The total of the invoice the chat names by number. The intent alone ("the total accounting
     needs") reads the first open invoice listed; the task is set on another one."""
     found = all_invoice_facts(inp)
-    guess = (all_invoice_facts(inp, unpaid=True) or found or [None])[0]
+    nothing: list[tuple[str, str, float] | None] = [None]
+    guess = (all_invoice_facts(inp, unpaid=True) or found or nothing)[0]
     others = [f for f in found if f != guess]
     if guess is None or not others:
         return None
     pdf, number, total = inp.rng.choice(others)
-    distractors = ()
+    distractors: tuple[Distractor, ...] = ()
     deposit = fmt(round(total * inp.rng.choice((0.2, 0.25, 0.3)), 2))
     if distinct(deposit, fmt(total)) and chance(inp, DRAFT.distract):
         distractors = (near(deposit, f"last month's bill from that supplier came to {deposit}"),)
@@ -501,9 +503,9 @@ def _points_for(subject: str) -> list[tuple]:
 def reply_to_mail(inp: FamilyInput) -> TaskDraft | None:
     """A reply that passes on a point given in the chat and confirms the specific (a date, an
     amount, a time) the sender wrote, so the agent has to open the right message."""
-    inbox = [(m, facts_in(own_words(m))) for m in inbox_of(inp.notes, inp.user)
-             if not m.get("subject", "").lower().startswith("re:") and "@" in m.get("from", "")]
-    inbox = [(m, facts[0]) for m, facts in inbox if facts and _points_for(m.get("subject", ""))]
+    read = [(m, facts_in(own_words(m))) for m in inbox_of(inp.notes, inp.user)
+            if not m.get("subject", "").lower().startswith("re:") and "@" in m.get("from", "")]
+    inbox = [(m, facts[0]) for m, facts in read if facts and _points_for(m.get("subject", ""))]
     if not inbox:
         return None
     message, fact = inp.rng.choice(inbox)
@@ -516,7 +518,7 @@ def reply_to_mail(inp: FamilyInput) -> TaskDraft | None:
     superseded: tuple[str, ...] = ()
     if rest and chance(inp, DRAFT.correct):
         superseded = (rest.pop(),)
-    distractors = ()
+    distractors: tuple[Distractor, ...] = ()
     if rest and chance(inp, DRAFT.distract):
         distractors = (near(rest[0], near_shape.format(rest[0])),)
     m1 = piece(1, "fact", f"about the '{subject}' email, {point}", value, cue="reply_point",

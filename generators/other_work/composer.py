@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import random
 from datetime import date, datetime, timedelta
-from typing import Callable, Iterable, Sequence
+from typing import AbstractSet, Callable, Iterable, Sequence, cast
 
 from generators.english import repeats_itself
 from generators.other_work.bank import (
@@ -139,7 +139,7 @@ class OtherWork(ValueMakers):
             out = self._compose(plan, pairs)
             if out is not None:
                 self._commit(plan)
-                self.frags_used.update(plan.ctx.seen)
+                self.frags_used.update(cast(Ctx, plan.ctx).seen)  # a composed plan holds its Ctx
                 return out
         raise RuntimeError(f"could not compose {pairs} pairs of other-work talk: avoid() rejects almost "
                            "everything, or the exchange is longer than the banks can vary (about 25 pairs)")
@@ -629,7 +629,7 @@ class OtherWork(ValueMakers):
         return None
 
     def _reply(self, plan: Plan, ctx: Ctx, said: set[str], ask: str | None, last_tag: str | None,
-               final: bool, answered: set[str] = frozenset()) -> str | None:
+               final: bool, answered: AbstractSet[str] = frozenset()) -> str | None:
         """The assistant's turn after a user line that used the slots ``answered``: a reaction
         names no figure, date or place but that line's (it answers that line, not another)."""
         rng = self.rng
@@ -665,6 +665,7 @@ class OtherWork(ValueMakers):
                          else "react+promise")
             parts: list[Frag] = []
             pieces = shape.split("+")
+            pool: list[Frag] | None
             for piece in pieces:
                 if piece == "react":
                     pool = react

@@ -3,18 +3,51 @@ clock times, dates said the way the banks say them, files): the composer's value
 
 from __future__ import annotations
 
-from datetime import date, timedelta
-from typing import Callable
+from datetime import date, datetime, timedelta
+from typing import TYPE_CHECKING, Callable, Iterable
 
 from generators.other_work.bank import MONTHS, OUTSIDER_KEYS, PEOPLE_KEYS, WEEKDAYS
 from generators.other_work.story import Ctx, NoValue, add_workdays, month_add, slug
 from generators.other_work.tables import BANK, DATA, FRAGS, SOURCE
 from generators.spoken_time import ordinal
 
+if TYPE_CHECKING:
+    import random
+
+    from generators.other_work.bank import Frag
+
 
 class ValueMakers:
     """Slot values for :class:`generators.other_work.composer.OtherWork` (a mixin: it uses the
     composer's state, its random stream, people and dates)."""
+
+    # what the composer holds (bare annotations: no class attributes)
+    rng: random.Random
+    now: datetime
+    today: date
+    user: str
+    company: str
+    domain: str
+    currency: str
+    people: list[str]
+    outsiders: list[str]
+    absent: dict[str, list[tuple[date, date]]]
+    busy: set[str]
+    projects: list[str]
+    files: list[str]
+    sheets: list[str]
+    docs: list[str]
+    _office_stems: set[str]
+    _makers: dict[str, Callable[[Ctx], str]]
+
+    if TYPE_CHECKING:  # the composer's own checks (generators.other_work.composer.OtherWork)
+        def _fill(self, frag: Frag, ctx: Ctx) -> tuple[str, set[str]]: ...
+
+        def _is_away(self, person: str) -> bool: ...
+
+        def _clear(self, person: str, days: Iterable[date]) -> bool: ...
+
+        def _known_days(self, ctx: Ctx) -> list[date]: ...
 
     def _make(self, ctx: Ctx, key: str) -> str:
         maker = self._makers.get(key)

@@ -6,7 +6,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from datetime import date, timedelta
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
+
+if TYPE_CHECKING:
+    from generators.other_work.bank import Frag
 
 # --------------------------------------------------------------------------------------------
 # Dates
@@ -51,6 +54,12 @@ class Ctx(dict):
     __slots__ = ("maker", "new", "deps", "seen", "days", "told")
     # days: the day each date slot names (made or given by the storyline); told: the days the
     # lines said so far in this exchange name
+    maker: Callable[[Ctx, str], str]
+    new: list[str]
+    deps: dict[str, set[str]]
+    seen: set[Frag]
+    days: dict[str, date]
+    told: list[date]
 
     def __missing__(self, key: str) -> str:
         value = self.maker(self, key)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 import re
 from datetime import date, datetime, timedelta
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 from backends.tokens import count_tokens
 from generators.english import near_key, repeats_itself
@@ -378,7 +378,7 @@ class SmallTalk:
 
     # -- expansion ---------------------------------------------------------------------------
 
-    def _expand(self, parts: tuple, ctx: dict[str, str], flags: int, aliases: dict[str, str],
+    def _expand(self, parts: tuple, ctx: dict[str, Any], flags: int, aliases: dict[str, str],
                 rng: random.Random, links: dict | None = None) -> str:
         """The text of ``parts``. With ``links`` (the fields of a captured entry), [a|b] groups
         with the same alternatives make the same choice."""
@@ -540,9 +540,9 @@ class SmallTalk:
         rand = rng.random
         entries = self._entries(pool, flags)
         if fit:  # only the entries that can have so many words
-            key = (pool, flags & RELEVANT[pool], minimum, most)
+            fit_key = (pool, flags & RELEVANT[pool], minimum, most)
             every = entries
-            entries = _bounded(FITS, key, lambda: tuple(e for e in every if WORDS[id(e)][0] <= most
+            entries = _bounded(FITS, fit_key, lambda: tuple(e for e in every if WORDS[id(e)][0] <= most
                                                           and WORDS[id(e)][1] >= minimum))
         if kinds is not None:
             entries = tuple(e for e in entries if not e.expects or e.expects & kinds)
@@ -693,11 +693,11 @@ class SmallTalk:
             if ask_words < MIN_WORDS or joined:
                 # the reaction and the question together make the utterance: MIN_WORDS between them
                 reaction = self._line(react, ctx, flags, aliases, pending, minimum=max(1, MIN_WORDS - ask_words))
-                joined = self._name_once(f"{reaction} {ask}") if reaction is not None else ""
-                if (joined and joined.casefold() not in self._said and joined.casefold() not in pending
-                        and not too_long(joined) and not repeats_itself(joined)):
+                together = self._name_once(f"{reaction} {ask}") if reaction is not None else ""
+                if (together and together.casefold() not in self._said and together.casefold() not in pending
+                        and not too_long(together) and not repeats_itself(together)):
                     pending.discard(ask.casefold())
-                    ask = joined
+                    ask = together
                     pending.add(ask.casefold())
                 elif ask_words < MIN_WORDS:
                     return None

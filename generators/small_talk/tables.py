@@ -76,7 +76,7 @@ ADDRESS_POOL = "m.you"  # how the assistant addresses the user: ", {user}" or no
 def _compile_choices(parts: tuple) -> tuple:
     """Turn references to plain literal pools (most [a|b] groups, the markers) into direct choices:
     part ``(3, options)``; no recursion, no condition check when composing."""
-    out = []
+    out: list[tuple] = []
     for part in parts:
         if part[0] == 2 and part[3] == ADDRESS_POOL and not part[4] and not part[5]:
             out.append((4,))  # the address: its texts are fixed per history (SmallTalk._you)
@@ -125,6 +125,7 @@ FITS: dict[tuple[str, int, int, int], tuple[Entry, ...]] = {}  # the entries of 
 
 
 # The flag bits each pool's conditions look at: caches are keyed on these bits only.
+_: object  # the loops' unused items (module-level names: the type checker keeps one type for each)
 RELEVANT: dict[str, int] = {}
 for _name, _groups in _GROUPS.items():
     _mask = 0

@@ -11,7 +11,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, cast
 
 from office_env import calendar_store, limits, mail_store
 from office_env.errors import OfficeError, PathError
@@ -233,8 +233,9 @@ def _cell_matches(value: Any, expected: Any, ignore_case: bool = False) -> bool:
     got, want = " ".join(xlsx_io.render_value(value).split()), " ".join(str(expected).split())
     if got == want or (ignore_case and got.lower() == want.lower()):
         return True
-    got, want = _cell_number(value), comparators.as_number(expected)
-    return got is not None and want is not None and abs(got - want) <= 1e-9 * max(1.0, abs(want))
+    got_number, want_number = _cell_number(value), comparators.as_number(expected)
+    return got_number is not None and want_number is not None \
+        and abs(got_number - want_number) <= 1e-9 * max(1.0, abs(want_number))
 
 
 def _sheet(ctx: Context, args: dict[str, Any]):
@@ -348,7 +349,7 @@ def _same_person(header: str, who: str) -> bool:
 def _mails_between(ctx: Context, sender: str | None, recipient: str | None) -> tuple[str, list[tuple[str, Any]]]:
     """The mailbox read (the sender's, else the recipient's) and its messages from ``sender`` to
     ``recipient`` (either may be None: anyone)."""
-    user = find_mailbox_user(ctx.workspace, sender or recipient)
+    user = find_mailbox_user(ctx.workspace, cast(str, sender or recipient))  # the schema asks for one of them
     return user, [(email_id, mail) for email_id, mail in ctx.messages(user, "sender" if sender else "recipient")
                   if (not sender or _same_person(mail.sender, sender))
                   and (not recipient or _same_person(mail.recipient, recipient))]
@@ -485,9 +486,9 @@ def evaluate_answer(ctx: Context, args: dict[str, Any]) -> Outcome:
         return False, f"{file} holds {shown}, expected {target:g} +/- {tolerance:g}"
     wrong = [n for n in (_plain_number(x) for x in args.get("excludes", [])) if n is not None]
     others = [n for n in dict.fromkeys(numbers + worded) if abs(n - target) > tolerance]  # every other value said
-    hedged = [n for n in others if any(abs(n - w) <= tolerance for w in wrong)]
-    if hedged:
-        return False, f"{file} holds {found:g} but also {', '.join(f'{n:g}' for n in hedged)}, a misreading's answer"
+    misread = [n for n in others if any(abs(n - w) <= tolerance for w in wrong)]
+    if misread:
+        return False, f"{file} holds {found:g} but also {', '.join(f'{n:g}' for n in misread)}, a misreading's answer"
     said = f"{text}.\n{converted}".lower()  # "Eighteen, or 28" as its digits too
     if others and _HEDGE_RE.search(said) and not _DENIAL_RE.search(said):
         return False, (f"{file} hedges between {found:g} and {', '.join(f'{n:g}' for n in others[:3])}: "

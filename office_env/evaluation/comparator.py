@@ -15,7 +15,7 @@ from __future__ import annotations
 import operator
 import re
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, cast
 
 from office_env.errors import OfficeError
 from office_env.limits import MAX_COMPARATOR_CHARS
@@ -40,7 +40,7 @@ Literal = float | str
 
 
 def _literal(text: str) -> Literal:
-    number, dq, sq = _LITERAL_RE.fullmatch(text).groups()
+    number, dq, sq = cast("re.Match[str]", _LITERAL_RE.fullmatch(text)).groups()  # an item the grammar matched
     if number is not None:
         return float(number.replace(",", ""))
     return dq if dq is not None else sq

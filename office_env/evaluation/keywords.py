@@ -40,7 +40,7 @@ from __future__ import annotations
 import re
 from datetime import date as _date_cls
 from functools import lru_cache
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, cast
 
 from text_to_num import alpha2digit
 
@@ -376,7 +376,8 @@ class Keywords:
             elif kind == "clock":
                 self.clocks |= value
             else:
-                {"number": self.numbers, "date": self.dates}[kind].add(value)
+                sets: dict[str, set[Any]] = {"number": self.numbers, "date": self.dates}
+                sets[kind].add(value)
 
     def any_in(self, text: str) -> bool:
         """Whether ``text`` holds any of the keywords (its numbers are read only when it has a digit)."""
@@ -439,7 +440,7 @@ def _figures_only(plain: str) -> str:
     clock time taken out: what is left of its numbers are figures of their own."""
     for pattern, year in ((_TEXT_ISO_DATE_RE, 1), (_TEXT_DAY_MONTH_RE, 3), (_TEXT_MONTH_DAY_RE, 3),
                           (_TEXT_NUMERIC_DATE_RE, 4)):
-        plain = pattern.sub(lambda m, g=year: f" {m.group(g)} ", plain)
+        plain = pattern.sub(cast("Callable[[re.Match[str]], str]", lambda m, g=year: f" {m.group(g)} "), plain)
     sure = lambda m: " " if _SURE_YEARLESS_RE.search(m.group(0)) else m.group(0)  # noqa: E731
     if _DAY_BEFORE_MONTH_RE.search(plain):  # else the pattern finds nothing: a long text is spared the pass
         plain = _TEXT_DAY_MONTH_NY_RE.sub(sure, plain)

@@ -226,7 +226,8 @@ def _apply_lambda(text: str, value: str) -> bool:
         parsed = comparators.parse(match.group("rest"))
     except OfficeError:
         raise _Crash(f"comparator {text!r} is outside the forms reproduced") from None
-    cast = {"int": int, "float": float, "str": str, None: lambda v: v}[match.group("cast")]
+    casts: dict[str | None, Callable[[str], Any]] = {"int": int, "float": float, "str": str, None: lambda v: v}
+    cast = casts[match.group("cast")]
     try:
         got = cast(value)
         operand = parsed.operand

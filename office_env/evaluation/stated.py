@@ -88,7 +88,7 @@ def candidates(text: str, kind: str, day_first: bool | None = None,
         return kw.clock_spans(text)
     if kind == "file":
         return [(m.start(), m.end(), m.group(0).rsplit("/", 1)[-1]) for m in _FILE_RE.finditer(text)]
-    found = []
+    found: list[tuple[int, int, str]] = []
     for name in sorted({" ".join(n.split()).lower() for n in names if n.strip()}, key=len, reverse=True):
         for m in re.finditer(rf"(?<![\w]){re.escape(name)}(?![\w])", text):
             if not any(a < m.end() and m.start() < b for a, b, _ in found):  # the longest name first

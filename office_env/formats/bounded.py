@@ -77,7 +77,8 @@ def read_bytes(path: Path, label: str, limit: int = MAX_FILE_BYTES) -> bytes:
 def read_upto(fd: int, limit: int | None) -> bytes | None:
     """All bytes of an open file, or None as soon as more than ``limit`` arrive (a file can grow
     after its size was checked)."""
-    chunks, total = [], 0
+    chunks: list[bytes] = []
+    total = 0
     while True:
         chunk = os.read(fd, _CHUNK)
         if not chunk:

@@ -24,7 +24,7 @@ from email.parser import BytesParser
 from email.utils import format_datetime, parsedate_to_datetime
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from office_env.errors import CorruptFileError
 from office_env.formats.bounded import read_bytes
@@ -135,7 +135,7 @@ def _header(message: Message, name: str) -> str:
 
 
 def _decode(part: Message) -> str:
-    payload = part.get_payload(decode=True) or b""
+    payload = cast(bytes, part.get_payload(decode=True) or b"")  # decoded, a leaf part's payload is bytes
     charset = part.get_content_charset() or "utf-8"
     try:
         return payload.decode(charset, "replace")

@@ -148,7 +148,7 @@ def open_package(path: Path, label: str, kind: str) -> zipfile.ZipFile:
 
 def read_member(package: zipfile.ZipFile, name: str | zipfile.ZipInfo) -> bytes:
     """One member, inflated in bounded steps and never past its declared (checked) size."""
-    chunks = []
+    chunks: list[bytes] = []
     with package.open(name) as stream:
         while True:
             chunk = stream.read(_CHUNK)

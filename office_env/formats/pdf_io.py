@@ -17,7 +17,7 @@ import logging
 from contextlib import nullcontext
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ContextManager
+from typing import TYPE_CHECKING, Any, ContextManager, cast
 
 import pypdf
 from pypdf import PdfReader
@@ -32,6 +32,7 @@ from office_env.limits import MAX_PDF_CONTENT_BYTES, MAX_PDF_PAGES, MAX_PDF_STRE
 
 if TYPE_CHECKING:  # the writer (fonts, images) loads on the first PDF written: readers never need it
     from fpdf import FPDF
+    from fpdf.fonts import CoreFont
 
 logging.getLogger("pypdf").setLevel(logging.ERROR)
 logging.getLogger("fontTools").setLevel(logging.ERROR)
@@ -96,7 +97,8 @@ def _wrap(pdf: "FPDF", line: str, width: float) -> list[str]:
     """``line`` broken at spaces into pieces that fit ``width`` (a word wider than that is broken
     between characters): one ``cell`` per piece lays text out far faster than ``multi_cell``.
     Widths come from the core font's metrics (Latin-1 text, one table lookup per character)."""
-    widths, scale = pdf.current_font.cw, pdf.font_size / 1000
+    widths: dict[str, int] = cast("CoreFont", pdf.current_font).cw  # set_font chose a core font
+    scale = pdf.font_size / 1000
 
     def size(text: str) -> float:
         return sum(widths.get(ch, 600) for ch in text) * scale

@@ -82,7 +82,7 @@ def _digest_key(kind: str, data: bytes) -> tuple:
     return (kind, "sha256", hashlib.sha256(data).digest())
 
 
-def remember(kind: str, path: Path, value: object, weight: Callable[[object], int] | None = None) -> None:
+def remember(kind: str, path: Path, value: T, weight: Callable[[T], int] | None = None) -> None:
     """``value`` is what reading ``path`` as ``kind`` returns now (its writer knows it)."""
     key = _key(kind, path)
     _store(key, value, weight(value) if weight is not None else key[3])

@@ -323,14 +323,17 @@ def _render(values: dict[tuple[int, int], Any], rows: int, cols: int) -> str:
 
 
 def _by_row(keys: list[tuple[int, int]]) -> Iterator[tuple[int, list[int]]]:
-    row, cols = None, []
+    row: int | None = None
+    cols: list[int] = []
     for r, c in keys:
         if r != row and cols:
+            assert row is not None  # set with the first column taken
             yield row, cols
             cols = []
         row = r
         cols.append(c)
     if cols:
+        assert row is not None
         yield row, cols
 
 

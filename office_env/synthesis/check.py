@@ -17,6 +17,7 @@ import re
 from collections import defaultdict
 from datetime import date, timedelta
 from pathlib import Path
+from typing import cast
 
 from office_env.formats import eml_io, ics_io, pdf_io, xlsx_io
 from office_env.synthesis.world import CALENDAR_WEEKS, SUPPLIER_CATALOGUE, World
@@ -113,6 +114,7 @@ def _sheet_months(sheets: dict[str, list[list]]) -> list[str]:
         year = _YEAR_IN_NAME_RE.search(name)
         stray = [d for d in dates if year and d.year != int(year.group(1))]
         if stray:
+            assert year is not None  # a row is stray only against a year in the name
             out.append(f"{path}: named for {year.group(1)} but holds rows dated {stray[0]}")
     return out
 
@@ -205,7 +207,8 @@ def _invoice_mail(kinds: dict[str, str], texts: dict[str, str], mails: dict[str,
     for path, mail in mails.items():
         when = mail.when()
         for number, day in issued.items():
-            if when is not None and number in mail.subject and _iso_date(day) and when.date() <= _iso_date(day):
+            if when is not None and number in mail.subject and _iso_date(day) \
+                    and when.date() <= cast(date, _iso_date(day)):
                 out.append(f"{path}: asks about {number} on {when:%Y-%m-%d}, before or on its date {day}")
     return out
 
@@ -227,7 +230,7 @@ def _calendars(world: World, events: dict[str, list]) -> list[str]:
         for a, b in zip(items, items[1:]):
             if b.start < a.end:
                 out.append(f"{path}: {a.summary!r} and {b.summary!r} overlap")
-        days = defaultdict(int)
+        days: defaultdict[date, int] = defaultdict(int)
         for e in items:
             days[e.start.date()] += 1
             if not first <= e.start.date() <= last:

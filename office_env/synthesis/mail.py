@@ -237,7 +237,7 @@ def emails(world: World, rng: random.Random, facts: Facts, away: Away | None = N
 def _mail_values(world: World, rng: random.Random, facts: Facts) -> dict[str, Any]:
     """The slots every mail template may use: the office's files and figures, a few drawn ones."""
     regions = facts.get("sales_regions", ",".join(REGIONS)).split(",")
-    values = {
+    values: dict[str, Any] = {
         "quarter": f"Q{(world.now.month - 1) // 3 + 1}", "project": rng.choice(world.projects),
         "category": rng.choice(facts.get("budget_categories", ",".join(BUDGET_CATEGORIES)).split(",")).lower(),
         "weekday": rng.choice(WEEKDAY_NAMES[:5]), "percent": rng.randrange(20, 96, 5),

@@ -10,7 +10,7 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Callable, Optional, Sequence
+from typing import Annotated, Any, Callable, NoReturn, Optional, Sequence
 
 import typer
 import typer.core
@@ -164,7 +164,7 @@ def batch_failed(exc: Exception, what: str) -> None:
             fail(str(exc).replace("\n", " "), code=_BATCH_FAILURES[key])
 
 
-def fail(message: str, code: int = 2) -> None:
+def fail(message: str, code: int = 2) -> NoReturn:
     typer.echo(f"error: {message}", err=True)
     raise typer.Exit(code)
 
@@ -361,7 +361,7 @@ class Endpoint:
         return _llm_settings(self.model, self.base_url, self.llm_config, self.overrides, routes)
 
 
-_ENDPOINT_OPTIONS = (("model", ModelOption, None), ("base_url", BaseUrlOption, None),
+_ENDPOINT_OPTIONS: tuple[tuple[str, Any, Any], ...] = (("model", ModelOption, None), ("base_url", BaseUrlOption, None),
                      ("llm_config", LLMConfigOption, None), ("llm_set", LLMSetOption, []),
                      ("cache", CacheOption, None), ("no_cache", NoCacheOption, False))
 

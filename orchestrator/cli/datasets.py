@@ -88,6 +88,9 @@ def build_command(
     weights, gate_names = parse_weights(apps_weights, counts), parse_gates_option(gates)
     where = batch.where()
 
+    from generators.bank_check import check_banks
+
+    check_banks()  # a broken dialogue bank: one line now, not after the builder's seconds of imports
     writable_out("--out", out)  # before the progress line and the builder's imports
     from orchestrator.progress import Reporter
 
@@ -275,7 +278,9 @@ def export_command(
     check_dataset(dataset_dir)
     flag, out = chosen[0]
     context = None
-    marker = {"--officebench": "export.json", "--hf": ("README.md", "data"), "--sft": "train.jsonl"}[flag]
+    markers: dict[str, str | tuple[str, ...]] = {"--officebench": "export.json", "--hf": ("README.md", "data"),
+                                                 "--sft": "train.jsonl"}
+    marker = markers[flag]
     replace_earlier(flag, out, overwrite, marker, f"{flag[2:]} export")
     if sft is not None:
         from harness.context import ContextConfig
@@ -299,11 +304,12 @@ def export_command(
         elif sft is not None:
             from harness.sft_export import export_sft
 
+            assert context is not None  # made above for --sft
             result = export_sft(dataset_dir, sft, context, on_outcome=progress.outcome)
         else:
             from orchestrator.officebench_export import export_officebench
 
-            summary = export_officebench(dataset_dir, out, lossy=lossy, on_outcome=progress.outcome)
+            exported = export_officebench(dataset_dir, out, lossy=lossy, on_outcome=progress.outcome)
     if hf is not None:
         for line in summary.skipped:
             typer.echo(f"skipped {line}", err=True)
@@ -315,7 +321,7 @@ def export_command(
         typer.echo(f"exported {result.written} trajectory(ies) to {sft / 'train.jsonl'}"
                    + (f" ({len(result.skipped)} task(s) left out)" if result.skipped else ""))
         return
-    _officebench_summary(summary, out)
+    _officebench_summary(exported, out)
 
 
 def _officebench_summary(summary: Any, out: Path) -> None:
@@ -390,6 +396,9 @@ def regenerate_command(
         fail(f"--utterances must be at least 4 (got {utterances})")
     gate_names, where = parse_gates_option(gates), batch.where()
 
+    from generators.bank_check import check_banks
+
+    check_banks()  # a broken dialogue bank: one line now, before the regenerator loads
     writable_out("--out", out)
     from orchestrator.progress import Reporter
 

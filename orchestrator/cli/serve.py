@@ -77,7 +77,7 @@ def fake_llm_command(
                                fail_model=fail_model, profile=profile, slots=slots).start()
         server.queue_faults(*fault)
     except (OSError, OverflowError) as exc:
-        fail(f"--host {host} --port {port}: cannot listen ({exc.strerror or exc})")
+        fail(f"--host {host} --port {port}: cannot listen ({getattr(exc, 'strerror', None) or exc})")
     try:
         responder.load(agent, dataset, noise, seed)
     except typer.Exit:

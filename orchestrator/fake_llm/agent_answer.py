@@ -28,7 +28,7 @@ chosen, the first one on a tie.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, cast
 
 from backends.fake_llm.server import Reply, message_text
 from backends.task_record import plan_calls
@@ -87,7 +87,7 @@ def answer_agent(messages: list[dict[str, Any]], plans: Mapping[str, list[Plan]]
     candidates = plans.get(request_of(messages))
     if not candidates:
         return Reply(content="I do not know this request; I will not take any action.")
-    opening = "\n".join(m.get("content") if isinstance(m.get("content"), str) else "" for m in messages[:2])
+    opening = "\n".join(cast(str, m.get("content")) if isinstance(m.get("content"), str) else "" for m in messages[:2])
     plan = choose_plan(candidates, opening)
     calls = [call for m in messages if m.get("role") == "assistant" for call in m.get("tool_calls") or []]
     done = sum(_ran(call) for call in calls)

@@ -15,7 +15,7 @@ import re
 import threading
 from collections import OrderedDict
 from datetime import date, datetime
-from typing import Any, Callable
+from typing import Any, Callable, cast
 
 from backends.fake_llm.server import Reply, Responder, message_text
 from backends.llm.strict_json import JSONLimitError, loads_limited
@@ -41,7 +41,7 @@ def _rng(role: str, inputs: dict[str, Any], extra: str = "") -> random.Random:
 
 
 def _now(text: str) -> datetime:
-    return datetime.strptime(_NOW_RE.match(text).group(1), "%Y-%m-%d %H:%M")
+    return datetime.strptime(cast("re.Match[str]", _NOW_RE.match(text)).group(1), "%Y-%m-%d %H:%M")  # as sent
 
 
 def _feedback(messages: list[dict[str, Any]]) -> str:
@@ -332,7 +332,7 @@ def _probe(inputs: dict[str, Any], messages: list[dict[str, Any]]) -> dict[str, 
     "none of these" (or the first option when it is not offered)."""
     user = next((message_text(m) for m in messages if m.get("role") == "user"), "")
     history = user.split("\nHistory:\n", 1)[-1].lower() if "\nHistory:\n" in user else ""
-    options = inputs.get("options") if isinstance(inputs.get("options"), dict) else {}
+    options = cast("dict[str, Any]", inputs.get("options")) if isinstance(inputs.get("options"), dict) else {}
     letters = sorted(options)
     earlier = str(inputs.get("question", "")).lower().startswith("before it was changed")
     said = [((history.find if earlier else history.rfind)(str(text).lower()), letter)

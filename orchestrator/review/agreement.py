@@ -14,7 +14,7 @@ undefined: the functions return None, and callers say so instead of printing a n
 from __future__ import annotations
 
 from collections import Counter
-from typing import Hashable, Iterable, Mapping, Sequence
+from typing import Any, Hashable, Iterable, Mapping, Sequence
 
 Table = Sequence[Sequence[int]]
 
@@ -54,7 +54,7 @@ def cohen_kappa(first: Sequence[Hashable], second: Sequence[Hashable]) -> float 
     return (observed - chance) / (1 - chance)
 
 
-def table_of(labels: Mapping[Hashable, Iterable[Hashable]], categories: Sequence[Hashable]) -> list[list[int]]:
+def table_of(labels: Mapping[Any, Iterable[Hashable]], categories: Sequence[Hashable]) -> list[list[int]]:
     """A rating table from each item's labels (one per annotator), in ``categories`` order."""
     index = {c: i for i, c in enumerate(categories)}
     table = []

@@ -22,7 +22,7 @@ import stat
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator, TypeVar
+from typing import Any, Callable, Iterator, TypeVar, cast
 
 from backends.llm.strict_json import JSONLimitError, loads_limited
 from office_env.untrusted import UntrustedInputError, printable, read_file, sqlite_problem
@@ -197,7 +197,7 @@ class AnnotationStore:
         check_verdict(annotator, task, OVERALL, "keep")
         cursor = self._db.execute("INSERT INTO revisions (task, field, value, annotator, at) VALUES (?, ?, ?, ?, ?)",
                                   (task, field, json.dumps(value, ensure_ascii=False), annotator, time.time()))
-        return int(cursor.lastrowid)
+        return int(cast(int, cursor.lastrowid))  # an INSERT sets it
 
     def revisions(self, task: str | None = None) -> list[dict[str, Any]]:
         """The stored post-edits that are sound, in order; a row that is not is skipped (see :meth:`verdicts`)."""

@@ -214,6 +214,7 @@ def task_page(server: ReviewServer, request: Request, message: str = "", problem
     task, record, refusal = _load(server, task_id)
     if refusal is not None:
         return refusal
+    assert record is not None  # _load gives a record or a refusal
     other = other_text_chars(record)
     if other > OTHER_TEXT_CHARS:
         return server.error(f"task {task_id!r} is too large to review: {other:,} characters outside its history "
@@ -238,6 +239,7 @@ def task_page(server: ReviewServer, request: Request, message: str = "", problem
     users = ws.users() if ws is not None else []
     calendars = []
     for user in users:
+        assert ws is not None  # the users are its own
         try:
             path = ws.calendar_file(user)
             if path.is_file():
@@ -336,6 +338,7 @@ def _edit(server: ReviewServer, request: Request, form: dict[str, str]) -> Respo
     task, record, refusal = _load(server, task_id)
     if refusal is not None:
         return refusal
+    assert record is not None  # _load gives a record or a refusal
     field = form.get("field", "")
     if field.startswith("memory:"):  # a box left empty keeps what the piece has
         value: Any = {key: form[key] for key in ("text", "value") if form.get(key, "").strip()}

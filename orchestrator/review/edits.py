@@ -135,7 +135,7 @@ def edited_record(record: dict[str, Any], revisions: list[dict[str, Any]]) -> di
     return record
 
 
-def recheck(record: dict[str, Any], testbed: Path | None, reference: Path | None) -> dict[str, GateResult]:
+def recheck(record: dict[str, Any], testbed: Path, reference: Path | None) -> dict[str, GateResult]:
     """The task's gates (with the extra gates it was built with) on ``record``, as ``homer verify`` runs them."""
     provenance = record.get("provenance")
     recorded = provenance.get("gates") if isinstance(provenance, dict) else None
@@ -164,7 +164,7 @@ def dialogue_problems(record: dict[str, Any]) -> set[str]:
     return set() if verdict.passed else {line.strip() for line in verdict.feedback.splitlines() if line.strip()}
 
 
-def check_edit(record: dict[str, Any], field: str, value: Any, testbed: Path | None,
+def check_edit(record: dict[str, Any], field: str, value: Any, testbed: Path,
                reference: Path | None) -> tuple[dict[str, Any], Any, list[str]]:
     """Apply an edit to the task as edited so far and run its gates and the dialogue rules: the
     edited record, the value to store and the reasons to refuse it (empty when it may be stored).

@@ -43,7 +43,8 @@ def history_page(record: dict[str, Any], page: int, only_marked: bool = False) -
     pages), and how many pages there are. ``only_marked``: the marked turns only, each with the
     turn before it (the question a marked answer replies to)."""
     pages = page_of_each_turn(record)
-    days, marked = [], {}
+    days: Days = []
+    marked: Marked = {}
     for d, session in enumerate(record["dialogue"]):
         turns = []
         for t, turn in enumerate(session["turns"]):

@@ -128,7 +128,7 @@ async def read_form(request: Request, secret: str) -> dict[str, str]:
         raise Refused(400, "the form has too many fields") from None
 
 
-def _may_start(body: bytes, prefix: bytes) -> bool:
+def _may_start(body: bytes | bytearray, prefix: bytes) -> bool:
     """Whether ``body`` so far can still begin with the secret field (compared in constant time)."""
     n = min(len(body), len(prefix))
     return hmac.compare_digest(bytes(body[:n]), prefix[:n])

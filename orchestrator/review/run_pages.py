@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -93,7 +93,7 @@ def _row(entry: dict[str, Any]) -> dict[str, Any]:
 
 
 def _tokens(trial: dict[str, Any]) -> int:
-    usage = trial.get("usage") if isinstance(trial.get("usage"), dict) else {}
+    usage = cast("dict[str, Any]", trial.get("usage")) if isinstance(trial.get("usage"), dict) else {}
     return sum(v for k, v in usage.items() if k in ("prompt_tokens", "completion_tokens") and isinstance(v, int))
 
 
