@@ -89,7 +89,7 @@ def build_neo_graph(roles: Roles, gate: Callable[[NeoState], dict[str, Any]],
 
     graph = StateGraph(NeoState)
     graph.add_node("plan", plan)
-    graph.add_node("explore", explore)  # type: ignore[arg-type]  # a Send target: its input is the payload, not the state
+    graph.add_node("explore", explore)  # a Send target: its input is the payload, not the state
     graph.add_node("generate_task", generate_task)
     graph.add_node("generate_dialogue", generate_dialogue)
     graph.add_edge(START, "plan")

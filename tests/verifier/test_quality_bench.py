@@ -20,7 +20,7 @@ def run(*args: str) -> subprocess.CompletedProcess:
 
 
 def test_standard_and_plus_builds_in_one_table_and_the_cache_is_reused(tmp_path: Path):
-    args = ("--builds", "standard,plus", "--n", "4", "--seed", "3", "--train-seed", "5", "--workers", "1",
+    args = ("--builds", "standard,plus", "--n", "2", "--seed", "3", "--train-seed", "5", "--workers", "1",
             "--cache", str(tmp_path), "--no-oracle", "--plus-runs", "2")
     first = run(*args, "--json")
     assert first.returncode == 0, first.stderr
@@ -35,7 +35,7 @@ def test_standard_and_plus_builds_in_one_table_and_the_cache_is_reused(tmp_path:
         assert figures["small-talk reactions echoing their line"]["status"] in ("PASS", "MISS"), kind
         assert figures["adversary query_topic precision"]["status"] in ("PASS", "MISS"), kind
     assert "clause fragments (< 4 words)" in {line["figure"] for line in data["plus"]["figures"]}
-    assert {p.name for p in tmp_path.iterdir()} == {"standard-n4-s3", "standard-n4-s5", "plus-s3", "plus-s4",
+    assert {p.name for p in tmp_path.iterdir()} == {"standard-n2-s3", "standard-n2-s5", "plus-s3", "plus-s4",
                                                     "plus-s5", "plus-s6"}  # two Plus runs measured, two trained on
     assert data["plus"]["source"].startswith("2 runs (seeds 3-4)")
     second = run(*args)  # the table, from the kept builds
