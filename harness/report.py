@@ -150,9 +150,26 @@ def table(data: dict[str, Any], *, rag: bool) -> str:
     return markdown_table(headers, rows, bold_last=True)
 
 
+def failed_runs(rows: list[dict[str, Any]]) -> list[tuple[str, int, str]]:
+    """Each failed trial (not an error) as (task, trial, its first failed criterion: function and
+    reason), in the rows' order."""
+    failed = []
+    for row in rows:
+        if row.get("passed") or row.get("error"):
+            continue
+        first = next((c for c in row.get("criteria") or [] if isinstance(c, dict) and not c.get("passed")), None)
+        why = f"{first.get('function')}: {first.get('reason')}" if first else "no criterion passed it"
+        failed.append((str(row.get("id")), int(row.get("trial") or 1), " ".join(why.split())[:300]))
+    return failed
+
+
+FAILED_SHOWN = 100  # failed trials listed in report.md; results.jsonl and homer view hold them all
+
+
 def render_report(data: dict[str, Any], config: dict[str, Any], *, dataset: str,
-                  skipped: list[dict[str, str]], errors: list[dict[str, Any]], elapsed: float | None = None) -> str:
-    """The whole ``report.md``."""
+                  skipped: list[dict[str, str]], errors: list[dict[str, Any]], elapsed: float | None = None,
+                  rows: list[dict[str, Any]] | None = None) -> str:
+    """The whole ``report.md`` (with ``rows``, the failed trials and why each failed)."""
     context = config.get("context") or {}
     rag = context.get("mode") == "rag"
     overall = data["groups"][OVERALL]
@@ -195,6 +212,13 @@ def render_report(data: dict[str, Any], config: dict[str, Any], *, dataset: str,
         out += [f"## Skipped tasks ({len(skipped)})", ""]
         out += [f"- `{item['id']}`: {item['error']}" for item in skipped]
         out.append("")
+    failed = failed_runs(rows or [])
+    if failed:
+        out += [f"## Failed tasks ({len(failed)} trial(s); `homer view RUN --task ID` shows what the agent did)", ""]
+        out += [f"- `{task}` trial {trial}: {why}" for task, trial, why in failed[:FAILED_SHOWN]]
+        if len(failed) > FAILED_SHOWN:
+            out.append(f"- ... and {len(failed) - FAILED_SHOWN} more (`homer view RUN` lists them all)")
+        out.append("")
     if errors:
         out += [f"## Runs that ended with an error ({len(errors)})", ""]
         out += [f"- `{item['id']}` trial {item['trial']}: {item['error']}" for item in errors[:50]]
@@ -204,7 +228,7 @@ def render_report(data: dict[str, Any], config: dict[str, Any], *, dataset: str,
     return "\n".join(out)
 
 
-__all__ = ["metrics", "table", "render_report", "whole_history_warning", "APP_COUNTS", "OVERALL"]
+__all__ = ["metrics", "table", "render_report", "failed_runs", "whole_history_warning", "APP_COUNTS", "OVERALL"]
 
 
 def usage_line(data: dict[str, Any]) -> str | None:

@@ -13,7 +13,7 @@ import jinja2
 
 from backends.prompts import TEMPLATES
 from harness import plots
-from harness.report import OVERALL, ons, pct, table_rows, usage_line
+from harness.report import FAILED_SHOWN, OVERALL, failed_runs, ons, pct, table_rows, usage_line
 
 
 @lru_cache(maxsize=1)
@@ -28,9 +28,11 @@ def inline_figures(items: Iterable[tuple[str, bytes | None, str]]) -> list[dict[
 
 
 def render_page(*, title: str, summary: str, headers: list[str], table: list[list[str]], notes: list[str],
-                figures: list[dict[str, str]], config: list[tuple[str, Any]]) -> str:
+                figures: list[dict[str, str]], config: list[tuple[str, Any]],
+                failed: list[tuple[str, int, str]] | None = None) -> str:
     return _environment().get_template("report.html").render(title=title, summary=summary, headers=headers,
-                                                             table=table, notes=notes, figures=figures, config=config)
+                                                             table=table, notes=notes, figures=figures, config=config,
+                                                             failed=failed or [], shown=FAILED_SHOWN)
 
 
 def eval_figures(data: dict[str, Any], rows: list[dict[str, Any]]) -> list[dict[str, str]]:
@@ -57,4 +59,4 @@ def render_html(data: dict[str, Any], config: dict[str, Any], rows: list[dict[st
     flat = [(key, ", ".join(f"{a}={b}" for a, b in value.items()) if isinstance(value, dict) else value)
             for key, value in config.items()]
     return render_page(title=title, summary=summary, headers=headers, table=table, notes=notes,
-                       figures=eval_figures(data, rows), config=flat)
+                       figures=eval_figures(data, rows), config=flat, failed=failed_runs(rows))

@@ -634,7 +634,7 @@ def _write(summary: RunSummary, dataset: Path, identity: dict[str, Any]) -> None
     config = summary.config.to_dict()
     lines = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in summary.rows)
     report = render_report(summary.metrics, config, dataset=str(dataset), skipped=summary.skipped,
-                           errors=summary.errors, elapsed=summary.elapsed)
+                           errors=summary.errors, elapsed=summary.elapsed, rows=summary.rows)
     from harness.report_html import (
         render_html,  # matplotlib: loaded only when a run is written
     )

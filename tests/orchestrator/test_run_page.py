@@ -121,3 +121,19 @@ def test_a_run_page_refuses_what_it_does_not_hold(run):
     assert client.get(f"/run/{folder.name}/task/no-such-task").status_code == 404
     page = client.get(f"/run/{folder.name}?outcome=pass&apps=1")
     assert page.status_code == 200 and "outcome-fail" not in page.text
+
+
+def test_the_reports_list_each_failed_task_with_its_failed_criterion(run):
+    from harness.run_view import run_view
+
+    _, folder = run
+    failed = [t for t in run_view(folder)["tasks"] if t["outcome"] == "fail"]
+    markdown = (folder / "report.md").read_text()
+    html = (folder / "report.html").read_text()
+    assert f"## Failed tasks ({len(failed)} trial(s);" in markdown and 'id="failed"' in html
+    for task in failed:
+        criterion = task["trials"][0]["failed"][0]
+        assert f"- `{task['id']}` trial 1: {criterion['function']}: " in markdown
+        assert f"<td>{task['id']}</td>" in html
+    passed = [t["id"] for t in run_view(folder)["tasks"] if t["outcome"] == "pass"]
+    assert not any(f"`{task}` trial" in markdown for task in passed)
