@@ -7,8 +7,7 @@ Public surface:
 - ``load_officebench`` -- OfficeBench task folders as validated seed tasks.
 """
 
-from importlib import import_module
-from typing import Any
+from office_env.lazy_exports import lazy_exports
 
 # The names below load their modules on first use: ``office_env.limits`` or ``office_env.errors``
 # alone does not pull in every file format's library (what keeps ``homer --help`` quick).
@@ -28,13 +27,7 @@ _EXPORTS = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'office_env' has no attribute {name!r}")
-    value = getattr(import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports("office_env", _EXPORTS, globals())
 
 
 __all__ = sorted(_EXPORTS)

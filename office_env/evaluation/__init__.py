@@ -3,8 +3,7 @@
 The names below load their modules on first use, so reading a criterion's type
 (``office_env.evaluation.criterion``) does not pull in every file format's reader."""
 
-from importlib import import_module
-from typing import Any
+from office_env.lazy_exports import lazy_exports
 
 SEMANTICS = ("homer", "officebench")  # how criteria are scored: homer's checks, or OfficeBench's own verdicts
 
@@ -15,13 +14,7 @@ _EXPORTS = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'office_env.evaluation' has no attribute {name!r}")
-    value = getattr(import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports("office_env.evaluation", _EXPORTS, globals())
 
 
 __all__ = sorted([*_EXPORTS, "SEMANTICS"])

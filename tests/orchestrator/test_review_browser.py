@@ -11,19 +11,17 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
-import threading
-import time
 from pathlib import Path
 
 import pytest
 
 from orchestrator.build import build
 from orchestrator.review.annotations import CRITERIA, AnnotationStore
-from orchestrator.review.app import ReviewServer, create_app
+from orchestrator.review.app import ReviewServer
 from orchestrator.roles import BuildConfig
 
 from tests.support.records import evidence_turn, plain_turn
+from tests.support.review_server import serving
 
 pytestmark = pytest.mark.slow
 
@@ -51,26 +49,10 @@ def served(tmp_path: Path):
         if os.environ.get("CI"):
             pytest.fail(f"the browser test must run in CI: {reason}")
         pytest.skip(reason)
-    import uvicorn
-
     dataset = tmp_path / "data"
     build(dataset, 2, BuildConfig(seed=33))
-    server = ReviewServer(dataset, "ana")
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    web = uvicorn.Server(uvicorn.Config(create_app(server), host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=web.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not web.started:
-        assert time.monotonic() < deadline, "the review server did not start"
-        time.sleep(0.05)
-    try:
+    with serving(ReviewServer(dataset, "ana")) as port:
         yield dataset, f"http://127.0.0.1:{port}"
-    finally:
-        web.should_exit = True
-        thread.join(10)
 
 
 def test_walk_annotate_edit_refuse_reload(served):

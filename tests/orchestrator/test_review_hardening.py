@@ -9,7 +9,6 @@ import shutil
 import socket
 import sqlite3
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -23,6 +22,7 @@ from orchestrator.review.app import ReviewServer, create_app
 from orchestrator.review.http import allowed_hosts
 from orchestrator.roles import BuildConfig
 
+from tests.support.review_server import serving
 from tests.support.records import evidence_turn, plain_turn
 
 pytestmark = pytest.mark.slow
@@ -52,24 +52,9 @@ def ids_of(dataset: Path) -> list[str]:
 @pytest.fixture()
 def served(dataset: Path):
     """The app on a real uvicorn server on a loopback port: (server, port)."""
-    import uvicorn
-
     server = ReviewServer(dataset, "ana")
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    web = uvicorn.Server(uvicorn.Config(create_app(server), host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=web.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not web.started:
-        assert time.monotonic() < deadline, "the review server did not start"
-        time.sleep(0.05)
-    try:
+    with serving(server) as port:
         yield server, port
-    finally:
-        web.should_exit = True
-        thread.join(10)
 
 
 def raw_post(port: int, path: str, headers: str, first: bytes) -> bytes:

@@ -7,9 +7,6 @@ back. A screenshot of each goes to ``test-artifacts/``."""
 from __future__ import annotations
 
 import os
-import socket
-import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -23,6 +20,7 @@ from orchestrator.fake_llm.offline_responder import agent_responder
 from orchestrator.review.app import ReviewServer, create_app
 from orchestrator.roles import BuildConfig
 from tests.orchestrator.test_review_browser import ARTIFACTS, CHROMIUM, FLAGS, _browser_ready
+from tests.support.review_server import serving
 
 pytestmark = pytest.mark.slow  # builds a dataset and runs evals
 
@@ -47,25 +45,9 @@ def served(run):
         if os.environ.get("CI"):
             pytest.fail(f"the browser test must run in CI: {reason}")
         pytest.skip(reason)
-    import uvicorn
-
     dataset, folder = run
-    server = ReviewServer(dataset, "ana", runs=[folder])
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    web = uvicorn.Server(uvicorn.Config(create_app(server), host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=web.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not web.started:
-        assert time.monotonic() < deadline, "the review server did not start"
-        time.sleep(0.05)
-    try:
+    with serving(ReviewServer(dataset, "ana", runs=[folder])) as port:
         yield run, f"http://127.0.0.1:{port}"
-    finally:
-        web.should_exit = True
-        thread.join(10)
 
 
 def test_a_run_its_failed_task_and_the_way_back(served):
