@@ -96,6 +96,7 @@ class EvalConfig:
     max_context_tokens: int | None = None  # a history context over this is an error run, never sent
     limit: int | None = None  # only the first N tasks of the dataset, in its order (--limit)
     task_ids: tuple[str, ...] = ()  # only these tasks (--task-ids)
+    sampling: tuple[tuple[str, Any], ...] = ()  # what the agent's requests carry (temperature, reply limit, ...)
 
     def validate(self) -> "EvalConfig":
         if self.agent not in AGENTS:
@@ -150,7 +151,8 @@ class EvalConfig:
                 **({"llm_overrides": [list(p) for p in self.llm_overrides]} if self.llm_overrides else {}),
                 **({"max_context_tokens": self.max_context_tokens} if self.max_context_tokens else {}),
                 **({"limit": self.limit} if self.limit is not None else {}),
-                **({"task_ids": list(self.task_ids)} if self.task_ids else {})}
+                **({"task_ids": list(self.task_ids)} if self.task_ids else {}),
+                **({"sampling": dict(self.sampling)} if self.sampling else {})}
 
     def takes(self, task_id: str, taken: int) -> bool:
         """Whether this run evaluates ``task_id``, ``taken`` tasks of the dataset's order being
@@ -199,6 +201,18 @@ def llm_settings(config: "EvalConfig") -> Any:
     from backends.llm.settings import settings_for
 
     return replace(settings_for(config), cache_path=None)
+
+
+def sampling_of(settings: Any, model: str) -> tuple[tuple[str, Any], ...]:
+    """What the agent's requests to ``model`` carry besides the conversation, as run.json records
+    it: the temperature (None: none sent), the reply limit under the parameter the model takes, and
+    ``parallel_tool_calls`` when it is sent."""
+    sampling: list[tuple[str, Any]] = [("temperature", settings.temperature_for(model)),
+                                       (settings.token_parameter_for(model), settings.max_tokens_for("agent", model))]
+    parallel = settings.parallel_tool_calls_for(model)
+    if parallel is not None:
+        sampling.append(("parallel_tool_calls", parallel))
+    return tuple(sampling)
 
 
 @lru_cache(maxsize=4)
@@ -649,4 +663,4 @@ def _write(summary: RunSummary, dataset: Path, identity: dict[str, Any]) -> None
 
 
 __all__ = ["EvalConfig", "EvalError", "RunSummary", "evaluate", "run_task", "make_agent", "record_problem",
-           "AGENTS", "REQUESTS"]
+           "sampling_of", "AGENTS", "REQUESTS"]

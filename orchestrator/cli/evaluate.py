@@ -113,13 +113,14 @@ def eval_command(
     try:
         config.validate()
         if config.needs_client():
-            from harness.runner import llm_settings
+            from harness.runner import llm_settings, sampling_of
 
             routes = (("chat", "tools") if agent == "llm" else ()) + (("embeddings",) if embeddings else ())
             settings = llm_settings(config)
             preflight(settings, routes, embedding_model=embeddings)
             if agent == "llm":  # what is sent, whether given, set in the environment or defaulted: in run.json
-                config = dataclasses.replace(config, model=settings.model_for("agent"), base_url=settings.endpoint)
+                config = dataclasses.replace(config, model=settings.model_for("agent"), base_url=settings.endpoint,
+                                             sampling=sampling_of(settings, settings.model_for("agent")))
         writable_out("--out", out)
         if horizons is not None:
             _horizon_sweep(dataset_dir, out, config, horizons, batch.progress_mode(), resume, overwrite)

@@ -75,7 +75,15 @@ def test_the_model_sent_is_recorded_from_the_flag_the_environment_a_dotenv_or_th
         assert model_of("environment", env={"HOMER_MODEL": "from-environment"}) == "from-environment"
         assert model_of("flag", "--model", "from-flag", env={"HOMER_MODEL": "from-environment"}) == "from-flag"
         sent = {r.body["model"] for r in server.chat_requests() if r.body and r.body.get("tools")}
+        homer_here("eval", dataset, "--agent", "llm", "--base-url", server.url, "--out", tmp_path / "sampled",
+                   "--limit", "1", "-q", "--llm-set", "temperature=0.3", "--llm-set", "max_tokens=777", cwd=tmp_path)
+        agent_bodies = [r.body for r in server.chat_requests() if r.body and r.body.get("tools")]
     assert {"gpt-4o-mini", "from-dotenv", "from-environment", "from-flag"} <= sent
+    run = json.loads((tmp_path / "sampled" / "run.json").read_text())
+    sampling = run["config"]["sampling"]  # what the requests carried
+    assert sampling == {"temperature": 0.3, "max_tokens": 777, "parallel_tool_calls": True}
+    assert {key: agent_bodies[-1][key] for key in sampling} == sampling
+    assert "- sampling: {'temperature': 0.3, 'max_tokens': 777" in (tmp_path / "sampled" / "report.md").read_text()
     (tmp_path / ".env").unlink()
     (tmp_path / ".env").symlink_to(tmp_path / "elsewhere")
     (tmp_path / "elsewhere").write_text("HOMER_MODEL=linked\n")
