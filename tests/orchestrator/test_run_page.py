@@ -119,3 +119,24 @@ def test_the_reports_list_each_failed_task_with_its_failed_criterion(run):
         assert f"<td>{task['id']}</td>" in html
     passed = [t["id"] for t in run_view(folder)["tasks"] if t["outcome"] == "pass"]
     assert not any(f"`{task}` trial" in markdown for task in passed)
+
+
+def test_serve_says_in_one_line_when_the_runs_dataset_is_gone(run, tmp_path):
+    import json
+    import shutil
+
+    from tests.support.homer_cli import homer_here
+
+    _, folder = run
+    moved = Path(shutil.copytree(folder, tmp_path / "moved"))
+    meta = json.loads((moved / "run.json").read_text())
+    meta["dataset"] = str(tmp_path / "gone")
+    (moved / "run.json").write_text(json.dumps(meta))
+    proc = homer_here("view", moved, "--serve", "--port", "1")
+    assert proc.returncode == 2 and "is not there any more" in proc.stderr and "--run" in proc.stderr, proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+    bad = homer_here("view", tmp_path / "nowhere", "--serve")
+    assert bad.returncode == 2 and bad.stderr.startswith("error:"), bad.stderr
+    dataset, _ = run
+    no_run = homer_here("review", dataset, "--run", tmp_path / "nowhere", "--port", "1")
+    assert no_run.returncode == 2 and no_run.stderr.startswith("error: --run:"), no_run.stderr
