@@ -45,6 +45,12 @@ def run_view(folder: Path | str, task: str | None = None) -> dict[str, Any]:
     ended with an error, else fail. Raises :class:`RunError` for a folder that is no finished run
     or a task it did not run."""
     meta, rows = read_run(folder)
+    return view_of(folder, meta, rows, task)
+
+
+def view_of(folder: Path | str, meta: dict[str, Any], rows: list[dict[str, Any]],
+            task: str | None = None) -> dict[str, Any]:
+    """:func:`run_view` of a run already read (``harness.scores.read_run``)."""
     tasks: dict[str, dict[str, Any]] = {}
     for row in rows:
         entry = tasks.setdefault(str(row["id"]), {"id": str(row["id"]), "family": row.get("family"),
@@ -57,7 +63,7 @@ def run_view(folder: Path | str, task: str | None = None) -> dict[str, Any]:
         if task not in tasks:
             raise RunError(f"{folder}: no task {task!r} in this run (it ran {len(tasks)} task(s))")
         tasks = {task: tasks[task]}
-        tasks[task]["oracle"] = _oracle(meta, task)
+        tasks[task]["oracle"] = reference_plan(meta, task)
     config = cast("dict[str, Any]", meta.get("config")) if isinstance(meta.get("config"), dict) else {}
     return {"run": str(folder), "dataset": meta.get("dataset"), "agent": config.get("agent"),
             "model": config.get("model"), "context": config.get("context_label"),
@@ -65,7 +71,7 @@ def run_view(folder: Path | str, task: str | None = None) -> dict[str, Any]:
             "tasks": list(tasks.values())}
 
 
-def _oracle(meta: dict[str, Any], task: str) -> list[dict[str, Any]] | None:
+def reference_plan(meta: dict[str, Any], task: str) -> list[dict[str, Any]] | None:
     """The reference plan of ``task`` from the run's dataset, when it is still the task the run
     ran (same digest); None otherwise."""
     from backends.dataset_reader import load_task, task_digest

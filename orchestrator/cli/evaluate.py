@@ -347,23 +347,23 @@ def view_command(
     """What the agent did on each task of a run: each task's outcome (pass, fail, error), the
     criteria that failed with their reasons, steps and tokens; --task ID adds its tool calls and
     results and the reference plan; --serve shows it all on a local page."""
-    from urllib.parse import quote
-
     from harness.run_view import render_view, run_view
-    from harness.scores import RunError, read_run
+    from harness.scores import RunError
 
     if serve_page:
+        from orchestrator.review.run_pages import RunPages
+
+        pages = RunPages([run])
         try:
-            meta, _ = read_run(run)
+            pages.load_all()  # read once: the page is served from what is read here
         except RunError as exc:
             fail(str(exc))
-        dataset = Path(str(meta.get("dataset") or ""))
+        name = next(iter(pages.folders))
+        dataset = pages.dataset(name)
         if not (dataset / "tasks").is_dir():
             fail(f"{printable(run)}: its dataset {printable(dataset)} is not there any more; serve the run with "
                  f"`homer review serve DATASET --run {printable(run)}`")
-        name = run.resolve().name or "run"
-        start = f"/run/{quote(name, safe='')}" + (f"/task/{quote(task, safe='')}" if task else "")
-        review.serve(dataset, None, port, host, token, allowed_host, [run], start=start)
+        review.serve(dataset, None, port, host, token, allowed_host, pages, start=pages.path(name, task))
         return
     try:
         view = run_view(run, task)

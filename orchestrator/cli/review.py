@@ -7,7 +7,7 @@ import os
 import socket
 import sqlite3
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import typer
 import typer.core
@@ -108,26 +108,34 @@ def review_serve_command(
 ) -> None:
     """Serve the review page: the task list, each task with its history, office and oracle plan,
     verdicts per guideline criterion saved at once, and post-edits checked by the task's gates."""
+    from orchestrator.review.run_pages import RunPages
+
     check_dataset(dataset_dir)
-    serve(dataset_dir, annotator, port, host, token, allowed_host, run)
+    serve(dataset_dir, annotator, port, host, token, allowed_host, loaded_runs(RunPages(run)))
+
+
+def loaded_runs(pages: Any) -> Any:
+    """``pages`` (``orchestrator.review.run_pages.RunPages``) with every run read, or one line
+    naming the run that is no finished eval run."""
+    from harness.scores import RunError
+
+    try:
+        pages.load_all()
+    except RunError as exc:
+        fail(f"--run: {printable(exc)}")
+    return pages
 
 
 def serve(dataset_dir: Path, annotator: Optional[str], port: int, host: str, token: Optional[str],
-          allowed_host: list[str], runs: list[Path], start: str = "/") -> None:
-    """Serve the review page for ``dataset_dir`` with ``runs`` beside it until Ctrl-C; every
-    refusal (a bad option, a busy port, an unreadable store or run) is one line."""
+          allowed_host: list[str], runs: Any, start: str = "/") -> None:
+    """Serve the review page for ``dataset_dir`` with ``runs`` (a ``RunPages``, read) beside it
+    until Ctrl-C; every refusal (a bad option, a busy port, an unreadable store) is one line."""
     import secrets
 
-    from harness.scores import RunError, read_run
     from orchestrator.review.annotations import AnnotationError, StoreFileError
 
     if not 1 <= port <= 65535:
         fail(f"--port: {port} is not a port (1-65535)")
-    for folder in runs:
-        try:
-            read_run(folder)
-        except RunError as exc:
-            fail(f"--run: {printable(exc)}")
     name = annotator or os.environ.get("USER") or "annotator"
     local = host in ("127.0.0.1", "localhost", "::1")
     if not local and not token:

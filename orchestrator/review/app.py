@@ -76,10 +76,11 @@ class ReviewServer:
 
     def __init__(self, dataset: Path, annotator: str, token: str | None = None,
                  hosts: tuple[str, ...] = allowed_hosts("127.0.0.1"), busy_ms: int = BUSY_MS,
-                 runs: list[Path] | None = None) -> None:
+                 runs: RunPages | list[Path] | None = None) -> None:
         check_verdict(annotator, "task", OVERALL, "keep")  # a usable name, or AnnotationError
         self.dataset = Path(dataset)
-        self.runs = RunPages(list(runs or []))  # eval runs on this dataset, shown beside its tasks
+        # eval runs on this dataset, shown beside its tasks
+        self.runs = runs if isinstance(runs, RunPages) else RunPages(list(runs or []))
         self.annotator = annotator
         self.token = token
         self.hosts = hosts

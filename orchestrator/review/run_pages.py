@@ -4,7 +4,7 @@ outcome, and per task each trial's failed criteria, tool calls with what they ga
 message, steps and tokens beside the reference plan, linked to the task's review page and back.
 
 The data is :func:`harness.run_view.run_view`'s (what ``homer view RUN --json`` prints), read once
-per run and kept; a task page reads its task again for the reference plan. Pages are bounded: a
+per run and kept; a task page adds the reference plan from the run's dataset. Pages are bounded: a
 call's result is cut as ``run_view`` cuts it, and the list shows at most ``MAX_ROWS`` tasks.
 """
 
@@ -13,19 +13,21 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 from typing import Any, cast
+from urllib.parse import quote
 
 from starlette.requests import Request
 from starlette.responses import Response
 
-from harness.run_view import OUTCOMES, run_view
-from harness.scores import RunError
+from harness.run_view import OUTCOMES, reference_plan, view_of
+from harness.scores import RunError, read_run
 from office_env.untrusted import printable
 
 MAX_ROWS = 2_000  # tasks listed on one page (a filter narrows a larger run)
 
 
 class RunPages:
-    """The runs a review server shows, by name (the run folder's name, made unique)."""
+    """The runs a review server shows, by name (the run folder's name, made unique); each run is
+    read once (``harness.scores.read_run``) and kept as its per-task view."""
 
     def __init__(self, folders: list[Path]) -> None:
         self.folders: dict[str, Path] = {}
@@ -35,17 +37,46 @@ class RunPages:
             while name in self.folders:
                 name, n = f"{base}-{n}", n + 1
             self.folders[name] = folder
-        self._views: dict[str, dict[str, Any]] = {}
+        self._loaded: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}  # name -> (run.json, view)
         self._lock = threading.Lock()
 
-    def view(self, name: str) -> dict[str, Any]:
-        """The run's per-task view (read once). Raises ``KeyError`` for a name no run has and
-        :class:`RunError` for a folder that is no finished run."""
+    def _load(self, name: str) -> tuple[dict[str, Any], dict[str, Any]]:
         folder = self.folders[name]
         with self._lock:
-            if name not in self._views:
-                self._views[name] = run_view(folder)
-            return self._views[name]
+            if name not in self._loaded:
+                meta, rows = read_run(folder)
+                self._loaded[name] = (meta, view_of(folder, meta, rows))
+            return self._loaded[name]
+
+    def load_all(self) -> None:
+        """Read every run now: a folder that is no finished run raises :class:`RunError` at start."""
+        for name in self.folders:
+            self._load(name)
+
+    def view(self, name: str) -> dict[str, Any]:
+        """The run's per-task view. Raises ``KeyError`` for a name no run has and
+        :class:`RunError` for a folder that is no finished run."""
+        return self._load(name)[1]
+
+    def dataset(self, name: str) -> Path:
+        """The dataset the run ran on, as its run.json says."""
+        return Path(str(self._load(name)[0].get("dataset") or ""))
+
+    def task(self, name: str, task_id: str) -> dict[str, Any]:
+        """One task of the run: its entry of the view (trials copied, each with its tokens) and the
+        reference plan of the dataset's task when it is still the task that ran. Raises
+        :class:`RunError` for a task the run did not run."""
+        meta, view = self._load(name)
+        entry = next((t for t in view["tasks"] if t["id"] == task_id), None)
+        if entry is None:
+            raise RunError(f"{self.folders[name]}: no task {task_id!r} in this run (it ran {len(view['tasks'])} "
+                           "task(s))")
+        trials = [{**trial, "tokens": _tokens(trial)} for trial in entry["trials"]]
+        return {**entry, "trials": trials, "oracle": reference_plan(meta, task_id)}
+
+    def path(self, name: str, task_id: str | None = None) -> str:
+        """The page of the run, or of one of its tasks."""
+        return f"/run/{quote(name, safe='')}" + (f"/task/{quote(task_id, safe='')}" if task_id else "")
 
     def outcomes_of(self, task_id: str) -> list[tuple[str, str]]:
         """(run name, outcome) of ``task_id`` in every run shown that ran it, for the task's review page."""
@@ -102,11 +133,8 @@ def run_task(server: Any, request: Request) -> Response:
     if name not in server.runs.folders:
         return server.error(f"no run {printable(name)[:100]!r} on this server", 404)
     try:
-        view = run_view(server.runs.folders[name], task_id)
+        view, entry = server.runs.view(name), server.runs.task(name, task_id)
     except RunError as exc:
         return server.error(printable(str(exc))[:300], 404)
-    entry = view["tasks"][0]
-    for trial in entry["trials"]:
-        trial["tokens"] = _tokens(trial)
     in_dataset = "/" not in task_id and task_id not in (".", "..") and (server.dataset / "tasks" / task_id).is_dir()
     return server.render("run_task.html", run=name, view=view, entry=entry, in_dataset=in_dataset)
