@@ -20,6 +20,7 @@ from statistics import fmean
 from typing import Any, Iterable, cast
 
 from backends.tokens import counter_name
+from harness.run_view import failed_criteria, first_failure
 from harness.scores import RESAMPLES, group_scores, per_task
 
 APP_COUNTS = (1, 2, 3)
@@ -157,9 +158,8 @@ def failed_runs(rows: list[dict[str, Any]]) -> list[tuple[str, int, str]]:
     for row in rows:
         if row.get("passed") or row.get("error"):
             continue
-        first = next((c for c in row.get("criteria") or [] if isinstance(c, dict) and not c.get("passed")), None)
-        why = f"{first.get('function')}: {first.get('reason')}" if first else "no criterion passed it"
-        failed.append((str(row.get("id")), int(row.get("trial") or 1), " ".join(why.split())[:300]))
+        why = first_failure(failed_criteria(row)) or "no criterion passed it"
+        failed.append((str(row.get("id")), int(row.get("trial") or 1), why[:300]))
     return failed
 
 

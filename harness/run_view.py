@@ -18,6 +18,17 @@ OBSERVATION_CHARS = 600  # of each tool result shown; the run's file holds what 
 OUTCOMES = ("pass", "fail", "error")
 
 
+def failed_criteria(row: dict[str, Any]) -> list[dict[str, Any]]:
+    """The criteria a result row failed: index, function and reason of each."""
+    return [{"index": c.get("index"), "function": c.get("function"), "reason": c.get("reason")}
+            for c in row.get("criteria") or [] if isinstance(c, dict) and not c.get("passed")]
+
+
+def first_failure(failed: list[dict[str, Any]]) -> str:
+    """``function: reason`` of the first failed criterion, on one line ("" when none failed)."""
+    return " ".join(f"{failed[0]['function']}: {failed[0]['reason']}".split()) if failed else ""
+
+
 def _trial(row: dict[str, Any]) -> dict[str, Any]:
     trajectory = cast("dict[str, Any]", row.get("trajectory")) if isinstance(row.get("trajectory"), dict) else {}
     calls = []
@@ -28,9 +39,8 @@ def _trial(row: dict[str, Any]) -> dict[str, Any]:
         calls.append({"tool": step.get("tool"), "args": step.get("args"), "ok": step.get("ok"),
                       "observation": seen[:OBSERVATION_CHARS] + (f" [cut: {len(seen) - OBSERVATION_CHARS:,} more]"
                                                                  if len(seen) > OBSERVATION_CHARS else "")})
-    failed = [{"index": c.get("index"), "function": c.get("function"), "reason": c.get("reason")}
-              for c in row.get("criteria") or [] if isinstance(c, dict) and not c.get("passed")]
-    return {"trial": row.get("trial"), "outcome": _outcome(row), "error": row.get("error"), "failed": failed,
+    return {"trial": row.get("trial"), "outcome": _outcome(row), "error": row.get("error"),
+            "failed": failed_criteria(row),
             "steps": row.get("steps"), "usage": trajectory.get("usage"), "calls": calls,
             "final_message": trajectory.get("final_message"), "stop_reason": trajectory.get("stop_reason")}
 

@@ -18,7 +18,7 @@ from urllib.parse import quote
 from starlette.requests import Request
 from starlette.responses import Response
 
-from harness.run_view import OUTCOMES, reference_plan, view_of
+from harness.run_view import OUTCOMES, first_failure, reference_plan, view_of
 from harness.scores import RunError, read_run
 from office_env.untrusted import printable
 
@@ -115,12 +115,12 @@ def run_list(server: Any, request: Request) -> Response:
 
 def _row(entry: dict[str, Any]) -> dict[str, Any]:
     trials = entry["trials"]
-    failed = next((f for t in trials for f in t["failed"]), None)
+    failed = next((first_failure(t["failed"]) for t in trials if t["failed"]), "")
     error = next((t["error"] for t in trials if t["error"]), None)
     tokens = sum(_tokens(t) for t in trials)
     return {"id": entry["id"], "family": entry["family"], "app_count": entry["app_count"],
             "outcome": entry["outcome"], "steps": sum(t["steps"] or 0 for t in trials), "tokens": tokens,
-            "why": error or (f"{failed['function']}: {failed['reason']}" if failed else "")}
+            "why": error or failed}
 
 
 def _tokens(trial: dict[str, Any]) -> int:
