@@ -9,8 +9,6 @@ the task page and the report go to ``test-artifacts/`` (or ``$HOMER_TEST_ARTIFAC
 from __future__ import annotations
 
 import json
-import os
-import shutil
 from pathlib import Path
 
 import pytest
@@ -20,35 +18,15 @@ from orchestrator.review.annotations import CRITERIA, AnnotationStore
 from orchestrator.review.app import ReviewServer
 from orchestrator.roles import BuildConfig
 
+from tests.support.browser import ARTIFACTS, chromium_page, require_browser
 from tests.support.records import evidence_turn, plain_turn
 from tests.support.review_server import serving
 
 pytestmark = pytest.mark.slow
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-ARTIFACTS = Path(os.environ.get("HOMER_TEST_ARTIFACTS", Path(__file__).resolve().parents[2] / "test-artifacts"))
-FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-
-
-def _browser_ready() -> str | None:
-    """Why the browser test cannot run here, or None."""
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        return "playwright is not installed (pip install -e '.[test]')"
-    if not Path(CHROMIUM).exists():
-        return "no chromium: .ci/run installs Debian's chromium (apt-get install chromium)"
-    return None
-
-
 @pytest.fixture()
 def served(tmp_path: Path):
-    reason = _browser_ready()
-    if reason is not None:
-        if os.environ.get("CI"):
-            pytest.fail(f"the browser test must run in CI: {reason}")
-        pytest.skip(reason)
+    require_browser()
     dataset = tmp_path / "data"
     build(dataset, 2, BuildConfig(seed=33))
     with serving(ReviewServer(dataset, "ana")) as port:
@@ -56,16 +34,10 @@ def served(tmp_path: Path):
 
 
 def test_walk_annotate_edit_refuse_reload(served):
-    from playwright.sync_api import sync_playwright
-
     dataset, base = served
     ids = sorted(p.name for p in (dataset / "tasks").iterdir())
     second = json.loads((dataset / "tasks" / ids[1] / "task.json").read_text())
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=FLAGS,
-                                     env={**os.environ, "HOME": str(dataset.parent)})
-        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    with chromium_page(dataset.parent, 1400, 1000) as page:
         page.goto(base + "/")
         assert page.locator("#tasks tr[data-href]").count() == 2
         page.keyboard.press("j")
@@ -118,7 +90,6 @@ def test_walk_annotate_edit_refuse_reload(served):
         page.goto(base + "/report")
         assert "Fleiss" in page.locator("#report").inner_text()
         page.screenshot(path=str(ARTIFACTS / "review-report.png"))
-        browser.close()
     with AnnotationStore(dataset) as store:
         assert len(store.verdicts(ids[1])) == len(CRITERIA) + 1 and len(store.revisions(ids[1])) == 1
     assert (ARTIFACTS / "review-task.png").stat().st_size > 10_000
@@ -127,14 +98,9 @@ def test_walk_annotate_edit_refuse_reload(served):
 def test_vote_at_1280x800_after_reading_the_whole_history_without_scrolling_back(served):
     """The verdict panel stays in view: at the end of a long history the keep button is on screen
     and a click there (by its position, no scrolling) saves the verdict."""
-    from playwright.sync_api import sync_playwright
-
     dataset, base = served
     task = sorted(p.name for p in (dataset / "tasks").iterdir())[0]
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=FLAGS,
-                                     env={**os.environ, "HOME": str(dataset.parent)})
-        page = browser.new_page(viewport={"width": 1280, "height": 800})
+    with chromium_page(dataset.parent, 1280, 800) as page:
         page.goto(f"{base}/task/{task}")
         assert page.evaluate("document.documentElement.scrollHeight") > 3 * 800  # a long page
         page.locator("#history .turn").last.scroll_into_view_if_needed()
@@ -149,6 +115,5 @@ def test_vote_at_1280x800_after_reading_the_whole_history_without_scrolling_back
         page.locator("#overall .status", has_text="saved: keep").wait_for()
         assert page.evaluate("window.scrollY") == scrolled  # voted where the reader was
         page.screenshot(path=str(ARTIFACTS / "review-task-1280x800.png"))
-        browser.close()
     with AnnotationStore(dataset) as store:
         assert [(v.criterion, v.verdict) for v in store.verdicts(task)] == [("overall", "keep")]

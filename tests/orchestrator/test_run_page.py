@@ -6,7 +6,6 @@ back. A screenshot of each goes to ``test-artifacts/``."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -19,7 +18,7 @@ from orchestrator.fake_llm.agent_answer import dataset_agent_plans
 from orchestrator.fake_llm.offline_responder import agent_responder
 from orchestrator.review.app import ReviewServer, create_app
 from orchestrator.roles import BuildConfig
-from tests.orchestrator.test_review_browser import ARTIFACTS, CHROMIUM, FLAGS, _browser_ready
+from tests.support.browser import ARTIFACTS, chromium_page, require_browser
 from tests.support.review_server import serving
 
 pytestmark = pytest.mark.slow  # builds a dataset and runs evals
@@ -40,29 +39,19 @@ def run(tmp_path_factory) -> tuple[Path, Path]:
 
 @pytest.fixture()
 def served(run):
-    reason = _browser_ready()
-    if reason is not None:
-        if os.environ.get("CI"):
-            pytest.fail(f"the browser test must run in CI: {reason}")
-        pytest.skip(reason)
+    require_browser()
     dataset, folder = run
     with serving(ReviewServer(dataset, "ana", runs=[folder])) as port:
         yield run, f"http://127.0.0.1:{port}"
 
 
 def test_a_run_its_failed_task_and_the_way_back(served):
-    from playwright.sync_api import sync_playwright
-
     from harness.run_view import run_view
 
     (dataset, folder), base = served
     view = run_view(folder)
     failed = [t for t in view["tasks"] if t["outcome"] == "fail"]
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=FLAGS,
-                                     env={**os.environ, "HOME": str(dataset.parent)})
-        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    with chromium_page(dataset.parent, 1400, 1000) as page:
         page.goto(base + "/")
         page.locator("a.run-link").click()  # the run from the review page's header
         page.wait_for_url(f"**/run/{folder.name}")
@@ -91,7 +80,6 @@ def test_a_run_its_failed_task_and_the_way_back(served):
         assert page.locator(".turn.evidence").count() >= 1
         page.locator("#in-runs a").click()
         page.wait_for_url(f"**/run/{folder.name}/task/{task['id']}")
-        browser.close()
 
 
 def test_a_run_page_refuses_what_it_does_not_hold(run):
