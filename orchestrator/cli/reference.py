@@ -9,6 +9,8 @@ from typing import Any
 import typer
 import typer.core
 
+from orchestrator.cli.common import DEFAULT_WORKERS
+
 HEADER = """# Command-line reference
 
 Every `homer` command with its arguments and options, as `homer COMMAND --help` gives them (this page
@@ -58,8 +60,6 @@ def _first_paragraph(text: str) -> str:
 
 
 def _row(param: Any) -> str:
-    from orchestrator.cli.common import DEFAULT_WORKERS
-
     if param.param_type_name == "argument":
         label = f"`{param.metavar or param.name.upper()}`"
     else:
