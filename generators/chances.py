@@ -1,4 +1,5 @@
-"""Every chance a draft, a history plan and its writer draw against, each defined once.
+"""Every chance a draft, a history plan and its writer (with its other-work and small-talk parts) draw
+against, each defined once.
 
 These numbers decide what a benchmark is like: how often a value is corrected, given a near miss,
 derived from two turns, said in two turns, called by its full name. They sit together, typed, so
@@ -52,5 +53,46 @@ class HistoryChances:
     decoy_detail: float = 0.85  # a decoy's turn gives its next detail while it has some left
 
 
+@dataclass(frozen=True)
+class OtherWorkChances:
+    """How talk about other work goes (``generators.other_work``). A pair of bounds splits one draw
+    three ways, a triple four ways: below the first, below the second, ..., else the last."""
+
+    arc_mention: float = 0.5  # an exchange goes on with an open storyline (when one may be mentioned today)
+    new_arc: float = 0.45  # else, with fewer than three storylines open, it starts a new one
+    milestone_planned: float = 0.5  # a new milestone is still to start (else it is under way already)
+    no_progress: float = 0.5  # a milestone on track, slipped or overdue has no new progress to tell
+    lead_first: float = 0.35  # an exchange's first user line opens with a lead ("By the way,")
+    tail: float = 0.22  # an exchange's first user line ends with a remark in the news's mood
+    ask: float = 0.6  # a reply (not the last) asks a follow-up the next user line answers
+    specific_reaction: float = 0.8  # a reply reacts with a line naming something particular, when there are such
+    asking_reply: tuple[float, float] = (0.25, 0.75)  # a reply that asks: ack+ask, react+ask, else ask alone
+    reply_ack: float = 0.35  # a reply that neither asks nor has a promise to close with acknowledges first
+    last_reply: tuple[float, float, float] = (0.25, 0.58, 0.78)  # ack+react, react, ack+promise, else react+promise
+    round_money: float = 0.7  # an amount of 1,000 or more is a multiple of 50
+    cents: float = 0.15  # an amount has cents
+    small_cents: float = 0.5  # a small amount (12 to 480) has cents
+    decimal_pct: float = 0.45  # a percentage has a decimal ("12.5%")
+    past_today: float = 0.3  # a day something happened is today (late enough on a weekday), else an earlier day
+    half_hours: float = 0.4  # a number of hours ends in a half ("12.5")
+
+
+@dataclass(frozen=True)
+class SmallTalkChances:
+    """Who the person of a history's small talk is, and how its exchanges go (``generators.small_talk``).
+    A pair of bounds splits one draw three ways: below the first, below the second, else the last."""
+
+    woman: float = 0.5  # a person in their life (partner, child, sibling, friend, neighbour) is a woman
+    pet: tuple[float, float] = (0.36, 0.6)  # the person has a dog, a cat, else no pet
+    partner: float = 0.65  # the person has a partner
+    kids: float = 0.5  # the person has children
+    second_kid: float = 0.45  # a person with children has two (else one)
+    sibling: float = 0.6  # the person has a sibling they talk about
+    home: tuple[float, float] = (0.5, 0.8)  # a house with a garden, a flat with a balcony, else a flat
+    react: float = 0.4  # a later follow-up question starts with a reaction to the user's answer
+
+
 DRAFT = DraftChances()
 HISTORY = HistoryChances()
+OTHER_WORK = OtherWorkChances()
+SMALL_TALK = SmallTalkChances()

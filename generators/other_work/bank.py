@@ -156,9 +156,6 @@ ONE_OFF = ("meeting", "report", "praise", "change", "contact", "file", "later", 
 ONE_OFF_WEIGHTS = (3, 3, 1, 1, 1, 2, 2, 2)
 ARC_KINDS = ("milestone", "milestone", "away", "hiring")
 
-P_LEAD_FIRST = 0.35
-P_TAIL = 0.22
-P_ASK = 0.6
 TRIES = 14
 
 

@@ -7,6 +7,7 @@ import random
 from datetime import date, datetime, timedelta
 from typing import AbstractSet, Callable, Iterable, Sequence, cast
 
+from generators.chances import OTHER_WORK
 from generators.english import repeats_itself
 from generators.other_work.bank import (
     ARC_KINDS,
@@ -16,9 +17,6 @@ from generators.other_work.bank import (
     OFFICE_FILE_SLOTS,
     ONE_OFF,
     ONE_OFF_WEIGHTS,
-    P_ASK,
-    P_LEAD_FIRST,
-    P_TAIL,
     PEOPLE_KEYS,
     PERSON_SLOTS,
     REACT_TOPIC,
@@ -151,12 +149,12 @@ class OtherWork(ValueMakers):
         if attempt < 6:
             live = [a for a in self.arcs if not a.closed and (a.last is None or a.last < self.today)]
             rng.shuffle(live)
-            if live and rng.random() < 0.5:
+            if live and rng.random() < OTHER_WORK.arc_mention:
                 for arc in live:
                     plan = self._arc_plan(arc)
                     if plan is not None:
                         return plan
-            if sum(not a.closed for a in self.arcs) < 3 and rng.random() < 0.45:
+            if sum(not a.closed for a in self.arcs) < 3 and rng.random() < OTHER_WORK.new_arc:
                 plan = self._new_arc()
                 if plan is not None:
                     return plan
@@ -226,7 +224,7 @@ class OtherWork(ValueMakers):
             arc.vals.update(zip(BANK["data.milestone"].fields or (), (f.text for f in rng.choice(rows))))
             total = rng.choice((rng.randint(40, 400), rng.randint(1_000, 9_800)))
             arc.nums.update(total=total, done=0, budget=rng.randint(160, 4_800) * 50)
-            if rng.random() < 0.5:
+            if rng.random() < OTHER_WORK.milestone_planned:
                 arc.dates["due"] = arc.dates["first_due"] = add_workdays(today, rng.randint(4, 9))
                 return self._milestone_plan(arc, "planned", {})
             arc.dates["due"] = arc.dates["first_due"] = add_workdays(today, rng.randint(3, 8))
@@ -318,7 +316,7 @@ class OtherWork(ValueMakers):
         if stage in ("started", "progress", "ontrack", "slipped", "overdue"):
             lo = done_n + max(1, total // 12) if stage != "started" else max(1, total // 20)
             hi = int(total * (0.95 if stage != "started" else 0.3))
-            if lo <= hi and not (stage in ("ontrack", "slipped", "overdue") and rng.random() < 0.5):
+            if lo <= hi and not (stage in ("ontrack", "slipped", "overdue") and rng.random() < OTHER_WORK.no_progress):
                 done_n = rng.randint(lo, hi)  # otherwise no new progress to tell
             elif stage == "progress":
                 stage = "ontrack"  # nearly there and nothing new: it is simply on track
@@ -520,7 +518,7 @@ class OtherWork(ValueMakers):
             # ---- the assistant's reply: maybe a question the next user line answers
             final = i == pairs - 1
             pending = None
-            if not final and rng.random() < P_ASK:
+            if not final and rng.random() < OTHER_WORK.ask:
                 open_tags = [t for t in tags if not (TAG_KEYS[(kind, t)] & fresh)
                              and self._ok(ASK[(kind, t)], ctx.seen, said)]
                 if open_tags:
@@ -566,9 +564,9 @@ class OtherWork(ValueMakers):
         ks = (plan.kind, plan.stage)
         rng = self.rng
         lead = None
-        if rng.random() < P_LEAD_FIRST:
+        if rng.random() < OTHER_WORK.lead_first:
             lead = LEAD_ASIDE
-        tail = TAIL[MOOD.get(plan.stage or plan.kind, "neutral")] if rng.random() < P_TAIL else None
+        tail = TAIL[MOOD.get(plan.stage or plan.kind, "neutral")] if rng.random() < OTHER_WORK.tail else None
         return self._user_line(INTRO[ks], ctx, said, lead, tail)
 
     def _user_line(self, frags: tuple[Frag, ...], ctx: Ctx, said: set[str], leads: tuple[Frag, ...] | None,
@@ -649,20 +647,22 @@ class OtherWork(ValueMakers):
         if not react and not ask:  # a very long exchange: reactions may come back
             react = fits(REACT_ANY, set()) + fits(REACT[(kind, plan.stage)], set())
         special = [f for f in react if f.specific]
-        if special and len(special) < len(react) and rng.random() < 0.8:
+        if special and len(special) < len(react) and rng.random() < OTHER_WORK.specific_reaction:
             react = special  # most replies name something particular to this history
         acks: list[Frag] | None = None
         promises = ok(PROMISE[(kind, plan.stage)], seen, said) if final else None
         asks = ok(ASK[(kind, ask)], seen, said) if ask else None
+        ack_ask, react_ask = OTHER_WORK.asking_reply
+        ack_react, react_only, ack_promise = OTHER_WORK.last_reply
         for attempt in range(TRIES):
             r = rng.random()
             if asks:
-                shape = "ack+ask" if r < 0.25 else "react+ask" if r < 0.75 and react else "ask"
+                shape = "ack+ask" if r < ack_ask else "react+ask" if r < react_ask and react else "ask"
             elif not final or not promises:
-                shape = "ack+react" if r < 0.35 else "react"
+                shape = "ack+react" if r < OTHER_WORK.reply_ack else "react"
             else:
-                shape = ("ack+react" if r < 0.25 else "react" if r < 0.58 else "ack+promise" if r < 0.78
-                         else "react+promise")
+                shape = ("ack+react" if r < ack_react else "react" if r < react_only
+                         else "ack+promise" if r < ack_promise else "react+promise")
             parts: list[Frag] = []
             pieces = shape.split("+")
             pool: list[Frag] | None

@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import date, datetime, timedelta
 from typing import TYPE_CHECKING, Callable, Iterable
 
+from generators.chances import OTHER_WORK
 from generators.other_work.bank import MONTHS, OUTSIDER_KEYS, PEOPLE_KEYS, WEEKDAYS
 from generators.other_work.story import Ctx, NoValue, add_workdays, month_add, slug
 from generators.other_work.tables import BANK, DATA, FRAGS, SOURCE
@@ -102,18 +103,18 @@ class ValueMakers:
             raise NoValue("project")
         return self.rng.choice(free)
 
-    def _money(self, lo: int, hi: int, cents: float = 0.15) -> str:
+    def _money(self, lo: int, hi: int, cents: float = OTHER_WORK.cents) -> str:
         rng = self.rng
         v = rng.randint(lo, hi)
         if v >= 1000:
-            v = v // 50 * 50 if rng.random() < 0.7 else v
+            v = v // 50 * 50 if rng.random() < OTHER_WORK.round_money else v
         if rng.random() < cents:
             return f"{self.currency}{v:,}.{rng.randint(1, 99):02d}"
         return f"{self.currency}{v:,}"
 
     def _pct(self) -> str:
         rng = self.rng
-        if rng.random() < 0.45:
+        if rng.random() < OTHER_WORK.decimal_pct:
             return f"{rng.randint(2, 40)}.{rng.randint(1, 9)}%"
         return f"{rng.randint(2, 48)}%"
 
@@ -139,7 +140,7 @@ class ValueMakers:
 
     def _past_day(self, min_hour_today: int = 11) -> date:
         now = self.now
-        if now.hour >= min_hour_today and now.weekday() < 5 and self.rng.random() < 0.3:
+        if now.hour >= min_hour_today and now.weekday() < 5 and self.rng.random() < OTHER_WORK.past_today:
             return self.today
         return add_workdays(self.today, -self.rng.choice((1, 1, 2, 3, 4)))
 
@@ -234,7 +235,7 @@ class ValueMakers:
             "slug": lambda c: slug(c["project"]),
             "money": lambda c: self._money(300, 95_000),
             "money2": lambda c: self._money(300, 95_000),
-            "money_small": lambda c: self._money(12, 480, 0.5),
+            "money_small": lambda c: self._money(12, 480, OTHER_WORK.small_cents),
             "budget": lambda c: self._money(8_000, 240_000, 0.0),
             "salary": lambda c: self._money(34_000, 92_000, 0.0),
             "pct": lambda c: self._pct(), "pct2": lambda c: self._pct(),
@@ -253,7 +254,8 @@ class ValueMakers:
             "week": lambda c: str(max(1, self.today.isocalendar()[1] - rng.randint(0, 1))),
             "floor": lambda c: str(rng.randint(2, 9)),
             "decimal": lambda c: f"{rng.randint(1, 9)}.{rng.choice((2, 25, 4, 5, 6, 75, 8))}",
-            "hours": lambda c: f"{rng.randint(4, 38)}.5" if rng.random() < 0.4 else str(rng.randint(4, 40)),
+            "hours": lambda c: (f"{rng.randint(4, 38)}.5" if rng.random() < OTHER_WORK.half_hours
+                                else str(rng.randint(4, 40))),
             "score": lambda c: f"{rng.randint(6, 9)}.{rng.randint(0, 9)}",
             "score_pct": lambda c: f"{rng.randint(71, 98)}%",
             "desk": lambda c: f"{rng.randint(2, 6)}.{rng.randint(10, 48)}",

@@ -26,8 +26,9 @@ answer when the exchange is one pair) and beats ``T.<beat>.ask`` (the assistant'
 question), ``T.<beat>.ans`` (the user answers) and ``T.<beat>.end`` (the assistant's last word).
 An exchange of ``n`` pairs is the opening line, ``n - 1`` beats (in the order the banks define
 them) and the last beat's end. The follow-up to the user's opening line starts with the reaction
-to it (``T.reply``), a later one now and then (``_REACT_SHARE``) with the reaction to the user's
-answer: a short question (under ``MIN_WORDS`` words) after a reaction, a longer one on its own.
+to it (``T.reply``), a later one now and then (``generators.chances.SMALL_TALK.react``) with the
+reaction to the user's answer: a short question (under ``MIN_WORDS`` words) after a reaction, a
+longer one on its own.
 Each follow-up question says the kinds of answer it expects (``| expects: yes-no``), each answer
 line the kinds it gives (``| gives: frequency yes-no``; :data:`KINDS`): the composer pairs only
 fitting ones. Malformed banks raise :class:`BankError` naming the file and line: unknown flags, slots, pools or

@@ -8,6 +8,7 @@ from datetime import date, datetime, timedelta
 from typing import Any, Callable, Sequence
 
 from backends.tokens import count_tokens
+from generators.chances import SMALL_TALK
 from generators.english import near_key, repeats_itself
 from generators.small_talk.bank import (
     BEATS_NOW,
@@ -67,8 +68,6 @@ from generators.small_talk.tables import (
     weighted,
 )
 from office_env.seeding import rng as seeded
-
-_REACT_SHARE = 0.4  # share of later follow-up questions that start with a reaction to the user's answer
 
 
 class SmallTalk:
@@ -196,39 +195,41 @@ class SmallTalk:
         """The person's pet, partner, children, sibling, friend, neighbour and home; returns the
         kind of pet ("" for none)."""
         def person(gender: str | None = None) -> tuple[str, str]:
-            g = gender or ("f" if rng.random() < 0.5 else "m")
+            g = gender or ("f" if rng.random() < SMALL_TALK.woman else "m")
             return self._draw(rng, f"names.{g}", ctx, base, names), g
 
         r = rng.random()
-        pet = "dog" if r < 0.36 else "cat" if r < 0.60 else ""
+        dog, cat = SMALL_TALK.pet
+        pet = "dog" if r < dog else "cat" if r < cat else ""
         if pet:
             flags |= {"pet", pet}
             aliases["pet"] = f"pets.{pet}"
             ctx["pet"] = self._draw(rng, f"names.pet.{pet}", ctx, base, names)
             ctx["pet_kind"] = pet
-        if rng.random() < 0.65:
+        if rng.random() < SMALL_TALK.partner:
             flags.add("partner")
             ctx["partner"], g = person()
         self._kids: list[tuple[str, str, int]] = []
-        if rng.random() < 0.5:
+        if rng.random() < SMALL_TALK.kids:
             flags.add("kids")
-            for _ in range(1 + (rng.random() < 0.45)):
+            for _ in range(1 + (rng.random() < SMALL_TALK.second_kid)):
                 name, g = person()
                 self._kids.append((name, self._draw(rng, f"word.kid_rel.{g}", ctx, base), 2 + int(rng.random() * 15)))
             if len(self._kids) == 2:
                 flags.add("two_kids")
-        if rng.random() < 0.6:
+        if rng.random() < SMALL_TALK.sibling:
             flags.add("sib")
             ctx["sib"], g = person()
             ctx["sib_rel"] = self._draw(rng, f"word.sib_rel.{g}", ctx, base)
         ctx["friend"], _ = person()
         ctx["neighbour"], _ = person()
         home = rng.random()
-        if home < 0.5:
+        house, balcony = SMALL_TALK.home
+        if home < house:
             flags |= {"house", "garden"}
         else:
             flags.add("flat")
-            if home < 0.8:
+            if home < balcony:
                 flags.add("balcony")
         return pet
 
@@ -678,7 +679,7 @@ class SmallTalk:
             pre = f"{topic}.{beat}."
             # The user's opening line always gets a reaction, later answers now and then: a short
             # question after a reaction, a longer one on its own (either, if the pool has no other).
-            joined = react.endswith(".reply") or self._rng.random() < _REACT_SHARE
+            joined = react.endswith(".reply") or self._rng.random() < SMALL_TALK.react
             # only a question some answer of the beat can answer now (by the kinds they are tagged with)
             kinds = self._answer_kinds(pre, flags, aliases)
             ask = self._line(pre + "ask", ctx, flags, aliases, pending, minimum=1, most=MIN_WORDS - 1, fit=True,
