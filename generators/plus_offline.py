@@ -44,7 +44,7 @@ from datetime import date, datetime
 from functools import lru_cache
 from typing import Any, Iterable, Literal, Protocol, Sequence, cast
 
-from generators.chances import DRAFT
+from generators.chances import DRAFT, HISTORY
 from generators.decoys import ToldJob, told_in_order
 from generators.dialogue_offline import generate_dialogue, plan_dialogue
 from generators.history_plan import weeks_of_full_days
@@ -479,9 +479,6 @@ def _first_name(username: str) -> str:
     return part[:1].upper() + part[1:] if part else "there"
 
 
-# A regenerated task has one line of work, named by its topic: its right and wrong values are said of
-# it by its full name as often, so that the name tells neither apart (nor hides them from a retriever).
-PLUS_FULL_NAMES = 0.6
 # Over weeks of short sessions its one line of work is talked about without values this often at
 # least: little else is said of it, and a person calls it several ways.
 PLUS_MENTIONS = 4
@@ -757,7 +754,7 @@ def regenerate(seed_task: SeedLike, *, seed: int, days: int = 5, utterances_per_
             draft.sessions = generate_dialogue(
                 planned, seed=seed, now=now, user_first=_first_name(seed_task.username),
                 days=days, utterances_per_day=utterances_per_day, feedback=feedback, plan=plan,
-                stated_full_names=PLUS_FULL_NAMES, told=told, siblings=siblings, **persona)
+                stated_full_names=HISTORY.plus_stated_full_names, told=told, siblings=siblings, **persona)
         except ValueError as exc:  # a value too generic for the banks: carry whole clauses instead
             last_error = exc
             continue
