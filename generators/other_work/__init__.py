@@ -41,8 +41,10 @@ new within the history (the object remembers what it produced) and passes ``avoi
 a fragment that fails is recomposed with other fragments or values, an exchange that cannot be
 completed is recomposed on another topic. Exchanges of up to about 25 pairs are supported.
 
-The package: ``bank`` (the banks and their slots), ``story`` (dates, slot values, arcs, plans),
-``makers`` (slot values) and ``composer`` (:class:`OtherWork`).
+The package: ``bank`` (the banks and their slots), ``story`` (dates, an exchange's slot values,
+arcs, plans), ``office`` (who and what the talk may name, where people are, the moment it is said
+at), ``makers`` (:class:`~generators.other_work.makers.SlotValues`, the values a slot is filled
+with) and ``composer`` (:class:`OtherWork`, which holds one of each and composes the exchanges).
 
 Wording lives in ``templates/dialogue/work/*.bank``, in the dialogue banks' one format
 (``generators.dialogue_bank``; docs/dialogue-banks.md): ``== section`` headers followed by one

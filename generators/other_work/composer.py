@@ -25,7 +25,8 @@ from generators.other_work.bank import (
     TRIES,
     Frag,
 )
-from generators.other_work.makers import ValueMakers
+from generators.other_work.makers import SlotValues
+from generators.other_work.office import Clock, Office, Whereabouts
 from generators.other_work.story import (
     AN,
     FILE_NAME,
@@ -34,6 +35,7 @@ from generators.other_work.story import (
     NoValue,
     Plan,
     add_workdays,
+    fill,
     slug,
     workdays_between,
     working_days,
@@ -60,7 +62,7 @@ from generators.other_work.tables import (
 from office_env.money import spoken_prefix
 
 
-class OtherWork(ValueMakers):
+class OtherWork:
     """Composes talk about work that is not the task, for one history."""
 
     def __init__(self, *, rng: random.Random, user_first: str, colleagues: Sequence[str], company: str,
@@ -76,53 +78,51 @@ class OtherWork(ValueMakers):
         self.avoid = avoid
         self.names_day = names_day
         self.banned: set[str] = set()
-        self.user = user_first.strip()
-        if not self.user or not avoid(self.user):
+        user = user_first.strip()
+        if not user or not avoid(user):
             self.banned.add("user")
-        self.company = company.strip() or "the company"
-        if not avoid(self.company):
+        company = company.strip() or "the company"
+        if not avoid(company):
             self.banned.add("company")
         given = [c.strip() for c in dict.fromkeys(colleagues) if c and c.strip()]
-        people = [c for c in given if c != self.user and avoid(c)]
+        people = [c for c in given if c != user and avoid(c)]
         extra = [row[0].text for row in DATA["data.name"]]
         rng.shuffle(extra)
-        extra = [n for n in extra if n not in given and n != self.user and avoid(n)]
+        extra = [n for n in extra if n not in given and n != user and avoid(n)]
         if len(people) < 4:  # too few to keep storylines apart: add names from the bank
             people += extra[: 4 - len(people)]
-        self.people = people
         # the days the office shows each colleague away, by name (spans in order, first day first)
-        absent: dict[str, list[tuple[date, date]]] = {}
+        spans_away: dict[str, list[tuple[date, date]]] = {}
         for name, first, last in absences:
             name = name.strip()
             if name and first <= last:
-                absent.setdefault(name, []).append((first, last))
-        self.absent = {name: sorted(spans) for name, spans in absent.items()}
+                spans_away.setdefault(name, []).append((first, last))
+        absent = {name: sorted(spans) for name, spans in spans_away.items()}
         # people outside the office (a supplier's staff): never one of the office's colleagues
-        self.outsiders = [n for n in extra if n not in people and n not in self.absent]
+        outsiders = [n for n in extra if n not in people and n not in absent]
         projs = [p.strip() for p in dict.fromkeys(projects) if p and p.strip() and avoid(p.strip())]
         if len(projs) < 3:
             extra = [row[0].text for row in DATA["data.project"]]
             rng.shuffle(extra)
             projs += [p for p in extra if p not in projs and avoid(p)][: 3 - len(projs)]
-        self.projects = projs
         # the office's documents, by name as the user sees them (no folder), and by kind: a line
         # about rows or figures names a sheet, never a PDF
         names = [f.replace("\\", "/").rsplit("/", 1)[-1] for f in dict.fromkeys(files) if f]
-        self.files = [f for f in dict.fromkeys(names) if f and f.isascii() and " " not in f and "." in f and avoid(f)]
-        self.sheets = [f for f in self.files if f.lower().endswith((".xlsx", ".xls", ".csv"))]
-        self.docs = [f for f in self.files if f.lower().endswith((".docx", ".doc", ".pdf"))]
-        self._office_stems = {f.rsplit(".", 1)[0].lower() for f in self.files}
-        self.domain = slug(self.company).replace("_", "") + ".com"
+        own = [f for f in dict.fromkeys(names) if f and f.isascii() and " " not in f and "." in f and avoid(f)]
         drawn = rng.choice(("$", "$", "EUR ", "GBP "))
-        self.currency = spoken_prefix(currency) if currency else drawn
+        self.office = Office(
+            user=user, company=company, domain=slug(company).replace("_", "") + ".com",
+            currency=spoken_prefix(currency) if currency else drawn,
+            people=tuple(people), outsiders=tuple(outsiders), projects=tuple(projs), files=tuple(own),
+            sheets=tuple(f for f in own if f.lower().endswith((".xlsx", ".xls", ".csv"))),
+            docs=tuple(f for f in own if f.lower().endswith((".docx", ".doc", ".pdf"))),
+            stems=frozenset(f.rsplit(".", 1)[0].lower() for f in own))
+        self.where = Whereabouts(absent)
+        self.clock = Clock(datetime(2000, 1, 3, 9))
+        self.values = SlotValues(rng=rng, office=self.office, clock=self.clock, where=self.where)
         self.arcs: list[Arc] = []
         self.used: set[str] = set()
-        self.away_until: dict[str, date] = {}  # supplier's contact -> first day back
-        self.busy: set[str] = set()  # people and projects tied to open arcs
         self.frags_used: set[Frag] = set()  # every fragment of this history's finished exchanges
-        self._makers: dict[str, Callable[[Ctx], str]] = self._build_makers()
-        self.today = date(2000, 1, 3)
-        self.now = datetime(2000, 1, 3, 9)
 
     # ---- public -------------------------------------------------------------------------
 
@@ -130,8 +130,7 @@ class OtherWork(ValueMakers):
         """Exactly `pairs` (>= 1) user/assistant pairs about one piece of other work, user first, alternating."""
         if pairs < 1:
             raise ValueError("pairs must be at least 1")
-        self.now = when
-        self.today = when.date()
+        self.clock.move_to(when)
         for attempt in range(12):
             plan = self._pick(attempt)
             out = self._compose(plan, pairs)
@@ -147,7 +146,7 @@ class OtherWork(ValueMakers):
     def _pick(self, attempt: int) -> Plan:
         rng = self.rng
         if attempt < 6:
-            live = [a for a in self.arcs if not a.closed and (a.last is None or a.last < self.today)]
+            live = [a for a in self.arcs if not a.closed and (a.last is None or a.last < self.clock.today)]
             rng.shuffle(live)
             if live and rng.random() < OTHER_WORK.arc_mention:
                 for arc in live:
@@ -164,57 +163,46 @@ class OtherWork(ValueMakers):
     def _free_people(self, n: int) -> list[str] | None:
         """``n`` colleagues for a new storyline: none tied to another one, and none the office shows
         away in the days its first mentions may name (a week back, two weeks ahead)."""
-        free = [p for p in self.people if p not in self.busy and not self._is_away(p)]
-        if self.absent:
-            window = [self.today + timedelta(days=i) for i in range(-9, 15)]
-            free = [p for p in free if self._clear(p, window)]
+        where, today = self.where, self.clock.today
+        free = [p for p in self.office.people if p not in where.busy and not where.is_away(p, today)]
+        if where.absent:
+            window = [today + timedelta(days=i) for i in range(-9, 15)]
+            free = [p for p in free if where.clear(p, window)]
         if len(free) < n:
             return None
         return self.rng.sample(free, n)
 
     def _free_outsiders(self, n: int) -> list[str] | None:
-        free = [p for p in self.outsiders if p not in self.busy and not self._is_away(p)]
+        where, today = self.where, self.clock.today
+        free = [p for p in self.office.outsiders if p not in where.busy and not where.is_away(p, today)]
         if len(free) < n:
             return None
         return self.rng.sample(free, n)
 
-    def _is_away(self, person: str) -> bool:
-        back = self.away_until.get(person)
-        return back is not None and self.today < back
-
     # ---- the office's absences ------------------------------------------------------------
-
-    def _clear(self, person: str, days: Iterable[date]) -> bool:
-        """``person`` is not shown away by the office on any of ``days``."""
-        spans = self.absent.get(person)
-        return not spans or not any(first <= d <= last for d in days for first, last in spans)
-
-    def _known_days(self, ctx: Ctx) -> list[date]:
-        """Today and every day this exchange's slots name so far."""
-        return [self.today, *(d for k, d in ctx.days.items() if k in ctx)]
 
     def _fits_absences(self, ctx: Ctx, slots: Iterable[str]) -> bool:
         """No colleague of this exchange is away today, on a day its lines have named, or on a day
         ``slots`` (the next line's) name."""
-        if not self.absent:
+        if not self.where.absent:
             return True
-        days = [self.today, *ctx.told, *(ctx.days[s] for s in slots if s in ctx.days and s in ctx)]
-        return all(self._clear(v, days) for k in PERSON_SLOTS if (v := dict.get(ctx, k)) is not None)
+        days = [self.clock.today, *ctx.told, *(ctx.days[s] for s in slots if s in ctx.days and s in ctx)]
+        return all(self.where.clear(v, days) for k in PERSON_SLOTS if (v := dict.get(ctx, k)) is not None)
 
     def _told(self, ctx: Ctx, slots: Iterable[str]) -> None:
-        if self.absent:
+        if self.where.absent:
             ctx.told.extend(ctx.days[s] for s in slots if s in ctx.days and s in ctx)
 
     def _arc_clear(self, arc: Arc, days: Iterable[date]) -> bool:
         """The colleagues of storyline ``arc`` are in the office today and on ``days``."""
-        days = [self.today, *days]
-        return all(self._clear(v, days) for k, v in arc.vals.items() if k in PEOPLE_KEYS)
+        days = [self.clock.today, *days]
+        return all(self.where.clear(v, days) for k, v in arc.vals.items() if k in PEOPLE_KEYS)
 
     def _new_arc(self) -> Plan | None:
-        rng, today = self.rng, self.today
+        rng, today = self.rng, self.clock.today
         kind = rng.choice(ARC_KINDS)
         if kind == "milestone":
-            projects = [p for p in self.projects if p not in self.busy]
+            projects = [p for p in self.office.projects if p not in self.where.busy]
             who = self._free_people(1)
             if not projects or not who:
                 return None
@@ -235,7 +223,8 @@ class OtherWork(ValueMakers):
             who = self._free_outsiders(2)
             if not who or any(a.kind == "away" and not a.closed for a in self.arcs):
                 return None  # one supplier's absence at a time is news; three would be a pattern
-            row = rng.choice([r for r in DATA["data.vendor"] if r[0].text not in self.busy] or DATA["data.vendor"])
+            vendors = [r for r in DATA["data.vendor"] if r[0].text not in self.where.busy]
+            row = rng.choice(vendors or DATA["data.vendor"])
             arc = Arc(kind, {"away": who[0], "cover": who[1],
                               **dict(zip(BANK["data.vendor"].fields or (), (f.text for f in row)))})
             arc.dates["back"] = add_workdays(today, rng.randint(2, 5))
@@ -251,22 +240,22 @@ class OtherWork(ValueMakers):
     def _arc_plan(self, arc: Arc) -> Plan | None:
         """The storyline's next mention; none while one of its colleagues is away (today or on a
         day the mention names): it rests until they are back."""
-        if self.absent and not self._arc_clear(arc, ()):
+        if self.where.absent and not self._arc_clear(arc, ()):
             return None
         if arc.kind == "milestone":
             plan = self._milestone_next(arc)
         elif arc.kind == "away":
-            plan = self._away_plan(arc, "back" if self.today >= arc.dates["back"] else "still")
+            plan = self._away_plan(arc, "back" if self.clock.today >= arc.dates["back"] else "still")
         else:
             plan = self._hiring_next(arc)
-        if plan is not None and self.absent and not self._arc_clear(arc, plan.days.values()):
+        if plan is not None and self.where.absent and not self._arc_clear(arc, plan.days.values()):
             return None
         return plan
 
     # milestone ------------------------------------------------------------------------------
 
     def _milestone_next(self, arc: Arc) -> Plan | None:
-        rng, today = self.rng, self.today
+        rng, today = self.rng, self.clock.today
         d = arc.dates
         if arc.stage in ("done", "done_late"):
             return self._milestone_plan(arc, "after", {})
@@ -286,7 +275,7 @@ class OtherWork(ValueMakers):
         if choice == "finish":
             days = [last + timedelta(days=i) for i in range(1, (today - last).days + 1)]
             days = [x for x in days if x.weekday() < 5] or [today]
-            if self.absent:  # finished on a day its people were in
+            if self.where.absent:  # finished on a day its people were in
                 days = [x for x in days if self._arc_clear(arc, (x,))]
                 if not days:
                     return None
@@ -299,7 +288,7 @@ class OtherWork(ValueMakers):
         if arc.stage == "planned":
             starts = [x for x in (last + timedelta(days=i) for i in range(1, (today - last).days + 1))
                       if x.weekday() < 5] or [today]
-            if self.absent:  # started on a day its people were in
+            if self.where.absent:  # started on a day its people were in
                 starts = [x for x in starts if self._arc_clear(arc, (x,))]
                 if not starts:
                     return None
@@ -308,7 +297,7 @@ class OtherWork(ValueMakers):
         return self._milestone_plan(arc, choice, {})
 
     def _milestone_plan(self, arc: Arc, stage: str, change: dict[str, date]) -> Plan:
-        rng, today = self.rng, self.today
+        rng, today = self.rng, self.clock.today
         d = dict(arc.dates)
         d.update(change)
         total, done_n = arc.nums["total"], arc.nums["done"]
@@ -324,22 +313,22 @@ class OtherWork(ValueMakers):
         if stage in ("done", "done_late"):
             done_n = total
             share = rng.uniform(0.82, 0.99) if stage == "done" else rng.uniform(1.03, 1.25)
-            base["final_cost"] = f"{self.currency}{int(arc.nums['budget'] * share):,}"
-        base["budget"] = f"{self.currency}{arc.nums['budget']:,}"
+            base["final_cost"] = f"{self.office.currency}{int(arc.nums['budget'] * share):,}"
+        base["budget"] = f"{self.office.currency}{arc.nums['budget']:,}"
         pct = round(100 * done_n / total)
         base.update(total=f"{total:,}", done_count=f"{done_n:,}", left=f"{total - done_n:,}", pct=f"{pct}%",
-                    old_pct=f"{old_pct}%", due_on=self._on(d["due"]), due_day=self._day(d["due"]),
-                    due_date=self._abs(d["due"]), first_due_date=self._abs(d["first_due"]))
+                    old_pct=f"{old_pct}%", due_on=self.values.on(d["due"]), due_day=self.values.day(d["due"]),
+                    due_date=self.values.absolute(d["due"]), first_due_date=self.values.absolute(d["first_due"]))
         if arc.last is not None:
-            base["last_on"] = self._on(arc.last)
+            base["last_on"] = self.values.on(arc.last)
         if d.get("start") is not None and d["start"] <= today:
-            base["started_on"] = self._on(d["start"])
+            base["started_on"] = self.values.on(d["start"])
         if "old_due" in change:
-            base["old_due_day"] = self._day(change["old_due"])
-            base["old_due_date"] = self._abs(change["old_due"])
+            base["old_due_day"] = self.values.day(change["old_due"])
+            base["old_due_date"] = self.values.absolute(change["old_due"])
             base["slip_days"] = working_days(workdays_between(change["old_due"], d["due"]))
         if "done" in d:
-            base["done_on"] = self._on(d["done"])
+            base["done_on"] = self.values.on(d["done"])
             base["late_days"] = working_days(max(1, workdays_between(d["first_due"], d["done"])))
 
         def update() -> None:
@@ -367,15 +356,16 @@ class OtherWork(ValueMakers):
         base = dict(arc.vals)
         back = arc.dates["back"]
         if stage == "back":
-            base["back_on"] = self._on(back) if back <= self.today else self._on(self.today)
-            days = {"back_on": min(back, self.today)}
+            base["back_on"] = self.values.on(back) if back <= self.clock.today else self.values.on(self.clock.today)
+            days = {"back_on": min(back, self.clock.today)}
         else:
-            base.update(back_on=self._on(back), back_day=self._day(back), back_date=self._abs(back))
+            say = self.values
+            base.update(back_on=say.on(back), back_day=say.day(back), back_date=say.absolute(back))
             days = {"back_on": back, "back_day": back, "back_date": back}
 
         def update() -> None:
             arc.stage = stage
-            self.away_until[arc.vals["away"]] = back
+            self.where.away_until[arc.vals["away"]] = back
             if stage == "back":
                 arc.closed = True
 
@@ -385,7 +375,7 @@ class OtherWork(ValueMakers):
 
     def _hiring_next(self, arc: Arc) -> Plan | None:
         if arc.stage == "open":
-            if self.today < arc.dates["interview"]:
+            if self.clock.today < arc.dates["interview"]:
                 return None
             return self._hiring_plan(arc, "interviews")
         if arc.stage == "interviews":
@@ -399,19 +389,19 @@ class OtherWork(ValueMakers):
         iv = arc.dates["interview"]
         base.update(applicants=str(arc.nums["applicants"]), shortlist=str(arc.nums["shortlist"]))
         if stage == "open":
-            base.update(interview_on=self._on(iv), interview_day=self._day(iv))
+            base.update(interview_on=self.values.on(iv), interview_day=self.values.day(iv))
             days = {"interview_on": iv, "interview_day": iv}
         else:
-            base["interviewed_on"] = self._on(iv)
+            base["interviewed_on"] = self.values.on(iv)
             days = {"interviewed_on": iv}
         start = arc.dates.get("start")
         if stage == "accepted":
-            start = self.today + timedelta(days=self.rng.randint(16, 40))
+            start = self.clock.today + timedelta(days=self.rng.randint(16, 40))
             while start.weekday() != 0:
                 start += timedelta(days=1)
-            base["start_date"] = self._abs(start)
+            base["start_date"] = self.values.absolute(start)
         if arc.last is not None:
-            base["last_on"] = self._on(arc.last)
+            base["last_on"] = self.values.on(arc.last)
             days["last_on"] = arc.last  # (the new hire's start_date is theirs, not the panel's)
 
         def update() -> None:
@@ -431,7 +421,7 @@ class OtherWork(ValueMakers):
             plan.update()
         if arc not in self.arcs:
             self.arcs.append(arc)
-        arc.last = self.today
+        arc.last = self.clock.today
         arc.mentions += 1
         arc.said = plan.said
         arc.asked = plan.asked
@@ -439,11 +429,12 @@ class OtherWork(ValueMakers):
             if key in plan.ctx:
                 arc.vals[key] = plan.ctx[key]
         # People and projects tied to open arcs stay out of new arcs.
-        self.busy = set()
+        busy: set[str] = set()
         for a in self.arcs:
             if not a.closed:
-                self.busy.update(v for k, v in a.vals.items()
-                                 if k in ("project", "owner", "away", "cover", "helper", "vendor"))
+                busy.update(v for k, v in a.vals.items()
+                            if k in ("project", "owner", "away", "cover", "helper", "vendor"))
+        self.where.busy = busy
 
     # ---- composing ----------------------------------------------------------------------
 
@@ -470,7 +461,7 @@ class OtherWork(ValueMakers):
         rng = self.rng
         kind, stage = plan.kind, plan.stage
         ctx = Ctx(plan.base)
-        ctx.maker = self._make
+        ctx.maker = self.values.make
         ctx.new = []
         ctx.deps = {}
         ctx.seen = set()  # fragments already used in this exchange
@@ -531,34 +522,17 @@ class OtherWork(ValueMakers):
             out.append((text, reply))
         return out
 
-    def _fill(self, frag: Frag, ctx: Ctx) -> tuple[str, set[str]]:
-        text = frag.text.format_map(ctx) if frag.slots else frag.text
-        if frag.an:
-            text = AN.sub(r"\1n ", text)
-        used = set(frag.slots)
-        deps = ctx.deps
-        if deps:
-            for s in frag.slots:
-                extra = deps.get(s)
-                if extra:
-                    used |= extra
-                    for e in extra:
-                        more = deps.get(e)
-                        if more:
-                            used |= more
-        return text, used
-
     def _accept(self, text: str) -> bool:
         """The line is usable: 5-30 words, new in this history, free of task values (written out or
         a day named in words), no word or phrase said twice over ("The Prism Dashboard dashboard"),
         and no invented file name that could be taken for one of the office's documents."""
         if not (5 <= text.count(" ") + 1 <= 30) or text in self.used or repeats_itself(text):
             return False
-        if self._office_stems and "." in text:
+        if self.office.stems and "." in text:
             for name in FILE_NAME.findall(text):
-                if name not in self.files and self._like_office_file(name):
+                if name not in self.office.files and self.office.like_office_file(name):
                     return False
-        return self.avoid(text) and not self.names_day(text, self.today)
+        return self.avoid(text) and not self.names_day(text, self.clock.today)
 
     def _user_first(self, plan: Plan, ctx: Ctx, said: set[str]) -> tuple[str, set[str]] | None:
         ks = (plan.kind, plan.stage)
@@ -597,11 +571,11 @@ class OtherWork(ValueMakers):
             if not frag.specific and attempt < TRIES - 4 and any(f.specific for f in cands):
                 continue  # a line with nothing particular in it would read the same in every history
             try:
-                body, used = self._fill(frag, ctx)
+                body, used = fill(frag, ctx)
                 text = body
                 if lead_c and not frag.alone and attempt < TRIES - 4:
                     lead = rng.choice(lead_c)
-                    lt, lu = self._fill(lead, ctx)
+                    lt, lu = fill(lead, ctx)
                     if lt.endswith((":", ".")):
                         text = f"{lt} {body[0].upper()}{body[1:]}"
                     else:
@@ -611,7 +585,7 @@ class OtherWork(ValueMakers):
                     text = body[0].upper() + body[1:]
                 if tail_c and attempt < TRIES - 4:
                     tail = rng.choice(tail_c)
-                    tt, tu = self._fill(tail, ctx)
+                    tt, tu = fill(tail, ctx)
                     text = f"{text} {tt[0].upper()}{tt[1:]}"
                     used |= tu
             except NoValue:

@@ -1,56 +1,37 @@
 """The values a fragment's slots are filled with (people who are in that day, projects, money,
-clock times, dates said the way the banks say them, files): the composer's value makers."""
+clock times, dates said the way the banks say them, files): :class:`SlotValues`, a part of the
+composer (:class:`generators.other_work.composer.OtherWork`)."""
 
 from __future__ import annotations
 
-from datetime import date, datetime, timedelta
-from typing import TYPE_CHECKING, Callable, Iterable
+import random
+from datetime import date, timedelta
+from typing import Callable
 
 from generators.chances import OTHER_WORK
 from generators.other_work.bank import MONTHS, OUTSIDER_KEYS, PEOPLE_KEYS, WEEKDAYS
-from generators.other_work.story import Ctx, NoValue, add_workdays, month_add, slug
+from generators.other_work.office import Clock, Office, Whereabouts
+from generators.other_work.story import Ctx, NoValue, add_workdays, fill, month_add, slug
 from generators.other_work.tables import BANK, DATA, FRAGS, SOURCE
 from generators.spoken_time import ordinal
 
-if TYPE_CHECKING:
-    import random
 
-    from generators.other_work.bank import Frag
+class SlotValues:
+    """The slot values of one history's other work: :meth:`make` fills a slot of an exchange
+    (``Ctx.maker``); :meth:`on`, :meth:`day` and :meth:`absolute` say a day as the banks do.
+    Values are drawn from ``rng`` (the composer's stream), of ``office``'s people, projects and
+    files, on ``clock``'s day, with nobody ``where`` has away."""
 
+    def __init__(self, *, rng: random.Random, office: Office, clock: Clock, where: Whereabouts) -> None:
+        self.rng = rng
+        self.office = office
+        self.clock = clock
+        self.where = where
+        self._makers: dict[str, Callable[[Ctx], str]] = self._build_makers()
 
-class ValueMakers:
-    """Slot values for :class:`generators.other_work.composer.OtherWork` (a mixin: it uses the
-    composer's state, its random stream, people and dates)."""
-
-    # what the composer holds (bare annotations: no class attributes)
-    rng: random.Random
-    now: datetime
-    today: date
-    user: str
-    company: str
-    domain: str
-    currency: str
-    people: list[str]
-    outsiders: list[str]
-    absent: dict[str, list[tuple[date, date]]]
-    busy: set[str]
-    projects: list[str]
-    files: list[str]
-    sheets: list[str]
-    docs: list[str]
-    _office_stems: set[str]
-    _makers: dict[str, Callable[[Ctx], str]]
-
-    if TYPE_CHECKING:  # the composer's own checks (generators.other_work.composer.OtherWork)
-        def _fill(self, frag: Frag, ctx: Ctx) -> tuple[str, set[str]]: ...
-
-        def _is_away(self, person: str) -> bool: ...
-
-        def _clear(self, person: str, days: Iterable[date]) -> bool: ...
-
-        def _known_days(self, ctx: Ctx) -> list[date]: ...
-
-    def _make(self, ctx: Ctx, key: str) -> str:
+    def make(self, ctx: Ctx, key: str) -> str:
+        """A value for slot ``key`` of an exchange (``ctx``): made by Python, or a bank's data row
+        that agrees with the values ``ctx`` holds (setting that row's other slots as well)."""
         maker = self._makers.get(key)
         if maker is not None:
             return maker(ctx)
@@ -68,7 +49,7 @@ class ValueMakers:
         for fname, frag in zip(fields, row):
             if fname in ctx and fname != key:
                 continue
-            text, used = self._fill(frag, ctx)
+            text, used = fill(frag, ctx)
             if fname == key:
                 value = text
             else:
@@ -81,24 +62,31 @@ class ValueMakers:
 
     def _person(self, ctx: Ctx) -> str:
         taken = {ctx.get(k) for k in PEOPLE_KEYS}
-        free = [p for p in self.people if p not in taken and not self._is_away(p)]
-        if self.absent:  # in the office today and on every day this exchange names
+        today = self.clock.today
+        free = [p for p in self.office.people if p not in taken and not self.where.is_away(p, today)]
+        if self.where.absent:  # in the office today and on every day this exchange names
             days = self._known_days(ctx)
-            free = [p for p in free if self._clear(p, days)]
+            free = [p for p in free if self.where.clear(p, days)]
         if not free:
             raise NoValue("colleague")
         return self.rng.choice(free)
 
+    def _known_days(self, ctx: Ctx) -> list[date]:
+        """Today and every day this exchange's slots name so far."""
+        return [self.clock.today, *(d for k, d in ctx.days.items() if k in ctx)]
+
     def _outsider(self, ctx: Ctx) -> str:
         taken = {ctx.get(k) for k in OUTSIDER_KEYS}
-        free = [p for p in self.outsiders if p not in taken and p not in self.busy and not self._is_away(p)]
+        where, today = self.where, self.clock.today
+        free = [p for p in self.office.outsiders
+                if p not in taken and p not in where.busy and not where.is_away(p, today)]
         if not free:
             raise NoValue("outsider")
         return self.rng.choice(free)
 
     def _project(self, ctx: Ctx) -> str:
         taken = {ctx.get("project"), ctx.get("project2")}
-        free = [p for p in self.projects if p not in taken]
+        free = [p for p in self.office.projects if p not in taken]
         if not free:
             raise NoValue("project")
         return self.rng.choice(free)
@@ -109,8 +97,8 @@ class ValueMakers:
         if v >= 1000:
             v = v // 50 * 50 if rng.random() < OTHER_WORK.round_money else v
         if rng.random() < cents:
-            return f"{self.currency}{v:,}.{rng.randint(1, 99):02d}"
-        return f"{self.currency}{v:,}"
+            return f"{self.office.currency}{v:,}.{rng.randint(1, 99):02d}"
+        return f"{self.office.currency}{v:,}"
 
     def _pct(self) -> str:
         rng = self.rng
@@ -121,16 +109,16 @@ class ValueMakers:
     def _count(self, lo: int = 12, hi: int = 9_800) -> str:
         return f"{self.rng.randint(lo, hi):,}"
 
-    def _clock(self, lo: int = 8 * 60, hi: int = 17 * 60 + 30) -> str:
+    def _clock_time(self, lo: int = 8 * 60, hi: int = 17 * 60 + 30) -> str:
         m = self.rng.randrange(lo, hi, 15)
         return f"{m // 60}:{m % 60:02d}"
 
     def _past_clock(self) -> str:
         """A time earlier today, at least half an hour before now ("sent at 9:15" said at 10:02)."""
-        latest = self.now.hour * 60 + self.now.minute - 30
+        latest = self.clock.now.hour * 60 + self.clock.now.minute - 30
         if latest < 8 * 60:
             raise NoValue("past_clock")
-        return self._clock(8 * 60, latest + 1)
+        return self._clock_time(8 * 60, latest + 1)
 
     @staticmethod
     def _dated(ctx: Ctx, key: str, day: date) -> date:
@@ -139,26 +127,26 @@ class ValueMakers:
         return day
 
     def _past_day(self, min_hour_today: int = 11) -> date:
-        now = self.now
+        now = self.clock.now
         if now.hour >= min_hour_today and now.weekday() < 5 and self.rng.random() < OTHER_WORK.past_today:
-            return self.today
-        return add_workdays(self.today, -self.rng.choice((1, 1, 2, 3, 4)))
+            return self.clock.today
+        return add_workdays(self.clock.today, -self.rng.choice((1, 1, 2, 3, 4)))
 
     def _met_on(self, ctx: Ctx) -> str:
         rng = self.rng
         day = self._past_day(12)
-        if day == self.today:
-            latest = self.now.hour * 60 + self.now.minute - 20
+        if day == self.clock.today:
+            latest = self.clock.now.hour * 60 + self.clock.now.minute - 20
             start = rng.randrange(8 * 60, max(8 * 60 + 15, latest - 45), 15)
             end = min(start + rng.choice((30, 45, 60, 75, 90)), latest // 15 * 15)
             if end <= start:
-                day = add_workdays(self.today, -1)
-        if day != self.today:
+                day = add_workdays(self.clock.today, -1)
+        if day != self.clock.today:
             start = rng.randrange(8 * 60 + 30, 16 * 60, 15)
             end = start + rng.choice((30, 45, 60, 75, 90, 120))
         ctx.put("start", f"{start // 60}:{start % 60:02d}")
         ctx.put("end", f"{end // 60}:{end % 60:02d}")
-        return self._on(self._dated(ctx, "met_on", day))
+        return self.on(self._dated(ctx, "met_on", day))
 
     def _meeting_time(self, ctx: Ctx, key: str) -> str:
         if "met_on" not in ctx:
@@ -173,26 +161,20 @@ class ValueMakers:
         for _ in range(6):
             row = rng.choice(DATA["data.filename"])
             name = row[0].text.format_map(ctx) if row[0].slots else row[0].text
-            if name != other and not self._like_office_file(name):
+            if name != other and not self.office.like_office_file(name):
                 return name
         raise NoValue(key)
 
-    def _like_office_file(self, name: str) -> bool:
-        """An invented file name that starts with an office document's name, or whose name an
-        office document's starts with: it could be taken for the office's own file."""
-        stem = name.rsplit(".", 1)[0].lower()
-        return any(stem.startswith(o) or o.startswith(stem) for o in self._office_stems)
-
-    def _office_file(self, pool: list[str], key: str) -> str:
+    def _office_file(self, pool: tuple[str, ...], key: str) -> str:
         if not pool:
             raise NoValue(key)
         return self.rng.choice(pool)
 
     def _later_month(self) -> tuple[int, int]:
-        return month_add(self.today, 1 if self.today.day <= 12 else 2)
+        return month_add(self.clock.today, 1 if self.clock.today.day <= 12 else 2)
 
     def _next_q(self) -> str:
-        t = self.today
+        t = self.clock.today
         q = (t.month - 1) // 3 + 1
         y = t.year
         q, y = (q + 1, y) if q < 4 else (1, y + 1)
@@ -202,27 +184,27 @@ class ValueMakers:
         return f"Q{q}" if y == t.year else f"Q{q} {y}"
 
     def _build_makers(self) -> dict[str, Callable[[Ctx], str]]:
-        rng = self.rng
+        rng, clock = self.rng, self.clock
 
         def month_name(n: int) -> Callable[[Ctx], str]:
-            return lambda c: MONTHS[month_add(self.today, n)[1] - 1]
+            return lambda c: MONTHS[month_add(clock.today, n)[1] - 1]
 
         def later_date(key: str) -> Callable[[Ctx], str]:
             def make(c: Ctx) -> str:
                 y, m = self._later_month()
-                return self._abs(self._dated(c, key, date(y, m, rng.randint(3, 26))))
+                return self.absolute(self._dated(c, key, date(y, m, rng.randint(3, 26))))
             return make
 
         def start_date(c: Ctx) -> str:
-            return self._abs(self._dated(c, "start_date", add_workdays(self.today, rng.randint(10, 25))))
+            return self.absolute(self._dated(c, "start_date", add_workdays(clock.today, rng.randint(10, 25))))
 
         def next_day(c: Ctx) -> date:
-            return add_workdays(self.today, rng.randint(1, 7))
+            return add_workdays(clock.today, rng.randint(1, 7))
 
         return {
-            "user": lambda c: self.user,
-            "company": lambda c: self.company,
-            "domain": lambda c: self.domain,
+            "user": lambda c: self.office.user,
+            "company": lambda c: self.office.company,
+            "domain": lambda c: self.office.domain,
             "colleague": self._person, "colleague2": self._person, "colleague3": self._person,
             "helper": self._person, "cover": self._person, "owner": self._person,
             "colleague_lc": lambda c: slug(c["colleague"]).replace("_", "."),
@@ -230,7 +212,7 @@ class ValueMakers:
             "away_lc": lambda c: slug(c["away"]).replace("_", "."),
             "cover_lc": lambda c: slug(c["cover"]).replace("_", "."),
             "ext": lambda c: str(rng.randint(2000, 7999)),
-            "prev_mon": lambda c: MONTHS[month_add(self.today, -1)[1] - 1][:3].lower(),
+            "prev_mon": lambda c: MONTHS[month_add(clock.today, -1)[1] - 1][:3].lower(),
             "project": self._project, "project2": self._project,
             "slug": lambda c: slug(c["project"]),
             "money": lambda c: self._money(300, 95_000),
@@ -242,16 +224,16 @@ class ValueMakers:
             "count": lambda c: self._count(), "count2": lambda c: self._count(),
             "few": lambda c: str(rng.randint(3, 60)),
             "some": lambda c: str(rng.randint(40, 900)),
-            "office_file": lambda c: self._office_file(self.files, "office_file"),
-            "office_sheet": lambda c: self._office_file(self.sheets, "office_sheet"),
-            "office_doc": lambda c: self._office_file(self.docs, "office_doc"),
+            "office_file": lambda c: self._office_file(self.office.files, "office_file"),
+            "office_sheet": lambda c: self._office_file(self.office.sheets, "office_sheet"),
+            "office_doc": lambda c: self._office_file(self.office.docs, "office_doc"),
             "outsider": self._outsider,
             "outsider_lc": lambda c: slug(c["outsider"]).replace("_", "."),
             "past_clock": lambda c: self._past_clock(),
             "attendees": lambda c: str(rng.randint(5, 46)),
             "pages": lambda c: str(rng.randint(3, 64)),
             "years": lambda c: str(rng.randint(3, 22)),
-            "week": lambda c: str(max(1, self.today.isocalendar()[1] - rng.randint(0, 1))),
+            "week": lambda c: str(max(1, clock.today.isocalendar()[1] - rng.randint(0, 1))),
             "floor": lambda c: str(rng.randint(2, 9)),
             "decimal": lambda c: f"{rng.randint(1, 9)}.{rng.choice((2, 25, 4, 5, 6, 75, 8))}",
             "hours": lambda c: (f"{rng.randint(4, 38)}.5" if rng.random() < OTHER_WORK.half_hours
@@ -259,27 +241,27 @@ class ValueMakers:
             "score": lambda c: f"{rng.randint(6, 9)}.{rng.randint(0, 9)}",
             "score_pct": lambda c: f"{rng.randint(71, 98)}%",
             "desk": lambda c: f"{rng.randint(2, 6)}.{rng.randint(10, 48)}",
-            "clock": lambda c: self._clock(), "start": lambda c: self._meeting_time(c, "start"),
+            "clock": lambda c: self._clock_time(), "start": lambda c: self._meeting_time(c, "start"),
             "end": lambda c: self._meeting_time(c, "end"),
             "file": lambda c: self._file(c, "file"), "file2": lambda c: self._file(c, "file2"),
             "v": lambda c: str(rng.randint(2, 6)),
-            "mon": lambda c: MONTHS[self.today.month - 1][:3].lower(),
-            "mmdd": lambda c: f"{self.today.month:02d}{add_workdays(self.today, -rng.randint(0, 3)).day:02d}",
-            "iso": lambda c: self._dated(c, "iso", add_workdays(self.today, -rng.randint(0, 4))).isoformat(),
-            "qn": lambda c: str((self.today.month - 1) // 3 + 1),
+            "mon": lambda c: MONTHS[clock.today.month - 1][:3].lower(),
+            "mmdd": lambda c: f"{clock.today.month:02d}{add_workdays(clock.today, -rng.randint(0, 3)).day:02d}",
+            "iso": lambda c: self._dated(c, "iso", add_workdays(clock.today, -rng.randint(0, 4))).isoformat(),
+            "qn": lambda c: str((clock.today.month - 1) // 3 + 1),
             "code": lambda c: (f"{''.join(rng.choice('ABCDEFGHJKLMNPRSTUVW') for _ in range(2))}-"
                                f"{rng.randint(10_000, 99_999)}"),
-            "q": lambda c: f"Q{(self.today.month - 1) // 3 + 1}",
-            "prev_q": lambda c: f"Q{(self.today.month - 1) // 3 or 4}",
+            "q": lambda c: f"Q{(clock.today.month - 1) // 3 + 1}",
+            "prev_q": lambda c: f"Q{(clock.today.month - 1) // 3 or 4}",
             "next_q": lambda c: self._next_q(),
             "this_month": month_name(0), "prev_month": month_name(-1), "prev_month2": month_name(-2),
             "later_month": lambda c: MONTHS[self._later_month()[1] - 1],
             "later_date": later_date("later_date"), "later_date2": later_date("later_date2"),
             "start_date": start_date,
-            "past_on": lambda c: self._on(self._dated(c, "past_on", self._past_day())),
+            "past_on": lambda c: self.on(self._dated(c, "past_on", self._past_day())),
             "met_on": self._met_on,
-            "next_on": lambda c: self._on(self._dated(c, "next_on", next_day(c))),
-            "next_date": lambda c: self._abs(self._dated(c, "next_date", next_day(c))),
+            "next_on": lambda c: self.on(self._dated(c, "next_on", next_day(c))),
+            "next_date": lambda c: self.absolute(self._dated(c, "next_date", next_day(c))),
         }
 
     # ---- date phrases -------------------------------------------------------------------
@@ -292,7 +274,7 @@ class ValueMakers:
                                 ord=ordinal(d.day))
 
     def _rel(self, d: date) -> str:
-        t = self.today
+        t = self.clock.today
         diff = (d - t).days
         if diff == 0:
             return "today"
@@ -306,16 +288,16 @@ class ValueMakers:
             return "past_week" if weeks == 0 else "last_week" if weeks == -1 else "past_far"
         return "this_week" if weeks == 0 else "next_week" if weeks == 1 else "far"
 
-    def _on(self, d: date) -> str:
+    def on(self, d: date) -> str:
         """An adverbial phrase for day ``d`` seen from today: "yesterday", "on Tuesday", "next Friday"."""
         return self._phrase(f"date.on.{self._rel(d)}", d)
 
-    def _day(self, d: date) -> str:
+    def day(self, d: date) -> str:
         """A noun phrase for a future day ``d``: "tomorrow", "Friday", "next Tuesday", "March 14"."""
         rel = self._rel(d)
         if rel == "today":
             rel = "this_week"
         return self._phrase(f"date.day.{rel}", d)
 
-    def _abs(self, d: date) -> str:
+    def absolute(self, d: date) -> str:
         return self._phrase("date.abs", d)

@@ -125,3 +125,23 @@ FILE_NAME = re.compile(r"\b[\w-]+\.(?:xlsx|xls|csv|docx|doc|pdf|pptx|zip|txt)\b"
 
 def slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_") or "project"
+
+
+def fill(frag: Frag, ctx: Ctx) -> tuple[str, set[str]]:
+    """``frag`` with its slots filled from ``ctx`` (values made on first use), and the slots it used:
+    its own and those its values were made from (a supplier's address from its name)."""
+    text = frag.text.format_map(ctx) if frag.slots else frag.text
+    if frag.an:
+        text = AN.sub(r"\1n ", text)
+    used = set(frag.slots)
+    deps = ctx.deps
+    if deps:
+        for s in frag.slots:
+            extra = deps.get(s)
+            if extra:
+                used |= extra
+                for e in extra:
+                    more = deps.get(e)
+                    if more:
+                        used |= more
+    return text, used

@@ -436,7 +436,7 @@ def test_no_absence_or_whereabouts_is_invented_for_an_office_colleague():
     lines = 0
     for seed in range(24):
         history, ow = simulate(seed, days=6)
-        colleagues = set(ow.people)
+        colleagues = set(ow.office.people)
         for arc in ow.arcs:
             if arc.kind == "away":
                 assert arc.vals["away"] not in colleagues and arc.vals["cover"] not in colleagues
@@ -457,12 +457,12 @@ def test_no_invented_address_for_an_office_colleague():
     addresses = 0
     for seed in range(24):
         history, ow = simulate(seed)
-        names = {p.lower() for p in ow.people}
+        names = {p.lower() for p in ow.office.people}
         for text in utterances(history):
             for local, domain in re.findall(r"([\w.+-]+)@([\w-]+\.[\w.]+)", text):
                 addresses += 1
                 assert local.split(".")[0] not in names, text
-                assert domain != ow.domain, text
+                assert domain != ow.office.domain, text
     assert addresses > 10
 
 
