@@ -26,7 +26,7 @@ from datetime import date, datetime, time
 from typing import Any, Callable, Mapping, Sequence
 
 from generators.chances import HISTORY
-from generators.decoy_talk import DECOYS, DecoyTalk, TurnSpec, name_words
+from generators.decoy_talk import DECOYS, DecoyTalk, TurnSpec, WriterLines, name_words, names_task_day
 from generators.decoys import ToldJob
 from generators.history_plan import (
     LONG_HISTORY_MENTIONS,
@@ -158,9 +158,10 @@ def _part_of_day(when: datetime) -> str:
     return "this afternoon" if when.hour < 17 else "this evening"
 
 
-class HistoryWriter(DecoyTalk):
+class HistoryWriter:
     """Writes the sessions of one history, day by day, from its plan. Holds what must not repeat
-    (every composer remembers what it produced) and the values no unmarked turn may hold."""
+    (every composer remembers what it produced) and the values no unmarked turn may hold, and the
+    parts that write its other talk: other work, small talk and jobs for later (``decoys``)."""
 
     def __init__(self, pieces: Sequence[MemoryPiece], *, rng: random.Random, user_first: str,
                  assistant_name: str = "Assistant", colleagues: Sequence[str] = (), company: str = "",
@@ -214,13 +215,34 @@ class HistoryWriter(DecoyTalk):
         self.work_threads = len({p.thread for s in siblings for p in s.pieces})  # their threads come first
         self.task_words |= {w for s in siblings for about in s.abouts for w in name_words(about)}  # no job shares them
         self.named_answers = named_answers
-        self.start_decoys(told)
+        lines = WriterLines(line=self._line, lead=self._lead, ask=self._ask, say_withheld=self._say_withheld,
+                            slots=self._slots, clean=self.clean, free_on=self.free_on, keeps_rule=self.keeps_rule,
+                            new_thread=self.new_thread)
+        self.decoys = DecoyTalk(rng=rng, lines=lines, names=self.names, pieces=self.pieces, values=self.values,
+                                task_words=self.task_words, colleagues=self.colleagues, told=told)
 
     def told_siblings(self, plan: Sequence[DayPlan], siblings: Sequence[Sibling]) -> None:
         """One job for later fewer for each sibling the plan still tells (a short day may tell none)."""
         present = {e.thread for day in plan for e in day.events if not e.mark}  # (a task's near miss is not one)
         told = [s for s in siblings if {p.thread for p in s.pieces} & present]
-        self.decoy_count = max(0, DECOYS - len(told))
+        self.decoys.count = max(0, DECOYS - len(told))
+
+    def new_thread(self) -> str:
+        """The mark of a new work thread (other work's exchange or a job for later): "w1", "w2"...
+        after the sibling works' (at most "w99")."""
+        self.work_threads += 1
+        return f"w{min(self.work_threads, 99)}"
+
+    def keeps_rule(self, cue: str) -> bool:
+        """Whether a detail of ``cue`` given in two turns has answer lines of its own (``answer.<cue>``):
+        its stated line carries a rule the answer must keep ("one hour, on the hour")."""
+        return ("answer", cue) in self.decks
+
+    def free_on(self, value: str, when: datetime) -> bool:
+        """Whether ``value`` names no colleague the office shows away on ``when``'s day."""
+        day = when.date()
+        return not any(first <= day <= last and re.search(rf"\b{re.escape(name)}\b", value)
+                       for name, first, last in self.absences)
 
     def talk_clean(self, text: str) -> bool:
         """``clean``, and naming none of the history's anchors (what small talk and other talk may say)."""
@@ -438,7 +460,7 @@ class HistoryWriter(DecoyTalk):
         said = [event.said, event.text, event.anchor]
         if event.piece is not None and (not event.piece.cue or event.piece.cue in SENTENCE_CUES):
             said.append(event.piece.text)
-        return all(self.clean(t) and not self.names_task_day(t, when.date()) and self._free_on(t, when)
+        return all(self.clean(t) and not names_task_day(t, when.date(), self.values) and self.free_on(t, when)
                    for t in said if t)
 
     def thread_block(self, events: list[Event], clock: SessionClock) -> list[TurnSpec]:
@@ -523,9 +545,8 @@ class HistoryWriter(DecoyTalk):
             try:
                 if which == "work":
                     talk = self.work.exchange(when, pairs)
-                    self.work_threads += 1
                     return ([turn for user, reply in talk for turn in (("user", user), ("assistant", reply))],
-                            f"w{min(self.work_threads, 99)}")
+                            self.new_thread())
                 return self.small.exchange(when, pairs), ""
             except (WordingsExhausted, RuntimeError):
                 continue
@@ -563,7 +584,7 @@ class HistoryWriter(DecoyTalk):
         work_pairs = min(room, max(1 if short else 2, round(self.work_share * pairs) - task_pairs))
         small_pairs = room - work_pairs
         blocks: list[tuple[str, Any]] = [("task", events) for events in _works_in_any_order(by_thread, rng)]
-        decoys = self._decoys_for(plan)
+        decoys = self.decoys.made_for(plan)
         decoy_pairs = min(work_pairs - (0 if short else 1), task_pairs + 3) if decoys else 0
         blocks += [("work", n) for n in _split(work_pairs - decoy_pairs, 1, 3, rng)]
         blocks += [("decoy", n) for n in _split(decoy_pairs, 1, 3, rng)]
@@ -596,7 +617,7 @@ class HistoryWriter(DecoyTalk):
                 specs += self.thread_block(item, clock)
                 continue
             if kind == "decoy":
-                decoy_turns = self.decoy_block(item, clock)
+                decoy_turns = self.decoys.block(item, clock)
                 specs += decoy_turns
                 item -= len(decoy_turns) // 2  # what the decoys could not fill goes to other talk
                 if item <= 0:

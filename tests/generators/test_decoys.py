@@ -124,10 +124,10 @@ def test_a_decoy_never_names_a_day_the_task_names():
     task = MemoryPiece("m1", "fact", "follow up on 2024-05-27", "2024-05-27", cue="follow_up_day", about="the answer")
     writer = HistoryWriter([task], rng=random.Random(1), user_first="Alex", colleagues=["Sam"])
     said_on = datetime(2024, 5, 20, 10, 0)  # a Monday: 2024-05-27 is "Monday next week"
-    assert not writer._decoy_ok("2024-05-27")
-    assert writer._decoy_ok("2024-05-28")
-    assert writer._decoy_said("2024-05-27", "follow_up_day", said_on) == ""
-    assert writer._decoy_said("2024-05-29", "follow_up_day", said_on) != ""
+    assert not writer.decoys.ok("2024-05-27")
+    assert writer.decoys.ok("2024-05-28")
+    assert writer.decoys.worded("2024-05-27", "follow_up_day", said_on) == ""
+    assert writer.decoys.worded("2024-05-29", "follow_up_day", said_on) != ""
 
 
 def test_told_jobs_become_decoys_in_order_each_with_its_own_name_and_clean_sentences():
