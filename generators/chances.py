@@ -24,11 +24,16 @@ class DraftChances:
     corrected_window: float = 0.4  # a window or start time is said first with another value
     follow_up: float = 0.75  # a mail-sending draft's mail must name a follow-up day said in the chat
     moved_follow_up: float = 0.35  # that day is said first as another one and moved later
+    highest: float = 0.5  # a sheet question asks for the row with the highest figure (else the lowest)
+    # a near miss of a figure of 10 or more is above it, else below (``generators.near_values``: a Plus
+    # draft's near misses, and the changed figures of other jobs' sentences)
+    near_miss_above: float = 0.5
 
 
 @dataclass(frozen=True)
 class HistoryChances:
-    """How a history is laid out (``generators.history_plan``) and written (``generators.dialogue_offline``)."""
+    """How a history is laid out (``generators.history_plan``) and written (``generators.dialogue_offline``,
+    its jobs for later ``generators.decoy_talk``)."""
 
     recap: float = 0.5  # a thread is checked on once more after its last detail
     split: float = 0.5  # a detail comes in two turns (the work named, then the value alone)
@@ -50,8 +55,13 @@ class HistoryChances:
     short_opens: float = 0.5  # a short session has an opener
     short_closes: float = 0.45  # a short session has a closer
     reply_opener: float = 0.85  # a reply in a work thread opens with a short "Okay," or "Right."
+    lead: float = 0.3  # a detail stated in one turn, first in its exchange, opens with a lead-in ("Quick one.")
+    ask_next: float = 0.6  # the reply before a detail stated in one turn asks for it (else it takes in what was said)
+    session_break: float = 0.35  # a session of more than three blocks breaks for a few hours between two
     decoy_sentence_split: float = 0.2  # a decoy's sentence is said after a lead-in this much more often
     decoy_detail: float = 0.85  # a decoy's turn gives its next detail while it has some left
+    decoy_change: float = 0.3  # else a decoy's turn changes a detail said already (up to decoys.MAX_CHANGES)
+    decoy_asked: float = 0.3  # beyond the two-turn share, a decoy's detail is stated after the assistant asks for it
 
 
 @dataclass(frozen=True)

@@ -211,7 +211,7 @@ class DecoyTalk:
             value = self.worded(value, cue, when)
             if value:  # (a phrase the task says too stays unsaid)
                 return self._decoy_detail(decoy, ctx, piece.cue, cue, value, when, room)
-        if decoy.said and decoy.changes < MAX_CHANGES and self.rng.random() < 0.3:  # a detail said already changes
+        if decoy.said and decoy.changes < MAX_CHANGES and self.rng.random() < HISTORY.decoy_change:
             index = self.rng.randrange(decoy.said)
             piece, old = decoy.details[index]
             if piece.cue in SENTENCE_CUES:  # a sentence's detail changes: the new detail is what is said
@@ -264,7 +264,7 @@ class DecoyTalk:
                 return [(opener, ask), (answer, self.lines.line("after", "job", ctx, question=False))]
             except ValueError:
                 pass  # no fresh wording: said as below
-        if room >= 2 and shape < split + 0.3:  # the assistant asks first, as in the task's exchanges
+        if room >= 2 and shape < split + HISTORY.decoy_asked:  # the assistant asks first, as in the task's exchanges
             # (no question of the user's: the assistant's question answers nothing)
             opener = self.lines.line("split" if shape < split else "mention", "any", ctx, question=False)
             ask = self.lines.ask(ask_cue, ctx)

@@ -313,7 +313,7 @@ class HistoryWriter:
                          f"({', '.join(repr(v) for v in self.values)}); are they too generic?")
 
     def _lead(self, text: str) -> str:
-        if self.rng.random() < 0.3:
+        if self.rng.random() < HISTORY.lead:
             lead = self.decks[("lead", "any")].draw(lambda e: e.render({}))
             if lead:
                 return f"{lead} {text}"
@@ -509,7 +509,7 @@ class HistoryWriter:
                 reply = self._line("mention_reply", "asked" if text.rstrip().endswith("?") else "any", ctx,
                                    question=False)
             elif (nxt is not None and nxt.move == "state" and not nxt.split and nxt.piece is not None
-                  and self.rng.random() < 0.6):
+                  and self.rng.random() < HISTORY.ask_next):
                 reply = self._asks_for(nxt, clock.peek())
             elif event.move == "raise":
                 reply = self._line("raise_reply", "any", ctx, question=nxt is not None and nxt.move == "state")
@@ -609,7 +609,7 @@ class HistoryWriter:
             opener = self._edge(self.small.opener, clock.peek())
             specs += [(r, t, {}, "") for r, t in opener]
             clock.tick(len(opener))
-        breaks_at = rng.randrange(1, len(order)) if len(order) > 3 and rng.random() < 0.35 else -1
+        breaks_at = rng.randrange(1, len(order)) if len(order) > 3 and rng.random() < HISTORY.session_break else -1
         for index, (kind, item) in enumerate(order):
             if index == breaks_at:
                 clock.pause()

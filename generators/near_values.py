@@ -9,6 +9,7 @@ import random
 import re
 from datetime import date, datetime, timedelta
 
+from generators.chances import DRAFT
 from generators.spoken_time import ordinal
 
 _NOT_NAMES = frozenset({"yes", "no", "true", "false", "none", "ok", "pdf", "word", "excel"})
@@ -35,7 +36,7 @@ def _shift_number(text: str, rng: random.Random, small: bool) -> str | None:
     if small:  # a label's number (CS161, HW2, midterm2): the one before or after
         step = rng.choice((1, -1)) if number >= 1 else 1
     else:
-        step = rng.choice((1, 2, 3, 5, 10)) * (1 if number < 10 or rng.random() < 0.5 else -1)
+        step = rng.choice((1, 2, 3, 5, 10)) * (1 if number < 10 or rng.random() < DRAFT.near_miss_above else -1)
         if number >= 1000:
             step *= 10 ** (len(whole) - 3)
     alt = number + step

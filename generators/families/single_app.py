@@ -65,7 +65,7 @@ def sheet_question(inp: FamilyInput) -> TaskDraft | None:
     if not picked:
         return None
     table, label, col = picked
-    highest = inp.rng.random() < 0.5
+    highest = inp.rng.random() < DRAFT.highest
     answer = label_for(table, label, col, highest)
     if answer is None:
         return None
