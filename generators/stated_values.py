@@ -8,16 +8,23 @@ value it states (a number, a day, a clock time, a file, or a memory piece's name
 (``office_env.evaluation.stated``): where an agent's output binds a value of the same kind to those
 words, it must be that value, and no other may be offered beside it ("37500 or 37501"). A name is
 told apart from the task's other names (the memory's other values, earlier and near-miss ones). A
-value the untouched office already states otherwise in that place (an older mail between the same
-people) is left out: the check judges what the agent writes.
+person of the office is known by the name the oracle writes (whole, or the first name alone) and told
+apart from the office's other people, also where a greeting or a sign-off binds it ("Hi Elliot,",
+"Best,\nZara"): there a reply or a forward quotes the mail's own two people, so the check tells the
+name apart from the other colleagues only. The file a mail or document names as the one its work was
+drawn from (a file the oracle reads) stands alone: an output that names another file, none of the
+task's own outputs, and never it names the wrong file. A value the untouched office already states
+otherwise in that place (an older mail between the same people) is left out: the check judges what
+the agent writes.
 """
 
 from __future__ import annotations
 
 import copy
 import re
+from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, Protocol
 
 from generators.model import TaskDraft
 from office_env.errors import OfficeError
@@ -32,6 +39,23 @@ from office_env.workspace import Workspace
 _THRESHOLD_WORDS = ["threshold", "limit", "cap", "cutoff", "cut-off", "mark", "minimum", "maximum"]
 _DIRECTIONS = (("below", "under", "beneath", "less"), ("above", "over", "exceeding", "exceeds", "more"))
 _NAME_RE = re.compile(r"^[A-Z][\w&'.-]*(?: [\w&'().-]+){0,6}$")
+# the words a greeting names its reader after: an agent may say "Hello Elliot" where the oracle says "Hi Elliot"
+GREETINGS = ("hi", "hello", "dear", "hey")
+_READS = ("word_read_file", "excel_read_file", "pdf_read_file")
+_MAKES = ("word_write_to_file", "word_create_new_file", "excel_create_new_file", "excel_set_cell")
+
+
+class Person(Protocol):
+    """A person of the office (``office_env.synthesis.world.Person``)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def first(self) -> str: ...
+
+    @property
+    def user(self) -> str: ...
 
 
 def _threshold_words(cue: str) -> list[str]:
@@ -87,33 +111,81 @@ def _names(draft: TaskDraft) -> dict[str, tuple[str, list[str]]]:
     return {v.lower(): (v, sorted(o for o in named if o != v)) for v in named}
 
 
-def _entries(draft: TaskDraft, text: str, required: list[str]) -> list[dict[str, Any]]:
+def _people(people: Sequence[Person]) -> dict[str, tuple[str, str]]:
+    """Each person's name and first name (lower-cased) -> (the name as written, the person's user)."""
+    out: dict[str, tuple[str, str]] = {}
+    for person in people:
+        for name in (person.name, person.first):
+            out.setdefault(name.lower(), (name, person.user))
+    return out
+
+
+def _base(path: Any) -> str:
+    return str(path).rsplit("/", 1)[-1].lower()
+
+
+def _outputs(draft: TaskDraft) -> set[str]:
+    """The base names (lower-cased) of the files the oracle writes (a converted document's PDF too)."""
+    out = set()
+    for call in draft.oracle:
+        if call.tool in _MAKES and call.args.get("file_path"):
+            out.add(_base(call.args["file_path"]))
+        if call.args.get("output_path"):
+            out.add(_base(call.args["output_path"]))
+        elif call.tool.endswith("_convert_to_pdf") and call.args.get("file_path"):
+            out.add(_base(str(call.args["file_path"]).rsplit(".", 1)[0] + ".pdf"))
+    return out
+
+
+def _entries(draft: TaskDraft, text: str, required: list[str], target: dict[str, Any] | None = None,
+             people: Sequence[Person] = ()) -> list[dict[str, Any]]:
     thresholds = {str(p.value) for p in draft.memory if p.cue == "threshold"}
-    entries: dict[tuple[str, str], dict[str, Any]] = {}
+    entries: dict[tuple[str, str, str], dict[str, Any]] = {}
     names = _names(draft)
+    persons = _people(people)
+    parties = {str((target or {}).get(k, "")).split("@")[0].lower() for k in ("sender", "recipient")} - {""}
+    read = {_base(c.args.get("file_path", "")) for c in draft.oracle if c.tool in _READS}
+    # what an output may name without the file it was drawn from: the task's outputs, the other files it names
+    beside = _outputs(draft) | {key for _, _, key in stated.candidates(text.lower(), "file")}
     for kind in stated.KINDS:
         plain = _masked(stated.prepared(text, kind), [w for w in required if stated.value_key(kind, w) is None])
-        for start, end, key in stated.candidates(plain, kind, None, tuple(v for v, _ in names.values())):
-            if kind == "name" and (key not in names or not names[key][1] or
-                                   any(normalize(w) == key for w in required)):
+        known = tuple(v for v, _ in names.values()) + tuple(v for v, _ in persons.values())
+        for start, end, key in stated.candidates(plain, kind, None, known):
+            person = persons.get(key) if kind == "name" else None
+            if kind == "name" and (any(normalize(w) == key for w in required) or
+                                   (person is None and (key not in names or not names[key][1]))):
                 continue
             before, after = stated.cues(plain, start, end)
-            before = before if before and before.split()[0] not in stated.NOT_CUES else None
+            address = person is not None and before in (*GREETINGS, stated.SIGN_OFF)
+            before = before if before and (address or before.split()[0] not in stated.NOT_CUES) else None
             after = after if after and after.split()[-1] not in stated.NOT_CUES else None
             if kind == "number" and before:
                 after = None  # a figure is bound by what leads to it ("below 75"); "12 quantity" is another row's
             if not (before or after) and kind == "name":
                 continue  # a name with no cue: only its own words would say it is offered as a hedge
-            shown = names[key][0] if kind == "name" else text[start:end] if kind != "number" else plain[start:end]
-            entry = entries.setdefault((kind, str(key)), {"value": shown, "kind": kind})
+            if person is not None:
+                shown = person[0]
+            else:
+                shown = names[key][0] if kind == "name" else text[start:end] if kind != "number" else plain[start:end]
+            # a greeting or a sign-off is checked apart: it is told from the other colleagues only
+            role = "address" if address else ""
+            entry = entries.setdefault((kind, str(key), role), {"value": shown, "kind": kind})
             for side, word in (("before", before), ("after", after)):
                 if word:
                     words = entry.setdefault(side, [])
-                    for w in [word, *(_threshold_words(word) if side == "before" and shown in thresholds else [])]:
+                    more = _threshold_words(word) if side == "before" and shown in thresholds else \
+                        GREETINGS if side == "before" and word in GREETINGS else []
+                    for w in [word, *more]:
                         if w not in words:
                             words.append(w)
-            if kind == "name":
+            if person is not None:
+                left_out = {person[1]} | (parties if address else set())
+                others = {n for n, user in persons.values() if user not in left_out}
+                entry["others"] = sorted(others | (set(names[key][1]) if key in names and not address else set()))
+            elif kind == "name":
                 entry["others"] = names[key][1]
+            if kind == "file" and key in read and key not in _outputs(draft):
+                entry["alone"] = sorted(beside - {key})  # the file the work was drawn from: no other in its place
     return list(entries.values())
 
 
@@ -131,12 +203,13 @@ def _already_said(workspace: Workspace | None, target: dict[str, Any], entries: 
     return [entry for entry, result in zip(entries, report.results) if result.passed]
 
 
-def state_checks(draft: TaskDraft, workspace: Workspace | None = None) -> TaskDraft:
+def state_checks(draft: TaskDraft, workspace: Workspace | None = None, people: Sequence[Person] = ()) -> TaskDraft:
     """The draft with an ``evaluate_stated_values`` check for each mail and document of its oracle
-    that states a value (see the module docstring)."""
+    that states a value (see the module docstring); ``people``: the office's."""
     evaluation = copy.deepcopy(draft.evaluation)
     for target, text in _targets(draft):
-        entries = _already_said(workspace, target, _entries(draft, text, _required(evaluation, target)))
+        found = _entries(draft, text, _required(evaluation, target), target, people)
+        entries = _already_said(workspace, target, found)
         if entries:
             check = stated_values(**target, values=entries)
             if check not in evaluation:

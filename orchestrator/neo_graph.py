@@ -66,7 +66,7 @@ def build_neo_graph(roles: Roles, gate: Callable[[NeoState], dict[str, Any]],
         job = state["job"]
         workspace = Workspace(job.testbed, now=job.world.now)
         draft = discover(draft, workspace.list_files())
-        return {"draft": state_checks(guard_hedges(exclude_hedges(draft)), workspace)}
+        return {"draft": state_checks(guard_hedges(exclude_hedges(draft)), workspace, job.world.people)}
 
     def after_task(state: NeoState) -> str:
         return "generate_dialogue" if state.get("draft") is not None else END

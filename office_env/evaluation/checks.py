@@ -404,14 +404,17 @@ _STATED_VALUE = {
         "after": {"type": "array", "minItems": 1, "maxItems": 24,
                   "items": {"type": "string", "pattern": "^[a-z][a-z'’ -]{0,59}$"}},
         "others": {"type": "array", "maxItems": 100, "items": {"type": "string", "minLength": 1, "maxLength": 200}},
+        "alone": {"type": "array", "maxItems": 100, "items": {"type": "string", "minLength": 1, "maxLength": 200}},
     },
 }
 
 
 @check("evaluate_stated_values",
        "Where the output states one of the values (a value of its kind right beside one of its cue words: "
-       "'below 75', 'the 200 EUR limit', 'Agenda: agenda.docx'), it states the right one, and it never offers "
-       "another beside the right one ('37500 or 37501'); every message from "
+       "'below 75', 'the 200 EUR limit', 'Agenda: agenda.docx', 'Hi Elliot', a name signed after 'Best,'), it "
+       "states the right one, it never offers another beside the right one ('37500 or 37501'), and a file that "
+       "stands alone (alone: the files it may be left out for) is never left out for another (the total 'in "
+       "budget_old.xlsx'); every message from "
        "the sender to the recipient, or the document, is read. An output that does not state a value passes.",
        {"doc_type": {"enum": list(DOC_TYPES)}, "file": PATH, "sender": USERNAME, "recipient": USERNAME,
         "values": {"type": "array", "minItems": 1, "maxItems": 50, "items": _STATED_VALUE}},

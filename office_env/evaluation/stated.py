@@ -12,6 +12,13 @@ A value of the same kind (a number, a day, a clock time, a file, or one of a set
 cue word right before it or right after it, at most ``MAX_FILLERS`` small words between (an
 article, a preposition, a unit, a colon), in the same sentence, must be the right one. An output that
 words it otherwise, or does not state it at all, is not judged here: the checks of the result do that.
+
+Two places bind a person's name without a content word: a greeting ("Hi Elliot,") binds it to the
+greeting's word, and a sign-off binds the name on the line after it ("Best,\nZara") to the cue
+``sign-off``. A file may stand alone (``alone``: the files an output may name without it, the task's
+own outputs): an output that names another file and never this one names it in this one's place
+("the total in budget_old.xlsx is 180700" where the work was drawn from finance_budget.xlsx),
+whatever words bind it.
 """
 
 from __future__ import annotations
@@ -45,6 +52,11 @@ NOT_CUES = FILLERS | KEEPS | frozenset("""
     also just only still then there here which who whom what when where while if so
 """.split())
 
+SIGN_OFF = "sign-off"  # the cue of the name on the line after a closing ("Best,\nZara")
+# a line that closes a letter: the name on the next line signs it
+_CLOSING_RE = re.compile(r"(?:^|\n)[ \t]*(?:(?:all the |very )?best(?: wishes| regards)?|(?:kind |warm |many |best )?"
+                         r"(?:regards|thanks)|thank you|cheers|sincerely|(?:yours )?(?:sincerely|truly)|take care)"
+                         r"[ \t]*[,.!]?[ \t]*\n\s*$")
 _SENTENCE_END_RE = re.compile(r"[.!?;](?=\s|$)|\n")
 _TOKEN_RE = re.compile(r"[a-z][a-z'’-]*|\d[\d.,:-]*\w*|[€$£%:=()–—,/-]|\S+")
 _NUMBER_RE = re.compile(r"(?<![\w.,:-])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\w]|[:.,-]\d)")
@@ -132,7 +144,11 @@ def _cue(tokens: list[str], before: bool) -> str | None:
 def cues(text: str, start: int, end: int) -> tuple[str | None, str | None]:
     """The cues a span at ``start:end`` of ``text`` is bound to: before it and after it."""
     before, after = _sentence(text, start, end)
-    return _cue(list(reversed(_TOKEN_RE.findall(before))), True), _cue(_TOKEN_RE.findall(after), False)
+    cue_before = _cue(list(reversed(_TOKEN_RE.findall(before))), True)
+    if cue_before is None and not before.strip() and _CLOSING_RE.search(text[max(0, start - len(before) - 60):
+                                                                             start - len(before)]):
+        cue_before = SIGN_OFF  # the first words of the line after "Best,"
+    return cue_before, _cue(_TOKEN_RE.findall(after), False)
 
 
 @lru_cache(maxsize=256)  # a check reads one output for each of its values, and a gate scores it again
@@ -149,8 +165,9 @@ def prepared(text: str, kind: str) -> str:
 
 
 def wrong_statements(text: str, values: list[dict[str, Any]], day_first: bool | None = None) -> list[str]:
-    """One line for each value of ``values`` (``{value, kind, before, after, others}``) that ``text``
-    states otherwise: a value of the kind bound to one of its cue words that is not the value."""
+    """One line for each value of ``values`` (``{value, kind, before, after, others, alone}``) that
+    ``text`` states otherwise: a value of the kind bound to one of its cue words that is not the
+    value, or another file named where a file standing alone never is."""
     problems = []
     for entry in values:
         kind = entry["kind"]
@@ -160,6 +177,11 @@ def wrong_statements(text: str, values: list[dict[str, Any]], day_first: bool | 
         after = {c.lower() for c in entry.get("after", ())}
         names = (str(entry["value"]), *entry.get("others", ())) if kind == "name" else ()
         found = candidates(plain, kind, day_first, names)
+        if kind == "file" and "alone" in entry and not any(same(kind, key, right) for _, _, key in found):
+            allowed = {value_key(kind, a) for a in entry["alone"]}
+            in_place = [key for _, _, key in found if key not in allowed]
+            if in_place:
+                problems.append(f"names {in_place[0]!r} where it is {entry['value']!r}")
         for i, (start, end, key) in enumerate(found):
             if same(kind, key, right):
                 continue

@@ -12,10 +12,13 @@ import pytest
 
 from backends.dataset_reader import iter_tasks, task_now
 from backends.task_record import plan_calls
+from generators.model import TaskDraft, ToolCall
+from generators.stated_values import state_checks
 from office_env.evaluation import evaluate_criteria, validate_criteria
 from office_env.evaluation.stated import wrong_statements
 from office_env.officebench_translate import to_officebench
 from office_env.replays import replay_plan
+from office_env.synthesis.world import Person
 from orchestrator.build import build
 from orchestrator.roles import BuildConfig
 
@@ -67,6 +70,65 @@ def test_a_wrong_value_where_the_output_states_it_fails_naming_it(text, wrong):
     assert len(problems) == 1 and wrong in problems[0], problems
 
 
+# a mail from Zara to Elliot, its total drawn from po_log_2024.xlsx: the greeting's name, the name
+# signed under the closing and the file named as the source are checked
+COLLEAGUES = ["Hugo", "Hugo Wakefield", "Naomi", "Naomi Blackwood"]
+GREETED = {"value": "Elliot", "kind": "name", "before": ["hi", "hello", "dear", "hey"], "others": COLLEAGUES}
+SIGNED = {"value": "Zara", "kind": "name", "before": ["sign-off"], "others": COLLEAGUES}
+SOURCE = {"value": "po_log_2024.xlsx", "kind": "file", "alone": ["totals_mar4.docx"]}
+ADDRESSED = [GREETED, SIGNED, SOURCE]
+
+
+@pytest.mark.parametrize("text", [
+    "Hi Elliot,\n\nThe total quantity in po_log_2024.xlsx is 1.\n\nBest,\nZara",
+    "Hello Elliot Gutierrez,\n\nthe total is 1 (data/po_log_2024.xlsx).\n\nKind regards,\nZara Osei\nOperations",
+    "Hi Elliot and Hugo,\n\nHugo asked for the total: 1. It is in totals_mar4.docx.\n\nThanks,\nZara",
+    "Hi,\n\nThe total is 1: po_log_2024.xlsx has it, budget.xlsx does not.\n\nZara",
+    "Dear all,\nthe total is 1.\nCheers",
+    "Hi Elliot, Naomi says the total is 1. Thanks, Zara",
+])
+def test_a_right_greeting_sign_off_and_source_pass_in_any_natural_form(text):
+    assert wrong_statements(text, ADDRESSED, day_first=True) == []
+
+
+@pytest.mark.parametrize("text, wrong", [
+    ("Hi Hugo,\n\nThe total quantity in po_log_2024.xlsx is 1.\n\nBest,\nZara", "hugo"),
+    ("Dear Naomi Blackwood, the total is 1.", "naomi blackwood"),
+    ("Hi Elliot,\n\nThe total is 1.\n\nBest regards,\nHugo Wakefield", "hugo wakefield"),
+    ("Hi Elliot,\n\nThe total is 1.\n\nThanks!\n\nNaomi", "naomi"),
+    ("Hi Elliot,\n\nThe total quantity in budget.xlsx is 1.", "budget.xlsx"),
+    ("Hi Elliot,\n\nThe total in data/po_log_2023.xlsx is 1, see totals_mar4.docx.", "po_log_2023.xlsx"),
+])
+def test_another_colleague_greeted_or_signing_or_another_source_file_fails(text, wrong):
+    problems = wrong_statements(text, ADDRESSED, day_first=True)
+    assert len(problems) == 1 and wrong in problems[0], problems
+
+
+def test_the_generator_checks_the_greeting_the_sign_off_and_the_source_file_a_mail_names():
+    mail = ("Hi Elliot,\n\nThe total quantity for Notebooks (box of 50) in po_log_2024.xlsx is 1.\n\n"
+            "Best,\nZara")
+    draft = TaskDraft(description="d", intent="i", subtasks=["s"], evaluation=[], memory=[], query="q", oracle=[
+        ToolCall("excel_read_file", {"file_path": "data/po_log_2024.xlsx"}),
+        ToolCall("word_write_to_file", {"file_path": "data/totals_mar4.docx", "content": "Total: 1"}),
+        ToolCall("email_send_email", {"sender": "zara", "recipient": "elliot", "subject": "Total", "content": mail})])
+    people = [Person(first, last, first.lower(), "Office Manager")
+              for first, last in (("Zara", "Osei"), ("Elliot", "Gutierrez"), ("Hugo", "Wakefield"))]
+    checks = [c for c in state_checks(draft, None, people).evaluation if c["args"]["doc_type"] == "email"]
+    assert len(checks) == 1 and validate_criteria(checks) == []
+    values = {(v["kind"], v["value"]): v for v in checks[0]["args"]["values"]}
+    greeted, signed, source = values["name", "Elliot"], values["name", "Zara"], values["file", "po_log_2024.xlsx"]
+    assert greeted["before"] == ["hi", "hello", "dear", "hey"] and greeted["others"] == ["Hugo", "Hugo Wakefield"]
+    assert signed["before"] == ["sign-off"] and signed["others"] == ["Hugo", "Hugo Wakefield"]
+    assert source["alone"] == ["totals_mar4.docx"]
+    entries = checks[0]["args"]["values"]
+    assert wrong_statements(mail, entries) == []
+    assert wrong_statements(mail.replace("Hi Elliot", "Hello Elliot Gutierrez").replace("Best", "Regards"),
+                            entries) == []
+    for wrong in (mail.replace("Hi Elliot", "Hi Hugo"), mail.replace("\nZara", "\nHugo Wakefield"),
+                  mail.replace("po_log_2024.xlsx", "budget_old.xlsx")):
+        assert len(wrong_statements(wrong, entries)) == 1, wrong
+
+
 def test_the_check_reads_every_mail_between_the_two_and_the_document(ws, registry):
     check = {"function": "evaluate_stated_values",
              "args": {"doc_type": "email", "sender": "alice", "recipient": "bob", "values": [THRESHOLD]}}
@@ -88,6 +150,7 @@ def test_the_check_reads_every_mail_between_the_two_and_the_document(ws, registr
 
 @pytest.mark.parametrize("bad, field", [
     ({"value": "75", "kind": "number", "before": []}, "before"),
+    ({"value": "a.xlsx", "kind": "file", "alone": "b.xlsx"}, "alone"),
     ({"value": "75", "kind": "colour", "before": ["below"]}, "kind"),
     ({"value": "75", "kind": "number", "before": ["Below 75"]}, "before"),
 ])
