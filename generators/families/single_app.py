@@ -293,6 +293,9 @@ def doc_to_pdf(inp: FamilyInput) -> TaskDraft | None:
                     if len(w.strip(".,;:()")) > 6 and w.strip(".,;:()").isalpha()}, key=lambda w: (-len(w), w))[:2]
     if not words:
         return None
+    # and what tells it from another document holding those two words (its draft, "meeting_notes_old.docx")
+    checked = words + telling_words(doc, [d for d in inp.notes.get("word", {}).get("files", [])
+                                          if d.get("lines") and "error" not in d and d["file"] != doc["file"]], words)
     distractors: tuple[Distractor, ...] = ()
     others = [d for d in options if d is not doc and stem(d["file"]) not in stem(doc["file"])
               and stem(doc["file"]) not in stem(d["file"])
@@ -321,13 +324,33 @@ def doc_to_pdf(inp: FamilyInput) -> TaskDraft | None:
         description=f"Convert {doc['file']} to PDF and save it as {out}.",
         subtasks=[f"Convert {doc['file']} to PDF.", f"Save it as {out}."],
         evaluation=[cr.file_exist(file=out),
-                    cr.contain(doc_type="pdf", file=out, keywords=words)],
+                    cr.contain(doc_type="pdf", file=out, keywords=checked)],
         memory=[m1, m2],
         oracle=[call("word_convert_to_pdf", file_path=doc["file"], output_path=out)],
         # the intent alone: the first document, under its own name
         baseline=[call("word_convert_to_pdf", file_path=options[0]["file"])],
         misreadings=misreadings_of([m1, m2], plan),
     )
+
+
+def telling_words(doc: dict, others: list[dict], words: list[str]) -> list[str]:
+    """What tells ``doc`` from each of ``others`` that holds all of ``words`` too (the draft of the
+    same notes beside them, "meeting_notes_old.docx"): for each, the longest of ``doc``'s figures
+    and dates it lacks, else its longest long word it lacks; none when ``words`` tell them apart."""
+    def tokens(lines: list[str]) -> list[str]:
+        return [t.strip(".,;:()") for t in " ".join(lines).split() if t.strip(".,;:()")]
+
+    extra: list[str] = []
+    for other in others:
+        text = " ".join(other["lines"]).lower()
+        if not all(w.lower() in text for w in [*words, *extra]):
+            continue
+        theirs = {t.lower() for t in tokens(other["lines"])}
+        fresh = [t for t in tokens(doc["lines"]) if t.lower() not in theirs and t.lower() not in text
+                 and (any(c.isdigit() for c in t) or (t.isalpha() and len(t) > 6))]
+        if fresh:
+            extra.append(max(fresh, key=lambda t: (any(c.isdigit() for c in t), len(t))))
+    return extra
 
 
 def earliest_start(now: datetime) -> datetime:

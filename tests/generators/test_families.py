@@ -185,6 +185,35 @@ def test_family_execution_proof(name, worlds, drafts, tmp_path):
         assert diff.empty, f"{where}: the source testbed changed: {diff.summary()}"
 
 
+def test_a_pdf_made_from_another_document_of_the_office_fails(worlds, drafts, tmp_path):
+    """The PDF copy is checked for what tells its document from every other Word file of the office:
+    made from the notes' draft ("meeting_notes_old.docx") or any other one, it fails."""
+    registry, tried = default_registry(), 0
+    for position, draft in drafts["doc_to_pdf"]:
+        world, testbed, notes = worlds[position]
+        convert = next(c for c in draft.oracle if c.tool == "word_convert_to_pdf")
+        for other in sorted(d["file"] for d in notes["word"]["files"] if d["file"] != convert.args["file_path"]):
+            ws = Workspace(testbed, now=world.now).copy_to(tmp_path / f"w{position}-{tried}")
+            assert registry.call(ws, "word_convert_to_pdf", {**convert.args, "file_path": other}).ok
+            assert not evaluate_criteria(ws, draft.evaluation).passed, (world.seed, other)
+            tried += 1
+    assert tried >= 4
+
+
+def test_telling_words_tell_a_document_from_its_draft_and_only_when_needed():
+    from generators.families.single_app import telling_words
+
+    notes = {"file": "data/notes.docx", "lines": ["Falcon sync", "Attendees: Zara Osei, Elliot Gutierrez",
+                                                   "- Decision: the travel request of 19,250 EUR is approved.",
+                                                   "- Next meeting on 2025-04-03 at 14:00."]}
+    draft = {"file": "data/notes_old.docx", "lines": ["Falcon sync", "Draft - not yet checked",
+                                                       "Attendees: Zara Osei, Elliot Gutierrez",
+                                                       "- Decision: the travel request of 18,750 EUR is approved."]}
+    policy = {"file": "data/policy.docx", "lines": ["Remote work", "Core hours are 10:00 to 15:00."]}
+    assert telling_words(notes, [draft, policy], ["Attendees", "Gutierrez"]) == ["2025-04-03"]
+    assert telling_words(notes, [policy], ["Attendees", "Gutierrez"]) == []
+
+
 def test_a_mail_quoted_in_a_reply_is_not_the_replier_s_words():
     from generators.families.base import own_words
 
