@@ -2,7 +2,10 @@
 paired comparisons of two runs.
 
 - Every interval is a seeded percentile bootstrap over tasks (a task's trials stay together), so
-  the same rows give the same interval; ``RESAMPLES`` resamples by default.
+  the same rows give the same interval; ``RESAMPLES`` resamples by default. The resamples are
+  drawn and averaged a few at a time (at most ``CHUNK_VALUES`` picks at once): the draws are
+  those of one ``integers(0, n, size=(resamples, n))`` call, so the intervals are the same, and
+  the memory is not the resamples times the tasks.
 - ONS (oracle-normalized score) of a task group is ``(agent - none) / (oracle - none)`` on its
   tasks, where ``none`` is how often doing nothing passes and ``oracle`` how often the reference
   plan passes (both measured by the run on each task: ``row["reference"]``). It is undefined
@@ -17,7 +20,7 @@ import os
 from collections import defaultdict
 from math import comb
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 import numpy as np
 
@@ -26,6 +29,7 @@ from office_env.untrusted import UntrustedInputError, load_json, open_regular, p
 
 RESAMPLES = 1000
 LEVEL = 0.95
+CHUNK_VALUES = 1 << 18  # picks drawn at once (2 MiB of indices): memory flat in the number of tasks
 
 
 def per_task(rows: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -48,16 +52,30 @@ def _score(value: Any) -> float | None:
     return None if value is None else (1.0 if value is True else 0.0 if value is False else float(value))
 
 
-def _indices(n: int, resamples: int, seed: int) -> np.ndarray:
-    return np_rng(seed, legacy=RAW).integers(0, n, size=(resamples, n))
+def _index_chunks(n: int, resamples: int, seed: int) -> Iterator[np.ndarray]:
+    """The resamples' picks of ``n`` tasks, some rows at a time: together the rows of one
+    ``integers(0, n, size=(resamples, n))`` draw (the generator's stream does not depend on how
+    the draw is cut), each chunk at most ``CHUNK_VALUES`` picks (one row when a row is more)."""
+    generator = np_rng(seed, legacy=RAW)
+    step = max(1, CHUNK_VALUES // max(1, n))
+    for start in range(0, resamples, step):
+        yield generator.integers(0, n, size=(min(step, resamples - start), n))
+
+
+def _resampled_means(resamples: int, seed: int, *values: np.ndarray) -> list[np.ndarray]:
+    """For each array of ``values`` (one value per task, all as long), the mean of every resample."""
+    means: list[list[np.ndarray]] = [[] for _ in values]
+    for picks in _index_chunks(len(values[0]), resamples, seed):
+        for out, array in zip(means, values):
+            out.append(array[picks].mean(axis=1))
+    return [np.concatenate(parts) if parts else np.empty(0) for parts in means]
 
 
 def interval(values: np.ndarray, resamples: int = RESAMPLES, seed: int = 0) -> tuple[float, float] | None:
     """The percentile bootstrap interval of the mean of ``values`` (one per task)."""
     if len(values) == 0:
         return None
-    means = values[_indices(len(values), resamples, seed)].mean(axis=1)
-    return _bounds(means)
+    return _bounds(_resampled_means(resamples, seed, values)[0])
 
 
 def _bounds(samples: np.ndarray) -> tuple[float, float] | None:
@@ -78,8 +96,7 @@ def ons_interval(agent: np.ndarray, none: np.ndarray, oracle: np.ndarray, resamp
                  seed: int = 0) -> tuple[float, float] | None:
     if len(agent) == 0:
         return None
-    picks = _indices(len(agent), resamples, seed)
-    a, n, o = agent[picks].mean(axis=1), none[picks].mean(axis=1), oracle[picks].mean(axis=1)
+    a, n, o = _resampled_means(resamples, seed, agent, none, oracle)
     gap = o - n
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = np.where(gap > 0, (a - n) / np.where(gap > 0, gap, 1.0), np.nan)
@@ -95,10 +112,19 @@ def group_scores(tasks: dict[str, dict[str, Any]], resamples: int = RESAMPLES, s
     agent = np.array([t["pass"] for t in measured])
     none = np.array([t["none"] for t in measured])
     oracle = np.array([t["oracle"] for t in measured])
+    return scores_of(passes, alls, agent, none, oracle, resamples, seed)
+
+
+def scores_of(passes: np.ndarray, alls: np.ndarray, agent: np.ndarray, none: np.ndarray, oracle: np.ndarray,
+              resamples: int = RESAMPLES, seed: int = 0) -> dict[str, Any]:
+    """:func:`group_scores` of the tasks as arrays (one value per task, in the tasks' order):
+    pass fractions, all-passed (1.0 or 0.0), and for the tasks with both references measured their
+    pass fractions, none and oracle scores."""
+    measured = len(agent) > 0
     return {"pass_rate_ci": interval(passes, resamples, seed), "pass_k_ci": interval(alls, resamples, seed),
             "ons": ons(agent, none, oracle) if measured else None,
             "ons_ci": ons_interval(agent, none, oracle, resamples, seed) if measured else None,
-            "ons_tasks": len(measured)}
+            "ons_tasks": len(agent)}
 
 
 def sign_test(wins: int, losses: int) -> float:
