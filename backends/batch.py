@@ -37,7 +37,7 @@ from backends.folder_lock import FolderBusy, FolderLock
 from backends.job_contract import NO_SPACE, Budget, JobFailure, no_space
 from backends.scratch import claim_work_folder, release_work_folder
 from backends.workers import run_jobs
-from office_env.untrusted import UntrustedInputError, read_file
+from office_env.untrusted import UntrustedInputError, open_regular, printable, read_file
 from office_env.workspace import atomic_write
 
 
@@ -195,15 +195,16 @@ def _rounds(out: Path, batch: Batch, work: Path | None, budget: Budget, executor
 class ResultLog:
     """An append-only JSON-lines log of finished items (``.progress.jsonl``), read back by a resume.
 
-    ``start``, when given, first replaces the file whole (synced, then renamed) with those lines;
-    else lines are appended to what is there. ``sync``: each append is synced to disk (an eval
-    run's rows cost minutes each), else only flushed (a kill of the process loses nothing)."""
+    ``start``, when given, first replaces the file whole (synced, then renamed) with those lines
+    (written as they come: an iterator is never held whole); else lines are appended to what is
+    there. ``sync``: each append is synced to disk (an eval run's rows cost minutes each), else only
+    flushed (a kill of the process loses nothing)."""
 
-    def __init__(self, path: Path, *, start: list[Any] | None = None, sync: bool = False,
+    def __init__(self, path: Path, *, start: Iterable[Any] | None = None, sync: bool = False,
                  ensure_ascii: bool = True) -> None:
         self.path, self.sync, self.ensure_ascii = path, sync, ensure_ascii
         if start is not None:
-            write_synced(path, self._encode(start))
+            write_synced(path, (self._encode((line,)) for line in start))
             self.fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC)
         else:
             self.fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
@@ -212,9 +213,7 @@ class ResultLog:
         return "".join(json.dumps(line, ensure_ascii=self.ensure_ascii) + "\n" for line in lines).encode("utf-8")
 
     def write(self, lines: Iterable[Any]) -> None:
-        view = memoryview(self._encode(lines))
-        while view:
-            view = view[os.write(self.fd, view):]
+        _write_bytes(self.fd, self._encode(lines))
         if self.sync:
             os.fsync(self.fd)
 
@@ -226,6 +225,43 @@ class ResultLog:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+LINE_PIECE = 1 << 20
+
+
+def iter_lines(path: Path, label: str | None = None, *, max_line: int) -> Iterator[bytes | None]:
+    """The lines of a log or a JSON-lines file, read a piece at a time (the file is opened without
+    following a link and refused unless it is a regular file: ``UntrustedInputError``), each
+    without its newline; only ``\\n`` ends a line (JSON text never holds a raw one). A line longer
+    than ``max_line`` bytes is given as None, never held; the last line, when no newline ends it
+    (a write cut short), is given as it is."""
+    fd, _ = open_regular(path, printable(label if label is not None else path))
+    try:
+        pending: list[bytes] = []
+        held = 0
+        over = False
+        while piece := os.read(fd, LINE_PIECE):
+            start = 0
+            while (end := piece.find(b"\n", start)) >= 0:
+                if over or held + end - start > max_line:
+                    yield None
+                else:
+                    yield b"".join((*pending, piece[start:end]))
+                pending, held, over = [], 0, False
+                start = end + 1
+            if start < len(piece) and not over:
+                held += len(piece) - start
+                if held > max_line:
+                    pending, over = [], True
+                else:
+                    pending.append(piece[start:])
+        if over:
+            yield None
+        elif pending:
+            yield b"".join(pending)
+    finally:
+        os.close(fd)
 
 
 def read_lines(path: Path, max_bytes: int, label: str | None = None) -> list[str] | None:
@@ -245,16 +281,15 @@ def json_line(line: str) -> Any:
         return None
 
 
-def write_synced(target: Path, data: bytes) -> None:
-    """Write ``data`` to ``target`` through a temporary name, synced before and after the rename,
-    so that a kill (or a power cut) leaves the old file or the new one."""
+def write_synced(target: Path, data: bytes | Iterable[bytes]) -> None:
+    """Write ``data`` (bytes, or pieces of them written as they come) to ``target`` through a
+    temporary name, synced before and after the rename, so that a kill (or a power cut) leaves the
+    old file or the new one."""
     tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
     try:
         try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
+            write_all(fd, [data] if isinstance(data, bytes) else data)
             os.fsync(fd)
         finally:
             os.close(fd)
@@ -262,10 +297,30 @@ def write_synced(target: Path, data: bytes) -> None:
     except BaseException:  # a full disk or an interrupt: no temporary copy is left behind
         tmp.unlink(missing_ok=True)
         raise
-    _sync_folder(target.parent)
+    sync_folder(target.parent)
 
 
-def _sync_folder(folder: Path) -> None:
+def write_all(fd: int, pieces: Iterable[bytes], buffer: int = LINE_PIECE) -> None:
+    """Write ``pieces`` to ``fd`` in writes of about ``buffer`` bytes."""
+    held: list[bytes] = []
+    size = 0
+    for piece in pieces:
+        held.append(piece)
+        size += len(piece)
+        if size >= buffer:
+            _write_bytes(fd, b"".join(held))
+            held, size = [], 0
+    if held:
+        _write_bytes(fd, b"".join(held))
+
+
+def _write_bytes(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def sync_folder(folder: Path) -> None:
     fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
         os.fsync(fd)

@@ -81,7 +81,8 @@ def _label_bars(ax: Any, bars: Any, values: list[float], fmt: str, tops: list[fl
 
 def pass_hat_k_values(rows: list[dict[str, Any]], trials: int) -> tuple[list[float], int]:
     """pass^k for k = 1..trials: the mean over tasks (those with every trial scored) of
-    C(c, k) / C(n, k), c of n trials passed; and how many tasks it is over."""
+    C(c, k) / C(n, k), c of n trials passed; and how many tasks it is over. (A run's report
+    sums the same in one pass: ``harness.totals.RunTotals.pass_hat_k``.)"""
     runs: dict[str, list[bool]] = defaultdict(list)
     for row in rows:
         if not row.get("error"):
@@ -96,8 +97,12 @@ def pass_hat_k_values(rows: list[dict[str, Any]], trials: int) -> tuple[list[flo
 def pass_hat_k(rows: list[dict[str, Any]], trials: int) -> bytes | None:
     if trials < 2:
         return None
-    fractions, count = pass_hat_k_values(rows, trials)
-    if not count:
+    return pass_hat_k_figure(*pass_hat_k_values(rows, trials), trials)
+
+
+def pass_hat_k_figure(fractions: list[float], count: int, trials: int) -> bytes | None:
+    """The pass^k curve of :func:`pass_hat_k_values`' figures (``harness.totals.RunTotals.pass_hat_k``)."""
+    if trials < 2 or not count:
         return None
     ks = list(range(1, trials + 1))
     values = [100 * f for f in fractions]
@@ -112,18 +117,34 @@ def pass_hat_k(rows: list[dict[str, Any]], trials: int) -> bytes | None:
     return _png(figure)
 
 
-def recall_vs_pass(rows: list[dict[str, Any]]) -> bytes | None:
-    bins = (("0", lambda r: r == 0), ("under 50 %", lambda r: 0 < r < 0.5), ("50-99 %", lambda r: 0.5 <= r < 1),
-            ("all", lambda r: r >= 1))
+RECALL_BINS = (("0", lambda r: r == 0), ("under 50 %", lambda r: 0 < r < 0.5), ("50-99 %", lambda r: 0.5 <= r < 1),
+               ("all", lambda r: r >= 1))
+
+
+def recall_bins(rows: list[dict[str, Any]]) -> list[tuple[str, int, float]] | None:
+    """Each recall bin's label, runs and pass rate (%) over the runs with a recall (None when no
+    run has one). (A run's report counts the same in one pass: ``harness.totals.RunTotals.recall_bins``.)"""
     scored = [r for r in rows if not r.get("error") and r.get("evidence_recall") is not None]
     if not scored:
         return None
-    labels, values, counts = [], [], []
-    for label, test in bins:
+    out = []
+    for label, test in RECALL_BINS:
         runs = [r for r in scored if test(r["evidence_recall"])]
-        labels.append(label)
-        counts.append(len(runs))
-        values.append(100 * sum(1 for r in runs if r["passed"]) / len(runs) if runs else 0.0)
+        out.append((label, len(runs), 100 * sum(1 for r in runs if r["passed"]) / len(runs) if runs else 0.0))
+    return out
+
+
+def recall_vs_pass(rows: list[dict[str, Any]]) -> bytes | None:
+    return recall_figure(recall_bins(rows))
+
+
+def recall_figure(bins: list[tuple[str, int, float]] | None) -> bytes | None:
+    """Pass rate by recall bin: each bin's label, runs and pass rate in % (``harness.totals.RunTotals.recall_bins``)."""
+    if bins is None:
+        return None
+    labels = [label for label, _, _ in bins]
+    counts = [runs for _, runs, _ in bins]
+    values = [value for _, _, value in bins]
     figure, ax = _pyplot().subplots(figsize=(5.5, 3.2))
     bars = ax.bar(labels, values, color=COLORS[1])
     for bar, count in zip(bars, counts):

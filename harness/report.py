@@ -15,61 +15,19 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
-from statistics import fmean
-from typing import Any, Iterable, cast
+from typing import Any, Iterable, Sequence, cast
 
 from backends.tokens import counter_name
 from harness.run_view import failed_criteria, first_failure
-from harness.scores import RESAMPLES, group_scores, per_task
-
-APP_COUNTS = (1, 2, 3)
-OVERALL = "overall"
-
-
-def _group(all_rows: list[dict[str, Any]]) -> dict[str, Any]:
-    rows = [r for r in all_rows if not r.get("error")]
-    by_task: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for row in rows:
-        by_task[row["id"]].append(row)
-    recalls = [r["evidence_recall"] for r in rows if r.get("evidence_recall") is not None]
-    return {
-        "tasks": len(by_task),
-        "runs": len(rows),
-        "pass_rate": fmean(fmean(1.0 if r["passed"] else 0.0 for r in runs) for runs in by_task.values())
-        if by_task else None,
-        "pass_k": fmean(1.0 if all(r["passed"] for r in runs) else 0.0 for runs in by_task.values())
-        if by_task else None,
-        "context_tokens": fmean(r["context_tokens"] for r in rows) if rows else None,
-        "steps": fmean(r["steps"] for r in rows) if rows else None,
-        "recall": fmean(recalls) if recalls else None,
-        "errors": len(all_rows) - len(rows),
-    }
-
-
-def _scored(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    group = _group(rows)
-    group.update(group_scores(per_task(rows)))
-    return group
+from harness.scores import RESAMPLES
+from harness.totals import APP_COUNTS, FAILED_SHOWN, OVERALL, totals_of
 
 
 def metrics(rows: Iterable[dict[str, Any]], trials: int) -> dict[str, Any]:
     """``{"trials": k, "groups": {"1": {...}, "2": {...}, "3": {...}, "overall": {...}}}``; each
-    group also has 95 % bootstrap intervals and ONS (see ``harness.scores``)."""
-    rows = list(rows)
-    groups = {str(n): _scored([r for r in rows if r.get("app_count") == n]) for n in APP_COUNTS}
-    others = sorted({r.get("app_count") for r in rows} - set(APP_COUNTS), key=str)
-    for n in others:  # an odd app count still shows up, never silently merged
-        groups[str(n)] = _scored([r for r in rows if r.get("app_count") == n])
-    groups[OVERALL] = _scored(rows)
-    usage = {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0}
-    for row in rows:
-        for key, value in ((row.get("trajectory") or {}).get("usage") or {}).items():
-            if key in usage:
-                usage[key] += int(value)
-    whole = len({r["id"] for r in rows if r.get("context_whole")})
-    return {"trials": trials, "groups": groups, "agent_usage": usage if usage["calls"] else None,
-            **({"whole_history": whole} if whole else {})}
+    group also has 95 % bootstrap intervals and ONS (see ``harness.scores``). The figures of
+    ``harness.totals.RunTotals``, which an eval run computes in one pass over its sorted rows."""
+    return totals_of(rows, trials).metrics()
 
 
 def whole_history_warning(data: dict[str, Any], config: dict[str, Any]) -> str | None:
@@ -163,13 +121,13 @@ def failed_runs(rows: list[dict[str, Any]]) -> list[tuple[str, int, str]]:
     return failed
 
 
-FAILED_SHOWN = 100  # failed trials listed in report.md; results.jsonl and homer view hold them all
-
-
 def render_report(data: dict[str, Any], config: dict[str, Any], *, dataset: str,
                   skipped: list[dict[str, str]], errors: list[dict[str, Any]], elapsed: float | None = None,
-                  rows: list[dict[str, Any]] | None = None) -> str:
-    """The whole ``report.md`` (with ``rows``, the failed trials and why each failed)."""
+                  rows: list[dict[str, Any]] | None = None,
+                  failed: Sequence[tuple[str, int, str]] | None = None) -> str:
+    """The whole ``report.md`` (with ``rows``, or their ``failed`` trials as :func:`failed_runs`
+    gives them or ``harness.totals.RunTotals.failed`` keeps them, the failed trials and why each
+    failed)."""
     context = config.get("context") or {}
     rag = context.get("mode") == "rag"
     overall = data["groups"][OVERALL]
@@ -212,7 +170,8 @@ def render_report(data: dict[str, Any], config: dict[str, Any], *, dataset: str,
         out += [f"## Skipped tasks ({len(skipped)})", ""]
         out += [f"- `{item['id']}`: {item['error']}" for item in skipped]
         out.append("")
-    failed = failed_runs(rows or [])
+    if failed is None:
+        failed = failed_runs(rows or [])
     if failed:
         out += [f"## Failed tasks ({len(failed)} trial(s); `homer view RUN --task ID` shows what the agent did)", ""]
         out += [f"- `{task}` trial {trial}: {why}" for task, trial, why in failed[:FAILED_SHOWN]]
@@ -228,7 +187,8 @@ def render_report(data: dict[str, Any], config: dict[str, Any], *, dataset: str,
     return "\n".join(out)
 
 
-__all__ = ["metrics", "table", "render_report", "failed_runs", "whole_history_warning", "APP_COUNTS", "OVERALL"]
+__all__ = ["metrics", "table", "render_report", "failed_runs", "whole_history_warning", "APP_COUNTS", "OVERALL",
+           "FAILED_SHOWN"]
 
 
 def usage_line(data: dict[str, Any]) -> str | None:

@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import base64
 from functools import lru_cache
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 import jinja2
 
 from backends.prompts import TEMPLATES
 from harness import plots
-from harness.report import FAILED_SHOWN, OVERALL, failed_runs, ons, pct, table_rows, usage_line
+from harness.report import FAILED_SHOWN, OVERALL, ons, pct, table_rows, usage_line
+from harness.totals import RunTotals, totals_of
 
 
 @lru_cache(maxsize=1)
@@ -29,21 +30,29 @@ def inline_figures(items: Iterable[tuple[str, bytes | None, str]]) -> list[dict[
 
 def render_page(*, title: str, summary: str, headers: list[str], table: list[list[str]], notes: list[str],
                 figures: list[dict[str, str]], config: list[tuple[str, Any]],
-                failed: list[tuple[str, int, str]] | None = None) -> str:
+                failed: Sequence[tuple[str, int, str]] | None = None) -> str:
     return _environment().get_template("report.html").render(title=title, summary=summary, headers=headers,
                                                              table=table, notes=notes, figures=figures, config=config,
                                                              failed=failed or [], shown=FAILED_SHOWN)
 
 
-def eval_figures(data: dict[str, Any], rows: list[dict[str, Any]]) -> list[dict[str, str]]:
-    """The eval's figures: pass rate and ONS by app count, the pass^k curve, pass rate by recall."""
+def eval_figures(data: dict[str, Any], totals: RunTotals) -> list[dict[str, str]]:
+    """The eval's figures: pass rate and ONS by app count, the pass^k curve, pass rate by recall
+    (the last two from the run's rows, as ``totals`` holds them)."""
     return inline_figures((
         ("by-app-count", plots.by_app_count(data), "Pass rate and ONS by app count, with 95 % bootstrap intervals"),
-        ("pass-hat-k", plots.pass_hat_k(rows, data["trials"]), f"pass^k for k = 1..{data['trials']}"),
-        ("recall-vs-pass", plots.recall_vs_pass(rows), "Pass rate by the share of evidence retrieval found")))
+        ("pass-hat-k", plots.pass_hat_k_figure(*totals.pass_hat_k(), data["trials"]),
+         f"pass^k for k = 1..{data['trials']}"),
+        ("recall-vs-pass", plots.recall_figure(totals.recall_bins()),
+         "Pass rate by the share of evidence retrieval found")))
 
 
-def render_html(data: dict[str, Any], config: dict[str, Any], rows: list[dict[str, Any]], *, dataset: str) -> str:
+def render_html(data: dict[str, Any], config: dict[str, Any], rows: list[dict[str, Any]] | None = None, *,
+                dataset: str, totals: RunTotals | None = None) -> str:
+    """The eval's ``report.html`` from its figures ``data`` and its ``rows`` (or their ``totals``,
+    ``harness.totals.RunTotals``, which an eval run keeps instead of its rows)."""
+    if totals is None:
+        totals = totals_of(rows or [], data["trials"])
     rag = (config.get("context") or {}).get("mode") == "rag"
     headers, table = table_rows(data, rag=rag)
     overall = data["groups"][OVERALL]
@@ -59,4 +68,4 @@ def render_html(data: dict[str, Any], config: dict[str, Any], rows: list[dict[st
     flat = [(key, ", ".join(f"{a}={b}" for a, b in value.items()) if isinstance(value, dict) else value)
             for key, value in config.items()]
     return render_page(title=title, summary=summary, headers=headers, table=table, notes=notes,
-                       figures=eval_figures(data, rows), config=flat, failed=failed_runs(rows))
+                       figures=eval_figures(data, totals), config=flat, failed=totals.failed)

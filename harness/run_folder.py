@@ -7,25 +7,30 @@ The order of writes makes every moment recognisable:
    content fingerprint: from then on the folder names the run it holds.
 2. ``.progress.jsonl`` is (re)written whole under a temporary name and renamed: its header line
    (configuration and fingerprint) and the rows an earlier attempt finished; then each finished
-   task's rows are appended, flushed and synced.
-3. At the end ``results.jsonl`` and the reports, then ``run.json`` again (``"state":
-   "finished"``), then ``.progress.jsonl`` is removed.
+   task's rows are appended, flushed and synced, as they come (no row is held in memory).
+3. At the end ``results.jsonl`` (the progress file's rows sorted by task and trial: sorted pieces
+   of bounded size merged, :func:`write_results`, under a temporary name, synced and renamed) and
+   the reports (figures summed in the same pass, ``harness.totals``), then ``run.json`` again
+   (``"state": "finished"``), then ``.progress.jsonl`` is removed.
 
-A resume reads whichever of these exist: an empty or cut progress file, results without a
-finished ``run.json``, a finished run (its rows are kept, nothing runs again). A folder holding an
-earlier run is only written with ``--resume`` (same configuration) or ``--overwrite``.
+A resume reads whichever of these exist, a line at a time (:func:`earlier_run`): an empty or cut
+progress file (a line cut short by the kill is dropped and its task runs again), results without
+a finished ``run.json``, a finished run (its rows are kept, nothing runs again). A folder holding
+an earlier run is only written with ``--resume`` (same configuration) or ``--overwrite``.
 """
 
 from __future__ import annotations
 
+import heapq
 import json
 import os
 import stat
 import time
+from itertools import chain
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterable, Iterator
 
-from backends.batch import ResultLog, json_line, read_lines, write_synced
+from backends.batch import ResultLog, iter_lines, json_line, sync_folder, write_all, write_synced
 from backends.dataset_reader import is_write_probe
 from backends.folder_lock import LOCK_NAME
 from office_env.untrusted import UntrustedInputError, load_json, printable
@@ -42,7 +47,6 @@ RUNNING, FINISHED = "running", "finished"
 _RUN_FILES = (RUN, RESULTS, PROGRESS, REPORT, REPORT_HTML, "research-report.md", "research-report.html")
 _OWN_FOLDERS = (WORK, CACHE, DATASET)
 _OWN_FILES = frozenset((*_RUN_FILES, LOCK_NAME))
-MAX_PROGRESS_BYTES = 512 * 1024 * 1024
 
 
 class RunFolderError(ValueError):
@@ -117,15 +121,63 @@ def write_state(out: Path, run: dict[str, Any]) -> None:
     write_synced(out / RUN, state_bytes(run))
 
 
-def _read_lines(path: Path, label: str) -> list[str] | None:
-    return read_lines(path, MAX_PROGRESS_BYTES, label)
+MAX_LINE_BYTES = 64 * 1024 * 1024  # one result row read back (a longer line is treated as cut short)
 
 
-def earlier_outcomes(out: Path, header: dict[str, Any], trials: int,
-                     same_run: Callable[[dict[str, Any]], bool]) -> dict[str, dict[str, Any]]:
-    """What an earlier attempt in ``out`` finished (by task id): tasks with every trial's row, and
-    tasks skipped for good. Runs ended by an endpoint's or a budget's error ("error: ...") run
-    again. Raises RunFolderError when the folder holds a run with another configuration."""
+def _items(path: Path, label: str) -> Iterator[Any]:
+    """The JSON values of a log's lines, one at a time (None for a line cut short or too long);
+    nothing when the file is absent or not a regular file (then what it held is redone)."""
+    try:
+        for line in iter_lines(path, label, max_line=MAX_LINE_BYTES):
+            yield None if line is None else json_line(line.decode("utf-8", "replace"))
+    except UntrustedInputError:
+        return
+
+
+class Earlier:
+    """What an earlier attempt in the folder finished, read in two streaming passes over its
+    lines (the progress file's, or a finished run's ``results.jsonl`` and skipped tasks), never
+    held: ``done`` holds the ids of the tasks with every trial's row and those skipped for good
+    (runs ended by an endpoint's or a budget's error, "error: ...", run again); :meth:`items`
+    reads their lines again (the last row of each task and trial, the last skip of a task)."""
+
+    def __init__(self, source: Callable[[], Iterator[Any]], trials: int) -> None:
+        self.source, self.trials = source, trials
+        self.last_row: dict[tuple[str, int], int] = {}  # (task, trial): the line of its last row
+        self.last_skip: dict[str, int] = {}
+        trials_seen: dict[str, int] = {}
+        for n, item in enumerate(source()):
+            if not isinstance(item, dict) or not isinstance(item.get("id"), str):
+                continue
+            if "skipped" in item:
+                if isinstance(item["skipped"], str) and not item["skipped"].startswith("error:"):
+                    self.last_skip[item["id"]] = n
+            elif isinstance(item.get("trial"), int) and not str(item.get("error") or "").startswith("error:"):
+                key = (item["id"], item["trial"])
+                if key not in self.last_row and 1 <= item["trial"] <= trials:
+                    trials_seen[item["id"]] = trials_seen.get(item["id"], 0) + 1
+                self.last_row[key] = n
+        self.complete = {task for task, count in trials_seen.items() if count >= trials}
+        self.done = self.complete | set(self.last_skip)
+
+    def items(self, wanted: Callable[[str], bool]) -> Iterator[dict[str, Any]]:
+        """The finished tasks' lines, of the tasks ``wanted`` keeps: rows, and ``{"id", "skipped"}``."""
+        for n, item in enumerate(self.source()):
+            if not isinstance(item, dict) or not isinstance(item.get("id"), str) or not wanted(item["id"]):
+                continue
+            task = item["id"]
+            if "skipped" in item:
+                if task not in self.complete and self.last_skip.get(task) == n:
+                    yield {"id": task, "skipped": item["skipped"]}
+            elif (task in self.complete and isinstance(item.get("trial"), int) and 1 <= item["trial"] <= self.trials
+                  and self.last_row.get((task, item["trial"])) == n):
+                yield item
+
+
+def earlier_run(out: Path, header: dict[str, Any], trials: int,
+                same_run: Callable[[dict[str, Any]], bool]) -> Earlier:
+    """What an earlier attempt in ``out`` finished (:class:`Earlier`). Raises RunFolderError when
+    the folder holds a run with another configuration."""
     label = printable(out)
     refusal = RunFolderError(f"--resume: {label} holds a run with another agent, context, dataset or trial count; "
                              "use the same options, --overwrite to replace it, or a new --out")
@@ -137,50 +189,159 @@ def earlier_outcomes(out: Path, header: dict[str, Any], trials: int,
             raise RunFolderError(f"--resume: {exc}; use --overwrite to replace the run") from None
         if not isinstance(run, dict) or not same_run(run):
             raise refusal
-    lines = _read_lines(out / PROGRESS, f"{label}/{PROGRESS}") or []
-    first = json_line(lines[0]) if lines else None
+    progress, progress_label = out / PROGRESS, f"{label}/{PROGRESS}"
+    first = next(_items(progress, progress_label), None)
     if isinstance(first, dict) and "header" in first:
         if first != header:
             raise refusal
-        items = [json_line(line) for line in lines[1:]]
-    elif run is not None and run.get("state", FINISHED) == FINISHED:
-        items = _finished_items(out, run, label)
-    else:  # nothing finished yet (an empty or cut progress file), or nothing says which run: start over
-        items = []
-    return _outcomes(items, trials)
 
+        def logged() -> Iterator[Any]:
+            lines = _items(progress, progress_label)
+            next(lines, None)  # the header
+            return lines
 
-def _finished_items(out: Path, run: dict[str, Any], label: str) -> list[Any]:
-    """A finished run's rows and skipped tasks, as progress lines."""
-    lines = _read_lines(out / RESULTS, f"{label}/{RESULTS}") or []
-    skipped = [{"id": s.get("id"), "skipped": s.get("error")} for s in run.get("skipped") or []
-               if isinstance(s, dict)]
-    return [json_line(line) for line in lines] + skipped
-
-
-def _outcomes(items: list[Any], trials: int) -> dict[str, dict[str, Any]]:
-    rows: dict[str, dict[int, dict[str, Any]]] = {}
-    outcomes: dict[str, dict[str, Any]] = {}
-    for item in items:
-        if not isinstance(item, dict) or not isinstance(item.get("id"), str):
-            continue
-        if "skipped" in item:
-            if isinstance(item["skipped"], str) and not item["skipped"].startswith("error:"):
-                outcomes[item["id"]] = {"id": item["id"], "skipped": item["skipped"]}
-        elif isinstance(item.get("trial"), int) and not str(item.get("error") or "").startswith("error:"):
-            rows.setdefault(item["id"], {})[item["trial"]] = item
-    for task_id, by_trial in rows.items():
-        if set(by_trial) >= set(range(1, trials + 1)):
-            outcomes[task_id] = {"id": task_id, "rows": [by_trial[t] for t in range(1, trials + 1)]}
-    return outcomes
+        return Earlier(logged, trials)
+    if run is not None and run.get("state", FINISHED) == FINISHED:
+        skipped = [{"id": s.get("id"), "skipped": s.get("error")} for s in run.get("skipped") or []
+                   if isinstance(s, dict)]
+        return Earlier(lambda: chain(_items(out / RESULTS, f"{label}/{RESULTS}"), iter(skipped)), trials)
+    # nothing finished yet (an empty or cut progress file), or nothing says which run: start over
+    return Earlier(lambda: iter(()), trials)
 
 
 class ProgressLog(ResultLog):
-    """``.progress.jsonl``: the header and the kept lines written whole (a rename), then each
-    finished task's lines appended, flushed and synced (``backends.batch.ResultLog``)."""
+    """``.progress.jsonl``: the header and the kept lines written whole (streamed to a temporary
+    file, then renamed), then each finished task's lines appended, flushed and synced
+    (``backends.batch.ResultLog``)."""
 
-    def __init__(self, out: Path, header: dict[str, Any], kept: list[dict[str, Any]]) -> None:
-        super().__init__(out / PROGRESS, start=[header, *kept], sync=True, ensure_ascii=False)
+    def __init__(self, out: Path, header: dict[str, Any], kept: Iterable[dict[str, Any]]) -> None:
+        super().__init__(out / PROGRESS, start=chain([header], kept), sync=True, ensure_ascii=False)
+
+
+# -- results.jsonl: the progress file's rows sorted, by a merge of bounded sorted pieces -----------
+
+SORT_PIECE_BYTES = 4 * 1024 * 1024  # rows sorted in memory at once (a piece): memory flat in the run's size
+MERGE_FAN_IN = 64  # pieces merged at once (more are merged in rounds)
+
+
+def _piece_name(out: Path, n: int) -> Path:
+    """A sorted piece's file: named as an interrupted write of results.jsonl is, so that the next
+    run that holds the folder removes it when a kill left it (``remove_leftovers``)."""
+    return out / f".{RESULTS}.piece{n}.{os.getpid()}.tmp"
+
+
+def _write_piece(path: Path, lines: Iterable[bytes]) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        write_all(fd, lines)
+    finally:
+        os.close(fd)
+
+
+def _keyed(key: tuple[str, int], line: bytes) -> bytes:
+    """A piece's line: the sort key as JSON (which holds no raw tab), a tab, the row's line."""
+    return json.dumps(key).encode("utf-8") + b"\t" + line + b"\n"
+
+
+def _read_piece(path: Path) -> Iterator[tuple[tuple[str, int], bytes]]:
+    for keyed in iter_lines(path, max_line=MAX_LINE_BYTES + 4096):
+        assert keyed is not None  # written here, from lines within the limit
+        key, line = keyed.split(b"\t", 1)
+        task, trial = json.loads(key)
+        yield (task, trial), line
+
+
+def _sorted_pieces(out: Path, rows: Iterable[tuple[tuple[str, int], bytes]], pieces: list[Path]) -> list[Any]:
+    """Cut ``rows`` into pieces of about ``SORT_PIECE_BYTES``, each sorted (stably); every piece but
+    the last written to a file (named in ``pieces``, for the caller to remove); what to merge."""
+    held: list[tuple[tuple[str, int], bytes]] = []
+    size = 0
+    sources: list[Any] = []
+    for key, line in rows:
+        held.append((key, line))
+        size += len(line) + 64
+        if size >= SORT_PIECE_BYTES:
+            held.sort(key=lambda item: item[0])
+            pieces.append(_piece_name(out, len(pieces)))
+            _write_piece(pieces[-1], (_keyed(k, v) for k, v in held))
+            sources.append(pieces[-1])
+            held, size = [], 0
+    held.sort(key=lambda item: item[0])
+    while len(sources) >= MERGE_FAN_IN:  # too many files to read at once: merge some into one
+        merged = _piece_name(out, len(pieces))
+        _write_piece(merged, (_keyed(k, v) for k, v in _merge(sources[:MERGE_FAN_IN])))
+        pieces.append(merged)
+        sources = [merged, *sources[MERGE_FAN_IN:]]
+    return [*sources, held]
+
+
+def _merge(sources: list[Any]) -> Iterator[tuple[tuple[str, int], bytes]]:
+    """The rows of sorted pieces (files, or a list held), merged in order; equal keys in the
+    pieces' order (the order they were written in)."""
+    return heapq.merge(*(iter(s) if isinstance(s, list) else _read_piece(s) for s in sources),
+                       key=lambda item: item[0])
+
+
+def _progress_rows(out: Path) -> Iterator[tuple[tuple[str, int], bytes]]:
+    """The result rows of the progress file, keyed by task and trial, each as its line was written
+    (``json.dumps(row, ensure_ascii=False)``: the bytes results.jsonl holds)."""
+    try:
+        for line in iter_lines(out / PROGRESS, f"{printable(out)}/{PROGRESS}", max_line=MAX_LINE_BYTES):
+            if line is None:
+                continue
+            try:
+                text, plain = line.decode("utf-8"), True
+            except UnicodeDecodeError:  # not this program's writing: the row as its text reads
+                text, plain = line.decode("utf-8", "replace"), False
+            item = json_line(text)
+            if isinstance(item, dict) and isinstance(item.get("id"), str) and isinstance(item.get("trial"), int) \
+                    and "skipped" not in item and "header" not in item:
+                yield (item["id"], item["trial"]), (line if plain else json.dumps(item, ensure_ascii=False).encode())
+    except UntrustedInputError:
+        return
+
+
+def write_results(out: Path, on_row: Callable[[dict[str, Any]], None]) -> int:
+    """``results.jsonl``: the progress file's rows sorted by task and trial (the order and the
+    bytes a run that held every row writes), through a temporary file synced and renamed; each row
+    handed to ``on_row`` in that order. Sorted in pieces of ``SORT_PIECE_BYTES`` merged from files,
+    so that what is held does not grow with the run. How many rows."""
+    pieces: list[Path] = []
+    target = out / RESULTS
+    tmp = out / f".{RESULTS}.{os.getpid()}.tmp"
+    count = 0
+    try:
+        sources = _sorted_pieces(out, _progress_rows(out), pieces)
+
+        def lines() -> Iterator[bytes]:
+            nonlocal count
+            for _, line in _merge(sources):
+                count += 1
+                on_row(json.loads(line))
+                yield line + b"\n"
+
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+        try:
+            write_all(fd, lines())
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, target)
+        sync_folder(out)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    finally:
+        for piece in pieces:
+            piece.unlink(missing_ok=True)
+    return count
+
+
+def read_results(out: Path) -> Iterator[dict[str, Any]]:
+    """A run's ``results.jsonl`` rows, one at a time (a line that is no JSON object is left out)."""
+    for item in _items(out / RESULTS, f"{printable(out)}/{RESULTS}"):
+        if isinstance(item, dict):
+            yield item
 
 
 def now_text() -> str:

@@ -22,7 +22,6 @@ its conversation never holds the criteria, the memory, the evidence marks or the
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import time
@@ -41,7 +40,7 @@ from backends.workers import Budget, JobFailure
 from harness.agent_plugins import AgentLoadError, build_plugin, check_agent_name, is_plugin
 from harness.agents import DEFAULT_STEP_CAP, STOP_ERROR, Agent, Episode, Trajectory
 from harness.context import ContextConfig
-from harness.report import metrics, render_report
+from harness.report import render_report
 from harness.run_folder import (
     CACHE,
     DATASET,
@@ -49,7 +48,6 @@ from harness.run_folder import (
     PROGRESS,
     REPORT,
     REPORT_HTML,
-    RESULTS,
     RUN,
     RUNNING,
     WORK,
@@ -57,12 +55,15 @@ from harness.run_folder import (
     RunFolderError,
     check_out,
     clear,
-    earlier_outcomes,
+    earlier_run,
     now_text,
+    read_results,
     remove_leftovers,
     state_bytes,
+    write_results,
     write_state,
 )
+from harness.totals import RunTotals
 from office_env.evaluation import SEMANTICS
 from office_env.untrusted import name_problem, printable
 
@@ -169,12 +170,16 @@ class EvalConfig:
 
 @dataclass
 class RunSummary:
+    """A finished run: its figures and skipped tasks; its rows are in ``out/results.jsonl``
+    (:meth:`iter_rows` reads them one at a time; ``rows`` reads them all)."""
+
     out: Path
     config: EvalConfig
-    rows: list[dict[str, Any]] = field(default_factory=list)
     skipped: list[dict[str, str]] = field(default_factory=list)
     metrics: dict[str, Any] = field(default_factory=dict)
     elapsed: float = 0.0
+    runs: int = 0  # rows in results.jsonl (tasks times trials)
+    errors: list[dict[str, Any]] = field(default_factory=list)  # runs that ended with an error: id, trial, error
 
     @property
     def overall(self) -> dict[str, Any]:
@@ -188,9 +193,14 @@ class RunSummary:
     def pass_k(self) -> float | None:
         return self.overall["pass_k"]
 
+    def iter_rows(self) -> Iterator[dict[str, Any]]:
+        """The result rows, sorted by task and trial, read from ``results.jsonl`` as they are needed."""
+        return read_results(self.out)
+
     @property
-    def errors(self) -> list[dict[str, Any]]:
-        return [{"id": r["id"], "trial": r["trial"], "error": r["error"]} for r in self.rows if r.get("error")]
+    def rows(self) -> list[dict[str, Any]]:
+        """Every result row (read from ``results.jsonl``; a large run's callers use :meth:`iter_rows`)."""
+        return list(self.iter_rows())
 
 
 # -- per worker process ------------------------------------------------------------------------
@@ -379,10 +389,11 @@ def _references(record: TaskRecord, testbed: Path, reference_dir: Path | None, n
 
 # -- the run (in the parent) ------------------------------------------------------------------
 
-def failed_rows(task_id: str, record: TaskRecord, trials: int, failure: JobFailure) -> dict[str, Any]:
+def failed_rows(task_id: str, record: TaskRecord | None, trials: int, failure: JobFailure) -> dict[str, Any]:
     """Rows for a task whose runs gave no result (time or memory budget, a dead worker): failed,
-    with the reason as their error."""
-    rows = [{"id": task_id, "trial": trial, **_task_fields(record), "passed": False, "criteria": [], "steps": 0,
+    with the reason as their error (``record`` None: a task that could not be read again)."""
+    fields = _task_fields(record) if record is not None else {"app_count": None, "apps": [], "family": None}
+    rows = [{"id": task_id, "trial": trial, **fields, "passed": False, "criteria": [], "steps": 0,
              "context_tokens": 0, "context_units": [], "evidence_recall": None, "trajectory": {},
              "error": failure.reason}
             for trial in range(1, trials + 1)]
@@ -492,12 +503,13 @@ def _check_oracle_plans(dataset: Path) -> None:
                         "from seeds come without one); use --agent llm or --agent none")
 
 
-def _jobs(dataset: Path, config: EvalConfig, summary: RunSummary
-          ) -> tuple[list[tuple[str, TaskRecord]], dict[str, str]]:
-    """The tasks to run (unusable ones go to ``summary.skipped``) and every task's digest."""
+def _jobs(dataset: Path, config: EvalConfig, summary: RunSummary) -> tuple[list[str], dict[str, str]]:
+    """The ids of the tasks to run (unusable ones go to ``summary.skipped``) and every task's
+    digest. The records are read one at a time and not kept: a worker reads its task's again
+    (:func:`_run_job`), so that the parent holds a few bytes a task, not the tasks."""
     from backends.dataset_reader import iter_tasks
 
-    jobs: list[tuple[str, TaskRecord]] = []
+    jobs: list[str] = []
     digests: dict[str, str] = {}  # of every task, chosen or not: runs on subsets of one dataset pair
     taken = 0
     for task in iter_tasks(dataset):
@@ -514,7 +526,7 @@ def _jobs(dataset: Path, config: EvalConfig, summary: RunSummary
         if problem:
             summary.skipped.append({"id": task.id, "error": f"{task.folder / 'task.json'}: {problem}"})
             continue
-        jobs.append((task.id, task.task))
+        jobs.append(task.id)
     return jobs, digests
 
 
@@ -524,9 +536,21 @@ def _lines(outcome: dict[str, Any]) -> list[dict[str, Any]]:
     return outcome["rows"]
 
 
-def _run_job(dataset_dir: str, out_dir: str, config: EvalConfig, work_dir: str | None,
-             job: tuple[str, TaskRecord]) -> dict[str, Any]:
-    return run_task(dataset_dir, job[0], job[1], out_dir, config, work_dir)
+def _record(dataset_dir: str, task_id: str) -> tuple[TaskRecord | None, str | None]:
+    """A task's record read again (with the checks the parent's reading made), or why it cannot be."""
+    from backends.dataset_reader import load_task
+
+    loaded = load_task(Path(dataset_dir), task_id)
+    return loaded.task, (loaded.error or "unreadable") if loaded.task is None else None
+
+
+def _run_job(dataset_dir: str, out_dir: str, config: EvalConfig, work_dir: str | None, task_id: str
+             ) -> dict[str, Any]:
+    """One task in a worker: its record read, then :func:`run_task`."""
+    record, problem = _record(dataset_dir, task_id)
+    if record is None:  # changed since the run read it
+        return {"id": task_id, "skipped": f"evaluation failed: {problem}"}
+    return run_task(dataset_dir, task_id, record, out_dir, config, work_dir)
 
 
 class _Refusals:
@@ -572,44 +596,52 @@ class EvalBatch:
         jobs, digests = _jobs(dataset, config, self.summary)
         fingerprint = dataset_fingerprint(digests)
         self.header = _progress_header(config, fingerprint)
-        earlier = earlier_outcomes(out, self.header, config.trials, _same_run(config, dataset, fingerprint)) \
-            if resume else {}
+        self.earlier = earlier_run(out, self.header, config.trials, _same_run(config, dataset, fingerprint)) \
+            if resume else None
         self.identity = {"config": config.to_dict(), "dataset": str(dataset.resolve()),
                          "dataset_fingerprint": fingerprint, "task_digests": digests,
                          **({"export": str(self.export.resolve())} if self.export is not None else {})}
         write_state(out, {"state": RUNNING, **self.identity, "started": now_text()})  # the folder names its run first
-        self.total, self.done = len(jobs), 0
+        self.total = len(jobs)
         if config.needs_client():  # the workers split the endpoint's rate budget between them
             from backends.llm.rate_limit import set_share
 
             set_share(1 / config.workers)
-        self.kept = [earlier[task_id] for task_id, _ in jobs if task_id in earlier]
-        self.todo = [(task_id, record) for task_id, record in jobs if task_id not in earlier]
+        done = self.earlier.done if self.earlier is not None else set()
+        self.jobs = frozenset(jobs)
+        self.todo = [task_id for task_id in jobs if task_id not in done]
+        self.done = self.total - len(self.todo)
         shutil.rmtree(out / WORK, ignore_errors=True)  # an older run's copies
+
+    def _kept(self) -> Iterator[dict[str, Any]]:
+        """The lines an earlier attempt finished, of this run's tasks (its skipped tasks noted as they pass)."""
+        if self.earlier is None:
+            return
+        for item in self.earlier.items(self.jobs.__contains__):
+            if "skipped" in item:
+                self.summary.skipped.append({"id": item["id"], "error": item["skipped"]})
+            yield item
 
     @contextmanager
     def log(self) -> Iterator[ProgressLog]:
         # the interrupted run's lines are written again with the header, so that a later resume keeps them too
-        with ProgressLog(self.out, self.header, [line for outcome in self.kept for line in _lines(outcome)]) as log:
+        with ProgressLog(self.out, self.header, self._kept()) as log:
             self.progress = log
-            for outcome in self.kept:
-                self._collect(outcome, write=False)
+            self.earlier = None  # read: nothing of it is held any longer
             if self.on_progress:
                 self.on_progress(self.done, self.total)
             yield log
 
-    def _collect(self, outcome: dict[str, Any], write: bool = True) -> None:
+    def _collect(self, outcome: dict[str, Any]) -> None:
+        """One finished task: its lines appended to the progress file (synced), nothing held."""
         self.done += 1
         for reason in ([outcome["skipped"]] if "skipped" in outcome else [r.get("error") for r in outcome["rows"]]):
             self.guard.watch.see(reason if isinstance(reason, str) and reason.startswith("error:") else None)
         if "skipped" in outcome:
             self.summary.skipped.append({"id": outcome["id"], "error": outcome["skipped"]})
-        else:
-            self.summary.rows.extend(outcome["rows"])
-        if write:
-            self.progress.write(_lines(outcome))
-            if self.on_outcome:  # what this run did (resumed tasks are counted once, up front)
-                self.on_outcome(outcome)
+        self.progress.write(_lines(outcome))
+        if self.on_outcome:  # what this run did (resumed tasks are counted once, up front)
+            self.on_outcome(outcome)
         if self.on_progress:
             self.on_progress(self.done, self.total)
 
@@ -623,8 +655,8 @@ class EvalBatch:
         return Round(todo, partial(_run_job, str(self.dataset), str(self.out), self.config, work),
                      min(self.config.workers, max(1, len(todo))))
 
-    def failed(self, job: tuple[str, TaskRecord], failure: JobFailure) -> dict[str, Any]:
-        return failed_rows(job[0], job[1], self.config.trials, failure)
+    def failed(self, task_id: str, failure: JobFailure) -> dict[str, Any]:
+        return failed_rows(task_id, _record(str(self.dataset), task_id)[0], self.config.trials, failure)
 
     def retry(self) -> None:
         pass  # never reached: the guard raises instead of recovering
@@ -633,33 +665,44 @@ class EvalBatch:
         return RunRefused(self.guard.watch.message() + "; rerun with --resume once fixed")
 
     def finalise(self) -> RunSummary:
-        summary, config = self.summary, self.config
-        summary.rows.sort(key=lambda r: (r["id"], r["trial"]))
+        summary = self.summary
         summary.skipped.sort(key=lambda s: s["id"])
-        summary.metrics = metrics(summary.rows, config.trials)
         summary.elapsed = time.perf_counter() - self.started
         _write(summary, self.dataset, self.identity)
         return summary
 
 
 def _write(summary: RunSummary, dataset: Path, identity: dict[str, Any]) -> None:
-    """The run's files (``backends.batch.finish_folder``): results and reports, then ``run.json``
-    finished (last: until then the folder says the run is still running); then the progress file goes."""
+    """The run's files (``backends.batch.finish_folder``): results (the progress file's rows,
+    sorted by a streaming merge, ``harness.run_folder.write_results``) and the reports from the
+    figures summed in the same pass (``harness.totals``), then ``run.json`` finished (last: until
+    then the folder says the run is still running); then the progress file goes."""
     config = summary.config.to_dict()
-    lines = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in summary.rows)
+    totals = RunTotals(summary.config.trials)
+    task: list[dict[str, Any]] = []  # the rows of the task being read (results are sorted by task)
+
+    def take(row: dict[str, Any]) -> None:
+        if task and row["id"] != task[0]["id"]:
+            totals.add_task(task)
+            task.clear()
+        task.append(row)
+
+    summary.runs = write_results(summary.out, take)
+    if task:
+        totals.add_task(task)
+    summary.metrics, summary.errors = totals.metrics(), totals.errors
     report = render_report(summary.metrics, config, dataset=str(dataset), skipped=summary.skipped,
-                           errors=summary.errors, elapsed=summary.elapsed, rows=summary.rows)
+                           errors=summary.errors, elapsed=summary.elapsed, failed=totals.failed)
     from harness.report_html import (
         render_html,  # matplotlib: loaded only when a run is written
     )
 
-    html = render_html(summary.metrics, config, summary.rows, dataset=str(dataset))
+    html = render_html(summary.metrics, config, dataset=str(dataset), totals=totals)
     run = {"state": FINISHED, **identity, "tasks": summary.metrics["groups"]["overall"]["tasks"],
-           "runs": len(summary.rows), "skipped": summary.skipped, "metrics": summary.metrics,
+           "runs": summary.runs, "skipped": summary.skipped, "metrics": summary.metrics,
            "elapsed_seconds": round(summary.elapsed, 3), "finished": now_text()}
-    finish_folder(summary.out, [(RESULTS, lines.encode("utf-8")), (REPORT, report.encode("utf-8")),
-                                (REPORT_HTML, html.encode("utf-8"))], (RUN, state_bytes(run)), (PROGRESS,),
-                  sync_state=True)
+    finish_folder(summary.out, [(REPORT, report.encode("utf-8")), (REPORT_HTML, html.encode("utf-8"))],
+                  (RUN, state_bytes(run)), (PROGRESS,), sync_state=True)
 
 
 __all__ = ["EvalConfig", "EvalError", "RunSummary", "evaluate", "run_task", "make_agent", "record_problem",

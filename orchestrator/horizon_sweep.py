@@ -209,7 +209,7 @@ def run_sweep(dataset: Path, out: Path, config: EvalConfig, horizons: list[int],
             if on_outcome is not None:
                 on_outcome({"status": "dropped"})
         scored: dict[str, list[bool]] = {}
-        for row in summary.rows:
+        for row in summary.iter_rows():
             if not row.get("error"):
                 scored.setdefault(row["id"], []).append(bool(row["passed"]))
         for task_id, passes in scored.items():

@@ -6,8 +6,7 @@ import json
 
 import pytest
 
-from harness.run_folder import (PROGRESS, RESULTS, RUN, ProgressLog, RunFolderError, check_out, clear,
-                                earlier_outcomes)
+from harness.run_folder import PROGRESS, RESULTS, RUN, ProgressLog, RunFolderError, check_out, clear, earlier_run
 
 HEADER = {"header": {"config": {"agent": "oracle"}, "dataset_fingerprint": "abc"}}
 
@@ -52,23 +51,36 @@ def test_the_progress_log_is_header_first_and_keeps_the_earlier_lines(tmp_path):
 
 def test_a_resume_reads_every_state_a_kill_leaves(tmp_path):
     same = lambda run: run.get("config") == {"agent": "oracle"}  # noqa: E731
-    assert earlier_outcomes(tmp_path, HEADER, 1, same) == {}  # nothing yet
+    assert earlier_run(tmp_path, HEADER, 1, same).done == set()  # nothing yet
     (tmp_path / RUN).write_text(json.dumps({"state": "running", "config": {"agent": "oracle"}}))
     (tmp_path / PROGRESS).write_text("")  # killed before the header reached the disk (older writers)
-    assert earlier_outcomes(tmp_path, HEADER, 1, same) == {}
+    assert earlier_run(tmp_path, HEADER, 1, same).done == set()
     (tmp_path / PROGRESS).write_text("\n".join(json.dumps(x) for x in [
         HEADER, _row("a"), _row("b", error="error: endpoint: down"), {"id": "c", "skipped": "unusable"}])
         + '\n{"id": "d", "tri')  # a line cut by the kill
-    found = earlier_outcomes(tmp_path, HEADER, 1, same)
-    assert sorted(found) == ["a", "c"]  # an endpoint's error runs again; the cut line is redone
+    found = earlier_run(tmp_path, HEADER, 1, same)
+    assert sorted(found.done) == ["a", "c"]  # an endpoint's error runs again; the cut line is redone
+    assert list(found.items(lambda task: True)) == [_row("a"), {"id": "c", "skipped": "unusable"}]
+    assert list(found.items(lambda task: task != "a")) == [{"id": "c", "skipped": "unusable"}]  # only this run's
     (tmp_path / PROGRESS).unlink()  # a finished run: its rows come from results.jsonl
     (tmp_path / RUN).write_text(json.dumps({"state": "finished", "config": {"agent": "oracle"},
                                             "skipped": [{"id": "c", "error": "unusable"}]}))
     (tmp_path / RESULTS).write_text(json.dumps(_row("a")) + "\n" + json.dumps(_row("b")) + "\n")
-    assert sorted(earlier_outcomes(tmp_path, HEADER, 1, same)) == ["a", "b", "c"]
+    assert sorted(earlier_run(tmp_path, HEADER, 1, same).done) == ["a", "b", "c"]
     (tmp_path / RUN).write_text(json.dumps({"state": "running", "config": {"agent": "none"}}))
     with pytest.raises(RunFolderError, match="another agent"):
-        earlier_outcomes(tmp_path, HEADER, 1, same)
+        earlier_run(tmp_path, HEADER, 1, same)
+
+
+def test_a_resume_keeps_a_task_only_with_every_trial_and_the_last_row_of_each(tmp_path):
+    same = lambda run: True  # noqa: E731
+    lines = [HEADER, _row("a", 1), _row("b", 1), {**_row("a", 2), "steps": 1}, {**_row("a", 2), "steps": 2},
+             _row("c", 1), _row("c", 2, error="error: timeout"), _row("d", 3), {"id": "b", "skipped": "gone"}]
+    (tmp_path / PROGRESS).write_text("".join(json.dumps(x) + "\n" for x in lines))
+    found = earlier_run(tmp_path, HEADER, 2, same)
+    assert found.done == {"a", "b"}  # b: skipped for good; c: a trial ended by an error; d: trial 3 of 2
+    assert list(found.items(lambda task: True)) == [_row("a", 1), {**_row("a", 2), "steps": 2},
+                                                    {"id": "b", "skipped": "gone"}]
 
 
 def test_a_folder_named_like_a_run_file_or_a_probe_is_foreign_and_a_probe_file_is_cleared(tmp_path):
