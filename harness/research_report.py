@@ -18,8 +18,8 @@ from harness.horizon import fit_line, points_table
 from harness.probe_run import probe_table, split_line
 from harness.report import OVERALL, markdown_table, pct, table_rows, usage_line
 from harness.report_html import eval_figures, inline_figures, render_page
-from harness.scores import RunError, pairing_problem, read_run
-from harness.totals import totals_of
+from harness.scores import RunError, open_run, pairing_problem
+from harness.totals import stream_totals
 from office_env.untrusted import UntrustedInputError, load_json, printable
 
 
@@ -42,7 +42,7 @@ def _load(label: str, folder: Path, name: str, dataset: dict[str, Any]) -> dict[
 
 
 def compose(run: Path, probes: Path | None = None, horizons: Path | None = None) -> tuple[str, str]:
-    meta, rows = read_run(run)
+    meta, rows = open_run(run)
     metrics = meta.get("metrics")
     if not isinstance(metrics, dict) or not isinstance(metrics.get("groups"), dict):
         raise RunError(f"{printable(str(run))}/run.json: field metrics: missing")
@@ -51,7 +51,7 @@ def compose(run: Path, probes: Path | None = None, horizons: Path | None = None)
     config = cast("dict[str, Any]", meta.get("config")) if isinstance(meta.get("config"), dict) else {}
     try:
         headers, table = table_rows(metrics, rag=(config.get("context") or {}).get("mode") == "rag")
-        figures = eval_figures(metrics, totals_of(rows, metrics["trials"]))
+        figures = eval_figures(metrics, stream_totals(rows, metrics["trials"]))
     except (KeyError, TypeError) as exc:
         raise RunError(f"{printable(str(run))}/run.json: field metrics: malformed ({exc.__class__.__name__})") from None
     figures += inline_figures([

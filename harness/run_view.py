@@ -10,9 +10,9 @@ of it is in the run's ``results.jsonl`` (read with the run's own checks) and the
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, Iterable, cast
 
-from harness.scores import RunError, read_run
+from harness.scores import RunError, open_run
 
 OBSERVATION_CHARS = 600  # of each tool result shown; the run's file holds what the agent got
 OUTCOMES = ("pass", "fail", "error")
@@ -54,15 +54,20 @@ def run_view(folder: Path | str, task: str | None = None) -> dict[str, Any]:
     gives them and the outcome over them: pass when every trial passed, error when every trial
     ended with an error, else fail. Raises :class:`RunError` for a folder that is no finished run
     or a task it did not run."""
-    meta, rows = read_run(folder)
+    meta, rows = open_run(folder)
     return view_of(folder, meta, rows, task)
 
 
-def view_of(folder: Path | str, meta: dict[str, Any], rows: list[dict[str, Any]],
+def view_of(folder: Path | str, meta: dict[str, Any], rows: Iterable[dict[str, Any]],
             task: str | None = None) -> dict[str, Any]:
-    """:func:`run_view` of a run already read (``harness.scores.read_run``)."""
+    """:func:`run_view` of a run's ``run.json`` and rows (``harness.scores.open_run`` or
+    ``read_run``), taken one at a time: only the view is held (with ``task``, only that task's)."""
     tasks: dict[str, dict[str, Any]] = {}
+    others: set[str] = set()  # with ``task``: the other tasks the run ran, counted only
     for row in rows:
+        if task is not None and str(row["id"]) != task:
+            others.add(str(row["id"]))
+            continue
         entry = tasks.setdefault(str(row["id"]), {"id": str(row["id"]), "family": row.get("family"),
                                                   "app_count": row.get("app_count"), "trials": []})
         entry["trials"].append(_trial(row))
@@ -71,7 +76,7 @@ def view_of(folder: Path | str, meta: dict[str, Any], rows: list[dict[str, Any]]
         entry["outcome"] = "pass" if outcomes == {"pass"} else "error" if outcomes == {"error"} else "fail"
     if task is not None:
         if task not in tasks:
-            raise RunError(f"{folder}: no task {task!r} in this run (it ran {len(tasks)} task(s))")
+            raise RunError(f"{folder}: no task {task!r} in this run (it ran {len(others)} task(s))")
         tasks = {task: tasks[task]}
         tasks[task]["oracle"] = reference_plan(meta, task)
     config = cast("dict[str, Any]", meta.get("config")) if isinstance(meta.get("config"), dict) else {}

@@ -24,8 +24,9 @@ from typing import Any, Iterable, Iterator
 
 import numpy as np
 
+from backends.batch import iter_lines
 from office_env.seeding import RAW, np_rng
-from office_env.untrusted import UntrustedInputError, load_json, open_regular, parse_json, printable, read_fd
+from office_env.untrusted import UntrustedInputError, load_json, open_regular, parse_json, printable
 
 RESAMPLES = 1000
 LEVEL = 0.95
@@ -140,7 +141,12 @@ def sign_test(wins: int, losses: int) -> float:
 def compare_runs(rows_a: Iterable[dict[str, Any]], rows_b: Iterable[dict[str, Any]], resamples: int = RESAMPLES,
                  seed: int = 0) -> dict[str, Any]:
     """B minus A on the tasks both runs scored."""
-    a, b = per_task(rows_a), per_task(rows_b)
+    return compare_tasks(per_task(rows_a), per_task(rows_b), resamples, seed)
+
+
+def compare_tasks(a: dict[str, dict[str, Any]], b: dict[str, dict[str, Any]], resamples: int = RESAMPLES,
+                  seed: int = 0) -> dict[str, Any]:
+    """:func:`compare_runs` of the two runs' :func:`per_task` figures (what is held of a run's rows)."""
     common = sorted(set(a) & set(b))
     diff = np.array([b[t]["pass"] - a[t]["pass"] for t in common])
     wins = int((diff > 0).sum())
@@ -160,7 +166,7 @@ class RunError(ValueError):
     """A run folder that cannot be compared; the message names the folder and what is wrong."""
 
 
-MAX_RESULTS_BYTES = 512 * 1024 * 1024
+MAX_RESULTS_LINE_BYTES = 64 * 1024 * 1024  # one row of results.jsonl
 
 
 def same_dataset(a: Path | str, b: Path | str) -> bool:
@@ -192,6 +198,14 @@ def pairing_problem(a: dict[str, Any], b: dict[str, Any]) -> str | None:
 
 def read_run(folder: Path | str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """A finished eval run's ``run.json`` and result rows (each row checked for the fields scores use)."""
+    meta, rows = open_run(folder)
+    return meta, list(rows)
+
+
+def open_run(folder: Path | str) -> tuple[dict[str, Any], Iterator[dict[str, Any]]]:
+    """A finished eval run's ``run.json`` (checked at once) and its result rows, read and checked
+    one at a time as the iterator is used (a bad line raises :class:`RunError` there): a large
+    run's rows are never all held."""
     folder = Path(folder)
     name = printable(str(folder))
     if not (folder / "run.json").is_file() or not (folder / "results.jsonl").is_file():
@@ -199,13 +213,7 @@ def read_run(folder: Path | str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
                        "writes one")
     try:
         run = load_json(folder / "run.json")
-        fd, _ = open_regular(folder / "results.jsonl", f"{name}/results.jsonl")
-        try:
-            data = read_fd(fd, MAX_RESULTS_BYTES, f"{name}/results.jsonl")
-        finally:
-            os.close(fd)
-        rows = [parse_json(line, f"{name}/results.jsonl line {n}") for n, line in
-                enumerate(data.decode("utf-8", "replace").splitlines(), start=1) if line.strip()]
+        os.close(open_regular(folder / "results.jsonl", f"{name}/results.jsonl")[0])  # refused now, not later
     except (UntrustedInputError, OSError) as exc:
         raise RunError(str(exc)) from None
     if not isinstance(run, dict) or not isinstance(run.get("dataset"), str):
@@ -215,12 +223,30 @@ def read_run(folder: Path | str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     if run.get("state", "finished") != "finished":
         raise RunError(f"{name}: an unfinished eval run (state: {printable(str(run.get('state')))}); finish it with "
                        f"`homer eval ... --out {name} --resume`")
-    for n, row in enumerate(rows, start=1):
-        if not isinstance(row, dict) or not isinstance(row.get("id"), str) or not isinstance(row.get("passed"), bool):
-            raise RunError(f"{name}/results.jsonl line {n}: fields id and passed are needed")
-        reference = row.get("reference")
-        if reference is not None and (not isinstance(reference, dict) or any(
-                v is not None and not isinstance(v, (bool, int, float)) for v in reference.values())):
-            raise RunError(f"{name}/results.jsonl line {n}: field reference: must map none / oracle to true, false "
-                           "or null")
-    return run, rows
+    return run, _checked_rows(folder, name)
+
+
+def _checked_rows(folder: Path, name: str) -> Iterator[dict[str, Any]]:
+    label = f"{name}/results.jsonl"
+    try:
+        n = 0
+        for line in iter_lines(folder / "results.jsonl", label, max_line=MAX_RESULTS_LINE_BYTES):
+            n += 1
+            if line is None:
+                raise RunError(f"{label} line {n}: longer than {MAX_RESULTS_LINE_BYTES // 2**20} MiB")
+            if not line.strip():
+                continue
+            row = parse_json(line.decode("utf-8", "replace"), f"{label} line {n}")
+            _check_row(row, label, n)
+            yield row
+    except (UntrustedInputError, OSError) as exc:
+        raise RunError(str(exc)) from None
+
+
+def _check_row(row: Any, label: str, n: int) -> None:
+    if not isinstance(row, dict) or not isinstance(row.get("id"), str) or not isinstance(row.get("passed"), bool):
+        raise RunError(f"{label} line {n}: fields id and passed are needed")
+    reference = row.get("reference")
+    if reference is not None and (not isinstance(reference, dict) or any(
+            v is not None and not isinstance(v, (bool, int, float)) for v in reference.values())):
+        raise RunError(f"{label} line {n}: field reference: must map none / oracle to true, false or null")

@@ -387,19 +387,21 @@ def compare_command(
 ) -> None:
     """B against A on the tasks both scored: the pass-rate difference with its 95 % bootstrap
     interval (tasks resampled, paired) and an exact sign test over the tasks where they differ."""
-    from harness.scores import RunError, compare_runs, pairing_problem, read_run
+    from harness.scores import RunError, compare_tasks, open_run, pairing_problem, per_task
 
     if not 100 <= resamples <= 1_000_000:
         fail(f"--resamples: {resamples} is outside 100..1,000,000")
     try:
-        meta_a, rows_a = read_run(run_a)
-        meta_b, rows_b = read_run(run_b)
+        meta_a, rows_a = open_run(run_a)
+        tasks_a = per_task(rows_a)  # the rows read one at a time; a few figures per task kept
+        meta_b, rows_b = open_run(run_b)
+        tasks_b = per_task(rows_b)
     except RunError as exc:
         fail(str(exc))
     problem = pairing_problem(meta_a, meta_b)
     if problem is not None:
         fail(f"{run_b}: not a run on the dataset of {run_a}: {problem}; compare runs on the same tasks")
-    result = compare_runs(rows_a, rows_b, resamples, seed)
+    result = compare_tasks(tasks_a, tasks_b, resamples, seed)
     if as_json:
         typer.echo(json.dumps(result, indent=1))
         return

@@ -19,7 +19,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from harness.run_view import OUTCOMES, first_failure, reference_plan, view_of
-from harness.scores import RunError, read_run
+from harness.scores import RunError, open_run
 from office_env.untrusted import printable
 
 MAX_ROWS = 2_000  # tasks listed on one page (a filter narrows a larger run)
@@ -27,7 +27,7 @@ MAX_ROWS = 2_000  # tasks listed on one page (a filter narrows a larger run)
 
 class RunPages:
     """The runs a review server shows, by name (the run folder's name, made unique); each run is
-    read once (``harness.scores.read_run``) and kept as its per-task view."""
+    read once (``harness.scores.open_run``, a row at a time) and kept as its per-task view."""
 
     def __init__(self, folders: list[Path]) -> None:
         self.folders: dict[str, Path] = {}
@@ -44,7 +44,7 @@ class RunPages:
         folder = self.folders[name]
         with self._lock:
             if name not in self._loaded:
-                meta, rows = read_run(folder)
+                meta, rows = open_run(folder)
                 self._loaded[name] = (meta, view_of(folder, meta, rows))
             return self._loaded[name]
 

@@ -250,3 +250,28 @@ def test_a_resume_after_a_torn_last_line_runs_exactly_the_missing_tasks(dataset,
     assert (out / RESULTS).read_bytes() == (full / RESULTS).read_bytes()
     assert _figures(out) == _figures(full) and resumed.metrics == metrics(held, 1)
     assert not (out / PROGRESS).exists()
+
+
+# -- reading a finished run back: a row at a time ------------------------------------------------
+
+def test_a_finished_run_is_read_a_row_at_a_time(tmp_path):
+    from harness.run_view import view_of
+    from harness.scores import RunError, compare_runs, open_run, read_run
+
+    rows = [{"id": f"t{n}", "trial": 1, "passed": n % 2 == 0, "criteria": [],
+             "trajectory": {"final_message": "a line\u2028and a paragraph\u2029end"}} for n in range(5)]
+    (tmp_path / "run.json").write_text(json.dumps({"state": "finished", "dataset": "ds"}))
+    (tmp_path / RESULTS).write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows) + "{not json\n")
+    meta, read = open_run(tmp_path)
+    assert meta["dataset"] == "ds"
+    assert [next(read) for _ in range(5)] == rows  # U+2028 inside a string does not end a line
+    with pytest.raises(RunError, match="line 6"):  # a bad line is found when it is reached
+        next(read)
+    with pytest.raises(RunError, match="line 6"):
+        read_run(tmp_path)
+    (tmp_path / RESULTS).write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
+    view = view_of(tmp_path, meta, open_run(tmp_path)[1], "t3")
+    assert [t["id"] for t in view["tasks"]] == ["t3"] and view["counts"] == {"pass": 0, "fail": 1, "error": 0}
+    with pytest.raises(RunError, match=r"it ran 5 task\(s\)"):
+        view_of(tmp_path, meta, open_run(tmp_path)[1], "t9")
+    assert compare_runs(open_run(tmp_path)[1], iter(rows))["same"] == 5
