@@ -74,6 +74,8 @@ Run: ``python bench/quality.py [--builds standard,challenge,plus] [--n 60] [--ch
 from __future__ import annotations
 
 import argparse
+import functools
+import hashlib
 import json
 import os
 import shutil
@@ -464,19 +466,41 @@ def kind_of(folder: Path) -> str:
     return "challenge" if isinstance(days, int) and days >= PRESETS["challenge"][0] else "standard"
 
 
+CODE_MARK = ".code"  # beside a cached build (``<folder>.code``): the fingerprint of the code that wrote it
+
+
+@functools.cache
+def code_fingerprint() -> str:
+    """A digest of everything a build's bytes depend on (the packages' sources and the templates):
+    a cached build written by other code is built again, never measured as this code's."""
+    root = Path(__file__).resolve().parents[1]
+    digest = hashlib.sha256()
+    for package in ("generators", "office_env", "orchestrator", "backends", "verifier", "templates", "datasets"):
+        for path in sorted((root / package).rglob("*")):
+            if path.is_file() and "__pycache__" not in path.parts:
+                digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
 def make(kind: str, folder: Path, *, n: int, seed: int, seeds: Path, workers: int) -> str:
-    """Build (or, with a finished one there, reuse) the ``kind`` dataset in ``folder``; says which."""
-    if (folder / "build.json").is_file() and (folder / "tasks").is_dir():
+    """Build (or, with a finished one of this code there, reuse) the ``kind`` dataset in ``folder``;
+    says which."""
+    mark = folder.with_name(folder.name + CODE_MARK)
+    if (folder / "build.json").is_file() and (folder / "tasks").is_dir() and mark.is_file() \
+            and mark.read_text() == code_fingerprint():
         return f"cached {kind} build {folder} (seed {seed})"
-    shutil.rmtree(folder, ignore_errors=True)  # an interrupted earlier build
+    shutil.rmtree(folder, ignore_errors=True)  # an interrupted earlier build, or another code's
     start = time.perf_counter()
     if kind == "plus":
         done = regenerate_split(seeds, folder, seed=seed, workers=workers, repair_seeds=True)
-        return (f"Plus regeneration of {done.written} tasks from {seeds} (seed {seed}) "
+        said = (f"Plus regeneration of {done.written} tasks from {seeds} (seed {seed}) "
                 f"in {time.perf_counter() - start:.1f} s")
-    days, utterances = PRESETS[kind]
-    built = build(folder, n, BuildConfig(seed=seed, days=days, utterances_per_day=utterances), workers=workers)
-    return f"{kind} build of {built.accepted} tasks (seed {seed}) in {time.perf_counter() - start:.1f} s"
+    else:
+        days, utterances = PRESETS[kind]
+        built = build(folder, n, BuildConfig(seed=seed, days=days, utterances_per_day=utterances), workers=workers)
+        said = f"{kind} build of {built.accepted} tasks (seed {seed}) in {time.perf_counter() - start:.1f} s"
+    mark.write_text(code_fingerprint())
+    return said
 
 
 def measure(folders: list[Path], train_folders: list[Path], train_source: str, *, workers: int,

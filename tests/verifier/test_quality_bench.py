@@ -1,4 +1,5 @@
-"""bench/quality.py measures several builds side by side and reuses the builds it keeps."""
+"""bench/quality.py measures several builds side by side and reuses the builds it keeps (only those
+written by the same code)."""
 
 from __future__ import annotations
 
@@ -35,8 +36,9 @@ def test_standard_and_plus_builds_in_one_table_and_the_cache_is_reused(tmp_path:
         assert figures["small-talk reactions echoing their line"]["status"] in ("PASS", "MISS"), kind
         assert figures["adversary query_topic precision"]["status"] in ("PASS", "MISS"), kind
     assert "clause fragments (< 4 words)" in {line["figure"] for line in data["plus"]["figures"]}
-    assert {p.name for p in tmp_path.iterdir()} == {"standard-n2-s3", "standard-n2-s5", "plus-s3", "plus-s4",
-                                                    "plus-s5", "plus-s6"}  # two Plus runs measured, two trained on
+    builds = {"standard-n2-s3", "standard-n2-s5", "plus-s3", "plus-s4", "plus-s5", "plus-s6"}
+    # two Plus runs measured, two trained on; beside each build, the fingerprint of the code that wrote it
+    assert {p.name for p in tmp_path.iterdir()} == builds | {f"{b}.code" for b in builds}
     assert data["plus"]["source"].startswith("2 runs (seeds 3-4)")
     second = run(*args)  # the table, from the kept builds
     assert second.returncode == 0, second.stderr
@@ -44,6 +46,11 @@ def test_standard_and_plus_builds_in_one_table_and_the_cache_is_reused(tmp_path:
     header = next(line for line in second.stdout.splitlines() if line.startswith("figure"))
     assert "standard" in header and "plus" in header
     assert "targets met" in second.stdout
+    (tmp_path / "standard-n2-s3.code").write_text("another code's build")  # written before a change: built again
+    third = run(*args)
+    assert third.returncode == 0, third.stderr
+    assert "standard: standard build of 2 tasks (seed 3)" in third.stdout, third.stdout
+    assert "plus: 2 runs (seeds 3-4): cached plus build" in third.stdout
 
 
 def test_bad_options_are_one_line():
