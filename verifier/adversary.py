@@ -53,7 +53,8 @@ def user_turns(record: dict[str, Any]) -> list[dict[str, Any]]:
             text = str(turn.get("text") or "")
             if turn.get("role") == "user":
                 out.append({"text": text, "low": text.lower(), "before": previous,
-                            "evidence": bool(turn.get("evidence")), "thread": str(turn.get("thread") or "")})
+                            "evidence": bool(turn.get("evidence")), "thread": str(turn.get("thread") or ""),
+                            "wrong": bool(turn.get("superseded") or turn.get("distractor"))})
             else:
                 previous = text
     return out
@@ -75,11 +76,16 @@ def wrong_values(record: dict[str, Any]) -> list[str]:
     return [v for v in out if v.strip()]
 
 
-def isolates(record: dict[str, Any], texts: Iterable[str]) -> bool:
-    """Do ``texts`` hold every final value of the task and none of its wrong ones? A derived value
-    (said in no single turn) is held only with both its parts: its relation and a turn that names
-    its anchor outside the relation (the anchor's own value)."""
-    lowered = [t.lower() for t in texts]
+def isolates(record: dict[str, Any], texts: Iterable[str | dict[str, Any]]) -> bool:
+    """Do ``texts`` (strings, or turns of :func:`user_turns`) hold every final value of the task and
+    none of its wrong ones? A turn marked as saying an earlier or near-miss value holds one in
+    whatever words it says it ("Monday the 6th of next month"). A derived value (said in no single
+    turn) is held only with both its parts: its relation and a turn that names its anchor outside
+    the relation (the anchor's own value)."""
+    items = list(texts)
+    if any(isinstance(t, dict) and t.get("wrong") for t in items):
+        return False
+    lowered = [(t["text"] if isinstance(t, dict) else t).lower() for t in items]
     joined = "\n".join(lowered)
     finals = final_values(record)
     if not finals or not all(v in joined for v in finals) or any(v in joined for v in wrong_values(record)):
@@ -172,11 +178,11 @@ def _frame_pattern(frames: list[tuple[str, str]]) -> list[re.Pattern[str]]:
     return out
 
 
-def _rank_topic_turns(turns: list[dict[str, Any]], topic: str) -> list[str]:
+def _rank_topic_turns(turns: list[dict[str, Any]], topic: str) -> list[dict[str, Any]]:
     """User turns naming ``topic``: those with a value first, latest first."""
     naming = [(i, t) for i, t in enumerate(turns) if topic and topic in t["low"]]
     naming.sort(key=lambda it: (not has_value_token(it[1]["text"]), -it[0]))
-    return [t["text"] for _, t in naming]
+    return [t for _, t in naming]
 
 
 def template_topic(record: dict[str, Any], patterns: list[re.Pattern[str]]) -> str:
@@ -234,7 +240,7 @@ def evaluate(train: list[dict[str, Any]], test: list[dict[str, Any]]) -> dict[st
         total += sum(t["evidence"] for t in turns)
         ranked = sorted(((classifier.score(t), i, t) for i, t in enumerate(turns)), key=lambda s: (-s[0], s[1]))
         scored += [(s, t["evidence"]) for s, _, t in ranked]
-        isolated["ngram_classifier"] += isolates(record, [t["text"] for _, _, t in ranked[:TOP_TURNS]])
+        isolated["ngram_classifier"] += isolates(record, [t for _, _, t in ranked[:TOP_TURNS]])
         for name, topic in (("template_topic", template_topic(record, patterns)), ("query_topic", query_topic(record))):
             chosen = [t for t in turns if topic and topic in t["low"]]
             picked[name][0] += len(chosen)

@@ -211,7 +211,7 @@ def evaluate_learned(train: list[dict[str, Any]], test: list[dict[str, Any]]) ->
         tasks += 1
         evidence += sum(t["evidence"] for _, t in ranked)
         scored += [(s, t["evidence"]) for s, t in ranked]
-        isolated += isolates(record, [t["text"] for _, t in ranked[:TOP_TURNS]])
+        isolated += isolates(record, [t for _, t in ranked[:TOP_TURNS]])
         right, total = guess(record, ranked, inventory)
         pieces += total
         pieces_right += right

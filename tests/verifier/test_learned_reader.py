@@ -84,3 +84,19 @@ def test_best_f1_and_a_build_without_both_labels():
     assert (precision, recall) == (pytest.approx(2 / 3), 1.0) and f1 == pytest.approx(0.8)
     with pytest.raises(ValueError, match="evidence turns and other turns"):
         LearnedReader([{"dialogue": [{"turns": [{"role": "user", "text": "hi"}]}], "memory": []}])
+
+
+def test_a_turn_marked_as_saying_a_wrong_value_breaks_isolation_in_whatever_words_it_says_it():
+    from verifier.adversary import isolates, user_turns
+
+    record = {"memory": [{"id": "m1", "value": "2024-05-07", "said_as": "Tuesday the 7th of next month",
+                          "superseded": ["2024-05-06"]}],
+              "dialogue": [{"day": 1, "turns": [
+                  {"role": "user", "text": "It's Monday the 6th of next month for that message.", "superseded": ["m1"]},
+                  {"role": "assistant", "text": "Okay."},
+                  {"role": "user", "text": "On that one, it's Tuesday the 7th of next month.", "evidence": ["m1"]}]}]}
+    turns = user_turns(record)
+    assert [t["wrong"] for t in turns] == [True, False]
+    assert isolates(record, turns[1:]) and not isolates(record, turns)
+    # read as bare text, the earlier day said in words slips past a value match
+    assert isolates(record, [t["text"] for t in turns])
