@@ -18,7 +18,7 @@ class DraftChances:
 
     correct: float = 0.55  # a draft's key value said, then corrected on a later day
     distract: float = 0.95  # a draft gets a near-miss detail where its family has one
-    plus_correct: float = 0.6  # a Plus history says one value first and corrects it on a later day
+    plus_correct: float = 0.8  # a Plus history says one value first and corrects it on a later day
     plus_distract: float = 1.0  # a Plus history mentions a near miss of a value that has one
     deciding_window: float = 0.7  # a window that rules out some day's first free hour is taken, when one does
     corrected_window: float = 0.4  # a window or start time is said first with another value

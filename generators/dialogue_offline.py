@@ -186,6 +186,7 @@ class HistoryWriter:
         self.work_share = HISTORY.work_share if work_share is None else work_share
         self.banned = {" ".join(t.lower().split()) for t in banned}  # lines said already elsewhere
         self.pieces = list(pieces)
+        self.piece_ids = {p.id for p in self.pieces}
         self.values = [v.lower() for v in values] if values is not None else task_values(pieces)
         self.anchors = (re.compile("|".join(rf"(?<!\w){re.escape(a.lower())}(?!\w)" for a in anchors))
                         if anchors else None)
@@ -366,13 +367,17 @@ class HistoryWriter:
             return self._line("decline", "any", ctx, said), marks
         assert piece is not None
         cue = piece.cue if piece.cue in threads().cues else "note"
-        if event.move == "distract" and (not event.about or cue in SENTENCE_CUES):
+        if event.move == "distract" and not event.about:
             ctx["text"] = event.text
             return self._line("distract", "any", ctx, event.said), marks
         # a near miss said of another work: in the words a detail is stated in
         move = "correct" if event.move == "correct" else "state"
         if answer:
             move = "answer"
+        if event.move == "distract" and cue in SENTENCE_CUES:  # a request's near value, as another work's detail
+            said = spoken(event.said, cue)
+            named = not answer or (self.named_answers and self.rng.random() < self.named_answers)
+            return self._line("answer", "named" if named else "any", {**ctx, "value": said}, said), marks
         if cue not in SENTENCE_CUES or bare:
             said = spoken(event.said, cue)
             ctx["value"] = said
@@ -454,8 +459,10 @@ class HistoryWriter:
         """Whether a sibling work's detail (an unmarked event with a value) may be said: it holds
         no task value nor a checked answer, names no day a task value names and no colleague the
         office shows away that day. A task's event always may (the plan made its values)."""
-        if event.mark or not event.said:
-            return True
+        piece = event.piece
+        if event.mark or not event.said or (piece is not None and piece.id in self.piece_ids
+                                            and piece.derived is not None and event.said == piece.said_as):
+            return True  # (a task's earlier value said by reference holds no value: it is unmarked)
         # what the line may say besides the value: a near miss's sentence, a sentence-said detail
         said = [event.said, event.text, event.anchor]
         if event.piece is not None and (not event.piece.cue or event.piece.cue in SENTENCE_CUES):
@@ -503,7 +510,9 @@ class HistoryWriter:
             if event.move == "recap":  # an answer to a question opens without a nod ("Got it." to "Where are we?")
                 reply = self._line("recap_reply", "any", ctx, question=False, opener=not text.rstrip().endswith("?"))
             elif event.move == "anchor":  # the assistant takes the named thing in, by its name (and value)
-                reply = self._line("anchor_reply", "any", {**ctx, "anchor": event.anchor, "value": event.said},
+                # an earlier or near-miss value is the user's to say: the reply names the thing only
+                value = "" if event.mark in ("superseded", "distractor") else event.said
+                reply = self._line("anchor_reply", "any", {**ctx, "anchor": event.anchor, "value": value},
                                    question=False)
             elif event.move == "mention":  # a question about the work gets an answer, not a nod
                 reply = self._line("mention_reply", "asked" if text.rstrip().endswith("?") else "any", ctx,

@@ -46,6 +46,7 @@ from generators.model import Derivation, MemoryPiece
 from generators.spoken_time import is_relative, say_day, say_value, say_window
 from generators.thread_bank import SENTENCE_CUES
 from generators.value_pools import FILE_NAMES
+from generators.withheld import withheld_kind
 
 Move = Literal["raise", "state", "correct", "distract", "recap", "mention", "decline", "anchor"]
 Mark = Literal["evidence", "superseded", "distractor", ""]
@@ -182,6 +183,7 @@ def plan_history(pieces: list[MemoryPiece], dates: list[date], rng: random.Rando
     groups = list(threads_of(pieces).items()) + list(threads_of(list(others)).items())
     works = {thread: members[0].about for thread, members in groups if members[0].about}
     cues = {thread: {p.cue for p in members} for thread, members in groups}
+    kinds = {thread: {k for p in members if (k := withheld_kind(p.value))} for thread, members in groups}
     # Threads start on staggered days in the first part of the history, so that their details can
     # still arrive over the following days.
     last_start = max(0, n - 2)
@@ -233,13 +235,19 @@ def plan_history(pieces: list[MemoryPiece], dates: list[date], rng: random.Rando
                     # an earlier value comes in two turns as often as a final one: the form of a
                     # two-turn detail does not tell which of them stands
                     split = rng.random() < HISTORY.split
-                    days[day].events.append(Event("state", thread, piece, _spoken(old, dates[day]) if relative else old,
-                                                  mark=mark("superseded"), split=split))
+                    # a file said against an anchor as often as a final one is
+                    pair = _wrong_reference(piece, old, thread, mark("superseded"), rng, anchors_used, details) \
+                        if relative else []
+                    days[day].events += pair or [Event("state", thread, piece,
+                                                       _spoken(old, dates[day]) if relative else old,
+                                                       mark=mark("superseded"), split=split)]
                 fix_day = rng.randint(day + 1, n - 1)
             else:
                 fix_day = day
             said = piece.value
-            derived = (_derive(piece, fix_day, start, dates, rng, anchors_used, details, people, busy_days)
+            # an anchor comes after an earlier value's day (the value it corrects is said first)
+            lo = day + 1 if piece.superseded else start
+            derived = (_derive(piece, fix_day, lo, dates, rng, anchors_used, details, people, busy_days)
                        if relative else None)
             if derived is not None:
                 anchor_at, anchor = derived
@@ -272,7 +280,16 @@ def plan_history(pieces: list[MemoryPiece], dates: list[date], rng: random.Rando
             for near in piece.distractors:
                 d = rng.randint(start, n - 1)
                 near_said = _spoken(near.value, dates[d]) if relative else near.value
-                other = _work_for(piece, elsewhere, cues, rng)
+                other = _work_for(piece, near.value, elsewhere, cues, kinds, rng)
+                # said of another work, a near miss takes the frames another work's details take:
+                # a named thing's own value as often as a detail said outright
+                framed = _wrong_anchor(piece, near.value, near_said, other, mark("distractor"), rng, anchors_used,
+                                       about=works[other]) if relative and other else None
+                pair = _wrong_reference(piece, near.value, other, mark("distractor"), rng, anchors_used, details,
+                                        about=works[other]) if relative and other and framed is None else []
+                if framed is not None or pair:
+                    days[d].events += [framed] if framed is not None else pair
+                    continue
                 # said of another work, a near miss is a detail like any other: in two turns as often
                 days[d].events.append(Event("distract", other or thread, piece, near_said,
                                             near.text.replace(near.value, near_said), mark("distractor"),
@@ -327,6 +344,52 @@ def _derive(piece: MemoryPiece, fix_day: int, start: int, dates: list[date], rng
                         anchor=derivation.anchor, kind=anchor_kind(kind))
 
 
+WRONG_ANCHOR_KINDS = ("day", "time", "number", "duration")
+
+
+def _wrong_anchor(piece: MemoryPiece, value: str, said: str, thread: str, mark: Mark, rng: random.Random,
+                  used: set[str], about: str = "") -> Event | None:
+    """A near-miss ``value`` said of another work as a named thing's own value ("for the York
+    offsite, keep in mind the site visit is Wednesday"), as a final value's anchor says its base:
+    ``HISTORY.derive`` of the time where the value is a day, a clock, a figure or a length (an
+    anchor says those as the value is written; a file or a person it names otherwise), so that the
+    anchor's frame says a final value's base, a near miss and a value of nothing alike. None when
+    it is said as a detail."""
+    kind = kind_of(piece.cue, value)
+    if kind not in WRONG_ANCHOR_KINDS or rng.random() >= HISTORY.derive:
+        return None
+    names = [a for a in anchor_names(kind) if a not in used]
+    if not names:
+        return None
+    name = rng.choice(names)
+    used.add(name)
+    return Event("anchor", thread, piece, said, mark=mark, about=about, anchor=name, kind=kind)
+
+
+def _wrong_reference(piece: MemoryPiece, value: str, thread: str, mark: Mark, rng: random.Random, used: set[str],
+                     details: set[str], about: str = "") -> list[Event]:
+    """An earlier or near-miss file in a folder said as a final one is derived (``HISTORY.derive``
+    of the time): an anchor names a thing and the file without its folder ("the file from the old
+    drive is scores_old.xlsx", marked as the value it is), and the piece's line says the file by
+    that reference ("set Bob's score in the file from the old drive I mentioned to 95", unmarked:
+    it holds no value). So neither the anchor's frame nor the reference says which value stands.
+    ``about``: the other work a near miss is said of. [] when it is said outright."""
+    if "/" not in value or kind_of(piece.cue, value) != "file" or rng.random() >= HISTORY.derive:
+        return []
+    names = [a for a in anchor_names("file") if a not in used]
+    derivation = draw_derivation(piece.cue, value, date.min, names, rng, avoid=details)
+    if derivation is None:
+        return []
+    relation = relation_phrase(derivation, rng)
+    if any(re.search(rf"(?<![\w.]){re.escape(v)}(?![\w.])", relation.lower()) for v in details):
+        return []
+    used.add(derivation.anchor)
+    said = replace(piece, said_as=relation, derived=derivation)
+    return [Event("anchor", thread, piece, derivation.base, mark=mark, about=about, anchor=derivation.anchor,
+                  kind="file"),
+            Event("distract" if about else "state", thread, said, relation, about=about)]
+
+
 def _free_anchors(days: list[DayPlan], groups: list[tuple[str, list[MemoryPiece]]], first_days: dict[str, int],
                   rng: random.Random, used: set[str], details: set[str], busy_days: set[date],
                   people: Collection[str], derived_kinds: dict[str, list[str]]) -> None:
@@ -361,9 +424,9 @@ def _free_anchor(days: list[DayPlan], thread: str, piece: MemoryPiece, kind: str
     quiet = min(pairs.values())
     index = rng.choice([i for i, count in pairs.items() if count == quiet])
     said_on = days[index].date
-    if kind == "day":
-        day = said_on + timedelta(days=rng.randint(1, 12))
-        said = say_day(day, said_on) if day.weekday() < 5 and day not in busy_days else ""
+    if kind == "day":  # a working day of the next weeks that no detail names
+        free = [d for k in range(1, 13) if (d := said_on + timedelta(days=k)).weekday() < 5 and d not in busy_days]
+        said = say_day(rng.choice(free), said_on) if free else ""
     elif kind == "time":
         said = f"{rng.randint(8, 16)}:{rng.choice(('00', '30'))}"
     elif kind == "number":
@@ -413,27 +476,45 @@ def fit_siblings(days: list[DayPlan], utterances_per_day: int, rng: random.Rando
         plan.events = [e for e in plan.events if e.mark or e.thread not in dropped]
 
 
-def _work_for(piece: MemoryPiece, threads: list[str], cues: dict[str, set[str]], rng: random.Random) -> str:
+def _work_for(piece: MemoryPiece, near: str, threads: list[str], cues: dict[str, set[str]],
+              kinds: dict[str, set[str]], rng: random.Random) -> str:
     """The thread of another work a near miss of ``piece`` is said of: one whose own details are
     of the same kind (a room said for another offsite, a file for another report); "" when none
     is, and the near miss is said in its own sentence. A near miss of a whole sentence (a request,
-    a note, a question) repeats the piece's own words, which are no other work's: it stays with its
-    work ("Talking of the score spreadsheet, an earlier mail had 'write its total into ...'" would
-    put the task's request in another work's mouth)."""
-    if piece.cue in SENTENCE_CUES:
-        return ""
-    fits = sorted(t for t in threads if piece.cue and piece.cue in cues[t])
+    a note, a question) is said for another work by its value alone (a file, a day, a figure, a
+    person), where another work has a detail of that kind: its sentence is the task's own words,
+    which are no other work's. Otherwise it stays with its work, in its own sentence."""
+    if piece.cue in SENTENCE_CUES:  # its value alone, said for another work that has one of its kind
+        kind = withheld_kind(near)
+        fits = sorted(t for t in threads if kind and kind in kinds[t])
+    else:
+        fits = sorted(t for t in threads if piece.cue and piece.cue in cues[t])
     return rng.choice(fits) if fits else ""
 
 
 def _after_raise(days: list[DayPlan], raised: dict[str, int], rng: random.Random) -> None:
-    """A near miss said of another work comes no earlier than the day that work is raised."""
+    """A near miss said of another work comes no earlier than the day that work is raised (a near
+    miss said by reference with its anchor: the two on one day, in their order)."""
     for index, plan in enumerate(days):
         for event in list(plan.events):
             start = raised.get(event.about, 0) if event.about else 0
-            if start > index:
-                plan.events.remove(event)
-                days[rng.randint(start, len(days) - 1)].events.append(event)
+            if start > index and event in plan.events:
+                at = plan.events.index(event)
+                pair = [event]
+                for a, b in ((at, at + 1), (at - 1, at)):  # the anchor and its reference, in their order
+                    if 0 <= a and b < len(plan.events) and _pair(plan.events[a], plan.events[b]):
+                        pair = plan.events[a:b + 1]
+                for moved in pair:
+                    plan.events.remove(moved)
+                days[rng.randint(start, len(days) - 1)].events.extend(pair)
+
+
+def _pair(first: Event, second: Event) -> bool:
+    """Whether two events are an anchor and the reference to it (``_wrong_reference``), either way round."""
+    anchor, event = (first, second) if first.move == "anchor" else (second, first)
+    piece = event.piece
+    return (anchor.move == "anchor" and event.move != "anchor" and piece is not None and anchor.piece is not None
+            and piece.id == anchor.piece.id and piece.derived is not None and piece.derived.anchor == anchor.anchor)
 
 
 def _add_mentions(days: list[DayPlan], thread: str, piece: MemoryPiece, start: int, rng: random.Random,

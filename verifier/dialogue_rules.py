@@ -103,6 +103,16 @@ def marked_turns(sessions: Iterable[Mapping[str, Any]]) -> list[MarkedTurn]:
     return out
 
 
+_FOLDER_FILE = re.compile(r"(?:[\w.-]+/)+([\w.-]+\.[A-Za-z0-9]{2,5})")
+
+
+def bare_file(value: str) -> str:
+    """A file's name without its folder ("data/scores_old.xlsx" -> "scores_old.xlsx"); "" for a
+    value that is no file in a folder."""
+    m = _FOLDER_FILE.fullmatch(value.strip())
+    return m.group(1) if m else ""
+
+
 class ValueHolder:
     """Which turns hold a value: written out, a clock range in words ("10:00 to 17:00"), or (a day
     or a moment) named in words on the day the turn was said ("Thursday next week at 14:00";
@@ -132,6 +142,16 @@ class ValueHolder:
             self.read[index] = {found.when for found in read_times(turn[3], turn[7])}
         return wanted in self.read[index]
 
+
+    def holds_wrong(self, index: int, value: str) -> bool:
+        """``holds``, or for a file in a folder, its name without the folder: a turn that names an
+        earlier or a near-miss file by its name alone ("the file from the old drive is
+        scores_old.xlsx") points at it as surely."""
+        if self.holds(index, value):
+            return True
+        name = bare_file(value)
+        return bool(name) and re.search(rf"(?<![\w./-]){re.escape(name.lower())}(?![\w-])",
+                                        self.turns[index][3]) is not None
 
     def names_anchor(self, index: int, anchor: str, base: str) -> bool:
         """Whether turn ``index`` names a derived value's ``anchor`` with the anchor's own value."""
@@ -195,8 +215,9 @@ def find_mark_problems(memory: list[dict[str, Any]], turns: list[MarkedTurn]) ->
       holding it lists the piece in ``evidence``, every turn listing it holds it, and the first
       such turn is the user's;
     - each superseded value is held only by turns that list the piece in ``superseded`` (and
-      every such turn holds one); it is said at least once on a day before the first evidence
-      turn's day, and any later mention comes after the final value (an old proposal turned
+      every such turn holds one; a file in a folder is held by its name alone too: an earlier
+      value may be said against an anchor, as a final one is); it is said at least once on a day
+      before the first evidence turn's day, and any later mention comes after the final value (an old proposal turned
       down again); a superseded turn between the two is misplaced;
     - each near-miss value is held only by turns that list the piece in ``distractor`` (and
       every such turn holds one);
@@ -249,7 +270,7 @@ def find_mark_problems(memory: list[dict[str, Any]], turns: list[MarkedTurn]) ->
         olds = [str(v) for v in m.get("superseded", ()) if str(v).strip()]
         before = 0  # superseded turns before the correction: the value that was corrected
         for i, t in enumerate(turns):
-            holds_old = any(holder.holds(i, v) for v in olds)
+            holds_old = any(holder.holds_wrong(i, v) for v in olds)
             if holds_old and mid not in t[5]:
                 problems.append(f"{t[0]}: holds an earlier value of {mid} but is not marked superseded")
             if mid in t[5]:
@@ -265,7 +286,7 @@ def find_mark_problems(memory: list[dict[str, Any]], turns: list[MarkedTurn]) ->
             problems.append(f"{name}: its earlier value is never said before the correction")
         nears = [str(d.get("value", "")) for d in m.get("distractors", ()) if str(d.get("value", "")).strip()]
         for i, t in enumerate(turns):
-            holds_near = any(holder.holds(i, v) for v in nears)
+            holds_near = any(holder.holds_wrong(i, v) for v in nears)
             if holds_near and mid not in t[6]:
                 problems.append(f"{t[0]}: holds a near-miss of {mid} but is not marked distractor")
             if mid in t[6] and not holds_near:

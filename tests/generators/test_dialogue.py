@@ -691,3 +691,33 @@ def test_a_window_given_in_two_turns_keeps_its_rule(monkeypatch):
                 assert "one hour" in turn.text.lower() and "on the hour" in turn.text.lower(), turn.text
                 answers += i >= 2 and turns[i - 1].role == "assistant" and turns[i - 1].text.endswith("?")
     assert answers  # the detail was given in two turns, and its answer said the rule
+
+
+FOLDER_FILE = [MemoryPiece("m1", "action", "set Bob's score in data/scores.xlsx to 95", "data/scores.xlsx", thread="t1",
+                           superseded=("data/scores_old.xlsx",), cue="requested", about="the score spreadsheet")]
+
+
+def test_an_earlier_file_is_said_by_reference_as_a_final_one_is_and_the_marks_hold():
+    """An earlier file in a folder is said as a final one is derived, as often: the request by a
+    reference (unmarked: it holds no value) and an anchor that gives the file's name without its
+    folder (marked superseded; the assistant's reply does not repeat the name), both before the
+    correction."""
+    draft = make_draft(FOLDER_FILE)
+    by_reference = 0
+    for seed in range(16):
+        plan, planned_draft = plan_dialogue(draft, seed=seed, now=NOW, days=5)
+        sessions = generate_dialogue(planned_draft, seed=seed, plan=plan, now=NOW, **PEOPLE)
+        verdict = check_dialogue(planned_draft, sessions, now=NOW)
+        assert verdict.passed, verdict.feedback
+        turns = [(s.day, t) for s in sessions for t in s.turns]
+        anchors = [e for day in plan for e in day.events if e.move == "anchor" and e.mark == "superseded"]
+        for event in anchors:
+            by_reference += 1
+            assert event.said == "scores_old.xlsx"
+            at = next(i for i, (_, t) in enumerate(turns) if "m1" in t.superseded and event.anchor.lower() in t.text.lower())
+            assert "scores_old" not in turns[at + 1][1].text  # the assistant's reply
+            refs = [(d, t) for d, t in turns if event.anchor.lower() in t.text.lower() and not t.superseded]
+            assert refs and all(not t.evidence for _, t in refs) and any(t.role == "user" for _, t in refs)
+            first_fix = min(d for d, t in turns if "m1" in t.evidence)
+            assert turns[at][0] < first_fix and all(d < first_fix for d, _ in refs)
+    assert by_reference >= 5

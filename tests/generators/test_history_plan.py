@@ -158,3 +158,26 @@ def test_anchors_named_for_nothing_mirror_the_ones_a_value_is_derived_from():
         assert len(free.get(key, ())) >= len(marked) // 2, (key, len(marked), len(free.get(key, ())))
     assert all(e.said.startswith("the ") and e.said.endswith((" sheet", " document", " PDF"))
                for (_, kind), es in free.items() if kind == "file" for e in es)  # said as people call a file
+
+
+def test_an_earlier_or_near_miss_file_named_without_its_folder_is_held_and_must_be_marked():
+    from verifier.dialogue_rules import bare_file, find_mark_problems
+
+    assert bare_file("data/scores_old.xlsx") == "scores_old.xlsx" and bare_file("scores_old.xlsx") == ""
+    memory = [{"id": "m1", "value": "data/new.xlsx", "superseded": ["data/old.xlsx"],
+               "distractors": [{"value": "data/near.xlsx", "text": ""}]}]
+
+    def turn(day: int, text: str, evidence=(), superseded=(), distractor=()):
+        return (f"day {day} turn 1", day, "user", text.lower(), tuple(evidence), tuple(superseded), tuple(distractor),
+                None)
+
+    ok = [turn(1, "The file from the handover is old.xlsx.", superseded=["m1"]),
+          turn(1, "For the invoice thing: the file from the offsite is near.xlsx.", distractor=["m1"]),
+          turn(2, "Use data/new.xlsx.", evidence=["m1"]),
+          turn(2, "The bold.xlsx one is someone else's.")]  # a longer name is no mention of old.xlsx
+    assert find_mark_problems(memory, ok) == []
+    unmarked = [turn(1, "The file from the handover is old.xlsx."), *ok[1:]]
+    assert "day 1 turn 1: holds an earlier value of m1 but is not marked superseded" in \
+        find_mark_problems(memory, unmarked)
+    unmarked = [ok[0], turn(1, "For the invoice thing: the file from the offsite is near.xlsx."), *ok[2:]]
+    assert "day 1 turn 1: holds a near-miss of m1 but is not marked distractor" in find_mark_problems(memory, unmarked)
