@@ -11,15 +11,26 @@ utterances) in a temporary folder, then:
    query) for 600 tasks (the dataset twice) and prints the total (target < 5 s).
 
 Run: ``python bench/harness.py [--n 300] [--workers 2] [--rag-tasks 600]``.
+
+``--stream-check``: eval's memory is flat in the number of tasks. Builds (or reuses, with
+``--datasets DIR``) two offline datasets of N and M tasks (``--n``, default 300; ``--large``,
+default 3N; 2 days of about 10 utterances a task, as ``homer build --n N --days 2 --utterances
+10``), runs ``homer eval DATASET --agent oracle`` on each in a fresh process and prints that
+process's peak resident memory (the parent, which holds the run; its workers' peak beside it),
+its tasks per second and CPU per task (the parent's, the workers'), and the ratio of the peaks
+(target <= 1.20; a shared machine's load moves the rates, not the peaks). Run: ``python bench/harness.py
+--stream-check [--n 300] [--large 1000] [--datasets /tmp/stream-ds]``.
 """
 
 from __future__ import annotations
 
 import argparse
 import cProfile
+import json
 import os
 import pstats
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -61,6 +72,83 @@ def _sample(folder: Path, tasks: list) -> Path:
     return folder
 
 
+# Run in a fresh process: ``homer eval`` as the command line runs it, then the process's own peak
+# resident memory (ru_maxrss: KiB on Linux) and its workers' (the largest), the CPU time of each,
+# its wall time and the tasks it scored, as one JSON line on standard error when it exits.
+_MEASURED_EVAL = """
+import atexit, json, resource, sys, time
+start = time.perf_counter()
+def _figures():
+    run = json.load(open(sys.argv[-1] + "/run.json"))
+    own, workers = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    print("STREAM-CHECK " + json.dumps({"peak_kib": own.ru_maxrss, "workers_peak_kib": workers.ru_maxrss,
+          "cpu": own.ru_utime + own.ru_stime, "workers_cpu": workers.ru_utime + workers.ru_stime,
+          "seconds": time.perf_counter() - start, "run_seconds": run["elapsed_seconds"], "tasks": run["tasks"],
+          "runs": run["runs"]}), file=sys.stderr)
+atexit.register(_figures)
+from orchestrator.cli import main
+sys.argv = ["homer", *sys.argv[1:]]
+main()
+"""
+
+
+_HOMER = "import sys\nfrom orchestrator.cli import main\nsys.argv = ['homer', *sys.argv[1:]]\nmain()\n"
+
+
+def _dataset(folder: Path, n: int, seed: int) -> Path:
+    """An offline dataset of ``n`` tasks in ``folder`` (built once: a folder holding ``n`` tasks is reused)."""
+    dataset = folder / f"ds{n}"
+    if (dataset / "tasks").is_dir() and len(os.listdir(dataset / "tasks")) == n:
+        print(f"reusing {dataset} ({n} tasks)")
+        return dataset
+    shutil.rmtree(dataset, ignore_errors=True)
+    start = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-c", _HOMER, "build", "--out", str(dataset), "--n", str(n),
+                           "--seed", str(seed), "--days", "2", "--utterances", "10", "-q"],
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise SystemExit(f"homer build --n {n} failed:\n{proc.stderr}")
+    print(f"built {n} tasks in {time.perf_counter() - start:.0f} s (setup, not measured)")
+    return dataset
+
+
+def _measured_eval(dataset: Path, out: Path, workers: int) -> dict:
+    shutil.rmtree(out, ignore_errors=True)
+    proc = subprocess.run([sys.executable, "-c", _MEASURED_EVAL, "eval", str(dataset), "--agent", "oracle",
+                           "--workers", str(workers), "-q", "--out", str(out)], capture_output=True, text=True)
+    lines = [line for line in proc.stderr.splitlines() if line.startswith("STREAM-CHECK ")]
+    if proc.returncode != 0 or not lines:
+        raise SystemExit(f"homer eval {dataset} failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
+    return json.loads(lines[-1].removeprefix("STREAM-CHECK "))
+
+
+def stream_check(n: int, large: int, workers: int, seed: int, datasets: Path | None) -> None:
+    """Peak memory of ``homer eval`` (oracle) on n and on ``large`` tasks, and their ratio."""
+    folder = datasets or Path(tempfile.mkdtemp(prefix="bench-stream-"))
+    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        figures = {}
+        for size in (n, large):
+            dataset = _dataset(folder, size, seed)
+            figures[size] = run = _measured_eval(dataset, folder / f"run{size}", workers)
+            print(f"homer eval --agent oracle, {run['tasks']} tasks ({run['runs']} runs), {workers} workers: peak RSS "
+                  f"{run['peak_kib'] / 1024:.1f} MiB (workers' {run['workers_peak_kib'] / 1024:.1f} MiB), "
+                  f"{run['tasks'] / run['run_seconds']:.1f} tasks/s over the run ({run['run_seconds']:.1f} s; "
+                  f"{run['seconds']:.1f} s from the process's start to its exit); CPU per task: "
+                  f"{1000 * run['cpu'] / run['tasks']:.1f} ms in the parent, "
+                  f"{1000 * run['workers_cpu'] / run['tasks']:.1f} ms in the workers")
+        ratio = figures[large]["peak_kib"] / figures[n]["peak_kib"]
+        print(f"peak RSS {large} vs {n} tasks: {ratio:.3f}x (target <= 1.20: {'met' if ratio <= 1.20 else 'MISSED'}); "
+              f"workers' {figures[large]['workers_peak_kib'] / figures[n]['workers_peak_kib']:.3f}x; "
+              f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at the end")
+    finally:
+        if datasets is None:
+            shutil.rmtree(folder, ignore_errors=True)
+        else:
+            for size in (n, large):
+                shutil.rmtree(folder / f"run{size}", ignore_errors=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=300)
@@ -68,7 +156,14 @@ def main() -> None:
     parser.add_argument("--rag-tasks", type=int, default=600)
     parser.add_argument("--profile-n", type=int, default=60)
     parser.add_argument("--seed", type=int, default=11)
+    parser.add_argument("--stream-check", action="store_true",
+                        help="peak memory of homer eval on --n and --large tasks, and their ratio")
+    parser.add_argument("--large", type=int, help="--stream-check: the larger dataset's tasks (default 3 x --n)")
+    parser.add_argument("--datasets", type=Path, help="--stream-check: build the datasets here and reuse them")
     args = parser.parse_args()
+    if args.stream_check:
+        stream_check(args.n, args.large or 3 * args.n, args.workers, args.seed, args.datasets)
+        return
     tmp = Path(tempfile.mkdtemp(prefix="bench-harness-"))
     try:
         dataset = tmp / "ds"
@@ -80,8 +175,8 @@ def main() -> None:
         start = time.perf_counter()
         summary = evaluate(dataset, tmp / "run", config)
         elapsed = time.perf_counter() - start
-        rate = len(summary.rows) / elapsed
-        print(f"oracle agent, long-context, {args.workers} workers: {len(summary.rows)} tasks in {elapsed:.2f} s, "
+        rate = summary.runs / elapsed
+        print(f"oracle agent, long-context, {args.workers} workers: {summary.runs} tasks in {elapsed:.2f} s, "
               f"pass rate {100 * summary.pass_rate:.1f} %")
         print(f"throughput: {rate:.1f} tasks/s (target >= 50: {'met' if rate >= 50 else 'MISSED'}; "
               f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at the end)")
@@ -92,10 +187,10 @@ def main() -> None:
         start = time.perf_counter()
         ran = evaluate(single_sample, tmp / "single",
                        EvalConfig(agent="oracle", context=ContextConfig(mode="long-context")))
-        if not ran.rows:
+        if not ran.runs:
             raise SystemExit("the one-process sample ran no task: nothing to measure")
-        single = len(ran.rows) / (time.perf_counter() - start)
-        print(f"one process ({len(ran.rows)} tasks): {single:.1f} tasks/s = {1000 / single:.1f} ms per task; "
+        single = ran.runs / (time.perf_counter() - start)
+        print(f"one process ({ran.runs} tasks): {single:.1f} tasks/s = {1000 / single:.1f} ms per task; "
               f"the ceiling with {args.workers} workers on idle cores is about {args.workers * single:.0f} tasks/s")
 
         profiler = cProfile.Profile()
@@ -106,8 +201,8 @@ def main() -> None:
         profiler.disable()
         wall = time.perf_counter() - start
         stats = pstats.Stats(profiler)
-        print(f"\nwhere one process spends its time ({len(profiled.rows)} tasks, {wall:.2f} s under the profiler, "
-              f"{len(profiled.rows) / wall:.1f} tasks/s):")
+        print(f"\nwhere one process spends its time ({profiled.runs} tasks, {wall:.2f} s under the profiler, "
+              f"{profiled.runs / wall:.1f} tasks/s):")
         for section, targets in SECTIONS.items():
             seconds = sum(_cumulative(stats, f, fn) for f, fn in targets)
             print(f"  {section:20} {seconds:6.2f} s  {100 * seconds / wall:5.1f} %")
