@@ -259,7 +259,7 @@ def _sorted_pieces(out: Path, rows: Iterable[tuple[tuple[str, int], bytes]], pie
     sources: list[Any] = []
     for key, line in rows:
         held.append((key, line))
-        size += len(line) + 64
+        size += len(line) + 200  # and what holding it costs (the key, the tuple, the list's slot)
         if size >= SORT_PIECE_BYTES:
             held.sort(key=lambda item: item[0])
             pieces.append(_piece_name(out, len(pieces)))

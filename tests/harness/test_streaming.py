@@ -275,3 +275,20 @@ def test_a_finished_run_is_read_a_row_at_a_time(tmp_path):
     with pytest.raises(RunError, match=r"it ran 5 task\(s\)"):
         view_of(tmp_path, meta, open_run(tmp_path)[1], "t9")
     assert compare_runs(open_run(tmp_path)[1], iter(rows))["same"] == 5
+
+
+@pytest.mark.slow
+def test_a_task_that_gives_no_result_fails_with_its_own_fields(dataset, held, tmp_path):
+    """A task over its time budget gives no rows: the parent reads its record again for the rows it
+    writes in their place (its app count, apps and family), and the figures count them as errors."""
+    from backends.workers import Budget
+    from harness.runner import evaluate
+
+    summary = evaluate(dataset, tmp_path / "run", _oracle(workers=2), budget=Budget(seconds=0.001))
+    rows = summary.rows
+    assert [r["id"] for r in rows] == [r["id"] for r in held]
+    assert all(r["error"].startswith("error: timeout") and not r["passed"] for r in rows)
+    assert [(r["app_count"], r["apps"], r["family"]) for r in rows] == \
+        [(r["app_count"], r["apps"], r["family"]) for r in held]
+    assert summary.overall["errors"] == len(held) and summary.overall["tasks"] == 0
+    assert summary.errors == [{"id": r["id"], "trial": 1, "error": r["error"]} for r in rows]
