@@ -1,22 +1,98 @@
-"""The ``homer`` command line.
+"""The ``homer`` command line: every command is listed here, on the Typer apps made here.
 
 Exit codes: 0 success, 1 the thing checked failed (a task, a criterion), 2 bad input
 (unreadable file, invalid criteria, missing folder). Errors are one line each, no tracebacks.
 
-The commands live in modules by group (``datasets``, ``evaluate``, ``officebench``, ``review``,
-``serve``), each registering on the Typer app of ``common``; importing them here puts them all on it.
+The commands' functions live in modules by group (``datasets``, ``evaluate``, ``officebench``,
+``review``, ``serve``), which register nothing themselves; each loads its heavy modules when it
+runs, so listing them all costs ``homer --help`` nothing more.
 """
 
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import typer
+import typer.core
 
 from backends.batch import NoSpaceLeft
 from backends.job_contract import no_space
-from orchestrator.cli import datasets, evaluate, officebench, review, serve  # noqa: F401 - they register the commands
-from orchestrator.cli.common import app
+from orchestrator.cli import datasets, evaluate, officebench, review, serve
+from orchestrator.cli.common import HELP_OPTIONS
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False, rich_markup_mode=None,
+                  context_settings=HELP_OPTIONS,
+                  help="homeragents: build, check and score long-horizon office-agent tasks.")
+
+
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            typer.echo(f"homer (homeragents) {version('homeragents')}")
+        except PackageNotFoundError:
+            typer.echo("homer (homeragents): version unknown (not installed as a package)")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _main(version: bool = typer.Option(False, "--version", "-V", callback=_version, is_eager=True,
+                                       help="Print the version and exit")) -> None:
+    """homeragents: build, check and score long-horizon office-agent tasks."""
+
+
+class ReviewGroup(typer.core.TyperGroup):
+    """``homer review DATASET`` serves the page; ``homer review report|apply ...`` are subcommands."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and args[0] not in ("--help", "-h"):
+            args = ["serve", *args]
+        return super().parse_args(ctx, args)
+
+    def format_usage(self, ctx: Any, formatter: Any) -> None:
+        formatter.write_usage(ctx.command_path, "DATASET [--port P] [--annotator NAME] [OPTIONS] | COMMAND [ARGS]...")
+
+    def format_options(self, ctx: Any, formatter: Any) -> None:
+        """The page's options first: they are given at this level (``homer review DATASET --port 8000``)."""
+        serve = self.commands.get("serve")
+        if serve is not None:
+            options = [p for p in serve.get_params(ctx) if p.param_type_name == "option" and p.name != "help"]
+            records = [r for r in (p.get_help_record(ctx) for p in options) if r is not None]
+            with formatter.section("Options of the review page (homer review DATASET ...)"):
+                formatter.write_dl(records)
+        super().format_options(ctx, formatter)
+
+
+officebench_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, context_settings=HELP_OPTIONS,
+                              help="Work with OfficeBench task folders.")
+review_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, cls=ReviewGroup, context_settings=HELP_OPTIONS,
+                         help="Human review of a dataset: `homer review DATASET` serves the review page; "
+                              "report and apply work on its annotations.")
+
+# Every command, in the order ``homer --help`` and docs/cli.md list them (the groups come last).
+app.command("build")(datasets.build_command)
+app.command("verify")(datasets.verify_command)
+app.command("stats")(datasets.stats_command)
+app.command("show")(datasets.show_command)
+app.command("export")(datasets.export_command)
+app.command("regenerate")(datasets.regenerate_command)
+app.command("eval")(evaluate.eval_command)
+app.command("probe")(evaluate.probe_command)
+app.command("report")(evaluate.report_command)
+app.command("view")(evaluate.view_command)
+app.command("compare")(evaluate.compare_command)
+app.command("score")(officebench.score_command)
+app.command("fake-llm")(serve.fake_llm_command)
+app.add_typer(officebench_app, name="officebench")
+officebench_app.command("check")(officebench.check_command)
+officebench_app.command("lint")(officebench.lint_command)
+app.add_typer(review_app, name="review")
+review_app.command("report")(review.review_report_command)
+review_app.command("serve")(review.review_serve_command)
+review_app.command("apply")(review.review_apply_command)
+
 
 # The errors of the project's own definition files (families' phrasing, dialogue banks, prompt
 # templates), each naming its file and line. Known by (module, class) name: the modules that

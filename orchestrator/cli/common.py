@@ -1,5 +1,6 @@
-"""What the commands share: the Typer apps, the option types, and the checks and helpers for
-folders, budgets, executors, llm settings and interrupts."""
+"""What the commands share: the help options, the option types, and the checks and helpers for
+folders, budgets, executors, llm settings and interrupts. (The commands are listed, and the Typer
+apps made, in :mod:`orchestrator.cli`.)"""
 
 from __future__ import annotations
 
@@ -13,69 +14,10 @@ from pathlib import Path
 from typing import Annotated, Any, Callable, NoReturn, Optional, Sequence
 
 import typer
-import typer.core
 
 from office_env import limits
 
 HELP_OPTIONS = {"help_option_names": ["-h", "--help"]}  # on every command and group
-
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False, rich_markup_mode=None,
-                  context_settings=HELP_OPTIONS,
-                  help="homeragents: build, check and score long-horizon office-agent tasks.")
-
-
-def _version(value: bool) -> None:
-    if value:
-        from importlib.metadata import PackageNotFoundError, version
-
-        try:
-            typer.echo(f"homer (homeragents) {version('homeragents')}")
-        except PackageNotFoundError:
-            typer.echo("homer (homeragents): version unknown (not installed as a package)")
-        raise typer.Exit(0)
-
-
-@app.callback()
-def _main(version: bool = typer.Option(False, "--version", "-V", callback=_version, is_eager=True,
-                                       help="Print the version and exit")) -> None:
-    """homeragents: build, check and score long-horizon office-agent tasks."""
-
-
-officebench_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, context_settings=HELP_OPTIONS,
-                              help="Work with OfficeBench task folders.")
-
-
-app.add_typer(officebench_app, name="officebench")
-
-
-class _ReviewGroup(typer.core.TyperGroup):
-    """``homer review DATASET`` serves the page; ``homer review report|apply ...`` are subcommands."""
-
-    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
-        if args and args[0] not in self.commands and args[0] not in ("--help", "-h"):
-            args = ["serve", *args]
-        return super().parse_args(ctx, args)
-
-    def format_usage(self, ctx: Any, formatter: Any) -> None:
-        formatter.write_usage(ctx.command_path, "DATASET [--port P] [--annotator NAME] [OPTIONS] | COMMAND [ARGS]...")
-
-    def format_options(self, ctx: Any, formatter: Any) -> None:
-        """The page's options first: they are given at this level (``homer review DATASET --port 8000``)."""
-        serve = self.commands.get("serve")
-        if serve is not None:
-            options = [p for p in serve.get_params(ctx) if p.param_type_name == "option" and p.name != "help"]
-            records = [r for r in (p.get_help_record(ctx) for p in options) if r is not None]
-            with formatter.section("Options of the review page (homer review DATASET ...)"):
-                formatter.write_dl(records)
-        super().format_options(ctx, formatter)
-
-
-review_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, cls=_ReviewGroup, context_settings=HELP_OPTIONS,
-                         help="Human review of a dataset: `homer review DATASET` serves the review page; "
-                              "report and apply work on its annotations.")
-
-
-app.add_typer(review_app, name="review")
 
 
 # options that build, regenerate and eval share

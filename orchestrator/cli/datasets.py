@@ -21,7 +21,6 @@ from orchestrator.cli.common import (
     TaskMemoryOption,
     TaskTimeoutOption,
     WorkersOption,
-    app,
     batch_failed,
     batch_options,
     check_dataset,
@@ -42,7 +41,6 @@ from orchestrator.cli.common import (
 )
 
 
-@app.command("build")
 @batch_options
 @llm_endpoint(cache=True)
 def build_command(
@@ -130,7 +128,6 @@ def _report_build(out: Path, n: int, summary: Any, elapsed: float, strict: bool)
         raise typer.Exit(1)
 
 
-@app.command("verify")
 def verify_command(
     dataset_dir: Path = typer.Argument(..., metavar="DATASET", help="A dataset folder written by homer build"),
     strict: bool = typer.Option(False, "--strict",
@@ -186,7 +183,6 @@ def verify_command(
         raise typer.Exit(1)
 
 
-@app.command("stats")
 def stats_command(dataset_dir: Path = typer.Argument(..., metavar="DATASET",
                                                      help="A dataset folder written by homer build")) -> None:
     """Print the dataset card's statistics (per app count: sessions, utterances, tokens), then its
@@ -218,7 +214,6 @@ def stats_command(dataset_dir: Path = typer.Argument(..., metavar="DATASET",
     typer.echo(gameability_section(stats).rstrip("\n"))
 
 
-@app.command("show")
 def show_command(
     dataset_dir: Path = typer.Argument(..., metavar="DATASET", help="A dataset folder"),
     task_id: str = typer.Argument(..., metavar="TASK_ID", help="The task's id, e.g. neo-00003"),
@@ -245,7 +240,6 @@ def show_command(
     typer.echo(json.dumps(view, ensure_ascii=False, indent=1) if as_json else render_task(view), nl=as_json)
 
 
-@app.command("export")
 def export_command(
     dataset_dir: Path = typer.Argument(..., metavar="DATASET",
                                        help="A dataset folder written by homer build or homer regenerate"),
@@ -348,7 +342,6 @@ def _officebench_summary(summary: Any, out: Path) -> None:
     raise typer.Exit(1 if summary.skipped else 0)
 
 
-@app.command("regenerate")
 @batch_options
 @llm_endpoint(cache=True)
 def regenerate_command(

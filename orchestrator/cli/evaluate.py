@@ -24,7 +24,6 @@ from orchestrator.cli.common import (
     TaskMemoryOption,
     TaskTimeoutOption,
     WorkersOption,
-    app,
     batch_options,
     check_dataset,
     check_workers,
@@ -44,7 +43,6 @@ from orchestrator.cli.common import (
 MAX_TRIALS = 100  # pass^k over more runs than this says nothing new and costs a run each
 
 
-@app.command("eval")
 @batch_options
 @llm_endpoint()
 def eval_command(
@@ -207,7 +205,6 @@ def _horizon_sweep(dataset_dir: Path, out: Path, config: Any, horizons: str, pro
     typer.echo(f"fit over {result.get('tasks', 0)} task(s): {fit_line(result)}; report: {out / 'horizon-report.md'}")
 
 
-@app.command("probe")
 @llm_endpoint()
 def probe_command(
     dataset_dir: Path = typer.Argument(..., metavar="DATASET", help="A dataset folder"),
@@ -306,7 +303,6 @@ def _say_probed(summary: dict, out: Path) -> None:
                    f"{split['did_not_remember']} did not remember, {split['not_probed']} without probes")
 
 
-@app.command("report")
 def report_command(
     run: Path = typer.Argument(..., metavar="RUN", help="An eval run folder"),
     probes: Optional[Path] = typer.Option(None, "--probes", help="A homer probe run on the same dataset"),
@@ -330,7 +326,6 @@ def report_command(
     typer.echo(f"report: {run / 'research-report.html'}", err=True)
 
 
-@app.command("view")
 def view_command(
     run: Path = typer.Argument(..., metavar="RUN", help="An eval run folder"),
     task: Optional[str] = typer.Option(None, "--task", help="One task: every trial's tool calls with what each "
@@ -377,7 +372,6 @@ def _terminal_safe(text: str) -> str:
     return "\n".join(printable(line) for line in text.split("\n"))
 
 
-@app.command("compare")
 def compare_command(
     run_a: Path = typer.Argument(..., metavar="RUN_A", help="An eval run folder (A)"),
     run_b: Path = typer.Argument(..., metavar="RUN_B", help="Another run on the same dataset (B)"),

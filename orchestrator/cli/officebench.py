@@ -10,11 +10,10 @@ from typing import Any, Optional
 import typer
 import typer.core
 
-from orchestrator.cli.common import app, check_task_memory, check_task_timeout, fail, officebench_app, task_budget
+from orchestrator.cli.common import check_task_memory, check_task_timeout, fail, task_budget
 
 
-@officebench_app.command("check")
-def officebench_check(
+def check_command(
     path: Path = typer.Argument(..., metavar="PATH",
                                 help="An OfficeBench checkout, its tasks/ folder, or one task folder"),
 ) -> None:
@@ -39,8 +38,7 @@ def officebench_check(
         raise typer.Exit(1)
 
 
-@officebench_app.command("lint")
-def officebench_lint(
+def lint_command(
     path: Path = typer.Argument(..., metavar="PATH",
                                 help="An OfficeBench checkout, its tasks/ folder, or one task folder"),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON (findings with task, file, field, "
@@ -105,8 +103,7 @@ def _criteria_from(file: Path) -> tuple[list[Any], Optional[Path], Optional[Path
 DATE_ORDERS: dict[str, bool | None] = {"office": None, "day": True, "month": False, "either": None}
 
 
-@app.command("score")
-def score(
+def score_command(
     testbed: Path = typer.Argument(..., metavar="TESTBED", help="Testbed folder to score (data/, emails/, calendar/)"),
     criteria: Path = typer.Option(..., "--criteria", "-c", help="Subtask or task JSON, or a JSON list of criteria"),
     reference: Optional[Path] = typer.Option(None, "--reference",

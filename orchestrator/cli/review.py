@@ -13,7 +13,7 @@ import typer
 import typer.core
 
 from office_env.untrusted import printable
-from orchestrator.cli.common import check_dataset, fail, review_app
+from orchestrator.cli.common import check_dataset, fail
 
 
 def _warn(skipped: list[str]) -> None:
@@ -39,7 +39,6 @@ def _report_folder(dataset_dir: Path, out: Optional[Path]) -> Path:
     return out
 
 
-@review_app.command("report")
 def review_report_command(
     dataset_dir: Path = typer.Argument(..., metavar="DATASET", help="A dataset folder"),
     annotations: Optional[Path] = typer.Option(None, "--annotations", help="Import annotations made elsewhere first: "
@@ -94,7 +93,6 @@ AllowedHostOption = typer.Option([], "--allowed-host", help="A name the Host hea
                                  "machine's name and these")
 
 
-@review_app.command("serve")
 def review_serve_command(
     dataset_dir: Path = typer.Argument(..., metavar="DATASET", help="A dataset folder"),
     annotator: Optional[str] = typer.Option(None, "--annotator", help="Your name on every verdict and edit "
@@ -175,7 +173,6 @@ def serve(dataset_dir: Path, annotator: Optional[str], port: int, host: str, tok
         sock.close()
 
 
-@review_app.command("apply")
 def review_apply_command(
     dataset_dir: Path = typer.Argument(..., metavar="DATASET", help="A reviewed dataset folder"),
     out: Path = typer.Option(..., "--out", help="The new dataset's folder (absent or empty)"),

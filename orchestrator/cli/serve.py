@@ -8,10 +8,9 @@ from typing import Any, Optional
 import typer
 import typer.core
 
-from orchestrator.cli.common import app, fail, in_range
+from orchestrator.cli.common import fail, in_range
 
 
-@app.command("fake-llm")
 def fake_llm_command(
     port: int = typer.Option(8000, "--port", "-p", help="Port to listen on (0 picks a free one)"),
     host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on"),

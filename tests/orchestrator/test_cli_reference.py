@@ -29,3 +29,17 @@ def test_every_command_and_option_is_on_the_page():
             if param.param_type_name == "option" and param.name != "help":
                 assert f"`{param.opts[0]}`" in page, (name, param.opts)
     assert " here)" not in page  # nothing of the machine the page was made on
+
+
+def test_every_command_function_is_listed():
+    """A ``*_command`` function written in a group module but not listed in ``orchestrator.cli``
+    would be no command at all: each is on the app (or a group of it) exactly once."""
+    import orchestrator.cli as cli
+    from orchestrator.cli import datasets, evaluate, officebench, review, serve
+
+    written = {getattr(module, name) for module in (datasets, evaluate, officebench, review, serve)
+               for name in vars(module) if name.endswith("_command") and callable(getattr(module, name))}
+    listed = [info.callback for typer_app in (cli.app, cli.officebench_app, cli.review_app)
+              for info in typer_app.registered_commands]
+    assert len(listed) == len(set(listed))
+    assert written == set(listed)
