@@ -57,7 +57,7 @@ SECTIONS = {
 
 def _cumulative(stats: pstats.Stats, file_suffix: str, function: str) -> float:
     total = 0.0
-    for (filename, _, name), (_, _, _, cumtime, _) in stats.stats.items():  # type: ignore[attr-defined]
+    for (filename, _, name), (_, _, _, cumtime, _) in stats.stats.items():  # type: ignore[attr-defined]  # typeshed leaves out Stats.stats
         if name == function and filename.replace("\\", "/").endswith(file_suffix):
             total = max(total, cumtime) if file_suffix == "shutil.py" else total + cumtime
     return total

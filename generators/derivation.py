@@ -128,8 +128,8 @@ def _candidates(kind: str, value: str, said_on: date, people: Collection[str]) -
     elif kind == "window":  # from the anchor's moment to the end said as a clock
         m = WINDOW_VALUE.match(value)
         start, end = (_clock(m.group(1)), _clock(m.group(2))) if m else (None, None)
-        if start is not None and end is not None and start < end:
-            out.append(("window", end, m.group(1)))  # type: ignore[union-attr]
+        if m and start is not None and end is not None and start < end:
+            out.append(("window", end, m.group(1)))
     elif kind == "number":
         if not _NUMBER.match(value):
             return out
@@ -263,5 +263,5 @@ def follows(derivation: Derivation, value: str, said_on: date | None = None) -> 
         return bool(base) and file_base(value) == base
     if kind == "window":
         m = WINDOW_VALUE.match(value)
-        return bool(m) and m.group(1) == base and _clock(m.group(2)) == amount  # type: ignore[union-attr]
+        return m is not None and m.group(1) == base and _clock(m.group(2)) == amount
     return False

@@ -284,7 +284,7 @@ def parse_transcript(text: str) -> list[Session]:
         match = _TURN_LINE.match(line)
         if match and date:
             marks = [m.strip() for m in (match.group(4) or "").split(",") if m.strip()]
-            turns.append(Turn(match.group(2), match.group(3), f"{date}T{match.group(1)}",  # type: ignore[arg-type]
+            turns.append(Turn(match.group(2), match.group(3), f"{date}T{match.group(1)}",  # type: ignore[arg-type]  # the pattern admits a Role only
                               evidence=tuple(m for m in marks if ":" not in m),
                               superseded=tuple(m[4:] for m in marks if m.startswith("old:")),
                               distractor=tuple(m[5:] for m in marks if m.startswith("near:"))))

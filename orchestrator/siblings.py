@@ -39,7 +39,7 @@ def draw_siblings(job: Job, task: TaskDraft, notes_for: Callable[[str], dict[str
         if any(n is None for n in notes.values()):
             continue
         rng = seeded(job.config.seed, job.index, "sibling", name)
-        draft = fam.build(fam.input(rng, notes, world.user.user, world.user.name,  # type: ignore[arg-type]
+        draft = fam.build(fam.input(rng, notes, world.user.user, world.user.name,  # type: ignore[arg-type]  # no app's notes are None (above)
                                     colleagues, world.now))
         if draft is not None:
             drafts.append(draft)

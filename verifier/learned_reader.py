@@ -27,7 +27,7 @@ imported when a reader is trained (the ``bench`` extra), never by the build.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Sequence
 
 from verifier.adversary import TOP_TURNS, WORD_RE, curve_peak, final_values, isolates, mask_values, user_turns
 from verifier.gameability import VALUE_RE
@@ -153,7 +153,7 @@ def _same(a: str, b: str) -> bool:
 
 
 def guess(record: dict[str, Any], ranked: list[tuple[float, dict[str, Any]]],
-          inventory: list[str] = ()) -> tuple[int, int]:  # type: ignore[assignment]
+          inventory: Sequence[str] = ()) -> tuple[int, int]:
     """How many memory pieces of ``record`` the guesser gets right, of how many. ``inventory``: other
     values the reader knows of the office (the build's), candidates as the record's own are."""
     marked = _marked_values(record)

@@ -328,7 +328,7 @@ def recompute(entry: dict[str, Any]) -> Any:
         times = [_time(v) for v in inputs]
         if len(times) != 2 or None in times:
             raise ValueError("minutes_between needs two times")
-        return int((times[1] - times[0]).total_seconds() // 60)  # type: ignore[operator]
+        return int((times[1] - times[0]).total_seconds() // 60)  # type: ignore[operator]  # neither is None (above)
     if op == "count":
         return len(inputs)
     if op in ("argmax", "argmin"):  # inputs: label, number, label, number ...; a tie has no answer
@@ -337,7 +337,7 @@ def recompute(entry: dict[str, Any]) -> Any:
         pairs = [(inputs[i], _number(inputs[i + 1])) for i in range(0, len(inputs), 2)]
         if any(n is None for _, n in pairs):
             raise ValueError(f"{op} needs a number after each label")
-        best = (max if op == "argmax" else min)(n for _, n in pairs)  # type: ignore[type-var]
+        best = (max if op == "argmax" else min)(n for _, n in pairs)  # type: ignore[type-var]  # none is None (above)
         winners = [label for label, n in pairs if n == best]
         if len(winners) != 1:
             raise ValueError(f"{op} has a tie between {winners[:3]!r}")
@@ -345,7 +345,7 @@ def recompute(entry: dict[str, Any]) -> Any:
     numbers = [_number(v) for v in inputs]
     if not numbers or any(n is None for n in numbers):
         raise ValueError(f"{op} needs numbers, got {inputs!r}"[:200])
-    values: list[float] = numbers  # type: ignore[assignment]
+    values: list[float] = numbers  # type: ignore[assignment]  # none is None (above)
     if op == "sum":
         return round(sum(values), 2)
     if op == "mean":
@@ -539,7 +539,7 @@ class _Tracer:
     def _one_meeting(self, inputs: list[Any]) -> bool:
         """A start and a later end, both written in one calendar of the office (one meeting's span)."""
         times = [_time(v) for v in inputs]
-        if len(times) != 2 or None in times or not times[0] < times[1]:  # type: ignore[operator]
+        if len(times) != 2 or None in times or not times[0] < times[1]:  # type: ignore[operator]  # None is ruled out first
             return False
         parts = [f"{t:%Y-%m-%d}" for t in times] + [f"{t:%H:%M}" for t in times]
         return any(path.startswith("calendar/") and all(hay.has(p) for p in parts)

@@ -198,7 +198,7 @@ class Table:
         return self._label
 
     def column(self, c: int) -> list[float]:
-        return [number(r[c]) for r in self.rows]  # type: ignore[misc]
+        return [number(r[c]) for r in self.rows]  # type: ignore[misc]  # c is a numeric column
 
 
 # The excel notes of a world are read by every family drawn on it (the task's and its siblings'):
@@ -334,7 +334,7 @@ def piece(index: int, kind: str, text: str, value: str, *, cue: str = "", about:
           superseded: tuple[str, ...] = (), distractors: tuple[Distractor, ...] = ()) -> MemoryPiece:
     """Memory piece ``m<index>`` of thread ``t<thread>``; ``cue`` and ``about`` let the dialogue
     say it in the user's words; ``superseded`` values are said first and corrected later."""
-    return MemoryPiece(id=f"m{index}", kind=kind, text=text, value=value, thread=f"t{thread}",  # type: ignore[arg-type]
+    return MemoryPiece(id=f"m{index}", kind=kind, text=text, value=value, thread=f"t{thread}",  # type: ignore[arg-type]  # kind: a family passes one of the model's kinds
                        superseded=tuple(superseded), distractors=tuple(distractors), cue=cue, about=about)
 
 
@@ -346,7 +346,7 @@ def near(value: str, text: str) -> Distractor:
 
 
 def misread(memory: MemoryPiece, dynamic: str, value: str, plan: list[ToolCall]) -> Misreading:
-    return Misreading(memory.id, dynamic, value, plan)  # type: ignore[arg-type]
+    return Misreading(memory.id, dynamic, value, plan)  # type: ignore[arg-type]  # a family passes one of the dynamics
 
 
 def misreadings_of(pieces: list[MemoryPiece],

@@ -309,7 +309,7 @@ def followup_session(inp: FamilyInput) -> TaskDraft | None:
     when = inp.rng.choice(choice.days())
     day = weekday_text(when)  # with its date: a bare "Tuesday" said a week ago names a Tuesday now past
     choice = with_correction(inp, choice, when)
-    start, end = choice.slot(when)  # type: ignore[misc]
+    start, end = choice.slot(when)  # type: ignore[misc]  # the window was chosen for a free slot that day
     rule = slot_rule(choice)
     present = present_on(inp, start.date())
     if not present:
@@ -494,7 +494,7 @@ def invoice_po_check(inp: FamilyInput) -> TaskDraft | None:
     row, status_col = line
     who, name = person
     # the lines that match their order: a finding names none of them (a paste of the invoice names all)
-    _, on_order = _ordered_quantities(inp, invoice["po"])  # type: ignore[misc]
+    _, on_order = _ordered_quantities(inp, invoice["po"])  # type: ignore[misc]  # the invoice was made from this order
     matching = [i for i, q, _ in invoice["items"]
                 if on_order.get(i) == q and i.lower() not in item.lower() and item.lower() not in i.lower()]
     subject = inp.rng.choice(("Billing against the order", "Invoice query", "Order mismatch", "Invoice vs order"))

@@ -284,7 +284,7 @@ def common_slot(inp: FamilyInput) -> TaskDraft | None:
         return None
     day = inp.rng.choice(choice.days())
     choice = with_correction(inp, choice, day)
-    start, end = choice.slot(day)  # type: ignore[misc]
+    start, end = choice.slot(day)  # type: ignore[misc]  # the window was chosen for a free slot that day
     title = inp.rng.choice(MEETING_TITLES)
     day_text = weekday_text(day)
     rule = slot_rule(choice, "both")
@@ -418,7 +418,7 @@ def move_shared_meeting(inp: FamilyInput) -> TaskDraft | None:
         return None
     shared, (who, name, event), earliest, choice, day = target
     title, old, length = event["summary"], event["start_t"], event["end_t"] - event["start_t"]
-    start = choice.slot(day)[0]  # type: ignore[index]
+    start = choice.slot(day)[0]  # type: ignore[index]  # the window was chosen for a free slot that day
     end = start + length
     minutes = int(length.total_seconds() // 60)
     day_text = weekday_text(day)

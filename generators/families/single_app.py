@@ -422,7 +422,7 @@ def schedule_meeting(inp: FamilyInput) -> TaskDraft | None:
     day_text = inp.rng.choice(sorted(days))
     day = days[day_text]
     choice = with_correction(inp, choice, day)
-    start, end = choice.slot(day)  # type: ignore[misc]
+    start, end = choice.slot(day)  # type: ignore[misc]  # the window was chosen for a free slot that day
     rule = slot_rule(choice)
     title = inp.rng.choice(MEETING_TITLES)
     superseded: tuple[str, ...] = ()

@@ -641,9 +641,9 @@ class SmallTalk:
             self._beats_today.update(beat for _, beat in self._asking)
             for kind, what in self._drawn:
                 if kind == "fact":
-                    self._told.add(what)  # type: ignore[arg-type]
+                    self._told.add(what)  # type: ignore[arg-type]  # a fact is drawn as its pool's name
                 else:
-                    self._stories.add(what)  # type: ignore[arg-type]
+                    self._stories.add(what)  # type: ignore[arg-type]  # a story is drawn as its entry's id()
         self._drawn = []
         return out
 

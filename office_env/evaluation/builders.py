@@ -35,7 +35,7 @@ def builder(name: str) -> Callable[..., Criterion]:
             raise TypeError(f"{name}: {exc}") from None
         return {"function": name, "args": args}
 
-    build.__signature__ = signature  # type: ignore[attr-defined]
+    build.__signature__ = signature  # type: ignore[attr-defined]  # inspect.signature reads it; typeshed has no such field
     build.__name__ = build.__qualname__ = name[len(PREFIX):]
     build.__doc__ = CHECKS[name].description
     return build

@@ -55,5 +55,5 @@ def remembered(build: Callable[..., T]) -> Callable[..., T]:
                 cache.popitem(last=False)
         return value
 
-    wrapper.cache_clear = cache.clear  # type: ignore[attr-defined]
+    wrapper.cache_clear = cache.clear  # type: ignore[attr-defined]  # as functools.lru_cache's
     return wrapper

@@ -12,6 +12,7 @@ import hashlib
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
+from typing import Any
 
 import icalendar
 
@@ -147,10 +148,10 @@ def with_event(data: bytes, event: CalendarEvent, owner: str, stamp: datetime | 
 
 
 @remembered  # a task's replays add the same event again (office_env.formats.built)
-def _event_bytes(owner: str, stamp: datetime | None, *fields: object) -> bytes:
+def _event_bytes(owner: str, stamp: datetime | None, *fields: Any) -> bytes:
     """The VEVENT ``add_event`` writes for the event of ``fields`` (``CalendarEvent``'s, in order)."""
     holder = icalendar.Calendar()
-    add_event(holder, CalendarEvent(*fields), owner, stamp)  # type: ignore[arg-type]
+    add_event(holder, CalendarEvent(*fields), owner, stamp)
     return holder.subcomponents[0].to_ical()
 
 

@@ -66,13 +66,13 @@ def reproducible_zip(stamp: datetime | None = None) -> Iterator[None]:
         return writestr(self, arcname or str(filename).replace("\\", "/").rsplit("/", 1)[-1], data)
 
     with _LOCK:
-        zipfile.ZipFile.writestr = writestr  # type: ignore[method-assign]
-        zipfile.ZipFile.write = write  # type: ignore[method-assign]
+        zipfile.ZipFile.writestr = writestr  # type: ignore[method-assign]  # patched inside the lock
+        zipfile.ZipFile.write = write  # type: ignore[method-assign]  # patched inside the lock
         try:
             yield
         finally:
-            zipfile.ZipFile.writestr = _ORIGINAL_WRITESTR  # type: ignore[method-assign]
-            zipfile.ZipFile.write = _ORIGINAL_WRITE  # type: ignore[method-assign]
+            zipfile.ZipFile.writestr = _ORIGINAL_WRITESTR  # type: ignore[method-assign]  # patched inside the lock
+            zipfile.ZipFile.write = _ORIGINAL_WRITE  # type: ignore[method-assign]  # patched inside the lock
 
 
 # -- reading packages from strangers ---------------------------------------------------------

@@ -51,13 +51,13 @@ def cached_read(kind: str, path: Path, read: Callable[[], T], weigh: Callable[[T
     key = _key(kind, path, st)
     if key in _CACHE:
         _CACHE.move_to_end(key)
-        return _CACHE[key][0]  # type: ignore[return-value]
+        return _CACHE[key][0]  # type: ignore[return-value]  # what read() gave for this kind and file
     content = _content_key(kind, path, key[3]) if by_content else None
     if content is not None and content in _CACHE:
         _CACHE.move_to_end(content)
         value, weight = _CACHE[content]
         _store(key, value, weight)
-        return value  # type: ignore[return-value]
+        return value  # type: ignore[return-value]  # what read() gave for this kind and equal bytes
     value = read()
     weight = weigh(value) if weigh is not None else key[3]
     _store(key, value, weight)

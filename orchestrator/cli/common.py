@@ -352,7 +352,7 @@ def _option_group(name: str, group: Callable[..., Any], options: Sequence[tuple[
         def run(**given: Any) -> Any:
             return command(**{name: group(**{option: given.pop(option) for option, _, _ in options})}, **given)
 
-        run.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]
+        run.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]  # what Typer reads
         run.__annotations__ = {p.name: p.annotation for p in params} | {"return": signature.return_annotation}
         return run
 
