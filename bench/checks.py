@@ -59,8 +59,8 @@ def measure(dataset: Path, work: Path) -> dict[str, Any]:
         scratch.mkdir(parents=True)
         forms = answer_forms_gate(record, task.testbed, task.reference, now, scratch)
         calls = replay_plan(task.testbed, plan_calls(record.oracle), now, scratch, "oracle").results
-        # the paste gate reads the trace a build's trace gate writes into the record as made: it takes the JSON
-        paste = paste_gate(task.record, task.testbed, task.reference, now, scratch, [c.observation for c in calls])
+        trace = (record.provenance.model_extra or {}).get("trace") or {}  # the build's criteria_traced kept it
+        paste = paste_gate(record, trace, task.testbed, task.reference, now, scratch, [c.observation for c in calls])
         family = families[record.family]
         family["tasks"] += 1
         family[f"forms {_verdict(forms)}"] += 1

@@ -75,7 +75,7 @@ from orchestrator.roles import (  # noqa: F401 (MAX_TASKS, MIN_DAYS, TASKS_PER_W
 )
 from verifier.duplicates import FirstOfEach, duplicate_keys, first_of_each, near_words
 from verifier.gameability import record_cues
-from verifier.gates import run_gates
+from verifier.gates import kept_findings, run_gates
 
 if TYPE_CHECKING:
     from generators.model import TaskDraft
@@ -202,6 +202,7 @@ def gate_record(record: dict[str, Any], testbed: Path | None, reference: Path | 
     finally:
         shutil.rmtree(work, ignore_errors=True)
     record["provenance"]["gates"] = {name: r.to_dict() for name, r in results.items()}
+    record["provenance"].update(kept_findings(results))  # what the gates found that the record keeps (the trace)
     failed = [name for name, r in results.items() if not r.passed]
     if failed:
         return {"status": "dropped", "reason": f"gate {failed[0]}: {results[failed[0]].detail}"}

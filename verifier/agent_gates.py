@@ -75,13 +75,13 @@ def agent_gates(record: TaskRecord, testbed: Path, reference: Path | None, work:
     return results
 
 
-@gate("solvability", needs=("testbed", "reference", "agent"), order=REPLAY_STAGE + 10)
-def _solvability(run: GateRun) -> GateResult:
+@gate("solvability", needs=("testbed", "reference", "agent"), order=REPLAY_STAGE + 10, report=12, kind="chosen")
+def _solvability(task: TaskRecord, run: GateRun) -> GateResult:
     testbed, _, work, _ = replay_inputs(run)
-    return agent_gates(run.task, testbed, run.reference, work, run.agents, ("solvability",), run.trusted)["solvability"]
+    return agent_gates(task, testbed, run.reference, work, run.agents, ("solvability",), run.trusted)["solvability"]
 
 
-@gate("leakage", needs=("testbed", "reference", "agent"), order=REPLAY_STAGE + 11)
-def _leakage(run: GateRun) -> GateResult:
+@gate("leakage", needs=("testbed", "reference", "agent"), order=REPLAY_STAGE + 11, report=13, kind="chosen")
+def _leakage(task: TaskRecord, run: GateRun) -> GateResult:
     testbed, _, work, _ = replay_inputs(run)
-    return agent_gates(run.task, testbed, run.reference, work, run.agents, ("leakage",), run.trusted)["leakage"]
+    return agent_gates(task, testbed, run.reference, work, run.agents, ("leakage",), run.trusted)["leakage"]

@@ -32,13 +32,14 @@ true, detail ``NO_ORACLE``), and it has two more gates:
 A Neo task written by a model without an oracle plan gets the same skip; an offline Neo record
 always has a plan, so without one it fails those two gates.
 
-Every gate is declared with ``@gate(name, needs=..., order=...)`` (``verifier.gate_registry``) at the
-end of this module (``solvability`` and ``leakage`` in ``verifier.agent_gates``); ``run_gates`` runs
-a record's gates from the registry in their ``order``: ``schema``; the record stage
-(``memory_evidence``, ``specifics``, ``criteria_traced``); then the replay stage
-(``fails_untouched``, ``reference_passes``, ``oracle_passes``, ``baseline_fails``,
+Every gate is declared with ``@gate(name, needs=..., order=..., report=..., splits=..., kind=...)``
+(``verifier.gate_registry``) at the end of this module (``solvability`` and ``leakage`` in
+``verifier.agent_gates``): what it reads, when it runs, where its result is reported and which
+records get it. ``run_gates`` reads a record (``schema``), then runs its gates from the registry in
+their ``order``: the record stage (``memory_evidence``, ``specifics``, ``criteria_traced``); then
+the replay stage (``fails_untouched``, ``reference_passes``, ``oracle_passes``, ``baseline_fails``,
 ``findings_not_pastes``, ``answer_forms``, ``corrections_bite``, ``distractors_bite``,
-``solvability``, ``leakage``, ``judges``). The results are reported in ``gates_for``'s order.
+``solvability``, ``leakage``, ``judges``). The results are reported in their ``report`` order.
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ from datetime import datetime
 from functools import lru_cache
 from itertools import islice
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, Mapping, cast
 
 import jsonschema_rs
 from jsonschema import Draft202012Validator
@@ -64,49 +65,51 @@ from generators.model import ToolCall
 from generators.specifics import check_specifics, find_specifics
 from office_env import OfficeError, Workspace, calendar_store, evaluate_criteria, validate_criteria
 from office_env.evaluation.contradictions import contradictions
+from office_env.evaluation.criterion import Criterion
 from office_env.evaluation.reference_state import EXACT, apply_reference
 from office_env.limits import MAX_SCHEMA_ERRORS
 from office_env.replays import Replays
 from office_env.untrusted import scan_tree
 from verifier.answer_forms import answer_form_plans
 from verifier.dialogue_rules import mark_problems, marked_turns
-from verifier.gate_registry import RECORD_STAGE, REPLAY_STAGE, GateRun, gate, in_order, replay_inputs
+from verifier.gate_registry import (
+    RECORD_STAGE,
+    REPLAY_STAGE,
+    SPLITS,
+    Gate,
+    GateRun,
+    chosen_gates,
+    gate,
+    gates_for,
+    registered,
+    replay_inputs,
+)
 from verifier.gate_result import GateResult
 from verifier.judges import judge_panel
 from verifier.paste_plan import is_forward, paste_plan
 from verifier.trace import OfficeText, office_text, trace_task
 
 SCHEMA_DIR = Path(__file__).resolve().parent / "schemas"
-BASE_GATES = ("schema", "fails_untouched", "oracle_passes", "memory_evidence", "baseline_fails", "corrections_bite",
-              "distractors_bite")
-GATES = BASE_GATES + ("criteria_traced", "answer_forms", "findings_not_pastes")
-PLUS_GATES = BASE_GATES[:2] + ("reference_passes",) + BASE_GATES[2:] + ("specifics",)
-AGENT_GATES = ("solvability", "leakage", "judges")  # need an agent or judges; chosen with --gates
 NO_ORACLE = "no oracle plan: solvability is left to the harness"
 UNPROVEN = "unproven"  # how a reference_passes detail starts when the reference state proves nothing whole
 
 
-def gates_for(record: dict[str, Any], extra: tuple[str, ...] = ()) -> tuple[str, ...]:
-    """The gates a record must pass, in the order they are reported: ``PLUS_GATES`` for split
-    ``plus``, else ``GATES``, then the chosen ``extra`` gates (from ``AGENT_GATES``) in their
-    canonical order. They run in the registry's order (``verifier.gate_registry``)."""
-    base = PLUS_GATES if isinstance(record, dict) and record.get("split") == "plus" else GATES
-    return base + tuple(g for g in AGENT_GATES if g in extra)
-
-
 def parse_gates(text: str) -> tuple[str, ...]:
-    """``--gates``: ``default`` (the built-in gates), ``all``, or a comma list of extra gates."""
+    """``--gates``: ``default`` (the built-in gates), ``all``, or a comma list of the gates declared
+    ``kind="chosen"`` (a built-in gate's name is taken and changes nothing: it always runs)."""
     text = text.strip().lower()
+    optional = chosen_gates()
     if text in ("", "default"):
         return ()
     if text == "all":
-        return AGENT_GATES
+        return optional
     chosen = tuple(g.strip() for g in text.split(",") if g.strip())
-    unknown = [g for g in chosen if g not in AGENT_GATES + GATES + ("specifics",)]
+    declared = {g.name for g in registered()}
+    unknown = [g for g in chosen if g not in declared]
     if unknown:
-        raise ValueError(f"--gates: unknown gate {unknown[0]!r}; choose from {', '.join(AGENT_GATES)}, "
+        raise ValueError(f"--gates: unknown gate {unknown[0]!r}; choose from {', '.join(optional)}, "
                          "or 'default' / 'all' (the built-in gates always run)")
-    return tuple(g for g in AGENT_GATES if g in chosen)
+    return tuple(g for g in optional if g in chosen)
 
 
 @lru_cache(maxsize=1)
@@ -126,21 +129,41 @@ def _fast_task_validator() -> "jsonschema_rs.Draft202012Validator":
     return jsonschema_rs.Draft202012Validator(_task_schema(), validate_formats=True)
 
 
-def schema_gate(record: dict[str, Any]) -> GateResult:
-    valid = _fast_task_validator().is_valid(record)
+def read_record(data: Any) -> TaskRecord | GateResult:
+    """A record as read (parsed JSON) typed, or the schema gate's failure naming its first
+    problems: the JSON Schema's (exact paths), then the type's (the last guard; the two agree)."""
+    valid = _fast_task_validator().is_valid(data)
     # the first few errors only: a record with 300,000 bad turns must not have every error made and sorted
-    errors = [] if valid else sorted(islice(task_validator().iter_errors(record), MAX_SCHEMA_ERRORS),
+    errors = [] if valid else sorted(islice(task_validator().iter_errors(data), MAX_SCHEMA_ERRORS),
                                      key=lambda e: list(e.absolute_path))
     problems = [f"{'.'.join(str(p) for p in e.absolute_path) or '(top level)'}: {e.message}" for e in errors[:5]]
     if not valid and not errors:  # the two validators read a pattern or a format apart: refused, not waved through
         problems = ["the schema refuses this record (jsonschema-rs), though the reference validator names no field"]
-    if valid:
-        problems = [str(p) for p in validate_criteria(record["evaluation"])]
-        problems += [f"criteria contradict: {c}" for c in contradictions(record["evaluation"])]
-        ids = [m["id"] for m in record["memory"]]
-        if len(set(ids)) != len(ids):
-            problems.append("memory: ids are not unique")
+    if problems:
+        return GateResult(False, "; ".join(problems))
+    try:
+        return parse_record(data)
+    except RecordError as exc:
+        return GateResult(False, str(exc))
+
+
+def record_gate(task: TaskRecord) -> GateResult:
+    """What the type does not say: the criteria are the catalog's and none contradicts another
+    (a file required and refused), and no two memory pieces share an id."""
+    criteria = task.criteria()
+    problems = [str(p) for p in validate_criteria(criteria)]
+    problems += [f"criteria contradict: {c}" for c in contradictions(criteria)]
+    ids = [m.id for m in task.memory]
+    if len(set(ids)) != len(ids):
+        problems.append("memory: ids are not unique")
     return GateResult(not problems, "; ".join(problems) or "valid")
+
+
+def schema_gate(data: Any) -> GateResult:
+    """The schema gate on a record as read (parsed JSON): it fits the schema, and so its type,
+    and ``record_gate`` holds."""
+    read = read_record(data)
+    return read if isinstance(read, GateResult) else record_gate(read)
 
 
 def evidence_gate(record: TaskRecord) -> GateResult:
@@ -239,54 +262,58 @@ def _prose_needs_figures(criteria: list[dict[str, Any]]) -> bool:
 _PROSE_ARG = re.compile(r"evaluation\[(\d+)\]\.args\.(?:body_keywords|keywords|number)\b")
 
 
-def _found_not_read(record: dict[str, Any]) -> bool:
+def _found_not_read(criteria: list[Criterion], trace: Mapping[str, str]) -> bool:
     """Whether a check of the answer's prose needs a value the task works out (``computed`` in the
     trace: a total, a difference, the best of a group) or a selection (what the prose must leave
     out: the rows over the limit, the lines that match), not only values it reads somewhere."""
-    for criterion in record["evaluation"]:
-        args = criterion.get("args") or {}
-        if criterion.get("function") in PROSE_CHECKS and (args.get("body_excludes") or args.get("excludes")):
+    for criterion in criteria:
+        args = criterion.args
+        if criterion.function in PROSE_CHECKS and (args.get("body_excludes") or args.get("excludes")):
             return True
-        if criterion.get("function") == "evaluate_not_contain":
+        if criterion.function == "evaluate_not_contain":
             return True
-    trace = (record.get("provenance") or {}).get("trace") or {}
     for path, source in trace.items():
         match = _PROSE_ARG.match(path)
         if match and str(source).startswith("computed:"):
             index = int(match.group(1))
-            if index < len(record["evaluation"]) and record["evaluation"][index].get("function") in PROSE_CHECKS:
+            if index < len(criteria) and criteria[index].function in PROSE_CHECKS:
                 return True
     return False
 
 
-def paste_gate(record: dict[str, Any], testbed: Path, reference: Path | None, now: datetime, work: Path,
-               observations: list[str], trusted: bool = False, replays: Replays | None = None) -> GateResult:
-    """A task whose answer is a finding (a check of its prose needs a worked-out value) fails when
-    everything the oracle read is pasted in place of the answer (``verifier.paste_plan``)."""
-    if not record.get("oracle"):
+def paste_gate(record: TaskRecord, trace: Mapping[str, str], testbed: Path, reference: Path | None, now: datetime,
+               work: Path, observations: list[str], trusted: bool = False,
+               replays: Replays | None = None) -> GateResult:
+    """A task whose answer is a finding (a check of its prose needs a worked-out value, as its
+    ``trace`` says: ``criteria_traced``'s sources) fails when everything the oracle read is pasted
+    in place of the answer (``verifier.paste_plan``)."""
+    if not record.oracle:
         return GateResult(True, NO_ORACLE, skipped=True)
-    if not _found_not_read(record):
+    if not _found_not_read(record.evaluation, trace):
         return GateResult(True, "the answer is read, not worked out: a paste may carry it", skipped=True)
-    if is_forward(record["oracle"], observations):
+    oracle = plan_calls(record.oracle)
+    if is_forward(oracle, observations):
         return GateResult(True, "the oracle passes on what it read", skipped=True)
-    plan = paste_plan(record["oracle"], observations)
+    plan = paste_plan(oracle, observations)
     if plan is None:
         return GateResult(True, "the oracle reads nothing or writes no prose", skipped=True)
     ws = (replays or Replays(testbed, now, work, trusted)).state(plan, "paste")
-    if evaluate_criteria(ws, record["evaluation"], reference, day_first=task_day_first(record)).passed:
+    if evaluate_criteria(ws, record.criteria(), reference, day_first=task_day_first(record)).passed:
         return GateResult(False, "pasting everything the oracle read in place of its answer passes the criteria")
     return GateResult(True, "a paste of the sources fails the criteria")
 
 
-def trace_gate(record: dict[str, Any], testbed: Path | None) -> GateResult:
-    """``verifier.trace`` over the record and its initial testbed; the sources go into the record's
-    provenance (``trace``), so a reader sees where each checked value comes from."""
-    trace = trace_task(record, _office(testbed) if testbed is not None else OfficeText.of({}))
-    record.setdefault("provenance", {})["trace"] = dict(trace.sources)
+def trace_gate(record: TaskRecord, testbed: Path | None) -> GateResult:
+    """``verifier.trace`` over the record and its initial testbed; the result keeps the sources
+    (``keep["trace"]``), which the writer stores in the record's provenance, so a reader sees where
+    each checked value comes from."""
+    trace = trace_task(record.to_dict(), _office(testbed) if testbed is not None else OfficeText.of({}))
+    keep = {"trace": dict(trace.sources)}
     if trace.problems:
         more = f" (+{len(trace.problems) - 4} more)" if len(trace.problems) > 4 else ""
-        return GateResult(False, "; ".join(trace.problems[:4]) + more)
-    return GateResult(True, f"{trace.leaves} criterion argument(s) traced to the chat, the office or a computation")
+        return GateResult(False, "; ".join(trace.problems[:4]) + more, keep=keep)
+    return GateResult(True, f"{trace.leaves} criterion argument(s) traced to the chat, the office or a computation",
+                      keep=keep)
 
 
 def _office(testbed: Path) -> OfficeText:
@@ -377,70 +404,65 @@ def untouched_gate(testbed: Path, now: Any, criteria: list[dict[str, Any]], refe
 
 # -- the registry: every gate declared, in the order they run (see ``verifier.gate_registry``) ---------
 
-@gate("schema", order=0)
-def _schema(run: GateRun) -> GateResult:
-    """The record fits the schema, and so its type: the later gates read ``run.task``'s fields."""
-    result = schema_gate(run.record)
-    if result.passed:
-        try:
-            run.task = parse_record(run.record)
-        except RecordError as exc:  # the type and the schema agree; this is the last guard
-            return GateResult(False, str(exc))
+@gate("schema", order=0, report=0)
+def _schema(task: TaskRecord, run: GateRun) -> GateResult:
+    """The record fits the schema and its type (``run_gates`` read it); ``record_gate`` holds."""
+    return record_gate(task)
+
+
+@gate("memory_evidence", needs=("dialogue",), order=RECORD_STAGE, report=4)
+def _memory_evidence(task: TaskRecord, run: GateRun) -> GateResult:
+    return evidence_gate(task)
+
+
+@gate("specifics", needs=("dialogue",), order=RECORD_STAGE + 1, report=11, splits=("plus",))
+def _specifics(task: TaskRecord, run: GateRun) -> GateResult:
+    return specifics_gate(task)
+
+
+@gate("criteria_traced", needs=("dialogue", "testbed"), order=RECORD_STAGE + 2, report=8, splits=("neo",))
+def _criteria_traced(task: TaskRecord, run: GateRun) -> GateResult:
+    """The trace's sources are kept in ``run`` for ``findings_not_pastes`` and in the result for the writer."""
+    result = trace_gate(task, run.testbed)
+    run.trace = result.keep["trace"]
     return result
 
 
-@gate("memory_evidence", needs=("dialogue",), order=RECORD_STAGE)
-def _memory_evidence(run: GateRun) -> GateResult:
-    return evidence_gate(run.task)
-
-
-@gate("specifics", needs=("dialogue",), order=RECORD_STAGE + 1)
-def _specifics(run: GateRun) -> GateResult:
-    return specifics_gate(run.task)
-
-
-@gate("criteria_traced", needs=("dialogue", "testbed"), order=RECORD_STAGE + 2)
-def _criteria_traced(run: GateRun) -> GateResult:
-    return trace_gate(run.record, run.testbed)
-
-
-@gate("fails_untouched", needs=("testbed", "reference"), order=REPLAY_STAGE)
-def _fails_untouched(run: GateRun) -> GateResult:
+@gate("fails_untouched", needs=("testbed", "reference"), order=REPLAY_STAGE, report=1)
+def _fails_untouched(task: TaskRecord, run: GateRun) -> GateResult:
     testbed, now, _, _ = replay_inputs(run)
-    return untouched_gate(testbed, now, run.task.criteria(), run.reference, task_day_first(run.task))
+    return untouched_gate(testbed, now, task.criteria(), run.reference, task_day_first(task))
 
 
-@gate("reference_passes", needs=("testbed", "reference"), order=REPLAY_STAGE + 1)
-def _reference_passes(run: GateRun) -> GateResult:
+@gate("reference_passes", needs=("testbed", "reference"), order=REPLAY_STAGE + 1, report=2, splits=("plus",))
+def _reference_passes(task: TaskRecord, run: GateRun) -> GateResult:
     testbed, now, work, _ = replay_inputs(run)
-    return reference_gate(run.task, testbed, run.reference, now, work, run.trusted)
+    return reference_gate(task, testbed, run.reference, now, work, run.trusted)
 
 
-@gate("oracle_passes", needs=("testbed", "replays", "oracle", "reference"), order=REPLAY_STAGE + 2)
-def _oracle_passes(run: GateRun) -> GateResult:
+@gate("oracle_passes", needs=("testbed", "replays", "oracle", "reference"), order=REPLAY_STAGE + 2, report=3)
+def _oracle_passes(task: TaskRecord, run: GateRun) -> GateResult:
     """Every oracle call succeeds, the criteria pass and no booking double-books the user; the
     calls' observations are kept for ``findings_not_pastes``."""
-    record: TaskRecord = run.task
-    if not record.oracle:
-        return _no_plan(record)
-    oracle = plan_calls(record.oracle)
+    if not task.oracle:
+        return _no_plan(task)
+    oracle = plan_calls(task.oracle)
     ws, calls = replay_inputs(run)[3].run(oracle, "oracle")
     run.observations = [c.observation for c in calls]
     failed = [f"{c.tool}: {c.observation}" for c in calls if not c.ok]
-    report = evaluate_criteria(ws, record.criteria(), run.reference, day_first=task_day_first(record))
+    report = evaluate_criteria(ws, task.criteria(), run.reference, day_first=task_day_first(task))
     failed += double_bookings(Workspace(run.testbed, now=run.now), ws, oracle)
     ok = report.passed and not failed
     return GateResult(ok, "oracle plan passes" if ok
                       else "; ".join(failed + [r.reason for r in report.failures()])[:500])
 
 
-@gate("baseline_fails", needs=("testbed", "replays", "oracle", "reference"), order=REPLAY_STAGE + 3)
-def _baseline_fails(run: GateRun) -> GateResult:
-    record: TaskRecord = run.task
-    if not record.oracle:
-        return _no_plan(record)
-    ws = replay_inputs(run)[3].state(plan_calls(record.baseline), "baseline")
-    base = evaluate_criteria(ws, record.criteria(), run.reference, day_first=task_day_first(record))
+@gate("baseline_fails", needs=("testbed", "replays", "oracle", "reference"), order=REPLAY_STAGE + 3, report=5)
+def _baseline_fails(task: TaskRecord, run: GateRun) -> GateResult:
+    if not task.oracle:
+        return _no_plan(task)
+    ws = replay_inputs(run)[3].state(plan_calls(task.baseline), "baseline")
+    base = evaluate_criteria(ws, task.criteria(), run.reference, day_first=task_day_first(task))
     return GateResult(not base.passed,
                       "intent-only baseline fails" if not base.passed else "intent-only baseline passes")
 
@@ -453,72 +475,97 @@ def _no_plan(record: TaskRecord) -> GateResult:
     return GateResult(False, "no oracle plan")
 
 
-@gate("findings_not_pastes", needs=("testbed", "replays", "oracle", "reference"), order=REPLAY_STAGE + 4)
-def _findings_not_pastes(run: GateRun) -> GateResult:
+@gate("findings_not_pastes", needs=("testbed", "replays", "oracle", "reference"), order=REPLAY_STAGE + 4, report=10,
+      splits=("neo",))
+def _findings_not_pastes(task: TaskRecord, run: GateRun) -> GateResult:
     testbed, now, work, replays = replay_inputs(run)
-    return paste_gate(run.record, testbed, run.reference, now, work, run.observations, run.trusted, replays)
+    return paste_gate(task, run.trace, testbed, run.reference, now, work, run.observations, run.trusted, replays)
 
 
-@gate("answer_forms", needs=("testbed", "replays", "oracle", "reference"), order=REPLAY_STAGE + 5)
-def _answer_forms(run: GateRun) -> GateResult:
+@gate("answer_forms", needs=("testbed", "replays", "oracle", "reference"), order=REPLAY_STAGE + 5, report=9,
+      splits=("neo",))
+def _answer_forms(task: TaskRecord, run: GateRun) -> GateResult:
     testbed, now, work, replays = replay_inputs(run)
-    return answer_forms_gate(run.task, testbed, run.reference, now, work, run.trusted, replays)
+    return answer_forms_gate(task, testbed, run.reference, now, work, run.trusted, replays)
 
 
-@gate("corrections_bite", needs=("dialogue", "testbed", "replays", "oracle", "reference"), order=REPLAY_STAGE + 6)
-def _corrections_bite(run: GateRun) -> GateResult:
+@gate("corrections_bite", needs=("dialogue", "testbed", "replays", "oracle", "reference"), order=REPLAY_STAGE + 6,
+      report=6)
+def _corrections_bite(task: TaskRecord, run: GateRun) -> GateResult:
     testbed, now, work, replays = replay_inputs(run)
-    return misreading_gate(run.task, "superseded", testbed, run.reference, now, work, run.trusted, replays)
+    return misreading_gate(task, "superseded", testbed, run.reference, now, work, run.trusted, replays)
 
 
-@gate("distractors_bite", needs=("dialogue", "testbed", "replays", "oracle", "reference"), order=REPLAY_STAGE + 7)
-def _distractors_bite(run: GateRun) -> GateResult:
+@gate("distractors_bite", needs=("dialogue", "testbed", "replays", "oracle", "reference"), order=REPLAY_STAGE + 7,
+      report=7)
+def _distractors_bite(task: TaskRecord, run: GateRun) -> GateResult:
     testbed, now, work, replays = replay_inputs(run)
-    return misreading_gate(run.task, "distractor", testbed, run.reference, now, work, run.trusted, replays)
+    return misreading_gate(task, "distractor", testbed, run.reference, now, work, run.trusted, replays)
 
 
-@gate("judges", needs=("dialogue", "llm"), order=REPLAY_STAGE + 20)
-def _judges(run: GateRun) -> GateResult:
-    passed, detail, votes = judge_panel(run.task, run.client)
+@gate("judges", needs=("dialogue", "llm"), order=REPLAY_STAGE + 20, report=14, kind="chosen")
+def _judges(task: TaskRecord, run: GateRun) -> GateResult:
+    passed, detail, votes = judge_panel(task, run.client)
     return GateResult(passed, detail, votes=votes)
 
 
-def run_gates(record: dict[str, Any], testbed: Path, reference: Path | None = None,
+def _claimed_split(data: Any) -> str:
+    # a raw read, with reason: the record did not parse, so the split it claims (else neo) picks the
+    # gates reported as skipped
+    split = data.get("split") if isinstance(data, Mapping) else None
+    return split if split in SPLITS else "neo"
+
+
+def _all_skipped(gates: tuple[Gate, ...], results: dict[str, GateResult], why: GateResult) -> dict[str, GateResult]:
+    """``results`` and every other gate of ``gates`` as ``why`` says, in report order."""
+    return {g.name: results.get(g.name, why) for g in gates}
+
+
+def kept_findings(results: Mapping[str, GateResult]) -> dict[str, Any]:
+    """What a record's provenance keeps of its gates' findings (``GateResult.keep``), in report order:
+    the writer stores it, the gates never do."""
+    return {key: value for result in results.values() for key, value in result.keep.items()}
+
+
+def run_gates(record: TaskRecord | Mapping[str, Any], testbed: Path, reference: Path | None = None,
               scratch: Path | None = None, *, extra: tuple[str, ...] = (), client: Any = None,
               agents: Any = None, trusted: bool = False, drop_early: bool = False) -> dict[str, GateResult]:
-    """Run every gate of ``gates_for(record, extra)`` from the registry, in its order (see
-    ``verifier.gate_registry``), and report them in ``gates_for``'s. Later gates are skipped
-    (failed) when the schema gate fails. ``drop_early`` (a build, which drops a task at its first
-    failing gate): the replay stage is not run (skipped) when a gate of the record stage (evidence,
-    specifics, trace) fails. ``client`` makes the judges model calls (else rule judges); ``agents``
-    (see ``verifier.agent_gates``) runs the solvability and leakage gates. ``trusted``: the testbed
-    is one this project wrote (a build's world), so replays hard-link its files instead of copying."""
-    names = gates_for(record, extra)
-    chosen = in_order(names)
-    run = GateRun(record, testbed, reference, trusted=trusted, client=client, agents=agents)
-    results = {g.name: g.check(run) for g in chosen if g.stage == "schema"}
-    if not all(r.passed for r in results.values()):
-        failed = next(name for name in names if name in results and not results[name].passed)
-        for name in names:
-            results.setdefault(name, GateResult(False, f"skipped: {failed} gate failed"))
-        return {name: results[name] for name in names}
+    """Run every gate a record gets (``verifier.gate_registry.gates_for``: its split and backend,
+    and the ``extra`` gates chosen with ``--gates``), in the registry's run order, and report them
+    in their ``report`` order. ``record`` is typed, or read (parsed JSON) and typed here: a record
+    that does not read fails the schema gate, and every later gate is skipped (failed).
+    ``drop_early`` (a build, which drops a task at its first failing gate): the replay stage is not
+    run (skipped) when a gate of the record stage (evidence, specifics, trace) fails. ``client``
+    makes the judges model calls (else rule judges); ``agents`` (see ``verifier.agent_gates``) runs
+    the solvability and leakage gates. ``trusted``: the testbed is one this project wrote (a build's
+    world), so replays hard-link its files instead of copying. No gate changes the record: what the
+    record keeps of a gate's findings is in its result's ``keep``."""
+    task = record if isinstance(record, TaskRecord) else read_record(record)
+    if isinstance(task, GateResult):
+        gates = gates_for(_claimed_split(record), None, extra)
+        return _all_skipped(gates, {"schema": task}, GateResult(False, "skipped: schema gate failed"))
+    gates = gates_for(task.split, task.provenance.backend, extra)
+    chosen = tuple(sorted(gates, key=lambda g: g.order))
+    run = GateRun(testbed, reference, trusted=trusted, client=client, agents=agents)
+    results = {g.name: g.check(task, run) for g in chosen if g.stage == "schema"}
+    failed = next((g.name for g in gates if g.name in results and not results[g.name].passed), None)
+    if failed is not None:
+        return _all_skipped(gates, results, GateResult(False, f"skipped: {failed} gate failed"))
     # the gates that read the record alone run first: a task one of them drops is spared the replays
-    first = {g.name: g.check(run) for g in chosen if g.stage == "record"}
+    first = {g.name: g.check(task, run) for g in chosen if g.stage == "record"}
     results.update(first)
-    dropped = next((name for name in names if name in first and not first[name].passed), None)
+    dropped = next((g.name for g in gates if g.name in first and not first[g.name].passed), None)
     if dropped is not None and drop_early:
-        for name in names:
-            results.setdefault(name, GateResult(True, f"not run: gate {dropped} failed", skipped=True))
-        return {name: results[name] for name in names}
-    run.now = task_now(record)
+        return _all_skipped(gates, results, GateResult(True, f"not run: gate {dropped} failed", skipped=True))
+    run.now = task_now(task)
     own_scratch = scratch is None
     run.work = Path(tempfile.mkdtemp(prefix="gates-")) if own_scratch else cast(Path, scratch)  # given
     try:
         run.replays = Replays(testbed, run.now, run.work, trusted)
         for g in chosen:
             if g.stage == "replay":
-                results[g.name] = g.check(run)
+                results[g.name] = g.check(task, run)
     finally:
         if own_scratch:
             shutil.rmtree(run.work, ignore_errors=True)
-    return {name: results[name] for name in names}
+    return {g.name: results[g.name] for g in gates}

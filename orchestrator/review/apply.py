@@ -23,6 +23,7 @@ from orchestrator.record import dialogue_tokens
 from orchestrator.review.annotations import OVERALL, AnnotationStore
 from orchestrator.review.edits import EditError, edited_record, recheck
 from orchestrator.review.report import render_report, review_report
+from verifier.gates import kept_findings
 
 RULES = ("any-drop", "majority")
 
@@ -88,6 +89,7 @@ def apply_review(dataset: Path, out: Path, rule: str, unreviewed: str = "keep") 
             if failing:
                 dropped.append({"id": task.id, "reason": "gates fail: " + "; ".join(failing)[:300]})
                 continue
+            record.setdefault("provenance", {}).update(kept_findings(results))  # the trace of the edited record
             if own:  # the chat may have changed: its token counts follow it
                 tokens = record.setdefault("provenance", {}).setdefault("tokens", {})
                 if isinstance(tokens, dict):

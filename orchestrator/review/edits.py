@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from office_env.untrusted import printable
-from verifier.gates import AGENT_GATES, GateResult, run_gates
+from verifier.gates import GateResult, chosen_gates, run_gates
 
 TEXT_FIELDS = ("intent", "query", "description")
 MARKS = ("evidence", "superseded", "distractor")
@@ -140,7 +140,7 @@ def recheck(record: dict[str, Any], testbed: Path, reference: Path | None) -> di
     provenance = record.get("provenance")
     recorded = provenance.get("gates") if isinstance(provenance, dict) else None
     recorded = recorded if isinstance(recorded, dict) else {}
-    extra = tuple(g for g in AGENT_GATES if g in recorded)
+    extra = tuple(g for g in chosen_gates() if g in recorded)
     agents = None
     if {"solvability", "leakage"} & set(extra):
         from verifier.agent_gates import gate_agents

@@ -38,7 +38,9 @@ from orchestrator.plus import (
     plus_write,
     regenerate_split,
 )
-from verifier.gates import GATES, NO_ORACLE, PLUS_GATES, GateResult, run_gates
+from tests.support.gates import NEO_GATES as GATES
+from tests.support.gates import PLUS_GATES
+from verifier.gates import NO_ORACLE, GateResult, run_gates
 from generators.specifics import contains_specific, find_specifics
 from generators.spoken_time import names_value
 

@@ -21,7 +21,8 @@ from orchestrator.build import build
 from orchestrator.dataset_writer import LoadedTask, iter_tasks
 from orchestrator.roles import BuildConfig
 from verifier.dialogue_rules import find_mark_problems, mark_problems, marked_turns
-from verifier.gates import GATES, run_gates, task_now
+from tests.support.gates import NEO_GATES as GATES
+from verifier.gates import kept_findings, run_gates, task_now
 
 pytestmark = pytest.mark.slow
 
@@ -508,15 +509,17 @@ def test_run_gates_runs_the_registry_in_its_order_and_reports_in_the_record_s(ta
     ran = []
 
     def watched(g):
-        return dataclasses.replace(g, check=lambda run: ran.append(g.name) or g.check(run))
+        return dataclasses.replace(g, check=lambda task, run: ran.append(g.name) or g.check(task, run))
 
     monkeypatch.setattr(gate_registry, "_REGISTRY", {n: watched(g) for n, g in gate_registry._REGISTRY.items()})
     extra = ("solvability", "leakage", "judges")
     from verifier.agent_gates import gate_agents
 
-    results = run_gates(copy.deepcopy(task.record), task.testbed, task.reference, extra=extra,
-                        agents=gate_agents("offline", None))
+    record = copy.deepcopy(task.record)
+    results = run_gates(record, task.testbed, task.reference, extra=extra, agents=gate_agents("offline", None))
     assert tuple(results) == GATES + extra and all(r.passed for r in results.values())
+    # no gate writes into what it checks: the trace is a finding the writer stores (the build stored this one)
+    assert record == task.record and kept_findings(results) == {"trace": task.record["provenance"]["trace"]}
     assert ran == [g.name for g in gate_registry.registered() if g.name in results]
     assert ran[:4] == ["schema", "memory_evidence", "criteria_traced", "fails_untouched"]
     assert ran.index("oracle_passes") < ran.index("findings_not_pastes") and ran[-1] == "judges"

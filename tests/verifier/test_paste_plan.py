@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from backends.task_record import TaskRecord, parse_record
+from tests.support.records import task_record_sample
 from verifier.gates import paste_gate
 from verifier.paste_plan import is_forward, paste_plan
 
@@ -39,12 +41,12 @@ def test_a_forward_is_the_oracle_passing_on_what_it_read():
     assert is_forward(forward, read) and not is_forward(finding, read)
 
 
-def _record(keywords: list[str], excludes: list[str], computed: bool = True) -> dict:
-    return {"oracle": [{"tool": "system_read_text", "args": {"file_path": "data/stock.txt"}},
-                       {"tool": "system_write_answer", "args": {"text": "Toner, with 7."}}],
-            "evaluation": [{"function": "evaluate_answer",
-                            "args": {"keywords": keywords, **({"excludes": excludes} if excludes else {})}}],
-            "provenance": {"trace": {"evaluation[0].args.keywords[0]": "computed:0" if computed else "testbed:data/stock.txt"}}}
+def _record(keywords: list[str], excludes: list[str]) -> TaskRecord:
+    return parse_record({**task_record_sample(),
+                         "oracle": [{"tool": "system_read_text", "args": {"file_path": "data/stock.txt"}},
+                                    {"tool": "system_write_answer", "args": {"text": "Toner, with 7."}}],
+                         "evaluation": [{"function": "evaluate_answer",
+                                         "args": {"keywords": keywords, **({"excludes": excludes} if excludes else {})}}]})
 
 
 @pytest.mark.parametrize("keywords, excludes, computed, passes, detail", [
@@ -56,6 +58,6 @@ def test_the_gate(tmp_path: Path, keywords, excludes, computed, passes, detail):
     testbed = tmp_path / "testbed"
     (testbed / "data").mkdir(parents=True)
     (testbed / "data" / "stock.txt").write_text(SHEET)
-    record = _record(keywords, excludes, computed)
-    result = paste_gate(record, testbed, None, NOW, tmp_path / "work", [SHEET, "written"])
+    trace = {"evaluation[0].args.keywords[0]": "computed:0" if computed else "testbed:data/stock.txt"}
+    result = paste_gate(_record(keywords, excludes), trace, testbed, None, NOW, tmp_path / "work", [SHEET, "written"])
     assert result.passed is passes and detail in result.detail, result.detail
