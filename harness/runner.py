@@ -41,6 +41,7 @@ from harness.agent_plugins import AgentLoadError, build_plugin, check_agent_name
 from harness.agents import DEFAULT_STEP_CAP, STOP_ERROR, Agent, Episode, Trajectory
 from harness.context import ContextConfig
 from harness.report import render_report
+from harness.result_row import ResultRow
 from harness.run_folder import (
     CACHE,
     DATASET,
@@ -269,7 +270,7 @@ def record_problem(record: TaskRecord, request: str) -> str | None:
 
 
 def _task_fields(record: TaskRecord) -> dict[str, Any]:
-    """What every row says of its task."""
+    """What every row says of its task (``ResultRow``'s ``app_count``, ``apps`` and ``family``)."""
     return {"app_count": record.app_count, "apps": list(record.apps), "family": record.family}
 
 
@@ -310,17 +311,16 @@ def _run_task(dataset_dir: str, task_id: str, record: TaskRecord, out_dir: str, 
             return {"id": task_id, "skipped": f"error: refused: history context: {first}"}
         return {"id": task_id, "skipped": f"history context: {exc.__class__.__name__}: {first}"}
     registry = default_registry()
-    rows = []
+    rows: list[ResultRow] = []
     if config.max_context_tokens is not None and context.tokens > config.max_context_tokens:
         # the history does not fit the model the run is for: an error, neither a pass nor a fail
         error = (f"error: context: the history context has {context.tokens:,} tokens, over --max-context-tokens "
                  f"{config.max_context_tokens:,}")
-        return {"id": task_id, "rows": [{
-            "id": task_id, "trial": trial, **_task_fields(record), "passed": False, "criteria": [], "steps": 0,
-            "context_tokens": context.tokens, "context_units": list(context.units),
-            "evidence_recall": context.evidence_recall, "trajectory": Trajectory(error=error, stop_reason=STOP_ERROR
-                                                                                 ).to_dict(),
-            "error": error} for trial in range(1, config.trials + 1)]}
+        return {"id": task_id, "rows": [ResultRow(
+            id=task_id, trial=trial, **_task_fields(record), passed=False, context_tokens=context.tokens,
+            context_units=list(context.units), evidence_recall=context.evidence_recall,
+            trajectory=Trajectory(error=error, stop_reason=STOP_ERROR).to_dict(), error=error).to_dict()
+            for trial in range(1, config.trials + 1)]}
     for trial in range(1, config.trials + 1):
         work = scratch / f"{task_id}.t{trial}"
         shutil.rmtree(work, ignore_errors=True)
@@ -340,20 +340,19 @@ def _run_task(dataset_dir: str, task_id: str, record: TaskRecord, out_dir: str, 
                                               day_first=task_day_first(record))
         finally:
             shutil.rmtree(work, ignore_errors=True)
-        rows.append({
-            "id": task_id, "trial": trial, **_task_fields(record), "passed": report.passed,
-            "criteria": [r.to_dict() for r in report.results], "steps": trajectory.step_count,
-            "context_tokens": context.tokens, "context_units": list(context.units),
-            "evidence_recall": context.evidence_recall, "trajectory": trajectory.to_dict(),
-            "error": trajectory.error, **({"context_whole": True} if context.whole else {}),
-        })
+        rows.append(ResultRow(
+            id=task_id, trial=trial, **_task_fields(record), passed=report.passed,
+            criteria=[r.to_dict() for r in report.results], steps=trajectory.step_count,
+            context_tokens=context.tokens, context_units=list(context.units),
+            evidence_recall=context.evidence_recall, trajectory=trajectory.to_dict(), error=trajectory.error,
+            context_whole=context.whole))
     # the oracle and none agents' own first trial is their reference: not measured twice
-    own = rows[0]["passed"] if rows and not rows[0]["error"] and config.agent in ("oracle", "none") else None
+    own = rows[0].passed if rows and not rows[0].error and config.agent in ("oracle", "none") else None
     references = _references(record, testbed, reference_dir, now, scratch / f"{task_id}.reference", config,
                              {config.agent: own} if own is not None else {})
     for row in rows:
-        row["reference"] = references
-    return {"id": task_id, "rows": rows}
+        row.reference = references
+    return {"id": task_id, "rows": [row.to_dict() for row in rows]}
 
 
 def _references(record: TaskRecord, testbed: Path, reference_dir: Path | None, now: Any, work: Path,
@@ -393,9 +392,7 @@ def failed_rows(task_id: str, record: TaskRecord | None, trials: int, failure: J
     """Rows for a task whose runs gave no result (time or memory budget, a dead worker): failed,
     with the reason as their error (``record`` None: a task that could not be read again)."""
     fields = _task_fields(record) if record is not None else {"app_count": None, "apps": [], "family": None}
-    rows = [{"id": task_id, "trial": trial, **fields, "passed": False, "criteria": [], "steps": 0,
-             "context_tokens": 0, "context_units": [], "evidence_recall": None, "trajectory": {},
-             "error": failure.reason}
+    rows = [ResultRow(id=task_id, trial=trial, **fields, passed=False, error=failure.reason).to_dict()
             for trial in range(1, trials + 1)]
     return {"id": task_id, "rows": rows}
 
