@@ -39,10 +39,10 @@ from pathlib import Path
 # bench/office_env.py would shadow the office_env package: keep bench/ off the import path.
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 
+from backends.dataset_reader import iter_tasks  # noqa: E402
 from harness.context import ContextConfig, build_context  # noqa: E402
 from harness.runner import EvalConfig, evaluate  # noqa: E402
 from orchestrator.build import build  # noqa: E402
-from orchestrator.dataset_writer import iter_tasks  # noqa: E402
 from orchestrator.roles import BuildConfig  # noqa: E402
 
 SECTIONS = {

@@ -18,10 +18,10 @@ from pathlib import Path
 # bench/office_env.py would shadow the office_env package: keep bench/ off the import path.
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 
+from backends.dataset_reader import iter_tasks  # noqa: E402
 from backends.fake_llm import FakeLLMServer  # noqa: E402
 from orchestrator.build import build  # noqa: E402
 from orchestrator.card import llm_usage, usage_table  # noqa: E402
-from orchestrator.dataset_writer import iter_tasks  # noqa: E402
 from orchestrator.fake_llm.offline_responder import default_responder  # noqa: E402
 from orchestrator.plus import regenerate_split  # noqa: E402
 from orchestrator.roles import BuildConfig  # noqa: E402

@@ -79,9 +79,9 @@ def server_figures(root: str, tools: list[dict]) -> None:
 
 
 def rag_room(dataset: Path, window: int, tools: list[dict]) -> None:
+    from backends.dataset_reader import iter_tasks
     from harness.agents import Episode, agent_messages
     from harness.context import ContextConfig, build_context, rag_defaults
-    from orchestrator.dataset_writer import iter_tasks
 
     granularity, top_k = rag_defaults("raw", None, None)
     config = ContextConfig(mode="rag", storage="raw", granularity=granularity, top_k=top_k)

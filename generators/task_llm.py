@@ -15,7 +15,7 @@ from generators.model import TaskDraft
 from generators.schemas import TASK_DRAFT_SCHEMA
 from generators.specifics import says_value
 from office_env.evaluation import catalog_summary, validate_criteria
-from office_env.synthesis.documents import is_superseded
+from office_env.synthesis.common import is_superseded
 
 
 def draft_problems(data: dict[str, Any]) -> list[str]:

@@ -13,8 +13,8 @@ import jinja2
 
 from backends.prompts import TEMPLATES
 from harness import plots
-from harness.report import FAILED_SHOWN, OVERALL, ons, pct, table_rows, usage_line
-from harness.totals import RunTotals, totals_of
+from harness.report import ons, pct, table_rows, usage_line
+from harness.totals import FAILED_SHOWN, OVERALL, RunTotals, totals_of
 
 
 @lru_cache(maxsize=1)

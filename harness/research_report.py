@@ -16,10 +16,10 @@ from typing import Any, cast
 from harness import plots
 from harness.horizon import fit_line, points_table
 from harness.probe_run import probe_table, split_line
-from harness.report import OVERALL, markdown_table, pct, table_rows, usage_line
+from harness.report import markdown_table, pct, table_rows, usage_line
 from harness.report_html import eval_figures, inline_figures, render_page
 from harness.scores import RunError, open_run, pairing_problem
-from harness.totals import stream_totals
+from harness.totals import OVERALL, stream_totals
 from office_env.untrusted import UntrustedInputError, load_json, printable
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from backends.task_record import Session, TaskRecord, plan_calls
-from office_env.evaluation.catalog import CHECKS
+from office_env.evaluation.checks import CHECKS
 
 MARKS = ("evidence", "superseded", "distractor")
 _CONTROL = {c: None for c in (*range(0, 9), *range(10, 32), *range(127, 160))}  # a stranger's escapes stay out

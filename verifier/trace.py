@@ -128,7 +128,7 @@ def office_text(root: Path) -> OfficeText:
     from office_env.errors import OfficeError
     from office_env.evaluation.content import read_document
     from office_env.formats import eml_io
-    from office_env.synthesis.documents import is_superseded
+    from office_env.synthesis.common import is_superseded
 
     texts: dict[str, str] = {}
     superseded: dict[str, str] = {}

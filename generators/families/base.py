@@ -25,7 +25,7 @@ from office_env.apps import OFFICE_APPS
 from office_env.evaluation import builders as cr
 from office_env.money import CODE
 from office_env.synthesis.check import away_span
-from office_env.synthesis.documents import is_superseded
+from office_env.synthesis.common import is_superseded
 
 _NUMBER_RE = re.compile(r"^-?\d+(?:\.\d+)?$")
 NEXT_MEETING_RE = re.compile(r"next meeting on (\d{4}-\d{2}-\d{2}) at (\d{1,2}:\d{2})", re.IGNORECASE)  # fixed in notes

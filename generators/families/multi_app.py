@@ -50,7 +50,7 @@ from generators.model import Distractor, TaskDraft
 from generators.value_pools import ROW_LABELS
 from office_env.evaluation import builders as cr
 from office_env.evaluation import keywords as kw
-from office_env.synthesis.documents import superseded_path
+from office_env.synthesis.common import superseded_path
 
 SUBJECTS = ("Quick numbers", "Figures you asked for", "Follow-up", "For your review", "Heads-up", "Numbers for Friday")
 

@@ -42,16 +42,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from generators.small_talk.bank import (
-    BANK_DIR,
-    MAX_TOKENS,
-    MIN_WORDS,
-    TOPICS,
-    BankError,
-    WordingsExhausted,
-    load,
-    parse_banks,
-)
+from generators.dialogue_bank import BankError
+from generators.small_talk.bank import BANK_DIR, MAX_TOKENS, MIN_WORDS, TOPICS, WordingsExhausted, load, parse_banks
 from generators.small_talk.calendar_facts import CITY_CLIMATE, holiday_on
 
 

@@ -9,6 +9,7 @@ from typing import Any, Callable, Sequence
 
 from backends.tokens import count_tokens
 from generators.chances import SMALL_TALK
+from generators.dialogue_bank import BankError
 from generators.english import near_key, repeats_itself
 from generators.small_talk.bank import (
     BEATS_NOW,
@@ -20,7 +21,6 @@ from generators.small_talk.bank import (
     MIN_WORDS,
     SURELY_SHORT,
     TOPIC_INFO,
-    BankError,
     Entry,
     WordingsExhausted,
 )

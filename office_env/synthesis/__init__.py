@@ -6,7 +6,8 @@ OfficeBench layout and returns a manifest (testbed-relative path -> document kin
 The same seed always gives byte-identical files.
 """
 
-from office_env.synthesis.documents import KINDS, write_workspace
+from office_env.synthesis.common import KINDS
+from office_env.synthesis.documents import write_workspace
 from office_env.synthesis.world import Person, World, make_world
 
 __all__ = ["KINDS", "Person", "World", "make_world", "write_workspace"]

@@ -24,29 +24,10 @@ from typing import Callable
 from office_env.formats import docx_io, pdf_io, xlsx_io  # noqa: F401 - the writers every kind uses
 from office_env.synthesis.calendars import calendars
 from office_env.synthesis.check import WorldCheckError, check_world
-from office_env.synthesis.common import (  # noqa: F401 - the world's public names
-    KINDS,
-    NEAR_MISS_MARK,
-    WEEKDAY_NAMES,
-    Away,
-    Facts,
-    Files,
-    is_superseded,
-    kind_rng,
-    staff,
-    superseded_path,
-)
+from office_env.synthesis.common import Away, Facts, Files, kind_rng
 from office_env.synthesis.mail import emails
 from office_env.synthesis.papers import contract, handbook, invoice, meeting_notes, purchase_orders, report
-from office_env.synthesis.sheets import (
-    budget,
-    claim_limit,  # noqa: F401
-    expenses,
-    inventory,
-    salaries,
-    sales,
-    scores,
-)
+from office_env.synthesis.sheets import budget, expenses, inventory, salaries, sales, scores
 from office_env.synthesis.world import World
 
 _SHEETS_AND_DOCS: tuple[tuple[str, Callable[[World, random.Random, Facts], Files]], ...] = (

@@ -177,7 +177,7 @@ def _unfinished(path: Path) -> str | None:
 def task_budget(task_timeout: float, task_memory: int) -> Any:
     """The per-task budget from ``--task-timeout`` / ``--task-memory`` (0 turns a limit off; their
     ranges are checked as the command line is read: ``check_task_timeout``, ``check_task_memory``)."""
-    from backends.workers import Budget
+    from backends.job_contract import Budget
 
     if 0 < task_memory < 64:
         fail(f"--task-memory must be 0 (no limit) or at least 64 MiB (got {task_memory})")
@@ -426,8 +426,8 @@ def preset_size(preset: str, days: Optional[int], utterances: Optional[int]) -> 
 def report_gameability(dataset_dir: Path, known: dict[str, Any] | None = None) -> dict[str, Any]:
     """Print the gameability line of a written dataset (``known``: its figures, when the build just
     computed them for the card); return the result."""
+    from backends.dataset_reader import iter_tasks
     from orchestrator.card import gameability_line
-    from orchestrator.dataset_writer import iter_tasks
     from verifier.gameability import gameability
 
     result = known or gameability([t.record for t in iter_tasks(dataset_dir) if t.record is not None])

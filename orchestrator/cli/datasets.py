@@ -188,9 +188,9 @@ def stats_command(dataset_dir: Path = typer.Argument(..., metavar="DATASET",
     """Print the dataset card's statistics (per app count: sessions, utterances, tokens), then its
     gameability section (detectors, memory dynamics, text statistics)."""
     check_dataset(dataset_dir)
+    from backends.dataset_reader import iter_tasks
     from office_env.untrusted import printable
     from orchestrator.card import gameability_section, statistics, table
-    from orchestrator.dataset_writer import iter_tasks
     from verifier.gates import schema_gate
 
     records = []

@@ -94,9 +94,9 @@ def eval_command(
     if max_errors < 0:
         fail(f"--max-errors {max_errors}: must be 0 or more")
     check_dataset(dataset_dir, export_ok=True)  # a folder that is none: refused before the harness loads
+    from backends.job_contract import Interrupted
     from backends.llm.failures import RunRefused
     from backends.ray_executor import RayUnavailable
-    from backends.workers import Interrupted
     from harness.runner import EvalConfig, EvalError, evaluate
     from orchestrator.progress import Reporter
 
@@ -185,7 +185,8 @@ def _context(mode: str, storage: str, granularity: Optional[str], top_k: Optiona
 
 def _horizon_sweep(dataset_dir: Path, out: Path, config: Any, horizons: str, progress_mode: str, resume: bool,
                    overwrite: bool) -> None:
-    from orchestrator.horizon_sweep import SweepError, fit_line, parse_horizons, run_sweep
+    from harness.horizon import fit_line
+    from orchestrator.horizon_sweep import SweepError, parse_horizons, run_sweep
     from orchestrator.progress import Reporter
 
     if resume:

@@ -136,7 +136,8 @@ def score_command(
     if (problem := tree_problem(testbed)) is not None:  # refused before the checks' libraries load
         fail(f"testbed: {problem}")
 
-    from backends.workers import Interrupted, JobFailure, run_jobs
+    from backends.job_contract import Interrupted, JobFailure
+    from backends.workers import run_jobs
     from office_env import InvalidCriteria, OfficeError, Workspace
     from office_env.evaluation.officebench_semantics import scorer
 

@@ -30,7 +30,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Iterable, Mapping, cast
 
-from backends.fake_llm.server import Reply, message_text
+from backends.fake_llm.server import Reply
+from backends.fake_llm.wire import message_text
 from backends.task_record import plan_calls
 
 MODES = ("oracle", "none", "noisy")
@@ -129,7 +130,7 @@ def grouped_plans(plans: PlanSource) -> dict[str, list[Plan]]:
 def dataset_agent_plans(dataset_dir: Path | str, request: str = "intent") -> list[tuple[str, Plan]]:
     """``(request text, oracle plan)`` for every readable task of a dataset with a plan; ``request`` is
     the record field the harness shows the agent (``intent`` or ``description``)."""
-    from orchestrator.dataset_writer import iter_tasks
+    from backends.dataset_reader import iter_tasks
 
     pairs = []
     for task in iter_tasks(Path(dataset_dir)):

@@ -17,7 +17,8 @@ from collections import OrderedDict
 from datetime import date, datetime
 from typing import Any, Callable, cast
 
-from backends.fake_llm.server import Reply, Responder, message_text
+from backends.fake_llm.server import Reply, Responder
+from backends.fake_llm.wire import message_text
 from backends.llm.strict_json import JSONLimitError, loads_limited
 from generators.dialogue_offline import HistoryWriter
 from generators.families import FAMILIES
@@ -29,7 +30,7 @@ from office_env.seeding import rng as seeded
 from office_env.tools import ToolResult
 from orchestrator.fake_llm.agent_answer import MODES, PlanSource, answer_agent, grouped_plans
 from orchestrator.fake_llm.plus_answer import answer_plus
-from orchestrator.fake_llm.prompt_roles import ROLE_OPENINGS, UnknownPrompt, inputs_of, role_of  # noqa: F401
+from orchestrator.fake_llm.prompt_roles import UnknownPrompt, inputs_of, role_of
 from surfers.offline import EXPLORERS
 from verifier.dialogue_rules import mark_problems, marked_turns
 

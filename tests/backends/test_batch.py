@@ -11,7 +11,7 @@ import pytest
 
 from backends.batch import ResultLog, Round, finish_folder, json_line, read_lines, run_batch
 from backends.folder_lock import FolderLock
-from backends.workers import JobFailure
+from backends.job_contract import JobFailure
 
 
 class Refused(Exception):

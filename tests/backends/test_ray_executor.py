@@ -12,7 +12,8 @@ import pytest
 
 ray = pytest.importorskip("ray", reason="Ray is the optional extra homeragents[ray]; the test extra installs it")
 
-from backends.workers import Budget, JobFailure, run_jobs  # noqa: E402
+from backends.job_contract import Budget, JobFailure  # noqa: E402
+from backends.workers import run_jobs  # noqa: E402
 from harness.context import ContextConfig  # noqa: E402
 from harness.runner import EvalConfig, evaluate  # noqa: E402
 from orchestrator.build import build  # noqa: E402

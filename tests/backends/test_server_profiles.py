@@ -11,18 +11,16 @@ from pathlib import Path
 
 import pytest
 
+from backends.dataset_reader import iter_tasks
+from backends.fake_llm import FakeLLMServer
 from backends.llm.client import prompt_tokens
 from harness.context import ContextConfig
 from harness.runner import EvalConfig, evaluate
 from orchestrator.build import build
-from orchestrator.dataset_writer import iter_tasks
-from backends.fake_llm import FakeLLMServer
-from orchestrator.fake_llm.offline_responder import default_responder
 from orchestrator.fake_llm.agent_answer import dataset_agent_plans
-from orchestrator.fake_llm.offline_responder import agent_responder
-from orchestrator.fake_llm.offline_responder import role_of
+from orchestrator.fake_llm.offline_responder import agent_responder, default_responder
+from orchestrator.fake_llm.prompt_roles import role_of
 from orchestrator.roles import BuildConfig
-
 from tests.support.homer_cli import HOMER, homer_here
 
 pytestmark = pytest.mark.slow

@@ -17,8 +17,7 @@ from backends.fake_llm.structured import strict_problem, with_nulls
 from backends.llm import LLMSettings
 from backends.llm.client import response_format_for
 from backends.llm.strict_schema import strict_form, unstrict
-from generators.plus_llm import PLUS_SCHEMA
-from generators.schemas import dialogue_days_schema
+from generators.schemas import PLUS_SCHEMA, dialogue_days_schema
 from generators.task_llm import task_draft_reply_schema
 from harness.summaries import SUMMARY_SCHEMA
 from orchestrator.build import build
@@ -26,8 +25,7 @@ from orchestrator.fake_llm.offline_responder import default_responder
 from orchestrator.planner import plan_schema
 from orchestrator.roles import BuildConfig
 from surfers.llm import app_schema
-from verifier.judges import JUDGE_VOTE_SCHEMA
-from verifier.llm_verifier import VERDICT_SCHEMA
+from verifier.schemas import JUDGE_VOTE_SCHEMA, VERDICT_SCHEMA
 
 ROLE_SCHEMAS = {
     "task_generator": task_draft_reply_schema(), "plus_generator": PLUS_SCHEMA, "planner": plan_schema(2, ["a", "b"]),

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from backends.folder_lock import LOCK_NAME, FolderBusy, FolderLock
-from backends.workers import CRASHED, MEMORY, TIMEOUT, Budget, Interrupted, run_jobs
+from backends.job_contract import CRASHED, MEMORY, TIMEOUT, Budget, Interrupted
+from backends.workers import run_jobs
 
 pytestmark = pytest.mark.slow
 

@@ -20,7 +20,7 @@ from generators.hedges import context_answers, exclude_hedges, written_answers
 from office_env import Workspace, default_registry, evaluate_criteria
 from office_env.evaluation.keywords import spelled_numbers
 from office_env.synthesis import make_world, write_workspace
-from office_env.synthesis.documents import NEAR_MISS_MARK
+from office_env.synthesis.common import NEAR_MISS_MARK
 from surfers import APPS, explore
 
 pytestmark = pytest.mark.slow

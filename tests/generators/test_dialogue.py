@@ -10,11 +10,11 @@ from datetime import date, datetime, timedelta
 
 import pytest
 
-from generators.dialogue_offline import bank_sizes, generate_dialogue, plan_dialogue, task_values
+from generators.dialogue_offline import generate_dialogue, plan_dialogue, task_values
 from generators.families import FAMILIES
 from generators.model import Distractor, MemoryPiece, Session, TaskDraft, Turn
 from generators.spoken_time import names_value, read_times
-from generators.thread_bank import MOVE_ROLES, THREADS_BANK, threads
+from generators.thread_bank import MOVE_ROLES, THREADS_BANK, bank_sizes, threads
 from generators.work_names import namings
 from verifier import check_dialogue
 from verifier.dialogue_rules import completion_claim
@@ -591,7 +591,7 @@ def test_no_bank_line_conjugates_a_verb_on_the_work():
 def awkward_draft(shift: int) -> TaskDraft:
     """Every cue that takes a plain value, each piece about one of AWKWARD_ABOUTS (``shift``
     turns which one, so that over ``len(AWKWARD_ABOUTS)`` shifts every cue meets every name)."""
-    from generators.dialogue_offline import SENTENCE_CUES
+    from generators.thread_bank import SENTENCE_CUES
 
     cues = sorted(threads().cues - SENTENCE_CUES)
     memory = []

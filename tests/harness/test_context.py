@@ -16,18 +16,18 @@ import numpy as np
 import pytest
 from rank_bm25 import BM25Okapi
 
-from backends.llm import LLMClient, LLMSettings
 from backends import tokens
+from backends.dataset_reader import iter_tasks
+from backends.fake_llm import FakeLLMServer, embedding_for
+from backends.llm import LLMClient, LLMSettings
 from backends.tokens import approx_tokens, count_tokens, counter_description, counter_name
 from generators.model import Session, transcript
 from harness.context import ContextConfig, HistoryContext, build_context
 from harness.retrieval import BM25Retriever, EmbeddingRetriever, tokenize
 from harness.summaries import EXTRACTIVE_KIND, cache_file, extractive_summary, has_detail, summary_key
 from orchestrator.build import build
-from orchestrator.dataset_writer import iter_tasks
-from backends.fake_llm import FakeLLMServer, embedding_for
 from orchestrator.fake_llm.offline_responder import default_responder
-from orchestrator.fake_llm.offline_responder import role_of
+from orchestrator.fake_llm.prompt_roles import role_of
 from orchestrator.roles import BuildConfig
 
 LONG = ContextConfig()

@@ -14,20 +14,19 @@ from pathlib import Path
 
 import pytest
 
+from backends.dataset_reader import iter_tasks
+from backends.fake_llm import FakeLLMServer
+from backends.task_record import RecordError, parse_record
 from harness.agents import REQUEST_MARKER, Episode, LLMAgent, agent_messages
 from harness.context import ContextConfig
 from harness.report import metrics, table
 from harness.runner import EvalConfig, EvalError, evaluate, record_problem
-from backends.task_record import RecordError, parse_record
 from office_env import Workspace, default_registry
 from orchestrator.build import build
-from orchestrator.dataset_writer import iter_tasks
-from backends.fake_llm import FakeLLMServer
 from orchestrator.fake_llm.agent_answer import choose_plan, dataset_agent_plans, request_of
-from orchestrator.fake_llm.offline_responder import agent_responder
-from orchestrator.fake_llm.offline_responder import ROLE_OPENINGS, offline_responder, role_of
+from orchestrator.fake_llm.offline_responder import agent_responder, offline_responder
+from orchestrator.fake_llm.prompt_roles import ROLE_OPENINGS, role_of
 from orchestrator.roles import BuildConfig
-
 from tests.support.homer_cli import homer_here
 
 pytestmark = pytest.mark.slow

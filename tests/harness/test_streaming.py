@@ -225,7 +225,7 @@ def test_a_streamed_run_writes_what_holding_every_row_gives(dataset, held, tmp_p
 
 @pytest.mark.slow
 def test_a_resume_after_a_torn_last_line_runs_exactly_the_missing_tasks(dataset, held, tmp_path, monkeypatch):
-    from backends.workers import Interrupted
+    from backends.job_contract import Interrupted
     from harness import runner
     from harness.runner import evaluate
 
@@ -281,7 +281,7 @@ def test_a_finished_run_is_read_a_row_at_a_time(tmp_path):
 def test_a_task_that_gives_no_result_fails_with_its_own_fields(dataset, held, tmp_path):
     """A task over its time budget gives no rows: the parent reads its record again for the rows it
     writes in their place (its app count, apps and family), and the figures count them as errors."""
-    from backends.workers import Budget
+    from backends.job_contract import Budget
     from harness.runner import evaluate
 
     summary = evaluate(dataset, tmp_path / "run", _oracle(workers=2), budget=Budget(seconds=0.001))

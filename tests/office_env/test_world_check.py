@@ -11,8 +11,7 @@ from pathlib import Path
 import pytest
 
 from office_env.formats import eml_io, ics_io, pdf_io, xlsx_io
-from office_env.synthesis import make_world, write_workspace
-from office_env.synthesis import documents
+from office_env.synthesis import documents, make_world, write_workspace
 from office_env.synthesis.check import check_world
 
 pytestmark = pytest.mark.slow
@@ -216,7 +215,8 @@ _written.manifests = {}
 
 
 def test_a_build_drops_the_tasks_of_a_world_that_fails_the_check(tmp_path, monkeypatch):
-    from orchestrator.build import BuildConfig, build
+    from orchestrator.build import build
+    from orchestrator.roles import BuildConfig
 
     real = documents.check_world
 

@@ -24,9 +24,8 @@ from office_env import validate_criteria
 from orchestrator.build import build
 from orchestrator.dataset_writer import BUILD, PROGRESS
 from orchestrator.roles import BuildConfig
-from verifier.gates import SCHEMA_DIR
-
 from tests.support.homer_cli import homer_here
+from verifier.gates import SCHEMA_DIR
 
 pytestmark = pytest.mark.slow
 
@@ -306,7 +305,7 @@ def test_resume_of_a_complete_build_changes_nothing(built, tmp_path):
 
 
 def test_resume_never_shrinks_a_complete_build(built, tmp_path):
-    from orchestrator.build import BuildError
+    from orchestrator.dataset_folder import BuildError
 
     out = shutil.copytree(built["a"], tmp_path / "complete")
     before = tree(out)

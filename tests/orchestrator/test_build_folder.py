@@ -3,7 +3,7 @@
 import pytest
 
 from backends.folder_lock import LOCK_NAME
-from orchestrator.build import BuildError, check_out_folder
+from orchestrator.dataset_folder import BuildError, check_out_folder
 
 
 def test_a_start_killed_while_writing_build_json_counts_as_empty(tmp_path):

@@ -14,19 +14,19 @@ from pathlib import Path
 
 import pytest
 
+from backends.dataset_reader import iter_tasks
 from backends.fake_llm import FakeLLMServer
 from generators.dialogue_llm import DAY_RETRIES, DAYS_PER_CALL
 from generators.dialogue_offline import task_values
 from generators.model import MemoryPiece
-from orchestrator.build import build
-from orchestrator.dataset_writer import iter_tasks
 from generators.plus_llm import OTHER_INSTRUCTIONS
 from generators.plus_offline import tellable
 from office_env import load_officebench
-from orchestrator.fake_llm.offline_responder import default_responder, inputs_of, role_of
+from orchestrator.build import build
+from orchestrator.fake_llm.offline_responder import default_responder
+from orchestrator.fake_llm.prompt_roles import inputs_of, role_of
 from orchestrator.plus import regenerate_split, told_candidates
 from orchestrator.roles import BuildConfig
-
 from tests.support.homer_cli import homer_here
 
 pytestmark = pytest.mark.slow

@@ -15,13 +15,13 @@ import pytest
 
 import harness.runner as runner
 from backends.folder_lock import FolderLock
-from backends.workers import Budget, Interrupted
+from backends.job_contract import Budget, Interrupted
 from harness.context import ContextConfig
 from harness.runner import EvalConfig, EvalError, evaluate
-from orchestrator.build import BuildError, build
+from orchestrator.build import build
+from orchestrator.dataset_folder import BuildError
 from orchestrator.dataset_writer import BUILD, PROGRESS, WORK
 from orchestrator.roles import BuildConfig
-
 from tests.support.homer_cli import homer_here
 
 pytestmark = pytest.mark.slow

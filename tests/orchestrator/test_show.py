@@ -11,10 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from backends.dataset_reader import iter_tasks
 from orchestrator.build import build
-from orchestrator.dataset_writer import iter_tasks
 from orchestrator.roles import BuildConfig
-
 from tests.support.homer_cli import HOMER, homer_here
 
 pytestmark = pytest.mark.slow

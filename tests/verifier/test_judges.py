@@ -6,10 +6,11 @@ import json
 
 import pytest
 
+from backends.dataset_reader import iter_tasks
 from backends.fake_llm import FakeLLMServer
 from orchestrator.build import build
-from orchestrator.dataset_writer import iter_tasks
-from orchestrator.fake_llm.offline_responder import default_responder, inputs_of, role_of
+from orchestrator.fake_llm.offline_responder import default_responder
+from orchestrator.fake_llm.prompt_roles import inputs_of, role_of
 from orchestrator.roles import BuildConfig
 from verifier.judges import PANEL, judge_panel
 
