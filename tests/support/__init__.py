@@ -4,5 +4,5 @@
 - ``records``: task records and JSON files written for a test, and places in a record's dialogue;
 - ``homer_cli``: the ``homer`` command line run in the test process;
 - ``llama_server``: a real llama.cpp server (the ``llama_server`` fixture starts one);
-- ``slow``: which modules form the slow layer, and the order the longest run in.
+- ``slow``: the order the longest modules start in (which modules are slow each says itself).
 """
