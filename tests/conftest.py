@@ -62,6 +62,32 @@ def pytest_sessionstart(session):
     root = Path(__file__).resolve().parents[1]
     for package in PACKAGES:
         compileall.compile_dir(root / package, quiet=2, workers=1)
+    if session.config.getoption("dist", "no") != "no":
+        _cache_rewritten_tests(session.config, root / "tests")
+
+
+def _cache_rewritten_tests(config, tests: Path) -> None:
+    """The test modules with their asserts rewritten, cached once for every xdist worker. Each worker
+    imports every module to collect it, and where PYTHONDONTWRITEBYTECODE is set pytest keeps no
+    rewritten copy, so each worker would rewrite all of them again (6 s of CPU a worker). pytest reads
+    the cache whatever that setting says and checks it against the source. These are pytest's own
+    functions (private, so any change in them only costs the time again, never a failure)."""
+    try:
+        from _pytest.assertion.rewrite import (PYC_TAIL, _read_pyc, _rewrite_test, _write_pyc,
+                                               assertstate_key, get_cache_dir)
+
+        state = config.stash[assertstate_key]
+        for path in sorted(tests.rglob("*.py")):
+            if not (path.name.startswith("test_") or path.name == "conftest.py"):
+                continue
+            cache = get_cache_dir(path)
+            cache.mkdir(exist_ok=True)
+            pyc = cache / (path.name[:-3] + PYC_TAIL)
+            if _read_pyc(path, pyc, state.trace) is None:
+                source_hash, code = _rewrite_test(path, config)
+                _write_pyc(state, code, source_hash, pyc)
+    except Exception:  # noqa: BLE001 - a speed-up only: the workers rewrite the modules themselves
+        return
 
 
 def pytest_xdist_auto_num_workers(config):
