@@ -466,7 +466,7 @@ def kind_of(folder: Path) -> str:
     return "challenge" if isinstance(days, int) and days >= PRESETS["challenge"][0] else "standard"
 
 
-CODE_MARK = ".code"  # beside a cached build (``<folder>.code``): the fingerprint of the code that wrote it
+CODE_MARK = ".code"  # beside a cached build (``<folder>.code``): the fingerprint of what wrote it
 
 
 @functools.cache
@@ -482,12 +482,27 @@ def code_fingerprint() -> str:
     return digest.hexdigest()[:16]
 
 
+def seeds_fingerprint(seeds: Path) -> str:
+    """A digest of a Plus build's seed folder (its regular files, links not followed): a build
+    regenerated from other seeds is built again."""
+    digest = hashlib.sha256()
+    for path in sorted(seeds.rglob("*")):
+        if path.is_file() and not path.is_symlink():
+            digest.update(str(path.relative_to(seeds)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def build_fingerprint(kind: str, seeds: Path) -> str:
+    """What a cached build must have been written by and from: this code, and for Plus these seeds."""
+    return code_fingerprint() + (f" {seeds_fingerprint(seeds)}" if kind == "plus" else "")
+
+
 def make(kind: str, folder: Path, *, n: int, seed: int, seeds: Path, workers: int) -> str:
     """Build (or, with a finished one of this code there, reuse) the ``kind`` dataset in ``folder``;
     says which."""
     mark = folder.with_name(folder.name + CODE_MARK)
     if (folder / "build.json").is_file() and (folder / "tasks").is_dir() and mark.is_file() \
-            and mark.read_text() == code_fingerprint():
+            and mark.read_text() == build_fingerprint(kind, seeds):
         return f"cached {kind} build {folder} (seed {seed})"
     shutil.rmtree(folder, ignore_errors=True)  # an interrupted earlier build, or another code's
     start = time.perf_counter()
@@ -499,7 +514,7 @@ def make(kind: str, folder: Path, *, n: int, seed: int, seeds: Path, workers: in
         days, utterances = PRESETS[kind]
         built = build(folder, n, BuildConfig(seed=seed, days=days, utterances_per_day=utterances), workers=workers)
         said = f"{kind} build of {built.accepted} tasks (seed {seed}) in {time.perf_counter() - start:.1f} s"
-    mark.write_text(code_fingerprint())
+    mark.write_text(build_fingerprint(kind, seeds))
     return said
 
 

@@ -3,8 +3,11 @@ written by the same code)."""
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
+import io
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -14,15 +17,38 @@ import pytest
 pytestmark = pytest.mark.slow
 
 SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "quality.py"
+SAMPLE = Path(__file__).resolve().parents[2] / "datasets" / "officebench-sample"
+
+
+def load_bench():
+    spec = importlib.util.spec_from_file_location("quality_bench", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def run(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True, timeout=900, check=False)
+    """``python bench/quality.py ARGS`` in this process (one import of the stack and the learners for
+    every run): its exit code, standard output and error."""
+    out, err, code = io.StringIO(), io.StringIO(), 0
+    argv = sys.argv
+    sys.argv = [str(SCRIPT), *args]
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            load_bench().main()
+    except SystemExit as stop:
+        code = stop.code if isinstance(stop.code, int) else 1
+        if not isinstance(stop.code, int) and stop.code is not None:
+            err.write(f"{stop.code}\n")
+    finally:
+        sys.argv = argv
+    return subprocess.CompletedProcess(args, code, out.getvalue(), err.getvalue())
 
 
 def test_standard_and_plus_builds_in_one_table_and_the_cache_is_reused(tmp_path: Path):
+    cache = tmp_path / "cache"
     args = ("--builds", "standard,plus", "--n", "2", "--seed", "3", "--train-seed", "5", "--workers", "1",
-            "--cache", str(tmp_path), "--no-oracle", "--plus-runs", "2")
+            "--cache", str(cache), "--no-oracle", "--plus-runs", "2")
     first = run(*args, "--json")
     assert first.returncode == 0, first.stderr
     data = json.loads(first.stdout)
@@ -38,19 +64,27 @@ def test_standard_and_plus_builds_in_one_table_and_the_cache_is_reused(tmp_path:
     assert "clause fragments (< 4 words)" in {line["figure"] for line in data["plus"]["figures"]}
     builds = {"standard-n2-s3", "standard-n2-s5", "plus-s3", "plus-s4", "plus-s5", "plus-s6"}
     # two Plus runs measured, two trained on; beside each build, the fingerprint of the code that wrote it
-    assert {p.name for p in tmp_path.iterdir()} == builds | {f"{b}.code" for b in builds}
+    assert {p.name for p in cache.iterdir()} == builds | {f"{b}.code" for b in builds}
     assert data["plus"]["source"].startswith("2 runs (seeds 3-4)")
     second = run(*args)  # the table, from the kept builds
     assert second.returncode == 0, second.stderr
-    assert "standard: cached standard build" in second.stdout and "plus: 2 runs (seeds 3-4): cached plus build" in second.stdout
+    assert "standard: cached standard build" in second.stdout
+    assert "plus: 2 runs (seeds 3-4): cached plus build" in second.stdout
     header = next(line for line in second.stdout.splitlines() if line.startswith("figure"))
     assert "standard" in header and "plus" in header
     assert "targets met" in second.stdout
-    (tmp_path / "standard-n2-s3.code").write_text("another code's build")  # written before a change: built again
+    (cache / "standard-n2-s3.code").write_text("another code's build")  # written before a change: built again
     third = run(*args)
     assert third.returncode == 0, third.stderr
     assert "standard: standard build of 2 tasks (seed 3)" in third.stdout, third.stdout
     assert "plus: 2 runs (seeds 3-4): cached plus build" in third.stdout
+    other = tmp_path / "other-seeds"  # a Plus build regenerated from other seeds is built again
+    shutil.copytree(SAMPLE / "tasks" / "2-1", other / "tasks" / "2-1")
+    fourth = run(*args, "--plus", str(other))
+    assert fourth.returncode == 0, fourth.stderr
+    assert "standard: cached standard build" in fourth.stdout
+    assert f"plus: 2 runs (seeds 3-4): Plus regeneration of 1 tasks from {other} (seed 3)" in fourth.stdout, \
+        fourth.stdout
 
 
 def test_bad_options_are_one_line():
@@ -59,13 +93,11 @@ def test_bad_options_are_one_line():
 
 
 def test_a_plus_task_could_say_a_day_relatively_only_as_the_writer_would():
-    spec = importlib.util.spec_from_file_location("quality_bench", SCRIPT)
-    quality = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(quality)
-    _near_day = quality._near_day
+    _near_day = load_bench()._near_day
 
     def record(value: str) -> dict:
-        return {"dialogue": [{"date": "2024-04-22"}, {"date": "2024-04-29"}], "memory": [{"value": "Bob"}, {"value": value}]}
+        return {"dialogue": [{"date": "2024-04-22"}, {"date": "2024-04-29"}],
+                "memory": [{"value": "Bob"}, {"value": value}]}
 
     assert _near_day(record("2024-05-07"))  # "Tuesday next week" from the 29th
     assert not _near_day(record("5/7/2024"))  # the writer says such a day as written
