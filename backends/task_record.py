@@ -198,6 +198,18 @@ class Computed(_Shape):
     given: Annotated[list[MemoryId], Field(description="memory pieces that decide which computation this is")] \
         | SkipJsonSchema[None] = None
 
+    def to_dict(self) -> dict[str, Any]:
+        """The keys it has in the order the builders have always written them (``given`` first of
+        the optional ones)."""
+        data = super().to_dict()
+        return {key: data[key] for key in ("value", "op", "inputs", "given", "rule", "note") if key in data}
+
+
+# where provenance's keys stand in task.json: the schema's fields and the keys the builders, the
+# gates' writer and the review add, in the order they have always been written; others follow
+PROVENANCE_ORDER = ("backend", "model", "seed", "index", "world_seed", "seed_task", "rounds", "verifier_feedback",
+                    "gates", "tokens", "difficulty", "repairs", "cost_usd", "trace", "review")
+
 
 class Provenance(_Open):
     _nullable: ClassVar[frozenset[str]] = frozenset({"model"})
@@ -208,6 +220,16 @@ class Provenance(_Open):
     rounds: whole(ge=1)  # type: ignore[valid-type]  # a pydantic type made by a call
     gates: dict[str, Any]
     tokens: dict[str, Any] | SkipJsonSchema[None] = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The keys it has, in ``PROVENANCE_ORDER`` (then any other, as read)."""
+        data = super().to_dict()
+        known = {key: data.pop(key) for key in PROVENANCE_ORDER if key in data}
+        return {**known, **data}
+
+    def extra(self, key: str) -> Any:
+        """A key the schema leaves open (``world_seed``, ``trace``, ``cost_usd`` ...), or None."""
+        return (self.model_extra or {}).get(key)
 
 
 class TaskRecord(_Open):
@@ -243,6 +265,16 @@ class TaskRecord(_Open):
             raise ValueError("has non-unique elements")
         return apps
 
+    def to_dict(self) -> dict[str, Any]:
+        """The record as ``task.json`` holds it: the one way a record becomes JSON (its fields in
+        the schema's order, provenance's in ``PROVENANCE_ORDER``, a computation's as ``Computed``
+        writes them)."""
+        data = super().to_dict()
+        if self.computed is not None:
+            data["computed"] = [c.to_dict() for c in self.computed]
+        data["provenance"] = self.provenance.to_dict()
+        return data
+
     def criteria(self) -> list[dict[str, Any]]:
         """The ``evaluation`` list as the evaluator takes it."""
         return [c.to_dict() for c in self.evaluation]
@@ -261,10 +293,15 @@ def parse_record(data: Any) -> TaskRecord:
     try:
         return TaskRecord.model_validate(data)
     except ValidationError as exc:
-        first = exc.errors(include_url=False)[0]
-        where = ".".join(str(p) for p in first["loc"]) or "(top level)"
-        message = _WORDS.get(first["type"], first["msg"])
-        raise RecordError(where, message.removeprefix("Value error, ")) from None
+        raise record_error(exc) from None
+
+
+def record_error(exc: ValidationError) -> RecordError:
+    """The first problem the type found (in a record read, or one being built) as a :class:`RecordError`."""
+    first = exc.errors(include_url=False)[0]
+    where = ".".join(str(p) for p in first["loc"]) or "(top level)"
+    message = _WORDS.get(first["type"], first["msg"])
+    return RecordError(where, message.removeprefix("Value error, "))
 
 
 _WORDS = {"missing": "missing", "extra_forbidden": "not a field of a task record here (unknown key)"}

@@ -26,8 +26,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, cast
 
+from pydantic import ValidationError
+
 from backends.batch import Round, finish_folder, run_batch
 from backends.llm.usage import COUNTERS
+from backends.task_record import TaskRecord, record_error
 from backends.tokens import counter_name
 from backends.workers import Budget, JobFailure
 from generators.bank_check import check_banks
@@ -63,7 +66,7 @@ from orchestrator.endpoint_guard import (
 from orchestrator.neo_graph import NeoState, build_neo_graph
 from orchestrator.offline_roles import OfflineRoles
 from orchestrator.planner import Strata
-from orchestrator.record import build_record
+from orchestrator.record import build_record, with_gates, with_usage
 from orchestrator.roles import (  # noqa: F401 (MAX_TASKS, MIN_DAYS, TASKS_PER_WORLD: re-exported)
     MAX_TASKS,
     MIN_DAYS,
@@ -75,7 +78,7 @@ from orchestrator.roles import (  # noqa: F401 (MAX_TASKS, MIN_DAYS, TASKS_PER_W
 )
 from verifier.duplicates import FirstOfEach, duplicate_keys, first_of_each, near_words
 from verifier.gameability import record_cues
-from verifier.gates import kept_findings, run_gates
+from verifier.gates import run_gates
 
 if TYPE_CHECKING:
     from generators.model import TaskDraft
@@ -172,26 +175,27 @@ def is_role_failure(exc: Exception) -> bool:
 
 def _gate(state: NeoState) -> dict[str, Any]:
     job, draft = state["job"], cast("TaskDraft", state["draft"])  # the gates follow a dialogue, made for a draft
-    record = build_record(job, draft, state["dialogue"], state["rounds"], state.get("feedback_log", []))
+    try:
+        record = build_record(job, draft, state["dialogue"], state["rounds"], state.get("feedback_log", []))
+    except ValidationError as exc:  # a model's draft the type refuses: the schema gate's drop
+        return {"outcome": {"status": "dropped", "reason": f"gate schema: {record_error(exc)}"}}
     if job.config.backend == "llm":  # every model call of this task happened before its gates
         spent = usage_delta(_JOB_USAGE.get(job.task_id, {}), _usage_now(job.config))
-        record["provenance"]["tokens"]["llm"] = spent
         settings = _roles(job.config).client.settings
-        if settings.prices:
-            record["provenance"]["cost_usd"] = usage_cost(spent, settings)
+        record = with_usage(record, spent, usage_cost(spent, settings) if settings.prices else None)
     client = getattr(_roles(job.config), "client", None)
     # the world's testbed is one this build wrote: replays may hard-link it instead of copying
     return {"outcome": gate_record(record, job.testbed, None, job.scratch or job.staging, job.config, client,
                                    trusted=True)}
 
 
-def gate_record(record: dict[str, Any], testbed: Path | None, reference: Path | None, scratch: Path,
+def gate_record(record: TaskRecord, testbed: Path | None, reference: Path | None, scratch: Path,
                 config: Any, client: Any, *, trusted: bool = False) -> dict[str, Any]:
-    """Run the gates on a record (in a folder of its own under ``scratch``), keep their results in its
-    provenance, and say ``gated`` or ``dropped`` with the first failing gate. ``testbed=None`` is an
-    empty office."""
+    """Run the gates on a record (in a folder of its own under ``scratch``), and say ``gated`` with
+    the record and their results in its provenance, or ``dropped`` with the first failing gate.
+    ``testbed=None`` is an empty office."""
     scratch.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix=f".{record['id']}.", dir=scratch))
+    work = Path(tempfile.mkdtemp(prefix=f".{record.id}.", dir=scratch))
     try:
         if testbed is None or not testbed.is_dir():
             testbed = work / "empty-testbed"
@@ -201,12 +205,10 @@ def gate_record(record: dict[str, Any], testbed: Path | None, reference: Path | 
                             drop_early=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    record["provenance"]["gates"] = {name: r.to_dict() for name, r in results.items()}
-    record["provenance"].update(kept_findings(results))  # what the gates found that the record keeps (the trace)
     failed = [name for name, r in results.items() if not r.passed]
     if failed:
         return {"status": "dropped", "reason": f"gate {failed[0]}: {results[failed[0]].detail}"}
-    return {"status": "gated", "record": record}
+    return {"status": "gated", "record": with_gates(record, results)}
 
 
 def _write(state: NeoState) -> dict[str, Any]:
@@ -349,12 +351,11 @@ def run_attempt(out: str, config: BuildConfig, index: int, work: str) -> dict[st
                "family": plan.family if plan else None, "rounds": state.get("rounds", 0)}
     summary.update(_spent(config, before))  # what each attempt cost, kept or not (the card sums those not kept)
     if outcome["status"] == "accepted":
-        record = outcome["record"]
-        summary.update(staged=outcome["staged"], family=record["family"], app_count=record["app_count"],
-                       keys=duplicate_keys(record), words=near_words(record))
-        # the card's per-task figures (the parent only sums them), from the record as its task.json holds
-        # it: a record of JSON types only (lists, string keys), so reading the file back would give it again
-        summary[CUES] = record_cues(record)
+        record: TaskRecord = outcome["record"]
+        data = record.to_dict()  # as its task.json holds it: reading the file back would give it again
+        summary.update(staged=outcome["staged"], family=record.family, app_count=record.app_count,
+                       keys=duplicate_keys(data), words=near_words(data))
+        summary[CUES] = record_cues(data)  # the card's per-task figures (the parent only sums them)
     return summary
 
 

@@ -29,6 +29,7 @@ from typing import Any, Callable, cast
 
 from backends.batch import ResultLog
 from backends.dataset_reader import TASKS, LoadedTask, iter_tasks  # noqa: F401  (reading lives below; re-exported)
+from backends.task_record import TaskRecord
 from office_env import criteria_schema
 from office_env.untrusted import copy_tree, is_real_dir
 from office_env.workspace import atomic_write
@@ -57,7 +58,7 @@ def write_text(path: Path, text: str) -> None:
     atomic_write(path, text.encode("utf-8"))
 
 
-def stage_task(staging: Path, record: dict[str, Any], testbed: Path | None, reference: Path | None = None, *,
+def stage_task(staging: Path, record: TaskRecord, testbed: Path | None, reference: Path | None = None, *,
                trusted: bool = False) -> Path:
     """Write ``<staging>/<id>`` completely under a temporary name, then rename it into place.
 
@@ -65,8 +66,8 @@ def stage_task(staging: Path, record: dict[str, Any], testbed: Path | None, refe
     ``reference`` (expected files of a seed task), when given, to ``reference/``; both as
     untrusted trees (``UntrustedInputError`` names a refused path, and nothing is left behind);
     ``trusted``: the testbed is a world this build wrote, whose files replays may hard-link."""
-    final = staging / record["id"]
-    tmp = Path(tempfile.mkdtemp(prefix=f".{record['id']}.", dir=staging))
+    final = staging / record.id
+    tmp = Path(tempfile.mkdtemp(prefix=f".{record.id}.", dir=staging))
     try:
         tmp.chmod(0o755)  # mkdtemp creates 0700; a dataset is meant to be shared
         if testbed is not None and (is_real_dir(testbed) or testbed.is_symlink()):
@@ -75,7 +76,7 @@ def stage_task(staging: Path, record: dict[str, Any], testbed: Path | None, refe
             (tmp / "testbed").mkdir()
         if reference is not None:
             copy_tree(reference, tmp / "reference")
-        (tmp / "task.json").write_text(dumps(record), encoding="utf-8")
+        (tmp / "task.json").write_text(dumps(record.to_dict()), encoding="utf-8")
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from backends.dataset_reader import dataset_identity, iter_tasks
+from backends.task_record import parse_record
 from generators.bank_check import check_banks
 from generators.dialogue_offline import HistoryWriter
 from generators.history_plan import DayPlan
@@ -196,10 +197,11 @@ def run_sweep(dataset: Path, out: Path, config: EvalConfig, horizons: list[int],
         for task in tasks:
             try:
                 record = stretch_record(cast("dict[str, Any]", task.record), horizon)
+                typed = parse_record(record)  # a RecordError (a ValueError) names what the type refuses
             except (HorizonError, KeyError, TypeError, ValueError) as exc:
                 left_out.setdefault(str(horizon), []).append({"id": task.id, "reason": str(exc)[:300]})
                 continue
-            staged = stage_task(staging, record, task.testbed, task.reference)
+            staged = stage_task(staging, typed, task.testbed, task.reference)
             staged.rename(data / "tasks" / task.id)
             records.append(record)
         shutil.rmtree(staging)

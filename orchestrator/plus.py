@@ -36,8 +36,10 @@ from pathlib import Path
 from typing import Annotated, Any, Callable, Protocol, Sequence, TypedDict, cast
 
 from langgraph.graph import END, START, StateGraph
+from pydantic import ValidationError
 
 from backends.batch import Round, run_batch
+from backends.task_record import App, Memory, Now, Provenance, Session, TaskRecord, User, Weekday, record_error
 from backends.workers import Budget
 from generators.bank_check import check_banks
 from generators.model import Verdict
@@ -45,6 +47,7 @@ from generators.plus_llm import regenerate_llm
 from generators.plus_offline import PlusDraft, infer_apps, plus_problems, regenerate
 from generators.specifics import check_specifics
 from office_env import SeedTask, load_officebench
+from office_env.evaluation.criterion import Criterion
 from office_env.seeding import rng as seeded
 from office_env.untrusted import read_file
 from orchestrator import dataset_writer as dataset
@@ -62,7 +65,7 @@ from orchestrator.endpoint_guard import (
     timeout_reason,
 )
 from orchestrator.neo_graph import review_and_write
-from orchestrator.record import dialogue_tokens
+from orchestrator.record import dialogue_tokens, with_usage
 from orchestrator.roles import GenerationOptions
 from verifier.dialogue_rules import check_dialogue
 from verifier.llm_verifier import verify_llm
@@ -224,37 +227,24 @@ def _display_name(username: str) -> str:
     return " ".join(w[:1].upper() + w[1:] for w in words) or username
 
 
-def build_plus_record(job: PlusJob, draft: PlusDraft, rounds: int, feedback_log: list[str]) -> dict[str, Any]:
-    """The ``task.json`` record of a Plus task (the format of ``verifier/schemas/task.schema.json``,
-    split ``plus``)."""
+def build_plus_record(job: PlusJob, draft: PlusDraft, rounds: int, feedback_log: list[str]) -> TaskRecord:
+    """The task record of a Plus task (split ``plus``); a seed's words the type refuses (an unknown
+    weekday, an app it does not know) are a ``pydantic.ValidationError`` naming the field."""
     seed = job.seed_task
     dialogue = [s.to_dict() for s in draft.sessions]
-    return {
-        "id": job.task_id,
-        "split": "plus",
-        "apps": infer_apps(seed.instruction, seed.evaluation),
-        "app_count": seed.app_count,
-        "user": {"name": _display_name(seed.username), "username": seed.username},
-        "now": {"date": seed.date, "weekday": seed.weekday.strip().capitalize(), "time": f"{seed.now:%H:%M}"},
-        "description": seed.instruction,
-        "intent": draft.intent,
-        "subtasks": list(draft.subtasks),
-        "query": draft.query,
-        "memory": [m.to_dict() for m in draft.memory],
-        "evaluation": seed.evaluation,
-        "dialogue": dialogue,
-        "provenance": {
-            "backend": job.config.backend,
-            "model": job.config.model,
-            "seed": job.config.seed,
-            "seed_task": seed.id,
-            "rounds": rounds,
-            "verifier_feedback": feedback_log,
-            "gates": {},
-            "tokens": dialogue_tokens(dialogue),
-            **({"repairs": list(job.repairs)} if job.repairs else {}),
-        },
-    }
+    return TaskRecord(
+        id=job.task_id, split="plus", apps=cast("list[App]", infer_apps(seed.instruction, seed.evaluation)),
+        app_count=seed.app_count, user=User(name=_display_name(seed.username), username=seed.username),
+        now=Now(date=seed.date, weekday=cast(Weekday, seed.weekday.strip().capitalize()), time=f"{seed.now:%H:%M}"),
+        description=seed.instruction, intent=draft.intent, subtasks=list(draft.subtasks), query=draft.query,
+        memory=[Memory.model_validate(m.to_dict()) for m in draft.memory],
+        evaluation=[Criterion.model_validate(c) for c in seed.evaluation],
+        dialogue=[Session.model_validate(s) for s in dialogue],
+        provenance=Provenance.model_validate({  # an open object: its keys beyond the schema's are kept as given
+            "backend": job.config.backend, "model": job.config.model, "seed": job.config.seed, "seed_task": seed.id,
+            "rounds": rounds, "verifier_feedback": feedback_log, "gates": {}, "tokens": dialogue_tokens(dialogue),
+            **({"repairs": list(job.repairs)} if job.repairs else {})}),
+    )
 
 
 _JOB_USAGE: dict[str, tuple[Any, dict[str, Any]]] = {}  # (client, usage at the job's start)
@@ -263,13 +253,14 @@ _JOB_USAGE: dict[str, tuple[Any, dict[str, Any]]] = {}  # (client, usage at the 
 def plus_gate(state: PlusState) -> dict[str, Any]:
     job = state["job"]
     # the gates follow a verdict, given on a draft
-    record = build_plus_record(job, cast(PlusDraft, state["draft"]), state["rounds"], state.get("feedback_log", []))
+    try:
+        record = build_plus_record(job, cast(PlusDraft, state["draft"]), state["rounds"], state.get("feedback_log", []))
+    except ValidationError as exc:  # a seed's words the type refuses: the schema gate's drop
+        return {"outcome": {"status": "dropped", "reason": f"gate schema: {record_error(exc)}"}}
     client, before = _JOB_USAGE.get(job.task_id, (None, {}))
     if client is not None:
         spent = usage_delta(before, client.usage.to_dict())
-        record["provenance"]["tokens"]["llm"] = spent
-        if client.settings.prices:
-            record["provenance"]["cost_usd"] = usage_cost(spent, client.settings)
+        record = with_usage(record, spent, usage_cost(spent, client.settings) if client.settings.prices else None)
     seed = job.seed_task
     job.staging.mkdir(parents=True, exist_ok=True)
     return {"outcome": gate_record(record, seed.testbed, seed.reference, job.staging, job.config, client)}

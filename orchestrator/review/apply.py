@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from backends.dataset_reader import folder_written_whole, iter_tasks
+from backends.task_record import parse_record
 from office_env.untrusted import UntrustedInputError, load_json, printable
 from orchestrator.dataset_writer import stage_task, write_index, write_json, write_schemas, write_text
 from orchestrator.record import dialogue_tokens
@@ -97,7 +98,7 @@ def apply_review(dataset: Path, out: Path, rule: str, unreviewed: str = "keep") 
             record.setdefault("provenance", {})["review"] = {
                 "rule": rule, "overall": sorted(overall.get(task.id, [])),
                 "edits": [{"field": r["field"], "annotator": r["annotator"], "at": r["at"]} for r in own]}
-            staged = stage_task(staging, record, task.testbed, task.reference)
+            staged = stage_task(staging, parse_record(record), task.testbed, task.reference)  # it passed its gates
             os.replace(staged, tmp / "tasks" / task.id)
             kept.append(record)
         shutil.rmtree(staging)

@@ -116,3 +116,17 @@ def test_the_reader_gives_a_typed_record_or_one_line(tmp_path):
     task = load_task(tmp_path, "neo-00001")
     assert task.task is None and task.record is None
     assert task.error == f"{folder / 'task.json'}: memory.0.kind: Input should be 'fact' or 'action'"
+
+
+def test_a_record_is_written_as_the_builders_have_always_written_it():
+    """``to_dict`` is the one way a record becomes JSON: the schema's fields in order, provenance's
+    keys (the schema's and the open ones) and a computation's keys in the builders' order."""
+    sample = record()
+    sample["provenance"] = {"backend": "offline", "model": None, "seed": 1, "index": 0, "world_seed": 7, "rounds": 1,
+                            "verifier_feedback": [], "gates": {"schema": {"passed": True, "detail": "valid"}},
+                            "tokens": {"counter": "c", "dialogue": 2}, "difficulty": {"label": "easy"},
+                            "trace": {"evaluation[0].args.file": "testbed:data/a.docx"}, "later": 1}
+    sample["computed"] = [{"value": 3, "op": "sum", "inputs": [1, 2], "given": ["m1"], "rule": "r", "note": "n"}]
+    assert json.dumps(parse_record(sample).to_dict()) == json.dumps(sample)
+    reordered = {**sample, "provenance": dict(reversed(sample["provenance"].items()))}
+    assert json.dumps(parse_record(reordered).to_dict()) == json.dumps(sample)  # one order, whatever was read

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from backends.dataset_reader import iter_tasks
+from backends.task_record import parse_record
 from office_env import PathError, load_officebench, untrusted
 from office_env.evaluation.paths import inside
 from office_env.limits import MAX_NAME_CHARS, MAX_TREE_DEPTH
@@ -341,13 +342,13 @@ def test_stage_task_refuses_links_and_leaves_nothing(tmp_path, outside):
     (testbed / "data").mkdir(parents=True)
     os.symlink(outside, testbed / "data" / "out")
     with pytest.raises(UntrustedInputError, match="data/out: is a symlink"):
-        stage_task(staging, {"id": "t1"}, testbed)
+        stage_task(staging, parse_record(task_record_sample("t1")), testbed)
     os.symlink(outside, tmp_path / "link")
     with pytest.raises(UntrustedInputError, match="link: is a symlink"):
-        stage_task(staging, {"id": "t2"}, tmp_path / "link")
+        stage_task(staging, parse_record(task_record_sample("t2")), tmp_path / "link")
     assert list(staging.iterdir()) == []
     (testbed / "data" / "out").unlink()
-    staged = stage_task(staging, {"id": "t3"}, testbed, testbed)
+    staged = stage_task(staging, parse_record(task_record_sample("t3")), testbed, testbed)
     assert (staged / "reference" / "data").is_dir() and (staged / "task.json").is_file()
 
 

@@ -531,10 +531,10 @@ def test_a_rejected_round_sends_its_feedback_to_the_next(sample_seeds, tmp_path)
     assert roles.dialogues[0] != roles.dialogues[1]
     assert state["rounds"] == 2 and state["outcome"]["status"] == "accepted"
     record = state["outcome"]["record"]
-    assert record["provenance"]["rounds"] == 2
-    assert record["provenance"]["verifier_feedback"] == ["day 2 turn 3: round 1 reads badly\nday 4 turn 1: too short"]
+    assert record.provenance.rounds == 2
+    assert record.provenance.extra("verifier_feedback") == ["day 2 turn 3: round 1 reads badly\nday 4 turn 1: too short"]
     staged = Path(state["outcome"]["staged"])
-    assert json.loads((staged / "task.json").read_text(encoding="utf-8")) == record
+    assert json.loads((staged / "task.json").read_text(encoding="utf-8")) == record.to_dict()
 
 
 def test_five_rejections_drop_the_seed_and_the_card_counts_it(tmp_path):
