@@ -52,6 +52,7 @@ from generators.model import Distractor, MemoryPiece, Session, TaskDraft
 from generators.near_values import OTHER_PEOPLE, near_value
 from generators.sibling_works import Sibling, sibling_pieces
 from generators.specifics import Specific, contains_specific, find_specifics, locate_specifics
+from generators.spoken_time import say_days_within
 from generators.thread_bank import threads
 from generators.typos import fix_typos, word_frequency
 from office_env.apps import OFFICE_APPS
@@ -308,7 +309,8 @@ def memory_pieces(instruction: str, clauses: Sequence[tuple[int, int]], *, token
             said = said.rstrip(" ?") + "?"
         else:
             cue = "requested" if kind == "action" else "note"
-        if value == text:
+        if value == text:  # the whole clause is the value: said as a person says it, days included
+            said = say_days_within(said)
             value = said
         pieces.append(MemoryPiece(id=f"m{index + 1}", kind=kind, text=said, value=value, cue=cue))
     return pieces

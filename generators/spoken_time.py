@@ -60,6 +60,22 @@ def say_day(day: date, said_on: date, *, near_words: bool = False) -> str:
     return f"{weekday} {day.day} {day.strftime('%B')}{year}"
 
 
+_ISO_DAY = re.compile(r"(?<![\w-])(\d{4})-(\d{2})-(\d{2})(?![\w-])")
+
+
+def say_days_within(text: str) -> str:
+    """``text`` with each ISO day in it written as a person writes a day outside any chat's day
+    ("on 2024-05-07" -> "on Tuesday 7 May 2024"): for a clause that is said whole, wherever it is said."""
+    def spoken(match: re.Match[str]) -> str:
+        try:
+            day = date(int(match.group(1)), int(match.group(2)), int(match.group(3)))
+        except ValueError:
+            return match.group(0)  # no such day: left as written
+        return f"{day.strftime('%A')} {day.day} {day.strftime('%B')} {day.year}"
+
+    return _ISO_DAY.sub(spoken, text)
+
+
 def say_moment(when: datetime, said_on: date) -> str:
     """``when`` as said on ``said_on``: :func:`say_day` and the clock ("tomorrow at 16:00")."""
     return f"{say_day(when.date(), said_on, near_words=True)} at {when.strftime('%H:%M')}"

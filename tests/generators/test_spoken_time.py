@@ -132,3 +132,20 @@ def test_talk_moved_to_another_date_never_shifts_onto_a_day_the_kept_values_name
     assert [f.when for f in read_times(free, new)] == [datetime(2024, 5, 16, 10, 0)]  # moved with the talk
     kept = redate(text, old, new, keep={datetime(2024, 5, 16, 10, 0)}, shift_others=True)
     assert [f.when for f in read_times(kept, new)] == [datetime(2024, 5, 23, 10, 0)]  # the day it named
+
+
+def test_a_clause_said_whole_says_its_days_as_a_person_writes_them():
+    """A seed clause carried whole as a Plus value (no single token of it could be) says its ISO day
+    as a day, in the value and the text alike; read back, the phrase still names that day."""
+    from datetime import date
+
+    from generators.plus_offline import memory_pieces, split_clauses
+    from generators.spoken_time import read_times, say_days_within
+
+    assert say_days_within("on 2024-05-07 from 15:00") == "on Tuesday 7 May 2024 from 15:00"
+    assert say_days_within("v2024-05-07 and 2024-13-40") == "v2024-05-07 and 2024-13-40"  # no day in either
+    instruction = "Add 'Budget review' to my calendar on 2024-05-07 from 15:00 to 16:00."
+    [piece] = memory_pieces(instruction, split_clauses(instruction), token_values=False)
+    assert "2024-05-07" not in piece.value + piece.text and "Tuesday 7 May 2024" in piece.value
+    assert piece.value == piece.text
+    assert date(2024, 5, 7) in [f.when for f in read_times(piece.value, date(2024, 4, 20))]
