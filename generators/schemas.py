@@ -134,7 +134,10 @@ def dialogue_days_schema(days: int) -> dict[str, Any]:
                     {"days": {"type": "array", "minItems": days, "maxItems": days, "items": day}}, ["days"])
 
 
-PLUS_SCHEMA: dict[str, Any] = document("regenerated task (intent, memory, multi-day dialogue)", {
+# One part of a Plus rewrite: a few consecutive days of its chat, and, in the first part only, the
+# intent, query, subtasks and memory (optional here, so that every part is held to one schema and the
+# prompt's instructions and schema are the same for every call; the generator checks the first part's).
+PLUS_SCHEMA: dict[str, Any] = document("part of a regenerated task (intent and memory first, then days of dialogue)", {
         "intent": TEXT,
         "query": TEXT,
         "subtasks": SUBTASKS,
@@ -143,6 +146,7 @@ PLUS_SCHEMA: dict[str, Any] = document("regenerated task (intent, memory, multi-
             "type": "object",
             "properties": {"day": {"type": "integer", "minimum": 1},
                            "date": {"type": "string", "pattern": r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"},
-                           "turns": {"type": "array", "minItems": 2, "items": TURN}},
+                           "turns": {"type": "array", "minItems": 2, "items": DAY_TURN}},
             "required": ["day", "date", "turns"], "additionalProperties": False}},
-    }, ["intent", "query", "subtasks", "memory", "dialogue"])
+    }, ["dialogue"])
+PLUS_HEAD = ("intent", "query", "subtasks", "memory")  # what the first part gives besides its days

@@ -160,7 +160,9 @@ def generate_task_llm(client: Any, *, plan: dict[str, Any], notes: dict[str, Any
     feedback = ""
     for _ in range(attempts):
         messages = task_prompt(inputs, feedback)
-        data = client.structured("task_generator", messages, task_draft_reply_schema())
+        # a draft cut at the reply limit ends the attempt at once: asked again under the same limit it
+        # is cut again (the plan then tries another task)
+        data = client.structured("task_generator", messages, task_draft_reply_schema(), split_on_cut=True)
         problems = draft_problems(data)
         if not problems:
             return TaskDraft.from_dict({**data, "oracle": data.get("oracle", []), "baseline": data.get("baseline", []),

@@ -1,12 +1,16 @@
 """The llm surfer: a function-calling loop over one app's read-only tools, then notes as JSON.
 
-The model is shown its app's files (and mailbox / calendar owners) up front (the whole list is a
+An app's items (its documents, or its mailbox or calendar owners) are explored in parts, each in a
+conversation of its own whose notes are planned to fit one reply (``note_parts``: each item sized by
+the notes the offline surfer writes of it), and the parts' notes are put together. A long output is
+never asked for whole and resent with a higher limit when cut: that costs its text twice, and the
+reads before it again.
+The model is shown its part's files (and mailbox / calendar owners) up front (the whole list is a
 ``system_list_files`` call away; every step of the loop resends the prompt, so the rest is left out), may call only
 read-only tools, and must end with notes valid against the app's part of ``NOTES_SCHEMA``.
 A step cap bounds the loop (then one last reply without tools gives the notes, held to the app's
-schema by ``response_format`` where the settings' ``structured_output`` asks for it); a bad final answer
-is repaired like any structured output, and a reply cut at its token limit is followed by requests
-with twice the limit (up to ``MAX_RAISED_TOKENS``), as the other roles' are.
+schema by ``response_format`` where the settings' ``structured_output`` asks for it); a bad final answer,
+or one cut at the token limit, is repaired like any structured output.
 """
 
 from __future__ import annotations
@@ -17,12 +21,14 @@ from typing import Any
 from jsonschema import Draft202012Validator
 
 from backends.llm.client import LLMError, check_reply, repair_prompt
-from backends.prompts import render
+from backends.prompts import compact_json, render
+from backends.tokens import count_tokens
 from office_env import Workspace, default_registry
 from office_env.limits import MAX_OBSERVATION_CHARS
 from office_env.tools import ToolRegistry
 from surfers.notes import NOTES_SCHEMA
 from surfers.offline import (
+    EXPLORERS,
     WorkspaceReader,
     calendar_users,
     documents,
@@ -38,6 +44,9 @@ APP_TOOLS = {
     "calendar": ("calendar_list_events",),
 }
 MAX_CALLS_PER_REPLY = 16
+NOTES_KEYS = {"word": "files", "excel": "files", "pdf": "files", "email": "mailboxes", "calendar": "calendars"}
+DEFAULT_REPLY_TOKENS = 4096  # a client that does not say its limit
+PART_SHARE = 0.6  # of the reply limit, planned for one part's notes: a model's notes run longer than the offline ones
 NOTES_REPLY_TOKENS = 1024  # room kept for the notes when deciding the conversation still fits
 OUT_OF_STEPS = ("You have used all {steps} steps for tool calls. Reply now with only the notes JSON object, "
                 "valid against the schema, from what you have read so far.")
@@ -64,22 +73,71 @@ def _tools(app: str) -> ToolRegistry:
     return ToolRegistry(t for t in read_only if t.name in APP_TOOLS[app] + ("system_list_files",))
 
 
+def item_files(app: str, files: list[str], items: list[str]) -> list[str]:
+    """The files of ``items``: the documents themselves, or the owners' mail or calendar files."""
+    if app == "email":
+        return [f for f in app_files(app, files) if f.split("/")[1] in items]
+    if app == "calendar":
+        return [f"calendar/{user}.ics" for user in items]
+    return list(items)
+
+
+def note_parts(app: str, ws: Workspace, files: list[str], reply_tokens: int = DEFAULT_REPLY_TOKENS
+               ) -> list[list[str]]:
+    """The app's items (documents, or mailbox or calendar owners) in consecutive parts whose notes
+    are planned to fit ``PART_SHARE`` of a ``reply_tokens`` reply; an item is as large as the notes
+    the offline surfer writes of it (an item larger than that is a part of its own)."""
+    items = (mailbox_users(files) if app == "email" else calendar_users(files) if app == "calendar"
+             else app_files(app, files))
+    sizes = dict.fromkeys(items, 0)
+    try:
+        entries = EXPLORERS[app](WorkspaceReader(ws))[NOTES_KEYS[app]]
+    except Exception:  # a tool bug: the items are then one part, and the model reads the error
+        entries = []
+    for entry in entries:
+        item = entry.get("user") or entry.get("file")
+        if item in sizes:
+            sizes[item] += count_tokens(compact_json(entry))
+    budget = int(reply_tokens * PART_SHARE)
+    parts: list[list[str]] = []
+    size = 0
+    for item in items:
+        if parts and size + sizes[item] <= budget:
+            parts[-1].append(item)
+            size += sizes[item]
+        else:
+            parts.append([item])
+            size = sizes[item]
+    return parts or [[]]
+
+
 def explore_llm(client: Any, app: str, ws: Workspace, *, max_steps: int = 6, max_repairs: int = 2) -> dict[str, Any]:
-    """Notes on ``app`` from a tool-calling conversation of at most ``max_steps`` replies and one
-    last reply without tools. A bad tool call (an unknown tool, arguments that are not a JSON
-    object, a tool that fails) is the model's mistake: it gets an error observation and goes on.
-    Only the endpoint failing or no valid notes at the end raise :class:`LLMError`."""
+    """Notes on ``app``, its items explored in parts (``note_parts``), each part's from a
+    tool-calling conversation of at most ``max_steps`` replies and one last reply without tools.
+    A bad tool call (an unknown tool, arguments that are not a JSON object, a tool that fails) is the
+    model's mistake: it gets an error observation and goes on. Only the endpoint failing or no valid
+    notes at the end of a part raise :class:`LLMError`."""
     files = list_files(WorkspaceReader(ws))
-    inputs = {"app": app, "files": app_files(app, files),
-              "now": ws.now.strftime("%Y-%m-%d %H:%M (%A)") if ws.now else "",
-              "users": mailbox_users(files) if app == "email" else calendar_users(files) if app == "calendar" else []}
+    limit = client.reply_tokens("surfer") if hasattr(client, "reply_tokens") else DEFAULT_REPLY_TOKENS
+    key = NOTES_KEYS[app]
+    notes: dict[str, Any] = {"app": app, key: []}
+    for items in note_parts(app, ws, files, limit):
+        inputs = {"app": app, "files": item_files(app, files, items),
+                  "now": ws.now.strftime("%Y-%m-%d %H:%M (%A)") if ws.now else "",
+                  "users": items if app in ("email", "calendar") else []}
+        notes[key] += _explore_part(client, app, ws, inputs, max_steps=max_steps, max_repairs=max_repairs)[key]
+    return notes
+
+
+def _explore_part(client: Any, app: str, ws: Workspace, inputs: dict[str, Any], *, max_steps: int,
+                  max_repairs: int) -> dict[str, Any]:
+    """The notes of one part's items, from a conversation of its own."""
     schema = app_schema(app)
     validator = Draft202012Validator(schema)
     tools = _tools(app)
     messages = render("surfer", app=app, inputs=inputs, schema=schema)
     repairs = 0
     error = ""
-    limit: dict[str, int] = {}  # a reply cut at its token limit: the next is asked with twice the room
     # the notes reply is held to the app's schema where the server keeps to one (structured_output)
     shape = client.response_format("surfer", schema)
     notes_format = {"response_format": shape} if shape else {}
@@ -90,12 +148,9 @@ def explore_llm(client: Any, app: str, ws: Workspace, *, max_steps: int = 6, max
             messages = _within_window(client, messages, tools)
             messages.append({"role": "user",
                              "content": (WINDOW_FULL if full else OUT_OF_STEPS).format(steps=max_steps)})
-            result = client.chat("surfer", messages, tools=tools.openai_tools(), tool_choice="none", **limit,
-                                 **notes_format)
+            result = client.chat("surfer", messages, tools=tools.openai_tools(), tool_choice="none", **notes_format)
         else:
-            result = client.chat("surfer", messages, tools=tools.openai_tools(), **limit)
-        if result.finish_reason == "length":
-            limit = {"max_tokens": client.raised_limit("surfer", limit.get("max_tokens") or result.reply_limit)}
+            result = client.chat("surfer", messages, tools=tools.openai_tools())
         messages = [*messages, result.message()]
         if result.tool_calls and not last:
             for i, request in enumerate(result.tool_calls):

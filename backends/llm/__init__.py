@@ -13,7 +13,8 @@ from typing import Any
 _WHERE = {
     "CacheError": "cache", "ResponseCache": "cache", "request_key": "cache",
     "ChatResult": "client", "ContextLengthError": "client", "LLMClient": "client", "LLMError": "client",
-    "MalformedReplyError": "client", "PreflightError": "client", "StructuredOutputError": "client",
+    "MalformedReplyError": "client", "PreflightError": "client", "ReplyCutError": "client",
+    "StructuredOutputError": "client",
     "ToolCallRequest": "client", "extract_json": "client", "without_reasoning": "client",
     "LLMConfigError": "settings", "LLMSettings": "settings",
     "Usage": "usage",

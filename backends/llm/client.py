@@ -62,7 +62,6 @@ from backends.tokens import count_tokens
 EMBEDDING_BATCH = 256
 EMBEDDINGS_ROLE = "embeddings"
 SETTINGS = object()  # chat(temperature=SETTINGS): the temperature the settings give the model
-MAX_RAISED_TOKENS = 32768     # a structured reply cut at its limit is asked again with twice the limit, up to this
 TRUNCATION_MIN_TOKENS = 1000  # below this, a server's count may differ from ours by too much to tell
 TRUNCATION_SHARE = 0.5        # a server that read under half of the prompt cut it
 _CONTEXT_WORDS = re.compile(r"context length|context window|context size|context_length_exceeded|"
@@ -140,6 +139,11 @@ class StructuredOutputError(LLMError):
     def __init__(self, message: str, *, role: str, model: str, error: str, attempts: int, content: str | None):
         super().__init__(message, role=role, model=model)
         self.error, self.attempts, self.content = error, attempts, content
+
+
+class ReplyCutError(StructuredOutputError):
+    """A reply was cut at its token limit and the caller asked to be told at once
+    (``structured(..., split_on_cut=True)``): it asks for a smaller part instead."""
 
 
 @dataclass
@@ -253,10 +257,13 @@ class LLMClient:
         return result
 
     def structured(self, role: str, messages: Sequence[dict], schema: dict, *, max_repairs: int = 2,
-                   **chat_kwargs: Any) -> dict:
+                   split_on_cut: bool = False, **chat_kwargs: Any) -> dict:
         """A JSON value valid against ``schema``, repaired up to ``max_repairs`` times: after a bad
         reply (invalid JSON, a schema violation, or a reply cut off at the token limit) the reply and a
-        user message quoting the exact error are appended and the model is asked again."""
+        user message quoting the exact error are appended and the model is asked again, under the
+        same limit (a cut reply resent with a higher one costs its text twice; a long output is
+        asked for in parts that fit). With ``split_on_cut`` a cut reply raises
+        :class:`ReplyCutError` at once: the caller asks for a smaller part."""
         try:
             Draft202012Validator.check_schema(schema)
         except SchemaError as exc:
@@ -274,8 +281,10 @@ class LLMClient:
             value, error = check_reply(result, validator)
             if not error:
                 return value
-            if result.finish_reason == "length":  # cut at the limit: ask again with room to finish
-                chat_kwargs["max_tokens"] = self.raised_limit(role, chat_kwargs.get("max_tokens"))
+            if result.finish_reason == "length" and split_on_cut:
+                raise ReplyCutError(f"{role}: model {model} reached the reply limit of {result.reply_limit} tokens "
+                                    f"before the JSON was complete", role=role, model=model, error=error,
+                                    attempts=attempts, content=content)
             conversation = [*conversation, {"role": "assistant", "content": content or ""},
                             {"role": "user", "content": repair_prompt(error)}]
         raise StructuredOutputError(
@@ -289,11 +298,10 @@ class LLMClient:
         return response_format_for(self.settings.structured_output_for(model), role, schema,
                                    strict=self.settings.strict_schema_for(model))
 
-    def raised_limit(self, role: str, asked: int | None = None) -> int:
-        """The reply limit after a reply of ``role`` was cut at ``asked`` (default: the role's
-        configured limit): twice that, up to ``MAX_RAISED_TOKENS``."""
-        limit = asked or self.settings.max_tokens_for(role, self.settings.model_for(role))
-        return min(limit * 2, MAX_RAISED_TOKENS)
+    def reply_tokens(self, role: str) -> int:
+        """The reply limit ``role``'s requests are sent with (its model's ``max_tokens`` setting): what
+        a long output's parts are sized to fit."""
+        return self.settings.max_tokens_for(role, self.settings.model_for(role))
 
     def _observe(self, response: Any) -> None:
         if response.status_code >= 500 and response.headers.get("content-type", "").startswith("application/json"):

@@ -286,7 +286,18 @@ def test_truncated_reply_is_asked_again():
         first, second = server.chat_requests()
     assert second.body["messages"][2]["content"] == json.dumps(GOOD)[: len(json.dumps(GOOD)) // 2]
     assert "finish_reason 'length'" in last_user_text(second.body)
-    assert second.body["max_tokens"] == 2 * first.body["max_tokens"]  # asked again with room to finish
+    assert second.body["max_tokens"] == first.body["max_tokens"]  # under the same limit: never resent with more
+
+
+def test_a_cut_reply_asked_for_in_parts_raises_at_once():
+    """``split_on_cut``: the caller asks for a smaller part, so the cut reply is not repaired."""
+    from backends.llm.client import ReplyCutError
+
+    with FakeLLMServer(fixed(GOOD)) as server:
+        server.queue_faults("truncated")
+        with pytest.raises(ReplyCutError, match="reply limit of 4096 tokens"):
+            make_client(server).structured("taskgen", ASK, SCHEMA, split_on_cut=True)
+        assert len(server.chat_requests()) == 1
 
 
 def test_schema_violation_is_asked_again_quoting_the_schema_error():

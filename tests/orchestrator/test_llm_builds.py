@@ -445,3 +445,30 @@ def test_the_llm_histories_tell_the_sibling_works_unmarked_as_the_plan_gives_the
     threads = {t.get("thread", "") for task in iter_tasks(tmp_path / "ds") for s in task.record["dialogue"]
                for t in s["turns"]}
     assert {t for t in threads if t.startswith("w")} - {t.get("thread") for t in told}
+
+
+def test_a_plus_history_is_written_in_parts_that_fit_the_limit_and_join_into_one():
+    """Under a 1,024-token reply limit a 6-day history comes in parts of 3 days; the first, cut at
+    the limit, is asked again as two smaller parts (never with a higher limit); the later parts are
+    shown the memory and its marks so far; put together they are the history one whole answer gives."""
+    from backends.llm import LLMClient, LLMSettings
+    from generators.plus_llm import part_days, regenerate_llm
+    from orchestrator.fake_llm.plus_answer import answer_plus
+
+    seed = load_officebench(SAMPLE).tasks[0]
+    assert part_days(6, 12, 1024) == [[1, 2, 3], [4, 5, 6]] and part_days(28, 11, 4096) == [
+        list(range(1, 11)), list(range(11, 21)), list(range(21, 29))]
+    with FakeLLMServer(default_responder()) as server:
+        settings = LLMSettings(base_url=server.url, api_key=None, model="fake-model", timeout=10, max_retries=0,
+                               max_tokens={"default": 1024})
+        with LLMClient(settings) as client:
+            draft = regenerate_llm(client, seed, days=6, utterances_per_day=12)
+        asked = [inputs_of(r.body["messages"]) for r in server.chat_requests()]
+        limits = {r.body["max_tokens"] for r in server.chat_requests()}
+    assert [a["part"] for a in asked] == [[1, 2, 3], [1], [2, 3], [4, 5, 6]] and limits == {1024}
+    assert "memory" not in asked[0] and "memory" not in asked[1]
+    assert asked[2]["memory"] == asked[3]["memory"] and set(asked[3]["marked"][0]) == {"memory", "mark", "day"}
+    whole = answer_plus({k: v for k, v in asked[0].items() if k != "part"}, "")
+    assert [m.to_dict() for m in draft.memory] == whole["memory"] and draft.intent == whole["intent"]
+    assert [[(t.role, t.text) for t in s.turns] for s in draft.sessions] == [
+        [(next(iter(t)), next(iter(t.values()))) for t in d["turns"]] for d in whole["dialogue"]]

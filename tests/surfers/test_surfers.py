@@ -23,8 +23,8 @@ from office_env.synthesis import make_world, write_workspace
 from office_env.tools import ToolRegistry
 from orchestrator.fake_llm.offline_responder import default_responder
 from surfers import APPS, NOTES_SCHEMA, explore, validate_notes
-from surfers.llm import MAX_CALLS_PER_REPLY, OUT_OF_STEPS, explore_llm
-from surfers.offline import free_slots, numbers_in, parse_cells, people_in
+from surfers.llm import MAX_CALLS_PER_REPLY, OUT_OF_STEPS, explore_llm, note_parts
+from surfers.offline import WorkspaceReader, free_slots, list_files, numbers_in, parse_cells, people_in
 
 pytestmark = pytest.mark.slow
 
@@ -362,14 +362,34 @@ def test_llm_surfer_answers_bad_tool_calls_with_errors_and_goes_on(ws):
     assert "not a JSON object" in observations[3] and "not a JSON object" in observations[5]
 
 
-def test_llm_surfer_asks_again_with_twice_the_room_after_a_reply_cut_at_its_limit(ws):
+def test_llm_surfer_asks_again_under_the_same_limit_after_a_reply_cut_at_it(ws):
     final = json.dumps({"app": "word", "files": []})
     with FakeLLMServer(scripted(final, final, final)) as server:
         server.queue_faults("truncated", "truncated")
         notes = explore_llm(llm_client(server), "word", ws)
         limits = [r.body.get("max_tokens") or r.body.get("max_completion_tokens") for r in server.chat_requests()]
     assert notes == {"app": "word", "files": []}
-    assert len(limits) == 3 and limits[1] == 2 * limits[0] and limits[2] == 4 * limits[0], limits
+    assert limits == [limits[0]] * 3, limits  # never resent with a higher limit
+
+
+def test_llm_surfer_notes_a_large_app_in_parts_that_fit_the_limit(ws):
+    """Under a small reply limit the items are explored in several conversations, no reply is cut,
+    and the parts' notes put together are the whole app's."""
+    settings = LLMSettings(base_url=None, api_key=None, model="fake-model", timeout=10, max_retries=0,
+                           max_tokens={"default": 300})
+    files = list_files(WorkspaceReader(ws))
+    parts = note_parts("email", ws, files, 300)
+    assert parts == [["alice"], ["bob"]] and note_parts("email", ws, files, 4096) == [["alice", "bob"]]
+    with FakeLLMServer(default_responder()) as server:
+        settings.base_url = server.url
+        notes = explore_llm(LLMClient(settings), "email", ws)
+        requests = server.chat_requests()
+    listed = {r.body["messages"][1]["content"] for r in requests}
+    assert len(listed) == len(parts)  # one conversation per part
+    asked = [m.get("content") or "" for r in requests for m in r.body["messages"] if m["role"] == "user"]
+    assert not any("could not be used" in text for text in asked)  # no reply was cut (nor repaired)
+    assert {r.body["max_tokens"] for r in requests} == {300}
+    assert notes == explore("email", ws)
 
 
 def test_llm_surfer_turns_a_raising_tool_into_an_observation(ws, monkeypatch):
