@@ -13,7 +13,10 @@ at a time, the way an agent that misread or mistyped would get it wrong:
   April 2025" becomes "Friday, 4 April 2025", a colleague is his mailbox where the plan mails him,
   his calendar where it books him and his name (whole, or the first name alone) where it names him;
 - ``number``: a number the plan writes, plus one and times ten;
-- ``hedge``: a number the plan writes with the wrong one offered beside it ("75 or 76");
+- ``hedge``: a number the plan writes with the wrong one offered beside it ("75 or 76"), and every
+  value a ``same_kind`` or ``period`` mutant puts in place of the right one offered beside it where
+  the plan says it in words ("Thursday, 3 April 2025 or Friday, 4 April 2025", "Hi Elliot or Hugo",
+  "Q3 or Q1"), and a look-up's answer in words with each colleague it does not name offered beside it;
 - ``day``: a date the plan writes (in any form), the day after; ``time``: a clock time it writes
   an hour later, and every clock it writes an hour earlier (a meeting "from 13:00 to 14:00" for
   one at 14:00);
@@ -25,6 +28,10 @@ at a time, the way an agent that misread or mistyped would get it wrong:
   document a conversion reads, another of the office (a PDF made from the wrong notes); a document
   the plan copies into a mail or file, another one's text copied instead; a file a write names,
   every other of the office with its ending.
+- ``period``: a period a write says in words ("Q3", "H1", "February"; never a date's month), every
+  other quarter or half ("Recruiting in Q1" for "Recruiting in Q3"), a month's neighbours;
+- ``order``: two periods, clock times or dates a write says as a pair ("from Q1 to Q3", "11:00-12:00",
+  "Q2 vs Q3"), said the other way round ("from Q3 to Q1").
 
 Each mutant is replayed on a copy of the testbed and scored with the task's criteria. It is
 killed when a criterion fails. A mutant that passes is a survivor, unless the state it leaves is
@@ -86,6 +93,12 @@ _MONTH_WORD_RE = re.compile(r"\b(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec
 _YEARLESS_RE = re.compile(rf"\b({'|'.join(m.lower() for m in _MONTH_NAMES)})\s(\d{{1,2}})(?:st|nd|rd|th)?\b"
                           rf"|\b(\d{{1,2}})(?:st|nd|rd|th)?\s(?:of\s)?({'|'.join(m.lower() for m in _MONTH_NAMES)})\b")
 _MONEY_OR_UNIT_RE = re.compile(r"^\s*(?:[$€£]\s?)?[\d.,]+\s*(?:%|[A-Za-z]+)?\s*$")
+# the periods a text names in words, each with the others of its kind: quarters, halves, months ("May" is
+# as often a verb: left out)
+_PERIODS = (("Q1", "Q2", "Q3", "Q4"), ("H1", "H2"), tuple(m for m in _MONTH_NAMES if m != "May"))
+_PERIOD_RE = re.compile(rf"(?<![\w-])({'|'.join(p for kind in _PERIODS for p in kind)})(?![\w-])", re.IGNORECASE)
+# what joins the two ends of a pair: "from Q1 to Q3", "11:00-12:00", "Q2 vs Q3"
+_PAIR_JOIN_RE = re.compile(r"\s*(?:-|–|—)\s*|\s+(?:to|until|till|through|vs\.?|versus|and)\s+", re.IGNORECASE)
 
 
 @dataclass
@@ -332,6 +345,52 @@ def _with_file(plan: list[dict[str, Any]], old: str, new: str) -> list[dict[str,
     return out
 
 
+
+def _period_spans(text: str, day_first: bool | None = None) -> list[tuple[int, int, tuple[str, ...]]]:
+    """(start, end, its kind's periods) of each period ``text`` names in words, not a date's month."""
+    dates = [(a, b) for a, b, _ in date_spans(text.lower(), day_first)]
+    out = []
+    for m in _PERIOD_RE.finditer(text):
+        if not any(a <= m.start() < b for a, b in dates):
+            out.append((m.start(), m.end(), next(k for k in _PERIODS if m.group(0).lower() in map(str.lower, k))))
+    return out
+
+
+def _as_written(new: str, old: str) -> str:
+    """``new`` in the case ``old`` is written in ("q3", "Q3", "FEBRUARY", "February")."""
+    return new.lower() if old.islower() else new.upper() if old.isupper() else new
+
+
+def _with_period(plan: list[dict[str, Any]], old: str, new: str, day_first: bool | None = None) -> list[dict]:
+    """``plan`` with every period its writes name as ``old`` (any case) named ``new`` instead."""
+    def edit(text: str) -> str:
+        return _spliced(text, [(a, b, _as_written(new, text[a:b])) for a, b, _ in _period_spans(text, day_first)
+                               if text[a:b].lower() == old.lower()])
+
+    return _rewrite(plan, edit)
+
+
+def _pairs(text: str, day_first: bool | None = None) -> list[tuple[int, int, int, int]]:
+    """(start, end) of both ends of each pair ``text`` says: two periods of one kind, two clock times
+    or two dates with a range's or a comparison's word between them, the two not the same."""
+    lower = text.lower()
+    spans = [(a, b, ("period", kind, text[a:b].lower())) for a, b, kind in _period_spans(text, day_first)]
+    spans += [(a, b, ("time", (), clock)) for a, b, clock in clock_spans(lower)]
+    spans += [(a, b, ("day", (), days)) for a, b, days in date_spans(lower, day_first)]
+    spans.sort()
+    out = []
+    for (a, b, first), (c, d, second) in zip(spans, spans[1:]):
+        if b <= c and first[:2] == second[:2] and first[2] != second[2] and _PAIR_JOIN_RE.fullmatch(text[b:c]):
+            out.append((a, b, c, d))
+    return out
+
+
+def _swapped(plan: list[dict[str, Any]], text: str, pair: tuple[int, int, int, int]) -> list[dict[str, Any]]:
+    """``plan`` with the pair at ``pair`` of the write text ``text`` said the other way round."""
+    a, b, c, d = pair
+    turned = text[:a] + text[c:d] + text[b:c] + text[a:b] + text[d:]
+    return _rewrite(plan, lambda t: turned if t == text else t)
+
 # -- what a task's office holds and its chat says ---------------------------------------------
 
 def office_of(record: Any, testbed: Path) -> Office:
@@ -451,6 +510,55 @@ def _same_kind(record: Any, oracle: list[dict[str, Any]], office: Office, day_fi
                     plan = _with_person(oracle, people[key], other)
                 if plan != oracle:
                     yield Mutant("same_kind", f"{piece.id} {piece.value!r} -> {_shown(other)!r}", plan)
+                if kind == "person" and other.user in _parties(oracle, people[key]):
+                    continue  # a reply or a forward quotes its own two people (as ``_person_mutants``)
+                hedge = _hedged(oracle, _beside(kind, key, other, people, day_first))
+                if hedge != oracle:
+                    yield Mutant("hedge", f"{piece.id} {piece.value!r} or {_shown(other)!r}", hedge)
+
+
+Spans = Callable[[str], list[tuple[int, int, str]]]
+
+
+def _beside(kind: str, key: Any, other: Any, people: dict[str, Person], day_first: bool | None) -> Spans:
+    """Where a text states the value ``key`` of ``kind``, with ``other`` written in that value's form."""
+    def spans(text: str) -> list[tuple[int, int, str]]:
+        if kind == "number":
+            return [(m.start(), m.end(), str(other)) for m in _masked_numbers(text, day_first)
+                    if _number_value(m.group(0)) == key and _number_value(str(other)) != key]
+        if kind == "day":
+            return [(a, b, new) for a, b, day in _day_spans(text, day_first)
+                    if day == key != other and (new := _day_text(text[a:b], key, other)) is not None]
+        if kind == "time":
+            return [(a, b, _clock_text(text[a:b], other)) for a, b, clock in clock_spans(text.lower())
+                    if clock == key != other]
+        if kind == "file":
+            pattern = re.compile(rf"(?<![\w.-]){re.escape(key)}(?![\w.-])", re.IGNORECASE)
+            return [(m.start(), m.end(), other) for m in pattern.finditer(text) if other.lower() != key]
+        if other.user == key:
+            return []
+        old = people[key]
+        return [(m.start(), m.end(), other.name if m.group(0) == old.name else other.first)
+                for m in _name_pattern(old).finditer(text)]
+    return spans
+
+
+PROSE_KEYS = ("content", "subject", "text", "summary")  # what a write says in words, not a field's value
+
+
+def _hedged(plan: list[dict[str, Any]], spans: Spans) -> list[dict[str, Any]]:
+    """``plan`` with each value its writes state in words (``spans``) offered beside a wrong one:
+    "75 or 76", "Thursday, 3 April 2025 or Friday, 4 April 2025", "Hi Elliot or Hugo"."""
+    out = []
+    for call in plan:
+        args = dict(call["args"])
+        if call["tool"] in WRITES:
+            for key in PROSE_KEYS:
+                if isinstance(args.get(key), str):
+                    text = args[key]
+                    args[key] = _spliced(text, [(a, b, f"{text[a:b]} or {new}") for a, b, new in spans(text)])
+        out.append({"tool": call["tool"], "args": args})
+    return out
 
 
 def _shown(value: Any) -> str:
@@ -509,6 +617,45 @@ def mutants(record: Any, testbed: Path, office: Office | None = None) -> Iterato
         yield Mutant("time", "every clock an hour earlier", plan)
     yield from _person_mutants(oracle, office)
     yield from _file_mutants(oracle, office, testbed)
+    yield from _word_mutants(oracle, day_first)
+    yield from _answer_hedges(oracle, office)
+
+
+def _answer_hedges(oracle: list[dict[str, Any]], office: Office) -> Iterator[Mutant]:
+    """A look-up's answer in words with another candidate offered beside it: every colleague it does
+    not name ("Fiona Quintero or Hugo Wakefield")."""
+    for i, call in enumerate(oracle):
+        text = str(call["args"].get("text", "")).strip() if call["tool"] == "system_write_answer" else ""
+        if not text or not re.search(r"[A-Za-z]", text) or _MONEY_OR_UNIT_RE.match(text):
+            continue
+        for other in office.people:
+            if not _name_pattern(other).search(text):
+                plan = _calls(oracle)
+                plan[i]["args"]["text"] = f"{text} or {other.name}"
+                yield Mutant("hedge", f"answer {text!r} or {other.name!r}", plan)
+
+
+def _word_mutants(oracle: list[dict[str, Any]], day_first: bool | None) -> Iterator[Mutant]:
+    """Mistakes in plain words: another period of the same kind, a pair said the other way round."""
+    written = _written(oracle)
+    named = dict.fromkeys(text for a, b, _ in _period_spans(written, day_first) if (text := written[a:b]))
+    for old in named:
+        kind = next(k for k in _PERIODS if old.lower() in map(str.lower, k))
+        at = [p.lower() for p in kind].index(old.lower())
+        # every other quarter or half; a month's neighbours (the month before and the month after)
+        others = [p for p in kind if p != kind[at]] if len(kind) <= 4 else [kind[at - 1], kind[(at + 1) % len(kind)]]
+        for new in others:
+            yield Mutant("period", f"{old} -> {_as_written(new, old)}", _with_period(oracle, old, new, day_first))
+            yield Mutant("hedge", f"{old} or {_as_written(new, old)}", _hedged(oracle, lambda text, o=old, n=new: [
+                (a, b, _as_written(n, text[a:b])) for a, b, _ in _period_spans(text, day_first)
+                if text[a:b].lower() == o.lower()]))
+    texts = dict.fromkeys(str(c["args"][k]) for c in oracle if c["tool"] in WRITES for k in TEXT_KEYS
+                          if isinstance(c["args"].get(k), str))
+    for text in texts:
+        for pair in _pairs(text, day_first):
+            a, b, c, d = pair
+            yield Mutant("order", f"{text[a:d]!r} -> {text[c:d] + text[b:c] + text[a:b]!r}",
+                         _swapped(oracle, text, pair))
 
 
 def _person_mutants(oracle: list[dict[str, Any]], office: Office) -> Iterator[Mutant]:
@@ -529,14 +676,20 @@ def _person_mutants(oracle: list[dict[str, Any]], office: Office) -> Iterator[Mu
         pattern = _name_pattern(person)
         if not pattern.search(written):
             continue
-        # not one of the two people of a mail that names him: a reply or a forward quotes their names
-        parties = {str(c["args"].get(k, "")).split("@")[0].lower() for c in oracle if c["tool"] == "email_send_email"
-                   and pattern.search(_written([c])) for k in ("sender", "recipient")}
+        parties = _parties(oracle, person)
         for other in office.people:
             if other != person and other.user not in parties:
                 plan = _with_person(oracle, person, other, mailbox=False)
                 if plan != oracle:
                     yield Mutant("person", f"named {person.name} -> {other.name}", plan)
+
+
+def _parties(oracle: list[dict[str, Any]], person: Person) -> set[str]:
+    """The two people (users) of each mail that names ``person``: a reply or a forward quotes their
+    names in its greeting and sign-off, so neither is a mistake for him there."""
+    pattern = _name_pattern(person)
+    return {str(c["args"].get(k, "")).split("@")[0].lower() for c in oracle if c["tool"] == "email_send_email"
+            and pattern.search(_written([c])) for k in ("sender", "recipient")}
 
 
 def _file_mutants(oracle: list[dict[str, Any]], office: Office, testbed: Path) -> Iterator[Mutant]:

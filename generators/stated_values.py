@@ -39,8 +39,7 @@ from office_env.workspace import Workspace
 _THRESHOLD_WORDS = ["threshold", "limit", "cap", "cutoff", "cut-off", "mark", "minimum", "maximum"]
 _DIRECTIONS = (("below", "under", "beneath", "less"), ("above", "over", "exceeding", "exceeds", "more"))
 _NAME_RE = re.compile(r"^[A-Z][\w&'.-]*(?: [\w&'().-]+){0,6}$")
-# the words a greeting names its reader after: an agent may say "Hello Elliot" where the oracle says "Hi Elliot"
-GREETINGS = ("hi", "hello", "dear", "hey")
+GREETINGS = stated.GREETINGS  # an agent may say "Hello Elliot" where the oracle says "Hi Elliot"
 _READS = ("word_read_file", "excel_read_file", "pdf_read_file")
 _MAKES = ("word_write_to_file", "word_create_new_file", "excel_create_new_file", "excel_set_cell")
 

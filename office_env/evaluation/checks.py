@@ -474,6 +474,9 @@ def evaluate_answer(ctx: Context, args: dict[str, Any]) -> Outcome:
         hedged = kw.present(text, args.get("excludes", []), ctx.day_first)
         if hedged:
             return False, f"{file} holds the expected answer but also {', '.join(repr(h) for h in hedged)}"
+        offered = _offered_beside(text, args["keywords"])
+        if offered:
+            return False, f"{file} offers {offered!r} beside the expected answer: an answer names one"
         return True, f"{file} holds the expected answer"
     target, tolerance = float(args["number"]), float(args.get("tolerance", 1e-6))
     numbers = kw.figures_in(text)  # a date's day or a clock's minutes are no answer, nor a hedge
@@ -504,6 +507,31 @@ def evaluate_answer(ctx: Context, args: dict[str, Any]) -> Outcome:
 _HEDGE_RE = re.compile(r"\d[^\d.!?;]{0,25}?(?:\b(?:or|maybe|perhaps|possibly|might be)\b|/)[^\d.!?;]{0,25}?\d"
                        r"|\bbetween\s+\S*\d[^\d]{0,12}\band\s+\S*\d")
 _DENIAL_RE = re.compile(r"\b(?:not|rather than|instead of)\b")
+# a word answer with another offered beside it: "Fiona Quintero or Ada Ellsworth", "either Ada or Fiona",
+# "Fiona Quintero (maybe Ada)", "Fiona/Ada"
+_OFFER_AFTER_RE = re.compile(r"\s*,?\s*\(?\s*(?:or maybe|or perhaps|or possibly|or|maybe|perhaps|possibly|/)"
+                             r"\s*([^\s.,;:!?)]+)")
+_OFFER_BEFORE_RE = re.compile(r"(?:^|\s)([^\s.,;:!?(]+)\s*,?\s*(?:or|/)\s*$|\beither\s*$")
+
+
+def _offered_beside(text: str, keywords: list[Any]) -> str | None:
+    """Another answer a text offers beside one of the keywords (words offered as alternatives right
+    before or after it), unless it rules the other out ("Fiona, not Ada"); None when it names one."""
+    plain = kw.normalize(text)
+    if _DENIAL_RE.search(plain):
+        return None
+    for keyword in keywords:
+        word = kw.normalize(str(keyword))
+        if not word or re.fullmatch(r"[\d.,]+", word):
+            continue  # a number's hedges are read by value (evaluate_answer's number)
+        for m in re.finditer(rf"(?<![\w]){re.escape(word)}(?![\w])", plain):
+            after = _OFFER_AFTER_RE.match(plain, m.end())
+            before = _OFFER_BEFORE_RE.search(plain[:m.start()])
+            if after:
+                return after.group(1)
+            if before:
+                return before.group(1) or "either"
+    return None
 
 
 def check_time_args(args: dict[str, Any]) -> None:

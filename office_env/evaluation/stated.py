@@ -15,10 +15,17 @@ words it otherwise, or does not state it at all, is not judged here: the checks 
 
 Two places bind a person's name without a content word: a greeting ("Hi Elliot,") binds it to the
 greeting's word, and a sign-off binds the name on the line after it ("Best,\nZara") to the cue
-``sign-off``. A file may stand alone (``alone``: the files an output may name without it, the task's
-own outputs): an output that names another file and never this one names it in this one's place
-("the total in budget_old.xlsx is 180700" where the work was drawn from finance_budget.xlsx),
-whatever words bind it.
+``sign-off``. There a name offered beside the right one is a hedge only in the greeting or the
+sign-off itself ("Hi Elliot or Hugo,"): a body that names people as alternatives ("Elliot or Hugo
+can approve it") says who may act, not whom the mail is to. A file may stand alone (``alone``: the
+files an output may name without it, the task's own outputs): an output that names another file and
+never this one names it in this one's place ("the total in budget_old.xlsx is 180700" where the work
+was drawn from finance_budget.xlsx), whatever words bind it.
+
+A period said in words (a quarter "Q3" or "the third quarter", a half "H1", a month "February" that
+is no date's) is a value of its own kind: "Largest increase from Q1 to Q3" binds Q1 to "increase
+from" and Q3, the pair's second end, to "increase to", so "from Q3 to Q1" states both wrongly;
+"Hardware in Q2" binds Q2 to "hardware".
 """
 
 from __future__ import annotations
@@ -29,7 +36,7 @@ from typing import Any
 
 from office_env.evaluation import keywords as kw
 
-KINDS = ("number", "day", "time", "file", "name")
+KINDS = ("number", "day", "time", "file", "name", "period")
 MAX_FILLERS = 3
 # small words a value and its cue may have between them ("above the 200 EUR limit", "the quote of 31600")
 FILLERS = frozenset("""
@@ -43,8 +50,9 @@ FILLERS = frozenset("""
 # and "moved the sync to 13:00" bind their times to "sync from" and "sync to"
 KEEPS = frozenset({"from", "to", "until", "till", "by", "before", "after"})
 # what offers a second value in the first one's place: a hedge ("below 75 or 76", "202.15/203.15")
+# (a date's weekday may lead the second: "Thursday, 3 April or Friday, 4 April")
 _ALTERNATIVE_RE = re.compile(r"\s*(?:,?\s*(?:or|or maybe|or perhaps|or possibly|maybe|perhaps)\s|/|\s?\(or\s)"
-                             r"\s*(?:the\s)?")
+                             r"\s*(?:the\s)?(?:(?:mon|tues|wednes|thurs|fri|satur|sun)day,?\s+(?:the\s)?)?")
 # words that are no cue: what binds a value is a content word of the sentence ("below", "limit")
 NOT_CUES = FILLERS | KEEPS | frozenset("""
     and or but not nor no with without i we you he she they it me us him her them will would can could
@@ -53,12 +61,28 @@ NOT_CUES = FILLERS | KEEPS | frozenset("""
 """.split())
 
 SIGN_OFF = "sign-off"  # the cue of the name on the line after a closing ("Best,\nZara")
+# the words a greeting names its reader after: an agent may say "Hello Elliot" where the oracle says "Hi Elliot"
+GREETINGS = ("hi", "hello", "dear", "hey")
+ADDRESS_CUES = frozenset((*GREETINGS, SIGN_OFF))  # the cues that bind a name as whom a mail is to or from
 # a line that closes a letter: the name on the next line signs it
 _CLOSING_RE = re.compile(r"(?:^|\n)[ \t]*(?:(?:all the |very )?best(?: wishes| regards)?|(?:kind |warm |many |best )?"
                          r"(?:regards|thanks)|thank you|cheers|sincerely|(?:yours )?(?:sincerely|truly)|take care)"
                          r"[ \t]*[,.!]?[ \t]*\n\s*$")
 _SENTENCE_END_RE = re.compile(r"[.!?;](?=\s|$)|\n")
-_TOKEN_RE = re.compile(r"[a-z][a-z'’-]*|\d[\d.,:-]*\w*|[€$£%:=()–—,/-]|\S+")
+# a quarter or a half is one token, a value (a cue is never read past it): "q3", "h1"
+_PERIOD_TOKEN = r"(?:q[1-4]|h[12])(?![\w-])"
+_TOKEN_RE = re.compile(rf"{_PERIOD_TOKEN}|[a-z][a-z'’-]*|\d[\d.,:-]*\w*|[€$£%:=()–—,/-]|\S+")
+_PERIOD_TOKEN_RE = re.compile(_PERIOD_TOKEN)
+_MONTH_WORDS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+                "november", "december")
+_ORDINALS = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4}
+# a period in words: "q3", "the third quarter", "quarter 3", "h1", "the first half", a month's name ("may" is as
+# often a verb, and is left out; "sept" and a three-letter name are the month too)
+_PERIOD_RE = re.compile(
+    r"(?<![\w-])(?:(q[1-4]|h[12])|(first|second|third|fourth|1st|2nd|3rd|4th)[\s-]quarter|quarter\s([1-4])"
+    r"|(first|second|1st|2nd)[\s-]half"
+    r"|(jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec)(?:uary|ruary|ch|il|e|y|ust|tember|ember|ober)?\.?)"
+    r"(?![\w-])")
 _NUMBER_RE = re.compile(r"(?<![\w.,:-])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\w]|[:.,-]\d)")
 _FILE_RE = re.compile(r"(?<![\w/.-])(?:[\w-]+/)*[\w.-]+\.(?:docx|xlsx|pdf|txt|csv|pptx|ics|eml)\b")
 
@@ -77,7 +101,28 @@ def value_key(kind: str, value: Any, day_first: bool | None = None) -> Any:
         return clocks[0][2] if clocks else None
     if kind == "file":
         return text.rsplit("/", 1)[-1] if _FILE_RE.fullmatch(text) else None
+    if kind == "period":
+        periods = _periods(text)
+        return periods[0][2] if len(periods) == 1 and (periods[0][0], periods[0][1]) == (0, len(text)) else None
     return text or None
+
+
+def _periods(text: str) -> list[tuple[int, int, str]]:
+    """(start, end, key) of each period ``text`` (lower-cased) says in words, not a date's month; the
+    key is "q3", "h1" or the month's name ("february")."""
+    dates = [(a, b) for a, b, _ in kw.date_spans(text)]
+    out = []
+    for m in _PERIOD_RE.finditer(text):
+        code, quarter, number, half, month = m.groups()
+        if month:
+            full = next(w for w in _MONTH_WORDS if w.startswith(month))
+            if not full.startswith(m.group(0).rstrip(".")) or any(a <= m.start() < b for a, b in dates):
+                continue  # "junk" is no June; a date's month is the date's
+            key = full
+        else:
+            key = code or (f"q{_ORDINALS[quarter]}" if quarter else f"q{number}" if number else f"h{_ORDINALS[half]}")
+        out.append((m.start(), m.end(), key))
+    return out
 
 
 def _numbers(text: str) -> list[tuple[int, int, float]]:
@@ -100,6 +145,8 @@ def candidates(text: str, kind: str, day_first: bool | None = None,
         return kw.clock_spans(text)
     if kind == "file":
         return [(m.start(), m.end(), m.group(0).rsplit("/", 1)[-1]) for m in _FILE_RE.finditer(text)]
+    if kind == "period":
+        return _periods(text)
     found: list[tuple[int, int, str]] = []
     for name in sorted({" ".join(n.split()).lower() for n in names if n.strip()}, key=len, reverse=True):
         for m in re.finditer(rf"(?<![\w]){re.escape(name)}(?![\w])", text):
@@ -124,17 +171,26 @@ def _sentence(text: str, start: int, end: int) -> tuple[str, str]:
 def _cue(tokens: list[str], before: bool) -> str | None:
     """The cue in ``tokens`` (read outward from a value): its first content word within
     ``MAX_FILLERS`` small words, with the ``KEEPS`` words passed on the way, in the text's order
-    ("sync from"); None when a figure or another value comes first."""
-    kept = []
-    for skipped, token in enumerate(tokens):
-        if skipped > MAX_FILLERS:
+    ("sync from"); None when a figure or another value comes first. A period is the second end of a
+    pair: read back past the first end ("increase from q1 to q2" binds q2 to "increase to")."""
+    kept: list[str] = []
+    pair = -1  # where the first end of a pair of periods stands
+    uncounted = 0  # that end and its "from" are no small words between the value and its cue
+    for at, token in enumerate(tokens):
+        if at - uncounted > MAX_FILLERS:
             return None
         if token in FILLERS:
             continue
+        if pair >= 0 and at == pair + 1 and token in KEEPS:
+            uncounted += 1
+            continue  # the "from" of "from q1 to q2": the first end's own
         if token in KEEPS:
             kept.append(token)
             continue
-        if not token[0].isalpha():
+        if before and pair < 0 and kept == ["to"] and _PERIOD_TOKEN_RE.fullmatch(token):
+            pair, uncounted = at, 1
+            continue
+        if not token[0].isalpha() or _PERIOD_TOKEN_RE.fullmatch(token):
             return None
         return " ".join([token, *reversed(kept)] if before else [*kept, token])
     return None
@@ -177,6 +233,8 @@ def wrong_statements(text: str, values: list[dict[str, Any]], day_first: bool | 
         after = {c.lower() for c in entry.get("after", ())}
         names = (str(entry["value"]), *entry.get("others", ())) if kind == "name" else ()
         found = candidates(plain, kind, day_first, names)
+        # a greeting's or a sign-off's name: another offered beside it is a hedge in that place only
+        address = ADDRESS_CUES & before if kind == "name" else frozenset()
         if kind == "file" and "alone" in entry and not any(same(kind, key, right) for _, _, key in found):
             allowed = {value_key(kind, a) for a in entry["alone"]}
             in_place = [key for _, _, key in found if key not in allowed]
@@ -186,7 +244,8 @@ def wrong_statements(text: str, values: list[dict[str, Any]], day_first: bool | 
             if same(kind, key, right):
                 continue
             beside = [j for j in (i - 1, i + 1) if 0 <= j < len(found) and same(kind, found[j][2], right)
-                      and _ALTERNATIVE_RE.fullmatch(plain[min(end, found[j][1]):max(start, found[j][0])])]
+                      and _ALTERNATIVE_RE.fullmatch(plain[min(end, found[j][1]):max(start, found[j][0])])
+                      and (not address or cues(plain, found[j][0], found[j][1])[0] in address)]
             if beside:
                 problems.append(f"offers {plain[start:end]!r} beside {entry['value']!r}")
                 continue

@@ -689,6 +689,10 @@ def test_an_answer_naming_a_refused_candidate_beside_the_right_one_fails(ws, reg
     call(registry, ws, "system_write_answer", {"text": "EC-811 (or maybe EC-779)"})
     words = run(ws, "evaluate_answer", {"keywords": ["EC-811"], "excludes": ["EC-779"]})
     assert not words.passed and "'EC-779'" in words.reason
+    # another code offered beside the right one is a hedge whatever the excludes list
+    assert "offers 'ec-779' beside" in run(ws, "evaluate_answer",
+                                           {"keywords": ["EC-811"], "excludes": ["EC-780", 811.5]}).reason
+    call(registry, ws, "system_write_answer", {"text": "EC-811"})
     assert run(ws, "evaluate_answer", {"keywords": ["EC-811"], "excludes": ["EC-780", 811.5]}).passed
 
 
@@ -707,6 +711,22 @@ def test_a_number_answer_hedging_between_two_values_fails_without_excludes(ws, r
     if not passes:
         assert "hedges between 18 and 28" in result.reason
 
+
+
+@pytest.mark.parametrize("text, passes", [
+    ("Fiona Quintero", True), ("The top scorer is Fiona Quintero (92 points).", True),
+    ("Fiona Quintero, not Ada Ellsworth.", True), ("Fiona Quintero; Ada has fewer.", True),
+    ("Fiona Quintero or Ada Ellsworth", False), ("either Ada Ellsworth or Fiona Quintero", False),
+    ("Fiona Quintero (maybe Ada)", False), ("Fiona Quintero/Hugo", False), ("Fiona Quintero, or possibly Hugo", False),
+])
+def test_a_word_answer_offering_another_beside_it_fails_without_excludes(ws, registry, text, passes):
+    """A look-up answered "Fiona Quintero or Ada Ellsworth" passed wherever Ada was not a listed
+    misreading: a careful reader wants one answer, and takes "Fiona, not Ada" as one."""
+    call(registry, ws, "system_write_answer", {"text": text})
+    result = run(ws, "evaluate_answer", {"keywords": ["Fiona Quintero"], "excludes": ["Quinn Lindqvist"]})
+    assert result.passed is passes, result.reason
+    if not passes:
+        assert "beside the expected answer" in result.reason
 
 def test_a_file_of_another_type_than_the_criterion_names_fails_saying_both(ws, registry):
     """A criterion that reads an xlsx, given a Word file of that name, failed on a parser's error."""

@@ -104,6 +104,71 @@ def test_another_colleague_greeted_or_signing_or_another_source_file_fails(text,
     assert len(problems) == 1 and wrong in problems[0], problems
 
 
+
+@pytest.mark.parametrize("text, passes", [
+    ("Hi Elliot,\n\nElliot or Hugo can approve it; Hugo/Naomi sign.\n\nBest,\nZara", True),  # who may act
+    ("Hi Elliot,\n\nHugo or Elliot can approve it.\n\nBest,\nZara", True),
+    ("Hi Elliot or Hugo,\n\nThe total is 1.\n\nBest,\nZara", False),  # the greeting itself hedges
+    ("Hi Elliot,\n\nThe total is 1.\n\nBest,\nZara or Naomi", False),
+])
+def test_names_offered_as_alternatives_hedge_only_in_the_greeting_or_the_sign_off(text, passes):
+    """A mail to Elliot that says "Elliot or Hugo can approve it" names who may act, and a careful
+    reader takes it; "Hi Elliot or Hugo," does not say whom the mail is to."""
+    problems = wrong_statements(text, ADDRESSED, day_first=True)
+    assert (problems == []) is passes, problems
+    if not passes:
+        assert "offers" in problems[0]
+
+
+# a memo of the largest increase from Q1 to Q3, and a quote checked against Hardware's Q2 line
+FIRST = {"value": "Q1", "kind": "period", "before": ["increase from"]}
+SECOND = {"value": "Q3", "kind": "period", "before": ["increase to"]}
+LINE = {"value": "Q2", "kind": "period", "before": ["hardware"], "after": ["margin"]}
+PERIODS = [FIRST, SECOND, LINE]
+
+
+@pytest.mark.parametrize("text", [
+    "Largest increase from Q1 to Q3: Office supplies, up 3200.",
+    "The largest increase from the first quarter to the third quarter is Office supplies.",
+    "The quote is over budget for Hardware in Q2: margin 24000 (Q1 had 22000).",
+    "Hardware, Q2 2025: over budget.",
+    "Sales for February grew; the margin in March was thin.",
+])
+def test_a_right_or_unstated_period_passes(text):
+    assert wrong_statements(text, PERIODS, day_first=True) == []
+
+
+@pytest.mark.parametrize("text, wrong", [
+    ("Largest increase from Q3 to Q1: Office supplies, up 3200.", ["'q3' by 'increase from'", "'q1' by 'increase to'"]),
+    ("Largest increase from Q1 to Q2: Office supplies, up 3200.", ["'q2' by 'increase to'"]),
+    ("Largest increase from Q4 to Q3: Office supplies.", ["'q4' by 'increase from'"]),
+    ("The quote is over budget for Hardware in Q3: margin 24000.", ["'q3' by 'hardware'"]),
+    ("The quote is over budget for Hardware in the fourth quarter.", ["'fourth quarter' by 'hardware'"]),
+    ("The quote is over budget for Hardware in Q2 or Q3: margin 24000.",
+     ["offers 'q2' beside 'Q3'", "offers 'q3' beside 'Q2'"]),  # a hedge, whichever of the two is right
+])
+def test_a_wrong_period_or_a_pair_said_the_other_way_round_fails(text, wrong):
+    problems = wrong_statements(text, PERIODS, day_first=True)
+    assert len(problems) == len(wrong) and all(w in p for w, p in zip(wrong, problems)), problems
+
+
+def test_the_generator_checks_the_periods_a_memo_names():
+    memo = "Change memo\nLargest increase from Q1 to Q3: Office supplies, up 3200."
+    draft = TaskDraft(description="d", intent="i", subtasks=["s"], memory=[], query="q", oracle=[
+        ToolCall("excel_read_file", {"file_path": "data/budget.xlsx"}),
+        ToolCall("word_write_to_file", {"file_path": "data/memo.docx", "content": memo})], evaluation=[
+        {"function": "evaluate_contain",
+         "args": {"doc_type": "docx", "file": "data/memo.docx", "keywords": ["Office supplies", "3200"]}}])
+    checks = [c for c in state_checks(draft).evaluation if c["function"] == "evaluate_stated_values"]
+    assert len(checks) == 1 and validate_criteria(checks) == []
+    periods = [v for v in checks[0]["args"]["values"] if v["kind"] == "period"]
+    assert periods == [{"value": "Q1", "kind": "period", "before": ["increase from"]},
+                       {"value": "Q3", "kind": "period", "before": ["increase to"], "after": ["up"]}]
+    entries = checks[0]["args"]["values"]
+    assert wrong_statements(memo, entries) == []
+    for wrong in (memo.replace("Q1 to Q3", "Q3 to Q1"), memo.replace("Q3", "Q2"), memo.replace("Q1", "Q4")):
+        assert wrong_statements(wrong, entries), wrong
+
 def test_the_generator_checks_the_greeting_the_sign_off_and_the_source_file_a_mail_names():
     mail = ("Hi Elliot,\n\nThe total quantity for Notebooks (box of 50) in po_log_2024.xlsx is 1.\n\n"
             "Best,\nZara")

@@ -95,3 +95,14 @@ def test_mutants_of_a_mail_swap_its_recipient_and_its_names_never_for_its_own_tw
     assert "send_email recipient elliot -> hugo" in whats and "send_email recipient elliot -> zara" not in whats
     assert "named Elliot X -> Hugo X" in whats and "named Zara X -> Sofia X" in whats
     assert not [w for w in whats if w.startswith("named") and w.endswith(("-> Zara X", "-> Elliot X"))]
+
+
+def test_plain_word_mutants_name_another_period_and_turn_a_pair_round(bench):
+    oracle = _mail("Largest increase from Q1 to Q3 in February; the sync on 3 March 2025 runs 11:00-12:00.")
+    whats = {m.what: m.plan[1]["args"]["content"] for m in bench._word_mutants(oracle, True)}
+    assert whats["Q1 -> Q2"].startswith("Largest increase from Q2 to Q3 in February")
+    assert {w for w in whats if w.startswith("Q3 ->")} == {"Q3 -> Q1", "Q3 -> Q2", "Q3 -> Q4"}
+    assert {w for w in whats if w.startswith("February ->")} == {"February -> January", "February -> March"}
+    assert not [w for w in whats if w.startswith("March")]  # a date's month is the date's
+    assert whats["'Q1 to Q3' -> 'Q3 to Q1'"].startswith("Largest increase from Q3 to Q1 in February")
+    assert whats["'11:00-12:00' -> '12:00-11:00'"].endswith("runs 12:00-11:00.")
