@@ -53,8 +53,36 @@ def claim_work_folder() -> Path:
     return folder
 
 
+def node_work_folder(batch_work: str) -> Path:
+    """The work folder, on this machine, of a batch whose driver runs elsewhere (a Ray node's
+    jobs): one per machine and batch, named after the driver's own (``batch_work``), shared by the
+    machine's workers so that each world is written once per machine. It belongs to the worker
+    process that made it: the first batch to start here after that process ended removes it. A
+    folder of that name that is not this user's own plain folder is refused (``PermissionError``)."""
+    root = scratch_root()
+    folder = root / f"{Path(batch_work).name}-node"
+    if not folder.name.startswith(PREFIX):
+        raise ValueError(f"not a batch's work folder: {batch_work}")
+    if not os.path.lexists(folder):
+        root.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=root))
+        (tmp / OWNER).write_text(f"{os.getpid()} {_pid_namespace()}", encoding="utf-8")
+        try:
+            os.rename(tmp, folder)  # whole, with its owner: a sweep never sees it without one
+        except OSError:  # another worker of this machine was first
+            shutil.rmtree(tmp, ignore_errors=True)
+    st = folder.lstat()
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid():
+        raise PermissionError(f"{folder}: not a folder of this user's")
+    return folder
+
+
 def release_work_folder(folder: Path) -> None:
+    """Remove a batch's work folder, and the one its jobs made on this machine (``node_work_folder``)."""
     shutil.rmtree(folder, ignore_errors=True)
+    node = folder.parent / f"{folder.name}-node"
+    if node.is_dir() and not node.is_symlink():
+        shutil.rmtree(node, ignore_errors=True)
 
 
 def _sweep(root: Path) -> None:

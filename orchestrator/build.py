@@ -29,7 +29,9 @@ from typing import TYPE_CHECKING, Any, Callable, cast
 from pydantic import ValidationError
 
 from backends.batch import Round, finish_folder, run_batch
+from backends.carried_folder import pack_folder
 from backends.llm.usage import COUNTERS
+from backends.scratch import node_work_folder
 from backends.task_record import TaskRecord, record_error
 from backends.tokens import counter_name
 from backends.workers import Budget, JobFailure
@@ -359,6 +361,22 @@ def run_attempt(out: str, config: BuildConfig, index: int, work: str) -> dict[st
     return summary
 
 
+def run_attempt_carried(config: BuildConfig, index: int, work: str) -> dict[str, Any]:
+    """:func:`run_attempt` where the output folder may not be seen (``--executor ray``: a node of a
+    cluster without a shared disk): the task is staged in this machine's own work folder
+    (``backends.scratch.node_work_folder``, named after the driver's ``work``) and comes back as
+    bytes with its outcome (``carried``), for the driver to write into its folder."""
+    node = node_work_folder(work)
+    outcome = dict(run_attempt(str(node / "out"), config, index, str(node)))  # a copy: run_attempt's is cached
+    staged = outcome.pop("staged", None)
+    if staged is not None:
+        try:
+            outcome[dataset.CARRIED] = pack_folder(Path(staged))
+        finally:
+            shutil.rmtree(staged, ignore_errors=True)
+    return outcome
+
+
 # -- the batch (runs in the parent) ----------------------------------------------------------
 
 @dataclass
@@ -528,7 +546,10 @@ class BuildBatch:
                 batch.append(self.next_index)
             self.next_index += 1
         per_world = tasks_per_world(self.config)
-        return Round(batch, functools.partial(run_attempt, str(self.out), self.config, work=str(work)),
+        # on Ray a job may run on a machine that does not see the output folder: its task comes back as bytes
+        run = (functools.partial(run_attempt_carried, self.config, work=str(work)) if self.executor == "ray"
+               else functools.partial(run_attempt, str(self.out), self.config, work=str(work)))
+        return Round(batch, run,
                      self.workers, group=lambda index: index // per_world, wanted=self._wanted(),
                      spread=math.ceil(expected))
 

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Callable, cast
 
 from backends.batch import ResultLog
+from backends.carried_folder import unpack_folder
 from backends.dataset_reader import TASKS, LoadedTask, iter_tasks  # noqa: F401  (reading lives below; re-exported)
 from backends.task_record import TaskRecord
 from office_env import criteria_schema
@@ -39,6 +40,7 @@ WORK = ".work"
 PROGRESS = ".progress.jsonl"
 ATTEMPTS = "attempts.jsonl"
 BUILD = "build.json"
+CARRIED = "carried"  # an outcome's task folder as bytes (backends.carried_folder), never written to a log
 
 
 def dumps(data: Any) -> str:
@@ -100,7 +102,9 @@ class OutcomeLog:
     """The append-only log of attempt outcomes (``.progress.jsonl``) of a build or regeneration
     (a ``backends.batch.ResultLog``).
 
-    An accepted attempt's staged folder is published before its line is written: a kill between
+    An accepted attempt's staged folder (or its bytes, ``carried``, from a worker on a machine that
+    does not see this folder: written under the staging folder first) is published before its line
+    is written: a kill between
     the two leaves a task folder no line owns, which resume's repair removes, never a line
     without its task. ``done`` (index -> outcome) is kept up to date; ``on_record(done)`` is
     called after each line."""
@@ -120,7 +124,9 @@ class OutcomeLog:
 
     def record(self, item: dict[str, Any]) -> None:
         if item["status"] == "accepted":
-            publish(Path(item.pop("staged")), self.out)
+            carried = item.pop(CARRIED, None)  # staged on a machine that does not see this folder
+            staged = unpack_folder(carried, self.out / WORK / "staging") if carried is not None else item.pop("staged")
+            publish(Path(staged), self.out)
         self.done[item["index"]] = item
         cast(ResultLog, self._log).write([item])  # open: __enter__ made it
         if self.on_record:

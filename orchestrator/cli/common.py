@@ -30,9 +30,11 @@ ExecutorOption = Annotated[str, typer.Option("--executor", help="local (worker p
                                              "Ray instance, or the cluster at --ray-address; needs homeragents[ray])")]
 
 
-RayAddressOption = Annotated[Optional[str], typer.Option("--ray-address", help="ray: the cluster to join (auto, or "
-                                                         "ray://HOST:10001); every node needs homeragents and "
-                                                         "--out's folder")]
+RayAddressOption = Annotated[Optional[str], typer.Option("--ray-address", help="ray: the cluster to join (auto, "
+                                                         "HOST:6379 or ray://HOST:10001); every node needs "
+                                                         "homeragents; build sends its tasks back here, regenerate "
+                                                         "and eval need their input and --out at the same path on "
+                                                         "every node")]
 
 
 ModelOption = Annotated[Optional[str], typer.Option("--model", help="llm: model name (default from --llm-config or "

@@ -8,6 +8,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+import pytest
+
 from backends import scratch
 from orchestrator.build import build
 from orchestrator.roles import BuildConfig
@@ -68,3 +70,18 @@ def test_a_build_leaves_nothing_in_its_scratch_place(tmp_path, monkeypatch):
     assert summary.accepted == 2
     assert list((tmp_path / "scratch").iterdir()) == []
     assert not (tmp_path / "out" / ".work").exists()
+
+
+def test_a_nodes_work_folder_is_shared_by_its_workers_owned_and_released_with_the_batchs(tmp_path, monkeypatch):
+    monkeypatch.setenv(scratch.ENV, str(tmp_path))
+    work = scratch.claim_work_folder()
+    node = scratch.node_work_folder(str(work))
+    assert node == scratch.node_work_folder(str(work)) == tmp_path / f"{work.name}-node"
+    assert (node / scratch.OWNER).read_text().split()[0] == str(os.getpid())  # a sweep knows whose it is
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # its temporary name is gone
+    scratch.release_work_folder(work)
+    assert not node.exists() and not work.exists()
+    trap = tmp_path / f"{scratch.PREFIX}trap-node"
+    trap.symlink_to(tmp_path / "elsewhere")  # a name another user could have planted
+    with pytest.raises(PermissionError):
+        scratch.node_work_folder(str(tmp_path / f"{scratch.PREFIX}trap"))
