@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterable
 from datetime import date
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal
@@ -294,6 +295,12 @@ def parse_record(data: Any) -> TaskRecord:
         return TaskRecord.model_validate(data)
     except ValidationError as exc:
         raise record_error(exc) from None
+
+
+def typed_records(records: Iterable[TaskRecord | dict[str, Any]]) -> list[TaskRecord]:
+    """The records typed, each parsed once where it is given as read (a caller may hold either);
+    :class:`RecordError` for one that is not a task."""
+    return [r if isinstance(r, TaskRecord) else parse_record(r) for r in records]
 
 
 def record_error(exc: ValidationError) -> RecordError:

@@ -38,6 +38,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from backends.task_record import TaskRecord, parse_record
 from backends.tokens import count_tokens
 from generators.model import Session, transcript
 from harness.summaries import EXTRACTIVE_KIND, cached_summary, extractive_summary, llm_kind, llm_summary
@@ -126,9 +127,9 @@ def _weekday(date: str) -> str:
     return datetime.strptime(date, "%Y-%m-%d").strftime("%A")
 
 
-def sessions_of(record: dict[str, Any]) -> list[Session]:
+def sessions_of(record: TaskRecord) -> list[Session]:
     """The record's dialogue as sessions, in day order."""
-    return sorted((Session.from_dict(s) for s in record.get("dialogue") or []), key=lambda s: s.day)
+    return sorted((Session.from_dict(s.to_dict()) for s in record.dialogue), key=lambda s: s.day)
 
 
 def _raw_units(sessions: list[Session], granularity: str) -> list[_Unit]:
@@ -151,7 +152,7 @@ def _shown(unit: _Unit, sessions: list[Session]) -> str:
     return f"{session.date} {turn.ts[11:19]} {turn.role}: {' '.join(turn.text.split())}"
 
 
-def _summary_units(record: dict[str, Any], sessions: list[Session], config: ContextConfig, client: Any,
+def _summary_units(record: TaskRecord, sessions: list[Session], config: ContextConfig, client: Any,
                    summary_cache: Path | None) -> list[_Unit]:
     if config.granularity == "session":
         groups = [(f"s{s.day}", [s]) for s in sessions]
@@ -161,7 +162,7 @@ def _summary_units(record: dict[str, Any], sessions: list[Session], config: Cont
         groups = [(f"c{i + 1}", sessions[start:start + n]) for i, start in enumerate(range(0, len(sessions), n))]
         scope = f"chunk{n}"
     kind = llm_kind(client) if client is not None else EXTRACTIVE_KIND
-    record_id = str(record.get("id") or "record")
+    record_id = record.id
     units = []
     for unit_id, group in groups:
         if client is not None:
@@ -209,12 +210,13 @@ def _evidence_recall(sessions: list[Session], chosen: list[_Unit], granularity: 
     return len(covered_days) / len(days)
 
 
-def build_context(record: dict, config: ContextConfig, *, client: Any = None,
+def build_context(record: TaskRecord | dict[str, Any], config: ContextConfig, *, client: Any = None,
                   summary_cache: Path | None = None) -> HistoryContext:
-    """The history context of one task record (see the module docstring). ``client`` (an
-    :class:`~backends.llm.LLMClient`) writes the summaries and computes embeddings; it is needed
-    when ``config.embeddings`` is set."""
+    """The history context of one task record, typed or as read (parsed here; see the module
+    docstring). ``client`` (an :class:`~backends.llm.LLMClient`) writes the summaries and computes
+    embeddings; it is needed when ``config.embeddings`` is set."""
     config.validate()
+    record = record if isinstance(record, TaskRecord) else parse_record(record)
     sessions = sessions_of(record)
     if config.mode == "long-context":
         text = transcript(sessions)
@@ -226,7 +228,7 @@ def build_context(record: dict, config: ContextConfig, *, client: Any = None,
         units = _raw_units(sessions, config.granularity)
     else:
         units = _summary_units(record, sessions, config, client, summary_cache)
-    query = str(record.get("query") or "")
+    query = record.query
     picked = sorted(_rank(units, query, config, client))  # unit order is chronological
     chosen = [units[i] for i in picked]
     text = ("\n\n" if config.storage == "summary" else "\n").join(_shown(u, sessions) for u in chosen)

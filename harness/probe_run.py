@@ -61,9 +61,8 @@ def ask(agent: str, probe: Probe, history: str, client: Any = None) -> str:
 
 
 def _history(record: TaskRecord, probe: Probe, context: ContextConfig, client: Any) -> str:
-    shown = record.to_dict()
-    if context.mode == "rag":  # retrieve for the question asked, not for the task's query
-        shown = {**shown, "query": probe.question}
+    # with rag, retrieve for the question asked, not for the task's query
+    shown = record.model_copy(update={"query": probe.question}) if context.mode == "rag" else record
     return build_context(shown, context, client=client).text
 
 
@@ -74,7 +73,7 @@ def _probe_task(record: TaskRecord, pool: Any, config: ProbeConfig, client: Any,
     made = time.perf_counter()
     try:
         probes = probes_for(record, pool)[:config.per_task]
-        long_history = build_context(record.to_dict(), config.context, client=client).text \
+        long_history = build_context(record, config.context, client=client).text \
             if config.context.mode != "rag" else None
     except (AttributeError, KeyError, TypeError, ValueError) as exc:
         return {"id": record.id, "results": [], "errors": [], "generated": 0.0,

@@ -301,7 +301,7 @@ def _run_task(dataset_dir: str, task_id: str, record: TaskRecord, out_dir: str, 
         return {"id": task_id, "skipped": f"{testbed}: missing"}
     now = task_now(record)
     try:
-        context = build_context(record.to_dict(), config.context, client=_config_client(config),
+        context = build_context(record, config.context, client=_config_client(config),
                                 summary_cache=out / CACHE)
     except Exception as exc:  # the context could not be built (e.g. an embeddings endpoint failed for good)
         first = str(exc).splitlines()[0][:300] if str(exc) else ""

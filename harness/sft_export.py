@@ -48,7 +48,7 @@ def trajectory_of(record: TaskRecord, testbed: Path, reference: Path | None, con
         problems = registry.validate(call.tool, call.args)
         if problems:
             raise ValueError(f"step {index + 1} ({call.tool}): {problems[0]}")
-    history = build_context(record.to_dict(), context)
+    history = build_context(record, context)
     calls = [{"tool": c.tool, "args": c.args} for c in plan]
     replay = replay_plan(testbed, calls, task_now(record), scratch, "office")  # a copy: never a link into the dataset
     failed = replay.failed()

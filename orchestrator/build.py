@@ -32,7 +32,7 @@ from backends.batch import Round, finish_folder, run_batch
 from backends.carried_folder import pack_folder
 from backends.llm.usage import COUNTERS
 from backends.scratch import node_work_folder
-from backends.task_record import TaskRecord, record_error
+from backends.task_record import TaskRecord, record_error, typed_records
 from backends.tokens import counter_name
 from backends.workers import Budget, JobFailure
 from generators.bank_check import check_banks
@@ -354,10 +354,10 @@ def run_attempt(out: str, config: BuildConfig, index: int, work: str) -> dict[st
     summary.update(_spent(config, before))  # what each attempt cost, kept or not (the card sums those not kept)
     if outcome["status"] == "accepted":
         record: TaskRecord = outcome["record"]
-        data = record.to_dict()  # as its task.json holds it: reading the file back would give it again
         summary.update(staged=outcome["staged"], family=record.family, app_count=record.app_count,
-                       keys=duplicate_keys(data), words=near_words(data))
-        summary[CUES] = record_cues(data)  # the card's per-task figures (the parent only sums them)
+                       keys=duplicate_keys(record), words=near_words(record))
+        # the card's per-task figures (the parent only sums them), of the record as its task.json holds it
+        summary[CUES] = record_cues(record.to_dict())
     return summary
 
 
@@ -644,7 +644,7 @@ def _drop_rate(done: dict[int, dict[str, Any]]) -> float:
     return min(0.75, (len(done) - accepted) / len(done)) if done else EXPECTED_DROP_RATE
 
 
-def finish_dataset(out: Path, attempts: list[dict[str, Any]], records: list[dict[str, Any]], card: str,
+def finish_dataset(out: Path, attempts: list[dict[str, Any]], records: list[TaskRecord], card: str,
                    build_info: dict[str, Any]) -> None:
     """A build's or regeneration's last writes (``backends.batch.finish_folder``): the attempts, the
     index, the schemas and the card, then ``build.json``; then the work files go."""
@@ -685,7 +685,7 @@ def _finalize(out: Path, n: int, config: BuildConfig, done: dict[int, dict[str, 
     considered = [done[i] for i in sorted(done) if (i <= last and strata.is_open(i, filled)) or not keep]
     drops = Counter(drop_category(item["reason"]) for item in considered if item["status"] not in ("accepted", ERROR))
     read = [(i, _own_record(tasks / task_id(i))) for i in sorted(keep, key=task_id)]
-    records = [r for _, r in read if r is not None]
+    records = typed_records(r for _, r in read if r is not None)  # the build's own: each parsed once, here
     known_cues = [(cues or {}).get(i) for i, r in read if r is not None]  # None: computed by the card
     build_info = {"config": config.to_dict(), "config_hash": config_hash(config), "generator": GENERATOR_VERSION,
                   "tasks_per_world": tasks_per_world(config), "status": "complete" if len(keep) >= n and not any(

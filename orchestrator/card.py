@@ -3,27 +3,36 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from statistics import median
 from typing import Any
 
 from backends.llm.usage import COUNTERS
+from backends.task_record import TaskRecord, typed_records
 from backends.tokens import count_tokens, counter_description, counter_name
 from verifier.duplicates import near_duplicates
 from verifier.gameability import DETECTORS, THRESHOLD, dynamics, gameability, missed, record_cues, text_stats
 
+Records = Sequence[TaskRecord | dict[str, Any]]
 
-def _tokens(record: dict[str, Any]) -> int:
+
+def _plain(records: Records) -> list[dict[str, Any]]:
+    """The records as JSON, for the readers that also take other shapes (the gameability cues)."""
+    return [r.to_dict() if isinstance(r, TaskRecord) else r for r in records]
+
+
+def _tokens(record: TaskRecord) -> int:
     """Dialogue tokens, from provenance when the record carries them (same counter)."""
-    counted = record.get("provenance", {}).get("tokens", {})
+    counted = record.provenance.tokens or {}
     if counted.get("counter") == counter_name() and isinstance(counted.get("dialogue"), int):
-        return counted["dialogue"]
-    return sum(count_tokens(t["text"]) for s in record["dialogue"] for t in s["turns"])
+        return int(counted["dialogue"])
+    return sum(count_tokens(t.text) for s in record.dialogue for t in s.turns)
 
 
-def _row(records: list[dict[str, Any]]) -> dict[str, float]:
+def _row(records: list[TaskRecord]) -> dict[str, float]:
     conversations = len(records)
-    sessions = [s for r in records for s in r["dialogue"]]
-    turns = [t for s in sessions for t in s["turns"]]
+    sessions = [s for r in records for s in r.dialogue]
+    turns = [t for s in sessions for t in s.turns]
     tokens = sum(_tokens(r) for r in records)
     return {
         "conversations": conversations,
@@ -35,11 +44,11 @@ def _row(records: list[dict[str, Any]]) -> dict[str, float]:
     }
 
 
-def llm_usage(records: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
+def llm_usage(records: Records) -> dict[str, dict[str, float]]:
     """Model calls and tokens per role, summed over the tasks and per task."""
     totals: dict[str, dict[str, int]] = {}
-    for record in records:
-        for role, spent in record.get("provenance", {}).get("tokens", {}).get("llm", {}).items():
+    for record in typed_records(records):
+        for role, spent in (record.provenance.tokens or {}).get("llm", {}).items():
             bucket = totals.setdefault(role, dict.fromkeys(COUNTERS, 0))
             for key in bucket:
                 bucket[key] += spent.get(key, 0)
@@ -50,11 +59,11 @@ def llm_usage(records: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
             for role, t in sorted(totals.items())}
 
 
-def gate_counts(records: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
+def gate_counts(records: list[TaskRecord]) -> dict[str, dict[str, int]]:
     """Per gate: how many written tasks it checked and passed, and how many it skipped."""
     counts: dict[str, dict[str, int]] = {}
     for record in records:
-        for name, result in record.get("provenance", {}).get("gates", {}).items():
+        for name, result in record.provenance.gates.items():
             bucket = counts.setdefault(name, {"passed": 0, "skipped": 0})
             bucket["skipped" if result.get("skipped") else "passed"] += bool(result.get("passed"))
     return counts
@@ -72,8 +81,8 @@ def _gate_table(stats: dict[str, Any], drops: dict[str, int]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _cost(records: list[dict[str, Any]]) -> float | None:
-    costs = [r.get("provenance", {}).get("cost_usd") for r in records]
+def _cost(records: list[TaskRecord]) -> float | None:
+    costs = [r.provenance.extra("cost_usd") for r in records]
     return round(sum(costs), 6) if costs and all(isinstance(c, (int, float)) for c in costs) else None
 
 
@@ -97,39 +106,40 @@ def usage_table(usage: dict[str, dict[str, float]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _steps_by_app_count(records: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
+def _steps_by_app_count(records: list[TaskRecord]) -> dict[str, dict[str, float]]:
     """Oracle steps per task by app count: median, min and max (tasks without a plan left out)."""
     out: dict[str, dict[str, float]] = {}
-    for count in sorted({r["app_count"] for r in records}):
-        steps = sorted(len(r["oracle"]) for r in records if r["app_count"] == count and r.get("oracle"))
+    for count in sorted({r.app_count for r in records}):
+        steps = sorted(len(r.oracle) for r in records if r.app_count == count and r.oracle)
         if steps:
             out[str(count)] = {"median": float(median(steps)), "min": steps[0], "max": steps[-1]}
     return out
 
 
-def statistics(records: list[dict[str, Any]], cues: list[dict[str, Any] | None] | None = None) -> dict[str, Any]:
+def statistics(records: Records, cues: list[dict[str, Any] | None] | None = None) -> dict[str, Any]:
     """The card's figures. ``cues``: per record its ``verifier.gameability.record_cues`` when the
     caller has them (a build's workers compute them), None for one to compute here."""
+    typed, plain = typed_records(records), _plain(records)
     every = [c if c is not None else record_cues(r)
-             for r, c in zip(records, cues or [None] * len(records), strict=True)]
+             for r, c in zip(plain, cues or [None] * len(plain), strict=True)]
     by_apps: dict[str, Any] = {}
-    for count in sorted({r["app_count"] for r in records}):
-        by_apps[str(count)] = _row([r for r in records if r["app_count"] == count])
+    for count in sorted({r.app_count for r in typed}):
+        by_apps[str(count)] = _row([r for r in typed if r.app_count == count])
     return {
         "by_app_count": by_apps,
-        "overall": _row(records),
-        "families": dict(sorted(Counter(r.get("family", "?") for r in records).items())),
-        "apps": dict(sorted(Counter(a for r in records for a in r["apps"]).items())),
-        "difficulty": dict(sorted(Counter(r.get("difficulty", "?") for r in records).items())),
-        "steps_by_app_count": _steps_by_app_count(records),
-        "near_duplicates": [list(pair) for pair in near_duplicates(records)],
+        "overall": _row(typed),
+        "families": dict(sorted(Counter("?" if r.family is None else r.family for r in typed).items())),
+        "apps": dict(sorted(Counter(a for r in typed for a in r.apps).items())),
+        "difficulty": dict(sorted(Counter("?" if r.difficulty is None else r.difficulty for r in typed).items())),
+        "steps_by_app_count": _steps_by_app_count(typed),
+        "near_duplicates": [list(pair) for pair in near_duplicates(typed)],
         "token_counter": counter_description(),
-        "llm_usage": llm_usage(records),
-        "gates": gate_counts(records),
-        "cost_usd": _cost(records),
-        "gameability": gameability(records, every),
-        "dynamics": dynamics(records, every),
-        "text": text_stats(records, every),
+        "llm_usage": llm_usage(typed),
+        "gates": gate_counts(typed),
+        "cost_usd": _cost(typed),
+        "gameability": gameability(plain, every),
+        "dynamics": dynamics(plain, every),
+        "text": text_stats(plain, every),
     }
 
 

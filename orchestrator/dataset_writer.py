@@ -133,23 +133,23 @@ class OutcomeLog:
             self.on_record(self.done)
 
 
-def index_line(record: dict[str, Any]) -> dict[str, Any]:
-    sessions = record["dialogue"]
+def index_line(record: TaskRecord) -> dict[str, Any]:
+    sessions = record.dialogue
     return {
-        "id": record["id"], "split": record["split"], "family": record.get("family"),
-        "difficulty": record.get("difficulty"), "apps": record["apps"], "app_count": record["app_count"],
-        "sessions": len(sessions), "utterances": sum(len(s["turns"]) for s in sessions),
-        "tokens": record["provenance"].get("tokens", {}).get("dialogue"),
-        "path": f"{TASKS}/{record['id']}/task.json",
+        "id": record.id, "split": record.split, "family": record.family,
+        "difficulty": record.difficulty, "apps": list(record.apps), "app_count": record.app_count,
+        "sessions": len(sessions), "utterances": sum(len(s.turns) for s in sessions),
+        "tokens": (record.provenance.tokens or {}).get("dialogue"),
+        "path": f"{TASKS}/{record.id}/task.json",
     }
 
 
-def index_text(records: list[dict[str, Any]]) -> str:
+def index_text(records: list[TaskRecord]) -> str:
     """``index.jsonl``: one line per task, sorted by id."""
-    return "".join(json.dumps(index_line(r), ensure_ascii=False) + "\n" for r in sorted(records, key=lambda r: r["id"]))
+    return "".join(json.dumps(index_line(r), ensure_ascii=False) + "\n" for r in sorted(records, key=lambda r: r.id))
 
 
-def write_index(out: Path, records: list[dict[str, Any]]) -> None:
+def write_index(out: Path, records: list[TaskRecord]) -> None:
     write_text(out / "index.jsonl", index_text(records))
 
 

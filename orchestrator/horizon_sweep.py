@@ -24,10 +24,10 @@ import shutil
 from collections.abc import Callable
 from datetime import date, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
 from backends.dataset_reader import dataset_identity, iter_tasks
-from backends.task_record import parse_record
+from backends.task_record import TaskRecord, parse_record
 from generators.bank_check import check_banks
 from generators.dialogue_offline import HistoryWriter
 from generators.history_plan import DayPlan
@@ -42,9 +42,6 @@ from office_env.seeding import rng as seeded
 from office_env.workspace import atomic_write
 from orchestrator.dataset_writer import stage_task, write_index
 from verifier.dialogue_rules import check_dialogue, mark_problems, marked_turns
-
-if TYPE_CHECKING:
-    from backends.task_record import TaskRecord
 
 
 class SweepError(ValueError):
@@ -98,42 +95,43 @@ def _said_as_again(memory: list[dict[str, Any]], sessions: list[dict[str, Any]])
                 break
 
 
-def _persona(record: dict[str, Any]) -> dict[str, Any]:
+def _persona(record: TaskRecord) -> dict[str, Any]:
     """The user's colleagues, company, projects and city for the filler days: those of the world the
     task was built in (its ``world_seed``), or, for a task without one, of a world seeded by its id."""
     from office_env.synthesis.world import make_world
 
-    provenance = cast("dict[str, Any]", record.get("provenance")) if isinstance(record.get("provenance"), dict) else {}
-    world_seed = provenance.get("world_seed")
+    world_seed = record.provenance.extra("world_seed")
     if isinstance(world_seed, bool) or not isinstance(world_seed, int):
-        world_seed = derive_seed("homeragents.horizon.persona", record.get("id"), legacy=LINES)
+        world_seed = derive_seed("homeragents.horizon.persona", record.id, legacy=LINES)
     world = make_world(world_seed)
     return {"colleagues": [p.first for p in world.colleagues], "company": world.company,
             "projects": list(world.projects), "city": world.city, "currency": world.currency}
 
 
-def stretch_record(record: dict[str, Any], days: int) -> dict[str, Any]:
-    """A new task made of ``record`` (as read: JSON) with its history stretched to ``days``. It is
-    written as a task of its own, so it is made as records are made, as JSON: a copy of the record
-    as read, every key in its place, with the new dialogue and ``said_as``."""
-    sessions = record["dialogue"]
-    original = len(sessions)
+def stretch_record(record: TaskRecord, days: int) -> TaskRecord:
+    """A new task made of ``record`` with its history stretched to ``days``: the record as written,
+    every key in its place, with the new dialogue and ``said_as`` (the sessions and pieces are moved
+    as the JSON they are written as, and the new record is typed again, which checks it)."""
+    original = len(record.dialogue)
     if days < original:
         raise HorizonError(f"{days} day(s) is below the task's own history of {original} day(s)")
     if days == original:
-        return copy.deepcopy(record)
-    now = datetime.strptime(record["now"]["date"], "%Y-%m-%d").date()
+        return record
+    sessions = [s.to_dict() for s in record.dialogue]
+    memory = [m.to_dict() for m in record.memory]
+    now = datetime.strptime(record.now.date, "%Y-%m-%d").date()
     dates = working_days_before(now, days)
     places = {(i * days) // original: i for i in range(original)}
-    draft = TaskDraft.from_dict(record)
-    lines = [t["text"] for s in sessions for t in s["turns"]]
-    user_first = str(record.get("user", {}).get("name", "")).split(" ")[0]
+    written = record.to_dict()
+    draft = TaskDraft.from_dict(written)
+    lines = [t.text for s in record.dialogue for t in s.turns]
+    user_first = record.user.name.split(" ")[0]
     persona = _persona(record)
-    values = _time_values(record["memory"])
+    values = _time_values(memory)
     per_day = max(4, round(len(lines) / original))
     problem = ""
     for attempt in range(ATTEMPTS):  # a filler line that happens to echo the history: write the days again
-        seed = digest("homeragents.horizon/1", record["id"], days, attempt, legacy=LINES)
+        seed = digest("homeragents.horizon/1", record.id, days, attempt, legacy=LINES)
         writer = HistoryWriter(draft.memory, rng=seeded(seed, "horizon"), user_first=user_first, banned=lines,
                                **persona)
         stretched = []
@@ -142,7 +140,7 @@ def stretch_record(record: dict[str, Any], days: int) -> dict[str, Any]:
                 stretched.append(_retimed(sessions[places[index]], index + 1, when, values))
             else:
                 stretched.append(writer.day(DayPlan(index + 1, when), per_day).to_dict())
-        problems = mark_problems(record["memory"], marked_turns(stretched))
+        problems = mark_problems(memory, marked_turns(stretched))
         if problems:
             problem = f"memory marks: {problems[0]}"
             continue
@@ -150,10 +148,8 @@ def stretch_record(record: dict[str, Any], days: int) -> dict[str, Any]:
         if not verdict.passed:
             problem = f"dialogue rules: {verdict.feedback.splitlines()[0][:200]}"
             continue
-        out = copy.deepcopy(record)
-        out["dialogue"] = stretched
-        _said_as_again(out["memory"], stretched)
-        return out
+        _said_as_again(memory, stretched)
+        return parse_record({**written, "dialogue": stretched, "memory": memory})
     raise HorizonError(problem)
 
 
@@ -196,12 +192,12 @@ def run_sweep(dataset: Path, out: Path, config: EvalConfig, horizons: list[int],
         records = []
         for task in tasks:
             try:
-                record = stretch_record(cast("dict[str, Any]", task.record), horizon)
-                typed = parse_record(record)  # a RecordError (a ValueError) names what the type refuses
+                # a RecordError (a ValueError) names what the type refuses in the stretched record
+                record = stretch_record(cast("TaskRecord", task.task), horizon)
             except (HorizonError, KeyError, TypeError, ValueError) as exc:
                 left_out.setdefault(str(horizon), []).append({"id": task.id, "reason": str(exc)[:300]})
                 continue
-            staged = stage_task(staging, typed, task.testbed, task.reference)
+            staged = stage_task(staging, record, task.testbed, task.reference)
             staged.rename(data / "tasks" / task.id)
             records.append(record)
         shutil.rmtree(staging)

@@ -572,15 +572,15 @@ def _lint(tasks: list[SeedTask], repair_seeds: bool, summary: PlusSummary
     return out, repairs, refused
 
 
-def proof_of(record: dict[str, Any]) -> str:
+def proof_of(record: TaskRecord) -> str:
     """``proven`` (the reference-applied state passes every criterion) or ``unproven``."""
-    gate = record.get("provenance", {}).get("gates", {}).get("reference_passes", {})
+    gate = record.provenance.gates.get("reference_passes", {})
     return "proven" if gate.get("passed") and not gate.get("skipped") else "unproven"
 
 
-def proof_counts(records: list[dict[str, Any]]) -> dict[str, Any]:
+def proof_counts(records: list[TaskRecord]) -> dict[str, Any]:
     """How many written tasks the offline proof covers, and which are left to an agent."""
-    unproven = sorted(r["id"] for r in records if proof_of(r) == "unproven")
+    unproven = sorted(r.id for r in records if proof_of(r) == "unproven")
     return {"proven": len(records) - len(unproven), "unproven": len(unproven), "unproven_ids": unproven}
 
 
@@ -598,7 +598,7 @@ def _finalize(out: Path, config: PlusConfig, digest: str, done: dict[int, dict[s
     summary.errors = [{"seed": item["seed"], "id": item["id"], "reason": item["reason"]}
                       for item in considered if item["status"] == ENDPOINT_ERROR]
     summary.written = len(keep)
-    records = [t.record for t in dataset.iter_tasks(out) if t.record is not None]
+    records = [t.task for t in dataset.iter_tasks(out) if t.task is not None]
     build_info = {
         "split": "plus", "config": config.to_dict(), "config_hash": digest, "generator": generator_version(config),
         "seeds_fingerprint": fingerprint[:16], "status": "complete",

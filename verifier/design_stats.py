@@ -50,11 +50,9 @@ def _or_unknown(value: str | None) -> str:
 
 def design_figures(tasks: Iterable[Any]) -> dict[str, Any]:
     """Figures over loaded tasks (``backends.dataset_reader.LoadedTask``: ``task``, ``record`` and ``testbed``).
-    The figures read the typed record; the trace and the duplicate keys, which a build also takes of
-    the records it makes, read the record as written (``record``)."""
+    The figures, the duplicate keys and the trace read the typed record."""
     loaded = [t for t in tasks if t.record is not None and t.task is not None]
     typed = [t.task for t in loaded]
-    records = [t.record for t in loaded]
     families: dict[str, set[str]] = defaultdict(set)
     intents: dict[str, set[str]] = defaultdict(set)
     queries: dict[str, set[str]] = defaultdict(set)
@@ -78,8 +76,8 @@ def design_figures(tasks: Iterable[Any]) -> dict[str, Any]:
         if world not in offices:
             offices[world] = _office_size(task.testbed)
             texts[world] = office_text(task.testbed)
-        trace = trace_task(task.record, texts[world])
-        said, stated = rule_specifics_said(task.record)
+        trace = trace_task(task.task, texts[world])
+        said, stated = rule_specifics_said(task.task)
         rules_said += said
         rule_specifics += stated
         leaves += trace.leaves
@@ -106,7 +104,7 @@ def design_figures(tasks: Iterable[Any]) -> dict[str, Any]:
         "median_steps_by_app_count": {str(k): median(v) for k, v in sorted(steps.items())},
         "median_hard_steps": median(hard_steps) if hard_steps else None,
         "difficulty": dict(sorted(Counter(_or_unknown(r.difficulty) for r in typed).items())),
-        "near_duplicates": len(near_duplicates(records)),
+        "near_duplicates": len(near_duplicates(typed)),
         "worlds": len(sizes),
         "files_per_world": median(s["files"] for s in sizes) if sizes else None,
         "mails_per_world": median(s["mails"] for s in sizes) if sizes else None,

@@ -24,6 +24,7 @@ import re
 from itertools import combinations
 from typing import Any
 
+from backends.task_record import TaskRecord
 from office_env.evaluation.comparator import as_number
 from office_env.evaluation.keywords import normalize
 from verifier.trace import leaves_of, office_values
@@ -36,33 +37,32 @@ def _digest(kind: str, text: str) -> str:
     return f"{kind}:{hashlib.sha256(text.encode('utf-8')).hexdigest()[:16]}"
 
 
-def answer_signature(record: dict[str, Any], *, people: bool = True) -> list[str]:
+def answer_signature(record: TaskRecord, *, people: bool = True) -> list[str]:
     """The values a task checks, output file names and the user left out, sorted; ``people=False``
     leaves out every person too (who receives the result is not part of the computation)."""
-    user = str((record.get("user") or {}).get("username", "")).lower()
+    user = record.user.username.lower()
     values = []
-    for leaf in leaves_of(record.get("evaluation") or []):
+    for leaf in leaves_of(record.criteria()):
         if leaf.role == "file" or (leaf.role == "person" and (not people or str(leaf.value).lower() == user)):
             continue
         values.append(normalize(str(leaf.value)))
     return sorted(values)
 
 
-def duplicate_keys(record: dict[str, Any]) -> list[str]:
+def duplicate_keys(record: TaskRecord) -> list[str]:
     """The identities of a task: any shared key makes two tasks duplicates. The same family in the
     same world reaching the same values is one task, whoever the result goes to."""
-    world = (record.get("provenance") or {}).get("world_seed")
-    answer = json.dumps([record.get("family"), world, answer_signature(record)], sort_keys=True)
-    keys = [_digest("description", normalize(str(record.get("description", "")))), _digest("answer", answer)]
+    world, family = record.provenance.extra("world_seed"), record.family
+    answer = json.dumps([family, world, answer_signature(record)], sort_keys=True)
+    keys = [_digest("description", normalize(record.description)), _digest("answer", answer)]
     computed = answer_signature(record, people=False)
     if computed:
-        keys.append(_digest("computation", json.dumps([record.get("family"), world, computed], sort_keys=True)))
-    said = [str(m.get("value", "")) for m in record.get("memory") or [] if isinstance(m, dict)]
-    work = sorted(normalize(v) for v in office_values(record.get("evaluation") or [], said))
+        keys.append(_digest("computation", json.dumps([family, world, computed], sort_keys=True)))
+    said = [m.value for m in record.memory]
+    work = sorted(normalize(v) for v in office_values(record.criteria(), said))
     if work:  # the values found in the office or computed, whatever the chat names them (a title, a file)
-        keys.append(_digest("work", json.dumps([record.get("family"), world, work], sort_keys=True)))
-    done = sorted(f"{c.get('op')}={_same_value(c.get('value'))}" for c in record.get("computed") or []
-                  if isinstance(c, dict) and c.get("op") and c.get("value") not in (None, ""))
+        keys.append(_digest("work", json.dumps([family, world, work], sort_keys=True)))
+    done = sorted(f"{c.op}={_same_value(c.value)}" for c in record.computed or [] if c.value != "")
     if done:  # the same computation in the same office is one task, whichever family asks for it and where it goes
         keys.append(_digest("computed", json.dumps([world, done], sort_keys=True)))
     return keys
@@ -74,9 +74,9 @@ def _same_value(value: Any) -> str:
     return format(number, ".12g") if number is not None else normalize(str(value))
 
 
-def near_words(record: dict[str, Any]) -> list[str]:
+def near_words(record: TaskRecord) -> list[str]:
     """What ``first_of_each`` compares for near-duplicates: the family, then the description's words."""
-    return [str(record.get("family"))] + sorted(_words(str(record.get("description", ""))))
+    return [str(record.family)] + sorted(_words(record.description))
 
 
 def alike(words_a: frozenset[str], words_b: frozenset[str], threshold: float = NEAR_JACCARD) -> bool:
@@ -199,11 +199,11 @@ def _words(text: str) -> frozenset[str]:
     return frozenset(_WORD_RE.findall(text.lower()))
 
 
-def near_duplicates(records: list[dict[str, Any]], threshold: float = NEAR_JACCARD) -> list[tuple[str, str, str]]:
+def near_duplicates(records: list[TaskRecord], threshold: float = NEAR_JACCARD) -> list[tuple[str, str, str]]:
     """Pairs of task ids that share an identity, or whose descriptions share at least
     ``threshold`` of their words (Jaccard), with the reason; in the order of the records, as a
     comparison of every pair would give them, but found by key and by :class:`NearIndex`."""
-    keyed = [(r.get("id", "?"), set(duplicate_keys(r)), _words(str(r.get("description", "")))) for r in records]
+    keyed = [(r.id, set(duplicate_keys(r)), _words(r.description)) for r in records]
     holders: dict[str, list[int]] = {}
     for position, (_, keys, _) in enumerate(keyed):
         for key in keys:

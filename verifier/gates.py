@@ -307,7 +307,7 @@ def trace_gate(record: TaskRecord, testbed: Path | None) -> GateResult:
     """``verifier.trace`` over the record and its initial testbed; the result keeps the sources
     (``keep["trace"]``), which the writer stores in the record's provenance, so a reader sees where
     each checked value comes from."""
-    trace = trace_task(record.to_dict(), _office(testbed) if testbed is not None else OfficeText.of({}))
+    trace = trace_task(record, _office(testbed) if testbed is not None else OfficeText.of({}))
     keep = {"trace": dict(trace.sources)}
     if trace.problems:
         more = f" (+{len(trace.problems) - 4} more)" if len(trace.problems) > 4 else ""

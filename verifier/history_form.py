@@ -18,6 +18,9 @@
   and follow-up answers that do not give a kind of answer their question expects (read back
   through the small-talk banks' tags, ``generators.small_talk.kinds``);
 - :func:`history_tokens`: tokens of each history by the dataset's counter.
+
+Each takes the records typed or as read (``bench/quality.py`` reads a dataset's JSON) and reads
+them typed.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from datetime import date
 from itertools import pairwise
 from typing import Any
 
+from backends.task_record import Memory, TaskRecord, Turn, typed_records
 from backends.tokens import count_tokens, counter_name
 from generators.english import near_key
 from generators.small_talk.kinds import fits
@@ -48,30 +52,32 @@ _FUNCTION_WORDS = frozenset(
      "s"])
 
 
-def _turns(record: dict[str, Any]) -> Iterator[tuple[int, int, dict[str, Any]]]:
+Records = list[TaskRecord] | list[dict[str, Any]]
+
+
+def _turns(record: TaskRecord) -> Iterator[tuple[int, int, Turn]]:
     """``(session index, turn index, turn)`` in order."""
-    for si, session in enumerate(record.get("dialogue") or []):
-        for ti, turn in enumerate(session.get("turns") or []):
-            if isinstance(turn, dict):
-                yield si, ti, turn
+    for si, session in enumerate(record.dialogue):
+        for ti, turn in enumerate(session.turns):
+            yield si, ti, turn
 
 
-def _low(turn: dict[str, Any]) -> str:
-    return str(turn.get("text") or "").lower()
+def _low(turn: Turn) -> str:
+    return turn.text.lower()
 
 
-def _said(piece: dict[str, Any]) -> str:
-    return str(piece.get("said_as") or piece.get("value") or "").lower().strip()
+def _said(piece: Memory) -> str:
+    return (piece.said_as or piece.value).lower().strip()
 
 
-def iso_stamps(records: list[dict[str, Any]]) -> tuple[int, int]:
+def iso_stamps(records: Records) -> tuple[int, int]:
     """Utterances (either role) holding a ``YYYY-MM-DD`` date outside a file name or an e-mail
     address; and how many utterances there are."""
     found = total = 0
-    for record in records:
+    for record in typed_records(records):
         for _, _, turn in _turns(record):
             total += 1
-            found += _ISO_RE.search(_NAME_RE.sub(" ", str(turn.get("text") or ""))) is not None
+            found += _ISO_RE.search(_NAME_RE.sub(" ", turn.text)) is not None
     return found, total
 
 
@@ -87,52 +93,45 @@ def _stands_alone(text: str, value: str, words: set[str], asked: bool) -> bool:
     return bool(words & set(rest)) and not (asked and len(rest) <= SHORT_ANSWER)
 
 
-def derived_share(records: list[dict[str, Any]]) -> tuple[float, int]:
+def derived_share(records: Records) -> tuple[float, int]:
     """The share of memory pieces whose value is derived (``derived``): said in no turn, given by
     two or more evidence turns (its relation's and its anchor's); and how many pieces there are."""
     pieces = derived = 0
-    for record in records:
-        texts = [_low(t) for s in record.get("dialogue") or [] for t in s.get("turns") or [] if isinstance(t, dict)]
-        for piece in record.get("memory") or []:
-            if not isinstance(piece, dict):
-                continue
+    for record in typed_records(records):
+        texts = [_low(t) for _, _, t in _turns(record)]
+        for piece in record.memory:
             pieces += 1
-            value = str(piece.get("value") or "").lower().strip()
-            pid = str(piece.get("id") or "")
-            marked = sum(pid in (t.get("evidence") or []) for s in record.get("dialogue") or []
-                         for t in s.get("turns") or [] if isinstance(t, dict))
-            derived += bool(piece.get("derived")) and bool(value) and marked >= 2 and not any(value in t for t in texts)
+            value = piece.value.lower().strip()
+            marked = sum(piece.id in (t.evidence or []) for _, _, t in _turns(record))
+            derived += piece.derived is not None and bool(value) and marked >= 2 and not any(value in t for t in texts)
     return (derived / pieces if pieces else 0.0), pieces
 
 
-def two_turn_share(records: list[dict[str, Any]]) -> tuple[float, int]:
+def two_turn_share(records: Records) -> tuple[float, int]:
     """Among memory pieces whose final value is said in a user turn marked as their evidence,
     the share for which no such turn stands alone (:func:`_stands_alone`; a derived value never
     does): the value is pinned down only with another turn. And how many pieces were judged."""
     judged = alone = 0
-    for record in records:
-        turns: list[tuple[dict[str, Any], bool]] = []  # user turns, and whether a same-thread question came just before
-        for session in record.get("dialogue") or []:
-            before: dict[str, Any] = {}
-            for turn in session.get("turns") or []:
-                if not isinstance(turn, dict):
-                    continue
-                if turn.get("role") == "user":
-                    asked = before.get("role") == "assistant" and str(before.get("text") or "").rstrip().endswith("?") \
-                        and bool(turn.get("thread")) and before.get("thread") == turn.get("thread")
+    for record in typed_records(records):
+        turns: list[tuple[Turn, bool]] = []  # user turns, and whether a same-thread question came just before
+        for session in record.dialogue:
+            before: Turn | None = None
+            for turn in session.turns:
+                if turn.role == "user":
+                    asked = before is not None and before.role == "assistant" and before.text.rstrip().endswith("?") \
+                        and bool(turn.thread) and before.thread == turn.thread
                     turns.append((turn, asked))
                 before = turn
-        for piece in record.get("memory") or []:
-            value, words = _said(piece), _naming_words(str(piece.get("about") or ""))
-            pid = str(piece.get("id") or "")
+        for piece in record.memory:
+            value, words = _said(piece), _naming_words(piece.about or "")
             holding = [(_low(t), asked) for t, asked in turns
-                       if pid in (t.get("evidence") or []) and value and value in _low(t)]
+                       if piece.id in (t.evidence or []) and value and value in _low(t)]
             if not holding or not words:
                 continue
             judged += 1
             # a derived value is pinned down by its anchor's turn as well, whatever its relation names
-            alone += not piece.get("derived") and any(_stands_alone(text, value, words, asked)
-                                                      for text, asked in holding)
+            alone += piece.derived is None and any(_stands_alone(text, value, words, asked)
+                                                   for text, asked in holding)
     return ((judged - alone) / judged if judged else 0.0), judged
 
 
@@ -146,18 +145,18 @@ def _last_at(texts: list[tuple[str, date | None]], value: str) -> tuple[int, int
     return None
 
 
-def namings_per_work(records: list[dict[str, Any]]) -> list[int]:
+def namings_per_work(records: Records) -> list[int]:
     """For each task's work (the memory pieces sharing an ``about`` or a thread), how many of its
     namings (``generators.work_names.namings`` of each of its abouts: the full name, shorter
     ones, "that one") its user turns say, longest first, each as a phrase of its own: a reader
     must know them all for one work."""
     out = []
-    for record in records:
+    for record in typed_records(records):
         works: list[tuple[set[str], set[str]]] = []  # (abouts, threads), merged where they meet
-        for piece in record.get("memory") or []:
-            if not (piece.get("about") and piece.get("thread")):
+        for piece in record.memory:
+            if not (piece.about and piece.thread):
                 continue
-            abouts, threads = {str(piece["about"])}, {str(piece["thread"])}
+            abouts, threads = {piece.about}, {piece.thread}
             for work in [w for w in works if w[0] & abouts or w[1] & threads]:
                 works.remove(work)
                 abouts |= work[0]
@@ -167,7 +166,7 @@ def namings_per_work(records: list[dict[str, Any]]) -> list[int]:
             names = sorted({n.lower() for about in abouts for n in namings(about)}, key=lambda n: (-len(n), n))
             used: set[str] = set()
             for _, _, turn in _turns(record):
-                if turn.get("role") != "user" or turn.get("thread") not in threads:
+                if turn.role != "user" or turn.thread not in threads:
                     continue
                 low = _low(turn)
                 for name in names:
@@ -179,29 +178,22 @@ def namings_per_work(records: list[dict[str, Any]]) -> list[int]:
     return out
 
 
-def _session_day(record: dict[str, Any], index: int) -> date | None:
-    try:
-        return date.fromisoformat(str((record.get("dialogue") or [])[index].get("date") or ""))
-    except (ValueError, AttributeError, IndexError):
-        return None
-
-
-def turned_down_after_final(records: list[dict[str, Any]]) -> tuple[float, int]:
+def turned_down_after_final(records: Records) -> tuple[float, int]:
     """Among memory pieces with a superseded or a near-miss value, the share where one of those
     is said in the piece's thread (turns marked with its thread) after the last mention of the
     final value; and how many pieces were judged (those whose final value is said there)."""
     judged = later = 0
-    for record in records:
+    for record in typed_records(records):
         by_thread: dict[str, list[tuple[str, date | None]]] = defaultdict(list)
-        days = [_session_day(record, i) for i in range(len(record.get("dialogue") or []))]
+        days = [date.fromisoformat(session.date) for session in record.dialogue]
         for si, _, turn in _turns(record):
-            by_thread[str(turn.get("thread") or "")].append((_low(turn), days[si]))
-        for piece in record.get("memory") or []:
+            by_thread[turn.thread or ""].append((_low(turn), days[si]))
+        for piece in record.memory:
             final = _said(piece)
-            wrong = [str(v).lower() for v in piece.get("superseded") or []]
-            wrong += [str(d.get("value", "")).lower() for d in piece.get("distractors") or [] if isinstance(d, dict)]
+            wrong = [v.lower() for v in piece.superseded or []]
+            wrong += [d.value.lower() for d in piece.distractors or []]
             wrong = [v for v in wrong if v.strip() and v not in final]
-            texts = by_thread.get(str(piece.get("thread") or ""), [])
+            texts = by_thread.get(piece.thread or "", [])
             final_at = _last_at(texts, final) if final else None
             if not wrong or final_at is None:
                 continue
@@ -210,24 +202,23 @@ def turned_down_after_final(records: list[dict[str, Any]]) -> tuple[float, int]:
     return (later / judged if judged else 0.0), judged
 
 
-def same_question_answers(records: list[dict[str, Any]]) -> dict[str, int]:
+def same_question_answers(records: Records) -> dict[str, int]:
     """The assistant's small-talk questions (no ``thread`` mark, ending in "?") followed by a
     user turn: ``asked``; ``same_day``: questions (names aside) answered two or more ways on one
     day, counted once a day; ``history``: questions answered two or more ways in one history."""
     asked = same_day = history = 0
-    for record in records:
+    for record in typed_records(records):
         seen: dict[str, set[str]] = defaultdict(set)
-        for session in record.get("dialogue") or []:
+        for session in record.dialogue:
             today: dict[str, set[str]] = defaultdict(set)
-            turns = [t for t in session.get("turns") or [] if isinstance(t, dict)]
-            for turn, reply in pairwise(turns):
-                text = str(turn.get("text") or "").rstrip()
-                if turn.get("role") != "assistant" or turn.get("thread") or not text.endswith("?") \
-                        or reply.get("role") != "user" or reply.get("thread"):
+            for turn, reply in pairwise(session.turns):
+                text = turn.text.rstrip()
+                if turn.role != "assistant" or turn.thread or not text.endswith("?") \
+                        or reply.role != "user" or reply.thread:
                     continue
                 asked += 1
                 question = near_key(re.split(r"(?<=[.!?])\s+", text)[-1])
-                answer = near_key(str(reply.get("text") or ""))
+                answer = near_key(reply.text)
                 today[question].add(answer)
                 seen[question].add(answer)
             same_day += sum(len(answers) > 1 for answers in today.values())
@@ -277,21 +268,20 @@ def reaction_of(text: str) -> str:
     return " ".join(sentences[:-1] if sentences[-1].endswith("?") else sentences)
 
 
-def small_talk_fit(records: list[dict[str, Any]]) -> dict[str, int]:
+def small_talk_fit(records: Records) -> dict[str, int]:
     """Small talk (turns without a ``thread`` mark): ``reactions``, assistant turns reacting to a
     user line (the part before a closing question); ``echoes``, those repeating a name or content
     word of it (:func:`echoed`); ``judged``, follow-up questions and answers read as a bank
     question and one of its answers; ``mismatched``, those whose answer gives no kind the
     question expects."""
     out = {"reactions": 0, "echoes": 0, "judged": 0, "mismatched": 0}
-    for record in records:
-        for session in record.get("dialogue") or []:
-            turns = [t for t in session.get("turns") or [] if isinstance(t, dict)]
-            for before, turn in pairwise(turns):
-                if before.get("thread") or turn.get("thread") or before.get("role") == turn.get("role"):
+    for record in typed_records(records):
+        for session in record.dialogue:
+            for before, turn in pairwise(session.turns):
+                if before.thread or turn.thread or before.role == turn.role:
                     continue
-                said, reply = str(before.get("text") or ""), str(turn.get("text") or "")
-                if before.get("role") == "user":
+                said, reply = before.text, turn.text
+                if before.role == "user":
                     reaction = reaction_of(reply)
                     if reaction:
                         out["reactions"] += 1
@@ -304,14 +294,14 @@ def small_talk_fit(records: list[dict[str, Any]]) -> dict[str, int]:
     return out
 
 
-def history_tokens(records: list[dict[str, Any]]) -> list[int]:
+def history_tokens(records: Records) -> list[int]:
     """Tokens of each history's utterances (the counter of :mod:`backends.tokens`; a build's
     own count when it was made with the same counter)."""
     out = []
-    for record in records:
-        counted = (record.get("provenance") or {}).get("tokens") or {}
+    for record in typed_records(records):
+        counted = record.provenance.tokens or {}
         if counted.get("counter") == counter_name() and isinstance(counted.get("dialogue"), int):
-            out.append(counted["dialogue"])
+            out.append(int(counted["dialogue"]))
         else:
-            out.append(sum(count_tokens(str(t.get("text") or "")) for _, _, t in _turns(record)))
+            out.append(sum(count_tokens(t.text) for _, _, t in _turns(record)))
     return out

@@ -33,6 +33,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable, cast
 
+from backends.task_record import TaskRecord, plan_calls
 from office_env.evaluation.keywords import Haystack, normalize, without_thousands
 
 # Memory cues that state a requirement the criteria must check.
@@ -371,24 +372,24 @@ def recompute(entry: dict[str, Any]) -> Any:
 # -- the trace ---------------------------------------------------------------------------------
 
 class _Tracer:
-    def __init__(self, record: dict[str, Any], office: OfficeText) -> None:
+    def __init__(self, record: TaskRecord, office: OfficeText) -> None:
         self.record, self.office = record, office
-        self.memory = [m for m in record.get("memory", []) if isinstance(m, dict)]
-        user = record.get("user") or {}
-        self.user_ids = {normalize(str(user.get(k, ""))) for k in ("username", "email", "name")} - {""}
-        self.query = Haystack(str(record.get("query", "")))
-        self.dialogue = normalize(" ".join(t.get("text", "") for s in record.get("dialogue", [])
-                                           for t in s.get("turns", [])))
+        # the pieces, computations and plans as written: their values are compared as the JSON they are
+        self.memory = [m.to_dict() for m in record.memory]
+        user = record.user
+        self.user_ids = {normalize(v) for v in (user.username, user.email or "", user.name)} - {""}
+        self.query = Haystack(record.query)
+        self.dialogue = normalize(" ".join(t.text for s in record.dialogue for t in s.turns))
         self.said_at: dict[str, list[str]] = {}  # memory id -> its evidence turns' text
         self.said_before: dict[str, list[str]] = {}  # memory id -> the turns with a value it corrects
-        for session in record.get("dialogue", []):
-            for turn in session.get("turns", []):
-                for mid in turn.get("evidence") or ():
-                    self.said_at.setdefault(str(mid), []).append(normalize(str(turn.get("text", ""))))
-                for mid in turn.get("superseded") or ():
-                    self.said_before.setdefault(str(mid), []).append(normalize(str(turn.get("text", ""))))
-        self.computed = [c for c in record.get("computed", []) if isinstance(c, dict)]
-        self.calls = [c for c in record.get("oracle") or [] if isinstance(c, dict)]
+        for session in record.dialogue:
+            for turn in session.turns:
+                for mid in turn.evidence or ():
+                    self.said_at.setdefault(mid, []).append(normalize(turn.text))
+                for mid in turn.superseded or ():
+                    self.said_before.setdefault(mid, []).append(normalize(turn.text))
+        self.computed = [c.to_dict() for c in record.computed or []]
+        self.calls = plan_calls(record.oracle)
         self.read = sorted(_read_paths(self.calls))  # the files the oracle plan reads
         self.used: set[str] = set()  # memory ids a leaf, an input or the oracle uses
         self.checked: set[str] = set()  # memory ids a criterion checks
@@ -532,9 +533,7 @@ class _Tracer:
                    for v in self._wrong_hay)
 
     def _wrong_plans(self) -> list[list[Any]]:
-        plans = [self.record.get("baseline") or []]
-        plans += [m.get("plan") or [] for m in self.record.get("misreadings") or [] if isinstance(m, dict)]
-        return [p for p in plans if isinstance(p, list)]
+        return [plan_calls(self.record.baseline)] + [plan_calls(m.plan) for m in self.record.misreadings or []]
 
     def _one_meeting(self, inputs: list[Any]) -> bool:
         """A start and a later end, both written in one calendar of the office (one meeting's span)."""
@@ -612,7 +611,7 @@ class _Tracer:
 
     def run(self) -> Trace:
         trace = Trace()
-        criteria = self.record.get("evaluation", [])
+        criteria = self.record.criteria()
         leaves = leaves_of(criteria)
         trace.leaves = len(leaves)
         named = {p: "" for p in self.office.files}
@@ -701,25 +700,24 @@ def _flat(value: Any) -> Iterable[Any]:
         yield value
 
 
-def rule_specifics_said(record: dict[str, Any]) -> tuple[int, int]:
+def rule_specifics_said(record: TaskRecord) -> tuple[int, int]:
     """(said, all): the times, numbers, lengths and words of every ``rule`` entry of ``record``'s
     ``computed`` list, and how many of them its chat says anywhere -- a survey figure for a
     dataset, looser than the trace (which wants them where the rule's pieces are said)."""
-    chat = normalize(" ".join(str(t.get("text", "")) for s in record.get("dialogue", []) for t in s.get("turns", [])))
+    chat = normalize(" ".join(t.text for s in record.dialogue for t in s.turns))
     # a derived value is said in no turn; its parts are, and they give it
-    derived = [normalize(str(m.get("value", ""))) for m in record.get("memory", [])
-               if isinstance(m, dict) and m.get("derived")]
+    derived = [normalize(m.value) for m in record.memory if m.derived is not None]
     said = total = 0
-    for entry in record.get("computed", []):
-        if not isinstance(entry, dict) or entry.get("op") != "rule":
+    for entry in record.computed or []:
+        if entry.op != "rule":
             continue
-        for specific in [*rule_specifics(str(entry.get("rule", ""))), *rule_wording(entry)]:
+        for specific in [*rule_specifics(entry.rule or ""), *rule_wording(entry.to_dict())]:
             total += 1
             said += says(chat, specific) or any(says(value, specific) for value in derived)
     return said, total
 
 
-def trace_task(record: dict[str, Any], office: OfficeText) -> Trace:
+def trace_task(record: TaskRecord, office: OfficeText) -> Trace:
     """Trace every criterion argument of ``record`` against its memory, ``office`` (its initial
     testbed as text) and its ``computed`` entries; the trace lists every problem found."""
     return _Tracer(record, office).run()

@@ -146,14 +146,14 @@ def verify_command(
     records = []
     for task in iter_tasks(dataset_dir):
         total += 1
-        if task.record is None:  # refused as it was read: the gates' modules are not needed for it
+        if task.record is None or task.task is None:  # refused as it was read: the gates' modules are not needed
             failures += 1
             typer.echo(f"FAIL {task.id}: {printable(task.error)}")
             continue
         from orchestrator.review.edits import recheck
 
         try:
-            results = recheck(task.record, task.testbed, task.reference)  # with the extra gates it was built with
+            results = recheck(task.task, task.testbed, task.reference)  # with the extra gates it was built with
         except Exception as exc:  # malformed content the schema lets through must not stop the others
             failures += 1
             typer.echo(f"FAIL {task.id}: gates could not run ({exc.__class__.__name__}: "

@@ -36,6 +36,7 @@ from starlette.routing import Route
 
 from backends.dataset_reader import iter_tasks, load_task
 from backends.prompts import TEMPLATES
+from backends.task_record import TaskRecord, plan_calls
 from office_env import Workspace
 from office_env.formats import ics_io
 from office_env.untrusted import printable
@@ -184,7 +185,7 @@ def task_list(server: ReviewServer, request: Request) -> Response:
                          total=len(server.index()), query=urlencode(dict(params)), warnings=server.warnings())
 
 
-def _load(server: ReviewServer, task_id: str) -> tuple[Any, dict[str, Any] | None, Response | None]:
+def _load(server: ReviewServer, task_id: str) -> tuple[Any, TaskRecord | None, Response | None]:
     """The task, the record as edited so far, or the page that says why there is none."""
     if not any(row["id"] == task_id for row in server.index()):
         return None, None, server.error(f"no task {task_id!r} in this dataset", 404)
@@ -192,10 +193,10 @@ def _load(server: ReviewServer, task_id: str) -> tuple[Any, dict[str, Any] | Non
     if task.record is None:
         return task, None, server.error(f"task {task_id!r} cannot be read: {task.error}", 422)
     shape = schema_gate(task.record)
-    if not shape.passed:  # a stranger's record: say which field is wrong instead of failing on it
+    if not shape.passed or task.task is None:  # a stranger's record: say which field is wrong, not fail on it
         return task, None, server.error(f"task {task_id!r} is malformed: {shape.detail}", 422)
     try:
-        record = edited_record(task.record, server.store().revisions(task_id))
+        record = edited_record(task.task, server.store().revisions(task_id))
     except EditError as exc:
         return task, None, server.error(f"task {task_id!r}: its stored edits no longer apply ({exc})", 422)
     except (KeyError, TypeError, AttributeError) as exc:
@@ -216,7 +217,8 @@ def task_page(server: ReviewServer, request: Request, message: str = "", problem
     if refusal is not None:
         return refusal
     assert record is not None  # _load gives a record or a refusal
-    other = other_text_chars(record)
+    written = record.to_dict()  # the page shows the record as its task.json would hold it
+    other = other_text_chars(written)
     if other > OTHER_TEXT_CHARS:
         return server.error(f"task {task_id!r} is too large to review: {other:,} characters outside its history "
                             f"(a page shows at most {OTHER_TEXT_CHARS:,})", 422)
@@ -248,18 +250,18 @@ def task_page(server: ReviewServer, request: Request, message: str = "", problem
         except Exception as exc:  # a stranger's calendar: say why it cannot be shown
             calendars.append({"user": user, "weeks": [], "error": str(exc)[:200]})
     previous, following = _neighbours(server, task_id)
-    criteria = [criterion_in_words(c) if isinstance(c, dict) else str(c) for c in record.get("evaluation", [])]
+    criteria = [criterion_in_words(c) for c in record.criteria()]
     revisions = store.revisions(task_id)
     return server.render(
-        "task.html", status=status, task_id=task_id, record=record, days=days, marked=marked, files=files,
+        "task.html", status=status, task_id=task_id, record=written, days=days, marked=marked, files=files,
         users=[u for u in users if (testbed / "emails" / u).is_dir()], calendars=calendars, criteria=criteria,
         guideline=[(c, CRITERION_TEXT[c]) for c in CRITERIA], verdict_choices=VERDICTS, mine=mine, others=others,
         previous=previous, following=following, revisions=revisions, page=page, pages=pages, message=message,
         only_marked=only_marked,
         problems=problems or [],
         kept=kept or {},
-        marks=MARKS, memory_ids=[m.get("id") for m in record.get("memory", [])], text_fields=TEXT_FIELDS,
-        oracle=record.get("oracle") or [], render_ms=lambda: f"{1000 * (time.perf_counter() - started):.0f}",
+        marks=MARKS, memory_ids=[m.id for m in record.memory], text_fields=TEXT_FIELDS,
+        oracle=plan_calls(record.oracle), render_ms=lambda: f"{1000 * (time.perf_counter() - started):.0f}",
         json=json, in_runs=server.runs.outcomes_of(task_id))
 
 

@@ -71,7 +71,7 @@ def apply_review(dataset: Path, out: Path, rule: str, unreviewed: str = "keep") 
         staging.mkdir()
         (tmp / "tasks").mkdir()
         for task in iter_tasks(dataset):
-            if task.record is None:
+            if task.task is None:
                 dropped.append({"id": task.id, "reason": f"cannot be read: {task.error}"})
                 continue
             decision = decide(overall.get(task.id, []), rule, unreviewed)
@@ -81,7 +81,7 @@ def apply_review(dataset: Path, out: Path, rule: str, unreviewed: str = "keep") 
                 continue
             own = [r for r in revisions if r["task"] == task.id]
             try:
-                record = edited_record(task.record, own)
+                record = edited_record(task.task, own)
             except (EditError, KeyError, TypeError, AttributeError) as exc:
                 dropped.append({"id": task.id, "reason": f"edits no longer apply: {printable(exc)[:200]}"})
                 continue
@@ -90,15 +90,17 @@ def apply_review(dataset: Path, out: Path, rule: str, unreviewed: str = "keep") 
             if failing:
                 dropped.append({"id": task.id, "reason": "gates fail: " + "; ".join(failing)[:300]})
                 continue
-            record.setdefault("provenance", {}).update(kept_findings(results))  # the trace of the edited record
+            provenance = record.provenance.to_dict()
+            provenance.update(kept_findings(results))  # the trace of the edited record
             if own:  # the chat may have changed: its token counts follow it
-                tokens = record.setdefault("provenance", {}).setdefault("tokens", {})
+                tokens = provenance.setdefault("tokens", {})
                 if isinstance(tokens, dict):
-                    tokens.update(dialogue_tokens(record["dialogue"]))
-            record.setdefault("provenance", {})["review"] = {
+                    tokens.update(dialogue_tokens([session.to_dict() for session in record.dialogue]))
+            provenance["review"] = {
                 "rule": rule, "overall": sorted(overall.get(task.id, [])),
                 "edits": [{"field": r["field"], "annotator": r["annotator"], "at": r["at"]} for r in own]}
-            staged = stage_task(staging, parse_record(record), task.testbed, task.reference)  # it passed its gates
+            record = parse_record({**record.to_dict(), "provenance": provenance})  # it passed its gates
+            staged = stage_task(staging, record, task.testbed, task.reference)
             os.replace(staged, tmp / "tasks" / task.id)
             kept.append(record)
         shutil.rmtree(staging)
@@ -109,8 +111,8 @@ def apply_review(dataset: Path, out: Path, rule: str, unreviewed: str = "keep") 
         summary = {"source": str(dataset), "rule": rule, "unreviewed": unreviewed, "annotators": report["annotators"],
                    "overall_fleiss_kappa": report["overall_fleiss_kappa"],
                    "criteria": report["criteria"], "kept": len(kept), "dropped": dropped,
-                   "edited_tasks": len({r["task"] for r in revisions if any(k["id"] == r["task"] for k in kept)}),
-                   "edits": sum(1 for r in revisions if any(k["id"] == r["task"] for k in kept))}
+                   "edited_tasks": len({r["task"] for r in revisions if any(k.id == r["task"] for k in kept)}),
+                   "edits": sum(1 for r in revisions if any(k.id == r["task"] for k in kept))}
         source_build = dataset / "build.json"
         build: dict[str, Any] = {}
         if os.path.lexists(source_build):

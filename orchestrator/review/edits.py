@@ -10,16 +10,17 @@ value) or one dialogue turn (its text and its marks). An edit is a revision ``(f
 
 Every value comes from a browser, so it is checked here (types, sizes, control characters, marks
 naming memory pieces of the task). The task as edited is the record with its stored revisions
-applied in order; before a new revision is stored, the task's gates run on the record with it
-applied (:func:`check_edit`), and a failing gate refuses it with the gate's reason.
+applied in order, each giving a new typed record (an edit the type refuses is an :class:`EditError`);
+before a new revision is stored, the task's gates run on the record with it applied
+(:func:`check_edit`), and a failing gate refuses it with the gate's reason.
 """
 
 from __future__ import annotations
 
-import copy
 from pathlib import Path
 from typing import Any
 
+from backends.task_record import RecordError, TaskRecord, parse_record
 from office_env.untrusted import printable
 from verifier.gates import GateResult, chosen_gates, run_gates
 
@@ -45,7 +46,7 @@ def _text(value: Any, field: str, *, allow_empty: bool = False) -> str:
     return value
 
 
-def _turn_index(record: dict[str, Any], field: str) -> tuple[int, int]:
+def _turn_index(record: TaskRecord, field: str) -> tuple[int, int]:
     parts = field.split(":")
     try:
         day, turn = int(parts[1]), int(parts[2])
@@ -53,21 +54,21 @@ def _turn_index(record: dict[str, Any], field: str) -> tuple[int, int]:
             raise ValueError
     except (IndexError, ValueError):
         raise EditError(f"{printable(field)[:60]}: a turn is named turn:<day>:<turn>") from None
-    sessions = record["dialogue"]
-    if not 0 <= day < len(sessions) or not 0 <= turn < len(sessions[day]["turns"]):
+    sessions = record.dialogue
+    if not 0 <= day < len(sessions) or not 0 <= turn < len(sessions[day].turns):
         raise EditError(f"{printable(field)[:60]}: no such turn in this task")
     return day, turn
 
 
-def _memory_index(record: dict[str, Any], field: str) -> int:
+def _memory_index(record: TaskRecord, field: str) -> int:
     wanted = field.split(":", 1)[1]
-    for index, piece in enumerate(record["memory"]):
-        if piece.get("id") == wanted:
+    for index, piece in enumerate(record.memory):
+        if piece.id == wanted:
             return index
     raise EditError(f"{printable(field)[:60]}: no such memory piece in this task")
 
 
-def normalize(record: dict[str, Any], field: str, value: Any) -> Any:
+def normalize(record: TaskRecord, field: str, value: Any) -> Any:
     """The edit's value as it will be stored, or :class:`EditError` naming what is wrong."""
     if not isinstance(field, str) or len(field) > 100:
         raise EditError("field: not an editable field")
@@ -77,9 +78,9 @@ def normalize(record: dict[str, Any], field: str, value: Any) -> Any:
         index = _memory_index(record, field)
         if not isinstance(value, dict):
             raise EditError(f"{field}: must be an object with text and value")
-        piece = record["memory"][index]
-        text = _text(value.get("text", piece.get("text", "")), f"{field}.text")
-        new_value = value.get("value", piece.get("value"))
+        piece = record.memory[index]
+        text = _text(value.get("text", piece.text), f"{field}.text")
+        new_value = value.get("value", piece.value)
         if isinstance(new_value, bool) or not isinstance(new_value, (str, int, float)):
             raise EditError(f"{field}.value: must be text or a number")
         if isinstance(new_value, str):
@@ -89,7 +90,7 @@ def normalize(record: dict[str, Any], field: str, value: Any) -> Any:
         _turn_index(record, field)
         if not isinstance(value, dict):
             raise EditError(f"{field}: must be an object with text and marks")
-        ids = {piece.get("id") for piece in record["memory"]}
+        ids = {piece.id for piece in record.memory}
         out: dict[str, Any] = {"text": _text(value.get("text"), f"{field}.text")}
         for mark in MARKS:
             marks = value.get(mark, [])
@@ -104,27 +105,35 @@ def normalize(record: dict[str, Any], field: str, value: Any) -> Any:
                     "turn:<day>:<turn>)")
 
 
-def apply_edit(record: dict[str, Any], field: str, value: Any) -> dict[str, Any]:
-    """A copy of ``record`` with one (normalized) edit applied."""
+def apply_edit(record: TaskRecord, field: str, value: Any) -> TaskRecord:
+    """``record`` with one (normalized) edit applied, typed again (:class:`EditError` when the
+    type refuses what the edit makes, say a number for a piece's value)."""
     value = normalize(record, field, value)
-    edited = copy.deepcopy(record)
     if field in TEXT_FIELDS:
-        edited[field] = value
+        update: dict[str, Any] = {field: value}
     elif field.startswith("memory:"):
-        edited["memory"][_memory_index(record, field)].update(value)
+        index = _memory_index(record, field)
+        memory = [piece.to_dict() for piece in record.memory]
+        memory[index].update(value)
+        update = {"memory": memory}
     else:
         day, turn = _turn_index(record, field)
-        target = edited["dialogue"][day]["turns"][turn]
+        dialogue = [session.to_dict() for session in record.dialogue]
+        target = dialogue[day]["turns"][turn]
         target["text"] = value["text"]
         for mark in MARKS:
             if value[mark]:
                 target[mark] = value[mark]
             else:
                 target.pop(mark, None)
-    return edited
+        update = {"dialogue": dialogue}
+    try:
+        return parse_record({**record.to_dict(), **update})
+    except RecordError as exc:
+        raise EditError(f"{printable(field)[:60]}: {exc}") from None
 
 
-def edited_record(record: dict[str, Any], revisions: list[dict[str, Any]]) -> dict[str, Any]:
+def edited_record(record: TaskRecord, revisions: list[dict[str, Any]]) -> TaskRecord:
     """``record`` with every stored revision applied in order (a revision that no longer applies,
     say a stranger's row in the file, is an :class:`EditError` naming it)."""
     for revision in revisions:
@@ -135,11 +144,9 @@ def edited_record(record: dict[str, Any], revisions: list[dict[str, Any]]) -> di
     return record
 
 
-def recheck(record: dict[str, Any], testbed: Path, reference: Path | None) -> dict[str, GateResult]:
+def recheck(record: TaskRecord, testbed: Path, reference: Path | None) -> dict[str, GateResult]:
     """The task's gates (with the extra gates it was built with) on ``record``, as ``homer verify`` runs them."""
-    provenance = record.get("provenance")
-    recorded = provenance.get("gates") if isinstance(provenance, dict) else None
-    recorded = recorded if isinstance(recorded, dict) else {}
+    recorded = record.provenance.gates
     extra = tuple(g for g in chosen_gates() if g in recorded)
     agents = None
     if {"solvability", "leakage"} & set(extra):
@@ -149,7 +156,7 @@ def recheck(record: dict[str, Any], testbed: Path, reference: Path | None) -> di
     return run_gates(record, testbed, reference, extra=extra, agents=agents)
 
 
-def dialogue_problems(record: dict[str, Any]) -> set[str]:
+def dialogue_problems(record: TaskRecord) -> set[str]:
     """What the build's dialogue rules (``verifier.dialogue_rules``) find in the record's chat: no
     memory value in the intent or query, no claim that the work is done, no line said twice ..."""
     from backends.dataset_reader import task_now
@@ -157,15 +164,16 @@ def dialogue_problems(record: dict[str, Any]) -> set[str]:
     from verifier.dialogue_rules import check_dialogue
 
     try:
-        draft = TaskDraft.from_dict(record)
-        verdict = check_dialogue(draft, record["dialogue"], min_days=len(record["dialogue"]), now=task_now(record))
+        draft = TaskDraft.from_dict(record.to_dict())  # the draft's reader takes a record as written
+        sessions = [session.to_dict() for session in record.dialogue]
+        verdict = check_dialogue(draft, sessions, min_days=len(sessions), now=task_now(record))
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         return {f"the record cannot be checked ({exc.__class__.__name__})"}
     return set() if verdict.passed else {line.strip() for line in verdict.feedback.splitlines() if line.strip()}
 
 
-def check_edit(record: dict[str, Any], field: str, value: Any, testbed: Path,
-               reference: Path | None) -> tuple[dict[str, Any], Any, list[str]]:
+def check_edit(record: TaskRecord, field: str, value: Any, testbed: Path,
+               reference: Path | None) -> tuple[TaskRecord, Any, list[str]]:
     """Apply an edit to the task as edited so far and run its gates and the dialogue rules: the
     edited record, the value to store and the reasons to refuse it (empty when it may be stored).
     A rule the task already broke before the edit does not refuse it; one the edit breaks does."""

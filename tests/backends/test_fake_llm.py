@@ -33,6 +33,7 @@ from generators.schemas import dialogue_days_schema, spoken_turn
 from office_env.limits import MAX_EMBEDDING_DIMENSIONS, MAX_EMBEDDING_INPUTS, MAX_REQUEST_BYTES
 from orchestrator.fake_llm import offline_responder as responder_module
 from orchestrator.fake_llm.offline_responder import agent_responder, default_responder
+from tests.support.records import dialogue_record
 from verifier.history_form import small_talk_fit
 
 pytestmark = pytest.mark.slow
@@ -158,7 +159,7 @@ def test_default_responder_answers_role_prompts_and_refuses_others():
     assert [t.get("distractor") for t in turns if "INV-3302" in t["text"]] == [["m1"]]
     # the small talk keeps the prompt's rule: answers fit their question, reactions do not echo
     assert "reacts without echoing the user's names or things" in json.dumps(day)
-    fit = small_talk_fit([{"dialogue": [{"turns": [spoken_turn(t) for t in d["turns"]]} for d in answer["days"]]}])
+    fit = small_talk_fit([dialogue_record(*([spoken_turn(t) for t in d["turns"]] for d in answer["days"]))])
     assert fit["reactions"] >= 5 and fit["echoes"] <= 1 and fit["mismatched"] == 0, fit
     assert {t.get("thread") for t in turns if "INV-" in t["text"]} == {"t1"}
     assert any(t.get("thread", "").startswith("w") for t in turns)

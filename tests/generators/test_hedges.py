@@ -10,6 +10,7 @@ from generators.hedges import answer_excludes, exclude_hedges, guard_hedges, hed
 from generators.model import Misreading, TaskDraft, ToolCall
 from office_env import Workspace, default_registry, evaluate_criteria
 from office_env.sample import SAMPLE_NOW
+from tests.support.records import typed_record
 from verifier.trace import OfficeText, trace_task
 
 
@@ -69,14 +70,20 @@ def test_a_question_answered_in_words_refuses_only_the_misreadings_answers():
     assert done.evaluation[0]["args"]["excludes"] == ["EC-779"]
 
 
+def traced(draft_data: dict, office: OfficeText):
+    """The trace of a task made of a draft as written (``TaskDraft.to_dict``): the sample record
+    with the draft's fields."""
+    return trace_task(typed_record("t-1", **draft_data), office)
+
+
 def test_the_trace_refuses_excludes_that_no_wrong_plan_answers_or_that_hold_the_right_answer():
     record = exclude_hedges(draft({"function": "evaluate_answer", "args": {"keywords": ["EC-811"]}},
                                   "EC-239", "EC-779")).to_dict()
     office = OfficeText.of({})
     assert record["evaluation"][0]["args"]["excludes"] == ["EC-779"]
-    assert not [p for p in trace_task(record, office).problems if "excludes" in p]
+    assert not [p for p in traced(record, office).problems if "excludes" in p]
     record["evaluation"][0]["args"]["excludes"] += ["EC-239", "EC-999", "EC-811 and more"]
-    problems = [p for p in trace_task(record, office).problems if "excludes" in p]
+    problems = [p for p in traced(record, office).problems if "excludes" in p]
     assert problems == [
         "evaluation[0].args.excludes[2]: 'EC-999' is not what the intent-only plan or a misreading answers",
         "evaluation[0].args.excludes[3]: 'EC-811 and more' is the right answer, or part of it"]  # [1]: the baseline's
@@ -216,9 +223,9 @@ def test_the_trace_takes_a_refusing_check_s_arguments_from_the_wrong_plans_only(
                  [mail("carol", "Total 12,500.00")], value="Carol")
     record = guard_hedges(task).to_dict()
     office = OfficeText.of({"data/invoice.pdf": "Total due: 12,500.00 USD"})
-    assert not [p for p in trace_task(record, office).problems if "evaluation[1]" in p]
+    assert not [p for p in traced(record, office).problems if "evaluation[1]" in p]
     record["evaluation"][1]["args"]["recipient"] = "dave"  # refuses what no wrong plan does
-    assert [p for p in trace_task(record, office).problems if "evaluation[1].args.recipient" in p]
+    assert [p for p in traced(record, office).problems if "evaluation[1].args.recipient" in p]
 
 
 def test_a_mail_may_name_the_near_miss_as_context_but_not_its_figures(testbed):

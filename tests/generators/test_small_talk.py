@@ -14,6 +14,7 @@ import pytest
 from backends.tokens import count_tokens
 from generators.small_talk import BANK_DIR, BankError, SmallTalk, WordingsExhausted, parse_banks
 from generators.small_talk.kinds import fits
+from tests.support.records import dialogue_record
 from verifier.dialogue_rules import completion_claim
 from verifier.gameability import acknowledges, normalize
 from verifier.history_form import echoed, reaction_of
@@ -752,5 +753,5 @@ def test_a_follow_up_is_asked_once_a_day_even_when_the_talk_runs_dry():
         except WordingsExhausted:
             continue
         turns += [{"role": role, "text": text} for role, text in lines]
-    found = same_question_answers([{"dialogue": [{"turns": turns}]}])
+    found = same_question_answers([dialogue_record(turns)])
     assert found["asked"] >= 20 and found["same_day"] == 0, found

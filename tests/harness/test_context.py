@@ -20,6 +20,7 @@ from backends import tokens
 from backends.dataset_reader import iter_tasks
 from backends.fake_llm import FakeLLMServer, embedding_for
 from backends.llm import LLMClient, LLMSettings
+from backends.task_record import RecordError
 from backends.tokens import approx_tokens, count_tokens, counter_description, counter_name
 from generators.model import Session, transcript
 from harness.context import ContextConfig, HistoryContext, build_context
@@ -29,6 +30,7 @@ from orchestrator.build import build
 from orchestrator.fake_llm.offline_responder import default_responder
 from orchestrator.fake_llm.prompt_roles import role_of
 from orchestrator.roles import BuildConfig
+from tests.support.records import record_with
 
 LONG = ContextConfig()
 RAG_CONFIGS = [
@@ -103,9 +105,9 @@ def hand_record(query: str, evidence: bool = True) -> dict:
                 turn["evidence"] = list(marks)
             items.append(turn)
         dialogue.append({"day": day, "date": date, "turns": items})
-    return {"id": "hand-1", "query": query, "dialogue": dialogue, "description": "SECRET DESCRIPTION",
-            "memory": [{"id": "m1", "kind": "action", "text": "book Aurora", "value": "Aurora"},
-                       {"id": "m2", "kind": "fact", "text": "file", "value": "q3_report.xlsx"}]}
+    return record_with("hand-1", query=query, dialogue=dialogue, description="SECRET DESCRIPTION",
+                       memory=[{"id": "m1", "kind": "action", "text": "book Aurora", "value": "Aurora"},
+                               {"id": "m2", "kind": "fact", "text": "file", "value": "q3_report.xlsx"}])
 
 
 def rag(storage: str, granularity: str, k: int, **extra) -> ContextConfig:
@@ -260,11 +262,10 @@ def test_the_report_warns_when_retrieval_returned_the_whole_history():
     assert "whole history" not in calm
 
 
-def test_empty_dialogue_and_empty_query():
-    empty = {"id": "e", "query": "", "dialogue": []}
-    context = build_context(empty, rag("raw", "utterance", 3))
-    assert (context.text, context.tokens, context.units, context.evidence_recall) == ("", 0, [], None)
-    assert build_context(empty, LONG).units == []
+def test_a_record_without_dialogue_or_query_is_refused_and_a_query_of_stop_words_ranks_by_position():
+    for empty in (record_with("e", dialogue=[]), record_with("e", query="")):
+        with pytest.raises(RecordError):
+            build_context(empty, rag("raw", "utterance", 3))
     stop_words_only = build_context(hand_record("what is the"), rag("raw", "session", 2))
     assert stop_words_only.units == ["d1", "d2"]
 

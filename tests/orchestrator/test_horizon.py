@@ -12,17 +12,17 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
+from backends.task_record import parse_record
 from generators.dialogue_offline import generate_dialogue, plan_dialogue
 from generators.model import MemoryPiece, TaskDraft
 from generators.spoken_time import read_times, value_time
 from harness.horizon import fit_log_sigmoid, fit_with_intervals
-from orchestrator.horizon_sweep import HorizonError, stretch_record
 from orchestrator.build import build
 from orchestrator.cli import app
+from orchestrator.horizon_sweep import HorizonError, stretch_record
 from orchestrator.roles import BuildConfig
-from verifier.dialogue_rules import mark_problems, marked_turns
-
 from tests.support.records import task_records
+from verifier.dialogue_rules import mark_problems, marked_turns
 
 pytestmark = pytest.mark.slow
 
@@ -61,7 +61,7 @@ def _days_named(text: str, said_on: date) -> list[tuple[str, str]]:
 def test_a_stretched_history_keeps_the_sessions_at_their_relative_places(dataset: Path):
     record = task_records(dataset)[0]
     original = record["dialogue"]
-    stretched = stretch_record(record, 20)["dialogue"]
+    stretched = stretch_record(parse_record(record), 20).to_dict()["dialogue"]
     assert len(stretched) == 20
     for i, session in enumerate(original):
         moved = stretched[(i * 20) // len(original)]
@@ -90,9 +90,9 @@ def test_a_stretched_history_keeps_the_sessions_at_their_relative_places(dataset
                                                                             for k in range(len(original))}
               for t in s["turns"]]
     assert not any(v in line for v in values for line in filler)
-    assert stretch_record(record, 20) == stretch_record(record, 20)  # deterministic
+    assert stretch_record(parse_record(record), 20) == stretch_record(parse_record(record), 20)  # deterministic
     with pytest.raises(HorizonError, match="below the task's own history"):
-        stretch_record(record, len(original) - 1)
+        stretch_record(parse_record(record), len(original) - 1)
 
 
 def test_a_day_said_relatively_still_names_its_day_once_moved(dataset: Path):
@@ -111,7 +111,7 @@ def test_a_day_said_relatively_still_names_its_day_once_moved(dataset: Path):
         sessions = generate_dialogue(planned, seed=seed, plan=plan, now=now, user_first="Alex")
         record.update(now={"date": "2024-05-20", "weekday": "Monday", "time": "09:30"},
                       memory=[p.to_dict() for p in planned.memory], dialogue=[s.to_dict() for s in sessions])
-        out = stretch_record(record, 15)
+        out = stretch_record(parse_record(record), 15).to_dict()
         assert not mark_problems(out["memory"], marked_turns(out["dialogue"]))
         for piece in out["memory"]:
             first = next(s for s in out["dialogue"] for t in s["turns"] if piece["id"] in t.get("evidence", ()))

@@ -4,8 +4,11 @@ of a written dataset, and places in a record's dialogue that are safe to edit.""
 from __future__ import annotations
 
 import json
+from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
+
+from backends.task_record import TaskRecord, parse_record
 
 
 def write_json(path: Path, data) -> Path:
@@ -58,3 +61,36 @@ def task_record_sample(task_id: str = "neo-00001") -> dict[str, Any]:
         "computed": [{"value": 3, "op": "sum", "inputs": [1, 2.5, "x"], "given": ["m1"]}],
         "provenance": {"backend": "offline", "model": None, "seed": 1, "rounds": 1, "gates": {}, "world_seed": 7},
     }
+
+
+def record_with(task_id: str = "neo-00001", **fields: Any) -> dict[str, Any]:
+    """The sample record with ``fields`` in place of its own (a field given as None is left out):
+    a whole record, as a task.json holds it, that differs where a test says."""
+    return {key: value for key, value in {**task_record_sample(task_id), **fields}.items() if value is not None}
+
+
+def typed_record(task_id: str = "neo-00001", **fields: Any) -> TaskRecord:
+    """``record_with`` as the typed record the readers take."""
+    return parse_record(record_with(task_id, **fields))
+
+
+def provenance(**extra: Any) -> dict[str, Any]:
+    """The provenance of an offline build, with ``extra`` keys (``world_seed``, ``tokens`` ...)."""
+    return {"backend": "offline", "model": None, "seed": 1, "rounds": 1, "gates": {}, **extra}
+
+
+def dialogue_record(*sessions: list[dict[str, Any]] | dict[str, Any], memory: list[dict[str, Any]] | None = None,
+                    **fields: Any) -> dict[str, Any]:
+    """A whole record around a dialogue a test writes: each session a list of turns
+    (``{"role", "text", ...marks}``) or ``{"date", "turns"}``; a session without a date is said a
+    day after the one before (from 2025-03-10), a turn's ``ts`` is filled in, and a memory piece
+    without ``kind`` or ``text`` gets them."""
+    dialogue, day = [], date(2025, 3, 10)
+    for number, session in enumerate(sessions, start=1):
+        day = date.fromisoformat(session["date"]) if isinstance(session, dict) else day + timedelta(days=number > 1)
+        turns = session["turns"] if isinstance(session, dict) else session
+        dialogue.append({"day": number, "date": day.isoformat(), "turns": [
+            {"ts": f"{day.isoformat()}T{8 + i // 3600:02d}:{i // 60 % 60:02d}:{i % 60:02d}", **turn}
+            for i, turn in enumerate(turns)]})
+    pieces = [{"kind": "fact", "text": f"piece {p.get('id')}", **p} for p in memory or []]
+    return record_with(dialogue=dialogue, memory=pieces, **fields)

@@ -9,60 +9,73 @@ from pathlib import Path
 
 import pytest
 
+from backends.task_record import parse_record
 from orchestrator.build import build
 from orchestrator.roles import BuildConfig
+from tests.support.records import provenance, record_with
 from verifier.duplicates import FirstOfEach, NearIndex, alike, duplicate_keys, first_of_each, near_duplicates
 
 pytestmark = pytest.mark.slow
 
 
 def task(tid: str, out: str, total: str = "15766.74", world: int = 7, description: str | None = None) -> dict:
-    return {
-        "id": tid, "family": "sheet_total", "user": {"username": "dana"},
-        "description": description or f"Add up the Salary column of data/team.xlsx and save it in {out}.",
-        "provenance": {"world_seed": world},
-        "evaluation": [{"function": "evaluate_contain", "args": {"doc_type": "docx", "file": out, "keywords": [total]}},
-                       {"function": "evaluate_email_sent", "args": {"sender": "dana", "recipient": "marcus",
-                                                                    "body_keywords": [total]}}],
-    }
+    return record_with(
+        tid, family="sheet_total", user={"name": "Dana Hale", "username": "dana"}, memory=[], computed=None,
+        description=description or f"Add up the Salary column of data/team.xlsx and save it in {out}.",
+        provenance=provenance(world_seed=world),
+        evaluation=[{"function": "evaluate_contain", "args": {"doc_type": "docx", "file": out, "keywords": [total]}},
+                    {"function": "evaluate_email_sent", "args": {"sender": "dana", "recipient": "marcus",
+                                                                 "body_keywords": [total]}}],
+    )
+
+
+def keys(record: dict) -> set[str]:
+    """The identities of a record as a task.json holds it."""
+    return set(duplicate_keys(parse_record(record)))
+
+
+def near_pairs(records: list[dict]) -> list[tuple[str, str, str]]:
+    return near_duplicates([parse_record(r) for r in records])
 
 
 def test_tasks_that_differ_only_in_the_output_name_are_one_task():
     a, b = task("a", "data/memo_x.docx", description="Same words."), task("b", "data/memo_y.docx", description="Other.")
-    assert set(duplicate_keys(a)) & set(duplicate_keys(b))
-    assert not set(duplicate_keys(a)) & set(duplicate_keys(task("c", "data/memo_x.docx", total="99", description="Z.")))
-    assert not set(duplicate_keys(a)) & set(duplicate_keys(task("d", "data/memo_x.docx", world=8, description="Q.")))
+    assert keys(a) & keys(b)
+    assert not keys(a) & keys(task("c", "data/memo_x.docx", total="99", description="Z."))
+    assert not keys(a) & keys(task("d", "data/memo_x.docx", world=8, description="Q."))
 
 
 def test_tasks_that_differ_only_in_who_gets_the_result_are_one_task():
     a = task("a", "data/memo.docx", description="One.")
     b = task("b", "data/memo.docx", description="Two.")
     b["evaluation"][1]["args"]["recipient"] = "priya"
-    assert set(duplicate_keys(a)) & set(duplicate_keys(b))
+    assert keys(a) & keys(b)
     only_people = task("c", "data/memo.docx", description="Three.")
     only_people["evaluation"] = [{"function": "evaluate_email_sent", "args": {"sender": "dana", "recipient": "omar"}}]
     other = dict(only_people, id="d", description="Four.", evaluation=[
         {"function": "evaluate_email_sent", "args": {"sender": "dana", "recipient": "lena"}}])
-    assert not set(duplicate_keys(only_people)) & set(duplicate_keys(other))  # nothing computed: no shared key
+    assert not keys(only_people) & keys(other)  # nothing computed: no shared key
 
 
 def test_tasks_that_do_the_same_office_work_under_other_names_are_one_task():
     """Two follow-up sessions for the same people at the same hour, titled differently in the chat."""
     def session(tid: str, title: str, names: list[str], start: str) -> dict:
-        return {"id": tid, "family": "followup_session", "user": {"username": "owen"},
-                "description": f"Book {title} for {', '.join(names)} at {start}.", "provenance": {"world_seed": 3},
-                "memory": [{"id": "m1", "value": title}, {"id": "m2", "value": "55"}],
-                "evaluation": [{"function": "evaluate_calendar_event",
-                                "args": {"username": "owen", "summary": title, "start": start}},
-                               {"function": "evaluate_email_sent",
-                                "args": {"sender": "owen", "recipient": "gloria", "body_keywords": names}}]}
+        return record_with(
+            tid, family="followup_session", user={"name": "Owen Park", "username": "owen"}, computed=None,
+            description=f"Book {title} for {', '.join(names)} at {start}.", provenance=provenance(world_seed=3),
+            memory=[{"id": "m1", "kind": "fact", "text": "title", "value": title},
+                    {"id": "m2", "kind": "fact", "text": "minutes", "value": "55"}],
+            evaluation=[{"function": "evaluate_calendar_event",
+                         "args": {"username": "owen", "summary": title, "start": start}},
+                        {"function": "evaluate_email_sent",
+                         "args": {"sender": "owen", "recipient": "gloria", "body_keywords": names}}])
     a = session("a", "Practice catch-up", ["Rowan Ortega", "Naomi Nguyen"], "2024-06-06 12:00:00")
     b = session("b", "Extra training hour", ["Rowan Ortega", "Naomi Nguyen"], "2024-06-06 12:00:00")
-    assert set(duplicate_keys(a)) & set(duplicate_keys(b))
+    assert keys(a) & keys(b)
     later = session("c", "Extra training hour", ["Rowan Ortega", "Naomi Nguyen"], "2024-06-07 12:00:00")
     fewer = session("d", "Extra training hour", ["Rowan Ortega"], "2024-06-06 12:00:00")
-    assert not set(duplicate_keys(a)) & set(duplicate_keys(later))
-    assert not set(duplicate_keys(a)) & set(duplicate_keys(fewer))
+    assert not keys(a) & keys(later)
+    assert not keys(a) & keys(fewer)
 
 
 def test_the_same_computation_in_one_office_is_one_task_whichever_family_asks_for_it():
@@ -71,16 +84,16 @@ def test_the_same_computation_in_one_office_is_one_task_whichever_family_asks_fo
     b = dict(task("b", "data/other.docx", total="15,766.74", description="Two."), family="report_pdf",
              computed=[{"value": "15,766.74", "op": "sum", "inputs": ["1", "2"]}])
     b["evaluation"] = [{"function": "evaluate_answer", "args": {"keywords": ["15,766.74"]}}]
-    assert set(duplicate_keys(a)) & set(duplicate_keys(b))
-    assert not set(duplicate_keys(a)) & set(duplicate_keys(dict(b, provenance={"world_seed": 8})))
+    assert keys(a) & keys(b)
+    assert not keys(a) & keys(dict(b, provenance=provenance(world_seed=8)))
     counted = dict(b, computed=[{"value": "15766.74", "op": "count", "inputs": []}])
-    assert not set(duplicate_keys(a)) & set(duplicate_keys(counted))
+    assert not keys(a) & keys(counted)
 
 
 def test_the_same_description_is_a_duplicate_whatever_it_checks():
     a = task("a", "data/a.docx", description="Email Marcus the total.")
     b = task("b", "data/b.docx", total="1", world=9, description="Email  marcus the TOTAL.")
-    assert set(duplicate_keys(a)) & set(duplicate_keys(b))
+    assert keys(a) & keys(b)
 
 
 def test_first_of_each_keeps_the_lowest_index_whatever_the_order():
@@ -97,7 +110,7 @@ def test_near_duplicates_name_pairs_and_reasons():
     alike = task("c", "data/c.docx", total="5", world=3,
                  description="Write the quarterly salary summary for the finance review today please.")
     other = task("d", "data/d.docx", total="6", world=4, description="Book a meeting with Marcus on Friday.")
-    pairs = near_duplicates([base, same, alike, other])
+    pairs = near_pairs([base, same, alike, other])
     assert ("a", "b", "same description") in pairs
     assert any(p[:2] == ("a", "c") and p[2].startswith("descriptions 9") for p in pairs)
     assert not [p for p in pairs if "d" in p[:2]]
@@ -140,12 +153,13 @@ def test_near_duplicates_are_found_by_index_with_the_verdicts_of_comparing_every
         for index, keys in rng.sample(items, len(items)):
             arriving.add(index, keys, near[index])
         assert (arriving.kept, arriving.dropped) == expected
-        records = [{"id": f"t{i}", "family": near[i][0], "description": " ".join(near[i][1:]),
-                    "provenance": {"world_seed": i}} for i, _ in items]  # alike by description only
+        # alike by description only ("-": a description without words)
+        records = [record_with(f"t{i}", family=near[i][0], description=" ".join(near[i][1:]) or "-", computed=None,
+                               provenance=provenance(world_seed=i)) for i, _ in items]
         pairs = [(a["id"], b["id"]) for n, a in enumerate(records) for b in records[n + 1:]
-                 if a["description"] == b["description"]  # (both empty, too)
-                 or alike(frozenset(a["description"].split()), frozenset(b["description"].split()))]
-        assert [p[:2] for p in near_duplicates(records)] == pairs
+                 if a["description"] == b["description"]  # (both without words, too)
+                 or alike(frozenset(a["description"].split()) - {"-"}, frozenset(b["description"].split()) - {"-"})]
+        assert [p[:2] for p in near_pairs(records)] == pairs
 
 
 def test_a_near_index_compares_a_description_with_few_others():
@@ -163,7 +177,7 @@ def test_a_build_holds_no_duplicates_and_says_which_it_dropped(tmp_path: Path):
     summary = build(out, 24, BuildConfig(seed=3, app_counts=(3,)))
     records = [json.loads(p.read_text()) for p in sorted((out / "tasks").glob("*/task.json"))]
     assert len(records) == summary.accepted == 24
-    assert near_duplicates(records) == []
+    assert near_pairs(records) == []
     attempts = [json.loads(line) for line in (out / "attempts.jsonl").read_text().splitlines()]
     duplicates = [a for a in attempts if re.match(r"duplicate: (the same task|almost the same description) as neo-",
                                                    a["reason"])]

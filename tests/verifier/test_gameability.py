@@ -17,6 +17,7 @@ from verifier.gameability import (DETECTORS, THRESHOLD, acknowledges, dynamics, 
                                   normalize, questions_answered, text_stats, value_tokens)
 
 from tests.support.homer_cli import homer_here
+from tests.support.records import record_with
 
 pytestmark = pytest.mark.slow
 
@@ -273,8 +274,13 @@ def test_text_stats():
 
 # -- the dataset card -------------------------------------------------------------------------------------
 
+def whole(partial: dict) -> dict:
+    """A hand-made record as a whole task (``record_with``): the card reads every field of a task."""
+    return record_with(**{key: value for key, value in partial.items() if key != "provenance"})
+
+
 def test_card_has_the_gameability_section_and_the_format():
-    stats = statistics(small_dataset())
+    stats = statistics([whole(r) for r in small_dataset()])
     card = render_card(stats, {"config": {"seed": 1, "days": 2, "utterances_per_day": 8}})
     assert "## Gameability" in card and "### Memory dynamics" in card and "### Text" in card
     for name in DETECTORS:
@@ -286,7 +292,7 @@ def test_card_has_the_gameability_section_and_the_format():
     for word in ("`evidence`", "`superseded`", "`distractor`", "`thread`", "`said_as`", "`distractors`"):
         assert word in card, word
 
-    passing = statistics([record("a", [[u("Hello."), a("Hi.")]])])
+    passing = statistics([whole(record("a", [[u("Hello."), a("Hi.")]]))])
     card = render_card(passing, {"config": {}})
     assert "Passed: every detector's precision is at most 0.35" in card and "MISSED" not in card
 

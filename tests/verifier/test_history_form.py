@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from backends.tokens import count_tokens
+from tests.support.records import dialogue_record
 from verifier.history_form import (
     history_tokens,
     iso_stamps,
@@ -16,8 +17,9 @@ from verifier.history_form import (
 )
 
 
-def record(*sessions: list[dict[str, Any]], memory: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-    return {"dialogue": [{"day": i + 1, "turns": turns} for i, turns in enumerate(sessions)], "memory": memory or []}
+def record(*sessions: list[dict[str, Any]] | dict[str, Any], memory: list[dict[str, Any]] | None = None
+           ) -> dict[str, Any]:
+    return dialogue_record(*sessions, memory=memory)
 
 
 def user(text: str, **marks: Any) -> dict[str, Any]:
@@ -54,7 +56,7 @@ def test_two_turn_share_needs_a_value_turn_without_its_works_name():
                         evidence=["m2"])], memory=memory[1:2])
     assert two_turn_share([full]) == (0.0, 1)
     # the value itself does not count as naming the work: "review" inside "Vendor review" names nothing
-    r3 = record([user("It's Vendor review.", evidence=["m3"])], memory=memory[2:])
+    r3 = record([user("It's Vendor review.", evidence=["m3"]), assistant("Noted.")], memory=memory[2:])
     assert two_turn_share([r3]) == (1.0, 1)
 
 
@@ -81,18 +83,20 @@ def test_a_wrong_day_said_in_words_after_the_final_one_is_counted_by_both_measur
 
     piece = {"id": "m1", "value": "2025-04-01", "said_as": "Tuesday the 1st of next month", "thread": "t1",
              "superseded": ["2025-04-07"]}
-    dated = [{"date": "2025-03-10", "turns": [user("Let's say Monday the 7th of next month.", thread="t1")]},
-             {"date": "2025-03-20", "turns": [user("We go with Tuesday the 1st of next month.", thread="t1")]},
+    dated = [{"date": "2025-03-10", "turns": [user("Let's say Monday the 7th of next month.", thread="t1"),
+                                              assistant("Noted.")]},
+             {"date": "2025-03-20", "turns": [user("We go with Tuesday the 1st of next month.", thread="t1"),
+                                              assistant("Noted.")]},
              {"date": "2025-03-24", "turns": [user("Someone floated Monday the 7th of next month again. No.",
-                                                   thread="t1")]}]
-    turned = {"dialogue": dated, "memory": [piece]}
+                                                   thread="t1"), assistant("Noted.")]}]
+    turned = record(*dated, memory=[piece])
     assert turned_down_after_final([turned]) == (1.0, 1)
     assert last_value_misleads([turned]) == (1.0, 1)
-    settled = {"dialogue": dated[:2], "memory": [piece]}
+    settled = record(*dated[:2], memory=[piece])
     assert turned_down_after_final([settled]) == (0.0, 1)
     assert last_value_misleads([settled]) == (0.0, 1)
     # the same words said a month later name another day: not the corrected one
-    later = {"dialogue": dated[:2] + [{"date": "2025-04-14", "turns": dated[2]["turns"]}], "memory": [piece]}
+    later = record(*dated[:2], {"date": "2025-04-14", "turns": dated[2]["turns"]}, memory=[piece])
     assert last_value_misleads([later]) == (0.0, 1)
 
 
@@ -108,9 +112,9 @@ def test_the_same_small_talk_question_answered_two_ways():
 
 
 def test_history_tokens_count_every_utterance():
-    r = record([user("Good morning!"), assistant("Morning, Zara.")], [user("The list is done.")])
+    r = record([user("Good morning!"), assistant("Morning, Zara.")], [user("The list is done."), assistant("Good.")])
     assert history_tokens([r]) == [count_tokens("Good morning!") + count_tokens("Morning, Zara.")
-                                   + count_tokens("The list is done.")]
+                                   + count_tokens("The list is done.") + count_tokens("Good.")]
 
 
 def test_small_talk_reactions_that_echo_and_answers_that_do_not_fit_are_counted():
@@ -164,5 +168,5 @@ def test_a_derived_value_always_needs_two_turns_whatever_its_relation_names():
              user("The file from the handover is the inventory sheet.", evidence=["m1"])]
     assert two_turn_share([record(turns, memory=[piece])]) == (1.0, 1)
     plain = {k: v for k, v in piece.items() if k not in ("said_as", "derived")}
-    said = [user("For the reorder list the numbers are in inventory.xlsx.", evidence=["m1"])]
+    said = [user("For the reorder list the numbers are in inventory.xlsx.", evidence=["m1"]), assistant("Noted.")]
     assert two_turn_share([record(said, memory=[plain])]) == (0.0, 1)  # the same sentence, the value said outright

@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from backends.task_record import parse_record
 from office_env.sample import write_sample_office as write_office
+from tests.support.records import record_with
 from verifier.trace import OfficeText, leaves_of, office_text, recompute, same_value, trace_task
 
 OFFICE = OfficeText.of({
@@ -20,6 +22,8 @@ OFFICE = OfficeText.of({
 
 
 def record(**overrides):
+    """A whole task record (``tests.support.records.record_with``) with this module's memory,
+    criteria, computation, plan and chat; ``overrides`` in their place."""
     base = {
         "user": {"name": "Dana Reyes", "username": "dana", "email": "dana@example.com"},
         "memory": [
@@ -34,15 +38,20 @@ def record(**overrides):
         "computed": [{"value": 2455.75, "op": "sum", "inputs": ["1,200.50", "800", "455.25"]}],
         "oracle": [{"tool": "excel_read_file", "args": {"file_path": "data/sales.xlsx"}}],
         "dialogue": [{"day": 1, "date": "2025-03-20", "turns": [
-            {"role": "user", "text": "Marcus wants the sales total, the figures are in sales.xlsx", "ts": "x"},
-            {"role": "user", "text": "the subject should be Regional total", "ts": "x"}]}],
+            {"role": "user", "text": "Marcus wants the sales total, the figures are in sales.xlsx", "ts": "2025-03-20T09:00:00"},
+            {"role": "user", "text": "the subject should be Regional total", "ts": "2025-03-20T09:00:00"}]}],
     }
     base.update(overrides)
-    return base
+    return record_with("t-1", baseline=None, misreadings=None, **base)
+
+
+def traced(task: dict, office: OfficeText):
+    """The trace of ``task`` as read (parsed as every reader of a record takes it)."""
+    return trace_task(parse_record(task), office)
 
 
 def test_a_fair_task_traces_every_argument_to_its_source():
-    trace = trace_task(record(), OFFICE)
+    trace = traced(record(), OFFICE)
     assert trace.passed, trace.problems
     assert trace.sources == {
         "evaluation[0].args.sender": "user",
@@ -54,26 +63,26 @@ def test_a_fair_task_traces_every_argument_to_its_source():
 
 
 def test_an_undeclared_total_is_a_hidden_value():
-    trace = trace_task(record(computed=[]), OFFICE)
+    trace = traced(record(computed=[]), OFFICE)
     assert not trace.passed
     assert any(p.startswith("evaluation[0].args.body_keywords[0]: '2455.75' is neither said") for p in trace.problems)
 
 
 def test_a_wrong_computation_is_named():
     bad = record(computed=[{"value": 2455.75, "op": "sum", "inputs": ["1,200.50", "800"]}])
-    trace = trace_task(bad, OFFICE)
+    trace = traced(bad, OFFICE)
     assert "computed[0]: sum of the inputs is 2000.5, not 2455.75" in trace.problems
 
 
 def test_computation_inputs_must_come_from_somewhere():
     bad = record(computed=[{"value": 2455.75, "op": "sum", "inputs": ["1,200.50", "800", "300", "155.25"]}])
-    assert any(p.startswith("computed[0].inputs[2]: '300'") for p in trace_task(bad, OFFICE).problems)
+    assert any(p.startswith("computed[0].inputs[2]: '300'") for p in traced(bad, OFFICE).problems)
 
 
 def test_an_unchecked_subject_is_a_missing_requirement():
     loose = record()
     del loose["evaluation"][0]["args"]["subject_keywords"]
-    problems = trace_task(loose, OFFICE).problems
+    problems = traced(loose, OFFICE).problems
     assert problems == ["memory m3 (subject: 'Regional total') states a requirement that no criterion checks"]
 
 
@@ -81,7 +90,7 @@ def test_an_unused_input_memory_piece_is_reported():
     task = record()
     task["memory"].append({"id": "m4", "kind": "fact", "text": "it was about the parking passes",
                            "value": "parking passes", "cue": "topic"})
-    assert trace_task(task, OFFICE).problems == [
+    assert traced(task, OFFICE).problems == [
         "memory m4 (topic: 'parking passes') is never used: no criterion, computation or oracle step needs it"]
 
 
@@ -89,7 +98,7 @@ def test_echoing_the_chat_is_not_work_on_the_office():
     echo = record(computed=[], evaluation=[{"function": "evaluate_email_sent", "args": {
         "sender": "dana", "recipient": "marcus", "subject_keywords": ["Regional total"],
         "body_keywords": ["sales.xlsx"]}}])
-    problems = trace_task(echo, OFFICE).problems
+    problems = traced(echo, OFFICE).problems
     assert any("pasting the chat would pass" in p for p in problems)
 
 
@@ -104,7 +113,7 @@ def test_a_meeting_end_needs_a_stated_duration():
             {"function": "evaluate_contain", "args": {"doc_type": "ics", "file": "calendar/dana.ics",
                                                       "keywords": ["Budget check-in"]}}],
         computed=[])
-    hidden = trace_task(meeting, OFFICE)
+    hidden = traced(meeting, OFFICE)
     assert [p for p in hidden.problems if "end" in p] == [
         "evaluation[0].args.end: '2025-03-27 14:00:00' is neither said in the chat, in the office, nor computed "
         "(a hidden convention?)"]
@@ -112,7 +121,7 @@ def test_a_meeting_end_needs_a_stated_duration():
     stated["memory"].append({"id": "m3", "kind": "fact", "text": "it runs for 60 minutes", "value": "60",
                              "cue": "duration"})
     stated["computed"] = [{"value": "2025-03-27 14:00:00", "op": "add_minutes", "inputs": ["2025-03-27 13:00", "60"]}]
-    trace = trace_task(stated, OFFICE)
+    trace = traced(stated, OFFICE)
     assert trace.sources["evaluation[0].args.end"] == "computed:0"
     assert trace.sources["evaluation[0].args.start"] == "memory:m1"
     assert not [p for p in trace.problems if "end" in p or "m3" in p]
@@ -121,10 +130,10 @@ def test_a_meeting_end_needs_a_stated_duration():
 def test_a_rule_must_be_stated_in_the_chat():
     task = record(computed=[{"value": 2455.75, "op": "rule", "rule": "earliest hour both are free", "inputs": []}])
     assert "computed[0]: the rule 'earliest hour both are free' it follows is not stated in any memory piece" \
-        in trace_task(task, OFFICE).problems
+        in traced(task, OFFICE).problems
     task["memory"].append({"id": "m4", "kind": "fact", "value": "Thursday", "cue": "meeting_day",
                            "text": "book the earliest hour both are free on Thursday"})
-    assert not [p for p in trace_task(task, OFFICE).problems if p.startswith("computed")]
+    assert not [p for p in traced(task, OFFICE).problems if p.startswith("computed")]
 
 
 def _slot_task(window_turn: str, day_turn: str = "Thursday works, one hour, the earliest we're both free",
@@ -142,39 +151,39 @@ def _slot_task(window_turn: str, day_turn: str = "Thursday works, one hour, the 
     task["evaluation"].append({"function": "evaluate_calendar_event", "args": {
         "username": "dana", "summary": "Regional total", "start": "2025-03-27 10:00:00"}})
     turns = task["dialogue"][0]["turns"]
-    turns.append({"role": "user", "text": day_turn, "ts": "x", "evidence": ["m4"]})
+    turns.append({"role": "user", "text": day_turn, "ts": "2025-03-20T09:00:00", "evidence": ["m4"]})
     if corrected:
-        turns.append({"role": "user", "text": f"keep it inside {corrected}, one hour", "ts": "x",
+        turns.append({"role": "user", "text": f"keep it inside {corrected}, one hour", "ts": "2025-03-20T09:00:00",
                       "superseded": ["m5"]})
-    turns.append({"role": "user", "text": window_turn, "ts": "x", "evidence": ["m5"]})
+    turns.append({"role": "user", "text": window_turn, "ts": "2025-03-20T09:00:00", "evidence": ["m5"]})
     return task
 
 
 def test_a_rules_times_and_length_must_be_said_where_its_pieces_are():
     said = _slot_task("keep it inside 10:00-16:00, starting on the hour")
-    assert not [p for p in trace_task(said, OFFICE).problems if p.startswith("computed")]
+    assert not [p for p in traced(said, OFFICE).problems if p.startswith("computed")]
     # the window only in the memory's text, the chat giving the day alone: a hidden convention
     unsaid = _slot_task("starting on the hour, please")
     assert ("computed[1]: the rule's '10:00' is not said where its pieces (m4, m5) are said: a hidden convention"
-            in trace_task(unsaid, OFFICE).problems)
+            in traced(unsaid, OFFICE).problems)
     # 110:00-16:00 does not say 10:00
     nine = _slot_task("keep it inside 110:00-16:00")
-    assert any("the rule's '10:00'" in p for p in trace_task(nine, OFFICE).problems)
+    assert any("the rule's '10:00'" in p for p in traced(nine, OFFICE).problems)
     # the length: said as "an hour" is enough, missing is not
     no_length = _slot_task("keep it inside 10:00-16:00", day_turn="Thursday works, the earliest we're both free")
-    assert any("the rule's 'one hour'" in p for p in trace_task(no_length, OFFICE).problems)
+    assert any("the rule's 'one hour'" in p for p in traced(no_length, OFFICE).problems)
     an_hour = _slot_task("keep it inside 10:00-16:00", day_turn="Thursday, an hour, as early as we can")
-    assert not [p for p in trace_task(an_hour, OFFICE).problems if p.startswith("computed")]
+    assert not [p for p in traced(an_hour, OFFICE).problems if p.startswith("computed")]
 
 
 def test_a_corrected_value_does_not_say_the_rules_times_but_keeps_its_length():
     # the window's times said only with the value it corrects: not said
     old_only = _slot_task("make it the other window", corrected="10:00-16:00")
-    assert any("the rule's '10:00'" in p for p in trace_task(old_only, OFFICE).problems)
+    assert any("the rule's '10:00'" in p for p in traced(old_only, OFFICE).problems)
     # the length said with the corrected value still holds after the correction
     task = _slot_task("make it 10:00-16:00 instead", day_turn="Thursday, the earliest we're both free",
                       corrected="9:00-17:00")
-    assert not [p for p in trace_task(task, OFFICE).problems if p.startswith("computed")]
+    assert not [p for p in traced(task, OFFICE).problems if p.startswith("computed")]
 
 
 def test_the_words_a_rule_makes_the_answer_say_must_be_said():
@@ -185,39 +194,39 @@ def test_the_words_a_rule_makes_the_answer_say_must_be_said():
                            "text": f"check it against Travel in Q2; {rule}"})
     task["evaluation"][0]["args"]["body_keywords"].append("over budget")
     turns = task["dialogue"][0]["turns"]
-    turns.append({"role": "user", "text": "hold it against Travel in Q2", "ts": "x", "evidence": ["m4"]})
+    turns.append({"role": "user", "text": "hold it against Travel in Q2", "ts": "2025-03-20T09:00:00", "evidence": ["m4"]})
     assert ("computed[1]: the rule's 'over budget' is not said where its pieces (m4) are said: a hidden convention"
-            in trace_task(task, OFFICE).problems)
+            in traced(task, OFFICE).problems)
     turns[-1]["text"] = "hold it against Travel in Q2, and say within budget or over budget"
-    assert not [p for p in trace_task(task, OFFICE).problems if p.startswith("computed")]
+    assert not [p for p in traced(task, OFFICE).problems if p.startswith("computed")]
 
 
 def test_a_length_found_by_chance_in_the_office_is_not_a_source():
     task = record(computed=[{"value": 2455.75, "op": "sum", "inputs": ["1,200.50", "800", "455.25"]},
                             {"value": "2025-03-26 23:20:00", "op": "add_minutes", "inputs": ["2025-03-26 10:00", "800"]}])
     assert ("computed[1].inputs[1]: the length '800' is neither said in the chat nor a meeting's length in the office "
-            "(a hidden convention?)" in trace_task(task, OFFICE).problems)
+            "(a hidden convention?)" in traced(task, OFFICE).problems)
     # nor wrapped in another computation first
     task["computed"][1:] = [{"value": 800, "op": "round", "inputs": ["800"]},
                             {"value": "2025-03-26 23:20:00", "op": "add_minutes",
                              "inputs": ["2025-03-26 10:00", "800"]}]
-    assert any(p.startswith("computed[2].inputs[1]: the length '800'") for p in trace_task(task, OFFICE).problems)
+    assert any(p.startswith("computed[2].inputs[1]: the length '800'") for p in traced(task, OFFICE).problems)
     # the length of a meeting the calendar holds, computed from its start and end, is a source
     task["computed"][1:] = [
         {"value": 60, "op": "minutes_between", "inputs": ["2025-03-26 10:00:00", "2025-03-26 11:00:00"]},
         {"value": "2025-03-26 12:00:00", "op": "add_minutes", "inputs": ["2025-03-26 11:00", "60"]}]
-    assert not [p for p in trace_task(task, OFFICE).problems if p.startswith("computed")]
+    assert not [p for p in traced(task, OFFICE).problems if p.startswith("computed")]
     # a length runs forwards, between a start and an end one calendar holds
     task["computed"][1] = {"value": -60, "op": "minutes_between",
                            "inputs": ["2025-03-26 11:00:00", "2025-03-26 10:00:00"]}
     assert "computed[1]: minutes_between needs a start and a later end that one calendar holds" \
-        in trace_task(task, OFFICE).problems
+        in traced(task, OFFICE).problems
 
 
 def test_a_rule_cut_short_still_needs_the_times_of_the_sentence_that_states_it():
     task = _slot_task("starting on the hour, please")
     task["computed"][1]["rule"] = "the earliest when we are both free"  # the window left out of the rule
-    assert any("the rule's '10:00' is not said" in p for p in trace_task(task, OFFICE).problems)
+    assert any("the rule's '10:00' is not said" in p for p in traced(task, OFFICE).problems)
 
 
 @pytest.mark.parametrize("text, specific, said", [
@@ -248,7 +257,7 @@ def test_an_output_pdf_named_after_a_said_document_is_derived():
     task["memory"].append({"id": "m4", "kind": "action", "text": "save it as recap.docx", "value": "recap.docx",
                            "cue": "output_file"})
     task["evaluation"].append({"function": "evaluate_file_exist", "args": {"file": "data/recap.pdf"}})
-    trace = trace_task(task, OFFICE)
+    trace = traced(task, OFFICE)
     assert trace.sources["evaluation[1].args.file"] == "derived:recap.docx"
     assert trace.passed, trace.problems
 
@@ -323,9 +332,9 @@ def test_a_superseded_copy_is_never_a_source(tmp_path):
     # but what a mail must leave out may be its figures: the old draft's, never the right file's
     task = record()
     task["evaluation"][0]["args"]["body_excludes"] = ["3900"]
-    assert not [p for p in trace_task(task, office).problems if "body_excludes" in p]
+    assert not [p for p in traced(task, office).problems if "body_excludes" in p]
     task["evaluation"][0]["args"]["body_excludes"] = ["3700"]
-    assert [p for p in trace_task(task, office).problems if "is not in the office" in p]
+    assert [p for p in traced(task, office).problems if "is not in the office" in p]
 
 
 def test_a_value_is_credited_to_the_file_the_plan_reads_before_one_holding_it_by_chance():
@@ -333,17 +342,17 @@ def test_a_value_is_credited_to_the_file_the_plan_reads_before_one_holding_it_by
                             "data/sales.xlsx": "Region Amount\nNorth 1,200.50\nSouth 800\nWest 455.25"})
     task = record(computed=[])
     task["evaluation"][0]["args"]["body_keywords"] = ["455.25"]
-    assert trace_task(task, office).sources["evaluation[0].args.body_keywords[0]"] == "testbed:data/sales.xlsx"
+    assert traced(task, office).sources["evaluation[0].args.body_keywords[0]"] == "testbed:data/sales.xlsx"
     task["oracle"] = []  # no plan: the first file in path order
-    assert trace_task(task, office).sources["evaluation[0].args.body_keywords[0]"] == "testbed:calendar/dana.ics"
+    assert traced(task, office).sources["evaluation[0].args.body_keywords[0]"] == "testbed:calendar/dana.ics"
 
 
 def test_what_a_list_leaves_out_must_be_office_rows_a_right_answer_can_omit():
     task = record()
     args = task["evaluation"][0]["args"]
     args["body_excludes"] = ["North"]
-    assert trace_task(task, OFFICE).passed
+    assert traced(task, OFFICE).passed
     for bad, why in (("Atlantis", "is not in the office"), ("2455.75", "overlaps a keyword"),
                      ("Marcus", "is a name every mail between them holds")):
         args["body_excludes"] = [bad]
-        assert any(why in p for p in trace_task(task, OFFICE).problems), bad
+        assert any(why in p for p in traced(task, OFFICE).problems), bad
