@@ -214,6 +214,8 @@ def anchor_names(kind: str) -> list[str]:
     return [line.render({}) for line in threads().lines.get(("anchor_name", kind), ())]
 
 
+PRESUPPOSED = frozenset({"refers"})  # relations that say their anchor was told before ("the file ... I mentioned")
+
 def relation_phrase(derivation: Derivation, rng: random.Random) -> str:
     """The words that say a value against its anchor ("two days after the supplier visit"), drawn
     from the thread bank's ``relation.<rule>`` (``relation.<rule>_<amount>`` for days and clocks)."""

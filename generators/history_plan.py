@@ -33,6 +33,7 @@ from generators.chances import HISTORY
 from generators.derivation import (
     ANCHOR_KINDS,
     NAMED_KINDS,
+    PRESUPPOSED,
     anchor_kind,
     anchor_names,
     base_day,
@@ -337,6 +338,9 @@ def _derive(piece: MemoryPiece, fix_day: int, start: int, dates: list[date], rng
         index = rng.choice(choices)
         assert day is not None  # else there are no choices
         said = say_day(day, dates[index])
+    elif derivation.rule in PRESUPPOSED:  # "the file from the audit I mentioned": said after the audit's file,
+        # on an earlier day where there is one (the reference still names the work it is for)
+        index, said = rng.randint(start, max(start, fix_day - 1)), derivation.base
     else:
         index, said = rng.randint(start, len(dates) - 1), derivation.base
     used.add(derivation.anchor)

@@ -25,7 +25,7 @@ from collections.abc import Iterable, Mapping
 from datetime import date, datetime
 from typing import Any
 
-from generators.derivation import follows
+from generators.derivation import PRESUPPOSED, follows
 from generators.model import Derivation, Session, TaskDraft, Turn, Verdict
 from generators.specifics import says_value
 from generators.spoken_time import read_times, say_window, value_time
@@ -333,6 +333,11 @@ def _derived_problems(m: Mapping[str, Any], derivation: Derivation, name: str, t
                             f"{derivation.anchor!r} with {derivation.base!r}")
     if not anchors:
         problems.append(f"{name}: its anchor ({derivation.anchor!r} is {derivation.base!r}) is never said")
+    elif derivation.rule in PRESUPPOSED and relation:  # "the file ... I mentioned" before it was mentioned
+        said = next(i for i, t in enumerate(turns) if holder.names_anchor(i, derivation.anchor, derivation.base))
+        early = next((t for t in turns[:said] if relation in t[3]), None)
+        if early is not None:
+            problems.append(f"{early[0]}: says {relation!r} before {derivation.anchor!r} is told ({turns[said][0]})")
     return problems
 
 

@@ -93,6 +93,24 @@ def test_a_derived_piece_needs_its_relation_and_its_anchor_and_never_the_value()
     assert any("not a rule" in p for p in find_mark_problems([{**PIECE, "derived": {"rule": "less"}}], good))
 
 
+FILE_PIECE = {"id": "m1", "kind": "fact", "text": "use data/scores.xlsx", "value": "data/scores.xlsx",
+              "cue": "requested", "said_as": "the file from the handover i mentioned",
+              "derived": {"rule": "refers", "amount": 0, "anchor": "the file from the handover", "base": "scores.xlsx"}}
+
+
+def test_a_reference_that_says_its_file_was_mentioned_comes_after_it_is() -> None:
+    told = ("The file from the handover is scores.xlsx.", ("m1",))
+    use = ("Use the file from the handover I mentioned for the scores.", ("m1",))
+    assert find_mark_problems([FILE_PIECE], _turns(told, ("Noted.", ()), use)) == []
+    early = find_mark_problems([FILE_PIECE], _turns(use, ("Which one?", ()), told))
+    assert any("before 'the file from the handover' is told" in p for p in early), early
+    # the writer plans it so: over many histories, no such reference comes before its anchor
+    for seed in range(40):
+        plan, draft = plan_dialogue(FILE_DRAFT, seed=seed, now=NOW, days=5, people=PEOPLE)
+        sessions = generate_dialogue(draft, seed=seed, now=NOW, user_first="Alex", days=5, plan=plan)
+        assert check_dialogue(draft, sessions, min_days=5).passed, seed
+
+
 NOW = datetime(2024, 6, 3, 9)
 DRAFT = TaskDraft(
     family="", apps=["email"], difficulty="medium", description="Mail the pass list to the coordinator.",
@@ -142,3 +160,13 @@ def test_a_derivation_round_trips_through_the_record() -> None:
     piece = MemoryPiece.from_dict(PIECE)
     assert piece.derived == Derivation("less", 10, "the old limit", "70")
     assert MemoryPiece.from_dict(piece.to_dict()) == piece
+
+
+FILE_DRAFT = TaskDraft(
+    family="", apps=["excel"], difficulty="medium", description="Update the score sheet.",
+    intent="Update the scores.", subtasks=["Update the sheet."], evaluation=[],
+    memory=[MemoryPiece("m1", "fact", "the sheet is data/scores.xlsx", "data/scores.xlsx", thread="t1",
+                        cue="requested", about="the score sheet"),
+            MemoryPiece("m2", "fact", "the pass mark is 60", "60", thread="t1", cue="threshold",
+                        about="the score sheet")],
+    query="Update the score sheet now.", oracle=[ToolCall("excel_read_file", {"file_path": "data/scores.xlsx"})])
