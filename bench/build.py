@@ -20,13 +20,22 @@ without the disk). ``--ray`` also builds the same N tasks with ``--executor ray`
 instance with the same workers) and prints both wall times and whether the two datasets are the
 same bytes.
 
+The build runs with a clock on its job function: each worker notes when each attempt started and
+ended, and the script prints the workers' busy share (the time they spent in attempts, over the
+workers times the steady state: from the first attempt's start to the last one's), the mean
+attempt's CPU and the parent's CPU per attempt. From them it prints the speed-up to expect at 16
+workers against one: ``min(16 x busy share, attempt CPU / parent CPU per attempt)`` (the parent
+handles every outcome in turn, so it caps the rate at one attempt per its CPU per attempt). Then it
+runs oracle eval (long-context) over the dataset with the same workers and prints the same figures
+for its tasks (``--no-eval`` skips it).
+
 ``--against TREE`` compares two versions in the same minutes: it runs the build of ``--n`` tasks
 ``--rounds`` times for each, alternating this tree and ``TREE`` (another checkout: its packages come
 first on ``PYTHONPATH``), each in a fresh process, and prints every run's CPU time per verified task
 and the medians; ``--together`` starts each pair at the same moment, so both share whatever else
 loads the machine. ``--profile-n 0`` skips the profile.
 
-Run: ``python bench/build.py [--n 200] [--workers 2] [--profile-n 40] [--dir DIR] [--ray]
+Run: ``python bench/build.py [--n 200] [--workers 2] [--profile-n 40] [--dir DIR] [--ray] [--no-eval]
 [--against TREE [--rounds 3] [--together]]``.
 """
 
@@ -34,6 +43,7 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import functools
 import hashlib
 import os
 import pstats
@@ -45,11 +55,16 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from types import ModuleType
+from typing import Any
 
 # bench/office_env.py would shadow the office_env package: keep bench/ off the import path.
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 
+import orchestrator.build as build_module  # noqa: E402
 from orchestrator.build import build  # noqa: E402
 from orchestrator.roles import BuildConfig  # noqa: E402
 
@@ -103,6 +118,68 @@ def _cpu_seconds() -> tuple[float, float]:
     return own.ru_utime + own.ru_stime, children.ru_utime + children.ru_stime
 
 
+class JobClock:
+    """When each job of a batch ran, as its worker saw it: the job function, replaced in its module
+    in this process before the workers fork, appends each job's start and end (CLOCK_MONOTONIC, one
+    clock for every process of the machine) and the CPU it took to a file of its worker process."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        folder.mkdir()
+
+    @contextmanager
+    def timing(self, module: ModuleType, name: str) -> Iterator[None]:
+        original, folder = getattr(module, name), self.folder
+
+        @functools.wraps(original)
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            start, cpu = time.monotonic(), time.process_time()
+            try:
+                return original(*args, **kwargs)
+            finally:
+                with open(folder / f"{os.getpid()}.txt", "a", encoding="utf-8") as times:
+                    times.write(f"{start} {time.monotonic()} {time.process_time() - cpu}\n")
+
+        setattr(module, name, timed)
+        try:
+            yield
+        finally:
+            setattr(module, name, original)
+
+    def intervals(self) -> list[tuple[float, float, float]]:
+        """Each job's start, end and CPU seconds."""
+        return [(float(a), float(b), float(c)) for path in self.folder.glob("*.txt")
+                for a, b, c in (line.split() for line in path.read_text(encoding="utf-8").splitlines())]
+
+
+def busy_figures(intervals: list[tuple[float, float, float]], workers: int, parent_cpu: float
+                 ) -> dict[str, float] | None:
+    """The workers' busy share in the steady state (first start to last start), the mean CPU of a
+    job, the parent's CPU per job and the speed-up to expect at 16 workers (see the module's
+    docstring; CPU against CPU, as the wall time of a job measures the machine's other work too)."""
+    if len(intervals) < 2:
+        return None
+    first, last = min(s for s, _, _ in intervals), max(s for s, _, _ in intervals)
+    if last <= first:
+        return None
+    busy = sum(max(0.0, min(end, last) - max(start, first)) for start, end, _ in intervals) / (workers * (last - first))
+    job = sum(cpu for _, _, cpu in intervals) / len(intervals)
+    parent = parent_cpu / len(intervals)
+    return {"busy": busy, "job": job, "parent": parent, "speedup16": min(16 * busy, job / parent if parent else 16.0)}
+
+
+def print_busy(what: str, figures: dict[str, float] | None, workers: int) -> None:
+    if figures is None:
+        print(f"{what}: too few jobs to measure the workers' busy share")
+        return
+    print(f"{what}: workers busy {100 * figures['busy']:.1f} % of the steady state on {workers} workers "
+          f"(target >= 90 %: {'met' if figures['busy'] >= 0.9 else 'MISSED'}); "
+          f"{1000 * figures['job']:.0f} ms of CPU a job, "
+          f"parent {1000 * figures['parent']:.1f} ms of CPU a job; expected speed-up at 16 workers: "
+          f"{figures['speedup16']:.1f}x (min of 16 x busy share {16 * figures['busy']:.1f} and job CPU / parent CPU "
+          f"{figures['job'] / figures['parent'] if figures['parent'] else float('inf'):.1f})")
+
+
 def _digest(folder: Path) -> str:
     digest = hashlib.sha256()
     for path in sorted(p for p in folder.rglob("*") if p.is_file() and p.name != ".lock"):
@@ -154,6 +231,24 @@ def compare(args: argparse.Namespace) -> None:
               f"on {args.workers} idle cores; {statistics.median(f[0] for f in figures):.1f} tasks/s measured")
 
 
+def eval_busy(tmp: Path, args: argparse.Namespace) -> None:
+    """Oracle eval (long-context) of the built dataset with the same workers, its jobs timed."""
+    import harness.runner as runner
+    from harness.context import ContextConfig
+
+    clock = JobClock(tmp / "eval-times")
+    config = runner.EvalConfig(agent="oracle", context=ContextConfig(mode="long-context"), workers=args.workers)
+    own, _ = _cpu_seconds()
+    start = time.perf_counter()
+    with clock.timing(runner, "_run_job"):
+        run = runner.evaluate(tmp / "full", tmp / "eval", config)
+    elapsed = time.perf_counter() - start
+    parent = _cpu_seconds()[0] - own
+    print(f"oracle eval of {len(run.rows)} task(s) with {args.workers} workers in {elapsed:.2f} s "
+          f"({len(run.rows) / elapsed:.1f} tasks/s; parent {parent:.2f} s of CPU)")
+    print_busy("eval", busy_figures(clock.intervals(), args.workers, parent), args.workers)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=200)
@@ -162,6 +257,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--dir", type=Path, default=None, help="Build under this folder (default: the temp folder)")
     parser.add_argument("--ray", action="store_true", help="Also build with --executor ray and compare")
+    parser.add_argument("--no-eval", action="store_true", help="Skip the timed oracle eval after the build")
     parser.add_argument("--against", type=Path, default=None, help="Compare with the checkout TREE (see above)")
     parser.add_argument("--rounds", type=int, default=3, help="With --against: builds per version")
     parser.add_argument("--together", action="store_true", help="With --against: run each pair at once")
@@ -177,9 +273,11 @@ def main() -> None:
         print(f"10M additions in a Python loop: {loop_seconds():.2f} s (how fast a core runs now)")
         print(f"load average before the build: {os.getloadavg()[0]:.1f} (above {args.workers} other work shares "
               "the cores: the wall time then measures the machine, the CPU time per task less so)")
+        clock = JobClock(tmp / "build-times")
         cpu = _cpu_seconds()
         start = time.perf_counter()
-        summary = build(tmp / "full", args.n, config, workers=args.workers)
+        with clock.timing(build_module, "run_attempt"):
+            summary = build(tmp / "full", args.n, config, workers=args.workers)
         elapsed = time.perf_counter() - start
         parent, workers = (after - before for after, before in zip(_cpu_seconds(), cpu))
         cpu = parent + workers
@@ -191,6 +289,9 @@ def main() -> None:
               f"verified task (at most {args.workers * summary.accepted / cpu:.1f} tasks/s on {args.workers} idle "
               f"cores at that cost; parent {parent:.2f} s, workers {workers:.2f} s); load average after: "
               f"{os.getloadavg()[0]:.1f}")
+        print_busy("build", busy_figures(clock.intervals(), args.workers, parent), args.workers)
+        if not args.no_eval:
+            eval_busy(tmp, args)
         if args.ray:
             import ray
 
