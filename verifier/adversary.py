@@ -42,12 +42,29 @@ WORD_RE = re.compile(r"[a-z]+(?:'[a-z]+)?|<v>|[?!:]")  # the words a learned rea
 
 
 # -- reading records -------------------------------------------------------------------------------
+# The adversaries take a build's records as the JSON they are written as (bench/quality.py hands them
+# over as read, from two builds) and parts of one (``{"dialogue": [session]}``: one day of a history);
+# these three are the only reads of a record's fields, and they read its JSON on purpose.
+
+def dialogue_of(record: dict[str, Any]) -> list[dict[str, Any]]:
+    """The record's sessions as written (none for a record without a dialogue)."""
+    return record.get("dialogue") or []  # raw on purpose: a record as read, or a part of one (see above)
+
+
+def memory_of(record: dict[str, Any]) -> list[dict[str, Any]]:
+    """The record's memory pieces as written (none for a part of a record without them)."""
+    return record.get("memory") or []  # raw on purpose: a record as read, or a part of one (see above)
+
+
+def query_of(record: dict[str, Any]) -> str:
+    return str(record.get("query") or "")  # raw on purpose: a record as read, or a part of one (see above)
+
 
 def user_turns(record: dict[str, Any]) -> list[dict[str, Any]]:
     """The user turns of a history in order, each with its text, marks and the assistant turn
     before it (its context)."""
     out: list[dict[str, Any]] = []
-    for session in record.get("dialogue") or []:
+    for session in dialogue_of(record):
         previous = ""
         for turn in session.get("turns") or []:
             text = str(turn.get("text") or "")
@@ -65,12 +82,12 @@ def _said(piece: dict[str, Any]) -> str:
 
 
 def final_values(record: dict[str, Any]) -> list[str]:
-    return [v for v in (_said(p) for p in record.get("memory") or []) if v.strip()]
+    return [v for v in (_said(p) for p in memory_of(record)) if v.strip()]
 
 
 def wrong_values(record: dict[str, Any]) -> list[str]:
     out = []
-    for piece in record.get("memory") or []:
+    for piece in memory_of(record):
         out += [str(v).lower() for v in piece.get("superseded") or []]
         out += [str(d.get("value", "")).lower() for d in piece.get("distractors") or []]
     return [v for v in out if v.strip()]
@@ -90,7 +107,7 @@ def isolates(record: dict[str, Any], texts: Iterable[str | dict[str, Any]]) -> b
     finals = final_values(record)
     if not finals or not all(v in joined for v in finals) or any(v in joined for v in wrong_values(record)):
         return False
-    for piece in record.get("memory") or []:
+    for piece in memory_of(record):
         derived, relation = piece.get("derived"), _said(piece)
         anchor = str(derived.get("anchor") or "").lower() if isinstance(derived, dict) else ""
         if anchor and not any(anchor in t.replace(relation, " ") for t in lowered):
@@ -144,7 +161,7 @@ class NgramClassifier:
 # -- the topic adversaries -----------------------------------------------------------------------
 
 def _abouts(record: dict[str, Any]) -> list[str]:
-    return sorted({str(p.get("about") or "").lower() for p in record.get("memory") or [] if p.get("about")},
+    return sorted({str(p.get("about") or "").lower() for p in memory_of(record) if p.get("about")},
                   key=len, reverse=True)
 
 
@@ -200,7 +217,7 @@ def template_topic(record: dict[str, Any], patterns: list[re.Pattern[str]]) -> s
 
 
 def query_topic(record: dict[str, Any]) -> str:
-    words = str(record.get("query") or "").lower().split()
+    words = query_of(record).lower().split()
     turns = user_turns(record)
     for n in range(min(8, len(words)), 1, -1):
         for i in range(len(words) - n + 1):
@@ -285,9 +302,9 @@ def last_value_misleads(records: list[dict[str, Any]]) -> tuple[float, int]:
     that is. (Near-miss values are left out: they come anywhere, and often last.)"""
     wrong = total = 0
     for record in records:
-        texts = [(str(t.get("text") or "").lower(), _day(s)) for s in record.get("dialogue") or []
+        texts = [(str(t.get("text") or "").lower(), _day(s)) for s in dialogue_of(record)
                  for t in s.get("turns") or []]
-        for piece in record.get("memory") or []:
+        for piece in memory_of(record):
             final = _said(piece)
             others = [v for v in (str(v).lower() for v in piece.get("superseded") or [])
                       if v.strip() and v not in final]

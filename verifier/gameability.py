@@ -131,6 +131,8 @@ def acknowledges(text: str) -> bool:
 # -- walking a record --------------------------------------------------------------------------
 
 def _sessions(record: dict[str, Any]) -> list[dict[str, Any]]:
+    # raw on purpose: the cues read records as written (a build's, a stranger's dataset that
+    # ``homer verify`` reports on, bench/quality.py's) and hand-made histories (a dialogue alone)
     sessions = [s for s in record.get("dialogue") or [] if isinstance(s, dict)]
     return sorted(sessions, key=lambda s: s.get("day", 0) if isinstance(s.get("day"), (int, float)) else 0)
 
@@ -249,6 +251,7 @@ def missed(result: dict[str, Any]) -> list[str]:
 # -- memory dynamics ---------------------------------------------------------------------------
 
 def _memory(record: dict[str, Any]) -> list[dict[str, Any]]:
+    # raw on purpose, as ``_sessions``: a record as written, or a hand-made part of one
     return [m for m in record.get("memory") or [] if isinstance(m, dict)]
 
 

@@ -29,7 +29,17 @@ from __future__ import annotations
 import re
 from typing import Any, Sequence
 
-from verifier.adversary import TOP_TURNS, WORD_RE, curve_peak, final_values, isolates, mask_values, user_turns
+from verifier.adversary import (
+    TOP_TURNS,
+    WORD_RE,
+    curve_peak,
+    dialogue_of,
+    final_values,
+    isolates,
+    mask_values,
+    memory_of,
+    user_turns,
+)
 from verifier.gameability import VALUE_RE
 
 F1_PRECISION_TARGET = 0.35
@@ -58,7 +68,7 @@ def turn_document(turn: dict[str, Any], place: int, count: int) -> str:
 
 def _documents(record: dict[str, Any]) -> tuple[list[dict[str, Any]], list[str]]:
     turns, docs = [], []
-    for session in record.get("dialogue") or []:
+    for session in dialogue_of(record):
         day = user_turns({"dialogue": [session]})
         for place, turn in enumerate(day):
             turns.append(turn)
@@ -127,7 +137,7 @@ def _said(piece: dict[str, Any]) -> str:
 
 def _marked_values(record: dict[str, Any]) -> list[str]:
     out = []
-    for piece in record.get("memory") or []:
+    for piece in memory_of(record):
         out += [_said(piece), str(piece.get("value") or ""), *map(str, piece.get("superseded") or [])]
         out += [str(d.get("value", "")) for d in piece.get("distractors") or []]
     return sorted({v for v in out if v.strip()}, key=len, reverse=True)
@@ -160,7 +170,7 @@ def guess(record: dict[str, Any], ranked: list[tuple[float, dict[str, Any]]],
     if inventory:
         marked = sorted(set(marked) | set(inventory), key=lambda v: (-len(v), v))
     right = total = 0
-    for piece in record.get("memory") or []:
+    for piece in memory_of(record):
         # a derived value is said in no turn: its relation ("two days after the audit") is no answer
         final = str(piece.get("value") or "") if piece.get("derived") else _said(piece)
         if not final.strip():
