@@ -35,16 +35,19 @@ class CarriedFolder:
         return sum(len(data) for _, data in self.files)
 
 
-def pack_folder(folder: Path) -> CarriedFolder:
+def pack_folder(folder: Path, *, untrusted: bool = False) -> CarriedFolder:
     """What ``folder`` holds, as bytes; anything but plain folders and regular files (a link, a
-    pipe) raises :class:`~office_env.untrusted.UntrustedInputError`."""
-    tree = scan_tree(folder, check_links=False, max_file_bytes=None, max_total_bytes=None)
+    pipe) raises :class:`~office_env.untrusted.UntrustedInputError`. ``untrusted``: a stranger's
+    folder (a dataset's task), also refused past the tree limits of ``office_env.untrusted`` or
+    holding a hard link to a file outside it; else a folder this batch wrote itself."""
+    tree = (scan_tree(folder) if untrusted
+            else scan_tree(folder, check_links=False, max_file_bytes=None, max_total_bytes=None))
     if tree.skipped_count:
         first = tree.skipped[0] if tree.skipped else None
         raise UntrustedInputError(str(folder), f"{tree.skipped_count} entr(ies) neither a folder nor a regular file"
                                                f"{f' ({first})' if first else ''}")
     files = []
-    for entry, fd in iter_files(tree, check_links=False):
+    for entry, fd in iter_files(tree, check_links=untrusted):
         pieces = []
         while piece := os.read(fd, 1 << 20):
             pieces.append(piece)

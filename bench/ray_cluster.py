@@ -9,7 +9,9 @@ systems, with another ``HOME`` and ``TMPDIR``: what a worker wrote under the out
 would land there, never in the driver's folder, and a worker that read a path of the driver's would
 find nothing. The driver (``homer build --executor ray --ray-address``) runs outside, on the head
 node. The script builds the same seed locally, prints both wall times and both digests (sha256 over
-the sorted files, as ``/tmp/digest.py`` computes it) and exits 1 when they differ.
+the sorted files, as ``/tmp/digest.py`` computes it); then it runs oracle eval (long-context) of
+each dataset, on the cluster and locally, and prints the digests of both ``results.jsonl``. It
+exits 1 when either pair differs.
 
 Each node runs in a PID namespace whose first process is the node's ``ray start --block``: stopping
 that one process (the script does, even after an error) ends every Ray process of the node, and no
@@ -107,6 +109,21 @@ def build(out: Path, args: argparse.Namespace, env: dict[str, str], extra: list[
     return time.perf_counter() - start
 
 
+def evaluate(dataset: Path, run: Path, args: argparse.Namespace, env: dict[str, str], extra: list[str]) -> float:
+    """Oracle eval (long-context) of ``dataset`` into ``run``; its wall time."""
+    start = time.perf_counter()
+    done = subprocess.run([str(HOMER), "eval", str(dataset), "--out", str(run), "--agent", "oracle",
+                           "--workers", str(args.workers), "-q", *extra], env=env, capture_output=True, text=True,
+                          cwd=ROOT)
+    if done.returncode != 0:
+        raise SystemExit(f"homer eval {' '.join(extra)} failed ({done.returncode}): {done.stderr[-3000:]}")
+    return time.perf_counter() - start
+
+
+def file_digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=20)
@@ -133,6 +150,7 @@ def main() -> int:
     print(f"folders under {root}; head node at {address}")
     try:
         local = build(root / "local", args, env, [])
+        eval_local = evaluate(root / "local", root / "run", args, env, [])
         nodes.append(start_node("head", ["--head", "--port", str(port), "--node-ip-address", "127.0.0.1",
                                          "--num-cpus", "0", "--include-dashboard", "false"],
                                 root / "head-tmp", hide=[], env=env, log=root / "head.log"))
@@ -142,14 +160,22 @@ def main() -> int:
                                 root / "node-tmp", hide=[driver, Path("/dev/shm")], env=node_env,
                                 log=root / "node.log"))
         wait_for_cpus(address, args.workers, env)
-        on_cluster = build(driver / "ds", args, env, ["--executor", "ray", "--ray-address", address])
+        on_ray = ["--executor", "ray", "--ray-address", address]
+        on_cluster = build(driver / "ds", args, env, on_ray)
+        eval_cluster = evaluate(driver / "ds", driver / "run", args, env, on_ray)
     finally:
         for node in reversed(nodes):
             stop_node(node)
     same = digest(root / "local") == digest(driver / "ds")
+    results = [file_digest(folder / "results.jsonl") for folder in (root / "run", driver / "run")]
+    same_rows = results[0] == results[1]
     print(f"local build:       {local:6.1f} s  digest {digest(root / 'local')}")
     print(f"two-node Ray:      {on_cluster:6.1f} s  digest {digest(driver / 'ds')}")
-    print(f"same bytes: {'yes' if same else 'NO'} ({args.n} tasks, seed {args.seed}, {args.workers} worker CPUs)")
+    print(f"local oracle eval: {eval_local:6.1f} s  results.jsonl {results[0]}")
+    print(f"two-node Ray eval: {eval_cluster:6.1f} s  results.jsonl {results[1]}")
+    print(f"same bytes: {'yes' if same else 'NO'} (dataset), {'yes' if same_rows else 'NO'} (eval results) "
+          f"({args.n} tasks, seed {args.seed}, {args.workers} worker CPUs)")
+    same = same and same_rows
     if not args.keep:
         shutil.rmtree(root, ignore_errors=True)
     return 0 if same else 1

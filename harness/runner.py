@@ -32,9 +32,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
 from backends.batch import Round, finish_folder, run_batch
+from backends.carried_folder import CarriedFolder, pack_folder, unpack_folder
 from backends.dataset_reader import dataset_fingerprint, ensure_writable_folder, task_day_first, task_digest
 from backends.hf_folder import HfFolderError, is_hf_export, rebuild_dataset
 from backends.llm.failures import RefusalWatch, RunRefused
+from backends.scratch import node_work_folder
 from backends.task_record import plan_calls
 from backends.workers import Budget, JobFailure
 from harness.agent_plugins import AgentLoadError, build_plugin, check_agent_name, is_plugin
@@ -66,7 +68,7 @@ from harness.run_folder import (
 )
 from harness.totals import RunTotals
 from office_env.evaluation import SEMANTICS
-from office_env.untrusted import name_problem, printable
+from office_env.untrusted import UntrustedInputError, name_problem, printable
 
 if TYPE_CHECKING:
     from backends.task_record import TaskRecord
@@ -454,7 +456,7 @@ def evaluate(dataset_dir: Path | str, out_dir: Path | str, config: EvalConfig,
                 shutil.rmtree(out, ignore_errors=True)
             raise
     batch = EvalBatch(dataset, out, config, on_progress, on_outcome, overwrite, rows_skipped,
-                      export=source if export else None)
+                      export=source if export else None, executor=executor)
     try:
         return run_batch(out, batch, resume=resume, budget=budget, executor=executor, ray_address=ray_address)
     except RunFolderError as exc:
@@ -550,6 +552,47 @@ def _run_job(dataset_dir: str, out_dir: str, config: EvalConfig, work_dir: str |
     return run_task(dataset_dir, task_id, record, out_dir, config, work_dir)
 
 
+@dataclass(frozen=True)
+class TaskOnTheWay:
+    """A task a Ray node runs without seeing the dataset: its folder is packed into bytes
+    (``backends.carried_folder``) only as the job is handed to Ray, so that the parent holds no more
+    packed tasks than jobs in flight; a folder that cannot be packed travels as its reason."""
+
+    dataset: str
+    task_id: str
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        try:
+            folder: CarriedFolder | str = pack_folder(Path(self.dataset) / "tasks" / self.task_id, untrusted=True)
+        except (UntrustedInputError, OSError) as exc:
+            folder = f"{exc.__class__.__name__}: {str(exc)[:300]}"
+        return (_CarriedTask, (self.dataset, self.task_id, folder))
+
+
+@dataclass(frozen=True)
+class _CarriedTask:
+    dataset: str          # the driver's dataset folder: named in a skipped task's reason as a local run does
+    task_id: str
+    folder: CarriedFolder | str
+
+
+def _run_carried_job(config: EvalConfig, work: str, task: _CarriedTask) -> dict[str, Any]:
+    """One task on a Ray node that may not see the dataset or ``--out``: its folder written in this
+    machine's own work folder (``backends.scratch.node_work_folder``), run there, its rows returned."""
+    if isinstance(task.folder, str):
+        return {"id": task.task_id, "skipped": f"evaluation failed: {task.folder}"}
+    node = node_work_folder(work)
+    dataset = node / f"dataset-{os.getpid()}"
+    try:
+        unpack_folder(task.folder, dataset / "tasks")
+        outcome = _run_job(str(dataset), str(node / "out"), config, str(node / "trials"), task.task_id)
+    finally:
+        shutil.rmtree(dataset / "tasks" / task.task_id, ignore_errors=True)
+    if "skipped" in outcome:
+        outcome["skipped"] = outcome["skipped"].replace(str(dataset), task.dataset)
+    return outcome
+
+
 class _Refusals:
     """An eval run's guard (``backends.batch.Guard``): the server refusing every request alike
     stops the run at once (``backends.llm.failures``); no pause helps."""
@@ -573,8 +616,10 @@ class EvalBatch:
     def __init__(self, dataset: Path, out: Path, config: EvalConfig,
                  on_progress: Callable[[int, int], None] | None,
                  on_outcome: Callable[[dict[str, Any]], None] | None, overwrite: bool,
-                 rows_skipped: list[dict[str, str]] | None = None, export: Path | None = None) -> None:
+                 rows_skipped: list[dict[str, str]] | None = None, export: Path | None = None,
+                 executor: str = "local") -> None:
         self.dataset, self.out, self.config, self.overwrite = dataset, out, config, overwrite
+        self.executor = executor
         self.rows_skipped = rows_skipped or []  # an export's rows that could not be read back
         self.export = export  # the Hugging Face export the dataset folder was rebuilt from
         self.on_progress, self.on_outcome = on_progress, on_outcome
@@ -649,10 +694,15 @@ class EvalBatch:
         todo, self.pending = (self.todo if self.pending else []), False
         if not todo:
             return None
-        return Round(todo, partial(_run_job, str(self.dataset), str(self.out), self.config, work),
-                     min(self.config.workers, max(1, len(todo))))
+        workers = min(self.config.workers, max(1, len(todo)))
+        if self.executor == "ray" and work is not None:  # a node may see neither the dataset nor --out
+            return Round([TaskOnTheWay(str(self.dataset), task_id) for task_id in todo],
+                         partial(_run_carried_job, self.config, work), workers)
+        return Round(todo, partial(_run_job, str(self.dataset), str(self.out), self.config, work), workers)
 
-    def failed(self, task_id: str, failure: JobFailure) -> dict[str, Any]:
+    def failed(self, task_id: str | TaskOnTheWay, failure: JobFailure) -> dict[str, Any]:
+        if isinstance(task_id, TaskOnTheWay):
+            task_id = task_id.task_id
         return failed_rows(task_id, _record(str(self.dataset), task_id)[0], self.config.trials, failure)
 
     def retry(self) -> None:

@@ -59,24 +59,57 @@ def test_a_link_in_the_staged_folder_is_refused_when_packing(tmp_path):
         pack_folder(source)
 
 
-def test_a_ray_builds_job_never_names_the_output_folder_and_hands_its_task_back_as_bytes(tmp_path, monkeypatch):
+@pytest.fixture(scope="module")
+def ray_build_job(tmp_path_factory):
+    """One attempt of a build run as a Ray node runs it (here, in this process): the driver's
+    folder before and after it, and its outcome."""
     from backends import scratch
     from orchestrator.build import BuildBatch
     from orchestrator.roles import BuildConfig
 
-    monkeypatch.setenv(scratch.ENV, str(tmp_path / "scratch"))
-    out = tmp_path / "driver-only" / "ds"
-    batch = BuildBatch(out, 1, BuildConfig(seed=13, days=2, utterances_per_day=12), 2, "ray", None, None)
-    assert batch.start(resume=False) is None
-    work = scratch.claim_work_folder()
-    round_ = batch.next_round(str(work))
-    assert round_ is not None and str(out).encode() not in pickle.dumps(round_.run)  # what a node receives
-    before = tree(out)
-    outcome = round_.run(round_.items[0])  # as a node runs it (here, in this process)
-    assert tree(out) == before  # the job wrote nothing into the driver's folder
+    tmp_path = tmp_path_factory.mktemp("ray-build")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(scratch.ENV, str(tmp_path / "scratch"))
+        out = tmp_path / "driver-only" / "ds"
+        batch = BuildBatch(out, 1, BuildConfig(seed=13, days=2, utterances_per_day=12), 2, "ray", None, None)
+        assert batch.start(resume=False) is None
+        work = scratch.claim_work_folder()
+        round_ = batch.next_round(str(work))
+        assert round_ is not None
+        before = tree(out)
+        outcome = round_.run(round_.items[0])
+        after = tree(out)
+        scratch.release_work_folder(work)
+        left = list((tmp_path / "scratch").iterdir())
+    return {"out": out, "run": round_.run, "before": before, "after": after, "outcome": outcome, "left": left,
+            "tmp": tmp_path}
+
+
+def test_a_ray_builds_job_never_names_the_output_folder_and_hands_its_task_back_as_bytes(ray_build_job):
+    job = ray_build_job
+    assert str(job["out"]).encode() not in pickle.dumps(job["run"])  # what a node receives
+    assert job["after"] == job["before"]  # the job wrote nothing into the driver's folder
+    outcome = job["outcome"]
     assert outcome["status"] == "accepted" and "staged" not in outcome
-    carried = outcome["carried"]
-    files = dict(carried.files)
-    assert carried.name == outcome["id"] and json.loads(files[("task.json",)])["id"] == outcome["id"]
+    files = dict(outcome["carried"].files)
+    assert outcome["carried"].name == outcome["id"] and json.loads(files[("task.json",)])["id"] == outcome["id"]
+    assert job["left"] == []  # the node's work folder went with the batch's
+
+
+def test_a_ray_evals_task_travels_as_bytes_and_gives_the_rows_of_a_local_run(ray_build_job, tmp_path, monkeypatch):
+    from backends import scratch
+    from harness.context import ContextConfig
+    from harness.runner import EvalConfig, TaskOnTheWay, _run_carried_job, _run_job
+
+    monkeypatch.setenv(scratch.ENV, str(tmp_path / "scratch"))
+    dataset = tmp_path / "driver-only" / "ds"
+    task = unpack_folder(ray_build_job["outcome"]["carried"], dataset / "tasks")
+    config = EvalConfig(agent="oracle", context=ContextConfig(mode="long-context"))
+    local = _run_job(str(dataset), str(tmp_path / "run"), config, str(tmp_path / "trials"), task.name)
+    sent = pickle.dumps(TaskOnTheWay(str(dataset), task.name))  # packed as Ray hands it over
+    dataset.rename(tmp_path / "gone")  # a node does not see the driver's folder
+    work = scratch.claim_work_folder()
+    carried = _run_carried_job(config, str(work), pickle.loads(sent))
     scratch.release_work_folder(work)
-    assert list((tmp_path / "scratch").iterdir()) == []  # the node's work folder went with the batch's
+    assert local["rows"][0]["passed"] is True and carried == local
+    assert list((tmp_path / "scratch").iterdir()) == []

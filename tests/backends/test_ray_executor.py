@@ -51,9 +51,11 @@ def test_regenerate_and_eval_on_ray(tmp_path):
     regenerate_split(SAMPLE, tmp_path / "ray", seed=1, days=2, workers=2, executor="ray")
     assert tree(tmp_path / "local") == tree(tmp_path / "ray")
     build(tmp_path / "ds", 2, SMALL, workers=1)
-    run = evaluate(tmp_path / "ds", tmp_path / "run", EvalConfig(agent="oracle", context=ContextConfig(mode="long-context"),
-                                                                 workers=2), executor="ray")
+    config = EvalConfig(agent="oracle", context=ContextConfig(mode="long-context"), workers=2)
+    run = evaluate(tmp_path / "ds", tmp_path / "run", config, executor="ray")  # each task sent to its job as bytes
+    evaluate(tmp_path / "ds", tmp_path / "run-local", config)
     assert run.pass_rate == 1.0 and len(run.rows) == 2
+    assert (tmp_path / "run" / "results.jsonl").read_bytes() == (tmp_path / "run-local" / "results.jsonl").read_bytes()
 
 
 def _job(x: int) -> int:
