@@ -57,7 +57,8 @@ def node_work_folder(batch_work: str) -> Path:
     """The work folder, on this machine, of a batch whose driver runs elsewhere (a Ray node's
     jobs): one per machine and batch, named after the driver's own (``batch_work``), shared by the
     machine's workers so that each world is written once per machine. It belongs to the worker
-    process that made it: the first batch to start here after that process ended removes it. A
+    process that made it: the next batch to make one here (or to claim one) after that process
+    ended removes it, so a node that never runs a driver keeps no more than its last batch's. A
     folder of that name that is not this user's own plain folder is refused (``PermissionError``)."""
     root = scratch_root()
     folder = root / f"{Path(batch_work).name}-node"
@@ -65,6 +66,7 @@ def node_work_folder(batch_work: str) -> Path:
         raise ValueError(f"not a batch's work folder: {batch_work}")
     if not os.path.lexists(folder):
         root.mkdir(parents=True, exist_ok=True)
+        _sweep(root)
         tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=root))
         (tmp / OWNER).write_text(f"{os.getpid()} {_pid_namespace()}", encoding="utf-8")
         try:

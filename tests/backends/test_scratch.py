@@ -81,6 +81,12 @@ def test_a_nodes_work_folder_is_shared_by_its_workers_owned_and_released_with_th
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # its temporary name is gone
     scratch.release_work_folder(work)
     assert not node.exists() and not work.exists()
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    earlier = tmp_path / f"{scratch.PREFIX}earlier-node"  # an earlier batch's, whose worker process is gone
+    earlier.mkdir()
+    (earlier / scratch.OWNER).write_text(f"{dead.stdout.strip()} {scratch._pid_namespace()}")
+    scratch.node_work_folder(str(tmp_path / f"{scratch.PREFIX}next"))
+    assert not earlier.exists()
     trap = tmp_path / f"{scratch.PREFIX}trap-node"
     trap.symlink_to(tmp_path / "elsewhere")  # a name another user could have planted
     with pytest.raises(PermissionError):
