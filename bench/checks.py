@@ -7,8 +7,14 @@ Builds an offline dataset (default 60 tasks, seed 11) in a temporary folder, or 
   amounts ("Monday 7 April", "2 pm", "1,374.45", a numeric date in the office city's order;
   ``verifier.answer_forms``), still passes (the ``answer_forms`` gate, re-run here on every task;
   target: every task with such prose), and the same per office order (day first, month first, either);
-- findings, not pastes: the tasks whose answer is a finding and whose oracle, with everything it
-  read pasted in place of its prose, fails (the ``findings_not_pastes`` gate; target: every one);
+- natural forms: each right value of the oracle's output rewritten into one natural form at a time
+  (a number in words, "at 14.00", "two in the afternoon", "quarter past two", "the 8th of April
+  2024"; ``verifier.natural_forms``) in one kind of output at a time (mail, document, PDF, final
+  answer, a calendar event's text), replayed and scored: passes and fails per form and kind, and
+  the check that refused each failure (target: no failure);
+- not pastes: the tasks whose oracle, with everything it read pasted in place of its prose, fails
+  (the ``findings_not_pastes`` gate, a finding's and a look-up's alike; target: every task but a
+  forward);
 - the build's drops by gate (a task a gate refuses is not written: these say how many were lost);
 - the OfficeBench export: the share of tasks exported whole (``homer export --officebench``, every
   state of each judged alike by OfficeBench's rules; target at least 80 %), and why the others
@@ -39,6 +45,7 @@ from orchestrator.build import build  # noqa: E402
 from orchestrator.officebench_export import export_officebench  # noqa: E402
 from orchestrator.roles import BuildConfig  # noqa: E402
 from verifier.gates import answer_forms_gate, paste_gate  # noqa: E402
+from verifier.natural_forms import labels, natural_form_plans  # noqa: E402
 
 EXPORT_TARGET = 0.80
 
@@ -50,6 +57,8 @@ def _verdict(result: Any) -> str:
 def measure(dataset: Path, work: Path) -> dict[str, Any]:
     families: dict[str, Counter] = defaultdict(Counter)
     orders: Counter = Counter()  # answer-form verdicts per office order of a numeric date
+    naturals: Counter = Counter()  # (form, kind) replays, and (form, kind, "passed") those that pass
+    natural_fails: list[str] = []
     for task in iter_tasks(dataset):
         record = task.task
         if record is None or task.record is None or not record.oracle:
@@ -65,13 +74,26 @@ def measure(dataset: Path, work: Path) -> dict[str, Any]:
         family["tasks"] += 1
         family[f"forms {_verdict(forms)}"] += 1
         family[f"paste {_verdict(paste)}"] += 1
+        natural_plans = natural_form_plans(plan_calls(record.oracle), labels(record.criteria()))
+        for index, (form, kind, plan) in enumerate(natural_plans):
+            report = replay_plan(task.testbed, plan, now, scratch, f"natural-{index}").score(
+                record.criteria(), task.reference, initial_dir=task.testbed, day_first=task_day_first(record))
+            naturals[form, kind] += 1
+            if not report.passed:
+                refused = next(r for r in report.results if not r.passed)
+                natural_fails.append(f"{task.id} {form} in {kind}: {refused.function}: {refused.reason[:160]}")
+            else:
+                naturals[form, kind, "passed"] += 1
         order = {True: "day first", False: "month first", None: "either order"}[task_day_first(record)]
         orders[f"{order} {_verdict(forms)}"] += 1
         shutil.rmtree(scratch, ignore_errors=True)
     summary = export_officebench(dataset, work / "export")
     total = summary.written + len(summary.left_out)
     reasons = Counter(re.sub(r"neo-\d+: ", "", line).split(":")[0][:80] for line in summary.left_out)
+    natural = {f"{form} in {kind}": {"replays": n, "passed": naturals[form, kind, "passed"]}
+               for (form, kind, *rest), n in naturals.items() if not rest}
     return {"families": {k: dict(v) for k, v in sorted(families.items())}, "orders": dict(sorted(orders.items())),
+            "natural_forms": dict(sorted(natural.items())), "natural_fails": natural_fails,
             "export": {"whole": summary.written, "tasks": total, "share": summary.written / total if total else 0.0,
                        "left_out": dict(reasons.most_common())}}
 
@@ -107,7 +129,16 @@ def main() -> None:
         print(f"answer forms: {forms_failed} task(s) fail a rewritten form  target 0  "
               f"{'PASS' if not forms_failed else 'MISS'}")
         print("  per office order: " + ", ".join(f"{k} {v}" for k, v in figures["orders"].items()))
-        print(f"findings: {paste_failed} task(s) pass with a paste of their sources  target 0  "
+        natural = figures["natural_forms"]
+        print("natural forms (form in kind: passed/replays):")
+        for name, v in natural.items():
+            print(f"  {name:32} {v['passed']:4}/{v['replays']:4}")
+        fails = figures["natural_fails"]
+        print(f"natural forms: {len(fails)} replay(s) of a right value fail  target 0  "
+              f"{'PASS' if not fails else 'MISS'}")
+        for line in fails:
+            print(f"  {line}")
+        print(f"pastes: {paste_failed} task(s) pass with a paste of their sources  target 0  "
               f"{'PASS' if not paste_failed else 'MISS'}")
         print("drops by gate in the build: " + (", ".join(f"{k} {v}" for k, v in drops.items()) or "none"))
         export = figures["export"]

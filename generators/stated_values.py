@@ -63,7 +63,7 @@ def _threshold_words(cue: str) -> list[str]:
     return [w for w in (*same_way, *_THRESHOLD_WORDS) if w != cue]
 
 
-def _targets(draft: TaskDraft) -> list[tuple[dict[str, Any], str]]:
+def prose_targets(draft: TaskDraft) -> list[tuple[dict[str, Any], str]]:
     """(target args, text) of each mail and document the oracle writes (a document's PDF copy too)."""
     out: list[tuple[dict[str, Any], str]] = []
     converted = {c.args.get("file_path"): c.args.get("output_path") for c in draft.oracle
@@ -206,7 +206,7 @@ def state_checks(draft: TaskDraft, workspace: Workspace | None = None, people: S
     """The draft with an ``evaluate_stated_values`` check for each mail and document of its oracle
     that states a value (see the module docstring); ``people``: the office's."""
     evaluation = copy.deepcopy(draft.evaluation)
-    for target, text in _targets(draft):
+    for target, text in prose_targets(draft):
         found = _entries(draft, text, _required(evaluation, target), target, people)
         entries = _already_said(workspace, target, found)
         if entries:

@@ -19,7 +19,8 @@ carried over where their meaning survives:
 ``evaluate_stated_values`` (a value must be right where the output states it) has no form there:
 OfficeBench's checks either require a keyword or refuse it everywhere. It is not carried over, and
 the export says so (``widened``): the exported task passes every answer homer passes, and also an
-answer that restates a value wrongly.
+answer that restates a value wrongly. ``evaluate_not_pasted`` (a mail or document that is mostly its
+sources copied out fails) has none either and is carried over the same way: a paste passes there.
 
 ``evaluate_calendar_no_event`` ("no event with this title at this time") becomes
 ``evaluate_not_contain`` of the calendar file with one keyword, the event's two first content lines
@@ -261,6 +262,10 @@ def to_officebench(criteria: list[dict[str, Any]], mailboxes: frozenset[str] | N
         if item["function"] == "evaluate_stated_values":
             out.widened.append(f"[{index}] evaluate_stated_values: OfficeBench cannot check a value only where the "
                                "output states it")
+            continue
+        if item["function"] == "evaluate_not_pasted":
+            out.widened.append(f"[{index}] evaluate_not_pasted: OfficeBench cannot tell an output from its sources "
+                               "copied out")
             continue
         carried = _carry(item["function"], item["args"], mailboxes, sent_to)
         if isinstance(carried, str):

@@ -20,6 +20,7 @@ from langgraph.types import Send
 from generators.discovery import discover
 from generators.hedges import exclude_hedges, guard_hedges
 from generators.model import Session, TaskDraft, Verdict
+from generators.paste_checks import paste_checks
 from generators.stated_values import state_checks
 from office_env.workspace import Workspace
 from orchestrator.roles import Job, Plan, Roles
@@ -66,7 +67,8 @@ def build_neo_graph(roles: Roles, gate: Callable[[NeoState], dict[str, Any]],
         job = state["job"]
         workspace = Workspace(job.testbed, now=job.world.now)
         draft = discover(draft, workspace.list_files())
-        return {"draft": state_checks(guard_hedges(exclude_hedges(draft)), workspace, job.world.people)}
+        draft = state_checks(guard_hedges(exclude_hedges(draft)), workspace, job.world.people)
+        return {"draft": paste_checks(draft, workspace)}
 
     def after_task(state: NeoState) -> str:
         return "generate_dialogue" if state.get("draft") is not None else END

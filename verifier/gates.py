@@ -15,9 +15,9 @@ Each gate is separate and reportable:
   office's data (``verifier.trace``); the sources are kept in the record's provenance;
 - ``answer_forms``: the oracle with its prose rewritten the ways people write dates, times and
   amounts ("Monday 7 April", "2 pm", "1,374.45"; ``verifier.answer_forms``) still passes;
-- ``findings_not_pastes``: where the answer is a finding (a check of the prose needs a worked-out
-  value, or refuses what the sources also hold), the oracle with everything it read pasted in place
-  of its prose fails (``verifier.paste_plan``); a look-up or a forward is skipped.
+- ``findings_not_pastes``: the oracle with everything it read pasted in place of its prose fails
+  (``verifier.paste_plan``), a finding's or a look-up's alike (a look-up's value is in the paste,
+  so its mails and documents carry ``evaluate_not_pasted``); a forward is skipped.
 
 A Plus record (split ``plus``, regenerated from an OfficeBench seed) has no oracle plan: its
 ``oracle_passes`` and ``baseline_fails`` are recorded as skipped (``passed`` and ``skipped``
@@ -45,7 +45,6 @@ the replay stage (``fails_untouched``, ``reference_passes``, ``oracle_passes``, 
 from __future__ import annotations
 
 import json
-import re
 import shutil
 import tempfile
 from datetime import datetime
@@ -65,7 +64,6 @@ from generators.model import ToolCall
 from generators.specifics import check_specifics, find_specifics
 from office_env import OfficeError, Workspace, calendar_store, evaluate_criteria, validate_criteria
 from office_env.evaluation.contradictions import contradictions
-from office_env.evaluation.criterion import Criterion
 from office_env.evaluation.reference_state import EXACT, apply_reference
 from office_env.limits import MAX_SCHEMA_ERRORS
 from office_env.replays import Replays
@@ -259,38 +257,13 @@ def _prose_needs_figures(criteria: list[dict[str, Any]]) -> bool:
         if any(any(ch.isdigit() for ch in str(w)) for w in words):
             return True
     return False
-_PROSE_ARG = re.compile(r"evaluation\[(\d+)\]\.args\.(?:body_keywords|keywords|number)\b")
-
-
-def _found_not_read(criteria: list[Criterion], trace: Mapping[str, str]) -> bool:
-    """Whether a check of the answer's prose needs a value the task works out (``computed`` in the
-    trace: a total, a difference, the best of a group) or a selection (what the prose must leave
-    out: the rows over the limit, the lines that match), not only values it reads somewhere."""
-    for criterion in criteria:
-        args = criterion.args
-        if criterion.function in PROSE_CHECKS and (args.get("body_excludes") or args.get("excludes")):
-            return True
-        if criterion.function == "evaluate_not_contain":
-            return True
-    for path, source in trace.items():
-        match = _PROSE_ARG.match(path)
-        if match and str(source).startswith("computed:"):
-            index = int(match.group(1))
-            if index < len(criteria) and criteria[index].function in PROSE_CHECKS:
-                return True
-    return False
-
-
 def paste_gate(record: TaskRecord, trace: Mapping[str, str], testbed: Path, reference: Path | None, now: datetime,
                work: Path, observations: list[str], trusted: bool = False,
                replays: Replays | None = None) -> GateResult:
-    """A task whose answer is a finding (a check of its prose needs a worked-out value, as its
-    ``trace`` says: ``criteria_traced``'s sources) fails when everything the oracle read is pasted
-    in place of the answer (``verifier.paste_plan``)."""
+    """Every task but a forward fails when everything the oracle read is pasted in place of the
+    answer (``verifier.paste_plan``); ``trace`` (``criteria_traced``'s sources) is kept for callers."""
     if not record.oracle:
         return GateResult(True, NO_ORACLE, skipped=True)
-    if not _found_not_read(record.evaluation, trace):
-        return GateResult(True, "the answer is read, not worked out: a paste may carry it", skipped=True)
     oracle = plan_calls(record.oracle)
     if is_forward(oracle, observations):
         return GateResult(True, "the oracle passes on what it read", skipped=True)

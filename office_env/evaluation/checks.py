@@ -17,7 +17,7 @@ from office_env import calendar_store, limits, mail_store
 from office_env.errors import OfficeError, PathError
 from office_env.evaluation import comparator as comparators
 from office_env.evaluation import keywords as kw
-from office_env.evaluation import stated
+from office_env.evaluation import pasted, stated
 from office_env.evaluation.content import DOC_TYPES, find_mailbox_user, mailbox_text, read_document
 from office_env.evaluation.paths import external_target, inside
 from office_env.formats import xlsx_io
@@ -436,6 +436,37 @@ def evaluate_stated_values(ctx: Context, args: dict[str, Any]) -> Outcome:
         if wrong:
             return False, f"{label} {'; '.join(wrong)}"
     return True, f"{len(texts)} {where} state(s) every value it names rightly"
+
+
+@check("evaluate_not_pasted",
+       "The output is not its sources copied out: no message from the sender to the recipient, and not the "
+       "document, is mostly lines of what the task's sources hold (source_lines: the first 12 hex digits of the "
+       "sha256 of each source line of 4 words or more, lower-cased, spacing collapsed, a leading 'Label: ' "
+       "dropped; an output fails when at least 2 of its lines are such lines and they hold half its words or "
+       "more). A missing output passes: other checks ask for it.",
+       {"doc_type": {"enum": list(DOC_TYPES)}, "file": PATH, "sender": USERNAME, "recipient": USERNAME,
+        "source_lines": {"type": "array", "minItems": 1, "maxItems": 20_000, "uniqueItems": True,
+                         "items": {"type": "string", "pattern": f"^[0-9a-f]{{{pasted.KEY_CHARS}}}$"}}},
+       ["doc_type", "source_lines"], ("file",),
+       {"if": {"properties": {"doc_type": {"const": "email"}}},
+        "then": {"required": ["sender", "recipient"]}, "else": {"required": ["file"]}})
+def evaluate_not_pasted(ctx: Context, args: dict[str, Any]) -> Outcome:
+    keys = frozenset(args["source_lines"])
+    if args["doc_type"] == "email":
+        texts = [(email_id, f"{mail.subject}\n{mail.body}")
+                 for email_id, mail in _mails_between(ctx, args["sender"], args["recipient"])[1]]
+        where = f"message(s) from {args['sender']} to {args['recipient']}"
+    else:
+        if not ctx.path(args["file"], "file").exists():
+            return True, f"{args['file']} does not exist, so it pastes nothing"
+        texts = [_content(ctx, args)]
+        where = args["file"]
+    for label, text in texts:
+        share, lines = pasted.pasted_share(text, keys)
+        if pasted.is_paste(text, keys):
+            return False, (f"{label} is its sources copied out: {lines} line(s) verbatim from them, "
+                           f"{100 * share:.0f} % of its words")
+    return True, f"{len(texts)} {where}: none is mostly its sources copied out"
 
 
 def _plain_number(value: Any) -> float | None:

@@ -32,7 +32,11 @@ day of a date in that month (``July 15, 2024``, ``15 July``). A whole number fro
 found written in words, as a person writes a count (``5`` matches ``five``, ``21`` matches
 ``twenty-one``); ``one`` is not read as 1, being as often a pronoun ("the one from Redleaf"). An
 amount of a hundred or more is found written in words too (``24000`` matches
-``twenty-four thousand``, ``202.15`` ``two hundred and two point one five``).
+``twenty-four thousand``, ``202.15`` ``two hundred and two point one five``). A keyword that is an
+amount with its currency (``225 EUR``) matches that amount in that currency however it is written
+(``225.00 EUR``, ``€225``, ``225 euros``, ``two hundred and twenty-five EUR``; a dollar sign is any
+dollar's), never a longer number (``1225 EUR``). A dotted clock is also a time where it ends a date
+(``2025-04-03 13.00``) or where two make a range (``10.00 to 15.00``, ``13.00-13.30``).
 """
 
 from __future__ import annotations
@@ -45,6 +49,7 @@ from typing import Any, Callable, Iterable, cast
 from text_to_num import alpha2digit
 
 from office_env.evaluation import written_dates
+from office_env.money import CURRENCY_CODES, DOLLARS
 
 # The patterns that read a text start with what they must match first (a digit, a comma, a month's
 # name) and look behind it after that: ``\d(?<![\d.]\d)`` is ``(?<![\d.])\d``, but the regex engine
@@ -118,6 +123,7 @@ class Haystack:
         self.text = normalize(text)
         self.day_first = day_first
         self._numbers: frozenset[float] | None = None
+        self._amounts: frozenset[tuple[float, str]] | None = None
         self._spans: list[tuple[int, int, tuple[int, int]]] | None = None
         self._clocks: set[tuple[int, int]] | None = None
         self._starts: set[tuple[int, int]] | None = None
@@ -177,7 +183,14 @@ class Haystack:
             return not self.clocks().isdisjoint(value)
         if kind == "date":
             return self.has_date(value)
+        if kind == "amount":
+            return value in self.amounts()
         return value in self.numbers()
+
+    def amounts(self) -> frozenset[tuple[float, str]]:
+        if self._amounts is None:
+            self._amounts = _amounts_in(self.text)
+        return self._amounts
 
 
 @lru_cache(maxsize=4096)
@@ -186,11 +199,15 @@ def _code_re(value: str) -> re.Pattern:
 
 
 def _kind(keyword: Any) -> tuple[str, Any]:
-    """How a keyword is looked up: ("number", value), ("clock", (h, m)), ("date", (y, m, d)) or
-    ("text", its normalized text)."""
+    """How a keyword is looked up: ("number", value), ("amount", (value, currency code)), ("clock",
+    (h, m)), ("date", (y, m, d)) or ("text", its normalized text)."""
     needle, number = _needle(keyword)
     if number is not None:
         return "number", number
+    amount = _KEYWORD_AMOUNT_RE.match(needle.replace(",", ""))
+    if amount:
+        figure, code = (amount.group(1), amount.group(2)) if amount.group(1) else (amount.group(4), amount.group(3))
+        return "amount", (float(figure), code)
     clock = _clock(needle)
     if clock is not None:
         return "clock", clock
@@ -227,6 +244,11 @@ def _clock_spans(text: str) -> list[tuple[int, int, tuple[int, int]]]:
     spans += [(m.start(), m.end(), (0 if m.group(1) == "midnight" else 12, 0)) for m in _TEXT_NOON_RE.finditer(text)]
     for m in _DOTTED_CLOCK_RE.finditer(text):  # "at 12.00", "from 14.30": the British clock
         spans.append((m.start(1), m.end(), (int(m.group(1)), int(m.group(2)))))
+    for m in _DATED_DOTTED_RE.finditer(text):  # "2025-04-03 13.00": a time where it ends a date
+        spans.append((m.start(1), m.end(), (int(m.group(1)), int(m.group(2)))))
+    for m in _DOTTED_RANGE_RE.finditer(text):  # "10.00 to 15.00", "13.00-13.30": two make a range
+        spans += [(m.start(1), m.end(2), (int(m.group(1)), int(m.group(2)))),
+                  (m.start(3), m.end(4), (int(m.group(3)), int(m.group(4))))]
     for m in _SPOKEN_CLOCK_RE.finditer(text):
         spans += [(m.start(), m.end(), clock) for clock in _spoken_clock(m)]
     for m in _BARE_START_RE.finditer(text):  # "1-2 pm": the first hour takes the second's half of the day
@@ -275,6 +297,11 @@ def _range_ends(text: str, spans: list[tuple[int, int, tuple[int, int]]]) -> set
 # "at 12.00", "from 14.30 to 15.30": a clock with a dot, only where a time is said (an amount is "12.00" too)
 _DOTTED_CLOCK_RE = re.compile(r"\b(?:at|from|to|until|till|by|before|after|starts?|starting|begins?|ends?|around|"
                               r"between|and)\s+([01]?\d|2[0-3])\.([0-5]\d)(?![\d.,]\d)")
+_NOT_MONEY = r"(?![\d.,]\d)(?!\s?(?:" + "|".join(c.lower() for c in CURRENCY_CODES) + r"|pounds?|euros?|dollars?|%)\b)"
+_DATED_DOTTED_RE = re.compile(r"(?<![\d.])(?:\d{4}-\d{2}-\d{2}|(?:19|20)\d{2}),?\s+(?:at\s+)?"
+                              r"([01]?\d|2[0-3])\.([0-5]\d)" + _NOT_MONEY)
+_DOTTED_RANGE_RE = re.compile(r"(?<![\d.,])([01]?\d|2[0-3])\.([0-5]\d)\s?(?:-|–|to|until|till)\s?"
+                              r"([01]?\d|2[0-3])\.([0-5]\d)" + _NOT_MONEY)
 _HOUR_WORDS = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve")
 _MINUTE_WORDS = {"five": 5, "ten": 10, "quarter": 15, "a quarter": 15, "twenty": 20, "twenty-five": 25, "half": 30}
 # "eleven in the morning", "quarter past two in the afternoon", "half past ten", "three o'clock": a time
@@ -369,12 +396,15 @@ class Keywords:
         self.numbers: set[float] = set()
         self.clocks: set[tuple[int, int]] = set()
         self.dates: set[tuple[int, int, int]] = set()
+        self.amounts: set[tuple[float, str]] = set()
         for keyword in keywords:
             kind, value = _kind(keyword)
             if kind == "text":
                 self.texts.append(value)
             elif kind == "clock":
                 self.clocks |= value
+            elif kind == "amount":
+                self.amounts.add(value)
             else:
                 sets: dict[str, set[Any]] = {"number": self.numbers, "date": self.dates}
                 sets[kind].add(value)
@@ -385,6 +415,8 @@ class Keywords:
             normal = normalize(text)
             if any(needle in normal for needle in self.texts):
                 return True
+        if self.amounts and not self.amounts.isdisjoint(_amounts_in(normalize(text))):
+            return True
         spelled = self.numbers and (not self.numbers.isdisjoint(_SPELLED_VALUES)
                                     or max(self.numbers) >= _WORDED_AMOUNTS_FROM) and _SPELLED_RE.search(text)
         noon = self.clocks and _TEXT_NOON_RE.search(text.lower())
@@ -432,6 +464,31 @@ def _numbers_in(text: str) -> frozenset[float]:
         # hundred only the counts above stand ("first" is no 1, "one" is a pronoun too)
         worded = _figures_only(without_thousands(words_as_digits(plain)))
         found |= {v for v in map(float, _TEXT_NUMBER_RE.findall(worded)) if v >= _WORDED_AMOUNTS_FROM}
+    return frozenset(found)
+
+
+_CODES = "|".join(c.lower() for c in CURRENCY_CODES)
+_KEYWORD_AMOUNT_RE = re.compile(rf"^(?:(\d+(?:\.\d+)?)\s?({_CODES})|({_CODES})\s?(\d+(?:\.\d+)?))$")
+# a currency said by a sign or a word, as its code ("dollar": any of the dollars)
+_CURRENCY_SAID_RE = re.compile(r"£|€|\$|\b(?:pounds?|euros?|dollars?)\b")
+_CURRENCY_SAID = {"£": "gbp", "€": "eur", "$": "dollar", "pound": "gbp", "pounds": "gbp", "euro": "eur",
+                  "euros": "eur", "dollar": "dollar", "dollars": "dollar"}
+_TEXT_AMOUNT_RE = re.compile(rf"(?<![\w.])(\d+(?:\.\d+)?)\s*({_CODES}|dollar)\b"
+                             rf"|\b({_CODES}|dollar)\s*(\d+(?:\.\d+)?)(?![\d.]\d|\w)")
+
+
+@lru_cache(maxsize=512)
+def _amounts_in(text: str) -> frozenset[tuple[float, str]]:
+    """(value, currency code) of each amount a normalized text writes beside its currency, in
+    figures or in words, with its code, sign or name."""
+    if _SPELLED_RE.search(text):
+        text = words_as_digits(text)
+    plain = _CURRENCY_SAID_RE.sub(lambda m: f" {_CURRENCY_SAID[m.group(0)]} ", without_thousands(text))
+    found: set[tuple[float, str]] = set()
+    for m in _TEXT_AMOUNT_RE.finditer(plain):
+        figure, code = (m.group(1), m.group(2)) if m.group(1) else (m.group(4), m.group(3))
+        codes = [c.lower() for c in DOLLARS] if code == "dollar" else [code]
+        found |= {(float(figure), c) for c in codes}
     return frozenset(found)
 
 

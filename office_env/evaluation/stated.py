@@ -241,8 +241,8 @@ def wrong_statements(text: str, values: list[dict[str, Any]], day_first: bool | 
             if in_place:
                 problems.append(f"names {in_place[0]!r} where it is {entry['value']!r}")
         for i, (start, end, key) in enumerate(found):
-            if same(kind, key, right):
-                continue
+            if same(kind, key, right) or any((s, e) == (start, end) and same(kind, k, right) for s, e, k in found):
+                continue  # the right value, or a reading of it ("ten o'clock": 10:00 or 22:00)
             beside = [j for j in (i - 1, i + 1) if 0 <= j < len(found) and same(kind, found[j][2], right)
                       and _ALTERNATIVE_RE.fullmatch(plain[min(end, found[j][1]):max(start, found[j][0])])
                       and (not address or cues(plain, found[j][0], found[j][1])[0] in address)]

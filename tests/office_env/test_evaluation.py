@@ -28,7 +28,7 @@ ALL_FUNCTIONS = {
     "evaluate_excel_cell_value", "evaluate_excel_cell_comparator", "evaluate_exact_match",
     "evaluate_diff_contain_text", "evaluate_calendar_no_overlap", "evaluate_calendar_event",
     "evaluate_email_sent", "evaluate_answer", "evaluate_calendar_no_event", "evaluate_email_not_sent",
-    "evaluate_stated_values",
+    "evaluate_stated_values", "evaluate_not_pasted",
 }
 
 

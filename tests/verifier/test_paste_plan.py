@@ -52,7 +52,7 @@ def _record(keywords: list[str], excludes: list[str]) -> TaskRecord:
 @pytest.mark.parametrize("keywords, excludes, computed, passes, detail", [
     (["Toner", "7"], ["Stapler"], True, True, "a paste of the sources fails"),  # the other lines refuse a paste
     (["Toner", "7"], [], True, False, "pasting everything"),  # the best line alone: the paste holds it too
-    (["Toner", "7"], [], False, True, "read, not worked out"),  # a look-up: a paste may carry it
+    (["Toner", "7"], [], False, False, "pasting everything"),  # a look-up too: a paste carries its value
 ])
 def test_the_gate(tmp_path: Path, keywords, excludes, computed, passes, detail):
     testbed = tmp_path / "testbed"
