@@ -7,11 +7,10 @@ same bytes as with local workers: a job's result depends only on the job.
 
 - ``address=None`` starts a local Ray instance with ``workers`` CPUs (and stops it at the end);
   ``address="auto"``, ``host:6379`` or ``ray://host:10001`` joins a running cluster, where every
-  node must have homeragents installed. A job's result comes back to the caller through Ray (a
-  build's job returns its staged task as bytes, ``backends.carried_folder``; an eval job gets its
-  task as bytes and returns its rows), so builds and evals need no file system shared with the
-  nodes; regenerate jobs still read their seeds, and stage their tasks under ``--out``, at the same
-  path on every node.
+  node must have homeragents installed. A job's input and result travel through Ray (a build's
+  job returns its staged task as bytes, ``backends.carried_folder``; a regenerate job gets its
+  seed's folders as bytes and returns its task so; an eval job gets its task and returns its
+  rows), so no file system needs to be shared with the nodes.
 - At most ``workers`` jobs are in flight. A job over its time budget is cancelled (``timeout``);
   a job whose worker died, or that Ray killed for memory, is reported as ``crashed`` or
   ``memory``; a job that raised is reported as ``crashed`` with the exception, like a local

@@ -10,8 +10,9 @@ would land there, never in the driver's folder, and a worker that read a path of
 find nothing. The driver (``homer build --executor ray --ray-address``) runs outside, on the head
 node. The script builds the same seed locally, prints both wall times and both digests (sha256 over
 the sorted files, as ``/tmp/digest.py`` computes it); then it runs oracle eval (long-context) of
-each dataset, on the cluster and locally, and prints the digests of both ``results.jsonl``. It
-exits 1 when either pair differs.
+each dataset, on the cluster and locally, and prints the digests of both ``results.jsonl``; then
+it regenerates the OfficeBench sample (copied under the driver's folder) on the cluster and
+locally. It exits 1 when any pair differs.
 
 Each node runs in a PID namespace whose first process is the node's ``ray start --block``: stopping
 that one process (the script does, even after an error) ends every Ray process of the node, and no
@@ -40,6 +41,7 @@ from pathlib import Path
 HOMER = Path(sys.executable).parent / "homer"
 RAY = Path(sys.executable).parent / "ray"
 ROOT = Path(__file__).resolve().parents[1]
+SEEDS = ROOT / "datasets" / "officebench-sample"
 READY_SECONDS = 120.0
 
 
@@ -120,6 +122,17 @@ def evaluate(dataset: Path, run: Path, args: argparse.Namespace, env: dict[str, 
     return time.perf_counter() - start
 
 
+def regenerate(seeds: Path, out: Path, args: argparse.Namespace, env: dict[str, str], extra: list[str]) -> float:
+    """``homer regenerate`` of the seed tasks at ``seeds`` into ``out``; its wall time."""
+    start = time.perf_counter()
+    done = subprocess.run([str(HOMER), "regenerate", "--seeds", str(seeds), "--out", str(out), "--seed",
+                           str(args.seed), "--days", "2", "--workers", str(args.workers), "-q", *extra], env=env,
+                          capture_output=True, text=True, cwd=ROOT)
+    if done.returncode != 0:
+        raise SystemExit(f"homer regenerate {' '.join(extra)} failed ({done.returncode}): {done.stderr[-3000:]}")
+    return time.perf_counter() - start
+
+
 def file_digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
 
@@ -149,7 +162,9 @@ def main() -> int:
     nodes: list[subprocess.Popen] = []
     print(f"folders under {root}; head node at {address}")
     try:
+        shutil.copytree(SEEDS, driver / "seeds")  # the seeds too: only the driver sees them
         local = build(root / "local", args, env, [])
+        plus_local = regenerate(driver / "seeds", root / "plus", args, env, [])
         eval_local = evaluate(root / "local", root / "run", args, env, [])
         nodes.append(start_node("head", ["--head", "--port", str(port), "--node-ip-address", "127.0.0.1",
                                          "--num-cpus", "0", "--include-dashboard", "false"],
@@ -163,19 +178,24 @@ def main() -> int:
         on_ray = ["--executor", "ray", "--ray-address", address]
         on_cluster = build(driver / "ds", args, env, on_ray)
         eval_cluster = evaluate(driver / "ds", driver / "run", args, env, on_ray)
+        plus_cluster = regenerate(driver / "seeds", driver / "plus", args, env, on_ray)
     finally:
         for node in reversed(nodes):
             stop_node(node)
     same = digest(root / "local") == digest(driver / "ds")
     results = [file_digest(folder / "results.jsonl") for folder in (root / "run", driver / "run")]
     same_rows = results[0] == results[1]
+    same_plus = digest(root / "plus") == digest(driver / "plus")
     print(f"local build:       {local:6.1f} s  digest {digest(root / 'local')}")
     print(f"two-node Ray:      {on_cluster:6.1f} s  digest {digest(driver / 'ds')}")
     print(f"local oracle eval: {eval_local:6.1f} s  results.jsonl {results[0]}")
     print(f"two-node Ray eval: {eval_cluster:6.1f} s  results.jsonl {results[1]}")
-    print(f"same bytes: {'yes' if same else 'NO'} (dataset), {'yes' if same_rows else 'NO'} (eval results) "
-          f"({args.n} tasks, seed {args.seed}, {args.workers} worker CPUs)")
-    same = same and same_rows
+    print(f"local regenerate:  {plus_local:6.1f} s  digest {digest(root / 'plus')}")
+    print(f"two-node Ray:      {plus_cluster:6.1f} s  digest {digest(driver / 'plus')}")
+    print(f"same bytes: {'yes' if same else 'NO'} (dataset), {'yes' if same_rows else 'NO'} (eval results), "
+          f"{'yes' if same_plus else 'NO'} (regenerated split) ({args.n} tasks, seed {args.seed}, "
+          f"{args.workers} worker CPUs)")
+    same = same and same_rows and same_plus
     if not args.keep:
         shutil.rmtree(root, ignore_errors=True)
     return 0 if same else 1

@@ -26,6 +26,7 @@ from __future__ import annotations
 import hashlib
 import json
 import operator
+import os
 import re
 import shutil
 from collections import Counter
@@ -39,6 +40,8 @@ from langgraph.graph import END, START, StateGraph
 from pydantic import ValidationError
 
 from backends.batch import Round, run_batch
+from backends.carried_folder import CarriedFolder, pack_folder, unpack_folder
+from backends.scratch import node_work_folder
 from backends.task_record import App, Memory, Now, Provenance, Session, TaskRecord, User, Weekday, record_error
 from backends.workers import Budget
 from generators.bank_check import check_banks
@@ -49,7 +52,7 @@ from generators.specifics import check_specifics
 from office_env import SeedTask, load_officebench
 from office_env.evaluation.criterion import Criterion
 from office_env.seeding import rng as seeded
-from office_env.untrusted import read_file
+from office_env.untrusted import UntrustedInputError, read_file
 from orchestrator import dataset_writer as dataset
 from orchestrator.build import finish_dataset, gate_record, is_role_failure, not_kept_info, usage_cost, usage_delta
 from orchestrator.card import render_plus_card, statistics
@@ -419,7 +422,7 @@ def regenerate_split(seeds_path: str | Path, out: str | Path, *, seed: int = 0, 
         why = f" ({len(report.problems)} problem(s), first: {report.problems[0]})" if report.problems else ""
         raise BuildError(f"--seeds {root}: no OfficeBench subtask could be loaded (expected "
                          f"tasks/<apps>-<k>/subtasks/<i>.json with a testbed/){why}")
-    batch = PlusBatch(root, out, config, workers, roles, on_progress, on_outcome, report)
+    batch = PlusBatch(root, out, config, workers, roles, on_progress, on_outcome, report, executor=executor)
     return run_batch(out, batch, resume=resume, budget=budget, executor=executor, ray_address=ray_address,
                      on_pause=on_pause)
 
@@ -431,8 +434,10 @@ class PlusBatch:
 
     def __init__(self, root: Path, out: Path, config: PlusConfig, workers: int, roles: PlusRoles | None,
                  on_progress: Callable[[int, int], None] | None,
-                 on_outcome: Callable[[dict[str, Any]], None] | None, report: Any) -> None:
+                 on_outcome: Callable[[dict[str, Any]], None] | None, report: Any, executor: str = "local") -> None:
         self.root, self.out, self.config, self.workers, self.roles = root, out, config, workers, roles
+        self.executor = executor
+        self.work_folder = executor == "ray"  # a Ray node stages its tasks in a work folder of its own
         self.on_progress, self.on_outcome, self.report = on_progress, on_outcome, report
         self.guard: Breaker | None = None
         self.pending = True  # a round to run: the first, and one after each recovery of the endpoint
@@ -478,14 +483,19 @@ class PlusBatch:
         self.pending = False
         if not todo:
             return None
-        return Round(todo, _SeedRun(str(self.out), self.config, self.ids, self.tasks, self.roles, self.repairs,
-                                    self.told),
-                     min(self.workers, max(1, len(todo))))
+        run = _SeedRun(str(self.out), self.config, self.ids, self.tasks, self.roles, self.repairs, self.told)
+        workers = min(self.workers, max(1, len(todo)))
+        if self.executor == "ray" and work is not None:  # a node may see neither the seeds nor --out
+            return Round([_SeedOnTheWay(i, self.tasks[i].testbed, self.tasks[i].reference) for i in todo],
+                         _CarriedSeedRun(replace(run, out=""), work), workers)
+        return Round(todo, run, workers)
 
     def record(self, item: dict[str, Any]) -> None:
         self._seen(0, item)
 
-    def failed(self, i: int, failure: Any) -> dict[str, Any]:
+    def failed(self, i: int | _SeedOnTheWay, failure: Any) -> dict[str, Any]:
+        if isinstance(i, _SeedOnTheWay):
+            i = i.index
         head = {"index": i, "id": self.ids[i], "seed": self.tasks[i].id}
         if self.config.backend == "llm" and failure.kind == "timeout":  # waited on the endpoint: an error
             return {**head, "status": ENDPOINT_ERROR, "rounds": 0, "reason": timeout_reason(failure)}
@@ -522,6 +532,71 @@ class _SeedRun:
     def __call__(self, i: int) -> dict[str, Any]:
         return run_seed(self.out, self.config, i, self.ids[i], self.tasks[i], self.roles, self.repairs.get(i, ()),
                         self.told[i])
+
+
+def _packed(folder: Path | None) -> CarriedFolder | str | None:
+    """A seed's folder as bytes (None: it has none; a string: why it cannot be packed)."""
+    if folder is None or not folder.is_dir():
+        return None
+    try:
+        return pack_folder(folder, untrusted=True)
+    except (UntrustedInputError, OSError) as exc:
+        return f"{exc.__class__.__name__}: {str(exc)[:300]}"
+
+
+@dataclass(frozen=True)
+class _SeedOnTheWay:
+    """Seed ``index`` for a Ray node that may not see the seeds: its testbed and reference are
+    packed (``backends.carried_folder``) only as the job is handed to Ray."""
+
+    index: int
+    testbed: Path
+    reference: Path | None
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_CarriedSeed, (self.index, _packed(self.testbed), _packed(self.reference)))
+
+
+@dataclass(frozen=True)
+class _CarriedSeed:
+    index: int
+    testbed: CarriedFolder | str | None
+    reference: CarriedFolder | str | None
+
+
+@dataclass(frozen=True)
+class _CarriedSeedRun:
+    """``run_seed`` on a Ray node: the seed's folders written in this machine's own work folder
+    (``backends.scratch.node_work_folder``), the task staged there and handed back as bytes with
+    its outcome (``carried``), for the driver to write into its folder."""
+
+    run: _SeedRun
+    work: str
+
+    def __call__(self, seed: _CarriedSeed) -> dict[str, Any]:
+        for packed in (seed.testbed, seed.reference):
+            if isinstance(packed, str):
+                raise UntrustedInputError(self.run.tasks[seed.index].id, packed)
+        node = node_work_folder(self.work)
+        here = node / f"seed-{os.getpid()}-{seed.index}"
+        shutil.rmtree(here, ignore_errors=True)
+        try:
+            testbed = unpack_folder(cast(CarriedFolder, seed.testbed), here / "t") if seed.testbed else here / "none"
+            reference = unpack_folder(cast(CarriedFolder, seed.reference), here / "r") if seed.reference else None
+            task = replace(self.run.tasks[seed.index], testbed=testbed, reference=reference)
+            tasks = list(self.run.tasks)
+            tasks[seed.index] = task
+            run = replace(self.run, out=str(node / "out"), tasks=tasks)
+            outcome = run(seed.index)
+            staged = outcome.pop("staged", None)
+            if staged is not None:
+                try:
+                    outcome[dataset.CARRIED] = pack_folder(Path(staged))
+                finally:
+                    shutil.rmtree(staged, ignore_errors=True)
+            return outcome
+        finally:
+            shutil.rmtree(here, ignore_errors=True)
 
 
 TOLD_CANDIDATES = 24  # other seeds a history may tell, in the order tried (most are not tellable)

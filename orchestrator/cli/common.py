@@ -32,9 +32,8 @@ ExecutorOption = Annotated[str, typer.Option("--executor", help="local (worker p
 
 RayAddressOption = Annotated[Optional[str], typer.Option("--ray-address", help="ray: the cluster to join (auto, "
                                                          "HOST:6379 or ray://HOST:10001); every node needs "
-                                                         "homeragents; build and eval send tasks and results through "
-                                                         "Ray, regenerate needs its seeds and --out at the same path "
-                                                         "on every node")]
+                                                         "homeragents; seeds, tasks and results travel through Ray, "
+                                                         "so no folder needs to be shared")]
 
 
 ModelOption = Annotated[Optional[str], typer.Option("--model", help="llm: model name (default from --llm-config or "
