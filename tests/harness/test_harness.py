@@ -128,7 +128,7 @@ def test_none_agent_passes_nothing(dataset, tmp_path):
 def test_officebench_semantics_fails_exactly_the_criteria_officebench_has_no_function_for(dataset, records, tmp_path):
     summary = evaluate(dataset, tmp_path / "run", EvalConfig(agent="oracle", context=LONG, semantics="officebench"))
     ours = {"evaluate_answer", "evaluate_calendar_event", "evaluate_calendar_no_event", "evaluate_email_sent",
-            "evaluate_email_not_sent", "evaluate_stated_values"}
+            "evaluate_email_not_sent", "evaluate_stated_values", "evaluate_not_pasted"}
     for row in summary.rows:
         for result in row["criteria"]:
             assert result["passed"] == (result["function"] not in ours), (row["id"], result)

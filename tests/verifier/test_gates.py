@@ -147,9 +147,9 @@ def test_fails_untouched_gate_rejects_criteria_that_already_hold(task):
     assert results["schema"].passed and results["oracle_passes"].passed
     assert not results["fails_untouched"].passed
     assert "already pass" in results["fails_untouched"].detail
-    # The baseline passes too: nothing was needed.
+    # The baseline passes too: nothing was needed; and so does a paste of what the oracle read.
     assert failing(results) - {"corrections_bite", "distractors_bite"} == {"fails_untouched", "baseline_fails",
-                                                                           "criteria_traced"}
+                                                                           "criteria_traced", "findings_not_pastes"}
     assert "no criterion checks" in results["criteria_traced"].detail
 
 
