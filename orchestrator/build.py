@@ -29,7 +29,6 @@ from typing import TYPE_CHECKING, Any, Callable, cast
 from pydantic import ValidationError
 
 from backends.batch import Round, finish_folder, run_batch
-from backends.carried_folder import pack_folder
 from backends.llm.usage import COUNTERS
 from backends.scratch import node_work_folder
 from backends.task_record import TaskRecord, record_error, typed_records
@@ -367,14 +366,8 @@ def run_attempt_carried(config: BuildConfig, index: int, work: str) -> dict[str,
     (``backends.scratch.node_work_folder``, named after the driver's ``work``) and comes back as
     bytes with its outcome (``carried``), for the driver to write into its folder."""
     node = node_work_folder(work)
-    outcome = dict(run_attempt(str(node / "out"), config, index, str(node)))  # a copy: run_attempt's is cached
-    staged = outcome.pop("staged", None)
-    if staged is not None:
-        try:
-            outcome[dataset.CARRIED] = pack_folder(Path(staged))
-        finally:
-            shutil.rmtree(staged, ignore_errors=True)
-    return outcome
+    # a copy: run_attempt's is cached
+    return dataset.carry_staged(dict(run_attempt(str(node / "out"), config, index, str(node))))
 
 
 # -- the batch (runs in the parent) ----------------------------------------------------------

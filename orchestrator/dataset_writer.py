@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, Callable, cast
 
 from backends.batch import ResultLog
-from backends.carried_folder import unpack_folder
+from backends.carried_folder import pack_folder, unpack_folder
 from backends.dataset_reader import TASKS, LoadedTask, iter_tasks  # noqa: F401  (reading lives below; re-exported)
 from backends.task_record import TaskRecord
 from office_env import criteria_schema
@@ -41,6 +41,18 @@ PROGRESS = ".progress.jsonl"
 ATTEMPTS = "attempts.jsonl"
 BUILD = "build.json"
 CARRIED = "carried"  # an outcome's task folder as bytes (backends.carried_folder), never written to a log
+
+
+def carry_staged(outcome: dict[str, Any]) -> dict[str, Any]:
+    """``outcome`` with the task folder a job staged on its own node (``staged``) packed as bytes
+    under ``CARRIED`` and the folder removed: the driver writes it, so a node needs no shared disk."""
+    staged = outcome.pop("staged", None)
+    if staged is not None:
+        try:
+            outcome[CARRIED] = pack_folder(Path(staged))
+        finally:
+            shutil.rmtree(staged, ignore_errors=True)
+    return outcome
 
 
 def dumps(data: Any) -> str:

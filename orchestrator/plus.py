@@ -587,14 +587,7 @@ class _CarriedSeedRun:
             tasks = list(self.run.tasks)
             tasks[seed.index] = task
             run = replace(self.run, out=str(node / "out"), tasks=tasks)
-            outcome = run(seed.index)
-            staged = outcome.pop("staged", None)
-            if staged is not None:
-                try:
-                    outcome[dataset.CARRIED] = pack_folder(Path(staged))
-                finally:
-                    shutil.rmtree(staged, ignore_errors=True)
-            return outcome
+            return dataset.carry_staged(run(seed.index))
         finally:
             shutil.rmtree(here, ignore_errors=True)
 

@@ -409,6 +409,18 @@ _STATED_VALUE = {
 }
 
 
+def _outputs(ctx: Context, args: dict[str, Any]) -> tuple[list[tuple[str, str]], str] | None:
+    """What a check of the output's prose reads: each message from ``sender`` to ``recipient`` (its
+    subject and body), or the document; and where that is. None when the document does not exist."""
+    if args["doc_type"] == "email":
+        texts = [(email_id, f"{mail.subject}\n{mail.body}")
+                 for email_id, mail in _mails_between(ctx, args["sender"], args["recipient"])[1]]
+        return texts, f"message(s) from {args['sender']} to {args['recipient']}"
+    if not ctx.path(args["file"], "file").exists():
+        return None
+    return [_content(ctx, args)], args["file"]
+
+
 @check("evaluate_stated_values",
        "Where the output states one of the values (a value of its kind right beside one of its cue words: "
        "'below 75', 'the 200 EUR limit', 'Agenda: agenda.docx', 'Hi Elliot', a name signed after 'Best,'), it "
@@ -422,15 +434,10 @@ _STATED_VALUE = {
        {"if": {"properties": {"doc_type": {"const": "email"}}},
         "then": {"required": ["sender", "recipient"]}, "else": {"required": ["file"]}})
 def evaluate_stated_values(ctx: Context, args: dict[str, Any]) -> Outcome:
-    if args["doc_type"] == "email":
-        texts = [(email_id, f"{mail.subject}\n{mail.body}")
-                 for email_id, mail in _mails_between(ctx, args["sender"], args["recipient"])[1]]
-        where = f"message(s) from {args['sender']} to {args['recipient']}"
-    else:
-        if not ctx.path(args["file"], "file").exists():
-            return True, f"{args['file']} does not exist, so it states none of the values"
-        texts = [_content(ctx, args)]
-        where = args["file"]
+    found = _outputs(ctx, args)
+    if found is None:
+        return True, f"{args['file']} does not exist, so it states none of the values"
+    texts, where = found
     for label, text in texts:
         wrong = stated.wrong_statements(text, args["values"], ctx.day_first)
         if wrong:
@@ -452,15 +459,10 @@ def evaluate_stated_values(ctx: Context, args: dict[str, Any]) -> Outcome:
         "then": {"required": ["sender", "recipient"]}, "else": {"required": ["file"]}})
 def evaluate_not_pasted(ctx: Context, args: dict[str, Any]) -> Outcome:
     keys = frozenset(args["source_lines"])
-    if args["doc_type"] == "email":
-        texts = [(email_id, f"{mail.subject}\n{mail.body}")
-                 for email_id, mail in _mails_between(ctx, args["sender"], args["recipient"])[1]]
-        where = f"message(s) from {args['sender']} to {args['recipient']}"
-    else:
-        if not ctx.path(args["file"], "file").exists():
-            return True, f"{args['file']} does not exist, so it pastes nothing"
-        texts = [_content(ctx, args)]
-        where = args["file"]
+    found = _outputs(ctx, args)
+    if found is None:
+        return True, f"{args['file']} does not exist, so it pastes nothing"
+    texts, where = found
     for label, text in texts:
         share, lines = pasted.pasted_share(text, keys)
         if pasted.is_paste(text, keys):
