@@ -12,11 +12,10 @@ following a link and never over an existing one.
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from backends.dataset_reader import folder_written_whole
 from office_env.untrusted import UntrustedInputError, iter_files, scan_tree
 
 _OPEN_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -64,11 +63,8 @@ def _checked(parts: tuple[str, ...]) -> tuple[str, ...]:
 def unpack_folder(carried: CarriedFolder, parent: Path) -> Path:
     """Write ``carried`` as ``parent/<name>`` (a folder there already is replaced); returns its path."""
     (name,) = _checked((carried.name,))
-    parent.mkdir(parents=True, exist_ok=True)
     final = parent / name
-    tmp = Path(tempfile.mkdtemp(prefix=f".{name}.", dir=parent))
-    try:
-        tmp.chmod(0o755)  # mkdtemp creates 0700; a dataset is meant to be shared
+    with folder_written_whole(final, replace=True) as tmp:
         for parts in carried.folders:
             os.mkdir(tmp.joinpath(*_checked(parts)))
         for parts, data in carried.files:
@@ -79,10 +75,4 @@ def unpack_folder(carried: CarriedFolder, parent: Path) -> Path:
                     view = view[os.write(fd, view):]
             finally:
                 os.close(fd)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    if final.exists():
-        shutil.rmtree(final)
-    os.replace(tmp, final)
     return final

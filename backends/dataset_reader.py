@@ -83,17 +83,19 @@ def ensure_writable_folder(out: Path) -> None:
 
 
 @contextmanager
-def folder_written_whole(out: Path) -> Iterator[Path]:
+def folder_written_whole(out: Path, *, replace: bool = False) -> Iterator[Path]:
     """A temporary folder beside ``out`` to fill; when the block ends it becomes ``out`` (which must
-    be absent or an empty folder) in one rename, and on an error it is removed: a reader sees the
-    whole folder or none of it."""
+    be absent or an empty folder; with ``replace``, a folder there is removed first) in one rename,
+    and on an error it is removed: a reader sees the whole folder or none of it."""
     _refuse_link(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
     try:
         tmp.chmod(0o755)  # mkdtemp makes 0700; an export is meant to be shared
         yield tmp
-        if out.exists():
+        if replace and out.exists():
+            shutil.rmtree(out)
+        elif out.exists():
             out.rmdir()  # empty, as the caller checked (a folder that filled meanwhile raises)
         os.replace(tmp, out)
     except BaseException:

@@ -23,13 +23,12 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import tempfile
 from pathlib import Path
 from typing import Any, Callable, cast
 
 from backends.batch import ResultLog
 from backends.carried_folder import pack_folder, unpack_folder
-from backends.dataset_reader import TASKS, LoadedTask, iter_tasks  # noqa: F401  (reading lives below; re-exported)
+from backends.dataset_reader import TASKS, LoadedTask, folder_written_whole, iter_tasks  # noqa: F401  (reading lives below; re-exported)
 from backends.task_record import TaskRecord
 from office_env import criteria_schema
 from office_env.untrusted import copy_tree, is_real_dir
@@ -81,9 +80,7 @@ def stage_task(staging: Path, record: TaskRecord, testbed: Path | None, referenc
     untrusted trees (``UntrustedInputError`` names a refused path, and nothing is left behind);
     ``trusted``: the testbed is a world this build wrote, whose files replays may hard-link."""
     final = staging / record.id
-    tmp = Path(tempfile.mkdtemp(prefix=f".{record.id}.", dir=staging))
-    try:
-        tmp.chmod(0o755)  # mkdtemp creates 0700; a dataset is meant to be shared
+    with folder_written_whole(final, replace=True) as tmp:
         if testbed is not None and (is_real_dir(testbed) or testbed.is_symlink()):
             copy_tree(testbed, tmp / "testbed", trusted=trusted)
         else:
@@ -91,12 +88,6 @@ def stage_task(staging: Path, record: TaskRecord, testbed: Path | None, referenc
         if reference is not None:
             copy_tree(reference, tmp / "reference")
         (tmp / "task.json").write_text(dumps(record.to_dict()), encoding="utf-8")
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    if final.exists():
-        shutil.rmtree(final)
-    os.replace(tmp, final)
     return final
 
 
