@@ -5,7 +5,9 @@ The endpoint cuts every reply at the request's max_tokens, as servers do, so lon
 as the generators ask for them (in parts that fit the default 4,096-token limit). Targets per
 accepted task, every attempt counted: Neo <= 8 calls and <= 40K tokens; Plus <= 4 calls and <= 25K
 tokens; and at least half of the prompt tokens in a prefix shared with an earlier call of the same
-role (what a prefix cache holds: the cached / uncached columns, and the cached share per role).
+role (what a prefix cache holds: the cached / uncached columns, and the cached share per role). The
+endpoint caches as OpenAI does (its ``openai`` profile): a shared beginning of at least 1,024 tokens,
+in steps of 128, so a static part shorter than that saves nothing.
 Tokens are counted by the endpoint with the project's approximate counter (see the dataset card).
 Run: ``python bench/llm_economy.py [--neo 40] [--seeds datasets/officebench-sample]``.
 """
@@ -74,7 +76,7 @@ def main() -> None:
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="bench-llm-"))
     try:
-        with FakeLLMServer(default_responder()) as server:
+        with FakeLLMServer(default_responder(), profile="openai") as server:
             config = BuildConfig(seed=args.seed, backend="llm", model="fake-model", base_url=server.url)
             build(tmp / "neo", args.neo, config, workers=1)
             report("Neo", tmp / "neo", server.chat_request_total, 8, 40_000)

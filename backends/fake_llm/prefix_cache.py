@@ -2,7 +2,8 @@
 would have found already computed, reported as ``usage.prompt_tokens_details.cached_tokens``.
 
 Like vLLM's or OpenAI's automatic caching, only a shared *beginning* counts: the longest common
-token prefix with the recent prompts seen for the same model, rounded down to whole blocks. It is
+token prefix with the recent prompts seen for the same model, rounded down to whole blocks (vLLM's
+16 tokens; OpenAI's 128, and nothing under 1,024, set by the server profile). It is
 bounded (prompts kept per model, models, tokens per prompt) and deterministic for a given order of
 requests, so prompts ordered stable-part-first show their saving.
 """
@@ -40,10 +41,10 @@ def _common(a: list[int], b: list[int]) -> int:
 
 
 class PrefixCache:
-    def __init__(self, kept_prompts: int = KEPT_PROMPTS, block: int = BLOCK_TOKENS) -> None:
+    def __init__(self, kept_prompts: int = KEPT_PROMPTS, block: int = BLOCK_TOKENS, least: int = 0) -> None:
         self._lock = threading.Lock()
         self._models: OrderedDict[str, deque[list[int]]] = OrderedDict()
-        self.kept_prompts, self.block = kept_prompts, block
+        self.kept_prompts, self.block, self.least = kept_prompts, block, least
 
     def cached_tokens(self, model: str, body: dict[str, Any]) -> int:
         """Tokens of this prompt a prefix cache would hold (whole blocks); then remember it."""
@@ -57,4 +58,5 @@ class PrefixCache:
             self._models.move_to_end(model)
             best = max((_common(tokens, seen) for seen in recent), default=0)
             recent.append(tokens)
-        return best // self.block * self.block
+        cached = best // self.block * self.block
+        return cached if cached >= self.least else 0

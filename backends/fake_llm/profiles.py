@@ -5,7 +5,8 @@ server where servers are known to differ, so the llm backend is tested against e
 
 - ``openai``: accepts every parameter; a prompt over the 128K context is HTTP 400
   (``context_length_exceeded``); a strict ``json_schema`` that breaks strict mode's rules is HTTP
-  400 (as for ``openai-reasoning``);
+  400 (as for ``openai-reasoning``); its prompt cache holds a shared beginning of 1,024 tokens or
+  more, in steps of 128 (the other profiles': any beginning, in vLLM's 16-token blocks);
 - ``openai-reasoning``: OpenAI's reasoning models: ``temperature``, ``max_tokens`` and
   ``parallel_tool_calls`` are refused with HTTP 400 (the limit must come as
   ``max_completion_tokens``);
@@ -49,6 +50,8 @@ class Profile:
     any_model_name: bool = False        # its one model answers whatever model name a request gives
     tokenizer: str | None = None        # "llama.cpp" or "vllm": its /tokenize route; prompts counted templated
     shows_slots: bool = True            # llama-cpp: GET /slots answers (llama-server --no-slots: it does not)
+    cache_block: int = 16               # the prompt cache's step, in tokens
+    cache_least: int = 0                # the shortest shared beginning it holds
     overflow_message: str = ("This model's maximum context length is {window} tokens. However, you requested "
                              "{needed} tokens ({prompt} in the messages, {limit} in the completion). Please "
                              "reduce the length of the messages or completion.")
@@ -56,10 +59,11 @@ class Profile:
 
 PROFILES: dict[str, Profile] = {
     "default": Profile("default"),
-    "openai": Profile("openai", context_window=128_000, checks_strict_schema=True),
+    "openai": Profile("openai", context_window=128_000, checks_strict_schema=True, cache_block=128,
+                      cache_least=1024),
     "openai-reasoning": Profile("openai-reasoning", context_window=200_000, rejects_temperature=True,
                                 rejects_max_tokens=True, rejects_parallel_tool_calls=True,
-                                checks_strict_schema=True),
+                                checks_strict_schema=True, cache_block=128, cache_least=1024),
     "vllm": Profile("vllm", context_window=32768, states_window=True, embeddings=False, tokenizer="vllm"),
     "llama-cpp": Profile("llama-cpp", context_window=16384, tools_need_choice=True, embeddings=False, llama_props=True,
                          any_model_name=True, tokenizer="llama.cpp",

@@ -250,7 +250,8 @@ class FakeLLMServer:
         self._requests: deque[RecordedRequest] = deque()
         self._recorded_bytes = 0
         self._chat_total = 0
-        self._prefix = PrefixCache()        # what a prompt cache would hold: usage's cached_tokens
+        # what a prompt cache would hold: usage's cached_tokens
+        self._prefix = PrefixCache(block=self.profile.cache_block, least=self.profile.cache_least)
         self._errors: deque[str] = deque(maxlen=MAX_KEPT_ERRORS)
         self._faults: deque[str] = deque()
         self._models: list[str] = list(served_models) if served_models else [DEFAULT_MODEL]

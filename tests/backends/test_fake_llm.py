@@ -786,3 +786,27 @@ def test_a_reply_longer_than_its_limit_is_cut_there_as_servers_do():
     assert whole.choices[0].finish_reason == "stop" and whole.choices[0].message.content == text
     assert reasoning.choices[0].finish_reason == "length" and reasoning.usage.completion_tokens <= 30
     assert ignored.choices[0].message.content == text and ignored.choices[0].finish_reason == "stop"
+
+
+def test_openai_profile_caches_a_shared_beginning_of_1024_tokens_or_more_in_steps_of_128():
+    from backends.fake_llm.prefix_cache import PrefixCache, prompt_sequence
+    from backends.fake_llm.profiles import PROFILES
+
+    profile = PROFILES["openai"]
+    cache = PrefixCache(block=profile.cache_block, least=profile.cache_least)
+
+    def body(words: int, task: str) -> dict:
+        return {"messages": [{"role": "system", "content": " ".join(f"rule{i}" for i in range(words))},
+                             {"role": "user", "content": task}]}
+
+    def shared(a: dict, b: dict) -> int:
+        return next(i for i, (x, y) in enumerate(zip(prompt_sequence(a), prompt_sequence(b))) if x != y)
+
+    short = body(150, "Task one.")  # a static part of a few hundred tokens: a provider caches none of it
+    assert cache.cached_tokens("m", short) == 0 and 16 < shared(short, body(150, "Task two.")) < 1024
+    assert cache.cached_tokens("m", body(150, "Task two.")) == 0
+    long_ = body(700, "Task one.")
+    cache.cached_tokens("m", long_)
+    again = body(700, "Task two.")
+    assert shared(long_, again) >= 1024
+    assert cache.cached_tokens("m", again) == shared(long_, again) // 128 * 128
