@@ -10,6 +10,7 @@ from datetime import datetime
 from functools import lru_cache
 from typing import Any
 
+from backends.llm.client import ReplyCutError
 from backends.prompts import render
 from generators.model import TaskDraft
 from generators.schemas import TASK_DRAFT_SCHEMA
@@ -144,25 +145,34 @@ def task_draft_reply_schema() -> dict[str, Any]:
     return schema
 
 
-def task_prompt(inputs: dict[str, Any], feedback: str = "") -> list[dict[str, str]]:
+def task_prompt(inputs: dict[str, Any], feedback: str = "", cut_at: int = 0) -> list[dict[str, str]]:
     """The task generator's messages: the rules, the criteria catalog, the tools a plan may call
-    and the schema first (the same for every call), then the office, the plan and any feedback."""
+    and the schema first (the same for every call), then the office, the plan and any feedback
+    (``cut_at``: the earlier reply was cut at that many tokens, so a shorter one is asked for)."""
     return render("task_generator", inputs=inputs, catalog=catalog_summary(), schema=TASK_DRAFT_SCHEMA,
-                  tools=tool_signatures(), feedback=feedback)
+                  tools=tool_signatures(), feedback=feedback, cut_at=cut_at)
 
 
 def generate_task_llm(client: Any, *, plan: dict[str, Any], notes: dict[str, Any], user: dict[str, str],
                       colleagues: list[dict[str, str]], now: datetime, attempts: int = 2) -> TaskDraft:
-    """Ask for a task; re-ask with the problems quoted, at most ``attempts`` times in all."""
+    """Ask for a task; re-ask with the problems quoted, at most ``attempts`` times in all. A draft cut
+    at the reply limit is asked again to fit it (the optional plans left out), not resent with a
+    higher limit, and not dropped while an attempt is left: dropping it would pay the planner and
+    the prompt again for another task."""
     # the world's part first (the same for every task of an office with these apps), the task's last
     inputs = {"user": user, "colleagues": colleagues, "now": now.strftime("%Y-%m-%d %H:%M (%A)"),
               "notes": notes_for_prompt(notes), "plan": plan}
-    feedback = ""
-    for _ in range(attempts):
-        messages = task_prompt(inputs, feedback)
-        # a draft cut at the reply limit ends the attempt at once: asked again under the same limit it
-        # is cut again (the plan then tries another task)
-        data = client.structured("task_generator", messages, task_draft_reply_schema(), split_on_cut=True)
+    feedback, cut_at = "", 0
+    for attempt in range(attempts):
+        messages = task_prompt(inputs, feedback, cut_at)
+        try:
+            data = client.structured("task_generator", messages, task_draft_reply_schema(), split_on_cut=True)
+        except ReplyCutError:
+            if attempt + 1 == attempts or cut_at:
+                raise  # asked to fit once already, or no attempt left: the plan tries another task
+            cut_at = client.reply_tokens("task_generator") if hasattr(client, "reply_tokens") else 4096
+            feedback = ""
+            continue
         problems = draft_problems(data)
         if not problems:
             return TaskDraft.from_dict({**data, "oracle": data.get("oracle", []), "baseline": data.get("baseline", []),

@@ -178,12 +178,12 @@ def plan_llm(client: Any, job: Job, files: list[str]) -> Plan:
     counts, weights = mix(job.config)
     suggested = world_family(job.config.seed, job.index, counts, weights)
     app_count = len(FAMILIES[suggested].apps)
-    inputs = {
-        "app_count": app_count, "suggested_kind": suggested,
-        "kinds_planned_here": planned_here(job.config.seed, job.index, counts, weights, tasks_per_world(job.config)),
+    inputs = {  # the office's part first (the same for its every task: a provider caches it), the task's last
         "files": files, "user": job.world.user.user,
         "now": job.world.now.strftime("%Y-%m-%d %H:%M (%A)"),
         "days": job.config.days, "utterances_per_day": job.config.utterances_per_day,
+        "app_count": app_count, "suggested_kind": suggested,
+        "kinds_planned_here": planned_here(job.config.seed, job.index, counts, weights, tasks_per_world(job.config)),
     }
     kinds = sorted(FAMILIES)
     schema = plan_schema(app_count, kinds)  # what the server holds the reply to; the prompt shows the plain

@@ -118,10 +118,16 @@ def _surf(inputs: dict[str, Any], messages: list[dict[str, Any]]) -> Reply:
     return Reply(content=json.dumps(notes))
 
 
+# How the task generator's prompt asks again for a draft that was cut (templates/prompts/task_generator.j2).
+_SHORTER = "leave out the baseline plan"
+
+
 def _task(inputs: dict[str, Any], messages: list[dict[str, Any]]) -> dict[str, Any]:
     plan, now = inputs["plan"], _now(inputs["now"])
     colleagues = tuple((c["username"], c["name"]) for c in inputs["colleagues"])
     feedback = _feedback(messages)
+    # asked to fit after a cut reply: the same task, without the baseline plan the prompt names
+    shorter = _SHORTER in next((message_text(m) for m in messages if m.get("role") == "user"), "")
     same_count = sorted(n for n, f in FAMILIES.items() if len(f.apps) == len(plan["apps"]))
     listed = plan.get("other_kinds")
     others = [n for n in listed if isinstance(n, str) and n in same_count] if isinstance(listed, list) else []
@@ -136,7 +142,8 @@ def _task(inputs: dict[str, Any], messages: list[dict[str, Any]]) -> dict[str, A
                                                           named_query=bool(plan.get("long_history"))))
         if draft is not None:
             _remember_plan(draft.description, draft.to_dict()["oracle"])
-            return draft.to_dict()
+            written = draft.to_dict()
+            return {k: v for k, v in written.items() if k != "baseline"} if shorter else written
     return {"error": "no task fits this office"}
 
 

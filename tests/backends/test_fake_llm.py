@@ -630,7 +630,7 @@ def test_a_day_has_no_colleague_the_office_shows_away_doing_other_work():
     names none of them in that day's other work, and tells the model so in words."""
     away = [{"name": "Bo", "first": "2024-05-01", "last": "2024-05-10"}, {"name": "Cy", "first": "2024-05-06", "last": "2024-05-06"}]
     prompt = _day_prompt(1, "2024-05-06", away)
-    assert "Bo 2024-05-01 to 2024-05-10; Cy 2024-05-06 to 2024-05-06." in prompt[0]["content"]
+    assert "Bo 2024-05-01 to 2024-05-10; Cy 2024-05-06 to 2024-05-06." in prompt[1]["content"]
     named = 0
     for day in range(1, 7):
         turns = [spoken_turn(t) for t in json.loads(default_responder()(

@@ -86,3 +86,42 @@ def test_two_tasks_of_one_office_share_their_prompt_up_to_the_plan():
     shared = next(i for i, (x, y) in enumerate(zip(a, b)) if x != y)
     assert a.index('"data/b.xlsx"') < a.index('"plan"') <= shared
     assert a[:a.index('"plan"')] == b[:b.index('"plan"')]
+
+
+def test_a_draft_cut_at_the_reply_limit_is_asked_again_to_fit_under_the_same_limit():
+    """A cut draft costs one more call, not the attempt: the model is told the limit it hit and
+    to leave out the baseline plan; a draft cut again ends the attempt."""
+    import json
+    from datetime import datetime
+
+    import pytest
+
+    from backends.fake_llm import FakeLLMServer, scripted
+    from backends.llm import LLMClient, LLMSettings
+    from backends.llm.client import ReplyCutError
+    from generators.task_llm import generate_task_llm
+
+    draft = {"family": "sheet_question", "apps": ["excel"], "difficulty": "easy", "description": "Count the rows.",
+             "intent": "Count the rows of the sheet.", "subtasks": ["Count the rows."],
+             "evaluation": [{"function": "evaluate_answer", "args": {"keywords": ["4"]}}],
+             "memory": [{"id": "m1", "kind": "fact", "text": "use the budget sheet", "value": "budget sheet"}],
+             "query": "How many rows?"}
+    ask = {"plan": {"apps": ["excel"], "task_kind": "sheet_question", "difficulty": "easy", "other_kinds": []},
+           "notes": {"excel": {"app": "excel", "files": []}}, "user": {"username": "dana", "name": "Dana Lee"},
+           "colleagues": [], "now": datetime(2025, 3, 3, 9)}
+    with FakeLLMServer(scripted(json.dumps(draft), json.dumps(draft))) as server:
+        client = LLMClient(LLMSettings(base_url=server.url, api_key=None, model="fake-model", timeout=10,
+                                       max_retries=0))
+        server.queue_faults("truncated")
+        assert generate_task_llm(client, **ask).intent == draft["intent"]
+        first, second = (r.body for r in server.chat_requests())
+    assert second["max_tokens"] == first["max_tokens"] == 4096
+    assert "leave out the baseline plan" in second["messages"][1]["content"]
+    assert "cut at the reply limit of 4096 tokens" in second["messages"][1]["content"]
+    assert "leave out the baseline plan" not in first["messages"][1]["content"]
+    with FakeLLMServer(scripted(json.dumps(draft), json.dumps(draft))) as server:
+        server.queue_faults("truncated", "truncated")
+        with pytest.raises(ReplyCutError):
+            generate_task_llm(LLMClient(LLMSettings(base_url=server.url, api_key=None, model="fake-model", timeout=10,
+                                                    max_retries=0)), **ask)
+        assert len(server.chat_requests()) == 2

@@ -287,7 +287,7 @@ def test_the_dialogue_prompt_names_the_office_currency(tmp_path):
     record = next(iter_tasks(tmp_path / "ds")).record
     currency = make_world(record["provenance"]["world_seed"]).currency
     assert days and all(inputs_of(m)["currency"] == currency for m in days)
-    assert all(f"the office's currency, {currency}" in m[0]["content"] for m in days)  # the instructions
+    assert all(f"the office's currency, {currency}" in m[1]["content"] for m in days)  # the task's own part
 
 
 def test_inputs_block_is_what_the_prompt_shows():
