@@ -53,15 +53,22 @@ def draft_problems(data: dict[str, Any]) -> list[str]:
 _QUOTE_HEAD_RE = re.compile(r"^On .{1,120} wrote:$")
 
 
+# What a surfer's notes list beside a text's lines, read from those lines (a PDF's numbers, the
+# people a document names): the lines the prompt carries say them already.
+DERIVED = ("numbers", "people")
+
+
 def notes_for_prompt(notes: dict[str, Any]) -> dict[str, Any]:
     """The surfer notes a model needs to write a task, without what costs tokens and adds nothing:
-    superseded copies (no task is set on them) and the quoted lines of replies and forwards'
-    earlier messages (each is in the inbox as its own message)."""
+    superseded copies (no task is set on them), what a text's notes derive from its lines
+    (``DERIVED``), and the quoted lines of replies and forwards' earlier messages (each is in the
+    inbox as its own message)."""
     out: dict[str, Any] = {}
     for app, note in notes.items():
         note = dict(note)
         if isinstance(note.get("files"), list):
-            note["files"] = [f for f in note["files"]
+            note["files"] = [{k: v for k, v in f.items() if not (k in DERIVED and isinstance(f.get("lines"), list))}
+                             if isinstance(f, dict) else f for f in note["files"]
                              if not (isinstance(f, dict) and is_superseded(str(f.get("file", ""))))]
         if isinstance(note.get("mailboxes"), list):
             note["mailboxes"] = [dict(box, messages=[_unquoted(m) for m in box.get("messages", [])])

@@ -14,8 +14,11 @@ def test_the_prompt_leaves_out_superseded_copies_and_quoted_replies():
              "body": "Agreed.\n\nOn 2025-03-02 10:00 Marcus Reyes wrote:\n> The quote is 4,200 USD.\n> Marcus"},
         ]}]},
     }
+    notes["pdf"] = {"app": "pdf", "files": [{"file": "data/invoice.pdf", "lines": ["Total 1,200.50"],
+                                             "numbers": ["1,200.50"]}]}
     shown = notes_for_prompt(notes)
     assert [f["file"] for f in shown["excel"]["files"]] == ["data/budget.xlsx"]
+    assert shown["pdf"]["files"] == [{"file": "data/invoice.pdf", "lines": ["Total 1,200.50"]}]  # numbers: in the lines
     assert shown["email"]["mailboxes"][0]["messages"][0]["body"] == "Agreed."
     assert notes["excel"]["files"][1]["file"] == "data/budget_old.xlsx"  # the notes themselves are untouched
     assert "4,200" in notes["email"]["mailboxes"][0]["messages"][0]["body"]
