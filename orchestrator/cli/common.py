@@ -46,16 +46,44 @@ CacheOption = Annotated[Optional[Path], typer.Option("--cache", help="llm: respo
 NoCacheOption = Annotated[bool, typer.Option("--no-cache", help="llm: do not cache responses")]
 
 
-def in_range(flag: str, low: float, high: float, unit: str = "") -> Callable[[Any], Any]:
+def in_range(flag: str, low: float, high: float, unit: str = "", whole: bool = False) -> Callable[[Any], Any]:
     """A numeric flag's check, run as the command line is read: a finite number from ``low`` to
-    ``high``, else one line naming the flag and its range (exit 2)."""
+    ``high`` (a whole one with ``whole``), else one line naming the flag and its range (exit 2).
+    A value its option's parser could not read as a number (``nan`` for a count, ``1e30``, a word)
+    arrives as text and is refused the same way."""
+    kind = "a whole number" if whole else "a number"
+
     def check(value: Any) -> Any:
         if value is None or isinstance(value, bool):
             return value
-        if (isinstance(value, float) and not math.isfinite(value)) or not low <= value <= high:
-            fail(f"{flag} {value}: must be a number from {_plain(low)} to {_plain(high)}{unit}")
+        if isinstance(value, str) or (isinstance(value, float) and not math.isfinite(value)) \
+                or not low <= value <= high:
+            fail(f"{flag} {value}: must be {kind} from {_plain(low)} to {_plain(high)}{unit}")
         return value
     return check
+
+
+def number_parser(whole: bool) -> Callable[[Any], Any]:
+    """An option's parser that reads a number and hands anything else on as text, for
+    :func:`in_range` to refuse with the flag's range (click's own refusal names neither)."""
+    def parse(text: Any) -> Any:
+        if not isinstance(text, str):
+            return text  # a default
+        try:
+            return int(text) if whole else float(text)
+        except ValueError:
+            return "".join(c if c.isprintable() else "?" for c in text.strip()[:40])
+    return parse
+
+
+def number_option(default: Any, *names: str, help: str, low: float, high: float, unit: str = "",
+                  whole: bool = True, span: str | None = None, **extra: Any) -> Any:
+    """A numeric option bounded as the command line is read (:func:`in_range`): its range is said
+    at the end of its help (``span``, else "LOW to HIGH"; an empty ``span`` when the help says it),
+    so ``--help`` and docs/cli.md show it."""
+    span = f"{_plain(low)} to {_plain(high)}{unit}" if span is None else span
+    return typer.Option(default, *names, help=f"{help} ({span})" if span else help, parser=number_parser(whole),
+                        callback=in_range(names[0], low, high, unit, whole), **extra)
 
 
 def _plain(number: float) -> str:
@@ -65,17 +93,18 @@ def _plain(number: float) -> str:
 MAX_TASK_SECONDS = 7 * 24 * 3600  # a week: a task that needs longer is a hang
 MAX_TASK_MEMORY_MIB = 1024 * 1024  # 1 TiB
 CORES = os.cpu_count() or 1
+MAX_DAYS = 365  # days of history a task may have (the challenge preset has 30)
+MAX_UTTERANCES = 1_000  # utterances a day, about
+MAX_SEED = 2**32 - 1  # a seed: any of these gives its own draws
 MAX_WORKERS = 8 * CORES  # workers beyond this only wait for the cores (an llm run's threads wait on the endpoint)
-# each flag's one check, for every command that takes it
-check_task_timeout = in_range("--task-timeout", 0, MAX_TASK_SECONDS, " seconds (0: no limit)")
-check_task_memory = in_range("--task-memory", 0, MAX_TASK_MEMORY_MIB, " MiB (0: no limit)")
-check_workers = in_range("--workers", 1, MAX_WORKERS, f" ({MAX_WORKERS} here: 8 per core)")
-TaskTimeoutOption = Annotated[float, typer.Option("--task-timeout", help="Seconds one task may take (0: no limit); a "
-                                                                         "task over it is recorded as 'error: timeout'",
-                                                  callback=check_task_timeout)]
-TaskMemoryOption = Annotated[int, typer.Option("--task-memory", help="MiB of memory one task may add to its worker (0: "
-                                                                     "no limit); over it: 'error: memory'",
-                                               callback=check_task_memory)]
+# the options build, regenerate and eval share, each bounded as the command line is read
+TaskTimeoutOption = Annotated[float, number_option(..., "--task-timeout", help="Seconds one task may take (0: no "
+                                                   "limit); a task over it is recorded as 'error: timeout'",
+                                                   low=0, high=MAX_TASK_SECONDS, whole=False,
+                                                   unit=" seconds (0: no limit)", span=f"0 to {MAX_TASK_SECONDS:,} s")]
+TaskMemoryOption = Annotated[int, number_option(..., "--task-memory", help="MiB of memory one task may add to its "
+                                                "worker (0: no limit); over it: 'error: memory'",
+                                                low=0, high=MAX_TASK_MEMORY_MIB, unit=" MiB (0: no limit)")]
 QuietOption = Annotated[bool, typer.Option("--quiet", "-q", help="No progress (the result lines are still printed)")]
 
 
@@ -85,8 +114,10 @@ JsonProgressOption = Annotated[bool, typer.Option("--json-progress", help="Progr
 
 # the same default for every command that runs a batch: the CPU count, at most 4 (2 on a 2-core machine)
 DEFAULT_WORKERS = max(1, min(4, CORES))
-WorkersOption = Annotated[int, typer.Option("--workers", "-w", help="Worker processes (default: the CPU count, at "
-                                            f"most 4; {DEFAULT_WORKERS} here)", callback=check_workers)]
+WorkersOption = Annotated[int, number_option(..., "--workers", "-w", help="Worker processes, 1 to 8 per core "
+                                             f"(default: the CPU count, at most 4; {DEFAULT_WORKERS} here)",
+                                             low=1, high=MAX_WORKERS, unit=f" ({MAX_WORKERS} here: 8 per core)",
+                                             span="")]
 
 
 # a batch's failures by (module, class): exit code of the one line each gets; Ctrl-C is its own
@@ -177,7 +208,7 @@ def _unfinished(path: Path) -> str | None:
 
 def task_budget(task_timeout: float, task_memory: int) -> Any:
     """The per-task budget from ``--task-timeout`` / ``--task-memory`` (0 turns a limit off; their
-    ranges are checked as the command line is read: ``check_task_timeout``, ``check_task_memory``)."""
+    ranges are checked as the command line is read: ``TaskTimeoutOption``, ``TaskMemoryOption``)."""
     from backends.job_contract import Budget
 
     if 0 < task_memory < 64:
@@ -417,10 +448,13 @@ def preset_size(preset: str, days: Optional[int], utterances: Optional[int]) -> 
         fail(f"--preset {preset!r}: must be one of {', '.join(PRESETS)}")
     days = PRESETS[preset][0] if days is None else days
     utterances = PRESETS[preset][1] if utterances is None else utterances
-    if days < 1:
-        fail(f"--days must be at least 1 (got {days})")
-    if utterances < 4:
-        fail(f"--utterances must be at least 4 (got {utterances})")
+    if not 1 <= days <= MAX_DAYS:
+        fail(f"--days {days}: must be a whole number from 1 to {MAX_DAYS}")
+    if not 4 <= utterances <= MAX_UTTERANCES:
+        fail(f"--utterances {utterances}: must be a whole number from 4 to {MAX_UTTERANCES:,}")
+    if days * utterances > limits.MAX_DIALOGUE_TURNS:  # a history the readers would refuse
+        fail(f"--days {days} x --utterances {utterances}: {days * utterances:,} turns a history, over the "
+             f"{limits.MAX_DIALOGUE_TURNS:,} a task may hold")
     return days, utterances
 
 

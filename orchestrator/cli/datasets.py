@@ -13,6 +13,9 @@ import typer.core
 from office_env import limits
 from orchestrator.cli.common import (
     DEFAULT_WORKERS,
+    MAX_DAYS,
+    MAX_SEED,
+    MAX_UTTERANCES,
     Batch,
     Endpoint,
     JsonProgressOption,
@@ -28,6 +31,7 @@ from orchestrator.cli.common import (
     llm_endpoint,
     llm_options,
     new_folder,
+    number_option,
     parse_apps,
     parse_gates_option,
     parse_weights,
@@ -40,13 +44,18 @@ from orchestrator.cli.common import (
     writable_out,
 )
 
+# orchestrator.roles' MAX_TASKS and MIN_DAYS, not imported here: the builder's imports are slow to load
+BUILD_MAX_TASKS = 99_999
+BUILD_MIN_DAYS = 2
+
 
 @batch_options
 @llm_endpoint(cache=True)
 def build_command(
     out: Path = typer.Option(..., "--out", "-o", help="Dataset folder to create (must be empty unless --resume)"),
-    n: int = typer.Option(20, "--n", help="Number of tasks to build"),
-    seed: int = typer.Option(0, "--seed", help="Seed: the same seed gives the same dataset, byte for byte"),
+    n: int = number_option(20, "--n", help="Number of tasks to build", low=1, high=BUILD_MAX_TASKS),
+    seed: int = number_option(0, "--seed", help="Seed: the same seed gives the same dataset, byte for byte", low=0,
+                              high=MAX_SEED),
     apps: str = typer.Option("1,2,3", "--apps", help="App counts the tasks use, e.g. 1,2,3 or 2; each gets an "
                              "equal share of the tasks (within one) unless --apps-weights"),
     apps_weights: Optional[str] = typer.Option(None, "--apps-weights", help="Shares of the app counts, as "
@@ -54,10 +63,10 @@ def build_command(
                                                "use 2 apps)"),
     preset: str = typer.Option("standard", "--preset", help="History size: standard (5 days of about 72 "
                                "utterances) or challenge (30 days of about 250: over 100K cl100k tokens per task)"),
-    days: Optional[int] = typer.Option(None, "--days", help="Days (sessions) of dialogue per task (default: the "
-                                       "preset's)"),
-    utterances: Optional[int] = typer.Option(None, "--utterances", help="Utterances per day, about (default: the "
-                                             "preset's)"),
+    days: Optional[int] = number_option(None, "--days", help="Days (sessions) of dialogue per task (default: the "
+                                        "preset's)", low=BUILD_MIN_DAYS, high=MAX_DAYS),
+    utterances: Optional[int] = number_option(None, "--utterances", help="Utterances per day, about (default: the "
+                                              "preset's)", low=4, high=MAX_UTTERANCES),
     workers: WorkersOption = DEFAULT_WORKERS,
     resume: bool = typer.Option(False, "--resume", help="Continue an interrupted build in --out"),
     overwrite: OverwriteOption = False,
@@ -217,7 +226,8 @@ def stats_command(dataset_dir: Path = typer.Argument(..., metavar="DATASET",
 def show_command(
     dataset_dir: Path = typer.Argument(..., metavar="DATASET", help="A dataset folder"),
     task_id: str = typer.Argument(..., metavar="TASK_ID", help="The task's id, e.g. neo-00003"),
-    day: Optional[int] = typer.Option(None, "--day", help="Print this day of the chat, every turn with its marks"),
+    day: Optional[int] = number_option(None, "--day", help="Print this day of the chat, every turn with its marks",
+                                       low=1, high=limits.MAX_DIALOGUE_TURNS),
     as_json: bool = typer.Option(False, "--json", help="Print the view as JSON"),
 ) -> None:
     """Print one task readably: intent, description, memory with the turns that say it, criteria in
@@ -251,7 +261,8 @@ def export_command(
                                        "JSONL with tool calls and their results"),
     sft_mode: str = typer.Option("long-context", "--sft-mode", help="sft: the history in the prompt "
                                  "(long-context) or retrieved for the query (rag, BM25)"),
-    sft_top_k: int = typer.Option(2, "--sft-top-k", help="sft, rag: sessions retrieved (of 5 in a standard history)"),
+    sft_top_k: int = number_option(2, "--sft-top-k", help="sft, rag: sessions retrieved (of 5 in a standard history)",
+                                   low=1, high=MAX_DAYS),
     lossy: bool = typer.Option(False, "--lossy", help="officebench: keep a task whose criteria cannot all be "
                                "carried over, without those criteria (they are listed)"),
     quiet: QuietOption = False,
@@ -349,15 +360,16 @@ def regenerate_command(
                                help="OfficeBench seed tasks: a checkout, its tasks/ folder, or one task folder"),
     out: Path = typer.Option(..., "--out", "-o", help="Dataset folder to create (must be empty unless --resume)"),
     backend: str = typer.Option("offline", "--backend", help="offline (procedural, no key) or llm"),
-    seed: int = typer.Option(0, "--seed", help="Seed: the same seeds and seed give the same dataset, byte for byte"),
+    seed: int = number_option(0, "--seed", help="Seed: the same seeds and seed give the same dataset, byte for byte",
+                              low=0, high=MAX_SEED),
     shape: str = typer.Option("paper", "--shape", help="paper (about 28 short sessions of about 11 utterances, "
                               "as HomerAgents+ has them) or neo (5 sessions of about 70)"),
     preset: Optional[str] = typer.Option(None, "--preset", help="challenge: 30 days of about 250 utterances (over "
                                          "100K tokens per task) instead of the shape's"),
-    days: Optional[int] = typer.Option(None, "--days",
-                                       help="Days (sessions) of dialogue per task (default: the shape's)"),
-    utterances: Optional[int] = typer.Option(None, "--utterances",
-                                             help="Utterances per day, about (default: the shape's)"),
+    days: Optional[int] = number_option(None, "--days", help="Days (sessions) of dialogue per task (default: the "
+                                        "shape's)", low=1, high=MAX_DAYS),
+    utterances: Optional[int] = number_option(None, "--utterances", help="Utterances per day, about (default: the "
+                                              "shape's)", low=4, high=MAX_UTTERANCES),
     workers: WorkersOption = DEFAULT_WORKERS,
     resume: bool = typer.Option(False, "--resume", help="Continue an interrupted run in --out"),
     overwrite: OverwriteOption = False,

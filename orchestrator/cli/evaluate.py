@@ -16,6 +16,9 @@ from office_env.untrusted import printable
 from orchestrator.cli import review
 from orchestrator.cli.common import (
     DEFAULT_WORKERS,
+    MAX_DAYS,
+    MAX_SEED,
+    MAX_WORKERS,
     Batch,
     Endpoint,
     JsonProgressOption,
@@ -26,12 +29,11 @@ from orchestrator.cli.common import (
     WorkersOption,
     batch_options,
     check_dataset,
-    check_workers,
     fail,
-    in_range,
     interrupted,
     llm_endpoint,
     new_folder,
+    number_option,
     preflight,
     refuse_filled,
     remove_if_empty,
@@ -41,6 +43,10 @@ from orchestrator.cli.common import (
 )
 
 MAX_TRIALS = 100  # pass^k over more runs than this says nothing new and costs a run each
+MAX_STEPS = 1_000  # tool calls in one run: the default allows 30, a reference plan takes a dozen
+MAX_CONTEXT_TOKENS = 10_000_000  # as the llm settings' context_window
+MAX_RUNS = 10_000_000  # tasks or runs a count may name (a build makes at most 99,999 tasks, 100 trials each)
+MAX_PROBES_PER_TASK = 1_000
 
 
 @batch_options
@@ -57,33 +63,36 @@ def eval_command(
     storage: str = typer.Option("raw", "--storage", help="rag: raw (the chat itself) or summary (summaries of it)"),
     granularity: Optional[str] = typer.Option(None, "--granularity",
                                               help="rag: utterance|session (raw), session|chunk"),
-    top_k: Optional[int] = typer.Option(None, "--top-k", help="rag: units retrieved per task (default: 20 "
-                                        "utterances, 2 sessions or 1 chunk)"),
-    chunk_sessions: int = typer.Option(2, "--chunk-sessions", help="rag summary/chunk: days per chunk"),
+    top_k: Optional[int] = number_option(None, "--top-k", help="rag: units retrieved per task (default: 20 "
+                                         "utterances, 2 sessions or 1 chunk)", low=1, high=limits.MAX_DIALOGUE_TURNS),
+    chunk_sessions: int = number_option(2, "--chunk-sessions", help="rag summary/chunk: days per chunk", low=1,
+                                        high=MAX_DAYS),
     embeddings: Optional[str] = typer.Option(None, "--embeddings",
                                              help="rag: rank by this embedding model on the endpoint (default: BM25)"),
-    trials: int = typer.Option(1, "--trials", help="Runs per task (pass^k over them), 1 to 100",
-                               callback=in_range("--trials", 1, MAX_TRIALS)),
+    trials: int = number_option(1, "--trials", help="Runs per task (pass^k over them)", low=1, high=MAX_TRIALS),
     workers: WorkersOption = DEFAULT_WORKERS,
-    step_cap: int = typer.Option(30, "--step-cap", help="Tool calls allowed per run"),
+    step_cap: int = number_option(30, "--step-cap", help="Tool calls allowed per run", low=1, high=MAX_STEPS),
     horizons: Optional[str] = typer.Option(None, "--horizons", help="A sweep: evaluate the tasks with their history "
                                            "stretched to each of these day counts (e.g. 5,10,20,40) and fit how "
                                            "success falls with the horizon"),
-    max_context_tokens: Optional[int] = typer.Option(None, "--max-context-tokens", help="The model's context: a task "
-                                                     "whose history context is longer is an error run ('error: "
-                                                     "context'), not sent and not scored"),
+    max_context_tokens: Optional[int] = number_option(None, "--max-context-tokens", help="The model's context: a "
+                                                      "task whose history context is longer is an error run ('error: "
+                                                      "context'), not sent and not scored", low=1,
+                                                      high=MAX_CONTEXT_TOKENS),
     endpoint: Endpoint = Endpoint(),
     resume: bool = typer.Option(False, "--resume",
                                 help="Continue an interrupted run in --out (finished tasks are kept)"),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace the run in --out (its summary cache is kept)"),
     batch: Batch = Batch(),
-    max_errors: int = typer.Option(0, "--max-errors", help="Runs that may end with an error (endpoint down, history "
-                                   "too long for the model) before the command exits 1; they never count as fails"),
+    max_errors: int = number_option(0, "--max-errors", help="Runs that may end with an error (endpoint down, history "
+                                    "too long for the model) before the command exits 1; they never count as fails",
+                                    low=0, high=MAX_RUNS),
     semantics: str = typer.Option("homer", "--semantics", help="How criteria are scored: homer, or officebench "
                                   "(OfficeBench's own verdicts, to compare with published numbers)"),
     task_timeout: TaskTimeoutOption = limits.TASK_SECONDS,
     task_memory: TaskMemoryOption = limits.TASK_MEMORY_BYTES // limits.MiB,
-    limit: Optional[int] = typer.Option(None, "--limit", help="Only the first N tasks, in the dataset's order"),
+    limit: Optional[int] = number_option(None, "--limit", help="Only the first N tasks, in the dataset's order", low=1,
+                                         high=MAX_RUNS),
     task_ids: Optional[str] = typer.Option(None, "--task-ids", help="Only these tasks: ids separated by commas "
                                            "(an id the dataset does not hold is refused)"),
 ) -> None:
@@ -214,14 +223,17 @@ def probe_command(
     out: Path = typer.Option(..., "--out", "-o", help="Run folder to write (absent or empty)"),
     mode: str = typer.Option("long-context", "--mode", help="The history given with each question: long-context or "
                              "rag (BM25 retrieval for the question)"),
-    top_k: int = typer.Option(2, "--top-k", help="rag: sessions retrieved (of 5 in a standard history)"),
+    top_k: int = number_option(2, "--top-k", help="rag: sessions retrieved (of 5 in a standard history)", low=1,
+                               high=MAX_DAYS),
     eval_run: Optional[Path] = typer.Option(None, "--eval", help="An eval run on the same dataset: split its failed "
                                             "tasks into 'did not remember' and 'remembered but did not act'"),
-    per_task: Optional[int] = typer.Option(None, "--per-task", min=1, help="At most N questions a task (its first "
-                                           "N, in a fixed order): a sample that costs a paid model less"),
-    workers: int = typer.Option(DEFAULT_WORKERS, "--workers", "-w", help="Tasks probed at once (threads: an llm "
-                                f"agent's requests overlap; default: the CPU count, at most 4; {DEFAULT_WORKERS} "
-                                "here)", callback=check_workers),
+    per_task: Optional[int] = number_option(None, "--per-task", help="At most N questions a task (its first N, in a "
+                                            "fixed order): a sample that costs a paid model less", low=1,
+                                            high=MAX_PROBES_PER_TASK),
+    workers: int = number_option(DEFAULT_WORKERS, "--workers", "-w", help="Tasks probed at once, 1 to 8 per core "
+                                 "(threads: an llm agent's requests overlap; default: the CPU count, at most 4; "
+                                 f"{DEFAULT_WORKERS} here)", low=1, high=MAX_WORKERS,
+                                 unit=f" ({MAX_WORKERS} here: 8 per core)", span=""),
     quiet: QuietOption = False,
     json_progress: JsonProgressOption = False,
     endpoint: Endpoint = Endpoint(),
@@ -376,8 +388,9 @@ def _terminal_safe(text: str) -> str:
 def compare_command(
     run_a: Path = typer.Argument(..., metavar="RUN_A", help="An eval run folder (A)"),
     run_b: Path = typer.Argument(..., metavar="RUN_B", help="Another run on the same dataset (B)"),
-    resamples: int = typer.Option(1000, "--resamples", help="Bootstrap resamples over tasks"),
-    seed: int = typer.Option(0, "--seed", help="Bootstrap seed"),
+    resamples: int = number_option(1000, "--resamples", help="Bootstrap resamples over tasks", low=100,
+                                   high=1_000_000),
+    seed: int = number_option(0, "--seed", help="Bootstrap seed", low=0, high=MAX_SEED),
     as_json: bool = typer.Option(False, "--json", help="Print the comparison as JSON"),
 ) -> None:
     """B against A on the tasks both scored: the pass-rate difference with its 95 % bootstrap

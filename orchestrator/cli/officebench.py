@@ -10,7 +10,7 @@ from typing import Any, Optional
 import typer
 import typer.core
 
-from orchestrator.cli.common import check_task_memory, check_task_timeout, fail, task_budget
+from orchestrator.cli.common import MAX_TASK_MEMORY_MIB, MAX_TASK_SECONDS, fail, number_option, task_budget
 
 
 def check_command(
@@ -113,10 +113,11 @@ def score_command(
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON"),
     semantics: str = typer.Option("homer", "--semantics", help="homer (its checks) or officebench (OfficeBench's own "
                                   "verdicts, its substring rules and crashes as failures; see docs/officebench.md)"),
-    task_timeout: float = typer.Option(600.0, "--task-timeout", help="Seconds scoring may take (0: no limit)",
-                                       callback=check_task_timeout),
-    task_memory: int = typer.Option(2048, "--task-memory", help="MiB of memory scoring may use (0: no limit)",
-                                    callback=check_task_memory),
+    task_timeout: float = number_option(600.0, "--task-timeout", help="Seconds scoring may take (0: no limit)",
+                                        low=0, high=MAX_TASK_SECONDS, unit=" seconds (0: no limit)", whole=False,
+                                        span=f"0 to {MAX_TASK_SECONDS:,} s"),
+    task_memory: int = number_option(2048, "--task-memory", help="MiB of memory scoring may use (0: no limit)",
+                                     low=0, high=MAX_TASK_MEMORY_MIB, unit=" MiB (0: no limit)"),
     date_order: str = typer.Option("office", "--date-order", help="How an ambiguous numeric date (04/05/2025) is "
                                    "read: office (a task JSON's office city; either order without one), day, month "
                                    "or either"),

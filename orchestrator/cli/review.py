@@ -13,7 +13,7 @@ import typer
 import typer.core
 
 from office_env.untrusted import printable
-from orchestrator.cli.common import check_dataset, fail
+from orchestrator.cli.common import check_dataset, fail, number_option
 
 
 def _warn(skipped: list[str]) -> None:
@@ -83,7 +83,7 @@ def review_report_command(
     typer.echo("\n".join(printable(line) for line in shown.split("\n")))
 
 
-PortOption = typer.Option(8765, "--port", help="The port to listen on")
+PortOption = number_option(8765, "--port", help="The port to listen on", low=1, high=65535)
 HostOption = typer.Option("127.0.0.1", "--host", help="The address to bind; any other than 127.0.0.1 / localhost "
                           "needs --token")
 TokenOption = typer.Option(None, "--token", envvar="HOMER_REVIEW_TOKEN", help="A secret every request must carry "

@@ -8,11 +8,12 @@ from typing import Any, Optional
 import typer
 import typer.core
 
-from orchestrator.cli.common import fail, in_range
+from orchestrator.cli.common import MAX_SEED, fail, number_option
 
 
 def fake_llm_command(
-    port: int = typer.Option(8000, "--port", "-p", help="Port to listen on (0 picks a free one)"),
+    port: int = number_option(8000, "--port", "-p", help="Port to listen on (0 picks a free one)", low=0,
+                              high=65535),
     host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on"),
     fault: list[str] = typer.Option([], "--fault", help="Fault for the next chat request, in order (repeatable): "
                                     "malformed, fenced, truncated, 429, 500, slow, or a broken reply shape "
@@ -22,8 +23,8 @@ def fake_llm_command(
                                     "a request header X-Fake-Fault also works"),
     fail_model: Optional[str] = typer.Option(None, "--fail-model",
                                              help="Answer every request for this model with HTTP 500"),
-    retry_after: float = typer.Option(1.0, "--retry-after", help="Seconds in the Retry-After header of a 429 (0 to "
-                                      "3600)", callback=in_range("--retry-after", 0, 3600, " seconds")),
+    retry_after: float = number_option(1.0, "--retry-after", help="Seconds in the Retry-After header of a 429",
+                                       low=0, high=3600, unit=" seconds", whole=False),
     profile: str = typer.Option("default", "--profile", help="Behave like a kind of server: default, openai, "
                                 "openai-reasoning, vllm, llama-cpp or ollama (refused parameters, tools ignored "
                                 "without tool_choice, context overflow as HTTP 400 or a silent cut, no embeddings)"),
@@ -34,12 +35,12 @@ def fake_llm_command(
                                         "endpoint wrote, asked with their full description"),
     dataset: Optional[Path] = typer.Option(None, "--dataset", help="--agent oracle|noisy: the dataset whose "
                                            "tasks the agent is asked to do"),
-    noise: float = typer.Option(0.3, "--noise", help="--agent noisy: the share of tasks it makes a mistake in that "
-                                "fails them (as many again get a slip it recovers from)"),
-    seed: int = typer.Option(0, "--seed", help="--agent noisy: which tasks get which mistakes"),
-    slots: Optional[int] = typer.Option(None, "--slots", help="Work on at most N chat requests at once (1 to 1024), "
-                                        "the others waiting (a llama.cpp server's slots; --profile llama-cpp shows "
-                                        "them in /slots, vllm in /metrics)", callback=in_range("--slots", 1, 1024)),
+    noise: float = number_option(0.3, "--noise", help="--agent noisy: the share of tasks it makes a mistake in that "
+                                 "fails them (as many again get a slip it recovers from)", low=0, high=1, whole=False),
+    seed: int = number_option(0, "--seed", help="--agent noisy: which tasks get which mistakes", low=0, high=MAX_SEED),
+    slots: Optional[int] = number_option(None, "--slots", help="Work on at most N chat requests at once, the others "
+                                         "waiting (a llama.cpp server's slots; --profile llama-cpp shows them in "
+                                         "/slots, vllm in /metrics)", low=1, high=1024),
 ) -> None:
     """Serve a local OpenAI-compatible endpoint (chat, embeddings, models) until Ctrl-C; every role
     prompt of this project is answered the way the offline backend would, and with --agent it plays

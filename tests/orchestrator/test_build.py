@@ -279,7 +279,7 @@ def bad_runs(built, tmp_path_factory) -> dict[str, tuple[subprocess.CompletedPro
     ("weights-zero", "--apps-weights"),
     ("weights-text", "--apps-weights: '1=a' must be COUNT=WEIGHT"),
     ("days0", "--days"),
-    ("days1", "--days must be at least 2"),
+    ("days1", "--days 1: must be a whole number from 2"),
     ("busy", "not empty"),
     ("file", "not a folder"),
     ("other-seed", "built with other settings: --seed"),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -285,15 +286,21 @@ def test_a_full_disk_is_one_line_not_a_traceback(tmp_path, monkeypatch, code):
     (["build", "--workers", "5000"], "--workers 5000"), (["build", "--task-memory", "-1"], "--task-memory -1"),
     (["eval", ".", "--trials", "100000"], "--trials 100000"), (["probe", ".", "--workers", "0"], "--workers 0"),
     (["fake-llm", "--retry-after", "inf"], "--retry-after inf"), (["fake-llm", "--slots", "1000000000"], "--slots"),
-    (["score", ".", "-c", "x.json", "--task-timeout", "nan"], "--task-timeout nan")])
+    (["score", ".", "-c", "x.json", "--task-timeout", "nan"], "--task-timeout nan"),
+    (["build", "--n", "nan"], "--n nan"), (["build", "--days", "99999999999999999999"], "--days 9"),
+    (["build", "--utterances", "1e30"], "--utterances 1e30"), (["eval", ".", "--step-cap", "10000"], "--step-cap"),
+    (["probe", ".", "--per-task", "0"], "--per-task 0"), (["compare", ".", ".", "--seed", "-1"], "--seed -1"),
+    (["fake-llm", "--noise", "nan"], "--noise nan"), (["review", ".", "--port", "x"], "--port x")])
 def test_a_numeric_flag_out_of_its_range_is_one_line_naming_it(tmp_path, args, flag):
     """Nonsense numbers are refused as the command line is read, before any work, naming the flag and
-    its range: a NaN timeout once ran "0 attempts" without a word."""
+    its range: a NaN timeout once ran "0 attempts" without a word, a huge --days built for ever, a
+    negative compare --seed ended in a traceback, and a word where a count goes got click's three
+    lines without the range."""
     proc = homer_here(*args, "--out", tmp_path / "out") if args[0] in ("build", "eval", "probe") else \
         homer_here(*args)
     assert proc.returncode == 2, proc.stdout + proc.stderr
     (line,) = [ln for ln in proc.stderr.splitlines() if ln.strip()]
-    assert line.startswith(f"error: {flag}") and "must be a number from" in line, line
+    assert line.startswith(f"error: {flag}") and re.search(r"must be a (whole )?number from \d", line), line
     assert not (tmp_path / "out").exists()
 
 
@@ -313,3 +320,29 @@ def test_an_output_folder_that_cannot_be_written_is_one_line_before_any_progress
         assert proc.stderr.strip().splitlines() == [f"error: --out {out}: {proc.stderr.split(': ', 2)[-1].strip()}"]
         assert says in proc.stderr
     assert plain.read_text() == "not a folder"
+
+
+def test_every_numeric_flag_is_bounded_and_says_its_range():
+    """Each int or float option of every command has the range check (so 'nan', 'inf', a huge or a
+    negative number is one line naming the flag and its range) and its help says the range, so
+    --help and docs/cli.md show it; the command line's copies of the builder's bounds are its own."""
+    import typer
+
+    from orchestrator import roles
+    from orchestrator.cli import app, datasets
+
+    def commands(group, prefix):
+        for name, command in group.commands.items():
+            yield f"{prefix} {name}", command
+            if hasattr(command, "commands"):
+                yield from commands(command, f"{prefix} {name}")
+
+    numeric = []
+    for name, command in commands(typer.main.get_command(app), "homer"):
+        for param in command.params:
+            if param.param_type_name == "option" and param.bare_type() in ("int", "float"):
+                numeric.append(f"{name} {param.opts[0]}")
+                assert getattr(param.callback, "__qualname__", "").startswith("in_range."), (name, param.opts)
+                assert re.search(r"\d+ to [\d,]+|\d to 8 per core", param.help or ""), (name, param.opts, param.help)
+    assert len(numeric) >= 35 and "homer eval --step-cap" in numeric and "homer fake-llm --noise" in numeric
+    assert (datasets.BUILD_MAX_TASKS, datasets.BUILD_MIN_DAYS) == (roles.MAX_TASKS, roles.MIN_DAYS)

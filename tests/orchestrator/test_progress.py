@@ -133,4 +133,4 @@ def test_probe_gives_the_same_run_with_one_or_two_workers(tmp_path):
                      "-q").returncode == 0
     assert (tmp_path / "w1" / "probes.jsonl").read_bytes() == (tmp_path / "w2" / "probes.jsonl").read_bytes()
     bad = homer("probe", data, "--agent", "none", "--out", tmp_path / "w0", "--workers", 0)
-    assert bad.returncode == 2 and "--workers 0: must be a number from 1 to" in bad.stderr
+    assert bad.returncode == 2 and "--workers 0: must be a whole number from 1 to" in bad.stderr
