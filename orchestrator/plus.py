@@ -46,11 +46,13 @@ from backends.task_record import App, Memory, Now, Provenance, Session, TaskReco
 from backends.workers import Budget
 from generators.bank_check import check_banks
 from generators.model import Verdict
+from generators.near_values import OTHER_PEOPLE
 from generators.plus_llm import regenerate_llm
 from generators.plus_offline import PlusDraft, infer_apps, plus_problems, regenerate
 from generators.specifics import check_specifics
 from office_env import SeedTask, load_officebench
 from office_env.evaluation.criterion import Criterion
+from office_env.seed_recast import Cast, recast_seed, split_people, substitute
 from office_env.seeding import rng as seeded
 from office_env.untrusted import UntrustedInputError, read_file
 from orchestrator import dataset_writer as dataset
@@ -74,12 +76,12 @@ from verifier.dialogue_rules import check_dialogue
 from verifier.llm_verifier import verify_llm
 from verifier.seed_lint import ERROR, apply_repairs, lint_task
 
-GENERATOR_VERSION = "plus-offline-3"
-GENERATOR_REVISION = 3
+GENERATOR_VERSION = "plus-offline-4"
+GENERATOR_REVISION = 4
 
 
 def generator_version(config: "PlusConfig") -> str:
-    """What wrote the split: ``plus-offline-3`` or, on the llm backend, ``plus-llm-3``."""
+    """What wrote the split: ``plus-offline-4`` or, on the llm backend, ``plus-llm-4``."""
     return GENERATOR_VERSION if config.backend == "offline" else f"plus-{config.backend}-{GENERATOR_REVISION}"
 # Dialogue shapes: (days, utterances a day). "paper": many short sessions, as HomerAgents+ has them
 # (about 28 sessions of about 11 utterances); "neo": the Neo split's few long ones.
@@ -90,9 +92,11 @@ DEFAULT_SHAPE = "paper"
 @dataclass(frozen=True)
 class PlusConfig(GenerationOptions):
     repair: bool = False  # apply the seed lint's unambiguous repairs instead of dropping those seeds
+    keep_people: bool = False  # keep the seed's own people instead of re-casting them (office_env.seed_recast)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"split": "plus", "seed": self.seed, **self._shape(), **({"repair": True} if self.repair else {})}
+        return {"split": "plus", "seed": self.seed, **self._shape(), **({"repair": True} if self.repair else {}),
+                **({"keep_people": True} if self.keep_people else {})}
 
 
 @dataclass(frozen=True)
@@ -106,6 +110,7 @@ class PlusJob:
     staging: Path
     repairs: tuple[dict[str, Any], ...] = ()  # the seed lint's repairs applied to the criteria
     others: tuple[str, ...] = ()  # other seeds' instructions its history may tell, in order (told_candidates)
+    cast: Cast = field(default_factory=Cast)  # who the seed's people became (office_env.seed_recast)
 
 
 class PlusRoles(Protocol):
@@ -246,7 +251,8 @@ def build_plus_record(job: PlusJob, draft: PlusDraft, rounds: int, feedback_log:
         provenance=Provenance.model_validate({  # an open object: its keys beyond the schema's are kept as given
             "backend": job.config.backend, "model": job.config.model, "seed": job.config.seed, "seed_task": seed.id,
             "rounds": rounds, "verifier_feedback": feedback_log, "gates": {}, "tokens": dialogue_tokens(dialogue),
-            **({"repairs": list(job.repairs)} if job.repairs else {})}),
+            **({"repairs": list(job.repairs)} if job.repairs else {}),
+            **({"recast": job.cast.to_dict()} if job.cast.names or job.cast.kept else {})}),
     )
 
 
@@ -284,13 +290,31 @@ def plus_graph(roles: PlusRoles | None = None):
 
 def run_seed(out: str, config: PlusConfig, index: int, task_id: str, seed_task: SeedTask,
              roles: PlusRoles | None = None, repairs: tuple[dict[str, Any], ...] = (),
-             others: tuple[str, ...] = ()) -> dict[str, Any]:
+             others: tuple[str, ...] = (), people: tuple[str, ...] = ()) -> dict[str, Any]:
     """Regenerate one seed (runs in a worker); returns a JSON-able outcome. ``others``: the
-    instructions of the split's other seeds its history may tell, in order (``told_candidates``)."""
+    instructions of the split's other seeds its history may tell, in order (``told_candidates``);
+    ``people``: the split's people (``office_env.seed_recast.split_people``)."""
     staging = Path(out) / dataset.WORK / "staging"
     staging.mkdir(parents=True, exist_ok=True)
+    scratch = staging / f".{task_id}.seed"
+    shutil.rmtree(scratch, ignore_errors=True)
+    try:
+        return _run_recast(out, config, index, task_id, seed_task, roles, repairs, others, people, staging, scratch)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _run_recast(out: str, config: PlusConfig, index: int, task_id: str, seed_task: SeedTask,
+                roles: PlusRoles | None, repairs: tuple[dict[str, Any], ...], others: tuple[str, ...],
+                people: tuple[str, ...], staging: Path, scratch: Path) -> dict[str, Any]:
+    """``run_seed`` on the seed re-cast with other people (unless ``keep_people``) in ``scratch``."""
+    cast_ = Cast()
+    if not config.keep_people:
+        seed_task, cast_ = recast_seed(seed_task, seeded("plus-recast", config.seed, seed_task.id), scratch,
+                                       avoid=OTHER_PEOPLE, known=people)
+        others = tuple(substitute(o, cast_.names) for o in others)
     job = PlusJob(index=index, task_id=task_id, seed_task=seed_task, config=config, staging=staging,
-                  repairs=repairs, others=others)
+                  repairs=repairs, others=others, cast=cast_)
     roles = roles or _roles_for(config)
     client = getattr(roles, "client", None)
     before = client.usage.to_dict() if client is not None else {}
@@ -385,7 +409,7 @@ def regenerate_split(seeds_path: str | Path, out: str | Path, *, seed: int = 0, 
                      roles: PlusRoles | None = None, backend: str = "offline", model: str | None = None,
                      base_url: str | None = None, llm_config: str | None = None, cache_path: str | None = None,
                      llm_overrides: tuple[tuple[str, str], ...] = (), gates: tuple[str, ...] = (),
-                     budget: Budget | None = None, repair_seeds: bool = False,
+                     budget: Budget | None = None, repair_seeds: bool = False, keep_people: bool = False,
                      on_progress: Callable[[int, int], None] | None = None,
                      on_pause: Callable[[float], None] | None = None,
                      on_outcome: Callable[[dict[str, Any]], None] | None = None, executor: str = "local",
@@ -415,7 +439,7 @@ def regenerate_split(seeds_path: str | Path, out: str | Path, *, seed: int = 0, 
                         backend=getattr(roles, "name", backend) if roles is not None else backend, model=model,
                         base_url=base_url, llm_config=llm_config, cache_path=cache_path, gates=tuple(gates),
                         llm_overrides=tuple(llm_overrides),
-                        repair=repair_seeds)
+                        repair=repair_seeds, keep_people=keep_people)
     check_banks()  # a broken dialogue bank stops here, before the output folder is touched
     report = load_officebench(root)
     if not report.tasks:  # nothing to regenerate: refuse before the output folder is touched
@@ -460,6 +484,7 @@ class PlusBatch:
             repair(out, done)
         self.tasks, self.repairs, refused = _lint(report.tasks, config.repair, summary)
         self.told = told_candidates(self.tasks, set(refused), config.seed)
+        self.people = split_people(self.tasks)
         for i, reason in refused.items():
             done.setdefault(i, {"index": i, "id": ids[i], "seed": self.tasks[i].id, "status": "dropped", "rounds": 0,
                                 "reason": reason})
@@ -483,7 +508,8 @@ class PlusBatch:
         self.pending = False
         if not todo:
             return None
-        run = _SeedRun(str(self.out), self.config, self.ids, self.tasks, self.roles, self.repairs, self.told)
+        run = _SeedRun(str(self.out), self.config, self.ids, self.tasks, self.roles, self.repairs, self.told,
+                       self.people)
         workers = min(self.workers, max(1, len(todo)))
         if self.executor == "ray" and work is not None:  # a node may see neither the seeds nor --out
             return Round([_SeedOnTheWay(i, self.tasks[i].testbed, self.tasks[i].reference) for i in todo],
@@ -528,10 +554,11 @@ class _SeedRun:
     roles: PlusRoles | None
     repairs: dict[int, tuple[dict[str, Any], ...]]
     told: list[tuple[str, ...]]  # per seed, the instructions its history may tell (told_candidates)
+    people: tuple[str, ...] = ()  # the split's people (office_env.seed_recast.split_people)
 
     def __call__(self, i: int) -> dict[str, Any]:
         return run_seed(self.out, self.config, i, self.ids[i], self.tasks[i], self.roles, self.repairs.get(i, ()),
-                        self.told[i])
+                        self.told[i], self.people)
 
 
 def _packed(folder: Path | None) -> CarriedFolder | str | None:
@@ -593,6 +620,16 @@ class _CarriedSeedRun:
 
 
 TOLD_CANDIDATES = 24  # other seeds a history may tell, in the order tried (most are not tellable)
+
+
+def recast_counts(records: Sequence[TaskRecord], config: PlusConfig) -> dict[str, Any]:
+    """How many tasks had their seed's people re-cast, and the names kept as they were by reason."""
+    if config.keep_people:
+        return {"kept_people": True}
+    casts = [cast(dict, getattr(r.provenance, "recast", None) or {}) for r in records]
+    reasons = Counter(why.split(" in ")[0] if why.startswith("said in") else why
+                      for c in casts for why in c.get("kept", {}).values())
+    return {"tasks": sum(1 for c in casts if c.get("names")), "of": len(records), "kept": dict(sorted(reasons.items()))}
 
 
 def told_candidates(tasks: Sequence[SeedTask], refused: set[int], seed: int) -> list[tuple[str, ...]]:
@@ -676,6 +713,7 @@ def _finalize(out: Path, config: PlusConfig, digest: str, done: dict[int, dict[s
         "drops": dict(sorted(summary.drops.items())), "dropped": summary.dropped,
         "skipped": summary.skipped, "warnings": summary.warnings, "lint": summary.lint,
         "proof": proof_counts(records),
+        "recast": recast_counts(records, config),
     }
     if summary.errors:  # ended by the endpoint: not drops; --resume runs them again
         build_info["status"] = "incomplete"

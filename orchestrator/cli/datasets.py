@@ -382,11 +382,14 @@ def regenerate_command(
     repair: bool = typer.Option(False, "--repair", help="Fix seeds whose lint errors all have an unambiguous repair "
                                 "(a typo'd file name, a doc_type against the extension) instead of dropping them; "
                                 "every repair is recorded in the task's provenance"),
+    keep_people: bool = typer.Option(False, "--keep-people", help="Keep each seed's own people; by default every "
+                                     "person of a seed gets another name in its instruction, criteria and files "
+                                     "(the seeds are public: their answers are known)"),
 ) -> None:
     """Regenerate a Plus split from OfficeBench seed tasks: one task per seed subtask, with an intent
-    and a multi-day dialogue carrying the instruction's specifics; evaluation, testbed and reference
-    files are kept. Exit 0 when a task was written and every seed loaded, 1 otherwise (the rest is
-    still written), 2 for bad input."""
+    and a multi-day dialogue carrying the instruction's specifics; evaluation and files are kept,
+    with the seed's people re-cast under other names unless --keep-people. Exit 0 when a task was
+    written and every seed loaded, 1 otherwise (the rest is still written), 2 for bad input."""
     budget = task_budget(task_timeout, task_memory)
     if overwrite or resume:
         replace_earlier("--out", out, overwrite, "build.json", "regenerated dataset", resume)
@@ -417,7 +420,8 @@ def regenerate_command(
                 fail(f"--shape {shape!r}: must be one of {', '.join(SHAPES)}")
             summary = regenerate_split(seeds, out, seed=seed, days=days, utterances_per_day=utterances, shape=shape,
                                        workers=workers, resume=resume, gates=gate_names, budget=budget,
-                                       repair_seeds=repair, on_pause=paused, on_outcome=progress.outcome,
+                                       repair_seeds=repair, keep_people=keep_people, on_pause=paused,
+                                       on_outcome=progress.outcome,
                                        **where, on_progress=progress.counted, **llm)
     except Exception as exc:
         batch_failed(exc, "seeds")

@@ -26,6 +26,7 @@ from jsonschema import Draft202012Validator
 from generators.model import Verdict
 from generators.plus_offline import memory_pieces, plus_problems, regenerate, split_clauses
 from office_env import load_officebench
+from office_env.seed_recast import file_text, substitute, substitute_values
 from orchestrator.dataset_writer import iter_tasks
 from orchestrator.plus import (
     OfflinePlusRoles,
@@ -111,7 +112,7 @@ def runs(tmp_path_factory) -> dict[str, tuple[Path, subprocess.CompletedProcess]
         "b": ("regenerate", "--seeds", SAMPLE, "--out", base / "b", "--seed", "3", "--workers", "2"),
         "neo": ("regenerate", "--seeds", SAMPLE, "--out", base / "neo", "--seed", "3", "--shape", "neo"),
         "broken": ("regenerate", "--seeds", seeds, "--out", base / "broken", "--seed", "3", "--days", "5",
-                   "--utterances", "20"),
+                   "--utterances", "20", "--keep-people"),
     }
     with ThreadPoolExecutor(max_workers=4) as pool:
         futures = {name: pool.submit(homer, *args) for name, args in jobs.items()}
@@ -150,9 +151,12 @@ def test_records_keep_the_seed_and_validate(runs, sample_seeds):
         assert not [e.message for e in validator.iter_errors(record)]
         raw = json.loads(seed.subtask_file.read_text(encoding="utf-8"))
         assert record["split"] == "plus"
-        assert record["description"] == raw["task"]
-        assert record["evaluation"] == seed.evaluation == raw["evaluation"]
-        assert record["user"]["username"] == raw["username"] == "alice" and record["user"]["name"] == "Alice"
+        cast = record["provenance"]["recast"]["names"]  # the seed's people, each under another name
+        assert {"Alice", "Bob", "Carol"} <= set(cast) and not set(cast) & set(cast.values())
+        assert record["description"] == substitute(raw["task"], cast) != raw["task"] or "Bob" not in raw["task"]
+        assert record["evaluation"] == substitute_values(raw["evaluation"], cast)
+        assert record["user"]["username"] == cast["Alice"].lower() and record["user"]["name"] == cast["Alice"]
+        assert not re.search(r"\b(Alice|Bob|Carol)\b", dialogue_text(record))
         assert record["now"] == {"date": "2024-05-03", "weekday": "Friday", "time": "09:30"}
         assert record["app_count"] == int(seed.id.split("-")[0])
         prov = record["provenance"]
@@ -279,7 +283,8 @@ def test_specifics_in_every_dialogue_and_none_in_the_intent(runs):
         for piece in record["memory"]:
             assert piece["value"].lower() not in record["intent"].lower()
     calendar = got["plus-2-1-0"]
-    for needle in ("Budget review", "15:00", "16:00", "Bob", "calendar", "email"):
+    bob = calendar["provenance"]["recast"]["names"]["Bob"]
+    for needle in ("Budget review", "15:00", "16:00", bob, "calendar", "email"):
         assert needle in dialogue_text(calendar)
         assert needle.lower() not in calendar["intent"].lower()
     said = [(t["text"], date.fromisoformat(s["date"])) for s in calendar["dialogue"] for t in s["turns"]]
@@ -293,11 +298,12 @@ def test_specifics_in_every_dialogue_and_none_in_the_intent(runs):
         assert any(names_value(t, "2024-05-07", d) for t, d in said)
     assert "2024-05-07" not in calendar["intent"]
     assert calendar["subtasks"] == ["Add 'Budget review' to my calendar on 2024-05-07 from 15:00 to 16:00",
-                                    "email Bob to confirm it"]
+                                    f"email {bob} to confirm it"]
     invoice = got["plus-3-1-0"]
+    carol = invoice["provenance"]["recast"]["names"]["Carol"]
     assert invoice["subtasks"] == ["Read the invoice PDF", "write its number and total into data/invoice_summary.docx",
-                                   "email the summary to Carol"]
-    assert [m["value"] for m in invoice["memory"]] == ["PDF", "data/invoice_summary.docx", "Carol"]
+                                   f"email the summary to {carol}"]
+    assert [m["value"] for m in invoice["memory"]] == ["PDF", "data/invoice_summary.docx", carol]
 
 
 @pytest.mark.parametrize(("run", "days", "low", "high"), [("a", 28, 8, 14), ("neo", 5, 60, 80)])
@@ -317,15 +323,25 @@ def test_the_shape_of_the_history_before_now(runs, run, days, low, high):
             m["id"] for m in record["memory"] for _ in range(2 if m.get("derived") else 1))
 
 
-def test_testbed_and_reference_are_byte_identical(runs, sample_seeds):
+def test_testbed_and_reference_are_the_seeds_with_its_people_recast(runs, sample_seeds):
     folder, _ = runs["a"]
+    kept = records(runs["broken"][0])  # --keep-people: byte for byte the seed's
     for seed in sample_seeds:
         task = folder / "tasks" / plus_task_id(seed.id)
-        assert tree(task / "testbed") == tree(seed.testbed) and tree(seed.testbed)
-        if seed.reference is None:
-            assert not (task / "reference").exists()
-        else:
-            assert tree(task / "reference") == tree(seed.reference) and tree(seed.reference)
+        cast = records(folder)[task.name]["provenance"]["recast"]["names"]
+        for part, source in (("testbed", seed.testbed), ("reference", seed.reference)):
+            if source is None:
+                assert not (task / part).exists()
+                continue
+            old, new = tree(source), tree(task / part)
+            assert old and sorted(new) == sorted(substitute(path, cast) for path in old)
+            for path, data in old.items():  # each file says what the seed's says, its people re-cast
+                said = file_text(source / path, path)
+                assert file_text(task / part / substitute(path, cast), path) == substitute(said, cast)
+                if said == substitute(said, cast):
+                    assert new[path] == data  # nobody in it: the same bytes
+        if task.name in kept:
+            assert tree(runs["broken"][0] / "tasks" / task.name / "testbed") == tree(seed.testbed)
     assert (folder / "tasks" / "plus-1-2-0" / "reference" / "scores_swapped.xlsx").is_file()
 
 
@@ -374,7 +390,10 @@ def test_broken_seeds_are_reported_and_skipped(runs):
     bare = folder / "tasks" / "plus-1-3-0"
     assert (bare / "testbed").is_dir() and not any((bare / "testbed").iterdir())
     assert got["plus-1-3-0"]["now"] == {"date": "2024-06-12", "weekday": "Wednesday", "time": "14:15"}
-    assert got["plus-1-3-0"]["user"]["name"] == "Dan"
+    assert got["plus-1-3-0"]["user"]["name"] == "Dan"  # --keep-people: the seed's own people
+    assert "Bob's score" in got["plus-1-1-0"]["description"] and "recast" not in got["plus-1-1-0"]["provenance"]
+    assert (folder / "tasks" / "plus-2-1-0" / "testbed" / "emails" / "bob").is_dir()
+    assert json.loads((folder / "build.json").read_text(encoding="utf-8"))["config"]["keep_people"] is True
     card = (folder / "README.md").read_text(encoding="utf-8")
     assert "skipped (failed to load): 2" in card
     assert "| tasks/1-1/subtasks/1.json | json | invalid JSON" in card
@@ -568,11 +587,12 @@ def failing(results) -> set[str]:
 
 def test_specifics_gate_catches_a_leak_and_a_missing_specific(plus_task):
     record = copy.deepcopy(plus_task.record)
-    record["intent"] = "Book the Budget review and tell Bob."
+    bob = record["provenance"]["recast"]["names"]["Bob"]
+    record["intent"] = f"Book the Budget review and tell {bob}."
     results = run_gates(record, plus_task.testbed, plus_task.reference)
     assert failing(results) == {"specifics"}
     assert "intent leaks quoted 'Budget review'" in results["specifics"].detail
-    assert "intent leaks person 'Bob'" in results["specifics"].detail
+    assert f"intent leaks person '{bob}'" in results["specifics"].detail
 
     record = copy.deepcopy(plus_task.record)
     for session in record["dialogue"]:
