@@ -317,7 +317,10 @@ def evaluate_calendar_event(ctx: Context, args: dict[str, Any]) -> Outcome:
         if (start is None or event.start == start) and (end is None or event.end == end):
             return True, f"{args['username']}'s calendar has {event.summary!r} at {event.start:%Y-%m-%d %H:%M}"
     if titled:
-        found = ", ".join(f"{e.start:%Y-%m-%d %H:%M}-{e.end:%H:%M}" for e in titled)
+        # to the second when a second is what differs: "15:00-15:15" for an event at 15:00:01 reads as a pass
+        times = [t for t in (start, end) if t is not None] + [t for e in titled for t in (e.start, e.end)]
+        clock = "%H:%M:%S" if any(t.second or t.microsecond for t in times) else "%H:%M"
+        found = ", ".join(f"{e.start:%Y-%m-%d} {e.start.strftime(clock)}-{e.end.strftime(clock)}" for e in titled)
         return False, f"{args['username']}'s events titled like {words!r} are at {found}, not at the required time"
     return False, f"{args['username']}'s calendar has no event titled like {words!r}"
 

@@ -566,7 +566,14 @@ def test_calendar_event(ws, registry):
 
     late = run(ws, "evaluate_calendar_event", {"username": "bob", "summary": "budget", "start": "2024-05-07 10:00"})
     assert not late.passed
-    assert "not at the required time" in late.reason and "2024-05-07 09:00" in late.reason
+    assert "not at the required time" in late.reason and "2024-05-07 09:00-10:00," in late.reason
+
+    # a second late fails, and the reason shows the second that fails it
+    call(registry, ws, "calendar_create_event",
+         {"user": "dana", "summary": "Milestone", "start": "2024-05-07 15:00:01", "end": "2024-05-07 15:15:00"})
+    second = run(ws, "evaluate_calendar_event",
+                 {"username": "dana", "summary": "milestone", "start": "2024-05-07 15:00", "end": "2024-05-07 15:15"})
+    assert not second.passed and "are at 2024-05-07 15:00:01-15:15:00, not at the required time" in second.reason
 
     untitled = run(ws, "evaluate_calendar_event", {"username": "bob", "summary": "Offsite"})
     assert not untitled.passed and "no event titled" in untitled.reason and "Offsite" in untitled.reason
