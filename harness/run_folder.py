@@ -53,12 +53,17 @@ class RunFolderError(ValueError):
     """The output folder cannot take this run; the message is one line naming it."""
 
 
+def _temporary_name(name: str) -> bool:
+    """The name of a temporary file an atomic write of one of the run's files (or the folder's
+    write probe) makes: ``.run.json.<pid>.tmp``."""
+    return is_write_probe(name) or (
+        name.startswith(".") and name.endswith(".tmp") and any(name.startswith(f".{f}.") for f in _RUN_FILES))
+
+
 def _leftover(entry: os.DirEntry) -> bool:
-    """A temporary file an interrupted atomic write of one of the run's files (or the folder's write
-    probe) left: a regular file, never a folder or a link of that name."""
-    name = entry.name
-    return entry.is_file(follow_symlinks=False) and (is_write_probe(name) or (
-        name.startswith(".") and name.endswith(".tmp") and any(name.startswith(f".{f}.") for f in _RUN_FILES)))
+    """A temporary file an interrupted atomic write left: a regular file, never a folder or a link
+    of that name."""
+    return entry.is_file(follow_symlinks=False) and _temporary_name(entry.name)
 
 
 def _ours(entry: os.DirEntry) -> bool:
@@ -88,6 +93,11 @@ def check_out(out: Path, *, resume: bool, overwrite: bool) -> None:
     entries = list(os.scandir(out))
     names = [entry.name for entry in entries]
     foreign = sorted(e.name for e in entries if not _ours(e) and not _leftover(e))
+    planted = [e.name for e in entries if e.name in foreign and _temporary_name(e.name)]
+    if planted:  # a link (or a folder) under a temporary file's name: named as what it is
+        kind = "a symlink" if os.path.islink(os.path.join(out, planted[0])) else "not a regular file"
+        raise RunFolderError(f"--out {label}: {printable(planted[0])} has a temporary file's name but is {kind}; "
+                             "refused (remove it)")
     if foreign:
         raise RunFolderError(f"--out {label}: folder is not empty and holds no earlier evaluation run "
                              f"({printable(foreign[0])}); choose a new folder")

@@ -38,6 +38,14 @@ def test_check_out_refuses_a_link_a_file_a_foreign_folder_and_an_earlier_run_wit
     (run / ".cache").mkdir()
     clear(run)
     assert sorted(p.name for p in run.iterdir()) == [".cache"]
+    # a link planted under a temporary file's name is refused naming the link, not as a foreign folder
+    (run / RESULTS).write_text("")
+    (run / f".{RUN}.77.tmp").symlink_to(tmp_path / "file")
+    with pytest.raises(RunFolderError) as refused:
+        check_out(run, resume=True, overwrite=False)
+    assert f".{RUN}.77.tmp has a temporary file's name but is a symlink" in str(refused.value)
+    assert "no earlier evaluation run" not in str(refused.value)
+    assert (tmp_path / "file").read_text() == "x"
 
 
 def test_the_progress_log_is_header_first_and_keeps_the_earlier_lines(tmp_path):
