@@ -74,12 +74,17 @@ def compose(run: Path, probes: Path | None = None, horizons: Path | None = None)
                        "memory."]
         md += ["", markdown_table(*probe_table(probe), bold_last=True)]
         split = split_line(probe)
-        if split and theirs == agent and probe.get("eval_run") == str(Path(run).resolve()):
+        this_run = probe.get("eval_run") == str(Path(run).resolve())
+        hint = f"`homer probe ... --agent {printable(str(config.get('agent')))} --eval {run}` splits them"
+        if split and theirs == agent and this_run:
             md += ["", f"{split} (the failures of eval run `{run}`)"]
             notes.append(split)
+        elif split and this_run:  # this run's failures, but what another agent remembers of them
+            md += ["", f"The probe run split this eval run's failures by the {theirs}'s memory, not the {agent}'s; "
+                       f"it is left out here ({hint} by this run's agent)."]
         elif split:
-            md += ["", "The probe run split another eval run's failures; it is left out here (probe this run's "
-                       f"agent with `homer probe ... --eval {run}` to split them)."]
+            where = f" (`{printable(str(probe.get('eval_run')))}`)" if probe.get("eval_run") else ""
+            md += ["", f"The probe run split another eval run's failures{where}; it is left out here ({hint})."]
     if sweep:
         theirs = _agent(sweep.get("agent"), sweep.get("model"))
         md += ["", "## Horizon", "", f"From horizon sweep `{horizons}`: {theirs}, {sweep.get('context')}."]

@@ -203,7 +203,17 @@ def test_one_research_report_from_the_runs(dataset: Path, tmp_path: Path):
     assert text.startswith("# Research report: none agent")
     assert "**These are the oracle agent's probes, not the none agent's**" in text
     assert "**This is the oracle agent's horizon curve, not the none agent's.**" in text
-    assert "remembered every probed detail" not in text and "left out here" in text
+    assert "remembered every probed detail" not in text
+    assert f"split another eval run's failures (`{tmp_path / 'eval'}`); it is left out here" in text
+    # docs/eval.md's own example: the oracle probes the none run's failures: this run's, another agent's memory
+    assert runner.invoke(app, ["probe", str(dataset), "--agent", "oracle", "--out", str(tmp_path / "probe-none"),
+                               "--eval", str(tmp_path / "none")]).exit_code == 0
+    assert runner.invoke(app, ["report", str(tmp_path / "none"), "--probes",
+                               str(tmp_path / "probe-none")]).exit_code == 0
+    text = (tmp_path / "none" / "research-report.md").read_text()
+    assert "split this eval run's failures by the oracle agent's memory, not the none agent's" in text
+    assert "another eval run" not in text and "remembered every probed detail" not in text
+    assert f"`homer probe ... --agent none --eval {tmp_path / 'none'}` splits them by this run's agent" in text
     wrong = runner.invoke(app, ["report", str(tmp_path / "eval"), "--probes", str(tmp_path / "sweep")])
     assert wrong.exit_code == 2 and "no probe.json" in wrong.output
     other = tmp_path / "other"
