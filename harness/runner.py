@@ -429,14 +429,8 @@ def evaluate(dataset_dir: Path | str, out_dir: Path | str, config: EvalConfig,
     :class:`EvalError` for bad input (before any work), and ``backends.workers.Interrupted`` after
     Ctrl-C (finished rows are kept for ``resume``)."""
     dataset, out = Path(dataset_dir), Path(out_dir)
-    config.validate()
-    export = is_hf_export(dataset)
-    if not export and not (dataset / "tasks").is_dir():
-        raise EvalError(f"{dataset}: not a dataset folder (no tasks/)")
-    if not export:
-        _check_tasks(dataset, config)
+    export = check_run(dataset, out, config, resume=resume, overwrite=overwrite)
     try:
-        check_out(out, resume=resume, overwrite=overwrite)
         existed = out.exists()
         ensure_writable_folder(out)
     except RunFolderError as exc:
@@ -461,6 +455,24 @@ def evaluate(dataset_dir: Path | str, out_dir: Path | str, config: EvalConfig,
         return run_batch(out, batch, resume=resume, budget=budget, executor=executor, ray_address=ray_address)
     except RunFolderError as exc:
         raise EvalError(str(exc)) from None
+
+
+def check_run(dataset: Path, out: Path, config: EvalConfig, *, resume: bool = False, overwrite: bool = False) -> bool:
+    """Raise :class:`EvalError` for a run :func:`evaluate` would refuse before any work (bad
+    configuration, no dataset, --task-ids it lacks, an --out it must not write), writing nothing:
+    a command asks before it shows progress. True for a Hugging Face export (its task ids are
+    checked once it is read back)."""
+    config.validate()
+    export = is_hf_export(dataset)
+    if not export and not (dataset / "tasks").is_dir():
+        raise EvalError(f"{dataset}: not a dataset folder (no tasks/)")
+    if not export:
+        _check_tasks(dataset, config)
+    try:
+        check_out(out, resume=resume, overwrite=overwrite)
+    except RunFolderError as exc:
+        raise EvalError(str(exc)) from None
+    return export
 
 
 def _check_tasks(dataset: Path, config: EvalConfig) -> None:

@@ -106,7 +106,7 @@ def eval_command(
     from backends.job_contract import Interrupted
     from backends.llm.failures import RunRefused
     from backends.ray_executor import RayUnavailable
-    from harness.runner import EvalConfig, EvalError, evaluate
+    from harness.runner import EvalConfig, EvalError, check_run, evaluate
     from orchestrator.progress import Reporter
 
     if endpoint.llm_config is not None and not endpoint.llm_config.is_file():
@@ -132,6 +132,7 @@ def eval_command(
         if horizons is not None:
             _horizon_sweep(dataset_dir, out, config, horizons, batch.progress_mode(), resume, overwrite)
             return
+        check_run(dataset_dir, out, config, resume=resume, overwrite=overwrite)  # a refusal is its one line alone
         with Reporter("eval", None, batch.progress_mode(), kept_word="scored") as progress:
             summary = evaluate(dataset_dir, out, config, resume=resume, overwrite=overwrite, budget=budget,
                                on_outcome=progress.outcome,

@@ -322,6 +322,21 @@ def test_an_output_folder_that_cannot_be_written_is_one_line_before_any_progress
     assert plain.read_text() == "not a folder"
 
 
+def test_a_refused_eval_prints_its_one_error_line_and_no_progress(tmp_path):
+    """An unknown --task-ids id, or an --out holding an earlier run, is refused before the progress
+    starts: the error line alone ("eval: 0 done" once came first)."""
+    (tmp_path / "tasks" / "neo-00000").mkdir(parents=True)
+    unknown = homer_here("eval", tmp_path, "--agent", "none", "--task-ids", "neo-00007", "--out", tmp_path / "run")
+    assert unknown.returncode == 2
+    assert unknown.stderr.strip().splitlines() == [f"error: --task-ids: no task neo-00007 in {tmp_path}"]
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "run.json").write_text("{}")
+    earlier = homer_here("eval", tmp_path, "--agent", "none", "--out", tmp_path / "run")
+    assert earlier.returncode == 2
+    (line,) = earlier.stderr.strip().splitlines()
+    assert line.startswith(f"error: --out {tmp_path / 'run'}: holds an earlier evaluation run")
+
+
 def test_every_numeric_flag_is_bounded_and_says_its_range():
     """Each int or float option of every command has the range check (so 'nan', 'inf', a huge or a
     negative number is one line naming the flag and its range) and its help says the range, so
