@@ -36,8 +36,9 @@ RayAddressOption = Annotated[Optional[str], typer.Option("--ray-address", help="
                                                          "so no folder needs to be shared")]
 
 
-ModelOption = Annotated[Optional[str], typer.Option("--model", help="llm: model name (default from --llm-config or "
-                                                                     "gpt-4o-mini)")]
+ModelOption = Annotated[Optional[str], typer.Option("--model", help="llm: model name; without the flag, "
+                                                                     "HOMER_MODEL (or a .env file's), then "
+                                                                     "--llm-config's, then gpt-4o-mini")]
 BaseUrlOption = Annotated[Optional[str], typer.Option("--base-url", help="llm: OpenAI-compatible base URL (default: "
                                                                          "OPENAI_BASE_URL)")]
 LLMConfigOption = Annotated[Optional[Path], typer.Option("--llm-config", help="llm: JSON or TOML settings file")]

@@ -598,6 +598,9 @@ def test_settings_precedence_file_then_env_then_overrides(tmp_path, monkeypatch)
     monkeypatch.setenv("OPENAI_BASE_URL", "http://env.example/v1")
     loaded = LLMSettings.load(config)
     assert (loaded.base_url, loaded.api_key, loaded.model) == ("http://env.example/v1", "env-key", "file-model")
+    monkeypatch.setenv("HOMER_MODEL", "env-model")
+    assert LLMSettings.load(config).model == "env-model"  # the variable beats the file, as --model's help says
+    monkeypatch.delenv("HOMER_MODEL")
     loaded = LLMSettings.load(config, model="flag-model", api_key="flag-key", base_url=None, max_concurrency=2)
     assert (loaded.base_url, loaded.api_key, loaded.model, loaded.max_concurrency) == (
         "http://env.example/v1", "flag-key", "flag-model", 2)

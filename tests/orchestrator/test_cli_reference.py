@@ -43,3 +43,11 @@ def test_every_command_function_is_listed():
               for info in typer_app.registered_commands]
     assert len(listed) == len(set(listed))
     assert written == set(listed)
+
+
+def test_the_model_flag_says_the_order_the_settings_are_read_in():
+    """--model's help once named --llm-config as its default while HOMER_MODEL (or a .env file's)
+    wins over the file (``LLMSettings.load``, tested in tests/backends/test_llm_client.py)."""
+    line = next(row for row in reference().splitlines() if row.startswith("| `--model` |"))
+    order = [line.index(word) for word in ("HOMER_MODEL", ".env", "--llm-config", "gpt-4o-mini")]
+    assert order == sorted(order)
