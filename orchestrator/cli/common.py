@@ -453,10 +453,16 @@ def preset_size(preset: str, days: Optional[int], utterances: Optional[int]) -> 
         fail(f"--days {days}: must be a whole number from 1 to {MAX_DAYS}")
     if not 4 <= utterances <= MAX_UTTERANCES:
         fail(f"--utterances {utterances}: must be a whole number from 4 to {MAX_UTTERANCES:,}")
-    if days * utterances > limits.MAX_DIALOGUE_TURNS:  # a history the readers would refuse
+    check_turns(days, utterances)
+    return days, utterances
+
+
+def check_turns(days: int, utterances: int) -> None:
+    """Refuse, naming both flags, a history longer than a task may hold (the readers would refuse
+    every task built with it)."""
+    if days * utterances > limits.MAX_DIALOGUE_TURNS:
         fail(f"--days {days} x --utterances {utterances}: {days * utterances:,} turns a history, over the "
              f"{limits.MAX_DIALOGUE_TURNS:,} a task may hold")
-    return days, utterances
 
 
 def report_gameability(dataset_dir: Path, known: dict[str, Any] | None = None) -> dict[str, Any]:

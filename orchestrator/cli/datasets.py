@@ -27,6 +27,7 @@ from orchestrator.cli.common import (
     batch_failed,
     batch_options,
     check_dataset,
+    check_turns,
     fail,
     llm_endpoint,
     llm_options,
@@ -402,6 +403,8 @@ def regenerate_command(
         fail(f"--days must be at least 1 (got {days})")
     if utterances is not None and utterances < 4:
         fail(f"--utterances must be at least 4 (got {utterances})")
+    if days is not None and utterances is not None:  # one flag with a shape's other size stays under the cap
+        check_turns(days, utterances)
     gate_names, where = parse_gates_option(gates), batch.where()
 
     from generators.bank_check import check_banks

@@ -322,6 +322,23 @@ def test_an_output_folder_that_cannot_be_written_is_one_line_before_any_progress
     assert plain.read_text() == "not a folder"
 
 
+def test_regenerate_holds_days_times_utterances_to_the_turns_a_task_may_hold(tmp_path):
+    """As build does: each flag in its range, their product over the cap, one line naming both."""
+    from office_env.limits import MAX_DIALOGUE_TURNS
+    from orchestrator.cli.common import MAX_DAYS, MAX_UTTERANCES
+    from orchestrator.plus import SHAPES
+
+    seeds = Path(__file__).resolve().parents[2] / "datasets" / "officebench-sample"
+    proc = homer_here("regenerate", "--seeds", seeds, "--days", "365", "--utterances", "1000", "--out", tmp_path / "o")
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [f"error: --days 365 x --utterances 1000: 365,000 turns a history, "
+                                                f"over the {MAX_DIALOGUE_TURNS:,} a task may hold"]
+    assert not (tmp_path / "o").exists()
+    # one flag alone goes with a shape's other size: within the cap whatever the flag says
+    assert all(MAX_DAYS * u <= MAX_DIALOGUE_TURNS and d * MAX_UTTERANCES <= MAX_DIALOGUE_TURNS
+               for d, u in SHAPES.values())
+
+
 def test_a_refused_eval_prints_its_one_error_line_and_no_progress(tmp_path):
     """An unknown --task-ids id, or an --out holding an earlier run, is refused before the progress
     starts: the error line alone ("eval: 0 done" once came first)."""
