@@ -102,24 +102,36 @@ class NoSpaceLeft(OSError):
 
     def __str__(self) -> str:
         try:
-            free = f"{shutil.disk_usage(self.out).free / 2**20:.1f} MiB free"
+            free = f"{_mib(shutil.disk_usage(self.out).free)} free"
         except OSError:
             free = "free space unknown"
-        need = f", about {self.needed / 2**20:.1f} MiB more needed" if self.needed else ""
+        need = f", about {_mib(self.needed)} more needed" if self.needed else ", space needed unknown"
         where = (f"writing {self.filename} (under {self.out}: " if self.filename != str(self.out)
                  else f"writing into {self.out} (")
         return f"no space left on the device {where}{free}{need}); free some space and {self.again}"
 
 
+def _mib(size: int) -> str:
+    """A size in MiB to one decimal; a size that would read 0.0 MiB in KiB."""
+    return f"{size / 2**20:.1f} MiB" if size >= 0.05 * 2**20 else f"{max(1, round(size / 1024)) if size else 0} KiB"
+
+
+Needed = int | Callable[[], int | None] | None  # the bytes still to write, or how to estimate them once a write failed
+
+
 @contextmanager
-def space_named(out: Path, again: str = "rerun with --resume") -> Iterator[None]:
+def space_named(out: Path, again: str = "rerun with --resume", needed: Needed = None) -> Iterator[None]:
     """A disk that fills under writes into ``out`` ends as :class:`NoSpaceLeft`: one line naming
-    the file (or the folder, for a write with no file name) and the space free there."""
+    the file (or the folder, for a write with no file name), the space free there and the space
+    the command still needs (``needed``: bytes, or a function estimating them, asked only then).
+    Every writing command goes through it (a batch's jobs through :func:`run_batch`)."""
     try:
         yield
     except OSError as exc:
         if no_space(exc) and not isinstance(exc, NoSpaceLeft):
-            raise NoSpaceLeft(str(exc.filename or ""), out, None, again) from None
+            raise NoSpaceLeft(str(exc.filename or ""), out, needed() if callable(needed) else needed, again) from None
+        if isinstance(exc, NoSpaceLeft) and exc.needed is None and needed is not None:
+            exc.needed = needed() if callable(needed) else needed  # a batch that could not tell: the command can
         raise
 
 
@@ -143,7 +155,7 @@ def run_batch(out: Path, batch: Batch, *, resume: bool, budget: Budget | None = 
     Ctrl-C and ``batch.stopped()`` when its guard gives up; what finished is kept for a resume."""
     lock = hold_folder(out, batch.what, batch.error)
     try:
-        with space_named(out):  # a write of the parent's that fills the disk: named as a job's is
+        with space_named(out, needed=getattr(batch, "space_needed", None)):  # a write of the parent's: as a job's
             finished = batch.start(resume)
             if finished is not None:
                 return finished

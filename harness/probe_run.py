@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
+from backends.batch import space_named
 from backends.dataset_reader import dataset_identity, iter_tasks
 from backends.llm import LLMError
 from backends.llm.failures import RefusalWatch, RunRefused
@@ -144,11 +145,13 @@ def run_probes(dataset: Path, out: Path, config: ProbeConfig, client: Any = None
                     "tasks": len(records), "questions": len(results), "skipped": skipped, "errors": errors,
                     "generation_seconds": round(generated, 4),
                     "elapsed_seconds": round(time.perf_counter() - started, 3)})
-    out.mkdir(parents=True, exist_ok=True)
-    atomic_write(out / PROBES, "".join(lines).encode("utf-8"))
-    atomic_write(out / SUMMARY, json.dumps(summary, indent=1).encode("utf-8"))
-    atomic_write(out / REPORT, render_probe_report(summary).encode("utf-8"))
-    atomic_write(out / REPORT_HTML, render_probe_html(summary).encode("utf-8"))
+    files = {PROBES: "".join(lines).encode("utf-8"), SUMMARY: json.dumps(summary, indent=1).encode("utf-8"),
+             REPORT: render_probe_report(summary).encode("utf-8"),
+             REPORT_HTML: render_probe_html(summary).encode("utf-8")}
+    with space_named(out, again="run the probe again", needed=sum(map(len, files.values()))):
+        out.mkdir(parents=True, exist_ok=True)
+        for name, data in files.items():
+            atomic_write(out / name, data)
     return summary
 
 

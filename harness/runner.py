@@ -620,6 +620,12 @@ class _Refusals:
         raise RunRefused(self.watch.message() + "; rerun with --resume once fixed")
 
 
+# What a run writes before it can measure its own (the tour's llm run, ``docs/results.md``): about
+# 3.5 KiB of result line a trial, and about 40 KiB of reports.
+ROW_BYTES = 3_500
+REPORT_BYTES = 40 * 1024
+
+
 class EvalBatch:
     """``homer eval`` as a ``backends.batch.Batch``: one item per task (all its trials), in one round."""
 
@@ -655,8 +661,8 @@ class EvalBatch:
         self.identity = {"config": config.to_dict(), "dataset": str(dataset.resolve()),
                          "dataset_fingerprint": fingerprint, "task_digests": digests,
                          **({"export": str(self.export.resolve())} if self.export is not None else {})}
-        write_state(out, {"state": RUNNING, **self.identity, "started": now_text()})  # the folder names its run first
         self.total = len(jobs)
+        write_state(out, {"state": RUNNING, **self.identity, "started": now_text()})  # the folder names its run first
         if config.needs_client():  # the workers split the endpoint's rate budget between them
             from backends.llm.rate_limit import set_share
 
@@ -716,6 +722,21 @@ class EvalBatch:
         if isinstance(task_id, TaskOnTheWay):
             task_id = task_id.task_id
         return failed_rows(task_id, _record(str(self.dataset), task_id)[0], self.config.trials, failure)
+
+    def space_needed(self) -> int | None:
+        """About the bytes the run still writes: the progress file's bytes per task so far (before
+        any, ``ROW_BYTES`` a trial) times the tasks to go, the results as big again (a sorted copy
+        of the progress file) and the reports (``REPORT_BYTES``)."""
+        total, done = getattr(self, "total", None), getattr(self, "done", 0)
+        if total is None:
+            return None
+        try:
+            written = os.stat(self.out / PROGRESS).st_size
+        except OSError:
+            written = 0
+        each = written / done if done and written else ROW_BYTES * self.config.trials
+        to_go = each * max(0, total - done)
+        return int(2 * to_go + written + REPORT_BYTES)
 
     def retry(self) -> None:
         pass  # never reached: the guard raises instead of recovering

@@ -372,6 +372,30 @@ def run_attempt_carried(config: BuildConfig, index: int, work: str) -> dict[str,
 
 # -- the batch (runs in the parent) ----------------------------------------------------------
 
+
+def space_needed(out: Path, n: int, config: BuildConfig, made: int | None = None) -> int | None:
+    """About how many bytes the tasks still to make need (``made`` of ``n`` made; by default the
+    folder's task folders): those to go times the mean size of up to 20 of the folder's task
+    folders, or, before any, of a task of this history's length (``dataset.OFFICE_BYTES``)."""
+    sizes: list[int] = []
+    count = 0
+    try:
+        with os.scandir(out / dataset.TASKS) as entries:
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    count += 1
+                    if len(sizes) < 20:
+                        sizes.append(scan_tree(entry.path, check_links=False, max_file_bytes=None,
+                                               max_total_bytes=None).total_bytes)
+    except OSError:
+        pass
+    to_go = n - (count if made is None else made)
+    if to_go <= 0:
+        return None
+    each = sum(sizes) / len(sizes) if sizes else \
+        dataset.OFFICE_BYTES + dataset.TURN_BYTES * config.days * config.utterances_per_day
+    return int(each * to_go)
+
 @dataclass
 class BuildSummary:
     out: Path
@@ -564,19 +588,7 @@ class BuildBatch:
         return self._unique.kept()
 
     def space_needed(self) -> int | None:
-        """About how many bytes the tasks still to make need: those to go times the mean size of
-        up to 20 of the folder's task folders (None before any)."""
-        sizes: list[int] = []
-        try:
-            with os.scandir(self.out / dataset.TASKS) as entries:
-                for entry in entries:
-                    if entry.is_dir(follow_symlinks=False) and len(sizes) < 20:
-                        sizes.append(scan_tree(entry.path, check_links=False, max_file_bytes=None,
-                                               max_total_bytes=None).total_bytes)
-        except OSError:
-            return None
-        to_go = self.n - len(self.accepted_indices())
-        return int(sum(sizes) / len(sizes) * to_go) if sizes and to_go > 0 else None
+        return space_needed(self.out, self.n, self.config, len(self.accepted_indices()))
 
     def retry(self) -> None:
         for index in [i for i, item in self.done.items() if item.get("status") == ERROR]:

@@ -40,6 +40,11 @@ PROGRESS = ".progress.jsonl"
 ATTEMPTS = "attempts.jsonl"
 BUILD = "build.json"
 CARRIED = "carried"  # an outcome's task folder as bytes (backends.carried_folder), never written to a log
+# A task folder's size before a command has one to measure (``homer build --n 12 --seed 3``, ``homer
+# regenerate`` of datasets/officebench-sample): a Neo task's office files about 128 KiB, and task.json
+# about 130 bytes a turn of the history.
+OFFICE_BYTES = 128 * 1024
+TURN_BYTES = 130
 
 
 def carry_staged(outcome: dict[str, Any]) -> dict[str, Any]:

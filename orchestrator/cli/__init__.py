@@ -11,6 +11,7 @@ runs, so listing them all costs ``homer --help`` nothing more.
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import Any
 
 import typer
@@ -109,11 +110,11 @@ def _no_space(exc: BaseException) -> str | None:
     """The one line for a disk (or quota) that filled while a command wrote, else None."""
     if not no_space(exc):
         return None
-    if isinstance(exc, NoSpaceLeft):  # a batch that stopped at its first job without space says more
+    if isinstance(exc, NoSpaceLeft):  # every writing command's own (backends.batch.space_named)
         return f"error: {exc}"
-    where = f" writing {exc.filename}" if exc.filename else ""
-    return (f"error: no space left on the device{where}; free some space and run the command again "
-            "(build, regenerate and eval go on from where they stopped with --resume)")
+    # a write no command wrapped: the same line, under the folder of the file it names
+    folder = Path(str(exc.filename)).parent if exc.filename else Path.cwd()
+    return f"error: {NoSpaceLeft(str(exc.filename or folder), folder, None, 'run the command again')}"
 
 
 def main() -> None:

@@ -106,13 +106,15 @@ def build_command(
     try:
         with Reporter("build", n, batch.progress_mode(), target="kept") as progress:
             # seconds to load: the progress shows meanwhile
-            from orchestrator.build import build
+            from backends.batch import space_named
+            from orchestrator.build import build, space_needed
             from orchestrator.roles import BuildConfig
 
             config = BuildConfig(seed=seed, app_counts=counts, app_weights=weights, days=days,
                                  utterances_per_day=utterances, gates=gate_names, **llm)
-            summary = build(out, n, config, workers=workers, resume=resume, budget=budget, on_pause=paused,
-                            on_outcome=progress.outcome, on_progress=progress.counted, **where)
+            with space_named(out, needed=lambda: space_needed(out, n, config)):  # a write before or after the batch
+                summary = build(out, n, config, workers=workers, resume=resume, budget=budget, on_pause=paused,
+                                on_outcome=progress.outcome, on_progress=progress.counted, **where)
     except Exception as exc:
         batch_failed(exc, "attempts")
         raise
@@ -302,7 +304,7 @@ def export_command(
 
     with Reporter("export", count_tasks(dataset_dir), mode_for(quiet, json_progress),
                   kept_word="exported") as progress, \
-            space_named(out, again="run the export again"):
+            space_named(out, again="run the export again", needed=lambda: _still_to_copy(dataset_dir / "tasks", out)):
         if hf is not None:
             from orchestrator.hf_export import export_hf
 
@@ -417,19 +419,61 @@ def regenerate_command(
     try:
         with Reporter("regenerate", None, batch.progress_mode()) as progress:
             # seconds to load: the progress shows meanwhile
+            from backends.batch import space_named
             from orchestrator.plus import SHAPES, regenerate_split
 
             if shape not in SHAPES:
                 fail(f"--shape {shape!r}: must be one of {', '.join(SHAPES)}")
-            summary = regenerate_split(seeds, out, seed=seed, days=days, utterances_per_day=utterances, shape=shape,
-                                       workers=workers, resume=resume, gates=gate_names, budget=budget,
-                                       repair_seeds=repair, keep_people=keep_people, on_pause=paused,
-                                       on_outcome=progress.outcome,
-                                       **where, on_progress=progress.counted, **llm)
+            size = SHAPES.get(shape, SHAPES["paper"])
+            turns = (days or size[0]) * (utterances or size[1])
+            with space_named(out, needed=lambda: _regenerated_size(seeds, out, turns)):
+                summary = regenerate_split(seeds, out, seed=seed, days=days, utterances_per_day=utterances,
+                                           shape=shape, workers=workers, resume=resume, gates=gate_names,
+                                           budget=budget, repair_seeds=repair, keep_people=keep_people,
+                                           on_pause=paused, on_outcome=progress.outcome,
+                                           **where, on_progress=progress.counted, **llm)
     except Exception as exc:
         batch_failed(exc, "seeds")
         raise
     _say_regenerated(summary, out, time.perf_counter() - started)
+
+
+def _still_to_copy(source: Path, out: Path) -> int | None:
+    """About the bytes a command copying ``source`` into ``out`` still writes (asked once a write
+    found no space): the bytes under ``source`` less those under ``out``."""
+    from office_env.untrusted import scan_tree
+
+    try:
+        total, written = (scan_tree(folder, check_links=False, max_file_bytes=None, max_total_bytes=None).total_bytes
+                          if folder.exists() else 0 for folder in (source, out))
+    except (OSError, ValueError):  # (an unreadable entry: no estimate, the line still names the folder)
+        return None
+    return max(total - written, 0) or None
+
+
+def _regenerated_size(seeds: Path, out: Path, turns: int) -> int | None:
+    """About the bytes a regeneration still writes (asked once a write found no space): a task a
+    seed subtask, each with its seed's files and a task.json of ``turns`` turns, less the bytes
+    the folder holds."""
+    from office_env.untrusted import scan_tree
+    from orchestrator.dataset_writer import TURN_BYTES
+
+    try:
+        tree = scan_tree(seeds, check_links=False, max_file_bytes=None, max_total_bytes=None)
+        written = scan_tree(out, check_links=False, max_file_bytes=None, max_total_bytes=None).total_bytes \
+            if out.exists() else 0
+    except (OSError, ValueError):
+        return None
+    files: dict[tuple[str, ...], int] = {}  # a seed task's folder: the bytes of its files
+    subtasks: dict[tuple[str, ...], int] = {}  # and its subtasks, each a task with a copy of those files
+    for entry in tree.files:
+        cut = next((i for i, part in enumerate(entry.parts) if part in ("subtasks", "testbed", "reference")), None)
+        if cut is not None:
+            task = entry.parts[:cut]
+            files[task] = files.get(task, 0) + entry.size
+            subtasks[task] = subtasks.get(task, 0) + (entry.parts[cut] == "subtasks")
+    total = sum(count * (files[task] + TURN_BYTES * turns) for task, count in subtasks.items())
+    return max(total - written, 0) or None
 
 
 def _say_regenerated(summary: Any, out: Path, elapsed: float) -> None:

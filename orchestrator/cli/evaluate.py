@@ -326,6 +326,7 @@ def report_command(
     """One research report from runs on the same dataset: scores with intervals and ONS, the pass^k
     curve, pass rate by evidence recall, probe accuracy per dynamic and the failure split, the
     horizon curve and its fit. Written to RUN/research-report.md and .html (figures inline)."""
+    from backends.batch import space_named
     from harness.research_report import compose
     from harness.scores import RunError
     from office_env.workspace import atomic_write
@@ -334,8 +335,10 @@ def report_command(
         markdown, html = compose(run, probes, horizons)
     except RunError as exc:
         fail(str(exc))
-    atomic_write(run / "research-report.md", markdown.encode("utf-8"))
-    atomic_write(run / "research-report.html", html.encode("utf-8"))
+    files = {"research-report.md": markdown.encode("utf-8"), "research-report.html": html.encode("utf-8")}
+    with space_named(run, again="run the report again", needed=sum(map(len, files.values()))):
+        for name, data in files.items():
+            atomic_write(run / name, data)
     typer.echo(markdown)
     typer.echo(f"report: {run / 'research-report.html'}", err=True)
 

@@ -50,7 +50,9 @@ def review_report_command(
     """Fleiss' kappa per guideline criterion and overall (Cohen's kappa too with two annotators),
     keep / drop counts and the tasks with disagreement; written to review-report.md and .json in
     --out (the dataset folder by default)."""
-    from orchestrator.dataset_writer import write_json, write_text
+    from backends.batch import space_named
+    from backends.job_contract import no_space
+    from orchestrator.dataset_writer import dumps, write_json, write_text
     from orchestrator.review.annotations import AnnotationError, AnnotationStore
     from orchestrator.review.report import render_report, review_report
 
@@ -73,10 +75,14 @@ def review_report_command(
         fail(f"{printable(dataset_dir)}: cannot open its annotations ({exc.strerror or exc})")
     _warn(skipped)
     text = render_report(report, str(dataset_dir))
+    needed = len(dumps(report).encode("utf-8")) + len(text.encode("utf-8"))  # the bytes written
     try:
-        write_json(folder / "review-report.json", report)
-        write_text(folder / "review-report.md", text)
+        with space_named(folder, again="run the report again", needed=needed):  # one line, exit 1
+            write_json(folder / "review-report.json", report)
+            write_text(folder / "review-report.md", text)
     except OSError as exc:
+        if no_space(exc):
+            raise
         fail(f"{printable(folder)}: cannot write the report ({exc.strerror or exc})")
     # names and task ids come from a file anybody may have written: never raw escape codes on a terminal
     shown = json.dumps(report, indent=1) if as_json else text

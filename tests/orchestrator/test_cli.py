@@ -279,6 +279,7 @@ def test_a_full_disk_is_one_line_not_a_traceback(tmp_path, monkeypatch, code):
     assert proc.returncode == 1, proc.stderr
     (line,) = [ln for ln in proc.stderr.splitlines() if ln.startswith("error")]  # (the progress line aside)
     assert "Traceback" not in proc.stderr and line.startswith("error: no space left on the device writing ") and str(target) in line and "--resume" in line
+    assert f"(under {tmp_path / 'out'}: " in line and re.search(r"about [\d.]+ MiB more needed", line)  # a task's size
 
 
 @pytest.mark.parametrize(("args", "flag"), [
