@@ -127,6 +127,7 @@ from verifier.history_form import (  # noqa: E402
     small_talk_fit,
     turned_down_after_final,
     two_turn_share,
+    written_headers,
 )
 from verifier.learned_reader import F1_PRECISION_TARGET, GUESSER_TARGET, LEARNED_ISOLATION_TARGET, evaluate_learned  # noqa: E402
 
@@ -381,6 +382,9 @@ def form_lines(records: list[dict[str, Any]], kind: str, folders: list[Path]) ->
     turns, values turned down after the final one, small-talk answers, crashes and tokens."""
     stamps, utterances = iso_stamps(records)
     lines = [_line("ISO date stamps in speech", stamps, f"{stamps} of {utterances:,} utterances", "0", stamps == 0)]
+    headers, said = written_headers(records)
+    lines.append(_line("sheet headers said as the sheet writes them", headers, f"{headers} of {said:,} user turns",
+                       "0", headers == 0))
     share, pieces = two_turn_share(records)
     lines.append(_line("memory pieces needing two turns", share, f"{100 * share:.1f} % of {pieces}",
                        f">= {100 * TWO_TURN_TARGET:.0f} %", share >= TWO_TURN_TARGET))

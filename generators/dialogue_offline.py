@@ -367,9 +367,10 @@ class HistoryWriter:
             return self._line("decline", "any", ctx, said), marks
         assert piece is not None
         cue = piece.cue if piece.cue in threads().cues else "note"
-        if event.move == "distract" and not event.about:
-            ctx["text"] = event.text
-            return self._line("distract", "any", ctx, event.said), marks
+        if event.move == "distract" and not event.about:  # its own sentence, its value as the user says it
+            said = spoken(event.said, piece.cue)
+            ctx["text"] = event.text.replace(event.said, said)
+            return self._line("distract", "any", ctx, said), marks
         # a near miss said of another work: in the words a detail is stated in
         move = "correct" if event.move == "correct" else "state"
         if answer:

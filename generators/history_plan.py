@@ -44,7 +44,7 @@ from generators.derivation import (
     relation_phrase,
 )
 from generators.model import Derivation, MemoryPiece
-from generators.spoken_time import is_relative, say_day, say_value, say_window
+from generators.spoken_time import is_relative, say_day, say_value, say_window, spoken
 from generators.thread_bank import SENTENCE_CUES
 from generators.value_pools import FILE_NAMES
 from generators.withheld import withheld_kind
@@ -80,10 +80,12 @@ class Event:
             data.update(memory=self.piece.id, cue=self.piece.cue or "note", about=self.about or self.piece.about)
             if not self.piece.cue:  # no cue: the piece's own sentence is the only guide to its wording
                 data["detail"] = self.piece.text
-        if self.said:
-            data["say"] = self.said
+        # a value made of a sheet's headers is said in words, as the offline writer says it
+        said = spoken(self.said, self.piece.cue) if self.piece is not None and self.said else self.said
+        if said:
+            data["say"] = said
         if self.text:
-            data["text"] = self.text
+            data["text"] = self.text.replace(self.said, said) if self.said else self.text
         if self.mark:
             data["mark"] = self.mark
         if self.split:

@@ -264,7 +264,7 @@ def redate(text: str, old: date, new: date, keep: set[When] | None = None, shift
 # -- values that are no time ----------------------------------------------------------------------
 
 HEADER_CUES = ("column_total", "question", "layout")  # values made of a sheet's column headers
-_TITLE_WORD_RE = re.compile(r"\b[A-Z][a-z]+\b")
+TITLE_WORD_RE = re.compile(r"\b[A-Z][a-z]+\b")  # a header word as a sheet writes it ("Category"; not "Q3")
 
 
 WINDOW_VALUE = re.compile(r"(\d{1,2}:\d{2})-(\d{1,2}:\d{2})\Z")  # a clock range as a value writes it
@@ -284,4 +284,4 @@ def spoken(value: str, cue: str) -> str:
     window = say_window(value)
     if window:
         return window
-    return _TITLE_WORD_RE.sub(lambda m: m.group(0).lower(), value) if cue in HEADER_CUES else value
+    return TITLE_WORD_RE.sub(lambda m: m.group(0).lower(), value) if cue in HEADER_CUES else value

@@ -3,6 +3,8 @@
 
 - :func:`iso_stamps`: utterances that say a date as a stamp ("2025-06-16") outside a file name;
   people say "Monday the 16th";
+- :func:`written_headers`: user turns that say a sheet's column headers as the sheet writes them
+  ("the Category with the highest Q1"); people say "the category with the highest Q1";
 - :func:`two_turn_share`: memory pieces whose value is never said in a turn that stands alone:
   one that names its work (a word of the piece's ``about``) and is not a short answer to the
   assistant's question just before it, so the reader must join two turns (or resolve "that one");
@@ -37,7 +39,7 @@ from backends.tokens import count_tokens, counter_name
 from generators.english import near_key
 from generators.small_talk.kinds import fits
 from generators.specifics import COMMON_WORDS
-from generators.spoken_time import last_named
+from generators.spoken_time import HEADER_CUES, TITLE_WORD_RE, last_named
 from generators.work_names import namings
 from verifier.gameability import EMAIL_PATTERN, FILE_PATTERN
 
@@ -79,6 +81,32 @@ def iso_stamps(records: Records) -> tuple[int, int]:
             total += 1
             found += _ISO_RE.search(_NAME_RE.sub(" ", turn.text)) is not None
     return found, total
+
+
+def written_headers(records: Records) -> tuple[int, int]:
+    """User turns that say a value made of a sheet's headers (a piece of a ``HEADER_CUES`` cue: its
+    final, earlier or near-miss value) with its headers' capitals, as the sheet writes them; and how
+    many user turns there are."""
+    found = total = 0
+    for record in typed_records(records):
+        values = {v for piece in record.memory if piece.cue in HEADER_CUES
+                  for v in (piece.value, *(piece.superseded or ()), *(d.value for d in piece.distractors or ()))
+                  if TITLE_WORD_RE.search(v)}
+        for _, _, turn in _turns(record):
+            if turn.role == "user":
+                total += 1
+                found += any(_written(turn.text, v) for v in values)
+    return found, total
+
+
+def _written(text: str, value: str) -> bool:
+    """Whether ``text`` says ``value`` with its headers' capitals where speech has none: anywhere but
+    at a sentence's start, where only its first word may be capitalised ("Amount for that note")."""
+    for match in re.finditer(re.escape(value), text):
+        starts = not text[:match.start()].strip() or text[:match.start()].rstrip()[-1] in ".!?:"
+        if not starts or TITLE_WORD_RE.search(value[1:]):
+            return True
+    return False
 
 
 def _naming_words(about: str) -> set[str]:

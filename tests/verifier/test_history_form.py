@@ -9,6 +9,7 @@ from tests.support.records import dialogue_record
 from verifier.history_form import (
     history_tokens,
     iso_stamps,
+    written_headers,
     namings_per_work,
     same_question_answers,
     small_talk_fit,
@@ -34,6 +35,16 @@ def test_iso_stamps_count_dates_said_as_stamps_but_not_inside_file_names():
     r = record([user("We've set the meeting for 2025-06-16 12:00."), assistant("Monday the 16th, noted."),
                 user("The notes are in minutes_2025-06-16.docx."), user("Mail ops_2025-06-16@corp.com about it.")])
     assert iso_stamps([r]) == (1, 4)
+
+
+def test_written_headers_count_a_sheets_capitals_in_user_speech():
+    memory = [{"id": "m1", "value": "Category with the highest Q3", "cue": "question",
+               "distractors": [{"value": "Category with the highest Q1", "text": "old news"}]},
+              {"id": "m2", "value": "Budget review", "cue": "title"}]  # a title keeps its capitals
+    r = record([user("Julian said the last report was about the Category with the highest Q1."),
+                user("They want the category with the highest Q3."), assistant("The Category with the highest Q3?"),
+                user("Book the Budget review."), user("Category with the highest Q3, they said.")], memory=memory)
+    assert written_headers([r]) == (1, 4)  # at a sentence's start, its first word takes a capital
 
 
 def test_two_turn_share_needs_a_value_turn_without_its_works_name():
