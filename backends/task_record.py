@@ -18,7 +18,7 @@ import sys
 from collections.abc import Iterable
 from datetime import date
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal, NewType
 
 from pydantic import (
     AfterValidator,
@@ -26,18 +26,37 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    GetJsonSchemaHandler,
     ValidationError,
     ValidationInfo,
     field_validator,
 )
 from pydantic.json_schema import SkipJsonSchema
 
+from office_env.apps import tool_apps
 from office_env.evaluation.criterion import Criterion
 
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "verifier" / "schemas" / "task.schema.json"
 SCHEMA_ID = "https://homeragents.local/schemas/task.schema.json"
 
-App = Literal["word", "excel", "pdf", "email", "calendar", "system"]
+AppName = NewType("AppName", str)
+
+
+def _registered_app(name: str) -> str:
+    if name not in tool_apps():
+        raise ValueError(f"{name!r} is not an app; expected one of {', '.join(tool_apps())}")
+    return name
+
+
+class _AppEnum:
+    """The schema's app enum, read from the app registry when the schema is generated."""
+
+    def __get_pydantic_json_schema__(self, core_schema: Any, handler: GetJsonSchemaHandler) -> dict[str, Any]:
+        return {"enum": list(tool_apps()), "type": "string"}
+
+
+# One of the registered apps (office_env.apps): the record's enum follows the registry.
+App = Annotated[AppName, AfterValidator(_registered_app), _AppEnum()]
 Weekday = Literal["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
 Op = Literal["sum", "mean", "min", "max", "count", "difference", "product", "ratio", "percent", "round",
              "add_minutes", "minutes_between", "argmax", "argmin", "rule"]

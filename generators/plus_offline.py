@@ -55,20 +55,20 @@ from generators.specifics import Specific, contains_specific, find_specifics, lo
 from generators.spoken_time import say_days_within
 from generators.thread_bank import threads
 from generators.typos import fix_typos, word_frequency
-from office_env.apps import OFFICE_APPS
+from office_env.apps import office_apps, registered_apps
 from office_env.limits import MAX_TOLD_INSTRUCTION_CHARS
 from office_env.seeding import rng as seeded
 
-APP_ORDER = OFFICE_APPS
+APP_ORDER = office_apps()
 MAX_SUBTASKS = 5
 
-_EXT_APP = {
-    "doc": "word", "docx": "word", "docm": "word", "odt": "word", "rtf": "word",
-    "xls": "excel", "xlsx": "excel", "xlsm": "excel", "csv": "excel", "ods": "excel", "tsv": "excel",
-    "pdf": "pdf", "eml": "email", "msg": "email", "ics": "calendar",
-}
-_DOC_TYPE_APP = {"doc": "word", "docx": "word", "xlsx": "excel", "xls": "excel", "pdf": "pdf",
-                 "email": "email", "ics": "calendar"}
+# The office apps' tables, from their registry entries (office_env.apps): the file kinds each opens,
+# the OfficeBench doc types that mean it, the words a person names it with, the prefix of its checks.
+_OFFICE = tuple(a for a in registered_apps() if a.office)
+_EXT_APP = {ext: a.name for a in _OFFICE for ext in a.extensions}
+_DOC_TYPE_APP = {doc_type: a.name for a in _OFFICE for doc_type in a.doc_types}
+_SPOKEN_APP = tuple((re.compile(pattern), a.name) for a in _OFFICE for pattern in a.spoken)
+_CHECK_APP = tuple((a.checks, a.name) for a in _OFFICE if a.checks)
 _PATH_KEYS = ("file", "result_file", "input_file", "output_file")
 
 _KIND_RANK = {"file": 0, "email": 1, "date": 2, "time": 3, "number": 4, "quoted": 5, "person": 6, "app": 7}
@@ -97,7 +97,7 @@ _NOUN_LIKE = frozenset("total sum average count list mark copy draft type print 
 _AND_VERBS = frozenset(_ACTION_NOUN) - _NOUN_LIKE
 # A dot after these is no sentence end ("Dr. Smith").
 _ABBREVIATIONS = frozenset("mr mrs ms dr prof st jr sr vs etc inc ltd co no e.g i.e approx dept".split())
-_AREA = {"word": "document", "excel": "spreadsheet", "pdf": "file", "email": "message", "calendar": "schedule"}
+_AREA = {a.name: a.work for a in _OFFICE}  # what people call each app's work
 
 _LEADS = ("Please take care of", "Could you handle", "I need you to finish", "Go ahead with",
           "Please get on with")
@@ -329,9 +329,7 @@ def _apps_of_text(text: str) -> list[str]:
         if spec.kind == "file":
             apps.append(_EXT_APP.get(spec.text.rsplit(".", 1)[-1].lower(), ""))
         elif spec.kind == "app":
-            low = spec.text.lower()
-            apps.append("word" if low.endswith("word") else "excel" if "excel" in low else "pdf" if "pdf" in low
-                        else "calendar" if "calendar" in low else "email")
+            apps.append(next((app for pattern, app in _SPOKEN_APP if pattern.search(spec.text)), ""))
     return _ordered(a for a in apps if a)
 
 
@@ -345,10 +343,7 @@ def infer_apps(instruction: str, evaluation: Iterable[dict[str, Any]] = ()) -> l
             continue
         function = str(item.get("function", ""))
         args = cast("dict[str, Any]", item.get("args")) if isinstance(item.get("args"), dict) else {}
-        if function.startswith("evaluate_calendar"):
-            apps.append("calendar")
-        if function.startswith("evaluate_email"):
-            apps.append("email")
+        apps.extend(app for prefix, app in _CHECK_APP if function.startswith(prefix))
         doc_type = str(args.get("doc_type", "")).lower()
         if doc_type in _DOC_TYPE_APP:
             apps.append(_DOC_TYPE_APP[doc_type])

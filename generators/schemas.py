@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from office_env.apps import OFFICE_APPS
+from office_env.apps import office_apps
 
 MEMORY_ITEM: dict[str, Any] = {
     "type": "object",
@@ -96,9 +96,11 @@ def document(title: str, properties: dict[str, Any], required: list[str]) -> dic
             "properties": properties, "required": required, "additionalProperties": False}
 
 
-TASK_DRAFT_SCHEMA: dict[str, Any] = document("task draft", {
+def task_draft_schema() -> dict[str, Any]:
+    """What the llm task generator returns: a task draft whose apps are the registered office apps."""
+    return document("task draft", {
         "family": TEXT,
-        "apps": {"type": "array", "minItems": 1, "items": {"enum": list(OFFICE_APPS)}},
+        "apps": {"type": "array", "minItems": 1, "items": {"enum": list(office_apps())}},
         "difficulty": {"enum": ["easy", "medium", "hard"]},
         "description": TEXT,
         "intent": TEXT,

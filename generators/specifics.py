@@ -29,7 +29,7 @@ Rules, applied in this order; text claimed by an earlier rule is not looked at a
    words (``three``) are not specifics.
 7. ``app``: ``Word`` (capitalised, or ``MS``/``Microsoft Word``), ``Excel``, ``PDF``,
    ``email``/``e-mail`` (and ``emails``, ``emailed``, ``emailing``), ``mail``, ``calendar``
-   (``APP_PATTERNS``); any case except ``Word``.
+   (``APP_PATTERNS``, each app's ``spoken`` patterns in ``office_env.apps``); any case except ``Word``.
 8. ``person``: a capitalised word (``Bob``, ``McDonald``, ``O'Brien``, ``Mary-Jane``; a
    possessive ``'s`` is left out) that is not in ``ALWAYS_STOP`` (titles, ``I``, greetings,
    company suffixes) and, at the start of a sentence (or after ``:``/``;``), neither a common
@@ -50,6 +50,7 @@ from datetime import date
 from typing import Iterable
 
 from generators.spoken_time import names_value
+from office_env.apps import registered_apps
 from office_env.money import CODE
 
 __all__ = ["Specific", "find_specifics", "locate_specifics", "check_specifics", "contains_specific",
@@ -120,14 +121,7 @@ _NUMBERS = (
                rf"(?:\s?%|\s(?:percent|{CODE}|dollars?|euros?|pounds?)\b|[$€£¥])?(?![\w$€£¥])"),
     re.compile(r"\b(?=[A-Za-z_]*\d)(?=\w*[A-Za-z])\w+\b"),
 )
-APP_PATTERNS = (
-    re.compile(r"\b(?:(?:Microsoft|MS)\s+)?Word\b"),
-    re.compile(r"\b(?:(?:Microsoft|MS)\s+)?Excel\b", re.IGNORECASE),
-    re.compile(r"\bPDFs?\b", re.IGNORECASE),
-    re.compile(r"\be-?mail(?:s|ed|ing)?\b", re.IGNORECASE),
-    re.compile(r"\bmail\b", re.IGNORECASE),
-    re.compile(r"\bcalendars?\b", re.IGNORECASE),
-)
+APP_PATTERNS = tuple(re.compile(pattern) for app in registered_apps() if app.office for pattern in app.spoken)
 _NAME = re.compile(r"(?<![\w'’-])([A-Z](?:[a-z]+(?:[A-Z][a-z]+)?(?:-[A-Z][a-z]+)?|['’][A-Z][a-z]+))"
                    r"(?:['’]s)?(?![\w'’-])")
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import csv
 import io
 import re
@@ -13,7 +12,7 @@ from typing import Any
 from backends.llm.client import ReplyCutError
 from backends.prompts import render
 from generators.model import TaskDraft
-from generators.schemas import TASK_DRAFT_SCHEMA
+from generators.schemas import task_draft_schema
 from generators.specifics import says_value
 from office_env.evaluation import catalog_summary, validate_criteria
 from office_env.synthesis.common import is_superseded
@@ -130,7 +129,7 @@ def tool_signatures() -> tuple[str, ...]:
 
 @lru_cache(maxsize=1)
 def task_draft_reply_schema() -> dict[str, Any]:
-    """``TASK_DRAFT_SCHEMA`` with each criterion's ``args`` as its check defines them and each plan
+    """``task_draft_schema()`` with each criterion's ``args`` as its check defines them and each plan
     call's ``args`` as its tool defines them (one branch per function or tool): what the server
     holds the reply to and the reply is checked against. The prompt shows the short form and the
     catalog; this one says the same to a server, which reads schemas, not prose."""
@@ -141,7 +140,7 @@ def task_draft_reply_schema() -> dict[str, Any]:
         return {"type": "object", "properties": {key: {"const": name}, "args": args},
                 "required": [key, "args"], "additionalProperties": False}
 
-    schema = copy.deepcopy(TASK_DRAFT_SCHEMA)
+    schema = task_draft_schema()
     properties = schema["properties"]
     properties["evaluation"]["items"] = {"anyOf": [call("function", name, spec.args_schema)
                                                    for name, spec in sorted(CHECKS.items())]}
@@ -156,7 +155,7 @@ def task_prompt(inputs: dict[str, Any], feedback: str = "", cut_at: int = 0) -> 
     """The task generator's messages: the rules, the criteria catalog, the tools a plan may call
     and the schema first (the same for every call), then the office, the plan and any feedback
     (``cut_at``: the earlier reply was cut at that many tokens, so a shorter one is asked for)."""
-    return render("task_generator", inputs=inputs, catalog=catalog_summary(), schema=TASK_DRAFT_SCHEMA,
+    return render("task_generator", inputs=inputs, catalog=catalog_summary(), schema=task_draft_schema(),
                   tools=tool_signatures(), feedback=feedback, cut_at=cut_at)
 
 

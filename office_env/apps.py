@@ -1,9 +1,181 @@
-"""The office's apps, listed once: the tools, the surfers, the families, the generators' schemas
-and the planner take their app names (and their order) from here."""
+"""The office's apps, each declared once by an :class:`App` entry: the tools, the surfers, the
+families, the schemas (the task record's app enum among them), the planner and the Plus generator
+take their app names, file kinds and words from here, so a new app is one entry (``register_app``).
+
+This is the bottom layer: an entry names what upper layers hold for the app (its offline surfer,
+its review preview) by ``"module:attribute"`` references that the layer owning them loads
+(:func:`load`), as an entry point does; nothing here imports them.
+"""
 
 from __future__ import annotations
 
-# The apps a task works in, in the order prompts, schemas and records list them.
-OFFICE_APPS: tuple[str, ...] = ("word", "excel", "pdf", "email", "calendar")
-# The apps that have tools: the office's, and the file system every task may look through.
-TOOL_APPS: tuple[str, ...] = (*OFFICE_APPS, "system")
+import importlib
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Layout = Literal["documents", "owner_folders", "owner_files"]
+
+_STR: Mapping[str, Any] = {"type": "string"}
+_STRINGS: Mapping[str, Any] = {"type": "array", "items": _STR}
+_TIME: Mapping[str, Any] = {"type": "string", "pattern": r"^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}$"}
+
+
+def notes_object(properties: Mapping[str, Any], required: list[str] | None = None) -> dict[str, Any]:
+    """A closed JSON object schema (every property required unless ``required`` says otherwise)."""
+    return {"type": "object", "properties": dict(properties),
+            "required": list(properties) if required is None else required, "additionalProperties": False}
+
+
+@dataclass(frozen=True)
+class App:
+    """One app of the office, everything the layers need to know of it.
+
+    ``extensions`` are the file kinds it opens (lower case, no dot), the first the kind its files
+    are written as; ``layout`` says where its items are: ``documents`` (files of its kinds anywhere
+    outside the other apps' folders), ``owner_folders`` (``<folder><owner>/...``, a mailbox) or
+    ``owner_files`` (``<folder><owner>.<extension>``, a calendar). ``notes_key`` is the list its
+    surfer notes hold, ``notes_item`` the ``$defs`` entry of one item and ``notes_defs`` the
+    definitions it adds to the notes schema. ``spoken`` are the patterns a person names the app with
+    ("Excel", "e-mail"); ``work`` is the word people call its work ("spreadsheet")."""
+
+    name: str
+    work: str
+    tools: str  # the module declaring its tools (``@tool("<name>", ...)``)
+    read_tools: tuple[str, ...] = ()  # the read-only tools a surfer reads its items with
+    extensions: tuple[str, ...] = ()
+    doc_types: tuple[str, ...] = ()  # OfficeBench criteria's doc_type values that mean this app
+    checks: str = ""  # the prefix of the evaluation checks that touch only this app ("evaluate_email")
+    layout: Layout = "documents"
+    folder: str = ""  # where an owner layout keeps its items ("emails/")
+    notes_key: str = "files"
+    notes_item: str = ""
+    notes_defs: Mapping[str, Any] = field(default_factory=dict)
+    spoken: tuple[str, ...] = ()
+    surfer: str = ""  # "module:function": the offline surfer, explorer(reader, users) -> notes
+    office: bool = True  # False for the file system every task may look through
+
+    def __post_init__(self) -> None:
+        if not re.fullmatch(r"[a-z][a-z0-9]*", self.name):
+            raise ValueError(f"app name {self.name!r}: lower-case letters and digits (tools are <app>_<op>)")
+        if self.office and not (self.surfer and self.notes_item and self.read_tools and self.extensions):
+            raise ValueError(f"app {self.name}: an office app needs a surfer, notes, read tools and file kinds")
+
+    @property
+    def suffix(self) -> str:
+        """The suffix of the files it writes (``.xlsx``); "" for an app without files."""
+        return f".{self.extensions[0]}" if self.extensions else ""
+
+
+_WORD = App(
+    name="word", work="document", tools="office_env.tools.word", read_tools=("word_read_file",),
+    extensions=("docx", "doc", "docm", "odt", "rtf"), doc_types=("doc", "docx"),
+    notes_item="word_file",
+    notes_defs={"word_file": notes_object({"file": _STR, "lines": _STRINGS, "people": _STRINGS})},
+    spoken=(r"\b(?:(?:Microsoft|MS)\s+)?Word\b",), surfer="surfers.offline:explore_word")
+_EXCEL = App(
+    name="excel", work="spreadsheet", tools="office_env.tools.excel", read_tools=("excel_read_file",),
+    extensions=("xlsx", "xls", "xlsm", "csv", "ods", "tsv"), doc_types=("xlsx", "xls"),
+    notes_item="excel_file", notes_defs={"excel_file": notes_object({
+        "file": _STR, "sheet": _STR, "headers": _STRINGS, "rows": {"type": "array", "items": _STRINGS}})},
+    spoken=(r"(?i)\b(?:(?:Microsoft|MS)\s+)?Excel\b",), surfer="surfers.offline:explore_excel")
+_PDF = App(
+    name="pdf", work="file", tools="office_env.tools.pdf", read_tools=("pdf_read_file",),
+    extensions=("pdf",), doc_types=("pdf",),
+    notes_item="pdf_file", notes_defs={"pdf_file": notes_object({
+        "file": _STR, "lines": _STRINGS,
+        "numbers": {"type": "array", "items": {"type": "string", "pattern": r"^[0-9][0-9,]*(\.[0-9]+)?$"}}})},
+    spoken=(r"(?i)\bPDFs?\b",), surfer="surfers.offline:explore_pdf")
+_EMAIL = App(
+    name="email", work="message", tools="office_env.tools.email",
+    read_tools=("email_list_emails", "email_read_email"), extensions=("eml", "msg"), doc_types=("email",),
+    checks="evaluate_email", layout="owner_folders", folder="emails/", notes_key="mailboxes",
+    notes_item="mailbox", notes_defs={
+        "message": notes_object({"id": _STR, "from": _STR, "to": _STR, "cc": _STR, "subject": _STR, "date": _STR,
+                                 "body": _STR}, required=["id", "from", "to", "subject", "date", "body"]),
+        "mailbox": notes_object({
+            "user": _STR,
+            "messages": {"type": "array", "items": {"oneOf": [{"$ref": "#/$defs/message"}, {"$ref": "#/$defs/error"}]}},
+        })},
+    spoken=(r"(?i)\be-?mail(?:s|ed|ing)?\b", r"(?i)\bmail\b"), surfer="surfers.offline:explore_email")
+_CALENDAR = App(
+    name="calendar", work="schedule", tools="office_env.tools.calendar", read_tools=("calendar_list_events",),
+    extensions=("ics",), doc_types=("ics",), checks="evaluate_calendar", layout="owner_files", folder="calendar/",
+    notes_key="calendars", notes_item="calendar", notes_defs={
+        "event": notes_object({"summary": _STR, "start": _TIME, "end": _TIME}),
+        "calendar": notes_object({
+            "user": _STR,
+            "events": {"type": "array", "items": {"$ref": "#/$defs/event"}},
+            "free_slots": {"type": "array", "items": notes_object({"start": _TIME, "end": _TIME})},
+        })},
+    spoken=(r"(?i)\bcalendars?\b",), surfer="surfers.offline:explore_calendar")
+_SYSTEM = App(name="system", work="file", tools="office_env.tools.system", office=False)
+
+# In the order prompts, schemas and records list them; registered apps follow.
+_REGISTRY: dict[str, App] = {a.name: a for a in (_WORD, _EXCEL, _PDF, _EMAIL, _CALENDAR, _SYSTEM)}
+_BUILT_IN = tuple(_REGISTRY)
+_generation = 0
+
+
+def register_app(app: App) -> App:
+    """Add ``app`` to the office (after the apps before it); its name must be new."""
+    global _generation
+    if app.name in _REGISTRY:
+        raise ValueError(f"app {app.name!r} is already registered")
+    _REGISTRY[app.name] = app
+    _generation += 1
+    return app
+
+
+def unregister_app(name: str) -> None:
+    """Take a registered app out again (the built-in ones stay)."""
+    global _generation
+    if name in _BUILT_IN:
+        raise ValueError(f"app {name!r} is built in")
+    if _REGISTRY.pop(name, None) is not None:
+        _generation += 1
+
+
+def generation() -> int:
+    """A number that changes whenever the registry does: what caches of derived tables key on."""
+    return _generation
+
+
+def registered_apps() -> tuple[App, ...]:
+    """Every app, the file system last of the built-in ones."""
+    return tuple(_REGISTRY.values())
+
+
+def office_apps() -> tuple[str, ...]:
+    """The apps a task works in, in the order prompts, schemas and records list them."""
+    return tuple(a.name for a in _REGISTRY.values() if a.office)
+
+
+def tool_apps() -> tuple[str, ...]:
+    """The apps that have tools: the office's, and the file system every task may look through."""
+    return tuple(a.name for a in _REGISTRY.values() if a.office) + tuple(
+        a.name for a in _REGISTRY.values() if not a.office)
+
+
+def get_app(name: str) -> App:
+    """The entry of ``name``; ``KeyError`` for an app nobody registered."""
+    return _REGISTRY[name]
+
+
+def app_of_extension(extension: str) -> str | None:
+    """The office app that opens files of ``extension`` (no dot, any case), if one does."""
+    low = extension.lower()
+    return next((a.name for a in _REGISTRY.values() if a.office and low in a.extensions), None)
+
+
+def app_of_doc_type(doc_type: str) -> str | None:
+    """The office app an OfficeBench ``doc_type`` names, if one does."""
+    low = doc_type.lower()
+    return next((a.name for a in _REGISTRY.values() if a.office and low in a.doc_types), None)
+
+
+def load(ref: str) -> Any:
+    """The object a ``"module:attribute"`` reference names (called by the layer that owns it)."""
+    module, _, attribute = ref.partition(":")
+    return getattr(importlib.import_module(module), attribute)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import math
 from collections import Counter
 from collections.abc import Sequence
@@ -10,7 +9,7 @@ from typing import Any
 
 from backends.prompts import render
 from generators.families import FAMILIES
-from office_env.apps import OFFICE_APPS
+from office_env.apps import office_apps
 from office_env.seeding import rng as seeded
 from orchestrator.roles import TASKS_PER_WORLD, Job, Plan, tasks_per_world
 
@@ -137,27 +136,30 @@ def plan_offline(job: Job) -> Plan:
     )
 
 
-PLAN_SCHEMA: dict[str, Any] = {
-    "$schema": "https://json-schema.org/draft/2020-12/schema",
-    "title": "task plan",
-    "type": "object",
-    "properties": {
-        "apps": {"type": "array", "minItems": 1, "maxItems": 3, "uniqueItems": True,
-                 "items": {"enum": list(OFFICE_APPS)}},
-        "task_kind": {"type": "string", "minLength": 1},
-        "difficulty": {"enum": ["easy", "medium", "hard"]},
-        "exploration": {"type": "string", "minLength": 1},
-        "dialogue_shape": {"type": "string", "minLength": 1},
-    },
-    "required": ["apps", "task_kind", "difficulty", "exploration", "dialogue_shape"],
-    "additionalProperties": False,
-}
+def general_plan_schema() -> dict[str, Any]:
+    """A plan's schema: up to three of the registered office apps, a kind, a difficulty."""
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "task plan",
+        "type": "object",
+        "properties": {
+            "apps": {"type": "array", "minItems": 1, "maxItems": 3, "uniqueItems": True,
+                     "items": {"enum": list(office_apps())}},
+            "task_kind": {"type": "string", "minLength": 1},
+            "difficulty": {"enum": ["easy", "medium", "hard"]},
+            "exploration": {"type": "string", "minLength": 1},
+            "dialogue_shape": {"type": "string", "minLength": 1},
+        },
+        "required": ["apps", "task_kind", "difficulty", "exploration", "dialogue_shape"],
+        "additionalProperties": False,
+    }
 
 
 def plan_schema(app_count: int, kinds: Sequence[str]) -> dict[str, Any]:
-    """``PLAN_SCHEMA`` as tight as one request: exactly ``app_count`` apps and one of ``kinds``, so a
-    server that constrains its output to the schema cannot answer with another count or kind."""
-    schema = copy.deepcopy(PLAN_SCHEMA)
+    """``general_plan_schema()`` as tight as one request: exactly ``app_count`` apps and one of
+    ``kinds``, so a server that constrains its output to the schema cannot answer with another count
+    or kind."""
+    schema = general_plan_schema()
     schema["properties"]["apps"].update(minItems=app_count, maxItems=app_count)
     schema["properties"]["task_kind"] = {"enum": list(kinds)}
     return schema
@@ -189,7 +191,7 @@ def plan_llm(client: Any, job: Job, files: list[str]) -> Plan:
     schema = plan_schema(app_count, kinds)  # what the server holds the reply to; the prompt shows the plain
     # schema and each kind once, with its apps, before anything that changes from call to call (a
     # provider caches that prefix across the build's planner calls)
-    messages = render("planner", inputs=inputs, schema=PLAN_SCHEMA, apps=list(OFFICE_APPS),
+    messages = render("planner", inputs=inputs, schema=general_plan_schema(), apps=list(office_apps()),
                       kinds=[(kind, FAMILIES[kind].apps) for kind in kinds])
     data = client.structured("planner", messages, schema)
     apps = tuple(data["apps"])

@@ -15,7 +15,6 @@ or one cut at the token limit, is repaired like any structured output.
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Any
 
 from jsonschema import Draft202012Validator
@@ -24,27 +23,13 @@ from backends.llm.client import LLMError, check_reply, repair_prompt
 from backends.prompts import compact_json, render
 from backends.tokens import count_tokens
 from office_env import Workspace, default_registry
+from office_env.apps import get_app
 from office_env.limits import MAX_OBSERVATION_CHARS
 from office_env.tools import ToolRegistry
-from surfers.notes import NOTES_SCHEMA
-from surfers.offline import (
-    EXPLORERS,
-    WorkspaceReader,
-    calendar_users,
-    documents,
-    list_files,
-    mailbox_users,
-)
+from surfers.notes import app_notes_schema
+from surfers.offline import WorkspaceReader, documents, explorer, list_files, owners
 
-APP_TOOLS = {
-    "word": ("word_read_file",),
-    "excel": ("excel_read_file",),
-    "pdf": ("pdf_read_file",),
-    "email": ("email_list_emails", "email_read_email"),
-    "calendar": ("calendar_list_events",),
-}
 MAX_CALLS_PER_REPLY = 16
-NOTES_KEYS = {"word": "files", "excel": "files", "pdf": "files", "email": "mailboxes", "calendar": "calendars"}
 DEFAULT_REPLY_TOKENS = 4096  # a client that does not say its limit
 PART_SHARE = 0.6  # of the reply limit, planned for one part's notes: a model's notes run longer than the offline ones
 NOTES_REPLY_TOKENS = 1024  # room kept for the notes when deciding the conversation still fits
@@ -54,31 +39,31 @@ WINDOW_FULL = ("The conversation has filled your context window. Reply now with 
                "against the schema, from what you have read so far.")
 
 
-@lru_cache(maxsize=8)
 def app_schema(app: str) -> dict[str, Any]:
-    return {"$schema": NOTES_SCHEMA["$schema"], "$defs": NOTES_SCHEMA["$defs"], "$ref": f"#/$defs/{app}_notes"}
+    """The schema of ``app``'s notes (``surfers.notes.app_notes_schema``)."""
+    return app_notes_schema(app)
 
 
 def app_files(app: str, files: list[str]) -> list[str]:
-    """The files ``app`` reads: its documents, or its mail or calendar folder."""
-    if app in ("email", "calendar"):
-        folder = "emails/" if app == "email" else "calendar/"
-        return [f for f in files if f.startswith(folder)]
-    suffix = {"word": ".docx", "excel": ".xlsx", "pdf": ".pdf"}[app]
-    return documents(files, suffix)
+    """The files ``app`` reads: its documents, or its folder (mail, calendars)."""
+    entry = get_app(app)
+    if entry.layout != "documents":
+        return [f for f in files if f.startswith(entry.folder)]
+    return documents(files, entry.suffix)
 
 
 def _tools(app: str) -> ToolRegistry:
     read_only = default_registry().read_only()
-    return ToolRegistry(t for t in read_only if t.name in APP_TOOLS[app] + ("system_list_files",))
+    return ToolRegistry(t for t in read_only if t.name in get_app(app).read_tools + ("system_list_files",))
 
 
 def item_files(app: str, files: list[str], items: list[str]) -> list[str]:
-    """The files of ``items``: the documents themselves, or the owners' mail or calendar files."""
-    if app == "email":
+    """The files of ``items``: the documents themselves, or the owners' mail folders or calendar files."""
+    entry = get_app(app)
+    if entry.layout == "owner_folders":
         return [f for f in app_files(app, files) if f.split("/")[1] in items]
-    if app == "calendar":
-        return [f"calendar/{user}.ics" for user in items]
+    if entry.layout == "owner_files":
+        return [f"{entry.folder}{user}{entry.suffix}" for user in items]
     return list(items)
 
 
@@ -87,11 +72,11 @@ def note_parts(app: str, ws: Workspace, files: list[str], reply_tokens: int = DE
     """The app's items (documents, or mailbox or calendar owners) in consecutive parts whose notes
     are planned to fit ``PART_SHARE`` of a ``reply_tokens`` reply; an item is as large as the notes
     the offline surfer writes of it (an item larger than that is a part of its own)."""
-    items = (mailbox_users(files) if app == "email" else calendar_users(files) if app == "calendar"
-             else app_files(app, files))
+    entry = get_app(app)
+    items = app_files(app, files) if entry.layout == "documents" else owners(entry, files)
     sizes = dict.fromkeys(items, 0)
     try:
-        entries = EXPLORERS[app](WorkspaceReader(ws))[NOTES_KEYS[app]]
+        entries = explorer(app)(WorkspaceReader(ws), None)[entry.notes_key]
     except Exception:  # a tool bug: the items are then one part, and the model reads the error
         entries = []
     for entry in entries:
@@ -119,12 +104,12 @@ def explore_llm(client: Any, app: str, ws: Workspace, *, max_steps: int = 6, max
     notes at the end of a part raise :class:`LLMError`."""
     files = list_files(WorkspaceReader(ws))
     limit = client.reply_tokens("surfer") if hasattr(client, "reply_tokens") else DEFAULT_REPLY_TOKENS
-    key = NOTES_KEYS[app]
+    key = get_app(app).notes_key
     notes: dict[str, Any] = {"app": app, key: []}
     for items in note_parts(app, ws, files, limit):
         inputs = {"app": app, "files": item_files(app, files, items),
                   "now": ws.now.strftime("%Y-%m-%d %H:%M (%A)") if ws.now else "",
-                  "users": items if app in ("email", "calendar") else []}
+                  "users": items if get_app(app).layout != "documents" else []}
         notes[key] += _explore_part(client, app, ws, inputs, max_steps=max_steps, max_repairs=max_repairs)[key]
     return notes
 

@@ -7,78 +7,57 @@ tools could not read, so a damaged file is reported rather than hidden.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from office_env.apps import OFFICE_APPS
+from office_env.apps import generation, get_app, notes_object, office_apps, registered_apps
 
 _STR = {"type": "string"}
-_STRINGS = {"type": "array", "items": _STR}
-_TIME = {"type": "string", "pattern": r"^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}$"}
-
-
-def _obj(properties: dict[str, Any], required: list[str] | None = None) -> dict[str, Any]:
-    return {
-        "type": "object",
-        "properties": properties,
-        "required": list(properties) if required is None else required,
-        "additionalProperties": False,
-    }
 
 
 def _notes(app: str, key: str, entry: str) -> dict[str, Any]:
-    return _obj({
+    return notes_object({
         "app": {"const": app},
         key: {"type": "array", "items": {"oneOf": [{"$ref": f"#/$defs/{entry}"}, {"$ref": "#/$defs/error"}]}},
     })
 
 
-NOTES_SCHEMA: dict[str, Any] = {
-    "$schema": "https://json-schema.org/draft/2020-12/schema",
-    "$id": "https://homeragents.invalid/schemas/surfer-notes.json",
-    "title": "Surfer context notes (one app of one workspace)",
-    "oneOf": [{"$ref": f"#/$defs/{app}_notes"} for app in OFFICE_APPS],
-    "$defs": {
-        "error": _obj({"file": _STR, "error": _STR}),
-        "word_file": _obj({"file": _STR, "lines": _STRINGS, "people": _STRINGS}),
-        "excel_file": _obj({
-            "file": _STR, "sheet": _STR, "headers": _STRINGS,
-            "rows": {"type": "array", "items": _STRINGS},
-        }),
-        "pdf_file": _obj({
-            "file": _STR, "lines": _STRINGS,
-            "numbers": {"type": "array", "items": {"type": "string", "pattern": r"^[0-9][0-9,]*(\.[0-9]+)?$"}},
-        }),
-        "message": _obj({"id": _STR, "from": _STR, "to": _STR, "cc": _STR, "subject": _STR, "date": _STR, "body": _STR},
-                    required=["id", "from", "to", "subject", "date", "body"]),
-        "mailbox": _obj({
-            "user": _STR,
-            "messages": {"type": "array", "items": {"oneOf": [{"$ref": "#/$defs/message"}, {"$ref": "#/$defs/error"}]}},
-        }),
-        "event": _obj({"summary": _STR, "start": _TIME, "end": _TIME}),
-        "calendar": _obj({
-            "user": _STR,
-            "events": {"type": "array", "items": {"$ref": "#/$defs/event"}},
-            "free_slots": {"type": "array", "items": _obj({"start": _TIME, "end": _TIME})},
-        }),
-        "word_notes": _notes("word", "files", "word_file"),
-        "excel_notes": _notes("excel", "files", "excel_file"),
-        "pdf_notes": _notes("pdf", "files", "pdf_file"),
-        "email_notes": _notes("email", "mailboxes", "mailbox"),
-        "calendar_notes": _notes("calendar", "calendars", "calendar"),
-    },
-}
+@lru_cache(maxsize=4)
+def _schema(_generation: int) -> dict[str, Any]:
+    apps = [a for a in registered_apps() if a.office]
+    schema: dict[str, Any] = {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": "https://homeragents.invalid/schemas/surfer-notes.json",
+        "title": "Surfer context notes (one app of one workspace)",
+        "oneOf": [{"$ref": f"#/$defs/{a.name}_notes"} for a in apps],
+        "$defs": {
+            "error": notes_object({"file": _STR, "error": _STR}),
+            **{name: definition for a in apps for name, definition in a.notes_defs.items()},
+            **{f"{a.name}_notes": _notes(a.name, a.notes_key, a.notes_item) for a in apps},
+        },
+    }
+    Draft202012Validator.check_schema(schema)
+    return schema
 
-Draft202012Validator.check_schema(NOTES_SCHEMA)
 
-_UNION = Draft202012Validator(NOTES_SCHEMA)
-_PER_APP = {
-    app: Draft202012Validator({
-        "$schema": NOTES_SCHEMA["$schema"], "$defs": NOTES_SCHEMA["$defs"], "$ref": f"#/$defs/{app}_notes",
-    })
-    for app in OFFICE_APPS
-}
+def notes_schema() -> dict[str, Any]:
+    """The schema of every registered office app's notes (one ``oneOf`` branch an app; each app's
+    items as its registry entry defines them)."""
+    return _schema(generation())
+
+
+def app_notes_schema(app: str) -> dict[str, Any]:
+    """The schema of ``app``'s notes alone (its ``$defs`` entry ``<app>_notes``)."""
+    schema = notes_schema()
+    return {"$schema": schema["$schema"], "$defs": schema["$defs"], "$ref": f"#/$defs/{get_app(app).name}_notes"}
+
+
+@lru_cache(maxsize=4)
+def _validators(_generation: int) -> tuple[Draft202012Validator, dict[str, Draft202012Validator]]:
+    return (Draft202012Validator(notes_schema()),
+            {app: Draft202012Validator(app_notes_schema(app)) for app in office_apps()})
 
 
 def _where(error: Any) -> str:
@@ -92,12 +71,13 @@ def validate_notes(notes: Any) -> list[str]:
     Notes naming a known app are checked against that app's shape alone, so the messages say
     which field is wrong instead of "matches none of the shapes".
     """
+    union, per_app = _validators(generation())
     app = notes.get("app") if isinstance(notes, dict) else None
-    validator = _PER_APP.get(app) if isinstance(app, str) else None
+    validator = per_app.get(app) if isinstance(app, str) else None
     if validator is None:
         if isinstance(notes, dict) and "app" in notes:
-            return [f"app: {app!r} is not one of word, excel, pdf, email, calendar"]
-        validator = _UNION
+            return [f"app: {app!r} is not one of {', '.join(office_apps())}"]
+        validator = union
     problems = []
     for error in sorted(validator.iter_errors(notes), key=lambda e: [str(p) for p in e.absolute_path]):
         detail = error.message

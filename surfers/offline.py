@@ -16,6 +16,7 @@ from functools import lru_cache
 from typing import Any, Callable, Iterable, Protocol
 
 from office_env import Workspace, default_registry
+from office_env.apps import App, get_app, load, registered_apps
 from office_env.formats.xlsx_io import EMPTY_CELL
 from office_env.synthesis.world import FIRST_NAMES, LAST_NAMES
 from office_env.tools import ToolRegistry, ToolResult
@@ -77,15 +78,31 @@ def list_files(ws: Reader) -> list[str]:
 
 
 def documents(files: Iterable[str], suffix: str) -> list[str]:
-    """Documents with ``suffix``, outside the mail and calendar folders, hidden files skipped."""
+    """Documents with ``suffix``, outside the apps' own folders (mail, calendars), hidden files skipped."""
+    folders = {app.folder.rstrip("/") for app in registered_apps() if app.folder}
     out = []
     for path in files:
         parts = path.split("/")
-        if parts[0] in ("emails", "calendar") or any(p.startswith(".") for p in parts):
+        if parts[0] in folders or any(p.startswith(".") for p in parts):
             continue
         if path.lower().endswith(suffix):
             out.append(path)
     return out
+
+
+def owners(app: App, files: Iterable[str]) -> list[str]:
+    """Whose items an owner-laid app holds: the ``<folder><owner>/...`` folders (a mailbox) or the
+    ``<folder><owner><suffix>`` files (a calendar), sorted."""
+    found = set()
+    for path in files:
+        if not path.startswith(app.folder):
+            continue
+        rest = path[len(app.folder):]
+        if app.layout == "owner_folders" and "/" in rest:
+            found.add(rest.split("/", 1)[0])
+        elif app.layout == "owner_files" and "/" not in rest and rest.lower().endswith(app.suffix):
+            found.add(rest[: -len(app.suffix)])
+    return sorted(found)
 
 
 def mailbox_users(files: Iterable[str]) -> list[str]:
@@ -395,10 +412,14 @@ def explore_calendar(ws: Reader, users: list[str] | None = None) -> dict[str, An
     return {"app": "calendar", "calendars": [_calendar(ws, user) for user in _selected(found, users)]}
 
 
-EXPLORERS = {
-    "word": explore_word,
-    "excel": explore_excel,
-    "pdf": explore_pdf,
-    "email": explore_email,
-    "calendar": explore_calendar,
-}
+Explorer = Callable[[Reader, list[str] | None], dict[str, Any]]
+
+
+def explorer(app: str) -> Explorer:
+    """The offline surfer of ``app``, as its registry entry names it (``KeyError`` for an app
+    without one)."""
+    entry = get_app(app)
+    if not entry.surfer:
+        raise KeyError(app)
+    found: Explorer = load(entry.surfer)
+    return found

@@ -21,7 +21,7 @@ from generators.english import possessive
 from generators.families.follow_up import with_follow_up_day
 from generators.families.phrasing import FamilyDefinitionError, Phrasing, load_phrasing
 from generators.model import Distractor, MemoryPiece, Misreading, TaskDraft, ToolCall
-from office_env.apps import OFFICE_APPS
+from office_env.apps import office_apps
 from office_env.evaluation import builders as cr
 from office_env.money import CODE
 from office_env.synthesis.check import away_span
@@ -68,9 +68,6 @@ def draft(inp: FamilyInput, *, about: str | None = None, **fields: Any) -> TaskD
     intent = inp.intent()
     query = inp.query(about=fields["memory"][0].about if about is None else about)
     return TaskDraft(intent=intent, query=query, **fields)
-
-
-APPS = OFFICE_APPS
 
 
 @dataclass(frozen=True)
@@ -125,8 +122,9 @@ def family(name: str, apps: tuple[str, ...], difficulty: str):
             raise FamilyDefinitionError(f"family {name}: defined twice")
         if difficulty not in ("easy", "medium", "hard"):
             raise FamilyDefinitionError(f"family {name}: difficulty: {difficulty!r} must be easy, medium or hard")
-        if not apps or len(set(apps)) != len(apps) or any(a not in APPS for a in apps):
-            raise FamilyDefinitionError(f"family {name}: apps: {apps!r} must be distinct names from {', '.join(APPS)}")
+        known = office_apps()
+        if not apps or len(set(apps)) != len(apps) or any(a not in known for a in apps):
+            raise FamilyDefinitionError(f"family {name}: apps: {apps!r} must be distinct names from {', '.join(known)}")
         FAMILIES[name] = Family(name, apps, difficulty, build)
         return build
     return register

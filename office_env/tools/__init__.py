@@ -1,23 +1,37 @@
 """The office tools and their registry.
 
-``default_registry()`` holds every tool; ``default_registry().read_only()`` is what surfers
-may use. Tool names are ``<app>_<operation>`` (OpenAI function names allow no dots).
+``default_registry()`` holds every tool of every registered app (``office_env.apps``);
+``default_registry().read_only()`` is what surfers may use. Tool names are ``<app>_<operation>``
+(OpenAI function names allow no dots).
 """
 
 from __future__ import annotations
 
+import importlib
 from functools import lru_cache
 
-from office_env.apps import TOOL_APPS
-from office_env.tools import calendar, email, excel, pdf, system, word  # noqa: F401  (registers tools)
+from office_env.apps import generation, registered_apps
 from office_env.tools.registry import Tool, ToolRegistry, ToolResult, declared_tools
 
-APPS = TOOL_APPS
+
+def _declare() -> None:
+    """Import each registered app's tools module (its ``@tool`` functions declare themselves), in
+    module-name order: the order tools are listed in."""
+    for module in sorted({app.tools for app in registered_apps()}):
+        importlib.import_module(module)
 
 
-@lru_cache(maxsize=1)
-def default_registry() -> ToolRegistry:
+@lru_cache(maxsize=4)
+def _registry(_generation: int) -> ToolRegistry:
+    _declare()
     return ToolRegistry(declared_tools())
 
 
-__all__ = ["APPS", "Tool", "ToolRegistry", "ToolResult", "default_registry"]
+def default_registry() -> ToolRegistry:
+    """Every registered app's tools (built again when an app is registered)."""
+    return _registry(generation())
+
+
+_declare()
+
+__all__ = ["Tool", "ToolRegistry", "ToolResult", "default_registry"]

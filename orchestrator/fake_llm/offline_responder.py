@@ -31,7 +31,7 @@ from office_env.tools import ToolResult
 from orchestrator.fake_llm.agent_answer import MODES, PlanSource, answer_agent, grouped_plans
 from orchestrator.fake_llm.plus_answer import answer_plus
 from orchestrator.fake_llm.prompt_roles import UnknownPrompt, inputs_of, role_of
-from surfers.offline import EXPLORERS
+from surfers.offline import explorer
 from verifier.dialogue_rules import mark_problems, marked_turns
 
 _NOW_RE = re.compile(r"^(\d{4}-\d{2}-\d{2} \d{2}:\d{2})")
@@ -112,7 +112,7 @@ def _call_key(call: Any) -> tuple[str, str] | None:
 
 def _surf(inputs: dict[str, Any], messages: list[dict[str, Any]]) -> Reply:
     reader = _HistoryReader(inputs, messages)
-    notes = EXPLORERS[inputs["app"]](reader, inputs.get("users"))
+    notes = explorer(inputs["app"])(reader, inputs.get("users"))
     if reader.pending:
         return Reply(tool_calls=[{"name": n, "arguments": a} for n, a in reader.pending], finish_reason="tool_calls")
     return Reply(content=json.dumps(notes))

@@ -328,20 +328,20 @@ def role_schemas() -> dict[str, dict]:
     request makes them)."""
     from generators.families import FAMILIES
     from generators.dialogue_llm import DAYS_PER_CALL
-    from generators.schemas import PLUS_SCHEMA, TASK_DRAFT_SCHEMA, dialogue_days_schema
+    from generators.schemas import PLUS_SCHEMA, dialogue_days_schema, task_draft_schema
     from harness.probe_run import schema_for
     from harness.probes import Probe
     from harness.summaries import SUMMARY_SCHEMA
     from orchestrator.planner import plan_schema
-    from surfers import NOTES_SCHEMA
+    from surfers import notes_schema
     from verifier.schemas import JUDGE_VOTE_SCHEMA, VERDICT_SCHEMA
 
     probe = Probe(task="t", piece="p", dynamic="d", question="q", options=("a", "b", "c"), answer="A",
                   answerable=True)
-    return {"planner": plan_schema(2, sorted(FAMILIES)), "task_generator": TASK_DRAFT_SCHEMA,
+    return {"planner": plan_schema(2, sorted(FAMILIES)), "task_generator": task_draft_schema(),
             "plus_generator": PLUS_SCHEMA, "dialogue_day": dialogue_days_schema(DAYS_PER_CALL), "verifier": VERDICT_SCHEMA,
             "judge": JUDGE_VOTE_SCHEMA, "summarizer": SUMMARY_SCHEMA, "probe": schema_for(probe),
-            "surfer": NOTES_SCHEMA}
+            "surfer": notes_schema()}
 
 
 def test_every_roles_schema_is_accepted_by_the_servers_grammar_engine(proxy):

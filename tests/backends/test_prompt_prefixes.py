@@ -19,14 +19,14 @@ def shared_tokens(a: list[dict], b: list[dict]) -> int:
 
 def test_two_tasks_of_one_office_share_the_planner_prompt_up_to_the_task():
     from generators.families import FAMILIES
-    from orchestrator.planner import PLAN_SCHEMA
+    from orchestrator.planner import general_plan_schema
 
     files = [f"data/report_{i}.xlsx" for i in range(60)]
 
     def plan(kind: str, count: int) -> list[dict]:
         inputs = {"files": files, "user": "dana", "now": "2024-05-06 09:00 (Monday)", "days": 5,
                   "utterances_per_day": 70, "app_count": count, "suggested_kind": kind, "kinds_planned_here": [kind]}
-        return render("planner", inputs=inputs, schema=PLAN_SCHEMA, apps=["word", "excel"],
+        return render("planner", inputs=inputs, schema=general_plan_schema(), apps=["word", "excel"],
                       kinds=[(k, f.apps) for k, f in sorted(FAMILIES.items())])
 
     first, second = plan("sheet_total", 1), plan("notes_to_email", 2)

@@ -21,7 +21,7 @@ from office_env import Workspace, default_registry, evaluate_criteria
 from office_env.evaluation.keywords import spelled_numbers
 from office_env.synthesis import make_world, write_workspace
 from office_env.synthesis.common import NEAR_MISS_MARK
-from surfers import APPS, explore
+from surfers import explore, office_apps
 
 pytestmark = pytest.mark.slow
 
@@ -37,7 +37,7 @@ def worlds(tmp_path_factory):
         world = make_world(seed)
         testbed = tmp_path_factory.mktemp(f"context-world{seed}") / "testbed"
         write_workspace(world, testbed)
-        out.append((world, testbed, {app: explore(app, Workspace(testbed, now=world.now)) for app in APPS}))
+        out.append((world, testbed, {app: explore(app, Workspace(testbed, now=world.now)) for app in office_apps()}))
     return out
 
 

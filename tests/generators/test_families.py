@@ -20,7 +20,7 @@ from generators.families.follow_up import promise
 from generators.model import TaskDraft
 from office_env import Workspace, default_registry, evaluate_criteria, validate_criteria
 from office_env.synthesis import World, make_world, write_workspace
-from surfers import APPS, explore
+from surfers import explore, office_apps
 
 pytestmark = pytest.mark.slow
 
@@ -37,7 +37,7 @@ def worlds(tmp_path_factory) -> list[tuple[World, Path, dict]]:
         testbed = tmp_path_factory.mktemp(f"families-world{seed}") / "testbed"
         write_workspace(world, testbed)
         ws = Workspace(testbed, now=world.now)
-        out.append((world, testbed, {app: explore(app, ws) for app in APPS}))
+        out.append((world, testbed, {app: explore(app, ws) for app in office_apps()}))
     return out
 
 
@@ -82,7 +82,7 @@ def test_registry_has_enough_families_over_one_two_and_three_apps():
     assert all(by_count[c] >= 2 for c in (1, 2, 3)), by_count
     for name, fam in FAMILIES.items():
         assert fam.name == name
-        assert fam.apps and set(fam.apps) <= set(APPS), (name, fam.apps)
+        assert fam.apps and set(fam.apps) <= set(office_apps()), (name, fam.apps)
         assert len(set(fam.apps)) == len(fam.apps), (name, fam.apps)
         assert fam.difficulty in ("easy", "medium", "hard"), (name, fam.difficulty)
 
@@ -341,7 +341,7 @@ def many_worlds(tmp_path_factory) -> list[tuple[World, dict]]:
         world = make_world(seed)
         testbed = tmp_path_factory.mktemp(f"world{seed}") / "testbed"
         write_workspace(world, testbed)
-        out.append((world, {app: explore(app, Workspace(testbed, now=world.now)) for app in APPS}))
+        out.append((world, {app: explore(app, Workspace(testbed, now=world.now)) for app in office_apps()}))
     return out
 
 

@@ -22,7 +22,7 @@ from office_env.formats import ics_io, xlsx_io
 from office_env.synthesis import make_world, write_workspace
 from office_env.tools import ToolRegistry
 from orchestrator.fake_llm.offline_responder import default_responder
-from surfers import APPS, NOTES_SCHEMA, explore, validate_notes
+from surfers import explore, notes_schema, office_apps, validate_notes
 from surfers.llm import MAX_CALLS_PER_REPLY, OUT_OF_STEPS, explore_llm, note_parts
 from surfers.offline import WorkspaceReader, free_slots, list_files, numbers_in, parse_cells, people_in
 
@@ -44,7 +44,7 @@ def world_bed(tmp_path_factory):
 def all_notes(world_bed):
     world, root, _ = world_bed
     ws = Workspace(root, now=world.now)
-    return {app: explore(app, ws) for app in APPS}
+    return {app: explore(app, ws) for app in office_apps()}
 
 
 @pytest.fixture
@@ -67,7 +67,7 @@ def _entry(notes: dict, file: str) -> dict:
 # -- shape -------------------------------------------------------------------------------------
 
 def test_apps_and_every_note_validates(all_notes):
-    assert APPS == ("word", "excel", "pdf", "email", "calendar")
+    assert office_apps() == ("word", "excel", "pdf", "email", "calendar")
     for app, notes in all_notes.items():
         assert notes["app"] == app
         assert validate_notes(notes) == [], app
@@ -75,7 +75,7 @@ def test_apps_and_every_note_validates(all_notes):
 
 
 def test_schema_is_draft_2020_12_and_rejects_bad_notes(all_notes):
-    assert NOTES_SCHEMA["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    assert notes_schema()["$schema"] == "https://json-schema.org/draft/2020-12/schema"
     bad = copy.deepcopy(all_notes["excel"])
     bad["files"][0]["rows"][0][0] = 5  # cells are strings
     problems = validate_notes(bad)
@@ -219,8 +219,8 @@ def test_users_limit_the_mailboxes_and_calendars(world_bed):
 
 def test_sample_office_notes(ws):
     """The project's small sample testbed explores too, e.g. alice's week of 2024-05-06."""
-    notes = {app: explore(app, ws) for app in APPS}
-    for app in APPS:
+    notes = {app: explore(app, ws) for app in office_apps()}
+    for app in office_apps():
         assert validate_notes(notes[app]) == [], app
     assert notes["word"]["files"][0]["people"] == ["Dana Reyes"]
     assert notes["excel"]["files"][0]["rows"][1] == ["Bob", "92.5", "Open"]
@@ -247,7 +247,7 @@ def test_surfers_call_only_read_tools_and_change_nothing(fresh_bed, monkeypatch)
     monkeypatch.setattr(ToolRegistry, "call", recording)
     before = Snapshot.of(root)
     ws = Workspace(root, now=world.now)
-    for app in APPS:
+    for app in office_apps():
         explore(app, ws)
     assert Snapshot.of(root).diff(before).empty and Snapshot.of(root).files == before.files
     read_only = set(default_registry().read_only().names)
@@ -273,7 +273,7 @@ def test_corrupt_files_become_error_entries(fresh_bed):
     calendar_owner = next(Path(p).stem for p, k in manifest.items() if k == "calendar" and world.user.user not in p)
     (root / "calendar" / f"{calendar_owner}.ics").write_bytes(b"BEGIN:NOTHING")
     ws = Workspace(root, now=world.now)
-    notes = {app: explore(app, ws) for app in APPS}
+    notes = {app: explore(app, ws) for app in office_apps()}
     for app, path in broken.items():
         entry = _entry(notes[app], path)
         assert set(entry) == {"file", "error"} and entry["error"].startswith("Error: ") and path in entry["error"]
@@ -284,7 +284,7 @@ def test_corrupt_files_become_error_entries(fresh_bed):
     assert len(mailbox["messages"]) == len([p for p, k in manifest.items() if k == "email"])
     calendar_errors = [c for c in notes["calendar"]["calendars"] if "error" in c]
     assert [c["file"] for c in calendar_errors] == [f"calendar/{calendar_owner}.ics"]
-    for app in APPS:
+    for app in office_apps():
         assert validate_notes(notes[app]) == [], app
 
 
@@ -313,7 +313,7 @@ def test_numbers_and_people_parsing():
 
 def test_empty_testbed_gives_empty_notes(tmp_path):
     ws = Workspace(tmp_path)
-    for app in APPS:
+    for app in office_apps():
         notes = explore(app, ws)
         assert validate_notes(notes) == []
         assert list(notes.values())[1] == []
