@@ -3,7 +3,7 @@ families, the schemas (the task record's app enum among them), the planner and t
 take their app names, file kinds and words from here, so a new app is one entry (``register_app``).
 
 This is the bottom layer: an entry names what upper layers hold for the app (its offline surfer,
-its review preview) by ``"module:attribute"`` references that the layer owning them loads
+its review page's file view) by ``"module:attribute"`` references that the layer owning them loads
 (:func:`load`), as an entry point does; nothing here imports them.
 """
 
@@ -54,6 +54,7 @@ class App:
     notes_defs: Mapping[str, Any] = field(default_factory=dict)
     spoken: tuple[str, ...] = ()
     surfer: str = ""  # "module:function": the offline surfer, explorer(reader, users) -> notes
+    preview: str = ""  # "module:function": the review page's view of one of its files, view(path, label) -> dict
     office: bool = True  # False for the file system every task may look through
 
     def __post_init__(self) -> None:
@@ -73,20 +74,23 @@ _WORD = App(
     extensions=("docx", "doc", "docm", "odt", "rtf"), doc_types=("doc", "docx"),
     notes_item="word_file",
     notes_defs={"word_file": notes_object({"file": _STR, "lines": _STRINGS, "people": _STRINGS})},
-    spoken=(r"\b(?:(?:Microsoft|MS)\s+)?Word\b",), surfer="surfers.offline:explore_word")
+    spoken=(r"\b(?:(?:Microsoft|MS)\s+)?Word\b",), surfer="surfers.offline:explore_word",
+    preview="orchestrator.review.preview:word_view")
 _EXCEL = App(
     name="excel", work="spreadsheet", tools="office_env.tools.excel", read_tools=("excel_read_file",),
     extensions=("xlsx", "xls", "xlsm", "csv", "ods", "tsv"), doc_types=("xlsx", "xls"),
     notes_item="excel_file", notes_defs={"excel_file": notes_object({
         "file": _STR, "sheet": _STR, "headers": _STRINGS, "rows": {"type": "array", "items": _STRINGS}})},
-    spoken=(r"(?i)\b(?:(?:Microsoft|MS)\s+)?Excel\b",), surfer="surfers.offline:explore_excel")
+    spoken=(r"(?i)\b(?:(?:Microsoft|MS)\s+)?Excel\b",), surfer="surfers.offline:explore_excel",
+    preview="orchestrator.review.preview:sheet_view")
 _PDF = App(
     name="pdf", work="file", tools="office_env.tools.pdf", read_tools=("pdf_read_file",),
     extensions=("pdf",), doc_types=("pdf",),
     notes_item="pdf_file", notes_defs={"pdf_file": notes_object({
         "file": _STR, "lines": _STRINGS,
         "numbers": {"type": "array", "items": {"type": "string", "pattern": r"^[0-9][0-9,]*(\.[0-9]+)?$"}}})},
-    spoken=(r"(?i)\bPDFs?\b",), surfer="surfers.offline:explore_pdf")
+    spoken=(r"(?i)\bPDFs?\b",), surfer="surfers.offline:explore_pdf",
+    preview="orchestrator.review.preview:pdf_view")
 _EMAIL = App(
     name="email", work="message", tools="office_env.tools.email",
     read_tools=("email_list_emails", "email_read_email"), extensions=("eml", "msg"), doc_types=("email",),
@@ -98,7 +102,8 @@ _EMAIL = App(
             "user": _STR,
             "messages": {"type": "array", "items": {"oneOf": [{"$ref": "#/$defs/message"}, {"$ref": "#/$defs/error"}]}},
         })},
-    spoken=(r"(?i)\be-?mail(?:s|ed|ing)?\b", r"(?i)\bmail\b"), surfer="surfers.offline:explore_email")
+    spoken=(r"(?i)\be-?mail(?:s|ed|ing)?\b", r"(?i)\bmail\b"), surfer="surfers.offline:explore_email",
+    preview="orchestrator.review.preview:mail_view")
 _CALENDAR = App(
     name="calendar", work="schedule", tools="office_env.tools.calendar", read_tools=("calendar_list_events",),
     extensions=("ics",), doc_types=("ics",), checks="evaluate_calendar", layout="owner_files", folder="calendar/",
@@ -109,7 +114,8 @@ _CALENDAR = App(
             "events": {"type": "array", "items": {"$ref": "#/$defs/event"}},
             "free_slots": {"type": "array", "items": notes_object({"start": _TIME, "end": _TIME})},
         })},
-    spoken=(r"(?i)\bcalendars?\b",), surfer="surfers.offline:explore_calendar")
+    spoken=(r"(?i)\bcalendars?\b",), surfer="surfers.offline:explore_calendar",
+    preview="orchestrator.review.preview:calendar_view")
 _SYSTEM = App(name="system", work="file", tools="office_env.tools.system", office=False)
 
 # In the order prompts, schemas and records list them; registered apps follow.

@@ -29,11 +29,10 @@ from typing import Any, Callable, cast
 from backends.batch import ResultLog
 from backends.carried_folder import pack_folder, unpack_folder
 from backends.dataset_reader import TASKS, LoadedTask, folder_written_whole, iter_tasks  # noqa: F401  (reading lives below; re-exported)
-from backends.task_record import TaskRecord
+from backends.task_record import TaskRecord, schema_text
 from office_env import criteria_schema
 from office_env.untrusted import copy_tree, is_real_dir
 from office_env.workspace import atomic_write
-from verifier.gates import SCHEMA_DIR
 
 WORK = ".work"
 PROGRESS = ".progress.jsonl"
@@ -164,7 +163,7 @@ def write_index(out: Path, records: list[TaskRecord]) -> None:
 def schema_files() -> list[tuple[str, bytes]]:
     """The ``schemas/`` files a dataset carries, as (path in the folder, bytes)."""
     return [("schemas/criteria.schema.json", dumps(criteria_schema()).encode("utf-8")),
-            ("schemas/task.schema.json", (SCHEMA_DIR / "task.schema.json").read_text(encoding="utf-8").encode("utf-8"))]
+            ("schemas/task.schema.json", schema_text().encode("utf-8"))]  # the registered apps' enum
 
 
 def write_schemas(out: Path) -> None:

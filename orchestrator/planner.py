@@ -165,6 +165,15 @@ def plan_schema(app_count: int, kinds: Sequence[str]) -> dict[str, Any]:
     return schema
 
 
+def planner_prompt(inputs: dict[str, Any]) -> list[dict[str, str]]:
+    """The planner's messages: the plain schema, the registered apps and each kind once, with its
+    apps, before anything that changes from call to call (a provider caches that prefix across the
+    build's planner calls), then ``inputs``."""
+    kinds = sorted(FAMILIES)
+    return render("planner", inputs=inputs, schema=general_plan_schema(), apps=list(office_apps()),
+                  kinds=[(kind, FAMILIES[kind].apps) for kind in kinds])
+
+
 def planned_here(seed: int, index: int, counts: Sequence[int], weights: Sequence[int] | None = None,
                  per_world: int = TASKS_PER_WORLD) -> list[str]:
     """The families the other attempts in attempt ``index``'s world are planned to make (none when
@@ -187,13 +196,8 @@ def plan_llm(client: Any, job: Job, files: list[str]) -> Plan:
         "app_count": app_count, "suggested_kind": suggested,
         "kinds_planned_here": planned_here(job.config.seed, job.index, counts, weights, tasks_per_world(job.config)),
     }
-    kinds = sorted(FAMILIES)
-    schema = plan_schema(app_count, kinds)  # what the server holds the reply to; the prompt shows the plain
-    # schema and each kind once, with its apps, before anything that changes from call to call (a
-    # provider caches that prefix across the build's planner calls)
-    messages = render("planner", inputs=inputs, schema=general_plan_schema(), apps=list(office_apps()),
-                      kinds=[(kind, FAMILIES[kind].apps) for kind in kinds])
-    data = client.structured("planner", messages, schema)
+    schema = plan_schema(app_count, sorted(FAMILIES))  # what the server holds the reply to
+    data = client.structured("planner", planner_prompt(inputs), schema)
     apps = tuple(data["apps"])
     if len(apps) != app_count:
         raise ValueError(f"planner: asked for {app_count} app(s), got {len(apps)} ({', '.join(apps)})")

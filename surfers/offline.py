@@ -16,7 +16,7 @@ from functools import lru_cache
 from typing import Any, Callable, Iterable, Protocol
 
 from office_env import Workspace, default_registry
-from office_env.apps import App, get_app, load, registered_apps
+from office_env.apps import App, generation, get_app, load, registered_apps
 from office_env.formats.xlsx_io import EMPTY_CELL
 from office_env.synthesis.world import FIRST_NAMES, LAST_NAMES
 from office_env.tools import ToolRegistry, ToolResult
@@ -25,9 +25,14 @@ TIME_FORMAT = "%Y-%m-%d %H:%M:%S"
 WORK_START, WORK_END = 9, 17  # free slots are whole hours between these
 
 
-@lru_cache(maxsize=1)
-def _registry() -> ToolRegistry:
+@lru_cache(maxsize=4)
+def _read_only(_generation: int) -> ToolRegistry:
     return default_registry().read_only()
+
+
+def _registry() -> ToolRegistry:
+    """The read-only tools of every registered app (built again when an app is registered)."""
+    return _read_only(generation())
 
 
 class Reader(Protocol):

@@ -58,11 +58,12 @@ from jsonschema import Draft202012Validator
 
 import verifier.agent_gates  # noqa: F401  (declares the solvability and leakage gates)
 from backends.dataset_reader import task_day_first, task_now
-from backends.task_record import RecordError, TaskRecord, parse_record, plan_calls
+from backends.task_record import RecordError, TaskRecord, parse_record, plan_calls, schema_text
 from generators.hedges import hedged_plan
 from generators.model import ToolCall
 from generators.specifics import check_specifics, find_specifics
 from office_env import OfficeError, Workspace, calendar_store, evaluate_criteria, validate_criteria
+from office_env.apps import generation
 from office_env.evaluation.contradictions import contradictions
 from office_env.evaluation.reference_state import EXACT, apply_reference
 from office_env.limits import MAX_SCHEMA_ERRORS
@@ -110,21 +111,31 @@ def parse_gates(text: str) -> tuple[str, ...]:
     return tuple(g for g in optional if g in chosen)
 
 
-@lru_cache(maxsize=1)
-def _task_schema() -> dict[str, Any]:
-    return json.loads((SCHEMA_DIR / "task.schema.json").read_text(encoding="utf-8"))
+# The task schema as generated from the type for the registered apps (the checked-in
+# task.schema.json is the same text for the built-in ones); each validator is made once per registry.
+@lru_cache(maxsize=4)
+def _task_schema(_generation: int) -> dict[str, Any]:
+    return json.loads(schema_text())
 
 
-@lru_cache(maxsize=1)
+@lru_cache(maxsize=4)
+def _reference_validator(_generation: int) -> Draft202012Validator:
+    return Draft202012Validator(_task_schema(_generation), format_checker=Draft202012Validator.FORMAT_CHECKER)
+
+
+@lru_cache(maxsize=4)
+def _fast_validator(_generation: int) -> "jsonschema_rs.Draft202012Validator":
+    return jsonschema_rs.Draft202012Validator(_task_schema(_generation), validate_formats=True)
+
+
 def task_validator() -> Draft202012Validator:
     """The reference validator: slow on a 350-turn dialogue, but its errors carry exact paths."""
-    return Draft202012Validator(_task_schema(), format_checker=Draft202012Validator.FORMAT_CHECKER)
+    return _reference_validator(generation())
 
 
-@lru_cache(maxsize=1)
 def _fast_task_validator() -> "jsonschema_rs.Draft202012Validator":
     """The same schema compiled by jsonschema-rs: a yes/no answer in a fraction of a millisecond."""
-    return jsonschema_rs.Draft202012Validator(_task_schema(), validate_formats=True)
+    return _fast_validator(generation())
 
 
 def read_record(data: Any) -> TaskRecord | GateResult:

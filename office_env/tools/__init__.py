@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 from functools import lru_cache
 
-from office_env.apps import generation, registered_apps
+from office_env.apps import generation, registered_apps, tool_apps
 from office_env.tools.registry import Tool, ToolRegistry, ToolResult, declared_tools
 
 
@@ -24,11 +24,12 @@ def _declare() -> None:
 @lru_cache(maxsize=4)
 def _registry(_generation: int) -> ToolRegistry:
     _declare()
-    return ToolRegistry(declared_tools())
+    apps = set(tool_apps())
+    return ToolRegistry(t for t in declared_tools() if t.app in apps)
 
 
 def default_registry() -> ToolRegistry:
-    """Every registered app's tools (built again when an app is registered)."""
+    """Every registered app's tools (built again when an app is registered or taken out)."""
     return _registry(generation())
 
 

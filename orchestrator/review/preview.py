@@ -12,9 +12,10 @@ import re
 from collections import defaultdict
 from datetime import date, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from office_env import OfficeError, Workspace
+from office_env.apps import load, registered_apps
 from office_env.formats import docx_io, eml_io, ics_io, pdf_io, xlsx_io
 from office_env.formats.bounded import read_bytes
 from office_env.untrusted import UntrustedInputError
@@ -43,25 +44,43 @@ def preview(testbed: Path, relpath: str) -> dict[str, Any]:
         if not path.is_file():
             return {"path": relpath, "kind": "error", "error": f"{relpath}: no such file in this testbed"}
         label = ws.relative(path)
-        suffix = path.suffix.lower()
-        if suffix == ".docx":
-            return {"path": label, "kind": "docx", "blocks": _docx_blocks(docx_io.read_text(path, label))}
-        if suffix == ".xlsx":
-            book = xlsx_io.read_book(path, label)
-            sheets = [{"title": name, "rows": [list(r[:MAX_COLS]) for r in book.sheets[name].rows[:MAX_ROWS]],
-                       "cut": len(book.sheets[name].rows) > MAX_ROWS or not book.sheets[name].complete}
-                      for name in book.sheetnames]
-            return {"path": label, "kind": "xlsx", "sheets": sheets}
-        if suffix == ".pdf":
-            return {"path": label, "kind": "pdf", "pages": list(pdf_io.read_pages(path, label))}
-        if suffix == ".eml":
-            return {"path": label, "kind": "eml", "mail": _mail(eml_io.read(path, label))}
-        if suffix == ".ics":
-            return {"path": label, "kind": "ics", "weeks": week_view(ics_io.read_events(path, label))}
+        view = _view_of(path.suffix.lower())
+        if view is not None:
+            return {"path": label, **view(path, label)}
         return {"path": label, "kind": "text",
                 "text": read_bytes(path, label, 1 << 20)[:20_000].decode("utf-8", "replace")}
     except (OfficeError, UntrustedInputError, OSError, ValueError) as exc:
         return {"path": relpath, "kind": "error", "error": str(exc)[:300]}
+
+
+def _view_of(suffix: str) -> Callable[[Path, str], dict[str, Any]] | None:
+    """The view of the app whose files have ``suffix``, as its registry entry names it."""
+    app = next((a for a in registered_apps() if a.preview and a.suffix == suffix), None)
+    return load(app.preview) if app else None
+
+
+def word_view(path: Path, label: str) -> dict[str, Any]:
+    return {"kind": "docx", "blocks": _docx_blocks(docx_io.read_text(path, label))}
+
+
+def sheet_view(path: Path, label: str) -> dict[str, Any]:
+    book = xlsx_io.read_book(path, label)
+    sheets = [{"title": name, "rows": [list(r[:MAX_COLS]) for r in book.sheets[name].rows[:MAX_ROWS]],
+               "cut": len(book.sheets[name].rows) > MAX_ROWS or not book.sheets[name].complete}
+              for name in book.sheetnames]
+    return {"kind": "xlsx", "sheets": sheets}
+
+
+def pdf_view(path: Path, label: str) -> dict[str, Any]:
+    return {"kind": "pdf", "pages": list(pdf_io.read_pages(path, label))}
+
+
+def mail_view(path: Path, label: str) -> dict[str, Any]:
+    return {"kind": "eml", "mail": _mail(eml_io.read(path, label))}
+
+
+def calendar_view(path: Path, label: str) -> dict[str, Any]:
+    return {"kind": "ics", "weeks": week_view(ics_io.read_events(path, label))}
 
 
 def _docx_blocks(text: str) -> list[dict[str, Any]]:

@@ -1,13 +1,23 @@
 """One app registry (office_env/apps.py) that every layer takes its app names and tables from."""
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
 
 from generators.families import FAMILIES
 from generators.schemas import task_draft_schema
-from office_env.apps import App, app_of_doc_type, app_of_extension, get_app, office_apps, register_app, tool_apps
+from office_env.apps import (
+    App,
+    app_of_doc_type,
+    app_of_extension,
+    get_app,
+    office_apps,
+    register_app,
+    tool_apps,
+    unregister_app,
+)
 from office_env.tools import default_registry
 from orchestrator.planner import general_plan_schema
 from surfers.notes import notes_schema
@@ -36,7 +46,8 @@ def test_each_entry_names_tools_that_exist_and_only_read():
 
 
 def test_file_kinds_and_doc_types_map_back_to_their_app():
-    assert (app_of_extension("XLSX"), app_of_extension("docx"), app_of_extension("ics")) == ("excel", "word", "calendar")
+    assert (app_of_extension("XLSX"), app_of_extension("docx"), app_of_extension("ics")) == (
+        "excel", "word", "calendar")
     assert app_of_extension("exe") is None
     assert (app_of_doc_type("email"), app_of_doc_type("xls"), app_of_doc_type("odt")) == ("email", "excel", None)
 
@@ -48,3 +59,118 @@ def test_a_bad_entry_is_refused():
         App(name="toy", work="thing", tools="x")
     with pytest.raises(ValueError, match="already registered"):
         register_app(get_app("word"))
+
+
+# -- a new app is one registry entry --------------------------------------------------------------
+
+TOY_PACKAGE = {
+    "__init__.py": '''
+from office_env.apps import App, notes_object
+
+TOY = App(
+    name="toy", work="board", tools="toyapp.tools", read_tools=("toy_read_board",), extensions=("toy",),
+    notes_item="toy_board",
+    notes_defs={"toy_board": notes_object({"file": {"type": "string"},
+                                           "cards": {"type": "array", "items": {"type": "string"}}})},
+    spoken=(r"(?i)\\btoy boards?\\b",), surfer="toyapp.surfer:explore_toy", preview="toyapp.surfer:board_view")
+''',
+    "tools.py": '''
+from office_env.tools.registry import tool
+from office_env.workspace import Workspace
+
+
+@tool("toy", "read_board", "Read a .toy board's cards.", writes=False,
+      properties={"file_path": {"type": "string"}}, required=["file_path"])
+def read_board(ws: Workspace, file_path: str) -> str:
+    return f"{file_path}:\\n" + ws.resolve(file_path, field="file_path").read_text(encoding="utf-8")
+''',
+    "surfer.py": '''
+from surfers.offline import documents, list_files
+
+
+def explore_toy(reader, users=None):
+    boards = []
+    for file in documents(list_files(reader), ".toy"):
+        text = reader.call("toy_read_board", {"file_path": file}).observation
+        boards.append({"file": file, "cards": text.splitlines()[1:]})
+    return {"app": "toy", "files": boards}
+
+
+def board_view(path, label):
+    return {"kind": "text", "text": "toy board: " + path.read_text(encoding="utf-8")}
+''',
+}
+
+
+@pytest.fixture()
+def toy_app(tmp_path, monkeypatch):
+    """The toy app's package on the path, registered as a plugin registers it; taken out after."""
+    package = tmp_path / "plugins" / "toyapp"
+    package.mkdir(parents=True)
+    for name, text in TOY_PACKAGE.items():
+        (package / name).write_text(text.lstrip(), encoding="utf-8")
+    monkeypatch.syspath_prepend(str(package.parent))
+    import toyapp
+
+    register_app(toyapp.TOY)
+    yield toyapp.TOY
+    unregister_app("toy")
+    for module in [m for m in sys.modules if m == "toyapp" or m.startswith("toyapp.")]:
+        del sys.modules[module]
+
+
+def test_a_registered_app_is_in_the_tools_surfers_schemas_planner_and_review_page(toy_app, tmp_path):
+    """One ``register_app`` call, and no other edit, puts a new app in every layer: its tools in the
+    registry, its surfer behind ``explore`` (notes valid against the notes schema), the task
+    record's enum (a record of it is read), the planner's prompt and schema, the review page."""
+    from starlette.testclient import TestClient
+
+    from backends.task_record import parse_record, task_schema
+    from orchestrator.planner import planner_prompt
+    from orchestrator.review.app import ReviewServer, create_app
+    from surfers import explore, validate_notes
+    from surfers.llm import _tools, app_files
+    from tests.support.records import record_with, write_json
+
+    assert office_apps() == ("word", "excel", "pdf", "email", "calendar", "toy") and tool_apps()[-1] == "system"
+    assert "toy_read_board" in default_registry().names and default_registry().only_reads("toy_read_board")
+    assert app_of_extension("toy") == "toy"
+
+    dataset = tmp_path / "data"
+    task = dataset / "tasks" / "toy-00001"
+    testbed = task / "testbed"
+    (testbed / "data").mkdir(parents=True)
+    (testbed / "data" / "sprint.toy").write_text("ship the banner\nfix the login", encoding="utf-8")
+    (testbed / "data" / "notes.docx").write_bytes(b"")
+    notes = explore("toy", testbed)
+    cards = ["ship the banner", "fix the login"]
+    assert notes == {"app": "toy", "files": [{"file": "data/sprint.toy", "cards": cards}]}
+    assert validate_notes(notes) == [] and validate_notes({"app": "toy", "files": [{"file": 3}]}) != []
+    assert app_files("toy", ["data/sprint.toy", "data/notes.docx"]) == ["data/sprint.toy"]
+    assert _tools("toy").names == ["system_list_files", "toy_read_board"]
+
+    assert task_schema()["properties"]["apps"]["items"]["enum"] == [*office_apps(), "system"]
+    record = record_with("toy-00001", apps=["toy"], app_count=1,
+                         evaluation=[{"function": "evaluate_file_exist", "args": {"file": "data/sprint.toy"}}])
+    assert parse_record(record).apps == ["toy"]
+    assert general_plan_schema()["properties"]["apps"]["items"]["enum"][-1] == "toy"
+    inputs = {"app_count": 1, "suggested_kind": "lookup", "days": 3, "utterances_per_day": 8}
+    assert "of the apps word, excel, pdf, email, calendar, toy." in planner_prompt(inputs)[1]["content"]
+
+    write_json(task / "task.json", record)
+    client = TestClient(create_app(ReviewServer(dataset, "ana")), base_url="http://127.0.0.1")
+    page = client.get("/task/toy-00001")
+    assert page.status_code == 200 and "1 app(s): toy" in page.text
+    view = client.get("/task/toy-00001/file", params={"path": "data/sprint.toy"})
+    assert view.status_code == 200 and "toy board: ship the banner" in view.text
+
+
+def test_an_app_taken_out_is_gone_from_every_layer(toy_app):
+    from backends.task_record import RecordError, parse_record
+    from tests.support.records import record_with
+
+    unregister_app("toy")
+    assert "toy" not in office_apps() and "toy_read_board" not in default_registry().names
+    with pytest.raises(RecordError, match="toy"):
+        parse_record(record_with("toy-00001", apps=["toy"], app_count=1))
+    assert general_plan_schema()["properties"]["apps"]["items"]["enum"] == list(office_apps())
