@@ -177,6 +177,25 @@ def ticking(tasks: Iterable[LoadedTask], on_outcome: Callable[[dict[str, Any]], 
 
 def iter_tasks(out: Path) -> Iterator[LoadedTask]:
     """Every task folder, sorted by id; a task that cannot be used is reported, not raised."""
+    total = 0
+    for entry in listed_tasks(out):
+        if isinstance(entry, LoadedTask):
+            yield entry
+            continue
+        task = load_task_folder(*entry)
+        total += task.size
+        if task.record is not None and total > MAX_DATASET_BYTES:
+            yield replace(task, record=None, task=None, error=over_dataset_limit(task.folder))
+            continue
+        yield task
+
+
+def listed_tasks(out: Path) -> Iterator[LoadedTask | tuple[str, Path]]:
+    """:func:`iter_tasks`'s listing, sorted by id: the id and folder of each task to load
+    (:func:`load_task_folder`), or an entry refused as it is listed (a link, an odd name, an
+    unreadable ``tasks/``) as an unusable task. A caller that loads the tasks elsewhere (in worker
+    processes) counts their sizes in this order against ``MAX_DATASET_BYTES``
+    (:func:`over_dataset_limit`), as :func:`iter_tasks` does."""
     root = out / TASKS
     try:
         mode = os.lstat(root).st_mode
@@ -192,7 +211,6 @@ def iter_tasks(out: Path) -> Iterator[LoadedTask]:
     except OSError as exc:
         yield LoadedTask(TASKS, root, None, f"{printable(root)}: cannot be read ({exc.strerror or exc})")
         return
-    total = 0
     for entry in entries:
         if entry.name.startswith("."):
             continue
@@ -207,13 +225,14 @@ def iter_tasks(out: Path) -> Iterator[LoadedTask]:
         if odd is not None:
             yield LoadedTask(task_id, folder, None, f"{printable(folder)}: odd folder name ({odd}); refused")
             continue
-        task = _load_task(task_id, folder)
-        total += task.size
-        if task.record is not None and total > MAX_DATASET_BYTES:
-            yield replace(task, record=None, task=None, error=f"{printable(folder)}: the dataset's testbeds pass "
-                                                  f"{size_text(MAX_DATASET_BYTES)} in total here; the task is unusable")
-            continue
-        yield task
+        yield task_id, folder
+
+
+def over_dataset_limit(folder: Path) -> str:
+    """Why a task is unusable when the testbeds up to it (in the dataset's order) pass
+    ``MAX_DATASET_BYTES``."""
+    return f"{printable(folder)}: the dataset's testbeds pass {size_text(MAX_DATASET_BYTES)} in total here; " \
+           "the task is unusable"
 
 
 def load_task(out: Path, task_id: str) -> LoadedTask:
@@ -230,10 +249,11 @@ def load_task(out: Path, task_id: str) -> LoadedTask:
         return LoadedTask(task_id, folder, None, f"{printable(folder)}: is a symlink; refused")
     if not folder.is_dir():
         return LoadedTask(task_id, folder, None, f"{printable(task_id)}: no such task in {printable(out)}")
-    return _load_task(task_id, folder)
+    return load_task_folder(task_id, folder)
 
 
-def _load_task(task_id: str, folder: Path) -> LoadedTask:
+def load_task_folder(task_id: str, folder: Path) -> LoadedTask:
+    """The task in ``folder`` (listed under ``task_id``), read and checked (see the module's docstring)."""
     path = folder / "task.json"
     try:
         record = load_json(path, max_values=MAX_RECORD_VALUES)  # counted before parsing: cheap to refuse

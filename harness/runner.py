@@ -5,7 +5,8 @@ folder (``backends.scratch``: a memory file system when the machine has one; rem
 the history context (``harness.context.build_context``,
 built once per task; summaries cached under ``out_dir/.cache``), the agent's run, then the task's
 criteria on the copy (``office_env.evaluate_criteria``). Tasks run in worker processes when
-``workers > 1``: ``EvalBatch``, run by ``backends.batch`` (lock, resume, finalisation). A task whose
+``workers > 1``: ``EvalBatch``, run by ``backends.batch`` (lock, resume, finalisation). Every task
+is read, checked and digested first, on the workers too (``harness.task_survey``); a task whose
 ``task.json`` is unreadable or unusable is reported and skipped; the rest is evaluated.
 
 The output folder::
@@ -33,7 +34,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
 from backends.batch import Round, finish_folder, run_batch
 from backends.carried_folder import CarriedFolder, pack_folder, unpack_folder
-from backends.dataset_reader import dataset_fingerprint, ensure_writable_folder, task_day_first, task_digest
+from backends.dataset_reader import dataset_fingerprint, ensure_writable_folder, task_day_first
 from backends.hf_folder import HfFolderError, is_hf_export, rebuild_dataset
 from backends.llm.failures import RefusalWatch, RunRefused
 from backends.scratch import node_work_folder
@@ -66,6 +67,7 @@ from harness.run_folder import (
     write_results,
     write_state,
 )
+from harness.task_survey import survey
 from harness.totals import RunTotals
 from office_env.evaluation import SEMANTICS
 from office_env.untrusted import UntrustedInputError, name_problem, printable
@@ -514,33 +516,6 @@ def _check_oracle_plans(dataset: Path) -> None:
                         "from seeds come without one); use --agent llm or --agent none")
 
 
-def _jobs(dataset: Path, config: EvalConfig, summary: RunSummary) -> tuple[list[str], dict[str, str]]:
-    """The ids of the tasks to run (unusable ones go to ``summary.skipped``) and every task's
-    digest. The records are read one at a time and not kept: a worker reads its task's again
-    (:func:`_run_job`), so that the parent holds a few bytes a task, not the tasks."""
-    from backends.dataset_reader import iter_tasks
-
-    jobs: list[str] = []
-    digests: dict[str, str] = {}  # of every task, chosen or not: runs on subsets of one dataset pair
-    taken = 0
-    for task in iter_tasks(dataset):
-        if not config.takes(task.id, taken):
-            digests[task.id] = task_digest(task) if task.task is not None else "unusable"
-            continue
-        taken += 1
-        if task.record is None or task.task is None:
-            digests[task.id] = "unusable"
-            summary.skipped.append({"id": task.id, "error": task.error or "unreadable"})
-            continue
-        digests[task.id] = task_digest(task)
-        problem = record_problem(task.task, config.request)
-        if problem:
-            summary.skipped.append({"id": task.id, "error": f"{task.folder / 'task.json'}: {problem}"})
-            continue
-        jobs.append(task.id)
-    return jobs, digests
-
-
 def _lines(outcome: dict[str, Any]) -> list[dict[str, Any]]:
     if "skipped" in outcome:
         return [{"id": outcome["id"], "skipped": outcome["skipped"]}]
@@ -653,7 +628,11 @@ class EvalBatch:
             remove_leftovers(out)
         self.started = time.perf_counter()
         self.summary = RunSummary(out=out, config=config, skipped=list(self.rows_skipped))
-        jobs, digests = _jobs(dataset, config, self.summary)
+        # every task read, checked and digested on the workers (harness.task_survey); the parent keeps
+        # a few bytes a task, not the tasks: a worker reads its task again when it runs it (_run_job)
+        tasks = survey(dataset, config.takes, partial(record_problem, request=config.request), config.workers)
+        self.summary.skipped.extend(tasks.skipped)
+        jobs, digests = tasks.jobs, tasks.digests
         fingerprint = dataset_fingerprint(digests)
         self.header = _progress_header(config, fingerprint)
         self.earlier = earlier_run(out, self.header, config.trials, _same_run(config, dataset, fingerprint)) \
