@@ -53,6 +53,8 @@ class App:
     notes_item: str = ""
     notes_defs: Mapping[str, Any] = field(default_factory=dict)
     spoken: tuple[str, ...] = ()
+    # the evaluation's text view of its files, by criterion doc_type: "module:function", reader(path, label) -> str
+    readers: Mapping[str, str] = field(default_factory=dict)
     surfer: str = ""  # "module:function": the offline surfer, explorer(reader, users) -> notes
     preview: str = ""  # "module:function": the review page's view of one of its files, view(path, label) -> dict
     office: bool = True  # False for the file system every task may look through
@@ -72,6 +74,7 @@ class App:
 _WORD = App(
     name="word", work="document", tools="office_env.tools.word", read_tools=("word_read_file",),
     extensions=("docx", "doc", "docm", "odt", "rtf"), doc_types=("doc", "docx"),
+    readers={"docx": "office_env.formats.docx_io:read_text", "doc": "office_env.formats.docx_io:read_text"},
     notes_item="word_file",
     notes_defs={"word_file": notes_object({"file": _STR, "lines": _STRINGS, "people": _STRINGS})},
     spoken=(r"\b(?:(?:Microsoft|MS)\s+)?Word\b",), surfer="surfers.offline:explore_word",
@@ -79,13 +82,14 @@ _WORD = App(
 _EXCEL = App(
     name="excel", work="spreadsheet", tools="office_env.tools.excel", read_tools=("excel_read_file",),
     extensions=("xlsx", "xls", "xlsm", "csv", "ods", "tsv"), doc_types=("xlsx", "xls"),
+    readers={"xlsx": "office_env.formats.xlsx_io:read_text"},
     notes_item="excel_file", notes_defs={"excel_file": notes_object({
         "file": _STR, "sheet": _STR, "headers": _STRINGS, "rows": {"type": "array", "items": _STRINGS}})},
     spoken=(r"(?i)\b(?:(?:Microsoft|MS)\s+)?Excel\b",), surfer="surfers.offline:explore_excel",
     preview="orchestrator.review.preview:sheet_view")
 _PDF = App(
     name="pdf", work="file", tools="office_env.tools.pdf", read_tools=("pdf_read_file",),
-    extensions=("pdf",), doc_types=("pdf",),
+    extensions=("pdf",), doc_types=("pdf",), readers={"pdf": "office_env.formats.pdf_io:read_text"},
     notes_item="pdf_file", notes_defs={"pdf_file": notes_object({
         "file": _STR, "lines": _STRINGS,
         "numbers": {"type": "array", "items": {"type": "string", "pattern": r"^[0-9][0-9,]*(\.[0-9]+)?$"}}})},
@@ -107,6 +111,7 @@ _EMAIL = App(
 _CALENDAR = App(
     name="calendar", work="schedule", tools="office_env.tools.calendar", read_tools=("calendar_list_events",),
     extensions=("ics",), doc_types=("ics",), checks="evaluate_calendar", layout="owner_files", folder="calendar/",
+    readers={"ics": "office_env.evaluation.content:read_ics"},
     notes_key="calendars", notes_item="calendar", notes_defs={
         "event": notes_object({"summary": _STR, "start": _TIME, "end": _TIME}),
         "calendar": notes_object({
@@ -116,7 +121,8 @@ _CALENDAR = App(
         })},
     spoken=(r"(?i)\bcalendars?\b",), surfer="surfers.offline:explore_calendar",
     preview="orchestrator.review.preview:calendar_view")
-_SYSTEM = App(name="system", work="file", tools="office_env.tools.system", office=False)
+_SYSTEM = App(name="system", work="file", tools="office_env.tools.system", extensions=("txt",),
+              readers={"txt": "office_env.evaluation.content:read_plain"}, office=False)
 
 # In the order prompts, schemas and records list them; registered apps follow.
 _REGISTRY: dict[str, App] = {a.name: a for a in (_WORD, _EXCEL, _PDF, _EMAIL, _CALENDAR, _SYSTEM)}
@@ -179,6 +185,11 @@ def app_of_doc_type(doc_type: str) -> str | None:
     """The office app an OfficeBench ``doc_type`` names, if one does."""
     low = doc_type.lower()
     return next((a.name for a in _REGISTRY.values() if a.office and low in a.doc_types), None)
+
+
+def text_readers() -> dict[str, str]:
+    """Every criterion doc type a file is read as, with its reader's reference, apps in order."""
+    return {doc_type: ref for a in _REGISTRY.values() for doc_type, ref in a.readers.items()}
 
 
 def load(ref: str) -> Any:

@@ -111,15 +111,11 @@ def owners(app: App, files: Iterable[str]) -> list[str]:
 
 
 def mailbox_users(files: Iterable[str]) -> list[str]:
-    return sorted({p.split("/")[1] for p in files if p.startswith("emails/") and p.count("/") >= 2})
+    return owners(get_app("email"), files)
 
 
 def calendar_users(files: Iterable[str]) -> list[str]:
-    return sorted({
-        p.split("/", 1)[1][: -len(".ics")]
-        for p in files
-        if p.startswith("calendar/") and p.count("/") == 1 and p.lower().endswith(".ics")
-    })
+    return owners(get_app("calendar"), files)
 
 
 def _selected(found: list[str], users: list[str] | None) -> list[str]:

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any, Iterable, cast
 
 from backends.task_record import TaskRecord, plan_calls
+from office_env.apps import registered_apps
 from office_env.evaluation.keywords import Haystack, normalize, without_thousands
 
 # Memory cues that state a requirement the criteria must check.
@@ -134,6 +135,9 @@ def office_text(root: Path) -> OfficeText:
     texts: dict[str, str] = {}
     superseded: dict[str, str] = {}
     root = Path(root)
+    # the kinds the apps write that the evaluation reads as text (docx, xlsx, pdf, ics, txt): a mail
+    # is read below, in the form the checks see it
+    kinds = {a.extensions[0] for a in registered_apps() if a.extensions and a.extensions[0] in a.readers}
     for path in plain_files(root):
         rel = path.relative_to(root).as_posix()
         # a superseded copy is a near miss, never the source of a checked value
@@ -143,7 +147,7 @@ def office_text(root: Path) -> OfficeText:
             if suffix == "eml":
                 mail = eml_io.read(path, rel)
                 into[rel] = f"From: {mail.sender}\nTo: {mail.recipient}\nSubject: {mail.subject}\n{mail.body}"
-            elif suffix in ("docx", "xlsx", "pdf", "ics", "txt"):
+            elif suffix in kinds:
                 into[rel] = read_document(path, rel, suffix)
         except (OfficeError, ValueError, OSError):
             continue

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from pathlib import Path
+from typing import Callable
 
 from office_env import mail_store
+from office_env.apps import generation, load, text_readers
 from office_env.errors import CorruptFileError, MissingFileError, OfficeError
-from office_env.formats import docx_io, ics_io, pdf_io, xlsx_io
+from office_env.formats import ics_io
 from office_env.formats.bounded import read_bytes
 from office_env.workspace import EMAILS_DIR, Workspace
 
@@ -41,9 +44,6 @@ def read_ics(path: Path, label: str) -> str:
     return "\n".join(lines)
 
 
-_SUFFIX_TYPES = {".docx": "docx", ".doc": "doc", ".xlsx": "xlsx", ".pdf": "pdf", ".txt": "txt", ".ics": "ics"}
-
-
 def read_document(path: Path, label: str, doc_type: str) -> str:
     """Text of one file read as ``doc_type``; raises OfficeError naming the file (and, when the
     file's name says another type than the criterion's, both: a wrong file type is the answer's
@@ -55,24 +55,24 @@ def read_document(path: Path, label: str, doc_type: str) -> str:
     try:
         return _read_as(path, label, doc_type)
     except CorruptFileError as exc:
-        named = _SUFFIX_TYPES.get(path.suffix.lower())
+        suffix = path.suffix.lower()[1:]
+        named = suffix if suffix in _readers(generation()) else None
         if named and named != doc_type and {named, doc_type} != {"doc", "docx"}:
             raise CorruptFileError(f"{label}: its name says {named}, but the criterion reads it as {doc_type} "
                                    f"({exc})") from None
         raise
 
 
+@lru_cache(maxsize=4)
+def _readers(_generation: int) -> dict[str, Callable[[Path, str], str]]:
+    return {doc_type: load(ref) for doc_type, ref in text_readers().items()}
+
+
 def _read_as(path: Path, label: str, doc_type: str) -> str:
-    if doc_type == "txt":
-        return read_plain(path, label)
-    if doc_type == "ics":
-        return read_ics(path, label)
-    if doc_type in ("doc", "docx"):
-        return docx_io.read_text(path, label)
-    if doc_type == "xlsx":
-        return xlsx_io.read_text(path, label)
-    if doc_type == "pdf":
-        return pdf_io.read_text(path, label)
+    """``path`` read by the reader the app of ``doc_type`` names (``office_env.apps``)."""
+    reader = _readers(generation()).get(doc_type)
+    if reader is not None:
+        return reader(path, label)
     raise OfficeError(f"doc_type: {doc_type!r} is not one of {', '.join(DOC_TYPES)}")
 
 

@@ -72,7 +72,8 @@ TOY = App(
     notes_item="toy_board",
     notes_defs={"toy_board": notes_object({"file": {"type": "string"},
                                            "cards": {"type": "array", "items": {"type": "string"}}})},
-    spoken=(r"(?i)\\btoy boards?\\b",), surfer="toyapp.surfer:explore_toy", preview="toyapp.surfer:board_view")
+    spoken=(r"(?i)\\btoy boards?\\b",), readers={"toy": "toyapp.surfer:board_text"},
+    surfer="toyapp.surfer:explore_toy", preview="toyapp.surfer:board_view")
 ''',
     "tools.py": '''
 from office_env.tools.registry import tool
@@ -94,6 +95,10 @@ def explore_toy(reader, users=None):
         text = reader.call("toy_read_board", {"file_path": file}).observation
         boards.append({"file": file, "cards": text.splitlines()[1:]})
     return {"app": "toy", "files": boards}
+
+
+def board_text(path, label):
+    return path.read_text(encoding="utf-8")
 
 
 def board_view(path, label):
@@ -129,7 +134,9 @@ def test_a_registered_app_is_in_the_tools_surfers_schemas_planner_and_review_pag
     from orchestrator.planner import planner_prompt
     from orchestrator.review.app import ReviewServer, create_app
     from surfers import explore, validate_notes
+    from office_env.evaluation.content import read_document
     from surfers.llm import _tools, app_files
+    from verifier.trace import office_text
     from tests.support.records import record_with, write_json
 
     assert office_apps() == ("word", "excel", "pdf", "email", "calendar", "toy") and tool_apps()[-1] == "system"
@@ -148,6 +155,9 @@ def test_a_registered_app_is_in_the_tools_surfers_schemas_planner_and_review_pag
     assert validate_notes(notes) == [] and validate_notes({"app": "toy", "files": [{"file": 3}]}) != []
     assert app_files("toy", ["data/sprint.toy", "data/notes.docx"]) == ["data/sprint.toy"]
     assert _tools("toy").names == ["system_list_files", "toy_read_board"]
+    board = testbed / "data" / "sprint.toy"
+    assert read_document(board, "data/sprint.toy", "toy") == "ship the banner\nfix the login"
+    assert "fix the login" in office_text(testbed).files["data/sprint.toy"].text
 
     assert task_schema()["properties"]["apps"]["items"]["enum"] == [*office_apps(), "system"]
     record = record_with("toy-00001", apps=["toy"], app_count=1,
