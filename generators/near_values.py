@@ -11,6 +11,7 @@ from datetime import date, datetime, timedelta
 
 from generators.chances import DRAFT
 from generators.spoken_time import ordinal
+from office_env.apps import registered_apps
 
 _NOT_NAMES = frozenset({"yes", "no", "true", "false", "none", "ok", "pdf", "word", "excel"})
 OTHER_PEOPLE = ("Priya", "Marcus", "Elena", "Tomasz", "Aisha", "Daniel", "Mei", "Oscar")  # whose old note, whose guess
@@ -18,9 +19,7 @@ _WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday",
 _MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
            "November", "December")
 # Another app for the same work: what a colleague misremembers ("the word file", not the excel one).
-_APP_SWAP = {"excel": "word", "word": "excel", "pdf": "word", "pdfs": "word files", "calendar": "email",
-             "calendars": "emails", "email": "calendar", "emails": "calendar", "mail": "calendar",
-             "e-mail": "calendar", "e-mails": "calendar"}
+_APP_SWAP = {word: other for app in registered_apps() for word, other in app.near_miss.items()}
 
 
 def _shift_number(text: str, rng: random.Random, small: bool) -> str | None:

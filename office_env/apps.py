@@ -53,8 +53,13 @@ class App:
     notes_item: str = ""
     notes_defs: Mapping[str, Any] = field(default_factory=dict)
     spoken: tuple[str, ...] = ()
+    # a word naming it -> the other app a colleague misremembers instead ("the excel file" -> "word")
+    near_miss: Mapping[str, str] = field(default_factory=dict)
     # the evaluation's text view of its files, by criterion doc_type: "module:function", reader(path, label) -> str
     readers: Mapping[str, str] = field(default_factory=dict)
+    # "module:function": files of its own in a synthesized office, maker(world, rng) -> [(path, kind, bytes)],
+    # written after the world's document kinds (the built-in apps' files, office_env.synthesis)
+    synthesis: str = ""
     surfer: str = ""  # "module:function": the offline surfer, explorer(reader, users) -> notes
     preview: str = ""  # "module:function": the review page's view of one of its files, view(path, label) -> dict
     office: bool = True  # False for the file system every task may look through
@@ -71,30 +76,33 @@ class App:
         return f".{self.extensions[0]}" if self.extensions else ""
 
 
+_REVIEW = "orchestrator.review.preview"
+_SURFERS = "surfers.offline"
+
 _WORD = App(
     name="word", work="document", tools="office_env.tools.word", read_tools=("word_read_file",),
     extensions=("docx", "doc", "docm", "odt", "rtf"), doc_types=("doc", "docx"),
     readers={"docx": "office_env.formats.docx_io:read_text", "doc": "office_env.formats.docx_io:read_text"},
     notes_item="word_file",
     notes_defs={"word_file": notes_object({"file": _STR, "lines": _STRINGS, "people": _STRINGS})},
-    spoken=(r"\b(?:(?:Microsoft|MS)\s+)?Word\b",), surfer="surfers.offline:explore_word",
-    preview="orchestrator.review.preview:word_view")
+    spoken=(r"\b(?:(?:Microsoft|MS)\s+)?Word\b",), near_miss={"word": "excel"},
+    surfer=f"{_SURFERS}:explore_word", preview=f"{_REVIEW}:word_view")
 _EXCEL = App(
     name="excel", work="spreadsheet", tools="office_env.tools.excel", read_tools=("excel_read_file",),
     extensions=("xlsx", "xls", "xlsm", "csv", "ods", "tsv"), doc_types=("xlsx", "xls"),
     readers={"xlsx": "office_env.formats.xlsx_io:read_text"},
     notes_item="excel_file", notes_defs={"excel_file": notes_object({
         "file": _STR, "sheet": _STR, "headers": _STRINGS, "rows": {"type": "array", "items": _STRINGS}})},
-    spoken=(r"(?i)\b(?:(?:Microsoft|MS)\s+)?Excel\b",), surfer="surfers.offline:explore_excel",
-    preview="orchestrator.review.preview:sheet_view")
+    spoken=(r"(?i)\b(?:(?:Microsoft|MS)\s+)?Excel\b",), near_miss={"excel": "word"},
+    surfer=f"{_SURFERS}:explore_excel", preview=f"{_REVIEW}:sheet_view")
 _PDF = App(
     name="pdf", work="file", tools="office_env.tools.pdf", read_tools=("pdf_read_file",),
     extensions=("pdf",), doc_types=("pdf",), readers={"pdf": "office_env.formats.pdf_io:read_text"},
     notes_item="pdf_file", notes_defs={"pdf_file": notes_object({
         "file": _STR, "lines": _STRINGS,
         "numbers": {"type": "array", "items": {"type": "string", "pattern": r"^[0-9][0-9,]*(\.[0-9]+)?$"}}})},
-    spoken=(r"(?i)\bPDFs?\b",), surfer="surfers.offline:explore_pdf",
-    preview="orchestrator.review.preview:pdf_view")
+    spoken=(r"(?i)\bPDFs?\b",), near_miss={"pdf": "word", "pdfs": "word files"},
+    surfer=f"{_SURFERS}:explore_pdf", preview=f"{_REVIEW}:pdf_view")
 _EMAIL = App(
     name="email", work="message", tools="office_env.tools.email",
     read_tools=("email_list_emails", "email_read_email"), extensions=("eml", "msg"), doc_types=("email",),
@@ -106,8 +114,9 @@ _EMAIL = App(
             "user": _STR,
             "messages": {"type": "array", "items": {"oneOf": [{"$ref": "#/$defs/message"}, {"$ref": "#/$defs/error"}]}},
         })},
-    spoken=(r"(?i)\be-?mail(?:s|ed|ing)?\b", r"(?i)\bmail\b"), surfer="surfers.offline:explore_email",
-    preview="orchestrator.review.preview:mail_view")
+    spoken=(r"(?i)\be-?mail(?:s|ed|ing)?\b", r"(?i)\bmail\b"),
+    near_miss=dict.fromkeys(("email", "emails", "mail", "e-mail", "e-mails"), "calendar"),
+    surfer=f"{_SURFERS}:explore_email", preview=f"{_REVIEW}:mail_view")
 _CALENDAR = App(
     name="calendar", work="schedule", tools="office_env.tools.calendar", read_tools=("calendar_list_events",),
     extensions=("ics",), doc_types=("ics",), checks="evaluate_calendar", layout="owner_files", folder="calendar/",
@@ -119,8 +128,8 @@ _CALENDAR = App(
             "events": {"type": "array", "items": {"$ref": "#/$defs/event"}},
             "free_slots": {"type": "array", "items": notes_object({"start": _TIME, "end": _TIME})},
         })},
-    spoken=(r"(?i)\bcalendars?\b",), surfer="surfers.offline:explore_calendar",
-    preview="orchestrator.review.preview:calendar_view")
+    spoken=(r"(?i)\bcalendars?\b",), near_miss={"calendar": "email", "calendars": "emails"},
+    surfer=f"{_SURFERS}:explore_calendar", preview=f"{_REVIEW}:calendar_view")
 _SYSTEM = App(name="system", work="file", tools="office_env.tools.system", extensions=("txt",),
               readers={"txt": "office_env.evaluation.content:read_plain"}, office=False)
 

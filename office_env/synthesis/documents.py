@@ -21,6 +21,7 @@ import random
 from pathlib import Path
 from typing import Callable
 
+from office_env.apps import load, registered_apps
 from office_env.formats import docx_io, pdf_io, xlsx_io  # noqa: F401 - the writers every kind uses
 from office_env.synthesis.calendars import calendars
 from office_env.synthesis.check import WorldCheckError, check_world
@@ -49,6 +50,9 @@ def build_files(world: World) -> Files:
     away: Away = {}
     files.extend(emails(world, kind_rng(world, "email"), facts, away))
     files.extend(calendars(world, kind_rng(world, "calendar"), away))
+    for app in registered_apps():  # an app's own files, from the maker its registry entry names
+        if app.synthesis:
+            files.extend(load(app.synthesis)(world, kind_rng(world, app.name)))
     paths = [path for path, _, _ in files]
     if len(set(paths)) != len(paths):  # a bank edit that makes two kinds share a name is a bug
         raise AssertionError(f"duplicate testbed paths: {sorted(p for p in paths if paths.count(p) > 1)}")

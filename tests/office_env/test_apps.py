@@ -73,6 +73,7 @@ TOY = App(
     notes_defs={"toy_board": notes_object({"file": {"type": "string"},
                                            "cards": {"type": "array", "items": {"type": "string"}}})},
     spoken=(r"(?i)\\btoy boards?\\b",), readers={"toy": "toyapp.surfer:board_text"},
+    synthesis="toyapp.surfer:boards",
     surfer="toyapp.surfer:explore_toy", preview="toyapp.surfer:board_view")
 ''',
     "tools.py": '''
@@ -95,6 +96,10 @@ def explore_toy(reader, users=None):
         text = reader.call("toy_read_board", {"file_path": file}).observation
         boards.append({"file": file, "cards": text.splitlines()[1:]})
     return {"app": "toy", "files": boards}
+
+
+def boards(world, rng):
+    return [("data/backlog.toy", "toy_board", f"{world.user.name}: {rng.choice(['ship', 'plan'])}".encode())]
 
 
 def board_text(path, label):
@@ -126,22 +131,26 @@ def toy_app(tmp_path, monkeypatch):
 
 def test_a_registered_app_is_in_the_tools_surfers_schemas_planner_and_review_page(toy_app, tmp_path):
     """One ``register_app`` call, and no other edit, puts a new app in every layer: its tools in the
-    registry, its surfer behind ``explore`` (notes valid against the notes schema), the task
-    record's enum (a record of it is read), the planner's prompt and schema, the review page."""
+    registry, its files in a synthesized office, its surfer behind ``explore`` (notes valid against
+    the notes schema), its reader in the evaluation and the trace, the task record's enum (a record
+    of it is read), the planner's prompt and schema, the review page."""
     from starlette.testclient import TestClient
 
     from backends.task_record import parse_record, task_schema
+    from office_env.evaluation.content import read_document
+    from office_env.synthesis.documents import build_files
+    from office_env.synthesis.world import make_world
     from orchestrator.planner import planner_prompt
     from orchestrator.review.app import ReviewServer, create_app
     from surfers import explore, validate_notes
-    from office_env.evaluation.content import read_document
     from surfers.llm import _tools, app_files
-    from verifier.trace import office_text
     from tests.support.records import record_with, write_json
+    from verifier.trace import office_text
 
     assert office_apps() == ("word", "excel", "pdf", "email", "calendar", "toy") and tool_apps()[-1] == "system"
     assert "toy_read_board" in default_registry().names and default_registry().only_reads("toy_read_board")
     assert app_of_extension("toy") == "toy"
+    assert [(p, k) for p, k, _ in build_files(make_world(3))][-1] == ("data/backlog.toy", "toy_board")
 
     dataset = tmp_path / "data"
     task = dataset / "tasks" / "toy-00001"
