@@ -27,7 +27,9 @@ attempt's CPU and the parent's CPU per attempt. From them it prints the speed-up
 workers against one: ``min(16 x busy share, attempt CPU / parent CPU per attempt)`` (the parent
 handles every outcome in turn, so it caps the rate at one attempt per its CPU per attempt). Then it
 runs oracle eval (long-context) over the dataset with the same workers and prints the same figures
-for its tasks (``--no-eval`` skips it).
+for its tasks, and the parent's CPU split into reading the dataset (the tasks are read on the
+workers), writing the results and reports (mostly fixed: loading matplotlib) and the rest, around
+the tasks (``--no-eval`` skips it).
 
 ``--against TREE`` compares two versions in the same minutes: it runs the build of ``--n`` tasks
 ``--rounds`` times for each, alternating this tree and ``TREE`` (another checkout: its packages come
@@ -238,14 +240,33 @@ def eval_busy(tmp: Path, args: argparse.Namespace) -> None:
 
     clock = JobClock(tmp / "eval-times")
     config = runner.EvalConfig(agent="oracle", context=ContextConfig(mode="long-context"), workers=args.workers)
+    phases: dict[str, float] = {}
+
+    def timed(name: str, method: Any) -> Any:
+        def run(*a: Any) -> Any:
+            before = _cpu_seconds()[0]
+            try:
+                return method(*a)
+            finally:
+                phases[name] = _cpu_seconds()[0] - before
+        return run
+
     own, _ = _cpu_seconds()
     start = time.perf_counter()
-    with clock.timing(runner, "_run_job"):
-        run = runner.evaluate(tmp / "full", tmp / "eval", config)
+    original = runner.EvalBatch.start, runner.EvalBatch.finalise
+    runner.EvalBatch.start = timed("start", original[0])  # type: ignore[method-assign]
+    runner.EvalBatch.finalise = timed("finalise", original[1])  # type: ignore[method-assign]
+    try:
+        with clock.timing(runner, "_run_job"):
+            run = runner.evaluate(tmp / "full", tmp / "eval", config)
+    finally:
+        runner.EvalBatch.start, runner.EvalBatch.finalise = original  # type: ignore[method-assign]
     elapsed = time.perf_counter() - start
     parent = _cpu_seconds()[0] - own
     print(f"oracle eval of {len(run.rows)} task(s) with {args.workers} workers in {elapsed:.2f} s "
-          f"({len(run.rows) / elapsed:.1f} tasks/s; parent {parent:.2f} s of CPU)")
+          f"({len(run.rows) / elapsed:.1f} tasks/s; parent {parent:.2f} s of CPU: {phases['start']:.2f} s reading "
+          f"the dataset, {phases['finalise']:.2f} s writing results and reports, "
+          f"{parent - phases['start'] - phases['finalise']:.2f} s around the tasks)")
     print_busy("eval", busy_figures(clock.intervals(), args.workers, parent), args.workers)
 
 

@@ -124,10 +124,11 @@ def failed_runs(rows: list[dict[str, Any]]) -> list[tuple[str, int, str]]:
 def render_report(data: dict[str, Any], config: dict[str, Any], *, dataset: str,
                   skipped: list[dict[str, str]], errors: list[dict[str, Any]], elapsed: float | None = None,
                   rows: list[dict[str, Any]] | None = None,
-                  failed: Sequence[tuple[str, int, str]] | None = None) -> str:
+                  failed: Sequence[tuple[str, int, str]] | None = None, counter: str | None = None) -> str:
     """The whole ``report.md`` (with ``rows``, or their ``failed`` trials as :func:`failed_runs`
     gives them or ``harness.totals.RunTotals.failed`` keeps them, the failed trials and why each
-    failed)."""
+    failed). ``counter``: the token counter the run's workers counted with (default: this
+    process's, ``backends.tokens.counter_name``, which loads the vocabulary)."""
     context = config.get("context") or {}
     rag = context.get("mode") == "rag"
     overall = data["groups"][OVERALL]
@@ -150,7 +151,7 @@ def render_report(data: dict[str, Any], config: dict[str, Any], *, dataset: str,
             "(oracle - none), where none is how often doing nothing passes and oracle how often the reference plan "
             "passes, both measured on the same tasks (tasks without a plan are left out of ONS)."]
     if overall["tasks"]:  # a run that scored no task counted no token
-        out.append(f"Context tokens are counted with {counter_name()} (`backends.tokens`).")
+        out.append(f"Context tokens are counted with {counter or counter_name()} (`backends.tokens`).")
     if rag:
         out.append("Retrieval recall: the share of the task's evidence turns present in the retrieved context.")
     if k > 1:

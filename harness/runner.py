@@ -532,11 +532,17 @@ def _record(dataset_dir: str, task_id: str) -> tuple[TaskRecord | None, str | No
 
 def _run_job(dataset_dir: str, out_dir: str, config: EvalConfig, work_dir: str | None, task_id: str
              ) -> dict[str, Any]:
-    """One task in a worker: its record read, then :func:`run_task`."""
+    """One task in a worker: its record read, then :func:`run_task`; the outcome names the token
+    counter that counted its context (``counter``, for the report: the parent need not load it)."""
     record, problem = _record(dataset_dir, task_id)
     if record is None:  # changed since the run read it
         return {"id": task_id, "skipped": f"evaluation failed: {problem}"}
-    return run_task(dataset_dir, task_id, record, out_dir, config, work_dir)
+    outcome = run_task(dataset_dir, task_id, record, out_dir, config, work_dir)
+    if "rows" in outcome:
+        from backends.tokens import counter_name
+
+        outcome["counter"] = counter_name()
+    return outcome
 
 
 @dataclass(frozen=True)
@@ -618,6 +624,7 @@ class EvalBatch:
         self.on_progress, self.on_outcome = on_progress, on_outcome
         self.guard = _Refusals()  # the server refusing every request alike stops the run (backends.llm.failures)
         self.pending = True
+        self.counter: str | None = None  # the token counter a worker counted with (backends.tokens)
 
     def start(self, resume: bool) -> None:
         dataset, out, config = self.dataset, self.out, self.config
@@ -678,6 +685,7 @@ class EvalBatch:
             self.guard.watch.see(reason if isinstance(reason, str) and reason.startswith("error:") else None)
         if "skipped" in outcome:
             self.summary.skipped.append({"id": outcome["id"], "error": outcome["skipped"]})
+        self.counter = outcome.get("counter") or self.counter
         self.progress.write(_lines(outcome))
         if self.on_outcome:  # what this run did (resumed tasks are counted once, up front)
             self.on_outcome(outcome)
@@ -727,11 +735,11 @@ class EvalBatch:
         summary = self.summary
         summary.skipped.sort(key=lambda s: s["id"])
         summary.elapsed = time.perf_counter() - self.started
-        _write(summary, self.dataset, self.identity)
+        _write(summary, self.dataset, self.identity, self.counter)
         return summary
 
 
-def _write(summary: RunSummary, dataset: Path, identity: dict[str, Any]) -> None:
+def _write(summary: RunSummary, dataset: Path, identity: dict[str, Any], counter: str | None = None) -> None:
     """The run's files (``backends.batch.finish_folder``): results (the progress file's rows,
     sorted by a streaming merge, ``harness.run_folder.write_results``) and the reports from the
     figures summed in the same pass (``harness.totals``), then ``run.json`` finished (last: until
@@ -751,7 +759,7 @@ def _write(summary: RunSummary, dataset: Path, identity: dict[str, Any]) -> None
         totals.add_task(task)
     summary.metrics, summary.errors = totals.metrics(), totals.errors
     report = render_report(summary.metrics, config, dataset=str(dataset), skipped=summary.skipped,
-                           errors=summary.errors, elapsed=summary.elapsed, failed=totals.failed)
+                           errors=summary.errors, elapsed=summary.elapsed, failed=totals.failed, counter=counter)
     from harness.report_html import (
         render_html,  # matplotlib: loaded only when a run is written
     )
