@@ -41,6 +41,7 @@ class HistoryChances:
     decline_long: float = 0.8  # the same over weeks of history, where an old value has more time to resurface
     evidence_share: float = 0.38  # at most this share of a thread's user turns state a value
     derive: float = 0.8  # a day, clock, window, number, length or person is said in no single turn
+    own_wrong_anchor: float = 0.5  # a near-miss file of a value said by reference is named for its own work
     free_anchor: float = 0.35  # a thread names an anchor nothing is derived from
     free_anchor_beside: float = 0.75  # beside each anchor a value is derived from, another of its kind for nothing
     relative_day: float = 0.7  # a "Monday June 16" day is said relative to the day it is said on

@@ -283,6 +283,15 @@ def plan_history(pieces: list[MemoryPiece], dates: list[date], rng: random.Rando
             for near in piece.distractors:
                 d = rng.randint(start, n - 1)
                 near_said = _spoken(near.value, dates[d]) if relative else near.value
+                # a near-miss file of a value said by reference: named for the task's own work against
+                # an anchor as often as for another's, so the anchor's frame and the work's name hold the
+                # final file and the wrong one alike, and only the reference says which one stands
+                if relative and piece.derived is not None and piece.derived.rule == "refers" and \
+                        rng.random() < HISTORY.own_wrong_anchor:
+                    named = _wrong_reference(piece, near.value, thread, mark("distractor"), rng, anchors_used, details)
+                    if named:
+                        days[d].events.append(named[0])  # the anchor alone: the piece's own reference names its file
+                        continue
                 other = _work_for(piece, near.value, elsewhere, cues, kinds, rng)
                 # said of another work, a near miss takes the frames another work's details take:
                 # a named thing's own value as often as a detail said outright

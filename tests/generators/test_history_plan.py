@@ -160,6 +160,32 @@ def test_anchors_named_for_nothing_mirror_the_ones_a_value_is_derived_from():
                for (_, kind), es in free.items() if kind == "file" for e in es)  # said as people call a file
 
 
+REQUESTED = [  # a request whose file (in a folder) may be said by reference, with a near-miss file
+    MemoryPiece("m1", "action", "set Bob's score in data/scores.xlsx to 95", "data/scores.xlsx", thread="t1",
+                cue="requested", about="the score spreadsheet",
+                distractors=(Distractor("data/scores_old.xlsx", "the old copy data/scores_old.xlsx is not it"),)),
+    MemoryPiece("m2", "action", "write its total into data/invoice_summary.docx", "data/invoice_summary.docx",
+                thread="w1", cue="requested", about="the invoice document"),
+]
+
+
+def test_a_near_miss_file_of_a_value_said_by_reference_is_named_for_its_own_work_too():
+    """Where the final file is said by reference ("the file from the handover I mentioned"), its
+    near miss is named against an anchor for the task's own work about as often as for another's:
+    the anchor's frame and the work hold the right file and the wrong one alike."""
+    own = other = 0
+    for seed in range(60):
+        plans, memory = plan_history(REQUESTED[:1], DATES, random.Random(seed), others=REQUESTED[1:])
+        if next(p for p in memory if p.id == "m1").derived is None:
+            continue
+        for _, e in events(plans):
+            if e.mark == "distractor" and e.move == "anchor":
+                assert e.said == "scores_old.xlsx" and e.anchor  # the file without its folder, against a name
+                own += e.thread == "t1" and not e.about
+                other += e.thread == "w1" and e.about == "the invoice document"
+    assert own >= 8 and other >= 4, (own, other)
+
+
 def test_an_earlier_or_near_miss_file_named_without_its_folder_is_held_and_must_be_marked():
     from verifier.dialogue_rules import bare_file, find_mark_problems
 
