@@ -11,6 +11,7 @@ first ``n`` accepted attempts in index order, so any number of workers gives the
 
 from __future__ import annotations
 
+import bisect
 import fcntl
 import functools
 import hashlib
@@ -414,6 +415,13 @@ def unique_accepted(done: dict[int, dict[str, Any]]) -> tuple[list[int], dict[in
     return first_of_each([(i, list(item.get("keys") or [])) for i, item in accepted.items()], words)
 
 
+def _added(done: dict[int, dict[str, Any]], read: int) -> list[tuple[int, dict[str, Any]]]:
+    """The outcomes put into ``done`` after its first ``read``, in the order they came: taken from
+    its end (a dict keeps the order of insertion, and skipping its first ``read`` would step over
+    each of them: a cost per look that grew with the build)."""
+    return list(itertools.islice(reversed(done.items()), len(done) - read))[::-1]
+
+
 class UniqueSoFar:
     """:func:`unique_accepted` of a build's outcomes as they come in, kept up to date instead of
     worked out again after every outcome (a cost that grew with the square of the build): each
@@ -426,14 +434,41 @@ class UniqueSoFar:
         self._firsts = FirstOfEach()
 
     def kept(self) -> list[int]:
+        return list(self.firsts().kept)
+
+    def firsts(self) -> FirstOfEach:
+        """The :class:`~verifier.duplicates.FirstOfEach` of every accepted outcome so far (its
+        ``kept`` and ``dropped``, not to be changed)."""
         done = self.done
         if len(done) < self._read:
             self._read, self._firsts = 0, FirstOfEach()  # an outcome taken back: start over
-        for index, item in itertools.islice(done.items(), self._read, None):
+        for index, item in _added(done, self._read):
             if item["status"] == "accepted":
                 self._firsts.add(index, list(item.get("keys") or []), list(item.get("words") or []))
         self._read = len(done)
-        return list(self._firsts.kept)
+        return self._firsts
+
+
+class AcceptedBelow:
+    """How many accepted attempts of an app count lie below an attempt, of a build's outcomes as
+    they come in (as :class:`UniqueSoFar`: each outcome put in once, an outcome taken back starts
+    it over): per app count the accepted indices sorted, so that asking costs a bisection instead
+    of a pass over every outcome (asked before each attempt starts, that pass grew with the build)."""
+
+    def __init__(self, done: dict[int, dict[str, Any]], strata: Strata) -> None:
+        self.done, self.strata = done, strata
+        self._read = 0
+        self._by_count: dict[int, list[int]] = {}
+
+    def count(self, index: int) -> int:
+        done = self.done
+        if len(done) < self._read:
+            self._read, self._by_count = 0, {}
+        for i, item in _added(done, self._read):
+            if item["status"] == "accepted":
+                bisect.insort(self._by_count.setdefault(self.strata.count_of(i), []), i)
+        self._read = len(done)
+        return bisect.bisect_left(self._by_count.get(self.strata.count_of(index), []), index)
 
 
 def _prepare(out: Path, config: BuildConfig, resume: bool) -> dict[int, dict[str, Any]]:
@@ -503,6 +538,7 @@ class BuildBatch:
         self.cues: dict[int, dict[str, Any]] = {}  # per accepted attempt, its card figures (record_cues)
         self.next_index = 0
         self._unique: UniqueSoFar | None = None
+        self._accepted: AcceptedBelow | None = None
         self.guard: Breaker | None = None
 
     def start(self, resume: bool) -> BuildSummary | None:
@@ -571,21 +607,31 @@ class BuildBatch:
                      spread=math.ceil(expected))
 
     def _wanted(self) -> Callable[[int], bool]:
-        done, strata = self.done, self.strata
+        strata = self.strata
 
         def wanted(index: int) -> bool:
             """Fewer than its app count's quota accepted below this attempt: it may still be kept
-            (duplicates are looked for only when the plain count says no)."""
-            if strata.wanted(index, [i for i, item in done.items() if item["status"] == "accepted"]):
+            (duplicates are looked for only when the plain count says no: the kept ones below it
+            are the accepted ones but those dropped as duplicates, a few)."""
+            if self._accepted is None or self._accepted.done is not self.done:
+                self._accepted = AcceptedBelow(self.done, strata)
+            count = strata.count_of(index)
+            quota = strata.quota.get(count, 0)
+            accepted = self._accepted.count(index)
+            if accepted < quota:
                 return True
-            return strata.wanted(index, self._kept_unique())
+            repeats = self._unique_so_far().firsts().dropped
+            return accepted - sum(1 for i in repeats if i < index and strata.count_of(i) == count) < quota
 
         return wanted
 
-    def _kept_unique(self) -> list[int]:
+    def _unique_so_far(self) -> UniqueSoFar:
         if self._unique is None or self._unique.done is not self.done:
             self._unique = UniqueSoFar(self.done)
-        return self._unique.kept()
+        return self._unique
+
+    def _kept_unique(self) -> list[int]:
+        return self._unique_so_far().kept()
 
     def space_needed(self) -> int | None:
         return space_needed(self.out, self.n, self.config, len(self.accepted_indices()))
@@ -593,6 +639,7 @@ class BuildBatch:
     def retry(self) -> None:
         for index in [i for i, item in self.done.items() if item.get("status") == ERROR]:
             del self.done[index]  # the endpoint is back: those attempts are run again
+        self._unique = self._accepted = None  # outcomes taken back: what was counted of them starts over
 
     def stopped(self) -> Exception:
         return EndpointDown(f"endpoint down: {len(self.accepted_indices())} of {self.n} task(s) done, "

@@ -75,3 +75,34 @@ def test_each_app_count_gets_four_attempts_per_task_plus_twenty():
     one = Strata(config(), 1)  # one app count has the one task: its 24 attempts are a third of the indices
     (count,) = one.quota
     assert sum(1 for i in range(one.max_attempts()) if one.count_of(i) == count) == 24
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_whether_an_attempt_is_wanted_kept_up_to_date_is_the_count_over_every_outcome(seed, tmp_path):
+    """A build asks, before each attempt starts, whether its app count's quota may still take it;
+    the answer, kept up to date as outcomes arrive (out of index order, repeats of earlier tasks,
+    outcomes taken back), is the one counting every outcome again gives."""
+    import random
+
+    from orchestrator.build import BuildBatch, unique_accepted
+
+    rng = random.Random(seed)
+    batch = BuildBatch(tmp_path, 12, config(seed), 2, "local", None, None)
+    batch.strata, batch.done = Strata(config(seed), 12), {}
+    wanted, strata, done = batch._wanted(), batch.strata, batch.done
+    order = list(range(48))
+    for i in range(0, 44, 4):  # workers finish nearly in order
+        order[i:i + 4] = rng.sample(order[i:i + 4], 4)
+    answers = []
+    for step, index in enumerate(order):
+        status = rng.choice(["accepted"] * 5 + ["dropped", "error"])
+        keys = [f"task{rng.randrange(index + 1)}"] if rng.random() < 0.3 else [f"task{index}"]
+        done[index] = {"status": status, "keys": keys, "words": []}
+        if step % 9 == 8:  # the endpoint came back: the attempts it ended are taken back
+            batch.retry()
+        accepted = [i for i, item in done.items() if item["status"] == "accepted"]
+        for asked in range(52):
+            expected = strata.wanted(asked, accepted) or strata.wanted(asked, unique_accepted(done)[0])
+            assert wanted(asked) == expected, (step, asked)
+            answers.append(expected)
+    assert True in answers and False in answers
