@@ -25,7 +25,11 @@ ended, and the script prints the workers' busy share (the time they spent in att
 workers times the steady state: from the first attempt's start to the last one's), the mean
 attempt's CPU and the parent's CPU per attempt. From them it prints the speed-up to expect at 16
 workers against one: ``min(16 x busy share, attempt CPU / parent CPU per attempt)`` (the parent
-handles every outcome in turn, so it caps the rate at one attempt per its CPU per attempt). Then it
+handles every outcome in turn, so it caps the rate at one attempt per its CPU per attempt), and the
+parent's CPU split into starting (the checks, and what the workers share loaded before they fork),
+finishing (the kept records read back, the card, the index) and the rest, around the attempts:
+the part that caps the rate while the workers run (the others come before or after them; finishing
+grows with the tasks kept). Then it
 runs oracle eval (long-context) over the dataset with the same workers and prints the same figures
 for its tasks, and the parent's CPU split into reading the dataset (the tasks are read on the
 workers), writing the results and reports (mostly fixed: loading matplotlib) and the rest, around
@@ -154,6 +158,33 @@ class JobClock:
                 for a, b, c in (line.split() for line in path.read_text(encoding="utf-8").splitlines())]
 
 
+@contextmanager
+def parent_phases(*where: tuple[Any, str]) -> Iterator[dict[str, float]]:
+    """The parent's CPU seconds in each of these functions (owner, name), filled in as they run:
+    e.g. a batch class's ``start`` and ``finalise`` (``backends.batch``: before the first job and
+    after the last)."""
+    phases: dict[str, float] = {name: 0.0 for _, name in where}
+    owners = dict((name, owner) for owner, name in where)
+    original = {name: getattr(owner, name) for owner, name in where}
+
+    def timed(name: str) -> Any:
+        def run(*args: Any) -> Any:
+            before = _cpu_seconds()[0]
+            try:
+                return original[name](*args)
+            finally:
+                phases[name] += _cpu_seconds()[0] - before
+        return run
+
+    for name in phases:
+        setattr(owners[name], name, timed(name))
+    try:
+        yield phases
+    finally:
+        for name, method in original.items():
+            setattr(owners[name], name, method)
+
+
 def busy_figures(intervals: list[tuple[float, float, float]], workers: int, parent_cpu: float
                  ) -> dict[str, float] | None:
     """The workers' busy share in the steady state (first start to last start), the mean CPU of a
@@ -240,27 +271,11 @@ def eval_busy(tmp: Path, args: argparse.Namespace) -> None:
 
     clock = JobClock(tmp / "eval-times")
     config = runner.EvalConfig(agent="oracle", context=ContextConfig(mode="long-context"), workers=args.workers)
-    phases: dict[str, float] = {}
-
-    def timed(name: str, method: Any) -> Any:
-        def run(*a: Any) -> Any:
-            before = _cpu_seconds()[0]
-            try:
-                return method(*a)
-            finally:
-                phases[name] = _cpu_seconds()[0] - before
-        return run
-
     own, _ = _cpu_seconds()
     start = time.perf_counter()
-    original = runner.EvalBatch.start, runner.EvalBatch.finalise
-    runner.EvalBatch.start = timed("start", original[0])  # type: ignore[method-assign]
-    runner.EvalBatch.finalise = timed("finalise", original[1])  # type: ignore[method-assign]
-    try:
-        with clock.timing(runner, "_run_job"):
-            run = runner.evaluate(tmp / "full", tmp / "eval", config)
-    finally:
-        runner.EvalBatch.start, runner.EvalBatch.finalise = original  # type: ignore[method-assign]
+    batch = runner.EvalBatch
+    with clock.timing(runner, "_run_job"), parent_phases((batch, "start"), (batch, "finalise")) as phases:
+        run = runner.evaluate(tmp / "full", tmp / "eval", config)
     elapsed = time.perf_counter() - start
     parent = _cpu_seconds()[0] - own
     print(f"oracle eval of {len(run.rows)} task(s) with {args.workers} workers in {elapsed:.2f} s "
@@ -297,7 +312,10 @@ def main() -> None:
         clock = JobClock(tmp / "build-times")
         cpu = _cpu_seconds()
         start = time.perf_counter()
-        with clock.timing(build_module, "run_attempt"):
+        batch = build_module.BuildBatch
+        with clock.timing(build_module, "run_attempt"), parent_phases(
+                (build_module, "check_families"), (build_module, "check_banks"), (batch, "start"),
+                (batch, "finalise")) as phases:
             summary = build(tmp / "full", args.n, config, workers=args.workers)
         elapsed = time.perf_counter() - start
         parent, workers = (after - before for after, before in zip(_cpu_seconds(), cpu))
@@ -310,6 +328,10 @@ def main() -> None:
               f"verified task (at most {args.workers * summary.accepted / cpu:.1f} tasks/s on {args.workers} idle "
               f"cores at that cost; parent {parent:.2f} s, workers {workers:.2f} s); load average after: "
               f"{os.getloadavg()[0]:.1f}")
+        starting = phases["check_families"] + phases["check_banks"] + phases["start"]
+        print(f"build's parent: {starting:.2f} s of CPU starting (checks, loading what the workers share), "
+              f"{phases['finalise']:.2f} s finishing (reading the kept records back, the card, the index), "
+              f"{parent - starting - phases['finalise']:.2f} s around the attempts")
         print_busy("build", busy_figures(clock.intervals(), args.workers, parent), args.workers)
         if not args.no_eval:
             eval_busy(tmp, args)
