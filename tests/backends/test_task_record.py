@@ -130,3 +130,15 @@ def test_a_record_is_written_as_the_builders_have_always_written_it():
     assert json.dumps(parse_record(sample).to_dict()) == json.dumps(sample)
     reordered = {**sample, "provenance": dict(reversed(sample["provenance"].items()))}
     assert json.dumps(parse_record(reordered).to_dict()) == json.dumps(sample)  # one order, whatever was read
+
+
+def test_an_optional_field_may_be_left_out_but_not_null_unless_null_says_something():
+    """``user.email`` may be absent, not null; ``provenance.model`` is null for an offline build;
+    a required field is refused null as any other wrong type."""
+    plain = record()
+    assert parse_record({**plain, "user": {k: v for k, v in plain["user"].items() if k != "email"}})
+    with pytest.raises(RecordError, match=r"^user\.email: .*may be left out, but not null"):
+        parse_record({**plain, "user": {**plain["user"], "email": None}})
+    assert parse_record({**plain, "provenance": {**plain["provenance"], "model": None}}).provenance.model is None
+    with pytest.raises(RecordError, match=r"^user\.name: "):
+        parse_record({**plain, "user": {**plain["user"], "name": None}})
