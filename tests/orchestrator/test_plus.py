@@ -306,7 +306,8 @@ def test_specifics_in_every_dialogue_and_none_in_the_intent(runs):
     assert [m["value"] for m in invoice["memory"]] == ["PDF", "data/invoice_summary.docx", carol]
 
 
-@pytest.mark.parametrize(("run", "days", "low", "high"), [("a", 28, 8, 14), ("neo", 5, 60, 80)])
+# about the shape's utterances a day, within the +-20 % bench/quality.py holds a shape to
+@pytest.mark.parametrize(("run", "days", "low", "high"), [("a", 28, 8, 14), ("neo", 5, 56, 84)])
 def test_the_shape_of_the_history_before_now(runs, run, days, low, high):
     folder, proc = runs[run]
     assert proc.returncode == 0, proc.stdout + proc.stderr
