@@ -108,7 +108,7 @@ def runs(tmp_path_factory) -> dict[str, tuple[Path, subprocess.CompletedProcess]
     base = tmp_path_factory.mktemp("plus")
     seeds = broken_tree(base / "broken-seeds")
     jobs = {
-        "a": ("regenerate", "--seeds", SAMPLE, "--out", base / "a", "--seed", "3"),
+        "a": ("regenerate", "--seeds", SAMPLE, "--out", base / "a", "--seed", "3", "--workers", "1"),
         "b": ("regenerate", "--seeds", SAMPLE, "--out", base / "b", "--seed", "3", "--workers", "2"),
         "neo": ("regenerate", "--seeds", SAMPLE, "--out", base / "neo", "--seed", "3", "--shape", "neo"),
         "broken": ("regenerate", "--seeds", seeds, "--out", base / "broken", "--seed", "3", "--days", "5",
