@@ -20,6 +20,7 @@ class DraftChances:
     distract: float = 0.95  # a draft gets a near-miss detail where its family has one
     plus_correct: float = 0.8  # a Plus history says one value first and corrects it on a later day
     plus_distract: float = 1.0  # a Plus history mentions a near miss of a value that has one
+    plus_second_near: float = 0.5  # ... and a near miss of another value too, where another has one
     deciding_window: float = 0.7  # a window that rules out some day's first free hour is taken, when one does
     corrected_window: float = 0.4  # a window or start time is said first with another value
     follow_up: float = 0.75  # a mail-sending draft's mail must name a follow-up day said in the chat

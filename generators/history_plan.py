@@ -544,8 +544,9 @@ def _add_mentions(days: list[DayPlan], thread: str, piece: MemoryPiece, start: i
             if event.thread == thread:
                 naming += 1 + event.split
     wanted = max(floor, math.ceil(stated / HISTORY.evidence_share) - naming + rng.randint(0, 1))
-    for _ in range(wanted):
-        days[rng.randint(start, len(days) - 1)].events.append(Event("mention", thread, piece))
+    for _ in range(wanted):  # the less busy of two days drawn: no short session filled with mentions
+        one, two = days[rng.randint(start, len(days) - 1)], days[rng.randint(start, len(days) - 1)]
+        (one if len(one.events) <= len(two.events) else two).events.append(Event("mention", thread, piece))
 
 
 def _stable_by_thread(events: list[Event]) -> list[Event]:

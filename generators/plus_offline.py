@@ -559,9 +559,10 @@ def _dynamics(memory: list[MemoryPiece], kinds: dict[str, str], instruction: str
                 others = [v for j, p in enumerate(out) if j != i for v in (p.value, *p.superseded)]
                 if near := _sentence_near(piece, others, rng):
                     nears.append((i, near))
-        if nears:
-            i, near = rng.choice(nears)
-            out[i] = replace(out[i], distractors=(near,))
+        if nears:  # one near miss; a second for another piece as often as not
+            picked = rng.sample(nears, min(len(nears), 2 if rng.random() < DRAFT.plus_second_near else 1))
+            for i, near in sorted(picked, key=lambda pair: pair[0]):
+                out[i] = replace(out[i], distractors=(*out[i].distractors, near))
     return out
 
 

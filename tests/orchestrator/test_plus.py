@@ -693,3 +693,16 @@ def test_regenerate_drops_linted_seeds_or_repairs_them_with_provenance(tmp_path)
     assert record["provenance"]["gates"]["reference_passes"]["detail"].startswith("proven")
     info = json.loads((tmp_path / "fixed" / "build.json").read_text(encoding="utf-8"))
     assert info["config"]["repair"] is True and info["lint"]["repaired"] == 1
+
+
+def test_near_misses_of_one_value_and_often_of_a_second(runs):
+    """A Plus history mentions a near miss of a value (and, as often as not, of a second value too),
+    each said in a turn marked for its piece: more than one wrong value a reader must tell apart."""
+    twice = 0
+    for run in ("a", "neo"):
+        for record in records(runs[run][0]).values():
+            near = [m["id"] for m in record["memory"] if m.get("distractors")]
+            marked = {e for s in record["dialogue"] for t in s["turns"] for e in t.get("distractor", ())}
+            assert near and set(near) <= marked, (record["id"], near, marked)
+            twice += len(near) >= 2
+    assert twice >= 2
