@@ -72,10 +72,6 @@ class Cast:
         return {"names": dict(self.names), **({"kept": dict(self.kept)} if self.kept else {})}
 
 
-def _word(name: str) -> re.Pattern[str]:
-    return re.compile(rf"(?<![A-Za-z]){re.escape(name)}(?![A-Za-z])", re.IGNORECASE)
-
-
 def _cased(found: str, new: str) -> str:
     if found.islower():
         return new.lower()
@@ -84,8 +80,9 @@ def _cased(found: str, new: str) -> str:
     return new[:1].upper() + new[1:].lower()
 
 
-@lru_cache(maxsize=64)
+@lru_cache(maxsize=256)
 def _names_pattern(olds: tuple[str, ...]) -> re.Pattern[str]:
+    """Any of ``olds`` (lower case) as a whole word, in any case."""
     return re.compile(r"(?<![A-Za-z])(" + "|".join(re.escape(o) for o in sorted(olds, key=len, reverse=True))
                       + r")(?![A-Za-z])", re.IGNORECASE)
 
@@ -204,12 +201,14 @@ def people(seed: SeedTask, texts: dict[str, str], known: Iterable[str] = ()) -> 
     for text in texts.values():
         said |= {w for w in _CAPITALISED.findall(text) if w.lower() in ids or w.lower() in bank}
     found = sorted({w.capitalize() for w in said} | {i.capitalize() for i in ids})
+    speech = [t for label, t in texts.items() if label != "criteria"]
     kept: dict[str, str] = {}
     for name in found:
-        where = [label for label, text in texts.items() if label.lower().endswith(".pdf") and _word(name).search(text)]
+        said_in = _names_pattern((name.lower(),)).search
+        where = [label for label, text in texts.items() if label.lower().endswith(".pdf") and said_in(text)]
         if where:
             kept[name] = f"said in {where[0]}, which is not re-written"
-        elif _ordinary_word(name, [t for label, t in texts.items() if label != "criteria"]):
+        elif _ordinary_word(name, speech):
             kept[name] = "also an ordinary word of the seed"
     return [n for n in found if n not in kept], kept
 
@@ -305,16 +304,16 @@ def recast_seed(seed: SeedTask, rng: random.Random, dest: Path, *, avoid: Iterab
     for part, root in trees.items():
         copies[part] = None
         if root is not None:
-            copy_tree(root, dest / part)
-            for path in _files(dest / part):
-                _rewrite(path, f"{part}/{path.relative_to(dest / part).as_posix()}", names)
+            for entry in copy_tree(root, dest / part).files:  # the files the copy holds, as its scan found them
+                _rewrite(dest.joinpath(part, *entry.parts), f"{part}/{'/'.join(entry.parts)}", names)
             _rename_all(dest / part, names)
             copies[part] = dest / part
     recast = dataclasses.replace(
         seed, username=substitute(seed.username, names), instruction=substitute(seed.instruction, names),
         evaluation=substitute_values(seed.evaluation, names),
         testbed=copies["testbed"] or seed.testbed, reference=copies["reference"])
-    left = [(label, n) for label, text in _texts(recast, copies).items() for n in names if _word(n).search(text)]
+    left = [(label, n) for label, text in _texts(recast, copies).items() for n in names
+            if _names_pattern((n.lower(),)).search(text)]
     if left:
         label, name = left[0]
         return seed, Cast(kept={**kept, **dict.fromkeys(found, f"{name} is still said in {label} after re-writing")})
