@@ -54,7 +54,7 @@ owen wyatt luke gabriel anthony isaac dylan leo thomas charles christopher josh 
 adam kevin brian george edward steven paul linda susan karen nancy betty helen sandra donna ruth
 sharon michelle laura sarah kimberly jessica cynthia angela melissa rebecca amy kathy lisa tina
 peter richard robert jennifer patricia barbara margaret dorothy jason eric jeff larry scott justin
-mike tim jim bill sam ben dan joe max alex chris kate jane lucy amanda rachel tony kelly jenny
+mike tim jim bill sam ben dan joe alex chris kate jane lucy amanda rachel tony kelly jenny
 """.split())
 _OOXML = frozenset({".docx", ".docm", ".xlsx", ".xlsm", ".pptx"})
 _TEXT_NODE = re.compile(r">([^<]+)<")

@@ -91,6 +91,13 @@ def test_a_name_that_is_an_ordinary_word_is_kept(tmp_path):
     assert "Bob" in cast.names and new.instruction.startswith("Mark the open rows for ")
 
 
+def test_a_spreadsheet_word_with_a_capital_is_no_person(tmp_path):
+    seed = load_officebench(_one_seed(tmp_path, "Put the Max score of Bob in answer.txt.")).tasks[0]
+    new, cast = recast_seed(seed, random.Random(7), tmp_path / "cast")
+    assert "Max" not in cast.names and "Max" not in cast.kept
+    assert new.instruction == f"Put the Max score of {cast.names['Bob']} in answer.txt."
+
+
 def test_a_name_left_in_a_file_after_rewriting_keeps_the_whole_seed(tmp_path):
     def split_runs(testbed: Path) -> None:  # "Bob" across two runs of one paragraph
         document = docx.Document()
