@@ -101,36 +101,31 @@ def wait_for_cpus(address: str, cpus: int, env: dict[str, str]) -> None:
         raise SystemExit(f"the cluster at {address} did not reach {cpus} CPU(s): {done.stderr[-1500:]}")
 
 
-def build(out: Path, args: argparse.Namespace, env: dict[str, str], extra: list[str]) -> float:
+def _timed(command: str, words: list[str], env: dict[str, str], extra: list[str]) -> float:
+    """``homer COMMAND WORDS... -q EXTRA...`` run to its end; its wall time (a failure stops the bench)."""
     start = time.perf_counter()
-    done = subprocess.run([str(HOMER), "build", "--n", str(args.n), "--seed", str(args.seed), "--out", str(out),
-                           "--workers", str(args.workers), "-q", *extra], env=env, capture_output=True, text=True,
+    done = subprocess.run([str(HOMER), command, *words, "-q", *extra], env=env, capture_output=True, text=True,
                           cwd=ROOT)
     if done.returncode != 0:
-        raise SystemExit(f"homer build {' '.join(extra)} failed ({done.returncode}): {done.stderr[-3000:]}")
+        raise SystemExit(f"homer {command} {' '.join(extra)} failed ({done.returncode}): {done.stderr[-3000:]}")
     return time.perf_counter() - start
+
+
+def build(out: Path, args: argparse.Namespace, env: dict[str, str], extra: list[str]) -> float:
+    return _timed("build", ["--n", str(args.n), "--seed", str(args.seed), "--out", str(out),
+                            "--workers", str(args.workers)], env, extra)
 
 
 def evaluate(dataset: Path, run: Path, args: argparse.Namespace, env: dict[str, str], extra: list[str]) -> float:
     """Oracle eval (long-context) of ``dataset`` into ``run``; its wall time."""
-    start = time.perf_counter()
-    done = subprocess.run([str(HOMER), "eval", str(dataset), "--out", str(run), "--agent", "oracle",
-                           "--workers", str(args.workers), "-q", *extra], env=env, capture_output=True, text=True,
-                          cwd=ROOT)
-    if done.returncode != 0:
-        raise SystemExit(f"homer eval {' '.join(extra)} failed ({done.returncode}): {done.stderr[-3000:]}")
-    return time.perf_counter() - start
+    return _timed("eval", [str(dataset), "--out", str(run), "--agent", "oracle", "--workers", str(args.workers)],
+                  env, extra)
 
 
 def regenerate(seeds: Path, out: Path, args: argparse.Namespace, env: dict[str, str], extra: list[str]) -> float:
     """``homer regenerate`` of the seed tasks at ``seeds`` into ``out``; its wall time."""
-    start = time.perf_counter()
-    done = subprocess.run([str(HOMER), "regenerate", "--seeds", str(seeds), "--out", str(out), "--seed",
-                           str(args.seed), "--days", "2", "--workers", str(args.workers), "-q", *extra], env=env,
-                          capture_output=True, text=True, cwd=ROOT)
-    if done.returncode != 0:
-        raise SystemExit(f"homer regenerate {' '.join(extra)} failed ({done.returncode}): {done.stderr[-3000:]}")
-    return time.perf_counter() - start
+    return _timed("regenerate", ["--seeds", str(seeds), "--out", str(out), "--seed", str(args.seed), "--days", "2",
+                                 "--workers", str(args.workers)], env, extra)
 
 
 def file_digest(path: Path) -> str:
