@@ -30,11 +30,12 @@ import os
 import re
 import shutil
 from collections import Counter
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import lru_cache
 from pathlib import Path
-from typing import Annotated, Any, Callable, Protocol, Sequence, TypedDict, cast
+from typing import Annotated, Any, Callable, Iterator, Protocol, Sequence, TypedDict, cast
 
 from langgraph.graph import END, START, StateGraph
 from pydantic import ValidationError
@@ -296,26 +297,30 @@ def run_seed(out: str, config: PlusConfig, index: int, task_id: str, seed_task: 
     ``people``: the split's people (``office_env.seed_recast.split_people``)."""
     staging = Path(out) / dataset.WORK / "staging"
     staging.mkdir(parents=True, exist_ok=True)
-    scratch = staging / f".{task_id}.seed"
-    shutil.rmtree(scratch, ignore_errors=True)
+    with _seed_scratch(staging / f".{task_id}.seed") as scratch:  # the re-cast seed's files, until staged
+        cast_ = Cast()
+        if not config.keep_people:
+            seed_task, cast_ = recast_seed(seed_task, seeded("plus-recast", config.seed, seed_task.id), scratch,
+                                           avoid=OTHER_PEOPLE, known=people)
+            others = tuple(substitute(o, cast_.names) for o in others)
+        job = PlusJob(index=index, task_id=task_id, seed_task=seed_task, config=config, staging=staging,
+                      repairs=repairs, others=others, cast=cast_)
+        return _run_job(job, roles or _roles_for(config))
+
+
+@contextmanager
+def _seed_scratch(folder: Path) -> Iterator[Path]:
+    """``folder``, empty, removed again afterwards (a killed run's leftover is removed first)."""
+    shutil.rmtree(folder, ignore_errors=True)
     try:
-        return _run_recast(out, config, index, task_id, seed_task, roles, repairs, others, people, staging, scratch)
+        yield folder
     finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+        shutil.rmtree(folder, ignore_errors=True)
 
 
-def _run_recast(out: str, config: PlusConfig, index: int, task_id: str, seed_task: SeedTask,
-                roles: PlusRoles | None, repairs: tuple[dict[str, Any], ...], others: tuple[str, ...],
-                people: tuple[str, ...], staging: Path, scratch: Path) -> dict[str, Any]:
-    """``run_seed`` on the seed re-cast with other people (unless ``keep_people``) in ``scratch``."""
-    cast_ = Cast()
-    if not config.keep_people:
-        seed_task, cast_ = recast_seed(seed_task, seeded("plus-recast", config.seed, seed_task.id), scratch,
-                                       avoid=OTHER_PEOPLE, known=people)
-        others = tuple(substitute(o, cast_.names) for o in others)
-    job = PlusJob(index=index, task_id=task_id, seed_task=seed_task, config=config, staging=staging,
-                  repairs=repairs, others=others, cast=cast_)
-    roles = roles or _roles_for(config)
+def _run_job(job: PlusJob, roles: PlusRoles) -> dict[str, Any]:
+    """The graph on one seed's job: its JSON-able outcome, with the model usage of a job not kept."""
+    config, index, task_id, seed_task = job.config, job.index, job.task_id, job.seed_task
     client = getattr(roles, "client", None)
     before = client.usage.to_dict() if client is not None else {}
     _JOB_USAGE[task_id] = (client, before)
