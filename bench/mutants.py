@@ -130,13 +130,14 @@ def _calls(plan: list[Any]) -> list[dict[str, Any]]:
 
 
 def _rewrite(plan: list[dict[str, Any]], edit: Callable[[str], str],
-             value: Callable[[Any], Any] = lambda v: v) -> list[dict[str, Any]]:
-    """``plan`` with ``edit`` applied to what its writes say (and ``value`` to a cell's number)."""
+             value: Callable[[Any], Any] = lambda v: v, keys: tuple[str, ...] = ()) -> list[dict[str, Any]]:
+    """``plan`` with ``edit`` applied to what its writes say under ``keys`` (default ``TEXT_KEYS``;
+    and ``value`` to a cell's number)."""
     out = []
     for call in plan:
         args = dict(call["args"])
         if call["tool"] in WRITES:
-            for key in TEXT_KEYS:
+            for key in keys or TEXT_KEYS:
                 if isinstance(args.get(key), str):
                     args[key] = edit(args[key])
                 elif key == "value" and isinstance(args.get(key), (int, float)) and not isinstance(args[key], bool):
@@ -549,16 +550,8 @@ PROSE_KEYS = ("content", "subject", "text", "summary")  # what a write says in w
 def _hedged(plan: list[dict[str, Any]], spans: Spans) -> list[dict[str, Any]]:
     """``plan`` with each value its writes state in words (``spans``) offered beside a wrong one:
     "75 or 76", "Thursday, 3 April 2025 or Friday, 4 April 2025", "Hi Elliot or Hugo"."""
-    out = []
-    for call in plan:
-        args = dict(call["args"])
-        if call["tool"] in WRITES:
-            for key in PROSE_KEYS:
-                if isinstance(args.get(key), str):
-                    text = args[key]
-                    args[key] = _spliced(text, [(a, b, f"{text[a:b]} or {new}") for a, b, new in spans(text)])
-        out.append({"tool": call["tool"], "args": args})
-    return out
+    return _rewrite(plan, lambda text: _spliced(text, [(a, b, f"{text[a:b]} or {new}") for a, b, new in spans(text)]),
+                    keys=PROSE_KEYS)
 
 
 def _shown(value: Any) -> str:
