@@ -63,22 +63,26 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__)
 
 from backends.dataset_reader import iter_tasks, task_day_first, task_now  # noqa: E402
 from backends.task_record import plan_calls  # noqa: E402
+from office_env.apps import get_app, registered_apps  # noqa: E402
 from office_env.errors import OfficeError  # noqa: E402
 from office_env.evaluation.content import read_document  # noqa: E402
 from office_env.evaluation.keywords import clock_spans, date_spans  # noqa: E402
 from office_env.replays import replay_plan  # noqa: E402
 from office_env.snapshot import Snapshot  # noqa: E402
 from office_env.synthesis.world import make_world  # noqa: E402
+from office_env.tools import default_registry  # noqa: E402
 from orchestrator.build import build  # noqa: E402
 from orchestrator.roles import PRESETS, BuildConfig  # noqa: E402
 
-WRITES = {"email_send_email", "word_write_to_file", "excel_set_cell", "calendar_create_event", "system_write_answer",
-          "word_convert_to_pdf", "excel_create_new_file", "word_create_new_file", "excel_convert_to_pdf",
-          "pdf_convert_to_word", "calendar_delete_event"}
+_TOOLS = default_registry()
+WRITES = frozenset(name for name in _TOOLS.names if not _TOOLS.only_reads(name))  # the tools that change the office
 TEXT_KEYS = ("content", "subject", "text", "summary", "value", "start", "end")  # what a write says
 PERSON_ARGS = {"email_send_email": "recipient", "calendar_create_event": "user", "calendar_delete_event": "user"}
-CONVERSIONS = {"word_convert_to_pdf": "docx", "excel_convert_to_pdf": "xlsx", "pdf_convert_to_word": "pdf"}
-READS = {"word_read_file": "docx", "pdf_read_file": "pdf", "excel_read_file": "xlsx"}
+# a conversion (<app>_convert_to_<kind>) reads a file of its app's kind, as a document app's read tools do
+CONVERSIONS = {name: get_app(_TOOLS.get(name).app).extensions[0] for name in _TOOLS.names
+               if name.split("_", 1)[1].startswith("convert_to_")}
+READS = {tool: app.extensions[0] for app in registered_apps() if app.office and app.layout == "documents"
+         for tool in app.read_tools}
 DEFAULT_N = {"standard": 60, "challenge": 10}
 _DAY_RE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
 _CLOCK_RE = re.compile(r"(?<![\d:])([01]?\d|2[0-3]):([0-5]\d)(?::00)?(?![\d:])")

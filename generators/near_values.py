@@ -11,15 +11,20 @@ from datetime import date, datetime, timedelta
 
 from generators.chances import DRAFT
 from generators.spoken_time import ordinal
-from office_env.apps import registered_apps
+from office_env.apps import registered_apps, registry_cache
 
 _NOT_NAMES = frozenset({"yes", "no", "true", "false", "none", "ok", "pdf", "word", "excel"})
 OTHER_PEOPLE = ("Priya", "Marcus", "Elena", "Tomasz", "Aisha", "Daniel", "Mei", "Oscar")  # whose old note, whose guess
 _WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 _MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
            "November", "December")
-# Another app for the same work: what a colleague misremembers ("the word file", not the excel one).
-_APP_SWAP = {word: other for app in registered_apps() for word, other in app.near_miss.items()}
+
+
+@registry_cache(maxsize=1)
+def _app_swaps() -> dict[str, str]:
+    """Another app for the same work: what a colleague misremembers ("the word file", not the excel
+    one), from each registered app's ``near_miss``."""
+    return {word: other for app in registered_apps() for word, other in app.near_miss.items()}
 
 
 def _shift_number(text: str, rng: random.Random, small: bool) -> str | None:
@@ -122,7 +127,7 @@ def near_value(value: str, kind: str, rng: random.Random) -> str | None:
         return f"{stem}_{rng.choice(('old', 'draft', 'v1', 'backup'))}.{ext}"
     if kind == "app" and value.strip():
         words = value.split()
-        swap = _APP_SWAP.get(words[-1].lower())
+        swap = _app_swaps().get(words[-1].lower())
         if swap:
             swap = swap.upper() if words[-1].isupper() and swap == "pdf" else (
                 swap.capitalize() if words[-1][:1].isupper() else swap)

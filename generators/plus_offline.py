@@ -41,7 +41,6 @@ import random
 import re
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime
-from functools import lru_cache
 from typing import Any, Iterable, Literal, Protocol, Sequence, cast
 
 from generators.chances import DRAFT, HISTORY
@@ -55,20 +54,11 @@ from generators.specifics import Specific, contains_specific, find_specifics, lo
 from generators.spoken_time import say_days_within
 from generators.thread_bank import threads
 from generators.typos import fix_typos, word_frequency
-from office_env.apps import office_apps, registered_apps
+from office_env.apps import registered_apps, registry_cache
 from office_env.limits import MAX_TOLD_INSTRUCTION_CHARS
 from office_env.seeding import rng as seeded
 
-APP_ORDER = office_apps()
 MAX_SUBTASKS = 5
-
-# The office apps' tables, from their registry entries (office_env.apps): the file kinds each opens,
-# the OfficeBench doc types that mean it, the words a person names it with, the prefix of its checks.
-_OFFICE = tuple(a for a in registered_apps() if a.office)
-_EXT_APP = {ext: a.name for a in _OFFICE for ext in a.extensions}
-_DOC_TYPE_APP = {doc_type: a.name for a in _OFFICE for doc_type in a.doc_types}
-_SPOKEN_APP = tuple((re.compile(pattern), a.name) for a in _OFFICE for pattern in a.spoken)
-_CHECK_APP = tuple((a.checks, a.name) for a in _OFFICE if a.checks)
 _PATH_KEYS = ("file", "result_file", "input_file", "output_file")
 
 _KIND_RANK = {"file": 0, "email": 1, "date": 2, "time": 3, "number": 4, "quoted": 5, "person": 6, "app": 7}
@@ -97,7 +87,51 @@ _NOUN_LIKE = frozenset("total sum average count list mark copy draft type print 
 _AND_VERBS = frozenset(_ACTION_NOUN) - _NOUN_LIKE
 # A dot after these is no sentence end ("Dr. Smith").
 _ABBREVIATIONS = frozenset("mr mrs ms dr prof st jr sr vs etc inc ltd co no e.g i.e approx dept".split())
-_AREA = {a.name: a.work for a in _OFFICE}  # what people call each app's work
+# Words any office instruction may say besides the apps' names and works: two instructions that share
+# only these are about different things.
+_OFFICE_TEXT_WORDS = frozenset("""emails mail mails file files sheet sheets docx xlsx pdfs event events
+folder data documents messages named name names column columns row rows table tables list report reports
+answer answers result results text content contents""".split())
+
+
+@dataclass(frozen=True)
+class AppTables:
+    """The office apps' tables, made from their registry entries (``office_env.apps``) when first
+    used and again after an app is registered or taken out (``app_tables``)."""
+
+    order: tuple[str, ...]  # the office apps in the registry's order
+    by_extension: dict[str, str]  # a file kind -> the app that opens it
+    by_doc_type: dict[str, str]  # an OfficeBench doc type -> the app it means
+    spoken: tuple[tuple[re.Pattern[str], str], ...]  # a pattern a person names an app with -> the app
+    by_check: tuple[tuple[str, str], ...]  # the prefix of checks that touch only one app -> that app
+    area: dict[str, str]  # what people call each app's work ("spreadsheet")
+    office_words: frozenset[str]  # words any instruction may say (the apps' names and works among them)
+    # the apps of files a colleague confuses with another ("the excel file", said "the word file"), and
+    # their names before a file word
+    file_apps: frozenset[str]
+    file_app: re.Pattern[str]
+
+
+_FILE_WORD = r"(?:files?|documents?|docs?|sheets?|spreadsheets?|reports?)\b"
+
+
+@registry_cache(maxsize=1)
+def app_tables() -> AppTables:
+    """The tables of the apps registered now."""
+    office = tuple(a for a in registered_apps() if a.office)
+    area = {a.name: a.work for a in office}
+    file_apps = [a.name for a in office if a.layout == "documents" and a.name in a.near_miss]
+    return AppTables(
+        order=tuple(a.name for a in office),
+        by_extension={ext: a.name for a in office for ext in a.extensions},
+        by_doc_type={doc_type: a.name for a in office for doc_type in a.doc_types},
+        spoken=tuple((re.compile(pattern), a.name) for a in office for pattern in a.spoken),
+        by_check=tuple((a.checks, a.name) for a in office if a.checks),
+        area=area,
+        office_words=frozenset(area.values()) | frozenset(a.name for a in office) | _OFFICE_TEXT_WORDS,
+        file_apps=frozenset(file_apps),
+        file_app=re.compile(rf"\b({'|'.join(map(re.escape, file_apps))})(?= {_FILE_WORD})", re.IGNORECASE))
+
 
 _LEADS = ("Please take care of", "Could you handle", "I need you to finish", "Go ahead with",
           "Please get on with")
@@ -320,16 +354,17 @@ def memory_pieces(instruction: str, clauses: Sequence[tuple[int, int]], *, token
 
 def _ordered(apps: Iterable[str]) -> list[str]:
     found = set(apps)
-    return [a for a in APP_ORDER if a in found]
+    return [a for a in app_tables().order if a in found]
 
 
 def _apps_of_text(text: str) -> list[str]:
     apps = []
+    tables = app_tables()
     for spec in find_specifics(text):
         if spec.kind == "file":
-            apps.append(_EXT_APP.get(spec.text.rsplit(".", 1)[-1].lower(), ""))
+            apps.append(tables.by_extension.get(spec.text.rsplit(".", 1)[-1].lower(), ""))
         elif spec.kind == "app":
-            apps.append(next((app for pattern, app in _SPOKEN_APP if pattern.search(spec.text)), ""))
+            apps.append(next((app for pattern, app in tables.spoken if pattern.search(spec.text)), ""))
     return _ordered(a for a in apps if a)
 
 
@@ -338,25 +373,26 @@ def infer_apps(instruction: str, evaluation: Iterable[dict[str, Any]] = ()) -> l
     extensions) or that the criteria touch (doc types, file arguments, calendar/email checks);
     ``["system"]`` when there are none (an answer-file task)."""
     apps = list(_apps_of_text(instruction))
+    tables = app_tables()
     for item in evaluation:
         if not isinstance(item, dict):
             continue
         function = str(item.get("function", ""))
         args = cast("dict[str, Any]", item.get("args")) if isinstance(item.get("args"), dict) else {}
-        apps.extend(app for prefix, app in _CHECK_APP if function.startswith(prefix))
+        apps.extend(app for prefix, app in tables.by_check if function.startswith(prefix))
         doc_type = str(args.get("doc_type", "")).lower()
-        if doc_type in _DOC_TYPE_APP:
-            apps.append(_DOC_TYPE_APP[doc_type])
+        if doc_type in tables.by_doc_type:
+            apps.append(tables.by_doc_type[doc_type])
         for key in _PATH_KEYS:
             value = args.get(key)
             if isinstance(value, str) and "." in value:
-                apps.append(_EXT_APP.get(value.rsplit(".", 1)[-1].lower(), ""))
+                apps.append(tables.by_extension.get(value.rsplit(".", 1)[-1].lower(), ""))
     return _ordered(a for a in apps if a) or ["system"]
 
 
 def _phrase(clause: str) -> str | None:
     apps = _apps_of_text(clause)
-    area = _AREA[apps[0]] if apps else None
+    area = app_tables().area[apps[0]] if apps else None
     words = [w.lower() for w in re.findall(r"[A-Za-z][\w-]*", clause)]
     action = next((_ACTION_NOUN[w] for w in words if w in _ACTION_NOUN), None)
     if action == "message" or area == "message":
@@ -432,7 +468,8 @@ def topic_of(instruction: str, specifics: Sequence[Specific], apps: Sequence[str
     found = [(m.group(1).lower(), m.start(1)) for m in re.finditer(r"(?<![\w.])([A-Za-z]{4,})(?![\w.])", masked)]
     words = [(w, at) for w, at in found if w not in skip and word_frequency(w) > 0 and not w.endswith(_NOT_NOUN)
              and not any(contains_specific(w, s) for s in specifics)]
-    area = _AREA.get(apps[0], "work") if apps and apps[0] in _AREA else "task"
+    areas = app_tables().area
+    area = areas.get(apps[0], "work") if apps and apps[0] in areas else "task"
     if not words:
         return f"the {area}"
     # a noun place: after an article, a possessive or a preposition, or before a file word
@@ -452,7 +489,7 @@ def query_names_work(query: str, instruction: str) -> bool:
     name of an app's work; an instruction without such words asks nothing of its query."""
     wanted = content_words(fix_typos(instruction)[0]) | content_words(instruction)
     said = {w.lower() for w in re.findall(r"[A-Za-z]{4,}", query)}
-    return not wanted or bool(said & (wanted | set(_AREA.values()) | {"task"}))
+    return not wanted or bool(said & (wanted | set(app_tables().area.values()) | {"task"}))
 
 
 def plus_problems(draft: PlusDraft, instruction: str) -> list[str]:
@@ -503,10 +540,6 @@ def _weak(value: str, kind: str) -> bool:
     return kind == "app" or not _distinctive(value)
 
 
-_APP_WORD = re.compile(r"\b(excel|word|pdf)(?= (?:files?|documents?|docs?|sheets?|spreadsheets?|reports?)\b)",
-                       re.IGNORECASE)
-
-
 def _sentence_near(piece: MemoryPiece, others: Sequence[str], rng: random.Random) -> Distractor | None:
     """A near miss of a piece whose value has none of its own (another app, a whole clause): the
     piece's sentence with one specific changed (or the app it names: "a new word file"), said as
@@ -515,8 +548,9 @@ def _sentence_near(piece: MemoryPiece, others: Sequence[str], rng: random.Random
     text = piece.text.rstrip(" .?!")
     changes = [(s, e, near_value(spec.text, spec.kind, rng)) for s, e, spec in locate_specifics(text)
                if piece.value == piece.text or piece.value not in text or spec.text == piece.value]
-    if piece.value == piece.text or piece.value.lower() in ("excel", "word", "pdf"):
-        changes += [(m.start(), m.end(), near_value(m.group(1), "app", rng)) for m in _APP_WORD.finditer(text)]
+    tables = app_tables()
+    if tables.file_apps and (piece.value == piece.text or piece.value.lower() in tables.file_apps):
+        changes += [(m.start(), m.end(), near_value(m.group(1), "app", rng)) for m in tables.file_app.finditer(text)]
     for start, end, alt in rng.sample(changes, len(changes)):
         if not alt or alt.lower() == text[start:end].lower():
             continue
@@ -571,10 +605,6 @@ def _dynamics(memory: list[MemoryPiece], kinds: dict[str, str], instruction: str
 _FUNCTION_WORDS = frozenset("""a an the this that these those my our your his her their its it they we he she you
 there here for in on at to from with by of and or but so then also after before each every all only just now
 please if next first finally""".split())
-# Words any office instruction may say: two instructions that share only these are about different things.
-_OFFICE_WORDS = frozenset(_AREA.values()) | frozenset("""excel word email emails mail mails file files sheet sheets
-docx xlsx pdfs calendar event events folder data documents messages named name names column columns row rows
-table tables list report reports answer answers result results text content contents""".split())
 _GLUED = re.compile(r"[.!?]\s+[a-z]")  # two sentences run together ("... in midterm 2. email them ...")
 _OPENS_REQUEST = frozenset(_ACTION_NOUN) | _WH | _AUX  # a request's or a question's first word
 _LOWER_AFTER_LEAD = _OPENS_REQUEST | _FUNCTION_WORDS  # first words said in lower case after a lead-in
@@ -594,10 +624,10 @@ def _distinctive_words(instruction: str, specifics: Sequence[Specific]) -> set[s
     names of its people."""
     words = content_words(fix_typos(instruction)[0]) | content_words(instruction)
     people = {w.lower() for s in specifics if s.kind == "person" for w in re.findall(r"[A-Za-z]+", s.text)}
-    return (words - _OFFICE_WORDS - set(_ACTION_NOUN)) | people
+    return (words - app_tables().office_words - set(_ACTION_NOUN)) | people
 
 
-@lru_cache(maxsize=4096)
+@registry_cache(maxsize=4096)
 def _told_job(other: str) -> ToldJob | None:
     """Another seed's instruction (one of ``_other_works``) as a job for later; None when it cannot
     be one: no topic that says what it is about ("the salary spreadsheet", never "the
@@ -614,7 +644,7 @@ def _told_job(other: str) -> ToldJob | None:
     return ToldJob(topic, tuple((pieces[i].cue, pieces[i].text) for i in kept))
 
 
-@lru_cache(maxsize=4096)
+@registry_cache(maxsize=4096)
 def _words_of(instruction: str) -> frozenset[str]:
     return frozenset(_distinctive_words(instruction, find_specifics(instruction)))
 
@@ -660,7 +690,7 @@ def told_jobs(others: Sequence[str], instruction: str) -> list[ToldJob]:
     return [job for _, job in _tellable(others, instruction)]
 
 
-@lru_cache(maxsize=4096)
+@registry_cache(maxsize=4096)
 def _plus_memory(instruction: str, seed: int, feedback: str, days: int, token_values: bool = True
                  ) -> tuple[tuple[MemoryPiece, ...], str]:
     """An instruction's memory pieces as its history tells them (one thread ``t1`` about its topic,

@@ -14,7 +14,8 @@ Rules, applied in this order; text claimed by an earlier rule is not looked at a
    address gets that kind instead.
 2. ``email``: an e-mail address (``name@domain.tld``).
 3. ``file``: a name (optionally with a folder path, ``data/scores.xlsx``) ending in a known
-   document, text, mail, calendar, image or archive extension (``FILE_EXTENSIONS``).
+   document, text, mail, calendar, image or archive extension (``FILE_EXTENSIONS``, and those of every
+   registered app).
 4. ``date``: ``2024-05-17``; ``5/17/2024``, ``5/17``, ``17.05.2024``; ``May 17``,
    ``May 17th, 2024``, ``Sept. 3``; ``17 May 2024``, ``17th of May``; ``May 2024``; a weekday
    (``Friday``, ``Fridays``); a capitalised month name on its own (not ``May``, which is also a
@@ -29,7 +30,7 @@ Rules, applied in this order; text claimed by an earlier rule is not looked at a
    words (``three``) are not specifics.
 7. ``app``: ``Word`` (capitalised, or ``MS``/``Microsoft Word``), ``Excel``, ``PDF``,
    ``email``/``e-mail`` (and ``emails``, ``emailed``, ``emailing``), ``mail``, ``calendar``
-   (``APP_PATTERNS``, each app's ``spoken`` patterns in ``office_env.apps``); any case except ``Word``.
+   (each app's ``spoken`` patterns in ``office_env.apps``); any case except ``Word``.
 8. ``person``: a capitalised word (``Bob``, ``McDonald``, ``O'Brien``, ``Mary-Jane``; a
    possessive ``'s`` is left out) that is not in ``ALWAYS_STOP`` (titles, ``I``, greetings,
    company suffixes) and, at the start of a sentence (or after ``:``/``;``), neither a common
@@ -50,7 +51,7 @@ from datetime import date
 from typing import Iterable
 
 from generators.spoken_time import names_value
-from office_env.apps import registered_apps
+from office_env.apps import registered_apps, registry_cache
 from office_env.money import CODE
 
 __all__ = ["Specific", "find_specifics", "locate_specifics", "check_specifics", "contains_specific",
@@ -87,7 +88,6 @@ _WEEKDAY = r"(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)s?"
 _ORD = r"(?:st|nd|rd|th)?"
 _AMPM = r"[AaPp]\.?[Mm]\b\.?"
 _NUM = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
-_EXT = "|".join(FILE_EXTENSIONS)
 
 _QUOTES = (
     re.compile(r'"(?=\S)([^"\n]{1,100}?)(?<=\S)"'),
@@ -96,8 +96,6 @@ _QUOTES = (
     re.compile(r"(?<![\w'])'(?=\S)((?:[^'\n]|'(?=\w)){1,100}?)(?<=\S)'(?!\w)"),
 )
 _EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+")
-_FILE = re.compile(rf"(?<![\w@/.-])(?:\.{{1,2}}/)?(?:[\w-]+/)*\w[\w.-]*\.(?:{_EXT})\b", re.IGNORECASE)
-_FILE_END = re.compile(rf"\w\.(?:{_EXT})$", re.IGNORECASE)  # a quoted name with spaces: 'Q2 report.pdf'
 _DATES = (
     re.compile(r"\b\d{4}-\d{1,2}-\d{1,2}\b"),
     re.compile(r"\b\d{1,2}/\d{1,2}(?:/\d{2,4})?\b(?!/)"),
@@ -121,7 +119,28 @@ _NUMBERS = (
                rf"(?:\s?%|\s(?:percent|{CODE}|dollars?|euros?|pounds?)\b|[$€£¥])?(?![\w$€£¥])"),
     re.compile(r"\b(?=[A-Za-z_]*\d)(?=\w*[A-Za-z])\w+\b"),
 )
-APP_PATTERNS = tuple(re.compile(pattern) for app in registered_apps() if app.office for pattern in app.spoken)
+
+
+@dataclass(frozen=True)
+class _AppPatterns:
+    spoken: tuple[re.Pattern[str], ...]
+    file: re.Pattern[str]  # a file name, with its folders
+    file_end: re.Pattern[str]  # a quoted name with spaces ending in a file kind: 'Q2 report.pdf'
+
+
+@registry_cache(maxsize=1)
+def _app_patterns() -> _AppPatterns:
+    """The patterns that follow the registered apps, made when first used and again after an app is
+    registered or taken out."""
+    kinds = [ext for app in registered_apps() for ext in app.extensions if ext not in FILE_EXTENSIONS]
+    extensions = (*FILE_EXTENSIONS, *dict.fromkeys(kinds))
+    ext = "|".join(map(re.escape, extensions))
+    return _AppPatterns(
+        tuple(re.compile(pattern) for app in registered_apps() if app.office for pattern in app.spoken),
+        re.compile(rf"(?<![\w@/.-])(?:\.{{1,2}}/)?(?:[\w-]+/)*\w[\w.-]*\.(?:{ext})\b", re.IGNORECASE),
+        re.compile(rf"\w\.(?:{ext})$", re.IGNORECASE))
+
+
 _NAME = re.compile(r"(?<![\w'’-])([A-Z](?:[a-z]+(?:[A-Z][a-z]+)?(?:-[A-Z][a-z]+)?|['’][A-Z][a-z]+))"
                    r"(?:['’]s)?(?![\w'’-])")
 
@@ -196,6 +215,7 @@ def locate_specifics(instruction: str) -> list[tuple[int, int, Specific]]:
             taken[i] = True
         found.append((start, end, Specific(kind, text[start:end])))
 
+    app_patterns = _app_patterns()
     for pattern in _QUOTES:
         for m in pattern.finditer(text):
             if not free(m.start(), m.end()):
@@ -204,16 +224,16 @@ def locate_specifics(instruction: str) -> list[tuple[int, int, Specific]]:
             kind = "quoted"
             if _EMAIL.fullmatch(inner):
                 kind = "email"
-            elif _FILE.fullmatch(inner) or _FILE_END.search(inner):
+            elif app_patterns.file.fullmatch(inner) or app_patterns.file_end.search(inner):
                 kind = "file"
             claim(m.start(1), m.end(1), kind, whole=(m.start(), m.end()))
     for m in _EMAIL.finditer(text):
         if free(m.start(), m.end()):
             claim(m.start(), m.end(), "email")
-    for m in _FILE.finditer(text):
+    for m in app_patterns.file.finditer(text):
         if free(m.start(), m.end()):
             claim(m.start(), m.end(), "file")
-    for kind, patterns in (("date", _DATES), ("time", _TIMES), ("number", _NUMBERS), ("app", APP_PATTERNS)):
+    for kind, patterns in (("date", _DATES), ("time", _TIMES), ("number", _NUMBERS), ("app", app_patterns.spoken)):
         for pattern in patterns:
             for m in pattern.finditer(text):
                 start, end = _strip_dot(text, m.start(), m.end())

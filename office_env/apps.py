@@ -9,11 +9,12 @@ its review page's file view) by ``"module:attribute"`` references that the layer
 
 from __future__ import annotations
 
+import functools
 import importlib
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, ParamSpec, TypeVar
 
 Layout = Literal["documents", "owner_folders", "owner_files"]
 
@@ -44,6 +45,9 @@ class App:
     work: str
     tools: str  # the module declaring its tools (``@tool("<name>", ...)``)
     read_tools: tuple[str, ...] = ()  # the read-only tools a surfer reads its items with
+    # a read tool -> the testbed file one call reads, "{argument}" for the call's arguments
+    # ("emails/{user}/{email_id}"); a documents app's read tools read their "{file_path}" unless named here
+    reads: Mapping[str, str] = field(default_factory=dict)
     extensions: tuple[str, ...] = ()
     doc_types: tuple[str, ...] = ()  # OfficeBench criteria's doc_type values that mean this app
     checks: str = ""  # the prefix of the evaluation checks that touch only this app ("evaluate_email")
@@ -70,14 +74,33 @@ class App:
         if self.office and not (self.surfer and self.notes_item and self.read_tools and self.extensions):
             raise ValueError(f"app {self.name}: an office app needs a surfer, notes, read tools and file kinds")
 
+    def references(self) -> list[tuple[str, str]]:
+        """``(field, reference)`` of each object it names for a layer to load (``LOADED_BY[field]``)."""
+        named = [("tools", self.tools), *(("readers", ref) for ref in self.readers.values())]
+        optional = [("synthesis", self.synthesis), ("surfer", self.surfer), ("preview", self.preview)]
+        return named + [(name, ref) for name, ref in optional if ref]
+
+    def read_paths(self) -> dict[str, str]:
+        """Each of its read tools that reads one file, with the path that file has (``reads``)."""
+        default = dict.fromkeys(self.read_tools, "{file_path}") if self.layout == "documents" else {}
+        return {**default, **self.reads}
+
     @property
     def suffix(self) -> str:
         """The suffix of the files it writes (``.xlsx``); "" for an app without files."""
         return f".{self.extensions[0]}" if self.extensions else ""
 
 
+# The layer that loads each kind of reference an entry holds (``tools`` names a module, the others a
+# ``"module:attribute"``): the module it names belongs to that layer or to one below it in the import
+# contract (pyproject.toml), as an import of it there would; tests/office_env/test_apps.py holds this.
+LOADED_BY: Mapping[str, str] = {"tools": "office_env", "readers": "office_env", "synthesis": "office_env",
+                                "surfer": "surfers", "preview": "orchestrator"}
+
 _REVIEW = "orchestrator.review.preview"
 _SURFERS = "surfers.offline"
+_MAILBOXES = "emails/"
+_CALENDARS = "calendar/"
 
 _WORD = App(
     name="word", work="document", tools="office_env.tools.word", read_tools=("word_read_file",),
@@ -106,7 +129,8 @@ _PDF = App(
 _EMAIL = App(
     name="email", work="message", tools="office_env.tools.email",
     read_tools=("email_list_emails", "email_read_email"), extensions=("eml", "msg"), doc_types=("email",),
-    checks="evaluate_email", layout="owner_folders", folder="emails/", notes_key="mailboxes",
+    reads={"email_read_email": _MAILBOXES + "{user}/{email_id}"},
+    checks="evaluate_email", layout="owner_folders", folder=_MAILBOXES, notes_key="mailboxes",
     notes_item="mailbox", notes_defs={
         "message": notes_object({"id": _STR, "from": _STR, "to": _STR, "cc": _STR, "subject": _STR, "date": _STR,
                                  "body": _STR}, required=["id", "from", "to", "subject", "date", "body"]),
@@ -119,7 +143,8 @@ _EMAIL = App(
     surfer=f"{_SURFERS}:explore_email", preview=f"{_REVIEW}:mail_view")
 _CALENDAR = App(
     name="calendar", work="schedule", tools="office_env.tools.calendar", read_tools=("calendar_list_events",),
-    extensions=("ics",), doc_types=("ics",), checks="evaluate_calendar", layout="owner_files", folder="calendar/",
+    reads={"calendar_list_events": _CALENDARS + "{user}.ics"},
+    extensions=("ics",), doc_types=("ics",), checks="evaluate_calendar", layout="owner_files", folder=_CALENDARS,
     readers={"ics": "office_env.evaluation.content:read_ics"},
     notes_key="calendars", notes_item="calendar", notes_defs={
         "event": notes_object({"summary": _STR, "start": _TIME, "end": _TIME}),
@@ -161,6 +186,28 @@ def unregister_app(name: str) -> None:
 def generation() -> int:
     """A number that changes whenever the registry does: what caches of derived tables key on."""
     return _generation
+
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def registry_cache(maxsize: int = 128) -> Callable[[Callable[_P, _R]], Callable[_P, _R]]:
+    """``functools.lru_cache`` for what is made from the registered apps: the registry's
+    ``generation`` is part of the key, so a call after ``register_app`` or ``unregister_app``
+    makes it afresh (arguments must be hashable)."""
+    def decorate(func: Callable[_P, _R]) -> Callable[_P, _R]:
+        def make(_generation: int, *args: Any, **kwargs: Any) -> _R:
+            return func(*args, **kwargs)
+
+        made: Callable[..., _R] = functools.lru_cache(maxsize)(make)
+
+        @functools.wraps(func)
+        def call(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+            return made(_generation, *args, **kwargs)
+
+        return call
+    return decorate
 
 
 def registered_apps() -> tuple[App, ...]:

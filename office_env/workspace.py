@@ -22,13 +22,15 @@ import tempfile
 from datetime import datetime
 from pathlib import Path
 
+from office_env.apps import get_app
 from office_env.errors import OfficeError, PathError
 from office_env.snapshot import Snapshot
 from office_env.untrusted import copy_tree, scan_tree
 
 DATA_DIR = "data"
-EMAILS_DIR = "emails"
-CALENDAR_DIR = "calendar"
+# where the mail and calendar apps keep one mailbox / one calendar per person: their registry entries say
+EMAILS_DIR = get_app("email").folder.rstrip("/")
+CALENDAR_DIR = get_app("calendar").folder.rstrip("/")
 ANSWER_FILE = "data/answer.txt"
 
 _USER_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._ -]{0,63}$")

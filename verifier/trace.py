@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any, Iterable, cast
 
 from backends.task_record import TaskRecord, plan_calls
-from office_env.apps import registered_apps
+from office_env.apps import registered_apps, registry_cache
 from office_env.evaluation.keywords import Haystack, normalize, without_thousands
 
 # Memory cues that state a requirement the criteria must check.
@@ -673,18 +673,26 @@ class _Tracer:
 
 def _read_paths(calls: list[dict[str, Any]]) -> set[str]:
     """Testbed files an oracle plan reads (documents by path, mails by mailbox and id, calendars by
-    their owner)."""
+    their owner), as each app's entry says its read tools read them (``App.read_paths``)."""
+    reads = _tool_reads()
     paths = set()
     for call in calls:
-        tool, args = str(call.get("tool", "")), \
-            cast("dict[str, Any]", call.get("args")) if isinstance(call.get("args"), dict) else {}
-        if tool.endswith("_read_file") and isinstance(args.get("file_path"), str):
-            paths.add(args["file_path"].lstrip("./"))
-        elif tool == "email_read_email":
-            paths.add(f"emails/{args.get('user', '')}/{args.get('email_id', '')}")
-        elif tool == "calendar_list_events" and isinstance(args.get("user"), str):
-            paths.add(f"calendar/{args['user']}.ics")
+        template = reads.get(str(call.get("tool", "")))
+        args = call.get("args")
+        if template is None or not isinstance(args, dict):
+            continue
+        try:
+            path = template.format_map({k: v for k, v in args.items() if isinstance(v, str)})
+        except (KeyError, ValueError, IndexError):  # an argument it names is missing, or not a string
+            continue
+        paths.add(path.lstrip("./"))
     return paths
+
+
+@registry_cache(maxsize=1)
+def _tool_reads() -> dict[str, str]:
+    """Every registered app's read tools that read one file, with that file's path template."""
+    return {tool: template for app in registered_apps() for tool, template in app.read_paths().items()}
 
 
 def _signs(value: str, text: Haystack) -> bool:

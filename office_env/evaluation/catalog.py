@@ -8,11 +8,13 @@ into the task's ``reference/``). Problems are reported per criterion, with the f
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from jsonschema import Draft202012Validator
 
+from office_env.apps import generation
 from office_env.errors import OfficeError
 from office_env.evaluation import comparator
 from office_env.evaluation.checks import CHECKS, Context, check_time_args
@@ -57,7 +59,12 @@ _ITEM_VALIDATOR = Draft202012Validator(
     {"type": "object", "properties": {"function": {"type": "string"}, "args": {"type": "object"}},
      "required": ["function", "args"], "additionalProperties": False}
 )
-_ARGS_VALIDATORS = {name: Draft202012Validator(spec.args_schema) for name, spec in CHECKS.items()}
+
+
+@lru_cache(maxsize=4)
+def _args_validators(_generation: int) -> dict[str, Draft202012Validator]:
+    """One validator per check, made from its schema as the app registry now gives it."""
+    return {name: Draft202012Validator(spec.args_schema) for name, spec in CHECKS.items()}
 
 
 @dataclass(frozen=True)
@@ -101,7 +108,7 @@ def validate_criteria(criteria: Any, *, file: str = "", base: str = "evaluation"
         if name not in CHECKS:
             problems.append(Problem(f"{where}.function", f"unknown function {name!r}", file))
             continue
-        errors = sorted(_ARGS_VALIDATORS[name].iter_errors(args), key=lambda e: list(e.absolute_path))
+        errors = sorted(_args_validators(generation())[name].iter_errors(args), key=lambda e: list(e.absolute_path))
         if errors:
             problems.extend(Problem(_where(f"{where}.args", e), e.message, file) for e in errors)
             continue

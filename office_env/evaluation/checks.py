@@ -14,11 +14,19 @@ from pathlib import Path
 from typing import Any, Callable, cast
 
 from office_env import calendar_store, limits, mail_store
+from office_env.apps import generation
 from office_env.errors import OfficeError, PathError
 from office_env.evaluation import comparator as comparators
 from office_env.evaluation import keywords as kw
 from office_env.evaluation import pasted, stated
-from office_env.evaluation.content import DOC_TYPES, find_mailbox_user, mailbox_text, read_document
+from office_env.evaluation.content import (
+    MAILBOX,
+    OFFICEBENCH_ORDER,
+    doc_types,
+    find_mailbox_user,
+    mailbox_text,
+    read_document,
+)
 from office_env.evaluation.paths import external_target, inside
 from office_env.formats import xlsx_io
 from office_env.money import CODE
@@ -59,12 +67,49 @@ class Context:
 
 
 @dataclass(frozen=True)
+class DocTypes:
+    """A ``doc_type`` argument's schema, whose enum is read from the app registry when the check's
+    schema is made (``content.doc_types``): an app registered later adds its doc types to it."""
+
+    first: tuple[str, ...] = OFFICEBENCH_ORDER  # the order they are listed in (the rest follow)
+    mailbox: bool = True
+
+    def schema(self) -> dict[str, Any]:
+        return {"enum": list(doc_types(self.first, mailbox=self.mailbox))}
+
+
+@dataclass(frozen=True)
 class Check:
+    """One check of the catalog; ``args_template`` is its argument schema, in which a
+    :class:`DocTypes` stands for the enum the registry gives (``args_schema`` is the schema made)."""
+
     name: str
     description: str
-    args_schema: dict[str, Any]
+    args_template: dict[str, Any]
     func: Callable[[Context, dict[str, Any]], Outcome]
     path_args: tuple[str, ...] = ()
+
+    # the schema made, by the registry's generation (a frozen check still fills its own cache)
+    _made: dict[int, dict[str, Any]] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def args_schema(self) -> dict[str, Any]:
+        """The argument schema with the registry's doc types in it (made once per registry state)."""
+        now = generation()
+        if now not in self._made:
+            self._made.clear()
+            self._made[now] = cast("dict[str, Any]", _fill(self.args_template))
+        return self._made[now]
+
+
+def _fill(template: Any) -> Any:
+    if isinstance(template, DocTypes):
+        return template.schema()
+    if isinstance(template, dict):
+        return {key: _fill(value) for key, value in template.items()}
+    if isinstance(template, list):
+        return [_fill(value) for value in template]
+    return template
 
 
 CHECKS: dict[str, Check] = {}
@@ -95,7 +140,7 @@ def check(name: str, description: str, properties: dict[str, Any], required: lis
 def _content(ctx: Context, args: dict[str, Any]) -> tuple[str, str]:
     """(label, text) of what a contain check searches."""
     doc_type = args["doc_type"]
-    if doc_type == "email":
+    if doc_type == MAILBOX:
         user = find_mailbox_user(ctx.workspace, args["username"])
         text, unreadable = mailbox_text(ctx.workspace, user)
         label = f"{user}'s mailbox"
@@ -105,8 +150,8 @@ def _content(ctx: Context, args: dict[str, Any]) -> tuple[str, str]:
     return args["file"], read_document(ctx.path(args["file"], "file"), args["file"], doc_type)
 
 
-_CONTAIN_PROPS = {"doc_type": {"enum": list(DOC_TYPES)}, "file": PATH, "username": USERNAME, "keywords": KEYWORDS}
-_CONTAIN_RULES = {"if": {"properties": {"doc_type": {"const": "email"}}},
+_CONTAIN_PROPS = {"doc_type": DocTypes(), "file": PATH, "username": USERNAME, "keywords": KEYWORDS}
+_CONTAIN_RULES = {"if": {"properties": {"doc_type": {"const": MAILBOX}}},
                   "then": {"required": ["username"]}, "else": {"required": ["file"]}}
 
 
@@ -125,7 +170,7 @@ def evaluate_contain(ctx: Context, args: dict[str, Any]) -> Outcome:
        "A document, or a user's mailbox, contains none of the keywords; a missing file contains none.",
        _CONTAIN_PROPS, ["doc_type", "keywords"], ("file",), _CONTAIN_RULES)
 def evaluate_not_contain(ctx: Context, args: dict[str, Any]) -> Outcome:
-    if args["doc_type"] != "email" and not ctx.path(args["file"], "file").exists():
+    if args["doc_type"] != MAILBOX and not ctx.path(args["file"], "file").exists():
         return True, f"{args['file']} does not exist, so it contains none of the keywords"
     label, text = _content(ctx, args)
     found = kw.present(text, args["keywords"], ctx.day_first)
@@ -156,7 +201,8 @@ def _first_difference(a: str, b: str) -> str:
 
 
 @check("evaluate_exact_match", "A result file has exactly the content of an expected file.",
-       {"doc_type": {"enum": ["txt", "ics", "doc", "docx", "pdf", "xlsx"]}, "result_file": PATH, "expected_file": PATH},
+       {"doc_type": DocTypes(("txt", "ics", "doc", "docx", "pdf", "xlsx"), mailbox=False), "result_file": PATH,
+        "expected_file": PATH},
        ["doc_type", "result_file", "expected_file"], ("result_file", "expected_file"))
 def evaluate_exact_match(ctx: Context, args: dict[str, Any]) -> Outcome:
     result, doc_type = args["result_file"], args["doc_type"]
@@ -415,7 +461,7 @@ _STATED_VALUE = {
 def _outputs(ctx: Context, args: dict[str, Any]) -> tuple[list[tuple[str, str]], str] | None:
     """What a check of the output's prose reads: each message from ``sender`` to ``recipient`` (its
     subject and body), or the document; and where that is. None when the document does not exist."""
-    if args["doc_type"] == "email":
+    if args["doc_type"] == MAILBOX:
         texts = [(email_id, f"{mail.subject}\n{mail.body}")
                  for email_id, mail in _mails_between(ctx, args["sender"], args["recipient"])[1]]
         return texts, f"message(s) from {args['sender']} to {args['recipient']}"
@@ -431,10 +477,10 @@ def _outputs(ctx: Context, args: dict[str, Any]) -> tuple[list[tuple[str, str]],
        "stands alone (alone: the files it may be left out for) is never left out for another (the total 'in "
        "budget_old.xlsx'); every message from "
        "the sender to the recipient, or the document, is read. An output that does not state a value passes.",
-       {"doc_type": {"enum": list(DOC_TYPES)}, "file": PATH, "sender": USERNAME, "recipient": USERNAME,
+       {"doc_type": DocTypes(), "file": PATH, "sender": USERNAME, "recipient": USERNAME,
         "values": {"type": "array", "minItems": 1, "maxItems": 50, "items": _STATED_VALUE}},
        ["doc_type", "values"], ("file",),
-       {"if": {"properties": {"doc_type": {"const": "email"}}},
+       {"if": {"properties": {"doc_type": {"const": MAILBOX}}},
         "then": {"required": ["sender", "recipient"]}, "else": {"required": ["file"]}})
 def evaluate_stated_values(ctx: Context, args: dict[str, Any]) -> Outcome:
     found = _outputs(ctx, args)
@@ -454,11 +500,11 @@ def evaluate_stated_values(ctx: Context, args: dict[str, Any]) -> Outcome:
        "sha256 of each source line of 4 words or more, lower-cased, spacing collapsed, a leading 'Label: ' "
        "dropped; an output fails when at least 2 of its lines are such lines and they hold half its words or "
        "more). A missing output passes: other checks ask for it.",
-       {"doc_type": {"enum": list(DOC_TYPES)}, "file": PATH, "sender": USERNAME, "recipient": USERNAME,
+       {"doc_type": DocTypes(), "file": PATH, "sender": USERNAME, "recipient": USERNAME,
         "source_lines": {"type": "array", "minItems": 1, "maxItems": 20_000, "uniqueItems": True,
                          "items": {"type": "string", "pattern": f"^[0-9a-f]{{{pasted.KEY_CHARS}}}$"}}},
        ["doc_type", "source_lines"], ("file",),
-       {"if": {"properties": {"doc_type": {"const": "email"}}},
+       {"if": {"properties": {"doc_type": {"const": MAILBOX}}},
         "then": {"required": ["sender", "recipient"]}, "else": {"required": ["file"]}})
 def evaluate_not_pasted(ctx: Context, args: dict[str, Any]) -> Outcome:
     keys = frozenset(args["source_lines"])

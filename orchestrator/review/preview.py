@@ -19,6 +19,7 @@ from office_env.apps import load, registered_apps
 from office_env.formats import docx_io, eml_io, ics_io, pdf_io, xlsx_io
 from office_env.formats.bounded import read_bytes
 from office_env.untrusted import UntrustedInputError
+from office_env.workspace import EMAILS_DIR
 
 MAX_ROWS = 300
 MAX_COLS = 40
@@ -108,7 +109,7 @@ def mailbox(testbed: Path, user: str) -> list[dict[str, Any]]:
     in each thread, threads by their latest mail, newest first."""
     ws = Workspace(testbed)
     threads: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for rel in ws.list_files(f"emails/{user}"):
+    for rel in ws.list_files(f"{EMAILS_DIR}/{user}"):
         if not rel.lower().endswith(".eml"):
             continue
         try:

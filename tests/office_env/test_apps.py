@@ -1,7 +1,11 @@
 """One app registry (office_env/apps.py) that every layer takes its app names and tables from."""
 
+import importlib
 import json
+import random
+import re
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -9,15 +13,19 @@ import pytest
 from generators.families import FAMILIES
 from generators.schemas import task_draft_schema
 from office_env.apps import (
+    LOADED_BY,
     App,
     app_of_doc_type,
     app_of_extension,
     get_app,
+    load,
     office_apps,
     register_app,
+    registered_apps,
     tool_apps,
     unregister_app,
 )
+from office_env.evaluation import criteria_schema, evaluate_criteria, validate_criteria
 from office_env.tools import default_registry
 from orchestrator.planner import general_plan_schema
 from surfers.notes import notes_schema
@@ -61,6 +69,73 @@ def test_a_bad_entry_is_refused():
         register_app(get_app("word"))
 
 
+ROOT = Path(__file__).resolve().parents[2]
+CONTAIN_BOARD = {"function": "evaluate_contain",
+                 "args": {"doc_type": "toy", "file": "data/sprint.toy", "keywords": ["banner"]}}
+
+
+def _doc_types(function: str) -> list[str]:
+    """The ``doc_type`` enum the criteria schema gives ``function``."""
+    branch = next(b for b in criteria_schema()["items"]["allOf"]
+                  if b["if"]["properties"]["function"]["const"] == function)
+    return branch["then"]["properties"]["args"]["properties"]["doc_type"]["enum"]
+
+
+def test_the_criteria_doc_types_are_the_apps_readers_and_the_mailbox():
+    """Each app's text readers give the doc types a criterion may read (a mailbox besides), in
+    OfficeBench's order for the built-in ones."""
+    assert _doc_types("evaluate_contain") == ["txt", "ics", "doc", "docx", "xlsx", "pdf", "email"]
+    assert _doc_types("evaluate_exact_match") == ["txt", "ics", "doc", "docx", "pdf", "xlsx"]
+    assert validate_criteria([CONTAIN_BOARD]) != []
+
+
+def _layer_ranks() -> dict[str, int]:
+    """Each package's height in the import contract's layers (pyproject.toml): 0 for the bottom one;
+    packages of one layer (``surfers : generators : harness``) share a height and import none of each other."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    contracts = config["tool"]["importlinter"]["contracts"]
+    layers = next(c["layers"] for c in contracts if c["type"] == "layers")
+    return {package.strip(): rank for rank, layer in enumerate(reversed(layers)) for package in layer.split(":")}
+
+
+def _may_load(loader: str, module: str, ranks: dict[str, int]) -> bool:
+    package = module.split(".", 1)[0]
+    return package == loader or ranks[package] < ranks[loader]
+
+
+def _resolved(field: str, ref: str) -> object:
+    return importlib.import_module(ref) if field == "tools" else load(ref)
+
+
+def test_every_reference_resolves_in_a_layer_its_loader_may_import():
+    """An entry names upper-layer code by string, which lint-imports cannot see: each reference
+    resolves (a module for ``tools``, a callable otherwise) and names a module of the layer that loads
+    it (``LOADED_BY``) or of one below it, as the import contract would ask of an import there."""
+    ranks = _layer_ranks()
+    assert set(LOADED_BY.values()) <= set(ranks)
+    for app in registered_apps():
+        for field, ref in app.references():
+            module = ref.partition(":")[0]
+            assert module.split(".", 1)[0] in ranks, (app.name, field, ref)
+            assert _may_load(LOADED_BY[field], module, ranks), (app.name, field, ref, LOADED_BY[field])
+            found = _resolved(field, ref)
+            assert callable(found) if field != "tools" else found.__name__ == ref, (app.name, field, ref)
+    # the rule refuses what an import there would be refused
+    assert not _may_load("office_env", "surfers.offline", ranks) and not _may_load("surfers", "generators.x", ranks)
+    assert _may_load("orchestrator", "surfers.offline", ranks) and _may_load("surfers", "office_env.apps", ranks)
+
+
+def test_each_reference_kind_is_loaded_where_the_registry_says():
+    """The ``load(<entry>.<field>)`` calls of product code sit in the layer ``LOADED_BY`` names for it."""
+    sites: dict[str, set[str]] = {}
+    for package in _layer_ranks():
+        for path in (ROOT / package).rglob("*.py"):
+            for field in re.findall(r"\bload\(\w+\.(\w+)\)", path.read_text(encoding="utf-8")):
+                sites.setdefault(field, set()).add(package)
+    assert {"synthesis", "surfer", "preview"} <= set(sites)
+    assert all(sites[field] == {LOADED_BY[field]} for field in sites), sites
+
+
 # -- a new app is one registry entry --------------------------------------------------------------
 
 TOY_PACKAGE = {
@@ -72,7 +147,7 @@ TOY = App(
     notes_item="toy_board",
     notes_defs={"toy_board": notes_object({"file": {"type": "string"},
                                            "cards": {"type": "array", "items": {"type": "string"}}})},
-    spoken=(r"(?i)\\btoy boards?\\b",), readers={"toy": "toyapp.surfer:board_text"},
+    spoken=(r"(?i)\\btoy boards?\\b",), near_miss={"toy": "word"}, readers={"toy": "toyapp.surfer:board_text"},
     synthesis="toyapp.surfer:boards",
     surfer="toyapp.surfer:explore_toy", preview="toyapp.surfer:board_view")
 ''',
@@ -132,20 +207,25 @@ def toy_app(tmp_path, monkeypatch):
 def test_a_registered_app_is_in_the_tools_surfers_schemas_planner_and_review_page(toy_app, tmp_path):
     """One ``register_app`` call, and no other edit, puts a new app in every layer: its tools in the
     registry, its files in a synthesized office, its surfer behind ``explore`` (notes valid against
-    the notes schema), its reader in the evaluation and the trace, the task record's enum (a record
-    of it is read), the planner's prompt and schema, the review page."""
+    the notes schema), its reader in the evaluation and the trace (the files its read tool reads),
+    the criteria's doc types, the Plus generator's and the specifics' tables, the task record's enum
+    (a record of it is read), the planner's prompt and schema, the review page's view."""
     from starlette.testclient import TestClient
 
     from backends.task_record import parse_record, task_schema
+    from generators.near_values import near_value
+    from generators.plus_offline import infer_apps, topic_of
+    from generators.specifics import find_specifics
     from office_env.evaluation.content import read_document
     from office_env.synthesis.documents import build_files
     from office_env.synthesis.world import make_world
+    from office_env.workspace import Workspace
     from orchestrator.planner import planner_prompt
     from orchestrator.review.app import ReviewServer, create_app
     from surfers import explore, validate_notes
     from surfers.llm import _tools, app_files
     from tests.support.records import record_with, write_json
-    from verifier.trace import office_text
+    from verifier.trace import _read_paths, office_text
 
     assert office_apps() == ("word", "excel", "pdf", "email", "calendar", "toy") and tool_apps()[-1] == "system"
     assert "toy_read_board" in default_registry().names and default_registry().only_reads("toy_read_board")
@@ -167,6 +247,20 @@ def test_a_registered_app_is_in_the_tools_surfers_schemas_planner_and_review_pag
     board = testbed / "data" / "sprint.toy"
     assert read_document(board, "data/sprint.toy", "toy") == "ship the banner\nfix the login"
     assert "fix the login" in office_text(testbed).files["data/sprint.toy"].text
+    assert _read_paths([{"tool": "toy_read_board", "args": {"file_path": "./data/sprint.toy"}}]) == {"data/sprint.toy"}
+
+    # a criterion reads its files as its own doc type: in the schema, valid, and scored by its reader
+    assert _doc_types("evaluate_contain")[-2:] == ["email", "toy"] and "toy" in _doc_types("evaluate_exact_match")
+    assert validate_criteria([CONTAIN_BOARD]) == []
+    assert evaluate_criteria(Workspace(testbed), [CONTAIN_BOARD]).passed
+
+    # a seed instruction that names its files or the app is about the app (its work: a board)
+    instruction = "Add the release card to data/sprint.toy on the toy board."
+    assert [(s.kind, s.text) for s in find_specifics(instruction)] == [
+        ("file", "data/sprint.toy"), ("app", "toy board")]
+    assert infer_apps(instruction) == ["toy"] and infer_apps("Check it.", [CONTAIN_BOARD]) == ["toy"]
+    assert topic_of(instruction, find_specifics(instruction), ["toy"]).endswith(" board")
+    assert near_value("toy", "app", random.Random(1)) == "word"
 
     assert task_schema()["properties"]["apps"]["items"]["enum"] == [*office_apps(), "system"]
     record = record_with("toy-00001", apps=["toy"], app_count=1,
@@ -186,10 +280,18 @@ def test_a_registered_app_is_in_the_tools_surfers_schemas_planner_and_review_pag
 
 def test_an_app_taken_out_is_gone_from_every_layer(toy_app):
     from backends.task_record import RecordError, parse_record
+    from generators.plus_offline import infer_apps
+    from generators.specifics import find_specifics
     from tests.support.records import record_with
+    from verifier.trace import _read_paths
 
+    assert infer_apps("Fix data/sprint.toy.") == ["toy"] and validate_criteria([CONTAIN_BOARD]) == []
     unregister_app("toy")
     assert "toy" not in office_apps() and "toy_read_board" not in default_registry().names
+    assert "toy" not in _doc_types("evaluate_contain") and validate_criteria([CONTAIN_BOARD]) != []
+    assert infer_apps("Fix data/sprint.toy.") == ["system"]
+    assert find_specifics("Fix data/sprint.toy on the toy board.") == []
+    assert _read_paths([{"tool": "toy_read_board", "args": {"file_path": "data/sprint.toy"}}]) == set()
     with pytest.raises(RecordError, match="toy"):
         parse_record(record_with("toy-00001", apps=["toy"], app_count=1))
     assert general_plan_schema()["properties"]["apps"]["items"]["enum"] == list(office_apps())
