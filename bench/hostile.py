@@ -14,12 +14,12 @@ memory (300,000 turns, 40 sparse 31 MiB files, a million-cell sheet, a 6 MB inst
 criteria).
 
 For each run it prints the exit code, seconds, the child's peak RSS (``RUSAGE_CHILDREN`` of a
-small launcher), escapes (hits
+small launcher; with ``--fork``, of the forked process), escapes (hits
 of the secret marker in the output, in any file written, plus links found in written folders)
 and tracebacks. Targets: 0 escapes, 0 tracebacks, exit codes as documented with one-line errors
 naming the file, peak RSS < 500 MB and each run < 10 s. The secret folder must be unchanged.
 
-Run: ``python bench/hostile.py [--work DIR] [--jobs 3]`` (exit 1 when a target is missed).
+Run: ``python bench/hostile.py [--work DIR] [--jobs 3] [--fork]`` (exit 1 when a target is missed).
 ``tests/orchestrator/test_hostile.py`` runs the same cases through :func:`run_suite`.
 """
 
@@ -29,6 +29,7 @@ import argparse
 import hashlib
 import json
 import os
+import queue
 import shutil
 import signal
 import subprocess
@@ -531,35 +532,75 @@ def escapes_in(folder: Path, outside: Path) -> int:
     return hits
 
 
-def run_case(case: Case, outside: Path, cwd: Path, timeout: float = TIMEOUT) -> Result:
-    """Run one case as a child process (its own session, killed whole on timeout)."""
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, \
+class Forks:
+    """A forking launcher (``bench/hostile_zygote.py``) per job: cases start with the pipeline
+    imported instead of importing it again each (the tests' way; the bench times the console
+    script itself)."""
+
+    def __init__(self, jobs: int) -> None:
+        self.idle: queue.SimpleQueue[subprocess.Popen] = queue.SimpleQueue()
+        self.all = [subprocess.Popen([sys.executable, "-P", str(Path(__file__).with_name("hostile_zygote.py"))],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=ENV, text=True)
+                    for _ in range(max(1, jobs))]
+        for zygote in self.all:
+            self.idle.put(zygote)
+
+    def run(self, args: list[str], cwd: Path, out: str, err: str, timeout: float) -> tuple[int | None, float, int]:
+        zygote = self.idle.get()
+        try:
+            request = {"args": args, "cwd": str(cwd), "stdout": out, "stderr": err, "timeout": timeout,
+                       "limit": MEMORY_GUARD}
+            zygote.stdin.write(json.dumps(request) + "\n")
+            zygote.stdin.flush()
+            reply = json.loads(zygote.stdout.readline())
+        finally:
+            self.idle.put(zygote)
+        return reply["code"], reply["seconds"], reply["rss_kb"]
+
+    def close(self) -> None:
+        for zygote in self.all:
+            zygote.stdin.close()
+            zygote.wait(timeout=30)
+
+
+def _launch(case: Case, cwd: Path, out, err, rss, timeout: float) -> tuple[int | None, float, int]:
+    """Run the console script for one case as a child of a small launcher (its own session, killed
+    whole on timeout); returns the exit code (None on timeout), seconds and peak RSS in KB."""
+    started = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-c", LAUNCHER, rss.name, str(MEMORY_GUARD), HOMER, *case.args],
+                            stdout=out, stderr=err, stdin=subprocess.DEVNULL, cwd=cwd, env=ENV,
+                            start_new_session=True)
+    try:
+        code = proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        code = None
+    seconds = time.perf_counter() - started
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)  # on timeout, and so that no worker outlives its command
+    except (ProcessLookupError, PermissionError):
+        pass
+    proc.wait()
+    text = rss.read().strip()
+    return code, seconds, int(text) if text.isdigit() else 0
+
+
+def run_case(case: Case, outside: Path, cwd: Path, timeout: float = TIMEOUT, forks: Forks | None = None) -> Result:
+    """Run one case in a process of its own: the console script, or a fork of ``forks``."""
+    with tempfile.NamedTemporaryFile() as out, tempfile.NamedTemporaryFile() as err, \
             tempfile.NamedTemporaryFile("r", suffix=".rss") as rss:
-        started = time.perf_counter()
-        proc = subprocess.Popen([sys.executable, "-c", LAUNCHER, rss.name, str(MEMORY_GUARD), HOMER, *case.args],
-                                stdout=out, stderr=err, stdin=subprocess.DEVNULL, cwd=cwd, env=ENV,
-                                start_new_session=True)
-        try:
-            code = proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            code = None
-        seconds = time.perf_counter() - started
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)  # on timeout, and so that no worker outlives its command
-        except (ProcessLookupError, PermissionError):
-            pass
-        proc.wait()
+        if forks is None:
+            code, seconds, rss_kb = _launch(case, cwd, out, err, rss, timeout)
+        else:
+            code, seconds, rss_kb = forks.run(case.args, cwd, out.name, err.name, timeout)
         out.seek(0)
         err.seek(0)
         stdout = out.read().decode("utf-8", "replace")
         stderr = err.read().decode("utf-8", "replace")
-        text = rss.read().strip()
-        rss_mb = int(text) / 1024 if text.isdigit() else 0.0
     escapes = (stdout + stderr).count(MARKER) + sum(escapes_in(folder, outside) for folder in case.outputs)
     escapes += sum(1 for path in case.untouched if os.path.lexists(path) and not (
         os.path.isdir(path) and not os.path.islink(path) and not os.listdir(path)))
     tracebacks = (stdout + stderr).count("Traceback")
-    return Result(case, code, seconds, rss_mb, escapes, tracebacks, stdout, stderr, timeout)
+    return Result(case, code, seconds, rss_kb / 1024, escapes, tracebacks, stdout, stderr, timeout)
 
 
 def tree_digest(folder: Path) -> str:
@@ -573,16 +614,23 @@ def tree_digest(folder: Path) -> str:
     return digest.hexdigest()
 
 
-def run_suite(work: Path, jobs: int = 3, timeout: float = TIMEOUT) -> tuple[list[Result], bool]:
+def run_suite(work: Path, jobs: int = 3, timeout: float = TIMEOUT, *, fork: bool = False
+              ) -> tuple[list[Result], bool]:
     """Build every hostile input under ``work`` and run every case (each killed after
-    ``timeout`` seconds); returns the results and whether the secret folder is unchanged."""
+    ``timeout`` seconds); returns the results and whether the secret folder is unchanged.
+    ``fork``: start each case from a process that has imported the pipeline (:class:`Forks`)."""
     cases, outside = build_cases(work)
     assert [c.name for c in cases] == CASE_NAMES, [c.name for c in cases]
     before = tree_digest(outside)
     (work / "runs").mkdir(exist_ok=True)
     order = sorted(cases, key=lambda c: bool(c.pending))  # the slow pending ones last
-    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        results = list(pool.map(lambda c: run_case(c, outside, work, timeout), order))
+    forks = Forks(jobs) if fork else None
+    try:
+        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+            results = list(pool.map(lambda c: run_case(c, outside, work, timeout, forks), order))
+    finally:
+        if forks is not None:
+            forks.close()
     by_name = {r.case.name: r for r in results}
     return [by_name[name] for name in CASE_NAMES], tree_digest(outside) == before
 
@@ -592,12 +640,15 @@ def main() -> int:
     parser.add_argument("--work", type=Path, help="Scratch folder (default: a temporary one, removed afterwards)")
     parser.add_argument("--jobs", type=int, default=3, help="Commands run at once")
     parser.add_argument("--timeout", type=float, default=TIMEOUT, help="Seconds before a run is killed")
+    parser.add_argument("--fork", action="store_true",
+                        help="Start each run from a process that has imported the pipeline (as the tests do) "
+                             "instead of the console script: less CPU, seconds without the imports")
     options = parser.parse_args()
     work = options.work or Path(tempfile.mkdtemp(prefix="hostile-"))
     work.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     try:
-        results, untouched = run_suite(work, options.jobs, options.timeout)
+        results, untouched = run_suite(work, options.jobs, options.timeout, fork=options.fork)
     finally:
         if options.work is None:
             shutil.rmtree(work, ignore_errors=True)

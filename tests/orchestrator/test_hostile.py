@@ -28,7 +28,7 @@ _spec.loader.exec_module(hostile)
 @pytest.fixture(scope="module")
 def suite(tmp_path_factory):
     work = tmp_path_factory.mktemp("hostile")
-    results, untouched = hostile.run_suite(work, jobs=3, timeout=120)  # a hang guard, not a speed target
+    results, untouched = hostile.run_suite(work, jobs=3, timeout=120, fork=True)  # a hang guard, not a speed target
     yield {r.case.name: r for r in results}, untouched
     shutil.rmtree(work, ignore_errors=True)  # ~80 MB of deliberately large inputs
 
