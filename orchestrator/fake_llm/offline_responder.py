@@ -31,6 +31,7 @@ from office_env.tools import ToolResult
 from orchestrator.fake_llm.agent_answer import MODES, PlanSource, answer_agent, grouped_plans
 from orchestrator.fake_llm.plus_answer import answer_plus
 from orchestrator.fake_llm.prompt_roles import UnknownPrompt, inputs_of, role_of
+from surfers.llm import listed_only, opened_item
 from surfers.offline import explorer
 from verifier.dialogue_rules import mark_problems, marked_turns
 
@@ -70,6 +71,7 @@ class _HistoryReader:
 
     def __init__(self, inputs: dict[str, Any], messages: list[dict[str, Any]]) -> None:
         self.now = _now(inputs["now"])
+        self.app = inputs["app"]
         self.files = inputs["files"]
         self.pending: list[tuple[str, dict[str, Any]]] = []
         self.results: dict[tuple[str, str], str] = {}
@@ -86,6 +88,9 @@ class _HistoryReader:
     def call(self, name: str, args: dict[str, Any]) -> ToolResult:
         if name == "system_list_files":
             return ToolResult(name, True, "\n".join(self.files))
+        item = opened_item(self.app, name, args)
+        if item is not None and item not in self.files:  # not one of the listed items: left alone
+            return ToolResult(name, False, "Error: not listed")
         key = (name, json.dumps(args, sort_keys=True))
         if key in self.results:
             text = self.results[key]
@@ -115,7 +120,7 @@ def _surf(inputs: dict[str, Any], messages: list[dict[str, Any]]) -> Reply:
     notes = explorer(inputs["app"])(reader, inputs.get("users"))
     if reader.pending:
         return Reply(tool_calls=[{"name": n, "arguments": a} for n, a in reader.pending], finish_reason="tool_calls")
-    return Reply(content=json.dumps(notes))
+    return Reply(content=json.dumps(listed_only(inputs["app"], notes, reader.files)))  # the listed items' notes
 
 
 # How the task generator's prompt asks again for a draft that was cut (templates/prompts/task_generator.j2).

@@ -23,7 +23,7 @@ from office_env.synthesis import make_world, write_workspace
 from office_env.tools import ToolRegistry
 from orchestrator.fake_llm.offline_responder import default_responder
 from surfers import explore, notes_schema, office_apps, validate_notes
-from surfers.llm import MAX_CALLS_PER_REPLY, OUT_OF_STEPS, explore_llm, note_parts
+from surfers.llm import MAX_CALLS_PER_REPLY, OUT_OF_STEPS, app_files, explore_llm, item_files, note_parts
 from surfers.offline import WorkspaceReader, free_slots, list_files, numbers_in, parse_cells, people_in
 
 pytestmark = pytest.mark.slow
@@ -329,15 +329,25 @@ def tool_messages(body: dict) -> list[str]:
     return [m["content"] for m in body["messages"] if m["role"] == "tool"]
 
 
-def test_llm_surfer_matches_the_offline_notes_and_survives_a_malformed_call(ws):
+def last_observations(body: dict) -> list[str]:
+    """The results of the last reply's tool calls (after the reads made up front)."""
+    last = max(i for i, m in enumerate(body["messages"]) if m["role"] == "assistant")
+    return [m["content"] for m in body["messages"][last:] if m["role"] == "tool"]
+
+
+def test_llm_surfer_matches_the_offline_notes_in_one_call_and_survives_a_malformed_reply(ws):
     with FakeLLMServer(default_responder()) as server:
         clean = explore_llm(llm_client(server), "excel", ws)
+        (first,) = server.chat_requests()  # the reads are made up front: the notes come in one call
         server.reset()
         server.queue_faults("malformed")
         notes = explore_llm(llm_client(server), "excel", ws)
         statuses = [r.status for r in server.chat_requests()]
     assert notes == clean == explore("excel", ws)
-    assert statuses == [200] * len(statuses) and len(statuses) == 3  # the broken call, asked again, notes
+    read = [call["function"]["arguments"] for m in first.body["messages"] for call in m.get("tool_calls") or []]
+    assert sorted(json.loads(a)["file_path"] for a in read) == app_files("excel", list_files(WorkspaceReader(ws)))
+    assert len(tool_messages(first.body)) == len(read)
+    assert statuses == [200, 200]  # the broken notes, asked again
 
 
 def test_llm_surfer_answers_bad_tool_calls_with_errors_and_goes_on(ws):
@@ -356,7 +366,7 @@ def test_llm_surfer_answers_bad_tool_calls_with_errors_and_goes_on(ws):
         notes = explore_llm(llm_client(server), "word", ws)
         second = server.chat_requests()[1].body
     assert notes == {"app": "word", "files": []}
-    observations = tool_messages(second)
+    observations = last_observations(second)
     assert len(observations) == len(calls) and all(o.startswith("Error: ") for o in observations), observations
     assert "unknown tool 'email_send_email'" in observations[0]
     assert "not a JSON object" in observations[3] and "not a JSON object" in observations[5]
@@ -385,7 +395,7 @@ def test_llm_surfer_notes_a_large_app_in_parts_that_fit_the_limit(ws):
         notes = explore_llm(LLMClient(settings), "email", ws)
         requests = server.chat_requests()
     listed = {r.body["messages"][1]["content"] for r in requests}
-    assert len(listed) == len(parts)  # one conversation per part
+    assert len(listed) == len(parts) == len(requests)  # one conversation per part, its reads made up front
     asked = [m.get("content") or "" for r in requests for m in r.body["messages"] if m["role"] == "user"]
     assert not any("could not be used" in text for text in asked)  # no reply was cut (nor repaired)
     assert {r.body["max_tokens"] for r in requests} == {300}
@@ -405,7 +415,7 @@ def test_llm_surfer_turns_a_raising_tool_into_an_observation(ws, monkeypatch):
                       json.dumps({"app": "word", "files": []}))
     with FakeLLMServer(script) as server:
         assert explore_llm(llm_client(server), "word", ws) == {"app": "word", "files": []}
-        (observation,) = tool_messages(server.chat_requests()[1].body)
+        (observation,) = last_observations(server.chat_requests()[1].body)
     assert observation.startswith("Error: word_read_file failed: OSError")
 
 
@@ -413,7 +423,7 @@ def test_llm_surfer_runs_at_most_the_calls_it_allows_per_reply(ws):
     many = [{"name": "system_list_files", "arguments": {}}] * (MAX_CALLS_PER_REPLY + 4)
     with FakeLLMServer(scripted(Reply(tool_calls=many), json.dumps({"app": "word", "files": []}))) as server:
         explore_llm(llm_client(server), "word", ws)
-        observations = tool_messages(server.chat_requests()[1].body)
+        observations = last_observations(server.chat_requests()[1].body)
     assert len(observations) == len(many)
     assert [o.startswith("Error: not run") for o in observations] == [False] * MAX_CALLS_PER_REPLY + [True] * 4
 
@@ -477,3 +487,25 @@ def test_the_llm_surfer_is_shown_only_its_app_s_files():
     assert app_files("word", files) == ["data/b.docx"]
     assert app_files("email", files) == ["emails/dana/x.eml", "emails/dana/y.xlsx"]
     assert app_files("calendar", files) == ["calendar/dana.ics"]
+
+
+def test_llm_surfer_notes_a_mailbox_larger_than_a_reply_a_few_messages_at_a_time(ws):
+    """A mailbox whose notes outgrow the part planned for a reply is explored a few messages at a
+    time: each part's conversation shows the reads of its messages alone, no reply is cut, and the
+    parts make one entry per mailbox, as the offline surfer notes it."""
+    files = list_files(WorkspaceReader(ws))
+    parts = note_parts("email", ws, files, 120)
+    assert any("/" in item for part in parts for item in part)  # messages, not whole mailboxes
+    settings = LLMSettings(base_url=None, api_key=None, model="fake-model", timeout=10, max_retries=0,
+                           max_tokens={"default": 120})
+    with FakeLLMServer(default_responder()) as server:
+        settings.base_url = server.url
+        notes = explore_llm(LLMClient(settings), "email", ws)
+        requests = server.chat_requests()
+    assert notes == explore("email", ws)
+    assert len(requests) == len(parts)  # one call a part: its reads made up front
+    assert all(r.body["messages"][-1]["role"] == "tool" for r in requests)
+    for request, part in zip(requests, parts):
+        read = [json.loads(c["function"]["arguments"]) for m in request.body["messages"]
+                for c in m.get("tool_calls") or [] if c["function"]["name"] == "email_read_email"]
+        assert {f"emails/{a['user']}/{a['email_id']}" for a in read} == set(item_files("email", files, part))
