@@ -39,6 +39,12 @@ PLAN_CALL: dict[str, Any] = {
               "required": ["tool", "args"], "additionalProperties": False},
 }
 
+# A misreading's plan keeps most of the oracle's calls: such a call is written as its number in the
+# oracle ({"step": 3}, from 1) instead of copied out (``generators.task_llm.expand_steps`` reads it back).
+STEP_REF: dict[str, Any] = {"type": "object", "properties": {"step": {"type": "integer", "minimum": 1}},
+                            "required": ["step"], "additionalProperties": False}
+MISREAD_PLAN: dict[str, Any] = {"type": "array", "items": {"anyOf": [PLAN_CALL["items"], STEP_REF]}}
+
 _MARKS: dict[str, Any] = {  # a turn's optional fields; a timestamp too: code assigns one when the model gives none
     "ts": {"type": "string", "pattern": r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}$"},
     "evidence": {"type": "array", "items": {"type": "string", "pattern": "^m[0-9]+$"}},
@@ -117,7 +123,7 @@ def task_draft_schema() -> dict[str, Any]:
             "type": "object",
             "properties": {"memory": {"type": "string", "pattern": "^m[0-9]+$"},
                            "dynamic": {"enum": ["superseded", "distractor"]},
-                           "value": {"type": "string", "minLength": 1}, "plan": PLAN_CALL},
+                           "value": {"type": "string", "minLength": 1}, "plan": MISREAD_PLAN},
             "required": ["memory", "dynamic", "value", "plan"], "additionalProperties": False}},
         "computed": COMPUTED,
     }, ["family", "apps", "difficulty", "description", "intent", "subtasks", "evaluation", "memory", "query"])

@@ -12,7 +12,7 @@ from typing import Any
 from backends.llm.client import ReplyCutError
 from backends.prompts import render
 from generators.model import TaskDraft
-from generators.schemas import task_draft_schema
+from generators.schemas import STEP_REF, task_draft_schema
 from generators.specifics import says_value
 from office_env.evaluation import catalog_summary, validate_criteria
 from office_env.synthesis.common import is_superseded
@@ -43,10 +43,27 @@ def draft_problems(data: dict[str, Any]) -> list[str]:
                                 "every value must be distinct and contain no other")
     known = {(p["id"], v) for p in data["memory"] for v in p.get("superseded", ())} | \
         {(p["id"], d["value"]) for p in data["memory"] for d in p.get("distractors", ())}
+    steps = len(data.get("oracle", ()))
     for m in data.get("misreadings", ()):
         if (m["memory"], m["value"]) not in known:
             problems.append(f"misreadings: {m['memory']} has no superseded or near-miss value {m['value']!r}")
+        for call in m["plan"]:
+            if "step" in call and not call["step"] <= steps:
+                problems.append(f"misreadings: {m['memory']}'s plan names step {call['step']}, "
+                                f"but the oracle has {steps} call(s)")
     return problems
+
+
+def with_step_refs(oracle: list[dict[str, Any]], plan: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``plan`` with each call that is one of the oracle's written as ``{"step": k}`` (its number in
+    the oracle, from 1; ``generators.schemas.STEP_REF``): how a misreading's plan is written."""
+    return [{"step": oracle.index(call) + 1} if call in oracle else call for call in plan]
+
+
+def expand_steps(oracle: list[dict[str, Any]], plan: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The inverse of ``with_step_refs``: every ``{"step": k}`` replaced by the oracle's k-th call
+    (``draft_problems`` has refused a step the oracle does not have)."""
+    return [dict(oracle[call["step"] - 1]) if "step" in call else call for call in plan]
 
 
 _QUOTE_HEAD_RE = re.compile(r"^On .{1,120} wrote:$")
@@ -74,8 +91,106 @@ def notes_for_prompt(notes: dict[str, Any]) -> dict[str, Any]:
                                  if isinstance(box, dict) else box for box in note["mailboxes"]]
         if isinstance(note.get("files"), list):
             note["files"] = [_as_table(f) for f in note["files"]]
+        if isinstance(note.get("calendars"), list):
+            note["calendars"] = [_as_schedule(c) for c in note["calendars"]]
+        if isinstance(note.get("mailboxes"), list):
+            note["mailboxes"] = [dict(box, messages=[_short_message(m) for m in box["messages"]])
+                                 if isinstance(box, dict) and isinstance(box.get("messages"), list) else box
+                                 for box in note["mailboxes"]]
         out[app] = note
     return out
+
+
+def notes_from_prompt(notes: dict[str, Any]) -> dict[str, Any]:
+    """The surfer notes as a reader of the prompt takes them back: sheets' ``table`` as rows,
+    calendars' ``events`` and ``free`` as event and free-slot lists, messages' left-out ``id`` and
+    ``cc`` filled in (the inverse of the forms ``notes_for_prompt`` writes)."""
+    out: dict[str, Any] = {}
+    for app, note in notes.items():
+        if isinstance(note, dict):
+            note = dict(note)
+            if isinstance(note.get("files"), list):
+                note["files"] = [table_rows(f) for f in note["files"]]
+            if isinstance(note.get("calendars"), list):
+                note["calendars"] = [schedule_lists(c) for c in note["calendars"]]
+            if isinstance(note.get("mailboxes"), list):
+                note["mailboxes"] = [dict(box, messages=[_full_message(m) for m in box["messages"]])
+                                     if isinstance(box, dict) and isinstance(box.get("messages"), list) else box
+                                     for box in note["mailboxes"]]
+        out[app] = note
+    return out
+
+
+_STAMP_RE = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:00$")
+_SLOT_RE = re.compile(r"^([0-9]{4}-[0-9]{2}-[0-9]{2}) ([0-9]{2}):00:00$")
+
+
+def _as_schedule(entry: Any) -> Any:
+    """A calendar's events as one CSV ``events`` table (start, end, summary; to the minute, an end on
+    the start's day without its date) and its free whole hours as ``free`` ranges by day ("09:00-12:00"):
+    less than half the tokens of the lists. A calendar in any other shape is left as it is."""
+    if not isinstance(entry, dict) or not isinstance(entry.get("events"), list) \
+            or not isinstance(entry.get("free_slots"), list):
+        return entry
+    events, slots = entry["events"], entry["free_slots"]
+    if not all(isinstance(e, dict) and set(e) == {"summary", "start", "end"} and isinstance(e["summary"], str)
+               and _STAMP_RE.match(str(e["start"])) and _STAMP_RE.match(str(e["end"])) for e in events):
+        return entry
+    free: dict[str, list[list[int]]] = {}
+    for slot in slots:
+        start = _SLOT_RE.match(str(slot.get("start"))) if isinstance(slot, dict) and set(slot) == {"start", "end"} \
+            else None
+        end = _SLOT_RE.match(str(slot["end"])) if start else None
+        if not (start and end and start.group(1) == end.group(1) and int(end.group(2)) == int(start.group(2)) + 1):
+            return entry
+        day, hour = start.group(1), int(start.group(2))
+        ranges = free.setdefault(day, [])
+        if ranges and ranges[-1][1] == hour:
+            ranges[-1][1] = hour + 1
+        elif ranges and ranges[-1][1] > hour:
+            return entry  # not in order: left as it is
+        else:
+            ranges.append([hour, hour + 1])
+    buffer = io.StringIO()
+    rows = [[e["start"][:16], e["end"][11:16] if e["end"][:10] == e["start"][:10] else e["end"][:16], e["summary"]]
+            for e in events]
+    csv.writer(buffer, lineterminator="\n").writerows([["start", "end", "summary"], *rows])
+    rest = {k: v for k, v in entry.items() if k not in ("events", "free_slots")}
+    return {**rest, "events": buffer.getvalue(),
+            "free": {day: ", ".join(f"{a:02d}:00-{b:02d}:00" for a, b in ranges) for day, ranges in free.items()}}
+
+
+def schedule_lists(entry: Any) -> Any:
+    """The inverse of ``_as_schedule``: ``events`` and ``free_slots`` lists back from the table and ranges."""
+    if not (isinstance(entry, dict) and isinstance(entry.get("events"), str) and isinstance(entry.get("free"), dict)):
+        return entry
+    lines = list(csv.reader(io.StringIO(entry["events"])))[1:]
+    events = [{"summary": summary, "start": start + ":00", "end": (start[:11] + end if len(end) == 5 else end) + ":00"}
+              for start, end, summary in (line for line in lines if len(line) == 3)]
+    slots = []
+    for day, ranges in entry["free"].items():
+        for text in str(ranges).split(", ") if ranges else []:
+            first, _, last = text.partition("-")
+            for hour in range(int(first[:2]), int(last[:2])):
+                slots.append({"start": f"{day} {hour:02d}:00:00", "end": f"{day} {hour + 1:02d}:00:00"})
+    rest = {k: v for k, v in entry.items() if k not in ("events", "free")}
+    return {**rest, "events": events, "free_slots": slots}
+
+
+def _short_message(message: Any) -> Any:
+    """A message without what the prompt says of every message: an ``id`` that is its subject and
+    ".eml", an empty ``cc``."""
+    if not isinstance(message, dict):
+        return message
+    return {k: v for k, v in message.items()
+            if not (k == "id" and v == f"{message.get('subject')}.eml") and not (k == "cc" and v == "")}
+
+
+def _full_message(message: Any) -> Any:
+    """The inverse of ``_short_message``."""
+    if not isinstance(message, dict) or "error" in message:
+        return message
+    return {"id": f"{message.get('subject')}.eml", **message, "cc": message.get("cc", "")}
 
 
 def _as_table(entry: Any) -> Any:
@@ -144,10 +259,10 @@ def task_draft_reply_schema() -> dict[str, Any]:
     properties = schema["properties"]
     properties["evaluation"]["items"] = {"anyOf": [call("function", name, spec.args_schema)
                                                    for name, spec in sorted(CHECKS.items())]}
-    plan = {"type": "array", "items": {"anyOf": [call("tool", t["function"]["name"], t["function"]["parameters"])
-                                                 for t in default_registry().openai_tools()]}}
-    properties["oracle"] = properties["baseline"] = plan
-    properties["misreadings"]["items"]["properties"]["plan"] = plan
+    calls = [call("tool", t["function"]["name"], t["function"]["parameters"])
+             for t in default_registry().openai_tools()]
+    properties["oracle"] = properties["baseline"] = {"type": "array", "items": {"anyOf": calls}}
+    properties["misreadings"]["items"]["properties"]["plan"] = {"type": "array", "items": {"anyOf": [*calls, STEP_REF]}}
     return schema
 
 
@@ -181,7 +296,9 @@ def generate_task_llm(client: Any, *, plan: dict[str, Any], notes: dict[str, Any
             continue
         problems = draft_problems(data)
         if not problems:
-            return TaskDraft.from_dict({**data, "oracle": data.get("oracle", []), "baseline": data.get("baseline", []),
-                                        "misreadings": data.get("misreadings", []) if data.get("oracle") else []})
+            oracle = data.get("oracle", [])
+            misreadings = [{**m, "plan": expand_steps(oracle, m["plan"])} for m in data.get("misreadings", [])]
+            return TaskDraft.from_dict({**data, "oracle": oracle, "baseline": data.get("baseline", []),
+                                        "misreadings": misreadings if oracle else []})
         feedback = "\n".join(problems)
     raise ValueError(f"task generator: {feedback.splitlines()[0]}")

@@ -24,7 +24,7 @@ from generators.dialogue_offline import HistoryWriter
 from generators.families import FAMILIES
 from generators.history_plan import DayPlan, Event
 from generators.model import Session, parse_transcript
-from generators.task_llm import table_rows
+from generators.task_llm import notes_from_prompt, with_step_refs
 from office_env.money import CURRENCY_CODES
 from office_env.seeding import rng as seeded
 from office_env.tools import ToolResult
@@ -137,9 +137,7 @@ def _task(inputs: dict[str, Any], messages: list[dict[str, Any]]) -> dict[str, A
     listed = plan.get("other_kinds")
     others = [n for n in listed if isinstance(n, str) and n in same_count] if isinstance(listed, list) else []
     order = list(dict.fromkeys(([plan["task_kind"]] if plan["task_kind"] in FAMILIES else []) + others + same_count))
-    notes = {app: {**note, "files": [table_rows(f) for f in note["files"]]}
-             if isinstance(note, dict) and isinstance(note.get("files"), list) else note
-             for app, note in inputs["notes"].items()}  # sheets' CSV tables read back into rows
+    notes = notes_from_prompt(inputs["notes"])  # sheets, calendars and messages read back from the prompt's forms
     for name in order:
         draft = FAMILIES[name].build(FAMILIES[name].input(_rng("task", inputs, name + feedback), notes,
                                                           inputs["user"]["username"], inputs["user"]["name"],
@@ -148,6 +146,8 @@ def _task(inputs: dict[str, Any], messages: list[dict[str, Any]]) -> dict[str, A
         if draft is not None:
             _remember_plan(draft.description, draft.to_dict()["oracle"])
             written = draft.to_dict()
+            written["misreadings"] = [{**m, "plan": with_step_refs(written["oracle"], m["plan"])}
+                                      for m in written["misreadings"]]  # the oracle's calls by their number
             return {k: v for k, v in written.items() if k != "baseline"} if shorter else written
     return {"error": "no task fits this office"}
 

@@ -128,3 +128,78 @@ def test_a_draft_cut_at_the_reply_limit_is_asked_again_to_fit_under_the_same_lim
             generate_task_llm(LLMClient(LLMSettings(base_url=server.url, api_key=None, model="fake-model", timeout=10,
                                                     max_retries=0)), **ask)
         assert len(server.chat_requests()) == 2
+
+
+def test_a_misreading_names_the_oracle_calls_it_keeps_by_their_number():
+    """A misreading's plan is the oracle's with one value changed: the calls it keeps are written as
+    {"step": k} and read back as the oracle's k-th call; a step the oracle lacks is a problem quoted
+    back to the model."""
+    import json
+    from datetime import datetime
+
+    from backends.fake_llm import FakeLLMServer, scripted
+    from backends.llm import LLMClient, LLMSettings
+    from generators.task_llm import draft_problems, expand_steps, generate_task_llm, with_step_refs
+
+    read = {"tool": "excel_read_file", "args": {"file_path": "data/b.xlsx"}}
+    right = {"tool": "system_write_answer", "args": {"text": "4"}}
+    wrong = {"tool": "system_write_answer", "args": {"text": "5"}}
+    assert with_step_refs([read, right], [read, wrong]) == [{"step": 1}, wrong]
+    assert expand_steps([read, right], [{"step": 1}, wrong]) == [read, wrong]
+    draft = {"family": "sheet_question", "apps": ["excel"], "difficulty": "easy", "description": "Count the rows.",
+             "intent": "Count the rows of the sheet.", "subtasks": ["Count the rows."],
+             "evaluation": [{"function": "evaluate_answer", "args": {"keywords": ["4"]}}],
+             "memory": [{"id": "m1", "kind": "fact", "text": "use the b.xlsx sheet", "value": "b.xlsx",
+                         "superseded": ["c.xlsx"]}],
+             "query": "How many rows?", "oracle": [read, right]}
+    bad = {**draft, "misreadings": [{"memory": "m1", "dynamic": "superseded", "value": "c.xlsx",
+                                     "plan": [{"step": 3}, wrong]}]}
+    good = {**draft, "misreadings": [{"memory": "m1", "dynamic": "superseded", "value": "c.xlsx",
+                                      "plan": [{"step": 1}, wrong]}]}
+    assert any("names step 3, but the oracle has 2" in p for p in draft_problems(bad))
+    ask = {"plan": {"apps": ["excel"], "task_kind": "sheet_question", "difficulty": "easy", "other_kinds": []},
+           "notes": {"excel": {"app": "excel", "files": []}}, "user": {"username": "dana", "name": "Dana Lee"},
+           "colleagues": [], "now": datetime(2025, 3, 3, 9)}
+    with FakeLLMServer(scripted(json.dumps(bad), json.dumps(good))) as server:
+        client = LLMClient(LLMSettings(base_url=server.url, api_key=None, model="fake-model", timeout=10,
+                                       max_retries=0))
+        task = generate_task_llm(client, **ask)
+        second = server.chat_requests()[1].body
+    assert "names step 3" in second["messages"][1]["content"]
+    (misreading,) = task.misreadings
+    assert [(c.tool, c.args) for c in misreading.plan] == [(read["tool"], read["args"]), (wrong["tool"], wrong["args"])]
+
+
+def test_calendars_and_messages_reach_the_prompt_in_short_forms_that_read_back_the_same():
+    """A calendar's events as a CSV table and its free hours as ranges by day, a message without
+    the id and cc the prompt says it has: less than half a calendar's tokens, and a reader of the
+    prompt (the fake endpoint) gets the same notes back."""
+    import json
+    from datetime import date
+
+    from backends.tokens import count_tokens
+    from generators.task_llm import notes_from_prompt
+    from surfers.offline import free_slots
+
+    events = [{"summary": "Budget, Q3 review", "start": "2025-03-03 10:00:00", "end": "2025-03-03 11:30:00"},
+              {"summary": "Offsite", "start": "2025-03-04 16:00:00", "end": "2025-03-05 09:30:00"}]
+    calendar = {"user": "dana", "events": events, "free_slots": free_slots(events, date(2025, 3, 3))}
+    odd = {"user": "lee", "events": [{"summary": "x", "start": "2025-03-03 10:00:30", "end": "2025-03-03 11:00:00"}],
+           "free_slots": []}  # seconds the short form does not write: left as it is
+    messages = [{"id": "Lunch.eml", "from": "a@x.com", "to": "b@x.com", "cc": "", "date": "Mon", "subject": "Lunch",
+                 "body": "Noon?"},
+                {"id": "Re_ Lunch.eml", "from": "b@x.com", "to": "a@x.com", "cc": "c@x.com", "date": "Mon",
+                 "subject": "Re: Lunch", "body": "Yes."}]
+    notes = {"calendar": {"app": "calendar", "calendars": [calendar, odd]},
+             "email": {"app": "email", "mailboxes": [{"user": "dana", "messages": messages}]}}
+    shown = notes_for_prompt(notes)
+    short = shown["calendar"]["calendars"][0]
+    assert short["free"]["2025-03-03"] == "09:00-10:00, 12:00-17:00" and "free_slots" not in short
+    assert short["events"].splitlines()[1:] == ['2025-03-03 10:00,11:30,"Budget, Q3 review"',
+                                                "2025-03-04 16:00,2025-03-05 09:30,Offsite"]
+    assert shown["calendar"]["calendars"][1] == odd
+    assert shown["email"]["mailboxes"][0]["messages"][0] == {"from": "a@x.com", "to": "b@x.com", "date": "Mon",
+                                                             "subject": "Lunch", "body": "Noon?"}
+    assert shown["email"]["mailboxes"][0]["messages"][1]["id"] == "Re_ Lunch.eml"
+    assert notes_from_prompt(shown) == notes
+    assert count_tokens(json.dumps(short)) * 2 < count_tokens(json.dumps(calendar))
