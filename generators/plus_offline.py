@@ -586,18 +586,42 @@ def _dynamics(memory: list[MemoryPiece], kinds: dict[str, str], instruction: str
     if rng.random() < DRAFT.plus_distract:
         nears: list[tuple[int, Distractor]] = []
         for i, piece in enumerate(out):
-            alt = alternative(piece)
-            if alt and alt not in piece.superseded:
+            alt = _fresh(piece, (), alternative)
+            if alt:
                 nears.append((i, Distractor(alt, _near_text(piece, alt, kinds, rng))))
-            elif not alt:
+            elif alternative(piece) is None:
                 others = [v for j, p in enumerate(out) if j != i for v in (p.value, *p.superseded)]
                 if near := _sentence_near(piece, others, rng):
                     nears.append((i, near))
         if nears:  # one near miss; a second for another piece as often as not
             picked = rng.sample(nears, min(len(nears), 2 if rng.random() < DRAFT.plus_second_near else 1))
+            if len(nears) == 1 and rng.random() < DRAFT.plus_second_near:  # the one piece's own second
+                picked += _second_near(out[nears[0][0]], nears[0], alternative, kinds, rng)
             for i, near in sorted(picked, key=lambda pair: pair[0]):
                 out[i] = replace(out[i], distractors=(*out[i].distractors, near))
     return out
+
+
+def _second_near(piece: MemoryPiece, first: tuple[int, Distractor], alternative: Any, kinds: dict[str, str],
+                 rng: random.Random) -> list[tuple[int, Distractor]]:
+    """A second near miss of the one piece that has a near value: another of its kind (a history
+    of one value has as many wrong ones said in its forms as a history of two), or none."""
+    index, near = first
+    alt = _fresh(piece, (near.value,), alternative)
+    return [(index, Distractor(alt, _near_text(piece, alt, kinds, rng)))] if alt else []
+
+
+def _fresh(piece: MemoryPiece, said: Sequence[str], alternative: Any, tries: int = 4) -> str | None:
+    """A near value of ``piece`` that is none of its values said already (its own, its earlier
+    one, ``said``) nor holds one or is held by one; None after ``tries`` draws."""
+    taken = [v.lower() for v in (piece.value, *piece.superseded, *said)]
+    for _ in range(tries):
+        alt = alternative(piece)
+        if alt is None:
+            return None
+        if not any(alt.lower() in t or t in alt.lower() for t in taken):
+            return alt
+    return None
 
 
 # Words a clause may open with that are no name: said after a lead-in, in lower case ("One detail

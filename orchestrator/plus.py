@@ -77,12 +77,12 @@ from verifier.dialogue_rules import check_dialogue
 from verifier.llm_verifier import verify_llm
 from verifier.seed_lint import ERROR, apply_repairs, lint_task
 
-GENERATOR_VERSION = "plus-offline-4"
-GENERATOR_REVISION = 4
+GENERATOR_REVISION = 5
+GENERATOR_VERSION = f"plus-offline-{GENERATOR_REVISION}"
 
 
 def generator_version(config: "PlusConfig") -> str:
-    """What wrote the split: ``plus-offline-4`` or, on the llm backend, ``plus-llm-4``."""
+    """What wrote the split: ``plus-offline-5`` or, on the llm backend, ``plus-llm-5``."""
     return GENERATOR_VERSION if config.backend == "offline" else f"plus-{config.backend}-{GENERATOR_REVISION}"
 # Dialogue shapes: (days, utterances a day). "paper": many short sessions, as HomerAgents+ has them
 # (about 28 sessions of about 11 utterances); "neo": the Neo split's few long ones.
@@ -724,5 +724,6 @@ def _finalize(out: Path, config: PlusConfig, digest: str, done: dict[int, dict[s
         build_info["status"] = "incomplete"
         build_info["errors"] = summary.errors
     build_info.update(not_kept_info(config, considered))
-    finish_dataset(out, considered, records, render_plus_card(statistics(records), build_info), build_info)
+    finish_dataset(out, considered, dataset.index_text(records), render_plus_card(statistics(records), build_info),
+                   build_info)
     return summary
