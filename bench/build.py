@@ -27,9 +27,11 @@ attempt's CPU and the parent's CPU per attempt. From them it prints the speed-up
 workers against one: ``min(16 x busy share, attempt CPU / parent CPU per attempt)`` (the parent
 handles every outcome in turn, so it caps the rate at one attempt per its CPU per attempt), and the
 parent's CPU split into starting (the checks, and what the workers share loaded before they fork),
-finishing (the kept records read back, the card, the index) and the rest, around the attempts:
-the part that caps the rate while the workers run (the others come before or after them; finishing
-grows with the tasks kept). Then it
+finishing (the card and the index summed from what the workers sent, the last files) and the rest,
+around the attempts: the part that caps the rate while the workers run (the others come before or
+after them; finishing grows with the tasks kept), and the peak memory of the parent and of the
+largest worker (``--n 1000`` against ``--n 3000``: per-task wall time and peak memory should not
+grow with the build). Then it
 runs oracle eval (long-context) over the dataset with the same workers and prints the same figures
 for its tasks, and the parent's CPU split into reading the dataset (the tasks are read on the
 workers), writing the results and reports (mostly fixed: loading matplotlib) and the rest, around
@@ -330,8 +332,13 @@ def main() -> None:
               f"{os.getloadavg()[0]:.1f}")
         starting = phases["check_families"] + phases["check_banks"] + phases["start"]
         print(f"build's parent: {starting:.2f} s of CPU starting (checks, loading what the workers share), "
-              f"{phases['finalise']:.2f} s finishing (reading the kept records back, the card, the index), "
+              f"{phases['finalise']:.2f} s finishing ({1000 * phases['finalise'] / max(1, summary.accepted):.2f} ms "
+              f"a task: the card and the index from the workers' figures, the last files), "
               f"{parent - starting - phases['finalise']:.2f} s around the attempts")
+        own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+        print(f"peak memory: parent {own.ru_maxrss / 1024:.1f} MiB, largest worker "
+              f"{children.ru_maxrss / 1024:.1f} MiB; "
+              f"{1000 * elapsed / max(1, summary.accepted):.1f} ms of wall time a task")
         print_busy("build", busy_figures(clock.intervals(), args.workers, parent), args.workers)
         if not args.no_eval:
             eval_busy(tmp, args)

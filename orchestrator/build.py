@@ -43,7 +43,7 @@ from office_env.synthesis import World, make_world, write_workspace
 from office_env.synthesis.check import WorldCheckError
 from office_env.untrusted import UntrustedInputError, load_json, scan_tree
 from orchestrator import dataset_writer as dataset
-from orchestrator.card import render_card, statistics
+from orchestrator.card import CardSums, render_card, task_figures
 from orchestrator.dataset_folder import (  # noqa: F401 (check_out_folder, config_differences, MAX_LOG_BYTES: re-exported)
     MAX_LOG_BYTES,
     BuildError,
@@ -78,9 +78,9 @@ from orchestrator.roles import (  # noqa: F401 (MAX_TASKS, MIN_DAYS, TASKS_PER_W
     size_problem,
     tasks_per_world,
 )
-from verifier.duplicates import FirstOfEach, duplicate_keys, first_of_each, near_words
-from verifier.gameability import record_cues
+from verifier.duplicates import FirstOfEach, duplicate_keys, first_of_each, near_pairs, near_words
 from verifier.gates import run_gates
+from verifier.text_tally import TextTally
 
 if TYPE_CHECKING:
     from generators.model import TaskDraft
@@ -317,7 +317,7 @@ def cost_not_kept(config: Any, not_kept: dict[str, dict[str, int]]) -> float | N
     return usage_cost(not_kept, settings) if settings.prices else None
 
 
-CUES = "cues"  # an outcome's card figures: kept by the parent beside the log, never written to it
+FIGURES = "figures"  # an outcome's card figures and index line: kept by the parent beside the log, never written to it
 
 
 def run_attempt(out: str, config: BuildConfig, index: int, work: str) -> dict[str, Any]:
@@ -356,9 +356,16 @@ def run_attempt(out: str, config: BuildConfig, index: int, work: str) -> dict[st
         record: TaskRecord = outcome["record"]
         summary.update(staged=outcome["staged"], family=record.family, app_count=record.app_count,
                        keys=duplicate_keys(record), words=near_words(record))
-        # the card's per-task figures (the parent only sums them), of the record as its task.json holds it
-        summary[CUES] = record_cues(record.to_dict())
+        summary[FIGURES] = kept_figures(record)
     return summary
+
+
+def kept_figures(record: TaskRecord) -> tuple[str, str, bytes]:
+    """What the parent takes of a task it keeps, besides its outcome: the card's figures (JSON,
+    ``orchestrator.card.task_figures``), its ``index.jsonl`` line and its texts' rows. Computed
+    where the task is made, so a build's finish sums them instead of reading every task back."""
+    figures, rows = task_figures(record)
+    return json.dumps(figures), json.dumps(dataset.index_line(record), ensure_ascii=False), rows
 
 
 def run_attempt_carried(config: BuildConfig, index: int, work: str) -> dict[str, Any]:
@@ -535,7 +542,8 @@ class BuildBatch:
                  on_outcome: Callable[[dict[str, Any]], None] | None) -> None:
         self.out, self.n, self.config, self.workers, self.executor = out, n, config, workers, executor
         self.on_progress, self.on_outcome = on_progress, on_outcome
-        self.cues: dict[int, dict[str, Any]] = {}  # per accepted attempt, its card figures (record_cues)
+        self.figures: dict[int, tuple[str, str]] = {}  # per accepted attempt, its card figures and index line
+        self.texts: TextTally | None = None  # per accepted attempt, its texts' rows (verifier.text_tally)
         self.next_index = 0
         self._unique: UniqueSoFar | None = None
         self._accepted: AcceptedBelow | None = None
@@ -558,6 +566,8 @@ class BuildBatch:
 
     def log(self) -> dataset.OutcomeLog:
         self._log = dataset.OutcomeLog(self.out, self.done)
+        (self.out / dataset.WORK).mkdir(exist_ok=True)
+        self.texts = TextTally(self.out / dataset.WORK)  # on the output's disk: it grows with the build
         self._seen = outcome_sink(cast(Breaker, self.guard), self._record, self.on_outcome)  # start() set it
         self._tally = KeptTally(self.strata) if self.on_progress else None
         for index in sorted(self.done) if self._tally else ():  # what a resumed build holds already
@@ -566,9 +576,11 @@ class BuildBatch:
         return self._log
 
     def _record(self, item: dict[str, Any]) -> None:
-        found = item.pop(CUES, None)
-        if found is not None:
-            self.cues[item["index"]] = found
+        found = item.pop(FIGURES, None)
+        if found is not None and item["index"] not in self.figures:
+            card, line, rows = found
+            self.figures[item["index"]] = (card, line)
+            cast(TextTally, self.texts).add(item["index"], rows)  # log() made it
         self._log.record(item)
         if self._tally is not None:
             assert self.on_progress is not None  # the tally is kept for it
@@ -646,7 +658,13 @@ class BuildBatch:
                             f"{cast(Breaker, self.guard).errors} attempt(s) ended by the endpoint; rerun with --resume")
 
     def finalise(self) -> BuildSummary:
-        return _finalize(self.out, self.n, self.config, self.done, BuildSummary(self.out), self.cues)
+        texts = self.texts if self.texts is not None else TextTally(self.out / dataset.WORK)
+        try:
+            firsts = self._unique_so_far().firsts()  # kept up to date as outcomes came: not worked out again
+            return _finalize(self.out, self.n, self.config, self.done, BuildSummary(self.out),
+                             (list(firsts.kept), dict(firsts.dropped)), self.figures, texts)
+        finally:
+            texts.close()
 
 
 class KeptTally:
@@ -696,12 +714,13 @@ def _drop_rate(done: dict[int, dict[str, Any]]) -> float:
     return min(0.75, (len(done) - accepted) / len(done)) if done else EXPECTED_DROP_RATE
 
 
-def finish_dataset(out: Path, attempts: list[dict[str, Any]], records: list[TaskRecord], card: str,
+def finish_dataset(out: Path, attempts: list[dict[str, Any]], index: str, card: str,
                    build_info: dict[str, Any]) -> None:
     """A build's or regeneration's last writes (``backends.batch.finish_folder``): the attempts, the
-    index, the schemas and the card, then ``build.json``; then the work files go."""
+    index (``dataset.index_text``), the schemas and the card, then ``build.json``; then the work
+    files go."""
     files = [(dataset.ATTEMPTS, "".join(json.dumps(item) + "\n" for item in attempts).encode("utf-8")),
-             ("index.jsonl", dataset.index_text(records).encode("utf-8")), *dataset.schema_files(),
+             ("index.jsonl", index.encode("utf-8")), *dataset.schema_files(),
              ("README.md", card.encode("utf-8"))]
     finish_folder(out, files, (dataset.BUILD, dataset.dumps(build_info).encode("utf-8")),
                   (dataset.WORK, dataset.PROGRESS))
@@ -717,9 +736,38 @@ def _own_record(folder: Path) -> dict[str, Any] | None:
     return record if isinstance(record, dict) else None
 
 
-def _finalize(out: Path, n: int, config: BuildConfig, done: dict[int, dict[str, Any]],
-              summary: BuildSummary, cues: dict[int, dict[str, Any]] | None = None) -> BuildSummary:
-    accepted, duplicates = unique_accepted(done)
+def _kept_sums(out: Path, keep: list[int], done: dict[int, dict[str, Any]], figures: dict[int, tuple[str, str]],
+               texts: TextTally) -> tuple[str, dict[str, Any]]:
+    """The index and the card's figures of the kept tasks, in the index's order, from what the
+    workers sent (``figures``, ``texts``); a task an earlier run of a resumed build made is read
+    back for them (a damaged one is left out, as a stranger's dataset's would be)."""
+    sums, lines, near, counted = CardSums(), [], [], set()
+    for index in sorted(keep, key=task_id):
+        found = figures.get(index)
+        if found is not None:
+            card, line = found
+            keys, words = done[index].get("keys") or [], frozenset((done[index].get("words") or [None])[1:])
+        else:
+            plain = _own_record(out / dataset.TASKS / task_id(index))
+            if plain is None:
+                continue
+            record = typed_records([plain])[0]
+            task, rows = task_figures(record)  # of the record as the worker had it, as a worker does
+            card, line = json.dumps(task), json.dumps(dataset.index_line(record), ensure_ascii=False)
+            keys, words = duplicate_keys(record), frozenset(near_words(record)[1:])
+            texts.add(index, rows)
+        sums.add(json.loads(card))
+        lines.append(line + "\n")
+        near.append((task_id(index), keys, words))
+        counted.add(index)
+    return "".join(lines), sums.statistics(near_pairs(near), texts.totals(counted))
+
+
+def _finalize(out: Path, n: int, config: BuildConfig, done: dict[int, dict[str, Any]], summary: BuildSummary,
+              firsts: tuple[list[int], dict[int, int]], figures: dict[int, tuple[str, str]],
+              texts: TextTally) -> BuildSummary:
+    """The dataset's last files from the outcomes; ``firsts``: :func:`unique_accepted` of them."""
+    accepted, duplicates = firsts
     for index, original in duplicates.items():
         same = set(done[index].get("keys") or ()) & set(done[original].get("keys") or ())
         why = "the same task as" if same else "almost the same description as"
@@ -736,9 +784,6 @@ def _finalize(out: Path, n: int, config: BuildConfig, done: dict[int, dict[str, 
     filled = strata.filled(keep)  # an attempt after its app count's quota filled is not one the build needed
     considered = [done[i] for i in sorted(done) if (i <= last and strata.is_open(i, filled)) or not keep]
     drops = Counter(drop_category(item["reason"]) for item in considered if item["status"] not in ("accepted", ERROR))
-    read = [(i, _own_record(tasks / task_id(i))) for i in sorted(keep, key=task_id)]
-    records = typed_records(r for _, r in read if r is not None)  # the build's own: each parsed once, here
-    known_cues = [(cues or {}).get(i) for i, r in read if r is not None]  # None: computed by the card
     build_info = {"config": config.to_dict(), "config_hash": config_hash(config), "generator": GENERATOR_VERSION,
                   "tasks_per_world": tasks_per_world(config), "status": "complete" if len(keep) >= n and not any(
                       item["status"] == ERROR for item in considered) else "incomplete",
@@ -747,8 +792,8 @@ def _finalize(out: Path, n: int, config: BuildConfig, done: dict[int, dict[str, 
     if errors:  # ended by the endpoint: not drops; --resume runs them again
         build_info["errors"] = errors
     build_info.update(not_kept_info(config, considered))
-    stats = statistics(records, known_cues)
-    finish_dataset(out, considered, records, render_card(stats, build_info), build_info)
+    index_text, stats = _kept_sums(out, keep, done, figures, texts)
+    finish_dataset(out, considered, index_text, render_card(stats, build_info), build_info)
     summary.accepted, summary.attempts, summary.drops = len(keep), len(considered), drops
     summary.reasons = [str(item.get("reason") or "") for item in considered if item["status"] != "accepted"]
     summary.gameability = stats["gameability"]

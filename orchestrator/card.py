@@ -11,14 +11,10 @@ from backends.llm.usage import COUNTERS
 from backends.task_record import TaskRecord, typed_records
 from backends.tokens import count_tokens, counter_description, counter_name
 from verifier.duplicates import near_duplicates
-from verifier.gameability import DETECTORS, THRESHOLD, dynamics, gameability, missed, record_cues, text_stats
+from verifier.gameability import DETECTORS, THRESHOLD, CueSums, cue_counts, cue_rows, missed, record_cues
+from verifier.text_tally import TextTally, TextTotals
 
 Records = Sequence[TaskRecord | dict[str, Any]]
-
-
-def _plain(records: Records) -> list[dict[str, Any]]:
-    """The records as JSON, for the readers that also take other shapes (the gameability cues)."""
-    return [r.to_dict() if isinstance(r, TaskRecord) else r for r in records]
 
 
 def _tokens(record: TaskRecord) -> int:
@@ -29,44 +25,136 @@ def _tokens(record: TaskRecord) -> int:
     return sum(count_tokens(t.text) for s in record.dialogue for t in s.turns)
 
 
-def _row(records: list[TaskRecord]) -> dict[str, float]:
-    conversations = len(records)
-    sessions = [s for r in records for s in r.dialogue]
-    turns = [t for s in sessions for t in s.turns]
-    tokens = sum(_tokens(r) for r in records)
+def _row(conversations: int, sessions: int, turns: int, tokens: int) -> dict[str, float]:
     return {
         "conversations": conversations,
-        "sessions_per_conversation": len(sessions) / conversations if conversations else 0.0,
-        "utterances_per_session": len(turns) / len(sessions) if sessions else 0.0,
+        "sessions_per_conversation": sessions / conversations if conversations else 0.0,
+        "utterances_per_session": turns / sessions if sessions else 0.0,
         "tokens_per_conversation": tokens / conversations if conversations else 0.0,
-        "tokens_per_session": tokens / len(sessions) if sessions else 0.0,
-        "tokens_per_utterance": tokens / len(turns) if turns else 0.0,
+        "tokens_per_session": tokens / sessions if sessions else 0.0,
+        "tokens_per_utterance": tokens / turns if turns else 0.0,
     }
 
 
-def llm_usage(records: Records) -> dict[str, dict[str, float]]:
-    """Model calls and tokens per role, summed over the tasks and per task."""
-    totals: dict[str, dict[str, int]] = {}
-    for record in typed_records(records):
-        for role, spent in (record.provenance.tokens or {}).get("llm", {}).items():
-            bucket = totals.setdefault(role, dict.fromkeys(COUNTERS, 0))
-            for key in bucket:
-                bucket[key] += spent.get(key, 0)
-    n = max(1, len(records))
+def task_figures(record: TaskRecord, plain: dict[str, Any] | None = None) -> tuple[dict[str, Any], bytes]:
+    """What the card takes of one task: its figures (JSON-able, a few hundred bytes whatever the
+    history's length) and its texts' rows (``verifier.text_tally``). A build's workers compute
+    them where the task is made; the parent only sums them (:class:`CardSums`). ``plain``: the
+    record as read, when it was read (the cues read a record as written)."""
+    cues = record_cues(record.to_dict() if plain is None else plain)
+    provenance = record.provenance
+    figures = {
+        "app_count": record.app_count, "apps": list(record.apps), "family": record.family,
+        "difficulty": record.difficulty, "sessions": len(record.dialogue),
+        "turns": sum(len(s.turns) for s in record.dialogue), "tokens": _tokens(record),
+        "steps": len(record.oracle) if record.oracle else None,
+        "llm": {role: {key: spent.get(key, 0) for key in COUNTERS}
+                for role, spent in (provenance.tokens or {}).get("llm", {}).items()},
+        "gates": {name: [bool(result.get("skipped")), bool(result.get("passed"))]
+                  for name, result in provenance.gates.items()},
+        "cost_usd": provenance.extra("cost_usd"),
+        "cues": cue_counts(cues),
+    }
+    return figures, cue_rows(cues)
+
+
+class CardSums:
+    """The card's figures summed one task at a time (:func:`task_figures`), in the order of the
+    dataset's index (the gates' table lists gates as they first come): nothing of a task is held
+    but its cost, for a sum in the same order as before."""
+
+    def __init__(self) -> None:
+        self.rows: dict[int, list[int]] = {}  # per app count: tasks, sessions, turns, tokens
+        self.families: Counter[str] = Counter()
+        self.apps: Counter[str] = Counter()
+        self.difficulty: Counter[str] = Counter()
+        self.steps: dict[int, Counter[int]] = {}
+        self.llm: dict[str, dict[str, int]] = {}
+        self.gates: dict[str, dict[str, int]] = {}
+        self.costs: list[Any] = []
+        self.cues = CueSums()
+
+    def add(self, figures: dict[str, Any]) -> None:
+        count = figures["app_count"]
+        row = self.rows.setdefault(count, [0, 0, 0, 0])
+        for i, value in enumerate((1, figures["sessions"], figures["turns"], figures["tokens"])):
+            row[i] += value
+        self.families["?" if figures["family"] is None else figures["family"]] += 1
+        self.apps.update(figures["apps"])
+        self.difficulty["?" if figures["difficulty"] is None else figures["difficulty"]] += 1
+        if figures["steps"]:
+            self.steps.setdefault(count, Counter())[figures["steps"]] += 1
+        _add_usage(self.llm, figures["llm"])
+        for name, (skipped, passed) in figures["gates"].items():
+            self.gates.setdefault(name, {"passed": 0, "skipped": 0})["skipped" if skipped else "passed"] += passed
+        self.costs.append(figures["cost_usd"])
+        self.cues.add(figures["cues"])
+
+    def statistics(self, near: list[tuple[str, str, str]], texts: TextTotals) -> dict[str, Any]:
+        """The card's figures (see :func:`statistics`), with the dataset's near duplicates and
+        the totals of its texts."""
+        overall = [sum(row[i] for row in self.rows.values()) for i in range(4)]
+        costs = self.costs
+        return {
+            "by_app_count": {str(count): _row(*self.rows[count]) for count in sorted(self.rows)},
+            "overall": _row(*overall),
+            "families": dict(sorted(self.families.items())),
+            "apps": dict(sorted(self.apps.items())),
+            "difficulty": dict(sorted(self.difficulty.items())),
+            "steps_by_app_count": {str(count): _steps(self.steps[count]) for count in sorted(self.steps)},
+            "near_duplicates": [list(pair) for pair in near],
+            "token_counter": counter_description(),
+            "llm_usage": _per_task(self.llm, self.cues.tasks),
+            "gates": self.gates,
+            "cost_usd": round(sum(costs), 6) if costs and all(isinstance(c, (int, float)) for c in costs) else None,
+            "gameability": self.cues.gameability(texts),
+            "dynamics": self.cues.dynamics_shares(),
+            "text": self.cues.text_stats(texts),
+        }
+
+
+def _steps(counts: Counter[int]) -> dict[str, float]:
+    """Oracle steps of an app count's tasks: median, min and max."""
+    steps = sorted(counts.elements())
+    return {"median": float(median(steps)), "min": steps[0], "max": steps[-1]}
+
+
+def _add_usage(totals: dict[str, dict[str, int]], usage: dict[str, dict[str, int]]) -> None:
+    for role, spent in usage.items():
+        bucket = totals.setdefault(role, dict.fromkeys(COUNTERS, 0))
+        for key in bucket:
+            bucket[key] += spent.get(key, 0)
+
+
+def _per_task(totals: dict[str, dict[str, int]], tasks: int) -> dict[str, dict[str, float]]:
+    n = max(1, tasks)
     return {role: {**t, "calls_per_task": t["calls"] / n,
                    "tokens_per_task": (t["prompt_tokens"] + t["completion_tokens"]) / n,
                    "cached_per_task": t["cached_prompt_tokens"] / n}
             for role, t in sorted(totals.items())}
 
 
-def gate_counts(records: list[TaskRecord]) -> dict[str, dict[str, int]]:
-    """Per gate: how many written tasks it checked and passed, and how many it skipped."""
-    counts: dict[str, dict[str, int]] = {}
-    for record in records:
-        for name, result in record.provenance.gates.items():
-            bucket = counts.setdefault(name, {"passed": 0, "skipped": 0})
-            bucket["skipped" if result.get("skipped") else "passed"] += bool(result.get("passed"))
-    return counts
+def llm_usage(records: Records) -> dict[str, dict[str, float]]:
+    """Model calls and tokens per role, summed over the tasks and per task."""
+    totals: dict[str, dict[str, int]] = {}
+    for record in typed_records(records):
+        _add_usage(totals, (record.provenance.tokens or {}).get("llm", {}))
+    return _per_task(totals, len(records))
+
+
+def statistics(records: Records) -> dict[str, Any]:
+    """The card's figures of a dataset's records (a build sums its workers' :func:`task_figures`
+    instead)."""
+    typed = typed_records(records)
+    sums, texts = CardSums(), TextTally()
+    try:
+        for n, (record, given) in enumerate(zip(typed, records, strict=True)):
+            figures, rows = task_figures(record, given if isinstance(given, dict) else None)
+            sums.add(figures)
+            texts.add(n, rows)
+        return sums.statistics(near_duplicates(typed), texts.totals())
+    finally:
+        texts.close()
 
 
 def _gate_table(stats: dict[str, Any], drops: dict[str, int]) -> str:
@@ -79,11 +167,6 @@ def _gate_table(stats: dict[str, Any], drops: dict[str, int]) -> str:
         c = stats.get("gates", {}).get(name, {"passed": 0, "skipped": 0})
         lines.append(f"| {name} | {c['passed']} | {c['skipped']} | {drops.get(f'gate {name}', 0)} |")
     return "\n".join(lines) + "\n"
-
-
-def _cost(records: list[TaskRecord]) -> float | None:
-    costs = [r.provenance.extra("cost_usd") for r in records]
-    return round(sum(costs), 6) if costs and all(isinstance(c, (int, float)) for c in costs) else None
 
 
 def usage_table(usage: dict[str, dict[str, float]]) -> str:
@@ -104,43 +187,6 @@ def usage_table(usage: dict[str, dict[str, float]]) -> str:
                      f"| {u.get('cached_prompt_tokens', 0)} | {u['completion_tokens']} | {u['calls_per_task']:.2f} "
                      f"| {u['tokens_per_task']:.0f} | {cached:.0f} | {u['tokens_per_task'] - cached:.0f} |")
     return "\n".join(lines) + "\n"
-
-
-def _steps_by_app_count(records: list[TaskRecord]) -> dict[str, dict[str, float]]:
-    """Oracle steps per task by app count: median, min and max (tasks without a plan left out)."""
-    out: dict[str, dict[str, float]] = {}
-    for count in sorted({r.app_count for r in records}):
-        steps = sorted(len(r.oracle) for r in records if r.app_count == count and r.oracle)
-        if steps:
-            out[str(count)] = {"median": float(median(steps)), "min": steps[0], "max": steps[-1]}
-    return out
-
-
-def statistics(records: Records, cues: list[dict[str, Any] | None] | None = None) -> dict[str, Any]:
-    """The card's figures. ``cues``: per record its ``verifier.gameability.record_cues`` when the
-    caller has them (a build's workers compute them), None for one to compute here."""
-    typed, plain = typed_records(records), _plain(records)
-    every = [c if c is not None else record_cues(r)
-             for r, c in zip(plain, cues or [None] * len(plain), strict=True)]
-    by_apps: dict[str, Any] = {}
-    for count in sorted({r.app_count for r in typed}):
-        by_apps[str(count)] = _row([r for r in typed if r.app_count == count])
-    return {
-        "by_app_count": by_apps,
-        "overall": _row(typed),
-        "families": dict(sorted(Counter("?" if r.family is None else r.family for r in typed).items())),
-        "apps": dict(sorted(Counter(a for r in typed for a in r.apps).items())),
-        "difficulty": dict(sorted(Counter("?" if r.difficulty is None else r.difficulty for r in typed).items())),
-        "steps_by_app_count": _steps_by_app_count(typed),
-        "near_duplicates": [list(pair) for pair in near_duplicates(typed)],
-        "token_counter": counter_description(),
-        "llm_usage": llm_usage(typed),
-        "gates": gate_counts(typed),
-        "cost_usd": _cost(typed),
-        "gameability": gameability(plain, every),
-        "dynamics": dynamics(plain, every),
-        "text": text_stats(plain, every),
-    }
 
 
 def table(stats: dict[str, Any]) -> str:

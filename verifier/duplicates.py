@@ -203,7 +203,14 @@ def near_duplicates(records: list[TaskRecord], threshold: float = NEAR_JACCARD) 
     """Pairs of task ids that share an identity, or whose descriptions share at least
     ``threshold`` of their words (Jaccard), with the reason; in the order of the records, as a
     comparison of every pair would give them, but found by key and by :class:`NearIndex`."""
-    keyed = [(r.id, set(duplicate_keys(r)), _words(r.description)) for r in records]
+    return near_pairs([(r.id, duplicate_keys(r), _words(r.description)) for r in records], threshold)
+
+
+def near_pairs(tasks: list[tuple[str, list[str], frozenset[str]]], threshold: float = NEAR_JACCARD
+               ) -> list[tuple[str, str, str]]:
+    """:func:`near_duplicates` of tasks given as (id, ``duplicate_keys``, description words): a
+    build has both from its workers (``near_words`` less the family), so it reads no record."""
+    keyed = [(task_id, set(keys), words) for task_id, keys, words in tasks]
     holders: dict[str, list[int]] = {}
     for position, (_, keys, _) in enumerate(keyed):
         for key in keys:

@@ -35,6 +35,7 @@ from typing import Any, Iterator
 from generators.derivation import RULES
 from generators.english import repeat_keys
 from generators.spoken_time import is_relative
+from verifier.text_tally import TextTally, TextTotals, task_rows
 
 THRESHOLD = 0.35
 DETECTORS = ("unique_user_turn", "value_token", "acknowledged", "first_last_mention")
@@ -203,44 +204,99 @@ def _cues(records: list[dict[str, Any]], cues: list[dict[str, Any]] | None) -> l
     return cues if cues is not None else [record_cues(record) for record in records]
 
 
-def _tasks_with(cues: list[dict[str, Any]]) -> Counter:
-    """Per normalized text, the number of tasks saying it."""
-    tasks_with: Counter[str] = Counter()
-    for item in cues:
-        tasks_with.update(set(item["texts"]))
-    return tasks_with
+def cue_counts(cues: dict[str, Any]) -> dict[str, Any]:
+    """What one task's :func:`record_cues` add to a dataset's figures (:class:`CueSums`) but for
+    its texts (``verifier.text_tally.task_rows``): a few numbers, whatever the history's length."""
+    evidence, user_evidence = set(cues["evidence"]), set(cues["user_evidence"])
+    texts = cues["texts"]
+    return {"evidence": len(evidence), "user_evidence": len(user_evidence), "users": len(set(cues["user"])),
+            "hits": {name: [len(set(cues[name])),
+                            len(set(cues[name]) & (evidence if name == "first_last_mention" else user_evidence))]
+                     for name in DETECTORS[1:]},
+            "utterances": len(texts), "repeats": len(texts) - len(set(texts)), "work_turns": cues["work_turns"],
+            "near_repeats": cues.get("near_repeats", 0), "shape_repeats": cues.get("shape_repeats", 0),
+            "dynamics": cues["dynamics"]}
+
+
+def cue_rows(cues: dict[str, Any]) -> bytes:
+    """One task's :func:`record_cues` texts as ``verifier.text_tally`` rows."""
+    return task_rows(cues["texts"], cues["user"], cues["user_evidence"])
+
+
+class CueSums:
+    """:func:`cue_counts` of a dataset's tasks summed one task at a time; with the totals of their
+    texts (``verifier.text_tally``) they give :func:`gameability`, :func:`dynamics` and
+    :func:`text_stats` without holding any task."""
+
+    def __init__(self) -> None:
+        self.tasks = 0
+        self.sums: Counter[str] = Counter()
+        self.hits: dict[str, list[int]] = {name: [0, 0] for name in DETECTORS[1:]}
+        self.dynamics: Counter[str] = Counter()
+        self.with_repeats = 0
+
+    def add(self, counts: dict[str, Any]) -> None:
+        self.tasks += 1
+        self.sums.update({key: counts[key] for key in ("evidence", "user_evidence", "users", "utterances", "repeats",
+                                                      "work_turns", "near_repeats", "shape_repeats")})
+        for name, (hits, both) in counts["hits"].items():
+            self.hits[name][0] += hits
+            self.hits[name][1] += both
+        self.dynamics.update(name for name, present in counts["dynamics"].items() if present)
+        self.with_repeats += bool(counts["repeats"])
+
+    def gameability(self, texts: TextTotals) -> dict[str, Any]:
+        """:func:`gameability` of the tasks summed."""
+        user_evidence, evidence = self.sums["user_evidence"], self.sums["evidence"]
+        result: dict[str, Any] = {"unique_user_turn": _score(texts.unique_user_turns, texts.unique_user_evidence,
+                                                             user_evidence)}
+        for name, (hits, both) in self.hits.items():
+            result[name] = _score(hits, both, evidence if name == "first_last_mention" else user_evidence)
+        result = {name: result[name] for name in DETECTORS}
+        result["passed"] = all(result[name]["precision"] <= THRESHOLD for name in DETECTORS)
+        return result
+
+    def dynamics_shares(self) -> dict[str, float]:
+        """:func:`dynamics` of the tasks summed."""
+        return {name: self.dynamics[name] / self.tasks if self.tasks else 0.0 for name in DYNAMICS}
+
+    def text_stats(self, texts: TextTotals) -> dict[str, Any]:
+        """:func:`text_stats` of the tasks summed."""
+        sums = self.sums
+        utterances, users = sums["utterances"], sums["users"]
+        share = (lambda k: k / utterances) if utterances else (lambda k: 0.0)
+        return {"utterances": utterances, "distinct_share": share(texts.distinct),
+                "cross_task_share": share(texts.shared_turns), "repeats": sums["repeats"],
+                "histories_with_repeats": self.with_repeats, "work_turn_share": share(sums["work_turns"]),
+                "near_repeat_share": sums["near_repeats"] / users if users else 0.0,
+                "shape_repeat_share": sums["shape_repeats"] / users if users else 0.0}
+
+
+def _summed(records: list[dict[str, Any]], cues: list[dict[str, Any]] | None) -> tuple[CueSums, TextTotals]:
+    sums, tally = CueSums(), TextTally()
+    try:
+        for n, item in enumerate(_cues(records, cues)):
+            sums.add(cue_counts(item))
+            tally.add(n, cue_rows(item))
+        return sums, tally.totals()
+    finally:
+        tally.close()
 
 
 # -- gameability -------------------------------------------------------------------------------
 
-def _score(hits: set, evidence: set) -> dict[str, Any]:
-    both = len(hits & evidence)
-    return {"precision": both / len(hits) if hits else 0.0,
-            "recall": both / len(evidence) if evidence else 0.0,
-            "hits": len(hits), "evidence_hits": both, "evidence_turns": len(evidence)}
+def _score(hits: int, both: int, evidence: int) -> dict[str, Any]:
+    return {"precision": both / hits if hits else 0.0,
+            "recall": both / evidence if evidence else 0.0,
+            "hits": hits, "evidence_hits": both, "evidence_turns": evidence}
 
 
 def gameability(records: list[dict[str, Any]], cues: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """Per detector (:data:`DETECTORS`) ``{precision, recall, hits, evidence_hits,
     evidence_turns}`` over the whole dataset, and ``passed``: every precision <= :data:`THRESHOLD`.
     ``cues``: :func:`record_cues` of the records, when the caller has them already."""
-    cues = _cues(records, cues)
-    tasks_with = _tasks_with(cues)
-    hits: dict[str, set] = {name: set() for name in DETECTORS}
-    user_evidence: set = set()
-    all_evidence: set = set()
-    for n, item in enumerate(cues):
-        texts = item["texts"]
-        all_evidence.update((n, p) for p in item["evidence"])
-        user_evidence.update((n, p) for p in item["user_evidence"])
-        hits["unique_user_turn"].update((n, p) for p in item["user"] if tasks_with[texts[p]] == 1)
-        for name in ("value_token", "acknowledged", "first_last_mention"):
-            hits[name].update((n, p) for p in item[name])
-    result: dict[str, Any] = {}
-    for name in DETECTORS:
-        result[name] = _score(hits[name], all_evidence if name == "first_last_mention" else user_evidence)
-    result["passed"] = all(result[name]["precision"] <= THRESHOLD for name in DETECTORS)
-    return result
+    sums, texts = _summed(records, cues)
+    return sums.gameability(texts)
 
 
 def missed(result: dict[str, Any]) -> list[str]:
@@ -309,23 +365,8 @@ def text_stats(records: list[dict[str, Any]], cues: list[dict[str, Any]] | None 
       utterances; ``shape_repeat_share``: the same with names and capitalised words set aside too
       (``english.near_key``: one sentence said again of another person or project).
     """
-    cues = _cues(records, cues)
-    tasks_with = _tasks_with(cues)
-    texts = [item["texts"] for item in cues]
-    utterances = sum(len(task) for task in texts)
-    distinct = len({text for task in texts for text in task})
-    cross = sum(1 for task in texts for text in task if tasks_with[text] > 1)
-    repeats = [len(task) - len(set(task)) for task in texts]
-    work = sum(item["work_turns"] for item in cues)
-    share = (lambda k: k / utterances) if utterances else (lambda k: 0.0)
-    users = sum(len(item["user"]) for item in cues)
-    near = sum(item.get("near_repeats", 0) for item in cues)
-    shape = sum(item.get("shape_repeats", 0) for item in cues)
-    return {"utterances": utterances, "distinct_share": share(distinct), "cross_task_share": share(cross),
-            "repeats": sum(repeats), "histories_with_repeats": sum(1 for r in repeats if r),
-            "work_turn_share": share(work), "near_repeat_share": near / users if users else 0.0,
-            "shape_repeat_share": shape / users if users else 0.0}
-
+    sums, texts = _summed(records, cues)
+    return sums.text_stats(texts)
 
 
 def questions_answered(records: list[dict[str, Any]]) -> tuple[float, int]:

@@ -178,13 +178,14 @@ def test_the_card_a_build_writes_is_the_card_its_records_give(built):
 
 
 def test_the_build_card_sums_the_figures_its_workers_computed(tmp_path, monkeypatch):
-    """The build's finish computes no per-task figure itself (a resumed build's earlier tasks aside)."""
-    import orchestrator.card as card
+    """The build's finish reads no task back: its index and card come from what the workers sent
+    (a resumed build's earlier tasks aside)."""
+    import orchestrator.build as build_module
 
-    def computed_again(record):
-        raise AssertionError(f"{record['id']}: the card computed a figure the worker had sent")
+    def read_again(folder):
+        raise AssertionError(f"{folder}: the finish read back a task the worker had sent figures of")
 
-    monkeypatch.setattr(card, "record_cues", computed_again)
+    monkeypatch.setattr(build_module, "_own_record", read_again)
     summary = build(tmp_path / "out", 2, BuildConfig(seed=SEED, days=2, utterances_per_day=12), workers=1)
     assert summary.accepted == 2 and summary.gameability is not None
 
