@@ -241,7 +241,7 @@ class Verdict:
         return {"passed": self.passed, "feedback": self.feedback}
 
 
-_TURN_LINE = re.compile(r"^\[(\d{2}:\d{2}:\d{2})\] (user|assistant): (.*?)"
+_TURN_LINE = re.compile(r"^\[(\d{2}:\d{2}(?::\d{2})?)\] (user|assistant): (.*?)"
                         r"(?: \{((?:(?:old:|near:)?m[0-9]+(?:, )?)+)\})?$")
 _DAY_LINE = re.compile(r"^## Day (\d+) - (\d{4}-\d{2}-\d{2})")
 
@@ -251,11 +251,14 @@ def _marks(turn: Turn) -> str:
     return f" {{{', '.join(marks)}}}" if marks else ""
 
 
-def transcript(sessions: list[Session], *, evidence: bool = False, work_only: bool = False) -> str:
+def transcript(sessions: list[Session], *, evidence: bool = False, work_only: bool = False,
+               seconds: bool = True) -> str:
     """The dialogue as plain text: a header per day, one ``[HH:MM:SS] role: text`` line per turn
     (with marks when asked: ``{m1}`` evidence, ``{old:m2}`` superseded, ``{near:m3}``
     distractor). Far fewer tokens than JSON, and readable. ``work_only``: only the turns of work
-    threads (the task's and the other work's) and marked turns; small talk left out."""
+    threads (the task's and the other work's) and marked turns; small talk left out.
+    ``seconds=False``: ``[HH:MM]`` (a reader who names a turn by its time needs no more; two
+    tokens fewer a line)."""
     lines = []
     for session in sessions:
         weekday = datetime.strptime(session.date, "%Y-%m-%d").strftime("%A")
@@ -265,12 +268,13 @@ def transcript(sessions: list[Session], *, evidence: bool = False, work_only: bo
                 continue
             mark = _marks(turn) if evidence else ""
             text = " ".join(turn.text.split())
-            lines.append(f"[{turn.ts[11:19]}] {turn.role}: {text}{mark}")
+            lines.append(f"[{turn.ts[11:19] if seconds else turn.ts[11:16]}] {turn.role}: {text}{mark}")
     return "\n".join(lines)
 
 
 def parse_transcript(text: str) -> list[Session]:
-    """The inverse of ``transcript`` (turn texts with their white space folded)."""
+    """The inverse of ``transcript`` (turn texts with their white space folded; a time without
+    seconds read as on the minute)."""
     sessions: list[Session] = []
     day, date = 0, ""
     turns: list[Turn] = []
@@ -284,7 +288,8 @@ def parse_transcript(text: str) -> list[Session]:
         match = _TURN_LINE.match(line)
         if match and date:
             marks = [m.strip() for m in (match.group(4) or "").split(",") if m.strip()]
-            turns.append(Turn(match.group(2), match.group(3), f"{date}T{match.group(1)}",  # type: ignore[arg-type]  # the pattern admits a Role only
+            clock = match.group(1) if len(match.group(1)) == 8 else f"{match.group(1)}:00"
+            turns.append(Turn(match.group(2), match.group(3), f"{date}T{clock}",  # type: ignore[arg-type]  # the pattern admits a Role only
                               evidence=tuple(m for m in marks if ":" not in m),
                               superseded=tuple(m[4:] for m in marks if m.startswith("old:")),
                               distractor=tuple(m[5:] for m in marks if m.startswith("near:"))))

@@ -23,7 +23,7 @@ def verify_llm(client: Any, draft: TaskDraft, sessions: list[Session], *, min_da
         return ruled  # a rule broken in code needs no model to say so
     inputs = {"min_days": min_days, "intent": draft.intent,
               "memory": [{k: v for k, v in m.to_dict().items() if k not in ("cue", "about")} for m in draft.memory]}
-    messages = render("verifier", inputs=inputs, transcript=transcript(sessions, evidence=True, work_only=True),
-                      schema=VERDICT_SCHEMA)
+    shown = transcript(sessions, evidence=True, work_only=True, seconds=False)  # times to the minute name a turn
+    messages = render("verifier", inputs=inputs, transcript=shown, schema=VERDICT_SCHEMA)
     data = client.structured("verifier", messages, VERDICT_SCHEMA)
     return Verdict(bool(data["passed"]), data["feedback"].strip() or ("ok" if data["passed"] else "rejected"))
