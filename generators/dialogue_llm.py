@@ -1,5 +1,5 @@
-"""The llm dialogue generator: one call per ``DAYS_PER_CALL`` consecutive days, each day given
-exactly its planned events.
+"""The llm dialogue generator: one call per few consecutive days (as many as fit a reply,
+``days_per_call``), each day given exactly its planned events.
 
 The history plan (``generators.history_plan``, the same one the offline writer follows) says
 what happens in each thread of the task's work on each day: raised, a detail stated, an earlier
@@ -16,11 +16,12 @@ import random
 from datetime import date, datetime
 from typing import Any, Sequence
 
+from backends.llm.client import ReplyCutError
 from backends.prompts import render
 from generators.dialogue_offline import task_values
-from generators.history_plan import DayPlan
+from generators.history_plan import DayPlan, events_for_prompt
 from generators.model import Session, TaskDraft, Turn
-from generators.schemas import dialogue_days_schema, spoken_turn
+from generators.schemas import dialogue_days_schema, thread_turns
 from generators.session_clock import timestamps
 from office_env.seeding import rng as seeded
 
@@ -51,11 +52,19 @@ def generate_dialogue_llm(client: Any, draft: TaskDraft, plan: list[DayPlan], *,
         "currency": currency, "files": list(files), "task_values": sorted(set(task_values(draft.memory))),
         "checked_values": sorted(set(map(str, answers))), "away": away,
     }
-    for first in range(0, len(plan), DAYS_PER_CALL):
-        chunk = plan[first:first + DAYS_PER_CALL]
+    limit = client.reply_tokens("dialogue_day") if hasattr(client, "reply_tokens") else DEFAULT_REPLY_TOKENS
+    pending = parts(plan, days_per_call(utterances_per_day, limit))
+    while pending:
+        chunk = pending.pop(0)
         inputs = {**shared, "days": [{"day": d.day, "date": d.date.isoformat(), "weekday": d.date.strftime("%A"),
-                                      "events": [e.to_dict() for e in d.events]} for d in chunk]}
-        written = _write_days(client, inputs, chunk, said, feedback)
+                                      "events": events_for_prompt(d.events)} for d in chunk]}
+        try:
+            written = _write_days(client, inputs, chunk, said, feedback)
+        except ReplyCutError:  # longer than planned: the days asked again in two halves, never a higher limit
+            if len(chunk) == 1:
+                raise
+            pending[:0] = [chunk[:len(chunk) // 2], chunk[len(chunk) // 2:]]
+            continue
         for day, turns_data in zip(chunk, written):
             stamps = turn_times(turns_data, day.date, seeded(now.isoformat(), day.day, "stamps", feedback))
             turns = tuple(Turn(t["role"], t["text"], ts, tuple(t.get("evidence", ())), tuple(t.get("superseded", ())),
@@ -75,8 +84,8 @@ def _write_days(client: Any, inputs: dict[str, Any], chunk: list[DayPlan], said:
     note = feedback
     for attempt in range(1 + DAY_RETRIES):
         messages = render("dialogue_day", inputs=inputs, schema=schema, feedback=note)
-        days = [[spoken_turn(t) for t in d["turns"]]
-                for d in client.structured("dialogue_day", messages, schema)["days"]]
+        days = [thread_turns(d["turns"])
+                for d in client.structured("dialogue_day", messages, schema, split_on_cut=len(chunk) > 1)["days"]]
         seen, repeats = dict(said), []
         for day, turns in zip(chunk, days):
             repeats += _repeats(turns, seen, day.day)
@@ -87,7 +96,24 @@ def _write_days(client: Any, inputs: dict[str, Any], chunk: list[DayPlan], said:
     return days
 
 
-DAYS_PER_CALL = 2  # two days' turns fit a 4,096-token reply; the shared instructions are sent half as often
+DEFAULT_REPLY_TOKENS = 4096  # a client that does not say its limit
+TURN_TOKENS = 17   # about what one turn takes in a reply (compact JSON, a thread given once per run of turns)
+DAY_SHARE = 0.9    # of the reply limit, planned for a call's days
+
+
+def days_per_call(utterances_per_day: int, reply_tokens: int = DEFAULT_REPLY_TOKENS) -> int:
+    """How many days of ``utterances_per_day`` turns one reply of ``reply_tokens`` is planned to hold."""
+    return max(1, int(reply_tokens * DAY_SHARE) // max(1, utterances_per_day * TURN_TOKENS))
+
+
+def parts(plan: list[DayPlan], most: int) -> list[list[DayPlan]]:
+    """``plan`` in consecutive parts of at most ``most`` days, as equal in size as they can be."""
+    count = -(-len(plan) // max(1, most))
+    size = -(-len(plan) // max(1, count))
+    return [plan[first:first + size] for first in range(0, len(plan), size)]
+
+
+DAYS_PER_CALL = days_per_call(70)  # at the default limit, days of 70 turns (the standard shape): three
 DAY_RETRIES = 2  # a day that repeats earlier lines is asked again, with those lines quoted
 
 

@@ -117,6 +117,38 @@ class Event:
                    str(data.get("about", "")) if other else "", str(data.get("anchor", "")), str(data.get("kind", "")))
 
 
+# What a day's events in a prompt leave out when it is the same as the event before (a thread's
+# events come in runs that share them): a third of the events' tokens. ``None`` says an event has
+# none where the one before had one.
+CARRIED = ("thread", "memory", "cue", "about", "detail")
+
+
+def events_for_prompt(events: list[Event]) -> list[dict[str, Any]]:
+    """A day's events as a prompt shows them: each :meth:`Event.to_dict` without the
+    :data:`CARRIED` keys whose values the event before it has."""
+    out: list[dict[str, Any]] = []
+    before: dict[str, Any] = {}
+    for event in events:
+        data = event.to_dict()
+        shown = {k: v for k, v in data.items() if k not in CARRIED or before.get(k) != v}
+        shown.update({k: None for k in CARRIED if k in before and k not in data})
+        out.append(shown)
+        before = {k: data[k] for k in CARRIED if k in data}
+    return out
+
+
+def events_from_prompt(shown: list[dict[str, Any]]) -> list[Event]:
+    """The inverse of :func:`events_for_prompt` (what a reader of the prompt takes each event to be)."""
+    events: list[Event] = []
+    before: dict[str, Any] = {}
+    for item in shown:
+        data = {**before, **item}
+        data = {k: v for k, v in data.items() if v is not None}
+        events.append(Event.from_dict(data))
+        before = {k: data[k] for k in CARRIED if k in data}
+    return events
+
+
 @dataclass
 class DayPlan:
     day: int  # 1-based

@@ -132,14 +132,67 @@ DIALOGUE_DAY_SCHEMA: dict[str, Any] = document(
     "one day of dialogue", {"turns": {"type": "array", "minItems": 2, "items": DAY_TURN}}, ["turns"])
 
 
+# What a dialogue day's turn may carry besides its text: its marks (a list of memory ids each, defined
+# once in the schema); its time is given in code, and its thread by the run of turns it is in.
+_IDS: dict[str, Any] = {"type": "array", "items": {"type": "string", "pattern": "^m[0-9]+$"}}
+_DAY_MARKS: dict[str, Any] = {mark: {"$ref": "#/$defs/ids"} for mark in ("evidence", "superseded", "distractor")}
+
+
+def _day_turn(role: str, thread: bool) -> dict[str, Any]:
+    return {"type": "object",
+            "properties": {role: {"type": "string", "minLength": 1}, **_DAY_MARKS,
+                           **({"thread": _MARKS["thread"]} if thread else {})},
+            "required": [role], "additionalProperties": False}
+
+
+# The dialogue writer gives a thread once for a run of its turns ({"thread": "t1", "turns": [...]}):
+# about half of a day's turns belong to a thread, in runs of some five, and the tag on each turn
+# was a seventh of a day's reply. ``thread_turns`` reads a day back as turns, each with its thread.
+THREAD_RUN: dict[str, Any] = {
+    "type": "object",
+    "properties": {"thread": _MARKS["thread"],
+                   "turns": {"type": "array", "minItems": 1,
+                             "items": {"anyOf": [_day_turn("user", False), _day_turn("assistant", False)]}}},
+    "required": ["thread", "turns"], "additionalProperties": False}
+DAY_ITEM: dict[str, Any] = {"anyOf": [_day_turn("user", True), _day_turn("assistant", True), THREAD_RUN]}
+
+
+def thread_turns(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A day's :data:`DAY_ITEM` list (validated) as :data:`TURN` dicts, a run's turns each given its thread."""
+    out = []
+    for item in items:
+        if "turns" in item:
+            out += [{**spoken_turn(turn), "thread": item["thread"]} for turn in item["turns"]]
+        else:
+            out.append(spoken_turn(item))
+    return out
+
+
+def thread_runs(turns: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The inverse of :func:`thread_turns`: consecutive :data:`DAY_TURN` dicts of one thread as one run."""
+    out: list[dict[str, Any]] = []
+    for turn in turns:
+        thread = turn.get("thread")
+        bare = {k: v for k, v in turn.items() if k != "thread"}
+        if not thread:
+            out.append(bare)
+        elif out and out[-1].get("thread") == thread and "turns" in out[-1]:
+            out[-1]["turns"].append(bare)
+        else:
+            out.append({"thread": thread, "turns": [bare]})
+    return out
+
 
 def dialogue_days_schema(days: int) -> dict[str, Any]:
     """Several consecutive days of dialogue in one answer, in the order asked (one call writes
-    ``days`` days: the instructions and the office are sent once for all of them)."""
-    day = {"type": "object", "properties": {"turns": DIALOGUE_DAY_SCHEMA["properties"]["turns"]},
+    ``days`` days: the instructions and the office are sent once for all of them). The number of
+    days comes last, so calls for different numbers of days share all of the schema before it."""
+    day = {"type": "object", "properties": {"turns": {"type": "array", "minItems": 1, "items": DAY_ITEM}},
            "required": ["turns"], "additionalProperties": False}
-    return document(f"{days} day(s) of dialogue",
-                    {"days": {"type": "array", "minItems": days, "maxItems": days, "items": day}}, ["days"])
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema", "title": "days of dialogue", "type": "object",
+            "$defs": {"ids": _IDS},
+            "properties": {"days": {"type": "array", "items": day, "minItems": days, "maxItems": days}},
+            "required": ["days"], "additionalProperties": False}
 
 
 # One part of a Plus rewrite: a few consecutive days of its chat, and, in the first part only, the

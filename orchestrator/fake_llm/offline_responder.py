@@ -22,8 +22,9 @@ from backends.fake_llm.wire import message_text
 from backends.llm.strict_json import JSONLimitError, loads_limited
 from generators.dialogue_offline import HistoryWriter
 from generators.families import FAMILIES
-from generators.history_plan import DayPlan, Event
+from generators.history_plan import DayPlan, events_from_prompt
 from generators.model import Session, parse_transcript
+from generators.schemas import thread_runs
 from generators.task_llm import notes_from_prompt, with_step_refs
 from office_env.money import CURRENCY_CODES
 from office_env.seeding import rng as seeded
@@ -36,6 +37,12 @@ from surfers.offline import explorer
 from verifier.dialogue_rules import mark_problems, marked_turns
 
 _NOW_RE = re.compile(r"^(\d{4}-\d{2}-\d{2} \d{2}:\d{2})")
+
+
+def compact(answer: Any) -> str:
+    """An answer as the role prompts ask for it (``json_answer`` in templates/prompts/_rules.j2):
+    JSON without spaces or line breaks outside its strings."""
+    return json.dumps(answer, separators=(",", ":"))
 
 
 def _rng(role: str, inputs: dict[str, Any], extra: str = "") -> random.Random:
@@ -120,7 +127,7 @@ def _surf(inputs: dict[str, Any], messages: list[dict[str, Any]]) -> Reply:
     notes = explorer(inputs["app"])(reader, inputs.get("users"))
     if reader.pending:
         return Reply(tool_calls=[{"name": n, "arguments": a} for n, a in reader.pending], finish_reason="tool_calls")
-    return Reply(content=json.dumps(listed_only(inputs["app"], notes, reader.files)))  # the listed items' notes
+    return Reply(content=compact(listed_only(inputs["app"], notes, reader.files)))  # the listed items' notes
 
 
 # How the task generator's prompt asks again for a draft that was cut (templates/prompts/task_generator.j2).
@@ -198,7 +205,10 @@ def _day(inputs: dict[str, Any], messages: list[dict[str, Any]]) -> dict[str, An
     if not isinstance(utterances, int) or not 1 <= utterances <= MAX_UTTERANCES_PER_DAY:
         return {"error": f"'utterances' must be an integer from 1 to {MAX_UTTERANCES_PER_DAY}"}
     day = datetime.strptime(inputs["date"], "%Y-%m-%d").date()
-    events = [Event.from_dict(e) for e in inputs["events"]]
+    shown = inputs.get("events")
+    if not isinstance(shown, list) or not all(isinstance(e, dict) for e in shown):
+        return {"error": "'events' must be a list of objects"}
+    events = events_from_prompt(shown)  # a key left out is the event before's
     # Each day is written on its own (as if its prompt held that day alone), so the persona's details
     # may differ between days; lines repeated from earlier days are caught and the days asked again.
     rng = _rng("dialogue_day", inputs, _feedback(messages))
@@ -212,8 +222,8 @@ def _day(inputs: dict[str, Any], messages: list[dict[str, Any]]) -> dict[str, An
                            anchors=sorted({e.anchor for e in events if e.anchor}))
     session = writer.day(DayPlan(inputs["day"], day, events), inputs["utterances"])
     _remember_day(inputs, [t.text for t in session.turns])
-    return {"turns": [{t.role: t.text, **{k: v for k, v in t.to_dict().items() if k not in ("role", "text", "ts")}}
-                      for t in session.turns]}
+    return {"turns": thread_runs([{t.role: t.text, **{k: v for k, v in t.to_dict().items()
+                                                      if k not in ("role", "text", "ts")}} for t in session.turns])}
 
 
 MAX_DAYS_PER_REQUEST = 31
@@ -369,12 +379,12 @@ def offline_responder(body: dict[str, Any]) -> Reply:
             return answer_agent(messages, _written_plans(), "oracle")
         inputs = inputs_of(messages)
     except (UnknownPrompt, json.JSONDecodeError) as exc:
-        return Reply(content=json.dumps({"error": str(exc)}))
+        return Reply(content=compact({"error": str(exc)}))
     if role == "surfer":
         return _surf(inputs, messages)
     if role == "plus_generator":
-        return Reply(content=json.dumps(answer_plus(inputs, _feedback(messages))))
-    return Reply(content=json.dumps(_ANSWERS[role](inputs, messages)))
+        return Reply(content=compact(answer_plus(inputs, _feedback(messages))))
+    return Reply(content=compact(_ANSWERS[role](inputs, messages)))
 
 
 def default_responder() -> Responder:

@@ -29,7 +29,7 @@ from backends.fake_llm.server import CREATED, FENCE_PROSE, MAX_RECORDED_REQUESTS
 from backends.fake_llm.wire import MALFORMED_TAIL, REPLY_FAULTS
 from backends.prompts import render
 from backends.tokens import count_tokens
-from generators.schemas import dialogue_days_schema, spoken_turn
+from generators.schemas import dialogue_days_schema, thread_turns
 from office_env.limits import MAX_EMBEDDING_DIMENSIONS, MAX_EMBEDDING_INPUTS, MAX_REQUEST_BYTES
 from orchestrator.fake_llm import offline_responder as responder_module
 from orchestrator.fake_llm.offline_responder import agent_responder, default_responder
@@ -150,16 +150,20 @@ def test_default_responder_answers_role_prompts_and_refuses_others():
                  schema={}, feedback="")
     answer = json.loads(default_responder()({"messages": day}).content)
     assert len(answer["days"]) == 2 and all(d["turns"] for d in answer["days"])  # both days, in one answer
-    # each turn names its speaker by its key, as the day schema asks; read back as role and text
+    # each turn names its speaker by its key, as the day schema asks, and a run of a thread's turns
+    # gives the thread once; read back as role and text, each turn with its thread
     assert Draft202012Validator(dialogue_days_schema(2)).is_valid(answer)
-    turns = [spoken_turn(t) for t in answer["days"][0]["turns"]]
-    assert [next(iter(t)) for t in answer["days"][0]["turns"]] == [t["role"] for t in turns]
+    items = answer["days"][0]["turns"]
+    turns = thread_turns(items)
+    runs = [item for item in items if "turns" in item]
+    assert runs and all("thread" not in t for run in runs for t in run["turns"])
+    assert [next(iter(t)) for item in items for t in item.get("turns", [item])] == [t["role"] for t in turns]
     assert turns[0]["role"] == "user" and [t["role"] for t in turns] == ["user", "assistant"] * (len(turns) // 2)
     assert [t.get("evidence") for t in turns if "INV-4471" in t["text"]] == [["m1"]]
     assert [t.get("distractor") for t in turns if "INV-3302" in t["text"]] == [["m1"]]
     # the small talk keeps the prompt's rule: answers fit their question, reactions do not echo
     assert "reacts without echoing the user's names or things" in json.dumps(day)
-    fit = small_talk_fit([dialogue_record(*([spoken_turn(t) for t in d["turns"]] for d in answer["days"]))])
+    fit = small_talk_fit([dialogue_record(*(thread_turns(d["turns"]) for d in answer["days"]))])
     assert fit["reactions"] >= 5 and fit["echoes"] <= 1 and fit["mismatched"] == 0, fit
     assert {t.get("thread") for t in turns if "INV-" in t["text"]} == {"t1"}
     assert any(t.get("thread", "").startswith("w") for t in turns)
@@ -633,8 +637,8 @@ def test_a_day_has_no_colleague_the_office_shows_away_doing_other_work():
     assert "Bo 2024-05-01 to 2024-05-10; Cy 2024-05-06 to 2024-05-06." in prompt[1]["content"]
     named = 0
     for day in range(1, 7):
-        turns = [spoken_turn(t) for t in json.loads(default_responder()(
-            {"messages": _day_prompt(day, "2024-05-06", away)}).content)["days"][0]["turns"]]
+        turns = thread_turns(json.loads(default_responder()(
+            {"messages": _day_prompt(day, "2024-05-06", away)}).content)["days"][0]["turns"])
         work = [t["text"] for t in turns if t.get("thread", "").startswith("w")]
         assert work and not [t for t in work if re.search(r"\b(Bo|Cy)\b", t)], work
         named += sum(bool(re.search(r"\b(Di|Ed)\b", t)) for t in work)
@@ -658,8 +662,8 @@ def test_a_malformed_away_list_is_read_as_far_as_it_is_sound(away):
     assert all(isinstance(n, str) and 0 < len(n) <= 100 and a <= b for n, a, b in read)
     if not isinstance(away, list) or len(away) < 100:
         assert read == []
-    turns = [spoken_turn(t) for t in json.loads(default_responder()(
-        {"messages": _day_prompt(1, "2024-05-06", away)}).content)["days"][0]["turns"]]
+    turns = thread_turns(json.loads(default_responder()(
+        {"messages": _day_prompt(1, "2024-05-06", away)}).content)["days"][0]["turns"])
     assert turns and all(t["text"] for t in turns)
 
 
@@ -745,13 +749,14 @@ def test_the_verifier_is_sent_the_work_and_the_fake_one_judges_its_marks():
                  Turn("assistant", "It is; enjoy it.", "2025-03-03T09:01:00"),
                  Turn("user", "The budget file is budget_q3.xlsx.", "2025-03-03T09:05:00", evidence, thread="t1"),
                  Turn("assistant", "Noted.", "2025-03-03T09:06:00", thread="t1"))
-        text = transcript([Session(1, "2025-03-03", turns)], evidence=True, work_only=True)
+        text = transcript([Session(1, "2025-03-03", turns)], evidence=True, work_only=True, seconds=False)
         memory = [{"id": "m1", "kind": "fact", "text": "The budget file is budget_q3.xlsx.", "value": "budget_q3.xlsx"}]
         return render("verifier", inputs={"min_days": 1, "intent": "Total the budget.", "memory": memory},
                       transcript=text, schema=VERDICT_SCHEMA)
 
     good = prompt(("m1",))
     assert "budget_q3.xlsx" in good[1]["content"] and "weather" not in good[1]["content"]  # small talk left out
+    assert "\n[09:05] user: The budget file is budget_q3.xlsx. {m1}\n" in good[1]["content"]  # times to the minute
     assert json.loads(default_responder()({"messages": good}).content) == {"passed": True, "feedback": "ok"}
     verdict = json.loads(default_responder()({"messages": prompt(())}).content)
     assert not verdict["passed"] and "m1" in verdict["feedback"]

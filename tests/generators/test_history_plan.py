@@ -8,7 +8,7 @@ from datetime import date, datetime
 import pytest
 
 from generators.chances import HISTORY
-from generators.history_plan import Event, plan_history, threads_of
+from generators.history_plan import Event, events_for_prompt, events_from_prompt, plan_history, threads_of
 from generators.model import Distractor, MemoryPiece
 from generators.spoken_time import read_times
 
@@ -207,3 +207,17 @@ def test_an_earlier_or_near_miss_file_named_without_its_folder_is_held_and_must_
         find_mark_problems(memory, unmarked)
     unmarked = [ok[0], turn(1, "For the invoice thing: the file from the offsite is near.xlsx."), *ok[2:]]
     assert "day 1 turn 1: holds a near-miss of m1 but is not marked distractor" in find_mark_problems(memory, unmarked)
+
+
+def test_a_prompt_leaves_out_what_an_event_shares_with_the_one_before_and_reads_back_the_same():
+    """A day's events in a prompt give thread, memory, cue and about only where they change
+    (null where an event has none that the one before had); read back, they are the same events."""
+    bill = MemoryPiece(id="m1", kind="fact", text="The bill is INV-4471.", value="INV-4471", thread="t1",
+                       cue="invoice_number", about="the supplier bill")
+    events = [Event("raise", "t1", bill), Event("state", "t1", bill, "INV-4471", mark="evidence"),
+              Event("mention", "t1", bill), Event("recap", "w2"), Event("raise", "t1", bill)]
+    shown = events_for_prompt(events)
+    assert shown[1] == {"move": "state", "say": "INV-4471", "mark": "evidence"} and shown[2] == {"move": "mention"}
+    assert shown[3] == {"move": "recap", "thread": "w2", "memory": None, "cue": None, "about": None}
+    assert shown[4] == events[4].to_dict()
+    assert [e.to_dict() for e in events_from_prompt(shown)] == [e.to_dict() for e in events]

@@ -16,8 +16,9 @@ import pytest
 
 from backends.dataset_reader import iter_tasks
 from backends.fake_llm import FakeLLMServer
-from generators.dialogue_llm import DAY_RETRIES, DAYS_PER_CALL
+from generators.dialogue_llm import DAY_RETRIES, DAYS_PER_CALL, days_per_call, parts
 from generators.dialogue_offline import task_values
+from generators.history_plan import events_from_prompt
 from generators.model import MemoryPiece
 from generators.plus_llm import OTHER_INSTRUCTIONS
 from generators.plus_offline import tellable
@@ -35,7 +36,7 @@ pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "datasets" / "officebench-sample"
 SMALL = {"days": 2, "utterances_per_day": 10}
-CALLS = -(-SMALL["days"] // DAYS_PER_CALL)  # dialogue calls a round takes: DAYS_PER_CALL days each
+CALLS = len(parts(list(range(SMALL["days"])), days_per_call(SMALL["utterances_per_day"])))  # dialogue calls a round
 
 
 def llm_config(server: FakeLLMServer, tmp_path: Path, **extra) -> BuildConfig:
@@ -55,7 +56,7 @@ def test_neo_build_over_http_passes_verify_and_records_usage(tmp_path):
         roles = roles_requested(server)
     assert summary.accepted == 3
     assert {"planner", "surfer", "task_generator", "dialogue_day", "verifier"} <= set(roles)
-    # one call per DAYS_PER_CALL days, and again for days whose answer repeats lines already said
+    # one call per part of the days, and again for days whose answer repeats lines already said
     assert 3 * CALLS <= roles.count("dialogue_day") <= 3 * CALLS * (1 + DAY_RETRIES)
     for task in iter_tasks(tmp_path / "ds"):
         usage = task.record["provenance"]["tokens"]["llm"]
@@ -437,7 +438,8 @@ def test_the_llm_histories_tell_the_sibling_works_unmarked_as_the_plan_gives_the
     sibling: dict[tuple, list] = {}  # the task's values -> its sibling works' events
     for inputs in asked:
         sibling.setdefault(tuple(inputs["task_values"]), []).extend(
-            e for d in inputs["days"] for e in d["events"] if e["thread"].startswith("w") and not e.get("mark"))
+            e.to_dict() for d in inputs["days"] for e in events_from_prompt(d["events"])
+            if e.thread.startswith("w") and not e.mark)
     assert {"raise", "state"} <= {e["move"] for events in sibling.values() for e in events}
     told = []
     for task in iter_tasks(tmp_path / "ds"):
@@ -454,16 +456,23 @@ def test_the_llm_histories_tell_the_sibling_works_unmarked_as_the_plan_gives_the
 
 def test_a_plus_history_is_written_in_parts_that_fit_the_limit_and_join_into_one():
     """Under a 1,024-token reply limit a 6-day history comes in parts of 3 days; the first, cut at
-    the limit, is asked again as two smaller parts (never with a higher limit); the later parts are
-    shown the memory and its marks so far; put together they are the history one whole answer gives."""
+    the limit (the model writes its JSON spaced, not compact as asked), is asked again as two smaller
+    parts (never with a higher limit); the later parts are shown the memory and its marks so far; put
+    together they are the history one whole answer gives."""
+    from backends.fake_llm.server import Reply
     from backends.llm import LLMClient, LLMSettings
     from generators.plus_llm import part_days, regenerate_llm
     from orchestrator.fake_llm.plus_answer import answer_plus
 
+    def spaced(body: dict) -> Reply:
+        reply = default_responder()(body)
+        assert isinstance(reply, Reply) and reply.content is not None
+        return Reply(content=json.dumps(json.loads(reply.content)))
+
     seed = load_officebench(SAMPLE).tasks[0]
     assert part_days(6, 12, 1024) == [[1, 2, 3], [4, 5, 6]] and part_days(28, 11, 4096) == [
         list(range(1, 11)), list(range(11, 21)), list(range(21, 29))]
-    with FakeLLMServer(default_responder()) as server:
+    with FakeLLMServer(spaced) as server:
         settings = LLMSettings(base_url=server.url, api_key=None, model="fake-model", timeout=10, max_retries=0,
                                max_tokens={"default": 1024})
         with LLMClient(settings) as client:
@@ -482,3 +491,29 @@ def test_a_plus_history_is_written_in_parts_that_fit_the_limit_and_join_into_one
     assert [m.to_dict() for m in draft.memory] == whole["memory"] and draft.intent == whole["intent"]
     assert [[(t.role, t.text) for t in s.turns] for s in draft.sessions] == [
         [(next(iter(t)), next(iter(t.values()))) for t in d["turns"]] for d in whole["dialogue"]]
+
+
+def test_a_dialogue_is_asked_in_parts_that_fit_and_a_cut_part_again_in_halves(tmp_path):
+    """Days are asked as many at a time as the reply limit is planned to hold (three of 70 turns
+    at 4,096 tokens, so five days take two calls); a part cut at the limit anyway (the model writes
+    its JSON spaced, not compact as asked) is asked again as two halves under the same limit."""
+    from backends.fake_llm.server import Reply
+    assert days_per_call(70) == DAYS_PER_CALL == 3 and [len(p) for p in parts(list(range(5)), 3)] == [3, 2]
+    assert days_per_call(10, 800) == 4 and days_per_call(70, 2048) == 1
+
+    def spaced(body: dict) -> Reply:
+        reply = default_responder()(body)
+        assert isinstance(reply, Reply) and reply.content is not None
+        return Reply(content=json.dumps(json.loads(reply.content)))
+
+    settings = tmp_path / "llm.json"
+    settings.write_text(json.dumps({"timeout": 10, "max_retries": 2, "max_tokens": {"default": 4096,
+                                                                                      "dialogue_day": 800}}))
+    with FakeLLMServer(spaced) as server:
+        config = BuildConfig(seed=4, backend="llm", model="fake-model", base_url=server.url, llm_config=str(settings),
+                             days=4, utterances_per_day=10)
+        summary = build(tmp_path / "ds", 1, config, workers=1)
+        asked = [(len(inputs_of(r.body["messages"])["days"]), r.body["max_tokens"]) for r in server.chat_requests()
+                 if r.status == 200 and role_of(r.body["messages"]) == "dialogue_day"]
+    assert asked[:3] == [(4, 800), (2, 800), (2, 800)], asked
+    assert summary.accepted == 1
