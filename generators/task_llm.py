@@ -14,6 +14,7 @@ from backends.prompts import render
 from generators.model import TaskDraft
 from generators.schemas import STEP_REF, task_draft_schema
 from generators.specifics import says_value
+from office_env.apps import office_apps
 from office_env.evaluation import catalog_summary, validate_criteria
 from office_env.synthesis.common import is_superseded
 
@@ -78,9 +79,11 @@ def notes_for_prompt(notes: dict[str, Any]) -> dict[str, Any]:
     """The surfer notes a model needs to write a task, without what costs tokens and adds nothing:
     superseded copies (no task is set on them), what a text's notes derive from its lines
     (``DERIVED``), and the quoted lines of replies and forwards' earlier messages (each is in the
-    inbox as its own message)."""
+    inbox as its own message). The apps come in the registry's order, whatever the plan's, so that
+    the prompts of an office's tasks share the longest beginning (a prompt cache's saving)."""
+    order = {app: index for index, app in enumerate(office_apps())}
     out: dict[str, Any] = {}
-    for app, note in notes.items():
+    for app, note in sorted(notes.items(), key=lambda item: order.get(item[0], len(order))):
         note = dict(note)
         if isinstance(note.get("files"), list):
             note["files"] = [{k: v for k, v in f.items() if not (k in DERIVED and isinstance(f.get("lines"), list))}
