@@ -21,6 +21,8 @@ import hashlib
 import json
 import math
 import re
+from collections import Counter
+from collections.abc import Callable
 from itertools import combinations
 from typing import Any
 
@@ -118,13 +120,13 @@ class NearIndex:
     word of both prefixes). Only sets sharing a prefix word are compared, so the verdicts are those
     of comparing every pair, at the cost of a few comparisons per set."""
 
-    def __init__(self, threshold: float = NEAR_JACCARD) -> None:
-        self.threshold = threshold
+    def __init__(self, threshold: float = NEAR_JACCARD, rank: Callable[[str], Any] = _rank) -> None:
+        self.threshold, self.rank = threshold, rank
         self._sets: dict[int, frozenset[str]] = {}
         self._by_word: dict[str, list[int]] = {}
 
     def _prefix(self, words: frozenset[str]) -> list[str]:
-        ordered = sorted(words, key=_rank)
+        ordered = sorted(words, key=self.rank)
         return ordered[:len(ordered) - _must_share(len(ordered), self.threshold) + 1]
 
     def add(self, key: int, words: frozenset[str]) -> None:
@@ -222,7 +224,11 @@ def near_pairs(tasks: list[tuple[str, list[str], frozenset[str]]], threshold: fl
                 shared = keyed[a][1] & keyed[b][1]
                 found[(a, b)] = ("same description" if any(k.startswith("description") for k in shared)
                                  else "same world and checked or computed values")
-    index = NearIndex(threshold)
+    # the words in order of how many tasks say them, the rarest first: a prefix then holds a task's
+    # rare words, so a word every other description has ("mail", "follow") brings no candidates
+    # (any one order gives the same pairs; by digest, candidates grew with the dataset's size)
+    said = Counter(word for _, _, words in keyed for word in words)
+    index = NearIndex(threshold, rank=lambda word: (said[word], word))
     for position, (_, _, words) in enumerate(keyed):
         for earlier in index.alike(words):
             if (earlier, position) not in found:

@@ -172,16 +172,37 @@ def test_a_near_index_compares_a_description_with_few_others():
     looked_at = {k for word in index._prefix(close) for k in index._by_word.get(word, ())}
     assert len(looked_at) < 200  # not the 2,000 a comparison with every description makes
 
+def test_near_pairs_compare_a_description_with_few_others_however_many_share_its_common_words(monkeypatch):
+    """Descriptions of one template share most words: ordered rarest first, a prefix holds a
+    task's own words, so the comparisons grow with the tasks, not with their square."""
+    import verifier.duplicates as duplicates
+
+    compared = []
+
+    def counted(a, b, threshold=duplicates.NEAR_JACCARD):
+        compared.append((a, b))
+        return alike(a, b, threshold)
+
+    monkeypatch.setattr(duplicates, "alike", counted)
+    template = "follow up the mail with the data that is due and it goes to the team".split()
+    tasks = [(f"t{i}", [f"k{i}"], frozenset([*template, f"name{i}", f"file{i}", f"day{i}"])) for i in range(3000)]
+    twin = frozenset([*template, "name7", "file7", "day7", "today"])  # 17 of 18 words: 94 % alike
+    pairs = duplicates.near_pairs([*tasks, ("twin", ["k-twin"], twin)])
+    assert pairs == [("t7", "twin", "descriptions 94 % alike")]
+    assert len(compared) < 100  # not the 4.5 million of every pair
+
+
 def test_a_build_holds_no_duplicates_and_says_which_it_dropped(tmp_path: Path):
     out = tmp_path / "ds"
-    summary = build(out, 24, BuildConfig(seed=3, app_counts=(3,)))
+    # 24 tasks of three apps repeat one (seed 3); short histories: a duplicate is of the task, not its chat
+    summary = build(out, 24, BuildConfig(seed=3, app_counts=(3,), days=2, utterances_per_day=12))
     records = [json.loads(p.read_text()) for p in sorted((out / "tasks").glob("*/task.json"))]
     assert len(records) == summary.accepted == 24
     assert near_pairs(records) == []
     attempts = [json.loads(line) for line in (out / "attempts.jsonl").read_text().splitlines()]
     duplicates = [a for a in attempts if re.match(r"duplicate: (the same task|almost the same description) as neo-",
                                                    a["reason"])]
-    assert summary.drops.get("duplicate", 0) == len(duplicates)
+    assert duplicates and summary.drops.get("duplicate", 0) == len(duplicates)
     kept = {r["id"] for r in records}
     assert all(a["reason"].split()[-1] in kept for a in duplicates)
 
