@@ -98,15 +98,6 @@ def first_of_each(items: list[tuple[int, list[str]]], near: dict[int, list[str]]
     return list(firsts.kept), dict(firsts.dropped)
 
 
-def _rank(word: str) -> bytes:
-    """Where a word stands in the one fixed order prefixes are taken in (by digest: common words
-    land anywhere, so no prefix is made only of them)."""
-    return _RANKS.get(word) or _RANKS.setdefault(word, hashlib.blake2b(word.encode("utf-8"), digest_size=8).digest())
-
-
-_RANKS: dict[str, bytes] = {}
-
-
 def _must_share(size: int, threshold: float) -> int:
     """Words a set of ``size`` shares with any set at least ``threshold`` alike (never more: the
     float slack only lengthens a prefix, which keeps the search exact)."""
@@ -118,12 +109,18 @@ class NearIndex:
     without comparing it with every one. Each set is indexed under its prefix: its first words in
     one fixed order, as many as a set that alike must share one of (two sets that alike share a
     word of both prefixes). Only sets sharing a prefix word are compared, so the verdicts are those
-    of comparing every pair, at the cost of a few comparisons per set."""
+    of comparing every pair, whatever the order; the order makes the cost. ``rank`` gives it; by
+    default the words go rarest first among the sets held when the index last doubled (it is then
+    built again, a cost of one add per set): a prefix holds a set's own words, and a word most
+    sets share ("follow", "mail") brings no candidates, whose number would grow with the sets."""
 
-    def __init__(self, threshold: float = NEAR_JACCARD, rank: Callable[[str], Any] = _rank) -> None:
-        self.threshold, self.rank = threshold, rank
+    def __init__(self, threshold: float = NEAR_JACCARD, rank: Callable[[str], Any] | None = None) -> None:
+        self.threshold, self._fixed = threshold, rank is not None
+        self._said: dict[str, int] = {}  # per word, the sets saying it when the index was last built
+        self.rank: Callable[[str], Any] = rank or (lambda word: (self._said.get(word, 0), word))
         self._sets: dict[int, frozenset[str]] = {}
         self._by_word: dict[str, list[int]] = {}
+        self._built_with = 0
 
     def _prefix(self, words: frozenset[str]) -> list[str]:
         ordered = sorted(words, key=self.rank)
@@ -135,6 +132,13 @@ class NearIndex:
         self._sets[key] = words
         for word in self._prefix(words):
             self._by_word.setdefault(word, []).append(key)
+        if not self._fixed and len(self._sets) >= max(64, 2 * self._built_with):
+            self._said = dict(Counter(word for held in self._sets.values() for word in held))
+            self._built_with = len(self._sets)
+            self._by_word = {}
+            for held_key, held in self._sets.items():
+                for word in self._prefix(held):
+                    self._by_word.setdefault(word, []).append(held_key)
 
     def remove(self, key: int) -> None:
         words = self._sets.pop(key, None)

@@ -192,6 +192,29 @@ def test_near_pairs_compare_a_description_with_few_others_however_many_share_its
     assert len(compared) < 100  # not the 4.5 million of every pair
 
 
+def test_a_near_index_built_again_as_it_grows_finds_what_comparing_every_set_finds():
+    """The index orders words rarest first among the sets it held when it last doubled: across
+    those rebuilds, with sets taken out and put back, it finds exactly the alike sets."""
+    import random
+
+    rng = random.Random(3)
+    vocabulary = [f"w{i}" for i in range(30)]
+    stems = [rng.sample(vocabulary, 12) for _ in range(5)]
+    index, held = NearIndex(), {}
+    for key in range(400):
+        words = set(rng.choice(stems))
+        for _ in range(rng.randint(0, 2)):
+            words.discard(rng.choice(vocabulary)) if rng.random() < 0.5 else words.add(rng.choice(vocabulary))
+        words = frozenset(words)
+        assert index.alike(words) == sorted(k for k, w in held.items() if alike(words, w)), key
+        index.add(key, words)
+        held[key] = words
+        if rng.random() < 0.2:  # an attempt taken back out (one that came in late is put in again after)
+            gone = rng.choice(sorted(held))
+            index.remove(gone)
+            del held[gone]
+
+
 def test_a_build_holds_no_duplicates_and_says_which_it_dropped(tmp_path: Path):
     out = tmp_path / "ds"
     # 24 tasks of three apps repeat one (seed 3); short histories: a duplicate is of the task, not its chat
