@@ -79,11 +79,14 @@ def notes_for_prompt(notes: dict[str, Any]) -> dict[str, Any]:
     """The surfer notes a model needs to write a task, without what costs tokens and adds nothing:
     superseded copies (no task is set on them), what a text's notes derive from its lines
     (``DERIVED``), and the quoted lines of replies and forwards' earlier messages (each is in the
-    inbox as its own message). The apps come in the registry's order, whatever the plan's, so that
-    the prompts of an office's tasks share the longest beginning (a prompt cache's saving)."""
+    inbox as its own message). The apps come in one order whatever the plan's, so that the prompts
+    of an office's tasks share the longest beginning (a prompt cache's saving): first the notes
+    every kind of task is shown whole (mailboxes, calendars), then the apps' files, which are cut to
+    the files the task's kind builds on (``generators.notes_for_kind``); each in the registry's order."""
     order = {app: index for index, app in enumerate(office_apps())}
     out: dict[str, Any] = {}
-    for app, note in sorted(notes.items(), key=lambda item: order.get(item[0], len(order))):
+    for app, note in sorted(notes.items(), key=lambda item: (isinstance(item[1], dict) and "files" in item[1],
+                                                             order.get(item[0], len(order)))):
         note = dict(note)
         if isinstance(note.get("files"), list):
             note["files"] = [{k: v for k, v in f.items() if not (k in DERIVED and isinstance(f.get("lines"), list))}

@@ -9,6 +9,7 @@ from generators.dialogue_offline import mail_arrival, plan_dialogue, task_values
 from generators.families import FAMILIES
 from generators.history_plan import LONG_HISTORY_DAYS
 from generators.model import Session, TaskDraft, Verdict
+from generators.notes_for_kind import notes_for_kind
 from generators.task_llm import generate_task_llm
 from office_env import Workspace
 from office_env.seeding import STRIDE, derive_seed
@@ -49,7 +50,9 @@ class LLMRoles:
             self.client, plan={"apps": list(plan.apps), "task_kind": plan.family, "difficulty": plan.difficulty,
                                "other_kinds": fallbacks,
                                **({"long_history": True} if plan.days > LONG_HISTORY_DAYS else {})},
-            notes=notes, user={"username": world.user.user, "name": world.user.name},
+            notes=notes_for_kind(plan.family, notes, user=world.user.user, user_name=world.user.name,
+                                 colleagues=[(p.user, p.name) for p in world.colleagues], now=world.now),
+            user={"username": world.user.user, "name": world.user.name},
             colleagues=[{"username": p.user, "name": p.name} for p in world.colleagues], now=world.now,
         )
 

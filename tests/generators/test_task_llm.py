@@ -205,11 +205,15 @@ def test_calendars_and_messages_reach_the_prompt_in_short_forms_that_read_back_t
     assert count_tokens(json.dumps(short)) * 2 < count_tokens(json.dumps(calendar))
 
 
-def test_the_apps_notes_come_in_the_registry_order_whatever_the_plan_order():
+def test_the_apps_notes_come_in_one_order_whatever_the_plan_order():
     """Two tasks of one office on the same apps planned in another order get the same notes, in
-    the same order, so their prompts share the office's part in a prompt cache."""
+    the same order, so their prompts share the office's part in a prompt cache: the notes every
+    kind is shown whole (mailboxes, calendars) first, then the files cut to the kind, each part in
+    the registry's order."""
     from office_env.apps import office_apps
 
-    notes = {app: {"app": app, "files": []} for app in ("email", "excel", "word")}
-    assert list(notes_for_prompt(notes)) == [app for app in office_apps() if app in notes]
+    notes = {app: {"app": app, "files": []} for app in ("pdf", "excel", "word")}
+    notes |= {"email": {"app": "email", "mailboxes": []}, "calendar": {"app": "calendar", "calendars": []}}
+    assert list(notes_for_prompt(notes)) == ["email", "calendar", *[app for app in office_apps() if app in notes
+                                                                     and "files" in notes[app]]]
     assert list(notes_for_prompt(dict(reversed(list(notes.items()))))) == list(notes_for_prompt(notes))
