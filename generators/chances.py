@@ -49,6 +49,9 @@ class HistoryChances:
     full_name: float = 0.3  # after it is raised, a thread's line calls the work by its full name
     stated_full_names: float = 0.7  # the same for a line that states a value
     plus_stated_full_names: float = 0.6  # the same in a Plus history, its right and wrong values alike
+    # over weeks of history, a line about the work that states no value calls it by its full name this often,
+    # nearly as often as one that does: among weeks of talk the name the question asks by marks few details
+    long_history_full_name: float = 0.6
     named_answers: float = 0.6  # a two-turn detail's answer names its work (a retriever must find it)
     long_history_named_answers: float = 0.65  # the same over weeks of history (more talk to find it among)
     withhold: float = 0.5  # a request not planned in two turns is said with its detail left out

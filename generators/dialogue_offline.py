@@ -168,6 +168,7 @@ class HistoryWriter:
                  projects: Sequence[str] = (), city: str = "", files: Sequence[str] = (),
                  values: Sequence[str] | None = None, banned: Sequence[str] = (),
                  work_share: float | None = None, stated_full_names: float = HISTORY.full_name,
+                 full_name: float = HISTORY.full_name,
                  answers: Sequence[str] = (), currency: str = "",
                  absences: Sequence[tuple[str, date, date]] = (), told: Sequence[ToldJob] = (),
                  siblings: Sequence[Sibling] = (), named_answers: float = 0.0, anchors: Sequence[str] = ()) -> None:
@@ -211,7 +212,7 @@ class HistoryWriter:
         self.abouts: dict[tuple[str, str] | str, str] = {}
         self.colleagues = [c for c in colleagues if c and clean(c)]
         self.absences = list(absences)
-        self.names = WorkNames(rng, clean, [p.about for p in self.pieces], stated_full_names)
+        self.names = WorkNames(rng, clean, [p.about for p in self.pieces], stated_full_names, full_name)
         self.task_words = {w for about in self.names.names for w in name_words(about)}
         self.work_threads = len({p.thread for s in siblings for p in s.pieces})  # their threads come first
         self.task_words |= {w for s in siblings for about in s.abouts for w in name_words(about)}  # no job shares them
@@ -731,7 +732,8 @@ def generate_dialogue(
     ``absences``: ``(first name, first day, last day)`` for each span the office shows a colleague
     away (``office_absences``); the other work never has them do anything on those days.
     ``stated_full_names``: the share of lines stating a value (final, earlier or near miss) that
-    call the work by its full name (default: ``HISTORY.stated_full_names``; over weeks of history, more).
+    call the work by its full name (default: ``HISTORY.stated_full_names``; over weeks of history the
+    other lines about the work call it so nearly as often, ``HISTORY.long_history_full_name``).
     ``told``: other tasks' jobs, said as this history's jobs for later before the bank's.
     ``siblings``: the sibling works the plan tells (``plan_dialogue``); with them, fewer jobs for later.
     The same arguments give the same sessions; another ``seed`` or ``feedback`` another history.
@@ -757,6 +759,7 @@ def generate_dialogue(
                            work_share=HISTORY.long_history_work_share if long else None,
                            stated_full_names=stated_full_names if stated_full_names is not None else
                            HISTORY.stated_full_names,
+                           full_name=HISTORY.long_history_full_name if long else HISTORY.full_name,
                            answers=answers, currency=currency, absences=absences, told=told, siblings=siblings,
                            named_answers=HISTORY.long_history_named_answers if long else HISTORY.named_answers,
                            anchors=sorted({e.anchor for d in plan for e in d.events if e.anchor}))

@@ -90,8 +90,8 @@ class WorkNames:
     comes. ``clean``: whether a name may be said (it holds no task value)."""
 
     def __init__(self, rng: random.Random, clean: Callable[[str], bool], abouts: Iterable[str],
-                 stated_full_names: float = HISTORY.full_name) -> None:
-        self.rng, self.clean, self.stated_full_names = rng, clean, stated_full_names
+                 stated_full_names: float = HISTORY.full_name, full_name: float = HISTORY.full_name) -> None:
+        self.rng, self.clean, self.stated_full_names, self.full_name = rng, clean, stated_full_names, full_name
         names = {about: namings(about) for about in abouts if about and clean(about)}
         shared = {n for ns in names.values() for n in ns[1:] if sum(n in other for other in names.values()) > 1}
         self.names = {about: (ns[0], *[n for n in ns[1:] if n not in shared and clean(n)])
@@ -109,15 +109,15 @@ class WorkNames:
              stated: bool = False) -> str:
         """One of the names of ``about`` (:meth:`of`): the full one when ``full``, a short one for
         the second turn of a split detail (``answer``), else now and then a name that says which
-        work (the full one or "the invoice thing"; the full one in a line that states a value,
-        ``stated``, as often as ``stated_full_names``); of several, the one used least so far. A
+        work (the full one or "the invoice thing", as often as ``full_name``; the full one in a line
+        that states a value, ``stated``, as often as ``stated_full_names``); of several, the one used least so far. A
         line that opens an exchange (``opening``) never says "that one", "this report" or "the
         invoice one": nothing before it says which work it points at."""
         names = self.of(about)
         short = [n for n in names[1:] if not (opening and (n.startswith(_POINTING) or n.endswith(" one")))]
         if full or not short:
             return names[0]
-        if answer or self.rng.random() >= (self.stated_full_names if stated else HISTORY.full_name):
+        if answer or self.rng.random() >= (self.stated_full_names if stated else self.full_name):
             pool = short
         elif stated:  # a value is said with the name the question asks by
             return names[0]

@@ -20,9 +20,10 @@ from typing import Any, Callable, cast
 from backends.fake_llm.server import Reply, Responder
 from backends.fake_llm.wire import message_text
 from backends.llm.strict_json import JSONLimitError, loads_limited
+from generators.chances import HISTORY
 from generators.dialogue_offline import HistoryWriter
 from generators.families import FAMILIES
-from generators.history_plan import DayPlan, events_from_prompt
+from generators.history_plan import DayPlan, events_from_prompt, weeks_of_full_days
 from generators.model import Session, parse_transcript
 from generators.schemas import thread_runs
 from generators.task_llm import notes_from_prompt, with_step_refs
@@ -212,6 +213,9 @@ def _day(inputs: dict[str, Any], messages: list[dict[str, Any]]) -> dict[str, An
     # Each day is written on its own (as if its prompt held that day alone), so the persona's details
     # may differ between days; lines repeated from earlier days are caught and the days asked again.
     rng = _rng("dialogue_day", inputs, _feedback(messages))
+    days = inputs.get("total_days")
+    long = isinstance(days, int) and weeks_of_full_days(days, utterances)  # as the offline writer names the work
+    full_name = HISTORY.long_history_full_name if long else HISTORY.full_name
     writer = HistoryWriter([], rng=rng, user_first=inputs["user_first"], colleagues=inputs["colleagues"],
                            company=inputs["company"], projects=inputs["projects"], city=inputs.get("city", ""),
                            files=inputs.get("files", []), values=[str(v) for v in inputs.get("task_values", [])],
@@ -219,7 +223,8 @@ def _day(inputs: dict[str, Any], messages: list[dict[str, Any]]) -> dict[str, An
                            answers=_strings(inputs.get("checked_values")),
                            currency=inputs["currency"] if inputs.get("currency") in CURRENCY_CODES else "",
                            absences=_absences(inputs.get("away")),
-                           anchors=sorted({e.anchor for e in events if e.anchor}))
+                           anchors=sorted({e.anchor for e in events if e.anchor}),
+                           stated_full_names=HISTORY.stated_full_names, full_name=full_name)
     session = writer.day(DayPlan(inputs["day"], day, events), inputs["utterances"])
     _remember_day(inputs, [t.text for t in session.turns])
     return {"turns": thread_runs([{t.role: t.text, **{k: v for k, v in t.to_dict().items()

@@ -36,3 +36,22 @@ def test_a_name_two_task_works_share_is_said_of_neither():
 def test_a_line_may_not_put_a_noun_of_the_name_right_before_it():
     assert noun_twice("the mail on the mail to pass on should say", "the mail to pass on")
     assert not noun_twice("the reply on the mail to pass on should say", "the mail to pass on")
+
+
+
+def _says_which(name: str, about: str) -> bool:  # the full name, or its words but the head ("the invoice thing")
+    return name == about or (name.endswith((" thing", " one")) and name != "that one")
+
+
+def _which_share(names: WorkNames, about: str, *, stated: bool, n: int = 3000) -> float:
+    return sum(_says_which(names.pick(about, stated=stated), about) for _ in range(n)) / n
+
+
+
+def test_lines_with_and_without_a_value_say_which_work_at_their_own_rates():
+    about = "the invoice reminder"
+    usual = WorkNames(random.Random(3), lambda _: True, [about], stated_full_names=0.7, full_name=0.3)
+    weeks = WorkNames(random.Random(3), lambda _: True, [about], stated_full_names=0.7, full_name=0.6)
+    stated = _which_share(usual, about, stated=True)
+    assert stated > _which_share(usual, about, stated=False) + 0.25  # a value is said with the name asked by
+    assert stated > _which_share(weeks, about, stated=False) > _which_share(usual, about, stated=False) + 0.1
