@@ -5,9 +5,9 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import shutil
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -22,12 +22,13 @@ from orchestrator.build import build
 from orchestrator.dataset_folder import BuildError
 from orchestrator.dataset_writer import BUILD, PROGRESS, WORK
 from orchestrator.roles import BuildConfig
-from tests.support.homer_cli import homer_here
+from tests.support.homer_cli import homer_forked, homer_here
 
 pytestmark = pytest.mark.slow
 
 CONFIG = BuildConfig(seed=5, days=2, utterances_per_day=12)
-HOMER = Path(sys.executable).parent / "homer"
+BUILD_ARGS = ("build", "--seed", "5", "--days", "2", "--utterances", "12")  # CONFIG on the command line
+SAMPLE = Path(__file__).resolve().parents[2] / "datasets" / "officebench-sample"
 
 
 def tree(root: Path) -> dict[str, bytes]:
@@ -136,10 +137,7 @@ def test_eval_resume_refuses_a_run_with_other_options(tmp_path, reference):
 
 def test_ctrl_c_stops_a_build_before_it_finishes_and_resume_finishes_it(tmp_path, reference):
     out = tmp_path / "ds"
-    env = {**os.environ, "NO_COLOR": "1"}
-    proc = subprocess.Popen([str(HOMER), "build", "--out", str(out), "--n", "400", "--seed", "5", "--days", "2",
-                             "--utterances", "12", "--workers", "2"], env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    proc = homer_forked(*BUILD_ARGS, "--out", out, "--n", "400", "--workers", "2")
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline and not (out / "tasks").is_dir():
         time.sleep(0.05)
@@ -159,8 +157,7 @@ def test_ctrl_c_stops_a_build_before_it_finishes_and_resume_finishes_it(tmp_path
     assert stats.returncode == 0, stats.stderr
     assert stats.stderr.startswith(f"warning: {out}: its build stopped before it finished; "
                                    f"`homer build --out {out} --resume` completes it"), stats.stderr
-    finish = homer_here("build", "--out", out, "--n", "4", "--seed", "5", "--days", "2", "--utterances", "12",
-                        "--resume")
+    finish = homer_here(*BUILD_ARGS, "--out", out, "--n", "4", "--resume")
     # a resume with a smaller --n keeps the first n in index order: the same bytes as a fresh 4-task build
     assert finish.returncode == 0, finish.stderr
     assert tree(out) == tree(reference)
@@ -265,13 +262,12 @@ def test_a_resumed_eval_removes_the_temporary_files_a_kill_left(tmp_path, refere
 def _killed_then_resumed(args: list[str], out: Path, ready) -> subprocess.CompletedProcess:
     """Start ``homer ARGS --out OUT`` as a child process, SIGKILL it as soon as ``ready(out)`` holds,
     then resume it (in this process: what is checked is what the kill left behind)."""
-    proc = subprocess.Popen([str(HOMER), *args, "--out", str(out)], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+    proc = homer_forked(*args, "--out", out)
     deadline = time.monotonic() + 300
     while proc.poll() is None and time.monotonic() < deadline and not ready(out):
         time.sleep(0.005)
     proc.kill()
-    proc.wait()
+    proc.communicate()
     _wait_for_the_workers_to_die(out)
     return homer_here(*args, "--out", out, "--resume")
 
@@ -304,19 +300,25 @@ def _tasks_at_least(n: int):
 
 @pytest.mark.parametrize("command", ["build", "regenerate", "eval"])
 def test_kill_9_at_a_couple_of_points_then_resume_equals_a_clean_run(tmp_path, reference, command):
-    seeds = Path(__file__).resolve().parents[2] / "datasets" / "officebench-sample"
+    seeds = tmp_path / "seeds"  # two seeds of different tasks: a kill can fall between them
+    for task in ("2-1", "3-1"):
+        shutil.copytree(SAMPLE / "tasks" / task, seeds / "tasks" / task)
     args, view, points = {
-        "build": (["build", "--n", "4", "--seed", "5", "--days", "2", "--utterances", "12", "--workers", "2"], tree,
+        "build": ([*BUILD_ARGS, "--n", "4", "--workers", "2"], tree,
                   [_has(".lock"), _tasks_at_least(2), _has("build.json", "README.md")]),
         "regenerate": (["regenerate", "--seeds", str(seeds), "--seed", "3", "--days", "2", "--utterances", "12"],
                        tree, [_has(".lock"), _tasks_at_least(1)]),
         "eval": (["eval", str(reference), "--agent", "oracle", "--mode", "rag", "--workers", "2"], _rows,
                  [_has("run.json"), _has(PROGRESS, "run.json"), _has("results.jsonl")]),
     }[command]
-    clean = homer_here(*args, "--out", tmp_path / "clean")
-    assert clean.returncode == 0, clean.stderr
+    if command == "build":  # the reference is this build (the Ctrl-C test finishes one into the same bytes)
+        clean = reference
+    else:
+        clean = tmp_path / "clean"
+        ran = homer_here(*args, "--out", clean)
+        assert ran.returncode == 0, ran.stderr
     for i, ready in enumerate(points):
         out = tmp_path / f"killed-{i}"
         finished = _killed_then_resumed(args, out, ready)
         assert finished.returncode == 0 and "Traceback" not in finished.stderr, finished.stderr
-        assert view(out) == view(tmp_path / "clean")
+        assert view(out) == view(clean)
