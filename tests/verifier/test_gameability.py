@@ -4,10 +4,7 @@ hand-made records; the dataset card's section; and ``homer build/verify/stats`` 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -16,12 +13,10 @@ from orchestrator.card import render_card, statistics
 from verifier.gameability import (DETECTORS, THRESHOLD, acknowledges, dynamics, gameability, has_value_token,
                                   normalize, questions_answered, text_stats, value_tokens)
 
-from tests.support.homer_cli import homer_here
+from tests.support.homer_cli import ForkedHomer, homer_forked, homer_here
 from tests.support.records import record_with
 
 pytestmark = pytest.mark.slow
-
-HOMER = Path(sys.executable).parent / "homer"
 
 
 def turn(role: str, text: str, **marks) -> dict:
@@ -299,13 +294,12 @@ def test_card_has_the_gameability_section_and_the_format():
 
 # -- the command line ----------------------------------------------------------------------------------------
 
-def homer(*args: str | Path) -> subprocess.CompletedProcess:
-    command = [str(HOMER)] if HOMER.exists() else [sys.executable, "-m", "orchestrator.cli"]
-    env = {**os.environ, "NO_COLOR": "1", "TERM": "dumb", "COLUMNS": "200"}
-    proc = subprocess.run([*command, *map(str, args)], env=env, capture_output=True, text=True, timeout=300)
-    assert "Traceback" not in proc.stderr, proc.stderr
-    assert "Traceback" not in proc.stdout, proc.stdout
-    return proc
+def ended(proc: ForkedHomer) -> subprocess.CompletedProcess:
+    """What a ``homer`` child process (forked from this one: ``homer_forked``) printed and exited with."""
+    stdout, stderr = proc.communicate(timeout=300)
+    assert "Traceback" not in stderr, stderr
+    assert "Traceback" not in stdout, stdout
+    return subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr)
 
 
 def here(*args: str | Path) -> subprocess.CompletedProcess:
@@ -317,10 +311,9 @@ def here(*args: str | Path) -> subprocess.CompletedProcess:
 
 def test_strict_build_verify_and_stats_agree_with_the_detectors(tmp_path: Path):
     build_args = ("--n", "4", "--seed", "3", "--workers", "1")
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        strict = pool.submit(homer, "build", "--out", tmp_path / "strict", *build_args, "--strict")
-        plain = pool.submit(homer, "build", "--out", tmp_path / "plain", *build_args)
-        strict, plain = strict.result(), plain.result()
+    started = [homer_forked("build", "--out", tmp_path / "strict", *build_args, "--strict"),
+               homer_forked("build", "--out", tmp_path / "plain", *build_args)]  # the two at once
+    strict, plain = map(ended, started)
     assert plain.returncode == 0, plain.stdout + plain.stderr
     folder = tmp_path / "strict"
     records = [json.loads(p.read_text(encoding="utf-8")) for p in sorted((folder / "tasks").glob("*/task.json"))]
