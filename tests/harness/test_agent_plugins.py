@@ -19,6 +19,7 @@ from harness.agent_plugins import (
 )
 from orchestrator.build import build
 from orchestrator.roles import BuildConfig
+from tests.support.homer_cli import homer_here
 
 pytestmark = pytest.mark.slow
 
@@ -63,6 +64,8 @@ def plugin_dir(tmp_path_factory) -> Path:
 
 
 def _homer(cwd: Path, *args: object) -> subprocess.CompletedProcess[str]:
+    """The console script in a fresh interpreter whose import path is this process's less ``cwd``:
+    ``homer`` itself must find the user's module in the folder it runs in."""
     command = [str(Path(sys.executable).parent / "homer"), *map(str, args)]
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p and Path(p).is_dir() and Path(p) != cwd)
@@ -77,7 +80,8 @@ def test_a_users_agent_runs_from_the_current_folder_and_its_crash_fails_only_its
     assert json.loads((tmp_path / "run" / "run.json").read_text())["config"]["agent"] == "my_agents:ReplaysTheMail"
     assert all(r["trajectory"]["steps"][0]["tool"] == "email_list_emails" for r in rows)
     assert all("looked at" in r["trajectory"]["final_message"] for r in rows)
-    broke = _homer(plugin_dir, "eval", dataset, "--agent", "my_agents:Crashes", "--out", tmp_path / "broke")
+    # the same loader in this process, from the same folder (the fresh process above proved the path)
+    broke = homer_here("eval", dataset, "--agent", "my_agents:Crashes", "--out", tmp_path / "broke", cwd=plugin_dir)
     assert "Traceback" not in broke.stderr
     rows = [json.loads(line) for line in (tmp_path / "broke" / "results.jsonl").read_text().splitlines()]
     assert len(rows) == 2 and all("my agent broke" in str(r.get("error")) for r in rows)
@@ -91,7 +95,7 @@ def test_a_users_agent_runs_from_the_current_folder_and_its_crash_fails_only_its
 ])
 def test_an_agent_that_cannot_be_loaded_is_one_line_and_exit_2_before_anything_is_written(
         spec, says, dataset, plugin_dir, tmp_path):
-    done = _homer(plugin_dir, "eval", dataset, "--agent", spec, "--out", tmp_path / "run")
+    done = homer_here("eval", dataset, "--agent", spec, "--out", tmp_path / "run", cwd=plugin_dir)
     assert done.returncode == 2 and says in done.stderr and "Traceback" not in done.stderr, done.stderr
     assert not (tmp_path / "run").exists()
 
