@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -39,21 +40,25 @@ def tree(folder: Path) -> dict[str, str]:
             for p in sorted(folder.rglob("*")) if p.is_file() and p.name != ".lock"}
 
 
-def test_a_ray_build_writes_the_same_bytes_as_local_workers(tmp_path):
-    local = build(tmp_path / "local", 3, SMALL, workers=2)
-    on_ray = build(tmp_path / "ray", 3, SMALL, workers=2, executor="ray")
-    assert local.accepted == on_ray.accepted == 3
-    assert tree(tmp_path / "local") == tree(tmp_path / "ray")
+@pytest.fixture(scope="module")
+def local_build(tmp_path_factory) -> Path:
+    """``SMALL`` built by local workers: the bytes a Ray build must give, and the dataset evaluated on Ray."""
+    out = tmp_path_factory.mktemp("local") / "ds"
+    assert build(out, 2, SMALL, workers=2).accepted == 2
+    return out
 
 
-def test_regenerate_and_eval_on_ray(tmp_path):
-    regenerate_split(SAMPLE, tmp_path / "local", seed=1, days=2, workers=2)
-    regenerate_split(SAMPLE, tmp_path / "ray", seed=1, days=2, workers=2, executor="ray")
+def test_regenerate_and_eval_on_ray(tmp_path, local_build):
+    seeds = tmp_path / "seeds"  # two seeds of different tasks: each job carries its own seed's folders
+    for task in ("2-1", "3-1"):
+        shutil.copytree(SAMPLE / "tasks" / task, seeds / "tasks" / task)
+    local = regenerate_split(seeds, tmp_path / "local", seed=1, days=2, workers=2)
+    on_ray = regenerate_split(seeds, tmp_path / "ray", seed=1, days=2, workers=2, executor="ray")
+    assert local.written == on_ray.written == 2
     assert tree(tmp_path / "local") == tree(tmp_path / "ray")
-    build(tmp_path / "ds", 2, SMALL, workers=1)
     config = EvalConfig(agent="oracle", context=ContextConfig(mode="long-context"), workers=2)
-    run = evaluate(tmp_path / "ds", tmp_path / "run", config, executor="ray")  # each task sent to its job as bytes
-    evaluate(tmp_path / "ds", tmp_path / "run-local", config)
+    run = evaluate(local_build, tmp_path / "run", config, executor="ray")  # each task sent to its job as bytes
+    evaluate(local_build, tmp_path / "run-local", config)
     assert run.pass_rate == 1.0 and len(run.rows) == 2
     assert (tmp_path / "run" / "results.jsonl").read_bytes() == (tmp_path / "run-local" / "results.jsonl").read_bytes()
 
@@ -82,17 +87,19 @@ def test_failures_and_timeouts_are_reported_like_local_workers(monkeypatch):
     assert failures[3].kind == "timeout"
 
 
-def test_executor_ray_from_the_command_line(tmp_path):
+def test_a_ray_build_from_the_command_line_writes_the_same_bytes_as_local_workers(tmp_path, local_build):
     homer = Path(sys.executable).parent / "homer"
     # the cluster this module started, joined by its address (a second local instance costs seconds of CPU)
     address = ray.get_runtime_context().gcs_address
-    args = ["build", "--out", tmp_path / "ds", "--n", 2, "--days", 2, "--utterances", 12, "--executor", "ray",
-            "--ray-address", address, "--workers", 2, "--quiet"]
+    args = ["build", "--out", tmp_path / "ds", "--n", 2, "--seed", SMALL.seed, "--days", SMALL.days,
+            "--utterances", SMALL.utterances_per_day, "--executor", "ray", "--ray-address", address,
+            "--workers", 2, "--quiet"]
     env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
     proc = subprocess.run([str(homer), *map(str, args)], capture_output=True, text=True, timeout=300, env=env)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "built 2 task(s)" in proc.stdout
     assert proc.stderr == "", proc.stderr[-2000:]  # --quiet: none of Ray's own INFO or WARNING lines either
+    assert tree(tmp_path / "ds") == tree(local_build)
     bad = subprocess.run([str(homer), "build", "--out", str(tmp_path / "x"), "--ray-address", "auto"],
                          capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "--ray-address needs --executor ray" in bad.stderr
