@@ -4,9 +4,7 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -21,7 +19,7 @@ from orchestrator.fake_llm.agent_answer import dataset_agent_plans
 from orchestrator.fake_llm.offline_responder import agent_responder, default_responder
 from orchestrator.fake_llm.prompt_roles import role_of
 from orchestrator.roles import BuildConfig
-from tests.support.homer_cli import HOMER, homer_here
+from tests.support.homer_cli import ForkedHomer, homer_forked, homer_here
 
 pytestmark = pytest.mark.slow
 
@@ -211,10 +209,14 @@ def homer_cli(*args: object) -> subprocess.CompletedProcess[str]:
     return homer_here(*args, env={"OPENAI_API_KEY": "sk-wrong"})
 
 
-def homer_child(*args: object) -> subprocess.CompletedProcess[str]:
-    """The console script as a child process (two can wait on a dead endpoint side by side)."""
-    return subprocess.run([str(HOMER), *map(str, args)], check=False, capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "OPENAI_API_KEY": "sk-wrong"})
+def homer_child(*args: object) -> ForkedHomer:
+    """The command in a child process forked from this one (two can wait on a dead endpoint side by side)."""
+    return homer_forked(*args, env={"OPENAI_API_KEY": "sk-wrong"})
+
+
+def ended(proc: ForkedHomer) -> subprocess.CompletedProcess[str]:
+    stdout, stderr = proc.communicate(timeout=120)
+    return subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr)
 
 
 def free_port() -> int:
@@ -228,12 +230,10 @@ def free_port() -> int:
 def test_preflight_refuses_a_dead_endpoint_a_wrong_key_and_an_unknown_model(short, tmp_path):
     dead = f"http://127.0.0.1:{free_port()}/v1"
     wait = ("--llm-set", "start_wait=1.5")  # a local server may still be starting: asked again (10 s by default)
-    with ThreadPoolExecutor(2) as both:  # side by side
-        build_dead = both.submit(homer_child, "build", "--backend", "llm", "--base-url", dead, "--out", tmp_path / "b",
-                                 "--n", 1, *wait)
-        eval_dead = both.submit(homer_child, "eval", short, "--agent", "llm", "--mode", "long-context", "--base-url",
-                                dead, "--out", tmp_path / "e", *wait)
-        build_dead, eval_dead = build_dead.result(), eval_dead.result()
+    started = [homer_child("build", "--backend", "llm", "--base-url", dead, "--out", tmp_path / "b", "--n", 1, *wait),
+               homer_child("eval", short, "--agent", "llm", "--mode", "long-context", "--base-url", dead, "--out",
+                           tmp_path / "e", *wait)]  # side by side
+    build_dead, eval_dead = map(ended, started)
     for proc in (build_dead, eval_dead):
         assert proc.returncode == 2 and "cannot connect" in proc.stderr and "Traceback" not in proc.stderr
         assert "after 1.5 s of retries" in proc.stderr
