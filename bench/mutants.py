@@ -76,8 +76,8 @@ from orchestrator.roles import PRESETS, BuildConfig  # noqa: E402
 
 _TOOLS = default_registry()
 WRITES = frozenset(name for name in _TOOLS.names if not _TOOLS.only_reads(name))  # the tools that change the office
-TEXT_KEYS = ("content", "subject", "text", "summary", "value", "start", "end")  # what a write says
-PERSON_ARGS = {"email_send_email": "recipient", "calendar_create_event": "user", "calendar_delete_event": "user"}
+# each write's argument naming the person whose mailbox or calendar it changes (its declaration's ``person``)
+PERSON_ARGS = {t.name: t.person for t in _TOOLS if t.person}
 # a conversion (<app>_convert_to_<kind>) reads a file of its app's kind, as a document app's read tools do
 CONVERSIONS = {name: get_app(_TOOLS.get(name).app).extensions[0] for name in _TOOLS.names
                if name.split("_", 1)[1].startswith("convert_to_")}
@@ -133,15 +133,26 @@ def _calls(plan: list[Any]) -> list[dict[str, Any]]:
     return [{"tool": c["tool"], "args": dict(c.get("args", {}))} for c in plan]
 
 
+def _says(tool: str) -> tuple[str, ...]:
+    """The arguments holding what a call of ``tool`` writes (its declaration's prose, then its
+    values: ``Tool.says``); none for a read."""
+    return _TOOLS.get(tool).says if tool in _TOOLS else ()
+
+
+def _prose(tool: str) -> tuple[str, ...]:
+    """The arguments holding what a call of ``tool`` says in words, not a field's value (``Tool.prose``)."""
+    return _TOOLS.get(tool).prose if tool in _TOOLS else ()
+
+
 def _rewrite(plan: list[dict[str, Any]], edit: Callable[[str], str],
-             value: Callable[[Any], Any] = lambda v: v, keys: tuple[str, ...] = ()) -> list[dict[str, Any]]:
-    """``plan`` with ``edit`` applied to what its writes say under ``keys`` (default ``TEXT_KEYS``;
-    and ``value`` to a cell's number)."""
+             value: Callable[[Any], Any] = lambda v: v, prose_only: bool = False) -> list[dict[str, Any]]:
+    """``plan`` with ``edit`` applied to what its writes say (``_says``; ``_prose`` when
+    ``prose_only``), and ``value`` to a cell's number."""
     out = []
     for call in plan:
         args = dict(call["args"])
         if call["tool"] in WRITES:
-            for key in keys or TEXT_KEYS:
+            for key in (_prose if prose_only else _says)(call["tool"]):
                 if isinstance(args.get(key), str):
                     args[key] = edit(args[key])
                 elif key == "value" and isinstance(args.get(key), (int, float)) and not isinstance(args[key], bool):
@@ -168,7 +179,7 @@ def _as_number(text: str) -> Any:
 
 
 def _written(plan: list[dict[str, Any]]) -> str:
-    return "\n".join(str(c["args"].get(k)) for c in plan if c["tool"] in WRITES for k in TEXT_KEYS
+    return "\n".join(str(c["args"].get(k)) for c in plan for k in _says(c["tool"])
                      if c["args"].get(k) is not None)
 
 
@@ -344,8 +355,7 @@ def _with_file(plan: list[dict[str, Any]], old: str, new: str) -> list[dict[str,
     pattern = re.compile(rf"(?<![\w.-]){re.escape(old)}(?![\w.-])")
     out = []
     for call in plan:
-        args = {k: pattern.sub(new, v) if isinstance(v, str) and (k not in TEXT_KEYS or call["tool"] in WRITES) else v
-                for k, v in call["args"].items()}
+        args = {k: pattern.sub(new, v) if isinstance(v, str) else v for k, v in call["args"].items()}
         out.append({"tool": call["tool"], "args": args})
     return out
 
@@ -406,8 +416,9 @@ def office_of(record: Any, testbed: Path) -> Office:
         world = make_world(seed)
         people = tuple(Person(p.name, p.first, p.user) for p in world.people)
     else:
-        users = sorted({p.stem.lower() for p in (testbed / "calendar").glob("*.ics")}
-                       | {p.name.lower() for p in (testbed / "emails").glob("*") if p.is_dir()})
+        calendars, mailboxes = (testbed / get_app("calendar").folder), (testbed / get_app("email").folder)
+        users = sorted({p.stem.lower() for p in calendars.glob("*.ics")}
+                       | {p.name.lower() for p in mailboxes.glob("*") if p.is_dir()})
         people = tuple(Person(u.title(), u.title(), u) for u in users)
     data = testbed / "data"
     files = tuple(sorted(str(p.relative_to(testbed)) for p in data.rglob("*") if p.is_file())) \
@@ -548,14 +559,11 @@ def _beside(kind: str, key: Any, other: Any, people: dict[str, Person], day_firs
     return spans
 
 
-PROSE_KEYS = ("content", "subject", "text", "summary")  # what a write says in words, not a field's value
-
-
 def _hedged(plan: list[dict[str, Any]], spans: Spans) -> list[dict[str, Any]]:
     """``plan`` with each value its writes state in words (``spans``) offered beside a wrong one:
     "75 or 76", "Thursday, 3 April 2025 or Friday, 4 April 2025", "Hi Elliot or Hugo"."""
     return _rewrite(plan, lambda text: _spliced(text, [(a, b, f"{text[a:b]} or {new}") for a, b, new in spans(text)]),
-                    keys=PROSE_KEYS)
+                    prose_only=True)
 
 
 def _shown(value: Any) -> str:
@@ -646,7 +654,7 @@ def _word_mutants(oracle: list[dict[str, Any]], day_first: bool | None) -> Itera
             yield Mutant("hedge", f"{old} or {_as_written(new, old)}", _hedged(oracle, lambda text, o=old, n=new: [
                 (a, b, _as_written(n, text[a:b])) for a, b, _ in _period_spans(text, day_first)
                 if text[a:b].lower() == o.lower()]))
-    texts = dict.fromkeys(str(c["args"][k]) for c in oracle if c["tool"] in WRITES for k in TEXT_KEYS
+    texts = dict.fromkeys(str(c["args"][k]) for c in oracle for k in _says(c["tool"])
                           if isinstance(c["args"].get(k), str))
     for text in texts:
         for pair in _pairs(text, day_first):
@@ -720,7 +728,7 @@ def _file_mutants(oracle: list[dict[str, Any]], office: Office, testbed: Path) -
             continue
         text = _document_text(testbed, source, ext)
         if not text or len(text) < 40 or not any(text in str(c["args"].get(k, "")) for c in oracle
-                                                  if c["tool"] in WRITES for k in TEXT_KEYS):
+                                                  for k in _says(c["tool"])):
             continue
         for other in files:
             other_text = _document_text(testbed, other, ext) if other.endswith("." + ext) and other != source else None

@@ -36,7 +36,7 @@ def list_events(ws: Workspace, user: str) -> str:
           "end": TIME,
           "location": {"type": "string", "maxLength": MAX_HEADER_CHARS},
       },
-      required=["user", "summary", "start", "end"])
+      required=["user", "summary", "start", "end"], person="user", prose=("summary",), values=("start", "end"))
 def create_event(ws: Workspace, user: str, summary: str, start: str, end: str, location: str = "") -> str:
     event = CalendarEvent(
         summary=summary,
@@ -51,7 +51,7 @@ def create_event(ws: Workspace, user: str, summary: str, start: str, end: str, l
 @tool("calendar", "delete_event", "Delete each of a user's events titled exactly summary.",
       writes=True,
       properties={"user": USER, "summary": {"type": "string", "minLength": 1}},
-      required=["user", "summary"])
+      required=["user", "summary"], person="user", prose=("summary",))
 def delete_event(ws: Workspace, user: str, summary: str) -> str:
     removed = calendar_store.delete(ws, user, summary)
     if not removed:

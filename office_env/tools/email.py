@@ -50,7 +50,7 @@ def read_email(ws: Workspace, user: str, email_id: str) -> str:
           "subject": {"type": "string", "minLength": 1, "maxLength": MAX_HEADER_CHARS},
           "content": {"type": "string"},
       },
-      required=["sender", "recipient", "subject", "content"])
+      required=["sender", "recipient", "subject", "content"], person="recipient", prose=("content", "subject"))
 def send_email(ws: Workspace, sender: str, recipient: str, subject: str, content: str) -> str:
     email_id = mail_store.deliver(ws, sender, recipient, subject, content)
     return f"Sent {subject!r} from {sender} to {recipient} (id {email_id})."

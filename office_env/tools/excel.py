@@ -111,7 +111,8 @@ def set_cells(ws: Workspace, calls: list[dict[str, Any]]) -> list[str | OfficeEr
 
 @tool("excel", "set_cell", "Set a cell of an .xlsx sheet; row, col 1-based.", writes=True,
       properties={"file_path": FILE_PATH, "row": ROW, "col": COL, "value": VALUE, "sheet": SHEET},
-      required=["file_path", "row", "col", "value"], batch=set_cells, batch_key=("file_path", "sheet"))
+      required=["file_path", "row", "col", "value"], batch=set_cells, batch_key=("file_path", "sheet"),
+      values=("value",))
 def set_cell(ws: Workspace, file_path: str, row: int, col: int, value: Any, sheet: str | None = None) -> str:
     old = _edit_cell(ws, file_path, row, col, value, sheet)
     return (f"Set ({row}, {col}) of {file_path} to {xlsx_io.render_value(xlsx_io.coerce(value))} "

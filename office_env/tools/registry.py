@@ -48,6 +48,18 @@ class Tool:
     # or None (or raises OfficeError) when it cannot, and they run one by one
     batch: Callable[[Workspace, list[dict[str, Any]]], "list[str | OfficeError] | None"] | None = None
     batch_key: tuple[str, ...] = ()
+    # what a write's arguments hold, for what judges its output (bench/mutants.py): ``person`` the
+    # office person whose mailbox or calendar it changes ("recipient"); ``prose`` what it says in words
+    # (a mail's content and subject, an event's title), ``values`` the field values it writes (a
+    # cell's value, an event's start and end)
+    person: str = ""
+    prose: tuple[str, ...] = ()
+    values: tuple[str, ...] = ()
+
+    @property
+    def says(self) -> tuple[str, ...]:
+        """The arguments holding what it writes: its prose, then its values."""
+        return self.prose + self.values
 
     def openai_definition(self) -> dict[str, Any]:
         """The definition sent with every agent request: ``parameters`` without what tells a model
@@ -101,9 +113,15 @@ def tool(
     required: Iterable[str] = (),
     batch: Callable[[Workspace, list[dict[str, Any]]], "list[str | OfficeError] | None"] | None = None,
     batch_key: tuple[str, ...] = (),
+    person: str = "",
+    prose: tuple[str, ...] = (),
+    values: tuple[str, ...] = (),
 ) -> Callable[[ToolFunc], ToolFunc]:
-    """Declare ``func(workspace, **args) -> observation`` as the tool ``<app>_<name>`` (``batch``:
-    see :class:`Tool`)."""
+    """Declare ``func(workspace, **args) -> observation`` as the tool ``<app>_<name>`` (``batch``,
+    ``person``, ``prose`` and ``values``: see :class:`Tool`; the last three name its arguments)."""
+    unknown = [key for key in ((person,) if person else ()) + prose + values if key not in properties]
+    if unknown:
+        raise ValueError(f"tool {app}_{name}: {unknown[0]!r} is none of its arguments")
 
     def decorate(func: ToolFunc) -> ToolFunc:
         schema = {
@@ -113,7 +131,8 @@ def tool(
             "additionalProperties": False,
         }
         Draft202012Validator.check_schema(schema)
-        _DECLARED.append(Tool(f"{app}_{name}", app, description, schema, func, writes, batch, batch_key))
+        _DECLARED.append(Tool(f"{app}_{name}", app, description, schema, func, writes, batch, batch_key,
+                              person, prose, values))
         return func
 
     return decorate

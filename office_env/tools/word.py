@@ -45,7 +45,7 @@ def create_new_file(ws: Workspace, file_path: str) -> str:
           "content": {"type": "string"},
           "mode": {"type": "string", "enum": ["overwrite", "append"]},
       },
-      required=["file_path", "content"])
+      required=["file_path", "content"], prose=("content",))
 def write_to_file(ws: Workspace, file_path: str, content: str, mode: str = "overwrite") -> str:
     path = resolve(ws, file_path, "file_path")
     check_suffix(file_path, "file_path", DOCX)

@@ -20,6 +20,7 @@ from jsonschema import Draft202012Validator
 from office_env import ToolResult, Workspace, default_registry
 from office_env.formats import docx_io, pdf_io
 from office_env.sample import SAMPLE_NOW as NOW
+from office_env.tools.registry import tool as declare_tool
 
 pytestmark = pytest.mark.slow
 
@@ -182,6 +183,19 @@ def test_every_tool_has_a_passing_and_a_failing_case(registry):
     assert sorted(PASSING) == sorted(registry.names)
     assert sorted(FAILING) == sorted(registry.names)
     assert len(registry) == 20
+
+
+def test_what_a_write_says_and_whom_it_acts_for_are_declared_with_it(registry):
+    """Each write names the arguments holding what it says (prose, then values) and the person whose
+    mailbox or calendar it changes; a read names none, and a name that is no argument is refused."""
+    declared = {t.name: (t.person, t.says) for t in registry if t.person or t.says}
+    assert declared == {
+        "email_send_email": ("recipient", ("content", "subject")), "word_write_to_file": ("", ("content",)),
+        "calendar_create_event": ("user", ("summary", "start", "end")), "calendar_delete_event": ("user", ("summary",)),
+        "excel_set_cell": ("", ("value",)), "system_write_answer": ("", ("text",))}
+    assert all(registry.get(name).writes for name in declared)
+    with pytest.raises(ValueError, match="'body' is none of its arguments"):
+        declare_tool("toy", "send", "Send.", writes=True, properties={"content": {"type": "string"}}, prose=("body",))
 
 
 @pytest.mark.parametrize("name", sorted(PASSING))
