@@ -18,15 +18,30 @@ from dataclasses import replace
 from typing import Iterable
 
 from generators.model import Misreading, TaskDraft, ToolCall
+from office_env.apps import file_readers, get_app, registry_cache
 
 # Calls that make the file they name, so nothing about it needs finding.
 _CREATES = {"word_create_new_file", "excel_create_new_file"}
 # Calls that change a file the agent must have read first (an edit in place).
 _EDITS = {"excel_set_cell": "excel_read_file", "excel_delete_cell": "excel_read_file",
           "word_write_to_file": "word_read_file"}
-# Calls that read a file.
-_READS = {"excel_read_file", "word_read_file", "pdf_read_file", "system_read_text"}
-_READER_OF = {"xlsx": "excel_read_file", "docx": "word_read_file", "pdf": "pdf_read_file"}
+
+
+@registry_cache(maxsize=1)
+def _readers() -> tuple[frozenset[str], dict[str, str]]:
+    """The calls that read a file (by ``file_path``), and the one that reads a file of each kind an
+    office app writes (its first kind, with its first such tool); other kinds are read as text."""
+    readers = file_readers()
+    reader_of: dict[str, str] = {}
+    for tool, app in readers:
+        if app.office:
+            reader_of.setdefault(app.extensions[0], tool)
+    return frozenset(tool for tool, _ in readers), reader_of
+
+
+def _text_reader() -> str:
+    """The file system's reader, which reads any file as text."""
+    return get_app("system").read_tools[0]
 
 
 def _words(text: str) -> list[str]:
@@ -61,7 +76,8 @@ def discover_plan(plan: list[ToolCall], files: Iterable[str], said: Iterable[str
     the chat gives (a number among them names its file)."""
     existing = set(files)
     said_words = {w for value in said for w in _words(value)}
-    plan_reads = {c.args.get("file_path") for c in plan if c.tool in _READS and isinstance(c.args, dict)}
+    reads, reader_of = _readers()
+    plan_reads = {c.args.get("file_path") for c in plan if c.tool in reads and isinstance(c.args, dict)}
     made: set[str] = set()
     listed_folders: set[str] = set()
     read: set[str] = set()
@@ -79,7 +95,7 @@ def discover_plan(plan: list[ToolCall], files: Iterable[str], said: Iterable[str
                 listed_folders.add(folder)
             if path not in read:
                 for other in _look_alikes(path, existing, said_words):
-                    reader = _READER_OF.get(_shape(other)[1], "system_read_text")
+                    reader = reader_of.get(_shape(other)[1]) or _text_reader()
                     if other not in read and other not in plan_reads:
                         out.append(ToolCall(reader, {"file_path": other}))
                         read.add(other)
@@ -101,7 +117,7 @@ def discover_plan(plan: list[ToolCall], files: Iterable[str], said: Iterable[str
             listed_mail.add(user)
         elif call.tool == "calendar_list_events" and isinstance(user, str):
             listed_calendars.add(user)
-        elif call.tool in _READS and isinstance(path, str):
+        elif call.tool in reads and isinstance(path, str):
             read.add(path)
         if isinstance(path, str) and (call.tool in _CREATES or path not in existing):
             made.add(path)

@@ -27,6 +27,7 @@ from dataclasses import replace
 from typing import Any, Protocol
 
 from generators.model import TaskDraft
+from office_env.apps import file_readers
 from office_env.errors import OfficeError
 from office_env.evaluation import evaluate_criteria, stated
 from office_env.evaluation.builders import stated_values
@@ -40,7 +41,6 @@ _THRESHOLD_WORDS = ["threshold", "limit", "cap", "cutoff", "cut-off", "mark", "m
 _DIRECTIONS = (("below", "under", "beneath", "less"), ("above", "over", "exceeding", "exceeds", "more"))
 _NAME_RE = re.compile(r"^[A-Z][\w&'.-]*(?: [\w&'().-]+){0,6}$")
 GREETINGS = stated.GREETINGS  # an agent may say "Hello Elliot" where the oracle says "Hi Elliot"
-_READS = ("word_read_file", "excel_read_file", "pdf_read_file")
 _MAKES = ("word_write_to_file", "word_create_new_file", "excel_create_new_file", "excel_set_cell")
 
 
@@ -143,7 +143,9 @@ def _entries(draft: TaskDraft, text: str, required: list[str], target: dict[str,
     names = _names(draft)
     persons = _people(people)
     parties = {str((target or {}).get(k, "")).split("@")[0].lower() for k in ("sender", "recipient")} - {""}
-    read = {_base(c.args.get("file_path", "")) for c in draft.oracle if c.tool in _READS}
+    # the files the oracle reads with an office app (a text file it looks through with the file system is left out)
+    reads = {tool for tool, app in file_readers() if app.office}
+    read = {_base(c.args.get("file_path", "")) for c in draft.oracle if c.tool in reads}
     # what an output may name without the file it was drawn from: the task's outputs, the other files it names
     beside = _outputs(draft) | {key for _, _, key in stated.candidates(text.lower(), "file")}
     for kind in stated.KINDS:

@@ -44,7 +44,7 @@ class App:
     name: str
     work: str
     tools: str  # the module declaring its tools (``@tool("<name>", ...)``)
-    read_tools: tuple[str, ...] = ()  # the read-only tools a surfer reads its items with
+    read_tools: tuple[str, ...] = ()  # the read-only tools its items are read with (its surfer's)
     # a read tool -> the testbed file one call reads, "{argument}" for the call's arguments
     # ("emails/{user}/{email_id}"); a documents app's read tools read their "{file_path}" unless named here
     reads: Mapping[str, str] = field(default_factory=dict)
@@ -155,7 +155,8 @@ _CALENDAR = App(
         })},
     spoken=(r"(?i)\bcalendars?\b",), near_miss={"calendar": "email", "calendars": "emails"},
     surfer=f"{_SURFERS}:explore_calendar", preview=f"{_REVIEW}:calendar_view")
-_SYSTEM = App(name="system", work="file", tools="office_env.tools.system", extensions=("txt",),
+_SYSTEM = App(name="system", work="file", tools="office_env.tools.system", read_tools=("system_read_text",),
+              extensions=("txt",),
               readers={"txt": "office_env.evaluation.content:read_plain"}, office=False)
 
 # In the order prompts, schemas and records list them; registered apps follow.
@@ -224,6 +225,20 @@ def tool_apps() -> tuple[str, ...]:
     """The apps that have tools: the office's, and the file system every task may look through."""
     return tuple(a.name for a in _REGISTRY.values() if a.office) + tuple(
         a.name for a in _REGISTRY.values() if not a.office)
+
+
+@registry_cache(maxsize=1)
+def all_read_tools() -> frozenset[str]:
+    """Every app's read tools, the file system's among them: the calls that read an app's items."""
+    return frozenset(tool for a in _REGISTRY.values() for tool in a.read_tools)
+
+
+@registry_cache(maxsize=1)
+def file_readers() -> tuple[tuple[str, App], ...]:
+    """Each read tool that reads the one file its ``file_path`` argument names (``App.read_paths``:
+    a document app's, the file system's), with its app, apps in order."""
+    return tuple((tool, a) for a in _REGISTRY.values() for tool, path in a.read_paths().items()
+                 if path == "{file_path}")
 
 
 def get_app(name: str) -> App:

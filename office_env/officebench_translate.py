@@ -59,6 +59,11 @@ OFFICEBENCH_FUNCTIONS = frozenset({
 REFERENCE_PREFIX = "../../../../reference/"
 FOLD_WIDTH = 74  # an iCalendar content line is folded after 75 octets
 MAX_TOLERANCE = 0.01  # a number compared within a cent is its own text (money has two decimals)
+# OfficeBench's own layout, fixed there and not the registry's to change: its tools keep a person's
+# mailbox in emails/<user>/ and calendar in calendar/<user>.ics, and its evaluator reads them there (an
+# export copies the testbed as it is: scorable there while the mail and calendar apps keep these folders)
+OFFICEBENCH_MAILBOXES = "emails/"
+OFFICEBENCH_CALENDARS = "calendar/"
 
 
 @dataclass
@@ -183,7 +188,7 @@ def _carry_email_not_sent(args: dict[str, Any], mailboxes: frozenset[str] | None
     if mailboxes is not None and wrong not in mailboxes and wrong.lower() not in mailboxes \
             and wrong.lower() not in sent_to:
         # a person with no mailbox yet, whom the solution does not mail, must still have none
-        return [{"function": "evaluate_file_not_exist", "args": {"file": f"emails/{wrong}"}}]
+        return [{"function": "evaluate_file_not_exist", "args": {"file": f"{OFFICEBENCH_MAILBOXES}{wrong}"}}]
     if len(keywords) != 1:  # "not all of these" there, "none of these" here: said only of one keyword
         return "refuses a message holding several keywords together, which a mailbox-wide check cannot say"
     # their mailbox must not hold the keyword (checked on the task's states on export)
@@ -208,12 +213,17 @@ def _carry_answer(args: dict[str, Any]) -> list[dict[str, Any]] | str:
               for x in refused)]
 
 
+def _calendar_of(user: str) -> str:
+    """A person's calendar in OfficeBench's layout."""
+    return f"{OFFICEBENCH_CALENDARS}{user}.ics"
+
+
 def _carry_calendar_event(args: dict[str, Any]) -> list[dict[str, Any]] | str:
     summary = args["summary"] if isinstance(args["summary"], str) else " ".join(map(str, args["summary"]))
     keywords = _unfoldable_words(summary) + [_stamp(args[k]) for k in ("start", "end") if args.get(k)]
     if not keywords:
         return "has no title word or time that survives the calendar's line folding"
-    return [{"function": "evaluate_contain", "args": {"doc_type": "ics", "file": f"calendar/{args['username']}.ics",
+    return [{"function": "evaluate_contain", "args": {"doc_type": "ics", "file": _calendar_of(args["username"]),
                                                       "keywords": keywords}},
             {"function": "evaluate_calendar_no_overlap", "args": {"username": args["username"]}}]
 
@@ -226,7 +236,7 @@ def _carry_calendar_no_event(args: dict[str, Any]) -> list[dict[str, Any]] | str
         return "has a title the calendar file escapes or folds, so its text is not the title"
     # the event's first two lines: that title starting at that time (OfficeBench reads them in lower case)
     line = f"SUMMARY:{summary}\nDTSTART:{_stamp(args['start'])}"
-    return [{"function": "evaluate_not_contain", "args": {"doc_type": "ics", "file": f"calendar/{args['username']}.ics",
+    return [{"function": "evaluate_not_contain", "args": {"doc_type": "ics", "file": _calendar_of(args["username"]),
                                                           "keywords": [line]}}]
 
 

@@ -6,6 +6,7 @@ import json
 from datetime import datetime
 from pathlib import Path
 
+from office_env.apps import get_app
 from office_env.formats import docx_io, eml_io, ics_io, pdf_io, xlsx_io
 from office_env.formats.ics_io import CalendarEvent
 
@@ -30,12 +31,12 @@ def write_sample_office(root: Path, now: datetime = SAMPLE_NOW) -> Path:
                                                     stamp=now))
     (data / "readme.txt").write_text("Plain text file for the team.\n", encoding="utf-8")
     for user, sender, subject, body in SAMPLE_MAIL:
-        box = root / "emails" / user
+        box = root / get_app("email").folder / user
         box.mkdir(parents=True, exist_ok=True)
         (box / f"{subject.replace(':', '')}.eml").write_bytes(eml_io.build(sender, user, subject, body, now))
-    cal = root / "calendar"
+    cal = root / get_app("calendar").folder
     cal.mkdir()
-    (cal / "alice.ics").write_bytes(ics_io.build([
+    (cal / f"alice{get_app('calendar').suffix}").write_bytes(ics_io.build([
         CalendarEvent("Team sync", datetime(2024, 5, 6, 10, 0), datetime(2024, 5, 6, 11, 0), "Room 2"),
         CalendarEvent("1:1 with Bob", datetime(2024, 5, 6, 14, 0), datetime(2024, 5, 6, 14, 30)),
     ], "alice", now))
@@ -64,6 +65,7 @@ SAMPLE_TASKS: dict[str, list[dict]] = {
                    "args": {"doc_type": "xlsx", "result_file": "./data/scores.xlsx",
                             "expected_file": "../../../../reference/scores_swapped.xlsx"}}]),
     ],
+    # a task in OfficeBench's format names a calendar by OfficeBench's own layout, not by the registry's folders
     "2-1": [
         _subtask("Add 'Budget review' to my calendar on 2024-05-07 from 15:00 to 16:00 and email Bob to confirm it.",
                  [{"function": "evaluate_contain",

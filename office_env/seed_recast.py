@@ -33,6 +33,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
+from office_env.apps import get_app
 from office_env.errors import OfficeError
 from office_env.formats import docx_io, eml_io, pdf_io, xlsx_io
 from office_env.formats.bounded import read_bytes
@@ -149,15 +150,17 @@ def _files(root: Path | None) -> list[Path]:
 # -- who the seed's people are ---------------------------------------------------------------
 
 def seed_ids(seed: SeedTask) -> set[str]:
-    """The lower-case ids a seed names its people by in its layout: user, mailbox and calendar owners."""
+    """The lower-case ids a seed names its people by in its layout: user, mailbox and calendar owners
+    (where the mail and calendar apps' entries keep them, the folders OfficeBench's testbeds use)."""
     ids = {seed.username.strip().lower()}
     if seed.testbed.is_dir():
-        mail = seed.testbed / "emails"
+        mail = seed.testbed / get_app("email").folder
         if mail.is_dir():
             ids |= {p.name.lower() for p in mail.iterdir() if p.is_dir()}
-        calendar = seed.testbed / "calendar"
+        calendars = get_app("calendar")
+        calendar = seed.testbed / calendars.folder
         if calendar.is_dir():
-            ids |= {p.stem.lower() for p in calendar.iterdir() if p.suffix.lower() == ".ics"}
+            ids |= {p.stem.lower() for p in calendar.iterdir() if p.suffix.lower() == calendars.suffix}
     return {i for i in ids if _ID.match(i)}
 
 

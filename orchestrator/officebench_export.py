@@ -32,6 +32,7 @@ from backends.job_contract import no_space
 from backends.task_record import TaskRecord, plan_calls
 from generators.spoken_time import value_time
 from office_env import OfficeError
+from office_env.apps import get_app
 from office_env.evaluation.officebench_semantics import evaluate_officebench
 from office_env.evaluation.reference_state import apply_reference
 from office_env.officebench import write_task_folder
@@ -138,7 +139,7 @@ def as_written(evaluation: list[dict[str, Any]], oracle: list[dict[str, Any]]) -
 
 
 def _mailboxes(testbed: Path) -> frozenset[str]:
-    folder = testbed / "emails"
+    folder = testbed / get_app("email").folder
     return (frozenset(p.name for p in folder.iterdir() if p.is_dir() and not p.is_symlink()) if folder.is_dir()
             else frozenset())
 

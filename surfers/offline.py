@@ -309,10 +309,15 @@ def parse_message(observation: str) -> dict[str, str]:
     return fields
 
 
+def _read_path(app: str, tool: str, **args: str) -> str:
+    """The file a read call of an owner-laid app opens, as its entry says (``App.read_paths``)."""
+    return get_app(app).read_paths()[tool].format_map(args)
+
+
 def _mailbox(ws: Reader, user: str) -> dict[str, Any]:
     listing = _call(ws, "email_list_emails", {"user": user})
     if not listing.ok:
-        return _error(f"emails/{user}", listing)
+        return _error(get_app("email").folder + user, listing)  # the mailbox it could not list
     messages: list[dict[str, Any]] = []
     for line in listing.observation.splitlines()[1:]:
         bad = _UNREADABLE_RE.match(line)
@@ -326,7 +331,7 @@ def _mailbox(ws: Reader, user: str) -> dict[str, Any]:
         email_id = match.group(1)
         result = _call(ws, "email_read_email", {"user": user, "email_id": email_id})
         if not result.ok:
-            messages.append(_error(f"emails/{user}/{email_id}", result))
+            messages.append(_error(_read_path("email", "email_read_email", user=user, email_id=email_id), result))
             continue
         messages.append({"id": email_id, **parse_message(result.observation)})
     return {"user": user, "messages": messages}
@@ -403,7 +408,7 @@ def free_slots(events: list[dict[str, str]], monday: date | None, weeks: int = F
 def _calendar(ws: Reader, user: str) -> dict[str, Any]:
     result = _call(ws, "calendar_list_events", {"user": user})
     if not result.ok:
-        return _error(f"calendar/{user}.ics", result)
+        return _error(_read_path("calendar", "calendar_list_events", user=user), result)
     events = parse_events(result.observation)
     return {"user": user, "events": events, "free_slots": free_slots(events, calendar_week(events, ws.now))}
 

@@ -13,10 +13,9 @@ from __future__ import annotations
 import re
 from typing import Any, Sequence
 
+from office_env.apps import all_read_tools
 from verifier.answer_forms import TEXT_ARGS
 
-READS = frozenset({"excel_read_file", "pdf_read_file", "word_read_file", "email_read_email", "email_list_emails",
-                   "calendar_list_events", "system_read_text"})
 MAX_PASTE_CHARS = 60_000  # what one written text holds at most (a mail or a document of the paste)
 FORWARD_SHARE = 0.6  # prose whose lines are at least this share verbatim from the reads is a forward
 
@@ -36,7 +35,8 @@ def is_forward(oracle: Sequence[dict[str, Any]], observations: Sequence[str]) ->
 def paste_plan(oracle: Sequence[dict[str, Any]], observations: Sequence[str]) -> list[dict[str, Any]] | None:
     """The oracle with each prose it writes replaced by everything its reads returned; None when
     it reads nothing or writes no prose. ``observations``: one per oracle call, in order."""
-    read = [obs for call, obs in zip(oracle, observations) if call.get("tool") in READS and obs.strip()
+    reads = all_read_tools()  # every app's read tools (the file system's among them)
+    read = [obs for call, obs in zip(oracle, observations) if call.get("tool") in reads and obs.strip()
             and not obs.startswith("Error")]
     paste = re.sub(r"\n{3,}", "\n\n", "\n\n".join(read))[:MAX_PASTE_CHARS]
     if not paste:

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any, Iterable, cast
 
 from backends.task_record import TaskRecord, plan_calls
-from office_env.apps import registered_apps, registry_cache
+from office_env.apps import get_app, registered_apps, registry_cache
 from office_env.evaluation.keywords import Haystack, normalize, without_thousands
 
 # Memory cues that state a requirement the criteria must check.
@@ -545,7 +545,7 @@ class _Tracer:
         if len(times) != 2 or None in times or not times[0] < times[1]:  # type: ignore[operator]  # None is ruled out first
             return False
         parts = [f"{t:%Y-%m-%d}" for t in times] + [f"{t:%H:%M}" for t in times]
-        return any(path.startswith("calendar/") and all(hay.has(p) for p in parts)
+        return any(path.startswith(get_app("calendar").folder) and all(hay.has(p) for p in parts)
                    for path, hay in self.office.files.items())
 
     def _plain_source(self, value: Any, earlier: int | None = None) -> str | None:

@@ -34,6 +34,7 @@ import re
 from functools import lru_cache
 from typing import Any
 
+from office_env.apps import registered_apps, registry_cache
 from office_env.evaluation import keywords as kw
 
 KINDS = ("number", "day", "time", "file", "name", "period")
@@ -84,7 +85,14 @@ _PERIOD_RE = re.compile(
     r"|(jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec)(?:uary|ruary|ch|il|e|y|ust|tember|ember|ober)?\.?)"
     r"(?![\w-])")
 _NUMBER_RE = re.compile(r"(?<![\w.,:-])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\w]|[:.,-]\d)")
-_FILE_RE = re.compile(r"(?<![\w/.-])(?:[\w-]+/)*[\w.-]+\.(?:docx|xlsx|pdf|txt|csv|pptx|ics|eml)\b")
+_OTHER_FILE_KINDS = ("csv", "pptx")  # files a value may name besides the kinds the office's apps write
+
+
+@registry_cache(maxsize=1)
+def _file_re() -> re.Pattern[str]:
+    """A file's name: the kind each app writes its files as (``App.suffix``), or another of ``_OTHER_FILE_KINDS``."""
+    kinds = dict.fromkeys([*(a.extensions[0] for a in registered_apps() if a.extensions), *_OTHER_FILE_KINDS])
+    return re.compile(rf"(?<![\w/.-])(?:[\w-]+/)*[\w.-]+\.(?:{'|'.join(map(re.escape, kinds))})\b")
 
 
 def value_key(kind: str, value: Any, day_first: bool | None = None) -> Any:
@@ -100,7 +108,7 @@ def value_key(kind: str, value: Any, day_first: bool | None = None) -> Any:
         clocks = kw.clock_spans(text)
         return clocks[0][2] if clocks else None
     if kind == "file":
-        return text.rsplit("/", 1)[-1] if _FILE_RE.fullmatch(text) else None
+        return text.rsplit("/", 1)[-1] if _file_re().fullmatch(text) else None
     if kind == "period":
         periods = _periods(text)
         return periods[0][2] if len(periods) == 1 and (periods[0][0], periods[0][1]) == (0, len(text)) else None
@@ -132,7 +140,7 @@ def _numbers(text: str) -> list[tuple[int, int, float]]:
             if not any(a < m.end() and m.start() < b for a, b in hidden)]
 
 
-@lru_cache(maxsize=256)  # a check reads one output for each of its values, and a gate scores it again
+@registry_cache(maxsize=256)  # a check reads one output for each of its values, and a gate scores it again
 def candidates(text: str, kind: str, day_first: bool | None = None,
                names: tuple[str, ...] = ()) -> list[tuple[int, int, Any]]:
     """(start, end, key) of every value of ``kind`` in ``text`` (lower-cased, thousands separators
@@ -144,7 +152,7 @@ def candidates(text: str, kind: str, day_first: bool | None = None,
     if kind == "time":
         return kw.clock_spans(text)
     if kind == "file":
-        return [(m.start(), m.end(), m.group(0).rsplit("/", 1)[-1]) for m in _FILE_RE.finditer(text)]
+        return [(m.start(), m.end(), m.group(0).rsplit("/", 1)[-1]) for m in _file_re().finditer(text)]
     if kind == "period":
         return _periods(text)
     found: list[tuple[int, int, str]] = []

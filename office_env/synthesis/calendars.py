@@ -6,6 +6,7 @@ from __future__ import annotations
 import random
 from datetime import date, datetime, timedelta
 
+from office_env.apps import get_app
 from office_env.formats import ics_io
 from office_env.formats.ics_io import CalendarEvent
 from office_env.synthesis.check import OUT_OF_OFFICE
@@ -105,7 +106,8 @@ def calendars(world: World, rng: random.Random, away: Away | None = None) -> Fil
     out: Files = []
     for person in owners:
         items = sorted(events[person.user], key=lambda e: (e.start, e.summary))
-        out.append((f"calendar/{person.user}.ics", "calendar", ics_io.build(items, person.user, world.now)))
+        path = f"{get_app('calendar').folder}{person.user}{get_app('calendar').suffix}"
+        out.append((path, "calendar", ics_io.build(items, person.user, world.now)))
     return out
 
 

@@ -19,6 +19,7 @@ from datetime import date, timedelta
 from pathlib import Path
 from typing import cast
 
+from office_env.apps import get_app
 from office_env.formats import eml_io, ics_io, pdf_io, xlsx_io
 from office_env.synthesis.world import CALENDAR_WEEKS, SUPPLIER_CATALOGUE, World
 
@@ -272,7 +273,7 @@ def _absences(world: World, mails: dict[str, eml_io.Mail], events: dict[str, lis
                            and (m.when() or sent).replace(tzinfo=None) > sent)
             if later:
                 out.append(f"{path}: its sender is away until after {last} but wrote {later[0]} afterwards")
-        calendar = f"calendar/{users.get(mail.sender, '')}.ics"
+        calendar = f"{get_app('calendar').folder}{users.get(mail.sender, '')}{get_app('calendar').suffix}"
         for event in events.get(calendar, ()):
             if first <= event.start.date() <= last and not event.summary.startswith(OUT_OF_OFFICE):
                 out.append(f"{calendar}: {event.summary!r} on {event.start.date()} while {path} says they are away")

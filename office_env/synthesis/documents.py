@@ -21,7 +21,7 @@ import random
 from pathlib import Path
 from typing import Callable
 
-from office_env.apps import load, registered_apps
+from office_env.apps import get_app, load, registered_apps
 from office_env.formats import docx_io, pdf_io, xlsx_io  # noqa: F401 - the writers every kind uses
 from office_env.synthesis.calendars import calendars
 from office_env.synthesis.check import WorldCheckError, check_world
@@ -69,7 +69,7 @@ def write_workspace(world: World, root: Path) -> dict[str, str]:
         if any(root.iterdir()):
             raise FileExistsError(f"{root}: folder is not empty; synthesis writes into a fresh testbed")
     manifest: dict[str, str] = {}
-    for folder in ("data", f"emails/{world.user.user}", "calendar"):
+    for folder in ("data", f"{get_app('email').folder}{world.user.user}", get_app("calendar").folder):
         (root / folder).mkdir(parents=True, exist_ok=True)
     for path, kind, data in build_files(world):
         (root / path).write_bytes(data)

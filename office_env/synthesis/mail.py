@@ -8,6 +8,7 @@ import re
 from datetime import date, datetime, timedelta
 from typing import Any
 
+from office_env.apps import get_app
 from office_env.formats import eml_io
 from office_env.synthesis.common import UNSAFE, WEEKDAY_NAMES, Away, Facts, Files, iso, workday_before
 from office_env.synthesis.sheets import BUDGET_CATEGORIES, REGIONS
@@ -230,7 +231,7 @@ def emails(world: World, rng: random.Random, facts: Facts, away: Away | None = N
     for sender, subject, body, when, cc in sorted(out, key=lambda m: (m[3], m[1])):
         name = _safe_name(subject, taken)
         data = eml_io.build(sender.user, world.user.user, subject, body, when, cc=cc)
-        files_out.append((f"emails/{world.user.user}/{name}", "email", data))
+        files_out.append((f"{get_app('email').folder}{world.user.user}/{name}", "email", data))
     return files_out
 
 

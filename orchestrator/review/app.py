@@ -38,6 +38,7 @@ from backends.dataset_reader import iter_tasks, load_task
 from backends.prompts import TEMPLATES
 from backends.task_record import TaskRecord, plan_calls
 from office_env import Workspace
+from office_env.apps import get_app
 from office_env.formats import ics_io
 from office_env.untrusted import printable
 from orchestrator.review.annotations import (
@@ -254,7 +255,8 @@ def task_page(server: ReviewServer, request: Request, message: str = "", problem
     revisions = store.revisions(task_id)
     return server.render(
         "task.html", status=status, task_id=task_id, record=written, days=days, marked=marked, files=files,
-        users=[u for u in users if (testbed / "emails" / u).is_dir()], calendars=calendars, criteria=criteria,
+        users=[u for u in users if (testbed / get_app("email").folder / u).is_dir()], calendars=calendars,
+        criteria=criteria,
         guideline=[(c, CRITERION_TEXT[c]) for c in CRITERIA], verdict_choices=VERDICTS, mine=mine, others=others,
         previous=previous, following=following, revisions=revisions, page=page, pages=pages, message=message,
         only_marked=only_marked,

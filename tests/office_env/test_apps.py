@@ -278,11 +278,50 @@ def test_a_registered_app_is_in_the_tools_surfers_schemas_planner_and_review_pag
     assert view.status_code == 200 and "toy board: ship the banner" in view.text
 
 
+BOARDS = ["data/sprint_1.toy", "data/sprint_2.toy"]
+BOARD_TEXT = "data/sprint.toy:\nship the banner on the landing page\nfix the login of the staff portal"
+
+
+def _memo_from_board() -> list[dict]:
+    return [{"tool": "toy_read_board", "args": {"file_path": "data/sprint.toy"}},
+            {"tool": "word_write_to_file", "args": {"file_path": "data/memo.docx", "content": "Two cards are left."}}]
+
+
+def test_a_registered_apps_read_tool_is_a_read_to_discovery_stated_values_and_the_paste_plan(toy_app):
+    """The app's read tool is a read wherever plans are judged by what they read: discovery opens a
+    look-alike board with it (and not again one the plan reads itself), a mail naming the board
+    the oracle read says the file its work was drawn from, and a paste plan pastes what it returned."""
+    from generators.discovery import discover_plan
+    from generators.model import TaskDraft, ToolCall
+    from generators.stated_values import state_checks
+    from verifier.paste_plan import paste_plan
+
+    second = ToolCall("toy_read_board", {"file_path": BOARDS[1]})
+    assert discover_plan([second], BOARDS) == [
+        ToolCall("system_list_files", {"folder": "data"}), ToolCall("toy_read_board", {"file_path": BOARDS[0]}), second]
+    both = [second, ToolCall("toy_read_board", {"file_path": BOARDS[0]})]
+    assert discover_plan(both, BOARDS)[1:] == both
+
+    mail = "Hi Elliot,\n\nTwo cards of sprint.toy are left: the banner and the login.\n\nBest,\nZara"
+    draft = TaskDraft(description="d", intent="i", subtasks=["s"], evaluation=[], memory=[], query="q", oracle=[
+        ToolCall("toy_read_board", {"file_path": "data/sprint.toy"}),
+        ToolCall("email_send_email", {"sender": "zara", "recipient": "elliot", "subject": "Cards", "content": mail})])
+    checks = [c for c in state_checks(draft).evaluation if c["function"] == "evaluate_stated_values"]
+    named = [v for v in checks[0]["args"]["values"] if v["kind"] == "file"]
+    assert [(v["value"], v.get("alone")) for v in named] == [("sprint.toy", [])]  # read: it stands alone
+
+    pasted = paste_plan(_memo_from_board(), [BOARD_TEXT, "Wrote data/memo.docx (1 paragraph(s))."])
+    assert pasted is not None and pasted[1]["args"]["content"] == BOARD_TEXT
+
+
 def test_an_app_taken_out_is_gone_from_every_layer(toy_app):
     from backends.task_record import RecordError, parse_record
+    from generators.discovery import discover_plan
+    from generators.model import ToolCall
     from generators.plus_offline import infer_apps
     from generators.specifics import find_specifics
     from tests.support.records import record_with
+    from verifier.paste_plan import paste_plan
     from verifier.trace import _read_paths
 
     assert infer_apps("Fix data/sprint.toy.") == ["toy"] and validate_criteria([CONTAIN_BOARD]) == []
@@ -292,6 +331,10 @@ def test_an_app_taken_out_is_gone_from_every_layer(toy_app):
     assert infer_apps("Fix data/sprint.toy.") == ["system"]
     assert find_specifics("Fix data/sprint.toy on the toy board.") == []
     assert _read_paths([{"tool": "toy_read_board", "args": {"file_path": "data/sprint.toy"}}]) == set()
+    # a look-alike board is read as text, and what the toy's reader returned is no read to paste
+    assert discover_plan([ToolCall("toy_read_board", {"file_path": BOARDS[1]})], BOARDS)[1] == ToolCall(
+        "system_read_text", {"file_path": BOARDS[0]})
+    assert paste_plan(_memo_from_board(), [BOARD_TEXT, "Wrote data/memo.docx (1 paragraph(s))."]) is None
     with pytest.raises(RecordError, match="toy"):
         parse_record(record_with("toy-00001", apps=["toy"], app_count=1))
     assert general_plan_schema()["properties"]["apps"]["items"]["enum"] == list(office_apps())
