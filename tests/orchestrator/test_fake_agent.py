@@ -28,7 +28,7 @@ from orchestrator.fake_llm.noisy_agent import (
 from orchestrator.fake_llm.offline_responder import agent_responder
 from orchestrator.roles import BuildConfig
 
-from tests.support.homer_cli import homer_here
+from tests.support.homer_cli import homer_forked, homer_here
 
 pytestmark = pytest.mark.slow
 
@@ -122,9 +122,9 @@ def test_fake_llm_agent_options_are_checked(tmp_path, dataset):
 
 
 def test_homer_fake_llm_plays_the_noisy_agent_for_homer_eval(dataset, tmp_path):
-    server = subprocess.Popen([*COMMAND, "fake-llm", "--port", "0", "--agent", "noisy",
-                               "--dataset", str(dataset), "--seed", "2", "--noise", "0.5"], env=ENV,
-                              stdout=subprocess.PIPE, text=True)
+    # a server process of its own, forked from this one (a console script would spend seconds importing)
+    server = homer_forked("fake-llm", "--port", "0", "--agent", "noisy", "--dataset", dataset, "--seed", "2",
+                          "--noise", "0.5", pipe_stdout=True)
     try:
         ready = server.stdout.readline()
         url = re.search(r"http://\S+/v1", ready).group(0)
@@ -133,7 +133,7 @@ def test_homer_fake_llm_plays_the_noisy_agent_for_homer_eval(dataset, tmp_path):
                           tmp_path / "run", "-q")
     finally:
         server.terminate()
-        server.wait(10)
+        server.communicate(10)
     assert proc.returncode == 0, proc.stderr
     overall = re.search(r"\| \*\*overall\*\* \| 12 \| ([0-9.]+) ", proc.stdout)
     assert overall and 0.0 < float(overall.group(1)) < 100.0, proc.stdout

@@ -25,6 +25,7 @@ import traceback
 import warnings
 from collections.abc import Mapping
 from pathlib import Path
+from typing import IO
 
 from typer.testing import CliRunner
 
@@ -91,26 +92,35 @@ def _fresh_warnings_and_logging() -> None:
 class ForkedHomer:
     """``homer ARGS`` running in a child forked from this process, with what the tests use of a
     :class:`subprocess.Popen`: ``pid``, ``returncode``, ``poll``, ``wait``, ``send_signal``, ``kill``
-    and ``communicate`` (its stdout and stderr, kept in files until it ends). The child has what a
+    and ``communicate`` (its stdout and stderr, kept in files until it ends; with ``pipe_stdout``,
+    ``stdout`` is a pipe to read its lines as they come, as ``Popen(stdout=PIPE, text=True)`` gives
+    it). The child has what a
     fresh ``homer`` starts with where the test runner changed it: the default Ctrl-C and SIGTERM
     handling, warnings and log records to stderr (not into the runner's capture), stdin from
     /dev/null and stdout and stderr of its own; it stays in this process group, as a console script
     started by Popen does."""
 
-    def __init__(self, args: tuple[object, ...], env: Mapping[str, str | None] | None):
+    def __init__(self, args: tuple[object, ...], env: Mapping[str, str | None] | None, pipe_stdout: bool = False):
         argv = [str(a) for a in args]
         self.args = ["homer", *argv]
         self.returncode: int | None = None
+        self.stdout: IO[str] | None = None
         self._out = tempfile.TemporaryFile()  # noqa: SIM115 - closed by communicate
         self._err = tempfile.TemporaryFile()  # noqa: SIM115
+        read_end, write_end = os.pipe() if pipe_stdout else (-1, self._out.fileno())
         settings = {"NO_COLOR": "1", "TERM": "dumb", "COLUMNS": "200", **(env or {})}
         sys.stdout.flush()
         sys.stderr.flush()
         self.pid = os.fork()
         if self.pid == 0:
-            self._child(argv, settings)
+            if pipe_stdout:
+                os.close(read_end)
+            self._child(argv, settings, write_end)
+        if pipe_stdout:
+            os.close(write_end)
+            self.stdout = open(read_end, encoding="utf-8", errors="replace")  # noqa: SIM115 - closed by communicate
 
-    def _child(self, argv: list[str], settings: Mapping[str, str | None]) -> None:
+    def _child(self, argv: list[str], settings: Mapping[str, str | None], stdout_fd: int) -> None:
         """In the child: its files, environment and signal handling, then the entry point; never returns."""
         code = 1
         try:
@@ -122,7 +132,7 @@ class ForkedHomer:
             null = os.open(os.devnull, os.O_RDONLY)
             os.dup2(null, 0)
             os.close(null)
-            os.dup2(self._out.fileno(), 1)
+            os.dup2(stdout_fd, 1)
             os.dup2(self._err.fileno(), 2)
             sys.stdin = open(0, closefd=False)  # noqa: SIM115 - the child's whole life
             sys.stdout = open(1, "w", closefd=False)  # noqa: SIM115
@@ -171,6 +181,9 @@ class ForkedHomer:
         if self.poll() is None:
             os.kill(self.pid, signum)
 
+    def terminate(self) -> None:
+        self.send_signal(signal.SIGTERM)
+
     def kill(self) -> None:
         self.send_signal(signal.SIGKILL)
 
@@ -188,11 +201,15 @@ class ForkedHomer:
             handle.seek(0)
             texts.append(handle.read().decode("utf-8", "replace"))
             handle.close()
+        if self.stdout is not None:  # what the pipe still held
+            texts[0] = self.stdout.read()
+            self.stdout.close()
         return texts[0], texts[1]
 
 
-def homer_forked(*args: object, env: Mapping[str, str | None] | None = None) -> ForkedHomer:
+def homer_forked(*args: object, env: Mapping[str, str | None] | None = None,
+                 pipe_stdout: bool = False) -> ForkedHomer:
     """Start ``homer ARGS`` in a child process forked from this one (see :class:`ForkedHomer`): a
     real process to interrupt or kill, without the seconds a fresh interpreter spends importing
     the pipeline. ``env`` as for :func:`homer_here`."""
-    return ForkedHomer(args, env)
+    return ForkedHomer(args, env, pipe_stdout)
