@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from click.testing import Result
 from typer.testing import CliRunner
 
 from backends.task_record import parse_record
@@ -150,18 +151,27 @@ def test_the_fit_says_what_flat_or_one_sided_data_leave_undetermined():
         assert horizon_curve(result) is not None
 
 
-def test_eval_horizons_end_to_end(dataset: Path, tmp_path: Path):
+@pytest.fixture(scope="module")
+def sweep(dataset: Path, tmp_path_factory) -> tuple[Path, Result]:
+    """The oracle's sweep of the dataset over 5, 10 and 20 days, and what the command said: read by
+    its own test and by the research report's."""
+    out = tmp_path_factory.mktemp("sweep") / "sweep"
+    swept = CliRunner().invoke(app, ["eval", str(dataset), "--agent", "oracle", "--mode", "long-context",
+                                     "--horizons", "5,10,20", "--out", str(out)])
+    return out, swept
+
+
+def test_eval_horizons_end_to_end(dataset: Path, sweep: tuple[Path, Result], tmp_path: Path):
     runner = CliRunner()
-    swept = runner.invoke(app, ["eval", str(dataset), "--agent", "oracle", "--mode", "long-context",
-                                "--horizons", "5,10,20", "--out", str(tmp_path / "sweep")])
+    folder, swept = sweep
     assert swept.exit_code == 0, swept.output
-    result = json.loads((tmp_path / "sweep" / "horizon.json").read_text())
+    result = json.loads((folder / "horizon.json").read_text())
     assert [p["days"] for p in result["points"]] == [5, 10, 20] and all(p["pass_rate"] == 1.0 for p in result["points"])
     tokens = [p["context_tokens"] for p in result["points"]]
     assert tokens == sorted(tokens) and tokens[-1] > 3 * tokens[0]
-    assert 'id="horizon-curve"' in (tmp_path / "sweep" / "horizon-report.html").read_text()
+    assert 'id="horizon-curve"' in (folder / "horizon-report.html").read_text()
     assert result["fit"]["status"] == "flat" and "flat data have no t_mid and no beta" in swept.output
-    stretched = json.loads(next((tmp_path / "sweep" / "horizons" / "d20" / "data" / "tasks").glob("*/task.json"))
+    stretched = json.loads(next((folder / "horizons" / "d20" / "data" / "tasks").glob("*/task.json"))
                            .read_text())
     assert len(stretched["dialogue"]) == 20
     below = runner.invoke(app, ["eval", str(dataset), "--agent", "none", "--mode", "long-context",
@@ -172,17 +182,17 @@ def test_eval_horizons_end_to_end(dataset: Path, tmp_path: Path):
     assert bad.exit_code == 2 and "--horizons" in bad.output
 
 
-def test_one_research_report_from_the_runs(dataset: Path, tmp_path: Path):
+def test_one_research_report_from_the_runs(dataset: Path, sweep: tuple[Path, Result], tmp_path: Path):
     runner = CliRunner()
+    swept, ran = sweep
+    assert ran.exit_code == 0, ran.output
     for args in (["eval", str(dataset), "--agent", "oracle", "--mode", "rag", "--trials", "2", "--out",
                   str(tmp_path / "eval"), "--quiet"],
                  ["probe", str(dataset), "--agent", "oracle", "--out", str(tmp_path / "probe"),
-                  "--eval", str(tmp_path / "eval")],
-                 ["eval", str(dataset), "--agent", "oracle", "--mode", "long-context", "--horizons", "5,10,20",
-                  "--out", str(tmp_path / "sweep")]):
+                  "--eval", str(tmp_path / "eval")]):
         assert runner.invoke(app, args).exit_code == 0
     made = runner.invoke(app, ["report", str(tmp_path / "eval"), "--probes", str(tmp_path / "probe"),
-                               "--horizons", str(tmp_path / "sweep")])
+                               "--horizons", str(swept)])
     assert made.exit_code == 0, made.output
     page = (tmp_path / "eval" / "research-report.html").read_text()
     for figure in ("by-app-count", "pass-hat-k", "recall-vs-pass", "probe-accuracy", "horizon-curve"):
@@ -197,7 +207,7 @@ def test_one_research_report_from_the_runs(dataset: Path, tmp_path: Path):
     assert runner.invoke(app, ["eval", str(dataset), "--agent", "none", "--out", str(tmp_path / "none"),
                                "--quiet"]).exit_code == 0
     credited = runner.invoke(app, ["report", str(tmp_path / "none"), "--probes", str(tmp_path / "probe"),
-                                   "--horizons", str(tmp_path / "sweep")])
+                                   "--horizons", str(swept)])
     assert credited.exit_code == 0, credited.output
     text = (tmp_path / "none" / "research-report.md").read_text()
     assert text.startswith("# Research report: none agent")
@@ -214,10 +224,10 @@ def test_one_research_report_from_the_runs(dataset: Path, tmp_path: Path):
     assert "split this eval run's failures by the oracle agent's memory, not the none agent's" in text
     assert "another eval run" not in text and "remembered every probed detail" not in text
     assert f"`homer probe ... --agent none --eval {tmp_path / 'none'}` splits them by this run's agent" in text
-    wrong = runner.invoke(app, ["report", str(tmp_path / "eval"), "--probes", str(tmp_path / "sweep")])
+    wrong = runner.invoke(app, ["report", str(tmp_path / "eval"), "--probes", str(swept)])
     assert wrong.exit_code == 2 and "no probe.json" in wrong.output
     other = tmp_path / "other"
-    build(other, 1, BuildConfig(seed=2))
+    build(other, 1, BuildConfig(seed=2, days=2, utterances_per_day=12))  # any other contents
     assert runner.invoke(app, ["probe", str(other), "--agent", "none", "--out", str(tmp_path / "p2")]).exit_code == 0
     elsewhere = runner.invoke(app, ["report", str(tmp_path / "eval"), "--probes", str(tmp_path / "p2")])
     assert elsewhere.exit_code == 2 and "other dataset contents: task neo-00000 differs" in elsewhere.output
