@@ -47,8 +47,11 @@ def run(*args: str) -> subprocess.CompletedProcess:
 
 def test_standard_and_plus_builds_in_one_table_and_the_cache_is_reused(tmp_path: Path):
     cache = tmp_path / "cache"
+    seeds = tmp_path / "seeds"  # two of the sample's seeds, of different tasks, for the Plus runs
+    for task in ("2-1", "3-1"):
+        shutil.copytree(SAMPLE / "tasks" / task, seeds / "tasks" / task)
     args = ("--builds", "standard,plus", "--n", "2", "--seed", "3", "--train-seed", "5", "--workers", "1",
-            "--cache", str(cache), "--no-oracle", "--plus-runs", "2")
+            "--cache", str(cache), "--no-oracle", "--plus-runs", "2", "--plus", str(seeds))
     first = run(*args, "--json")
     assert first.returncode == 0, first.stderr
     data = json.loads(first.stdout)
