@@ -22,6 +22,7 @@ import signal
 import sys
 import time
 import traceback
+from typing import NoReturn
 
 import harness.runner  # noqa: F401  (imported here so that every forked case starts with them)
 import office_env.formats  # noqa: F401
@@ -34,10 +35,9 @@ import orchestrator.cli.review  # noqa: F401
 import orchestrator.plus  # noqa: F401
 
 
-def _child(request: dict) -> None:
+def _child(request: dict) -> NoReturn:
     """In the forked child: the case's session, limit, folder and files, then the entry point;
     never returns."""
-    code = 1
     try:
         os.setsid()
         limit = int(request["limit"])
@@ -49,26 +49,10 @@ def _child(request: dict) -> None:
             os.dup2(opened, fd)
             os.close(opened)
         sys.stdin = open(os.devnull)  # noqa: SIM115 - the child's whole life
-        sys.argv = ["homer", *request["args"]]
-        try:
-            orchestrator.cli.main()
-            code = 0
-        except SystemExit as stop:
-            if stop.code is None or isinstance(stop.code, int):
-                code = stop.code or 0
-            else:
-                sys.stderr.write(f"{stop.code}\n")
-        except BaseException:  # noqa: BLE001 - shown as a child process would show it
-            traceback.print_exc()
-        import atexit
-
-        atexit._run_exitfuncs()  # what the interpreter runs at exit (os._exit below skips it)
-    finally:
-        try:
-            sys.stdout.flush()
-            sys.stderr.flush()
-        finally:
-            os._exit(code & 0xFF)
+    except BaseException:  # noqa: BLE001 - the case could not start: its stderr says why
+        traceback.print_exc()
+        os._exit(1)
+    orchestrator.cli.run_forked(request["args"])
 
 
 def run(request: dict) -> dict:

@@ -10,9 +10,13 @@ runs, so listing them all costs ``homer --help`` nothing more.
 
 from __future__ import annotations
 
+import atexit
+import os
 import sys
+import traceback
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import typer
 import typer.core
@@ -133,4 +137,31 @@ def main() -> None:
         sys.exit(130)
 
 
-__all__ = ["app", "main"]
+def run_forked(argv: Sequence[str]) -> NoReturn:
+    """``homer ARGV`` as the rest of this process's life, in a process forked from one that has
+    already imported the pipeline (the test and bench launchers that skip a console script's
+    imports): the exit code, traceback and exit handlers the console script would give; never
+    returns, whatever happens."""
+    code = 1
+    try:
+        sys.argv = ["homer", *map(str, argv)]
+        try:
+            main()
+            code = 0
+        except SystemExit as stop:
+            if stop.code is None or isinstance(stop.code, int):
+                code = stop.code or 0
+            else:
+                sys.stderr.write(f"{stop.code}\n")
+        except BaseException:  # noqa: BLE001 - shown as the interpreter would show it
+            traceback.print_exc()
+        atexit._run_exitfuncs()  # what the command registered (os._exit below skips them)
+    finally:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        finally:
+            os._exit(code & 0xFF)
+
+
+__all__ = ["app", "main", "run_forked"]

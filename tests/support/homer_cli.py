@@ -25,11 +25,11 @@ import traceback
 import warnings
 from collections.abc import Mapping
 from pathlib import Path
-from typing import IO
+from typing import IO, NoReturn
 
 from typer.testing import CliRunner
 
-from orchestrator.cli import main
+from orchestrator.cli import main, run_forked
 
 HOMER = Path(sys.executable).parent / "homer"
 
@@ -120,9 +120,8 @@ class ForkedHomer:
             os.close(write_end)
             self.stdout = open(read_end, encoding="utf-8", errors="replace")  # noqa: SIM115 - closed by communicate
 
-    def _child(self, argv: list[str], settings: Mapping[str, str | None], stdout_fd: int) -> None:
+    def _child(self, argv: list[str], settings: Mapping[str, str | None], stdout_fd: int) -> NoReturn:
         """In the child: its files, environment and signal handling, then the entry point; never returns."""
-        code = 1
         try:
             gc.freeze()  # this process's objects are not the command's: its collections leave them be
             atexit._clear()  # nor are this process's exit handlers
@@ -142,24 +141,10 @@ class ForkedHomer:
                     os.environ.pop(key, None)
                 else:
                     os.environ[key] = value
-            sys.argv = ["homer", *argv]
-            try:
-                main()
-                code = 0
-            except SystemExit as stop:
-                if stop.code is None or isinstance(stop.code, int):
-                    code = stop.code or 0
-                else:
-                    sys.stderr.write(f"{stop.code}\n")
-            except BaseException:  # noqa: BLE001 - shown as a child process would show it
-                traceback.print_exc()
-            atexit._run_exitfuncs()  # what the command registered (os._exit below skips them)
-        finally:
-            try:
-                sys.stdout.flush()
-                sys.stderr.flush()
-            finally:
-                os._exit(code & 0xFF)
+        except BaseException:  # noqa: BLE001 - the command could not start: its stderr says why
+            traceback.print_exc()
+            os._exit(1)
+        run_forked(argv)
 
     def poll(self) -> int | None:
         if self.returncode is None:
