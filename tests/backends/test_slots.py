@@ -55,7 +55,9 @@ def test_an_abandoned_request_is_asked_again_only_once_a_slot_is_idle():
 
 
 def test_a_server_still_busy_at_the_bound_gets_no_second_copy():
-    with FakeLLMServer(default_responder(), profile="llama-cpp", slots=1, slow_seconds=3.5) as server:
+    # the slow request outlasts the attempt (1 s) and the wait for room (1 s) by far: a busy machine
+    # that delays the client by seconds must not let the server finish before the bound
+    with FakeLLMServer(default_responder(), profile="llama-cpp", slots=1, slow_seconds=8.0) as server:
         server.queue_faults("slow")
         with client(server.url) as llm, pytest.raises(LLMError) as caught:
             llm.chat("agent", ASK, max_tokens=16)
