@@ -92,17 +92,14 @@ def notes_for_prompt(notes: dict[str, Any]) -> dict[str, Any]:
             note["files"] = [{k: v for k, v in f.items() if not (k in DERIVED and isinstance(f.get("lines"), list))}
                              if isinstance(f, dict) else f for f in note["files"]
                              if not (isinstance(f, dict) and is_superseded(str(f.get("file", ""))))]
-        if isinstance(note.get("mailboxes"), list):
-            note["mailboxes"] = [dict(box, messages=[_unquoted(m) for m in box.get("messages", [])])
-                                 if isinstance(box, dict) else box for box in note["mailboxes"]]
+        if isinstance(note.get("mailboxes"), list):  # quoted replies and what every message says left out
+            note["mailboxes"] = [dict(box, messages=[_short_message(_unquoted(m)) for m in box.get("messages", [])])
+                                 if isinstance(box, dict) and isinstance(box.get("messages", []), list) else box
+                                 for box in note["mailboxes"]]
         if isinstance(note.get("files"), list):
             note["files"] = [_as_table(f) for f in note["files"]]
         if isinstance(note.get("calendars"), list):
             note["calendars"] = [_as_schedule(c) for c in note["calendars"]]
-        if isinstance(note.get("mailboxes"), list):
-            note["mailboxes"] = [dict(box, messages=[_short_message(m) for m in box["messages"]])
-                                 if isinstance(box, dict) and isinstance(box.get("messages"), list) else box
-                                 for box in note["mailboxes"]]
         out[app] = note
     return out
 
