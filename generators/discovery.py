@@ -8,23 +8,19 @@ puts those calls where the agent needs them, once each, so a plan's length count
 solving the task takes (difficulty is measured from it). Files whose names differ only in their
 numbers (``invoice_5546.pdf``, ``invoice_9914.pdf``) can only be told apart by opening them, so
 the agent reads the ones listed before the right one, unless the chat gave that number. The calls
-only read, so the state a plan leaves behind is unchanged.
+only read, so the state a plan leaves behind is unchanged. Which call needs which comes from the
+tools' declarations (``creates``, ``edits``, ``listed_by``: ``office_env.tools.registry.Tool``).
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import replace
-from typing import Iterable
+from typing import Any, Iterable
 
 from generators.model import Misreading, TaskDraft, ToolCall
 from office_env.apps import file_readers, get_app, registry_cache
-
-# Calls that make the file they name, so nothing about it needs finding.
-_CREATES = {"word_create_new_file", "excel_create_new_file"}
-# Calls that change a file the agent must have read first (an edit in place).
-_EDITS = {"excel_set_cell": "excel_read_file", "excel_delete_cell": "excel_read_file",
-          "word_write_to_file": "word_read_file"}
+from office_env.tools import Tool, default_registry
 
 
 @registry_cache(maxsize=1)
@@ -37,6 +33,21 @@ def _readers() -> tuple[frozenset[str], dict[str, str]]:
         if app.office:
             reader_of.setdefault(app.extensions[0], tool)
     return frozenset(tool for tool, _ in readers), reader_of
+
+
+@registry_cache(maxsize=1)
+def _steps() -> tuple[frozenset[str], dict[str, tuple[Tool, dict[str, str]]], dict[str, Tool]]:
+    """From the tools' declarations: the calls that make the file they name (nothing about it needs
+    finding); the calls that change a file in place, each with the tool that reads it first (its
+    app's first file reader) and the argument values that make it an edit; the calls that name an
+    item a listing shows (a mail's id, an event's title), each with the tool that lists it."""
+    tools = default_registry()
+    reader_of_app: dict[str, Tool] = {}
+    for tool, app in file_readers():
+        reader_of_app.setdefault(app.name, tools.get(tool))
+    creates = frozenset(t.name for t in tools if t.creates)
+    edits = {t.name: (reader_of_app[t.app], dict(t.edits_when)) for t in tools if t.edits and t.app in reader_of_app}
+    return creates, edits, {t.name: tools.get(t.listed_by) for t in tools if t.listed_by}
 
 
 def _text_reader() -> str:
@@ -70,6 +81,13 @@ def _folder(path: str) -> str:
     return path.rsplit("/", 1)[0] if "/" in path else ""
 
 
+def _listing(lister: Tool, args: dict[str, Any]) -> tuple[tuple[str, str], ...] | None:
+    """The arguments of a call that ``lister`` requires (the person whose items it lists), when the
+    call gives each as a string; None when it does not."""
+    taken = tuple((k, v) for k in lister.parameters["required"] if isinstance(v := args.get(k), str))
+    return taken if len(taken) == len(lister.parameters["required"]) else None
+
+
 def discover_plan(plan: list[ToolCall], files: Iterable[str], said: Iterable[str] = ()) -> list[ToolCall]:
     """``plan`` with the listing and reading calls an agent needs first. ``files`` are the testbed's
     files before the plan runs (testbed-relative): only they need finding; ``said`` are the values
@@ -77,18 +95,18 @@ def discover_plan(plan: list[ToolCall], files: Iterable[str], said: Iterable[str
     existing = set(files)
     said_words = {w for value in said for w in _words(value)}
     reads, reader_of = _readers()
+    creates, edits, listed_by = _steps()
+    listers = {t.name: t for t in listed_by.values()}
     plan_reads = {c.args.get("file_path") for c in plan if c.tool in reads and isinstance(c.args, dict)}
     made: set[str] = set()
     listed_folders: set[str] = set()
     read: set[str] = set()
-    listed_mail: set[str] = set()
-    listed_calendars: set[str] = set()
+    listed: set[tuple[str, tuple[tuple[str, str], ...]]] = set()  # (listing tool, its arguments) called
     out: list[ToolCall] = []
     for call in plan:
         args = call.args if isinstance(call.args, dict) else {}
         path = args.get("file_path")
-        user = args.get("user")
-        if isinstance(path, str) and path in existing and path not in made and call.tool not in _CREATES:
+        if isinstance(path, str) and path in existing and path not in made and call.tool not in creates:
             folder = _folder(path)
             if folder not in listed_folders:
                 out.append(ToolCall("system_list_files", {"folder": folder} if folder else {}))
@@ -99,27 +117,26 @@ def discover_plan(plan: list[ToolCall], files: Iterable[str], said: Iterable[str
                     if other not in read and other not in plan_reads:
                         out.append(ToolCall(reader, {"file_path": other}))
                         read.add(other)
-            before = _EDITS.get(call.tool)
-            if before and path not in read and not (call.tool == "word_write_to_file" and args.get("mode") != "append"):
-                sheet = {"sheet": args["sheet"]} if before == "excel_read_file" and args.get("sheet") else {}
-                out.append(ToolCall(before, {"file_path": path, **sheet}))
+            edit = edits.get(call.tool)
+            if edit and path not in read and all(args.get(k) == v for k, v in edit[1].items()):
+                first = edit[0]  # given the call's other arguments it takes ("sheet")
+                taken = {k: args[k] for k in first.parameters["properties"] if k != "file_path" and args.get(k)}
+                out.append(ToolCall(first.name, {"file_path": path, **taken}))
                 read.add(path)
-        if call.tool == "email_read_email" and isinstance(user, str) and user not in listed_mail:
-            out.append(ToolCall("email_list_emails", {"user": user}))
-            listed_mail.add(user)
-        if call.tool == "calendar_delete_event" and isinstance(user, str) and user not in listed_calendars:
-            out.append(ToolCall("calendar_list_events", {"user": user}))
-            listed_calendars.add(user)
+        lister = listed_by.get(call.tool)
+        listing = _listing(lister, args) if lister else None
+        if lister and listing is not None and (lister.name, listing) not in listed:
+            out.append(ToolCall(lister.name, dict(listing)))
+            listed.add((lister.name, listing))
         out.append(call)
+        own = _listing(listers[call.tool], args) if call.tool in listers else None
         if call.tool == "system_list_files":
             listed_folders.add(str(args.get("folder", "")).strip().strip("/").removeprefix("./"))
-        elif call.tool == "email_list_emails" and isinstance(user, str):
-            listed_mail.add(user)
-        elif call.tool == "calendar_list_events" and isinstance(user, str):
-            listed_calendars.add(user)
+        elif own is not None:
+            listed.add((call.tool, own))
         elif call.tool in reads and isinstance(path, str):
             read.add(path)
-        if isinstance(path, str) and (call.tool in _CREATES or path not in existing):
+        if isinstance(path, str) and (call.tool in creates or path not in existing):
             made.add(path)
         output = args.get("output_path")
         if isinstance(output, str):

@@ -32,7 +32,7 @@ def list_emails(ws: Workspace, user: str) -> str:
 @tool("email", "read_email", "Read a message by id from email_list_emails.",
       writes=False,
       properties={"user": USER, "email_id": {"type": "string", "description": "e.g. Budget.eml"}},
-      required=["user", "email_id"])
+      required=["user", "email_id"], listed_by="email_list_emails")
 def read_email(ws: Workspace, user: str, email_id: str) -> str:
     mail = mail_store.read(ws, user, email_id)
     copied = f"Cc: {mail.cc}\n" if mail.cc else ""
@@ -50,7 +50,8 @@ def read_email(ws: Workspace, user: str, email_id: str) -> str:
           "subject": {"type": "string", "minLength": 1, "maxLength": MAX_HEADER_CHARS},
           "content": {"type": "string"},
       },
-      required=["sender", "recipient", "subject", "content"], person="recipient", prose=("content", "subject"))
+      required=["sender", "recipient", "subject", "content"], person="recipient", prose=("content", "subject"),
+      body="content")
 def send_email(ws: Workspace, sender: str, recipient: str, subject: str, content: str) -> str:
     email_id = mail_store.deliver(ws, sender, recipient, subject, content)
     return f"Sent {subject!r} from {sender} to {recipient} (id {email_id})."

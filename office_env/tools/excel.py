@@ -36,7 +36,7 @@ def read_file(ws: Workspace, file_path: str, sheet: str | None = None) -> str:
       properties={"file_path": FILE_PATH,
                   "sheet_name": {"type": "string", "minLength": 1, "maxLength": MAX_SHEET_TITLE_CHARS,
                                  "description": "First sheet's name, none of \\*?:/[]"}},
-      required=["file_path"])
+      required=["file_path"], creates=True)
 def create_new_file(ws: Workspace, file_path: str, sheet_name: str | None = None) -> str:
     path = resolve(ws, file_path, "file_path")
     check_suffix(file_path, "file_path", XLSX)
@@ -112,7 +112,7 @@ def set_cells(ws: Workspace, calls: list[dict[str, Any]]) -> list[str | OfficeEr
 @tool("excel", "set_cell", "Set a cell of an .xlsx sheet; row, col 1-based.", writes=True,
       properties={"file_path": FILE_PATH, "row": ROW, "col": COL, "value": VALUE, "sheet": SHEET},
       required=["file_path", "row", "col", "value"], batch=set_cells, batch_key=("file_path", "sheet"),
-      values=("value",))
+      values=("value",), edits=True)
 def set_cell(ws: Workspace, file_path: str, row: int, col: int, value: Any, sheet: str | None = None) -> str:
     old = _edit_cell(ws, file_path, row, col, value, sheet)
     return (f"Set ({row}, {col}) of {file_path} to {xlsx_io.render_value(xlsx_io.coerce(value))} "
@@ -121,7 +121,7 @@ def set_cell(ws: Workspace, file_path: str, row: int, col: int, value: Any, shee
 
 @tool("excel", "delete_cell", "Clear a cell of an .xlsx sheet; row, col 1-based.", writes=True,
       properties={"file_path": FILE_PATH, "row": ROW, "col": COL, "sheet": SHEET},
-      required=["file_path", "row", "col"])
+      required=["file_path", "row", "col"], edits=True)
 def delete_cell(ws: Workspace, file_path: str, row: int, col: int, sheet: str | None = None) -> str:
     old = _edit_cell(ws, file_path, row, col, None, sheet)
     return f"Cleared ({row}, {col}) of {file_path} (was {xlsx_io.render_value(old)})."

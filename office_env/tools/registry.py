@@ -19,8 +19,8 @@ Every observation is cut at ``MAX_OBSERVATION_CHARS`` with a marker saying how m
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Any, Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Mapping
 
 import jsonschema_rs
 from jsonschema import Draft202012Validator
@@ -55,6 +55,18 @@ class Tool:
     person: str = ""
     prose: tuple[str, ...] = ()
     values: tuple[str, ...] = ()
+    # of its prose, the free text a person writes in sentences (a mail's content, a document's, the
+    # answer): what the answer-form and paste gates rewrite; a subject or an event's title is a name
+    body: str = ""
+    # what an agent must do before the call (generators/discovery.py): nothing to find the file its
+    # ``file_path`` names when it ``creates`` it; read that file first when it ``edits`` it in place
+    # (only when its arguments hold ``edits_when``'s values: an overwrite reads nothing); call
+    # ``listed_by``, the read tool whose listing shows the item it names (a mail's id, an event's
+    # title), first, with the arguments of this call that the listing takes (the same person)
+    creates: bool = False
+    edits: bool = False
+    edits_when: Mapping[str, str] = field(default_factory=dict)
+    listed_by: str = ""
 
     @property
     def says(self) -> tuple[str, ...]:
@@ -116,12 +128,24 @@ def tool(
     person: str = "",
     prose: tuple[str, ...] = (),
     values: tuple[str, ...] = (),
+    body: str = "",
+    creates: bool = False,
+    edits: bool = False,
+    edits_when: Mapping[str, str] | None = None,
+    listed_by: str = "",
 ) -> Callable[[ToolFunc], ToolFunc]:
-    """Declare ``func(workspace, **args) -> observation`` as the tool ``<app>_<name>`` (``batch``,
-    ``person``, ``prose`` and ``values``: see :class:`Tool`; the last three name its arguments)."""
-    unknown = [key for key in ((person,) if person else ()) + prose + values if key not in properties]
+    """Declare ``func(workspace, **args) -> observation`` as the tool ``<app>_<name>`` (the other
+    arguments: see :class:`Tool`; ``person``, ``prose``, ``values``, ``body`` and ``edits_when``'s
+    keys name its arguments). Declared again (its module imported again), the newer one stands."""
+    when = dict(edits_when or {})
+    named = ((person,) if person else ()) + prose + values + ((body,) if body else ()) + tuple(when)
+    unknown = [key for key in named + (("file_path",) if creates or edits else ()) if key not in properties]
     if unknown:
         raise ValueError(f"tool {app}_{name}: {unknown[0]!r} is none of its arguments")
+    if body and body not in prose:
+        raise ValueError(f"tool {app}_{name}: its body {body!r} is none of its prose")
+    if when and not edits:
+        raise ValueError(f"tool {app}_{name}: edits_when without edits")
 
     def decorate(func: ToolFunc) -> ToolFunc:
         schema = {
@@ -131,11 +155,19 @@ def tool(
             "additionalProperties": False,
         }
         Draft202012Validator.check_schema(schema)
-        _DECLARED.append(Tool(f"{app}_{name}", app, description, schema, func, writes, batch, batch_key,
-                              person, prose, values))
+        declared = Tool(f"{app}_{name}", app, description, schema, func, writes, batch, batch_key, person=person,
+                        prose=prose, values=values, body=body, creates=creates, edits=edits, edits_when=when,
+                        listed_by=listed_by)
+        _DECLARED[:] = [t for t in _DECLARED if not _again(t, declared)] + [declared]
         return func
 
     return decorate
+
+
+def _again(earlier: Tool, later: Tool) -> bool:
+    """Whether ``later`` is ``earlier`` declared again by the same module (imported anew); two
+    modules declaring one name are both kept, for the registry to refuse."""
+    return earlier.name == later.name and earlier.func.__module__ == later.func.__module__
 
 
 def declared_tools() -> list[Tool]:

@@ -32,7 +32,7 @@ def read_text(ws: Workspace, file_path: str) -> str:
 
 @tool("system", "write_answer", f"Write the final answer to {ANSWER_FILE}, replacing any earlier one.",
       writes=True, properties={"text": {"type": "string", "minLength": 1}}, required=["text"],
-      prose=("text",))
+      prose=("text",), body="text")
 def write_answer(ws: Workspace, text: str) -> str:
     write(ws, ANSWER_FILE, text.encode("utf-8"), "text")
     return f"Wrote the answer to {ANSWER_FILE}."

@@ -27,7 +27,7 @@ def read_file(ws: Workspace, file_path: str) -> str:
 
 
 @tool("word", "create_new_file", "Create an empty .docx.", writes=True,
-      properties={"file_path": FILE_PATH}, required=["file_path"])
+      properties={"file_path": FILE_PATH}, required=["file_path"], creates=True)
 def create_new_file(ws: Workspace, file_path: str) -> str:
     path = resolve(ws, file_path, "file_path")
     check_suffix(file_path, "file_path", DOCX)
@@ -45,7 +45,8 @@ def create_new_file(ws: Workspace, file_path: str) -> str:
           "content": {"type": "string"},
           "mode": {"type": "string", "enum": ["overwrite", "append"]},
       },
-      required=["file_path", "content"], prose=("content",))
+      required=["file_path", "content"], prose=("content",), body="content", edits=True,
+      edits_when={"mode": "append"})
 def write_to_file(ws: Workspace, file_path: str, content: str, mode: str = "overwrite") -> str:
     path = resolve(ws, file_path, "file_path")
     check_suffix(file_path, "file_path", DOCX)

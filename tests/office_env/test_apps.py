@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from generators.families import FAMILIES
+from generators.model import ToolCall
 from generators.schemas import task_draft_schema
 from office_env.apps import (
     LOADED_BY,
@@ -152,6 +153,7 @@ TOY = App(
     surfer="toyapp.surfer:explore_toy", preview="toyapp.surfer:board_view")
 ''',
     "tools.py": '''
+from office_env.tools.common import write
 from office_env.tools.registry import tool
 from office_env.workspace import Workspace
 
@@ -160,6 +162,35 @@ from office_env.workspace import Workspace
       properties={"file_path": {"type": "string"}}, required=["file_path"])
 def read_board(ws: Workspace, file_path: str) -> str:
     return f"{file_path}:\\n" + ws.resolve(file_path, field="file_path").read_text(encoding="utf-8")
+
+
+@tool("toy", "new_board", "Create an empty .toy board.", writes=True,
+      properties={"file_path": {"type": "string"}}, required=["file_path"], creates=True)
+def new_board(ws: Workspace, file_path: str) -> str:
+    write(ws, file_path, b"", "file_path")
+    return f"Created {file_path}."
+
+
+@tool("toy", "add_card", "Add a card to a .toy board.", writes=True,
+      properties={"file_path": {"type": "string"}, "card": {"type": "string"}}, required=["file_path", "card"],
+      prose=("card",), body="card", edits=True)
+def add_card(ws: Workspace, file_path: str, card: str) -> str:
+    old = ws.resolve(file_path, field="file_path").read_bytes()
+    write(ws, file_path, old + card.encode() + b"\\n", "file_path")
+    return f"Added a card to {file_path}."
+
+
+@tool("toy", "list_mine", "The cards a user is given.", writes=False,
+      properties={"user": {"type": "string"}}, required=["user"])
+def list_mine(ws: Workspace, user: str) -> str:
+    return f"No cards for {user}."
+
+
+@tool("toy", "close_card", "Close a card a user is given, by its title.", writes=True,
+      properties={"user": {"type": "string"}, "card": {"type": "string"}}, required=["user", "card"],
+      person="user", prose=("card",), listed_by="toy_list_mine")
+def close_card(ws: Workspace, user: str, card: str) -> str:
+    return f"Closed {card!r}."
 ''',
     "surfer.py": '''
 from surfers.offline import documents, list_files
@@ -287,12 +318,21 @@ def _memo_from_board() -> list[dict]:
             {"tool": "word_write_to_file", "args": {"file_path": "data/memo.docx", "content": "Two cards are left."}}]
 
 
+def _toy_steps() -> list[tuple[ToolCall, list[ToolCall]]]:
+    """Calls of the toy's writes, each with the steps discovery puts before it while the toy is registered."""
+    listing = ToolCall("system_list_files", {"folder": "data"})
+    return [(ToolCall("toy_new_board", {"file_path": BOARDS[0]}), []),
+            (ToolCall("toy_add_card", {"file_path": BOARDS[0], "card": "ship"}),
+             [listing, ToolCall("toy_read_board", {"file_path": BOARDS[0]})]),
+            (ToolCall("toy_close_card", {"user": "ana", "card": "ship"}), [ToolCall("toy_list_mine", {"user": "ana"})])]
+
+
 def test_a_registered_apps_read_tool_is_a_read_to_discovery_stated_values_and_the_paste_plan(toy_app):
     """The app's read tool is a read wherever plans are judged by what they read: discovery opens a
     look-alike board with it (and not again one the plan reads itself), a mail naming the board
     the oracle read says the file its work was drawn from, and a paste plan pastes what it returned."""
     from generators.discovery import discover_plan
-    from generators.model import TaskDraft, ToolCall
+    from generators.model import TaskDraft
     from generators.stated_values import state_checks
     from verifier.paste_plan import paste_plan
 
@@ -301,6 +341,10 @@ def test_a_registered_apps_read_tool_is_a_read_to_discovery_stated_values_and_th
         ToolCall("system_list_files", {"folder": "data"}), ToolCall("toy_read_board", {"file_path": BOARDS[0]}), second]
     both = [second, ToolCall("toy_read_board", {"file_path": BOARDS[0]})]
     assert discover_plan(both, BOARDS)[1:] == both
+    # its own declarations say what comes before its writes: nothing before a board it makes, the
+    # board read before a card is added to it, the user's cards listed before one is closed by title
+    for call, before in _toy_steps():
+        assert discover_plan([call], BOARDS) == [*before, call], call
 
     mail = "Hi Elliot,\n\nTwo cards of sprint.toy are left: the banner and the login.\n\nBest,\nZara"
     draft = TaskDraft(description="d", intent="i", subtasks=["s"], evaluation=[], memory=[], query="q", oracle=[
@@ -317,7 +361,6 @@ def test_a_registered_apps_read_tool_is_a_read_to_discovery_stated_values_and_th
 def test_an_app_taken_out_is_gone_from_every_layer(toy_app):
     from backends.task_record import RecordError, parse_record
     from generators.discovery import discover_plan
-    from generators.model import ToolCall
     from generators.plus_offline import infer_apps
     from generators.specifics import find_specifics
     from tests.support.records import record_with
@@ -334,6 +377,10 @@ def test_an_app_taken_out_is_gone_from_every_layer(toy_app):
     # a look-alike board is read as text, and what the toy's reader returned is no read to paste
     assert discover_plan([ToolCall("toy_read_board", {"file_path": BOARDS[1]})], BOARDS)[1] == ToolCall(
         "system_read_text", {"file_path": BOARDS[0]})
+    # its writes are unknown calls now: a board named is found in its folder, nothing else comes first
+    listing = ToolCall("system_list_files", {"folder": "data"})
+    assert [discover_plan([call], BOARDS) for call, _ in _toy_steps()] == [
+        [listing, call] if "file_path" in call.args else [call] for call, _ in _toy_steps()]
     assert paste_plan(_memo_from_board(), [BOARD_TEXT, "Wrote data/memo.docx (1 paragraph(s))."]) is None
     with pytest.raises(RecordError, match="toy"):
         parse_record(record_with("toy-00001", apps=["toy"], app_count=1))

@@ -194,8 +194,27 @@ def test_what_a_write_says_and_whom_it_acts_for_are_declared_with_it(registry):
         "calendar_create_event": ("user", ("summary", "start", "end")), "calendar_delete_event": ("user", ("summary",)),
         "excel_set_cell": ("", ("value",)), "system_write_answer": ("", ("text",))}
     assert all(registry.get(name).writes for name in declared)
+    assert {t.name: t.body for t in registry if t.body} == {
+        "email_send_email": "content", "word_write_to_file": "content", "system_write_answer": "text"}
     with pytest.raises(ValueError, match="'body' is none of its arguments"):
         declare_tool("toy", "send", "Send.", writes=True, properties={"content": {"type": "string"}}, prose=("body",))
+    with pytest.raises(ValueError, match="its body 'content' is none of its prose"):
+        declare_tool("toy", "send", "Send.", writes=True, properties={"content": {"type": "string"}}, body="content")
+
+
+def test_what_an_agent_must_do_before_a_call_is_declared_with_it(registry):
+    """The calls that make their file, the edits read first (an overwrite only when appending), and
+    the calls naming an item a listing shows, with that listing; a file step needs a file_path."""
+    assert sorted(t.name for t in registry if t.creates) == ["excel_create_new_file", "word_create_new_file"]
+    assert {t.name: dict(t.edits_when) for t in registry if t.edits} == {
+        "excel_set_cell": {}, "excel_delete_cell": {}, "word_write_to_file": {"mode": "append"}}
+    assert {t.name: t.listed_by for t in registry if t.listed_by} == {
+        "email_read_email": "email_list_emails", "calendar_delete_event": "calendar_list_events"}
+    with pytest.raises(ValueError, match="'file_path' is none of its arguments"):
+        declare_tool("toy", "new", "New.", writes=True, properties={"name": {"type": "string"}}, creates=True)
+    with pytest.raises(ValueError, match="edits_when without edits"):
+        declare_tool("toy", "add", "Add.", writes=True, properties={"file_path": {"type": "string"}},
+                     edits_when={"file_path": "x"})
 
 
 @pytest.mark.parametrize("name", sorted(PASSING))
