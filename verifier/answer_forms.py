@@ -6,23 +6,32 @@ rewrites the free text the oracle writes (a mail's content, a document's content
 answer) into each of :data:`FORMS`, a date in numbers in the office city's order (``21/10/2025``
 in Leeds, ``10/21/2025`` in Chicago); the ``answer_forms`` gate replays every rewritten plan and
 requires the criteria to pass. File names, addresses, subjects, sheet cells and calendar fields
-are left as they are: they are names and values, not prose.
+are left as they are: they are names and values, not prose (a tool's ``body`` says which argument
+is its prose).
 """
 
 from __future__ import annotations
 
 import re
 from datetime import date, datetime
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
-# the free-text argument of each tool that writes prose
-TEXT_ARGS = {"email_send_email": "content", "word_write_to_file": "content", "system_write_answer": "text"}
+from office_env.apps import registry_cache
+from office_env.tools import default_registry
+
 FORMS = ("words", "numbers", "us")
 
 _ISO_DATE = re.compile(r"(?<![\w./-])(\d{4})-(\d{2})-(\d{2})(?![\w/-]|\.\w)")
 _CLOCK = re.compile(r"(?<![\w.:/-])([01]\d|2[0-3]):([0-5]\d)(?!\w|:\d|\s?[ap]\.?m\b)", re.IGNORECASE)
 _CURRENCY_AFTER = re.compile(r"\s?(?:[A-Z]{3}\b|pounds|dollars|euros)")
 _AMOUNT = re.compile(r"(?<![\w.,/-])(\d{4,})(\.\d+)?(?![\w/-]|[.,]\d)")
+
+
+@registry_cache(maxsize=1)
+def text_args() -> Mapping[str, str]:
+    """The free-text argument of each tool that writes prose (its declared ``body``: a mail's
+    content, a document's, the answer; a subject or an event's title is a name, left as written)."""
+    return {t.name: t.body for t in default_registry() if t.body}
 
 
 def _day(match: re.Match[str]) -> date | None:
@@ -88,11 +97,11 @@ def answer_form_plans(oracle: list[dict[str, Any]], now: datetime,
                       day_first: bool | None = True) -> list[tuple[str, list[dict[str, Any]]]]:
     """(form, plan) for each form that changes what the oracle writes (none when it writes no
     prose, or none with a date, a time or an amount); numeric dates in ``day_first``'s order."""
-    out = []
+    out, text = [], text_args()
     for form in FORMS:
         plan, changed = [], False
         for call in oracle:
-            key = TEXT_ARGS.get(call.get("tool", ""))
+            key = text.get(call.get("tool", ""))
             args = dict(call.get("args") or {})
             if key and isinstance(args.get(key), str):
                 new = rewrite(args[key], form, now.year, day_first)

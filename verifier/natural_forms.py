@@ -6,9 +6,10 @@ April, 2 pm, 1,374.45"). Here each form stands alone, so a check that refuses on
 number in words ("seven thousand five hundred", "seventy-five hundred", "four days"), the British
 clock with a dot ("at 14.00"), an hour said in words ("two in the afternoon"), a quarter or a half
 ("quarter past two", "half past ten") and a date in words ("the 8th of April 2024"). Each form is
-applied to one kind of output: a mail's content, a document's content (``pdf`` where the document
-is made a PDF), the final answer, or a calendar event's text fields (its title and location: its
-start and end are values of their own, not prose).
+applied to one kind of output, named by the app that holds it: a mail's content (``email``), a
+document's content (``word``; ``pdf`` where the document is made a PDF), the final answer
+(``system``) or a calendar event's title (``calendar``: its start and end are values of their own,
+not prose). Which arguments hold a tool's words comes from its declaration (``body``, ``prose``).
 """
 
 from __future__ import annotations
@@ -17,8 +18,10 @@ import re
 from datetime import date
 from typing import Any, Callable, Sequence
 
+from office_env.apps import registry_cache, tool_apps
+from office_env.tools import default_registry
+
 FORMS = ("number in words", "dotted clock", "hour in words", "quarter past", "date in words")
-KINDS = ("mail", "document", "pdf", "answer", "calendar")
 
 _UNITS = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
           "sixteen seventeen eighteen nineteen").split()
@@ -119,18 +122,33 @@ REWRITES: dict[str, Callable[[str], str]] = {
 }
 
 
-def _kind_args(call: dict[str, Any], converted: set[str]) -> tuple[str, tuple[str, ...]] | None:
-    """The output kind of a call and the arguments that hold its prose; None for a call with none."""
-    tool, args = call.get("tool", ""), call.get("args") or {}
-    if tool == "email_send_email":
-        return "mail", ("content",)
-    if tool == "word_write_to_file":
-        return ("pdf" if args.get("file_path") in converted else "document"), ("content",)
-    if tool == "system_write_answer":
-        return "answer", ("text",)
-    if tool == "calendar_create_event":
-        return "calendar", ("summary", "location")
-    return None
+@registry_cache(maxsize=1)
+def _written() -> dict[str, tuple[str, tuple[str, ...]]]:
+    """Each tool that writes words, with its app and the arguments holding them: its free text
+    (``body``: a mail's content, a document's, the answer), or for an item with none its prose (an
+    event's title); a call naming an item it finds (a delete by title) writes none."""
+    return {t.name: (t.app, (t.body,) if t.body else t.prose) for t in default_registry()
+            if t.writes and t.prose and not t.listed_by}
+
+
+@registry_cache(maxsize=1)
+def _conversions() -> dict[str, str]:
+    """Each tool that converts the file its ``file_path`` names to another app's kind
+    (``<app>_convert_to_<other app>``), with that app."""
+    apps = tool_apps()
+    return {t.name: target for t in default_registry()
+            if (target := t.name.removeprefix(f"{t.app}_convert_to_")) != t.name and target in apps}
+
+
+def _kind_args(call: dict[str, Any], converted: dict[str, str]) -> tuple[str, tuple[str, ...]] | None:
+    """The output kind of a call (its app, or the app its file is converted to) and the arguments
+    that hold its prose; None for a call with none."""
+    written = _written().get(call.get("tool", ""))
+    if written is None:
+        return None
+    app, keys = written
+    path = (call.get("args") or {}).get("file_path")
+    return (converted.get(path, app) if path is not None else app), keys
 
 
 def _keeping(rewrite: Callable[[str], str], names: Sequence[str]) -> Callable[[str], str]:
@@ -154,12 +172,13 @@ def natural_form_plans(oracle: list[dict[str, Any]],
     """(form, kind, plan) for each form and kind of output whose prose the form changes: the oracle
     with that kind's prose rewritten in that form alone; ``names``: labels with figures the criteria
     ask for word for word, left as they are."""
-    converted = {str(c["args"].get("file_path")) for c in oracle
-                 if c.get("tool") == "word_convert_to_pdf" and c.get("args")}
+    conversions = _conversions()
+    converted = {str(c["args"].get("file_path")): conversions[c["tool"]] for c in oracle
+                 if c.get("tool") in conversions and c.get("args")}
     out = []
     for form, plain in REWRITES.items():
         rewrite = _keeping(plain, names)
-        for kind in KINDS:
+        for kind in tool_apps():
             plan, changed = [], False
             for call in oracle:
                 args = dict(call.get("args") or {})

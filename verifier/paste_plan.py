@@ -14,7 +14,7 @@ import re
 from typing import Any, Sequence
 
 from office_env.apps import all_read_tools
-from verifier.answer_forms import TEXT_ARGS
+from verifier.answer_forms import text_args
 
 MAX_PASTE_CHARS = 60_000  # what one written text holds at most (a mail or a document of the paste)
 FORWARD_SHARE = 0.6  # prose whose lines are at least this share verbatim from the reads is a forward
@@ -27,7 +27,8 @@ def _lines(text: str) -> list[str]:
 def is_forward(oracle: Sequence[dict[str, Any]], observations: Sequence[str]) -> bool:
     """Whether the oracle's prose is mostly lines it read, verbatim (a forward or notes passed on)."""
     read = " ".join(" ".join(o.split()) for o in observations)
-    prose = [line for call in oracle if (key := TEXT_ARGS.get(call.get("tool", "")))
+    text = text_args()
+    prose = [line for call in oracle if (key := text.get(call.get("tool", "")))
              for line in _lines(str((call.get("args") or {}).get(key, "")))]
     return bool(prose) and sum(line in read for line in prose) >= FORWARD_SHARE * len(prose)
 
@@ -41,10 +42,10 @@ def paste_plan(oracle: Sequence[dict[str, Any]], observations: Sequence[str]) ->
     paste = re.sub(r"\n{3,}", "\n\n", "\n\n".join(read))[:MAX_PASTE_CHARS]
     if not paste:
         return None
-    plan, changed = [], False
+    plan, changed, text = [], False, text_args()
     for call in oracle:
         args = dict(call.get("args") or {})
-        key = TEXT_ARGS.get(call.get("tool", ""))
+        key = text.get(call.get("tool", ""))
         if key and isinstance(args.get(key), str):
             args[key], changed = paste, True
         plan.append({"tool": call["tool"], "args": args})

@@ -6,6 +6,7 @@ import random
 import re
 import sys
 import tomllib
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -327,13 +328,22 @@ def _toy_steps() -> list[tuple[ToolCall, list[ToolCall]]]:
             (ToolCall("toy_close_card", {"user": "ana", "card": "ship"}), [ToolCall("toy_list_mine", {"user": "ana"})])]
 
 
+ADDING = [{"tool": "toy_read_board", "args": {"file_path": "data/sprint.toy"}},
+          {"tool": "toy_add_card", "args": {"file_path": "data/sprint.toy", "card": "Ship the banner on 2025-04-08"}}]
+NOW = datetime(2025, 4, 7, 9, 0)
+
+
 def test_a_registered_apps_read_tool_is_a_read_to_discovery_stated_values_and_the_paste_plan(toy_app):
     """The app's read tool is a read wherever plans are judged by what they read: discovery opens a
     look-alike board with it (and not again one the plan reads itself), a mail naming the board
-    the oracle read says the file its work was drawn from, and a paste plan pastes what it returned."""
+    the oracle read says the file its work was drawn from, and a paste plan pastes what it returned.
+    Its writes' declarations are read as the built-in ones are: discovery's steps before them, and
+    a card's free text rewritten by the answer forms and the natural forms and pasted over."""
     from generators.discovery import discover_plan
     from generators.model import TaskDraft
     from generators.stated_values import state_checks
+    from verifier.answer_forms import answer_form_plans
+    from verifier.natural_forms import natural_form_plans
     from verifier.paste_plan import paste_plan
 
     second = ToolCall("toy_read_board", {"file_path": BOARDS[1]})
@@ -357,6 +367,12 @@ def test_a_registered_apps_read_tool_is_a_read_to_discovery_stated_values_and_th
     pasted = paste_plan(_memo_from_board(), [BOARD_TEXT, "Wrote data/memo.docx (1 paragraph(s))."])
     assert pasted is not None and pasted[1]["args"]["content"] == BOARD_TEXT
 
+    assert [(form, plan[1]["args"]["card"]) for form, plan in answer_form_plans(ADDING, NOW)][0] == (
+        "words", "Ship the banner on Tuesday 8 April")
+    assert ("date in words", "toy") in {(form, kind) for form, kind, _ in natural_form_plans(ADDING)}
+    pasted = paste_plan(ADDING, [BOARD_TEXT, "Added a card to data/sprint.toy."])
+    assert pasted is not None and pasted[1]["args"]["card"] == BOARD_TEXT
+
 
 def test_an_app_taken_out_is_gone_from_every_layer(toy_app):
     from backends.task_record import RecordError, parse_record
@@ -364,6 +380,8 @@ def test_an_app_taken_out_is_gone_from_every_layer(toy_app):
     from generators.plus_offline import infer_apps
     from generators.specifics import find_specifics
     from tests.support.records import record_with
+    from verifier.answer_forms import answer_form_plans
+    from verifier.natural_forms import natural_form_plans
     from verifier.paste_plan import paste_plan
     from verifier.trace import _read_paths
 
@@ -382,6 +400,8 @@ def test_an_app_taken_out_is_gone_from_every_layer(toy_app):
     assert [discover_plan([call], BOARDS) for call, _ in _toy_steps()] == [
         [listing, call] if "file_path" in call.args else [call] for call, _ in _toy_steps()]
     assert paste_plan(_memo_from_board(), [BOARD_TEXT, "Wrote data/memo.docx (1 paragraph(s))."]) is None
+    # a card is no prose to the forms or the paste any more
+    assert answer_form_plans(ADDING, NOW) == [] and natural_form_plans(ADDING) == []
     with pytest.raises(RecordError, match="toy"):
         parse_record(record_with("toy-00001", apps=["toy"], app_count=1))
     assert general_plan_schema()["properties"]["apps"]["items"]["enum"] == list(office_apps())

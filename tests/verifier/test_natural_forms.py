@@ -36,8 +36,17 @@ def test_number_words_and_the_plans_per_kind_of_output():
     assert labels(criteria) == ["Business cards (250)"]
     plans = {(form, kind): plan for form, kind, plan in natural_form_plans(oracle, labels(criteria))}
     assert plans["number in words", "pdf"][0]["args"]["content"] == "Business cards (250): four"
-    assert plans["quarter past", "mail"][2]["args"]["content"] == "Meet at quarter past nine."
-    assert plans["quarter past", "mail"][0] == oracle[0] and ("quarter past", "pdf") not in plans
+    assert plans["quarter past", "email"][2]["args"]["content"] == "Meet at quarter past nine."
+    assert plans["quarter past", "email"][0] == oracle[0] and ("quarter past", "pdf") not in plans
+    # an event's title is its text, a mail's subject is a name; a delete names an event it finds
+    event = {"user": "b", "summary": "Review at 09:15", "start": "2024-04-08 09:15:00", "end": "2024-04-08 10:00:00"}
+    calendar = [{"tool": "calendar_create_event", "args": event},
+                {"tool": "calendar_delete_event", "args": {"user": "b", "summary": "Sync at 09:15"}},
+                {"tool": "email_send_email", "args": {"sender": "a", "recipient": "b", "subject": "At 09:15",
+                                                      "content": "See you."}}]
+    plans = {(form, kind): plan for form, kind, plan in natural_form_plans(calendar)}
+    assert plans["quarter past", "calendar"][0]["args"]["summary"] == "Review at quarter past nine"
+    assert plans["quarter past", "calendar"][1:] == calendar[1:] and {kind for _, kind in plans} == {"calendar"}
 
 
 @pytest.mark.parametrize("text, keyword, found", [
