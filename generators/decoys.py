@@ -34,9 +34,9 @@ from typing import Any, Callable, Mapping, Protocol, Sequence
 
 from generators.model import MemoryPiece
 from generators.value_pools import INVITEES, ROW_LABELS, STATUS_WORDS
+from office_env.apps import file_kinds, registry_cache
 
 MAX_DETAILS = 6
-_FILE_RE = re.compile(r"^(data/)?[\w-]+(?:\.(docx|xlsx|pdf|txt|csv|pptx))?$")
 _PERSON_RE = re.compile(r"^[A-Z][a-z]+(?: [A-Z][a-z'-]+)+$")
 _CLOCK_RE = re.compile(r"^\d{1,2}:\d{2}$")
 _WINDOW_RE = re.compile(r"^\d{1,2}:\d{2}-\d{1,2}:\d{2}$")
@@ -53,6 +53,13 @@ _SUBJECT_ENDS = ("next steps", "first thoughts", "dates", "question", "plan")
 # cues whose value names a column, a group or a point of a sheet or a note: a field of the job's own
 _FIELD_CUES = ("column_total", "filter_value", "question", "memo_point", "agenda_point", "budget_line",
                "reply_point", "row_order", "new_starter", "vendor", "supplier")
+
+
+@registry_cache(maxsize=1)
+def _file_re() -> re.Pattern[str]:
+    """A file a detail names, with its folder if it is ``data/`` and its kind if it has one of
+    ``file_kinds`` ("data/scores.xlsx", "budget_notes")."""
+    return re.compile(rf"^(data/)?[\w-]+(?:\.({'|'.join(map(re.escape, file_kinds()))}))?$")
 
 
 @dataclass(frozen=True)
@@ -177,7 +184,7 @@ def make_value(piece: MemoryPiece, about: str, start: date, rng: random.Random,
         return whole + (f".{rng.randint(10, 99)}" if "." in value else "")
     if _PERSON_RE.match(value) and people:
         return rng.choice(list(people))
-    found = _FILE_RE.match(value)
+    found = _file_re().match(value)
     if cue in _FILE_CUES and found and ("_" in value or found.group(2)):
         month = ahead.strftime("%b").lower()
         stem = "_".join(_words(about)[:2] + [rng.choice(("notes", "plan", "draft", "list", "summary"))])

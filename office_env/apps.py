@@ -241,6 +241,17 @@ def file_readers() -> tuple[tuple[str, App], ...]:
                  if path == "{file_path}")
 
 
+# kinds of file people name that no app opens: slides, notes, pictures
+OTHER_FILE_KINDS = ("pptx", "md", "jpg", "jpeg", "png")
+
+
+@registry_cache(maxsize=1)
+def file_kinds() -> tuple[str, ...]:
+    """Every kind (no dot) a file's name may end in: each app's file kinds, apps in order, then
+    ``OTHER_FILE_KINDS``; what the patterns that tell a file's name in a text are made from."""
+    return tuple(dict.fromkeys([*(kind for a in _REGISTRY.values() for kind in a.extensions), *OTHER_FILE_KINDS]))
+
+
 def get_app(name: str) -> App:
     """The entry of ``name``; ``KeyError`` for an app nobody registered."""
     return _REGISTRY[name]

@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from office_env.apps import file_kinds, registered_apps, registry_cache
 from office_env.errors import OfficeError
 from office_env.evaluation import evaluate_criteria
 from office_env.evaluation.checks import CHECKS
@@ -49,8 +50,6 @@ CODES: dict[str, tuple[str, str]] = {  # code -> (severity, what it means)
 }
 MAX_TYPO = 2  # edit distance up to which a name is a typo of another
 MAX_NAME = 255  # a longer name is compared with nothing (a stranger's name must not make the lint slow)
-_FILE_RE = re.compile(r"[A-Za-z0-9_\-]+\.(?:docx|doc|xlsx|xls|csv|pdf|txt|md|jpg|jpeg|png|eml|ics)\b")
-_MADE_BY_TOOLS = (".eml", ".ics")  # a mail or an event the instruction names is checked by user, not by file
 ANSWER = "data/answer.txt"
 _NUMBER_RE = re.compile(r"\d+(?:[.,]\d+)*")
 _EXTENSION_TYPES = {"docx": "docx", "doc": "docx", "xlsx": "xlsx", "pdf": "pdf", "txt": "txt", "ics": "ics"}
@@ -127,6 +126,19 @@ def lint_seeds(path: str | Path) -> LintReport:
     return report
 
 
+@registry_cache(maxsize=1)
+def _file_re() -> re.Pattern[str]:
+    """A file's name in an instruction, of one of ``file_kinds``."""
+    return re.compile(rf"[A-Za-z0-9_\-]+\.(?:{'|'.join(map(re.escape, file_kinds()))})\b")
+
+
+@registry_cache(maxsize=1)
+def _made_by_tools() -> tuple[str, ...]:
+    """The suffixes of a mail's or an event's file (the apps that keep items per owner): one the
+    instruction names is checked by user, not by file."""
+    return tuple(f".{kind}" for a in registered_apps() if a.layout != "documents" for kind in a.extensions)
+
+
 def _task_of(file: str) -> str:
     parts = PurePosixPath(file).parts
     if len(parts) >= 3 and parts[-2] == "subtasks" and parts[-1].endswith(".json"):
@@ -140,7 +152,7 @@ def lint_task(task: SeedTask) -> list[Finding]:
     findings = _misplaced_keys(task, label)
     testbed = _files_below(task.testbed)
     reference = _files_below(task.reference) if task.reference is not None else set()
-    named = {m.group(0) for m in _FILE_RE.finditer(task.instruction)}
+    named = {m.group(0) for m in _file_re().finditer(task.instruction)}
     checked: set[str] = set()
     # the task's own files: what a check requires to exist is a name the task means, not a typo
     named |= {PurePosixPath(str(i["args"]["file"])).name for i in task.evaluation
@@ -160,7 +172,7 @@ def lint_task(task: SeedTask) -> list[Finding]:
                                for i in task.evaluation):
         findings.append(_finding(task, label, "evaluation", "exists_only",
                                  "every criterion only checks that a file exists (or does not)"))
-    unchecked = sorted(n for n in named if n not in checked and not n.lower().endswith(_MADE_BY_TOOLS)
+    unchecked = sorted(n for n in named if n not in checked and not n.lower().endswith(_made_by_tools())
                        and not any(p.endswith("/" + n) for p in testbed))
     for name in unchecked:
         findings.append(_finding(task, label, "task", "instruction_mismatch",

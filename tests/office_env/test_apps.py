@@ -6,7 +6,7 @@ import random
 import re
 import sys
 import tomllib
-from datetime import datetime
+from datetime import date, datetime
 from pathlib import Path
 
 import pytest
@@ -16,9 +16,11 @@ from generators.model import ToolCall
 from generators.schemas import task_draft_schema
 from office_env.apps import (
     LOADED_BY,
+    OTHER_FILE_KINDS,
     App,
     app_of_doc_type,
     app_of_extension,
+    file_kinds,
     get_app,
     load,
     office_apps,
@@ -60,6 +62,12 @@ def test_file_kinds_and_doc_types_map_back_to_their_app():
         "excel", "word", "calendar")
     assert app_of_extension("exe") is None
     assert (app_of_doc_type("email"), app_of_doc_type("xls"), app_of_doc_type("odt")) == ("email", "excel", None)
+
+
+def test_file_names_may_end_in_each_apps_kinds_and_a_few_others():
+    """One list of the kinds a file's name ends in, which the patterns finding file names use."""
+    assert file_kinds()[:3] == ("docx", "doc", "docm") and file_kinds()[-5:] == OTHER_FILE_KINDS
+    assert {"xlsx", "csv", "pdf", "eml", "ics", "txt"} <= set(file_kinds()) and len(set(file_kinds())) == len(file_kinds())
 
 
 def test_a_bad_entry_is_refused():
@@ -333,7 +341,27 @@ ADDING = [{"tool": "toy_read_board", "args": {"file_path": "data/sprint.toy"}},
 NOW = datetime(2025, 4, 7, 9, 0)
 
 
-def test_a_registered_apps_read_tool_is_a_read_to_discovery_stated_values_and_the_paste_plan(toy_app):
+def _file_details(tmp_path: Path) -> tuple[str | None, list[str]]:
+    """The decoy made for a detail naming a board, and the lint's notes on a seed whose instruction
+    names one that no criterion checks: what the file-name patterns make of a ``.toy`` name."""
+    from generators.decoys import make_value
+    from generators.model import MemoryPiece
+    from office_env.officebench import SeedTask
+    from verifier.seed_lint import lint_task
+
+    piece = MemoryPiece(id="m1", kind="fact", text="Use data/sprint.toy as the source.", value="data/sprint.toy",
+                        cue="source_file")
+    decoy = make_value(piece, "the launch plan", date(2025, 4, 7), random.Random(3), ["Ann Lee"])
+    seed = SeedTask(id="1-1", app_count=1, username="Alice", date="2020-05-01", weekday="Friday", time="10:00 AM",
+                    instruction="Add the release card to sprint.toy and note it in notes.txt.",
+                    evaluation=[{"function": "evaluate_contain",
+                                 "args": {"doc_type": "txt", "file": "data/notes.txt", "keywords": ["release"]}}],
+                    folder=tmp_path / "1", subtask_file=tmp_path / "1" / "subtasks" / "0.json",
+                    testbed=tmp_path / "1" / "testbed", reference=None)
+    return decoy, [f.message for f in lint_task(seed) if f.code == "instruction_mismatch"]
+
+
+def test_a_registered_apps_read_tool_is_a_read_to_discovery_stated_values_and_the_paste_plan(toy_app, tmp_path):
     """The app's read tool is a read wherever plans are judged by what they read: discovery opens a
     look-alike board with it (and not again one the plan reads itself), a mail naming the board
     the oracle read says the file its work was drawn from, and a paste plan pastes what it returned.
@@ -373,8 +401,13 @@ def test_a_registered_apps_read_tool_is_a_read_to_discovery_stated_values_and_th
     pasted = paste_plan(ADDING, [BOARD_TEXT, "Added a card to data/sprint.toy."])
     assert pasted is not None and pasted[1]["args"]["card"] == BOARD_TEXT
 
+    # its file kind is a file's: a decoy names a board of its own, the lint sees the board named
+    decoy, mismatches = _file_details(tmp_path)
+    assert decoy is not None and re.fullmatch(r"data/launch_plan_\w+_[a-z]{3}\d+\.toy", decoy), decoy
+    assert mismatches == ["the instruction names 'sprint.toy', which no criterion checks"]
 
-def test_an_app_taken_out_is_gone_from_every_layer(toy_app):
+
+def test_an_app_taken_out_is_gone_from_every_layer(toy_app, tmp_path):
     from backends.task_record import RecordError, parse_record
     from generators.discovery import discover_plan
     from generators.plus_offline import infer_apps
@@ -400,8 +433,9 @@ def test_an_app_taken_out_is_gone_from_every_layer(toy_app):
     assert [discover_plan([call], BOARDS) for call, _ in _toy_steps()] == [
         [listing, call] if "file_path" in call.args else [call] for call, _ in _toy_steps()]
     assert paste_plan(_memo_from_board(), [BOARD_TEXT, "Wrote data/memo.docx (1 paragraph(s))."]) is None
-    # a card is no prose to the forms or the paste any more
+    # a card is no prose to the forms or the paste any more, and a board's name names no file
     assert answer_form_plans(ADDING, NOW) == [] and natural_form_plans(ADDING) == []
+    assert _file_details(tmp_path) == (None, [])
     with pytest.raises(RecordError, match="toy"):
         parse_record(record_with("toy-00001", apps=["toy"], app_count=1))
     assert general_plan_schema()["properties"]["apps"]["items"]["enum"] == list(office_apps())
