@@ -31,7 +31,9 @@ from" and Q3, the pair's second end, to "increase to", so "from Q3 to Q1" states
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from functools import lru_cache
+from itertools import accumulate
 from typing import Any
 
 from office_env.apps import registered_apps, registry_cache
@@ -135,9 +137,16 @@ def _periods(text: str) -> list[tuple[int, int, str]]:
 
 def _numbers(text: str) -> list[tuple[int, int, float]]:
     """Figures of their own: not the parts of a date, a clock time or a code ("EC-523", "Q2", "65W")."""
-    hidden = [(a, b) for a, b, _ in kw.date_spans(text)] + [(a, b) for a, b, _ in kw.clock_spans(text)]
+    hidden = sorted([(a, b) for a, b, _ in kw.date_spans(text)] + [(a, b) for a, b, _ in kw.clock_spans(text)])
+    starts = [a for a, _ in hidden]
+    reach = list(accumulate((b for _, b in hidden), max))  # the furthest end of the spans up to each one
+
+    def covered(start: int, end: int) -> bool:  # a span that starts before ``end`` and ends after ``start``
+        before = bisect_left(starts, end)
+        return before > 0 and reach[before - 1] > start
+
     return [(m.start(), m.end(), round(float(m.group(0).replace(",", "")), 6)) for m in _NUMBER_RE.finditer(text)
-            if not any(a < m.end() and m.start() < b for a, b in hidden)]
+            if not covered(m.start(), m.end())]
 
 
 @registry_cache(maxsize=256)  # a check reads one output for each of its values, and a gate scores it again
@@ -248,8 +257,9 @@ def wrong_statements(text: str, values: list[dict[str, Any]], day_first: bool | 
             in_place = [key for _, _, key in found if key not in allowed]
             if in_place:
                 problems.append(f"names {in_place[0]!r} where it is {entry['value']!r}")
+        right_spans = {(s, e) for s, e, k in found if same(kind, k, right)}  # one pass, not one per value found
         for i, (start, end, key) in enumerate(found):
-            if same(kind, key, right) or any((s, e) == (start, end) and same(kind, k, right) for s, e, k in found):
+            if (start, end) in right_spans:
                 continue  # the right value, or a reading of it ("ten o'clock": 10:00 or 22:00)
             beside = [j for j in (i - 1, i + 1) if 0 <= j < len(found) and same(kind, found[j][2], right)
                       and _ALTERNATIVE_RE.fullmatch(plain[min(end, found[j][1]):max(start, found[j][0])])
