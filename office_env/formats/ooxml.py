@@ -1,11 +1,12 @@
 """Make Office Open XML packages (docx, xlsx) byte-for-byte reproducible, cheaply.
 
 python-docx and openpyxl write each package part with ``ZipFile.writestr(name, data)`` (openpyxl's
-worksheets with ``ZipFile.write(tempfile, name)``), which stamp the entry with the clock; openpyxl
-also writes the save time into ``docProps/core.xml``. While ``reproducible_zip`` is active, those
-calls get a fixed entry time, fixed core-property dates and fast (level 1) deflate, so the package
-is written once, already reproducible, instead of being re-zipped afterwards. The patch is
-process-wide for the duration of one save, so a lock serialises saves.
+worksheets with ``ZipFile.write(tempfile, name)``, or of the buffer ``xlsx_io`` gives it instead),
+which stamp the entry with the clock; openpyxl also writes the save time into
+``docProps/core.xml``. While ``reproducible_zip`` is active, those calls get a fixed entry time,
+fixed core-property dates and fast (level 1) deflate, so the package is written once, already
+reproducible, instead of being re-zipped afterwards. The patch is process-wide for the duration of
+one save, so a lock serialises saves.
 
 Reading goes through :func:`open_package` (and :func:`stored_copy` for parsers that read whole
 members): a package from a stranger may be a zip bomb, so its directory is checked against the
@@ -60,9 +61,13 @@ def reproducible_zip(stamp: datetime | None = None) -> Iterator[None]:
         return _ORIGINAL_WRITESTR(self, entry, data, zipfile.ZIP_DEFLATED, 1)
 
     def write(self, filename, arcname=None, compress_type=None, compresslevel=None):
-        # openpyxl streams worksheets through a temporary file; its mtime must not leak in.
-        with open(filename, "rb") as handle:
-            data = handle.read()
+        # openpyxl streams worksheets through a temporary file (or the buffer xlsx_io gives it
+        # instead); a file's mtime must not leak in.
+        if isinstance(filename, io.BytesIO):
+            data = filename.getvalue()
+        else:
+            with open(filename, "rb") as handle:
+                data = handle.read()
         return writestr(self, arcname or str(filename).replace("\\", "/").rsplit("/", 1)[-1], data)
 
     with _LOCK:

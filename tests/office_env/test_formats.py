@@ -437,3 +437,30 @@ def test_ics_event_without_start_is_refused(tmp_path):
                  b"BEGIN:VCALENDAR\r\nVERSION:2.0\r\nBEGIN:VEVENT\r\nSUMMARY:Lost\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n")
     with pytest.raises(CorruptFileError, match="^calendar/nostart.ics: event 'Lost' has no DTSTART"):
         ics_io.read_events(path, "calendar/nostart.ics")
+
+
+def test_xlsx_sheets_are_written_in_memory_with_openpyxls_bytes(monkeypatch):
+    """to_bytes streams each sheet into a buffer, not a temporary file, and gives the bytes openpyxl's
+    own writer (a file per sheet) gives under the same reproducible zip; the swap ends with the save."""
+    import openpyxl.worksheet._writer
+    import openpyxl.writer.excel
+
+    from office_env.formats.ooxml import reproducible_zip
+
+    workbook = xlsx_io.new_workbook("Scores", NOW)
+    for r, row in enumerate(ROWS, 1):
+        for c, value in enumerate(row, 1):
+            xlsx_io.set_value(workbook.active, r, c, value)
+    workbook.create_sheet("Second").cell(2, 2).value = "x"
+    made: list[str] = []
+    create = openpyxl.worksheet._writer.create_temporary_file
+    monkeypatch.setattr(openpyxl.worksheet._writer, "create_temporary_file",
+                        lambda suffix="": made.append(create(suffix)) or made[-1])  # the real one, counted
+    data = xlsx_io.to_bytes(workbook, NOW)
+    assert made == []
+    stock = openpyxl.writer.excel.WorksheetWriter
+    assert stock.__module__ == "openpyxl.worksheet._writer"
+    buffer = io.BytesIO()
+    with reproducible_zip(NOW):
+        workbook.save(buffer)
+    assert buffer.getvalue() == data
