@@ -694,13 +694,17 @@ class KeptTally:
 def _before_fork(config: BuildConfig, workers: int, executor: str) -> None:
     """Load in the parent what every forked worker would load for itself: the tokenizer's vocabulary
     (half a second of CPU per process; the parent reads it for the card anyway) and, offline, the
-    task graph, the chat composers (their modules compile the banks' patterns on import) and the
-    Word template. A model client is left to each worker: its connections are not shared."""
+    task graph, the chat composers (their modules compile the banks' patterns on import), the Word
+    template and the PDF writer (fpdf2 and its font tables: a quarter of a second of imports, which
+    every worker's first world needed for its papers). A model client is left to each worker: its
+    connections are not shared."""
     if workers < 2 or executor != "local":
         return
     counter_name()
     if config.backend != "llm":
         _graph(config)
+        import fpdf  # noqa: F401 - office_env.formats.pdf_io's writer, imported there on first use
+
         from generators.other_work import OtherWork  # noqa: F401 - imported for the workers
         from generators.small_talk import SmallTalk  # noqa: F401
         from office_env.formats.docx_io import new_document
