@@ -38,8 +38,9 @@ workers), writing the results and reports (mostly fixed: loading matplotlib) and
 the tasks (``--no-eval`` skips it).
 
 ``--against TREE`` compares two versions in the same minutes: it runs the build of ``--n`` tasks
-``--rounds`` times for each, alternating this tree and ``TREE`` (another checkout: its packages come
-first on ``PYTHONPATH``), each in a fresh process, and prints every run's CPU time per verified task
+``--rounds`` times for each, alternating this tree and ``TREE`` (another checkout, or a commit of this
+repository written out to a temporary folder: its packages come first on ``PYTHONPATH``), each in a
+fresh process without the eval, and prints every run's CPU time per verified task
 and the medians; ``--together`` starts each pair at the same moment, so both share whatever else
 loads the machine. ``--profile-n 0`` skips the profile.
 
@@ -53,6 +54,7 @@ import argparse
 import cProfile
 import functools
 import hashlib
+import io
 import os
 import pstats
 import re
@@ -61,6 +63,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 from collections.abc import Iterator
@@ -164,10 +167,10 @@ class JobClock:
 def parent_phases(*where: tuple[Any, str]) -> Iterator[dict[str, float]]:
     """The parent's CPU seconds in each of these functions (owner, name), filled in as they run:
     e.g. a batch class's ``start`` and ``finalise`` (``backends.batch``: before the first job and
-    after the last)."""
+    after the last). One an older tree lacks (``--against``) stays at 0."""
     phases: dict[str, float] = {name: 0.0 for _, name in where}
-    owners = dict((name, owner) for owner, name in where)
-    original = {name: getattr(owner, name) for owner, name in where}
+    owners = dict((name, owner) for owner, name in where if owner is not None and hasattr(owner, name))
+    original = {name: getattr(owner, name) for name, owner in owners.items()}
 
     def timed(name: str) -> Any:
         def run(*args: Any) -> Any:
@@ -178,7 +181,7 @@ def parent_phases(*where: tuple[Any, str]) -> Iterator[dict[str, float]]:
                 phases[name] += _cpu_seconds()[0] - before
         return run
 
-    for name in phases:
+    for name in original:
         setattr(owners[name], name, timed(name))
     try:
         yield phases
@@ -229,7 +232,8 @@ _FIGURES = re.compile(r"throughput: ([\d.]+) verified.*?CPU time of the build's 
 def _run_tree(tree: Path, args: argparse.Namespace) -> subprocess.Popen:
     """This script's build alone (no profile) in a fresh process, with ``tree``'s packages first."""
     command = [sys.executable, str(Path(__file__).resolve()), "--n", str(args.n), "--workers", str(args.workers),
-               "--seed", str(args.seed), "--profile-n", "0", *(["--dir", str(args.dir)] if args.dir else [])]
+               "--seed", str(args.seed), "--profile-n", "0", "--no-eval",
+               *(["--dir", str(args.dir)] if args.dir else [])]
     env = {**os.environ, "PYTHONPATH": str(tree)}
     return subprocess.Popen(command, cwd=tree, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
@@ -243,9 +247,30 @@ def _figures(tree: Path, process: subprocess.Popen) -> tuple[float, float, float
     return float(found.group(1)), float(found.group(3)), float(found.group(4))
 
 
+def checkout(against: str, into: Path) -> Path:
+    """The tree ``--against`` names: a folder as it is, or else a commit of this repository written
+    out under ``into`` (``git archive``: the commit's files, not the working tree's)."""
+    if Path(against).is_dir():
+        return Path(against).resolve()
+    repo = Path(__file__).resolve().parent.parent
+    archive = subprocess.run(["git", "-C", str(repo), "archive", "--format=tar", against], capture_output=True)
+    if archive.returncode:
+        sys.exit(f"--against {against}: neither a folder nor a commit of {repo}: "
+                 f"{archive.stderr.decode(errors='replace').strip()}")
+    tree = into / f"tree-{against}"
+    with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
+        tar.extractall(tree, filter="data")
+    return tree
+
+
 def compare(args: argparse.Namespace) -> None:
     """``--against``: both versions' builds, alternated (or side by side with ``--together``)."""
-    trees = {"this tree": Path(__file__).resolve().parent.parent, "against": args.against.resolve()}
+    with tempfile.TemporaryDirectory(prefix="bench-against-") as scratch:
+        _compare(args, checkout(args.against, Path(scratch)))
+
+
+def _compare(args: argparse.Namespace, against: Path) -> None:
+    trees = {"this tree": Path(__file__).resolve().parent.parent, "against": against}
     runs: dict[str, list[tuple[float, float, float]]] = {name: [] for name in trees}
     for round_ in range(args.rounds):
         order = list(trees) if round_ % 2 == 0 else list(trees)[::-1]
@@ -296,7 +321,8 @@ def main() -> None:
     parser.add_argument("--dir", type=Path, default=None, help="Build under this folder (default: the temp folder)")
     parser.add_argument("--ray", action="store_true", help="Also build with --executor ray and compare")
     parser.add_argument("--no-eval", action="store_true", help="Skip the timed oracle eval after the build")
-    parser.add_argument("--against", type=Path, default=None, help="Compare with the checkout TREE (see above)")
+    parser.add_argument("--against", default=None,
+                        help="Compare with the checkout TREE, a folder or a commit of this repository (see above)")
     parser.add_argument("--rounds", type=int, default=3, help="With --against: builds per version")
     parser.add_argument("--together", action="store_true", help="With --against: run each pair at once")
     args = parser.parse_args()
@@ -314,7 +340,7 @@ def main() -> None:
         clock = JobClock(tmp / "build-times")
         cpu = _cpu_seconds()
         start = time.perf_counter()
-        batch = build_module.BuildBatch
+        batch = getattr(build_module, "BuildBatch", None)  # None in a tree older than the batch runner
         with clock.timing(build_module, "run_attempt"), parent_phases(
                 (build_module, "check_families"), (build_module, "check_banks"), (batch, "start"),
                 (batch, "finalise")) as phases:
