@@ -16,6 +16,7 @@ import math
 import pickle
 import re
 import zipfile
+from collections import OrderedDict
 from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import datetime
@@ -495,6 +496,49 @@ class _SheetInMemory(WorksheetWriter):
     def cleanup(self) -> None:
         if not isinstance(self.out, io.BytesIO):
             super().cleanup()
+
+
+MAX_SAVED = 64  # saves of edited workbooks kept (office_env.tools.excel: a task's replays edit alike)
+MAX_SAVED_SNAPSHOT = 1024 * 1024  # an edit of a larger workbook is saved every time, not kept
+_SAVED: OrderedDict[tuple, bytes] = OrderedDict()
+
+
+def _typed(value: Any) -> tuple[type, str]:
+    """A cell value as part of a key: ``1``, ``1.0``, ``True`` and ``0.0``, ``-0.0`` are equal in
+    Python, and written apart."""
+    return type(value), repr(value)
+
+
+def edit_key(before: "bytes | Edited", sheet: str | None, edits: Iterable[tuple[int, int, Any]],
+             how: str) -> tuple | None:
+    """What decides the bytes of a workbook opened from the snapshot ``before`` (:func:`snapshot`)
+    whose ``sheet`` had ``edits`` (row, col, value) set, in order, by ``how`` (the editing code's
+    name: each opens and sets cells its own way); None for a snapshot too large to keep."""
+    if isinstance(before, Edited):
+        if len(before.base) > MAX_SAVED_SNAPSHOT:
+            return None
+        origin: tuple = (before.base, tuple((t, r, c, _typed(v)) for t, r, c, v in before.edits))
+    else:
+        if len(before) > MAX_SAVED_SNAPSHOT:
+            return None
+        origin = (before,)
+    return (how, origin, sheet, tuple((r, c, _typed(v)) for r, c, v in edits))
+
+
+def saved_edit(workbook: Workbook, stamp: datetime | None, key: tuple | None) -> bytes:
+    """:func:`to_bytes` of an edited workbook, kept for the next edit with the same ``key``
+    (:func:`edit_key`) and stamp: the gates' replays of a task repeat the oracle's edits."""
+    if key is None:
+        return to_bytes(workbook, stamp)
+    full = (key, None if stamp is None else (stamp.isoformat(), repr(stamp.tzinfo), stamp.fold))
+    found = _SAVED.get(full)
+    if found is not None:
+        _SAVED.move_to_end(full)
+        return found
+    data = _SAVED[full] = to_bytes(workbook, stamp)
+    if len(_SAVED) > MAX_SAVED:
+        _SAVED.popitem(last=False)
+    return data
 
 
 def to_bytes(workbook: Workbook, stamp: datetime | None = None) -> bytes:

@@ -70,7 +70,8 @@ def _edit_cell(ws: Workspace, file_path: str, row: int, col: int, value: Any, sh
     target = xlsx_io.sheet_of(workbook, sheet, file_path)
     old = target.cell(row=row, column=col).value
     xlsx_io.set_value(target, row, col, value)
-    written = write(ws, file_path, xlsx_io.to_bytes(workbook, ws.now), "file_path")
+    key = xlsx_io.edit_key(before, sheet, [(row, col, value)], "one cell")
+    written = write(ws, file_path, xlsx_io.saved_edit(workbook, ws.now, key), "file_path")
     xlsx_io.remember_edit(written, before, target, [(row, col)])  # the next read of this version needs no parse
     return old
 
@@ -90,6 +91,7 @@ def set_cells(ws: Workspace, calls: list[dict[str, Any]]) -> list[str | OfficeEr
     target = xlsx_io.sheet_of(workbook, sheet, file_path)
     outcomes: list[str | OfficeError] = []
     cells: list[tuple[int, int]] = []
+    edits: list[tuple[int, int, Any]] = []
     for call in calls:
         row, col, value = call["row"], call["col"], call["value"]
         try:
@@ -101,10 +103,12 @@ def set_cells(ws: Workspace, calls: list[dict[str, Any]]) -> list[str | OfficeEr
         old = target.cell(row=row, column=col).value
         xlsx_io.set_value(target, row, col, value)
         cells.append((row, col))
+        edits.append((row, col, value))
         outcomes.append(f"Set ({row}, {col}) of {file_path} to {xlsx_io.render_value(xlsx_io.coerce(value))} "
                         f"(was {xlsx_io.render_value(old)}).")
     if cells:
-        written = write(ws, file_path, xlsx_io.to_bytes(workbook, ws.now), "file_path")
+        key = xlsx_io.edit_key(before, sheet, edits, "cells in a row")
+        written = write(ws, file_path, xlsx_io.saved_edit(workbook, ws.now, key), "file_path")
         xlsx_io.remember_edit(written, before, target, cells)
     return outcomes
 
