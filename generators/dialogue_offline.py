@@ -389,7 +389,7 @@ class HistoryWriter:
                 line_cue = "named" if self.named_answers and self.rng.random() < self.named_answers else "any"
             text = self._line(move, line_cue, ctx, said)
             # words, not a name (a spoken form, a relation): a sentence that starts with them starts with a capital
-            if said != event.said or (piece.derived is not None and event.said == piece.said_as):
+            if (said != event.said or (piece.derived is not None and event.said == piece.said_as)) and said in text:
                 text = re.sub(rf"(^|[.?!]\s+){re.escape(said)}", lambda m: m.group(1) + said[:1].upper() + said[1:],
                               text)
             return text, marks

@@ -369,7 +369,8 @@ def _derive(piece: MemoryPiece, fix_day: int, start: int, dates: list[date], rng
             return None
         relation = relation_phrase(derivation, rng)
         # not "10 more than ..." where 10 is another detail of the history
-        if not any(re.search(rf"(?<![\w.]){re.escape(v)}(?![\w.])", relation.lower()) for v in details):
+        low = relation.lower()
+        if not any(v in low and re.search(rf"(?<![\w.]){re.escape(v)}(?![\w.])", low) for v in details):
             break
     else:
         return None

@@ -74,7 +74,7 @@ def namings(about: str) -> tuple[str, ...]:
 def noun_twice(low: str, about: str) -> bool:
     """Whether a (lowercased) line puts a word of the work's name right before it ("the mail on
     the mail to pass on")."""
-    if not about:
+    if not about or about not in low:  # the usual case, without a pattern
         return False
     words = set(re.findall(r"\w+", about))
     for hit in re.finditer(re.escape(about), low):

@@ -412,7 +412,8 @@ class _Tracer:
                 said = normalize(str(m.get("value", "")))
                 if _number(words) is not None and _CLOCK_RE.search(said):
                     continue  # "30" is not said by "14:30", nor "16" by "10:00-16:00"
-                if m.get("cue") in OUTPUT_CUES and re.search(rf"(?<!\w){re.escape(words)}(?!\w)", said):
+                if m.get("cue") in OUTPUT_CUES and words in said and re.search(rf"(?<!\w){re.escape(words)}(?!\w)",
+                                                                               said):
                     return str(m.get("id"))
         return None
 
