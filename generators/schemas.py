@@ -4,24 +4,29 @@ from __future__ import annotations
 
 from typing import Any
 
-from office_env.apps import office_apps
+from office_env.apps import office_apps, registry_cache
+
+# A prose field's bound: what a model writes is untrusted, and the longest prose of a task (its
+# description) is some 500 characters. The bound is above the repetitions a grammar engine is sent
+# (``backends.llm.client.GRAMMAR_MAX_REPEAT``): checked on the reply, never unrolled into a grammar.
+PROSE_MAX_CHARS = 4_000
+TEXT: dict[str, Any] = {"type": "string", "minLength": 1, "maxLength": PROSE_MAX_CHARS}
 
 MEMORY_ITEM: dict[str, Any] = {
     "type": "object",
     "properties": {
         "id": {"type": "string", "pattern": "^m[0-9]+$"},
         "kind": {"enum": ["fact", "action"]},
-        "text": {"type": "string", "minLength": 1},
-        "value": {"type": "string", "minLength": 1},
+        "text": TEXT,
+        "value": TEXT,
         "thread": {"type": "string", "pattern": "^t[0-9]+$"},
-        "superseded": {"type": "array", "maxItems": 3, "items": {"type": "string", "minLength": 1}},
+        "superseded": {"type": "array", "maxItems": 3, "items": TEXT},
         "distractors": {"type": "array", "maxItems": 3, "items": {
-            "type": "object", "properties": {"value": {"type": "string", "minLength": 1},
-                                             "text": {"type": "string", "minLength": 1}},
+            "type": "object", "properties": {"value": TEXT, "text": TEXT},
             "required": ["value", "text"], "additionalProperties": False}},
-        "said_as": {"type": "string", "minLength": 1},
-        "cue": {"type": "string"},
-        "about": {"type": "string"},
+        "said_as": TEXT,
+        "cue": {"type": "string", "maxLength": 40},  # the task draft's: one of the thread bank's (task_draft_schema)
+        "about": {"type": "string", "maxLength": PROSE_MAX_CHARS},
         "derived": {"type": "object", "properties": {
             "rule": {"type": "string", "minLength": 1, "maxLength": 40},
             "amount": {"type": "integer", "minimum": 0, "maximum": 100_000},
@@ -33,17 +38,10 @@ MEMORY_ITEM: dict[str, Any] = {
     "additionalProperties": False,
 }
 
-PLAN_CALL: dict[str, Any] = {
-    "type": "array",
-    "items": {"type": "object", "properties": {"tool": {"type": "string"}, "args": {"type": "object"}},
-              "required": ["tool", "args"], "additionalProperties": False},
-}
-
 # A misreading's plan keeps most of the oracle's calls: such a call is written as its number in the
 # oracle ({"step": 3}, from 1) instead of copied out (``generators.task_llm.expand_steps`` reads it back).
 STEP_REF: dict[str, Any] = {"type": "object", "properties": {"step": {"type": "integer", "minimum": 1}},
                             "required": ["step"], "additionalProperties": False}
-MISREAD_PLAN: dict[str, Any] = {"type": "array", "items": {"anyOf": [PLAN_CALL["items"], STEP_REF]}}
 
 _MARKS: dict[str, Any] = {  # a turn's optional fields; a timestamp too: code assigns one when the model gives none
     "ts": {"type": "string", "pattern": r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}$"},
@@ -77,7 +75,7 @@ def spoken_turn(turn: dict[str, Any]) -> dict[str, Any]:
     return {"role": role, "text": turn[role], **{k: v for k, v in turn.items() if k in _MARKS}}
 
 
-SCALAR: dict[str, Any] = {"type": ["string", "number"]}
+SCALAR: dict[str, Any] = {"type": ["string", "number"], "maxLength": PROSE_MAX_CHARS}
 COMPUTED: dict[str, Any] = {
     "type": "array", "maxItems": 50,
     "items": {"type": "object",
@@ -91,7 +89,6 @@ COMPUTED: dict[str, Any] = {
               "required": ["value", "op", "inputs"], "additionalProperties": False},
 }
 
-TEXT: dict[str, Any] = {"type": "string", "minLength": 1}
 SUBTASKS: dict[str, Any] = {"type": "array", "minItems": 1, "maxItems": 5, "items": TEXT}
 MEMORY: dict[str, Any] = {"type": "array", "minItems": 1, "items": MEMORY_ITEM}
 
@@ -103,30 +100,86 @@ def document(title: str, properties: dict[str, Any], required: list[str]) -> dic
 
 
 def task_draft_schema() -> dict[str, Any]:
-    """What the llm task generator returns: a task draft whose apps are the registered office apps."""
-    return document("task draft", {
-        "family": TEXT,
+    """What the llm task generator returns, as its prompt shows it and the server holds the reply to:
+    the family one of the registered task kinds, the apps the registered office apps, each criterion
+    one of the registered checks with that check's arguments, each plan call one of the registered
+    tools with that tool's arguments (defined once, in ``$defs``), each memory cue one the dialogue
+    writer has lines for. Every object has a fixed set of properties, so strict mode takes it
+    (``backends.llm.strict_schema``). Made once per state of the app registry and shared: not to be
+    changed."""
+    return _task_draft_schema()
+
+
+@registry_cache(maxsize=1)
+def _task_draft_schema() -> dict[str, Any]:
+    from generators.families import FAMILIES
+    from generators.thread_bank import threads
+    from office_env import default_registry
+    from office_env.evaluation.checks import CHECKS
+
+    criteria = [_named("function", name, _decodable(spec.args_schema)) for name, spec in sorted(CHECKS.items())]
+    calls = [_named("tool", tool["function"]["name"], {**tool["function"]["parameters"], "additionalProperties": False})
+             for tool in default_registry().openai_tools()]
+    plan = {"type": "array", "items": {"$ref": "#/$defs/call"}}
+    memory_item = {**MEMORY_ITEM, "properties": {**MEMORY_ITEM["properties"], "cue": {"enum": sorted(threads().cues)}}}
+    schema = document("task draft", {
+        "family": {"enum": sorted(FAMILIES)},
         "apps": {"type": "array", "minItems": 1, "items": {"enum": list(office_apps())}},
         "difficulty": {"enum": ["easy", "medium", "hard"]},
         "description": TEXT,
         "intent": TEXT,
         "subtasks": SUBTASKS,
-        "evaluation": {"type": "array", "minItems": 1,
-                       "items": {"type": "object",
-                                 "properties": {"function": {"type": "string"}, "args": {"type": "object"}},
-                                 "required": ["function", "args"], "additionalProperties": False}},
-        "memory": MEMORY,
+        "evaluation": {"type": "array", "minItems": 1, "items": {"anyOf": criteria}},
+        "memory": {**MEMORY, "items": memory_item},
         "query": TEXT,
-        "oracle": PLAN_CALL,
-        "baseline": PLAN_CALL,
+        "oracle": plan,
+        "baseline": plan,
         "misreadings": {"type": "array", "items": {
             "type": "object",
             "properties": {"memory": {"type": "string", "pattern": "^m[0-9]+$"},
                            "dynamic": {"enum": ["superseded", "distractor"]},
-                           "value": {"type": "string", "minLength": 1}, "plan": MISREAD_PLAN},
+                           "value": TEXT,
+                           "plan": {"type": "array", "items": {"anyOf": [{"$ref": "#/$defs/call"}, STEP_REF]}}},
             "required": ["memory", "dynamic", "value", "plan"], "additionalProperties": False}},
         "computed": COMPUTED,
     }, ["family", "apps", "difficulty", "description", "intent", "subtasks", "evaluation", "memory", "query"])
+    schema["$defs"] = {"call": {"anyOf": calls}}
+    return schema
+
+
+def _named(key: str, name: str, args: dict[str, Any]) -> dict[str, Any]:
+    """One branch of a list of calls: ``{key: name, "args": ...}`` with ``args`` as ``name`` takes them."""
+    return {"type": "object", "properties": {key: {"const": name}, "args": args},
+            "required": [key, "args"], "additionalProperties": False}
+
+
+def _decodable(schema: Any) -> Any:
+    """A check's argument schema as a decoder can hold a reply to it. Left out: an object's rules
+    that only say which of its optional arguments a value needs (``if``/``then``/``else``; an
+    ``anyOf`` or ``oneOf`` of ``required`` lists): llama.cpp's grammar reads an ``anyOf`` beside
+    ``properties`` as the whole object's alternatives, so any object (an array even) would pass, and
+    strict mode cannot say them; a draft's criteria are checked against the catalog's own schemas
+    afterwards (``office_env.evaluation.validate_criteria``), those rules included. A pattern's
+    ``\\d`` is written ``[0-9]``: llama.cpp's grammar engine refuses ``\\d`` (and the schema with it)."""
+    if not isinstance(schema, dict):
+        return schema
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key in ("if", "then", "else") or (key in ("anyOf", "oneOf") and isinstance(value, list) and all(
+                isinstance(branch, dict) and set(branch) == {"required"} for branch in value)):
+            continue
+        if key == "pattern" and isinstance(value, str):
+            out[key] = value.replace("\\d", "[0-9]")
+        elif key in ("properties", "$defs") and isinstance(value, dict):
+            out[key] = {name: _decodable(part) for name, part in value.items()}
+        elif key in ("anyOf", "oneOf", "allOf") and isinstance(value, list):
+            out[key] = [_decodable(part) for part in value]
+        elif key in ("items", "additionalProperties", "not"):
+            out[key] = _decodable(value)
+        else:
+            out[key] = value
+    return out
+
 
 DIALOGUE_DAY_SCHEMA: dict[str, Any] = document(
     "one day of dialogue", {"turns": {"type": "array", "minItems": 2, "items": DAY_TURN}}, ["turns"])

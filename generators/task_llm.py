@@ -12,7 +12,7 @@ from typing import Any
 from backends.llm.client import ReplyCutError
 from backends.prompts import render
 from generators.model import TaskDraft
-from generators.schemas import STEP_REF, task_draft_schema
+from generators.schemas import task_draft_schema
 from generators.specifics import says_value
 from office_env.apps import office_apps
 from office_env.evaluation import catalog_summary, validate_criteria
@@ -245,30 +245,6 @@ def tool_signatures() -> tuple[str, ...]:
     return tuple(signatures)
 
 
-@lru_cache(maxsize=1)
-def task_draft_reply_schema() -> dict[str, Any]:
-    """``task_draft_schema()`` with each criterion's ``args`` as its check defines them and each plan
-    call's ``args`` as its tool defines them (one branch per function or tool): what the server
-    holds the reply to and the reply is checked against. The prompt shows the short form and the
-    catalog; this one says the same to a server, which reads schemas, not prose."""
-    from office_env import default_registry
-    from office_env.evaluation.checks import CHECKS
-
-    def call(key: str, name: str, args: dict[str, Any]) -> dict[str, Any]:
-        return {"type": "object", "properties": {key: {"const": name}, "args": args},
-                "required": [key, "args"], "additionalProperties": False}
-
-    schema = task_draft_schema()
-    properties = schema["properties"]
-    properties["evaluation"]["items"] = {"anyOf": [call("function", name, spec.args_schema)
-                                                   for name, spec in sorted(CHECKS.items())]}
-    calls = [call("tool", t["function"]["name"], t["function"]["parameters"])
-             for t in default_registry().openai_tools()]
-    properties["oracle"] = properties["baseline"] = {"type": "array", "items": {"anyOf": calls}}
-    properties["misreadings"]["items"]["properties"]["plan"] = {"type": "array", "items": {"anyOf": [*calls, STEP_REF]}}
-    return schema
-
-
 def task_prompt(inputs: dict[str, Any], feedback: str = "", cut_at: int = 0) -> list[dict[str, str]]:
     """The task generator's messages: the rules, the criteria catalog, the tools a plan may call
     and the schema first (the same for every call), then the office, the plan and any feedback
@@ -290,7 +266,7 @@ def generate_task_llm(client: Any, *, plan: dict[str, Any], notes: dict[str, Any
     for attempt in range(attempts):
         messages = task_prompt(inputs, feedback, cut_at)
         try:
-            data = client.structured("task_generator", messages, task_draft_reply_schema(), split_on_cut=True)
+            data = client.structured("task_generator", messages, task_draft_schema(), split_on_cut=True)
         except ReplyCutError:
             if attempt + 1 == attempts or cut_at:
                 raise  # asked to fit once already, or no attempt left: the plan tries another task

@@ -17,8 +17,7 @@ from backends.fake_llm.structured import strict_problem, with_nulls
 from backends.llm import LLMSettings
 from backends.llm.client import response_format_for
 from backends.llm.strict_schema import strict_form, unstrict
-from generators.schemas import PLUS_SCHEMA, dialogue_days_schema
-from generators.task_llm import task_draft_reply_schema
+from generators.schemas import PLUS_SCHEMA, dialogue_days_schema, task_draft_schema
 from harness.summaries import SUMMARY_SCHEMA
 from orchestrator.build import build
 from orchestrator.fake_llm.offline_responder import default_responder
@@ -28,7 +27,7 @@ from surfers.llm import app_schema
 from verifier.schemas import JUDGE_VOTE_SCHEMA, VERDICT_SCHEMA
 
 ROLE_SCHEMAS = {
-    "task_generator": task_draft_reply_schema(), "plus_generator": PLUS_SCHEMA, "planner": plan_schema(2, ["a", "b"]),
+    "task_generator": task_draft_schema(), "plus_generator": PLUS_SCHEMA, "planner": plan_schema(2, ["a", "b"]),
     "dialogue_day": dialogue_days_schema(2), "verifier": VERDICT_SCHEMA, "judge": JUDGE_VOTE_SCHEMA,
     "summarizer": SUMMARY_SCHEMA, **{f"surfer-{app}": app_schema(app) for app in ("word", "excel", "pdf", "email",
                                                                                    "calendar")},

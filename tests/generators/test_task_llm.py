@@ -64,6 +64,93 @@ def _task_prompt(kind: str, apps: list[str], **plan: object) -> list[dict]:
     return task_prompt(inputs)
 
 
+def _shown_schema(system: str) -> dict:
+    """The schema a system prompt ends with (``json_answer`` in templates/prompts/_rules.j2)."""
+    import json
+
+    return json.JSONDecoder().raw_decode(system[system.index('{"$schema"'):])[0]
+
+
+def test_the_prompt_shows_every_tool_and_check_with_its_arguments_in_the_schema_once():
+    from office_env import default_registry
+    from office_env.evaluation.checks import CHECKS
+
+    system = _task_prompt("sheet_total", ["excel"])[0]["content"]
+    schema = _shown_schema(system)
+    calls = {c["properties"]["tool"]["const"]: c["properties"]["args"] for c in schema["$defs"]["call"]["anyOf"]}
+    assert list(calls) == default_registry().names
+    assert calls["calendar_create_event"]["required"] == ["user", "summary", "start", "end"]
+    assert "location" in calls["calendar_create_event"]["properties"]
+    checks = {c["properties"]["function"]["const"]: c["properties"]["args"]
+              for c in schema["properties"]["evaluation"]["items"]["anyOf"]}
+    assert list(checks) == sorted(CHECKS)
+    assert checks["evaluate_excel_cell_value"]["required"] == ["file", "matches"]
+    # the plans name the calls by reference: each tool's arguments are in the prompt once
+    assert system.count('"const":"calendar_create_event"') == 1
+    assert schema["properties"]["baseline"]["items"] == {"$ref": "#/$defs/call"}
+
+
+def _full_draft() -> dict:
+    read = {"tool": "excel_read_file", "args": {"file_path": "data/b.xlsx"}}
+    return {"family": "sheet_question", "apps": ["excel"], "difficulty": "easy", "description": "Count the rows.",
+            "intent": "Count the rows of the sheet.", "subtasks": ["Count the rows."],
+            "evaluation": [{"function": "evaluate_answer", "args": {"keywords": ["4"]}}],
+            "memory": [{"id": "m1", "kind": "fact", "text": "use the b.xlsx sheet", "value": "b.xlsx",
+                        "cue": "source_file", "superseded": ["c.xlsx"]}],
+            "query": "How many rows?", "oracle": [read, {"tool": "system_write_answer", "args": {"text": "4"}}],
+            "misreadings": [{"memory": "m1", "dynamic": "superseded", "value": "c.xlsx",
+                             "plan": [{"tool": "excel_read_file", "args": {"file_path": "data/c.xlsx"}},
+                                      {"step": 2}]}]}
+
+
+def test_the_draft_schema_takes_only_registered_checks_tools_and_kinds_and_has_a_strict_form():
+    """A grammar or strict mode holds the model to what the schema says: a criterion of a registered
+    check with its arguments, a plan call of a registered tool with its arguments, a registered task
+    kind, a cue the dialogue writer has lines for, prose of a bounded length."""
+    from jsonschema import Draft202012Validator
+
+    from backends.llm.strict_schema import strict_form
+    from generators.schemas import PROSE_MAX_CHARS, task_draft_schema
+    from generators.task_llm import draft_problems
+
+    schema = task_draft_schema()
+    assert strict_form(schema) is not None
+    valid = Draft202012Validator(schema).is_valid
+    draft = _full_draft()
+    assert valid(draft) and not draft_problems(draft)
+    read = draft["oracle"][0]
+    refused = [
+        {**draft, "family": "sheet_questions"},
+        {**draft, "evaluation": [{"function": "evaluate_answers", "args": {"keywords": ["4"]}}]},
+        {**draft, "evaluation": [{"function": "evaluate_answer", "args": {"keywords": ["4"], "strict": True}}]},
+        {**draft, "evaluation": [{"function": "evaluate_answer", "args": {"file_path": "data/answer.txt"}}]},
+        {**draft, "oracle": [{"tool": "excel_read", "args": read["args"]}]},
+        {**draft, "oracle": [{"tool": "excel_read_file", "args": {"path": "data/b.xlsx"}}]},
+        {**draft, "baseline": [{"tool": "excel_read_file", "args": {**read["args"], "sheet_name": "S"}}]},
+        {**draft, "misreadings": [{**draft["misreadings"][0], "plan": [{"tool": "excel_read_file", "args": {}}]}]},
+        {**draft, "memory": [{**draft["memory"][0], "cue": "the source"}]},
+        {**draft, "description": "x" * (PROSE_MAX_CHARS + 1)},
+    ]
+    assert [valid(bad) for bad in refused] == [False] * len(refused)
+
+
+def test_which_optional_arguments_a_criterion_needs_is_left_to_the_catalog_and_still_refused():
+    """The schema leaves out a check's rules on which of its optional arguments a value needs (a grammar
+    engine reads them as "any object"); the draft's criteria are checked against the catalog's own
+    schemas, and the problem is quoted back to the model."""
+    from jsonschema import Draft202012Validator
+
+    from generators.schemas import task_draft_schema
+    from generators.task_llm import draft_problems
+
+    neither = {**_full_draft(), "evaluation": [{"function": "evaluate_email_sent", "args": {"body_keywords": ["4"]}}]}
+    assert Draft202012Validator(task_draft_schema()).is_valid(neither)
+    assert [p for p in draft_problems(neither) if p.startswith("evaluation[0].args")]
+    mailbox = {**_full_draft(), "evaluation": [{"function": "evaluate_contain",
+                                                "args": {"doc_type": "email", "keywords": ["4"]}}]}
+    assert [p for p in draft_problems(mailbox) if p.startswith("evaluation[0].args")]
+
+
 def test_the_prompt_names_every_tool_a_plan_may_call_with_its_arguments():
     from office_env import default_registry
 
