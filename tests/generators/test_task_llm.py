@@ -151,16 +151,6 @@ def test_which_optional_arguments_a_criterion_needs_is_left_to_the_catalog_and_s
     assert [p for p in draft_problems(mailbox) if p.startswith("evaluation[0].args")]
 
 
-def test_the_prompt_names_every_tool_a_plan_may_call_with_its_arguments():
-    from office_env import default_registry
-
-    system = _task_prompt("sheet_total", ["excel"])[0]["content"]
-    for tool in default_registry().openai_tools():
-        assert f"{tool['function']['name']}(" in system
-    assert "email_send_email(sender, recipient, subject, content)" in system
-    assert "calendar_create_event(user, summary, start, end, location?)" in system
-
-
 def test_a_history_of_weeks_asks_for_a_query_that_names_the_work():
     short = _task_prompt("sheet_total", ["excel"])[1]["content"]
     weeks = _task_prompt("sheet_total", ["excel"], long_history=True)[1]["content"]
