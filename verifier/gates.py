@@ -210,14 +210,14 @@ def misreading_gate(record: TaskRecord, dynamic: str, testbed: Path, reference: 
     oracle = [ToolCall(step.tool, dict(step.args)) for step in record.oracle]
     for index, m in enumerate(plans):
         ws = replays.state(plan_calls(m.plan), f"misread-{dynamic}-{index}")
-        if evaluate_criteria(ws, criteria, reference, day_first=day_first).passed:
+        if evaluate_criteria(ws, criteria, reference, day_first=day_first, until_failure=True).passed:
             problems.append(f"{m.memory}: taking the {word} {m.value!r} still passes the criteria")
             continue
         hedge = hedged_plan(oracle, [ToolCall(step.tool, dict(step.args)) for step in m.plan], m.value)
         if hedge == oracle:
             continue  # nothing the misreading writes can stand beside the right work
         ws = replays.state([{"tool": c.tool, "args": c.args} for c in hedge], f"hedge-{dynamic}-{index}")
-        if evaluate_criteria(ws, criteria, reference, day_first=day_first).passed:
+        if evaluate_criteria(ws, criteria, reference, day_first=day_first, until_failure=True).passed:
             problems.append(f"{m.memory}: hedging, with the {word} {m.value!r} beside the final value, "
                             "still passes the criteria")
     if problems:
@@ -282,7 +282,7 @@ def paste_gate(record: TaskRecord, trace: Mapping[str, str], testbed: Path, refe
     if plan is None:
         return GateResult(True, "the oracle reads nothing or writes no prose", skipped=True)
     ws = (replays or Replays(testbed, now, work, trusted)).state(plan, "paste")
-    if evaluate_criteria(ws, record.criteria(), reference, day_first=task_day_first(record)).passed:
+    if evaluate_criteria(ws, record.criteria(), reference, day_first=task_day_first(record), until_failure=True).passed:
         return GateResult(False, "pasting everything the oracle read in place of its answer passes the criteria")
     return GateResult(True, "a paste of the sources fails the criteria")
 
@@ -379,7 +379,8 @@ def untouched_gate(testbed: Path, now: Any, criteria: list[dict[str, Any]], refe
                    day_first: bool | None) -> GateResult:
     """The criteria fail on the testbed as it is: a task that passes before any action tests nothing."""
     try:
-        untouched = evaluate_criteria(Workspace(testbed, now=now), criteria, reference, day_first=day_first)
+        untouched = evaluate_criteria(Workspace(testbed, now=now), criteria, reference, day_first=day_first,
+                                      until_failure=True)
     except OfficeError as exc:
         return GateResult(False, str(exc))
     return GateResult(not untouched.passed,
@@ -446,7 +447,7 @@ def _baseline_fails(task: TaskRecord, run: GateRun) -> GateResult:
     if not task.oracle:
         return _no_plan(task)
     ws = replay_inputs(run)[3].state(plan_calls(task.baseline), "baseline")
-    base = evaluate_criteria(ws, task.criteria(), run.reference, day_first=task_day_first(task))
+    base = evaluate_criteria(ws, task.criteria(), run.reference, day_first=task_day_first(task), until_failure=True)
     return GateResult(not base.passed,
                       "intent-only baseline fails" if not base.passed else "intent-only baseline passes")
 

@@ -181,13 +181,15 @@ def _check_valid(criteria: Any, file: str) -> None:
 
 def evaluate_criteria(workspace: Workspace, criteria: list[dict[str, Any]],
                       reference_dir: str | Path | None = None, *, initial_dir: str | Path | None = None,
-                      file: str = "", day_first: bool | None = None) -> EvaluationReport:
+                      file: str = "", day_first: bool | None = None, until_failure: bool = False) -> EvaluationReport:
     """Score ``workspace``: one result per criterion. Raises ``InvalidCriteria`` before running
     anything if the list does not validate.
 
     ``reference_dir`` holds expected files (``../reference/x``); ``initial_dir`` is the testbed
     before the agent acted (``../cache/<i>/testbed/x``); ``day_first``: whether the office writes
-    a numeric date day first (``backends.dataset_reader.task_day_first``; None: either order)."""
+    a numeric date day first (``backends.dataset_reader.task_day_first``; None: either order);
+    ``until_failure``: stop at the first criterion that fails, for a caller that asks only whether
+    they all pass (the report then ends with that criterion)."""
     _check_valid(criteria, file)
     ctx = Context(workspace,
                   Path(reference_dir) if reference_dir is not None else None,
@@ -200,4 +202,6 @@ def evaluate_criteria(workspace: Workspace, criteria: list[dict[str, Any]],
         except OfficeError as exc:
             passed, reason = False, str(exc)
         results.append(CriterionResult(index, name, bool(passed), reason))
+        if until_failure and not passed:
+            break
     return EvaluationReport(results)

@@ -289,6 +289,19 @@ def test_contain_missing_file_fails_and_not_contain_passes(ws):
     assert "data/nope.txt" in absent.reason
 
 
+def test_until_failure_stops_at_the_first_failing_criterion_with_the_same_verdict(ws):
+    """A gate that asks only whether every criterion passes stops at the first that fails: the
+    verdict is the full evaluation's, and the criteria after it are not scored."""
+    missing = {"function": "evaluate_file_exist", "args": {"file": "data/nope.txt"}}
+    absent = {"function": "evaluate_file_not_exist", "args": {"file": "data/nope.txt"}}
+    for criteria in ([absent, missing, absent], [absent, absent], [missing]):
+        full = evaluate_criteria(ws, criteria)
+        short = evaluate_criteria(ws, criteria, until_failure=True)
+        assert short.passed == full.passed
+        failed_at = next((r.index for r in full.results if not r.passed), len(criteria) - 1)
+        assert [r.to_dict() for r in short.results] == [r.to_dict() for r in full.results[:failed_at + 1]]
+
+
 # -- files -----------------------------------------------------------------------------------
 
 def test_file_exist_and_not_exist(ws, registry):
