@@ -210,11 +210,15 @@ def _explore_part(client: Any, app: str, ws: Workspace, inputs: dict[str, Any], 
             messages = _within_window(client, messages, tools)
             messages.append({"role": "user",
                              "content": (WINDOW_FULL if full else OUT_OF_STEPS).format(steps=max_steps)})
+        # the notes are due at the last step, and once a reply meant as the notes is being repaired:
+        # no more tools then, and the reply is held to the schema where the server keeps to one
+        due = last or repairs > 0
+        if due:
             result = client.chat("surfer", messages, tools=tools.openai_tools(), tool_choice="none", **notes_format)
         else:
             result = client.chat("surfer", messages, tools=tools.openai_tools())
         messages = [*messages, result.message()]
-        if result.tool_calls and not last:
+        if result.tool_calls and not due:
             for i, request in enumerate(result.tool_calls):
                 observation = _observe(tools, ws, request) if i < MAX_CALLS_PER_REPLY else (
                     f"Error: not run: at most {MAX_CALLS_PER_REPLY} tool calls per reply")

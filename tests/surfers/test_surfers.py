@@ -343,7 +343,10 @@ def test_llm_surfer_matches_the_offline_notes_in_one_call_and_survives_a_malform
         server.queue_faults("malformed")
         notes = explore_llm(llm_client(server), "excel", ws)
         statuses = [r.status for r in server.chat_requests()]
+        repair = server.chat_requests()[-1].body
     assert notes == clean == explore("excel", ws)
+    assert "tool_choice" not in first.body or first.body["tool_choice"] == "auto"  # the first reply may read more
+    assert repair["tool_choice"] == "none"  # a reply meant as the notes is repaired as the notes, not explored
     read = [call["function"]["arguments"] for m in first.body["messages"] for call in m.get("tool_calls") or []]
     assert sorted(json.loads(a)["file_path"] for a in read) == app_files("excel", list_files(WorkspaceReader(ws)))
     assert len(tool_messages(first.body)) == len(read)
