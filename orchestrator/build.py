@@ -225,8 +225,11 @@ def _roles(config: BuildConfig) -> Any:
     if config.backend == "llm":
         from backends.llm import LLMClient
         from orchestrator.llm_roles import LLMRoles
+        from orchestrator.mixed_roles import MixedRoles
 
-        return LLMRoles(LLMClient.from_options(config))
+        client = LLMClient.from_options(config)
+        offline_roles = client.settings.offline_roles
+        return MixedRoles(LLMRoles(client), OfflineRoles(), offline_roles) if offline_roles else LLMRoles(client)
     return OfflineRoles()
 
 

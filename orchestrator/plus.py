@@ -157,15 +157,19 @@ class LLMPlusRoles:
 
     def __init__(self, client: Any) -> None:
         self.client = client
+        # --llm-set offline_roles: the roles the offline backend answers instead (see orchestrator.mixed_roles)
+        self.offline_roles = frozenset(client.settings.offline_roles)
 
     def generate(self, job: PlusJob, feedback: str, round_: int) -> PlusDraft:
         c = job.config
+        if "plus_generator" in self.offline_roles:
+            return OfflinePlusRoles().generate(job, feedback, round_)
         return regenerate_llm(self.client, job.seed_task, days=c.days, utterances_per_day=c.utterances_per_day,
                               feedback=feedback, others=job.others)
 
     def verify(self, job: PlusJob, draft: PlusDraft) -> Verdict:
         ruled = verify_plus(draft, job.seed_task.instruction, now=job.seed_task.now, min_days=job.config.days)
-        if not ruled.passed:
+        if not ruled.passed or "verifier" in self.offline_roles:
             return ruled
         return verify_llm(self.client, draft.task_draft(), draft.sessions, min_days=job.config.days,
                           now=job.seed_task.now)

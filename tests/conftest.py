@@ -39,6 +39,18 @@ def llama_server(tmp_path_factory):
         yield server
 
 
+@pytest.fixture(scope="module")
+def first_block_server(tmp_path_factory):
+    """The real llama.cpp server serving the test model's first block alone
+    (``tests/support/llama_server.first_blocks``): for tests that send whole builds, whose prompts
+    the whole model would read for minutes."""
+    from tests.support.llama_server import LlamaServer, first_blocks
+
+    folder = tmp_path_factory.mktemp("llama-first-block")
+    with LlamaServer(folder / "server.log", model=first_blocks(folder), slot_context=16384) as server:
+        yield server
+
+
 @pytest.fixture
 def ws(testbed: Path) -> Workspace:
     return Workspace(testbed, now=NOW)

@@ -225,9 +225,11 @@ class LLMClient:
             request["tool_choice"] = tool_choice
         if response_format is not None:
             request["response_format"] = response_format
+        extra = self.settings.extra_body_for(model)
         key = None
         if self.cache is not None:
-            key = request_key({"endpoint": self.settings.endpoint, "api": "chat.completions", **request})
+            key = request_key({"endpoint": self.settings.endpoint, "api": "chat.completions", **request,
+                               **({"extra_body": extra} if extra else {})})
             hit = self.cache.get(key)
             try:
                 result = _chat_result(hit, model, cached=True) if hit is not None else None
@@ -237,9 +239,10 @@ class LLMClient:
                 self.usage.add(role, result.prompt_tokens, result.completion_tokens, cached=True, model=model)
                 result.reply_limit = limit
                 return result
-        data, result = self._reply(role, model, lambda api: api.chat.completions.with_raw_response.create(
-            **request), lambda data: _chat_result(data, model, cached=False), tokens=estimate,
-            seconds=attempt_seconds(self.settings.timeout, estimate, limit))
+        sent = {**request, **({"extra_body": extra} if extra else {})}
+        data, result = self._reply(role, model, lambda api: api.chat.completions.with_raw_response.create(**sent),
+                                   lambda data: _chat_result(data, model, cached=False), tokens=estimate,
+                                   seconds=attempt_seconds(self.settings.timeout, estimate, limit))
         self.usage.add(role, result.prompt_tokens, result.completion_tokens, model=model,
                        cached_prompt=result.cached_prompt_tokens)
         self._slots.spent(result.prompt_tokens + result.completion_tokens - estimate)

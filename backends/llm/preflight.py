@@ -165,7 +165,9 @@ class _Probe:
     def _ask(self, model: str, listed: set[str], missing: bool, what: str, request: dict[str, Any]) -> int:
         """Send ``request``; the prompt tokens the server says it read (0 when it does not say)."""
         try:
-            raw = self.api().chat.completions.with_raw_response.create(**request).content
+            extra = self.client.settings.extra_body_for(model)  # a server that refuses its own fields says so now
+            raw = self.api().chat.completions.with_raw_response.create(
+                **request, **({"extra_body": extra} if extra else {})).content
         except openai.APIStatusError as exc:
             if exc.status_code >= 500 or exc.status_code == 429:
                 if model in listed:

@@ -21,8 +21,13 @@ Request shaping, because servers differ in what they accept:
   starts (one still loading its model); 10 by default, 0 to fail at once;
 - ``rpm`` / ``tpm``: the endpoint's requests and tokens per minute, kept to by a shared limiter
   (``backends.llm.rate_limit``) whose concurrency also adapts to 429s and timeouts;
+- ``extra_body``: fields a server reads beyond OpenAI's (llama.cpp's ``top_k`` or ``logit_bias``,
+  vLLM's ``chat_template_kwargs``), sent in every request; never one the client sets itself;
+- ``offline_roles``: roles the offline backend answers while the model answers the others
+  (``["planner", "surfer", "task_generator"]``: the model writes and reviews the dialogue of
+  procedural tasks; ``["plus_generator"]``: it reviews procedural regenerations);
 - ``models``: the same keys per model name (``temperature``, ``max_tokens``, ``token_parameter``,
-  ``structured_output``, ``context_window``, ``reasoning``), overriding the ones above.
+  ``structured_output``, ``context_window``, ``reasoning``, ``extra_body``), overriding the ones above.
 
 OpenAI's reasoning models (``o1``, ``o3``, ``o4``, ``gpt-5`` and their variants, or any model with
 ``reasoning = true``) refuse ``temperature`` and ``max_tokens``: for them temperature is not sent
@@ -50,7 +55,14 @@ REASONING_MAX_TOKENS = 16384  # a reasoning model spends part of its budget befo
 STRUCTURED_OUTPUTS = ("json_schema", "json_object", "none")
 TOKEN_PARAMETERS = ("max_tokens", "max_completion_tokens")
 MODEL_KEYS = ("temperature", "max_tokens", "token_parameter", "structured_output", "context_window", "reasoning",
-              "parallel_tool_calls", "strict_schema")
+              "parallel_tool_calls", "strict_schema", "extra_body")
+# what the client itself puts in a request: an extra_body may not say them again
+CLIENT_FIELDS = frozenset({"model", "messages", "tools", "tool_choice", "parallel_tool_calls", "response_format",
+                           "temperature", "max_tokens", "max_completion_tokens", "stream", "n"})
+EXTRA_BODY_MAX_BYTES = 16_384
+# the roles of a Neo build and of a Plus regeneration, by the names usage tables give them:
+# offline_roles picks among these
+BUILD_ROLES = ("planner", "surfer", "task_generator", "dialogue_day", "verifier", "plus_generator")
 STRICT_HOSTS = ("api.openai.com", ".openai.azure.com")  # where a json_schema is enforced only when strict
 NOT_SETTABLE = {"api_key": "give the key in OPENAI_API_KEY or the --llm-config file, never on the command line "
                            "(it would be written into the run's files)",
@@ -126,6 +138,8 @@ class LLMSettings:
     models: dict[str, dict[str, Any]] = field(default_factory=dict)
     allow_unlisted_model: bool = False  # run a model the server answers but does not list (llama.cpp: any name)
     strict_schema: bool | None = None  # json_schema sent strict (None: on OpenAI's and Azure's endpoints)
+    extra_body: dict[str, Any] = field(default_factory=dict)  # server-specific request fields (top_k, logit_bias...)
+    offline_roles: tuple[str, ...] = ()  # build roles the offline backend answers instead of the model
 
     # -- request shaping ---------------------------------------------------------------------
 
@@ -180,6 +194,13 @@ class LLMSettings:
             return bool(value)
         host = (urlsplit(self.endpoint).hostname or "").lower()
         return any(host == h or (h.startswith(".") and host.endswith(h)) for h in STRICT_HOSTS)
+
+    def extra_body_for(self, model: str) -> dict[str, Any]:
+        """Fields sent in every request to ``model`` beside the ones the client sets: a server's own
+        knobs (llama.cpp's ``top_k`` or ``logit_bias``, vLLM's ``chat_template_kwargs``); the model's
+        own table replaces the global one."""
+        given, value = self._model_option(model, "extra_body")
+        return value if given else self.extra_body
 
     def structured_output_for(self, model: str) -> str:
         given, value = self._model_option(model, "structured_output")
@@ -245,6 +266,12 @@ class LLMSettings:
         _check_window(self.context_window, f"{source}: context_window")
         if self.strict_schema is not None and not isinstance(self.strict_schema, bool):
             raise LLMConfigError(f"{source}: strict_schema must be true, false or null (got {self.strict_schema!r})")
+        _check_extra_body(self.extra_body, f"{source}: extra_body")
+        if not isinstance(self.offline_roles, (list, tuple)) or not all(
+                isinstance(role, str) and role in BUILD_ROLES for role in self.offline_roles):
+            raise LLMConfigError(f"{source}: offline_roles must list build roles among {', '.join(BUILD_ROLES)} "
+                                 f"(got {self.offline_roles!r})")
+        self.offline_roles = tuple(dict.fromkeys(self.offline_roles))
         if not isinstance(self.allow_unlisted_model, bool):
             raise LLMConfigError(f"{source}: allow_unlisted_model must be true or false "
                                  f"(got {self.allow_unlisted_model!r})")
@@ -274,6 +301,8 @@ class LLMSettings:
                 raise LLMConfigError(f"{where}.parallel_tool_calls must be true, false or null (send none)")
             if "strict_schema" in options and not isinstance(options["strict_schema"], bool):
                 raise LLMConfigError(f"{where}.strict_schema must be true or false")
+            if "extra_body" in options:
+                _check_extra_body(options["extra_body"], f"{where}.extra_body")
             if "reasoning" in options and not isinstance(options["reasoning"], bool):
                 raise LLMConfigError(f"{where}.reasoning must be true or false")
         for model, price in self.prices.items():
@@ -420,6 +449,21 @@ def _check_max_tokens(table: Any, where: str) -> None:
 def _check_choice(value: Any, choices: tuple[str, ...], where: str) -> None:
     if value not in choices:
         raise LLMConfigError(f"{where} must be one of {', '.join(choices)} (got {value!r})")
+
+
+def _check_extra_body(value: Any, where: str) -> None:
+    if not isinstance(value, dict) or not all(isinstance(key, str) and key for key in value):
+        raise LLMConfigError(f"{where} must be a table of request fields (got {value!r})")
+    taken = sorted(CLIENT_FIELDS & set(value))
+    if taken:
+        raise LLMConfigError(f"{where}: {', '.join(taken)} {'is' if len(taken) == 1 else 'are'} set by homer "
+                             f"itself (use the setting of that name)")
+    try:
+        size = len(json.dumps(value, allow_nan=False))
+    except (TypeError, ValueError):
+        raise LLMConfigError(f"{where} must hold JSON values only") from None
+    if size > EXTRA_BODY_MAX_BYTES:
+        raise LLMConfigError(f"{where} is {size:,} bytes as JSON; at most {EXTRA_BODY_MAX_BYTES:,}")
 
 
 def _check_window(value: Any, where: str) -> None:

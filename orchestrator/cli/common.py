@@ -96,6 +96,7 @@ MAX_TASK_MEMORY_MIB = 1024 * 1024  # 1 TiB
 CORES = os.cpu_count() or 1
 MAX_DAYS = 365  # days of history a task may have (the challenge preset has 30)
 MAX_UTTERANCES = 1_000  # utterances a day, about
+MAX_ROUNDS = 20  # dialogue rounds the verifier may ask for
 MAX_SEED = 2**32 - 1  # a seed: any of these gives its own draws
 MAX_WORKERS = 8 * CORES  # workers beyond this only wait for the cores (an llm run's threads wait on the endpoint)
 # the options build, regenerate and eval share, each bounded as the command line is read

@@ -14,6 +14,7 @@ from office_env import limits
 from orchestrator.cli.common import (
     DEFAULT_WORKERS,
     MAX_DAYS,
+    MAX_ROUNDS,
     MAX_SEED,
     MAX_UTTERANCES,
     Batch,
@@ -68,6 +69,8 @@ def build_command(
                                         "preset's)", low=BUILD_MIN_DAYS, high=MAX_DAYS),
     utterances: Optional[int] = number_option(None, "--utterances", help="Utterances per day, about (default: the "
                                               "preset's)", low=4, high=MAX_UTTERANCES),
+    max_rounds: int = number_option(5, "--max-rounds", help="Rounds the verifier may send a dialogue back to be "
+                                    "written again before the attempt is dropped", low=1, high=MAX_ROUNDS),
     workers: WorkersOption = DEFAULT_WORKERS,
     resume: bool = typer.Option(False, "--resume", help="Continue an interrupted build in --out"),
     overwrite: OverwriteOption = False,
@@ -111,7 +114,7 @@ def build_command(
             from orchestrator.roles import BuildConfig
 
             config = BuildConfig(seed=seed, app_counts=counts, app_weights=weights, days=days,
-                                 utterances_per_day=utterances, gates=gate_names, **llm)
+                                 utterances_per_day=utterances, max_rounds=max_rounds, gates=gate_names, **llm)
             with space_named(out, needed=lambda: space_needed(out, n, config)):  # a write before or after the batch
                 summary = build(out, n, config, workers=workers, resume=resume, budget=budget, on_pause=paused,
                                 on_outcome=progress.outcome, on_progress=progress.counted, **where)
@@ -373,6 +376,8 @@ def regenerate_command(
                                         "shape's)", low=1, high=MAX_DAYS),
     utterances: Optional[int] = number_option(None, "--utterances", help="Utterances per day, about (default: the "
                                               "shape's)", low=4, high=MAX_UTTERANCES),
+    max_rounds: int = number_option(5, "--max-rounds", help="Rounds the verifier may send a dialogue back to be "
+                                    "written again before the attempt is dropped", low=1, high=MAX_ROUNDS),
     workers: WorkersOption = DEFAULT_WORKERS,
     resume: bool = typer.Option(False, "--resume", help="Continue an interrupted run in --out"),
     overwrite: OverwriteOption = False,
@@ -429,6 +434,7 @@ def regenerate_command(
             with space_named(out, needed=lambda: _regenerated_size(seeds, out, turns)):
                 summary = regenerate_split(seeds, out, seed=seed, days=days, utterances_per_day=utterances,
                                            shape=shape, workers=workers, resume=resume, gates=gate_names,
+                                           max_rounds=max_rounds,
                                            budget=budget, repair_seeds=repair, keep_people=keep_people,
                                            on_pause=paused, on_outcome=progress.outcome,
                                            **where, on_progress=progress.counted, **llm)

@@ -285,42 +285,83 @@ def test_a_model_name_the_server_does_not_list_is_refused_unless_allowed(proxy, 
     assert {e.reply["model"] for e in answered} <= {"nope", MODEL_NAME}
 
 
-def test_build_sends_the_planners_schema_and_the_server_keeps_to_it(proxy, tmp_path):
-    """One build attempt up to the planner's reply (the rest of a build is minutes of CPU), then ^C."""
+# The first block alone says noise. A bias towards closing quotes and brackets keeps a reply held to a
+# schema a few dozen tokens (what may come next is still the grammar's to say, so it fits the schema),
+# and one towards the end of the turn (token 2, <|im_end|>) ends a reply that no grammar holds at once.
+TERSE = {"logit_bias": [['"', 40], [']', 12], ['}', 12], [',', -10], [2, 60]]}
+# what ends an attempt at the protocol (the server or the reply), not at a quality gate
+PROTOCOL_WORDS = ("no valid JSON", "no valid notes", "cut off", "token limit", "HTTP", "timed out", "unreachable",
+                  "refused", "crashed", "context window")
+
+
+def first_attempt(proxy: RecordingProxy, out: Path, *args: str) -> dict:
+    """``homer build --backend llm ARGS`` until its first attempt has an outcome (then ^C): that outcome."""
     command = [str(HOMER)] if HOMER.exists() else [sys.executable, "-m", "orchestrator.cli"]
-    out = tmp_path / "ds"
-    proxy.forward_if = lambda path, body: not planner_replies(proxy)  # the planner's reply is all this test reads
-    build_proc = subprocess.Popen(
+    proc = subprocess.Popen(
         [*command, "build", "--backend", "llm", "--n", "1", "--seed", "3", "--workers", "1", "--days", "2",
-         "--utterances", "6", "--apps", "2", "--out", str(out), "--model", MODEL_NAME, "--base-url", proxy.url,
-         "--no-cache", "-q", *llm_sets(structured_output="json_schema", max_tokens=300)],
+         "--utterances", "6", "--apps", "1", "--max-rounds", "1", "--out", str(out), "--model", MODEL_NAME,
+         "--base-url", proxy.url, "--no-cache", "-q", *args,
+         *llm_sets(structured_output="json_schema", extra_body=TERSE, max_tokens=4096)],
         env={**os.environ, "OPENAI_API_KEY": "none", "NO_COLOR": "1"}, stdout=subprocess.PIPE,
         stderr=subprocess.PIPE, text=True, start_new_session=True)
+    progress = out / ".progress.jsonl"  # an attempt's outcome, as it comes
     try:
         deadline = time.monotonic() + 600
-        while time.monotonic() < deadline and build_proc.poll() is None and not planner_replies(proxy):
-            time.sleep(0.5)
+        while time.monotonic() < deadline and proc.poll() is None and not (
+                progress.is_file() and progress.read_text().strip()):
+            time.sleep(0.2)
     finally:
-        if build_proc.poll() is None:
-            os.killpg(build_proc.pid, signal.SIGINT)
-        _, stderr = build_proc.communicate(timeout=120)
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGINT)
+        _, stderr = proc.communicate(timeout=120)
     assert "Traceback" not in stderr, stderr
-    exchange = planner_replies(proxy)[0]
-    schema = exchange.body["response_format"]["json_schema"]["schema"]
-    apps = schema["properties"]["apps"]
-    assert apps["minItems"] == apps["maxItems"] == 2  # --apps 2: the schema asks for exactly that many
-    choice = exchange.reply["choices"][0]
-    if choice["finish_reason"] == "stop":  # the grammar kept the model to the schema, but for uniqueItems,
-        # which a grammar cannot say (the client's own validation asks again for a list with a repeat)
-        errors = Draft202012Validator(schema).iter_errors(json.loads(choice["message"]["content"]))
-        assert [e.message for e in errors if e.validator != "uniqueItems"] == []
-    else:  # cut at the limit: the client does not take it as an answer (it asks again)
-        assert choice["finish_reason"] == "length"
+    return json.loads(progress.read_text().splitlines()[0])
 
 
-def planner_replies(proxy: RecordingProxy) -> list:
-    return [e for e in proxy.chats() if e.status == 200 and (e.body.get("response_format") or {})
-            .get("json_schema", {}).get("name") == "planner"]
+def role_replies(proxy: RecordingProxy) -> dict[str, list]:
+    """The server's answered chats by role (the name of the schema they were held to)."""
+    by_role: dict[str, list] = {}
+    for exchange in proxy.chats():
+        name = (exchange.body.get("response_format") or {}).get("json_schema", {}).get("name")
+        if exchange.status == 200 and name not in (None, "ping"):  # ping: the run's check of the server
+            by_role.setdefault(name, []).append(exchange)
+    return by_role
+
+
+def assert_whole_and_valid(replies: dict[str, dict[str, list]]) -> None:
+    """Every reply was whole (never cut) and is valid against the schema it was asked under."""
+    for by_role in replies.values():
+        for role, exchanges in by_role.items():
+            for exchange in exchanges:
+                choice = exchange.reply["choices"][0]
+                assert choice["finish_reason"] == "stop", (role, choice)
+                schema = exchange.body["response_format"]["json_schema"]["schema"]
+                assert not list(Draft202012Validator(schema).iter_errors(json.loads(choice["message"]["content"])))
+
+
+def test_a_build_sends_every_role_to_the_real_server_and_ends_at_a_quality_gate(first_block_server, tmp_path):
+    """Every role of a Neo build, planner to verifier, asks the real server under its schema, each
+    reply parses, and each attempt ends at a quality gate. The model's noise drafts no task a check
+    could hold and writes no dialogue the verifier's rules pass, so two more builds keep the roles
+    before the one under test offline (``offline_roles``): one sends the dialogue of a real draft
+    to the server, one the review of a real dialogue."""
+    offline = ["planner", "surfer", "task_generator"]
+    outcomes, replies = {}, {}
+    for name, roles in (("whole", []), ("dialogue", offline), ("review", [*offline, "dialogue_day"])):
+        with RecordingProxy(first_block_server.root) as proxy:  # one each: a stopped build's last request is its own
+            sets = ["--llm-set", f"offline_roles={json.dumps(roles)}"] if roles else []
+            outcomes[name] = first_attempt(proxy, tmp_path / name, *sets)
+            replies[name] = role_replies(proxy)
+    assert set(replies["whole"]) >= {"planner", "surfer", "task_generator"}
+    planner = replies["whole"]["planner"][0].body["response_format"]["json_schema"]["schema"]
+    assert planner["properties"]["apps"]["minItems"] == planner["properties"]["apps"]["maxItems"] == 1  # --apps 1
+    assert set(replies["dialogue"]) == {"dialogue_day"} and set(replies["review"]) == {"verifier"}
+    assert_whole_and_valid(replies)
+    for name, outcome in outcomes.items():
+        assert outcome["status"] == "dropped", outcome
+        assert not any(word in outcome["reason"] for word in PROTOCOL_WORDS), outcome
+        assert set(outcome["tokens"]) == {role for role in replies[name]}  # usage counts what was asked
+    assert outcomes["dialogue"]["reason"].startswith("verifier: rejected 1 rounds")  # by its rules: --max-rounds 1
 
 
 def role_schemas() -> dict[str, dict]:
@@ -364,14 +405,60 @@ def test_every_roles_schema_is_accepted_by_the_servers_grammar_engine(proxy):
     assert sent == dict.fromkeys(role_schemas(), 200)  # a schema the grammar engine cannot take is HTTP 400
 
 
-def test_regenerating_a_seed_sends_its_schema_and_drops_cut_replies_with_their_usage(proxy, tmp_path):
+def one_seed(tmp_path: Path) -> Path:
     seeds = tmp_path / "seeds" / "tasks"
     shutil.copytree(Path(__file__).resolve().parents[2] / "datasets" / "officebench-sample" / "tasks" / "1-2",
                     seeds / "1-2")
+    return seeds
+
+
+def test_a_regeneration_sends_both_roles_to_the_real_server_and_ends_at_a_quality_gate(first_block_server,
+                                                                                        tmp_path):
+    """A Plus regeneration's generator and verifier each ask the real server under their schema; the
+    model's rewrite fails the verifier's rules, so a second run keeps the rewriting offline to send
+    the review of a real one to the server."""
+    seeds = one_seed(tmp_path)
+    outcomes, replies = {}, {}
+    for name, roles in (("whole", []), ("review", ["plus_generator"])):
+        with RecordingProxy(first_block_server.root) as proxy:
+            sets = ["--llm-set", f"offline_roles={json.dumps(roles)}"] if roles else []
+            homer("regenerate", "--seeds", seeds.parent, "--backend", "llm", "--model", MODEL_NAME, "--base-url",
+                  proxy.url, "--days", "2", "--utterances", "4", "--workers", "1", "--max-rounds", "1", "--no-cache",
+                  "-q", "--out", tmp_path / name, *sets,
+                  *llm_sets(structured_output="json_schema", extra_body=TERSE, max_tokens=4096))
+            outcomes[name] = json.loads((tmp_path / name / "attempts.jsonl").read_text().splitlines()[0])
+            replies[name] = role_replies(proxy)
+    assert set(replies["whole"]) == {"plus_generator"} and set(replies["review"]) == {"verifier"}
+    assert_whole_and_valid(replies)
+    whole, review = outcomes["whole"], outcomes["review"]
+    assert whole["status"] == "dropped" and not any(w in whole["reason"] for w in PROTOCOL_WORDS), whole
+    # the model's verdict: a rejection, or a pass the gates then judge
+    assert review["status"] in ("dropped", "accepted") and not any(w in review.get("reason", "") for w in
+                                                                   PROTOCOL_WORDS), review
+    assert set(review["tokens"]) == {"verifier"}
+
+
+def test_an_eval_step_gets_the_servers_answer_and_scores_it(first_block_server, tiny, tmp_path):
+    """One agent step of ``eval --agent llm``: the server's reply (an empty answer, by the bias) ends
+    the trajectory and is scored as an answer, not taken for an error."""
+    with RecordingProxy(first_block_server.root) as proxy:
+        homer("eval", tiny, "--agent", "llm", "--mode", "rag", "--top-k", "1", "--model", MODEL_NAME,
+              "--base-url", proxy.url, "--workers", "1", "-q", "--out", tmp_path / "run",
+              *llm_sets(extra_body=TERSE, max_tokens=64))
+        agent = [e for e in proxy.chats() if len(e.body.get("tools") or ()) == 20]  # not the preflight's probes
+    row = json.loads((tmp_path / "run" / "results.jsonl").read_text().splitlines()[0])
+    assert row["error"] is None and row["passed"] is False, row
+    assert agent and all(e.reply["choices"][0]["finish_reason"] == "stop" for e in agent)
+    assert row["trajectory"]["usage"]["calls"] == len(agent)
+
+
+def test_regenerating_a_seed_sends_its_schema_and_drops_cut_replies_with_their_usage(first_block_server, tmp_path):
+    seeds = one_seed(tmp_path)
     out = tmp_path / "plus"
-    proc = homer("regenerate", "--seeds", seeds.parent, "--backend", "llm", "--model", MODEL_NAME,
-                 "--base-url", proxy.url, "--days", "2", "--utterances", "4", "--workers", "1", "--no-cache", "-q",
-                 "--out", out, *llm_sets(structured_output="json_schema", max_tokens=8))
+    with RecordingProxy(first_block_server.root) as proxy:
+        proc = homer("regenerate", "--seeds", seeds.parent, "--backend", "llm", "--model", MODEL_NAME,
+                     "--base-url", proxy.url, "--days", "2", "--utterances", "4", "--workers", "1", "--no-cache",
+                     "-q", "--out", out, *llm_sets(structured_output="json_schema", max_tokens=8))
     assert proc.returncode == 1 and "no task was written" in proc.stderr, proc.stderr
     formats = [(e, e.body.get("response_format")) for e in proxy.chats()]
     pings = [e for e, shape in formats if shape and shape["json_schema"]["name"] == "ping"]

@@ -648,3 +648,48 @@ def test_settings_errors_name_what_to_fix(tmp_path):
         LLMSettings.load(tmp_path / "missing.toml")
     with pytest.raises(LLMConfigError, match="must be an http"):
         LLMSettings.load(base_url="ftp://x", api_key="k")
+
+
+# -- a server's own request fields -------------------------------------------------------------
+
+def test_extra_body_fields_reach_the_server_per_model_and_key_the_cache(tmp_path):
+    from backends.llm import preflight
+
+    extra = {"top_k": 5, "logit_bias": [['"', 4.0]]}
+    cache_path = tmp_path / "cache.sqlite"
+    with FakeLLMServer(fixed(GOOD)) as server:
+        client = make_client(server, cache_path=cache_path, extra_body=extra, model="m",
+                             models={"other": {"extra_body": {"min_p": 0.1}}}, role_models={"judge": "other"})
+        preflight.check(client)
+        client.chat("planner", ASK)
+        client.chat("judge", ASK)
+        assert client.chat("planner", ASK).cached
+        client.close()
+        plain = make_client(server, cache_path=cache_path, model="m")
+        assert not plain.chat("planner", ASK).cached  # the same prompt without the fields is another request
+        plain.close()
+        bodies = [r.body for r in server.chat_requests()]
+    checks, (planner, judge, without) = bodies[:-3], bodies[-3:]
+    assert {b["model"] for b in checks} == {"m", "other"}  # the check asks each model with its own fields
+    assert all(b["top_k"] == 5 and b["logit_bias"] == [['"', 4.0]] if b["model"] == "m" else b["min_p"] == 0.1
+               for b in checks)
+    assert planner["top_k"] == 5 and planner["logit_bias"] == [['"', 4.0]] and planner["model"] == "m"
+    assert judge["min_p"] == 0.1 and "top_k" not in judge  # the model's own table replaces the global one
+    assert "top_k" not in without
+
+
+LOCAL = "http://127.0.0.1:9/v1"
+
+
+@pytest.mark.parametrize("value, words", [
+    ({"model": "x"}, "model is set by homer itself"),
+    ({"max_tokens": 5, "temperature": 1}, "max_tokens, temperature are set by homer itself"),
+    ([1, 2], "must be a table of request fields"),
+    ({"big": "x" * 20_000}, "at most 16,384"),
+    ({"nan": float("nan")}, "JSON values only"),
+])
+def test_extra_body_refuses_what_the_client_sets_and_what_is_no_json(value, words):
+    with pytest.raises(LLMConfigError, match=words):
+        LLMSettings.load(set_values={"extra_body": value, "base_url": LOCAL})
+    with pytest.raises(LLMConfigError, match=f"models.m.extra_body.*{words.split()[0]}"):
+        LLMSettings.load(set_values={"models": {"m": {"extra_body": value}}, "base_url": LOCAL})

@@ -243,6 +243,24 @@ def test_a_rerun_with_the_cache_sends_no_request(tmp_path):
     assert all(u["cached_calls"] == u["calls"] for u in usage.values())
 
 
+def test_offline_roles_are_answered_procedurally_and_the_model_writes_the_rest(tmp_path):
+    offline_roles = ("planner", "surfer", "task_generator")
+    with FakeLLMServer(default_responder()) as server:
+        config = llm_config(server, tmp_path, llm_overrides=(("offline_roles", json.dumps(offline_roles)),))
+        summary = build(tmp_path / "mixed", 1, config, workers=1)
+        roles = roles_requested(server)
+    assert summary.accepted == 1
+    assert set(roles) == {"dialogue_day", "verifier"}  # nothing else asked the model
+    task = next(iter_tasks(tmp_path / "mixed"))
+    assert set(task.record["provenance"]["tokens"]["llm"]) == {"dialogue_day", "verifier"}
+    offline = build(tmp_path / "offline", 1, BuildConfig(seed=4, **SMALL), workers=1)
+    assert offline.accepted == 1  # the same procedural draft: its task, with the model's dialogue
+    procedural = next(iter_tasks(tmp_path / "offline")).record
+    assert (task.record["description"], task.record["evaluation"]) == (procedural["description"],
+                                                                      procedural["evaluation"])
+    assert task.record["dialogue"] != procedural["dialogue"]
+
+
 def test_build_cli_refuses_a_remote_endpoint_without_a_key(tmp_path):
     proc = homer_here("build", "--out", tmp_path / "x", "--n", "1", "--backend", "llm", "--base-url",
                       "https://models.example.invalid/v1", env={"OPENAI_API_KEY": None, "OPENAI_BASE_URL": None})

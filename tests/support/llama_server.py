@@ -62,6 +62,42 @@ def model_path() -> Path:
     return path
 
 
+def first_blocks(folder: Path, blocks: int = 1, context: int = 16384) -> Path:
+    """SmolLM2-135M cut to its first ``blocks`` of 30 transformer blocks (the embeddings, the
+    tokenizer, the chat template and the output norm kept), written once into ``folder``, with a
+    stated training context of ``context`` tokens (the server gives a slot no more than that; the
+    task generator's prompt is over the model's own 8,192). It reads a prompt about twenty times
+    faster than the whole model, so a test can send every role of a build to the real server; what
+    it says is no better than noise, which a grammar still holds to the role's schema. Written with
+    the ``gguf`` package (llama.cpp's own reader and writer)."""
+    import gguf
+
+    path = folder / f"smollm2-first-{blocks}-blocks-{context}.gguf"
+    if path.is_file():
+        return path
+    reader = gguf.GGUFReader(model_path())
+    writer = gguf.GGUFWriter(str(path) + ".part", "llama")
+    for field in reader.fields.values():
+        if field.name == gguf.Keys.General.ARCHITECTURE or field.name.startswith("GGUF."):
+            continue  # the writer writes these itself
+        kind = field.types[0]
+        value = {"llama.block_count": blocks, "llama.context_length": context}.get(field.name, field.contents())
+        writer.add_key_value(field.name, value, kind,
+                             sub_type=field.types[-1] if kind == gguf.GGUFValueType.ARRAY else None)
+    kept = [t for t in reader.tensors if not t.name.startswith("blk.") or int(t.name.split(".")[1]) < blocks]
+    for tensor in kept:
+        writer.add_tensor_info(tensor.name, tensor.data.shape, tensor.data.dtype, tensor.data.nbytes,
+                               tensor.tensor_type)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_ti_data_to_file()
+    for tensor in kept:
+        writer.write_tensor_data(tensor.data, tensor_endianess=reader.endianess)
+    writer.close()
+    os.replace(str(path) + ".part", path)
+    return path
+
+
 def _die_with_parent() -> None:
     """In the child before exec: the kernel kills the server when the test process dies, even by
     SIGKILL, so no server outlives its run (Linux ``PR_SET_PDEATHSIG``)."""
@@ -91,8 +127,10 @@ class LlamaServer:
     ``tool_template=False`` serves the model with the GGUF's own chat template and no ``--jinja``,
     as a user who leaves the flag out would: the server then drops ``tools`` from the prompt."""
 
-    def __init__(self, log: Path, *, api_key: str | None = None, tool_template: bool = True) -> None:
-        self.log, self.api_key, self.tool_template = log, api_key, tool_template
+    def __init__(self, log: Path, *, api_key: str | None = None, tool_template: bool = True,
+                 model: Path | None = None, slot_context: int = SLOT_CONTEXT) -> None:
+        self.log, self.api_key, self.tool_template, self.model = log, api_key, tool_template, model
+        self.slot_context = slot_context
         self.port = free_port()
         self.root = f"http://127.0.0.1:{self.port}"
         self.url = f"{self.root}/v1"
@@ -100,8 +138,8 @@ class LlamaServer:
 
     def command(self) -> list[str]:
         path, _ = binary()
-        command = [str(path), "-m", str(model_path()), "--host", "127.0.0.1", "--port", str(self.port),
-                   "-c", str(SLOT_CONTEXT * SLOTS), "-np", str(SLOTS), "-t", str(THREADS), "-b", str(BATCH),
+        command = [str(path), "-m", str(self.model or model_path()), "--host", "127.0.0.1", "--port", str(self.port),
+                   "-c", str(self.slot_context * SLOTS), "-np", str(SLOTS), "-t", str(THREADS), "-b", str(BATCH),
                    "-ub", str(BATCH), "-a", MODEL_NAME,
                    "--no-webui"]
         if self.tool_template:
