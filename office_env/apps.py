@@ -66,6 +66,9 @@ class App:
     synthesis: str = ""
     surfer: str = ""  # "module:function": the offline surfer, explorer(reader, users) -> notes
     preview: str = ""  # "module:function": the review page's view of one of its files, view(path, label) -> dict
+    # its files are UTF-8 text its readers read whole, as every such app's readers do: a criterion may
+    # read one as another such app's doc type (OfficeBench reads an .ics as txt)
+    plain_text: bool = False
     office: bool = True  # False for the file system every task may look through
 
     def __post_init__(self) -> None:
@@ -145,7 +148,7 @@ _CALENDAR = App(
     name="calendar", work="schedule", tools="office_env.tools.calendar", read_tools=("calendar_list_events",),
     reads={"calendar_list_events": _CALENDARS + "{user}.ics"},
     extensions=("ics",), doc_types=("ics",), checks="evaluate_calendar", layout="owner_files", folder=_CALENDARS,
-    readers={"ics": "office_env.evaluation.content:read_ics"},
+    readers={"ics": "office_env.evaluation.content:read_ics"}, plain_text=True,
     notes_key="calendars", notes_item="calendar", notes_defs={
         "event": notes_object({"summary": _STR, "start": _TIME, "end": _TIME}),
         "calendar": notes_object({
@@ -157,7 +160,7 @@ _CALENDAR = App(
     surfer=f"{_SURFERS}:explore_calendar", preview=f"{_REVIEW}:calendar_view")
 _SYSTEM = App(name="system", work="file", tools="office_env.tools.system", read_tools=("system_read_text",),
               extensions=("txt",),
-              readers={"txt": "office_env.evaluation.content:read_plain"}, office=False)
+              readers={"txt": "office_env.evaluation.content:read_plain"}, plain_text=True, office=False)
 
 # In the order prompts, schemas and records list them; registered apps follow.
 _REGISTRY: dict[str, App] = {a.name: a for a in (_WORD, _EXCEL, _PDF, _EMAIL, _CALENDAR, _SYSTEM)}
@@ -272,6 +275,29 @@ def app_of_doc_type(doc_type: str) -> str | None:
 def text_readers() -> dict[str, str]:
     """Every criterion doc type a file is read as, with its reader's reference, apps in order."""
     return {doc_type: ref for a in _REGISTRY.values() for doc_type, ref in a.readers.items()}
+
+
+@registry_cache(maxsize=1)
+def read_as() -> dict[str, str]:
+    """Each file kind a criterion reads (a kind of an app that has a reader of that name), with the
+    doc type its files are read as: the first of its app's doc types with the same reader (a
+    ``.doc`` is read as ``docx``); apps in order, the first app of a kind takes it."""
+    kinds: dict[str, str] = {}
+    for a in _REGISTRY.values():
+        for kind in a.extensions:
+            if kind in a.readers:
+                kinds.setdefault(kind, next(d for d, ref in a.readers.items() if ref == a.readers[kind]))
+    return kinds
+
+
+PLAIN_TEXT = "plain text"  # how the doc types of every ``plain_text`` app are read (``readings``)
+
+
+@registry_cache(maxsize=1)
+def readings() -> dict[str, str]:
+    """Each doc type a criterion reads, with how it is read: its reader's reference, or
+    ``PLAIN_TEXT`` for a ``plain_text`` app's; two doc types read alike when these are equal."""
+    return {d: PLAIN_TEXT if a.plain_text else ref for a in _REGISTRY.values() for d, ref in a.readers.items()}
 
 
 def load(ref: str) -> Any:

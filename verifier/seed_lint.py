@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from office_env.apps import file_kinds, registered_apps, registry_cache
+from office_env.apps import file_kinds, read_as, readings, registered_apps, registry_cache
 from office_env.errors import OfficeError
 from office_env.evaluation import evaluate_criteria
 from office_env.evaluation.checks import CHECKS
@@ -52,9 +52,6 @@ MAX_TYPO = 2  # edit distance up to which a name is a typo of another
 MAX_NAME = 255  # a longer name is compared with nothing (a stranger's name must not make the lint slow)
 ANSWER = "data/answer.txt"
 _NUMBER_RE = re.compile(r"\d+(?:[.,]\d+)*")
-_EXTENSION_TYPES = {"docx": "docx", "doc": "docx", "xlsx": "xlsx", "pdf": "pdf", "txt": "txt", "ics": "ics"}
-# doc_type values read the same way: Word files as "doc" or "docx", plain text as "txt" or "ics"
-_SAME_READING = {"doc": "docx", "docx": "docx", "txt": "txt", "ics": "txt", "xlsx": "xlsx", "pdf": "pdf"}
 
 
 @dataclass(frozen=True)
@@ -278,8 +275,10 @@ def _doc_type_findings(task: SeedTask, label: str, index: int, args: dict[str, A
     if not doc_type or doc_type == "email" or not files:
         return []
     suffix = PurePosixPath(files[0]).suffix.lower().lstrip(".")
-    wanted = _EXTENSION_TYPES.get(suffix)
-    if wanted is None or _SAME_READING.get(doc_type) == _SAME_READING[wanted]:
+    # the doc type the app registry reads the file as; the doc types it reads alike (Word files as "doc"
+    # or "docx", plain text as "txt" or "ics") contradict nothing
+    wanted = read_as().get(suffix)
+    if wanted is None or readings().get(doc_type) == readings()[wanted]:
         return []
     where = f"evaluation[{index}].args.doc_type"
     return [_finding(task, label, where, "doc_type_mismatch", f"doc_type {doc_type!r} on {files[0]} (a .{suffix})",
@@ -298,7 +297,7 @@ def _weak_keywords(task: SeedTask, label: str, index: int, function: str, args: 
     numbers: set[str] = set()
     for source in sources:
         try:
-            text = read_document(task.testbed / source, source, _EXTENSION_TYPES.get(source.rsplit(".", 1)[-1], "txt"))
+            text = read_document(task.testbed / source, source, read_as().get(source.rsplit(".", 1)[-1], "txt"))
         except (OfficeError, OSError):
             continue
         numbers.update(_NUMBER_RE.findall(text))

@@ -24,6 +24,8 @@ from office_env.apps import (
     get_app,
     load,
     office_apps,
+    read_as,
+    readings,
     register_app,
     registered_apps,
     tool_apps,
@@ -62,6 +64,16 @@ def test_file_kinds_and_doc_types_map_back_to_their_app():
         "excel", "word", "calendar")
     assert app_of_extension("exe") is None
     assert (app_of_doc_type("email"), app_of_doc_type("xls"), app_of_doc_type("odt")) == ("email", "excel", None)
+
+
+def test_a_criterion_reads_a_file_as_its_apps_doc_type_and_plain_text_alike():
+    """The kinds a criterion reads, each with the doc type its files are read as (a .doc as a
+    Word file), and the doc types read alike: one reader's, or plain text's (OfficeBench reads an
+    .ics as txt)."""
+    assert read_as() == {"docx": "docx", "doc": "docx", "xlsx": "xlsx", "pdf": "pdf", "ics": "ics", "txt": "txt"}
+    ways = readings()
+    assert ways["doc"] == ways["docx"] and ways["ics"] == ways["txt"]
+    assert len({ways["docx"], ways["xlsx"], ways["pdf"], ways["txt"]}) == 4 and "xls" not in ways
 
 
 def test_file_names_may_end_in_each_apps_kinds_and_a_few_others():
@@ -341,9 +353,10 @@ ADDING = [{"tool": "toy_read_board", "args": {"file_path": "data/sprint.toy"}},
 NOW = datetime(2025, 4, 7, 9, 0)
 
 
-def _file_details(tmp_path: Path) -> tuple[str | None, list[str]]:
+def _file_details(tmp_path: Path) -> tuple[str | None, list[str], list[dict | None]]:
     """The decoy made for a detail naming a board, and the lint's notes on a seed whose instruction
-    names one that no criterion checks: what the file-name patterns make of a ``.toy`` name."""
+    names one that no criterion checks and whose criterion reads another as a PDF (with the
+    repairs): what the file-name patterns and the doc types of file kinds make of a ``.toy`` name."""
     from generators.decoys import make_value
     from generators.model import MemoryPiece
     from office_env.officebench import SeedTask
@@ -355,10 +368,14 @@ def _file_details(tmp_path: Path) -> tuple[str | None, list[str]]:
     seed = SeedTask(id="1-1", app_count=1, username="Alice", date="2020-05-01", weekday="Friday", time="10:00 AM",
                     instruction="Add the release card to sprint.toy and note it in notes.txt.",
                     evaluation=[{"function": "evaluate_contain",
-                                 "args": {"doc_type": "txt", "file": "data/notes.txt", "keywords": ["release"]}}],
+                                 "args": {"doc_type": "txt", "file": "data/notes.txt", "keywords": ["release"]}},
+                                {"function": "evaluate_contain",
+                                 "args": {"doc_type": "pdf", "file": "data/backlog.toy", "keywords": ["ship"]}}],
                     folder=tmp_path / "1", subtask_file=tmp_path / "1" / "subtasks" / "0.json",
                     testbed=tmp_path / "1" / "testbed", reference=None)
-    return decoy, [f.message for f in lint_task(seed) if f.code == "instruction_mismatch"]
+    findings = lint_task(seed)
+    return (decoy, [f.message for f in findings if f.code == "instruction_mismatch"],
+            [f.repair for f in findings if f.code == "doc_type_mismatch"])
 
 
 def test_a_registered_apps_read_tool_is_a_read_to_discovery_stated_values_and_the_paste_plan(toy_app, tmp_path):
@@ -401,10 +418,12 @@ def test_a_registered_apps_read_tool_is_a_read_to_discovery_stated_values_and_th
     pasted = paste_plan(ADDING, [BOARD_TEXT, "Added a card to data/sprint.toy."])
     assert pasted is not None and pasted[1]["args"]["card"] == BOARD_TEXT
 
-    # its file kind is a file's: a decoy names a board of its own, the lint sees the board named
-    decoy, mismatches = _file_details(tmp_path)
+    # its file kind is a file's: a decoy names a board of its own, the lint sees the board named and
+    # a board read as a PDF (to be read as a board)
+    decoy, mismatches, repairs = _file_details(tmp_path)
     assert decoy is not None and re.fullmatch(r"data/launch_plan_\w+_[a-z]{3}\d+\.toy", decoy), decoy
     assert mismatches == ["the instruction names 'sprint.toy', which no criterion checks"]
+    assert repairs == [{"field": "evaluation[1].args.doc_type", "from": "pdf", "to": "toy"}]
 
 
 def test_an_app_taken_out_is_gone_from_every_layer(toy_app, tmp_path):
@@ -435,7 +454,7 @@ def test_an_app_taken_out_is_gone_from_every_layer(toy_app, tmp_path):
     assert paste_plan(_memo_from_board(), [BOARD_TEXT, "Wrote data/memo.docx (1 paragraph(s))."]) is None
     # a card is no prose to the forms or the paste any more, and a board's name names no file
     assert answer_form_plans(ADDING, NOW) == [] and natural_form_plans(ADDING) == []
-    assert _file_details(tmp_path) == (None, [])
+    assert _file_details(tmp_path) == (None, [], [])
     with pytest.raises(RecordError, match="toy"):
         parse_record(record_with("toy-00001", apps=["toy"], app_count=1))
     assert general_plan_schema()["properties"]["apps"]["items"]["enum"] == list(office_apps())
