@@ -9,7 +9,8 @@ solving the task takes (difficulty is measured from it). Files whose names diffe
 numbers (``invoice_5546.pdf``, ``invoice_9914.pdf``) can only be told apart by opening them, so
 the agent reads the ones listed before the right one, unless the chat gave that number. The calls
 only read, so the state a plan leaves behind is unchanged. Which call needs which comes from the
-tools' declarations (``creates``, ``edits``, ``listed_by``: ``office_env.tools.registry.Tool``).
+tools' declarations (``creates``, ``edits``, ``listed_by``, and the tool that ``lists_files``:
+``office_env.tools.registry.Tool``).
 """
 
 from __future__ import annotations
@@ -48,6 +49,12 @@ def _steps() -> tuple[frozenset[str], dict[str, tuple[Tool, dict[str, str]]], di
     creates = frozenset(t.name for t in tools if t.creates)
     edits = {t.name: (reader_of_app[t.app], dict(t.edits_when)) for t in tools if t.edits and t.app in reader_of_app}
     return creates, edits, {t.name: tools.get(t.listed_by) for t in tools if t.listed_by}
+
+
+@registry_cache(maxsize=1)
+def _files_lister() -> Tool:
+    """The tool that lists a folder's files (declared ``lists_files``; the first, tools in order)."""
+    return next(t for t in default_registry() if t.lists_files)
 
 
 def _text_reader() -> str:
@@ -96,6 +103,7 @@ def discover_plan(plan: list[ToolCall], files: Iterable[str], said: Iterable[str
     said_words = {w for value in said for w in _words(value)}
     reads, reader_of = _readers()
     creates, edits, listed_by = _steps()
+    files_lister = _files_lister()
     listers = {t.name: t for t in listed_by.values()}
     plan_reads = {c.args.get("file_path") for c in plan if c.tool in reads and isinstance(c.args, dict)}
     made: set[str] = set()
@@ -109,7 +117,7 @@ def discover_plan(plan: list[ToolCall], files: Iterable[str], said: Iterable[str
         if isinstance(path, str) and path in existing and path not in made and call.tool not in creates:
             folder = _folder(path)
             if folder not in listed_folders:
-                out.append(ToolCall("system_list_files", {"folder": folder} if folder else {}))
+                out.append(ToolCall(files_lister.name, {files_lister.lists_files: folder} if folder else {}))
                 listed_folders.add(folder)
             if path not in read:
                 for other in _look_alikes(path, existing, said_words):
@@ -130,8 +138,8 @@ def discover_plan(plan: list[ToolCall], files: Iterable[str], said: Iterable[str
             listed.add((lister.name, listing))
         out.append(call)
         own = _listing(listers[call.tool], args) if call.tool in listers else None
-        if call.tool == "system_list_files":
-            listed_folders.add(str(args.get("folder", "")).strip().strip("/").removeprefix("./"))
+        if call.tool == files_lister.name:
+            listed_folders.add(str(args.get(files_lister.lists_files, "")).strip().strip("/").removeprefix("./"))
         elif own is not None:
             listed.add((call.tool, own))
         elif call.tool in reads and isinstance(path, str):

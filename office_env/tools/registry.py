@@ -67,6 +67,9 @@ class Tool:
     edits: bool = False
     edits_when: Mapping[str, str] = field(default_factory=dict)
     listed_by: str = ""
+    # the argument naming the folder whose files it lists, for the tool that lists the testbed's
+    # files: how an agent finds a file it has not seen, its folder listed before the file is used
+    lists_files: str = ""
 
     @property
     def says(self) -> tuple[str, ...]:
@@ -133,12 +136,15 @@ def tool(
     edits: bool = False,
     edits_when: Mapping[str, str] | None = None,
     listed_by: str = "",
+    lists_files: str = "",
 ) -> Callable[[ToolFunc], ToolFunc]:
     """Declare ``func(workspace, **args) -> observation`` as the tool ``<app>_<name>`` (the other
-    arguments: see :class:`Tool`; ``person``, ``prose``, ``values``, ``body`` and ``edits_when``'s
-    keys name its arguments). Declared again (its module imported again), the newer one stands."""
+    arguments: see :class:`Tool`; ``person``, ``prose``, ``values``, ``body``, ``lists_files`` and
+    ``edits_when``'s keys name its arguments). Declared again (its module imported again), the newer
+    one stands."""
     when = dict(edits_when or {})
-    named = ((person,) if person else ()) + prose + values + ((body,) if body else ()) + tuple(when)
+    named = ((person,) if person else ()) + prose + values + ((body,) if body else ()) + tuple(when) + (
+        (lists_files,) if lists_files else ())
     unknown = [key for key in named + (("file_path",) if creates or edits else ()) if key not in properties]
     if unknown:
         raise ValueError(f"tool {app}_{name}: {unknown[0]!r} is none of its arguments")
@@ -157,7 +163,7 @@ def tool(
         Draft202012Validator.check_schema(schema)
         declared = Tool(f"{app}_{name}", app, description, schema, func, writes, batch, batch_key, person=person,
                         prose=prose, values=values, body=body, creates=creates, edits=edits, edits_when=when,
-                        listed_by=listed_by)
+                        listed_by=listed_by, lists_files=lists_files)
         _DECLARED[:] = [t for t in _DECLARED if not _again(t, declared)] + [declared]
         return func
 

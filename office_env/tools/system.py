@@ -12,7 +12,7 @@ TEXT = (".txt", ".csv", ".md", ".json", ".ics", ".eml")
 
 
 @tool("system", "list_files", "List the testbed's files (or one folder's).", writes=False,
-      properties={"folder": {"type": "string", "description": "e.g. data"}})
+      properties={"folder": {"type": "string", "description": "e.g. data"}}, lists_files="folder")
 def list_files(ws: Workspace, folder: str = "") -> str:
     if folder.strip() not in ("", ".", "./") and resolve(ws, folder, "folder").is_file():
         raise OfficeError(f"folder: {folder!r} is a file, not a folder")

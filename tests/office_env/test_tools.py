@@ -203,13 +203,17 @@ def test_what_a_write_says_and_whom_it_acts_for_are_declared_with_it(registry):
 
 
 def test_what_an_agent_must_do_before_a_call_is_declared_with_it(registry):
-    """The calls that make their file, the edits read first (an overwrite only when appending), and
-    the calls naming an item a listing shows, with that listing; a file step needs a file_path."""
+    """The calls that make their file, the edits read first (an overwrite only when appending), the
+    calls naming an item a listing shows, with that listing, and the one listing a folder's files,
+    with its folder argument; a file step needs a file_path, a folder listing a folder argument."""
     assert sorted(t.name for t in registry if t.creates) == ["excel_create_new_file", "word_create_new_file"]
     assert {t.name: dict(t.edits_when) for t in registry if t.edits} == {
         "excel_set_cell": {}, "excel_delete_cell": {}, "word_write_to_file": {"mode": "append"}}
     assert {t.name: t.listed_by for t in registry if t.listed_by} == {
         "email_read_email": "email_list_emails", "calendar_delete_event": "calendar_list_events"}
+    assert {t.name: t.lists_files for t in registry if t.lists_files} == {"system_list_files": "folder"}
+    with pytest.raises(ValueError, match="'dir' is none of its arguments"):
+        declare_tool("toy", "list", "List.", writes=False, properties={"folder": {"type": "string"}}, lists_files="dir")
     with pytest.raises(ValueError, match="'file_path' is none of its arguments"):
         declare_tool("toy", "new", "New.", writes=True, properties={"name": {"type": "string"}}, creates=True)
     with pytest.raises(ValueError, match="edits_when without edits"):
