@@ -100,13 +100,13 @@ def document(title: str, properties: dict[str, Any], required: list[str]) -> dic
 
 
 def task_draft_schema() -> dict[str, Any]:
-    """What the llm task generator returns, as its prompt shows it and the server holds the reply to:
-    the family one of the registered task kinds, the apps the registered office apps, each criterion
-    one of the registered checks with that check's arguments, each plan call one of the registered
-    tools with that tool's arguments (defined once, in ``$defs``), each memory cue one the dialogue
-    writer has lines for. Every object has a fixed set of properties, so strict mode takes it
-    (``backends.llm.strict_schema``). Made once per state of the app registry and shared: not to be
-    changed."""
+    """What the llm task generator returns, as the server holds the reply to it and the reply is
+    checked (its prompt shows :func:`task_draft_prompt_schema`): the family one of the registered
+    task kinds, the apps the registered office apps, each criterion one of the registered checks
+    with that check's arguments, each plan call one of the registered tools with that tool's
+    arguments (defined once, in ``$defs``), each memory cue one the dialogue writer has lines for.
+    Every object has a fixed set of properties, so strict mode takes it (``backends.llm.strict_schema``).
+    Made once per state of the app registry and shared: not to be changed."""
     return _task_draft_schema()
 
 
@@ -145,6 +145,40 @@ def _task_draft_schema() -> dict[str, Any]:
     }, ["family", "apps", "difficulty", "description", "intent", "subtasks", "evaluation", "memory", "query"])
     schema["$defs"] = {"call": {"anyOf": calls}}
     return schema
+
+
+def task_draft_prompt_schema() -> dict[str, Any]:
+    """:func:`task_draft_schema` as the task generator's prompt shows it, in a fifth of its
+    tokens, so that the prompt still fits an 8K-token window beside the office: a criterion's and a
+    plan call's arguments are left to the catalog and the tool list the prompt gives beside it, the
+    family to the plan that names it, and the prose bounds, which no honest draft comes near, left
+    out. The reply is held to, and checked against, the whole schema. Shared: not to be changed."""
+    return _task_draft_prompt_schema()
+
+
+@registry_cache(maxsize=1)
+def _task_draft_prompt_schema() -> dict[str, Any]:
+    schema = _unbounded(task_draft_schema())
+    schema["properties"]["family"] = {"type": "string", "minLength": 1}
+    schema["properties"]["evaluation"]["items"] = _by_name("function")
+    schema["$defs"]["call"] = _by_name("tool")
+    return schema
+
+
+def _by_name(key: str) -> dict[str, Any]:
+    """A call named by ``key``, its arguments as the prompt lists them."""
+    return {"type": "object", "properties": {key: {"type": "string"}, "args": {"type": "object"}},
+            "required": [key, "args"], "additionalProperties": False}
+
+
+def _unbounded(schema: Any) -> Any:
+    """A copy of ``schema`` without the prose bound (``PROSE_MAX_CHARS``)."""
+    if isinstance(schema, list):
+        return [_unbounded(part) for part in schema]
+    if not isinstance(schema, dict):
+        return schema
+    return {key: _unbounded(value) for key, value in schema.items()
+            if not (key == "maxLength" and value == PROSE_MAX_CHARS)}
 
 
 def _named(key: str, name: str, args: dict[str, Any]) -> dict[str, Any]:

@@ -6,12 +6,13 @@ import csv
 import io
 import re
 from datetime import datetime
+from functools import lru_cache
 from typing import Any
 
 from backends.llm.client import ReplyCutError
 from backends.prompts import render
 from generators.model import TaskDraft
-from generators.schemas import task_draft_schema
+from generators.schemas import task_draft_prompt_schema, task_draft_schema
 from generators.specifics import says_value
 from office_env.apps import office_apps
 from office_env.evaluation import catalog_summary, validate_criteria
@@ -228,13 +229,29 @@ def _unquoted(message: Any) -> Any:
     return {**message, "body": "\n".join(lines).strip()}
 
 
+@lru_cache(maxsize=1)
+def tool_signatures() -> tuple[str, ...]:
+    """Each office tool a plan may call, as ``name(argument, optional?)``: from the tool registry,
+    so the prompt names the tools and arguments the replay runs, never a list kept by hand."""
+    from office_env import default_registry
+
+    signatures = []
+    for tool in default_registry().openai_tools():
+        function = tool["function"]
+        parameters = function["parameters"]
+        required = set(parameters.get("required", ()))
+        names = [name if name in required else f"{name}?" for name in parameters.get("properties", {})]
+        signatures.append(f"{function['name']}({', '.join(names)})")
+    return tuple(signatures)
+
+
 def task_prompt(inputs: dict[str, Any], feedback: str = "", cut_at: int = 0) -> list[dict[str, str]]:
-    """The task generator's messages: the rules, what each check function means and the schema
-    (each check's and each tool's arguments in it) first, the same for every call, then the office,
-    the plan and any feedback (``cut_at``: the earlier reply was cut at that many tokens, so a
-    shorter one is asked for)."""
-    return render("task_generator", inputs=inputs, catalog=catalog_summary(), schema=task_draft_schema(),
-                  feedback=feedback, cut_at=cut_at)
+    """The task generator's messages: the rules, the criteria catalog, the tools a plan may call
+    and the schema's short form first (the same for every call), then the office, the plan and any
+    feedback (``cut_at``: the earlier reply was cut at that many tokens, so a shorter one is asked
+    for). The reply is held to the whole schema (``task_draft_schema``)."""
+    return render("task_generator", inputs=inputs, catalog=catalog_summary(), schema=task_draft_prompt_schema(),
+                  tools=tool_signatures(), feedback=feedback, cut_at=cut_at)
 
 
 def generate_task_llm(client: Any, *, plan: dict[str, Any], notes: dict[str, Any], user: dict[str, str],

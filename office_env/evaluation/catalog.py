@@ -44,10 +44,15 @@ def criteria_schema() -> dict[str, Any]:
     }
 
 
-def catalog_summary() -> dict[str, str]:
-    """What a task writer reads of each criterion besides its argument schema (which a writer's
-    output schema carries): what it checks, by name."""
-    return {name: spec.description for name, spec in sorted(CHECKS.items())}
+def catalog_summary() -> list[dict[str, Any]]:
+    """What a task writer needs to know of each criterion: name, meaning, arguments."""
+    return [
+        {"function": name, "description": spec.description,
+         "args": {k: v.get("type", v.get("enum", "see description"))
+                  for k, v in spec.args_schema["properties"].items()},
+         "required": spec.args_schema.get("required", [])}
+        for name, spec in sorted(CHECKS.items())
+    ]
 
 
 _ITEM_VALIDATOR = Draft202012Validator(

@@ -71,23 +71,37 @@ def _shown_schema(system: str) -> dict:
     return json.JSONDecoder().raw_decode(system[system.index('{"$schema"'):])[0]
 
 
-def test_the_prompt_shows_every_tool_and_check_with_its_arguments_in_the_schema_once():
+def test_the_prompt_names_every_tool_a_plan_may_call_with_its_arguments():
     from office_env import default_registry
-    from office_env.evaluation.checks import CHECKS
 
     system = _task_prompt("sheet_total", ["excel"])[0]["content"]
-    schema = _shown_schema(system)
-    calls = {c["properties"]["tool"]["const"]: c["properties"]["args"] for c in schema["$defs"]["call"]["anyOf"]}
-    assert list(calls) == default_registry().names
-    assert calls["calendar_create_event"]["required"] == ["user", "summary", "start", "end"]
-    assert "location" in calls["calendar_create_event"]["properties"]
-    checks = {c["properties"]["function"]["const"]: c["properties"]["args"]
-              for c in schema["properties"]["evaluation"]["items"]["anyOf"]}
-    assert list(checks) == sorted(CHECKS)
-    assert checks["evaluate_excel_cell_value"]["required"] == ["file", "matches"]
-    # the plans name the calls by reference: each tool's arguments are in the prompt once
-    assert system.count('"const":"calendar_create_event"') == 1
-    assert schema["properties"]["baseline"]["items"] == {"$ref": "#/$defs/call"}
+    for tool in default_registry().openai_tools():
+        assert f"{tool['function']['name']}(" in system
+    assert "email_send_email(sender, recipient, subject, content)" in system
+    assert "calendar_create_event(user, summary, start, end, location?)" in system
+
+
+def test_the_prompt_shows_a_short_form_of_the_schema_the_reply_is_held_to():
+    """The arguments of every check and tool as a schema would take three times the tokens (an 8K
+    window could not hold the prompt): the prompt shows the schema with them left to its catalog and
+    tool list, and the reply is held to the whole schema, which refuses what the short form lets by."""
+    import json
+
+    from jsonschema import Draft202012Validator
+
+    from generators.schemas import task_draft_prompt_schema, task_draft_schema
+
+    shown, whole = _shown_schema(_task_prompt("sheet_total", ["excel"])[0]["content"]), task_draft_schema()
+    assert shown == json.loads(json.dumps(task_draft_prompt_schema()))
+    assert list(shown["properties"]) == list(whole["properties"])
+    cue = shown["properties"]["memory"]["items"]["properties"]["cue"]
+    assert cue == whole["properties"]["memory"]["items"]["properties"]["cue"] and "output_file" in cue["enum"]
+    assert 3 * len(json.dumps(shown)) < len(json.dumps(whole))
+    draft = _full_draft()
+    assert Draft202012Validator(shown).is_valid(draft) and Draft202012Validator(whole).is_valid(draft)
+    loose = {**draft, "evaluation": [{"function": "evaluate_answers", "args": {"keywords": ["4"]}}],
+             "oracle": [{"tool": "excel_read", "args": {}}]}
+    assert Draft202012Validator(shown).is_valid(loose) and not Draft202012Validator(whole).is_valid(loose)
 
 
 def _full_draft() -> dict:
