@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import copy
 import csv
 import io
+import random
 import re
 from datetime import datetime
 from functools import lru_cache
@@ -245,13 +247,51 @@ def tool_signatures() -> tuple[str, ...]:
     return tuple(signatures)
 
 
+# The worked example the prompt shows: the offline builder's task of a one-app kind in a small
+# fixed office (``task_example``). The office is given in the form the prompt gives an office's notes.
+EXAMPLE_KIND = "sheet_question"
+EXAMPLE_SEED = 0
+EXAMPLE_NOW = datetime(2025, 3, 3, 9, 0)
+EXAMPLE_OFFICE: dict[str, Any] = {"excel": {"app": "excel", "files": [
+    {"file": "data/stock.xlsx", "sheet": "Stock", "headers": ["Item", "Units", "Price"],
+     "rows": [["Paper", "40", "4.50"], ["Toner", "6", "62.00"], ["Pens", "120", "0.80"]]}]}}
+# The fields of the example's draft: what a draft must have, and the plans a strong draft gives (the
+# optional baseline and computed entries left out to keep the prompt small).
+EXAMPLE_FIELDS = ("family", "apps", "difficulty", "description", "intent", "subtasks", "evaluation", "memory",
+                  "query", "oracle", "misreadings")
+
+
+@lru_cache(maxsize=1)
+def _task_example() -> tuple[dict[str, Any], dict[str, Any]]:
+    from generators.families import FAMILIES
+
+    family = FAMILIES[EXAMPLE_KIND]
+    built = family.build(family.input(random.Random(EXAMPLE_SEED), EXAMPLE_OFFICE, "dana", "Dana Lee",
+                                      (("sam", "Sam Ortiz"),), EXAMPLE_NOW))
+    if built is None:
+        raise RuntimeError(f"the task example: {EXAMPLE_KIND} builds no task in the example office")
+    written = built.to_dict()
+    written["misreadings"] = [{**m, "plan": with_step_refs(written["oracle"], m["plan"])}
+                              for m in written["misreadings"]]  # as a reply writes them
+    return notes_for_prompt(EXAMPLE_OFFICE), {k: written[k] for k in EXAMPLE_FIELDS if k in written}
+
+
+def task_example() -> tuple[dict[str, Any], dict[str, Any]]:
+    """The office notes and the task draft the prompt shows as its worked example: built by the
+    offline family builder (``EXAMPLE_KIND``, seeded) on ``EXAMPLE_OFFICE``, so the example is a task
+    the project's own checks accept, not prose that can drift from the schema. Copies: the caller
+    may change them."""
+    return copy.deepcopy(_task_example())
+
+
 def task_prompt(inputs: dict[str, Any], feedback: str = "", cut_at: int = 0) -> list[dict[str, str]]:
-    """The task generator's messages: the rules, the criteria catalog, the tools a plan may call
-    and the schema's short form first (the same for every call), then the office, the plan and any
-    feedback (``cut_at``: the earlier reply was cut at that many tokens, so a shorter one is asked
-    for). The reply is held to the whole schema (``task_draft_schema``)."""
+    """The task generator's messages: the rules, the criteria catalog, the tools a plan may call,
+    a worked example (``task_example``) and the schema's short form first (the same for every
+    call), then the office, the plan and any feedback (``cut_at``: the earlier reply was cut at that
+    many tokens, so a shorter one is asked for). The reply is held to the whole schema (``task_draft_schema``)."""
+    office, example = _task_example()
     return render("task_generator", inputs=inputs, catalog=catalog_summary(), schema=task_draft_prompt_schema(),
-                  tools=tool_signatures(), feedback=feedback, cut_at=cut_at)
+                  tools=tool_signatures(), example_office=office, example=example, feedback=feedback, cut_at=cut_at)
 
 
 def generate_task_llm(client: Any, *, plan: dict[str, Any], notes: dict[str, Any], user: dict[str, str],

@@ -43,9 +43,11 @@ class LLMRoles:
 
     def generate_task(self, job: Job, plan: Plan, notes: dict[str, dict[str, Any]]) -> TaskDraft | None:
         world = job.world
-        # the walk's fallbacks that the explored apps' notes can serve (the model saw no other app)
-        fallbacks = [name for name in fallback_families(job.config.seed, job.index, *mix(job.config))
-                     if name != plan.family and set(FAMILIES[name].apps) <= set(plan.apps)]
+        # the walk's fallbacks that the explored apps' notes can serve (the model saw no other app),
+        # in the walk's order, each with the apps it needs (what a draft of that kind names as its apps)
+        walk = fallback_families(job.config.seed, job.index, *mix(job.config))
+        fallbacks = {name: list(FAMILIES[name].apps) for name in walk
+                     if name != plan.family and set(FAMILIES[name].apps) <= set(plan.apps)}
         return generate_task_llm(
             self.client, plan={"apps": list(plan.apps), "task_kind": plan.family, "difficulty": plan.difficulty,
                                "other_kinds": fallbacks,

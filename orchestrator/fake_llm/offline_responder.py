@@ -142,8 +142,8 @@ def _task(inputs: dict[str, Any], messages: list[dict[str, Any]]) -> dict[str, A
     # asked to fit after a cut reply: the same task, without the baseline plan the prompt names
     shorter = _SHORTER in next((message_text(m) for m in messages if m.get("role") == "user"), "")
     same_count = sorted(n for n, f in FAMILIES.items() if len(f.apps) == len(plan["apps"]))
-    listed = plan.get("other_kinds")
-    others = [n for n in listed if isinstance(n, str) and n in same_count] if isinstance(listed, list) else []
+    listed = plan.get("other_kinds")  # kind -> the apps it needs, in the order to try them
+    others = [n for n in listed if n in same_count] if isinstance(listed, dict) else []
     order = list(dict.fromkeys(([plan["task_kind"]] if plan["task_kind"] in FAMILIES else []) + others + same_count))
     notes = notes_from_prompt(inputs["notes"])  # sheets, calendars and messages read back from the prompt's forms
     for name in order:

@@ -60,7 +60,7 @@ def _task_prompt(kind: str, apps: list[str], **plan: object) -> list[dict]:
     notes = {"excel": {"app": "excel", "files": [{"file": "data/b.xlsx", "sheet": "S", "headers": ["A"],
                                                   "rows": [["1"]]}]}}
     inputs = {"user": {"username": "dana", "name": "Dana Lee"}, "colleagues": [], "now": "2025-03-03 09:00 (Monday)",
-              "notes": notes, "plan": {"apps": apps, "task_kind": kind, "difficulty": "easy", "other_kinds": [], **plan}}
+              "notes": notes, "plan": {"apps": apps, "task_kind": kind, "difficulty": "easy", "other_kinds": {}, **plan}}
     return task_prompt(inputs)
 
 
@@ -165,6 +165,33 @@ def test_which_optional_arguments_a_criterion_needs_is_left_to_the_catalog_and_s
     assert [p for p in draft_problems(mailbox) if p.startswith("evaluation[0].args")]
 
 
+def test_the_worked_example_is_a_draft_the_schema_and_the_draft_checks_accept():
+    """The prompt's example is the offline builder's task in a fixed office, not text kept by hand:
+    whatever the builder, the schema or the checks become, it is a reply that would be taken. It sits
+    in the system part, before the schema, so every call shares it in a prompt cache."""
+    from jsonschema import Draft202012Validator
+
+    from backends.prompts import compact_json
+    from generators.schemas import task_draft_schema
+    from generators.task_llm import draft_problems, expand_steps, task_example
+
+    office, example = task_example()
+    assert Draft202012Validator(task_draft_schema()).is_valid(example) and not draft_problems(example)
+    assert all(Draft202012Validator(task_draft_schema()).is_valid({**example, "oracle": expand_steps(
+        example["oracle"], m["plan"])}) for m in example.get("misreadings", ()))
+    system = _task_prompt("sheet_total", ["excel"])[0]["content"]
+    assert compact_json(office) in system and office["excel"]["files"][0]["table"].startswith("Item,Units,Price\n")
+    assert system.index(compact_json(example)) < system.index('{"$schema"')
+
+
+def test_the_fallback_kinds_are_listed_once_each_with_the_apps_it_needs():
+    user = _task_prompt("sheet_question", ["excel", "email"],
+                        other_kinds={"sheet_total": ["excel"], "forward_mail": ["email"]})[1]["content"]
+    assert '"other_kinds":{"sheet_total":["excel"],"forward_mail":["email"]}' in user
+    assert user.count("sheet_total") == user.count("forward_mail") == user.count('["excel","email"]') == 1
+    assert "other_kinds" not in _task_prompt("sheet_question", ["excel"])[1]["content"].split("```")[-1]
+
+
 def test_a_history_of_weeks_asks_for_a_query_that_names_the_work():
     short = _task_prompt("sheet_total", ["excel"])[1]["content"]
     weeks = _task_prompt("sheet_total", ["excel"], long_history=True)[1]["content"]
@@ -200,7 +227,7 @@ def test_a_draft_cut_at_the_reply_limit_is_asked_again_to_fit_under_the_same_lim
              "evaluation": [{"function": "evaluate_answer", "args": {"keywords": ["4"]}}],
              "memory": [{"id": "m1", "kind": "fact", "text": "use the budget sheet", "value": "budget sheet"}],
              "query": "How many rows?"}
-    ask = {"plan": {"apps": ["excel"], "task_kind": "sheet_question", "difficulty": "easy", "other_kinds": []},
+    ask = {"plan": {"apps": ["excel"], "task_kind": "sheet_question", "difficulty": "easy", "other_kinds": {}},
            "notes": {"excel": {"app": "excel", "files": []}}, "user": {"username": "dana", "name": "Dana Lee"},
            "colleagues": [], "now": datetime(2025, 3, 3, 9)}
     with FakeLLMServer(scripted(json.dumps(draft), json.dumps(draft))) as server:
@@ -248,7 +275,7 @@ def test_a_misreading_names_the_oracle_calls_it_keeps_by_their_number():
     good = {**draft, "misreadings": [{"memory": "m1", "dynamic": "superseded", "value": "c.xlsx",
                                       "plan": [{"step": 1}, wrong]}]}
     assert any("names step 3, but the oracle has 2" in p for p in draft_problems(bad))
-    ask = {"plan": {"apps": ["excel"], "task_kind": "sheet_question", "difficulty": "easy", "other_kinds": []},
+    ask = {"plan": {"apps": ["excel"], "task_kind": "sheet_question", "difficulty": "easy", "other_kinds": {}},
            "notes": {"excel": {"app": "excel", "files": []}}, "user": {"username": "dana", "name": "Dana Lee"},
            "colleagues": [], "now": datetime(2025, 3, 3, 9)}
     with FakeLLMServer(scripted(json.dumps(bad), json.dumps(good))) as server:
