@@ -36,7 +36,7 @@ from functools import lru_cache
 from itertools import accumulate
 from typing import Any
 
-from office_env.apps import registered_apps, registry_cache
+from office_env.apps import file_kinds, registry_cache
 from office_env.evaluation import keywords as kw
 
 KINDS = ("number", "day", "time", "file", "name", "period")
@@ -87,14 +87,12 @@ _PERIOD_RE = re.compile(
     r"|(jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec)(?:uary|ruary|ch|il|e|y|ust|tember|ember|ober)?\.?)"
     r"(?![\w-])")
 _NUMBER_RE = re.compile(r"(?<![\w.,:-])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\w]|[:.,-]\d)")
-_OTHER_FILE_KINDS = ("csv", "pptx")  # files a value may name besides the kinds the office's apps write
 
 
 @registry_cache(maxsize=1)
 def _file_re() -> re.Pattern[str]:
-    """A file's name: the kind each app writes its files as (``App.suffix``), or another of ``_OTHER_FILE_KINDS``."""
-    kinds = dict.fromkeys([*(a.extensions[0] for a in registered_apps() if a.extensions), *_OTHER_FILE_KINDS])
-    return re.compile(rf"(?<![\w/.-])(?:[\w-]+/)*[\w.-]+\.(?:{'|'.join(map(re.escape, kinds))})\b")
+    """A file's name: one ending in a kind a file's name may end in (``office_env.apps.file_kinds``)."""
+    return re.compile(rf"(?<![\w/.-])(?:[\w-]+/)*[\w.-]+\.(?:{'|'.join(map(re.escape, file_kinds()))})\b")
 
 
 def value_key(kind: str, value: Any, day_first: bool | None = None) -> Any:

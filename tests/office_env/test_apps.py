@@ -32,6 +32,7 @@ from office_env.apps import (
     unregister_app,
 )
 from office_env.evaluation import criteria_schema, evaluate_criteria, validate_criteria
+from office_env.evaluation.stated import value_key
 from office_env.tools import default_registry
 from orchestrator.planner import general_plan_schema
 from surfers.notes import notes_schema
@@ -80,6 +81,9 @@ def test_file_names_may_end_in_each_apps_kinds_and_a_few_others():
     """One list of the kinds a file's name ends in, which the patterns finding file names use."""
     assert file_kinds()[:3] == ("docx", "doc", "docm") and file_kinds()[-5:] == OTHER_FILE_KINDS
     assert {"xlsx", "csv", "pdf", "eml", "ics", "txt"} <= set(file_kinds()) and len(set(file_kinds())) == len(file_kinds())
+    # a value an output states is a file's name when it ends in any of them, not an app's first kind alone
+    assert [value_key("file", name) for name in ("data/minutes.odt", "deck.md", "notes.docx.bak")] == [
+        "minutes.odt", "deck.md", None]
 
 
 def test_a_bad_entry_is_refused():
@@ -408,6 +412,7 @@ def test_a_registered_apps_read_tool_is_a_read_to_discovery_stated_values_and_th
     checks = [c for c in state_checks(draft).evaluation if c["function"] == "evaluate_stated_values"]
     named = [v for v in checks[0]["args"]["values"] if v["kind"] == "file"]
     assert [(v["value"], v.get("alone")) for v in named] == [("sprint.toy", [])]  # read: it stands alone
+    assert value_key("file", "data/sprint.toy") == "sprint.toy"  # a stated value may be a board
 
     pasted = paste_plan(_memo_from_board(), [BOARD_TEXT, "Wrote data/memo.docx (1 paragraph(s))."])
     assert pasted is not None and pasted[1]["args"]["content"] == BOARD_TEXT
@@ -441,6 +446,7 @@ def test_an_app_taken_out_is_gone_from_every_layer(toy_app, tmp_path):
     unregister_app("toy")
     assert "toy" not in office_apps() and "toy_read_board" not in default_registry().names
     assert "toy" not in _doc_types("evaluate_contain") and validate_criteria([CONTAIN_BOARD]) != []
+    assert value_key("file", "data/sprint.toy") is None
     assert infer_apps("Fix data/sprint.toy.") == ["system"]
     assert find_specifics("Fix data/sprint.toy on the toy board.") == []
     assert _read_paths([{"tool": "toy_read_board", "args": {"file_path": "data/sprint.toy"}}]) == set()
