@@ -63,7 +63,7 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__)
 
 from backends.dataset_reader import iter_tasks, task_day_first, task_now  # noqa: E402
 from backends.task_record import plan_calls  # noqa: E402
-from office_env.apps import get_app, registered_apps  # noqa: E402
+from office_env.apps import file_kinds, get_app, registered_apps, registry_cache  # noqa: E402
 from office_env.errors import OfficeError  # noqa: E402
 from office_env.evaluation.content import read_document  # noqa: E402
 from office_env.evaluation.keywords import clock_spans, date_spans  # noqa: E402
@@ -87,8 +87,6 @@ DEFAULT_N = {"standard": 60, "challenge": 10}
 _DAY_RE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
 _CLOCK_RE = re.compile(r"(?<![\d:])([01]?\d|2[0-3]):([0-5]\d)(?::00)?(?![\d:])")
 _NUMBER_RE = re.compile(r"(?<![\w.,:/-])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?![\w/-]|[.,:]\d)")
-_FILE_RE = re.compile(r"^(?:data/)?[\w.-]+\.(docx|xlsx|pdf|txt)$")
-_FILE_IN_TEXT_RE = re.compile(r"(?<![\w/.-])(?:[\w-]+/)*[\w.-]+\.(?:docx|xlsx|pdf|txt)\b")
 _WEEKDAY_NAMES = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 _MONTH_NAMES = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
                 "November", "December")
@@ -103,6 +101,19 @@ _PERIODS = (("Q1", "Q2", "Q3", "Q4"), ("H1", "H2"), tuple(m for m in _MONTH_NAME
 _PERIOD_RE = re.compile(rf"(?<![\w-])({'|'.join(p for kind in _PERIODS for p in kind)})(?![\w-])", re.IGNORECASE)
 # what joins the two ends of a pair: "from Q1 to Q3", "11:00-12:00", "Q2 vs Q3"
 _PAIR_JOIN_RE = re.compile(r"\s*(?:-|–|—)\s*|\s+(?:to|until|till|through|vs\.?|versus|and)\s+", re.IGNORECASE)
+
+
+@registry_cache(maxsize=1)
+def _file_re() -> re.Pattern[str]:
+    """A value that is a file's name, in data/ or at the testbed's root: one ending in a kind a
+    file's name may end in (``office_env.apps.file_kinds``)."""
+    return re.compile(rf"^(?:data/)?[\w.-]+\.({'|'.join(map(re.escape, file_kinds()))})$")
+
+
+@registry_cache(maxsize=1)
+def _file_in_text_re() -> re.Pattern[str]:
+    """A file's name in a text (with its folders), of a kind a file's name may end in."""
+    return re.compile(rf"(?<![\w/.-])(?:[\w-]+/)*[\w.-]+\.(?:{'|'.join(map(re.escape, file_kinds()))})\b")
 
 
 @dataclass
@@ -465,7 +476,7 @@ def _values_in(text: str, year: int, office: Office, day_first: bool | None) -> 
         yield ("day", day), day
     for _, _, clock in clock_spans(lower):
         yield ("time", clock), clock
-    for m in _FILE_IN_TEXT_RE.finditer(text):
+    for m in _file_in_text_re().finditer(text):
         name = m.group(0).rsplit("/", 1)[-1]
         yield ("file", name.lower()), name
     for person in office.people:
@@ -480,7 +491,7 @@ def _memory_keys(value: str, office: Office, year: int, day_first: bool | None) 
     for person in office.people:
         if text.lower() in (person.name.lower(), person.first.lower()):
             return [("person", person.user)]
-    if _FILE_RE.match(text):
+    if _file_re().match(text):
         return [("file", text.rsplit("/", 1)[-1].lower())]
     keys: list[tuple[str, Any]] = [(kind, key) for (kind, key), _ in _values_in(text, year, office, day_first)
                                    if kind in ("day", "time")]
@@ -580,7 +591,7 @@ def _file_names(plan: list[dict[str, Any]]) -> list[str]:
     for call in plan:
         for key, value in call["args"].items():
             if isinstance(value, str):
-                names += [m.group(0).rsplit("/", 1)[-1] for m in _FILE_IN_TEXT_RE.finditer(value)]
+                names += [m.group(0).rsplit("/", 1)[-1] for m in _file_in_text_re().finditer(value)]
     return list(dict.fromkeys(names))
 
 
@@ -737,7 +748,7 @@ def _file_mutants(oracle: list[dict[str, Any]], office: Office, testbed: Path) -
                 plan[i]["args"]["file_path"] = other
                 yield Mutant("file", f"copies {source} -> {other}", plan)
     written = _written(oracle)
-    for name in dict.fromkeys(m.group(0).rsplit("/", 1)[-1] for m in _FILE_IN_TEXT_RE.finditer(written)):
+    for name in dict.fromkeys(m.group(0).rsplit("/", 1)[-1] for m in _file_in_text_re().finditer(written)):
         ext = name.rsplit(".", 1)[-1]
         for other in files:
             other_name = other.rsplit("/", 1)[-1]

@@ -1,6 +1,8 @@
 """One app registry (office_env/apps.py) that every layer takes its app names and tables from."""
 
+import functools
 import importlib
+import importlib.util
 import json
 import random
 import re
@@ -382,6 +384,23 @@ def _file_details(tmp_path: Path) -> tuple[str | None, list[str], list[dict | No
             [f.repair for f in findings if f.code == "doc_type_mismatch"])
 
 
+@functools.cache
+def _mutants_bench():
+    """bench/mutants.py, loaded once (its file-name patterns follow the registry)."""
+    spec = importlib.util.spec_from_file_location("mutants_bench_apps", ROOT / "bench" / "mutants.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+def _bench_files() -> tuple[list[str], list[tuple[str, str]]]:
+    """The files the mutation bench finds a plan naming, and the keys of a memory value naming a board."""
+    bench = _mutants_bench()
+    plan = [{"tool": "toy_add_card", "args": {"file_path": "data/sprint.toy", "card": "See data/backlog.toy."}}]
+    return bench._file_names(plan), bench._memory_keys("data/sprint.toy", bench.Office("ana", (), ()), 2025, None)
+
+
 def test_a_registered_apps_read_tool_is_a_read_to_discovery_stated_values_and_the_paste_plan(toy_app, tmp_path):
     """The app's read tool is a read wherever plans are judged by what they read: discovery opens a
     look-alike board with it (and not again one the plan reads itself), a mail naming the board
@@ -429,6 +448,7 @@ def test_a_registered_apps_read_tool_is_a_read_to_discovery_stated_values_and_th
     assert decoy is not None and re.fullmatch(r"data/launch_plan_\w+_[a-z]{3}\d+\.toy", decoy), decoy
     assert mismatches == ["the instruction names 'sprint.toy', which no criterion checks"]
     assert repairs == [{"field": "evaluation[1].args.doc_type", "from": "pdf", "to": "toy"}]
+    assert _bench_files() == (["sprint.toy", "backlog.toy"], [("file", "sprint.toy")])  # the mutants' files
 
 
 def test_an_app_taken_out_is_gone_from_every_layer(toy_app, tmp_path):
@@ -460,7 +480,7 @@ def test_an_app_taken_out_is_gone_from_every_layer(toy_app, tmp_path):
     assert paste_plan(_memo_from_board(), [BOARD_TEXT, "Wrote data/memo.docx (1 paragraph(s))."]) is None
     # a card is no prose to the forms or the paste any more, and a board's name names no file
     assert answer_form_plans(ADDING, NOW) == [] and natural_form_plans(ADDING) == []
-    assert _file_details(tmp_path) == (None, [], [])
+    assert _file_details(tmp_path) == (None, [], []) and _bench_files() == ([], [])
     with pytest.raises(RecordError, match="toy"):
         parse_record(record_with("toy-00001", apps=["toy"], app_count=1))
     assert general_plan_schema()["properties"]["apps"]["items"]["enum"] == list(office_apps())
