@@ -21,7 +21,7 @@ from typing import Any, Iterable
 
 from generators.model import Misreading, TaskDraft, ToolCall
 from office_env.apps import file_readers, get_app, registry_cache
-from office_env.tools import Tool, default_registry
+from office_env.tools import Tool, default_registry, file_lister, list_files_call
 
 
 @registry_cache(maxsize=1)
@@ -49,12 +49,6 @@ def _steps() -> tuple[frozenset[str], dict[str, tuple[Tool, dict[str, str]]], di
     creates = frozenset(t.name for t in tools if t.creates)
     edits = {t.name: (reader_of_app[t.app], dict(t.edits_when)) for t in tools if t.edits and t.app in reader_of_app}
     return creates, edits, {t.name: tools.get(t.listed_by) for t in tools if t.listed_by}
-
-
-@registry_cache(maxsize=1)
-def _files_lister() -> Tool:
-    """The tool that lists a folder's files (declared ``lists_files``; the first, tools in order)."""
-    return next(t for t in default_registry() if t.lists_files)
 
 
 def _text_reader() -> str:
@@ -103,7 +97,7 @@ def discover_plan(plan: list[ToolCall], files: Iterable[str], said: Iterable[str
     said_words = {w for value in said for w in _words(value)}
     reads, reader_of = _readers()
     creates, edits, listed_by = _steps()
-    files_lister = _files_lister()
+    files_lister = file_lister()
     listers = {t.name: t for t in listed_by.values()}
     plan_reads = {c.args.get("file_path") for c in plan if c.tool in reads and isinstance(c.args, dict)}
     made: set[str] = set()
@@ -117,7 +111,7 @@ def discover_plan(plan: list[ToolCall], files: Iterable[str], said: Iterable[str
         if isinstance(path, str) and path in existing and path not in made and call.tool not in creates:
             folder = _folder(path)
             if folder not in listed_folders:
-                out.append(ToolCall(files_lister.name, {files_lister.lists_files: folder} if folder else {}))
+                out.append(ToolCall(*list_files_call(folder or None)))
                 listed_folders.add(folder)
             if path not in read:
                 for other in _look_alikes(path, existing, said_words):

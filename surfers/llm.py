@@ -30,7 +30,7 @@ from backends.tokens import count_tokens
 from office_env import Workspace, default_registry
 from office_env.apps import get_app
 from office_env.limits import MAX_OBSERVATION_CHARS
-from office_env.tools import ToolRegistry, ToolResult
+from office_env.tools import ToolRegistry, ToolResult, file_lister
 from surfers.notes import app_notes_schema
 from surfers.offline import WorkspaceReader, documents, explorer, list_files, owners
 
@@ -59,7 +59,7 @@ def app_files(app: str, files: list[str]) -> list[str]:
 
 def _tools(app: str) -> ToolRegistry:
     read_only = default_registry().read_only()
-    return ToolRegistry(t for t in read_only if t.name in get_app(app).read_tools + ("system_list_files",))
+    return ToolRegistry(t for t in read_only if t.name in (*get_app(app).read_tools, file_lister().name))
 
 
 def item_files(app: str, files: list[str], items: list[str]) -> list[str]:
@@ -265,7 +265,7 @@ class _PartReader:
         self.calls: list[tuple[str, dict[str, Any], str]] = []
 
     def call(self, name: str, args: dict[str, Any]) -> ToolResult:
-        if name == "system_list_files":
+        if name == file_lister().name:
             return ToolResult(name, True, "\n".join(self.files))
         item = opened_item(self.app, name, args)
         if item is not None and item not in self.files:  # another part's message: not read here

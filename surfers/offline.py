@@ -19,7 +19,7 @@ from office_env import Workspace, default_registry
 from office_env.apps import App, generation, get_app, load, registered_apps
 from office_env.formats.xlsx_io import EMPTY_CELL
 from office_env.synthesis.world import FIRST_NAMES, LAST_NAMES
-from office_env.tools import ToolRegistry, ToolResult
+from office_env.tools import ToolRegistry, ToolResult, list_files_call
 
 TIME_FORMAT = "%Y-%m-%d %H:%M:%S"
 WORK_START, WORK_END = 9, 17  # free slots are whole hours between these
@@ -76,7 +76,7 @@ def _lines(text: str) -> list[str]:
 
 def list_files(ws: Reader) -> list[str]:
     """Every file of the testbed, as ``system_list_files`` reports it."""
-    result = _call(ws, "system_list_files", {})
+    result = _call(ws, *list_files_call())
     if not result.ok or result.observation.startswith("No files in"):
         return []
     return [line for line in result.observation.splitlines() if line.strip()]

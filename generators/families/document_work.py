@@ -57,10 +57,11 @@ from generators.families.time_rules import (
     window_piece,
     with_correction,
 )
-from generators.model import Distractor, TaskDraft
+from generators.model import Distractor, TaskDraft, ToolCall
 from generators.value_pools import STATUS_WORDS
 from office_env.evaluation import builders as cr
 from office_env.money import CODE
+from office_env.tools import list_files_call
 
 _ITEM_RE = re.compile(r"^(?P<item>.+?) - (?P<qty>\d+) x (?P<price>[\d,]+\.\d{2}) = (?P<amount>[\d,]+\.\d{2})$")
 _POLICY_RE = re.compile(r"^(?P<topic>[A-Z][A-Za-z ]{3,40}?)(?::| is| are| cost| costs)\b"
@@ -140,7 +141,7 @@ def invoice_due_reminder(inp: FamilyInput) -> TaskDraft | None:
     def plan(vendor: str, at: int = hour) -> list:
         inv = next((i for i in every if i["vendor"] == vendor), None)
         if inv is None:  # a supplier the office has no invoice from: nothing to book or send
-            return [call("system_list_files", folder="data")]
+            return [ToolCall(*list_files_call("data"))]
         s0 = inv["due"].replace(hour=at)
         return [call("pdf_read_file", file_path=inv["file"]),
                 booking(inp.user, title, s0, s0 + timedelta(minutes=minutes)),
@@ -512,7 +513,7 @@ def invoice_po_check(inp: FamilyInput) -> TaskDraft | None:
     def plan(vendor: str, mark: str = status) -> list:
         inv = next((i for i in every if i["vendor"] == vendor), None)
         if inv is None:
-            return [call("system_list_files", folder="data")]
+            return [ToolCall(*list_files_call("data"))]
         lines = _ordered_quantities(inp, inv["po"]) if inv["po"] else None
         ordered_lines = lines[1] if lines else {}
         diff = [(i, q, ordered_lines.get(i)) for i, q, _ in inv["items"] if ordered_lines.get(i) not in (None, q)]

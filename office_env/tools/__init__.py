@@ -33,6 +33,18 @@ def default_registry() -> ToolRegistry:
     return _registry(generation())
 
 
+def file_lister() -> Tool:
+    """The tool that lists a folder's files (declared ``lists_files``, naming its folder argument;
+    the first so declared, tools in order): what an agent, a surfer or a plan calls to look around."""
+    return next(t for t in default_registry() if t.lists_files)
+
+
+def list_files_call(folder: str | None = None) -> tuple[str, dict[str, str]]:
+    """The listing call (tool name, arguments) of ``folder``, or of the whole office when None."""
+    lister = file_lister()
+    return lister.name, ({lister.lists_files: folder} if folder is not None else {})
+
+
 _declare()
 
-__all__ = ["Tool", "ToolRegistry", "ToolResult", "default_registry"]
+__all__ = ["Tool", "ToolRegistry", "ToolResult", "default_registry", "file_lister", "list_files_call"]

@@ -25,6 +25,7 @@ from typing import Any
 
 from office_env.seeding import LINES, RAW, digest
 from office_env.seeding import rng as seeded
+from office_env.tools import list_files_call
 
 FATAL = ("misremembered_value", "wrong_row", "skipped_write", "stopped_early")
 SLIPS = ("broken_arguments", "unknown_tool", "looks_around")
@@ -64,7 +65,7 @@ def script(plan: list[dict[str, Any]], seed: int, noise: float, prompt: str) -> 
         else:  # stopped early: the reads only
             steps = steps[:writes[0]]
     if slip == "looks_around":
-        steps.insert(0, Step("system_list_files", {"folder": "data"}))
+        steps.insert(0, Step(*list_files_call("data")))
     elif slip in ("broken_arguments", "unknown_tool") and steps:
         at = rng.randrange(len(steps))
         wrong = Step(steps[at].tool, BROKEN_ARGUMENTS, broken=True) if slip == "broken_arguments" \

@@ -29,7 +29,7 @@ from generators.schemas import thread_runs
 from generators.task_llm import notes_from_prompt, with_step_refs
 from office_env.money import CURRENCY_CODES
 from office_env.seeding import rng as seeded
-from office_env.tools import ToolResult
+from office_env.tools import ToolResult, file_lister
 from orchestrator.fake_llm.agent_answer import MODES, PlanSource, answer_agent, grouped_plans
 from orchestrator.fake_llm.plus_answer import answer_plus
 from orchestrator.fake_llm.prompt_roles import UnknownPrompt, inputs_of, role_of
@@ -94,7 +94,7 @@ class _HistoryReader:
                 self.results[calls[message["tool_call_id"]]] = content if isinstance(content, str) else ""
 
     def call(self, name: str, args: dict[str, Any]) -> ToolResult:
-        if name == "system_list_files":
+        if name == file_lister().name:
             return ToolResult(name, True, "\n".join(self.files))
         item = opened_item(self.app, name, args)
         if item is not None and item not in self.files:  # not one of the listed items: left alone

@@ -212,6 +212,12 @@ def test_what_an_agent_must_do_before_a_call_is_declared_with_it(registry):
     assert {t.name: t.listed_by for t in registry if t.listed_by} == {
         "email_read_email": "email_list_emails", "calendar_delete_event": "calendar_list_events"}
     assert {t.name: t.lists_files for t in registry if t.lists_files} == {"system_list_files": "folder"}
+    # the one listing every caller (surfers, plans, discovery, the fake agent) takes from the declaration
+    from office_env.tools import file_lister, list_files_call
+
+    assert file_lister().name == "system_list_files"
+    assert list_files_call("data") == ("system_list_files", {"folder": "data"})
+    assert list_files_call() == ("system_list_files", {})
     with pytest.raises(ValueError, match="'dir' is none of its arguments"):
         declare_tool("toy", "list", "List.", writes=False, properties={"folder": {"type": "string"}}, lists_files="dir")
     with pytest.raises(ValueError, match="'file_path' is none of its arguments"):
