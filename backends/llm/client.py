@@ -226,10 +226,11 @@ class LLMClient:
         if response_format is not None:
             request["response_format"] = response_format
         extra = self.settings.extra_body_for(model)
+        if extra:  # the client sends it as the openai client's extra_body; the cache keys on it too
+            request["extra_body"] = extra
         key = None
         if self.cache is not None:
-            key = request_key({"endpoint": self.settings.endpoint, "api": "chat.completions", **request,
-                               **({"extra_body": extra} if extra else {})})
+            key = request_key({"endpoint": self.settings.endpoint, "api": "chat.completions", **request})
             hit = self.cache.get(key)
             try:
                 result = _chat_result(hit, model, cached=True) if hit is not None else None
@@ -239,8 +240,7 @@ class LLMClient:
                 self.usage.add(role, result.prompt_tokens, result.completion_tokens, cached=True, model=model)
                 result.reply_limit = limit
                 return result
-        sent = {**request, **({"extra_body": extra} if extra else {})}
-        data, result = self._reply(role, model, lambda api: api.chat.completions.with_raw_response.create(**sent),
+        data, result = self._reply(role, model, lambda api: api.chat.completions.with_raw_response.create(**request),
                                    lambda data: _chat_result(data, model, cached=False), tokens=estimate,
                                    seconds=attempt_seconds(self.settings.timeout, estimate, limit))
         self.usage.add(role, result.prompt_tokens, result.completion_tokens, model=model,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 from functools import lru_cache
 
-from office_env.apps import generation, registered_apps, tool_apps
+from office_env.apps import generation, registered_apps, registry_cache, tool_apps
 from office_env.tools.registry import Tool, ToolRegistry, ToolResult, declared_tools
 
 
@@ -33,6 +33,7 @@ def default_registry() -> ToolRegistry:
     return _registry(generation())
 
 
+@registry_cache(maxsize=1)
 def file_lister() -> Tool:
     """The tool that lists a folder's files (declared ``lists_files``, naming its folder argument;
     the first so declared, tools in order): what an agent, a surfer or a plan calls to look around."""
