@@ -67,6 +67,7 @@ from office_env.apps import file_kinds, get_app, registered_apps, registry_cache
 from office_env.errors import OfficeError  # noqa: E402
 from office_env.evaluation.content import read_document  # noqa: E402
 from office_env.evaluation.keywords import clock_spans, date_spans  # noqa: E402
+from office_env.evaluation.stated import file_name_re  # noqa: E402
 from office_env.replays import replay_plan  # noqa: E402
 from office_env.snapshot import Snapshot  # noqa: E402
 from office_env.synthesis.world import make_world  # noqa: E402
@@ -108,12 +109,6 @@ def _file_re() -> re.Pattern[str]:
     """A value that is a file's name, in data/ or at the testbed's root: one ending in a kind a
     file's name may end in (``office_env.apps.file_kinds``)."""
     return re.compile(rf"^(?:data/)?[\w.-]+\.({'|'.join(map(re.escape, file_kinds()))})$")
-
-
-@registry_cache(maxsize=1)
-def _file_in_text_re() -> re.Pattern[str]:
-    """A file's name in a text (with its folders), of a kind a file's name may end in."""
-    return re.compile(rf"(?<![\w/.-])(?:[\w-]+/)*[\w.-]+\.(?:{'|'.join(map(re.escape, file_kinds()))})\b")
 
 
 @dataclass
@@ -476,7 +471,7 @@ def _values_in(text: str, year: int, office: Office, day_first: bool | None) -> 
         yield ("day", day), day
     for _, _, clock in clock_spans(lower):
         yield ("time", clock), clock
-    for m in _file_in_text_re().finditer(text):
+    for m in file_name_re().finditer(text):
         name = m.group(0).rsplit("/", 1)[-1]
         yield ("file", name.lower()), name
     for person in office.people:
@@ -591,7 +586,7 @@ def _file_names(plan: list[dict[str, Any]]) -> list[str]:
     for call in plan:
         for key, value in call["args"].items():
             if isinstance(value, str):
-                names += [m.group(0).rsplit("/", 1)[-1] for m in _file_in_text_re().finditer(value)]
+                names += [m.group(0).rsplit("/", 1)[-1] for m in file_name_re().finditer(value)]
     return list(dict.fromkeys(names))
 
 
@@ -748,7 +743,7 @@ def _file_mutants(oracle: list[dict[str, Any]], office: Office, testbed: Path) -
                 plan[i]["args"]["file_path"] = other
                 yield Mutant("file", f"copies {source} -> {other}", plan)
     written = _written(oracle)
-    for name in dict.fromkeys(m.group(0).rsplit("/", 1)[-1] for m in _file_in_text_re().finditer(written)):
+    for name in dict.fromkeys(m.group(0).rsplit("/", 1)[-1] for m in file_name_re().finditer(written)):
         ext = name.rsplit(".", 1)[-1]
         for other in files:
             other_name = other.rsplit("/", 1)[-1]

@@ -99,6 +99,7 @@ def document(title: str, properties: dict[str, Any], required: list[str]) -> dic
             "properties": properties, "required": required, "additionalProperties": False}
 
 
+@registry_cache(maxsize=1)
 def task_draft_schema() -> dict[str, Any]:
     """What the llm task generator returns, as the server holds the reply to it and the reply is
     checked (its prompt shows :func:`task_draft_prompt_schema`): the family one of the registered
@@ -107,11 +108,6 @@ def task_draft_schema() -> dict[str, Any]:
     arguments (defined once, in ``$defs``), each memory cue one the dialogue writer has lines for.
     Every object has a fixed set of properties, so strict mode takes it (``backends.llm.strict_schema``).
     Made once per state of the app registry and shared: not to be changed."""
-    return _task_draft_schema()
-
-
-@registry_cache(maxsize=1)
-def _task_draft_schema() -> dict[str, Any]:
     from generators.families import FAMILIES
     from generators.thread_bank import threads
     from office_env import default_registry
@@ -147,17 +143,13 @@ def _task_draft_schema() -> dict[str, Any]:
     return schema
 
 
+@registry_cache(maxsize=1)
 def task_draft_prompt_schema() -> dict[str, Any]:
     """:func:`task_draft_schema` as the task generator's prompt shows it, in a fifth of its
     tokens, so that the prompt still fits an 8K-token window beside the office: a criterion's and a
     plan call's arguments are left to the catalog and the tool list the prompt gives beside it, the
     family to the plan that names it, and the prose bounds, which no honest draft comes near, left
     out. The reply is held to, and checked against, the whole schema. Shared: not to be changed."""
-    return _task_draft_prompt_schema()
-
-
-@registry_cache(maxsize=1)
-def _task_draft_prompt_schema() -> dict[str, Any]:
     schema = _unbounded(task_draft_schema())
     schema["properties"]["family"] = {"type": "string", "minLength": 1}
     schema["properties"]["evaluation"]["items"] = _by_name("function")

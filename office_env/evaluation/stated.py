@@ -90,7 +90,7 @@ _NUMBER_RE = re.compile(r"(?<![\w.,:-])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\
 
 
 @registry_cache(maxsize=1)
-def _file_re() -> re.Pattern[str]:
+def file_name_re() -> re.Pattern[str]:
     """A file's name: one ending in a kind a file's name may end in (``office_env.apps.file_kinds``)."""
     return re.compile(rf"(?<![\w/.-])(?:[\w-]+/)*[\w.-]+\.(?:{'|'.join(map(re.escape, file_kinds()))})\b")
 
@@ -108,7 +108,7 @@ def value_key(kind: str, value: Any, day_first: bool | None = None) -> Any:
         clocks = kw.clock_spans(text)
         return clocks[0][2] if clocks else None
     if kind == "file":
-        return text.rsplit("/", 1)[-1] if _file_re().fullmatch(text) else None
+        return text.rsplit("/", 1)[-1] if file_name_re().fullmatch(text) else None
     if kind == "period":
         periods = _periods(text)
         return periods[0][2] if len(periods) == 1 and (periods[0][0], periods[0][1]) == (0, len(text)) else None
@@ -159,7 +159,7 @@ def candidates(text: str, kind: str, day_first: bool | None = None,
     if kind == "time":
         return kw.clock_spans(text)
     if kind == "file":
-        return [(m.start(), m.end(), m.group(0).rsplit("/", 1)[-1]) for m in _file_re().finditer(text)]
+        return [(m.start(), m.end(), m.group(0).rsplit("/", 1)[-1]) for m in file_name_re().finditer(text)]
     if kind == "period":
         return _periods(text)
     found: list[tuple[int, int, str]] = []
