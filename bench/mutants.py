@@ -63,7 +63,7 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__)
 
 from backends.dataset_reader import iter_tasks, task_day_first, task_now  # noqa: E402
 from backends.task_record import plan_calls  # noqa: E402
-from office_env.apps import file_kinds, get_app, registered_apps, registry_cache  # noqa: E402
+from office_env.apps import file_kind_pattern, get_app, registered_apps, registry_cache  # noqa: E402
 from office_env.errors import OfficeError  # noqa: E402
 from office_env.evaluation.content import read_document  # noqa: E402
 from office_env.evaluation.keywords import clock_spans, date_spans  # noqa: E402
@@ -108,7 +108,7 @@ _PAIR_JOIN_RE = re.compile(r"\s*(?:-|–|—)\s*|\s+(?:to|until|till|through|vs\
 def _file_re() -> re.Pattern[str]:
     """A value that is a file's name, in data/ or at the testbed's root: one ending in a kind a
     file's name may end in (``office_env.apps.file_kinds``)."""
-    return re.compile(rf"^(?:data/)?[\w.-]+\.({'|'.join(map(re.escape, file_kinds()))})$")
+    return re.compile(rf"^(?:data/)?[\w.-]+\.({file_kind_pattern()})$")
 
 
 @dataclass

@@ -34,7 +34,7 @@ from typing import Any, Callable, Mapping, Protocol, Sequence
 
 from generators.model import MemoryPiece
 from generators.value_pools import INVITEES, ROW_LABELS, STATUS_WORDS
-from office_env.apps import file_kinds, registry_cache
+from office_env.apps import file_kind_pattern, registry_cache
 
 MAX_DETAILS = 6
 _PERSON_RE = re.compile(r"^[A-Z][a-z]+(?: [A-Z][a-z'-]+)+$")
@@ -59,7 +59,7 @@ _FIELD_CUES = ("column_total", "filter_value", "question", "memo_point", "agenda
 def _file_re() -> re.Pattern[str]:
     """A file a detail names, with its folder if it is ``data/`` and its kind if it has one of
     ``file_kinds`` ("data/scores.xlsx", "budget_notes")."""
-    return re.compile(rf"^(data/)?[\w-]+(?:\.({'|'.join(map(re.escape, file_kinds()))}))?$")
+    return re.compile(rf"^(data/)?[\w-]+(?:\.({file_kind_pattern()}))?$")
 
 
 @dataclass(frozen=True)

@@ -255,6 +255,14 @@ def file_kinds() -> tuple[str, ...]:
     return tuple(dict.fromkeys([*(kind for a in _REGISTRY.values() for kind in a.extensions), *OTHER_FILE_KINDS]))
 
 
+@registry_cache(maxsize=4)
+def file_kind_pattern(*more: str) -> str:
+    """``file_kinds`` (then ``more``, each kind once) as one regular-expression alternation, each
+    kind escaped (``docx|doc|...``): the end of every pattern that tells a file's name in a text,
+    so each follows the registered apps."""
+    return "|".join(map(re.escape, dict.fromkeys((*file_kinds(), *more))))
+
+
 def get_app(name: str) -> App:
     """The entry of ``name``; ``KeyError`` for an app nobody registered."""
     return _REGISTRY[name]

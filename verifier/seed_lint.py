@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from office_env.apps import file_kinds, read_as, readings, registered_apps, registry_cache
+from office_env.apps import file_kind_pattern, read_as, readings, registered_apps, registry_cache
 from office_env.errors import OfficeError
 from office_env.evaluation import evaluate_criteria
 from office_env.evaluation.checks import CHECKS
@@ -126,7 +126,7 @@ def lint_seeds(path: str | Path) -> LintReport:
 @registry_cache(maxsize=1)
 def _file_re() -> re.Pattern[str]:
     """A file's name in an instruction, of one of ``file_kinds``."""
-    return re.compile(rf"[A-Za-z0-9_\-]+\.(?:{'|'.join(map(re.escape, file_kinds()))})\b")
+    return re.compile(rf"[A-Za-z0-9_\-]+\.(?:{file_kind_pattern()})\b")
 
 
 @registry_cache(maxsize=1)

@@ -36,7 +36,7 @@ from functools import lru_cache
 from itertools import accumulate
 from typing import Any
 
-from office_env.apps import file_kinds, registry_cache
+from office_env.apps import file_kind_pattern, registry_cache
 from office_env.evaluation import keywords as kw
 
 KINDS = ("number", "day", "time", "file", "name", "period")
@@ -92,7 +92,7 @@ _NUMBER_RE = re.compile(r"(?<![\w.,:-])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\
 @registry_cache(maxsize=1)
 def file_name_re() -> re.Pattern[str]:
     """A file's name: one ending in a kind a file's name may end in (``office_env.apps.file_kinds``)."""
-    return re.compile(rf"(?<![\w/.-])(?:[\w-]+/)*[\w.-]+\.(?:{'|'.join(map(re.escape, file_kinds()))})\b")
+    return re.compile(rf"(?<![\w/.-])(?:[\w-]+/)*[\w.-]+\.(?:{file_kind_pattern()})\b")
 
 
 def value_key(kind: str, value: Any, day_first: bool | None = None) -> Any:

@@ -22,6 +22,7 @@ from office_env.apps import (
     App,
     app_of_doc_type,
     app_of_extension,
+    file_kind_pattern,
     file_kinds,
     get_app,
     load,
@@ -86,6 +87,9 @@ def test_file_names_may_end_in_each_apps_kinds_and_a_few_others():
     # a value an output states is a file's name when it ends in any of them, not an app's first kind alone
     assert [value_key("file", name) for name in ("data/minutes.odt", "deck.md", "notes.docx.bak")] == [
         "minutes.odt", "deck.md", None]
+    # the patterns' one alternation of them: more kinds after, each once
+    assert file_kind_pattern().split("|") == list(file_kinds())
+    assert file_kind_pattern("zip", "pdf").split("|") == [*file_kinds(), "zip"]
 
 
 def test_a_bad_entry_is_refused():
@@ -287,7 +291,7 @@ def test_a_registered_app_is_in_the_tools_surfers_schemas_planner_and_review_pag
 
     assert office_apps() == ("word", "excel", "pdf", "email", "calendar", "toy") and tool_apps()[-1] == "system"
     assert "toy_read_board" in default_registry().names and default_registry().only_reads("toy_read_board")
-    assert app_of_extension("toy") == "toy"
+    assert app_of_extension("toy") == "toy" and file_kind_pattern().split("|")[-len(OTHER_FILE_KINDS) - 1] == "toy"
     assert [(p, k) for p, k, _ in build_files(make_world(3))][-1] == ("data/backlog.toy", "toy_board")
 
     dataset = tmp_path / "data"
@@ -466,7 +470,7 @@ def test_an_app_taken_out_is_gone_from_every_layer(toy_app, tmp_path):
     unregister_app("toy")
     assert "toy" not in office_apps() and "toy_read_board" not in default_registry().names
     assert "toy" not in _doc_types("evaluate_contain") and validate_criteria([CONTAIN_BOARD]) != []
-    assert value_key("file", "data/sprint.toy") is None
+    assert value_key("file", "data/sprint.toy") is None and "toy" not in file_kind_pattern().split("|")
     assert infer_apps("Fix data/sprint.toy.") == ["system"]
     assert find_specifics("Fix data/sprint.toy on the toy board.") == []
     assert _read_paths([{"tool": "toy_read_board", "args": {"file_path": "data/sprint.toy"}}]) == set()
