@@ -14,8 +14,8 @@ Rules, applied in this order; text claimed by an earlier rule is not looked at a
    address gets that kind instead.
 2. ``email``: an e-mail address (``name@domain.tld``).
 3. ``file``: a name (optionally with a folder path, ``data/scores.xlsx``) ending in a known
-   document, text, mail, calendar, image or archive extension (``FILE_EXTENSIONS``, and those of every
-   registered app).
+   document, text, mail, calendar, image or archive extension (:func:`file_extensions`: every
+   registered app's kinds and a few no app opens).
 4. ``date``: ``2024-05-17``; ``5/17/2024``, ``5/17``, ``17.05.2024``; ``May 17``,
    ``May 17th, 2024``, ``Sept. 3``; ``17 May 2024``, ``17th of May``; ``May 2024``; a weekday
    (``Friday``, ``Fridays``); a capitalised month name on its own (not ``May``, which is also a
@@ -51,19 +51,24 @@ from datetime import date
 from typing import Iterable
 
 from generators.spoken_time import names_value
-from office_env.apps import registered_apps, registry_cache
+from office_env.apps import file_kind_pattern, registered_apps, registry_cache
 from office_env.money import CODE
 
 __all__ = ["Specific", "find_specifics", "locate_specifics", "check_specifics", "contains_specific",
-           "normalize", "FILE_EXTENSIONS", "KINDS"]
+           "normalize", "file_extensions", "NAMED_ONLY_KINDS", "KINDS"]
 
 KINDS = ("quoted", "email", "file", "date", "time", "number", "app", "person")
 
-FILE_EXTENSIONS = (
-    "docx", "docm", "doc", "xlsx", "xlsm", "xls", "csv", "tsv", "pptx", "ppt", "pdf", "txt", "md", "rtf",
-    "odt", "ods", "odp", "eml", "msg", "ics", "json", "xml", "html", "htm", "png", "jpeg", "jpg", "gif",
-    "bmp", "svg", "tiff", "tif", "zip", "log",
-)
+# kinds of file a person names that office_env.apps.file_kinds leaves out (no app opens them, and
+# a stated value or a mutant's file is none of them): decks, web pages and data, images, archives, logs
+NAMED_ONLY_KINDS = ("ppt", "odp", "json", "xml", "html", "htm", "gif", "bmp", "svg", "tiff", "tif", "zip", "log")
+
+
+def file_extensions() -> str:
+    """Every kind a file named in a text may end in, as one regular-expression alternation (the
+    specifics' files, the gameability detectors' file names): ``office_env.apps.file_kinds`` (every
+    registered app's kinds and the few no app opens), then ``NAMED_ONLY_KINDS``."""
+    return file_kind_pattern(*NAMED_ONLY_KINDS)
 
 
 @dataclass(frozen=True)
@@ -132,9 +137,7 @@ class _AppPatterns:
 def _app_patterns() -> _AppPatterns:
     """The patterns that follow the registered apps, made when first used and again after an app is
     registered or taken out."""
-    kinds = [ext for app in registered_apps() for ext in app.extensions if ext not in FILE_EXTENSIONS]
-    extensions = (*FILE_EXTENSIONS, *dict.fromkeys(kinds))
-    ext = "|".join(map(re.escape, extensions))
+    ext = file_extensions()
     return _AppPatterns(
         tuple(re.compile(pattern) for app in registered_apps() if app.office for pattern in app.spoken),
         re.compile(rf"(?<![\w@/.-])(?:\.{{1,2}}/)?(?:[\w-]+/)*\w[\w.-]*\.(?:{ext})\b", re.IGNORECASE),

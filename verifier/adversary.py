@@ -30,7 +30,7 @@ from datetime import date
 from typing import Any, Iterable
 
 from generators.spoken_time import last_named
-from verifier.gameability import VALUE_RE, has_value_token
+from verifier.gameability import has_value_token, value_re
 
 ADVERSARIES = ("ngram_classifier", "template_topic", "query_topic")
 PRECISION_TARGET = 0.35
@@ -120,7 +120,7 @@ def mask_values(text: str, known: Iterable[str] = ()) -> str:
     for value in known:
         if value and len(value) > 2:
             low = low.replace(value, " <v> ")
-    return VALUE_RE.sub(" <v> ", low)
+    return value_re().sub(" <v> ", low)
 
 
 def _features(turn: dict[str, Any], known: Iterable[str] = ()) -> set[str]:

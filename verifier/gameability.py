@@ -11,7 +11,7 @@ recall on the evidence turns, micro-averaged over the dataset:
 - ``unique_user_turn``: user turns whose text (white space collapsed, case folded) occurs in no
   other task of the dataset (any role);
 - ``value_token``: user turns holding a digit, a clock time, a file name (a word with an office or
-  text extension, :data:`FILE_EXTENSIONS`) or an e-mail address;
+  text extension, ``generators.specifics.file_extensions``) or an e-mail address;
 - ``acknowledged``: user turns whose next turn (same day) is an assistant reply that acknowledges
   or promises (:data:`ACK_PATTERNS`);
 - ``first_last_mention``: for every value-like token of a history (numbers with decimals or
@@ -34,15 +34,14 @@ from typing import Any, Iterator
 
 from generators.derivation import RULES
 from generators.english import repeat_keys
+from generators.specifics import file_extensions
 from generators.spoken_time import is_relative
+from office_env.apps import registry_cache
 from verifier.text_tally import TextTally, TextTotals, task_rows
 
 THRESHOLD = 0.35
 DETECTORS = ("unique_user_turn", "value_token", "acknowledged", "first_last_mention")
 DYNAMICS = ("knowledge_update", "distractor", "multi_session", "relative_time")
-
-FILE_EXTENSIONS = ("docx", "doc", "xlsx", "xls", "xlsm", "csv", "pdf", "pptx", "ppt", "txt", "md", "rtf",
-                   "odt", "ods", "odp", "json", "xml", "html", "eml", "ics", "zip")
 
 # What an assistant says when it acknowledges a detail or promises to act on it. Matched anywhere
 # in the lower-cased reply (typographic apostrophes are read as '), so write them in lower case.
@@ -68,9 +67,15 @@ _ACK_RE = re.compile("|".join(f"(?:{p})" for p in ACK_PATTERNS))  # on lower-cas
 
 _MONTHS = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
            r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)")
-_EXT = "|".join(FILE_EXTENSIONS)
 EMAIL_PATTERN = r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"
-FILE_PATTERN = rf"[\w][\w.-]*\.(?:{_EXT})(?![\w])"
+
+
+def file_pattern() -> str:
+    """A file's name: a word ending in one of ``generators.specifics.file_extensions`` (the
+    registered apps' kinds among them)."""
+    return rf"[\w][\w.-]*\.(?:{file_extensions()})(?![\w])"
+
+
 _TIME = r"\d{1,2}:\d{2}(?::\d{2})?(?:\s*[ap]\.?m\b\.?)?|\d{1,2}\s*[ap]\.?m\b\.?|\bnoon\b|\bmidnight\b"
 _DATE = (rf"\d{{4}}-\d{{2}}-\d{{2}}|\d{{1,2}}/\d{{1,2}}(?:/\d{{2,4}})?|"
          rf"\b{_MONTHS}\.? \d{{1,2}}(?:st|nd|rd|th)?(?:,? \d{{4}})?(?!\d)|"
@@ -78,14 +83,24 @@ _DATE = (rf"\d{{4}}-\d{{2}}-\d{{2}}|\d{{1,2}}/\d{{1,2}}(?:/\d{{2,4}})?|"
 _NUMBER = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
 # Order matters: at one position the first alternative that matches wins (a file name before
 # the number inside it, a date or a time before a bare number).
-VALUE_RE = re.compile(rf"(?<![\w@.-])(?:(?P<email>{EMAIL_PATTERN})|(?P<file>{FILE_PATTERN})|(?P<date>{_DATE})|"
-                       rf"(?P<time>{_TIME})|(?P<number>{_NUMBER}))", re.IGNORECASE)
-# The cheap tests behind has_value_token (also the filter before VALUE_RE): each starts with a
+@registry_cache(maxsize=1)
+def value_re() -> re.Pattern[str]:
+    """A value-like token: an e-mail address, a file's name, a date, a clock time or a number (the
+    group named by its kind)."""
+    return re.compile(rf"(?<![\w@.-])(?:(?P<email>{EMAIL_PATTERN})|(?P<file>{file_pattern()})|(?P<date>{_DATE})|"
+                      rf"(?P<time>{_TIME})|(?P<number>{_NUMBER}))", re.IGNORECASE)
+
+
+# The cheap tests behind has_value_token (also the filter before value_re): each starts with a
 # literal, which the regex engine finds fast.
 _DIGIT_RE = re.compile(r"\d")
 _EMAIL_RE = re.compile(r"[\w.+-]@[\w-]+\.[\w-]")
-_EXTENSION_RE = re.compile(rf"(?<=\w)\.(?:{_EXT})(?![\w])", re.IGNORECASE)
 _CLOCK_WORD_RE = re.compile(r"\b(?:noon|midnight)\b")
+
+
+@registry_cache(maxsize=1)
+def _extension_re() -> re.Pattern[str]:
+    return re.compile(rf"(?<=\w)\.(?:{file_extensions()})(?![\w])", re.IGNORECASE)
 
 
 def normalize(text: str) -> str:
@@ -101,7 +116,7 @@ def value_tokens(text: str) -> list[str]:
 
 def _tokens(text: str) -> list[str]:
     found: list[str] = []
-    for match in VALUE_RE.finditer(text):
+    for match in value_re().finditer(text):
         kind = match.lastgroup
         token = match.group(0).casefold()
         if kind == "number":
@@ -118,7 +133,7 @@ def has_value_token(text: str) -> bool:
         return True
     if "@" in text and _EMAIL_RE.search(text):
         return True
-    if "." in text and _EXTENSION_RE.search(text):
+    if "." in text and _extension_re().search(text):
         return True
     lower = text.lower()
     return ("noon" in lower or "midnight" in lower) and _CLOCK_WORD_RE.search(lower) is not None

@@ -41,10 +41,10 @@ from generators.small_talk.kinds import fits
 from generators.specifics import COMMON_WORDS
 from generators.spoken_time import HEADER_CUES, TITLE_WORD_RE, last_named
 from generators.work_names import namings
-from verifier.gameability import EMAIL_PATTERN, FILE_PATTERN
+from office_env.apps import registry_cache
+from verifier.gameability import EMAIL_PATTERN, file_pattern
 
 _ISO_RE = re.compile(r"(?<![\w-])\d{4}-\d{2}-\d{2}(?![\w-])")
-_NAME_RE = re.compile(rf"{EMAIL_PATTERN}|{FILE_PATTERN}|[\w-]*\d{{4}}-\d{{2}}-\d{{2}}[\w-]*\.\w+", re.IGNORECASE)
 _WORD_RE = re.compile(r"[a-z0-9]+")
 SHORT_ANSWER = 5  # words besides the value: an answer this short leans on the question it answers
 # words of a work's name that do not name it ("the claims for second approval": claims, second, approval)
@@ -72,14 +72,22 @@ def _said(piece: Memory) -> str:
     return (piece.said_as or piece.value).lower().strip()
 
 
+@registry_cache(maxsize=1)
+def _name_re() -> re.Pattern[str]:
+    """An e-mail address or a file's name (the registered apps' kinds among them), whose dates are
+    no stamps a person says."""
+    return re.compile(rf"{EMAIL_PATTERN}|{file_pattern()}|[\w-]*\d{{4}}-\d{{2}}-\d{{2}}[\w-]*\.\w+", re.IGNORECASE)
+
+
 def iso_stamps(records: Records) -> tuple[int, int]:
     """Utterances (either role) holding a ``YYYY-MM-DD`` date outside a file name or an e-mail
     address; and how many utterances there are."""
     found = total = 0
+    names = _name_re()
     for record in typed_records(records):
         for _, _, turn in _turns(record):
             total += 1
-            found += _ISO_RE.search(_NAME_RE.sub(" ", turn.text)) is not None
+            found += _ISO_RE.search(names.sub(" ", turn.text)) is not None
     return found, total
 
 

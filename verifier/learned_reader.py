@@ -40,7 +40,7 @@ from verifier.adversary import (
     memory_of,
     user_turns,
 )
-from verifier.gameability import VALUE_RE
+from verifier.gameability import value_re
 
 F1_PRECISION_TARGET = 0.35
 LEARNED_ISOLATION_TARGET = 0.10
@@ -119,9 +119,9 @@ class LearnedReader:
 # -- the typed guesser ---------------------------------------------------------------------------
 
 def value_kind(value: str) -> str:
-    """The type a reader can tell a value by: a ``VALUE_RE`` kind, a day, a name or a phrase."""
+    """The type a reader can tell a value by: a ``value_re`` kind, a day, a name or a phrase."""
     text = value.strip()
-    match = VALUE_RE.fullmatch(text)
+    match = value_re().fullmatch(text)
     if match:
         return str(match.lastgroup)
     if _DAY_RE.fullmatch(text):
@@ -149,7 +149,7 @@ def candidates(text: str, kind: str, marked: list[str]) -> list[str]:
     low = text.lower()
     out = [v for v in marked if value_kind(v) == kind and v.lower() in low]
     if kind in ("email", "file", "date", "time", "number"):
-        out += [m.group(0) for m in VALUE_RE.finditer(text) if m.lastgroup == kind]
+        out += [m.group(0) for m in value_re().finditer(text) if m.lastgroup == kind]
     elif kind == "day":
         out += [m.group(0) for m in _DAY_RE.finditer(text)]
     elif kind == "name":

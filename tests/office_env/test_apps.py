@@ -287,6 +287,7 @@ def test_a_registered_app_is_in_the_tools_surfers_schemas_planner_and_review_pag
     from surfers import explore, validate_notes
     from surfers.llm import _tools, app_files
     from tests.support.records import record_with, write_json
+    from verifier.gameability import value_tokens
     from verifier.trace import _read_paths, office_text
 
     assert office_apps() == ("word", "excel", "pdf", "email", "calendar", "toy") and tool_apps()[-1] == "system"
@@ -321,6 +322,7 @@ def test_a_registered_app_is_in_the_tools_surfers_schemas_planner_and_review_pag
     assert [(s.kind, s.text) for s in find_specifics(instruction)] == [
         ("file", "data/sprint.toy"), ("app", "toy board")]
     assert infer_apps(instruction) == ["toy"] and infer_apps("Check it.", [CONTAIN_BOARD]) == ["toy"]
+    assert value_tokens("Use sprint.toy, not notes.zip.") == ["file:sprint.toy", "file:notes.zip"]  # the detectors'
     assert topic_of(instruction, find_specifics(instruction), ["toy"]).endswith(" board")
     assert near_value("toy", "app", random.Random(1)) == "word"
 
@@ -462,17 +464,19 @@ def test_an_app_taken_out_is_gone_from_every_layer(toy_app, tmp_path):
     from generators.specifics import find_specifics
     from tests.support.records import record_with
     from verifier.answer_forms import answer_form_plans
+    from verifier.gameability import has_value_token
     from verifier.natural_forms import natural_form_plans
     from verifier.paste_plan import paste_plan
     from verifier.trace import _read_paths
 
-    assert infer_apps("Fix data/sprint.toy.") == ["toy"] and validate_criteria([CONTAIN_BOARD]) == []
+    assert has_value_token("Fix sprint.toy.") and infer_apps("Fix data/sprint.toy.") == ["toy"] and validate_criteria([CONTAIN_BOARD]) == []
     unregister_app("toy")
     assert "toy" not in office_apps() and "toy_read_board" not in default_registry().names
     assert "toy" not in _doc_types("evaluate_contain") and validate_criteria([CONTAIN_BOARD]) != []
     assert value_key("file", "data/sprint.toy") is None and "toy" not in file_kind_pattern().split("|")
     assert infer_apps("Fix data/sprint.toy.") == ["system"]
     assert find_specifics("Fix data/sprint.toy on the toy board.") == []
+    assert not has_value_token("Fix sprint.toy.")
     assert _read_paths([{"tool": "toy_read_board", "args": {"file_path": "data/sprint.toy"}}]) == set()
     # a look-alike board is read as text, and what the toy's reader returned is no read to paste
     assert discover_plan([ToolCall("toy_read_board", {"file_path": BOARDS[1]})], BOARDS)[1] == ToolCall(
