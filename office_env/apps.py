@@ -61,6 +61,9 @@ class App:
     near_miss: Mapping[str, str] = field(default_factory=dict)
     # the evaluation's text view of its files, by criterion doc_type: "module:function", reader(path, label) -> str
     readers: Mapping[str, str] = field(default_factory=dict)
+    # what a person reading one of its files sees, by file kind: "module:function", text(path, label) -> str;
+    # its kinds not named here are read as plain text (office_env.seed_recast finds people's names so)
+    kind_readers: Mapping[str, str] = field(default_factory=dict)
     # "module:function": files of its own in a synthesized office, maker(world, rng) -> [(path, kind, bytes)],
     # written after the world's document kinds (the built-in apps' files, office_env.synthesis)
     synthesis: str = ""
@@ -76,10 +79,13 @@ class App:
             raise ValueError(f"app name {self.name!r}: lower-case letters and digits (tools are <app>_<op>)")
         if self.office and not (self.surfer and self.notes_item and self.read_tools and self.extensions):
             raise ValueError(f"app {self.name}: an office app needs a surfer, notes, read tools and file kinds")
+        if set(self.kind_readers) - set(self.extensions):
+            raise ValueError(f"app {self.name}: kind_readers names a kind that is none of its extensions")
 
     def references(self) -> list[tuple[str, str]]:
         """``(field, reference)`` of each object it names for a layer to load (``LOADED_BY[field]``)."""
-        named = [("tools", self.tools), *(("readers", ref) for ref in self.readers.values())]
+        named = [("tools", self.tools), *(("readers", ref) for ref in self.readers.values()),
+                 *(("kind_readers", ref) for ref in self.kind_readers.values())]
         optional = [("synthesis", self.synthesis), ("surfer", self.surfer), ("preview", self.preview)]
         return named + [(name, ref) for name, ref in optional if ref]
 
@@ -97,8 +103,8 @@ class App:
 # The layer that loads each kind of reference an entry holds (``tools`` names a module, the others a
 # ``"module:attribute"``): the module it names belongs to that layer or to one below it in the import
 # contract (pyproject.toml), as an import of it there would; tests/office_env/test_apps.py holds this.
-LOADED_BY: Mapping[str, str] = {"tools": "office_env", "readers": "office_env", "synthesis": "office_env",
-                                "surfer": "surfers", "preview": "orchestrator"}
+LOADED_BY: Mapping[str, str] = {"tools": "office_env", "readers": "office_env", "kind_readers": "office_env",
+                                "synthesis": "office_env", "surfer": "surfers", "preview": "orchestrator"}
 
 _REVIEW = "orchestrator.review.preview"
 _SURFERS = "surfers.offline"
@@ -109,6 +115,7 @@ _WORD = App(
     name="word", work="document", tools="office_env.tools.word", read_tools=("word_read_file",),
     extensions=("docx", "doc", "docm", "odt", "rtf"), doc_types=("doc", "docx"),
     readers={"docx": "office_env.formats.docx_io:read_text", "doc": "office_env.formats.docx_io:read_text"},
+    kind_readers=dict.fromkeys(("docx", "docm"), "office_env.formats.docx_io:read_text"),
     notes_item="word_file",
     notes_defs={"word_file": notes_object({"file": _STR, "lines": _STRINGS, "people": _STRINGS})},
     spoken=(r"\b(?:(?:Microsoft|MS)\s+)?Word\b",), near_miss={"word": "excel"},
@@ -117,6 +124,7 @@ _EXCEL = App(
     name="excel", work="spreadsheet", tools="office_env.tools.excel", read_tools=("excel_read_file",),
     extensions=("xlsx", "xls", "xlsm", "csv", "ods", "tsv"), doc_types=("xlsx", "xls"),
     readers={"xlsx": "office_env.formats.xlsx_io:read_text"},
+    kind_readers=dict.fromkeys(("xlsx", "xlsm"), "office_env.formats.xlsx_io:read_text"),
     notes_item="excel_file", notes_defs={"excel_file": notes_object({
         "file": _STR, "sheet": _STR, "headers": _STRINGS, "rows": {"type": "array", "items": _STRINGS}})},
     spoken=(r"(?i)\b(?:(?:Microsoft|MS)\s+)?Excel\b",), near_miss={"excel": "word"},
@@ -124,6 +132,7 @@ _EXCEL = App(
 _PDF = App(
     name="pdf", work="file", tools="office_env.tools.pdf", read_tools=("pdf_read_file",),
     extensions=("pdf",), doc_types=("pdf",), readers={"pdf": "office_env.formats.pdf_io:read_text"},
+    kind_readers={"pdf": "office_env.formats.pdf_io:read_text"},
     notes_item="pdf_file", notes_defs={"pdf_file": notes_object({
         "file": _STR, "lines": _STRINGS,
         "numbers": {"type": "array", "items": {"type": "string", "pattern": r"^[0-9][0-9,]*(\.[0-9]+)?$"}}})},
@@ -133,6 +142,7 @@ _EMAIL = App(
     name="email", work="message", tools="office_env.tools.email",
     read_tools=("email_list_emails", "email_read_email"), extensions=("eml", "msg"), doc_types=("email",),
     reads={"email_read_email": _MAILBOXES + "{user}/{email_id}"},
+    kind_readers={"eml": "office_env.formats.eml_io:read_text"},
     checks="evaluate_email", layout="owner_folders", folder=_MAILBOXES, notes_key="mailboxes",
     notes_item="mailbox", notes_defs={
         "message": notes_object({"id": _STR, "from": _STR, "to": _STR, "cc": _STR, "subject": _STR, "date": _STR,
@@ -278,6 +288,17 @@ def app_of_doc_type(doc_type: str) -> str | None:
     """The office app an OfficeBench ``doc_type`` names, if one does."""
     low = doc_type.lower()
     return next((a.name for a in _REGISTRY.values() if a.office and low in a.doc_types), None)
+
+
+@registry_cache(maxsize=1)
+def kind_readers() -> dict[str, str]:
+    """Each file kind some app reads as a person sees it (``App.kind_readers``), with the reader's
+    reference; apps in order, the first app of a kind takes it."""
+    kinds: dict[str, str] = {}
+    for a in _REGISTRY.values():
+        for kind, ref in a.kind_readers.items():
+            kinds.setdefault(kind, ref)
+    return kinds
 
 
 def text_readers() -> dict[str, str]:

@@ -33,9 +33,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from office_env.apps import get_app
+from office_env.apps import get_app, kind_readers, load, registry_cache
 from office_env.errors import OfficeError
-from office_env.formats import docx_io, eml_io, pdf_io, xlsx_io
 from office_env.formats.bounded import read_bytes
 from office_env.formats.ooxml import open_package, read_member
 from office_env.officebench import SeedTask
@@ -110,11 +109,6 @@ def substitute_values(value: Any, names: dict[str, str]) -> Any:
 
 # -- reading what a file says -------------------------------------------------------------------
 
-def _mail_text(path: Path, label: str) -> str:
-    mail = eml_io.parse(read_bytes(path, label, eml_io.MAX_MAIL_BYTES), label)
-    return "\n".join((mail.sender, mail.recipient, mail.cc, mail.subject, mail.body))
-
-
 def _plain_text(path: Path, label: str) -> str:
     data = read_bytes(path, label)
     try:
@@ -123,16 +117,16 @@ def _plain_text(path: Path, label: str) -> str:
         return ""
 
 
-_READERS: dict[str, Callable[[Path, str], str]] = {
-    ".docx": docx_io.read_text, ".docm": docx_io.read_text, ".xlsx": xlsx_io.read_text,
-    ".xlsm": xlsx_io.read_text, ".pdf": pdf_io.read_text, ".eml": _mail_text,
-}
+@registry_cache(maxsize=1)
+def _readers() -> dict[str, Callable[[Path, str], str]]:
+    """Each suffix an app reads as a person sees it (``office_env.apps.kind_readers``), with that reader."""
+    return {f".{kind}": load(ref) for kind, ref in kind_readers().items()}
 
 
 def file_text(path: Path, label: str) -> str:
     """What a person reading the file sees, for finding and checking names ("" if unreadable)."""
     try:
-        return _READERS.get(path.suffix.lower(), _plain_text)(path, label)
+        return _readers().get(path.suffix.lower(), _plain_text)(path, label)
     except (OfficeError, OSError, ValueError):
         return ""
 

@@ -180,3 +180,10 @@ def read(path: Path, label: str, st: os.stat_result | None = None) -> Mail:
     """The message at ``path``; ``CorruptFileError`` for one over ``MAX_MAIL_BYTES`` or unparsable.
     ``st``: its status from a folder listing (see ``read_cache.cached_read``)."""
     return cached_read("eml", path, lambda: parse(read_bytes(path, label, MAX_MAIL_BYTES), label), st=st)
+
+
+def read_text(path: Path, label: str) -> str:
+    """What a person reading the message at ``path`` sees: its sender, recipient, copies, subject
+    and body, a line each (read anew, never from the cache)."""
+    mail = parse(read_bytes(path, label, MAX_MAIL_BYTES), label)
+    return "\n".join((mail.sender, mail.recipient, mail.cc, mail.subject, mail.body))

@@ -25,6 +25,7 @@ from office_env.apps import (
     file_kind_pattern,
     file_kinds,
     get_app,
+    kind_readers,
     load,
     office_apps,
     read_as,
@@ -75,6 +76,8 @@ def test_a_criterion_reads_a_file_as_its_apps_doc_type_and_plain_text_alike():
     Word file), and the doc types read alike: one reader's, or plain text's (OfficeBench reads an
     .ics as txt)."""
     assert read_as() == {"docx": "docx", "doc": "docx", "xlsx": "xlsx", "pdf": "pdf", "ics": "ics", "txt": "txt"}
+    # as a person sees them (a re-cast seed's names are found so): the packages and mail; the rest as plain text
+    assert list(kind_readers()) == ["docx", "docm", "xlsx", "xlsm", "pdf", "eml"]
     ways = readings()
     assert ways["doc"] == ways["docx"] and ways["ics"] == ways["txt"]
     assert len({ways["docx"], ways["xlsx"], ways["pdf"], ways["txt"]}) == 4 and "xls" not in ways
@@ -97,6 +100,8 @@ def test_a_bad_entry_is_refused():
         App(name="My App", work="thing", tools="x")
     with pytest.raises(ValueError, match="needs a surfer"):
         App(name="toy", work="thing", tools="x")
+    with pytest.raises(ValueError, match="kind_readers"):
+        App(name="toy", work="thing", tools="x", office=False, extensions=("toy",), kind_readers={"txt": "m:f"})
     with pytest.raises(ValueError, match="already registered"):
         register_app(get_app("word"))
 
@@ -180,6 +185,7 @@ TOY = App(
     notes_defs={"toy_board": notes_object({"file": {"type": "string"},
                                            "cards": {"type": "array", "items": {"type": "string"}}})},
     spoken=(r"(?i)\\btoy boards?\\b",), near_miss={"toy": "word"}, readers={"toy": "toyapp.surfer:board_text"},
+    kind_readers={"toy": "toyapp.surfer:board_seen"},
     synthesis="toyapp.surfer:boards",
     surfer="toyapp.surfer:explore_toy", preview="toyapp.surfer:board_view")
 ''',
@@ -243,6 +249,10 @@ def board_text(path, label):
     return path.read_text(encoding="utf-8")
 
 
+def board_seen(path, label):
+    return "cards: " + path.read_text(encoding="utf-8").replace("\\n", "; ")
+
+
 def board_view(path, label):
     return {"kind": "text", "text": "toy board: " + path.read_text(encoding="utf-8")}
 ''',
@@ -287,6 +297,7 @@ def test_a_registered_app_is_in_the_tools_surfers_schemas_planner_and_review_pag
     from surfers import explore, validate_notes
     from surfers.llm import _tools, app_files
     from tests.support.records import record_with, write_json
+    from office_env.seed_recast import file_text
     from verifier.gameability import value_tokens
     from verifier.trace import _read_paths, office_text
 
@@ -310,6 +321,7 @@ def test_a_registered_app_is_in_the_tools_surfers_schemas_planner_and_review_pag
     board = testbed / "data" / "sprint.toy"
     assert read_document(board, "data/sprint.toy", "toy") == "ship the banner\nfix the login"
     assert "fix the login" in office_text(testbed).files["data/sprint.toy"].text
+    assert file_text(board, "data/sprint.toy") == "cards: ship the banner; fix the login"  # as a seed's re-cast reads it
     assert _read_paths([{"tool": "toy_read_board", "args": {"file_path": "./data/sprint.toy"}}]) == {"data/sprint.toy"}
 
     # a criterion reads its files as its own doc type: in the schema, valid, and scored by its reader
@@ -467,6 +479,7 @@ def test_an_app_taken_out_is_gone_from_every_layer(toy_app, tmp_path):
     from verifier.gameability import has_value_token
     from verifier.natural_forms import natural_form_plans
     from verifier.paste_plan import paste_plan
+    from office_env.seed_recast import file_text
     from verifier.trace import _read_paths
 
     assert has_value_token("Fix sprint.toy.") and infer_apps("Fix data/sprint.toy.") == ["toy"] and validate_criteria([CONTAIN_BOARD]) == []
@@ -477,6 +490,9 @@ def test_an_app_taken_out_is_gone_from_every_layer(toy_app, tmp_path):
     assert infer_apps("Fix data/sprint.toy.") == ["system"]
     assert find_specifics("Fix data/sprint.toy on the toy board.") == []
     assert not has_value_token("Fix sprint.toy.")
+    board = tmp_path / "sprint.toy"
+    board.write_text("ship\nfix", encoding="utf-8")
+    assert file_text(board, "sprint.toy") == "ship\nfix"  # plain text again
     assert _read_paths([{"tool": "toy_read_board", "args": {"file_path": "data/sprint.toy"}}]) == set()
     # a look-alike board is read as text, and what the toy's reader returned is no read to paste
     assert discover_plan([ToolCall("toy_read_board", {"file_path": BOARDS[1]})], BOARDS)[1] == ToolCall(
