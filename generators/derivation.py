@@ -9,7 +9,11 @@ payroll") and by first name in another ("Elliot covers payroll this week"); the 
 the full name. A file is named by a reference in one turn ("the file from the handover") and
 by itself in another: its name without its folder ("the file from the handover is
 scores.xlsx"; the office gives the folder), or as people call it where the task names no
-folder ("... is the inventory sheet"; the office gives the name).
+folder ("... is the inventory sheet"; the office gives the name). A file a request names without
+a folder (most often one it makes: "save the result as admission.pdf") is said by its name in the
+request and its kind in another turn ("save the result as admission in the format from the
+brief" and "the format from the brief is .pdf"): no office can give a new file's name, so the two
+turns give it whole.
 
 :func:`draw_derivation` picks a rule that fits a value (the anchor's value must be a plain one
 of its kind: a weekday, a working hour, a positive number); :func:`follows` is the gates'
@@ -50,18 +54,21 @@ _FILE_NOUNS = {"xlsx": "sheet", "xls": "sheet", "csv": "sheet", "docx": "documen
 RULES = {"days_after": "day", "days_before": "day", "minutes_after": "time", "minutes_before": "time",
          "more": "number", "less": "number", "twice": "number", "half": "number",
          "longer": "duration", "shorter": "duration", "twice_as_long": "duration", "half_as_long": "duration",
-         "covers": "person", "window": "window", "refers": "file"}
+         "covers": "person", "window": "window", "refers": "file", "file_type": "file_type"}
 ANCHOR_KINDS = ("day", "time", "number", "duration", "person")  # what a free anchor's own value may be
-NAMED_KINDS = (*ANCHOR_KINDS, "file")  # every kind an anchor is named for
+NAMED_KINDS = (*ANCHOR_KINDS, "file", "file_type")  # every kind an anchor is named for
+# the endings a file_type anchor says for nothing (beside one a request's file is said against)
+FILE_TYPES = (".pdf", ".docx", ".xlsx", ".txt", ".csv", ".ics", ".eml")
 
 
 def kind_of(cue: str, value: str = "") -> str:
     """The kind of derivation a piece of ``cue`` may take ("" when none). A value inside its piece's
-    own sentence (a request) is derived only where a relation reads in its place: a day, a clock
-    or a file in a folder."""
+    own sentence (a request) is derived only where a relation reads in its place: a day, a clock,
+    a file in a folder, or a file without one (its name and its kind said apart)."""
     if cue in SENTENCE_CUES:
         return ("day" if _ISO_DAY.match(value) else "time" if _clock(value) is not None
-                else "file" if "/" in value and file_base(value) else "")
+                else "file" if "/" in value and file_base(value)
+                else "file_type" if "/" not in value and file_parts(value) else "")
     for kind, cues in (("day", DAY_CUES), ("time", TIME_CUES), ("window", WINDOW_CUES), ("number", NUMBER_CUES),
                        ("duration", DURATION_CUES), ("person", PERSON_CUES), ("file", FILE_CUES)):
         if cue in cues:
@@ -162,7 +169,17 @@ def _candidates(kind: str, value: str, said_on: date, people: Collection[str]) -
             out.append(("covers", 0, first))
     elif kind == "file" and (said := file_base(value)):
         out.append(("refers", 0, said))
+    elif kind == "file_type" and (parts := file_parts(value)):
+        out.append(("file_type", 0, parts[1]))
     return out
+
+
+def file_parts(value: str) -> tuple[str, str] | None:
+    """A file name without a folder as its name and its ending ("admission.pdf" -> ("admission",
+    ".pdf")): the words a request says it in and what another turn says of its kind; None for
+    anything else."""
+    m = _FILE.match(value)
+    return (m.group(1), f".{m.group(2)}") if m and "/" not in value else None
 
 
 def file_base(value: str) -> str:
@@ -216,13 +233,15 @@ def anchor_names(kind: str) -> list[str]:
 
 PRESUPPOSED = frozenset({"refers"})  # relations that say their anchor was told before ("the file ... I mentioned")
 
-def relation_phrase(derivation: Derivation, rng: random.Random) -> str:
-    """The words that say a value against its anchor ("two days after the supplier visit"), drawn
-    from the thread bank's ``relation.<rule>`` (``relation.<rule>_<amount>`` for days and clocks)."""
+def relation_phrase(derivation: Derivation, rng: random.Random, value: str = "") -> str:
+    """The words that say ``value`` against its anchor ("two days after the supplier visit"), drawn
+    from the thread bank's ``relation.<rule>`` (``relation.<rule>_<amount>`` for days and clocks);
+    a file_type relation names the file's name (``{name}``)."""
     key = f"{derivation.rule}_{derivation.amount}" if RULES[derivation.rule] in ("day", "time") else derivation.rule
     lines = threads().lines[("relation", key)]
     amount = _write_clock(derivation.amount, derivation.base) if derivation.rule == "window" else derivation.amount
-    return rng.choice(lines).render({"anchor": derivation.anchor, "amount": amount})
+    parts = file_parts(value)
+    return rng.choice(lines).render({"anchor": derivation.anchor, "amount": amount, "name": parts[0] if parts else ""})
 
 
 def base_day(derivation: Derivation, value: str, said_on: date) -> date | None:
@@ -233,9 +252,10 @@ def base_day(derivation: Derivation, value: str, said_on: date) -> date | None:
     return day - timedelta(_signed(derivation.rule, derivation.amount))
 
 
-def follows(derivation: Derivation, value: str, said_on: date | None = None) -> bool:
+def follows(derivation: Derivation, value: str, said_on: date | None = None, relation: str = "") -> bool:
     """Whether ``derivation``'s rule, applied to its base, gives ``value`` (a person: the value is a
-    full name whose first name is the base)."""
+    full name whose first name is the base; a file_type: the ``relation`` names the file's name as a
+    word of its own and the base is its ending)."""
     rule, amount, base = derivation.rule, derivation.amount, derivation.base
     kind = RULES.get(rule)
     if kind == "day":
@@ -263,6 +283,10 @@ def follows(derivation: Derivation, value: str, said_on: date | None = None) -> 
         return bool(_NAME.match(value)) and value.split()[0] == base
     if kind == "file":
         return bool(base) and file_base(value) == base
+    if kind == "file_type":
+        parts = file_parts(value)
+        return parts is not None and parts[1] == base and re.search(
+            rf"(?<![\w.]){re.escape(parts[0].lower())}(?![\w.])", relation.lower()) is not None
     if kind == "window":
         m = WINDOW_VALUE.match(value)
         return m is not None and m.group(1) == base and _clock(m.group(2)) == amount

@@ -33,6 +33,7 @@ from generators.history_plan import (
     SHORT_SESSION,
     DayPlan,
     Event,
+    changed_clause,
     event_pairs,
     fit_siblings,
     plan_history,
@@ -378,6 +379,9 @@ class HistoryWriter:
             move = "answer"
         if event.move == "distract" and cue in SENTENCE_CUES:  # a request's near value, as another work's detail
             said = spoken(event.said, cue)
+            sentence = self._near_request(piece, said)
+            if sentence:  # a wrong plan asked for in the lines the right one is: only the work it is for differs
+                return self._line(move, "sentence" if answer else cue, {**ctx, "value": sentence}, sentence), marks
             named = not answer or (self.named_answers and self.rng.random() < self.named_answers)
             return self._line("answer", "named" if named else "any", {**ctx, "value": said}, said), marks
         if cue not in SENTENCE_CUES or bare:
@@ -388,8 +392,10 @@ class HistoryWriter:
             else:  # over weeks, a two-turn detail's answer often names its work: a retriever must find it
                 line_cue = "named" if self.named_answers and self.rng.random() < self.named_answers else "any"
             text = self._line(move, line_cue, ctx, said)
-            # words, not a name (a spoken form, a relation): a sentence that starts with them starts with a capital
-            if (said != event.said or (piece.derived is not None and event.said == piece.said_as)) and said in text:
+            # words, not a name (a spoken form, a relation): a sentence that starts with them starts with a
+            # capital; a relation that opens with a file's own name keeps the name as it is written
+            if (said != event.said or (piece.derived is not None and event.said == piece.said_as
+                                       and piece.derived.rule != "file_type")) and said in text:
                 text = re.sub(rf"(^|[.?!]\s+){re.escape(said)}", lambda m: m.group(1) + said[:1].upper() + said[1:],
                               text)
             return text, marks
@@ -407,6 +413,20 @@ class HistoryWriter:
         if also and event.mark == "evidence":
             marks["evidence"] = (piece.id, *also)
         return text, marks
+
+    def _near_request(self, piece: MemoryPiece, said: str) -> str:
+        """A request's near miss said as a request: a whole changed clause (``changed_clause``)
+        always, a near value inside the request's sentence ``HISTORY.near_in_sentence`` of the time
+        (the sentence with it, ``said``, in the value's place); "" when it is said alone. A question
+        stays one."""
+        if changed_clause(piece, said):
+            sentence = said
+        elif piece.value in piece.text and self.rng.random() < HISTORY.near_in_sentence:
+            sentence = piece.text.rstrip(" .").replace(piece.value, said)
+        else:
+            return ""
+        sentence = sentence.rstrip(" .")
+        return sentence.rstrip(" ?") + "?" if piece.cue == "asked" else sentence
 
     def _withheld(self, event: Event, when: datetime,
                   opening: bool) -> tuple[str, dict[str, tuple[str, ...]], str] | None:

@@ -32,6 +32,7 @@ from typing import Any, Literal
 from generators.chances import HISTORY
 from generators.derivation import (
     ANCHOR_KINDS,
+    FILE_TYPES,
     NAMED_KINDS,
     PRESUPPOSED,
     anchor_kind,
@@ -359,7 +360,7 @@ def _derive(piece: MemoryPiece, fix_day: int, start: int, dates: list[date], rng
     the value is not derived. The anchor comes on a day of the thread (from ``start``); a day is
     said before it comes, as people say it on the day the anchor is said."""
     kind = kind_of(piece.cue, piece.value)
-    if not kind or rng.random() >= HISTORY.derive:
+    if not kind or rng.random() >= HISTORY.derive or (kind == "file_type" and not _named_apart(piece)):
         return None
     names = [a for a in anchor_names(anchor_kind(kind)) if a not in used]
     for _ in range(DERIVE_TRIES):
@@ -367,7 +368,7 @@ def _derive(piece: MemoryPiece, fix_day: int, start: int, dates: list[date], rng
                                      avoid_days=busy_days)
         if derivation is None:
             return None
-        relation = relation_phrase(derivation, rng)
+        relation = relation_phrase(derivation, rng, piece.value)
         # not "10 more than ..." where 10 is another detail of the history
         low = relation.lower()
         if not any(v in low and re.search(rf"(?<![\w.]){re.escape(v)}(?![\w.])", low) for v in details):
@@ -390,6 +391,12 @@ def _derive(piece: MemoryPiece, fix_day: int, start: int, dates: list[date], rng
     used.add(derivation.anchor)
     return index, Event("anchor", piece.thread, replace(piece, said_as=relation, derived=derivation), said,
                         anchor=derivation.anchor, kind=anchor_kind(kind))
+
+
+def _named_apart(piece: MemoryPiece) -> bool:
+    """Whether a request names its file as a word of its own (not quoted, not glued to a folder or
+    another word), so that its name and a relation for its kind read in the file's place."""
+    return re.search(rf"(?<![\w'\"‘“/.\\-]){re.escape(piece.value)}(?![\w'\"’”/\\-])", piece.text) is not None
 
 
 WRONG_ANCHOR_KINDS = ("day", "time", "number", "duration")
@@ -485,6 +492,8 @@ def _free_anchor(days: list[DayPlan], thread: str, piece: MemoryPiece, kind: str
         said = file_base(("files/" if folders else "") + rng.choice(FILE_NAMES))
         if any(file_base(d) == said for d in details):
             said = ""
+    elif kind == "file_type":
+        said = rng.choice(FILE_TYPES)
     else:
         said = rng.choice(firsts) if firsts else ""
     if not names or not said or said.lower() in details:
@@ -528,16 +537,28 @@ def _work_for(piece: MemoryPiece, near: str, threads: list[str], cues: dict[str,
               kinds: dict[str, set[str]], rng: random.Random) -> str:
     """The thread of another work a near miss of ``piece`` is said of: one whose own details are
     of the same kind (a room said for another offsite, a file for another report); "" when none
-    is, and the near miss is said in its own sentence. A near miss of a whole sentence (a request,
-    a note, a question) is said for another work by its value alone (a file, a day, a figure, a
-    person), where another work has a detail of that kind: its sentence is the task's own words,
-    which are no other work's. Otherwise it stays with its work, in its own sentence."""
+    is, and the near miss is said in its own sentence. A near miss of a request's value (a file, a
+    day, a figure, a person) is said for another work where another work has a detail of that
+    kind; a near miss that is a whole changed request, ``HISTORY.clause_elsewhere`` of the time
+    for another work that has requests, as a wrong plan asked for in the lines the right one is
+    (the writer says it as a request). Otherwise it stays with its work, in its own sentence."""
     if piece.cue in SENTENCE_CUES:  # its value alone, said for another work that has one of its kind
         kind = withheld_kind(near)
-        fits = sorted(t for t in threads if kind and kind in kinds[t])
+        if kind is None and changed_clause(piece, near) and rng.random() < HISTORY.clause_elsewhere:
+            fits = sorted(t for t in threads if cues[t] & SENTENCE_CUES)
+        else:
+            fits = sorted(t for t in threads if kind and kind in kinds[t])
     else:
         fits = sorted(t for t in threads if piece.cue and piece.cue in cues[t])
     return rng.choice(fits) if fits else ""
+
+
+def changed_clause(piece: MemoryPiece, near: str) -> bool:
+    """Whether a near miss of ``piece`` is its whole sentence with a detail changed (four words or
+    more, at least half of them the sentence's own), not a value of its own."""
+    words = near.lower().split()
+    own = set(piece.text.lower().split())
+    return len(words) >= 4 and 2 * sum(w in own for w in words) >= len(words)
 
 
 def _after_raise(days: list[DayPlan], raised: dict[str, int], rng: random.Random) -> None:

@@ -123,13 +123,14 @@ MOVE_ROLES = {"raise": "U", "raise_reply": "A", "state": "U", "correct": "U", "a
 # piece's value, a near miss's sentence and a colleague (``HistoryWriter._ctx``); another name
 # would fail only when its line is drawn, so it is refused when the bank is read.
 _THREAD_SLOTS = frozenset({"about", "user", "weekday", "when", "value", "text", "who"})
-# A derived value's anchor line names the anchor and its value; a relation names the anchor (and an amount).
+# A derived value's anchor line names the anchor and its value; a relation names the anchor (and an amount, or
+# a file's name without its ending).
 _ANCHOR_SLOTS = frozenset({"anchor", "value", "about"})
 # A decoy's made-up sentence (``job_detail``) names the job, a person and the things a request names.
 _MOVE_SLOTS = {"job_detail": frozenset({"about", "who", "first", "day", "time", "file", "number", "field", "sheet",
                                          "out"}),
                "anchor": _ANCHOR_SLOTS, "anchor_reply": frozenset({"anchor", "about", "user", "value"}),
-               "anchor_name": frozenset(), "relation": frozenset({"anchor", "amount"})}
+               "anchor_name": frozenset(), "relation": frozenset({"anchor", "amount", "name"})}
 
 
 def index_threads(sections: Mapping[str, Section]) -> dict[tuple[str, str], tuple[ThreadLine, ...]]:

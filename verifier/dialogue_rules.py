@@ -318,7 +318,7 @@ def _derived_problems(m: Mapping[str, Any], derivation: Derivation, name: str, t
     if not relation or anchor not in relation:
         problems.append(f"{name}: its relation {relation!r} does not name its anchor {derivation.anchor!r}")
     relation_day = next((t[7] for t in turns if mid in t[4] and relation and relation in t[3]), None)
-    if not follows(derivation, value, relation_day):
+    if not follows(derivation, value, relation_day, relation):
         problems.append(f"{name}: {derivation.rule} {derivation.amount} of {derivation.base!r} does not give it")
     anchors = 0
     for i, t in enumerate(turns):

@@ -7,7 +7,7 @@ from datetime import date, datetime
 
 import pytest
 
-from generators.derivation import draw_derivation, follows, kind_of
+from generators.derivation import draw_derivation, follows, kind_of, relation_phrase
 from generators.dialogue_offline import generate_dialogue, plan_dialogue
 from generators.model import Derivation, MemoryPiece, TaskDraft, ToolCall
 from verifier.dialogue_rules import check_dialogue, find_mark_problems, marked_turns
@@ -49,9 +49,21 @@ def test_a_file_is_named_by_reference_and_said_as_people_call_it_or_without_its_
     bare = draw_derivation("requested", "data/scores.xlsx", SAID_ON, ["the file from the handover"], rng)
     assert bare is not None and bare.base == "scores.xlsx"
     assert follows(bare, "archive/scores.xlsx") and not follows(bare, "data/scores.xls")
-    # a request names a file in its place only with a folder the office gives; no noun, no derivation
-    assert kind_of("requested", "answer.txt") == "" and kind_of("requested", "the report") == ""
+    # a request names a file without a folder by its name and its kind apart; no file, no derivation
+    assert kind_of("requested", "answer.txt") == "file_type" and kind_of("requested", "the report") == ""
     assert draw_derivation("source_file", "notes.txt", SAID_ON, ["the file from the handover"], rng) is None
+
+
+def test_a_new_file_is_named_in_the_request_and_its_kind_in_another_turn() -> None:
+    d = draw_derivation("requested", "admission.pdf", SAID_ON, ["the format from the brief"], random.Random(1))
+    assert d is not None and (d.rule, d.base) == ("file_type", ".pdf")
+    relation = relation_phrase(d, random.Random(2), "admission.pdf")
+    assert "admission" in relation and "the format from the brief" in relation and ".pdf" not in relation
+    assert follows(d, "admission.pdf", relation=relation)
+    # another ending, another name, or a relation that names no file does not give it
+    assert not follows(d, "admission.docx", relation=relation) and not follows(d, "admissions.pdf", relation=relation)
+    assert not follows(d, "admission.pdf", relation="the format from the brief")
+    assert not follows(d, "admission.pdf", relation="readmission in the format from the brief")
 
 
 def test_an_anchor_value_avoids_the_other_details() -> None:

@@ -551,7 +551,7 @@ def test_thread_lines_read_right_with_every_kind_of_work_name_and_relative_time(
     """"My manager handed me my manager's question today", "Everyone can make the meeting at Wednesday
     next week at 14:00", "employee_handbook.pdf is the sheet behind ...": lines must fit any name."""
     ctx = {"user": "Kim", "weekday": "Monday", "when": "this morning", "text": "the other one is older", "who": "Sam",
-           "anchor": "the audit", "amount": "10",
+           "anchor": "the audit", "amount": "10", "name": "rota_summary",
            "first": "Sam", "day": "May 3", "time": "10:00", "file": "rota.xlsx", "number": "3", "field": "Cost",
            "sheet": "the rota excel file", "out": "rota_summary"}
     values = {"meeting_time": "Wednesday next week at 14:00", "source_file": "employee_handbook.pdf"}

@@ -111,7 +111,8 @@ def _relations() -> list[str]:
             continue
         rule = next(r for r in RULES if key == r or key.startswith(r + "_"))
         for name in anchor_names(anchor_kind(RULES[rule])):
-            out |= {line.render({"anchor": name, "amount": 10}).lower() for line in lines}
+            # a file_type relation names a file's name beside its anchor: the rest of it is the relation
+            out |= {line.render({"anchor": name, "amount": 10, "name": ""}).lower().strip(" ,(") for line in lines}
     return sorted(out, key=len, reverse=True)
 
 

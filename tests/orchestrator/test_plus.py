@@ -177,9 +177,15 @@ def test_records_keep_the_seed_and_validate(runs, sample_seeds):
 
 def _told(record: dict) -> list[str]:
     """The user's lines about other work (threads ``w...``), case folded; not the task's own near
-    misses, which may be said of another work."""
-    return [t["text"].lower() for s in record["dialogue"] for t in s["turns"]
-            if t["role"] == "user" and t.get("thread", "").startswith("w") and not t.get("distractor")]
+    misses, which may be said of another work: neither a line marked as one nor the reference to
+    a near-miss file its marked anchor line names ("the file from the kick-off I mentioned")."""
+    from generators.derivation import NAMED_KINDS, anchor_names
+
+    names = [a.lower() for kind in NAMED_KINDS for a in anchor_names(kind)]
+    turns = [t for s in record["dialogue"] for t in s["turns"] if t["role"] == "user"]
+    wrong = [n for t in turns if t.get("distractor") for n in names if n in t["text"].lower()]
+    return [t["text"].lower() for t in turns if t.get("thread", "").startswith("w") and not t.get("distractor")
+            and not any(n in t["text"].lower() for n in wrong)]
 
 
 def test_jobs_for_later_tell_the_other_seeds_and_never_the_tasks_values(runs, sample_seeds):
@@ -432,6 +438,13 @@ class Seed:
 PARTY = "Bob was invited to a party held by Jane Doe, send an email party.eml to Bob to notify him"
 
 
+def _derived_parts_said(draft, value: str) -> bool:
+    """Whether ``value`` is a derived piece's (said in no turn) whose relation and anchor the chat says."""
+    text = draft.dialogue_text().lower()
+    return any(m.value == value and m.derived is not None and m.said_as.lower() in text
+               and m.derived.anchor.lower() in text and value.lower() not in text for m in draft.memory)
+
+
 def test_regenerate_splits_clauses_and_builds_a_clean_intent():
     draft = regenerate(Seed(PARTY), seed=0)
     assert draft.subtasks == ["Bob was invited to a party held by Jane Doe", "send an email party.eml to Bob to notify him"]
@@ -439,7 +452,8 @@ def test_regenerate_splits_clauses_and_builds_a_clean_intent():
     assert "message" in draft.intent
     for spec in find_specifics(PARTY):
         assert not contains_specific(draft.intent, spec)
-        assert contains_specific(draft.dialogue_text(), spec)
+        # said whole, or (a file derived from its name and kind) in no single turn: its parts are
+        assert contains_specific(draft.dialogue_text(), spec) or _derived_parts_said(draft, spec.text)
     assert len(draft.sessions) == 5
     # nothing inside a specific is split: dates with commas, thousands, times with dots
     text = "On May 17, 2024 at 10:30 a.m. pay $12,500 to Ann and Bob and send the receipt to Carol"
@@ -464,7 +478,7 @@ def test_clauses_stay_whole_questions_stay_questions_and_plain_typos_are_correct
     asked = [t.text if t.text.endswith("Cixarim?") else turns[i - 2].text for i, t in enumerate(turns) if "m1" in t.evidence]
     assert asked and all(line.endswith("?") and "what is total hw score of" in line for line in asked)
     assert any("add his hw1, hw2, and hw3 together" in line for line in said)  # the clause said whole
-    assert "seperate lines" not in draft.dialogue_text() and "seperate_totals.xlsx" in draft.dialogue_text()
+    assert "seperate lines" not in draft.dialogue_text() and "seperate_totals" in draft.dialogue_text()  # its name as written, typo and all
     assert not plus_problems(draft, text)
 
 
@@ -512,7 +526,8 @@ def test_long_instructions_keep_at_most_five_subtasks():
     assert all(len(m.text.split()) >= 4 for m in draft.memory)
     assert " ".join(draft.subtasks).count("final.xlsx") == 1
     for spec in find_specifics(text):
-        assert contains_specific(draft.dialogue_text(), spec)
+        # said whole, or (a file derived from its name and kind) in no single turn: its parts are
+        assert contains_specific(draft.dialogue_text(), spec) or _derived_parts_said(draft, spec.text)
 
 
 # -- the graph with a verifier that rejects ------------------------------------------------------
