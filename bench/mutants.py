@@ -79,9 +79,8 @@ _TOOLS = default_registry()
 WRITES = frozenset(name for name in _TOOLS.names if not _TOOLS.only_reads(name))  # the tools that change the office
 # each write's argument naming the person whose mailbox or calendar it changes (its declaration's ``person``)
 PERSON_ARGS = {t.name: t.person for t in _TOOLS if t.person}
-# a conversion (<app>_convert_to_<kind>) reads a file of its app's kind, as a document app's read tools do
-CONVERSIONS = {name: get_app(_TOOLS.get(name).app).extensions[0] for name in _TOOLS.names
-               if name.split("_", 1)[1].startswith("convert_to_")}
+# a conversion (declared converts_to) reads a file of its app's kind, as a document app's read tools do
+CONVERSIONS = {t.name: get_app(t.app).extensions[0] for t in _TOOLS if t.converts_to}
 READS = {tool: app.extensions[0] for app in registered_apps() if app.office and app.layout == "documents"
          for tool in app.read_tools}
 DEFAULT_N = {"standard": 60, "challenge": 10}

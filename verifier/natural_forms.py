@@ -126,18 +126,17 @@ REWRITES: dict[str, Callable[[str], str]] = {
 def _written() -> dict[str, tuple[str, tuple[str, ...]]]:
     """Each tool that writes words, with its app and the arguments holding them: its free text
     (``body``: a mail's content, a document's, the answer), or for an item with none its prose (an
-    event's title); a call naming an item it finds (a delete by title) writes none."""
+    event's title); a tool declared ``no_words`` (a delete by title) writes none."""
     return {t.name: (t.app, (t.body,) if t.body else t.prose) for t in default_registry()
-            if t.writes and t.prose and not t.listed_by}
+            if t.writes and t.prose and not t.no_words}
 
 
 @registry_cache(maxsize=1)
 def _conversions() -> dict[str, str]:
-    """Each tool that converts the file its ``file_path`` names to another app's kind
-    (``<app>_convert_to_<other app>``), with that app."""
+    """Each tool that converts the file its ``file_path`` names to another app's kind (its
+    declaration's ``converts_to``), with that app."""
     apps = tool_apps()
-    return {t.name: target for t in default_registry()
-            if (target := t.name.removeprefix(f"{t.app}_convert_to_")) != t.name and target in apps}
+    return {t.name: t.converts_to for t in default_registry() if t.converts_to in apps}
 
 
 def _kind_args(call: dict[str, Any], converted: dict[str, str]) -> tuple[str, tuple[str, ...]] | None:

@@ -51,7 +51,8 @@ def create_event(ws: Workspace, user: str, summary: str, start: str, end: str, l
 @tool("calendar", "delete_event", "Delete each of a user's events titled exactly summary.",
       writes=True,
       properties={"user": USER, "summary": {"type": "string", "minLength": 1}},
-      required=["user", "summary"], person="user", prose=("summary",), listed_by="calendar_list_events")
+      required=["user", "summary"], person="user", prose=("summary",), no_words=True,
+      listed_by="calendar_list_events")
 def delete_event(ws: Workspace, user: str, summary: str) -> str:
     removed = calendar_store.delete(ws, user, summary)
     if not removed:

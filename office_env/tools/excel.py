@@ -132,7 +132,8 @@ def delete_cell(ws: Workspace, file_path: str, row: int, col: int, sheet: str | 
 
 
 @tool("excel", "convert_to_pdf", "Convert an .xlsx's active sheet to a PDF table.",
-      writes=True, properties={"file_path": FILE_PATH, "output_path": OUTPUT_PATH}, required=["file_path"])
+      writes=True, properties={"file_path": FILE_PATH, "output_path": OUTPUT_PATH}, required=["file_path"],
+      converts_to="pdf")
 def convert_to_pdf(ws: Workspace, file_path: str, output_path: str | None = None) -> str:
     path = existing_file(ws, file_path, "file_path", XLSX)
     out = target_path(file_path, output_path, ".pdf")

@@ -18,7 +18,7 @@ def read_file(ws: Workspace, file_path: str) -> str:
 
 
 @tool("pdf", "convert_to_word", "Convert a PDF to a .docx document.", writes=True,
-      properties={"file_path": FILE_PATH, "output_path": OUTPUT_PATH}, required=["file_path"])
+      properties={"file_path": FILE_PATH, "output_path": OUTPUT_PATH}, required=["file_path"], converts_to="word")
 def convert_to_word(ws: Workspace, file_path: str, output_path: str | None = None) -> str:
     return convert_document(ws, file_path, output_path, PDF, ".docx", pdf_io.read_text,
                             lambda text: docx_io.build(xml_safe(text), ws.now))

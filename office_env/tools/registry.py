@@ -58,6 +58,11 @@ class Tool:
     # of its prose, the free text a person writes in sentences (a mail's content, a document's, the
     # answer): what the answer-form and paste gates rewrite; a subject or an event's title is a name
     body: str = ""
+    # its prose only names the item it acts on (an event deleted by its title): it writes no words,
+    # and the natural-form replays leave it as it is
+    no_words: bool = False
+    # the app whose kind it converts the file its ``file_path`` names to (a Word document to "pdf")
+    converts_to: str = ""
     # what an agent must do before the call (generators/discovery.py): nothing to find the file its
     # ``file_path`` names when it ``creates`` it; read that file first when it ``edits`` it in place
     # (only when its arguments hold ``edits_when``'s values: an overwrite reads nothing); call
@@ -132,6 +137,8 @@ def tool(
     prose: tuple[str, ...] = (),
     values: tuple[str, ...] = (),
     body: str = "",
+    no_words: bool = False,
+    converts_to: str = "",
     creates: bool = False,
     edits: bool = False,
     edits_when: Mapping[str, str] | None = None,
@@ -145,13 +152,16 @@ def tool(
     when = dict(edits_when or {})
     named = ((person,) if person else ()) + prose + values + ((body,) if body else ()) + tuple(when) + (
         (lists_files,) if lists_files else ())
-    unknown = [key for key in named + (("file_path",) if creates or edits else ()) if key not in properties]
+    on_file = ("file_path",) if creates or edits or converts_to else ()
+    unknown = [key for key in named + on_file if key not in properties]
     if unknown:
         raise ValueError(f"tool {app}_{name}: {unknown[0]!r} is none of its arguments")
     if body and body not in prose:
         raise ValueError(f"tool {app}_{name}: its body {body!r} is none of its prose")
     if when and not edits:
         raise ValueError(f"tool {app}_{name}: edits_when without edits")
+    if no_words and not prose:
+        raise ValueError(f"tool {app}_{name}: no_words without prose")
 
     def decorate(func: ToolFunc) -> ToolFunc:
         schema = {
@@ -162,7 +172,8 @@ def tool(
         }
         Draft202012Validator.check_schema(schema)
         declared = Tool(f"{app}_{name}", app, description, schema, func, writes, batch, batch_key, person=person,
-                        prose=prose, values=values, body=body, creates=creates, edits=edits, edits_when=when,
+                        prose=prose, values=values, body=body, no_words=no_words, converts_to=converts_to,
+                        creates=creates, edits=edits, edits_when=when,
                         listed_by=listed_by, lists_files=lists_files)
         _DECLARED[:] = [t for t in _DECLARED if not _again(t, declared)] + [declared]
         return func

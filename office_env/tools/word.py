@@ -63,7 +63,7 @@ def write_to_file(ws: Workspace, file_path: str, content: str, mode: str = "over
 
 
 @tool("word", "convert_to_pdf", "Convert a .docx document to PDF.", writes=True,
-      properties={"file_path": FILE_PATH, "output_path": OUTPUT_PATH}, required=["file_path"])
+      properties={"file_path": FILE_PATH, "output_path": OUTPUT_PATH}, required=["file_path"], converts_to="pdf")
 def convert_to_pdf(ws: Workspace, file_path: str, output_path: str | None = None) -> str:
     return convert_document(ws, file_path, output_path, DOCX, ".pdf", docx_io.read_text,
                             lambda text: pdf_io.remembered_build(text, title=file_path, stamp=ws.now))

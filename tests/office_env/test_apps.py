@@ -225,9 +225,15 @@ def list_mine(ws: Workspace, user: str) -> str:
 
 @tool("toy", "close_card", "Close a card a user is given, by its title.", writes=True,
       properties={"user": {"type": "string"}, "card": {"type": "string"}}, required=["user", "card"],
-      person="user", prose=("card",), listed_by="toy_list_mine")
+      person="user", prose=("card",), no_words=True, listed_by="toy_list_mine")
 def close_card(ws: Workspace, user: str, card: str) -> str:
     return f"Closed {card!r}."
+
+
+@tool("toy", "export", "Export a .toy board as a .docx document.", writes=True,
+      properties={"file_path": {"type": "string"}}, required=["file_path"], converts_to="word")
+def export(ws: Workspace, file_path: str) -> str:
+    return f"Exported {file_path}."
 ''',
     "surfer.py": '''
 from surfers.offline import documents, list_files
@@ -457,6 +463,10 @@ def test_a_registered_apps_read_tool_is_a_read_to_discovery_stated_values_and_th
     assert [(form, plan[1]["args"]["card"]) for form, plan in answer_form_plans(ADDING, NOW)][0] == (
         "words", "Ship the banner on Tuesday 8 April")
     assert ("date in words", "toy") in {(form, kind) for form, kind, _ in natural_form_plans(ADDING)}
+    # a card of a board it exports is a Word document's words; a card closed by its title writes none
+    exported = [*ADDING, {"tool": "toy_export", "args": {"file_path": "data/sprint.toy"}}]
+    assert {kind for _, kind, _ in natural_form_plans(exported)} == {"word"}
+    assert natural_form_plans([{"tool": "toy_close_card", "args": {"user": "ana", "card": "Ship on 2025-04-08"}}]) == []
     pasted = paste_plan(ADDING, [BOARD_TEXT, "Added a card to data/sprint.toy."])
     assert pasted is not None and pasted[1]["args"]["card"] == BOARD_TEXT
 

@@ -200,6 +200,14 @@ def test_what_a_write_says_and_whom_it_acts_for_are_declared_with_it(registry):
         declare_tool("toy", "send", "Send.", writes=True, properties={"content": {"type": "string"}}, prose=("body",))
     with pytest.raises(ValueError, match="its body 'content' is none of its prose"):
         declare_tool("toy", "send", "Send.", writes=True, properties={"content": {"type": "string"}}, body="content")
+    # what writes no words, and what converts a file to another app's kind, is declared too
+    assert [t.name for t in registry if t.no_words] == ["calendar_delete_event"]
+    assert {t.name: t.converts_to for t in registry if t.converts_to} == {
+        "word_convert_to_pdf": "pdf", "excel_convert_to_pdf": "pdf", "pdf_convert_to_word": "word"}
+    with pytest.raises(ValueError, match="no_words without prose"):
+        declare_tool("toy", "drop", "Drop.", writes=True, properties={"title": {"type": "string"}}, no_words=True)
+    with pytest.raises(ValueError, match="'file_path' is none of its arguments"):
+        declare_tool("toy", "export", "Export.", writes=True, properties={"name": {"type": "string"}}, converts_to="pdf")
 
 
 def test_what_an_agent_must_do_before_a_call_is_declared_with_it(registry):
