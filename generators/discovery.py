@@ -16,7 +16,7 @@ tools' declarations (``creates``, ``edits``, ``listed_by``, and the tool that ``
 from __future__ import annotations
 
 import re
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any, Iterable
 
 from generators.model import Misreading, TaskDraft, ToolCall
@@ -24,31 +24,38 @@ from office_env.apps import file_readers, get_app, registry_cache
 from office_env.tools import Tool, default_registry, file_lister, list_files_call
 
 
-@registry_cache(maxsize=1)
-def _readers() -> tuple[frozenset[str], dict[str, str]]:
-    """The calls that read a file (by ``file_path``), and the one that reads a file of each kind an
-    office app writes (its first kind, with its first such tool); other kinds are read as text."""
-    readers = file_readers()
-    reader_of: dict[str, str] = {}
-    for tool, app in readers:
-        if app.office:
-            reader_of.setdefault(app.extensions[0], tool)
-    return frozenset(tool for tool, _ in readers), reader_of
+@dataclass(frozen=True)
+class _Steps:
+    """What the tools' declarations say comes before a call (made once per app registry generation)."""
+
+    reads: frozenset[str]  # the calls that read a file (by ``file_path``)
+    # the call that reads a file of each kind an office app writes (its first kind, with its first
+    # such tool); other kinds are read as text
+    reader_of: dict[str, str]
+    creates: frozenset[str]  # the calls that make the file they name: nothing about it needs finding
+    # the calls that change a file in place, each with the tool that reads it first (its app's first
+    # file reader) and the argument values that make it an edit
+    edits: dict[str, tuple[Tool, dict[str, str]]]
+    # the calls that name an item a listing shows (a mail's id, an event's title), each with the tool that lists it
+    listed_by: dict[str, Tool]
 
 
 @registry_cache(maxsize=1)
-def _steps() -> tuple[frozenset[str], dict[str, tuple[Tool, dict[str, str]]], dict[str, Tool]]:
-    """From the tools' declarations: the calls that make the file they name (nothing about it needs
-    finding); the calls that change a file in place, each with the tool that reads it first (its
-    app's first file reader) and the argument values that make it an edit; the calls that name an
-    item a listing shows (a mail's id, an event's title), each with the tool that lists it."""
+def _steps() -> _Steps:
+    """The tables of :class:`_Steps`, from one walk of the file readers (``office_env.apps.file_readers``)."""
     tools = default_registry()
+    reads: set[str] = set()
+    reader_of: dict[str, str] = {}
     reader_of_app: dict[str, Tool] = {}
     for tool, app in file_readers():
+        reads.add(tool)
+        if app.office:
+            reader_of.setdefault(app.extensions[0], tool)
         reader_of_app.setdefault(app.name, tools.get(tool))
-    creates = frozenset(t.name for t in tools if t.creates)
     edits = {t.name: (reader_of_app[t.app], dict(t.edits_when)) for t in tools if t.edits and t.app in reader_of_app}
-    return creates, edits, {t.name: tools.get(t.listed_by) for t in tools if t.listed_by}
+    return _Steps(reads=frozenset(reads), reader_of=reader_of,
+                  creates=frozenset(t.name for t in tools if t.creates), edits=edits,
+                  listed_by={t.name: tools.get(t.listed_by) for t in tools if t.listed_by})
 
 
 def _text_reader() -> str:
@@ -95,8 +102,9 @@ def discover_plan(plan: list[ToolCall], files: Iterable[str], said: Iterable[str
     the chat gives (a number among them names its file)."""
     existing = set(files)
     said_words = {w for value in said for w in _words(value)}
-    reads, reader_of = _readers()
-    creates, edits, listed_by = _steps()
+    steps = _steps()
+    reads, reader_of, creates, edits, listed_by = (steps.reads, steps.reader_of, steps.creates, steps.edits,
+                                                   steps.listed_by)
     files_lister = file_lister()
     listers = {t.name: t for t in listed_by.values()}
     plan_reads = {c.args.get("file_path") for c in plan if c.tool in reads and isinstance(c.args, dict)}
