@@ -6,28 +6,55 @@ document, PDF, mail or event again (the same text, title and office time). Those
 Results must be immutable (bytes, tuples of frozen records). An error is never kept: the next
 call raises it again. Calls whose text and bytes arguments are over ``MAX_CHARS`` long together,
 or whose arguments cannot be hashed (a list), are made every time, so a stranger's huge text is
-not held.
+not held. A builder whose arguments are no key (an openpyxl workbook) keeps its results in a
+:class:`Kept` of its own, by a key it makes of what decides its bytes with :func:`key_part`.
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from datetime import datetime
+from decimal import Decimal
 from functools import wraps
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 T = TypeVar("T")
 MAX_ENTRIES = 64
 MAX_CHARS = 256 * 1024
 
 
-def _part(value: Any) -> Any:
-    """A value as part of a key: with its type (``1`` and ``1.0`` are equal, and build apart), and a
-    time with its zone and fold (two equal instants in two zones are written apart)."""
+def key_part(value: Any) -> Any:
+    """A value as part of a key, apart from every value that builds apart though Python holds them
+    equal: with its type (``1``, ``1.0`` and ``True``), a float by its ``repr`` (``0.0`` and
+    ``-0.0``), and a time with its zone and fold (two equal instants in two zones are written apart)."""
     if isinstance(value, datetime):
         return datetime, value.isoformat(), repr(value.tzinfo), value.fold
+    if isinstance(value, (float, complex, Decimal)):
+        return type(value), repr(value)
     return type(value), value
+
+
+class Kept(Generic[T]):
+    """The latest ``entries`` results made, by key: the one bounded cache of the builders (the
+    least recently used result goes first)."""
+
+    def __init__(self, entries: int = MAX_ENTRIES) -> None:
+        self._entries = entries
+        self._results: OrderedDict[Hashable, T] = OrderedDict()
+
+    def get(self, key: Hashable, make: Callable[[], T]) -> T:
+        """The result kept for ``key``, or ``make()``'s, then kept (an error is raised, not kept)."""
+        if key in self._results:
+            self._results.move_to_end(key)
+            return self._results[key]
+        value = self._results[key] = make()
+        if len(self._results) > self._entries:
+            self._results.popitem(last=False)
+        return value
+
+    def clear(self) -> None:
+        self._results.clear()
 
 
 def _size(values: Any) -> int:
@@ -36,24 +63,18 @@ def _size(values: Any) -> int:
 
 def remembered(build: Callable[..., T]) -> Callable[..., T]:
     """``build`` with its latest results kept (see the module's docstring); ``.cache_clear()`` empties them."""
-    cache: OrderedDict[Any, T] = OrderedDict()
+    kept: Kept[T] = Kept()
 
     @wraps(build)
     def wrapper(*args: Any, **kwargs: Any) -> T:
-        key = (tuple(map(_part, args)), tuple(sorted((k, _part(v)) for k, v in kwargs.items())))
+        if _size(args) + _size(kwargs.values()) > MAX_CHARS:
+            return build(*args, **kwargs)
+        key = (tuple(map(key_part, args)), tuple(sorted((k, key_part(v)) for k, v in kwargs.items())))
         try:
-            found = key in cache
+            hash(key)
         except TypeError:  # an argument that cannot be a key
             return build(*args, **kwargs)
-        if found:
-            cache.move_to_end(key)
-            return cache[key]
-        value = build(*args, **kwargs)
-        if _size(args) + _size(kwargs.values()) <= MAX_CHARS:
-            cache[key] = value
-            if len(cache) > MAX_ENTRIES:
-                cache.popitem(last=False)
-        return value
+        return kept.get(key, lambda: build(*args, **kwargs))
 
-    wrapper.cache_clear = cache.clear  # type: ignore[attr-defined]  # as functools.lru_cache's
+    wrapper.cache_clear = kept.clear  # type: ignore[attr-defined]  # as functools.lru_cache's
     return wrapper

@@ -16,11 +16,9 @@ import math
 import pickle
 import re
 import zipfile
-from collections import OrderedDict
 from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import datetime
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
@@ -36,6 +34,7 @@ from openpyxl.worksheet._writer import WorksheetWriter
 from openpyxl.worksheet.worksheet import Worksheet
 
 from office_env.errors import CorruptFileError, OfficeError
+from office_env.formats.built import Kept, key_part, remembered
 from office_env.formats.ooxml import reproducible_zip, stored_copy
 from office_env.formats.read_cache import cached_read, remember, remember_content
 from office_env.limits import MAX_BOOK_CELLS, MAX_RENDER_CELLS, MAX_SHEET_COLS, MAX_TEXT_CHARS
@@ -479,7 +478,7 @@ def build(rows: Iterable[Iterable[Any]], sheet_name: str | None = None, stamp: d
     return data
 
 
-@lru_cache(maxsize=64)
+@remembered  # a task's replays make the same new workbook again (office_env.formats.built)
 def empty(sheet_name: str | None = None, stamp: datetime | None = None) -> bytes:
     """A new workbook with one empty sheet: the same bytes every time for the same name and stamp."""
     return build([], sheet_name, stamp)
@@ -500,29 +499,25 @@ class _SheetInMemory(WorksheetWriter):
 
 MAX_SAVED = 64  # saves of edited workbooks kept (office_env.tools.excel: a task's replays edit alike)
 MAX_SAVED_SNAPSHOT = 1024 * 1024  # an edit of a larger workbook is saved every time, not kept
-_SAVED: OrderedDict[tuple, bytes] = OrderedDict()
-
-
-def _typed(value: Any) -> tuple[type, str]:
-    """A cell value as part of a key: ``1``, ``1.0``, ``True`` and ``0.0``, ``-0.0`` are equal in
-    Python, and written apart."""
-    return type(value), repr(value)
+_SAVED: Kept[bytes] = Kept(MAX_SAVED)
 
 
 def edit_key(before: "bytes | Edited", sheet: str | None, edits: Iterable[tuple[int, int, Any]],
              how: str) -> tuple | None:
     """What decides the bytes of a workbook opened from the snapshot ``before`` (:func:`snapshot`)
     whose ``sheet`` had ``edits`` (row, col, value) set, in order, by ``how`` (the editing code's
-    name: each opens and sets cells its own way); None for a snapshot too large to keep."""
+    name: each opens and sets cells its own way); None for a snapshot too large to keep. Cell values
+    Python holds equal are written apart (``1``, ``1.0``, ``True``; ``0.0``, ``-0.0``), and so are
+    apart in it (``office_env.formats.built.key_part``)."""
     if isinstance(before, Edited):
         if len(before.base) > MAX_SAVED_SNAPSHOT:
             return None
-        origin: tuple = (before.base, tuple((t, r, c, _typed(v)) for t, r, c, v in before.edits))
+        origin: tuple = (before.base, tuple((t, r, c, key_part(v)) for t, r, c, v in before.edits))
     else:
         if len(before) > MAX_SAVED_SNAPSHOT:
             return None
         origin = (before,)
-    return (how, origin, sheet, tuple((r, c, _typed(v)) for r, c, v in edits))
+    return (how, origin, sheet, tuple((r, c, key_part(v)) for r, c, v in edits))
 
 
 def saved_edit(workbook: Workbook, stamp: datetime | None, key: tuple | None) -> bytes:
@@ -530,15 +525,7 @@ def saved_edit(workbook: Workbook, stamp: datetime | None, key: tuple | None) ->
     (:func:`edit_key`) and stamp: the gates' replays of a task repeat the oracle's edits."""
     if key is None:
         return to_bytes(workbook, stamp)
-    full = (key, None if stamp is None else (stamp.isoformat(), repr(stamp.tzinfo), stamp.fold))
-    found = _SAVED.get(full)
-    if found is not None:
-        _SAVED.move_to_end(full)
-        return found
-    data = _SAVED[full] = to_bytes(workbook, stamp)
-    if len(_SAVED) > MAX_SAVED:
-        _SAVED.popitem(last=False)
-    return data
+    return _SAVED.get((key, key_part(stamp)), lambda: to_bytes(workbook, stamp))
 
 
 def to_bytes(workbook: Workbook, stamp: datetime | None = None) -> bytes:

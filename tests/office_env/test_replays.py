@@ -9,7 +9,7 @@ import pytest
 
 from office_env import PathError, Snapshot
 from office_env.formats import docx_io, eml_io, pdf_io
-from office_env.formats.built import remembered
+from office_env.formats.built import Kept, remembered
 from office_env.replays import COPY_NAME, Replays, replay_plan
 from office_env.sample import SAMPLE_NOW, write_sample_office
 
@@ -121,7 +121,8 @@ def test_remembered_keeps_results_by_value_type_and_zone_and_never_an_error():
         return f"{text}|{when.isoformat() if when else ''}".encode()
 
     assert build("a") == build("a") and len(calls) == 1
-    assert build(1) != build(1.0)  # equal values of two types are two keys
+    assert build(1) != build(1.0) and build(1) != build(True)  # equal values of two types are two keys
+    assert build(0.0) != build(-0.0) and build(-0.0) == b"-0.0|"  # and two floats written apart
     here, there = datetime(2024, 5, 3, 10, tzinfo=timezone(timedelta(hours=1))), datetime(2024, 5, 3, 9, tzinfo=UTC)
     assert here == there and build("t", here) != build("t", there)
     for _ in range(2):
@@ -133,6 +134,14 @@ def test_remembered_keeps_results_by_value_type_and_zone_and_never_an_error():
     build(huge), build(huge)
     assert sum(1 for c in calls if c[0] is huge) == 2  # over MAX_CHARS: never kept
     assert pdf_io.remembered_build("x", title="t", stamp=SAMPLE_NOW) == pdf_io.build("x", title="t", stamp=SAMPLE_NOW)
+
+
+def test_kept_results_go_least_recently_used_first():
+    made = []
+    kept: Kept[str] = Kept(2)
+    for key in "abacab":
+        assert kept.get(key, lambda key=key: made.append(key) or key.upper()) == key.upper()
+    assert made == ["a", "b", "c", "b"]  # "b" went when "c" came, "a" was used since
 
 
 def test_one_plan_on_a_copy_of_its_own_is_replayed_and_scored_and_never_touches_the_testbed(testbed, tmp_path):
