@@ -42,6 +42,9 @@ class HistoryChances:
     decline_long: float = 0.8  # the same over weeks of history, where an old value has more time to resurface
     evidence_share: float = 0.38  # at most this share of a thread's user turns state a value
     derive: float = 0.8  # a day, clock, window, number, length or person is said in no single turn
+    # a request's file without a folder (most often a new one, which no office can name: a guess is all a reader
+    # who reads one turn has) is said by its name and its kind apart, its earlier and near-miss names alike
+    derive_file_kind: float = 0.9
     own_wrong_anchor: float = 0.5  # a near-miss file of a value said by reference is named for its own work
     free_anchor: float = 0.35  # a thread names an anchor nothing is derived from
     free_anchor_beside: float = 0.75  # beside each anchor a value is derived from, another of its kind for nothing
@@ -57,7 +60,7 @@ class HistoryChances:
     withhold: float = 0.5  # a request not planned in two turns is said with its detail left out
     # a request's near-miss value said of another work is said in the request's own sentence, in the lines
     # the request is (a whole-clause near miss always is): the sentence frame holds right and wrong alike
-    near_in_sentence: float = 0.7
+    near_in_sentence: float = 0.5
     clause_elsewhere: float = 0.9  # a whole changed request (a near miss) is asked for another work, not its own
     work_share: float = 0.36  # target share of work turns (task and other work) in a day
     long_history_work_share: float = 0.5  # the same over weeks of history (more work, less small talk a day)

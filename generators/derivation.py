@@ -42,6 +42,7 @@ PERSON_CUES = frozenset({"recipient", "sender", "attendee", "requester"})
 FILE_CUES = frozenset({"source_file", "document", "compare_file", "previous_notes"})
 
 _ISO_DAY = re.compile(r"\d{4}-\d{2}-\d{2}\Z")
+_US_DAY = re.compile(r"(\d{1,2})/(\d{1,2})/(\d{4})\Z")  # a day as OfficeBench's instructions write it: 5/17/2024
 _CLOCK = re.compile(r"(\d{1,2}):(\d{2})\Z")
 _NUMBER = re.compile(r"[1-9]\d{0,5}(?:\.\d{1,2})?\Z")
 _MINUTES = re.compile(r"([1-9]\d{0,2}) minutes\Z")
@@ -66,7 +67,7 @@ def kind_of(cue: str, value: str = "") -> str:
     own sentence (a request) is derived only where a relation reads in its place: a day, a clock,
     a file in a folder, or a file without one (its name and its kind said apart)."""
     if cue in SENTENCE_CUES:
-        return ("day" if _ISO_DAY.match(value) else "time" if _clock(value) is not None
+        return ("day" if _ISO_DAY.match(value) or _US_DAY.match(value) else "time" if _clock(value) is not None
                 else "file" if "/" in value and file_base(value)
                 else "file_type" if "/" not in value and file_parts(value) else "")
     for kind, cues in (("day", DAY_CUES), ("time", TIME_CUES), ("window", WINDOW_CUES), ("number", NUMBER_CUES),
@@ -82,13 +83,26 @@ def anchor_kind(kind: str) -> str:
 
 
 def _day(value: str, said_on: date) -> date | None:
+    us = _US_DAY.match(value.strip())
+    if us:  # month/day/year, as written
+        try:
+            return date(int(us.group(3)), int(us.group(1)), int(us.group(2)))
+        except ValueError:
+            return None
     when = value_time(value, said_on)
     return when if isinstance(when, date) and not isinstance(when, datetime) else None
 
 
 def _write_day(day: date, like: str) -> str:
-    """``day`` written as ``like`` writes a day (an ISO date, or "Wednesday March 26")."""
+    """``day`` written as ``like`` writes a day (an ISO date, "5/17/2024", or "Wednesday March 26")."""
+    if _US_DAY.match(like):
+        return f"{day.month:0{2 if like.startswith('0') else 1}d}/{day.day:0{2 if '/0' in like else 1}d}/{day.year}"
     return day.isoformat() if _ISO_DAY.match(like) else f"{day:%A} {day:%B} {day.day}"
+
+
+def written_day(value: str) -> bool:
+    """Whether a day is written as digits (5/17/2024): its anchor says it as written, not in words."""
+    return _US_DAY.match(value.strip()) is not None
 
 
 def _clock(value: str) -> int | None:

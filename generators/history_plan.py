@@ -41,8 +41,10 @@ from generators.derivation import (
     day_of,
     draw_derivation,
     file_base,
+    file_parts,
     kind_of,
     relation_phrase,
+    written_day,
 )
 from generators.model import Derivation, MemoryPiece
 from generators.spoken_time import is_relative, say_day, say_value, say_window, spoken
@@ -360,7 +362,8 @@ def _derive(piece: MemoryPiece, fix_day: int, start: int, dates: list[date], rng
     the value is not derived. The anchor comes on a day of the thread (from ``start``); a day is
     said before it comes, as people say it on the day the anchor is said."""
     kind = kind_of(piece.cue, piece.value)
-    if not kind or rng.random() >= HISTORY.derive or (kind == "file_type" and not _named_apart(piece)):
+    chance = HISTORY.derive_file_kind if kind == "file_type" else HISTORY.derive
+    if not kind or rng.random() >= chance or (kind == "file_type" and not _named_apart(piece)):
         return None
     names = [a for a in anchor_names(anchor_kind(kind)) if a not in used]
     for _ in range(DERIVE_TRIES):
@@ -382,7 +385,8 @@ def _derive(piece: MemoryPiece, fix_day: int, start: int, dates: list[date], rng
             return None
         index = rng.choice(choices)
         assert day is not None  # else there are no choices
-        said = say_day(day, dates[index])
+        # a day written as digits is said as written (the verifier reads no words for it)
+        said = derivation.base if written_day(piece.value) else say_day(day, dates[index])
     elif derivation.rule in PRESUPPOSED:  # "the file from the audit I mentioned": said after the audit's file,
         # on an earlier day where there is one (the reference still names the work it is for)
         index, said = rng.randint(start, max(start, fix_day - 1)), derivation.base
@@ -428,7 +432,10 @@ def _wrong_reference(piece: MemoryPiece, value: str, thread: str, mark: Mark, rn
     drive is scores_old.xlsx", marked as the value it is), and the piece's line says the file by
     that reference ("set Bob's score in the file from the old drive I mentioned to 95", unmarked:
     it holds no value). So neither the anchor's frame nor the reference says which value stands.
-    ``about``: the other work a near miss is said of. [] when it is said outright."""
+    ``about``: the other work a near miss is said of. [] when it is said outright. A file without
+    a folder is said by its name and its kind, as a final one is (``_wrong_kind``)."""
+    if kind_of(piece.cue, value) == "file_type" and kind_of(piece.cue, piece.value) == "file_type":
+        return _wrong_kind(piece, value, thread, mark, rng, used, details, about)
     if "/" not in value or kind_of(piece.cue, value) != "file" or rng.random() >= HISTORY.derive:
         return []
     names = [a for a in anchor_names("file") if a not in used]
@@ -443,6 +450,32 @@ def _wrong_reference(piece: MemoryPiece, value: str, thread: str, mark: Mark, rn
     return [Event("anchor", thread, piece, derivation.base, mark=mark, about=about, anchor=derivation.anchor,
                   kind="file"),
             Event("distract" if about else "state", thread, said, relation, about=about)]
+
+
+def _wrong_kind(piece: MemoryPiece, value: str, thread: str, mark: Mark, rng: random.Random, used: set[str],
+                details: set[str], about: str) -> list[Event]:
+    """An earlier or near-miss file without a folder said as a final one is derived
+    (``HISTORY.derive_file_kind`` of the time): an anchor names a kind of file ("the format from
+    last time is .docx", unmarked: it holds no value) and the piece's line says the file by its
+    name against it ("generate a file report2 (in the format from last time) ...", marked as the
+    value it is: its name says which copy). So a file's name said without its ending is no sign
+    of the value that stands. [] when it is said outright, or when its name is a plain word that
+    would not say which file it is."""
+    parts = file_parts(value)
+    if rng.random() >= HISTORY.derive_file_kind or not _named_apart(piece) or not parts or \
+            not re.search(r"[_\d]", parts[0]):
+        return []
+    names = [a for a in anchor_names("file_type") if a not in used]
+    derivation = draw_derivation(piece.cue, value, date.min, names, rng, avoid=details)
+    if derivation is None:
+        return []
+    relation = relation_phrase(derivation, rng, value)
+    if any(re.search(rf"(?<![\w.]){re.escape(v)}(?![\w.])", relation.lower()) for v in details):
+        return []
+    used.add(derivation.anchor)
+    said = replace(piece, said_as=relation, derived=derivation)
+    return [Event("anchor", thread, piece, derivation.base, about=about, anchor=derivation.anchor, kind="file_type"),
+            Event("distract" if about else "state", thread, said, relation, mark=mark, about=about)]
 
 
 def _free_anchors(days: list[DayPlan], groups: list[tuple[str, list[MemoryPiece]]], first_days: dict[str, int],

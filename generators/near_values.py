@@ -1,5 +1,5 @@
 """Values that could be mistaken for another: a figure a little off, the label before or after,
-the hour before or after, another day, someone else, another address, an older copy of a file,
+the hour before or after, another day, someone else, another address, another copy of a file,
 another app. Near misses of regenerated tasks (``generators.plus_offline``) and the changes of
 plan of other jobs' sentences (``generators.withheld``) are made of them."""
 
@@ -104,9 +104,22 @@ def _shift_date(value: str, rng: random.Random) -> str | None:
     return None
 
 
+def _other_copy(value: str, rng: random.Random) -> str:
+    """Another copy of a file, told apart by a number alone (``midterm1.xlsx`` -> ``midterm2.xlsx``,
+    ``report.docx`` -> ``report2.docx``): its name's words are the file's own, so a name said
+    without its ending ("report2 (in the format from the brief)") says no more than which copy it is."""
+    stem, ext = value.rsplit(".", 1)
+    m = re.search(r"\d+$", stem)
+    if m and rng.random() < 0.5:
+        number = int(m.group())
+        moved = number + (rng.choice((1, -1)) if number > 1 else 1)
+        return f"{stem[:m.start()]}{str(moved).zfill(len(m.group()))}.{ext}"
+    return f"{stem}{rng.choice(('_2', '_3') if m else ('2', '_2', '3', '_3'))}.{ext}"
+
+
 def near_value(value: str, kind: str, rng: random.Random) -> str | None:
     """A value that could be mistaken for ``value`` (a figure a little off, the label before or
-    after, the hour before or after, another day, an older copy of a file, someone else, another
+    after, the hour before or after, another day, another copy of a file, someone else, another
     app), or ``None`` for kinds that have none (quoted text, a whole clause)."""
     if kind == "number":
         small = bool(re.search(r"[A-Za-z]", value.replace("percent", "")))  # CS161, HW2
@@ -123,8 +136,7 @@ def near_value(value: str, kind: str, rng: random.Random) -> str | None:
         other = rng.choice([p for p in OTHER_PEOPLE if p.lower() != local.lower()]).lower()
         return f"{other}@{domain}"
     if kind == "file" and "." in value:
-        stem, ext = value.rsplit(".", 1)
-        return f"{stem}_{rng.choice(('old', 'draft', 'v1', 'backup'))}.{ext}"
+        return _other_copy(value, rng)
     if kind == "app" and value.strip():
         words = value.split()
         swap = _app_swaps().get(words[-1].lower())

@@ -113,6 +113,10 @@ def bare_file(value: str) -> str:
     return m.group(1) if m else ""
 
 
+# a file without a folder whose name (without its ending) is no plain word: it holds "_" or a digit
+_BARE_STEM = re.compile(r"((?=[\w-]*[_\d])[\w-]+)\.[A-Za-z0-9]{2,5}")
+
+
 class ValueHolder:
     """Which turns hold a value: written out, a clock range in words ("10:00 to 17:00"), or (a day
     or a moment) named in words on the day the turn was said ("Thursday next week at 14:00";
@@ -146,12 +150,17 @@ class ValueHolder:
     def holds_wrong(self, index: int, value: str) -> bool:
         """``holds``, or for a file in a folder, its name without the folder: a turn that names an
         earlier or a near-miss file by its name alone ("the file from the old drive is
-        scores_old.xlsx") points at it as surely."""
+        scores_old.xlsx") points at it as surely; so does one that names a file without a folder
+        by its name without its ending, where that name is no plain word ("report_old (in the
+        format from last time)")."""
         if self.holds(index, value):
             return True
         name = bare_file(value)
-        return bool(name) and re.search(rf"(?<![\w./-]){re.escape(name.lower())}(?![\w-])",
-                                        self.turns[index][3]) is not None
+        if not name:  # a file without a folder, by its name without its ending
+            stem = _BARE_STEM.fullmatch(value.strip())
+            return stem is not None and re.search(rf"(?<![\w./-]){re.escape(stem.group(1).lower())}(?![\w.-])",
+                                                  self.turns[index][3]) is not None
+        return re.search(rf"(?<![\w./-]){re.escape(name.lower())}(?![\w-])", self.turns[index][3]) is not None
 
     def names_anchor(self, index: int, anchor: str, base: str) -> bool:
         """Whether turn ``index`` names a derived value's ``anchor`` with the anchor's own value."""

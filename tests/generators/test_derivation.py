@@ -182,3 +182,50 @@ FILE_DRAFT = TaskDraft(
             MemoryPiece("m2", "fact", "the pass mark is 60", "60", thread="t1", cue="threshold",
                         about="the score sheet")],
     query="Update the score sheet now.", oracle=[ToolCall("excel_read_file", {"file_path": "data/scores.xlsx"})])
+
+
+KIND_DRAFT = TaskDraft(
+    family="plus", apps=["word"], difficulty="medium", description="Save the summary as notes.docx.",
+    intent="Save the summary.", subtasks=["Save it."], evaluation=[],
+    memory=[MemoryPiece("m1", "action", "save the summary as notes.docx", "notes.docx", thread="t1",
+                        cue="requested", about="the summary document", superseded=("notes_2.docx",))],
+    query="Save the summary document now.", oracle=[])
+
+
+def test_an_earlier_file_is_said_by_its_name_and_kind_as_the_final_one_is() -> None:
+    """A new file's earlier name comes in the final one's form as often (its name against a kind of
+    file), marked as the earlier value its name says it is; the gates read it so."""
+    forms = {"final": 0, "earlier": 0}
+    for seed in range(12):
+        plan, draft = plan_dialogue(KIND_DRAFT, seed=seed, now=NOW, days=5)
+        sessions = generate_dialogue(draft, seed=seed, now=NOW, user_first="Alex", days=5, plan=plan)
+        assert check_dialogue(draft, sessions, min_days=5).passed, seed
+        turns = [t for s in sessions for t in s.turns]
+        forms["final"] += any("m1" in t.evidence and "notes (" in t.text for t in turns)
+        earlier = [t for t in turns if "notes_2 (" in t.text]
+        assert all("m1" in t.superseded for t in earlier)
+        forms["earlier"] += bool(earlier)
+    assert forms["final"] >= 6 and forms["earlier"] >= 4, forms
+
+
+def test_a_turn_naming_an_earlier_file_by_its_name_alone_is_marked() -> None:
+    piece = {"id": "m1", "kind": "action", "text": "save it as notes.docx", "value": "notes.docx", "cue": "requested",
+             "superseded": ["notes_2.docx"]}
+    unmarked = _turns(("Save it as notes_2 (in the format from the brief).", ()), ("Okay.", ()),
+                      ("Save it as notes.docx.", ("m1",)))
+    problems = find_mark_problems([piece], unmarked)
+    assert "day 1 turn 1: holds an earlier value of m1 but is not marked superseded" in problems
+    # the final file's own name ("notes") is a plain word: it points at no earlier copy
+    plain = _turns(("Save it as notes (in the format from the brief).", ()), ("Okay.", ()),
+                   ("Save it as notes.docx.", ("m1",)))
+    assert not any("turn 1" in p for p in find_mark_problems([piece], plain))
+
+
+def test_a_day_written_in_digits_is_derived_and_its_anchor_says_it_as_written() -> None:
+    for seed in range(10):
+        d = draw_derivation("requested", "5/17/2024", SAID_ON, ["the audit"], random.Random(seed))
+        assert d is not None and d.base in {"5/16/2024", "5/15/2024", "5/20/2024"}, d
+        assert follows(d, "5/17/2024") and not follows(d, "5/18/2024")
+    assert draw_derivation("requested", "05/07/2024", SAID_ON, ["the audit"], random.Random(0)).base[:3] == "05/"
+    assert kind_of("requested", "13/45/2024") == "day" and draw_derivation(
+        "requested", "13/45/2024", SAID_ON, ["the audit"], random.Random(0)) is None  # no such day

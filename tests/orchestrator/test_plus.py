@@ -453,7 +453,7 @@ def test_regenerate_splits_clauses_and_builds_a_clean_intent():
     for spec in find_specifics(PARTY):
         assert not contains_specific(draft.intent, spec)
         # said whole, or (a file derived from its name and kind) in no single turn: its parts are
-        assert contains_specific(draft.dialogue_text(), spec) or _derived_parts_said(draft, spec.text)
+        assert contains_specific(draft.dialogue_text(), spec) or _derived_parts_said(draft, spec.text), spec
     assert len(draft.sessions) == 5
     # nothing inside a specific is split: dates with commas, thousands, times with dots
     text = "On May 17, 2024 at 10:30 a.m. pay $12,500 to Ann and Bob and send the receipt to Carol"
@@ -478,7 +478,8 @@ def test_clauses_stay_whole_questions_stay_questions_and_plain_typos_are_correct
     asked = [t.text if t.text.endswith("Cixarim?") else turns[i - 2].text for i, t in enumerate(turns) if "m1" in t.evidence]
     assert asked and all(line.endswith("?") and "what is total hw score of" in line for line in asked)
     assert any("add his hw1, hw2, and hw3 together" in line for line in said)  # the clause said whole
-    assert "seperate lines" not in draft.dialogue_text() and "seperate_totals" in draft.dialogue_text()  # its name as written, typo and all
+    # the file's name as written, typo and all
+    assert "seperate lines" not in draft.dialogue_text() and "seperate_totals" in draft.dialogue_text()
     assert not plus_problems(draft, text)
 
 
@@ -527,7 +528,7 @@ def test_long_instructions_keep_at_most_five_subtasks():
     assert " ".join(draft.subtasks).count("final.xlsx") == 1
     for spec in find_specifics(text):
         # said whole, or (a file derived from its name and kind) in no single turn: its parts are
-        assert contains_specific(draft.dialogue_text(), spec) or _derived_parts_said(draft, spec.text)
+        assert contains_specific(draft.dialogue_text(), spec) or _derived_parts_said(draft, spec.text), spec
 
 
 # -- the graph with a verifier that rejects ------------------------------------------------------
