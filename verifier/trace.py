@@ -209,7 +209,7 @@ def _time(value: Any) -> datetime | None:
     return _parse_time(text) if text[:4].isdigit() else None  # every format starts with the year
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=1024)
 def _parse_time(text: str) -> datetime | None:
     for fmt in _TIME_FORMATS:
         try:

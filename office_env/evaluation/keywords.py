@@ -193,7 +193,7 @@ class Haystack:
         return self._amounts
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=512)
 def _code_re(value: str) -> re.Pattern:
     return re.compile(rf"(?<![a-z0-9]){re.escape(value)}(?![a-z0-9])")
 

@@ -211,7 +211,7 @@ def _cue(tokens: list[str], before: bool) -> str | None:
     return None
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=1024)
 def cues(text: str, start: int, end: int) -> tuple[str | None, str | None]:
     """The cues a span at ``start:end`` of ``text`` is bound to: before it and after it."""
     before, after = _sentence(text, start, end)

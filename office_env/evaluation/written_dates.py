@@ -23,7 +23,7 @@ _FILLER_RE = re.compile(r"\bthe\s")  # "the 18th of December", "March the 5th": 
 YEARLESS_NUMERIC_RE = re.compile(r"(?<![\d/.,-])(\d{1,2})/(\d{1,2})(?![\d/]|[.,]\d)")
 
 
-@lru_cache(maxsize=4096)  # a mailbox repeats its dates, and check after check reads it
+@lru_cache(maxsize=1024)  # a mailbox repeats its dates, and check after check reads it
 def read(span: str, day_first: bool | None) -> frozenset[tuple[int, int, int]]:
     """(year, month, day) of each date ``span`` may mean in an office whose order is ``day_first``
     (both orders when None); the year is 2000 when the span writes none. Empty when it is no date."""

@@ -50,7 +50,7 @@ class Mail:
         return _when(self.date) if self.date else None
 
 
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=1024)
 def _when(date: str) -> datetime | None:
     """A Date header as a time (parsed once: a mailbox is sorted by it on every listing)."""
     try:
@@ -93,7 +93,7 @@ def _parsed(name: str, value: str) -> Any:
     return _header_of(name, value)
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=512)
 def _header_of(name: str, value: str) -> Any:
     return _POLICY.header_factory(name, value)
 
