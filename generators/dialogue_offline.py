@@ -379,7 +379,7 @@ class HistoryWriter:
             move = "answer"
         if event.move == "distract" and cue in SENTENCE_CUES:  # a request's near value, as another work's detail
             said = spoken(event.said, cue)
-            sentence = self._near_request(piece, said)
+            sentence = "" if bare else self._near_request(piece, said)  # (bare: the value its request left out)
             if sentence:  # a wrong plan asked for in the lines the right one is: only the work it is for differs
                 return self._line(move, "sentence" if answer else cue, {**ctx, "value": sentence}, sentence), marks
             named = not answer or (self.named_answers and self.rng.random() < self.named_answers)
@@ -432,9 +432,14 @@ class HistoryWriter:
                   opening: bool) -> tuple[str, dict[str, tuple[str, ...]], str] | None:
         """A sentence detail's first turn with its value left out (``generators.withheld``), its
         marks (other values the sentence names) and the assistant's question for the value; None
-        when the sentence cannot leave it out or no fresh wording is left."""
+        when the sentence cannot leave it out or no fresh wording is left. A near value of the
+        sentence said as another work's request comes the same way as often (the same opener,
+        question and answer), so the form of a two-turn request does not tell the right value."""
         piece = event.piece
-        if piece is None or event.move != "state" or piece.cue not in SENTENCE_CUES:
+        if piece is None or piece.cue not in SENTENCE_CUES:
+            return None
+        near = event.move == "distract" and bool(event.about) and not changed_clause(piece, event.said)
+        if event.move != "state" and not near:
             return None
         sentence, kind = piece.text.rstrip(" ."), withheld_kind(piece.value)
         if kind is None or withhold(sentence, piece.value, "_", kind) is None:

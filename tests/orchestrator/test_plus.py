@@ -177,15 +177,20 @@ def test_records_keep_the_seed_and_validate(runs, sample_seeds):
 
 def _told(record: dict) -> list[str]:
     """The user's lines about other work (threads ``w...``), case folded; not the task's own near
-    misses, which may be said of another work: neither a line marked as one nor the reference to
-    a near-miss file its marked anchor line names ("the file from the kick-off I mentioned")."""
+    misses, which may be said of another work: neither a line marked as one, nor the request a
+    near value answers, nor the reference to a near-miss file its marked anchor line names ("the
+    file from the kick-off I mentioned")."""
     from generators.derivation import NAMED_KINDS, anchor_names
 
     names = [a.lower() for kind in NAMED_KINDS for a in anchor_names(kind)]
-    turns = [t for s in record["dialogue"] for t in s["turns"] if t["role"] == "user"]
+    every = [t for s in record["dialogue"] for t in s["turns"]]
+    # a near miss asked in two turns: its request with the detail left out, the question, the near value
+    openers = {id(every[i - 2]) for i, t in enumerate(every) if i >= 2 and t["role"] == "user" and t.get("distractor")
+               and every[i - 1]["role"] == "assistant" and every[i - 2]["role"] == "user"}
+    turns = [t for t in every if t["role"] == "user"]
     wrong = [n for t in turns if t.get("distractor") for n in names if n in t["text"].lower()]
     return [t["text"].lower() for t in turns if t.get("thread", "").startswith("w") and not t.get("distractor")
-            and not any(n in t["text"].lower() for n in wrong)]
+            and id(t) not in openers and not any(n in t["text"].lower() for n in wrong)]
 
 
 def test_jobs_for_later_tell_the_other_seeds_and_never_the_tasks_values(runs, sample_seeds):
