@@ -631,7 +631,9 @@ there here for in on at to from with by of and or but so then also after before 
 please if next first finally""".split())
 _GLUED = re.compile(r"[.!?]\s+[a-z]")  # two sentences run together ("... in midterm 2. email them ...")
 _OPENS_REQUEST = frozenset(_ACTION_NOUN) | _WH | _AUX  # a request's or a question's first word
-_LOWER_AFTER_LEAD = _OPENS_REQUEST | _FUNCTION_WORDS  # first words said in lower case after a lead-in
+# other words a seed's clause opens with that are no name ("Use OCR to ...", "Given an Excel ...")
+_PLAIN_OPENERS = frozenset("use using given pull predict".split())
+_LOWER_AFTER_LEAD = _OPENS_REQUEST | _FUNCTION_WORDS | _PLAIN_OPENERS  # first words said in lower case after a lead-in
 
 
 def _said_within(clause: str) -> str:

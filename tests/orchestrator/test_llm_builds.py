@@ -87,7 +87,9 @@ def test_neo_build_over_http_passes_verify_and_records_usage(tmp_path):
 
 def test_plus_build_over_http_keeps_the_seeds_and_passes_verify(tmp_path):
     with FakeLLMServer(default_responder()) as server:
-        summary = regenerate_split(SAMPLE, tmp_path / "plus", seed=2, days=5, utterances_per_day=12,
+        # days of 16 utterances: a short day tells the task's work first (its near misses said as other
+        # works' requests among it) and other works only where they fit; days of 12 may leave them no room
+        summary = regenerate_split(SAMPLE, tmp_path / "plus", seed=2, days=5, utterances_per_day=16,
                                    backend="llm", model="fake-model", base_url=server.url)
         roles = roles_requested(server)
         sent = {i["instruction"]: i.get("other_instructions") for i in

@@ -725,3 +725,11 @@ def test_near_misses_of_one_value_and_often_of_a_second(runs):
             assert near and set(near) <= marked, (record["id"], near, marked)
             twice += len(near) >= 2
     assert twice >= 2
+
+
+def test_a_clause_said_after_a_lead_in_opens_in_lower_case_unless_it_opens_with_a_name():
+    for text, first in [("Use OCR to extract text from business cards", "use"),
+                        ("Given an Excel of courses, does Bob satisfy the prerequisite of CS161?", "given"),
+                        ("Zara has a travel from 6/20/2024 to 6/23/2024 at Florida", "Zara")]:
+        piece = memory_pieces(text, split_clauses(text), token_values=False)[0]
+        assert piece.text.split()[0] == first, piece.text
