@@ -270,9 +270,10 @@ def _required(evaluation: list[dict[str, Any]]) -> list[str]:
 def _outputs(oracle: list[ToolCall], path: str) -> set[str]:
     """``path`` and the files the oracle converts it into."""
     out = {path}
+    tools = default_registry()
     for call in oracle:
         source = call.args.get("file_path")
-        if call.tool.endswith("_convert_to_pdf") and source in out:
+        if call.tool in tools and tools.get(call.tool).converts_to == "pdf" and source in out:
             out.add(call.args.get("output_path") or str(source).rsplit(".", 1)[0] + ".pdf")
     return out
 

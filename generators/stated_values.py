@@ -27,6 +27,7 @@ from dataclasses import replace
 from typing import Any, Protocol
 
 from generators.model import TaskDraft
+from office_env import default_registry
 from office_env.apps import file_readers
 from office_env.errors import OfficeError
 from office_env.evaluation import evaluate_criteria, stated
@@ -41,7 +42,6 @@ _THRESHOLD_WORDS = ["threshold", "limit", "cap", "cutoff", "cut-off", "mark", "m
 _DIRECTIONS = (("below", "under", "beneath", "less"), ("above", "over", "exceeding", "exceeds", "more"))
 _NAME_RE = re.compile(r"^[A-Z][\w&'.-]*(?: [\w&'().-]+){0,6}$")
 GREETINGS = stated.GREETINGS  # an agent may say "Hello Elliot" where the oracle says "Hi Elliot"
-_MAKES = ("word_write_to_file", "word_create_new_file", "excel_create_new_file", "excel_set_cell")
 
 
 class Person(Protocol):
@@ -126,12 +126,14 @@ def _base(path: Any) -> str:
 def _outputs(draft: TaskDraft) -> set[str]:
     """The base names (lower-cased) of the files the oracle writes (a converted document's PDF too)."""
     out = set()
+    tools = default_registry()
     for call in draft.oracle:
-        if call.tool in _MAKES and call.args.get("file_path"):
+        tool = tools.get(call.tool) if call.tool in tools else None
+        if tool is not None and (tool.creates or tool.edits) and call.args.get("file_path"):
             out.add(_base(call.args["file_path"]))
         if call.args.get("output_path"):
             out.add(_base(call.args["output_path"]))
-        elif call.tool.endswith("_convert_to_pdf") and call.args.get("file_path"):
+        elif tool is not None and tool.converts_to == "pdf" and call.args.get("file_path"):
             out.add(_base(str(call.args["file_path"]).rsplit(".", 1)[0] + ".pdf"))
     return out
 

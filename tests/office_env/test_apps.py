@@ -8,6 +8,7 @@ import random
 import re
 import sys
 import tomllib
+from dataclasses import replace
 from datetime import date, datetime
 from pathlib import Path
 
@@ -455,6 +456,14 @@ def test_a_registered_apps_read_tool_is_a_read_to_discovery_stated_values_and_th
     checks = [c for c in state_checks(draft).evaluation if c["function"] == "evaluate_stated_values"]
     named = [v for v in checks[0]["args"]["values"] if v["kind"] == "file"]
     assert [(v["value"], v.get("alone")) for v in named] == [("sprint.toy", [])]  # read: it stands alone
+    # a board the oracle adds a card to is its output too (its tool declares it edits): no longer a file
+    # read that must stand alone
+    edited = replace(draft, oracle=[draft.oracle[0], ToolCall("toy_add_card", {"file_path": "data/sprint.toy",
+                                                                                 "card": "the login"}),
+                                     draft.oracle[1]])
+    assert [(v["value"], v.get("alone")) for c in state_checks(edited).evaluation
+            if c["function"] == "evaluate_stated_values" for v in c["args"]["values"] if v["kind"] == "file"] == [
+        ("sprint.toy", None)]
     assert value_key("file", "data/sprint.toy") == "sprint.toy"  # a stated value may be a board
 
     pasted = paste_plan(_memo_from_board(), [BOARD_TEXT, "Wrote data/memo.docx (1 paragraph(s))."])
