@@ -44,15 +44,7 @@ from generators.session_clock import SessionClock, working_days_before
 from generators.sibling_works import Sibling
 from generators.small_talk import WordingsExhausted
 from generators.spoken_time import names_any, spoken
-from generators.thread_bank import (  # noqa: F401 - the bank's names, as the writer's callers know them
-    OPENERS,
-    REPLIES,
-    SENTENCE_CUES,
-    BankError,
-    Deck,
-    bank_sizes,
-    threads,
-)
+from generators.thread_bank import OPENERS, REPLIES, SENTENCE_CUES, Deck, threads
 from generators.withheld import withheld_kind, withhold
 from generators.work_names import WorkNames, noun_twice
 from office_env import OfficeError, Workspace, mail_store

@@ -44,11 +44,9 @@ from office_env.synthesis.check import WorldCheckError
 from office_env.untrusted import UntrustedInputError, load_json, scan_tree
 from orchestrator import dataset_writer as dataset
 from orchestrator.card import CardSums, render_card, task_figures
-from orchestrator.dataset_folder import (  # noqa: F401 (check_out_folder, config_differences, MAX_LOG_BYTES: re-exported)
-    MAX_LOG_BYTES,
+from orchestrator.dataset_folder import (
     BuildError,
     check_out_folder,
-    config_differences,
     drop_category,
     is_consistent,
     previous_build,
@@ -69,10 +67,7 @@ from orchestrator.neo_graph import NeoState, build_neo_graph
 from orchestrator.offline_roles import OfflineRoles
 from orchestrator.planner import Strata
 from orchestrator.record import build_record, with_gates, with_usage
-from orchestrator.roles import (  # noqa: F401 (MAX_TASKS, MIN_DAYS, TASKS_PER_WORLD: re-exported)
-    MAX_TASKS,
-    MIN_DAYS,
-    TASKS_PER_WORLD,
+from orchestrator.roles import (
     BuildConfig,
     Job,
     size_problem,

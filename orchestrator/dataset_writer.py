@@ -28,7 +28,7 @@ from typing import Any, Callable, cast
 
 from backends.batch import ResultLog
 from backends.carried_folder import pack_folder, unpack_folder
-from backends.dataset_reader import TASKS, LoadedTask, folder_written_whole, iter_tasks  # noqa: F401  (reading lives below; re-exported)
+from backends.dataset_reader import TASKS, folder_written_whole
 from backends.task_record import TaskRecord, schema_text
 from office_env import criteria_schema
 from office_env.untrusted import copy_tree, is_real_dir

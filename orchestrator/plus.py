@@ -42,6 +42,7 @@ from pydantic import ValidationError
 
 from backends.batch import Round, run_batch
 from backends.carried_folder import CarriedFolder, pack_folder, unpack_folder
+from backends.dataset_reader import iter_tasks
 from backends.scratch import node_work_folder
 from backends.task_record import App, Memory, Now, Provenance, Session, TaskRecord, User, Weekday, record_error
 from backends.workers import Budget
@@ -77,12 +78,12 @@ from verifier.dialogue_rules import check_dialogue
 from verifier.llm_verifier import verify_llm
 from verifier.seed_lint import ERROR, apply_repairs, lint_task
 
-GENERATOR_REVISION = 8
+GENERATOR_REVISION = 9
 GENERATOR_VERSION = f"plus-offline-{GENERATOR_REVISION}"
 
 
 def generator_version(config: "PlusConfig") -> str:
-    """What wrote the split: ``plus-offline-8`` or, on the llm backend, ``plus-llm-8``."""
+    """What wrote the split: ``plus-offline-9`` or, on the llm backend, ``plus-llm-9``."""
     return GENERATOR_VERSION if config.backend == "offline" else f"plus-{config.backend}-{GENERATOR_REVISION}"
 # Dialogue shapes: (days, utterances a day). "paper": many short sessions, as HomerAgents+ has them
 # (about 28 sessions of about 11 utterances); "neo": the Neo split's few long ones.
@@ -712,7 +713,7 @@ def _finalize(out: Path, config: PlusConfig, digest: str, done: dict[int, dict[s
     summary.errors = [{"seed": item["seed"], "id": item["id"], "reason": item["reason"]}
                       for item in considered if item["status"] == ENDPOINT_ERROR]
     summary.written = len(keep)
-    records = [t.task for t in dataset.iter_tasks(out) if t.task is not None]
+    records = [t.task for t in iter_tasks(out) if t.task is not None]
     build_info = {
         "split": "plus", "config": config.to_dict(), "config_hash": digest, "generator": generator_version(config),
         "seeds_fingerprint": fingerprint[:16], "status": "complete",

@@ -26,7 +26,7 @@ from generators.model import Verdict
 from generators.plus_offline import memory_pieces, plus_problems, regenerate, split_clauses
 from office_env import load_officebench
 from office_env.seed_recast import file_text, substitute, substitute_values
-from orchestrator.dataset_writer import iter_tasks
+from backends.dataset_reader import iter_tasks
 from orchestrator.plus import (
     OfflinePlusRoles,
     PlusConfig,

@@ -18,7 +18,7 @@ import pytest
 from office_env import Snapshot, Workspace, default_registry, evaluate_criteria
 from office_env.replays import COPY_NAME, Replays
 from orchestrator.build import build
-from orchestrator.dataset_writer import LoadedTask, iter_tasks
+from backends.dataset_reader import LoadedTask, iter_tasks
 from orchestrator.roles import BuildConfig
 from verifier.dialogue_rules import find_mark_problems, mark_problems, marked_turns
 from tests.support.gates import NEO_GATES as GATES
