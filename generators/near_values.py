@@ -8,16 +8,31 @@ from __future__ import annotations
 import random
 import re
 from datetime import date, datetime, timedelta
+from functools import lru_cache
 
 from generators.chances import DRAFT
 from generators.spoken_time import ordinal
 from office_env.apps import registered_apps, registry_cache
+from office_env.seed_recast import OTHER_FIRST_NAMES
+from office_env.synthesis.world import FIRST_NAMES
 
-_NOT_NAMES = frozenset({"yes", "no", "true", "false", "none", "ok", "pdf", "word", "excel"})
 OTHER_PEOPLE = ("Priya", "Marcus", "Elena", "Tomasz", "Aisha", "Daniel", "Mei", "Oscar")  # whose old note, whose guess
 _WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 _MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
            "November", "December")
+
+
+@lru_cache(maxsize=1)
+def _first_names() -> frozenset[str]:
+    """The first names a person in a history has (lower case): those a world's people and a re-cast
+    seed's are drawn from, those a seed may say besides, and the colleagues a near miss names. A
+    capitalised word that is none of them ("Larger or smaller?") is no one to mistake for another."""
+    return frozenset(n.lower() for n in (*FIRST_NAMES, *OTHER_FIRST_NAMES, *OTHER_PEOPLE))
+
+
+def is_first_name(word: str) -> bool:
+    """Whether ``word`` is a person's first name as a history names one (``_first_names``)."""
+    return word.lower() in _first_names()
 
 
 @registry_cache(maxsize=1)
@@ -120,7 +135,8 @@ def _other_copy(value: str, rng: random.Random) -> str:
 def near_value(value: str, kind: str, rng: random.Random) -> str | None:
     """A value that could be mistaken for ``value`` (a figure a little off, the label before or
     after, the hour before or after, another day, another copy of a file, someone else, another
-    app), or ``None`` for kinds that have none (quoted text, a whole clause)."""
+    app), or ``None`` for kinds that have none (quoted text, a whole clause) and for a "person" that
+    is no one's first name."""
     if kind == "number":
         small = bool(re.search(r"[A-Za-z]", value.replace("percent", "")))  # CS161, HW2
         return _shift_number(value, rng, small)
@@ -128,8 +144,9 @@ def near_value(value: str, kind: str, rng: random.Random) -> str | None:
         return _shift_time(value)
     if kind == "date":
         return _shift_date(value, rng)
-    if kind == "person" and value[:1].isupper() and " " not in value and value.lower() not in _NOT_NAMES:
-        # one name only: capitalised words in a row are as often a title or a header ("Concert Announcement")
+    if kind == "person" and value[:1].isupper() and " " not in value and is_first_name(value):
+        # one first name only: capitalised words in a row are as often a title or a header ("Concert
+        # Announcement"), and a capitalised word alone as often a sentence's first ("Larger or smaller?")
         return rng.choice([p for p in OTHER_PEOPLE if p != value])
     if kind == "email" and "@" in value:
         local, domain = value.split("@", 1)

@@ -17,7 +17,7 @@ from datetime import datetime
 import pytest
 
 from generators.chances import HISTORY
-from generators.near_values import near_value
+from generators.near_values import OTHER_PEOPLE, near_value
 from generators.plus_offline import regenerate
 from generators.spoken_time import value_time
 from generators.thread_bank import threads
@@ -70,6 +70,8 @@ def test_near_values_keep_the_shape_of_the_value(value, kind, pattern):
 def test_no_near_value_where_a_confusion_would_be_nonsense():
     rng = random.Random(1)
     assert near_value("Concert Announcement", "person", rng) is None  # capitalised words, not a person
+    assert near_value("Larger", "person", rng) is None  # a sentence's capitalised first word is no one
+    assert near_value("Dmitri", "person", rng) in OTHER_PEOPLE  # a re-cast seed's or a world's person is
     assert near_value("Feb 29, 2023", "date", rng) is None  # no such day to move from
     assert near_value("", "app", rng) is None
 
