@@ -29,8 +29,10 @@ from datetime import date, datetime, timedelta
 from decimal import Decimal
 
 from generators.model import Derivation
+from generators.specifics import NAMED_ONLY_KINDS
 from generators.spoken_time import WINDOW_VALUE, value_time
 from generators.thread_bank import SENTENCE_CUES, threads
+from office_env.apps import file_kinds
 
 # The role a value plays decides whether it can be derived and how.
 DAY_CUES = frozenset({"follow_up_day", "session_day", "meeting_day", "move_day"})
@@ -191,9 +193,13 @@ def _candidates(kind: str, value: str, said_on: date, people: Collection[str]) -
 def file_parts(value: str) -> tuple[str, str] | None:
     """A file name without a folder as its name and its ending ("admission.pdf" -> ("admission",
     ".pdf")): the words a request says it in and what another turn says of its kind; None for
-    anything else."""
+    anything else: a name with no letter or an ending that is no file kind is a figure, a clock or a
+    web address ("12.50", "10.30", "example.com"), not a file."""
     m = _FILE.match(value)
-    return (m.group(1), f".{m.group(2)}") if m and "/" not in value else None
+    if m is None or "/" in value or not any(c.isalpha() for c in m.group(1)):
+        return None
+    kind = m.group(2).lower()
+    return (m.group(1), f".{m.group(2)}") if kind in file_kinds() or kind in NAMED_ONLY_KINDS else None
 
 
 def file_base(value: str) -> str:

@@ -151,6 +151,12 @@ def _part_of_day(when: datetime) -> str:
     return "this afternoon" if when.hour < 17 else "this evening"
 
 
+def in_place(sentence: str, value: str, said: str) -> str:
+    """``sentence`` with ``said`` in the place of ``value`` where ``value`` stands as a word of its own
+    (the 5 of "midterm 5", never the 5 of "hw5" or "12.5"); "" when it does not."""
+    alone = re.compile(rf"(?<![\w.]){re.escape(value)}(?!\w|\.\w)")
+    return alone.sub(lambda _: said, sentence, count=1) if alone.search(sentence) else ""
+
 class HistoryWriter:
     """Writes the sessions of one history, day by day, from its plan. Holds what must not repeat
     (every composer remembers what it produced) and the values no unmarked turn may hold, and the
@@ -397,8 +403,7 @@ class HistoryWriter:
         # No cue: the piece's own sentence carries the value. When that sentence names another
         # piece's value too, the turn states both and is marked for both.
         sentence = piece.text.rstrip(" .")
-        ctx["value"] = (sentence.replace(piece.value, event.said) if piece.value in sentence
-                        else f"{sentence}: {event.said}")
+        ctx["value"] = in_place(sentence, piece.value, event.said) or f"{sentence}: {event.said}"
         text = self._line(move, {"state": cue, "answer": "sentence"}.get(move, "any"), ctx, ctx["value"])
         low = text.lower()
         also = tuple(p.id for p in self.pieces if p.id != piece.id and p.said.lower() in low)
@@ -413,8 +418,8 @@ class HistoryWriter:
         stays one."""
         if changed_clause(piece, said):
             sentence = said
-        elif piece.value in piece.text and self.rng.random() < HISTORY.near_in_sentence:
-            sentence = piece.text.rstrip(" .").replace(piece.value, said)
+        elif in_place(piece.text, piece.value, said) and self.rng.random() < HISTORY.near_in_sentence:
+            sentence = in_place(piece.text.rstrip(" ."), piece.value, said)
         else:
             return ""
         sentence = sentence.rstrip(" .")

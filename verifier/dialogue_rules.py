@@ -25,7 +25,7 @@ from collections.abc import Iterable, Mapping
 from datetime import date, datetime
 from typing import Any
 
-from generators.derivation import PRESUPPOSED, follows
+from generators.derivation import PRESUPPOSED, file_parts, follows
 from generators.model import Derivation, Session, TaskDraft, Turn, Verdict
 from generators.specifics import says_value
 from generators.spoken_time import read_times, say_window, value_time
@@ -113,8 +113,8 @@ def bare_file(value: str) -> str:
     return m.group(1) if m else ""
 
 
-# a file without a folder whose name (without its ending) is no plain word: it holds "_" or a digit
-_BARE_STEM = re.compile(r"((?=[\w-]*[_\d])[\w-]+)\.[A-Za-z0-9]{2,5}")
+# a file's name (without its ending) that is no plain word: it holds "_" or a digit
+_NO_PLAIN_WORD = re.compile(r"[\w-]*[_\d][\w-]*")
 
 
 class ValueHolder:
@@ -157,9 +157,10 @@ class ValueHolder:
             return True
         name = bare_file(value)
         if not name:  # a file without a folder, by its name without its ending
-            stem = _BARE_STEM.fullmatch(value.strip())
-            return stem is not None and re.search(rf"(?<![\w./-]){re.escape(stem.group(1).lower())}(?![\w.-])",
-                                                  self.turns[index][3]) is not None
+            parts = file_parts(value.strip())
+            stem = parts[0] if parts is not None and _NO_PLAIN_WORD.fullmatch(parts[0]) else ""
+            return bool(stem) and re.search(rf"(?<![\w./-]){re.escape(stem.lower())}(?![\w-]|\.\w)",
+                                            self.turns[index][3]) is not None
         return re.search(rf"(?<![\w./-]){re.escape(name.lower())}(?![\w-])", self.turns[index][3]) is not None
 
     def names_anchor(self, index: int, anchor: str, base: str) -> bool:

@@ -51,6 +51,8 @@ def test_a_file_is_named_by_reference_and_said_as_people_call_it_or_without_its_
     assert follows(bare, "archive/scores.xlsx") and not follows(bare, "data/scores.xls")
     # a request names a file without a folder by its name and its kind apart; no file, no derivation
     assert kind_of("requested", "answer.txt") == "file_type" and kind_of("requested", "the report") == ""
+    # a figure, a dotted clock or a web address is no file: its "ending" is no file kind, its name no word
+    assert [kind_of("requested", v) for v in ("12.50", "10.30", "example.com", "notes.md")] == ["", "", "", "file_type"]
     assert draw_derivation("source_file", "notes.txt", SAID_ON, ["the file from the handover"], rng) is None
 
 
@@ -219,6 +221,15 @@ def test_a_turn_naming_an_earlier_file_by_its_name_alone_is_marked() -> None:
     plain = _turns(("Save it as notes (in the format from the brief).", ()), ("Okay.", ()),
                    ("Save it as notes.docx.", ("m1",)))
     assert not any("turn 1" in p for p in find_mark_problems([piece], plain))
+    # an earlier figure with a decimal point is no file: a turn with its whole part is about something else
+    price = {"id": "m1", "kind": "fact", "text": "the new price is 13.50", "value": "13.50", "cue": "amount",
+             "superseded": ["12.50"]}
+    lunch = _turns(("The price is 12.50.", ()), ("Okay.", ()), ("Lunch at 12 with Dana.", ()), ("Fun.", ()),
+                   ("The new price is 13.50.", ("m1",)))
+    assert not any("turn 3" in p for p in find_mark_problems([price], lunch)), find_mark_problems([price], lunch)
+    # an earlier copy named at the end of a sentence is named all the same
+    last = _turns(("Save it as notes_2.", ()), ("Okay.", ()), ("Save it as notes.docx.", ("m1",)))
+    assert "day 1 turn 1: holds an earlier value of m1 but is not marked superseded" in find_mark_problems([piece], last)
 
 
 def test_a_day_written_in_digits_is_derived_and_its_anchor_says_it_as_written() -> None:
@@ -229,3 +240,10 @@ def test_a_day_written_in_digits_is_derived_and_its_anchor_says_it_as_written() 
     assert draw_derivation("requested", "05/07/2024", SAID_ON, ["the audit"], random.Random(0)).base[:3] == "05/"
     assert kind_of("requested", "13/45/2024") == "day" and draw_derivation(
         "requested", "13/45/2024", SAID_ON, ["the audit"], random.Random(0)) is None  # no such day
+
+
+def test_a_near_value_takes_the_place_of_the_value_where_it_stands_as_a_word_of_its_own() -> None:
+    from generators.dialogue_offline import in_place
+    assert in_place("set the hw5 score of Bob to 5", "5", "6") == "set the hw5 score of Bob to 6"
+    assert in_place("find the lowest score of midterm 1.", "1", "2") == "find the lowest score of midterm 2."
+    assert in_place("the total is 12.5 now", "12", "13") == ""  # a figure's whole part is no value of its own
