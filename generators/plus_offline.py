@@ -701,11 +701,17 @@ def tellable(others: Sequence[str], instruction: str) -> list[str]:
     return [other for other, _ in _tellable(others, instruction)]
 
 
+def _no_template_slot(clause: str) -> bool:
+    """Whether a clause holds no template braces of the seed's own ("rename it to {name}.pdf"):
+    no person says a slot, so neither a job for later nor a sibling work tells such a clause."""
+    return "{" not in clause and "}" not in clause
+
+
 def _tellable_clause(clause: str) -> bool:
     """A clause told as a job's request or question: whole, opening with a verb or a question word,
-    one sentence, no template braces of the seed's own ("rename it to {name}.pdf")."""
-    return (_words(clause) >= MIN_CLAUSE_WORDS and not _GLUED.search(clause) and "{" not in clause
-            and "}" not in clause and _first_word(clause) in _OPENS_REQUEST)
+    one sentence, no template braces (``_no_template_slot``)."""
+    return (_words(clause) >= MIN_CLAUSE_WORDS and not _GLUED.search(clause) and _no_template_slot(clause)
+            and _first_word(clause) in _OPENS_REQUEST)
 
 
 def told_jobs(others: Sequence[str], instruction: str) -> list[ToldJob]:
@@ -749,9 +755,12 @@ def plus_siblings(task: TaskDraft, others: Sequence[str], instruction: str, *, s
     def drafts() -> Iterable[TaskDraft]:  # made as sibling_pieces asks: it stops at its count
         for number, other in enumerate(_other_works(others, instruction), 1):
             memory, topic = _plus_memory(other, seed, feedback, days)
+            # a clause with a template slot is left out, as a job for later leaves it (and one that
+            # leans on it: "rename this pdf to {name}.pdf, email it ...")
+            memory = tuple(memory[i] for i in told_in_order([p.text for p in memory], _no_template_slot))
             # unlike a job for later, a sibling may be named by its app alone ("the message"): it is
             # told in its own pieces, as the task is, and two works of a history share no name word
-            if topic:
+            if topic and memory:
                 described[family := f"plus-sibling-{number}"] = other
                 yield TaskDraft(family=family, description=other, intent="", subtasks=[], evaluation=[],
                                 memory=list(memory), query="", oracle=[])

@@ -136,3 +136,22 @@ def test_a_siblings_correction_does_not_bring_the_tasks_work_before_its_mail():
         days, _ = plan_history(plain, dates, __import__("random").Random(seed), first_day=4, others=list(board.pieces))
         first = min(d.day for d in days for e in d.events if e.thread.startswith("t"))
         assert first == 5, seed
+
+
+def test_a_plus_sibling_leaves_out_its_seeds_template_slots_as_a_job_for_later_does():
+    """No sibling work says "rename this pdf to {name}.pdf": the clause is left out, the rest told."""
+    from generators.model import TaskDraft
+    from generators.plus_offline import _plus_memory, plus_siblings
+
+    task_text = "Set Bob's score in data/scores.xlsx to 95."
+    other = ("Extract the student name from docx then rename this pdf to {name}.pdf in shell, "
+             "email teacher Alice with pdf file")
+    for seed in range(3):
+        memory, _ = _plus_memory(task_text, seed, "", 5)
+        task = TaskDraft(family="plus", apps=["excel"], difficulty="medium", description=task_text, intent="",
+                         subtasks=[], evaluation=[], memory=list(memory), query="", oracle=[])
+        siblings, _ = plus_siblings(task, [other], task_text, seed=seed, feedback="", days=5)
+        assert siblings, seed  # the other clauses are still told
+        said = [v for s in siblings for p in s.pieces
+                for v in (p.text, p.value, *p.superseded, *(t for d in p.distractors for t in (d.value, d.text)))]
+        assert said and not any("{" in v or "}" in v for v in said), said
