@@ -34,6 +34,7 @@ from generators.model import TaskDraft, ToolCall
 from generators.specifics import find_specifics, says_value
 from office_env import default_registry
 from office_env.evaluation import keywords as kw
+from office_env.tools import converted_path
 
 _PLAIN_NUMBER_RE = re.compile(r"^-?\d+(?:\.\d+)?$")
 MAX_EXCLUDED_CHARS = 80  # a value, not a sentence
@@ -270,11 +271,10 @@ def _required(evaluation: list[dict[str, Any]]) -> list[str]:
 def _outputs(oracle: list[ToolCall], path: str) -> set[str]:
     """``path`` and the files the oracle converts it into."""
     out = {path}
-    tools = default_registry()
     for call in oracle:
-        source = call.args.get("file_path")
-        if call.tool in tools and tools.get(call.tool).converts_to == "pdf" and source in out:
-            out.add(call.args.get("output_path") or str(source).rsplit(".", 1)[0] + ".pdf")
+        converted = converted_path(call.tool, call.args)
+        if converted is not None and call.args.get("file_path") in out:
+            out.add(converted)
     return out
 
 

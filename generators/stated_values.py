@@ -34,6 +34,7 @@ from office_env.evaluation import evaluate_criteria, stated
 from office_env.evaluation.builders import stated_values
 from office_env.evaluation.content import find_mailbox_user
 from office_env.evaluation.keywords import normalize
+from office_env.tools import converted_path
 from office_env.workspace import Workspace
 
 # words a threshold is said with: an agent may say "under 75" where the oracle says "below 75" (the
@@ -66,8 +67,9 @@ def _threshold_words(cue: str) -> list[str]:
 def prose_targets(draft: TaskDraft) -> list[tuple[dict[str, Any], str]]:
     """(target args, text) of each mail and document the oracle writes (a document's PDF copy too)."""
     out: list[tuple[dict[str, Any], str]] = []
-    converted = {c.args.get("file_path"): c.args.get("output_path") for c in draft.oracle
-                 if c.tool == "word_convert_to_pdf"}
+    tools = default_registry()
+    converted = {c.args.get("file_path"): c.args.get("output_path") for c in draft.oracle  # a document's PDF copy
+                 if c.tool in tools and tools.get(c.tool).app == "word" and tools.get(c.tool).converts_to == "pdf"}
     for call in draft.oracle:
         args = call.args
         if call.tool == "email_send_email" and args.get("sender") and args.get("recipient"):
@@ -131,10 +133,9 @@ def _outputs(draft: TaskDraft) -> set[str]:
         tool = tools.get(call.tool) if call.tool in tools else None
         if tool is not None and (tool.creates or tool.edits) and call.args.get("file_path"):
             out.add(_base(call.args["file_path"]))
-        if call.args.get("output_path"):
-            out.add(_base(call.args["output_path"]))
-        elif tool is not None and tool.converts_to == "pdf" and call.args.get("file_path"):
-            out.add(_base(str(call.args["file_path"]).rsplit(".", 1)[0] + ".pdf"))
+        converted = converted_path(call.tool, call.args)
+        if converted is not None or call.args.get("output_path"):
+            out.add(_base(converted or call.args["output_path"]))
     return out
 
 

@@ -8,9 +8,12 @@
 from __future__ import annotations
 
 import importlib
+from collections.abc import Mapping
 from functools import lru_cache
+from pathlib import PurePosixPath
+from typing import Any
 
-from office_env.apps import generation, registered_apps, registry_cache, tool_apps
+from office_env.apps import generation, get_app, registered_apps, registry_cache, tool_apps
 from office_env.tools.registry import Tool, ToolRegistry, ToolResult, declared_tools
 
 
@@ -46,6 +49,22 @@ def list_files_call(folder: str | None = None) -> tuple[str, dict[str, str]]:
     return lister.name, ({lister.lists_files: folder} if folder is not None else {})
 
 
+def converted_path(tool: str, args: Mapping[str, Any]) -> str | None:
+    """The file a call of a converting tool (declared ``converts_to``) writes: its ``output_path``, or
+    the file its ``file_path`` names with the converted-to app's first kind ("data/a.docx" ->
+    "data/a.pdf"); None for a tool that converts nothing or a call without a file."""
+    registry = default_registry()
+    spec = registry.get(tool) if tool in registry else None
+    if spec is None or not spec.converts_to:
+        return None
+    if args.get("output_path"):
+        return str(args["output_path"])
+    source = args.get("file_path")
+    kinds = get_app(spec.converts_to).extensions
+    return str(PurePosixPath(str(source)).with_suffix(f".{kinds[0]}")) if source and kinds else None
+
+
 _declare()
 
-__all__ = ["Tool", "ToolRegistry", "ToolResult", "default_registry", "file_lister", "list_files_call"]
+__all__ = ["Tool", "ToolRegistry", "ToolResult", "converted_path", "default_registry", "file_lister",
+           "list_files_call"]

@@ -464,6 +464,12 @@ def test_a_registered_apps_read_tool_is_a_read_to_discovery_stated_values_and_th
     assert [(v["value"], v.get("alone")) for c in state_checks(edited).evaluation
             if c["function"] == "evaluate_stated_values" for v in c["args"]["values"] if v["kind"] == "file"] == [
         ("sprint.toy", None)]
+    # what a conversion writes comes from its declaration: the toy export's Word document, the PDF a
+    # Word document is turned into, nothing for a tool that converts nothing
+    from office_env.tools import converted_path
+    assert converted_path("toy_export", {"file_path": "data/sprint.toy"}) == "data/sprint.docx"
+    assert converted_path("word_convert_to_pdf", {"file_path": "data/a.docx", "output_path": "out/b.pdf"}) == "out/b.pdf"
+    assert converted_path("toy_add_card", {"file_path": "data/sprint.toy"}) is None
     assert value_key("file", "data/sprint.toy") == "sprint.toy"  # a stated value may be a board
 
     pasted = paste_plan(_memo_from_board(), [BOARD_TEXT, "Wrote data/memo.docx (1 paragraph(s))."])
