@@ -27,7 +27,13 @@ MAX_CHARS = 256 * 1024
 def key_part(value: Any) -> Any:
     """A value as part of a key, apart from every value that builds apart though Python holds them
     equal: with its type (``1``, ``1.0`` and ``True``), a float by its ``repr`` (``0.0`` and
-    ``-0.0``), and a time with its zone and fold (two equal instants in two zones are written apart)."""
+    ``-0.0``), a time with its zone and fold (two equal instants in two zones are written apart),
+    and a tuple or frozenset by what it holds, each part so kept apart (``(1, 0.0)`` and
+    ``(True, -0.0)``)."""
+    if isinstance(value, tuple):
+        return tuple, tuple(key_part(v) for v in value)
+    if isinstance(value, frozenset):
+        return frozenset, frozenset(key_part(v) for v in value)
     if isinstance(value, datetime):
         return datetime, value.isoformat(), repr(value.tzinfo), value.fold
     if isinstance(value, (float, complex, Decimal)):
@@ -36,8 +42,8 @@ def key_part(value: Any) -> Any:
 
 
 class Kept(Generic[T]):
-    """The latest ``entries`` results made, by key: the one bounded cache of the builders (the
-    least recently used result goes first)."""
+    """The latest ``entries`` results made, by key: the bounded cache each builder keeps (the least
+    recently used result goes first)."""
 
     def __init__(self, entries: int = MAX_ENTRIES) -> None:
         self._entries = entries

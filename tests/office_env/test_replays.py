@@ -123,6 +123,7 @@ def test_remembered_keeps_results_by_value_type_and_zone_and_never_an_error():
     assert build("a") == build("a") and len(calls) == 1
     assert build(1) != build(1.0) and build(1) != build(True)  # equal values of two types are two keys
     assert build(0.0) != build(-0.0) and build(-0.0) == b"-0.0|"  # and two floats written apart
+    assert build((1, 0.0)) == b"(1, 0.0)|" and build((True, -0.0)) == b"(True, -0.0)|"  # inside a tuple too
     here, there = datetime(2024, 5, 3, 10, tzinfo=timezone(timedelta(hours=1))), datetime(2024, 5, 3, 9, tzinfo=UTC)
     assert here == there and build("t", here) != build("t", there)
     for _ in range(2):
