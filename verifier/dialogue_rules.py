@@ -150,9 +150,9 @@ class ValueHolder:
     def holds_wrong(self, index: int, value: str) -> bool:
         """``holds``, or for a file in a folder, its name without the folder: a turn that names an
         earlier or a near-miss file by its name alone ("the file from the old drive is
-        scores_old.xlsx") points at it as surely; so does one that names a file without a folder
-        by its name without its ending, where that name is no plain word ("report_old (in the
-        format from last time)")."""
+        scores2.xlsx") points at it as surely; so does one that names a file without a folder by
+        its name without its ending, where that name is no plain word ("save it as report2, in the
+        format from last time"); a figure or a clock with a point in it is no file."""
         if self.holds(index, value):
             return True
         name = bare_file(value)
