@@ -457,7 +457,7 @@ def _wrong_kind(piece: MemoryPiece, value: str, thread: str, mark: Mark, rng: ra
     """An earlier or near-miss file without a folder said as a final one is derived
     (``HISTORY.derive_file_kind`` of the time): an anchor names a kind of file ("the format from
     last time is .docx", unmarked: it holds no value) and the piece's line says the file by its
-    name against it ("generate a file report2 (in the format from last time) ...", marked as the
+    name against it ("generate a file report2 in the format from last time ...", marked as the
     value it is: its name says which copy). So a file's name said without its ending is no sign
     of the value that stands. [] when it is said outright, or when its name is a plain word that
     would not say which file it is."""

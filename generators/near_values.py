@@ -122,7 +122,7 @@ def _shift_date(value: str, rng: random.Random) -> str | None:
 def _other_copy(value: str, rng: random.Random) -> str:
     """Another copy of a file, told apart by a number alone (``midterm1.xlsx`` -> ``midterm2.xlsx``,
     ``report.docx`` -> ``report2.docx``): its name's words are the file's own, so a name said
-    without its ending ("report2 (in the format from the brief)") says no more than which copy it is."""
+    without its ending ("report2, in the format from the brief") says no more than which copy it is."""
     stem, ext = value.rsplit(".", 1)
     m = re.search(r"\d+$", stem)
     if m and rng.random() < 0.5:

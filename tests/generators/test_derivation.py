@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import re
 from datetime import date, datetime
 
 import pytest
@@ -61,6 +62,7 @@ def test_a_new_file_is_named_in_the_request_and_its_kind_in_another_turn() -> No
     assert d is not None and (d.rule, d.base) == ("file_type", ".pdf")
     relation = relation_phrase(d, random.Random(2), "admission.pdf")
     assert "admission" in relation and "the format from the brief" in relation and ".pdf" not in relation
+    assert "(" not in relation and relation.startswith("admission")  # speech: no parenthesis
     assert follows(d, "admission.pdf", relation=relation)
     # another ending, another name, or a relation that names no file does not give it
     assert not follows(d, "admission.docx", relation=relation) and not follows(d, "admissions.pdf", relation=relation)
@@ -203,8 +205,9 @@ def test_an_earlier_file_is_said_by_its_name_and_kind_as_the_final_one_is() -> N
         sessions = generate_dialogue(draft, seed=seed, now=NOW, user_first="Alex", days=5, plan=plan)
         assert check_dialogue(draft, sessions, min_days=5).passed, seed
         turns = [t for s in sessions for t in s.turns]
-        forms["final"] += any("m1" in t.evidence and "notes (" in t.text for t in turns)
-        earlier = [t for t in turns if "notes_2 (" in t.text]
+        forms["final"] += any("m1" in t.evidence and re.search(r"\bnotes,? in the ", t.text) for t in turns)
+        earlier = [t for t in turns if "notes_2" in t.text]
+        assert not any("(" in t.text for t in earlier)  # said as a person says it, never in parentheses
         assert all("m1" in t.superseded for t in earlier)
         forms["earlier"] += bool(earlier)
     assert forms["final"] >= 6 and forms["earlier"] >= 4, forms
@@ -213,12 +216,12 @@ def test_an_earlier_file_is_said_by_its_name_and_kind_as_the_final_one_is() -> N
 def test_a_turn_naming_an_earlier_file_by_its_name_alone_is_marked() -> None:
     piece = {"id": "m1", "kind": "action", "text": "save it as notes.docx", "value": "notes.docx", "cue": "requested",
              "superseded": ["notes_2.docx"]}
-    unmarked = _turns(("Save it as notes_2 (in the format from the brief).", ()), ("Okay.", ()),
+    unmarked = _turns(("Save it as notes_2, in the format from the brief.", ()), ("Okay.", ()),
                       ("Save it as notes.docx.", ("m1",)))
     problems = find_mark_problems([piece], unmarked)
     assert "day 1 turn 1: holds an earlier value of m1 but is not marked superseded" in problems
     # the final file's own name ("notes") is a plain word: it points at no earlier copy
-    plain = _turns(("Save it as notes (in the format from the brief).", ()), ("Okay.", ()),
+    plain = _turns(("Save it as notes, in the format from the brief.", ()), ("Okay.", ()),
                    ("Save it as notes.docx.", ("m1",)))
     assert not any("turn 1" in p for p in find_mark_problems([piece], plain))
     # an earlier figure with a decimal point is no file: a turn with its whole part is about something else

@@ -184,11 +184,13 @@ def _told(record: dict) -> list[str]:
 
     names = [a.lower() for kind in NAMED_KINDS for a in anchor_names(kind)]
     every = [t for s in record["dialogue"] for t in s["turns"]]
-    # a near miss asked in two turns: its request with the detail left out, the question, the near value
-    openers = {id(every[i - 2]) for i, t in enumerate(every) if i >= 2 and t["role"] == "user" and t.get("distractor")
-               and every[i - 1]["role"] == "assistant" and every[i - 2]["role"] == "user"}
     turns = [t for t in every if t["role"] == "user"]
     wrong = [n for t in turns if t.get("distractor") for n in names if n in t["text"].lower()]
+    # a near miss asked in two turns: its request with the detail left out, the question, the near value
+    # (or the reference to a near-miss file's marked anchor: "the file HR shared I told you about")
+    openers = {id(every[i - 2]) for i, t in enumerate(every) if i >= 2 and t["role"] == "user"
+               and (t.get("distractor") or any(n in t["text"].lower() for n in wrong))
+               and every[i - 1]["role"] == "assistant" and every[i - 2]["role"] == "user"}
     return [t["text"].lower() for t in turns if t.get("thread", "").startswith("w") and not t.get("distractor")
             and id(t) not in openers and not any(n in t["text"].lower() for n in wrong)]
 
