@@ -170,7 +170,8 @@ class HistoryWriter:
                  full_name: float = HISTORY.full_name,
                  answers: Sequence[str] = (), currency: str = "",
                  absences: Sequence[tuple[str, date, date]] = (), told: Sequence[ToldJob] = (),
-                 siblings: Sequence[Sibling] = (), named_answers: float = 0.0, anchors: Sequence[str] = ()) -> None:
+                 siblings: Sequence[Sibling] = (), named_answers: float = 0.0, anchors: Sequence[str] = (),
+                 bare_values: bool = True) -> None:
         """``absences``: ``(first name, first day, last day)`` of each span the office shows a
         colleague away; the other work names none of them doing anything on those days, and the
         small talk of those days does not name them. ``told``: jobs for later that other tasks
@@ -178,8 +179,12 @@ class HistoryWriter:
         ``siblings``: the sibling works the plan tells (threads ``w1``...; fewer jobs for later then).
         ``named_answers``: the share of two-turn details whose answer names the work (``answer.named``).
         ``anchors``: the named things the history's values are said against (``history_plan``): no
-        small talk or other talk names one, so "the day after the audit" can mean one audit only."""
+        small talk or other talk names one, so "the day after the audit" can mean one audit only.
+        ``bare_values``: whether a turn may be a value alone ("1." after "What's the number, then?");
+        without, a two-turn detail's answer always says it in words ("It's 1."), the task's, its
+        near misses' and the other works' alike."""
         self.rng = rng
+        self.bare_values = bare_values
         self.shape_seed = rng.random()  # drawn first: what lines must avoid never changes the days' lengths
         # what the agent must find in the office: no line says it, even by chance ("4" in "4 pm")
         self.answers = Keywords(str(a) for a in answers if str(a).strip())
@@ -270,6 +275,8 @@ class HistoryWriter:
             low = text.lower()
             if must and must not in text:
                 return False
+            if must and not self.bare_values and text.strip(" .!?") == must.strip(" .!?"):
+                return False  # the value alone: a template's slot, not what a person says
             if not question and text.rstrip().endswith("?"):
                 return False
             if self.answers.any_in(text.replace(must, " ") if must else text):  # "a gap or two" says 2
@@ -744,6 +751,7 @@ def generate_dialogue(
     stated_full_names: float | None = None,
     told: Sequence[ToldJob] = (),
     siblings: Sequence[Sibling] = (),
+    bare_values: bool = True,
 ) -> list[Session]:
     """Write ``days`` sessions of chat for ``draft`` (see the module docstring).
 
@@ -758,6 +766,7 @@ def generate_dialogue(
     other lines about the work call it so nearly as often, ``HISTORY.long_history_full_name``).
     ``told``: other tasks' jobs, said as this history's jobs for later before the bank's.
     ``siblings``: the sibling works the plan tells (``plan_dialogue``); with them, fewer jobs for later.
+    ``bare_values``: whether a turn may be a value alone (``HistoryWriter``; Plus says none).
     The same arguments give the same sessions; another ``seed`` or ``feedback`` another history.
     Raises ``ValueError`` for impossible input (``days`` < 1, ``utterances_per_day`` < 2, an
     empty memory value, duplicate memory ids, a correction with one day, or a value so generic
@@ -784,6 +793,7 @@ def generate_dialogue(
                            full_name=HISTORY.long_history_full_name if long else HISTORY.full_name,
                            answers=answers, currency=currency, absences=absences, told=told, siblings=siblings,
                            named_answers=HISTORY.long_history_named_answers if long else HISTORY.named_answers,
-                           anchors=sorted({e.anchor for d in plan for e in d.events if e.anchor}))
+                           anchors=sorted({e.anchor for d in plan for e in d.events if e.anchor}),
+                           bare_values=bare_values)
     writer.told_siblings(plan, siblings)
     return [writer.day(day_plan, utterances_per_day) for day_plan in plan]

@@ -817,7 +817,8 @@ def regenerate(seed_task: SeedLike, *, seed: int, days: int = 5, utterances_per_
             draft.sessions = generate_dialogue(
                 planned, seed=seed, now=now, user_first=_first_name(seed_task.username),
                 days=days, utterances_per_day=utterances_per_day, feedback=feedback, plan=plan,
-                stated_full_names=HISTORY.plus_stated_full_names, told=told, siblings=siblings, **persona)
+                stated_full_names=HISTORY.plus_stated_full_names, told=told, siblings=siblings,
+                bare_values=False, **persona)
         except ValueError as exc:  # a value too generic for the banks: carry whole clauses instead
             last_error = exc
             continue

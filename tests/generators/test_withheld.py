@@ -280,3 +280,40 @@ def test_a_near_value_asked_for_another_work_comes_in_the_requests_own_two_turns
                     seen[mark] += 1
                     assert not opener.evidence and not opener.distractor  # the request holds no value
     assert seen["evidence"] and seen["distractor"], seen
+
+
+def test_a_plus_answer_never_gives_a_value_alone_as_a_whole_turn():
+    """"What's the number, then?" is answered "It's 1." in Plus, never "1.": a writer without bare
+    values draws every answer line but the value alone, for any detail alike."""
+    from generators.dialogue_offline import HistoryWriter
+    from generators.model import MemoryPiece
+
+    piece = MemoryPiece("m1", "fact", "the midterm is 1", "1", cue="note", about="the midterm task")
+    when = datetime(2024, 5, 20, 10, 0)
+
+    def answers(bare: bool) -> list[str]:
+        writer = HistoryWriter([piece], rng=random.Random(3), user_first="Alex", bare_values=bare)
+        ctx = {**writer._slots("the midterm task", when), "value": "1"}
+        out = []
+        for _ in range(len(threads().lines[("answer", "any")])):
+            try:
+                out.append(writer._line("answer", "any", ctx, "1"))
+            except ValueError:
+                break
+        return out
+
+    assert "1." in answers(True)  # the default (Neo) writer may say it
+    plus = answers(False)
+    assert plus and not any(a.strip(" .!?") == "1" for a in plus) and all("1" in a for a in plus)
+
+
+def test_a_plus_history_has_no_user_turn_that_is_a_value_alone():
+    # (seed 9 with bare values allowed: "answer, in the file type the reviewers asked for." as a turn)
+    for seed in (8, 9):
+        draft = regenerate(Seed("Find the lowest score of midterm 1 in data/scores.xlsx and write it into answer.txt"),
+                           seed=seed)
+        values = {v.lower() for p in draft.memory for v in (p.value, p.said_as, *p.superseded,
+                                                              *(d.value for d in p.distractors)) if v}
+        bare = [t.text for s in draft.sessions for t in s.turns if t.role == "user"
+                and t.text.strip(" .!?").lower() in values]
+        assert not bare, bare
