@@ -545,13 +545,17 @@ def fit_siblings(days: list[DayPlan], utterances_per_day: int, rng: random.Rando
     """Keep of each day's sibling threads (the unmarked events of ``w`` threads) those that fit
     beside the task's work in a day of ``utterances_per_day`` (its pairs less a greeting and a
     goodbye), in a drawn order: a short day tells fewer siblings, never a longer day for them. A
-    near miss of the task's said of a sibling work is the task's event: it always stays."""
+    near miss of the task's said of a sibling work is the task's event: it always stays, and so
+    does the unmarked half of its pair (the anchor that says a near-miss file's kind, the reference
+    to a near-miss file's anchor), without which its marked half names a thing never said."""
     for plan in days:
+        marked = [e for e in plan.events if e.mark]
         siblings: dict[str, list[Event]] = {}
         for event in plan.events:
-            if event.thread.startswith("w") and not event.mark:
+            if event.thread.startswith("w") and not event.mark and not any(_pair(event, m) for m in marked):
                 siblings.setdefault(event.thread, []).append(event)
-        task = [e for e in plan.events if not (e.thread in siblings and not e.mark)]
+        told = {id(e) for events in siblings.values() for e in events}
+        task = [e for e in plan.events if id(e) not in told]
         left = utterances_per_day // 2 - 2 - event_pairs(task)
         if sum(event_pairs(v) for v in siblings.values()) <= left:
             continue
@@ -563,7 +567,8 @@ def fit_siblings(days: list[DayPlan], utterances_per_day: int, rng: random.Rando
                 left -= event_pairs(siblings[thread])
             else:
                 dropped.add(thread)
-        plan.events = [e for e in plan.events if e.mark or e.thread not in dropped]
+        gone = {id(e) for thread in dropped for e in siblings[thread]}
+        plan.events = [e for e in plan.events if id(e) not in gone]
 
 
 def _work_for(piece: MemoryPiece, near: str, threads: list[str], cues: dict[str, set[str]],

@@ -221,3 +221,28 @@ def test_a_prompt_leaves_out_what_an_event_shares_with_the_one_before_and_reads_
     assert shown[3] == {"move": "recap", "thread": "w2", "memory": None, "cue": None, "about": None}
     assert shown[4] == events[4].to_dict()
     assert [e.to_dict() for e in events_from_prompt(shown)] == [e.to_dict() for e in events]
+
+
+def test_a_short_day_keeps_a_near_miss_said_of_another_work_with_the_anchor_that_explains_it():
+    """A near-miss file said by its name against a kind of file for another work ("notes_2, in the
+    format from last time") keeps its anchor turn ("the format from last time is .docx") on a day
+    too short for that work's own talk: the pair stays together while the rest of the work goes."""
+    from dataclasses import replace
+
+    from generators.history_plan import DayPlan, fit_siblings
+    from generators.model import Derivation
+
+    piece = MemoryPiece("m1", "action", "save it as notes.docx", "notes.docx", thread="t1", cue="requested",
+                        about="the notes document")
+    near = replace(piece, said_as="notes_2, in the format from last time",
+                   derived=Derivation("file_type", 0, "the format from last time", ".docx"))
+    anchor = Event("anchor", "w1", piece, ".docx", about="the budget memo", anchor="the format from last time",
+                   kind="file_type")
+    said = Event("distract", "w1", near, near.said_as, mark="distractor", about="the budget memo")
+    other = MemoryPiece("s1m1", "fact", "the budget is 400", "400", thread="w1", cue="note", about="the budget memo")
+    talk = [Event("state", "w1", other, "400"), Event("mention", "w1", other), Event("mention", "w2", other)]
+    for pair in ([anchor, said], [said, anchor]):
+        plan = DayPlan(1, date(2024, 5, 17), [Event("raise", "t1", piece), *pair, *talk])
+        fit_siblings([plan], utterances_per_day=10, rng=random.Random(0))
+        assert anchor in plan.events and said in plan.events
+        assert not any(e in plan.events for e in talk)  # the works' own talk does not fit the day
