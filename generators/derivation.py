@@ -95,7 +95,7 @@ def _day(value: str, said_on: date) -> date | None:
     return when if isinstance(when, date) and not isinstance(when, datetime) else None
 
 
-def _write_day(day: date, like: str) -> str:
+def write_day(day: date, like: str) -> str:
     """``day`` written as ``like`` writes a day (an ISO date, "5/17/2024", or "Wednesday March 26")."""
     if _US_DAY.match(like):
         return f"{day.month:0{2 if like.startswith('0') else 1}d}/{day.day:0{2 if '/0' in like else 1}d}/{day.year}"
@@ -138,7 +138,7 @@ def _candidates(kind: str, value: str, said_on: date, people: Collection[str]) -
         for rule, amount in (("days_after", 1), ("days_after", 2), ("days_before", 1)):
             base = day - timedelta(_signed(rule, amount))
             if base.weekday() < 5:
-                out.append((rule, amount, _write_day(base, value)))
+                out.append((rule, amount, write_day(base, value)))
     elif kind == "time":
         clock = _clock(value)
         if clock is None:

@@ -44,6 +44,7 @@ from generators.derivation import (
     file_parts,
     kind_of,
     relation_phrase,
+    write_day,
     written_day,
 )
 from generators.model import Derivation, MemoryPiece
@@ -493,19 +494,23 @@ def _free_anchors(days: list[DayPlan], groups: list[tuple[str, list[MemoryPiece]
     # in the form the history's own files take (a bare name where they are in folders, else spoken)
     files = [p.value for _, members in groups for p in members if kind_of(p.cue, p.value) == "file"]
     folders = any("/" in f for f in files)
+    # where the history writes its days in digits (5/17/2024), a day named for nothing is written so too
+    like = next((p.value for _, members in groups for p in members if written_day(p.value)), "")
     for thread, members in groups:
         wanted = [kind for kind in derived_kinds.get(thread, ()) if rng.random() < HISTORY.free_anchor_beside]
         if rng.random() < HISTORY.free_anchor:
             wanted.append("file" if files and rng.random() < 0.5 else rng.choice(kinds))
         for kind in wanted:
             _free_anchor(days, thread, members[0], kind, rng, first_days.get(thread, 0), used, details, busy_days,
-                         firsts, folders)
+                         firsts, folders, like)
 
 
 def _free_anchor(days: list[DayPlan], thread: str, piece: MemoryPiece, kind: str, rng: random.Random, first: int,
-                 used: set[str], details: set[str], busy_days: set[date], firsts: list[str], folders: bool) -> None:
+                 used: set[str], details: set[str], busy_days: set[date], firsts: list[str], folders: bool,
+                 like: str = "") -> None:
     """One anchor of ``kind`` named for nothing in ``thread``, on a quiet day from its first on
-    (none when its names are used up or its value would be another detail's)."""
+    (none when its names are used up or its value would be another detail's); a day is written as
+    ``like`` writes one when given (the history's days in digits), else in words."""
     names = [a for a in anchor_names(kind) if a not in used]
     # on one of the quietest days from the thread's first on: talk for nothing never makes a day long
     pairs = {i: event_pairs(days[i].events) for i in range(first, len(days))}
@@ -514,7 +519,8 @@ def _free_anchor(days: list[DayPlan], thread: str, piece: MemoryPiece, kind: str
     said_on = days[index].date
     if kind == "day":  # a working day of the next weeks that no detail names
         free = [d for k in range(1, 13) if (d := said_on + timedelta(days=k)).weekday() < 5 and d not in busy_days]
-        said = say_day(rng.choice(free), said_on) if free else ""
+        picked = rng.choice(free) if free else None
+        said = "" if picked is None else write_day(picked, like) if like else say_day(picked, said_on)
     elif kind == "time":
         said = f"{rng.randint(8, 16)}:{rng.choice(('00', '30'))}"
     elif kind == "number":

@@ -250,3 +250,26 @@ def test_a_near_value_takes_the_place_of_the_value_where_it_stands_as_a_word_of_
     assert in_place("set the hw5 score of Bob to 5", "5", "6") == "set the hw5 score of Bob to 6"
     assert in_place("find the lowest score of midterm 1.", "1", "2") == "find the lowest score of midterm 2."
     assert in_place("the total is 12.5 now", "12", "13") == ""  # a figure's whole part is no value of its own
+
+
+DAY_DRAFT = TaskDraft(
+    family="plus", apps=["calendar"], difficulty="medium", description="Add the review on 5/17/2024.",
+    intent="Add the review.", subtasks=["Add it."], evaluation=[],
+    memory=[MemoryPiece("m1", "action", "add the review on 5/17/2024", "5/17/2024", thread="t1",
+                        cue="requested", about="the review event", said_as="the day after the audit",
+                        derived=Derivation("days_after", 1, "the audit", "5/16/2024"))],
+    query="Add the review event now.", oracle=[])
+
+
+def test_where_days_are_written_in_digits_a_day_named_for_nothing_is_written_so_too() -> None:
+    """An anchor no value is said against says its day as the history's own days are written: a
+    day in words beside digit days would tell the anchors that matter from those that do not."""
+    free = 0
+    for seed in range(80):
+        plan, _ = plan_dialogue(DAY_DRAFT, seed=seed, now=NOW, days=5)
+        for day in plan:
+            for event in day.events:
+                if event.move == "anchor" and event.kind == "day":
+                    assert re.fullmatch(r"\d{1,2}/\d{1,2}/\d{4}", event.said), (seed, event.said)
+                    free += not event.mark
+    assert free >= 4, free
