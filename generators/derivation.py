@@ -202,6 +202,12 @@ def file_parts(value: str) -> tuple[str, str] | None:
     return (m.group(1), f".{m.group(2)}") if kind in file_kinds() or kind in NAMED_ONLY_KINDS else None
 
 
+def names_a_copy(name: str) -> bool:
+    """Whether a file's name without its ending is no plain word: it holds "_" or a digit
+    ("report2", "notes_2"), so said alone it still says which copy of a file it is."""
+    return re.search(r"[_\d]", name) is not None
+
+
 def file_base(value: str) -> str:
     """What an anchor says of a file: its name without the folder ("data/scores.xlsx" ->
     "scores.xlsx"), or for a name without a folder, the file as people call it (``spoken_file``)."""

@@ -157,6 +157,7 @@ def in_place(sentence: str, value: str, said: str) -> str:
     alone = re.compile(rf"(?<![\w.]){re.escape(value)}(?!\w|\.\w)")
     return alone.sub(lambda _: said, sentence, count=1) if alone.search(sentence) else ""
 
+
 class HistoryWriter:
     """Writes the sessions of one history, day by day, from its plan. Holds what must not repeat
     (every composer remembers what it produced) and the values no unmarked turn may hold, and the

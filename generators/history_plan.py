@@ -43,6 +43,7 @@ from generators.derivation import (
     file_base,
     file_parts,
     kind_of,
+    names_a_copy,
     relation_phrase,
     write_day,
     written_day,
@@ -373,9 +374,7 @@ def _derive(piece: MemoryPiece, fix_day: int, start: int, dates: list[date], rng
         if derivation is None:
             return None
         relation = relation_phrase(derivation, rng, piece.value)
-        # not "10 more than ..." where 10 is another detail of the history
-        low = relation.lower()
-        if not any(v in low and re.search(rf"(?<![\w.]){re.escape(v)}(?![\w.])", low) for v in details):
+        if not _names_detail(relation, details):  # not "10 more than ..." where 10 is another detail
             break
     else:
         return None
@@ -396,6 +395,13 @@ def _derive(piece: MemoryPiece, fix_day: int, start: int, dates: list[date], rng
     used.add(derivation.anchor)
     return index, Event("anchor", piece.thread, replace(piece, said_as=relation, derived=derivation), said,
                         anchor=derivation.anchor, kind=anchor_kind(kind))
+
+
+def _names_detail(relation: str, details: set[str]) -> bool:
+    """Whether a relation's words name another detail of the history as a word of its own ("10
+    more than the old limit" where 10 is another detail): it would say two values at once."""
+    low = relation.lower()
+    return any(v in low and re.search(rf"(?<![\w.]){re.escape(v)}(?![\w.])", low) for v in details)
 
 
 def _named_apart(piece: MemoryPiece) -> bool:
@@ -444,7 +450,7 @@ def _wrong_reference(piece: MemoryPiece, value: str, thread: str, mark: Mark, rn
     if derivation is None:
         return []
     relation = relation_phrase(derivation, rng)
-    if any(re.search(rf"(?<![\w.]){re.escape(v)}(?![\w.])", relation.lower()) for v in details):
+    if _names_detail(relation, details):
         return []
     used.add(derivation.anchor)
     said = replace(piece, said_as=relation, derived=derivation)
@@ -464,14 +470,14 @@ def _wrong_kind(piece: MemoryPiece, value: str, thread: str, mark: Mark, rng: ra
     would not say which file it is."""
     parts = file_parts(value)
     if rng.random() >= HISTORY.derive_file_kind or not _named_apart(piece) or not parts or \
-            not re.search(r"[_\d]", parts[0]):
+            not names_a_copy(parts[0]):
         return []
     names = [a for a in anchor_names("file_type") if a not in used]
     derivation = draw_derivation(piece.cue, value, date.min, names, rng, avoid=details)
     if derivation is None:
         return []
     relation = relation_phrase(derivation, rng, value)
-    if any(re.search(rf"(?<![\w.]){re.escape(v)}(?![\w.])", relation.lower()) for v in details):
+    if _names_detail(relation, details):
         return []
     used.add(derivation.anchor)
     said = replace(piece, said_as=relation, derived=derivation)

@@ -25,7 +25,7 @@ from collections.abc import Iterable, Mapping
 from datetime import date, datetime
 from typing import Any
 
-from generators.derivation import PRESUPPOSED, file_parts, follows
+from generators.derivation import PRESUPPOSED, file_parts, follows, names_a_copy
 from generators.model import Derivation, Session, TaskDraft, Turn, Verdict
 from generators.specifics import says_value
 from generators.spoken_time import read_times, say_window, value_time
@@ -113,10 +113,6 @@ def bare_file(value: str) -> str:
     return m.group(1) if m else ""
 
 
-# a file's name (without its ending) that is no plain word: it holds "_" or a digit
-_NO_PLAIN_WORD = re.compile(r"[\w-]*[_\d][\w-]*")
-
-
 class ValueHolder:
     """Which turns hold a value: written out, a clock range in words ("10:00 to 17:00"), or (a day
     or a moment) named in words on the day the turn was said ("Thursday next week at 14:00";
@@ -158,7 +154,7 @@ class ValueHolder:
         name = bare_file(value)
         if not name:  # a file without a folder, by its name without its ending
             parts = file_parts(value.strip())
-            stem = parts[0] if parts is not None and _NO_PLAIN_WORD.fullmatch(parts[0]) else ""
+            stem = parts[0] if parts is not None and names_a_copy(parts[0]) else ""
             return bool(stem) and re.search(rf"(?<![\w./-]){re.escape(stem.lower())}(?![\w-]|\.\w)",
                                             self.turns[index][3]) is not None
         return re.search(rf"(?<![\w./-]){re.escape(name.lower())}(?![\w-])", self.turns[index][3]) is not None
