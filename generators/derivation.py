@@ -29,10 +29,9 @@ from datetime import date, datetime, timedelta
 from decimal import Decimal
 
 from generators.model import Derivation
-from generators.specifics import NAMED_ONLY_KINDS
+from generators.specifics import is_file_kind
 from generators.spoken_time import WINDOW_VALUE, value_time
 from generators.thread_bank import SENTENCE_CUES, threads
-from office_env.apps import file_kinds
 
 # The role a value plays decides whether it can be derived and how.
 DAY_CUES = frozenset({"follow_up_day", "session_day", "meeting_day", "move_day"})
@@ -198,8 +197,7 @@ def file_parts(value: str) -> tuple[str, str] | None:
     m = _FILE.match(value)
     if m is None or "/" in value or not any(c.isalpha() for c in m.group(1)):
         return None
-    kind = m.group(2).lower()
-    return (m.group(1), f".{m.group(2)}") if kind in file_kinds() or kind in NAMED_ONLY_KINDS else None
+    return (m.group(1), f".{m.group(2)}") if is_file_kind(m.group(2).lower()) else None
 
 
 def names_a_copy(name: str) -> bool:

@@ -51,11 +51,11 @@ from datetime import date
 from typing import Iterable
 
 from generators.spoken_time import names_value
-from office_env.apps import file_kind_pattern, registered_apps, registry_cache
+from office_env.apps import file_kind_pattern, file_kinds, registered_apps, registry_cache
 from office_env.money import CODE
 
 __all__ = ["Specific", "find_specifics", "locate_specifics", "check_specifics", "contains_specific",
-           "normalize", "file_extensions", "NAMED_ONLY_KINDS", "KINDS"]
+           "normalize", "file_extensions", "is_file_kind", "NAMED_ONLY_KINDS", "KINDS"]
 
 KINDS = ("quoted", "email", "file", "date", "time", "number", "app", "person")
 
@@ -69,6 +69,11 @@ def file_extensions() -> str:
     specifics' files, the gameability detectors' file names): ``office_env.apps.file_kinds`` (every
     registered app's kinds and the few no app opens), then ``NAMED_ONLY_KINDS``."""
     return file_kind_pattern(*NAMED_ONLY_KINDS)
+
+
+def is_file_kind(kind: str) -> bool:
+    """Whether a file named in a text may end in ``kind`` (lower case): one of ``file_extensions``'."""
+    return kind in file_kinds() or kind in NAMED_ONLY_KINDS
 
 
 @dataclass(frozen=True)
