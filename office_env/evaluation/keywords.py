@@ -119,8 +119,8 @@ class Haystack:
     """A text prepared once for many keyword look-ups; ``day_first``: the office's order of a
     date's day and month in numbers (None: unknown, both readings count)."""
 
-    def __init__(self, text: str, day_first: bool | None = None) -> None:
-        self.text = normalize(text)
+    def __init__(self, text: str, day_first: bool | None = None, *, normalized: bool = False) -> None:
+        self.text = text if normalized else normalize(text)  # normalized: ``normalize`` already gave it
         self.day_first = day_first
         self._numbers: frozenset[float] | None = None
         self._amounts: frozenset[tuple[float, str]] | None = None
@@ -388,10 +388,14 @@ def clock_spans(text: str) -> list[tuple[int, int, tuple[int, int]]]:
     return _clock_spans(text)
 
 
+MAX_SEEN_TEXTS = 4096  # the answers one Keywords keeps (then it starts again empty)
+
+
 class Keywords:
     """Keywords prepared once for look-ups in many texts (the same matching as ``Haystack.has``)."""
 
     def __init__(self, keywords: Iterable[Any]) -> None:
+        self._seen: dict[str, bool] = {}  # text -> any_in's answer: a writer asks again of lines it drew before
         self.texts: list[str] = []
         self.numbers: set[float] = set()
         self.clocks: set[tuple[int, int]] = set()
@@ -410,18 +414,31 @@ class Keywords:
                 sets[kind].add(value)
 
     def any_in(self, text: str) -> bool:
-        """Whether ``text`` holds any of the keywords (its numbers are read only when it has a digit)."""
+        """Whether ``text`` holds any of the keywords (its numbers are read only when it has a digit);
+        the answers for the latest texts asked about are kept (the keywords never change)."""
+        seen = self._seen
+        found = seen.get(text)
+        if found is None:
+            if len(seen) >= MAX_SEEN_TEXTS:
+                seen.clear()
+            found = seen[text] = self._any_in(text)
+        return found
+
+    def _any_in(self, text: str) -> bool:
+        normal: str | None = None
         if self.texts:
             normal = normalize(text)
             if any(needle in normal for needle in self.texts):
                 return True
-        if self.amounts and not self.amounts.isdisjoint(_amounts_in(normalize(text))):
-            return True
+        if self.amounts:
+            normal = normal if normal is not None else normalize(text)
+            if not self.amounts.isdisjoint(_amounts_in(normal)):
+                return True
         spelled = self.numbers and (not self.numbers.isdisjoint(_SPELLED_VALUES)
                                     or max(self.numbers) >= _WORDED_AMOUNTS_FROM) and _SPELLED_RE.search(text)
         noon = self.clocks and _TEXT_NOON_RE.search(text.lower())
         if (self.numbers or self.clocks or self.dates) and (_DIGIT_RE.search(text) or spelled or noon):
-            hay = Haystack(text)
+            hay = Haystack(normal if normal is not None else normalize(text), normalized=True)
             if self.clocks and not self.clocks.isdisjoint(hay.clocks()):
                 return True
             if self.dates and any(hay.has_date(day) for day in self.dates):
