@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, replace
 from datetime import date, datetime
 from email.utils import parsedate_to_datetime
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Any, Callable
 
 from generators.chances import DRAFT
@@ -457,14 +457,26 @@ def present_on(inp: FamilyInput, day: date) -> list[tuple[str, str]]:
     ahead, an out-of-office notice): nobody is invited to a meeting on a day they said they are out."""
     away = set()
     for m in inbox_of(inp.notes, inp.user):
-        try:
-            sent = parsedate_to_datetime(m.get("date", "")).date()
-        except (TypeError, ValueError):
-            continue
-        span = away_span(own_words(m), sent)
+        when = m.get("date", "")
+        span = _away_said(when, str(m.get("body", ""))) if isinstance(when, str) else _away_of(m)
         if span is not None and span[0] <= day <= span[1]:
             away.add(sender_user(m))
     return [(u, n) for u, n in inp.colleagues if u not in away]
+
+
+def _away_of(message: dict[str, Any]) -> tuple[date, date, bool] | None:
+    """The days a mail says its sender is away (``away_span`` of its own words on the day it was
+    sent); None when it says none or its date does not read."""
+    try:
+        sent = parsedate_to_datetime(message.get("date", "")).date()
+    except (TypeError, ValueError):
+        return None
+    return away_span(own_words(message), sent)
+
+
+@lru_cache(maxsize=1024)  # the drafts of one world read its inbox again, family after family
+def _away_said(when: str, body: str) -> tuple[date, date, bool] | None:
+    return _away_of({"date": when, "body": body})
 
 
 def mails_someone_away(inp: FamilyInput, draft: TaskDraft) -> bool:

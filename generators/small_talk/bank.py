@@ -490,9 +490,10 @@ def _paired(entry: Entry) -> bool:
     return any(p[0] == 1 and "." in p[1] for fparts in (entry.parts, *entry.fields) for p in fparts)
 
 
-def answer_pools(pools: dict[str, Pool], beat: str) -> list[str]:
-    """The pools the answers of ``beat`` ("topic.beat") are captured from (aliases resolved)."""
-    families = families_of(pools)
+def answer_pools(pools: dict[str, Pool], beat: str, families: dict[str, list[str]] | None = None) -> list[str]:
+    """The pools the answers of ``beat`` ("topic.beat") are captured from (aliases resolved);
+    ``families``: ``families_of(pools)``, when the caller asks of every beat and has it already."""
+    families = families if families is not None else families_of(pools)
     out: list[str] = []
     for entry in pools[f"{beat}.ans"].entries:
         for part in entry.parts:
@@ -511,11 +512,12 @@ def _check_kinds(bank: Bank) -> None:
     pools = bank.pools
     asks: set[str] = set()
     answers: set[str] = set()
+    families = families_of(pools)
     for topic in TOPICS:
         for beat in beats_of(pools, topic):
             name = f"{topic}.{beat}"
             asks.add(f"{name}.ask")
-            found = answer_pools(pools, name)
+            found = answer_pools(pools, name, families)
             answers.update(found)
             given = frozenset().union(*(e.gives for n in found for e in pools[n].entries))
             for entry in pools[f"{name}.ask"].entries:

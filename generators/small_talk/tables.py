@@ -31,7 +31,7 @@ FAMILIES: dict[str, list[str]] = families_of(POOLS)
 TOPIC_BEATS: dict[str, tuple[str, ...]] = {t: tuple(beats_of(POOLS, t)) for t in TOPICS}
 # The pools answers to follow-up questions are drawn from: drawn with a question's kinds in force
 ANSWERS: frozenset[str] = frozenset(n for t, beats in TOPIC_BEATS.items() for b in beats
-                                     for n in answer_pools(POOLS, f"{t}.{b}"))
+                                     for n in answer_pools(POOLS, f"{t}.{b}", FAMILIES))
 
 # --------------------------------------------------------------------------------------------
 # Composition
