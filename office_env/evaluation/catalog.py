@@ -169,19 +169,26 @@ _VALID_KEPT = 1024
 _VALID_MAX_CHARS = 100_000
 
 
-def _check_valid(criteria: Any, file: str) -> None:
-    """Raise ``InvalidCriteria`` unless ``criteria`` validates; a list found valid before (the same
-    repr: types and order included) is not validated again."""
+def criteria_problems(criteria: Any, file: str = "") -> list[Problem]:
+    """:func:`validate_criteria`, but a list found valid before (the same repr: types and order
+    included) is not validated again: a build's schema gate validates a task's criteria, then its
+    replays score them."""
     key = repr(criteria) if isinstance(criteria, list) else None
     if key is not None and key in _VALID:
-        return
+        return []
     problems = validate_criteria(criteria, file=file)
-    if problems:
-        raise InvalidCriteria(problems)
-    if key is not None and len(key) <= _VALID_MAX_CHARS:
+    if not problems and key is not None and len(key) <= _VALID_MAX_CHARS:
         if len(_VALID) >= _VALID_KEPT:
             _VALID.clear()
         _VALID.add(key)
+    return problems
+
+
+def _check_valid(criteria: Any, file: str) -> None:
+    """Raise ``InvalidCriteria`` unless ``criteria`` validates (:func:`criteria_problems`)."""
+    problems = criteria_problems(criteria, file)
+    if problems:
+        raise InvalidCriteria(problems)
 
 
 def evaluate_criteria(workspace: Workspace, criteria: list[dict[str, Any]],
