@@ -61,7 +61,6 @@ class HistoryChances:
     # a request's near-miss value said of another work is said in the request's own sentence, in the lines
     # the request is (a whole-clause near miss always is): the sentence frame holds right and wrong alike
     near_in_sentence: float = 0.5
-    clause_elsewhere: float = 0.9  # a whole changed request (a near miss) is asked for another work, not its own
     work_share: float = 0.36  # target share of work turns (task and other work) in a day
     long_history_work_share: float = 0.5  # the same over weeks of history (more work, less small talk a day)
     short_opens: float = 0.5  # a short session has an opener

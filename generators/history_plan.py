@@ -588,16 +588,18 @@ def _work_for(piece: MemoryPiece, near: str, threads: list[str], cues: dict[str,
     """The thread of another work a near miss of ``piece`` is said of: one whose own details are
     of the same kind (a room said for another offsite, a file for another report); "" when none
     is, and the near miss is said in its own sentence. A near miss of a request's value (a file, a
-    day, a figure, a person) is said for another work where another work has a detail of that
-    kind; a near miss that is a whole changed request, ``HISTORY.clause_elsewhere`` of the time
-    for another work that has requests, as a wrong plan asked for in the lines the right one is
-    (the writer says it as a request). Otherwise it stays with its work, in its own sentence."""
+    day, a figure, a person) is said for another work that has a detail of that kind, else for any
+    other work; a near miss that is a whole changed request for another work that has requests,
+    else for any other work, as a wrong plan asked for in the lines the right one is (the writer
+    says it as a request). A request's near miss stays with its own work (in a register no right
+    value takes) only in a history with no other work."""
     if piece.cue in SENTENCE_CUES:  # its value alone, said for another work that has one of its kind
         kind = withheld_kind(near)
-        if kind is None and changed_clause(piece, near) and rng.random() < HISTORY.clause_elsewhere:
+        if kind is None and changed_clause(piece, near):
             fits = sorted(t for t in threads if cues[t] & SENTENCE_CUES)
         else:
             fits = sorted(t for t in threads if kind and kind in kinds[t])
+        fits = fits or sorted(threads)
     else:
         fits = sorted(t for t in threads if piece.cue and piece.cue in cues[t])
     return rng.choice(fits) if fits else ""

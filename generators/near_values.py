@@ -158,7 +158,7 @@ def near_value(value: str, kind: str, rng: random.Random) -> str | None:
         words = value.split()
         swap = _app_swaps().get(words[-1].lower())
         if swap:
-            swap = swap.upper() if words[-1].isupper() and swap == "pdf" else (
+            swap = swap.upper() if words[-1][:1].isupper() and swap == "pdf" else (  # PDF, never Pdf
                 swap.capitalize() if words[-1][:1].isupper() else swap)
             return swap
     return None

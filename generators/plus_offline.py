@@ -540,9 +540,15 @@ def _weak(value: str, kind: str) -> bool:
     return kind == "app" or not _distinctive(value)
 
 
+def _cased(word: str, like: str) -> str:
+    """``word`` written in the case ``like`` is written in (Highest -> Lowest, HIGHEST -> LOWEST)."""
+    return word.upper() if like.isupper() and len(like) > 1 else word.capitalize() if like[:1].isupper() else word
+
+
 def _sentence_near(piece: MemoryPiece, others: Sequence[str], rng: random.Random) -> Distractor | None:
     """A near miss of a piece whose value has none of its own (another app, a whole clause): the
-    piece's sentence with one specific changed (or the app it names: "a new word file"), said as
+    piece's sentence with one specific changed (or the app it names: "a new pdf file", or for a whole
+    clause a word of the bank's ``near_word`` pairs: "the lowest score" for "the highest"), said as
     an old note or a colleague's guess; its value is that whole sentence (no other turn holds it)
     and holds no value of ``others``. None when nothing in it can change."""
     text = piece.text.rstrip(" .?!")
@@ -551,6 +557,11 @@ def _sentence_near(piece: MemoryPiece, others: Sequence[str], rng: random.Random
     tables = app_tables()
     if tables.file_apps and (piece.value == piece.text or piece.value.lower() in tables.file_apps):
         changes += [(m.start(), m.end(), near_value(m.group(1), "app", rng)) for m in tables.file_app.finditer(text)]
+    if piece.value == piece.text:  # another item of the same kind: "the lowest score" for "the highest"
+        swaps, own = threads().near_words, set(re.findall(r"[a-z]+", text.lower()))
+        changes += [(m.start(), m.end(), _cased(swaps[m.group(0).lower()], m.group(0)))
+                    for m in re.finditer(r"(?<![\w'-])[A-Za-z]+(?![\w'-])", text)
+                    if m.group(0).lower() in swaps and swaps[m.group(0).lower()] not in own]
     for start, end, alt in rng.sample(changes, len(changes)):
         if not alt or alt.lower() == text[start:end].lower():
             continue
@@ -566,7 +577,9 @@ def _dynamics(memory: list[MemoryPiece], kinds: dict[str, str], instruction: str
               ) -> list[MemoryPiece]:
     """The pieces with, by chance, one value said first and corrected later and one near miss:
     what an agent that takes the first mention, or the wrong file, must get wrong. A piece whose
-    value has no near value of its own that a chat can carry gets its sentence's near miss."""
+    value has no near value of its own that a chat can carry gets its sentence's near miss; where
+    no piece has a near value, a whole request said first with a detail changed is the earlier
+    value (a history of one request has a wrong value said in a request's words as often)."""
     taken = instruction.lower()
 
     def alternative(piece: MemoryPiece) -> str | None:
@@ -577,9 +590,15 @@ def _dynamics(memory: list[MemoryPiece], kinds: dict[str, str], instruction: str
             return None
         return alt
 
+    def said_besides(i: int) -> list[str]:  # the values the other pieces say, first and last
+        return [v for j, p in enumerate(out) if j != i for v in (p.value, *p.superseded)]
+
     out = list(memory)
     if rng.random() < DRAFT.plus_correct:
         options = [(i, alt) for i, p in enumerate(out) for alt in [alternative(p)] if alt]
+        if not options:  # requests with no value of their own: one said first with a detail changed
+            options = [(i, near.value) for i, p in enumerate(out) if p.value == p.text
+                       for near in [_sentence_near(p, said_besides(i), rng)] if near]
         if options:
             i, old = rng.choice(options)
             out[i] = replace(out[i], superseded=(old,))
@@ -590,8 +609,7 @@ def _dynamics(memory: list[MemoryPiece], kinds: dict[str, str], instruction: str
             if alt:
                 nears.append((i, Distractor(alt, _near_text(piece, alt, kinds, rng))))
             elif alternative(piece) is None:
-                others = [v for j, p in enumerate(out) if j != i for v in (p.value, *p.superseded)]
-                if near := _sentence_near(piece, others, rng):
+                if near := _sentence_near(piece, [*said_besides(i), *piece.superseded], rng):
                     nears.append((i, near))
         if nears:  # one near miss; a second for another piece as often as not
             picked = rng.sample(nears, min(len(nears), 2 if rng.random() < DRAFT.plus_second_near else 1))

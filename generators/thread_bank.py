@@ -108,14 +108,14 @@ class Deck(Generic[T]):
 
 _MOVES = ("raise", "raise_reply", "state", "correct", "ask", "after", "distract", "lead", "recap", "recap_reply",
           "about", "mention", "mention_reply", "split", "prompt", "answer", "decline", "job", "job_raise",
-          "job_person", "job_field", "job_detail", "near_clause", "withheld", "ask_withheld", "correct_split", "anchor",
-          "anchor_name", "relation", "anchor_reply")
+          "job_person", "job_field", "job_detail", "near_clause", "near_word", "withheld", "ask_withheld",
+          "correct_split", "anchor", "anchor_name", "relation", "anchor_reply")
 # Who says a move's line: the user (U), the assistant (A), or neither (T: a fragment of another line).
 MOVE_ROLES = {"raise": "U", "raise_reply": "A", "state": "U", "correct": "U", "ask": "A", "after": "A",
                "distract": "U", "lead": "T", "recap": "U", "recap_reply": "A", "about": "T", "mention": "U",
                "mention_reply": "A", "split": "U", "prompt": "A", "answer": "U", "decline": "U", "job": "T",
                "job_raise": "U", "job_person": "T", "job_field": "T", "job_detail": "T",
-               "near_clause": "T", "withheld": "T", "ask_withheld": "A", "correct_split": "U",
+               "near_clause": "T", "near_word": "T", "withheld": "T", "ask_withheld": "A", "correct_split": "U",
                "anchor": "U", "anchor_name": "T", "relation": "T", "anchor_reply": "A"}
 
 
@@ -130,7 +130,9 @@ _ANCHOR_SLOTS = frozenset({"anchor", "value", "about"})
 _MOVE_SLOTS = {"job_detail": frozenset({"about", "who", "first", "day", "time", "file", "number", "field", "sheet",
                                          "out"}),
                "anchor": _ANCHOR_SLOTS, "anchor_reply": frozenset({"anchor", "about", "user", "value"}),
-               "anchor_name": frozenset(), "relation": frozenset({"anchor", "amount", "name"})}
+               "anchor_name": frozenset(), "relation": frozenset({"anchor", "amount", "name"}),
+               "near_word": frozenset()}
+_NEAR_WORD = re.compile(r"([a-z]+) / ([a-z]+)")
 
 
 def index_threads(sections: Mapping[str, Section]) -> dict[tuple[str, str], tuple[ThreadLine, ...]]:
@@ -154,6 +156,8 @@ def index_threads(sections: Mapping[str, Section]) -> dict[tuple[str, str], tupl
                 raise BankError(f"{entry.where}: an {move} line names its anchor ({{anchor}})")
             if move == "anchor" and "value" not in line.needs:
                 raise BankError(f"{entry.where}: an anchor line says the anchor's value ({{value}})")
+            if move == "near_word" and not _NEAR_WORD.fullmatch(entry.fields[0]):
+                raise BankError(f"{entry.where}: a near_word line is two lower-case words, 'word / other'")
             lines.append(line)
         out[(move, cue or "any")] = tuple(lines)
     for move in _MOVES:
@@ -173,6 +177,7 @@ class ThreadBank:
     job_people: tuple[str, ...]  # people outside the office
     job_fields: tuple[str, ...]  # what a decoy's sheet holds
     job_details: Mapping[str, tuple[ThreadLine, ...]]  # a decoy's made-up sentence, by sentence cue
+    near_words: Mapping[str, str]  # a word -> the other of its pair (both ways)
 
 
 def parse_threads(text: str, name: str) -> ThreadBank:
@@ -182,9 +187,11 @@ def parse_threads(text: str, name: str) -> ThreadBank:
     def words(move: str) -> tuple[str, ...]:
         return tuple(line.render({}) for line in lines[(move, "any")])
 
+    pairs = [(match.group(1), match.group(2)) for word in words("near_word") if (match := _NEAR_WORD.fullmatch(word))]
     return ThreadBank(lines, frozenset(cue for (move, cue) in lines if move == "state" and cue != "any"),
                       words("about"), words("job"), words("job_person"), words("job_field"),
-                      {cue: found for (move, cue), found in lines.items() if move == "job_detail"})
+                      {cue: found for (move, cue), found in lines.items() if move == "job_detail"},
+                      {**dict(pairs), **{b: a for a, b in pairs}})
 
 
 @functools.cache

@@ -57,7 +57,9 @@ class App:
     notes_item: str = ""
     notes_defs: Mapping[str, Any] = field(default_factory=dict)
     spoken: tuple[str, ...] = ()
-    # a word naming it -> the other app a colleague misremembers instead ("the excel file" -> "word")
+    # a word naming it -> the other app a colleague misremembers instead ("the excel file" -> "pdf"); the
+    # swaps go round so that the apps near misses name come out as often as the apps requests name
+    # (excel and pdf each take the other's place, word takes excel's): no app word tells a wrong request
     near_miss: Mapping[str, str] = field(default_factory=dict)
     # the evaluation's text view of its files, by criterion doc_type: "module:function", reader(path, label) -> str
     readers: Mapping[str, str] = field(default_factory=dict)
@@ -127,7 +129,7 @@ _EXCEL = App(
     kind_readers=dict.fromkeys(("xlsx", "xlsm"), "office_env.formats.xlsx_io:read_text"),
     notes_item="excel_file", notes_defs={"excel_file": notes_object({
         "file": _STR, "sheet": _STR, "headers": _STRINGS, "rows": {"type": "array", "items": _STRINGS}})},
-    spoken=(r"(?i)\b(?:(?:Microsoft|MS)\s+)?Excel\b",), near_miss={"excel": "word"},
+    spoken=(r"(?i)\b(?:(?:Microsoft|MS)\s+)?Excel\b",), near_miss={"excel": "pdf"},
     surfer=f"{_SURFERS}:explore_excel", preview=f"{_REVIEW}:sheet_view")
 _PDF = App(
     name="pdf", work="file", tools="office_env.tools.pdf", read_tools=("pdf_read_file",),
@@ -136,7 +138,7 @@ _PDF = App(
     notes_item="pdf_file", notes_defs={"pdf_file": notes_object({
         "file": _STR, "lines": _STRINGS,
         "numbers": {"type": "array", "items": {"type": "string", "pattern": r"^[0-9][0-9,]*(\.[0-9]+)?$"}}})},
-    spoken=(r"(?i)\bPDFs?\b",), near_miss={"pdf": "word", "pdfs": "word files"},
+    spoken=(r"(?i)\bPDFs?\b",), near_miss={"pdf": "excel", "pdfs": "excel files"},
     surfer=f"{_SURFERS}:explore_pdf", preview=f"{_REVIEW}:pdf_view")
 _EMAIL = App(
     name="email", work="message", tools="office_env.tools.email",

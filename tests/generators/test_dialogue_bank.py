@@ -14,7 +14,8 @@ import pytest
 from generators.dialogue_bank import DIALOGUE_DIR, BankError, parse_banks, read_bank_dir, read_bank_files
 from generators.thread_bank import MOVE_ROLES, THREADS_BANK, parse_threads, threads
 
-LINE = {"anchor": "{anchor} is {value}", "relation": "after {anchor}"}  # these moves name their anchor
+LINE = {"anchor": "{anchor} is {value}", "relation": "after {anchor}",  # these moves name their anchor
+        "near_word": "high / low"}  # a pair of words
 
 FLAGS = frozenset({"morning", "rainy"})
 SAMPLE_SEEDS = Path(__file__).resolve().parents[2] / "datasets" / "officebench-sample"
@@ -146,6 +147,8 @@ def test_the_thread_bank_is_read_once_and_has_every_move():
     ("== chat.any\n- hello\n", "unknown move 'chat'"),
     ("== data.x: a\n- hello\n", "unknown move 'data'"),
     ("== state.extra: a\n- hello\n", "thread sections declare no fields"),
+    ("== near_word.extra\n- highest lowest\n", "a near_word line is two lower-case words"),
+    ("== near_word.extra\n- Highest / lowest\n", "a near_word line is two lower-case words"),
 ])
 def test_a_thread_line_that_cannot_be_used_is_refused_when_the_bank_is_read(extra, message):
     text = THREADS_BANK.read_text(encoding="utf-8")

@@ -48,3 +48,30 @@ def test_a_near_miss_changes_no_capitalised_word_that_is_no_ones_name():
     named = [d.value for seed in range(8) for p in _memory("Send the budget report to Dmitri by email", seed)
              for d in p.distractors]
     assert any(p in v for v in named for p in OTHER_PEOPLE), named
+
+
+def test_a_whole_question_gets_a_near_miss_with_the_other_word_of_a_pair():
+    """A question with no value of its own ("what is the highest score?") is met by another item of
+    its kind ("the lowest score"); a clause that says both words of a pair keeps them."""
+    seen = set()
+    for seed in range(6):
+        for piece in _memory("what is the highest score in the midterm list?", seed):
+            seen |= {*piece.superseded, *(d.value for d in piece.distractors)}
+    assert seen == {"what is the lowest score in the midterm list"}, seen
+    for seed in range(6):  # no "smaller or smaller"
+        for piece in _memory("compare income and expenditure: larger or smaller?", seed):
+            for wrong in (*piece.superseded, *(d.value for d in piece.distractors)):
+                assert "larger or smaller" in wrong, wrong
+
+
+def test_a_lone_request_with_no_near_value_is_said_first_with_a_detail_changed():
+    """Where no value has a near value of its own, the whole clause said first with one word
+    changed is the earlier value, and its near miss, if any, is another change, never the same."""
+    earlier = 0
+    for seed in range(8):
+        (piece,) = _memory("what is the highest score before the midterm?", seed)
+        earlier += bool(piece.superseded)
+        assert set(piece.superseded) <= {"what is the lowest score before the midterm",
+                                         "what is the highest score after the midterm"}
+        assert not set(piece.superseded) & {d.value for d in piece.distractors}
+    assert earlier >= 4  # most of the time (DRAFT.plus_correct)
