@@ -8,6 +8,7 @@ the package through :mod:`office_env.formats.ooxml`, which refuses zip bombs bef
 
 from __future__ import annotations
 
+import copy
 import io
 from datetime import datetime
 from functools import lru_cache
@@ -117,8 +118,15 @@ def _template() -> bytes:
     return buffer.getvalue()
 
 
+@lru_cache(maxsize=1)
+def _blank() -> DocumentObject:
+    """The template opened once; each new document is a deep copy of it, a third of the time of
+    opening the package again (the copy saves to the same bytes)."""
+    return docx.Document(io.BytesIO(_template()))
+
+
 def new_document(stamp: datetime | None = None) -> DocumentObject:
-    document = docx.Document(io.BytesIO(_template()))
+    document = copy.deepcopy(_blank())
     props = document.core_properties
     when = stamp or DEFAULT_STAMP
     props.created = when
