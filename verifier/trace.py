@@ -90,6 +90,9 @@ class Trace:
 
 # -- the office as text ------------------------------------------------------------------------
 
+MAX_FOUND = 4096  # the answers an office's text keeps of ``find`` (then it starts again empty)
+
+
 @dataclass(frozen=True)
 class OfficeText:
     """The initial testbed as searchable text, one entry per file, and who has which address."""
@@ -99,6 +102,8 @@ class OfficeText:
     # superseded copies (``notes_old.docx``): never a checked value's source, but what a check may
     # refuse (the draft's figures a right mail must not carry)
     superseded: dict[str, Haystack] = field(default_factory=dict)
+    # find's answers (the tasks of one world share its office and ask of the same people and files)
+    _found: dict[tuple, str | None] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def of(cls, texts: dict[str, str], superseded: dict[str, str] | None = None) -> "OfficeText":
@@ -115,6 +120,17 @@ class OfficeText:
         before the rest in path order, so a short number is credited to the sheet it comes from
         rather than to a calendar that holds it by chance; a time (``2025-03-31 14:00:00``) is found
         in a file that holds both its date and its clock time (``on 2025-03-31 from 14:00``)."""
+        first = tuple(first)
+        if type(value) not in (str, int, float):
+            return self._find(value, first)
+        key = (type(value), repr(value), first)  # repr: 1, 1.0 and True are looked for apart, as 0.0 and -0.0
+        if key not in self._found:
+            if len(self._found) >= MAX_FOUND:
+                self._found.clear()
+            self._found[key] = self._find(value, first)
+        return self._found[key]
+
+    def _find(self, value: Any, first: tuple[str, ...]) -> str | None:
         when = _time(value)
         parts = [f"{when:%Y-%m-%d}", f"{when:%H:%M}"] if when is not None else [value]
         preferred = [p for p in first if p in self.files]

@@ -10,6 +10,7 @@ import difflib
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, cast
 
@@ -395,9 +396,13 @@ def evaluate_calendar_no_event(ctx: Context, args: dict[str, Any]) -> Outcome:
 
 def _same_person(header: str, who: str) -> bool:
     """Whether a From/To header names ``who`` (a user name or an address; the domain is ignored)."""
-    local = who.strip().lower().split("@")[0]
-    return any(part.strip(" <>\"'").split("@")[0] == local
-               for part in header.lower().replace(",", " ").split())
+    return who.strip().lower().split("@")[0] in _header_names(header)
+
+
+@lru_cache(maxsize=1024)  # a mailbox's headers are read again by each check and each replay
+def _header_names(header: str) -> frozenset[str]:
+    """The names a From/To header gives: each word's local part, lower-cased."""
+    return frozenset(part.strip(" <>\"'").split("@")[0] for part in header.lower().replace(",", " ").split())
 
 
 def _mails_between(ctx: Context, sender: str | None, recipient: str | None) -> tuple[str, list[tuple[str, Any]]]:
