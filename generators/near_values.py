@@ -85,6 +85,40 @@ def _shift_time(value: str) -> str | None:
     return f"{alt:0{width}d}{m.group(2) or ''}{m.group(3) or ''}{m.group(4)}{m.group(5) or ''}"
 
 
+_MONTH_DAY = r"(?:%s)\.? \d{1,2}(?:st|nd|rd|th)?(?:,? \d{4})?" % "|".join(m[:3] + "[a-z]*" for m in _MONTHS)
+_A_DAY = rf"\d{{4}}-\d{{2}}-\d{{2}}|\d{{1,2}}/\d{{1,2}}/\d{{2,4}}|{_MONTH_DAY}"
+_RANGE = re.compile(rf"(?<![\w/-])({_A_DAY})\s*(?:to|until|through|till|-|\u2013)\s*({_A_DAY})(?![\w/])")
+
+
+def _read_day(text: str, year: int = 2024) -> date | None:
+    for fmt in ("%Y-%m-%d", "%m/%d/%Y", "%m/%d/%y"):
+        try:
+            return datetime.strptime(text, fmt).date()
+        except ValueError:
+            continue
+    m = re.fullmatch(r"([A-Z][a-z]+)\.? (\d{1,2})(?:st|nd|rd|th)?(?:,? (\d{4}))?", text)
+    month = next((i for i, name in enumerate(_MONTHS, 1) if m and name.startswith(m.group(1))), None)
+    try:
+        return date(int(m.group(3) or year), month, int(m.group(2))) if m and month else None
+    except ValueError:
+        return None
+
+
+_CLOCKS = re.compile(r"(?<![\w:.])(\d{1,2}):(\d{2})\s*(?:to|until|till|-|\u2013)\s*(\d{1,2}):(\d{2})"
+                     r"(?![\w:]|\s*[ap]\.?m)", re.IGNORECASE)
+
+
+def runs_backwards(text: str) -> bool:
+    """Whether ``text`` says a span of days or of clock times (24-hour) that ends before it starts
+    ("from 6/26/2024 to 6/23/2024", "12:00 to 11:00"): what a near value put in a span's place must
+    never make of it."""
+    for m in _RANGE.finditer(text):
+        start, end = _read_day(m.group(1)), _read_day(m.group(2))
+        if start is not None and end is not None and end < start:
+            return True
+    return any((int(m.group(3)), int(m.group(4))) < (int(m.group(1)), int(m.group(2))) for m in _CLOCKS.finditer(text))
+
+
 def _shift_date(value: str, rng: random.Random) -> str | None:
     delta = timedelta(days=rng.choice((-2, -1, 1, 2, 7)))
     day: date  # a moment read from the value, or a day

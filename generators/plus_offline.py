@@ -48,7 +48,7 @@ from generators.decoys import ToldJob, told_in_order
 from generators.dialogue_offline import generate_dialogue, plan_dialogue
 from generators.history_plan import weeks_of_full_days
 from generators.model import Distractor, MemoryPiece, Session, TaskDraft
-from generators.near_values import OTHER_PEOPLE, near_value
+from generators.near_values import OTHER_PEOPLE, near_value, runs_backwards
 from generators.sibling_works import Sibling, sibling_pieces
 from generators.specifics import Specific, contains_specific, find_specifics, locate_specifics
 from generators.spoken_time import say_days_within
@@ -567,7 +567,7 @@ def _sentence_near(piece: MemoryPiece, others: Sequence[str], rng: random.Random
             continue
         sentence = text[:start] + alt + text[end:]
         low = sentence.lower()
-        if piece.value.lower() in low or any(v and v.lower() in low for v in others):
+        if piece.value.lower() in low or any(v and v.lower() in low for v in others) or runs_backwards(sentence):
             continue
         return Distractor(sentence, _near_sentence(sentence, rng))
     return None
@@ -586,8 +586,8 @@ def _dynamics(memory: list[MemoryPiece], kinds: dict[str, str], instruction: str
         kind = kinds.get(piece.value, "")
         alt = near_value(piece.value, kind, rng)
         if (not alt or _weak(alt, kind) or alt.lower() in taken or piece.value.lower() in alt.lower()
-                or alt.lower() in piece.value.lower()):
-            return None
+                or alt.lower() in piece.value.lower() or runs_backwards(piece.text.replace(piece.value, alt))):
+            return None  # (a near day never makes its sentence's span end before it starts)
         return alt
 
     def said_besides(i: int) -> list[str]:  # the values the other pieces say, first and last

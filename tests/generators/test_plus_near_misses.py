@@ -75,3 +75,22 @@ def test_a_lone_request_with_no_near_value_is_said_first_with_a_detail_changed()
                                          "what is the highest score after the midterm"}
         assert not set(piece.superseded) & {d.value for d in piece.distractors}
     assert earlier >= 4  # most of the time (DRAFT.plus_correct)
+
+
+def test_a_near_day_or_hour_never_makes_a_span_end_before_it_starts():
+    from generators.near_values import runs_backwards
+    from generators.withheld import changed_detail
+
+    assert runs_backwards("Bob travels from 6/26/2024 to 6/23/2024") and runs_backwards("book it 12:00 to 11:00")
+    assert not runs_backwards("Bob travels from 6/23/2024 to 6/26/2024") and not runs_backwards("9:00 to 17:00")
+    instruction = "Bob has a trip from 6/23/2024 to 6/24/2024 at Florida, set it as a calendar event"
+    seen = 0
+    for seed in range(16):
+        for piece in _memory(instruction, seed):
+            for wrong in (*piece.superseded, *(d.value for d in piece.distractors)):
+                seen += 1
+                assert not runs_backwards(piece.text.replace(piece.value, wrong)), wrong
+                assert not runs_backwards(wrong), wrong
+        changed = changed_detail(instruction, __import__("random").Random(seed))
+        assert changed is None or not runs_backwards(changed[0]), changed
+    assert seen
