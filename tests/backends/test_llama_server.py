@@ -3,16 +3,17 @@ it reads the answers. The model is tiny (SmolLM2-135M), so these assert the prot
 model's skill: tools reach the prompt, the schema reaches the server and binds its output, usage is
 recorded as the server reports it, a reply cut at the token limit is flagged, errors are classified,
 a fatal preflight (a refused key, a server that drops the tools) writes nothing, and build, regenerate,
-eval and probe each meet the server. A recording proxy between homer and the server shows both sides."""
+eval and probe each meet the server. A recording proxy between homer and the server shows both sides.
+Requests whose prompt is long (the agent's 20 tools, a build's roles) go to the model's first block
+alone, which reads a prompt fifty times faster; the whole model serves the short ones and the test
+that needs a server slow to answer."""
 
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -25,13 +26,19 @@ from office_env import default_registry
 from orchestrator.build import build
 from orchestrator.roles import BuildConfig
 
-from tests.support.homer_cli import homer_here
+from tests.support.homer_cli import homer_forked, homer_here
 from tests.support.llama_server import MODEL_NAME, LlamaServer, RecordingProxy, post_json
 
 pytestmark = pytest.mark.slow
 
-HOMER = Path(sys.executable).parent / "homer"
 SLOW = {"timeout": 600, "max_retries": 0}  # one CPU request may take minutes: never abandon and resend it
+
+# The first block alone says noise. A bias towards closing quotes and brackets keeps a reply held to a
+# schema a few dozen tokens (what may come next is still the grammar's to say, so it fits the schema),
+# and one towards the end of the turn (token 2, <|im_end|>) ends a reply that no grammar holds at once.
+TERSE = {"logit_bias": [['"', 40], [']', 12], ['}', 12], [',', -10], [2, 60]]}
+# and towards the object's opening and its colon: no whitespace before a key or a value
+TERSE_OBJECT = {"logit_bias": [*TERSE["logit_bias"], ["{", 40], [":", 40]]}
 
 
 def homer(*args: str | Path, key: str = "none") -> subprocess.CompletedProcess:
@@ -52,6 +59,15 @@ def proxy(llama_server):
         yield recording
 
 
+@pytest.fixture
+def block_proxy(first_block_server):
+    """A recording proxy before the first-block server: for the tests whose requests carry the agent's
+    20 tools (a prompt of 1,600 tokens the whole model reads for seconds of CPU) and whose point is
+    what is sent and how the answer is read, never what the model says."""
+    with RecordingProxy(first_block_server.root) as recording:
+        yield recording
+
+
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory) -> Path:
     """One offline task of one app with the shortest history (2 days of about 4 utterances)."""
@@ -68,42 +84,42 @@ def served_usage(proxy: RecordingProxy) -> list[dict]:
     return [e.reply["usage"] for e in proxy.chats() if e.status == 200]
 
 
-def test_the_agents_tools_reach_the_prompt_and_usage_is_the_servers(llama_server, proxy):
+def test_the_agents_tools_reach_the_prompt_and_usage_is_the_servers(first_block_server, block_proxy):
     tools = default_registry().openai_tools()
     # a short system message: the tools are what grows the prompt (the eval tests send the agent's own)
     system = [{"role": "system", "content": "You are the office assistant."}]
-    with client(proxy.url) as llm:
+    with client(block_proxy.url) as llm:
         with_tools = llm.chat("agent", system, tools=tools, max_tokens=1)
         without = llm.chat("agent", system, max_tokens=1)
         totals = llm.usage.totals()
-    bodies = [e.body for e in proxy.chats()]
+    bodies = [e.body for e in block_proxy.chats()]
     assert len(bodies[0]["tools"]) == 20 and bodies[0]["tool_choice"] == "auto" and "tools" not in bodies[1]
     # the template put every schema in the prompt, a line of compact JSON per function (what homer
     # validates, without the {"type": "function"} wrapper): the prompt grew by those lines and the
     # instructions around them, and by fewer tokens than the spaced JSON would take
     lines = [json.dumps(t["function"], separators=(",", ":"), ensure_ascii=False) for t in tools]
-    templated = post_json(f"{llama_server.root}/apply-template", {"messages": system, "tools": tools})["prompt"]
+    templated = post_json(f"{first_block_server.root}/apply-template", {"messages": system, "tools": tools})["prompt"]
     assert all(f"\n{line}\n" in templated for line in lines)
     grew = with_tools.prompt_tokens - without.prompt_tokens
-    assert llama_server.tokens("\n".join(lines)) < grew < llama_server.tokens(json.dumps(tools))
-    served = served_usage(proxy)
+    assert first_block_server.tokens("\n".join(lines)) < grew < first_block_server.tokens(json.dumps(tools))
+    served = served_usage(block_proxy)
     assert [with_tools.prompt_tokens, without.prompt_tokens] == [u["prompt_tokens"] for u in served]
     assert totals["prompt_tokens"] == sum(u["prompt_tokens"] for u in served)
     assert totals["completion_tokens"] == sum(u["completion_tokens"] for u in served) == 2
 
 
-def test_the_grammar_engine_takes_the_tools_and_the_window_is_the_servers(llama_server, proxy):
+def test_the_grammar_engine_takes_the_tools_and_the_window_is_the_servers(block_proxy):
     from backends.llm.window import props_window
 
     registry = default_registry()
-    with client(proxy.url) as llm:
+    with client(block_proxy.url) as llm:  # the first-block server: slots of 16,384 tokens
         # llama.cpp states its slot's window; it answers to any model name, so the window holds for any
-        assert llm.context_window(MODEL_NAME) == 8192 and llm.context_window("another-name") == 8192
-        assert props_window(llm._openai, proxy.url) == 8192  # /props, read when /v1/models does not say it
+        assert llm.context_window(MODEL_NAME) == 16384 and llm.context_window("another-name") == 16384
+        assert props_window(llm._openai, block_proxy.url) == 16384  # /props, read when /v1/models does not say it
         # a call the reply must make: the server builds its grammar from all 20 schemas at once
         result = llm.chat("agent", [{"role": "user", "content": "List the files in the data folder."}],
                           tools=registry.openai_tools(), tool_choice="required", max_tokens=120)
-    assert [e.status for e in proxy.chats()] == [200]  # a schema the grammar engine cannot take is HTTP 400
+    assert [e.status for e in block_proxy.chats()] == [200]  # a schema the grammar engine cannot take is HTTP 400
     assert result.tool_calls or result.finish_reason == "length"
     if result.finish_reason != "length":  # whole calls, bound by the grammar: valid as the registry checks
         assert all(registry.validate(c.name, c.arguments) == [] for c in result.tool_calls)
@@ -158,18 +174,18 @@ def test_an_abandoned_request_is_not_sent_again_while_the_server_works_on_it(lla
     assert all(any(first.sent < seen <= sent for seen in idle) for sent in chats[1:]), (idle, chats, first)
 
 
-def test_eval_flags_a_reply_cut_at_the_token_limit(llama_server, proxy, tiny, tmp_path):
+def test_eval_flags_a_reply_cut_at_the_token_limit(first_block_server, block_proxy, tiny, tmp_path):
     """In RAG mode: long-context sends the same request with the whole history in it (the fake
     endpoint's tests cover both modes), which here would be seconds more of the server's CPU."""
     out = tmp_path / "run"
     proc = homer("eval", tiny, "--agent", "llm", "--mode", "rag", "--top-k", "1", "--model", MODEL_NAME,
-                 "--base-url", proxy.url,
+                 "--base-url", block_proxy.url,
                  "--workers", "1", "-q", "--out", out, *llm_sets(max_tokens=4))
     assert proc.returncode == 1 and "1 truncated" in proc.stderr, proc.stderr
     row = json.loads((out / "results.jsonl").read_text().splitlines()[0])
     assert row["error"].startswith("error: truncated:") and "max_tokens" in row["error"]
     assert row["trajectory"]["final_message"] is None and row["trajectory"]["stop_reason"] == "error"
-    agent = [e for e in proxy.chats() if len(e.body.get("tools") or ()) == 20]  # not the preflight's probes
+    agent = [e for e in block_proxy.chats() if len(e.body.get("tools") or ()) == 20]  # not the preflight's probes
     assert len(agent) == 1 and agent[0].body["max_tokens"] == 4
     assert agent[0].reply["choices"][0]["finish_reason"] == "length"
     usage = agent[0].reply["usage"]
@@ -178,7 +194,7 @@ def test_eval_flags_a_reply_cut_at_the_token_limit(llama_server, proxy, tiny, tm
     # the tools are in the prompt: at least their names and descriptions (the chat template writes their
     # JSON its own way, which may take fewer tokens than json.dumps does)
     described = " ".join(f"{t['function']['name']} {t['function']['description']}" for t in agent[0].body["tools"])
-    assert usage["prompt_tokens"] > llama_server.tokens(described)
+    assert usage["prompt_tokens"] > first_block_server.tokens(described)
 
 
 def test_a_prompt_over_the_window_is_a_context_error(llama_server, proxy):
@@ -231,16 +247,18 @@ def test_a_server_that_drops_the_tools_stops_build_and_eval_before_anything_is_w
     assert with_tool and without and set(with_tool) == set(without)
 
 
-def test_probe_asks_each_question_under_its_schema_and_keeps_the_servers_answers(proxy, tiny, tmp_path):
+def test_probe_asks_each_question_under_its_schema_and_keeps_the_servers_answers(block_proxy, tiny, tmp_path):
     """``homer probe`` with a model: each question goes out with its letters as a JSON Schema enum,
-    the grammar keeps the reply to one of them, and every answer written is the one the server gave."""
+    the grammar keeps the reply to one of them, and every answer written is the one the server gave.
+    The first-block server's noise, biased to open and close the object at once, answers in about 14
+    tokens (unbiased, it spends dozens on whitespace first)."""
     out = tmp_path / "probe"
     proc = homer("probe", tiny, "--agent", "llm", "--mode", "rag", "--top-k", "1", "--per-task", "1", "--model",
-                 MODEL_NAME, "--base-url", proxy.url, "--workers", "1", "--out", out,
-                 *llm_sets(structured_output="json_schema", max_tokens=16))
+                 MODEL_NAME, "--base-url", block_proxy.url, "--workers", "1", "--out", out,
+                 *llm_sets(structured_output="json_schema", extra_body=TERSE_OBJECT, max_tokens=32))
     assert proc.returncode == 0, proc.stderr
-    asked = [e for e in proxy.chats() if (e.body.get("response_format") or {}).get("json_schema", {}).get("name")
-             == "probe"]
+    asked = [e for e in block_proxy.chats()
+             if (e.body.get("response_format") or {}).get("json_schema", {}).get("name") == "probe"]
     rows = [json.loads(line) for line in (out / "probes.jsonl").read_text().splitlines()]
     # closed-book and with the history, one request each; a reply cut at the token limit (a small
     # model may spread its JSON over lines) is asked again once, under the same limit
@@ -285,25 +303,21 @@ def test_a_model_name_the_server_does_not_list_is_refused_unless_allowed(proxy, 
     assert {e.reply["model"] for e in answered} <= {"nope", MODEL_NAME}
 
 
-# The first block alone says noise. A bias towards closing quotes and brackets keeps a reply held to a
-# schema a few dozen tokens (what may come next is still the grammar's to say, so it fits the schema),
-# and one towards the end of the turn (token 2, <|im_end|>) ends a reply that no grammar holds at once.
-TERSE = {"logit_bias": [['"', 40], [']', 12], ['}', 12], [',', -10], [2, 60]]}
 # what ends an attempt at the protocol (the server or the reply), not at a quality gate
 PROTOCOL_WORDS = ("no valid JSON", "no valid notes", "cut off", "token limit", "HTTP", "timed out", "unreachable",
                   "refused", "crashed", "context window")
 
 
 def first_attempt(proxy: RecordingProxy, out: Path, *args: str) -> dict:
-    """``homer build --backend llm ARGS`` until its first attempt has an outcome (then ^C): that outcome."""
-    command = [str(HOMER)] if HOMER.exists() else [sys.executable, "-m", "orchestrator.cli"]
-    proc = subprocess.Popen(
-        [*command, "build", "--backend", "llm", "--n", "1", "--seed", "3", "--workers", "1", "--days", "2",
-         "--utterances", "6", "--apps", "1", "--max-rounds", "1", "--out", str(out), "--model", MODEL_NAME,
-         "--base-url", proxy.url, "--no-cache", "-q", *args,
-         *llm_sets(structured_output="json_schema", extra_body=TERSE, max_tokens=4096)],
-        env={**os.environ, "OPENAI_API_KEY": "none", "NO_COLOR": "1"}, stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, text=True, start_new_session=True)
+    """``homer build --backend llm ARGS`` until its first attempt has an outcome (then ^C): that outcome.
+    A child forked from this process (``homer_forked``): a build to interrupt, without a second of
+    imports each."""
+    proc = homer_forked(
+        "build", "--backend", "llm", "--n", "1", "--seed", "3", "--workers", "1", "--days", "2",
+        "--utterances", "6", "--apps", "1", "--max-rounds", "1", "--out", out, "--model", MODEL_NAME,
+        "--base-url", proxy.url, "--no-cache", "-q", *args,
+        *llm_sets(structured_output="json_schema", extra_body=TERSE, max_tokens=4096),
+        env={"OPENAI_API_KEY": "none"})
     progress = out / ".progress.jsonl"  # an attempt's outcome, as it comes
     try:
         deadline = time.monotonic() + 600
@@ -312,7 +326,7 @@ def first_attempt(proxy: RecordingProxy, out: Path, *args: str) -> dict:
             time.sleep(0.2)
     finally:
         if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGINT)
+            proc.send_signal(signal.SIGINT)
         _, stderr = proc.communicate(timeout=120)
     assert "Traceback" not in stderr, stderr
     return json.loads(progress.read_text().splitlines()[0])
