@@ -334,15 +334,27 @@ def test_a_reply_passes_on_a_point_that_fits_the_mail_it_answers(worlds):
 
 
 @pytest.fixture(scope="module")
-def many_worlds(tmp_path_factory) -> list[tuple[World, dict]]:
-    """(world, notes) for twelve worlds: enough holidays and out-of-office notices to meet."""
+def many_written(worlds, tmp_path_factory) -> list[tuple[World, Path, dict]]:
+    """(world, testbed, notes) for twelve worlds: enough holidays and out-of-office notices to meet.
+    The worlds of ``WORLD_SEEDS`` are those ``worlds`` wrote (no test changes a testbed: each runs
+    on a copy)."""
+    written = {world.seed: (world, testbed, notes) for world, testbed, notes in worlds}
     out = []
     for seed in range(12):
-        world = make_world(seed)
-        testbed = tmp_path_factory.mktemp(f"world{seed}") / "testbed"
-        write_workspace(world, testbed)
-        out.append((world, {app: explore(app, Workspace(testbed, now=world.now)) for app in office_apps()}))
+        if seed not in written:
+            world = make_world(seed)
+            testbed = tmp_path_factory.mktemp(f"world{seed}") / "testbed"
+            write_workspace(world, testbed)
+            written[seed] = (world, testbed, {app: explore(app, Workspace(testbed, now=world.now))
+                                              for app in office_apps()})
+        out.append(written[seed])
     return out
+
+
+@pytest.fixture(scope="module")
+def many_worlds(many_written) -> list[tuple[World, dict]]:
+    """(world, notes) of the twelve worlds."""
+    return [(world, notes) for world, _, notes in many_written]
 
 
 @pytest.mark.parametrize("name", ["next_meeting_invite", "followup_session", "meeting_pack"])
@@ -628,15 +640,13 @@ def test_a_quote_log_may_name_the_sender_as_the_mail_signs(worlds, tmp_path):
     assert built
 
 
-def test_a_cover_note_written_from_the_mail_passes(many_worlds, tmp_path):
+def test_a_cover_note_written_from_the_mail_passes(many_written, tmp_path):
     """The note had to hold the start of an out-of-office notice (only its Date header) and the away
     colleague's full name; the notice's last day, which its text gives, was not checked."""
     from generators.families.base import facts_in, inbox_of, own_words
 
     seen = notices = holidays = 0
-    for world, notes in many_worlds:
-        testbed = tmp_path / f"cover-world{world.seed}"
-        write_workspace(world, testbed)
+    for world, testbed, notes in many_written:
         inbox = {m["id"]: m for m in inbox_of(notes, world.user.user)}
         for _, _, salt, draft in drafts_over("cover_note", [(world, notes)], 2):
             seen += 1
