@@ -25,6 +25,23 @@ def office(tmp_path_factory):
     return world, root, manifest
 
 
+@pytest.fixture(scope="module")
+def written(tmp_path_factory):
+    """seed -> (world, testbed, manifest): each generated office written once for the module's tests,
+    which only read it (a test that changes one changes a copy). ``write_workspace`` raises
+    WorldCheckError for an office that does not hang together."""
+    offices: dict[int, tuple] = {}
+
+    def office_of(seed: int) -> tuple:
+        if seed not in offices:
+            world = make_world(seed)
+            root = tmp_path_factory.mktemp(f"world{seed}") / "testbed"
+            offices[seed] = (world, root, write_workspace(world, root))
+        return offices[seed]
+
+    return office_of
+
+
 def _copy(tmp_path: Path, root: Path) -> Path:
     import shutil
 
@@ -38,10 +55,9 @@ def _path(manifest: dict[str, str], kind: str) -> str:
 
 
 @pytest.mark.parametrize("seed", range(12))
-def test_generated_worlds_hang_together(tmp_path, seed):
-    world = make_world(seed)
-    manifest = write_workspace(world, tmp_path / "t")  # raises WorldCheckError otherwise
-    assert check_world(world, tmp_path / "t", manifest) == []
+def test_generated_worlds_hang_together(written, seed):
+    world, root, manifest = written(seed)  # write_workspace raises WorldCheckError otherwise
+    assert check_world(world, root, manifest) == []
     assert 30 <= len(manifest) <= 60
 
 
@@ -130,12 +146,10 @@ def _away_mails(root: Path, manifest: dict[str, str]) -> list[tuple[str, eml_io.
             and ("out of the office until" in m.body or "I am out from" in m.body)]
 
 
-def test_a_colleague_who_says_they_are_away_has_those_days_blocked_and_writes_nothing_after(tmp_path):
+def test_a_colleague_who_says_they_are_away_has_those_days_blocked_and_writes_nothing_after(written):
     seen = blocked = 0
     for seed in (*range(8), 41, 58):  # 41 and 58 once had one colleague both on holiday and out of office
-        world = make_world(seed)
-        root = tmp_path / str(seed)
-        manifest = write_workspace(world, root)
+        world, root, manifest = written(seed)
         users = {p.email: p.user for p in world.people}
         for path, mail in _away_mails(root, manifest):
             seen += 1
@@ -162,21 +176,18 @@ def test_a_colleague_who_says_they_are_away_has_those_days_blocked_and_writes_no
     assert seen >= 4 and blocked >= 2
 
 
-def test_each_absence_in_an_inbox_is_another_colleague_s(tmp_path):
+def test_each_absence_in_an_inbox_is_another_colleague_s(written):
     """A cover note needs two colleagues away; one colleague sent both a holiday and an
     out-of-office mail in some offices (seeds 41 and 58)."""
     for seed in (*range(6), 41, 58):
-        world = make_world(seed)
-        root = tmp_path / str(seed)
-        manifest = write_workspace(world, root)
+        world, root, manifest = written(seed)
         senders = [mail.sender for _, mail in _away_mails(root, manifest)]
         assert len(senders) >= 2 and len(set(senders)) == len(senders), (seed, senders)
 
 
-def _blocked(tmp_path: Path, world):
+def _blocked(world, root: Path, manifest: dict[str, str]):
     """An away mail of ``world`` whose sender's calendar blocks some of those days (an absence may
     also start after the calendar's weeks): (path, mail, user, calendar, events, block), else None."""
-    root, manifest = _written(tmp_path, world)
     for path, mail in _away_mails(root, manifest):
         user = next(p.user for p in world.people if p.email == mail.sender)
         calendar = f"calendar/{user}.ics"
@@ -188,10 +199,12 @@ def _blocked(tmp_path: Path, world):
     return None
 
 
-def test_mail_or_a_meeting_from_someone_away_is_caught(tmp_path):
-    world = next(w for w in map(make_world, range(40)) if _blocked(tmp_path, w))
-    root, manifest = _written(tmp_path, world)
-    path, mail, user, calendar, events, block = _blocked(tmp_path, world)
+def test_mail_or_a_meeting_from_someone_away_is_caught(tmp_path, written):
+    world, written_root, manifest, found = next((world, root, manifest, found) for world, root, manifest in
+                                                map(written, range(40)) for found in [_blocked(world, root, manifest)]
+                                                if found)
+    root = _copy(tmp_path, written_root)
+    path, mail, user, calendar, events, block = found
     kept = [e for e in events if e is not block]
     meeting = ics_io.CalendarEvent("Supplier call", block.start.replace(hour=10), block.start.replace(hour=11), "")
     (root / calendar).write_bytes(ics_io.build([*kept, meeting], user, world.now))
@@ -202,16 +215,6 @@ def test_mail_or_a_meeting_from_someone_away_is_caught(tmp_path):
     assert any(calendar in p and "'Supplier call'" in p and "away" in p for p in problems), problems
     if "out of the office until" in mail.body:
         assert any(path in p and "Late.eml" in p for p in problems), problems
-
-
-def _written(tmp_path: Path, world) -> tuple[Path, dict[str, str]]:
-    root = tmp_path / f"w{world.seed}"
-    if not root.exists():
-        _written.manifests[root] = write_workspace(world, root)
-    return root, _written.manifests[root]
-
-
-_written.manifests = {}
 
 
 def test_a_build_drops_the_tasks_of_a_world_that_fails_the_check(tmp_path, monkeypatch):
@@ -273,15 +276,13 @@ def test_a_team_lead_from_another_team_is_caught(tmp_path, office):
     assert not [p for p in check_world(world, root, manifest) if "leads the" in p]
 
 
-def test_dates_in_mail_and_notes_fall_on_working_days(tmp_path):
+def test_dates_in_mail_and_notes_fall_on_working_days(written):
     """A room booked for a Sunday, a leave starting on a Saturday, an out-of-office ending on one, a
     draft's milestone on a Saturday: all seen in generated offices before."""
     from office_env.formats import docx_io
 
     for seed in range(6):
-        world = make_world(seed)
-        root = tmp_path / str(seed)
-        manifest = write_workspace(world, root)
+        world, root, manifest = written(seed)
         for path, kind in manifest.items():
             if kind == "email":
                 mail = eml_io.read(root / path, path)
