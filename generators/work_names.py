@@ -11,6 +11,7 @@ from __future__ import annotations
 import random
 import re
 from collections import Counter
+from functools import lru_cache
 from typing import Callable, Iterable
 
 from generators.chances import HISTORY
@@ -76,12 +77,19 @@ def noun_twice(low: str, about: str) -> bool:
     the mail to pass on")."""
     if not about or about not in low:  # the usual case, without a pattern
         return False
-    words = set(re.findall(r"\w+", about))
-    for hit in re.finditer(re.escape(about), low):
-        noun = _NOUN_BEFORE.search(low[:hit.start()])
+    words = _words_of(about)
+    start = low.find(about)
+    while start >= 0:  # each place the name is said, left to right, as a pattern of it finds them
+        noun = _NOUN_BEFORE.search(low[:start])
         if noun and noun.group(1) in words:
             return True
+        start = low.find(about, start + len(about))
     return False
+
+
+@lru_cache(maxsize=256)  # a history's lines are checked against its few works' names
+def _words_of(about: str) -> frozenset[str]:
+    return frozenset(re.findall(r"\w+", about))
 
 
 class WorkNames:
