@@ -210,8 +210,9 @@ def gate_record(record: TaskRecord, testbed: Path | None, reference: Path | None
 
 def _write(state: NeoState) -> dict[str, Any]:
     job, record = state["job"], state["outcome"]["record"]
-    staged = dataset.stage_task(job.staging, record, job.testbed, trusted=True)
-    return {"outcome": {"status": "accepted", "staged": str(staged), "record": record}}
+    plain = record.to_dict()  # made once: the task's file and its card figures read it
+    staged = dataset.stage_task(job.staging, record, job.testbed, trusted=True, plain=plain)
+    return {"outcome": {"status": "accepted", "staged": str(staged), "record": record, "plain": plain}}
 
 
 @lru_cache(maxsize=4)
@@ -354,15 +355,16 @@ def run_attempt(out: str, config: BuildConfig, index: int, work: str) -> dict[st
         record: TaskRecord = outcome["record"]
         summary.update(staged=outcome["staged"], family=record.family, app_count=record.app_count,
                        keys=duplicate_keys(record), words=near_words(record))
-        summary[FIGURES] = kept_figures(record)
+        summary[FIGURES] = kept_figures(record, outcome.get("plain"))
     return summary
 
 
-def kept_figures(record: TaskRecord) -> tuple[str, str, bytes]:
+def kept_figures(record: TaskRecord, plain: dict[str, Any] | None = None) -> tuple[str, str, bytes]:
     """What the parent takes of a task it keeps, besides its outcome: the card's figures (JSON,
     ``orchestrator.card.task_figures``), its ``index.jsonl`` line and its texts' rows. Computed
-    where the task is made, so a build's finish sums them instead of reading every task back."""
-    figures, rows = task_figures(record)
+    where the task is made, so a build's finish sums them instead of reading every task back.
+    ``plain``: ``record.to_dict()``, when the caller has it."""
+    figures, rows = task_figures(record, plain)
     return json.dumps(figures), json.dumps(dataset.index_line(record), ensure_ascii=False), rows
 
 

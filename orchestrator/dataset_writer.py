@@ -76,13 +76,14 @@ def write_text(path: Path, text: str) -> None:
 
 
 def stage_task(staging: Path, record: TaskRecord, testbed: Path | None, reference: Path | None = None, *,
-               trusted: bool = False) -> Path:
+               trusted: bool = False, plain: dict[str, Any] | None = None) -> Path:
     """Write ``<staging>/<id>`` completely under a temporary name, then rename it into place.
 
     ``testbed`` is copied to ``testbed/`` (an absent one gives an empty ``testbed/``), and
     ``reference`` (expected files of a seed task), when given, to ``reference/``; both as
     untrusted trees (``UntrustedInputError`` names a refused path, and nothing is left behind);
-    ``trusted``: the testbed is a world this build wrote, whose files replays may hard-link."""
+    ``trusted``: the testbed is a world this build wrote, whose files replays may hard-link.
+    ``plain``: ``record.to_dict()``, when the caller made it already (a build's card reads it too)."""
     final = staging / record.id
     with folder_written_whole(final, replace=True) as tmp:
         if testbed is not None and (is_real_dir(testbed) or testbed.is_symlink()):
@@ -91,7 +92,7 @@ def stage_task(staging: Path, record: TaskRecord, testbed: Path | None, referenc
             (tmp / "testbed").mkdir()
         if reference is not None:
             copy_tree(reference, tmp / "reference")
-        (tmp / "task.json").write_text(dumps(record.to_dict()), encoding="utf-8")
+        (tmp / "task.json").write_text(dumps(plain if plain is not None else record.to_dict()), encoding="utf-8")
     return final
 
 
