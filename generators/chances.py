@@ -40,6 +40,9 @@ class HistoryChances:
     split: float = 0.5  # a detail comes in two turns (the work named, then the value alone)
     decline: float = 0.5  # a corrected piece's earlier value comes up again and is turned down
     decline_long: float = 0.8  # the same over weeks of history, where an old value has more time to resurface
+    # ... and the value that stands is said beside it ("Not happening, 14:00 stands."): the frames that turn an old
+    # value down hold the right one as often as not, so no such frame marks a turn as holding only a wrong value
+    decline_kept: float = 0.5
     evidence_share: float = 0.38  # at most this share of a thread's user turns state a value
     derive: float = 0.8  # a day, clock, window, number, length or person is said in no single turn
     # a request's file without a folder (most often a new one, which no office can name: a guess is all a reader

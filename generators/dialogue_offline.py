@@ -264,12 +264,12 @@ class HistoryWriter:
     # -- task threads -------------------------------------------------------------------------
 
     def _line(self, move: str, cue: str, ctx: dict[str, Any], must: str = "", question: bool = True,
-              opener: bool = True) -> str:
+              opener: bool = True, also: str = "") -> str:
         """A fresh line of ``move`` (for ``cue``, else any cue) that holds ``must`` and no other
-        task value; lines already said in this history are skipped while others remain.
-        ``question``: whether the line may be a question (only where the next turn answers it);
-        ``opener``: whether a reply may open with a short nod (not an answer to a question)."""
-        allowed = [v for v in self.values if must and v in must.lower()]
+        task value but those ``also`` holds; lines already said in this history are skipped while
+        others remain. ``question``: whether the line may be a question (only where the next turn
+        answers it); ``opener``: whether a reply may open with a short nod (not an answer to a question)."""
+        allowed = [v for v in self.values if (must and v in must.lower()) or (also and v in also.lower())]
         about = str(ctx.get("about") or "").lower()
 
         def ok(text: str) -> bool:
@@ -372,6 +372,12 @@ class HistoryWriter:
         if event.move == "decline":
             said = spoken(event.said, piece.cue if piece else "")
             ctx["value"] = said
+            final = self._kept(piece)
+            if final and self.rng.random() < HISTORY.decline_kept:  # the value that stands, said beside it
+                text = self._line("decline", "kept", {**ctx, "final": final}, said, also=final)
+                if final in text.replace(said, " ") and event.mark and piece is not None:
+                    marks["evidence"] = (piece.id,)
+                return text, marks
             return self._line("decline", "any", ctx, said), marks
         assert piece is not None
         cue = piece.cue if piece.cue in threads().cues else "note"
@@ -418,6 +424,14 @@ class HistoryWriter:
         if also and event.mark == "evidence":
             marks["evidence"] = (piece.id, *also)
         return text, marks
+
+    def _kept(self, piece: MemoryPiece | None) -> str:
+        """The value that stands, as a turn turning an earlier one down says it ("we keep 14:00"):
+        a piece's final value said as people say it; "" for a whole sentence or clause (said only
+        as itself) or a derived value (said only against its anchor)."""
+        if piece is None or piece.derived is not None or piece.value == piece.text or len(piece.said.split()) > 8:
+            return ""
+        return spoken(piece.said, piece.cue)
 
     def _near_request(self, piece: MemoryPiece, said: str) -> str:
         """A request's near miss said as a request: a whole changed clause (``changed_clause``)

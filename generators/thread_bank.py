@@ -131,7 +131,7 @@ _MOVE_SLOTS = {"job_detail": frozenset({"about", "who", "first", "day", "time", 
                                          "out"}),
                "anchor": _ANCHOR_SLOTS, "anchor_reply": frozenset({"anchor", "about", "user", "value"}),
                "anchor_name": frozenset(), "relation": frozenset({"anchor", "amount", "name"}),
-               "near_word": frozenset()}
+               "near_word": frozenset(), "decline": _THREAD_SLOTS | {"final"}}
 _NEAR_WORD = re.compile(r"([a-z]+) / ([a-z]+)")
 
 

@@ -162,6 +162,30 @@ def test_marks_hold_and_the_verifier_agrees():
         assert day_of[("old", "m1")] < day_of[("new", "m1")]
 
 
+def test_an_old_value_turned_down_is_said_beside_the_one_that_stands_as_often_as_not(monkeypatch):
+    """The frames that turn an earlier value down hold the final one too in about half their turns
+    (marked evidence as well): no such frame tells a turn of a wrong value alone. (A derived value
+    is never said outright, so none is derived here.)"""
+    from generators.chances import HISTORY
+
+    monkeypatch.setattr("generators.history_plan.HISTORY", dataclasses.replace(HISTORY, derive=0.0))
+    both = alone = 0
+    for seed in range(16):
+        draft = planned(seed)
+        final = next(p for p in draft.memory if p.id == "m1").said.lower()
+        said = False
+        for t in all_turns(gen(seed=seed)):
+            if "m1" in t.superseded and said:  # an earlier value after the final one: turned down
+                if "m1" in t.evidence:
+                    both += 1
+                    assert final in t.text.lower(), t.text
+                else:
+                    alone += 1
+                    assert final not in t.text.lower(), t.text
+            said = said or "m1" in t.evidence
+    assert both and alone, (both, alone)
+
+
 def test_values_come_in_the_users_words_not_the_memory_text():
     for seed in range(6):
         for t in carriers(gen(seed=seed)):
@@ -550,7 +574,7 @@ def test_pieces_about_one_work_share_one_filler_when_its_name_holds_a_value():
 def test_thread_lines_read_right_with_every_kind_of_work_name_and_relative_time():
     """"My manager handed me my manager's question today", "Everyone can make the meeting at Wednesday
     next week at 14:00", "employee_handbook.pdf is the sheet behind ...": lines must fit any name."""
-    ctx = {"user": "Kim", "weekday": "Monday", "when": "this morning", "text": "the other one is older", "who": "Sam",
+    ctx = {"user": "Kim", "weekday": "Monday", "when": "this morning", "text": "the other one is older", "who": "Sam", "final": "14:00",
            "anchor": "the audit", "amount": "10", "name": "rota_summary",
            "first": "Sam", "day": "May 3", "time": "10:00", "file": "rota.xlsx", "number": "3", "field": "Cost",
            "sheet": "the rota excel file", "out": "rota_summary"}

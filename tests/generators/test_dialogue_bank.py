@@ -161,8 +161,8 @@ def test_a_thread_line_that_cannot_be_used_is_refused_when_the_bank_is_read(extr
 
 
 def test_a_thread_bank_without_a_move_is_refused():
-    text = THREADS_BANK.read_text(encoding="utf-8").replace("== decline\n", "== answer.declined\n")
-    with pytest.raises(BankError, match=r"no '== decline' section"):
+    text = THREADS_BANK.read_text(encoding="utf-8").replace("== near_clause\n", "== answer.near\n")
+    with pytest.raises(BankError, match=r"no '== near_clause' section"):
         parse_threads(text, "t.bank")
 
 
