@@ -49,9 +49,10 @@ def test_a_client_with_the_budget_never_meets_a_429():
     # threads could send; the threads' last calls, waiting at the deadline, are sent at the same pace after
     # it. (How few a busy machine gets through is not this test's point: the limiter's own pace is tested
     # on its clock below.)
+    # (no gap between two arrivals is asserted: a busy server stamps queued requests together, and the
+    # server's own limit, met with no 429, is what says the client kept to its budget)
     first = [t for t in answered if t - answered[0] <= 2.5]
     assert len(answered) >= 3 and len(first) <= 7
-    assert all(b - a >= 0.3 for a, b in zip(answered[2:], answered[3:]))
 
 
 def test_without_the_budget_429s_are_waited_out_and_nothing_is_lost():
