@@ -540,6 +540,25 @@ def _weak(value: str, kind: str) -> bool:
     return kind == "app" or not _distinctive(value)
 
 
+def _word_swaps(text: str) -> list[tuple[int, int, str]]:
+    """Where ``text`` says a word of a ``near_word`` pair whose other word it does not say, and that
+    other word, in the case the text writes it ("highest" -> "lowest")."""
+    swaps, own = threads().near_words, set(re.findall(r"[a-z]+", text.lower()))
+    return [(m.start(), m.end(), _cased(swaps[m.group(0).lower()], m.group(0)))
+            for m in re.finditer(r"(?<![\w'-])[A-Za-z]+(?![\w'-])", text)
+            if m.group(0).lower() in swaps and swaps[m.group(0).lower()] not in own]
+
+
+def _swapped(value: str, rng: random.Random) -> str | None:
+    """``value`` with one word of a ``near_word`` pair put for its other ("average salary" -> "median
+    salary", "monthly" -> "yearly"); None when it says none."""
+    found = _word_swaps(value)
+    if not found:
+        return None
+    start, end, alt = rng.choice(found)
+    return value[:start] + alt + value[end:]
+
+
 def _cased(word: str, like: str) -> str:
     """``word`` written in the case ``like`` is written in (Highest -> Lowest, HIGHEST -> LOWEST)."""
     return word.upper() if like.isupper() and len(like) > 1 else word.capitalize() if like[:1].isupper() else word
@@ -558,10 +577,7 @@ def _sentence_near(piece: MemoryPiece, others: Sequence[str], rng: random.Random
     if tables.file_apps and (piece.value == piece.text or piece.value.lower() in tables.file_apps):
         changes += [(m.start(), m.end(), near_value(m.group(1), "app", rng)) for m in tables.file_app.finditer(text)]
     if piece.value == piece.text:  # another item of the same kind: "the lowest score" for "the highest"
-        swaps, own = threads().near_words, set(re.findall(r"[a-z]+", text.lower()))
-        changes += [(m.start(), m.end(), _cased(swaps[m.group(0).lower()], m.group(0)))
-                    for m in re.finditer(r"(?<![\w'-])[A-Za-z]+(?![\w'-])", text)
-                    if m.group(0).lower() in swaps and swaps[m.group(0).lower()] not in own]
+        changes += _word_swaps(text)
     for start, end, alt in rng.sample(changes, len(changes)):
         if not alt or alt.lower() == text[start:end].lower():
             continue
@@ -585,6 +601,8 @@ def _dynamics(memory: list[MemoryPiece], kinds: dict[str, str], instruction: str
     def alternative(piece: MemoryPiece) -> str | None:
         kind = kinds.get(piece.value, "")
         alt = near_value(piece.value, kind, rng)
+        if alt is None and piece.value != piece.text:  # a title or a word of no near kind: its pair's other word
+            alt = _swapped(piece.value, rng)
         if (not alt or _weak(alt, kind) or alt.lower() in taken or piece.value.lower() in alt.lower()
                 or alt.lower() in piece.value.lower() or runs_backwards(piece.text.replace(piece.value, alt))):
             return None  # (a near day never makes its sentence's span end before it starts)

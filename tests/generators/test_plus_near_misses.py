@@ -94,3 +94,14 @@ def test_a_near_day_or_hour_never_makes_a_span_end_before_it_starts():
         changed = changed_detail(instruction, __import__("random").Random(seed))
         assert changed is None or not runs_backwards(changed[0]), changed
     assert seen
+
+
+def test_a_title_with_no_near_value_of_its_kind_gets_its_pair_word_swapped():
+    """A quoted title ("'average salary'") has no near value of its own kind: its near miss or earlier
+    value puts the other word of a near_word pair in ("median salary")."""
+    wrong = set()
+    for seed in range(6):
+        for piece in _memory("add 'average salary' for each day to the last row in salary excel file", seed):
+            if piece.value == "average salary":
+                wrong |= {*piece.superseded, *(d.value for d in piece.distractors)}
+    assert wrong == {"median salary"}, wrong
