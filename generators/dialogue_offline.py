@@ -20,6 +20,7 @@ way (unmarked) are ``generators.decoys``, said by ``generators.decoy_talk``.
 
 from __future__ import annotations
 
+import functools
 import random
 import re
 from datetime import date, datetime, time
@@ -56,6 +57,17 @@ from office_env.synthesis.check import away_span
 # The generator
 # --------------------------------------------------------------------------------------------
 
+
+
+@functools.lru_cache(maxsize=256)
+def _anchors_pattern(anchors: tuple[str, ...]) -> re.Pattern[str]:
+    """Any of ``anchors`` (lower case) as words of their own; one per set of anchors, kept."""
+    return re.compile("|".join(rf"(?<!\w){re.escape(a)}(?!\w)" for a in anchors))
+
+
+@functools.lru_cache(maxsize=1024)
+def _word(name: str) -> re.Pattern[str]:
+    return re.compile(rf"\b{re.escape(name)}\b")
 
 
 def history_dates(now: datetime | date, days: int) -> list[date]:
@@ -194,8 +206,9 @@ class HistoryWriter:
         self.pieces = list(pieces)
         self.piece_ids = {p.id for p in self.pieces}
         self.values = [v.lower() for v in values] if values is not None else task_values(pieces)
-        self.anchors = (re.compile("|".join(rf"(?<!\w){re.escape(a.lower())}(?!\w)" for a in anchors))
-                        if anchors else None)
+        # (a line is searched for them only when it holds one as a plain substring: most hold none)
+        self.anchor_words = tuple(sorted({a.lower() for a in anchors}))
+        self.anchors = _anchors_pattern(self.anchor_words) if anchors else None
         clean = self.talk_clean
         self.user = user_first if user_first and clean(user_first) else ""
         from generators.other_work import OtherWork  # the composers read their banks on first use
@@ -248,12 +261,17 @@ class HistoryWriter:
     def free_on(self, value: str, when: datetime) -> bool:
         """Whether ``value`` names no colleague the office shows away on ``when``'s day."""
         day = when.date()
-        return not any(first <= day <= last and re.search(rf"\b{re.escape(name)}\b", value)
+        return not any(first <= day <= last and name in value and _word(name).search(value)
                        for name, first, last in self.absences)
 
     def talk_clean(self, text: str) -> bool:
         """``clean``, and naming none of the history's anchors (what small talk and other talk may say)."""
-        return self.clean(text) and not (self.anchors is not None and self.anchors.search(text.lower()))
+        if not self.clean(text):
+            return False
+        if self.anchors is None:
+            return True
+        low = text.lower()
+        return not (any(a in low for a in self.anchor_words) and self.anchors.search(low))
 
     def clean(self, text: str) -> bool:
         low = text.lower()
