@@ -217,3 +217,11 @@ def test_homer_stops_at_start_with_one_line_on_a_broken_bank(tmp_path: Path, kin
         lines = [line for line in proc.stderr.strip().splitlines() if not line.startswith(f"{command[0]}: ")]
         assert len(lines) == 1 and lines[0].startswith(f"error: {target}:{lineno}: "), proc.stderr
         assert not (tmp_path / "out").exists()
+
+
+def test_no_anchor_name_ends_in_a_preposition():
+    """A relation names its anchor before "for the work" ("in the file type the reviewers asked for
+    for the term task" doubled its last word): no anchor's name ends in a preposition."""
+    ends = {"for", "to", "with", "on", "in", "of", "at", "from", "about", "by"}
+    names = [line.render({}) for (move, _), lines in threads().lines.items() if move == "anchor_name" for line in lines]
+    assert names and not [n for n in names if n.split()[-1].lower() in ends]

@@ -308,7 +308,7 @@ def test_a_plus_answer_never_gives_a_value_alone_as_a_whole_turn():
 
 
 def test_a_plus_history_has_no_user_turn_that_is_a_value_alone():
-    # (seed 9 with bare values allowed: "answer, in the file type the reviewers asked for." as a turn)
+    # (seed 9 with bare values allowed: "answer, in the file type the reviewers want." as a turn)
     for seed in (8, 9):
         draft = regenerate(Seed("Find the lowest score of midterm 1 in data/scores.xlsx and write it into answer.txt"),
                            seed=seed)
