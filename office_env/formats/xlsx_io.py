@@ -20,7 +20,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 import openpyxl
 import openpyxl.reader.excel
@@ -196,20 +196,29 @@ def read_back(cell: Any) -> Any:
     return _UNSURE
 
 
-def remember_edit(path: Path, before: "bytes | Edited", sheet: Worksheet, cells: list[tuple[int, int]]) -> None:
-    """After a workbook opened from ``before`` had ``cells`` (row, col) of ``sheet`` set, in order,
-    and was saved to ``path``: remember the new version as ``before`` plus those cells, so reading
-    it back costs no parse. Nothing is remembered for a workbook this project did not write, or a
-    value :func:`read_back` does not model (tests compare both ways over many edits)."""
+def read_backs(sheet: Worksheet, cells: Iterable[tuple[int, int]]) -> tuple[tuple[str, int, int, Any], ...] | None:
+    """``cells`` (row, col) of ``sheet``, just set and saved, as a parse of the saved file reads them
+    back: the edits an :class:`Edited` adds. None for a workbook this project did not write
+    (openpyxl's round trip of a stranger's may differ), a value :func:`read_back` does not model,
+    or more cells than an :class:`Edited` holds."""
     if sheet.parent.properties.creator != CREATOR:
-        return  # only workbooks this project wrote: openpyxl's round trip of a stranger's may differ
+        return None
     values = [(row, col, read_back(sheet.cell(row=row, column=col))) for row, col in cells]
-    if any(value is _UNSURE for _, _, value in values):
+    if len(values) > MAX_EDITS or any(value is _UNSURE for _, _, value in values):
+        return None
+    return tuple((sheet.title, row, col, value) for row, col, value in values)
+
+
+def remember_edit(path: Path, before: "bytes | Edited", added: tuple[tuple[str, int, int, Any], ...] | None) -> None:
+    """After a workbook opened from ``before`` had cells set and was saved to ``path``: remember the
+    new version as ``before`` plus ``added`` (:func:`read_backs`), so reading it back costs no parse.
+    Nothing is remembered when ``added`` is None or past ``MAX_EDITS`` cells since a parse (tests
+    compare both ways over many edits)."""
+    if added is None:
         return
     base, edits = (before.base, before.edits) if isinstance(before, Edited) else (before, ())
-    if len(edits) + len(values) > MAX_EDITS:
+    if len(edits) + len(added) > MAX_EDITS:
         return
-    added = tuple((sheet.title, row, col, value) for row, col, value in values)
     remember("xlsx-workbook", path, Edited(base, edits + added), weight=_weight)
 
 
@@ -497,18 +506,32 @@ class _SheetInMemory(WorksheetWriter):
             super().cleanup()
 
 
-MAX_SAVED = 64  # saves of edited workbooks kept (office_env.tools.excel: a task's replays edit alike)
-MAX_SAVED_SNAPSHOT = 1024 * 1024  # an edit of a larger workbook is saved every time, not kept
-_SAVED: Kept[bytes] = Kept(MAX_SAVED)
+MAX_SAVED = 64  # edits of workbooks kept (office_env.tools.excel: a task's replays edit alike)
+MAX_SAVED_SNAPSHOT = 1024 * 1024  # an edit of a larger workbook is made every time, not kept
+
+
+@dataclass(frozen=True)
+class SavedEdit:
+    """What an edit of a workbook gives: the saved bytes, each edited cell's value before its edit
+    as a tool says it (:func:`render_value`), and the cells as the saved file reads them back
+    (:func:`read_backs`)."""
+
+    data: bytes
+    olds: tuple[str, ...]
+    added: tuple[tuple[str, int, int, Any], ...] | None
+
+
+_SAVED: Kept[SavedEdit] = Kept(MAX_SAVED)
+Setter = Callable[[Worksheet, int, int, Any], Any]  # sets one cell, returns the value it held
 
 
 def edit_key(before: "bytes | Edited", sheet: str | None, edits: Iterable[tuple[int, int, Any]],
              how: str) -> tuple | None:
-    """What decides the bytes of a workbook opened from the snapshot ``before`` (:func:`snapshot`)
-    whose ``sheet`` had ``edits`` (row, col, value) set, in order, by ``how`` (the editing code's
-    name: each opens and sets cells its own way); None for a snapshot too large to keep. Cell values
-    Python holds equal are written apart (``1``, ``1.0``, ``True``; ``0.0``, ``-0.0``), and so are
-    apart in it (``office_env.formats.built.key_part``)."""
+    """What decides the outcome of an edit of the workbook opened from the snapshot ``before``
+    (:func:`snapshot`) whose ``sheet`` had ``edits`` (row, col, value) set, in order, by ``how`` (the
+    editing code's name: each opens and sets cells its own way); None for a snapshot too large to
+    keep. Cell values Python holds equal are written apart (``1``, ``1.0``, ``True``; ``0.0``,
+    ``-0.0``), and so are apart in it (``office_env.formats.built.key_part``)."""
     if isinstance(before, Edited):
         if len(before.base) > MAX_SAVED_SNAPSHOT:
             return None
@@ -520,12 +543,23 @@ def edit_key(before: "bytes | Edited", sheet: str | None, edits: Iterable[tuple[
     return (how, origin, sheet, tuple((r, c, key_part(v)) for r, c, v in edits))
 
 
-def saved_edit(workbook: Workbook, stamp: datetime | None, key: tuple | None) -> bytes:
-    """:func:`to_bytes` of an edited workbook, kept for the next edit with the same ``key``
-    (:func:`edit_key`) and stamp: the gates' replays of a task repeat the oracle's edits."""
-    if key is None:
-        return to_bytes(workbook, stamp)
-    return _SAVED.get((key, key_part(stamp)), lambda: to_bytes(workbook, stamp))
+def saved_edit(before: "bytes | Edited", sheet: str | None, edits: list[tuple[int, int, Any]], how: str,
+               setter: Setter, stamp: datetime | None, label: str) -> SavedEdit:
+    """The workbook opened from ``before`` with ``edits`` set on ``sheet`` by ``setter`` (the code
+    named ``how``), saved with ``stamp``; kept for the next edit alike (:func:`edit_key`), so the
+    gates' replays of a task, which repeat the oracle's edits, neither open nor save it again."""
+    key = edit_key(before, sheet, edits, how)
+    make = lambda: _edit(before, sheet, edits, setter, stamp, label)  # noqa: E731 -- made on a miss only
+    return make() if key is None else _SAVED.get((key, key_part(stamp)), make)
+
+
+def _edit(before: "bytes | Edited", sheet: str | None, edits: list[tuple[int, int, Any]], setter: Setter,
+          stamp: datetime | None, label: str) -> SavedEdit:
+    workbook = open_snapshot(before)
+    target = sheet_of(workbook, sheet, label)
+    olds = tuple(render_value(setter(target, row, col, value)) for row, col, value in edits)
+    data = to_bytes(workbook, stamp)
+    return SavedEdit(data, olds, read_backs(target, [(row, col) for row, col, _ in edits]))
 
 
 def to_bytes(workbook: Workbook, stamp: datetime | None = None) -> bytes:

@@ -62,18 +62,26 @@ def _check_cell(row: int, col: int, value: Any) -> None:
         check_xml_text(value, "value", "an Excel cell")
 
 
-def _edit_cell(ws: Workspace, file_path: str, row: int, col: int, value: Any, sheet: str | None) -> Any:
+def _set_one(sheet: Any, row: int, col: int, value: Any) -> Any:
+    old = sheet.cell(row=row, column=col).value
+    xlsx_io.set_value(sheet, row, col, value)
+    return old
+
+
+def _set_in_row(sheet: Any, row: int, col: int, value: Any) -> Any:
+    xlsx_io.drop_empty(sheet)  # what the previous call saved, as this call would open it again
+    return _set_one(sheet, row, col, value)
+
+
+def _edit_cell(ws: Workspace, file_path: str, row: int, col: int, value: Any, sheet: str | None) -> str:
+    """The cell's value before the edit, as the tool says it."""
     _check_cell(row, col, value)
     path = existing_file(ws, file_path, "file_path", XLSX)
     before = xlsx_io.snapshot(path, file_path)
-    workbook = xlsx_io.open_snapshot(before)
-    target = xlsx_io.sheet_of(workbook, sheet, file_path)
-    old = target.cell(row=row, column=col).value
-    xlsx_io.set_value(target, row, col, value)
-    key = xlsx_io.edit_key(before, sheet, [(row, col, value)], "one cell")
-    written = write(ws, file_path, xlsx_io.saved_edit(workbook, ws.now, key), "file_path")
-    xlsx_io.remember_edit(written, before, target, [(row, col)])  # the next read of this version needs no parse
-    return old
+    edit = xlsx_io.saved_edit(before, sheet, [(row, col, value)], "one cell", _set_one, ws.now, file_path)
+    written = write(ws, file_path, edit.data, "file_path")
+    xlsx_io.remember_edit(written, before, edit.added)  # the next read of this version needs no parse
+    return edit.olds[0]
 
 
 def set_cells(ws: Workspace, calls: list[dict[str, Any]]) -> list[str | OfficeError] | None:
@@ -87,30 +95,25 @@ def set_cells(ws: Workspace, calls: list[dict[str, Any]]) -> list[str | OfficeEr
     file_path, sheet = calls[0]["file_path"], calls[0].get("sheet")
     path = existing_file(ws, file_path, "file_path", XLSX)
     before = xlsx_io.snapshot(path, file_path)
-    workbook = xlsx_io.open_snapshot(before)
-    target = xlsx_io.sheet_of(workbook, sheet, file_path)
-    outcomes: list[str | OfficeError] = []
-    cells: list[tuple[int, int]] = []
+    refused: dict[int, OfficeError] = {}
     edits: list[tuple[int, int, Any]] = []
-    for call in calls:
-        row, col, value = call["row"], call["col"], call["value"]
+    for i, call in enumerate(calls):
         try:
-            _check_cell(row, col, value)
+            _check_cell(call["row"], call["col"], call["value"])
         except OfficeError as exc:
-            outcomes.append(exc)
+            refused[i] = exc
             continue
-        xlsx_io.drop_empty(target)  # what the previous call saved, as this call would open it again
-        old = target.cell(row=row, column=col).value
-        xlsx_io.set_value(target, row, col, value)
-        cells.append((row, col))
-        edits.append((row, col, value))
-        outcomes.append(f"Set ({row}, {col}) of {file_path} to {xlsx_io.render_value(xlsx_io.coerce(value))} "
-                        f"(was {xlsx_io.render_value(old)}).")
-    if cells:
-        key = xlsx_io.edit_key(before, sheet, edits, "cells in a row")
-        written = write(ws, file_path, xlsx_io.saved_edit(workbook, ws.now, key), "file_path")
-        xlsx_io.remember_edit(written, before, target, cells)
-    return outcomes
+        edits.append((call["row"], call["col"], call["value"]))
+    if not edits:
+        xlsx_io.sheet_of(xlsx_io.open_snapshot(before), sheet, file_path)  # a missing sheet still raises
+        return list(refused.values())
+    edit = xlsx_io.saved_edit(before, sheet, edits, "cells in a row", _set_in_row, ws.now, file_path)
+    written = write(ws, file_path, edit.data, "file_path")
+    xlsx_io.remember_edit(written, before, edit.added)
+    olds = iter(edit.olds)
+    return [refused[i] if i in refused else
+            f"Set ({c['row']}, {c['col']}) of {file_path} to {xlsx_io.render_value(xlsx_io.coerce(c['value']))} "
+            f"(was {next(olds)})." for i, c in enumerate(calls)]
 
 
 @tool("excel", "set_cell", "Set a cell of an .xlsx sheet; row, col 1-based.", writes=True,
@@ -119,8 +122,7 @@ def set_cells(ws: Workspace, calls: list[dict[str, Any]]) -> list[str | OfficeEr
       values=("value",), edits=True)
 def set_cell(ws: Workspace, file_path: str, row: int, col: int, value: Any, sheet: str | None = None) -> str:
     old = _edit_cell(ws, file_path, row, col, value, sheet)
-    return (f"Set ({row}, {col}) of {file_path} to {xlsx_io.render_value(xlsx_io.coerce(value))} "
-            f"(was {xlsx_io.render_value(old)}).")
+    return f"Set ({row}, {col}) of {file_path} to {xlsx_io.render_value(xlsx_io.coerce(value))} (was {old})."
 
 
 @tool("excel", "delete_cell", "Clear a cell of an .xlsx sheet; row, col 1-based.", writes=True,
@@ -128,7 +130,7 @@ def set_cell(ws: Workspace, file_path: str, row: int, col: int, value: Any, shee
       required=["file_path", "row", "col"], edits=True)
 def delete_cell(ws: Workspace, file_path: str, row: int, col: int, sheet: str | None = None) -> str:
     old = _edit_cell(ws, file_path, row, col, None, sheet)
-    return f"Cleared ({row}, {col}) of {file_path} (was {xlsx_io.render_value(old)})."
+    return f"Cleared ({row}, {col}) of {file_path} (was {old})."
 
 
 @tool("excel", "convert_to_pdf", "Convert an .xlsx's active sheet to a PDF table.",

@@ -468,28 +468,35 @@ def test_xlsx_sheets_are_written_in_memory_with_openpyxls_bytes(monkeypatch):
 
 @pytest.mark.parametrize("batched", [False, True])
 def test_an_edit_made_again_is_saved_alike_and_equal_values_apart(tmp_path, batched):
-    """The excel tools keep the bytes of an edited workbook for the next edit alike (a task's replays
-    repeat the oracle's edits): an edit made again writes what a fresh save writes, and values
-    Python holds equal (1, 1.0 and True; 0.0 and -0.0) are still written apart."""
+    """The excel tools keep an edit of a workbook for the next edit alike (a task's replays repeat
+    the oracle's edits): an edit made again writes what a fresh edit writes, says the same (each
+    cell's old value, a refused call's error) and leaves the same remembered version to read, and
+    values Python holds equal (1, 1.0 and True; 0.0 and -0.0) are still written apart."""
     from office_env import Workspace, default_registry
 
     registry = default_registry()
     original = xlsx_io.build([["name", "amount"], ["a", 1]], "S", stamp=NOW)
 
-    def edit(folder: str, value: object) -> bytes:
+    def edit(folder: str, value: object) -> tuple:
         (tmp_path / folder / "data").mkdir(parents=True)
         (tmp_path / folder / "data" / "s.xlsx").write_bytes(original)
         ws = Workspace(tmp_path / folder, now=NOW)
         calls = [("excel_set_cell", {"file_path": "data/s.xlsx", "row": 2, "col": 2, "value": value})]
         if batched:
             calls.append(("excel_set_cell", {"file_path": "data/s.xlsx", "row": 3, "col": 1, "value": "b"}))
-        assert all(result.ok for result in registry.run(ws, calls))
-        return (tmp_path / folder / "data" / "s.xlsx").read_bytes()
+            calls.append(("excel_set_cell", {"file_path": "data/s.xlsx", "row": 4, "col": 1, "value": "bad\x00"}))
+        results = registry.run(ws, calls)
+        assert [result.ok for result in results] == [True] * len(calls[:2]) + [False] * (len(calls) - 2)
+        path = tmp_path / folder / "data" / "s.xlsx"
+        known = xlsx_io.snapshot(path, "data/s.xlsx")
+        assert isinstance(known, xlsx_io.Edited)  # remembered: the next read needs no parse
+        return path.read_bytes(), [result.observation for result in results], known.edits
 
     values = [1, 1.0, True, 0.0, -0.0]
-    kept = [edit(f"kept-{i}", v) for i, v in enumerate(values)]  # each after the others' saves were kept
+    kept = [edit(f"kept-{i}", v) for i, v in enumerate(values)]  # each after the others' edits were kept
+    assert "(was 1)." in kept[0][1][0]
     assert [edit(f"again-{i}", v) for i, v in enumerate(values)] == kept
     for i, value in enumerate(values):
         xlsx_io._SAVED.clear()
         assert edit(f"fresh-{i}", value) == kept[i]
-    assert kept[0] != kept[2] and kept[3] != kept[4]  # 1 and True, 0.0 and -0.0 are written apart
+    assert kept[0][0] != kept[2][0] and kept[3][0] != kept[4][0]  # 1 and True, 0.0 and -0.0 are written apart
