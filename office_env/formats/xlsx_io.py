@@ -413,9 +413,45 @@ def read_book(path: Path, label: str) -> BookView:
 
 
 def _read_book(path: Path, label: str) -> BookView:
-    workbook = load(path, label)
+    snap = snapshot(path, label)
+    if isinstance(snap, Edited) and len(snap.base) <= MAX_SAVED_SNAPSHOT:
+        return _edited_view(snap)
+    return _book_view(open_snapshot(snap))
+
+
+def _book_view(workbook: Workbook) -> BookView:
     sheets = {ws.title: _view(ws.title, _values(ws), _extent(ws)) for ws in workbook.worksheets}
     return BookView(tuple(workbook.sheetnames), workbook.active.title, sheets)
+
+
+_Cells = tuple[tuple[str, ...], str, dict[str, dict[tuple[int, int], Any]]]  # sheet names, active, values
+MAX_VIEWED_BASES = 8  # snapshots whose cells are kept for the views of their edited versions
+_BASE_CELLS: Kept[_Cells] = Kept(MAX_VIEWED_BASES)
+
+
+def _base_cells(base: bytes) -> _Cells:
+    """A snapshot's sheets as :func:`open_snapshot` leaves them for an :class:`Edited` (empty
+    cells dropped): the values of each, by (row, col)."""
+    workbook = pickle.loads(base)  # noqa: S301 -- our own snapshot, see load()
+    for sheet in workbook.worksheets:
+        drop_empty(sheet)
+    return tuple(workbook.sheetnames), workbook.active.title, {ws.title: _values(ws) for ws in workbook.worksheets}
+
+
+def _edited_view(snap: Edited) -> BookView:
+    """The view of an :class:`Edited` version without unpickling its base again: the base's cells
+    (kept for its latest edits' versions) with the edits set. Each edit holds a value (never an
+    empty one, see :func:`read_back`), so the cells :func:`open_snapshot` drops after the edits are
+    the base's own, and a sheet's extent is that of the cells left."""
+    names, active, base = _BASE_CELLS.get(snap.base, lambda: _base_cells(snap.base))
+    sheets = {title: dict(values) for title, values in base.items()}
+    for title, row, col, value in snap.edits:
+        sheets[title][(row, col)] = value
+    views = {}
+    for title, values in sheets.items():
+        extent = (max(r for r, _ in values), max(c for _, c in values)) if values else (0, 0)
+        views[title] = _view(title, values, extent)
+    return BookView(names, active, views)
 
 
 def _view(title: str, values: dict[tuple[int, int], Any], extent: tuple[int, int]) -> SheetView:
