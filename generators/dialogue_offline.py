@@ -44,7 +44,7 @@ from generators.model import MemoryPiece, Session, TaskDraft, Turn
 from generators.session_clock import SessionClock, working_days_before
 from generators.sibling_works import Sibling
 from generators.small_talk import WordingsExhausted
-from generators.spoken_time import names_any, spoken
+from generators.spoken_time import is_relative, names_any, spoken
 from generators.thread_bank import OPENERS, REPLIES, SENTENCE_CUES, Deck, threads
 from generators.withheld import withheld_kind, withhold
 from generators.work_names import WorkNames, noun_twice
@@ -393,7 +393,7 @@ class HistoryWriter:
             final = self._kept(piece)
             if final and self.rng.random() < HISTORY.decline_kept:  # the value that stands, said beside it
                 text = self._line("decline", "kept", {**ctx, "final": final}, said, also=final)
-                if final in text.replace(said, " ") and event.mark and piece is not None:
+                if event.mark and piece is not None and re.search(rf"(?<!\w){re.escape(final)}(?!\w)", text, re.I):
                     marks["evidence"] = (piece.id,)
                 return text, marks
             return self._line("decline", "any", ctx, said), marks
@@ -446,8 +446,10 @@ class HistoryWriter:
     def _kept(self, piece: MemoryPiece | None) -> str:
         """The value that stands, as a turn turning an earlier one down says it ("we keep 14:00"):
         a piece's final value said as people say it; "" for a whole sentence or clause (said only
-        as itself) or a derived value (said only against its anchor)."""
-        if piece is None or piece.derived is not None or piece.value == piece.text or len(piece.said.split()) > 8:
+        as itself), a derived value (said only against its anchor) and a day said relative to the
+        day it was said on ("Thursday next week" means another day a week later)."""
+        if (piece is None or piece.derived is not None or piece.value == piece.text or len(piece.said.split()) > 8
+                or is_relative(piece.said)):
             return ""
         return spoken(piece.said, piece.cue)
 

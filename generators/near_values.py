@@ -104,19 +104,43 @@ def _read_day(text: str, year: int = 2024) -> date | None:
         return None
 
 
-_CLOCKS = re.compile(r"(?<![\w:.])(\d{1,2}):(\d{2})\s*(?:to|until|till|-|\u2013)\s*(\d{1,2}):(\d{2})"
-                     r"(?![\w:]|\s*[ap]\.?m)", re.IGNORECASE)
+_CLOCK = r"(\d{1,2})(?::(\d{2}))?\s*([ap]\.?m\.?)?"
+_CLOCKS = re.compile(rf"(?<![\w:./])(?:from\s+|between\s+)?{_CLOCK}\s*(?:to|until|till|and|-|\u2013)\s*"
+                     rf"{_CLOCK}(?![\w:/])", re.IGNORECASE)
+
+
+def _minutes(hour: str, minute: str | None, half: str | None) -> int | None:
+    """A clock as minutes of the day (12-hour when ``half`` says a.m. or p.m.); None for a bare
+    figure, which says no clock."""
+    if minute is None and half is None:
+        return None
+    h = int(hour) % 12 + (12 if half and half.lower().startswith("p") else 0) if half else int(hour)
+    return h * 60 + int(minute or 0)
+
+
+def _short_spans(text: str) -> int:
+    """How many spans of days or clock times ``text`` says that end before they start, or where
+    they start ("from 6/26/2024 to 6/23/2024", "15:00 to 15:00", "between 6 pm and 5 pm")."""
+    count = 0
+    for m in _RANGE.finditer(text):
+        start, end = _read_day(m.group(1)), _read_day(m.group(2))
+        count += start is not None and end is not None and end <= start
+    for m in _CLOCKS.finditer(text):
+        begins, ends = _minutes(*m.group(1, 2, 3)), _minutes(*m.group(4, 5, 6))
+        count += begins is not None and ends is not None and ends <= begins
+    return count
 
 
 def runs_backwards(text: str) -> bool:
-    """Whether ``text`` says a span of days or of clock times (24-hour) that ends before it starts
-    ("from 6/26/2024 to 6/23/2024", "12:00 to 11:00"): what a near value put in a span's place must
-    never make of it."""
-    for m in _RANGE.finditer(text):
-        start, end = _read_day(m.group(1)), _read_day(m.group(2))
-        if start is not None and end is not None and end < start:
-            return True
-    return any((int(m.group(3)), int(m.group(4))) < (int(m.group(1)), int(m.group(2))) for m in _CLOCKS.finditer(text))
+    """Whether ``text`` says a span of days or of clock times that ends before it starts or where it
+    starts (``_short_spans``)."""
+    return _short_spans(text) > 0
+
+
+def spoils_span(before: str, after: str) -> bool:
+    """Whether a near value put into ``before`` (giving ``after``) made a span end before it starts,
+    or where it starts: a sentence that said such a span already ("9:00 to 5:00") may keep it."""
+    return _short_spans(after) > _short_spans(before)
 
 
 def _shift_date(value: str, rng: random.Random) -> str | None:

@@ -48,7 +48,7 @@ from generators.decoys import ToldJob, told_in_order
 from generators.dialogue_offline import generate_dialogue, plan_dialogue
 from generators.history_plan import weeks_of_full_days
 from generators.model import Distractor, MemoryPiece, Session, TaskDraft
-from generators.near_values import OTHER_PEOPLE, near_value, runs_backwards
+from generators.near_values import OTHER_PEOPLE, near_value, spoils_span
 from generators.sibling_works import Sibling, sibling_pieces
 from generators.specifics import Specific, contains_specific, find_specifics, locate_specifics
 from generators.spoken_time import say_days_within
@@ -540,13 +540,21 @@ def _weak(value: str, kind: str) -> bool:
     return kind == "app" or not _distinctive(value)
 
 
+# a pair's word in a set phrase says no item ("lower case", "best regards", "look after", "First, ..."):
+# it is never changed there
+_FIXED_PHRASE = re.compile(r"(?i)\b(?:lower case|upper case|best regards|look after|after all|at first|first of all"
+                           r"|top up|at last|at the latest|at the earliest|at best|at worst)\b|^(?:first|last),")
+
+
 def _word_swaps(text: str) -> list[tuple[int, int, str]]:
     """Where ``text`` says a word of a ``near_word`` pair whose other word it does not say, and that
     other word, in the case the text writes it ("highest" -> "lowest")."""
     swaps, own = threads().near_words, set(re.findall(r"[a-z]+", text.lower()))
+    fixed = [(f.start(), f.end()) for f in _FIXED_PHRASE.finditer(text)]
     return [(m.start(), m.end(), _cased(swaps[m.group(0).lower()], m.group(0)))
             for m in re.finditer(r"(?<![\w'-])[A-Za-z]+(?![\w'-])", text)
-            if m.group(0).lower() in swaps and swaps[m.group(0).lower()] not in own]
+            if m.group(0).lower() in swaps and swaps[m.group(0).lower()] not in own
+            and not any(a <= m.start() and m.end() <= b for a, b in fixed)]
 
 
 def _swapped(value: str, rng: random.Random) -> str | None:
@@ -571,19 +579,24 @@ def _sentence_near(piece: MemoryPiece, others: Sequence[str], rng: random.Random
     an old note or a colleague's guess; its value is that whole sentence (no other turn holds it)
     and holds no value of ``others``. None when nothing in it can change."""
     text = piece.text.rstrip(" .?!")
-    changes = [(s, e, near_value(spec.text, spec.kind, rng)) for s, e, spec in locate_specifics(text)
-               if piece.value == piece.text or piece.value not in text or spec.text == piece.value]
     tables = app_tables()
+    # (an app of files is changed only where a file word follows: "the invoice PDF" is no "invoice Excel")
+    changes = [(s, e, near_value(spec.text, spec.kind, rng)) for s, e, spec in locate_specifics(text)
+               if (piece.value == piece.text or piece.value not in text or spec.text == piece.value)
+               and not (spec.kind == "app" and spec.text.lower() in tables.file_apps)]
     if tables.file_apps and (piece.value == piece.text or piece.value.lower() in tables.file_apps):
         changes += [(m.start(), m.end(), near_value(m.group(1), "app", rng)) for m in tables.file_app.finditer(text)]
     if piece.value == piece.text:  # another item of the same kind: "the lowest score" for "the highest"
         changes += _word_swaps(text)
+    own = piece.value.rstrip(" .?!").lower()
+    said = [v.rstrip(" .?!").lower() for v in others if v and v.strip(" .?!")]
     for start, end, alt in rng.sample(changes, len(changes)):
-        if not alt or alt.lower() == text[start:end].lower():
+        # a value the sentence holds already is no change ("from 15:00 to 15:00", "the excel to excel")
+        if not alt or alt.lower() == text[start:end].lower() or alt.lower() in text.lower():
             continue
         sentence = text[:start] + alt + text[end:]
         low = sentence.lower()
-        if piece.value.lower() in low or any(v and v.lower() in low for v in others) or runs_backwards(sentence):
+        if own in low or any(v in low for v in said) or spoils_span(text, sentence):
             continue
         return Distractor(sentence, _near_sentence(sentence, rng))
     return None
@@ -593,9 +606,9 @@ def _dynamics(memory: list[MemoryPiece], kinds: dict[str, str], instruction: str
               ) -> list[MemoryPiece]:
     """The pieces with, by chance, one value said first and corrected later and one near miss:
     what an agent that takes the first mention, or the wrong file, must get wrong. A piece whose
-    value has no near value of its own that a chat can carry gets its sentence's near miss; where
-    no piece has a near value, a whole request said first with a detail changed is the earlier
-    value (a history of one request has a wrong value said in a request's words as often)."""
+    value has no near value of its own that a chat can carry (or none that fits its sentence this
+    time) gets its sentence's near miss. A whole clause is never said first and corrected: the
+    lines that correct or turn down a value are a value's, not a clause's."""
     taken = instruction.lower()
 
     def alternative(piece: MemoryPiece) -> str | None:
@@ -604,7 +617,7 @@ def _dynamics(memory: list[MemoryPiece], kinds: dict[str, str], instruction: str
         if alt is None and piece.value != piece.text:  # a title or a word of no near kind: its pair's other word
             alt = _swapped(piece.value, rng)
         if (not alt or _weak(alt, kind) or alt.lower() in taken or piece.value.lower() in alt.lower()
-                or alt.lower() in piece.value.lower() or runs_backwards(piece.text.replace(piece.value, alt))):
+                or alt.lower() in piece.value.lower() or spoils_span(piece.text, piece.text.replace(piece.value, alt))):
             return None  # (a near day never makes its sentence's span end before it starts)
         return alt
 
@@ -614,9 +627,6 @@ def _dynamics(memory: list[MemoryPiece], kinds: dict[str, str], instruction: str
     out = list(memory)
     if rng.random() < DRAFT.plus_correct:
         options = [(i, alt) for i, p in enumerate(out) for alt in [alternative(p)] if alt]
-        if not options:  # requests with no value of their own: one said first with a detail changed
-            options = [(i, near.value) for i, p in enumerate(out) if p.value == p.text
-                       for near in [_sentence_near(p, said_besides(i), rng)] if near]
         if options:
             i, old = rng.choice(options)
             out[i] = replace(out[i], superseded=(old,))

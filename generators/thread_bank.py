@@ -158,6 +158,9 @@ def index_threads(sections: Mapping[str, Section]) -> dict[tuple[str, str], tupl
                 raise BankError(f"{entry.where}: an anchor line says the anchor's value ({{value}})")
             if move == "near_word" and not _NEAR_WORD.fullmatch(entry.fields[0]):
                 raise BankError(f"{entry.where}: a near_word line is two lower-case words, 'word / other'")
+            if move == "decline" and ("final" in line.needs) != (cue == "kept"):
+                raise BankError(f"{entry.where}: a decline.kept line says the value that stands ({{final}}), "
+                                "another decline line does not")
             lines.append(line)
         out[(move, cue or "any")] = tuple(lines)
     for move in _MOVES:
@@ -187,7 +190,14 @@ def parse_threads(text: str, name: str) -> ThreadBank:
     def words(move: str) -> tuple[str, ...]:
         return tuple(line.render({}) for line in lines[(move, "any")])
 
-    pairs = [(match.group(1), match.group(2)) for word in words("near_word") if (match := _NEAR_WORD.fullmatch(word))]
+    pairs: list[tuple[str, str]] = []
+    for line in (line for (move, _), found in lines.items() if move == "near_word" for line in found):
+        match = _NEAR_WORD.fullmatch(line.render({}))
+        assert match is not None  # (index_threads checked each line)
+        for word in match.groups():
+            if any(word in pair for pair in pairs):
+                raise BankError(f"{line.where}: {word!r} is in another near_word pair already")
+        pairs.append((match.group(1), match.group(2)))
     return ThreadBank(lines, frozenset(cue for (move, cue) in lines if move == "state" and cue != "any"),
                       words("about"), words("job"), words("job_person"), words("job_field"),
                       {cue: found for (move, cue), found in lines.items() if move == "job_detail"},

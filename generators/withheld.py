@@ -15,7 +15,7 @@ from __future__ import annotations
 import random
 import re
 
-from generators.near_values import near_value, runs_backwards
+from generators.near_values import near_value, spoils_span
 from generators.specifics import find_specifics
 
 WITHHELD_KINDS = ("file", "email", "date", "time", "number", "person", "quoted")
@@ -118,6 +118,6 @@ def changed_detail(sentence: str, rng: random.Random) -> tuple[str, str] | None:
         alt = f"{stem}_{rng.choice(('v2', 'final', 'new', 'updated'))}.{ext}"
     else:
         alt = near_value(value, kind, rng)
-    if not alt or alt.lower() in sentence.lower() or runs_backwards(new := sentence.replace(value, alt, 1)):
+    if not alt or alt.lower() in sentence.lower() or spoils_span(sentence, new := sentence.replace(value, alt, 1)):
         return None  # (no span of days or hours moved to end before it starts)
     return new, alt

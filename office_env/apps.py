@@ -57,9 +57,9 @@ class App:
     notes_item: str = ""
     notes_defs: Mapping[str, Any] = field(default_factory=dict)
     spoken: tuple[str, ...] = ()
-    # a word naming it -> the other app a colleague misremembers instead ("the excel file" -> "pdf"); the
-    # swaps go round so that the apps near misses name come out as often as the apps requests name
-    # (excel and pdf each take the other's place, word takes excel's): no app word tells a wrong request
+    # a word naming it -> the other app a colleague misremembers instead ("the excel file" -> "pdf"); excel
+    # and pdf, about as common in requests, take each other's place and the rarer word takes excel's, so
+    # a wrong request names excel or pdf about as often as a right one does (word only in right ones, rare)
     near_miss: Mapping[str, str] = field(default_factory=dict)
     # the evaluation's text view of its files, by criterion doc_type: "module:function", reader(path, label) -> str
     readers: Mapping[str, str] = field(default_factory=dict)

@@ -164,26 +164,32 @@ def test_marks_hold_and_the_verifier_agrees():
 
 def test_an_old_value_turned_down_is_said_beside_the_one_that_stands_as_often_as_not(monkeypatch):
     """The frames that turn an earlier value down hold the final one too in about half their turns
-    (marked evidence as well): no such frame tells a turn of a wrong value alone. (A derived value
-    is never said outright, so none is derived here.)"""
+    (marked evidence as well), over weeks of history too, and the verifier agrees; a day said
+    relative to the day it was said on is never repeated so on another day."""
     from generators.chances import HISTORY
 
-    monkeypatch.setattr("generators.history_plan.HISTORY", dataclasses.replace(HISTORY, derive=0.0))
+    monkeypatch.setattr("generators.history_plan.HISTORY", dataclasses.replace(HISTORY, derive=0.0, decline=1.0,
+                                                                               decline_long=1.0))
+    doc = MemoryPiece("m3", "fact", "the summary lives in report_q3.docx", "report_q3.docx", thread="t2",
+                      superseded=("report_q2.docx",), cue="document", about="the summary mail")
+    draft = make_draft([PIECES[0], PIECES[1], doc, PIECES[3]])
     both = alone = 0
-    for seed in range(16):
-        draft = planned(seed)
-        final = next(p for p in draft.memory if p.id == "m1").said.lower()
-        said = False
-        for t in all_turns(gen(seed=seed)):
-            if "m1" in t.superseded and said:  # an earlier value after the final one: turned down
-                if "m1" in t.evidence:
-                    both += 1
-                    assert final in t.text.lower(), t.text
-                else:
-                    alone += 1
-                    assert final not in t.text.lower(), t.text
-            said = said or "m1" in t.evidence
-    assert both and alone, (both, alone)
+    for seed in range(12):
+        days = 25 if seed % 2 else 5
+        planned_draft = plan_dialogue(draft, seed=seed, now=NOW, days=days)[1]
+        sessions = gen(draft, seed=seed, days=days)
+        assert check_dialogue(planned_draft, sessions, now=NOW).passed
+        said = {"m1": False, "m3": False}
+        for t in all_turns(sessions):
+            for mid in said:
+                if mid in t.superseded and said[mid]:  # an earlier value after the final one: turned down
+                    if mid in t.evidence:
+                        both += 1
+                        assert mid == "m3" and "report_q3.docx" in t.text, t.text  # m1 is said relative to its day
+                    else:
+                        alone += 1
+                said[mid] = said[mid] or mid in t.evidence
+    assert both and alone and 0.2 < both / (both + alone) < 0.8, (both, alone)
 
 
 def test_values_come_in_the_users_words_not_the_memory_text():

@@ -149,6 +149,8 @@ def test_the_thread_bank_is_read_once_and_has_every_move():
     ("== state.extra: a\n- hello\n", "thread sections declare no fields"),
     ("== near_word.extra\n- highest lowest\n", "a near_word line is two lower-case words"),
     ("== near_word.extra\n- Highest / lowest\n", "a near_word line is two lower-case words"),
+    ("== near_word.extra\n- highest / tallest\n", "'highest' is in another near_word pair already"),
+    ("== decline.extra\n- {value} again, {final} stands.\n", "a decline.kept line says the value that stands"),
 ])
 def test_a_thread_line_that_cannot_be_used_is_refused_when_the_bank_is_read(extra, message):
     text = THREADS_BANK.read_text(encoding="utf-8")
