@@ -334,6 +334,12 @@ def test_the_shape_of_the_history_before_now(runs, run, days, low, high):
         # besides a turn that turns an earlier value down and says the one that stands beside it
         assert sorted(e for t in carried for e in t["evidence"] if e not in t.get("superseded", ())) == sorted(
             m["id"] for m in record["memory"] for _ in range(2 if m.get("derived") else 1))
+        by_id = {m["id"]: m for m in record["memory"]}
+        for t in carried:  # such a turn says the earlier value and the final one, each as said
+            for e in set(t["evidence"]) & set(t.get("superseded", ())):
+                piece, said = by_id[e], t["text"].lower()
+                assert (piece.get("said_as") or piece["value"]).lower() in said, t["text"]
+                assert any(old.lower() in said for old in piece.get("superseded", ())), t["text"]
 
 
 def test_testbed_and_reference_are_the_seeds_with_its_people_recast(runs, sample_seeds):
