@@ -156,6 +156,9 @@ def _shift_date(value: str, rng: random.Random) -> str | None:
         if fmt != "%Y-%m-%d" and not value.startswith("0"):  # written as the value is: 5/17/2024, not 05/17/2024
             return f"{near.month}/{near.day}/{near.strftime(fmt[-2:])}"
         return near.strftime(fmt)
+    if value.capitalize() in _MONTHS:  # a month alone: the one before or after (March -> April)
+        other = _MONTHS[(_MONTHS.index(value.capitalize()) + rng.choice((1, -1))) % 12]
+        return other if value[:1].isupper() else other.lower()
     if value.capitalize() in _WEEKDAYS:
         other = _WEEKDAYS[(_WEEKDAYS.index(value.capitalize()) + rng.choice((1, 2, -1))) % 7]
         return other if value[:1].isupper() else other.lower()
