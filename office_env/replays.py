@@ -16,13 +16,21 @@ replaced, a folder it made, a temporary name) is removed and the testbed file li
 are looked at with ``lstat`` and never followed; a link or special file is removed like any other
 stranger. Should putting back fail, the copy is deleted and made again. An untrusted testbed (a
 dataset's, a seed's) gets a fresh copy per replay, as before: its files are never linked.
+
+A build's tasks share a world (twenty to a testbed), so with ``keep_in`` the copy outlives its
+task: ``close`` keeps it (the latest ``MAX_KEPT_COPIES`` of a process, in ``keep_in``), and the
+next ``Replays`` of the same testbed in the same process takes it and puts it back like any other
+replay's, once the testbed is seen to be still the one copied (the same folder, files and inodes).
 """
 
 from __future__ import annotations
 
+import itertools
 import os
 import shutil
 import stat
+import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -64,44 +72,133 @@ def replay_plan(testbed: Path, plan: list[dict[str, Any]], now: datetime, work: 
     return Replays(testbed, now, work, trusted, reuse=False).replay(plan, name)
 
 
+MAX_KEPT_COPIES = 4  # copies of testbeds a process keeps between tasks (see the module's docstring)
+
+
+@dataclass
+class _Copy:
+    """A linked copy of a trusted testbed: where it is, and what it holds when put back."""
+
+    testbed: Path  # the testbed's checked path
+    root: Path
+    files: dict[str, tuple[int, int]]  # relative path -> (device, inode), the testbed's own file
+    folders: list[str]  # in the scan's order: a parent before its children
+
+
+_KEPT: OrderedDict[tuple, _Copy] = OrderedDict()  # copies no Replays holds, by _kept_key
+_KEPT_LOCK = threading.Lock()
+_NAMES = itertools.count()
+
+
+def _kept_key(testbed: Path, keep_in: Path) -> tuple | None:
+    """Whose copy may serve ``testbed``: this process's (a forked worker never takes its parent's),
+    in ``keep_in``, of this very folder; None when the testbed cannot be looked at."""
+    try:
+        st = os.stat(testbed)
+    except OSError:
+        return None
+    return os.getpid(), str(keep_in), str(testbed), st.st_dev, st.st_ino
+
+
+def _take(key: tuple) -> _Copy | None:
+    with _KEPT_LOCK:
+        return _KEPT.pop(key, None)
+
+
+def _keep(key: tuple, copy: _Copy) -> None:
+    dropped = []
+    with _KEPT_LOCK:
+        if key in _KEPT:
+            dropped.append(_KEPT.pop(key))
+        _KEPT[key] = copy
+        while len(_KEPT) > MAX_KEPT_COPIES:
+            dropped.append(_KEPT.popitem(last=False)[1])
+    for old in dropped:
+        shutil.rmtree(old.root, ignore_errors=True)
+
+
+def _still_copied(copy: _Copy) -> bool:
+    """Whether the testbed holds exactly the folders and files (by inode) ``copy`` was made of:
+    looked at with ``lstat``, never followed."""
+    files: dict[str, tuple[int, int]] = {}
+    folders: set[str] = set()
+    stack = [""]
+    try:
+        while stack:
+            rel = stack.pop()
+            with os.scandir(copy.testbed / rel if rel else copy.testbed) as entries:
+                for entry in entries:
+                    path = f"{rel}/{entry.name}" if rel else entry.name
+                    st = entry.stat(follow_symlinks=False)
+                    if stat.S_ISDIR(st.st_mode):
+                        folders.add(path)
+                        stack.append(path)
+                    elif stat.S_ISREG(st.st_mode):
+                        files[path] = (st.st_dev, st.st_ino)
+                    else:
+                        return False
+    except OSError:
+        return False
+    return files == copy.files and folders == set(copy.folders)
+
+
 class Replays:
     """Where the plans of one task's gates run (see the module's docstring)."""
 
-    def __init__(self, testbed: Path, now: datetime, work: Path, trusted: bool = False, *, reuse: bool = True) -> None:
+    def __init__(self, testbed: Path, now: datetime, work: Path, trusted: bool = False, *, reuse: bool = True,
+                 keep_in: Path | None = None) -> None:
         self.testbed, self.now, self.work, self.trusted = Path(testbed), now, Path(work), trusted
         self.reuse = reuse and trusted
-        self._files: dict[str, tuple[int, int]] | None = None  # relative path -> (device, inode) in the copy
-        self._folders: list[str] = []
+        self.keep_in = Path(keep_in) if keep_in is not None and self.reuse else None
+        self._copy: _Copy | None = None
+        self._key: tuple | None = None
 
     def workspace(self, name: str) -> Workspace:
         """A workspace holding exactly the testbed, for the replay ``name``; with reuse, the one copy
         (the workspace an earlier call returned is then no longer valid)."""
         if not self.reuse:
             return Workspace(self.testbed, now=self.now, trusted=self.trusted).copy_to(self.work / name, link=True)
-        root = self.work / COPY_NAME
-        if self._files is not None:
+        if self._copy is None and self.keep_in is not None:
+            self._key = _kept_key(self.testbed, self.keep_in)
+            kept = _take(self._key) if self._key is not None else None
+            if kept is not None and _still_copied(kept):
+                self._copy = kept
+            elif kept is not None:
+                shutil.rmtree(kept.root, ignore_errors=True)
+        if self._copy is not None:
             try:
-                self._put_back(root)
-                return Workspace(root, now=self.now, trusted=True)
+                self._put_back(self._copy)
+                return Workspace(self._copy.root, now=self.now, trusted=True)
             except OSError:
-                shutil.rmtree(root, ignore_errors=True)
-        self._copy(root)
-        return Workspace(root, now=self.now, trusted=True)
+                shutil.rmtree(self._copy.root, ignore_errors=True)
+        self._copy = self._copy_testbed()
+        return Workspace(self._copy.root, now=self.now, trusted=True)
 
-    def _copy(self, root: Path) -> None:
-        self.testbed = Workspace(self.testbed, now=self.now, trusted=True).root  # its checks, as a plain copy's
-        tree = copy_tree(self.testbed, root, link=True)
-        self._folders = ["/".join(parts) for parts in tree.folders]
-        self._files = {}
+    def close(self) -> None:
+        """Keep the copy for the next task's replays of the same testbed (with ``keep_in``); the
+        workspaces this object returned are then no longer valid."""
+        if self._copy is not None and self._key is not None:
+            _keep(self._key, self._copy)
+        self._copy = None
+
+    def _copy_testbed(self) -> _Copy:
+        if self.keep_in is None:
+            root = self.work / COPY_NAME
+        else:
+            root = self.keep_in / f".replay-{os.getpid()}-{next(_NAMES)}"
+        testbed = Workspace(self.testbed, now=self.now, trusted=True).root  # its checks, as a plain copy's
+        tree = copy_tree(testbed, root, link=True)
+        files = {}
         for entry in tree.files:
             st = os.lstat(root.joinpath(*entry.parts))
-            self._files[entry.rel] = (st.st_dev, st.st_ino)
+            files[entry.rel] = (st.st_dev, st.st_ino)
+        return _Copy(testbed, root, files, ["/".join(parts) for parts in tree.folders])
 
-    def _put_back(self, root: Path) -> None:
+    def _put_back(self, copy: _Copy) -> None:
         """Remove what is not the testbed's own file or folder; link again what is missing."""
-        assert self._files is not None
+        root = copy.root
         kept: set[str] = set()
-        folders = set(self._folders)
+        folders = set(copy.folders)
         stack = [""]
         while stack:
             rel = stack.pop()
@@ -115,18 +212,18 @@ class Replays:
                             shutil.rmtree(entry.path)
                         continue
                     st = entry.stat(follow_symlinks=False)
-                    if stat.S_ISREG(st.st_mode) and self._files.get(path) == (st.st_dev, st.st_ino):
+                    if stat.S_ISREG(st.st_mode) and copy.files.get(path) == (st.st_dev, st.st_ino):
                         kept.add(path)
                     else:
                         os.unlink(entry.path)
-        for folder in self._folders:  # in the scan's order: a parent before its children
+        for folder in copy.folders:  # in the scan's order: a parent before its children
             if not os.path.isdir(root / folder) or os.path.islink(root / folder):
                 os.mkdir(root / folder)
-        for path, identity in self._files.items():
+        for path, identity in copy.files.items():
             if path in kept:
                 continue
             target = root / path
-            os.link(self.testbed / path, target, follow_symlinks=False)
+            os.link(copy.testbed / path, target, follow_symlinks=False)
             st = os.lstat(target)
             if (st.st_dev, st.st_ino) != identity:  # the testbed file is not the one first linked
                 raise OSError(f"{path}: changed in the testbed")

@@ -181,16 +181,18 @@ def _gate(state: NeoState) -> dict[str, Any]:
         settings = _roles(job.config).client.settings
         record = with_usage(record, spent, usage_cost(spent, settings) if settings.prices else None)
     client = getattr(_roles(job.config), "client", None)
-    # the world's testbed is one this build wrote: replays may hard-link it instead of copying
+    # the world's testbed is one this build wrote: replays may hard-link it instead of copying, and
+    # keep their copy in the work folder (never in staging) for the next tasks of the world
     return {"outcome": gate_record(record, job.testbed, None, job.scratch or job.staging, job.config, client,
-                                   trusted=True)}
+                                   trusted=True, copies=job.scratch)}
 
 
 def gate_record(record: TaskRecord, testbed: Path | None, reference: Path | None, scratch: Path,
-                config: Any, client: Any, *, trusted: bool = False) -> dict[str, Any]:
+                config: Any, client: Any, *, trusted: bool = False, copies: Path | None = None) -> dict[str, Any]:
     """Run the gates on a record (in a folder of its own under ``scratch``), and say ``gated`` with
     the record and their results in its provenance, or ``dropped`` with the first failing gate.
-    ``testbed=None`` is an empty office."""
+    ``testbed=None`` is an empty office. ``copies``: where the replays' copy of a trusted testbed
+    is kept for the next record of the same testbed (``verifier.gates.run_gates``)."""
     scratch.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f".{record.id}.", dir=scratch))
     try:
@@ -199,7 +201,7 @@ def gate_record(record: TaskRecord, testbed: Path | None, reference: Path | None
             testbed.mkdir()
         results = run_gates(record, testbed, reference, scratch=work, extra=config.gates, client=client,
                             agents=gate_agents_for(config.gates, config.backend, client), trusted=trusted,
-                            drop_early=True)
+                            drop_early=True, copies=copies)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     failed = [name for name, r in results.items() if not r.passed]

@@ -515,7 +515,8 @@ def kept_findings(results: Mapping[str, GateResult]) -> dict[str, Any]:
 
 def run_gates(record: TaskRecord | Mapping[str, Any], testbed: Path, reference: Path | None = None,
               scratch: Path | None = None, *, extra: tuple[str, ...] = (), client: Any = None,
-              agents: Any = None, trusted: bool = False, drop_early: bool = False) -> dict[str, GateResult]:
+              agents: Any = None, trusted: bool = False, drop_early: bool = False,
+              copies: Path | None = None) -> dict[str, GateResult]:
     """Run every gate a record gets (``verifier.gate_registry.gates_for``: its split and backend,
     and the ``extra`` gates chosen with ``--gates``), in the registry's run order, and report them
     in their ``report`` order. ``record`` is typed, or read (parsed JSON) and typed here: a record
@@ -524,8 +525,9 @@ def run_gates(record: TaskRecord | Mapping[str, Any], testbed: Path, reference: 
     run (skipped) when a gate of the record stage (evidence, specifics, trace) fails. ``client``
     makes the judges model calls (else rule judges); ``agents`` (see ``verifier.agent_gates``) runs
     the solvability and leakage gates. ``trusted``: the testbed is one this project wrote (a build's
-    world), so replays hard-link its files instead of copying. No gate changes the record: what the
-    record keeps of a gate's findings is in its result's ``keep``."""
+    world), so replays hard-link its files instead of copying; ``copies``: where their copy is kept
+    for the next record of the same testbed (``office_env.replays``). No gate changes the record:
+    what the record keeps of a gate's findings is in its result's ``keep``."""
     task = record if isinstance(record, TaskRecord) else read_record(record)
     if isinstance(task, GateResult):
         gates = gates_for(_claimed_split(record), None, extra)
@@ -547,10 +549,11 @@ def run_gates(record: TaskRecord | Mapping[str, Any], testbed: Path, reference: 
     own_scratch = scratch is None
     run.work = Path(tempfile.mkdtemp(prefix="gates-")) if own_scratch else cast(Path, scratch)  # given
     try:
-        run.replays = Replays(testbed, run.now, run.work, trusted)
+        run.replays = Replays(testbed, run.now, run.work, trusted, keep_in=copies)
         for g in chosen:
             if g.stage == "replay":
                 results[g.name] = g.check(task, run)
+        run.replays.close()  # its copy is kept for the next record only when every gate ran to its end
     finally:
         if own_scratch:
             shutil.rmtree(run.work, ignore_errors=True)

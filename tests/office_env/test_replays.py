@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from office_env import PathError, Snapshot
+from office_env import PathError, Snapshot, default_registry
 from office_env.formats import docx_io, eml_io, pdf_io
 from office_env.formats.built import Kept, remembered
 from office_env.replays import COPY_NAME, Replays, replay_plan
@@ -85,7 +85,7 @@ def test_a_copy_that_cannot_be_put_back_is_made_again(testbed, tmp_path):
     replays = Replays(testbed, SAMPLE_NOW, tmp_path / "work", trusted=True)
     root = replays.workspace("first").root
     os.unlink(root / "data" / "notes.docx")
-    replays._files["data/notes.docx"] = (0, 0)  # as if the testbed's file were another than the one linked
+    replays._copy.files["data/notes.docx"] = (0, 0)  # as if the testbed's file were another than the one linked
     ws = replays.workspace("second")
     assert Snapshot.of(testbed).diff(Snapshot.of(ws.root)).empty
 
@@ -163,3 +163,64 @@ def test_one_plan_refuses_a_testbed_with_a_link_and_leaves_no_copy(testbed, tmp_
     with pytest.raises(PathError, match="symlink"):
         replay_plan(testbed, WRITES, SAMPLE_NOW, tmp_path / "work", "oracle")
     assert not (tmp_path / "work" / "oracle").exists()
+
+
+def tree_hash(root):
+    """Every folder and file under ``root`` (by lstat, never followed) with a file's bytes."""
+    import hashlib
+    import stat
+
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*")):
+        st = os.lstat(path)
+        kind = "d" if stat.S_ISDIR(st.st_mode) else "f" if stat.S_ISREG(st.st_mode) else "other"
+        digest.update(f"{path.relative_to(root).as_posix()}\0{kind}\0".encode())
+        if kind == "f":
+            digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def test_a_kept_copy_serves_the_next_tasks_of_its_testbed_each_replay_starting_from_it(testbed, tmp_path):
+    """With ``keep_in`` a task's copy outlives it: the next task's replays of the same testbed take it
+    (no new copy), and every replay of every task starts from a tree hashing as the testbed."""
+    from office_env import replays as module
+
+    module._KEPT.clear()
+    original = tree_hash(testbed)
+    roots = set()
+    for task in range(3):
+        replays = Replays(testbed, SAMPLE_NOW, tmp_path / f"task-{task}", trusted=True, keep_in=tmp_path / "kept")
+        for plan in (WRITES, WRITES[::-1], WRITES[1:3]):
+            ws = replays.workspace(f"p{task}")
+            assert tree_hash(ws.root) == original, f"task {task}: a replay sees an earlier replay's writes"
+            roots.add(ws.root)
+            default_registry().run(ws, [(c["tool"], c["args"]) for c in plan])
+            assert tree_hash(ws.root) != original
+        replays.close()
+    assert len(roots) == 1 and not (tmp_path / "task-1").exists()  # one copy, kept, for the three tasks
+    assert tree_hash(testbed) == original
+
+
+def test_a_kept_copy_serves_no_other_testbed_and_few_are_kept(testbed, tmp_path):
+    """A testbed changed since its copy was kept (a file replaced) gets a fresh copy; another testbed
+    never takes it; past ``MAX_KEPT_COPIES`` the least recently kept copy is removed."""
+    from office_env import replays as module
+
+    module._KEPT.clear()
+    kept = tmp_path / "kept"
+
+    def root_of(bed):
+        replays = Replays(bed, SAMPLE_NOW, tmp_path / "work", trusted=True, keep_in=kept)
+        root = replays.workspace("oracle").root
+        assert Snapshot.of(bed).diff(Snapshot.of(root)).empty
+        replays.close()
+        return root
+
+    first = root_of(testbed)
+    (testbed / "data" / "readme.txt.new").write_text("changed")
+    os.replace(testbed / "data" / "readme.txt.new", testbed / "data" / "readme.txt")
+    assert root_of(testbed) != first and not first.exists()
+    others = [write_sample_office(tmp_path / f"other-{i}") for i in range(module.MAX_KEPT_COPIES)]
+    roots = [root_of(bed) for bed in others]
+    assert len(set(roots)) == len(roots)
+    assert sorted(p.name for p in kept.iterdir()) == sorted(r.name for r in roots)  # the testbed's went first
