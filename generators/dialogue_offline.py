@@ -414,7 +414,8 @@ class HistoryWriter:
                 return self._line(move, "sentence" if answer else cue, {**ctx, "value": sentence}, sentence), marks
             named = not answer or (self.named_answers and self.rng.random() < self.named_answers)
             return self._line("answer", "named" if named else "any", {**ctx, "value": said}, said), marks
-        if cue not in SENTENCE_CUES or bare:
+        whole = piece.value == piece.text  # a whole clause is said as one, even as an answer
+        if (cue not in SENTENCE_CUES or bare) and not whole:
             said = spoken(event.said, cue)
             ctx["value"] = said
             if move in ("state", "correct") or self.keeps_rule(cue):
@@ -429,9 +430,9 @@ class HistoryWriter:
                 text = re.sub(rf"(^|[.?!]\s+){re.escape(said)}", lambda m: m.group(1) + said[:1].upper() + said[1:],
                               text)
             return text, marks
-        if move == "correct":  # a correction names the new value only ("make it 98 instead")
+        if move == "correct":  # a correction names the new value only ("make it 98 instead"), or the new clause
             ctx["value"] = event.said
-            return self._line(move, "any", ctx, event.said), marks
+            return self._line(move, "sentence" if whole else "any", ctx, event.said), marks
         # No cue: the piece's own sentence carries the value. When that sentence names another
         # piece's value too, the turn states both and is marked for both.
         sentence = piece.text.rstrip(" .")

@@ -312,7 +312,8 @@ def plan_history(pieces: list[MemoryPiece], dates: list[date], rng: random.Rando
             final_days.append(fix_day)
             updated[piece.id] = piece
             p_decline = HISTORY.decline if n <= LONG_HISTORY_DAYS else HISTORY.decline_long
-            if piece.superseded and rng.random() < p_decline:  # an old value floated again, turned down
+            # an old value floated again, turned down (a whole clause is not: those lines are a value's)
+            if piece.superseded and rng.random() < p_decline and piece.value != piece.text:
                 d = rng.randint(fix_day, n - 1)
                 old = rng.choice(piece.superseded)
                 days[d].events.append(Event("decline", thread, piece, _spoken(old, dates[d]) if relative else old,

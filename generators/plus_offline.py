@@ -607,8 +607,9 @@ def _dynamics(memory: list[MemoryPiece], kinds: dict[str, str], instruction: str
     """The pieces with, by chance, one value said first and corrected later and one near miss:
     what an agent that takes the first mention, or the wrong file, must get wrong. A piece whose
     value has no near value of its own that a chat can carry (or none that fits its sentence this
-    time) gets its sentence's near miss. A whole clause is never said first and corrected: the
-    lines that correct or turn down a value are a value's, not a clause's."""
+    time) gets its sentence's near miss. Where no piece has a near value, a whole clause said first
+    with a detail changed (a question still a question) is the earlier value, corrected in lines
+    that carry a whole clause (``correct.sentence``) and never turned down later."""
     taken = instruction.lower()
 
     def alternative(piece: MemoryPiece) -> str | None:
@@ -627,6 +628,9 @@ def _dynamics(memory: list[MemoryPiece], kinds: dict[str, str], instruction: str
     out = list(memory)
     if rng.random() < DRAFT.plus_correct:
         options = [(i, alt) for i, p in enumerate(out) for alt in [alternative(p)] if alt]
+        if not options:  # requests with no value of their own: one said first with a detail changed
+            options = [(i, near.value + ("?" if p.text.rstrip().endswith("?") else "")) for i, p in enumerate(out)
+                       if p.value == p.text for near in [_sentence_near(p, said_besides(i), rng)] if near]
         if options:
             i, old = rng.choice(options)
             out[i] = replace(out[i], superseded=(old,))

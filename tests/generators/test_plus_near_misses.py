@@ -52,18 +52,17 @@ def test_a_near_miss_changes_no_capitalised_word_that_is_no_ones_name():
 
 def test_a_whole_question_gets_a_near_miss_with_the_other_word_of_a_pair():
     """A question with no value of its own ("what is the highest score?") is met by another item of
-    its kind ("the lowest score"), never said first and corrected (a correction's lines are a
-    value's); a clause that says both words of a pair keeps them, and a set phrase keeps its word."""
+    its kind ("the lowest score"): said first and corrected (still a question), or as a near miss;
+    a clause that says both words of a pair keeps them, and a set phrase keeps its word."""
     seen = set()
     for seed in range(6):
         for piece in _memory("what is the highest score in the midterm list?", seed):
-            assert not piece.superseded
-            seen |= {d.value for d in piece.distractors}
-    assert seen == {"what is the lowest score in the midterm list"}, seen
+            seen |= {*piece.superseded, *(d.value.rstrip("?") + "?" for d in piece.distractors)}
+    assert seen == {"what is the lowest score in the midterm list?"}, seen
     kept = set()
     for seed in range(6):  # no "smaller or smaller", no "higher case"
         for piece in _memory("compare the highest income in lower case: larger or smaller?", seed):
-            kept |= {*piece.superseded, *(d.value for d in piece.distractors)}
+            kept |= {v.rstrip("?") for v in (*piece.superseded, *(d.value for d in piece.distractors))}
     assert kept == {"compare the lowest income in lower case: larger or smaller"}, kept
 
 
@@ -112,3 +111,32 @@ def test_a_title_with_no_near_value_of_its_kind_gets_its_pair_word_swapped():
             if piece.value == "average salary":
                 wrong |= {*piece.superseded, *(d.value for d in piece.distractors)}
     assert wrong == {"median salary"}, wrong
+
+
+def test_a_whole_question_said_first_is_corrected_whole_and_never_turned_down():
+    """The earlier question is asked as a question, the correction says the new one whole in its own
+    lines (never "It's what is ...?"), no line turns the old one down, and the verifier agrees."""
+    from datetime import datetime
+
+    from generators.plus_offline import regenerate
+    from verifier import check_dialogue
+
+    class Seed:
+        instruction, username, app_count, now = ("what is the highest score in the midterm list?", "alice", 1,
+                                                 datetime(2024, 5, 17, 9, 0))
+
+    corrected = 0
+    for seed in range(4):
+        draft = regenerate(Seed(), seed=seed)
+        (piece,) = draft.memory
+        if not piece.superseded:
+            continue
+        corrected += 1
+        turns = [t for s in draft.sessions for t in s.turns if t.role == "user"]
+        old = [t.text for t in turns if piece.id in t.superseded]
+        new = [t.text for t in turns if piece.id in t.evidence]
+        assert old and all(t.endswith("lowest score in the midterm list?") for t in old), old
+        assert new and all(t.endswith("highest score in the midterm list?") and "It's what" not in t for t in new), new
+        assert len(old) == len(piece.superseded)  # said once, never floated again and turned down
+        assert check_dialogue(draft, draft.sessions, now=Seed.now).passed
+    assert corrected
