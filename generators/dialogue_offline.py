@@ -67,6 +67,7 @@ def _anchors_pattern(anchors: tuple[str, ...]) -> re.Pattern[str]:
 
 @functools.lru_cache(maxsize=1024)
 def _word(name: str) -> re.Pattern[str]:
+    """``name`` as a word of its own, compiled once (a colleague's name is looked for line after line)."""
     return re.compile(rf"\b{re.escape(name)}\b")
 
 

@@ -90,18 +90,39 @@ _A_DAY = rf"\d{{4}}-\d{{2}}-\d{{2}}|\d{{1,2}}/\d{{1,2}}/\d{{2,4}}|{_MONTH_DAY}"
 _RANGE = re.compile(rf"(?<![\w/-])({_A_DAY})\s*(?:to|until|through|till|-|\u2013)\s*({_A_DAY})(?![\w/])")
 
 
-def _read_day(text: str, year: int = 2024) -> date | None:
-    for fmt in ("%Y-%m-%d", "%m/%d/%Y", "%m/%d/%y"):
+_DATE_FORMATS = ("%Y-%m-%d", "%m/%d/%Y", "%m/%d/%y")
+_MONTH_DAY_RE = re.compile(r"([A-Z][a-z]+\.?) (\d{1,2})(st|nd|rd|th)?(,? (\d{4}))?")
+
+
+def _in_digits(value: str) -> tuple[datetime, str] | None:
+    """A day written in digits (2024-05-17, 5/17/2024, 5/17/24) and the format it is written in."""
+    for fmt in _DATE_FORMATS:
         try:
-            return datetime.strptime(text, fmt).date()
+            return datetime.strptime(value, fmt), fmt
         except ValueError:
             continue
-    m = re.fullmatch(r"([A-Z][a-z]+)\.? (\d{1,2})(?:st|nd|rd|th)?(?:,? (\d{4}))?", text)
-    month = next((i for i, name in enumerate(_MONTHS, 1) if m and name.startswith(m.group(1))), None)
+    return None
+
+
+def _month_day(value: str) -> tuple[date, re.Match[str], int] | None:
+    """A day written with its month's name ("May 17", "Jan. 30th", "May 17, 2024"; 2024 when no year
+    is written): the day, the match and the month's number; None for anything else or no such day."""
+    m = _MONTH_DAY_RE.fullmatch(value)
+    month = next((i for i, name in enumerate(_MONTHS, 1) if m and name.startswith(m.group(1).rstrip("."))), None)
+    if m is None or month is None:
+        return None
     try:
-        return date(int(m.group(3) or year), month, int(m.group(2))) if m and month else None
+        return date(int(m.group(5) or 2024), month, int(m.group(2))), m, month
     except ValueError:
         return None
+
+
+def _read_day(text: str) -> date | None:
+    written = _in_digits(text)
+    if written is not None:
+        return written[0].date()
+    named = _month_day(text)
+    return named[0] if named else None
 
 
 _CLOCK = r"(\d{1,2})(?::(\d{2}))?\s*([ap]\.?m\.?)?"
@@ -145,39 +166,32 @@ def spoils_span(before: str, after: str) -> bool:
 
 def _shift_date(value: str, rng: random.Random) -> str | None:
     delta = timedelta(days=rng.choice((-2, -1, 1, 2, 7)))
-    day: date  # a moment read from the value, or a day
-    near: date
-    for fmt in ("%Y-%m-%d", "%m/%d/%Y", "%m/%d/%y"):
-        try:
-            day = datetime.strptime(value, fmt)
-        except ValueError:
-            continue
-        near = day + delta
+    written = _in_digits(value)
+    if written is not None:
+        moment, fmt = written
+        moved = moment + delta
         if fmt != "%Y-%m-%d" and not value.startswith("0"):  # written as the value is: 5/17/2024, not 05/17/2024
-            return f"{near.month}/{near.day}/{near.strftime(fmt[-2:])}"
-        return near.strftime(fmt)
+            return f"{moved.month}/{moved.day}/{moved.strftime(fmt[-2:])}"
+        return moved.strftime(fmt)
     if value.capitalize() in _MONTHS:  # a month alone: the one before or after (March -> April)
         other = _MONTHS[(_MONTHS.index(value.capitalize()) + rng.choice((1, -1))) % 12]
         return other if value[:1].isupper() else other.lower()
     if value.capitalize() in _WEEKDAYS:
         other = _WEEKDAYS[(_WEEKDAYS.index(value.capitalize()) + rng.choice((1, 2, -1))) % 7]
         return other if value[:1].isupper() else other.lower()
-    m = re.fullmatch(r"([A-Z][a-z]+\.?) (\d{1,2})(st|nd|rd|th)?(,? (\d{4}))?", value)
-    month = next((i for i, name in enumerate(_MONTHS, 1) if m and name.startswith(m.group(1).rstrip("."))), None)
-    if m and month:  # May 17, 2024 -> May 19, 2024; May 31 -> June 2 (the month as it was written: May, Jan.)
-        try:
-            day = date(int(m.group(5) or 2024), month, int(m.group(2)))
-        except ValueError:
-            return None
-        near = day + delta
-        written = m.group(1).rstrip(".")
-        name = m.group(1) if near.month == month else _MONTHS[near.month - 1] if written in _MONTHS else (
-            _MONTHS[near.month - 1][:3] + ("." if m.group(1).endswith(".") else ""))
-        if near.year != day.year and m.group(5):
-            return None
-        day_text = ordinal(near.day) if m.group(3) else str(near.day)  # "May 17th" stays an ordinal
-        return f"{name} {day_text}{m.group(4) or ''}"
-    return None
+    named = _month_day(value)
+    if named is None:
+        return None
+    # May 17, 2024 -> May 19, 2024; May 31 -> June 2 (the month as it was written: May, Jan.)
+    day, m, month = named
+    near = day + delta
+    written_month = m.group(1).rstrip(".")
+    name = m.group(1) if near.month == month else _MONTHS[near.month - 1] if written_month in _MONTHS else (
+        _MONTHS[near.month - 1][:3] + ("." if m.group(1).endswith(".") else ""))
+    if near.year != day.year and m.group(5):
+        return None
+    day_text = ordinal(near.day) if m.group(3) else str(near.day)  # "May 17th" stays an ordinal
+    return f"{name} {day_text}{m.group(4) or ''}"
 
 
 def _other_copy(value: str, rng: random.Random) -> str:

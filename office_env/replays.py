@@ -39,7 +39,7 @@ from typing import Any
 
 from office_env.evaluation import EvaluationReport, evaluate_criteria
 from office_env.tools import ToolResult, default_registry
-from office_env.untrusted import copy_tree
+from office_env.untrusted import copy_tree, scan_tree
 from office_env.workspace import Workspace
 
 COPY_NAME = "replay"
@@ -118,28 +118,11 @@ def _keep(key: tuple, copy: _Copy) -> None:
 
 
 def _still_copied(copy: _Copy) -> bool:
-    """Whether the testbed holds exactly the folders and files (by inode) ``copy`` was made of:
-    looked at with ``lstat``, never followed."""
-    files: dict[str, tuple[int, int]] = {}
-    folders: set[str] = set()
-    stack = [""]
-    try:
-        while stack:
-            rel = stack.pop()
-            with os.scandir(copy.testbed / rel if rel else copy.testbed) as entries:
-                for entry in entries:
-                    path = f"{rel}/{entry.name}" if rel else entry.name
-                    st = entry.stat(follow_symlinks=False)
-                    if stat.S_ISDIR(st.st_mode):
-                        folders.add(path)
-                        stack.append(path)
-                    elif stat.S_ISREG(st.st_mode):
-                        files[path] = (st.st_dev, st.st_ino)
-                    else:
-                        return False
-    except OSError:
-        return False
-    return files == copy.files and folders == set(copy.folders)
+    """Whether the testbed holds exactly the folders and files (by inode) ``copy`` was made of, as
+    the project's walk finds them (never following a link; any link or special file refuses it)."""
+    tree = scan_tree(copy.testbed, check_links=False)
+    return (tree.ok and {f.rel: (f.dev, f.ino) for f in tree.files} == copy.files
+            and {"/".join(parts) for parts in tree.folders} == set(copy.folders))
 
 
 class Replays:
