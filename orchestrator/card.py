@@ -12,6 +12,7 @@ from backends.task_record import TaskRecord, typed_records
 from backends.tokens import count_tokens, counter_description, counter_name
 from verifier.duplicates import near_duplicates
 from verifier.gameability import DETECTORS, THRESHOLD, CueSums, cue_counts, cue_rows, missed, record_cues
+from verifier.learned_reader import F1_PRECISION_TARGET, GUESSER_TARGET, LEARNED_ISOLATION_TARGET, REPORT_MIN_TASKS
 from verifier.text_tally import TextTally, TextTotals
 
 Records = Sequence[TaskRecord | dict[str, Any]]
@@ -233,6 +234,22 @@ def gameability_line(result: dict[str, Any]) -> str:
     over = missed(result)
     verdict = f"MISSED by {', '.join(over)}" if over else "passed"
     return f"gameability (detector precision on evidence turns, threshold {THRESHOLD:.2f}): {figures}: {verdict}"
+
+
+def learned_line(result: dict[str, Any] | None, total: int) -> str:
+    """The learned reader's figures over held-out folds of a dataset's own tasks on one line
+    (``--learned``; ``total``: the dataset's tasks, of which the reader read ``result["tasks"]``)."""
+    if result is None:
+        return (f"learned reader: not measured (it needs {REPORT_MIN_TASKS} tasks at least, in two halves that "
+                "each have evidence turns to learn from)")
+    logreg, guesser = result["tfidf_logreg"], result["typed_guesser"]
+    verdict = "passed" if result["passed"] else "MISSED"
+    read = f"the {total} tasks" if result["tasks"] >= total else f"{result['tasks']:.0f} of the {total} tasks"
+    return (f"learned reader (TF-IDF + logistic regression, trained on one half of {read} and scored on the "
+            f"other, no {result['apart']} in both): precision at best F1 "
+            f"{logreg['precision']:.3f} (<= {F1_PRECISION_TARGET:.2f}), top-5 isolation "
+            f"{100 * logreg['isolation']:.1f} % (<= {100 * LEARNED_ISOLATION_TARGET:.0f} %), typed guesser "
+            f"{100 * guesser['all_right']:.1f} % (<= {100 * GUESSER_TARGET:.0f} %): {verdict}")
 
 
 def gameability_section(stats: dict[str, Any], level: int = 2) -> str:

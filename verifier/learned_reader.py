@@ -21,13 +21,20 @@ Two readings of that ranking are scored on the test build:
 
 Targets (issue figures): precision at best F1 <= :data:`F1_PRECISION_TARGET`, isolation <=
 :data:`LEARNED_ISOLATION_TARGET`, guesser <= :data:`GUESSER_TARGET` of tasks. scikit-learn is
-imported when a reader is trained (the ``bench`` extra), never by the build.
+imported when a reader is trained, never by the build's workers.
+
+A reader must not be tested on what it memorised: a regenerated task retells its seed's words
+(public, for OfficeBench's), which name its values whatever the history does, and tasks set in one
+office share its names. :func:`held_out_folds` deals the tasks to two halves by what they share
+(:func:`share_key`), so that :func:`cross_validated` (a build's own report) and the quality bench
+train each reader on one half and score it on the other.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence, TypeVar
 
 from verifier.adversary import (
     TOP_TURNS,
@@ -235,3 +242,106 @@ def evaluate_learned(train: list[dict[str, Any]], test: list[dict[str, Any]]) ->
     return {"tfidf_logreg": logreg, "typed_guesser": guesser, "strongest": reader.strongest(),
             "passed": (precision <= F1_PRECISION_TARGET and logreg["isolation"] <= LEARNED_ISOLATION_TARGET
                        and guesser["all_right"] <= GUESSER_TARGET)}
+
+
+# -- held-out folds ------------------------------------------------------------------------------
+
+T = TypeVar("T")
+REPORT_TASKS = 300  # the most tasks a build's report trains and scores on (spread over a larger build)
+REPORT_MIN_TASKS = 20  # fewer tasks teach a reader too little for its figures to say anything
+
+
+def share_key(record: dict[str, Any]) -> str:
+    """What ``record`` shares with other tasks that a reader tested on it must not have trained on:
+    its seed task (a regenerated task, "seed:1-10" of the seed "1-10/0": subtasks of one seed
+    share its words), else its office (a built task's world), else only itself."""
+    # raw reads, with reason: the readers take records in their JSON form
+    provenance = record.get("provenance")
+    provenance = provenance if isinstance(provenance, dict) else {}
+    if provenance.get("seed_task"):
+        return "seed:" + str(provenance["seed_task"]).split("/", 1)[0]
+    if provenance.get("world_seed") is not None:
+        return f"world:{provenance['world_seed']}"
+    return task_key(record)
+
+
+def halves(keys: Sequence[str]) -> dict[str, int]:
+    """Each key's half (0 or 1): the keys in a fixed hashed order, dealt in turn, so the halves
+    differ by one key at most and do not move when other keys come and go in another order."""
+    ordered = sorted(set(keys), key=lambda key: (hashlib.sha256(key.encode()).hexdigest(), key))
+    return {key: index % 2 for index, key in enumerate(ordered)}
+
+
+def task_key(record: dict[str, Any]) -> str:
+    """Each task by itself (the halves of a build set in one office)."""
+    return f"task:{record.get('id', '')}"
+
+
+def held_out_folds(train: list[dict[str, Any]], test: list[dict[str, Any]],
+                   key: Callable[[dict[str, Any]], str] = share_key
+                   ) -> list[tuple[list[dict[str, Any]], list[dict[str, Any]]]]:
+    """Two (train, test) folds in which no test task shares its ``key`` (:func:`share_key`) with a
+    task its reader trained on (``train`` and ``test`` may be one build or two); [] when fewer than
+    two keys."""
+    half = halves([key(r) for r in [*train, *test]])
+    if len(half) < 2:
+        return []
+    return [([r for r in train if half[key(r)] == k], [r for r in test if half[key(r)] != k]) for k in (0, 1)]
+
+
+def pooled(results: list[dict[str, Any]], weights: list[int]) -> dict[str, Any]:
+    """Several folds' figures as one: each number their mean weighted by ``weights`` (the folds'
+    test tasks), each yes/no all of theirs, anything else the first fold's."""
+    out: dict[str, Any] = {}
+    for key, value in results[0].items():
+        if isinstance(value, dict):
+            out[key] = pooled([r[key] for r in results], weights)
+        elif isinstance(value, bool):
+            out[key] = all(r[key] for r in results)
+        elif isinstance(value, (int, float)):
+            out[key] = sum(w * r[key] for r, w in zip(results, weights)) / max(1, sum(weights))
+        else:
+            out[key] = value
+    return out
+
+
+def on_folds(folds: list[tuple[list[dict[str, Any]], list[dict[str, Any]]]],
+             score: Callable[[list[dict[str, Any]], list[dict[str, Any]]], dict[str, Any]]) -> dict[str, Any]:
+    """``score`` (train, test) of each fold, pooled by the folds' test tasks."""
+    return pooled([score(train, test) for train, test in folds], [len(test) for _, test in folds])
+
+
+def spread(items: Sequence[T], most: int = REPORT_TASKS) -> list[T]:
+    """At most ``most`` of ``items``, evenly spread over them in their order."""
+    if len(items) <= most:
+        return list(items)
+    return [items[(i * len(items)) // most] for i in range(most)]
+
+
+def cross_validated(records: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """:func:`evaluate_learned` over two held-out folds of one build's own tasks (at most
+    :data:`REPORT_TASKS`, spread over it), pooled, with ``tasks`` (scored), ``apart`` (what the
+    halves keep apart: "seed task", "office", or "task" where every task shares one office) and
+    ``passed``; None for fewer than :data:`REPORT_MIN_TASKS` tasks, or when they cannot make two
+    folds that each have evidence turns to learn from."""
+    sample = spread(records)
+    if len(sample) < REPORT_MIN_TASKS:
+        return None
+    folds, apart = held_out_folds(sample, sample), ""
+    if folds:
+        apart = "seed task" if share_key(sample[0]).startswith("seed:") else \
+            "office" if share_key(sample[0]).startswith("world:") else "task"
+    else:
+        folds, apart = held_out_folds(sample, sample, task_key), "task"
+    if not folds or any(not test or not any(t["evidence"] for r in train for t in user_turns(r))
+                        for train, test in folds):
+        return None
+    try:
+        result = on_folds(folds, evaluate_learned)
+    except ValueError:  # a half with no turn other than evidence: nothing to learn from
+        return None
+    result["tasks"], result["apart"] = sum(len(test) for _, test in folds), apart
+    result["passed"] = (result["tfidf_logreg"]["precision"] <= F1_PRECISION_TARGET
+                        and result["tfidf_logreg"]["isolation"] <= LEARNED_ISOLATION_TARGET
+                        and result["typed_guesser"]["all_right"] <= GUESSER_TARGET)
+    return result

@@ -45,6 +45,9 @@ LLMConfigOption = Annotated[Optional[Path], typer.Option("--llm-config", help="l
 CacheOption = Annotated[Optional[Path], typer.Option("--cache", help="llm: response cache file (default: in the user "
                                                                      "cache folder)")]
 NoCacheOption = Annotated[bool, typer.Option("--no-cache", help="llm: do not cache responses")]
+LearnedOption = Annotated[bool, typer.Option("--learned", help="Also train a learned reader (TF-IDF + logistic "
+                                             "regression) on half the dataset's tasks and print how well it finds "
+                                             "the evidence of the other half (needs scikit-learn: the bench extra)")]
 
 
 def in_range(flag: str, low: float, high: float, unit: str = "", whole: bool = False) -> Callable[[Any], Any]:
@@ -476,6 +479,37 @@ def report_gameability(dataset_dir: Path, known: dict[str, Any] | None = None) -
     result = known or gameability([t.record for t in iter_tasks(dataset_dir) if t.record is not None])
     typer.echo(gameability_line(result))
     return result
+
+
+def need_learned_reader() -> None:
+    """``--learned`` without scikit-learn: one line, exit 2, before anything runs."""
+    try:
+        import sklearn  # noqa: F401
+    except ImportError:
+        fail("--learned: the learned reader needs scikit-learn: pip install 'homeragents[bench]'")
+
+
+def report_learned(dataset_dir: Path) -> dict[str, Any] | None:
+    """Print the learned reader's line of a written dataset (``--learned``): trained and scored on
+    two held-out halves of its own tasks (at most ``verifier.learned_reader.REPORT_TASKS`` of
+    them, spread over it, the only ones read); return its figures (None: not measured)."""
+    from backends.dataset_reader import LoadedTask, listed_tasks, load_task_folder
+    from orchestrator.card import learned_line
+    from verifier.learned_reader import cross_validated, spread
+
+    entries = [e for e in listed_tasks(dataset_dir) if not isinstance(e, LoadedTask)]
+    records = [task.record for entry in spread(entries) if (task := load_task_folder(*entry)).record is not None]
+    result = cross_validated(records)
+    typer.echo(learned_line(result, len(entries)))
+    return result
+
+
+def learned_strict_error(result: dict[str, Any]) -> None:
+    from verifier.learned_reader import F1_PRECISION_TARGET, GUESSER_TARGET, LEARNED_ISOLATION_TARGET
+
+    typer.echo(f"error: --strict: the learned reader missed its targets (precision at best F1 <= "
+               f"{F1_PRECISION_TARGET:.2f}, top-5 isolation <= {100 * LEARNED_ISOLATION_TARGET:.0f} %, typed guesser "
+               f"<= {100 * GUESSER_TARGET:.0f} %)", err=True)
 
 
 def strict_error(result: dict[str, Any]) -> None:

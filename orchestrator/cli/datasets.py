@@ -20,6 +20,7 @@ from orchestrator.cli.common import (
     Batch,
     Endpoint,
     JsonProgressOption,
+    LearnedOption,
     OverwriteOption,
     QuietOption,
     TaskMemoryOption,
@@ -30,8 +31,10 @@ from orchestrator.cli.common import (
     check_dataset,
     check_turns,
     fail,
+    learned_strict_error,
     llm_endpoint,
     llm_options,
+    need_learned_reader,
     new_folder,
     number_option,
     parse_apps,
@@ -41,6 +44,7 @@ from orchestrator.cli.common import (
     preset_size,
     replace_earlier,
     report_gameability,
+    report_learned,
     strict_error,
     task_budget,
     writable_out,
@@ -80,13 +84,16 @@ def build_command(
     gates: str = typer.Option("default", "--gates", help="Extra gates: solvability, leakage, judges (comma list), "
                               "'all', or 'default' (only the built-in gates)"),
     strict: bool = typer.Option(False, "--strict", help="Exit 1 when the dataset misses the gameability threshold "
-                                "(everything is still written; the card says so)"),
+                                "(everything is still written; the card says so), or with --learned its targets"),
+    learned: LearnedOption = False,
     task_timeout: TaskTimeoutOption = limits.TASK_SECONDS,
     task_memory: TaskMemoryOption = limits.TASK_MEMORY_BYTES // limits.MiB,
 ) -> None:
     """Build a verified Neo dataset: on the offline backend (default; no key, no network) or through
     an OpenAI-compatible endpoint (--backend llm)."""
     budget = task_budget(task_timeout, task_memory)
+    if learned:
+        need_learned_reader()
     days, utterances = preset_size(preset, days, utterances)
     from orchestrator.roles import size_problem
 
@@ -121,12 +128,12 @@ def build_command(
     except Exception as exc:
         batch_failed(exc, "attempts")
         raise
-    _report_build(out, n, summary, time.perf_counter() - started, strict)
+    _report_build(out, n, summary, time.perf_counter() - started, strict, learned)
 
 
-def _report_build(out: Path, n: int, summary: Any, elapsed: float, strict: bool) -> None:
+def _report_build(out: Path, n: int, summary: Any, elapsed: float, strict: bool, learned: bool) -> None:
     """The build's last lines; exit 1 when fewer tasks than asked passed, or ``--strict`` and the
-    dataset misses the gameability threshold."""
+    dataset misses the gameability threshold (or, ``learned``, the learned reader's targets)."""
     drops = ", ".join(f"{k}: {v}" for k, v in sorted(summary.drops.items())) or "none"
     typer.echo(f"built {summary.accepted} task(s) in {out} from {summary.attempts} attempt(s) "
                f"in {elapsed:.1f} s (dropped: {drops})")
@@ -139,6 +146,9 @@ def _report_build(out: Path, n: int, summary: Any, elapsed: float, strict: bool)
     if strict and not result["passed"]:
         strict_error(result)
         failed = True
+    if learned and (found := report_learned(out)) is not None and strict and not found["passed"]:
+        learned_strict_error(found)
+        failed = True
     if failed:
         raise typer.Exit(1)
 
@@ -146,7 +156,9 @@ def _report_build(out: Path, n: int, summary: Any, elapsed: float, strict: bool)
 def verify_command(
     dataset_dir: Path = typer.Argument(..., metavar="DATASET", help="A dataset folder written by homer build"),
     strict: bool = typer.Option(False, "--strict",
-                                help="Also exit 1 when the dataset misses the gameability threshold"),
+                                help="Also exit 1 when the dataset misses the gameability threshold (or, with "
+                                "--learned, the learned reader's targets)"),
+    learned: LearnedOption = False,
 ) -> None:
     """Re-run every gate on a written dataset; one line per task, then the gameability line; exit 1 on
     any failure (and, with --strict, when a gameability detector is above the threshold).
@@ -154,6 +166,8 @@ def verify_command(
     A task that cannot be loaded or whose gates fail on malformed content is one FAIL line; the
     other tasks are still checked."""
     check_dataset(dataset_dir)  # a folder that is none is refused before the gates' modules load
+    if learned:
+        need_learned_reader()
     from backends.dataset_reader import iter_tasks
     from office_env.untrusted import printable
 
@@ -194,6 +208,9 @@ def verify_command(
     missed_strict = strict and not result["passed"]
     if missed_strict:
         strict_error(result)
+    if learned and (found := report_learned(dataset_dir)) is not None and strict and not found["passed"]:
+        learned_strict_error(found)
+        missed_strict = True
     if failures or not total or missed_strict:
         raise typer.Exit(1)
 
@@ -393,12 +410,15 @@ def regenerate_command(
     keep_people: bool = typer.Option(False, "--keep-people", help="Keep each seed's own people; by default every "
                                      "person of a seed gets another name in its instruction, criteria and files "
                                      "(the seeds are public: their answers are known)"),
+    learned: LearnedOption = False,
 ) -> None:
     """Regenerate a Plus split from OfficeBench seed tasks: one task per seed subtask, with an intent
     and a multi-day dialogue carrying the instruction's specifics; evaluation and files are kept,
     with the seed's people re-cast under other names unless --keep-people. Exit 0 when a task was
     written and every seed loaded, 1 otherwise (the rest is still written), 2 for bad input."""
     budget = task_budget(task_timeout, task_memory)
+    if learned:
+        need_learned_reader()
     if overwrite or resume:
         replace_earlier("--out", out, overwrite, "build.json", "regenerated dataset", resume)
     llm = llm_options(backend, endpoint)  # the endpoint first
@@ -441,7 +461,7 @@ def regenerate_command(
     except Exception as exc:
         batch_failed(exc, "seeds")
         raise
-    _say_regenerated(summary, out, time.perf_counter() - started)
+    _say_regenerated(summary, out, time.perf_counter() - started, learned)
 
 
 def _still_to_copy(source: Path, out: Path) -> int | None:
@@ -482,9 +502,10 @@ def _regenerated_size(seeds: Path, out: Path, turns: int) -> int | None:
     return max(total - written, 0) or None
 
 
-def _say_regenerated(summary: Any, out: Path, elapsed: float) -> None:
+def _say_regenerated(summary: Any, out: Path, elapsed: float, learned: bool) -> None:
     """The end of ``homer regenerate``: each warning, skipped seed, dropped and unfinished task on a
-    line, the one-line summary, and exit 1 when a seed did not load or no task was written."""
+    line, the one-line summary (and, ``learned``, the learned reader's line), and exit 1 when a seed
+    did not load or no task was written."""
     for warning in summary.warnings:
         typer.echo(f"warning: {warning['file']}: {warning['field']}: {warning['message']}")
     for problem in summary.skipped:
@@ -497,6 +518,8 @@ def _say_regenerated(summary: Any, out: Path, elapsed: float) -> None:
     drops = ", ".join(f"{k}: {v}" for k, v in sorted(summary.drops.items())) or "none"
     typer.echo(f"regenerated {summary.written} task(s) in {out} from {summary.loaded} seed(s) in {elapsed:.1f} s "
                f"(skipped seeds: {len(summary.skipped_files)}; dropped: {drops})")
+    if learned and summary.written:
+        report_learned(out)
     if summary.skipped_files or not summary.written:
         if not summary.written:
             typer.echo("error: no task was written; the commonest reasons:", err=True)

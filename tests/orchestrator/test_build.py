@@ -441,6 +441,27 @@ def test_verify_good_truncated_and_edited_datasets(built, tmp_path):
     assert "3/4 tasks pass" in edit.stdout
 
 
+def test_the_learned_reader_reports_on_held_out_halves_and_strict_holds_its_verdict(built, tmp_path, monkeypatch):
+    few = here("verify", built["a"], "--learned")
+    assert few.returncode == 0, few.stdout + few.stderr
+    assert "learned reader: not measured (it needs 20 tasks at least" in few.stdout
+    out = tmp_path / "twenty"
+    proc = here("build", "--out", out, "--n", "20", "--seed", SEED, *SMALL, "--workers", "1", "--learned", "--strict")
+    line = next(l for l in proc.stdout.splitlines() if l.startswith("learned reader"))
+    assert re.search(r"trained on one half of the 20 tasks and scored on the other, no (office|task) in both", line), line
+    figures = [float(f) for f in re.findall(r"(?:F1|isolation|guesser) (\d+(?:\.\d+)?)", line)]
+    assert len(figures) == 3, line
+    missed = figures[0] > 0.35 or figures[1] > 10 or figures[2] > 10
+    assert line.endswith("MISSED" if missed else "passed"), line
+    assert proc.returncode == (1 if missed else 0), proc.stdout + proc.stderr
+    assert ("the learned reader missed its targets" in proc.stderr) == missed
+    # without scikit-learn: one line, exit 2, before anything is built
+    monkeypatch.setitem(sys.modules, "sklearn", None)
+    refused = here("build", "--out", tmp_path / "none", "--n", "2", "--learned")
+    assert refused.returncode == 2 and "--learned: the learned reader needs scikit-learn" in refused.stderr
+    assert not (tmp_path / "none").exists()
+
+
 def test_verify_refuses_a_folder_that_is_not_a_dataset(tmp_path):
     proc = here("verify", tmp_path)
     assert proc.returncode == 2, (proc.stdout, proc.stderr)

@@ -4,12 +4,15 @@ value said in no single turn."""
 
 from __future__ import annotations
 
+import collections
+
 import pytest
 
-from verifier.learned_reader import (LearnedReader, best_f1, candidates, evaluate_learned, guess, turn_document,
-                                     value_kind)
+from verifier.learned_reader import (REPORT_MIN_TASKS, LearnedReader, best_f1, candidates, cross_validated,
+                                     evaluate_learned, guess, halves, held_out_folds, on_folds, pooled, share_key,
+                                     spread, turn_document, value_kind)
 
-from tests.verifier.test_adversary import leaky
+from tests.verifier.test_adversary import FILLER, leaky
 
 
 def test_a_leaky_form_is_learnt_from_one_build_and_found_in_another():
@@ -100,3 +103,75 @@ def test_a_turn_marked_as_saying_a_wrong_value_breaks_isolation_in_whatever_word
     assert isolates(record, turns[1:]) and not isolates(record, turns)
     # read as bare text, the earlier day said in words slips past a value match
     assert isolates(record, [t["text"] for t in turns])
+
+
+# -- held-out folds: a reader is never scored on what it memorised -------------------------------
+
+def _seeded(seed_words: list[str], run: int) -> list[dict]:
+    """Regenerated tasks, one per seed task: each history says its seed's own request (evidence)
+    and the request with one word changed (a near miss) in the same frames, among filler; which
+    frame and which place says which changes from task to task, so only the seed's words tell
+    the right one."""
+    out = []
+    for t, (right, wrong) in enumerate(seed_words):
+        turns = []
+        for i, line in enumerate(FILLER):
+            turns.append({"role": "user", "text": f"{line} ({i + t + run})"})
+            turns.append({"role": "assistant", "text": "Sure."})
+        frames = ["For the report, we have to {} next week.", "Part of the plan: we have to {} next week."]
+        first, second = (frames if (t + run) % 2 else frames[::-1])
+        here, there = (6, 14) if (t // 2 + run) % 2 else (14, 6)  # nor does the place in the day
+        turns[here] = {"role": "user", "text": first.format(right), "evidence": ["m1"]}
+        turns[there] = {"role": "user", "text": second.format(wrong), "distractor": ["m1"]}
+        out.append({"id": f"plus-{t}-r{run}", "provenance": {"seed_task": f"{t}/0"},
+                    "dialogue": [{"day": 1, "turns": turns}],
+                    "memory": [{"id": "m1", "value": right, "text": right,
+                                "distractors": [{"value": wrong, "text": wrong}]}]})
+    return out
+
+
+WORDS = ["audit", "budget", "rota", "offsite", "invoice", "payroll", "survey", "roster", "ledger", "catalog",
+         "forecast", "inventory", "quota", "tender", "pension", "mileage", "canteen", "parking", "badge", "locker",
+         "archive", "backlog", "pipeline", "timesheet"]
+# the right request names a sheet as often as a memo: only each seed's own pair tells which
+SEED_WORDS = [(f"file the {w} {a}", f"file the {w} {b}") for i, w in enumerate(WORDS)
+              for a, b in [("sheet", "memo") if i % 2 else ("memo", "sheet")]]
+
+
+def test_a_reader_that_trained_on_the_seeds_it_is_scored_on_tells_them_by_their_words_and_a_held_out_one_cannot():
+    train, test = _seeded(SEED_WORDS, 1), _seeded(SEED_WORDS, 2)
+    same = evaluate_learned(train, test)["tfidf_logreg"]
+    folds = held_out_folds(train, test)
+    held = on_folds(folds, evaluate_learned)["tfidf_logreg"]
+    # "the audit sheet" was the evidence in training and "the audit memo" the near miss: so again
+    assert same["peak_precision"] == 1.0 and same["precision"] == 1.0
+    assert held["peak_precision"] < 0.75 and held["precision"] <= 0.5  # new seeds: right and wrong look alike
+    for fold_train, fold_test in folds:  # no seed task on both sides, every test task in one fold
+        assert not {share_key(r) for r in fold_train} & {share_key(r) for r in fold_test}
+    assert sorted(r["id"] for _, fold_test in folds for r in fold_test) == sorted(r["id"] for r in test)
+
+
+def test_halves_are_balanced_fixed_and_blind_to_order_and_keys_say_what_tasks_share():
+    keys = [f"seed:{i}" for i in range(7)]
+    half = halves(keys)
+    assert half == halves(list(reversed(keys)) + keys[:3])  # order and repeats do not move a key
+    assert sorted(collections.Counter(half.values()).values()) == [3, 4]
+    assert share_key({"provenance": {"seed_task": "1-10/0"}}) == share_key({"provenance": {"seed_task": "1-10/2"}})
+    assert share_key({"provenance": {"world_seed": 5}, "id": "a"}) == share_key({"provenance": {"world_seed": 5}})
+    assert share_key({"id": "a"}) != share_key({"id": "b"})
+    assert held_out_folds([{"id": "a"}], [{"id": "a"}]) == []  # one key: no two halves
+    assert spread(list(range(10)), 4) == [0, 2, 5, 7] and spread([1, 2], 4) == [1, 2]
+    assert pooled([{"x": 1.0, "ok": True, "d": {"y": 0.0}}, {"x": 0.0, "ok": False, "d": {"y": 3.0}}],
+                  [3, 1]) == {"x": 0.75, "ok": False, "d": {"y": 0.75}}
+
+
+def test_a_builds_own_report_finds_a_leaky_form_on_held_out_halves_and_needs_enough_tasks():
+    records = [{**r, "id": f"{r['id']}-{run}"} for run in (1, 2) for r in leaky(run)]  # 24 tasks, no office
+    found = cross_validated(records)
+    assert found is not None and not found["passed"] and found["apart"] == "task" and found["tasks"] == 24
+    assert found["tfidf_logreg"]["precision"] == 1.0
+    assert cross_validated(records[:REPORT_MIN_TASKS - 1]) is None
+    clean = _seeded(SEED_WORDS, 1)  # the form tells nothing; the seeds are held out
+    report = cross_validated(clean)
+    assert report is not None and report["apart"] == "seed task" and report["tasks"] == len(WORDS)
+    assert report["tfidf_logreg"]["precision"] < 0.6  # half its best-ranked turns are the near misses

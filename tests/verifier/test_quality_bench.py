@@ -63,8 +63,15 @@ def test_standard_and_plus_builds_in_one_table_and_the_cache_is_reused(tmp_path:
         assert figures["small-talk question answered two ways in a day"]["value"] == 0, kind
         assert figures["small-talk answers not of the kind asked"]["value"] == 0, kind
         assert figures["small-talk reactions echoing their line"]["status"] in ("PASS", "MISS"), kind
-        assert figures["adversary query_topic precision"]["status"] in ("PASS", "MISS"), kind
-    assert "clause fragments (< 4 words)" in {line["figure"] for line in data["plus"]["figures"]}
+        held = " (held-out seeds)" if kind == "plus" else ""  # a Plus split: scored on seeds it did not train on
+        assert figures[f"adversary query_topic precision{held}"]["status"] in ("PASS", "MISS"), kind
+        assert figures[f"adversary tfidf_logreg isolates{held}"]["status"] in ("PASS", "MISS"), kind
+    plus = {line["figure"]: line for line in data["plus"]["figures"]}
+    assert "clause fragments (< 4 words)" in plus
+    # ... and the readers that trained on every seed, the measured ones too, as info
+    assert plus["adversary tfidf_logreg isolates (seeds seen in training)"]["status"] == "info"
+    assert "two folds" in plus["adversaries trained on (held-out seeds)"]["shown"]
+    assert "adversary tfidf_logreg isolates" not in plus
     builds = {"standard-n2-s3", "standard-n2-s5", "plus-s3", "plus-s4", "plus-s5", "plus-s6"}
     # two Plus runs measured, two trained on; beside each build, the fingerprint of the code that wrote it
     assert {p.name for p in cache.iterdir()} == builds | {f"{b}.code" for b in builds}
@@ -83,11 +90,14 @@ def test_standard_and_plus_builds_in_one_table_and_the_cache_is_reused(tmp_path:
     assert "plus: 2 runs (seeds 3-4): cached plus build" in third.stdout
     other = tmp_path / "other-seeds"  # a Plus build regenerated from other seeds is built again
     shutil.copytree(SAMPLE / "tasks" / "2-1", other / "tasks" / "2-1")
-    fourth = run(*args, "--plus", str(other))
+    fourth = run(*args, "--plus", str(other), "--json")
     assert fourth.returncode == 0, fourth.stderr
-    assert "standard: cached standard build" in fourth.stdout
-    assert f"plus: 2 runs (seeds 3-4): Plus regeneration of 1 tasks from {other} (seed 3)" in fourth.stdout, \
-        fourth.stdout
+    found = json.loads(fourth.stdout)
+    assert found["standard"]["source"].startswith("cached standard build")
+    assert found["plus"]["source"].startswith(f"2 runs (seeds 3-4): Plus regeneration of 1 tasks from {other} "
+                                              "(seed 3)"), found["plus"]["source"]
+    one_seed = {line["figure"]: line for line in found["plus"]["figures"]}
+    assert one_seed["adversary tfidf_logreg isolates"]["status"] in ("PASS", "MISS")  # one seed: no two folds
 
 
 def test_bad_options_are_one_line():
