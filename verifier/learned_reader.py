@@ -249,6 +249,7 @@ def evaluate_learned(train: list[dict[str, Any]], test: list[dict[str, Any]]) ->
 T = TypeVar("T")
 REPORT_TASKS = 300  # the most tasks a build's report trains and scores on (spread over a larger build)
 REPORT_MIN_TASKS = 20  # fewer tasks teach a reader too little for its figures to say anything
+REPORT_SMALLER_HALF = 1 / 3  # the least share of the tasks a half by office (or seed task) may hold
 
 
 def share_key(record: dict[str, Any]) -> str:
@@ -291,13 +292,16 @@ def held_out_folds(train: list[dict[str, Any]], test: list[dict[str, Any]],
 
 def pooled(results: list[dict[str, Any]], weights: list[int]) -> dict[str, Any]:
     """Several folds' figures as one: each number their mean weighted by ``weights`` (the folds'
-    test tasks), each yes/no all of theirs, anything else the first fold's."""
+    test tasks), a count of ``tasks`` their sum, each yes/no all of theirs, anything else the first
+    fold's."""
     out: dict[str, Any] = {}
     for key, value in results[0].items():
         if isinstance(value, dict):
             out[key] = pooled([r[key] for r in results], weights)
         elif isinstance(value, bool):
             out[key] = all(r[key] for r in results)
+        elif key == "tasks":
+            out[key] = sum(r[key] for r in results)
         elif isinstance(value, (int, float)):
             out[key] = sum(w * r[key] for r, w in zip(results, weights)) / max(1, sum(weights))
         else:
@@ -323,11 +327,16 @@ def cross_validated(records: list[dict[str, Any]]) -> dict[str, Any] | None:
     :data:`REPORT_TASKS`, spread over it), pooled, with ``tasks`` (scored), ``apart`` (what the
     halves keep apart: "seed task", "office", or "task" where every task shares one office) and
     ``passed``; None for fewer than :data:`REPORT_MIN_TASKS` tasks, or when they cannot make two
-    folds that each have evidence turns to learn from."""
+    folds that each have evidence turns to learn from. Halves further apart in size than
+    :data:`REPORT_SMALLER_HALF` (two offices of 18 and 2 tasks) are dealt by task instead: the
+    pooled figures are weighted by test tasks, so the reader trained on the few would speak for
+    nearly all."""
     sample = spread(records)
     if len(sample) < REPORT_MIN_TASKS:
         return None
     folds, apart = held_out_folds(sample, sample), ""
+    if folds and min(len(test) for _, test in folds) < REPORT_SMALLER_HALF * len(sample):
+        folds = []
     if folds:
         apart = "seed task" if share_key(sample[0]).startswith("seed:") else \
             "office" if share_key(sample[0]).startswith("world:") else "task"

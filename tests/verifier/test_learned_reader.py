@@ -175,3 +175,16 @@ def test_a_builds_own_report_finds_a_leaky_form_on_held_out_halves_and_needs_eno
     report = cross_validated(clean)
     assert report is not None and report["apart"] == "seed task" and report["tasks"] == len(WORDS)
     assert report["tfidf_logreg"]["precision"] < 0.6  # half its best-ranked turns are the near misses
+
+
+def test_offices_too_unequal_for_two_halves_are_dealt_by_task_and_counts_of_tasks_add_up():
+    # two offices of 19 and 3 tasks: by office, the reader of 3 tasks would speak for 19 of 22
+    records = [{**r, "id": f"{r['id']}-{run}", "provenance": {"world_seed": 1 if run == 1 or i < 8 else 2}}
+               for run in (1, 2) for i, r in enumerate(leaky(run, 11))]
+    assert collections.Counter(share_key(r) for r in records) == {"world:1": 19, "world:2": 3}
+    found = cross_validated(records)
+    assert found is not None and found["apart"] == "task" and found["tasks"] == 22
+    even = [{**r, "provenance": {"world_seed": i % 2}} for i, r in enumerate(records)]
+    assert cross_validated(even)["apart"] == "office"  # type: ignore[index]
+    assert pooled([{"tfidf_logreg": {"tasks": 3, "isolation": 0.0}}, {"tfidf_logreg": {"tasks": 1, "isolation": 1.0}}],
+                  [3, 1]) == {"tfidf_logreg": {"tasks": 4, "isolation": 0.25}}
