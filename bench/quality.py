@@ -11,7 +11,7 @@ existing dataset instead (its kind read from its build.json). Prints one table, 
 build, each figure with its target and PASS or MISS (blank where there is no target):
 
 - text: distinct-utterance share, cross-task verbatim share (target <= 20 %; a build of 120 tasks or
-  more in whole chunks of 60, the size the target is set for, its whole share as info), repeats inside a
+  more in chunks of 60 or a few more, the size the target is set for, its whole share as info), repeats inside a
   history (target: none), work-turn share (target >= 30 %), near repeats of user utterances
   (a line said again with other fillers, stock closers or punctuation; target <= 2 %) and the
   share said again with only names changed (info) --
@@ -31,9 +31,11 @@ build, each figure with its target and PASS or MISS (blank where there is no tar
   regression): its precision at best F1 (target <= 0.35), its top-5 isolation (target <= 10 %),
   a typed guesser that takes, for each memory piece, the candidate of the piece's type in the
   reader's best-ranked turn (every value right in at most 10 % of tasks), and the reader's
-  strongest n-grams (what a history still gives away). A Plus split retells the same seed tasks
-  in both builds, whose own words name their values: there every adversary is held to seed tasks
-  it did not train on (two folds), and the readers trained on every seed are info;
+  strongest n-grams (what a history still gives away); the same reader also given each turn's
+  overlap with its task's query, as info. A Plus split retells the same seed tasks in both builds,
+  and a reader trained on the very seeds it is scored on learns their own words: there every
+  adversary is held to seed tasks it did not train on (two folds), and the readers trained on
+  every seed are info;
 - conversation: the share of the assistant's questions that one of the next two user turns takes
   up (target >= 80 %), and how often the last value said of a corrected piece is not its final
   one (an earlier value turned down again; target >= 20 %);
@@ -137,6 +139,7 @@ from verifier.learned_reader import (  # noqa: E402
     GUESSER_TARGET,
     LEARNED_ISOLATION_TARGET,
     evaluate_learned,
+    evaluate_query_aware,
     held_out_folds,
     on_folds,
     share_key,
@@ -294,17 +297,21 @@ def _near_day(record: dict[str, Any]) -> bool:
 def cross_task_lines(records: list[dict[str, Any]], whole: float) -> list[dict[str, Any]]:
     """The cross-task verbatim share, held to its target over builds of the size it is set for
     (``CROSS_TASK_TASKS``): a line said in one task is the likelier said in another the more tasks
-    there are, so a larger build is measured in whole chunks of that many tasks (the mean over
-    them) and its share over all its tasks is info."""
-    if len(records) < 2 * CROSS_TASK_TASKS:
+    there are, so a larger build is measured in chunks of about that many tasks (``len //
+    CROSS_TASK_TASKS`` chunks of consecutive tasks, every task in one, none smaller; the mean over
+    them) and its share over all its tasks is info. Consecutive tasks share more (a seed's
+    subtasks, a world's tasks) than tasks drawn at random: the chunks err on the high side."""
+    count = len(records) // CROSS_TASK_TASKS
+    if count < 2:
         return [_line("cross-task verbatim share", whole, f"{100 * whole:.1f} %",
                       f"<= {100 * CROSS_TASK_TARGET:.0f} %", whole <= CROSS_TASK_TARGET)]
-    chunks = [records[i:i + CROSS_TASK_TASKS] for i in range(0, len(records) - CROSS_TASK_TASKS + 1, CROSS_TASK_TASKS)]
-    share = sum(text_stats(chunk)["cross_task_share"] for chunk in chunks) / len(chunks)
-    return [_line(f"cross-task verbatim share ({CROSS_TASK_TASKS}-task chunks)", share,
-                  f"{100 * share:.1f} % (mean of {len(chunks)})", f"<= {100 * CROSS_TASK_TARGET:.0f} %",
+    bounds = [(i * len(records)) // count for i in range(count + 1)]
+    chunks = [records[a:b] for a, b in zip(bounds, bounds[1:])]
+    share = sum(text_stats(chunk)["cross_task_share"] for chunk in chunks) / count
+    return [_line(f"cross-task verbatim share (in chunks of {CROSS_TASK_TASKS}+ tasks)", share,
+                  f"{100 * share:.1f} % (mean of {count})", f"<= {100 * CROSS_TASK_TARGET:.0f} %",
                   share <= CROSS_TASK_TARGET),
-            _line(f"cross-task verbatim share ({len(records)} tasks)", whole, f"{100 * whole:.1f} %", "-", None)]
+            _line(f"cross-task verbatim share (all {len(records)} tasks)", whole, f"{100 * whole:.1f} %", "-", None)]
 
 
 def figures(records: list[dict[str, Any]], shape_targets: dict[str, float] | None = None, *,
@@ -381,24 +388,45 @@ def adversary_figures(train: list[dict[str, Any]], records: list[dict[str, Any]]
     return evaluate(train, records), evaluate_learned(train, records)
 
 
+def query_aware_lines(learned: dict[str, Any], label: str) -> list[dict[str, Any]]:
+    """The reader that also reads each turn's overlap with its task's query, as info: a history
+    names the work each detail is for, and a near miss is said for another work, so matching the
+    query's words finds the task's own turns; that is reading which work a turn is about, the
+    retrieval a BM25 line measures, and its figures say how far it goes alone."""
+    logreg, guesser = learned["tfidf_logreg"], learned["typed_guesser"]
+    return [
+        _line(f"tfidf_logreg + query overlap: precision at best F1{label}", logreg["precision"],
+              f"{logreg['precision']:.3f} (recall {logreg['recall']:.3f})", f"<= {F1_PRECISION_TARGET:.2f}", None),
+        _line(f"tfidf_logreg + query overlap: isolates{label}", logreg["isolation"],
+              f"{100 * logreg['isolation']:.1f} % of tasks", f"<= {100 * LEARNED_ISOLATION_TARGET:.0f} %", None),
+        _line(f"tfidf_logreg + query overlap: typed guesser{label}", guesser["all_right"],
+              f"{100 * guesser['all_right']:.1f} % of tasks", f"<= {100 * GUESSER_TARGET:.0f} %", None)]
+
+
 def adversary_lines(train: list[dict[str, Any]], records: list[dict[str, Any]], source: str) -> list[dict[str, Any]]:
     """The learned adversaries, trained on ``train`` (``source`` says which build) and scored here.
 
-    A regenerated split retells the same seed tasks in both builds, and a seed's own words (public,
-    for OfficeBench's) name its values: a reader trained on a build of the very seeds it is tested on
-    learns those words, which no history can hide. There the adversaries are held to seeds they did
-    not train on (two folds of the seed tasks, ``verifier.learned_reader.held_out_folds``); the
-    figures of a reader trained on every seed, the measured ones included, are reported beside them
-    as info."""
-    folds = held_out_folds(train, records) if any(share_key(r).startswith("seed:") for r in records) else []
-    if not folds:
+    A regenerated split retells the same seed tasks in both builds: a reader trained on a build of
+    the very seeds it is then scored on learns each seed's own words (its subject, its clauses) as
+    the words of that seed's evidence turns, and meets them again, where a reader of a new benchmark
+    meets seeds it never trained on. There the adversaries are held to seed tasks they did not train
+    on (two folds of the seed tasks, ``verifier.learned_reader.held_out_folds``); the figures of a
+    reader trained on every seed, the measured ones included, are reported beside them as info. A
+    reader that also reads each turn's overlap with its task's query is reported as info too
+    (:func:`query_aware_lines`)."""
+    regenerated = any(share_key(r).startswith("seed:") for r in records)
+    folds = held_out_folds(train, records) if regenerated else []
+    if not folds:  # a built split; or one seed task, which no reader can be kept from (its lines are info)
         found, learned = adversary_figures(train, records)
-        return _adversary_lines(found, learned, len(train), source, "", True)
+        label = " (one seed task, seen in training)" if regenerated else ""
+        return (_adversary_lines(found, learned, len(train), source, label, not regenerated)
+                + query_aware_lines(evaluate_query_aware(train, records), label))
     found = on_folds(folds, evaluate)
     learned = on_folds(folds, evaluate_learned)
     held = _adversary_lines(found, learned, sum(len(t) for t, _ in folds) // 2,
-                            f"{source}, two folds: no test task's seed task among its training tasks'",
-                            " (held-out seeds)", True)
+                            f"{source}, two folds: no test task's seed task among its training tasks' "
+                            "(strongest n-grams: the first fold's reader)", " (held-out seeds)", True)
+    held += query_aware_lines(on_folds(folds, evaluate_query_aware), " (held-out seeds)")
     same_found, same_learned = adversary_figures(train, records)
     return held + _adversary_lines(same_found, same_learned, len(train), source, " (seeds seen in training)", False)
 

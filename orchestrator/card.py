@@ -245,8 +245,8 @@ def learned_line(result: dict[str, Any] | None, total: int) -> str:
     logreg, guesser = result["tfidf_logreg"], result["typed_guesser"]
     verdict = "passed" if result["passed"] else "MISSED"
     read = f"the {total} tasks" if result["tasks"] >= total else f"{result['tasks']:.0f} of the {total} tasks"
-    return (f"learned reader (TF-IDF + logistic regression, trained on one half of {read} and scored on the "
-            f"other, no {result['apart']} in both): precision at best F1 "
+    return (f"learned reader (TF-IDF + logistic regression; {read} in two halves, no {result['apart']} in both, "
+            f"each half's reader scored on the other half): precision at best F1 "
             f"{logreg['precision']:.3f} (<= {F1_PRECISION_TARGET:.2f}), top-5 isolation "
             f"{100 * logreg['isolation']:.1f} % (<= {100 * LEARNED_ISOLATION_TARGET:.0f} %), typed guesser "
             f"{100 * guesser['all_right']:.1f} % (<= {100 * GUESSER_TARGET:.0f} %): {verdict}")

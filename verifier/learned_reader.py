@@ -45,6 +45,7 @@ from verifier.adversary import (
     isolates,
     mask_values,
     memory_of,
+    query_of,
     user_turns,
 )
 from verifier.gameability import value_re
@@ -62,39 +63,63 @@ def _tokens(text: str) -> list[str]:
     return WORD_RE.findall(mask_values(text))
 
 
-def turn_document(turn: dict[str, Any], place: int, count: int) -> str:
+_PLAIN = frozenset("the a an of to and or for in on at with is are be it this that we our my your please now do "
+                   "where what how can you".split())
+
+
+def content_words(text: str) -> list[str]:
+    """The words of ``text`` that say what it is about (values masked, short and plain words out)."""
+    return [w for w in re.findall(r"[a-z][a-z']+", mask_values(text)) if len(w) > 2 and w not in _PLAIN]
+
+
+def query_overlap(text: str, query: str) -> list[str]:
+    """How many content words and word pairs ``text`` shares with the task's ``query``, as two
+    tokens (``qw:`` up to 3, ``qb:`` up to 2): what any agent reads, the query being its task."""
+    words, asked = content_words(text), content_words(query)
+    shared = len(set(words) & set(asked))
+    pairs = len(set(zip(words, words[1:])) & set(zip(asked, asked[1:])))
+    return [f"qw:{min(shared, 3)}", f"qb:{min(pairs, 2)}"]
+
+
+def turn_document(turn: dict[str, Any], place: int, count: int, query: str | None = None) -> str:
     """The words the reader sees of one user turn: the masked text, the assistant's last three
-    words before it (``ctx:``) and the turn's shape (``len:`` bucket, ``pos:`` fifth of the day)."""
+    words before it (``ctx:``) and the turn's shape (``len:`` bucket, ``pos:`` fifth of the day);
+    with a ``query``, also the turn's overlap with it (:func:`query_overlap`)."""
     words = _tokens(turn["text"])
     before = [f"ctx:{w}" for w in _tokens(turn["before"])[-3:]]
     shape = [f"len:{min(len(words) // 4, 8)}", f"pos:{(5 * place) // max(count, 1)}"]
     if turn["before"].rstrip().endswith("?"):
         shape.append("after:question")
+    if query is not None:
+        shape += query_overlap(turn["text"], query)
     return " ".join(words + ["|"] + before + shape)
 
 
-def _documents(record: dict[str, Any]) -> tuple[list[dict[str, Any]], list[str]]:
+def _documents(record: dict[str, Any], query_aware: bool = False) -> tuple[list[dict[str, Any]], list[str]]:
     turns, docs = [], []
+    query = query_of(record) if query_aware else None
     for session in dialogue_of(record):
         day = user_turns({"dialogue": [session]})
         for place, turn in enumerate(day):
             turns.append(turn)
-            docs.append(turn_document(turn, place, len(day)))
+            docs.append(turn_document(turn, place, len(day), query))
     return turns, docs
 
 
 class LearnedReader:
     """TF-IDF (word 1-3 grams, seen in two turns at least) and a class-balanced logistic
-    regression over :func:`turn_document`, trained on ``train``'s evidence marks."""
+    regression over :func:`turn_document`, trained on ``train``'s evidence marks.
+    ``query_aware``: each turn also says how much it shares with its task's query."""
 
-    def __init__(self, train: list[dict[str, Any]]) -> None:
+    def __init__(self, train: list[dict[str, Any]], query_aware: bool = False) -> None:
         from sklearn.feature_extraction.text import TfidfVectorizer
         from sklearn.linear_model import LogisticRegression
 
+        self.query_aware = query_aware
         docs: list[str] = []
         labels: list[int] = []
         for record in train:
-            turns, texts = _documents(record)
+            turns, texts = _documents(record, query_aware)
             docs += texts
             labels += [int(t["evidence"]) for t in turns]
         if len(set(labels)) < 2:
@@ -108,7 +133,7 @@ class LearnedReader:
 
     def rank(self, record: dict[str, Any]) -> list[tuple[float, dict[str, Any]]]:
         """Every user turn of ``record`` with its score, best first (earlier turn first on a tie)."""
-        turns, docs = _documents(record)
+        turns, docs = _documents(record, self.query_aware)
         if not turns:
             return []
         scores = self.model.decision_function(self.vectorizer.transform(docs))
@@ -212,11 +237,13 @@ def best_f1(scored: list[tuple[float, bool]], total: int) -> tuple[float, float,
     return best
 
 
-def evaluate_learned(train: list[dict[str, Any]], test: list[dict[str, Any]]) -> dict[str, Any]:
+def evaluate_learned(train: list[dict[str, Any]], test: list[dict[str, Any]], query_aware: bool = False
+                     ) -> dict[str, Any]:
     """The reader trained on ``train`` and scored on ``test``: ``tfidf_logreg`` {precision (at best
     F1), recall, f1, peak_precision, isolation}, ``typed_guesser`` {all_right, pieces_right}, the
-    strongest n-grams and ``passed``."""
-    reader = LearnedReader(train)
+    strongest n-grams and ``passed`` (``query_aware``: the reader that also reads each turn's
+    overlap with its task's query)."""
+    reader = LearnedReader(train, query_aware)
     # the office's inventory for free: every value the build's records mark, whichever task's
     inventory = sorted({v for record in test for v in _marked_values(record)})
     scored: list[tuple[float, bool]] = []
@@ -268,7 +295,8 @@ def share_key(record: dict[str, Any]) -> str:
 
 def halves(keys: Sequence[str]) -> dict[str, int]:
     """Each key's half (0 or 1): the keys in a fixed hashed order, dealt in turn, so the halves
-    differ by one key at most and do not move when other keys come and go in another order."""
+    differ by one key at most and do not depend on the order the keys come in or on repeats (a key
+    added or removed may move others)."""
     ordered = sorted(set(keys), key=lambda key: (hashlib.sha256(key.encode()).hexdigest(), key))
     return {key: index % 2 for index, key in enumerate(ordered)}
 
@@ -307,6 +335,11 @@ def pooled(results: list[dict[str, Any]], weights: list[int]) -> dict[str, Any]:
         else:
             out[key] = value
     return out
+
+
+def evaluate_query_aware(train: list[dict[str, Any]], test: list[dict[str, Any]]) -> dict[str, Any]:
+    """:func:`evaluate_learned` of the reader that also reads each turn's overlap with the query."""
+    return evaluate_learned(train, test, query_aware=True)
 
 
 def on_folds(folds: list[tuple[list[dict[str, Any]], list[dict[str, Any]]]],

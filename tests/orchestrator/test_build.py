@@ -448,7 +448,8 @@ def test_the_learned_reader_reports_on_held_out_halves_and_strict_holds_its_verd
     out = tmp_path / "twenty"
     proc = here("build", "--out", out, "--n", "20", "--seed", SEED, *SMALL, "--workers", "1", "--learned", "--strict")
     line = next(l for l in proc.stdout.splitlines() if l.startswith("learned reader"))
-    assert re.search(r"trained on one half of the 20 tasks and scored on the other, no (office|task) in both", line), line
+    assert re.search(r"; the 20 tasks in two halves, no (office|task) in both, each half's reader scored on the other "
+                     r"half\)", line), line
     figures = [float(f) for f in re.findall(r"(?:F1|isolation|guesser) (\d+(?:\.\d+)?)", line)]
     assert len(figures) == 3, line
     missed = figures[0] > 0.35 or figures[1] > 10 or figures[2] > 10

@@ -9,8 +9,8 @@ import collections
 import pytest
 
 from verifier.learned_reader import (REPORT_MIN_TASKS, LearnedReader, best_f1, candidates, cross_validated,
-                                     evaluate_learned, guess, halves, held_out_folds, on_folds, pooled, share_key,
-                                     spread, turn_document, value_kind)
+                                     evaluate_learned, evaluate_query_aware, guess, halves, held_out_folds, on_folds,
+                                     pooled, query_overlap, share_key, spread, turn_document, value_kind)
 
 from tests.verifier.test_adversary import FILLER, leaky
 
@@ -188,3 +188,31 @@ def test_offices_too_unequal_for_two_halves_are_dealt_by_task_and_counts_of_task
     assert cross_validated(even)["apart"] == "office"  # type: ignore[index]
     assert pooled([{"tfidf_logreg": {"tasks": 3, "isolation": 0.0}}, {"tfidf_logreg": {"tasks": 1, "isolation": 1.0}}],
                   [3, 1]) == {"tfidf_logreg": {"tasks": 4, "isolation": 0.25}}
+
+
+def test_a_query_aware_reader_finds_the_turns_about_the_tasks_own_work_where_the_form_tells_nothing():
+    def worked(run: int) -> list[dict]:  # the right figure is said for the task's work, the wrong one for another's
+        out = []
+        for t, w in enumerate(WORDS):
+            other = WORDS[(t + 7) % len(WORDS)]
+            turns = []
+            for i, line in enumerate(FILLER):
+                turns.append({"role": "user", "text": f"{line} ({i + t + run})"})
+                turns.append({"role": "assistant", "text": "Sure."})
+            here, there = (6, 14) if (t + run) % 2 else (14, 6)
+            turns[here] = {"role": "user", "text": f"For the {w} budget, make it {100 + t} now.", "evidence": ["m1"]}
+            turns[there] = {"role": "user", "text": f"For the {other} budget, make it {200 + t} now.",
+                            "distractor": ["m1"]}
+            out.append({"id": f"w{t}-{run}", "query": f"Where are we with the {w} budget?",
+                        "dialogue": [{"day": 1, "turns": turns}],
+                        "memory": [{"id": "m1", "value": f"{100 + t}", "distractors": [{"value": f"{200 + t}"}]}]})
+        return out
+
+    train, test = worked(1), worked(2)
+    plain = evaluate_learned(train, test)["tfidf_logreg"]
+    aware = evaluate_query_aware(train, test)
+    assert plain["precision"] <= 0.5  # the two turns are one form
+    assert aware["tfidf_logreg"]["precision"] == 1.0  # every task's own turn ranked above the other work's
+    assert any(name.startswith("qw:") for name, _ in aware["strongest"])
+    assert query_overlap("For the audit budget, make it <v> now.", "Where are we with the audit budget?") == \
+        ["qw:2", "qb:1"]

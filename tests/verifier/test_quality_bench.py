@@ -72,6 +72,7 @@ def test_standard_and_plus_builds_in_one_table_and_the_cache_is_reused(tmp_path:
     assert plus["adversary tfidf_logreg isolates (seeds seen in training)"]["status"] == "info"
     assert "two folds" in plus["adversaries trained on (held-out seeds)"]["shown"]
     assert "adversary tfidf_logreg isolates" not in plus
+    assert plus["tfidf_logreg + query overlap: isolates (held-out seeds)"]["status"] == "info"
     builds = {"standard-n2-s3", "standard-n2-s5", "plus-s3", "plus-s4", "plus-s5", "plus-s6"}
     # two Plus runs measured, two trained on; beside each build, the fingerprint of the code that wrote it
     assert {p.name for p in cache.iterdir()} == builds | {f"{b}.code" for b in builds}
@@ -97,7 +98,9 @@ def test_standard_and_plus_builds_in_one_table_and_the_cache_is_reused(tmp_path:
     assert found["plus"]["source"].startswith(f"2 runs (seeds 3-4): Plus regeneration of 1 tasks from {other} "
                                               "(seed 3)"), found["plus"]["source"]
     one_seed = {line["figure"]: line for line in found["plus"]["figures"]}
-    assert one_seed["adversary tfidf_logreg isolates"]["status"] in ("PASS", "MISS")  # one seed: no two folds
+    # one seed task: no reader can be kept from it, so its figures are info
+    assert one_seed["adversary tfidf_logreg isolates (one seed task, seen in training)"]["status"] == "info"
+    assert not any(line["status"] != "info" for name, line in one_seed.items() if "adversary" in name)
 
 
 def test_bad_options_are_one_line():
@@ -116,3 +119,24 @@ def test_a_plus_task_could_say_a_day_relatively_only_as_the_writer_would():
     assert not _near_day(record("5/7/2024"))  # the writer says such a day as written
     assert not _near_day(record("2021-05-07"))  # years from the chat
     assert not _near_day({"dialogue": [], "memory": [{"value": "2024-05-07"}]})
+
+
+def test_a_large_builds_cross_task_share_is_held_over_chunks_of_the_size_its_target_is_set_for():
+    cross_task_lines = load_bench().cross_task_lines
+
+    def record(i: int, lines: list[str]) -> dict:
+        turns = [{"role": "user", "text": line} for line in lines]
+        return {"id": f"t{i:03d}", "dialogue": [{"day": 1, "turns": turns}], "memory": []}
+
+    # in each run of 60 tasks, task pairs share one of their two lines: about half of the lines said
+    # elsewhere within a chunk; across chunks every line is shared, since the pairs repeat
+    records = [record(i, [f"shared {(i % 60) // 2}", f"own line {i}"]) for i in range(180)]
+    small = cross_task_lines(records[:119], 0.42)
+    assert [line["figure"] for line in small] == ["cross-task verbatim share"]  # under two chunks: as it is
+    assert small[0]["status"] == "MISS"
+    held, whole = cross_task_lines(records, 0.9)
+    assert held["figure"] == "cross-task verbatim share (in chunks of 60+ tasks)" and "mean of 3" in held["shown"]
+    assert held["value"] == pytest.approx(0.5) and held["status"] == "MISS"
+    assert whole["status"] == "info" and whole["value"] == 0.9
+    parted = [record(i, [f"shared {(i % 60) // 2 if i % 4 else i}", f"own line {i}"]) for i in range(180)]
+    assert cross_task_lines(parted, 0.9)[0]["value"] < 0.5  # fewer lines shared in each chunk: lower
