@@ -3,7 +3,9 @@
 Times are compared as naive datetimes: aware times are converted to UTC, all-day dates start
 at midnight. New events get a UID and DTSTAMP derived from their content and the office clock
 so that the same calls write the same bytes. A calendar file over ``MAX_ICS_BYTES`` is refused
-unread.
+unread. A calendar :func:`build` writes is remembered by content as the events a parse of it reads
+(when every field is one the parse gives back unchanged), so a world's check and the tools reading
+its calendars next find them parsed.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from office_env.errors import CorruptFileError
 from office_env.formats.bounded import read_bytes
 from office_env.formats.built import remembered
 from office_env.formats.ooxml import DEFAULT_STAMP
-from office_env.formats.read_cache import cached_read, remember
+from office_env.formats.read_cache import cached_read, remember, remember_content
 from office_env.limits import MAX_ICS_BYTES
 
 PRODID = "-//homeragents//office_env//EN"
@@ -89,7 +91,7 @@ def events_of(calendar: icalendar.Calendar, label: str) -> list[CalendarEvent]:
 
 
 def read_events(path: Path, label: str) -> list[CalendarEvent]:
-    return list(cached_read("ics", path, lambda: tuple(events_of(load(path, label), label))))
+    return list(cached_read("ics", path, lambda: tuple(events_of(load(path, label), label)), by_content=True))
 
 
 def remember_added(path: Path, before: list[CalendarEvent], added: bytes) -> None:
@@ -182,7 +184,39 @@ def to_bytes(calendar: icalendar.Calendar) -> bytes:
 
 
 def build(events: list[CalendarEvent], owner: str, stamp: datetime | None = None) -> bytes:
+    """A new calendar of ``events``; what :func:`read_events` reads of it is remembered by content
+    (:func:`_known_events`), so reading it back costs no parse."""
     calendar = new_calendar()
     for event in events:
         add_event(calendar, event, owner, stamp)
-    return to_bytes(calendar)
+    data = to_bytes(calendar)
+    known = _known_events(events)
+    if known is not None:
+        remember_content("ics", data, known)
+    return data
+
+
+def _known_text(text: str) -> bool:
+    """Text that TEXT escaping writes and a parse reads back as it was: printable, without a
+    backslash (``\\n`` and ``\\N`` read back as line breaks)."""
+    return isinstance(text, str) and text.isprintable() and "\\" not in text
+
+
+def _known_time(value: object) -> bool:
+    """A time a parse reads back as :func:`naive` makes it: a date, or a floating (zone-less)
+    time in whole seconds (DTSTART drops microseconds)."""
+    return type(value) is date or (type(value) is datetime and value.tzinfo is None and value.microsecond == 0)
+
+
+def _known_events(events: list[CalendarEvent]) -> tuple[CalendarEvent, ...] | None:
+    """What :func:`events_of` reads from the calendar :func:`build` writes of ``events``, or None
+    when a field is outside what the model covers (then the file is parsed when read)."""
+    known = []
+    for event in events:
+        if not (all(_known_text(t) for t in (event.summary, event.location, event.description))
+                and _known_time(event.start) and _known_time(event.end)):
+            return None
+        known.append(CalendarEvent(event.summary, naive(event.start), naive(event.end), event.location,
+                                   event.description))
+    known.sort(key=lambda e: (e.start, e.end, e.summary))
+    return tuple(known)

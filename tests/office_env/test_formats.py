@@ -384,6 +384,35 @@ def test_ics_reader_returns_written_events(tmp_path):
     assert ics_io.read_events(path, "a.ics") == EVENTS  # sorted by start
 
 
+def test_a_built_calendar_is_remembered_as_a_parse_of_its_bytes_reads_it(tmp_path, monkeypatch):
+    """ics_io.build remembers its events by content: calendars of tricky texts (separators, quotes,
+    spaces at the ends, long lines folded inside non-ASCII characters, empty fields) and times (all-day,
+    equal starts) read from the cache exactly as a parse of the written file reads them; a field the
+    model leaves out (a backslash, a line break, a no-break space, microseconds, a zone) is left to the parse."""
+    from office_env.formats import read_cache
+
+    parses = []
+    real = ics_io.load
+    monkeypatch.setattr(ics_io, "load", lambda path, label: parses.append(label) or real(path, label))
+    texts = ["", "a, b; c: d", ' "quoted" <x> & y ', "Ünïcode ✓ 中文 😀 " * 12, "x" * 200, "  two  spaces  "]
+    start = datetime(2024, 5, 6, 9, 0)
+    known = [[CalendarEvent(texts[i % 6], start + timedelta(hours=i % 3), start + timedelta(hours=2),
+                            texts[(i + 1) % 6], texts[(i + 2) % 6]) for i in range(n)] for n in range(8)]
+    known.append([CalendarEvent("Holiday", date(2024, 5, 9), date(2024, 5, 10)),  # type: ignore[arg-type]
+                  CalendarEvent("Same start", start, start), CalendarEvent("Same start", start, start, "b")])
+    unknown = [CalendarEvent("back\\slash", start, start), CalendarEvent("line\nbreak", start, start),
+               CalendarEvent("no-break\u00a0space", start, start),
+               CalendarEvent("micro", start.replace(microsecond=5), start),
+               CalendarEvent("zoned", start.replace(tzinfo=timezone.utc), start.replace(tzinfo=timezone.utc))]
+    read_cache.clear()
+    for i, events in enumerate(known + [[event] for event in unknown]):
+        path = write(tmp_path, f"{i}.ics", ics_io.build(events, "alice", NOW))
+        expected = ics_io.events_of(real(path, path.name), path.name)
+        parses.clear()
+        assert ics_io.read_events(path, path.name) == expected, events
+        assert parses == ([] if i < len(known) else [path.name])
+
+
 def test_ics_events_have_stable_uids_and_stamp():
     calendar = icalendar.Calendar.from_ical(ics_io.build(EVENTS, "alice", NOW))
     components = list(calendar.walk("VEVENT"))
