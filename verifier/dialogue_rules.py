@@ -116,32 +116,80 @@ def bare_file(value: str) -> str:
 class ValueHolder:
     """Which turns hold a value: written out, a clock range in words ("10:00 to 17:00"), or (a day
     or a moment) named in words on the day the turn was said ("Thursday next week at 14:00";
-    ``generators.spoken_time``)."""
+    ``generators.spoken_time``). A value's turns are found once (:meth:`held`): the marks ask of
+    each value at every turn, several times."""
 
     def __init__(self, turns: list[MarkedTurn]) -> None:
         self.turns = turns
         self.read: dict[int, set[Any]] = {}
         self.wanted: dict[tuple[str, Any], Any] = {}
+        self._held: dict[str, list[bool]] = {}
+        self._held_wrong: dict[str, list[bool]] = {}
+        self._by_day: dict[date, list[int]] | None = None
+
+    def held(self, value: str) -> list[bool]:
+        """For each turn, whether it holds ``value`` (:meth:`holds`); the list is shared, not to be changed."""
+        found = self._held.get(value)
+        if found is None:
+            low = value.lower()
+            window = say_window(value)  # a clock range said in words
+            window = window.lower() if window else ""
+            found = [low in turn[3] or bool(window) and window in turn[3] for turn in self.turns]
+            for day, indices in self._days().items():  # most values name no day: asked once a day
+                if self._wanted(value, day) is None:
+                    continue
+                for index in indices:
+                    if not found[index]:
+                        found[index] = self._said_in_words(index, value, day)
+            self._held[value] = found
+        return found
+
+    def _days(self) -> dict[date, list[int]]:
+        """The turns said on each known day (their indices)."""
+        if self._by_day is None:
+            self._by_day = {}
+            for index, turn in enumerate(self.turns):
+                if turn[7] is not None:
+                    self._by_day.setdefault(turn[7], []).append(index)
+        return self._by_day
+
+    def _wanted(self, value: str, day: date) -> Any:
+        """The day or moment ``value`` writes, read on ``day`` (``value_time``; None for most values)."""
+        key = (value, day)
+        if key not in self.wanted:
+            self.wanted[key] = value_time(value, day)
+        return self.wanted[key]
 
     def holds(self, index: int, value: str) -> bool:
+        found = self._held.get(value)
+        if found is not None:
+            return found[index]
         turn = self.turns[index]
         if value.lower() in turn[3]:
             return True
         window = say_window(value)  # a clock range said in words
         if window and window.lower() in turn[3]:
             return True
-        if turn[7] is None:
-            return False
-        key = (value, turn[7])
-        if key not in self.wanted:
-            self.wanted[key] = value_time(value, turn[7])
-        wanted = self.wanted[key]
+        return turn[7] is not None and self._said_in_words(index, value, turn[7])
+
+    def _said_in_words(self, index: int, value: str, day: date) -> bool:
+        """Whether turn ``index``, said on ``day``, names ``value`` (a day or a moment) in words."""
+        wanted = self._wanted(value, day)
         if wanted is None:
             return False
         if index not in self.read:
-            self.read[index] = {found.when for found in read_times(turn[3], turn[7])}
+            self.read[index] = {found.when for found in read_times(self.turns[index][3], day)}
         return wanted in self.read[index]
 
+    def held_wrong(self, value: str) -> list[bool]:
+        """For each turn, :meth:`holds_wrong`; the list is shared, not to be changed."""
+        found = self._held_wrong.get(value)
+        if found is None:
+            pattern = _wrong_name(value)
+            held = self.held(value)
+            found = self._held_wrong[value] = held if pattern is None else [
+                h or pattern.search(turn[3]) is not None for h, turn in zip(held, self.turns)]
+        return found
 
     def holds_wrong(self, index: int, value: str) -> bool:
         """``holds``, or for a file in a folder, its name without the folder: a turn that names an
@@ -149,19 +197,23 @@ class ValueHolder:
         scores2.xlsx") points at it as surely; so does one that names a file without a folder by
         its name without its ending, where that name is no plain word ("save it as report2, in the
         format from last time"); a figure or a clock with a point in it is no file."""
-        if self.holds(index, value):
-            return True
-        name = bare_file(value)
-        if not name:  # a file without a folder, by its name without its ending
-            parts = file_parts(value.strip())
-            stem = parts[0] if parts is not None and names_a_copy(parts[0]) else ""
-            return bool(stem) and re.search(rf"(?<![\w./-]){re.escape(stem.lower())}(?![\w-]|\.\w)",
-                                            self.turns[index][3]) is not None
-        return re.search(rf"(?<![\w./-]){re.escape(name.lower())}(?![\w-])", self.turns[index][3]) is not None
+        return self.held_wrong(value)[index]
 
     def names_anchor(self, index: int, anchor: str, base: str) -> bool:
         """Whether turn ``index`` names a derived value's ``anchor`` with the anchor's own value."""
         return anchor.lower() in self.turns[index][3] and self.holds(index, base)
+
+
+def _wrong_name(value: str) -> re.Pattern[str] | None:
+    """What else names ``value`` when it is an earlier or near-miss value (:meth:`ValueHolder.holds_wrong`):
+    a file in a folder by its bare name, a file without a folder by its name without its ending
+    where that name is no plain word; None for any other value."""
+    name = bare_file(value)
+    if not name:  # a file without a folder, by its name without its ending
+        parts = file_parts(value.strip())
+        stem = parts[0] if parts is not None and names_a_copy(parts[0]) else ""
+        return re.compile(rf"(?<![\w./-]){re.escape(stem.lower())}(?![\w-]|\.\w)") if stem else None
+    return re.compile(rf"(?<![\w./-]){re.escape(name.lower())}(?![\w-])")
 
 
 _MARKS_SEEN: OrderedDict[tuple, tuple[str, ...]] = OrderedDict()  # frozen (memory, turns) -> problems
@@ -252,31 +304,29 @@ def find_mark_problems(memory: list[dict[str, Any]], turns: list[MarkedTurn]) ->
         if derivation is not None:
             problems += _derived_problems(m, derivation, name, turns, holder)
             relation = str(m.get("said_as") or "").lower()
-
-            def final(i: int) -> bool:
-                return bool(relation) and relation in turns[i][3]
+            finals = [bool(relation) and relation in t[3] for t in turns]
         else:
-            def final(i: int) -> bool:
-                return holder.holds(i, value)
-        holding = [t for i, t in enumerate(turns) if final(i)]
-        marked = [t for i, t in enumerate(turns) if mid in t[4] and final(i)]
+            finals = holder.held(value)
+        holding = [t for t, final in zip(turns, finals) if final]
+        marked = [t for t in holding if mid in t[4]]
         if not holding:
             problems.append(f"{name} is missing from the dialogue")
         for t in holding:
             if mid not in t[4]:
                 problems.append(f"{t[0]}: holds {name} but its evidence does not list {mid!r}")
         if derivation is None:
-            for i, t in enumerate(turns):
-                if mid in t[4] and not holder.holds(i, value):
+            for t, final in zip(turns, finals):
+                if mid in t[4] and not final:
                     problems.append(f"{t[0]}: evidence lists {mid!r} but the text does not hold its value")
         if marked and marked[0][2] != "user":
             problems.append(f"{marked[0][0]}: {name} is first said by the {marked[0][2]}; the user must say it")
         first_day = marked[0][1] if marked else None
-        first_at = next((i for i, t in enumerate(turns) if mid in t[4] and final(i)), None)
+        first_at = next((i for i, (t, final) in enumerate(zip(turns, finals)) if mid in t[4] and final), None)
         olds = [str(v) for v in m.get("superseded", ()) if str(v).strip()]
+        olds_at = _any_of([holder.held_wrong(v) for v in olds], len(turns))
         before = 0  # superseded turns before the correction: the value that was corrected
         for i, t in enumerate(turns):
-            holds_old = any(holder.holds_wrong(i, v) for v in olds)
+            holds_old = olds_at[i]
             if holds_old and mid not in t[5]:
                 problems.append(f"{t[0]}: holds an earlier value of {mid} but is not marked superseded")
             if mid in t[5]:
@@ -291,13 +341,22 @@ def find_mark_problems(memory: list[dict[str, Any]], turns: list[MarkedTurn]) ->
         if olds and not before:
             problems.append(f"{name}: its earlier value is never said before the correction")
         nears = [str(d.get("value", "")) for d in m.get("distractors", ()) if str(d.get("value", "")).strip()]
-        for i, t in enumerate(turns):
-            holds_near = any(holder.holds_wrong(i, v) for v in nears)
+        nears_at = _any_of([holder.held_wrong(v) for v in nears], len(turns))
+        for t, holds_near in zip(turns, nears_at):
             if holds_near and mid not in t[6]:
                 problems.append(f"{t[0]}: holds a near-miss of {mid} but is not marked distractor")
             if mid in t[6] and not holds_near:
                 problems.append(f"{t[0]}: marked distractor for {mid} but holds none of its near-miss values")
     return problems
+
+
+def _any_of(columns: list[list[bool]], count: int) -> list[bool]:
+    """For each of ``count`` turns, whether any of ``columns`` (one flag per turn each) holds there."""
+    if not columns:
+        return [False] * count
+    if len(columns) == 1:
+        return columns[0]
+    return [any(flags) for flags in zip(*columns)]
 
 
 def _derivation(piece: Mapping[str, Any]) -> Derivation | None:
@@ -327,8 +386,9 @@ def _derived_problems(m: Mapping[str, Any], derivation: Derivation, name: str, t
     if not follows(derivation, value, relation_day, relation):
         problems.append(f"{name}: {derivation.rule} {derivation.amount} of {derivation.base!r} does not give it")
     anchors = 0
+    outright = holder.held(value)
     for i, t in enumerate(turns):
-        if holder.holds(i, value):
+        if outright[i]:
             problems.append(f"{t[0]}: says {name} outright; a derived value is said in no single turn")
         if mid not in t[4]:
             continue

@@ -11,7 +11,7 @@ import pytest
 from generators.derivation import draw_derivation, follows, kind_of, relation_phrase
 from generators.dialogue_offline import generate_dialogue, plan_dialogue
 from generators.model import Derivation, MemoryPiece, TaskDraft, ToolCall
-from verifier.dialogue_rules import check_dialogue, find_mark_problems, marked_turns
+from verifier.dialogue_rules import ValueHolder, check_dialogue, find_mark_problems, marked_turns
 
 SAID_ON = date(2024, 5, 20)  # a Monday
 VALUES = [("follow_up_day", "2024-05-29"), ("session_day", "Wednesday May 29"), ("start_time", "10:00"),
@@ -273,3 +273,27 @@ def test_where_days_are_written_in_digits_a_day_named_for_nothing_is_written_so_
                     assert re.fullmatch(r"\d{1,2}/\d{1,2}/\d{4}", event.said), (seed, event.said)
                     free += not event.mark
     assert free >= 4, free
+
+
+def test_a_values_turns_found_at_once_are_those_asked_one_turn_at_a_time() -> None:
+    """The marks find each value's turns in one pass (``ValueHolder.held``); a turn asked alone
+    gets the same answer: a value written out, a day said in words on the day it is said, a clock
+    range in words, and an earlier file named without its folder."""
+    turns = marked_turns([
+        {"day": 1, "date": "2024-05-20", "turns": [
+            {"role": "user", "text": "The review is on Wednesday next week at 10:00."},
+            {"role": "assistant", "text": "Noted: 2024-05-29 10:00, open 10:00 to 16:00."}]},
+        {"day": 2, "date": "2024-05-27", "turns": [
+            {"role": "user", "text": "Wednesday next week at 10:00 is not it; see scores_old.xlsx."},
+            {"role": "assistant", "text": "This Wednesday at 10:00, then."}]},
+        {"day": 3, "date": "not a day", "turns": [{"role": "user", "text": "wednesday next week at 10:00"}]}])
+    values = ("2024-05-29 10:00", "10:00-16:00", "data/scores_old.xlsx", "Wednesday May 29", "nothing said")
+    for value in values:
+        alone = [ValueHolder(turns).holds(i, value) for i in range(len(turns))]
+        assert ValueHolder(turns).held(value) == alone, value
+        wrong = [ValueHolder(turns).holds_wrong(i, value) for i in range(len(turns))]
+        assert ValueHolder(turns).held_wrong(value) == wrong, value
+    holder = ValueHolder(turns)
+    assert holder.held("2024-05-29 10:00") == [True, True, False, True, False]
+    assert holder.held("10:00-16:00") == [False, True, False, False, False]
+    assert holder.held_wrong("data/scores_old.xlsx") == [False, False, True, False, False]
