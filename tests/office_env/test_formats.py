@@ -495,6 +495,42 @@ def test_xlsx_sheets_are_written_in_memory_with_openpyxls_bytes(monkeypatch):
     assert buffer.getvalue() == data
 
 
+def test_a_built_workbook_has_the_bytes_of_one_openpyxl_makes_and_saves():
+    """build starts from a new workbook pickled once and takes a styles part kept per cell styles
+    and number formats (dates add some); its bytes are those of a workbook openpyxl makes and saves
+    in full, in whatever order workbooks of different formats are built, and no new workbook shares
+    a cell with another."""
+    import openpyxl.writer.excel
+
+    from office_env.formats.ooxml import reproducible_zip
+
+    dated = [["When", "Day", "Time", "Amount"], [datetime(2024, 5, 6, 9, 30), date(2024, 5, 7), NOW.time(), 1.5]]
+    sheets = [ROWS, dated, [["Day"], [date(2024, 1, 2)]], [["Time"], [NOW.time()]], ROWS + dated, [], [[None, "x"]]]
+
+    def full(rows, name, stamp):
+        workbook = openpyxl.Workbook()
+        workbook.active.title = name
+        workbook.properties.creator = xlsx_io.CREATOR
+        workbook.properties.created = stamp
+        for r, row in enumerate(rows, 1):
+            for c, value in enumerate(row, 1):
+                if value is not None:
+                    xlsx_io.set_value(workbook.active, r, c, value)
+        buffer = io.BytesIO()
+        with reproducible_zip(stamp):
+            workbook.save(buffer)
+        return buffer.getvalue()
+
+    xlsx_io._STYLESHEETS.clear()
+    for order in (sheets, sheets[::-1]):
+        for i, rows in enumerate(order):
+            assert xlsx_io.build(rows, f"S{i}", NOW) == full(rows, f"S{i}", NOW), rows
+    assert openpyxl.writer.excel.write_stylesheet.__module__ == "openpyxl.styles.stylesheet"  # swapped back
+    first = xlsx_io.new_workbook("A")
+    first.active.cell(1, 1).value = "taken"
+    assert xlsx_io.new_workbook("B").active._cells == {}
+
+
 @pytest.mark.parametrize("batched", [False, True])
 def test_an_edit_made_again_is_saved_alike_and_equal_values_apart(tmp_path, batched):
     """The excel tools keep an edit of a workbook for the next edit alike (a task's replays repeat
