@@ -25,9 +25,9 @@ imported when a reader is trained, never by the build's workers.
 
 A reader must not be tested on what it memorised: a regenerated task retells its seed's words
 (its subject, its clauses), which a reader trained on the same seed learns as the words of its
-evidence turns, and tasks set in one office share its names. :func:`held_out_folds` deals the tasks to two halves by what they share
-(:func:`share_key`), so that :func:`cross_validated` (a build's own report) and the quality bench
-train each reader on one half and score it on the other.
+evidence turns, and tasks set in one office share its names. :func:`held_out_folds` deals the
+tasks to two halves by what they share (:func:`share_key`), so that :func:`cross_validated` (a
+build's own report) and the quality bench train each reader on one half and score it on the other.
 """
 
 from __future__ import annotations
