@@ -7,6 +7,7 @@ helpers are what every family and document writer uses instead of bare f-strings
 
 from __future__ import annotations
 
+import functools
 import re
 
 _VOWEL_SOUND_EXCEPTIONS = ("hour", "honest", "honour", "heir")
@@ -64,13 +65,16 @@ def column_words(header: str) -> str:
 _WORD = re.compile(r"[a-z0-9']+(?:[_.@/-][a-z0-9']+)*")  # a file name or an address is one word
 
 
+@functools.lru_cache(maxsize=4096)
 def repeats_itself(text: str) -> bool:
     """A word said twice in a row ("the Prism Dashboard dashboard"; a number may repeat) or a phrase
-    of three words said twice ("see you soon. See you soon.")."""
+    of three words said twice ("see you soon. See you soon."). Remembered for the last few
+    thousand lines: small talk draws the same lines again in other histories."""
     words = _WORD.findall(text.lower())
-    if any(a == b and not a.isdigit() for a, b in zip(words, words[1:])):
-        return True
-    grams = [tuple(words[i:i + 3]) for i in range(len(words) - 2)]
+    for a, b in zip(words, words[1:]):
+        if a == b and not a.isdigit():
+            return True
+    grams = list(zip(words, words[1:], words[2:]))
     return len(grams) != len(set(grams))
 
 
@@ -101,6 +105,13 @@ def _bare(text: str) -> str:
     return _CLOSERS_RE.sub("", core)
 
 
+@functools.lru_cache(maxsize=8192)
+def _core(text: str) -> str:
+    """``_bare(text)``, remembered for the last few thousand lines: a line of small talk is keyed
+    when it is drawn and again when its history is scored, and lines recur across histories."""
+    return _bare(text)
+
+
 def _fold(core: str) -> str:
     return " ".join(_NOT_WORD_RE.sub(" ", core.casefold()).split())
 
@@ -108,9 +119,10 @@ def _fold(core: str) -> str:
 def repeat_key(text: str) -> str:
     """What two lines share when one is the other said again: the line without its leading
     fillers, its closing stock phrase and punctuation."""
-    return _fold(_bare(text))
+    return _fold(_core(text))
 
 
+@functools.lru_cache(maxsize=8192)
 def _unnamed(core: str) -> str:
     return _fold(_CAPITAL_RE.sub("\u00b7", core[:1].lower() + core[1:]))
 
@@ -118,10 +130,10 @@ def _unnamed(core: str) -> str:
 def near_key(text: str) -> str:
     """What two lines share when one says the other again of another person or place: the line
     without its leading fillers, closing stock phrase, names and capitalised words, and punctuation."""
-    return _unnamed(_bare(text))
+    return _unnamed(_core(text))
 
 
 def repeat_keys(text: str) -> tuple[str, str]:
     """``(repeat_key(text), near_key(text))``, the line stripped once."""
-    core = _bare(text)
+    core = _core(text)
     return _fold(core), _unnamed(core)
