@@ -175,43 +175,64 @@ def _text(turn: dict[str, Any]) -> str:
 def record_cues(record: dict[str, Any]) -> dict[str, Any]:
     """What the dataset figures need of one record, JSON-able: the normalized text of each turn,
     the positions of its user, evidence and cue turns, its memory dynamics and its work turns. A
-    build computes it where the record is made (in parallel) and the card sums it."""
-    cues: dict[str, Any] = {"texts": [], "user": [], "evidence": [], "user_evidence": [], "value_token": [],
-                            "acknowledged": []}
+    build computes it where the record is made (in parallel) and the card sums it. One walk over
+    the turns gives all of it (the memory dynamics' turn facts too: :func:`_turn_dynamics`)."""
+    texts: list[str] = []
+    users: list[int] = []
+    evidence: list[int] = []
+    user_evidence: list[int] = []
+    value_token: list[int] = []
+    acknowledged: list[int] = []
+    cues: dict[str, Any] = {"texts": texts, "user": users, "evidence": evidence, "user_evidence": user_evidence,
+                            "value_token": value_token, "acknowledged": acknowledged}
     first: dict[str, int] = {}
     last: dict[str, int] = {}
-    work = 0
+    work = near_repeats = shape_repeats = 0
     cores: set[str] = set()
     shapes: set[str] = set()
-    cues["near_repeats"] = cues["shape_repeats"] = 0
-    for _, position, turn, following in _turns(record):
-        text = _text(turn)
-        cues["texts"].append(normalize(text))
-        user = turn.get("role") == "user"
-        work += bool(turn.get("thread"))
-        if _ids(turn, "evidence"):
-            cues["evidence"].append(position)
-            if user:
-                cues["user_evidence"].append(position)
-        valued = has_value_token(text)
-        for token in _tokens(text) if valued else ():
-            first.setdefault(token, position)
-            last[token] = position
-        if not user:
-            continue
-        core, shape = repeat_keys(text)
-        cues["near_repeats"] += core in cores
-        cues["shape_repeats"] += shape in shapes
-        cores.add(core)
-        shapes.add(shape)
-        cues["user"].append(position)
-        if valued:
-            cues["value_token"].append(position)
-        if following is not None and following.get("role") == "assistant" and acknowledges(_text(following)):
-            cues["acknowledged"].append(position)
+    distractor = False
+    days: dict[str, set] = {}  # memory id -> the days of its evidence turns
+    position = -1
+    for session in _sessions(record):
+        day = session.get("day", 0)
+        turns = [t for t in session.get("turns") or [] if isinstance(t, dict)]
+        for i, turn in enumerate(turns):
+            position += 1
+            text = _text(turn)
+            texts.append(normalize(text))
+            user = turn.get("role") == "user"
+            work += bool(turn.get("thread"))
+            ids = _ids(turn, "evidence")
+            if ids:
+                evidence.append(position)
+                if user:
+                    user_evidence.append(position)
+                for memory_id in ids:
+                    days.setdefault(memory_id, set()).add(day)
+            if not distractor and _ids(turn, "distractor"):
+                distractor = True
+            valued = has_value_token(text)
+            for token in _tokens(text) if valued else ():
+                first.setdefault(token, position)
+                last[token] = position
+            if not user:
+                continue
+            core, shape = repeat_keys(text)
+            near_repeats += core in cores
+            shape_repeats += shape in shapes
+            cores.add(core)
+            shapes.add(shape)
+            users.append(position)
+            if valued:
+                value_token.append(position)
+            following = turns[i + 1] if i + 1 < len(turns) else None
+            if following is not None and following.get("role") == "assistant" and acknowledges(_text(following)):
+                acknowledged.append(position)
+    cues["near_repeats"] = near_repeats
+    cues["shape_repeats"] = shape_repeats
     cues["first_last_mention"] = sorted({*first.values(), *last.values()})
     cues["work_turns"] = work
-    cues["dynamics"] = task_dynamics(record)
+    cues["dynamics"] = _dynamics(record, distractor, days)
     return cues
 
 
@@ -326,27 +347,43 @@ def _memory(record: dict[str, Any]) -> list[dict[str, Any]]:
     return [m for m in record.get("memory") or [] if isinstance(m, dict)]
 
 
-def _multi_session(record: dict[str, Any]) -> bool:
-    """Some memory thread (the items sharing a ``thread``, or a lone item) has evidence turns on two
-    or more days."""
-    group_of: dict[str, str] = {}
-    for item in _memory(record):
-        thread = item.get("thread")
-        group_of[str(item.get("id"))] = f"thread:{thread}" if thread else f"item:{item.get('id')}"
+def _turn_dynamics(record: dict[str, Any]) -> tuple[bool, dict[str, set]]:
+    """What the memory dynamics read of the turns: whether any turn is marked distractor, and the
+    days of each memory id's evidence turns."""
+    distractor = False
     days: dict[str, set] = {}
     for day, _, turn, _ in _turns(record):
+        distractor = distractor or bool(_ids(turn, "distractor"))
         for memory_id in _ids(turn, "evidence"):
-            days.setdefault(group_of.get(memory_id, f"item:{memory_id}"), set()).add(day)
-    return any(len(d) >= 2 for d in days.values())
+            days.setdefault(memory_id, set()).add(day)
+    return distractor, days
+
+
+def _multi_session(memory: list[dict[str, Any]], days: dict[str, set]) -> bool:
+    """Some memory thread (the items sharing a ``thread``, or a lone item) has evidence turns on two
+    or more days (``days``: each memory id's evidence days)."""
+    group_of: dict[str, str] = {}
+    for item in memory:
+        thread = item.get("thread")
+        group_of[str(item.get("id"))] = f"thread:{thread}" if thread else f"item:{item.get('id')}"
+    grouped: dict[str, set] = {}
+    for memory_id, on in days.items():
+        grouped.setdefault(group_of.get(memory_id, f"item:{memory_id}"), set()).update(on)
+    return any(len(d) >= 2 for d in grouped.values())
 
 
 def task_dynamics(record: dict[str, Any]) -> dict[str, bool]:
     """Which memory dynamics (:data:`DYNAMICS`) one task has."""
+    return _dynamics(record, *_turn_dynamics(record))
+
+
+def _dynamics(record: dict[str, Any], distractor: bool, days: dict[str, set]) -> dict[str, bool]:
+    """:func:`task_dynamics`, given what :func:`_turn_dynamics` reads of the turns."""
     memory = _memory(record)
     return {
         "knowledge_update": any(isinstance(m.get("superseded"), list) and m["superseded"] for m in memory),
-        "distractor": any(_ids(turn, "distractor") for _, _, turn, _ in _turns(record)),
-        "multi_session": _multi_session(record),
+        "distractor": distractor,
+        "multi_session": _multi_session(memory, days),
         # a day said relative to the day it is said, or a day derived from one (its anchor's day is)
         "relative_time": any((isinstance(m.get("said_as"), str) and is_relative(m["said_as"]))
                              or (isinstance(m.get("derived"), dict)

@@ -11,7 +11,7 @@ import pytest
 
 from orchestrator.card import render_card, statistics
 from verifier.gameability import (DETECTORS, THRESHOLD, acknowledges, dynamics, gameability, has_value_token,
-                                  normalize, questions_answered, text_stats, value_tokens)
+                                  normalize, questions_answered, record_cues, text_stats, value_tokens)
 
 from tests.support.homer_cli import ForkedHomer, homer_forked, homer_here
 from tests.support.records import record_with
@@ -216,6 +216,8 @@ def test_dynamics_shares():
                       memory=[{"id": "m1", "kind": "action", "text": "send", "value": "2024-03-12 14:00",
                                "said_as": "Tuesday 12 March at 14:00"}])
     assert dynamics([outright])["relative_time"] == 0.0  # said in words, but needs no day to resolve it
+    # a build's cues read the dynamics in their own walk over the turns: the same answers
+    assert dynamics([plain, rich], [record_cues(r) for r in (plain, rich)]) == dynamics([plain, rich])
 
 
 def test_multi_session_needs_one_thread_on_two_days():
@@ -234,6 +236,9 @@ def test_multi_session_needs_one_thread_on_two_days():
                    memory=[{"id": "m1", "kind": "fact", "text": "x", "value": "1", "superseded": [], "said_as": ""}])
     assert dynamics([empty]) == {"knowledge_update": 0.0, "distractor": 0.0, "multi_session": 0.0,
                                  "relative_time": 0.0}
+    cases = [record("apart", days, memory=memory), record("thread", days, memory=threaded),
+             record("threads", days, memory=other_threads), restated, empty]
+    assert [record_cues(r)["dynamics"]["multi_session"] for r in cases] == [False, True, False, True, False]
 
 
 # -- text statistics ------------------------------------------------------------------------------------
