@@ -489,27 +489,33 @@ def need_learned_reader() -> None:
         fail("--learned: the learned reader needs scikit-learn: pip install 'homeragents[bench]'")
 
 
-def report_learned(dataset_dir: Path) -> dict[str, Any] | None:
+def report_learned(dataset_dir: Path, strict: bool = False,
+                   known: tuple[list[dict[str, Any]], int] | None = None) -> bool:
     """Print the learned reader's line of a written dataset (``--learned``): trained and scored on
-    two held-out halves of its own tasks (at most ``verifier.learned_reader.REPORT_TASKS`` of
-    them, spread over it, the only ones read); return its figures (None: not measured)."""
-    from backends.dataset_reader import LoadedTask, listed_tasks, load_task_folder
+    two held-out halves of its own tasks (at most ``verifier.learned_reader.REPORT_TASKS`` of them,
+    spread over it). ``known``: the dataset's records a caller has read already and its count of
+    tasks, else only the tasks spread over it are read here. Returns whether ``strict`` and the
+    reader missed a target (the error line is printed); a dataset too small to measure misses none."""
     from orchestrator.card import learned_line
-    from verifier.learned_reader import cross_validated, spread
+    from verifier.learned_reader import cross_validated, meets_targets, spread
 
-    entries = [e for e in listed_tasks(dataset_dir) if not isinstance(e, LoadedTask)]
-    records = [task.record for entry in spread(entries) if (task := load_task_folder(*entry)).record is not None]
+    if known is None:
+        from backends.dataset_reader import LoadedTask, listed_tasks, load_task_folder
+
+        entries = [e for e in listed_tasks(dataset_dir) if not isinstance(e, LoadedTask)]
+        known = ([task.record for entry in spread(entries) if (task := load_task_folder(*entry)).record is not None],
+                 len(entries))
+    records, total = known
     result = cross_validated(records)
-    typer.echo(learned_line(result, len(entries)))
-    return result
-
-
-def learned_strict_error(result: dict[str, Any]) -> None:
+    typer.echo(learned_line(result, total))
+    if not strict or result is None or meets_targets(result):
+        return False
     from verifier.learned_reader import F1_PRECISION_TARGET, GUESSER_TARGET, LEARNED_ISOLATION_TARGET
 
     typer.echo(f"error: --strict: the learned reader missed its targets (precision at best F1 <= "
                f"{F1_PRECISION_TARGET:.2f}, top-5 isolation <= {100 * LEARNED_ISOLATION_TARGET:.0f} %, typed guesser "
                f"<= {100 * GUESSER_TARGET:.0f} %)", err=True)
+    return True
 
 
 def strict_error(result: dict[str, Any]) -> None:

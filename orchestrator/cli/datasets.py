@@ -31,7 +31,6 @@ from orchestrator.cli.common import (
     check_dataset,
     check_turns,
     fail,
-    learned_strict_error,
     llm_endpoint,
     llm_options,
     need_learned_reader,
@@ -146,8 +145,7 @@ def _report_build(out: Path, n: int, summary: Any, elapsed: float, strict: bool,
     if strict and not result["passed"]:
         strict_error(result)
         failed = True
-    if learned and (found := report_learned(out)) is not None and strict and not found["passed"]:
-        learned_strict_error(found)
+    if learned and report_learned(out, strict):
         failed = True
     if failed:
         raise typer.Exit(1)
@@ -208,8 +206,7 @@ def verify_command(
     missed_strict = strict and not result["passed"]
     if missed_strict:
         strict_error(result)
-    if learned and (found := report_learned(dataset_dir)) is not None and strict and not found["passed"]:
-        learned_strict_error(found)
+    if learned and report_learned(dataset_dir, strict, known=(records, total)):
         missed_strict = True
     if failures or not total or missed_strict:
         raise typer.Exit(1)
