@@ -131,10 +131,8 @@ class ValueHolder:
         """For each turn, whether it holds ``value`` (:meth:`holds`); the list is shared, not to be changed."""
         found = self._held.get(value)
         if found is None:
-            low = value.lower()
-            window = say_window(value)  # a clock range said in words
-            window = window.lower() if window else ""
-            found = [low in turn[3] or bool(window) and window in turn[3] for turn in self.turns]
+            forms = _written_forms(value)
+            found = [any(form in turn[3] for form in forms) for turn in self.turns]
             for day, indices in self._days().items():  # most values name no day: asked once a day
                 if self._wanted(value, day) is None:
                     continue
@@ -165,10 +163,7 @@ class ValueHolder:
         if found is not None:
             return found[index]
         turn = self.turns[index]
-        if value.lower() in turn[3]:
-            return True
-        window = say_window(value)  # a clock range said in words
-        if window and window.lower() in turn[3]:
+        if any(form in turn[3] for form in _written_forms(value)):
             return True
         return turn[7] is not None and self._said_in_words(index, value, turn[7])
 
@@ -182,7 +177,12 @@ class ValueHolder:
         return wanted in self.read[index]
 
     def held_wrong(self, value: str) -> list[bool]:
-        """For each turn, :meth:`holds_wrong`; the list is shared, not to be changed."""
+        """For each turn, whether it holds ``value`` (:meth:`held`) or, for a file in a folder, its
+        name without the folder: a turn that names an earlier or a near-miss file by its name alone
+        ("the file from the old drive is scores2.xlsx") points at it as surely; so does one that
+        names a file without a folder by its name without its ending, where that name is no plain
+        word ("save it as report2, in the format from last time"); a figure or a clock with a point
+        in it is no file. The list is shared, not to be changed."""
         found = self._held_wrong.get(value)
         if found is None:
             pattern = _wrong_name(value)
@@ -191,21 +191,20 @@ class ValueHolder:
                 h or pattern.search(turn[3]) is not None for h, turn in zip(held, self.turns)]
         return found
 
-    def holds_wrong(self, index: int, value: str) -> bool:
-        """``holds``, or for a file in a folder, its name without the folder: a turn that names an
-        earlier or a near-miss file by its name alone ("the file from the old drive is
-        scores2.xlsx") points at it as surely; so does one that names a file without a folder by
-        its name without its ending, where that name is no plain word ("save it as report2, in the
-        format from last time"); a figure or a clock with a point in it is no file."""
-        return self.held_wrong(value)[index]
-
     def names_anchor(self, index: int, anchor: str, base: str) -> bool:
         """Whether turn ``index`` names a derived value's ``anchor`` with the anchor's own value."""
         return anchor.lower() in self.turns[index][3] and self.holds(index, base)
 
 
+def _written_forms(value: str) -> tuple[str, ...]:
+    """How a turn writes ``value`` out, lower case: as written, and a clock range in words too
+    ("10:00 to 17:00")."""
+    window = say_window(value)
+    return (value.lower(), window.lower()) if window else (value.lower(),)
+
+
 def _wrong_name(value: str) -> re.Pattern[str] | None:
-    """What else names ``value`` when it is an earlier or near-miss value (:meth:`ValueHolder.holds_wrong`):
+    """What else names ``value`` when it is an earlier or near-miss value (:meth:`ValueHolder.held_wrong`):
     a file in a folder by its bare name, a file without a folder by its name without its ending
     where that name is no plain word; None for any other value."""
     name = bare_file(value)
