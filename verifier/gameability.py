@@ -176,7 +176,7 @@ def record_cues(record: dict[str, Any]) -> dict[str, Any]:
     """What the dataset figures need of one record, JSON-able: the normalized text of each turn,
     the positions of its user, evidence and cue turns, its memory dynamics and its work turns. A
     build computes it where the record is made (in parallel) and the card sums it. One walk over
-    the turns gives all of it (the memory dynamics' turn facts too: :func:`_turn_dynamics`)."""
+    the turns gives all of it (the memory dynamics' turn facts too: :func:`_note_turn`)."""
     texts: list[str] = []
     users: list[int] = []
     evidence: list[int] = []
@@ -192,42 +192,33 @@ def record_cues(record: dict[str, Any]) -> dict[str, Any]:
     shapes: set[str] = set()
     distractor = False
     days: dict[str, set] = {}  # memory id -> the days of its evidence turns
-    position = -1
-    for session in _sessions(record):
-        day = session.get("day", 0)
-        turns = [t for t in session.get("turns") or [] if isinstance(t, dict)]
-        for i, turn in enumerate(turns):
-            position += 1
-            text = _text(turn)
-            texts.append(normalize(text))
-            user = turn.get("role") == "user"
-            work += bool(turn.get("thread"))
-            ids = _ids(turn, "evidence")
-            if ids:
-                evidence.append(position)
-                if user:
-                    user_evidence.append(position)
-                for memory_id in ids:
-                    days.setdefault(memory_id, set()).add(day)
-            if not distractor and _ids(turn, "distractor"):
-                distractor = True
-            valued = has_value_token(text)
-            for token in _tokens(text) if valued else ():
-                first.setdefault(token, position)
-                last[token] = position
-            if not user:
-                continue
-            core, shape = repeat_keys(text)
-            near_repeats += core in cores
-            shape_repeats += shape in shapes
-            cores.add(core)
-            shapes.add(shape)
-            users.append(position)
-            if valued:
-                value_token.append(position)
-            following = turns[i + 1] if i + 1 < len(turns) else None
-            if following is not None and following.get("role") == "assistant" and acknowledges(_text(following)):
-                acknowledged.append(position)
+    for day, position, turn, following in _turns(record):
+        text = _text(turn)
+        texts.append(normalize(text))
+        user = turn.get("role") == "user"
+        work += bool(turn.get("thread"))
+        ids, marked_distractor = _note_turn(day, turn, days)
+        distractor = distractor or marked_distractor
+        if ids:
+            evidence.append(position)
+            if user:
+                user_evidence.append(position)
+        valued = has_value_token(text)
+        for token in _tokens(text) if valued else ():
+            first.setdefault(token, position)
+            last[token] = position
+        if not user:
+            continue
+        core, shape = repeat_keys(text)
+        near_repeats += core in cores
+        shape_repeats += shape in shapes
+        cores.add(core)
+        shapes.add(shape)
+        users.append(position)
+        if valued:
+            value_token.append(position)
+        if following is not None and following.get("role") == "assistant" and acknowledges(_text(following)):
+            acknowledged.append(position)
     cues["near_repeats"] = near_repeats
     cues["shape_repeats"] = shape_repeats
     cues["first_last_mention"] = sorted({*first.values(), *last.values()})
@@ -353,10 +344,16 @@ def _turn_dynamics(record: dict[str, Any]) -> tuple[bool, dict[str, set]]:
     distractor = False
     days: dict[str, set] = {}
     for day, _, turn, _ in _turns(record):
-        distractor = distractor or bool(_ids(turn, "distractor"))
-        for memory_id in _ids(turn, "evidence"):
-            days.setdefault(memory_id, set()).add(day)
+        distractor = _note_turn(day, turn, days)[1] or distractor
     return distractor, days
+
+
+def _note_turn(day: Any, turn: dict[str, Any], days: dict[str, set]) -> tuple[list[str], bool]:
+    """A turn's evidence ids, their day noted in ``days``, and whether the turn is marked distractor."""
+    ids = _ids(turn, "evidence")
+    for memory_id in ids:
+        days.setdefault(memory_id, set()).add(day)
+    return ids, bool(_ids(turn, "distractor"))
 
 
 def _multi_session(memory: list[dict[str, Any]], days: dict[str, set]) -> bool:
