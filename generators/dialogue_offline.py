@@ -59,10 +59,36 @@ from office_env.synthesis.check import away_span
 
 
 
-@functools.lru_cache(maxsize=256)
-def _anchors_pattern(anchors: tuple[str, ...]) -> re.Pattern[str]:
-    """Any of ``anchors`` (lower case) as words of their own; one per set of anchors, kept."""
-    return re.compile("|".join(rf"(?<!\w){re.escape(a)}(?!\w)" for a in anchors))
+@functools.lru_cache(maxsize=4096)
+def _anchor_pattern(anchor: str) -> re.Pattern[str]:
+    """``anchor`` (lower case) as a word of its own, compiled once (tasks share their works' names)."""
+    return re.compile(rf"(?<!\w){re.escape(anchor)}(?!\w)")
+
+
+@functools.lru_cache(maxsize=1024)
+def _any_of(values: tuple[str, ...]) -> re.Pattern[str] | None:
+    """One search for any of ``values`` as plain substrings (a line is checked for all of them)."""
+    return re.compile("|".join(map(re.escape, values))) if values else None
+
+
+def capitalise_openings(text: str, said: str) -> str:
+    """``text`` with ``said`` given a capital where it starts the text or a sentence of it."""
+    if not _opens_sentence(text, said):
+        return text
+    return re.sub(rf"(^|[.?!]\s+){re.escape(said)}", lambda m: m.group(1) + said[:1].upper() + said[1:], text)
+
+
+def _opens_sentence(text: str, said: str) -> bool:
+    """Whether ``said`` starts ``text`` or a sentence of it (after ".", "?" or "!" and white space) in
+    lower case: where a spoken value must take a capital (most lines never put one there)."""
+    if said[:1].upper() == said[:1]:
+        return False
+    at = text.find(said)
+    while at != -1:
+        if at == 0 or (text[at - 1].isspace() and text[:at].rstrip()[-1:] in (".", "?", "!")):
+            return True
+        at = text.find(said, at + 1)
+    return False
 
 
 @functools.lru_cache(maxsize=1024)
@@ -209,7 +235,8 @@ class HistoryWriter:
         self.values = [v.lower() for v in values] if values is not None else task_values(pieces)
         # (a line is searched for them only when it holds one as a plain substring: most hold none)
         self.anchor_words = tuple(sorted({a.lower() for a in anchors}))
-        self.anchors = _anchors_pattern(self.anchor_words) if anchors else None
+        self._values_in = _any_of(tuple(self.values))
+        self._anchor_in = _any_of(self.anchor_words)
         clean = self.talk_clean
         self.user = user_first if user_first and clean(user_first) else ""
         from generators.other_work import OtherWork  # the composers read their banks on first use
@@ -231,6 +258,7 @@ class HistoryWriter:
         self.abouts: dict[tuple[str, str] | str, str] = {}
         self.colleagues = [c for c in colleagues if c and clean(c)]
         self.absences = list(absences)
+        self._free: dict[date, list[str]] = {}  # the colleagues in on a day (see _who)
         self.names = WorkNames(rng, clean, [p.about for p in self.pieces], stated_full_names, full_name)
         self.task_words = {w for about in self.names.names for w in name_words(about)}
         self.work_threads = len({p.thread for s in siblings for p in s.pieces})  # their threads come first
@@ -269,14 +297,15 @@ class HistoryWriter:
         """``clean``, and naming none of the history's anchors (what small talk and other talk may say)."""
         if not self.clean(text):
             return False
-        if self.anchors is None:
-            return True
         low = text.lower()
-        return not (any(a in low for a in self.anchor_words) and self.anchors.search(low))
+        if self._anchor_in is None or not self._anchor_in.search(low):  # most lines hold no anchor at all
+            return True
+        return not any(a in low and _anchor_pattern(a).search(low) for a in self.anchor_words)
 
     def clean(self, text: str) -> bool:
         low = text.lower()
-        if any(v in low for v in self.values) or (self.banned and " ".join(low.split()) in self.banned):
+        if ((self._values_in is not None and self._values_in.search(low))
+                or (self.banned and " ".join(low.split()) in self.banned)):
             return False
         return not self.answers.any_in(text)
 
@@ -290,6 +319,7 @@ class HistoryWriter:
         answers it); ``opener``: whether a reply may open with a short nod (not an answer to a question)."""
         allowed = [v for v in self.values if (must and v in must.lower()) or (also and v in also.lower())]
         about = str(ctx.get("about") or "").lower()
+        others = self._values_in if not allowed else _any_of(tuple(v for v in self.values if v not in allowed))
 
         def ok(text: str) -> bool:
             low = text.lower()
@@ -301,7 +331,7 @@ class HistoryWriter:
                 return False
             if self.answers.any_in(text.replace(must, " ") if must else text):  # "a gap or two" says 2
                 return False
-            return (not any(v in low for v in self.values if v not in allowed) and text not in self.said
+            return (not (others is not None and others.search(low)) and text not in self.said
                     and " ".join(low.split()) not in self.banned and not noun_twice(low, about))
 
         # an answer to the user's question comes from answers only; other replies can borrow from each
@@ -350,7 +380,10 @@ class HistoryWriter:
     def _who(self, when: datetime) -> str:
         """A colleague the office does not show away on ``when``'s day."""
         day = when.date()
-        free = [c for c in self.colleagues if not any(n == c and a <= day <= b for n, a, b in self.absences)]
+        free = self._free.get(day)
+        if free is None:
+            free = self._free[day] = [c for c in self.colleagues
+                                      if not any(n == c and a <= day <= b for n, a, b in self.absences)]
         return self.rng.choice(free) if free else ""
 
     def _ctx(self, event: Event, when: datetime, answer: bool = False, opening: bool = False) -> dict[str, Any]:
@@ -427,9 +460,8 @@ class HistoryWriter:
             # words, not a name (a spoken form, a relation): a sentence that starts with them starts with a
             # capital; a relation that opens with a file's own name keeps the name as it is written
             if (said != event.said or (piece.derived is not None and event.said == piece.said_as
-                                       and piece.derived.rule != "file_type")) and said in text:
-                text = re.sub(rf"(^|[.?!]\s+){re.escape(said)}", lambda m: m.group(1) + said[:1].upper() + said[1:],
-                              text)
+                                       and piece.derived.rule != "file_type")):
+                text = capitalise_openings(text, said)
             return text, marks
         if move == "correct":  # a correction names the new value only ("make it 98 instead"), or the new clause
             ctx["value"] = event.said

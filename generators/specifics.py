@@ -45,6 +45,7 @@ side (``95`` is not found in ``1995``, ``Bob`` is found in ``Bob's``).
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from datetime import date
@@ -319,9 +320,12 @@ def says_value(text: str, value: str) -> bool:
     value = value.strip()
     if not value:
         return False
-    acronym = value.isupper() and len(value) <= 4
-    pattern = rf"(?<!\w){re.escape(value)}(?!\w)"
-    return re.search(pattern, text, 0 if acronym else re.IGNORECASE) is not None
+    return _value_word(value, value.isupper() and len(value) <= 4).search(text) is not None
+
+
+@functools.lru_cache(maxsize=2048)  # a task's values are looked for in line after line
+def _value_word(value: str, acronym: bool) -> re.Pattern[str]:
+    return re.compile(rf"(?<!\w){re.escape(value)}(?!\w)", 0 if acronym else re.IGNORECASE)
 
 
 def check_specifics(instruction: str, intent: str, dialogue_text: str | Iterable[str],

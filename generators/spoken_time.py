@@ -15,6 +15,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
+from functools import lru_cache
 from typing import Union
 
 When = Union[date, datetime]
@@ -91,6 +92,7 @@ _ISO_VALUE = re.compile(r"\d{4}-\d{2}-\d{2}(?: \d{2}:\d{2})?\Z")
 _DAY_VALUE = re.compile(r"(?:" + "|".join(WEEKDAYS) + r") [a-z]+ \d{1,2}\Z", re.IGNORECASE)
 
 
+@lru_cache(maxsize=4096)  # a task's values are looked at by every line that might say them
 def value_time(value: str, said_on: date | None = None) -> When | None:
     """The day or moment a memory value writes: "2025-02-24" (a date), "2025-06-16 12:00" (a
     moment), or, with ``said_on``, "Monday June 16" (the first such day on or after it, whose

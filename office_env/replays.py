@@ -28,7 +28,6 @@ from __future__ import annotations
 import itertools
 import os
 import shutil
-import stat
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -178,34 +177,38 @@ class Replays:
         return _Copy(testbed, root, files, ["/".join(parts) for parts in tree.folders])
 
     def _put_back(self, copy: _Copy) -> None:
-        """Remove what is not the testbed's own file or folder; link again what is missing."""
-        root = copy.root
+        """Remove what is not the testbed's own file or folder; link again what is missing. A file
+        is known by the folder listing alone (its type and inode; the copy's files are links made
+        on the copy's own device), so a put back costs one listing per folder."""
+        root = str(copy.root)
+        device = os.lstat(root).st_dev
         kept: set[str] = set()
         folders = set(copy.folders)
+        seen: set[str] = set()
         stack = [""]
         while stack:
             rel = stack.pop()
-            with os.scandir(root / rel if rel else root) as entries:
+            with os.scandir(f"{root}/{rel}" if rel else root) as entries:
                 for entry in entries:
                     path = f"{rel}/{entry.name}" if rel else entry.name
                     if entry.is_dir(follow_symlinks=False):
                         if path in folders:
+                            seen.add(path)
                             stack.append(path)
                         else:
                             shutil.rmtree(entry.path)
                         continue
-                    st = entry.stat(follow_symlinks=False)
-                    if stat.S_ISREG(st.st_mode) and copy.files.get(path) == (st.st_dev, st.st_ino):
+                    if entry.is_file(follow_symlinks=False) and copy.files.get(path) == (device, entry.inode()):
                         kept.add(path)
                     else:
                         os.unlink(entry.path)
         for folder in copy.folders:  # in the scan's order: a parent before its children
-            if not os.path.isdir(root / folder) or os.path.islink(root / folder):
-                os.mkdir(root / folder)
+            if folder not in seen:
+                os.mkdir(f"{root}/{folder}")
         for path, identity in copy.files.items():
             if path in kept:
                 continue
-            target = root / path
+            target = f"{root}/{path}"
             os.link(copy.testbed / path, target, follow_symlinks=False)
             st = os.lstat(target)
             if (st.st_dev, st.st_ino) != identity:  # the testbed file is not the one first linked

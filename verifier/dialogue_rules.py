@@ -20,9 +20,11 @@ and turn (both 1-based) so that a generator can repair exactly that spot:
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from datetime import date, datetime
+from itertools import accumulate
 from typing import Any
 
 from generators.derivation import PRESUPPOSED, file_parts, follows, names_a_copy
@@ -126,13 +128,14 @@ class ValueHolder:
         self._held: dict[str, list[bool]] = {}
         self._held_wrong: dict[str, list[bool]] = {}
         self._by_day: dict[date, list[int]] | None = None
+        self._joined: str | None = None  # the turns' texts, "\0" between them (see _written_in)
+        self._starts: list[int] = []
 
     def held(self, value: str) -> list[bool]:
         """For each turn, whether it holds ``value`` (:meth:`holds`); the list is shared, not to be changed."""
         found = self._held.get(value)
         if found is None:
-            forms = _written_forms(value)
-            found = [any(form in turn[3] for form in forms) for turn in self.turns]
+            found = self._written_in(_written_forms(value))
             for day, indices in self._days().items():  # most values name no day: asked once a day
                 if self._wanted(value, day) is None:
                     continue
@@ -140,6 +143,28 @@ class ValueHolder:
                     if not found[index]:
                         found[index] = self._said_in_words(index, value, day)
             self._held[value] = found
+        return found
+
+    def _written_in(self, forms: tuple[str, ...]) -> list[bool]:
+        """For each turn, whether its text holds one of ``forms``: found in the turns' texts joined
+        once (a value is said in a few of hundreds of turns), each turn looked at no more than once."""
+        if self._joined is None:
+            texts = [turn[3] for turn in self.turns]
+            self._starts = list(accumulate((len(t) + 1 for t in texts[:-1]), initial=0))
+            joined = "\0".join(texts)
+            self._joined = joined if joined.count("\0") == len(texts) - 1 else ""  # "": a text holds the separator
+        joined, starts = self._joined, self._starts
+        if not joined or any(not form or "\0" in form for form in forms):
+            return [any(form in turn[3] for form in forms) for turn in self.turns]
+        found = [False] * len(self.turns)
+        for form in forms:
+            at = joined.find(form)
+            while at != -1:
+                index = bisect_right(starts, at) - 1
+                found[index] = True
+                if index + 1 == len(starts):
+                    break
+                at = joined.find(form, starts[index + 1])
         return found
 
     def _days(self) -> dict[date, list[int]]:

@@ -196,7 +196,14 @@ class Table:
         return self._label
 
     def column(self, c: int) -> list[float]:
-        return [number(r[c]) for r in self.rows]  # type: ignore[misc]  # c is a numeric column
+        found = self._columns.get(c)
+        if found is None:
+            found = self._columns[c] = tuple(number(r[c]) for r in self.rows)  # type: ignore[misc]  # a numeric column
+        return list(found)
+
+    @cached_property
+    def _columns(self) -> dict[int, tuple[float, ...]]:
+        return {}
 
 
 # The excel notes of a world are read by every family drawn on it (the task's and its siblings'):

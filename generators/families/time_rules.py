@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
+from functools import lru_cache
 from typing import NamedTuple
 
 from generators.chances import DRAFT
@@ -119,8 +120,13 @@ def free_hours(calendar: dict | None, day: datetime, minutes: int, hours: tuple[
 
 def is_free(calendar: dict | None, start: datetime, end: datetime) -> bool:
     """Whether a booking from ``start`` to ``end`` overlaps none of the calendar's events."""
-    return all(datetime.strptime(e["end"], TIME_FORMAT) <= start or datetime.strptime(e["start"], TIME_FORMAT) >= end
+    return all(_event_time(e["end"]) <= start or _event_time(e["start"]) >= end
                for e in (calendar or {}).get("events", []))
+
+
+@lru_cache(maxsize=4096)  # an office's events are looked at for every hour a booking might take
+def _event_time(text: str) -> datetime:
+    return datetime.strptime(text, TIME_FORMAT)
 
 
 def start_hour(inp: FamilyInput, day: datetime, minutes: int,

@@ -297,3 +297,18 @@ def test_a_values_turns_found_at_once_are_those_asked_one_turn_at_a_time() -> No
     assert holder.held("2024-05-29 10:00") == [True, True, False, True, False]
     assert holder.held("10:00-16:00") == [False, True, False, False, False]
     assert holder.held_wrong("data/scores_old.xlsx") == [False, False, True, False, False]
+
+
+def test_a_value_written_out_is_found_in_the_same_turns_whatever_the_texts_hold() -> None:
+    """``held`` looks for a written value in the turns' texts joined once; random texts of a few
+    letters (a value at a text's start, its end, twice in one turn, across two turns' border) and a
+    text holding the joining character give the turns a turn-by-turn look gives."""
+    rng = random.Random(5)
+    for case in range(300):
+        texts = ["".join(rng.choice("ab \0" if case % 7 == 0 else "ab ") for _ in range(rng.randrange(0, 9)))
+                 for _ in range(rng.randrange(1, 6))]
+        turns = marked_turns([{"day": 1, "date": "not a day",
+                               "turns": [{"role": "user", "text": t} for t in texts]}])
+        for value in ("a", "ab", "b a", "aba", "", "ba b"):
+            alone = [ValueHolder(turns).holds(i, value) for i in range(len(turns))]
+            assert ValueHolder(turns).held(value) == alone == [value in t for t in texts], (texts, value)

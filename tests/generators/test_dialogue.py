@@ -4,13 +4,14 @@ dialogue verifier."""
 from __future__ import annotations
 
 import dataclasses
+import random
 import re
 from collections import Counter
 from datetime import date, datetime, timedelta
 
 import pytest
 
-from generators.dialogue_offline import generate_dialogue, plan_dialogue, task_values
+from generators.dialogue_offline import capitalise_openings, generate_dialogue, plan_dialogue, task_values
 from generators.families import FAMILIES
 from generators.model import Distractor, MemoryPiece, Session, TaskDraft, Turn
 from generators.spoken_time import names_value, read_times
@@ -466,6 +467,21 @@ def test_value_leaked_into_intent():
     draft = dataclasses.replace(BASE, intent="Book the review and copy priya okafor on the mail.")
     lines = _fails(_base(), r"intent leaks memory m4 \(value 'Priya Okafor'\)", draft=draft)
     assert len(lines) == 1
+
+
+def test_a_spoken_value_takes_a_capital_where_it_opens_a_sentence_and_nowhere_else():
+    """A value said in words ("next tuesday") starts a line or a sentence with a capital; inside
+    a sentence, after a comma or a colon, it stays as it is. Random lines give what the plain
+    pattern gives (the look for an opening first spares most lines the pattern)."""
+    assert capitalise_openings("next tuesday works. next tuesday, yes", "next tuesday") == \
+        "Next tuesday works. Next tuesday, yes"
+    assert capitalise_openings("so, next tuesday?\tnext tuesday", "next tuesday") == "so, next tuesday?\tNext tuesday"
+    rng = random.Random(3)
+    for _ in range(3000):
+        text = "".join(rng.choice(["ab", "a", ". ", "? ", "!\n", " ", ",", ".", "B"]) for _ in range(rng.randrange(8)))
+        said = rng.choice(["ab", "a", "b", "ab a", "B", "1"])
+        plain = re.sub(rf"(^|[.?!]\s+){re.escape(said)}", lambda m: m.group(1) + said[:1].upper() + said[1:], text)
+        assert capitalise_openings(text, said) == plain, (text, said)
 
 
 def test_a_short_capitalised_value_leaks_only_as_itself_not_inside_a_word():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
@@ -74,6 +75,11 @@ def test_strangers_in_the_copy_are_removed_never_followed(testbed, tmp_path):
     os.symlink(outside, root / "emails" / "mallory")  # a linked folder
     os.mkfifo(root / "data" / "pipe")
     (root / "data" / ".tmp-half-written").write_bytes(b"x")
+    mailbox = next(p for p in (root / "emails").iterdir() if p.is_dir() and not p.is_symlink())
+    shutil.rmtree(mailbox)  # a testbed folder gone, and a file where it was
+    mailbox.write_bytes(b"not a folder")
+    calendars = root / "calendar"
+    shutil.rmtree(calendars)  # a folder gone with all it held
     ws = replays.workspace("second")
     assert Snapshot.of(testbed).diff(Snapshot.of(ws.root)).empty
     assert identities(ws.root) == identities(testbed)
