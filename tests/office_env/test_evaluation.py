@@ -909,6 +909,54 @@ def test_criteria_schema_is_valid_and_matches_validation():
         assert validate_criteria(invalid), invalid
 
 
+def _leaves(value, path=()):
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from _leaves(item, (*path, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _leaves(item, (*path, index))
+    else:
+        yield path, value
+
+
+def _with(value, path, new):
+    if not path:
+        return new
+    copy = dict(value) if isinstance(value, dict) else list(value)
+    copy[path[0]] = _with(value[path[0]], path[1:], new)
+    return copy
+
+
+def test_criteria_pass_validation_only_where_the_reference_validator_passes_them():
+    """Criteria are validated by a compiled validator first and by the reference one where it says
+    no: every leaf of valid criteria put to values the two might read apart (a pattern's last line
+    break, digits of another script, an integer past 64 bits, a bool for a number) is refused
+    wherever the reference validator refuses it, with its field named."""
+    items = [
+        GOOD,
+        {"function": "evaluate_contain", "args": {"doc_type": "email", "username": "bob", "keywords": ["meeting"]}},
+        {"function": "evaluate_excel_cell_value", "args": {"file": "data/a.xlsx", "matches": [{"row": 1, "col": "2", "value": 3}]}},
+        {"function": "evaluate_answer", "args": {"number": 3.5, "tolerance": 0.1}},
+        {"function": "evaluate_calendar_event", "args": {"username": "bob", "summary": "Sync", "start": "2024-05-20 10:00"}},
+        {"function": "evaluate_email_sent", "args": {"sender": "bob", "subject_keywords": ["budget"]}},
+    ]
+    edges = ["", "x\n", "\u0661\u0662", "2024-05-20 10:00\n", "12\n", 10**30, -1, 0, True, 1.5, None, [], {}]
+    refused = 0
+    for item in items:
+        reference = Draft202012Validator(CHECKS[item["function"]].args_schema)
+        assert not list(reference.iter_errors(item["args"])), item
+        for path, _ in _leaves(item["args"]):
+            for edge in edges:
+                args = _with(item["args"], path, edge)
+                errors = list(reference.iter_errors(args))
+                problems = validate_criteria([{"function": item["function"], "args": args}])
+                if errors:
+                    refused += 1
+                    assert problems and all(str(p).startswith("evaluation[0].args") for p in problems), (args, errors)
+    assert refused > 50
+
+
 def test_answer_number_reads_a_date_as_its_year_not_as_negative_numbers(ws):
     (ws.root / "data" / "answer.txt").write_text("Due 2024-05-31, balance -5.5", encoding="utf-8")
     assert run(ws, "evaluate_answer", {"number": -5.5}).passed
