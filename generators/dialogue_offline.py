@@ -65,12 +65,6 @@ def _anchor_pattern(anchor: str) -> re.Pattern[str]:
     return re.compile(rf"(?<!\w){re.escape(anchor)}(?!\w)")
 
 
-@functools.lru_cache(maxsize=1024)
-def _any_of(values: tuple[str, ...]) -> re.Pattern[str] | None:
-    """One search for any of ``values`` as plain substrings (a line is checked for all of them)."""
-    return re.compile("|".join(map(re.escape, values))) if values else None
-
-
 def capitalise_openings(text: str, said: str) -> str:
     """``text`` with ``said`` given a capital where it starts the text or a sentence of it."""
     if not _opens_sentence(text, said):
@@ -235,8 +229,6 @@ class HistoryWriter:
         self.values = [v.lower() for v in values] if values is not None else task_values(pieces)
         # (a line is searched for them only when it holds one as a plain substring: most hold none)
         self.anchor_words = tuple(sorted({a.lower() for a in anchors}))
-        self._values_in = _any_of(tuple(self.values))
-        self._anchor_in = _any_of(self.anchor_words)
         clean = self.talk_clean
         self.user = user_first if user_first and clean(user_first) else ""
         from generators.other_work import OtherWork  # the composers read their banks on first use
@@ -298,14 +290,11 @@ class HistoryWriter:
         if not self.clean(text):
             return False
         low = text.lower()
-        if self._anchor_in is None or not self._anchor_in.search(low):  # most lines hold no anchor at all
-            return True
         return not any(a in low and _anchor_pattern(a).search(low) for a in self.anchor_words)
 
     def clean(self, text: str) -> bool:
         low = text.lower()
-        if ((self._values_in is not None and self._values_in.search(low))
-                or (self.banned and " ".join(low.split()) in self.banned)):
+        if any(v in low for v in self.values) or (self.banned and " ".join(low.split()) in self.banned):
             return False
         return not self.answers.any_in(text)
 
@@ -319,7 +308,6 @@ class HistoryWriter:
         answers it); ``opener``: whether a reply may open with a short nod (not an answer to a question)."""
         allowed = [v for v in self.values if (must and v in must.lower()) or (also and v in also.lower())]
         about = str(ctx.get("about") or "").lower()
-        others = self._values_in if not allowed else _any_of(tuple(v for v in self.values if v not in allowed))
 
         def ok(text: str) -> bool:
             low = text.lower()
@@ -331,7 +319,7 @@ class HistoryWriter:
                 return False
             if self.answers.any_in(text.replace(must, " ") if must else text):  # "a gap or two" says 2
                 return False
-            return (not (others is not None and others.search(low)) and text not in self.said
+            return (not any(v in low for v in self.values if v not in allowed) and text not in self.said
                     and " ".join(low.split()) not in self.banned and not noun_twice(low, about))
 
         # an answer to the user's question comes from answers only; other replies can borrow from each

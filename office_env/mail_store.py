@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections import OrderedDict
 from datetime import datetime
 from pathlib import Path
 
@@ -38,10 +39,13 @@ def mailbox_or_error(ws: Workspace, user: str, field: str = "user") -> Path:
 
 def scan(ws: Workspace, user: str, field: str = "user") -> tuple[list[tuple[str, Mail]], list[str]]:
     """Readable messages of ``user`` as ``(email_id, Mail)``, oldest first (then by id), and one
-    line for each file that could not be read, so one damaged message hides no others."""
+    line for each file that could not be read, so one damaged message hides no others. A mailbox
+    whose files are all the versions a scan saw before (each file's device, inode, size and time,
+    as ``read_cache`` keys a file) is answered from that scan: the gates read one mailbox replay
+    after replay."""
     folder = mailbox_or_error(ws, user, field)
     where = ws.relative(folder)  # the folder is resolved: its files' labels need no resolving
-    out, unreadable = [], []
+    files = []
     for entry in _listing(folder):
         # one look per message (the listing's type, one lstat): a mailbox is read by every check of the mail
         if entry.is_symlink() or not entry.is_file(follow_symlinks=False):
@@ -50,12 +54,27 @@ def scan(ws: Workspace, user: str, field: str = "user") -> tuple[list[tuple[str,
             st = entry.stat(follow_symlinks=False)
         except OSError:  # gone since the listing
             continue
+        files.append((entry.name, st))
+    key = (where, tuple((name, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns) for name, st in files))
+    seen = _SCANS.get(key)
+    if seen is not None:
+        _SCANS.move_to_end(key)
+        return list(seen[0]), list(seen[1])
+    out, unreadable = [], []
+    for name, st in files:
         try:
-            out.append((entry.name, eml_io.read(folder / entry.name, f"{where}/{entry.name}", st)))
+            out.append((name, eml_io.read(folder / name, f"{where}/{name}", st)))
         except CorruptFileError as exc:
             unreadable.append(str(exc))
     out.sort(key=lambda item: (_sort_time(item[1]), item[0]))
+    _SCANS[key] = (tuple(out), tuple(unreadable))
+    if len(_SCANS) > MAX_SCANS:
+        _SCANS.popitem(last=False)
     return out, unreadable
+
+
+MAX_SCANS = 64
+_SCANS: OrderedDict[tuple, tuple[tuple[tuple[str, Mail], ...], tuple[str, ...]]] = OrderedDict()
 
 
 def _listing(folder: Path) -> list[os.DirEntry[str]]:

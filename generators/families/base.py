@@ -591,6 +591,12 @@ def facts_in(text: str) -> list[str]:
 TIME_FORMAT = "%Y-%m-%d %H:%M:%S"
 
 
+@lru_cache(maxsize=4096)  # an office's events are read by every family drawn on it and every hour a booking might take
+def event_time(text: str) -> datetime:
+    """An event's start or end as the calendar notes write it (``TIME_FORMAT``)."""
+    return datetime.strptime(text, TIME_FORMAT)
+
+
 def booking(user: str, summary: str, start: datetime, end: datetime) -> ToolCall:
     """The tool call that puts an event on ``user``'s calendar."""
     return call("calendar_create_event", user=user, summary=summary, start=start.strftime(TIME_FORMAT),

@@ -23,6 +23,7 @@ from generators.families.base import (
     docs,
     draft,
     event_check,
+    event_time,
     extreme,
     facts_in,
     family,
@@ -351,8 +352,8 @@ def _shared_meetings(inp: FamilyInput, mine: dict) -> list[tuple[str, str, dict]
             continue
         times = {(e["summary"], e["start"], e["end"]) for e in theirs.get("events", [])}
         for event in mine.get("events", []):
-            start = datetime.strptime(event["start"], TIME_FORMAT)
-            end = datetime.strptime(event["end"], TIME_FORMAT)
+            start = event_time(event["start"])
+            end = event_time(event["end"])
             if ((event["summary"], event["start"], event["end"]) in times and start >= inp.now
                     and end - start <= timedelta(hours=1)):
                 out.append((who, name, {**event, "start_t": start, "end_t": end}))

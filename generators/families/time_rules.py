@@ -12,11 +12,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
-from functools import lru_cache
 from typing import NamedTuple
 
 from generators.chances import DRAFT
-from generators.families.base import TIME_FORMAT, FamilyInput, calendar_of, chance, computed, piece
+from generators.families.base import TIME_FORMAT, FamilyInput, calendar_of, chance, computed, event_time, piece
 from generators.model import MemoryPiece
 
 # Office hours a booking must fall in (start hour, end hour); the calendars' free hours lie in 9-17.
@@ -120,13 +119,9 @@ def free_hours(calendar: dict | None, day: datetime, minutes: int, hours: tuple[
 
 def is_free(calendar: dict | None, start: datetime, end: datetime) -> bool:
     """Whether a booking from ``start`` to ``end`` overlaps none of the calendar's events."""
-    return all(_event_time(e["end"]) <= start or _event_time(e["start"]) >= end
+    return all(event_time(e["end"]) <= start or event_time(e["start"]) >= end
                for e in (calendar or {}).get("events", []))
 
-
-@lru_cache(maxsize=4096)  # an office's events are looked at for every hour a booking might take
-def _event_time(text: str) -> datetime:
-    return datetime.strptime(text, TIME_FORMAT)
 
 
 def start_hour(inp: FamilyInput, day: datetime, minutes: int,

@@ -331,6 +331,28 @@ def test_a_mailbox_lists_its_regular_eml_files_only_each_looked_at_once(registry
     assert found.count(first.name) == 1 and len(found) == before + 1
 
 
+def test_a_mailbox_read_again_shows_each_change_since_the_last_read(registry, ws, testbed):
+    """A mailbox read before is answered from that read only while every file is the version it saw:
+    a message written again (a new file under the same name), one removed, one added or one broken
+    since shows at the next read."""
+    from office_env import mail_store
+
+    box = testbed / "emails" / "alice"
+    first = mail_store.scan(ws, "alice")
+    assert mail_store.scan(ws, "alice") == first and first[0]
+    name, mail = first[0][0]
+    raw = (box / name).read_bytes()
+    (box / name).unlink()
+    (box / name).write_bytes(raw.replace(mail.subject.encode(), b"Changed subject"))
+    assert [m.subject for n, m in mail_store.messages(ws, "alice") if n == name] == ["Changed subject"]
+    (box / name).unlink()
+    assert name not in [n for n, _ in mail_store.messages(ws, "alice")]
+    (box / "zz-broken.eml").write_bytes(b"no headers at all")
+    items, unreadable = mail_store.scan(ws, "alice")
+    assert len(items) == len(first[0]) - 1 and len(unreadable) == 1
+    assert unreadable[0].startswith("emails/alice/zz-broken.eml: not an e-mail message")
+
+
 def test_email_list_of_empty_mailbox(registry, ws, testbed):
     (testbed / "emails" / "dave").mkdir()
     assert ok(registry, ws, "email_list_emails", {"user": "dave"}) == "No emails for dave."
