@@ -511,15 +511,30 @@ def _amounts_in(text: str) -> frozenset[tuple[float, str]]:
 
 def _figures_only(plain: str) -> str:
     """A lower-cased text without thousands separators, each date replaced by its year and each
-    clock time taken out: what is left of its numbers are figures of their own."""
-    for pattern, year in ((_TEXT_ISO_DATE_RE, 1), (_TEXT_DAY_MONTH_RE, 3), (_TEXT_MONTH_DAY_RE, 3),
-                          (_TEXT_NUMERIC_DATE_RE, 4)):
-        plain = pattern.sub(cast("Callable[[re.Match[str]], str]", lambda m, g=year: f" {m.group(g)} "), plain)
-    sure = lambda m: " " if _SURE_YEARLESS_RE.search(m.group(0)) else m.group(0)  # noqa: E731
-    if _DAY_BEFORE_MONTH_RE.search(plain):  # else the pattern finds nothing: a long text is spared the pass
-        plain = _TEXT_DAY_MONTH_NY_RE.sub(sure, plain)
-    plain = _TEXT_MONTH_DAY_NY_RE.sub(sure, plain)
-    return _TEXT_12H_RE.sub(" ", _ANY_CLOCK_RE.sub(" ", plain))
+    clock time taken out: what is left of its numbers are figures of their own. A pattern runs only
+    on a text holding what each of its matches holds (a "-" or "/", a month's letters, a ":", an
+    "am" or "pm"); a pass puts only digits and spaces where it takes a date out, so it gives no later
+    pattern anything new to find."""
+    year_of = cast("Callable[[int], Callable[[re.Match[str]], str]]", lambda g: lambda m: f" {m.group(g)} ")
+    if "-" in plain:
+        plain = _TEXT_ISO_DATE_RE.sub(year_of(1), plain)
+    months = any(month in plain for month in _MONTHS)
+    if months:
+        if _DAY_BEFORE_MONTH_RE.search(plain):  # what every day-month date holds
+            plain = _TEXT_DAY_MONTH_RE.sub(year_of(3), plain)
+        plain = _TEXT_MONTH_DAY_RE.sub(year_of(3), plain)
+    if "/" in plain or "." in plain or "-" in plain:
+        plain = _TEXT_NUMERIC_DATE_RE.sub(year_of(4), plain)
+    if months:
+        sure = lambda m: " " if _SURE_YEARLESS_RE.search(m.group(0)) else m.group(0)  # noqa: E731
+        if _DAY_BEFORE_MONTH_RE.search(plain):  # else the pattern finds nothing: a long text is spared the pass
+            plain = _TEXT_DAY_MONTH_NY_RE.sub(sure, plain)
+        plain = _TEXT_MONTH_DAY_NY_RE.sub(sure, plain)
+    if ":" in plain:
+        plain = _ANY_CLOCK_RE.sub(" ", plain)
+    if "am" in plain or "pm" in plain or "a.m" in plain or "p.m" in plain:
+        plain = _TEXT_12H_RE.sub(" ", plain)
+    return plain
 
 
 def figures_in(text: str) -> list[float]:
