@@ -83,8 +83,28 @@ class Workspace:
         return Path(path)
 
     def relative(self, path: Path) -> str:
-        """The testbed-relative POSIX form of an absolute path inside the testbed."""
+        """The testbed-relative POSIX form of an absolute path inside the testbed. A path written
+        below the resolved root is looked at below it only (``lstat`` per part, as :meth:`resolve`
+        does); one with a link, a missing part, "." or ".." among its parts is resolved in full."""
+        text = str(path)
+        if text.startswith(self._root_text + "/"):
+            rest = text[len(self._root_text) + 1:]
+            parts = rest.split("/")
+            if all(part not in ("", ".", "..") for part in parts) and self._plain_below(parts):
+                return rest
         return path.resolve().relative_to(self.root).as_posix()
+
+    def _plain_below(self, parts: list[str]) -> bool:
+        """Whether each of ``parts`` below the root exists and none is a link."""
+        current = self._root_text
+        for part in parts:
+            current = f"{current}/{part}"
+            try:
+                if stat.S_ISLNK(os.lstat(current).st_mode):
+                    return False
+            except OSError:
+                return False
+        return True
 
     @staticmethod
     def check_user(user: str, *, field: str = "user") -> str:

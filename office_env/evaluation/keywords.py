@@ -474,7 +474,7 @@ def _numbers_in(text: str) -> frozenset[float]:
     """The numbers of a normalized text as number keywords find them: figures of their own (a date
     stands for its year alone, a clock time for none), and counts from 2 to 99 written in words."""
     plain = _figures_only(without_thousands(text))
-    found = {float(n) for n in _TEXT_NUMBER_RE.findall(plain)}
+    found = {float(n) for n in set(_TEXT_NUMBER_RE.findall(plain))}  # a figure said again is read once
     if _SPELLED_RE.search(plain):
         found |= {float(n) for n in spelled_numbers(plain)} & _SPELLED_VALUES
         # an amount in words ("twenty-four thousand", "two hundred and two point one five"); below a

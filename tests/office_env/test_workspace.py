@@ -40,6 +40,23 @@ def test_root_is_resolved_and_now_kept(testbed):
     assert ws.now == NOW
 
 
+def test_relative_names_a_path_as_resolving_it_in_full_would(testbed, outside):
+    """A path's testbed-relative name is read off a plain path below the root; a link, a missing
+    part, "." or ".." among its parts still gives what resolving the whole path gives."""
+    ws = Workspace(testbed, now=NOW)
+    (ws.root / "data" / "inner").mkdir()
+    (ws.root / "data" / "inner" / "f.txt").write_text("x", encoding="utf-8")
+    (ws.root / "linked").symlink_to(ws.root / "data" / "inner")
+    (ws.root / "away").symlink_to(outside)
+    for rel in ["data/notes.docx", "data/inner/f.txt", "linked/f.txt", "linked", "data/inner/../notes.docx",
+                "data/./notes.docx", "data/missing/new.txt", "emails", "data//notes.docx"]:
+        path = Path(f"{ws.root}/{rel}")
+        assert ws.relative(path) == path.resolve().relative_to(ws.root).as_posix(), rel
+    assert ws.relative(ws.root / "linked" / "f.txt") == "data/inner/f.txt"
+    with pytest.raises(ValueError):
+        ws.relative(ws.root / "away" / "secret.txt")  # a link out of the testbed has no name in it
+
+
 # -- resolve: accepted --------------------------------------------------------------------------
 
 @pytest.mark.parametrize("relpath", ["data/notes.docx", "./data/notes.docx", "data/./notes.docx",
