@@ -509,6 +509,9 @@ def _amounts_in(text: str) -> frozenset[tuple[float, str]]:
     return frozenset(found)
 
 
+_MONTH_LETTERS_RE = re.compile(_MONTH_NAME)  # what every match of a month pattern holds
+
+
 def _figures_only(plain: str) -> str:
     """A lower-cased text without thousands separators, each date replaced by its year and each
     clock time taken out: what is left of its numbers are figures of their own. A pattern runs only
@@ -518,7 +521,7 @@ def _figures_only(plain: str) -> str:
     year_of = cast("Callable[[int], Callable[[re.Match[str]], str]]", lambda g: lambda m: f" {m.group(g)} ")
     if "-" in plain:
         plain = _TEXT_ISO_DATE_RE.sub(year_of(1), plain)
-    months = any(month in plain for month in _MONTHS)
+    months = _MONTH_LETTERS_RE.search(plain) is not None
     if months:
         if _DAY_BEFORE_MONTH_RE.search(plain):  # what every day-month date holds
             plain = _TEXT_DAY_MONTH_RE.sub(year_of(3), plain)
