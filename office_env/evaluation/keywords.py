@@ -597,11 +597,28 @@ def missing(text: str, keywords: Iterable[Any], day_first: bool | None = None) -
     """The keywords not found in ``text`` (empty when all are present); ``day_first``: the
     office's order of a numeric date (``Haystack``)."""
     keywords = list(keywords)
-    has = _finder(keywords, Haystack(text, day_first))
+    has = _finder(keywords, haystack(text, day_first))
     return [str(k) for k in keywords if not has(k)]
 
 
 def present(text: str, keywords: Iterable[Any], day_first: bool | None = None) -> list[str]:
     keywords = list(keywords)
-    has = _finder(keywords, Haystack(text, day_first))
+    has = _finder(keywords, haystack(text, day_first))
     return [str(k) for k in keywords if has(k)]
+
+
+MAX_KEPT_HAYSTACK_CHARS = 64 * 1024
+
+
+def haystack(text: str, day_first: bool | None = None) -> Haystack:
+    """``Haystack(text, day_first)``, the same one for the latest texts asked about: the checks of
+    every replay of a task read the same messages and files of its office (what a haystack works
+    out depends on its text and day order alone). A long text gets a haystack of its own."""
+    if len(text) > MAX_KEPT_HAYSTACK_CHARS:
+        return Haystack(text, day_first)
+    return _kept_haystack(text, day_first)
+
+
+@lru_cache(maxsize=256)
+def _kept_haystack(text: str, day_first: bool | None) -> Haystack:
+    return Haystack(text, day_first)

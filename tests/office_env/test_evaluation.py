@@ -1007,3 +1007,15 @@ def test_a_valid_criteria_list_is_validated_once_and_an_invalid_one_always_raise
     criteria[0]["args"]["file"] = "../changed.docx"  # the same list, changed in place: validated again
     with pytest.raises(InvalidCriteria):
         evaluate_criteria(ws, criteria)
+
+
+def test_a_text_asked_about_again_is_read_once_for_each_day_order():
+    """The checks of a task's replays ask of the same messages again: a text's haystack is kept
+    per day order (a numeric date reads apart in the two), and a long text gets one of its own."""
+    text = "Due 03/04/2024 at 4 pm"
+    assert kw.haystack(text, True) is kw.haystack(text, True)
+    assert kw.haystack(text, True) is not kw.haystack(text, False)
+    assert kw.missing(text, ["2024-04-03"], True) == [] and kw.missing(text, ["2024-04-03"], False) == ["2024-04-03"]
+    assert kw.missing(text, ["2024-04-03"], True) == []  # asked again, the kept one answers the same
+    long = "x " * kw.MAX_KEPT_HAYSTACK_CHARS
+    assert kw.haystack(long) is not kw.haystack(long)
