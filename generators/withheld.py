@@ -17,6 +17,7 @@ import re
 
 from generators.near_values import near_value, spoils_span
 from generators.specifics import find_specifics
+from office_env.apps import registry_cache
 
 WITHHELD_KINDS = ("file", "email", "date", "time", "number", "person", "quoted")
 _QUOTES = "\"'“”‘’"
@@ -42,6 +43,7 @@ _BEFORE = " ("  # what may stand before a detail said as a word of its own
 _AFTER = " ,.;:?!)"  # and after it
 
 
+@registry_cache(maxsize=4096)  # a history's plan asks of each piece of the task and of every sibling
 def withheld_kind(value: str) -> str | None:
     """The kind of ``value`` when it is one specific of :data:`WITHHELD_KINDS`, else None."""
     found = find_specifics(value)
